@@ -1,0 +1,60 @@
+#pragma once
+// Dataset: an opened dataset directory — its manifest and a memory-mapped ShardReader per
+// shard — addressed by global record index 0..size()-1 in shard order. open() cross-checks
+// every shard against the manifest (present, same schema, same record count and index
+// checksum). Immutable after open: thread-safe for concurrent reads.
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "stoker/store/manifest.h"
+#include "stoker/store/shard_reader.h"
+#include "stoker/util/status.h"
+
+namespace stoker {
+
+class Dataset {
+ public:
+  static Result<std::shared_ptr<const Dataset>> open(const std::string& dir);
+
+  Dataset(const Dataset&) = delete;
+  Dataset& operator=(const Dataset&) = delete;
+
+  const std::string& dir() const { return dir_; }
+  const Manifest& manifest() const { return manifest_; }
+  const Schema& schema() const { return manifest_.schema; }
+  uint64_t size() const { return manifest_.records; }
+  int num_shards() const { return static_cast<int>(shards_.size()); }
+  const ShardReader& shard(int s) const { return shards_[s]; }
+
+  // Shard and index within it of global record i (i < size()).
+  struct Location {
+    int shard;
+    uint64_t record;
+  };
+  Location locate(uint64_t i) const {
+    int s = static_cast<int>(std::upper_bound(shard_starts_.begin() + 1, shard_starts_.end(), i) -
+                             shard_starts_.begin()) - 1;
+    return {s, i - shard_starts_[s]};
+  }
+  // Bytes of fixed field `field` of global record i.
+  const uint8_t* fixed_field(uint64_t i, int field) const {
+    Location at = locate(i);
+    return shards_[at.shard].fixed_field(at.record, field);
+  }
+  // Checks record i's checksum; the error names the shard file and both record numbers.
+  Status verify_record(uint64_t i) const;
+
+ private:
+  Dataset() = default;
+
+  std::string dir_;
+  Manifest manifest_;
+  std::vector<ShardReader> shards_;
+  std::vector<uint64_t> shard_starts_;  // global index of each shard's first record, then size()
+};
+
+}  // namespace stoker

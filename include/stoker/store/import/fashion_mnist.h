@@ -1,0 +1,24 @@
+#pragma once
+// Fashion-MNIST: the embedded default dataset, from the files Debian's dataset-fashion-mnist
+// package installs.
+
+#include <string>
+
+#include "stoker/util/status.h"
+
+namespace stoker {
+
+// Where Debian's dataset-fashion-mnist installs the four .gz files.
+constexpr const char* kFashionMnistDebianDir = "/usr/share/datasets/fashion-mnist";
+
+// The data root: $STOKER_DATA if set, else ~/.cache/stoker.
+std::string default_data_root();
+// The default converted location: <data root>/fashion-mnist (holding train/ and test/).
+std::string default_fashion_mnist_dir();
+
+// Converts the IDX files in `src` into `out`/train (60000 records) and `out`/test (10000).
+// kAlreadyExists if either exists and `skip_existing` is false; with `skip_existing`, a split
+// that is already a readable dataset is kept and only missing ones are converted.
+Status convert_fashion_mnist(const std::string& src, const std::string& out, bool skip_existing);
+
+}  // namespace stoker

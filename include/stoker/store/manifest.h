@@ -1,0 +1,39 @@
+#pragma once
+// Manifest: the `manifest.json` that makes a directory a dataset (docs/FORMAT.md). It is
+// written last, so a directory without one is never mistaken for a complete dataset.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "stoker/store/schema.h"
+#include "stoker/util/status.h"
+
+namespace stoker {
+
+constexpr const char* kManifestName = "manifest.json";
+constexpr uint32_t kDatasetFormatVersion = 1;
+
+struct ShardInfo {
+  std::string file;  // name relative to the dataset directory
+  uint64_t records = 0;
+  uint64_t bytes = 0;
+  uint64_t index_checksum = 0;  // xxh64 of the shard's index, cross-checked on open
+};
+
+struct Manifest {
+  uint32_t format_version = kDatasetFormatVersion;
+  Schema schema;
+  uint64_t records = 0;
+  std::vector<ShardInfo> shards;
+  std::string source;                    // where the data came from (informational)
+  std::vector<std::string> class_names;  // names of label values, if known
+
+  // Reads DIR/manifest.json; kNotFound if the directory holds none, kCorrupt if it is not
+  // valid, kUnsupported if its format version is newer than this build reads.
+  static Result<Manifest> load(const std::string& dir);
+  // Writes DIR/manifest.json crash-safely.
+  Status save(const std::string& dir) const;
+};
+
+}  // namespace stoker

@@ -1,0 +1,69 @@
+#pragma once
+// Schema: the fields of every record in a dataset. A field is either fixed-size (a dtype and a
+// shape; an empty shape is a scalar) or variable-size bytes (e.g. an encoded JPEG). Records lay
+// out fixed fields first, packed in schema order at offsets known from the schema alone, so
+// they are readable without parsing anything else (docs/FORMAT.md).
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "stoker/util/status.h"
+
+namespace stoker {
+
+enum class DType { kUint8, kInt64, kFloat32, kBytes };
+
+// "uint8", "int64", "float32", "bytes".
+const char* dtype_name(DType dtype);
+// Bytes per element of a fixed dtype (1, 8, 4); 0 for kBytes.
+size_t dtype_size(DType dtype);
+
+struct Field {
+  std::string name;
+  DType dtype = DType::kUint8;
+  std::vector<int64_t> shape;  // fixed fields only; {} is a scalar
+
+  bool is_fixed() const { return dtype != DType::kBytes; }
+  int64_t num_elements() const;
+  // Bytes the field takes in a record; 0 for kBytes.
+  size_t fixed_bytes() const;
+  bool operator==(const Field& other) const;
+  bool operator!=(const Field& other) const { return !(*this == other); }
+};
+
+// Immutable after construction; thread-safe to share.
+class Schema {
+ public:
+  // Validates names (non-empty, unique) and shapes (positive dims); errors are kInvalidArgument.
+  static Result<Schema> create(std::vector<Field> fields);
+  // Parses the JSON form written by to_json(); errors are kCorrupt and name `origin`.
+  static Result<Schema> from_json(const std::string& json, const std::string& origin);
+
+  Schema() = default;
+  std::string to_json() const;
+
+  const std::vector<Field>& fields() const { return fields_; }
+  // Index of the field called `name`, or -1.
+  int find(const std::string& name) const;
+  // Offset of fixed field `i` inside a record.
+  size_t fixed_offset(int i) const { return offsets_[i]; }
+  // Bytes of the fixed part that starts every record.
+  size_t fixed_bytes() const { return fixed_bytes_; }
+  // Number of variable-size (bytes) fields; each has a u32 length after the fixed part.
+  int num_variable() const { return num_variable_; }
+  // Smallest valid record: fixed part plus the variable-length table.
+  size_t min_record_bytes() const { return fixed_bytes_ + 4 * static_cast<size_t>(num_variable_); }
+
+  bool operator==(const Schema& other) const { return fields_ == other.fields_; }
+  bool operator!=(const Schema& other) const { return !(*this == other); }
+
+ private:
+  std::vector<Field> fields_;
+  std::vector<size_t> offsets_;
+  size_t fixed_bytes_ = 0;
+  int num_variable_ = 0;
+};
+
+}  // namespace stoker

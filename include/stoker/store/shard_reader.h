@@ -1,0 +1,65 @@
+#pragma once
+// ShardReader: read-only, memory-mapped access to one shard file (docs/FORMAT.md). open()
+// checks magics, version, header and index checksums and every index entry's bounds, so that
+// record access afterwards is O(1) and cannot read outside the file. Record checksums are
+// checked on demand (verify_record). Immutable after open: thread-safe for concurrent reads.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "stoker/store/schema.h"
+#include "stoker/util/mapped_file.h"
+#include "stoker/util/status.h"
+
+namespace stoker {
+
+// A borrowed byte range; valid while the reader that returned it lives.
+struct ByteSpan {
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+};
+
+class ShardReader {
+ public:
+  static Result<ShardReader> open(const std::string& path);
+
+  ShardReader(ShardReader&&) noexcept = default;
+  ShardReader& operator=(ShardReader&&) noexcept = default;
+  ShardReader(const ShardReader&) = delete;
+  ShardReader& operator=(const ShardReader&) = delete;
+
+  const std::string& path() const { return file_.path(); }
+  const Schema& schema() const { return schema_; }
+  uint64_t records() const { return count_; }
+  uint64_t file_bytes() const { return file_.size(); }
+  uint64_t index_checksum() const { return index_checksum_; }
+
+  // Bytes of record i (i < records()).
+  ByteSpan record(uint64_t i) const;
+  // Bytes of fixed field `field` of record i (precondition: the field is fixed).
+  const uint8_t* fixed_field(uint64_t i, int field) const {
+    return data_ + entry(i).offset + schema_.fixed_offset(field);
+  }
+  // Bytes of the variable field `field` (a bytes field) of record i; kCorrupt if its lengths
+  // do not fit the record.
+  Result<ByteSpan> variable_field(uint64_t i, int field) const;
+  // Checks record i against its stored xxh64; kCorrupt naming shard and record if it differs.
+  Status verify_record(uint64_t i) const;
+
+ private:
+  struct Entry {
+    uint64_t offset, length, checksum;
+  };
+  ShardReader() = default;
+  const Entry& entry(uint64_t i) const { return index_[i]; }
+
+  MappedFile file_;
+  Schema schema_;
+  const uint8_t* data_ = nullptr;
+  const Entry* index_ = nullptr;
+  uint64_t count_ = 0;
+  uint64_t index_checksum_ = 0;
+};
+
+}  // namespace stoker

@@ -1,0 +1,56 @@
+#pragma once
+// AtomicFile: crash-safe file creation (DESIGN.md contract 7). Bytes go to a temporary name
+// beside the target; commit() fsyncs, renames over the target and fsyncs the directory. A file
+// destroyed without commit() removes its temporary, so a reader never sees a half-written file.
+// Not thread-safe.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "stoker/util/status.h"
+
+namespace stoker {
+
+class AtomicFile {
+ public:
+  // Creates the temporary file for `path`; the directory must exist.
+  static Result<AtomicFile> create(const std::string& path);
+
+  AtomicFile(AtomicFile&& other) noexcept;
+  AtomicFile& operator=(AtomicFile&&) = delete;
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  ~AtomicFile();
+
+  // Appends bytes (buffered).
+  Status append(const void* data, size_t size);
+  // Bytes appended so far.
+  uint64_t size() const { return written_ + buffer_.size(); }
+  // Flushes, fsyncs, renames to the target and fsyncs the directory.
+  Status commit();
+
+  const std::string& path() const { return path_; }
+
+ private:
+  AtomicFile(std::string path, std::string temp_path, int fd);
+  Status flush();
+
+  std::string path_;
+  std::string temp_path_;
+  int fd_ = -1;
+  uint64_t written_ = 0;
+  std::vector<uint8_t> buffer_;
+};
+
+// Writes `bytes` to `path` through an AtomicFile.
+Status write_file_atomically(const std::string& path, const std::string& bytes);
+
+// fsyncs a directory so that renames inside it are durable.
+Status fsync_directory(const std::string& dir);
+
+// Reads a whole (small) file into a string.
+Result<std::string> read_file(const std::string& path);
+
+}  // namespace stoker

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs everything stoker needs on Debian 12 (run as root). Idempotent: when every
+# package is already present it does nothing and returns in well under a second.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config ccache clang-format
+  libtorch-dev libopenblas0-pthread libgloo-dev
+  libturbojpeg0-dev libxxhash-dev libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev
+  libgtest-dev libgmock-dev libbenchmark-dev hyperfine
+  dataset-fashion-mnist
+  python3-torch python3-torchvision
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "setup: missing packages: ${missing[*]}; run as root to install them" >&2
+  exit 1
+fi
+
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

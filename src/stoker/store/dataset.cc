@@ -1,0 +1,44 @@
+#include "stoker/store/dataset.h"
+
+#include <fmt/format.h>
+
+namespace stoker {
+
+Result<std::shared_ptr<const Dataset>> Dataset::open(const std::string& dir) {
+  STOKER_ASSIGN_OR_RETURN(Manifest manifest, Manifest::load(dir));
+  std::shared_ptr<Dataset> dataset(new Dataset());
+  dataset->dir_ = dir;
+  uint64_t start = 0;
+  for (const ShardInfo& info : manifest.shards) {
+    const std::string path = dir + "/" + info.file;
+    Result<ShardReader> reader = ShardReader::open(path);
+    if (!reader.is_ok()) {
+      if (reader.status().code() == StatusCode::kNotFound)
+        return not_found(path + ": shard named in the manifest is missing");
+      return reader.status();
+    }
+    const ShardReader& r = reader.value();
+    if (r.schema() != manifest.schema)
+      return corrupt(path + ": shard schema differs from the manifest's");
+    if (r.records() != info.records)
+      return corrupt(fmt::format("{}: shard holds {} records, the manifest says {}", path,
+                                 r.records(), info.records));
+    if (r.index_checksum() != info.index_checksum)
+      return corrupt(path + ": shard index checksum differs from the manifest's");
+    dataset->shard_starts_.push_back(start);
+    start += info.records;
+    dataset->shards_.push_back(std::move(reader).value());
+  }
+  dataset->shard_starts_.push_back(start);
+  dataset->manifest_ = std::move(manifest);
+  return std::shared_ptr<const Dataset>(std::move(dataset));
+}
+
+Status Dataset::verify_record(uint64_t i) const {
+  Location at = locate(i);
+  Status status = shards_[at.shard].verify_record(at.record);
+  if (status.is_ok()) return status;
+  return corrupt(fmt::format("{} (dataset record {})", status.message(), i));
+}
+
+}  // namespace stoker

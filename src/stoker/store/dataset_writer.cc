@@ -1,0 +1,110 @@
+#include "stoker/store/dataset_writer.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <system_error>
+
+#include "stoker/util/atomic_file.h"
+
+namespace fs = std::filesystem;
+
+namespace stoker {
+namespace {
+
+// Removes staging directories of DIR left by writers whose process is gone.
+void remove_stale_staging(const fs::path& dir) {
+  const std::string prefix = dir.filename().string() + ".partial-";
+  std::error_code ec;
+  fs::path parent = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
+  for (const auto& entry : fs::directory_iterator(parent, ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    pid_t pid = static_cast<pid_t>(std::atol(name.c_str() + prefix.size()));
+    if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) fs::remove_all(entry.path(), ec);
+  }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<DatasetWriter>> DatasetWriter::create(const std::string& dir,
+                                                             const Schema& schema,
+                                                             DatasetWriterOptions options) {
+  fs::path path = fs::path(dir).lexically_normal();
+  if (path.filename().empty()) path = path.parent_path();
+  std::error_code ec;
+  if (fs::exists(path, ec)) return already_exists(dir + ": output directory exists");
+  if (!path.parent_path().empty()) fs::create_directories(path.parent_path(), ec);
+  if (ec) return io_error(path.parent_path().string() + ": cannot create: " + ec.message());
+  remove_stale_staging(path);
+  std::string staging = path.string() + ".partial-" + std::to_string(::getpid());
+  fs::remove_all(staging, ec);
+  if (!fs::create_directory(staging, ec))
+    return io_error(staging + ": cannot create: " + (ec ? ec.message() : "exists"));
+  Manifest manifest;
+  manifest.schema = schema;
+  manifest.source = options.source;
+  manifest.class_names = options.class_names;
+  return std::unique_ptr<DatasetWriter>(
+      new DatasetWriter(path.string(), std::move(staging), std::move(manifest), std::move(options)));
+}
+
+DatasetWriter::DatasetWriter(std::string dir, std::string staging, Manifest manifest,
+                             DatasetWriterOptions options)
+    : dir_(std::move(dir)),
+      staging_(std::move(staging)),
+      manifest_(std::move(manifest)),
+      options_(std::move(options)) {}
+
+DatasetWriter::~DatasetWriter() {
+  if (!finished_) {
+    shard_.reset();
+    std::error_code ec;
+    fs::remove_all(staging_, ec);
+  }
+}
+
+Status DatasetWriter::append(const uint8_t* record, size_t size) {
+  if (finished_) return Status(StatusCode::kInternal, dir_ + ": append after finish");
+  if (shard_ && shard_->records() > 0 && shard_->projected_bytes(size) > options_.shard_bytes)
+    STOKER_RETURN_IF_ERROR(finish_shard());
+  if (!shard_) {
+    std::string name = fmt::format("shard-{:05d}.stk", manifest_.shards.size());
+    STOKER_ASSIGN_OR_RETURN(ShardWriter writer,
+                            ShardWriter::create(staging_ + "/" + name, manifest_.schema));
+    shard_.emplace(std::move(writer));
+  }
+  STOKER_RETURN_IF_ERROR(shard_->append(record, size));
+  ++manifest_.records;
+  return Status::ok();
+}
+
+Status DatasetWriter::finish_shard() {
+  STOKER_RETURN_IF_ERROR(shard_->finish());
+  ShardInfo info;
+  info.file = fs::path(shard_->path()).filename().string();
+  info.records = shard_->records();
+  info.index_checksum = shard_->index_checksum();
+  std::error_code ec;
+  info.bytes = fs::file_size(shard_->path(), ec);
+  if (ec) return io_error(shard_->path() + ": " + ec.message());
+  manifest_.shards.push_back(std::move(info));
+  shard_.reset();
+  return Status::ok();
+}
+
+Status DatasetWriter::finish() {
+  if (finished_) return Status::ok();
+  if (shard_) STOKER_RETURN_IF_ERROR(finish_shard());
+  STOKER_RETURN_IF_ERROR(manifest_.save(staging_));
+  std::error_code ec;
+  fs::rename(staging_, dir_, ec);
+  if (ec) return io_error(dir_ + ": cannot move dataset into place: " + ec.message());
+  finished_ = true;
+  fs::path parent = fs::path(dir_).parent_path();
+  return fsync_directory(parent.empty() ? "." : parent.string());
+}
+
+}  // namespace stoker

@@ -1,0 +1,42 @@
+#include "stoker/store/import/fashion_mnist.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "stoker/store/import/idx.h"
+#include "stoker/store/manifest.h"
+
+namespace stoker {
+
+std::string default_data_root() {
+  if (const char* env = std::getenv("STOKER_DATA"); env && *env) return env;
+  const char* home = std::getenv("HOME");
+  return std::string(home && *home ? home : ".") + "/.cache/stoker";
+}
+
+std::string default_fashion_mnist_dir() { return default_data_root() + "/fashion-mnist"; }
+
+Status convert_fashion_mnist(const std::string& src, const std::string& out, bool skip_existing) {
+  static const std::vector<std::string> kClassNames = {
+      "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+      "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
+  struct Split {
+    const char* name;
+    const char* prefix;
+  };
+  if (!std::filesystem::is_directory(src))
+    return not_found(src + ": no such directory (install Debian's dataset-fashion-mnist or pass --src)");
+  for (Split split : {Split{"train", "train"}, Split{"test", "t10k"}}) {
+    const std::string dir = out + "/" + split.name;
+    if (skip_existing && Manifest::load(dir).is_ok()) continue;
+    IdxImportOptions options;
+    options.images = src + "/" + split.prefix + "-images-idx3-ubyte.gz";
+    options.labels = src + "/" + split.prefix + "-labels-idx1-ubyte.gz";
+    options.out = dir;
+    options.class_names = kClassNames;
+    STOKER_RETURN_IF_ERROR(import_idx(options).status());
+  }
+  return Status::ok();
+}
+
+}  // namespace stoker

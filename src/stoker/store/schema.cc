@@ -1,0 +1,115 @@
+#include "stoker/store/schema.h"
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+namespace stoker {
+
+const char* dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::kUint8: return "uint8";
+    case DType::kInt64: return "int64";
+    case DType::kFloat32: return "float32";
+    case DType::kBytes: return "bytes";
+  }
+  return "?";
+}
+
+size_t dtype_size(DType dtype) {
+  switch (dtype) {
+    case DType::kUint8: return 1;
+    case DType::kInt64: return 8;
+    case DType::kFloat32: return 4;
+    case DType::kBytes: return 0;
+  }
+  return 0;
+}
+
+int64_t Field::num_elements() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+size_t Field::fixed_bytes() const {
+  return is_fixed() ? dtype_size(dtype) * static_cast<size_t>(num_elements()) : 0;
+}
+
+bool Field::operator==(const Field& other) const {
+  return name == other.name && dtype == other.dtype && shape == other.shape;
+}
+
+Result<Schema> Schema::create(std::vector<Field> fields) {
+  if (fields.empty()) return invalid_argument("schema has no fields");
+  std::set<std::string> names;
+  Schema schema;
+  for (const Field& f : fields) {
+    if (f.name.empty()) return invalid_argument("schema field with an empty name");
+    if (!names.insert(f.name).second) return invalid_argument("schema field '" + f.name + "' repeats");
+    if (!f.is_fixed() && !f.shape.empty())
+      return invalid_argument("schema field '" + f.name + "': bytes fields have no shape");
+    for (int64_t d : f.shape) {
+      if (d <= 0 || d > (int64_t{1} << 31))
+        return invalid_argument("schema field '" + f.name + "': dimension out of range");
+    }
+    if (f.is_fixed()) {
+      schema.offsets_.push_back(schema.fixed_bytes_);
+      schema.fixed_bytes_ += f.fixed_bytes();
+    } else {
+      schema.offsets_.push_back(0);
+      ++schema.num_variable_;
+    }
+  }
+  schema.fields_ = std::move(fields);
+  return schema;
+}
+
+std::string Schema::to_json() const {
+  nlohmann::json fields = nlohmann::json::array();
+  for (const Field& f : fields_) {
+    nlohmann::json j = {{"name", f.name}, {"dtype", dtype_name(f.dtype)}};
+    if (f.is_fixed()) j["shape"] = f.shape;
+    fields.push_back(j);
+  }
+  return nlohmann::json{{"fields", fields}}.dump();
+}
+
+Result<Schema> Schema::from_json(const std::string& text, const std::string& origin) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("fields") || !j["fields"].is_array())
+    return corrupt(origin + ": schema is not valid JSON with a 'fields' array");
+  std::vector<Field> fields;
+  for (const auto& jf : j["fields"]) {
+    if (!jf.is_object() || !jf.contains("name") || !jf["name"].is_string() ||
+        !jf.contains("dtype") || !jf["dtype"].is_string())
+      return corrupt(origin + ": schema field lacks a name or dtype");
+    Field f;
+    f.name = jf["name"].get<std::string>();
+    std::string dtype = jf["dtype"].get<std::string>();
+    if (dtype == "uint8") f.dtype = DType::kUint8;
+    else if (dtype == "int64") f.dtype = DType::kInt64;
+    else if (dtype == "float32") f.dtype = DType::kFloat32;
+    else if (dtype == "bytes") f.dtype = DType::kBytes;
+    else return corrupt(origin + ": schema field '" + f.name + "' has unknown dtype '" + dtype + "'");
+    if (jf.contains("shape")) {
+      if (!jf["shape"].is_array()) return corrupt(origin + ": schema field '" + f.name + "' shape");
+      for (const auto& d : jf["shape"]) {
+        if (!d.is_number_integer()) return corrupt(origin + ": schema field '" + f.name + "' shape");
+        f.shape.push_back(d.get<int64_t>());
+      }
+    }
+    fields.push_back(std::move(f));
+  }
+  Result<Schema> schema = create(std::move(fields));
+  if (!schema.is_ok()) return corrupt(origin + ": " + schema.status().message());
+  return schema;
+}
+
+int Schema::find(const std::string& name) const {
+  for (size_t i = 0; i < fields_.size(); ++i) {
+    if (fields_[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+}  // namespace stoker

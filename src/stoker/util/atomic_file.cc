@@ -1,0 +1,115 @@
+#include "stoker/util/atomic_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+namespace stoker {
+namespace {
+
+constexpr size_t kBufferBytes = 1 << 20;
+
+std::string errno_text() { return std::strerror(errno); }
+
+}  // namespace
+
+Result<AtomicFile> AtomicFile::create(const std::string& path) {
+  std::string temp = path + ".tmp-" + std::to_string(::getpid());
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return io_error(path + ": cannot create: " + errno_text());
+  return AtomicFile(path, std::move(temp), fd);
+}
+
+AtomicFile::AtomicFile(std::string path, std::string temp_path, int fd)
+    : path_(std::move(path)), temp_path_(std::move(temp_path)), fd_(fd) {
+  buffer_.reserve(kBufferBytes);
+}
+
+AtomicFile::AtomicFile(AtomicFile&& other) noexcept
+    : path_(std::move(other.path_)),
+      temp_path_(std::move(other.temp_path_)),
+      fd_(std::exchange(other.fd_, -1)),
+      written_(other.written_),
+      buffer_(std::move(other.buffer_)) {}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    ::unlink(temp_path_.c_str());
+  }
+}
+
+Status AtomicFile::append(const void* data, size_t size) {
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  if (buffer_.size() + size > kBufferBytes) STOKER_RETURN_IF_ERROR(flush());
+  if (size >= kBufferBytes) {
+    buffer_.assign(bytes, bytes + size);
+    return flush();
+  }
+  buffer_.insert(buffer_.end(), bytes, bytes + size);
+  return Status::ok();
+}
+
+Status AtomicFile::flush() {
+  size_t done = 0;
+  while (done < buffer_.size()) {
+    ssize_t n = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return io_error(path_ + ": write failed: " + errno_text());
+    }
+    done += static_cast<size_t>(n);
+  }
+  written_ += buffer_.size();
+  buffer_.clear();
+  return Status::ok();
+}
+
+Status AtomicFile::commit() {
+  if (fd_ < 0) return Status(StatusCode::kInternal, path_ + ": commit after close");
+  STOKER_RETURN_IF_ERROR(flush());
+  if (::fsync(fd_) != 0) return io_error(path_ + ": fsync failed: " + errno_text());
+  ::close(std::exchange(fd_, -1));
+  if (::rename(temp_path_.c_str(), path_.c_str()) != 0) {
+    std::string why = errno_text();
+    ::unlink(temp_path_.c_str());
+    return io_error(path_ + ": rename failed: " + why);
+  }
+  std::string dir = std::filesystem::path(path_).parent_path().string();
+  return fsync_directory(dir.empty() ? "." : dir);
+}
+
+Status write_file_atomically(const std::string& path, const std::string& bytes) {
+  STOKER_ASSIGN_OR_RETURN(AtomicFile file, AtomicFile::create(path));
+  STOKER_RETURN_IF_ERROR(file.append(bytes.data(), bytes.size()));
+  return file.commit();
+}
+
+Status fsync_directory(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return io_error(dir + ": cannot open directory: " + errno_text());
+  int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0) return io_error(dir + ": fsync failed: " + errno_text());
+  return Status::ok();
+}
+
+Result<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (!std::filesystem::exists(path)) return not_found(path + ": no such file");
+    return io_error(path + ": cannot open for reading");
+  }
+  std::ostringstream out;
+  out << in.rdbuf();
+  if (in.bad()) return io_error(path + ": read failed");
+  return out.str();
+}
+
+}  // namespace stoker
