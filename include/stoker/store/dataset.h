@@ -45,6 +45,11 @@ class Dataset {
     Location at = locate(i);
     return shards_[at.shard].fixed_field(at.record, field);
   }
+  // See ShardReader::prefetch.
+  void prefetch(uint64_t i) const {
+    Location at = locate(i);
+    shards_[at.shard].prefetch(at.record);
+  }
   // Checks record i's checksum; the error names the shard file and both record numbers.
   Status verify_record(uint64_t i) const;
 

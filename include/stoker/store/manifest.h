@@ -18,7 +18,7 @@ struct ShardInfo {
   std::string file;  // name relative to the dataset directory
   uint64_t records = 0;
   uint64_t bytes = 0;
-  uint64_t index_checksum = 0;  // xxh64 of the shard's index, cross-checked on open
+  uint64_t index_checksum = 0;  // XXH3-64 of the shard's index, cross-checked on open
 };
 
 struct Manifest {

@@ -44,7 +44,13 @@ class ShardReader {
   // Bytes of the variable field `field` (a bytes field) of record i; kCorrupt if its lengths
   // do not fit the record.
   Result<ByteSpan> variable_field(uint64_t i, int field) const;
-  // Checks record i against its stored xxh64; kCorrupt naming shard and record if it differs.
+  // Hints the CPU to bring record i into cache (random-order readers call it a few records
+  // ahead: reading is memory-latency bound).
+  void prefetch(uint64_t i) const {
+    const Entry& e = entry(i);
+    for (uint64_t at = 0; at < e.length; at += 64) __builtin_prefetch(data_ + e.offset + at);
+  }
+  // Checks record i against its stored XXH3-64; kCorrupt naming shard and record if it differs.
   Status verify_record(uint64_t i) const;
 
  private:

@@ -31,7 +31,7 @@ class ShardWriter {
   // Upper bound of the file's size if finished now with `extra` more record bytes in one
   // more record (header, records, index, padding, footer).
   uint64_t projected_bytes(uint64_t extra) const;
-  // xxh64 of the index, valid after finish(); the manifest records it.
+  // XXH3-64 of the index, valid after finish(); the manifest records it.
   uint64_t index_checksum() const { return index_checksum_; }
   const std::string& path() const { return file_.path(); }
 

@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "stoker/store/shard_format.h"
 #include "stoker/testing/records.h"
 #include "stoker/testing/temp_dir.h"
 
@@ -61,7 +60,7 @@ TEST_F(DatasetTest, NewerManifestVersionIsUnsupported) {
 
 TEST_F(DatasetTest, ManifestThatDisagreesWithAShardIsCorrupt) {
   auto j = manifest();
-  j["shards"][0]["index_xxh64"] = "0123456789abcdef";
+  j["shards"][0]["index_xxh3"] = "0123456789abcdef";
   save(j);
   EXPECT_NE(open_status().message().find("index checksum differs"), std::string::npos);
   j = manifest();
@@ -81,15 +80,10 @@ TEST_F(DatasetTest, MalformedManifestIsCorrupt) {
 }
 
 TEST_F(DatasetTest, VerifyRecordNamesShardAndBothRecordNumbers) {
-  auto before = Dataset::open(ds()).value_or_throw();
   const uint64_t target = 150;
-  auto at = before->locate(target);
-  const std::string shard = ds() + "/" + before->manifest().shards[at.shard].file;
-  const uint64_t offset =
-      before->shard(at.shard).record(at.record).data - before->shard(at.shard).record(0).data;
-  before.reset();
-  const size_t schema_len = Dataset::open(ds()).value_or_throw()->schema().to_json().size();
-  testing::flip_byte(shard, shard_format::data_start(schema_len) + offset + 2);
+  auto [shard, offset] = testing::record_location(ds(), target);
+  const uint64_t local = Dataset::open(ds()).value_or_throw()->locate(target).record;
+  testing::flip_byte(shard, offset + 2);
   auto d = Dataset::open(ds()).value_or_throw();
   for (uint64_t i = 0; i < d->size(); ++i) {
     Status s = d->verify_record(i);
@@ -98,7 +92,7 @@ TEST_F(DatasetTest, VerifyRecordNamesShardAndBothRecordNumbers) {
       continue;
     }
     EXPECT_NE(s.message().find(shard), std::string::npos) << s.message();
-    EXPECT_NE(s.message().find("record " + std::to_string(at.record)), std::string::npos);
+    EXPECT_NE(s.message().find("record " + std::to_string(local) + ":"), std::string::npos);
     EXPECT_NE(s.message().find("dataset record 150"), std::string::npos) << s.message();
   }
 }

@@ -17,7 +17,7 @@ Status Manifest::save(const std::string& dir) const {
     shard_list.push_back({{"file", s.file},
                           {"records", s.records},
                           {"bytes", s.bytes},
-                          {"index_xxh64", fmt::format("{:016x}", s.index_checksum)}});
+                          {"index_xxh3", fmt::format("{:016x}", s.index_checksum)}});
   }
   json j = {{"format", "stoker-dataset"},
             {"format_version", format_version},
@@ -55,7 +55,7 @@ Result<Manifest> Manifest::load(const std::string& dir) {
         return corrupt(path + ": shard name '" + info.file + "' is not a plain file name");
       info.records = s.at("records").get<uint64_t>();
       info.bytes = s.at("bytes").get<uint64_t>();
-      info.index_checksum = std::stoull(s.at("index_xxh64").get<std::string>(), nullptr, 16);
+      info.index_checksum = std::stoull(s.at("index_xxh3").get<std::string>(), nullptr, 16);
       m.shards.push_back(std::move(info));
     }
     m.source = j.value("source", "");

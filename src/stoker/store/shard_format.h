@@ -5,8 +5,8 @@
 //   header : magic "STKSHARD" | u32 version | u32 schema_len | schema JSON | zero pad to 64
 //   data   : records, back to back (fixed part, u32 length per bytes field, bytes payloads),
 //            then zero padding to a multiple of 8
-//   index  : per record { u64 offset, u64 length, u64 xxh64(record) }
-//   footer : u64 index_offset | u64 record_count | u64 xxh64(index) | u64 xxh64(header) |
+//   index  : per record { u64 offset, u64 length, u64 xxh3_64(record) }
+//   footer : u64 index_offset | u64 record_count | u64 xxh3_64(index) | u64 xxh3_64(header) |
 //            magic "STKINDEX"
 
 #include <cstddef>

@@ -28,7 +28,7 @@ Result<ShardReader> ShardReader::open(const std::string& path) {
 
   uint32_t schema_len = load_u32(base + 12);
   if (data_start(schema_len) > size - kFooterBytes) return corrupt(path + ": header length out of range");
-  if (xxh64(base, header_bytes(schema_len)) != footer.header_checksum)
+  if (xxh3_64(base, header_bytes(schema_len)) != footer.header_checksum)
     return corrupt(path + ": header checksum mismatch");
   std::string json(reinterpret_cast<const char*>(base + kHeaderFixedBytes), schema_len);
   STOKER_ASSIGN_OR_RETURN(Schema schema, Schema::from_json(json, path));
@@ -39,7 +39,7 @@ Result<ShardReader> ShardReader::open(const std::string& path) {
       footer.index_offset + index_bytes + kFooterBytes != size)
     return corrupt(path + ": index out of range (truncated or corrupt footer)");
   const uint8_t* index_bytes_ptr = base + footer.index_offset;
-  if (xxh64(index_bytes_ptr, index_bytes) != footer.index_checksum)
+  if (xxh3_64(index_bytes_ptr, index_bytes) != footer.index_checksum)
     return corrupt(path + ": index checksum mismatch");
 
   ShardReader reader;
@@ -85,7 +85,7 @@ Result<ByteSpan> ShardReader::variable_field(uint64_t i, int field) const {
 
 Status ShardReader::verify_record(uint64_t i) const {
   const Entry& e = entry(i);
-  if (xxh64(data_ + e.offset, e.length) != e.checksum)
+  if (xxh3_64(data_ + e.offset, e.length) != e.checksum)
     return corrupt(path() + ": record " + std::to_string(i) + ": checksum mismatch");
   return Status::ok();
 }

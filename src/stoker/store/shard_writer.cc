@@ -20,7 +20,7 @@ Result<ShardWriter> ShardWriter::create(const std::string& path, const Schema& s
   std::memcpy(header.data() + 12, &schema_len, 4);
   std::memcpy(header.data() + kHeaderFixedBytes, json.data(), json.size());
   STOKER_RETURN_IF_ERROR(file.append(header.data(), header.size()));
-  uint64_t header_checksum = xxh64(header.data(), header_bytes(json.size()));
+  uint64_t header_checksum = xxh3_64(header.data(), header_bytes(json.size()));
   return ShardWriter(std::move(file), schema.min_record_bytes(), header_checksum);
 }
 
@@ -34,7 +34,7 @@ Status ShardWriter::append(const uint8_t* record, size_t size) {
                             std::to_string(min_record_bytes_));
   index_.push_back(file_.size());
   index_.push_back(size);
-  index_.push_back(xxh64(record, size));
+  index_.push_back(xxh3_64(record, size));
   return file_.append(record, size);
 }
 
@@ -49,7 +49,7 @@ Status ShardWriter::finish() {
   Footer footer{};
   footer.index_offset = file_.size();
   footer.record_count = records();
-  footer.index_checksum = xxh64(index_.data(), index_.size() * sizeof(uint64_t));
+  footer.index_checksum = xxh3_64(index_.data(), index_.size() * sizeof(uint64_t));
   footer.header_checksum = header_checksum_;
   std::memcpy(footer.magic, kFooterMagic, 8);
   STOKER_RETURN_IF_ERROR(file_.append(index_.data(), index_.size() * sizeof(uint64_t)));

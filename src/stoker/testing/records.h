@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "stoker/store/dataset.h"
 #include "stoker/store/dataset_writer.h"
+#include "stoker/store/shard_format.h"
 #include "stoker/store/record_encoder.h"
 #include "stoker/store/schema.h"
 
@@ -72,6 +74,16 @@ inline void write_labelled_dataset(const std::string& dir, int64_t n, int64_t cl
     records.push_back(encoder.encode());
   }
   write_dataset(dir, schema, records, shard_bytes);
+}
+
+// Shard file path and byte offset of global record i of the dataset at `dir`.
+inline std::pair<std::string, uint64_t> record_location(const std::string& dir, uint64_t i) {
+  auto dataset = Dataset::open(dir).value_or_throw();
+  Dataset::Location at = dataset->locate(i);
+  const ShardReader& shard = dataset->shard(at.shard);
+  const uint64_t start = shard_format::data_start(dataset->schema().to_json().size());
+  const uint64_t offset = start + (shard.record(at.record).data - shard.record(0).data);
+  return {dir + "/" + dataset->manifest().shards[at.shard].file, offset};
 }
 
 // Flips one bit of the byte at `offset` in the file at `path`.

@@ -1,0 +1,119 @@
+#pragma once
+// Sampler: which dataset indices each rank reads, batch by batch (DESIGN.md contracts 1-3).
+//
+// Global order. The global order of epoch e is a permutation of [0, N): with shuffle, the
+// Fisher-Yates shuffle of the identity driven by CounterRng(seed, order_stream(e)) (see
+// stoker/util/rng.h):
+//     order = [0, 1, ..., N-1]
+//     for i = N-1 down to 1: j = rng.uniform_below(i + 1); swap(order[i], order[j])
+// without shuffle, the identity. It depends only on (seed, epoch, N).
+//
+// Global position. A position p in [0, N] counts the samples of the global order consumed so far
+// in the epoch, by all ranks together; it is the resume point ("global samples consumed").
+// For padding, a position p >= N stands for order[p mod N]: the order repeats from its start.
+//
+// Dealing. From position `start` the remaining R = N - start positions are dealt to the W ranks
+// strided, as PyTorch's DistributedSampler does: rank r gets positions start + r,
+// start + r + W, start + r + 2W, ...
+//   drop_last = false: every rank gets ceil(R/W) positions, so the deal is padded to
+//     ceil(R/W) * W positions; the at most W - 1 positions past N repeat the epoch's order from
+//     its beginning (for start = 0 exactly DistributedSampler's padding). They are cut into
+//     batches of batch_size B; the last batch may be short, and is equally short on every rank.
+//   drop_last = true: every rank gets floor(R / (W*B)) full batches; the global tail of fewer
+//     than W*B positions is dropped.
+// Batch b of rank r therefore holds order[(start + (b*B + i)*W + r) mod N] for i in [0, B), and
+// after every rank has consumed batches [0, b] the consumed positions are exactly
+// [start, start + (b+1)*B*W), clamped to N. So global_position_after() is a prefix position:
+// a plan started there on the same world size yields exactly the remaining batches (padding
+// included), and on any other world size continues the same global order (elastic resume).
+// start >= N gives an empty plan.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace stoker {
+
+// How a Sampler orders and shards one dataset. Plain value.
+struct SamplerOptions {
+  uint64_t seed = 0;       // selects the shuffled order
+  bool shuffle = true;     // false: the global order is the identity
+  int rank = 0;            // this process's rank, in [0, world_size)
+  int world_size = 1;      // number of ranks sharing the dataset
+  int64_t batch_size = 1;  // samples per batch on each rank
+  bool drop_last = false;  // drop the global tail instead of padding it
+};
+
+// A read-only view of contiguous dataset indices. Borrowed: valid while the EpochPlan it came
+// from (or any copy of that plan) is alive. Plain value.
+struct IndexSpan {
+  const int64_t* data = nullptr;
+  size_t size = 0;
+
+  const int64_t* begin() const { return data; }
+  const int64_t* end() const { return data + size; }
+  int64_t operator[](size_t i) const { return data[i]; }
+};
+
+// The batches of one epoch for one rank, from a given global position. Immutable; copies share
+// the index array; thread-safe to read from any number of threads.
+class EpochPlan {
+ public:
+  // An empty plan: no batches.
+  EpochPlan() = default;
+
+  // The epoch this plan belongs to.
+  int64_t epoch() const { return epoch_; }
+  // The global position the plan starts at.
+  int64_t start() const { return start_; }
+  // Number of batches; identical on every rank for the same (epoch, start).
+  int64_t num_batches() const { return num_batches_; }
+  // Dataset indices of batch `b` for this rank: batch_size of them, except that the last batch
+  // may be shorter when !drop_last (equally on every rank). Throws Error (kInvalidArgument) unless
+  // 0 <= b < num_batches().
+  IndexSpan batch(int64_t b) const;
+  // The global position once every rank has consumed batches [0, b]: start() plus the samples
+  // all ranks consumed, clamped to the dataset size. Throws Error (kInvalidArgument) unless
+  // 0 <= b < num_batches().
+  int64_t global_position_after(int64_t b) const;
+
+ private:
+  friend class Sampler;
+  EpochPlan(int64_t epoch, int64_t start, int64_t dataset_size, int64_t batch_size,
+            int64_t world_size, std::vector<int64_t> indices);
+  void check_batch(int64_t b) const;
+
+  int64_t epoch_ = 0;
+  int64_t start_ = 0;
+  int64_t dataset_size_ = 0;
+  int64_t batch_size_ = 1;
+  int64_t world_size_ = 1;
+  int64_t num_batches_ = 0;
+  // This rank's indices, batch after batch.
+  std::shared_ptr<const std::vector<int64_t>> indices_;
+};
+
+// Plans epochs over a dataset of fixed size (the semantics at the top of this file). Immutable
+// after construction; plan() is const and thread-safe.
+class Sampler {
+ public:
+  // Throws Error (kInvalidArgument) if dataset_size <= 0, batch_size <= 0, world_size <= 0 or
+  // rank is outside [0, world_size).
+  Sampler(int64_t dataset_size, SamplerOptions options);
+
+  // The plan of epoch `epoch` for this rank, starting at global position `start` (0 = epoch
+  // start; or a position saved from a plan with any world size). Costs O(N) time and memory
+  // while building, O(N / world_size) kept. Throws Error (kInvalidArgument) if epoch < 0 or
+  // start < 0.
+  EpochPlan plan(int64_t epoch, int64_t start = 0) const;
+
+  const SamplerOptions& options() const { return options_; }
+  int64_t dataset_size() const { return dataset_size_; }
+
+ private:
+  int64_t dataset_size_;
+  SamplerOptions options_;
+};
+
+}  // namespace stoker

@@ -1,0 +1,119 @@
+// The `stoker` binary end to end: the README's flow on Fashion-MNIST, and bad inputs giving
+// one line on stderr naming the file, a non-zero exit, and nothing half-written.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "stoker/store/import/fashion_mnist.h"
+#include "stoker/testing/records.h"
+#include "stoker/testing/temp_dir.h"
+#include "stoker/util/atomic_file.h"
+
+namespace stoker {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunResult {
+  int exit_code;
+  std::string out;
+  std::string err;
+};
+
+RunResult run(const std::string& args, const testing::TempDir& dir) {
+  const std::string err_path = dir / "stderr.txt";
+  std::string command = std::string(STOKER_CLI_PATH) + " " + args + " 2>" + err_path;
+  RunResult result;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.out.append(buffer.data(), n);
+  int status = ::pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.err = read_file(err_path).value_or_throw();
+  return result;
+}
+
+void expect_one_line_error(const RunResult& r, const std::string& words) {
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_LT(r.exit_code, 128) << "killed by a signal";
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find(words), std::string::npos) << r.err;
+}
+
+TEST(CliTest, ConvertFashionMnistThenInspectJson) {
+  ASSERT_TRUE(fs::is_directory(kFashionMnistDebianDir)) << "scripts/setup.sh installs dataset-fashion-mnist";
+  testing::TempDir dir;
+  RunResult convert = run("convert fashion-mnist --out " + dir / "fm", dir);
+  ASSERT_EQ(convert.exit_code, 0) << convert.err;
+  RunResult inspect = run("inspect --json " + dir / "fm", dir);
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+  auto j = nlohmann::json::parse(inspect.out);
+  ASSERT_EQ(j["datasets"].size(), 2u);
+  const auto& test = j["datasets"][0];
+  const auto& train = j["datasets"][1];
+  EXPECT_EQ(train["records"], 60000);
+  EXPECT_EQ(test["records"], 10000);
+  ASSERT_EQ(train["label_histogram"].size(), 10u);
+  for (const auto& [label, count] : train["label_histogram"].items()) EXPECT_EQ(count, 6000) << label;
+  for (const auto& [label, count] : test["label_histogram"].items()) EXPECT_EQ(count, 1000) << label;
+  EXPECT_EQ(run("verify " + dir / "fm/train", dir).exit_code, 0);
+
+  RunResult again = run("convert fashion-mnist --out " + dir / "fm", dir);
+  expect_one_line_error(again, "exists");
+}
+
+TEST(CliTest, VerifyListsEveryBadRecordAndExitsOne) {
+  testing::TempDir dir;
+  testing::write_labelled_dataset(dir / "ds", 100);
+  for (uint64_t record : {5, 96}) {
+    auto [shard, offset] = testing::record_location(dir / "ds", record);
+    testing::flip_byte(shard, offset + 1);
+  }
+  RunResult r = run("verify " + dir / "ds", dir);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 3) << r.err;
+  EXPECT_NE(r.err.find("record 5:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("record 96:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("2 of 100 records failed"), std::string::npos) << r.err;
+}
+
+TEST(CliTest, BadInputsGiveOneLineNamingTheFile) {
+  testing::TempDir dir;
+  expect_one_line_error(run("convert idx --images " + dir / "none.gz" + " --labels " + dir / "l.gz" +
+                                " --out " + dir / "o",
+                            dir),
+                        dir / "none.gz");
+  EXPECT_FALSE(fs::exists(dir / "o"));
+  expect_one_line_error(run("inspect " + dir / "nothing", dir), dir / "nothing");
+  expect_one_line_error(run("verify " + dir / "nothing", dir), dir / "nothing");
+
+  testing::write_labelled_dataset(dir / "ds", 100, 10, 1024);
+  fs::remove(dir / "ds/shard-00002.stk");
+  expect_one_line_error(run("inspect " + dir / "ds", dir), "shard-00002.stk");
+
+  testing::write_labelled_dataset(dir / "ds2", 100);
+  const std::string shard = dir / "ds2/shard-00000.stk";
+  fs::resize_file(shard, fs::file_size(shard) - 10);
+  expect_one_line_error(run("verify " + dir / "ds2", dir), "truncated");
+
+  testing::write_labelled_dataset(dir / "ds3", 100);
+  testing::flip_byte(dir / "ds3/shard-00000.stk", fs::file_size(dir / "ds3/shard-00000.stk") - 60);
+  expect_one_line_error(run("verify " + dir / "ds3", dir), "index checksum");
+}
+
+TEST(CliTest, HelpOnEveryCommand) {
+  testing::TempDir dir;
+  for (const char* cmd : {"", "convert", "convert idx", "convert fashion-mnist", "inspect", "verify"}) {
+    RunResult r = run(std::string(cmd) + " --help", dir);
+    EXPECT_EQ(r.exit_code, 0) << cmd;
+    EXPECT_NE(r.out.find("Usage"), std::string::npos) << cmd;
+  }
+}
+
+}  // namespace
+}  // namespace stoker

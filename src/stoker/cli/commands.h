@@ -1,0 +1,15 @@
+#pragma once
+// The `stoker` subcommands. Each add_*_command registers a subcommand on `app`; its callback
+// throws stoker::Error on failure, which main() turns into a one-line message and exit code.
+
+namespace CLI {
+class App;
+}
+
+namespace stoker::cli {
+
+void add_convert_command(CLI::App& app);
+void add_inspect_command(CLI::App& app);
+void add_verify_command(CLI::App& app);
+
+}  // namespace stoker::cli

@@ -1,0 +1,78 @@
+// `stoker inspect [DIR] [--json]`: what a dataset holds. DIR may also be a folder of datasets
+// (such as the converted Fashion-MNIST, holding train/ and test/): each is shown.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "stoker/store/dataset_summary.h"
+#include "stoker/store/import/fashion_mnist.h"
+
+namespace stoker::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// DIR itself if it is a dataset, else its subdirectories that are, sorted by name.
+std::vector<std::string> dataset_dirs(const std::string& dir) {
+  if (fs::exists(fs::path(dir) / kManifestName) || !fs::is_directory(dir)) return {dir};
+  std::vector<std::string> dirs;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (fs::exists(entry.path() / kManifestName)) dirs.push_back(entry.path().string());
+  }
+  std::sort(dirs.begin(), dirs.end());
+  if (dirs.empty()) return {dir};  // let Dataset::open say why it is not a dataset
+  return dirs;
+}
+
+void print_text(const DatasetSummary& s) {
+  fmt::print("dataset   {}\n", s.dir);
+  fmt::print("format    version {}\n", s.format_version);
+  fmt::print("records   {} in {} shard{} ({:.1f} MB)\n", s.records, s.shards, s.shards == 1 ? "" : "s",
+             s.bytes / 1e6);
+  fmt::print("schema    {}\n", s.schema_text);
+  if (s.has_labels) {
+    fmt::print("labels\n");
+    for (const auto& [value, count] : s.label_histogram) {
+      std::string name;
+      if (value >= 0 && value < static_cast<int64_t>(s.class_names.size())) name = s.class_names[value];
+      fmt::print("  {:>4}  {:>8}  {}\n", value, count, name);
+    }
+  }
+}
+
+}  // namespace
+
+void add_inspect_command(CLI::App& app) {
+  auto dir = std::make_shared<std::string>(default_fashion_mnist_dir());
+  auto json = std::make_shared<bool>(false);
+  CLI::App* cmd = app.add_subcommand("inspect", "Show a dataset's schema, records, shards, bytes and label histogram");
+  cmd->add_option("dir", *dir, "Dataset directory, or a folder of datasets")->capture_default_str();
+  cmd->add_flag("--json", *json, "Print JSON");
+  cmd->callback([dir, json] {
+    std::vector<std::string> dirs = dataset_dirs(*dir);
+    nlohmann::json all = nlohmann::json::array();
+    for (size_t i = 0; i < dirs.size(); ++i) {
+      auto dataset = Dataset::open(dirs[i]).value_or_throw();
+      DatasetSummary summary = summarize(*dataset);
+      if (*json) {
+        all.push_back(nlohmann::json::parse(summary.to_json(dataset->schema())));
+      } else {
+        if (i > 0) fmt::print("\n");
+        print_text(summary);
+      }
+    }
+    if (*json) {
+      nlohmann::json out = all.size() == 1 && dirs[0] == *dir
+                               ? all[0]
+                               : nlohmann::json{{"dir", *dir}, {"datasets", all}};
+      fmt::print("{}\n", out.dump(2));
+    }
+  });
+}
+
+}  // namespace stoker::cli

@@ -1,0 +1,109 @@
+#include "stoker/pipeline/sampler.h"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+#include <utility>
+
+#include "stoker/util/rng.h"
+#include "stoker/util/status.h"
+
+namespace stoker {
+namespace {
+
+// The global order of the epoch (see sampler.h).
+std::vector<int64_t> global_order(int64_t n, const SamplerOptions& options, int64_t epoch) {
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), int64_t{0});
+  if (!options.shuffle) return order;
+  CounterRng rng(options.seed, order_stream(epoch));
+  for (int64_t i = n - 1; i >= 1; --i) {
+    const auto j = static_cast<int64_t>(rng.uniform_below(static_cast<uint64_t>(i) + 1));
+    std::swap(order[i], order[j]);
+  }
+  return order;
+}
+
+}  // namespace
+
+EpochPlan::EpochPlan(int64_t epoch, int64_t start, int64_t dataset_size, int64_t batch_size,
+                     int64_t world_size, std::vector<int64_t> indices)
+    : epoch_(epoch),
+      start_(start),
+      dataset_size_(dataset_size),
+      batch_size_(batch_size),
+      world_size_(world_size),
+      num_batches_((static_cast<int64_t>(indices.size()) + batch_size - 1) / batch_size),
+      indices_(std::make_shared<const std::vector<int64_t>>(std::move(indices))) {}
+
+void EpochPlan::check_batch(int64_t b) const {
+  if (b < 0 || b >= num_batches_) {
+    throw Error(invalid_argument("EpochPlan: batch " + std::to_string(b) + " outside [0, " +
+                                 std::to_string(num_batches_) + ")"));
+  }
+}
+
+IndexSpan EpochPlan::batch(int64_t b) const {
+  check_batch(b);
+  const int64_t first = b * batch_size_;
+  const int64_t size = std::min(batch_size_, static_cast<int64_t>(indices_->size()) - first);
+  return IndexSpan{indices_->data() + first, static_cast<size_t>(size)};
+}
+
+int64_t EpochPlan::global_position_after(int64_t b) const {
+  check_batch(b);
+  // Samples each rank has consumed; times W is at most R + W - 1, so this cannot overflow.
+  const int64_t per_rank = std::min((b + 1) * batch_size_, static_cast<int64_t>(indices_->size()));
+  return std::min(dataset_size_, start_ + per_rank * world_size_);
+}
+
+Sampler::Sampler(int64_t dataset_size, SamplerOptions options)
+    : dataset_size_(dataset_size), options_(options) {
+  if (dataset_size <= 0) {
+    throw Error(
+        invalid_argument("Sampler: dataset_size must be > 0, got " + std::to_string(dataset_size)));
+  }
+  if (options.batch_size <= 0) {
+    throw Error(invalid_argument("Sampler: batch_size must be > 0, got " +
+                                 std::to_string(options.batch_size)));
+  }
+  if (options.world_size <= 0) {
+    throw Error(invalid_argument("Sampler: world_size must be > 0, got " +
+                                 std::to_string(options.world_size)));
+  }
+  if (options.rank < 0 || options.rank >= options.world_size) {
+    throw Error(invalid_argument("Sampler: rank " + std::to_string(options.rank) + " outside [0, " +
+                                 std::to_string(options.world_size) + ")"));
+  }
+}
+
+EpochPlan Sampler::plan(int64_t epoch, int64_t start) const {
+  if (epoch < 0 || start < 0) {
+    throw Error(invalid_argument("Sampler: epoch and start must be >= 0, got epoch " +
+                                 std::to_string(epoch) + ", start " + std::to_string(start)));
+  }
+  const int64_t n = dataset_size_;
+  const int64_t b = options_.batch_size;
+  const int64_t w = options_.world_size;
+  const int64_t r = options_.rank;
+  const int64_t remaining = n - std::min(start, n);
+
+  int64_t per_rank = 0;
+  if (options_.drop_last) {
+    per_rank = remaining / w / b * b;
+  } else {
+    per_rank = (remaining + w - 1) / w;
+  }
+  std::vector<int64_t> indices;
+  if (per_rank > 0) {
+    const std::vector<int64_t> order = global_order(n, options_, epoch);
+    indices.resize(static_cast<size_t>(per_rank));
+    for (int64_t i = 0; i < per_rank; ++i) {
+      // Positions past n (padding, only when !drop_last) wrap to the start of the order.
+      indices[i] = order[(start + i * w + r) % n];
+    }
+  }
+  return EpochPlan(epoch, start, n, b, w, std::move(indices));
+}
+
+}  // namespace stoker

@@ -1,0 +1,292 @@
+#include "stoker/pipeline/sampler.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <vector>
+
+#include "stoker/util/rng.h"
+#include "stoker/util/status.h"
+
+namespace stoker {
+namespace {
+
+using Batches = std::vector<std::vector<int64_t>>;
+
+SamplerOptions make_options(uint64_t seed, int rank, int world_size, int64_t batch_size,
+                            bool drop_last, bool shuffle = true) {
+  SamplerOptions o;
+  o.seed = seed;
+  o.shuffle = shuffle;
+  o.rank = rank;
+  o.world_size = world_size;
+  o.batch_size = batch_size;
+  o.drop_last = drop_last;
+  return o;
+}
+
+Batches all_batches(const EpochPlan& plan) {
+  Batches out;
+  for (int64_t b = 0; b < plan.num_batches(); ++b) {
+    const IndexSpan span = plan.batch(b);
+    out.emplace_back(span.begin(), span.end());
+  }
+  return out;
+}
+
+// One plan per rank of a world.
+std::vector<EpochPlan> world_plans(int64_t n, int world_size, int64_t batch_size, bool drop_last,
+                                   int64_t epoch, int64_t start, uint64_t seed = 1) {
+  std::vector<EpochPlan> plans;
+  for (int r = 0; r < world_size; ++r) {
+    plans.push_back(
+        Sampler(n, make_options(seed, r, world_size, batch_size, drop_last)).plan(epoch, start));
+  }
+  return plans;
+}
+
+// The whole global order of an epoch, read through a single rank with one big batch.
+std::vector<int64_t> global_order(int64_t n, uint64_t seed, int64_t epoch, bool shuffle = true) {
+  const EpochPlan plan = Sampler(n, make_options(seed, 0, 1, n, false, shuffle)).plan(epoch);
+  EXPECT_EQ(plan.num_batches(), 1);
+  const IndexSpan span = plan.batch(0);
+  return std::vector<int64_t>(span.begin(), span.end());
+}
+
+// Adds one to counts[i] for every index i in batches [first, last) of every plan.
+void count_batches(const std::vector<EpochPlan>& plans, int64_t first, int64_t last,
+                   std::vector<int64_t>& counts) {
+  for (const EpochPlan& plan : plans) {
+    for (int64_t b = first; b < last; ++b) {
+      for (int64_t i : plan.batch(b)) {
+        ASSERT_GE(i, 0);
+        ASSERT_LT(i, static_cast<int64_t>(counts.size()));
+        ++counts[i];
+      }
+    }
+  }
+}
+
+TEST(SamplerTest, GlobalOrderIsTheDocumentedFisherYates) {
+  for (int64_t n : {1, 2, 10, 257}) {
+    std::vector<int64_t> expected(n);
+    std::iota(expected.begin(), expected.end(), int64_t{0});
+    CounterRng rng(99, order_stream(4));
+    for (int64_t i = n - 1; i >= 1; --i) {
+      std::swap(expected[i], expected[rng.uniform_below(static_cast<uint64_t>(i) + 1)]);
+    }
+    EXPECT_EQ(global_order(n, 99, 4), expected) << n;
+  }
+}
+
+TEST(SamplerTest, OrderDependsOnSeedAndEpochOnly) {
+  const std::vector<int64_t> a = global_order(1000, 7, 3);
+  EXPECT_EQ(a, global_order(1000, 7, 3));  // a fresh Sampler, same (seed, epoch)
+  EXPECT_NE(a, global_order(1000, 7, 4));  // another epoch
+  EXPECT_NE(a, global_order(1000, 8, 3));  // another seed
+  std::vector<int64_t> sorted = a;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<int64_t> identity(1000);
+  std::iota(identity.begin(), identity.end(), int64_t{0});
+  EXPECT_EQ(sorted, identity);  // a permutation
+  EXPECT_NE(a, identity);
+}
+
+TEST(SamplerTest, NoShuffleIsIdentityOrder) {
+  std::vector<int64_t> identity(100);
+  std::iota(identity.begin(), identity.end(), int64_t{0});
+  EXPECT_EQ(global_order(100, 7, 0, /*shuffle=*/false), identity);
+  EXPECT_EQ(global_order(100, 9, 5, /*shuffle=*/false), identity);
+  // Dealt strided: rank 1 of 3 with batch 2 reads 1, 4 | 7, 10 | ...
+  const EpochPlan plan = Sampler(100, make_options(0, 1, 3, 2, false, false)).plan(0);
+  EXPECT_EQ(all_batches(plan)[0], (std::vector<int64_t>{1, 4}));
+  EXPECT_EQ(all_batches(plan)[1], (std::vector<int64_t>{7, 10}));
+}
+
+TEST(SamplerTest, ExactlyOnceAcrossRanksOverGrid) {
+  for (int64_t n : {1, 7, 64, 100, 1000, 1001}) {
+    const std::vector<int64_t> order = global_order(n, 1, 2);
+    for (int64_t batch : {1, 3, 8, 64}) {
+      for (int w = 1; w <= 8; ++w) {
+        for (bool drop_last : {false, true}) {
+          SCOPED_TRACE(testing::Message()
+                       << "n=" << n << " B=" << batch << " W=" << w << " drop_last=" << drop_last);
+          const std::vector<EpochPlan> plans = world_plans(n, w, batch, drop_last, 2, 0);
+          const int64_t per_rank = drop_last ? n / (w * batch) * batch : (n + w - 1) / w;
+          const int64_t num_batches = (per_rank + batch - 1) / batch;
+          for (const EpochPlan& plan : plans) {
+            ASSERT_EQ(plan.num_batches(), num_batches);
+            for (int64_t b = 0; b < num_batches; ++b) {
+              const int64_t size = b + 1 < num_batches ? batch : per_rank - b * batch;
+              ASSERT_EQ(static_cast<int64_t>(plan.batch(b).size), size);
+            }
+          }
+          std::vector<int64_t> counts(n, 0);
+          count_batches(plans, 0, num_batches, counts);
+          if (drop_last) {
+            // Exactly the first num_batches * B * W positions of the order, once each.
+            const int64_t consumed = num_batches * batch * w;
+            EXPECT_LT(n - consumed, w * batch);
+            for (int64_t p = 0; p < n; ++p) ASSERT_EQ(counts[order[p]], p < consumed ? 1 : 0);
+          } else {
+            // Every index once, plus padding positions [n, padded) repeating order[p mod n].
+            const int64_t padded = per_rank * w;
+            std::vector<int64_t> expected(n, 1);
+            for (int64_t p = n; p < padded; ++p) ++expected[order[p % n]];
+            for (int64_t p = 0; p < n; ++p) ASSERT_EQ(counts[order[p]], expected[order[p]]);
+            EXPECT_LT(padded - n, w);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(SamplerTest, PositionAfterIsConsumedPrefix) {
+  for (int64_t n : {7, 100, 1001}) {
+    const std::vector<int64_t> order = global_order(n, 1, 0);
+    for (int64_t batch : {1, 3, 8}) {
+      for (int w : {1, 2, 3, 5}) {
+        for (bool drop_last : {false, true}) {
+          for (int64_t start : {int64_t{0}, n / 3}) {
+            SCOPED_TRACE(testing::Message() << "n=" << n << " B=" << batch << " W=" << w
+                                            << " drop_last=" << drop_last << " start=" << start);
+            const std::vector<EpochPlan> plans = world_plans(n, w, batch, drop_last, 0, start);
+            std::vector<int64_t> counts(n, 0);
+            for (int64_t b = 0; b < plans[0].num_batches(); ++b) {
+              count_batches(plans, b, b + 1, counts);
+              const int64_t position = plans[0].global_position_after(b);
+              for (const EpochPlan& plan : plans)
+                ASSERT_EQ(plan.global_position_after(b), position);
+              ASSERT_EQ(position, std::min(n, start + (b + 1) * batch * w));
+              if (position < n) {
+                // No padding consumed yet: exactly the positions [start, position), once each.
+                for (int64_t p = 0; p < n; ++p) {
+                  ASSERT_EQ(counts[order[p]], p >= start && p < position ? 1 : 0) << p;
+                }
+              }
+            }
+            if (!drop_last && plans[0].num_batches() > 0) {
+              EXPECT_EQ(plans[0].global_position_after(plans[0].num_batches() - 1), n);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(SamplerTest, ResumeOnSameWorldSizeYieldsRemainingBatches) {
+  for (int64_t n : {7, 100, 1001}) {
+    for (int64_t batch : {1, 3, 8}) {
+      for (int w : {1, 2, 3, 5}) {
+        for (bool drop_last : {false, true}) {
+          for (int r = 0; r < w; ++r) {
+            SCOPED_TRACE(testing::Message() << "n=" << n << " B=" << batch << " W=" << w
+                                            << " drop_last=" << drop_last << " rank=" << r);
+            const Sampler sampler(n, make_options(3, r, w, batch, drop_last));
+            const EpochPlan full = sampler.plan(5);
+            const Batches full_batches = all_batches(full);
+            for (int64_t k = 0; k < full.num_batches(); ++k) {
+              const EpochPlan resumed = sampler.plan(5, full.global_position_after(k));
+              EXPECT_EQ(resumed.start(), full.global_position_after(k));
+              EXPECT_EQ(resumed.epoch(), 5);
+              const Batches expected(full_batches.begin() + k + 1, full_batches.end());
+              ASSERT_EQ(all_batches(resumed), expected) << "k=" << k;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(SamplerTest, ElasticResumeContinuesTheGlobalOrder) {
+  const std::pair<int, int> changes[] = {{2, 3}, {3, 2}, {4, 1}, {1, 4}, {2, 7}};
+  for (int64_t n : {7, 100, 1001}) {
+    const std::vector<int64_t> order = global_order(n, 1, 1);
+    for (int64_t batch : {1, 3, 8}) {
+      for (auto [w, w2] : changes) {
+        for (bool drop_last : {false, true}) {
+          const std::vector<EpochPlan> before = world_plans(n, w, batch, drop_last, 1, 0);
+          // k = batches consumed before the checkpoint; the last batch would end the epoch.
+          for (int64_t k = 1; k < before[0].num_batches(); ++k) {
+            SCOPED_TRACE(testing::Message() << "n=" << n << " B=" << batch << " W=" << w << "->"
+                                            << w2 << " drop_last=" << drop_last << " k=" << k);
+            const int64_t position = before[0].global_position_after(k - 1);
+            const std::vector<EpochPlan> after = world_plans(n, w2, batch, drop_last, 1, position);
+            ASSERT_EQ(after[0].start(), position);
+            std::vector<int64_t> counts(n, 0);
+            count_batches(before, 0, k, counts);
+            count_batches(after, 0, after[0].num_batches(), counts);
+            const int64_t remaining = n - position;
+            if (drop_last) {
+              // Once each, except a dropped tail of the order shorter than W' * B.
+              const int64_t kept = position + after[0].num_batches() * batch * w2;
+              EXPECT_LT(n - kept, w2 * batch);
+              for (int64_t p = 0; p < n; ++p) ASSERT_EQ(counts[order[p]], p < kept ? 1 : 0);
+            } else {
+              // Once each, plus W'-padding from the start of the order.
+              const int64_t padded = position + (remaining + w2 - 1) / w2 * w2;
+              std::vector<int64_t> expected(n, 1);
+              for (int64_t p = n; p < padded; ++p) ++expected[order[p % n]];
+              for (int64_t p = 0; p < n; ++p) ASSERT_EQ(counts[order[p]], expected[order[p]]);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(SamplerTest, StartAtOrPastEndIsEmpty) {
+  const Sampler sampler(10, make_options(0, 0, 2, 3, false));
+  EXPECT_EQ(sampler.plan(0, 10).num_batches(), 0);
+  EXPECT_EQ(sampler.plan(0, 25).num_batches(), 0);
+  EXPECT_EQ(EpochPlan().num_batches(), 0);
+  // drop_last: a remainder smaller than W * B is empty as well.
+  EXPECT_EQ(Sampler(10, make_options(0, 0, 2, 3, true)).plan(0, 5).num_batches(), 0);
+  EXPECT_EQ(Sampler(10, make_options(0, 0, 2, 3, true)).plan(0, 4).num_batches(), 1);
+}
+
+TEST(SamplerTest, PlansAreIndependentOfEachOtherAndCopiesShareData) {
+  const Sampler sampler(50, make_options(4, 1, 2, 4, false));
+  const EpochPlan a = sampler.plan(0);
+  const EpochPlan copy = a;
+  const EpochPlan b = sampler.plan(1);
+  EXPECT_EQ(copy.batch(2).data, a.batch(2).data);
+  EXPECT_NE(all_batches(a), all_batches(b));
+  EXPECT_EQ(sampler.dataset_size(), 50);
+  EXPECT_EQ(sampler.options().rank, 1);
+  EXPECT_EQ(sampler.options().batch_size, 4);
+}
+
+void expect_invalid_argument(void (*f)()) {
+  try {
+    f();
+    ADD_FAILURE() << "no exception";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status().code(), StatusCode::kInvalidArgument);
+  }
+}
+
+TEST(SamplerTest, BadArgumentsThrow) {
+  expect_invalid_argument([] { Sampler(0, SamplerOptions{}); });
+  expect_invalid_argument([] { Sampler(-3, SamplerOptions{}); });
+  expect_invalid_argument([] { Sampler(10, make_options(0, 0, 1, 0, false)); });
+  expect_invalid_argument([] { Sampler(10, make_options(0, 0, 0, 1, false)); });
+  expect_invalid_argument([] { Sampler(10, make_options(0, 2, 2, 1, false)); });
+  expect_invalid_argument([] { Sampler(10, make_options(0, -1, 2, 1, false)); });
+  expect_invalid_argument([] { Sampler(10, SamplerOptions{}).plan(-1); });
+  expect_invalid_argument([] { Sampler(10, SamplerOptions{}).plan(0, -1); });
+  expect_invalid_argument([] { Sampler(10, make_options(0, 0, 1, 3, false)).plan(0).batch(4); });
+  expect_invalid_argument([] { Sampler(10, make_options(0, 0, 1, 3, false)).plan(0).batch(-1); });
+  expect_invalid_argument(
+      [] { Sampler(10, make_options(0, 0, 1, 3, false)).plan(0).global_position_after(4); });
+  expect_invalid_argument([] { EpochPlan().batch(0); });
+}
+
+}  // namespace
+}  // namespace stoker
