@@ -1,0 +1,64 @@
+#pragma once
+// BatchBuffer and BufferPool: the memory batches are assembled in (DESIGN.md contracts 4, 6).
+// A buffer holds one contiguous block per batch field, sized for a full batch; a pool recycles
+// buffers instead of reallocating them. Buffers are handed out as shared_ptr whose deleter
+// returns them to the pool (or frees them if the pool is gone or already holds enough), so a
+// batch may outlive the loader that made it.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "stoker/pipeline/batch_layout.h"
+#include "stoker/util/status.h"
+
+namespace stoker {
+
+// Allocates `bytes` of host memory and returns it with its owner (the deleter frees it). The
+// default is 64-byte-aligned malloc; a CUDA build passes a pinned-memory allocator.
+using HostAllocator = std::function<std::shared_ptr<uint8_t>(size_t bytes)>;
+HostAllocator default_host_allocator();
+
+// One batch's memory and what was put in it. Written by one worker, then read by the consumer.
+struct BatchBuffer {
+  std::vector<std::shared_ptr<uint8_t>> fields;  // per BatchField: capacity * sample_bytes
+  int64_t capacity = 0;                          // samples the buffer can hold
+  int64_t size = 0;                              // samples it holds now
+  int64_t epoch = 0;
+  int64_t batch = 0;                // batch number within the epoch's plan
+  int64_t position_after = 0;       // global position once this batch is consumed (resume)
+  int64_t skipped = 0;              // records dropped under the skip policy
+  Status status;                    // the first error met while building the batch
+};
+
+// Thread-safe.
+class BufferPool : public std::enable_shared_from_this<BufferPool> {
+ public:
+  // Buffers of `capacity` samples of the fields of `layout`; at most `max_idle` free buffers
+  // are kept for reuse.
+  static std::shared_ptr<BufferPool> create(const BatchLayout& layout, int64_t capacity,
+                                            size_t max_idle, HostAllocator allocator);
+
+  // A recycled buffer, or a new one if none is idle. Its size/status fields are reset.
+  std::shared_ptr<BatchBuffer> acquire();
+  // Buffers allocated so far (for tests and memory accounting).
+  size_t allocations() const;
+
+ private:
+  BufferPool(std::vector<size_t> field_bytes, int64_t capacity, size_t max_idle,
+             HostAllocator allocator);
+  void give_back(BatchBuffer* buffer);
+
+  const std::vector<size_t> field_bytes_;  // bytes of each field's block
+  const int64_t capacity_;
+  const size_t max_idle_;
+  HostAllocator allocator_;
+  mutable std::mutex mutex_;
+  std::vector<std::unique_ptr<BatchBuffer>> idle_;  // guarded by mutex_
+  size_t allocations_ = 0;                          // guarded by mutex_
+};
+
+}  // namespace stoker

@@ -1,0 +1,83 @@
+#pragma once
+// BatchEngine: builds the batches of one EpochPlan with a fixed pool of worker threads and hands
+// them out strictly in order (DESIGN.md contracts 1, 5, 6). At most `prefetch` batches are in
+// flight (assigned to a worker but not yet taken by the consumer), so memory stays bounded
+// whatever the dataset size. Each batch carries its Status: a record that fails its checksum
+// makes its batch fail (naming shard and record) or, with skip_errors, is dropped and counted.
+// With workers == 0 batches are built inline by next() on the consumer's thread. The batch
+// contents depend only on the plan, never on the worker count or timing.
+//
+// Thread-safety: next() is for one consumer thread; the destructor cancels workers (even ones
+// waiting for the consumer) and joins them.
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "stoker/pipeline/batch_buffer.h"
+#include "stoker/pipeline/batch_layout.h"
+#include "stoker/pipeline/sampler.h"
+#include "stoker/store/dataset.h"
+
+namespace stoker {
+
+struct EngineOptions {
+  int workers = 2;           // worker threads; 0 builds batches inline in next()
+  int prefetch = 4;          // batches in flight, >= 1
+  bool verify = true;        // check every record's checksum before using it
+  bool skip_errors = false;  // drop and count bad records instead of failing the batch
+};
+
+// Time and counts per stage, summed over workers and batches. Thread-safe (atomics).
+struct PipelineStats {
+  std::atomic<int64_t> read_ns{0};       // fetching records and verifying checksums
+  std::atomic<int64_t> transform_ns{0};  // writing fields into the batch buffer
+  std::atomic<int64_t> wait_ns{0};       // consumer blocked in next() for a batch not ready
+  std::atomic<int64_t> batches{0};
+  std::atomic<int64_t> samples{0};
+  std::atomic<int64_t> skipped{0};
+};
+
+class BatchEngine {
+ public:
+  // `layout` must outlive the engine. Starts the workers.
+  BatchEngine(std::shared_ptr<const Dataset> dataset, const BatchLayout& layout,
+              std::shared_ptr<BufferPool> pool, EpochPlan plan, EngineOptions options,
+              std::shared_ptr<PipelineStats> stats);
+  BatchEngine(const BatchEngine&) = delete;
+  BatchEngine& operator=(const BatchEngine&) = delete;
+  ~BatchEngine();
+
+  // The next batch in plan order, or nullptr after the last. Blocks while it is being built.
+  std::shared_ptr<BatchBuffer> next();
+  const EpochPlan& plan() const { return plan_; }
+
+ private:
+  void work();
+  // Builds batch b into `buffer`; never throws.
+  void build(int64_t b, BatchBuffer& buffer, std::vector<uint64_t>& good);
+
+  const std::shared_ptr<const Dataset> dataset_;
+  const BatchLayout& layout_;
+  const std::shared_ptr<BufferPool> pool_;
+  const EpochPlan plan_;
+  const EngineOptions options_;
+  const std::shared_ptr<PipelineStats> stats_;
+  std::vector<uint64_t> inline_good_;  // scratch for workers == 0
+
+  std::mutex mutex_;
+  std::condition_variable work_cv_;   // workers wait for room in the window
+  std::condition_variable ready_cv_;  // the consumer waits for its batch
+  int64_t next_assign_ = 0;           // guarded by mutex_
+  int64_t next_deliver_ = 0;          // guarded by mutex_
+  std::map<int64_t, std::shared_ptr<BatchBuffer>> ready_;  // guarded by mutex_
+  std::atomic<bool> cancelled_{false};
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace stoker

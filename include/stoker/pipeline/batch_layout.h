@@ -1,0 +1,60 @@
+#pragma once
+// BatchLayout: which record fields a batch holds and how each sample is written into its slot
+// of a batch buffer (DESIGN.md contract 4: decoded straight into the pooled buffer, no
+// per-sample allocation). A field is either copied as stored (any fixed dtype), or — for uint8
+// fields — normalised to float32 with a per-channel (x / 255 - mean) / std through a 256-entry
+// lookup table per channel. Immutable after create(): thread-safe to share.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "stoker/store/schema.h"
+#include "stoker/util/status.h"
+
+namespace stoker {
+
+// What the caller wants of one field.
+struct FieldRequest {
+  FieldRequest(std::string name, bool normalize = false, std::vector<float> mean = {},
+               std::vector<float> std = {})
+      : name(std::move(name)), normalize(normalize), mean(std::move(mean)), std(std::move(std)) {}
+
+  std::string name;
+  bool normalize;           // uint8 -> float32 (x/255 - mean[c]) / std[c]; else copy as stored
+  std::vector<float> mean;  // one value, or one per channel (dim 0 of the sample shape)
+  std::vector<float> std;
+};
+
+// One field of a batch as laid out in a buffer.
+struct BatchField {
+  std::string name;
+  int schema_field = 0;
+  DType dtype = DType::kUint8;       // dtype in the batch
+  std::vector<int64_t> sample_shape;  // per sample; the batch adds a leading dimension
+  size_t sample_bytes = 0;
+  bool normalize = false;
+  int64_t channel_elements = 0;  // elements per channel when normalising
+  std::vector<float> lut;        // channels x 256 when normalising
+};
+
+class BatchLayout {
+ public:
+  // Every requested field must exist and be fixed-size; normalisation needs a uint8 field and
+  // mean/std of size 1 or of the channel count, std non-zero. Errors are kInvalidArgument.
+  static Result<BatchLayout> create(const Schema& schema, const std::vector<FieldRequest>& requests);
+  // Every fixed field of the schema, copied as stored.
+  static BatchLayout copy_all(const Schema& schema);
+
+  const std::vector<BatchField>& fields() const { return fields_; }
+  // Index of the batch field called `name`, or -1.
+  int find(const std::string& name) const;
+  // Writes one sample of field `f` from its stored bytes `src` into `dst` (sample_bytes).
+  void write(int f, const uint8_t* src, uint8_t* dst) const;
+
+ private:
+  std::vector<BatchField> fields_;
+};
+
+}  // namespace stoker

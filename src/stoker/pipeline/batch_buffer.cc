@@ -1,0 +1,71 @@
+#include "stoker/pipeline/batch_buffer.h"
+
+#include <cstdlib>
+#include <new>
+
+namespace stoker {
+
+HostAllocator default_host_allocator() {
+  return [](size_t bytes) {
+    void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (p == nullptr) throw std::bad_alloc();
+    return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [](uint8_t* q) { std::free(q); });
+  };
+}
+
+std::shared_ptr<BufferPool> BufferPool::create(const BatchLayout& layout, int64_t capacity,
+                                               size_t max_idle, HostAllocator allocator) {
+  std::vector<size_t> field_bytes;
+  for (const BatchField& f : layout.fields()) field_bytes.push_back(f.sample_bytes * static_cast<size_t>(capacity));
+  return std::shared_ptr<BufferPool>(
+      new BufferPool(std::move(field_bytes), capacity, max_idle, std::move(allocator)));
+}
+
+BufferPool::BufferPool(std::vector<size_t> field_bytes, int64_t capacity, size_t max_idle,
+                       HostAllocator allocator)
+    : field_bytes_(std::move(field_bytes)),
+      capacity_(capacity),
+      max_idle_(max_idle),
+      allocator_(std::move(allocator)) {}
+
+std::shared_ptr<BatchBuffer> BufferPool::acquire() {
+  std::unique_ptr<BatchBuffer> buffer;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!idle_.empty()) {
+      buffer = std::move(idle_.back());
+      idle_.pop_back();
+    } else {
+      ++allocations_;
+    }
+  }
+  if (!buffer) {
+    buffer = std::make_unique<BatchBuffer>();
+    buffer->capacity = capacity_;
+    for (size_t bytes : field_bytes_) buffer->fields.push_back(allocator_(bytes));
+  }
+  buffer->size = 0;
+  buffer->skipped = 0;
+  buffer->status = Status::ok();
+  std::weak_ptr<BufferPool> pool = weak_from_this();
+  return std::shared_ptr<BatchBuffer>(buffer.release(), [pool](BatchBuffer* b) {
+    if (auto p = pool.lock()) {
+      p->give_back(b);
+    } else {
+      delete b;
+    }
+  });
+}
+
+void BufferPool::give_back(BatchBuffer* buffer) {
+  std::unique_ptr<BatchBuffer> owned(buffer);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (idle_.size() < max_idle_) idle_.push_back(std::move(owned));
+}
+
+size_t BufferPool::allocations() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return allocations_;
+}
+
+}  // namespace stoker

@@ -1,0 +1,143 @@
+#include "stoker/pipeline/batch_engine.h"
+
+#include <chrono>
+#include <exception>
+
+namespace stoker {
+namespace {
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+constexpr size_t kPrefetchAhead = 4;  // records prefetched ahead of the one being verified
+
+}  // namespace
+
+BatchEngine::BatchEngine(std::shared_ptr<const Dataset> dataset, const BatchLayout& layout,
+                         std::shared_ptr<BufferPool> pool, EpochPlan plan, EngineOptions options,
+                         std::shared_ptr<PipelineStats> stats)
+    : dataset_(std::move(dataset)),
+      layout_(layout),
+      pool_(std::move(pool)),
+      plan_(std::move(plan)),
+      options_(options),
+      stats_(std::move(stats)) {
+  for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this] { work(); });
+}
+
+BatchEngine::~BatchEngine() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    cancelled_ = true;
+  }
+  work_cv_.notify_all();
+  for (std::thread& t : workers_) t.join();
+}
+
+void BatchEngine::work() {
+  std::vector<uint64_t> good;
+  while (true) {
+    int64_t b;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      work_cv_.wait(lock, [&] {
+        return cancelled_ || next_assign_ >= plan_.num_batches() ||
+               next_assign_ < next_deliver_ + options_.prefetch;
+      });
+      if (cancelled_ || next_assign_ >= plan_.num_batches()) return;
+      b = next_assign_++;
+    }
+    std::shared_ptr<BatchBuffer> buffer;
+    try {
+      buffer = pool_->acquire();
+      build(b, *buffer, good);
+    } catch (const std::exception& e) {
+      buffer = std::make_shared<BatchBuffer>();
+      buffer->batch = b;
+      buffer->status = Status(StatusCode::kInternal, std::string("building a batch: ") + e.what());
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ready_[b] = std::move(buffer);
+    }
+    ready_cv_.notify_all();
+  }
+}
+
+std::shared_ptr<BatchBuffer> BatchEngine::next() {
+  if (options_.workers == 0) {
+    if (next_deliver_ >= plan_.num_batches()) return nullptr;
+    auto buffer = pool_->acquire();
+    build(next_deliver_++, *buffer, inline_good_);
+    return buffer;
+  }
+  std::shared_ptr<BatchBuffer> buffer;
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (next_deliver_ >= plan_.num_batches()) return nullptr;
+    auto it = ready_.find(next_deliver_);
+    if (it == ready_.end()) {
+      const int64_t start = now_ns();
+      ready_cv_.wait(lock, [&] { return (it = ready_.find(next_deliver_)) != ready_.end(); });
+      stats_->wait_ns += now_ns() - start;
+    }
+    buffer = std::move(it->second);
+    ready_.erase(it);
+    ++next_deliver_;
+  }
+  work_cv_.notify_all();
+  return buffer;
+}
+
+void BatchEngine::build(int64_t b, BatchBuffer& buffer, std::vector<uint64_t>& good) {
+  const IndexSpan indices = plan_.batch(b);
+  buffer.epoch = plan_.epoch();
+  buffer.batch = b;
+  buffer.position_after = plan_.global_position_after(b);
+
+  const int64_t t0 = now_ns();
+  good.clear();
+  for (size_t k = 0; k < indices.size; ++k) {
+    if (cancelled_.load(std::memory_order_relaxed)) {
+      buffer.status = Status(StatusCode::kCancelled, "loader stopped");
+      return;
+    }
+    const uint64_t i = static_cast<uint64_t>(indices[k]);
+    if (options_.verify) {
+      if (k + kPrefetchAhead < indices.size) dataset_->prefetch(indices[k + kPrefetchAhead]);
+      Status status = dataset_->verify_record(i);
+      if (!status.is_ok()) {
+        if (!options_.skip_errors) {
+          buffer.status = std::move(status);
+          return;
+        }
+        ++buffer.skipped;
+        continue;
+      }
+    }
+    good.push_back(i);
+  }
+  const int64_t t1 = now_ns();
+
+  const auto& fields = layout_.fields();
+  for (size_t f = 0; f < fields.size(); ++f) {
+    uint8_t* out = buffer.fields[f].get();
+    const size_t bytes = fields[f].sample_bytes;
+    for (size_t s = 0; s < good.size(); ++s)
+      layout_.write(static_cast<int>(f), dataset_->fixed_field(good[s], fields[f].schema_field),
+                    out + s * bytes);
+  }
+  buffer.size = static_cast<int64_t>(good.size());
+  const int64_t t2 = now_ns();
+
+  stats_->read_ns += t1 - t0;
+  stats_->transform_ns += t2 - t1;
+  stats_->batches += 1;
+  stats_->samples += buffer.size;
+  stats_->skipped += buffer.skipped;
+}
+
+}  // namespace stoker

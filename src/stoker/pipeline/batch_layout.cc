@@ -1,0 +1,77 @@
+#include "stoker/pipeline/batch_layout.h"
+
+#include <cstring>
+
+namespace stoker {
+
+Result<BatchLayout> BatchLayout::create(const Schema& schema,
+                                        const std::vector<FieldRequest>& requests) {
+  BatchLayout layout;
+  for (const FieldRequest& request : requests) {
+    int f = schema.find(request.name);
+    if (f < 0) return invalid_argument("the dataset has no field '" + request.name + "'");
+    const Field& field = schema.fields()[f];
+    if (!field.is_fixed())
+      return invalid_argument("field '" + request.name + "' is variable-size bytes; it needs a decoder");
+    BatchField out;
+    out.name = field.name;
+    out.schema_field = f;
+    out.dtype = field.dtype;
+    out.sample_shape = field.shape;
+    out.sample_bytes = field.fixed_bytes();
+    if (request.normalize) {
+      if (field.dtype != DType::kUint8)
+        return invalid_argument("field '" + request.name + "' is not uint8; only uint8 normalises");
+      const int64_t channels = field.shape.empty() ? 1 : field.shape[0];
+      const size_t n = request.mean.size();
+      if (n != request.std.size() || (n != 1 && static_cast<int64_t>(n) != channels))
+        return invalid_argument("field '" + request.name + "': mean and std need 1 or " +
+                                std::to_string(channels) + " values each");
+      out.normalize = true;
+      out.dtype = DType::kFloat32;
+      out.sample_bytes = field.fixed_bytes() * sizeof(float);
+      out.channel_elements = field.num_elements() / channels;
+      out.lut.resize(static_cast<size_t>(channels) * 256);
+      for (int64_t c = 0; c < channels; ++c) {
+        float mean = request.mean[n == 1 ? 0 : c], std = request.std[n == 1 ? 0 : c];
+        if (std == 0.0f) return invalid_argument("field '" + request.name + "': std is zero");
+        for (int v = 0; v < 256; ++v) out.lut[c * 256 + v] = (v / 255.0f - mean) / std;
+      }
+    }
+    layout.fields_.push_back(std::move(out));
+  }
+  return layout;
+}
+
+BatchLayout BatchLayout::copy_all(const Schema& schema) {
+  std::vector<FieldRequest> requests;
+  for (const Field& f : schema.fields()) {
+    if (f.is_fixed()) requests.push_back({f.name});
+  }
+  return create(schema, requests).value_or_throw();
+}
+
+int BatchLayout::find(const std::string& name) const {
+  for (size_t i = 0; i < fields_.size(); ++i) {
+    if (fields_[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+void BatchLayout::write(int f, const uint8_t* src, uint8_t* dst) const {
+  const BatchField& field = fields_[f];
+  if (!field.normalize) {
+    std::memcpy(dst, src, field.sample_bytes);
+    return;
+  }
+  auto* out = reinterpret_cast<float*>(dst);
+  const int64_t channels = static_cast<int64_t>(field.lut.size() / 256);
+  for (int64_t c = 0; c < channels; ++c) {
+    const float* lut = field.lut.data() + c * 256;
+    const uint8_t* in = src + c * field.channel_elements;
+    float* o = out + c * field.channel_elements;
+    for (int64_t i = 0; i < field.channel_elements; ++i) o[i] = lut[in[i]];
+  }
+}
+
+}  // namespace stoker

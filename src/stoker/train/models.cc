@@ -1,0 +1,309 @@
+#include "stoker/train/models.h"
+
+#include <torch/script.h>
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "stoker/util/atomic_file.h"
+
+namespace stoker {
+namespace {
+
+namespace nn = torch::nn;
+
+constexpr const char* kKnownModels = "mlp, cnn, resnet18";
+
+// The first line of a c10::Error, without the C++ backtrace.
+std::string short_message(const c10::Error& e) {
+  std::string message = e.what_without_backtrace();
+  return message.substr(0, message.find('\n'));
+}
+
+std::string shape_string(at::IntArrayRef sizes) {
+  std::ostringstream out;
+  out << '[';
+  for (size_t i = 0; i < sizes.size(); ++i) out << (i ? ", " : "") << sizes[i];
+  out << ']';
+  return out.str();
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// ResNet basic block: two 3x3 conv+BN, plus a 1x1 conv+BN projection when the shape changes.
+struct BasicBlockImpl : nn::Module {
+  BasicBlockImpl(int64_t in, int64_t out, int64_t stride)
+      : conv1(nn::Conv2dOptions(in, out, 3).stride(stride).padding(1).bias(false)),
+        bn1(out),
+        conv2(nn::Conv2dOptions(out, out, 3).padding(1).bias(false)),
+        bn2(out) {
+    register_module("conv1", conv1);
+    register_module("bn1", bn1);
+    register_module("conv2", conv2);
+    register_module("bn2", bn2);
+    if (stride != 1 || in != out) {
+      shortcut =
+          nn::Sequential(nn::Conv2d(nn::Conv2dOptions(in, out, 1).stride(stride).bias(false)),
+                         nn::BatchNorm2d(out));
+      register_module("shortcut", shortcut);
+    }
+  }
+
+  at::Tensor forward(const at::Tensor& x) {
+    at::Tensor y = torch::relu(bn1(conv1(x)));
+    y = bn2(conv2(y));
+    return torch::relu(y + (shortcut ? shortcut->forward(x) : x));
+  }
+
+  nn::Conv2d conv1;
+  nn::BatchNorm2d bn1;
+  nn::Conv2d conv2;
+  nn::BatchNorm2d bn2;
+  nn::Sequential shortcut{nullptr};
+};
+TORCH_MODULE(BasicBlock);
+
+// A ResNet stage: two BasicBlocks named "0" and "1" (the first may downsample).
+struct StageImpl : nn::Module {
+  StageImpl(int64_t in, int64_t out, int64_t stride)
+      : block0(register_module("0", BasicBlock(in, out, stride))),
+        block1(register_module("1", BasicBlock(out, out, 1))) {}
+
+  at::Tensor forward(const at::Tensor& x) { return block1(block0(x)); }
+
+  BasicBlock block0;
+  BasicBlock block1;
+};
+TORCH_MODULE(Stage);
+
+nn::Sequential make_mlp(const ModelSpec& s) {
+  return nn::Sequential({{"flatten", nn::Flatten()},
+                         {"fc1", nn::Linear(s.channels * s.height * s.width, 128)},
+                         {"relu1", nn::ReLU()},
+                         {"fc2", nn::Linear(128, 64)},
+                         {"relu2", nn::ReLU()},
+                         {"fc3", nn::Linear(64, s.num_classes)}});
+}
+
+nn::Sequential make_cnn(const ModelSpec& s) {
+  const int64_t features = 64 * (s.height / 2 / 2) * (s.width / 2 / 2);
+  return nn::Sequential({{"conv1", nn::Conv2d(nn::Conv2dOptions(s.channels, 32, 3).padding(1))},
+                         {"relu1", nn::ReLU()},
+                         {"pool1", nn::MaxPool2d(2)},
+                         {"conv2", nn::Conv2d(nn::Conv2dOptions(32, 64, 3).padding(1))},
+                         {"relu2", nn::ReLU()},
+                         {"pool2", nn::MaxPool2d(2)},
+                         {"flatten", nn::Flatten()},
+                         {"fc1", nn::Linear(features, 128)},
+                         {"relu3", nn::ReLU()},
+                         {"fc2", nn::Linear(128, s.num_classes)}});
+}
+
+// CIFAR-style ResNet-18: 3x3 stride-1 stem without max-pool, BasicBlocks [2, 2, 2, 2].
+nn::Sequential make_resnet18(const ModelSpec& s) {
+  nn::Sequential net;
+  net->push_back("conv1", nn::Conv2d(nn::Conv2dOptions(s.channels, 64, 3).padding(1).bias(false)));
+  net->push_back("bn1", nn::BatchNorm2d(64));
+  net->push_back("relu", nn::ReLU());
+  int64_t in = 64;
+  const int64_t widths[] = {64, 128, 256, 512};
+  for (int layer = 0; layer < 4; ++layer) {
+    const int64_t out = widths[layer];
+    net->push_back("layer" + std::to_string(layer + 1), Stage(in, out, layer == 0 ? 1 : 2));
+    in = out;
+  }
+  net->push_back("avgpool", nn::AdaptiveAvgPool2d(1));
+  net->push_back("flatten", nn::Flatten());
+  net->push_back("fc", nn::Linear(512, s.num_classes));
+  return net;
+}
+
+NamedTensors named_module_state(const nn::Module& module) {
+  NamedTensors state;
+  for (const auto& p : module.named_parameters()) state.emplace_back(p.key(), p.value());
+  for (const auto& b : module.named_buffers()) state.emplace_back(b.key(), b.value());
+  return state;
+}
+
+class BuiltinModel final : public Model {
+ public:
+  BuiltinModel(std::string name, nn::Sequential net)
+      : name_(std::move(name)), net_(std::move(net)) {}
+
+  at::Tensor forward(const at::Tensor& input) override { return net_->forward(input); }
+  std::vector<at::Tensor> parameters() override { return net_->parameters(); }
+  NamedTensors named_state() override { return named_module_state(*net_); }
+  void train(bool on) override { net_->train(on); }
+  bool is_training() const override { return net_->is_training(); }
+  void to(const c10::Device& device) override { net_->to(device); }
+  std::string name() const override { return name_; }
+
+  Status save(const std::string& path) override {
+    std::ostringstream bytes;
+    try {
+      torch::save(net_, bytes);
+    } catch (const c10::Error& e) {
+      return io_error("cannot serialize model " + name_ + ": " + short_message(e));
+    }
+    return write_file_atomically(path, bytes.str());
+  }
+
+  Status load(const std::string& path) override {
+    try {
+      torch::load(net_, path);
+    } catch (const c10::Error& e) {
+      return corrupt("cannot load " + name_ + " weights from '" + path + "': " + short_message(e));
+    }
+    return Status::ok();
+  }
+
+ private:
+  std::string name_;
+  nn::Sequential net_;
+};
+
+NamedTensors named_script_state(const torch::jit::Module& module) {
+  NamedTensors state;
+  for (const auto& p : module.named_parameters()) state.emplace_back(p.name, p.value);
+  for (const auto& b : module.named_buffers()) state.emplace_back(b.name, b.value);
+  return state;
+}
+
+class ScriptModel final : public Model {
+ public:
+  ScriptModel(std::string path, torch::jit::Module module)
+      : path_(std::move(path)), module_(std::move(module)) {}
+
+  at::Tensor forward(const at::Tensor& input) override {
+    return module_.forward({input}).toTensor();
+  }
+  std::vector<at::Tensor> parameters() override {
+    std::vector<at::Tensor> params;
+    for (const at::Tensor& p : module_.parameters()) params.push_back(p);
+    return params;
+  }
+  NamedTensors named_state() override { return named_script_state(module_); }
+  void train(bool on) override { module_.train(on); }
+  bool is_training() const override { return module_.is_training(); }
+  void to(const c10::Device& device) override { module_.to(device); }
+  std::string name() const override { return path_; }
+
+  Status save(const std::string& path) override {
+    std::ostringstream bytes;
+    try {
+      module_.save(bytes);
+    } catch (const c10::Error& e) {
+      return io_error("cannot serialize TorchScript model " + path_ + ": " + short_message(e));
+    }
+    return write_file_atomically(path, bytes.str());
+  }
+
+  Status load(const std::string& path) override {
+    torch::jit::Module loaded;
+    try {
+      loaded = torch::jit::load(path, c10::Device(c10::kCPU));
+    } catch (const c10::Error& e) {
+      return corrupt("cannot load TorchScript model '" + path + "': " + short_message(e));
+    }
+    return load_state(named_script_state(loaded));
+  }
+
+ private:
+  std::string path_;
+  torch::jit::Module module_;
+};
+
+}  // namespace
+
+Status Model::load_state(const NamedTensors& state) {
+  std::map<std::string, at::Tensor> live;
+  for (auto& [key, tensor] : named_state()) live.emplace(key, tensor);
+  if (state.size() != live.size()) {
+    return invalid_argument("model " + name() + " has " + std::to_string(live.size()) +
+                            " state tensors, the saved state has " + std::to_string(state.size()));
+  }
+  torch::NoGradGuard no_grad;
+  for (const auto& [key, value] : state) {
+    auto it = live.find(key);
+    if (it == live.end())
+      return invalid_argument("model " + name() + " has no tensor '" + key + "'");
+    if (it->second.sizes() != value.sizes()) {
+      return invalid_argument("model " + name() + " tensor '" + key + "' has shape " +
+                              shape_string(it->second.sizes()) + ", the saved one " +
+                              shape_string(value.sizes()));
+    }
+    it->second.copy_(value);
+  }
+  return Status::ok();
+}
+
+std::unique_ptr<Model> make_model(const std::string& name_or_path, const ModelSpec& spec) {
+  if (ends_with(name_or_path, ".pt")) {
+    if (!std::filesystem::is_regular_file(name_or_path)) {
+      throw Error(not_found("TorchScript model '" + name_or_path + "' does not exist"));
+    }
+    try {
+      return std::make_unique<ScriptModel>(name_or_path, torch::jit::load(name_or_path));
+    } catch (const c10::Error& e) {
+      throw Error(invalid_argument("cannot load TorchScript model '" + name_or_path +
+                                   "': " + short_message(e)));
+    }
+  }
+  if (spec.channels <= 0 || spec.height <= 0 || spec.width <= 0 || spec.num_classes <= 0) {
+    throw Error(invalid_argument("model " + name_or_path + ": input shape " +
+                                 shape_string({spec.channels, spec.height, spec.width}) +
+                                 " and num_classes " + std::to_string(spec.num_classes) +
+                                 " must be positive"));
+  }
+  if (name_or_path == "mlp") return std::make_unique<BuiltinModel>("mlp", make_mlp(spec));
+  if (name_or_path == "cnn") {
+    if (spec.height < 4 || spec.width < 4) {
+      throw Error(invalid_argument("model cnn needs inputs of at least 4x4, got " +
+                                   std::to_string(spec.height) + "x" + std::to_string(spec.width)));
+    }
+    return std::make_unique<BuiltinModel>("cnn", make_cnn(spec));
+  }
+  if (name_or_path == "resnet18") {
+    return std::make_unique<BuiltinModel>("resnet18", make_resnet18(spec));
+  }
+  throw Error(invalid_argument("unknown model '" + name_or_path + "': known models are " +
+                               kKnownModels + ", or a TorchScript file ending in .pt"));
+}
+
+Status check_output_shape(Model& model, const ModelSpec& spec) {
+  const std::vector<int64_t> input_shape = {2, spec.channels, spec.height, spec.width};
+  const std::vector<int64_t> expected = {2, spec.num_classes};
+  std::vector<at::Tensor> params = model.parameters();
+  auto options = torch::TensorOptions().dtype(torch::kFloat32);
+  if (!params.empty()) options = options.device(params.front().device());
+
+  const bool was_training = model.is_training();
+  model.train(false);
+  at::Tensor output;
+  std::string failure;
+  try {
+    torch::NoGradGuard no_grad;
+    output = model.forward(torch::zeros(input_shape, options));
+  } catch (const c10::Error& e) {
+    failure = short_message(e);
+  }
+  model.train(was_training);
+
+  if (!failure.empty()) {
+    return invalid_argument("model " + model.name() + " fails on input " +
+                            shape_string(input_shape) + ": " + failure);
+  }
+  if (output.sizes() != at::IntArrayRef(expected)) {
+    return invalid_argument("model " + model.name() + " maps input " + shape_string(input_shape) +
+                            " to output " + shape_string(output.sizes()) + ", expected " +
+                            shape_string(expected));
+  }
+  return Status::ok();
+}
+
+}  // namespace stoker
