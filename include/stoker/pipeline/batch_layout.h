@@ -2,8 +2,8 @@
 // BatchLayout: which record fields a batch holds and how each sample is written into its slot
 // of a batch buffer (DESIGN.md contract 4: decoded straight into the pooled buffer, no
 // per-sample allocation). A field is either copied as stored (any fixed dtype), or — for uint8
-// fields — normalised to float32 with a per-channel (x / 255 - mean) / std through a 256-entry
-// lookup table per channel. Immutable after create(): thread-safe to share.
+// fields — normalised to float32 with a per-channel (x / 255 - mean) / std, computed as one
+// multiply-add per pixel (x * scale + bias), which the compiler vectorises. Immutable after create(): thread-safe to share.
 
 #include <cstddef>
 #include <cstdint>
@@ -36,7 +36,8 @@ struct BatchField {
   size_t sample_bytes = 0;
   bool normalize = false;
   int64_t channel_elements = 0;  // elements per channel when normalising
-  std::vector<float> lut;        // channels x 256 when normalising
+  std::vector<float> scale;      // per channel: 1 / (255 std)
+  std::vector<float> bias;       // per channel: -mean / std
 };
 
 class BatchLayout {

@@ -8,6 +8,7 @@ class App;
 
 namespace stoker::cli {
 
+void add_bench_command(CLI::App& app);
 void add_convert_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_verify_command(CLI::App& app);

@@ -9,6 +9,7 @@
 int main(int argc, char** argv) {
   CLI::App app{"stoker: keeps accelerators fed. Sharded datasets, a fast loader, a trainer."};
   app.require_subcommand(1);
+  stoker::cli::add_bench_command(app);
   stoker::cli::add_convert_command(app);
   stoker::cli::add_inspect_command(app);
   stoker::cli::add_verify_command(app);

@@ -31,11 +31,11 @@ Result<BatchLayout> BatchLayout::create(const Schema& schema,
       out.dtype = DType::kFloat32;
       out.sample_bytes = field.fixed_bytes() * sizeof(float);
       out.channel_elements = field.num_elements() / channels;
-      out.lut.resize(static_cast<size_t>(channels) * 256);
       for (int64_t c = 0; c < channels; ++c) {
         float mean = request.mean[n == 1 ? 0 : c], std = request.std[n == 1 ? 0 : c];
         if (std == 0.0f) return invalid_argument("field '" + request.name + "': std is zero");
-        for (int v = 0; v < 256; ++v) out.lut[c * 256 + v] = (v / 255.0f - mean) / std;
+        out.scale.push_back(1.0f / (255.0f * std));
+        out.bias.push_back(-mean / std);
       }
     }
     layout.fields_.push_back(std::move(out));
@@ -65,12 +65,11 @@ void BatchLayout::write(int f, const uint8_t* src, uint8_t* dst) const {
     return;
   }
   auto* out = reinterpret_cast<float*>(dst);
-  const int64_t channels = static_cast<int64_t>(field.lut.size() / 256);
-  for (int64_t c = 0; c < channels; ++c) {
-    const float* lut = field.lut.data() + c * 256;
-    const uint8_t* in = src + c * field.channel_elements;
-    float* o = out + c * field.channel_elements;
-    for (int64_t i = 0; i < field.channel_elements; ++i) o[i] = lut[in[i]];
+  for (size_t c = 0; c < field.scale.size(); ++c) {
+    const uint8_t* __restrict in = src + c * field.channel_elements;
+    float* __restrict o = out + c * field.channel_elements;
+    const float scale = field.scale[c], bias = field.bias[c];
+    for (int64_t i = 0; i < field.channel_elements; ++i) o[i] = static_cast<float>(in[i]) * scale + bias;
   }
 }
 

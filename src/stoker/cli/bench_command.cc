@@ -1,0 +1,143 @@
+// `stoker bench loader`: loader throughput on a dataset, beside the bare single-thread loop
+// that does the same shuffled gather + normalise into one reused buffer (the memory-bound
+// limit the loader should approach).
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <numeric>
+
+#include "cli/commands.h"
+#include "stoker/pipeline/loader.h"
+#include "stoker/store/import/fashion_mnist.h"
+
+namespace stoker::cli {
+namespace {
+
+struct LoaderBenchOptions {
+  std::string data;
+  int64_t batch = 256;
+  int workers = -1;
+  int prefetch = 4;
+  int epochs = 2;
+  bool uint8 = false;
+  bool no_verify = false;
+  bool json = false;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The bare loop: one thread, a shuffled order, the image field normalised through the same
+// lookup table and the label copied into one reused buffer per batch. Returns samples/s.
+double bare_loop(const Dataset& dataset, const BatchLayout& layout, int64_t batch, int epochs,
+                 bool verify) {
+  const int64_t n = static_cast<int64_t>(dataset.size());
+  const auto& fields = layout.fields();
+  std::vector<std::vector<uint8_t>> buffers;
+  for (const BatchField& f : fields) buffers.emplace_back(f.sample_bytes * batch);
+  Sampler sampler(n, SamplerOptions{7, true, 0, 1, batch, false});
+  auto start = std::chrono::steady_clock::now();
+  for (int e = 0; e < epochs; ++e) {
+    EpochPlan plan = sampler.plan(e);
+    for (int64_t b = 0; b < plan.num_batches(); ++b) {
+      IndexSpan idx = plan.batch(b);
+      for (size_t f = 0; f < fields.size(); ++f) {
+        for (size_t k = 0; k < idx.size; ++k) {
+          if (verify && f == 0) throw_if_error(dataset.verify_record(idx[k]));
+          layout.write(static_cast<int>(f), dataset.fixed_field(idx[k], fields[f].schema_field),
+                       buffers[f].data() + k * fields[f].sample_bytes);
+        }
+      }
+    }
+  }
+  return static_cast<double>(n) * epochs / seconds_since(start);
+}
+
+void run_loader_bench(const LoaderBenchOptions& o) {
+  std::string data = o.data;
+  if (data.empty()) {
+    throw_if_error(convert_fashion_mnist(kFashionMnistDebianDir, default_fashion_mnist_dir(), true));
+    data = default_fashion_mnist_dir() + "/train";
+  }
+  auto dataset = Dataset::open(data).value_or_throw();
+  LoaderOptions options;
+  options.batch_size = o.batch;
+  options.workers = o.workers;
+  options.prefetch = o.prefetch;
+  options.verify = !o.no_verify;
+  const int image = dataset->schema().find("image");
+  for (const Field& f : dataset->schema().fields()) {
+    if (!f.is_fixed()) continue;
+    const bool normalise = !o.uint8 && f.dtype == DType::kUint8 && image >= 0 && f.name == "image";
+    options.fields.push_back(normalise ? FieldRequest{f.name, true, {0.2860f}, {0.3530f}}
+                                       : FieldRequest{f.name});
+  }
+  Loader loader(dataset, options);
+  size_t sample_bytes = 0;
+  for (const BatchField& f : loader.layout().fields()) sample_bytes += f.sample_bytes;
+
+  int64_t samples = 0;
+  double checksum = 0;
+  auto start = std::chrono::steady_clock::now();
+  for (int e = 0; e < o.epochs; ++e) {
+    for (Batch& b : loader.epoch(e)) {
+      samples += b.size();
+      checksum += static_cast<const uint8_t*>(b[loader.layout().fields()[0].name].data_ptr())[0];
+    }
+  }
+  const double seconds = seconds_since(start);
+  const double rate = samples / seconds;
+  const double bare = bare_loop(*dataset, loader.layout(), o.batch, o.epochs, options.verify);
+  const PipelineStats& s = loader.stats();
+  nlohmann::json j = {{"data", data},
+                      {"batch", o.batch},
+                      {"workers", loader.options().workers},
+                      {"prefetch", o.prefetch},
+                      {"epochs", o.epochs},
+                      {"verify", options.verify},
+                      {"output", o.uint8 ? "uint8" : "float32"},
+                      {"samples", samples},
+                      {"seconds", seconds},
+                      {"samples_per_s", rate},
+                      {"mb_per_s", rate * sample_bytes / 1e6},
+                      {"bare_loop_samples_per_s", bare},
+                      {"ratio_to_bare_loop", rate / bare},
+                      {"consumer_wait_s", s.wait_ns.load() / 1e9},
+                      {"read_s", s.read_ns.load() / 1e9},
+                      {"transform_s", s.transform_ns.load() / 1e9},
+                      {"checksum", checksum}};
+  if (o.json) {
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  fmt::print("loader     {:>12.0f} samples/s  {:>8.1f} MB/s  ({} samples, {} workers, {:.3f} s)\n",
+             rate, rate * sample_bytes / 1e6, samples, loader.options().workers, seconds);
+  fmt::print("bare loop  {:>12.0f} samples/s  (one thread, same work, no queue)\n", bare);
+  fmt::print("ratio      {:>12.2f}\n", rate / bare);
+  fmt::print("stages     read {:.3f} s, transform {:.3f} s (worker time), consumer wait {:.3f} s\n",
+             s.read_ns.load() / 1e9, s.transform_ns.load() / 1e9, s.wait_ns.load() / 1e9);
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  CLI::App* bench = app.add_subcommand("bench", "Measure stoker's parts");
+  bench->require_subcommand(1);
+  auto o = std::make_shared<LoaderBenchOptions>();
+  CLI::App* loader = bench->add_subcommand("loader", "Loader throughput (samples/s, MB/s) beside the bare loop");
+  loader->add_option("--data", o->data, "Dataset directory (default: Fashion-MNIST train, converted if needed)");
+  loader->add_option("--batch", o->batch, "Batch size")->check(CLI::PositiveNumber)->capture_default_str();
+  loader->add_option("--workers", o->workers, "Worker threads (-1 = auto, 0 = inline)")->check(CLI::Range(-1, 256))->capture_default_str();
+  loader->add_option("--prefetch", o->prefetch, "Batches in flight")->check(CLI::Range(1, 1024))->capture_default_str();
+  loader->add_option("--epochs", o->epochs, "Epochs to time")->check(CLI::PositiveNumber)->capture_default_str();
+  loader->add_flag("--uint8", o->uint8, "Deliver images as uint8 (normalise on the device)");
+  loader->add_flag("--no-verify", o->no_verify, "Skip record checksums");
+  loader->add_flag("--json", o->json, "Print JSON");
+  loader->callback([o] { run_loader_bench(*o); });
+}
+
+}  // namespace stoker::cli
