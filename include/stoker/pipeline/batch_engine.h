@@ -22,14 +22,25 @@
 #include "stoker/pipeline/batch_buffer.h"
 #include "stoker/pipeline/batch_layout.h"
 #include "stoker/pipeline/sampler.h"
+#include "stoker/pipeline/verified_set.h"
 #include "stoker/store/dataset.h"
 
 namespace stoker {
 
+// When records' checksums are checked.
+enum class VerifyPolicy {
+  kAlways,  // every read
+  kOnce,    // the first read of each record in this loader (later epochs trust the mmap)
+  kOff,     // never (`stoker verify` still checks everything)
+};
+
+// "always", "once" or "off".
+Result<VerifyPolicy> parse_verify_policy(const std::string& name);
+
 struct EngineOptions {
-  int workers = 2;           // worker threads; 0 builds batches inline in next()
-  int prefetch = 4;          // batches in flight, >= 1
-  bool verify = true;        // check every record's checksum before using it
+  int workers = 2;                            // worker threads; 0 builds batches inline
+  int prefetch = 4;                           // batches in flight, >= 1
+  VerifyPolicy verify = VerifyPolicy::kAlways;
   bool skip_errors = false;  // drop and count bad records instead of failing the batch
 };
 
@@ -45,10 +56,11 @@ struct PipelineStats {
 
 class BatchEngine {
  public:
-  // `layout` must outlive the engine. Starts the workers.
+  // `layout` must outlive the engine. `verified` (records of `dataset`) is required for
+  // VerifyPolicy::kOnce. Starts the workers.
   BatchEngine(std::shared_ptr<const Dataset> dataset, const BatchLayout& layout,
               std::shared_ptr<BufferPool> pool, EpochPlan plan, EngineOptions options,
-              std::shared_ptr<PipelineStats> stats);
+              std::shared_ptr<PipelineStats> stats, std::shared_ptr<VerifiedSet> verified = nullptr);
   BatchEngine(const BatchEngine&) = delete;
   BatchEngine& operator=(const BatchEngine&) = delete;
   ~BatchEngine();
@@ -68,6 +80,7 @@ class BatchEngine {
   const EpochPlan plan_;
   const EngineOptions options_;
   const std::shared_ptr<PipelineStats> stats_;
+  const std::shared_ptr<VerifiedSet> verified_;
   std::vector<uint64_t> inline_good_;  // scratch for workers == 0
 
   std::mutex mutex_;

@@ -37,7 +37,7 @@ struct LoaderOptions {
   bool drop_last = false;
   int rank = 0;
   int world_size = 1;
-  bool verify = true;                         // check record checksums as they are read
+  VerifyPolicy verify = VerifyPolicy::kOnce;  // when record checksums are checked
   ErrorPolicy on_error = ErrorPolicy::kRaise;  // kSkip drops and counts bad records
   std::vector<FieldRequest> fields;           // empty: every fixed field as stored
   torch::Device device = torch::kCPU;         // CUDA: pinned buffers, copies on a side stream
@@ -145,6 +145,7 @@ class Loader {
   Sampler sampler_;
   std::shared_ptr<BufferPool> pool_;
   std::shared_ptr<PipelineStats> stats_;
+  std::shared_ptr<VerifiedSet> verified_;
   std::unique_ptr<DeviceFeed> feed_;
   LoaderState state_;
 };

@@ -23,7 +23,7 @@ struct LoaderBenchOptions {
   int prefetch = 4;
   int epochs = 2;
   bool uint8 = false;
-  bool no_verify = false;
+  std::string verify = "once";
   bool json = false;
 };
 
@@ -34,7 +34,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 // The bare loop: one thread, a shuffled order, the image field normalised through the same
 // lookup table and the label copied into one reused buffer per batch. Returns samples/s.
 double bare_loop(const Dataset& dataset, const BatchLayout& layout, int64_t batch, int epochs,
-                 bool verify) {
+                 VerifyPolicy verify) {
   const int64_t n = static_cast<int64_t>(dataset.size());
   const auto& fields = layout.fields();
   std::vector<std::vector<uint8_t>> buffers;
@@ -43,11 +43,12 @@ double bare_loop(const Dataset& dataset, const BatchLayout& layout, int64_t batc
   auto start = std::chrono::steady_clock::now();
   for (int e = 0; e < epochs; ++e) {
     EpochPlan plan = sampler.plan(e);
+    const bool check = verify == VerifyPolicy::kAlways || (verify == VerifyPolicy::kOnce && e == 0);
     for (int64_t b = 0; b < plan.num_batches(); ++b) {
       IndexSpan idx = plan.batch(b);
       for (size_t f = 0; f < fields.size(); ++f) {
         for (size_t k = 0; k < idx.size; ++k) {
-          if (verify && f == 0) throw_if_error(dataset.verify_record(idx[k]));
+          if (check && f == 0) throw_if_error(dataset.verify_record(idx[k]));
           layout.write(static_cast<int>(f), dataset.fixed_field(idx[k], fields[f].schema_field),
                        buffers[f].data() + k * fields[f].sample_bytes);
         }
@@ -68,7 +69,7 @@ void run_loader_bench(const LoaderBenchOptions& o) {
   options.batch_size = o.batch;
   options.workers = o.workers;
   options.prefetch = o.prefetch;
-  options.verify = !o.no_verify;
+  options.verify = parse_verify_policy(o.verify).value_or_throw();
   const int image = dataset->schema().find("image");
   for (const Field& f : dataset->schema().fields()) {
     if (!f.is_fixed()) continue;
@@ -98,7 +99,7 @@ void run_loader_bench(const LoaderBenchOptions& o) {
                       {"workers", loader.options().workers},
                       {"prefetch", o.prefetch},
                       {"epochs", o.epochs},
-                      {"verify", options.verify},
+                      {"verify", o.verify},
                       {"output", o.uint8 ? "uint8" : "float32"},
                       {"samples", samples},
                       {"seconds", seconds},
@@ -135,7 +136,9 @@ void add_bench_command(CLI::App& app) {
   loader->add_option("--prefetch", o->prefetch, "Batches in flight")->check(CLI::Range(1, 1024))->capture_default_str();
   loader->add_option("--epochs", o->epochs, "Epochs to time")->check(CLI::PositiveNumber)->capture_default_str();
   loader->add_flag("--uint8", o->uint8, "Deliver images as uint8 (normalise on the device)");
-  loader->add_flag("--no-verify", o->no_verify, "Skip record checksums");
+  loader->add_option("--verify", o->verify, "Record checksums: always, once (first read), off")
+      ->check(CLI::IsMember({"always", "once", "off"}))
+      ->capture_default_str();
   loader->add_flag("--json", o->json, "Print JSON");
   loader->callback([o] { run_loader_bench(*o); });
 }

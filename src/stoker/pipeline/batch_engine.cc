@@ -16,15 +16,26 @@ constexpr size_t kPrefetchAhead = 4;  // records prefetched ahead of the one bei
 
 }  // namespace
 
+Result<VerifyPolicy> parse_verify_policy(const std::string& name) {
+  if (name == "always") return VerifyPolicy::kAlways;
+  if (name == "once") return VerifyPolicy::kOnce;
+  if (name == "off") return VerifyPolicy::kOff;
+  return invalid_argument("verify policy '" + name + "' is not one of always, once, off");
+}
+
 BatchEngine::BatchEngine(std::shared_ptr<const Dataset> dataset, const BatchLayout& layout,
                          std::shared_ptr<BufferPool> pool, EpochPlan plan, EngineOptions options,
-                         std::shared_ptr<PipelineStats> stats)
+                         std::shared_ptr<PipelineStats> stats,
+                         std::shared_ptr<VerifiedSet> verified)
     : dataset_(std::move(dataset)),
       layout_(layout),
       pool_(std::move(pool)),
       plan_(std::move(plan)),
       options_(options),
-      stats_(std::move(stats)) {
+      stats_(std::move(stats)),
+      verified_(std::move(verified)) {
+  if (options_.verify == VerifyPolicy::kOnce && !verified_)
+    throw Error(invalid_argument("VerifyPolicy::kOnce needs a VerifiedSet"));
   for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this] { work(); });
 }
 
@@ -106,7 +117,9 @@ void BatchEngine::build(int64_t b, BatchBuffer& buffer, std::vector<uint64_t>& g
       return;
     }
     const uint64_t i = static_cast<uint64_t>(indices[k]);
-    if (options_.verify) {
+    const bool check = options_.verify == VerifyPolicy::kAlways ||
+                       (options_.verify == VerifyPolicy::kOnce && !verified_->contains(i));
+    if (check) {
       if (k + kPrefetchAhead < indices.size) dataset_->prefetch(indices[k + kPrefetchAhead]);
       Status status = dataset_->verify_record(i);
       if (!status.is_ok()) {
@@ -117,6 +130,7 @@ void BatchEngine::build(int64_t b, BatchBuffer& buffer, std::vector<uint64_t>& g
         ++buffer.skipped;
         continue;
       }
+      if (verified_) verified_->insert(i);
     }
     good.push_back(i);
   }

@@ -167,6 +167,37 @@ TEST_F(CorruptRecordTest, SkipPolicyCountsAndDeliversTheRest) {
   }
 }
 
+TEST_F(BatchEngineTest, VerifyOnceTrustsRecordsAfterTheirFirstCheck) {
+  for (int workers : {0, 2}) {
+    const std::string dir = dir_ / ("once" + std::to_string(workers));
+    testing::write_labelled_dataset(dir, kRecords);
+    auto dataset = Dataset::open(dir).value_or_throw();
+    auto verified = std::make_shared<VerifiedSet>(kRecords);
+    auto run = [&](VerifyPolicy policy, int64_t epoch) {
+      EngineOptions options;
+      options.workers = workers;
+      options.verify = policy;
+      SamplerOptions so;
+      so.batch_size = 50;
+      auto pool = BufferPool::create(layout_, 50, 4, default_host_allocator());
+      BatchEngine e(dataset, layout_, pool, Sampler(kRecords, so).plan(epoch), options,
+                    std::make_shared<PipelineStats>(), verified);
+      while (auto b = e.next()) {
+        if (!b->status.is_ok()) return b->status;
+      }
+      return Status::ok();
+    };
+    ASSERT_TRUE(run(VerifyPolicy::kOnce, 0).is_ok());
+    for (uint64_t i = 0; i < kRecords; ++i) ASSERT_TRUE(verified->contains(i));
+    // The shard is mapped shared: a byte flipped on disk now is seen by the reader.
+    auto [shard, offset] = testing::record_location(dir, 123);
+    testing::flip_byte(shard, offset);
+    EXPECT_TRUE(run(VerifyPolicy::kOnce, 1).is_ok());
+    EXPECT_TRUE(run(VerifyPolicy::kOff, 1).is_ok());
+    EXPECT_EQ(run(VerifyPolicy::kAlways, 1).code(), StatusCode::kCorrupt);
+  }
+}
+
 TEST_F(BatchEngineTest, BuffersStayBoundedByPrefetch) {
   for (int workers : {0, 4}) {
     EngineOptions options;

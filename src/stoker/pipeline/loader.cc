@@ -69,6 +69,7 @@ Loader::Loader(std::shared_ptr<const Dataset> dataset, LoaderOptions options)
       layout_(make_layout(*dataset_, options_)),
       sampler_(static_cast<int64_t>(dataset_->size()), sampler_options(options_)),
       stats_(std::make_shared<PipelineStats>()),
+      verified_(std::make_shared<VerifiedSet>(dataset_->size())),
       feed_(std::make_unique<DeviceFeed>(options_.device)) {
   pool_ = BufferPool::create(layout_, options_.batch_size,
                              static_cast<size_t>(options_.prefetch) + 2, feed_->host_allocator());
@@ -96,7 +97,7 @@ EpochRange Loader::epoch(int64_t e) {
   engine_options.verify = options_.verify;
   engine_options.skip_errors = options_.on_error == ErrorPolicy::kSkip;
   auto engine = std::make_unique<BatchEngine>(dataset_, layout_, pool_, sampler_.plan(e, start),
-                                              engine_options, stats_);
+                                              engine_options, stats_, verified_);
   return EpochRange(*this, std::move(engine));
 }
 
