@@ -141,6 +141,7 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str();
   loader->add_flag("--json", o->json, "Print JSON");
   loader->callback([o] { run_loader_bench(*o); });
+  add_bench_train_command(*bench);
 }
 
 }  // namespace stoker::cli

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   stoker::cli::add_bench_command(app);
   stoker::cli::add_convert_command(app);
   stoker::cli::add_inspect_command(app);
+  stoker::cli::add_train_command(app);
   stoker::cli::add_verify_command(app);
   try {
     app.parse(argc, argv);

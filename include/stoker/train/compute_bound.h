@@ -1,0 +1,21 @@
+#pragma once
+// The compute-only bound of a training run: the same model and optimizer stepping on one
+// resident batch, so no time at all goes to data. `stoker bench train` sets a real run beside
+// it: a loader that keeps up brings the run within a few percent of this bound.
+
+#include <cstdint>
+#include <string>
+
+#include "stoker/train/models.h"
+#include "stoker/train/optimizers.h"
+
+namespace stoker {
+
+// Seconds for `steps` optimizer steps of model `model` (make_model name) on one random batch of
+// `batch_size` inputs shaped like `spec`, with cross-entropy loss and `optimizer`. One warm-up
+// step is not timed. Uses the current intra-op thread setting.
+double compute_only_seconds(const std::string& model, const ModelSpec& spec,
+                            const OptimizerSpec& optimizer, int64_t batch_size, int64_t steps,
+                            uint64_t seed);
+
+}  // namespace stoker

@@ -1,0 +1,149 @@
+#pragma once
+// Trainer: trains a classifier on a dataset directory holding train/ and test/ (fields
+// image: uint8 [C,H,W] and label: int64), with the loader feeding batches ahead of the step —
+// the engine behind `stoker train`.
+//
+//   stoker::TrainerOptions options;  // Fashion-MNIST, mlp, 5 epochs, batch 64, Adam 1e-3
+//   stoker::Trainer trainer(options);
+//   stoker::TrainResult result = trainer.run();
+//
+// A step: forward and loss under autocast, backward of loss / accum (scaled for fp16), and
+// every `accum` batches (and at the end of an epoch) an optimizer step: unscale and check the
+// gradients, clip them, set the scheduled lr, step. Each epoch ends with an evaluation on test/
+// and a checkpoint. A stop request or the step limit ends the run at the next optimizer-step
+// boundary with a checkpoint; --resume from it continues the exact same sequence of updates.
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "stoker/pipeline/loader.h"
+#include "stoker/store/dataset.h"
+#include "stoker/train/amp.h"
+#include "stoker/train/models.h"
+#include "stoker/train/optimizers.h"
+#include "stoker/train/progress.h"
+#include "stoker/train/schedules.h"
+
+namespace stoker {
+
+// What to train on, how, and where results go. Plain value; defaults are the embedded default.
+struct TrainerOptions {
+  // A directory holding train/ and test/ datasets. Empty: default_fashion_mnist_dir(),
+  // converted from Debian's dataset-fashion-mnist files first if it is not there yet.
+  std::string data_dir;
+  std::string model = "mlp";  // a make_model() name or a TorchScript .pt file
+  int64_t epochs = 5;         // >= 1
+  int64_t batch_size = 64;    // >= 1
+  OptimizerSpec optimizer;    // Adam, lr 1e-3
+  // The lr schedule; its lr and total_steps are set from optimizer.lr and the run's length.
+  ScheduleSpec schedule;
+  AmpMode amp = AmpMode::kOff;
+  int64_t accum = 1;     // batches per optimizer step (gradient accumulation), >= 1
+  double clip_grad = 0;  // max gradient norm; 0 = no clipping
+  // LibTorch intra-op threads (torch::set_num_threads: process-wide). 1 by default because on
+  // the 2-core machines stoker targets the loader's worker thread uses the other core.
+  int threads = 1;
+  int workers = 1;    // loader worker threads; 0 builds batches on the training thread
+  uint64_t seed = 0;  // model initialisation and data order
+  // Input normalisation per channel, (x / 255 - mean) / std; Fashion-MNIST's by default.
+  std::vector<float> mean = {0.2860f};
+  std::vector<float> std = {0.3530f};
+  std::string checkpoint_dir;  // empty: no checkpoints; see checkpoint.h
+  // Continue from checkpoint_dir's checkpoint if it holds one (else start from scratch).
+  // Without it, a checkpoint_dir that already holds a checkpoint is an error.
+  bool resume = false;
+  std::string log_path;   // append one JSON object per epoch (EpochMetrics::to_json); "" = none
+  bool eval = true;       // evaluate on test/ after every epoch
+  int64_t max_steps = 0;  // stop (with a checkpoint) after this many optimizer steps; 0 = none
+  // Checked at every optimizer-step boundary: once true the run checkpoints and stops.
+  // Borrowed; typically set from a signal handler. Null: never.
+  const std::atomic<bool>* stop = nullptr;
+  std::string save_model;   // write the final model here (Model::save); "" = don't
+  std::FILE* out = stdout;  // where progress and epoch lines go (borrowed); null = silent
+  std::optional<ProgressStyle> progress;  // unset: default_progress_style(out)
+};
+
+// Why run() returned.
+enum class StopReason {
+  kCompleted,      // every epoch ran
+  kStepLimit,      // max_steps reached
+  kStopRequested,  // *stop became true
+};
+
+// What run() did. Plain value.
+struct TrainResult {
+  StopReason reason = StopReason::kCompleted;
+  std::vector<EpochMetrics> epochs;  // the epochs this run finished
+  int64_t steps = 0;                 // optimizer steps since the run began (resumes included)
+  int64_t epoch = 0;                 // 1-based epoch the run stopped in (or the last one)
+  double seconds = 0;                // wall time of run()
+  std::string checkpoint;            // the last checkpoint written, "" if none
+};
+
+// One training run. Not thread-safe: construct and run on one thread; only *options.stop may
+// be set from elsewhere.
+class Trainer {
+ public:
+  // Opens the data (converting the default first if needed), checks the schema and every label
+  // against the number of classes (the manifest's class names, else the largest label + 1),
+  // builds the model, optimizer and loaders, checks the checkpoint directory and, with resume,
+  // restores the checkpoint. Throws Error naming the problem before any training happens.
+  explicit Trainer(TrainerOptions options);
+  ~Trainer();
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  // Trains until the last epoch, the step limit or a stop request. Throws Error on a data
+  // error (naming the record), a non-finite loss (naming epoch, batch and step) or a failed
+  // checkpoint; the current checkpoint is then the last good one. Call once.
+  TrainResult run();
+
+  // The model being trained; valid while the Trainer lives.
+  Model& model() { return *model_; }
+  // The input shape and number of classes found in the data.
+  const ModelSpec& spec() const { return spec_; }
+
+ private:
+  // Trains epoch `e` (0-based) from where the loader is; false if the run stopped inside it.
+  bool train_epoch(int64_t e, EpochMetrics& metrics, TrainResult& result);
+  // The batch's images as float NCHW model input, and its labels, on the model's device (with
+  // the loader feeding that device already, no copy).
+  std::pair<at::Tensor, at::Tensor> on_device(const Batch& batch) const;
+  // Forward and backward of batch `batch_number` (1-based) of epoch `e`; returns its mean loss.
+  double forward_backward(const Batch& batch, int64_t e, int64_t batch_number);
+  void optimizer_step();
+  void evaluate(int64_t e, EpochMetrics& metrics);
+  StopReason stop_reason() const;
+  // Writes a checkpoint of the current state (if checkpoint_dir is set) into result.checkpoint.
+  void checkpoint(double epoch_loss_sum, int64_t epoch_samples, TrainResult& result);
+
+  TrainerOptions options_;
+  c10::Device device_;
+  std::shared_ptr<const Dataset> train_data_;
+  std::shared_ptr<const Dataset> test_data_;
+  ModelSpec spec_;
+  std::unique_ptr<Model> model_;
+  std::vector<at::Tensor> params_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::unique_ptr<LrSchedule> schedule_;
+  LossScaler scaler_;
+  std::unique_ptr<Loader> loader_;
+  std::unique_ptr<Loader> test_loader_;
+  Progress progress_;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> log_;
+  int64_t step_ = 0;
+  double lr_ = 0;           // of the last optimizer step
+  double h2d_seconds_ = 0;  // of the current epoch
+  // Of an epoch interrupted by a checkpoint, until it is finished (see CheckpointState).
+  double resumed_loss_sum_ = 0;
+  int64_t resumed_samples_ = 0;
+  std::string resumed_from_;  // checkpoint directory restored, if any
+};
+
+}  // namespace stoker

@@ -1,0 +1,116 @@
+// `stoker bench train`: the classic experiment side by side in one run — MLP 784-128-64-10,
+// Fashion-MNIST train, batch 64, Adam 1e-3, one epoch — through PyTorch's DataLoader
+// (bench/torch_train_baseline.py with /usr/bin/python3: num_workers 0, 2, 2 + pin_memory),
+// through stoker, and the compute-only bound (one resident batch). Seconds and ratios.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "stoker/store/import/fashion_mnist.h"
+#include "stoker/train/compute_bound.h"
+#include "stoker/train/trainer.h"
+
+namespace stoker::cli {
+namespace {
+
+struct TrainBenchOptions {
+  int64_t batch = 64;
+  int workers = 1;
+  int threads = 1;
+  std::string torch_script = STOKER_BENCH_DIR "/torch_train_baseline.py";
+  std::string python = "/usr/bin/python3";
+  bool skip_torch = false;
+  bool json = false;
+};
+
+// PyTorch's results, or a JSON object {"error": ...} saying why there are none.
+nlohmann::json run_torch_baseline(const TrainBenchOptions& o) {
+  if (o.skip_torch) return {{"error", "skipped (--no-torch)"}};
+  if (!std::filesystem::exists(o.torch_script))
+    return {{"error", o.torch_script + ": no such file (pass --torch-baseline)"}};
+  const std::string command = fmt::format("{} {} --json --batch {} --threads {}", o.python,
+                                          o.torch_script, o.batch, o.threads);
+  std::FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return {{"error", "cannot run " + o.python}};
+  std::string out;
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
+  const int status = ::pclose(pipe);
+  nlohmann::json j = nlohmann::json::parse(out, nullptr, false);
+  if (status != 0 || j.is_discarded()) return {{"error", command + " failed"}};
+  return j;
+}
+
+void run_train_bench(const TrainBenchOptions& o) {
+  throw_if_error(convert_fashion_mnist(kFashionMnistDebianDir, default_fashion_mnist_dir(), true));
+  nlohmann::json torch_results = run_torch_baseline(o);
+
+  TrainerOptions options;
+  options.epochs = 1;
+  options.batch_size = o.batch;
+  options.workers = o.workers;
+  options.threads = o.threads;
+  options.eval = false;
+  options.out = nullptr;
+  Trainer trainer(options);
+  const EpochMetrics stoker = trainer.run().epochs.at(0);
+  const int64_t steps = (stoker.samples + o.batch - 1) / o.batch;
+  const double bound = compute_only_seconds("mlp", trainer.spec(), options.optimizer, o.batch,
+                                            steps, options.seed);
+
+  nlohmann::json rows = nlohmann::json::array();
+  if (torch_results.contains("results")) {
+    for (const auto& r : torch_results["results"]) {
+      rows.push_back({{"name", "pytorch " + r["name"].get<std::string>()},
+                      {"seconds", r["seconds"]},
+                      {"data_wait_s", r.value("data_wait_s", 0.0)}});
+    }
+  }
+  rows.push_back({{"name", "stoker"}, {"seconds", stoker.seconds}, {"data_wait_s", stoker.data_seconds}});
+  rows.push_back({{"name", "stoker compute-only bound"}, {"seconds", bound}, {"data_wait_s", 0.0}});
+  for (auto& r : rows) {
+    r["ratio_to_stoker"] = r["seconds"].get<double>() / stoker.seconds;
+    r["ratio_to_bound"] = r["seconds"].get<double>() / bound;
+  }
+  nlohmann::json j = {{"batch", o.batch},     {"workers", o.workers}, {"threads", o.threads},
+                      {"steps", steps},       {"results", rows},
+                      {"stoker_over_bound", stoker.seconds / bound}};
+  if (torch_results.contains("error")) j["pytorch_error"] = torch_results["error"];
+  if (o.json) {
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  fmt::print("{:<34} {:>9} {:>10} {:>10} {:>10}\n", "one epoch, mlp, batch " + std::to_string(o.batch),
+             "seconds", "data wait", "/ stoker", "/ bound");
+  for (const auto& r : rows) {
+    fmt::print("{:<34} {:>9.3f} {:>10.3f} {:>10.2f} {:>10.2f}\n", r["name"].get<std::string>(),
+               r["seconds"].get<double>(), r["data_wait_s"].get<double>(),
+               r["ratio_to_stoker"].get<double>(), r["ratio_to_bound"].get<double>());
+  }
+  if (torch_results.contains("error"))
+    fmt::print("pytorch baseline: {}\n", torch_results["error"].get<std::string>());
+}
+
+}  // namespace
+
+void add_bench_train_command(CLI::App& bench) {
+  auto o = std::make_shared<TrainBenchOptions>();
+  CLI::App* cmd = bench.add_subcommand("train", "The classic MLP experiment: PyTorch DataLoader vs stoker vs the compute-only bound");
+  cmd->add_option("--batch", o->batch, "Batch size")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--workers", o->workers, "stoker loader worker threads")->check(CLI::Range(0, 256))->capture_default_str();
+  cmd->add_option("--threads", o->threads, "Intra-op threads (both sides)")->check(CLI::Range(1, 256))->capture_default_str();
+  cmd->add_option("--torch-baseline", o->torch_script, "PyTorch baseline script")->capture_default_str();
+  cmd->add_option("--python", o->python, "Python with torch and torchvision")->capture_default_str();
+  cmd->add_flag("--no-torch", o->skip_torch, "Leave out the PyTorch runs");
+  cmd->add_flag("--json", o->json, "Print JSON");
+  cmd->callback([o] { run_train_bench(*o); });
+}
+
+}  // namespace stoker::cli

@@ -1,0 +1,234 @@
+// `stoker train` end to end: a run with its outputs, the embedded default, SIGINT with a
+// checkpoint and an exact resume, and bad inputs giving one line on stderr and exit code 1.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "stoker/store/import/fashion_mnist.h"
+#include "stoker/testing/classification.h"
+#include "stoker/testing/records.h"
+#include "stoker/testing/temp_dir.h"
+#include "stoker/train/checkpoint.h"
+#include "stoker/train/models.h"
+#include "stoker/util/atomic_file.h"
+
+extern char** environ;
+
+namespace stoker {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A running `stoker` with stdout and stderr going to files.
+class Cli {
+ public:
+  // Starts `stoker train ARGS` with `env` added to the environment.
+  Cli(const std::vector<std::string>& args, const testing::TempDir& dir,
+      const std::vector<std::string>& env = {})
+      : out_path_(dir / ("out-" + std::to_string(++runs_))), err_path_(out_path_ + ".err") {
+    std::vector<std::string> argv_strings = {STOKER_CLI_PATH, "train"};
+    argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (std::string& s : argv_strings) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    std::vector<std::string> env_strings = env;
+    std::vector<char*> envp;
+    for (std::string& s : env_strings) envp.push_back(s.data());
+    for (char** e = environ; *e; ++e) envp.push_back(*e);
+    envp.push_back(nullptr);
+
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    posix_spawn_file_actions_addopen(&actions, 2, err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    const int error = ::posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    if (error != 0) throw std::runtime_error("cannot start " + argv_strings[0]);
+  }
+
+  std::string out() const { return read_file(out_path_).value_or_throw(); }
+  std::string err() const { return read_file(err_path_).value_or_throw(); }
+  // Waits up to a minute for `text` to appear on stdout.
+  bool wait_for_output(const std::string& text) const {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+    while (out().find(text) == std::string::npos) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
+  }
+  void signal(int number) const { ::kill(pid_, number); }
+  // The exit code (128 + signal number if killed).
+  int wait() const {
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+ private:
+  static inline int runs_ = 0;
+  std::string out_path_, err_path_;
+  pid_t pid_ = 0;
+};
+
+void expect_one_line_error(const Cli& cli, const std::string& words) {
+  EXPECT_EQ(cli.wait(), 1) << cli.err();
+  const std::string err = cli.err();
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_NE(err.find(words), std::string::npos) << err;
+}
+
+// Parameters of the built-in model `name` saved at `path` for 4x4 images of 4 classes.
+std::vector<at::Tensor> saved_parameters(const std::string& path) {
+  ModelSpec spec;
+  spec.height = 4;
+  spec.width = 4;
+  spec.num_classes = testing::kRowClasses;
+  std::unique_ptr<Model> model = make_model("mlp", spec);
+  throw_if_error(model->load(path));
+  std::vector<at::Tensor> out;
+  for (const auto& [name, t] : model->named_state()) out.push_back(t.detach().clone());
+  return out;
+}
+
+class TrainCliTest : public ::testing::Test {
+ protected:
+  void write_data(const std::string& name, int64_t train_records) {
+    testing::write_rows_dataset(dir_ / (name + "/train"), train_records, 1);
+    testing::write_rows_dataset(dir_ / (name + "/test"), 500, 2);
+  }
+  testing::TempDir dir_;
+};
+
+TEST_F(TrainCliTest, TrainsWithLogCheckpointAndSavedModel) {
+  write_data("data", 2000);
+  Cli cli({"--data", dir_ / "data", "--epochs", "2", "--batch", "32", "--log", dir_ / "log.jsonl",
+           "--checkpoint-dir", dir_ / "ckpt", "--save-model", dir_ / "model.pt"},
+          dir_);
+  ASSERT_EQ(cli.wait(), 0) << cli.err();
+  EXPECT_EQ(cli.err(), "");
+  const std::string out = cli.out();
+  EXPECT_EQ(out.find('\r'), std::string::npos) << "no progress bar when stdout is not a terminal";
+  EXPECT_NE(out.find("epoch 1/2  train loss "), std::string::npos) << out;
+  EXPECT_NE(out.find("epoch 2/2  train loss "), std::string::npos) << out;
+  EXPECT_NE(out.find("(data "), std::string::npos) << out;
+  EXPECT_NE(out.find("trained mlp: 2 epochs, 126 steps"), std::string::npos) << out;
+
+  std::ifstream log(dir_ / "log.jsonl");
+  std::string line;
+  std::vector<nlohmann::json> epochs;
+  while (std::getline(log, line)) epochs.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(epochs.size(), 2u);
+  EXPECT_EQ(epochs[1]["epoch"], 2);
+  EXPECT_GT(epochs[1]["test_accuracy"].get<double>(), 0.9);
+  EXPECT_TRUE(latest_checkpoint(dir_ / "ckpt").is_ok());
+  EXPECT_EQ(saved_parameters(dir_ / "model.pt").size(), 6u);  // it loads: 3 layers' weight, bias
+}
+
+TEST_F(TrainCliTest, WithoutDataConvertsFashionMnistFirst) {
+  ASSERT_TRUE(fs::is_directory(kFashionMnistDebianDir)) << "scripts/setup.sh installs it";
+  Cli cli({"--max-steps", "20"}, dir_, {"STOKER_DATA=" + (dir_ / "data-root")});
+  ASSERT_EQ(cli.wait(), 0) << cli.err();
+  const std::string out = cli.out();
+  EXPECT_NE(out.find("converting Fashion-MNIST"), std::string::npos) << out;
+  EXPECT_NE(out.find("training mlp on " + (dir_ / "data-root/fashion-mnist/train") +
+                     " (60000 samples, 10 classes) for 5 epochs: batch 64, adam lr 0.001"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("stopped mlp: 0 epochs, 20 steps"), std::string::npos) << out;
+  EXPECT_TRUE(fs::exists(dir_ / "data-root/fashion-mnist/test/manifest.json"));
+}
+
+TEST_F(TrainCliTest, SigintCheckpointsAndResumeEqualsAStraightRun) {
+  write_data("data", 20000);
+  const std::vector<std::string> common = {"--data", dir_ / "data", "--batch",
+                                           "16",     "--workers",   "1"};
+  auto with = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), common.begin(), common.end());
+    return more;
+  };
+
+  Cli interrupted(with({"--epochs", "20", "--checkpoint-dir", dir_ / "a"}), dir_);
+  ASSERT_TRUE(interrupted.wait_for_output("epoch 1/20  train loss")) << interrupted.err();
+  interrupted.signal(SIGINT);
+  EXPECT_EQ(interrupted.wait(), 130) << interrupted.err();
+  const std::string err = interrupted.err();
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_NE(err.find("interrupted in epoch "), std::string::npos) << err;
+  EXPECT_NE(err.find("continue with --resume"), std::string::npos) << err;
+  const std::string checkpoint = latest_checkpoint(dir_ / "a").value_or_throw();
+  EXPECT_NE(err.find(checkpoint), std::string::npos) << err;
+  const nlohmann::json meta =
+      nlohmann::json::parse(read_file(checkpoint + "/meta.json").value_or_throw());
+  ASSERT_LT(meta["loader"]["epoch"].get<int64_t>(), 3) << "stopped too late for this test";
+
+  Cli resumed(with({"--epochs", "3", "--checkpoint-dir", dir_ / "a", "--resume", "--save-model",
+                    dir_ / "resumed.pt"}),
+              dir_);
+  ASSERT_EQ(resumed.wait(), 0) << resumed.err();
+  EXPECT_NE(resumed.out().find("resuming from " + checkpoint), std::string::npos);
+  Cli straight(with({"--epochs", "3", "--save-model", dir_ / "straight.pt"}), dir_);
+  ASSERT_EQ(straight.wait(), 0) << straight.err();
+
+  const std::vector<at::Tensor> a = saved_parameters(dir_ / "resumed.pt");
+  const std::vector<at::Tensor> b = saved_parameters(dir_ / "straight.pt");
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_LE((a[i] - b[i]).abs().max().item<double>(), 1e-6) << "tensor " << i;
+  }
+}
+
+TEST_F(TrainCliTest, BadInputsGiveOneLineAndExitOne) {
+  write_data("data", 300);
+  const std::string data = dir_ / "data";
+  expect_one_line_error(Cli({"--data", data, "--model", "transformer"}, dir_),
+                        "unknown model 'transformer'");
+  std::ofstream(dir_ / "junk.pt") << "junk";
+  expect_one_line_error(Cli({"--data", data, "--model", dir_ / "junk.pt"}, dir_),
+                        "cannot load TorchScript model '" + (dir_ / "junk.pt") + "'");
+  expect_one_line_error(Cli({"--data", dir_ / "none"}, dir_), dir_ / "none");
+  expect_one_line_error(Cli({"--data", data, "--amp", "fp8"}, dir_), "unknown amp mode 'fp8'");
+  std::ofstream(dir_ / "file") << "x";
+  expect_one_line_error(Cli({"--data", data, "--checkpoint-dir", dir_ / "file/ckpt"}, dir_),
+                        "cannot create checkpoint directory '" + (dir_ / "file/ckpt") + "'");
+
+  testing::write_rows_dataset(dir_ / "labels/train", 100, 1, {"a", "b"},
+                              [](int64_t i) { return i == 42 ? 2 : i % 2; });
+  testing::write_rows_dataset(dir_ / "labels/test", 10, 2, {"a", "b"}, [](int64_t i) { return 0; });
+  expect_one_line_error(Cli({"--data", dir_ / "labels"}, dir_),
+                        "record 42 has label 2, outside the model's 2 classes");
+
+  write_data("corrupt", 300);
+  auto [shard, offset] = testing::record_location(dir_ / "corrupt/train", 77);
+  testing::flip_byte(shard, offset + 2);
+  expect_one_line_error(Cli({"--data", dir_ / "corrupt"}, dir_), "record 77");
+
+  // A good checkpoint, then a resumed run whose loss is NaN (inputs scaled to infinity by a
+  // tiny --std): an error naming the step, and the checkpoint stays as it was.
+  Cli good({"--data", data, "--epochs", "1", "--batch", "16", "--optimizer", "sgd", "--lr", "0.1",
+            "--checkpoint-dir", dir_ / "ckpt"},
+           dir_);
+  ASSERT_EQ(good.wait(), 0) << good.err();
+  const std::string checkpoint = latest_checkpoint(dir_ / "ckpt").value_or_throw();
+  const std::string meta = read_file(checkpoint + "/meta.json").value_or_throw();
+  expect_one_line_error(Cli({"--data", data, "--epochs", "3", "--batch", "16", "--optimizer", "sgd",
+                             "--std", "1e-40", "--checkpoint-dir", dir_ / "ckpt", "--resume"},
+                            dir_),
+                        "training stopped: loss is NaN at epoch 2, batch 1, step 20");
+  EXPECT_EQ(latest_checkpoint(dir_ / "ckpt").value_or_throw(), checkpoint);
+  EXPECT_EQ(read_file(checkpoint + "/meta.json").value_or_throw(), meta);
+}
+
+}  // namespace
+}  // namespace stoker

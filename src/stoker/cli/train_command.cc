@@ -1,0 +1,127 @@
+// `stoker train`: train a classifier. Without arguments, the embedded default: Fashion-MNIST
+// (converted on first use), mlp, 5 epochs, batch 64, Adam 1e-3. SIGINT/SIGTERM stop at the next
+// step boundary with a checkpoint (given --checkpoint-dir) and exit code 130.
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "cli/commands.h"
+#include "stoker/train/trainer.h"
+
+namespace stoker::cli {
+namespace {
+
+// Set by the first SIGINT/SIGTERM (a lock-free atomic store is async-signal-safe); the
+// handler resets itself, so a second signal ends the process at once.
+std::atomic<bool> stop_requested{false};
+
+void on_stop_signal(int) { stop_requested.store(true); }
+
+void install_stop_handlers() {
+  struct sigaction action = {};
+  action.sa_handler = on_stop_signal;
+  action.sa_flags = SA_RESETHAND;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+// Command-line values that are parsed into TrainerOptions fields of other types.
+struct TrainFlags {
+  std::string schedule = "constant";
+  std::string amp = "off";
+  double weight_decay = -1;  // < 0: the optimizer's default
+  bool no_eval = false;
+};
+
+void run_train(TrainerOptions options, const TrainFlags& flags) {
+  options.schedule.kind = parse_schedule_kind(flags.schedule).value_or_throw();
+  options.amp = parse_amp_mode(flags.amp).value_or_throw();
+  if (flags.weight_decay >= 0) options.optimizer.weight_decay = flags.weight_decay;
+  options.eval = !flags.no_eval;
+  options.stop = &stop_requested;
+  Trainer trainer(options);
+  install_stop_handlers();
+  const TrainResult result = trainer.run();
+  if (result.reason == StopReason::kStopRequested) {
+    const std::string saved = result.checkpoint.empty()
+                                  ? "no --checkpoint-dir, nothing saved"
+                                  : "checkpoint " + result.checkpoint + " (continue with --resume)";
+    throw Error(
+        Status(StatusCode::kCancelled, fmt::format("interrupted in epoch {} after step {}; {}",
+                                                   result.epoch, result.steps, saved)));
+  }
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app) {
+  auto options = std::make_shared<TrainerOptions>();
+  auto flags = std::make_shared<TrainFlags>();
+  TrainerOptions& o = *options;
+  CLI::App* train = app.add_subcommand(
+      "train", "Train a classifier (default: mlp on Fashion-MNIST, 5 epochs, batch 64, Adam 1e-3)");
+  train->add_option("--data", o.data_dir,
+                    "Directory with train/ and test/ datasets (default: Fashion-MNIST, converted "
+                    "into $STOKER_DATA or ~/.cache/stoker on first use)");
+  train->add_option("--model", o.model, "mlp, cnn, resnet18, or a TorchScript file (.pt)")
+      ->capture_default_str();
+  train->add_option("--epochs", o.epochs, "Epochs to train")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  train->add_option("--batch", o.batch_size, "Batch size")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  train->add_option("--optimizer", o.optimizer.name, "sgd, adam or adamw")->capture_default_str();
+  train->add_option("--lr", o.optimizer.lr, "Learning rate (peak lr of the schedule)")
+      ->capture_default_str();
+  train->add_option("--momentum", o.optimizer.momentum, "SGD momentum");
+  train->add_flag("--nesterov", o.optimizer.nesterov, "SGD with Nesterov momentum");
+  train->add_option("--weight-decay", flags->weight_decay,
+                    "Weight decay (default: 0 for sgd and adam, 0.01 for adamw)");
+  train->add_option("--schedule", flags->schedule, "constant, step, cosine or one-cycle")
+      ->capture_default_str();
+  train->add_option("--warmup", o.schedule.warmup_steps, "Linear warm-up steps")
+      ->capture_default_str();
+  train->add_option("--step-size", o.schedule.step_size, "step schedule: steps between decays");
+  train->add_option("--gamma", o.schedule.gamma, "step schedule: decay factor");
+  train->add_option("--min-lr", o.schedule.min_lr, "cosine and one-cycle: final lr");
+  train->add_option("--amp", flags->amp, "Mixed precision: off, bf16 (CPU or CUDA), fp16 (CUDA)")
+      ->capture_default_str();
+  train->add_option("--accum", o.accum, "Batches per optimizer step (gradient accumulation)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  train->add_option("--clip-grad", o.clip_grad, "Clip the gradient norm to this (0: off)")
+      ->capture_default_str();
+  train
+      ->add_option("--threads", o.threads,
+                   "LibTorch intra-op threads (1 leaves the second core of a 2-core machine to "
+                   "the loader's worker)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  train->add_option("--workers", o.workers, "Loader worker threads (0: build batches inline)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  train->add_option("--seed", o.seed, "Seed of model initialisation and data order")
+      ->capture_default_str();
+  train->add_option("--mean", o.mean, "Per-channel input mean (in [0, 1] units)")
+      ->capture_default_str();
+  train->add_option("--std", o.std, "Per-channel input standard deviation")->capture_default_str();
+  train->add_option("--checkpoint-dir", o.checkpoint_dir,
+                    "Write a checkpoint here after every epoch and on SIGINT/SIGTERM");
+  train->add_flag("--resume", o.resume, "Continue from the checkpoint in --checkpoint-dir, if any");
+  train->add_option("--log", o.log_path, "Append one JSON object per epoch to this file (JSONL)");
+  train->add_flag("--no-eval", flags->no_eval, "Skip the evaluation on test/ after each epoch");
+  train
+      ->add_option("--max-steps", o.max_steps, "Stop after this many optimizer steps (0: no limit)")
+      ->check(CLI::NonNegativeNumber);
+  train->add_option("--save-model", o.save_model,
+                    "Write the trained model here (TorchScript models as TorchScript)");
+  train->callback([options, flags] { run_train(*options, *flags); });
+}
+
+}  // namespace stoker::cli

@@ -1,0 +1,30 @@
+#include "stoker/train/compute_bound.h"
+
+#include <torch/torch.h>
+
+#include <chrono>
+
+namespace stoker {
+
+double compute_only_seconds(const std::string& model_name, const ModelSpec& spec,
+                            const OptimizerSpec& optimizer_spec, int64_t batch_size, int64_t steps,
+                            uint64_t seed) {
+  torch::manual_seed(seed);
+  std::unique_ptr<Model> model = make_model(model_name, spec);
+  model->train(true);
+  auto optimizer = make_optimizer(optimizer_spec, model->parameters());
+  const at::Tensor input = torch::randn({batch_size, spec.channels, spec.height, spec.width});
+  const at::Tensor labels = torch::randint(spec.num_classes, {batch_size}, torch::kLong);
+  auto step = [&] {
+    optimizer->zero_grad();
+    at::Tensor loss = torch::nn::functional::cross_entropy(model->forward(input), labels);
+    loss.backward();
+    optimizer->step();
+  };
+  step();
+  const auto start = std::chrono::steady_clock::now();
+  for (int64_t s = 0; s < steps; ++s) step();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace stoker

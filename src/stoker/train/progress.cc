@@ -1,0 +1,111 @@
+#include "stoker/train/progress.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+namespace stoker {
+namespace {
+
+constexpr int kBarWidth = 24;
+constexpr std::chrono::milliseconds kBarInterval(100);
+
+}  // namespace
+
+double EpochMetrics::samples_per_second() const {
+  return seconds > 0 ? static_cast<double>(samples) / seconds : 0.0;
+}
+
+std::string EpochMetrics::to_line() const {
+  std::string line = fmt::format("epoch {}/{}  train loss {:.4f}", epoch, epochs, train_loss);
+  if (test_loss)
+    line += fmt::format("  test loss {:.4f}  test acc {:.4f}", *test_loss, *test_accuracy);
+  line += fmt::format("  {} samples/s  {:.2f} s (data {:.2f} s, h2d {:.2f} s, compute {:.2f} s)",
+                      human_rate(samples_per_second()), seconds, data_seconds, h2d_seconds,
+                      compute_seconds);
+  return line;
+}
+
+std::string EpochMetrics::to_json() const {
+  nlohmann::json j = {{"epoch", epoch},
+                      {"epochs", epochs},
+                      {"steps", steps},
+                      {"lr", lr},
+                      {"train_loss", train_loss},
+                      {"samples", samples},
+                      {"seconds", seconds},
+                      {"samples_per_second", samples_per_second()},
+                      {"data_seconds", data_seconds},
+                      {"h2d_seconds", h2d_seconds},
+                      {"compute_seconds", compute_seconds}};
+  if (test_loss) {
+    j["test_loss"] = *test_loss;
+    j["test_accuracy"] = *test_accuracy;
+    j["eval_seconds"] = eval_seconds;
+  }
+  return j.dump();
+}
+
+ProgressStyle default_progress_style(std::FILE* out) {
+  if (out == nullptr) return ProgressStyle::kOff;
+  return ::isatty(::fileno(out)) ? ProgressStyle::kBar : ProgressStyle::kLines;
+}
+
+Progress::Progress(std::FILE* out, ProgressStyle style, std::chrono::duration<double> line_interval)
+    : out_(out), style_(out ? style : ProgressStyle::kOff), interval_(line_interval) {}
+
+void Progress::start_epoch(int64_t epoch, int64_t epochs, int64_t batches) {
+  epoch_ = epoch;
+  epochs_ = epochs;
+  batches_ = batches;
+  start_ = last_write_ = Clock::now();
+}
+
+void Progress::update(int64_t done, double loss, int64_t samples) {
+  if (style_ == ProgressStyle::kOff) return;
+  const Clock::time_point now = Clock::now();
+  const bool bar = style_ == ProgressStyle::kBar;
+  if (now - last_write_ < (bar ? std::chrono::duration<double>(kBarInterval) : interval_)) return;
+  last_write_ = now;
+
+  const double elapsed = std::chrono::duration<double>(now - start_).count();
+  const double eta = done > 0 ? elapsed / static_cast<double>(done) * (batches_ - done) : 0.0;
+  const std::string stats =
+      fmt::format("{}/{}  loss {:.4f}  {} samples/s  ETA {}", done, batches_, loss,
+                  human_rate(elapsed > 0 ? samples / elapsed : 0.0), human_duration(eta));
+  if (bar) {
+    const int filled = batches_ > 0 ? static_cast<int>(kBarWidth * done / batches_) : 0;
+    fmt::print(out_, "\r\033[Kepoch {}/{} [{}{}] {}", epoch_, epochs_, std::string(filled, '#'),
+               std::string(kBarWidth - filled, '.'), stats);
+    bar_shown_ = true;
+  } else {
+    fmt::print(out_, "epoch {}/{}  batch {}\n", epoch_, epochs_, stats);
+  }
+  std::fflush(out_);
+}
+
+void Progress::print(const std::string& line) {
+  if (out_ == nullptr) return;
+  if (bar_shown_) fmt::print(out_, "\r\033[K");
+  bar_shown_ = false;
+  fmt::print(out_, "{}\n", line);
+  std::fflush(out_);
+}
+
+std::string human_rate(double per_second) {
+  if (per_second >= 1e6) return fmt::format("{:.1f}M", per_second / 1e6);
+  if (per_second >= 1e3) return fmt::format("{:.1f}k", per_second / 1e3);
+  return fmt::format("{:.0f}", per_second);
+}
+
+std::string human_duration(double seconds) {
+  const int64_t s = static_cast<int64_t>(std::llround(std::max(seconds, 0.0)));
+  if (s < 60) return fmt::format("{} s", s);
+  if (s < 3600) return fmt::format("{}:{:02}", s / 60, s % 60);
+  return fmt::format("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60);
+}
+
+}  // namespace stoker

@@ -1,0 +1,391 @@
+#include "stoker/train/trainer.h"
+
+#include <fmt/format.h>
+#include <torch/cuda.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+
+#include "stoker/store/dataset_summary.h"
+#include "stoker/store/import/fashion_mnist.h"
+#include "stoker/train/checkpoint.h"
+
+namespace stoker {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// Evaluation runs in larger batches than training: faster, and its results do not depend on the
+// batch size (up to float rounding).
+constexpr int64_t kEvalBatchSize = 256;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+void require(bool ok, const std::string& message) {
+  if (!ok) throw Error(invalid_argument(message));
+}
+
+// The data directory to use: options' or the default Fashion-MNIST one, converted if missing.
+std::string resolve_data_dir(const std::string& data_dir, std::FILE* out) {
+  if (!data_dir.empty()) {
+    if (!fs::is_directory(data_dir)) {
+      throw Error(not_found("data directory '" + data_dir + "' does not exist"));
+    }
+    return data_dir;
+  }
+  const std::string dir = default_fashion_mnist_dir();
+  if (!Manifest::load(dir + "/train").is_ok() || !Manifest::load(dir + "/test").is_ok()) {
+    if (out)
+      fmt::print(out, "converting Fashion-MNIST from {} into {}\n", kFashionMnistDebianDir, dir);
+    throw_if_error(convert_fashion_mnist(kFashionMnistDebianDir, dir, /*skip_existing=*/true));
+  }
+  return dir;
+}
+
+// Index of field `name` with dtype `dtype`, or an Error naming the dataset.
+int require_field(const Dataset& data, const std::string& name, DType dtype) {
+  const int f = data.schema().find(name);
+  if (f < 0 || data.schema().fields()[f].dtype != dtype) {
+    throw Error(invalid_argument(fmt::format("{}: the trainer needs a field '{}' of type {}",
+                                             data.dir(), name, dtype_name(dtype))));
+  }
+  return f;
+}
+
+// The model's input shape from the image field (uint8 [C,H,W], or [H,W] as one channel).
+ModelSpec input_spec(const Dataset& data) {
+  const Field& image = data.schema().fields()[require_field(data, "image", DType::kUint8)];
+  const Field& label = data.schema().fields()[require_field(data, "label", DType::kInt64)];
+  require(image.shape.size() == 2 || image.shape.size() == 3,
+          data.dir() + ": field 'image' must have shape [C,H,W] or [H,W]");
+  require(label.shape.empty(), data.dir() + ": field 'label' must be a scalar");
+  const bool has_channels = image.shape.size() == 3;
+  ModelSpec spec;
+  spec.channels = has_channels ? image.shape[0] : 1;
+  spec.height = image.shape[has_channels ? 1 : 0];
+  spec.width = image.shape[has_channels ? 2 : 1];
+  return spec;
+}
+
+// Number of classes: the manifest's class names, else the largest label + 1.
+int64_t count_classes(const Dataset& data) {
+  if (!data.manifest().class_names.empty()) {
+    return static_cast<int64_t>(data.manifest().class_names.size());
+  }
+  const DatasetSummary summary = summarize(data);
+  require(!summary.label_histogram.empty(), data.dir() + " holds no records");
+  return summary.label_histogram.rbegin()->first + 1;
+}
+
+// Every label must be a class of the model; the error names the first record that is not.
+void check_labels(const Dataset& data, int64_t num_classes) {
+  const int field = data.schema().find("label");
+  for (uint64_t i = 0; i < data.size(); ++i) {
+    int64_t label;
+    std::memcpy(&label, data.fixed_field(i, field), sizeof(label));
+    if (label < 0 || label >= num_classes) {
+      throw Error(invalid_argument(
+          fmt::format("{}: record {} has label {}, outside the model's {} classes [0, {})",
+                      data.dir(), i, label, num_classes, num_classes)));
+    }
+  }
+}
+
+std::shared_ptr<const Dataset> open_split(const std::string& dir, const std::string& split) {
+  return Dataset::open(dir + "/" + split).value_or_throw();
+}
+
+std::unique_ptr<Loader> make_loader(std::shared_ptr<const Dataset> data, const TrainerOptions& o,
+                                    int64_t batch_size, bool shuffle, const c10::Device& device) {
+  LoaderOptions lo;
+  lo.batch_size = batch_size;
+  lo.workers = o.workers;
+  lo.seed = o.seed;
+  lo.shuffle = shuffle;
+  lo.device = device;
+  lo.fields = {FieldRequest("image", true, o.mean, o.std), FieldRequest("label")};
+  return std::make_unique<Loader>(std::move(data), lo);
+}
+
+}  // namespace
+
+Trainer::Trainer(TrainerOptions options)
+    : options_(std::move(options)),
+      device_(torch::cuda::is_available() ? c10::kCUDA : c10::kCPU),
+      scaler_(options_.amp),
+      progress_(options_.out, options_.progress.value_or(default_progress_style(options_.out))),
+      log_(nullptr, &std::fclose) {
+  const TrainerOptions& o = options_;
+  require(o.epochs >= 1, "epochs must be >= 1");
+  require(o.batch_size >= 1, "batch size must be >= 1");
+  require(o.accum >= 1, "accum must be >= 1");
+  require(o.clip_grad >= 0 && std::isfinite(o.clip_grad), "clip-grad must be >= 0 (0 = off)");
+  require(o.threads >= 1, "threads must be >= 1");
+  require(o.workers >= 0, "workers must be >= 0");
+  require(o.max_steps >= 0, "max steps must be >= 0 (0 = no limit)");
+  require(!o.resume || !o.checkpoint_dir.empty(), "resume needs a checkpoint directory");
+  { AutocastGuard probe(o.amp, device_.type()); }  // rejects a mode this device lacks, early
+  torch::set_num_threads(o.threads);
+
+  const std::string data_dir = resolve_data_dir(o.data_dir, o.out);
+  train_data_ = open_split(data_dir, "train");
+  spec_ = input_spec(*train_data_);
+  spec_.num_classes = count_classes(*train_data_);
+  check_labels(*train_data_, spec_.num_classes);
+  if (o.eval) {
+    test_data_ = open_split(data_dir, "test");
+    require(test_data_->schema() == train_data_->schema(),
+            test_data_->dir() + " has another schema than " + train_data_->dir());
+    require(test_data_->size() > 0, test_data_->dir() + " holds no records");
+    check_labels(*test_data_, spec_.num_classes);
+  }
+
+  torch::manual_seed(o.seed);
+  model_ = make_model(o.model, spec_);
+  throw_if_error(check_output_shape(*model_, spec_));
+  model_->to(device_);
+  model_->train(true);
+  params_ = model_->parameters();
+  optimizer_ = make_optimizer(o.optimizer, params_);
+
+  loader_ = make_loader(train_data_, o, o.batch_size, /*shuffle=*/true, device_);
+  if (o.eval) test_loader_ = make_loader(test_data_, o, kEvalBatchSize, /*shuffle=*/false, device_);
+  ScheduleSpec schedule = o.schedule;
+  schedule.lr = o.optimizer.lr;
+  schedule.total_steps = o.epochs * ((loader_->batches_per_epoch() + o.accum - 1) / o.accum);
+  schedule_ = std::make_unique<LrSchedule>(schedule);
+  lr_ = schedule_->lr_at(0);
+
+  if (!o.checkpoint_dir.empty()) {
+    throw_if_error(prepare_checkpoint_dir(o.checkpoint_dir));
+    Result<std::string> latest = latest_checkpoint(o.checkpoint_dir);
+    if (latest.is_ok() && !o.resume) {
+      throw Error(already_exists("checkpoint directory '" + o.checkpoint_dir +
+                                 "' already holds a checkpoint: resume it or use another one"));
+    }
+    if (latest.is_ok()) {
+      const CheckpointState state =
+          load_checkpoint(o.checkpoint_dir, *model_, *optimizer_).value_or_throw();
+      loader_->restore(state.loader);
+      throw_if_error(scaler_.load_state(state.scaler));
+      step_ = state.step;
+      resumed_loss_sum_ = state.epoch_loss_sum;
+      resumed_samples_ = state.epoch_samples;
+      resumed_from_ = latest.value();
+    } else if (latest.status().code() != StatusCode::kNotFound) {
+      throw Error(latest.status());
+    }
+  }
+  if (!o.log_path.empty()) {
+    log_.reset(std::fopen(o.log_path.c_str(), "a"));
+    if (!log_) {
+      throw Error(io_error("cannot open log file '" + o.log_path + "': " + std::strerror(errno)));
+    }
+  }
+}
+
+Trainer::~Trainer() = default;
+
+TrainResult Trainer::run() {
+  const Clock::time_point start = Clock::now();
+  const TrainerOptions& o = options_;
+  TrainResult result;
+  result.steps = step_;
+  if (!resumed_from_.empty()) {
+    progress_.print(fmt::format("resuming from {}: epoch {}, step {}", resumed_from_,
+                                loader_->state().epoch + 1, step_));
+  }
+  progress_.print(fmt::format(
+      "training {} on {} ({} samples, {} classes) for {} epochs: batch {}, {} lr {:g}, "
+      "amp {}, {} threads, {} workers",
+      model_->name(), train_data_->dir(), train_data_->size(), spec_.num_classes, o.epochs,
+      o.batch_size, o.optimizer.name, o.optimizer.lr, to_string(o.amp), o.threads, o.workers));
+
+  result.epoch = std::min(loader_->state().epoch, o.epochs);
+  if (loader_->state().epoch >= o.epochs) {
+    progress_.print(fmt::format("the checkpoint is past epoch {}: nothing to train", o.epochs));
+  }
+  for (int64_t e = loader_->state().epoch; e < o.epochs; ++e) {
+    result.epoch = e + 1;
+    EpochMetrics metrics;
+    if (!train_epoch(e, metrics, result)) break;
+    result.epochs.push_back(metrics);
+    if (result.reason != StopReason::kCompleted) break;
+  }
+  result.steps = step_;
+  result.seconds = seconds_since(start);
+
+  if (result.reason != StopReason::kStopRequested && !o.save_model.empty()) {
+    throw_if_error(model_->save(o.save_model));
+  }
+  std::string summary = fmt::format("{} {}: {} epoch{}, {} steps in {:.1f} s",
+                                    result.reason == StopReason::kCompleted ? "trained" : "stopped",
+                                    model_->name(), result.epochs.size(),
+                                    result.epochs.size() == 1 ? "" : "s", step_, result.seconds);
+  if (!result.epochs.empty() && result.epochs.back().test_accuracy) {
+    summary += fmt::format("; test acc {:.4f}, test loss {:.4f}",
+                           *result.epochs.back().test_accuracy, *result.epochs.back().test_loss);
+  }
+  if (!result.checkpoint.empty()) summary += "; checkpoint " + result.checkpoint;
+  if (result.reason != StopReason::kStopRequested && !o.save_model.empty()) {
+    summary += "; model saved to " + o.save_model;
+  }
+  progress_.print(summary);
+  return result;
+}
+
+bool Trainer::train_epoch(int64_t e, EpochMetrics& m, TrainResult& result) {
+  const TrainerOptions& o = options_;
+  double loss_sum = resumed_loss_sum_;
+  int64_t loss_samples = resumed_samples_;
+  resumed_loss_sum_ = 0;
+  resumed_samples_ = 0;
+  const int64_t batches_done =
+      (loader_->state().epoch == e ? loader_->state().position : 0) / o.batch_size;
+  progress_.start_epoch(e + 1, o.epochs, loader_->batches_per_epoch() - batches_done);
+
+  const Clock::time_point epoch_start = Clock::now();
+  double data_seconds = 0;
+  h2d_seconds_ = 0;
+  int64_t batches = 0;
+  int64_t pending = 0;  // backward passes since the last optimizer step
+  EpochRange range = loader_->epoch(e);
+  Clock::time_point t = Clock::now();
+  EpochRange::Iterator it = range.begin();
+  data_seconds += seconds_since(t);
+  while (it != range.end()) {
+    const double loss = forward_backward(*it, e, batches_done + batches + 1);
+    loss_sum += loss * it->size();
+    loss_samples += it->size();
+    m.samples += it->size();
+    if (++pending == o.accum) {
+      optimizer_step();
+      pending = 0;
+    }
+    progress_.update(++batches, loss_sum / loss_samples, m.samples);
+    // Stop only between optimizer steps and inside the epoch: a stop after its last batch waits
+    // for the epoch's end (evaluation, log, checkpoint).
+    const StopReason reason = stop_reason();
+    if (reason != StopReason::kCompleted && pending == 0 && loader_->state().epoch == e) {
+      result.reason = reason;
+      checkpoint(loss_sum, loss_samples, result);
+      return false;
+    }
+    t = Clock::now();
+    ++it;
+    data_seconds += seconds_since(t);
+  }
+  if (pending > 0) optimizer_step();
+
+  m.epoch = e + 1;
+  m.epochs = o.epochs;
+  m.steps = step_;
+  m.lr = lr_;
+  m.train_loss = loss_samples > 0 ? loss_sum / loss_samples : 0.0;
+  m.seconds = seconds_since(epoch_start);
+  m.data_seconds = data_seconds;
+  m.h2d_seconds = h2d_seconds_;
+  m.compute_seconds = std::max(0.0, m.seconds - m.data_seconds - m.h2d_seconds);
+  if (o.eval) evaluate(e, m);
+  progress_.print(m.to_line());
+  if (log_) {
+    fmt::print(log_.get(), "{}\n", m.to_json());
+    std::fflush(log_.get());
+  }
+  checkpoint(0, 0, result);
+  if (e + 1 < o.epochs) result.reason = stop_reason();  // after the last epoch: completed
+  return true;
+}
+
+std::pair<at::Tensor, at::Tensor> Trainer::on_device(const Batch& batch) const {
+  return {batch["image"]
+              .to(device_, /*non_blocking=*/true)
+              .view({-1, spec_.channels, spec_.height, spec_.width}),
+          batch["label"].to(device_, /*non_blocking=*/true)};
+}
+
+double Trainer::forward_backward(const Batch& batch, int64_t e, int64_t batch_number) {
+  const Clock::time_point t = Clock::now();
+  const auto [input, target] = on_device(batch);
+  h2d_seconds_ += seconds_since(t);
+  at::Tensor loss;
+  {
+    AutocastGuard autocast(options_.amp, device_.type());
+    loss = torch::cross_entropy_loss(model_->forward(input).to(torch::kFloat32), target);
+  }
+  const double value = loss.item<double>();
+  if (!std::isfinite(value) && !scaler_.enabled()) {
+    throw Error(invalid_argument(fmt::format(
+        "training stopped: loss is {} at epoch {}, batch {}, step {}; lower the learning rate "
+        "or clip gradients (--clip-grad)",
+        std::isnan(value) ? "NaN" : fmt::format("{}", value), e + 1, batch_number, step_ + 1)));
+  }
+  scaler_.scale(options_.accum > 1 ? loss / static_cast<double>(options_.accum) : loss).backward();
+  return value;
+}
+
+void Trainer::optimizer_step() {
+  const bool finite = scaler_.unscale_and_check(params_);
+  if (finite) {
+    if (options_.clip_grad > 0) torch::nn::utils::clip_grad_norm_(params_, options_.clip_grad);
+    lr_ = schedule_->lr_at(step_);
+    set_lr(*optimizer_, lr_);
+    optimizer_->step();
+  }
+  scaler_.update(!finite);
+  optimizer_->zero_grad();
+  ++step_;
+}
+
+void Trainer::evaluate(int64_t e, EpochMetrics& m) {
+  const Clock::time_point start = Clock::now();
+  torch::NoGradGuard no_grad;
+  model_->train(false);
+  double loss_sum = 0;
+  int64_t correct = 0;
+  int64_t samples = 0;
+  for (Batch& batch : test_loader_->epoch(e)) {
+    const auto [input, target] = on_device(batch);
+    at::Tensor logits;
+    {
+      AutocastGuard autocast(options_.amp, device_.type());
+      logits = model_->forward(input).to(torch::kFloat32);
+    }
+    loss_sum += torch::cross_entropy_loss(logits, target, {}, at::Reduction::Sum).item<double>();
+    correct += logits.argmax(1).eq(target).sum().item<int64_t>();
+    samples += batch.size();
+  }
+  model_->train(true);
+  m.test_loss = loss_sum / samples;
+  m.test_accuracy = static_cast<double>(correct) / samples;
+  m.eval_seconds = seconds_since(start);
+}
+
+StopReason Trainer::stop_reason() const {
+  if (options_.stop && options_.stop->load()) return StopReason::kStopRequested;
+  if (options_.max_steps > 0 && step_ >= options_.max_steps) return StopReason::kStepLimit;
+  return StopReason::kCompleted;
+}
+
+void Trainer::checkpoint(double epoch_loss_sum, int64_t epoch_samples, TrainResult& result) {
+  if (options_.checkpoint_dir.empty()) return;
+  CheckpointState state;
+  state.model = model_->name();
+  state.step = step_;
+  state.loader = loader_->state();
+  state.scaler = scaler_.state();
+  state.epoch_loss_sum = epoch_loss_sum;
+  state.epoch_samples = epoch_samples;
+  throw_if_error(save_checkpoint(options_.checkpoint_dir, state, *model_, *optimizer_));
+  result.checkpoint = latest_checkpoint(options_.checkpoint_dir).value_or_throw();
+}
+
+}  // namespace stoker

@@ -1,0 +1,366 @@
+// Trainer: learns, reports, resumes exactly (any worker count, mid-epoch, with accumulation and
+// a schedule), stops on request, and rejects bad input before training or with a clear error.
+#include "stoker/train/trainer.h"
+
+#include <gtest/gtest.h>
+#include <torch/script.h>
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "stoker/testing/classification.h"
+#include "stoker/testing/records.h"
+#include "stoker/testing/temp_dir.h"
+#include "stoker/train/checkpoint.h"
+#include "stoker/util/atomic_file.h"
+
+namespace stoker {
+namespace {
+
+namespace fs = std::filesystem;
+
+using testing::kRowClasses;
+using testing::write_rows_dataset;
+
+class TrainerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    write_rows_dataset(dir_ / "data/train", 600, 1);
+    write_rows_dataset(dir_ / "data/test", 200, 2);
+  }
+
+  TrainerOptions options() const {
+    TrainerOptions o;
+    o.data_dir = dir_ / "data";
+    o.epochs = 2;
+    o.batch_size = 16;
+    o.workers = 0;
+    o.threads = 1;
+    o.seed = 3;
+    o.mean = {0.5f};
+    o.std = {0.5f};
+    o.out = nullptr;
+    return o;
+  }
+
+  static std::vector<at::Tensor> parameters(Trainer& trainer) {
+    std::vector<at::Tensor> out;
+    for (const auto& [name, t] : trainer.model().named_state()) out.push_back(t.detach().clone());
+    return out;
+  }
+
+  // The Error message of constructing and running a Trainer, or "" if it succeeds.
+  static std::string error_of(const TrainerOptions& o) {
+    try {
+      Trainer(o).run();
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  }
+
+  testing::TempDir dir_;
+};
+
+double max_difference(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double worst = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    worst = std::max(worst, (a[i] - b[i]).abs().max().item<double>());
+  }
+  return worst;
+}
+
+TEST_F(TrainerTest, LearnsAndReportsEveryEpoch) {
+  TrainerOptions o = options();
+  o.epochs = 3;
+  o.workers = 1;
+  o.log_path = dir_ / "log.jsonl";
+  std::FILE* out = std::tmpfile();
+  o.out = out;
+  o.progress = ProgressStyle::kLines;
+  Trainer trainer(o);
+  EXPECT_EQ(trainer.spec().num_classes, kRowClasses);  // no class names: largest label + 1
+  EXPECT_EQ(trainer.spec().height, 4);
+  const TrainResult result = trainer.run();
+
+  EXPECT_EQ(result.reason, StopReason::kCompleted);
+  ASSERT_EQ(result.epochs.size(), 3u);
+  EXPECT_EQ(result.steps, 3 * 38);  // ceil(600 / 16) batches per epoch
+  for (const EpochMetrics& m : result.epochs) {
+    EXPECT_EQ(m.samples, 600);
+    EXPECT_NEAR(m.data_seconds + m.h2d_seconds + m.compute_seconds, m.seconds, 1e-9);
+    EXPECT_GT(m.compute_seconds, 0);
+    ASSERT_TRUE(m.test_accuracy.has_value());
+  }
+  EXPECT_LT(result.epochs.back().train_loss, result.epochs.front().train_loss);
+  EXPECT_GT(*result.epochs.back().test_accuracy, 0.95);
+
+  std::ifstream log(o.log_path);
+  std::string line;
+  int64_t epoch = 0;
+  while (std::getline(log, line)) {
+    nlohmann::json j = nlohmann::json::parse(line);
+    EXPECT_EQ(j["epoch"], ++epoch);
+    EXPECT_DOUBLE_EQ(j["test_accuracy"].get<double>(), *result.epochs[epoch - 1].test_accuracy);
+  }
+  EXPECT_EQ(epoch, 3);
+
+  std::fflush(out);
+  std::rewind(out);
+  std::string text(1 << 16, '\0');
+  text.resize(std::fread(text.data(), 1, text.size(), out));
+  std::fclose(out);
+  EXPECT_NE(text.find("training mlp on " + o.data_dir + "/train (600 samples, 4 classes)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("epoch 3/3  train loss "), std::string::npos) << text;
+  EXPECT_NE(text.find("test acc "), std::string::npos) << text;
+  EXPECT_NE(text.find("trained mlp: 3 epochs, 114 steps"), std::string::npos) << text;
+}
+
+// One epoch + resume + one epoch gives the parameters of two epochs straight, whatever the
+// worker counts, also when stopped inside an epoch and inside an accumulation schedule.
+struct ResumeCase {
+  int64_t stop_after_steps;
+  int64_t accum;
+  int workers_before;
+  int workers_after;
+  AmpMode amp;
+};
+
+class TrainerResumeTest : public TrainerTest, public ::testing::WithParamInterface<ResumeCase> {};
+
+TEST_P(TrainerResumeTest, ResumeContinuesExactly) {
+  const ResumeCase c = GetParam();
+  TrainerOptions o = options();
+  o.accum = c.accum;
+  o.amp = c.amp;
+  o.schedule.kind = ScheduleKind::kCosine;
+  o.schedule.warmup_steps = 5;
+
+  o.checkpoint_dir = dir_ / "straight";
+  Trainer straight(o);
+  const TrainResult full = straight.run();
+  ASSERT_EQ(full.epochs.size(), 2u);
+  const std::vector<at::Tensor> expected = parameters(straight);
+
+  o.checkpoint_dir = dir_ / "resumed";
+  o.workers = c.workers_before;
+  o.max_steps = c.stop_after_steps;
+  {
+    Trainer first(o);
+    const TrainResult part = first.run();
+    EXPECT_EQ(part.reason, StopReason::kStepLimit);
+    EXPECT_EQ(part.steps, c.stop_after_steps);
+    EXPECT_FALSE(part.checkpoint.empty());
+  }
+  o.workers = c.workers_after;
+  o.max_steps = 0;
+  o.resume = true;
+  Trainer second(o);
+  const TrainResult rest = second.run();
+  EXPECT_EQ(rest.reason, StopReason::kCompleted);
+  EXPECT_EQ(rest.steps, full.steps);
+  EXPECT_LE(max_difference(parameters(second), expected), 1e-6);
+  // The resumed epoch's mean loss includes the samples trained before the interruption.
+  ASSERT_FALSE(rest.epochs.empty());
+  EXPECT_NEAR(rest.epochs.back().train_loss, full.epochs.back().train_loss, 1e-9);
+  EXPECT_EQ(*rest.epochs.back().test_accuracy, *full.epochs.back().test_accuracy);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, TrainerResumeTest,
+    ::testing::Values(ResumeCase{38, 1, 0, 2, AmpMode::kOff},    // at the epoch boundary
+                      ResumeCase{38, 1, 2, 0, AmpMode::kOff},    // same, other worker counts
+                      ResumeCase{7, 3, 2, 0, AmpMode::kOff},     // inside epoch 1, accumulating
+                      ResumeCase{25, 2, 0, 1, AmpMode::kBf16}),  // inside epoch 2, bf16 autocast
+    [](const ::testing::TestParamInfo<ResumeCase>& info) {
+      const ResumeCase& c = info.param;
+      return "Stop" + std::to_string(c.stop_after_steps) + "Accum" + std::to_string(c.accum) +
+             "Workers" + std::to_string(c.workers_before) + "To" + std::to_string(c.workers_after) +
+             (c.amp == AmpMode::kBf16 ? "Bf16" : "");
+    });
+
+TEST_F(TrainerTest, Bf16AutocastTrainsInLowerPrecision) {
+  TrainerOptions o = options();
+  o.epochs = 1;
+  Trainer fp32(o);
+  const TrainResult full = fp32.run();
+  o.amp = AmpMode::kBf16;
+  Trainer bf16(o);
+  const TrainResult low = bf16.run();
+  const double difference = max_difference(parameters(bf16), parameters(fp32));
+  EXPECT_GT(difference, 1e-4) << "autocast changed nothing";
+  EXPECT_LT(difference, 0.1);
+  EXPECT_NEAR(*low.epochs[0].test_accuracy, *full.epochs[0].test_accuracy, 0.05);
+}
+
+TEST_F(TrainerTest, StopRequestCheckpointsAtTheNextStepBoundary) {
+  TrainerOptions o = options();
+  o.accum = 2;
+  o.checkpoint_dir = dir_ / "ckpt";
+  std::atomic<bool> stop{true};
+  o.stop = &stop;
+  Trainer trainer(o);
+  const TrainResult result = trainer.run();
+  EXPECT_EQ(result.reason, StopReason::kStopRequested);
+  EXPECT_EQ(result.steps, 1);  // two batches: one full accumulation window
+  EXPECT_EQ(result.epoch, 1);
+  EXPECT_TRUE(result.epochs.empty());
+  EXPECT_EQ(result.checkpoint, latest_checkpoint(o.checkpoint_dir).value_or_throw());
+  const std::string meta = read_file(result.checkpoint + "/meta.json").value_or_throw();
+  EXPECT_EQ(nlohmann::json::parse(meta)["loader"]["position"], 32);
+
+  stop = false;
+  o.resume = true;
+  const TrainResult rest = Trainer(o).run();
+  EXPECT_EQ(rest.reason, StopReason::kCompleted);
+  EXPECT_EQ(rest.steps, 2 * 19);
+}
+
+TEST_F(TrainerTest, ResumeOfAFinishedRunTrainsNothing) {
+  TrainerOptions o = options();
+  o.epochs = 1;
+  o.checkpoint_dir = dir_ / "ckpt";
+  Trainer(o).run();
+  o.resume = true;
+  Trainer again(o);
+  const std::vector<at::Tensor> before = parameters(again);
+  const TrainResult result = again.run();
+  EXPECT_TRUE(result.epochs.empty());
+  EXPECT_EQ(result.steps, 38);
+  EXPECT_EQ(max_difference(parameters(again), before), 0);
+}
+
+TEST_F(TrainerTest, BadModelsAreRejectedBeforeTraining) {
+  TrainerOptions o = options();
+  o.model = "transformer";
+  EXPECT_NE(error_of(o).find("unknown model 'transformer'"), std::string::npos);
+
+  o.model = dir_ / "junk.pt";
+  std::ofstream(o.model) << "not TorchScript";
+  EXPECT_NE(error_of(o).find("cannot load TorchScript model"), std::string::npos);
+
+  torch::jit::Module three("ThreeOutputs");
+  three.define(R"(
+    def forward(self, x):
+        return x.flatten(1)[:, :3]
+  )");
+  o.model = dir_ / "three.pt";
+  three.save(o.model);
+  const std::string shape = error_of(o);
+  EXPECT_NE(shape.find("to output [2, 3], expected [2, 4]"), std::string::npos) << shape;
+
+  o.model = "mlp";
+  o.amp = AmpMode::kFp16;
+  EXPECT_NE(error_of(o).find("fp16 needs a CUDA device"), std::string::npos);
+}
+
+TEST_F(TrainerTest, MissingDataIsNamed) {
+  TrainerOptions o = options();
+  o.data_dir = dir_ / "nowhere";
+  EXPECT_NE(error_of(o).find("data directory '" + o.data_dir + "' does not exist"),
+            std::string::npos);
+  write_rows_dataset(dir_ / "half/train", 100, 1);
+  o.data_dir = dir_ / "half";
+  const std::string message = error_of(o);
+  EXPECT_NE(message.find(dir_ / "half/test"), std::string::npos) << message;
+  o.eval = false;  // test/ is only needed for evaluation
+  EXPECT_EQ(error_of(o), "");
+}
+
+TEST_F(TrainerTest, LabelsOutsideTheClassesNameTheRecord) {
+  TrainerOptions o = options();
+  o.data_dir = dir_ / "named";
+  // Three class names, but record 123 of test/ says 3.
+  write_rows_dataset(dir_ / "named/train", 200, 1, {"a", "b", "c"},
+                     [](int64_t i) { return i % 3; });
+  write_rows_dataset(dir_ / "named/test", 200, 2, {"a", "b", "c"},
+                     [](int64_t i) { return i == 123 ? 3 : i % 3; });
+  const std::string message = error_of(o);
+  EXPECT_NE(message.find(dir_ / "named/test" + ": record 123 has label 3, outside the model's 3 "
+                                               "classes [0, 3)"),
+            std::string::npos)
+      << message;
+
+  o.data_dir = dir_ / "negative";
+  write_rows_dataset(dir_ / "negative/train", 200, 1, {},
+                     [](int64_t i) { return i == 7 ? -1 : 1; });
+  write_rows_dataset(dir_ / "negative/test", 10, 2);
+  EXPECT_NE(error_of(o).find("record 7 has label -1"), std::string::npos);
+}
+
+TEST_F(TrainerTest, CorruptRecordStopsTrainingNamingIt) {
+  auto [shard, offset] = testing::record_location(dir_ / "data/train", 321);
+  testing::flip_byte(shard, offset + 3);
+  const std::string message = error_of(options());
+  EXPECT_NE(message.find("record 321"), std::string::npos) << message;
+}
+
+TEST_F(TrainerTest, NonFiniteLossStopsNamingTheStep) {
+  TrainerOptions o = options();
+  o.optimizer.name = "sgd";
+  o.optimizer.lr = 1e10;
+  const std::string message = error_of(o);
+  EXPECT_NE(message.find("training stopped: loss is "), std::string::npos) << message;
+  EXPECT_NE(message.find("at epoch 1, batch "), std::string::npos) << message;
+  EXPECT_NE(message.find(", step "), std::string::npos) << message;
+}
+
+TEST_F(TrainerTest, CheckpointDirectoryProblemsComeBeforeTraining) {
+  TrainerOptions o = options();
+  std::ofstream(dir_ / "file") << "x";
+  o.checkpoint_dir = dir_ / "file/ckpt";
+  o.log_path = dir_ / "log.jsonl";
+  EXPECT_NE(error_of(o).find("cannot create checkpoint directory '" + o.checkpoint_dir + "'"),
+            std::string::npos);
+  EXPECT_FALSE(fs::exists(o.log_path)) << "nothing may happen before the checks";
+
+  o.checkpoint_dir = dir_ / "ckpt";
+  o.log_path.clear();
+  o.epochs = 1;
+  Trainer(o).run();
+  EXPECT_NE(error_of(o).find("already holds a checkpoint"), std::string::npos);
+}
+
+TEST_F(TrainerTest, FailedRunKeepsTheGoodCheckpoint) {
+  TrainerOptions o = options();
+  o.checkpoint_dir = dir_ / "ckpt";
+  o.optimizer.name = "sgd";
+  o.optimizer.lr = 0.1;
+  o.max_steps = 38;
+  Trainer(o).run();
+  const std::string good = latest_checkpoint(o.checkpoint_dir).value_or_throw();
+  const std::string meta = read_file(good + "/meta.json").value_or_throw();
+  const std::string model = read_file(good + "/model.pt").value_or_throw();
+
+  // The resumed run diverges in epoch 2 and fails.
+  o.max_steps = 0;
+  o.resume = true;
+  o.optimizer.lr = 1e10;
+  EXPECT_NE(error_of(o).find("training stopped: loss is "), std::string::npos);
+  EXPECT_EQ(latest_checkpoint(o.checkpoint_dir).value_or_throw(), good);
+  EXPECT_EQ(read_file(good + "/meta.json").value_or_throw(), meta);
+  EXPECT_EQ(read_file(good + "/model.pt").value_or_throw(), model);
+}
+
+TEST_F(TrainerTest, InvalidOptionsAreRejected) {
+  auto with = [&](auto change) {
+    TrainerOptions o = options();
+    change(o);
+    return error_of(o);
+  };
+  EXPECT_NE(with([](TrainerOptions& o) { o.epochs = 0; }).find("epochs"), std::string::npos);
+  EXPECT_NE(with([](TrainerOptions& o) { o.accum = 0; }).find("accum"), std::string::npos);
+  EXPECT_NE(with([](TrainerOptions& o) { o.clip_grad = -1; }).find("clip-grad"), std::string::npos);
+  EXPECT_NE(with([](TrainerOptions& o) { o.resume = true; }).find("checkpoint directory"),
+            std::string::npos);
+  EXPECT_NE(with([](TrainerOptions& o) { o.optimizer.name = "lbfgs"; }).find("lbfgs"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace stoker
