@@ -12,7 +12,9 @@ int64_t now_ns() {
       .count();
 }
 
-constexpr size_t kPrefetchAhead = 4;  // records prefetched ahead of the one being verified
+// Records prefetched ahead of the one being read: random-order reads are memory-latency bound
+// (a standalone gather + normalise loop measured 2-3x faster with it).
+constexpr size_t kPrefetchAhead = 8;
 
 }  // namespace
 
@@ -137,12 +139,12 @@ void BatchEngine::build(int64_t b, BatchBuffer& buffer, std::vector<uint64_t>& g
   const int64_t t1 = now_ns();
 
   const auto& fields = layout_.fields();
-  for (size_t f = 0; f < fields.size(); ++f) {
-    uint8_t* out = buffer.fields[f].get();
-    const size_t bytes = fields[f].sample_bytes;
-    for (size_t s = 0; s < good.size(); ++s)
+  for (size_t s = 0; s < good.size(); ++s) {
+    if (s + kPrefetchAhead < good.size()) dataset_->prefetch(good[s + kPrefetchAhead]);
+    for (size_t f = 0; f < fields.size(); ++f) {
       layout_.write(static_cast<int>(f), dataset_->fixed_field(good[s], fields[f].schema_field),
-                    out + s * bytes);
+                    buffer.fields[f].get() + s * fields[f].sample_bytes);
+    }
   }
   buffer.size = static_cast<int64_t>(good.size());
   const int64_t t2 = now_ns();
