@@ -26,8 +26,8 @@ void add_verify_command(CLI::App& app) {
     if (bad > 0)
       throw Error(corrupt(fmt::format("{}: {} of {} records failed verification", *dir, bad,
                                       dataset->size())));
-    fmt::print("{}: all {} records in {} shards verified\n", *dir, dataset->size(),
-               dataset->num_shards());
+    fmt::print("{}: all {} records in {} shard{} verified\n", *dir, dataset->size(),
+               dataset->num_shards(), dataset->num_shards() == 1 ? "" : "s");
   });
 }
 

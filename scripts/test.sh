@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# The test command of the README (and of CI, through .ci/run). Installs what is missing through
+# scripts/setup.sh, then runs three stages, each configured with Ninja (ccache when installed):
+#
+#   build  full project, LibTorch included, in build/          ctest: every suite
+#   asan   LibTorch-free core, ASan + UBSan, in build-asan/     ctest: util, store, pipeline engine
+#   tsan   LibTorch-free core, TSan, in build-tsan/             ctest: pipeline engine only
+#
+# Every stage runs even if an earlier one failed. Prints the time of each stage and ends with
+# one line `N passed, M failed`, counting ctest tests over the three runs (a stage that fails
+# to configure or build counts as one more failure; the tests that did build still run).
+# Exit status 0 only if everything passed.
+#
+# Environment: STOKER_BUILD_DIR overrides build/ (e.g. to keep a developer's own build apart);
+# STOKER_TEST_STAGES limits the stages (e.g. "asan tsan"); STOKER_TEST_TIMEOUT is the per-test
+# timeout in seconds (default 600).
+set -euo pipefail
+
+# The whole script is one compound command, read before it runs: editing this file (or a git
+# checkout) while it runs cannot change what runs.
+{
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root=$(pwd)
+
+build_dir=${STOKER_BUILD_DIR:-build}
+stages=${STOKER_TEST_STAGES:-build asan tsan}
+timeout=${STOKER_TEST_TIMEOUT:-600}
+
+# Sanitizer reports: stack traces, stop at the first report (the build also aborts on UBSan).
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1}
+
+# CI builds in a fresh clone at a new path: let ccache match objects across checkouts.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
+export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
+
+start_all=$SECONDS
+echo "== setup"
+bash scripts/setup.sh
+
+passed=0
+failed=0
+skipped=0
+failed_stages=()
+timings=()
+
+# run_stage NAME DIR TARGETS CTEST_ARGS -- CMAKE_ARGS...: configure, build TARGETS (all if
+# empty), ctest; adds to the counts. After a failed build the tests still run (those that
+# built can pass), and the build counts as one more failure.
+run_stage() {
+  local name=$1 dir=$2 targets=$3 ctest_args=$4
+  shift 5
+  local start=$SECONDS junit="$root/$dir/ctest-junit.xml"
+  echo
+  echo "== $name: $dir"
+  local generator=(-G Ninja)
+  [ ! -f "$dir/CMakeCache.txt" ] || generator=()  # keep the generator of an existing build
+  if ! cmake -S . -B "$dir" "${generator[@]}" "$@"; then
+    stage_failed "$name" "$start" "configure"
+    return
+  fi
+  local build_args=() build_failed=0
+  for t in $targets; do build_args+=(--target "$t"); done
+  [ ! -f "$dir/build.ninja" ] || build_args+=(-- -k 0)  # show every compile error, not the first
+  if ! cmake --build "$dir" "${build_args[@]}"; then
+    build_failed=1
+    failed=$((failed + 1))
+    failed_stages+=("$name (build)")
+    echo "== $name: build FAILED; running the tests that built"
+  fi
+  rm -f "$junit"
+  local rc=0
+  # shellcheck disable=SC2086  # ctest_args is a list of words
+  (cd "$dir" && "${wrap[@]}" ctest --output-on-failure --no-tests=error --timeout "$timeout" -j2 \
+     --output-junit "$junit" $ctest_args) || rc=$?
+  local total=0 failures=0 skips=0 suite
+  if [ -f "$junit" ]; then
+    # <testsuite name=".." tests="T" failures="F" disabled="D" skipped="S" ...>, over several lines
+    suite=$(tr '\n\t' '  ' <"$junit" | grep -o '<testsuite [^>]*>' | head -n1 || true)
+    total=$(junit_count tests "$suite")
+    failures=$(junit_count failures "$suite")
+    skips=$(($(junit_count skipped "$suite") + $(junit_count disabled "$suite")))
+  fi
+  if [ "$rc" -ne 0 ] && [ "$failures" -eq 0 ]; then failures=1; fi  # ctest failed without a test result
+  passed=$((passed + total - failures - skips))
+  failed=$((failed + failures))
+  skipped=$((skipped + skips))
+  [ "$failures" -eq 0 ] || failed_stages+=("$name (tests)")
+  timings+=("$name $((SECONDS - start)) s")
+  echo "== $name: $((total - failures - skips)) passed, $((failures + build_failed)) failed," \
+    "$skips skipped in $((SECONDS - start)) s"
+}
+
+# junit_count ATTRIBUTE TAG: the number in ATTRIBUTE="N" of TAG, or 0.
+junit_count() {
+  local n
+  n=$(sed -n "s/.* $1=\"\([0-9]*\)\".*/\1/p" <<<"$2")
+  echo "${n:-0}"
+}
+
+stage_failed() {
+  failed=$((failed + 1))
+  failed_stages+=("$1 ($3)")
+  timings+=("$1 $((SECONDS - $2)) s")
+  echo "== $1: $3 FAILED after $((SECONDS - $2)) s"
+}
+
+wrap=()
+for stage in $stages; do
+  case $stage in
+    build)
+      wrap=()
+      run_stage build "$build_dir" "" "" -- ;;
+    asan)
+      wrap=()
+      run_stage asan build-asan "" "" -- -DSTOKER_WITH_TORCH=OFF -DSTOKER_SANITIZE=address,undefined \
+        -DSTOKER_BUILD_BENCH=OFF ;;
+    tsan)
+      # TSan needs a memory layout that some kernels' address randomisation breaks ("unexpected
+      # memory mapping"); run without it when the machine allows.
+      wrap=()
+      if setarch "$(uname -m)" -R true 2>/dev/null; then wrap=(setarch "$(uname -m)" -R); fi
+      run_stage tsan build-tsan pipeline_engine_test "-L pipeline_engine_test" -- -DSTOKER_WITH_TORCH=OFF \
+        -DSTOKER_SANITIZE=thread -DSTOKER_BUILD_BENCH=OFF ;;
+    *)
+      echo "test.sh: unknown stage '$stage' (build, asan, tsan)" >&2
+      exit 2 ;;
+  esac
+done
+
+echo
+times=$(printf '%s, ' "${timings[@]}")
+echo "== times: ${times}total $((SECONDS - start_all)) s"
+if [ ${#failed_stages[@]} -gt 0 ]; then
+  echo "== FAILED: ${failed_stages[*]}"
+fi
+if [ "$skipped" -gt 0 ]; then
+  echo "$passed passed, $failed failed, $skipped skipped"
+else
+  echo "$passed passed, $failed failed"
+fi
+[ "$failed" -eq 0 ]
+exit
+}
