@@ -134,6 +134,9 @@ class Loader {
   const BatchLayout& layout() const { return layout_; }
   // Per-stage time and counts since construction.
   const PipelineStats& stats() const { return *stats_; }
+  // Host memory of the batch buffers allocated so far (the bound of contract 6: it stays at
+  // about prefetch + 2 buffers unless the caller keeps batches alive).
+  size_t buffer_bytes() const;
 
  private:
   friend class EpochRange;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -26,6 +27,20 @@ struct LoaderBenchOptions {
   std::string verify = "once";
   bool json = false;
 };
+
+// Resident anonymous memory of this process in bytes (heap, buffers; not the mapped shards).
+double rss_anon_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  double kb = 0;
+  while (status >> key) {
+    if (key == "RssAnon:") {
+      status >> kb;
+      break;
+    }
+  }
+  return kb * 1024;
+}
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -112,6 +127,8 @@ void run_loader_bench(const LoaderBenchOptions& o) {
                       {"consumer_wait_s", s.wait_ns.load() / 1e9},
                       {"read_s", s.read_ns.load() / 1e9},
                       {"transform_s", s.transform_ns.load() / 1e9},
+                      {"buffer_mb", loader.buffer_bytes() / 1e6},
+                      {"rss_anon_mb", rss_anon_bytes() / 1e6},
                       {"checksum", checksum}};
   if (o.json) {
     fmt::print("{}\n", j.dump(2));
@@ -121,6 +138,8 @@ void run_loader_bench(const LoaderBenchOptions& o) {
              rate, rate * sample_bytes / 1e6, samples, loader.options().workers, seconds);
   fmt::print("bare loop  {:>12.0f} samples/s  (one thread, same work, no queue)\n", bare);
   fmt::print("ratio      {:>12.2f}\n", rate / bare);
+  fmt::print("memory     batch buffers {:.1f} MB, anonymous RSS {:.1f} MB (mapped shards not counted)\n",
+             loader.buffer_bytes() / 1e6, rss_anon_bytes() / 1e6);
   fmt::print("stages     read {:.3f} s, transform {:.3f} s (worker time), consumer wait {:.3f} s\n",
              s.read_ns.load() / 1e9, s.transform_ns.load() / 1e9, s.wait_ns.load() / 1e9);
 }

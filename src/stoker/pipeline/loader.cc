@@ -80,6 +80,12 @@ Loader::~Loader() = default;
 
 int64_t Loader::batches_per_epoch() const { return sampler_.plan(0).num_batches(); }
 
+size_t Loader::buffer_bytes() const {
+  size_t per_buffer = 0;
+  for (const BatchField& f : layout_.fields()) per_buffer += f.sample_bytes;
+  return pool_->allocations() * per_buffer * static_cast<size_t>(options_.batch_size);
+}
+
 void Loader::restore(const LoaderState& state) {
   if (state.seed != options_.seed)
     throw Error(invalid_argument(fmt::format("cannot restore a loader state of seed {} into a loader "
