@@ -72,7 +72,7 @@ class BatchEngine {
  private:
   void work();
   // Builds batch b into `buffer`; never throws.
-  void build(int64_t b, BatchBuffer& buffer, std::vector<uint64_t>& good);
+  void build(int64_t b, BatchBuffer& buffer, std::vector<int64_t>& good);
 
   const std::shared_ptr<const Dataset> dataset_;
   const BatchLayout& layout_;
@@ -81,7 +81,7 @@ class BatchEngine {
   const EngineOptions options_;
   const std::shared_ptr<PipelineStats> stats_;
   const std::shared_ptr<VerifiedSet> verified_;
-  std::vector<uint64_t> inline_good_;  // scratch for workers == 0
+  std::vector<int64_t> inline_good_;  // scratch for workers == 0
 
   std::mutex mutex_;
   std::condition_variable work_cv_;   // workers wait for room in the window

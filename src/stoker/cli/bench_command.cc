@@ -46,7 +46,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// The bare loop: one thread, a shuffled order, records prefetched 8 ahead, checksums as the
+// The bare loop: one thread, a shuffled order, records prefetched ahead, checksums as the
 // policy says, the image normalised and the label copied into one reused buffer per field:
 // the loader's work without its queue, ordering and pool. Returns samples/s.
 double bare_loop(const Dataset& dataset, const BatchLayout& layout, int64_t batch, int epochs,
@@ -63,7 +63,7 @@ double bare_loop(const Dataset& dataset, const BatchLayout& layout, int64_t batc
     for (int64_t b = 0; b < plan.num_batches(); ++b) {
       IndexSpan idx = plan.batch(b);
       for (size_t k = 0; k < idx.size; ++k) {
-        if (k + 8 < idx.size) dataset.prefetch(idx[k + 8]);
+        dataset.prefetch_ahead(idx.data, idx.size, k);
         if (check) throw_if_error(dataset.verify_record(idx[k]));
         for (size_t f = 0; f < fields.size(); ++f) {
           layout.write(static_cast<int>(f), dataset.fixed_field(idx[k], fields[f].schema_field),
