@@ -56,8 +56,8 @@ struct PipelineStats {
 
 class BatchEngine {
  public:
-  // `layout` must outlive the engine. `verified` (records of `dataset`) is required for
-  // VerifyPolicy::kOnce. Starts the workers.
+  // `layout` is copied: workers never reach into the caller. `verified` (records of `dataset`)
+  // is required for VerifyPolicy::kOnce. Starts the workers.
   BatchEngine(std::shared_ptr<const Dataset> dataset, const BatchLayout& layout,
               std::shared_ptr<BufferPool> pool, EpochPlan plan, EngineOptions options,
               std::shared_ptr<PipelineStats> stats, std::shared_ptr<VerifiedSet> verified = nullptr);
@@ -71,11 +71,13 @@ class BatchEngine {
 
  private:
   void work();
+  // Cancels the workers (even ones waiting for the consumer) and joins them. Idempotent.
+  void stop();
   // Builds batch b into `buffer`; never throws.
   void build(int64_t b, BatchBuffer& buffer, std::vector<int64_t>& good);
 
   const std::shared_ptr<const Dataset> dataset_;
-  const BatchLayout& layout_;
+  const BatchLayout layout_;
   const std::shared_ptr<BufferPool> pool_;
   const EpochPlan plan_;
   const EngineOptions options_;

@@ -26,7 +26,9 @@ BufferPool::BufferPool(std::vector<size_t> field_bytes, int64_t capacity, size_t
     : field_bytes_(std::move(field_bytes)),
       capacity_(capacity),
       max_idle_(max_idle),
-      allocator_(std::move(allocator)) {}
+      allocator_(std::move(allocator)) {
+  idle_.reserve(max_idle_);  // give_back runs in deleters: it must not allocate
+}
 
 std::shared_ptr<BatchBuffer> BufferPool::acquire() {
   std::unique_ptr<BatchBuffer> buffer;

@@ -35,16 +35,25 @@ BatchEngine::BatchEngine(std::shared_ptr<const Dataset> dataset, const BatchLayo
       verified_(std::move(verified)) {
   if (options_.verify == VerifyPolicy::kOnce && !verified_)
     throw Error(invalid_argument("VerifyPolicy::kOnce needs a VerifiedSet"));
-  for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this] { work(); });
+  try {
+    for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this] { work(); });
+  } catch (...) {  // std::system_error: joinable threads must not be destroyed
+    stop();
+    throw;
+  }
 }
 
-BatchEngine::~BatchEngine() {
+BatchEngine::~BatchEngine() { stop(); }
+
+void BatchEngine::stop() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     cancelled_ = true;
   }
   work_cv_.notify_all();
-  for (std::thread& t : workers_) t.join();
+  for (std::thread& t : workers_) {
+    if (t.joinable()) t.join();
+  }
 }
 
 void BatchEngine::work() {

@@ -4,9 +4,23 @@
 #include <c10/core/StreamGuard.h>
 #include <c10/core/impl/VirtualGuardImpl.h>
 
+#include <thread>
+
 namespace stoker {
+namespace {
+
+// Blocks until `event` has completed (c10::Event::synchronize() arrives only in LibTorch 2.x).
+void wait_for(const c10::Event& event) {
+  while (!event.query()) std::this_thread::yield();
+}
+
+}  // namespace
 
 DeviceFeed::DeviceFeed(torch::Device device) : device_(device) {}
+
+DeviceFeed::~DeviceFeed() {
+  for (auto& copy : in_flight_) wait_for(copy.first);
+}
 
 HostAllocator DeviceFeed::host_allocator() const {
   if (!device_.is_cuda()) return default_host_allocator();
@@ -32,6 +46,12 @@ std::vector<at::Tensor> DeviceFeed::to_device(std::vector<at::Tensor> host) {
   copied.record(side);
   copied.block(consumer);
   for (at::Tensor& t : out) t.record_stream(consumer);
+  in_flight_.emplace_back(std::move(copied), std::move(host));
+  // Release the buffers of finished copies; never keep more than a few (bounded memory).
+  while (in_flight_.size() > 2 || (!in_flight_.empty() && in_flight_.front().first.query())) {
+    wait_for(in_flight_.front().first);
+    in_flight_.pop_front();
+  }
   return out;
 }
 

@@ -6,8 +6,11 @@
 // against the CPU-only LibTorch and is never entered there (pinned memory throws on it).
 // Not thread-safe: used by the consumer thread.
 
+#include <c10/core/Event.h>
 #include <torch/types.h>
 
+#include <deque>
+#include <utility>
 #include <vector>
 
 #include "stoker/pipeline/batch_buffer.h"
@@ -17,6 +20,8 @@ namespace stoker {
 class DeviceFeed {
  public:
   explicit DeviceFeed(torch::Device device);
+  // Waits for the copies still reading pinned host buffers.
+  ~DeviceFeed();
 
   // Host memory for batch buffers: pinned for CUDA, plain aligned memory otherwise.
   HostAllocator host_allocator() const;
@@ -25,6 +30,10 @@ class DeviceFeed {
 
  private:
   torch::Device device_;
+  // Host tensors (views of pooled pinned buffers) of copies that may still be running, with the
+  // event that ends them: a buffer must not return to the pool, where a worker rewrites it,
+  // before the DMA has read it.
+  std::deque<std::pair<c10::Event, std::vector<at::Tensor>>> in_flight_;
 };
 
 }  // namespace stoker

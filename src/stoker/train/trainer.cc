@@ -14,6 +14,7 @@
 #include "stoker/store/dataset_summary.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/train/checkpoint.h"
+#include "stoker/train/compute_threads.h"
 
 namespace stoker {
 namespace {
@@ -133,7 +134,7 @@ Trainer::Trainer(TrainerOptions options)
   require(o.max_steps >= 0, "max steps must be >= 0 (0 = no limit)");
   require(!o.resume || !o.checkpoint_dir.empty(), "resume needs a checkpoint directory");
   { AutocastGuard probe(o.amp, device_.type()); }  // rejects a mode this device lacks, early
-  torch::set_num_threads(o.threads);
+  set_compute_threads(o.threads);
 
   const std::string data_dir = resolve_data_dir(o.data_dir, o.out);
   train_data_ = open_split(data_dir, "train");
