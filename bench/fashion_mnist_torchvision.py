@@ -164,6 +164,26 @@ def load_uint8(train: bool = True, cache: Optional[str] = None, source: Optional
     return ds.data, ds.targets
 
 
+def add_common_args(p, variants) -> None:
+    """Adds the options both baselines share: --variants, --seed, --cache, --json."""
+    p.add_argument("--variants", default=",".join(variants),
+                   help="comma-separated subset of: " + ", ".join(variants))
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--cache", default=None,
+                   help="torchvision root cache (default $STOKER_DATA or "
+                        "~/.cache/stoker/torchvision)")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+
+
+def parse_variants(p, text: str, variants) -> list:
+    """The variant names in `text` (comma-separated); exits through p.error on unknown ones."""
+    names = [v.strip() for v in text.split(",") if v.strip()]
+    bad = [v for v in names if v not in variants]
+    if bad or not names:
+        p.error(f"unknown variant(s) {bad}; choose from {', '.join(variants)}")
+    return names
+
+
 def configure_threads(threads: int) -> dict:
     """Call BEFORE importing torch. Pins OpenMP and OpenBLAS pools to `threads`.
 

@@ -47,21 +47,12 @@ def parse_args(argv=None):
                    help="untimed epochs first (default: 1 if the variant has workers, else 0)")
     p.add_argument("--min-seconds", type=float, default=1.0,
                    help="keep timing whole epochs until this much time is measured (default 1)")
-    p.add_argument("--variants", default=",".join(VARIANTS),
-                   help="comma-separated subset of: " + ", ".join(VARIANTS))
     p.add_argument("--threads", type=int, default=1,
                    help="intra-op threads of the main process (torch, OpenMP, OpenBLAS); "
                         "default 1")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--cache", default=None,
-                   help="torchvision root cache (default $STOKER_DATA or "
-                        "~/.cache/stoker/torchvision)")
-    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    fm.add_common_args(p, VARIANTS)
     a = p.parse_args(argv)
-    names = [v.strip() for v in a.variants.split(",") if v.strip()]
-    bad = [v for v in names if v not in VARIANTS]
-    if bad or not names:
-        p.error(f"unknown variant(s) {bad}; choose from {', '.join(VARIANTS)}")
+    names = fm.parse_variants(p, a.variants, VARIANTS)
     if a.batch < 1 or a.epochs < 1 or a.threads < 1 or (a.warmup_epochs or 0) < 0:
         p.error("--batch, --epochs and --threads must be >= 1, --warmup-epochs >= 0")
     a.variant_list = names

@@ -55,8 +55,6 @@ def parse_args(argv=None):
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--batch", type=int, default=64, help="batch size (default 64)")
     p.add_argument("--lr", type=float, default=1e-3, help="Adam learning rate (default 1e-3)")
-    p.add_argument("--variants", default=",".join(VARIANTS),
-                   help="comma-separated subset of: " + ", ".join(VARIANTS))
     p.add_argument("--threads", type=int, default=1,
                    help="intra-op threads of the main process (default 1; see above)")
     p.add_argument("--warmup-batches", type=int, default=10,
@@ -64,16 +62,9 @@ def parse_args(argv=None):
     p.add_argument("--max-steps", type=int, default=None,
                    help="stop the epoch after this many steps (for quick checks; default: "
                         "full epoch)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--cache", default=None,
-                   help="torchvision root cache (default $STOKER_DATA or "
-                        "~/.cache/stoker/torchvision)")
-    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    fm.add_common_args(p, VARIANTS)
     a = p.parse_args(argv)
-    names = [v.strip() for v in a.variants.split(",") if v.strip()]
-    bad = [v for v in names if v not in VARIANTS]
-    if bad or not names:
-        p.error(f"unknown variant(s) {bad}; choose from {', '.join(VARIANTS)}")
+    names = fm.parse_variants(p, a.variants, VARIANTS)
     if a.batch < 1 or a.threads < 1 or a.warmup_batches < 0 or (a.max_steps is not None
                                                                 and a.max_steps < 1):
         p.error("--batch, --threads, --max-steps must be >= 1, --warmup-batches >= 0")
