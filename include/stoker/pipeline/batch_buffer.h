@@ -28,10 +28,10 @@ struct BatchBuffer {
   int64_t capacity = 0;                          // samples the buffer can hold
   int64_t size = 0;                              // samples it holds now
   int64_t epoch = 0;
-  int64_t batch = 0;                // batch number within the epoch's plan
-  int64_t position_after = 0;       // global position once this batch is consumed (resume)
-  int64_t skipped = 0;              // records dropped under the skip policy
-  Status status;                    // the first error met while building the batch
+  int64_t batch = 0;           // batch number within the epoch's plan
+  int64_t position_after = 0;  // global position once this batch is consumed (resume)
+  int64_t skipped = 0;         // records dropped under the skip policy
+  Status status;               // the first error met while building the batch
 };
 
 // Thread-safe.

@@ -38,8 +38,8 @@ enum class VerifyPolicy {
 Result<VerifyPolicy> parse_verify_policy(const std::string& name);
 
 struct EngineOptions {
-  int workers = 2;                            // worker threads; 0 builds batches inline
-  int prefetch = 4;                           // batches in flight, >= 1
+  int workers = 2;   // worker threads; 0 builds batches inline
+  int prefetch = 4;  // batches in flight, >= 1
   VerifyPolicy verify = VerifyPolicy::kAlways;
   bool skip_errors = false;  // drop and count bad records instead of failing the batch
 };
@@ -60,7 +60,8 @@ class BatchEngine {
   // is required for VerifyPolicy::kOnce. Starts the workers.
   BatchEngine(std::shared_ptr<const Dataset> dataset, const BatchLayout& layout,
               std::shared_ptr<BufferPool> pool, EpochPlan plan, EngineOptions options,
-              std::shared_ptr<PipelineStats> stats, std::shared_ptr<VerifiedSet> verified = nullptr);
+              std::shared_ptr<PipelineStats> stats,
+              std::shared_ptr<VerifiedSet> verified = nullptr);
   BatchEngine(const BatchEngine&) = delete;
   BatchEngine& operator=(const BatchEngine&) = delete;
   ~BatchEngine();
@@ -86,10 +87,10 @@ class BatchEngine {
   std::vector<int64_t> inline_good_;  // scratch for workers == 0
 
   std::mutex mutex_;
-  std::condition_variable work_cv_;   // workers wait for room in the window
-  std::condition_variable ready_cv_;  // the consumer waits for its batch
-  int64_t next_assign_ = 0;           // guarded by mutex_
-  int64_t next_deliver_ = 0;          // guarded by mutex_
+  std::condition_variable work_cv_;                        // workers wait for room in the window
+  std::condition_variable ready_cv_;                       // the consumer waits for its batch
+  int64_t next_assign_ = 0;                                // guarded by mutex_
+  int64_t next_deliver_ = 0;                               // guarded by mutex_
   std::map<int64_t, std::shared_ptr<BatchBuffer>> ready_;  // guarded by mutex_
   std::atomic<bool> cancelled_{false};
   std::vector<std::thread> workers_;

@@ -3,7 +3,8 @@
 // of a batch buffer (DESIGN.md contract 4: decoded straight into the pooled buffer, no
 // per-sample allocation). A field is either copied as stored (any fixed dtype), or — for uint8
 // fields — normalised to float32 with a per-channel (x / 255 - mean) / std, computed as one
-// multiply-add per pixel (x * scale + bias), which the compiler vectorises. Immutable after create(): thread-safe to share.
+// multiply-add per pixel (x * scale + bias), which the compiler vectorises. Immutable after
+// create(): thread-safe to share.
 
 #include <cstddef>
 #include <cstdint>
@@ -31,7 +32,7 @@ struct FieldRequest {
 struct BatchField {
   std::string name;
   int schema_field = 0;
-  DType dtype = DType::kUint8;       // dtype in the batch
+  DType dtype = DType::kUint8;        // dtype in the batch
   std::vector<int64_t> sample_shape;  // per sample; the batch adds a leading dimension
   size_t sample_bytes = 0;
   bool normalize = false;
@@ -44,7 +45,8 @@ class BatchLayout {
  public:
   // Every requested field must exist and be fixed-size; normalisation needs a uint8 field and
   // mean/std of size 1 or of the channel count, std non-zero. Errors are kInvalidArgument.
-  static Result<BatchLayout> create(const Schema& schema, const std::vector<FieldRequest>& requests);
+  static Result<BatchLayout> create(const Schema& schema,
+                                    const std::vector<FieldRequest>& requests);
   // Every fixed field of the schema, copied as stored.
   static BatchLayout copy_all(const Schema& schema);
 

@@ -37,10 +37,10 @@ struct LoaderOptions {
   bool drop_last = false;
   int rank = 0;
   int world_size = 1;
-  VerifyPolicy verify = VerifyPolicy::kOnce;  // when record checksums are checked
+  VerifyPolicy verify = VerifyPolicy::kOnce;   // when record checksums are checked
   ErrorPolicy on_error = ErrorPolicy::kRaise;  // kSkip drops and counts bad records
-  std::vector<FieldRequest> fields;           // empty: every fixed field as stored
-  torch::Device device = torch::kCPU;         // CUDA: pinned buffers, copies on a side stream
+  std::vector<FieldRequest> fields;            // empty: every fixed field as stored
+  torch::Device device = torch::kCPU;          // CUDA: pinned buffers, copies on a side stream
 };
 
 // Where a loader is in its sequence: enough to continue it exactly, with any world size.
@@ -60,8 +60,8 @@ class Batch {
   const at::Tensor& operator[](const std::string& name) const;
   int64_t size() const { return size_; }
   int64_t epoch() const { return epoch_; }
-  int64_t index() const { return index_; }       // batch number within the epoch
-  int64_t skipped() const { return skipped_; }   // bad records dropped from it (skip policy)
+  int64_t index() const { return index_; }      // batch number within the epoch
+  int64_t skipped() const { return skipped_; }  // bad records dropped from it (skip policy)
   // Deep copies of every field, independent of the pool.
   std::map<std::string, at::Tensor> clone() const;
 

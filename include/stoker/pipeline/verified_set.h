@@ -18,7 +18,9 @@ class VerifiedSet {
   bool contains(uint64_t i) const {
     return (words_[i / 64].load(std::memory_order_relaxed) >> (i % 64)) & 1;
   }
-  void insert(uint64_t i) { words_[i / 64].fetch_or(uint64_t{1} << (i % 64), std::memory_order_relaxed); }
+  void insert(uint64_t i) {
+    words_[i / 64].fetch_or(uint64_t{1} << (i % 64), std::memory_order_relaxed);
+  }
 
  private:
   std::unique_ptr<std::atomic<uint64_t>[]> words_;

@@ -37,7 +37,8 @@ class Dataset {
   };
   Location locate(uint64_t i) const {
     int s = static_cast<int>(std::upper_bound(shard_starts_.begin() + 1, shard_starts_.end(), i) -
-                             shard_starts_.begin()) - 1;
+                             shard_starts_.begin()) -
+            1;
     return {s, i - shard_starts_[s]};
   }
   // Bytes of fixed field `field` of global record i.

@@ -15,7 +15,7 @@ struct DatasetSummary {
   uint32_t format_version = 0;
   uint64_t records = 0;
   int shards = 0;
-  uint64_t bytes = 0;  // all shard files
+  uint64_t bytes = 0;       // all shard files
   std::string schema_text;  // e.g. "image uint8[1,28,28], label int64"
   bool has_labels = false;
   std::map<int64_t, uint64_t> label_histogram;

@@ -43,7 +43,8 @@ class DatasetWriter {
   const Schema& schema() const { return manifest_.schema; }
 
  private:
-  DatasetWriter(std::string dir, std::string staging, Manifest manifest, DatasetWriterOptions options);
+  DatasetWriter(std::string dir, std::string staging, Manifest manifest,
+                DatasetWriterOptions options);
   Status finish_shard();
 
   std::string dir_;

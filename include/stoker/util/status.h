@@ -40,7 +40,9 @@ class Status {
   std::string message_;
 };
 
-inline Status invalid_argument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+inline Status invalid_argument(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
 inline Status not_found(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
 inline Status already_exists(std::string m) { return {StatusCode::kAlreadyExists, std::move(m)}; }
 inline Status corrupt(std::string m) { return {StatusCode::kCorrupt, std::move(m)}; }
@@ -50,7 +52,8 @@ inline Status io_error(std::string m) { return {StatusCode::kIoError, std::move(
 // The exception the C++ API throws at its edge; what() is the Status message.
 class Error : public std::runtime_error {
  public:
-  explicit Error(Status status) : std::runtime_error(status.message()), status_(std::move(status)) {}
+  explicit Error(Status status)
+      : std::runtime_error(status.message()), status_(std::move(status)) {}
   const Status& status() const { return status_; }
 
  private:
@@ -66,7 +69,7 @@ inline void throw_if_error(const Status& status) {
 template <typename T>
 class Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT: implicit by design
     assert(!status_.is_ok());
   }
@@ -90,17 +93,17 @@ class Result {
 }  // namespace stoker
 
 // Returns early from the enclosing function if `expr` (a Status) is not ok.
-#define STOKER_RETURN_IF_ERROR(expr)          \
-  do {                                        \
-    ::stoker::Status stoker_status_ = (expr); \
+#define STOKER_RETURN_IF_ERROR(expr)                    \
+  do {                                                  \
+    ::stoker::Status stoker_status_ = (expr);           \
     if (!stoker_status_.is_ok()) return stoker_status_; \
   } while (0)
 
 #define STOKER_CONCAT_INNER(a, b) a##b
 #define STOKER_CONCAT(a, b) STOKER_CONCAT_INNER(a, b)
 // Declares `lhs` from a Result expression or returns its Status.
-#define STOKER_ASSIGN_OR_RETURN(lhs, expr)                         \
-  auto STOKER_CONCAT(stoker_result_, __LINE__) = (expr);           \
-  if (!STOKER_CONCAT(stoker_result_, __LINE__).is_ok())            \
-    return STOKER_CONCAT(stoker_result_, __LINE__).status();       \
+#define STOKER_ASSIGN_OR_RETURN(lhs, expr)                   \
+  auto STOKER_CONCAT(stoker_result_, __LINE__) = (expr);     \
+  if (!STOKER_CONCAT(stoker_result_, __LINE__).is_ok())      \
+    return STOKER_CONCAT(stoker_result_, __LINE__).status(); \
   lhs = std::move(STOKER_CONCAT(stoker_result_, __LINE__)).value()

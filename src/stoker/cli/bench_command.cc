@@ -1,9 +1,9 @@
 // `stoker bench loader`: loader throughput on a dataset, beside the bare single-thread loop
 // that does the same shuffled gather + normalise into one reused buffer (the memory-bound
 // limit the loader should approach).
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <fstream>
 #include <memory>
@@ -78,7 +78,8 @@ double bare_loop(const Dataset& dataset, const BatchLayout& layout, int64_t batc
 void run_loader_bench(const LoaderBenchOptions& o) {
   std::string data = o.data;
   if (data.empty()) {
-    throw_if_error(convert_fashion_mnist(kFashionMnistDebianDir, default_fashion_mnist_dir(), true));
+    throw_if_error(
+        convert_fashion_mnist(kFashionMnistDebianDir, default_fashion_mnist_dir(), true));
     data = default_fashion_mnist_dir() + "/train";
   }
   auto dataset = Dataset::open(data).value_or_throw();
@@ -138,8 +139,9 @@ void run_loader_bench(const LoaderBenchOptions& o) {
              rate, rate * sample_bytes / 1e6, samples, loader.options().workers, seconds);
   fmt::print("bare loop  {:>12.0f} samples/s  (one thread, same work, no queue)\n", bare);
   fmt::print("ratio      {:>12.2f}\n", rate / bare);
-  fmt::print("memory     batch buffers {:.1f} MB, anonymous RSS {:.1f} MB (mapped shards not counted)\n",
-             loader.buffer_bytes() / 1e6, rss_anon_bytes() / 1e6);
+  fmt::print(
+      "memory     batch buffers {:.1f} MB, anonymous RSS {:.1f} MB (mapped shards not counted)\n",
+      loader.buffer_bytes() / 1e6, rss_anon_bytes() / 1e6);
   fmt::print("stages     read {:.3f} s, transform {:.3f} s (worker time), consumer wait {:.3f} s\n",
              s.read_ns.load() / 1e9, s.transform_ns.load() / 1e9, s.wait_ns.load() / 1e9);
 }
@@ -150,12 +152,22 @@ void add_bench_command(CLI::App& app) {
   CLI::App* bench = app.add_subcommand("bench", "Measure stoker's parts");
   bench->require_subcommand(1);
   auto o = std::make_shared<LoaderBenchOptions>();
-  CLI::App* loader = bench->add_subcommand("loader", "Loader throughput (samples/s, MB/s) beside the bare loop");
-  loader->add_option("--data", o->data, "Dataset directory (default: Fashion-MNIST train, converted if needed)");
-  loader->add_option("--batch", o->batch, "Batch size")->check(CLI::PositiveNumber)->capture_default_str();
-  loader->add_option("--workers", o->workers, "Worker threads (-1 = auto, 0 = inline)")->check(CLI::Range(-1, 256))->capture_default_str();
-  loader->add_option("--prefetch", o->prefetch, "Batches in flight")->check(CLI::Range(1, 1024))->capture_default_str();
-  loader->add_option("--epochs", o->epochs, "Epochs to time")->check(CLI::PositiveNumber)->capture_default_str();
+  CLI::App* loader =
+      bench->add_subcommand("loader", "Loader throughput (samples/s, MB/s) beside the bare loop");
+  loader->add_option("--data", o->data,
+                     "Dataset directory (default: Fashion-MNIST train, converted if needed)");
+  loader->add_option("--batch", o->batch, "Batch size")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  loader->add_option("--workers", o->workers, "Worker threads (-1 = auto, 0 = inline)")
+      ->check(CLI::Range(-1, 256))
+      ->capture_default_str();
+  loader->add_option("--prefetch", o->prefetch, "Batches in flight")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  loader->add_option("--epochs", o->epochs, "Epochs to time")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   loader->add_flag("--uint8", o->uint8, "Deliver images as uint8 (normalise on the device)");
   loader->add_option("--verify", o->verify, "Record checksums: always, once (first read), off")
       ->check(CLI::IsMember({"always", "once", "off"}))

@@ -2,10 +2,10 @@
 // Fashion-MNIST train, batch 64, Adam 1e-3, one epoch — through PyTorch's DataLoader
 // (bench/torch_train_baseline.py with /usr/bin/python3: num_workers 0, 2, 2 + pin_memory),
 // through stoker, and the compute-only bound (one resident batch). Seconds and ratios.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -62,8 +62,8 @@ void run_train_bench(const TrainBenchOptions& o) {
   Trainer trainer(options);
   const EpochMetrics stoker = trainer.run().epochs.at(0);
   const int64_t steps = (stoker.samples + o.batch - 1) / o.batch;
-  const double bound = compute_only_seconds("mlp", trainer.spec(), options.optimizer, o.batch,
-                                            steps, options.seed);
+  const double bound =
+      compute_only_seconds("mlp", trainer.spec(), options.optimizer, o.batch, steps, options.seed);
 
   nlohmann::json rows = nlohmann::json::array();
   if (torch_results.contains("results")) {
@@ -73,22 +73,24 @@ void run_train_bench(const TrainBenchOptions& o) {
                       {"data_wait_s", r.value("data_wait_s", 0.0)}});
     }
   }
-  rows.push_back({{"name", "stoker"}, {"seconds", stoker.seconds}, {"data_wait_s", stoker.data_seconds}});
+  rows.push_back(
+      {{"name", "stoker"}, {"seconds", stoker.seconds}, {"data_wait_s", stoker.data_seconds}});
   rows.push_back({{"name", "stoker compute-only bound"}, {"seconds", bound}, {"data_wait_s", 0.0}});
   for (auto& r : rows) {
     r["ratio_to_stoker"] = r["seconds"].get<double>() / stoker.seconds;
     r["ratio_to_bound"] = r["seconds"].get<double>() / bound;
   }
-  nlohmann::json j = {{"batch", o.batch},     {"workers", o.workers}, {"threads", o.threads},
-                      {"steps", steps},       {"results", rows},
-                      {"stoker_over_bound", stoker.seconds / bound}};
+  nlohmann::json j = {{"batch", o.batch},     {"workers", o.workers},
+                      {"threads", o.threads}, {"steps", steps},
+                      {"results", rows},      {"stoker_over_bound", stoker.seconds / bound}};
   if (torch_results.contains("error")) j["pytorch_error"] = torch_results["error"];
   if (o.json) {
     fmt::print("{}\n", j.dump(2));
     return;
   }
-  fmt::print("{:<34} {:>9} {:>10} {:>10} {:>10}\n", "one epoch, mlp, batch " + std::to_string(o.batch),
-             "seconds", "data wait", "/ stoker", "/ bound");
+  fmt::print("{:<34} {:>9} {:>10} {:>10} {:>10}\n",
+             "one epoch, mlp, batch " + std::to_string(o.batch), "seconds", "data wait", "/ stoker",
+             "/ bound");
   for (const auto& r : rows) {
     fmt::print("{:<34} {:>9.3f} {:>10.3f} {:>10.2f} {:>10.2f}\n", r["name"].get<std::string>(),
                r["seconds"].get<double>(), r["data_wait_s"].get<double>(),
@@ -102,12 +104,22 @@ void run_train_bench(const TrainBenchOptions& o) {
 
 void add_bench_train_command(CLI::App& bench) {
   auto o = std::make_shared<TrainBenchOptions>();
-  CLI::App* cmd = bench.add_subcommand("train", "The classic MLP experiment: PyTorch DataLoader vs stoker vs the compute-only bound");
-  cmd->add_option("--batch", o->batch, "Batch size")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--workers", o->workers, "stoker loader worker threads")->check(CLI::Range(0, 256))->capture_default_str();
-  cmd->add_option("--threads", o->threads, "Intra-op threads (both sides)")->check(CLI::Range(1, 256))->capture_default_str();
-  cmd->add_option("--torch-baseline", o->torch_script, "PyTorch baseline script")->capture_default_str();
-  cmd->add_option("--python", o->python, "Python with torch and torchvision")->capture_default_str();
+  CLI::App* cmd = bench.add_subcommand(
+      "train",
+      "The classic MLP experiment: PyTorch DataLoader vs stoker vs the compute-only bound");
+  cmd->add_option("--batch", o->batch, "Batch size")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--workers", o->workers, "stoker loader worker threads")
+      ->check(CLI::Range(0, 256))
+      ->capture_default_str();
+  cmd->add_option("--threads", o->threads, "Intra-op threads (both sides)")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  cmd->add_option("--torch-baseline", o->torch_script, "PyTorch baseline script")
+      ->capture_default_str();
+  cmd->add_option("--python", o->python, "Python with torch and torchvision")
+      ->capture_default_str();
   cmd->add_flag("--no-torch", o->skip_torch, "Leave out the PyTorch runs");
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->callback([o] { run_train_bench(*o); });

@@ -31,7 +31,8 @@ RunResult run(const std::string& args, const testing::TempDir& dir) {
   FILE* pipe = ::popen(command.c_str(), "r");
   std::array<char, 4096> buffer;
   size_t n;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.out.append(buffer.data(), n);
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+    result.out.append(buffer.data(), n);
   int status = ::pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   result.err = read_file(err_path).value_or_throw();
@@ -46,7 +47,8 @@ void expect_one_line_error(const RunResult& r, const std::string& words) {
 }
 
 TEST(CliTest, ConvertFashionMnistThenInspectJson) {
-  ASSERT_TRUE(fs::is_directory(kFashionMnistDebianDir)) << "scripts/setup.sh installs dataset-fashion-mnist";
+  ASSERT_TRUE(fs::is_directory(kFashionMnistDebianDir))
+      << "scripts/setup.sh installs dataset-fashion-mnist";
   testing::TempDir dir;
   RunResult convert = run("convert fashion-mnist --out " + dir / "fm", dir);
   ASSERT_EQ(convert.exit_code, 0) << convert.err;
@@ -59,8 +61,10 @@ TEST(CliTest, ConvertFashionMnistThenInspectJson) {
   EXPECT_EQ(train["records"], 60000);
   EXPECT_EQ(test["records"], 10000);
   ASSERT_EQ(train["label_histogram"].size(), 10u);
-  for (const auto& [label, count] : train["label_histogram"].items()) EXPECT_EQ(count, 6000) << label;
-  for (const auto& [label, count] : test["label_histogram"].items()) EXPECT_EQ(count, 1000) << label;
+  for (const auto& [label, count] : train["label_histogram"].items())
+    EXPECT_EQ(count, 6000) << label;
+  for (const auto& [label, count] : test["label_histogram"].items())
+    EXPECT_EQ(count, 1000) << label;
   EXPECT_EQ(run("verify " + dir / "fm/train", dir).exit_code, 0);
 
   RunResult again = run("convert fashion-mnist --out " + dir / "fm", dir);
@@ -84,8 +88,8 @@ TEST(CliTest, VerifyListsEveryBadRecordAndExitsOne) {
 
 TEST(CliTest, BadInputsGiveOneLineNamingTheFile) {
   testing::TempDir dir;
-  expect_one_line_error(run("convert idx --images " + dir / "none.gz" + " --labels " + dir / "l.gz" +
-                                " --out " + dir / "o",
+  expect_one_line_error(run("convert idx --images " + dir / "none.gz" + " --labels " +
+                                dir / "l.gz" + " --out " + dir / "o",
                             dir),
                         dir / "none.gz");
   EXPECT_FALSE(fs::exists(dir / "o"));
@@ -108,7 +112,8 @@ TEST(CliTest, BadInputsGiveOneLineNamingTheFile) {
 
 TEST(CliTest, HelpOnEveryCommand) {
   testing::TempDir dir;
-  for (const char* cmd : {"", "convert", "convert idx", "convert fashion-mnist", "inspect", "verify"}) {
+  for (const char* cmd :
+       {"", "convert", "convert idx", "convert fashion-mnist", "inspect", "verify"}) {
     RunResult r = run(std::string(cmd) + " --help", dir);
     EXPECT_EQ(r.exit_code, 0) << cmd;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << cmd;

@@ -1,7 +1,7 @@
 // `stoker convert idx|fashion-mnist`: build datasets from source files.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <memory>
 
@@ -17,11 +17,15 @@ void add_convert_command(CLI::App& app) {
 
   auto idx = std::make_shared<IdxImportOptions>();
   auto shard_mb = std::make_shared<uint64_t>(256);
-  CLI::App* idx_cmd = convert->add_subcommand("idx", "Convert an IDX images/labels pair (MNIST family, gzip or raw)");
+  CLI::App* idx_cmd = convert->add_subcommand(
+      "idx", "Convert an IDX images/labels pair (MNIST family, gzip or raw)");
   idx_cmd->add_option("--images", idx->images, "IDX file of images (N, rows, cols)")->required();
   idx_cmd->add_option("--labels", idx->labels, "IDX file of labels (N)")->required();
-  idx_cmd->add_option("--out", idx->out, "Dataset directory to create (must not exist)")->required();
-  idx_cmd->add_option("--shard-mb", *shard_mb, "Shard size in MB")->check(CLI::Range(1, 1 << 20))->capture_default_str();
+  idx_cmd->add_option("--out", idx->out, "Dataset directory to create (must not exist)")
+      ->required();
+  idx_cmd->add_option("--shard-mb", *shard_mb, "Shard size in MB")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
   idx_cmd->callback([idx, shard_mb] {
     idx->shard_bytes = *shard_mb << 20;
     uint64_t n = import_idx(*idx).value_or_throw();
@@ -30,9 +34,12 @@ void add_convert_command(CLI::App& app) {
 
   auto src = std::make_shared<std::string>(kFashionMnistDebianDir);
   auto out = std::make_shared<std::string>(default_fashion_mnist_dir());
-  CLI::App* fm = convert->add_subcommand("fashion-mnist", "Convert Fashion-MNIST into OUT/train and OUT/test");
+  CLI::App* fm =
+      convert->add_subcommand("fashion-mnist", "Convert Fashion-MNIST into OUT/train and OUT/test");
   fm->add_option("--src", *src, "Directory with the four IDX .gz files")->capture_default_str();
-  fm->add_option("--out", *out, "Output directory ($STOKER_DATA or ~/.cache/stoker + /fashion-mnist)")->capture_default_str();
+  fm->add_option("--out", *out,
+                 "Output directory ($STOKER_DATA or ~/.cache/stoker + /fashion-mnist)")
+      ->capture_default_str();
   fm->callback([src, out] {
     auto start = std::chrono::steady_clock::now();
     throw_if_error(convert_fashion_mnist(*src, *out, /*skip_existing=*/false));

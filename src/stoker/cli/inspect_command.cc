@@ -1,8 +1,8 @@
 // `stoker inspect [DIR] [--json]`: what a dataset holds. DIR may also be a folder of datasets
 // (such as the converted Fashion-MNIST, holding train/ and test/): each is shown.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <filesystem>
 #include <memory>
@@ -32,14 +32,15 @@ std::vector<std::string> dataset_dirs(const std::string& dir) {
 void print_text(const DatasetSummary& s) {
   fmt::print("dataset   {}\n", s.dir);
   fmt::print("format    version {}\n", s.format_version);
-  fmt::print("records   {} in {} shard{} ({:.1f} MB)\n", s.records, s.shards, s.shards == 1 ? "" : "s",
-             s.bytes / 1e6);
+  fmt::print("records   {} in {} shard{} ({:.1f} MB)\n", s.records, s.shards,
+             s.shards == 1 ? "" : "s", s.bytes / 1e6);
   fmt::print("schema    {}\n", s.schema_text);
   if (s.has_labels) {
     fmt::print("labels\n");
     for (const auto& [value, count] : s.label_histogram) {
       std::string name;
-      if (value >= 0 && value < static_cast<int64_t>(s.class_names.size())) name = s.class_names[value];
+      if (value >= 0 && value < static_cast<int64_t>(s.class_names.size()))
+        name = s.class_names[value];
       fmt::print("  {:>4}  {:>8}  {}\n", value, count, name);
     }
   }
@@ -50,7 +51,8 @@ void print_text(const DatasetSummary& s) {
 void add_inspect_command(CLI::App& app) {
   auto dir = std::make_shared<std::string>(default_fashion_mnist_dir());
   auto json = std::make_shared<bool>(false);
-  CLI::App* cmd = app.add_subcommand("inspect", "Show a dataset's schema, records, shards, bytes and label histogram");
+  CLI::App* cmd = app.add_subcommand(
+      "inspect", "Show a dataset's schema, records, shards, bytes and label histogram");
   cmd->add_option("dir", *dir, "Dataset directory, or a folder of datasets")->capture_default_str();
   cmd->add_flag("--json", *json, "Print JSON");
   cmd->callback([dir, json] {

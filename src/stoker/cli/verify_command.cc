@@ -1,7 +1,7 @@
 // `stoker verify DIR`: a full checksum pass; lists every bad record and exits 1 if any.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <memory>
 
 #include "cli/commands.h"
@@ -24,8 +24,8 @@ void add_verify_command(CLI::App& app) {
       }
     }
     if (bad > 0)
-      throw Error(corrupt(fmt::format("{}: {} of {} records failed verification", *dir, bad,
-                                      dataset->size())));
+      throw Error(corrupt(
+          fmt::format("{}: {} of {} records failed verification", *dir, bad, dataset->size())));
     fmt::print("{}: all {} records in {} shard{} verified\n", *dir, dataset->size(),
                dataset->num_shards(), dataset->num_shards() == 1 ? "" : "s");
   });

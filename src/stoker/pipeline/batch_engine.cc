@@ -12,7 +12,6 @@ int64_t now_ns() {
       .count();
 }
 
-
 }  // namespace
 
 Result<VerifyPolicy> parse_verify_policy(const std::string& name) {

@@ -217,10 +217,12 @@ TEST_F(BatchEngineTest, DestroyingMidEpochCancelsAndJoinsPromptly) {
     options.prefetch = 2;
     auto e = engine(workers, options, 4);
     ASSERT_NE(e->next(), nullptr);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // workers now wait on a full window
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(20));  // workers now wait on a full window
     auto start = std::chrono::steady_clock::now();
     e.reset();
-    auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    auto ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     EXPECT_LT(ms, 100.0) << workers;
   }
 }

@@ -12,7 +12,8 @@ Result<BatchLayout> BatchLayout::create(const Schema& schema,
     if (f < 0) return invalid_argument("the dataset has no field '" + request.name + "'");
     const Field& field = schema.fields()[f];
     if (!field.is_fixed())
-      return invalid_argument("field '" + request.name + "' is variable-size bytes; it needs a decoder");
+      return invalid_argument("field '" + request.name +
+                              "' is variable-size bytes; it needs a decoder");
     BatchField out;
     out.name = field.name;
     out.schema_field = f;
@@ -69,7 +70,8 @@ void BatchLayout::write(int f, const uint8_t* src, uint8_t* dst) const {
     const uint8_t* __restrict in = src + c * field.channel_elements;
     float* __restrict o = out + c * field.channel_elements;
     const float scale = field.scale[c], bias = field.bias[c];
-    for (int64_t i = 0; i < field.channel_elements; ++i) o[i] = static_cast<float>(in[i]) * scale + bias;
+    for (int64_t i = 0; i < field.channel_elements; ++i)
+      o[i] = static_cast<float>(in[i]) * scale + bias;
   }
 }
 

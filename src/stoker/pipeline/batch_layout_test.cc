@@ -15,7 +15,8 @@ Schema image_schema() {
 }
 
 TEST(BatchLayoutTest, NormalisesPerChannel) {
-  auto layout = BatchLayout::create(image_schema(), {{"image", true, {0.5f, 0.25f, 0.0f}, {0.5f, 0.25f, 1.0f}}})
+  auto layout = BatchLayout::create(image_schema(),
+                                    {{"image", true, {0.5f, 0.25f, 0.0f}, {0.5f, 0.25f, 1.0f}}})
                     .value_or_throw();
   const BatchField& f = layout.fields()[0];
   EXPECT_EQ(f.dtype, DType::kFloat32);

@@ -25,8 +25,8 @@ DeviceFeed::~DeviceFeed() {
 HostAllocator DeviceFeed::host_allocator() const {
   if (!device_.is_cuda()) return default_host_allocator();
   return [](size_t bytes) {
-    at::Tensor pinned = at::empty({static_cast<int64_t>(bytes)},
-                                  at::TensorOptions(at::kByte).pinned_memory(true));
+    at::Tensor pinned =
+        at::empty({static_cast<int64_t>(bytes)}, at::TensorOptions(at::kByte).pinned_memory(true));
     auto* data = pinned.data_ptr<uint8_t>();
     return std::shared_ptr<uint8_t>(data, [pinned](uint8_t*) mutable { pinned.reset(); });
   };

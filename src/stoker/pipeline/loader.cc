@@ -12,10 +12,14 @@ namespace {
 
 at::ScalarType scalar_type(DType dtype) {
   switch (dtype) {
-    case DType::kUint8: return at::kByte;
-    case DType::kInt64: return at::kLong;
-    case DType::kFloat32: return at::kFloat;
-    case DType::kBytes: break;
+    case DType::kUint8:
+      return at::kByte;
+    case DType::kInt64:
+      return at::kLong;
+    case DType::kFloat32:
+      return at::kFloat;
+    case DType::kBytes:
+      break;
   }
   throw Error(invalid_argument("bytes fields have no tensor type"));
 }
@@ -88,8 +92,10 @@ size_t Loader::buffer_bytes() const {
 
 void Loader::restore(const LoaderState& state) {
   if (state.seed != options_.seed)
-    throw Error(invalid_argument(fmt::format("cannot restore a loader state of seed {} into a loader "
-                                             "of seed {}", state.seed, options_.seed)));
+    throw Error(
+        invalid_argument(fmt::format("cannot restore a loader state of seed {} into a loader "
+                                     "of seed {}",
+                                     state.seed, options_.seed)));
   if (state.epoch < 0 || state.position < 0)
     throw Error(invalid_argument("a loader state has a negative epoch or position"));
   state_ = state;
@@ -143,8 +149,9 @@ void EpochRange::advance() {
     const BatchField& field = layout.fields()[f];
     std::vector<int64_t> shape = {buffer->size};
     shape.insert(shape.end(), field.sample_shape.begin(), field.sample_shape.end());
-    host.push_back(at::from_blob(buffer->fields[f].get(), shape, [buffer](void*) {},
-                                 at::TensorOptions(scalar_type(field.dtype))));
+    host.push_back(at::from_blob(
+        buffer->fields[f].get(), shape, [buffer](void*) {},
+        at::TensorOptions(scalar_type(field.dtype))));
     current_.names_.push_back(field.name);
   }
   current_.tensors_ = loader_->feed_->to_device(std::move(host));

@@ -20,8 +20,9 @@ DatasetSummary summarize(const Dataset& dataset) {
     std::string shape;
     for (size_t d = 0; d < fields[f].shape.size(); ++d)
       shape += (d ? "," : "") + std::to_string(fields[f].shape[d]);
-    s.schema_text += fmt::format("{}{} {}{}", f ? ", " : "", fields[f].name,
-                                 dtype_name(fields[f].dtype), shape.empty() ? "" : "[" + shape + "]");
+    s.schema_text +=
+        fmt::format("{}{} {}{}", f ? ", " : "", fields[f].name, dtype_name(fields[f].dtype),
+                    shape.empty() ? "" : "[" + shape + "]");
   }
   int label = dataset.schema().find("label");
   if (label >= 0 && fields[label].dtype == DType::kInt64 && fields[label].shape.empty()) {

@@ -18,8 +18,12 @@ class DatasetTest : public ::testing::Test {
  protected:
   void SetUp() override { testing::write_labelled_dataset(dir_ / "ds", 300, 10, 2048); }
   std::string ds() { return dir_ / "ds"; }
-  nlohmann::json manifest() { return nlohmann::json::parse(read_file(ds() + "/manifest.json").value_or_throw()); }
-  void save(const nlohmann::json& j) { ASSERT_TRUE(write_file_atomically(ds() + "/manifest.json", j.dump()).is_ok()); }
+  nlohmann::json manifest() {
+    return nlohmann::json::parse(read_file(ds() + "/manifest.json").value_or_throw());
+  }
+  void save(const nlohmann::json& j) {
+    ASSERT_TRUE(write_file_atomically(ds() + "/manifest.json", j.dump()).is_ok());
+  }
   Status open_status() { return Dataset::open(ds()).status(); }
   testing::TempDir dir_;
 };

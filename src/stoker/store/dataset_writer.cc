@@ -47,8 +47,8 @@ Result<std::unique_ptr<DatasetWriter>> DatasetWriter::create(const std::string& 
   manifest.schema = schema;
   manifest.source = options.source;
   manifest.class_names = options.class_names;
-  return std::unique_ptr<DatasetWriter>(
-      new DatasetWriter(path.string(), std::move(staging), std::move(manifest), std::move(options)));
+  return std::unique_ptr<DatasetWriter>(new DatasetWriter(path.string(), std::move(staging),
+                                                          std::move(manifest), std::move(options)));
 }
 
 DatasetWriter::DatasetWriter(std::string dir, std::string staging, Manifest manifest,

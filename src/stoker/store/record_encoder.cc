@@ -36,7 +36,8 @@ const std::vector<uint8_t>& RecordEncoder::encode() {
     const auto* p = reinterpret_cast<const uint8_t*>(&len);
     record_.insert(record_.end(), p, p + sizeof len);
   }
-  for (const auto& payload : variable_) record_.insert(record_.end(), payload.begin(), payload.end());
+  for (const auto& payload : variable_)
+    record_.insert(record_.end(), payload.begin(), payload.end());
   return record_;
 }
 

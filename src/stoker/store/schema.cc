@@ -7,20 +7,28 @@ namespace stoker {
 
 const char* dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::kUint8: return "uint8";
-    case DType::kInt64: return "int64";
-    case DType::kFloat32: return "float32";
-    case DType::kBytes: return "bytes";
+    case DType::kUint8:
+      return "uint8";
+    case DType::kInt64:
+      return "int64";
+    case DType::kFloat32:
+      return "float32";
+    case DType::kBytes:
+      return "bytes";
   }
   return "?";
 }
 
 size_t dtype_size(DType dtype) {
   switch (dtype) {
-    case DType::kUint8: return 1;
-    case DType::kInt64: return 8;
-    case DType::kFloat32: return 4;
-    case DType::kBytes: return 0;
+    case DType::kUint8:
+      return 1;
+    case DType::kInt64:
+      return 8;
+    case DType::kFloat32:
+      return 4;
+    case DType::kBytes:
+      return 0;
   }
   return 0;
 }
@@ -45,7 +53,8 @@ Result<Schema> Schema::create(std::vector<Field> fields) {
   Schema schema;
   for (const Field& f : fields) {
     if (f.name.empty()) return invalid_argument("schema field with an empty name");
-    if (!names.insert(f.name).second) return invalid_argument("schema field '" + f.name + "' repeats");
+    if (!names.insert(f.name).second)
+      return invalid_argument("schema field '" + f.name + "' repeats");
     if (!f.is_fixed() && !f.shape.empty())
       return invalid_argument("schema field '" + f.name + "': bytes fields have no shape");
     for (int64_t d : f.shape) {
@@ -86,15 +95,21 @@ Result<Schema> Schema::from_json(const std::string& text, const std::string& ori
     Field f;
     f.name = jf["name"].get<std::string>();
     std::string dtype = jf["dtype"].get<std::string>();
-    if (dtype == "uint8") f.dtype = DType::kUint8;
-    else if (dtype == "int64") f.dtype = DType::kInt64;
-    else if (dtype == "float32") f.dtype = DType::kFloat32;
-    else if (dtype == "bytes") f.dtype = DType::kBytes;
-    else return corrupt(origin + ": schema field '" + f.name + "' has unknown dtype '" + dtype + "'");
+    if (dtype == "uint8")
+      f.dtype = DType::kUint8;
+    else if (dtype == "int64")
+      f.dtype = DType::kInt64;
+    else if (dtype == "float32")
+      f.dtype = DType::kFloat32;
+    else if (dtype == "bytes")
+      f.dtype = DType::kBytes;
+    else
+      return corrupt(origin + ": schema field '" + f.name + "' has unknown dtype '" + dtype + "'");
     if (jf.contains("shape")) {
       if (!jf["shape"].is_array()) return corrupt(origin + ": schema field '" + f.name + "' shape");
       for (const auto& d : jf["shape"]) {
-        if (!d.is_number_integer()) return corrupt(origin + ": schema field '" + f.name + "' shape");
+        if (!d.is_number_integer())
+          return corrupt(origin + ": schema field '" + f.name + "' shape");
         f.shape.push_back(d.get<int64_t>());
       }
     }

@@ -15,7 +15,8 @@ Result<ShardReader> ShardReader::open(const std::string& path) {
   const size_t size = file.size();
   if (size < kHeaderFixedBytes + kFooterBytes)
     return corrupt(path + ": truncated shard (" + std::to_string(size) + " bytes)");
-  if (std::memcmp(base, kHeaderMagic, 8) != 0) return corrupt(path + ": not a stoker shard (bad magic)");
+  if (std::memcmp(base, kHeaderMagic, 8) != 0)
+    return corrupt(path + ": not a stoker shard (bad magic)");
   uint32_t version = load_u32(base + 8);
   if (version > kVersion)
     return unsupported(path + ": shard format version " + std::to_string(version) +
@@ -27,7 +28,8 @@ Result<ShardReader> ShardReader::open(const std::string& path) {
     return corrupt(path + ": truncated shard (no footer; was the write interrupted?)");
 
   uint32_t schema_len = load_u32(base + 12);
-  if (data_start(schema_len) > size - kFooterBytes) return corrupt(path + ": header length out of range");
+  if (data_start(schema_len) > size - kFooterBytes)
+    return corrupt(path + ": header length out of range");
   if (xxh3_64(base, header_bytes(schema_len)) != footer.header_checksum)
     return corrupt(path + ": header checksum mismatch");
   std::string json(reinterpret_cast<const char*>(base + kHeaderFixedBytes), schema_len);

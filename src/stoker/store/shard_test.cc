@@ -17,8 +17,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<std::vector<uint8_t>> write_shard(const std::string& path, const Schema& schema,
-                                              int n, std::mt19937_64& rng) {
+std::vector<std::vector<uint8_t>> write_shard(const std::string& path, const Schema& schema, int n,
+                                              std::mt19937_64& rng) {
   auto writer = ShardWriter::create(path, schema).value_or_throw();
   std::vector<std::vector<uint8_t>> records;
   for (int i = 0; i < n; ++i) {
@@ -49,9 +49,10 @@ TEST(ShardTest, RandomSchemasRoundTripByteExactInRandomOrder) {
       ASSERT_TRUE(reader.verify_record(i).is_ok());
       for (int f = 0; f < static_cast<int>(schema.fields().size()); ++f) {
         if (schema.fields()[f].is_fixed()) {
-          ASSERT_EQ(std::memcmp(reader.fixed_field(i, f), records[i].data() + schema.fixed_offset(f),
-                                schema.fields()[f].fixed_bytes()),
-                    0);
+          ASSERT_EQ(
+              std::memcmp(reader.fixed_field(i, f), records[i].data() + schema.fixed_offset(f),
+                          schema.fields()[f].fixed_bytes()),
+              0);
         } else {
           ASSERT_TRUE(reader.variable_field(i, f).is_ok());
         }
@@ -61,10 +62,10 @@ TEST(ShardTest, RandomSchemasRoundTripByteExactInRandomOrder) {
 }
 
 TEST(ShardTest, VariableFieldsComeBackAsWritten) {
-  Schema schema = Schema::create({{"label", DType::kInt64, {}},
-                                  {"a", DType::kBytes, {}},
-                                  {"b", DType::kBytes, {}}})
-                      .value_or_throw();
+  Schema schema =
+      Schema::create(
+          {{"label", DType::kInt64, {}}, {"a", DType::kBytes, {}}, {"b", DType::kBytes, {}}})
+          .value_or_throw();
   testing::TempDir dir;
   RecordEncoder encoder(schema);
   auto writer = ShardWriter::create(dir / "v.stk", schema).value_or_throw();
@@ -83,7 +84,8 @@ TEST(ShardTest, VariableFieldsComeBackAsWritten) {
     ByteSpan a = reader.variable_field(i, 1).value_or_throw();
     ByteSpan b = reader.variable_field(i, 2).value_or_throw();
     EXPECT_EQ(std::string(reinterpret_cast<const char*>(a.data), a.size), std::string(i, 'a'));
-    EXPECT_EQ(std::string(reinterpret_cast<const char*>(b.data), b.size), std::string(2 * i + 1, 'b'));
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(b.data), b.size),
+              std::string(2 * i + 1, 'b'));
     int64_t label;
     std::memcpy(&label, reader.fixed_field(i, 0), 8);
     EXPECT_EQ(label, i);

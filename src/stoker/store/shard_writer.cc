@@ -2,8 +2,8 @@
 
 #include <utility>
 
-#include "stoker/util/checksum.h"
 #include "stoker/store/shard_format.h"
+#include "stoker/util/checksum.h"
 
 namespace stoker {
 
@@ -25,7 +25,9 @@ Result<ShardWriter> ShardWriter::create(const std::string& path, const Schema& s
 }
 
 ShardWriter::ShardWriter(AtomicFile file, size_t min_record_bytes, uint64_t header_checksum)
-    : file_(std::move(file)), min_record_bytes_(min_record_bytes), header_checksum_(header_checksum) {}
+    : file_(std::move(file)),
+      min_record_bytes_(min_record_bytes),
+      header_checksum_(header_checksum) {}
 
 Status ShardWriter::append(const uint8_t* record, size_t size) {
   if (size < min_record_bytes_)
@@ -45,7 +47,8 @@ uint64_t ShardWriter::projected_bytes(uint64_t extra) const {
 
 Status ShardWriter::finish() {
   static const uint8_t kZeros[kIndexAlignment] = {};
-  STOKER_RETURN_IF_ERROR(file_.append(kZeros, (kIndexAlignment - file_.size() % kIndexAlignment) % kIndexAlignment));
+  STOKER_RETURN_IF_ERROR(
+      file_.append(kZeros, (kIndexAlignment - file_.size() % kIndexAlignment) % kIndexAlignment));
   Footer footer{};
   footer.index_offset = file_.size();
   footer.record_count = records();

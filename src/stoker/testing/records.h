@@ -8,9 +8,9 @@
 
 #include "stoker/store/dataset.h"
 #include "stoker/store/dataset_writer.h"
-#include "stoker/store/shard_format.h"
 #include "stoker/store/record_encoder.h"
 #include "stoker/store/schema.h"
+#include "stoker/store/shard_format.h"
 
 namespace stoker::testing {
 

@@ -8,7 +8,8 @@ namespace stoker {
 void set_compute_threads(int threads) {
   torch::set_num_threads(threads);
   using SetThreads = void (*)(int);
-  if (auto set_openblas = reinterpret_cast<SetThreads>(::dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
+  if (auto set_openblas =
+          reinterpret_cast<SetThreads>(::dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
     set_openblas(threads);
 }
 

@@ -25,7 +25,8 @@ Status convert_fashion_mnist(const std::string& src, const std::string& out, boo
     const char* prefix;
   };
   if (!std::filesystem::is_directory(src))
-    return not_found(src + ": no such directory (install Debian's dataset-fashion-mnist or pass --src)");
+    return not_found(src +
+                     ": no such directory (install Debian's dataset-fashion-mnist or pass --src)");
   for (Split split : {Split{"train", "train"}, Split{"test", "t10k"}}) {
     const std::string dir = out + "/" + split.name;
     if (skip_existing && Manifest::load(dir).is_ok()) continue;

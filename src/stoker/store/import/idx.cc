@@ -50,24 +50,28 @@ Result<IdxArray> read_idx(const std::string& path) {
   if (n < 4 || magic[0] != 0 || magic[1] != 0 || magic[3] == 0)
     return corrupt(path + ": not an IDX file (bad magic)");
   if (magic[2] != kTypeUnsignedByte)
-    return unsupported(fmt::format("{}: IDX data type 0x{:02x} is not supported (only unsigned "
-                                   "bytes, 0x08)", path, magic[2]));
+    return unsupported(
+        fmt::format("{}: IDX data type 0x{:02x} is not supported (only unsigned "
+                    "bytes, 0x08)",
+                    path, magic[2]));
   IdxArray array;
   uint64_t total = 1;
   for (int d = 0; d < magic[3]; ++d) {
     uint8_t be[4];
     if (read_fully(file.get(), be, 4) != 4) return corrupt(path + ": truncated IDX header");
-    uint32_t dim = (uint32_t{be[0]} << 24) | (uint32_t{be[1]} << 16) | (uint32_t{be[2]} << 8) | be[3];
+    uint32_t dim =
+        (uint32_t{be[0]} << 24) | (uint32_t{be[1]} << 16) | (uint32_t{be[2]} << 8) | be[3];
     array.dims.push_back(dim);
     total *= dim;
-    if (total > (uint64_t{1} << 40)) return corrupt(path + ": IDX dimensions are implausibly large");
+    if (total > (uint64_t{1} << 40))
+      return corrupt(path + ": IDX dimensions are implausibly large");
   }
   array.data.resize(total);
   n = read_fully(file.get(), array.data.data(), total);
   if (n < 0) return corrupt(path + ": " + gz_error(file.get()));
   if (static_cast<uint64_t>(n) < total)
-    return corrupt(fmt::format("{}: truncated: header promises {} data bytes, file has {}", path,
-                               total, n));
+    return corrupt(
+        fmt::format("{}: truncated: header promises {} data bytes, file has {}", path, total, n));
   uint8_t extra;
   n = read_fully(file.get(), &extra, 1);
   if (n < 0) return corrupt(path + ": " + gz_error(file.get()));
@@ -79,8 +83,9 @@ Result<uint64_t> import_idx(const IdxImportOptions& options) {
   STOKER_ASSIGN_OR_RETURN(IdxArray images, read_idx(options.images));
   STOKER_ASSIGN_OR_RETURN(IdxArray labels, read_idx(options.labels));
   if (images.dims.size() != 3)
-    return invalid_argument(fmt::format("{}: expected images of 3 dimensions (N, rows, cols), got {}",
-                                        options.images, images.dims.size()));
+    return invalid_argument(
+        fmt::format("{}: expected images of 3 dimensions (N, rows, cols), got {}", options.images,
+                    images.dims.size()));
   if (labels.dims.size() != 1)
     return invalid_argument(fmt::format("{}: expected labels of 1 dimension, got {}",
                                         options.labels, labels.dims.size()));
@@ -88,9 +93,8 @@ Result<uint64_t> import_idx(const IdxImportOptions& options) {
     return invalid_argument(fmt::format("{} has {} images but {} has {} labels", options.images,
                                         images.dims[0], options.labels, labels.dims[0]));
   const int64_t rows = images.dims[1], cols = images.dims[2];
-  STOKER_ASSIGN_OR_RETURN(Schema schema,
-                          Schema::create({{"image", DType::kUint8, {1, rows, cols}},
-                                          {"label", DType::kInt64, {}}}));
+  STOKER_ASSIGN_OR_RETURN(Schema schema, Schema::create({{"image", DType::kUint8, {1, rows, cols}},
+                                                         {"label", DType::kInt64, {}}}));
   DatasetWriterOptions writer_options;
   writer_options.shard_bytes = options.shard_bytes;
   writer_options.source = options.images + " + " + options.labels;
