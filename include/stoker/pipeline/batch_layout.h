@@ -32,6 +32,7 @@ struct FieldRequest {
 struct BatchField {
   std::string name;
   int schema_field = 0;
+  size_t record_offset = 0;           // where the field's bytes start in a record
   DType dtype = DType::kUint8;        // dtype in the batch
   std::vector<int64_t> sample_shape;  // per sample; the batch adds a leading dimension
   size_t sample_bytes = 0;

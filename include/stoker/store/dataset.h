@@ -41,6 +41,11 @@ class Dataset {
             1;
     return {s, i - shard_starts_[s]};
   }
+  // The bytes of global record i (its fixed fields start at schema().fixed_offset()).
+  const uint8_t* record_data(uint64_t i) const {
+    Location at = locate(i);
+    return shards_[at.shard].record(at.record).data;
+  }
   // Bytes of fixed field `field` of global record i.
   const uint8_t* fixed_field(uint64_t i, int field) const {
     Location at = locate(i);

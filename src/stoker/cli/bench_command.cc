@@ -65,8 +65,9 @@ double bare_loop(const Dataset& dataset, const BatchLayout& layout, int64_t batc
       for (size_t k = 0; k < idx.size; ++k) {
         dataset.prefetch_ahead(idx.data, idx.size, k);
         if (check) throw_if_error(dataset.verify_record(idx[k]));
+        const uint8_t* record = dataset.record_data(idx[k]);
         for (size_t f = 0; f < fields.size(); ++f) {
-          layout.write(static_cast<int>(f), dataset.fixed_field(idx[k], fields[f].schema_field),
+          layout.write(static_cast<int>(f), record + fields[f].record_offset,
                        buffers[f].data() + k * fields[f].sample_bytes);
         }
       }

@@ -146,8 +146,9 @@ void BatchEngine::build(int64_t b, BatchBuffer& buffer, std::vector<int64_t>& go
   const auto& fields = layout_.fields();
   for (size_t s = 0; s < good.size(); ++s) {
     dataset_->prefetch_ahead(good.data(), good.size(), s);
+    const uint8_t* record = dataset_->record_data(good[s]);
     for (size_t f = 0; f < fields.size(); ++f) {
-      layout_.write(static_cast<int>(f), dataset_->fixed_field(good[s], fields[f].schema_field),
+      layout_.write(static_cast<int>(f), record + fields[f].record_offset,
                     buffer.fields[f].get() + s * fields[f].sample_bytes);
     }
   }

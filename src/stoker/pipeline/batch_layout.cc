@@ -17,6 +17,7 @@ Result<BatchLayout> BatchLayout::create(const Schema& schema,
     BatchField out;
     out.name = field.name;
     out.schema_field = f;
+    out.record_offset = schema.fixed_offset(f);
     out.dtype = field.dtype;
     out.sample_shape = field.shape;
     out.sample_bytes = field.fixed_bytes();
