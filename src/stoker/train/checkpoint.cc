@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
+#include "stoker/train/torch_archive.h"
 #include "stoker/util/atomic_file.h"
 
 namespace stoker {
@@ -26,12 +26,6 @@ constexpr const char* kOptimizerName = "optimizer.pt";
 constexpr const char* kRngName = "rng.pt";
 constexpr const char* kSubdirPrefix = "step-";
 constexpr int kFormatVersion = 1;
-
-// The first line of a c10::Error, without the C++ backtrace.
-std::string short_message(const c10::Error& e) {
-  std::string message = e.what_without_backtrace();
-  return message.substr(0, message.find('\n'));
-}
 
 std::string meta_json(const CheckpointState& s) {
   nlohmann::json j = {
@@ -69,41 +63,18 @@ Result<CheckpointState> parse_meta(const std::string& text, const std::string& p
   }
 }
 
-// torch::save(value) into `path` through an AtomicFile.
-template <typename T>
-Status save_archive(const T& value, const std::string& path) {
-  std::ostringstream bytes;
-  try {
-    torch::save(value, bytes);
-  } catch (const c10::Error& e) {
-    return io_error("cannot serialize " + path + ": " + short_message(e));
-  }
-  return write_file_atomically(path, bytes.str());
-}
-
-// torch::load(value) from `path`.
-template <typename T>
-Status load_archive(T& value, const std::string& path, const char* what) {
-  try {
-    torch::load(value, path);
-  } catch (const c10::Error& e) {
-    return corrupt("cannot load " + std::string(what) + " from " + path + ": " + short_message(e));
-  }
-  return Status::ok();
-}
-
 // Writes every file of a checkpoint into the existing directory `sub`, the description last.
 Status write_checkpoint_files(const std::string& sub, const CheckpointState& state, Model& model,
                               torch::optim::Optimizer& optimizer) {
   STOKER_RETURN_IF_ERROR(model.save(sub + "/" + kModelName));
-  STOKER_RETURN_IF_ERROR(save_archive(optimizer, sub + "/" + kOptimizerName));
+  STOKER_RETURN_IF_ERROR(save_archive(optimizer, sub + "/" + kOptimizerName, "optimizer state"));
   at::Generator generator = at::detail::getDefaultCPUGenerator();
   at::Tensor rng;
   {
     std::lock_guard<std::mutex> lock(generator.mutex());
     rng = generator.get_state();
   }
-  STOKER_RETURN_IF_ERROR(save_archive(rng, sub + "/" + kRngName));
+  STOKER_RETURN_IF_ERROR(save_archive(rng, sub + "/" + kRngName, "RNG state"));
   return write_file_atomically(sub + "/" + kMetaName, meta_json(state));
 }
 

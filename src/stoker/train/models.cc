@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "stoker/train/torch_archive.h"
 #include "stoker/util/atomic_file.h"
 
 namespace stoker {
@@ -15,12 +16,6 @@ namespace {
 namespace nn = torch::nn;
 
 constexpr const char* kKnownModels = "mlp, cnn, resnet18";
-
-// The first line of a c10::Error, without the C++ backtrace.
-std::string short_message(const c10::Error& e) {
-  std::string message = e.what_without_backtrace();
-  return message.substr(0, message.find('\n'));
-}
 
 std::string shape_string(at::IntArrayRef sizes) {
   std::ostringstream out;
@@ -144,22 +139,11 @@ class BuiltinModel final : public Model {
   std::string name() const override { return name_; }
 
   Status save(const std::string& path) override {
-    std::ostringstream bytes;
-    try {
-      torch::save(net_, bytes);
-    } catch (const c10::Error& e) {
-      return io_error("cannot serialize model " + name_ + ": " + short_message(e));
-    }
-    return write_file_atomically(path, bytes.str());
+    return save_archive(net_, path, "model " + name_);
   }
 
   Status load(const std::string& path) override {
-    try {
-      torch::load(net_, path);
-    } catch (const c10::Error& e) {
-      return corrupt("cannot load " + name_ + " weights from '" + path + "': " + short_message(e));
-    }
-    return Status::ok();
+    return load_archive(net_, path, name_ + " weights");
   }
 
  private:
