@@ -71,11 +71,17 @@ class BatchEngine {
   const EpochPlan& plan() const { return plan_; }
 
  private:
+  // A builder's reusable working memory, so that building a batch allocates nothing.
+  struct Scratch {
+    std::vector<const uint8_t*> records;  // the batch's good records, in order
+    std::vector<uint8_t*> field_dst;      // the buffer's block per field
+  };
+
   void work();
   // Cancels the workers (even ones waiting for the consumer) and joins them. Idempotent.
   void stop();
   // Builds batch b into `buffer`; never throws.
-  void build(int64_t b, BatchBuffer& buffer, std::vector<int64_t>& good);
+  void build(int64_t b, BatchBuffer& buffer, Scratch& scratch);
 
   const std::shared_ptr<const Dataset> dataset_;
   const BatchLayout layout_;
@@ -84,7 +90,7 @@ class BatchEngine {
   const EngineOptions options_;
   const std::shared_ptr<PipelineStats> stats_;
   const std::shared_ptr<VerifiedSet> verified_;
-  std::vector<int64_t> inline_good_;  // scratch for workers == 0
+  Scratch inline_scratch_;  // for workers == 0
 
   std::mutex mutex_;
   std::condition_variable work_cv_;                        // workers wait for room in the window

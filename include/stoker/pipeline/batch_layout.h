@@ -3,8 +3,8 @@
 // of a batch buffer (DESIGN.md contract 4: decoded straight into the pooled buffer, no
 // per-sample allocation). A field is either copied as stored (any fixed dtype), or — for uint8
 // fields — normalised to float32 with a per-channel (x / 255 - mean) / std, computed as one
-// multiply-add per pixel (x * scale + bias), which the compiler vectorises. Immutable after
-// create(): thread-safe to share.
+// multiply-add per pixel (x * scale + bias), vectorised, with an AVX2 variant picked at run
+// time on CPUs that have it. Immutable after create(): thread-safe to share.
 
 #include <cstddef>
 #include <cstdint>
@@ -56,9 +56,16 @@ class BatchLayout {
   int find(const std::string& name) const;
   // Writes one sample of field `f` from its stored bytes `src` into `dst` (sample_bytes).
   void write(int f, const uint8_t* src, uint8_t* dst) const;
+  // Writes samples 0..n-1 of every field from the records `records[k]` (pointers to their
+  // bytes) into `dst[f] + k * sample_bytes`, prefetching the records a few samples ahead: the
+  // gather a batch is built by, with no index reads and no per-sample allocation.
+  void write_batch(const uint8_t* const* records, size_t n, uint8_t* const* dst) const;
+  // Bytes at the start of a record that the fields read (what a prefetch must cover).
+  size_t record_bytes_read() const { return record_bytes_read_; }
 
  private:
   std::vector<BatchField> fields_;
+  size_t record_bytes_read_ = 0;
 };
 
 }  // namespace stoker

@@ -66,6 +66,11 @@ class Dataset {
       shards_[at.shard].prefetch(at.record);
     }
   }
+  // Hints the CPU to bring global record i's index entry into cache.
+  void prefetch_index(uint64_t i) const {
+    Location at = locate(i);
+    shards_[at.shard].prefetch_index(at.record);
+  }
   // Checks record i's checksum; the error names the shard file and both record numbers.
   Status verify_record(uint64_t i) const;
 

@@ -1,6 +1,6 @@
 // `stoker bench loader`: loader throughput on a dataset, beside the bare single-thread loop
-// that does the same shuffled gather + normalise into one reused buffer (the memory-bound
-// limit the loader should approach).
+// that does the same shuffled gather + normalise into one reused buffer (what one core does
+// with no queue, ordering or pool).
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -46,15 +46,19 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// The bare loop: one thread, a shuffled order, records prefetched ahead, checksums as the
-// policy says, the image normalised and the label copied into one reused buffer per field:
-// the loader's work without its queue, ordering and pool. Returns samples/s.
+// The bare loop: one thread, a shuffled order, checksums as the policy says, each batch's
+// records resolved to pointers and written by BatchLayout::write_batch into one reused buffer
+// per field: the loader's work without its queue, ordering and pool. Returns samples/s.
 double bare_loop(const Dataset& dataset, const BatchLayout& layout, int64_t batch, int epochs,
                  VerifyPolicy verify) {
   const int64_t n = static_cast<int64_t>(dataset.size());
-  const auto& fields = layout.fields();
   std::vector<std::vector<uint8_t>> buffers;
-  for (const BatchField& f : fields) buffers.emplace_back(f.sample_bytes * batch);
+  std::vector<uint8_t*> dst;
+  for (const BatchField& f : layout.fields()) {
+    buffers.emplace_back(f.sample_bytes * batch);
+    dst.push_back(buffers.back().data());
+  }
+  std::vector<const uint8_t*> records(batch);
   Sampler sampler(n, SamplerOptions{7, true, 0, 1, batch, false});
   auto start = std::chrono::steady_clock::now();
   for (int e = 0; e < epochs; ++e) {
@@ -63,14 +67,13 @@ double bare_loop(const Dataset& dataset, const BatchLayout& layout, int64_t batc
     for (int64_t b = 0; b < plan.num_batches(); ++b) {
       IndexSpan idx = plan.batch(b);
       for (size_t k = 0; k < idx.size; ++k) {
-        dataset.prefetch_ahead(idx.data, idx.size, k);
-        if (check) throw_if_error(dataset.verify_record(idx[k]));
-        const uint8_t* record = dataset.record_data(idx[k]);
-        for (size_t f = 0; f < fields.size(); ++f) {
-          layout.write(static_cast<int>(f), record + fields[f].record_offset,
-                       buffers[f].data() + k * fields[f].sample_bytes);
+        if (check) {
+          dataset.prefetch_ahead(idx.data, idx.size, k);
+          throw_if_error(dataset.verify_record(idx[k]));
         }
+        records[k] = dataset.record_data(idx[k]);
       }
+      layout.write_batch(records.data(), idx.size, dst.data());
     }
   }
   return static_cast<double>(n) * epochs / seconds_since(start);

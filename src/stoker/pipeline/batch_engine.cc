@@ -56,7 +56,7 @@ void BatchEngine::stop() {
 }
 
 void BatchEngine::work() {
-  std::vector<int64_t> good;
+  Scratch scratch;
   while (true) {
     int64_t b;
     {
@@ -71,7 +71,7 @@ void BatchEngine::work() {
     std::shared_ptr<BatchBuffer> buffer;
     try {
       buffer = pool_->acquire();
-      build(b, *buffer, good);
+      build(b, *buffer, scratch);
     } catch (const std::exception& e) {
       buffer = std::make_shared<BatchBuffer>();
       buffer->batch = b;
@@ -89,7 +89,7 @@ std::shared_ptr<BatchBuffer> BatchEngine::next() {
   if (options_.workers == 0) {
     if (next_deliver_ >= plan_.num_batches()) return nullptr;
     auto buffer = pool_->acquire();
-    build(next_deliver_++, *buffer, inline_good_);
+    build(next_deliver_++, *buffer, inline_scratch_);
     return buffer;
   }
   std::shared_ptr<BatchBuffer> buffer;
@@ -110,14 +110,15 @@ std::shared_ptr<BatchBuffer> BatchEngine::next() {
   return buffer;
 }
 
-void BatchEngine::build(int64_t b, BatchBuffer& buffer, std::vector<int64_t>& good) {
+void BatchEngine::build(int64_t b, BatchBuffer& buffer, Scratch& scratch) {
   const IndexSpan indices = plan_.batch(b);
   buffer.epoch = plan_.epoch();
   buffer.batch = b;
   buffer.position_after = plan_.global_position_after(b);
 
   const int64_t t0 = now_ns();
-  good.clear();
+  std::vector<const uint8_t*>& records = scratch.records;
+  records.clear();
   for (size_t k = 0; k < indices.size; ++k) {
     if (cancelled_.load(std::memory_order_relaxed)) {
       buffer.status = Status(StatusCode::kCancelled, "loader stopped");
@@ -138,21 +139,17 @@ void BatchEngine::build(int64_t b, BatchBuffer& buffer, std::vector<int64_t>& go
         continue;
       }
       if (verified_) verified_->insert(i);
+    } else if (k + Dataset::kPrefetchDistance < indices.size) {
+      dataset_->prefetch_index(indices[k + Dataset::kPrefetchDistance]);
     }
-    good.push_back(i);
+    records.push_back(dataset_->record_data(i));
   }
   const int64_t t1 = now_ns();
 
-  const auto& fields = layout_.fields();
-  for (size_t s = 0; s < good.size(); ++s) {
-    dataset_->prefetch_ahead(good.data(), good.size(), s);
-    const uint8_t* record = dataset_->record_data(good[s]);
-    for (size_t f = 0; f < fields.size(); ++f) {
-      layout_.write(static_cast<int>(f), record + fields[f].record_offset,
-                    buffer.fields[f].get() + s * fields[f].sample_bytes);
-    }
-  }
-  buffer.size = static_cast<int64_t>(good.size());
+  scratch.field_dst.clear();
+  for (const auto& block : buffer.fields) scratch.field_dst.push_back(block.get());
+  layout_.write_batch(records.data(), records.size(), scratch.field_dst.data());
+  buffer.size = static_cast<int64_t>(records.size());
   const int64_t t2 = now_ns();
 
   stats_->read_ns += t1 - t0;

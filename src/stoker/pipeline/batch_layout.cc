@@ -1,8 +1,17 @@
 #include "stoker/pipeline/batch_layout.h"
 
+#include <algorithm>
 #include <cstring>
 
+#include "stoker/pipeline/normalize_kernel.h"
+
 namespace stoker {
+namespace {
+
+// Samples ahead of the one being written whose records are prefetched.
+constexpr size_t kPrefetchDistance = 8;
+
+}  // namespace
 
 Result<BatchLayout> BatchLayout::create(const Schema& schema,
                                         const std::vector<FieldRequest>& requests) {
@@ -40,6 +49,8 @@ Result<BatchLayout> BatchLayout::create(const Schema& schema,
         out.bias.push_back(-mean / std);
       }
     }
+    layout.record_bytes_read_ =
+        std::max(layout.record_bytes_read_, out.record_offset + field.fixed_bytes());
     layout.fields_.push_back(std::move(out));
   }
   return layout;
@@ -68,11 +79,21 @@ void BatchLayout::write(int f, const uint8_t* src, uint8_t* dst) const {
   }
   auto* out = reinterpret_cast<float*>(dst);
   for (size_t c = 0; c < field.scale.size(); ++c) {
-    const uint8_t* __restrict in = src + c * field.channel_elements;
-    float* __restrict o = out + c * field.channel_elements;
-    const float scale = field.scale[c], bias = field.bias[c];
-    for (int64_t i = 0; i < field.channel_elements; ++i)
-      o[i] = static_cast<float>(in[i]) * scale + bias;
+    normalize_u8(src + c * field.channel_elements, out + c * field.channel_elements,
+                 field.channel_elements, field.scale[c], field.bias[c]);
+  }
+}
+
+void BatchLayout::write_batch(const uint8_t* const* records, size_t n, uint8_t* const* dst) const {
+  for (size_t k = 0; k < n; ++k) {
+    if (k + kPrefetchDistance < n) {
+      const uint8_t* ahead = records[k + kPrefetchDistance];
+      for (size_t at = 0; at < record_bytes_read_ + 63; at += 64) __builtin_prefetch(ahead + at);
+    }
+    for (size_t f = 0; f < fields_.size(); ++f) {
+      const BatchField& field = fields_[f];
+      write(static_cast<int>(f), records[k] + field.record_offset, dst[f] + k * field.sample_bytes);
+    }
   }
 }
 

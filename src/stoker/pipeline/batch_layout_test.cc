@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
+#include <vector>
 
 namespace stoker {
 namespace {
@@ -32,6 +34,21 @@ TEST(BatchLayoutTest, NormalisesPerChannel) {
   }
 }
 
+// 3 channels of 5x7 = 35 values: the vectorised body and its scalar tail both run.
+TEST(BatchLayoutTest, NormalisesEveryValueOfLargerImages) {
+  Schema s = Schema::create({{"image", DType::kUint8, {3, 5, 7}}}).value_or_throw();
+  const std::vector<float> mean = {0.1f, 0.2f, 0.3f}, std = {0.3f, 0.2f, 0.1f};
+  auto layout = BatchLayout::create(s, {{"image", true, mean, std}}).value_or_throw();
+  std::vector<uint8_t> src(105);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(i * 37 + 11);
+  std::vector<float> out(105);
+  layout.write(0, src.data(), reinterpret_cast<uint8_t*>(out.data()));
+  for (size_t i = 0; i < src.size(); ++i) {
+    size_t c = i / 35;
+    EXPECT_NEAR(out[i], (src[i] / 255.0f - mean[c]) / std[c], 1e-5) << i;
+  }
+}
+
 TEST(BatchLayoutTest, CopiesAsStored) {
   auto layout = BatchLayout::create(image_schema(), {{"label"}, {"image"}}).value_or_throw();
   ASSERT_EQ(layout.find("label"), 0);
@@ -40,6 +57,45 @@ TEST(BatchLayoutTest, CopiesAsStored) {
   layout.write(0, reinterpret_cast<uint8_t*>(&label), reinterpret_cast<uint8_t*>(&copied));
   EXPECT_EQ(copied, -7);
   EXPECT_EQ(BatchLayout::copy_all(image_schema()).fields().size(), 2u);  // bytes field left out
+}
+
+// write_batch must put every field of every record exactly where write() would, for batch
+// sizes below, at and above the prefetch distance and records in any order.
+TEST(BatchLayoutTest, WriteBatchMatchesPerSampleWrites) {
+  Schema s = image_schema();
+  auto layout =
+      BatchLayout::create(s, {{"label"}, {"image", true, {0.5f}, {0.25f}}}).value_or_throw();
+  EXPECT_EQ(layout.record_bytes_read(), s.fixed_bytes());
+  std::mt19937 rng(3);
+  const size_t record_bytes = s.fixed_bytes();
+  std::vector<uint8_t> store(40 * record_bytes);
+  for (uint8_t& b : store) b = static_cast<uint8_t>(rng());
+  for (size_t n : {0, 1, 7, 8, 9, 40}) {
+    std::vector<const uint8_t*> records;
+    for (size_t k = 0; k < n; ++k) records.push_back(&store[(rng() % 40) * record_bytes]);
+    const auto& fields = layout.fields();
+    std::vector<std::vector<uint8_t>> got, want;
+    std::vector<uint8_t*> dst;
+    for (const BatchField& f : fields) {
+      got.emplace_back(n * f.sample_bytes, 0xAB);
+      want.emplace_back(n * f.sample_bytes, 0xCD);
+      dst.push_back(got.back().data());
+    }
+    layout.write_batch(records.data(), n, dst.data());
+    for (size_t k = 0; k < n; ++k) {
+      for (size_t f = 0; f < fields.size(); ++f) {
+        layout.write(static_cast<int>(f), records[k] + fields[f].record_offset,
+                     want[f].data() + k * fields[f].sample_bytes);
+      }
+    }
+    EXPECT_EQ(got, want) << "batch of " << n;
+  }
+}
+
+TEST(BatchLayoutTest, ReadsOnlyTheRequestedPrefixOfARecord) {
+  Schema s = image_schema();  // image (12 bytes) then label (8)
+  EXPECT_EQ(BatchLayout::create(s, {{"image"}}).value_or_throw().record_bytes_read(), 12u);
+  EXPECT_EQ(BatchLayout::create(s, {{"label"}}).value_or_throw().record_bytes_read(), 20u);
 }
 
 TEST(BatchLayoutTest, RejectsImpossibleRequests) {
