@@ -87,6 +87,7 @@ void run_loader_bench(const LoaderBenchOptions& o) {
     data = default_fashion_mnist_dir() + "/train";
   }
   auto dataset = Dataset::open(data).value_or_throw();
+  const double rss_before_loader = rss_anon_bytes();
   LoaderOptions options;
   options.batch_size = o.batch;
   options.workers = o.workers;
@@ -113,6 +114,7 @@ void run_loader_bench(const LoaderBenchOptions& o) {
     }
   }
   const double seconds = seconds_since(start);
+  const double rss_after_loader = rss_anon_bytes();
   const double rate = samples / seconds;
   const double bare = bare_loop(*dataset, loader.layout(), o.batch, o.epochs, options.verify);
   const PipelineStats& s = loader.stats();
@@ -134,6 +136,7 @@ void run_loader_bench(const LoaderBenchOptions& o) {
                       {"transform_s", s.transform_ns.load() / 1e9},
                       {"buffer_mb", loader.buffer_bytes() / 1e6},
                       {"rss_anon_mb", rss_anon_bytes() / 1e6},
+                      {"rss_anon_growth_mb", (rss_after_loader - rss_before_loader) / 1e6},
                       {"checksum", checksum}};
   if (o.json) {
     fmt::print("{}\n", j.dump(2));
@@ -144,8 +147,10 @@ void run_loader_bench(const LoaderBenchOptions& o) {
   fmt::print("bare loop  {:>12.0f} samples/s  (one thread, same work, no queue)\n", bare);
   fmt::print("ratio      {:>12.2f}\n", rate / bare);
   fmt::print(
-      "memory     batch buffers {:.1f} MB, anonymous RSS {:.1f} MB (mapped shards not counted)\n",
-      loader.buffer_bytes() / 1e6, rss_anon_bytes() / 1e6);
+      "memory     batch buffers {:.1f} MB; anonymous RSS {:.1f} MB, {:+.1f} MB since before the "
+      "loader (mapped shards not counted)\n",
+      loader.buffer_bytes() / 1e6, rss_anon_bytes() / 1e6,
+      (rss_after_loader - rss_before_loader) / 1e6);
   fmt::print("stages     read {:.3f} s, transform {:.3f} s (worker time), consumer wait {:.3f} s\n",
              s.read_ns.load() / 1e9, s.transform_ns.load() / 1e9, s.wait_ns.load() / 1e9);
 }
