@@ -31,7 +31,9 @@ enum class ErrorPolicy { kRaise, kSkip };
 struct LoaderOptions {
   int64_t batch_size = 256;
   int workers = -1;  // threads building batches; 0 = inline on the consumer; -1 = auto
-  int prefetch = 4;  // batches built ahead of the consumer, >= 1
+  // Batches built ahead of the consumer, >= 1; -1 = auto (auto_prefetch). A deeper window
+  // lets workers sleep longer between wake-ups (see BatchEngine).
+  int prefetch = -1;
   uint64_t seed = 0;
   bool shuffle = true;
   bool drop_last = false;
@@ -155,5 +157,8 @@ class Loader {
 
 // Worker threads for `workers` = -1: one per hardware thread beyond the consumer's, at least 1.
 int auto_workers();
+// The prefetch depth "auto" picks for batches of `batch_bytes`: as many as fit in 16 MiB,
+// at least 4 and at most 16.
+int auto_prefetch(size_t batch_bytes);
 
 }  // namespace stoker

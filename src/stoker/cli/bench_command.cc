@@ -21,7 +21,7 @@ struct LoaderBenchOptions {
   std::string data;
   int64_t batch = 256;
   int workers = -1;
-  int prefetch = 4;
+  int prefetch = -1;
   int epochs = 2;
   bool uint8 = false;
   std::string verify = "once";
@@ -121,7 +121,7 @@ void run_loader_bench(const LoaderBenchOptions& o) {
   nlohmann::json j = {{"data", data},
                       {"batch", o.batch},
                       {"workers", loader.options().workers},
-                      {"prefetch", o.prefetch},
+                      {"prefetch", loader.options().prefetch},
                       {"epochs", o.epochs},
                       {"verify", o.verify},
                       {"output", o.uint8 ? "uint8" : "float32"},
@@ -171,8 +171,8 @@ void add_bench_command(CLI::App& app) {
   loader->add_option("--workers", o->workers, "Worker threads (-1 = auto, 0 = inline)")
       ->check(CLI::Range(-1, 256))
       ->capture_default_str();
-  loader->add_option("--prefetch", o->prefetch, "Batches in flight")
-      ->check(CLI::Range(1, 1024))
+  loader->add_option("--prefetch", o->prefetch, "Batches in flight (-1 = auto: 16 MiB, 4 to 16)")
+      ->check(CLI::Range(-1, 1024) & !CLI::IsMember({0}))
       ->capture_default_str();
   loader->add_option("--epochs", o->epochs, "Epochs to time")
       ->check(CLI::PositiveNumber)

@@ -93,6 +93,7 @@ std::shared_ptr<BatchBuffer> BatchEngine::next() {
     return buffer;
   }
   std::shared_ptr<BatchBuffer> buffer;
+  bool wake;
   {
     std::unique_lock<std::mutex> lock(mutex_);
     if (next_deliver_ >= plan_.num_batches()) return nullptr;
@@ -105,8 +106,9 @@ std::shared_ptr<BatchBuffer> BatchEngine::next() {
     buffer = std::move(it->second);
     ready_.erase(it);
     ++next_deliver_;
+    wake = next_deliver_ + options_.prefetch - next_assign_ >= wake_room();
   }
-  work_cv_.notify_all();
+  if (wake) work_cv_.notify_all();
   return buffer;
 }
 

@@ -90,7 +90,7 @@ TEST_F(BatchEngineTest, IdenticalForEveryWorkerCountAndRun) {
   std::vector<float> reference_images;
   auto reference = drain(*engine(0), &reference_images);
   for (int workers : {0, 1, 2, 4, 8}) {
-    for (int prefetch : {1, 3}) {
+    for (int prefetch : {1, 3, 4, 7}) {  // the consumer wakes workers every 1, 1, 2, 3 batches
       EngineOptions options;
       options.prefetch = prefetch;
       std::vector<float> images;

@@ -41,10 +41,17 @@ BatchLayout make_layout(const Dataset& dataset, const LoaderOptions& options) {
 }
 
 LoaderOptions checked(LoaderOptions options, const Dataset& dataset) {
-  if (options.prefetch < 1) throw Error(invalid_argument("prefetch must be at least 1"));
+  if (options.prefetch < -1 || options.prefetch == 0)
+    throw Error(invalid_argument("prefetch must be -1 (auto) or at least 1"));
   if (options.workers < -1) throw Error(invalid_argument("workers must be -1 (auto), 0 or more"));
   if (options.workers == -1) options.workers = auto_workers();
   if (dataset.size() == 0) throw Error(invalid_argument(dataset.dir() + ": the dataset is empty"));
+  if (options.prefetch == -1) {
+    size_t sample_bytes = 0;
+    for (const BatchField& f : make_layout(dataset, options).fields())
+      sample_bytes += f.sample_bytes;
+    options.prefetch = auto_prefetch(sample_bytes * static_cast<size_t>(options.batch_size));
+  }
   return options;
 }
 
@@ -52,6 +59,11 @@ LoaderOptions checked(LoaderOptions options, const Dataset& dataset) {
 
 int auto_workers() {
   return std::max(1, static_cast<int>(std::thread::hardware_concurrency()) - 1);
+}
+
+int auto_prefetch(size_t batch_bytes) {
+  constexpr size_t kBudget = size_t{16} << 20;
+  return static_cast<int>(std::clamp<size_t>(kBudget / std::max<size_t>(batch_bytes, 1), 4, 16));
 }
 
 const at::Tensor& Batch::operator[](const std::string& name) const {

@@ -175,11 +175,26 @@ TEST_F(LoaderTest, BadOptionsAreRejected) {
   o = options(1);
   o.prefetch = 0;
   EXPECT_THROW(Loader(dataset_, o), Error);
+  o.prefetch = -2;
+  EXPECT_THROW(Loader(dataset_, o), Error);
   o = options(1);
   o.rank = 2;
   EXPECT_THROW(Loader(dataset_, o), Error);
   Loader loader(dataset_, options(1));
   EXPECT_THROW(loader.restore({99, 0, 0}), Error);
+}
+
+TEST(AutoPrefetchTest, FillsSixteenMebibytesWithinFourToSixteenBatches) {
+  EXPECT_EQ(auto_prefetch(64 * 3144), 16);     // Fashion-MNIST float32, batch 64
+  EXPECT_EQ(auto_prefetch(2u << 20), 8);       // 2 MiB batches
+  EXPECT_EQ(auto_prefetch(256u * 150528), 4);  // ImageNet-sized uint8, batch 256
+  EXPECT_EQ(auto_prefetch(0), 16);
+}
+
+TEST_F(LoaderTest, AutoPrefetchIsResolvedFromTheBatchSize) {
+  LoaderOptions o = options(1);
+  o.prefetch = -1;
+  EXPECT_GE(Loader(dataset_, o).options().prefetch, 4);
 }
 
 }  // namespace
