@@ -47,9 +47,9 @@ LoaderOptions checked(LoaderOptions options, const Dataset& dataset) {
   if (options.workers == -1) options.workers = auto_workers();
   if (dataset.size() == 0) throw Error(invalid_argument(dataset.dir() + ": the dataset is empty"));
   if (options.prefetch == -1) {
+    const BatchLayout layout = make_layout(dataset, options);
     size_t sample_bytes = 0;
-    for (const BatchField& f : make_layout(dataset, options).fields())
-      sample_bytes += f.sample_bytes;
+    for (const BatchField& f : layout.fields()) sample_bytes += f.sample_bytes;
     options.prefetch = auto_prefetch(sample_bytes * static_cast<size_t>(options.batch_size));
   }
   return options;
