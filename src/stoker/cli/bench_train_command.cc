@@ -68,6 +68,7 @@ void run_train_bench(const TrainBenchOptions& o) {
   options.threads = o.threads;
   options.eval = false;
   options.out = nullptr;
+  options.schedule.kind = ScheduleKind::kConstant;  // the classic recipe, as the baseline runs it
   // stoker's epoch and the bound alternate, so that each pair sees the same machine; the rows
   // show medians, and stoker/bound is the median of the pairs' ratios.
   std::vector<double> stoker_s, wait_s, bound_s, pair_ratio;

@@ -32,7 +32,7 @@ void install_stop_handlers() {
 
 // Command-line values that are parsed into TrainerOptions fields of other types.
 struct TrainFlags {
-  std::string schedule = "constant";
+  std::string schedule = "cosine";
   std::string amp = "off";
   double weight_decay = -1;  // < 0: the optimizer's default
   bool no_eval = false;
