@@ -24,9 +24,10 @@ struct RunResult {
   std::string err;
 };
 
-RunResult run(const std::string& args, const testing::TempDir& dir) {
+// Runs `stoker ARGS` through the shell; `env` ("NAME=value ...") is set for it.
+RunResult run(const std::string& args, const testing::TempDir& dir, const std::string& env = "") {
   const std::string err_path = dir / "stderr.txt";
-  std::string command = std::string(STOKER_CLI_PATH) + " " + args + " 2>" + err_path;
+  std::string command = env + " " + STOKER_CLI_PATH + " " + args + " 2>" + err_path;
   RunResult result;
   FILE* pipe = ::popen(command.c_str(), "r");
   std::array<char, 4096> buffer;
@@ -69,6 +70,37 @@ TEST(CliTest, ConvertFashionMnistThenInspectJson) {
 
   RunResult again = run("convert fashion-mnist --out " + dir / "fm", dir);
   expect_one_line_error(again, "exists");
+}
+
+// The benchmark commands run end to end and report what they measured (not how fast: that is
+// docs/BENCHMARKS.md's business).
+TEST(CliTest, BenchLoaderAndBenchTrainReportTheirRuns) {
+  ASSERT_TRUE(fs::is_directory(kFashionMnistDebianDir));
+  testing::TempDir dir;
+  ASSERT_EQ(run("convert fashion-mnist --out " + dir / "fm", dir).exit_code, 0);
+  RunResult loader =
+      run("bench loader --json --epochs 2 --workers 2 --data " + dir / "fm/test", dir);
+  ASSERT_EQ(loader.exit_code, 0) << loader.err;
+  auto l = nlohmann::json::parse(loader.out);
+  EXPECT_EQ(l["samples"], 2 * 10000);
+  EXPECT_GE(l["prefetch"].get<int>(), 4);  // auto
+  EXPECT_GT(l["samples_per_s"].get<double>(), 0);
+  EXPECT_GT(l["bare_loop_samples_per_s"].get<double>(), 0);
+
+  RunResult train =
+      run("bench train --json --no-torch --repeat 2", dir, "STOKER_DATA=" + dir / "root");
+  ASSERT_EQ(train.exit_code, 0) << train.err;
+  auto t = nlohmann::json::parse(train.out);
+  EXPECT_EQ(t["steps"], 938);
+  EXPECT_EQ(t["stoker_over_bound_each"].size(), 2u);
+  std::vector<std::string> names;
+  for (const auto& row : t["results"]) {
+    names.push_back(row["name"]);
+    EXPECT_GT(row["seconds"].get<double>(), 0) << row.dump();
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"stoker", "stoker compute-only bound",
+                                             "compute only, 16 batches cycled"}));
+  EXPECT_NE(t["pytorch_error"].get<std::string>().find("--no-torch"), std::string::npos);
 }
 
 TEST(CliTest, VerifyListsEveryBadRecordAndExitsOne) {

@@ -2,28 +2,32 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
+#include <vector>
 
 namespace stoker {
 
 double compute_only_seconds(const std::string& model_name, const ModelSpec& spec,
                             const OptimizerSpec& optimizer_spec, int64_t batch_size, int64_t steps,
-                            uint64_t seed) {
+                            uint64_t seed, int64_t distinct_batches) {
   torch::manual_seed(seed);
   std::unique_ptr<Model> model = make_model(model_name, spec);
   model->train(true);
   auto optimizer = make_optimizer(optimizer_spec, model->parameters());
-  const at::Tensor input = torch::randn({batch_size, spec.channels, spec.height, spec.width});
+  std::vector<at::Tensor> inputs;
+  for (int64_t b = 0; b < std::max<int64_t>(distinct_batches, 1); ++b)
+    inputs.push_back(torch::randn({batch_size, spec.channels, spec.height, spec.width}));
   const at::Tensor labels = torch::randint(spec.num_classes, {batch_size}, torch::kLong);
-  auto step = [&] {
+  auto step = [&](const at::Tensor& input) {
     optimizer->zero_grad();
     at::Tensor loss = torch::nn::functional::cross_entropy(model->forward(input), labels);
     loss.backward();
     optimizer->step();
   };
-  step();
+  step(inputs[0]);
   const auto start = std::chrono::steady_clock::now();
-  for (int64_t s = 0; s < steps; ++s) step();
+  for (int64_t s = 0; s < steps; ++s) step(inputs[s % inputs.size()]);
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
