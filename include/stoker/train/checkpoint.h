@@ -35,6 +35,8 @@ struct CheckpointState {
   // (both 0 at an epoch boundary), so its mean loss survives an interruption.
   double epoch_loss_sum = 0;
   int64_t epoch_samples = 0;
+  // The optimizer steps of the whole run that wrote it (its lr schedule's length); 0 if unknown.
+  int64_t run_steps = 0;
 };
 
 // Creates `dir` (and its parents) if missing and checks that files can be created in it, so a

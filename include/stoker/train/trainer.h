@@ -147,6 +147,7 @@ class Trainer {
   double resumed_loss_sum_ = 0;
   int64_t resumed_samples_ = 0;
   std::string resumed_from_;  // checkpoint directory restored, if any
+  std::string resume_note_;   // printed after "resuming from": a schedule that changed length
 };
 
 }  // namespace stoker

@@ -36,7 +36,8 @@ std::string meta_json(const CheckpointState& s) {
        {{"seed", s.loader.seed}, {"epoch", s.loader.epoch}, {"position", s.loader.position}}},
       {"scaler", {{"scale", s.scaler.scale}, {"good_steps", s.scaler.good_steps}}},
       {"epoch_loss_sum", s.epoch_loss_sum},
-      {"epoch_samples", s.epoch_samples}};
+      {"epoch_samples", s.epoch_samples},
+      {"run_steps", s.run_steps}};
   return j.dump(2) + "\n";
 }
 
@@ -57,6 +58,7 @@ Result<CheckpointState> parse_meta(const std::string& text, const std::string& p
     s.scaler.good_steps = j.at("scaler").at("good_steps").get<int64_t>();
     s.epoch_loss_sum = j.at("epoch_loss_sum").get<double>();
     s.epoch_samples = j.at("epoch_samples").get<int64_t>();
+    s.run_steps = j.value("run_steps", int64_t{0});
     return s;
   } catch (const nlohmann::json::exception& e) {
     return corrupt(path + ": not a valid checkpoint description: " + e.what());

@@ -60,6 +60,7 @@ CheckpointState sample_state() {
   state.scaler = {1024.0, 5};
   state.epoch_loss_sum = 123.456789012345678;
   state.epoch_samples = 640;
+  state.run_steps = 4690;
   return state;
 }
 
@@ -101,6 +102,7 @@ TEST(CheckpointTest, RoundTripRestoresModelOptimizerRngAndState) {
   EXPECT_EQ(s.scaler.good_steps, expected.scaler.good_steps);
   EXPECT_EQ(s.epoch_loss_sum, expected.epoch_loss_sum);
   EXPECT_EQ(s.epoch_samples, expected.epoch_samples);
+  EXPECT_EQ(s.run_steps, expected.run_steps);
 }
 
 TEST(CheckpointTest, NewCheckpointReplacesTheOldAndCrashLeftoversAreIgnored) {

@@ -181,6 +181,13 @@ Trainer::Trainer(TrainerOptions options)
       resumed_loss_sum_ = state.epoch_loss_sum;
       resumed_samples_ = state.epoch_samples;
       resumed_from_ = latest.value();
+      if (state.run_steps != 0 && state.run_steps != schedule.total_steps &&
+          schedule.kind != ScheduleKind::kConstant) {
+        resume_note_ = fmt::format(
+            "note: the checkpoint's run was {} optimizer steps long and this one is {}: the lr "
+            "schedule now follows this run's length, so it differs from the interrupted run's",
+            state.run_steps, schedule.total_steps);
+      }
     } else if (latest.status().code() != StatusCode::kNotFound) {
       throw Error(latest.status());
     }
@@ -203,6 +210,7 @@ TrainResult Trainer::run() {
   if (!resumed_from_.empty()) {
     progress_.print(fmt::format("resuming from {}: epoch {}, step {}", resumed_from_,
                                 loader_->state().epoch + 1, step_));
+    if (!resume_note_.empty()) progress_.print(resume_note_);
   }
   progress_.print(fmt::format(
       "training {} on {} ({} samples, {} classes) for {} epochs: batch {}, {} lr {:g}, "
@@ -385,6 +393,7 @@ void Trainer::checkpoint(double epoch_loss_sum, int64_t epoch_samples, TrainResu
   state.scaler = scaler_.state();
   state.epoch_loss_sum = epoch_loss_sum;
   state.epoch_samples = epoch_samples;
+  state.run_steps = schedule_->spec().total_steps;
   throw_if_error(save_checkpoint(options_.checkpoint_dir, state, *model_, *optimizer_));
   result.checkpoint = latest_checkpoint(options_.checkpoint_dir).value_or_throw();
 }

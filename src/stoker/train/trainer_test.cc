@@ -6,6 +6,7 @@
 #include <torch/script.h>
 #include <torch/torch.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -233,6 +234,34 @@ TEST_F(TrainerTest, ResumeOfAFinishedRunTrainsNothing) {
   EXPECT_TRUE(result.epochs.empty());
   EXPECT_EQ(result.steps, 38);
   EXPECT_EQ(max_difference(parameters(again), before), 0);
+}
+
+// The default cosine schedule spans the run: resuming into a run of another length says so.
+TEST_F(TrainerTest, ResumeIntoALongerRunNotesTheScheduleChange) {
+  auto resume_output = [&](int64_t first_epochs, int64_t epochs) {
+    const std::string ckpt =
+        dir_ / ("ckpt-" + std::to_string(first_epochs) + "-" + std::to_string(epochs));
+    TrainerOptions o = options();
+    o.epochs = first_epochs;
+    o.checkpoint_dir = ckpt;
+    Trainer(o).run();
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> out(std::tmpfile(), &std::fclose);
+    o.epochs = epochs;
+    o.resume = true;
+    o.out = out.get();
+    Trainer(o).run();
+    std::fflush(out.get());
+    std::rewind(out.get());
+    std::string text;
+    for (int c; (c = std::fgetc(out.get())) != EOF;) text += static_cast<char>(c);
+    return text;
+  };
+  const std::string longer = resume_output(1, 2);
+  EXPECT_NE(longer.find("resuming from"), std::string::npos) << longer;
+  EXPECT_NE(longer.find("run was 38 optimizer steps long and this one is 76"), std::string::npos)
+      << longer;
+  const std::string same = resume_output(2, 2);
+  EXPECT_EQ(same.find("note:"), std::string::npos) << same;
 }
 
 TEST_F(TrainerTest, BadModelsAreRejectedBeforeTraining) {
