@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The test command of the README (and of CI, through .ci/run). Installs what is missing through
-# scripts/setup.sh, then runs three stages, each configured with Ninja (ccache when installed):
+# scripts/setup.sh, then runs four stages, each configured with Ninja (ccache when installed):
 #
-#   build  full project, LibTorch included, in build/          ctest: every suite
-#   asan   LibTorch-free core, ASan + UBSan, in build-asan/     ctest: util, store, pipeline engine
-#   tsan   LibTorch-free core, TSan, in build-tsan/             ctest: pipeline engine only
+#   build       full project, LibTorch included, in build/       ctest: every suite
+#   asan        LibTorch-free core, ASan + UBSan, in build-asan/  ctest: util, store, pipeline engine
+#   asan-torch  loader and trainer, ASan + UBSan, in build-asan-torch/
+#                                                                  ctest: pipeline, train
+#   tsan        LibTorch-free core, TSan, in build-tsan/          ctest: pipeline engine only
 #
 # Every stage runs even if an earlier one failed. Prints the time of each stage and ends with
-# one line `N passed, M failed`, counting ctest tests over the three runs (a stage that fails
+# one line `N passed, M failed`, counting ctest tests over the four runs (a stage that fails
 # to configure or build counts as one more failure; the tests that did build still run).
 # Exit status 0 only if everything passed.
 #
@@ -24,7 +26,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$(pwd)
 
 build_dir=${STOKER_BUILD_DIR:-build}
-stages=${STOKER_TEST_STAGES:-build asan tsan}
+stages=${STOKER_TEST_STAGES:-build asan asan-torch tsan}
 timeout=${STOKER_TEST_TIMEOUT:-600}
 
 # Sanitizer reports: stack traces, stop at the first report (the build also aborts on UBSan).
@@ -117,6 +119,14 @@ for stage in $stages; do
       wrap=()
       run_stage asan build-asan "" "" -- -DSTOKER_WITH_TORCH=OFF -DSTOKER_SANITIZE=address,undefined \
         -DSTOKER_BUILD_BENCH=OFF ;;
+    asan-torch)
+      # The LibTorch layers' own suites (loader, trainer) under ASan + UBSan: buffer and tensor
+      # lifetimes cross threads and the LibTorch boundary there. LibTorch itself is not
+      # instrumented.
+      wrap=()
+      run_stage asan-torch build-asan-torch "pipeline_test train_test" \
+        "-L pipeline_test|train_test" -- -DSTOKER_SANITIZE=address,undefined \
+        -DSTOKER_BUILD_BENCH=OFF ;;
     tsan)
       # TSan needs a memory layout that some kernels' address randomisation breaks ("unexpected
       # memory mapping"); run without it when the machine allows.
@@ -125,7 +135,7 @@ for stage in $stages; do
       run_stage tsan build-tsan pipeline_engine_test "-L pipeline_engine_test" -- -DSTOKER_WITH_TORCH=OFF \
         -DSTOKER_SANITIZE=thread -DSTOKER_BUILD_BENCH=OFF ;;
     *)
-      echo "test.sh: unknown stage '$stage' (build, asan, tsan)" >&2
+      echo "test.sh: unknown stage '$stage' (build, asan, asan-torch, tsan)" >&2
       exit 2 ;;
   esac
 done
