@@ -8,9 +8,10 @@
 // contents depend only on the plan, never on the worker count or timing.
 //
 // Workers that find the window full sleep until half of it (at least one batch) is free again:
-// the consumer wakes them once per prefetch/2 batches, not once per batch, because waking a
-// sleeping thread costs ~20 µs on a VM (measured in `stoker bench train`: 938 wake-ups were
-// 0.018-0.022 s of a 0.7 s epoch).
+// the consumer wakes them once per prefetch/2 batches, not once per batch, and wakes no more
+// workers than there are free slots, because waking a sleeping thread costs ~20 µs on a VM
+// (timing notify_all in next() during `stoker bench train`: 938 wake-ups were 0.018-0.022 s
+// of a 0.7 s epoch).
 //
 // Thread-safety: next() is for one consumer thread; the destructor cancels workers (even ones
 // waiting for the consumer) and joins them.
@@ -52,8 +53,10 @@ struct EngineOptions {
 
 // Time and counts per stage, summed over workers and batches. Thread-safe (atomics).
 struct PipelineStats {
-  std::atomic<int64_t> read_ns{0};       // fetching records and verifying checksums
-  std::atomic<int64_t> transform_ns{0};  // writing fields into the batch buffer
+  // Resolving records to their bytes and verifying the checksums due (a record that is not
+  // checked is first read during the gather, so its cache misses count there).
+  std::atomic<int64_t> read_ns{0};
+  std::atomic<int64_t> transform_ns{0};  // gathering fields into the batch buffer
   std::atomic<int64_t> wait_ns{0};       // consumer blocked in next() for a batch not ready
   std::atomic<int64_t> batches{0};
   std::atomic<int64_t> samples{0};

@@ -93,7 +93,7 @@ std::shared_ptr<BatchBuffer> BatchEngine::next() {
     return buffer;
   }
   std::shared_ptr<BatchBuffer> buffer;
-  bool wake;
+  int64_t free_slots;
   {
     std::unique_lock<std::mutex> lock(mutex_);
     if (next_deliver_ >= plan_.num_batches()) return nullptr;
@@ -106,9 +106,16 @@ std::shared_ptr<BatchBuffer> BatchEngine::next() {
     buffer = std::move(it->second);
     ready_.erase(it);
     ++next_deliver_;
-    wake = next_deliver_ + options_.prefetch - next_assign_ >= wake_room();
+    free_slots = next_deliver_ + options_.prefetch - next_assign_;
   }
-  if (wake) work_cv_.notify_all();
+  if (free_slots >= wake_room()) {
+    // One sleeping worker per free slot: a worker woken for nothing costs a wake-up too.
+    if (free_slots >= options_.workers) {
+      work_cv_.notify_all();
+    } else {
+      for (int64_t i = 0; i < free_slots; ++i) work_cv_.notify_one();
+    }
+  }
   return buffer;
 }
 

@@ -85,11 +85,12 @@ void BatchLayout::write(int f, const uint8_t* src, uint8_t* dst) const {
 }
 
 void BatchLayout::write_batch(const uint8_t* const* records, size_t n, uint8_t* const* dst) const {
+  auto prefetch = [this](const uint8_t* record) {
+    for (size_t at = 0; at < record_bytes_read_ + 63; at += 64) __builtin_prefetch(record + at);
+  };
+  for (size_t k = 0; k < std::min(n, kPrefetchDistance); ++k) prefetch(records[k]);
   for (size_t k = 0; k < n; ++k) {
-    if (k + kPrefetchDistance < n) {
-      const uint8_t* ahead = records[k + kPrefetchDistance];
-      for (size_t at = 0; at < record_bytes_read_ + 63; at += 64) __builtin_prefetch(ahead + at);
-    }
+    if (k + kPrefetchDistance < n) prefetch(records[k + kPrefetchDistance]);
     for (size_t f = 0; f < fields_.size(); ++f) {
       const BatchField& field = fields_[f];
       write(static_cast<int>(f), records[k] + field.record_offset, dst[f] + k * field.sample_bytes);

@@ -194,7 +194,11 @@ TEST(AutoPrefetchTest, FillsSixteenMebibytesWithinFourToSixteenBatches) {
 TEST_F(LoaderTest, AutoPrefetchIsResolvedFromTheBatchSize) {
   LoaderOptions o = options(1);
   o.prefetch = -1;
-  EXPECT_GE(Loader(dataset_, o).options().prefetch, 4);
+  Loader loader(dataset_, o);
+  size_t sample_bytes = 0;
+  for (const BatchField& f : loader.layout().fields()) sample_bytes += f.sample_bytes;
+  EXPECT_EQ(loader.options().prefetch,
+            auto_prefetch(sample_bytes * static_cast<size_t>(o.batch_size)));
 }
 
 }  // namespace

@@ -181,8 +181,9 @@ Trainer::Trainer(TrainerOptions options)
       resumed_loss_sum_ = state.epoch_loss_sum;
       resumed_samples_ = state.epoch_samples;
       resumed_from_ = latest.value();
-      if (state.run_steps != 0 && state.run_steps != schedule.total_steps &&
-          schedule.kind != ScheduleKind::kConstant) {
+      const bool length_shapes_lr =
+          schedule.kind == ScheduleKind::kCosine || schedule.kind == ScheduleKind::kOneCycle;
+      if (state.run_steps != 0 && state.run_steps != schedule.total_steps && length_shapes_lr) {
         resume_note_ = fmt::format(
             "note: the checkpoint's run was {} optimizer steps long and this one is {}: the lr "
             "schedule now follows this run's length, so it differs from the interrupted run's",
