@@ -236,12 +236,16 @@ TEST_F(TrainerTest, ResumeOfAFinishedRunTrainsNothing) {
   EXPECT_EQ(max_difference(parameters(again), before), 0);
 }
 
-// The default cosine schedule spans the run: resuming into a run of another length says so.
+// The default cosine schedule spans the run: resuming into a run of another length says so;
+// a step schedule, whose shape does not depend on the length, says nothing.
 TEST_F(TrainerTest, ResumeIntoALongerRunNotesTheScheduleChange) {
-  auto resume_output = [&](int64_t first_epochs, int64_t epochs) {
+  auto resume_output = [&](int64_t first_epochs, int64_t epochs,
+                           ScheduleKind kind = ScheduleKind::kCosine) {
     const std::string ckpt =
-        dir_ / ("ckpt-" + std::to_string(first_epochs) + "-" + std::to_string(epochs));
+        dir_ / ("ckpt-" + std::to_string(first_epochs) + "-" + std::to_string(epochs) + "-" +
+                std::to_string(static_cast<int>(kind)));
     TrainerOptions o = options();
+    o.schedule.kind = kind;
     o.epochs = first_epochs;
     o.checkpoint_dir = ckpt;
     Trainer(o).run();
@@ -262,6 +266,9 @@ TEST_F(TrainerTest, ResumeIntoALongerRunNotesTheScheduleChange) {
       << longer;
   const std::string same = resume_output(2, 2);
   EXPECT_EQ(same.find("note:"), std::string::npos) << same;
+  const std::string step = resume_output(1, 2, ScheduleKind::kStep);  // length-independent
+  EXPECT_NE(step.find("resuming from"), std::string::npos) << step;
+  EXPECT_EQ(step.find("note:"), std::string::npos) << step;
 }
 
 TEST_F(TrainerTest, BadModelsAreRejectedBeforeTraining) {
