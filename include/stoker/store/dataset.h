@@ -53,8 +53,8 @@ class Dataset {
   }
   // For a reader about to read records[k] of `records` (n of them) in order: prefetches the
   // index entry of records[k + 2 * kPrefetchDistance] and the bytes of records[k +
-  // kPrefetchDistance]. Meant for the loader's gather, where reads are latency bound;
-  // `store_bench` (BM_RandomReadVerified/1) measures its effect on verified reads.
+  // kPrefetchDistance]. Meant for readers that verify records in a random order (the loader's
+  // checksum pass); `store_bench` (BM_RandomReadVerified/1) measures its effect.
   static constexpr size_t kPrefetchDistance = 8;
   void prefetch_ahead(const int64_t* records, size_t n, size_t k) const {
     if (k + 2 * kPrefetchDistance < n) {
