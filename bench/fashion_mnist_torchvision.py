@@ -309,6 +309,18 @@ def warn_if_disturbed(result: dict, threshold: float = 0.05) -> None:
               "the CPUs while it ran; its numbers are low", file=sys.stderr)
 
 
+def run_variants(args, run_one) -> list:
+    """run_one(name) for each of args.variant_list, in order: progress on stderr (unless
+    --json) and a warning for each run that other processes disturbed. Returns the results."""
+    results = []
+    for name in args.variant_list:
+        if not args.json:
+            print(f"running {name} ...", file=sys.stderr, flush=True)
+        results.append(run_one(name))
+        warn_if_disturbed(results[-1])
+    return results
+
+
 def machine_info(extra: Optional[dict] = None) -> dict:
     import numpy
     import torch

@@ -219,12 +219,7 @@ def main(argv=None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
 
-    results = []
-    for name in args.variant_list:
-        if not args.json:
-            print(f"running {name} ...", file=sys.stderr, flush=True)
-        results.append(run_variant(name, torch, ds, args, device, cuda))
-        fm.warn_if_disturbed(results[-1])
+    results = fm.run_variants(args, lambda name: run_variant(name, torch, ds, args, device, cuda))
 
     machine = fm.machine_info({"device": str(device),
                                "omp_num_threads": env["OMP_NUM_THREADS"],
