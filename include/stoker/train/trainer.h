@@ -52,8 +52,9 @@ struct TrainerOptions {
   // LibTorch intra-op threads (torch::set_num_threads: process-wide). 1 by default because on
   // the 2-core machines stoker targets the loader's worker thread uses the other core.
   int threads = 1;
-  int workers = 1;    // loader worker threads; 0 builds batches on the training thread
-  uint64_t seed = 0;  // model initialisation and data order
+  int workers = 1;  // loader worker threads; 0 builds batches on the training thread
+  VerifyPolicy verify = VerifyPolicy::kOnce;  // record checksums: first read, every read, never
+  uint64_t seed = 0;                          // model initialisation and data order
   // Input normalisation per channel, (x / 255 - mean) / std; Fashion-MNIST's by default.
   std::vector<float> mean = {0.2860f};
   std::vector<float> std = {0.3530f};

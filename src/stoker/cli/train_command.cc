@@ -34,6 +34,7 @@ void install_stop_handlers() {
 struct TrainFlags {
   std::string schedule = "cosine";
   std::string amp = "off";
+  std::string verify = "once";
   double weight_decay = -1;  // < 0: the optimizer's default
   bool no_eval = false;
 };
@@ -41,6 +42,7 @@ struct TrainFlags {
 void run_train(TrainerOptions options, const TrainFlags& flags) {
   options.schedule.kind = parse_schedule_kind(flags.schedule).value_or_throw();
   options.amp = parse_amp_mode(flags.amp).value_or_throw();
+  options.verify = parse_verify_policy(flags.verify).value_or_throw();
   if (flags.weight_decay >= 0) options.optimizer.weight_decay = flags.weight_decay;
   options.eval = !flags.no_eval;
   options.stop = &stop_requested;
@@ -105,6 +107,11 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str();
   train->add_option("--workers", o.workers, "Loader worker threads (0: build batches inline)")
       ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  train
+      ->add_option("--verify", flags->verify,
+                   "Record checksums: once (first read, default), always, off")
+      ->check(CLI::IsMember({"always", "once", "off"}))
       ->capture_default_str();
   train->add_option("--seed", o.seed, "Seed of model initialisation and data order")
       ->capture_default_str();

@@ -109,6 +109,7 @@ std::unique_ptr<Loader> make_loader(std::shared_ptr<const Dataset> data, const T
   LoaderOptions lo;
   lo.batch_size = batch_size;
   lo.workers = o.workers;
+  lo.verify = o.verify;
   lo.seed = o.seed;
   lo.shuffle = shuffle;
   lo.device = device;
