@@ -5,6 +5,7 @@
 #include <benchmark/benchmark.h>
 
 #include "fashion_shaped_dataset.h"
+#include "stoker/pipeline/batch_buffer.h"
 #include "stoker/pipeline/batch_layout.h"
 
 namespace stoker::bench {
@@ -19,21 +20,14 @@ void BM_WriteBatch(benchmark::State& state) {
       BatchLayout::create(f.dataset->schema(),
                           {{"image", normalise, {0.2860f}, {0.3530f}}, {"label"}})
           .value_or_throw();
-  std::vector<std::vector<uint8_t>> blocks;
+  const auto buffer = BufferPool::create(layout, kBatch, 1, default_host_allocator())->acquire();
   std::vector<uint8_t*> dst;
-  for (const BatchField& field : layout.fields()) {
-    blocks.emplace_back(field.sample_bytes * kBatch);
-    dst.push_back(blocks.back().data());
-  }
+  for (const auto& block : buffer->fields) dst.push_back(block.get());
   std::vector<const uint8_t*> records(kBatch);
   for (auto _ : state) {
     for (size_t start = 0; start < f.order.size(); start += kBatch) {
-      const size_t n = std::min(kBatch, f.order.size() - start);
-      for (size_t k = 0; k < n; ++k) {
-        if (k + Dataset::kPrefetchDistance < n)
-          f.dataset->prefetch_index(f.order[start + k + Dataset::kPrefetchDistance]);
-        records[k] = f.dataset->record_data(f.order[start + k]);
-      }
+      const size_t n = std::min<size_t>(kBatch, f.order.size() - start);
+      f.dataset->resolve(f.order.data() + start, n, records.data());
       layout.write_batch(records.data(), n, dst.data());
       benchmark::ClobberMemory();
     }

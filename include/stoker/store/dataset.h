@@ -66,6 +66,15 @@ class Dataset {
       shards_[at.shard].prefetch(at.record);
     }
   }
+  // out[k] = record_data(indices[k]) for k < n, with index entries prefetched a few records
+  // ahead (the random index reads are what such a loop waits on).
+  void resolve(const int64_t* indices, size_t n, const uint8_t** out) const {
+    for (size_t k = 0; k < n; ++k) {
+      if (k + kPrefetchDistance < n)
+        prefetch_index(static_cast<uint64_t>(indices[k + kPrefetchDistance]));
+      out[k] = record_data(static_cast<uint64_t>(indices[k]));
+    }
+  }
   // Hints the CPU to bring global record i's index entry into cache.
   void prefetch_index(uint64_t i) const {
     Location at = locate(i);

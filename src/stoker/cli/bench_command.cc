@@ -47,17 +47,14 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 // The bare loop: one thread, a shuffled order, checksums as the policy says, each batch's
-// records resolved to pointers and written by BatchLayout::write_batch into one reused buffer
-// per field: the loader's work without its queue, ordering and pool. Returns samples/s.
+// records resolved to pointers and written by BatchLayout::write_batch into one reused batch
+// buffer: the loader's work without its queue, ordering and pool. Returns samples/s.
 double bare_loop(const Dataset& dataset, const BatchLayout& layout, int64_t batch, int epochs,
                  VerifyPolicy verify) {
   const int64_t n = static_cast<int64_t>(dataset.size());
-  std::vector<std::vector<uint8_t>> buffers;
+  const auto buffer = BufferPool::create(layout, batch, 1, default_host_allocator())->acquire();
   std::vector<uint8_t*> dst;
-  for (const BatchField& f : layout.fields()) {
-    buffers.emplace_back(f.sample_bytes * batch);
-    dst.push_back(buffers.back().data());
-  }
+  for (const auto& block : buffer->fields) dst.push_back(block.get());
   std::vector<const uint8_t*> records(batch);
   Sampler sampler(n, SamplerOptions{7, true, 0, 1, batch, false});
   auto start = std::chrono::steady_clock::now();
@@ -66,15 +63,11 @@ double bare_loop(const Dataset& dataset, const BatchLayout& layout, int64_t batc
     const bool check = verify == VerifyPolicy::kAlways || (verify == VerifyPolicy::kOnce && e == 0);
     for (int64_t b = 0; b < plan.num_batches(); ++b) {
       IndexSpan idx = plan.batch(b);
-      for (size_t k = 0; k < idx.size; ++k) {
-        if (check) {
-          dataset.prefetch_ahead(idx.data, idx.size, k);
-          throw_if_error(dataset.verify_record(idx[k]));
-        } else if (k + Dataset::kPrefetchDistance < idx.size) {
-          dataset.prefetch_index(idx[k + Dataset::kPrefetchDistance]);
-        }
-        records[k] = dataset.record_data(idx[k]);
+      for (size_t k = 0; check && k < idx.size; ++k) {
+        dataset.prefetch_ahead(idx.data, idx.size, k);
+        throw_if_error(dataset.verify_record(idx[k]));
       }
+      dataset.resolve(idx.data, idx.size, records.data());
       layout.write_batch(records.data(), idx.size, dst.data());
     }
   }
