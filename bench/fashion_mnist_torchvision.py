@@ -17,14 +17,15 @@ Source directory: the `source` argument, else $STOKER_FASHION_MNIST_DIR, else
 interrupted or concurrent run never leaves a truncated file behind; each decompressed file is
 checked against its idx header (the sizes must agree) before use.
 
-Also provides `machine_info()`, `configure_threads()`, `warn_if_busy()` and `CpuMeter`, used by both
-baseline scripts.
+Also provides `machine_info()`, `configure_threads()`, `warn_if_busy()`, `run_variants()`,
+`emit()` and `CpuMeter`, used by both baseline scripts.
 Python 3.11; needs only torch, torchvision (and numpy through them).
 """
 
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import platform
 import shutil
@@ -321,7 +322,9 @@ def run_variants(args, run_one) -> list:
     return results
 
 
-def machine_info(extra: Optional[dict] = None) -> dict:
+def machine_info(env: dict, at_start: dict, extra: Optional[dict] = None) -> dict:
+    """The machine and library versions, the thread settings `env` from configure_threads(),
+    the warn_if_busy() probe `at_start`, and `extra`."""
     import numpy
     import torch
     import torchvision
@@ -341,10 +344,22 @@ def machine_info(extra: Optional[dict] = None) -> dict:
         "torch_threads": torch.get_num_threads(),
         "cuda_available": bool(torch.cuda.is_available()),
         "loadavg_end": loadavg(),
+        "omp_num_threads": env["OMP_NUM_THREADS"],
+        "openblas_num_threads": env["OPENBLAS_NUM_THREADS"],
+        "at_start": at_start,
     }
     if extra:
         info.update(extra)
     return info
+
+
+def emit(out: dict, as_json: bool, print_table) -> None:
+    """`out` as one JSON object on stdout with --json, else print_table()."""
+    if as_json:
+        json.dump(out, sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        print_table()
 
 
 if __name__ == "__main__":

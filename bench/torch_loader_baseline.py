@@ -26,7 +26,6 @@ Exit status: 0 ok, 2 dataset missing / bad arguments, 1 other failure.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -171,15 +170,11 @@ def main(argv=None) -> int:
 
     results = fm.run_variants(args, lambda name: run_variant(name, args, torch, data_u8, labels))
 
-    machine = fm.machine_info({"omp_num_threads": env["OMP_NUM_THREADS"],
-                               "openblas_num_threads": env["OPENBLAS_NUM_THREADS"],
-                               "at_start": at_start})
+    machine = fm.machine_info(env, at_start)
     out = {"machine": machine, "batch": args.batch, "dataset": "fashion-mnist-train",
            "samples_per_epoch": int(data_u8.shape[0]), "results": results}
-    if args.json:
-        json.dump(out, sys.stdout)
-        sys.stdout.write("\n")
-    else:
+
+    def print_table():
         print(f"torch {machine['torch']}, torchvision {machine['torchvision']}, "
               f"nproc {machine['nproc']}, threads {machine['torch_threads']}, "
               f"batch {args.batch}, {out['samples_per_epoch']} samples/epoch")
@@ -187,6 +182,8 @@ def main(argv=None) -> int:
         for r in results:
             print(f"{r['name']:<18} {r['samples_per_s']:>12,.0f} {r['seconds']:>9.3f} "
                   f"{r['epochs']:>7d} {r['num_workers']:>8d}")
+
+    fm.emit(out, args.json, print_table)
     return 0
 
 

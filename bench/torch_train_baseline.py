@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
 import math
 import os
 import sys
@@ -221,17 +220,12 @@ def main(argv=None) -> int:
 
     results = fm.run_variants(args, lambda name: run_variant(name, torch, ds, args, device, cuda))
 
-    machine = fm.machine_info({"device": str(device),
-                               "omp_num_threads": env["OMP_NUM_THREADS"],
-                               "openblas_num_threads": env["OPENBLAS_NUM_THREADS"],
-                               "at_start": at_start})
+    machine = fm.machine_info(env, at_start, {"device": str(device)})
     out = {"machine": machine, "batch": args.batch, "lr": args.lr, "seed": args.seed,
            "model": "mlp-784-128-64-10", "dataset": "fashion-mnist-train",
            "warmup_batches": args.warmup_batches, "results": results}
-    if args.json:
-        json.dump(out, sys.stdout)
-        sys.stdout.write("\n")
-    else:
+
+    def print_table():
         print(f"torch {machine['torch']}, torchvision {machine['torchvision']}, "
               f"nproc {machine['nproc']}, threads {machine['torch_threads']}, "
               f"device {device}, batch {args.batch}")
@@ -241,6 +235,8 @@ def main(argv=None) -> int:
             print(f"{r['name']:<13} {r['seconds']:>8.3f} {r['data_wait_s']:>10.3f} "
                   f"{r['compute_s']:>8.3f} {r['steps']:>6d} {r['samples_per_s']:>10,.0f} "
                   f"{r['final_loss']:>11.4f} {r['mean_loss']:>10.4f}  {r.get('note', '')}")
+
+    fm.emit(out, args.json, print_table)
     return 0
 
 
