@@ -107,11 +107,16 @@ class Sampler {
   // while building, O(N / world_size) kept. Throws Error (kInvalidArgument) if epoch < 0 or
   // start < 0.
   EpochPlan plan(int64_t epoch, int64_t start = 0) const;
+  // plan(e, start).num_batches() for any epoch e, in O(1).
+  int64_t num_batches(int64_t start = 0) const;
 
   const SamplerOptions& options() const { return options_; }
   int64_t dataset_size() const { return dataset_size_; }
 
  private:
+  // Samples this rank takes from global position `start` to the end of an epoch.
+  int64_t samples_per_rank(int64_t start) const;
+
   int64_t dataset_size_;
   SamplerOptions options_;
 };

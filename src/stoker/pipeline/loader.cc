@@ -94,7 +94,7 @@ Loader::Loader(std::shared_ptr<const Dataset> dataset, LoaderOptions options)
 
 Loader::~Loader() = default;
 
-int64_t Loader::batches_per_epoch() const { return sampler_.plan(0).num_batches(); }
+int64_t Loader::batches_per_epoch() const { return sampler_.num_batches(); }
 
 size_t Loader::buffer_bytes() const {
   size_t per_buffer = 0;

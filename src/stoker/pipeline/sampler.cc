@@ -83,17 +83,9 @@ EpochPlan Sampler::plan(int64_t epoch, int64_t start) const {
                                  std::to_string(epoch) + ", start " + std::to_string(start)));
   }
   const int64_t n = dataset_size_;
-  const int64_t b = options_.batch_size;
   const int64_t w = options_.world_size;
   const int64_t r = options_.rank;
-  const int64_t remaining = n - std::min(start, n);
-
-  int64_t per_rank = 0;
-  if (options_.drop_last) {
-    per_rank = remaining / w / b * b;
-  } else {
-    per_rank = (remaining + w - 1) / w;
-  }
+  const int64_t per_rank = samples_per_rank(start);
   std::vector<int64_t> indices;
   if (per_rank > 0) {
     const std::vector<int64_t> order = global_order(n, options_, epoch);
@@ -103,7 +95,18 @@ EpochPlan Sampler::plan(int64_t epoch, int64_t start) const {
       indices[i] = order[(start + i * w + r) % n];
     }
   }
-  return EpochPlan(epoch, start, n, b, w, std::move(indices));
+  return EpochPlan(epoch, start, n, options_.batch_size, w, std::move(indices));
+}
+
+int64_t Sampler::samples_per_rank(int64_t start) const {
+  const int64_t b = options_.batch_size;
+  const int64_t w = options_.world_size;
+  const int64_t remaining = dataset_size_ - std::min(std::max<int64_t>(start, 0), dataset_size_);
+  return options_.drop_last ? remaining / w / b * b : (remaining + w - 1) / w;
+}
+
+int64_t Sampler::num_batches(int64_t start) const {
+  return (samples_per_rank(start) + options_.batch_size - 1) / options_.batch_size;
 }
 
 }  // namespace stoker

@@ -188,9 +188,11 @@ TEST(SamplerTest, ResumeOnSameWorldSizeYieldsRemainingBatches) {
                                             << " drop_last=" << drop_last << " rank=" << r);
             const Sampler sampler(n, make_options(3, r, w, batch, drop_last));
             const EpochPlan full = sampler.plan(5);
+            EXPECT_EQ(sampler.num_batches(), full.num_batches());
             const Batches full_batches = all_batches(full);
             for (int64_t k = 0; k < full.num_batches(); ++k) {
               const EpochPlan resumed = sampler.plan(5, full.global_position_after(k));
+              EXPECT_EQ(sampler.num_batches(resumed.start()), resumed.num_batches());
               EXPECT_EQ(resumed.start(), full.global_position_after(k));
               EXPECT_EQ(resumed.epoch(), 5);
               const Batches expected(full_batches.begin() + k + 1, full_batches.end());
