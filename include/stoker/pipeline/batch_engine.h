@@ -10,8 +10,8 @@
 // Workers that find the window full sleep until half of it (at least one batch) is free again:
 // the consumer wakes them once per prefetch/2 batches, not once per batch, and wakes no more
 // workers than there are free slots, because waking a sleeping thread costs ~20 µs on a VM
-// (timing notify_all in next() during `stoker bench train`: 938 wake-ups were 0.018-0.022 s
-// of a 0.7 s epoch).
+// (temporary timing of notify_all in next() during `stoker bench train`: 938 wake-ups were
+// 0.018-0.022 s of a 0.7 s epoch).
 //
 // Thread-safety: next() is for one consumer thread; the destructor cancels workers (even ones
 // waiting for the consumer) and joins them.
