@@ -158,7 +158,8 @@ class Loader {
 // Worker threads for `workers` = -1: one per hardware thread beyond the consumer's, at least 1.
 int auto_workers();
 // The prefetch depth "auto" picks for batches of `batch_bytes`: as many as fit in 16 MiB,
-// at least 4 and at most 16.
+// at least 4 and at most 64. Small batches get a deep window because a window-full worker
+// sleeps until half of it is free, and each wake-up costs the consumer a futex call.
 int auto_prefetch(size_t batch_bytes);
 
 }  // namespace stoker

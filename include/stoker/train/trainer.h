@@ -112,6 +112,8 @@ class Trainer {
   Model& model() { return *model_; }
   // The input shape and number of classes found in the data.
   const ModelSpec& spec() const { return spec_; }
+  // Training batches (forward and backward passes) in one epoch.
+  int64_t batches_per_epoch() const;
 
  private:
   // Trains epoch `e` (0-based) from where the loader is; false if the run stopped inside it.

@@ -168,7 +168,7 @@ void add_bench_command(CLI::App& app) {
   loader->add_option("--workers", o->workers, "Worker threads (-1 = auto, 0 = inline)")
       ->check(CLI::Range(-1, 256))
       ->capture_default_str();
-  loader->add_option("--prefetch", o->prefetch, "Batches in flight (-1 = auto: 16 MiB, 4 to 16)")
+  loader->add_option("--prefetch", o->prefetch, "Batches in flight (-1 = auto: 16 MiB, 4 to 64)")
       ->check(CLI::Range(-1, 1024) & !CLI::IsMember({0}))
       ->capture_default_str();
   loader->add_option("--epochs", o->epochs, "Epochs to time")

@@ -18,6 +18,7 @@
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/train/compute_bound.h"
 #include "stoker/train/trainer.h"
+#include "stoker/util/sample_stats.h"
 
 namespace stoker::cli {
 namespace {
@@ -56,12 +57,6 @@ nlohmann::json run_torch_baseline(const TrainBenchOptions& o) {
 // than a core's L2, so each step reads its batch from further away, as it does from a loader.
 constexpr int64_t kFreshBatches = 16;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 void run_train_bench(const TrainBenchOptions& o) {
   throw_if_error(convert_fashion_mnist(kFashionMnistDebianDir, default_fashion_mnist_dir(), true));
   nlohmann::json torch_results = run_torch_baseline(o);
@@ -77,22 +72,37 @@ void run_train_bench(const TrainBenchOptions& o) {
   // stoker's epoch and the bound alternate, so that each pair sees the same machine; the rows
   // show medians, and stoker/bound is the median of the pairs' ratios.
   std::vector<double> stoker_s, wait_s, bound_s, fresh_s, pair_ratio;
-  int64_t steps = 0;
-  for (int r = 0; r < o.repeat; ++r) {
+  const Trainer probe(options);
+  const ModelSpec spec = probe.spec();
+  const int64_t steps = probe.batches_per_epoch();
+  auto run_stoker = [&] {
     Trainer trainer(options);
     const EpochMetrics epoch = trainer.run().epochs.at(0);
-    steps = (epoch.samples + o.batch - 1) / o.batch;
     stoker_s.push_back(epoch.seconds);
     wait_s.push_back(epoch.data_seconds);
-    bound_s.push_back(compute_only_seconds("mlp", trainer.spec(), options.optimizer, o.batch, steps,
-                                           options.seed));
-    fresh_s.push_back(compute_only_seconds("mlp", trainer.spec(), options.optimizer, o.batch, steps,
+  };
+  auto run_bound = [&] {
+    bound_s.push_back(
+        compute_only_seconds("mlp", spec, options.optimizer, o.batch, steps, options.seed));
+  };
+  for (int r = 0; r < o.repeat; ++r) {
+    // Pairs take turns at going first (stoker-bound, bound-stoker, ...), so that whatever the
+    // first run of a pair pays or gains (drift, a warm heap) falls on both sides equally.
+    if (r % 2 == 0) {
+      run_stoker();
+      run_bound();
+    } else {
+      run_bound();
+      run_stoker();
+    }
+    fresh_s.push_back(compute_only_seconds("mlp", spec, options.optimizer, o.batch, steps,
                                            options.seed, kFreshBatches));
     pair_ratio.push_back(stoker_s.back() / bound_s.back());
   }
   const double stoker = median(stoker_s);
   const double bound = median(bound_s);
   const double stoker_over_bound = median(pair_ratio);
+  const auto [ratio_low, ratio_high] = median_interval_95(pair_ratio);
   // Noise on a shared machine only ever adds time: the ratio of the best runs is the other
   // usual estimate.
   const double best_ratio = *std::min_element(stoker_s.begin(), stoker_s.end()) /
@@ -122,6 +132,7 @@ void run_train_bench(const TrainBenchOptions& o) {
                       {"repeat", o.repeat},
                       {"results", rows},
                       {"stoker_over_bound", stoker_over_bound},
+                      {"stoker_over_bound_ci95", {ratio_low, ratio_high}},
                       {"stoker_over_bound_each", pair_ratio},
                       {"stoker_over_bound_best", best_ratio}};
   if (torch_results.contains("error")) j["pytorch_error"] = torch_results["error"];
@@ -138,8 +149,9 @@ void run_train_bench(const TrainBenchOptions& o) {
                r["ratio_to_stoker"].get<double>(), r["ratio_to_bound"].get<double>());
   }
   fmt::print(
-      "stoker / bound: median of {} alternating pairs {:.3f}, best / best {:.3f} (each: {:.3f})\n",
-      o.repeat, stoker_over_bound, best_ratio, fmt::join(pair_ratio, ", "));
+      "stoker / bound: median of {} pairs {:.3f} (95% confidence interval {:.3f}-{:.3f}), "
+      "best / best {:.3f}\n  each pair: {:.3f}\n",
+      o.repeat, stoker_over_bound, ratio_low, ratio_high, best_ratio, fmt::join(pair_ratio, ", "));
   if (torch_results.contains("error"))
     fmt::print("pytorch baseline: {}\n", torch_results["error"].get<std::string>());
 }

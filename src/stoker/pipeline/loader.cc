@@ -63,7 +63,7 @@ int auto_workers() {
 
 int auto_prefetch(size_t batch_bytes) {
   constexpr size_t kBudget = size_t{16} << 20;
-  return static_cast<int>(std::clamp<size_t>(kBudget / std::max<size_t>(batch_bytes, 1), 4, 16));
+  return static_cast<int>(std::clamp<size_t>(kBudget / std::max<size_t>(batch_bytes, 1), 4, 64));
 }
 
 const at::Tensor& Batch::operator[](const std::string& name) const {

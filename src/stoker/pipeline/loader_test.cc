@@ -184,11 +184,12 @@ TEST_F(LoaderTest, BadOptionsAreRejected) {
   EXPECT_THROW(loader.restore({99, 0, 0}), Error);
 }
 
-TEST(AutoPrefetchTest, FillsSixteenMebibytesWithinFourToSixteenBatches) {
-  EXPECT_EQ(auto_prefetch(64 * 3144), 16);     // Fashion-MNIST float32, batch 64
+TEST(AutoPrefetchTest, FillsSixteenMebibytesWithinFourToSixtyFourBatches) {
+  EXPECT_EQ(auto_prefetch(64 * 3144), 64);     // Fashion-MNIST float32, batch 64: capped
+  EXPECT_EQ(auto_prefetch(256 * 3144), 20);    // the same, batch 256
   EXPECT_EQ(auto_prefetch(2u << 20), 8);       // 2 MiB batches
   EXPECT_EQ(auto_prefetch(256u * 150528), 4);  // ImageNet-sized uint8, batch 256
-  EXPECT_EQ(auto_prefetch(0), 16);
+  EXPECT_EQ(auto_prefetch(0), 64);
 }
 
 TEST_F(LoaderTest, AutoPrefetchIsResolvedFromTheBatchSize) {

@@ -204,6 +204,8 @@ Trainer::Trainer(TrainerOptions options)
 
 Trainer::~Trainer() = default;
 
+int64_t Trainer::batches_per_epoch() const { return loader_->batches_per_epoch(); }
+
 TrainResult Trainer::run() {
   const Clock::time_point start = Clock::now();
   const TrainerOptions& o = options_;
