@@ -4,6 +4,7 @@
 // it: a loader that keeps up brings the run within a few percent of this bound.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "stoker/train/models.h"
@@ -11,13 +12,15 @@
 
 namespace stoker {
 
-// Seconds for `steps` optimizer steps of model `model` (make_model name) on random batches of
-// `batch_size` inputs shaped like `spec`, with cross-entropy loss and `optimizer`. The steps
-// cycle through `distinct_batches` resident batches: 1 is the bound proper (the batch stays in
-// cache); more makes every step read a batch it has not just used, as any input pipeline
-// must. One warm-up step is not timed. Uses the current intra-op thread setting.
+// Seconds for `steps` optimizer steps of model `model` (make_model name), fresh from `seed`,
+// on random batches of `batch_size` inputs shaped like `spec`, with cross-entropy loss and
+// `optimizer`. The steps cycle through `distinct_batches` resident batches: 1 is the bound
+// proper (the batch stays in cache); more makes every step read a batch it has not just used,
+// as any input pipeline must. The first step is timed, as a training epoch's is. `on_step`, if
+// set, is called after each step with the steps done. Uses the current intra-op thread setting.
 double compute_only_seconds(const std::string& model, const ModelSpec& spec,
                             const OptimizerSpec& optimizer, int64_t batch_size, int64_t steps,
-                            uint64_t seed, int64_t distinct_batches = 1);
+                            uint64_t seed, int64_t distinct_batches = 1,
+                            const std::function<void(int64_t steps_done)>& on_step = {});
 
 }  // namespace stoker

@@ -10,7 +10,8 @@ namespace stoker {
 
 double compute_only_seconds(const std::string& model_name, const ModelSpec& spec,
                             const OptimizerSpec& optimizer_spec, int64_t batch_size, int64_t steps,
-                            uint64_t seed, int64_t distinct_batches) {
+                            uint64_t seed, int64_t distinct_batches,
+                            const std::function<void(int64_t)>& on_step) {
   torch::manual_seed(seed);
   std::unique_ptr<Model> model = make_model(model_name, spec);
   model->train(true);
@@ -25,9 +26,11 @@ double compute_only_seconds(const std::string& model_name, const ModelSpec& spec
     loss.backward();
     optimizer->step();
   };
-  step(inputs[0]);
   const auto start = std::chrono::steady_clock::now();
-  for (int64_t s = 0; s < steps; ++s) step(inputs[s % inputs.size()]);
+  for (int64_t s = 0; s < steps; ++s) {
+    step(inputs[s % inputs.size()]);
+    if (on_step) on_step(s + 1);
+  }
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 

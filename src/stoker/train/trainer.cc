@@ -284,6 +284,7 @@ bool Trainer::train_epoch(int64_t e, EpochMetrics& m, TrainResult& result) {
       pending = 0;
     }
     progress_.update(++batches, loss_sum / loss_samples, m.samples);
+    if (o.on_batch) o.on_batch(batches_done + batches);
     // Stop only between optimizer steps and inside the epoch: a stop after its last batch waits
     // for the epoch's end (evaluation, log, checkpoint).
     const StopReason reason = stop_reason();
