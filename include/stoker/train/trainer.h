@@ -26,6 +26,7 @@
 #include "stoker/pipeline/loader.h"
 #include "stoker/store/dataset.h"
 #include "stoker/train/amp.h"
+#include "stoker/train/input_normalizer.h"
 #include "stoker/train/models.h"
 #include "stoker/train/optimizers.h"
 #include "stoker/train/progress.h"
@@ -123,9 +124,9 @@ class Trainer {
  private:
   // Trains epoch `e` (0-based) from where the loader is; false if the run stopped inside it.
   bool train_epoch(int64_t e, EpochMetrics& metrics, TrainResult& result);
-  // The batch's images as float NCHW model input, and its labels, on the model's device (with
-  // the loader feeding that device already, no copy).
-  std::pair<at::Tensor, at::Tensor> on_device(const Batch& batch) const;
+  // The batch's images as float NCHW model input (normalize_: on the CPU valid until the next
+  // call) and its labels, on the model's device (the loader feeds that device: no copy).
+  std::pair<at::Tensor, at::Tensor> on_device(const Batch& batch);
   // Forward and backward of batch `batch_number` (1-based) of epoch `e`; returns its mean loss.
   double forward_backward(const Batch& batch, int64_t e, int64_t batch_number);
   void optimizer_step();
@@ -144,6 +145,7 @@ class Trainer {
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::unique_ptr<LrSchedule> schedule_;
   LossScaler scaler_;
+  std::unique_ptr<InputNormalizer> normalize_;  // uint8 images -> model input, on device_
   std::unique_ptr<Loader> loader_;
   std::unique_ptr<Loader> test_loader_;
   Progress progress_;

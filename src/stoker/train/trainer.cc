@@ -113,7 +113,8 @@ std::unique_ptr<Loader> make_loader(std::shared_ptr<const Dataset> data, const T
   lo.seed = o.seed;
   lo.shuffle = shuffle;
   lo.device = device;
-  lo.fields = {FieldRequest("image", true, o.mean, o.std), FieldRequest("label")};
+  // Images as stored: InputNormalizer turns them into float where the model runs.
+  lo.fields = {FieldRequest("image"), FieldRequest("label")};
   return std::make_unique<Loader>(std::move(data), lo);
 }
 
@@ -158,6 +159,8 @@ Trainer::Trainer(TrainerOptions options)
   params_ = model_->parameters();
   optimizer_ = make_optimizer(o.optimizer, params_);
 
+  normalize_ = std::make_unique<InputNormalizer>(train_data_->schema(), "image", o.mean, o.std,
+                                                 std::max(o.batch_size, kEvalBatchSize), device_);
   loader_ = make_loader(train_data_, o, o.batch_size, /*shuffle=*/true, device_);
   if (o.eval) test_loader_ = make_loader(test_data_, o, kEvalBatchSize, /*shuffle=*/false, device_);
   ScheduleSpec schedule = o.schedule;
@@ -319,10 +322,8 @@ bool Trainer::train_epoch(int64_t e, EpochMetrics& m, TrainResult& result) {
   return true;
 }
 
-std::pair<at::Tensor, at::Tensor> Trainer::on_device(const Batch& batch) const {
-  return {batch["image"]
-              .to(device_, /*non_blocking=*/true)
-              .view({-1, spec_.channels, spec_.height, spec_.width}),
+std::pair<at::Tensor, at::Tensor> Trainer::on_device(const Batch& batch) {
+  return {(*normalize_)(batch["image"]).view({-1, spec_.channels, spec_.height, spec_.width}),
           batch["label"].to(device_, /*non_blocking=*/true)};
 }
 

@@ -1,0 +1,50 @@
+#include "stoker/train/input_normalizer.h"
+
+#include <torch/torch.h>
+
+namespace stoker {
+namespace {
+
+// [1, C, 1, ...] so that it broadcasts over a batch of samples shaped `sample_shape`.
+at::Tensor per_channel(const std::vector<float>& values, const BatchField& field,
+                       const c10::Device& device) {
+  std::vector<int64_t> shape(field.sample_shape.size() + 1, 1);
+  if (field.sample_shape.size() == 3) shape[1] = static_cast<int64_t>(values.size());
+  return torch::tensor(values, torch::kFloat32).view(shape).to(device);
+}
+
+}  // namespace
+
+InputNormalizer::InputNormalizer(const Schema& schema, const std::string& field,
+                                 const std::vector<float>& mean, const std::vector<float>& std,
+                                 int64_t max_batch, c10::Device device)
+    : layout_(BatchLayout::create(schema, {FieldRequest(field, true, mean, std)}).value_or_throw()),
+      device_(device) {
+  const BatchField& f = layout_.fields()[0];
+  std::vector<int64_t> shape = {max_batch};
+  shape.insert(shape.end(), f.sample_shape.begin(), f.sample_shape.end());
+  if (device_.is_cpu()) {
+    buffer_ = torch::empty(shape, torch::kFloat32);
+  } else {
+    scale_ = per_channel(f.scale, f, device_);
+    bias_ = per_channel(f.bias, f, device_);
+  }
+}
+
+at::Tensor InputNormalizer::operator()(const at::Tensor& images) {
+  const BatchField& f = layout_.fields()[0];
+  const int64_t n = images.size(0);
+  TORCH_CHECK(images.scalar_type() == at::kByte && images.is_contiguous(),
+              "InputNormalizer needs contiguous uint8 images");
+  if (!device_.is_cpu()) {
+    return images.to(device_, /*non_blocking=*/true).to(torch::kFloat32).mul_(scale_).add_(bias_);
+  }
+  TORCH_CHECK(n <= buffer_.size(0), "InputNormalizer: batch larger than max_batch");
+  const size_t in_bytes = f.sample_bytes / sizeof(float);
+  const uint8_t* src = images.data_ptr<uint8_t>();
+  auto* dst = reinterpret_cast<uint8_t*>(buffer_.data_ptr<float>());
+  for (int64_t k = 0; k < n; ++k) layout_.write(0, src + k * in_bytes, dst + k * f.sample_bytes);
+  return buffer_.narrow(0, 0, n);
+}
+
+}  // namespace stoker

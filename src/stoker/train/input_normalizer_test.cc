@@ -1,0 +1,72 @@
+#include "stoker/train/input_normalizer.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "stoker/util/status.h"
+
+namespace stoker {
+namespace {
+
+Schema schema_with(std::vector<int64_t> image_shape) {
+  return Schema::create(
+             {{"image", DType::kUint8, std::move(image_shape)}, {"label", DType::kInt64, {}}})
+      .value_or_throw();
+}
+
+// The formula itself, in float64, per channel (dimension 1 of [N, C, H, W]).
+at::Tensor expected(const at::Tensor& images, const std::vector<double>& mean,
+                    const std::vector<double>& std) {
+  at::Tensor x = images.to(torch::kFloat64) / 255.0;
+  if (images.dim() == 4) {
+    for (int64_t c = 0; c < images.size(1); ++c) {
+      x.select(1, c).sub_(mean[c]).div_(std[c]);
+    }
+    return x;
+  }
+  return (x - mean[0]) / std[0];
+}
+
+TEST(InputNormalizerTest, MatchesTheFormulaPerChannel) {
+  torch::manual_seed(1);
+  InputNormalizer normalize(schema_with({3, 4, 5}), "image", {0.1f, 0.5f, 0.9f},
+                            {0.2f, 0.25f, 0.5f}, 8, torch::kCPU);
+  const at::Tensor images = torch::randint(0, 256, {8, 3, 4, 5}, torch::kByte);
+  const at::Tensor out = normalize(images);
+  EXPECT_EQ(out.scalar_type(), torch::kFloat32);
+  EXPECT_EQ(out.sizes(), images.sizes());
+  EXPECT_TRUE(torch::allclose(out.to(torch::kFloat64),
+                              expected(images, {0.1, 0.5, 0.9}, {0.2, 0.25, 0.5}), 1e-5, 1e-5));
+}
+
+TEST(InputNormalizerTest, OneMeanAndStdServeEveryChannelAndTwoDimensionalImages) {
+  InputNormalizer normalize(schema_with({28, 28}), "image", {0.286f}, {0.353f}, 4, torch::kCPU);
+  const at::Tensor images = torch::randint(0, 256, {4, 28, 28}, torch::kByte);
+  EXPECT_TRUE(torch::allclose(normalize(images).to(torch::kFloat64),
+                              expected(images, {0.286}, {0.353}), 1e-5, 1e-5));
+}
+
+TEST(InputNormalizerTest, APartialBatchIsAViewOfTheReusedBuffer) {
+  InputNormalizer normalize(schema_with({1, 2, 2}), "image", {0.0f}, {1.0f}, 4, torch::kCPU);
+  const at::Tensor full = normalize(torch::full({4, 1, 2, 2}, 255, torch::kByte));
+  EXPECT_TRUE(torch::all(full == 1.0f).item<bool>());
+  const at::Tensor part = normalize(torch::zeros({3, 1, 2, 2}, torch::kByte));
+  EXPECT_EQ(part.size(0), 3);
+  EXPECT_EQ(part.data_ptr(), full.data_ptr());  // the documented reuse: the step's own buffer
+  EXPECT_TRUE(torch::all(part == 0.0f).item<bool>());
+  EXPECT_THROW(normalize(torch::zeros({5, 1, 2, 2}, torch::kByte)), c10::Error);
+}
+
+TEST(InputNormalizerTest, RejectsBadStatisticsAndInputs) {
+  const Schema schema = schema_with({3, 2, 2});
+  EXPECT_THROW(InputNormalizer(schema, "image", {0.1f, 0.2f}, {1.0f, 1.0f}, 4, torch::kCPU),
+               Error);  // 2 values for 3 channels
+  EXPECT_THROW(InputNormalizer(schema, "image", {0.1f}, {0.0f}, 4, torch::kCPU), Error);
+  EXPECT_THROW(InputNormalizer(schema, "label", {0.1f}, {1.0f}, 4, torch::kCPU), Error);
+  EXPECT_THROW(InputNormalizer(schema, "pixels", {0.1f}, {1.0f}, 4, torch::kCPU), Error);
+  InputNormalizer normalize(schema, "image", {0.1f}, {1.0f}, 4, torch::kCPU);
+  EXPECT_THROW(normalize(torch::zeros({2, 3, 2, 2}, torch::kFloat32)), c10::Error);
+}
+
+}  // namespace
+}  // namespace stoker
