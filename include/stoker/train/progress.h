@@ -20,7 +20,8 @@ struct EpochMetrics {
   double train_loss = 0;  // mean training loss per sample over the epoch
   int64_t samples = 0;    // training samples processed by this process in the epoch
   // Wall time of the training pass (evaluation excluded), split into time spent waiting for the
-  // loader, copying batches to the device, and everything else (forward, backward, step).
+  // loader, making the model's input on its device (the copy there and the uint8 -> float
+  // normalisation, InputNormalizer), and everything else (forward, backward, step).
   double seconds = 0;
   double data_seconds = 0;
   double h2d_seconds = 0;
