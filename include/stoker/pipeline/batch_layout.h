@@ -23,8 +23,9 @@ struct FieldRequest {
       : name(std::move(name)), normalize(normalize), mean(std::move(mean)), std(std::move(std)) {}
 
   std::string name;
-  bool normalize;           // uint8 -> float32 (x/255 - mean[c]) / std[c]; else copy as stored
-  std::vector<float> mean;  // one value, or one per channel (dim 0 of the sample shape)
+  bool normalize;  // uint8 -> float32 (x/255 - mean[c]) / std[c]; else copy as stored
+  // One value, or one per channel: dim 0 of a [C,H,W] sample; any other shape is one channel.
+  std::vector<float> mean;
   std::vector<float> std;
 };
 
@@ -37,9 +38,11 @@ struct BatchField {
   std::vector<int64_t> sample_shape;  // per sample; the batch adds a leading dimension
   size_t sample_bytes = 0;
   bool normalize = false;
-  int64_t channel_elements = 0;  // elements per channel when normalising
-  std::vector<float> scale;      // per channel: 1 / (255 std)
-  std::vector<float> bias;       // per channel: -mean / std
+  // Normalising runs over consecutive elements: one per channel, or a single run over the
+  // sample when one mean and std serve every channel.
+  int64_t channel_elements = 0;  // elements per run
+  std::vector<float> scale;      // per run: 1 / (255 std)
+  std::vector<float> bias;       // per run: -mean / std
 };
 
 class BatchLayout {
@@ -56,6 +59,9 @@ class BatchLayout {
   int find(const std::string& name) const;
   // Writes one sample of field `f` from its stored bytes `src` into `dst` (sample_bytes).
   void write(int f, const uint8_t* src, uint8_t* dst) const;
+  // Writes `n` samples of field `f` stored back to back at `src` into `dst` (n * sample_bytes);
+  // a field normalised with one mean and std is one kernel call.
+  void write_samples(int f, const uint8_t* src, size_t n, uint8_t* dst) const;
   // Writes samples 0..n-1 of every field from the records `records[k]` (pointers to their
   // bytes) into `dst[f] + k * sample_bytes`, prefetching the records a few samples ahead: the
   // gather a batch is built by, with no index reads and no per-sample allocation.

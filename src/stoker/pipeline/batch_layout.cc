@@ -33,7 +33,7 @@ Result<BatchLayout> BatchLayout::create(const Schema& schema,
     if (request.normalize) {
       if (field.dtype != DType::kUint8)
         return invalid_argument("field '" + request.name + "' is not uint8; only uint8 normalises");
-      const int64_t channels = field.shape.empty() ? 1 : field.shape[0];
+      const int64_t channels = field.shape.size() == 3 ? field.shape[0] : 1;
       const size_t n = request.mean.size();
       if (n != request.std.size() || (n != 1 && static_cast<int64_t>(n) != channels))
         return invalid_argument("field '" + request.name + "': mean and std need 1 or " +
@@ -41,8 +41,10 @@ Result<BatchLayout> BatchLayout::create(const Schema& schema,
       out.normalize = true;
       out.dtype = DType::kFloat32;
       out.sample_bytes = field.fixed_bytes() * sizeof(float);
-      out.channel_elements = field.num_elements() / channels;
-      for (int64_t c = 0; c < channels; ++c) {
+      // One mean and std serve every channel: one run over the whole sample.
+      const int64_t runs = n == 1 ? 1 : channels;
+      out.channel_elements = field.num_elements() / runs;
+      for (int64_t c = 0; c < runs; ++c) {
         float mean = request.mean[n == 1 ? 0 : c], std = request.std[n == 1 ? 0 : c];
         if (std == 0.0f) return invalid_argument("field '" + request.name + "': std is zero");
         out.scale.push_back(1.0f / (255.0f * std));
@@ -82,6 +84,18 @@ void BatchLayout::write(int f, const uint8_t* src, uint8_t* dst) const {
     normalize_u8(src + c * field.channel_elements, out + c * field.channel_elements,
                  field.channel_elements, field.scale[c], field.bias[c]);
   }
+}
+
+void BatchLayout::write_samples(int f, const uint8_t* src, size_t n, uint8_t* dst) const {
+  const BatchField& field = fields_[f];
+  const size_t stored_bytes =
+      field.normalize ? field.sample_bytes / sizeof(float) : field.sample_bytes;
+  if (field.scale.size() == 1) {  // one run over all n samples
+    normalize_u8(src, reinterpret_cast<float*>(dst), static_cast<int64_t>(n * stored_bytes),
+                 field.scale[0], field.bias[0]);
+    return;
+  }
+  for (size_t k = 0; k < n; ++k) write(f, src + k * stored_bytes, dst + k * field.sample_bytes);
 }
 
 void BatchLayout::write_batch(const uint8_t* const* records, size_t n, uint8_t* const* dst) const {

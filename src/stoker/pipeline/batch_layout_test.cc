@@ -49,6 +49,46 @@ TEST(BatchLayoutTest, NormalisesEveryValueOfLargerImages) {
   }
 }
 
+// Channels are dim 0 of a [C,H,W] sample only: a [H,W] image is one channel, so 5 means for a
+// [5,7] field are an error, and one mean and std make one run over the whole sample (one
+// kernel call rather than one per row).
+TEST(BatchLayoutTest, TwoDimensionalImagesAreOneChannel) {
+  Schema s = Schema::create({{"image", DType::kUint8, {5, 7}}}).value_or_throw();
+  EXPECT_FALSE(BatchLayout::create(
+                   s, {{"image", true, std::vector<float>(5, 0.1f), std::vector<float>(5, 0.2f)}})
+                   .is_ok());
+  auto layout = BatchLayout::create(s, {{"image", true, {0.1f}, {0.2f}}}).value_or_throw();
+  EXPECT_EQ(layout.fields()[0].channel_elements, 35);
+  EXPECT_EQ(layout.fields()[0].scale.size(), 1u);
+  auto rgb =
+      BatchLayout::create(image_schema(), {{"image", true, {0.1f}, {0.2f}}}).value_or_throw();
+  EXPECT_EQ(rgb.fields()[0].channel_elements, 12);  // one run for 3 channels
+}
+
+// Property: write_samples over n back-to-back samples equals n single-sample writes, for one
+// run per sample, one run per channel, and a plain copy.
+TEST(BatchLayoutTest, WriteSamplesEqualsPerSampleWrites) {
+  Schema s = Schema::create({{"image", DType::kUint8, {3, 5, 7}}}).value_or_throw();
+  const std::vector<std::vector<FieldRequest>> cases = {
+      {{"image", true, {0.3f}, {0.2f}}},
+      {{"image", true, {0.1f, 0.2f, 0.3f}, {0.3f, 0.2f, 0.1f}}},
+      {{"image"}}};
+  std::mt19937 rng(3);
+  for (const auto& request : cases) {
+    auto layout = BatchLayout::create(s, request).value_or_throw();
+    const size_t out_bytes = layout.fields()[0].sample_bytes;
+    for (size_t n : {1u, 2u, 9u}) {
+      std::vector<uint8_t> src(n * 105);
+      for (uint8_t& b : src) b = static_cast<uint8_t>(rng());
+      std::vector<uint8_t> together(n * out_bytes), apart(n * out_bytes);
+      layout.write_samples(0, src.data(), n, together.data());
+      for (size_t k = 0; k < n; ++k)
+        layout.write(0, src.data() + k * 105, apart.data() + k * out_bytes);
+      EXPECT_EQ(together, apart) << "n = " << n;
+    }
+  }
+}
+
 TEST(BatchLayoutTest, CopiesAsStored) {
   auto layout = BatchLayout::create(image_schema(), {{"label"}, {"image"}}).value_or_throw();
   ASSERT_EQ(layout.find("label"), 0);

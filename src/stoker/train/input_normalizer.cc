@@ -32,7 +32,6 @@ InputNormalizer::InputNormalizer(const Schema& schema, const std::string& field,
 }
 
 at::Tensor InputNormalizer::operator()(const at::Tensor& images) {
-  const BatchField& f = layout_.fields()[0];
   const int64_t n = images.size(0);
   TORCH_CHECK(images.scalar_type() == at::kByte && images.is_contiguous(),
               "InputNormalizer needs contiguous uint8 images");
@@ -40,10 +39,8 @@ at::Tensor InputNormalizer::operator()(const at::Tensor& images) {
     return images.to(device_, /*non_blocking=*/true).to(torch::kFloat32).mul_(scale_).add_(bias_);
   }
   TORCH_CHECK(n <= buffer_.size(0), "InputNormalizer: batch larger than max_batch");
-  const size_t in_bytes = f.sample_bytes / sizeof(float);
-  const uint8_t* src = images.data_ptr<uint8_t>();
-  auto* dst = reinterpret_cast<uint8_t*>(buffer_.data_ptr<float>());
-  for (int64_t k = 0; k < n; ++k) layout_.write(0, src + k * in_bytes, dst + k * f.sample_bytes);
+  layout_.write_samples(0, images.data_ptr<uint8_t>(), static_cast<size_t>(n),
+                        reinterpret_cast<uint8_t*>(buffer_.data_ptr<float>()));
   return buffer_.narrow(0, 0, n);
 }
 
