@@ -40,9 +40,9 @@ struct BatchField {
   bool normalize = false;
   // Normalising runs over consecutive elements: one per channel, or a single run over the
   // sample when one mean and std serve every channel.
-  int64_t channel_elements = 0;  // elements per run
-  std::vector<float> scale;      // per run: 1 / (255 std)
-  std::vector<float> bias;       // per run: -mean / std
+  int64_t run_elements = 0;  // elements per run
+  std::vector<float> scale;  // per run: 1 / (255 std)
+  std::vector<float> bias;   // per run: -mean / std
 };
 
 class BatchLayout {

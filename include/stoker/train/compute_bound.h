@@ -17,7 +17,8 @@ namespace stoker {
 // `optimizer`. The steps cycle through `distinct_batches` resident batches: 1 is the bound
 // proper (the batch stays in cache); more makes every step read a batch it has not just used,
 // as any input pipeline must. The first step is timed, as a training epoch's is. `on_step`, if
-// set, is called after each step with the steps done. Uses the current intra-op thread setting.
+// set, is called with the steps done: 0 as the timing starts, then after each step. Uses the
+// current intra-op thread setting.
 double compute_only_seconds(const std::string& model, const ModelSpec& spec,
                             const OptimizerSpec& optimizer, int64_t batch_size, int64_t steps,
                             uint64_t seed, int64_t distinct_batches = 1,

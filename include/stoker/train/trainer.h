@@ -73,9 +73,9 @@ struct TrainerOptions {
   std::string save_model;   // write the final model here (Model::save); "" = don't
   std::FILE* out = stdout;  // where progress and epoch lines go (borrowed); null = silent
   std::optional<ProgressStyle> progress;  // unset: default_progress_style(out)
-  // Called on the training thread after each training batch (its backward pass and, when due,
-  // the optimizer step) with the batches done so far in the epoch; for measurements. Empty:
-  // none.
+  // Called on the training thread with the batches done so far in the epoch: once as the
+  // epoch's timing starts (0, or where a resumed epoch continues), then after each training
+  // batch (its backward pass and, when due, the optimizer step); for measurements. Empty: none.
   std::function<void(int64_t batches_done)> on_batch;
 };
 

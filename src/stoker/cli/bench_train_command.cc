@@ -30,7 +30,7 @@ struct TrainBenchOptions {
   int threads = 1;
   std::string torch_script = STOKER_BENCH_DIR "/torch_train_baseline.py";
   std::string python = "/usr/bin/python3";
-  int repeat = 5;
+  int repeat = 11;
   bool skip_torch = false;
   bool json = false;
 };
@@ -81,19 +81,33 @@ void run_train_bench(const TrainBenchOptions& o) {
   options.eval = false;
   options.out = nullptr;
   options.schedule.kind = ScheduleKind::kConstant;  // the classic recipe, as the baseline runs it
-  const Trainer probe(options);
-  const ModelSpec spec = probe.spec();
-  const int64_t steps = probe.batches_per_epoch();
+  ModelSpec spec;
+  int64_t steps = 0;
+  {
+    const Trainer probe(options);
+    spec = probe.spec();
+    steps = probe.batches_per_epoch();
+  }
 
   // stoker's epoch and the bound alternate, so that each pair sees the same machine; the rows
   // show medians, and stoker/bound is the median of the pairs' ratios.
   Series stoker, bound, cycled;
   std::vector<double> wait_s, pair_ratio;
+  // Hooks for both sides: 0 restarts the timer where the timed run begins.
+  auto slice_hook = [](SliceTimer& timer) {
+    return [&timer](int64_t done) {
+      if (done == 0) {
+        timer.restart();
+      } else {
+        timer.step_done(done);
+      }
+    };
+  };
   auto run_stoker = [&] {
     SliceTimer timer(steps, kSlices);
-    options.on_batch = [&timer](int64_t done) { timer.step_done(done); };
-    Trainer trainer(options);
-    timer = SliceTimer(steps, kSlices);
+    TrainerOptions timed = options;
+    timed.on_batch = slice_hook(timer);
+    Trainer trainer(timed);
     const EpochMetrics epoch = trainer.run().epochs.at(0);
     stoker.seconds.push_back(epoch.seconds);
     stoker.slices.push_back(timer.seconds());
@@ -101,9 +115,9 @@ void run_train_bench(const TrainBenchOptions& o) {
   };
   auto run_compute_only = [&](Series& series, int64_t distinct_batches) {
     SliceTimer timer(steps, kSlices);
-    series.seconds.push_back(
-        compute_only_seconds("mlp", spec, options.optimizer, o.batch, steps, options.seed,
-                             distinct_batches, [&timer](int64_t done) { timer.step_done(done); }));
+    series.seconds.push_back(compute_only_seconds("mlp", spec, options.optimizer, o.batch, steps,
+                                                  options.seed, distinct_batches,
+                                                  slice_hook(timer)));
     series.slices.push_back(timer.seconds());
   };
   for (int r = 0; r < o.repeat; ++r) {
@@ -123,6 +137,7 @@ void run_train_bench(const TrainBenchOptions& o) {
   const double bound_s = median(bound.seconds);
   const double stoker_over_bound = median(pair_ratio);
   const auto [ratio_low, ratio_high] = median_interval_95(pair_ratio);
+  const double coverage = median_interval_coverage(pair_ratio.size());
   // Noise on a shared machine only ever adds time: the ratio of the best runs, and the ratio of
   // quiet-machine times (each slice's fastest run), are the other usual estimates.
   const double best_ratio = *std::min_element(stoker.seconds.begin(), stoker.seconds.end()) /
@@ -160,7 +175,8 @@ void run_train_bench(const TrainBenchOptions& o) {
                       {"repeat", o.repeat},
                       {"results", rows},
                       {"stoker_over_bound", stoker_over_bound},
-                      {"stoker_over_bound_ci95", {ratio_low, ratio_high}},
+                      {"stoker_over_bound_interval", {ratio_low, ratio_high}},
+                      {"stoker_over_bound_interval_coverage", coverage},
                       {"stoker_over_bound_each", pair_ratio},
                       {"stoker_over_bound_best", best_ratio},
                       {"stoker_over_bound_quiet", quiet_ratio}};
@@ -181,11 +197,11 @@ void run_train_bench(const TrainBenchOptions& o) {
         r["ratio_to_bound"].get<double>());
   }
   fmt::print(
-      "stoker / bound: median of {} pairs {:.3f} (95% confidence interval {:.3f}-{:.3f}); "
+      "stoker / bound: median of {} pairs {:.3f} ({:.1f}% confidence interval {:.3f}-{:.3f}); "
       "quiet machine {:.3f}; best / best {:.3f}\n  each pair: {:.3f}\n"
       "  (seconds: medians; quiet: the sum over {} slices of an epoch of each slice's fastest "
       "run)\n",
-      o.repeat, stoker_over_bound, ratio_low, ratio_high, quiet_ratio, best_ratio,
+      o.repeat, stoker_over_bound, 100 * coverage, ratio_low, ratio_high, quiet_ratio, best_ratio,
       fmt::join(pair_ratio, ", "), kSlices);
   if (torch_results.contains("error"))
     fmt::print("pytorch baseline: {}\n", torch_results["error"].get<std::string>());

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -93,11 +94,24 @@ TEST(CliTest, BenchLoaderAndBenchTrainReportTheirRuns) {
   auto t = nlohmann::json::parse(train.out);
   EXPECT_EQ(t["steps"], 938);
   EXPECT_EQ(t["stoker_over_bound_each"].size(), 2u);
+  const auto each = t["stoker_over_bound_each"].get<std::vector<double>>();
+  EXPECT_EQ(t["stoker_over_bound_interval"][0].get<double>(), std::min(each[0], each[1]));
+  EXPECT_EQ(t["stoker_over_bound_interval"][1].get<double>(), std::max(each[0], each[1]));
+  EXPECT_DOUBLE_EQ(t["stoker_over_bound_interval_coverage"].get<double>(), 0.5);  // 2 pairs
   std::vector<std::string> names;
   for (const auto& row : t["results"]) {
     names.push_back(row["name"]);
     EXPECT_GT(row["seconds"].get<double>(), 0) << row.dump();
+    // The quiet-machine time sums each slice's fastest run: never above the fastest whole run,
+    // whose median is at least that.
+    EXPECT_GT(row["quiet_seconds"].get<double>(), 0) << row.dump();
+    EXPECT_LE(row["quiet_seconds"].get<double>(), row["seconds"].get<double>() * 1.001)
+        << row.dump();
   }
+  EXPECT_NEAR(t["stoker_over_bound_quiet"].get<double>(),
+              t["results"][0]["quiet_seconds"].get<double>() /
+                  t["results"][1]["quiet_seconds"].get<double>(),
+              1e-9);
   EXPECT_EQ(names, (std::vector<std::string>{"stoker", "stoker compute-only bound",
                                              "compute only, 16 batches cycled"}));
   EXPECT_NE(t["pytorch_error"].get<std::string>().find("--no-torch"), std::string::npos);

@@ -36,14 +36,17 @@ Result<BatchLayout> BatchLayout::create(const Schema& schema,
       const int64_t channels = field.shape.size() == 3 ? field.shape[0] : 1;
       const size_t n = request.mean.size();
       if (n != request.std.size() || (n != 1 && static_cast<int64_t>(n) != channels))
-        return invalid_argument("field '" + request.name + "': mean and std need 1 or " +
-                                std::to_string(channels) + " values each");
+        return invalid_argument(
+            "field '" + request.name + "': mean and std need " +
+            (channels == 1 ? std::string("1 value each (one channel: only a [C,H,W] field has "
+                                         "several)")
+                           : "1 or " + std::to_string(channels) + " values each"));
       out.normalize = true;
       out.dtype = DType::kFloat32;
       out.sample_bytes = field.fixed_bytes() * sizeof(float);
       // One mean and std serve every channel: one run over the whole sample.
       const int64_t runs = n == 1 ? 1 : channels;
-      out.channel_elements = field.num_elements() / runs;
+      out.run_elements = field.num_elements() / runs;
       for (int64_t c = 0; c < runs; ++c) {
         float mean = request.mean[n == 1 ? 0 : c], std = request.std[n == 1 ? 0 : c];
         if (std == 0.0f) return invalid_argument("field '" + request.name + "': std is zero");
@@ -81,8 +84,8 @@ void BatchLayout::write(int f, const uint8_t* src, uint8_t* dst) const {
   }
   auto* out = reinterpret_cast<float*>(dst);
   for (size_t c = 0; c < field.scale.size(); ++c) {
-    normalize_u8(src + c * field.channel_elements, out + c * field.channel_elements,
-                 field.channel_elements, field.scale[c], field.bias[c]);
+    normalize_u8(src + c * field.run_elements, out + c * field.run_elements, field.run_elements,
+                 field.scale[c], field.bias[c]);
   }
 }
 

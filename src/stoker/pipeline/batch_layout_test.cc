@@ -58,11 +58,11 @@ TEST(BatchLayoutTest, TwoDimensionalImagesAreOneChannel) {
                    s, {{"image", true, std::vector<float>(5, 0.1f), std::vector<float>(5, 0.2f)}})
                    .is_ok());
   auto layout = BatchLayout::create(s, {{"image", true, {0.1f}, {0.2f}}}).value_or_throw();
-  EXPECT_EQ(layout.fields()[0].channel_elements, 35);
+  EXPECT_EQ(layout.fields()[0].run_elements, 35);
   EXPECT_EQ(layout.fields()[0].scale.size(), 1u);
   auto rgb =
       BatchLayout::create(image_schema(), {{"image", true, {0.1f}, {0.2f}}}).value_or_throw();
-  EXPECT_EQ(rgb.fields()[0].channel_elements, 12);  // one run for 3 channels
+  EXPECT_EQ(rgb.fields()[0].run_elements, 12);  // one run for 3 channels
 }
 
 // Property: write_samples over n back-to-back samples equals n single-sample writes, for one

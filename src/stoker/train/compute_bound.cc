@@ -26,6 +26,7 @@ double compute_only_seconds(const std::string& model_name, const ModelSpec& spec
     loss.backward();
     optimizer->step();
   };
+  if (on_step) on_step(0);
   const auto start = std::chrono::steady_clock::now();
   for (int64_t s = 0; s < steps; ++s) {
     step(inputs[s % inputs.size()]);

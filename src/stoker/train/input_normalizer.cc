@@ -32,15 +32,24 @@ InputNormalizer::InputNormalizer(const Schema& schema, const std::string& field,
 }
 
 at::Tensor InputNormalizer::operator()(const at::Tensor& images) {
+  const BatchField& f = layout_.fields()[0];
+  TORCH_CHECK(images.scalar_type() == at::kByte && images.is_contiguous() && images.dim() >= 1 &&
+                  images.sizes().slice(1) == c10::IntArrayRef(f.sample_shape),
+              "InputNormalizer needs contiguous uint8 images [N, ",
+              c10::IntArrayRef(f.sample_shape), "], not ", images.scalar_type(), " ",
+              images.sizes());
   const int64_t n = images.size(0);
-  TORCH_CHECK(images.scalar_type() == at::kByte && images.is_contiguous(),
-              "InputNormalizer needs contiguous uint8 images");
   if (!device_.is_cpu()) {
     return images.to(device_, /*non_blocking=*/true).to(torch::kFloat32).mul_(scale_).add_(bias_);
   }
-  TORCH_CHECK(n <= buffer_.size(0), "InputNormalizer: batch larger than max_batch");
+  TORCH_CHECK(images.is_cpu(), "InputNormalizer: images on ", images.device(), ", not the CPU");
+  TORCH_CHECK(n <= buffer_.size(0), "InputNormalizer: batch of ", n, " > max_batch ",
+              buffer_.size(0));
   layout_.write_samples(0, images.data_ptr<uint8_t>(), static_cast<size_t>(n),
                         reinterpret_cast<uint8_t*>(buffer_.data_ptr<float>()));
+  // Written behind autograd's back: a graph that still held the previous input now fails
+  // loudly ("modified by an inplace operation") instead of reading new values.
+  torch::autograd::impl::bump_version(buffer_);
   return buffer_.narrow(0, 0, n);
 }
 

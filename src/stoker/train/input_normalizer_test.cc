@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cstring>
+
 #include "stoker/util/status.h"
 
 namespace stoker {
@@ -57,6 +59,33 @@ TEST(InputNormalizerTest, APartialBatchIsAViewOfTheReusedBuffer) {
   EXPECT_THROW(normalize(torch::zeros({5, 1, 2, 2}, torch::kByte)), c10::Error);
 }
 
+// The trainer normalises where the loader used to: the values must not change at all.
+TEST(InputNormalizerTest, EqualsTheLoadersNormalisationBitForBit) {
+  const Schema schema = schema_with({3, 8, 9});
+  const std::vector<float> mean = {0.4f, 0.5f, 0.6f}, std = {0.2f, 0.3f, 0.25f};
+  InputNormalizer normalize(schema, "image", mean, std, 5, torch::kCPU);
+  const at::Tensor images = torch::randint(0, 256, {5, 3, 8, 9}, torch::kByte);
+  const at::Tensor out = normalize(images).contiguous();
+  const BatchLayout layout =
+      BatchLayout::create(schema, {{"image", true, mean, std}}).value_or_throw();
+  std::vector<float> expected(images.numel());
+  for (int64_t k = 0; k < 5; ++k) {
+    layout.write(0, images.data_ptr<uint8_t>() + k * 216,
+                 reinterpret_cast<uint8_t*>(expected.data() + k * 216));
+  }
+  EXPECT_EQ(std::memcmp(out.data_ptr<float>(), expected.data(), expected.size() * sizeof(float)),
+            0);
+}
+
+// A graph that still holds the previous step's input fails loudly when the buffer is reused.
+TEST(InputNormalizerTest, ReuseUnderAnOpenGraphIsAnError) {
+  InputNormalizer normalize(schema_with({4}), "image", {0.0f}, {1.0f}, 2, torch::kCPU);
+  const at::Tensor w = torch::ones({4}, torch::requires_grad());
+  const at::Tensor loss = (normalize(torch::ones({2, 4}, torch::kByte)) * w).sum();
+  normalize(torch::zeros({2, 4}, torch::kByte));
+  EXPECT_THROW(loss.backward(), c10::Error);
+}
+
 TEST(InputNormalizerTest, RejectsBadStatisticsAndInputs) {
   const Schema schema = schema_with({3, 2, 2});
   EXPECT_THROW(InputNormalizer(schema, "image", {0.1f, 0.2f}, {1.0f, 1.0f}, 4, torch::kCPU),
@@ -66,6 +95,8 @@ TEST(InputNormalizerTest, RejectsBadStatisticsAndInputs) {
   EXPECT_THROW(InputNormalizer(schema, "pixels", {0.1f}, {1.0f}, 4, torch::kCPU), Error);
   InputNormalizer normalize(schema, "image", {0.1f}, {1.0f}, 4, torch::kCPU);
   EXPECT_THROW(normalize(torch::zeros({2, 3, 2, 2}, torch::kFloat32)), c10::Error);
+  EXPECT_THROW(normalize(torch::zeros({2, 3, 2, 3}, torch::kByte)), c10::Error);  // sample shape
+  EXPECT_THROW(normalize(torch::zeros({2, 12}, torch::kByte)), c10::Error);
 }
 
 }  // namespace

@@ -268,6 +268,7 @@ bool Trainer::train_epoch(int64_t e, EpochMetrics& m, TrainResult& result) {
       (loader_->state().epoch == e ? loader_->state().position : 0) / o.batch_size;
   progress_.start_epoch(e + 1, o.epochs, loader_->batches_per_epoch() - batches_done);
 
+  if (o.on_batch) o.on_batch(batches_done);
   const Clock::time_point epoch_start = Clock::now();
   double data_seconds = 0;
   h2d_seconds_ = 0;

@@ -74,6 +74,22 @@ double max_difference(const std::vector<at::Tensor>& a, const std::vector<at::Te
   return worst;
 }
 
+TEST_F(TrainerTest, OnBatchSeesEachEpochsStartAndEveryBatch) {
+  TrainerOptions o = options();
+  o.epochs = 2;
+  o.eval = false;
+  std::vector<int64_t> calls;
+  o.on_batch = [&calls](int64_t done) { calls.push_back(done); };
+  Trainer trainer(o);
+  EXPECT_EQ(trainer.batches_per_epoch(), 38);  // ceil(600 / 16)
+  trainer.run();
+  std::vector<int64_t> expected;
+  for (int e = 0; e < 2; ++e) {
+    for (int64_t b = 0; b <= 38; ++b) expected.push_back(b);
+  }
+  EXPECT_EQ(calls, expected);
+}
+
 TEST_F(TrainerTest, LearnsAndReportsEveryEpoch) {
   TrainerOptions o = options();
   o.epochs = 3;

@@ -30,6 +30,21 @@ TEST(SampleStatsTest, IntervalRanksMatchTheBinomialTables) {
   EXPECT_EQ(median_interval_95(one_to(31)), std::make_pair(10.0, 22.0));
 }
 
+TEST(SampleStatsTest, CoverageIsExactFromTheBinomial) {
+  EXPECT_DOUBLE_EQ(median_interval_coverage(5), 1 - 2.0 / 32);  // the whole range
+  EXPECT_DOUBLE_EQ(median_interval_coverage(2), 0.5);
+  EXPECT_NEAR(median_interval_coverage(11), 1 - 2 * 12.0 / 2048, 1e-12);  // ranks 2 and 10
+  for (size_t n = 6; n <= 100; ++n) EXPECT_GE(median_interval_coverage(n), 0.95) << n;
+}
+
+TEST(SampleStatsTest, ManyValuesNeitherOverflowNorCollapse) {
+  const auto [low, high] = median_interval_95(one_to(2000));
+  EXPECT_GT(low, 900.0);
+  EXPECT_LT(low, 1000.0);
+  EXPECT_GT(high, 1000.0);
+  EXPECT_LT(high, 1100.0);
+}
+
 TEST(SampleStatsTest, FewValuesGiveTheWholeRange) {
   EXPECT_EQ(median_interval_95({2.0}), std::make_pair(2.0, 2.0));
   EXPECT_EQ(median_interval_95({4.0, 1.0, 3.0}), std::make_pair(1.0, 4.0));
