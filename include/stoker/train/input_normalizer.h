@@ -5,7 +5,8 @@
 // - on CUDA, after the copy: a quarter of the bytes cross the bus (the usual advice);
 // - on the CPU, on the training thread, into one float buffer that is reused every step, so
 //   the step reads its input from its own cache and only a quarter of the bytes arrive from
-//   the loader's core (docs/BENCHMARKS.md measures both ways).
+//   the loader's core (docs/BENCHMARKS.md: `stoker bench train` before and after, and a
+//   one-off comparison of the two ways).
 
 #include <ATen/Tensor.h>
 #include <c10/core/Device.h>

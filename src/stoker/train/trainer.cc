@@ -159,8 +159,9 @@ Trainer::Trainer(TrainerOptions options)
   params_ = model_->parameters();
   optimizer_ = make_optimizer(o.optimizer, params_);
 
+  const int64_t largest_batch = o.eval ? std::max(o.batch_size, kEvalBatchSize) : o.batch_size;
   normalize_ = std::make_unique<InputNormalizer>(train_data_->schema(), "image", o.mean, o.std,
-                                                 std::max(o.batch_size, kEvalBatchSize), device_);
+                                                 largest_batch, device_);
   loader_ = make_loader(train_data_, o, o.batch_size, /*shuffle=*/true, device_);
   if (o.eval) test_loader_ = make_loader(test_data_, o, kEvalBatchSize, /*shuffle=*/false, device_);
   ScheduleSpec schedule = o.schedule;
