@@ -32,6 +32,10 @@ struct BatchBuffer {
   int64_t position_after = 0;  // global position once this batch is consumed (resume)
   int64_t skipped = 0;         // records dropped under the skip policy
   Status status;               // the first error met while building the batch
+  // The engine's working state while workers build the batch's pieces (reused, not
+  // reallocated): which samples failed, and each piece's first failure.
+  std::vector<uint8_t> failed;
+  std::vector<Status> piece_status;
 };
 
 // Thread-safe.

@@ -1,7 +1,7 @@
 #pragma once
-// Loader: batches of at::Tensor from a dataset, built ahead of the consumer by worker threads
-// straight into pooled buffers, in an order that is a function of (seed, epoch, rank,
-// world_size, batch_size, drop_last) and never of worker count or timing (DESIGN.md 1-6).
+// Loader: the LibTorch face of LoaderCore (loader_core.h, which holds all the loader's
+// behaviour). Each batch field becomes an at::Tensor view of the pooled buffer, moved to the
+// loader's device by DeviceFeed (pinned buffers and side-stream copies for CUDA).
 //
 //   auto dataset = stoker::Dataset::open(dir).value_or_throw();
 //   stoker::Loader loader(dataset, options);
@@ -18,39 +18,11 @@
 #include <string>
 #include <vector>
 
-#include "stoker/pipeline/batch_engine.h"
-#include "stoker/pipeline/batch_layout.h"
-#include "stoker/store/dataset.h"
+#include "stoker/pipeline/loader_core.h"
 
 namespace stoker {
 
 class DeviceFeed;
-
-enum class ErrorPolicy { kRaise, kSkip };
-
-struct LoaderOptions {
-  int64_t batch_size = 256;
-  int workers = -1;  // threads building batches; 0 = inline on the consumer; -1 = auto
-  // Batches built ahead of the consumer, >= 1; -1 = auto (auto_prefetch). A deeper window
-  // lets workers sleep longer between wake-ups (see BatchEngine).
-  int prefetch = -1;
-  uint64_t seed = 0;
-  bool shuffle = true;
-  bool drop_last = false;
-  int rank = 0;
-  int world_size = 1;
-  VerifyPolicy verify = VerifyPolicy::kOnce;   // when record checksums are checked
-  ErrorPolicy on_error = ErrorPolicy::kRaise;  // kSkip drops and counts bad records
-  std::vector<FieldRequest> fields;            // empty: every fixed field as stored
-  torch::Device device = torch::kCPU;          // CUDA: pinned buffers, copies on a side stream
-};
-
-// Where a loader is in its sequence: enough to continue it exactly, with any world size.
-struct LoaderState {
-  uint64_t seed = 0;
-  int64_t epoch = 0;
-  int64_t position = 0;  // global samples of `epoch` consumed by all ranks together
-};
 
 // One batch. Its tensors are views of a pooled buffer and keep that buffer alive themselves;
 // the buffer returns to the pool once the Batch and every tensor taken from it are gone. A
@@ -60,18 +32,17 @@ class Batch {
   // The field `name` as a tensor [size, sample shape...] on the loader's device.
   // Throws Error if the batch has no such field.
   const at::Tensor& operator[](const std::string& name) const;
-  int64_t size() const { return size_; }
-  int64_t epoch() const { return epoch_; }
-  int64_t index() const { return index_; }      // batch number within the epoch
-  int64_t skipped() const { return skipped_; }  // bad records dropped from it (skip policy)
+  int64_t size() const { return host_.size; }
+  int64_t epoch() const { return host_.epoch; }
+  int64_t index() const { return host_.index; }      // batch number within the epoch
+  int64_t skipped() const { return host_.skipped; }  // bad samples dropped (skip policy)
   // Deep copies of every field, independent of the pool.
   std::map<std::string, at::Tensor> clone() const;
 
  private:
   friend class EpochRange;
-  std::vector<std::string> names_;
+  HostBatch host_;
   std::vector<at::Tensor> tensors_;
-  int64_t size_ = 0, epoch_ = 0, index_ = 0, skipped_ = 0;
 };
 
 // The batches of one epoch, for range-for. Borrows its Loader: the Loader must outlive it.
@@ -93,19 +64,17 @@ class EpochRange {
     EpochRange* range_;
   };
 
-  EpochRange(EpochRange&&) noexcept;
-  ~EpochRange();
   Iterator begin();
   Iterator end() { return Iterator(this); }
 
  private:
   friend class Loader;
-  EpochRange(class Loader& loader, std::unique_ptr<BatchEngine> engine);
-  // Takes the next batch from the engine; throws Error if it failed.
+  EpochRange(class Loader& loader, LoaderCore::Epoch epoch);
+  // Takes the next batch; throws Error if it failed.
   void advance();
 
   class Loader* loader_;
-  std::unique_ptr<BatchEngine> engine_;
+  LoaderCore::Epoch epoch_;
   Batch current_;
   bool started_ = false;
   bool done_ = false;
@@ -114,52 +83,30 @@ class EpochRange {
 class Loader {
  public:
   // Throws Error (kInvalidArgument) for bad options or fields the dataset lacks.
-  Loader(std::shared_ptr<const Dataset> dataset, LoaderOptions options);
+  Loader(std::shared_ptr<const Dataset> dataset, LoaderOptions options,
+         torch::Device device = torch::kCPU);
   ~Loader();
   Loader(const Loader&) = delete;
   Loader& operator=(const Loader&) = delete;
 
-  // The batches of epoch `e` for this rank. If the loader was restored to a position inside
-  // epoch `e`, the range starts there. Only one range may be live at a time.
+  // The batches of epoch `e` (LoaderCore::epoch: one live at a time, resumes inside `e`).
   EpochRange epoch(int64_t e);
-  // Batches per epoch on this rank (from the epoch start).
-  int64_t batches_per_epoch() const;
-  // Where the loader is: the epoch of the last batch delivered and the global position after
-  // it (or the next epoch at position 0 once an epoch is complete).
-  LoaderState state() const { return state_; }
-  // Continue from `state` (saved by any loader over the same dataset, any world size).
-  // Throws Error if the seed differs from the options'.
-  void restore(const LoaderState& state);
+  int64_t batches_per_epoch() const { return core_.batches_per_epoch(); }
+  LoaderState state() const { return core_.state(); }
+  void restore(const LoaderState& state) { core_.restore(state); }
 
-  const LoaderOptions& options() const { return options_; }
-  const Dataset& dataset() const { return *dataset_; }
-  const BatchLayout& layout() const { return layout_; }
-  // Per-stage time and counts since construction.
-  const PipelineStats& stats() const { return *stats_; }
-  // Host memory of the batch buffers allocated so far (the bound of contract 6: it stays at
-  // about prefetch + 2 buffers unless the caller keeps batches alive).
-  size_t buffer_bytes() const;
+  const LoaderOptions& options() const { return core_.options(); }
+  torch::Device device() const { return device_; }
+  const Dataset& dataset() const { return core_.dataset(); }
+  const BatchLayout& layout() const { return core_.layout(); }
+  const PipelineStats& stats() const { return core_.stats(); }
+  size_t buffer_bytes() const { return core_.buffer_bytes(); }
 
  private:
   friend class EpochRange;
-  void on_batch(const BatchBuffer& buffer, bool last);
-
-  std::shared_ptr<const Dataset> dataset_;
-  LoaderOptions options_;
-  BatchLayout layout_;
-  Sampler sampler_;
-  std::shared_ptr<BufferPool> pool_;
-  std::shared_ptr<PipelineStats> stats_;
-  std::shared_ptr<VerifiedSet> verified_;
-  std::unique_ptr<DeviceFeed> feed_;
-  LoaderState state_;
+  torch::Device device_;
+  std::unique_ptr<DeviceFeed> feed_;  // before core_: it makes the core's host allocator
+  LoaderCore core_;
 };
-
-// Worker threads for `workers` = -1: one per hardware thread beyond the consumer's, at least 1.
-int auto_workers();
-// The prefetch depth "auto" picks for batches of `batch_bytes`: as many as fit in 16 MiB,
-// at least 4 and at most 64. Small batches get a deep window because a window-full worker
-// sleeps until half of it is free, and each wake-up costs the consumer a futex call.
-int auto_prefetch(size_t batch_bytes);
 
 }  // namespace stoker

@@ -42,10 +42,12 @@ class Dataset {
     return {s, i - shard_starts_[s]};
   }
   // The bytes of global record i (its fixed fields start at schema().fixed_offset()).
-  const uint8_t* record_data(uint64_t i) const {
+  ByteSpan record(uint64_t i) const {
     Location at = locate(i);
-    return shards_[at.shard].record(at.record).data;
+    return shards_[at.shard].record(at.record);
   }
+  // "SHARD_PATH: record R (dataset record I)": how errors name global record i.
+  std::string describe(uint64_t i) const;
   // Bytes of fixed field `field` of global record i.
   const uint8_t* fixed_field(uint64_t i, int field) const {
     Location at = locate(i);
@@ -66,13 +68,13 @@ class Dataset {
       shards_[at.shard].prefetch(at.record);
     }
   }
-  // out[k] = record_data(indices[k]) for k < n, with index entries prefetched a few records
+  // out[k] = record(indices[k]) for k < n, with index entries prefetched a few records
   // ahead (the random index reads are what such a loop waits on).
-  void resolve(const int64_t* indices, size_t n, const uint8_t** out) const {
+  void resolve(const int64_t* indices, size_t n, ByteSpan* out) const {
     for (size_t k = 0; k < n; ++k) {
       if (k + kPrefetchDistance < n)
         prefetch_index(static_cast<uint64_t>(indices[k + kPrefetchDistance]));
-      out[k] = record_data(static_cast<uint64_t>(indices[k]));
+      out[k] = record(static_cast<uint64_t>(indices[k]));
     }
   }
   // Hints the CPU to bring global record i's index entry into cache.

@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "stoker/pipeline/batch_layout.h"
+#include "stoker/pipeline/normalization.h"
 #include "stoker/store/schema.h"
 
 namespace stoker {
@@ -22,7 +22,7 @@ namespace stoker {
 class InputNormalizer {
  public:
   // For the uint8 field `field` of `schema` ([C,H,W] or [H,W]) with `mean` and `std` of one
-  // value or one per channel (BatchLayout's rules), batches of up to `max_batch` samples.
+  // value or one per channel (Normalization's rules), batches of up to `max_batch` samples.
   // Throws Error (kInvalidArgument) naming the field if those do not fit.
   InputNormalizer(const Schema& schema, const std::string& field, const std::vector<float>& mean,
                   const std::vector<float>& std, int64_t max_batch, c10::Device device);
@@ -33,7 +33,8 @@ class InputNormalizer {
   at::Tensor operator()(const at::Tensor& images);
 
  private:
-  BatchLayout layout_;  // the one normalised field
+  std::vector<int64_t> sample_shape_;
+  Normalization normalization_;  // the loader's own: the same values bit for bit
   c10::Device device_;
   at::Tensor buffer_;  // CPU: [max_batch, sample shape...] float32
   at::Tensor scale_;   // CUDA: [1, C, 1...] float32 on the device

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <memory>
@@ -11,7 +12,8 @@
 #include <numeric>
 
 #include "cli/commands.h"
-#include "stoker/pipeline/loader.h"
+#include "stoker/pipeline/loader_core.h"
+#include "stoker/pipeline/sample_cost.h"
 #include "stoker/store/import/fashion_mnist.h"
 
 namespace stoker::cli {
@@ -25,6 +27,7 @@ struct LoaderBenchOptions {
   int epochs = 2;
   bool uint8 = false;
   std::string verify = "once";
+  int sample_cost_us = 0;
   bool json = false;
 };
 
@@ -47,15 +50,15 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 // The bare loop: one thread, a shuffled order, checksums as the policy says, each batch's
-// records resolved to pointers and written by BatchLayout::write_batch into one reused batch
-// buffer: the loader's work without its queue, ordering and pool. Returns samples/s.
+// records resolved and written by BatchLayout::write_samples into one reused batch buffer: the
+// loader's work without its queue, ordering and pool. Returns samples/s.
 double bare_loop(const Dataset& dataset, const BatchLayout& layout, int64_t batch, int epochs,
                  VerifyPolicy verify) {
   const int64_t n = static_cast<int64_t>(dataset.size());
   const auto buffer = BufferPool::create(layout, batch, 1, default_host_allocator())->acquire();
   std::vector<uint8_t*> dst;
   for (const auto& block : buffer->fields) dst.push_back(block.get());
-  std::vector<const uint8_t*> records(batch);
+  std::vector<ByteSpan> records(batch);
   Sampler sampler(n, SamplerOptions{7, true, 0, 1, batch, false});
   auto start = std::chrono::steady_clock::now();
   for (int e = 0; e < epochs; ++e) {
@@ -68,7 +71,9 @@ double bare_loop(const Dataset& dataset, const BatchLayout& layout, int64_t batc
         throw_if_error(dataset.verify_record(idx[k]));
       }
       dataset.resolve(idx.data, idx.size, records.data());
-      layout.write_batch(records.data(), idx.size, dst.data());
+      size_t failed_at = 0;
+      throw_if_error(layout.write_samples(records.data(), idx.data, 0, idx.size, e, 7, dst.data(),
+                                          nullptr, &failed_at));
     }
   }
   return static_cast<double>(n) * epochs / seconds_since(start);
@@ -95,17 +100,21 @@ void run_loader_bench(const LoaderBenchOptions& o) {
     options.fields.push_back(normalise ? FieldRequest{f.name, true, {0.2860f}, {0.3530f}}
                                        : FieldRequest{f.name});
   }
-  Loader loader(dataset, options);
-  size_t sample_bytes = 0;
-  for (const BatchField& f : loader.layout().fields()) sample_bytes += f.sample_bytes;
+  if (o.sample_cost_us > 0)
+    options.fields.push_back(FieldRequest{
+        kSampleCostField, busy_wait_transform(std::chrono::microseconds(o.sample_cost_us))});
+  LoaderCore loader(dataset, options);
+  const size_t sample_bytes = loader.layout().sample_bytes();
 
   int64_t samples = 0;
   double checksum = 0;
   auto start = std::chrono::steady_clock::now();
+  HostBatch b;
   for (int e = 0; e < o.epochs; ++e) {
-    for (Batch& b : loader.epoch(e)) {
-      samples += b.size();
-      checksum += static_cast<const uint8_t*>(b[loader.layout().fields()[0].name].data_ptr())[0];
+    LoaderCore::Epoch epoch = loader.epoch(e);
+    while (epoch.next(b)) {
+      samples += b.size;
+      checksum += static_cast<const uint8_t*>(b.fields[0].data)[0];
     }
   }
   const double seconds = seconds_since(start);
@@ -113,12 +122,19 @@ void run_loader_bench(const LoaderBenchOptions& o) {
   const double rate = samples / seconds;
   const double bare = bare_loop(*dataset, loader.layout(), o.batch, o.epochs, options.verify);
   const PipelineStats& s = loader.stats();
+  const int workers = loader.options().workers;
+  const double busy = workers > 0 ? s.busy_ns.load() / 1e9 / (workers * seconds) : 0.0;
+  // The wait for each epoch's first batch after the first: what the persistent pool removes.
+  std::vector<double> epoch_start_wait_ms;
+  for (size_t e = 1; e < s.epoch_start_wait_ns.size(); ++e)
+    epoch_start_wait_ms.push_back(s.epoch_start_wait_ns[e] / 1e6);
   nlohmann::json j = {{"data", data},
                       {"batch", o.batch},
-                      {"workers", loader.options().workers},
+                      {"workers", workers},
                       {"prefetch", loader.options().prefetch},
                       {"epochs", o.epochs},
                       {"verify", o.verify},
+                      {"sample_cost_us", o.sample_cost_us},
                       {"output", o.uint8 ? "uint8" : "float32"},
                       {"samples", samples},
                       {"seconds", seconds},
@@ -129,6 +145,8 @@ void run_loader_bench(const LoaderBenchOptions& o) {
                       {"consumer_wait_s", s.wait_ns.load() / 1e9},
                       {"read_s", s.read_ns.load() / 1e9},
                       {"transform_s", s.transform_ns.load() / 1e9},
+                      {"workers_busy_fraction", busy},
+                      {"epoch_start_wait_ms", epoch_start_wait_ms},
                       {"buffer_mb", loader.buffer_bytes() / 1e6},
                       {"rss_anon_mb", rss_anon_bytes() / 1e6},
                       {"rss_anon_growth_mb", (rss_after_loader - rss_before_loader) / 1e6},
@@ -138,7 +156,7 @@ void run_loader_bench(const LoaderBenchOptions& o) {
     return;
   }
   fmt::print("loader     {:>12.0f} samples/s  {:>8.1f} MB/s  ({} samples, {} workers, {:.3f} s)\n",
-             rate, rate * sample_bytes / 1e6, samples, loader.options().workers, seconds);
+             rate, rate * sample_bytes / 1e6, samples, workers, seconds);
   fmt::print("bare loop  {:>12.0f} samples/s  (one thread, same work, no queue)\n", bare);
   fmt::print("ratio      {:>12.2f}\n", rate / bare);
   fmt::print(
@@ -147,9 +165,12 @@ void run_loader_bench(const LoaderBenchOptions& o) {
       loader.buffer_bytes() / 1e6, rss_anon_bytes() / 1e6,
       (rss_after_loader - rss_before_loader) / 1e6);
   fmt::print(
-      "stages     resolve + verify {:.3f} s, gather + write {:.3f} s (worker time), consumer "
-      "wait {:.3f} s\n",
-      s.read_ns.load() / 1e9, s.transform_ns.load() / 1e9, s.wait_ns.load() / 1e9);
+      "stages     resolve + verify {:.3f} s, transforms {:.3f} s (worker time), consumer "
+      "wait {:.3f} s; workers busy {:.0f}% of the run\n",
+      s.read_ns.load() / 1e9, s.transform_ns.load() / 1e9, s.wait_ns.load() / 1e9, 100 * busy);
+  if (!epoch_start_wait_ms.empty())
+    fmt::print("epochs     wait for the first batch of epochs 2..{}: {:.3f} ms at most\n", o.epochs,
+               *std::max_element(epoch_start_wait_ms.begin(), epoch_start_wait_ms.end()));
 }
 
 }  // namespace
@@ -177,6 +198,12 @@ void add_bench_command(CLI::App& app) {
   loader->add_flag("--uint8", o->uint8, "Deliver images as uint8 (normalise on the device)");
   loader->add_option("--verify", o->verify, "Record checksums: always, once (first read), off")
       ->check(CLI::IsMember({"always", "once", "off"}))
+      ->capture_default_str();
+  loader
+      ->add_option("--sample-cost-us", o->sample_cost_us,
+                   "Add a synthetic field whose transform busy-waits N us per sample (a "
+                   "stand-in for decoding; benchmarks only)")
+      ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   loader->add_flag("--json", o->json, "Print JSON");
   loader->callback([o] { run_loader_bench(*o); });

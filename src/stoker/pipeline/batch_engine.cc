@@ -1,6 +1,11 @@
 #include "stoker/pipeline/batch_engine.h"
 
+#include <fmt/format.h>
+#include <pthread.h>
+
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <exception>
 
 namespace stoker {
@@ -12,6 +17,18 @@ int64_t now_ns() {
       .count();
 }
 
+const EngineOptions& checked(const EngineOptions& o, const VerifiedSet* verified) {
+  if (o.workers < 0 || o.workers > kMaxWorkers)
+    throw Error(invalid_argument(
+        fmt::format("workers must be in [0, {}], not {}", kMaxWorkers, o.workers)));
+  if (o.prefetch < 1 || o.prefetch > kMaxPrefetch)
+    throw Error(invalid_argument(
+        fmt::format("prefetch must be in [1, {}], not {}", kMaxPrefetch, o.prefetch)));
+  if (o.verify == VerifyPolicy::kOnce && !verified)
+    throw Error(invalid_argument("VerifyPolicy::kOnce needs a VerifiedSet"));
+  return o;
+}
+
 }  // namespace
 
 Result<VerifyPolicy> parse_verify_policy(const std::string& name) {
@@ -21,19 +38,19 @@ Result<VerifyPolicy> parse_verify_policy(const std::string& name) {
   return invalid_argument("verify policy '" + name + "' is not one of always, once, off");
 }
 
-BatchEngine::BatchEngine(std::shared_ptr<const Dataset> dataset, const BatchLayout& layout,
-                         std::shared_ptr<BufferPool> pool, EpochPlan plan, EngineOptions options,
+BatchEngine::BatchEngine(std::shared_ptr<const Dataset> dataset, BatchLayout layout,
+                         std::shared_ptr<BufferPool> pool, Sampler sampler, EngineOptions options,
                          std::shared_ptr<PipelineStats> stats,
                          std::shared_ptr<VerifiedSet> verified)
     : dataset_(std::move(dataset)),
-      layout_(layout),
+      layout_(std::move(layout)),
       pool_(std::move(pool)),
-      plan_(std::move(plan)),
-      options_(options),
+      sampler_(std::move(sampler)),
+      options_(checked(options, verified.get())),
+      pieces_(static_cast<int>(
+          std::clamp<int64_t>(options_.workers, 1, sampler_.options().batch_size))),
       stats_(std::move(stats)),
       verified_(std::move(verified)) {
-  if (options_.verify == VerifyPolicy::kOnce && !verified_)
-    throw Error(invalid_argument("VerifyPolicy::kOnce needs a VerifiedSet"));
   try {
     for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this] { work(); });
   } catch (...) {  // std::system_error: joinable threads must not be destroyed
@@ -47,7 +64,8 @@ BatchEngine::~BatchEngine() { stop(); }
 void BatchEngine::stop() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    cancelled_ = true;
+    stopping_ = true;
+    generation_.fetch_add(1);
   }
   work_cv_.notify_all();
   for (std::thread& t : workers_) {
@@ -55,117 +73,249 @@ void BatchEngine::stop() {
   }
 }
 
-void BatchEngine::work() {
-  Scratch scratch;
-  while (true) {
-    int64_t b;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      work_cv_.wait(lock, [&] {
-        return cancelled_ || next_assign_ >= plan_.num_batches() ||
-               next_assign_ < next_deliver_ + options_.prefetch;
-      });
-      if (cancelled_ || next_assign_ >= plan_.num_batches()) return;
-      b = next_assign_++;
+const BatchEngine::Scheduled& BatchEngine::scheduled(int64_t seq) const {
+  return plans_.size() > 1 && seq >= plans_[1].first_seq ? plans_[1] : plans_[0];
+}
+
+int64_t BatchEngine::end_seq() const {
+  if (plans_.empty()) return 0;
+  return plans_.back().first_seq + plans_.back().plan.num_batches();
+}
+
+int64_t BatchEngine::num_batches() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return plans_.empty() ? 0 : plans_.front().plan.num_batches();
+}
+
+void BatchEngine::start(int64_t epoch, int64_t position) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const bool keep = plans_.size() == 2 && plans_[1].plan.epoch() == epoch &&
+                      plans_[1].plan.start() == position && next_deliver_ == plans_[1].first_seq;
+    if (keep) {
+      plans_.pop_front();
+    } else {
+      // Drop everything in flight; workers mid-piece see the new generation and give up.
+      generation_.fetch_add(1);
+      const int64_t first = end_seq();
+      plans_.clear();
+      ready_.clear();
+      pieces_left_.clear();
+      opening_.reset();
+      next_deliver_ = next_open_ = first;
+      plans_.push_back({sampler_.plan(epoch, position), first});
     }
-    std::shared_ptr<BatchBuffer> buffer;
+    if (options_.workers > 0) plans_.push_back({sampler_.plan(epoch + 1, 0), end_seq()});
+  }
+  work_cv_.notify_all();
+}
+
+bool BatchEngine::piece_available() const {
+  return opening_ != nullptr ||
+         (next_open_ < end_seq() && next_open_ < next_deliver_ + options_.prefetch);
+}
+
+BatchEngine::Piece BatchEngine::take_piece() {
+  if (!opening_) {
+    const Scheduled& s = scheduled(next_open_);
     try {
-      buffer = pool_->acquire();
-      build(b, *buffer, scratch);
-    } catch (const std::exception& e) {
-      buffer = std::make_shared<BatchBuffer>();
-      buffer->batch = b;
-      buffer->status = Status(StatusCode::kInternal, std::string("building a batch: ") + e.what());
+      opening_ = pool_->acquire();
+    } catch (const std::exception& e) {  // the batch fails; the worker lives on
+      opening_ = std::make_shared<BatchBuffer>();
+      opening_->status =
+          Status(StatusCode::kInternal, std::string("allocating a batch buffer: ") + e.what());
     }
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      ready_[b] = std::move(buffer);
+    BatchBuffer& buffer = *opening_;
+    buffer.epoch = s.plan.epoch();
+    buffer.batch = next_open_ - s.first_seq;
+    buffer.position_after = s.plan.global_position_after(buffer.batch);
+    buffer.size = static_cast<int64_t>(s.plan.batch(buffer.batch).size);
+    buffer.failed.assign(static_cast<size_t>(buffer.capacity), 0);
+    buffer.piece_status.assign(static_cast<size_t>(pieces_), Status::ok());
+    pieces_left_[next_open_] = pieces_;
+    next_piece_ = 0;
+    ++next_open_;
+  }
+  Piece piece;
+  piece.seq = next_open_ - 1;
+  piece.piece = next_piece_++;
+  const Scheduled& s = scheduled(piece.seq);
+  piece.plan = s.plan;
+  piece.batch = piece.seq - s.first_seq;
+  piece.generation = generation_.load(std::memory_order_relaxed);
+  piece.buffer = opening_;
+  if (next_piece_ == pieces_) opening_.reset();
+  return piece;
+}
+
+std::pair<size_t, size_t> BatchEngine::piece_range(size_t n, int p) const {
+  return {n * p / pieces_, n * (p + 1) / pieces_};
+}
+
+void BatchEngine::work() {
+  pthread_setname_np(pthread_self(), "stoker-worker");
+  Scratch scratch;
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (true) {
+    ++sleeping_;
+    work_cv_.wait(lock, [&] { return stopping_ || piece_available(); });
+    --sleeping_;
+    if (stopping_) return;
+    Piece piece = take_piece();
+    // A newly opened batch has pieces for sleeping workers too.
+    const int wake = piece.piece == 0 ? std::min(sleeping_, pieces_ - 1) : 0;
+    lock.unlock();
+    for (int i = 0; i < wake; ++i) work_cv_.notify_one();
+    const int64_t start = now_ns();
+    const bool built = build_piece(piece, scratch);
+    lock.lock();
+    if (!built || cancelled(piece.generation)) continue;
+    if (--pieces_left_[piece.seq] > 0) {
+      stats_->busy_ns += now_ns() - start;
+      continue;
     }
+    pieces_left_.erase(piece.seq);
+    lock.unlock();
+    finalize(*piece.buffer);
+    stats_->busy_ns += now_ns() - start;
+    lock.lock();
+    if (cancelled(piece.generation)) continue;
+    ready_[piece.seq] = std::move(piece.buffer);
     ready_cv_.notify_all();
   }
 }
 
-std::shared_ptr<BatchBuffer> BatchEngine::next() {
-  if (options_.workers == 0) {
-    if (next_deliver_ >= plan_.num_batches()) return nullptr;
-    auto buffer = pool_->acquire();
-    build(next_deliver_++, *buffer, inline_scratch_);
-    return buffer;
-  }
-  std::shared_ptr<BatchBuffer> buffer;
-  int64_t free_slots;
-  {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (next_deliver_ >= plan_.num_batches()) return nullptr;
-    auto it = ready_.find(next_deliver_);
-    if (it == ready_.end()) {
-      const int64_t start = now_ns();
-      ready_cv_.wait(lock, [&] { return (it = ready_.find(next_deliver_)) != ready_.end(); });
-      stats_->wait_ns += now_ns() - start;
-    }
-    buffer = std::move(it->second);
-    ready_.erase(it);
-    ++next_deliver_;
-    free_slots = next_deliver_ + options_.prefetch - next_assign_;
-  }
-  if (free_slots >= wake_room()) {
-    // One sleeping worker per free slot: a worker woken for nothing costs a wake-up too.
-    if (free_slots >= options_.workers) {
-      work_cv_.notify_all();
-    } else {
-      for (int64_t i = 0; i < free_slots; ++i) work_cv_.notify_one();
-    }
-  }
-  return buffer;
-}
+bool BatchEngine::build_piece(const Piece& piece, Scratch& scratch) {
+  BatchBuffer& buffer = *piece.buffer;
+  if (!buffer.status.is_ok()) return true;  // failed before any piece was built
+  const IndexSpan indices = piece.plan.batch(piece.batch);
+  const auto [begin, end] = piece_range(indices.size, piece.piece);
+  Status& status = buffer.piece_status[piece.piece];
+  uint8_t* failed = options_.skip_errors ? buffer.failed.data() : nullptr;
 
-void BatchEngine::build(int64_t b, BatchBuffer& buffer, Scratch& scratch) {
-  const IndexSpan indices = plan_.batch(b);
-  buffer.epoch = plan_.epoch();
-  buffer.batch = b;
-  buffer.position_after = plan_.global_position_after(b);
-
+  // Pass 1: resolve records and check the checksums due. Under the raise policy a failure
+  // ends the piece there; under skip it marks the sample.
   const int64_t t0 = now_ns();
-  std::vector<const uint8_t*>& records = scratch.records;
-  records.clear();
-  for (size_t k = 0; k < indices.size; ++k) {
-    if (cancelled_.load(std::memory_order_relaxed)) {
-      buffer.status = Status(StatusCode::kCancelled, "loader stopped");
-      return;
-    }
+  scratch.records.resize(indices.size);
+  size_t resolved_end = end;
+  Status verify_status;
+  for (size_t k = begin; k < end; ++k) {
+    if (cancelled(piece.generation)) return false;
     const int64_t i = indices[k];
     const bool check = options_.verify == VerifyPolicy::kAlways ||
                        (options_.verify == VerifyPolicy::kOnce && !verified_->contains(i));
     if (check) {
-      dataset_->prefetch_ahead(indices.data, indices.size, k);
-      Status status = dataset_->verify_record(i);
-      if (!status.is_ok()) {
-        if (!options_.skip_errors) {
-          buffer.status = std::move(status);
-          return;
+      dataset_->prefetch_ahead(indices.data + begin, end - begin, k - begin);
+      Status verified = dataset_->verify_record(i);
+      if (!verified.is_ok()) {
+        if (!failed) {
+          verify_status = std::move(verified);
+          resolved_end = k;
+          break;
         }
-        ++buffer.skipped;
+        failed[k] = 1;
         continue;
       }
       if (verified_) verified_->insert(i);
-    } else if (k + Dataset::kPrefetchDistance < indices.size) {
+    } else if (k + Dataset::kPrefetchDistance < end) {
       dataset_->prefetch_index(indices[k + Dataset::kPrefetchDistance]);
     }
-    records.push_back(dataset_->record_data(i));
+    scratch.records[k] = dataset_->record(i);
   }
   const int64_t t1 = now_ns();
 
+  // Pass 2: the fields' transforms, straight into the buffer.
   scratch.field_dst.clear();
   for (const auto& block : buffer.fields) scratch.field_dst.push_back(block.get());
-  layout_.write_batch(records.data(), records.size(), scratch.field_dst.data());
-  buffer.size = static_cast<int64_t>(records.size());
+  size_t at = 0;
+  Status written =
+      layout_.write_samples(scratch.records.data(), indices.data, begin, resolved_end, buffer.epoch,
+                            options_.seed, scratch.field_dst.data(), failed, &at);
+  if (!failed) {  // raise: the piece's first failure, in sample order
+    if (!written.is_ok()) {
+      status = Status(written.code(), dataset_->describe(indices[at]) + ": " + written.message());
+    } else if (!verify_status.is_ok()) {
+      status = std::move(verify_status);
+    }
+  }
   const int64_t t2 = now_ns();
-
   stats_->read_ns += t1 - t0;
   stats_->transform_ns += t2 - t1;
+  return true;
+}
+
+void BatchEngine::finalize(BatchBuffer& buffer) const {
+  if (!buffer.status.is_ok()) return;
+  for (const Status& s : buffer.piece_status) {
+    if (!s.is_ok()) {
+      buffer.status = s;
+      return;
+    }
+  }
+  if (options_.skip_errors) {
+    const size_t n = static_cast<size_t>(buffer.size);
+    size_t kept = 0;
+    for (size_t k = 0; k < n; ++k) {
+      if (buffer.failed[k]) continue;
+      if (kept != k) {
+        const auto& fields = layout_.fields();
+        for (size_t f = 0; f < fields.size(); ++f) {
+          const size_t bytes = fields[f].sample_bytes;
+          std::memmove(buffer.fields[f].get() + kept * bytes, buffer.fields[f].get() + k * bytes,
+                       bytes);
+        }
+      }
+      ++kept;
+    }
+    buffer.skipped = static_cast<int64_t>(n - kept);
+    buffer.size = static_cast<int64_t>(kept);
+  }
   stats_->batches += 1;
   stats_->samples += buffer.size;
   stats_->skipped += buffer.skipped;
+}
+
+std::shared_ptr<BatchBuffer> BatchEngine::next() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (plans_.empty() ||
+      next_deliver_ >= plans_.front().first_seq + plans_.front().plan.num_batches())
+    return nullptr;
+  const bool first_of_epoch = next_deliver_ == plans_.front().first_seq;
+  if (options_.workers == 0) {
+    Piece piece = take_piece();
+    pieces_left_.erase(piece.seq);
+    lock.unlock();
+    build_piece(piece, inline_scratch_);
+    finalize(*piece.buffer);
+    lock.lock();
+    ++next_deliver_;
+    return std::move(piece.buffer);
+  }
+  auto it = ready_.find(next_deliver_);
+  if (it == ready_.end()) {
+    const int64_t start = now_ns();
+    ready_cv_.wait(lock, [&] { return (it = ready_.find(next_deliver_)) != ready_.end(); });
+    const int64_t waited = now_ns() - start;
+    stats_->wait_ns += waited;
+    if (first_of_epoch) stats_->epoch_start_wait_ns.push_back(waited);
+  } else if (first_of_epoch) {
+    stats_->epoch_start_wait_ns.push_back(0);
+  }
+  std::shared_ptr<BatchBuffer> buffer = std::move(it->second);
+  ready_.erase(it);
+  ++next_deliver_;
+  const int64_t free_slots = next_deliver_ + options_.prefetch - next_open_;
+  lock.unlock();
+  if (free_slots >= std::max(1, options_.prefetch / 2)) {
+    // One sleeping worker per free piece: a worker woken for nothing costs a wake-up too.
+    const int64_t pieces = free_slots * pieces_;
+    if (pieces >= options_.workers) {
+      work_cv_.notify_all();
+    } else {
+      for (int64_t i = 0; i < pieces; ++i) work_cv_.notify_one();
+    }
+  }
+  return buffer;
 }
 
 }  // namespace stoker

@@ -1,9 +1,9 @@
 #include "stoker/pipeline/batch_layout.h"
 
 #include <algorithm>
-#include <cstring>
+#include <exception>
 
-#include "stoker/pipeline/normalize_kernel.h"
+#include "stoker/pipeline/normalization.h"
 
 namespace stoker {
 namespace {
@@ -11,62 +11,67 @@ namespace {
 // Samples ahead of the one being written whose records are prefetched.
 constexpr size_t kPrefetchDistance = 8;
 
+Result<std::shared_ptr<const Transform>> stored_field(const Schema& schema,
+                                                      const FieldRequest& request) {
+  const int f = schema.find(request.name);
+  if (f < 0) return invalid_argument("the dataset has no field '" + request.name + "'");
+  const Field& field = schema.fields()[f];
+  if (!field.is_fixed())
+    return invalid_argument("field '" + request.name +
+                            "' is variable-size bytes; it needs a transform (a decoder)");
+  if (!request.normalize) return copy_field(schema, f);
+  if (field.dtype != DType::kUint8)
+    return invalid_argument("field '" + request.name + "' is not uint8; only uint8 normalises");
+  Result<Normalization> normalization =
+      Normalization::create(field.shape, request.mean, request.std);
+  if (!normalization.is_ok())
+    return invalid_argument("field '" + request.name + "': " + normalization.status().message());
+  return normalize_field(schema, f, normalization.value());
+}
+
 }  // namespace
 
 Result<BatchLayout> BatchLayout::create(const Schema& schema,
                                         const std::vector<FieldRequest>& requests) {
+  if (requests.empty()) return invalid_argument("a batch needs at least one field");
   BatchLayout layout;
   for (const FieldRequest& request : requests) {
-    int f = schema.find(request.name);
-    if (f < 0) return invalid_argument("the dataset has no field '" + request.name + "'");
-    const Field& field = schema.fields()[f];
-    if (!field.is_fixed())
-      return invalid_argument("field '" + request.name +
-                              "' is variable-size bytes; it needs a decoder");
-    BatchField out;
-    out.name = field.name;
-    out.schema_field = f;
-    out.record_offset = schema.fixed_offset(f);
-    out.dtype = field.dtype;
-    out.sample_shape = field.shape;
-    out.sample_bytes = field.fixed_bytes();
-    if (request.normalize) {
-      if (field.dtype != DType::kUint8)
-        return invalid_argument("field '" + request.name + "' is not uint8; only uint8 normalises");
-      const int64_t channels = field.shape.size() == 3 ? field.shape[0] : 1;
-      const size_t n = request.mean.size();
-      if (n != request.std.size() || (n != 1 && static_cast<int64_t>(n) != channels))
-        return invalid_argument(
-            "field '" + request.name + "': mean and std need " +
-            (channels == 1 ? std::string("1 value each (one channel: only a [C,H,W] field has "
-                                         "several)")
-                           : "1 or " + std::to_string(channels) + " values each"));
-      out.normalize = true;
-      out.dtype = DType::kFloat32;
-      out.sample_bytes = field.fixed_bytes() * sizeof(float);
-      // One mean and std serve every channel: one run over the whole sample.
-      const int64_t runs = n == 1 ? 1 : channels;
-      out.run_elements = field.num_elements() / runs;
-      for (int64_t c = 0; c < runs; ++c) {
-        float mean = request.mean[n == 1 ? 0 : c], std = request.std[n == 1 ? 0 : c];
-        if (std == 0.0f) return invalid_argument("field '" + request.name + "': std is zero");
-        out.scale.push_back(1.0f / (255.0f * std));
-        out.bias.push_back(-mean / std);
-      }
+    if (layout.find(request.name) >= 0)
+      return invalid_argument("field '" + request.name + "' is requested twice");
+    std::shared_ptr<const Transform> transform = request.transform;
+    if (!transform) {
+      STOKER_ASSIGN_OR_RETURN(transform, stored_field(schema, request));
     }
-    layout.record_bytes_read_ =
-        std::max(layout.record_bytes_read_, out.record_offset + field.fixed_bytes());
+    BatchField out;
+    out.name = request.name;
+    out.dtype = transform->dtype();
+    out.sample_shape = transform->sample_shape();
+    if (out.dtype == DType::kBytes)
+      return invalid_argument("field '" + request.name + "': a transform must write a fixed dtype");
+    size_t elements = 1;
+    for (int64_t d : out.sample_shape) {
+      if (d <= 0 || elements > (size_t{1} << 40) / static_cast<size_t>(d))
+        return invalid_argument("field '" + request.name + "': sample shape out of range");
+      elements *= static_cast<size_t>(d);
+    }
+    out.sample_bytes = elements * dtype_size(out.dtype);
+    out.transform = std::move(transform);
+    layout.record_prefix_ = std::max(layout.record_prefix_, out.transform->record_prefix());
     layout.fields_.push_back(std::move(out));
   }
   return layout;
 }
 
-BatchLayout BatchLayout::copy_all(const Schema& schema) {
+Result<BatchLayout> BatchLayout::copy_all(const Schema& schema) {
   std::vector<FieldRequest> requests;
   for (const Field& f : schema.fields()) {
     if (f.is_fixed()) requests.push_back({f.name});
   }
-  return create(schema, requests).value_or_throw();
+  if (requests.empty())
+    return invalid_argument(
+        "the dataset has no fixed-size field to load as stored; its bytes "
+        "fields need transforms (decoders)");
+  return create(schema, requests);
 }
 
 int BatchLayout::find(const std::string& name) const {
@@ -76,43 +81,56 @@ int BatchLayout::find(const std::string& name) const {
   return -1;
 }
 
-void BatchLayout::write(int f, const uint8_t* src, uint8_t* dst) const {
-  const BatchField& field = fields_[f];
-  if (!field.normalize) {
-    std::memcpy(dst, src, field.sample_bytes);
-    return;
-  }
-  auto* out = reinterpret_cast<float*>(dst);
-  for (size_t c = 0; c < field.scale.size(); ++c) {
-    normalize_u8(src + c * field.run_elements, out + c * field.run_elements, field.run_elements,
-                 field.scale[c], field.bias[c]);
-  }
+size_t BatchLayout::sample_bytes() const {
+  size_t bytes = 0;
+  for (const BatchField& f : fields_) bytes += f.sample_bytes;
+  return bytes;
 }
 
-void BatchLayout::write_samples(int f, const uint8_t* src, size_t n, uint8_t* dst) const {
-  const BatchField& field = fields_[f];
-  const size_t stored_bytes =
-      field.normalize ? field.sample_bytes / sizeof(float) : field.sample_bytes;
-  if (field.scale.size() == 1) {  // one run over all n samples
-    normalize_u8(src, reinterpret_cast<float*>(dst), static_cast<int64_t>(n * stored_bytes),
-                 field.scale[0], field.bias[0]);
-    return;
-  }
-  for (size_t k = 0; k < n; ++k) write(f, src + k * stored_bytes, dst + k * field.sample_bytes);
-}
-
-void BatchLayout::write_batch(const uint8_t* const* records, size_t n, uint8_t* const* dst) const {
-  auto prefetch = [this](const uint8_t* record) {
-    for (size_t at = 0; at < record_bytes_read_ + 63; at += 64) __builtin_prefetch(record + at);
-  };
-  for (size_t k = 0; k < std::min(n, kPrefetchDistance); ++k) prefetch(records[k]);
-  for (size_t k = 0; k < n; ++k) {
-    if (k + kPrefetchDistance < n) prefetch(records[k + kPrefetchDistance]);
-    for (size_t f = 0; f < fields_.size(); ++f) {
-      const BatchField& field = fields_[f];
-      write(static_cast<int>(f), records[k] + field.record_offset, dst[f] + k * field.sample_bytes);
+Status BatchLayout::write_sample(const SampleInput& input, uint8_t* const* dst, size_t k) const {
+  for (size_t f = 0; f < fields_.size(); ++f) {
+    const BatchField& field = fields_[f];
+    Status status;
+    try {
+      status = field.transform->apply(input, dst[f] + k * field.sample_bytes);
+    } catch (const std::exception& e) {
+      status = Status(StatusCode::kInternal, std::string("the transform threw: ") + e.what());
+    } catch (...) {
+      status = Status(StatusCode::kInternal, "the transform threw a non-standard exception");
     }
+    if (!status.is_ok())
+      return Status(status.code(), "field '" + field.name + "': " + status.message());
   }
+  return Status::ok();
+}
+
+Status BatchLayout::write_samples(const ByteSpan* records, const int64_t* indices, size_t begin,
+                                  size_t end, int64_t epoch, uint64_t seed, uint8_t* const* dst,
+                                  uint8_t* failed, size_t* failed_at) const {
+  auto prefetch = [this](const ByteSpan& record) {
+    const size_t bytes = std::min(record.size, record_prefix_);
+    for (size_t at = 0; at < bytes; at += 64) __builtin_prefetch(record.data + at);
+  };
+  for (size_t k = begin; k < std::min(end, begin + kPrefetchDistance); ++k) prefetch(records[k]);
+  Status first;
+  SampleInput input;
+  input.epoch = epoch;
+  input.seed = seed;
+  for (size_t k = begin; k < end; ++k) {
+    if (k + kPrefetchDistance < end) prefetch(records[k + kPrefetchDistance]);
+    if (failed && failed[k]) continue;
+    input.record = records[k];
+    input.index = indices[k];
+    Status status = write_sample(input, dst, k);
+    if (status.is_ok()) continue;
+    if (first.is_ok()) {
+      first = std::move(status);
+      *failed_at = k;
+    }
+    if (!failed) break;
+    failed[k] = 1;
+  }
+  return first;
 }
 
 }  // namespace stoker

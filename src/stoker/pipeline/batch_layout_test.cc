@@ -2,8 +2,9 @@
 
 #include <gtest/gtest.h>
 
-#include <cmath>
+#include <cstring>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 namespace stoker {
@@ -16,135 +17,128 @@ Schema image_schema() {
       .value_or_throw();
 }
 
-TEST(BatchLayoutTest, NormalisesPerChannel) {
-  auto layout = BatchLayout::create(image_schema(),
-                                    {{"image", true, {0.5f, 0.25f, 0.0f}, {0.5f, 0.25f, 1.0f}}})
-                    .value_or_throw();
-  const BatchField& f = layout.fields()[0];
-  EXPECT_EQ(f.dtype, DType::kFloat32);
-  EXPECT_EQ(f.sample_bytes, 12u * 4);
-  uint8_t src[12];
-  for (int i = 0; i < 12; ++i) src[i] = static_cast<uint8_t>(i * 23);
-  float out[12];
-  layout.write(0, src, reinterpret_cast<uint8_t*>(out));
-  const float mean[3] = {0.5f, 0.25f, 0.0f}, std[3] = {0.5f, 0.25f, 1.0f};
-  for (int i = 0; i < 12; ++i) {
-    int c = i / 4;
-    EXPECT_NEAR(out[i], (src[i] / 255.0f - mean[c]) / std[c], 1e-6) << i;
+// Fails every sample whose index is odd; throws for index 4.
+class OddFails : public Transform {
+ public:
+  DType dtype() const override { return DType::kUint8; }
+  std::vector<int64_t> sample_shape() const override { return {}; }
+  Status apply(const SampleInput& in, uint8_t* slot) const override {
+    if (in.index == 4) throw std::runtime_error("boom");
+    *slot = static_cast<uint8_t>(in.index);
+    return in.index % 2 ? corrupt("odd") : Status::ok();
   }
-}
+};
 
-// 3 channels of 5x7 = 35 values: the vectorised body and its scalar tail both run.
-TEST(BatchLayoutTest, NormalisesEveryValueOfLargerImages) {
-  Schema s = Schema::create({{"image", DType::kUint8, {3, 5, 7}}}).value_or_throw();
-  const std::vector<float> mean = {0.1f, 0.2f, 0.3f}, std = {0.3f, 0.2f, 0.1f};
-  auto layout = BatchLayout::create(s, {{"image", true, mean, std}}).value_or_throw();
-  std::vector<uint8_t> src(105);
-  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(i * 37 + 11);
-  std::vector<float> out(105);
-  layout.write(0, src.data(), reinterpret_cast<uint8_t*>(out.data()));
-  for (size_t i = 0; i < src.size(); ++i) {
-    size_t c = i / 35;
-    EXPECT_NEAR(out[i], (src[i] / 255.0f - mean[c]) / std[c], 1e-5) << i;
+// Writes the given records' fields with write_samples; the buffers per field.
+std::vector<std::vector<uint8_t>> write(const BatchLayout& layout,
+                                        const std::vector<ByteSpan>& records,
+                                        std::vector<uint8_t>* failed, Status* status) {
+  std::vector<std::vector<uint8_t>> out;
+  std::vector<uint8_t*> dst;
+  for (const BatchField& f : layout.fields()) {
+    out.emplace_back(records.size() * f.sample_bytes, 0xAB);
+    dst.push_back(out.back().data());
   }
+  std::vector<int64_t> indices(records.size());
+  for (size_t k = 0; k < indices.size(); ++k) indices[k] = static_cast<int64_t>(k);
+  size_t at = 0;
+  *status = layout.write_samples(records.data(), indices.data(), 0, records.size(), 0, 0,
+                                 dst.data(), failed ? failed->data() : nullptr, &at);
+  return out;
 }
 
-// Channels are dim 0 of a [C,H,W] sample only: a [H,W] image is one channel, so 5 means for a
-// [5,7] field are an error, and one mean and std make one run over the whole sample (one
-// kernel call rather than one per row).
-TEST(BatchLayoutTest, TwoDimensionalImagesAreOneChannel) {
-  Schema s = Schema::create({{"image", DType::kUint8, {5, 7}}}).value_or_throw();
-  EXPECT_FALSE(BatchLayout::create(
-                   s, {{"image", true, std::vector<float>(5, 0.1f), std::vector<float>(5, 0.2f)}})
-                   .is_ok());
-  auto layout = BatchLayout::create(s, {{"image", true, {0.1f}, {0.2f}}}).value_or_throw();
-  EXPECT_EQ(layout.fields()[0].run_elements, 35);
-  EXPECT_EQ(layout.fields()[0].scale.size(), 1u);
-  auto rgb =
-      BatchLayout::create(image_schema(), {{"image", true, {0.1f}, {0.2f}}}).value_or_throw();
-  EXPECT_EQ(rgb.fields()[0].run_elements, 12);  // one run for 3 channels
-}
-
-// Property: write_samples over n back-to-back samples equals n single-sample writes, for one
-// run per sample, one run per channel, and a plain copy.
-TEST(BatchLayoutTest, WriteSamplesEqualsPerSampleWrites) {
-  Schema s = Schema::create({{"image", DType::kUint8, {3, 5, 7}}}).value_or_throw();
-  const std::vector<std::vector<FieldRequest>> cases = {
-      {{"image", true, {0.3f}, {0.2f}}},
-      {{"image", true, {0.1f, 0.2f, 0.3f}, {0.3f, 0.2f, 0.1f}}},
-      {{"image"}}};
-  std::mt19937 rng(3);
-  for (const auto& request : cases) {
-    auto layout = BatchLayout::create(s, request).value_or_throw();
-    const size_t out_bytes = layout.fields()[0].sample_bytes;
-    for (size_t n : {1u, 2u, 9u}) {
-      std::vector<uint8_t> src(n * 105);
-      for (uint8_t& b : src) b = static_cast<uint8_t>(rng());
-      std::vector<uint8_t> together(n * out_bytes), apart(n * out_bytes);
-      layout.write_samples(0, src.data(), n, together.data());
-      for (size_t k = 0; k < n; ++k)
-        layout.write(0, src.data() + k * 105, apart.data() + k * out_bytes);
-      EXPECT_EQ(together, apart) << "n = " << n;
-    }
-  }
-}
-
-TEST(BatchLayoutTest, CopiesAsStored) {
-  auto layout = BatchLayout::create(image_schema(), {{"label"}, {"image"}}).value_or_throw();
-  ASSERT_EQ(layout.find("label"), 0);
-  ASSERT_EQ(layout.find("image"), 1);
-  int64_t label = -7, copied = 0;
-  layout.write(0, reinterpret_cast<uint8_t*>(&label), reinterpret_cast<uint8_t*>(&copied));
-  EXPECT_EQ(copied, -7);
-  EXPECT_EQ(BatchLayout::copy_all(image_schema()).fields().size(), 2u);  // bytes field left out
-}
-
-// write_batch must put every field of every record exactly where write() would, for batch
-// sizes below, at and above the prefetch distance and records in any order.
-TEST(BatchLayoutTest, WriteBatchMatchesPerSampleWrites) {
-  Schema s = image_schema();
-  auto layout =
+// Every field of every record lands in its slot, for batch sizes below, at and above the
+// prefetch distance and records in any order: copies as stored, normalised as the formula.
+TEST(BatchLayoutTest, WriteSamplesPutsEveryFieldOfEveryRecordInItsSlot) {
+  const Schema s = image_schema();
+  const auto layout =
       BatchLayout::create(s, {{"label"}, {"image", true, {0.5f}, {0.25f}}}).value_or_throw();
-  EXPECT_EQ(layout.record_bytes_read(), s.fixed_bytes());
   std::mt19937 rng(3);
-  const size_t record_bytes = s.fixed_bytes();
+  const size_t record_bytes = s.min_record_bytes();
   std::vector<uint8_t> store(40 * record_bytes);
   for (uint8_t& b : store) b = static_cast<uint8_t>(rng());
   for (size_t n : {0, 1, 7, 8, 9, 40}) {
-    std::vector<const uint8_t*> records;
-    for (size_t k = 0; k < n; ++k) records.push_back(&store[(rng() % 40) * record_bytes]);
-    const auto& fields = layout.fields();
-    std::vector<std::vector<uint8_t>> got, want;
-    std::vector<uint8_t*> dst;
-    for (const BatchField& f : fields) {
-      got.emplace_back(n * f.sample_bytes, 0xAB);
-      want.emplace_back(n * f.sample_bytes, 0xCD);
-      dst.push_back(got.back().data());
-    }
-    layout.write_batch(records.data(), n, dst.data());
+    std::vector<ByteSpan> records;
+    for (size_t k = 0; k < n; ++k)
+      records.push_back({&store[(rng() % 40) * record_bytes], record_bytes});
+    Status status;
+    const auto out = write(layout, records, nullptr, &status);
+    ASSERT_TRUE(status.is_ok());
     for (size_t k = 0; k < n; ++k) {
-      for (size_t f = 0; f < fields.size(); ++f) {
-        layout.write(static_cast<int>(f), records[k] + fields[f].record_offset,
-                     want[f].data() + k * fields[f].sample_bytes);
+      EXPECT_EQ(std::memcmp(&out[0][k * 8], records[k].data + 12, 8), 0);
+      for (int p = 0; p < 12; ++p) {
+        float got;
+        std::memcpy(&got, &out[1][(k * 12 + p) * 4], 4);
+        EXPECT_NEAR(got, (records[k].data[p] / 255.0f - 0.5f) / 0.25f, 1e-5);
       }
     }
-    EXPECT_EQ(got, want) << "batch of " << n;
   }
 }
 
-TEST(BatchLayoutTest, ReadsOnlyTheRequestedPrefixOfARecord) {
-  Schema s = image_schema();  // image (12 bytes) then label (8)
-  EXPECT_EQ(BatchLayout::create(s, {{"image"}}).value_or_throw().record_bytes_read(), 12u);
-  EXPECT_EQ(BatchLayout::create(s, {{"label"}}).value_or_throw().record_bytes_read(), 20u);
+TEST(BatchLayoutTest, FailuresStopOrAreMarkedAndThrowsBecomeStatuses) {
+  const Schema s = image_schema();
+  const auto layout =
+      BatchLayout::create(s, {{"odd", std::make_shared<OddFails>()}}).value_or_throw();
+  std::vector<uint8_t> record(s.min_record_bytes(), 0);
+  const std::vector<ByteSpan> records(6, ByteSpan{record.data(), record.size()});
+  Status status;
+  write(layout, records, nullptr, &status);  // raise: stops at sample 1
+  EXPECT_EQ(status.code(), StatusCode::kCorrupt);
+  EXPECT_NE(status.message().find("field 'odd': odd"), std::string::npos) << status.message();
+
+  std::vector<uint8_t> failed(6, 0);
+  failed[2] = 1;  // already failed (its checksum): not written
+  const auto out = write(layout, records, &failed, &status);
+  EXPECT_EQ(failed, (std::vector<uint8_t>{0, 1, 1, 1, 1, 1}));
+  EXPECT_EQ(out[0][0], 0);
+  EXPECT_EQ(out[0][2], 0xAB);
+  EXPECT_EQ(status.code(), StatusCode::kCorrupt);  // the first failure: sample 1
+}
+
+TEST(BatchLayoutTest, AThrowingTransformIsAnInternalErrorNamingTheField) {
+  const Schema s = image_schema();
+  const auto layout =
+      BatchLayout::create(s, {{"odd", std::make_shared<OddFails>()}}).value_or_throw();
+  std::vector<uint8_t> record(s.min_record_bytes(), 0);
+  std::vector<ByteSpan> records(6, ByteSpan{record.data(), record.size()});
+  std::vector<uint8_t> failed = {0, 1, 0, 1, 0, 1};  // only 0, 2 and 4 run; 4 throws
+  Status status;
+  write(layout, records, &failed, &status);
+  EXPECT_EQ(status.code(), StatusCode::kInternal);
+  EXPECT_NE(status.message().find("field 'odd': the transform threw: boom"), std::string::npos)
+      << status.message();
+}
+
+TEST(BatchLayoutTest, FieldsTakeTheirTypeAndShapeFromTheirTransform) {
+  auto layout = BatchLayout::create(image_schema(),
+                                    {{"label"}, {"image"}, {"image_f", true, {0.1f}, {0.2f}}});
+  EXPECT_FALSE(layout.is_ok());  // image_f is not a stored field
+  auto ok = BatchLayout::create(
+                image_schema(),
+                {{"label"}, {"image", true, {0.1f}, {0.2f}}, {"odd", std::make_shared<OddFails>()}})
+                .value_or_throw();
+  EXPECT_EQ(ok.find("image"), 1);
+  EXPECT_EQ(ok.fields()[0].dtype, DType::kInt64);
+  EXPECT_EQ(ok.fields()[1].dtype, DType::kFloat32);
+  EXPECT_EQ(ok.fields()[1].sample_shape, (std::vector<int64_t>{3, 2, 2}));
+  EXPECT_EQ(ok.fields()[1].sample_bytes, 48u);
+  EXPECT_EQ(ok.fields()[2].sample_bytes, 1u);
+  EXPECT_EQ(ok.sample_bytes(), 8u + 48u + 1u);
+  EXPECT_EQ(BatchLayout::copy_all(image_schema()).value_or_throw().fields().size(),
+            2u);  // the bytes field left out
 }
 
 TEST(BatchLayoutTest, RejectsImpossibleRequests) {
   Schema s = image_schema();
+  EXPECT_FALSE(BatchLayout::create(s, {}).is_ok());
   EXPECT_FALSE(BatchLayout::create(s, {{"nope"}}).is_ok());
   EXPECT_FALSE(BatchLayout::create(s, {{"jpeg"}}).is_ok());
+  EXPECT_FALSE(BatchLayout::create(s, {{"label"}, {"label"}}).is_ok());
   EXPECT_FALSE(BatchLayout::create(s, {{"label", true, {0.f}, {1.f}}}).is_ok());
   EXPECT_FALSE(BatchLayout::create(s, {{"image", true, {0.f, 0.f}, {1.f, 1.f}}}).is_ok());
   EXPECT_FALSE(BatchLayout::create(s, {{"image", true, {0.f}, {0.f}}}).is_ok());
+  const Schema bytes_only = Schema::create({{"jpeg", DType::kBytes, {}}}).value_or_throw();
+  EXPECT_FALSE(BatchLayout::copy_all(bytes_only).is_ok());
 }
 
 }  // namespace

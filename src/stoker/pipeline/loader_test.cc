@@ -1,9 +1,8 @@
-// Loader: tensors, determinism, resume (same and other world size), errors, lifetimes.
+// Loader, the LibTorch adapter over LoaderCore (whose own tests cover order, resume, options and
+// errors under the sanitizers): tensors, worker-count independence, errors, lifetimes.
 #include "stoker/pipeline/loader.h"
 
 #include <gtest/gtest.h>
-
-#include <set>
 
 #include "stoker/testing/records.h"
 #include "stoker/testing/temp_dir.h"
@@ -79,60 +78,6 @@ TEST_F(LoaderTest, SameBatchesForAnyWorkerCount) {
   EXPECT_NE(labels(other_epoch, 4), expected);
 }
 
-TEST_F(LoaderTest, StateAndRestoreContinueByteIdentical) {
-  for (int workers : {0, 2}) {
-    Loader full(dataset_, options(workers));
-    std::vector<at::Tensor> all;
-    for (Batch& b : full.epoch(1)) all.push_back(b["image"].clone());
-
-    Loader first(dataset_, options(workers));
-    int64_t taken = 0;
-    for (Batch& b : first.epoch(1)) {
-      if (++taken == 20) break;
-      (void)b;
-    }
-    LoaderState state = first.state();
-    EXPECT_EQ(state.epoch, 1);
-    EXPECT_EQ(state.position, 20 * 16);
-
-    Loader second(dataset_, options(workers));
-    second.restore(state);
-    size_t k = 20;
-    for (Batch& b : second.epoch(1)) {
-      ASSERT_LT(k, all.size());
-      EXPECT_TRUE(at::equal(b["image"], all[k++]));
-    }
-    EXPECT_EQ(k, all.size());
-    EXPECT_EQ(second.state().epoch, 2);
-    EXPECT_EQ(second.state().position, 0);
-  }
-}
-
-TEST_F(LoaderTest, ElasticRestoreTwoToThreeRanksCoversTheRestExactlyOnce) {
-  std::multiset<int64_t> seen;
-  LoaderState state;
-  for (int rank = 0; rank < 2; ++rank) {
-    Loader loader(dataset_, options(2, rank, 2));
-    for (int64_t l : labels(loader, 0, 10)) seen.insert(l);
-    if (rank == 0) state = loader.state();
-  }
-  EXPECT_EQ(state.position, 10 * 16 * 2);
-  for (int rank = 0; rank < 3; ++rank) {
-    Loader loader(dataset_, options(1, rank, 3));
-    loader.restore(state);
-    for (int64_t l : labels(loader, 0)) seen.insert(l);
-  }
-  // Labels are i % 1000, so 0, 1 and 2 stand for two records each.
-  for (int64_t l = 0; l < 1000; ++l) {
-    const size_t expected = l < 3 ? 2 : 1;
-    const size_t count = seen.count(l);
-    // With padding, up to world_size - 1 samples repeat at the end of the epoch.
-    EXPECT_GE(count, expected) << l;
-    EXPECT_LE(count, expected + 1) << l;
-  }
-  EXPECT_LE(seen.size(), static_cast<size_t>(kRecords + 2));
-}
-
 TEST_F(LoaderTest, CorruptRecordRaisesNamingItOrIsSkipped) {
   auto [shard, offset] = testing::record_location(dir_ / "ds", 400);
   testing::flip_byte(shard, offset);
@@ -166,40 +111,6 @@ TEST_F(LoaderTest, TensorsOutliveTheLoader) {
     copy = b.clone();
   }
   EXPECT_TRUE(at::equal(kept, copy["label"]));
-}
-
-TEST_F(LoaderTest, BadOptionsAreRejected) {
-  LoaderOptions o = options(1);
-  o.fields = {{"missing"}};
-  EXPECT_THROW(Loader(dataset_, o), Error);
-  o = options(1);
-  o.prefetch = 0;
-  EXPECT_THROW(Loader(dataset_, o), Error);
-  o.prefetch = -2;
-  EXPECT_THROW(Loader(dataset_, o), Error);
-  o = options(1);
-  o.rank = 2;
-  EXPECT_THROW(Loader(dataset_, o), Error);
-  Loader loader(dataset_, options(1));
-  EXPECT_THROW(loader.restore({99, 0, 0}), Error);
-}
-
-TEST(AutoPrefetchTest, FillsSixteenMebibytesWithinFourToSixtyFourBatches) {
-  EXPECT_EQ(auto_prefetch(64 * 3144), 64);     // Fashion-MNIST float32, batch 64: capped
-  EXPECT_EQ(auto_prefetch(256 * 3144), 20);    // the same, batch 256
-  EXPECT_EQ(auto_prefetch(2u << 20), 8);       // 2 MiB batches
-  EXPECT_EQ(auto_prefetch(256u * 150528), 4);  // ImageNet-sized uint8, batch 256
-  EXPECT_EQ(auto_prefetch(0), 64);
-}
-
-TEST_F(LoaderTest, AutoPrefetchIsResolvedFromTheBatchSize) {
-  LoaderOptions o = options(1);
-  o.prefetch = -1;
-  Loader loader(dataset_, o);
-  size_t sample_bytes = 0;
-  for (const BatchField& f : loader.layout().fields()) sample_bytes += f.sample_bytes;
-  EXPECT_EQ(loader.options().prefetch,
-            auto_prefetch(sample_bytes * static_cast<size_t>(o.batch_size)));
 }
 
 }  // namespace

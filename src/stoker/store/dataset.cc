@@ -34,6 +34,11 @@ Result<std::shared_ptr<const Dataset>> Dataset::open(const std::string& dir) {
   return std::shared_ptr<const Dataset>(std::move(dataset));
 }
 
+std::string Dataset::describe(uint64_t i) const {
+  Location at = locate(i);
+  return fmt::format("{}: record {} (dataset record {})", shards_[at.shard].path(), at.record, i);
+}
+
 Status Dataset::verify_record(uint64_t i) const {
   Location at = locate(i);
   Status status = shards_[at.shard].verify_record(at.record);

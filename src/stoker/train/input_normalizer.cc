@@ -6,11 +6,27 @@ namespace stoker {
 namespace {
 
 // [1, C, 1, ...] so that it broadcasts over a batch of samples shaped `sample_shape`.
-at::Tensor per_channel(const std::vector<float>& values, const BatchField& field,
+at::Tensor per_channel(const std::vector<float>& values, const std::vector<int64_t>& sample_shape,
                        const c10::Device& device) {
-  std::vector<int64_t> shape(field.sample_shape.size() + 1, 1);
-  if (field.sample_shape.size() == 3) shape[1] = static_cast<int64_t>(values.size());
+  std::vector<int64_t> shape(sample_shape.size() + 1, 1);
+  if (sample_shape.size() == 3) shape[1] = static_cast<int64_t>(values.size());
   return torch::tensor(values, torch::kFloat32).view(shape).to(device);
+}
+
+// The uint8 field `name` of `schema`, or an Error naming it.
+const Field& uint8_field(const Schema& schema, const std::string& name) {
+  const int f = schema.find(name);
+  if (f < 0 || schema.fields()[f].dtype != DType::kUint8)
+    throw Error(invalid_argument("InputNormalizer: the dataset has no uint8 field '" + name + "'"));
+  return schema.fields()[f];
+}
+
+Normalization make_normalization(const Field& field, const std::vector<float>& mean,
+                                 const std::vector<float>& std) {
+  Result<Normalization> n = Normalization::create(field.shape, mean, std);
+  if (!n.is_ok())
+    throw Error(invalid_argument("field '" + field.name + "': " + n.status().message()));
+  return std::move(n).value();
 }
 
 }  // namespace
@@ -18,26 +34,24 @@ at::Tensor per_channel(const std::vector<float>& values, const BatchField& field
 InputNormalizer::InputNormalizer(const Schema& schema, const std::string& field,
                                  const std::vector<float>& mean, const std::vector<float>& std,
                                  int64_t max_batch, c10::Device device)
-    : layout_(BatchLayout::create(schema, {FieldRequest(field, true, mean, std)}).value_or_throw()),
+    : sample_shape_(uint8_field(schema, field).shape),
+      normalization_(make_normalization(uint8_field(schema, field), mean, std)),
       device_(device) {
-  const BatchField& f = layout_.fields()[0];
   std::vector<int64_t> shape = {max_batch};
-  shape.insert(shape.end(), f.sample_shape.begin(), f.sample_shape.end());
+  shape.insert(shape.end(), sample_shape_.begin(), sample_shape_.end());
   if (device_.is_cpu()) {
     buffer_ = torch::empty(shape, torch::kFloat32);
   } else {
-    scale_ = per_channel(f.scale, f, device_);
-    bias_ = per_channel(f.bias, f, device_);
+    scale_ = per_channel(normalization_.scale(), sample_shape_, device_);
+    bias_ = per_channel(normalization_.bias(), sample_shape_, device_);
   }
 }
 
 at::Tensor InputNormalizer::operator()(const at::Tensor& images) {
-  const BatchField& f = layout_.fields()[0];
   TORCH_CHECK(images.scalar_type() == at::kByte && images.is_contiguous() && images.dim() >= 1 &&
-                  images.sizes().slice(1) == c10::IntArrayRef(f.sample_shape),
-              "InputNormalizer needs contiguous uint8 images [N, ",
-              c10::IntArrayRef(f.sample_shape), "], not ", images.scalar_type(), " ",
-              images.sizes());
+                  images.sizes().slice(1) == c10::IntArrayRef(sample_shape_),
+              "InputNormalizer needs contiguous uint8 images [N, ", c10::IntArrayRef(sample_shape_),
+              "], not ", images.scalar_type(), " ", images.sizes());
   const int64_t n = images.size(0);
   if (!device_.is_cpu()) {
     return images.to(device_, /*non_blocking=*/true).to(torch::kFloat32).mul_(scale_).add_(bias_);
@@ -45,8 +59,8 @@ at::Tensor InputNormalizer::operator()(const at::Tensor& images) {
   TORCH_CHECK(images.is_cpu(), "InputNormalizer: images on ", images.device(), ", not the CPU");
   TORCH_CHECK(n <= buffer_.size(0), "InputNormalizer: batch of ", n, " > max_batch ",
               buffer_.size(0));
-  layout_.write_samples(0, images.data_ptr<uint8_t>(), static_cast<size_t>(n),
-                        reinterpret_cast<uint8_t*>(buffer_.data_ptr<float>()));
+  normalization_.apply(images.data_ptr<uint8_t>(), buffer_.data_ptr<float>(),
+                       static_cast<size_t>(n));
   // Written behind autograd's back: a graph that still held the previous input now fails
   // loudly ("modified by an inplace operation") instead of reading new values.
   torch::autograd::impl::bump_version(buffer_);

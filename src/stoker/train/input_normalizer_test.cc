@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "stoker/pipeline/batch_layout.h"
 #include "stoker/util/status.h"
 
 namespace stoker {
@@ -66,12 +67,18 @@ TEST(InputNormalizerTest, EqualsTheLoadersNormalisationBitForBit) {
   InputNormalizer normalize(schema, "image", mean, std, 5, torch::kCPU);
   const at::Tensor images = torch::randint(0, 256, {5, 3, 8, 9}, torch::kByte);
   const at::Tensor out = normalize(images).contiguous();
+  // The loader's field transform, applied to records holding the same images (image first).
   const BatchLayout layout =
       BatchLayout::create(schema, {{"image", true, mean, std}}).value_or_throw();
   std::vector<float> expected(images.numel());
+  std::vector<uint8_t> record(schema.fixed_bytes());
   for (int64_t k = 0; k < 5; ++k) {
-    layout.write(0, images.data_ptr<uint8_t>() + k * 216,
-                 reinterpret_cast<uint8_t*>(expected.data() + k * 216));
+    std::memcpy(record.data(), images.data_ptr<uint8_t>() + k * 216, 216);
+    SampleInput input;
+    input.record = {record.data(), record.size()};
+    ASSERT_TRUE(layout.fields()[0]
+                    .transform->apply(input, reinterpret_cast<uint8_t*>(expected.data() + k * 216))
+                    .is_ok());
   }
   EXPECT_EQ(std::memcmp(out.data_ptr<float>(), expected.data(), expected.size() * sizeof(float)),
             0);

@@ -112,10 +112,9 @@ std::unique_ptr<Loader> make_loader(std::shared_ptr<const Dataset> data, const T
   lo.verify = o.verify;
   lo.seed = o.seed;
   lo.shuffle = shuffle;
-  lo.device = device;
   // Images as stored: InputNormalizer turns them into float where the model runs.
   lo.fields = {FieldRequest("image"), FieldRequest("label")};
-  return std::make_unique<Loader>(std::move(data), lo);
+  return std::make_unique<Loader>(std::move(data), lo, device);
 }
 
 }  // namespace

@@ -1,0 +1,190 @@
+#pragma once
+// LoaderCore: the loader without LibTorch. Batches of plain host buffers from a dataset, built
+// ahead of the consumer by a persistent pool of worker threads straight into pooled buffers, in
+// an order that is a function of (seed, epoch, rank, world_size, batch_size, drop_last) and
+// never of worker count or timing (DESIGN.md contracts 1-6). Everything the loader decides —
+// order, state()/restore() (elastic too), option checks and auto values, verify-once, the error
+// policy, the rule of one live epoch, stats — lives here; the LibTorch `Loader` (loader.h) and
+// the Python binding only wrap the buffers (as at::Tensor views, or DLPack).
+//
+//   auto dataset = stoker::Dataset::open(dir).value_or_throw();
+//   stoker::LoaderCore loader(dataset, options);
+//   for (int64_t e = loader.state().epoch; e < epochs; ++e) {
+//     stoker::LoaderCore::Epoch epoch = loader.epoch(e);
+//     stoker::HostBatch batch;
+//     while (epoch.next(batch)) { const stoker::HostField& x = batch["image"]; ... }
+//   }
+//
+// Thread-safety: one consumer thread per loader; destroying it mid-epoch cancels the work in
+// flight and joins its workers. An Epoch left mid-way leaves at most `prefetch` batches built
+// ahead; the next epoch() drops them unless they are the ones it needs.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "stoker/pipeline/batch_buffer.h"
+#include "stoker/pipeline/batch_layout.h"
+#include "stoker/pipeline/sampler.h"
+#include "stoker/store/dataset.h"
+
+namespace stoker {
+
+class BatchEngine;
+class VerifiedSet;
+
+// When records' checksums are checked.
+enum class VerifyPolicy {
+  kAlways,  // every read
+  kOnce,    // the first read of each record in this loader (later epochs trust the mmap)
+  kOff,     // never (`stoker verify` still checks everything)
+};
+
+// "always", "once" or "off".
+Result<VerifyPolicy> parse_verify_policy(const std::string& name);
+
+enum class ErrorPolicy { kRaise, kSkip };
+
+// Limits on options (beyond them a machine of this kind cannot help).
+inline constexpr int kMaxWorkers = 1024;
+inline constexpr int kMaxPrefetch = 4096;
+
+struct LoaderOptions {
+  int64_t batch_size = 256;
+  int workers = -1;  // threads building batches; 0 = inline on the consumer; -1 = auto
+  // Batches built ahead of the consumer, >= 1; -1 = auto (auto_prefetch). A deeper window
+  // lets workers sleep longer between wake-ups.
+  int prefetch = -1;
+  uint64_t seed = 0;
+  bool shuffle = true;
+  bool drop_last = false;
+  int rank = 0;
+  int world_size = 1;
+  VerifyPolicy verify = VerifyPolicy::kOnce;   // when record checksums are checked
+  ErrorPolicy on_error = ErrorPolicy::kRaise;  // kSkip drops and counts bad samples
+  std::vector<FieldRequest> fields;            // empty: every fixed field as stored
+};
+
+// Where a loader is in its sequence: enough to continue it exactly, with any world size.
+struct LoaderState {
+  uint64_t seed = 0;
+  int64_t epoch = 0;
+  int64_t position = 0;  // global samples of `epoch` consumed by all ranks together
+};
+
+// Time and counts per stage, summed over workers and batches. The atomics are written by the
+// workers; epoch_start_wait_ns by the consumer thread only (read it from that thread).
+struct PipelineStats {
+  // Resolving records to their bytes and verifying the checksums due (a record that is not
+  // checked is first read by its transform, so its cache misses count there).
+  std::atomic<int64_t> read_ns{0};
+  std::atomic<int64_t> transform_ns{0};  // the fields' transforms, into the batch buffer
+  std::atomic<int64_t> busy_ns{0};       // workers' time building pieces, in total
+  std::atomic<int64_t> wait_ns{0};       // consumer blocked for a batch not ready
+  std::atomic<int64_t> batches{0};
+  std::atomic<int64_t> samples{0};
+  std::atomic<int64_t> skipped{0};
+  // The consumer's wait for the first batch of each epoch it started, in order.
+  std::vector<int64_t> epoch_start_wait_ns;
+};
+
+// One field of a batch: a C-contiguous array in a pooled buffer.
+struct HostField {
+  std::string name;
+  DType dtype = DType::kUint8;
+  std::vector<int64_t> shape;    // [batch size, sample shape...]
+  std::vector<int64_t> strides;  // in elements, C-contiguous
+  void* data = nullptr;
+};
+
+// One batch of plain buffers. `owner` keeps the pooled buffer alive: it returns to the pool once
+// every copy of `owner` is gone (DLPack deleters and at::Tensor views hold one).
+struct HostBatch {
+  std::vector<HostField> fields;
+  int64_t size = 0;
+  int64_t epoch = 0;
+  int64_t index = 0;    // batch number within the epoch
+  int64_t skipped = 0;  // bad samples dropped from it (skip policy)
+  std::shared_ptr<const void> owner;
+
+  // The field `name`; throws Error (kInvalidArgument) if there is none.
+  const HostField& operator[](const std::string& name) const;
+};
+
+class LoaderCore {
+ public:
+  // The batches of one epoch. Move-only; borrows its loader, which must outlive it. Only one is
+  // live per loader at a time.
+  class Epoch {
+   public:
+    Epoch(Epoch&& other) noexcept;
+    Epoch& operator=(Epoch&&) = delete;
+    ~Epoch();
+    // The next batch into `out` (replacing what it held); false after the last. Throws Error
+    // for a batch that failed (naming shard and record) under the raise policy.
+    bool next(HostBatch& out);
+    // Batches in this epoch from where it started.
+    int64_t size() const;
+
+   private:
+    friend class LoaderCore;
+    explicit Epoch(LoaderCore* loader) : loader_(loader) {}
+    LoaderCore* loader_;
+  };
+
+  // Throws Error (kInvalidArgument) for bad options, fields the dataset lacks or an empty
+  // dataset. `allocator` makes the batch buffers (pinned memory for a CUDA consumer). Starts
+  // the workers; they live until the loader is destroyed.
+  LoaderCore(std::shared_ptr<const Dataset> dataset, LoaderOptions options,
+             HostAllocator allocator = default_host_allocator());
+  ~LoaderCore();
+  LoaderCore(const LoaderCore&) = delete;
+  LoaderCore& operator=(const LoaderCore&) = delete;
+
+  // The batches of epoch `e` for this rank; if the loader was restored to a position inside
+  // epoch `e`, the epoch starts there. Throws Error (kInvalidArgument) if another Epoch of this
+  // loader is live or e < 0. The workers build the next epoch's first batches while this one
+  // ends.
+  Epoch epoch(int64_t e);
+  // Batches per epoch on this rank (from the epoch start).
+  int64_t batches_per_epoch() const;
+  // Where the loader is: the epoch of the last batch delivered and the global position after it
+  // (or the next epoch at position 0 once an epoch is complete).
+  LoaderState state() const { return state_; }
+  // Continue from `state` (saved by any loader over the same dataset, any world size). Throws
+  // Error (kInvalidArgument) if the seed differs, a number is negative, or an Epoch is live.
+  void restore(const LoaderState& state);
+
+  // Options with auto values resolved.
+  const LoaderOptions& options() const { return options_; }
+  const Dataset& dataset() const { return *dataset_; }
+  const BatchLayout& layout() const { return layout_; }
+  // Per-stage time and counts since construction.
+  const PipelineStats& stats() const { return *stats_; }
+  // Host memory of the batch buffers allocated so far (the bound of contract 6: it stays at
+  // about prefetch + 2 buffers unless the caller keeps batches alive).
+  size_t buffer_bytes() const;
+
+ private:
+  std::shared_ptr<const Dataset> dataset_;
+  LoaderOptions options_;
+  BatchLayout layout_;
+  std::shared_ptr<PipelineStats> stats_;
+  std::shared_ptr<BufferPool> pool_;
+  std::unique_ptr<BatchEngine> engine_;
+  std::vector<HostField> field_shapes_;  // per field: shape for a full batch, strides, name
+  LoaderState state_;
+  bool epoch_live_ = false;
+  int64_t epoch_batches_ = 0;  // of the live epoch
+};
+
+// Worker threads for `workers` = -1: one per hardware thread beyond the consumer's, at least 1.
+int auto_workers();
+// The prefetch depth "auto" picks for batches of `batch_bytes`: as many as fit in 16 MiB,
+// at least 4 and at most 64. Small batches get a deep window because a window-full worker
+// sleeps until half of it is free, and each wake-up costs the consumer a futex call.
+int auto_prefetch(size_t batch_bytes);
+
+}  // namespace stoker

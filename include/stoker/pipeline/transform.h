@@ -1,0 +1,61 @@
+#pragma once
+// Transform: how one field of a batch is computed from one record (decode, crop, resize, flip,
+// normalise, ... or a plain copy). The engine calls a field's transform once per sample, on a
+// worker thread, with the record's bytes and the sample's identity, and the transform writes
+// the sample straight into its slot of the pooled batch buffer (DESIGN.md contract 4).
+//
+// Determinism (contract 1): a transform's output must depend only on its SampleInput. Random
+// augmentations draw from input.rng(), a counter-based stream of (seed, epoch, sample index):
+// the same draws with 1 or 16 workers, on any rank, after any resume.
+//
+// Errors (contract 5): a transform returns a Status for a sample it cannot make (a corrupt
+// JPEG, ...); it may also throw anything. The engine names dataset, shard and record and
+// applies the loader's error policy (raise, or skip and count); the worker survives.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "stoker/store/schema.h"
+#include "stoker/store/shard_reader.h"
+#include "stoker/util/rng.h"
+#include "stoker/util/status.h"
+
+namespace stoker {
+
+class Normalization;
+
+// What a transform sees of one sample. Borrowed: valid during the call only.
+struct SampleInput {
+  ByteSpan record;  // the whole record: fixed fields, bytes-field length table, payloads
+  const Schema* schema = nullptr;
+  int64_t index = 0;  // global dataset index
+  int64_t epoch = 0;
+  uint64_t seed = 0;  // the loader's seed
+
+  // The sample's own random stream: CounterRng(seed, sample_stream(epoch, index)).
+  CounterRng rng() const { return CounterRng(seed, sample_stream(epoch, index)); }
+};
+
+// Thread-safety: apply() is called concurrently from every worker; it must be const-safe.
+class Transform {
+ public:
+  virtual ~Transform() = default;
+  // The sample it writes: dtype (not kBytes) and shape; the batch adds a leading dimension.
+  virtual DType dtype() const = 0;
+  virtual std::vector<int64_t> sample_shape() const = 0;
+  // Bytes at the start of a record that apply() reads, for the engine's prefetch; 0 if unknown.
+  virtual size_t record_prefix() const { return 0; }
+  // Writes one sample into `slot` (dtype_size(dtype()) × elements of sample_shape() bytes).
+  virtual Status apply(const SampleInput& input, uint8_t* slot) const = 0;
+};
+
+// Fixed field `field` of `schema`, copied as stored.
+std::shared_ptr<const Transform> copy_field(const Schema& schema, int field);
+// uint8 fixed field `field` of `schema` normalised to float32 by `normalization` (made for the
+// field's shape).
+std::shared_ptr<const Transform> normalize_field(const Schema& schema, int field,
+                                                 const Normalization& normalization);
+
+}  // namespace stoker

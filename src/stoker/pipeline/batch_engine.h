@@ -1,0 +1,145 @@
+#pragma once
+// BatchEngine: the loader's persistent worker pool. Workers start once and live across epochs;
+// they build batches straight into pooled buffers and the consumer takes them strictly in plan
+// order (DESIGN.md contracts 1, 4, 5, 6). Private to the pipeline: LoaderCore owns one.
+//
+// Work unit: a piece of a batch. Each batch is split into as many contiguous pieces as there
+// are workers, so heavy samples (decode, augmentation) keep every worker busy whatever the
+// prefetch depth. The last worker to finish a piece of a batch finalises it (failures, skip
+// compaction) and publishes it.
+//
+// Window: at most `prefetch` batches are open (some piece assigned) and not yet taken by the
+// consumer, so memory stays bounded whatever the dataset size. Workers that find no piece to
+// take sleep until half of the window (at least one batch) is free again: the consumer wakes
+// them once per prefetch/2 batches, not once per batch, because waking a sleeping thread costs
+// ~20 µs on a VM (docs/BENCHMARKS.md).
+//
+// Epochs: start(e, position) makes the engine deliver plan(e, position) and build
+// plan(e + 1, 0) behind it, so the first batches of the next epoch are ready when the consumer
+// finishes this one and evaluates (no refill bubble). If the next start() asks for exactly that
+// plan, the work is kept; otherwise (a restore, a jump) it is dropped.
+//
+// Errors: a sample that fails its checksum or transform fails its batch with a Status naming
+// dataset, shard and record (the first failing sample in batch order, whatever the worker
+// count), or, with skip_errors, is dropped and counted. Batch contents depend only on the plan,
+// never on the worker count or timing. With workers == 0 next() builds batches inline.
+//
+// Thread-safety: start() and next() are for one consumer thread; the destructor cancels the
+// workers (even ones mid-piece) and joins them.
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "stoker/pipeline/batch_buffer.h"
+#include "stoker/pipeline/batch_layout.h"
+#include "stoker/pipeline/loader_core.h"
+#include "stoker/pipeline/sampler.h"
+#include "stoker/pipeline/verified_set.h"
+#include "stoker/store/dataset.h"
+
+namespace stoker {
+
+struct EngineOptions {
+  int workers = 2;   // worker threads; 0 builds batches inline
+  int prefetch = 4;  // batches in flight, >= 1
+  VerifyPolicy verify = VerifyPolicy::kAlways;
+  bool skip_errors = false;  // drop and count bad records instead of failing the batch
+  uint64_t seed = 0;         // the loader's seed, for the samples' random streams
+};
+
+class BatchEngine {
+ public:
+  // Throws Error (kInvalidArgument) for workers outside [0, kMaxWorkers], prefetch outside
+  // [1, kMaxPrefetch], or kOnce without `verified` (records of `dataset`). Starts the workers,
+  // which wait for start().
+  BatchEngine(std::shared_ptr<const Dataset> dataset, BatchLayout layout,
+              std::shared_ptr<BufferPool> pool, Sampler sampler, EngineOptions options,
+              std::shared_ptr<PipelineStats> stats, std::shared_ptr<VerifiedSet> verified);
+  BatchEngine(const BatchEngine&) = delete;
+  BatchEngine& operator=(const BatchEngine&) = delete;
+  ~BatchEngine();
+
+  // Deliver plan(epoch, position) next, and build plan(epoch + 1, 0) behind it.
+  void start(int64_t epoch, int64_t position);
+  // The next batch of the started plan, or nullptr after its last. Blocks while it is built.
+  std::shared_ptr<BatchBuffer> next();
+  // Batches of the started plan.
+  int64_t num_batches() const;
+
+ private:
+  // A plan and the sequence number of its first batch (numbers run on across plans).
+  struct Scheduled {
+    EpochPlan plan;
+    int64_t first_seq;
+  };
+  // A worker's assignment: samples [begin, end) of batch `seq`.
+  struct Piece {
+    int64_t seq = 0;
+    int piece = 0;
+    EpochPlan plan;
+    int64_t batch = 0;
+    uint64_t generation = 0;
+    std::shared_ptr<BatchBuffer> buffer;
+  };
+  // A builder's reusable working memory, so that building allocates nothing.
+  struct Scratch {
+    std::vector<ByteSpan> records;
+    std::vector<uint8_t*> field_dst;
+  };
+
+  void work();
+  // Cancels the workers and joins them. Idempotent.
+  void stop();
+  // Under mutex_: whether a piece can be taken now, and taking it.
+  bool piece_available() const;
+  Piece take_piece();
+  // The plan holding sequence number `seq` (under mutex_).
+  const Scheduled& scheduled(int64_t seq) const;
+  int64_t end_seq() const;
+  // Builds samples of `piece` into its buffer; returns false if cancelled meanwhile.
+  bool build_piece(const Piece& piece, Scratch& scratch);
+  // Settles a built batch: status of its first failing sample, or compaction under skip.
+  void finalize(BatchBuffer& buffer) const;
+  // Samples [begin, end) of piece `p` of a batch of `n`.
+  std::pair<size_t, size_t> piece_range(size_t n, int p) const;
+  bool cancelled(uint64_t generation) const {
+    return generation_.load(std::memory_order_relaxed) != generation;
+  }
+
+  const std::shared_ptr<const Dataset> dataset_;
+  const BatchLayout layout_;
+  const std::shared_ptr<BufferPool> pool_;
+  const Sampler sampler_;
+  const EngineOptions options_;
+  const int pieces_;  // per batch
+  const std::shared_ptr<PipelineStats> stats_;
+  const std::shared_ptr<VerifiedSet> verified_;
+  Scratch inline_scratch_;  // for workers == 0
+
+  mutable std::mutex mutex_;
+  std::condition_variable work_cv_;   // workers wait for a piece to take
+  std::condition_variable ready_cv_;  // the consumer waits for its batch
+  // Guarded by mutex_: the plan being delivered and the one behind it.
+  std::deque<Scheduled> plans_;
+  int64_t next_deliver_ = 0;  // guarded by mutex_: sequence number the consumer takes next
+  int64_t next_open_ = 0;     // guarded by mutex_: sequence number of the next batch to open
+  // Guarded by mutex_: the last opened batch while it still has pieces to hand out.
+  std::shared_ptr<BatchBuffer> opening_;
+  int next_piece_ = 0;                                     // guarded by mutex_: of opening_
+  std::map<int64_t, int> pieces_left_;                     // guarded by mutex_: by seq
+  std::map<int64_t, std::shared_ptr<BatchBuffer>> ready_;  // guarded by mutex_: by seq
+  bool stopping_ = false;                                  // guarded by mutex_
+  int sleeping_ = 0;  // guarded by mutex_: workers waiting for a piece
+  // Bumped (under mutex_) when work in flight is dropped; workers compare it per sample.
+  std::atomic<uint64_t> generation_{0};
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace stoker

@@ -1,0 +1,181 @@
+#include "stoker/pipeline/loader_core.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <new>
+#include <thread>
+
+#include "stoker/pipeline/batch_engine.h"
+#include "stoker/pipeline/verified_set.h"
+
+namespace stoker {
+namespace {
+
+SamplerOptions sampler_options(const LoaderOptions& o) {
+  SamplerOptions s;
+  s.seed = o.seed;
+  s.shuffle = o.shuffle;
+  s.rank = o.rank;
+  s.world_size = o.world_size;
+  s.batch_size = o.batch_size;
+  s.drop_last = o.drop_last;
+  return s;
+}
+
+BatchLayout make_layout(const Dataset& dataset, const LoaderOptions& options) {
+  Result<BatchLayout> layout = options.fields.empty()
+                                   ? BatchLayout::copy_all(dataset.schema())
+                                   : BatchLayout::create(dataset.schema(), options.fields);
+  if (!layout.is_ok())
+    throw Error(invalid_argument(dataset.dir() + ": " + layout.status().message()));
+  return std::move(layout).value();
+}
+
+// Largest batch buffer a loader allocates (all fields of one batch).
+constexpr size_t kMaxBatchBytes = size_t{16} << 30;
+
+LoaderOptions checked(LoaderOptions o, const Dataset& dataset, const BatchLayout& layout) {
+  if (o.batch_size < 1) throw Error(invalid_argument("batch size must be at least 1"));
+  if (o.workers < -1 || o.workers > kMaxWorkers)
+    throw Error(invalid_argument(
+        fmt::format("workers must be -1 (auto), 0 (inline) or up to {}", kMaxWorkers)));
+  if (o.prefetch < -1 || o.prefetch == 0 || o.prefetch > kMaxPrefetch)
+    throw Error(invalid_argument(
+        fmt::format("prefetch must be -1 (auto) or between 1 and {}", kMaxPrefetch)));
+  if (dataset.size() == 0) throw Error(invalid_argument(dataset.dir() + ": the dataset is empty"));
+  const size_t sample_bytes = layout.sample_bytes();
+  if (static_cast<uint64_t>(o.batch_size) > kMaxBatchBytes / std::max<size_t>(sample_bytes, 1))
+    throw Error(invalid_argument(fmt::format(
+        "a batch of {} samples of {} bytes is more than the {} GiB a batch buffer may take",
+        o.batch_size, sample_bytes, kMaxBatchBytes >> 30)));
+  if (o.workers == -1) o.workers = auto_workers();
+  if (o.prefetch == -1)
+    o.prefetch = auto_prefetch(sample_bytes * static_cast<size_t>(o.batch_size));
+  return o;
+}
+
+}  // namespace
+
+int auto_workers() {
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()) - 1);
+}
+
+int auto_prefetch(size_t batch_bytes) {
+  constexpr size_t kBudget = size_t{16} << 20;
+  return static_cast<int>(std::clamp<size_t>(kBudget / std::max<size_t>(batch_bytes, 1), 4, 64));
+}
+
+const HostField& HostBatch::operator[](const std::string& name) const {
+  for (const HostField& f : fields) {
+    if (f.name == name) return f;
+  }
+  throw Error(invalid_argument("the batch has no field '" + name + "'"));
+}
+
+LoaderCore::LoaderCore(std::shared_ptr<const Dataset> dataset, LoaderOptions options,
+                       HostAllocator allocator)
+    : dataset_(std::move(dataset)),
+      layout_(make_layout(*dataset_, options)),
+      stats_(std::make_shared<PipelineStats>()) {
+  options_ = checked(std::move(options), *dataset_, layout_);
+  Sampler sampler(static_cast<int64_t>(dataset_->size()), sampler_options(options_));
+  pool_ = BufferPool::create(layout_, options_.batch_size,
+                             static_cast<size_t>(options_.prefetch) + 2, std::move(allocator));
+  try {
+    pool_->acquire();  // the first buffer, so that an impossible size fails here, not in a worker
+  } catch (const std::bad_alloc&) {
+    throw Error(invalid_argument(fmt::format("cannot allocate a batch buffer of {} bytes",
+                                             layout_.sample_bytes() * options_.batch_size)));
+  }
+  EngineOptions engine;
+  engine.workers = options_.workers;
+  engine.prefetch = options_.prefetch;
+  engine.verify = options_.verify;
+  engine.skip_errors = options_.on_error == ErrorPolicy::kSkip;
+  engine.seed = options_.seed;
+  engine_ = std::make_unique<BatchEngine>(dataset_, layout_, pool_, std::move(sampler), engine,
+                                          stats_, std::make_shared<VerifiedSet>(dataset_->size()));
+  for (const BatchField& f : layout_.fields()) {
+    HostField h;
+    h.name = f.name;
+    h.dtype = f.dtype;
+    h.shape = {options_.batch_size};
+    h.shape.insert(h.shape.end(), f.sample_shape.begin(), f.sample_shape.end());
+    h.strides.assign(h.shape.size(), 1);
+    for (size_t d = h.shape.size() - 1; d > 0; --d) h.strides[d - 1] = h.strides[d] * h.shape[d];
+    field_shapes_.push_back(std::move(h));
+  }
+  state_.seed = options_.seed;
+}
+
+LoaderCore::~LoaderCore() = default;
+
+int64_t LoaderCore::batches_per_epoch() const {
+  return Sampler(static_cast<int64_t>(dataset_->size()), sampler_options(options_)).num_batches();
+}
+
+size_t LoaderCore::buffer_bytes() const {
+  return pool_->allocations() * layout_.sample_bytes() * static_cast<size_t>(options_.batch_size);
+}
+
+void LoaderCore::restore(const LoaderState& state) {
+  if (epoch_live_)
+    throw Error(invalid_argument("cannot restore a loader while one of its epochs is live"));
+  if (state.seed != options_.seed)
+    throw Error(
+        invalid_argument(fmt::format("cannot restore a loader state of seed {} into a loader "
+                                     "of seed {}",
+                                     state.seed, options_.seed)));
+  if (state.epoch < 0 || state.position < 0)
+    throw Error(invalid_argument("a loader state has a negative epoch or position"));
+  state_ = state;
+}
+
+LoaderCore::Epoch LoaderCore::epoch(int64_t e) {
+  if (epoch_live_)
+    throw Error(invalid_argument(
+        "a loader has one live epoch at a time: finish or destroy the previous one first"));
+  if (e < 0) throw Error(invalid_argument("epoch must be >= 0"));
+  engine_->start(e, e == state_.epoch ? state_.position : 0);
+  epoch_batches_ = engine_->num_batches();
+  epoch_live_ = true;
+  return Epoch(this);
+}
+
+LoaderCore::Epoch::Epoch(Epoch&& other) noexcept : loader_(other.loader_) {
+  other.loader_ = nullptr;
+}
+
+LoaderCore::Epoch::~Epoch() {
+  if (loader_) loader_->epoch_live_ = false;
+}
+
+int64_t LoaderCore::Epoch::size() const { return loader_->epoch_batches_; }
+
+bool LoaderCore::Epoch::next(HostBatch& out) {
+  std::shared_ptr<BatchBuffer> buffer = loader_->engine_->next();
+  if (!buffer) return false;
+  throw_if_error(buffer->status);
+  const std::vector<HostField>& shapes = loader_->field_shapes_;
+  out.fields.resize(shapes.size());
+  for (size_t f = 0; f < shapes.size(); ++f) {
+    out.fields[f] = shapes[f];
+    out.fields[f].shape[0] = buffer->size;
+    out.fields[f].data = buffer->fields[f].get();
+  }
+  out.size = buffer->size;
+  out.epoch = buffer->epoch;
+  out.index = buffer->batch;
+  out.skipped = buffer->skipped;
+  LoaderState& state = loader_->state_;
+  if (buffer->batch + 1 == loader_->epoch_batches_) {
+    state = {state.seed, buffer->epoch + 1, 0};
+  } else {
+    state = {state.seed, buffer->epoch, buffer->position_after};
+  }
+  out.owner = std::move(buffer);
+  return true;
+}
+
+}  // namespace stoker

@@ -1,0 +1,427 @@
+// LoaderCore: order, exactly-once and resume (elastic too) independent of worker count, the
+// error policy for checksums and transforms, the one live epoch, the persistent pool. Torch-free:
+// these run under ASan+UBSan and TSan. workers == 0 is the single-thread variant of each.
+#include "stoker/pipeline/loader_core.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <set>
+#include <stdexcept>
+#include <thread>
+
+#include "stoker/pipeline/sample_cost.h"
+#include "stoker/testing/records.h"
+#include "stoker/testing/temp_dir.h"
+
+namespace stoker {
+namespace {
+
+constexpr int64_t kRecords = 1003;
+
+// Writes the sample's first random word and its record length: what a transform sees.
+class EchoInput : public Transform {
+ public:
+  DType dtype() const override { return DType::kInt64; }
+  std::vector<int64_t> sample_shape() const override { return {3}; }
+  Status apply(const SampleInput& in, uint8_t* slot) const override {
+    const int64_t out[3] = {static_cast<int64_t>(in.rng().next_u64()), in.index,
+                            static_cast<int64_t>(in.record.size)};
+    std::memcpy(slot, out, sizeof out);
+    return Status::ok();
+  }
+};
+
+// Fails samples whose label is `bad`: by Status, by throwing a std::exception, or an int.
+class FailOn : public Transform {
+ public:
+  enum How { kStatus, kThrowStd, kThrowInt };
+  FailOn(int64_t bad, How how) : bad_(bad), how_(how) {}
+  DType dtype() const override { return DType::kUint8; }
+  std::vector<int64_t> sample_shape() const override { return {}; }
+  Status apply(const SampleInput& in, uint8_t* slot) const override {
+    int64_t label;
+    std::memcpy(&label, in.record.data + 4, sizeof label);
+    *slot = 1;
+    if (label != bad_) return Status::ok();
+    if (how_ == kThrowStd) throw std::runtime_error("decoder exploded");
+    if (how_ == kThrowInt) throw 42;
+    return corrupt("not a JPEG");
+  }
+
+ private:
+  int64_t bad_;
+  How how_;
+};
+
+class LoaderCoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    testing::write_labelled_dataset(dir_ / "ds", kRecords, 1000, 4096);
+    dataset_ = Dataset::open(dir_ / "ds").value_or_throw();
+  }
+  LoaderOptions options(int workers, int rank = 0, int world = 1) {
+    LoaderOptions o;
+    o.batch_size = 16;
+    o.workers = workers;
+    o.prefetch = 3;
+    o.seed = 5;
+    o.rank = rank;
+    o.world_size = world;
+    o.fields = {{"image", true, {0.5f}, {0.5f}}, {"label"}};
+    return o;
+  }
+  // Labels (== record index % 1000) of every sample of epoch e, in order.
+  static std::vector<int64_t> labels(LoaderCore& loader, int64_t e, int64_t max_batches = -1) {
+    std::vector<int64_t> out;
+    int64_t n = 0;
+    LoaderCore::Epoch epoch = loader.epoch(e);
+    HostBatch b;
+    while (n != max_batches && epoch.next(b)) {
+      const auto* l = static_cast<const int64_t*>(b["label"].data);
+      out.insert(out.end(), l, l + b.size);
+      ++n;
+    }
+    return out;
+  }
+  // Every byte of every field of epoch e, batch after batch.
+  static std::vector<uint8_t> bytes(LoaderCore& loader, int64_t e) {
+    std::vector<uint8_t> out;
+    LoaderCore::Epoch epoch = loader.epoch(e);
+    HostBatch b;
+    while (epoch.next(b)) {
+      for (size_t f = 0; f < b.fields.size(); ++f) {
+        const auto* p = static_cast<const uint8_t*>(b.fields[f].data);
+        out.insert(out.end(), p, p + b.size * loader.layout().fields()[f].sample_bytes);
+      }
+    }
+    return out;
+  }
+  testing::TempDir dir_;
+  std::shared_ptr<const Dataset> dataset_;
+};
+
+TEST_F(LoaderCoreTest, BatchesArePlainBuffersOfTheRightShapeAndValue) {
+  LoaderCore loader(dataset_, options(2));
+  EXPECT_EQ(loader.batches_per_epoch(), (kRecords + 15) / 16);
+  int64_t seen = 0;
+  LoaderCore::Epoch epoch = loader.epoch(0);
+  EXPECT_EQ(epoch.size(), loader.batches_per_epoch());
+  HostBatch b;
+  while (epoch.next(b)) {
+    const HostField& image = b["image"];
+    EXPECT_EQ(image.dtype, DType::kFloat32);
+    EXPECT_EQ(image.shape, (std::vector<int64_t>{b.size, 1, 2, 2}));
+    EXPECT_EQ(image.strides, (std::vector<int64_t>{4, 4, 2, 1}));
+    EXPECT_EQ(b["label"].shape, (std::vector<int64_t>{b.size}));
+    const auto* px = static_cast<const float*>(image.data);
+    const auto* l = static_cast<const int64_t*>(b["label"].data);
+    for (int64_t k = 0; k < b.size; ++k) {
+      // Pixel p of record i is (i*4+p) mod 256 and its label i mod 1000 (i < 1003).
+      const bool matches =
+          std::abs(px[4 * k] - ((l[k] * 4 % 256) / 255.0f - 0.5f) / 0.5f) < 1e-5 ||
+          std::abs(px[4 * k] - (((l[k] + 1000) * 4 % 256) / 255.0f - 0.5f) / 0.5f) < 1e-5;
+      EXPECT_TRUE(matches) << l[k];
+    }
+    seen += b.size;
+    EXPECT_THROW(b["nope"], Error);
+  }
+  EXPECT_EQ(seen, kRecords);
+}
+
+TEST_F(LoaderCoreTest, SameBytesForAnyWorkerCountAndPrefetch) {
+  LoaderCore reference(dataset_, options(0));
+  const auto expected = bytes(reference, 3);
+  for (int workers : {0, 1, 2, 3, 8}) {
+    for (int prefetch : {1, 2, 5}) {
+      LoaderOptions o = options(workers);
+      o.prefetch = prefetch;
+      LoaderCore loader(dataset_, o);
+      EXPECT_EQ(bytes(loader, 3), expected) << workers << " " << prefetch;
+    }
+  }
+  LoaderCore other(dataset_, options(2));
+  EXPECT_NE(bytes(other, 4), expected);
+}
+
+TEST_F(LoaderCoreTest, ExactlyOnceAcrossRanksAndEpochsInSequence) {
+  for (int workers : {0, 2}) {
+    for (int world : {1, 2, 3}) {
+      for (int64_t e = 0; e < 3; ++e) {
+        std::multiset<int64_t> seen;
+        for (int rank = 0; rank < world; ++rank) {
+          LoaderCore loader(dataset_, options(workers, rank, world));
+          for (int64_t prior = 0; prior < e; ++prior) labels(loader, prior);  // epochs in turn
+          for (int64_t l : labels(loader, e)) seen.insert(l);
+        }
+        // Labels are i % 1000: 0, 1, 2 stand for two records; padding repeats < world samples.
+        EXPECT_GE(seen.size(), static_cast<size_t>(kRecords));
+        EXPECT_LT(seen.size(), static_cast<size_t>(kRecords + world));
+        for (int64_t l = 0; l < 1000; ++l) EXPECT_GE(seen.count(l), l < 3 ? 2u : 1u) << l;
+      }
+    }
+  }
+}
+
+TEST_F(LoaderCoreTest, StateAndRestoreContinueByteIdentical) {
+  for (int workers : {0, 2}) {
+    LoaderCore full(dataset_, options(workers));
+    const auto all = labels(full, 1);
+
+    LoaderCore first(dataset_, options(workers));
+    labels(first, 1, 20);
+    const LoaderState state = first.state();
+    EXPECT_EQ(state.epoch, 1);
+    EXPECT_EQ(state.position, 20 * 16);
+
+    LoaderCore second(dataset_, options(workers));
+    second.restore(state);
+    const auto rest = labels(second, 1);
+    EXPECT_EQ(rest, std::vector<int64_t>(all.begin() + 20 * 16, all.end()));
+    EXPECT_EQ(second.state().epoch, 2);
+    EXPECT_EQ(second.state().position, 0);
+    // The same loader restored mid-way back: work built ahead for epoch 2 is dropped.
+    second.restore(state);
+    EXPECT_EQ(labels(second, 1), rest);
+  }
+}
+
+TEST_F(LoaderCoreTest, ElasticRestoreTwoToThreeRanksCoversTheRestExactlyOnce) {
+  for (int workers : {0, 2}) {
+    std::multiset<int64_t> seen;
+    LoaderState state;
+    for (int rank = 0; rank < 2; ++rank) {
+      LoaderCore loader(dataset_, options(workers, rank, 2));
+      for (int64_t l : labels(loader, 0, 10)) seen.insert(l);
+      if (rank == 0) state = loader.state();
+    }
+    EXPECT_EQ(state.position, 10 * 16 * 2);
+    for (int rank = 0; rank < 3; ++rank) {
+      LoaderCore loader(dataset_, options(workers, rank, 3));
+      loader.restore(state);
+      for (int64_t l : labels(loader, 0)) seen.insert(l);
+    }
+    for (int64_t l = 0; l < 1000; ++l) {
+      const size_t expected = l < 3 ? 2 : 1;
+      EXPECT_GE(seen.count(l), expected) << l;
+      EXPECT_LE(seen.count(l), expected + 1) << l;  // padding: < world_size repeats
+    }
+    EXPECT_LE(seen.size(), static_cast<size_t>(kRecords + 2));
+  }
+}
+
+TEST_F(LoaderCoreTest, TransformsSeeTheRecordIndexEpochAndTheirOwnRandomStream) {
+  LoaderOptions o = options(0);
+  o.fields = {{"echo", std::make_shared<EchoInput>()}};
+  LoaderCore reference(dataset_, o);
+  const auto expected = bytes(reference, 2);
+  for (int workers : {1, 3}) {
+    o.workers = workers;
+    LoaderCore loader(dataset_, o);
+    EXPECT_EQ(bytes(loader, 2), expected) << workers;
+  }
+  const size_t record_bytes = dataset_->schema().min_record_bytes();
+  for (size_t k = 0; k < expected.size() / 24; ++k) {
+    int64_t v[3];
+    std::memcpy(v, expected.data() + 24 * k, sizeof v);
+    EXPECT_EQ(static_cast<uint64_t>(v[0]), CounterRng(5, sample_stream(2, v[1])).next_u64());
+    EXPECT_EQ(static_cast<size_t>(v[2]), record_bytes);
+  }
+}
+
+TEST_F(LoaderCoreTest, FailedTransformsRaiseNamingTheRecordOrAreSkipped) {
+  // Label 700 is record 700 only. Every way of failing, every policy, several worker counts.
+  for (auto how : {FailOn::kStatus, FailOn::kThrowStd, FailOn::kThrowInt}) {
+    for (int workers : {0, 1, 3}) {
+      LoaderOptions o = options(workers);
+      o.fields = {{"label"}, {"check", std::make_shared<FailOn>(700, how)}};
+      LoaderCore loader(dataset_, o);
+      try {
+        labels(loader, 0);
+        FAIL() << "no error";
+      } catch (const Error& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("dataset record 700"), std::string::npos) << what;
+        EXPECT_NE(what.find("field 'check'"), std::string::npos) << what;
+        EXPECT_NE(what.find("shard-"), std::string::npos) << what;
+      }
+      // The workers survived: the next epoch runs (and fails at the same record again).
+      EXPECT_THROW(labels(loader, 1), Error);
+
+      o.on_error = ErrorPolicy::kSkip;
+      LoaderCore skipping(dataset_, o);
+      std::vector<int64_t> got = labels(skipping, 0);
+      EXPECT_EQ(got.size(), static_cast<size_t>(kRecords - 1));
+      EXPECT_EQ(std::count(got.begin(), got.end(), 700), 0);
+      EXPECT_EQ(skipping.stats().skipped.load(), 1);
+      // The survivors keep their planned order.
+      LoaderOptions plain = options(0);
+      LoaderCore reference(dataset_, plain);
+      std::vector<int64_t> expected = labels(reference, 0);
+      expected.erase(std::find(expected.begin(), expected.end(), 700));
+      EXPECT_EQ(got, expected);
+    }
+  }
+}
+
+TEST_F(LoaderCoreTest, CorruptRecordRaisesNamingItOrIsSkipped) {
+  auto [shard, offset] = testing::record_location(dir_ / "ds", 400);
+  testing::flip_byte(shard, offset);
+  dataset_ = Dataset::open(dir_ / "ds").value_or_throw();
+  for (int workers : {0, 2}) {
+    LoaderCore loader(dataset_, options(workers));
+    try {
+      labels(loader, 0);
+      FAIL() << "no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("dataset record 400"), std::string::npos) << e.what();
+    }
+    LoaderOptions skip = options(workers);
+    skip.on_error = ErrorPolicy::kSkip;
+    LoaderCore skipping(dataset_, skip);
+    EXPECT_EQ(labels(skipping, 0).size(), static_cast<size_t>(kRecords - 1));
+    EXPECT_EQ(skipping.stats().skipped.load(), 1);
+  }
+}
+
+TEST_F(LoaderCoreTest, OneLiveEpochAtATime) {
+  for (int workers : {0, 2}) {
+    LoaderCore loader(dataset_, options(workers));
+    {
+      LoaderCore::Epoch first = loader.epoch(0);
+      EXPECT_THROW(loader.epoch(0), Error);
+      EXPECT_THROW(loader.epoch(1), Error);
+      EXPECT_THROW(loader.restore({5, 0, 0}), Error);
+      LoaderCore::Epoch moved = std::move(first);
+      EXPECT_THROW(loader.epoch(1), Error);
+    }
+    EXPECT_EQ(labels(loader, 0).size(), static_cast<size_t>(kRecords));
+    EXPECT_THROW(loader.epoch(-1), Error);
+  }
+}
+
+TEST_F(LoaderCoreTest, WorkersBuildTheNextEpochWhileTheConsumerFinishesThisOne) {
+  LoaderCore loader(dataset_, options(2));
+  const int64_t per_epoch = loader.batches_per_epoch();
+  labels(loader, 0);
+  // Without a call for epoch 1, the pool builds its first batches (up to the window).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (loader.stats().batches.load() < per_epoch + 3 &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(loader.stats().batches.load(), per_epoch + 3);  // exactly the window of 3
+  const int64_t before = loader.stats().batches.load();
+  EXPECT_EQ(labels(loader, 1).size(), static_cast<size_t>(kRecords));
+  // Kept, not rebuilt: epoch 1 cost its own batches plus epoch 2's window, no more.
+  EXPECT_LE(loader.stats().batches.load(), before + per_epoch - 3 + 3);
+}
+
+TEST_F(LoaderCoreTest, BadOptionsAreRejected) {
+  auto rejects = [&](LoaderOptions o) {
+    try {
+      LoaderCore loader(dataset_, o);
+    } catch (const Error& e) {
+      return e.status().code() == StatusCode::kInvalidArgument;
+    }
+    return false;
+  };
+  LoaderOptions o = options(1);
+  o.fields = {{"missing"}};
+  EXPECT_TRUE(rejects(o));
+  for (int prefetch : {0, -2, kMaxPrefetch + 1}) {
+    o = options(1);
+    o.prefetch = prefetch;
+    EXPECT_TRUE(rejects(o)) << prefetch;
+  }
+  for (int workers : {-2, kMaxWorkers + 1}) {
+    o = options(1);
+    o.workers = workers;
+    EXPECT_TRUE(rejects(o)) << workers;
+  }
+  for (int64_t batch : {int64_t{0}, int64_t{-1}, int64_t{1} << 60}) {
+    o = options(1);
+    o.batch_size = batch;
+    EXPECT_TRUE(rejects(o)) << batch;
+  }
+  o = options(1);
+  o.rank = 2;
+  EXPECT_TRUE(rejects(o));
+  o = options(1);
+  o.fields = {{"label"}, {"label"}};
+  EXPECT_TRUE(rejects(o));
+  LoaderCore loader(dataset_, options(1));
+  EXPECT_THROW(loader.restore({99, 0, 0}), Error);
+  EXPECT_THROW(loader.restore({5, -1, 0}), Error);
+}
+
+TEST_F(LoaderCoreTest, ADatasetOfBytesFieldsOnlyNeedsATransform) {
+  const Schema schema = Schema::create({{"jpeg", DType::kBytes, {}}}).value_or_throw();
+  RecordEncoder encoder(schema);
+  std::vector<std::vector<uint8_t>> records;
+  for (int i = 0; i < 10; ++i) {
+    const std::vector<uint8_t> payload(i + 1, 7);
+    throw_if_error(encoder.set_bytes(0, payload.data(), payload.size()));
+    records.push_back(encoder.encode());
+  }
+  testing::write_dataset(dir_ / "bytes", schema, records);
+  auto dataset = Dataset::open(dir_ / "bytes").value_or_throw();
+  EXPECT_THROW(LoaderCore(dataset, LoaderOptions{}), Error);
+  LoaderOptions o;
+  o.batch_size = 4;
+  o.shuffle = false;
+  o.workers = 2;
+  o.fields = {{"echo", std::make_shared<EchoInput>()}};
+  LoaderCore loader(dataset, o);
+  LoaderCore::Epoch epoch = loader.epoch(0);
+  HostBatch b;
+  int64_t i = 0;
+  while (epoch.next(b)) {
+    const auto* v = static_cast<const int64_t*>(b.fields[0].data);
+    for (int64_t k = 0; k < b.size; ++k, ++i) {
+      EXPECT_EQ(v[3 * k + 1], i);
+      EXPECT_EQ(v[3 * k + 2], 4 + (i + 1));  // no fixed part, a u32 length, the payload
+    }
+  }
+  EXPECT_EQ(i, 10);
+}
+
+TEST_F(LoaderCoreTest, HeavySamplesKeepEveryWorkerBusyAtPrefetchOne) {
+  // A batch's samples are split among workers: with prefetch 1 both workers build the one
+  // batch in flight. Checked by content (the sample indices land in their slots), not time.
+  LoaderOptions o = options(2);
+  o.prefetch = 1;
+  o.shuffle = false;
+  o.fields = {{kSampleCostField, busy_wait_transform(std::chrono::microseconds(20))}};
+  LoaderCore loader(dataset_, o);
+  LoaderCore::Epoch epoch = loader.epoch(0);
+  HostBatch b;
+  int64_t i = 0;
+  while (epoch.next(b)) {
+    const auto* v = static_cast<const int64_t*>(b.fields[0].data);
+    for (int64_t k = 0; k < b.size; ++k) EXPECT_EQ(v[k], i++);
+  }
+  EXPECT_EQ(i, kRecords);
+  EXPECT_GT(loader.stats().busy_ns.load(), 0);
+}
+
+TEST(AutoPrefetchTest, FillsSixteenMebibytesWithinFourToSixtyFourBatches) {
+  EXPECT_EQ(auto_prefetch(64 * 3144), 64);     // Fashion-MNIST float32, batch 64: capped
+  EXPECT_EQ(auto_prefetch(256 * 3144), 20);    // the same, batch 256
+  EXPECT_EQ(auto_prefetch(2u << 20), 8);       // 2 MiB batches
+  EXPECT_EQ(auto_prefetch(256u * 150528), 4);  // ImageNet-sized uint8, batch 256
+  EXPECT_EQ(auto_prefetch(0), 64);
+}
+
+TEST_F(LoaderCoreTest, AutoPrefetchIsResolvedFromTheBatchSize) {
+  LoaderOptions o = options(1);
+  o.prefetch = -1;
+  LoaderCore loader(dataset_, o);
+  EXPECT_EQ(loader.options().prefetch,
+            auto_prefetch(loader.layout().sample_bytes() * static_cast<size_t>(o.batch_size)));
+}
+
+}  // namespace
+}  // namespace stoker
