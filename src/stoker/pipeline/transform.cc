@@ -10,18 +10,21 @@ namespace {
 class CopyField : public Transform {
  public:
   CopyField(const Schema& schema, int field)
-      : field_(schema.fields()[field]), offset_(schema.fixed_offset(field)) {}
+      : field_(schema.fields()[field]),
+        offset_(schema.fixed_offset(field)),
+        bytes_(field_.fixed_bytes()) {}
   DType dtype() const override { return field_.dtype; }
   std::vector<int64_t> sample_shape() const override { return field_.shape; }
-  size_t record_prefix() const override { return offset_ + field_.fixed_bytes(); }
+  size_t record_prefix() const override { return offset_ + bytes_; }
   Status apply(const SampleInput& input, uint8_t* slot) const override {
-    std::memcpy(slot, input.record.data + offset_, field_.fixed_bytes());
+    std::memcpy(slot, input.record.data + offset_, bytes_);
     return Status::ok();
   }
 
  private:
   const Field field_;
   const size_t offset_;
+  const size_t bytes_;
 };
 
 class NormalizeField : public Transform {
