@@ -9,6 +9,8 @@
 #include <cstring>
 #include <utility>
 
+#include "stoker/util/mapping_registry.h"
+
 namespace stoker {
 
 Result<MappedFile> MappedFile::open(const std::string& path) {
@@ -35,6 +37,7 @@ Result<MappedFile> MappedFile::open(const std::string& path) {
       return io_error(path + ": cannot mmap: " + why);
     }
     file.data_ = static_cast<const uint8_t*>(p);
+    register_mapping(p, file.size_, path);
   }
   ::close(fd);
   return file;
@@ -55,7 +58,10 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
 MappedFile::~MappedFile() { reset(); }
 
 void MappedFile::reset() {
-  if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
+  if (data_ != nullptr) {
+    unregister_mapping(data_);
+    ::munmap(const_cast<uint8_t*>(data_), size_);
+  }
   data_ = nullptr;
   size_ = 0;
 }
