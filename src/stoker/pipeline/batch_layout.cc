@@ -107,9 +107,11 @@ Status BatchLayout::write_sample(const SampleInput& input, uint8_t* const* dst, 
 Status BatchLayout::write_samples(const ByteSpan* records, const int64_t* indices, size_t begin,
                                   size_t end, int64_t epoch, uint64_t seed, uint8_t* const* dst,
                                   uint8_t* failed, size_t* failed_at) const {
+  // Every cache line the fields read, the last one included (records are not line-aligned).
+  // The prefix lies within every record (a record holds at least the fixed part), and a
+  // prefetch never faults. (Bounding it by record.size made GCC 12 -O2 drop the prefetches.)
   auto prefetch = [this](const ByteSpan& record) {
-    const size_t bytes = std::min(record.size, record_prefix_);
-    for (size_t at = 0; at < bytes; at += 64) __builtin_prefetch(record.data + at);
+    for (size_t at = 0; at < record_prefix_ + 63; at += 64) __builtin_prefetch(record.data + at);
   };
   for (size_t k = begin; k < std::min(end, begin + kPrefetchDistance); ++k) prefetch(records[k]);
   Status first;
