@@ -8,17 +8,12 @@
 #include <cstdint>
 #include <string>
 
+#include "stoker/store/record_view.h"
 #include "stoker/store/schema.h"
 #include "stoker/util/mapped_file.h"
 #include "stoker/util/status.h"
 
 namespace stoker {
-
-// A borrowed byte range; valid while the reader that returned it lives.
-struct ByteSpan {
-  const uint8_t* data = nullptr;
-  size_t size = 0;
-};
 
 class ShardReader {
  public:

@@ -67,22 +67,11 @@ ByteSpan ShardReader::record(uint64_t i) const {
 }
 
 Result<ByteSpan> ShardReader::variable_field(uint64_t i, int field) const {
-  ByteSpan rec = record(i);
-  const auto& fields = schema_.fields();
-  size_t table = schema_.fixed_bytes();
-  size_t payload = schema_.min_record_bytes();
-  int slot = 0;
-  for (int f = 0; f < static_cast<int>(fields.size()); ++f) {
-    if (fields[f].is_fixed()) continue;
-    uint32_t len = load_u32(rec.data + table + 4 * slot);
-    if (len > rec.size - payload)
-      return corrupt(path() + ": record " + std::to_string(i) + ": field '" + fields[f].name +
-                     "' length out of range");
-    if (f == field) return ByteSpan{rec.data + payload, len};
-    payload += len;
-    ++slot;
-  }
-  return invalid_argument(path() + ": field " + std::to_string(field) + " is not a bytes field");
+  Result<ByteSpan> span = stoker::variable_field(schema_, record(i), field);
+  if (!span.is_ok())
+    return Status(span.status().code(),
+                  path() + ": record " + std::to_string(i) + ": " + span.status().message());
+  return span;
 }
 
 Status ShardReader::verify_record(uint64_t i) const {
