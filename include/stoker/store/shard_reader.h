@@ -8,17 +8,13 @@
 #include <cstdint>
 #include <string>
 
+#include "stoker/store/record_view.h"
 #include "stoker/store/schema.h"
+#include "stoker/store/shard_index.h"
 #include "stoker/util/mapped_file.h"
 #include "stoker/util/status.h"
 
 namespace stoker {
-
-// A borrowed byte range; valid while the reader that returned it lives.
-struct ByteSpan {
-  const uint8_t* data = nullptr;
-  size_t size = 0;
-};
 
 class ShardReader {
  public:
@@ -36,10 +32,13 @@ class ShardReader {
   uint64_t index_checksum() const { return index_checksum_; }
 
   // Bytes of record i (i < records()).
-  ByteSpan record(uint64_t i) const;
+  ByteSpan record(uint64_t i) const {
+    const shard_format::IndexEntry& e = entry(i);
+    return {data_ + e.offset, e.length};
+  }
   // Bytes of fixed field `field` of record i (precondition: the field is fixed).
   const uint8_t* fixed_field(uint64_t i, int field) const {
-    return data_ + entry(i).offset + schema_.fixed_offset(field);
+    return stoker::fixed_field(schema_, record(i), field);
   }
   // Bytes of the variable field `field` (a bytes field) of record i; kCorrupt if its lengths
   // do not fit the record.
@@ -49,23 +48,20 @@ class ShardReader {
   // Hints the CPU to bring record i into cache. Reads i's index entry: call prefetch_index(i)
   // some records earlier, else this load itself stalls.
   void prefetch(uint64_t i) const {
-    const Entry& e = entry(i);
+    const shard_format::IndexEntry& e = entry(i);
     for (uint64_t at = 0; at < e.length; at += 64) __builtin_prefetch(data_ + e.offset + at);
   }
   // Checks record i against its stored XXH3-64; kCorrupt naming shard and record if it differs.
   Status verify_record(uint64_t i) const;
 
  private:
-  struct Entry {
-    uint64_t offset, length, checksum;
-  };
   ShardReader() = default;
-  const Entry& entry(uint64_t i) const { return index_[i]; }
+  const shard_format::IndexEntry& entry(uint64_t i) const { return index_[i]; }
 
   MappedFile file_;
   Schema schema_;
   const uint8_t* data_ = nullptr;
-  const Entry* index_ = nullptr;
+  const shard_format::IndexEntry* index_ = nullptr;
   uint64_t count_ = 0;
   uint64_t index_checksum_ = 0;
 };

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "stoker/store/schema.h"
+#include "stoker/store/shard_index.h"
 #include "stoker/util/atomic_file.h"
 #include "stoker/util/status.h"
 
@@ -27,9 +28,9 @@ class ShardWriter {
   // Writes index and footer, fsyncs and renames into place.
   Status finish();
 
-  uint64_t records() const { return index_.size() / 3; }
-  // Upper bound of the file's size if finished now with `extra` more record bytes in one
-  // more record (header, records, index, padding, footer).
+  uint64_t records() const { return index_.size(); }
+  // The file's size if finished now with `extra` more record bytes in one more record
+  // (header, records, padding, index, footer).
   uint64_t projected_bytes(uint64_t extra) const;
   // XXH3-64 of the index, valid after finish(); the manifest records it.
   uint64_t index_checksum() const { return index_checksum_; }
@@ -42,7 +43,7 @@ class ShardWriter {
   size_t min_record_bytes_;
   uint64_t header_checksum_;
   uint64_t index_checksum_ = 0;
-  std::vector<uint64_t> index_;  // IndexEntry triples, flattened
+  std::vector<shard_format::IndexEntry> index_;
 };
 
 }  // namespace stoker

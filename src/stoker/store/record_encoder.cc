@@ -1,8 +1,9 @@
 #include "stoker/store/record_encoder.h"
 
 #include <cstring>
-#include <limits>
 #include <string>
+
+#include "stoker/store/shard_format.h"
 
 namespace stoker {
 
@@ -21,7 +22,7 @@ Status RecordEncoder::set_fixed(int field, const void* data, size_t size) {
 Status RecordEncoder::set_bytes(int field, const void* data, size_t size) {
   const Field& f = schema_.fields().at(field);
   if (f.is_fixed()) return invalid_argument("field '" + f.name + "' is not a bytes field");
-  if (size > std::numeric_limits<uint32_t>::max())
+  if (size > shard_format::kMaxPayloadBytes)
     return invalid_argument("field '" + f.name + "': value larger than 4 GiB");
   const auto* p = static_cast<const uint8_t*>(data);
   variable_[field].assign(p, p + size);
@@ -30,14 +31,7 @@ Status RecordEncoder::set_bytes(int field, const void* data, size_t size) {
 
 const std::vector<uint8_t>& RecordEncoder::encode() {
   record_.resize(schema_.fixed_bytes());
-  for (size_t f = 0; f < variable_.size(); ++f) {
-    if (schema_.fields()[f].is_fixed()) continue;
-    uint32_t len = static_cast<uint32_t>(variable_[f].size());
-    const auto* p = reinterpret_cast<const uint8_t*>(&len);
-    record_.insert(record_.end(), p, p + sizeof len);
-  }
-  for (const auto& payload : variable_)
-    record_.insert(record_.end(), payload.begin(), payload.end());
+  shard_format::encode_variable_part(schema_, variable_, &record_);
   return record_;
 }
 

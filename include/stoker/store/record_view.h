@@ -1,0 +1,31 @@
+#pragma once
+// Decoding one record's bytes by its schema (the record layout of docs/FORMAT.md: fixed part,
+// a u32 length per bytes field, payloads), for anyone holding a record and its Schema — a
+// ShardReader, a transform, a test. Free functions on borrowed bytes; thread-safe.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "stoker/store/schema.h"
+#include "stoker/util/status.h"
+
+namespace stoker {
+
+// A borrowed byte range; valid while its owner (e.g. the ShardReader that returned it) lives.
+struct ByteSpan {
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+};
+
+// The bytes of bytes-field `field` of `record`: kCorrupt if the record's length table or the
+// field's payload does not fit the record, kInvalidArgument if `field` is not a bytes field.
+// The message names the field; callers add the shard and record.
+Result<ByteSpan> variable_field(const Schema& schema, ByteSpan record, int field);
+
+// The bytes of fixed field `field` of `record` (precondition: the field is fixed and
+// record.size >= schema.min_record_bytes()); schema.fields()[field].fixed_bytes() long.
+inline const uint8_t* fixed_field(const Schema& schema, ByteSpan record, int field) {
+  return record.data + schema.fixed_offset(field);
+}
+
+}  // namespace stoker

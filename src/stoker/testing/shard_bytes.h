@@ -1,0 +1,50 @@
+#pragma once
+// Test helpers for crafted shards: read and write the numbers of a shard's bytes in memory
+// through the format unit's structs, and make its checksums consistent again, so that a test
+// (or the fuzz target) reaches the bounds checks behind them.
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "stoker/store/shard_format.h"
+#include "stoker/util/checksum.h"
+
+namespace stoker::testing {
+
+// The value of type T at `offset` of `bytes` (precondition: it fits).
+template <typename T>
+T load(const std::string& bytes, uint64_t offset) {
+  T value;
+  std::memcpy(&value, bytes.data() + offset, sizeof value);
+  return value;
+}
+template <typename T>
+void store(std::string* bytes, uint64_t offset, const T& value) {
+  std::memcpy(bytes->data() + offset, &value, sizeof value);
+}
+
+inline uint64_t footer_at(const std::string& shard) {
+  return shard.size() - shard_format::kFooterBytes;
+}
+
+// Rewrites the footer's header and index checksums to those of the bytes that the header's
+// schema_len and the footer's index_offset and record_count point at, where those lie inside
+// `shard`; leaves the others as they are. Does nothing to a shard shorter than a header and a
+// footer.
+inline void fix_checksums(std::string* shard) {
+  using namespace shard_format;
+  if (shard->size() < kMinShardBytes) return;
+  const auto prefix = load<HeaderPrefix>(*shard, 0);
+  auto footer = load<Footer>(*shard, footer_at(*shard));
+  const uint64_t end = footer_at(*shard);
+  if (header_bytes(prefix.schema_len) <= end)
+    footer.header_checksum = xxh3_64(shard->data(), header_bytes(prefix.schema_len));
+  if (footer.index_offset <= end &&
+      footer.record_count <= (end - footer.index_offset) / kIndexEntryBytes)
+    footer.index_checksum =
+        xxh3_64(shard->data() + footer.index_offset, footer.record_count * kIndexEntryBytes);
+  store(shard, footer_at(*shard), footer);
+}
+
+}  // namespace stoker::testing
