@@ -73,6 +73,7 @@ class BatchLayout {
  private:
   Status write_sample(const SampleInput& input, uint8_t* const* dst, size_t k) const;
 
+  Schema schema_;  // of the records; transforms see it
   std::vector<BatchField> fields_;
   size_t record_prefix_ = 0;  // bytes at the start of a record that the fields read
 };

@@ -17,8 +17,8 @@
 #include <memory>
 #include <vector>
 
+#include "stoker/store/record_view.h"
 #include "stoker/store/schema.h"
-#include "stoker/store/shard_reader.h"
 #include "stoker/util/rng.h"
 #include "stoker/util/status.h"
 
@@ -28,7 +28,9 @@ class Normalization;
 
 // What a transform sees of one sample. Borrowed: valid during the call only.
 struct SampleInput {
-  ByteSpan record;  // the whole record: fixed fields, bytes-field length table, payloads
+  // The whole record: fixed fields, bytes-field length table, payloads. At least
+  // schema->min_record_bytes() long; decode fields with record_view.h (variable_field).
+  ByteSpan record;
   const Schema* schema = nullptr;
   int64_t index = 0;  // global dataset index
   int64_t epoch = 0;

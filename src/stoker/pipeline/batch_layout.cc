@@ -35,6 +35,7 @@ Result<BatchLayout> BatchLayout::create(const Schema& schema,
                                         const std::vector<FieldRequest>& requests) {
   if (requests.empty()) return invalid_argument("a batch needs at least one field");
   BatchLayout layout;
+  layout.schema_ = schema;
   for (const FieldRequest& request : requests) {
     if (layout.find(request.name) >= 0)
       return invalid_argument("field '" + request.name + "' is requested twice");
@@ -116,6 +117,7 @@ Status BatchLayout::write_samples(const ByteSpan* records, const int64_t* indice
   for (size_t k = begin; k < std::min(end, begin + kPrefetchDistance); ++k) prefetch(records[k]);
   Status first;
   SampleInput input;
+  input.schema = &schema_;
   input.epoch = epoch;
   input.seed = seed;
   for (size_t k = begin; k < end; ++k) {

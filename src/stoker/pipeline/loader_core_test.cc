@@ -57,6 +57,19 @@ class FailOn : public Transform {
   How how_;
 };
 
+// A bytes field's length and first byte, decoded from the record by its schema.
+class PayloadOf : public Transform {
+ public:
+  DType dtype() const override { return DType::kInt64; }
+  std::vector<int64_t> sample_shape() const override { return {2}; }
+  Status apply(const SampleInput& in, uint8_t* slot) const override {
+    STOKER_ASSIGN_OR_RETURN(ByteSpan payload, variable_field(*in.schema, in.record, 0));
+    const int64_t out[2] = {static_cast<int64_t>(payload.size), payload.data[0]};
+    std::memcpy(slot, out, sizeof out);
+    return Status::ok();
+  }
+};
+
 class LoaderCoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -357,12 +370,12 @@ TEST_F(LoaderCoreTest, BadOptionsAreRejected) {
   EXPECT_THROW(loader.restore({5, -1, 0}), Error);
 }
 
-TEST_F(LoaderCoreTest, ADatasetOfBytesFieldsOnlyNeedsATransform) {
+TEST_F(LoaderCoreTest, VariableSizeBytesFieldsAreReadByTransforms) {
   const Schema schema = Schema::create({{"jpeg", DType::kBytes, {}}}).value_or_throw();
   RecordEncoder encoder(schema);
   std::vector<std::vector<uint8_t>> records;
   for (int i = 0; i < 10; ++i) {
-    const std::vector<uint8_t> payload(i + 1, 7);
+    const std::vector<uint8_t> payload(i + 1, static_cast<uint8_t>(i * 3));
     throw_if_error(encoder.set_bytes(0, payload.data(), payload.size()));
     records.push_back(encoder.encode());
   }
@@ -373,16 +386,19 @@ TEST_F(LoaderCoreTest, ADatasetOfBytesFieldsOnlyNeedsATransform) {
   o.batch_size = 4;
   o.shuffle = false;
   o.workers = 2;
-  o.fields = {{"echo", std::make_shared<EchoInput>()}};
+  o.fields = {{"echo", std::make_shared<EchoInput>()}, {"payload", std::make_shared<PayloadOf>()}};
   LoaderCore loader(dataset, o);
   LoaderCore::Epoch epoch = loader.epoch(0);
   HostBatch b;
   int64_t i = 0;
   while (epoch.next(b)) {
-    const auto* v = static_cast<const int64_t*>(b.fields[0].data);
+    const auto* v = static_cast<const int64_t*>(b["echo"].data);
+    const auto* p = static_cast<const int64_t*>(b["payload"].data);
     for (int64_t k = 0; k < b.size; ++k, ++i) {
       EXPECT_EQ(v[3 * k + 1], i);
       EXPECT_EQ(v[3 * k + 2], 4 + (i + 1));  // no fixed part, a u32 length, the payload
+      EXPECT_EQ(p[2 * k], i + 1);
+      EXPECT_EQ(p[2 * k + 1], i * 3);
     }
   }
   EXPECT_EQ(i, 10);
