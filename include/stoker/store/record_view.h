@@ -22,6 +22,11 @@ struct ByteSpan {
 // The message names the field; callers add the shard and record.
 Result<ByteSpan> variable_field(const Schema& schema, ByteSpan record, int field);
 
+// Checks that `record` is laid out as the schema says: its length table fits and the bytes
+// fields' payloads end exactly where the record does (the writer makes every record so; fixed
+// fields fit any record at least schema.min_record_bytes() long). kCorrupt naming the field.
+Status check_record_layout(const Schema& schema, ByteSpan record);
+
 // The bytes of fixed field `field` of `record` (precondition: the field is fixed and
 // record.size >= schema.min_record_bytes()); schema.fields()[field].fixed_bytes() long.
 inline const uint8_t* fixed_field(const Schema& schema, ByteSpan record, int field) {

@@ -1,28 +1,25 @@
-// `stoker verify DIR`: a full checksum pass; lists every bad record and exits 1 if any.
+// `stoker verify DIR`: everything a reader relies on (store/dataset_check.h): Dataset::open's
+// checks of manifest, schema, shard headers, index bounds and footers, then every record's
+// checksum, layout and label. Lists every bad record and exits 1 if any.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 #include <memory>
 
 #include "cli/commands.h"
-#include "stoker/store/dataset.h"
+#include "stoker/store/dataset_check.h"
 
 namespace stoker::cli {
 
 void add_verify_command(CLI::App& app) {
   auto dir = std::make_shared<std::string>();
-  CLI::App* cmd = app.add_subcommand("verify", "Check every record's checksum; list the bad ones");
+  CLI::App* cmd = app.add_subcommand(
+      "verify", "Check a dataset's format and every record's checksum; list the bad records");
   cmd->add_option("dir", *dir, "Dataset directory")->required();
   cmd->callback([dir] {
     auto dataset = Dataset::open(*dir).value_or_throw();
-    uint64_t bad = 0;
-    for (uint64_t i = 0; i < dataset->size(); ++i) {
-      Status s = dataset->verify_record(i);
-      if (!s.is_ok()) {
-        std::fprintf(stderr, "%s\n", s.message().c_str());
-        ++bad;
-      }
-    }
+    const uint64_t bad = check_records(
+        *dataset, [](const Status& s) { std::fprintf(stderr, "%s\n", s.message().c_str()); });
     if (bad > 0)
       throw Error(corrupt(
           fmt::format("{}: {} of {} records failed verification", *dir, bad, dataset->size())));

@@ -72,5 +72,26 @@ TEST_F(RecordViewTest, RecordShorterThanItsLengthTableIsCorrupt) {
   }
 }
 
+TEST_F(RecordViewTest, EncodedRecordHasItsLayout) {
+  EXPECT_TRUE(check_record_layout(schema_, span()).is_ok());
+}
+
+TEST_F(RecordViewTest, TrailingBytesBreakTheLayout) {
+  record_.push_back(0);
+  Status s = check_record_layout(schema_, span());
+  EXPECT_EQ(s.code(), StatusCode::kCorrupt);
+  EXPECT_NE(s.message().find("fields end at byte 24 of a 25-byte record"), std::string::npos)
+      << s.message();
+}
+
+TEST_F(RecordViewTest, ShortOrLongLengthsBreakTheLayout) {
+  for (uint32_t b_length : {4u, 6u}) {
+    std::memcpy(record_.data() + 12, &b_length, 4);
+    EXPECT_EQ(check_record_layout(schema_, span()).code(), StatusCode::kCorrupt) << b_length;
+  }
+  EXPECT_EQ(check_record_layout(schema_, ByteSpan{record_.data(), 10}).code(),
+            StatusCode::kCorrupt);
+}
+
 }  // namespace
 }  // namespace stoker

@@ -104,26 +104,47 @@ void encode_variable_part(const Schema& schema, const std::vector<std::vector<ui
 
 }  // namespace shard_format
 
-Result<ByteSpan> variable_field(const Schema& schema, ByteSpan record, int field) {
-  using shard_format::kLengthBytes;
+namespace {
+
+// Walks the length table of `record` in schema order, checking that each payload fits, up to
+// bytes field `field` (whose payload it returns) or, with field == -1, to the end (returning
+// the empty span where the last payload ends).
+Result<ByteSpan> walk_payloads(const Schema& schema, ByteSpan record, int field) {
   const auto& fields = schema.fields();
-  if (field < 0 || field >= static_cast<int>(fields.size()) || fields[field].is_fixed())
-    return invalid_argument("field " + std::to_string(field) + " is not a bytes field");
   if (record.size < schema.min_record_bytes())
     return corrupt("length table runs past the record (" + std::to_string(record.size) +
                    " bytes, the schema needs " + std::to_string(schema.min_record_bytes()) + ")");
   const uint8_t* table = record.data + schema.fixed_bytes();
   size_t payload = schema.min_record_bytes();
-  for (int f = 0;; ++f) {
+  for (int f = 0; f < static_cast<int>(fields.size()); ++f) {
     if (fields[f].is_fixed()) continue;
     const uint32_t len = shard_format::load_u32(table);
-    table += kLengthBytes;
+    table += shard_format::kLengthBytes;
     if (len > record.size - payload)
       return corrupt("field '" + fields[f].name + "' length " + std::to_string(len) +
                      " runs past the record (" + std::to_string(record.size) + " bytes)");
     if (f == field) return ByteSpan{record.data + payload, len};
     payload += len;
   }
+  return ByteSpan{record.data + payload, 0};
+}
+
+}  // namespace
+
+Result<ByteSpan> variable_field(const Schema& schema, ByteSpan record, int field) {
+  const auto& fields = schema.fields();
+  if (field < 0 || field >= static_cast<int>(fields.size()) || fields[field].is_fixed())
+    return invalid_argument("field " + std::to_string(field) + " is not a bytes field");
+  return walk_payloads(schema, record, field);
+}
+
+Status check_record_layout(const Schema& schema, ByteSpan record) {
+  STOKER_ASSIGN_OR_RETURN(ByteSpan end, walk_payloads(schema, record, -1));
+  const size_t used = static_cast<size_t>(end.data - record.data);
+  if (used != record.size)
+    return corrupt("fields end at byte " + std::to_string(used) + " of a " +
+                   std::to_string(record.size) + "-byte record");
+  return Status::ok();
 }
 
 }  // namespace stoker

@@ -343,7 +343,8 @@ TEST_F(CraftedShardTest, RandomNumbersNeverLetRecordsOutsideTheFile) {
       }
     }
   }
-  EXPECT_GT(opened, 30) << opened;  // some changes (e.g. a record's checksum) leave a readable shard
+  // Some changes (e.g. of a record's checksum) leave a readable shard.
+  EXPECT_GT(opened, 30) << opened;
 }
 
 }  // namespace

@@ -7,7 +7,9 @@
 #include <cstring>
 #include <string>
 
+#include "stoker/store/manifest.h"
 #include "stoker/store/shard_format.h"
+#include "stoker/util/atomic_file.h"
 #include "stoker/util/checksum.h"
 
 namespace stoker::testing {
@@ -45,6 +47,42 @@ inline void fix_checksums(std::string* shard) {
     footer.index_checksum =
         xxh3_64(shard->data() + footer.index_offset, footer.record_count * kIndexEntryBytes);
   store(shard, footer_at(*shard), footer);
+}
+
+// Rewrites every index entry's checksum to that of the record it points at, where the footer's
+// index and the entry lie inside `shard` (call fix_checksums() after).
+inline void fix_record_checksums(std::string* shard) {
+  using namespace shard_format;
+  if (shard->size() < kMinShardBytes) return;
+  const auto footer = load<Footer>(*shard, footer_at(*shard));
+  const uint64_t end = footer_at(*shard);
+  if (footer.index_offset > end ||
+      footer.record_count > (end - footer.index_offset) / kIndexEntryBytes)
+    return;
+  for (uint64_t i = 0; i < footer.record_count; ++i) {
+    const uint64_t at = footer.index_offset + i * kIndexEntryBytes;
+    auto entry = load<IndexEntry>(*shard, at);
+    if (entry.offset > end || entry.length > end - entry.offset) continue;
+    entry.checksum = xxh3_64(shard->data() + entry.offset, entry.length);
+    store(shard, at, entry);
+  }
+}
+
+// Applies `change` to the bytes of shard `shard` of the dataset at `dir`, then makes every
+// checksum consistent again: the shard's record, header and index checksums and the manifest's
+// index checksum. So only the numbers `change` wrote are wrong.
+template <typename Change>
+void rewrite_shard(const std::string& dir, int shard, Change change) {
+  Manifest manifest = Manifest::load(dir).value_or_throw();
+  const std::string path = dir + "/" + manifest.shards[shard].file;
+  std::string bytes = read_file(path).value_or_throw();
+  change(&bytes);
+  fix_record_checksums(&bytes);
+  fix_checksums(&bytes);
+  throw_if_error(write_file_atomically(path, bytes));
+  manifest.shards[shard].index_checksum =
+      load<shard_format::Footer>(bytes, footer_at(bytes)).index_checksum;
+  throw_if_error(manifest.save(dir));
 }
 
 }  // namespace stoker::testing

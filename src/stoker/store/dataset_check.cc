@@ -1,0 +1,61 @@
+#include "stoker/store/dataset_check.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "stoker/store/record_view.h"
+
+namespace stoker {
+namespace {
+
+// The `label` field if the manifest names classes and the schema has an int64 scalar `label`,
+// else -1.
+int class_label_field(const Dataset& dataset) {
+  if (dataset.manifest().class_names.empty()) return -1;
+  const int field = dataset.schema().find("label");
+  if (field < 0) return -1;
+  const Field& f = dataset.schema().fields()[field];
+  return f.dtype == DType::kInt64 && f.shape.empty() ? field : -1;
+}
+
+Status check_layout_and_label(const Dataset& dataset, uint64_t i) {
+  const Dataset::Location at = dataset.locate(i);
+  const ShardReader& shard = dataset.shard(at.shard);
+  const ByteSpan record = shard.record(at.record);
+  STOKER_RETURN_IF_ERROR(check_record_layout(dataset.schema(), record));
+  const int label_field = class_label_field(dataset);
+  if (label_field < 0) return Status::ok();
+  int64_t label;
+  std::memcpy(&label, fixed_field(dataset.schema(), record, label_field), sizeof label);
+  const size_t classes = dataset.manifest().class_names.size();
+  if (label < 0 || static_cast<uint64_t>(label) >= classes)
+    return corrupt(fmt::format("label {} is not one of the manifest's {} classes", label, classes));
+  return Status::ok();
+}
+
+}  // namespace
+
+Status check_record(const Dataset& dataset, uint64_t i) {
+  STOKER_RETURN_IF_ERROR(dataset.verify_record(i));
+  Status status = check_layout_and_label(dataset, i);
+  if (status.is_ok()) return status;
+  const Dataset::Location at = dataset.locate(i);
+  return Status(status.code(),
+                fmt::format("{}: record {}: {} (dataset record {})", dataset.shard(at.shard).path(),
+                            at.record, status.message(), i));
+}
+
+uint64_t check_records(const Dataset& dataset, const std::function<void(const Status&)>& on_error) {
+  uint64_t bad = 0;
+  for (uint64_t i = 0; i < dataset.size(); ++i) {
+    Status status = check_record(dataset, i);
+    if (!status.is_ok()) {
+      on_error(status);
+      ++bad;
+    }
+  }
+  return bad;
+}
+
+}  // namespace stoker
