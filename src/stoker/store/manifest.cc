@@ -127,10 +127,13 @@ Status Manifest::save(const std::string& dir) const {
 
 Result<Manifest> Manifest::load(const std::string& dir) {
   const std::string path = dir + "/" + kManifestName;
-  if (!std::filesystem::is_directory(dir)) return not_found(dir + ": no such dataset directory");
-  if (!std::filesystem::exists(path))
+  std::error_code ec;  // a path the system cannot resolve (a symlink loop) is no directory
+  if (!std::filesystem::is_directory(dir, ec))
+    return not_found(dir + ": no such dataset directory");
+  Result<std::string> read = read_file(path, kMaxManifestBytes);
+  if (read.status().code() == StatusCode::kNotFound)
     return not_found(dir + ": not a stoker dataset (no " + kManifestName + ")");
-  STOKER_ASSIGN_OR_RETURN(std::string text, read_file(path, kMaxManifestBytes));
+  STOKER_ASSIGN_OR_RETURN(std::string text, std::move(read));
   STOKER_ASSIGN_OR_RETURN(json j, parse_json(text, path));
   if (!j.is_object()) return corrupt(path + ": not a JSON object");
   STOKER_ASSIGN_OR_RETURN(std::string format, get_string(j, "format", path));

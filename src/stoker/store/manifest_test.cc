@@ -177,6 +177,10 @@ TEST_F(ManifestTest, AManifestThatIsNotAFileIsRefusedWithoutBlocking) {
   fs::create_symlink("/dev/zero", path());
   expect_error(Manifest::load(dir()).status(), StatusCode::kInvalidArgument,
                "not a regular file (a character device)");
+  fs::remove(path());
+  fs::create_symlink(path(), path());
+  expect_error(Manifest::load(dir()).status(), StatusCode::kIoError,
+               "Too many levels of symbolic links");
 }
 
 }  // namespace
