@@ -1,14 +1,20 @@
 #pragma once
 // DatasetSummary: what `stoker inspect` reports of a dataset — schema, counts, sizes and, for
-// an int64 scalar field named "label", a histogram of its values.
+// an int64 scalar field named "label", a histogram of its values. Labels are whatever int64
+// values the records hold: nothing here is sized by a label's value.
 
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "stoker/store/dataset.h"
 
 namespace stoker {
+
+// The most classes a classifier may have (count_classes()), and the most distinct label values
+// a summary counts one by one.
+constexpr int64_t kMaxClasses = int64_t{1} << 16;
 
 struct DatasetSummary {
   std::string dir;
@@ -18,15 +24,26 @@ struct DatasetSummary {
   uint64_t bytes = 0;       // all shard files
   std::string schema_text;  // e.g. "image uint8[1,28,28], label int64"
   bool has_labels = false;
+  int64_t label_min = 0;  // smallest and largest label, when has_labels and records > 0
+  int64_t label_max = 0;
+  // Records per label value; left empty, with label_histogram_complete false, when the labels
+  // take more than kMaxClasses distinct values.
   std::map<int64_t, uint64_t> label_histogram;
+  bool label_histogram_complete = true;
   std::vector<std::string> class_names;
 
   // One JSON object: dir, format_version, records, shards, bytes, schema (the JSON form),
-  // label_histogram {"value": count} and class_names when present.
+  // label_min, label_max and label_histogram {"value": count} and class_names when present.
   std::string to_json(const Schema& schema) const;
 };
 
 // Reads every label once (mmap, no checksums): fast even for millions of records.
 DatasetSummary summarize(const Dataset& dataset);
+
+// The classes a classifier of `dataset` needs: the manifest's class names if it has any, else
+// the largest label + 1, reading every record's label (an int64 scalar field "label"). Errors
+// (kInvalidArgument, naming the dataset): no such field; more than kMaxClasses class names;
+// without names, no records or a label outside [0, kMaxClasses) (naming the first such record).
+Result<int64_t> count_classes(const Dataset& dataset);
 
 }  // namespace stoker

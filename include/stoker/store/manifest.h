@@ -13,6 +13,8 @@ namespace stoker {
 
 constexpr const char* kManifestName = "manifest.json";
 constexpr uint32_t kDatasetFormatVersion = 1;
+// A larger manifest is refused without reading it (docs/FORMAT.md).
+constexpr uint64_t kMaxManifestBytes = uint64_t{64} << 20;
 
 struct ShardInfo {
   std::string file;  // name relative to the dataset directory
@@ -29,8 +31,10 @@ struct Manifest {
   std::string source;                    // where the data came from (informational)
   std::vector<std::string> class_names;  // names of label values, if known
 
-  // Reads DIR/manifest.json; kNotFound if the directory holds none, kCorrupt if it is not
-  // valid, kUnsupported if its format version is newer than this build reads.
+  // Reads DIR/manifest.json, checking every key docs/FORMAT.md specifies (type, range, plain
+  // and unique shard names, record counts that add up). kNotFound if the directory holds none;
+  // kInvalidArgument if it is not a regular file or is larger than kMaxManifestBytes; kCorrupt
+  // if it is not valid; kUnsupported if its format version is newer than this build reads.
   static Result<Manifest> load(const std::string& dir);
   // Writes DIR/manifest.json crash-safely.
   Status save(const std::string& dir) const;

@@ -15,6 +15,11 @@ namespace stoker {
 
 enum class DType { kUint8, kInt64, kFloat32, kBytes };
 
+// Largest dimension of a fixed field's shape.
+constexpr int64_t kMaxDimension = int64_t{1} << 31;
+// Most bytes a fixed field, and the fixed part of a record (all fixed fields), may take: 4 GiB.
+constexpr uint64_t kMaxFixedBytes = uint64_t{1} << 32;
+
 // "uint8", "int64", "float32", "bytes".
 const char* dtype_name(DType dtype);
 // Bytes per element of a fixed dtype (1, 8, 4); 0 for kBytes.
@@ -26,6 +31,7 @@ struct Field {
   std::vector<int64_t> shape;  // fixed fields only; {} is a scalar
 
   bool is_fixed() const { return dtype != DType::kBytes; }
+  // Elements and bytes of a field of a valid Schema (unchecked on other fields).
   int64_t num_elements() const;
   // Bytes the field takes in a record; 0 for kBytes.
   size_t fixed_bytes() const;
@@ -36,7 +42,9 @@ struct Field {
 // Immutable after construction; thread-safe to share.
 class Schema {
  public:
-  // Validates names (non-empty, unique) and shapes (positive dims); errors are kInvalidArgument.
+  // Validates names (non-empty, unique), shapes (dimensions in 1 .. kMaxDimension) and sizes
+  // (no field nor the fixed part above kMaxFixedBytes), with arithmetic that cannot overflow;
+  // errors are kInvalidArgument.
   static Result<Schema> create(std::vector<Field> fields);
   // Parses the JSON form written by to_json(); errors are kCorrupt and name `origin`.
   static Result<Schema> from_json(const std::string& json, const std::string& origin);

@@ -50,7 +50,13 @@ Status write_file_atomically(const std::string& path, const std::string& bytes);
 // fsyncs a directory so that renames inside it are durable.
 Status fsync_directory(const std::string& dir);
 
-// Reads a whole (small) file into a string.
-Result<std::string> read_file(const std::string& path);
+// Default limit of read_file(): small files only.
+constexpr uint64_t kReadFileMaxBytes = uint64_t{64} << 20;
+
+// Reads a whole regular file into a string. A path that is not a regular file (a FIFO, a device,
+// a directory, or a symlink to one) is kInvalidArgument without blocking on it or reading it; so
+// is a file larger than `max_bytes`, found before reading it (or, if it grows, once it passes
+// the limit). The error names the path.
+Result<std::string> read_file(const std::string& path, uint64_t max_bytes = kReadFileMaxBytes);
 
 }  // namespace stoker

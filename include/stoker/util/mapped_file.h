@@ -12,7 +12,9 @@ namespace stoker {
 
 class MappedFile {
  public:
-  // Maps `path` read-only. An empty file maps to size 0 with data() == nullptr.
+  // Maps `path` read-only. An empty file maps to size 0 with data() == nullptr. Only a regular
+  // file is mapped: a FIFO, a device or a directory (or a symlink to one) is kInvalidArgument
+  // naming the path, found without blocking on it (see RegularFile).
   static Result<MappedFile> open(const std::string& path);
 
   MappedFile() = default;

@@ -1,11 +1,8 @@
 // The `stoker` binary end to end: the README's flow on Fashion-MNIST, and bad inputs giving
 // one line on stderr naming the file, a non-zero exit, and nothing half-written.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <algorithm>
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -13,7 +10,6 @@
 #include "stoker/testing/cli_run.h"
 #include "stoker/testing/records.h"
 #include "stoker/testing/temp_dir.h"
-#include "stoker/util/atomic_file.h"
 
 namespace stoker {
 namespace {

@@ -18,11 +18,13 @@ namespace {
 namespace fs = std::filesystem;
 
 // DIR itself if it is a dataset, else its subdirectories that are, sorted by name.
+// Paths the system cannot resolve (a symlink loop, say) are left for Dataset::open to report.
 std::vector<std::string> dataset_dirs(const std::string& dir) {
-  if (fs::exists(fs::path(dir) / kManifestName) || !fs::is_directory(dir)) return {dir};
+  std::error_code ec;
+  if (fs::exists(fs::path(dir) / kManifestName, ec) || !fs::is_directory(dir, ec)) return {dir};
   std::vector<std::string> dirs;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    if (fs::exists(entry.path() / kManifestName)) dirs.push_back(entry.path().string());
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (fs::exists(entry.path() / kManifestName, ec)) dirs.push_back(entry.path().string());
   }
   std::sort(dirs.begin(), dirs.end());
   if (dirs.empty()) return {dir};  // let Dataset::open say why it is not a dataset
@@ -35,7 +37,10 @@ void print_text(const DatasetSummary& s) {
   fmt::print("records   {} in {} shard{} ({:.1f} MB)\n", s.records, s.shards,
              s.shards == 1 ? "" : "s", s.bytes / 1e6);
   fmt::print("schema    {}\n", s.schema_text);
-  if (s.has_labels) {
+  if (s.has_labels && !s.label_histogram_complete) {
+    fmt::print("labels    more than {} distinct values, from {} to {} (no histogram)\n",
+               kMaxClasses, s.label_min, s.label_max);
+  } else if (s.has_labels) {
     fmt::print("labels\n");
     for (const auto& [value, count] : s.label_histogram) {
       std::string name;

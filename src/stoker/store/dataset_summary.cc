@@ -2,10 +2,28 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
 namespace stoker {
+namespace {
+
+// Index of the int64 scalar field "label", or -1.
+int label_field(const Schema& schema) {
+  const int f = schema.find("label");
+  if (f < 0) return -1;
+  const Field& field = schema.fields()[f];
+  return field.dtype == DType::kInt64 && field.shape.empty() ? f : -1;
+}
+
+int64_t label_of(const Dataset& dataset, uint64_t record, int field) {
+  int64_t value;
+  std::memcpy(&value, dataset.fixed_field(record, field), sizeof value);
+  return value;
+}
+
+}  // namespace
 
 DatasetSummary summarize(const Dataset& dataset) {
   DatasetSummary s;
@@ -24,23 +42,53 @@ DatasetSummary summarize(const Dataset& dataset) {
         fmt::format("{}{} {}{}", f ? ", " : "", fields[f].name, dtype_name(fields[f].dtype),
                     shape.empty() ? "" : "[" + shape + "]");
   }
-  int label = dataset.schema().find("label");
-  if (label >= 0 && fields[label].dtype == DType::kInt64 && fields[label].shape.empty()) {
-    s.has_labels = true;
-    for (uint64_t i = 0; i < dataset.size(); ++i) {
-      int64_t value;
-      std::memcpy(&value, dataset.fixed_field(i, label), sizeof value);
-      ++s.label_histogram[value];
+  const int label = label_field(dataset.schema());
+  s.has_labels = label >= 0;
+  for (uint64_t i = 0; s.has_labels && i < dataset.size(); ++i) {
+    const int64_t value = label_of(dataset, i, label);
+    s.label_min = i == 0 ? value : std::min(s.label_min, value);
+    s.label_max = i == 0 ? value : std::max(s.label_max, value);
+    if (!s.label_histogram_complete) continue;
+    ++s.label_histogram[value];
+    if (s.label_histogram.size() > static_cast<size_t>(kMaxClasses)) {
+      s.label_histogram.clear();
+      s.label_histogram_complete = false;
     }
   }
   return s;
+}
+
+Result<int64_t> count_classes(const Dataset& dataset) {
+  const int label = label_field(dataset.schema());
+  if (label < 0)
+    return invalid_argument(dataset.dir() + ": no int64 scalar field 'label' to classify by");
+  const size_t names = dataset.manifest().class_names.size();
+  if (names > static_cast<size_t>(kMaxClasses))
+    return invalid_argument(fmt::format("{}: {} class names, more than the {} classes allowed",
+                                        dataset.dir(), names, kMaxClasses));
+  if (names > 0) return static_cast<int64_t>(names);
+  if (dataset.size() == 0) return invalid_argument(dataset.dir() + " holds no records");
+  int64_t largest = 0;
+  for (uint64_t i = 0; i < dataset.size(); ++i) {
+    const int64_t value = label_of(dataset, i, label);
+    if (value < 0 || value >= kMaxClasses)
+      return invalid_argument(
+          fmt::format("{}: record {} has label {}; labels must be class numbers in [0, {})",
+                      dataset.dir(), i, value, kMaxClasses));
+    largest = std::max(largest, value);
+  }
+  return largest + 1;
 }
 
 std::string DatasetSummary::to_json(const Schema& schema) const {
   nlohmann::json j = {{"dir", dir},         {"format_version", format_version},
                       {"records", records}, {"shards", shards},
                       {"bytes", bytes},     {"schema", nlohmann::json::parse(schema.to_json())}};
-  if (has_labels) {
+  if (has_labels && records > 0) {
+    j["label_min"] = label_min;
+    j["label_max"] = label_max;
+  }
+  if (has_labels && label_histogram_complete) {
     nlohmann::json histogram = nlohmann::json::object();
     for (const auto& [value, count] : label_histogram) histogram[std::to_string(value)] = count;
     j["label_histogram"] = histogram;

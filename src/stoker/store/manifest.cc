@@ -2,14 +2,110 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <vector>
 
 #include "stoker/util/atomic_file.h"
 
 namespace stoker {
 
+namespace {
+
 using nlohmann::json;
+
+// Parses `text` as one JSON document: nothing but white space may follow it, and no object may
+// repeat a key (readers would disagree on which value counts).
+Result<json> parse_json(const std::string& text, const std::string& path) {
+  // nlohmann::json stops at a NUL byte as at the end of the input: JSON text holds none.
+  if (const size_t nul = text.find('\0'); nul != std::string::npos)
+    return corrupt(fmt::format("{}: not valid JSON: a NUL byte at offset {}", path, nul));
+  std::vector<std::set<std::string>> keys;  // of each object being parsed
+  std::string repeated;
+  auto callback = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) keys.emplace_back();
+    if (event == json::parse_event_t::object_end) keys.pop_back();
+    if (event == json::parse_event_t::key &&
+        !keys.back().insert(parsed.get<std::string>()).second && repeated.empty())
+      repeated = parsed.get<std::string>();
+    return true;
+  };
+  json j;
+  try {
+    j = json::parse(text, callback);
+  } catch (const json::parse_error& e) {
+    return corrupt(path + ": not valid JSON: " + e.what());
+  }
+  if (!repeated.empty()) return corrupt(path + ": key " + json(repeated).dump() + " repeats");
+  return j;
+}
+
+Status wrong_type(const std::string& where, const char* key, const char* expected) {
+  return corrupt(fmt::format("{}: '{}' must be {}", where, key, expected));
+}
+
+// The value of required key `key` of `object`; errors name `where`.
+Result<const json*> get_key(const json& object, const char* key, const std::string& where) {
+  auto it = object.find(key);
+  if (it == object.end()) return corrupt(fmt::format("{}: no '{}'", where, key));
+  return &*it;
+}
+
+Result<std::string> get_string(const json& object, const char* key, const std::string& where) {
+  STOKER_ASSIGN_OR_RETURN(const json* value, get_key(object, key, where));
+  if (!value->is_string()) return wrong_type(where, key, "a string");
+  return value->get<std::string>();
+}
+
+// A non-negative integer (JSON numbers such as 1.0, -0 or 1e3 are not).
+Result<uint64_t> get_count(const json& object, const char* key, const std::string& where) {
+  STOKER_ASSIGN_OR_RETURN(const json* value, get_key(object, key, where));
+  if (!value->is_number_unsigned()) return wrong_type(where, key, "a non-negative integer");
+  return value->get<uint64_t>();
+}
+
+// An integer version from 1 up; kUnsupported if newer than this build reads.
+Result<uint32_t> get_format_version(const json& manifest, const std::string& path) {
+  STOKER_ASSIGN_OR_RETURN(const json* value, get_key(manifest, "format_version", path));
+  if (!value->is_number_integer()) return wrong_type(path, "format_version", "an integer");
+  if (!value->is_number_unsigned() || value->get<uint64_t>() == 0)
+    return corrupt(path + ": format_version " + value->dump() +
+                   " is not a version (they start at 1)");
+  const uint64_t version = value->get<uint64_t>();
+  if (version > kDatasetFormatVersion)
+    return unsupported(
+        fmt::format("{}: dataset format version {} is newer than this stoker reads ({})", path,
+                    version, kDatasetFormatVersion));
+  return static_cast<uint32_t>(version);
+}
+
+// A name for a file inside the dataset directory: not empty, `.` or `..`; no `/` or NUL.
+bool is_plain_name(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
+         name.find('\0') == std::string::npos;
+}
+
+Result<ShardInfo> parse_shard(const json& shard, const std::string& where) {
+  if (!shard.is_object()) return corrupt(where + ": not a JSON object");
+  ShardInfo info;
+  STOKER_ASSIGN_OR_RETURN(info.file, get_string(shard, "file", where));
+  if (!is_plain_name(info.file))
+    return corrupt(where + ": " + json(info.file).dump() + " is not a plain file name");
+  STOKER_ASSIGN_OR_RETURN(info.records, get_count(shard, "records", where));
+  STOKER_ASSIGN_OR_RETURN(info.bytes, get_count(shard, "bytes", where));
+  STOKER_ASSIGN_OR_RETURN(std::string checksum, get_string(shard, "index_xxh3", where));
+  if (checksum.size() != 16 || !std::all_of(checksum.begin(), checksum.end(),
+                                            [](unsigned char c) { return std::isxdigit(c) != 0; }))
+    return wrong_type(where, "index_xxh3", "16 hex digits");
+  info.index_checksum = std::stoull(checksum, nullptr, 16);
+  return info;
+}
+
+}  // namespace
 
 Status Manifest::save(const std::string& dir) const {
   json shard_list = json::array();
@@ -31,43 +127,50 @@ Status Manifest::save(const std::string& dir) const {
 
 Result<Manifest> Manifest::load(const std::string& dir) {
   const std::string path = dir + "/" + kManifestName;
-  if (!std::filesystem::is_directory(dir)) return not_found(dir + ": no such dataset directory");
-  if (!std::filesystem::exists(path))
+  std::error_code ec;  // a path the system cannot resolve (a symlink loop) is no directory
+  if (!std::filesystem::is_directory(dir, ec))
+    return not_found(dir + ": no such dataset directory");
+  Result<std::string> read = read_file(path, kMaxManifestBytes);
+  if (read.status().code() == StatusCode::kNotFound)
     return not_found(dir + ": not a stoker dataset (no " + kManifestName + ")");
-  STOKER_ASSIGN_OR_RETURN(std::string text, read_file(path));
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return corrupt(path + ": not valid JSON");
+  STOKER_ASSIGN_OR_RETURN(std::string text, std::move(read));
+  STOKER_ASSIGN_OR_RETURN(json j, parse_json(text, path));
+  if (!j.is_object()) return corrupt(path + ": not a JSON object");
+  STOKER_ASSIGN_OR_RETURN(std::string format, get_string(j, "format", path));
+  if (format != "stoker-dataset") return corrupt(path + ": not a stoker dataset manifest");
   Manifest m;
-  try {
-    if (j.at("format").get<std::string>() != "stoker-dataset")
-      return corrupt(path + ": not a stoker dataset manifest");
-    m.format_version = j.at("format_version").get<uint32_t>();
-    if (m.format_version > kDatasetFormatVersion)
-      return unsupported(path + ": dataset format version " + std::to_string(m.format_version) +
-                         " is newer than this stoker reads (" +
-                         std::to_string(kDatasetFormatVersion) + ")");
-    STOKER_ASSIGN_OR_RETURN(m.schema, Schema::from_json(j.at("schema").dump(), path));
-    m.records = j.at("records").get<uint64_t>();
-    for (const json& s : j.at("shards")) {
-      ShardInfo info;
-      info.file = s.at("file").get<std::string>();
-      if (info.file.empty() || info.file.find('/') != std::string::npos)
-        return corrupt(path + ": shard name '" + info.file + "' is not a plain file name");
-      info.records = s.at("records").get<uint64_t>();
-      info.bytes = s.at("bytes").get<uint64_t>();
-      info.index_checksum = std::stoull(s.at("index_xxh3").get<std::string>(), nullptr, 16);
-      m.shards.push_back(std::move(info));
-    }
-    m.source = j.value("source", "");
-    m.class_names = j.value("class_names", std::vector<std::string>{});
-  } catch (const std::exception& e) {
-    return corrupt(path + ": malformed manifest: " + e.what());
-  }
+  STOKER_ASSIGN_OR_RETURN(m.format_version, get_format_version(j, path));
+  STOKER_ASSIGN_OR_RETURN(const json* schema, get_key(j, "schema", path));
+  if (!schema->is_object()) return wrong_type(path, "schema", "an object");
+  STOKER_ASSIGN_OR_RETURN(m.schema, Schema::from_json(schema->dump(), path));
+  STOKER_ASSIGN_OR_RETURN(m.records, get_count(j, "records", path));
+  STOKER_ASSIGN_OR_RETURN(const json* shards, get_key(j, "shards", path));
+  if (!shards->is_array()) return wrong_type(path, "shards", "an array");
+  std::set<std::string> names;
   uint64_t total = 0;
-  for (const ShardInfo& s : m.shards) total += s.records;
+  for (size_t i = 0; i < shards->size(); ++i) {
+    STOKER_ASSIGN_OR_RETURN(ShardInfo info,
+                            parse_shard((*shards)[i], fmt::format("{}: shard {}", path, i)));
+    if (!names.insert(info.file).second)
+      return corrupt(fmt::format("{}: shard {} is listed twice", path, json(info.file).dump()));
+    if (info.records > std::numeric_limits<uint64_t>::max() - total)
+      return corrupt(path + ": shard record counts add up to more than 2^64");
+    total += info.records;
+    m.shards.push_back(std::move(info));
+  }
   if (total != m.records)
     return corrupt(path + ": shard record counts add up to " + std::to_string(total) + ", not " +
                    std::to_string(m.records));
+  if (j.contains("source")) {
+    STOKER_ASSIGN_OR_RETURN(m.source, get_string(j, "source", path));
+  }
+  if (j.contains("class_names")) {
+    const json& names_json = j["class_names"];
+    if (!names_json.is_array() || !std::all_of(names_json.begin(), names_json.end(),
+                                               [](const json& n) { return n.is_string(); }))
+      return wrong_type(path, "class_names", "an array of strings");
+    m.class_names = names_json.get<std::vector<std::string>>();
+  }
   return m;
 }
 

@@ -57,13 +57,20 @@ Result<Schema> Schema::create(std::vector<Field> fields) {
       return invalid_argument("schema field '" + f.name + "' repeats");
     if (!f.is_fixed() && !f.shape.empty())
       return invalid_argument("schema field '" + f.name + "': bytes fields have no shape");
+    uint64_t bytes = dtype_size(f.dtype);
     for (int64_t d : f.shape) {
-      if (d <= 0 || d > (int64_t{1} << 31))
+      if (d <= 0 || d > kMaxDimension)
         return invalid_argument("schema field '" + f.name + "': dimension out of range");
+      // bytes <= kMaxFixedBytes = 2^32 and d <= 2^31: the product cannot overflow.
+      bytes *= static_cast<uint64_t>(d);
+      if (bytes > kMaxFixedBytes)
+        return invalid_argument("schema field '" + f.name + "' takes more than 4 GiB");
     }
     if (f.is_fixed()) {
       schema.offsets_.push_back(schema.fixed_bytes_);
-      schema.fixed_bytes_ += f.fixed_bytes();
+      schema.fixed_bytes_ += bytes;
+      if (schema.fixed_bytes_ > kMaxFixedBytes)
+        return invalid_argument("schema: the fixed fields take more than 4 GiB per record");
     } else {
       schema.offsets_.push_back(0);
       ++schema.num_variable_;

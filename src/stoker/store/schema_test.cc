@@ -41,10 +41,48 @@ TEST(SchemaTest, RejectsBadSchemas) {
   EXPECT_FALSE(Schema::create({{"a", DType::kBytes, {3}}}).is_ok());
 }
 
+TEST(SchemaTest, SizesAreCheckedWithoutOverflow) {
+  // 4 GiB exactly is the limit of a field and of the fixed part.
+  Schema big = Schema::create({{"a", DType::kUint8, {65536, 65536}}, {"b", DType::kBytes, {}}})
+                   .value_or_throw();
+  EXPECT_EQ(big.fixed_bytes(), kMaxFixedBytes);
+  EXPECT_EQ(big.min_record_bytes(), kMaxFixedBytes + 4);
+  struct Case {
+    std::vector<Field> fields;
+    const char* error;
+  };
+  const int64_t max = kMaxDimension;
+  const std::vector<Case> cases = {
+      // 2^93 elements: the product wraps around 2^64 (to 0) unless checked.
+      {{{"a", DType::kUint8, {max, max, max}}}, "schema field 'a' takes more than 4 GiB"},
+      {{{"a", DType::kFloat32, {65536, 16385}}}, "schema field 'a' takes more than 4 GiB"},
+      {{{"a", DType::kUint8, {65536, 65536}}, {"b", DType::kUint8, {}}},
+       "schema: the fixed fields take more than 4 GiB per record"},
+      {{{"a", DType::kUint8, {max + 1}}}, "schema field 'a': dimension out of range"},
+      {{{"a", DType::kUint8, {2, -3}}}, "schema field 'a': dimension out of range"},
+  };
+  for (const Case& c : cases) {
+    Result<Schema> s = Schema::create(c.fields);
+    ASSERT_FALSE(s.is_ok()) << c.error;
+    EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(s.status().message(), c.error);
+  }
+  auto overflow = Schema::from_json(
+      R"({"fields":[{"dtype":"int64","name":"a","shape":[2147483648,2147483648,2147483648]}]})",
+      "x/manifest.json");
+  ASSERT_FALSE(overflow.is_ok());
+  EXPECT_EQ(overflow.status().code(), StatusCode::kCorrupt);
+  EXPECT_EQ(overflow.status().message(), "x/manifest.json: schema field 'a' takes more than 4 GiB");
+}
+
 TEST(SchemaTest, MalformedJsonIsCorruptNamingTheOrigin) {
   for (const char* text : {"", "{", "[]", R"({"fields": [{"name": "a", "dtype": "int13"}]})",
                            R"({"fields": [{"name": "a"}]})",
-                           R"({"fields": [{"name": "a", "dtype": "uint8", "shape": [-1]}]})"}) {
+                           R"({"fields": [{"name": "a", "dtype": "uint8", "shape": [-1]}]})",
+                           R"({"fields": [{"name": "a", "dtype": "uint8", "shape": [2.0]}]})",
+                           // 2^64 - 1: not an int64 dimension.
+                           R"({"fields": [{"name": "a", "dtype": "uint8",
+                                           "shape": [18446744073709551615]}]})"}) {
     auto s = Schema::from_json(text, "somefile.stk");
     ASSERT_FALSE(s.is_ok()) << text;
     EXPECT_EQ(s.status().code(), StatusCode::kCorrupt);

@@ -76,16 +76,6 @@ ModelSpec input_spec(const Dataset& data) {
   return spec;
 }
 
-// Number of classes: the manifest's class names, else the largest label + 1.
-int64_t count_classes(const Dataset& data) {
-  if (!data.manifest().class_names.empty()) {
-    return static_cast<int64_t>(data.manifest().class_names.size());
-  }
-  const DatasetSummary summary = summarize(data);
-  require(!summary.label_histogram.empty(), data.dir() + " holds no records");
-  return summary.label_histogram.rbegin()->first + 1;
-}
-
 // Every label must be a class of the model; the error names the first record that is not.
 void check_labels(const Dataset& data, int64_t num_classes) {
   const int field = data.schema().find("label");
@@ -140,7 +130,7 @@ Trainer::Trainer(TrainerOptions options)
   const std::string data_dir = resolve_data_dir(o.data_dir, o.out);
   train_data_ = open_split(data_dir, "train");
   spec_ = input_spec(*train_data_);
-  spec_.num_classes = count_classes(*train_data_);
+  spec_.num_classes = count_classes(*train_data_).value_or_throw();
   check_labels(*train_data_, spec_.num_classes);
   if (o.eval) {
     test_data_ = open_split(data_dir, "test");

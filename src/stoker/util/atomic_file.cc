@@ -6,9 +6,9 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <utility>
+
+#include "stoker/util/regular_file.h"
 
 namespace stoker {
 namespace {
@@ -100,16 +100,27 @@ Status fsync_directory(const std::string& dir) {
   return Status::ok();
 }
 
-Result<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    if (!std::filesystem::exists(path)) return not_found(path + ": no such file");
-    return io_error(path + ": cannot open for reading");
+Result<std::string> read_file(const std::string& path, uint64_t max_bytes) {
+  STOKER_ASSIGN_OR_RETURN(RegularFile file, RegularFile::open(path));
+  const auto too_large = [&] {
+    return invalid_argument(path + ": larger than " + std::to_string(max_bytes) +
+                            " bytes, the limit for this file");
+  };
+  if (file.size() > max_bytes) return too_large();
+  std::string text;
+  text.reserve(file.size());
+  char chunk[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(file.fd(), chunk, sizeof chunk);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return io_error(path + ": read failed: " + errno_text());
+    }
+    if (n == 0) return text;
+    // A file that grows while it is read (or reports no size, as /proc does) stays bounded.
+    if (text.size() + static_cast<uint64_t>(n) > max_bytes) return too_large();
+    text.append(chunk, static_cast<size_t>(n));
   }
-  std::ostringstream out;
-  out << in.rdbuf();
-  if (in.bad()) return io_error(path + ": read failed");
-  return out.str();
 }
 
 }  // namespace stoker

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "stoker/testing/special_files.h"
 #include "stoker/testing/temp_dir.h"
 
 namespace stoker {
@@ -52,6 +53,46 @@ TEST(AtomicFileTest, MissingDirectoryIsAnIoErrorNamingThePath) {
 TEST(ReadFileTest, MissingFileIsNotFound) {
   testing::TempDir dir;
   EXPECT_EQ(read_file(dir / "nope").status().code(), StatusCode::kNotFound);
+}
+
+TEST(ReadFileTest, FifoAndDeviceAreRefusedWithoutReading) {
+  testing::TempDir dir;
+  testing::HangGuard guard;
+  testing::make_fifo(dir / "fifo");
+  std::filesystem::create_symlink("/dev/zero", dir / "zero");
+  for (const std::string& path : {dir / "fifo", dir / "zero", std::string("/dev/zero")}) {
+    Result<std::string> text = read_file(path);
+    ASSERT_FALSE(text.is_ok()) << path;
+    EXPECT_EQ(text.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(text.status().message().find(path + ": not a regular file"), std::string::npos)
+        << text.status().message();
+  }
+}
+
+TEST(ReadFileTest, FileOverTheLimitIsRefusedBeforeReading) {
+  testing::TempDir dir;
+  // A sparse file: its size is known from the start, and reading it would take seconds.
+  std::filesystem::path big = dir / "big";
+  ASSERT_TRUE(write_file_atomically(big, "").is_ok());
+  std::filesystem::resize_file(big, uint64_t{8} << 30);
+  Result<std::string> text = read_file(big, 1000);
+  ASSERT_FALSE(text.is_ok());
+  EXPECT_EQ(text.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(text.status().message(),
+            big.string() + ": larger than 1000 bytes, the limit for this file");
+  EXPECT_EQ(read_file(big).status().code(), StatusCode::kInvalidArgument) << "default limit";
+
+  ASSERT_TRUE(write_file_atomically(dir / "f", std::string(1000, 'x')).is_ok());
+  EXPECT_EQ(read_file(dir / "f", 1000).value_or_throw().size(), 1000u) << "the limit is inclusive";
+  EXPECT_FALSE(read_file(dir / "f", 999).is_ok());
+}
+
+TEST(ReadFileTest, FileWithoutASizeStopsAtTheLimit) {
+  // /proc files report size 0 but hold more: the limit applies to what is read.
+  EXPECT_GT(read_file("/proc/self/status").value_or_throw().size(), 100u);
+  Result<std::string> text = read_file("/proc/self/status", 100);
+  ASSERT_FALSE(text.is_ok());
+  EXPECT_NE(text.status().message().find("larger than 100 bytes"), std::string::npos);
 }
 
 }  // namespace

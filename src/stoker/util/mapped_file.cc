@@ -1,8 +1,6 @@
 #include "stoker/util/mapped_file.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,25 +8,16 @@
 #include <utility>
 
 #include "stoker/util/mapping_registry.h"
+#include "stoker/util/regular_file.h"
 
 namespace stoker {
 
 Result<MappedFile> MappedFile::open(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    std::string why = std::strerror(errno);
-    if (errno == ENOENT) return not_found(path + ": no such file");
-    return io_error(path + ": cannot open: " + why);
-  }
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    std::string why = std::strerror(errno);
-    ::close(fd);
-    return io_error(path + ": cannot stat: " + why);
-  }
+  STOKER_ASSIGN_OR_RETURN(RegularFile regular, RegularFile::open(path));
   MappedFile file;
   file.path_ = path;
-  file.size_ = static_cast<size_t>(st.st_size);
+  file.size_ = static_cast<size_t>(regular.size());
+  int fd = regular.release();
   if (file.size_ > 0) {
     void* p = ::mmap(nullptr, file.size_, PROT_READ, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) {

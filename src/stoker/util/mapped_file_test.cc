@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
 
+#include "stoker/testing/special_files.h"
 #include "stoker/testing/temp_dir.h"
 #include "stoker/util/atomic_file.h"
 
@@ -35,6 +37,20 @@ TEST(MappedFileTest, MissingFileIsNotFoundNamingIt) {
   ASSERT_FALSE(file.is_ok());
   EXPECT_EQ(file.status().code(), StatusCode::kNotFound);
   EXPECT_NE(file.status().message().find("missing"), std::string::npos);
+}
+
+TEST(MappedFileTest, OnlyARegularFileIsMapped) {
+  testing::TempDir dir;
+  testing::HangGuard guard;
+  testing::make_fifo(dir / "fifo");
+  std::filesystem::create_symlink("/dev/zero", dir / "zero");
+  for (const std::string& path : {dir / "fifo", dir / "zero", dir.path()}) {
+    auto file = MappedFile::open(path);
+    ASSERT_FALSE(file.is_ok()) << path;
+    EXPECT_EQ(file.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(file.status().message().find(path + ": not a regular file"), std::string::npos)
+        << file.status().message();
+  }
 }
 
 }  // namespace

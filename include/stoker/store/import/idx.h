@@ -12,16 +12,6 @@
 
 namespace stoker {
 
-// The contents of one IDX file.
-struct IdxArray {
-  std::vector<uint32_t> dims;
-  std::vector<uint8_t> data;  // product(dims) bytes, row-major
-};
-
-// Reads an IDX file; errors name the file (missing, bad magic, unsupported type, truncated,
-// trailing bytes, corrupt gzip).
-Result<IdxArray> read_idx(const std::string& path);
-
 struct IdxImportOptions {
   std::string images;  // IDX file of N images (N, rows, cols), uint8
   std::string labels;  // IDX file of N labels (N), uint8
@@ -32,7 +22,12 @@ struct IdxImportOptions {
 
 // Converts an images/labels pair into a dataset with fields
 //   image: uint8 [1, rows, cols]   label: int64 scalar
-// Returns the number of records written. Nothing is left at `out` on failure.
+// Returns the number of records written. Nothing is left at `out` on failure. The inputs are
+// streamed record by record: memory stays bounded by one record and the shard writer's
+// buffers, whatever their size, and nothing is allocated on a header's word alone. Errors name
+// the file: missing or not a regular file, bad magic, unsupported type, dimensions that do not
+// fit the schema, truncated (the header promises more than the file holds), trailing bytes,
+// corrupt gzip.
 Result<uint64_t> import_idx(const IdxImportOptions& options);
 
 }  // namespace stoker

@@ -1,0 +1,187 @@
+// Manifest::load parses manifest.json as strictly as docs/FORMAT.md specifies it.
+#include "stoker/store/manifest.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+
+#include "stoker/testing/records.h"
+#include "stoker/testing/special_files.h"
+#include "stoker/testing/temp_dir.h"
+#include "stoker/util/atomic_file.h"
+
+namespace stoker {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+class ManifestTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    testing::write_labelled_dataset(dir(), 300, 10, 2048);
+    valid_ = json::parse(read_file(path()).value_or_throw());
+    ASSERT_GE(valid_["shards"].size(), 3u);
+  }
+  std::string dir() { return tmp_ / "ds"; }
+  std::string path() { return dir() + "/manifest.json"; }
+  Status load_text(const std::string& text) {
+    throw_if_error(write_file_atomically(path(), text));
+    return Manifest::load(dir()).status();
+  }
+  // Loads the valid manifest changed by `edit`.
+  Status load_edited(const std::function<void(json&)>& edit) {
+    json j = valid_;
+    edit(j);
+    return load_text(j.dump(2));
+  }
+  // The load fails with `code` and one line naming the manifest and holding `words`.
+  void expect_error(const Status& s, StatusCode code, const std::string& words) {
+    EXPECT_EQ(s.code(), code) << s.message();
+    EXPECT_EQ(s.message().rfind(path(), 0), 0u) << s.message();
+    EXPECT_NE(s.message().find(words), std::string::npos) << s.message();
+    EXPECT_EQ(s.message().find('\n'), std::string::npos) << s.message();
+  }
+  testing::TempDir tmp_;
+  json valid_;
+};
+
+TEST_F(ManifestTest, TheWritersManifestLoadsAndUnknownKeysAreIgnored) {
+  Manifest m = Manifest::load(dir()).value_or_throw();
+  EXPECT_EQ(m.records, 300u);
+  ASSERT_EQ(m.shards.size(), valid_["shards"].size());
+  EXPECT_EQ(m.shards[1].file, "shard-00001.stk");
+  EXPECT_TRUE(load_edited([](json& j) {
+                j["later_key"] = {1, 2};
+                j["shards"][0]["later_key"] = "x";
+                j["source"] = "somewhere";
+                j["class_names"] = {"a", "b"};
+                // Checksums are written lower-case; upper-case hex is still 16 hex digits.
+                std::string sum = j["shards"][0]["index_xxh3"];
+                for (char& c : sum) c = static_cast<char>(std::toupper(c));
+                j["shards"][0]["index_xxh3"] = sum;
+              }).is_ok());
+  EXPECT_TRUE(load_text(valid_.dump() + " \n\t\n").is_ok()) << "white space may follow";
+}
+
+TEST_F(ManifestTest, FormatVersionIsAnIntegerFromOne) {
+  for (json bad : {json(1.0), json("1"), json(true), json(0), json(-1), json(nullptr)}) {
+    expect_error(load_edited([&](json& j) { j["format_version"] = bad; }), StatusCode::kCorrupt,
+                 "format_version");
+  }
+  // 2^32 + 1 must not wrap to version 1.
+  for (json newer : {json(2), json(uint64_t{1} << 32 | 1)}) {
+    expect_error(load_edited([&](json& j) { j["format_version"] = newer; }),
+                 StatusCode::kUnsupported, "newer than this stoker reads");
+  }
+}
+
+TEST_F(ManifestTest, EveryKeyHasItsTypeAndRange) {
+  struct Case {
+    std::function<void(json&)> edit;
+    const char* words;
+  };
+  const std::vector<Case> cases = {
+      {[](json& j) { j.erase("format"); }, "no 'format'"},
+      {[](json& j) { j["format"] = "tar"; }, "not a stoker dataset manifest"},
+      {[](json& j) { j["format"] = 1; }, "'format' must be a string"},
+      {[](json& j) { j.erase("schema"); }, "no 'schema'"},
+      {[](json& j) { j["schema"] = j["schema"].dump(); }, "'schema' must be an object"},
+      {[](json& j) {
+         j["schema"]["fields"][0]["shape"] = {1 << 30, 1 << 30};
+       },
+       "schema field 'image' takes more than 4 GiB"},
+      {[](json& j) { j["records"] = -300; }, "'records' must be a non-negative integer"},
+      {[](json& j) { j["records"] = 300.0; }, "'records' must be a non-negative integer"},
+      {[](json& j) { j["records"] = "300"; }, "'records' must be a non-negative integer"},
+      {[](json& j) { j["shards"] = json::object(); }, "'shards' must be an array"},
+      {[](json& j) { j["shards"][1] = "shard-00001.stk"; }, "shard 1: not a JSON object"},
+      {[](json& j) { j["shards"][1].erase("bytes"); }, "shard 1: no 'bytes'"},
+      {[](json& j) { j["shards"][1]["bytes"] = -5; }, "shard 1: 'bytes' must be a non-negative"},
+      {[](json& j) { j["shards"][1]["records"] = 1.5; },
+       "shard 1: 'records' must be a non-negative integer"},
+      {[](json& j) { j["shards"][1]["file"] = 7; }, "shard 1: 'file' must be a string"},
+      {[](json& j) { j["shards"][0]["index_xxh3"] = "abc"; },
+       "shard 0: 'index_xxh3' must be 16 hex digits"},
+      {[](json& j) { j["shards"][0]["index_xxh3"] = "0123456789abcdef0"; },
+       "shard 0: 'index_xxh3' must be 16 hex digits"},
+      {[](json& j) { j["shards"][0]["index_xxh3"] = "0x23456789abcdef"; },
+       "shard 0: 'index_xxh3' must be 16 hex digits"},
+      {[](json& j) { j["shards"][0]["index_xxh3"] = " 123456789abcdef"; },
+       "shard 0: 'index_xxh3' must be 16 hex digits"},
+      {[](json& j) { j["shards"][0]["index_xxh3"] = 12345; },
+       "shard 0: 'index_xxh3' must be a string"},
+      {[](json& j) { j["source"] = 5; }, "'source' must be a string"},
+      {[](json& j) { j["class_names"] = "a"; }, "'class_names' must be an array of strings"},
+      {[](json& j) {
+         j["class_names"] = {"a", 1};
+       },
+       "'class_names' must be an array of strings"},
+      {[](json& j) { j["records"] = 301; }, "shard record counts add up to 300, not 301"},
+  };
+  for (const Case& c : cases) expect_error(load_edited(c.edit), StatusCode::kCorrupt, c.words);
+}
+
+TEST_F(ManifestTest, ShardNamesArePlainAndListedOnce) {
+  for (const std::string& name :
+       std::vector<std::string>{"", ".", "..", "../shard-00000.stk", "sub/shard", "/etc/passwd",
+                                std::string("shard-00000.stk\0x", 17)}) {
+    expect_error(load_edited([&](json& j) { j["shards"][1]["file"] = name; }), StatusCode::kCorrupt,
+                 "is not a plain file name");
+  }
+  expect_error(load_edited([](json& j) { j["shards"][1]["file"] = "shard-00000.stk"; }),
+               StatusCode::kCorrupt, "shard \"shard-00000.stk\" is listed twice");
+}
+
+TEST_F(ManifestTest, RecordCountsThatWrapAroundAreCorrupt) {
+  // 2^63 + 2^63 + 300 wraps around to 300 in 64-bit arithmetic.
+  expect_error(load_edited([](json& j) {
+                 j["shards"][0]["records"] = uint64_t{1} << 63;
+                 j["shards"][1]["records"] = uint64_t{1} << 63;
+                 for (size_t i = 2; i < j["shards"].size(); ++i) j["shards"][i]["records"] = 0;
+                 j["shards"][2]["records"] = 300;
+               }),
+               StatusCode::kCorrupt, "add up to more than 2^64");
+}
+
+TEST_F(ManifestTest, NothingMayFollowTheDocumentAndNoKeyRepeats) {
+  for (const std::string& tail : std::vector<std::string>{"x", "{}", std::string("\0", 1), "\n]"}) {
+    expect_error(load_text(valid_.dump() + tail), StatusCode::kCorrupt, "not valid JSON");
+  }
+  std::string text = valid_.dump();
+  const std::string records = "\"records\":300,";
+  ASSERT_NE(text.find(records), std::string::npos);
+  expect_error(load_text(text.insert(text.find(records), "\"records\":0,")), StatusCode::kCorrupt,
+               "key \"records\" repeats");
+  text = valid_.dump();
+  text.insert(text.find("\"file\""), "\"file\":\"shard-00001.stk\",");
+  expect_error(load_text(text), StatusCode::kCorrupt, "key \"file\" repeats");
+}
+
+TEST_F(ManifestTest, AManifestOfAbsurdSizeIsRefusedUnread) {
+  ASSERT_TRUE(write_file_atomically(path(), "").is_ok());
+  fs::resize_file(path(), kMaxManifestBytes + 1);  // sparse: reading it would be the bug
+  Status s = Manifest::load(dir()).status();
+  expect_error(s, StatusCode::kInvalidArgument, "larger than 67108864 bytes");
+}
+
+TEST_F(ManifestTest, AManifestThatIsNotAFileIsRefusedWithoutBlocking) {
+  testing::HangGuard guard;
+  fs::remove(path());
+  testing::make_fifo(path());
+  expect_error(Manifest::load(dir()).status(), StatusCode::kInvalidArgument,
+               "not a regular file (a FIFO)");
+  fs::remove(path());
+  fs::create_symlink("/dev/zero", path());
+  expect_error(Manifest::load(dir()).status(), StatusCode::kInvalidArgument,
+               "not a regular file (a character device)");
+  fs::remove(path());
+  fs::create_symlink(path(), path());
+  expect_error(Manifest::load(dir()).status(), StatusCode::kIoError,
+               "Too many levels of symbolic links");
+}
+
+}  // namespace
+}  // namespace stoker
