@@ -59,6 +59,22 @@ TEST(CliTest, BenchLoaderAndBenchTrainReportTheirRuns) {
   EXPECT_GE(l["prefetch"].get<int>(), 4);  // auto
   EXPECT_GT(l["samples_per_s"].get<double>(), 0);
   EXPECT_GT(l["bare_loop_samples_per_s"].get<double>(), 0);
+  EXPECT_EQ(l["epoch_start_wait_ms"].size(), 1u);  // epochs after the first
+  const double busy = l["workers_busy_fraction"].get<double>();
+  EXPECT_GT(busy, 0.0);
+  EXPECT_LE(busy, 1.0);
+
+  // A synthetic heavy field: every sample costs 100 us on some worker.
+  RunResult heavy =
+      run("bench loader --json --epochs 1 --workers 2 --batch 64 --prefetch 2 "
+          "--sample-cost-us 100 --data " +
+              dir / "fm/test",
+          dir);
+  ASSERT_EQ(heavy.exit_code, 0) << heavy.err;
+  auto h = nlohmann::json::parse(heavy.out);
+  EXPECT_EQ(h["sample_cost_us"], 100);
+  EXPECT_GE(h["transform_s"].get<double>(), 10000 * 100e-6);
+  EXPECT_LT(h["samples_per_s"].get<double>(), 2 / 100e-6);  // two workers at most
 
   RunResult train =
       run("bench train --json --no-torch --repeat 2", dir, "STOKER_DATA=" + dir / "root");
