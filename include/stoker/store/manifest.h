@@ -15,6 +15,12 @@ constexpr const char* kManifestName = "manifest.json";
 constexpr uint32_t kDatasetFormatVersion = 1;
 // A larger manifest is refused without reading it (docs/FORMAT.md).
 constexpr uint64_t kMaxManifestBytes = uint64_t{64} << 20;
+// A manifest holding more JSON values (objects, arrays, keys and scalars) is refused while it is
+// parsed, which bounds its memory to about 150 MiB (docs/FORMAT.md): 2^20, room for 100,000
+// shards.
+constexpr uint64_t kMaxManifestValues = uint64_t{1} << 20;
+// ... and so is one whose arrays and objects nest deeper than this.
+constexpr int kMaxManifestDepth = 64;
 
 struct ShardInfo {
   std::string file;  // name relative to the dataset directory
@@ -34,7 +40,8 @@ struct Manifest {
   // Reads DIR/manifest.json, checking every key docs/FORMAT.md specifies (type, range, plain
   // and unique shard names, record counts that add up). kNotFound if the directory holds none;
   // kInvalidArgument if it is not a regular file or is larger than kMaxManifestBytes; kCorrupt
-  // if it is not valid; kUnsupported if its format version is newer than this build reads.
+  // if it is not valid (too many values or too deep included); kUnsupported if its format
+  // version is newer than this build reads.
   static Result<Manifest> load(const std::string& dir);
   // Writes DIR/manifest.json crash-safely.
   Status save(const std::string& dir) const;

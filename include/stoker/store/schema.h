@@ -19,6 +19,8 @@ enum class DType { kUint8, kInt64, kFloat32, kBytes };
 constexpr int64_t kMaxDimension = int64_t{1} << 31;
 // Most bytes a fixed field, and the fixed part of a record (all fixed fields), may take: 4 GiB.
 constexpr uint64_t kMaxFixedBytes = uint64_t{1} << 32;
+// Longest JSON form of a schema from_json() parses (room for about 10,000 fields).
+constexpr size_t kMaxSchemaJsonBytes = size_t{1} << 20;
 
 // "uint8", "int64", "float32", "bytes".
 const char* dtype_name(DType dtype);
@@ -46,7 +48,8 @@ class Schema {
   // (no field nor the fixed part above kMaxFixedBytes), with arithmetic that cannot overflow;
   // errors are kInvalidArgument.
   static Result<Schema> create(std::vector<Field> fields);
-  // Parses the JSON form written by to_json(); errors are kCorrupt and name `origin`.
+  // Parses the JSON form written by to_json() (at most kMaxSchemaJsonBytes); errors are
+  // kCorrupt and name `origin`.
   static Result<Schema> from_json(const std::string& json, const std::string& origin);
 
   Schema() = default;

@@ -13,34 +13,80 @@
 #include "stoker/util/atomic_file.h"
 
 namespace stoker {
-
 namespace {
 
 using nlohmann::json;
 
-// Parses `text` as one JSON document: nothing but white space may follow it, and no object may
-// repeat a key (readers would disagree on which value counts).
+// Checks a JSON document without building it (nlohmann's SAX interface), before it is parsed
+// into values: at most kMaxManifestValues values (objects, arrays, keys, scalars: a parsed
+// value takes 10 to 40 times its text's bytes), nested at most kMaxManifestDepth deep (values
+// are printed recursively), no object repeating a key (readers would disagree on which value
+// counts).
+class DocumentCheck : public nlohmann::json_sax<json> {
+ public:
+  bool null() override { return count(); }
+  bool boolean(bool) override { return count(); }
+  bool number_integer(number_integer_t) override { return count(); }
+  bool number_unsigned(number_unsigned_t) override { return count(); }
+  bool number_float(number_float_t, const string_t&) override { return count(); }
+  bool string(string_t&) override { return count(); }
+  bool binary(binary_t&) override { return count(); }
+  bool start_object(std::size_t) override {
+    keys_.emplace_back();
+    return count() && nest();
+  }
+  bool key(string_t& key) override {
+    if (keys_.back().insert(key).second) return count();
+    error_ = "key " + json(key).dump() + " repeats";
+    return false;
+  }
+  bool end_object() override {
+    keys_.pop_back();
+    --depth_;
+    return true;
+  }
+  bool start_array(std::size_t) override { return count() && nest(); }
+  bool end_array() override {
+    --depth_;
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    error_ = std::string("not valid JSON: ") + e.what();
+    return false;
+  }
+
+  // Why the document was refused.
+  const std::string& error() const { return error_; }
+
+ private:
+  bool count() {
+    if (++values_ <= kMaxManifestValues) return true;
+    error_ = fmt::format("more than {} JSON values (objects, arrays, keys, scalars)",
+                         kMaxManifestValues);
+    return false;
+  }
+  bool nest() {
+    if (++depth_ <= kMaxManifestDepth) return true;
+    error_ = fmt::format("JSON nested more than {} deep", kMaxManifestDepth);
+    return false;
+  }
+
+  std::vector<std::set<std::string>> keys_;  // of each open object
+  uint64_t values_ = 0;
+  int depth_ = 0;
+  std::string error_;
+};
+
+// Parses `text` as one JSON document that passes DocumentCheck, with nothing but white space
+// after it.
 Result<json> parse_json(const std::string& text, const std::string& path) {
   // nlohmann::json stops at a NUL byte as at the end of the input: JSON text holds none.
   if (const size_t nul = text.find('\0'); nul != std::string::npos)
     return corrupt(fmt::format("{}: not valid JSON: a NUL byte at offset {}", path, nul));
-  std::vector<std::set<std::string>> keys;  // of each object being parsed
-  std::string repeated;
-  auto callback = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
-    if (event == json::parse_event_t::object_start) keys.emplace_back();
-    if (event == json::parse_event_t::object_end) keys.pop_back();
-    if (event == json::parse_event_t::key &&
-        !keys.back().insert(parsed.get<std::string>()).second && repeated.empty())
-      repeated = parsed.get<std::string>();
-    return true;
-  };
-  json j;
-  try {
-    j = json::parse(text, callback);
-  } catch (const json::parse_error& e) {
-    return corrupt(path + ": not valid JSON: " + e.what());
-  }
-  if (!repeated.empty()) return corrupt(path + ": key " + json(repeated).dump() + " repeats");
+  DocumentCheck check;
+  if (!json::sax_parse(text, &check)) return corrupt(path + ": " + check.error());
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return corrupt(path + ": not valid JSON");  // not after DocumentCheck
   return j;
 }
 
@@ -165,7 +211,7 @@ Result<Manifest> Manifest::load(const std::string& dir) {
     STOKER_ASSIGN_OR_RETURN(m.source, get_string(j, "source", path));
   }
   if (j.contains("class_names")) {
-    const json& names_json = j["class_names"];
+    const json& names_json = j.at("class_names");
     if (!names_json.is_array() || !std::all_of(names_json.begin(), names_json.end(),
                                                [](const json& n) { return n.is_string(); }))
       return wrong_type(path, "class_names", "an array of strings");

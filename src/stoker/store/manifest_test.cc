@@ -167,6 +167,34 @@ TEST_F(ManifestTest, AManifestOfAbsurdSizeIsRefusedUnread) {
   expect_error(s, StatusCode::kInvalidArgument, "larger than 67108864 bytes");
 }
 
+TEST_F(ManifestTest, AManifestOfTooManyValuesIsRefusedWhileParsing) {
+  // Four bytes of text per name, about a hundred bytes of memory per parsed name.
+  json j = valid_;
+  j["class_names"] = std::vector<std::string>(kMaxManifestValues, "a");
+  expect_error(load_text(j.dump()), StatusCode::kCorrupt, "more than 1048576 JSON values");
+  j["class_names"] = std::vector<std::string>(kMaxManifestValues - 2000, "a");
+  EXPECT_TRUE(load_text(j.dump()).is_ok()) << "the limit counts values, not bytes";
+  // Many small objects in an unknown key: checked in linear time (a parser callback that
+  // erases discarded values once made this quadratic: hours for 3 MB).
+  j = valid_;
+  j["later_key"] = std::vector<json>(kMaxManifestValues - 2000, json::object());
+  EXPECT_TRUE(load_text(j.dump()).is_ok());
+}
+
+TEST_F(ManifestTest, DeepNestingIsRefused) {
+  // The document's own object is the first level.
+  std::string deep = "0";
+  for (int i = 1; i < kMaxManifestDepth; ++i) deep = "[" + deep + "]";
+  std::string text = valid_.dump();
+  EXPECT_TRUE(load_text(text.insert(1, "\"later_key\":" + deep + ",")).is_ok());
+  text = valid_.dump();
+  expect_error(load_text(text.insert(1, "\"later_key\":[" + deep + "],")), StatusCode::kCorrupt,
+               "JSON nested more than 64 deep");
+  text = valid_.dump();
+  text.insert(1, "\"later_key\":" + std::string(100000, '[') + std::string(100000, ']') + ",");
+  expect_error(load_text(text), StatusCode::kCorrupt, "JSON nested more than 64 deep");
+}
+
 TEST_F(ManifestTest, AManifestThatIsNotAFileIsRefusedWithoutBlocking) {
   testing::HangGuard guard;
   fs::remove(path());

@@ -75,6 +75,17 @@ TEST(SchemaTest, SizesAreCheckedWithoutOverflow) {
   EXPECT_EQ(overflow.status().message(), "x/manifest.json: schema field 'a' takes more than 4 GiB");
 }
 
+TEST(SchemaTest, JsonLongerThanTheLimitIsRefusedUnparsed) {
+  std::string text = Schema::create({{"a", DType::kUint8, {}}}).value_or_throw().to_json();
+  text.append(kMaxSchemaJsonBytes - text.size(), ' ');
+  EXPECT_TRUE(Schema::from_json(text, "x.stk").is_ok());
+  text += ' ';
+  auto s = Schema::from_json(text, "x.stk");
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kCorrupt);
+  EXPECT_EQ(s.status().message(), "x.stk: schema JSON of 1048577 bytes, more than 1048576");
+}
+
 TEST(SchemaTest, MalformedJsonIsCorruptNamingTheOrigin) {
   for (const char* text : {"", "{", "[]", R"({"fields": [{"name": "a", "dtype": "int13"}]})",
                            R"({"fields": [{"name": "a"}]})",
