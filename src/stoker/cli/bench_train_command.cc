@@ -5,7 +5,6 @@
 // cycled, what a step costs when its batch is not the one it just used). Seconds and ratios.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <torch/torch.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>

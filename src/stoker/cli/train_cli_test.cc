@@ -5,7 +5,6 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
-#include <torch/torch.h>
 
 #include <chrono>
 #include <filesystem>

@@ -1,7 +1,7 @@
 #include "stoker/train/amp.h"
 
-#include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
+#include <ATen/ops/isfinite.h>
 #include <torch/version.h>
 
 #include <cmath>

@@ -1,7 +1,8 @@
 #include "stoker/train/checkpoint.h"
 
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <filesystem>
 #include <fstream>

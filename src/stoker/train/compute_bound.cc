@@ -1,6 +1,9 @@
 #include "stoker/train/compute_bound.h"
 
-#include <torch/torch.h>
+#include <ATen/Context.h>
+#include <ATen/ops/cross_entropy_loss.h>
+#include <ATen/ops/randint.h>
+#include <ATen/ops/randn.h>
 
 #include <algorithm>
 #include <chrono>
@@ -12,17 +15,17 @@ double compute_only_seconds(const std::string& model_name, const ModelSpec& spec
                             const OptimizerSpec& optimizer_spec, int64_t batch_size, int64_t steps,
                             uint64_t seed, int64_t distinct_batches,
                             const std::function<void(int64_t)>& on_step) {
-  torch::manual_seed(seed);
+  at::manual_seed(seed);
   std::unique_ptr<Model> model = make_model(model_name, spec);
   model->train(true);
   auto optimizer = make_optimizer(optimizer_spec, model->parameters());
   std::vector<at::Tensor> inputs;
   for (int64_t b = 0; b < std::max<int64_t>(distinct_batches, 1); ++b)
-    inputs.push_back(torch::randn({batch_size, spec.channels, spec.height, spec.width}));
-  const at::Tensor labels = torch::randint(spec.num_classes, {batch_size}, torch::kLong);
+    inputs.push_back(at::randn({batch_size, spec.channels, spec.height, spec.width}));
+  const at::Tensor labels = at::randint(spec.num_classes, {batch_size}, at::kLong);
   auto step = [&](const at::Tensor& input) {
     optimizer->zero_grad();
-    at::Tensor loss = torch::nn::functional::cross_entropy(model->forward(input), labels);
+    at::Tensor loss = at::cross_entropy_loss(model->forward(input), labels);
     loss.backward();
     optimizer->step();
   };

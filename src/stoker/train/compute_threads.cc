@@ -1,12 +1,12 @@
 #include "stoker/train/compute_threads.h"
 
+#include <ATen/Parallel.h>
 #include <dlfcn.h>
-#include <torch/torch.h>
 
 namespace stoker {
 
 void set_compute_threads(int threads) {
-  torch::set_num_threads(threads);
+  at::set_num_threads(threads);
   using SetThreads = void (*)(int);
   if (auto set_openblas =
           reinterpret_cast<SetThreads>(::dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))

@@ -1,6 +1,6 @@
 #include "stoker/train/input_normalizer.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 namespace stoker {
 namespace {

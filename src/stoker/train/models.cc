@@ -1,7 +1,13 @@
 #include "stoker/train/models.h"
 
+#include <torch/nn/module.h>
+#include <torch/nn/modules/activation.h>
+#include <torch/nn/modules/batchnorm.h>
+#include <torch/nn/modules/container/sequential.h>
+#include <torch/nn/modules/conv.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/pooling.h>
 #include <torch/script.h>
-#include <torch/torch.h>
 
 #include <filesystem>
 #include <map>

@@ -2,7 +2,8 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
-#include <torch/torch.h>
+#include <torch/nn/functional/loss.h>
+#include <torch/types.h>
 
 #include <cstdlib>
 #include <filesystem>

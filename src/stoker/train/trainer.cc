@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 #include <torch/cuda.h>
-#include <torch/torch.h>
+#include <torch/nn/utils/clip_grad.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <algorithm>
 #include <cerrno>

@@ -4,7 +4,6 @@
 
 #include <gtest/gtest.h>
 #include <torch/script.h>
-#include <torch/torch.h>
 
 #include <cstdio>
 #include <filesystem>
