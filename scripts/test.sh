@@ -5,7 +5,7 @@
 #   build       full project, LibTorch included, in build/       ctest: every suite
 #   asan        LibTorch-free core, ASan + UBSan, in build-asan/  ctest: util, store, pipeline engine
 #   asan-torch  the loader, ASan + UBSan, in build-asan-torch/   ctest: pipeline (loader)
-#   tsan        LibTorch-free core, TSan, in build-tsan/          ctest: pipeline engine only
+#   tsan        LibTorch-free core, TSan, in build-tsan/          ctest: pipeline core, util
 #
 # Every stage runs even if an earlier one failed. Prints the time of each stage and ends with
 # one line `N passed, M failed`, counting ctest tests over the four runs (a stage that fails
@@ -130,7 +130,7 @@ for stage in $stages; do
       # memory mapping"); run without it when the machine allows.
       wrap=()
       if setarch "$(uname -m)" -R true 2>/dev/null; then wrap=(setarch "$(uname -m)" -R); fi
-      run_stage tsan build-tsan pipeline_engine_test "-L pipeline_engine_test" -- -DSTOKER_WITH_TORCH=OFF \
+      run_stage tsan build-tsan "pipeline_engine_test util_test" "-L pipeline_engine_test|util_test" -- -DSTOKER_WITH_TORCH=OFF \
         -DSTOKER_SANITIZE=thread -DSTOKER_BUILD_BENCH=OFF ;;
     *)
       echo "test.sh: unknown stage '$stage' (build, asan, asan-torch, tsan)" >&2

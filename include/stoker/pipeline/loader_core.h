@@ -83,9 +83,9 @@ struct PipelineStats {
   std::atomic<int64_t> transform_ns{0};  // the fields' transforms, into the batch buffer
   std::atomic<int64_t> busy_ns{0};       // workers' time building pieces, in total
   std::atomic<int64_t> wait_ns{0};       // consumer blocked for a batch not ready
-  std::atomic<int64_t> batches{0};
-  std::atomic<int64_t> samples{0};
-  std::atomic<int64_t> skipped{0};
+  std::atomic<int64_t> batches{0};       // built (the next epoch's first ones included)
+  std::atomic<int64_t> samples{0};       // built
+  std::atomic<int64_t> skipped{0};       // bad samples dropped from the batches delivered
   // The consumer's wait for the first batch of each epoch it started, in order.
   std::vector<int64_t> epoch_start_wait_ns;
 };

@@ -272,7 +272,6 @@ void BatchEngine::finalize(BatchBuffer& buffer) const {
   }
   stats_->batches += 1;
   stats_->samples += buffer.size;
-  stats_->skipped += buffer.skipped;
 }
 
 std::shared_ptr<BatchBuffer> BatchEngine::next() {
@@ -289,6 +288,7 @@ std::shared_ptr<BatchBuffer> BatchEngine::next() {
     finalize(*piece.buffer);
     lock.lock();
     ++next_deliver_;
+    stats_->skipped += piece.buffer->skipped;
     return std::move(piece.buffer);
   }
   auto it = ready_.find(next_deliver_);
@@ -304,6 +304,7 @@ std::shared_ptr<BatchBuffer> BatchEngine::next() {
   std::shared_ptr<BatchBuffer> buffer = std::move(it->second);
   ready_.erase(it);
   ++next_deliver_;
+  stats_->skipped += buffer->skipped;  // counted as delivered: not the next epoch's built ahead
   const int64_t free_slots = next_deliver_ + options_.prefetch - next_open_;
   lock.unlock();
   if (free_slots >= std::max(1, options_.prefetch / 2)) {
