@@ -118,12 +118,14 @@ void run_loader_bench(const LoaderBenchOptions& o) {
     }
   }
   const double seconds = seconds_since(start);
+  // Now, not later: the workers go on building the next epoch's first batches.
+  const double busy_seconds = loader.stats().busy_ns.load() / 1e9;
   const double rss_after_loader = rss_anon_bytes();
   const double rate = samples / seconds;
   const double bare = bare_loop(*dataset, loader.layout(), o.batch, o.epochs, options.verify);
   const PipelineStats& s = loader.stats();
   const int workers = loader.options().workers;
-  const double busy = workers > 0 ? s.busy_ns.load() / 1e9 / (workers * seconds) : 0.0;
+  const double busy = workers > 0 ? busy_seconds / (workers * seconds) : 0.0;
   // The wait for each epoch's first batch after the first: what the persistent pool removes.
   std::vector<double> epoch_start_wait_ms;
   for (size_t e = 1; e < s.epoch_start_wait_ns.size(); ++e)

@@ -62,7 +62,7 @@ TEST(CliTest, BenchLoaderAndBenchTrainReportTheirRuns) {
   EXPECT_EQ(l["epoch_start_wait_ms"].size(), 1u);  // epochs after the first
   const double busy = l["workers_busy_fraction"].get<double>();
   EXPECT_GT(busy, 0.0);
-  EXPECT_LE(busy, 1.0);
+  EXPECT_LE(busy, 1.01);  // clock granularity
 
   // A synthetic heavy field: every sample costs 100 us on some worker.
   RunResult heavy =
