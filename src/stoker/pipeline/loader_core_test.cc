@@ -14,13 +14,10 @@
 #include <thread>
 
 #include "stoker/pipeline/sample_cost.h"
-#include "stoker/testing/records.h"
-#include "stoker/testing/temp_dir.h"
+#include "stoker/testing/loader_fixture.h"
 
 namespace stoker {
 namespace {
-
-constexpr int64_t kRecords = 1003;
 
 // Writes the sample's first random word and its record length: what a transform sees.
 class EchoInput : public Transform {
@@ -70,23 +67,8 @@ class PayloadOf : public Transform {
   }
 };
 
-class LoaderCoreTest : public ::testing::Test {
+class LoaderCoreTest : public testing::LoaderFixture {
  protected:
-  void SetUp() override {
-    testing::write_labelled_dataset(dir_ / "ds", kRecords, 1000, 4096);
-    dataset_ = Dataset::open(dir_ / "ds").value_or_throw();
-  }
-  LoaderOptions options(int workers, int rank = 0, int world = 1) {
-    LoaderOptions o;
-    o.batch_size = 16;
-    o.workers = workers;
-    o.prefetch = 3;
-    o.seed = 5;
-    o.rank = rank;
-    o.world_size = world;
-    o.fields = {{"image", true, {0.5f}, {0.5f}}, {"label"}};
-    return o;
-  }
   // Labels (== record index % 1000) of every sample of epoch e, in order.
   static std::vector<int64_t> labels(LoaderCore& loader, int64_t e, int64_t max_batches = -1) {
     std::vector<int64_t> out;
@@ -113,8 +95,6 @@ class LoaderCoreTest : public ::testing::Test {
     }
     return out;
   }
-  testing::TempDir dir_;
-  std::shared_ptr<const Dataset> dataset_;
 };
 
 TEST_F(LoaderCoreTest, BatchesArePlainBuffersOfTheRightShapeAndValue) {

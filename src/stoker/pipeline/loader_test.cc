@@ -4,30 +4,13 @@
 
 #include <gtest/gtest.h>
 
-#include "stoker/testing/records.h"
-#include "stoker/testing/temp_dir.h"
+#include "stoker/testing/loader_fixture.h"
 
 namespace stoker {
 namespace {
 
-constexpr int64_t kRecords = 1003;
-
-class LoaderTest : public ::testing::Test {
+class LoaderTest : public testing::LoaderFixture {
  protected:
-  void SetUp() override {
-    testing::write_labelled_dataset(dir_ / "ds", kRecords, 1000, 4096);
-    dataset_ = Dataset::open(dir_ / "ds").value_or_throw();
-  }
-  LoaderOptions options(int workers, int rank = 0, int world = 1) {
-    LoaderOptions o;
-    o.batch_size = 16;
-    o.workers = workers;
-    o.seed = 5;
-    o.rank = rank;
-    o.world_size = world;
-    o.fields = {{"image", true, {0.5f}, {0.5f}}, {"label"}};
-    return o;
-  }
   // Label (== record index % 1000) of every sample of epoch e, in order.
   static std::vector<int64_t> labels(Loader& loader, int64_t e, int64_t max_batches = -1) {
     std::vector<int64_t> out;
@@ -39,8 +22,6 @@ class LoaderTest : public ::testing::Test {
     }
     return out;
   }
-  testing::TempDir dir_;
-  std::shared_ptr<const Dataset> dataset_;
 };
 
 TEST_F(LoaderTest, BatchesAreTensorsOfTheRightShapeTypeAndValue) {
