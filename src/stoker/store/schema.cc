@@ -1,9 +1,24 @@
 #include "stoker/store/schema.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <set>
 
 namespace stoker {
+namespace {
+
+// `text` as a JSON string: quoted, control characters escaped, invalid UTF-8 replaced, so that
+// a message naming it stays one line.
+std::string json_quoted(const std::string& text) {
+  return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+bool has_control_character(const std::string& text) {
+  return std::any_of(text.begin(), text.end(),
+                     [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+}
+
+}  // namespace
 
 const char* dtype_name(DType dtype) {
   switch (dtype) {
@@ -53,6 +68,10 @@ Result<Schema> Schema::create(std::vector<Field> fields) {
   Schema schema;
   for (const Field& f : fields) {
     if (f.name.empty()) return invalid_argument("schema field with an empty name");
+    // Names appear in one-line error messages: no control characters.
+    if (has_control_character(f.name))
+      return invalid_argument("schema field name " + json_quoted(f.name) +
+                              " holds a control character");
     if (!names.insert(f.name).second)
       return invalid_argument("schema field '" + f.name + "' repeats");
     if (!f.is_fixed() && !f.shape.empty())
@@ -105,6 +124,9 @@ Result<Schema> Schema::from_json(const std::string& text, const std::string& ori
       return corrupt(origin + ": schema field lacks a name or dtype");
     Field f;
     f.name = jf["name"].get<std::string>();
+    if (has_control_character(f.name))
+      return corrupt(origin + ": schema field name " + json_quoted(f.name) +
+                     " holds a control character");
     std::string dtype = jf["dtype"].get<std::string>();
     if (dtype == "uint8")
       f.dtype = DType::kUint8;
@@ -115,7 +137,8 @@ Result<Schema> Schema::from_json(const std::string& text, const std::string& ori
     else if (dtype == "bytes")
       f.dtype = DType::kBytes;
     else
-      return corrupt(origin + ": schema field '" + f.name + "' has unknown dtype '" + dtype + "'");
+      return corrupt(origin + ": schema field " + json_quoted(f.name) + " has unknown dtype " +
+                     json_quoted(dtype));
     if (jf.contains("shape")) {
       if (!jf["shape"].is_array()) return corrupt(origin + ": schema field '" + f.name + "' shape");
       for (const auto& d : jf["shape"]) {

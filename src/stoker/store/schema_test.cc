@@ -101,5 +101,19 @@ TEST(SchemaTest, MalformedJsonIsCorruptNamingTheOrigin) {
   }
 }
 
+// Names and dtypes reach one-line error messages: control characters never break the line.
+TEST(SchemaTest, ControlCharactersNeverSplitAnErrorLine) {
+  for (const char* text :
+       {R"({"fields": [{"name": "a", "dtype": "\nt64"}]})",
+        R"({"fields": [{"name": "a\nb", "dtype": "uint8"}]})",
+        R"({"fields": [{"name": "a\u007f", "dtype": "uint8", "shape": [1]}]})"}) {
+    auto s = Schema::from_json(text, "somefile.stk");
+    ASSERT_FALSE(s.is_ok()) << text;
+    EXPECT_EQ(s.status().message().find('\n'), std::string::npos) << s.status().message();
+    EXPECT_NE(s.status().message().find("somefile.stk"), std::string::npos);
+  }
+  EXPECT_FALSE(Schema::create({{"tab\there", DType::kUint8, {1}}}).is_ok());
+}
+
 }  // namespace
 }  // namespace stoker
