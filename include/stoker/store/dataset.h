@@ -46,8 +46,9 @@ class Dataset {
     Location at = locate(i);
     return shards_[at.shard].record(at.record);
   }
-  // "SHARD_PATH: record R (dataset record I)": how errors name global record i.
-  std::string describe(uint64_t i) const;
+  // `status` about global record i, named the way every record error is:
+  // "SHARD_PATH: record R: MESSAGE (dataset record I)", with status's code.
+  Status record_error(uint64_t i, const Status& status) const;
   // Bytes of fixed field `field` of global record i.
   const uint8_t* fixed_field(uint64_t i, int field) const {
     Location at = locate(i);

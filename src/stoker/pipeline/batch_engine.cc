@@ -233,7 +233,7 @@ bool BatchEngine::build_piece(const Piece& piece, Scratch& scratch) {
                             options_.seed, scratch.field_dst.data(), failed, &at);
   if (!failed) {  // raise: the piece's first failure, in sample order
     if (!written.is_ok()) {
-      status = Status(written.code(), dataset_->describe(indices[at]) + ": " + written.message());
+      status = dataset_->record_error(indices[at], written);
     } else if (!verify_status.is_ok()) {
       status = std::move(verify_status);
     }

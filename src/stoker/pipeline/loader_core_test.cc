@@ -384,9 +384,10 @@ TEST_F(LoaderCoreTest, VariableSizeBytesFieldsAreReadByTransforms) {
   EXPECT_EQ(i, 10);
 }
 
-TEST_F(LoaderCoreTest, HeavySamplesKeepEveryWorkerBusyAtPrefetchOne) {
-  // A batch's samples are split among workers: with prefetch 1 both workers build the one
-  // batch in flight. Checked by content (the sample indices land in their slots), not time.
+TEST_F(LoaderCoreTest, PiecesOfOneBatchLandInTheirSlotsAtPrefetchOne) {
+  // A batch's samples are split among workers: with prefetch 1 both workers build pieces of
+  // the one batch in flight. Checked by content (every sample index lands in its slot); how
+  // busy the workers are is `bench loader --prefetch 1 --sample-cost-us N`'s business.
   LoaderOptions o = options(2);
   o.prefetch = 1;
   o.shuffle = false;

@@ -34,16 +34,17 @@ Result<std::shared_ptr<const Dataset>> Dataset::open(const std::string& dir) {
   return std::shared_ptr<const Dataset>(std::move(dataset));
 }
 
-std::string Dataset::describe(uint64_t i) const {
+Status Dataset::record_error(uint64_t i, const Status& status) const {
   Location at = locate(i);
-  return fmt::format("{}: record {} (dataset record {})", shards_[at.shard].path(), at.record, i);
+  return Status(status.code(),
+                fmt::format("{}: record {}: {} (dataset record {})", shards_[at.shard].path(),
+                            at.record, status.message(), i));
 }
 
 Status Dataset::verify_record(uint64_t i) const {
   Location at = locate(i);
-  Status status = shards_[at.shard].verify_record(at.record);
-  if (status.is_ok()) return status;
-  return corrupt(fmt::format("{} (dataset record {})", status.message(), i));
+  if (shards_[at.shard].verify_record(at.record).is_ok()) return Status::ok();
+  return record_error(i, corrupt("checksum mismatch"));
 }
 
 }  // namespace stoker

@@ -19,12 +19,10 @@ int class_label_field(const Dataset& dataset) {
   return f.dtype == DType::kInt64 && f.shape.empty() ? field : -1;
 }
 
-Status check_layout_and_label(const Dataset& dataset, uint64_t i) {
-  const Dataset::Location at = dataset.locate(i);
-  const ShardReader& shard = dataset.shard(at.shard);
-  const ByteSpan record = shard.record(at.record);
+// Record i's layout and, with label_field >= 0, its label; the message names neither.
+Status check_layout_and_label(const Dataset& dataset, uint64_t i, int label_field) {
+  const ByteSpan record = dataset.record(i);
   STOKER_RETURN_IF_ERROR(check_record_layout(dataset.schema(), record));
-  const int label_field = class_label_field(dataset);
   if (label_field < 0) return Status::ok();
   int64_t label;
   std::memcpy(&label, fixed_field(dataset.schema(), record, label_field), sizeof label);
@@ -34,22 +32,23 @@ Status check_layout_and_label(const Dataset& dataset, uint64_t i) {
   return Status::ok();
 }
 
+Status check_one(const Dataset& dataset, uint64_t i, int label_field) {
+  STOKER_RETURN_IF_ERROR(dataset.verify_record(i));
+  Status status = check_layout_and_label(dataset, i, label_field);
+  return status.is_ok() ? status : dataset.record_error(i, status);
+}
+
 }  // namespace
 
 Status check_record(const Dataset& dataset, uint64_t i) {
-  STOKER_RETURN_IF_ERROR(dataset.verify_record(i));
-  Status status = check_layout_and_label(dataset, i);
-  if (status.is_ok()) return status;
-  const Dataset::Location at = dataset.locate(i);
-  return Status(status.code(),
-                fmt::format("{}: record {}: {} (dataset record {})", dataset.shard(at.shard).path(),
-                            at.record, status.message(), i));
+  return check_one(dataset, i, class_label_field(dataset));
 }
 
 uint64_t check_records(const Dataset& dataset, const std::function<void(const Status&)>& on_error) {
+  const int label_field = class_label_field(dataset);  // once, not per record
   uint64_t bad = 0;
   for (uint64_t i = 0; i < dataset.size(); ++i) {
-    Status status = check_record(dataset, i);
+    Status status = check_one(dataset, i, label_field);
     if (!status.is_ok()) {
       on_error(status);
       ++bad;
