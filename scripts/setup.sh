@@ -6,10 +6,10 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config ccache clang-format
   libtorch-dev libopenblas0-pthread libgloo-dev
-  libturbojpeg0-dev libxxhash-dev libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev
+  libturbojpeg0-dev libjpeg62-turbo-dev libjpeg-turbo-progs libspng-dev libhwy-dev libxxhash-dev libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev hyperfine
-  dataset-fashion-mnist
-  python3-torch python3-torchvision
+  dataset-fashion-mnist mate-backgrounds
+  python3-torch python3-torchvision python3-pil python3-scipy
 )
 
 missing=()
