@@ -7,15 +7,10 @@
 #include <cstdint>
 
 #include "stoker/store/schema.h"
+#include "stoker/util/byte_span.h"
 #include "stoker/util/status.h"
 
 namespace stoker {
-
-// A borrowed byte range; valid while its owner (e.g. the ShardReader that returned it) lives.
-struct ByteSpan {
-  const uint8_t* data = nullptr;
-  size_t size = 0;
-};
 
 // The bytes of bytes-field `field` of `record`: kCorrupt if the record's length table or the
 // field's payload does not fit the record, kInvalidArgument if `field` is not a bytes field.
