@@ -1,6 +1,6 @@
 #pragma once
 // The pixel types the image layer passes between decode and resample: a borrowed view of 8-bit
-// RGB pixels in rows (HWC), and a box in pixel coordinates.
+// RGB pixels in rows (HWC), a rectangle of whole pixels, and a box in pixel coordinates.
 
 #include <cstddef>
 #include <cstdint>
@@ -16,6 +16,14 @@ struct RgbView {
   ptrdiff_t stride = 0;
 
   const uint8_t* row(int y) const { return data + y * stride; }
+};
+
+// An integer rectangle of whole pixels: columns [x, x + width), rows [y, y + height).
+struct CropRect {
+  int x = 0;
+  int y = 0;
+  int width = 0;
+  int height = 0;
 };
 
 // A box in pixel coordinates, edges at x0 <= x1 and y0 <= y1; fractional where it comes from a
