@@ -1,6 +1,7 @@
 // `stoker bench loader`: loader throughput on a dataset, beside the bare single-thread loop
 // that does the same shuffled gather + normalise into one reused buffer (what one core does
-// with no queue, ordering or pool).
+// with no queue, ordering or pool). On a dataset of JPEG/PNG images the work per sample is
+// torchvision's training transform: RandomResizedCrop + flip + normalise.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -12,6 +13,7 @@
 #include <numeric>
 
 #include "cli/commands.h"
+#include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/loader_core.h"
 #include "stoker/pipeline/sample_cost.h"
 #include "stoker/store/import/fashion_mnist.h"
@@ -28,6 +30,11 @@ struct LoaderBenchOptions {
   bool uint8 = false;
   std::string verify = "once";
   int sample_cost_us = 0;
+  // Encoded-image datasets: the training transform's output side, and switches that turn
+  // single techniques off to measure what each contributes.
+  int image_size = 224;
+  bool no_dct_scale = false;
+  bool full_decode = false;
   bool json = false;
 };
 
@@ -94,8 +101,19 @@ void run_loader_bench(const LoaderBenchOptions& o) {
   options.prefetch = o.prefetch;
   options.verify = parse_verify_policy(o.verify).value_or_throw();
   const int image = dataset->schema().find("image");
+  const bool encoded = is_encoded_image_field(dataset->schema(), "image");
+  if (encoded) {  // torchvision's training transform: RandomResizedCrop + flip + normalise
+    ImageOutput output;
+    output.size = o.image_size;
+    output.uint8 = o.uint8;
+    output.dct_scaling = !o.no_dct_scale;
+    output.crop_decode = !o.full_decode;
+    options.fields.push_back(FieldRequest{
+        "image",
+        random_resized_crop_transform(dataset->schema(), "image", output).value_or_throw()});
+  }
   for (const Field& f : dataset->schema().fields()) {
-    if (!f.is_fixed()) continue;
+    if (!f.is_fixed() || (encoded && f.name != "label")) continue;
     const bool normalise = !o.uint8 && f.dtype == DType::kUint8 && image >= 0 && f.name == "image";
     options.fields.push_back(normalise ? FieldRequest{f.name, true, {0.2860f}, {0.3530f}}
                                        : FieldRequest{f.name});
@@ -137,6 +155,11 @@ void run_loader_bench(const LoaderBenchOptions& o) {
                       {"epochs", o.epochs},
                       {"verify", o.verify},
                       {"sample_cost_us", o.sample_cost_us},
+                      {"image_transform",
+                       encoded ? nlohmann::json{{"random_resized_crop", o.image_size},
+                                                {"dct_scaling", !o.no_dct_scale},
+                                                {"crop_decode", !o.full_decode}}
+                               : nlohmann::json(nullptr)},
                       {"output", o.uint8 ? "uint8" : "float32"},
                       {"samples", samples},
                       {"seconds", seconds},
@@ -207,6 +230,15 @@ void add_bench_command(CLI::App& app) {
                    "stand-in for decoding; benchmarks only)")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
+  loader
+      ->add_option("--image-size", o->image_size,
+                   "JPEG/PNG datasets: RandomResizedCrop output side (flip and normalise too)")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  loader->add_flag("--no-dct-scale", o->no_dct_scale,
+                   "JPEG/PNG datasets: never decode JPEGs at a reduced DCT scale (to measure it)");
+  loader->add_flag("--full-decode", o->full_decode,
+                   "JPEG/PNG datasets: decode whole images, not just the crop (to measure it)");
   loader->add_flag("--json", o->json, "Print JSON");
   loader->callback([o] { run_loader_bench(*o); });
   add_bench_train_command(*bench);
