@@ -65,11 +65,6 @@ Result<ImageHeader> jpeg_header(ByteSpan bytes, int64_t max_pixels) {
   JpegDecompressor jpeg;
   STOKER_RETURN_IF_ERROR(jpeg.read_header(bytes, max_pixels));
   jpeg_decompress_struct& cinfo = *jpeg.cinfo();
-  // libjpeg infers grayscale, YCbCr or RGB, CMYK or YCCK from 1, 3 or 4 components; not more.
-  if (cinfo.jpeg_color_space == JCS_UNKNOWN) {
-    return unsupported(
-        fmt::format("JPEG: {} components of an unknown colour space", cinfo.num_components));
-  }
   ImageHeader header;
   header.format = ImageFormat::kJpeg;
   header.width = static_cast<int>(cinfo.image_width);

@@ -1,5 +1,7 @@
 #include "stoker/image/jpeg_decompressor.h"
 
+#include <fmt/format.h>
+
 #include "stoker/image/pixel_cap.h"
 
 namespace stoker::image {
@@ -57,7 +59,13 @@ Status JpegDecompressor::read_header(ByteSpan bytes, int64_t max_pixels) {
     STOKER_RETURN_IF_ERROR(
         check_pixel_cap("JPEG", cinfo_.image_width, cinfo_.image_height, max_pixels));
   }
-  return status;
+  STOKER_RETURN_IF_ERROR(status);
+  // libjpeg infers grayscale, YCbCr or RGB, CMYK or YCCK from 1, 3 or 4 components; not more.
+  if (cinfo_.jpeg_color_space == JCS_UNKNOWN) {
+    return unsupported(
+        fmt::format("JPEG: {} components of an unknown colour space", cinfo_.num_components));
+  }
+  return Status::ok();
 }
 
 }  // namespace stoker::image

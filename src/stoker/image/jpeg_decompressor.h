@@ -21,7 +21,8 @@ class JpegDecompressor {
 
   // Reads the markers of `bytes` up to the first scan (jpeg_read_header). `bytes` must outlive
   // the decompressor. Fails on a malformed or truncated header and, as soon as the frame's size
-  // is known, on more than `max_pixels` pixels; see read_image_header for the codes.
+  // is known, on more than `max_pixels` pixels, and on a colour space libjpeg does not know (2
+  // or more than 4 components); see read_image_header for the codes.
   Status read_header(ByteSpan bytes, int64_t max_pixels);
 
   // Runs fn(cinfo, context) under the error handler; a libjpeg error or a premature end of the

@@ -35,6 +35,8 @@ void compress(void* p) {
     cinfo->comp_info[0].h_samp_factor = spec.h_sampling;
     cinfo->comp_info[0].v_samp_factor = spec.v_sampling;
   }
+  if (spec.ycck) jpeg_set_colorspace(cinfo, JCS_YCCK);
+  cinfo->write_Adobe_marker = spec.adobe_marker ? cinfo->write_Adobe_marker : FALSE;
   if (spec.progressive) jpeg_simple_progression(cinfo);
   cinfo->arith_code = spec.arithmetic ? TRUE : FALSE;
   cinfo->restart_in_rows = spec.restart_rows;
@@ -100,13 +102,13 @@ std::vector<uint8_t> encode_png(const PngSpec& spec) {
   std::vector<uint8_t> image = pattern_pixels(spec.width, spec.height, channels * sample_bytes);
   if (spec.color_type == 3) {
     spng_plte plte{};
-    plte.n_entries = 16;
-    for (uint32_t i = 0; i < 16; ++i) {
+    plte.n_entries = spec.bit_depth < 4 ? 1u << spec.bit_depth : 16u;
+    for (uint32_t i = 0; i < plte.n_entries; ++i) {
       plte.entries[i] = {static_cast<uint8_t>(i * 16), static_cast<uint8_t>(255 - i * 9),
                          static_cast<uint8_t>(i * i), 255};
     }
     if (err == 0) err = spng_set_plte(ctx, &plte);
-    for (uint8_t& v : image) v &= 0x0F;
+    for (uint8_t& v : image) v = static_cast<uint8_t>(v % plte.n_entries);
   }
   if (spec.bit_depth < 8) {
     // Pack the low bits of each sample, most significant first, rows padded to a byte.

@@ -18,6 +18,8 @@ struct JpegSpec {
   bool progressive = false;
   bool arithmetic = false;
   int restart_rows = 0;  // restart marker every this many MCU rows; 0 for none
+  bool ycck = false;      // 4 components stored as YCCK (Adobe transform 2)
+  bool adobe_marker = true;
 };
 
 // The pixels the fixtures encode: `components` bytes per pixel, row-major.
@@ -34,7 +36,7 @@ struct PngSpec {
   bool interlaced = false;
 };
 
-// A PNG of pattern pixels (a palette of 16 colours for type 3); empty if libspng refused it.
+// A PNG of pattern pixels (a palette of up to 16 colours for type 3); empty if libspng refused it.
 std::vector<uint8_t> encode_png(const PngSpec& spec);
 
 // Big-endian u16/u32 writes into a byte vector, for patching headers.
