@@ -63,6 +63,12 @@ TEST(DecodeBadInputTest, TruncatedJpegIsCorruptUnlessTheCropEndsAboveTheCut) {
   expect_error(decode(cut, CropRect{0, 200, 64, 56}), StatusCode::kCorrupt, "JPEG: truncated");
   // Rows above the cut are there: a crop of them decodes (the documented exception).
   EXPECT_TRUE(decode(cut, CropRect{0, 0, 64, 32}).is_ok());
+  // Without its end-of-image marker: a decode down to the last row reads on to it and fails,
+  // as PIL does ("image file is truncated").
+  const std::vector<uint8_t> no_eoi = prefix(jpeg, jpeg.size() - 2);
+  expect_error(decode(no_eoi), StatusCode::kCorrupt, "JPEG: truncated");
+  expect_error(decode(no_eoi, CropRect{0, 250, 64, 6}), StatusCode::kCorrupt, "JPEG: truncated");
+  EXPECT_TRUE(decode(no_eoi, CropRect{0, 0, 64, 200}).is_ok());  // above the last MCU row
   // A progressive JPEG is read whole before its first row: truncated is truncated.
   spec.progressive = true;
   const std::vector<uint8_t> progressive = encode_jpeg(spec);
