@@ -1,7 +1,7 @@
 #pragma once
 // Trainer: trains a classifier on a dataset directory holding train/ and test/ (fields
-// image: uint8 [C,H,W] or encoded JPEG/PNG bytes, and label: int64), with the loader feeding batches ahead of the step —
-// the engine behind `stoker train`.
+// image: uint8 [C,H,W] or encoded JPEG/PNG bytes, and label: int64), with the loader feeding
+// batches ahead of the step — the engine behind `stoker train`.
 //
 //   stoker::TrainerOptions options;  // Fashion-MNIST, mlp, 5 epochs, batch 64, Adam 1e-3
 //   stoker::Trainer trainer(options);

@@ -148,34 +148,34 @@ void run_loader_bench(const LoaderBenchOptions& o) {
   std::vector<double> epoch_start_wait_ms;
   for (size_t e = 1; e < s.epoch_start_wait_ns.size(); ++e)
     epoch_start_wait_ms.push_back(s.epoch_start_wait_ns[e] / 1e6);
-  nlohmann::json j = {{"data", data},
-                      {"batch", o.batch},
-                      {"workers", workers},
-                      {"prefetch", loader.options().prefetch},
-                      {"epochs", o.epochs},
-                      {"verify", o.verify},
-                      {"sample_cost_us", o.sample_cost_us},
-                      {"image_transform",
-                       encoded ? nlohmann::json{{"random_resized_crop", o.image_size},
-                                                {"dct_scaling", !o.no_dct_scale},
-                                                {"crop_decode", !o.full_decode}}
-                               : nlohmann::json(nullptr)},
-                      {"output", o.uint8 ? "uint8" : "float32"},
-                      {"samples", samples},
-                      {"seconds", seconds},
-                      {"samples_per_s", rate},
-                      {"mb_per_s", rate * sample_bytes / 1e6},
-                      {"bare_loop_samples_per_s", bare},
-                      {"ratio_to_bare_loop", rate / bare},
-                      {"consumer_wait_s", s.wait_ns.load() / 1e9},
-                      {"read_s", s.read_ns.load() / 1e9},
-                      {"transform_s", s.transform_ns.load() / 1e9},
-                      {"workers_busy_fraction", busy},
-                      {"epoch_start_wait_ms", epoch_start_wait_ms},
-                      {"buffer_mb", loader.buffer_bytes() / 1e6},
-                      {"rss_anon_mb", rss_anon_bytes() / 1e6},
-                      {"rss_anon_growth_mb", (rss_after_loader - rss_before_loader) / 1e6},
-                      {"checksum", checksum}};
+  nlohmann::json j = {
+      {"data", data},
+      {"batch", o.batch},
+      {"workers", workers},
+      {"prefetch", loader.options().prefetch},
+      {"epochs", o.epochs},
+      {"verify", o.verify},
+      {"sample_cost_us", o.sample_cost_us},
+      {"image_transform", encoded ? nlohmann::json{{"random_resized_crop", o.image_size},
+                                                   {"dct_scaling", !o.no_dct_scale},
+                                                   {"crop_decode", !o.full_decode}}
+                                  : nlohmann::json(nullptr)},
+      {"output", o.uint8 ? "uint8" : "float32"},
+      {"samples", samples},
+      {"seconds", seconds},
+      {"samples_per_s", rate},
+      {"mb_per_s", rate * sample_bytes / 1e6},
+      {"bare_loop_samples_per_s", bare},
+      {"ratio_to_bare_loop", rate / bare},
+      {"consumer_wait_s", s.wait_ns.load() / 1e9},
+      {"read_s", s.read_ns.load() / 1e9},
+      {"transform_s", s.transform_ns.load() / 1e9},
+      {"workers_busy_fraction", busy},
+      {"epoch_start_wait_ms", epoch_start_wait_ms},
+      {"buffer_mb", loader.buffer_bytes() / 1e6},
+      {"rss_anon_mb", rss_anon_bytes() / 1e6},
+      {"rss_anon_growth_mb", (rss_after_loader - rss_before_loader) / 1e6},
+      {"checksum", checksum}};
   if (o.json) {
     fmt::print("{}\n", j.dump(2));
     return;

@@ -120,20 +120,25 @@ void add_train_command(CLI::App& app) {
                     "datasets, Fashion-MNIST's 0.2860 for stored pixels)");
   train->add_option("--std", o.std,
                     "Per-channel input standard deviation (default: ImageNet's, or 0.3530)");
-  train->add_option("--image-size", o.image_size,
-                    "JPEG/PNG datasets: side of the square crops the model sees")
+  train
+      ->add_option("--image-size", o.image_size,
+                   "JPEG/PNG datasets: side of the square crops the model sees")
       ->capture_default_str();
-  train->add_option("--crop-scale", o.augment.crop.scale_min,
-                    "RandomResizedCrop: smallest crop, as a fraction of the image's area")
+  train
+      ->add_option("--crop-scale", o.augment.crop.scale_min,
+                   "RandomResizedCrop: smallest crop, as a fraction of the image's area")
       ->capture_default_str();
-  train->add_option("--crop-ratio-min", o.augment.crop.ratio_min,
-                    "RandomResizedCrop: smallest aspect ratio (width / height)")
+  train
+      ->add_option("--crop-ratio-min", o.augment.crop.ratio_min,
+                   "RandomResizedCrop: smallest aspect ratio (width / height)")
       ->capture_default_str();
-  train->add_option("--crop-ratio-max", o.augment.crop.ratio_max,
-                    "RandomResizedCrop: largest aspect ratio")
+  train
+      ->add_option("--crop-ratio-max", o.augment.crop.ratio_max,
+                   "RandomResizedCrop: largest aspect ratio")
       ->capture_default_str();
-  train->add_option("--flip", o.augment.flip_probability,
-                    "Probability of a horizontal flip of a training image")
+  train
+      ->add_option("--flip", o.augment.flip_probability,
+                   "Probability of a horizontal flip of a training image")
       ->capture_default_str();
   train->add_option("--checkpoint-dir", o.checkpoint_dir,
                     "Write a checkpoint here after every epoch and on SIGINT/SIGTERM");

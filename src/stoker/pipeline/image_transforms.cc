@@ -14,6 +14,10 @@
 namespace stoker {
 namespace {
 
+// Stored sizes beyond this are not an image's (JPEG's limit is 65,500, PNG's 2^31 - 1, but
+// the pixel cap refuses anything this long and wide).
+constexpr int64_t kMaxStoredSide = int64_t{1} << 24;
+
 // The int64 scalar field `name` of `schema`, or -1.
 int int64_scalar_field(const Schema& schema, const char* name) {
   const int f = schema.find(name);
@@ -50,8 +54,8 @@ class EncodedImageTransform : public Transform {
         height_field_(int64_scalar_field(schema, "height")),
         width_field_(int64_scalar_field(schema, "width")) {
     out_.width = out_.height = output.size;
-    out_.type = output.uint8 ? image::ResampleOutput::Type::kUint8
-                             : image::ResampleOutput::Type::kFloat32;
+    out_.type =
+        output.uint8 ? image::ResampleOutput::Type::kUint8 : image::ResampleOutput::Type::kFloat32;
     for (int c = 0; c < 3; ++c) {
       out_.mean[c] = output.mean.size() == 1 ? output.mean[0] : output.mean[c];
       out_.std[c] = output.std.size() == 1 ? output.std[0] : output.std[c];
@@ -66,23 +70,27 @@ class EncodedImageTransform : public Transform {
   std::vector<int64_t> sample_shape() const override { return {3, out_.height, out_.width}; }
 
   Status apply(const SampleInput& input, uint8_t* slot) const override {
-    Result<ByteSpan> bytes = variable_field(*input.schema, input.record, field_);
-    if (!bytes.is_ok()) return bytes.status();
-    Result<std::pair<int, int>> size = image_size(*input.schema, input.record, *bytes);
+    Result<ByteSpan> field = variable_field(*input.schema, input.record, field_);
+    if (!field.is_ok()) return field.status();
+    const ByteSpan bytes = field.value();
+    Result<std::pair<int, int>> size = image_size(*input.schema, input.record, bytes);
     if (!size.is_ok()) return with_field(size.status());
-    SamplePlan plan = this->plan(size->first, size->second, input);
+    const auto [width, height] = size.value();
+    Result<SamplePlan> planned = plan(width, height, input);
+    if (!planned.is_ok()) return with_field(planned.status());
+    const SamplePlan& plan = planned.value();
 
     thread_local image::DecodeBuffer buffer;
     thread_local image::Resampler resampler;
     image::DecodeRequest request;
     if (!crop_decode_) {
       // The whole image at full scale, then the plan's rectangle of it: the same pixels.
-      Result<image::DecodedCrop> whole = image::decode_rgb(*bytes, request, buffer);
+      Result<image::DecodedCrop> whole = image::decode_rgb(bytes, request, buffer);
       if (!whole.is_ok()) return with_field(whole.status());
-      const image::RgbView& all = whole->pixels;
-      if (all.width != size->first || all.height != size->second)
-        return with_field(corrupt(fmt::format("stored size {}x{} but the image is {}x{}",
-                                              size->first, size->second, all.width, all.height)));
+      const image::RgbView& all = whole.value().pixels;
+      if (all.width != width || all.height != height)
+        return with_field(corrupt(fmt::format("stored size {}x{} but the image is {}x{}", width,
+                                              height, all.width, all.height)));
       const image::RgbView part = {all.row(plan.decode.y) + 3 * plan.decode.x, plan.decode.width,
                                    plan.decode.height, all.stride};
       const image::PixelBox box = {plan.box.x0 - plan.decode.x, plan.box.y0 - plan.decode.y,
@@ -93,20 +101,21 @@ class EncodedImageTransform : public Transform {
     if (dct_scaling_) {
       // The scaled rectangle must still cover the output box at full resolution: a reduced
       // decode then only replaces part of the downscale the resize would do anyway.
-      request.min_width = static_cast<int>(
-          std::ceil(out_.width * plan.decode.width / (plan.box.x1 - plan.box.x0)));
+      request.min_width =
+          static_cast<int>(std::ceil(out_.width * plan.decode.width / (plan.box.x1 - plan.box.x0)));
       request.min_height = static_cast<int>(
           std::ceil(out_.height * plan.decode.height / (plan.box.y1 - plan.box.y0)));
     }
-    Result<image::DecodedCrop> decoded = image::decode_rgb(*bytes, request, buffer);
+    Result<image::DecodedCrop> decoded = image::decode_rgb(bytes, request, buffer);
     if (!decoded.is_ok()) return with_field(decoded.status());
-    return with_field(resampler.resample(decoded->pixels, map_into(*decoded, plan.decode, plan.box),
+    return with_field(resampler.resample(decoded.value().pixels,
+                                         map_into(decoded.value(), plan.decode, plan.box),
                                          output(plan), slot));
   }
 
  protected:
   // The sample's plan for an image of width × height pixels.
-  virtual SamplePlan plan(int width, int height, const SampleInput& input) const = 0;
+  virtual Result<SamplePlan> plan(int width, int height, const SampleInput& input) const = 0;
 
   image::ResampleOutput out_;
 
@@ -125,13 +134,13 @@ class EncodedImageTransform : public Transform {
       int64_t h, w;
       std::memcpy(&h, fixed_field(schema, record, height_field_), sizeof(h));
       std::memcpy(&w, fixed_field(schema, record, width_field_), sizeof(w));
-      if (h >= 1 && w >= 1 && h <= image::kMaxSide && w <= image::kMaxSide)
+      if (h >= 1 && w >= 1 && h <= kMaxStoredSide && w <= kMaxStoredSide)
         return std::make_pair(static_cast<int>(w), static_cast<int>(h));
       return corrupt(fmt::format("stored size {}x{} is not an image's", w, h));
     }
     Result<image::ImageHeader> header = image::read_image_header(bytes);
     if (!header.is_ok()) return header.status();
-    return std::make_pair(header->width, header->height);
+    return std::make_pair(header.value().width, header.value().height);
   }
 
   Status with_field(Status status) const {
@@ -154,14 +163,16 @@ class RandomResizedCrop : public EncodedImageTransform {
       : EncodedImageTransform(schema, field, output), options_(options) {}
 
  protected:
-  SamplePlan plan(int width, int height, const SampleInput& input) const override {
+  Result<SamplePlan> plan(int width, int height, const SampleInput& input) const override {
     CounterRng rng = input.rng();
+    Result<image::CropRect> crop = image::random_resized_crop(width, height, options_.crop, rng);
+    if (!crop.is_ok()) return crop.status();
+    const image::CropRect& rect = crop.value();
     SamplePlan plan;
-    plan.decode = image::random_resized_crop(width, height, options_.crop, rng);
+    plan.decode = rect;
     // torchvision crops first, so the filter never reaches pixels outside the crop.
-    plan.box = {0.0 + plan.decode.x, 0.0 + plan.decode.y,
-                0.0 + plan.decode.x + plan.decode.width, 0.0 + plan.decode.y + plan.decode.height};
-    plan.flip = rng.next_float() < options_.flip_probability;
+    plan.box = {0.0 + rect.x, 0.0 + rect.y, 0.0 + rect.x + rect.width, 0.0 + rect.y + rect.height};
+    plan.flip = rng.next_double() < options_.flip_probability;
     return plan;
   }
 
@@ -175,9 +186,12 @@ class CenterCrop : public EncodedImageTransform {
       : EncodedImageTransform(schema, field, output), resize_(resize) {}
 
  protected:
-  SamplePlan plan(int width, int height, const SampleInput&) const override {
+  Result<SamplePlan> plan(int width, int height, const SampleInput&) const override {
+    Result<image::ResizedCenterCrop> crop =
+        image::resize_center_crop(width, height, resize_, out_.width, out_.height);
+    if (!crop.is_ok()) return crop.status();
     SamplePlan plan;
-    plan.box = image::resize_center_crop_box(width, height, resize_, out_.width);
+    plan.box = crop.value().box;
     // torchvision resizes the whole image, so the filter reaches past the crop's edges by its
     // support (one source pixel per output pixel's width when downscaling): decode that too.
     const double support_x = std::max(1.0, (plan.box.x1 - plan.box.x0) / out_.width) + 1;
@@ -197,9 +211,9 @@ class CenterCrop : public EncodedImageTransform {
 Status check_output(const Schema& schema, const std::string& field, const ImageOutput& output) {
   if (!is_encoded_image_field(schema, field))
     return invalid_argument(fmt::format("field '{}': not a bytes field of encoded images", field));
-  if (output.size < 1 || output.size > image::kMaxSide)
+  if (output.size < 1 || output.size > image::kMaxResampleOutputSide)
     return invalid_argument(fmt::format("field '{}': image size {} is outside [1, {}]", field,
-                                        output.size, image::kMaxSide));
+                                        output.size, image::kMaxResampleOutputSide));
   if (output.uint8) return Status::ok();
   for (const std::vector<float>* values : {&output.mean, &output.std}) {
     if (values->size() != 1 && values->size() != 3)
@@ -208,7 +222,8 @@ Status check_output(const Schema& schema, const std::string& field, const ImageO
   }
   for (float s : output.std) {
     if (!(std::isfinite(s) && s != 0))
-      return invalid_argument(fmt::format("field '{}': std {} is not finite and non-zero", field, s));
+      return invalid_argument(
+          fmt::format("field '{}': std {} is not finite and non-zero", field, s));
   }
   return Status::ok();
 }
@@ -224,7 +239,8 @@ Result<std::shared_ptr<const Transform>> random_resized_crop_transform(
     const Schema& schema, const std::string& field, const ImageOutput& output,
     const RandomCropOptions& options) {
   if (Status s = check_output(schema, field, output); !s.is_ok()) return s;
-  if (Status s = image::check_params(options.crop); !s.is_ok()) return s;
+  if (Status s = image::check_random_resized_crop_params(options.crop); !s.is_ok())
+    return invalid_argument(fmt::format("field '{}': {}", field, s.message()));
   if (!(options.flip_probability >= 0 && options.flip_probability <= 1))
     return invalid_argument(fmt::format("field '{}': flip probability {} is outside [0, 1]", field,
                                         options.flip_probability));
@@ -238,9 +254,9 @@ Result<std::shared_ptr<const Transform>> center_crop_transform(const Schema& sch
                                                                int resize) {
   if (Status s = check_output(schema, field, output); !s.is_ok()) return s;
   if (resize == 0) resize = static_cast<int>(std::lround(output.size * 256.0 / 224.0));
-  if (resize < output.size || resize > image::kMaxSide)
+  if (resize < output.size || resize > image::kMaxResampleOutputSide)
     return invalid_argument(fmt::format("field '{}': resize {} is outside [{}, {}] (the crop size)",
-                                        field, resize, output.size, image::kMaxSide));
+                                        field, resize, output.size, image::kMaxResampleOutputSide));
   return std::shared_ptr<const Transform>(
       std::make_shared<CenterCrop>(schema, schema.find(field), output, resize));
 }

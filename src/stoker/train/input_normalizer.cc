@@ -22,9 +22,9 @@ Normalization make_normalization(const std::vector<int64_t>& sample_shape,
 
 }  // namespace
 
-InputNormalizer::InputNormalizer(std::vector<int64_t> sample_shape,
-                                 const std::vector<float>& mean, const std::vector<float>& std,
-                                 int64_t max_batch, c10::Device device)
+InputNormalizer::InputNormalizer(std::vector<int64_t> sample_shape, const std::vector<float>& mean,
+                                 const std::vector<float>& std, int64_t max_batch,
+                                 c10::Device device)
     : sample_shape_(std::move(sample_shape)),
       normalization_(make_normalization(sample_shape_, mean, std)),
       device_(device) {

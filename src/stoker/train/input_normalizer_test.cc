@@ -33,8 +33,7 @@ at::Tensor expected(const at::Tensor& images, const std::vector<double>& mean,
 
 TEST(InputNormalizerTest, MatchesTheFormulaPerChannel) {
   torch::manual_seed(1);
-  InputNormalizer normalize({3, 4, 5}, {0.1f, 0.5f, 0.9f},
-                            {0.2f, 0.25f, 0.5f}, 8, torch::kCPU);
+  InputNormalizer normalize({3, 4, 5}, {0.1f, 0.5f, 0.9f}, {0.2f, 0.25f, 0.5f}, 8, torch::kCPU);
   const at::Tensor images = torch::randint(0, 256, {8, 3, 4, 5}, torch::kByte);
   const at::Tensor out = normalize(images);
   EXPECT_EQ(out.scalar_type(), torch::kFloat32);

@@ -116,13 +116,10 @@ constexpr int64_t kLargestSmallImage = 64;
 nn::Sequential make_resnet18(const ModelSpec& s) {
   nn::Sequential net;
   const bool large = std::min(s.height, s.width) > kLargestSmallImage;
-  net->push_back("conv1", nn::Conv2d(large ? nn::Conv2dOptions(s.channels, 64, 7)
-                                                 .stride(2)
-                                                 .padding(3)
-                                                 .bias(false)
-                                           : nn::Conv2dOptions(s.channels, 64, 3)
-                                                 .padding(1)
-                                                 .bias(false)));
+  net->push_back(
+      "conv1",
+      nn::Conv2d(large ? nn::Conv2dOptions(s.channels, 64, 7).stride(2).padding(3).bias(false)
+                       : nn::Conv2dOptions(s.channels, 64, 3).padding(1).bias(false)));
   net->push_back("bn1", nn::BatchNorm2d(64));
   net->push_back("relu", nn::ReLU());
   if (large) net->push_back("maxpool", nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2).padding(1)));

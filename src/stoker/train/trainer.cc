@@ -113,10 +113,10 @@ FieldRequest image_request(const Dataset& data, const TrainerOptions& o, bool tr
   ImageOutput output;
   output.size = o.image_size;
   output.uint8 = true;
-  return FieldRequest("image", (train ? random_resized_crop_transform(data.schema(), "image",
-                                                                      output, o.augment)
-                                      : center_crop_transform(data.schema(), "image", output))
-                                   .value_or_throw());
+  return FieldRequest(
+      "image", (train ? random_resized_crop_transform(data.schema(), "image", output, o.augment)
+                      : center_crop_transform(data.schema(), "image", output))
+                   .value_or_throw());
 }
 
 std::unique_ptr<Loader> make_loader(std::shared_ptr<const Dataset> data, const TrainerOptions& o,
