@@ -74,6 +74,15 @@ TEST(DecodeBadInputTest, TruncatedJpegIsCorruptUnlessTheCropEndsAboveTheCut) {
   const std::vector<uint8_t> progressive = encode_jpeg(spec);
   expect_error(decode(prefix(progressive, progressive.size() * 3 / 4), CropRect{0, 0, 64, 32}),
                StatusCode::kCorrupt, "JPEG: truncated");
+  // The same with a restart marker every MCU row, where a crop's decode starts at the marker
+  // above it: below the cut still truncated, above it still fine.
+  spec.progressive = false;
+  spec.restart_rows = 1;
+  const std::vector<uint8_t> restarts = encode_jpeg(spec);
+  const std::vector<uint8_t> restarts_cut = prefix(restarts, restarts.size() * 3 / 4);
+  expect_error(decode(restarts_cut, CropRect{0, 200, 64, 56}), StatusCode::kCorrupt,
+               "JPEG: truncated");
+  EXPECT_TRUE(decode(restarts_cut, CropRect{0, 64, 64, 32}).is_ok());
   // Every cut is an error or a decode: no crash.
   for (size_t size = 0; size < jpeg.size(); size += 37) {
     Result<DecodedCrop> d = decode(prefix(jpeg, size));
