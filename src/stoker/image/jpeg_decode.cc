@@ -55,10 +55,18 @@ void start(j_decompress_ptr cinfo, void* p) {
   if (job->col1 > cinfo->output_width) job->col1 = cinfo->output_width;
   if (job->row1 > cinfo->output_height) job->row1 = cinfo->output_height;
   // libjpeg treats the cropped columns' ends as the image's: there, fancy upsampling repeats
-  // the last chroma sample instead of blending in its neighbour. One more column on each side
-  // (where the image has one) keeps the wanted columns' neighbours inside the decoded ones.
-  job->crop_x = job->col0 > 0 ? job->col0 - 1 : 0;
-  job->crop_width = (job->col1 < cinfo->output_width ? job->col1 + 1 : job->col1) - job->crop_x;
+  // the last chroma sample instead of blending in its neighbour, and a progressive JPEG's block
+  // smoothing (applied where its scans leave coefficient bits unsent) repeats the edge block's
+  // DC instead of reading the two blocks beyond it (libjpeg-turbo 2.1 smooths over 5x5 blocks).
+  // A margin on each side (where the image has one) keeps the wanted columns' neighbours inside
+  // the decoded ones: a column, or for a progressive JPEG two blocks of its most subsampled
+  // component (two iMCUs).
+  const JDIMENSION margin =
+      jpeg_has_multiple_scans(cinfo)
+          ? static_cast<JDIMENSION>(2 * cinfo->max_h_samp_factor * cinfo->min_DCT_scaled_size)
+          : 1;
+  job->crop_x = job->col0 > margin ? job->col0 - margin : 0;
+  job->crop_width = std::min(job->col1 + margin, cinfo->output_width) - job->crop_x;
   if (job->crop_width < cinfo->output_width) {
     jpeg_crop_scanline(cinfo, &job->crop_x, &job->crop_width);
   } else {
