@@ -133,6 +133,29 @@ TEST(DecodeBadInputTest, CorruptHuffmanTablesAreCorrupt) {
   expect_error(decode(overfull), StatusCode::kCorrupt, "Huffman");
 }
 
+TEST(DecodeBadInputTest, JpegOfTooManyScansIsUnsupported) {
+  JpegSpec spec;
+  spec.progressive = true;
+  const std::vector<uint8_t> jpeg = encode_jpeg(spec);
+  // The last scan (its SOS up to EOI) repeated: libjpeg warns of a bogus progression and goes
+  // on, a pass over the whole image per scan.
+  size_t last_sos = 0;
+  for (size_t i = 0; i + 1 < jpeg.size(); ++i) {
+    if (jpeg[i] == 0xFF && jpeg[i + 1] == 0xDA) last_sos = i;
+  }
+  ASSERT_GT(last_sos, 0u);
+  auto repeated = [&](int times) {
+    std::vector<uint8_t> out(jpeg.begin(), jpeg.end() - 2);
+    for (int i = 0; i < times; ++i) out.insert(out.end(), jpeg.begin() + last_sos, jpeg.end() - 2);
+    out.insert(out.end(), {0xFF, 0xD9});
+    return out;
+  };
+  EXPECT_TRUE(decode(repeated(10)).is_ok());
+  expect_error(decode(repeated(600)), StatusCode::kUnsupported, "JPEG: more than 500 scans");
+  expect_error(decode(repeated(600), CropRect{0, 0, 8, 8}), StatusCode::kUnsupported,
+               "JPEG: more than 500 scans");
+}
+
 TEST(DecodeBadInputTest, TwelveBitJpegIsUnsupported) {
   std::vector<uint8_t> jpeg = encode_jpeg(JpegSpec());
   const size_t sof = testing::find_jpeg_marker(jpeg, 0xC0);

@@ -99,6 +99,9 @@ std::optional<RestartSeek> seek_restart_interval(j_decompress_ptr cinfo, ByteSpa
   for (size_t pos = header_end;;) {
     const size_t marker = next_marker(data, pos, bytes.size);
     if (marker == bytes.size || !is_rst(data[marker + 1])) break;
+    // Out of sequence: libjpeg decoding from the top resynchronises in ways a decode from this
+    // marker would not reproduce.
+    if (data[marker + 1] != kRst0 + (restarts & 7)) return std::nullopt;
     ++restarts;
     if (restarts == first) begin = marker + 2;
     if (restarts == last + 1) {

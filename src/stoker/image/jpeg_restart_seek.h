@@ -32,8 +32,9 @@ struct RestartSeek {
 // the upsampler's context as in a decode from the top) and ends, with an EOI marker, two
 // intervals after the one holding row1 (the decoder reads ahead of its output). Nothing if the
 // JPEG has several scans or no restart markers at MCU row boundaries, if row0 lies in the first
-// interval, or if the data does not hold the intervals (truncated: decoding the original
-// reports it).
+// interval, if the restart markers before the rows are out of sequence (corrupt data, which
+// libjpeg decodes from the top by resynchronising), or if the data does not hold the intervals
+// (truncated: decoding the original reports it).
 std::optional<RestartSeek> seek_restart_interval(j_decompress_ptr cinfo, ByteSpan bytes,
                                                  int scale_num, JDIMENSION row0, JDIMENSION row1,
                                                  DecodeBuffer& buffer);

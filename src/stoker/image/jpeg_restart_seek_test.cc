@@ -91,6 +91,12 @@ TEST(JpegRestartSeekTest, NothingWhereRestartMarkersDoNotHelp) {
   ASSERT_NE(dri, SIZE_MAX);
   testing::put_u16_be(bytes, dri + 4, 4);
   EXPECT_FALSE(seek(bytes, 8, 100, 120, buffer).has_value());
+  // A restart marker out of sequence before the rows.
+  std::vector<uint8_t> renumbered = jpeg_with(true);
+  const size_t first_rst = testing::find_jpeg_marker(renumbered, 0xD0);
+  ASSERT_NE(first_rst, SIZE_MAX);
+  renumbered[first_rst + 1] = 0xD3;
+  EXPECT_FALSE(seek(renumbered, 8, 100, 120, buffer).has_value());
   // Truncated above the rows: the data does not hold them.
   const std::vector<uint8_t> jpeg = jpeg_with(true);
   const std::vector<uint8_t> cut(jpeg.begin(), jpeg.begin() + jpeg.size() / 3);
