@@ -1,4 +1,7 @@
+// clang-format off
 #include "stoker/image/jpeg_decompressor.h"
+#include <jerror.h>  // after jpeglib.h
+// clang-format on
 
 #include <fmt/format.h>
 
@@ -20,6 +23,15 @@ void call(void* p) {
 
 void create(j_decompress_ptr cinfo, void*) { jpeg_create_decompress(cinfo); }
 
+// libjpeg calls this as it reads: stops a decode past the scan limit.
+void limit_scans(j_common_ptr common) {
+  auto* cinfo = reinterpret_cast<j_decompress_ptr>(common);
+  if (cinfo->input_scan_number > kMaxJpegScans) {
+    reinterpret_cast<JpegErrors*>(common->err)->too_many_scans = true;
+    ERREXIT(common, JERR_NOTIMPL);
+  }
+}
+
 struct HeaderSource {
   const uint8_t* data;
   unsigned long size;
@@ -36,7 +48,13 @@ void read_header_from(j_decompress_ptr cinfo, void* p) {
 JpegDecompressor::JpegDecompressor() {
   init_jpeg_errors(&errors_, reinterpret_cast<j_common_ptr>(&cinfo_));
   Call c{create, &cinfo_, nullptr};
-  if (!jpeg_call(&errors_, call, &c)) created_ = jpeg_error_status(errors_);
+  if (!jpeg_call(&errors_, call, &c)) {
+    created_ = jpeg_error_status(errors_);
+    return;
+  }
+  progress_ = {};
+  progress_.progress_monitor = limit_scans;
+  cinfo_.progress = &progress_;
 }
 
 JpegDecompressor::~JpegDecompressor() {

@@ -10,8 +10,8 @@
 
 namespace stoker::image {
 
-// One decompression of one JPEG. Not copyable or movable (libjpeg holds pointers into it).
-// Thread-compatible: one thread at a time.
+// One decompression of one JPEG, at most kMaxJpegScans (jpeg_errors.h) scans. Not copyable or
+// movable (libjpeg holds pointers into it). Thread-compatible: one thread at a time.
 class JpegDecompressor {
  public:
   JpegDecompressor();
@@ -33,6 +33,7 @@ class JpegDecompressor {
 
  private:
   JpegErrors errors_;
+  jpeg_progress_mgr progress_;  // enforces kMaxJpegScans
   jpeg_decompress_struct cinfo_;
   Status created_;  // jpeg_create_decompress's outcome (it fails only when out of memory)
 };
