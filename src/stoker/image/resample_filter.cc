@@ -21,7 +21,7 @@ void compute_axis_taps(int in_size, double in0, double in1, int out_size, AxisTa
   const double filter_scale = std::max(scale, 1.0);
   const double support = 1.0 * filter_scale;
   const double inverse_filter_scale = 1.0 / filter_scale;
-  taps.stride = static_cast<int>(std::ceil(support)) * 2 + 1;
+  taps.stride = static_cast<int>(std::ceil(support)) * 2 + 2;  // PIL's 2 ceil(support) + 1, even
   taps.first.resize(out_size);
   taps.count.resize(out_size);
   taps.weights.assign(static_cast<size_t>(out_size) * taps.stride, 0);
