@@ -58,7 +58,7 @@ void resample_scalar(const ResampleJob& job, std::vector<uint8_t>& rows);
 // The SIMD kernel's buffers, grown as needed.
 struct SimdScratch {
   std::vector<uint8_t> packed;  // a group of source rows, interleaved pixel by pixel as RGBX
-  std::vector<uint8_t> rgbx;    // a group's rows as RGBX, not interleaved
+  std::vector<uint8_t> rgbx;    // a group's resized rows as RGBX, no longer interleaved
   std::vector<uint8_t> group;   // a group's horizontally resized rows, interleaved
   std::vector<uint8_t> rows;    // the horizontally resized rows, as planes
 };
