@@ -38,6 +38,11 @@ struct ResampleOutput {
   std::array<float, 3> std{1, 1, 1};
 };
 
+// Which implementation runs: the SIMD one (Highway, the best instruction set this CPU has,
+// chosen at run time) or the plain C++ reference (the fallback and the tests' oracle). Both
+// write identical bytes.
+enum class ResampleKernel { kSimd, kScalar };
+
 // Largest output side and source side accepted (beyond them the fixed-point sums could
 // overflow, and no sample is that large).
 inline constexpr int kMaxResampleOutputSide = 1 << 15;
@@ -47,7 +52,7 @@ inline constexpr int kMaxResampleSourceSide = 1 << 20;
 // as needed and reused. Not thread-safe: one per worker thread.
 class Resampler {
  public:
-  Resampler();
+  explicit Resampler(ResampleKernel kernel = ResampleKernel::kSimd);
   ~Resampler();
   Resampler(const Resampler&) = delete;
   Resampler& operator=(const Resampler&) = delete;
@@ -59,8 +64,12 @@ class Resampler {
   // zero or non-finite std.
   Status resample(const RgbView& src, PixelBox box, const ResampleOutput& out, uint8_t* dst);
 
+  // The kernel in use: "scalar", or the instruction set of the SIMD one ("AVX2", "AVX3", ...).
+  const char* kernel_name() const;
+
  private:
   struct Scratch;
+  ResampleKernel kernel_;
   std::unique_ptr<Scratch> scratch_;
 };
 

@@ -48,10 +48,12 @@ Status check(const RgbView& src, const PixelBox& box, const ResampleOutput& out,
 struct Resampler::Scratch {
   AxisTaps horizontal;
   AxisTaps vertical;
-  std::vector<uint8_t> rows;
+  std::vector<uint8_t> rows;  // the scalar kernel's
+  SimdScratch simd;
 };
 
-Resampler::Resampler() : scratch_(std::make_unique<Scratch>()) {}
+Resampler::Resampler(ResampleKernel kernel)
+    : kernel_(kernel), scratch_(std::make_unique<Scratch>()) {}
 
 Resampler::~Resampler() = default;
 
@@ -74,8 +76,16 @@ Status Resampler::resample(const RgbView& src, PixelBox box, const ResampleOutpu
     job.bias[c] = -out.mean[c] / out.std[c];
   }
   job.dst = dst;
-  resample_scalar(job, s.rows);
+  if (kernel_ == ResampleKernel::kSimd) {
+    resample_simd(job, s.simd);
+  } else {
+    resample_scalar(job, s.rows);
+  }
   return Status::ok();
+}
+
+const char* Resampler::kernel_name() const {
+  return kernel_ == ResampleKernel::kSimd ? simd_target_name() : "scalar";
 }
 
 }  // namespace stoker::image

@@ -15,7 +15,8 @@ namespace stoker::image {
 inline constexpr int kPrecisionBits = 22;
 
 // Output position i reads source indices first[i] .. first[i] + count[i] - 1 with weights
-// weights[i * stride + t]; weights[i * stride + t] is 0 for count[i] <= t < stride.
+// weights[i * stride + t]; weights[i * stride + t] is 0 for count[i] <= t < stride. The stride
+// is even, so a loop may take the taps in pairs (reading one source index past the last).
 struct AxisTaps {
   int stride = 0;
   std::vector<int32_t> first;

@@ -1,6 +1,7 @@
 #include "stoker/image/resample.h"
 
 #include <gtest/gtest.h>
+#include <hwy/targets.h>
 
 #include <algorithm>
 #include <cmath>
@@ -84,47 +85,53 @@ struct Case {
 
 class ResampleTest : public ::testing::Test {
  protected:
-  // Runs the script on every case and compares stoker's uint8 and float32 outputs with its
-  // answers: uint8 identical, float within float_bound, on average within one grey level.
+  // Runs the script on every case and compares both kernels' uint8 and float32 outputs with its
+  // answers.
   void compare_with_torchvision(const std::vector<Case>& cases) {
     nlohmann::json specs = nlohmann::json::array();
     for (const Case& c : cases) specs.push_back(c.spec);
     const std::string cases_path = dir_ / "cases.json";
     std::ofstream(cases_path) << specs.dump();
     test::run_torchvision_reference("resample " + cases_path);
-    Resampler resampler;
-    for (const Case& c : cases) {
-      SCOPED_TRACE(c.spec.dump());
-      const size_t n = static_cast<size_t>(c.out.width) * c.out.height * 3;
-      const std::vector<char> want_u8 = read_bytes(c.spec["out"].get<std::string>() + ".u8");
-      ASSERT_EQ(want_u8.size(), n);
-      ResampleOutput out = c.out;
-      out.type = ResampleOutput::Type::kUint8;
-      std::vector<uint8_t> got_u8(n);
-      ASSERT_TRUE(resampler.resample(c.src, c.box, out, got_u8.data()).is_ok());
-      size_t mismatches = 0;
-      for (size_t i = 0; i < n; ++i) mismatches += got_u8[i] != static_cast<uint8_t>(want_u8[i]);
-      EXPECT_EQ(mismatches, 0u) << "of " << n;
-      if (c.spec["kind"] == "box") continue;
-
-      const std::vector<char> want_bytes = read_bytes(c.spec["out"].get<std::string>() + ".f32");
-      ASSERT_EQ(want_bytes.size(), n * sizeof(float));
-      std::vector<float> want(n), got(n);
-      std::memcpy(want.data(), want_bytes.data(), want_bytes.size());
-      out.type = ResampleOutput::Type::kFloat32;
-      ASSERT_TRUE(
-          resampler.resample(c.src, c.box, out, reinterpret_cast<uint8_t*>(got.data())).is_ok());
-      const size_t plane = n / 3;
-      double sum = 0;
-      for (size_t i = 0; i < n; ++i) {
-        const int ch = static_cast<int>(i / plane);
-        const double diff = std::abs(static_cast<double>(got[i]) - want[i]) * std::abs(out.std[ch]);
-        sum += diff;
-        max_diff_ = std::max(max_diff_, diff);
-        ASSERT_LE(diff, float_bound(out.mean[ch])) << "element " << i;
-      }
-      EXPECT_LE(sum / n, 1.0 / 255);
+    for (ResampleKernel kernel : {ResampleKernel::kSimd, ResampleKernel::kScalar}) {
+      Resampler resampler(kernel);
+      SCOPED_TRACE(resampler.kernel_name());
+      for (const Case& c : cases) compare_case(resampler, c);
     }
+  }
+
+  // uint8 identical, float within float_bound and on average within one grey level.
+  void compare_case(Resampler& resampler, const Case& c) {
+    SCOPED_TRACE(c.spec.dump());
+    const size_t n = static_cast<size_t>(c.out.width) * c.out.height * 3;
+    const std::vector<char> want_u8 = read_bytes(c.spec["out"].get<std::string>() + ".u8");
+    ASSERT_EQ(want_u8.size(), n);
+    ResampleOutput out = c.out;
+    out.type = ResampleOutput::Type::kUint8;
+    std::vector<uint8_t> got_u8(n);
+    ASSERT_TRUE(resampler.resample(c.src, c.box, out, got_u8.data()).is_ok());
+    size_t mismatches = 0;
+    for (size_t i = 0; i < n; ++i) mismatches += got_u8[i] != static_cast<uint8_t>(want_u8[i]);
+    EXPECT_EQ(mismatches, 0u) << "of " << n;
+    if (c.spec["kind"] == "box") return;
+
+    const std::vector<char> want_bytes = read_bytes(c.spec["out"].get<std::string>() + ".f32");
+    ASSERT_EQ(want_bytes.size(), n * sizeof(float));
+    std::vector<float> want(n), got(n);
+    std::memcpy(want.data(), want_bytes.data(), want_bytes.size());
+    out.type = ResampleOutput::Type::kFloat32;
+    ASSERT_TRUE(
+        resampler.resample(c.src, c.box, out, reinterpret_cast<uint8_t*>(got.data())).is_ok());
+    const size_t plane = n / 3;
+    double sum = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const int ch = static_cast<int>(i / plane);
+      const double diff = std::abs(static_cast<double>(got[i]) - want[i]) * std::abs(out.std[ch]);
+      sum += diff;
+      max_diff_ = std::max(max_diff_, diff);
+      ASSERT_LE(diff, float_bound(out.mean[ch])) << "element " << i;
+    }
+    EXPECT_LE(sum / n, 1.0 / 255);
   }
 
   // A case for the script: the image written to a file, the answer's file name.
@@ -354,6 +361,51 @@ TEST(ResamplerTest, BadArgumentsAreRefusedWithoutWriting) {
     EXPECT_TRUE(refused(src, whole, bad_norm, dst.data()));
   }
   EXPECT_EQ(std::count(dst.begin(), dst.end(), 0xab), static_cast<ptrdiff_t>(dst.size()));
+}
+
+// Every SIMD build this CPU runs (SSSE3 .. AVX-512) against the scalar reference: the same
+// bytes, on sizes around the vector widths (narrower than a vector, tails, partial row groups),
+// fractional boxes, flips and both output types.
+TEST(ResamplerTest, SimdKernelsWriteTheScalarBytes) {
+  std::vector<TestImage> images;
+  for (auto [w, h] : {std::pair{1, 1}, {2, 2}, {3, 5}, {17, 9}, {33, 31}, {67, 70}, {250, 190}})
+    images.push_back(make_image(w, h, Content::kNoisy, w * 1000 + h));
+  Resampler scalar(ResampleKernel::kScalar);
+  int targets = 0;
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    Resampler simd(ResampleKernel::kSimd);
+    EXPECT_STREQ(simd.kernel_name(), hwy::TargetName(target));
+    std::printf("checked %s\n", simd.kernel_name());
+    ++targets;
+    CounterRng rng(5, static_cast<uint64_t>(target));
+    for (int k = 0; k < 300; ++k) {
+      const TestImage& image = images[k % images.size()];
+      // Boxes on a grid of eighths, sometimes the whole image.
+      const auto coordinate = [&](int size) { return rng.uniform_below(8 * size + 1) / 8.0; };
+      PixelBox box{0, 0, static_cast<double>(image.width), static_cast<double>(image.height)};
+      if (k % 3 != 0) {
+        double a = coordinate(image.width), b = coordinate(image.width);
+        double c = coordinate(image.height), d = coordinate(image.height);
+        if (a == b || c == d) continue;
+        box = PixelBox{std::min(a, b), std::min(c, d), std::max(a, b), std::max(c, d)};
+      }
+      ResampleOutput out = uint8_output(1 + static_cast<int>(rng.uniform_below(80)),
+                                        1 + static_cast<int>(rng.uniform_below(80)), k % 2 == 1);
+      if (k % 4 >= 2) {
+        out.type = ResampleOutput::Type::kFloat32;
+        out.mean = {0.485f, 0.456f, 0.406f};
+        out.std = {0.229f, 0.224f, 0.225f};
+      }
+      ASSERT_EQ(resample_bytes(simd, image.view(), box, out),
+                resample_bytes(scalar, image.view(), box, out))
+          << hwy::TargetName(target) << " " << image.width << "x" << image.height << " box "
+          << box.x0 << "," << box.y0 << "," << box.x1 << "," << box.y1 << " to " << out.width << "x"
+          << out.height;
+    }
+  }
+  hwy::SetSupportedTargetsForTest(0);
+  EXPECT_GE(targets, 2);  // at least one SIMD build besides the baseline
 }
 
 }  // namespace
