@@ -1,4 +1,4 @@
-// `stoker convert idx|fashion-mnist`: build datasets from source files.
+// `stoker convert idx|fashion-mnist|cifar10`: build datasets from source files.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -6,10 +6,21 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "stoker/store/import/cifar10.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/store/import/idx.h"
 
 namespace stoker::cli {
+namespace {
+
+// --shard-mb, the shard size of every convert command.
+void add_shard_mb_option(CLI::App* command, uint64_t& shard_mb) {
+  command->add_option("--shard-mb", shard_mb, "Shard size in MB")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+}
+
+}  // namespace
 
 void add_convert_command(CLI::App& app) {
   CLI::App* convert = app.add_subcommand("convert", "Convert source data into a stoker dataset");
@@ -23,9 +34,7 @@ void add_convert_command(CLI::App& app) {
   idx_cmd->add_option("--labels", idx->labels, "IDX file of labels (N)")->required();
   idx_cmd->add_option("--out", idx->out, "Dataset directory to create (must not exist)")
       ->required();
-  idx_cmd->add_option("--shard-mb", *shard_mb, "Shard size in MB")
-      ->check(CLI::Range(1, 1 << 20))
-      ->capture_default_str();
+  add_shard_mb_option(idx_cmd, *shard_mb);
   idx_cmd->callback([idx, shard_mb] {
     idx->shard_bytes = *shard_mb << 20;
     uint64_t n = import_idx(*idx).value_or_throw();
@@ -45,6 +54,24 @@ void add_convert_command(CLI::App& app) {
     throw_if_error(convert_fashion_mnist(*src, *out, /*skip_existing=*/false));
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     fmt::print("wrote {0}/train and {0}/test in {1:.2f} s\n", *out, s);
+  });
+
+  auto cifar = std::make_shared<Cifar10ImportOptions>();
+  auto cifar_shard_mb = std::make_shared<uint64_t>(256);
+  CLI::App* cifar_cmd = convert->add_subcommand(
+      "cifar10", "Convert CIFAR-10's binary version into OUT/train and OUT/test");
+  cifar_cmd
+      ->add_option("--src", cifar->src,
+                   "Directory with data_batch_1..5.bin, test_batch.bin and batches.meta.txt")
+      ->required();
+  cifar_cmd->add_option("--out", cifar->out, "Output directory (train/ and test/ must not exist)")
+      ->required();
+  add_shard_mb_option(cifar_cmd, *cifar_shard_mb);
+  cifar_cmd->callback([cifar, cifar_shard_mb] {
+    cifar->shard_bytes = *cifar_shard_mb << 20;
+    Cifar10ImportCounts counts = import_cifar10(*cifar).value_or_throw();
+    fmt::print("wrote {1} records to {0}/train and {2} to {0}/test\n", cifar->out, counts.train,
+               counts.test);
   });
 }
 
