@@ -1,0 +1,158 @@
+// decode_rgb for JPEG (decode.h): the libjpeg calls run in two POD-only steps under
+// JpegDecompressor::run (start and crop; then skip, read and stop), with the pixel memory
+// sized in between, outside libjpeg's error handler.
+#include <algorithm>
+#include <cmath>
+
+#include "stoker/image/format_decoders.h"
+#include "stoker/image/jpeg_decompressor.h"
+
+namespace stoker::image {
+namespace {
+
+// The DCT scales tried, in eighths, smallest first: libjpeg-turbo 2.1.5 has SIMD inverse DCTs
+// for 1/4 and 1/2 only (the other reduced scales run in C and are slower than 8/8 would be
+// worth); 8/8 is the fallback.
+constexpr int kScales[] = {2, 4};
+
+// Rows read per jpeg_read_scanlines call (libjpeg returns at most its own row group, 1-4).
+constexpr int kRowBatch = 4;
+
+// The smallest accelerated scale at which `crop` still covers min_width x min_height.
+int choose_scale(const CropRect& crop, const DecodeRequest& request) {
+  if (request.min_width <= 0 && request.min_height <= 0) return 8;
+  for (int s : kScales) {
+    if (int64_t{crop.width} * s >= int64_t{request.min_width} * 8 &&
+        int64_t{crop.height} * s >= int64_t{request.min_height} * 8) {
+      return s;
+    }
+  }
+  return 8;
+}
+
+// Step 1, POD only: output settings, jpeg_start_decompress, jpeg_crop_scanline.
+struct StartJob {
+  int scale_num;
+  bool cmyk;              // read CMYK (4-component JPEGs) instead of RGB
+  JDIMENSION col0, col1;  // in: output columns wanted, [col0, col1) at the scale (col1 is
+  JDIMENSION row0, row1;  // clamped to the scaled size here); rows likewise
+  JDIMENSION crop_x;      // out: first column libjpeg decodes (iMCU-aligned, < col0 unless 0)
+  JDIMENSION crop_width;  // out: columns libjpeg decodes per row
+};
+
+void start(j_decompress_ptr cinfo, void* p) {
+  auto* job = static_cast<StartJob*>(p);
+  cinfo->out_color_space = job->cmyk ? JCS_CMYK : JCS_RGB;
+  cinfo->scale_num = static_cast<unsigned>(job->scale_num);
+  cinfo->scale_denom = 8;
+  cinfo->dct_method = JDCT_ISLOW;  // PIL's (and libjpeg's) default
+  cinfo->do_fancy_upsampling = TRUE;
+  jpeg_start_decompress(cinfo);
+  if (job->col1 > cinfo->output_width) job->col1 = cinfo->output_width;
+  if (job->row1 > cinfo->output_height) job->row1 = cinfo->output_height;
+  // libjpeg treats the cropped columns' ends as the image's: there, fancy upsampling repeats
+  // the last chroma sample instead of blending in its neighbour. One more column on each side
+  // (where the image has one) keeps the wanted columns' neighbours inside the decoded ones.
+  job->crop_x = job->col0 > 0 ? job->col0 - 1 : 0;
+  job->crop_width = (job->col1 < cinfo->output_width ? job->col1 + 1 : job->col1) - job->crop_x;
+  if (job->crop_width < cinfo->output_width) {
+    jpeg_crop_scanline(cinfo, &job->crop_x, &job->crop_width);
+  } else {
+    job->crop_x = 0;
+  }
+}
+
+// PIL reads every 4-component JPEG as Adobe-inverted CMYK ("CMYK;I") and converts to RGB with
+// R = 255 - K - C(255 - K)/255, rounded as its MULDIV255; on the stored samples c, k that is
+// k - (255 - c) k / 255.
+inline uint8_t cmyk_channel(int stored, int stored_k) {
+  const int t = (255 - stored) * stored_k + 128;
+  return static_cast<uint8_t>(stored_k - (((t >> 8) + t) >> 8));
+}
+
+void cmyk_row_to_rgb(const uint8_t* cmyk, uint8_t* rgb, JDIMENSION width) {
+  for (JDIMENSION i = 0; i < width; ++i, cmyk += 4, rgb += 3) {
+    rgb[0] = cmyk_channel(cmyk[0], cmyk[3]);
+    rgb[1] = cmyk_channel(cmyk[1], cmyk[3]);
+    rgb[2] = cmyk_channel(cmyk[2], cmyk[3]);
+  }
+}
+
+// Step 2, POD only: skip to the first row, read to the last, stop.
+struct ReadJob {
+  JDIMENSION row0, row1;  // output rows wanted, [row0, row1)
+  uint8_t* pixels;        // (row1 - row0) rows of `stride` bytes
+  size_t stride;
+  uint8_t* cmyk_rows;  // kRowBatch rows of crop_width * 4 bytes, if reading CMYK
+  JDIMENSION crop_width;
+};
+
+void read_rows(j_decompress_ptr cinfo, void* p) {
+  auto* job = static_cast<ReadJob*>(p);
+  if (job->row0 > 0) jpeg_skip_scanlines(cinfo, job->row0);
+  JSAMPROW rows[kRowBatch];
+  while (cinfo->output_scanline < job->row1) {
+    const JDIMENSION done = cinfo->output_scanline - job->row0;
+    const JDIMENSION want = std::min<JDIMENSION>(kRowBatch, job->row1 - cinfo->output_scanline);
+    for (JDIMENSION i = 0; i < want; ++i) {
+      rows[i] = job->cmyk_rows ? job->cmyk_rows + i * job->crop_width * 4
+                               : job->pixels + (done + i) * job->stride;
+    }
+    const JDIMENSION got = jpeg_read_scanlines(cinfo, rows, want);
+    if (job->cmyk_rows) {
+      for (JDIMENSION i = 0; i < got; ++i) {
+        cmyk_row_to_rgb(rows[i], job->pixels + (done + i) * job->stride, job->crop_width);
+      }
+    }
+  }
+  jpeg_abort_decompress(cinfo);
+}
+
+}  // namespace
+
+Result<DecodedCrop> decode_jpeg(ByteSpan bytes, const DecodeRequest& request,
+                                DecodeBuffer& buffer) {
+  JpegDecompressor jpeg;
+  STOKER_RETURN_IF_ERROR(jpeg.read_header(bytes, request.max_pixels));
+  j_decompress_ptr cinfo = jpeg.cinfo();
+  STOKER_ASSIGN_OR_RETURN(const CropRect crop,
+                          resolve_crop(request.crop, static_cast<int>(cinfo->image_width),
+                                       static_cast<int>(cinfo->image_height)));
+  const int scale = choose_scale(crop, request);
+  // The crop in scaled pixels: the whole scaled pixels it touches.
+  const double f = scale / 8.0;
+  const PixelBox scaled{crop.x * f, crop.y * f, (crop.x + crop.width) * f,
+                        (crop.y + crop.height) * f};
+  StartJob start_job{};
+  start_job.scale_num = scale;
+  start_job.cmyk = cinfo->num_components == 4;
+  start_job.col0 = static_cast<JDIMENSION>(std::floor(scaled.x0));
+  start_job.col1 = static_cast<JDIMENSION>(std::ceil(scaled.x1));
+  start_job.row0 = static_cast<JDIMENSION>(std::floor(scaled.y0));
+  start_job.row1 = static_cast<JDIMENSION>(std::ceil(scaled.y1));
+  STOKER_RETURN_IF_ERROR(jpeg.run(start, &start_job));
+
+  ReadJob read_job{};
+  read_job.row0 = start_job.row0;
+  read_job.row1 = start_job.row1;
+  read_job.crop_width = start_job.crop_width;
+  read_job.stride = size_t{start_job.crop_width} * 3;
+  read_job.pixels = buffer.pixels(read_job.stride * (read_job.row1 - read_job.row0));
+  if (start_job.cmyk) {
+    read_job.cmyk_rows = buffer.scratch(size_t{start_job.crop_width} * 4 * kRowBatch);
+  }
+  STOKER_RETURN_IF_ERROR(jpeg.run(read_rows, &read_job));
+
+  DecodedCrop out;
+  const JDIMENSION skip_cols = start_job.col0 - start_job.crop_x;
+  out.pixels.data = read_job.pixels + size_t{skip_cols} * 3;
+  out.pixels.width = static_cast<int>(start_job.col1 - start_job.col0);
+  out.pixels.height = static_cast<int>(read_job.row1 - read_job.row0);
+  out.pixels.stride = static_cast<ptrdiff_t>(read_job.stride);
+  out.box = {scaled.x0 - start_job.col0, scaled.y0 - read_job.row0, scaled.x1 - start_job.col0,
+             scaled.y1 - read_job.row0};
+  out.scale_num = scale;
+  return out;
+}
+
+}  // namespace stoker::image

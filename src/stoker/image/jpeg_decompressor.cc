@@ -1,0 +1,71 @@
+#include "stoker/image/jpeg_decompressor.h"
+
+#include <fmt/format.h>
+
+#include "stoker/image/pixel_cap.h"
+
+namespace stoker::image {
+namespace {
+
+struct Call {
+  void (*fn)(j_decompress_ptr, void*);
+  j_decompress_ptr cinfo;
+  void* context;
+};
+
+void call(void* p) {
+  auto* c = static_cast<Call*>(p);
+  c->fn(c->cinfo, c->context);
+}
+
+void create(j_decompress_ptr cinfo, void*) { jpeg_create_decompress(cinfo); }
+
+struct HeaderSource {
+  const uint8_t* data;
+  unsigned long size;
+};
+
+void read_header_from(j_decompress_ptr cinfo, void* p) {
+  const auto* source = static_cast<const HeaderSource*>(p);
+  jpeg_mem_src(cinfo, source->data, source->size);
+  jpeg_read_header(cinfo, TRUE);
+}
+
+}  // namespace
+
+JpegDecompressor::JpegDecompressor() {
+  init_jpeg_errors(&errors_, reinterpret_cast<j_common_ptr>(&cinfo_));
+  Call c{create, &cinfo_, nullptr};
+  if (!jpeg_call(&errors_, call, &c)) created_ = jpeg_error_status(errors_);
+}
+
+JpegDecompressor::~JpegDecompressor() {
+  if (created_.is_ok()) jpeg_destroy_decompress(&cinfo_);
+}
+
+Status JpegDecompressor::run(void (*fn)(j_decompress_ptr, void*), void* context) {
+  STOKER_RETURN_IF_ERROR(created_);
+  Call c{fn, &cinfo_, context};
+  if (!jpeg_call(&errors_, call, &c) || errors_.premature_end) return jpeg_error_status(errors_);
+  return Status::ok();
+}
+
+Status JpegDecompressor::read_header(ByteSpan bytes, int64_t max_pixels) {
+  HeaderSource source{bytes.data, static_cast<unsigned long>(bytes.size)};
+  Status status = run(read_header_from, &source);
+  // The frame header (SOF) sets the size before the checks at the first scan can fail (e.g.
+  // libjpeg's own 65,500-pixel side limit): the pixel cap is the error to report then.
+  if (created_.is_ok()) {
+    STOKER_RETURN_IF_ERROR(
+        check_pixel_cap("JPEG", cinfo_.image_width, cinfo_.image_height, max_pixels));
+  }
+  STOKER_RETURN_IF_ERROR(status);
+  // libjpeg infers grayscale, YCbCr or RGB, CMYK or YCCK from 1, 3 or 4 components; not more.
+  if (cinfo_.jpeg_color_space == JCS_UNKNOWN) {
+    return unsupported(
+        fmt::format("JPEG: {} components of an unknown colour space", cinfo_.num_components));
+  }
+  return Status::ok();
+}
+
+}  // namespace stoker::image
