@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include "stoker/util/atomic_file.h"
+
 namespace fs = std::filesystem;
 
 namespace stoker {
@@ -29,17 +31,26 @@ SplitWriter::~SplitWriter() {
   if (made_out_) fs::remove(out_, ec);  // only if empty
 }
 
-Status SplitWriter::finish() {
-  for (size_t i = 0; i < writers_.size(); ++i) {
-    Status status = writers_[i]->finish();
-    if (!status.is_ok()) {
-      std::error_code ec;
-      for (size_t done = 0; done < i; ++done) fs::remove_all(dirs_[done], ec);
-      return status;
-    }
+Status SplitWriter::finish(const std::vector<OutputFile>& files) {
+  Status status;
+  size_t placed = 0;  // splits in place
+  for (; placed < writers_.size(); ++placed) {
+    status = writers_[placed]->finish();
+    if (!status.is_ok()) break;
   }
-  finished_ = true;
-  return Status::ok();
+  size_t written = 0;  // files written
+  while (status.is_ok() && written < files.size()) {
+    status = write_file_atomically(out_ + "/" + files[written].name, files[written].contents);
+    if (status.is_ok()) ++written;
+  }
+  if (status.is_ok()) {
+    finished_ = true;
+    return status;
+  }
+  std::error_code ec;
+  for (size_t i = 0; i < written; ++i) fs::remove(out_ + "/" + files[i].name, ec);
+  for (size_t i = 0; i < placed; ++i) fs::remove_all(dirs_[i], ec);
+  return status;
 }
 
 }  // namespace stoker

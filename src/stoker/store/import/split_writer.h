@@ -2,7 +2,8 @@
 // SplitWriter: the datasets one import writes (OUT/train and OUT/test, or a single OUT), made
 // complete together. Each split is a DatasetWriter staging its dataset beside its directory;
 // finish() moves them into place only once every split has been written, one after the other,
-// and if one of them fails removes the ones already in place. An import that fails before
+// then writes the import's own files into OUT (such as a list of skipped inputs), and if any of
+// this fails removes what it already put in place. An import that fails before
 // finish(), or a SplitWriter destroyed without it, leaves nothing: each writer removes its
 // staging directory, and the parent directory `out` is removed too if create() made it and it
 // is empty. Only a crash between two splits' final renames can leave one split without the
@@ -32,8 +33,13 @@ class SplitWriter {
 
   // The writer of split `i` (in the order of `dirs`).
   DatasetWriter& split(size_t i) { return *writers_[i]; }
-  // Finishes every split; on failure nothing stays in place.
-  Status finish();
+  // A file finish() writes into `out` (crash-safely) once the splits are in place.
+  struct OutputFile {
+    std::string name;
+    std::string contents;
+  };
+  // Finishes every split, then writes `files`; on failure nothing stays in place.
+  Status finish(const std::vector<OutputFile>& files = {});
 
  private:
   SplitWriter(std::string out, bool made_out) : out_(std::move(out)), made_out_(made_out) {}

@@ -62,6 +62,21 @@ TEST_F(SplitWriterTest, ALaterSplitFailingToFinishTakesTheEarlierOnesBack) {
   EXPECT_EQ(read_file(out() + "/test/keep").value_or_throw(), "precious");
 }
 
+TEST_F(SplitWriterTest, FilesAreWrittenBesideTheSplitsOrNotAtAll) {
+  throw_if_error(create()->finish({{"notes.txt", "hello\n"}}));
+  EXPECT_EQ(read_file(out() + "/notes.txt").value_or_throw(), "hello\n");
+  fs::remove_all(out());
+  // A file that cannot be written (its name is taken by a directory) takes the splits back.
+  auto writer = create();
+  fs::create_directories(out() + "/taken/x");
+  Status status = writer->finish({{"first.txt", "1"}, {"taken", "2"}});
+  EXPECT_FALSE(status.is_ok());
+  EXPECT_FALSE(fs::exists(out() + "/train"));
+  EXPECT_FALSE(fs::exists(out() + "/test"));
+  EXPECT_FALSE(fs::exists(out() + "/first.txt"));
+  EXPECT_TRUE(fs::exists(out() + "/taken/x"));
+}
+
 TEST_F(SplitWriterTest, AnExistingSplitIsRefusedAndNothingIsMade) {
   fs::create_directories(out() + "/test");
   auto writer =
