@@ -67,8 +67,9 @@ struct DecodedCrop {
 // Errors (one line): those of read_image_header; a crop not inside the image
 // (kInvalidArgument); corrupt or truncated data (kCorrupt) — libjpeg's warnings about corrupt
 // data are ignored as PIL ignores them, but running out of data is an error, as in PIL ("image
-// file is truncated"); data missing below the crop's last row is not noticed. Thread-safe:
-// concurrent calls with distinct buffers share nothing.
+// file is truncated"); PNG CRC errors are errors in every chunk (PIL skips the IDAT CRCs). A
+// crop that ends above the last row does not read, so does not check, the data below it.
+// Thread-safe: concurrent calls with distinct buffers share nothing.
 Result<DecodedCrop> decode_rgb(ByteSpan bytes, const DecodeRequest& request, DecodeBuffer& buffer);
 
 }  // namespace stoker::image

@@ -78,7 +78,7 @@ void cmyk_row_to_rgb(const uint8_t* cmyk, uint8_t* rgb, JDIMENSION width) {
   }
 }
 
-// Step 2, POD only: skip to the first row, read to the last, stop.
+// Step 2, POD only: skip to the first row, read to the last, finish or stop.
 struct ReadJob {
   JDIMENSION row0, row1;  // output rows wanted, [row0, row1)
   uint8_t* pixels;        // (row1 - row0) rows of `stride` bytes
@@ -105,7 +105,13 @@ void read_rows(j_decompress_ptr cinfo, void* p) {
       }
     }
   }
-  jpeg_abort_decompress(cinfo);
+  // Down to the last row: read on to the end of the image, so that a missing end is noticed (PIL
+  // refuses a JPEG without its EOI marker). Otherwise stop here.
+  if (cinfo->output_scanline == cinfo->output_height) {
+    jpeg_finish_decompress(cinfo);
+  } else {
+    jpeg_abort_decompress(cinfo);
+  }
 }
 
 }  // namespace

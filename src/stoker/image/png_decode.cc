@@ -70,6 +70,12 @@ Result<DecodedCrop> decode_png(ByteSpan bytes, const DecodeRequest& request, Dec
     }
     if (err != 0) return png_error_status(err);
   }
+  // A decode down to the last row also reads the chunks after the image data, checking the last
+  // IDAT chunk's CRC (PIL does not check IDAT CRCs; stoker does) and the file's end.
+  if (crop.y + crop.height == height) {
+    err = spng_decode_chunks(ctx);
+    if (err != 0) return png_error_status(err);
+  }
 
   DecodedCrop out;
   out.pixels = {pixels + size_t(crop.x) * 3, crop.width, crop.height,

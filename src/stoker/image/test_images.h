@@ -18,7 +18,7 @@ struct JpegSpec {
   bool progressive = false;
   bool arithmetic = false;
   int restart_rows = 0;  // restart marker every this many MCU rows; 0 for none
-  bool ycck = false;      // 4 components stored as YCCK (Adobe transform 2)
+  bool ycck = false;     // 4 components stored as YCCK (Adobe transform 2)
   bool adobe_marker = true;
 };
 
