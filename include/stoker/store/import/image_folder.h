@@ -6,8 +6,11 @@
 // If SRC holds train/ and val/ (or test/), each is an ImageFolder and they become OUT/train and
 // OUT/test, which must have the same classes; otherwise SRC is one ImageFolder and OUT one
 // dataset. The format of each file is read from its bytes (image/image_header.h), never its
-// name. Every image is checked by decoding it completely (image/decode.h), so that a truncated
-// or corrupt file is found here rather than when training reads it.
+// name. A JPEG is stored transcoded for cheap crops (image/jpeg_transcode.h: lossless, the same
+// pixels), or as it is with `keep_original`; a PNG as it is. Every image is checked here, so
+// that a truncated or corrupt file is found at import rather than when training reads it: the
+// transcode reads all of a JPEG's data, and a PNG, or a JPEG kept as it is, is decoded
+// completely (image/decode.h).
 //
 // Bad files — not a JPEG or PNG, a truncated or corrupt image, more pixels than `max_pixels`,
 // unreadable, not a regular file (a FIFO is never opened for reading in a way that blocks), a
@@ -46,7 +49,8 @@ struct ImageFolderProgress {
 
 struct ImageFolderImportOptions {
   std::string src;
-  std::string out;  // must not exist (with splits: OUT/train and OUT/test must not)
+  std::string out;             // must not exist (with splits: OUT/train and OUT/test must not)
+  bool keep_original = false;  // store JPEGs as they are instead of transcoding them
   bool skip_bad = false;
   int workers = 0;  // threads reading and checking files; 0: one per core
   uint64_t shard_bytes = uint64_t{256} << 20;

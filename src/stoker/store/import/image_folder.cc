@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "stoker/image/decode.h"
+#include "stoker/image/jpeg_transcode.h"
 #include "stoker/store/image_record.h"
 #include "stoker/store/import/split_writer.h"
 #include "stoker/store/record_encoder.h"
@@ -97,40 +98,49 @@ class FileImporter {
   // Reads, checks and encodes `sample` on worker `worker`.
   Imported import(const ImageFolderSample& sample, int worker) {
     Imported out;
-    Result<std::string> read = read_file(sample.path, kMaxImageFileBytes);
-    if (!read.is_ok()) {
-      out.bad = read_error(read.status(), sample.path);
+    Result<std::string> file = read_file(sample.path, kMaxImageFileBytes);
+    if (!file.is_ok()) {
+      out.bad = read_error(file.status(), sample.path);
       return out;
     }
-    const std::string& file = read.value();
-    const ByteSpan bytes{reinterpret_cast<const uint8_t*>(file.data()), file.size()};
-    Result<image::ImageHeader> header = image::read_image_header(bytes, options_.max_pixels);
-    if (!header.is_ok()) {
-      out.bad = header.status().message();
-      return out;
-    }
-    Status checked = check_decodes(bytes, worker);
-    if (!checked.is_ok()) {
-      out.bad = checked.message();
-      return out;
-    }
-    const int64_t scalars[][2] = {
-        {fields_.label, sample.label},
-        {fields_.height, header.value().height},
-        {fields_.width, header.value().width},
-        {fields_.original_size, static_cast<int64_t>(bytes.size)},
-        {fields_.original_checksum, static_cast<int64_t>(xxh3_64(bytes.data, bytes.size))}};
-    RecordEncoder encoder(schema_);
-    for (const auto& [field, value] : scalars)
-      throw_if_error(encoder.set_fixed(static_cast<int>(field), &value, sizeof value));
-    throw_if_error(encoder.set_bytes(fields_.image, bytes.data, bytes.size));
-    out.record = encoder.encode();
-    out.bytes_in = bytes.size;
-    out.bytes_out = bytes.size;
+    const Status status = encode(sample, file.value(), worker, out);
+    if (!status.is_ok()) out.bad = status.message();
     return out;
   }
 
  private:
+  // Fills `out` with the record of `sample`, whose file holds `file`, or says why it is bad.
+  Status encode(const ImageFolderSample& sample, const std::string& file, int worker,
+                Imported& out) {
+    const ByteSpan bytes{reinterpret_cast<const uint8_t*>(file.data()), file.size()};
+    STOKER_ASSIGN_OR_RETURN(const image::ImageHeader header,
+                            image::read_image_header(bytes, options_.max_pixels));
+    std::vector<uint8_t> transcoded;
+    if (header.format == image::ImageFormat::kJpeg && !options_.keep_original) {
+      STOKER_ASSIGN_OR_RETURN(transcoded,
+                              image::transcode_jpeg_for_crops(bytes, options_.max_pixels));
+    } else {
+      STOKER_RETURN_IF_ERROR(check_decodes(bytes, worker));
+    }
+    const ByteSpan stored =
+        transcoded.empty() ? bytes : ByteSpan{transcoded.data(), transcoded.size()};
+    // The transcode is lossless: the stored image has the original's size.
+    const int64_t scalars[][2] = {
+        {fields_.label, sample.label},
+        {fields_.height, header.height},
+        {fields_.width, header.width},
+        {fields_.original_size, static_cast<int64_t>(bytes.size)},
+        {fields_.original_checksum, static_cast<int64_t>(xxh3_64(bytes.data, bytes.size))}};
+    RecordEncoder encoder(schema_);
+    for (const auto& [field, value] : scalars)
+      STOKER_RETURN_IF_ERROR(encoder.set_fixed(static_cast<int>(field), &value, sizeof value));
+    STOKER_RETURN_IF_ERROR(encoder.set_bytes(fields_.image, stored.data, stored.size));
+    out.record = encoder.encode();
+    out.bytes_in = bytes.size;
+    out.bytes_out = stored.size;
+    return Status::ok();
+  }
+
   // Decodes the whole image, which reads all of its data.
   Status check_decodes(ByteSpan bytes, int worker) {
     image::DecodeRequest request;

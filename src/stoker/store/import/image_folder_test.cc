@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "stoker/image/decode.h"
 #include "stoker/image/test_images.h"
 #include "stoker/store/dataset.h"
 #include "stoker/store/image_record.h"
@@ -60,6 +61,21 @@ std::string png_bomb() {
   return as_string(bytes);
 }
 
+ByteSpan as_span(const std::string& bytes) {
+  return {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()};
+}
+
+// The RGB pixels of an encoded image, decoded whole.
+std::vector<uint8_t> pixels(const std::string& encoded) {
+  image::DecodeBuffer buffer;
+  const image::DecodedCrop decoded =
+      image::decode_rgb(as_span(encoded), {}, buffer).value_or_throw();
+  std::vector<uint8_t> out;
+  for (int y = 0; y < decoded.pixels.height; ++y)
+    out.insert(out.end(), decoded.pixels.row(y), decoded.pixels.row(y) + 3 * decoded.pixels.width);
+  return out;
+}
+
 std::string truncated(const std::string& bytes) { return bytes.substr(0, bytes.size() / 2); }
 
 int64_t scalar(const Dataset& ds, uint64_t record, int field) {
@@ -84,19 +100,25 @@ class ImageFolderTest : public ::testing::Test {
     put(root + "/dog/e.jpeg", jpeg(8, 8, 4));
   }
 
-  Result<ImageFolderImportSummary> import(int workers = 2, bool skip_bad = false) {
-    ImageFolderImportOptions options;
-    options.src = src();
-    options.out = out();
-    options.workers = workers;
-    options.skip_bad = skip_bad;
-    options.shard_bytes = 2 << 10;  // several shards
-    options.on_bad = [this](const BadEntry& bad) { bad_.push_back(bad); };
-    options.on_progress = [this](const ImageFolderProgress& p) { progress_.push_back(p); };
-    return import_image_folder(options);
+  void SetUp() override {
+    options_.src = src();
+    options_.out = out();
+    options_.workers = 2;
+    options_.shard_bytes = 2 << 10;  // several shards
+    options_.on_bad = [this](const BadEntry& bad) { bad_.push_back(bad); };
+    options_.on_progress = [this](const ImageFolderProgress& p) { progress_.push_back(p); };
+  }
+  Result<ImageFolderImportSummary> import() { return import_image_folder(options_); }
+
+  // The stored image of record i.
+  static std::string stored_image(const Dataset& ds, uint64_t i) {
+    const int field = ImageRecordFields::find(ds.schema()).value_or_throw().image;
+    const ByteSpan stored = variable_field(ds.schema(), ds.record(i), field).value_or_throw();
+    return std::string(reinterpret_cast<const char*>(stored.data), stored.size);
   }
 
   testing::TempDir dir_;
+  ImageFolderImportOptions options_;
   std::vector<BadEntry> bad_;
   std::vector<ImageFolderProgress> progress_;
 };
@@ -117,7 +139,7 @@ TEST_F(ImageFolderTest, RecordIIsImageFolderSampleIWithItsImageAndFacts) {
   EXPECT_EQ(summary.datasets, std::vector<std::string>{out()});
   const ImageRecordFields fields = ImageRecordFields::find(ds->schema()).value_or_throw();
   const int sizes[][2] = {{64, 48}, {40, 30}, {17, 9}, {33, 21}, {50, 70}, {8, 8}};
-  uint64_t bytes_in = 0;
+  uint64_t bytes_in = 0, bytes_out = 0;
   for (uint64_t i = 0; i < ds->size(); ++i) {
     const std::string original = read_file(listing.samples[i].path).value_or_throw();
     bytes_in += original.size();
@@ -127,9 +149,18 @@ TEST_F(ImageFolderTest, RecordIIsImageFolderSampleIWithItsImageAndFacts) {
     EXPECT_EQ(scalar(*ds, i, fields.original_size), static_cast<int64_t>(original.size()));
     EXPECT_EQ(static_cast<uint64_t>(scalar(*ds, i, fields.original_checksum)),
               xxh3_64(original.data(), original.size()));
-    const ByteSpan stored =
-        variable_field(ds->schema(), ds->record(i), fields.image).value_or_throw();
-    EXPECT_EQ(std::string(reinterpret_cast<const char*>(stored.data), stored.size), original);
+    // A PNG is stored as it is; a JPEG transcoded for crops, with the same pixels.
+    const std::string stored = stored_image(*ds, i);
+    bytes_out += stored.size();
+    const image::ImageHeader header = image::read_image_header(as_span(stored)).value_or_throw();
+    if (header.format == image::ImageFormat::kPng) {
+      EXPECT_EQ(stored, original);
+      continue;
+    }
+    EXPECT_NE(stored, original);
+    EXPECT_FALSE(header.progressive);
+    EXPECT_GT(header.restart_interval, 0);
+    EXPECT_EQ(pixels(stored), pixels(original)) << listing.samples[i].path;
   }
   EXPECT_EQ(summary.bytes_in, bytes_in);
   ASSERT_EQ(progress_.size(), 6u);
@@ -138,6 +169,18 @@ TEST_F(ImageFolderTest, RecordIIsImageFolderSampleIWithItsImageAndFacts) {
     EXPECT_EQ(progress_[i].total, 6u);
   }
   EXPECT_EQ(progress_.back().bytes_in, bytes_in);
+  EXPECT_EQ(summary.bytes_out, bytes_out);
+}
+
+TEST_F(ImageFolderTest, KeepOriginalStoresJpegsAsTheyAre) {
+  make_good_tree(src());
+  options_.keep_original = true;
+  ImageFolderImportSummary summary = import().value_or_throw();
+  EXPECT_EQ(summary.bytes_out, summary.bytes_in);
+  const ImageFolderListing listing = list_image_folder(src()).value_or_throw();
+  auto ds = Dataset::open(out()).value_or_throw();
+  for (uint64_t i = 0; i < ds->size(); ++i)
+    EXPECT_EQ(stored_image(*ds, i), read_file(listing.samples[i].path).value_or_throw());
 }
 
 TEST_F(ImageFolderTest, TheDatasetIsTheSameByteForByteForAnyNumberOfWorkers) {
@@ -146,7 +189,8 @@ TEST_F(ImageFolderTest, TheDatasetIsTheSameByteForByteForAnyNumberOfWorkers) {
         i % 5 == 0 ? png(20 + i, 10 + i) : jpeg(16 + i * 3, 12 + i * 2));
   std::vector<std::string> runs;
   for (int workers : {1, 3}) {
-    import(workers).value_or_throw();
+    options_.workers = workers;
+    import().value_or_throw();
     std::string files;
     for (const auto& entry : fs::directory_iterator(out()))
       files += entry.path().filename().string() + "\n" +
@@ -197,35 +241,45 @@ TEST_F(ImageFolderTest, EveryBadFileIsListedAndNothingIsWritten) {
   put(src("cat/bad-1-text.jpg"), "this is not an image");
   put(src("cat/bad-2-empty.png"), "");
   put(src("cat/bad-3-truncated.jpg"), truncated(jpeg(64, 64)));
-  put(src("dog/bad-4-truncated.png"), truncated(png(64, 64)));
-  put(src("dog/bad-5-bomb.png"), png_bomb());
-  testing::make_fifo(src("dog/bad-6-fifo.jpg"));
-  fs::create_symlink("missing.jpg", src("dog/bad-7-dangling.jpg"));
+  put(src("cat/bad-4-truncated-progressive.jpg"), truncated(jpeg(64, 64, 3, true)));
+  put(src("dog/bad-5-truncated.png"), truncated(png(64, 64)));
+  put(src("dog/bad-6-bomb.png"), png_bomb());
+  testing::make_fifo(src("dog/bad-7-fifo.jpg"));
+  fs::create_symlink("missing.jpg", src("dog/bad-8-dangling.jpg"));
+  fs::create_symlink("bad-9-self.jpg", src("dog/bad-9-self.jpg"));
+  put(src("dog/bad-a-huge.jpg"), jpeg(8, 8));
+  fs::resize_file(src("dog/bad-a-huge.jpg"), kMaxImageFileBytes + 1);  // sparse, never read
   fs::create_directory_symlink(".", src("dog/loop"));
   put(src("dog/dir.jpg/fine.jpg"), jpeg(9, 9));  // a directory named like an image is walked
-
-  auto result = import();
-  ASSERT_FALSE(result.is_ok());
-  EXPECT_EQ(result.status().code(), StatusCode::kCorrupt);
-  EXPECT_EQ(result.status().message(),
-            "8 bad files of 14 in " + src() + "; nothing written (--skip-bad imports the rest)");
-  EXPECT_FALSE(fs::exists(out()));
-  ASSERT_EQ(bad_.size(), 8u);
-  // The listing's bad entries first, then files in ImageFolder's order.
-  EXPECT_EQ(bad_[0].path, src("dog/loop"));
   const char* expected[][2] = {
-      {"cat/bad-1-text.jpg", "not a JPEG or PNG image"},
-      {"cat/bad-2-empty.png", "empty file"},
-      {"cat/bad-3-truncated.jpg", "JPEG: truncated"},
-      {"dog/bad-4-truncated.png", "PNG: truncated"},
-      {"dog/bad-5-bomb.png", "65535"},
-      {"dog/bad-6-fifo.jpg", "not a regular file (a FIFO)"},
-      {"dog/bad-7-dangling.jpg", "a dangling symbolic link"},
+      {"dog/loop", "a symbolic link loop"},  // the listing's bad entries come first
+      {"cat/bad-1-text.jpg", "not a JPEG or PNG image: starts with 74 68 69 73"},
+      {"cat/bad-2-empty.png", "empty file, not an image"},
+      {"cat/bad-3-truncated.jpg", "JPEG: truncated (premature end of data)"},
+      {"cat/bad-4-truncated-progressive.jpg", "JPEG: truncated (premature end of data)"},
+      {"dog/bad-5-truncated.png", "PNG: truncated"},
+      {"dog/bad-6-bomb.png", "65535"},
+      {"dog/bad-7-fifo.jpg", "not a regular file (a FIFO)"},
+      {"dog/bad-8-dangling.jpg", "a dangling symbolic link"},
+      {"dog/bad-9-self.jpg", "Too many levels of symbolic links"},
+      {"dog/bad-a-huge.jpg", "larger than 268435456 bytes"},
   };
-  for (size_t i = 0; i < std::size(expected); ++i) {
-    EXPECT_EQ(bad_[i + 1].path, src(expected[i][0]));
-    EXPECT_NE(bad_[i + 1].reason.find(expected[i][1]), std::string::npos) << bad_[i + 1].reason;
-    EXPECT_EQ(bad_[i + 1].reason.find('\n'), std::string::npos);
+  // Transcoding finds a JPEG's faults; so does decoding one kept as it is.
+  for (bool keep_original : {false, true}) {
+    options_.keep_original = keep_original;
+    bad_.clear();
+    auto result = import();
+    ASSERT_FALSE(result.is_ok());
+    EXPECT_EQ(result.status().code(), StatusCode::kCorrupt);
+    EXPECT_EQ(result.status().message(),
+              "11 bad files of 17 in " + src() + "; nothing written (--skip-bad imports the rest)");
+    EXPECT_FALSE(fs::exists(out()));
+    ASSERT_EQ(bad_.size(), std::size(expected));
+    for (size_t i = 0; i < std::size(expected); ++i) {
+      EXPECT_EQ(bad_[i].path, src(expected[i][0]));
+      EXPECT_NE(bad_[i].reason.find(expected[i][1]), std::string::npos) << bad_[i].reason;
+      EXPECT_EQ(bad_[i].reason.find('\n'), std::string::npos);
+    }
   }
 }
 
@@ -234,7 +288,8 @@ TEST_F(ImageFolderTest, SkipBadImportsTheRestAndListsWhatItSkipped) {
   put(src("cat/bad.jpg"), truncated(jpeg(64, 64)));
   put(src("dog/\xff-bad.jpg"), "not an image, and a name that is not UTF-8");
   put(src("dog/\xfe-good.jpg"), jpeg(12, 12));
-  ImageFolderImportSummary summary = import(2, /*skip_bad=*/true).value_or_throw();
+  options_.skip_bad = true;
+  ImageFolderImportSummary summary = import().value_or_throw();
   EXPECT_EQ(summary.images, 7u);
   EXPECT_EQ(summary.skipped, 2u);
   EXPECT_EQ(summary.skipped_list, out(kSkippedListName));
@@ -251,7 +306,9 @@ TEST_F(ImageFolderTest, WithSplitsTheSkippedListIsBesideThem) {
   make_good_tree(src("train"));
   make_good_tree(src("val"));
   put(src("val/cat/bad.png"), "");
-  ImageFolderImportSummary summary = import(1, /*skip_bad=*/true).value_or_throw();
+  options_.skip_bad = true;
+  options_.workers = 1;
+  ImageFolderImportSummary summary = import().value_or_throw();
   EXPECT_EQ(summary.skipped, 1u);
   EXPECT_EQ(read_file(out(kSkippedListName)).value_or_throw(),
             src("val/cat/bad.png") + ": empty file, not an image\n");
