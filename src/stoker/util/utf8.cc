@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace stoker {
 namespace {
 
@@ -40,51 +42,48 @@ size_t decode_one(std::string_view text, size_t pos, char32_t* code) {
   return length;
 }
 
+// Calls on_char(pos, length, code) for each well-formed character of `text` and
+// on_char(pos, 0, 0) for each byte that does not start one, in order.
+template <typename OnChar>
+void for_each_char(std::string_view text, OnChar&& on_char) {
+  for (size_t pos = 0; pos < text.size();) {
+    char32_t code = 0;
+    const size_t length = decode_one(text, pos, &code);
+    on_char(pos, length, code);
+    pos += length == 0 ? 1 : length;
+  }
+}
+
 }  // namespace
 
 bool is_valid_utf8(std::string_view text) {
-  char32_t code = 0;
-  for (size_t pos = 0; pos < text.size();) {
-    const size_t length = decode_one(text, pos, &code);
-    if (length == 0) return false;
-    pos += length;
-  }
-  return true;
+  bool valid = true;
+  for_each_char(text, [&](size_t, size_t length, char32_t) { valid = valid && length > 0; });
+  return valid;
 }
 
 std::string printable(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  char32_t code = 0;
-  for (size_t pos = 0; pos < text.size();) {
-    const size_t length = decode_one(text, pos, &code);
+  for_each_char(text, [&](size_t pos, size_t length, char32_t code) {
     const bool control = code < 0x20 || (code >= 0x7f && code < 0xa0);
     if (length == 0 || control) {
-      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(text[pos]));
-      ++pos;
-      continue;
+      for (size_t i = pos; i < pos + std::max<size_t>(length, 1); ++i)
+        out += fmt::format("\\x{:02x}", static_cast<unsigned char>(text[i]));
+      return;
     }
     if (code == '\\') out += '\\';
     out.append(text, pos, length);
-    pos += length;
-  }
+  });
   return out;
 }
 
 std::u32string fsdecode_code_points(std::string_view name) {
   std::u32string out;
   out.reserve(name.size());
-  char32_t code = 0;
-  for (size_t pos = 0; pos < name.size();) {
-    const size_t length = decode_one(name, pos, &code);
-    if (length == 0) {
-      out.push_back(0xdc00 + static_cast<unsigned char>(name[pos]));
-      ++pos;
-    } else {
-      out.push_back(code);
-      pos += length;
-    }
-  }
+  for_each_char(name, [&](size_t pos, size_t length, char32_t code) {
+    out.push_back(length == 0 ? 0xdc00 + static_cast<unsigned char>(name[pos]) : code);
+  });
   return out;
 }
 
