@@ -46,6 +46,8 @@ struct ImageOutput {
   // Decode only the rectangle the sample needs (off: the whole image, as PIL does; for
   // measuring what crop decoding buys).
   bool crop_decode = true;
+  // Resize with the SIMD kernel (off: the scalar reference, the same bytes; for measuring).
+  bool simd_resize = true;
 };
 
 // torchvision's RandomResizedCrop + RandomHorizontalFlip parameters.

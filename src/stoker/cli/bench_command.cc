@@ -7,12 +7,14 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <numeric>
 
 #include "cli/commands.h"
+#include "stoker/image/decode.h"
 #include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/loader_core.h"
 #include "stoker/pipeline/sample_cost.h"
@@ -35,7 +37,33 @@ struct LoaderBenchOptions {
   int image_size = 224;
   bool no_dct_scale = false;
   bool full_decode = false;
+  bool scalar_resize = false;
+  bool decode_only = false;
   bool json = false;
+};
+
+// The raw decode rate: decodes the whole image and writes the sum of its first row's bytes
+// (so the decode cannot be skipped). For `--decode-only`.
+class DecodeOnly : public Transform {
+ public:
+  explicit DecodeOnly(int field) : field_(field) {}
+  DType dtype() const override { return DType::kInt64; }
+  std::vector<int64_t> sample_shape() const override { return {}; }
+  Status apply(const SampleInput& input, uint8_t* slot) const override {
+    Result<ByteSpan> bytes = variable_field(*input.schema, input.record, field_);
+    if (!bytes.is_ok()) return bytes.status();
+    thread_local image::DecodeBuffer buffer;
+    Result<image::DecodedCrop> decoded = image::decode_rgb(bytes.value(), {}, buffer);
+    if (!decoded.is_ok()) return decoded.status();
+    const image::RgbView& view = decoded.value().pixels;
+    int64_t sum = 0;
+    for (int x = 0; x < 3 * view.width; ++x) sum += view.data[x];
+    std::memcpy(slot, &sum, sizeof(sum));
+    return Status::ok();
+  }
+
+ private:
+  const int field_;
 };
 
 // Resident anonymous memory of this process in bytes (heap, buffers; not the mapped shards).
@@ -108,9 +136,13 @@ void run_loader_bench(const LoaderBenchOptions& o) {
     output.uint8 = o.uint8;
     output.dct_scaling = !o.no_dct_scale;
     output.crop_decode = !o.full_decode;
-    options.fields.push_back(FieldRequest{
-        "image",
-        random_resized_crop_transform(dataset->schema(), "image", output).value_or_throw()});
+    output.simd_resize = !o.scalar_resize;
+    options.fields.push_back(
+        o.decode_only
+            ? FieldRequest{"image", std::make_shared<DecodeOnly>(dataset->schema().find("image"))}
+            : FieldRequest{"image", random_resized_crop_transform(dataset->schema(), "image",
+                                                                  output)
+                                        .value_or_throw()});
   }
   for (const Field& f : dataset->schema().fields()) {
     if (!f.is_fixed() || (encoded && f.name != "label")) continue;
@@ -239,6 +271,10 @@ void add_bench_command(CLI::App& app) {
                    "JPEG/PNG datasets: never decode JPEGs at a reduced DCT scale (to measure it)");
   loader->add_flag("--full-decode", o->full_decode,
                    "JPEG/PNG datasets: decode whole images, not just the crop (to measure it)");
+  loader->add_flag("--scalar-resize", o->scalar_resize,
+                   "JPEG/PNG datasets: resize with the scalar kernel, not SIMD (to measure it)");
+  loader->add_flag("--decode-only", o->decode_only,
+                   "JPEG/PNG datasets: only decode whole images (the raw decode rate)");
   loader->add_flag("--json", o->json, "Print JSON");
   loader->callback([o] { run_loader_bench(*o); });
   add_bench_train_command(*bench);

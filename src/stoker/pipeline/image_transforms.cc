@@ -62,6 +62,7 @@ class EncodedImageTransform : public Transform {
     }
     dct_scaling_ = output.dct_scaling;
     crop_decode_ = output.crop_decode;
+    simd_resize_ = output.simd_resize;
   }
 
   DType dtype() const override {
@@ -81,7 +82,9 @@ class EncodedImageTransform : public Transform {
     const SamplePlan& plan = planned.value();
 
     thread_local image::DecodeBuffer buffer;
-    thread_local image::Resampler resampler;
+    thread_local image::Resampler simd(image::ResampleKernel::kSimd);
+    thread_local image::Resampler scalar(image::ResampleKernel::kScalar);
+    image::Resampler& resampler = simd_resize_ ? simd : scalar;
     image::DecodeRequest request;
     if (!crop_decode_) {
       // The whole image at full scale, then the plan's rectangle of it: the same pixels.
@@ -154,6 +157,7 @@ class EncodedImageTransform : public Transform {
   const int width_field_;
   bool dct_scaling_ = true;
   bool crop_decode_ = true;
+  bool simd_resize_ = true;
 };
 
 class RandomResizedCrop : public EncodedImageTransform {
