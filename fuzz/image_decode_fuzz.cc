@@ -2,9 +2,10 @@
 // PNG by its magic). The target reads its header, decodes a crop chosen by the input's last
 // bytes (sometimes DCT-scaled), decodes it whole, and for a JPEG transcodes it and decodes the
 // transcode whole and cropped. It traps if an error is not a one-line kCorrupt or kUnsupported,
-// if a decoded view is not the size promised or its box not inside it, if a crop at 8/8 differs
-// from the same rectangle of the full decode, or if a transcode decodes to other pixels than
-// the original. The pixel cap is 1 Mpx, so that executions stay fast.
+// if a decoded view is not the size promised or its box not inside it, if an image that decodes
+// whole fails to decode cropped, if a crop at 8/8 differs from the same rectangle of the full
+// decode, or if a transcode fails to decode or decodes to other pixels than the original. The pixel
+// cap is 1 Mpx, so that executions stay fast.
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -114,6 +115,8 @@ void fuzz(const uint8_t* data, size_t size) {
   Result<DecodedCrop> full = decode_rgb(bytes, whole, full_buffer);
   require_clean(full.status());
   if (full.is_ok()) {
+    // What decodes whole decodes cropped, at any scale.
+    require(crop.is_ok());
     require(full.value().pixels.width == h.width && full.value().pixels.height == h.height);
     if (crop.is_ok() && crop.value().scale_num == 8) {
       require(packed(crop.value().pixels) == rectangle(full.value().pixels, *request.crop));

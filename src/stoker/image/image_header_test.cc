@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "stoker/image/image_fixtures.h"
 #include "stoker/image/test_images.h"
 
 namespace stoker::image::test {
@@ -12,18 +13,11 @@ namespace {
 
 using testing::encode_jpeg;
 using testing::encode_png;
+using testing::expect_error;
 using testing::JpegSpec;
 using testing::PngSpec;
 
 ByteSpan span(const std::vector<uint8_t>& bytes) { return {bytes.data(), bytes.size()}; }
-
-// A failed read with `code` whose one-line message contains `part`.
-void expect_error(const Result<ImageHeader>& header, StatusCode code, const std::string& part) {
-  ASSERT_FALSE(header.is_ok());
-  EXPECT_EQ(header.status().code(), code) << header.status().message();
-  EXPECT_NE(header.status().message().find(part), std::string::npos) << header.status().message();
-  EXPECT_EQ(header.status().message().find('\n'), std::string::npos);
-}
 
 TEST(ImageHeaderTest, ReadsJpegSizeComponentsAndColour) {
   struct Case {
@@ -190,6 +184,20 @@ TEST(ImageHeaderTest, JpegCodingsLibjpegCannotDecodeAreUnsupported) {
   std::vector<uint8_t> lossless = jpeg;
   lossless[sof + 1] = 0xC3;
   expect_error(read_image_header(span(lossless)), StatusCode::kUnsupported, "SOF type 0xc3");
+}
+
+TEST(ImageHeaderTest, JpegSamplingLibjpegCannotUpsampleIsUnsupported) {
+  // 4:4:4 with the luma sampling factors patched to 3x1 (SOF0: ..., count, then per component
+  // id, HV, table): chroma at 1/3 horizontally upsamples by 3, which libjpeg does; Cb at 2x1
+  // makes 3/2, which it does not ("Fractional sampling").
+  JpegSpec spec;
+  spec.h_sampling = spec.v_sampling = 1;
+  std::vector<uint8_t> jpeg = encode_jpeg(spec);
+  const size_t sof = testing::find_jpeg_marker(jpeg, 0xC0);
+  ASSERT_NE(sof, SIZE_MAX);
+  jpeg[sof + 11] = 0x31;
+  jpeg[sof + 14] = 0x21;
+  expect_error(read_image_header(span(jpeg)), StatusCode::kUnsupported, "Fractional sampling");
 }
 
 TEST(ImageHeaderTest, PngCrcErrorsAreCorrupt) {

@@ -37,7 +37,7 @@ int choose_scale(const CropRect& crop, const DecodeRequest& request) {
 // Step 1, POD only: output settings, jpeg_start_decompress, jpeg_crop_scanline.
 struct StartJob {
   int scale_num;
-  bool cmyk;              // read CMYK (4-component JPEGs) instead of RGB
+  bool cmyk;              // 4 components: libjpeg gives CMYK, converted here
   JDIMENSION col0, col1;  // in: output columns wanted, [col0, col1) at the scale (col1 is
   JDIMENSION row0, row1;  // clamped to the scaled size here); rows likewise
   JDIMENSION crop_x;      // out: first column libjpeg decodes (iMCU-aligned, < col0 unless 0)
@@ -46,11 +46,7 @@ struct StartJob {
 
 void start(j_decompress_ptr cinfo, void* p) {
   auto* job = static_cast<StartJob*>(p);
-  cinfo->out_color_space = job->cmyk ? JCS_CMYK : JCS_RGB;
-  cinfo->scale_num = static_cast<unsigned>(job->scale_num);
-  cinfo->scale_denom = 8;
-  cinfo->dct_method = JDCT_ISLOW;  // PIL's (and libjpeg's) default
-  cinfo->do_fancy_upsampling = TRUE;
+  set_rgb_output(cinfo, job->scale_num);
   jpeg_start_decompress(cinfo);
   if (job->col1 > cinfo->output_width) job->col1 = cinfo->output_width;
   if (job->row1 > cinfo->output_height) job->row1 = cinfo->output_height;

@@ -43,7 +43,23 @@ void read_header_from(j_decompress_ptr cinfo, void* p) {
   jpeg_read_header(cinfo, TRUE);
 }
 
+void start_buffered(j_decompress_ptr cinfo, void*) {
+  set_rgb_output(cinfo, 8);
+  cinfo->buffered_image = TRUE;
+  jpeg_start_decompress(cinfo);
+}
+
 }  // namespace
+
+void set_rgb_output(j_decompress_ptr cinfo, int scale_num) {
+  cinfo->out_color_space = cinfo->num_components == 4 ? JCS_CMYK : JCS_RGB;
+  cinfo->scale_num = static_cast<unsigned>(scale_num);
+  cinfo->scale_denom = 8;
+  cinfo->dct_method = JDCT_ISLOW;  // PIL's (and libjpeg's) default
+  cinfo->do_fancy_upsampling = TRUE;
+}
+
+Status JpegDecompressor::check_decodable() { return run(start_buffered, nullptr); }
 
 JpegDecompressor::JpegDecompressor() {
   init_jpeg_errors(&errors_, reinterpret_cast<j_common_ptr>(&cinfo_));

@@ -10,6 +10,11 @@
 
 namespace stoker::image {
 
+// decode_rgb's output settings, as PIL's: RGB (CMYK for 4-component JPEGs, converted to RGB
+// by the caller), scale `scale_num`/8, the ISLOW inverse DCT, fancy upsampling. Call between
+// jpeg_read_header and jpeg_start_decompress; raises no error.
+void set_rgb_output(j_decompress_ptr cinfo, int scale_num);
+
 // One decompression of one JPEG, at most kMaxJpegScans (jpeg_errors.h) scans. Not copyable or
 // movable (libjpeg holds pointers into it). Thread-compatible: one thread at a time.
 class JpegDecompressor {
@@ -24,6 +29,13 @@ class JpegDecompressor {
   // is known, on more than `max_pixels` pixels, and on a colour space libjpeg does not know (2
   // or more than 4 components); see read_image_header for the codes.
   Status read_header(ByteSpan bytes, int64_t max_pixels);
+
+  // After read_header: whether libjpeg can decode this JPEG to RGB with decode_rgb's settings
+  // (set_rgb_output at 8/8): starts the decompression in buffered-image mode, which sets up
+  // every module (upsampler, colour converter) without reading any image data, and fails as
+  // decoding would on what the header allows but libjpeg cannot do (e.g. "Fractional sampling
+  // not implemented yet"). The decompressor can do nothing else afterwards.
+  Status check_decodable();
 
   // Runs fn(cinfo, context) under the error handler; a libjpeg error or a premature end of the
   // data becomes a one-line Status. `fn`'s frame must hold only trivially destructible objects.

@@ -33,6 +33,7 @@ bool is_unsupported(int msg_code) {
     case JERR_ARITH_NOTIMPL:
     case JERR_IMAGE_TOO_BIG:
     case JERR_CONVERSION_NOTIMPL:
+    case JERR_FRACT_SAMPLE_NOTIMPL:
       return true;
     default:
       return false;

@@ -88,8 +88,12 @@ void transcode(j_decompress_ptr src, void* p) {
 }  // namespace
 
 Result<std::vector<uint8_t>> transcode_jpeg_for_crops(ByteSpan jpeg, int64_t max_pixels) {
-  STOKER_ASSIGN_OR_RETURN(const ImageFormat format, sniff_image_format(jpeg));
-  if (format != ImageFormat::kJpeg) return invalid_argument("transcode: not a JPEG but a PNG");
+  // The header, and whether decode_rgb can decode the source: the transcode only reads the
+  // coefficients, which works for JPEGs libjpeg cannot turn into pixels.
+  STOKER_ASSIGN_OR_RETURN(const ImageHeader header, read_image_header(jpeg, max_pixels));
+  if (header.format != ImageFormat::kJpeg) {
+    return invalid_argument("transcode: not a JPEG but a PNG");
+  }
   JpegDecompressor src;
   STOKER_RETURN_IF_ERROR(src.read_header(jpeg, max_pixels));
 
