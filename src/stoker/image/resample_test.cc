@@ -357,6 +357,13 @@ TEST(ResamplerTest, BadArgumentsAreRefusedWithoutWriting) {
     bad.height = h;
     EXPECT_TRUE(refused(src, whole, bad, dst.data()));
   }
+  // 100,000 source rows to a 32768-wide output: an intermediate image of 3.3 G pixels.
+  const std::vector<uint8_t> tall(100000 * 3, 7);
+  ResampleOutput wide = out;
+  wide.width = kMaxResampleOutputSide;
+  wide.height = 1;
+  EXPECT_TRUE(
+      refused(RgbView{tall.data(), 1, 100000, 3}, PixelBox{0, 0, 1, 100000}, wide, dst.data()));
   ResampleOutput bad_norm = out;
   bad_norm.type = ResampleOutput::Type::kFloat32;
   for (auto [m, sd] : {std::pair{0.0f, 0.0f}, {NAN, 1.0f}, {0.0f, INFINITY}}) {
