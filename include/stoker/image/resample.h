@@ -44,9 +44,11 @@ struct ResampleOutput {
 enum class ResampleKernel { kSimd, kScalar };
 
 // Largest output side and source side accepted (beyond them the fixed-point sums could
-// overflow, and no sample is that large).
+// overflow, and no sample is that large), and the largest intermediate image (the source rows
+// the box reads times the output width, in pixels), which bounds the scratch memory.
 inline constexpr int kMaxResampleOutputSide = 1 << 15;
 inline constexpr int kMaxResampleSourceSide = 1 << 20;
+inline constexpr int64_t kMaxResampleIntermediatePixels = int64_t{1} << 26;
 
 // Resizes boxes into samples; owns its scratch (filter coefficients, intermediate rows), grown
 // as needed and reused. Not thread-safe: one per worker thread.
@@ -60,8 +62,8 @@ class Resampler {
   // Resizes `box` of `src` to out.width x out.height and writes the sample at `dst` (3 * width *
   // height elements of out.type; no alignment needed). kInvalidArgument, with nothing written,
   // for a null or empty source, a stride below 3 * width, a box that is not finite, empty or
-  // not inside the source, an output size below 1 or above the limits, a non-finite mean or a
-  // zero or non-finite std.
+  // not inside the source, an output size below 1 or above the limits, an intermediate image
+  // above its limit, a non-finite mean or a zero or non-finite std.
   Status resample(const RgbView& src, PixelBox box, const ResampleOutput& out, uint8_t* dst);
 
   // The kernel in use: "scalar", or the instruction set of the SIMD one ("AVX2", "AVX3", ...).

@@ -63,6 +63,11 @@ Status Resampler::resample(const RgbView& src, PixelBox box, const ResampleOutpu
   Scratch& s = *scratch_;
   compute_axis_taps(src.width, box.x0, box.x1, out.width, s.horizontal);
   compute_axis_taps(src.height, box.y0, box.y1, out.height, s.vertical);
+  const int64_t rows = s.vertical.source_end() - s.vertical.source_begin();
+  if (rows * out.width > kMaxResampleIntermediatePixels)
+    return invalid_argument("resampling " + std::to_string(rows) + " source rows to width " +
+                            std::to_string(out.width) + " needs an intermediate image over " +
+                            std::to_string(kMaxResampleIntermediatePixels) + " pixels");
   ResampleJob job;
   job.src = src;
   job.horizontal = &s.horizontal;

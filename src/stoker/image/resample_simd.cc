@@ -25,7 +25,7 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 #if HWY_TARGET == HWY_SCALAR
-// One lane is too narrow for a group of rows; Highway builds this target only when asked to.
+// Highway's baseline without SIMD (one lane, too narrow for a group of rows): the reference.
 void Resample(const ResampleJob& job, SimdScratch& scratch) { resample_scalar(job, scratch.rows); }
 #else
 

@@ -260,14 +260,18 @@ TEST_F(ResampleTest, FractionalBoxesMatchPil) {
   compare_with_torchvision(cases);
 }
 
-// Resamples `box` of `src` to `out` (its type decides the element size).
+// Resamples `box` of `src` to `out` (its type decides the element size), written at an odd
+// address (the destination needs no alignment), with a guard byte after it.
 std::vector<uint8_t> resample_bytes(Resampler& resampler, const RgbView& src, const PixelBox& box,
                                     const ResampleOutput& out) {
   const size_t element = out.type == ResampleOutput::Type::kFloat32 ? sizeof(float) : 1;
-  std::vector<uint8_t> dst(static_cast<size_t>(out.width) * out.height * 3 * element);
-  const Status status = resampler.resample(src, box, out, dst.data());
+  const size_t n = static_cast<size_t>(out.width) * out.height * 3 * element;
+  std::vector<uint8_t> buffer(n + 2, 0x5a);
+  const Status status = resampler.resample(src, box, out, buffer.data() + 1);
   EXPECT_TRUE(status.is_ok()) << status.message();
-  return dst;
+  EXPECT_EQ(buffer[0], 0x5a);
+  EXPECT_EQ(buffer[n + 1], 0x5a);
+  return std::vector<uint8_t>(buffer.begin() + 1, buffer.end() - 1);
 }
 
 ResampleOutput uint8_output(int width, int height, bool flip = false) {
@@ -353,6 +357,13 @@ TEST(ResamplerTest, BadArgumentsAreRefusedWithoutWriting) {
     bad.height = h;
     EXPECT_TRUE(refused(src, whole, bad, dst.data()));
   }
+  // 100,000 source rows to a 32768-wide output: an intermediate image of 3.3 G pixels.
+  const std::vector<uint8_t> tall(100000 * 3, 7);
+  ResampleOutput wide = out;
+  wide.width = kMaxResampleOutputSide;
+  wide.height = 1;
+  EXPECT_TRUE(
+      refused(RgbView{tall.data(), 1, 100000, 3}, PixelBox{0, 0, 1, 100000}, wide, dst.data()));
   ResampleOutput bad_norm = out;
   bad_norm.type = ResampleOutput::Type::kFloat32;
   for (auto [m, sd] : {std::pair{0.0f, 0.0f}, {NAN, 1.0f}, {0.0f, INFINITY}}) {
