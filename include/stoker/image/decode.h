@@ -37,16 +37,17 @@ struct DecodeRequest {
 // here until the next decode into this buffer. Thread-compatible: one per thread.
 class DecodeBuffer {
  public:
-  // At least `bytes` bytes of pixel memory, kept across calls; contents unspecified.
-  uint8_t* pixels(size_t bytes);
-  // At least `bytes` bytes of row scratch, separate from pixels().
-  uint8_t* scratch(size_t bytes);
-  // Bytes held now (both areas).
-  size_t capacity() const { return pixels_.capacity() + scratch_.capacity(); }
+  // The areas the decoders use: the pixels they return, rows to convert (CMYK, 16-bit gray,
+  // interlaced PNG), and a JPEG stream re-assembled to start at a restart marker.
+  enum Area { kPixels, kRows, kStream, kAreaCount };
+
+  // At least `bytes` bytes of `area`, kept across calls; contents unspecified.
+  uint8_t* area(Area area, size_t bytes);
+  // Bytes held now, all areas.
+  size_t capacity() const;
 
  private:
-  std::vector<uint8_t> pixels_;
-  std::vector<uint8_t> scratch_;
+  std::vector<uint8_t> areas_[kAreaCount];
 };
 
 struct DecodedCrop {

@@ -53,7 +53,9 @@ constexpr int64_t kDefaultMaxPixels = 2 * int64_t{89'478'485};
 // Reads the header of the JPEG or PNG in `bytes`. Errors (one line): not an image (names what
 // the first bytes look like) or empty (kCorrupt); truncated or malformed header, zero width or
 // height (kCorrupt); more than `max_pixels` pixels (kUnsupported); a JPEG coding libjpeg cannot
-// decode: 12-bit or 16-bit samples, lossless, an unknown colour space (kUnsupported).
+// decode: 12-bit or 16-bit samples, lossless, an unknown colour space, sampling factors its
+// upsampler does not handle (kUnsupported or kCorrupt, as libjpeg classifies them). A JPEG's
+// decoder is set up (no data decoded) to find the last kind, as decode_rgb would.
 // Thread-safe: concurrent calls share nothing.
 Result<ImageHeader> read_image_header(ByteSpan bytes, int64_t max_pixels = kDefaultMaxPixels);
 

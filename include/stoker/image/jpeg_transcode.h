@@ -20,8 +20,10 @@ namespace stoker::image {
 // quantisation tables, sampling factors, component ids, and the colour space, written as a JFIF
 // marker (gray, YCbCr) or an Adobe marker (RGB, CMYK, YCCK; transform as the source's). Dropped:
 // every other marker, EXIF and ICC profiles included (decode_rgb ignores them, as PIL's
-// convert("RGB") does). Errors are read_image_header's and decode_rgb's for corrupt or truncated
-// data (one line). Thread-safe: concurrent calls share nothing.
+// convert("RGB") does). Errors (one line): read_image_header's, and decode_rgb's for corrupt or
+// truncated data; kInvalidArgument for a PNG; kUnsupported for a progressive JPEG whose scans
+// leave coefficient bits unsent, which libjpeg decodes with block smoothing (rare; a baseline
+// copy cannot reproduce it: store the original). Thread-safe: concurrent calls share nothing.
 Result<std::vector<uint8_t>> transcode_jpeg_for_crops(ByteSpan jpeg,
                                                       int64_t max_pixels = kDefaultMaxPixels);
 

@@ -6,14 +6,16 @@
 
 namespace stoker::image {
 
-uint8_t* DecodeBuffer::pixels(size_t bytes) {
-  if (pixels_.size() < bytes) pixels_.resize(bytes);
-  return pixels_.data();
+uint8_t* DecodeBuffer::area(Area area, size_t bytes) {
+  std::vector<uint8_t>& memory = areas_[area];
+  if (memory.size() < bytes) memory.resize(bytes);
+  return memory.data();
 }
 
-uint8_t* DecodeBuffer::scratch(size_t bytes) {
-  if (scratch_.size() < bytes) scratch_.resize(bytes);
-  return scratch_.data();
+size_t DecodeBuffer::capacity() const {
+  size_t bytes = 0;
+  for (const std::vector<uint8_t>& memory : areas_) bytes += memory.capacity();
+  return bytes;
 }
 
 Result<CropRect> resolve_crop(const std::optional<CropRect>& crop, int width, int height) {

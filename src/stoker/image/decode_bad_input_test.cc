@@ -74,6 +74,15 @@ TEST(DecodeBadInputTest, TruncatedJpegIsCorruptUnlessTheCropEndsAboveTheCut) {
   const std::vector<uint8_t> progressive = encode_jpeg(spec);
   expect_error(decode(prefix(progressive, progressive.size() * 3 / 4), CropRect{0, 0, 64, 32}),
                StatusCode::kCorrupt, "JPEG: truncated");
+  // The same with a restart marker every MCU row, where a crop's decode starts at the marker
+  // above it: below the cut still truncated, above it still fine.
+  spec.progressive = false;
+  spec.restart_rows = 1;
+  const std::vector<uint8_t> restarts = encode_jpeg(spec);
+  const std::vector<uint8_t> restarts_cut = prefix(restarts, restarts.size() * 3 / 4);
+  expect_error(decode(restarts_cut, CropRect{0, 200, 64, 56}), StatusCode::kCorrupt,
+               "JPEG: truncated");
+  EXPECT_TRUE(decode(restarts_cut, CropRect{0, 64, 64, 32}).is_ok());
   // Every cut is an error or a decode: no crash.
   for (size_t size = 0; size < jpeg.size(); size += 37) {
     Result<DecodedCrop> d = decode(prefix(jpeg, size));
@@ -122,6 +131,29 @@ TEST(DecodeBadInputTest, CorruptHuffmanTablesAreCorrupt) {
   overfull[counts] = static_cast<uint8_t>(overfull[counts] + moved);
   ASSERT_EQ(overfull[counts], 3);
   expect_error(decode(overfull), StatusCode::kCorrupt, "Huffman");
+}
+
+TEST(DecodeBadInputTest, JpegOfTooManyScansIsUnsupported) {
+  JpegSpec spec;
+  spec.progressive = true;
+  const std::vector<uint8_t> jpeg = encode_jpeg(spec);
+  // The last scan (its SOS up to EOI) repeated: libjpeg warns of a bogus progression and goes
+  // on, a pass over the whole image per scan.
+  size_t last_sos = 0;
+  for (size_t i = 0; i + 1 < jpeg.size(); ++i) {
+    if (jpeg[i] == 0xFF && jpeg[i + 1] == 0xDA) last_sos = i;
+  }
+  ASSERT_GT(last_sos, 0u);
+  auto repeated = [&](int times) {
+    std::vector<uint8_t> out(jpeg.begin(), jpeg.end() - 2);
+    for (int i = 0; i < times; ++i) out.insert(out.end(), jpeg.begin() + last_sos, jpeg.end() - 2);
+    out.insert(out.end(), {0xFF, 0xD9});
+    return out;
+  };
+  EXPECT_TRUE(decode(repeated(10)).is_ok());
+  expect_error(decode(repeated(600)), StatusCode::kUnsupported, "JPEG: more than 500 scans");
+  expect_error(decode(repeated(600), CropRect{0, 0, 8, 8}), StatusCode::kUnsupported,
+               "JPEG: more than 500 scans");
 }
 
 TEST(DecodeBadInputTest, TwelveBitJpegIsUnsupported) {

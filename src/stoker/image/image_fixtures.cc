@@ -127,6 +127,9 @@ std::vector<std::pair<std::string, std::vector<uint8_t>>> encoded_fixtures() {
   spec.progressive = true;
   spec.restart_rows = 1;
   jpeg("enc_progressive_restart.jpg", spec);
+  spec = JpegSpec();
+  spec.partial_scans = true;
+  jpeg("enc_partial_scans.jpg", spec);
 
   // Flipped bits in the middle of the scan: libjpeg warns and resynchronises, as in PIL.
   std::vector<uint8_t> corrupt = encode_jpeg(JpegSpec());

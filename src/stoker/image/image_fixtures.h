@@ -25,7 +25,8 @@ struct Fixture {
 // writes (4:2:0, 4:2:2, 4:4:4, gray, progressive, Adobe CMYK, EXIF orientation + ICC, 1x1; PNG
 // RGB, RGBA, L, LA, palette with tRNS, 4-bit palette, 1-bit, 16-bit gray, 1x1) and what the
 // test encoder writes that PIL cannot (4:4:0, YCCK, CMYK without an Adobe marker, arithmetic
-// coding, restart markers, progressive CMYK, corrupt entropy data; 16-bit RGB, RGBA and gray +
+// coding, restart markers, progressive CMYK, a progressive scan script that leaves bits unsent,
+// corrupt entropy data; 16-bit RGB, RGBA and gray +
 // alpha, 2-bit gray and palette, interlaced). Sorted by name.
 const std::vector<Fixture>& image_fixtures();
 

@@ -65,6 +65,8 @@ Result<ImageHeader> jpeg_header(ByteSpan bytes, int64_t max_pixels) {
   JpegDecompressor jpeg;
   STOKER_RETURN_IF_ERROR(jpeg.read_header(bytes, max_pixels));
   jpeg_decompress_struct& cinfo = *jpeg.cinfo();
+  const bool multiple_scans = jpeg_has_multiple_scans(&cinfo) != 0;
+  STOKER_RETURN_IF_ERROR(jpeg.check_decodable());
   ImageHeader header;
   header.format = ImageFormat::kJpeg;
   header.width = static_cast<int>(cinfo.image_width);
@@ -72,7 +74,7 @@ Result<ImageHeader> jpeg_header(ByteSpan bytes, int64_t max_pixels) {
   header.components = cinfo.num_components;
   header.bit_depth = cinfo.data_precision;
   header.color = jpeg_color(cinfo.jpeg_color_space);
-  header.progressive = jpeg_has_multiple_scans(&cinfo) != 0;
+  header.progressive = multiple_scans;
   header.restart_interval = static_cast<int>(cinfo.restart_interval);
   return header;
 }

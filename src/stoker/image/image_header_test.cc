@@ -192,6 +192,20 @@ TEST(ImageHeaderTest, JpegCodingsLibjpegCannotDecodeAreUnsupported) {
   expect_error(read_image_header(span(lossless)), StatusCode::kUnsupported, "SOF type 0xc3");
 }
 
+TEST(ImageHeaderTest, JpegSamplingLibjpegCannotUpsampleIsUnsupported) {
+  // 4:4:4 with the luma sampling factors patched to 3x1 (SOF0: ..., count, then per component
+  // id, HV, table): chroma at 1/3 horizontally upsamples by 3, which libjpeg does; Cb at 2x1
+  // makes 3/2, which it does not ("Fractional sampling").
+  JpegSpec spec;
+  spec.h_sampling = spec.v_sampling = 1;
+  std::vector<uint8_t> jpeg = encode_jpeg(spec);
+  const size_t sof = testing::find_jpeg_marker(jpeg, 0xC0);
+  ASSERT_NE(sof, SIZE_MAX);
+  jpeg[sof + 11] = 0x31;
+  jpeg[sof + 14] = 0x21;
+  expect_error(read_image_header(span(jpeg)), StatusCode::kUnsupported, "Fractional sampling");
+}
+
 TEST(ImageHeaderTest, PngCrcErrorsAreCorrupt) {
   std::vector<uint8_t> png = encode_png({});
   png[29] ^= 0x01;  // IHDR's CRC

@@ -1,11 +1,15 @@
 // decode_rgb for JPEG (decode.h): the libjpeg calls run in two POD-only steps under
 // JpegDecompressor::run (start and crop; then skip, read and stop), with the pixel memory
-// sized in between, outside libjpeg's error handler.
+// sized in between, outside libjpeg's error handler. Where the JPEG has restart markers at MCU
+// rows (transcode_jpeg_for_crops), the decode starts at the one above the crop
+// (jpeg_restart_seek.h).
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "stoker/image/format_decoders.h"
 #include "stoker/image/jpeg_decompressor.h"
+#include "stoker/image/jpeg_restart_seek.h"
 
 namespace stoker::image {
 namespace {
@@ -33,7 +37,7 @@ int choose_scale(const CropRect& crop, const DecodeRequest& request) {
 // Step 1, POD only: output settings, jpeg_start_decompress, jpeg_crop_scanline.
 struct StartJob {
   int scale_num;
-  bool cmyk;              // read CMYK (4-component JPEGs) instead of RGB
+  bool cmyk;              // 4 components: libjpeg gives CMYK, converted here
   JDIMENSION col0, col1;  // in: output columns wanted, [col0, col1) at the scale (col1 is
   JDIMENSION row0, row1;  // clamped to the scaled size here); rows likewise
   JDIMENSION crop_x;      // out: first column libjpeg decodes (iMCU-aligned, < col0 unless 0)
@@ -42,19 +46,23 @@ struct StartJob {
 
 void start(j_decompress_ptr cinfo, void* p) {
   auto* job = static_cast<StartJob*>(p);
-  cinfo->out_color_space = job->cmyk ? JCS_CMYK : JCS_RGB;
-  cinfo->scale_num = static_cast<unsigned>(job->scale_num);
-  cinfo->scale_denom = 8;
-  cinfo->dct_method = JDCT_ISLOW;  // PIL's (and libjpeg's) default
-  cinfo->do_fancy_upsampling = TRUE;
+  set_rgb_output(cinfo, job->scale_num);
   jpeg_start_decompress(cinfo);
   if (job->col1 > cinfo->output_width) job->col1 = cinfo->output_width;
   if (job->row1 > cinfo->output_height) job->row1 = cinfo->output_height;
   // libjpeg treats the cropped columns' ends as the image's: there, fancy upsampling repeats
-  // the last chroma sample instead of blending in its neighbour. One more column on each side
-  // (where the image has one) keeps the wanted columns' neighbours inside the decoded ones.
-  job->crop_x = job->col0 > 0 ? job->col0 - 1 : 0;
-  job->crop_width = (job->col1 < cinfo->output_width ? job->col1 + 1 : job->col1) - job->crop_x;
+  // the last chroma sample instead of blending in its neighbour, and a progressive JPEG's block
+  // smoothing (applied where its scans leave coefficient bits unsent) repeats the edge block's
+  // DC instead of reading the two blocks beyond it (libjpeg-turbo 2.1 smooths over 5x5 blocks).
+  // A margin on each side (where the image has one) keeps the wanted columns' neighbours inside
+  // the decoded ones: a column, or for a progressive JPEG two blocks of its most subsampled
+  // component (two iMCUs).
+  const JDIMENSION margin =
+      jpeg_has_multiple_scans(cinfo)
+          ? static_cast<JDIMENSION>(2 * cinfo->max_h_samp_factor * cinfo->min_DCT_scaled_size)
+          : 1;
+  job->crop_x = job->col0 > margin ? job->col0 - margin : 0;
+  job->crop_width = std::min(job->col1 + margin, cinfo->output_width) - job->crop_x;
   if (job->crop_width < cinfo->output_width) {
     jpeg_crop_scanline(cinfo, &job->crop_x, &job->crop_width);
   } else {
@@ -118,9 +126,9 @@ void read_rows(j_decompress_ptr cinfo, void* p) {
 
 Result<DecodedCrop> decode_jpeg(ByteSpan bytes, const DecodeRequest& request,
                                 DecodeBuffer& buffer) {
-  JpegDecompressor jpeg;
-  STOKER_RETURN_IF_ERROR(jpeg.read_header(bytes, request.max_pixels));
-  j_decompress_ptr cinfo = jpeg.cinfo();
+  JpegDecompressor original;
+  STOKER_RETURN_IF_ERROR(original.read_header(bytes, request.max_pixels));
+  j_decompress_ptr cinfo = original.cinfo();
   STOKER_ASSIGN_OR_RETURN(const CropRect crop,
                           resolve_crop(request.crop, static_cast<int>(cinfo->image_width),
                                        static_cast<int>(cinfo->image_height)));
@@ -136,27 +144,43 @@ Result<DecodedCrop> decode_jpeg(ByteSpan bytes, const DecodeRequest& request,
   start_job.col1 = static_cast<JDIMENSION>(std::ceil(scaled.x1));
   start_job.row0 = static_cast<JDIMENSION>(std::floor(scaled.y0));
   start_job.row1 = static_cast<JDIMENSION>(std::ceil(scaled.y1));
-  STOKER_RETURN_IF_ERROR(jpeg.run(start, &start_job));
+
+  // Below the first rows, start at the restart marker above the crop where there is one.
+  JpegDecompressor* jpeg = &original;
+  std::optional<JpegDecompressor> from_restart;
+  JDIMENSION first_row = 0;  // the output row the decoded stream starts at
+  if (std::optional<RestartSeek> seek =
+          seek_restart_interval(cinfo, bytes, scale, start_job.row0, start_job.row1, buffer)) {
+    jpeg = &from_restart.emplace();
+    STOKER_RETURN_IF_ERROR(jpeg->read_header(seek->stream, request.max_pixels));
+    first_row = seek->first_row;
+    start_job.row0 -= first_row;
+    start_job.row1 -= first_row;
+  }
+  STOKER_RETURN_IF_ERROR(jpeg->run(start, &start_job));
 
   ReadJob read_job{};
   read_job.row0 = start_job.row0;
   read_job.row1 = start_job.row1;
   read_job.crop_width = start_job.crop_width;
   read_job.stride = size_t{start_job.crop_width} * 3;
-  read_job.pixels = buffer.pixels(read_job.stride * (read_job.row1 - read_job.row0));
+  read_job.pixels =
+      buffer.area(DecodeBuffer::kPixels, read_job.stride * (read_job.row1 - read_job.row0));
   if (start_job.cmyk) {
-    read_job.cmyk_rows = buffer.scratch(size_t{start_job.crop_width} * 4 * kRowBatch);
+    read_job.cmyk_rows =
+        buffer.area(DecodeBuffer::kRows, size_t{start_job.crop_width} * 4 * kRowBatch);
   }
-  STOKER_RETURN_IF_ERROR(jpeg.run(read_rows, &read_job));
+  STOKER_RETURN_IF_ERROR(jpeg->run(read_rows, &read_job));
 
   DecodedCrop out;
   const JDIMENSION skip_cols = start_job.col0 - start_job.crop_x;
+  const double top = first_row + read_job.row0;  // pixels' first row in the image
   out.pixels.data = read_job.pixels + size_t{skip_cols} * 3;
   out.pixels.width = static_cast<int>(start_job.col1 - start_job.col0);
   out.pixels.height = static_cast<int>(read_job.row1 - read_job.row0);
   out.pixels.stride = static_cast<ptrdiff_t>(read_job.stride);
-  out.box = {scaled.x0 - start_job.col0, scaled.y0 - read_job.row0, scaled.x1 - start_job.col0,
-             scaled.y1 - read_job.row0};
+  out.box = {scaled.x0 - start_job.col0, scaled.y0 - top, scaled.x1 - start_job.col0,
+             scaled.y1 - top};
   out.scale_num = scale;
   return out;
 }

@@ -1,4 +1,7 @@
+// clang-format off
 #include "stoker/image/jpeg_decompressor.h"
+#include <jerror.h>  // after jpeglib.h
+// clang-format on
 
 #include <fmt/format.h>
 
@@ -20,6 +23,15 @@ void call(void* p) {
 
 void create(j_decompress_ptr cinfo, void*) { jpeg_create_decompress(cinfo); }
 
+// libjpeg calls this as it reads: stops a decode past the scan limit.
+void limit_scans(j_common_ptr common) {
+  auto* cinfo = reinterpret_cast<j_decompress_ptr>(common);
+  if (cinfo->input_scan_number > kMaxJpegScans) {
+    reinterpret_cast<JpegErrors*>(common->err)->too_many_scans = true;
+    ERREXIT(common, JERR_NOTIMPL);
+  }
+}
+
 struct HeaderSource {
   const uint8_t* data;
   unsigned long size;
@@ -31,12 +43,34 @@ void read_header_from(j_decompress_ptr cinfo, void* p) {
   jpeg_read_header(cinfo, TRUE);
 }
 
+void start_buffered(j_decompress_ptr cinfo, void*) {
+  set_rgb_output(cinfo, 8);
+  cinfo->buffered_image = TRUE;
+  jpeg_start_decompress(cinfo);
+}
+
 }  // namespace
+
+void set_rgb_output(j_decompress_ptr cinfo, int scale_num) {
+  cinfo->out_color_space = cinfo->num_components == 4 ? JCS_CMYK : JCS_RGB;
+  cinfo->scale_num = static_cast<unsigned>(scale_num);
+  cinfo->scale_denom = 8;
+  cinfo->dct_method = JDCT_ISLOW;  // PIL's (and libjpeg's) default
+  cinfo->do_fancy_upsampling = TRUE;
+}
+
+Status JpegDecompressor::check_decodable() { return run(start_buffered, nullptr); }
 
 JpegDecompressor::JpegDecompressor() {
   init_jpeg_errors(&errors_, reinterpret_cast<j_common_ptr>(&cinfo_));
   Call c{create, &cinfo_, nullptr};
-  if (!jpeg_call(&errors_, call, &c)) created_ = jpeg_error_status(errors_);
+  if (!jpeg_call(&errors_, call, &c)) {
+    created_ = jpeg_error_status(errors_);
+    return;
+  }
+  progress_ = {};
+  progress_.progress_monitor = limit_scans;
+  cinfo_.progress = &progress_;
 }
 
 JpegDecompressor::~JpegDecompressor() {

@@ -10,8 +10,13 @@
 
 namespace stoker::image {
 
-// One decompression of one JPEG. Not copyable or movable (libjpeg holds pointers into it).
-// Thread-compatible: one thread at a time.
+// decode_rgb's output settings, as PIL's: RGB (CMYK for 4-component JPEGs, converted to RGB
+// by the caller), scale `scale_num`/8, the ISLOW inverse DCT, fancy upsampling. Call between
+// jpeg_read_header and jpeg_start_decompress; raises no error.
+void set_rgb_output(j_decompress_ptr cinfo, int scale_num);
+
+// One decompression of one JPEG, at most kMaxJpegScans (jpeg_errors.h) scans. Not copyable or
+// movable (libjpeg holds pointers into it). Thread-compatible: one thread at a time.
 class JpegDecompressor {
  public:
   JpegDecompressor();
@@ -25,6 +30,13 @@ class JpegDecompressor {
   // or more than 4 components); see read_image_header for the codes.
   Status read_header(ByteSpan bytes, int64_t max_pixels);
 
+  // After read_header: whether libjpeg can decode this JPEG to RGB with decode_rgb's settings
+  // (set_rgb_output at 8/8): starts the decompression in buffered-image mode, which sets up
+  // every module (upsampler, colour converter) without reading any image data, and fails as
+  // decoding would on what the header allows but libjpeg cannot do (e.g. "Fractional sampling
+  // not implemented yet"). The decompressor can do nothing else afterwards.
+  Status check_decodable();
+
   // Runs fn(cinfo, context) under the error handler; a libjpeg error or a premature end of the
   // data becomes a one-line Status. `fn`'s frame must hold only trivially destructible objects.
   Status run(void (*fn)(j_decompress_ptr cinfo, void* context), void* context);
@@ -33,6 +45,7 @@ class JpegDecompressor {
 
  private:
   JpegErrors errors_;
+  jpeg_progress_mgr progress_;  // enforces kMaxJpegScans
   jpeg_decompress_struct cinfo_;
   Status created_;  // jpeg_create_decompress's outcome (it fails only when out of memory)
 };

@@ -33,6 +33,7 @@ bool is_unsupported(int msg_code) {
     case JERR_ARITH_NOTIMPL:
     case JERR_IMAGE_TOO_BIG:
     case JERR_CONVERSION_NOTIMPL:
+    case JERR_FRACT_SAMPLE_NOTIMPL:
       return true;
     default:
       return false;
@@ -47,6 +48,7 @@ void init_jpeg_errors(JpegErrors* errors, jpeg_common_struct* common) {
   errors->mgr.emit_message = emit_message;
   errors->mgr.output_message = output_message;
   errors->premature_end = false;
+  errors->too_many_scans = false;
   errors->message[0] = '\0';
 }
 
@@ -60,6 +62,9 @@ Status jpeg_error_status(const JpegErrors& errors) {
   // Running out of data usually surfaces as a later error (no image, bad marker): the
   // truncation is the cause to report.
   if (errors.premature_end) return corrupt("JPEG: truncated (premature end of data)");
+  if (errors.too_many_scans) {
+    return unsupported("JPEG: more than " + std::to_string(kMaxJpegScans) + " scans");
+  }
   const std::string message = std::string("JPEG: ") + errors.message;
   return is_unsupported(errors.mgr.msg_code) ? unsupported(message) : corrupt(message);
 }

@@ -20,11 +20,17 @@
 
 namespace stoker::image {
 
+// At most this many scans are read (JpegDecompressor): each scan of a progressive JPEG passes
+// over the whole image's coefficients, so a small file of many (repeated) scans would keep a
+// decoder busy for minutes. libjpeg-turbo's own fuzzers stop at 500; encoders write about 10.
+constexpr int kMaxJpegScans = 500;
+
 // libjpeg's error manager plus the jump target and what the last error said.
 struct JpegErrors {
   jpeg_error_mgr mgr;  // first member: libjpeg holds a jpeg_error_mgr* to this struct
   std::jmp_buf jump;
-  bool premature_end = false;  // libjpeg ran out of data (and made up an end of image)
+  bool premature_end = false;   // libjpeg ran out of data (and made up an end of image)
+  bool too_many_scans = false;  // stopped by the scan limit (JpegDecompressor)
   char message[JMSG_LENGTH_MAX] = {};
 };
 
@@ -37,7 +43,8 @@ void init_jpeg_errors(JpegErrors* errors, jpeg_common_struct* common);
 bool jpeg_call(JpegErrors* errors, void (*fn)(void* context), void* context);
 
 // The one-line Status for a jpeg_call that returned false or that saw a premature end:
-// kUnsupported for codings this libjpeg cannot decode (12-bit samples, lossless), else kCorrupt.
+// kUnsupported for codings this libjpeg cannot decode (12-bit samples, lossless) and for more
+// scans than the limit, else kCorrupt.
 Status jpeg_error_status(const JpegErrors& errors);
 
 }  // namespace stoker::image

@@ -35,7 +35,7 @@ Result<DecodedCrop> decode_png(ByteSpan bytes, const DecodeRequest& request, Dec
   const int fmt = gray16 ? SPNG_FMT_PNG : SPNG_FMT_RGB8;
   const size_t decoded_row = size_t(width) * (gray16 ? 2 : 3);
   const size_t stride = size_t(width) * 3;
-  uint8_t* pixels = buffer.pixels(stride * crop.height);
+  uint8_t* pixels = buffer.area(DecodeBuffer::kPixels, stride * crop.height);
   // Row r of the crop goes to pixels + r * stride, its columns where they are in the image.
   auto out_row = [&](int r) { return pixels + size_t(r) * stride; };
   auto convert = [&](const uint8_t* gray, int r) {
@@ -47,7 +47,7 @@ Result<DecodedCrop> decode_png(ByteSpan bytes, const DecodeRequest& request, Dec
     // Adam7: no row is final before the last pass; decode it all, keep the crop's rows.
     size_t image_bytes = 0;
     err = spng_decoded_image_size(ctx, fmt, &image_bytes);
-    uint8_t* image = err == 0 ? buffer.scratch(image_bytes) : nullptr;
+    uint8_t* image = err == 0 ? buffer.area(DecodeBuffer::kRows, image_bytes) : nullptr;
     if (err == 0) err = spng_decode_image(ctx, image, image_bytes, fmt, 0);
     if (err != 0) return png_error_status(err);
     for (int r = 0; r < crop.height; ++r) {
@@ -60,7 +60,7 @@ Result<DecodedCrop> decode_png(ByteSpan bytes, const DecodeRequest& request, Dec
     }
   } else {
     err = spng_decode_image(ctx, nullptr, 0, fmt, SPNG_DECODE_PROGRESSIVE);
-    uint8_t* gray_row = gray16 ? buffer.scratch(decoded_row) : nullptr;
+    uint8_t* gray_row = gray16 ? buffer.area(DecodeBuffer::kRows, decoded_row) : nullptr;
     // Rows above the crop are decoded into the crop's first row, then overwritten.
     for (int y = 0; err == 0 && y < crop.y + crop.height; ++y) {
       const int r = std::max(0, y - crop.y);

@@ -38,6 +38,17 @@ void compress(void* p) {
   if (spec.ycck) jpeg_set_colorspace(cinfo, JCS_YCCK);
   cinfo->write_Adobe_marker = spec.adobe_marker ? cinfo->write_Adobe_marker : FALSE;
   if (spec.progressive) jpeg_simple_progression(cinfo);
+  // DC of all components, then each component's AC to all but its last bit.
+  static const jpeg_scan_info kPartial[] = {
+      {3, {0, 1, 2, 0}, 0, 0, 0, 0},
+      {1, {0, 0, 0, 0}, 1, 63, 0, 1},
+      {1, {1, 0, 0, 0}, 1, 63, 0, 1},
+      {1, {2, 0, 0, 0}, 1, 63, 0, 1},
+  };
+  if (spec.partial_scans) {
+    cinfo->scan_info = kPartial;
+    cinfo->num_scans = 4;
+  }
   cinfo->arith_code = spec.arithmetic ? TRUE : FALSE;
   cinfo->restart_in_rows = spec.restart_rows;
   jpeg_start_compress(cinfo, TRUE);

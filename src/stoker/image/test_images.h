@@ -20,6 +20,9 @@ struct JpegSpec {
   int restart_rows = 0;  // restart marker every this many MCU rows; 0 for none
   bool ycck = false;     // 4 components stored as YCCK (Adobe transform 2)
   bool adobe_marker = true;
+  // Progressive, with a scan script that never sends the AC coefficients' last bit (legal:
+  // libjpeg decodes such a file with block smoothing). 3 components only.
+  bool partial_scans = false;
 };
 
 // The pixels the fixtures encode: `components` bytes per pixel, row-major.
