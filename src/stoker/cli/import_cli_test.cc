@@ -1,8 +1,12 @@
 // `stoker convert imagefolder` and `stoker convert cifar10` end to end: the datasets, what
 // `inspect` and `verify` say of them, and bad inputs — every bad file listed on its own line,
 // then one line of summary, exit 1 and nothing written; or one line naming the file.
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <pty.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -79,6 +83,41 @@ TEST(ImportCliTest, ImageFolderSplitsThenInspectAndVerify) {
     RunResult verify = run("verify " + dir / split, dir);
     EXPECT_EQ(verify.exit_code, 0) << verify.err;
   }
+}
+
+// Runs `stoker ARGS` with stderr on a pseudo-terminal (stdout to /dev/null): what it drew there.
+std::string run_on_terminal(const std::vector<std::string>& args) {
+  int terminal = -1;
+  const pid_t pid = ::forkpty(&terminal, nullptr, nullptr, nullptr);
+  if (pid < 0) throw std::runtime_error("forkpty failed");
+  if (pid == 0) {
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, STDOUT_FILENO);
+    std::vector<char*> argv = {const_cast<char*>(STOKER_CLI_PATH)};
+    for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  std::string drawn;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(terminal, buffer, sizeof buffer)) > 0;) drawn.append(buffer, n);
+  ::close(terminal);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << drawn;
+  return drawn;
+}
+
+TEST(ImportCliTest, AProgressLineIsDrawnOnATerminal) {
+  testing::TempDir dir;
+  testing::HangGuard guard(120);
+  for (int i = 0; i < 12; ++i) put(dir / fmt::format("src/c{}/{}.jpg", i % 2, i), small_jpeg());
+  const std::string drawn =
+      run_on_terminal({"convert", "imagefolder", dir / "src", "--out", dir / "out"});
+  // The last state drawn, then the line cleared for what follows.
+  EXPECT_NE(drawn.find("\r\033[K[########################] 12/12  "), std::string::npos) << drawn;
+  EXPECT_EQ(drawn.substr(drawn.size() - 4), "\r\033[K");
 }
 
 TEST(ImportCliTest, BadFilesAreEachListedThenTheImportFailsWritingNothing) {

@@ -7,7 +7,8 @@
 // OUT/test, which must have the same classes; otherwise SRC is one ImageFolder and OUT one
 // dataset. The format of each file is read from its bytes (image/image_header.h), never its
 // name. A JPEG is stored transcoded for cheap crops (image/jpeg_transcode.h: lossless, the same
-// pixels), or as it is with `keep_original`; a PNG as it is. Every image is checked here, so
+// pixels), or as it is with `keep_original` or when the transcode cannot keep its pixels (a
+// progressive JPEG whose scans leave bits unsent); a PNG as it is. Every image is checked here, so
 // that a truncated or corrupt file is found at import rather than when training reads it: the
 // transcode reads all of a JPEG's data, and a PNG, or a JPEG kept as it is, is decoded
 // completely (image/decode.h).

@@ -117,11 +117,17 @@ class FileImporter {
                             image::read_image_header(bytes, options_.max_pixels));
     std::vector<uint8_t> transcoded;
     if (header.format == image::ImageFormat::kJpeg && !options_.keep_original) {
-      STOKER_ASSIGN_OR_RETURN(transcoded,
-                              image::transcode_jpeg_for_crops(bytes, options_.max_pixels));
-    } else {
-      STOKER_RETURN_IF_ERROR(check_decodes(bytes, worker));
+      Result<std::vector<uint8_t>> result =
+          image::transcode_jpeg_for_crops(bytes, options_.max_pixels);
+      // kUnsupported here, after the header passed, is a JPEG the transcode cannot copy with
+      // the same pixels (a progressive scan script leaving bits unsent): stored as it is.
+      if (result.is_ok()) {
+        transcoded = std::move(result).value();
+      } else if (result.status().code() != StatusCode::kUnsupported) {
+        return result.status();
+      }
     }
+    if (transcoded.empty()) STOKER_RETURN_IF_ERROR(check_decodes(bytes, worker));
     const ByteSpan stored =
         transcoded.empty() ? bytes : ByteSpan{transcoded.data(), transcoded.size()};
     // The transcode is lossless: the stored image has the original's size.

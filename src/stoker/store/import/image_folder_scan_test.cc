@@ -35,6 +35,8 @@ void make_tree(const std::string& root) {
                            "b/sub-dir/c.jpeg",
                            "b/sub.jpg/d.png",
                            "b/sub/deeper/e.webp",
+                           "b/\xff-dir/f.jpg",
+                           "b/\xee\x80\x80-dir/g.jpg",
                            "b/Tiff.TIFF",
                            "a/1.jpg",
                            "a/10.jpg",
@@ -102,7 +104,10 @@ TEST(ImageFolderScanTest, ListsWhatTorchvisionsImageFolderListsInItsOrder) {
   // Spelled out, what the comparison covers:
   EXPECT_EQ(listing.classes, (std::vector<std::string>{".hidden", "a", "b", "c", "link-to-b"}));
   EXPECT_EQ(listing.samples[1].path, root + "/a/.jpg");
-  EXPECT_EQ(listing.samples.back().path, root + "/link-to-b/sub/deeper/e.webp");
+  // Code point order: b"\xff" (U+DCFF) before U+E000 (bytes EE 80 80), unlike byte order.
+  const size_t n = listing.samples.size();
+  EXPECT_EQ(listing.samples[n - 2].path, root + "/link-to-b/\xff-dir/f.jpg");
+  EXPECT_EQ(listing.samples[n - 1].path, root + "/link-to-b/\xee\x80\x80-dir/g.jpg");
   // b/z.txt and a/notes.jpg.txt, each twice: through link-to-b and c/linked-a.
   EXPECT_EQ(listing.ignored_files, 4u);
   EXPECT_TRUE(listing.bad.empty());
