@@ -1,8 +1,9 @@
 #pragma once
 // What an encoded image is, read from its first bytes: the format (sniffed from the magic bytes,
 // never a file name), the size, the colour model. Cheap: reads the JPEG markers up to the first
-// scan or the PNG chunks up to the image data (CRCs checked), decodes no pixels and allocates
-// nothing in proportion to the image.
+// scan or the PNG chunks up to the image data (CRCs checked) and decodes no pixels. It sets a
+// JPEG's decoder up, which allocates a few rows of memory (and for a progressive JPEG the
+// coefficient buffer, untouched: address space, not memory).
 
 #include <cstdint>
 
@@ -54,8 +55,7 @@ constexpr int64_t kDefaultMaxPixels = 2 * int64_t{89'478'485};
 // the first bytes look like) or empty (kCorrupt); truncated or malformed header, zero width or
 // height (kCorrupt); more than `max_pixels` pixels (kUnsupported); a JPEG coding libjpeg cannot
 // decode: 12-bit or 16-bit samples, lossless, an unknown colour space, sampling factors its
-// upsampler does not handle (kUnsupported or kCorrupt, as libjpeg classifies them). A JPEG's
-// decoder is set up (no data decoded) to find the last kind, as decode_rgb would.
+// upsampler does not handle (kUnsupported), or a corrupt Huffman table (kCorrupt).
 // Thread-safe: concurrent calls share nothing.
 Result<ImageHeader> read_image_header(ByteSpan bytes, int64_t max_pixels = kDefaultMaxPixels);
 

@@ -126,6 +126,9 @@ TEST(DecodeBadInputTest, CorruptHuffmanTablesAreCorrupt) {
   overfull[counts] = static_cast<uint8_t>(overfull[counts] + moved);
   ASSERT_EQ(overfull[counts], 3);
   expect_error(decode(overfull), StatusCode::kCorrupt, "Huffman");
+  // Found from the header already: it sets the entropy decoder up.
+  expect_error(read_image_header({overfull.data(), overfull.size()}), StatusCode::kCorrupt,
+               "Huffman");
 }
 
 TEST(DecodeBadInputTest, JpegOfTooManyScansIsUnsupported) {

@@ -15,8 +15,8 @@ namespace stoker::image {
 namespace {
 
 // The DCT scales tried, in eighths, smallest first: libjpeg-turbo 2.1.5 has SIMD inverse DCTs
-// for 1/4 and 1/2 only (the other reduced scales run in C and are slower than 8/8 would be
-// worth); 8/8 is the fallback.
+// for 1/4 and 1/2 only. The others run in C: 5/8 to 7/8 are slower than 8/8, and 3/8 is slower
+// than 1/2, which covers more (docs/ARCHITECTURE.md). 8/8 is the fallback.
 constexpr int kScales[] = {2, 4};
 
 // Rows read per jpeg_read_scanlines call (libjpeg returns at most its own row group, 1-4).
@@ -65,8 +65,6 @@ void start(j_decompress_ptr cinfo, void* p) {
   job->crop_width = std::min(job->col1 + margin, cinfo->output_width) - job->crop_x;
   if (job->crop_width < cinfo->output_width) {
     jpeg_crop_scanline(cinfo, &job->crop_x, &job->crop_width);
-  } else {
-    job->crop_x = 0;
   }
 }
 

@@ -43,9 +43,11 @@ void read_header_from(j_decompress_ptr cinfo, void* p) {
   jpeg_read_header(cinfo, TRUE);
 }
 
-void start_buffered(j_decompress_ptr cinfo, void*) {
+// Sets every module up without decoding: a single-scan JPEG's jpeg_start_decompress reads no
+// image data; a multi-scan one's would read all of it, except in buffered-image mode.
+void start_without_data(j_decompress_ptr cinfo, void*) {
   set_rgb_output(cinfo, 8);
-  cinfo->buffered_image = TRUE;
+  cinfo->buffered_image = jpeg_has_multiple_scans(cinfo);
   jpeg_start_decompress(cinfo);
 }
 
@@ -59,7 +61,7 @@ void set_rgb_output(j_decompress_ptr cinfo, int scale_num) {
   cinfo->do_fancy_upsampling = TRUE;
 }
 
-Status JpegDecompressor::check_decodable() { return run(start_buffered, nullptr); }
+Status JpegDecompressor::check_decodable() { return run(start_without_data, nullptr); }
 
 JpegDecompressor::JpegDecompressor() {
   init_jpeg_errors(&errors_, reinterpret_cast<j_common_ptr>(&cinfo_));

@@ -31,10 +31,12 @@ class JpegDecompressor {
   Status read_header(ByteSpan bytes, int64_t max_pixels);
 
   // After read_header: whether libjpeg can decode this JPEG to RGB with decode_rgb's settings
-  // (set_rgb_output at 8/8): starts the decompression in buffered-image mode, which sets up
-  // every module (upsampler, colour converter) without reading any image data, and fails as
-  // decoding would on what the header allows but libjpeg cannot do (e.g. "Fractional sampling
-  // not implemented yet"). The decompressor can do nothing else afterwards.
+  // (set_rgb_output at 8/8). Starts the decompression without reading image data (a
+  // progressive JPEG in buffered-image mode, which allocates, but does not fill, its
+  // coefficient buffer), which sets up every module (entropy decoder, upsampler, colour
+  // converter) and fails as decoding would on what the header allows but libjpeg cannot do
+  // (e.g. "Fractional sampling not implemented yet"). The decompressor can do nothing else
+  // afterwards.
   Status check_decodable();
 
   // Runs fn(cinfo, context) under the error handler; a libjpeg error or a premature end of the
