@@ -42,6 +42,8 @@ struct Photo {
   std::vector<uint8_t> original;
   std::vector<uint8_t> transcoded;
   std::vector<CropRect> crops;
+  int width = 0;
+  int height = 0;
 };
 
 struct PhotoSet {
@@ -96,7 +98,9 @@ std::vector<PhotoSet> load_photo_sets() {
         std::exit(2);
       }
       photo.transcoded = std::move(t).value();
-      photo.crops = crops_for(h.value().width, h.value().height, rng);
+      photo.width = h.value().width;
+      photo.height = h.value().height;
+      photo.crops = crops_for(photo.width, photo.height, rng);
       sets[s].original_bytes += static_cast<int64_t>(photo.original.size());
       sets[s].transcoded_bytes += static_cast<int64_t>(photo.transcoded.size());
       sets[s].photos.push_back(std::move(photo));
@@ -113,7 +117,8 @@ const PhotoSet& photo_set(int which) {
 
 enum class Source { kOriginal, kTranscoded };
 
-// Decodes every photo of the set once per crop; `request_for` makes the request of a crop.
+// Decodes every photo of the set once per crop; request_for(crop, width, height) makes the
+// request.
 template <typename MakeRequest>
 void run(benchmark::State& state, Source source, MakeRequest request_for) {
   const PhotoSet& set = photo_set(static_cast<int>(state.range(0)));
@@ -124,8 +129,8 @@ void run(benchmark::State& state, Source source, MakeRequest request_for) {
       const std::vector<uint8_t>& bytes =
           source == Source::kOriginal ? photo.original : photo.transcoded;
       for (const CropRect& crop : photo.crops) {
-        Result<image::DecodedCrop> d =
-            image::decode_rgb({bytes.data(), bytes.size()}, request_for(crop), buffer);
+        Result<image::DecodedCrop> d = image::decode_rgb(
+            {bytes.data(), bytes.size()}, request_for(crop, photo.width, photo.height), buffer);
         if (!d.is_ok()) {
           state.SkipWithError(d.status().message().c_str());
           return;
@@ -143,14 +148,14 @@ void run(benchmark::State& state, Source source, MakeRequest request_for) {
       static_cast<double>(set.transcoded_bytes) / static_cast<double>(set.original_bytes);
 }
 
-DecodeRequest whole(const CropRect&) { return {}; }
-DecodeRequest cropped(const CropRect& c) {
+DecodeRequest whole(const CropRect&, int, int) { return {}; }
+DecodeRequest cropped(const CropRect& c, int, int) {
   DecodeRequest r;
   r.crop = c;
   return r;
 }
-DecodeRequest cropped_scaled(const CropRect& c) {
-  DecodeRequest r = cropped(c);
+DecodeRequest cropped_scaled(const CropRect& c, int width, int height) {
+  DecodeRequest r = cropped(c, width, height);
   r.min_width = r.min_height = kOutputSize;
   return r;
 }
@@ -199,6 +204,21 @@ void BM_CropDecodeTranscodedScaled(benchmark::State& state) {
   run(state, Source::kTranscoded, cropped_scaled);
 }
 BENCHMARK(BM_CropDecodeTranscodedScaled)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
+
+// The bottom 30% of the rows, full width: most of the image lies above the crop, where a
+// restart marker at every MCU row lets the transcode's decode start at the crop instead of
+// entropy-decoding the rows above it (jpeg_skip_scanlines does).
+DecodeRequest bottom_rows(const CropRect&, int width, int height) {
+  DecodeRequest r;
+  r.crop = CropRect{0, height - height * 3 / 10, width, height * 3 / 10};
+  return r;
+}
+void BM_BottomRowsOriginal(benchmark::State& state) { run(state, Source::kOriginal, bottom_rows); }
+BENCHMARK(BM_BottomRowsOriginal)->Arg(0)->Arg(2)->Unit(benchmark::kMicrosecond);
+void BM_BottomRowsTranscoded(benchmark::State& state) {
+  run(state, Source::kTranscoded, bottom_rows);
+}
+BENCHMARK(BM_BottomRowsTranscoded)->Arg(0)->Arg(2)->Unit(benchmark::kMicrosecond);
 
 // A full decode of the large baseline photos at scale N/8, N = arg 0, through libjpeg directly
 // (decode_rgb offers only 2/8, 4/8 and 8/8): which reduced scales are worth it. libjpeg-turbo

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "stoker/image/decode.h"
+#include "stoker/image/image_fixtures.h"
 #include "stoker/image/test_images.h"
 
 namespace stoker::image::test {
@@ -14,6 +15,7 @@ namespace {
 
 using testing::encode_jpeg;
 using testing::encode_png;
+using testing::expect_error;
 using testing::JpegSpec;
 using testing::PngSpec;
 
@@ -23,13 +25,6 @@ Result<DecodedCrop> decode(const std::vector<uint8_t>& bytes,
   DecodeRequest request;
   request.crop = crop;
   return decode_rgb({bytes.data(), bytes.size()}, request, buffer);
-}
-
-void expect_error(const Result<DecodedCrop>& decoded, StatusCode code, const std::string& part) {
-  ASSERT_FALSE(decoded.is_ok());
-  EXPECT_EQ(decoded.status().code(), code) << decoded.status().message();
-  EXPECT_NE(decoded.status().message().find(part), std::string::npos) << decoded.status().message();
-  EXPECT_EQ(decoded.status().message().find('\n'), std::string::npos);
 }
 
 std::vector<uint8_t> prefix(const std::vector<uint8_t>& bytes, size_t size) {

@@ -1,5 +1,7 @@
 #include "stoker/image/image_fixtures.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -230,6 +232,13 @@ std::string difference(const std::vector<uint8_t>& a, const std::vector<uint8_t>
   }
   return std::to_string(count) + " of " + std::to_string(a.size()) + " bytes differ, by up to " +
          std::to_string(max_diff) + where;
+}
+
+void expect_error(const Status& status, StatusCode code, const std::string& part) {
+  ASSERT_FALSE(status.is_ok());
+  EXPECT_EQ(status.code(), code) << status.message();
+  EXPECT_NE(status.message().find(part), std::string::npos) << status.message();
+  EXPECT_EQ(status.message().find('\n'), std::string::npos) << status.message();
 }
 
 std::vector<CropRect> crops_of(int width, int height, int count, uint32_t seed) {

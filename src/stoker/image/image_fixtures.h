@@ -43,6 +43,14 @@ std::vector<uint8_t> rectangle(const std::vector<uint8_t>& image, int width, con
 // `width` pixels wide, if given), for failure messages.
 std::string difference(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, int width = 0);
 
+// Checks (GoogleTest) that `status` is an error of `code` whose message is one line and holds
+// `part`.
+void expect_error(const Status& status, StatusCode code, const std::string& part);
+template <typename T>
+void expect_error(const Result<T>& result, StatusCode code, const std::string& part) {
+  expect_error(result.status(), code, part);
+}
+
 // `count` crops inside a width x height image: the whole image, its corner pixels, its last
 // column and row, then random ones from `seed`.
 std::vector<CropRect> crops_of(int width, int height, int count, uint32_t seed);

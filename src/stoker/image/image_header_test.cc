@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "stoker/image/image_fixtures.h"
 #include "stoker/image/test_images.h"
 
 namespace stoker::image::test {
@@ -12,18 +13,11 @@ namespace {
 
 using testing::encode_jpeg;
 using testing::encode_png;
+using testing::expect_error;
 using testing::JpegSpec;
 using testing::PngSpec;
 
 ByteSpan span(const std::vector<uint8_t>& bytes) { return {bytes.data(), bytes.size()}; }
-
-// A failed read with `code` whose one-line message contains `part`.
-void expect_error(const Result<ImageHeader>& header, StatusCode code, const std::string& part) {
-  ASSERT_FALSE(header.is_ok());
-  EXPECT_EQ(header.status().code(), code) << header.status().message();
-  EXPECT_NE(header.status().message().find(part), std::string::npos) << header.status().message();
-  EXPECT_EQ(header.status().message().find('\n'), std::string::npos);
-}
 
 TEST(ImageHeaderTest, ReadsJpegSizeComponentsAndColour) {
   struct Case {

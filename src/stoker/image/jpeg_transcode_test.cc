@@ -16,6 +16,7 @@ namespace {
 using testing::crops_of;
 using testing::difference;
 using testing::encode_jpeg;
+using testing::expect_error;
 using testing::Fixture;
 using testing::image_fixtures;
 using testing::JpegSpec;
@@ -108,40 +109,35 @@ TEST(JpegTranscodeTest, DropsExifAndIccButKeepsTheAdobeColourTransform) {
 }
 
 TEST(JpegTranscodeTest, BadInputIsAnErrorOnOneLine) {
-  auto expect_error = [](const std::vector<uint8_t>& bytes, StatusCode code,
-                         const std::string& part) {
-    Result<std::vector<uint8_t>> t = transcode_jpeg_for_crops(span(bytes));
-    ASSERT_FALSE(t.is_ok());
-    EXPECT_EQ(t.status().code(), code) << t.status().message();
-    EXPECT_NE(t.status().message().find(part), std::string::npos) << t.status().message();
-    EXPECT_EQ(t.status().message().find('\n'), std::string::npos);
+  auto transcode = [](const std::vector<uint8_t>& bytes) {
+    return transcode_jpeg_for_crops(span(bytes));
   };
-  expect_error({}, StatusCode::kCorrupt, "empty");
-  expect_error(testing::encode_png({}), StatusCode::kInvalidArgument, "not a JPEG");
+  expect_error(transcode({}), StatusCode::kCorrupt, "empty");
+  expect_error(transcode(testing::encode_png({})), StatusCode::kInvalidArgument, "not a JPEG");
   const std::vector<uint8_t> jpeg = encode_jpeg(JpegSpec());
   for (size_t cut : {jpeg.size() / 2, jpeg.size() - 2}) {
-    expect_error({jpeg.begin(), jpeg.begin() + static_cast<ptrdiff_t>(cut)}, StatusCode::kCorrupt,
-                 "JPEG: truncated");
+    expect_error(transcode({jpeg.begin(), jpeg.begin() + static_cast<ptrdiff_t>(cut)}),
+                 StatusCode::kCorrupt, "JPEG: truncated");
   }
   std::vector<uint8_t> twelve = jpeg;
   const size_t sof = testing::find_jpeg_marker(jpeg, 0xC0);
   twelve[sof + 1] = 0xC1;
   twelve[sof + 4] = 12;
-  expect_error(twelve, StatusCode::kUnsupported, "precision 12");
+  expect_error(transcode(twelve), StatusCode::kUnsupported, "precision 12");
   std::vector<uint8_t> huge = jpeg;
   testing::put_u16_be(huge, sof + 5, 65535);
   testing::put_u16_be(huge, sof + 7, 65535);
-  expect_error(huge, StatusCode::kUnsupported, "over the cap");
+  expect_error(transcode(huge), StatusCode::kUnsupported, "over the cap");
   // Coefficients libjpeg reads but cannot turn into pixels (fractional sampling): refused, as
   // decode_rgb would refuse the result.
   std::vector<uint8_t> fractional = encode_jpeg(JpegSpec());
   const size_t fractional_sof = testing::find_jpeg_marker(fractional, 0xC0);
   fractional[fractional_sof + 11] = 0x31;
   fractional[fractional_sof + 14] = 0x21;
-  expect_error(fractional, StatusCode::kUnsupported, "Fractional sampling");
+  expect_error(transcode(fractional), StatusCode::kUnsupported, "Fractional sampling");
   std::vector<uint8_t> bad_table = jpeg;
   bad_table[testing::find_jpeg_marker(jpeg, 0xC4) + 5 + 15] = 250;
-  expect_error(bad_table, StatusCode::kCorrupt, "Huffman");
+  expect_error(transcode(bad_table), StatusCode::kCorrupt, "Huffman");
 }
 
 }  // namespace
