@@ -36,14 +36,10 @@ std::vector<std::string> dataset_dirs(const std::string& dir) {
 constexpr size_t kClassNamesShown = 10;
 constexpr size_t kLabelRowsShown = 20;
 
-// "N: a, b, c" or "N: a, b, ..., j and 990 more"; names made printable.
+// "N: a, b, c" or "N: a, b, ..., j and 990 more (--json lists all)".
 std::string class_list(const std::vector<std::string>& names) {
-  std::string text = std::to_string(names.size()) + ":";
-  for (size_t i = 0; i < names.size() && i < kClassNamesShown; ++i)
-    text += (i ? ", " : " ") + printable(names[i]);
-  if (names.size() > kClassNamesShown)
-    text += fmt::format(" and {} more (--json lists all)", names.size() - kClassNamesShown);
-  return text;
+  return std::to_string(names.size()) + ": " + printable_list(names, kClassNamesShown) +
+         (names.size() > kClassNamesShown ? " (--json lists all)" : "");
 }
 
 void print_text(const DatasetSummary& s) {

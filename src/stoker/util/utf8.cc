@@ -78,6 +78,14 @@ std::string printable(std::string_view text) {
   return out;
 }
 
+std::string printable_list(const std::vector<std::string>& names, size_t shown) {
+  std::string text;
+  for (size_t i = 0; i < names.size() && i < shown; ++i)
+    text += (i ? ", " : "") + printable(names[i]);
+  if (names.size() > shown) text += fmt::format(" and {} more", names.size() - shown);
+  return text;
+}
+
 std::u32string fsdecode_code_points(std::string_view name) {
   std::u32string out;
   out.reserve(name.size());

@@ -3,8 +3,10 @@
 // printable form for one-line messages, and the code points Python gives them (the order
 // torchvision sorts names in). Pure functions; thread-safe.
 
+#include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace stoker {
 
@@ -17,6 +19,10 @@ bool is_valid_utf8(std::string_view text);
 // lower-case hex digits), so the result is valid UTF-8 without a line break and names the
 // bytes unambiguously.
 std::string printable(std::string_view text);
+
+// The first `shown` of `names`, each printable(), joined by ", ", then " and N more" if some
+// are left out: "a, b, c" or "a, b and 12 more".
+std::string printable_list(const std::vector<std::string>& names, size_t shown);
 
 // The code points Python's os.fsdecode() gives the bytes `name` on Linux (UTF-8 with
 // surrogateescape): each well-formed UTF-8 sequence becomes its code point, and every other

@@ -38,6 +38,13 @@ TEST(Utf8Test, PrintableEscapesWhatIsNotPrintableText) {
   EXPECT_TRUE(is_valid_utf8(printable("\xff\xc3\x28\xed\xa0\x80")));
 }
 
+TEST(Utf8Test, PrintableListShortensLongLists) {
+  EXPECT_EQ(printable_list({}, 3), "");
+  EXPECT_EQ(printable_list({"a", "b\n"}, 3), "a, b\\x0a");
+  EXPECT_EQ(printable_list({"a", "b", "c"}, 3), "a, b, c");
+  EXPECT_EQ(printable_list({"a", "b", "c", "d", "e"}, 2), "a, b and 3 more");
+}
+
 TEST(Utf8Test, FsdecodeMatchesPythonsSurrogateescape) {
   // Values from Python: [hex(ord(c)) for c in os.fsdecode(b"...")].
   EXPECT_EQ(fsdecode_code_points("ab"), U"ab");

@@ -35,8 +35,7 @@
 
 namespace stoker {
 
-// Files larger than this are bad, unread (a JPEG of the largest image the default pixel cap
-// admits is far smaller).
+// Files larger than this are bad, unread: it bounds the memory a worker holds for one file.
 constexpr uint64_t kMaxImageFileBytes = uint64_t{256} << 20;
 // Name of the list of skipped files written into OUT with skip_bad.
 constexpr const char* kSkippedListName = "skipped.txt";

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <optional>
+#include <iterator>
 #include <thread>
 
 #include "stoker/image/decode.h"
@@ -54,17 +54,15 @@ Result<std::vector<Split>> find_splits(const ImageFolderImportOptions& options) 
                             {in_src(val ? "val" : "test"), in_out("test"), {}}};
 }
 
-// The classes only in `a`, for a message.
+// Class names an error message lists before "and N more".
+constexpr size_t kNamesInMessage = 5;
+
+// The classes only in `a` (both sorted: class names are UTF-8, so the order torchvision sorts
+// them in is std::string's), for a message.
 std::string only_in(const std::vector<std::string>& a, const std::vector<std::string>& b) {
   std::vector<std::string> names;
-  for (const std::string& name : a) {
-    if (!std::binary_search(b.begin(), b.end(), name)) names.push_back(printable(name));
-  }
-  if (names.empty()) return "none";
-  std::string text = names[0];
-  for (size_t i = 1; i < names.size() && i < 5; ++i) text += ", " + names[i];
-  if (names.size() > 5) text += fmt::format(" and {} more", names.size() - 5);
-  return text;
+  std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(names));
+  return names.empty() ? "none" : printable_list(names, kNamesInMessage);
 }
 
 // One file, read, checked and encoded by a worker: the record, or why the file is bad.

@@ -62,16 +62,6 @@ void sort_as_python(std::vector<std::string>& names) {
   for (size_t i = 0; i < keyed.size(); ++i) names[i] = std::move(keyed[i].second);
 }
 
-// "a, b, c" or "a, b, ... and 12 more", names made printable.
-std::string name_list(const std::vector<std::string>& names) {
-  std::string text;
-  for (size_t i = 0; i < names.size() && i < kNamesInMessage; ++i)
-    text += (i ? ", " : "") + printable(names[i]);
-  if (names.size() > kNamesInMessage)
-    text += fmt::format(" and {} more", names.size() - kNamesInMessage);
-  return text;
-}
-
 struct Directory {
   std::string path;
   // The directories it is inside, itself included: a link to one of them is a loop.
@@ -178,7 +168,8 @@ Result<ImageFolderListing> list_image_folder(const std::string& root) {
     return invalid_argument(
         fmt::format("{}: found no file with an image extension ({}) for the "
                     "class{} {}",
-                    printable(root), extensions, empty.size() == 1 ? "" : "es", name_list(empty)));
+                    printable(root), extensions, empty.size() == 1 ? "" : "es",
+                    printable_list(empty, kNamesInMessage)));
   }
   return listing;
 }
