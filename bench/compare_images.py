@@ -25,15 +25,11 @@ DATASET is `stoker convert imagefolder`'s output for it, DATASET_KEPT the same w
 import argparse
 import json
 import os
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def run_json(cmd):
-    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
-    return json.loads(out)
+sys.path.insert(0, HERE)
+from compare_loader import run_json  # noqa: E402
 
 
 def main():

@@ -140,9 +140,9 @@ void run_loader_bench(const LoaderBenchOptions& o) {
     options.fields.push_back(
         o.decode_only
             ? FieldRequest{"image", std::make_shared<DecodeOnly>(dataset->schema().find("image"))}
-            : FieldRequest{"image", random_resized_crop_transform(dataset->schema(), "image",
-                                                                  output)
-                                        .value_or_throw()});
+            : FieldRequest{"image",
+                           random_resized_crop_transform(dataset->schema(), "image", output)
+                               .value_or_throw()});
   }
   for (const Field& f : dataset->schema().fields()) {
     if (!f.is_fixed() || (encoded && f.name != "label")) continue;
