@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "stoker/image/jpeg_encode.h"
 #include "stoker/store/import/cifar10.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/store/import/idx.h"
@@ -77,7 +78,15 @@ void add_imagefolder_command(CLI::App* convert) {
                   "and test/")
       ->required();
   cmd->add_flag("--keep-original", options->keep_original,
-                "Store JPEGs as they are instead of transcoding them for fast crops");
+                "Store JPEGs as they are instead of transcoding them for fast crops (with "
+                "--max-side, only those within the limit: larger images are re-encoded)");
+  cmd->add_option("--max-side", options->max_side,
+                  "Downsize images (JPEG or PNG) whose longer side exceeds N: that side becomes "
+                  "N, the other in proportion (PIL's antialiased bilinear), stored as a quality "
+                  "90 JPEG, as FFCV's max_resolution does; smaller images are stored as without "
+                  "it. Default: off")
+      ->type_name("N")
+      ->check(CLI::Range(1, image::kMaxJpegSide));
   cmd->add_flag("--skip-bad", options->skip_bad,
                 "Import the good files and list the bad ones in OUT/skipped.txt instead of "
                 "failing");

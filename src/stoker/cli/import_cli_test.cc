@@ -8,10 +8,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "stoker/image/test_images.h"
+#include "stoker/store/dataset.h"
+#include "stoker/store/image_record.h"
 #include "stoker/store/import/cifar10.h"
 #include "stoker/store/import/image_folder.h"
 #include "stoker/testing/cli_run.h"
@@ -172,6 +175,41 @@ TEST(ImportCliTest, ImageFoldersThatCannotBeImportedAreOneLine) {
   expect_one_line_error(r, "class folder name caf\\xe9 is not UTF-8");
   EXPECT_TRUE(is_valid_utf8(r.err));
   EXPECT_FALSE(fs::exists(dir / "out"));
+}
+
+TEST(ImportCliTest, MaxSideDownsizesTheLargerImagesAndRefusesBadValuesInOneLine) {
+  testing::TempDir dir;
+  image::testing::JpegSpec large;
+  large.width = 300;
+  large.height = 200;
+  const std::vector<uint8_t> jpeg = image::testing::encode_jpeg(large);
+  put(dir / "src/a/large.jpg", std::string(jpeg.begin(), jpeg.end()));
+  put(dir / "src/b/small.png", small_png());  // 40x30
+  RunResult r =
+      run("convert imagefolder " + dir / "src" + " --out " + dir / "out --max-side 64", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto ds = Dataset::open(dir / "out").value_or_throw();
+  const ImageRecordFields fields = ImageRecordFields::find(ds->schema()).value_or_throw();
+  const auto field = [&](uint64_t record, int f) {
+    int64_t value;
+    std::memcpy(&value, ds->fixed_field(record, f), sizeof value);
+    return value;
+  };
+  EXPECT_EQ(field(0, fields.width), 64);
+  EXPECT_EQ(field(0, fields.height), 43);
+  EXPECT_EQ(field(0, fields.original_size), static_cast<int64_t>(jpeg.size()));
+  EXPECT_EQ(field(1, fields.width), 40);
+  EXPECT_EQ(field(1, fields.height), 30);
+  EXPECT_EQ(run("verify " + dir / "out", dir).exit_code, 0);
+  fs::remove_all(dir / "out");
+
+  for (const char* bad : {"0", "65501", "-3", "big"}) {
+    SCOPED_TRACE(bad);
+    r = run("convert imagefolder " + dir / "src" + " --out " + dir / "out --max-side " + bad, dir);
+    expect_one_line_error(r, "--max-side");
+    EXPECT_FALSE(fs::exists(dir / "out"));
+  }
+  EXPECT_NE(r.err.find("big"), std::string::npos) << r.err;
 }
 
 TEST(ImportCliTest, InspectAbbreviatesManyClasses) {

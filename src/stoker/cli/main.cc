@@ -64,6 +64,11 @@ int main(int argc, char** argv) {
   install_sigbus_handler();
   CLI::App app{"stoker: keeps accelerators fed. Sharded datasets, a fast loader, a trainer."};
   app.require_subcommand(1);
+  // A bad command line is one line, as every other error: "stoker: --max-side: Value 0 not in
+  // range 1 to 65500 (--help lists the options)".
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return "stoker: " + std::string(e.what()) + " (--help lists the options)\n";
+  });
   stoker::cli::add_bench_command(app);
   stoker::cli::add_convert_command(app);
   stoker::cli::add_inspect_command(app);

@@ -1,51 +1,16 @@
 #include "stoker/image/jpeg_transcode.h"
 
-// clang-format off
 #include "stoker/image/jpeg_decompressor.h"
-#include <jerror.h>  // after jpeglib.h
-// clang-format on
-
-#include <cstdlib>
+#include "stoker/image/jpeg_memory_destination.h"
 
 namespace stoker::image {
 namespace {
-
-// A libjpeg destination writing into one malloc'd buffer that grows by doubling. The buffer
-// belongs to this struct (freed with it), so nothing leaks when libjpeg fails half-way.
-struct GrowingDestination {
-  jpeg_destination_mgr mgr;  // first member: libjpeg holds a jpeg_destination_mgr* to it
-  uint8_t* data = nullptr;
-  size_t capacity = 0;
-
-  GrowingDestination() = default;
-  GrowingDestination(const GrowingDestination&) = delete;
-  GrowingDestination& operator=(const GrowingDestination&) = delete;
-  ~GrowingDestination() { std::free(data); }
-
-  size_t size() const { return capacity - mgr.free_in_buffer; }
-};
-
-void init_destination(j_compress_ptr) {}
-
-boolean grow(j_compress_ptr cinfo) {
-  auto* dest = reinterpret_cast<GrowingDestination*>(cinfo->dest);
-  const size_t used = dest->capacity;  // empty_output_buffer: the whole buffer is full
-  auto* bigger = static_cast<uint8_t*>(std::realloc(dest->data, used * 2));
-  if (bigger == nullptr) ERREXIT1(cinfo, JERR_OUT_OF_MEMORY, 0);
-  dest->data = bigger;
-  dest->capacity = used * 2;
-  dest->mgr.next_output_byte = bigger + used;
-  dest->mgr.free_in_buffer = dest->capacity - used;
-  return TRUE;
-}
-
-void term_destination(j_compress_ptr) {}
 
 // The compress half; it reports errors through the decompressor's error manager, so that an
 // error in either object lands in the one jump target armed by JpegDecompressor::run.
 struct Transcode {
   jpeg_compress_struct* dst;
-  GrowingDestination* dest;
+  JpegMemoryDestination* dest;
   bool dst_created;
   bool smoothed;  // out: the source decodes with block smoothing; nothing written
 };
@@ -76,7 +41,7 @@ void transcode(j_decompress_ptr src, void* p) {
   t->smoothed = decodes_with_smoothing(src);
   if (t->smoothed) return;
   jpeg_compress_struct* dst = t->dst;
-  dst->dest = &t->dest->mgr;
+  dst->dest = t->dest->mgr();
   jpeg_copy_critical_parameters(src, dst);
   dst->optimize_coding = TRUE;
   dst->restart_in_rows = 1;
@@ -98,15 +63,9 @@ Result<std::vector<uint8_t>> transcode_jpeg_for_crops(ByteSpan jpeg, int64_t max
   STOKER_RETURN_IF_ERROR(src.read_header(jpeg, max_pixels));
 
   jpeg_compress_struct dst;
-  GrowingDestination dest;
-  dest.capacity = jpeg.size + 4096;  // optimised tables make the output about the input's size
-  dest.data = static_cast<uint8_t*>(std::malloc(dest.capacity));
-  if (dest.data == nullptr) return Status(StatusCode::kInternal, "transcode: out of memory");
-  dest.mgr.next_output_byte = dest.data;
-  dest.mgr.free_in_buffer = dest.capacity;
-  dest.mgr.init_destination = init_destination;
-  dest.mgr.empty_output_buffer = grow;
-  dest.mgr.term_destination = term_destination;
+  JpegMemoryDestination dest;
+  // Optimised tables make the output about the input's size.
+  STOKER_RETURN_IF_ERROR(dest.start(jpeg.size + 4096));
   Transcode t{&dst, &dest, false, false};
   Status status = src.run(create_destination, &t);
   if (status.is_ok()) status = src.run(transcode, &t);
@@ -117,7 +76,7 @@ Result<std::vector<uint8_t>> transcode_jpeg_for_crops(ByteSpan jpeg, int64_t max
         "JPEG: progressive scans leave coefficient bits unsent; libjpeg decodes it with block "
         "smoothing, which a baseline copy would lose: keep the original");
   }
-  return std::vector<uint8_t>(dest.data, dest.data + dest.size());
+  return dest.bytes();
 }
 
 }  // namespace stoker::image

@@ -8,10 +8,13 @@
 // dataset. The format of each file is read from its bytes (image/image_header.h), never its
 // name. A JPEG is stored transcoded for cheap crops (image/jpeg_transcode.h: lossless, the same
 // pixels), or as it is with `keep_original` or when the transcode cannot keep its pixels (a
-// progressive JPEG whose scans leave bits unsent); a PNG as it is. Every image is checked here, so
-// that a truncated or corrupt file is found at import rather than when training reads it: the
-// transcode reads all of a JPEG's data, and a PNG, or a JPEG kept as it is, is decoded
-// completely (image/decode.h).
+// progressive JPEG whose scans leave bits unsent); a PNG as it is. With `max_side`, an image
+// (JPEG or PNG) whose longer side exceeds it is instead decoded, resized (image/resample.h, PIL's
+// antialiased bilinear) so that its longer side is max_side and stored as a new JPEG
+// (image/jpeg_encode.h, quality 90), as FFCV's max_resolution does. Every image is checked here,
+// so that a truncated or corrupt file is found at import rather than when training reads it: the
+// transcode reads all of a JPEG's data, and a PNG, a JPEG kept as it is and an image downsized
+// are decoded completely (image/decode.h).
 //
 // Bad files — not a JPEG or PNG, a truncated or corrupt image, more pixels than `max_pixels`,
 // unreadable, not a regular file (a FIFO is never opened for reading in a way that blocks), a
@@ -51,6 +54,12 @@ struct ImageFolderImportOptions {
   std::string src;
   std::string out;             // must not exist (with splits: OUT/train and OUT/test must not)
   bool keep_original = false;  // store JPEGs as they are instead of transcoding them
+  // 0: images are stored at their size. Else the longest side stored: an image whose longer side
+  // exceeds it is downsized to max_side by round(shorter * max_side / longer) (at least 1) and
+  // stored as a JPEG of quality 90, whatever its format and keep_original (images within the
+  // limit are stored as without it). The record's height and width are then the stored image's;
+  // original_size and original_checksum stay the file's. At most image::kMaxJpegSide.
+  int max_side = 0;
   bool skip_bad = false;
   int workers = 0;  // threads reading and checking files; 0: one per core
   uint64_t shard_bytes = uint64_t{256} << 20;
@@ -73,10 +82,11 @@ struct ImageFolderImportSummary {
   std::string skipped_list;    // OUT/skipped.txt if written
 };
 
-// Imports options.src into options.out as described above. Errors (one line): those of
-// list_image_folder; SRC with both val/ and test/; splits whose classes differ; OUT exists
-// (kAlreadyExists); without skip_bad, any bad file (kCorrupt: "N bad files ... nothing
-// written", each listed through on_bad first); writing the datasets.
+// Imports options.src into options.out as described above. Errors (one line): a max_side
+// outside 0..image::kMaxJpegSide (kInvalidArgument); those of list_image_folder; SRC with both val/
+// and test/; splits whose classes differ; OUT exists (kAlreadyExists); without skip_bad, any bad
+// file (kCorrupt: "N bad files ... nothing written", each listed through on_bad first); writing the
+// datasets.
 Result<ImageFolderImportSummary> import_image_folder(const ImageFolderImportOptions& options);
 
 }  // namespace stoker

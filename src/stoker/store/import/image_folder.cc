@@ -6,10 +6,16 @@
 #include <algorithm>
 #include <filesystem>
 #include <iterator>
+#include <memory>
+#include <optional>
 #include <thread>
+#include <tuple>
+#include <utility>
 
 #include "stoker/image/decode.h"
+#include "stoker/image/jpeg_encode.h"
 #include "stoker/image/jpeg_transcode.h"
+#include "stoker/image/resample.h"
 #include "stoker/store/image_record.h"
 #include "stoker/store/import/split_writer.h"
 #include "stoker/store/record_encoder.h"
@@ -25,8 +31,10 @@ namespace fs = std::filesystem;
 
 // Results a worker may produce ahead of the writer, per worker.
 constexpr size_t kWindowPerWorker = 4;
-// A worker's decode buffer that has grown past this (a huge image) is released after use.
-constexpr size_t kDecodeBufferKeepBytes = size_t{64} << 20;
+// A worker's scratch that has grown past this (a huge image) is released after use.
+constexpr size_t kScratchKeepBytes = size_t{64} << 20;
+// The JPEG quality of images downsized to max_side (FFCV's default, and PIL's usual choice).
+constexpr int kDownsizedJpegQuality = 90;
 
 struct Split {
   std::string src;  // its ImageFolder
@@ -85,11 +93,38 @@ std::string read_error(const Status& status, const std::string& path) {
   return message.rfind(prefix, 0) == 0 ? message.substr(prefix.size()) : message;
 }
 
+// The size of a `width` x `height` image whose longer side exceeds `max_side` once downsized:
+// the longer side max_side, the other in proportion, rounded half up, at least 1.
+std::pair<int, int> downsized_size(int width, int height, int max_side) {
+  const int64_t longer = std::max(width, height), shorter = std::min(width, height);
+  const int other =
+      std::max<int>(1, static_cast<int>((2 * shorter * max_side + longer) / (2 * longer)));
+  return width >= height ? std::pair{max_side, other} : std::pair{other, max_side};
+}
+
+// A worker's memory, reused from file to file.
+struct WorkerScratch {
+  image::DecodeBuffer decode;
+  image::Resampler resampler;
+  std::vector<uint8_t> planes;  // the resampler's output: CHW
+  std::vector<uint8_t> rows;    // the same pixels as the encoder reads them: HWC
+
+  size_t bytes() const { return decode.capacity() + planes.capacity() + rows.capacity(); }
+};
+
+// What is stored of an image: its bytes (empty: the file's own) and size.
+struct StoredImage {
+  std::vector<uint8_t> bytes;
+  int width = 0;
+  int height = 0;
+};
+
 class FileImporter {
  public:
   FileImporter(const ImageFolderImportOptions& options, int workers)
-      : options_(options), schema_(image_record_schema()), buffers_(workers) {
+      : options_(options), schema_(image_record_schema()), scratch_(workers) {
     fields_ = ImageRecordFields::find(schema_).value();
+    for (auto& scratch : scratch_) scratch = std::make_unique<WorkerScratch>();
   }
   const Schema& schema() const { return schema_; }
 
@@ -103,6 +138,8 @@ class FileImporter {
     }
     const Status status = encode(sample, file.value(), worker, out);
     if (!status.is_ok()) out.bad = status.message();
+    if (scratch_[worker]->bytes() > kScratchKeepBytes)
+      scratch_[worker] = std::make_unique<WorkerScratch>();
     return out;
   }
 
@@ -113,26 +150,22 @@ class FileImporter {
     const ByteSpan bytes{reinterpret_cast<const uint8_t*>(file.data()), file.size()};
     STOKER_ASSIGN_OR_RETURN(const image::ImageHeader header,
                             image::read_image_header(bytes, options_.max_pixels));
-    std::vector<uint8_t> transcoded;
-    if (header.format == image::ImageFormat::kJpeg && !options_.keep_original) {
-      Result<std::vector<uint8_t>> result =
-          image::transcode_jpeg_for_crops(bytes, options_.max_pixels);
-      // kUnsupported here, after the header passed, is a JPEG the transcode cannot copy with
-      // the same pixels (a progressive scan script leaving bits unsent): stored as it is.
-      if (result.is_ok()) {
-        transcoded = std::move(result).value();
-      } else if (result.status().code() != StatusCode::kUnsupported) {
-        return result.status();
-      }
+    StoredImage image;
+    if (options_.max_side > 0 && std::max(header.width, header.height) > options_.max_side) {
+      STOKER_ASSIGN_OR_RETURN(image, downsize(bytes, header, worker));
+    } else {
+      STOKER_ASSIGN_OR_RETURN(image.bytes, transcode(bytes, header));
+      // The transcode is lossless: the stored image has the original's size.
+      image.width = header.width;
+      image.height = header.height;
+      if (image.bytes.empty()) STOKER_RETURN_IF_ERROR(check_decodes(bytes, worker));
     }
-    if (transcoded.empty()) STOKER_RETURN_IF_ERROR(check_decodes(bytes, worker));
     const ByteSpan stored =
-        transcoded.empty() ? bytes : ByteSpan{transcoded.data(), transcoded.size()};
-    // The transcode is lossless: the stored image has the original's size.
+        image.bytes.empty() ? bytes : ByteSpan{image.bytes.data(), image.bytes.size()};
     const int64_t scalars[][2] = {
         {fields_.label, sample.label},
-        {fields_.height, header.height},
-        {fields_.width, header.width},
+        {fields_.height, image.height},
+        {fields_.width, image.width},
         {fields_.original_size, static_cast<int64_t>(bytes.size)},
         {fields_.original_checksum, static_cast<int64_t>(xxh3_64(bytes.data, bytes.size))}};
     RecordEncoder encoder(schema_);
@@ -145,25 +178,72 @@ class FileImporter {
     return Status::ok();
   }
 
+  // A JPEG transcoded for crops; empty to store the file as it is: a PNG, with keep_original,
+  // or a JPEG the transcode cannot copy with the same pixels.
+  Result<std::vector<uint8_t>> transcode(ByteSpan bytes, const image::ImageHeader& header) {
+    if (header.format != image::ImageFormat::kJpeg || options_.keep_original)
+      return std::vector<uint8_t>();
+    Result<std::vector<uint8_t>> result =
+        image::transcode_jpeg_for_crops(bytes, options_.max_pixels);
+    // kUnsupported here, after the header passed, is a JPEG the transcode cannot copy with the
+    // same pixels (a progressive scan script leaving bits unsent): stored as it is.
+    if (result.status().code() == StatusCode::kUnsupported) return std::vector<uint8_t>();
+    return result;
+  }
+
   // Decodes the whole image, which reads all of its data.
   Status check_decodes(ByteSpan bytes, int worker) {
     image::DecodeRequest request;
     request.max_pixels = options_.max_pixels;
-    image::DecodeBuffer& buffer = buffers_[worker];
-    const Status status = image::decode_rgb(bytes, request, buffer).status();
-    if (buffer.capacity() > kDecodeBufferKeepBytes) buffer = image::DecodeBuffer();
-    return status;
+    return image::decode_rgb(bytes, request, scratch_[worker]->decode).status();
+  }
+
+  // The image decoded whole, resized so that its longer side is max_side (PIL's antialiased
+  // bilinear filter) and encoded as a JPEG.
+  Result<StoredImage> downsize(ByteSpan bytes, const image::ImageHeader& header, int worker) {
+    WorkerScratch& scratch = *scratch_[worker];
+    image::DecodeRequest request;
+    request.max_pixels = options_.max_pixels;
+    STOKER_ASSIGN_OR_RETURN(const image::DecodedCrop decoded,
+                            image::decode_rgb(bytes, request, scratch.decode));
+    StoredImage image;
+    std::tie(image.width, image.height) =
+        downsized_size(header.width, header.height, options_.max_side);
+    image::ResampleOutput out;
+    out.width = image.width;
+    out.height = image.height;
+    out.type = image::ResampleOutput::Type::kUint8;
+    const size_t plane = static_cast<size_t>(image.width) * image.height;
+    scratch.planes.resize(3 * plane);
+    const image::PixelBox whole{0, 0, static_cast<double>(header.width),
+                                static_cast<double>(header.height)};
+    const Status resized =
+        scratch.resampler.resample(decoded.pixels, whole, out, scratch.planes.data());
+    if (!resized.is_ok())
+      return Status(resized.code(), fmt::format("downsizing to {}x{}: {}", image.width,
+                                                image.height, resized.message()));
+    scratch.rows.resize(3 * plane);
+    for (size_t i = 0; i < plane; ++i) {
+      for (size_t c = 0; c < 3; ++c) scratch.rows[3 * i + c] = scratch.planes[c * plane + i];
+    }
+    const image::RgbView rows{scratch.rows.data(), image.width, image.height,
+                              3 * static_cast<ptrdiff_t>(image.width)};
+    STOKER_ASSIGN_OR_RETURN(image.bytes, image::encode_jpeg(rows, kDownsizedJpegQuality));
+    return image;
   }
 
   const ImageFolderImportOptions& options_;
   Schema schema_;
   ImageRecordFields fields_;
-  std::vector<image::DecodeBuffer> buffers_;  // one per worker
+  std::vector<std::unique_ptr<WorkerScratch>> scratch_;  // one per worker
 };
 
 }  // namespace
 
 Result<ImageFolderImportSummary> import_image_folder(const ImageFolderImportOptions& options) {
+  if (options.max_side < 0 || options.max_side > image::kMaxJpegSide)
+    return invalid_argument(
+        fmt::format("max side {} is not within 0..{}", options.max_side, image::kMaxJpegSide));
   STOKER_ASSIGN_OR_RETURN(std::vector<Split> splits, find_splits(options));
   ImageFolderImportSummary summary;
   std::vector<BadEntry> bad;

@@ -1,12 +1,15 @@
 // The ImageFolder importer on small trees of JPEGs and PNGs made by the image layer's fixtures.
 #include "stoker/store/import/image_folder.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
 #include "stoker/image/decode.h"
+#include "stoker/image/jpeg_encode.h"
 #include "stoker/image/test_images.h"
 #include "stoker/store/dataset.h"
 #include "stoker/store/image_record.h"
@@ -186,6 +189,98 @@ TEST_F(ImageFolderTest, KeepOriginalStoresJpegsAsTheyAre) {
   auto ds = Dataset::open(out()).value_or_throw();
   for (uint64_t i = 0; i < ds->size(); ++i)
     EXPECT_EQ(stored_image(*ds, i), read_file(listing.samples[i].path).value_or_throw());
+}
+
+// PIL's resize of the image file at `path` to width x height (Image.resize with BILINEAR, which
+// antialiases), as packed RGB; run by Debian's Python (its absence fails the test).
+std::vector<uint8_t> pil_resized(const std::string& path, int width, int height) {
+  const std::string out = path + ".pil.rgb";
+  const std::string script = fmt::format(
+      "from PIL import Image; open('{}', 'wb').write(Image.open('{}').convert('RGB')"
+      ".resize(({}, {}), Image.BILINEAR).tobytes())",
+      out, path, width, height);
+  EXPECT_EQ(std::system((std::string(STOKER_PYTHON) + " -c \"" + script + "\"").c_str()), 0);
+  const std::string bytes = read_file(out).value_or_throw();
+  return std::vector<uint8_t>(bytes.begin(), bytes.end());
+}
+
+double mean_abs_difference(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
+  double sum = 0;
+  for (size_t i = 0; i < a.size(); ++i) sum += std::abs(a[i] - b[i]);
+  return sum / static_cast<double>(a.size());
+}
+
+TEST_F(ImageFolderTest, MaxSideStoresLargerImagesAsJpegsOfThatLongerSide) {
+  put(src("cat/a.jpg"), jpeg(300, 200));
+  put(src("cat/b.png"), png(150, 400));
+  put(src("cat/c.png"), png(60, 80));  // within the limit: stored as before
+  put(src("dog/d.jpg"), jpeg(80, 60));
+  put(src("dog/e.jpg"), jpeg(100, 40, 1));  // exactly the limit: not resized
+  options_.max_side = 100;
+  const ImageFolderImportSummary summary = import().value_or_throw();
+  const ImageFolderListing listing = list_image_folder(src()).value_or_throw();
+  auto ds = Dataset::open(out()).value_or_throw();
+  ASSERT_EQ(ds->size(), 5u);
+  const ImageRecordFields fields = ImageRecordFields::find(ds->schema()).value_or_throw();
+  const int sizes[][2] = {{100, 67}, {38, 100}, {60, 80}, {80, 60}, {100, 40}};
+  std::vector<std::string> stored(ds->size());
+  uint64_t bytes_out = 0;
+  for (uint64_t i = 0; i < ds->size(); ++i) {
+    const std::string& path = listing.samples[i].path;
+    SCOPED_TRACE(path);
+    const std::string original = read_file(path).value_or_throw();
+    stored[i] = stored_image(*ds, i);
+    bytes_out += stored[i].size();
+    const image::ImageHeader header = image::read_image_header(as_span(stored[i])).value_or_throw();
+    EXPECT_EQ(header.width, sizes[i][0]);
+    EXPECT_EQ(header.height, sizes[i][1]);
+    EXPECT_EQ(scalar(*ds, i, fields.width), sizes[i][0]);
+    EXPECT_EQ(scalar(*ds, i, fields.height), sizes[i][1]);
+    EXPECT_EQ(scalar(*ds, i, fields.original_size), static_cast<int64_t>(original.size()));
+    EXPECT_EQ(static_cast<uint64_t>(scalar(*ds, i, fields.original_checksum)),
+              xxh3_64(original.data(), original.size()));
+    if (i == 2) {  // the small PNG, kept
+      EXPECT_EQ(stored[i], original);
+    } else if (i >= 3) {  // the small JPEGs, transcoded: the same pixels
+      EXPECT_NE(stored[i], original);
+      EXPECT_EQ(pixels(stored[i]), pixels(original));
+    } else {  // the large ones: JPEGs ready for crops, with the pixels of PIL's resize
+      EXPECT_EQ(header.format, image::ImageFormat::kJpeg);
+      EXPECT_FALSE(header.progressive);
+      EXPECT_EQ(header.restart_interval, (sizes[i][0] + 15) / 16);
+      EXPECT_LT(mean_abs_difference(pixels(stored[i]), pil_resized(path, sizes[i][0], sizes[i][1])),
+                2.0);
+    }
+  }
+  EXPECT_EQ(summary.bytes_out, bytes_out);
+
+  // --keep-original keeps the small JPEG as it is; the large images are downsized all the same.
+  fs::remove_all(out());
+  options_.keep_original = true;
+  import().value_or_throw();
+  ds = Dataset::open(out()).value_or_throw();
+  EXPECT_EQ(stored_image(*ds, 0), stored[0]);
+  EXPECT_EQ(stored_image(*ds, 1), stored[1]);
+  EXPECT_EQ(stored_image(*ds, 3), read_file(listing.samples[3].path).value_or_throw());
+}
+
+TEST_F(ImageFolderTest, MaxSideKeepsAtLeastOnePixelAndIsChecked) {
+  put(src("cat/line.png"), png(500, 2));
+  options_.max_side = 10;
+  import().value_or_throw();
+  auto ds = Dataset::open(out()).value_or_throw();
+  const image::ImageHeader header =
+      image::read_image_header(as_span(stored_image(*ds, 0))).value_or_throw();
+  EXPECT_EQ(header.width, 10);
+  EXPECT_EQ(header.height, 1);  // 2 * 10 / 500 rounds to 0
+  fs::remove_all(out());
+  for (int bad : {-1, image::kMaxJpegSide + 1}) {
+    options_.max_side = bad;
+    const Status status = import().status();
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(status.message(), fmt::format("max side {} is not within 0..65500", bad));
+    EXPECT_FALSE(fs::exists(out()));
+  }
 }
 
 TEST_F(ImageFolderTest, TheDatasetIsTheSameByteForByteForAnyNumberOfWorkers) {
