@@ -25,6 +25,10 @@
 
 namespace stoker {
 
+// Version of the checkpoint layout (meta.json's format_version); a checkpoint of another one
+// is refused.
+inline constexpr int kCheckpointFormatVersion = 1;
+
 // The non-tensor part of a checkpoint.
 struct CheckpointState {
   std::string model;       // Model::name() of the model it was written for

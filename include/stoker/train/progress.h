@@ -80,5 +80,7 @@ class Progress {
 std::string human_rate(double per_second);
 // "42 s", "3:05", "1:02:03": a duration for people.
 std::string human_duration(double seconds);
+// "512 B", "3.1 MB", "7.9 TB": a size for people (powers of 1000).
+std::string human_bytes(double bytes);
 
 }  // namespace stoker

@@ -12,6 +12,7 @@
 #include <numeric>
 
 #include "cli/commands.h"
+#include "cli/usage.h"
 #include "stoker/pipeline/loader_core.h"
 #include "stoker/pipeline/sample_cost.h"
 #include "stoker/store/import/fashion_mnist.h"
@@ -185,27 +186,29 @@ void add_bench_command(CLI::App& app) {
       bench->add_subcommand("loader", "Loader throughput (samples/s, MB/s) beside the bare loop");
   loader->add_option("--data", o->data,
                      "Dataset directory (default: Fashion-MNIST train, converted if needed)");
-  loader->add_option("--batch", o->batch, "Batch size")
-      ->check(CLI::PositiveNumber)
+  add_whole_number(*loader, "--batch", o->batch, "Batch size", 1)->capture_default_str();
+  add_whole_number(*loader, "--workers", o->workers, "Worker threads (-1 = auto, 0 = inline)", -1,
+                   kMaxWorkers, "the loader's limit")
       ->capture_default_str();
-  loader->add_option("--workers", o->workers, "Worker threads (-1 = auto, 0 = inline)")
-      ->check(CLI::Range(-1, 256))
+  add_whole_number(*loader, "--prefetch", o->prefetch,
+                   "Batches in flight (-1 = auto: 16 MiB, 4 to 64)", -1, kMaxPrefetch,
+                   "the loader's limit")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            if (text == "0") throw UsageError("--prefetch must be -1 (auto) or at least 1");
+            return "";
+          },
+          "", "not_zero"))
       ->capture_default_str();
-  loader->add_option("--prefetch", o->prefetch, "Batches in flight (-1 = auto: 16 MiB, 4 to 64)")
-      ->check(CLI::Range(-1, 1024) & !CLI::IsMember({0}))
-      ->capture_default_str();
-  loader->add_option("--epochs", o->epochs, "Epochs to time")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  add_whole_number(*loader, "--epochs", o->epochs, "Epochs to time", 1)->capture_default_str();
   loader->add_flag("--uint8", o->uint8, "Deliver images as uint8 (normalise on the device)");
   loader->add_option("--verify", o->verify, "Record checksums: always, once (first read), off")
-      ->check(CLI::IsMember({"always", "once", "off"}))
+      ->check(one_of("--verify", {"always", "once", "off"}))
       ->capture_default_str();
-  loader
-      ->add_option("--sample-cost-us", o->sample_cost_us,
+  add_whole_number(*loader, "--sample-cost-us", o->sample_cost_us,
                    "Add a synthetic field whose transform busy-waits N us per sample (a "
-                   "stand-in for decoding; benchmarks only)")
-      ->check(CLI::Range(0, 1000000))
+                   "stand-in for decoding; benchmarks only)",
+                   0, 1000000)
       ->capture_default_str();
   loader->add_flag("--json", o->json, "Print JSON");
   loader->callback([o] { run_loader_bench(*o); });

@@ -14,9 +14,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/usage.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/train/compute_bound.h"
 #include "stoker/train/trainer.h"
+#include "stoker/util/machine.h"
 #include "stoker/util/sample_stats.h"
 #include "stoker/util/slice_timer.h"
 
@@ -213,21 +215,18 @@ void add_bench_train_command(CLI::App& bench) {
   CLI::App* cmd = bench.add_subcommand(
       "train",
       "The classic MLP experiment: PyTorch DataLoader vs stoker vs the compute-only bound");
-  cmd->add_option("--batch", o->batch, "Batch size")
-      ->check(CLI::PositiveNumber)
+  add_whole_number(*cmd, "--batch", o->batch, "Batch size", 1)->capture_default_str();
+  add_whole_number(*cmd, "--workers", o->workers, "stoker loader worker threads", 0, kMaxWorkers,
+                   "the loader's limit")
       ->capture_default_str();
-  cmd->add_option("--workers", o->workers, "stoker loader worker threads")
-      ->check(CLI::Range(0, 256))
-      ->capture_default_str();
-  cmd->add_option("--threads", o->threads, "Intra-op threads (both sides)")
-      ->check(CLI::Range(1, 256))
+  add_whole_number(*cmd, "--threads", o->threads, "Intra-op threads (both sides)", 1,
+                   machine_cores(), "the cores of this machine")
       ->capture_default_str();
   cmd->add_option("--torch-baseline", o->torch_script, "PyTorch baseline script")
       ->capture_default_str();
   cmd->add_option("--python", o->python, "Python with torch and torchvision")
       ->capture_default_str();
-  cmd->add_option("--repeat", o->repeat, "stoker epochs and bounds, run alternately")
-      ->check(CLI::Range(1, 100))
+  add_whole_number(*cmd, "--repeat", o->repeat, "stoker epochs and bounds, run alternately", 1, 100)
       ->capture_default_str();
   cmd->add_flag("--no-torch", o->skip_torch, "Leave out the PyTorch runs");
   cmd->add_flag("--json", o->json, "Print JSON");

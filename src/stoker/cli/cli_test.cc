@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "stoker/store/import/fashion_mnist.h"
+#include "stoker/store/manifest.h"
 #include "stoker/testing/cli_run.h"
 #include "stoker/testing/records.h"
 #include "stoker/testing/temp_dir.h"
@@ -142,6 +143,64 @@ TEST(CliTest, BadInputsGiveOneLineNamingTheFile) {
   testing::write_labelled_dataset(dir / "ds3", 100);
   testing::flip_byte(dir / "ds3/shard-00000.stk", fs::file_size(dir / "ds3/shard-00000.stk") - 60);
   expect_one_line_error(run("verify " + dir / "ds3", dir), "index checksum");
+}
+
+// A command line that means nothing: one line of our own on stderr, exit code 2, and nothing
+// done (no output file, no checkpoint directory, no conversion into the data root).
+TEST(CliTest, UsageErrorsExitTwoWithOneLineAndDoNothing) {
+  testing::TempDir dir;
+  const std::string outputs = " --log " + dir / "log.jsonl" + " --checkpoint-dir " + dir / "ckpt" +
+                              " --save-model " + dir / "model.pt";
+  const std::string env = "STOKER_DATA=" + dir / "root";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"train --epochs 0" + outputs, "--epochs must be at least 1"},
+      {"train --epoch 3" + outputs, "unknown option --epoch (did you mean --epochs?)"},
+      {"trian --epochs 3", "unknown command 'trian' (did you mean 'train'?)"},
+      {"", "missing command: choose bench, convert, inspect, train or verify"},
+      {"bench lodaer", "unknown command 'bench lodaer' (did you mean 'bench loader'?)"},
+      {"train --lr abc" + outputs, "--lr: 'abc' is not a number"},
+      {"train --lr -1" + outputs, "--lr must be greater than 0"},
+      {"train --batch 1.5" + outputs, "--batch: '1.5' is not a whole number"},
+      {"train --epochs 99999999999999999999" + outputs,
+       "--epochs must be at most 9223372036854775807"},
+      {"train --workers 100000" + outputs, "--workers must be at most 1024 (the loader's limit)"},
+      {"train --threads 100000" + outputs, "--threads must be at most "},
+      {"bench loader --workers 100000", "--workers must be at most 1024 (the loader's limit)"},
+      {"bench loader --prefetch 0", "--prefetch must be -1 (auto) or at least 1"},
+      {"train --amp fp8" + outputs, "--amp: unknown value 'fp8' (choose off, bf16 or fp16)"},
+      {"train --optimizer adma" + outputs,
+       "--optimizer: unknown value 'adma' (did you mean 'adam'?"},
+      {"train --model transformer" + outputs, "--model: unknown model 'transformer'"},
+      {"train --resume", "--resume requires --checkpoint-dir"},
+      {"verify", "DIR is required (see stoker verify --help)"},
+      {"inspect a b", "unexpected argument 'b' (see stoker inspect --help)"},
+      {"convert idx --images a --labels b --out " + dir / "out" + " --shard-mb 0",
+       "--shard-mb must be at least 1"},
+  };
+  for (const auto& [args, message] : cases) {
+    RunResult r = run(args, dir, env);
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("stoker: ", 0), 0u) << args << ": " << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << args << ": " << r.err;
+    EXPECT_EQ(r.out, "") << args;
+    std::vector<std::string> written;
+    for (const auto& entry : fs::directory_iterator(dir.path()))
+      if (entry.path().filename() != "stderr.txt") written.push_back(entry.path());
+    EXPECT_EQ(written, std::vector<std::string>{}) << args;
+  }
+}
+
+TEST(CliTest, VersionNamesStokerLibTorchAndTheFormats) {
+  testing::TempDir dir;
+  RunResult r = run("--version", dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("stoker " STOKER_VERSION " (", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("LibTorch 1."), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("dataset format " + std::to_string(kDatasetFormatVersion)),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("checkpoint format "), std::string::npos) << r.out;
 }
 
 TEST(CliTest, HelpOnEveryCommand) {

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/usage.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/store/import/idx.h"
 
@@ -23,8 +24,7 @@ void add_convert_command(CLI::App& app) {
   idx_cmd->add_option("--labels", idx->labels, "IDX file of labels (N)")->required();
   idx_cmd->add_option("--out", idx->out, "Dataset directory to create (must not exist)")
       ->required();
-  idx_cmd->add_option("--shard-mb", *shard_mb, "Shard size in MB")
-      ->check(CLI::Range(1, 1 << 20))
+  add_whole_number(*idx_cmd, "--shard-mb", *shard_mb, "Shard size in MiB", 1, 1 << 20, "1 TiB")
       ->capture_default_str();
   idx_cmd->callback([idx, shard_mb] {
     idx->shard_bytes = *shard_mb << 20;

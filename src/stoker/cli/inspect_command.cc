@@ -58,7 +58,7 @@ void add_inspect_command(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand(
       "inspect", "Show a dataset's schema, records, shards, bytes and label histogram");
-  cmd->add_option("dir", *dir, "Dataset directory, or a folder of datasets")->capture_default_str();
+  cmd->add_option("DIR", *dir, "Dataset directory, or a folder of datasets")->capture_default_str();
   cmd->add_flag("--json", *json, "Print JSON");
   cmd->callback([dir, json] {
     std::vector<std::string> dirs = dataset_dirs(*dir);

@@ -192,13 +192,10 @@ TEST_F(TrainCliTest, SigintCheckpointsAndResumeEqualsAStraightRun) {
 TEST_F(TrainCliTest, BadInputsGiveOneLineAndExitOne) {
   write_data("data", 300);
   const std::string data = dir_ / "data";
-  expect_one_line_error(Cli({"--data", data, "--model", "transformer"}, dir_),
-                        "unknown model 'transformer'");
   std::ofstream(dir_ / "junk.pt") << "junk";
   expect_one_line_error(Cli({"--data", data, "--model", dir_ / "junk.pt"}, dir_),
                         "cannot load TorchScript model '" + (dir_ / "junk.pt") + "'");
   expect_one_line_error(Cli({"--data", dir_ / "none"}, dir_), dir_ / "none");
-  expect_one_line_error(Cli({"--data", data, "--amp", "fp8"}, dir_), "unknown amp mode 'fp8'");
   std::ofstream(dir_ / "file") << "x";
   expect_one_line_error(Cli({"--data", data, "--checkpoint-dir", dir_ / "file/ckpt"}, dir_),
                         "cannot create checkpoint directory '" + (dir_ / "file/ckpt") + "'");
@@ -228,6 +225,32 @@ TEST_F(TrainCliTest, BadInputsGiveOneLineAndExitOne) {
                         "training stopped: loss is NaN at epoch 2, batch 1, step 20");
   EXPECT_EQ(latest_checkpoint(dir_ / "ckpt").value_or_throw(), checkpoint);
   EXPECT_EQ(read_file(checkpoint + "/meta.json").value_or_throw(), meta);
+}
+
+// Numbers no machine can serve are refused before anything is allocated or written, naming the
+// limit (the usage errors, exit code 2, are cli_test's).
+TEST_F(TrainCliTest, AbsurdNumbersNameTheLimitAndWriteNothing) {
+  write_data("data", 300);
+  const std::vector<std::string> outputs = {"--data",           dir_ / "data",      "--log",
+                                            dir_ / "log.jsonl", "--checkpoint-dir", dir_ / "ckpt",
+                                            "--save-model",     dir_ / "model.pt"};
+  auto with = [&](std::vector<std::string> args) {
+    args.insert(args.end(), outputs.begin(), outputs.end());
+    return args;
+  };
+  for (const char* batch : {"1000000000", "9223372036854775807"}) {
+    expect_one_line_error(Cli(with({"--batch", batch}), dir_),
+                          std::string("batch size ") + batch + " needs at least ");
+    Cli again(with({"--batch", batch}), dir_);
+    again.wait();
+    EXPECT_NE(again.err().find("more than this machine's memory"), std::string::npos);
+    EXPECT_NE(again.err().find("samples fit"), std::string::npos);
+  }
+  expect_one_line_error(Cli(with({"--epochs", "9223372036854775807"}), dir_),
+                        "9223372036854775807 epochs of 5 optimizer steps are more steps than a "
+                        "run can count");
+  for (const char* output : {"log.jsonl", "ckpt", "model.pt"})
+    EXPECT_FALSE(fs::exists(dir_ / output)) << output;
 }
 
 }  // namespace

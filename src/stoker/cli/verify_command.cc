@@ -15,7 +15,7 @@ void add_verify_command(CLI::App& app) {
   auto dir = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand(
       "verify", "Check a dataset's format and every record's checksum; list the bad records");
-  cmd->add_option("dir", *dir, "Dataset directory")->required();
+  cmd->add_option("DIR", *dir, "Dataset directory")->required();
   cmd->callback([dir] {
     auto dataset = Dataset::open(*dir).value_or_throw();
     const uint64_t bad = check_records(

@@ -25,11 +25,10 @@ constexpr const char* kModelName = "model.pt";
 constexpr const char* kOptimizerName = "optimizer.pt";
 constexpr const char* kRngName = "rng.pt";
 constexpr const char* kSubdirPrefix = "step-";
-constexpr int kFormatVersion = 1;
 
 std::string meta_json(const CheckpointState& s) {
   nlohmann::json j = {
-      {"format_version", kFormatVersion},
+      {"format_version", kCheckpointFormatVersion},
       {"model", s.model},
       {"step", s.step},
       {"loader",
@@ -44,9 +43,9 @@ std::string meta_json(const CheckpointState& s) {
 Result<CheckpointState> parse_meta(const std::string& text, const std::string& path) {
   try {
     const nlohmann::json j = nlohmann::json::parse(text);
-    if (j.at("format_version").get<int>() != kFormatVersion) {
+    if (j.at("format_version").get<int>() != kCheckpointFormatVersion) {
       return unsupported(path + ": checkpoint format version " + j.at("format_version").dump() +
-                         " is not " + std::to_string(kFormatVersion));
+                         " is not " + std::to_string(kCheckpointFormatVersion));
     }
     CheckpointState s;
     s.model = j.at("model").get<std::string>();

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 namespace stoker {
@@ -106,6 +107,16 @@ std::string human_duration(double seconds) {
   if (s < 60) return fmt::format("{} s", s);
   if (s < 3600) return fmt::format("{}:{:02}", s / 60, s % 60);
   return fmt::format("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60);
+}
+
+std::string human_bytes(double bytes) {
+  static const char* const kUnits[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB"};
+  size_t unit = 0;
+  while (bytes >= 999.95 && unit + 1 < std::size(kUnits)) {
+    bytes /= 1000;
+    ++unit;
+  }
+  return unit == 0 ? fmt::format("{:.0f} B", bytes) : fmt::format("{:.1f} {}", bytes, kUnits[unit]);
 }
 
 }  // namespace stoker

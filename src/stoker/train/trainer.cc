@@ -12,11 +12,13 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 
 #include "stoker/store/dataset_summary.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/train/checkpoint.h"
 #include "stoker/train/compute_threads.h"
+#include "stoker/util/machine.h"
 
 namespace stoker {
 namespace {
@@ -92,6 +94,22 @@ void check_labels(const Dataset& data, int64_t num_classes) {
   }
 }
 
+// Refuses a batch size whose buffers cannot fit in the machine's memory, before anything is
+// allocated: each sample of the largest batch needs its float model input and its uint8 images
+// in the loader's buffers (at least kMinLoaderBuffers of them: auto prefetch 4, plus 2).
+void check_batch_fits(const ModelSpec& spec, int64_t batch) {
+  constexpr double kMinLoaderBuffers = 6;
+  const double pixels = static_cast<double>(spec.channels) * spec.height * spec.width;
+  const double per_sample = pixels * sizeof(float) + kMinLoaderBuffers * (pixels + sizeof(int64_t));
+  const double memory = static_cast<double>(machine_memory_bytes());
+  if (memory == 0 || per_sample * static_cast<double>(batch) <= memory) return;
+  throw Error(invalid_argument(fmt::format(
+      "batch size {} needs at least {} for samples of [{}, {}, {}] (float model input and the "
+      "loader's buffers), more than this machine's memory ({}): at most {} samples fit",
+      batch, human_bytes(per_sample * static_cast<double>(batch)), spec.channels, spec.height,
+      spec.width, human_bytes(memory), static_cast<int64_t>(memory / per_sample))));
+}
+
 std::shared_ptr<const Dataset> open_split(const std::string& dir, const std::string& split) {
   return Dataset::open(dir + "/" + split).value_or_throw();
 }
@@ -134,6 +152,7 @@ Trainer::Trainer(TrainerOptions options)
   spec_ = input_spec(*train_data_);
   spec_.num_classes = count_classes(*train_data_).value_or_throw();
   check_labels(*train_data_, spec_.num_classes);
+  check_batch_fits(spec_, o.eval ? std::max(o.batch_size, kEvalBatchSize) : o.batch_size);
   if (o.eval) {
     test_data_ = open_split(data_dir, "test");
     require(test_data_->schema() == train_data_->schema(),
@@ -157,7 +176,11 @@ Trainer::Trainer(TrainerOptions options)
   if (o.eval) test_loader_ = make_loader(test_data_, o, kEvalBatchSize, /*shuffle=*/false, device_);
   ScheduleSpec schedule = o.schedule;
   schedule.lr = o.optimizer.lr;
-  schedule.total_steps = o.epochs * ((loader_->batches_per_epoch() + o.accum - 1) / o.accum);
+  const int64_t steps_per_epoch = (loader_->batches_per_epoch() + o.accum - 1) / o.accum;
+  require(o.epochs <= std::numeric_limits<int64_t>::max() / steps_per_epoch,
+          fmt::format("{} epochs of {} optimizer steps are more steps than a run can count",
+                      o.epochs, steps_per_epoch));
+  schedule.total_steps = o.epochs * steps_per_epoch;
   schedule_ = std::make_unique<LrSchedule>(schedule);
   lr_ = schedule_->lr_at(0);
 
