@@ -77,6 +77,9 @@ struct TrainerOptions {
   // epoch's timing starts (0, or where a resumed epoch continues), then after each training
   // batch (its backward pass and, when due, the optimizer step); for measurements. Empty: none.
   std::function<void(int64_t batches_done)> on_batch;
+  // Errors a model raises carry LibTorch's whole message (for a TorchScript model, its
+  // traceback) instead of one line.
+  bool verbose = false;
 };
 
 // Why run() returned.
@@ -110,8 +113,9 @@ class Trainer {
   Trainer& operator=(const Trainer&) = delete;
 
   // Trains until the last epoch, the step limit or a stop request. Throws Error on a data
-  // error (naming the record), a non-finite loss (naming epoch, batch and step) or a failed
-  // checkpoint; the current checkpoint is then the last good one. Call once.
+  // error (naming the record), a non-finite loss or a failing model (naming epoch, batch, step
+  // and the reason) or a failed checkpoint; the current checkpoint is then the last good one.
+  // Call once.
   TrainResult run();
 
   // The model being trained; valid while the Trainer lives.
@@ -129,6 +133,10 @@ class Trainer {
   std::pair<at::Tensor, at::Tensor> on_device(const Batch& batch);
   // Forward and backward of batch `batch_number` (1-based) of epoch `e`; returns its mean loss.
   double forward_backward(const Batch& batch, int64_t e, int64_t batch_number);
+  // The model's logits for `input`, checked (run_model); otherwise an Error saying where.
+  at::Tensor logits(const at::Tensor& input, int64_t e, int64_t batch_number);
+  // "training stopped at epoch E, batch B, step S"; batch_number 0: the evaluation of epoch e.
+  std::string where(int64_t e, int64_t batch_number) const;
   void optimizer_step();
   void evaluate(int64_t e, EpochMetrics& metrics);
   StopReason stop_reason() const;

@@ -15,6 +15,7 @@
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/testing/classification.h"
 #include "stoker/testing/records.h"
+#include "stoker/testing/script_models.h"
 #include "stoker/testing/temp_dir.h"
 #include "stoker/train/checkpoint.h"
 #include "stoker/train/models.h"
@@ -225,6 +226,46 @@ TEST_F(TrainCliTest, BadInputsGiveOneLineAndExitOne) {
                         "training stopped: loss is NaN at epoch 2, batch 1, step 20");
   EXPECT_EQ(latest_checkpoint(dir_ / "ckpt").value_or_throw(), checkpoint);
   EXPECT_EQ(read_file(checkpoint + "/meta.json").value_or_throw(), meta);
+}
+
+// A user's TorchScript model that cannot train on the data: one line naming the file, the step
+// and the reason, never LibTorch's traceback (that only with --verbose).
+TEST_F(TrainCliTest, FailingModelsGiveOneLineNamingModelStepAndReason) {
+  write_data("data", 300);
+  ASSERT_TRUE(testing::write_script_models(dir_.path())) << "/usr/bin/python3 with torch";
+  auto train = [&](const std::string& model, std::vector<std::string> more = {}) {
+    std::vector<std::string> args = {"--data",  dir_ / "data", "--epochs", "1",
+                                     "--batch", "32",          "--model",  dir_ / model};
+    args.insert(args.end(), more.begin(), more.end());
+    return Cli(args, dir_);
+  };
+  expect_one_line_error(train("conv3.pt"),
+                        "model " + (dir_ / "conv3.pt") +
+                            " expects input with 3 channels (its first layer 'conv1.weight' is "
+                            "[8, 3, 3, 3]); the data's samples are [1, 4, 4]");
+  expect_one_line_error(train("state_dict.pt"),
+                        "save the model with torch.jit.script(model).save(path)");
+  expect_one_line_error(train("no_params.pt"), "has no trainable parameters");
+  expect_one_line_error(train("int_in_training.pt"),
+                        "training stopped at epoch 1, batch 1, step 1: model " +
+                            (dir_ / "int_in_training.pt") +
+                            " returns Long logits; they must be floating point");
+  expect_one_line_error(train("rows_in_training.pt"),
+                        "step 1: model " + (dir_ / "rows_in_training.pt") +
+                            " returns 1 rows of logits for a batch of 32 samples");
+  // One call checks the output shape; the third training batch is the fourth call.
+  expect_one_line_error(train("raises.pt"),
+                        "training stopped at epoch 1, batch 3, step 3: model " +
+                            (dir_ / "raises.pt") +
+                            " failed: builtins.RuntimeError: boom after three calls");
+
+  Cli verbose = train("conv3.pt", {"--verbose"});
+  EXPECT_EQ(verbose.wait(), 1);
+  EXPECT_NE(verbose.err().find("Traceback of TorchScript"), std::string::npos) << verbose.err();
+
+  Cli tuple = train("tuple.pt", {"--save-model", dir_ / "trained.pt"});
+  ASSERT_EQ(tuple.wait(), 0) << tuple.err();
+  EXPECT_NE(tuple.out().find("test acc"), std::string::npos) << tuple.out();
 }
 
 // Numbers no machine can serve are refused before anything is allocated or written, naming the

@@ -158,6 +158,8 @@ void add_train_command(CLI::App& app) {
       ->needs(checkpoint_dir);
   train->add_option("--log", o.log_path, "Append one JSON object per epoch to this file (JSONL)");
   train->add_flag("--no-eval", flags->no_eval, "Skip the evaluation on test/ after each epoch");
+  train->add_flag("--verbose", o.verbose,
+                  "Errors a model raises in full (a TorchScript model's traceback)");
   add_whole_number(*train, "--max-steps", o.max_steps,
                    "Stop after this many optimizer steps (0: no limit)", 0);
   train->add_option("--save-model", o.save_model,

@@ -163,10 +163,13 @@ Trainer::Trainer(TrainerOptions options)
 
   torch::manual_seed(o.seed);
   model_ = make_model(o.model, spec_);
-  throw_if_error(check_output_shape(*model_, spec_));
+  throw_if_error(check_output_shape(*model_, spec_, o.verbose));
   model_->to(device_);
   model_->train(true);
   params_ = model_->parameters();
+  require(std::any_of(params_.begin(), params_.end(),
+                      [](const at::Tensor& p) { return p.requires_grad(); }),
+          "model " + model_->name() + " has no trainable parameters: nothing to train");
   optimizer_ = make_optimizer(o.optimizer, params_);
 
   const int64_t largest_batch = o.eval ? std::max(o.batch_size, kEvalBatchSize) : o.batch_size;
@@ -350,7 +353,7 @@ double Trainer::forward_backward(const Batch& batch, int64_t e, int64_t batch_nu
   at::Tensor loss;
   {
     AutocastGuard autocast(options_.amp, device_.type());
-    loss = torch::cross_entropy_loss(model_->forward(input).to(torch::kFloat32), target);
+    loss = torch::cross_entropy_loss(logits(input, e, batch_number).to(torch::kFloat32), target);
   }
   const double value = loss.item<double>();
   if (!std::isfinite(value) && !scaler_.enabled()) {
@@ -359,8 +362,28 @@ double Trainer::forward_backward(const Batch& batch, int64_t e, int64_t batch_nu
         "or clip gradients (--clip-grad)",
         std::isnan(value) ? "NaN" : fmt::format("{}", value), e + 1, batch_number, step_ + 1)));
   }
-  scaler_.scale(options_.accum > 1 ? loss / static_cast<double>(options_.accum) : loss).backward();
+  try {
+    scaler_.scale(options_.accum > 1 ? loss / static_cast<double>(options_.accum) : loss)
+        .backward();
+  } catch (const std::exception& error) {
+    throw Error(invalid_argument(fmt::format("{}: the backward pass of model {} failed: {}",
+                                             where(e, batch_number), model_->name(),
+                                             exception_reason(error, options_.verbose))));
+  }
   return value;
+}
+
+at::Tensor Trainer::logits(const at::Tensor& input, int64_t e, int64_t batch_number) {
+  Result<at::Tensor> out = run_model(*model_, input, spec_.num_classes, options_.verbose);
+  if (!out.is_ok())
+    throw Error(invalid_argument(where(e, batch_number) + ": " + out.status().message()));
+  return std::move(out).value();
+}
+
+std::string Trainer::where(int64_t e, int64_t batch_number) const {
+  if (batch_number == 0) return fmt::format("evaluation after epoch {} stopped", e + 1);
+  return fmt::format("training stopped at epoch {}, batch {}, step {}", e + 1, batch_number,
+                     step_ + 1);
 }
 
 void Trainer::optimizer_step() {
@@ -385,13 +408,13 @@ void Trainer::evaluate(int64_t e, EpochMetrics& m) {
   int64_t samples = 0;
   for (Batch& batch : test_loader_->epoch(e)) {
     const auto [input, target] = on_device(batch);
-    at::Tensor logits;
+    at::Tensor scores;
     {
       AutocastGuard autocast(options_.amp, device_.type());
-      logits = model_->forward(input).to(torch::kFloat32);
+      scores = logits(input, e, 0).to(torch::kFloat32);
     }
-    loss_sum += torch::cross_entropy_loss(logits, target, {}, at::Reduction::Sum).item<double>();
-    correct += logits.argmax(1).eq(target).sum().item<int64_t>();
+    loss_sum += torch::cross_entropy_loss(scores, target, {}, at::Reduction::Sum).item<double>();
+    correct += scores.argmax(1).eq(target).sum().item<int64_t>();
     samples += batch.size();
   }
   model_->train(true);
