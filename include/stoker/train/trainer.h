@@ -26,6 +26,7 @@
 #include "stoker/pipeline/loader.h"
 #include "stoker/store/dataset.h"
 #include "stoker/train/amp.h"
+#include "stoker/train/checkpoint.h"
 #include "stoker/train/input_normalizer.h"
 #include "stoker/train/models.h"
 #include "stoker/train/optimizers.h"
@@ -105,8 +106,9 @@ class Trainer {
  public:
   // Opens the data (converting the default first if needed), checks the schema and every label
   // against the number of classes (the manifest's class names, else the largest label + 1),
-  // builds the model, optimizer and loaders, checks the checkpoint directory and, with resume,
-  // restores the checkpoint. Throws Error naming the problem before any training happens.
+  // builds the model, optimizer and loaders, locks the checkpoint directory (another run on it
+  // is refused until run() returns) and, with resume, restores its checkpoint if it belongs to
+  // this run (checkpoint.h). Throws Error naming the problem before any training happens.
   explicit Trainer(TrainerOptions options);
   ~Trainer();
   Trainer(const Trainer&) = delete;
@@ -140,6 +142,11 @@ class Trainer {
   void optimizer_step();
   void evaluate(int64_t e, EpochMetrics& metrics);
   StopReason stop_reason() const;
+  // Locks the checkpoint directory and, with resume, restores its checkpoint if it belongs to
+  // this run; without, refuses a directory that holds one.
+  void open_checkpoint_dir(const ScheduleSpec& schedule);
+  // What makes a checkpoint this run's.
+  RunIdentity run_identity() const;
   // Writes a checkpoint of the current state (if checkpoint_dir is set) into result.checkpoint.
   void checkpoint(double epoch_loss_sum, int64_t epoch_samples, TrainResult& result);
 
@@ -165,7 +172,10 @@ class Trainer {
   double resumed_loss_sum_ = 0;
   int64_t resumed_samples_ = 0;
   std::string resumed_from_;  // checkpoint directory restored, if any
-  std::string resume_note_;   // printed after "resuming from": a schedule that changed length
+  // Printed after "resuming from": a damaged LATEST, a schedule that changed length.
+  std::vector<std::string> resume_notes_;
+  // Held from construction until run() returns: while the run may write checkpoints.
+  std::optional<DirectoryLock> checkpoint_lock_;
 };
 
 }  // namespace stoker

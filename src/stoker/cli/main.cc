@@ -89,6 +89,9 @@ int main(int argc, char** argv) {
                "stoker"};
   app.require_subcommand(1);
   app.set_version_flag("--version", version_text());
+  // An option given twice takes its last value, as in most command lines (`... --epochs 2` after
+  // a saved command); set before the subcommands, which inherit it.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   add_bench_command(app);
   add_convert_command(app);
   add_inspect_command(app);

@@ -228,6 +228,66 @@ TEST_F(TrainCliTest, BadInputsGiveOneLineAndExitOne) {
   EXPECT_EQ(read_file(checkpoint + "/meta.json").value_or_throw(), meta);
 }
 
+// A checkpoint continues only the run that wrote it: another optimizer, batch size or dataset is
+// refused in one line saying what differs, and the checkpoint stays as it was.
+TEST_F(TrainCliTest, ResumeRefusesACheckpointOfAnotherRun) {
+  write_data("data", 300);
+  write_data("other", 200);
+  const std::vector<std::string> run = {"--data", dir_ / "data",      "--epochs",   "1", "--batch",
+                                        "32",     "--checkpoint-dir", dir_ / "ckpt"};
+  auto with = [&](std::vector<std::string> more) {
+    std::vector<std::string> args = run;
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  };
+  Cli first(run, dir_);
+  ASSERT_EQ(first.wait(), 0) << first.err();
+  const std::string checkpoint = latest_checkpoint(dir_ / "ckpt").value_or_throw();
+  const std::string meta = read_file(checkpoint + "/meta.json").value_or_throw();
+
+  expect_one_line_error(Cli(with({"--resume", "--epochs", "2", "--optimizer", "sgd"}), dir_),
+                        "checkpoint " + checkpoint +
+                            " belongs to another run: optimizer adam (this run: sgd); resume with "
+                            "the same settings or use another checkpoint directory");
+  expect_one_line_error(Cli(with({"--resume", "--epochs", "2", "--batch", "16"}), dir_),
+                        "batch size 32 (this run: 16)");
+  std::vector<std::string> other = with({"--resume", "--epochs", "2"});
+  other[1] = dir_ / "other";
+  expect_one_line_error(Cli(other, dir_), "belongs to another run: other training data");
+  EXPECT_EQ(latest_checkpoint(dir_ / "ckpt").value_or_throw(), checkpoint);
+  EXPECT_EQ(read_file(checkpoint + "/meta.json").value_or_throw(), meta);
+
+  // A damaged LATEST beside a complete checkpoint: resumed from it, with a note.
+  std::ofstream(dir_ / "ckpt/LATEST") << "garbage";
+  Cli resumed(with({"--resume", "--epochs", "2"}), dir_);
+  ASSERT_EQ(resumed.wait(), 0) << resumed.err();
+  EXPECT_NE(resumed.out().find("resuming from " + checkpoint), std::string::npos) << resumed.out();
+  EXPECT_NE(resumed.out().find("note: " + (dir_ / "ckpt/LATEST") + " names 'garbage'"),
+            std::string::npos)
+      << resumed.out();
+  EXPECT_NE(resumed.out().find("epoch 2/2"), std::string::npos) << resumed.out();
+}
+
+// Two runs on one checkpoint directory: the second fails at once; the first goes on.
+TEST_F(TrainCliTest, ASecondRunOnTheCheckpointDirectoryFailsAtOnce) {
+  write_data("data", 2000);
+  const std::vector<std::string> args = {
+      "--data",  dir_ / "data", "--epochs",         "1000",
+      "--batch", "16",          "--checkpoint-dir", dir_ / "ckpt"};
+  Cli first(args, dir_);
+  ASSERT_TRUE(first.wait_for_output("epoch 1/1000  train loss")) << first.err();
+  std::vector<std::string> second_args = args;
+  second_args.push_back("--resume");
+  const auto start = std::chrono::steady_clock::now();
+  Cli second(second_args, dir_);
+  expect_one_line_error(second,
+                        "checkpoint directory '" + (dir_ / "ckpt") + "' is in use by another run");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+  first.signal(SIGINT);
+  EXPECT_EQ(first.wait(), 130) << first.err();
+  EXPECT_TRUE(latest_checkpoint(dir_ / "ckpt").is_ok());
+}
+
 // A user's TorchScript model that cannot train on the data: one line naming the file, the step
 // and the reason, never LibTorch's traceback (that only with --verbose).
 TEST_F(TrainCliTest, FailingModelsGiveOneLineNamingModelStepAndReason) {

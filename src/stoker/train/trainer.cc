@@ -16,7 +16,6 @@
 
 #include "stoker/store/dataset_summary.h"
 #include "stoker/store/import/fashion_mnist.h"
-#include "stoker/train/checkpoint.h"
 #include "stoker/train/compute_threads.h"
 #include "stoker/util/machine.h"
 
@@ -187,34 +186,7 @@ Trainer::Trainer(TrainerOptions options)
   schedule_ = std::make_unique<LrSchedule>(schedule);
   lr_ = schedule_->lr_at(0);
 
-  if (!o.checkpoint_dir.empty()) {
-    throw_if_error(prepare_checkpoint_dir(o.checkpoint_dir));
-    Result<std::string> latest = latest_checkpoint(o.checkpoint_dir);
-    if (latest.is_ok() && !o.resume) {
-      throw Error(already_exists("checkpoint directory '" + o.checkpoint_dir +
-                                 "' already holds a checkpoint: resume it or use another one"));
-    }
-    if (latest.is_ok()) {
-      const CheckpointState state =
-          load_checkpoint(o.checkpoint_dir, *model_, *optimizer_).value_or_throw();
-      loader_->restore(state.loader);
-      throw_if_error(scaler_.load_state(state.scaler));
-      step_ = state.step;
-      resumed_loss_sum_ = state.epoch_loss_sum;
-      resumed_samples_ = state.epoch_samples;
-      resumed_from_ = latest.value();
-      const bool length_shapes_lr =
-          schedule.kind == ScheduleKind::kCosine || schedule.kind == ScheduleKind::kOneCycle;
-      if (state.run_steps != 0 && state.run_steps != schedule.total_steps && length_shapes_lr) {
-        resume_note_ = fmt::format(
-            "note: the checkpoint's run was {} optimizer steps long and this one is {}: the lr "
-            "schedule now follows this run's length, so it differs from the interrupted run's",
-            state.run_steps, schedule.total_steps);
-      }
-    } else if (latest.status().code() != StatusCode::kNotFound) {
-      throw Error(latest.status());
-    }
-  }
+  if (!o.checkpoint_dir.empty()) open_checkpoint_dir(schedule);
   if (!o.log_path.empty()) {
     log_.reset(std::fopen(o.log_path.c_str(), "a"));
     if (!log_) {
@@ -224,6 +196,58 @@ Trainer::Trainer(TrainerOptions options)
 }
 
 Trainer::~Trainer() = default;
+
+void Trainer::open_checkpoint_dir(const ScheduleSpec& schedule) {
+  const TrainerOptions& o = options_;
+  throw_if_error(prepare_checkpoint_dir(o.checkpoint_dir));
+  checkpoint_lock_.emplace(lock_checkpoint_dir(o.checkpoint_dir).value_or_throw());
+  Result<FoundCheckpoint> found = find_checkpoint(o.checkpoint_dir);
+  if (!found.is_ok()) {
+    if (found.status().code() == StatusCode::kNotFound) return;
+    throw Error(found.status());
+  }
+  if (!o.resume) {
+    throw Error(already_exists("checkpoint directory '" + o.checkpoint_dir +
+                               "' already holds a checkpoint: resume it or use another one"));
+  }
+  const FoundCheckpoint& checkpoint = found.value();
+  const CheckpointState& state = checkpoint.state;
+  throw_if_error(check_same_run(checkpoint, run_identity()));
+  if (static_cast<uint64_t>(state.loader.position) > train_data_->size()) {
+    throw Error(
+        corrupt(fmt::format("checkpoint {}: loader position {} is beyond the {} samples of "
+                            "the training data",
+                            checkpoint.path, state.loader.position, train_data_->size())));
+  }
+  throw_if_error(restore_checkpoint(checkpoint.path, *model_, *optimizer_));
+  loader_->restore(state.loader);
+  throw_if_error(scaler_.load_state(state.scaler));
+  step_ = state.step;
+  resumed_loss_sum_ = state.epoch_loss_sum;
+  resumed_samples_ = state.epoch_samples;
+  resumed_from_ = checkpoint.path;
+  if (!checkpoint.note.empty()) resume_notes_.push_back("note: " + checkpoint.note);
+  const bool length_shapes_lr =
+      schedule.kind == ScheduleKind::kCosine || schedule.kind == ScheduleKind::kOneCycle;
+  if (state.run_steps != 0 && state.run_steps != schedule.total_steps && length_shapes_lr) {
+    resume_notes_.push_back(fmt::format(
+        "note: the checkpoint's run was {} optimizer steps long and this one is {}: the lr "
+        "schedule now follows this run's length, so it differs from the interrupted run's",
+        state.run_steps, schedule.total_steps));
+  }
+}
+
+RunIdentity Trainer::run_identity() const {
+  RunIdentity run;
+  run.data = data_identity(train_data_->manifest());
+  run.model = model_->name();
+  run.optimizer = options_.optimizer.name;
+  run.schedule = to_string(options_.schedule.kind);
+  run.batch_size = options_.batch_size;
+  run.accum = options_.accum;
+  run.seed = options_.seed;
+  return run;
+}
 
 int64_t Trainer::batches_per_epoch() const { return loader_->batches_per_epoch(); }
 
@@ -235,7 +259,7 @@ TrainResult Trainer::run() {
   if (!resumed_from_.empty()) {
     progress_.print(fmt::format("resuming from {}: epoch {}, step {}", resumed_from_,
                                 loader_->state().epoch + 1, step_));
-    if (!resume_note_.empty()) progress_.print(resume_note_);
+    for (const std::string& note : resume_notes_) progress_.print(note);
   }
   progress_.print(fmt::format(
       "training {} on {} ({} samples, {} classes) for {} epochs: batch {}, {} lr {:g}, "
@@ -273,6 +297,7 @@ TrainResult Trainer::run() {
     summary += "; model saved to " + o.save_model;
   }
   progress_.print(summary);
+  checkpoint_lock_.reset();  // nothing more is written
   return result;
 }
 
@@ -432,7 +457,7 @@ StopReason Trainer::stop_reason() const {
 void Trainer::checkpoint(double epoch_loss_sum, int64_t epoch_samples, TrainResult& result) {
   if (options_.checkpoint_dir.empty()) return;
   CheckpointState state;
-  state.model = model_->name();
+  state.run = run_identity();
   state.step = step_;
   state.loader = loader_->state();
   state.scaler = scaler_.state();
