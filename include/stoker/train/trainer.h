@@ -31,6 +31,7 @@
 #include "stoker/train/models.h"
 #include "stoker/train/optimizers.h"
 #include "stoker/train/progress.h"
+#include "stoker/train/run_log.h"
 #include "stoker/train/schedules.h"
 
 namespace stoker {
@@ -65,13 +66,17 @@ struct TrainerOptions {
   // Continue from checkpoint_dir's checkpoint if it holds one (else start from scratch).
   // Without it, a checkpoint_dir that already holds a checkpoint is an error.
   bool resume = false;
-  std::string log_path;   // append one JSON object per epoch (EpochMetrics::to_json); "" = none
+  // Append one JSON object per epoch (EpochMetrics::to_json) to this file (RunLog); "" = none.
+  // A regular file or a new path; on resume, records the checkpoint does not hold are removed.
+  std::string log_path;
   bool eval = true;       // evaluate on test/ after every epoch
   int64_t max_steps = 0;  // stop (with a checkpoint) after this many optimizer steps; 0 = none
   // Checked at every optimizer-step boundary: once true the run checkpoints and stops.
   // Borrowed; typically set from a signal handler. Null: never.
   const std::atomic<bool>* stop = nullptr;
-  std::string save_model;   // write the final model here (Model::save); "" = don't
+  // Write the final model here (Model::save); "" = don't. A regular file or a new path in an
+  // existing directory, checked before training.
+  std::string save_model;
   std::FILE* out = stdout;  // where progress and epoch lines go (borrowed); null = silent
   std::optional<ProgressStyle> progress;  // unset: default_progress_style(out)
   // Called on the training thread with the batches done so far in the epoch: once as the
@@ -164,7 +169,7 @@ class Trainer {
   std::unique_ptr<Loader> loader_;
   std::unique_ptr<Loader> test_loader_;
   Progress progress_;
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> log_;
+  std::optional<RunLog> log_;
   int64_t step_ = 0;
   double lr_ = 0;           // of the last optimizer step
   double h2d_seconds_ = 0;  // of the current epoch

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <chrono>
@@ -14,6 +15,7 @@
 
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/testing/classification.h"
+#include "stoker/testing/cli_run.h"
 #include "stoker/testing/records.h"
 #include "stoker/testing/script_models.h"
 #include "stoker/testing/temp_dir.h"
@@ -102,6 +104,14 @@ std::vector<at::Tensor> saved_parameters(const std::string& path) {
   return out;
 }
 
+// The records of a JSONL log.
+std::vector<nlohmann::json> log_records(const std::string& path) {
+  std::ifstream log(path);
+  std::vector<nlohmann::json> records;
+  for (std::string line; std::getline(log, line);) records.push_back(nlohmann::json::parse(line));
+  return records;
+}
+
 class TrainCliTest : public ::testing::Test {
  protected:
   void write_data(const std::string& name, int64_t train_records) {
@@ -125,10 +135,7 @@ TEST_F(TrainCliTest, TrainsWithLogCheckpointAndSavedModel) {
   EXPECT_NE(out.find("(data "), std::string::npos) << out;
   EXPECT_NE(out.find("trained mlp: 2 epochs, 126 steps"), std::string::npos) << out;
 
-  std::ifstream log(dir_ / "log.jsonl");
-  std::string line;
-  std::vector<nlohmann::json> epochs;
-  while (std::getline(log, line)) epochs.push_back(nlohmann::json::parse(line));
+  const std::vector<nlohmann::json> epochs = log_records(dir_ / "log.jsonl");
   ASSERT_EQ(epochs.size(), 2u);
   EXPECT_EQ(epochs[1]["epoch"], 2);
   EXPECT_GT(epochs[1]["test_accuracy"].get<double>(), 0.9);
@@ -160,7 +167,8 @@ TEST_F(TrainCliTest, SigintCheckpointsAndResumeEqualsAStraightRun) {
   };
 
   // The same --epochs in every run: the default cosine schedule spans the whole run.
-  Cli interrupted(with({"--epochs", "3", "--checkpoint-dir", dir_ / "a"}), dir_);
+  Cli interrupted(
+      with({"--epochs", "3", "--checkpoint-dir", dir_ / "a", "--log", dir_ / "a.jsonl"}), dir_);
   ASSERT_TRUE(interrupted.wait_for_output("epoch 1/3  train loss")) << interrupted.err();
   interrupted.signal(SIGINT);
   EXPECT_EQ(interrupted.wait(), 130) << interrupted.err();
@@ -175,10 +183,18 @@ TEST_F(TrainCliTest, SigintCheckpointsAndResumeEqualsAStraightRun) {
   ASSERT_LT(meta["loader"]["epoch"].get<int64_t>(), 3) << "stopped too late for this test";
 
   Cli resumed(with({"--epochs", "3", "--checkpoint-dir", dir_ / "a", "--resume", "--save-model",
-                    dir_ / "resumed.pt"}),
+                    dir_ / "resumed.pt", "--log", dir_ / "a.jsonl"}),
               dir_);
   ASSERT_EQ(resumed.wait(), 0) << resumed.err();
   EXPECT_NE(resumed.out().find("resuming from " + checkpoint), std::string::npos);
+  // The log holds each epoch once, and the epoch resumed mid-way reports all its samples.
+  std::vector<int64_t> epochs;
+  for (const nlohmann::json& record : log_records(dir_ / "a.jsonl")) {
+    if (!record.contains("epoch")) continue;
+    epochs.push_back(record["epoch"]);
+    EXPECT_EQ(record["samples"], 20000) << record.dump();
+  }
+  EXPECT_EQ(epochs, (std::vector<int64_t>{1, 2, 3}));
   Cli straight(with({"--epochs", "3", "--save-model", dir_ / "straight.pt"}), dir_);
   ASSERT_EQ(straight.wait(), 0) << straight.err();
 
@@ -226,6 +242,57 @@ TEST_F(TrainCliTest, BadInputsGiveOneLineAndExitOne) {
                         "training stopped: loss is NaN at epoch 2, batch 1, step 20");
   EXPECT_EQ(latest_checkpoint(dir_ / "ckpt").value_or_throw(), checkpoint);
   EXPECT_EQ(read_file(checkpoint + "/meta.json").value_or_throw(), meta);
+}
+
+// Outputs that are not regular files or new paths are refused before training (as root, a
+// rename over /dev/full would replace the device); a write the system refuses fails the run.
+TEST_F(TrainCliTest, OutputsMustBeRegularFilesAndWriteErrorsFailTheRun) {
+  write_data("data", 300);
+  for (const char* option : {"--save-model", "--log"}) {
+    expect_one_line_error(
+        Cli({"--data", dir_ / "data", "--epochs", "1", option, "/dev/full"}, dir_),
+        "/dev/full: a character device, not a regular file: give a new path or a regular file");
+  }
+  struct stat st {};
+  ASSERT_EQ(::stat("/dev/full", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+  expect_one_line_error(
+      Cli({"--data", dir_ / "data", "--save-model", dir_ / "none/model.pt"}, dir_),
+      dir_ / "none/model.pt" + ": cannot create: no such directory");
+
+  // A file size limit stands in for a full disk: the log's third line no longer fits.
+  testing::RunResult full =
+      testing::run("train --data " + dir_ / "data" + " --epochs 20 --log " + dir_ / "log.jsonl",
+                   dir_, "trap '' XFSZ; ulimit -f 1;");
+  EXPECT_EQ(full.exit_code, 1) << full.err;
+  EXPECT_NE(
+      full.err.find("stoker: cannot write log file '" + (dir_ / "log.jsonl") + "': File too large"),
+      std::string::npos)
+      << full.err;
+}
+
+// After a crash between an epoch's log record and its checkpoint, the resumed run logs that
+// epoch once (the crashed run's record of it, and a line torn by the crash, are removed).
+TEST_F(TrainCliTest, ResumeKeepsTheLogConsistentWithTheCheckpoint) {
+  write_data("data", 300);
+  const std::vector<std::string> run = {"--data", dir_ / "data",      "--batch",
+                                        "32",     "--checkpoint-dir", dir_ / "ckpt",
+                                        "--log",  dir_ / "log.jsonl"};
+  auto with = [&](std::vector<std::string> more) {
+    std::vector<std::string> args = run;
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  };
+  Cli first(with({"--epochs", "2"}), dir_);
+  ASSERT_EQ(first.wait(), 0) << first.err();
+  std::ofstream(dir_ / "log.jsonl", std::ios::app)
+      << "{\"epoch\": 3, \"epochs\": 3, \"steps\": 30}\n{\"epoch\": 4, \"ste";
+  Cli resumed(with({"--epochs", "3", "--resume"}), dir_);
+  ASSERT_EQ(resumed.wait(), 0) << resumed.err();
+  std::vector<int64_t> epochs;
+  for (const nlohmann::json& record : log_records(dir_ / "log.jsonl"))
+    epochs.push_back(record["epoch"]);
+  EXPECT_EQ(epochs, (std::vector<int64_t>{1, 2, 3}));
 }
 
 // A checkpoint continues only the run that wrote it: another optimizer, batch size or dataset is

@@ -17,7 +17,7 @@ constexpr std::chrono::milliseconds kBarInterval(100);
 }  // namespace
 
 double EpochMetrics::samples_per_second() const {
-  return seconds > 0 ? static_cast<double>(samples) / seconds : 0.0;
+  return seconds > 0 ? static_cast<double>(samples - resumed_samples) / seconds : 0.0;
 }
 
 std::string EpochMetrics::to_line() const {
@@ -42,6 +42,7 @@ std::string EpochMetrics::to_json() const {
                       {"data_seconds", data_seconds},
                       {"h2d_seconds", h2d_seconds},
                       {"compute_seconds", compute_seconds}};
+  if (resumed_samples > 0) j["resumed_samples"] = resumed_samples;
   if (test_loss) {
     j["test_loss"] = *test_loss;
     j["test_accuracy"] = *test_accuracy;

@@ -7,7 +7,6 @@
 #include <torch/utils.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -17,6 +16,7 @@
 #include "stoker/store/dataset_summary.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/train/compute_threads.h"
+#include "stoker/util/atomic_file.h"
 #include "stoker/util/machine.h"
 
 namespace stoker {
@@ -132,8 +132,7 @@ Trainer::Trainer(TrainerOptions options)
     : options_(std::move(options)),
       device_(torch::cuda::is_available() ? c10::kCUDA : c10::kCPU),
       scaler_(options_.amp),
-      progress_(options_.out, options_.progress.value_or(default_progress_style(options_.out))),
-      log_(nullptr, &std::fclose) {
+      progress_(options_.out, options_.progress.value_or(default_progress_style(options_.out))) {
   const TrainerOptions& o = options_;
   require(o.epochs >= 1, "epochs must be >= 1");
   require(o.batch_size >= 1, "batch size must be >= 1");
@@ -187,11 +186,10 @@ Trainer::Trainer(TrainerOptions options)
   lr_ = schedule_->lr_at(0);
 
   if (!o.checkpoint_dir.empty()) open_checkpoint_dir(schedule);
+  if (!o.save_model.empty()) throw_if_error(check_output_path(o.save_model));
   if (!o.log_path.empty()) {
-    log_.reset(std::fopen(o.log_path.c_str(), "a"));
-    if (!log_) {
-      throw Error(io_error("cannot open log file '" + o.log_path + "': " + std::strerror(errno)));
-    }
+    if (!resumed_from_.empty()) throw_if_error(RunLog::trim_for_resume(o.log_path, step_));
+    log_.emplace(RunLog::open(o.log_path).value_or_throw());
   }
 }
 
@@ -305,6 +303,9 @@ bool Trainer::train_epoch(int64_t e, EpochMetrics& m, TrainResult& result) {
   const TrainerOptions& o = options_;
   double loss_sum = resumed_loss_sum_;
   int64_t loss_samples = resumed_samples_;
+  // An epoch resumed mid-way reports all its samples; its rate counts only this run's.
+  m.samples = resumed_samples_;
+  m.resumed_samples = resumed_samples_;
   resumed_loss_sum_ = 0;
   resumed_samples_ = 0;
   const int64_t batches_done =
@@ -357,10 +358,7 @@ bool Trainer::train_epoch(int64_t e, EpochMetrics& m, TrainResult& result) {
   m.compute_seconds = std::max(0.0, m.seconds - m.data_seconds - m.h2d_seconds);
   if (o.eval) evaluate(e, m);
   progress_.print(m.to_line());
-  if (log_) {
-    fmt::print(log_.get(), "{}\n", m.to_json());
-    std::fflush(log_.get());
-  }
+  if (log_) throw_if_error(log_->append(m.to_json()));
   checkpoint(0, 0, result);
   if (e + 1 < o.epochs) result.reason = stop_reason();  // after the last epoch: completed
   return true;
