@@ -21,6 +21,7 @@
 #include "stoker/util/machine.h"
 #include "stoker/util/sample_stats.h"
 #include "stoker/util/slice_timer.h"
+#include "stoker/util/subprocess.h"
 
 namespace stoker::cli {
 namespace {
@@ -36,23 +37,28 @@ struct TrainBenchOptions {
   bool json = false;
 };
 
-// PyTorch's results, or a JSON object {"error": ...} saying why there are none.
+// PyTorch's results, or {"error": "skipped (--no-torch)"}. The baseline runs without a shell:
+// --python and the script path are one argument each, whatever they hold. Throws Error if it
+// cannot run or fails, before any timing starts: a comparison without it is not what was asked.
 nlohmann::json run_torch_baseline(const TrainBenchOptions& o) {
   if (o.skip_torch) return {{"error", "skipped (--no-torch)"}};
   if (!std::filesystem::exists(o.torch_script))
-    return {{"error", o.torch_script + ": no such file (pass --torch-baseline)"}};
-  const std::string command = fmt::format("{} {} --json --batch {} --threads {}", o.python,
-                                          o.torch_script, o.batch, o.threads);
-  std::FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return {{"error", "cannot run " + o.python}};
-  std::string out;
-  char buffer[4096];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
-  const int status = ::pclose(pipe);
-  nlohmann::json j = nlohmann::json::parse(out, nullptr, false);
-  if (status != 0 || j.is_discarded()) return {{"error", command + " failed"}};
-  return j;
+    throw Error(not_found("PyTorch baseline " + o.torch_script +
+                          ": no such file (pass --torch-baseline, or --no-torch)"));
+  const std::vector<std::string> argv = {
+      o.python,    o.torch_script,           "--json", "--batch", std::to_string(o.batch),
+      "--threads", std::to_string(o.threads)};
+  const ProcessResult r = run_process(argv).value_or_throw();
+  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  if (r.exit_code == 0 && !j.is_discarded() && j.contains("results")) return j;
+  std::string reason = r.err;
+  while (!reason.empty() && reason.back() == '\n') reason.pop_back();
+  reason = reason.substr(reason.rfind('\n') == std::string::npos ? 0 : reason.rfind('\n') + 1);
+  throw Error(
+      io_error(fmt::format("the PyTorch baseline failed: {} {} {}: {}", o.python, o.torch_script,
+                           r.exit_code != 0 ? fmt::format("exited with status {}", r.exit_code)
+                                            : std::string("printed no results"),
+                           reason.empty() ? "no message" : reason)));
 }
 
 // Resident batches the second compute-only run cycles through: 16 of batch 64 are 3.2 MB, more

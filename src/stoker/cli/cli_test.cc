@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "stoker/store/import/fashion_mnist.h"
@@ -104,6 +105,36 @@ TEST(CliTest, BenchLoaderAndBenchTrainReportTheirRuns) {
   EXPECT_EQ(names, (std::vector<std::string>{"stoker", "stoker compute-only bound",
                                              "compute only, 16 batches cycled"}));
   EXPECT_NE(t["pytorch_error"].get<std::string>().find("--no-torch"), std::string::npos);
+}
+
+// The PyTorch baseline runs without a shell (a path with spaces works, a command in --python
+// runs nothing), and a baseline that fails fails the command, before the timed runs.
+TEST(CliTest, BenchTrainRunsTheBaselineWithoutAShell) {
+  ASSERT_TRUE(fs::is_directory(kFashionMnistDebianDir));
+  testing::TempDir dir;
+  const std::string env = "STOKER_DATA=" + dir / "root";
+  RunResult injected = run(
+      "bench train --repeat 1 --python '/bin/touch " + dir / "x" + "; /usr/bin/python3'", dir, env);
+  expect_one_line_error(injected, "cannot run /bin/touch " + dir / "x" + "; /usr/bin/python3");
+  EXPECT_EQ(injected.exit_code, 1);
+  EXPECT_FALSE(fs::exists(dir / "x"));
+
+  fs::create_directory(dir / "with space");
+  const std::string script = dir / "with space/base line.py";
+  std::ofstream(script) << "import sys, json\n"
+                           "if '--json' not in sys.argv: sys.exit('no --json')\n"
+                           "print(json.dumps({'results': [{'name': 'fake', 'seconds': 1.5}]}))\n";
+  RunResult spaced =
+      run("bench train --json --repeat 1 --torch-baseline '" + script + "'", dir, env);
+  ASSERT_EQ(spaced.exit_code, 0) << spaced.err;
+  EXPECT_EQ(nlohmann::json::parse(spaced.out)["results"][0]["name"], "pytorch fake");
+
+  std::ofstream(script) << "import sys\nsys.exit('torchvision is missing')\n";
+  RunResult failed = run("bench train --repeat 1 --torch-baseline '" + script + "'", dir, env);
+  expect_one_line_error(failed, "the PyTorch baseline failed: /usr/bin/python3 " + script +
+                                    " exited with status 1: torchvision is missing");
+  EXPECT_EQ(failed.exit_code, 1);
+  EXPECT_EQ(failed.out, "") << "no timed runs after a failed baseline";
 }
 
 TEST(CliTest, VerifyListsEveryBadRecordAndExitsOne) {
