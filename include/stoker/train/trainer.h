@@ -1,5 +1,5 @@
 #pragma once
-// Trainer: trains a classifier on a dataset directory holding train/ and test/ (fields
+// Trainer: trains a classifier on a dataset, or on a folder's train/ evaluated on its test/ (fields
 // image: uint8 [C,H,W] and label: int64), with the loader feeding batches ahead of the step —
 // the engine behind `stoker train`.
 //
@@ -38,8 +38,9 @@ namespace stoker {
 
 // What to train on, how, and where results go. Plain value; defaults are the embedded default.
 struct TrainerOptions {
-  // A directory holding train/ and test/ datasets. Empty: default_fashion_mnist_dir(),
-  // converted from Debian's dataset-fashion-mnist files first if it is not there yet.
+  // A dataset directory (trained on, not evaluated), or a folder holding train/ and test/ (or
+  // val/) datasets (store/data_location.h). Empty: default_fashion_mnist_dir(), converted from
+  // Debian's dataset-fashion-mnist files first if it is not there yet.
   std::string data_dir;
   std::string model = "mlp";  // a make_model() name or a TorchScript .pt file
   int64_t epochs = 5;         // >= 1
@@ -69,7 +70,7 @@ struct TrainerOptions {
   // Append one JSON object per epoch (EpochMetrics::to_json) to this file (RunLog); "" = none.
   // A regular file or a new path; on resume, records the checkpoint does not hold are removed.
   std::string log_path;
-  bool eval = true;       // evaluate on test/ after every epoch
+  bool eval = true;       // evaluate on test/ (or val/) after every epoch, if the data has one
   int64_t max_steps = 0;  // stop (with a checkpoint) after this many optimizer steps; 0 = none
   // Checked at every optimizer-step boundary: once true the run checkpoints and stops.
   // Borrowed; typically set from a signal handler. Null: never.
@@ -176,6 +177,7 @@ class Trainer {
   // Of an epoch interrupted by a checkpoint, until it is finished (see CheckpointState).
   double resumed_loss_sum_ = 0;
   int64_t resumed_samples_ = 0;
+  std::string eval_note_;     // what is evaluated, or why nothing is
   std::string resumed_from_;  // checkpoint directory restored, if any
   // Printed after "resuming from": a damaged LATEST, a schedule that changed length.
   std::vector<std::string> resume_notes_;

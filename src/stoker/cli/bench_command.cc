@@ -15,6 +15,7 @@
 #include "cli/usage.h"
 #include "stoker/pipeline/loader_core.h"
 #include "stoker/pipeline/sample_cost.h"
+#include "stoker/store/data_location.h"
 #include "stoker/store/import/fashion_mnist.h"
 
 namespace stoker::cli {
@@ -85,8 +86,14 @@ void run_loader_bench(const LoaderBenchOptions& o) {
   if (data.empty()) {
     throw_if_error(
         convert_fashion_mnist(kFashionMnistDebianDir, default_fashion_mnist_dir(), true));
-    data = default_fashion_mnist_dir() + "/train";
+    data = default_fashion_mnist_dir();
   }
+  // A folder of datasets: its train/ (what a training run reads).
+  const DataLocation where = locate_data(data).value_or_throw();
+  if (where.train.empty())
+    throw Error(not_found(data + " holds no train/ dataset (it holds " + describe_splits(where) +
+                          "): give one dataset, or a folder with train/"));
+  data = where.train;
   auto dataset = Dataset::open(data).value_or_throw();
   const double rss_before_loader = rss_anon_bytes();
   LoaderOptions options;
@@ -158,6 +165,7 @@ void run_loader_bench(const LoaderBenchOptions& o) {
     fmt::print("{}\n", j.dump(2));
     return;
   }
+  fmt::print("dataset    {}\n", data);
   fmt::print("loader     {:>12.0f} samples/s  {:>8.1f} MB/s  ({} samples, {} workers, {:.3f} s)\n",
              rate, rate * sample_bytes / 1e6, samples, workers, seconds);
   fmt::print("bare loop  {:>12.0f} samples/s  (one thread, same work, no queue)\n", bare);
@@ -185,7 +193,8 @@ void add_bench_command(CLI::App& app) {
   CLI::App* loader =
       bench->add_subcommand("loader", "Loader throughput (samples/s, MB/s) beside the bare loop");
   loader->add_option("--data", o->data,
-                     "Dataset directory (default: Fashion-MNIST train, converted if needed)");
+                     "Dataset directory, or a folder with train/ (used) and test/ (default: "
+                     "Fashion-MNIST, converted if needed)");
   add_whole_number(*loader, "--batch", o->batch, "Batch size", 1)->capture_default_str();
   add_whole_number(*loader, "--workers", o->workers, "Worker threads (-1 = auto, 0 = inline)", -1,
                    kMaxWorkers, "the loader's limit")

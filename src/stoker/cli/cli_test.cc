@@ -47,6 +47,52 @@ TEST(CliTest, ConvertFashionMnistThenInspectJson) {
   expect_one_line_error(again, "exists");
 }
 
+// --data (and inspect's and verify's DIR) means one thing everywhere: a dataset, or a folder of
+// them whose train/ is trained on and whose test/ (else val/) is evaluated; each command says
+// which it used.
+TEST(CliTest, DataIsADatasetOrAFolderOfTrainAndTestEverywhere) {
+  ASSERT_TRUE(fs::is_directory(kFashionMnistDebianDir));
+  testing::TempDir dir;
+  ASSERT_EQ(run("convert fashion-mnist --out " + dir / "fm", dir).exit_code, 0);
+  RunResult folder = run("verify " + dir / "fm", dir);
+  ASSERT_EQ(folder.exit_code, 0) << folder.err;
+  EXPECT_EQ(folder.out, dir / "fm/test" + ": all 10000 records in 1 shard verified\n" +
+                            dir / "fm/train" + ": all 60000 records in 1 shard verified\n");
+  RunResult one = run("verify " + dir / "fm/test", dir);
+  EXPECT_EQ(one.out, dir / "fm/test" + ": all 10000 records in 1 shard verified\n");
+
+  RunResult loader = run("bench loader --json --epochs 1 --data " + dir / "fm", dir);
+  ASSERT_EQ(loader.exit_code, 0) << loader.err;
+  EXPECT_EQ(nlohmann::json::parse(loader.out)["data"], dir / "fm/train");
+  RunResult loader_text = run("bench loader --epochs 1 --data " + dir / "fm/test", dir);
+  EXPECT_EQ(loader_text.out.rfind("dataset    " + dir / "fm/test\n", 0), 0u) << loader_text.out;
+
+  RunResult trained = run("train --max-steps 3 --data " + dir / "fm", dir);
+  ASSERT_EQ(trained.exit_code, 0) << trained.err;
+  EXPECT_NE(trained.out.find("training mlp on " + dir / "fm/train"), std::string::npos);
+  EXPECT_NE(trained.out.find("evaluating on " + dir / "fm/test" + " (10000 samples)"),
+            std::string::npos)
+      << trained.out;
+  RunResult single = run("train --max-steps 3 --data " + dir / "fm/test", dir);
+  ASSERT_EQ(single.exit_code, 0) << single.err;
+  EXPECT_NE(single.out.find("training mlp on " + dir / "fm/test"), std::string::npos);
+  EXPECT_NE(single.out.find("not evaluating: " + dir / "fm/test" + " is one dataset"),
+            std::string::npos)
+      << single.out;
+  fs::rename(dir / "fm/test", dir / "fm/val");
+  RunResult val = run("train --max-steps 3 --data " + dir / "fm", dir);
+  EXPECT_NE(val.out.find("evaluating on " + dir / "fm/val"), std::string::npos) << val.out;
+
+  fs::rename(dir / "fm/train", dir / "fm/other");
+  expect_one_line_error(
+      run("train --data " + dir / "fm", dir),
+      dir / "fm" + " holds no train/ dataset (it holds other/, val/ of " + dir / "fm" + ")");
+  expect_one_line_error(run("bench loader --data " + dir / "fm", dir), "holds no train/ dataset");
+  fs::create_directory(dir / "empty");
+  expect_one_line_error(run("verify " + dir / "empty", dir),
+                        dir / "empty" + ": neither a dataset (no manifest.json) nor a folder");
+}
+
 // The benchmark commands run end to end and report what they measured (not how fast: that is
 // docs/BENCHMARKS.md's business).
 TEST(CliTest, BenchLoaderAndBenchTrainReportTheirRuns) {

@@ -1,35 +1,19 @@
 // `stoker inspect [DIR] [--json]`: what a dataset holds. DIR may also be a folder of datasets
-// (such as the converted Fashion-MNIST, holding train/ and test/): each is shown.
+// (such as the converted Fashion-MNIST, holding train/ and test/): each is shown
+// (store/data_location.h).
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <algorithm>
-#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "stoker/store/data_location.h"
 #include "stoker/store/dataset_summary.h"
 #include "stoker/store/import/fashion_mnist.h"
 
 namespace stoker::cli {
 namespace {
-
-namespace fs = std::filesystem;
-
-// DIR itself if it is a dataset, else its subdirectories that are, sorted by name.
-// Paths the system cannot resolve (a symlink loop, say) are left for Dataset::open to report.
-std::vector<std::string> dataset_dirs(const std::string& dir) {
-  std::error_code ec;
-  if (fs::exists(fs::path(dir) / kManifestName, ec) || !fs::is_directory(dir, ec)) return {dir};
-  std::vector<std::string> dirs;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (fs::exists(entry.path() / kManifestName, ec)) dirs.push_back(entry.path().string());
-  }
-  std::sort(dirs.begin(), dirs.end());
-  if (dirs.empty()) return {dir};  // let Dataset::open say why it is not a dataset
-  return dirs;
-}
 
 void print_text(const DatasetSummary& s) {
   fmt::print("dataset   {}\n", s.dir);
@@ -61,7 +45,8 @@ void add_inspect_command(CLI::App& app) {
   cmd->add_option("DIR", *dir, "Dataset directory, or a folder of datasets")->capture_default_str();
   cmd->add_flag("--json", *json, "Print JSON");
   cmd->callback([dir, json] {
-    std::vector<std::string> dirs = dataset_dirs(*dir);
+    const DataLocation where = locate_data(*dir).value_or_throw();
+    const std::vector<std::string>& dirs = where.datasets;
     nlohmann::json all = nlohmann::json::array();
     for (size_t i = 0; i < dirs.size(); ++i) {
       auto dataset = Dataset::open(dirs[i]).value_or_throw();
@@ -74,9 +59,8 @@ void add_inspect_command(CLI::App& app) {
       }
     }
     if (*json) {
-      nlohmann::json out = all.size() == 1 && dirs[0] == *dir
-                               ? all[0]
-                               : nlohmann::json{{"dir", *dir}, {"datasets", all}};
+      nlohmann::json out =
+          !where.folder ? all[0] : nlohmann::json{{"dir", *dir}, {"datasets", all}};
       fmt::print("{}\n", out.dump(2));
     }
   });

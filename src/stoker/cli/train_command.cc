@@ -89,8 +89,9 @@ void add_train_command(CLI::App& app) {
   CLI::App* train = app.add_subcommand(
       "train", "Train a classifier (default: mlp on Fashion-MNIST, 5 epochs, batch 64, Adam 1e-3)");
   train->add_option("--data", o.data_dir,
-                    "Directory with train/ and test/ datasets (default: Fashion-MNIST, converted "
-                    "into $STOKER_DATA or ~/.cache/stoker on first use)");
+                    "A folder with train/ and test/ (or val/) datasets, or one dataset (trained "
+                    "on, not evaluated) (default: Fashion-MNIST, converted into $STOKER_DATA or "
+                    "~/.cache/stoker on first use)");
   train->add_option("--model", o.model, "mlp, cnn, resnet18, or a TorchScript file (.pt)")
       ->check(model_name())
       ->capture_default_str();

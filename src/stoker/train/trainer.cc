@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "stoker/store/data_location.h"
 #include "stoker/store/dataset_summary.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/train/compute_threads.h"
@@ -37,21 +38,26 @@ void require(bool ok, const std::string& message) {
   if (!ok) throw Error(invalid_argument(message));
 }
 
-// The data directory to use: options' or the default Fashion-MNIST one, converted if missing.
-std::string resolve_data_dir(const std::string& data_dir, std::FILE* out) {
-  if (!data_dir.empty()) {
-    if (!fs::is_directory(data_dir)) {
-      throw Error(not_found("data directory '" + data_dir + "' does not exist"));
+// The data to use: options' (a dataset, or a folder with train/ and test/ or val/) or the
+// default Fashion-MNIST folder, converted if missing.
+DataLocation resolve_data(const std::string& data_dir, std::FILE* out) {
+  std::string dir = data_dir;
+  if (dir.empty()) {
+    dir = default_fashion_mnist_dir();
+    if (!Manifest::load(dir + "/train").is_ok() || !Manifest::load(dir + "/test").is_ok()) {
+      if (out)
+        fmt::print(out, "converting Fashion-MNIST from {} into {}\n", kFashionMnistDebianDir, dir);
+      throw_if_error(convert_fashion_mnist(kFashionMnistDebianDir, dir, /*skip_existing=*/true));
     }
-    return data_dir;
   }
-  const std::string dir = default_fashion_mnist_dir();
-  if (!Manifest::load(dir + "/train").is_ok() || !Manifest::load(dir + "/test").is_ok()) {
-    if (out)
-      fmt::print(out, "converting Fashion-MNIST from {} into {}\n", kFashionMnistDebianDir, dir);
-    throw_if_error(convert_fashion_mnist(kFashionMnistDebianDir, dir, /*skip_existing=*/true));
+  DataLocation where = locate_data(dir).value_or_throw();
+  if (where.train.empty()) {
+    throw Error(not_found(fmt::format(
+        "{} holds no train/ dataset (it holds {}): give one dataset, or a folder with train/ and "
+        "test/ (or val/)",
+        dir, describe_splits(where))));
   }
-  return dir;
+  return where;
 }
 
 // Index of field `name` with dtype `dtype`, or an Error naming the dataset.
@@ -109,10 +115,6 @@ void check_batch_fits(const ModelSpec& spec, int64_t batch) {
       spec.width, human_bytes(memory), static_cast<int64_t>(memory / per_sample))));
 }
 
-std::shared_ptr<const Dataset> open_split(const std::string& dir, const std::string& split) {
-  return Dataset::open(dir + "/" + split).value_or_throw();
-}
-
 std::unique_ptr<Loader> make_loader(std::shared_ptr<const Dataset> data, const TrainerOptions& o,
                                     int64_t batch_size, bool shuffle, const c10::Device& device) {
   LoaderOptions lo;
@@ -145,14 +147,22 @@ Trainer::Trainer(TrainerOptions options)
   { AutocastGuard probe(o.amp, device_.type()); }  // rejects a mode this device lacks, early
   set_compute_threads(o.threads);
 
-  const std::string data_dir = resolve_data_dir(o.data_dir, o.out);
-  train_data_ = open_split(data_dir, "train");
+  const DataLocation data = resolve_data(o.data_dir, o.out);
+  train_data_ = Dataset::open(data.train).value_or_throw();
+  if (o.eval && data.eval.empty()) {
+    options_.eval = false;
+    eval_note_ = "not evaluating: " + data.path +
+                 " is one dataset (a folder with train/ and test/ or val/ is evaluated on the "
+                 "second)";
+  }
   spec_ = input_spec(*train_data_);
   spec_.num_classes = count_classes(*train_data_).value_or_throw();
   check_labels(*train_data_, spec_.num_classes);
   check_batch_fits(spec_, o.eval ? std::max(o.batch_size, kEvalBatchSize) : o.batch_size);
   if (o.eval) {
-    test_data_ = open_split(data_dir, "test");
+    test_data_ = Dataset::open(data.eval).value_or_throw();
+    eval_note_ = fmt::format("evaluating on {} ({} samples) after each epoch", test_data_->dir(),
+                             test_data_->size());
     require(test_data_->schema() == train_data_->schema(),
             test_data_->dir() + " has another schema than " + train_data_->dir());
     require(test_data_->size() > 0, test_data_->dir() + " holds no records");
@@ -264,6 +274,7 @@ TrainResult Trainer::run() {
       "amp {}, {} threads, {} workers",
       model_->name(), train_data_->dir(), train_data_->size(), spec_.num_classes, o.epochs,
       o.batch_size, o.optimizer.name, o.optimizer.lr, to_string(o.amp), o.threads, o.workers));
+  if (!eval_note_.empty()) progress_.print(eval_note_);
 
   result.epoch = std::min(loader_->state().epoch, o.epochs);
   if (loader_->state().epoch >= o.epochs) {
