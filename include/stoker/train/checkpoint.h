@@ -1,17 +1,20 @@
 #pragma once
 // Checkpoints: everything needed to continue a training run exactly — model and optimizer
 // tensors, loss-scaler and loader state, step counters and the RNG state — written crash-safely
-// (DESIGN.md contract 7).
+// (DESIGN.md contract 7), and what run they belong to.
 //
 // A checkpoint directory DIR holds complete checkpoints in subdirectories
-// step-<step>-<random>/ (model.pt, optimizer.pt, rng.pt, then meta.json; each file fsynced)
-// and a file DIR/LATEST naming the current one. A new checkpoint is written beside the current
-// one and LATEST is switched atomically only once it is complete, so a crash or error at any
-// point leaves the previous checkpoint current: a failed run never overwrites a good one. The
-// others (the previous one, half-written ones left by a crash) are removed after the switch.
+// step-<step>-<random>/ (the marker file .stoker-checkpoint first, then model.pt, optimizer.pt,
+// rng.pt and last meta.json; each file fsynced) and a file DIR/LATEST naming the current one. A
+// new checkpoint is written beside the current one and LATEST is switched atomically only once
+// it is complete, so a crash or error at any point leaves the previous checkpoint current: a
+// failed run never overwrites a good one. The others (the previous one, half-written ones left
+// by a crash) are removed after the switch — only directories stoker wrote (named so and
+// holding the marker): anything else in DIR is left alone.
 //
 // Thread-safety: the functions may run concurrently on different directories only; they use
-// the process-wide default CPU generator.
+// the process-wide default CPU generator. Processes exclude each other with
+// lock_checkpoint_dir.
 
 #include <torch/optim/optimizer.h>
 
@@ -19,15 +22,42 @@
 #include <string>
 
 #include "stoker/pipeline/loader.h"
+#include "stoker/store/manifest.h"
 #include "stoker/train/amp.h"
 #include "stoker/train/models.h"
+#include "stoker/util/directory_lock.h"
 #include "stoker/util/status.h"
 
 namespace stoker {
 
+// Version of the checkpoint layout (meta.json's format_version); a checkpoint of another one
+// is refused. 2: the run's identity, the marker file.
+inline constexpr int kCheckpointFormatVersion = 2;
+
+// What makes a checkpoint this run's: a resume continues only the same run, else its state
+// (a loader position, Adam's moments, an lr step) would be applied to another.
+struct RunIdentity {
+  std::string data;        // data_identity() of the training data
+  std::string model;       // Model::name()
+  std::string optimizer;   // OptimizerSpec::name
+  std::string schedule;    // to_string(ScheduleKind)
+  int64_t batch_size = 0;  // the data order depends on it
+  int64_t accum = 0;       // batches per optimizer step
+  uint64_t seed = 0;       // data order and initialisation
+};
+
+// The training data's identity: a digest of its manifest's record count, schema and the shards'
+// index checksums (which cover every record's checksum): the same for a copy of the data,
+// different for any other. 16 hex digits.
+std::string data_identity(const Manifest& manifest);
+
+// "" if `saved` and `current` are the same run, else what differs, e.g. "optimizer sgd (this
+// run: adam), batch size 32 (this run: 64)".
+std::string run_difference(const RunIdentity& saved, const RunIdentity& current);
+
 // The non-tensor part of a checkpoint.
 struct CheckpointState {
-  std::string model;       // Model::name() of the model it was written for
+  RunIdentity run;         // the run that wrote it
   int64_t step = 0;        // optimizer steps taken since the run began
   LoaderState loader;      // where the training data continues
   LossScalerState scaler;  // only meaningful with amp fp16
@@ -43,9 +73,37 @@ struct CheckpointState {
 // run fails before training rather than at its first checkpoint. kIoError naming `dir`.
 Status prepare_checkpoint_dir(const std::string& dir);
 
+// Locks the existing checkpoint directory `dir` for this process (DirectoryLock): a second run
+// on it fails at once (kAlreadyExists) instead of deleting the first one's checkpoints.
+Result<DirectoryLock> lock_checkpoint_dir(const std::string& dir);
+
 // The current checkpoint's subdirectory of `dir`: kNotFound if `dir` holds no checkpoint,
 // kCorrupt if LATEST names a directory that is not there.
 Result<std::string> latest_checkpoint(const std::string& dir);
+
+// A checkpoint found to resume from.
+struct FoundCheckpoint {
+  std::string path;       // its subdirectory
+  CheckpointState state;  // its meta.json, range-checked
+  // Empty, or why it is not the one LATEST names (LATEST damaged, a complete checkpoint beside).
+  std::string note;
+};
+
+// The checkpoint of `dir` to resume from: LATEST's; if LATEST is missing or damaged, the newest
+// complete checkpoint stoker wrote beside it (with a note saying so). kNotFound if `dir` holds
+// none; kCorrupt naming the file if LATEST is damaged with no complete checkpoint beside it, or
+// the checkpoint's meta.json is not valid (values out of range included); kUnsupported for
+// another format version.
+Result<FoundCheckpoint> find_checkpoint(const std::string& dir);
+
+// kInvalidArgument saying what differs (run_difference) if `found` was written by another run.
+Status check_same_run(const FoundCheckpoint& found, const RunIdentity& current);
+
+// Reads checkpoint subdirectory `path`'s tensors into `model` and `optimizer` (built like the
+// saved ones: same architecture, same optimizer kind over model.parameters()) and restores the
+// default CPU generator's state. kCorrupt naming the file if one cannot be read.
+Status restore_checkpoint(const std::string& path, Model& model,
+                          torch::optim::Optimizer& optimizer);
 
 // Writes a new checkpoint of `state`, `model`, `optimizer` and the default CPU generator's state
 // into `dir` (which must exist) and makes it the current one. On error the previous checkpoint
@@ -53,10 +111,9 @@ Result<std::string> latest_checkpoint(const std::string& dir);
 Status save_checkpoint(const std::string& dir, const CheckpointState& state, Model& model,
                        torch::optim::Optimizer& optimizer);
 
-// Reads the current checkpoint of `dir` into `model` and `optimizer` (built like the saved ones:
-// same architecture, same optimizer kind over model.parameters()), restores the default CPU
-// generator's state and returns the rest. kNotFound without a checkpoint, kInvalidArgument if
-// it was written for another model, kCorrupt if a file cannot be read.
+// find_checkpoint, then restore_checkpoint into `model` and `optimizer`; returns the state.
+// kInvalidArgument if it was written for another model (by name), else find_checkpoint's and
+// restore_checkpoint's errors.
 Result<CheckpointState> load_checkpoint(const std::string& dir, Model& model,
                                         torch::optim::Optimizer& optimizer);
 

@@ -6,6 +6,7 @@
 #include <c10/core/Device.h>
 
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <string>
 #include <utility>
@@ -26,13 +27,15 @@ struct ModelSpec {
 // Live tensors by dot-separated name ("layer1.0.bn1.running_mean"), parameters then buffers.
 using NamedTensors = std::vector<std::pair<std::string, at::Tensor>>;
 
-// A trainable classifier taking float32 NCHW input and returning [N, num_classes] logits.
+// A trainable classifier taking float32 NCHW input and returning [N, num_classes] logits (a
+// TorchScript model may return a tuple whose first element is the logits).
 // Not thread-safe: use one Model from one thread at a time.
 class Model {
  public:
   virtual ~Model() = default;
 
-  // Runs the network on `input` (float32, NCHW, on the model's device).
+  // Runs the network on `input` (float32, NCHW, on the model's device). Whatever the network
+  // raises propagates (c10::Error, std::exception); run_model() turns it into a Status.
   virtual at::Tensor forward(const at::Tensor& input) = 0;
   // The trainable parameters: handles to the live tensors, valid while the Model lives.
   virtual std::vector<at::Tensor> parameters() = 0;
@@ -66,9 +69,21 @@ class Model {
 // an unknown name (listing the known ones), an invalid spec, or a file that is not TorchScript.
 std::unique_ptr<Model> make_model(const std::string& name_or_path, const ModelSpec& spec);
 
-// Runs a zero batch of 2 samples of `spec`'s shape (without gradients, in evaluation mode; the
-// training flag is restored) and checks that the output is [2, num_classes]. The error names the
-// model and both shapes.
-Status check_output_shape(Model& model, const ModelSpec& spec);
+// The reason an exception from LibTorch or a TorchScript model gives, in one line: the first
+// line of its message, or for an error raised in the TorchScript interpreter the error at the
+// end of its traceback. With `verbose`, the whole message (the traceback included).
+std::string exception_reason(const std::exception& e, bool verbose = false);
+
+// Runs `model` on `input` (a batch of N samples) and returns its logits, checked to be a
+// floating-point [N, num_classes] tensor. kInvalidArgument naming the model and the reason
+// (exception_reason of what forward raised, or the output's type, dtype or shape) otherwise.
+Result<at::Tensor> run_model(Model& model, const at::Tensor& input, int64_t num_classes,
+                             bool verbose = false);
+
+// run_model on a zero batch of 2 samples of `spec`'s shape (without gradients, in evaluation
+// mode; the training flag is restored). The error names the model and both shapes; when the
+// model's first layer takes another number of channels or features than the data has, it says
+// that instead of LibTorch's message.
+Status check_output_shape(Model& model, const ModelSpec& spec, bool verbose = false);
 
 }  // namespace stoker

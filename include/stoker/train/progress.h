@@ -19,6 +19,8 @@ struct EpochMetrics {
   double lr = 0;          // learning rate of the last step
   double train_loss = 0;  // mean training loss per sample over the epoch
   int64_t samples = 0;    // training samples processed by this process in the epoch
+  // Of `samples`, those processed before the checkpoint this run resumed from (not timed here).
+  int64_t resumed_samples = 0;
   // Wall time of the training pass (evaluation excluded), split into time spent waiting for the
   // loader, making the model's input on its device (the copy there and the uint8 -> float
   // normalisation, InputNormalizer), and everything else (forward, backward, step).
@@ -30,7 +32,7 @@ struct EpochMetrics {
   std::optional<double> test_accuracy;  // in [0, 1]; unset if not evaluated
   double eval_seconds = 0;
 
-  // samples / seconds (0 for an empty epoch).
+  // (samples - resumed_samples) / seconds (0 for an empty epoch).
   double samples_per_second() const;
   // One line for people: epoch, losses, accuracy, samples/s and the time split.
   std::string to_line() const;
@@ -84,5 +86,7 @@ std::string progress_bar(int64_t done, int64_t total);
 std::string human_rate(double per_second);
 // "42 s", "3:05", "1:02:03": a duration for people.
 std::string human_duration(double seconds);
+// "512 B", "3.1 MB", "7.9 TB": a size for people (powers of 1000).
+std::string human_bytes(double bytes);
 
 }  // namespace stoker

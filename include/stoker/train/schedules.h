@@ -20,6 +20,8 @@ enum class ScheduleKind {
 
 // "constant", "step", "cosine" or "one-cycle"; anything else is kInvalidArgument.
 Result<ScheduleKind> parse_schedule_kind(const std::string& name);
+// The inverse of parse_schedule_kind.
+std::string to_string(ScheduleKind kind);
 
 // Schedule settings. total_steps counts every optimizer step of the run, warm-up included.
 struct ScheduleSpec {

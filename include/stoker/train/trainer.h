@@ -1,7 +1,7 @@
 #pragma once
-// Trainer: trains a classifier on a dataset directory holding train/ and test/ (fields
-// image: uint8 [C,H,W] or encoded JPEG/PNG bytes, and label: int64), with the loader feeding
-// batches ahead of the step — the engine behind `stoker train`.
+// Trainer: trains a classifier on a dataset, or on a folder's train/ evaluated on its test/
+// (fields image: uint8 [C,H,W] or encoded JPEG/PNG bytes, and label: int64), with the loader
+// feeding batches ahead of the step — the engine behind `stoker train`.
 //
 //   stoker::TrainerOptions options;  // Fashion-MNIST, mlp, 5 epochs, batch 64, Adam 1e-3
 //   stoker::Trainer trainer(options);
@@ -27,18 +27,21 @@
 #include "stoker/pipeline/loader.h"
 #include "stoker/store/dataset.h"
 #include "stoker/train/amp.h"
+#include "stoker/train/checkpoint.h"
 #include "stoker/train/input_normalizer.h"
 #include "stoker/train/models.h"
 #include "stoker/train/optimizers.h"
 #include "stoker/train/progress.h"
+#include "stoker/train/run_log.h"
 #include "stoker/train/schedules.h"
 
 namespace stoker {
 
 // What to train on, how, and where results go. Plain value; defaults are the embedded default.
 struct TrainerOptions {
-  // A directory holding train/ and test/ datasets. Empty: default_fashion_mnist_dir(),
-  // converted from Debian's dataset-fashion-mnist files first if it is not there yet.
+  // A dataset directory (trained on, not evaluated), or a folder holding train/ and test/ (or
+  // val/) datasets (store/data_location.h). Empty: default_fashion_mnist_dir(), converted from
+  // Debian's dataset-fashion-mnist files first if it is not there yet.
   std::string data_dir;
   std::string model = "mlp";  // a make_model() name or a TorchScript .pt file
   int64_t epochs = 5;         // >= 1
@@ -72,19 +75,26 @@ struct TrainerOptions {
   // Continue from checkpoint_dir's checkpoint if it holds one (else start from scratch).
   // Without it, a checkpoint_dir that already holds a checkpoint is an error.
   bool resume = false;
-  std::string log_path;   // append one JSON object per epoch (EpochMetrics::to_json); "" = none
-  bool eval = true;       // evaluate on test/ after every epoch
+  // Append one JSON object per epoch (EpochMetrics::to_json) to this file (RunLog); "" = none.
+  // A regular file or a new path; on resume, records the checkpoint does not hold are removed.
+  std::string log_path;
+  bool eval = true;       // evaluate on test/ (or val/) after every epoch, if the data has one
   int64_t max_steps = 0;  // stop (with a checkpoint) after this many optimizer steps; 0 = none
   // Checked at every optimizer-step boundary: once true the run checkpoints and stops.
   // Borrowed; typically set from a signal handler. Null: never.
   const std::atomic<bool>* stop = nullptr;
-  std::string save_model;   // write the final model here (Model::save); "" = don't
+  // Write the final model here (Model::save); "" = don't. A regular file or a new path in an
+  // existing directory, checked before training.
+  std::string save_model;
   std::FILE* out = stdout;  // where progress and epoch lines go (borrowed); null = silent
   std::optional<ProgressStyle> progress;  // unset: default_progress_style(out)
   // Called on the training thread with the batches done so far in the epoch: once as the
   // epoch's timing starts (0, or where a resumed epoch continues), then after each training
   // batch (its backward pass and, when due, the optimizer step); for measurements. Empty: none.
   std::function<void(int64_t batches_done)> on_batch;
+  // Errors a model raises carry LibTorch's whole message (for a TorchScript model, its
+  // traceback) instead of one line.
+  bool verbose = false;
 };
 
 // Why run() returned.
@@ -110,16 +120,18 @@ class Trainer {
  public:
   // Opens the data (converting the default first if needed), checks the schema and every label
   // against the number of classes (the manifest's class names, else the largest label + 1),
-  // builds the model, optimizer and loaders, checks the checkpoint directory and, with resume,
-  // restores the checkpoint. Throws Error naming the problem before any training happens.
+  // builds the model, optimizer and loaders, locks the checkpoint directory (another run on it
+  // is refused until run() returns) and, with resume, restores its checkpoint if it belongs to
+  // this run (checkpoint.h). Throws Error naming the problem before any training happens.
   explicit Trainer(TrainerOptions options);
   ~Trainer();
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
 
   // Trains until the last epoch, the step limit or a stop request. Throws Error on a data
-  // error (naming the record), a non-finite loss (naming epoch, batch and step) or a failed
-  // checkpoint; the current checkpoint is then the last good one. Call once.
+  // error (naming the record), a non-finite loss or a failing model (naming epoch, batch, step
+  // and the reason) or a failed checkpoint; the current checkpoint is then the last good one.
+  // Call once.
   TrainResult run();
 
   // The model being trained; valid while the Trainer lives.
@@ -137,9 +149,18 @@ class Trainer {
   std::pair<at::Tensor, at::Tensor> on_device(const Batch& batch);
   // Forward and backward of batch `batch_number` (1-based) of epoch `e`; returns its mean loss.
   double forward_backward(const Batch& batch, int64_t e, int64_t batch_number);
+  // The model's logits for `input`, checked (run_model); otherwise an Error saying where.
+  at::Tensor logits(const at::Tensor& input, int64_t e, int64_t batch_number);
+  // "training stopped at epoch E, batch B, step S"; batch_number 0: the evaluation of epoch e.
+  std::string where(int64_t e, int64_t batch_number) const;
   void optimizer_step();
   void evaluate(int64_t e, EpochMetrics& metrics);
   StopReason stop_reason() const;
+  // Locks the checkpoint directory and, with resume, restores its checkpoint if it belongs to
+  // this run; without, refuses a directory that holds one.
+  void open_checkpoint_dir(const ScheduleSpec& schedule);
+  // What makes a checkpoint this run's.
+  RunIdentity run_identity() const;
   // Writes a checkpoint of the current state (if checkpoint_dir is set) into result.checkpoint.
   void checkpoint(double epoch_loss_sum, int64_t epoch_samples, TrainResult& result);
 
@@ -157,15 +178,19 @@ class Trainer {
   std::unique_ptr<Loader> loader_;
   std::unique_ptr<Loader> test_loader_;
   Progress progress_;
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> log_;
+  std::optional<RunLog> log_;
   int64_t step_ = 0;
   double lr_ = 0;           // of the last optimizer step
   double h2d_seconds_ = 0;  // of the current epoch
   // Of an epoch interrupted by a checkpoint, until it is finished (see CheckpointState).
   double resumed_loss_sum_ = 0;
   int64_t resumed_samples_ = 0;
+  std::string eval_note_;     // what is evaluated, or why nothing is
   std::string resumed_from_;  // checkpoint directory restored, if any
-  std::string resume_note_;   // printed after "resuming from": a schedule that changed length
+  // Printed after "resuming from": a damaged LATEST, a schedule that changed length.
+  std::vector<std::string> resume_notes_;
+  // Held from construction until run() returns: while the run may write checkpoints.
+  std::optional<DirectoryLock> checkpoint_lock_;
 };
 
 }  // namespace stoker

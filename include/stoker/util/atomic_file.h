@@ -13,9 +13,15 @@
 
 namespace stoker {
 
+// Whether a file may be written at `path`: a new path in an existing directory, or an existing
+// regular file. Anything else there — a device such as /dev/full, a FIFO, a directory, a socket,
+// a symbolic link — is kInvalidArgument naming the path and what it is (a rename would replace
+// it); a missing directory is kIoError. Does not check permissions.
+Status check_output_path(const std::string& path);
+
 class AtomicFile {
  public:
-  // Creates the temporary file for `path`; the directory must exist.
+  // Creates the temporary file for `path` (which must pass check_output_path).
   static Result<AtomicFile> create(const std::string& path);
 
   AtomicFile(AtomicFile&& other) noexcept;

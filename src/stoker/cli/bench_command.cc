@@ -16,8 +16,10 @@
 #include "cli/commands.h"
 #include "stoker/image/decode.h"
 #include "stoker/pipeline/image_transforms.h"
+#include "cli/usage.h"
 #include "stoker/pipeline/loader_core.h"
 #include "stoker/pipeline/sample_cost.h"
+#include "stoker/store/data_location.h"
 #include "stoker/store/import/fashion_mnist.h"
 
 namespace stoker::cli {
@@ -119,8 +121,14 @@ void run_loader_bench(const LoaderBenchOptions& o) {
   if (data.empty()) {
     throw_if_error(
         convert_fashion_mnist(kFashionMnistDebianDir, default_fashion_mnist_dir(), true));
-    data = default_fashion_mnist_dir() + "/train";
+    data = default_fashion_mnist_dir();
   }
+  // A folder of datasets: its train/ (what a training run reads).
+  const DataLocation where = locate_data(data).value_or_throw();
+  if (where.train.empty())
+    throw Error(not_found(data + " holds no train/ dataset (it holds " + describe_splits(where) +
+                          "): give one dataset, or a folder with train/"));
+  data = where.train;
   auto dataset = Dataset::open(data).value_or_throw();
   const double rss_before_loader = rss_anon_bytes();
   LoaderOptions options;
@@ -212,6 +220,7 @@ void run_loader_bench(const LoaderBenchOptions& o) {
     fmt::print("{}\n", j.dump(2));
     return;
   }
+  fmt::print("dataset    {}\n", data);
   fmt::print("loader     {:>12.0f} samples/s  {:>8.1f} MB/s  ({} samples, {} workers, {:.3f} s)\n",
              rate, rate * sample_bytes / 1e6, samples, workers, seconds);
   fmt::print("bare loop  {:>12.0f} samples/s  (one thread, same work, no queue)\n", bare);
@@ -239,28 +248,31 @@ void add_bench_command(CLI::App& app) {
   CLI::App* loader =
       bench->add_subcommand("loader", "Loader throughput (samples/s, MB/s) beside the bare loop");
   loader->add_option("--data", o->data,
-                     "Dataset directory (default: Fashion-MNIST train, converted if needed)");
-  loader->add_option("--batch", o->batch, "Batch size")
-      ->check(CLI::PositiveNumber)
+                     "Dataset directory, or a folder with train/ (used) and test/ (default: "
+                     "Fashion-MNIST, converted if needed)");
+  add_whole_number(*loader, "--batch", o->batch, "Batch size", 1)->capture_default_str();
+  add_whole_number(*loader, "--workers", o->workers, "Worker threads (-1 = auto, 0 = inline)", -1,
+                   kMaxWorkers, "the loader's limit")
       ->capture_default_str();
-  loader->add_option("--workers", o->workers, "Worker threads (-1 = auto, 0 = inline)")
-      ->check(CLI::Range(-1, 256))
+  add_whole_number(*loader, "--prefetch", o->prefetch,
+                   "Batches in flight (-1 = auto: 16 MiB, 4 to 64)", -1, kMaxPrefetch,
+                   "the loader's limit")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            if (text == "0") throw UsageError("--prefetch must be -1 (auto) or at least 1");
+            return "";
+          },
+          "", "not_zero"))
       ->capture_default_str();
-  loader->add_option("--prefetch", o->prefetch, "Batches in flight (-1 = auto: 16 MiB, 4 to 64)")
-      ->check(CLI::Range(-1, 1024) & !CLI::IsMember({0}))
-      ->capture_default_str();
-  loader->add_option("--epochs", o->epochs, "Epochs to time")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  add_whole_number(*loader, "--epochs", o->epochs, "Epochs to time", 1)->capture_default_str();
   loader->add_flag("--uint8", o->uint8, "Deliver images as uint8 (normalise on the device)");
   loader->add_option("--verify", o->verify, "Record checksums: always, once (first read), off")
-      ->check(CLI::IsMember({"always", "once", "off"}))
+      ->check(one_of("--verify", {"always", "once", "off"}))
       ->capture_default_str();
-  loader
-      ->add_option("--sample-cost-us", o->sample_cost_us,
+  add_whole_number(*loader, "--sample-cost-us", o->sample_cost_us,
                    "Add a synthetic field whose transform busy-waits N us per sample (a "
-                   "stand-in for decoding; benchmarks only)")
-      ->check(CLI::Range(0, 1000000))
+                   "stand-in for decoding; benchmarks only)",
+                   0, 1000000)
       ->capture_default_str();
   loader
       ->add_option("--image-size", o->image_size,

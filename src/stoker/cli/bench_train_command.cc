@@ -14,11 +14,14 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/usage.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/train/compute_bound.h"
 #include "stoker/train/trainer.h"
+#include "stoker/util/machine.h"
 #include "stoker/util/sample_stats.h"
 #include "stoker/util/slice_timer.h"
+#include "stoker/util/subprocess.h"
 
 namespace stoker::cli {
 namespace {
@@ -34,23 +37,28 @@ struct TrainBenchOptions {
   bool json = false;
 };
 
-// PyTorch's results, or a JSON object {"error": ...} saying why there are none.
+// PyTorch's results, or {"error": "skipped (--no-torch)"}. The baseline runs without a shell:
+// --python and the script path are one argument each, whatever they hold. Throws Error if it
+// cannot run or fails, before any timing starts: a comparison without it is not what was asked.
 nlohmann::json run_torch_baseline(const TrainBenchOptions& o) {
   if (o.skip_torch) return {{"error", "skipped (--no-torch)"}};
   if (!std::filesystem::exists(o.torch_script))
-    return {{"error", o.torch_script + ": no such file (pass --torch-baseline)"}};
-  const std::string command = fmt::format("{} {} --json --batch {} --threads {}", o.python,
-                                          o.torch_script, o.batch, o.threads);
-  std::FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return {{"error", "cannot run " + o.python}};
-  std::string out;
-  char buffer[4096];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
-  const int status = ::pclose(pipe);
-  nlohmann::json j = nlohmann::json::parse(out, nullptr, false);
-  if (status != 0 || j.is_discarded()) return {{"error", command + " failed"}};
-  return j;
+    throw Error(not_found("PyTorch baseline " + o.torch_script +
+                          ": no such file (pass --torch-baseline, or --no-torch)"));
+  const std::vector<std::string> argv = {
+      o.python,    o.torch_script,           "--json", "--batch", std::to_string(o.batch),
+      "--threads", std::to_string(o.threads)};
+  const ProcessResult r = run_process(argv).value_or_throw();
+  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  if (r.exit_code == 0 && !j.is_discarded() && j.contains("results")) return j;
+  std::string reason = r.err;
+  while (!reason.empty() && reason.back() == '\n') reason.pop_back();
+  reason = reason.substr(reason.rfind('\n') == std::string::npos ? 0 : reason.rfind('\n') + 1);
+  throw Error(
+      io_error(fmt::format("the PyTorch baseline failed: {} {} {}: {}", o.python, o.torch_script,
+                           r.exit_code != 0 ? fmt::format("exited with status {}", r.exit_code)
+                                            : std::string("printed no results"),
+                           reason.empty() ? "no message" : reason)));
 }
 
 // Resident batches the second compute-only run cycles through: 16 of batch 64 are 3.2 MB, more
@@ -213,21 +221,18 @@ void add_bench_train_command(CLI::App& bench) {
   CLI::App* cmd = bench.add_subcommand(
       "train",
       "The classic MLP experiment: PyTorch DataLoader vs stoker vs the compute-only bound");
-  cmd->add_option("--batch", o->batch, "Batch size")
-      ->check(CLI::PositiveNumber)
+  add_whole_number(*cmd, "--batch", o->batch, "Batch size", 1)->capture_default_str();
+  add_whole_number(*cmd, "--workers", o->workers, "stoker loader worker threads", 0, kMaxWorkers,
+                   "the loader's limit")
       ->capture_default_str();
-  cmd->add_option("--workers", o->workers, "stoker loader worker threads")
-      ->check(CLI::Range(0, 256))
-      ->capture_default_str();
-  cmd->add_option("--threads", o->threads, "Intra-op threads (both sides)")
-      ->check(CLI::Range(1, 256))
+  add_whole_number(*cmd, "--threads", o->threads, "Intra-op threads (both sides)", 1,
+                   machine_cores(), "the cores of this machine")
       ->capture_default_str();
   cmd->add_option("--torch-baseline", o->torch_script, "PyTorch baseline script")
       ->capture_default_str();
   cmd->add_option("--python", o->python, "Python with torch and torchvision")
       ->capture_default_str();
-  cmd->add_option("--repeat", o->repeat, "stoker epochs and bounds, run alternately")
-      ->check(CLI::Range(1, 100))
+  add_whole_number(*cmd, "--repeat", o->repeat, "stoker epochs and bounds, run alternately", 1, 100)
       ->capture_default_str();
   cmd->add_flag("--no-torch", o->skip_torch, "Leave out the PyTorch runs");
   cmd->add_flag("--json", o->json, "Print JSON");

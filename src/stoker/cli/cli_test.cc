@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "stoker/store/import/fashion_mnist.h"
+#include "stoker/store/manifest.h"
 #include "stoker/testing/cli_run.h"
 #include "stoker/testing/records.h"
 #include "stoker/testing/temp_dir.h"
@@ -43,6 +45,52 @@ TEST(CliTest, ConvertFashionMnistThenInspectJson) {
 
   RunResult again = run("convert fashion-mnist --out " + dir / "fm", dir);
   expect_one_line_error(again, "exists");
+}
+
+// --data (and inspect's and verify's DIR) means one thing everywhere: a dataset, or a folder of
+// them whose train/ is trained on and whose test/ (else val/) is evaluated; each command says
+// which it used.
+TEST(CliTest, DataIsADatasetOrAFolderOfTrainAndTestEverywhere) {
+  ASSERT_TRUE(fs::is_directory(kFashionMnistDebianDir));
+  testing::TempDir dir;
+  ASSERT_EQ(run("convert fashion-mnist --out " + dir / "fm", dir).exit_code, 0);
+  RunResult folder = run("verify " + dir / "fm", dir);
+  ASSERT_EQ(folder.exit_code, 0) << folder.err;
+  EXPECT_EQ(folder.out, dir / "fm/test" + ": all 10000 records in 1 shard verified\n" +
+                            dir / "fm/train" + ": all 60000 records in 1 shard verified\n");
+  RunResult one = run("verify " + dir / "fm/test", dir);
+  EXPECT_EQ(one.out, dir / "fm/test" + ": all 10000 records in 1 shard verified\n");
+
+  RunResult loader = run("bench loader --json --epochs 1 --data " + dir / "fm", dir);
+  ASSERT_EQ(loader.exit_code, 0) << loader.err;
+  EXPECT_EQ(nlohmann::json::parse(loader.out)["data"], dir / "fm/train");
+  RunResult loader_text = run("bench loader --epochs 1 --data " + dir / "fm/test", dir);
+  EXPECT_EQ(loader_text.out.rfind("dataset    " + dir / "fm/test\n", 0), 0u) << loader_text.out;
+
+  RunResult trained = run("train --max-steps 3 --data " + dir / "fm", dir);
+  ASSERT_EQ(trained.exit_code, 0) << trained.err;
+  EXPECT_NE(trained.out.find("training mlp on " + dir / "fm/train"), std::string::npos);
+  EXPECT_NE(trained.out.find("evaluating on " + dir / "fm/test" + " (10000 samples)"),
+            std::string::npos)
+      << trained.out;
+  RunResult single = run("train --max-steps 3 --data " + dir / "fm/test", dir);
+  ASSERT_EQ(single.exit_code, 0) << single.err;
+  EXPECT_NE(single.out.find("training mlp on " + dir / "fm/test"), std::string::npos);
+  EXPECT_NE(single.out.find("not evaluating: " + dir / "fm/test" + " is one dataset"),
+            std::string::npos)
+      << single.out;
+  fs::rename(dir / "fm/test", dir / "fm/val");
+  RunResult val = run("train --max-steps 3 --data " + dir / "fm", dir);
+  EXPECT_NE(val.out.find("evaluating on " + dir / "fm/val"), std::string::npos) << val.out;
+
+  fs::rename(dir / "fm/train", dir / "fm/other");
+  expect_one_line_error(
+      run("train --data " + dir / "fm", dir),
+      dir / "fm" + " holds no train/ dataset (it holds other/, val/ of " + dir / "fm" + ")");
+  expect_one_line_error(run("bench loader --data " + dir / "fm", dir), "holds no train/ dataset");
+  fs::create_directory(dir / "empty");
+  expect_one_line_error(run("verify " + dir / "empty", dir),
+                        dir / "empty" + ": neither a dataset (no manifest.json) nor a folder");
 }
 
 // The benchmark commands run end to end and report what they measured (not how fast: that is
@@ -105,6 +153,36 @@ TEST(CliTest, BenchLoaderAndBenchTrainReportTheirRuns) {
   EXPECT_NE(t["pytorch_error"].get<std::string>().find("--no-torch"), std::string::npos);
 }
 
+// The PyTorch baseline runs without a shell (a path with spaces works, a command in --python
+// runs nothing), and a baseline that fails fails the command, before the timed runs.
+TEST(CliTest, BenchTrainRunsTheBaselineWithoutAShell) {
+  ASSERT_TRUE(fs::is_directory(kFashionMnistDebianDir));
+  testing::TempDir dir;
+  const std::string env = "STOKER_DATA=" + dir / "root";
+  RunResult injected = run(
+      "bench train --repeat 1 --python '/bin/touch " + dir / "x" + "; /usr/bin/python3'", dir, env);
+  expect_one_line_error(injected, "cannot run /bin/touch " + dir / "x" + "; /usr/bin/python3");
+  EXPECT_EQ(injected.exit_code, 1);
+  EXPECT_FALSE(fs::exists(dir / "x"));
+
+  fs::create_directory(dir / "with space");
+  const std::string script = dir / "with space/base line.py";
+  std::ofstream(script) << "import sys, json\n"
+                           "if '--json' not in sys.argv: sys.exit('no --json')\n"
+                           "print(json.dumps({'results': [{'name': 'fake', 'seconds': 1.5}]}))\n";
+  RunResult spaced =
+      run("bench train --json --repeat 1 --torch-baseline '" + script + "'", dir, env);
+  ASSERT_EQ(spaced.exit_code, 0) << spaced.err;
+  EXPECT_EQ(nlohmann::json::parse(spaced.out)["results"][0]["name"], "pytorch fake");
+
+  std::ofstream(script) << "import sys\nsys.exit('torchvision is missing')\n";
+  RunResult failed = run("bench train --repeat 1 --torch-baseline '" + script + "'", dir, env);
+  expect_one_line_error(failed, "the PyTorch baseline failed: /usr/bin/python3 " + script +
+                                    " exited with status 1: torchvision is missing");
+  EXPECT_EQ(failed.exit_code, 1);
+  EXPECT_EQ(failed.out, "") << "no timed runs after a failed baseline";
+}
+
 TEST(CliTest, VerifyListsEveryBadRecordAndExitsOne) {
   testing::TempDir dir;
   testing::write_labelled_dataset(dir / "ds", 100);
@@ -142,6 +220,64 @@ TEST(CliTest, BadInputsGiveOneLineNamingTheFile) {
   testing::write_labelled_dataset(dir / "ds3", 100);
   testing::flip_byte(dir / "ds3/shard-00000.stk", fs::file_size(dir / "ds3/shard-00000.stk") - 60);
   expect_one_line_error(run("verify " + dir / "ds3", dir), "index checksum");
+}
+
+// A command line that means nothing: one line of our own on stderr, exit code 2, and nothing
+// done (no output file, no checkpoint directory, no conversion into the data root).
+TEST(CliTest, UsageErrorsExitTwoWithOneLineAndDoNothing) {
+  testing::TempDir dir;
+  const std::string outputs = " --log " + dir / "log.jsonl" + " --checkpoint-dir " + dir / "ckpt" +
+                              " --save-model " + dir / "model.pt";
+  const std::string env = "STOKER_DATA=" + dir / "root";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"train --epochs 0" + outputs, "--epochs must be at least 1"},
+      {"train --epoch 3" + outputs, "unknown option --epoch (did you mean --epochs?)"},
+      {"trian --epochs 3", "unknown command 'trian' (did you mean 'train'?)"},
+      {"", "missing command: choose bench, convert, inspect, train or verify"},
+      {"bench lodaer", "unknown command 'bench lodaer' (did you mean 'bench loader'?)"},
+      {"train --lr abc" + outputs, "--lr: 'abc' is not a number"},
+      {"train --lr -1" + outputs, "--lr must be greater than 0"},
+      {"train --batch 1.5" + outputs, "--batch: '1.5' is not a whole number"},
+      {"train --epochs 99999999999999999999" + outputs,
+       "--epochs must be at most 9223372036854775807"},
+      {"train --workers 100000" + outputs, "--workers must be at most 1024 (the loader's limit)"},
+      {"train --threads 100000" + outputs, "--threads must be at most "},
+      {"bench loader --workers 100000", "--workers must be at most 1024 (the loader's limit)"},
+      {"bench loader --prefetch 0", "--prefetch must be -1 (auto) or at least 1"},
+      {"train --amp fp8" + outputs, "--amp: unknown value 'fp8' (choose off, bf16 or fp16)"},
+      {"train --optimizer adma" + outputs,
+       "--optimizer: unknown value 'adma' (did you mean 'adam'?"},
+      {"train --model transformer" + outputs, "--model: unknown model 'transformer'"},
+      {"train --resume", "--resume requires --checkpoint-dir"},
+      {"verify", "DIR is required (see stoker verify --help)"},
+      {"inspect a b", "unexpected argument 'b' (see stoker inspect --help)"},
+      {"convert idx --images a --labels b --out " + dir / "out" + " --shard-mb 0",
+       "--shard-mb must be at least 1"},
+  };
+  for (const auto& [args, message] : cases) {
+    RunResult r = run(args, dir, env);
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("stoker: ", 0), 0u) << args << ": " << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << args << ": " << r.err;
+    EXPECT_EQ(r.out, "") << args;
+    std::vector<std::string> written;
+    for (const auto& entry : fs::directory_iterator(dir.path()))
+      if (entry.path().filename() != "stderr.txt") written.push_back(entry.path());
+    EXPECT_EQ(written, std::vector<std::string>{}) << args;
+  }
+}
+
+TEST(CliTest, VersionNamesStokerLibTorchAndTheFormats) {
+  testing::TempDir dir;
+  RunResult r = run("--version", dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("stoker " STOKER_VERSION " (", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("LibTorch 1."), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("dataset format " + std::to_string(kDatasetFormatVersion)),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("checkpoint format "), std::string::npos) << r.out;
 }
 
 TEST(CliTest, HelpOnEveryCommand) {

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "stoker/image/jpeg_encode.h"
 #include "stoker/store/import/cifar10.h"
+#include "cli/usage.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/store/import/idx.h"
 #include "stoker/store/import/image_folder.h"
@@ -21,8 +22,7 @@ namespace {
 
 // --shard-mb, the shard size of every convert command.
 void add_shard_mb_option(CLI::App* command, uint64_t& shard_mb) {
-  command->add_option("--shard-mb", shard_mb, "Shard size in MB")
-      ->check(CLI::Range(1, 1 << 20))
+  add_whole_number(*command, "--shard-mb", shard_mb, "Shard size in MiB", 1, 1 << 20, "1 TiB")
       ->capture_default_str();
 }
 

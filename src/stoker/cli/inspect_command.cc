@@ -1,36 +1,20 @@
 // `stoker inspect [DIR] [--json]`: what a dataset holds. DIR may also be a folder of datasets
-// (such as the converted Fashion-MNIST, holding train/ and test/): each is shown.
+// (such as the converted Fashion-MNIST, holding train/ and test/): each is shown
+// (store/data_location.h).
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <algorithm>
-#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "stoker/store/data_location.h"
 #include "stoker/store/dataset_summary.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/util/utf8.h"
 
 namespace stoker::cli {
 namespace {
-
-namespace fs = std::filesystem;
-
-// DIR itself if it is a dataset, else its subdirectories that are, sorted by name.
-// Paths the system cannot resolve (a symlink loop, say) are left for Dataset::open to report.
-std::vector<std::string> dataset_dirs(const std::string& dir) {
-  std::error_code ec;
-  if (fs::exists(fs::path(dir) / kManifestName, ec) || !fs::is_directory(dir, ec)) return {dir};
-  std::vector<std::string> dirs;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (fs::exists(entry.path() / kManifestName, ec)) dirs.push_back(entry.path().string());
-  }
-  std::sort(dirs.begin(), dirs.end());
-  if (dirs.empty()) return {dir};  // let Dataset::open say why it is not a dataset
-  return dirs;
-}
 
 // Class names and label rows shown in text before the rest is summed up (--json has them all).
 constexpr size_t kClassNamesShown = 10;
@@ -81,10 +65,11 @@ void add_inspect_command(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand(
       "inspect", "Show a dataset's schema, records, shards, bytes and label histogram");
-  cmd->add_option("dir", *dir, "Dataset directory, or a folder of datasets")->capture_default_str();
+  cmd->add_option("DIR", *dir, "Dataset directory, or a folder of datasets")->capture_default_str();
   cmd->add_flag("--json", *json, "Print JSON");
   cmd->callback([dir, json] {
-    std::vector<std::string> dirs = dataset_dirs(*dir);
+    const DataLocation where = locate_data(*dir).value_or_throw();
+    const std::vector<std::string>& dirs = where.datasets;
     nlohmann::json all = nlohmann::json::array();
     for (size_t i = 0; i < dirs.size(); ++i) {
       auto dataset = Dataset::open(dirs[i]).value_or_throw();
@@ -97,9 +82,8 @@ void add_inspect_command(CLI::App& app) {
       }
     }
     if (*json) {
-      nlohmann::json out = all.size() == 1 && dirs[0] == *dir
-                               ? all[0]
-                               : nlohmann::json{{"dir", *dir}, {"datasets", all}};
+      nlohmann::json out =
+          !where.folder ? all[0] : nlohmann::json{{"dir", *dir}, {"datasets", all}};
       fmt::print("{}\n", out.dump(2));
     }
   });

@@ -1,5 +1,8 @@
 // The `stoker` command line: subcommands from commands.h; errors become one line on stderr.
+#include <c10/util/Exception.h>
+#include <fmt/format.h>
 #include <signal.h>
+#include <torch/version.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -8,8 +11,12 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <new>
 
 #include "cli/commands.h"
+#include "cli/usage.h"
+#include "stoker/store/manifest.h"
+#include "stoker/train/checkpoint.h"
 #include "stoker/util/status.h"
 #include "util/mapping_registry.h"
 
@@ -58,32 +65,55 @@ void install_sigbus_handler() {
   sigaction(SIGBUS, &action, nullptr);
 }
 
+// `stoker --version`: what a bug report needs to name.
+std::string version_text() {
+  return fmt::format("stoker {} (LibTorch {}, dataset format {}, checkpoint format {})",
+                     STOKER_VERSION, TORCH_VERSION, stoker::kDatasetFormatVersion,
+                     stoker::kCheckpointFormatVersion);
+}
+
+// The first line of `text`: LibTorch's messages go on with a C++ backtrace.
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+int fail(const std::string& message, int code) {
+  std::fprintf(stderr, "stoker: %s\n", message.c_str());
+  return code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  using namespace stoker::cli;
   install_sigbus_handler();
-  CLI::App app{"stoker: keeps accelerators fed. Sharded datasets, a fast loader, a trainer."};
+  CLI::App app{"stoker: keeps accelerators fed. Sharded datasets, a fast loader, a trainer.",
+               "stoker"};
   app.require_subcommand(1);
-  // A bad command line is one line, as every other error: "stoker: --max-side: Value 0 not in
-  // range 1 to 65500 (--help lists the options)".
-  app.failure_message([](const CLI::App*, const CLI::Error& e) {
-    return "stoker: " + std::string(e.what()) + " (--help lists the options)\n";
-  });
-  stoker::cli::add_bench_command(app);
-  stoker::cli::add_convert_command(app);
-  stoker::cli::add_inspect_command(app);
-  stoker::cli::add_train_command(app);
-  stoker::cli::add_verify_command(app);
+  app.set_version_flag("--version", version_text());
+  // An option given twice takes its last value, as in most command lines (`... --epochs 2` after
+  // a saved command); set before the subcommands, which inherit it.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  add_bench_command(app);
+  add_convert_command(app);
+  add_inspect_command(app);
+  add_train_command(app);
+  add_verify_command(app);
   try {
     app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);  // --help, --version
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return fail(parse_error_message(app, e), kExitUsage);
+  } catch (const UsageError& e) {
+    return fail(e.what(), kExitUsage);
   } catch (const stoker::Error& e) {
-    std::fprintf(stderr, "stoker: %s\n", e.what());
-    return e.status().code() == stoker::StatusCode::kCancelled ? 130 : 1;
+    return fail(e.what(), e.status().code() == stoker::StatusCode::kCancelled ? kExitInterrupted
+                                                                              : kExitFailure);
+  } catch (const c10::Error& e) {
+    return fail("internal error: " + first_line(e.what_without_backtrace()), kExitFailure);
+  } catch (const std::bad_alloc&) {
+    return fail("out of memory", kExitFailure);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "stoker: internal error: %s\n", e.what());
-    return 2;
+    return fail("internal error: " + first_line(e.what()), kExitFailure);
   }
-  return 0;
+  return kExitOk;
 }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <chrono>
@@ -14,7 +15,9 @@
 
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/testing/classification.h"
+#include "stoker/testing/cli_run.h"
 #include "stoker/testing/records.h"
+#include "stoker/testing/script_models.h"
 #include "stoker/testing/temp_dir.h"
 #include "stoker/train/checkpoint.h"
 #include "stoker/train/models.h"
@@ -101,6 +104,14 @@ std::vector<at::Tensor> saved_parameters(const std::string& path) {
   return out;
 }
 
+// The records of a JSONL log.
+std::vector<nlohmann::json> log_records(const std::string& path) {
+  std::ifstream log(path);
+  std::vector<nlohmann::json> records;
+  for (std::string line; std::getline(log, line);) records.push_back(nlohmann::json::parse(line));
+  return records;
+}
+
 class TrainCliTest : public ::testing::Test {
  protected:
   void write_data(const std::string& name, int64_t train_records) {
@@ -124,10 +135,7 @@ TEST_F(TrainCliTest, TrainsWithLogCheckpointAndSavedModel) {
   EXPECT_NE(out.find("(data "), std::string::npos) << out;
   EXPECT_NE(out.find("trained mlp: 2 epochs, 126 steps"), std::string::npos) << out;
 
-  std::ifstream log(dir_ / "log.jsonl");
-  std::string line;
-  std::vector<nlohmann::json> epochs;
-  while (std::getline(log, line)) epochs.push_back(nlohmann::json::parse(line));
+  const std::vector<nlohmann::json> epochs = log_records(dir_ / "log.jsonl");
   ASSERT_EQ(epochs.size(), 2u);
   EXPECT_EQ(epochs[1]["epoch"], 2);
   EXPECT_GT(epochs[1]["test_accuracy"].get<double>(), 0.9);
@@ -159,7 +167,8 @@ TEST_F(TrainCliTest, SigintCheckpointsAndResumeEqualsAStraightRun) {
   };
 
   // The same --epochs in every run: the default cosine schedule spans the whole run.
-  Cli interrupted(with({"--epochs", "3", "--checkpoint-dir", dir_ / "a"}), dir_);
+  Cli interrupted(
+      with({"--epochs", "3", "--checkpoint-dir", dir_ / "a", "--log", dir_ / "a.jsonl"}), dir_);
   ASSERT_TRUE(interrupted.wait_for_output("epoch 1/3  train loss")) << interrupted.err();
   interrupted.signal(SIGINT);
   EXPECT_EQ(interrupted.wait(), 130) << interrupted.err();
@@ -174,10 +183,18 @@ TEST_F(TrainCliTest, SigintCheckpointsAndResumeEqualsAStraightRun) {
   ASSERT_LT(meta["loader"]["epoch"].get<int64_t>(), 3) << "stopped too late for this test";
 
   Cli resumed(with({"--epochs", "3", "--checkpoint-dir", dir_ / "a", "--resume", "--save-model",
-                    dir_ / "resumed.pt"}),
+                    dir_ / "resumed.pt", "--log", dir_ / "a.jsonl"}),
               dir_);
   ASSERT_EQ(resumed.wait(), 0) << resumed.err();
   EXPECT_NE(resumed.out().find("resuming from " + checkpoint), std::string::npos);
+  // The log holds each epoch once, and the epoch resumed mid-way reports all its samples.
+  std::vector<int64_t> epochs;
+  for (const nlohmann::json& record : log_records(dir_ / "a.jsonl")) {
+    if (!record.contains("epoch")) continue;
+    epochs.push_back(record["epoch"]);
+    EXPECT_EQ(record["samples"], 20000) << record.dump();
+  }
+  EXPECT_EQ(epochs, (std::vector<int64_t>{1, 2, 3}));
   Cli straight(with({"--epochs", "3", "--save-model", dir_ / "straight.pt"}), dir_);
   ASSERT_EQ(straight.wait(), 0) << straight.err();
 
@@ -192,13 +209,10 @@ TEST_F(TrainCliTest, SigintCheckpointsAndResumeEqualsAStraightRun) {
 TEST_F(TrainCliTest, BadInputsGiveOneLineAndExitOne) {
   write_data("data", 300);
   const std::string data = dir_ / "data";
-  expect_one_line_error(Cli({"--data", data, "--model", "transformer"}, dir_),
-                        "unknown model 'transformer'");
   std::ofstream(dir_ / "junk.pt") << "junk";
   expect_one_line_error(Cli({"--data", data, "--model", dir_ / "junk.pt"}, dir_),
                         "cannot load TorchScript model '" + (dir_ / "junk.pt") + "'");
   expect_one_line_error(Cli({"--data", dir_ / "none"}, dir_), dir_ / "none");
-  expect_one_line_error(Cli({"--data", data, "--amp", "fp8"}, dir_), "unknown amp mode 'fp8'");
   std::ofstream(dir_ / "file") << "x";
   expect_one_line_error(Cli({"--data", data, "--checkpoint-dir", dir_ / "file/ckpt"}, dir_),
                         "cannot create checkpoint directory '" + (dir_ / "file/ckpt") + "'");
@@ -228,6 +242,183 @@ TEST_F(TrainCliTest, BadInputsGiveOneLineAndExitOne) {
                         "training stopped: loss is NaN at epoch 2, batch 1, step 20");
   EXPECT_EQ(latest_checkpoint(dir_ / "ckpt").value_or_throw(), checkpoint);
   EXPECT_EQ(read_file(checkpoint + "/meta.json").value_or_throw(), meta);
+}
+
+// Outputs that are not regular files or new paths are refused before training (as root, a
+// rename over /dev/full would replace the device); a write the system refuses fails the run.
+TEST_F(TrainCliTest, OutputsMustBeRegularFilesAndWriteErrorsFailTheRun) {
+  write_data("data", 300);
+  for (const char* option : {"--save-model", "--log"}) {
+    expect_one_line_error(
+        Cli({"--data", dir_ / "data", "--epochs", "1", option, "/dev/full"}, dir_),
+        "/dev/full: a character device, not a regular file: give a new path or a regular file");
+  }
+  struct stat st {};
+  ASSERT_EQ(::stat("/dev/full", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+  expect_one_line_error(
+      Cli({"--data", dir_ / "data", "--save-model", dir_ / "none/model.pt"}, dir_),
+      dir_ / "none/model.pt" + ": cannot create: no such directory");
+
+  // A file size limit stands in for a full disk: the log's third line no longer fits.
+  testing::RunResult full =
+      testing::run("train --data " + dir_ / "data" + " --epochs 20 --log " + dir_ / "log.jsonl",
+                   dir_, "trap '' XFSZ; ulimit -f 1;");
+  EXPECT_EQ(full.exit_code, 1) << full.err;
+  EXPECT_NE(
+      full.err.find("stoker: cannot write log file '" + (dir_ / "log.jsonl") + "': File too large"),
+      std::string::npos)
+      << full.err;
+}
+
+// After a crash between an epoch's log record and its checkpoint, the resumed run logs that
+// epoch once (the crashed run's record of it, and a line torn by the crash, are removed).
+TEST_F(TrainCliTest, ResumeKeepsTheLogConsistentWithTheCheckpoint) {
+  write_data("data", 300);
+  const std::vector<std::string> run = {"--data", dir_ / "data",      "--batch",
+                                        "32",     "--checkpoint-dir", dir_ / "ckpt",
+                                        "--log",  dir_ / "log.jsonl"};
+  auto with = [&](std::vector<std::string> more) {
+    std::vector<std::string> args = run;
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  };
+  Cli first(with({"--epochs", "2"}), dir_);
+  ASSERT_EQ(first.wait(), 0) << first.err();
+  std::ofstream(dir_ / "log.jsonl", std::ios::app)
+      << "{\"epoch\": 3, \"epochs\": 3, \"steps\": 30}\n{\"epoch\": 4, \"ste";
+  Cli resumed(with({"--epochs", "3", "--resume"}), dir_);
+  ASSERT_EQ(resumed.wait(), 0) << resumed.err();
+  std::vector<int64_t> epochs;
+  for (const nlohmann::json& record : log_records(dir_ / "log.jsonl"))
+    epochs.push_back(record["epoch"]);
+  EXPECT_EQ(epochs, (std::vector<int64_t>{1, 2, 3}));
+}
+
+// A checkpoint continues only the run that wrote it: another optimizer, batch size or dataset is
+// refused in one line saying what differs, and the checkpoint stays as it was.
+TEST_F(TrainCliTest, ResumeRefusesACheckpointOfAnotherRun) {
+  write_data("data", 300);
+  write_data("other", 200);
+  const std::vector<std::string> run = {"--data", dir_ / "data",      "--epochs",   "1", "--batch",
+                                        "32",     "--checkpoint-dir", dir_ / "ckpt"};
+  auto with = [&](std::vector<std::string> more) {
+    std::vector<std::string> args = run;
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  };
+  Cli first(run, dir_);
+  ASSERT_EQ(first.wait(), 0) << first.err();
+  const std::string checkpoint = latest_checkpoint(dir_ / "ckpt").value_or_throw();
+  const std::string meta = read_file(checkpoint + "/meta.json").value_or_throw();
+
+  expect_one_line_error(Cli(with({"--resume", "--epochs", "2", "--optimizer", "sgd"}), dir_),
+                        "checkpoint " + checkpoint +
+                            " belongs to another run: optimizer adam (this run: sgd); resume with "
+                            "the same settings or use another checkpoint directory");
+  expect_one_line_error(Cli(with({"--resume", "--epochs", "2", "--batch", "16"}), dir_),
+                        "batch size 32 (this run: 16)");
+  std::vector<std::string> other = with({"--resume", "--epochs", "2"});
+  other[1] = dir_ / "other";
+  expect_one_line_error(Cli(other, dir_), "belongs to another run: other training data");
+  EXPECT_EQ(latest_checkpoint(dir_ / "ckpt").value_or_throw(), checkpoint);
+  EXPECT_EQ(read_file(checkpoint + "/meta.json").value_or_throw(), meta);
+
+  // A damaged LATEST beside a complete checkpoint: resumed from it, with a note.
+  std::ofstream(dir_ / "ckpt/LATEST") << "garbage";
+  Cli resumed(with({"--resume", "--epochs", "2"}), dir_);
+  ASSERT_EQ(resumed.wait(), 0) << resumed.err();
+  EXPECT_NE(resumed.out().find("resuming from " + checkpoint), std::string::npos) << resumed.out();
+  EXPECT_NE(resumed.out().find("note: " + (dir_ / "ckpt/LATEST") + " names 'garbage'"),
+            std::string::npos)
+      << resumed.out();
+  EXPECT_NE(resumed.out().find("epoch 2/2"), std::string::npos) << resumed.out();
+}
+
+// Two runs on one checkpoint directory: the second fails at once; the first goes on.
+TEST_F(TrainCliTest, ASecondRunOnTheCheckpointDirectoryFailsAtOnce) {
+  write_data("data", 2000);
+  const std::vector<std::string> args = {
+      "--data",  dir_ / "data", "--epochs",         "1000",
+      "--batch", "16",          "--checkpoint-dir", dir_ / "ckpt"};
+  Cli first(args, dir_);
+  ASSERT_TRUE(first.wait_for_output("epoch 1/1000  train loss")) << first.err();
+  std::vector<std::string> second_args = args;
+  second_args.push_back("--resume");
+  const auto start = std::chrono::steady_clock::now();
+  Cli second(second_args, dir_);
+  expect_one_line_error(second,
+                        "checkpoint directory '" + (dir_ / "ckpt") + "' is in use by another run");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+  first.signal(SIGINT);
+  EXPECT_EQ(first.wait(), 130) << first.err();
+  EXPECT_TRUE(latest_checkpoint(dir_ / "ckpt").is_ok());
+}
+
+// A user's TorchScript model that cannot train on the data: one line naming the file, the step
+// and the reason, never LibTorch's traceback (that only with --verbose).
+TEST_F(TrainCliTest, FailingModelsGiveOneLineNamingModelStepAndReason) {
+  write_data("data", 300);
+  ASSERT_TRUE(testing::write_script_models(dir_.path())) << "/usr/bin/python3 with torch";
+  auto train = [&](const std::string& model, std::vector<std::string> more = {}) {
+    std::vector<std::string> args = {"--data",  dir_ / "data", "--epochs", "1",
+                                     "--batch", "32",          "--model",  dir_ / model};
+    args.insert(args.end(), more.begin(), more.end());
+    return Cli(args, dir_);
+  };
+  expect_one_line_error(train("conv3.pt"),
+                        "model " + (dir_ / "conv3.pt") +
+                            " expects input with 3 channels (its first layer 'conv1.weight' is "
+                            "[8, 3, 3, 3]); the data's samples are [1, 4, 4]");
+  expect_one_line_error(train("state_dict.pt"),
+                        "save the model with torch.jit.script(model).save(path)");
+  expect_one_line_error(train("no_params.pt"), "has no trainable parameters");
+  expect_one_line_error(train("int_in_training.pt"),
+                        "training stopped at epoch 1, batch 1, step 1: model " +
+                            (dir_ / "int_in_training.pt") +
+                            " returns Long logits; they must be floating point");
+  expect_one_line_error(train("rows_in_training.pt"),
+                        "step 1: model " + (dir_ / "rows_in_training.pt") +
+                            " returns 1 rows of logits for a batch of 32 samples");
+  // One call checks the output shape; the third training batch is the fourth call.
+  expect_one_line_error(train("raises.pt"),
+                        "training stopped at epoch 1, batch 3, step 3: model " +
+                            (dir_ / "raises.pt") +
+                            " failed: builtins.RuntimeError: boom after three calls");
+
+  Cli verbose = train("conv3.pt", {"--verbose"});
+  EXPECT_EQ(verbose.wait(), 1);
+  EXPECT_NE(verbose.err().find("Traceback of TorchScript"), std::string::npos) << verbose.err();
+
+  Cli tuple = train("tuple.pt", {"--save-model", dir_ / "trained.pt"});
+  ASSERT_EQ(tuple.wait(), 0) << tuple.err();
+  EXPECT_NE(tuple.out().find("test acc"), std::string::npos) << tuple.out();
+}
+
+// Numbers no machine can serve are refused before anything is allocated or written, naming the
+// limit (the usage errors, exit code 2, are cli_test's).
+TEST_F(TrainCliTest, AbsurdNumbersNameTheLimitAndWriteNothing) {
+  write_data("data", 300);
+  const std::vector<std::string> outputs = {"--data",           dir_ / "data",      "--log",
+                                            dir_ / "log.jsonl", "--checkpoint-dir", dir_ / "ckpt",
+                                            "--save-model",     dir_ / "model.pt"};
+  auto with = [&](std::vector<std::string> args) {
+    args.insert(args.end(), outputs.begin(), outputs.end());
+    return args;
+  };
+  for (const char* batch : {"1000000000", "9223372036854775807"}) {
+    expect_one_line_error(Cli(with({"--batch", batch}), dir_),
+                          std::string("batch size ") + batch + " needs at least ");
+    Cli again(with({"--batch", batch}), dir_);
+    again.wait();
+    EXPECT_NE(again.err().find("more than this machine's memory"), std::string::npos);
+    EXPECT_NE(again.err().find("samples fit"), std::string::npos);
+  }
+  expect_one_line_error(Cli(with({"--epochs", "9223372036854775807"}), dir_),
+                        "9223372036854775807 epochs of 5 optimizer steps are more steps than a "
+                        "run can count");
+  for (const char* output : {"log.jsonl", "ckpt", "model.pt"})
+    EXPECT_FALSE(fs::exists(dir_ / output)) << output;
 }
 
 }  // namespace

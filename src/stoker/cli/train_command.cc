@@ -5,12 +5,16 @@
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <atomic>
+#include <limits>
 #include <memory>
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/usage.h"
 #include "stoker/train/trainer.h"
+#include "stoker/util/machine.h"
 
 namespace stoker::cli {
 namespace {
@@ -38,6 +42,23 @@ struct TrainFlags {
   double weight_decay = -1;  // < 0: the optimizer's default
   bool no_eval = false;
 };
+
+// --model: a built-in name or a TorchScript file.
+CLI::Validator model_name() {
+  return CLI::Validator(
+      [](std::string& name) -> std::string {
+        const std::vector<std::string> builtin = {"mlp", "cnn", "resnet18"};
+        if (std::find(builtin.begin(), builtin.end(), name) != builtin.end() ||
+            (name.size() > 3 && name.compare(name.size() - 3, 3, ".pt") == 0))
+          return "";
+        const std::string near = closest_match(name, builtin);
+        throw UsageError(fmt::format(
+            "--model: unknown model '{}' ({}choose mlp, cnn, resnet18 or a TorchScript file "
+            "ending in .pt)",
+            name, near.empty() ? "" : "did you mean '" + near + "'? "));
+      },
+      "", "model_name");
+}
 
 void run_train(TrainerOptions options, const TrainFlags& flags) {
   options.schedule.kind = parse_schedule_kind(flags.schedule).value_or_throw();
@@ -68,58 +89,72 @@ void add_train_command(CLI::App& app) {
   CLI::App* train = app.add_subcommand(
       "train", "Train a classifier (default: mlp on Fashion-MNIST, 5 epochs, batch 64, Adam 1e-3)");
   train->add_option("--data", o.data_dir,
-                    "Directory with train/ and test/ datasets (default: Fashion-MNIST, converted "
-                    "into $STOKER_DATA or ~/.cache/stoker on first use)");
+                    "A folder with train/ and test/ (or val/) datasets, or one dataset (trained "
+                    "on, not evaluated) (default: Fashion-MNIST, converted into $STOKER_DATA or "
+                    "~/.cache/stoker on first use)");
   train->add_option("--model", o.model, "mlp, cnn, resnet18, or a TorchScript file (.pt)")
+      ->check(model_name())
       ->capture_default_str();
-  train->add_option("--epochs", o.epochs, "Epochs to train")
-      ->check(CLI::PositiveNumber)
+  add_whole_number(*train, "--epochs", o.epochs, "Epochs to train", 1)->capture_default_str();
+  add_whole_number(*train, "--batch", o.batch_size, "Batch size", 1)->capture_default_str();
+  train->add_option("--optimizer", o.optimizer.name, "sgd, adam or adamw")
+      ->check(one_of("--optimizer", {"sgd", "adam", "adamw"}))
       ->capture_default_str();
-  train->add_option("--batch", o.batch_size, "Batch size")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  train->add_option("--optimizer", o.optimizer.name, "sgd, adam or adamw")->capture_default_str();
   train->add_option("--lr", o.optimizer.lr, "Learning rate (peak lr of the schedule)")
+      ->check(real_number("--lr", 0, false))
       ->capture_default_str();
-  train->add_option("--momentum", o.optimizer.momentum, "SGD momentum");
+  train->add_option("--momentum", o.optimizer.momentum, "SGD momentum, in [0, 1)")
+      ->check(real_number("--momentum", 0, true));
   train->add_flag("--nesterov", o.optimizer.nesterov, "SGD with Nesterov momentum");
-  train->add_option("--weight-decay", flags->weight_decay,
-                    "Weight decay (default: 0 for sgd and adam, 0.01 for adamw)");
+  train
+      ->add_option("--weight-decay", flags->weight_decay,
+                   "Weight decay (default: 0 for sgd and adam, 0.01 for adamw)")
+      ->check(real_number("--weight-decay", 0, true));
   train->add_option("--schedule", flags->schedule, "constant, step, cosine or one-cycle")
+      ->check(one_of("--schedule", {"constant", "step", "cosine", "one-cycle"}))
       ->capture_default_str();
-  train->add_option("--warmup", o.schedule.warmup_steps, "Linear warm-up steps")
+  add_whole_number(*train, "--warmup", o.schedule.warmup_steps, "Linear warm-up steps", 0)
       ->capture_default_str();
-  train->add_option("--step-size", o.schedule.step_size, "step schedule: steps between decays");
-  train->add_option("--gamma", o.schedule.gamma, "step schedule: decay factor");
-  train->add_option("--min-lr", o.schedule.min_lr, "cosine and one-cycle: final lr");
+  add_whole_number(*train, "--step-size", o.schedule.step_size,
+                   "step schedule: steps between decays", 1);
+  train->add_option("--gamma", o.schedule.gamma, "step schedule: decay factor")
+      ->check(real_number("--gamma", 0, false));
+  train->add_option("--min-lr", o.schedule.min_lr, "cosine and one-cycle: final lr")
+      ->check(real_number("--min-lr", 0, true));
   train->add_option("--amp", flags->amp, "Mixed precision: off, bf16 (CPU or CUDA), fp16 (CUDA)")
+      ->check(one_of("--amp", {"off", "bf16", "fp16"}))
       ->capture_default_str();
-  train->add_option("--accum", o.accum, "Batches per optimizer step (gradient accumulation)")
-      ->check(CLI::PositiveNumber)
+  add_whole_number(*train, "--accum", o.accum, "Batches per optimizer step (gradient accumulation)",
+                   1)
       ->capture_default_str();
   train->add_option("--clip-grad", o.clip_grad, "Clip the gradient norm to this (0: off)")
+      ->check(real_number("--clip-grad", 0, true))
       ->capture_default_str();
-  train
-      ->add_option("--threads", o.threads,
+  add_whole_number(*train, "--threads", o.threads,
                    "LibTorch intra-op threads (1 leaves the second core of a 2-core machine to "
-                   "the loader's worker)")
-      ->check(CLI::PositiveNumber)
+                   "the loader's worker)",
+                   1, machine_cores(), "the cores of this machine")
       ->capture_default_str();
-  train->add_option("--workers", o.workers, "Loader worker threads (0: build batches inline)")
-      ->check(CLI::NonNegativeNumber)
+  add_whole_number(*train, "--workers", o.workers,
+                   "Loader worker threads (0: build batches inline)", 0, kMaxWorkers,
+                   "the loader's limit")
       ->capture_default_str();
   train
       ->add_option("--verify", flags->verify,
                    "Record checksums: once (first read, default), always, off")
-      ->check(CLI::IsMember({"always", "once", "off"}))
+      ->check(one_of("--verify", {"always", "once", "off"}))
       ->capture_default_str();
-  train->add_option("--seed", o.seed, "Seed of model initialisation and data order")
+  add_whole_number(*train, "--seed", o.seed, "Seed of model initialisation and data order", 0)
       ->capture_default_str();
-  train->add_option("--mean", o.mean,
-                    "Per-channel input mean in [0, 1] units (default: ImageNet's for JPEG/PNG "
-                    "datasets, Fashion-MNIST's 0.2860 for stored pixels)");
-  train->add_option("--std", o.std,
-                    "Per-channel input standard deviation (default: ImageNet's, or 0.3530)");
+  train
+      ->add_option("--mean", o.mean,
+                   "Per-channel input mean in [0, 1] units (default: ImageNet's for JPEG/PNG "
+                   "datasets, Fashion-MNIST's 0.2860 for stored pixels)")
+      ->check(real_number("--mean", std::numeric_limits<double>::lowest(), true));
+  train
+      ->add_option("--std", o.std,
+                   "Per-channel input standard deviation (default: ImageNet's, or 0.3530)")
+      ->check(real_number("--std", 0, false));
   train
       ->add_option("--image-size", o.image_size,
                    "JPEG/PNG datasets: side of the square crops the model sees")
@@ -140,14 +175,17 @@ void add_train_command(CLI::App& app) {
       ->add_option("--flip", o.augment.flip_probability,
                    "Probability of a horizontal flip of a training image")
       ->capture_default_str();
-  train->add_option("--checkpoint-dir", o.checkpoint_dir,
-                    "Write a checkpoint here after every epoch and on SIGINT/SIGTERM");
-  train->add_flag("--resume", o.resume, "Continue from the checkpoint in --checkpoint-dir, if any");
+  CLI::Option* checkpoint_dir =
+      train->add_option("--checkpoint-dir", o.checkpoint_dir,
+                        "Write a checkpoint here after every epoch and on SIGINT/SIGTERM");
+  train->add_flag("--resume", o.resume, "Continue from the checkpoint in --checkpoint-dir, if any")
+      ->needs(checkpoint_dir);
   train->add_option("--log", o.log_path, "Append one JSON object per epoch to this file (JSONL)");
   train->add_flag("--no-eval", flags->no_eval, "Skip the evaluation on test/ after each epoch");
-  train
-      ->add_option("--max-steps", o.max_steps, "Stop after this many optimizer steps (0: no limit)")
-      ->check(CLI::NonNegativeNumber);
+  train->add_flag("--verbose", o.verbose,
+                  "Errors a model raises in full (a TorchScript model's traceback)");
+  add_whole_number(*train, "--max-steps", o.max_steps,
+                   "Stop after this many optimizer steps (0: no limit)", 0);
   train->add_option("--save-model", o.save_model,
                     "Write the trained model here (TorchScript models as TorchScript)");
   train->callback([options, flags] { run_train(*options, *flags); });

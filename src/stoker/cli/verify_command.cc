@@ -1,12 +1,15 @@
 // `stoker verify DIR`: everything a reader relies on (store/dataset_check.h): Dataset::open's
 // checks of manifest, schema, shard headers, index bounds and footers, then every record's
-// checksum, layout and label. Lists every bad record and exits 1 if any.
+// checksum, layout and label. DIR is a dataset or a folder of them (each is verified). Lists
+// every bad record and exits 1 if any.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
 #include <memory>
 
 #include "cli/commands.h"
+#include "stoker/store/data_location.h"
 #include "stoker/store/dataset_check.h"
 
 namespace stoker::cli {
@@ -15,16 +18,24 @@ void add_verify_command(CLI::App& app) {
   auto dir = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand(
       "verify", "Check a dataset's format and every record's checksum; list the bad records");
-  cmd->add_option("dir", *dir, "Dataset directory")->required();
+  cmd->add_option("DIR", *dir, "Dataset directory, or a folder of datasets (train/, test/, ...)")
+      ->required();
   cmd->callback([dir] {
-    auto dataset = Dataset::open(*dir).value_or_throw();
-    const uint64_t bad = check_records(
-        *dataset, [](const Status& s) { std::fprintf(stderr, "%s\n", s.message().c_str()); });
-    if (bad > 0)
-      throw Error(corrupt(
-          fmt::format("{}: {} of {} records failed verification", *dir, bad, dataset->size())));
-    fmt::print("{}: all {} records in {} shard{} verified\n", *dir, dataset->size(),
-               dataset->num_shards(), dataset->num_shards() == 1 ? "" : "s");
+    const DataLocation where = locate_data(*dir).value_or_throw();
+    std::vector<std::string> failed;
+    for (const std::string& path : where.datasets) {
+      auto dataset = Dataset::open(path).value_or_throw();
+      const uint64_t bad = check_records(
+          *dataset, [](const Status& s) { std::fprintf(stderr, "%s\n", s.message().c_str()); });
+      if (bad > 0) {
+        failed.push_back(fmt::format("{}: {} of {} records", path, bad, dataset->size()));
+        continue;
+      }
+      fmt::print("{}: all {} records in {} shard{} verified\n", path, dataset->size(),
+                 dataset->num_shards(), dataset->num_shards() == 1 ? "" : "s");
+    }
+    if (!failed.empty())
+      throw Error(corrupt(fmt::format("{} failed verification", fmt::join(failed, "; "))));
   });
 }
 

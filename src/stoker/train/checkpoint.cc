@@ -6,6 +6,7 @@
 #include <torch/serialize.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -13,6 +14,7 @@
 
 #include "stoker/train/torch_archive.h"
 #include "stoker/util/atomic_file.h"
+#include "stoker/util/checksum.h"
 
 namespace stoker {
 namespace {
@@ -20,17 +22,25 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kLatestName = "LATEST";
+constexpr const char* kMarkerName = ".stoker-checkpoint";
 constexpr const char* kMetaName = "meta.json";
 constexpr const char* kModelName = "model.pt";
 constexpr const char* kOptimizerName = "optimizer.pt";
 constexpr const char* kRngName = "rng.pt";
 constexpr const char* kSubdirPrefix = "step-";
-constexpr int kFormatVersion = 1;
 
 std::string meta_json(const CheckpointState& s) {
+  const RunIdentity& r = s.run;
   nlohmann::json j = {
-      {"format_version", kFormatVersion},
-      {"model", s.model},
+      {"format_version", kCheckpointFormatVersion},
+      {"run",
+       {{"data", r.data},
+        {"model", r.model},
+        {"optimizer", r.optimizer},
+        {"schedule", r.schedule},
+        {"batch_size", r.batch_size},
+        {"accum", r.accum},
+        {"seed", r.seed}}},
       {"step", s.step},
       {"loader",
        {{"seed", s.loader.seed}, {"epoch", s.loader.epoch}, {"position", s.loader.position}}},
@@ -41,15 +51,42 @@ std::string meta_json(const CheckpointState& s) {
   return j.dump(2) + "\n";
 }
 
+// The values a checkpoint of a sane run can hold; "" or what is out of range.
+std::string out_of_range(const CheckpointState& s) {
+  if (s.step < 0) return "step " + std::to_string(s.step);
+  if (s.loader.epoch < 0) return "loader epoch " + std::to_string(s.loader.epoch);
+  if (s.loader.position < 0) return "loader position " + std::to_string(s.loader.position);
+  if (!std::isfinite(s.scaler.scale) || s.scaler.scale <= 0)
+    return "loss scale " + fmt::format("{}", s.scaler.scale);
+  if (s.scaler.good_steps < 0) return "scaler good_steps " + std::to_string(s.scaler.good_steps);
+  if (!std::isfinite(s.epoch_loss_sum) || s.epoch_loss_sum < 0)
+    return "epoch_loss_sum " + fmt::format("{}", s.epoch_loss_sum);
+  if (s.epoch_samples < 0 || s.epoch_samples > s.loader.position)
+    return "epoch_samples " + std::to_string(s.epoch_samples) + " (loader position " +
+           std::to_string(s.loader.position) + ")";
+  if (s.run_steps < 0) return "run_steps " + std::to_string(s.run_steps);
+  if (s.run.batch_size < 1) return "batch_size " + std::to_string(s.run.batch_size);
+  if (s.run.accum < 1) return "accum " + std::to_string(s.run.accum);
+  return "";
+}
+
 Result<CheckpointState> parse_meta(const std::string& text, const std::string& path) {
   try {
     const nlohmann::json j = nlohmann::json::parse(text);
-    if (j.at("format_version").get<int>() != kFormatVersion) {
+    if (j.at("format_version").get<int>() != kCheckpointFormatVersion) {
       return unsupported(path + ": checkpoint format version " + j.at("format_version").dump() +
-                         " is not " + std::to_string(kFormatVersion));
+                         " is not " + std::to_string(kCheckpointFormatVersion) +
+                         ", which this stoker reads: start the run again in another directory");
     }
     CheckpointState s;
-    s.model = j.at("model").get<std::string>();
+    const nlohmann::json& run = j.at("run");
+    s.run.data = run.at("data").get<std::string>();
+    s.run.model = run.at("model").get<std::string>();
+    s.run.optimizer = run.at("optimizer").get<std::string>();
+    s.run.schedule = run.at("schedule").get<std::string>();
+    s.run.batch_size = run.at("batch_size").get<int64_t>();
+    s.run.accum = run.at("accum").get<int64_t>();
+    s.run.seed = run.at("seed").get<uint64_t>();
     s.step = j.at("step").get<int64_t>();
     s.loader.seed = j.at("loader").at("seed").get<uint64_t>();
     s.loader.epoch = j.at("loader").at("epoch").get<int64_t>();
@@ -58,16 +95,26 @@ Result<CheckpointState> parse_meta(const std::string& text, const std::string& p
     s.scaler.good_steps = j.at("scaler").at("good_steps").get<int64_t>();
     s.epoch_loss_sum = j.at("epoch_loss_sum").get<double>();
     s.epoch_samples = j.at("epoch_samples").get<int64_t>();
-    s.run_steps = j.value("run_steps", int64_t{0});
+    s.run_steps = j.at("run_steps").get<int64_t>();
+    const std::string bad = out_of_range(s);
+    if (!bad.empty()) return corrupt(path + ": not a valid checkpoint description: " + bad);
     return s;
   } catch (const nlohmann::json::exception& e) {
     return corrupt(path + ": not a valid checkpoint description: " + e.what());
   }
 }
 
+// Reads and checks the description of checkpoint subdirectory `sub`.
+Result<CheckpointState> read_meta(const std::string& sub) {
+  const std::string path = sub + "/" + kMetaName;
+  STOKER_ASSIGN_OR_RETURN(std::string text, read_file(path));
+  return parse_meta(text, path);
+}
+
 // Writes every file of a checkpoint into the existing directory `sub`, the description last.
 Status write_checkpoint_files(const std::string& sub, const CheckpointState& state, Model& model,
                               torch::optim::Optimizer& optimizer) {
+  STOKER_RETURN_IF_ERROR(write_file_atomically(sub + "/" + kMarkerName, ""));
   STOKER_RETURN_IF_ERROR(model.save(sub + "/" + kModelName));
   STOKER_RETURN_IF_ERROR(save_archive(optimizer, sub + "/" + kOptimizerName, "optimizer state"));
   at::Generator generator = at::detail::getDefaultCPUGenerator();
@@ -80,7 +127,68 @@ Status write_checkpoint_files(const std::string& sub, const CheckpointState& sta
   return write_file_atomically(sub + "/" + kMetaName, meta_json(state));
 }
 
+// A subdirectory stoker wrote as a checkpoint (complete or not): a real directory (not a link)
+// named step-<digits>-<6 characters> that holds the marker.
+bool is_own_checkpoint(const fs::directory_entry& entry) {
+  std::error_code ec;
+  if (!entry.is_directory(ec) || entry.is_symlink(ec)) return false;
+  const std::string name = entry.path().filename().string();
+  const size_t dash = name.rfind('-');
+  if (name.rfind(kSubdirPrefix, 0) != 0 || dash == std::string::npos ||
+      dash <= std::strlen(kSubdirPrefix) || name.size() - dash - 1 != 6)
+    return false;
+  for (size_t i = std::strlen(kSubdirPrefix); i < dash; ++i) {
+    if (name[i] < '0' || name[i] > '9') return false;
+  }
+  // Empty: created by a run that crashed before writing the marker.
+  return fs::is_regular_file(entry.path() / kMarkerName, ec) || fs::is_empty(entry.path(), ec);
+}
+
+// The newest complete checkpoint stoker wrote in `dir` (largest step, its description valid),
+// if any: into `found`'s path and state.
+bool newest_complete_checkpoint(const std::string& dir, FoundCheckpoint* found) {
+  std::error_code ec;
+  bool any = false;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (!is_own_checkpoint(entry)) continue;
+    Result<CheckpointState> state = read_meta(entry.path().string());
+    if (state.is_ok() && (!any || state.value().step > found->state.step)) {
+      any = true;
+      found->path = entry.path().string();
+      found->state = std::move(state).value();
+    }
+  }
+  return any;
+}
+
 }  // namespace
+
+std::string data_identity(const Manifest& manifest) {
+  std::string text = std::to_string(manifest.records) + "\n" + manifest.schema.to_json() + "\n";
+  for (const ShardInfo& shard : manifest.shards)
+    text += fmt::format("{} {:016x}\n", shard.records, shard.index_checksum);
+  return fmt::format("{:016x}", xxh3_64(text.data(), text.size()));
+}
+
+std::string run_difference(const RunIdentity& saved, const RunIdentity& current) {
+  std::vector<std::string> differences;
+  auto compare = [&](const std::string& what, const auto& a, const auto& b) {
+    if (a != b) differences.push_back(fmt::format("{} {} (this run: {})", what, a, b));
+  };
+  if (saved.data != current.data) {
+    differences.push_back("other training data (identity " + saved.data + ", this run's " +
+                          current.data + ")");
+  }
+  compare("model", saved.model, current.model);
+  compare("optimizer", saved.optimizer, current.optimizer);
+  compare("lr schedule", saved.schedule, current.schedule);
+  compare("batch size", saved.batch_size, current.batch_size);
+  compare("accumulation", saved.accum, current.accum);
+  compare("seed", saved.seed, current.seed);
+  std::string out;
+  for (const std::string& d : differences) out += (out.empty() ? "" : ", ") + d;
+  return out;
+}
 
 Status prepare_checkpoint_dir(const std::string& dir) {
   std::error_code ec;
@@ -98,6 +206,10 @@ Status prepare_checkpoint_dir(const std::string& dir) {
   return Status::ok();
 }
 
+Result<DirectoryLock> lock_checkpoint_dir(const std::string& dir) {
+  return DirectoryLock::acquire(dir, "checkpoint directory");
+}
+
 Result<std::string> latest_checkpoint(const std::string& dir) {
   const std::string latest = dir + "/" + kLatestName;
   if (!fs::exists(latest))
@@ -109,6 +221,36 @@ Result<std::string> latest_checkpoint(const std::string& dir) {
     return corrupt(latest + " names '" + name + "', which is not a checkpoint directory");
   }
   return sub;
+}
+
+Result<FoundCheckpoint> find_checkpoint(const std::string& dir) {
+  FoundCheckpoint found;
+  Result<std::string> latest = latest_checkpoint(dir);
+  Status damage = latest.status();
+  if (latest.is_ok()) {
+    found.path = latest.value();
+    Result<CheckpointState> state = read_meta(found.path);
+    if (state.is_ok()) {
+      found.state = std::move(state).value();
+      return found;
+    }
+    if (state.status().code() == StatusCode::kUnsupported) return state.status();
+    damage = state.status();
+  }
+  // LATEST missing, unreadable, dangling, or naming a checkpoint whose description is damaged:
+  // a complete checkpoint beside it is the next best (never deleted, never guessed at).
+  const std::string damaged = found.path;
+  if (!newest_complete_checkpoint(dir, &found) || found.path == damaged) return damage;
+  found.note = fmt::format("{}; resuming from {}, the newest complete checkpoint beside it",
+                           damage.message(), found.path);
+  return found;
+}
+
+Status check_same_run(const FoundCheckpoint& found, const RunIdentity& current) {
+  const std::string difference = run_difference(found.state.run, current);
+  if (difference.empty()) return Status::ok();
+  return invalid_argument("checkpoint " + found.path + " belongs to another run: " + difference +
+                          "; resume with the same settings or use another checkpoint directory");
 }
 
 Status save_checkpoint(const std::string& dir, const CheckpointState& state, Model& model,
@@ -126,22 +268,14 @@ Status save_checkpoint(const std::string& dir, const CheckpointState& state, Mod
     return written;
   }
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    const std::string other = entry.path().filename().string();
-    if (other != name && other.rfind(kSubdirPrefix, 0) == 0) fs::remove_all(entry.path(), ec);
+    if (entry.path().filename() != name && is_own_checkpoint(entry))
+      fs::remove_all(entry.path(), ec);
   }
   return Status::ok();
 }
 
-Result<CheckpointState> load_checkpoint(const std::string& dir, Model& model,
-                                        torch::optim::Optimizer& optimizer) {
-  STOKER_ASSIGN_OR_RETURN(std::string sub, latest_checkpoint(dir));
-  const std::string meta_path = sub + "/" + kMetaName;
-  STOKER_ASSIGN_OR_RETURN(std::string meta_text, read_file(meta_path));
-  STOKER_ASSIGN_OR_RETURN(CheckpointState state, parse_meta(meta_text, meta_path));
-  if (state.model != model.name()) {
-    return invalid_argument("checkpoint " + sub + " was written for model " + state.model +
-                            ", not " + model.name());
-  }
+Status restore_checkpoint(const std::string& sub, Model& model,
+                          torch::optim::Optimizer& optimizer) {
   STOKER_RETURN_IF_ERROR(model.load(sub + "/" + kModelName));
   STOKER_RETURN_IF_ERROR(load_archive(optimizer, sub + "/" + kOptimizerName, "optimizer state"));
   at::Tensor rng;
@@ -154,7 +288,18 @@ Result<CheckpointState> load_checkpoint(const std::string& dir, Model& model,
     return corrupt("cannot restore RNG state from " + sub + "/" + kRngName + ": " +
                    short_message(e));
   }
-  return state;
+  return Status::ok();
+}
+
+Result<CheckpointState> load_checkpoint(const std::string& dir, Model& model,
+                                        torch::optim::Optimizer& optimizer) {
+  STOKER_ASSIGN_OR_RETURN(FoundCheckpoint found, find_checkpoint(dir));
+  if (found.state.run.model != model.name()) {
+    return invalid_argument("checkpoint " + found.path + " was written for model " +
+                            found.state.run.model + ", not " + model.name());
+  }
+  STOKER_RETURN_IF_ERROR(restore_checkpoint(found.path, model, optimizer));
+  return found.state;
 }
 
 }  // namespace stoker

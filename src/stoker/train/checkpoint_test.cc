@@ -4,6 +4,7 @@
 #include <torch/types.h>
 #include <torch/utils.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 
@@ -55,7 +56,7 @@ void expect_equal(const std::vector<at::Tensor>& a, const std::vector<at::Tensor
 
 CheckpointState sample_state() {
   CheckpointState state;
-  state.model = "mlp";
+  state.run = {"0123456789abcdef", "mlp", "adam", "cosine", 64, 1, 7};
   state.step = 17;
   state.loader = {7, 2, 640};
   state.scaler = {1024.0, 5};
@@ -94,7 +95,9 @@ TEST(CheckpointTest, RoundTripRestoresModelOptimizerRngAndState) {
 
   const CheckpointState& s = state.value();
   const CheckpointState expected = sample_state();
-  EXPECT_EQ(s.model, expected.model);
+  EXPECT_EQ(run_difference(s.run, expected.run), "");
+  EXPECT_EQ(s.run.data, expected.run.data);
+  EXPECT_EQ(s.run.seed, expected.run.seed);
   EXPECT_EQ(s.step, expected.step);
   EXPECT_EQ(s.loader.seed, expected.loader.seed);
   EXPECT_EQ(s.loader.epoch, expected.loader.epoch);
@@ -114,9 +117,12 @@ TEST(CheckpointTest, NewCheckpointReplacesTheOldAndCrashLeftoversAreIgnored) {
   const std::string first = latest_checkpoint(dir.path()).value_or_throw();
   EXPECT_EQ(fs::path(first).filename().string().rfind("step-00000017-", 0), 0u) << first;
 
-  // A crash in the middle of writing leaves a partial directory that nothing points to.
+  // A crash in the middle of writing leaves a partial directory that nothing points to (with
+  // the marker, written first), or an empty one (a crash before the marker).
   fs::create_directory(dir / "step-00000018-crash1");
+  std::ofstream(dir / "step-00000018-crash1/.stoker-checkpoint");
   std::ofstream(dir / "step-00000018-crash1/model.pt") << "half";
+  fs::create_directory(dir / "step-00000018-crash2");
   EXPECT_EQ(latest_checkpoint(dir.path()).value_or_throw(), first);
 
   a.step(0);
@@ -189,15 +195,136 @@ TEST(CheckpointTest, LoadErrorsNameTheProblem) {
       << other.message();
 
   const std::string sub = latest_checkpoint(dir.path()).value_or_throw();
-  ASSERT_TRUE(write_file_atomically(sub + "/meta.json", "{\"format_version\": 1}").is_ok());
+  const std::string meta = read_file(sub + "/meta.json").value_or_throw();
+  ASSERT_TRUE(write_file_atomically(sub + "/meta.json", "{\"format_version\": 2}").is_ok());
   Status bad_meta = load_checkpoint(dir.path(), *a.model, *a.optimizer).status();
   EXPECT_EQ(bad_meta.code(), StatusCode::kCorrupt);
   EXPECT_NE(bad_meta.message().find(sub + "/meta.json"), std::string::npos) << bad_meta.message();
+
+  // Values out of range are refused by name, before anything is loaded.
+  for (const auto& [from, to, words] : std::vector<std::array<std::string, 3>>{
+           {"\"step\": 17", "\"step\": -3", "step -3"},
+           {"\"position\": 640", "\"position\": -1", "loader position -1"},
+           {"\"scale\": 1024.0", "\"scale\": 0.0", "loss scale 0"},
+           {"\"epoch_samples\": 640", "\"epoch_samples\": 641", "epoch_samples 641"},
+           {"\"batch_size\": 64", "\"batch_size\": 0", "batch_size 0"}}) {
+    std::string changed = meta;
+    ASSERT_NE(changed.find(from), std::string::npos) << from << " in " << meta;
+    changed.replace(changed.find(from), from.size(), to);
+    ASSERT_TRUE(write_file_atomically(sub + "/meta.json", changed).is_ok());
+    Status bad = find_checkpoint(dir.path()).status();
+    EXPECT_EQ(bad.code(), StatusCode::kCorrupt) << words;
+    EXPECT_NE(bad.message().find(sub + "/meta.json: not a valid checkpoint description: " + words),
+              std::string::npos)
+        << bad.message();
+  }
+  std::string old = meta;
+  old.replace(old.find("\"format_version\": 2"), 19, "\"format_version\": 1");
+  ASSERT_TRUE(write_file_atomically(sub + "/meta.json", old).is_ok());
+  EXPECT_EQ(find_checkpoint(dir.path()).status().code(), StatusCode::kUnsupported);
 
   ASSERT_TRUE(write_file_atomically(dir / "LATEST", "step-missing\n").is_ok());
   Status dangling = latest_checkpoint(dir.path()).status();
   EXPECT_EQ(dangling.code(), StatusCode::kCorrupt);
   EXPECT_NE(dangling.message().find("step-missing"), std::string::npos) << dangling.message();
+}
+
+// Cleanup removes only what stoker wrote: the user's files and folders, even named step-*, and
+// links stay.
+TEST(CheckpointTest, CleanupRemovesOnlyItsOwnCheckpoints) {
+  testing::TempDir dir;
+  testing::TempDir elsewhere;
+  Training a;
+  std::ofstream(dir / "step-notes.txt") << "mine";
+  fs::create_directory(dir / "step-00000001-mine12");
+  std::ofstream(dir / "step-00000001-mine12/results.csv") << "mine";
+  fs::create_directory(dir / "step-results");
+  std::ofstream(elsewhere / ".stoker-checkpoint");
+  fs::create_directory_symlink(elsewhere.path(), dir / "step-00000002-link12");
+  CheckpointState state = sample_state();
+  for (int64_t step : {17, 18, 19}) {
+    state.step = step;
+    ASSERT_TRUE(save_checkpoint(dir.path(), state, *a.model, *a.optimizer).is_ok());
+  }
+  EXPECT_TRUE(fs::exists(dir / "step-notes.txt"));
+  EXPECT_TRUE(fs::exists(dir / "step-00000001-mine12/results.csv"));
+  EXPECT_TRUE(fs::is_directory(dir / "step-results"));
+  EXPECT_TRUE(fs::exists(elsewhere / ".stoker-checkpoint"));
+  EXPECT_EQ(subdirs(dir.path()).size(), 4u);  // the three above and the last checkpoint
+}
+
+// A damaged LATEST with a complete checkpoint beside it: that one, with a note; never deleted.
+TEST(CheckpointTest, DamagedLatestFallsBackToTheNewestCompleteCheckpoint) {
+  testing::TempDir dir;
+  Training a;
+  CheckpointState state = sample_state();
+  ASSERT_TRUE(save_checkpoint(dir.path(), state, *a.model, *a.optimizer).is_ok());
+  const std::string good = latest_checkpoint(dir.path()).value_or_throw();
+  // A crash leftover of a later step without its description: not complete, not chosen.
+  fs::create_directory(dir / "step-00000099-crash1");
+  std::ofstream(dir / "step-00000099-crash1/.stoker-checkpoint");
+
+  for (const char* latest : {"garbage\n", "step-00000017-gone00\n", "../etc\n"}) {
+    ASSERT_TRUE(write_file_atomically(dir / "LATEST", latest).is_ok());
+    Result<FoundCheckpoint> found = find_checkpoint(dir.path());
+    ASSERT_TRUE(found.is_ok()) << found.status().message();
+    EXPECT_EQ(found.value().path, good);
+    EXPECT_EQ(found.value().state.step, 17);
+    EXPECT_NE(found.value().note.find("LATEST names"), std::string::npos) << found.value().note;
+    EXPECT_NE(found.value().note.find("resuming from " + good), std::string::npos);
+  }
+  fs::remove(dir / "LATEST");
+  EXPECT_EQ(find_checkpoint(dir.path()).value().path, good);
+
+  // The only complete checkpoint damaged too: the error says why, and nothing is removed.
+  ASSERT_TRUE(write_file_atomically(good + "/meta.json", "{").is_ok());
+  ASSERT_TRUE(write_file_atomically(dir / "LATEST", fs::path(good).filename().string()).is_ok());
+  Status none = find_checkpoint(dir.path()).status();
+  EXPECT_EQ(none.code(), StatusCode::kCorrupt);
+  EXPECT_NE(none.message().find(good + "/meta.json"), std::string::npos) << none.message();
+  EXPECT_TRUE(fs::exists(good + "/model.pt"));
+}
+
+TEST(CheckpointTest, RunIdentitySaysWhatDiffers) {
+  const RunIdentity saved = sample_state().run;
+  EXPECT_EQ(run_difference(saved, saved), "");
+  RunIdentity other = saved;
+  other.optimizer = "sgd";
+  other.batch_size = 32;
+  EXPECT_EQ(run_difference(saved, other),
+            "optimizer adam (this run: sgd), batch size 64 (this "
+            "run: 32)");
+  other = saved;
+  other.data = "fedcba9876543210";
+  EXPECT_EQ(run_difference(saved, other),
+            "other training data (identity 0123456789abcdef, this run's fedcba9876543210)");
+
+  FoundCheckpoint found;
+  found.path = "/ckpt/step-1";
+  found.state = sample_state();
+  EXPECT_TRUE(check_same_run(found, saved).is_ok());
+  Status refused = check_same_run(found, other);
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.message().rfind("checkpoint /ckpt/step-1 belongs to another run: other", 0), 0u)
+      << refused.message();
+}
+
+TEST(CheckpointTest, DataIdentityFollowsTheShardsChecksums) {
+  Manifest m;
+  m.schema = Schema::create({{"label", DType::kInt64, {}}}).value_or_throw();
+  m.records = 10;
+  m.shards = {{"shard-00000.stk", 10, 1000, 0x1234}};
+  const std::string id = data_identity(m);
+  EXPECT_EQ(id.size(), 16u);
+  Manifest copy = m;
+  copy.source = "elsewhere";  // informational
+  EXPECT_EQ(data_identity(copy), id);
+  Manifest changed = m;
+  changed.shards[0].index_checksum = 0x1235;
+  EXPECT_NE(data_identity(changed), id);
+  changed = m;
+  changed.schema = Schema::create({{"label", DType::kFloat32, {}}}).value_or_throw();
+  EXPECT_NE(data_identity(changed), id);
 }
 
 TEST(CheckpointTest, PrepareCreatesTheDirectoryOrSaysWhyNot) {

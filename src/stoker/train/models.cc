@@ -1,5 +1,7 @@
 #include "stoker/train/models.h"
 
+#include <caffe2/serialize/inline_container.h>
+#include <fmt/format.h>
 #include <torch/nn/module.h>
 #include <torch/nn/modules/activation.h>
 #include <torch/nn/modules/batchnorm.h>
@@ -11,6 +13,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -182,7 +185,17 @@ class ScriptModel final : public Model {
       : path_(std::move(path)), module_(std::move(module)) {}
 
   at::Tensor forward(const at::Tensor& input) override {
-    return module_.forward({input}).toTensor();
+    const c10::IValue out = module_.forward({input});
+    if (out.isTuple()) {
+      const auto& elements = out.toTupleRef().elements();
+      if (!elements.empty() && elements[0].isTensor()) return elements[0].toTensor();
+    }
+    if (!out.isTensor()) {
+      throw Error(invalid_argument("returns a " + std::string(out.tagKind()) +
+                                   ", not a tensor of logits or a tuple whose first element is "
+                                   "one"));
+    }
+    return out.toTensor();
   }
   std::vector<at::Tensor> parameters() override {
     std::vector<at::Tensor> params;
@@ -220,7 +233,91 @@ class ScriptModel final : public Model {
   torch::jit::Module module_;
 };
 
+// What a .pt file that is not TorchScript is, if it is another file of torch.save: "" if not.
+std::string other_torch_file(const std::string& path) {
+  try {
+    caffe2::serialize::PyTorchStreamReader reader(path);
+    bool code = false;
+    for (const std::string& record : reader.getAllRecords()) code |= record.rfind("code/", 0) == 0;
+    if (!code && reader.hasRecord("data.pkl")) {
+      return "it is a torch.save() archive (a state_dict or a pickled module)";
+    }
+  } catch (const c10::Error&) {
+    // Not a zip archive: torch.save's legacy format is a pickle that starts with a magic number.
+    constexpr char kLegacyMagic[] = "\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19";
+    std::string head(sizeof(kLegacyMagic) - 1, '\0');
+    std::ifstream(path, std::ios::binary)
+        .read(head.data(), static_cast<std::streamsize>(head.size()));
+    if (head == std::string(kLegacyMagic, sizeof(kLegacyMagic) - 1)) {
+      return "it is a torch.save() pickle (a state_dict or a pickled module)";
+    }
+  }
+  return "";
+}
+
+// When the model's first parameter is a layer that takes another number of channels (a
+// convolution's [out, in, kh, kw] weight) or of input values (a linear layer's [out, in]) than
+// the samples of `spec` have: one line saying so. "" otherwise.
+std::string first_layer_mismatch(Model& model, const ModelSpec& spec) {
+  const NamedTensors state = model.named_state();
+  if (model.parameters().empty() || state.empty()) return "";
+  const auto& [name, weight] = state.front();
+  const std::string data = fmt::format("the data's samples are {}",
+                                       shape_string({spec.channels, spec.height, spec.width}));
+  if (weight.dim() == 4 && weight.size(1) != spec.channels) {
+    return fmt::format("model {} expects input with {} channels (its first layer '{}' is {}); {}",
+                       model.name(), weight.size(1), name, shape_string(weight.sizes()), data);
+  }
+  const int64_t values = spec.channels * spec.height * spec.width;
+  if (weight.dim() == 2 && weight.size(1) != values) {
+    return fmt::format(
+        "model {} expects {} input values per sample (its first layer '{}' is {}); {}: {} values",
+        model.name(), weight.size(1), name, shape_string(weight.sizes()), data, values);
+  }
+  return "";
+}
+
 }  // namespace
+
+std::string exception_reason(const std::exception& e, bool verbose) {
+  const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+  std::string text = c10_error != nullptr ? c10_error->what_without_backtrace() : e.what();
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  if (verbose) return text;
+  constexpr const char* kInterpreter = "The following operation failed in the TorchScript";
+  if (text.rfind(kInterpreter, 0) == 0 && text.find('\n') != std::string::npos)
+    return text.substr(text.rfind('\n') + 1);  // the error under the traceback
+  return text.substr(0, text.find('\n'));
+}
+
+Result<at::Tensor> run_model(Model& model, const at::Tensor& input, int64_t num_classes,
+                             bool verbose) {
+  at::Tensor output;
+  try {
+    output = model.forward(input);
+  } catch (const Error& e) {
+    return invalid_argument("model " + model.name() + " " + e.what());
+  } catch (const std::exception& e) {
+    return invalid_argument("model " + model.name() + " failed: " + exception_reason(e, verbose));
+  }
+  if (!at::isFloatingType(output.scalar_type())) {
+    return invalid_argument(fmt::format("model {} returns {} logits; they must be floating point",
+                                        model.name(), c10::toString(output.scalar_type())));
+  }
+  const int64_t n = input.size(0);
+  if (output.dim() >= 1 && output.size(0) != n) {
+    return invalid_argument(fmt::format(
+        "model {} returns {} rows of logits for a batch of {} samples (input {}, output {})",
+        model.name(), output.size(0), n, shape_string(input.sizes()),
+        shape_string(output.sizes())));
+  }
+  if (output.sizes() != at::IntArrayRef({n, num_classes})) {
+    return invalid_argument(fmt::format(
+        "model {} maps input {} to output {}, expected {}", model.name(),
+        shape_string(input.sizes()), shape_string(output.sizes()), shape_string({n, num_classes})));
+  }
+  return output;
+}
 
 Status Model::load_state(const NamedTensors& state) {
   std::map<std::string, at::Tensor> live;
@@ -252,8 +349,12 @@ std::unique_ptr<Model> make_model(const std::string& name_or_path, const ModelSp
     try {
       return std::make_unique<ScriptModel>(name_or_path, torch::jit::load(name_or_path));
     } catch (const c10::Error& e) {
-      throw Error(invalid_argument("cannot load TorchScript model '" + name_or_path +
-                                   "': " + short_message(e)));
+      const std::string other = other_torch_file(name_or_path);
+      throw Error(
+          invalid_argument("cannot load TorchScript model '" + name_or_path + "': " +
+                           (other.empty() ? short_message(e)
+                                          : other + ", not TorchScript; save the model with "
+                                                    "torch.jit.script(model).save(path)")));
     }
   }
   if (spec.channels <= 0 || spec.height <= 0 || spec.width <= 0 || spec.num_classes <= 0) {
@@ -277,35 +378,24 @@ std::unique_ptr<Model> make_model(const std::string& name_or_path, const ModelSp
                                kKnownModels + ", or a TorchScript file ending in .pt"));
 }
 
-Status check_output_shape(Model& model, const ModelSpec& spec) {
-  const std::vector<int64_t> input_shape = {2, spec.channels, spec.height, spec.width};
-  const std::vector<int64_t> expected = {2, spec.num_classes};
+Status check_output_shape(Model& model, const ModelSpec& spec, bool verbose) {
   std::vector<at::Tensor> params = model.parameters();
   auto options = torch::TensorOptions().dtype(torch::kFloat32);
   if (!params.empty()) options = options.device(params.front().device());
 
   const bool was_training = model.is_training();
   model.train(false);
-  at::Tensor output;
-  std::string failure;
-  try {
+  Status status;
+  {
     torch::NoGradGuard no_grad;
-    output = model.forward(torch::zeros(input_shape, options));
-  } catch (const c10::Error& e) {
-    failure = short_message(e);
+    status = run_model(model, torch::zeros({2, spec.channels, spec.height, spec.width}, options),
+                       spec.num_classes, verbose)
+                 .status();
   }
   model.train(was_training);
-
-  if (!failure.empty()) {
-    return invalid_argument("model " + model.name() + " fails on input " +
-                            shape_string(input_shape) + ": " + failure);
-  }
-  if (output.sizes() != at::IntArrayRef(expected)) {
-    return invalid_argument("model " + model.name() + " maps input " + shape_string(input_shape) +
-                            " to output " + shape_string(output.sizes()) + ", expected " +
-                            shape_string(expected));
-  }
-  return Status::ok();
+  if (status.is_ok() || verbose) return status;
+  const std::string mismatch = first_layer_mismatch(model, spec);
+  return mismatch.empty() ? status : invalid_argument(mismatch);
 }
 
 }  // namespace stoker

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "stoker/testing/script_models.h"
 #include "stoker/train/optimizers.h"
 
 namespace stoker {
@@ -140,10 +141,85 @@ TEST(CheckOutputShapeTest, NamesModelAndShapes) {
   EXPECT_NE(wrong_classes.message().find("[2, 10]"), std::string::npos) << wrong_classes.message();
   EXPECT_NE(wrong_classes.message().find("[2, 5]"), std::string::npos) << wrong_classes.message();
 
+  // The mlp was built for [1, 28, 28]: its first layer says what it expects.
   Status wrong_input = check_output_shape(*model, spec_of(3, 32, 32, 10));
   ASSERT_FALSE(wrong_input.is_ok());
-  EXPECT_NE(wrong_input.message().find("[2, 3, 32, 32]"), std::string::npos)
-      << wrong_input.message();
+  EXPECT_EQ(wrong_input.message(),
+            "model mlp expects 784 input values per sample (its first layer 'fc1.weight' is "
+            "[128, 784]); the data's samples are [3, 32, 32]: 3072 values");
+  // With verbose, LibTorch's own message.
+  Status verbose = check_output_shape(*model, spec_of(3, 32, 32, 10), true);
+  EXPECT_NE(verbose.message().find("model mlp failed: mat1 and mat2 shapes cannot be multiplied"),
+            std::string::npos)
+      << verbose.message();
+}
+
+TEST(ExceptionReasonTest, TheTorchScriptErrorUnderItsTraceback) {
+  const std::runtime_error script(
+      "The following operation failed in the TorchScript interpreter.\nTraceback of TorchScript "
+      "(most recent call last):\n  File \"code/__torch__.py\", line 13\n    x = y\n\n"
+      "RuntimeError: the reason\n");
+  EXPECT_EQ(exception_reason(script), "RuntimeError: the reason");
+  EXPECT_EQ(exception_reason(script, true).substr(0, 50),
+            "The following operation failed in the TorchScript ");
+  EXPECT_EQ(exception_reason(std::runtime_error("first\nsecond")), "first");
+  try {
+    torch::zeros({2, 3}).matmul(torch::zeros({4, 5}));
+    FAIL() << "no error";
+  } catch (const c10::Error& e) {
+    EXPECT_EQ(exception_reason(e), "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)");
+  }
+}
+
+// Each way a user's TorchScript file can fail gets one line naming the file and the reason.
+TEST(ScriptModelTest, FailuresAreOneLineNamingTheModel) {
+  TempDir dir;
+  if (!testing::write_script_models(dir / "")) GTEST_SKIP() << "/usr/bin/python3 with torch";
+  const ModelSpec spec = spec_of(1, 4, 4, 4);
+  const at::Tensor batch = torch::rand({8, 1, 4, 4});
+
+  auto tuple = make_model(dir / "tuple.pt", spec);
+  EXPECT_TRUE(check_output_shape(*tuple, spec).is_ok());
+  Result<at::Tensor> first = run_model(*tuple, batch, 4);
+  ASSERT_TRUE(first.is_ok()) << first.status().message();
+  EXPECT_EQ(first.value().sizes(), at::IntArrayRef({8, 4}));  // the logits, not the features
+
+  auto conv3 = make_model(dir / "conv3.pt", spec);
+  EXPECT_EQ(check_output_shape(*conv3, spec).message(),
+            "model " + (dir / "conv3.pt") +
+                " expects input with 3 channels (its first layer 'conv1.weight' is [8, 3, 3, "
+                "3]); the data's samples are [1, 4, 4]");
+
+  // Fine in evaluation mode (what check_output_shape runs), wrong in training.
+  auto integer = make_model(dir / "int_in_training.pt", spec);
+  EXPECT_TRUE(check_output_shape(*integer, spec).is_ok());
+  EXPECT_EQ(run_model(*integer, batch, 4).status().message(),
+            "model " + (dir / "int_in_training.pt") +
+                " returns Long logits; they must be floating point");
+  auto rows = make_model(dir / "rows_in_training.pt", spec);
+  EXPECT_EQ(run_model(*rows, batch, 4).status().message(),
+            "model " + (dir / "rows_in_training.pt") +
+                " returns 1 rows of logits for a batch of 8 samples (input [8, 1, 4, 4], output "
+                "[1, 4])");
+  auto raises = make_model(dir / "raises.pt", spec);
+  for (int call = 1; call <= 3; ++call) EXPECT_TRUE(run_model(*raises, batch, 4).is_ok());
+  EXPECT_EQ(
+      run_model(*raises, batch, 4).status().message(),
+      "model " + (dir / "raises.pt") + " failed: builtins.RuntimeError: boom after three calls");
+  Result<at::Tensor> verbose = run_model(*raises, batch, 4, true);
+  EXPECT_NE(verbose.status().message().find("Traceback of TorchScript"), std::string::npos);
+  EXPECT_NE(verbose.status().message().find("boom after three calls"), std::string::npos);
+
+  for (const char* file : {"state_dict.pt", "pickled.pt"}) {
+    EXPECT_EQ(make_model_error(dir / file, spec),
+              "cannot load TorchScript model '" + (dir / file) +
+                  "': it is a torch.save() archive (a state_dict or a pickled module), not "
+                  "TorchScript; save the model with torch.jit.script(model).save(path)");
+  }
+  EXPECT_EQ(make_model_error(dir / "legacy.pt", spec),
+            "cannot load TorchScript model '" + (dir / "legacy.pt") +
+                "': it is a torch.save() pickle (a state_dict or a pickled module), not "
+                "TorchScript; save the model with torch.jit.script(model).save(path)");
 }
 
 TEST(BuiltinModelTest, SaveLoadRoundTrip) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 namespace stoker {
@@ -15,7 +16,7 @@ constexpr std::chrono::milliseconds kBarInterval(100);
 }  // namespace
 
 double EpochMetrics::samples_per_second() const {
-  return seconds > 0 ? static_cast<double>(samples) / seconds : 0.0;
+  return seconds > 0 ? static_cast<double>(samples - resumed_samples) / seconds : 0.0;
 }
 
 std::string EpochMetrics::to_line() const {
@@ -40,6 +41,7 @@ std::string EpochMetrics::to_json() const {
                       {"data_seconds", data_seconds},
                       {"h2d_seconds", h2d_seconds},
                       {"compute_seconds", compute_seconds}};
+  if (resumed_samples > 0) j["resumed_samples"] = resumed_samples;
   if (test_loss) {
     j["test_loss"] = *test_loss;
     j["test_accuracy"] = *test_accuracy;
@@ -111,6 +113,16 @@ std::string human_duration(double seconds) {
   if (s < 60) return fmt::format("{} s", s);
   if (s < 3600) return fmt::format("{}:{:02}", s / 60, s % 60);
   return fmt::format("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60);
+}
+
+std::string human_bytes(double bytes) {
+  static const char* const kUnits[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB"};
+  size_t unit = 0;
+  while (bytes >= 999.95 && unit + 1 < std::size(kUnits)) {
+    bytes /= 1000;
+    ++unit;
+  }
+  return unit == 0 ? fmt::format("{:.0f} B", bytes) : fmt::format("{:.1f} {}", bytes, kUnits[unit]);
 }
 
 }  // namespace stoker

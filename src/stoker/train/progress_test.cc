@@ -50,6 +50,10 @@ TEST(ProgressTest, HumanUnits) {
   EXPECT_EQ(human_rate(950), "950");
   EXPECT_EQ(human_rate(12345), "12.3k");
   EXPECT_EQ(human_rate(2.5e6), "2.5M");
+  EXPECT_EQ(human_bytes(512), "512 B");
+  EXPECT_EQ(human_bytes(3.14e6), "3.1 MB");
+  EXPECT_EQ(human_bytes(999.99e9), "1.0 TB");
+  EXPECT_EQ(human_bytes(7.888e12), "7.9 TB");
   EXPECT_EQ(human_duration(42.4), "42 s");
   EXPECT_EQ(human_duration(185), "3:05");
   EXPECT_EQ(human_duration(3723), "1:02:03");

@@ -51,6 +51,20 @@ Status validate(const ScheduleSpec& s) {
 
 }  // namespace
 
+std::string to_string(ScheduleKind kind) {
+  switch (kind) {
+    case ScheduleKind::kConstant:
+      return "constant";
+    case ScheduleKind::kStep:
+      return "step";
+    case ScheduleKind::kCosine:
+      return "cosine";
+    case ScheduleKind::kOneCycle:
+      return "one-cycle";
+  }
+  return "unknown";
+}
+
 Result<ScheduleKind> parse_schedule_kind(const std::string& name) {
   if (name == "constant") return ScheduleKind::kConstant;
   if (name == "step") return ScheduleKind::kStep;

@@ -24,6 +24,8 @@ TEST(ScheduleKindTest, Parses) {
   EXPECT_EQ(parse_schedule_kind("step").value(), ScheduleKind::kStep);
   EXPECT_EQ(parse_schedule_kind("cosine").value(), ScheduleKind::kCosine);
   EXPECT_EQ(parse_schedule_kind("one-cycle").value(), ScheduleKind::kOneCycle);
+  for (const char* name : {"constant", "step", "cosine", "one-cycle"})
+    EXPECT_EQ(to_string(parse_schedule_kind(name).value()), name);
   Result<ScheduleKind> bad = parse_schedule_kind("linear");
   ASSERT_FALSE(bad.is_ok());
   EXPECT_NE(bad.status().message().find("cosine"), std::string::npos);

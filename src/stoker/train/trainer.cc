@@ -7,16 +7,18 @@
 #include <torch/utils.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 
+#include "stoker/store/data_location.h"
 #include "stoker/store/dataset_summary.h"
 #include "stoker/store/import/fashion_mnist.h"
-#include "stoker/train/checkpoint.h"
 #include "stoker/train/compute_threads.h"
+#include "stoker/util/atomic_file.h"
+#include "stoker/util/machine.h"
 
 namespace stoker {
 namespace {
@@ -36,21 +38,26 @@ void require(bool ok, const std::string& message) {
   if (!ok) throw Error(invalid_argument(message));
 }
 
-// The data directory to use: options' or the default Fashion-MNIST one, converted if missing.
-std::string resolve_data_dir(const std::string& data_dir, std::FILE* out) {
-  if (!data_dir.empty()) {
-    if (!fs::is_directory(data_dir)) {
-      throw Error(not_found("data directory '" + data_dir + "' does not exist"));
+// The data to use: options' (a dataset, or a folder with train/ and test/ or val/) or the
+// default Fashion-MNIST folder, converted if missing.
+DataLocation resolve_data(const std::string& data_dir, std::FILE* out) {
+  std::string dir = data_dir;
+  if (dir.empty()) {
+    dir = default_fashion_mnist_dir();
+    if (!Manifest::load(dir + "/train").is_ok() || !Manifest::load(dir + "/test").is_ok()) {
+      if (out)
+        fmt::print(out, "converting Fashion-MNIST from {} into {}\n", kFashionMnistDebianDir, dir);
+      throw_if_error(convert_fashion_mnist(kFashionMnistDebianDir, dir, /*skip_existing=*/true));
     }
-    return data_dir;
   }
-  const std::string dir = default_fashion_mnist_dir();
-  if (!Manifest::load(dir + "/train").is_ok() || !Manifest::load(dir + "/test").is_ok()) {
-    if (out)
-      fmt::print(out, "converting Fashion-MNIST from {} into {}\n", kFashionMnistDebianDir, dir);
-    throw_if_error(convert_fashion_mnist(kFashionMnistDebianDir, dir, /*skip_existing=*/true));
+  DataLocation where = locate_data(dir).value_or_throw();
+  if (where.train.empty()) {
+    throw Error(not_found(fmt::format(
+        "{} holds no train/ dataset (it holds {}): give one dataset, or a folder with train/ and "
+        "test/ (or val/)",
+        dir, describe_splits(where))));
   }
-  return dir;
+  return where;
 }
 
 // Index of field `name` with dtype `dtype`, or an Error naming the dataset.
@@ -102,8 +109,20 @@ void check_labels(const Dataset& data, int64_t num_classes) {
   }
 }
 
-std::shared_ptr<const Dataset> open_split(const std::string& dir, const std::string& split) {
-  return Dataset::open(dir + "/" + split).value_or_throw();
+// Refuses a batch size whose buffers cannot fit in the machine's memory, before anything is
+// allocated: each sample of the largest batch needs its float model input and its uint8 images
+// in the loader's buffers (at least kMinLoaderBuffers of them: auto prefetch 4, plus 2).
+void check_batch_fits(const ModelSpec& spec, int64_t batch) {
+  constexpr double kMinLoaderBuffers = 6;
+  const double pixels = static_cast<double>(spec.channels) * spec.height * spec.width;
+  const double per_sample = pixels * sizeof(float) + kMinLoaderBuffers * (pixels + sizeof(int64_t));
+  const double memory = static_cast<double>(machine_memory_bytes());
+  if (memory == 0 || per_sample * static_cast<double>(batch) <= memory) return;
+  throw Error(invalid_argument(fmt::format(
+      "batch size {} needs at least {} for samples of [{}, {}, {}] (float model input and the "
+      "loader's buffers), more than this machine's memory ({}): at most {} samples fit",
+      batch, human_bytes(per_sample * static_cast<double>(batch)), spec.channels, spec.height,
+      spec.width, human_bytes(memory), static_cast<int64_t>(memory / per_sample))));
 }
 
 // The image field as the model takes it before normalisation: uint8 as stored, or for encoded
@@ -138,8 +157,7 @@ Trainer::Trainer(TrainerOptions options)
     : options_(std::move(options)),
       device_(torch::cuda::is_available() ? c10::kCUDA : c10::kCPU),
       scaler_(options_.amp),
-      progress_(options_.out, options_.progress.value_or(default_progress_style(options_.out))),
-      log_(nullptr, &std::fclose) {
+      progress_(options_.out, options_.progress.value_or(default_progress_style(options_.out))) {
   const TrainerOptions& o = options_;
   require(o.epochs >= 1, "epochs must be >= 1");
   require(o.batch_size >= 1, "batch size must be >= 1");
@@ -152,14 +170,23 @@ Trainer::Trainer(TrainerOptions options)
   { AutocastGuard probe(o.amp, device_.type()); }  // rejects a mode this device lacks, early
   set_compute_threads(o.threads);
 
-  const std::string data_dir = resolve_data_dir(o.data_dir, o.out);
-  train_data_ = open_split(data_dir, "train");
+  const DataLocation data = resolve_data(o.data_dir, o.out);
+  train_data_ = Dataset::open(data.train).value_or_throw();
+  if (o.eval && data.eval.empty()) {
+    options_.eval = false;
+    eval_note_ = "not evaluating: " + data.path +
+                 " is one dataset (a folder with train/ and test/ or val/ is evaluated on the "
+                 "second)";
+  }
   require(o.image_size >= 1, "image size must be >= 1");
   spec_ = input_spec(*train_data_, o.image_size);
   spec_.num_classes = count_classes(*train_data_).value_or_throw();
   check_labels(*train_data_, spec_.num_classes);
+  check_batch_fits(spec_, o.eval ? std::max(o.batch_size, kEvalBatchSize) : o.batch_size);
   if (o.eval) {
-    test_data_ = open_split(data_dir, "test");
+    test_data_ = Dataset::open(data.eval).value_or_throw();
+    eval_note_ = fmt::format("evaluating on {} ({} samples) after each epoch", test_data_->dir(),
+                             test_data_->size());
     require(test_data_->schema() == train_data_->schema(),
             test_data_->dir() + " has another schema than " + train_data_->dir());
     require(test_data_->size() > 0, test_data_->dir() + " holds no records");
@@ -168,10 +195,13 @@ Trainer::Trainer(TrainerOptions options)
 
   torch::manual_seed(o.seed);
   model_ = make_model(o.model, spec_);
-  throw_if_error(check_output_shape(*model_, spec_));
+  throw_if_error(check_output_shape(*model_, spec_, o.verbose));
   model_->to(device_);
   model_->train(true);
   params_ = model_->parameters();
+  require(std::any_of(params_.begin(), params_.end(),
+                      [](const at::Tensor& p) { return p.requires_grad(); }),
+          "model " + model_->name() + " has no trainable parameters: nothing to train");
   optimizer_ = make_optimizer(o.optimizer, params_);
 
   const int64_t largest_batch = o.eval ? std::max(o.batch_size, kEvalBatchSize) : o.batch_size;
@@ -186,47 +216,75 @@ Trainer::Trainer(TrainerOptions options)
   if (o.eval) test_loader_ = make_loader(test_data_, o, kEvalBatchSize, /*train=*/false, device_);
   ScheduleSpec schedule = o.schedule;
   schedule.lr = o.optimizer.lr;
-  schedule.total_steps = o.epochs * ((loader_->batches_per_epoch() + o.accum - 1) / o.accum);
+  const int64_t steps_per_epoch = (loader_->batches_per_epoch() + o.accum - 1) / o.accum;
+  require(o.epochs <= std::numeric_limits<int64_t>::max() / steps_per_epoch,
+          fmt::format("{} epochs of {} optimizer steps are more steps than a run can count",
+                      o.epochs, steps_per_epoch));
+  schedule.total_steps = o.epochs * steps_per_epoch;
   schedule_ = std::make_unique<LrSchedule>(schedule);
   lr_ = schedule_->lr_at(0);
 
-  if (!o.checkpoint_dir.empty()) {
-    throw_if_error(prepare_checkpoint_dir(o.checkpoint_dir));
-    Result<std::string> latest = latest_checkpoint(o.checkpoint_dir);
-    if (latest.is_ok() && !o.resume) {
-      throw Error(already_exists("checkpoint directory '" + o.checkpoint_dir +
-                                 "' already holds a checkpoint: resume it or use another one"));
-    }
-    if (latest.is_ok()) {
-      const CheckpointState state =
-          load_checkpoint(o.checkpoint_dir, *model_, *optimizer_).value_or_throw();
-      loader_->restore(state.loader);
-      throw_if_error(scaler_.load_state(state.scaler));
-      step_ = state.step;
-      resumed_loss_sum_ = state.epoch_loss_sum;
-      resumed_samples_ = state.epoch_samples;
-      resumed_from_ = latest.value();
-      const bool length_shapes_lr =
-          schedule.kind == ScheduleKind::kCosine || schedule.kind == ScheduleKind::kOneCycle;
-      if (state.run_steps != 0 && state.run_steps != schedule.total_steps && length_shapes_lr) {
-        resume_note_ = fmt::format(
-            "note: the checkpoint's run was {} optimizer steps long and this one is {}: the lr "
-            "schedule now follows this run's length, so it differs from the interrupted run's",
-            state.run_steps, schedule.total_steps);
-      }
-    } else if (latest.status().code() != StatusCode::kNotFound) {
-      throw Error(latest.status());
-    }
-  }
+  if (!o.checkpoint_dir.empty()) open_checkpoint_dir(schedule);
+  if (!o.save_model.empty()) throw_if_error(check_output_path(o.save_model));
   if (!o.log_path.empty()) {
-    log_.reset(std::fopen(o.log_path.c_str(), "a"));
-    if (!log_) {
-      throw Error(io_error("cannot open log file '" + o.log_path + "': " + std::strerror(errno)));
-    }
+    if (!resumed_from_.empty()) throw_if_error(RunLog::trim_for_resume(o.log_path, step_));
+    log_.emplace(RunLog::open(o.log_path).value_or_throw());
   }
 }
 
 Trainer::~Trainer() = default;
+
+void Trainer::open_checkpoint_dir(const ScheduleSpec& schedule) {
+  const TrainerOptions& o = options_;
+  throw_if_error(prepare_checkpoint_dir(o.checkpoint_dir));
+  checkpoint_lock_.emplace(lock_checkpoint_dir(o.checkpoint_dir).value_or_throw());
+  Result<FoundCheckpoint> found = find_checkpoint(o.checkpoint_dir);
+  if (!found.is_ok()) {
+    if (found.status().code() == StatusCode::kNotFound) return;
+    throw Error(found.status());
+  }
+  if (!o.resume) {
+    throw Error(already_exists("checkpoint directory '" + o.checkpoint_dir +
+                               "' already holds a checkpoint: resume it or use another one"));
+  }
+  const FoundCheckpoint& checkpoint = found.value();
+  const CheckpointState& state = checkpoint.state;
+  throw_if_error(check_same_run(checkpoint, run_identity()));
+  if (static_cast<uint64_t>(state.loader.position) > train_data_->size()) {
+    throw Error(
+        corrupt(fmt::format("checkpoint {}: loader position {} is beyond the {} samples of "
+                            "the training data",
+                            checkpoint.path, state.loader.position, train_data_->size())));
+  }
+  throw_if_error(restore_checkpoint(checkpoint.path, *model_, *optimizer_));
+  loader_->restore(state.loader);
+  throw_if_error(scaler_.load_state(state.scaler));
+  step_ = state.step;
+  resumed_loss_sum_ = state.epoch_loss_sum;
+  resumed_samples_ = state.epoch_samples;
+  resumed_from_ = checkpoint.path;
+  if (!checkpoint.note.empty()) resume_notes_.push_back("note: " + checkpoint.note);
+  const bool length_shapes_lr =
+      schedule.kind == ScheduleKind::kCosine || schedule.kind == ScheduleKind::kOneCycle;
+  if (state.run_steps != 0 && state.run_steps != schedule.total_steps && length_shapes_lr) {
+    resume_notes_.push_back(fmt::format(
+        "note: the checkpoint's run was {} optimizer steps long and this one is {}: the lr "
+        "schedule now follows this run's length, so it differs from the interrupted run's",
+        state.run_steps, schedule.total_steps));
+  }
+}
+
+RunIdentity Trainer::run_identity() const {
+  RunIdentity run;
+  run.data = data_identity(train_data_->manifest());
+  run.model = model_->name();
+  run.optimizer = options_.optimizer.name;
+  run.schedule = to_string(options_.schedule.kind);
+  run.batch_size = options_.batch_size;
+  run.accum = options_.accum;
+  run.seed = options_.seed;
+  return run;
+}
 
 int64_t Trainer::batches_per_epoch() const { return loader_->batches_per_epoch(); }
 
@@ -238,13 +296,14 @@ TrainResult Trainer::run() {
   if (!resumed_from_.empty()) {
     progress_.print(fmt::format("resuming from {}: epoch {}, step {}", resumed_from_,
                                 loader_->state().epoch + 1, step_));
-    if (!resume_note_.empty()) progress_.print(resume_note_);
+    for (const std::string& note : resume_notes_) progress_.print(note);
   }
   progress_.print(fmt::format(
       "training {} on {} ({} samples, {} classes) for {} epochs: batch {}, {} lr {:g}, "
       "amp {}, {} threads, {} workers",
       model_->name(), train_data_->dir(), train_data_->size(), spec_.num_classes, o.epochs,
       o.batch_size, o.optimizer.name, o.optimizer.lr, to_string(o.amp), o.threads, o.workers));
+  if (!eval_note_.empty()) progress_.print(eval_note_);
 
   result.epoch = std::min(loader_->state().epoch, o.epochs);
   if (loader_->state().epoch >= o.epochs) {
@@ -276,6 +335,7 @@ TrainResult Trainer::run() {
     summary += "; model saved to " + o.save_model;
   }
   progress_.print(summary);
+  checkpoint_lock_.reset();  // nothing more is written
   return result;
 }
 
@@ -283,6 +343,9 @@ bool Trainer::train_epoch(int64_t e, EpochMetrics& m, TrainResult& result) {
   const TrainerOptions& o = options_;
   double loss_sum = resumed_loss_sum_;
   int64_t loss_samples = resumed_samples_;
+  // An epoch resumed mid-way reports all its samples; its rate counts only this run's.
+  m.samples = resumed_samples_;
+  m.resumed_samples = resumed_samples_;
   resumed_loss_sum_ = 0;
   resumed_samples_ = 0;
   const int64_t batches_done =
@@ -335,10 +398,7 @@ bool Trainer::train_epoch(int64_t e, EpochMetrics& m, TrainResult& result) {
   m.compute_seconds = std::max(0.0, m.seconds - m.data_seconds - m.h2d_seconds);
   if (o.eval) evaluate(e, m);
   progress_.print(m.to_line());
-  if (log_) {
-    fmt::print(log_.get(), "{}\n", m.to_json());
-    std::fflush(log_.get());
-  }
+  if (log_) throw_if_error(log_->append(m.to_json()));
   checkpoint(0, 0, result);
   if (e + 1 < o.epochs) result.reason = stop_reason();  // after the last epoch: completed
   return true;
@@ -356,7 +416,7 @@ double Trainer::forward_backward(const Batch& batch, int64_t e, int64_t batch_nu
   at::Tensor loss;
   {
     AutocastGuard autocast(options_.amp, device_.type());
-    loss = torch::cross_entropy_loss(model_->forward(input).to(torch::kFloat32), target);
+    loss = torch::cross_entropy_loss(logits(input, e, batch_number).to(torch::kFloat32), target);
   }
   const double value = loss.item<double>();
   if (!std::isfinite(value) && !scaler_.enabled()) {
@@ -365,8 +425,28 @@ double Trainer::forward_backward(const Batch& batch, int64_t e, int64_t batch_nu
         "or clip gradients (--clip-grad)",
         std::isnan(value) ? "NaN" : fmt::format("{}", value), e + 1, batch_number, step_ + 1)));
   }
-  scaler_.scale(options_.accum > 1 ? loss / static_cast<double>(options_.accum) : loss).backward();
+  try {
+    scaler_.scale(options_.accum > 1 ? loss / static_cast<double>(options_.accum) : loss)
+        .backward();
+  } catch (const std::exception& error) {
+    throw Error(invalid_argument(fmt::format("{}: the backward pass of model {} failed: {}",
+                                             where(e, batch_number), model_->name(),
+                                             exception_reason(error, options_.verbose))));
+  }
   return value;
+}
+
+at::Tensor Trainer::logits(const at::Tensor& input, int64_t e, int64_t batch_number) {
+  Result<at::Tensor> out = run_model(*model_, input, spec_.num_classes, options_.verbose);
+  if (!out.is_ok())
+    throw Error(invalid_argument(where(e, batch_number) + ": " + out.status().message()));
+  return std::move(out).value();
+}
+
+std::string Trainer::where(int64_t e, int64_t batch_number) const {
+  if (batch_number == 0) return fmt::format("evaluation after epoch {} stopped", e + 1);
+  return fmt::format("training stopped at epoch {}, batch {}, step {}", e + 1, batch_number,
+                     step_ + 1);
 }
 
 void Trainer::optimizer_step() {
@@ -391,13 +471,13 @@ void Trainer::evaluate(int64_t e, EpochMetrics& m) {
   int64_t samples = 0;
   for (Batch& batch : test_loader_->epoch(e)) {
     const auto [input, target] = on_device(batch);
-    at::Tensor logits;
+    at::Tensor scores;
     {
       AutocastGuard autocast(options_.amp, device_.type());
-      logits = model_->forward(input).to(torch::kFloat32);
+      scores = logits(input, e, 0).to(torch::kFloat32);
     }
-    loss_sum += torch::cross_entropy_loss(logits, target, {}, at::Reduction::Sum).item<double>();
-    correct += logits.argmax(1).eq(target).sum().item<int64_t>();
+    loss_sum += torch::cross_entropy_loss(scores, target, {}, at::Reduction::Sum).item<double>();
+    correct += scores.argmax(1).eq(target).sum().item<int64_t>();
     samples += batch.size();
   }
   model_->train(true);
@@ -415,7 +495,7 @@ StopReason Trainer::stop_reason() const {
 void Trainer::checkpoint(double epoch_loss_sum, int64_t epoch_samples, TrainResult& result) {
   if (options_.checkpoint_dir.empty()) return;
   CheckpointState state;
-  state.model = model_->name();
+  state.run = run_identity();
   state.step = step_;
   state.loader = loader_->state();
   state.scaler = scaler_.state();

@@ -313,14 +313,15 @@ TEST_F(TrainerTest, BadModelsAreRejectedBeforeTraining) {
 TEST_F(TrainerTest, MissingDataIsNamed) {
   TrainerOptions o = options();
   o.data_dir = dir_ / "nowhere";
-  EXPECT_NE(error_of(o).find("data directory '" + o.data_dir + "' does not exist"),
-            std::string::npos);
-  write_rows_dataset(dir_ / "half/train", 100, 1);
+  EXPECT_EQ(error_of(o), o.data_dir + ": no such dataset directory");
+  write_rows_dataset(dir_ / "half/test", 100, 1);
   o.data_dir = dir_ / "half";
-  const std::string message = error_of(o);
-  EXPECT_NE(message.find(dir_ / "half/test"), std::string::npos) << message;
-  o.eval = false;  // test/ is only needed for evaluation
-  EXPECT_EQ(error_of(o), "");
+  EXPECT_NE(error_of(o).find(dir_ / "half holds no train/ dataset (it holds test/ of "),
+            std::string::npos)
+      << error_of(o);
+  write_rows_dataset(dir_ / "half/train", 100, 1);
+  fs::remove_all(dir_ / "half/test");
+  EXPECT_EQ(error_of(o), "");  // trained, not evaluated: test/ is only needed for evaluation
 }
 
 TEST_F(TrainerTest, LabelsOutsideTheClassesNameTheRecord) {

@@ -1,6 +1,7 @@
 #include "stoker/util/atomic_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -19,7 +20,23 @@ std::string errno_text() { return std::strerror(errno); }
 
 }  // namespace
 
+Status check_output_path(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) {
+    if (S_ISREG(st.st_mode)) return Status::ok();
+    return invalid_argument(path + ": " + file_kind(st.st_mode) +
+                            ", not a regular file: give a new path or a regular file to replace");
+  }
+  if (errno != ENOENT) return io_error(path + ": cannot stat: " + errno_text());
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty() && !std::filesystem::is_directory(parent, ec))
+    return io_error(path + ": cannot create: no such directory " + parent.string());
+  return Status::ok();
+}
+
 Result<AtomicFile> AtomicFile::create(const std::string& path) {
+  STOKER_RETURN_IF_ERROR(check_output_path(path));
   std::string temp = path + ".tmp-" + std::to_string(::getpid());
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return io_error(path + ": cannot create: " + errno_text());

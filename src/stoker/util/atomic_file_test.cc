@@ -1,8 +1,10 @@
 #include "stoker/util/atomic_file.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
+#include <vector>
 
 #include "stoker/testing/special_files.h"
 #include "stoker/testing/temp_dir.h"
@@ -48,6 +50,36 @@ TEST(AtomicFileTest, MissingDirectoryIsAnIoErrorNamingThePath) {
   ASSERT_FALSE(file.is_ok());
   EXPECT_EQ(file.status().code(), StatusCode::kIoError);
   EXPECT_NE(file.status().message().find("no/such/dir/f"), std::string::npos);
+}
+
+// Only a new path or a regular file is written: a rename over a device (as root, /dev/full), a
+// FIFO, a directory or a link would replace it.
+TEST(AtomicFileTest, RefusesTargetsThatAreNotRegularFiles) {
+  testing::TempDir dir;
+  testing::make_fifo(dir / "fifo");
+  std::filesystem::create_directory(dir / "sub");
+  ASSERT_TRUE(write_file_atomically(dir / "regular", "x").is_ok());
+  std::filesystem::create_symlink(dir / "regular", dir / "link");
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"/dev/full", "a character device"},
+      {dir / "fifo", "a FIFO"},
+      {dir / "sub", "a directory"},
+      {dir / "link", "a symbolic link"}};
+  for (const auto& [path, kind] : refused) {
+    Status s = check_output_path(path);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << path;
+    EXPECT_EQ(
+        s.message(),
+        path + ": " + kind + ", not a regular file: give a new path or a regular file to replace");
+    EXPECT_EQ(write_file_atomically(path, "model").code(), StatusCode::kInvalidArgument) << path;
+  }
+  struct stat st {};
+  ASSERT_EQ(::stat("/dev/full", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode)) << "/dev/full was replaced";
+  EXPECT_EQ(read_file(dir / "regular").value_or_throw(), "x");
+  EXPECT_TRUE(check_output_path(dir / "regular").is_ok());
+  EXPECT_TRUE(check_output_path(dir / "new").is_ok());
+  EXPECT_EQ(check_output_path(dir / "none/new").code(), StatusCode::kIoError);
 }
 
 TEST(ReadFileTest, MissingFileIsNotFound) {

@@ -11,21 +11,22 @@
 namespace stoker {
 namespace {
 
-// What a file of `mode` is, for an error message.
-const char* kind_of(mode_t mode) {
+Status not_regular(const std::string& path, mode_t mode) {
+  return invalid_argument(path + ": not a regular file (" + file_kind(mode) + ")");
+}
+
+}  // namespace
+
+const char* file_kind(unsigned mode) {
+  if (S_ISREG(mode)) return "a regular file";
   if (S_ISDIR(mode)) return "a directory";
   if (S_ISFIFO(mode)) return "a FIFO";
   if (S_ISCHR(mode)) return "a character device";
   if (S_ISBLK(mode)) return "a block device";
   if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
   return "not a regular file";
 }
-
-Status not_regular(const std::string& path, mode_t mode) {
-  return invalid_argument(path + ": not a regular file (" + kind_of(mode) + ")");
-}
-
-}  // namespace
 
 Result<RegularFile> RegularFile::open(const std::string& path) {
   // stat() first, so that a device is never opened (opening some has side effects); then

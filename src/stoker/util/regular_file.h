@@ -11,6 +11,10 @@
 
 namespace stoker {
 
+// What a file of stat mode `mode` is, for an error message: "a directory", "a FIFO", "a
+// character device", "a block device", "a socket", "a symbolic link", "a regular file".
+const char* file_kind(unsigned mode);
+
 class RegularFile {
  public:
   // Opens `path` read-only. kNotFound if it does not exist, kInvalidArgument if it is not a

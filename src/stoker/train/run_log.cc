@@ -1,0 +1,70 @@
+#include "stoker/train/run_log.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "stoker/util/atomic_file.h"
+
+namespace stoker {
+namespace {
+
+// Logs with a record per step grow large; the trim reads the whole file.
+constexpr uint64_t kMaxLogBytes = uint64_t{4} << 30;
+
+// True if `line` is a complete record of a step after `steps`, or not a JSON object at all (torn).
+bool after_checkpoint(const std::string& line, int64_t steps) {
+  const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return true;
+  for (const char* key : {"steps", "step"}) {
+    auto it = j.find(key);
+    if (it != j.end() && it->is_number_integer() && it->get<int64_t>() > steps) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Result<RunLog> RunLog::open(const std::string& path) {
+  STOKER_RETURN_IF_ERROR(check_output_path(path));
+  std::FILE* file = std::fopen(path.c_str(), "a");
+  if (file == nullptr)
+    return io_error("cannot open log file '" + path + "': " + std::strerror(errno));
+  return RunLog(path, file);
+}
+
+Status RunLog::append(const std::string& json) {
+  errno = 0;
+  const bool written =
+      std::fprintf(file_.get(), "%s\n", json.c_str()) >= 0 && std::fflush(file_.get()) == 0;
+  if (!written) {
+    const int error = errno;
+    std::clearerr(file_.get());
+    return io_error("cannot write log file '" + path_ +
+                    "': " + (error != 0 ? std::strerror(error) : "write failed"));
+  }
+  return Status::ok();
+}
+
+Status RunLog::trim_for_resume(const std::string& path, int64_t steps) {
+  if (::access(path.c_str(), F_OK) != 0) return Status::ok();
+  STOKER_ASSIGN_OR_RETURN(std::string text, read_file(path, kMaxLogBytes));
+  size_t keep = text.size();  // bytes of the log that stay
+  while (keep > 0) {
+    // The last line before `keep` (a final line without its newline was torn by a crash).
+    const size_t end = text[keep - 1] == '\n' ? keep - 1 : keep;
+    const size_t start = end == 0 ? std::string::npos : text.rfind('\n', end - 1);
+    const size_t begin = start == std::string::npos ? 0 : start + 1;
+    const bool torn = end == keep;
+    if (!torn && !after_checkpoint(text.substr(begin, end - begin), steps)) break;
+    keep = begin;
+  }
+  if (keep == text.size()) return Status::ok();
+  if (::truncate(path.c_str(), static_cast<off_t>(keep)) != 0)
+    return io_error("cannot trim log file '" + path + "': " + std::strerror(errno));
+  return Status::ok();
+}
+
+}  // namespace stoker

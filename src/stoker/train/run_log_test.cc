@@ -1,0 +1,80 @@
+#include "stoker/train/run_log.h"
+
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include <csignal>
+#include <filesystem>
+
+#include "stoker/testing/special_files.h"
+#include "stoker/testing/temp_dir.h"
+#include "stoker/util/atomic_file.h"
+
+namespace stoker {
+namespace {
+
+TEST(RunLogTest, AppendsLinesToNewOrRegularFilesOnly) {
+  testing::TempDir dir;
+  {
+    RunLog log = RunLog::open(dir / "log.jsonl").value_or_throw();
+    ASSERT_TRUE(log.append(R"({"epoch": 1})").is_ok());
+  }
+  RunLog again = RunLog::open(dir / "log.jsonl").value_or_throw();
+  ASSERT_TRUE(again.append(R"({"epoch": 2})").is_ok());
+  EXPECT_EQ(read_file(dir / "log.jsonl").value_or_throw(), "{\"epoch\": 1}\n{\"epoch\": 2}\n");
+
+  testing::make_fifo(dir / "fifo");
+  for (const std::string& path : {std::string("/dev/full"), dir / "fifo", dir.path()}) {
+    Result<RunLog> refused = RunLog::open(path);
+    EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument) << path;
+    EXPECT_NE(refused.status().message().find(path + ": a "), std::string::npos)
+        << refused.status().message();
+  }
+  EXPECT_EQ(RunLog::open(dir / "none/log.jsonl").status().code(), StatusCode::kIoError);
+}
+
+// A write the system refuses fails with a message: a file size limit stands in for a full disk.
+TEST(RunLogTest, AWriteErrorIsAStatus) {
+  testing::TempDir dir;
+  RunLog log = RunLog::open(dir / "log.jsonl").value_or_throw();
+  struct rlimit old_limit {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = old_limit;
+  small.rlim_cur = 100;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  const Status first = log.append(std::string(50, 'x'));
+  const Status second = log.append(std::string(200, 'y'));
+  ::setrlimit(RLIMIT_FSIZE, &old_limit);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_TRUE(first.is_ok()) << first.message();
+  EXPECT_EQ(second.code(), StatusCode::kIoError);
+  EXPECT_NE(
+      second.message().find("cannot write log file '" + (dir / "log.jsonl") + "': File too large"),
+      std::string::npos)
+      << second.message();
+}
+
+TEST(RunLogTest, TrimForResumeDropsWhatTheCheckpointDoesNotHold) {
+  testing::TempDir dir;
+  const std::string path = dir / "log.jsonl";
+  const std::string kept =
+      "{\"record\": \"run\"}\n{\"epoch\": 1, \"steps\": 10}\n{\"epoch\": 2, \"steps\": 20}\n";
+  // A crash after epoch 3's record but before its checkpoint, mid-way through a step record.
+  ASSERT_TRUE(write_file_atomically(path, kept + "{\"epoch\": 3, \"steps\": 30}\n"
+                                                 "{\"record\": \"step\", \"step\": 31}\n"
+                                                 "{\"record\": \"st")
+                  .is_ok());
+  ASSERT_TRUE(RunLog::trim_for_resume(path, 20).is_ok());
+  EXPECT_EQ(read_file(path).value_or_throw(), kept);
+  ASSERT_TRUE(RunLog::trim_for_resume(path, 20).is_ok());  // nothing more to drop
+  EXPECT_EQ(read_file(path).value_or_throw(), kept);
+  ASSERT_TRUE(RunLog::trim_for_resume(path, 0).is_ok());
+  EXPECT_EQ(read_file(path).value_or_throw(), "{\"record\": \"run\"}\n");
+  EXPECT_TRUE(RunLog::trim_for_resume(dir / "missing.jsonl", 5).is_ok());
+  EXPECT_FALSE(std::filesystem::exists(dir / "missing.jsonl"));
+}
+
+}  // namespace
+}  // namespace stoker
