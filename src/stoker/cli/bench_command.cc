@@ -14,9 +14,9 @@
 #include <numeric>
 
 #include "cli/commands.h"
+#include "cli/usage.h"
 #include "stoker/image/decode.h"
 #include "stoker/pipeline/image_transforms.h"
-#include "cli/usage.h"
 #include "stoker/pipeline/loader_core.h"
 #include "stoker/pipeline/sample_cost.h"
 #include "stoker/store/data_location.h"

@@ -8,9 +8,9 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/usage.h"
 #include "stoker/image/jpeg_encode.h"
 #include "stoker/store/import/cifar10.h"
-#include "cli/usage.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/store/import/idx.h"
 #include "stoker/store/import/image_folder.h"
