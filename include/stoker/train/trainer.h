@@ -14,6 +14,7 @@
 // boundary with a checkpoint; --resume from it continues the exact same sequence of updates.
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -55,10 +56,14 @@ struct TrainerOptions {
   AmpMode amp = AmpMode::kOff;
   int64_t accum = 1;     // batches per optimizer step (gradient accumulation), >= 1
   double clip_grad = 0;  // max gradient norm; 0 = no clipping
-  // LibTorch intra-op threads (torch::set_num_threads: process-wide). 1 by default because on
-  // the 2-core machines stoker targets the loader's worker thread uses the other core.
-  int threads = 1;
+  // LibTorch intra-op threads (torch::set_num_threads: process-wide). 0 (default): the cores the
+  // loader's workers leave (resolve_compute_threads), 1 on the 2-core machines stoker targets;
+  // more threads than that compete with the workers (slow_configs.h).
+  int threads = 0;
   int workers = 1;  // loader worker threads; 0 builds batches on the training thread
+  // "cpu", "cuda" or "cuda:N"; "" (default): CUDA if this LibTorch has it and a device is
+  // visible, else the CPU.
+  std::string device;
   VerifyPolicy verify = VerifyPolicy::kOnce;  // record checksums: first read, every read, never
   uint64_t seed = 0;                          // model initialisation and data order
   // Input normalisation per channel, (x / 255 - mean) / std. Empty: ImageNet's for encoded
@@ -144,6 +149,10 @@ class Trainer {
  private:
   // Trains epoch `e` (0-based) from where the loader is; false if the run stopped inside it.
   bool train_epoch(int64_t e, EpochMetrics& metrics, TrainResult& result);
+  // Fills `m` with epoch `e`'s training loss, step, lr and time split so far.
+  void measure(int64_t e, double loss_sum, int64_t loss_samples,
+               std::chrono::steady_clock::time_point epoch_start, double data_seconds,
+               EpochMetrics& m) const;
   // The batch's images as float NCHW model input (normalize_: on the CPU valid until the next
   // call) and its labels, on the model's device (the loader feeds that device: no copy).
   std::pair<at::Tensor, at::Tensor> on_device(const Batch& batch);
@@ -166,6 +175,8 @@ class Trainer {
 
   TrainerOptions options_;
   c10::Device device_;
+  int threads_ = 1;                    // compute threads in use (options.threads resolved)
+  std::vector<std::string> warnings_;  // slow configurations, said before training
   std::shared_ptr<const Dataset> train_data_;
   std::shared_ptr<const Dataset> test_data_;
   ModelSpec spec_;

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -34,6 +35,7 @@ struct LoaderBenchOptions {
   bool uint8 = false;
   std::string verify = "once";
   int sample_cost_us = 0;
+  double min_seconds = 1.0;  // a shorter timed run is repeated with more epochs
   // Encoded-image datasets: the training transform's output side, and switches that turn
   // single techniques off to measure what each contributes.
   int image_size = 224;
@@ -116,6 +118,39 @@ double bare_loop(const Dataset& dataset, const BatchLayout& layout, int64_t batc
   return static_cast<double>(n) * epochs / seconds_since(start);
 }
 
+// Timed runs shorter than a second of the loader are repeated with more epochs, up to this many.
+constexpr int kMaxTimedEpochs = 100000;
+
+// A loader timed over some epochs, with what was read at the end of the timed loop.
+struct TimedRun {
+  std::unique_ptr<LoaderCore> loader;
+  int64_t samples = 0;
+  double checksum = 0;
+  double seconds = 0;
+  double busy_seconds = 0;    // the workers' time building batches
+  double rss_anon_bytes = 0;  // after the loop
+};
+
+TimedRun time_loader(std::shared_ptr<const Dataset> dataset, const LoaderOptions& options,
+                     int epochs) {
+  TimedRun run;
+  run.loader = std::make_unique<LoaderCore>(std::move(dataset), options);
+  auto start = std::chrono::steady_clock::now();
+  HostBatch b;
+  for (int e = 0; e < epochs; ++e) {
+    LoaderCore::Epoch epoch = run.loader->epoch(e);
+    while (epoch.next(b)) {
+      run.samples += b.size;
+      run.checksum += static_cast<const uint8_t*>(b.fields[0].data)[0];
+    }
+  }
+  run.seconds = seconds_since(start);
+  // Now, not later: the workers go on building the next epoch's first batches.
+  run.busy_seconds = run.loader->stats().busy_ns.load() / 1e9;
+  run.rss_anon_bytes = rss_anon_bytes();
+  return run;
+}
+
 void run_loader_bench(const LoaderBenchOptions& o) {
   std::string data = o.data;
   if (data.empty()) {
@@ -161,26 +196,33 @@ void run_loader_bench(const LoaderBenchOptions& o) {
   if (o.sample_cost_us > 0)
     options.fields.push_back(FieldRequest{
         kSampleCostField, busy_wait_transform(std::chrono::microseconds(o.sample_cost_us))});
-  LoaderCore loader(dataset, options);
-  const size_t sample_bytes = loader.layout().sample_bytes();
-
-  int64_t samples = 0;
-  double checksum = 0;
-  auto start = std::chrono::steady_clock::now();
-  HostBatch b;
-  for (int e = 0; e < o.epochs; ++e) {
-    LoaderCore::Epoch epoch = loader.epoch(e);
-    while (epoch.next(b)) {
-      samples += b.size;
-      checksum += static_cast<const uint8_t*>(b.fields[0].data)[0];
+  int epochs = o.epochs;
+  TimedRun run = time_loader(dataset, options, epochs);
+  // A run too short to mean anything (the first epochs pay for page faults and verification
+  // too) is timed again with more epochs until it is long enough.
+  std::string note;
+  while (run.seconds < o.min_seconds && epochs < kMaxTimedEpochs) {
+    const int longer = static_cast<int>(std::min<double>(
+        kMaxTimedEpochs, std::ceil(epochs * 1.2 * o.min_seconds / std::max(run.seconds, 1e-6))));
+    if (note.empty()) {
+      note =
+          fmt::format("note: {} epoch{} took {:.3f} s, too short to measure (--min-seconds {:g})",
+                      epochs, epochs == 1 ? "" : "s", run.seconds, o.min_seconds);
     }
+    epochs = std::max(longer, epochs + 1);
+    run = TimedRun{};  // the first loader goes before the next comes
+    run = time_loader(dataset, options, epochs);
   }
-  const double seconds = seconds_since(start);
-  // Now, not later: the workers go on building the next epoch's first batches.
-  const double busy_seconds = loader.stats().busy_ns.load() / 1e9;
-  const double rss_after_loader = rss_anon_bytes();
+  if (!note.empty()) note += fmt::format("; timed {} epochs instead", epochs);
+  const LoaderCore& loader = *run.loader;
+  const size_t sample_bytes = loader.layout().sample_bytes();
+  const int64_t samples = run.samples;
+  const double checksum = run.checksum;
+  const double seconds = run.seconds;
+  const double busy_seconds = run.busy_seconds;
+  const double rss_after_loader = run.rss_anon_bytes;
   const double rate = samples / seconds;
-  const double bare = bare_loop(*dataset, loader.layout(), o.batch, o.epochs, options.verify);
+  const double bare = bare_loop(*dataset, loader.layout(), o.batch, epochs, options.verify);
   const PipelineStats& s = loader.stats();
   const int workers = loader.options().workers;
   const double busy = workers > 0 ? busy_seconds / (workers * seconds) : 0.0;
@@ -188,38 +230,43 @@ void run_loader_bench(const LoaderBenchOptions& o) {
   std::vector<double> epoch_start_wait_ms;
   for (size_t e = 1; e < s.epoch_start_wait_ns.size(); ++e)
     epoch_start_wait_ms.push_back(s.epoch_start_wait_ns[e] / 1e6);
-  nlohmann::json j = {
-      {"data", data},
-      {"batch", o.batch},
-      {"workers", workers},
-      {"prefetch", loader.options().prefetch},
-      {"epochs", o.epochs},
-      {"verify", o.verify},
-      {"sample_cost_us", o.sample_cost_us},
-      {"image_transform", encoded ? nlohmann::json{{"random_resized_crop", o.image_size},
-                                                   {"dct_scaling", !o.no_dct_scale},
-                                                   {"crop_decode", !o.full_decode}}
-                                  : nlohmann::json(nullptr)},
-      {"output", o.uint8 ? "uint8" : "float32"},
-      {"samples", samples},
-      {"seconds", seconds},
-      {"samples_per_s", rate},
-      {"mb_per_s", rate * sample_bytes / 1e6},
-      {"bare_loop_samples_per_s", bare},
-      {"ratio_to_bare_loop", rate / bare},
-      {"consumer_wait_s", s.wait_ns.load() / 1e9},
-      {"read_s", s.read_ns.load() / 1e9},
-      {"transform_s", s.transform_ns.load() / 1e9},
-      {"workers_busy_fraction", busy},
-      {"epoch_start_wait_ms", epoch_start_wait_ms},
-      {"buffer_mb", loader.buffer_bytes() / 1e6},
-      {"rss_anon_mb", rss_anon_bytes() / 1e6},
-      {"rss_anon_growth_mb", (rss_after_loader - rss_before_loader) / 1e6},
-      {"checksum", checksum}};
+  const nlohmann::json image_transform =
+      encoded ? nlohmann::json{{"random_resized_crop", o.decode_only ? 0 : o.image_size},
+                               {"dct_scaling", !o.no_dct_scale},
+                               {"crop_decode", !o.full_decode},
+                               {"simd_resize", !o.scalar_resize},
+                               {"decode_only", o.decode_only}}
+              : nlohmann::json(nullptr);
+  nlohmann::json j = {{"data", data},
+                      {"batch", o.batch},
+                      {"workers", workers},
+                      {"prefetch", loader.options().prefetch},
+                      {"epochs", epochs},
+                      {"verify", o.verify},
+                      {"sample_cost_us", o.sample_cost_us},
+                      {"image_transform", image_transform},
+                      {"output", o.uint8 ? "uint8" : "float32"},
+                      {"samples", samples},
+                      {"seconds", seconds},
+                      {"samples_per_s", rate},
+                      {"mb_per_s", rate * sample_bytes / 1e6},
+                      {"bare_loop_samples_per_s", bare},
+                      {"ratio_to_bare_loop", rate / bare},
+                      {"consumer_wait_s", s.wait_ns.load() / 1e9},
+                      {"read_s", s.read_ns.load() / 1e9},
+                      {"transform_s", s.transform_ns.load() / 1e9},
+                      {"workers_busy_fraction", busy},
+                      {"epoch_start_wait_ms", epoch_start_wait_ms},
+                      {"buffer_mb", loader.buffer_bytes() / 1e6},
+                      {"rss_anon_mb", rss_anon_bytes() / 1e6},
+                      {"rss_anon_growth_mb", (rss_after_loader - rss_before_loader) / 1e6},
+                      {"checksum", checksum}};
+  if (!note.empty()) j["note"] = note;
   if (o.json) {
     fmt::print("{}\n", j.dump(2));
     return;
   }
+  if (!note.empty()) fmt::print("{}\n", note);
   fmt::print("dataset    {}\n", data);
   fmt::print("loader     {:>12.0f} samples/s  {:>8.1f} MB/s  ({} samples, {} workers, {:.3f} s)\n",
              rate, rate * sample_bytes / 1e6, samples, workers, seconds);
@@ -235,7 +282,7 @@ void run_loader_bench(const LoaderBenchOptions& o) {
       "wait {:.3f} s; workers busy {:.0f}% of the run\n",
       s.read_ns.load() / 1e9, s.transform_ns.load() / 1e9, s.wait_ns.load() / 1e9, 100 * busy);
   if (!epoch_start_wait_ms.empty())
-    fmt::print("epochs     wait for the first batch of epochs 2..{}: {:.3f} ms at most\n", o.epochs,
+    fmt::print("epochs     wait for the first batch of epochs 2..{}: {:.3f} ms at most\n", epochs,
                *std::max_element(epoch_start_wait_ms.begin(), epoch_start_wait_ms.end()));
 }
 
@@ -264,7 +311,15 @@ void add_bench_command(CLI::App& app) {
           },
           "", "not_zero"))
       ->capture_default_str();
-  add_whole_number(*loader, "--epochs", o->epochs, "Epochs to time", 1)->capture_default_str();
+  add_whole_number(*loader, "--epochs", o->epochs, "Epochs to time (more if they are too short)", 1,
+                   kMaxTimedEpochs)
+      ->capture_default_str();
+  loader
+      ->add_option("--min-seconds", o->min_seconds,
+                   "A timed run shorter than this is too short to mean anything: it is timed "
+                   "again with more epochs (0: never)")
+      ->check(real_number("--min-seconds", 0, true, 600))
+      ->capture_default_str();
   loader->add_flag("--uint8", o->uint8, "Deliver images as uint8 (normalise on the device)");
   loader->add_option("--verify", o->verify, "Record checksums: always, once (first read), off")
       ->check(one_of("--verify", {"always", "once", "off"}))

@@ -61,10 +61,12 @@ TEST(CliTest, DataIsADatasetOrAFolderOfTrainAndTestEverywhere) {
   RunResult one = run("verify " + dir / "fm/test", dir);
   EXPECT_EQ(one.out, dir / "fm/test" + ": all 10000 records in 1 shard verified\n");
 
-  RunResult loader = run("bench loader --json --epochs 1 --data " + dir / "fm", dir);
+  RunResult loader =
+      run("bench loader --json --epochs 1 --min-seconds 0 --data " + dir / "fm", dir);
   ASSERT_EQ(loader.exit_code, 0) << loader.err;
   EXPECT_EQ(nlohmann::json::parse(loader.out)["data"], dir / "fm/train");
-  RunResult loader_text = run("bench loader --epochs 1 --data " + dir / "fm/test", dir);
+  RunResult loader_text =
+      run("bench loader --epochs 1 --min-seconds 0 --data " + dir / "fm/test", dir);
   EXPECT_EQ(loader_text.out.rfind("dataset    " + dir / "fm/test\n", 0), 0u) << loader_text.out;
 
   RunResult trained = run("train --max-steps 3 --data " + dir / "fm", dir);
@@ -99,8 +101,8 @@ TEST(CliTest, BenchLoaderAndBenchTrainReportTheirRuns) {
   ASSERT_TRUE(fs::is_directory(kFashionMnistDebianDir));
   testing::TempDir dir;
   ASSERT_EQ(run("convert fashion-mnist --out " + dir / "fm", dir).exit_code, 0);
-  RunResult loader =
-      run("bench loader --json --epochs 2 --workers 2 --data " + dir / "fm/test", dir);
+  RunResult loader = run(
+      "bench loader --json --epochs 2 --min-seconds 0 --workers 2 --data " + dir / "fm/test", dir);
   ASSERT_EQ(loader.exit_code, 0) << loader.err;
   auto l = nlohmann::json::parse(loader.out);
   EXPECT_EQ(l["samples"], 2 * 10000);
@@ -114,7 +116,7 @@ TEST(CliTest, BenchLoaderAndBenchTrainReportTheirRuns) {
 
   // A synthetic heavy field: every sample costs 100 us on some worker.
   RunResult heavy =
-      run("bench loader --json --epochs 1 --workers 2 --batch 64 --prefetch 2 "
+      run("bench loader --json --epochs 1 --min-seconds 0 --workers 2 --batch 64 --prefetch 2 "
           "--sample-cost-us 100 --data " +
               dir / "fm/test",
           dir);
@@ -151,6 +153,26 @@ TEST(CliTest, BenchLoaderAndBenchTrainReportTheirRuns) {
   EXPECT_EQ(names, (std::vector<std::string>{"stoker", "stoker compute-only bound",
                                              "compute only, 16 batches cycled"}));
   EXPECT_NE(t["pytorch_error"].get<std::string>().find("--no-torch"), std::string::npos);
+}
+
+// A benchmark too short to mean anything says so and is timed again with more epochs.
+TEST(CliTest, BenchLoaderTimesATooShortRunAgainLonger) {
+  testing::TempDir dir;
+  testing::write_labelled_dataset(dir / "tiny", 100);
+  RunResult r = run("bench loader --json --epochs 2 --min-seconds 0.2 --data " + dir / "tiny", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_GT(j["epochs"].get<int>(), 2);
+  EXPECT_EQ(j["samples"], 100 * j["epochs"].get<int>());
+  EXPECT_GE(j["seconds"].get<double>(), 0.2);
+  EXPECT_EQ(j["note"].get<std::string>().rfind("note: 2 epochs took ", 0), 0u) << j["note"];
+  EXPECT_NE(
+      j["note"].get<std::string>().find("too short to measure (--min-seconds 0.2); timed " +
+                                        std::to_string(j["epochs"].get<int>()) + " epochs instead"),
+      std::string::npos)
+      << j["note"];
+  RunResult text = run("bench loader --epochs 2 --min-seconds 0.2 --data " + dir / "tiny", dir);
+  EXPECT_EQ(text.out.rfind("note: 2 epochs took ", 0), 0u) << text.out;
 }
 
 // The PyTorch baseline runs without a shell (a path with spaces works, a command in --python
@@ -248,6 +270,8 @@ TEST(CliTest, UsageErrorsExitTwoWithOneLineAndDoNothing) {
       {"train --optimizer adma" + outputs,
        "--optimizer: unknown value 'adma' (did you mean 'adam'?"},
       {"train --model transformer" + outputs, "--model: unknown model 'transformer'"},
+      {"train --device gpu" + outputs,
+       "--device: unknown device 'gpu' (choose cpu, cuda or cuda:N)"},
       {"train --resume", "--resume requires --checkpoint-dir"},
       {"verify", "DIR is required (see stoker verify --help)"},
       {"inspect a b", "unexpected argument 'b' (see stoker inspect --help)"},

@@ -180,7 +180,8 @@ TEST_F(ShardChangeCliTest, BytesOverwrittenInPlaceFailTheirChecksumWithVerifyAlw
 TEST_F(ShardChangeCliTest, AShardReplacedByRenameIsReadAsItWas) {
   const std::string ds = write_sharded_dataset();
   const std::string shard = ds + "/shard-00001.stk";
-  Background bench({"bench", "loader", "--json", "--data", ds, "--epochs", "40"}, dir_);
+  Background bench(
+      {"bench", "loader", "--json", "--data", ds, "--epochs", "40", "--min-seconds", "0"}, dir_);
   ASSERT_TRUE(bench.wait_until_mapped(shard)) << bench.err();
   ASSERT_TRUE(write_file_atomically(shard, "not a shard").is_ok());
   ASSERT_EQ(bench.wait(), 0) << bench.err();

@@ -1,6 +1,7 @@
 // `stoker train` end to end: a run with its outputs, the embedded default, SIGINT with a
 // checkpoint and an exact resume, and bad inputs giving one line on stderr and exit code 1.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
@@ -21,7 +22,9 @@
 #include "stoker/testing/temp_dir.h"
 #include "stoker/train/checkpoint.h"
 #include "stoker/train/models.h"
+#include "stoker/train/slow_configs.h"
 #include "stoker/util/atomic_file.h"
+#include "stoker/util/machine.h"
 
 extern char** environ;
 
@@ -393,6 +396,43 @@ TEST_F(TrainCliTest, FailingModelsGiveOneLineNamingModelStepAndReason) {
   Cli tuple = train("tuple.pt", {"--save-model", dir_ / "trained.pt"});
   ASSERT_EQ(tuple.wait(), 0) << tuple.err();
   EXPECT_NE(tuple.out().find("test acc"), std::string::npos) << tuple.out();
+}
+
+// Known slow configurations are said before training, with the fix; the start line names the
+// device, and a run stopped by --max-steps measures its part of an epoch like a whole one.
+TEST_F(TrainCliTest, SlowConfigurationsAreSaidBeforeTraining) {
+  write_data("data", 300);
+  const int cores = machine_cores();
+  Cli crowded({"--data", dir_ / "data", "--max-steps", "3", "--batch", "16", "--workers", "1",
+               "--threads", std::to_string(cores), "--amp", "bf16"},
+              dir_);
+  ASSERT_EQ(crowded.wait(), 0) << crowded.err();
+  const std::string out = crowded.out();
+  const std::string threads = fmt::format(
+      "warning: {} compute thread{} + 1 loader worker exceed "
+      "this machine's {} core{}",
+      cores, cores == 1 ? "" : "s", cores, cores == 1 ? "" : "s");
+  EXPECT_NE(out.find(threads), std::string::npos) << out;
+  EXPECT_LT(out.find(threads), out.find("training mlp on")) << "said before training";
+  const std::string bf16 = bf16_not_native(machine_cpu_flags(), libtorch_cpu_capability());
+  EXPECT_EQ(
+      out.find("warning: --amp bf16 without native bfloat16 (" + bf16 + ")") != std::string::npos,
+      !bf16.empty())
+      << out;
+  EXPECT_NE(out.find(", device cpu\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("epoch 1/5  train loss "), std::string::npos) << out;
+  EXPECT_NE(out.find(" samples/s "), std::string::npos) << out;
+  EXPECT_NE(out.find("(stopped after 3 of 19 batches)"), std::string::npos) << out;
+
+  Cli quiet({"--data", dir_ / "data", "--max-steps", "1", "--workers", "1"}, dir_);
+  ASSERT_EQ(quiet.wait(), 0) << quiet.err();
+  if (cores >= 2) EXPECT_EQ(quiet.out().find("warning:"), std::string::npos) << quiet.out();
+  EXPECT_NE(quiet.out().find(fmt::format("{} threads, 1 workers", std::max(1, cores - 1))),
+            std::string::npos)
+      << quiet.out();
+
+  expect_one_line_error(Cli({"--data", dir_ / "data", "--device", "cuda:1"}, dir_),
+                        "device cuda:1: no CUDA device");
 }
 
 // Numbers no machine can serve are refused before anything is allocated or written, naming the

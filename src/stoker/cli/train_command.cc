@@ -131,10 +131,19 @@ void add_train_command(CLI::App& app) {
       ->check(real_number("--clip-grad", 0, true))
       ->capture_default_str();
   add_whole_number(*train, "--threads", o.threads,
-                   "LibTorch intra-op threads (1 leaves the second core of a 2-core machine to "
-                   "the loader's worker)",
-                   1, machine_cores(), "the cores of this machine")
+                   "LibTorch intra-op threads (default 0: the cores the loader's workers leave)", 0,
+                   machine_cores(), "the cores of this machine")
       ->capture_default_str();
+  train->add_option("--device", o.device, "cpu, cuda or cuda:N (default: cuda if available)")
+      ->check(CLI::Validator(
+          [](std::string& name) -> std::string {
+            const bool cuda_n = name.rfind("cuda:", 0) == 0 && name.size() > 5 &&
+                                name.find_first_not_of("0123456789", 5) == std::string::npos;
+            if (name == "cpu" || name == "cuda" || cuda_n) return "";
+            throw UsageError("--device: unknown device '" + name +
+                             "' (choose cpu, cuda or cuda:N)");
+          },
+          "", "device"));
   add_whole_number(*train, "--workers", o.workers,
                    "Loader worker threads (0: build batches inline)", 0, kMaxWorkers,
                    "the loader's limit")

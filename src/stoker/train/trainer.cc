@@ -17,6 +17,7 @@
 #include "stoker/store/dataset_summary.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/train/compute_threads.h"
+#include "stoker/train/slow_configs.h"
 #include "stoker/util/atomic_file.h"
 #include "stoker/util/machine.h"
 
@@ -138,6 +139,33 @@ FieldRequest image_request(const Dataset& data, const TrainerOptions& o, bool tr
                    .value_or_throw());
 }
 
+// The device `name` names ("" = CUDA if available, else the CPU); an Error if this build or
+// machine does not have it.
+c10::Device resolve_device(const std::string& name) {
+  if (name.empty()) return torch::cuda::is_available() ? c10::kCUDA : c10::kCPU;
+  const bool cuda = name == "cuda" || name.rfind("cuda:", 0) == 0;
+  if (name != "cpu" && !cuda) {
+    throw Error(invalid_argument("unknown device '" + name + "': cpu, cuda or cuda:N"));
+  }
+  if (cuda && !torch::cuda::is_available()) {
+    throw Error(invalid_argument("device " + name +
+                                 ": no CUDA device (this LibTorch is built without CUDA, or none "
+                                 "is visible); use --device cpu"));
+  }
+  c10::Device device(c10::kCPU);
+  try {
+    device = c10::Device(name);
+  } catch (const c10::Error&) {
+    throw Error(invalid_argument("unknown device '" + name + "': cpu, cuda or cuda:N"));
+  }
+  if (device.is_cuda() && device.has_index() &&
+      device.index() >= static_cast<int>(torch::cuda::device_count())) {
+    throw Error(invalid_argument(fmt::format("device {}: this machine has {} CUDA device(s)", name,
+                                             torch::cuda::device_count())));
+  }
+  return device;
+}
+
 std::unique_ptr<Loader> make_loader(std::shared_ptr<const Dataset> data, const TrainerOptions& o,
                                     int64_t batch_size, bool train, const c10::Device& device) {
   LoaderOptions lo;
@@ -155,7 +183,7 @@ std::unique_ptr<Loader> make_loader(std::shared_ptr<const Dataset> data, const T
 
 Trainer::Trainer(TrainerOptions options)
     : options_(std::move(options)),
-      device_(torch::cuda::is_available() ? c10::kCUDA : c10::kCPU),
+      device_(resolve_device(options_.device)),
       scaler_(options_.amp),
       progress_(options_.out, options_.progress.value_or(default_progress_style(options_.out))) {
   const TrainerOptions& o = options_;
@@ -163,12 +191,16 @@ Trainer::Trainer(TrainerOptions options)
   require(o.batch_size >= 1, "batch size must be >= 1");
   require(o.accum >= 1, "accum must be >= 1");
   require(o.clip_grad >= 0 && std::isfinite(o.clip_grad), "clip-grad must be >= 0 (0 = off)");
-  require(o.threads >= 1, "threads must be >= 1");
+  require(o.threads >= 0, "threads must be >= 0 (0 = the cores the workers leave)");
   require(o.workers >= 0, "workers must be >= 0");
   require(o.max_steps >= 0, "max steps must be >= 0 (0 = no limit)");
   require(!o.resume || !o.checkpoint_dir.empty(), "resume needs a checkpoint directory");
   { AutocastGuard probe(o.amp, device_.type()); }  // rejects a mode this device lacks, early
-  set_compute_threads(o.threads);
+  threads_ = resolve_compute_threads(o.threads, o.workers, machine_cores());
+  set_compute_threads(threads_);
+  warnings_ = slow_configuration_warnings(
+      o.amp, device_.is_cpu(), bf16_not_native(machine_cpu_flags(), libtorch_cpu_capability()),
+      threads_, o.workers, machine_cores());
 
   const DataLocation data = resolve_data(o.data_dir, o.out);
   train_data_ = Dataset::open(data.train).value_or_throw();
@@ -298,11 +330,13 @@ TrainResult Trainer::run() {
                                 loader_->state().epoch + 1, step_));
     for (const std::string& note : resume_notes_) progress_.print(note);
   }
-  progress_.print(fmt::format(
-      "training {} on {} ({} samples, {} classes) for {} epochs: batch {}, {} lr {:g}, "
-      "amp {}, {} threads, {} workers",
-      model_->name(), train_data_->dir(), train_data_->size(), spec_.num_classes, o.epochs,
-      o.batch_size, o.optimizer.name, o.optimizer.lr, to_string(o.amp), o.threads, o.workers));
+  for (const std::string& warning : warnings_) progress_.print(warning);
+  progress_.print(
+      fmt::format("training {} on {} ({} samples, {} classes) for {} epochs: batch {}, {} lr {:g}, "
+                  "amp {}, {} threads, {} workers, device {}",
+                  model_->name(), train_data_->dir(), train_data_->size(), spec_.num_classes,
+                  o.epochs, o.batch_size, o.optimizer.name, o.optimizer.lr, to_string(o.amp),
+                  threads_, o.workers, device_.str()));
   if (!eval_note_.empty()) progress_.print(eval_note_);
 
   result.epoch = std::min(loader_->state().epoch, o.epochs);
@@ -378,6 +412,10 @@ bool Trainer::train_epoch(int64_t e, EpochMetrics& m, TrainResult& result) {
     const StopReason reason = stop_reason();
     if (reason != StopReason::kCompleted && pending == 0 && loader_->state().epoch == e) {
       result.reason = reason;
+      // The part of the epoch that ran, measured like a whole one.
+      measure(e, loss_sum, loss_samples, epoch_start, data_seconds, m);
+      progress_.print(fmt::format("{}  (stopped after {} of {} batches)", m.to_line(),
+                                  batches_done + batches, loader_->batches_per_epoch()));
       checkpoint(loss_sum, loss_samples, result);
       return false;
     }
@@ -387,8 +425,19 @@ bool Trainer::train_epoch(int64_t e, EpochMetrics& m, TrainResult& result) {
   }
   if (pending > 0) optimizer_step();
 
+  measure(e, loss_sum, loss_samples, epoch_start, data_seconds, m);
+  if (o.eval) evaluate(e, m);
+  progress_.print(m.to_line());
+  if (log_) throw_if_error(log_->append(m.to_json()));
+  checkpoint(0, 0, result);
+  if (e + 1 < o.epochs) result.reason = stop_reason();  // after the last epoch: completed
+  return true;
+}
+
+void Trainer::measure(int64_t e, double loss_sum, int64_t loss_samples,
+                      Clock::time_point epoch_start, double data_seconds, EpochMetrics& m) const {
   m.epoch = e + 1;
-  m.epochs = o.epochs;
+  m.epochs = options_.epochs;
   m.steps = step_;
   m.lr = lr_;
   m.train_loss = loss_samples > 0 ? loss_sum / loss_samples : 0.0;
@@ -396,12 +445,6 @@ bool Trainer::train_epoch(int64_t e, EpochMetrics& m, TrainResult& result) {
   m.data_seconds = data_seconds;
   m.h2d_seconds = h2d_seconds_;
   m.compute_seconds = std::max(0.0, m.seconds - m.data_seconds - m.h2d_seconds);
-  if (o.eval) evaluate(e, m);
-  progress_.print(m.to_line());
-  if (log_) throw_if_error(log_->append(m.to_json()));
-  checkpoint(0, 0, result);
-  if (e + 1 < o.epochs) result.reason = stop_reason();  // after the last epoch: completed
-  return true;
 }
 
 std::pair<at::Tensor, at::Tensor> Trainer::on_device(const Batch& batch) {
