@@ -185,6 +185,26 @@ def parse_variants(p, text: str, variants) -> list:
     return names
 
 
+def dataloader_epoch(loader):
+    """(epoch() -> (samples, checksum), cleanup()) for a DataLoader yielding (x, y) batches.
+
+    The checksum touches one element of each batch so that no work can be skipped; cleanup()
+    shuts persistent workers down now, not at interpreter exit."""
+    def epoch():
+        n, cs = 0, 0.0
+        for x, y in loader:
+            cs += float(x.reshape(-1)[-1]) + int(y[-1])
+            n += x.shape[0]
+        return n, cs
+
+    def cleanup():
+        it = getattr(loader, "_iterator", None)
+        if it is not None and hasattr(it, "_shutdown_workers"):
+            it._shutdown_workers()
+        loader._iterator = None
+    return epoch, cleanup
+
+
 def configure_threads(threads: int) -> dict:
     """Call BEFORE importing torch. Pins OpenMP and OpenBLAS pools to `threads`.
 

@@ -71,20 +71,7 @@ def make_epoch_fn(name, args, torch, data_u8, labels):
         loader = torch.utils.data.DataLoader(ds, batch_size=B, shuffle=True, num_workers=nw,
                                              persistent_workers=nw > 0, generator=g)
 
-        def epoch():
-            n, cs = 0, 0.0
-            for x, y in loader:
-                cs += float(x[-1, 0, 14, 14]) + int(y[-1])
-                n += x.shape[0]
-            return n, cs
-
-        def cleanup():
-            # Shut persistent workers down now, not at interpreter exit.
-            it = getattr(loader, "_iterator", None)
-            if it is not None and hasattr(it, "_shutdown_workers"):
-                it._shutdown_workers()
-            loader._iterator = None
-        return epoch, cleanup
+        return fm.dataloader_epoch(loader)
 
     if name == "tensordataset_w0":
         ds = torch.utils.data.TensorDataset(data_u8.unsqueeze(1), labels)

@@ -82,19 +82,7 @@ def make_epoch_fn(name, args, torch, torchvision):
     loader = torch.utils.data.DataLoader(ds, batch_size=args.batch, shuffle=True, num_workers=nw,
                                          persistent_workers=nw > 0, generator=g)
 
-    def epoch():
-        n, cs = 0, 0.0
-        for x, y in loader:
-            cs += float(x[-1, 0, 0, 0]) + int(y[-1])
-            n += x.shape[0]
-        return n, cs
-
-    def cleanup():
-        it = getattr(loader, "_iterator", None)
-        if it is not None and hasattr(it, "_shutdown_workers"):
-            it._shutdown_workers()
-        loader._iterator = None
-    return epoch, cleanup
+    return fm.dataloader_epoch(loader)
 
 
 def run_variant(name, args, torch, torchvision):
