@@ -5,6 +5,8 @@
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/types.h>
 #include <torch/utils.h>
+#include <torch/version.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -12,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <nlohmann/json.hpp>
 
 #include "stoker/store/data_location.h"
 #include "stoker/store/dataset_summary.h"
@@ -277,6 +280,76 @@ void Trainer::open_checkpoint_dir(const ScheduleSpec& schedule) {
   }
 }
 
+std::string Trainer::run_record() const {
+  const TrainerOptions& o = options_;
+  const ScheduleSpec& schedule = schedule_->spec();
+  char host[256] = "";
+  ::gethostname(host, sizeof host - 1);
+  auto optional = [](const std::string& s) {
+    return s.empty() ? nlohmann::json() : nlohmann::json(s);
+  };
+  const nlohmann::json record = {
+      {"versions",
+       {{"stoker", STOKER_VERSION},
+        {"libtorch", TORCH_VERSION},
+        {"dataset_format", kDatasetFormatVersion},
+        {"checkpoint_format", kCheckpointFormatVersion}}},
+      {"config",
+       {{"model", model_->name()},
+        {"epochs", o.epochs},
+        {"batch_size", o.batch_size},
+        {"optimizer",
+         {{"name", o.optimizer.name},
+          {"lr", o.optimizer.lr},
+          {"momentum", o.optimizer.momentum},
+          {"dampening", o.optimizer.dampening},
+          {"nesterov", o.optimizer.nesterov},
+          {"beta1", o.optimizer.beta1},
+          {"beta2", o.optimizer.beta2},
+          {"eps", o.optimizer.eps},
+          {"weight_decay", o.optimizer.weight_decay ? nlohmann::json(*o.optimizer.weight_decay)
+                                                    : nlohmann::json("default")}}},
+        {"schedule",
+         {{"kind", to_string(schedule.kind)},
+          {"lr", schedule.lr},
+          {"warmup_steps", schedule.warmup_steps},
+          {"total_steps", schedule.total_steps},
+          {"step_size", schedule.step_size},
+          {"gamma", schedule.gamma},
+          {"min_lr", schedule.min_lr}}},
+        {"amp", to_string(o.amp)},
+        {"accum", o.accum},
+        {"clip_grad", o.clip_grad},
+        {"threads", threads_},
+        {"workers", o.workers},
+        {"device", device_.str()},
+        {"verify", to_string(o.verify)},
+        {"seed", o.seed},
+        {"mean", o.mean},
+        {"std", o.std},
+        {"eval", o.eval},
+        {"max_steps", o.max_steps},
+        {"checkpoint_dir", optional(o.checkpoint_dir)},
+        {"resumed_from", optional(resumed_from_)},
+        {"save_model", optional(o.save_model)},
+        {"log_every", o.log_every}}},
+      {"data",
+       {{"train", train_data_->dir()},
+        {"train_records", train_data_->size()},
+        {"identity", data_identity(train_data_->manifest())},
+        {"eval", test_data_ ? nlohmann::json(test_data_->dir()) : nlohmann::json()},
+        {"input", {spec_.channels, spec_.height, spec_.width}},
+        {"classes", spec_.num_classes}}},
+      {"machine",
+       {{"hostname", host},
+        {"cores", machine_cores()},
+        {"memory_bytes", machine_memory_bytes()},
+        {"cpu_flags", machine_cpu_flags()},
+        {"libtorch_cpu_capability", libtorch_cpu_capability()}}},
+      {"step", step_}};
+  return record.dump();
+}
+
 RunIdentity Trainer::run_identity() const {
   RunIdentity run;
   run.data = data_identity(train_data_->manifest());
@@ -302,6 +375,7 @@ TrainResult Trainer::run() {
     for (const std::string& note : resume_notes_) progress_.print(note);
   }
   for (const std::string& warning : warnings_) progress_.print(warning);
+  if (log_) throw_if_error(log_->append("run", run_record()));
   progress_.print(
       fmt::format("training {} on {} ({} samples, {} classes) for {} epochs: batch {}, {} lr {:g}, "
                   "amp {}, {} threads, {} workers, device {}",
@@ -372,9 +446,21 @@ bool Trainer::train_epoch(int64_t e, EpochMetrics& m, TrainResult& result) {
     loss_sum += loss * it->size();
     loss_samples += it->size();
     m.samples += it->size();
+    step_loss_sum_ += loss * it->size();
+    step_loss_samples_ += it->size();
     if (++pending == o.accum) {
       optimizer_step();
       pending = 0;
+      if (log_ && o.log_every > 0 && step_ % o.log_every == 0) {
+        const nlohmann::json record = {{"epoch", e + 1},
+                                       {"step", step_},
+                                       {"lr", lr_},
+                                       {"loss", step_loss_sum_ / step_loss_samples_},
+                                       {"samples", m.samples}};
+        throw_if_error(log_->append("step", record.dump()));
+        step_loss_sum_ = 0;
+        step_loss_samples_ = 0;
+      }
     }
     progress_.update(++batches, loss_sum / loss_samples, m.samples);
     if (o.on_batch) o.on_batch(batches_done + batches);
@@ -399,7 +485,7 @@ bool Trainer::train_epoch(int64_t e, EpochMetrics& m, TrainResult& result) {
   measure(e, loss_sum, loss_samples, epoch_start, data_seconds, m);
   if (o.eval) evaluate(e, m);
   progress_.print(m.to_line());
-  if (log_) throw_if_error(log_->append(m.to_json()));
+  if (log_) throw_if_error(log_->append("epoch", m.to_json()));
   checkpoint(0, 0, result);
   if (e + 1 < o.epochs) result.reason = stop_reason();  // after the last epoch: completed
   return true;
