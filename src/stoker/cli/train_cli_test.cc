@@ -14,8 +14,10 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "stoker/store/dataset_writer.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/store/manifest.h"
+#include "stoker/store/record_encoder.h"
 #include "stoker/testing/classification.h"
 #include "stoker/testing/cli_run.h"
 #include "stoker/testing/records.h"
@@ -502,6 +504,34 @@ TEST_F(TrainCliTest, AbsurdNumbersNameTheLimitAndWriteNothing) {
     again.wait();
     EXPECT_NE(again.err().find("more than this machine's memory"), std::string::npos);
     EXPECT_NE(again.err().find("samples fit"), std::string::npos);
+  }
+  // An mlp whose first layer, gradients and Adam's state outgrow the machine's memory: refused
+  // by its size before it is built (once, the kernel's OOM killer ended the run at 23.5 GB).
+  int64_t side = 1024;
+  while (side * side * 128.0 * 16 <= static_cast<double>(machine_memory_bytes())) side *= 2;
+  if (side <= 8192) {
+    for (const char* split : {"big/train", "big/test"}) {
+      Schema schema =
+          Schema::create({{"image", DType::kUint8, {1, side, side}}, {"label", DType::kInt64, {}}})
+              .value_or_throw();
+      RecordEncoder encoder(schema);
+      auto writer = DatasetWriter::create(dir_ / split, schema, {}).value_or_throw();
+      const std::vector<uint8_t> image(side * side);
+      for (int64_t label : {0, 1}) {
+        throw_if_error(encoder.set_fixed(0, image.data(), image.size()));
+        throw_if_error(encoder.set_fixed(1, &label, sizeof(label)));
+        const std::vector<uint8_t> record = encoder.encode();
+        throw_if_error(writer->append(record.data(), record.size()));
+      }
+      throw_if_error(writer->finish());
+    }
+    expect_one_line_error(
+        Cli({"--data", dir_ / "big", "--batch", "1", "--no-eval", "--save-model",
+             dir_ / "model.pt"},
+            dir_),
+        fmt::format("model mlp for samples of [1, {}, {}] and 2 classes has {} parameters: with "
+                    "their gradients and adam's state that is ",
+                    side, side, side * side * 128 + 128 + 128 * 64 + 64 + 64 * 2 + 2));
   }
   expect_one_line_error(Cli(with({"--epochs", "9223372036854775807"}), dir_),
                         "9223372036854775807 epochs of 5 optimizer steps are more steps than a "

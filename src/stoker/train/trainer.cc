@@ -146,6 +146,21 @@ c10::Device resolve_device(const std::string& name) {
   return device;
 }
 
+// Refuses a model whose parameters, their gradients and the optimizer's state (Adam's two
+// moments, SGD's momentum) cannot fit in the machine's memory, before they are allocated.
+void check_model_fits(const std::string& model, const ModelSpec& spec, double parameters,
+                      const OptimizerSpec& optimizer) {
+  const double states = optimizer.name == "sgd" ? (optimizer.momentum > 0 ? 1 : 0) : 2;
+  const double bytes = parameters * sizeof(float) * (2 + states);
+  const double memory = static_cast<double>(machine_memory_bytes());
+  if (memory == 0 || bytes <= memory) return;
+  throw Error(invalid_argument(fmt::format(
+      "model {} for samples of [{}, {}, {}] and {} classes has {:.0f} parameters: with their "
+      "gradients and {}'s state that is {}, more than this machine's memory ({})",
+      model, spec.channels, spec.height, spec.width, spec.num_classes, parameters, optimizer.name,
+      human_bytes(bytes), human_bytes(memory))));
+}
+
 std::unique_ptr<Loader> make_loader(std::shared_ptr<const Dataset> data, const TrainerOptions& o,
                                     int64_t batch_size, bool shuffle, const c10::Device& device) {
   LoaderOptions lo;
@@ -205,11 +220,16 @@ Trainer::Trainer(TrainerOptions options)
   }
 
   torch::manual_seed(o.seed);
+  const double builtin_parameters = builtin_parameter_count(o.model, spec_);
+  if (builtin_parameters >= 0) check_model_fits(o.model, spec_, builtin_parameters, o.optimizer);
   model_ = make_model(o.model, spec_);
   throw_if_error(check_output_shape(*model_, spec_, o.verbose));
   model_->to(device_);
   model_->train(true);
   params_ = model_->parameters();
+  double parameters = 0;
+  for (const at::Tensor& p : params_) parameters += static_cast<double>(p.numel());
+  check_model_fits(model_->name(), spec_, parameters, o.optimizer);  // a TorchScript model's
   require(std::any_of(params_.begin(), params_.end(),
                       [](const at::Tensor& p) { return p.requires_grad(); }),
           "model " + model_->name() + " has no trainable parameters: nothing to train");
