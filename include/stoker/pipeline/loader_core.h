@@ -44,6 +44,8 @@ enum class VerifyPolicy {
 
 // "always", "once" or "off".
 Result<VerifyPolicy> parse_verify_policy(const std::string& name);
+// The inverse of parse_verify_policy.
+std::string to_string(VerifyPolicy policy);
 
 enum class ErrorPolicy { kRaise, kSkip };
 

@@ -69,6 +69,11 @@ class Model {
 // an unknown name (listing the known ones), an invalid spec, or a file that is not TorchScript.
 std::unique_ptr<Model> make_model(const std::string& name_or_path, const ModelSpec& spec);
 
+// The trainable parameters make_model(name, spec) builds for a built-in `name`, computed
+// without allocating them (in double: a huge input's count does not fit in int64); -1 for any
+// other name (a TorchScript file's size is known once it is loaded).
+double builtin_parameter_count(const std::string& name, const ModelSpec& spec);
+
 // The reason an exception from LibTorch or a TorchScript model gives, in one line: the first
 // line of its message, or for an error raised in the TorchScript interpreter the error at the
 // end of its traceback. With `verbose`, the whole message (the traceback included).

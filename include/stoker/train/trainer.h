@@ -80,9 +80,14 @@ struct TrainerOptions {
   // Continue from checkpoint_dir's checkpoint if it holds one (else start from scratch).
   // Without it, a checkpoint_dir that already holds a checkpoint is an error.
   bool resume = false;
-  // Append one JSON object per epoch (EpochMetrics::to_json) to this file (RunLog); "" = none.
-  // A regular file or a new path; on resume, records the checkpoint does not hold are removed.
+  // Append the run's records to this JSONL file (RunLog): a "run" record as training starts
+  // (the resolved configuration, versions, data, machine), an "epoch" record per epoch
+  // (EpochMetrics::to_json); "" = none. A regular file or a new path; on resume, records the
+  // checkpoint does not hold are removed.
   std::string log_path;
+  // Also a "step" record every this many optimizer steps (epoch, step, lr, the mean training
+  // loss since the last one); 0 = none.
+  int64_t log_every = 0;
   bool eval = true;       // evaluate on test/ (or val/) after every epoch, if the data has one
   int64_t max_steps = 0;  // stop (with a checkpoint) after this many optimizer steps; 0 = none
   // Checked at every optimizer-step boundary: once true the run checkpoints and stops.
@@ -170,6 +175,8 @@ class Trainer {
   void open_checkpoint_dir(const ScheduleSpec& schedule);
   // What makes a checkpoint this run's.
   RunIdentity run_identity() const;
+  // The log's "run" record: resolved configuration, versions, data and machine (JSON object).
+  std::string run_record() const;
   // Writes a checkpoint of the current state (if checkpoint_dir is set) into result.checkpoint.
   void checkpoint(double epoch_loss_sum, int64_t epoch_samples, TrainResult& result);
 
@@ -191,6 +198,9 @@ class Trainer {
   Progress progress_;
   std::optional<RunLog> log_;
   int64_t step_ = 0;
+  // Training loss summed over the samples since the last "step" record, and their count.
+  double step_loss_sum_ = 0;
+  int64_t step_loss_samples_ = 0;
   double lr_ = 0;           // of the last optimizer step
   double h2d_seconds_ = 0;  // of the current epoch
   // Of an epoch interrupted by a checkpoint, until it is finished (see CheckpointState).

@@ -14,7 +14,10 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "stoker/store/dataset_writer.h"
 #include "stoker/store/import/fashion_mnist.h"
+#include "stoker/store/manifest.h"
+#include "stoker/store/record_encoder.h"
 #include "stoker/testing/classification.h"
 #include "stoker/testing/cli_run.h"
 #include "stoker/testing/records.h"
@@ -107,11 +110,14 @@ std::vector<at::Tensor> saved_parameters(const std::string& path) {
   return out;
 }
 
-// The records of a JSONL log.
-std::vector<nlohmann::json> log_records(const std::string& path) {
+// The records of a JSONL log of kind `kind` ("run", "epoch", "step"; "" = all).
+std::vector<nlohmann::json> log_records(const std::string& path, const std::string& kind) {
   std::ifstream log(path);
   std::vector<nlohmann::json> records;
-  for (std::string line; std::getline(log, line);) records.push_back(nlohmann::json::parse(line));
+  for (std::string line; std::getline(log, line);) {
+    nlohmann::json record = nlohmann::json::parse(line);
+    if (kind.empty() || record["record"] == kind) records.push_back(std::move(record));
+  }
   return records;
 }
 
@@ -138,7 +144,7 @@ TEST_F(TrainCliTest, TrainsWithLogCheckpointAndSavedModel) {
   EXPECT_NE(out.find("(data "), std::string::npos) << out;
   EXPECT_NE(out.find("trained mlp: 2 epochs, 126 steps"), std::string::npos) << out;
 
-  const std::vector<nlohmann::json> epochs = log_records(dir_ / "log.jsonl");
+  const std::vector<nlohmann::json> epochs = log_records(dir_ / "log.jsonl", "epoch");
   ASSERT_EQ(epochs.size(), 2u);
   EXPECT_EQ(epochs[1]["epoch"], 2);
   EXPECT_GT(epochs[1]["test_accuracy"].get<double>(), 0.9);
@@ -192,8 +198,7 @@ TEST_F(TrainCliTest, SigintCheckpointsAndResumeEqualsAStraightRun) {
   EXPECT_NE(resumed.out().find("resuming from " + checkpoint), std::string::npos);
   // The log holds each epoch once, and the epoch resumed mid-way reports all its samples.
   std::vector<int64_t> epochs;
-  for (const nlohmann::json& record : log_records(dir_ / "a.jsonl")) {
-    if (!record.contains("epoch")) continue;
+  for (const nlohmann::json& record : log_records(dir_ / "a.jsonl", "epoch")) {
     epochs.push_back(record["epoch"]);
     EXPECT_EQ(record["samples"], 20000) << record.dump();
   }
@@ -247,6 +252,50 @@ TEST_F(TrainCliTest, BadInputsGiveOneLineAndExitOne) {
   EXPECT_EQ(read_file(checkpoint + "/meta.json").value_or_throw(), meta);
 }
 
+// The log starts with a run record a user can keep (resolved configuration, versions, data,
+// machine); every record has a time; --log-every adds step records.
+TEST_F(TrainCliTest, TheLogKeepsTheRunItsEpochsAndSteps) {
+  write_data("data", 300);
+  Cli cli({"--data", dir_ / "data", "--epochs", "2", "--batch", "32", "--log", dir_ / "log.jsonl",
+           "--log-every", "4"},
+          dir_);
+  ASSERT_EQ(cli.wait(), 0) << cli.err();
+  const std::vector<nlohmann::json> all = log_records(dir_ / "log.jsonl", "");
+  ASSERT_GE(all.size(), 3u);
+  const nlohmann::json& run = all[0];
+  EXPECT_EQ(run["record"], "run");
+  EXPECT_EQ(run["config"]["batch_size"], 32);
+  EXPECT_EQ(run["config"]["epochs"], 2);
+  EXPECT_EQ(run["config"]["optimizer"]["name"], "adam");
+  EXPECT_EQ(run["config"]["schedule"]["kind"], "cosine");
+  EXPECT_EQ(run["config"]["schedule"]["total_steps"], 20);
+  EXPECT_EQ(run["config"]["device"], "cpu");
+  EXPECT_EQ(run["config"]["log_every"], 4);
+  EXPECT_EQ(run["data"]["train"], dir_ / "data/train");
+  EXPECT_EQ(run["data"]["eval"], dir_ / "data/test");
+  EXPECT_EQ(run["data"]["train_records"], 300);
+  EXPECT_EQ(run["versions"]["dataset_format"], kDatasetFormatVersion);
+  EXPECT_FALSE(run["versions"]["libtorch"].get<std::string>().empty());
+  EXPECT_EQ(run["machine"]["cores"], machine_cores());
+  EXPECT_GT(run["machine"]["memory_bytes"].get<uint64_t>(), 0u);
+  EXPECT_FALSE(run["machine"]["cpu_flags"].empty());
+  std::string last_time;
+  for (const nlohmann::json& record : all) {
+    ASSERT_TRUE(record.contains("time")) << record.dump();
+    EXPECT_GE(record["time"].get<std::string>(), last_time);
+    last_time = record["time"];
+  }
+  const std::vector<nlohmann::json> steps = log_records(dir_ / "log.jsonl", "step");
+  ASSERT_EQ(steps.size(), 5u);  // 20 steps, one record every 4
+  EXPECT_EQ(steps[0]["step"], 4);
+  EXPECT_EQ(steps[0]["epoch"], 1);
+  EXPECT_EQ(steps[0]["samples"], 4 * 32);
+  EXPECT_GT(steps[0]["loss"].get<double>(), 0);
+  EXPECT_EQ(steps[4]["step"], 20);
+  EXPECT_EQ(steps[4]["epoch"], 2);
+  EXPECT_EQ(log_records(dir_ / "log.jsonl", "epoch").size(), 2u);
+}
+
 // Outputs that are not regular files or new paths are refused before training (as root, a
 // rename over /dev/full would replace the device); a write the system refuses fails the run.
 TEST_F(TrainCliTest, OutputsMustBeRegularFilesAndWriteErrorsFailTheRun) {
@@ -293,7 +342,7 @@ TEST_F(TrainCliTest, ResumeKeepsTheLogConsistentWithTheCheckpoint) {
   Cli resumed(with({"--epochs", "3", "--resume"}), dir_);
   ASSERT_EQ(resumed.wait(), 0) << resumed.err();
   std::vector<int64_t> epochs;
-  for (const nlohmann::json& record : log_records(dir_ / "log.jsonl"))
+  for (const nlohmann::json& record : log_records(dir_ / "log.jsonl", "epoch"))
     epochs.push_back(record["epoch"]);
   EXPECT_EQ(epochs, (std::vector<int64_t>{1, 2, 3}));
 }
@@ -426,7 +475,9 @@ TEST_F(TrainCliTest, SlowConfigurationsAreSaidBeforeTraining) {
 
   Cli quiet({"--data", dir_ / "data", "--max-steps", "1", "--workers", "1"}, dir_);
   ASSERT_EQ(quiet.wait(), 0) << quiet.err();
-  if (cores >= 2) EXPECT_EQ(quiet.out().find("warning:"), std::string::npos) << quiet.out();
+  if (cores >= 2) {
+    EXPECT_EQ(quiet.out().find("warning:"), std::string::npos) << quiet.out();
+  }
   EXPECT_NE(quiet.out().find(fmt::format("{} threads, 1 workers", std::max(1, cores - 1))),
             std::string::npos)
       << quiet.out();
@@ -453,6 +504,34 @@ TEST_F(TrainCliTest, AbsurdNumbersNameTheLimitAndWriteNothing) {
     again.wait();
     EXPECT_NE(again.err().find("more than this machine's memory"), std::string::npos);
     EXPECT_NE(again.err().find("samples fit"), std::string::npos);
+  }
+  // An mlp whose first layer, gradients and Adam's state outgrow the machine's memory: refused
+  // by its size before it is built (once, the kernel's OOM killer ended the run at 23.5 GB).
+  int64_t side = 1024;
+  while (side * side * 128.0 * 16 <= static_cast<double>(machine_memory_bytes())) side *= 2;
+  if (side <= 8192) {
+    for (const char* split : {"big/train", "big/test"}) {
+      Schema schema =
+          Schema::create({{"image", DType::kUint8, {1, side, side}}, {"label", DType::kInt64, {}}})
+              .value_or_throw();
+      RecordEncoder encoder(schema);
+      auto writer = DatasetWriter::create(dir_ / split, schema, {}).value_or_throw();
+      const std::vector<uint8_t> image(side * side);
+      for (int64_t label : {0, 1}) {
+        throw_if_error(encoder.set_fixed(0, image.data(), image.size()));
+        throw_if_error(encoder.set_fixed(1, &label, sizeof(label)));
+        const std::vector<uint8_t> record = encoder.encode();
+        throw_if_error(writer->append(record.data(), record.size()));
+      }
+      throw_if_error(writer->finish());
+    }
+    expect_one_line_error(
+        Cli({"--data", dir_ / "big", "--batch", "1", "--no-eval", "--save-model",
+             dir_ / "model.pt"},
+            dir_),
+        fmt::format("model mlp for samples of [1, {}, {}] and 2 classes has {} parameters: with "
+                    "their gradients and adam's state that is ",
+                    side, side, side * side * 128 + 128 + 128 * 64 + 64 + 64 * 2 + 2));
   }
   expect_one_line_error(Cli(with({"--epochs", "9223372036854775807"}), dir_),
                         "9223372036854775807 epochs of 5 optimizer steps are more steps than a "

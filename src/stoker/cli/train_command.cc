@@ -189,7 +189,11 @@ void add_train_command(CLI::App& app) {
                         "Write a checkpoint here after every epoch and on SIGINT/SIGTERM");
   train->add_flag("--resume", o.resume, "Continue from the checkpoint in --checkpoint-dir, if any")
       ->needs(checkpoint_dir);
-  train->add_option("--log", o.log_path, "Append one JSON object per epoch to this file (JSONL)");
+  train->add_option("--log", o.log_path,
+                    "Append the run's records to this JSONL file: the run (configuration, "
+                    "versions, machine), then each epoch");
+  add_whole_number(*train, "--log-every", o.log_every,
+                   "Also log a record every N optimizer steps (0: none)", 0);
   train->add_flag("--no-eval", flags->no_eval, "Skip the evaluation on test/ after each epoch");
   train->add_flag("--verbose", o.verbose,
                   "Errors a model raises in full (a TorchScript model's traceback)");

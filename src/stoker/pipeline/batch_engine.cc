@@ -31,6 +31,18 @@ const EngineOptions& checked(const EngineOptions& o, const VerifiedSet* verified
 
 }  // namespace
 
+std::string to_string(VerifyPolicy policy) {
+  switch (policy) {
+    case VerifyPolicy::kAlways:
+      return "always";
+    case VerifyPolicy::kOnce:
+      return "once";
+    case VerifyPolicy::kOff:
+      return "off";
+  }
+  return "unknown";
+}
+
 Result<VerifyPolicy> parse_verify_policy(const std::string& name) {
   if (name == "always") return VerifyPolicy::kAlways;
   if (name == "once") return VerifyPolicy::kOnce;

@@ -86,27 +86,43 @@ struct StageImpl : nn::Module {
 };
 TORCH_MODULE(Stage);
 
+// Layer widths of the mlp and the cnn, shared by their builders and builtin_parameter_count.
+constexpr int64_t kMlpHidden1 = 128;
+constexpr int64_t kMlpHidden2 = 64;
+constexpr int64_t kCnnConv1 = 32;
+constexpr int64_t kCnnConv2 = 64;
+constexpr int64_t kCnnKernel = 3;
+constexpr int64_t kCnnHidden = 128;
+
+// Inputs of the cnn's first linear layer: conv2's channels after two 2x2 poolings (in double, for
+// builtin_parameter_count: a huge input's count overflows int64).
+double cnn_features(const ModelSpec& s) {
+  return static_cast<double>(kCnnConv2) * (s.height / 4) * (s.width / 4);
+}
+
 nn::Sequential make_mlp(const ModelSpec& s) {
   return nn::Sequential({{"flatten", nn::Flatten()},
-                         {"fc1", nn::Linear(s.channels * s.height * s.width, 128)},
+                         {"fc1", nn::Linear(s.channels * s.height * s.width, kMlpHidden1)},
                          {"relu1", nn::ReLU()},
-                         {"fc2", nn::Linear(128, 64)},
+                         {"fc2", nn::Linear(kMlpHidden1, kMlpHidden2)},
                          {"relu2", nn::ReLU()},
-                         {"fc3", nn::Linear(64, s.num_classes)}});
+                         {"fc3", nn::Linear(kMlpHidden2, s.num_classes)}});
 }
 
 nn::Sequential make_cnn(const ModelSpec& s) {
-  const int64_t features = 64 * (s.height / 2 / 2) * (s.width / 2 / 2);
-  return nn::Sequential({{"conv1", nn::Conv2d(nn::Conv2dOptions(s.channels, 32, 3).padding(1))},
+  const auto conv = [](int64_t in, int64_t out) {
+    return nn::Conv2d(nn::Conv2dOptions(in, out, kCnnKernel).padding(kCnnKernel / 2));
+  };
+  return nn::Sequential({{"conv1", conv(s.channels, kCnnConv1)},
                          {"relu1", nn::ReLU()},
                          {"pool1", nn::MaxPool2d(2)},
-                         {"conv2", nn::Conv2d(nn::Conv2dOptions(32, 64, 3).padding(1))},
+                         {"conv2", conv(kCnnConv1, kCnnConv2)},
                          {"relu2", nn::ReLU()},
                          {"pool2", nn::MaxPool2d(2)},
                          {"flatten", nn::Flatten()},
-                         {"fc1", nn::Linear(features, 128)},
+                         {"fc1", nn::Linear(static_cast<int64_t>(cnn_features(s)), kCnnHidden)},
                          {"relu3", nn::ReLU()},
-                         {"fc2", nn::Linear(128, s.num_classes)}});
+                         {"fc2", nn::Linear(kCnnHidden, s.num_classes)}});
 }
 
 // Inputs larger than this get ResNet's ImageNet stem; smaller ones the CIFAR stem.
@@ -317,6 +333,28 @@ Result<at::Tensor> run_model(Model& model, const at::Tensor& input, int64_t num_
         shape_string(input.sizes()), shape_string(output.sizes()), shape_string({n, num_classes})));
   }
   return output;
+}
+
+double builtin_parameter_count(const std::string& name, const ModelSpec& s) {
+  // In double: a huge input's count overflows int64 (and is refused for its size anyway).
+  const auto linear = [](double in, double out) { return in * out + out; };
+  const auto conv = [](double in, double out) { return in * out * kCnnKernel * kCnnKernel + out; };
+  const double classes = static_cast<double>(s.num_classes);
+  if (name == "mlp") {
+    return linear(static_cast<double>(s.channels) * s.height * s.width, kMlpHidden1) +
+           linear(kMlpHidden1, kMlpHidden2) + linear(kMlpHidden2, classes);
+  }
+  if (name == "cnn") {
+    return conv(static_cast<double>(s.channels), kCnnConv1) + conv(kCnnConv1, kCnnConv2) +
+           linear(cnn_features(s), kCnnHidden) + linear(kCnnHidden, classes);
+  }
+  if (name == "resnet18") {
+    // Its size does not grow with the input's height and width: build it and count.
+    double n = 0;
+    for (const at::Tensor& p : make_resnet18(s)->parameters()) n += static_cast<double>(p.numel());
+    return n;
+  }
+  return -1;
 }
 
 Status Model::load_state(const NamedTensors& state) {

@@ -112,6 +112,20 @@ TEST(MakeModelTest, Resnet18CifarStyle) {
   EXPECT_TRUE(state_tensor(*model, "bn1.running_var").equal(running_var));
 }
 
+TEST(MakeModelTest, ParameterCountWithoutBuilding) {
+  for (const char* name : {"mlp", "cnn", "resnet18"}) {
+    for (const ModelSpec& spec : {spec_of(1, 28, 28, 10), spec_of(3, 32, 32, 7)}) {
+      auto model = make_model(name, spec);
+      EXPECT_EQ(builtin_parameter_count(name, spec), static_cast<double>(parameter_count(*model)))
+          << name;
+    }
+  }
+  // A 4096x4096 input: the mlp's first layer alone is 2^31 weights; counted, not built.
+  EXPECT_EQ(builtin_parameter_count("mlp", spec_of(1, 4096, 4096, 10)),
+            4096.0 * 4096 * 128 + 128 + 128 * 64 + 64 + 64 * 10 + 10);
+  EXPECT_EQ(builtin_parameter_count("/a/model.pt", spec_of(1, 28, 28, 10)), -1);
+}
+
 TEST(MakeModelTest, UnknownNameListsKnownModels) {
   const std::string message = make_model_error("vgg16", spec_of(1, 28, 28, 10));
   EXPECT_NE(message.find("vgg16"), std::string::npos) << message;

@@ -1,9 +1,12 @@
 #include "stoker/train/run_log.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <ctime>
 #include <nlohmann/json.hpp>
 
 #include "stoker/util/atomic_file.h"
@@ -35,10 +38,26 @@ Result<RunLog> RunLog::open(const std::string& path) {
   return RunLog(path, file);
 }
 
-Status RunLog::append(const std::string& json) {
+std::string RunLog::utc_timestamp() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm utc{};
+  ::gmtime_r(&seconds, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &utc);
+  return fmt::format("{}.{:03}Z", text, ms);
+}
+
+Status RunLog::append(const std::string& kind, const std::string& json) {
+  if (json.empty() || json.front() != '{')
+    return invalid_argument("a log record must be a JSON object");
+  const std::string body = json.size() > 2 ? "," + json.substr(1) : "}";
   errno = 0;
-  const bool written =
-      std::fprintf(file_.get(), "%s\n", json.c_str()) >= 0 && std::fflush(file_.get()) == 0;
+  const bool written = std::fprintf(file_.get(), "{\"record\":\"%s\",\"time\":\"%s\"%s\n",
+                                    kind.c_str(), utc_timestamp().c_str(), body.c_str()) >= 0 &&
+                       std::fflush(file_.get()) == 0;
   if (!written) {
     const int error = errno;
     std::clearerr(file_.get());

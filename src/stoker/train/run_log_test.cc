@@ -6,6 +6,9 @@
 
 #include <csignal>
 #include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <vector>
 
 #include "stoker/testing/special_files.h"
 #include "stoker/testing/temp_dir.h"
@@ -18,11 +21,26 @@ TEST(RunLogTest, AppendsLinesToNewOrRegularFilesOnly) {
   testing::TempDir dir;
   {
     RunLog log = RunLog::open(dir / "log.jsonl").value_or_throw();
-    ASSERT_TRUE(log.append(R"({"epoch": 1})").is_ok());
+    ASSERT_TRUE(log.append("epoch", R"({"epoch": 1})").is_ok());
   }
   RunLog again = RunLog::open(dir / "log.jsonl").value_or_throw();
-  ASSERT_TRUE(again.append(R"({"epoch": 2})").is_ok());
-  EXPECT_EQ(read_file(dir / "log.jsonl").value_or_throw(), "{\"epoch\": 1}\n{\"epoch\": 2}\n");
+  ASSERT_TRUE(again.append("step", R"({"step": 2})").is_ok());
+  ASSERT_TRUE(again.append("run", "{}").is_ok());
+  EXPECT_EQ(again.append("run", "[1]").code(), StatusCode::kInvalidArgument);
+  std::vector<nlohmann::json> records;
+  std::istringstream lines(read_file(dir / "log.jsonl").value_or_throw());
+  for (std::string line; std::getline(lines, line);) records.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[0]["record"], "epoch");
+  EXPECT_EQ(records[0]["epoch"], 1);
+  EXPECT_EQ(records[1]["record"], "step");
+  EXPECT_EQ(records[1]["step"], 2);
+  EXPECT_EQ(records[2].size(), 2u);  // record and time
+  const std::string time = records[2]["time"];
+  EXPECT_EQ(time.size(), 24u) << time;  // 2024-05-01T12:34:56.789Z
+  EXPECT_EQ(time[10], 'T');
+  EXPECT_EQ(time.back(), 'Z');
+  EXPECT_LE(records[0]["time"].get<std::string>(), time);
 
   testing::make_fifo(dir / "fifo");
   for (const std::string& path : {std::string("/dev/full"), dir / "fifo", dir.path()}) {
@@ -44,8 +62,8 @@ TEST(RunLogTest, AWriteErrorIsAStatus) {
   struct rlimit small = old_limit;
   small.rlim_cur = 100;
   ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
-  const Status first = log.append(std::string(50, 'x'));
-  const Status second = log.append(std::string(200, 'y'));
+  const Status first = log.append("step", "{\"x\":\"" + std::string(20, 'x') + "\"}");
+  const Status second = log.append("step", "{\"y\":\"" + std::string(200, 'y') + "\"}");
   ::setrlimit(RLIMIT_FSIZE, &old_limit);
   std::signal(SIGXFSZ, old_handler);
   EXPECT_TRUE(first.is_ok()) << first.message();

@@ -5,6 +5,8 @@
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/types.h>
 #include <torch/utils.h>
+#include <torch/version.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -12,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <nlohmann/json.hpp>
 
 #include "stoker/store/data_location.h"
 #include "stoker/store/dataset_summary.h"
@@ -166,6 +169,21 @@ c10::Device resolve_device(const std::string& name) {
   return device;
 }
 
+// Refuses a model whose parameters, their gradients and the optimizer's state (Adam's two
+// moments, SGD's momentum) cannot fit in the machine's memory, before they are allocated.
+void check_model_fits(const std::string& model, const ModelSpec& spec, double parameters,
+                      const OptimizerSpec& optimizer) {
+  const double states = optimizer.name == "sgd" ? (optimizer.momentum > 0 ? 1 : 0) : 2;
+  const double bytes = parameters * sizeof(float) * (2 + states);
+  const double memory = static_cast<double>(machine_memory_bytes());
+  if (memory == 0 || bytes <= memory) return;
+  throw Error(invalid_argument(fmt::format(
+      "model {} for samples of [{}, {}, {}] and {} classes has {:.0f} parameters: with their "
+      "gradients and {}'s state that is {}, more than this machine's memory ({})",
+      model, spec.channels, spec.height, spec.width, spec.num_classes, parameters, optimizer.name,
+      human_bytes(bytes), human_bytes(memory))));
+}
+
 std::unique_ptr<Loader> make_loader(std::shared_ptr<const Dataset> data, const TrainerOptions& o,
                                     int64_t batch_size, bool train, const c10::Device& device) {
   LoaderOptions lo;
@@ -226,11 +244,16 @@ Trainer::Trainer(TrainerOptions options)
   }
 
   torch::manual_seed(o.seed);
+  const double builtin_parameters = builtin_parameter_count(o.model, spec_);
+  if (builtin_parameters >= 0) check_model_fits(o.model, spec_, builtin_parameters, o.optimizer);
   model_ = make_model(o.model, spec_);
   throw_if_error(check_output_shape(*model_, spec_, o.verbose));
   model_->to(device_);
   model_->train(true);
   params_ = model_->parameters();
+  double parameters = 0;
+  for (const at::Tensor& p : params_) parameters += static_cast<double>(p.numel());
+  check_model_fits(model_->name(), spec_, parameters, o.optimizer);  // a TorchScript model's
   require(std::any_of(params_.begin(), params_.end(),
                       [](const at::Tensor& p) { return p.requires_grad(); }),
           "model " + model_->name() + " has no trainable parameters: nothing to train");
@@ -306,6 +329,76 @@ void Trainer::open_checkpoint_dir(const ScheduleSpec& schedule) {
   }
 }
 
+std::string Trainer::run_record() const {
+  const TrainerOptions& o = options_;
+  const ScheduleSpec& schedule = schedule_->spec();
+  char host[256] = "";
+  ::gethostname(host, sizeof host - 1);
+  auto optional = [](const std::string& s) {
+    return s.empty() ? nlohmann::json() : nlohmann::json(s);
+  };
+  const nlohmann::json record = {
+      {"versions",
+       {{"stoker", STOKER_VERSION},
+        {"libtorch", TORCH_VERSION},
+        {"dataset_format", kDatasetFormatVersion},
+        {"checkpoint_format", kCheckpointFormatVersion}}},
+      {"config",
+       {{"model", model_->name()},
+        {"epochs", o.epochs},
+        {"batch_size", o.batch_size},
+        {"optimizer",
+         {{"name", o.optimizer.name},
+          {"lr", o.optimizer.lr},
+          {"momentum", o.optimizer.momentum},
+          {"dampening", o.optimizer.dampening},
+          {"nesterov", o.optimizer.nesterov},
+          {"beta1", o.optimizer.beta1},
+          {"beta2", o.optimizer.beta2},
+          {"eps", o.optimizer.eps},
+          {"weight_decay", o.optimizer.weight_decay ? nlohmann::json(*o.optimizer.weight_decay)
+                                                    : nlohmann::json("default")}}},
+        {"schedule",
+         {{"kind", to_string(schedule.kind)},
+          {"lr", schedule.lr},
+          {"warmup_steps", schedule.warmup_steps},
+          {"total_steps", schedule.total_steps},
+          {"step_size", schedule.step_size},
+          {"gamma", schedule.gamma},
+          {"min_lr", schedule.min_lr}}},
+        {"amp", to_string(o.amp)},
+        {"accum", o.accum},
+        {"clip_grad", o.clip_grad},
+        {"threads", threads_},
+        {"workers", o.workers},
+        {"device", device_.str()},
+        {"verify", to_string(o.verify)},
+        {"seed", o.seed},
+        {"mean", o.mean},
+        {"std", o.std},
+        {"eval", o.eval},
+        {"max_steps", o.max_steps},
+        {"checkpoint_dir", optional(o.checkpoint_dir)},
+        {"resumed_from", optional(resumed_from_)},
+        {"save_model", optional(o.save_model)},
+        {"log_every", o.log_every}}},
+      {"data",
+       {{"train", train_data_->dir()},
+        {"train_records", train_data_->size()},
+        {"identity", data_identity(train_data_->manifest())},
+        {"eval", test_data_ ? nlohmann::json(test_data_->dir()) : nlohmann::json()},
+        {"input", {spec_.channels, spec_.height, spec_.width}},
+        {"classes", spec_.num_classes}}},
+      {"machine",
+       {{"hostname", host},
+        {"cores", machine_cores()},
+        {"memory_bytes", machine_memory_bytes()},
+        {"cpu_flags", machine_cpu_flags()},
+        {"libtorch_cpu_capability", libtorch_cpu_capability()}}},
+      {"step", step_}};
+  return record.dump();
+}
+
 RunIdentity Trainer::run_identity() const {
   RunIdentity run;
   run.data = data_identity(train_data_->manifest());
@@ -331,6 +424,7 @@ TrainResult Trainer::run() {
     for (const std::string& note : resume_notes_) progress_.print(note);
   }
   for (const std::string& warning : warnings_) progress_.print(warning);
+  if (log_) throw_if_error(log_->append("run", run_record()));
   progress_.print(
       fmt::format("training {} on {} ({} samples, {} classes) for {} epochs: batch {}, {} lr {:g}, "
                   "amp {}, {} threads, {} workers, device {}",
@@ -401,9 +495,21 @@ bool Trainer::train_epoch(int64_t e, EpochMetrics& m, TrainResult& result) {
     loss_sum += loss * it->size();
     loss_samples += it->size();
     m.samples += it->size();
+    step_loss_sum_ += loss * it->size();
+    step_loss_samples_ += it->size();
     if (++pending == o.accum) {
       optimizer_step();
       pending = 0;
+      if (log_ && o.log_every > 0 && step_ % o.log_every == 0) {
+        const nlohmann::json record = {{"epoch", e + 1},
+                                       {"step", step_},
+                                       {"lr", lr_},
+                                       {"loss", step_loss_sum_ / step_loss_samples_},
+                                       {"samples", m.samples}};
+        throw_if_error(log_->append("step", record.dump()));
+        step_loss_sum_ = 0;
+        step_loss_samples_ = 0;
+      }
     }
     progress_.update(++batches, loss_sum / loss_samples, m.samples);
     if (o.on_batch) o.on_batch(batches_done + batches);
@@ -428,7 +534,7 @@ bool Trainer::train_epoch(int64_t e, EpochMetrics& m, TrainResult& result) {
   measure(e, loss_sum, loss_samples, epoch_start, data_seconds, m);
   if (o.eval) evaluate(e, m);
   progress_.print(m.to_line());
-  if (log_) throw_if_error(log_->append(m.to_json()));
+  if (log_) throw_if_error(log_->append("epoch", m.to_json()));
   checkpoint(0, 0, result);
   if (e + 1 < o.epochs) result.reason = stop_reason();  // after the last epoch: completed
   return true;

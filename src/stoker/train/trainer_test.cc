@@ -117,8 +117,11 @@ TEST_F(TrainerTest, LearnsAndReportsEveryEpoch) {
   std::ifstream log(o.log_path);
   std::string line;
   int64_t epoch = 0;
+  ASSERT_TRUE(std::getline(log, line));
+  EXPECT_EQ(nlohmann::json::parse(line)["record"], "run");  // first, before the epochs
   while (std::getline(log, line)) {
     nlohmann::json j = nlohmann::json::parse(line);
+    EXPECT_EQ(j["record"], "epoch");
     EXPECT_EQ(j["epoch"], ++epoch);
     EXPECT_DOUBLE_EQ(j["test_accuracy"].get<double>(), *result.epochs[epoch - 1].test_accuracy);
   }

@@ -1,0 +1,31 @@
+# The README's C++ example is tests/readme_example.cc, built as readme_example: the two texts
+# must be the same, and the program must handle a missing argument (exit 2, usage) and a bad
+# dataset (exit 1, one line naming it) as the README says.
+# -DREADME=... -DEXAMPLE=... -DPROGRAM=... -DWORK_DIR=...
+file(READ ${README} readme)
+string(FIND "${readme}" "## Use from C++" section)
+string(SUBSTRING "${readme}" ${section} -1 readme)
+string(FIND "${readme}" "```cpp\n" start)
+if(start EQUAL -1)
+  message(FATAL_ERROR "README.md: no ```cpp block under 'Use from C++'")
+endif()
+math(EXPR start "${start} + 7")
+string(SUBSTRING "${readme}" ${start} -1 readme)
+string(FIND "${readme}" "```" end)
+string(SUBSTRING "${readme}" 0 ${end} snippet)
+file(READ ${EXAMPLE} example)
+if(NOT snippet STREQUAL example)
+  message(FATAL_ERROR "README.md's C++ example differs from ${EXAMPLE}:\n${snippet}")
+endif()
+
+execute_process(COMMAND ${PROGRAM} RESULT_VARIABLE code ERROR_VARIABLE err)
+if(NOT code EQUAL 2 OR NOT err MATCHES "^usage: ")
+  message(FATAL_ERROR "without an argument: exit ${code}, '${err}' (expected 2 and a usage line)")
+endif()
+set(missing ${WORK_DIR}/no-such-dataset)
+execute_process(COMMAND ${PROGRAM} ${missing} RESULT_VARIABLE code ERROR_VARIABLE err)
+string(REGEX MATCHALL "\n" lines "${err}")
+list(LENGTH lines count)
+if(NOT code EQUAL 1 OR NOT count EQUAL 1 OR NOT err MATCHES "no-such-dataset")
+  message(FATAL_ERROR "a missing dataset: exit ${code}, '${err}' (expected 1 and one line)")
+endif()
