@@ -1,35 +1,50 @@
 #!/usr/bin/env bash
-# Builds the shard reader's libFuzzer target with clang (ASan + UBSan, LibTorch-free core only)
-# in build-fuzz/ and runs it for a bounded time, single process, from a seed corpus of valid
-# shards written by shard_fuzz_seeds. Not part of CI. See docs/FUZZING.md.
+# Builds a libFuzzer target with clang (ASan + UBSan, LibTorch-free core only) in build-fuzz/
+# and runs it for a bounded time, single process, from a seed corpus of valid inputs written by
+# the target's seeds program. Not part of CI. See docs/FUZZING.md.
 #
-# Usage: scripts/fuzz.sh [SECONDS]   (default 60)
+# Usage: scripts/fuzz.sh [SECONDS] [TARGET]   (default 60 s, target shard)
+#   shard  the shard reader (shard_fuzz; seeds: shard_fuzz_seeds; dictionary fuzz/shard.dict)
+#   image  JPEG/PNG header, crop and full decode, JPEG transcode (image_decode_fuzz; seeds:
+#          image_fuzz_seeds; dictionary fuzz/image.dict)
 # Environment: STOKER_FUZZ_BUILD_DIR overrides build-fuzz/; STOKER_FUZZ_CORPUS overrides the
-# corpus directory (default build-fuzz/corpus, kept between runs, seeded when empty).
-# STOKER_FUZZ_ARGS adds libFuzzer options (e.g. "-fork=1 -ignore_crashes=1" to keep going
-# after a crash, one child process at a time). Crash inputs are written to build-fuzz/artifacts/.
+# corpus directory (default build-fuzz/corpus for shard, build-fuzz/corpus-image for image,
+# kept between runs, seeded when empty). STOKER_FUZZ_ARGS adds libFuzzer options (e.g.
+# "-fork=1 -ignore_crashes=1" to keep going after a crash, one child process at a time). Crash
+# inputs are written to build-fuzz/artifacts/ (build-fuzz/artifacts-image/ for image).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$(pwd)
 seconds=${1:-60}
+target=${2:-shard}
 build_dir=${STOKER_FUZZ_BUILD_DIR:-build-fuzz}
-corpus=${STOKER_FUZZ_CORPUS:-$build_dir/corpus}
+case $target in
+  shard)
+    fuzzer=shard_fuzz seeds=shard_fuzz_seeds dict=fuzz/shard.dict suffix= ;;
+  image)
+    fuzzer=image_decode_fuzz seeds=image_fuzz_seeds dict=fuzz/image.dict suffix=-image ;;
+  *)
+    echo "fuzz.sh: unknown target '$target' (shard, image)" >&2
+    exit 2 ;;
+esac
+corpus=${STOKER_FUZZ_CORPUS:-$build_dir/corpus$suffix}
+artifacts=$build_dir/artifacts$suffix
 
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
 export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 CC=clang CXX=clang++ cmake -S . -B "$build_dir" -G Ninja -DSTOKER_BUILD_FUZZ=ON \
   -DSTOKER_SANITIZE=address,undefined -DSTOKER_WITH_TORCH=OFF -DSTOKER_BUILD_TESTS=OFF \
   -DSTOKER_BUILD_BENCH=OFF >/dev/null
-cmake --build "$build_dir" -j2 --target shard_fuzz shard_fuzz_seeds
+cmake --build "$build_dir" -j2 --target "$fuzzer" "$seeds"
 
-mkdir -p "$corpus" "$build_dir/artifacts"
+mkdir -p "$corpus" "$artifacts"
 if [ -z "$(ls -A "$corpus")" ]; then
-  "$build_dir/fuzz/shard_fuzz_seeds" "$corpus"
+  "$build_dir/fuzz/$seeds" "$corpus"
 fi
 
-# The target writes each input to a file: keep those in memory when /dev/shm exists.
+# The shard target writes each input to a file: keep those in memory when /dev/shm exists.
 if [ -d /dev/shm ]; then export TMPDIR=/dev/shm; fi
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-"$build_dir/fuzz/shard_fuzz" -max_total_time="$seconds" -dict=fuzz/shard.dict \
-  -artifact_prefix="$build_dir/artifacts/" -print_final_stats=1 ${STOKER_FUZZ_ARGS:-} "$corpus"
+"$build_dir/fuzz/$fuzzer" -max_total_time="$seconds" -dict="$dict" \
+  -artifact_prefix="$artifacts/" -print_final_stats=1 ${STOKER_FUZZ_ARGS:-} "$corpus"

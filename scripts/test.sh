@@ -3,7 +3,8 @@
 # scripts/setup.sh, then runs four stages, each configured with Ninja (ccache when installed):
 #
 #   build       full project, LibTorch included, in build/       ctest: every suite
-#   asan        LibTorch-free core, ASan + UBSan, in build-asan/  ctest: util, store, pipeline engine
+#   asan        LibTorch-free core, ASan + UBSan, in build-asan/  ctest: every core suite (util, store,
+#                                                                image, pipeline engine)
 #   asan-torch  the loader, ASan + UBSan, in build-asan-torch/   ctest: pipeline (loader)
 #   tsan        LibTorch-free core, TSan, in build-tsan/          ctest: pipeline core, util
 #

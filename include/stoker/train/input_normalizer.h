@@ -15,16 +15,15 @@
 #include <vector>
 
 #include "stoker/pipeline/normalization.h"
-#include "stoker/store/schema.h"
 
 namespace stoker {
 
 class InputNormalizer {
  public:
-  // For the uint8 field `field` of `schema` ([C,H,W] or [H,W]) with `mean` and `std` of one
-  // value or one per channel (Normalization's rules), batches of up to `max_batch` samples.
-  // Throws Error (kInvalidArgument) naming the field if those do not fit.
-  InputNormalizer(const Schema& schema, const std::string& field, const std::vector<float>& mean,
+  // For uint8 samples of `sample_shape` ([C,H,W] or any other shape as one channel) with
+  // `mean` and `std` of one value or one per channel (Normalization's rules), batches of up to
+  // `max_batch` samples. Throws Error (kInvalidArgument) if those do not fit.
+  InputNormalizer(std::vector<int64_t> sample_shape, const std::vector<float>& mean,
                   const std::vector<float>& std, int64_t max_batch, c10::Device device);
 
   // `images`: uint8 [N, sample shape...], N <= max_batch, on the CPU or on the device. Returns

@@ -78,6 +78,10 @@ class Progress {
   bool bar_shown_ = false;
 };
 
+// "[#####...................]": `done` of `total` as a bar of kProgressBarWidth characters.
+constexpr int kProgressBarWidth = 24;
+std::string progress_bar(int64_t done, int64_t total);
+
 // "12.3k", "1.2M": a rate for people.
 std::string human_rate(double per_second);
 // "42 s", "3:05", "1:02:03": a duration for people.

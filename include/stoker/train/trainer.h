@@ -1,7 +1,7 @@
 #pragma once
-// Trainer: trains a classifier on a dataset, or on a folder's train/ evaluated on its test/ (fields
-// image: uint8 [C,H,W] and label: int64), with the loader feeding batches ahead of the step —
-// the engine behind `stoker train`.
+// Trainer: trains a classifier on a dataset, or on a folder's train/ evaluated on its test/
+// (fields image: uint8 [C,H,W] or encoded JPEG/PNG bytes, and label: int64), with the loader
+// feeding batches ahead of the step — the engine behind `stoker train`.
 //
 //   stoker::TrainerOptions options;  // Fashion-MNIST, mlp, 5 epochs, batch 64, Adam 1e-3
 //   stoker::Trainer trainer(options);
@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/loader.h"
 #include "stoker/store/dataset.h"
 #include "stoker/train/amp.h"
@@ -65,9 +66,16 @@ struct TrainerOptions {
   std::string device;
   VerifyPolicy verify = VerifyPolicy::kOnce;  // record checksums: first read, every read, never
   uint64_t seed = 0;                          // model initialisation and data order
-  // Input normalisation per channel, (x / 255 - mean) / std; Fashion-MNIST's by default.
-  std::vector<float> mean = {0.2860f};
-  std::vector<float> std = {0.3530f};
+  // Input normalisation per channel, (x / 255 - mean) / std. Empty: ImageNet's for encoded
+  // images, Fashion-MNIST's for stored pixels.
+  std::vector<float> mean;
+  std::vector<float> std;
+  // Datasets of encoded images (a bytes field 'image', as `stoker convert imagefolder` stores
+  // them): the side of the square input the model sees. Training samples go through
+  // RandomResizedCrop(image_size) + RandomHorizontalFlip with `augment`, evaluation samples
+  // through Resize(image_size * 256 / 224) + CenterCrop(image_size), torchvision's recipe.
+  int image_size = 224;
+  RandomCropOptions augment;
   std::string checkpoint_dir;  // empty: no checkpoints; see checkpoint.h
   // Continue from checkpoint_dir's checkpoint if it holds one (else start from scratch).
   // Without it, a checkpoint_dir that already holds a checkpoint is an error.

@@ -32,6 +32,7 @@
 //                       if l < n: t = (2^64 - n) mod n; while l < t: m = next_u64() * n, l = ...
 //                       return high 64 bits of m
 //   next_float()      (next_u64() >> 40) * 2^-24, a multiple of 2^-24 in [0, 1)
+//   next_double()     (next_u64() >> 11) * 2^-53, a multiple of 2^-53 in [0, 1)
 
 #include <cassert>
 #include <cstdint>
@@ -103,6 +104,9 @@ class CounterRng {
 
   // Uniform float in [0, 1) with 24 random bits (every value is exactly representable).
   float next_float() { return static_cast<float>(next_u64() >> 40) * 0x1.0p-24f; }
+
+  // Uniform double in [0, 1) with 53 random bits (every value is exactly representable).
+  double next_double() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
 
   // The number of the next draw: the constructor's `counter` plus the draws consumed.
   uint64_t counter() const { return counter_; }

@@ -1,12 +1,14 @@
 // `stoker bench loader`: loader throughput on a dataset, beside the bare single-thread loop
 // that does the same shuffled gather + normalise into one reused buffer (what one core does
-// with no queue, ordering or pool).
+// with no queue, ordering or pool). On a dataset of JPEG/PNG images the work per sample is
+// torchvision's training transform: RandomResizedCrop + flip + normalise.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -14,6 +16,8 @@
 
 #include "cli/commands.h"
 #include "cli/usage.h"
+#include "stoker/image/decode.h"
+#include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/loader_core.h"
 #include "stoker/pipeline/sample_cost.h"
 #include "stoker/store/data_location.h"
@@ -32,7 +36,38 @@ struct LoaderBenchOptions {
   std::string verify = "once";
   int sample_cost_us = 0;
   double min_seconds = 1.0;  // a shorter timed run is repeated with more epochs
+  // Encoded-image datasets: the training transform's output side, and switches that turn
+  // single techniques off to measure what each contributes.
+  int image_size = 224;
+  bool no_dct_scale = false;
+  bool full_decode = false;
+  bool scalar_resize = false;
+  bool decode_only = false;
   bool json = false;
+};
+
+// The raw decode rate: decodes the whole image and writes the sum of its first row's bytes
+// (so the decode cannot be skipped). For `--decode-only`.
+class DecodeOnly : public Transform {
+ public:
+  explicit DecodeOnly(int field) : field_(field) {}
+  DType dtype() const override { return DType::kInt64; }
+  std::vector<int64_t> sample_shape() const override { return {}; }
+  Status apply(const SampleInput& input, uint8_t* slot) const override {
+    Result<ByteSpan> bytes = variable_field(*input.schema, input.record, field_);
+    if (!bytes.is_ok()) return bytes.status();
+    thread_local image::DecodeBuffer buffer;
+    Result<image::DecodedCrop> decoded = image::decode_rgb(bytes.value(), {}, buffer);
+    if (!decoded.is_ok()) return decoded.status();
+    const image::RgbView& view = decoded.value().pixels;
+    int64_t sum = 0;
+    for (int x = 0; x < 3 * view.width; ++x) sum += view.data[x];
+    std::memcpy(slot, &sum, sizeof(sum));
+    return Status::ok();
+  }
+
+ private:
+  const int field_;
 };
 
 // Resident anonymous memory of this process in bytes (heap, buffers; not the mapped shards).
@@ -137,8 +172,23 @@ void run_loader_bench(const LoaderBenchOptions& o) {
   options.prefetch = o.prefetch;
   options.verify = parse_verify_policy(o.verify).value_or_throw();
   const int image = dataset->schema().find("image");
+  const bool encoded = is_encoded_image_field(dataset->schema(), "image");
+  if (encoded) {  // torchvision's training transform: RandomResizedCrop + flip + normalise
+    ImageOutput output;
+    output.size = o.image_size;
+    output.uint8 = o.uint8;
+    output.dct_scaling = !o.no_dct_scale;
+    output.crop_decode = !o.full_decode;
+    output.simd_resize = !o.scalar_resize;
+    options.fields.push_back(
+        o.decode_only
+            ? FieldRequest{"image", std::make_shared<DecodeOnly>(dataset->schema().find("image"))}
+            : FieldRequest{"image",
+                           random_resized_crop_transform(dataset->schema(), "image", output)
+                               .value_or_throw()});
+  }
   for (const Field& f : dataset->schema().fields()) {
-    if (!f.is_fixed()) continue;
+    if (!f.is_fixed() || (encoded && f.name != "label")) continue;
     const bool normalise = !o.uint8 && f.dtype == DType::kUint8 && image >= 0 && f.name == "image";
     options.fields.push_back(normalise ? FieldRequest{f.name, true, {0.2860f}, {0.3530f}}
                                        : FieldRequest{f.name});
@@ -180,6 +230,13 @@ void run_loader_bench(const LoaderBenchOptions& o) {
   std::vector<double> epoch_start_wait_ms;
   for (size_t e = 1; e < s.epoch_start_wait_ns.size(); ++e)
     epoch_start_wait_ms.push_back(s.epoch_start_wait_ns[e] / 1e6);
+  const nlohmann::json image_transform =
+      encoded ? nlohmann::json{{"random_resized_crop", o.decode_only ? 0 : o.image_size},
+                               {"dct_scaling", !o.no_dct_scale},
+                               {"crop_decode", !o.full_decode},
+                               {"simd_resize", !o.scalar_resize},
+                               {"decode_only", o.decode_only}}
+              : nlohmann::json(nullptr);
   nlohmann::json j = {{"data", data},
                       {"batch", o.batch},
                       {"workers", workers},
@@ -187,6 +244,7 @@ void run_loader_bench(const LoaderBenchOptions& o) {
                       {"epochs", epochs},
                       {"verify", o.verify},
                       {"sample_cost_us", o.sample_cost_us},
+                      {"image_transform", image_transform},
                       {"output", o.uint8 ? "uint8" : "float32"},
                       {"samples", samples},
                       {"seconds", seconds},
@@ -271,6 +329,19 @@ void add_bench_command(CLI::App& app) {
                    "stand-in for decoding; benchmarks only)",
                    0, 1000000)
       ->capture_default_str();
+  loader
+      ->add_option("--image-size", o->image_size,
+                   "JPEG/PNG datasets: RandomResizedCrop output side (flip and normalise too)")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  loader->add_flag("--no-dct-scale", o->no_dct_scale,
+                   "JPEG/PNG datasets: never decode JPEGs at a reduced DCT scale (to measure it)");
+  loader->add_flag("--full-decode", o->full_decode,
+                   "JPEG/PNG datasets: decode whole images, not just the crop (to measure it)");
+  loader->add_flag("--scalar-resize", o->scalar_resize,
+                   "JPEG/PNG datasets: resize with the scalar kernel, not SIMD (to measure it)");
+  loader->add_flag("--decode-only", o->decode_only,
+                   "JPEG/PNG datasets: only decode whole images (the raw decode rate)");
   loader->add_flag("--json", o->json, "Print JSON");
   loader->callback([o] { run_loader_bench(*o); });
   add_bench_train_command(*bench);

@@ -306,8 +306,8 @@ TEST(CliTest, VersionNamesStokerLibTorchAndTheFormats) {
 
 TEST(CliTest, HelpOnEveryCommand) {
   testing::TempDir dir;
-  for (const char* cmd :
-       {"", "convert", "convert idx", "convert fashion-mnist", "inspect", "verify"}) {
+  for (const char* cmd : {"", "convert", "convert idx", "convert fashion-mnist", "convert cifar10",
+                          "convert imagefolder", "inspect", "verify"}) {
     RunResult r = run(std::string(cmd) + " --help", dir);
     EXPECT_EQ(r.exit_code, 0) << cmd;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << cmd;

@@ -1,16 +1,128 @@
-// `stoker convert idx|fashion-mnist`: build datasets from source files.
+// `stoker convert idx|fashion-mnist|cifar10|imagefolder`: build datasets from source files.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cstdio>
 #include <memory>
 
 #include "cli/commands.h"
 #include "cli/usage.h"
+#include "stoker/image/jpeg_encode.h"
+#include "stoker/store/import/cifar10.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/store/import/idx.h"
+#include "stoker/store/import/image_folder.h"
+#include "stoker/train/progress.h"
+#include "stoker/util/utf8.h"
 
 namespace stoker::cli {
+namespace {
+
+// --shard-mb, the shard size of every convert command.
+void add_shard_mb_option(CLI::App* command, uint64_t& shard_mb) {
+  add_whole_number(*command, "--shard-mb", shard_mb, "Shard size in MiB", 1, 1 << 20, "1 TiB")
+      ->capture_default_str();
+}
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// The live line of an import on a terminal: bar, files, rate, ETA; redrawn at most 10 times a
+// second, cleared before other output. Draws nothing when stderr is not a terminal.
+class ImportProgressLine {
+ public:
+  ImportProgressLine() : live_(::isatty(::fileno(stderr)) != 0) {}
+
+  void update(const ImageFolderProgress& p) {
+    const Clock::time_point now = Clock::now();
+    if (!live_ || (p.done < p.total && now - last_ < std::chrono::milliseconds(100))) return;
+    last_ = now;
+    const double elapsed = seconds_since(start_);
+    const double rate = elapsed > 0 ? static_cast<double>(p.done) / elapsed : 0.0;
+    const double eta = rate > 0 ? static_cast<double>(p.total - p.done) / rate : 0.0;
+    fmt::print(stderr, "\r\033[K{} {}/{}  {} images/s  {:.0f} MB in  ETA {}",
+               progress_bar(static_cast<int64_t>(p.done), static_cast<int64_t>(p.total)), p.done,
+               p.total, human_rate(rate), p.bytes_in / 1e6, human_duration(eta));
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  // Clears the line so that other output starts at the left margin.
+  void clear() {
+    if (shown_) fmt::print(stderr, "\r\033[K");
+    shown_ = false;
+  }
+
+ private:
+  bool live_;
+  bool shown_ = false;
+  Clock::time_point start_ = Clock::now();
+  Clock::time_point last_;
+};
+
+void add_imagefolder_command(CLI::App* convert) {
+  auto options = std::make_shared<ImageFolderImportOptions>();
+  auto shard_mb = std::make_shared<uint64_t>(256);
+  CLI::App* cmd = convert->add_subcommand(
+      "imagefolder",
+      "Convert a torchvision ImageFolder of JPEGs and PNGs (or its train/ and val/ or test/ "
+      "splits) into an image dataset, record i being ImageFolder's sample i");
+  cmd->add_option("src", options->src, "Folder of class folders, or of train/ and val/ (or test/)")
+      ->required();
+  cmd->add_option("--out", options->out,
+                  "Dataset directory to create (must not exist); with splits it holds train/ "
+                  "and test/")
+      ->required();
+  cmd->add_flag("--keep-original", options->keep_original,
+                "Store JPEGs as they are instead of transcoding them for fast crops (with "
+                "--max-side, only those within the limit: larger images are re-encoded)");
+  cmd->add_option("--max-side", options->max_side,
+                  "Downsize images (JPEG or PNG) whose longer side exceeds N: that side becomes "
+                  "N, the other in proportion (PIL's antialiased bilinear), stored as a quality "
+                  "90 JPEG, as FFCV's max_resolution does; smaller images are stored as without "
+                  "it. Default: off")
+      ->type_name("N")
+      ->check(CLI::Range(1, image::kMaxJpegSide));
+  cmd->add_flag("--skip-bad", options->skip_bad,
+                "Import the good files and list the bad ones in OUT/skipped.txt instead of "
+                "failing");
+  cmd->add_option("--workers", options->workers,
+                  "Threads reading and checking files (0: one per core)")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
+  add_shard_mb_option(cmd, *shard_mb);
+  cmd->callback([options, shard_mb] {
+    options->shard_bytes = *shard_mb << 20;
+    ImportProgressLine line;
+    options->on_progress = [&line](const ImageFolderProgress& p) { line.update(p); };
+    if (!options->skip_bad) {
+      options->on_bad = [&line](const BadEntry& bad) {
+        line.clear();
+        fmt::print(stderr, "{}: {}\n", printable(bad.path), bad.reason);
+      };
+    }
+    const Clock::time_point start = Clock::now();
+    Result<ImageFolderImportSummary> result = import_image_folder(*options);
+    line.clear();
+    const ImageFolderImportSummary summary = std::move(result).value_or_throw();
+    std::string where = printable(summary.datasets[0]);
+    if (summary.datasets.size() == 2) where += " and " + printable(summary.datasets[1]);
+    fmt::print(
+        "wrote {} images of {} classes to {}: {:.1f} MB in, {:.1f} MB stored, {} file{} "
+        "ignored (no image extension), {:.1f} s\n",
+        summary.images, summary.classes, where, summary.bytes_in / 1e6, summary.bytes_out / 1e6,
+        summary.ignored_files, summary.ignored_files == 1 ? "" : "s", seconds_since(start));
+    if (summary.skipped > 0)
+      fmt::print("skipped {} bad file{}, listed with their reasons in {}\n", summary.skipped,
+                 summary.skipped == 1 ? "" : "s", printable(summary.skipped_list));
+  });
+}
+
+}  // namespace
 
 void add_convert_command(CLI::App& app) {
   CLI::App* convert = app.add_subcommand("convert", "Convert source data into a stoker dataset");
@@ -24,8 +136,7 @@ void add_convert_command(CLI::App& app) {
   idx_cmd->add_option("--labels", idx->labels, "IDX file of labels (N)")->required();
   idx_cmd->add_option("--out", idx->out, "Dataset directory to create (must not exist)")
       ->required();
-  add_whole_number(*idx_cmd, "--shard-mb", *shard_mb, "Shard size in MiB", 1, 1 << 20, "1 TiB")
-      ->capture_default_str();
+  add_shard_mb_option(idx_cmd, *shard_mb);
   idx_cmd->callback([idx, shard_mb] {
     idx->shard_bytes = *shard_mb << 20;
     uint64_t n = import_idx(*idx).value_or_throw();
@@ -41,11 +152,30 @@ void add_convert_command(CLI::App& app) {
                  "Output directory ($STOKER_DATA or ~/.cache/stoker + /fashion-mnist)")
       ->capture_default_str();
   fm->callback([src, out] {
-    auto start = std::chrono::steady_clock::now();
+    const Clock::time_point start = Clock::now();
     throw_if_error(convert_fashion_mnist(*src, *out, /*skip_existing=*/false));
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    fmt::print("wrote {0}/train and {0}/test in {1:.2f} s\n", *out, s);
+    fmt::print("wrote {0}/train and {0}/test in {1:.2f} s\n", *out, seconds_since(start));
   });
+
+  auto cifar = std::make_shared<Cifar10ImportOptions>();
+  auto cifar_shard_mb = std::make_shared<uint64_t>(256);
+  CLI::App* cifar_cmd = convert->add_subcommand(
+      "cifar10", "Convert CIFAR-10's binary version into OUT/train and OUT/test");
+  cifar_cmd
+      ->add_option("--src", cifar->src,
+                   "Directory with data_batch_1..5.bin, test_batch.bin and batches.meta.txt")
+      ->required();
+  cifar_cmd->add_option("--out", cifar->out, "Output directory (train/ and test/ must not exist)")
+      ->required();
+  add_shard_mb_option(cifar_cmd, *cifar_shard_mb);
+  cifar_cmd->callback([cifar, cifar_shard_mb] {
+    cifar->shard_bytes = *cifar_shard_mb << 20;
+    Cifar10ImportCounts counts = import_cifar10(*cifar).value_or_throw();
+    fmt::print("wrote {1} records to {0}/train and {2} to {0}/test\n", cifar->out, counts.train,
+               counts.test);
+  });
+
+  add_imagefolder_command(convert);
 }
 
 }  // namespace stoker::cli

@@ -11,9 +11,20 @@
 #include "stoker/store/data_location.h"
 #include "stoker/store/dataset_summary.h"
 #include "stoker/store/import/fashion_mnist.h"
+#include "stoker/util/utf8.h"
 
 namespace stoker::cli {
 namespace {
+
+// Class names and label rows shown in text before the rest is summed up (--json has them all).
+constexpr size_t kClassNamesShown = 10;
+constexpr size_t kLabelRowsShown = 20;
+
+// "N: a, b, c" or "N: a, b, ..., j and 990 more (--json lists all)".
+std::string class_list(const std::vector<std::string>& names) {
+  return std::to_string(names.size()) + ": " + printable_list(names, kClassNamesShown) +
+         (names.size() > kClassNamesShown ? " (--json lists all)" : "");
+}
 
 void print_text(const DatasetSummary& s) {
   fmt::print("dataset   {}\n", s.dir);
@@ -21,17 +32,29 @@ void print_text(const DatasetSummary& s) {
   fmt::print("records   {} in {} shard{} ({:.1f} MB)\n", s.records, s.shards,
              s.shards == 1 ? "" : "s", s.bytes / 1e6);
   fmt::print("schema    {}\n", s.schema_text);
+  if (!s.class_names.empty()) fmt::print("classes   {}\n", class_list(s.class_names));
   if (s.has_labels && !s.label_histogram_complete) {
     fmt::print("labels    more than {} distinct values, from {} to {} (no histogram)\n",
                kMaxClasses, s.label_min, s.label_max);
   } else if (s.has_labels) {
     fmt::print("labels\n");
+    size_t row = 0;
+    uint64_t rest_records = 0, rest_min = UINT64_MAX, rest_max = 0;
     for (const auto& [value, count] : s.label_histogram) {
+      if (row++ >= kLabelRowsShown) {
+        rest_records += count;
+        rest_min = std::min(rest_min, count);
+        rest_max = std::max(rest_max, count);
+        continue;
+      }
       std::string name;
       if (value >= 0 && value < static_cast<int64_t>(s.class_names.size()))
-        name = s.class_names[value];
+        name = printable(s.class_names[value]);
       fmt::print("  {:>4}  {:>8}  {}\n", value, count, name);
     }
+    if (row > kLabelRowsShown)
+      fmt::print("  ... {} more labels: {} records, {} to {} each (--json lists all)\n",
+                 row - kLabelRowsShown, rest_records, rest_min, rest_max);
   }
 }
 

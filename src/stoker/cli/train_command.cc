@@ -155,11 +155,34 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str();
   add_whole_number(*train, "--seed", o.seed, "Seed of model initialisation and data order", 0)
       ->capture_default_str();
-  train->add_option("--mean", o.mean, "Per-channel input mean (in [0, 1] units)")
-      ->check(real_number("--mean", std::numeric_limits<double>::lowest(), true))
+  train
+      ->add_option("--mean", o.mean,
+                   "Per-channel input mean in [0, 1] units (default: ImageNet's for JPEG/PNG "
+                   "datasets, Fashion-MNIST's 0.2860 for stored pixels)")
+      ->check(real_number("--mean", std::numeric_limits<double>::lowest(), true));
+  train
+      ->add_option("--std", o.std,
+                   "Per-channel input standard deviation (default: ImageNet's, or 0.3530)")
+      ->check(real_number("--std", 0, false));
+  train
+      ->add_option("--image-size", o.image_size,
+                   "JPEG/PNG datasets: side of the square crops the model sees")
       ->capture_default_str();
-  train->add_option("--std", o.std, "Per-channel input standard deviation")
-      ->check(real_number("--std", 0, false))
+  train
+      ->add_option("--crop-scale", o.augment.crop.scale_min,
+                   "RandomResizedCrop: smallest crop, as a fraction of the image's area")
+      ->capture_default_str();
+  train
+      ->add_option("--crop-ratio-min", o.augment.crop.ratio_min,
+                   "RandomResizedCrop: smallest aspect ratio (width / height)")
+      ->capture_default_str();
+  train
+      ->add_option("--crop-ratio-max", o.augment.crop.ratio_max,
+                   "RandomResizedCrop: largest aspect ratio")
+      ->capture_default_str();
+  train
+      ->add_option("--flip", o.augment.flip_probability,
+                   "Probability of a horizontal flip of a training image")
       ->capture_default_str();
   CLI::Option* checkpoint_dir =
       train->add_option("--checkpoint-dir", o.checkpoint_dir,

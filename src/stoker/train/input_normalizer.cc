@@ -13,29 +13,20 @@ at::Tensor per_channel(const std::vector<float>& values, const std::vector<int64
   return torch::tensor(values, torch::kFloat32).view(shape).to(device);
 }
 
-// The uint8 field `name` of `schema`, or an Error naming it.
-const Field& uint8_field(const Schema& schema, const std::string& name) {
-  const int f = schema.find(name);
-  if (f < 0 || schema.fields()[f].dtype != DType::kUint8)
-    throw Error(invalid_argument("InputNormalizer: the dataset has no uint8 field '" + name + "'"));
-  return schema.fields()[f];
-}
-
-Normalization make_normalization(const Field& field, const std::vector<float>& mean,
-                                 const std::vector<float>& std) {
-  Result<Normalization> n = Normalization::create(field.shape, mean, std);
-  if (!n.is_ok())
-    throw Error(invalid_argument("field '" + field.name + "': " + n.status().message()));
+Normalization make_normalization(const std::vector<int64_t>& sample_shape,
+                                 const std::vector<float>& mean, const std::vector<float>& std) {
+  Result<Normalization> n = Normalization::create(sample_shape, mean, std);
+  if (!n.is_ok()) throw Error(invalid_argument("input normalisation: " + n.status().message()));
   return std::move(n).value();
 }
 
 }  // namespace
 
-InputNormalizer::InputNormalizer(const Schema& schema, const std::string& field,
-                                 const std::vector<float>& mean, const std::vector<float>& std,
-                                 int64_t max_batch, c10::Device device)
-    : sample_shape_(uint8_field(schema, field).shape),
-      normalization_(make_normalization(uint8_field(schema, field), mean, std)),
+InputNormalizer::InputNormalizer(std::vector<int64_t> sample_shape, const std::vector<float>& mean,
+                                 const std::vector<float>& std, int64_t max_batch,
+                                 c10::Device device)
+    : sample_shape_(std::move(sample_shape)),
+      normalization_(make_normalization(sample_shape_, mean, std)),
       device_(device) {
   std::vector<int64_t> shape = {max_batch};
   shape.insert(shape.end(), sample_shape_.begin(), sample_shape_.end());

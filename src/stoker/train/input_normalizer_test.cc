@@ -33,8 +33,7 @@ at::Tensor expected(const at::Tensor& images, const std::vector<double>& mean,
 
 TEST(InputNormalizerTest, MatchesTheFormulaPerChannel) {
   torch::manual_seed(1);
-  InputNormalizer normalize(schema_with({3, 4, 5}), "image", {0.1f, 0.5f, 0.9f},
-                            {0.2f, 0.25f, 0.5f}, 8, torch::kCPU);
+  InputNormalizer normalize({3, 4, 5}, {0.1f, 0.5f, 0.9f}, {0.2f, 0.25f, 0.5f}, 8, torch::kCPU);
   const at::Tensor images = torch::randint(0, 256, {8, 3, 4, 5}, torch::kByte);
   const at::Tensor out = normalize(images);
   EXPECT_EQ(out.scalar_type(), torch::kFloat32);
@@ -44,14 +43,14 @@ TEST(InputNormalizerTest, MatchesTheFormulaPerChannel) {
 }
 
 TEST(InputNormalizerTest, OneMeanAndStdServeEveryChannelAndTwoDimensionalImages) {
-  InputNormalizer normalize(schema_with({28, 28}), "image", {0.286f}, {0.353f}, 4, torch::kCPU);
+  InputNormalizer normalize({28, 28}, {0.286f}, {0.353f}, 4, torch::kCPU);
   const at::Tensor images = torch::randint(0, 256, {4, 28, 28}, torch::kByte);
   EXPECT_TRUE(torch::allclose(normalize(images).to(torch::kFloat64),
                               expected(images, {0.286}, {0.353}), 1e-5, 1e-5));
 }
 
 TEST(InputNormalizerTest, APartialBatchIsAViewOfTheReusedBuffer) {
-  InputNormalizer normalize(schema_with({1, 2, 2}), "image", {0.0f}, {1.0f}, 4, torch::kCPU);
+  InputNormalizer normalize({1, 2, 2}, {0.0f}, {1.0f}, 4, torch::kCPU);
   const at::Tensor full = normalize(torch::full({4, 1, 2, 2}, 255, torch::kByte));
   EXPECT_TRUE(torch::all(full == 1.0f).item<bool>());
   const at::Tensor part = normalize(torch::zeros({3, 1, 2, 2}, torch::kByte));
@@ -65,7 +64,7 @@ TEST(InputNormalizerTest, APartialBatchIsAViewOfTheReusedBuffer) {
 TEST(InputNormalizerTest, EqualsTheLoadersNormalisationBitForBit) {
   const Schema schema = schema_with({3, 8, 9});
   const std::vector<float> mean = {0.4f, 0.5f, 0.6f}, std = {0.2f, 0.3f, 0.25f};
-  InputNormalizer normalize(schema, "image", mean, std, 5, torch::kCPU);
+  InputNormalizer normalize({3, 8, 9}, mean, std, 5, torch::kCPU);
   const at::Tensor images = torch::randint(0, 256, {5, 3, 8, 9}, torch::kByte);
   const at::Tensor out = normalize(images).contiguous();
   // The loader's field transform, applied to records holding the same images (image first).
@@ -87,7 +86,7 @@ TEST(InputNormalizerTest, EqualsTheLoadersNormalisationBitForBit) {
 
 // A graph that still holds the previous step's input fails loudly when the buffer is reused.
 TEST(InputNormalizerTest, ReuseUnderAnOpenGraphIsAnError) {
-  InputNormalizer normalize(schema_with({4}), "image", {0.0f}, {1.0f}, 2, torch::kCPU);
+  InputNormalizer normalize({4}, {0.0f}, {1.0f}, 2, torch::kCPU);
   const at::Tensor w = torch::ones({4}, torch::requires_grad());
   const at::Tensor loss = (normalize(torch::ones({2, 4}, torch::kByte)) * w).sum();
   normalize(torch::zeros({2, 4}, torch::kByte));
@@ -95,13 +94,11 @@ TEST(InputNormalizerTest, ReuseUnderAnOpenGraphIsAnError) {
 }
 
 TEST(InputNormalizerTest, RejectsBadStatisticsAndInputs) {
-  const Schema schema = schema_with({3, 2, 2});
-  EXPECT_THROW(InputNormalizer(schema, "image", {0.1f, 0.2f}, {1.0f, 1.0f}, 4, torch::kCPU),
+  const std::vector<int64_t> shape = {3, 2, 2};
+  EXPECT_THROW(InputNormalizer(shape, {0.1f, 0.2f}, {1.0f, 1.0f}, 4, torch::kCPU),
                Error);  // 2 values for 3 channels
-  EXPECT_THROW(InputNormalizer(schema, "image", {0.1f}, {0.0f}, 4, torch::kCPU), Error);
-  EXPECT_THROW(InputNormalizer(schema, "label", {0.1f}, {1.0f}, 4, torch::kCPU), Error);
-  EXPECT_THROW(InputNormalizer(schema, "pixels", {0.1f}, {1.0f}, 4, torch::kCPU), Error);
-  InputNormalizer normalize(schema, "image", {0.1f}, {1.0f}, 4, torch::kCPU);
+  EXPECT_THROW(InputNormalizer(shape, {0.1f}, {0.0f}, 4, torch::kCPU), Error);
+  InputNormalizer normalize(shape, {0.1f}, {1.0f}, 4, torch::kCPU);
   EXPECT_THROW(normalize(torch::zeros({2, 3, 2, 2}, torch::kFloat32)), c10::Error);
   EXPECT_THROW(normalize(torch::zeros({2, 3, 2, 3}, torch::kByte)), c10::Error);  // sample shape
   EXPECT_THROW(normalize(torch::zeros({2, 12}, torch::kByte)), c10::Error);

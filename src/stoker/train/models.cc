@@ -11,6 +11,7 @@
 #include <torch/nn/modules/pooling.h>
 #include <torch/script.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -124,12 +125,23 @@ nn::Sequential make_cnn(const ModelSpec& s) {
                          {"fc2", nn::Linear(kCnnHidden, s.num_classes)}});
 }
 
-// CIFAR-style ResNet-18: 3x3 stride-1 stem without max-pool, BasicBlocks [2, 2, 2, 2].
+// Inputs larger than this get ResNet's ImageNet stem; smaller ones the CIFAR stem.
+constexpr int64_t kLargestSmallImage = 64;
+
+// ResNet-18, BasicBlocks [2, 2, 2, 2]. Its stem depends on the input: for images larger than
+// 64 px torchvision's (7x7 stride-2 convolution, 3x3 stride-2 max-pool: a 224 px input reaches
+// the first stage at 56 px), for small ones (28, 32, 64 px) the CIFAR-style 3x3 stride-1 stem
+// without max-pool, which keeps their few pixels.
 nn::Sequential make_resnet18(const ModelSpec& s) {
   nn::Sequential net;
-  net->push_back("conv1", nn::Conv2d(nn::Conv2dOptions(s.channels, 64, 3).padding(1).bias(false)));
+  const bool large = std::min(s.height, s.width) > kLargestSmallImage;
+  net->push_back(
+      "conv1",
+      nn::Conv2d(large ? nn::Conv2dOptions(s.channels, 64, 7).stride(2).padding(3).bias(false)
+                       : nn::Conv2dOptions(s.channels, 64, 3).padding(1).bias(false)));
   net->push_back("bn1", nn::BatchNorm2d(64));
   net->push_back("relu", nn::ReLU());
+  if (large) net->push_back("maxpool", nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2).padding(1)));
   int64_t in = 64;
   const int64_t widths[] = {64, 128, 256, 512};
   for (int layer = 0; layer < 4; ++layer) {

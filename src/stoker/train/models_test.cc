@@ -85,6 +85,16 @@ TEST(MakeModelTest, CnnFitsInputShape) {
   EXPECT_NE(make_model_error("cnn", spec_of(1, 2, 2, 10)).find("4x4"), std::string::npos);
 }
 
+// Above 64 px, torchvision's ImageNet stem: the parameter count of
+// torchvision.models.resnet18(num_classes=10) (7x7 stride-2 stem, max-pool).
+TEST(MakeModelTest, Resnet18ImageNetStyleForLargeImages) {
+  const ModelSpec spec = spec_of(3, 224, 224, 10);
+  auto model = make_model("resnet18", spec);
+  EXPECT_EQ(parameter_count(*model), 11181642);
+  EXPECT_EQ(state_tensor(*model, "conv1.weight").sizes(), (std::vector<int64_t>{64, 3, 7, 7}));
+  EXPECT_TRUE(check_output_shape(*model, spec).is_ok());
+}
+
 TEST(MakeModelTest, Resnet18CifarStyle) {
   const ModelSpec spec = spec_of(3, 8, 8, 10);
   auto model = make_model("resnet18", spec);

@@ -11,7 +11,6 @@
 namespace stoker {
 namespace {
 
-constexpr int kBarWidth = 24;
 constexpr std::chrono::milliseconds kBarInterval(100);
 
 }  // namespace
@@ -79,9 +78,8 @@ void Progress::update(int64_t done, double loss, int64_t samples) {
       fmt::format("{}/{}  loss {:.4f}  {} samples/s  ETA {}", done, batches_, loss,
                   human_rate(elapsed > 0 ? samples / elapsed : 0.0), human_duration(eta));
   if (bar) {
-    const int filled = batches_ > 0 ? static_cast<int>(kBarWidth * done / batches_) : 0;
-    fmt::print(out_, "\r\033[Kepoch {}/{} [{}{}] {}", epoch_, epochs_, std::string(filled, '#'),
-               std::string(kBarWidth - filled, '.'), stats);
+    fmt::print(out_, "\r\033[Kepoch {}/{} {} {}", epoch_, epochs_, progress_bar(done, batches_),
+               stats);
     bar_shown_ = true;
   } else {
     fmt::print(out_, "epoch {}/{}  batch {}\n", epoch_, epochs_, stats);
@@ -95,6 +93,13 @@ void Progress::print(const std::string& line) {
   bar_shown_ = false;
   fmt::print(out_, "{}\n", line);
   std::fflush(out_);
+}
+
+std::string progress_bar(int64_t done, int64_t total) {
+  const int filled =
+      total > 0 ? static_cast<int>(kProgressBarWidth * std::clamp<int64_t>(done, 0, total) / total)
+                : 0;
+  return "[" + std::string(filled, '#') + std::string(kProgressBarWidth - filled, '.') + "]";
 }
 
 std::string human_rate(double per_second) {

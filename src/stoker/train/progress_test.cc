@@ -60,6 +60,15 @@ TEST(ProgressTest, HumanUnits) {
   EXPECT_EQ(human_duration(-3), "0 s");
 }
 
+TEST(ProgressTest, ProgressBarFillsInProportionAndStaysInItsWidth) {
+  EXPECT_EQ(progress_bar(0, 10), "[" + std::string(24, '.') + "]");
+  EXPECT_EQ(progress_bar(1, 2), "[" + std::string(12, '#') + std::string(12, '.') + "]");
+  EXPECT_EQ(progress_bar(10, 10), "[" + std::string(24, '#') + "]");
+  EXPECT_EQ(progress_bar(15, 10), progress_bar(10, 10));
+  EXPECT_EQ(progress_bar(-1, 10), progress_bar(0, 10));
+  EXPECT_EQ(progress_bar(0, 0), progress_bar(0, 10));
+}
+
 TEST(ProgressTest, EpochLineShowsLossesRateAndTimeSplit) {
   EpochMetrics m = sample_metrics();
   EXPECT_DOUBLE_EQ(m.samples_per_second(), 30000);

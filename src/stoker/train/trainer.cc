@@ -74,15 +74,25 @@ int require_field(const Dataset& data, const std::string& name, DType dtype) {
   return f;
 }
 
-// The model's input shape from the image field (uint8 [C,H,W], or [H,W] as one channel).
-ModelSpec input_spec(const Dataset& data) {
-  const Field& image = data.schema().fields()[require_field(data, "image", DType::kUint8)];
+// Fashion-MNIST's statistics: the default for stored pixels.
+const std::vector<float> kFashionMnistMean = {0.2860f};
+const std::vector<float> kFashionMnistStd = {0.3530f};
+
+// The model's input shape: the image field's (uint8 [C,H,W], or [H,W] as one channel), or
+// RGB at image_size for encoded images.
+ModelSpec input_spec(const Dataset& data, int image_size) {
   const Field& label = data.schema().fields()[require_field(data, "label", DType::kInt64)];
+  require(label.shape.empty(), data.dir() + ": field 'label' must be a scalar");
+  ModelSpec spec;
+  if (is_encoded_image_field(data.schema(), "image")) {
+    spec.channels = 3;
+    spec.height = spec.width = image_size;
+    return spec;
+  }
+  const Field& image = data.schema().fields()[require_field(data, "image", DType::kUint8)];
   require(image.shape.size() == 2 || image.shape.size() == 3,
           data.dir() + ": field 'image' must have shape [C,H,W] or [H,W]");
-  require(label.shape.empty(), data.dir() + ": field 'label' must be a scalar");
   const bool has_channels = image.shape.size() == 3;
-  ModelSpec spec;
   spec.channels = has_channels ? image.shape[0] : 1;
   spec.height = image.shape[has_channels ? 1 : 0];
   spec.width = image.shape[has_channels ? 2 : 1];
@@ -117,6 +127,19 @@ void check_batch_fits(const ModelSpec& spec, int64_t batch) {
       "loader's buffers), more than this machine's memory ({}): at most {} samples fit",
       batch, human_bytes(per_sample * static_cast<double>(batch)), spec.channels, spec.height,
       spec.width, human_bytes(memory), static_cast<int64_t>(memory / per_sample))));
+}
+
+// The image field as the model takes it before normalisation: uint8 as stored, or for encoded
+// images torchvision's training (`train`) or evaluation transform at image_size, as uint8.
+FieldRequest image_request(const Dataset& data, const TrainerOptions& o, bool train) {
+  if (!is_encoded_image_field(data.schema(), "image")) return FieldRequest("image");
+  ImageOutput output;
+  output.size = o.image_size;
+  output.uint8 = true;
+  return FieldRequest(
+      "image", (train ? random_resized_crop_transform(data.schema(), "image", output, o.augment)
+                      : center_crop_transform(data.schema(), "image", output))
+                   .value_or_throw());
 }
 
 // The device `name` names ("" = CUDA if available, else the CPU); an Error if this build or
@@ -162,15 +185,15 @@ void check_model_fits(const std::string& model, const ModelSpec& spec, double pa
 }
 
 std::unique_ptr<Loader> make_loader(std::shared_ptr<const Dataset> data, const TrainerOptions& o,
-                                    int64_t batch_size, bool shuffle, const c10::Device& device) {
+                                    int64_t batch_size, bool train, const c10::Device& device) {
   LoaderOptions lo;
   lo.batch_size = batch_size;
   lo.workers = o.workers;
   lo.verify = o.verify;
   lo.seed = o.seed;
-  lo.shuffle = shuffle;
-  // Images as stored: InputNormalizer turns them into float where the model runs.
-  lo.fields = {FieldRequest("image"), FieldRequest("label")};
+  lo.shuffle = train;
+  // Images as uint8: InputNormalizer turns them into float where the model runs.
+  lo.fields = {image_request(*data, o, train), FieldRequest("label")};
   return std::make_unique<Loader>(std::move(data), lo, device);
 }
 
@@ -205,7 +228,8 @@ Trainer::Trainer(TrainerOptions options)
                  " is one dataset (a folder with train/ and test/ or val/ is evaluated on the "
                  "second)";
   }
-  spec_ = input_spec(*train_data_);
+  require(o.image_size >= 1, "image size must be >= 1");
+  spec_ = input_spec(*train_data_, o.image_size);
   spec_.num_classes = count_classes(*train_data_).value_or_throw();
   check_labels(*train_data_, spec_.num_classes);
   check_batch_fits(spec_, o.eval ? std::max(o.batch_size, kEvalBatchSize) : o.batch_size);
@@ -236,10 +260,15 @@ Trainer::Trainer(TrainerOptions options)
   optimizer_ = make_optimizer(o.optimizer, params_);
 
   const int64_t largest_batch = o.eval ? std::max(o.batch_size, kEvalBatchSize) : o.batch_size;
-  normalize_ = std::make_unique<InputNormalizer>(train_data_->schema(), "image", o.mean, o.std,
-                                                 largest_batch, device_);
-  loader_ = make_loader(train_data_, o, o.batch_size, /*shuffle=*/true, device_);
-  if (o.eval) test_loader_ = make_loader(test_data_, o, kEvalBatchSize, /*shuffle=*/false, device_);
+  const bool encoded = is_encoded_image_field(train_data_->schema(), "image");
+  const Schema& schema = train_data_->schema();
+  normalize_ = std::make_unique<InputNormalizer>(
+      encoded ? std::vector<int64_t>{spec_.channels, spec_.height, spec_.width}
+              : schema.fields()[schema.find("image")].shape,
+      o.mean.empty() ? (encoded ? kImageNetMean : kFashionMnistMean) : o.mean,
+      o.std.empty() ? (encoded ? kImageNetStd : kFashionMnistStd) : o.std, largest_batch, device_);
+  loader_ = make_loader(train_data_, o, o.batch_size, /*train=*/true, device_);
+  if (o.eval) test_loader_ = make_loader(test_data_, o, kEvalBatchSize, /*train=*/false, device_);
   ScheduleSpec schedule = o.schedule;
   schedule.lr = o.optimizer.lr;
   const int64_t steps_per_epoch = (loader_->batches_per_epoch() + o.accum - 1) / o.accum;

@@ -47,6 +47,7 @@ TEST(RngTest, DeterministicAcrossInstances) {
     EXPECT_EQ(a.next_u64(), b.next_u64());
     EXPECT_EQ(a.uniform_below(1000), b.uniform_below(1000));
     EXPECT_EQ(a.next_float(), b.next_float());
+    EXPECT_EQ(a.next_double(), b.next_double());
   }
 }
 
@@ -147,6 +148,33 @@ TEST(RngTest, NextFloatInUnitIntervalAndUniform) {
   }
   EXPECT_NEAR(sum / kDraws, 0.5, 0.01);
   EXPECT_LT(chi_square(buckets, kDraws), 99 + 8 * std::sqrt(2.0 * 99));
+}
+
+TEST(RngTest, NextDoubleIsTheTop53BitsOfTheWord) {
+  CounterRng rng(4, 6);
+  for (uint64_t c = 0; c < 1000; ++c) {
+    const double d = rng.next_double();
+    ASSERT_EQ(d, std::ldexp(static_cast<double>(random_at(4, 6, c) >> 11), -53));
+    ASSERT_GE(d, 0.0);
+    ASSERT_LT(d, 1.0);
+  }
+}
+
+TEST(RngTest, NextDoubleIsUniformAndUsesTheLowBits) {
+  CounterRng rng(3, 9);
+  constexpr int64_t kDraws = 100000;
+  std::vector<int64_t> buckets(100, 0);
+  double sum = 0;
+  int64_t finer_than_float = 0;  // values that are not multiples of 2^-24
+  for (int64_t i = 0; i < kDraws; ++i) {
+    const double d = rng.next_double();
+    sum += d;
+    ++buckets[static_cast<int>(d * 100)];
+    finer_than_float += std::ldexp(d, 24) != std::floor(std::ldexp(d, 24));
+  }
+  EXPECT_NEAR(sum / kDraws, 0.5, 0.01);
+  EXPECT_LT(chi_square(buckets, kDraws), 99 + 8 * std::sqrt(2.0 * 99));
+  EXPECT_GT(finer_than_float, kDraws * 99 / 100);
 }
 
 }  // namespace

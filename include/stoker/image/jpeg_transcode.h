@@ -1,0 +1,30 @@
+#pragma once
+// The import-time JPEG transcode: lossless (the DCT coefficients are copied, never re-quantised)
+// to a file whose crops are cheap to decode — one baseline scan (progressive files become
+// baseline: ~3x faster to decode), optimised Huffman tables (smaller), and a restart marker
+// after every MCU row, so that decode_rgb can start a crop's decode at the MCU row above it
+// instead of Huffman-decoding every row before it.
+
+#include <cstdint>
+#include <vector>
+
+#include "stoker/image/image_header.h"
+#include "stoker/util/byte_span.h"
+#include "stoker/util/status.h"
+
+namespace stoker::image {
+
+// Transcodes the JPEG in `jpeg` through libjpeg's coefficient API (jpeg_read_coefficients ->
+// jpeg_copy_critical_parameters -> jpeg_write_coefficients). Decoding the result gives the
+// same pixels as decoding `jpeg`, byte for byte, whole or cropped. Kept: what decoding needs —
+// quantisation tables, sampling factors, component ids, and the colour space, written as a JFIF
+// marker (gray, YCbCr) or an Adobe marker (RGB, CMYK, YCCK; transform as the source's). Dropped:
+// every other marker, EXIF and ICC profiles included (decode_rgb ignores them, as PIL's
+// convert("RGB") does). Errors (one line): read_image_header's, and decode_rgb's for corrupt or
+// truncated data; kInvalidArgument for a PNG; kUnsupported for a progressive JPEG whose scans
+// leave coefficient bits unsent, which libjpeg decodes with block smoothing (rare; a baseline
+// copy cannot reproduce it: store the original). Thread-safe: concurrent calls share nothing.
+Result<std::vector<uint8_t>> transcode_jpeg_for_crops(ByteSpan jpeg,
+                                                      int64_t max_pixels = kDefaultMaxPixels);
+
+}  // namespace stoker::image

@@ -1,0 +1,78 @@
+#pragma once
+// The fused sample writer: resize a box of RGB pixels with PIL's antialiased bilinear filter,
+// flip, normalise and write the sample as CHW, in one call.
+//
+// Semantics are Pillow 9.4's Image.resize(size, BILINEAR, box) (libImaging/Resample.c), bit for
+// bit: the triangle filter with its support widened by max(1, box size / output size)
+// (antialiased when downscaling, plain bilinear when upscaling), taps clipped to the source and
+// renormalised, coefficients in fixed point with 22 fractional bits, a horizontal pass rounded
+// and clipped to uint8, then a vertical pass rounded and clipped to uint8. PIL takes the box in
+// float32; boxes that float32 represents exactly (integers, and the halves, quarters, eighths of
+// a DCT-scaled decode) give identical pixels. torchvision's RandomResizedCrop on a PIL image
+// crops first (pixels outside the crop are not used), so for a training crop pass the crop's
+// pixels as `src` and the whole view as `box`.
+//
+// The resized uint8 value v of channel c becomes, as kFloat32, v * scale[c] + bias[c] with
+// scale = 1 / (255 std[c]) and bias = -mean[c] / std[c] in float32 (the pipeline's Normalization,
+// bit for bit), or stays v as kUint8 (for normalising on the device). torchvision computes
+// ((v / 255) - mean) / std; the two differ by at most (7 + 4 |mean|) * 2^-24 before
+// normalisation (docs/ARCHITECTURE.md derives it), and not at all in the uint8 values.
+
+#include <array>
+#include <cstdint>
+#include <memory>
+
+#include "stoker/image/rgb_view.h"
+#include "stoker/util/status.h"
+
+namespace stoker::image {
+
+// What one sample becomes: [3, height, width] contiguous, float32 or uint8.
+struct ResampleOutput {
+  enum class Type { kFloat32, kUint8 };
+  int width = 0;
+  int height = 0;
+  bool flip_horizontal = false;  // mirror the columns (RandomHorizontalFlip after the resize)
+  Type type = Type::kFloat32;
+  std::array<float, 3> mean{0, 0, 0};  // kFloat32 only: ((v / 255) - mean[c]) / std[c]
+  std::array<float, 3> std{1, 1, 1};
+};
+
+// Which implementation runs: the SIMD one (Highway, the best instruction set this CPU has,
+// chosen at run time) or the plain C++ reference (the fallback and the tests' oracle). Both
+// write identical bytes.
+enum class ResampleKernel { kSimd, kScalar };
+
+// Largest output side and source side accepted (beyond them the fixed-point sums could
+// overflow, and no sample is that large), and the largest intermediate image (the source rows
+// the box reads times the output width, in pixels), which bounds the scratch memory.
+inline constexpr int kMaxResampleOutputSide = 1 << 15;
+inline constexpr int kMaxResampleSourceSide = 1 << 20;
+inline constexpr int64_t kMaxResampleIntermediatePixels = int64_t{1} << 26;
+
+// Resizes boxes into samples; owns its scratch (filter coefficients, intermediate rows), grown
+// as needed and reused. Not thread-safe: one per worker thread.
+class Resampler {
+ public:
+  explicit Resampler(ResampleKernel kernel = ResampleKernel::kSimd);
+  ~Resampler();
+  Resampler(const Resampler&) = delete;
+  Resampler& operator=(const Resampler&) = delete;
+
+  // Resizes `box` of `src` to out.width x out.height and writes the sample at `dst` (3 * width *
+  // height elements of out.type; no alignment needed). kInvalidArgument, with nothing written,
+  // for a null or empty source, a stride below 3 * width, a box that is not finite, empty or
+  // not inside the source, an output size below 1 or above the limits, an intermediate image
+  // above its limit, a non-finite mean or a zero or non-finite std.
+  Status resample(const RgbView& src, PixelBox box, const ResampleOutput& out, uint8_t* dst);
+
+  // The kernel in use: "scalar", or the instruction set of the SIMD one ("AVX2", "AVX3", ...).
+  const char* kernel_name() const;
+
+ private:
+  struct Scratch;
+  ResampleKernel kernel_;
+  std::unique_ptr<Scratch> scratch_;
+};
+
+}  // namespace stoker::image

@@ -1,0 +1,76 @@
+#pragma once
+// Field transforms over an encoded-image field (JPEG or PNG bytes, as `stoker convert
+// imagefolder` stores them): torchvision's training and evaluation transforms, computed per
+// sample on the loader's workers and written straight into the sample's slot of the batch.
+//
+//   training    RandomResizedCrop(size, scale, ratio) + RandomHorizontalFlip(p) + ToTensor +
+//               Normalize(mean, std)
+//   evaluation  Resize(resize) + CenterCrop(size) + ToTensor + Normalize(mean, std)
+//
+// Per sample: the crop is drawn from the sample's own random stream (seed, epoch, index), so
+// the same images come out for any worker count; only the crop's rows and iMCU columns are
+// decoded (image/decode.h), then one fused pass resizes with PIL's antialiased bilinear filter,
+// flips, normalises and writes CHW (image/resample.h). Output is float32 [3, size, size], or
+// uint8 [3, size, size] as resized, for normalising where the model runs.
+//
+// A record that cannot be made into a sample (a corrupt or truncated image, an image over the
+// pixel cap) is a Status naming the field; the loader adds dataset, shard and record and
+// applies its error policy.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "stoker/image/crop_sampler.h"
+#include "stoker/pipeline/transform.h"
+#include "stoker/store/schema.h"
+#include "stoker/util/status.h"
+
+namespace stoker {
+
+// ImageNet's per-channel statistics, torchvision's usual Normalize values.
+inline const std::vector<float> kImageNetMean = {0.485f, 0.456f, 0.406f};
+inline const std::vector<float> kImageNetStd = {0.229f, 0.224f, 0.225f};
+
+// What an image transform writes.
+struct ImageOutput {
+  int size = 224;      // square output side, >= 1
+  bool uint8 = false;  // true: uint8 as resized; false: float32 (x / 255 - mean[c]) / std[c]
+  std::vector<float> mean = kImageNetMean;  // float32 only; one value or one per channel
+  std::vector<float> std = kImageNetStd;
+  // Decode JPEGs at a reduced DCT scale (1/2, 1/4) when the scaled crop still covers the
+  // output, which is faster; its pixels then differ slightly from a full-resolution decode
+  // (docs/BENCHMARKS.md says by how much and what it buys). Off: pixels follow torchvision's
+  // PIL path exactly up to rounding.
+  bool dct_scaling = true;
+  // Decode only the rectangle the sample needs (off: the whole image, as PIL does; for
+  // measuring what crop decoding buys).
+  bool crop_decode = true;
+  // Resize with the SIMD kernel (off: the scalar reference, the same bytes; for measuring).
+  bool simd_resize = true;
+};
+
+// torchvision's RandomResizedCrop + RandomHorizontalFlip parameters.
+struct RandomCropOptions {
+  image::RandomResizedCropParams crop;  // scale (0.08, 1), ratio (3/4, 4/3)
+  double flip_probability = 0.5;        // in [0, 1]
+};
+
+// The training transform of bytes field `field` of `schema`. kInvalidArgument naming the
+// field if it is not a bytes field or the options are out of range.
+Result<std::shared_ptr<const Transform>> random_resized_crop_transform(
+    const Schema& schema, const std::string& field, const ImageOutput& output,
+    const RandomCropOptions& options = {});
+
+// The evaluation transform: the shorter side resized to `resize` (0: size * 256 / 224, the
+// usual 256 for 224), then the central size × size crop. Same errors.
+Result<std::shared_ptr<const Transform>> center_crop_transform(const Schema& schema,
+                                                               const std::string& field,
+                                                               const ImageOutput& output,
+                                                               int resize = 0);
+
+// True if field `field` of `schema` holds encoded images (a bytes field); the trainer and
+// `bench loader` then use the transforms above.
+bool is_encoded_image_field(const Schema& schema, const std::string& field);
+
+}  // namespace stoker

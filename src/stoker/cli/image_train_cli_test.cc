@@ -1,0 +1,115 @@
+// `stoker train` and `stoker bench loader` on an image dataset end to end: an ImageFolder made
+// of small JPEGs and PNGs, converted, then trained (a small CNN for whole epochs with
+// evaluation; ResNet-18 at 224 px for a few steps) and benchmarked with the training
+// transforms; bad image options give one line and exit 1.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "stoker/image/test_images.h"
+#include "stoker/testing/cli_run.h"
+#include "stoker/testing/temp_dir.h"
+#include "stoker/util/atomic_file.h"
+
+namespace stoker {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::expect_one_line_error;
+using testing::run;
+using testing::RunResult;
+
+std::string as_string(const std::vector<uint8_t>& bytes) {
+  return std::string(bytes.begin(), bytes.end());
+}
+
+// DIR/src/{train,val}/{a,b,c}/ with JPEGs of several sizes (one progressive, one grayscale)
+// and a PNG per class, converted into DIR/out/{train,test}.
+class ImageTrainCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    int n = 0;
+    for (const char* split : {"train", "val"}) {
+      const int per_class = std::string(split) == "train" ? 6 : 2;
+      for (const char* cls : {"a", "b", "c"}) {
+        for (int i = 0; i < per_class; ++i, ++n) {
+          const std::string folder = dir_ / fmt::format("src/{}/{}", split, cls);
+          fs::create_directories(folder);
+          image::testing::JpegSpec jpeg;
+          jpeg.width = 80 + 13 * (n % 5);
+          jpeg.height = 60 + 7 * (n % 3);
+          jpeg.progressive = n % 7 == 3;
+          jpeg.components = n % 11 == 5 ? 1 : 3;
+          const bool png = i == 0;
+          image::testing::PngSpec spec;
+          const std::string bytes = png ? as_string(image::testing::encode_png(spec))
+                                        : as_string(image::testing::encode_jpeg(jpeg));
+          throw_if_error(
+              write_file_atomically(folder + fmt::format("/{}.{}", i, png ? "png" : "jpg"), bytes));
+        }
+      }
+    }
+    const RunResult convert =
+        run("convert imagefolder " + dir_ / "src" + " --out " + dir_ / "out", dir_);
+    ASSERT_EQ(convert.exit_code, 0) << convert.err;
+  }
+  testing::TempDir dir_;
+};
+
+TEST_F(ImageTrainCliTest, CnnTrainsWholeEpochsWithEvaluation) {
+  const RunResult r = run("train --data " + dir_ / "out" +
+                              " --model cnn --image-size 32 --epochs 2 --batch 6 --workers 1 "
+                              "--log " +
+                              dir_ / "log.jsonl",
+                          dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("trained cnn: 2 epochs"), std::string::npos) << r.out;
+  const std::string log = read_file(dir_ / "log.jsonl").value_or_throw();
+  const nlohmann::json last = nlohmann::json::parse(log.substr(log.rfind('{')));
+  EXPECT_EQ(last["epoch"], 2);
+  EXPECT_GE(last["test_accuracy"].get<double>(), 0.0);
+  EXPECT_EQ(last["samples"], 18);
+}
+
+TEST_F(ImageTrainCliTest, Resnet18At224RunsAFewSteps) {
+  const RunResult r = run("train --data " + dir_ / "out" +
+                              " --model resnet18 --image-size 224 --batch 4 --max-steps 2 "
+                              "--no-eval --workers 1",
+                          dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("2 steps"), std::string::npos) << r.out;
+}
+
+TEST_F(ImageTrainCliTest, BenchLoaderAppliesTheTrainingTransforms) {
+  const RunResult r = run("bench loader --data " + dir_ / "out/train" +
+                              " --batch 5 --workers 2 --epochs 2 --image-size 48 --json",
+                          dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["samples"], 18 * j["epochs"].get<int64_t>());  // more epochs if it was too short
+  EXPECT_GT(j["samples_per_s"].get<double>(), 0.0);
+  EXPECT_EQ(j["output"], "float32");
+  EXPECT_EQ(j["image_transform"]["random_resized_crop"], 48);
+  // float32 [3,48,48] and an int64 label per sample.
+  EXPECT_NEAR(j["mb_per_s"].get<double>() / j["samples_per_s"].get<double>(),
+              (3 * 48 * 48 * 4 + 8) / 1e6, 1e-9);
+}
+
+TEST_F(ImageTrainCliTest, BadImageOptionsAreOneLine) {
+  expect_one_line_error(
+      run("train --data " + dir_ / "out" + " --model cnn --image-size 0 --epochs 1", dir_),
+      "image size must be >= 1");
+  expect_one_line_error(
+      run("train --data " + dir_ / "out" + " --model cnn --image-size 16 --crop-scale 0 --epochs 1",
+          dir_),
+      "scale");
+  expect_one_line_error(
+      run("train --data " + dir_ / "out" + " --model cnn --image-size 16 --flip 2 --epochs 1",
+          dir_),
+      "flip probability");
+}
+
+}  // namespace
+}  // namespace stoker

@@ -1,0 +1,201 @@
+#include "stoker/image/decode.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "stoker/image/image_fixtures.h"
+#include "stoker/image/test_images.h"
+
+namespace stoker::image::test {
+namespace {
+
+using testing::crops_of;
+using testing::difference;
+using testing::encode_jpeg;
+using testing::encode_png;
+using testing::Fixture;
+using testing::have_pil;
+using testing::image_fixtures;
+using testing::packed;
+using testing::rectangle;
+
+ByteSpan span(const std::vector<uint8_t>& bytes) { return {bytes.data(), bytes.size()}; }
+
+Result<DecodedCrop> decode(const std::vector<uint8_t>& bytes, DecodeBuffer& buffer,
+                           std::optional<CropRect> crop = std::nullopt, int min_width = 0,
+                           int min_height = 0) {
+  DecodeRequest request;
+  request.crop = crop;
+  request.min_width = min_width;
+  request.min_height = min_height;
+  return decode_rgb(span(bytes), request, buffer);
+}
+
+TEST(DecodeTest, FullDecodeEqualsPilConvertRgb) {
+  if (!have_pil()) GTEST_SKIP() << "/usr/bin/python3 with PIL is not available";
+  DecodeBuffer buffer;
+  int compared = 0;
+  for (const Fixture& f : image_fixtures()) {
+    SCOPED_TRACE(f.name);
+    Result<DecodedCrop> decoded = decode(f.bytes, buffer);
+    ASSERT_TRUE(decoded.is_ok()) << decoded.status().message();
+    const DecodedCrop& d = decoded.value();
+    EXPECT_EQ(d.scale_num, 8);
+    EXPECT_EQ(d.box.x0, 0);
+    EXPECT_EQ(d.box.x1, d.pixels.width);
+    EXPECT_EQ(d.box.y1, d.pixels.height);
+    const std::vector<uint8_t> ours = packed(d.pixels);
+    ASSERT_FALSE(f.pil_rgb.empty()) << "PIL could not read it";
+    EXPECT_TRUE(ours == f.pil_rgb) << difference(ours, f.pil_rgb);
+    ++compared;
+  }
+  EXPECT_GE(compared, 40);
+}
+
+TEST(DecodeTest, CropDecodeEqualsTheSameRectangleOfTheFullDecode) {
+  DecodeBuffer full_buffer;
+  DecodeBuffer crop_buffer;
+  for (const Fixture& f : image_fixtures()) {
+    SCOPED_TRACE(f.name);
+    Result<DecodedCrop> full = decode(f.bytes, full_buffer);
+    ASSERT_TRUE(full.is_ok()) << full.status().message();
+    const RgbView image = full.value().pixels;
+    const std::vector<uint8_t> whole = packed(image);
+    for (const CropRect& c : crops_of(image.width, image.height, 60, 7)) {
+      SCOPED_TRACE(::testing::Message()
+                   << c.width << "x" << c.height << " at " << c.x << "," << c.y);
+      Result<DecodedCrop> crop = decode(f.bytes, crop_buffer, c);
+      ASSERT_TRUE(crop.is_ok()) << crop.status().message();
+      const DecodedCrop& d = crop.value();
+      ASSERT_EQ(d.pixels.width, c.width);
+      ASSERT_EQ(d.pixels.height, c.height);
+      EXPECT_EQ(d.scale_num, 8);
+      EXPECT_EQ(d.box.x0, 0);
+      EXPECT_EQ(d.box.y0, 0);
+      EXPECT_EQ(d.box.x1, c.width);
+      EXPECT_EQ(d.box.y1, c.height);
+      const std::vector<uint8_t> expected = rectangle(whole, image.width, c);
+      const std::vector<uint8_t> ours = packed(d.pixels);
+      ASSERT_TRUE(ours == expected) << difference(ours, expected, d.pixels.width);
+    }
+  }
+}
+
+TEST(DecodeTest, HalfScaleDecodeEqualsPilDraft) {
+  if (!have_pil()) GTEST_SKIP() << "/usr/bin/python3 with PIL is not available";
+  DecodeBuffer buffer;
+  for (const Fixture& f : image_fixtures()) {
+    if (!f.is_jpeg()) continue;
+    SCOPED_TRACE(f.name);
+    Result<ImageHeader> header = read_image_header(span(f.bytes));
+    ASSERT_TRUE(header.is_ok());
+    const int w = header.value().width, h = header.value().height;
+    // 1/2 covers (w/2, h/2); 1/4 does not (for sides of 2 or more).
+    Result<DecodedCrop> half = decode(f.bytes, buffer, std::nullopt, w / 2, h / 2);
+    ASSERT_TRUE(half.is_ok()) << half.status().message();
+    const DecodedCrop& d = half.value();
+    if (w < 2 || h < 2) continue;
+    EXPECT_EQ(d.scale_num, 4);
+    EXPECT_EQ(d.pixels.width, (w + 1) / 2);
+    EXPECT_EQ(d.pixels.height, (h + 1) / 2);
+    EXPECT_EQ(d.box.x1, w / 2.0);
+    EXPECT_EQ(d.box.y1, h / 2.0);
+    const std::vector<uint8_t> ours = packed(d.pixels);
+    EXPECT_TRUE(ours == f.pil_half_rgb) << difference(ours, f.pil_half_rgb);
+  }
+}
+
+TEST(DecodeTest, ScaledCropDecodeEqualsTheScaledFullDecodeAndSaysWhereTheCropIs) {
+  DecodeBuffer full_buffer;
+  DecodeBuffer crop_buffer;
+  for (const Fixture& f : image_fixtures()) {
+    if (!f.is_jpeg() || f.name.find("1x1") != std::string::npos) continue;
+    SCOPED_TRACE(f.name);
+    for (int scale : {2, 4}) {
+      SCOPED_TRACE(scale);
+      Result<ImageHeader> header = read_image_header(span(f.bytes));
+      ASSERT_TRUE(header.is_ok());
+      const int w = header.value().width, h = header.value().height;
+      Result<DecodedCrop> full =
+          decode(f.bytes, full_buffer, std::nullopt, w * scale / 8, h * scale / 8);
+      ASSERT_TRUE(full.is_ok()) << full.status().message();
+      ASSERT_EQ(full.value().scale_num, scale);
+      const RgbView image = full.value().pixels;
+      const std::vector<uint8_t> whole = packed(image);
+      for (const CropRect& c : crops_of(w, h, 40, 11)) {
+        // The smallest minimum size that the crop at this scale still covers.
+        const int min_w = c.width * scale / 8, min_h = c.height * scale / 8;
+        Result<DecodedCrop> crop = decode(f.bytes, crop_buffer, c, min_w, min_h);
+        ASSERT_TRUE(crop.is_ok()) << crop.status().message();
+        const DecodedCrop& d = crop.value();
+        if (min_w == 0 && min_h == 0) {
+          EXPECT_EQ(d.scale_num, 8);
+          continue;
+        }
+        ASSERT_EQ(d.scale_num, scale);
+        const double f8 = scale / 8.0;
+        const CropRect touched{int(std::floor(c.x * f8)), int(std::floor(c.y * f8)),
+                               int(std::ceil((c.x + c.width) * f8)) - int(std::floor(c.x * f8)),
+                               int(std::ceil((c.y + c.height) * f8)) - int(std::floor(c.y * f8))};
+        const CropRect clamped{touched.x, touched.y,
+                               std::min(touched.width, image.width - touched.x),
+                               std::min(touched.height, image.height - touched.y)};
+        ASSERT_EQ(d.pixels.width, clamped.width);
+        ASSERT_EQ(d.pixels.height, clamped.height);
+        EXPECT_DOUBLE_EQ(d.box.x0, c.x * f8 - touched.x);
+        EXPECT_DOUBLE_EQ(d.box.y0, c.y * f8 - touched.y);
+        EXPECT_DOUBLE_EQ(d.box.x1 - d.box.x0, c.width * f8);
+        EXPECT_DOUBLE_EQ(d.box.y1 - d.box.y0, c.height * f8);
+        const std::vector<uint8_t> expected = rectangle(whole, image.width, clamped);
+        const std::vector<uint8_t> ours = packed(d.pixels);
+        ASSERT_TRUE(ours == expected) << difference(ours, expected, d.pixels.width);
+      }
+    }
+  }
+}
+
+TEST(DecodeScaleTest, TheSmallestAcceleratedScaleThatCoversTheMinimumSize) {
+  const std::vector<uint8_t> jpeg = encode_jpeg({400, 300});
+  DecodeBuffer buffer;
+  struct Case {
+    int min_width, min_height, scale;
+  };
+  const CropRect crop{40, 20, 200, 160};
+  for (const Case& c : {Case{0, 0, 8}, Case{50, 40, 2}, Case{51, 40, 4}, Case{50, 41, 4},
+                        Case{100, 80, 4}, Case{101, 80, 8}, Case{200, 160, 8}, Case{300, 1, 8}}) {
+    SCOPED_TRACE(::testing::Message() << c.min_width << "x" << c.min_height);
+    Result<DecodedCrop> d = decode(jpeg, buffer, crop, c.min_width, c.min_height);
+    ASSERT_TRUE(d.is_ok()) << d.status().message();
+    EXPECT_EQ(d.value().scale_num, c.scale);
+    // A reduced scale's box covers at least the minimum size.
+    if (c.scale == 8) continue;
+    EXPECT_GE(d.value().box.x1 - d.value().box.x0, c.min_width);
+    EXPECT_GE(d.value().box.y1 - d.value().box.y0, c.min_height);
+  }
+  // PNG has no reduced scale.
+  Result<DecodedCrop> png = decode(encode_png({400, 300}), buffer, crop, 50, 40);
+  ASSERT_TRUE(png.is_ok()) << png.status().message();
+  EXPECT_EQ(png.value().scale_num, 8);
+}
+
+TEST(DecodeBufferTest, DecodingTheSameSizeAgainAllocatesNothing) {
+  const std::vector<uint8_t> jpeg = encode_jpeg({300, 200, 4});
+  const std::vector<uint8_t> png = encode_png({});
+  DecodeBuffer buffer;
+  ASSERT_TRUE(decode(jpeg, buffer).is_ok());
+  ASSERT_TRUE(decode(png, buffer).is_ok());
+  const size_t capacity = buffer.capacity();
+  EXPECT_GE(capacity, size_t{300} * 200 * 3);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(decode(jpeg, buffer, CropRect{10, 10, 100, 100}).is_ok());
+    ASSERT_TRUE(decode(png, buffer).is_ok());
+    EXPECT_EQ(buffer.capacity(), capacity);
+  }
+}
+
+}  // namespace
+}  // namespace stoker::image::test

@@ -1,0 +1,186 @@
+// decode_rgb for JPEG (decode.h): the libjpeg calls run in two POD-only steps under
+// JpegDecompressor::run (start and crop; then skip, read and stop), with the pixel memory
+// sized in between, outside libjpeg's error handler. Where the JPEG has restart markers at MCU
+// rows (transcode_jpeg_for_crops), the decode starts at the one above the crop
+// (jpeg_restart_seek.h).
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "stoker/image/format_decoders.h"
+#include "stoker/image/jpeg_decompressor.h"
+#include "stoker/image/jpeg_restart_seek.h"
+
+namespace stoker::image {
+namespace {
+
+// The DCT scales tried, in eighths, smallest first: libjpeg-turbo 2.1.5 has SIMD inverse DCTs
+// for 1/4 and 1/2 only. The others run in C: 5/8 to 7/8 are slower than 8/8, and 3/8 is slower
+// than 1/2, which covers more (docs/ARCHITECTURE.md). 8/8 is the fallback.
+constexpr int kScales[] = {2, 4};
+
+// Rows read per jpeg_read_scanlines call (libjpeg returns at most its own row group, 1-4).
+constexpr int kRowBatch = 4;
+
+// The smallest accelerated scale at which `crop` still covers min_width x min_height.
+int choose_scale(const CropRect& crop, const DecodeRequest& request) {
+  if (request.min_width <= 0 && request.min_height <= 0) return 8;
+  for (int s : kScales) {
+    if (int64_t{crop.width} * s >= int64_t{request.min_width} * 8 &&
+        int64_t{crop.height} * s >= int64_t{request.min_height} * 8) {
+      return s;
+    }
+  }
+  return 8;
+}
+
+// Step 1, POD only: output settings, jpeg_start_decompress, jpeg_crop_scanline.
+struct StartJob {
+  int scale_num;
+  bool cmyk;              // 4 components: libjpeg gives CMYK, converted here
+  JDIMENSION col0, col1;  // in: output columns wanted, [col0, col1) at the scale (col1 is
+  JDIMENSION row0, row1;  // clamped to the scaled size here); rows likewise
+  JDIMENSION crop_x;      // out: first column libjpeg decodes (iMCU-aligned, < col0 unless 0)
+  JDIMENSION crop_width;  // out: columns libjpeg decodes per row
+};
+
+void start(j_decompress_ptr cinfo, void* p) {
+  auto* job = static_cast<StartJob*>(p);
+  set_rgb_output(cinfo, job->scale_num);
+  jpeg_start_decompress(cinfo);
+  if (job->col1 > cinfo->output_width) job->col1 = cinfo->output_width;
+  if (job->row1 > cinfo->output_height) job->row1 = cinfo->output_height;
+  // libjpeg treats the cropped columns' ends as the image's: there, fancy upsampling repeats
+  // the last chroma sample instead of blending in its neighbour, and a progressive JPEG's block
+  // smoothing (applied where its scans leave coefficient bits unsent) repeats the edge block's
+  // DC instead of reading the two blocks beyond it (libjpeg-turbo 2.1 smooths over 5x5 blocks).
+  // A margin on each side (where the image has one) keeps the wanted columns' neighbours inside
+  // the decoded ones: a column, or for a progressive JPEG two blocks of its most subsampled
+  // component (two iMCUs).
+  const JDIMENSION margin =
+      jpeg_has_multiple_scans(cinfo)
+          ? static_cast<JDIMENSION>(2 * cinfo->max_h_samp_factor * cinfo->min_DCT_scaled_size)
+          : 1;
+  job->crop_x = job->col0 > margin ? job->col0 - margin : 0;
+  job->crop_width = std::min(job->col1 + margin, cinfo->output_width) - job->crop_x;
+  if (job->crop_width < cinfo->output_width) {
+    jpeg_crop_scanline(cinfo, &job->crop_x, &job->crop_width);
+  }
+}
+
+// PIL reads every 4-component JPEG as Adobe-inverted CMYK ("CMYK;I") and converts to RGB with
+// R = 255 - K - C(255 - K)/255, rounded as its MULDIV255; on the stored samples c, k that is
+// k - (255 - c) k / 255.
+inline uint8_t cmyk_channel(int stored, int stored_k) {
+  const int t = (255 - stored) * stored_k + 128;
+  return static_cast<uint8_t>(stored_k - (((t >> 8) + t) >> 8));
+}
+
+void cmyk_row_to_rgb(const uint8_t* cmyk, uint8_t* rgb, JDIMENSION width) {
+  for (JDIMENSION i = 0; i < width; ++i, cmyk += 4, rgb += 3) {
+    rgb[0] = cmyk_channel(cmyk[0], cmyk[3]);
+    rgb[1] = cmyk_channel(cmyk[1], cmyk[3]);
+    rgb[2] = cmyk_channel(cmyk[2], cmyk[3]);
+  }
+}
+
+// Step 2, POD only: skip to the first row, read to the last, finish or stop.
+struct ReadJob {
+  JDIMENSION row0, row1;  // output rows wanted, [row0, row1)
+  uint8_t* pixels;        // (row1 - row0) rows of `stride` bytes
+  size_t stride;
+  uint8_t* cmyk_rows;  // kRowBatch rows of crop_width * 4 bytes, if reading CMYK
+  JDIMENSION crop_width;
+};
+
+void read_rows(j_decompress_ptr cinfo, void* p) {
+  auto* job = static_cast<ReadJob*>(p);
+  if (job->row0 > 0) jpeg_skip_scanlines(cinfo, job->row0);
+  JSAMPROW rows[kRowBatch];
+  while (cinfo->output_scanline < job->row1) {
+    const JDIMENSION done = cinfo->output_scanline - job->row0;
+    const JDIMENSION want = std::min<JDIMENSION>(kRowBatch, job->row1 - cinfo->output_scanline);
+    for (JDIMENSION i = 0; i < want; ++i) {
+      rows[i] = job->cmyk_rows ? job->cmyk_rows + i * job->crop_width * 4
+                               : job->pixels + (done + i) * job->stride;
+    }
+    const JDIMENSION got = jpeg_read_scanlines(cinfo, rows, want);
+    if (job->cmyk_rows) {
+      for (JDIMENSION i = 0; i < got; ++i) {
+        cmyk_row_to_rgb(rows[i], job->pixels + (done + i) * job->stride, job->crop_width);
+      }
+    }
+  }
+  // Down to the last row: read on to the end of the image, so that a missing end is noticed (PIL
+  // refuses a JPEG without its EOI marker). Otherwise stop here.
+  if (cinfo->output_scanline == cinfo->output_height) {
+    jpeg_finish_decompress(cinfo);
+  } else {
+    jpeg_abort_decompress(cinfo);
+  }
+}
+
+}  // namespace
+
+Result<DecodedCrop> decode_jpeg(ByteSpan bytes, const DecodeRequest& request,
+                                DecodeBuffer& buffer) {
+  JpegDecompressor original;
+  STOKER_RETURN_IF_ERROR(original.read_header(bytes, request.max_pixels));
+  j_decompress_ptr cinfo = original.cinfo();
+  STOKER_ASSIGN_OR_RETURN(const CropRect crop,
+                          resolve_crop(request.crop, static_cast<int>(cinfo->image_width),
+                                       static_cast<int>(cinfo->image_height)));
+  const int scale = choose_scale(crop, request);
+  // The crop in scaled pixels: the whole scaled pixels it touches.
+  const double f = scale / 8.0;
+  const PixelBox scaled{crop.x * f, crop.y * f, (crop.x + crop.width) * f,
+                        (crop.y + crop.height) * f};
+  StartJob start_job{};
+  start_job.scale_num = scale;
+  start_job.cmyk = cinfo->num_components == 4;
+  start_job.col0 = static_cast<JDIMENSION>(std::floor(scaled.x0));
+  start_job.col1 = static_cast<JDIMENSION>(std::ceil(scaled.x1));
+  start_job.row0 = static_cast<JDIMENSION>(std::floor(scaled.y0));
+  start_job.row1 = static_cast<JDIMENSION>(std::ceil(scaled.y1));
+
+  // Below the first rows, start at the restart marker above the crop where there is one.
+  JpegDecompressor* jpeg = &original;
+  std::optional<JpegDecompressor> from_restart;
+  JDIMENSION first_row = 0;  // the output row the decoded stream starts at
+  if (std::optional<RestartSeek> seek =
+          seek_restart_interval(cinfo, bytes, scale, start_job.row0, start_job.row1, buffer)) {
+    jpeg = &from_restart.emplace();
+    STOKER_RETURN_IF_ERROR(jpeg->read_header(seek->stream, request.max_pixels));
+    first_row = seek->first_row;
+    start_job.row0 -= first_row;
+    start_job.row1 -= first_row;
+  }
+  STOKER_RETURN_IF_ERROR(jpeg->run(start, &start_job));
+
+  ReadJob read_job{};
+  read_job.row0 = start_job.row0;
+  read_job.row1 = start_job.row1;
+  read_job.crop_width = start_job.crop_width;
+  read_job.stride = size_t{start_job.crop_width} * 3;
+  read_job.pixels =
+      buffer.area(DecodeBuffer::kPixels, read_job.stride * (read_job.row1 - read_job.row0));
+  if (start_job.cmyk) {
+    read_job.cmyk_rows =
+        buffer.area(DecodeBuffer::kRows, size_t{start_job.crop_width} * 4 * kRowBatch);
+  }
+  STOKER_RETURN_IF_ERROR(jpeg->run(read_rows, &read_job));
+
+  DecodedCrop out;
+  const JDIMENSION skip_cols = start_job.col0 - start_job.crop_x;
+  const double top = first_row + read_job.row0;  // pixels' first row in the image
+  out.pixels.data = read_job.pixels + size_t{skip_cols} * 3;
+  out.pixels.width = static_cast<int>(start_job.col1 - start_job.col0);
+  out.pixels.height = static_cast<int>(read_job.row1 - read_job.row0);
+  out.pixels.stride = static_cast<ptrdiff_t>(read_job.stride);
+  out.box = {scaled.x0 - start_job.col0, scaled.y0 - top, scaled.x1 - start_job.col0,
+             scaled.y1 - top};
+  out.scale_num = scale;
+  return out;
+}
+
+}  // namespace stoker::image

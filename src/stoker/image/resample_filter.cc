@@ -1,0 +1,52 @@
+#include "stoker/image/resample_filter.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace stoker::image {
+namespace {
+
+// PIL's bilinear_filter: the triangle of support 1.
+double triangle(double x) {
+  if (x < 0.0) x = -x;
+  return x < 1.0 ? 1.0 - x : 0.0;
+}
+
+}  // namespace
+
+void compute_axis_taps(int in_size, double in0, double in1, int out_size, AxisTaps& taps) {
+  // The same operations in the same order as PIL, so the double weights round to the same
+  // fixed-point values.
+  const double scale = (in1 - in0) / out_size;
+  const double filter_scale = std::max(scale, 1.0);
+  const double support = 1.0 * filter_scale;
+  const double inverse_filter_scale = 1.0 / filter_scale;
+  taps.stride = static_cast<int>(std::ceil(support)) * 2 + 2;  // PIL's 2 ceil(support) + 1, even
+  taps.first.resize(out_size);
+  taps.count.resize(out_size);
+  taps.weights.assign(static_cast<size_t>(out_size) * taps.stride, 0);
+  for (int i = 0; i < out_size; ++i) {
+    const double center = in0 + (i + 0.5) * scale;
+    // C's (int) truncation, as PIL: toward zero, also for the small negative values at the left
+    // edge.
+    const int first = std::max(static_cast<int>(center - support + 0.5), 0);
+    const int end = std::min(static_cast<int>(center + support + 0.5), in_size);
+    const int count = end - first;
+    // Each weight is computed twice, for the sum and then normalised: the same double both times.
+    const auto weight = [&](int t) {
+      return triangle((t + first - center + 0.5) * inverse_filter_scale);
+    };
+    double sum = 0.0;
+    for (int t = 0; t < count; ++t) sum += weight(t);
+    int32_t* out = &taps.weights[static_cast<size_t>(i) * taps.stride];
+    for (int t = 0; t < count; ++t) {
+      const double normalised = sum != 0.0 ? weight(t) / sum : weight(t);
+      const double fixed = normalised * (1 << kPrecisionBits);
+      out[t] = static_cast<int32_t>(normalised < 0 ? fixed - 0.5 : fixed + 0.5);
+    }
+    taps.first[i] = first;
+    taps.count[i] = count;
+  }
+}
+
+}  // namespace stoker::image

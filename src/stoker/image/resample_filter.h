@@ -1,0 +1,35 @@
+#pragma once
+// PIL's resampling filter for one axis (Pillow 9.4 libImaging/Resample.c, precompute_coeffs and
+// normalize_coeffs_8bpc with the BILINEAR filter): for each output position, the first source
+// index and the fixed-point weights of the source pixels it reads. Shared by the scalar and the
+// SIMD resamplers, so both read the same taps.
+
+#include <cstdint>
+#include <vector>
+
+namespace stoker::image {
+
+// Fractional bits of the fixed-point weights (PIL's PRECISION_BITS): a weight w is
+// round(w * 2^22) away from zero, and a sum s of weight * pixel becomes the pixel value
+// clip((s + 2^21) >> 22, 0, 255).
+inline constexpr int kPrecisionBits = 22;
+
+// Output position i reads source indices first[i] .. first[i] + count[i] - 1 with weights
+// weights[i * stride + t]; weights[i * stride + t] is 0 for count[i] <= t < stride. The stride
+// is even, so a loop may take the taps in pairs (reading one source index past the last).
+struct AxisTaps {
+  int stride = 0;
+  std::vector<int32_t> first;
+  std::vector<int32_t> count;
+  std::vector<int32_t> weights;
+
+  // The source range all outputs read: [first[0], first[n-1] + count[n-1]).
+  int source_begin() const { return first.front(); }
+  int source_end() const { return first.back() + count.back(); }
+};
+
+// Computes the taps that map [in0, in1) of a source axis of `in_size` pixels onto `out_size`
+// outputs. Preconditions (checked by the caller): 0 <= in0 < in1 <= in_size, out_size >= 1.
+void compute_axis_taps(int in_size, double in0, double in1, int out_size, AxisTaps& taps);
+
+}  // namespace stoker::image

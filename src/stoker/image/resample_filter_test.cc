@@ -1,0 +1,77 @@
+#include "stoker/image/resample_filter.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <numeric>
+
+#include "stoker/image/crop_sampler.h"
+
+namespace stoker::image {
+namespace {
+
+// Output i's non-zero weights by source index.
+std::map<int, int32_t> weights_of(const AxisTaps& taps, int i) {
+  std::map<int, int32_t> out;
+  for (int t = 0; t < taps.count[i]; ++t) {
+    const int32_t w = taps.weights[static_cast<size_t>(i) * taps.stride + t];
+    if (w != 0) out[taps.first[i] + t] = w;
+  }
+  return out;
+}
+
+TEST(ResampleFilterTest, WeightsSumToOneInFixedPointAndCoverTheBox) {
+  for (auto [in, out] : {std::pair{1, 224},
+                         {500, 224},
+                         {1200, 224},
+                         {100, 224},
+                         {224, 224},
+                         {7, 3},
+                         {3, 7},
+                         {1000, 1}}) {
+    AxisTaps taps;
+    compute_axis_taps(in, 0, in, out, taps);
+    ASSERT_EQ(taps.first.size(), static_cast<size_t>(out));
+    for (int i = 0; i < out; ++i) {
+      ASSERT_GE(taps.first[i], 0);
+      ASSERT_LE(taps.first[i] + taps.count[i], in);
+      ASSERT_LE(taps.count[i], taps.stride);
+      const auto* w = &taps.weights[static_cast<size_t>(i) * taps.stride];
+      const int64_t sum = std::accumulate(w, w + taps.stride, int64_t{0});
+      // Each weight is rounded by at most half a unit.
+      EXPECT_NEAR(sum, 1 << kPrecisionBits, taps.count[i] / 2 + 1) << in << "->" << out;
+    }
+  }
+  AxisTaps same;
+  compute_axis_taps(50, 0, 50, 50, same);  // scale 1: each output is its source pixel
+  for (int i = 0; i < 50; ++i)
+    EXPECT_EQ(weights_of(same, i), (std::map<int, int32_t>{{i, 1 << 22}}));
+}
+
+// Resize + CenterCrop as one box: the crop's pre-image in the source gives the same taps as
+// resizing the whole axis and keeping the crop's outputs, for every size tried.
+TEST(ResampleFilterTest, CenterCropBoxHasTheTapsOfResizeThenCrop) {
+  int compared = 0;
+  for (int size = 1; size <= 2400; size += (size < 300 ? 1 : 7)) {
+    for (auto [resize, crop] : {std::pair{256, 224}, {73, 61}, {232, 224}, {160, 128}}) {
+      // The axis is the longer one (of a size x resize image), or the shorter.
+      for (int other : {resize, 100000}) {
+        auto c = resize_center_crop(size, other, resize, crop, std::min(crop, resize));
+        if (!c.is_ok()) continue;
+        AxisTaps whole, box;
+        compute_axis_taps(size, 0, size, c.value().resized_width, whole);
+        compute_axis_taps(size, c.value().box.x0, c.value().box.x1, crop, box);
+        const int left = static_cast<int>(round_half_even((c.value().resized_width - crop) / 2.0));
+        for (int i = 0; i < crop; ++i)
+          ASSERT_EQ(weights_of(box, i), weights_of(whole, left + i))
+              << size << " resized to " << c.value().resized_width << ", crop " << crop
+              << ", output " << i;
+        ++compared;
+      }
+    }
+  }
+  EXPECT_GT(compared, 1000);
+}
+
+}  // namespace
+}  // namespace stoker::image

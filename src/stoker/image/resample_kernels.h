@@ -1,0 +1,72 @@
+#pragma once
+// The two implementations of Resampler (resample.h): the scalar reference and the SIMD one
+// (Highway, dispatched at run time). Both run PIL's two passes over the same taps
+// (resample_filter.h) and write identical bytes.
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "stoker/image/resample_filter.h"
+#include "stoker/image/rgb_view.h"
+
+namespace stoker::image {
+
+// One resample, checked by Resampler: taps for both axes computed, `dst` room for the sample.
+struct ResampleJob {
+  RgbView src;
+  const AxisTaps* horizontal = nullptr;  // output columns from source columns
+  const AxisTaps* vertical = nullptr;    // output rows from source rows
+  int width = 0;                         // output size
+  int height = 0;
+  bool flip = false;
+  bool to_float = false;  // float32 v * scale[c] + bias[c]; else uint8 v
+  float scale[3] = {1, 1, 1};
+  float bias[3] = {0, 0, 0};
+  uint8_t* dst = nullptr;
+};
+
+// PIL's rounding of a fixed-point sum (which starts at 2^21) to a pixel value.
+inline uint8_t clip_pixel(int32_t sum) {
+  const int32_t v = sum >> kPrecisionBits;
+  return static_cast<uint8_t>(v < 0 ? 0 : (v > 255 ? 255 : v));
+}
+
+// PIL's value of one output: the taps' weighted sum of the bytes at p, p + step, ...
+inline uint8_t filter_bytes(const uint8_t* p, size_t step, const int32_t* w, int count) {
+  int32_t sum = 1 << (kPrecisionBits - 1);
+  for (int t = 0; t < count; ++t) sum += p[t * step] * w[t];
+  return clip_pixel(sum);
+}
+
+// Writes `value` of channel `c` at element `at` of its plane (row * width + column).
+inline void write_value(const ResampleJob& job, int c, size_t at, uint8_t value) {
+  const size_t index = static_cast<size_t>(c) * job.width * job.height + at;
+  if (job.to_float) {
+    const float f = static_cast<float>(value) * job.scale[c] + job.bias[c];
+    std::memcpy(job.dst + index * sizeof(float), &f, sizeof(float));
+  } else {
+    job.dst[index] = value;
+  }
+}
+
+// The reference: plain loops, one output value at a time. `rows` is scratch for the
+// horizontally resized rows.
+void resample_scalar(const ResampleJob& job, std::vector<uint8_t>& rows);
+
+// The SIMD kernel's buffers, grown as needed.
+struct SimdScratch {
+  std::vector<uint8_t> packed;  // a group of source rows, interleaved pixel by pixel as RGBX
+  std::vector<uint8_t> rgbx;    // a group's resized rows as RGBX, no longer interleaved
+  std::vector<uint8_t> group;   // a group's horizontally resized rows, interleaved
+  std::vector<uint8_t> rows;    // the horizontally resized rows, as planes
+};
+
+// The same result with the best SIMD instruction set of this CPU (Highway dynamic dispatch).
+void resample_simd(const ResampleJob& job, SimdScratch& scratch);
+
+// The name of the instruction set resample_simd uses on this CPU ("AVX2", "AVX3", ...).
+const char* simd_target_name();
+
+}  // namespace stoker::image

@@ -1,0 +1,35 @@
+#include "stoker/image/resample_kernels.h"
+
+namespace stoker::image {
+
+void resample_scalar(const ResampleJob& job, std::vector<uint8_t>& rows) {
+  const AxisTaps& h = *job.horizontal;
+  const AxisTaps& v = *job.vertical;
+  const int row_begin = v.source_begin(), row_end = v.source_end();
+  const size_t row_bytes = static_cast<size_t>(job.width) * 3;
+  rows.resize((row_end - row_begin) * row_bytes);
+
+  // Horizontal pass over the source rows the vertical pass reads.
+  for (int y = row_begin; y < row_end; ++y) {
+    const uint8_t* in = job.src.row(y);
+    uint8_t* out = &rows[(y - row_begin) * row_bytes];
+    for (int x = 0; x < job.width; ++x) {
+      const int32_t* w = &h.weights[static_cast<size_t>(x) * h.stride];
+      const uint8_t* p = in + h.first[x] * 3;
+      for (int c = 0; c < 3; ++c) out[x * 3 + c] = filter_bytes(p + c, 3, w, h.count[x]);
+    }
+  }
+
+  // Vertical pass, flip, and the CHW write.
+  for (int y = 0; y < job.height; ++y) {
+    const int32_t* w = &v.weights[static_cast<size_t>(y) * v.stride];
+    const uint8_t* in = &rows[(v.first[y] - row_begin) * row_bytes];
+    for (int x = 0; x < job.width; ++x) {
+      const size_t at = static_cast<size_t>(y) * job.width + (job.flip ? job.width - 1 - x : x);
+      for (int c = 0; c < 3; ++c)
+        write_value(job, c, at, filter_bytes(in + x * 3 + c, row_bytes, w, v.count[y]));
+    }
+  }
+}
+
+}  // namespace stoker::image

@@ -1,0 +1,35 @@
+#pragma once
+// Test helper: runs torchvision_reference.py (the path is the STOKER_TORCHVISION_REFERENCE macro
+// of the test target) with Debian's Python (STOKER_PYTHON), which has torch, torchvision, PIL
+// and SciPy. A missing interpreter or module fails the test: CI installs them
+// (scripts/setup.sh).
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+namespace stoker::image::test {
+
+// The script's stdout for `args`; a failed run (exit status not 0) fails the calling test.
+inline std::string run_torchvision_reference(const std::string& args) {
+  const std::string command =
+      std::string(STOKER_PYTHON) + " " + STOKER_TORCHVISION_REFERENCE + " " + args;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) {
+    ADD_FAILURE() << "cannot run " << command;
+    return "";
+  }
+  std::string out;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out.append(buffer.data(), n);
+  const int status = ::pclose(pipe);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << command << " failed (" << status << "); output: " << out;
+  return out;
+}
+
+}  // namespace stoker::image::test

@@ -1,0 +1,268 @@
+#include "stoker/pipeline/image_transforms.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "stoker/image/decode.h"
+#include "stoker/image/image_header.h"
+#include "stoker/image/resample.h"
+#include "stoker/store/record_view.h"
+
+namespace stoker {
+namespace {
+
+// Stored sizes beyond this are not an image's (JPEG's limit is 65,500, PNG's 2^31 - 1, but
+// the pixel cap refuses anything this long and wide).
+constexpr int64_t kMaxStoredSide = int64_t{1} << 24;
+
+// The int64 scalar field `name` of `schema`, or -1.
+int int64_scalar_field(const Schema& schema, const char* name) {
+  const int f = schema.find(name);
+  if (f < 0) return -1;
+  const Field& field = schema.fields()[f];
+  return field.dtype == DType::kInt64 && field.shape.empty() ? f : -1;
+}
+
+// Where the decoder put source box `box` (in the full image's pixels, inside `rect`, the
+// rectangle asked for): `decoded.box` is `rect` in the decoded pixels' coordinates.
+image::PixelBox map_into(const image::DecodedCrop& decoded, const image::CropRect& rect,
+                         const image::PixelBox& box) {
+  const double sx = (decoded.box.x1 - decoded.box.x0) / rect.width;
+  const double sy = (decoded.box.y1 - decoded.box.y0) / rect.height;
+  return {decoded.box.x0 + (box.x0 - rect.x) * sx, decoded.box.y0 + (box.y0 - rect.y) * sy,
+          decoded.box.x0 + (box.x1 - rect.x) * sx, decoded.box.y0 + (box.y1 - rect.y) * sy};
+}
+
+// What one sample becomes: the rectangle of the image to decode, the box inside it (in the
+// image's pixels) that is resized to the output, and whether to mirror it.
+struct SamplePlan {
+  image::CropRect decode;
+  image::PixelBox box;
+  bool flip = false;
+};
+
+// The common part of the image transforms: find the bytes and the image's size, decode the
+// planned rectangle, resample it into the slot. Subclasses plan the sample.
+class EncodedImageTransform : public Transform {
+ public:
+  EncodedImageTransform(const Schema& schema, int field, const ImageOutput& output)
+      : field_(field),
+        name_(schema.fields()[field].name),
+        height_field_(int64_scalar_field(schema, "height")),
+        width_field_(int64_scalar_field(schema, "width")) {
+    out_.width = out_.height = output.size;
+    out_.type =
+        output.uint8 ? image::ResampleOutput::Type::kUint8 : image::ResampleOutput::Type::kFloat32;
+    for (int c = 0; c < 3; ++c) {
+      out_.mean[c] = output.mean.size() == 1 ? output.mean[0] : output.mean[c];
+      out_.std[c] = output.std.size() == 1 ? output.std[0] : output.std[c];
+    }
+    dct_scaling_ = output.dct_scaling;
+    crop_decode_ = output.crop_decode;
+    simd_resize_ = output.simd_resize;
+  }
+
+  DType dtype() const override {
+    return out_.type == image::ResampleOutput::Type::kUint8 ? DType::kUint8 : DType::kFloat32;
+  }
+  std::vector<int64_t> sample_shape() const override { return {3, out_.height, out_.width}; }
+
+  Status apply(const SampleInput& input, uint8_t* slot) const override {
+    Result<ByteSpan> field = variable_field(*input.schema, input.record, field_);
+    if (!field.is_ok()) return field.status();
+    const ByteSpan bytes = field.value();
+    Result<std::pair<int, int>> size = image_size(*input.schema, input.record, bytes);
+    if (!size.is_ok()) return with_field(size.status());
+    const auto [width, height] = size.value();
+    Result<SamplePlan> planned = plan(width, height, input);
+    if (!planned.is_ok()) return with_field(planned.status());
+    const SamplePlan& plan = planned.value();
+
+    thread_local image::DecodeBuffer buffer;
+    thread_local image::Resampler simd(image::ResampleKernel::kSimd);
+    thread_local image::Resampler scalar(image::ResampleKernel::kScalar);
+    image::Resampler& resampler = simd_resize_ ? simd : scalar;
+    image::DecodeRequest request;
+    if (!crop_decode_) {
+      // The whole image at full scale, then the plan's rectangle of it: the same pixels.
+      Result<image::DecodedCrop> whole = image::decode_rgb(bytes, request, buffer);
+      if (!whole.is_ok()) return with_field(whole.status());
+      const image::RgbView& all = whole.value().pixels;
+      if (all.width != width || all.height != height)
+        return with_field(corrupt(fmt::format("stored size {}x{} but the image is {}x{}", width,
+                                              height, all.width, all.height)));
+      const image::RgbView part = {all.row(plan.decode.y) + 3 * plan.decode.x, plan.decode.width,
+                                   plan.decode.height, all.stride};
+      const image::PixelBox box = {plan.box.x0 - plan.decode.x, plan.box.y0 - plan.decode.y,
+                                   plan.box.x1 - plan.decode.x, plan.box.y1 - plan.decode.y};
+      return with_field(resampler.resample(part, box, output(plan), slot));
+    }
+    request.crop = plan.decode;
+    if (dct_scaling_) {
+      // The scaled rectangle must still cover the output box at full resolution: a reduced
+      // decode then only replaces part of the downscale the resize would do anyway.
+      request.min_width =
+          static_cast<int>(std::ceil(out_.width * plan.decode.width / (plan.box.x1 - plan.box.x0)));
+      request.min_height = static_cast<int>(
+          std::ceil(out_.height * plan.decode.height / (plan.box.y1 - plan.box.y0)));
+    }
+    Result<image::DecodedCrop> decoded = image::decode_rgb(bytes, request, buffer);
+    if (!decoded.is_ok()) return with_field(decoded.status());
+    return with_field(resampler.resample(decoded.value().pixels,
+                                         map_into(decoded.value(), plan.decode, plan.box),
+                                         output(plan), slot));
+  }
+
+ protected:
+  // The sample's plan for an image of width × height pixels.
+  virtual Result<SamplePlan> plan(int width, int height, const SampleInput& input) const = 0;
+
+  image::ResampleOutput out_;
+
+ private:
+  image::ResampleOutput output(const SamplePlan& plan) const {
+    image::ResampleOutput out = out_;
+    out.flip_horizontal = plan.flip;
+    return out;
+  }
+
+  // The image's (width, height): the record's width/height fields if the schema has them
+  // (`stoker convert imagefolder` stores them), else the image's header.
+  Result<std::pair<int, int>> image_size(const Schema& schema, ByteSpan record,
+                                         ByteSpan bytes) const {
+    if (height_field_ >= 0 && width_field_ >= 0) {
+      int64_t h, w;
+      std::memcpy(&h, fixed_field(schema, record, height_field_), sizeof(h));
+      std::memcpy(&w, fixed_field(schema, record, width_field_), sizeof(w));
+      if (h >= 1 && w >= 1 && h <= kMaxStoredSide && w <= kMaxStoredSide)
+        return std::make_pair(static_cast<int>(w), static_cast<int>(h));
+      return corrupt(fmt::format("stored size {}x{} is not an image's", w, h));
+    }
+    Result<image::ImageHeader> header = image::read_image_header(bytes);
+    if (!header.is_ok()) return header.status();
+    return std::make_pair(header.value().width, header.value().height);
+  }
+
+  Status with_field(Status status) const {
+    if (status.is_ok()) return status;
+    return Status(status.code(), fmt::format("field '{}': {}", name_, status.message()));
+  }
+
+  const int field_;
+  const std::string name_;
+  const int height_field_;
+  const int width_field_;
+  bool dct_scaling_ = true;
+  bool crop_decode_ = true;
+  bool simd_resize_ = true;
+};
+
+class RandomResizedCrop : public EncodedImageTransform {
+ public:
+  RandomResizedCrop(const Schema& schema, int field, const ImageOutput& output,
+                    const RandomCropOptions& options)
+      : EncodedImageTransform(schema, field, output), options_(options) {}
+
+ protected:
+  Result<SamplePlan> plan(int width, int height, const SampleInput& input) const override {
+    CounterRng rng = input.rng();
+    Result<image::CropRect> crop = image::random_resized_crop(width, height, options_.crop, rng);
+    if (!crop.is_ok()) return crop.status();
+    const image::CropRect& rect = crop.value();
+    SamplePlan plan;
+    plan.decode = rect;
+    // torchvision crops first, so the filter never reaches pixels outside the crop.
+    plan.box = {0.0 + rect.x, 0.0 + rect.y, 0.0 + rect.x + rect.width, 0.0 + rect.y + rect.height};
+    plan.flip = rng.next_double() < options_.flip_probability;
+    return plan;
+  }
+
+ private:
+  const RandomCropOptions options_;
+};
+
+class CenterCrop : public EncodedImageTransform {
+ public:
+  CenterCrop(const Schema& schema, int field, const ImageOutput& output, int resize)
+      : EncodedImageTransform(schema, field, output), resize_(resize) {}
+
+ protected:
+  Result<SamplePlan> plan(int width, int height, const SampleInput&) const override {
+    Result<image::ResizedCenterCrop> crop =
+        image::resize_center_crop(width, height, resize_, out_.width, out_.height);
+    if (!crop.is_ok()) return crop.status();
+    SamplePlan plan;
+    plan.box = crop.value().box;
+    // torchvision resizes the whole image, so the filter reaches past the crop's edges by its
+    // support (one source pixel per output pixel's width when downscaling): decode that too.
+    const double support_x = std::max(1.0, (plan.box.x1 - plan.box.x0) / out_.width) + 1;
+    const double support_y = std::max(1.0, (plan.box.y1 - plan.box.y0) / out_.height) + 1;
+    const int x0 = std::max(0, static_cast<int>(std::floor(plan.box.x0 - support_x)));
+    const int y0 = std::max(0, static_cast<int>(std::floor(plan.box.y0 - support_y)));
+    const int x1 = std::min(width, static_cast<int>(std::ceil(plan.box.x1 + support_x)));
+    const int y1 = std::min(height, static_cast<int>(std::ceil(plan.box.y1 + support_y)));
+    plan.decode = {x0, y0, x1 - x0, y1 - y0};
+    return plan;
+  }
+
+ private:
+  const int resize_;
+};
+
+Status check_output(const Schema& schema, const std::string& field, const ImageOutput& output) {
+  if (!is_encoded_image_field(schema, field))
+    return invalid_argument(fmt::format("field '{}': not a bytes field of encoded images", field));
+  if (output.size < 1 || output.size > image::kMaxResampleOutputSide)
+    return invalid_argument(fmt::format("field '{}': image size {} is outside [1, {}]", field,
+                                        output.size, image::kMaxResampleOutputSide));
+  if (output.uint8) return Status::ok();
+  for (const std::vector<float>* values : {&output.mean, &output.std}) {
+    if (values->size() != 1 && values->size() != 3)
+      return invalid_argument(fmt::format(
+          "field '{}': mean and std need one value or three (RGB), got {}", field, values->size()));
+  }
+  for (float s : output.std) {
+    if (!(std::isfinite(s) && s != 0))
+      return invalid_argument(
+          fmt::format("field '{}': std {} is not finite and non-zero", field, s));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+bool is_encoded_image_field(const Schema& schema, const std::string& field) {
+  const int f = schema.find(field);
+  return f >= 0 && schema.fields()[f].dtype == DType::kBytes;
+}
+
+Result<std::shared_ptr<const Transform>> random_resized_crop_transform(
+    const Schema& schema, const std::string& field, const ImageOutput& output,
+    const RandomCropOptions& options) {
+  if (Status s = check_output(schema, field, output); !s.is_ok()) return s;
+  if (Status s = image::check_random_resized_crop_params(options.crop); !s.is_ok())
+    return invalid_argument(fmt::format("field '{}': {}", field, s.message()));
+  if (!(options.flip_probability >= 0 && options.flip_probability <= 1))
+    return invalid_argument(fmt::format("field '{}': flip probability {} is outside [0, 1]", field,
+                                        options.flip_probability));
+  return std::shared_ptr<const Transform>(
+      std::make_shared<RandomResizedCrop>(schema, schema.find(field), output, options));
+}
+
+Result<std::shared_ptr<const Transform>> center_crop_transform(const Schema& schema,
+                                                               const std::string& field,
+                                                               const ImageOutput& output,
+                                                               int resize) {
+  if (Status s = check_output(schema, field, output); !s.is_ok()) return s;
+  if (resize == 0) resize = static_cast<int>(std::lround(output.size * 256.0 / 224.0));
+  if (resize < output.size || resize > image::kMaxResampleOutputSide)
+    return invalid_argument(fmt::format("field '{}': resize {} is outside [{}, {}] (the crop size)",
+                                        field, resize, output.size, image::kMaxResampleOutputSide));
+  return std::shared_ptr<const Transform>(
+      std::make_shared<CenterCrop>(schema, schema.find(field), output, resize));
+}
+
+}  // namespace stoker

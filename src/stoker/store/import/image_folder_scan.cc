@@ -1,0 +1,177 @@
+#include "stoker/store/import/image_folder_scan.h"
+
+#include <dirent.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include "stoker/util/utf8.h"
+
+namespace stoker {
+namespace {
+
+// Class names an error message lists before "and N more".
+constexpr size_t kNamesInMessage = 10;
+
+struct DirCloser {
+  void operator()(DIR* dir) const { ::closedir(dir); }
+};
+
+using FileId = std::pair<dev_t, ino_t>;
+
+struct Entries {
+  std::vector<std::string> dirs;   // names of entries that are directories (links followed)
+  std::vector<FileId> dir_ids;     // and what they are
+  std::vector<std::string> files;  // names of everything else
+};
+
+// The entries of directory `path` as os.scandir + DirEntry.is_dir() sort them: a symbolic link
+// to a directory is a directory; anything stat() cannot follow is not.
+Result<Entries> read_entries(const std::string& path) {
+  std::unique_ptr<DIR, DirCloser> dir(::opendir(path.c_str()));
+  if (!dir) return io_error(std::string("cannot read the directory: ") + std::strerror(errno));
+  Entries entries;
+  errno = 0;
+  while (const dirent* entry = ::readdir(dir.get())) {
+    const std::string name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    struct stat st {};
+    if (::stat((path + "/" + name).c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      entries.dirs.push_back(name);
+      entries.dir_ids.emplace_back(st.st_dev, st.st_ino);
+    } else {
+      entries.files.push_back(name);
+    }
+    errno = 0;
+  }
+  if (errno != 0)
+    return io_error(std::string("cannot read the directory: ") + std::strerror(errno));
+  return entries;
+}
+
+// Sorts `names` as Python's sorted() sorts the str os.fsdecode makes of them.
+void sort_as_python(std::vector<std::string>& names) {
+  std::vector<std::pair<std::u32string, std::string>> keyed;
+  keyed.reserve(names.size());
+  for (std::string& name : names) keyed.emplace_back(fsdecode_code_points(name), std::move(name));
+  std::sort(keyed.begin(), keyed.end());
+  for (size_t i = 0; i < keyed.size(); ++i) names[i] = std::move(keyed[i].second);
+}
+
+struct Directory {
+  std::string path;
+  // The directories it is inside, itself included: a link to one of them is a loop.
+  std::vector<FileId> ancestors;
+};
+
+// Walks class folder `top` as os.walk(top, followlinks=True) and adds its samples (label
+// `label`), in make_dataset's order, to `listing`.
+void walk_class(const std::string& top, int64_t label, ImageFolderListing& listing) {
+  struct Found {
+    std::u32string key;  // the directory's path as Python sorts it
+    std::string path;
+    std::vector<std::string> images;
+  };
+  std::vector<Found> found;
+  std::vector<Directory> pending;
+  struct stat st {};
+  if (::stat(top.c_str(), &st) == 0) pending.push_back({top, {{st.st_dev, st.st_ino}}});
+  while (!pending.empty()) {
+    Directory dir = std::move(pending.back());
+    pending.pop_back();
+    Result<Entries> entries = read_entries(dir.path);
+    if (!entries.is_ok()) {
+      listing.bad.push_back({dir.path, entries.status().message()});
+      continue;
+    }
+    Found here{fsdecode_code_points(dir.path), dir.path, {}};
+    for (std::string& name : entries.value().files) {
+      if (has_image_extension(name)) {
+        here.images.push_back(std::move(name));
+      } else {
+        ++listing.ignored_files;
+      }
+    }
+    found.push_back(std::move(here));
+    for (size_t i = 0; i < entries.value().dirs.size(); ++i) {
+      Directory sub{dir.path + "/" + entries.value().dirs[i], dir.ancestors};
+      const FileId id = entries.value().dir_ids[i];
+      if (std::find(dir.ancestors.begin(), dir.ancestors.end(), id) != dir.ancestors.end()) {
+        listing.bad.push_back(
+            {sub.path, "a symbolic link loop: leads back to a directory it is inside"});
+        continue;
+      }
+      sub.ancestors.push_back(id);
+      pending.push_back(std::move(sub));
+    }
+  }
+  std::sort(found.begin(), found.end(),
+            [](const Found& a, const Found& b) { return a.key < b.key; });
+  for (Found& dir : found) {
+    sort_as_python(dir.images);
+    for (const std::string& name : dir.images)
+      listing.samples.push_back({dir.path + "/" + name, label});
+  }
+}
+
+}  // namespace
+
+bool has_image_extension(std::string_view name) {
+  for (std::string_view extension : kImageExtensions) {
+    if (name.size() < extension.size()) continue;
+    const std::string_view tail = name.substr(name.size() - extension.size());
+    if (std::equal(tail.begin(), tail.end(), extension.begin(), [](char a, char b) {
+          return (a >= 'A' && a <= 'Z' ? static_cast<char>(a - 'A' + 'a') : a) == b;
+        }))
+      return true;
+  }
+  return false;
+}
+
+Result<ImageFolderListing> list_image_folder(const std::string& root) {
+  struct stat st {};
+  if (::stat(root.c_str(), &st) != 0) {
+    if (errno == ENOENT) return not_found(printable(root) + ": no such directory");
+    return io_error(printable(root) + ": cannot stat: " + std::strerror(errno));
+  }
+  if (!S_ISDIR(st.st_mode)) return invalid_argument(printable(root) + ": not a directory");
+  Result<Entries> entries = read_entries(root);
+  if (!entries.is_ok()) return io_error(printable(root) + ": " + entries.status().message());
+  ImageFolderListing listing;
+  listing.classes = std::move(entries.value().dirs);
+  if (listing.classes.empty())
+    return invalid_argument(printable(root) +
+                            ": no class folders (an ImageFolder holds one folder per class)");
+  for (const std::string& name : listing.classes) {
+    if (!is_valid_utf8(name))
+      return invalid_argument(
+          fmt::format("{}: class folder name {} is not UTF-8 (class names are stored as JSON text)",
+                      printable(root), printable(name)));
+  }
+  sort_as_python(listing.classes);
+  // os.path.join(root, class): no second separator after one root already ends with.
+  const std::string prefix = root.back() == '/' ? root : root + "/";
+  std::vector<std::string> empty;
+  for (size_t label = 0; label < listing.classes.size(); ++label) {
+    const size_t before = listing.samples.size();
+    walk_class(prefix + listing.classes[label], static_cast<int64_t>(label), listing);
+    if (listing.samples.size() == before) empty.push_back(listing.classes[label]);
+  }
+  if (!empty.empty()) {
+    std::string extensions;
+    for (const char* extension : kImageExtensions)
+      extensions += (extensions.empty() ? "" : " ") + std::string(extension);
+    return invalid_argument(
+        fmt::format("{}: found no file with an image extension ({}) for the "
+                    "class{} {}",
+                    printable(root), extensions, empty.size() == 1 ? "" : "es",
+                    printable_list(empty, kNamesInMessage)));
+  }
+  return listing;
+}
+
+}  // namespace stoker
