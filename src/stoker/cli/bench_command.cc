@@ -332,7 +332,7 @@ void add_bench_command(CLI::App& app) {
   loader
       ->add_option("--image-size", o->image_size,
                    "JPEG/PNG datasets: RandomResizedCrop output side (flip and normalise too)")
-      ->check(CLI::Range(1, 4096))
+      ->check(whole_number("--image-size", 1, 4096))
       ->capture_default_str();
   loader->add_flag("--no-dct-scale", o->no_dct_scale,
                    "JPEG/PNG datasets: never decode JPEGs at a reduced DCT scale (to measure it)");

@@ -86,13 +86,13 @@ void add_imagefolder_command(CLI::App* convert) {
                   "90 JPEG, as FFCV's max_resolution does; smaller images are stored as without "
                   "it. Default: off")
       ->type_name("N")
-      ->check(CLI::Range(1, image::kMaxJpegSide));
+      ->check(whole_number("--max-side", 1, image::kMaxJpegSide, "the largest JPEG"));
   cmd->add_flag("--skip-bad", options->skip_bad,
                 "Import the good files and list the bad ones in OUT/skipped.txt instead of "
                 "failing");
   cmd->add_option("--workers", options->workers,
                   "Threads reading and checking files (0: one per core)")
-      ->check(CLI::Range(0, 1024))
+      ->check(whole_number("--workers", 0, 1024))
       ->capture_default_str();
   add_shard_mb_option(cmd, *shard_mb);
   cmd->callback([options, shard_mb] {

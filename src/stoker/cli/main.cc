@@ -1,4 +1,6 @@
-// The `stoker` command line: subcommands from commands.h; errors become one line on stderr.
+// The `stoker` command line: subcommands from commands.h. Every error becomes one line on stderr
+// starting "stoker: ", with the exit codes of cli/usage.h: 2 for a command line that means
+// nothing (nothing was done), 1 for a command that failed, 130 when interrupted.
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
 #include <signal.h>

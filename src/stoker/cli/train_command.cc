@@ -167,22 +167,27 @@ void add_train_command(CLI::App& app) {
   train
       ->add_option("--image-size", o.image_size,
                    "JPEG/PNG datasets: side of the square crops the model sees")
+      ->check(whole_number("--image-size", 1, 4096))
       ->capture_default_str();
   train
       ->add_option("--crop-scale", o.augment.crop.scale_min,
                    "RandomResizedCrop: smallest crop, as a fraction of the image's area")
+      ->check(real_number("--crop-scale", 0, false, 1))
       ->capture_default_str();
   train
       ->add_option("--crop-ratio-min", o.augment.crop.ratio_min,
                    "RandomResizedCrop: smallest aspect ratio (width / height)")
+      ->check(real_number("--crop-ratio-min", 0, false))
       ->capture_default_str();
   train
       ->add_option("--crop-ratio-max", o.augment.crop.ratio_max,
                    "RandomResizedCrop: largest aspect ratio")
+      ->check(real_number("--crop-ratio-max", 0, false))
       ->capture_default_str();
   train
       ->add_option("--flip", o.augment.flip_probability,
                    "Probability of a horizontal flip of a training image")
+      ->check(real_number("--flip", 0, true, 1))
       ->capture_default_str();
   CLI::Option* checkpoint_dir =
       train->add_option("--checkpoint-dir", o.checkpoint_dir,

@@ -201,9 +201,19 @@ std::string parse_error_message(const CLI::App& app, const CLI::ParseError& erro
     return command_message(command, leftovers);
   if (dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr)
     return leftover_message(command, leftovers);
+  // "Could not convert: --x = abc", for an option without one of the checks above.
+  const std::string text = error.what();
+  const std::string prefix = "Could not convert: ";
+  const size_t equals = text.find(" = ");
+  if (dynamic_cast<const CLI::ConversionError*>(&error) != nullptr && text.rfind(prefix, 0) == 0 &&
+      equals != std::string::npos) {
+    return fmt::format("{}: '{}' is not a valid value (see {} --help)",
+                       text.substr(prefix.size(), equals - prefix.size()), text.substr(equals + 3),
+                       command_path(command));
+  }
   // The rest of CLI11's messages are single lines that name the option ("--images is
   // required", "--lr: 1 required FLOAT missing").
-  std::string message = error.what();
+  std::string message = text;
   message = message.substr(0, message.find('\n'));
   return fmt::format("{} (see {} --help)", message, command_path(command));
 }

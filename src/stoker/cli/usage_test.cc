@@ -90,7 +90,9 @@ std::string parse_error(std::vector<std::string> args) {
   app.require_subcommand(1);
   int64_t epochs = 1;
   double lr = 0;
+  double unchecked = 0;
   CLI::App* train = app.add_subcommand("train", "");
+  train->add_option("--unchecked", unchecked, "");
   add_whole_number(*train, "--epochs", epochs, "", 1);
   train->add_option("--lr", lr, "")->check(real_number("--lr", 0, false));
   CLI::App* bench = app.add_subcommand("bench", "");
@@ -129,6 +131,8 @@ TEST(UsageTest, ParseErrorsBecomeOneLineOfOurOwn) {
   EXPECT_EQ(parse_error({"train", "--epochs", "0"}), "--epochs must be at least 1");
   EXPECT_EQ(parse_error({"train", "--lr", "abc"}), "--lr: 'abc' is not a number");
   EXPECT_EQ(parse_error({"verify"}), "DIR is required (see stoker verify --help)");
+  EXPECT_EQ(parse_error({"train", "--unchecked", "x1"}),
+            "--unchecked: 'x1' is not a valid value (see stoker train --help)");
   EXPECT_EQ(parse_error({"train", "--lr"}),
             "--lr: 1 required FLOAT missing (see stoker train --help)");
 }
