@@ -100,7 +100,7 @@ TEST_F(ImageTrainCliTest, BenchLoaderAppliesTheTrainingTransforms) {
 TEST_F(ImageTrainCliTest, BadImageOptionsAreOneLine) {
   expect_one_line_error(
       run("train --data " + dir_ / "out" + " --model cnn --image-size 0 --epochs 1", dir_),
-      "image size must be >= 1");
+      "--image-size must be at least 1");
   expect_one_line_error(
       run("train --data " + dir_ / "out" + " --model cnn --image-size 16 --crop-scale 0 --epochs 1",
           dir_),
@@ -108,7 +108,7 @@ TEST_F(ImageTrainCliTest, BadImageOptionsAreOneLine) {
   expect_one_line_error(
       run("train --data " + dir_ / "out" + " --model cnn --image-size 16 --flip 2 --epochs 1",
           dir_),
-      "flip probability");
+      "--flip must be at most 1");
 }
 
 }  // namespace
