@@ -1,5 +1,6 @@
-#include <cstdio>
 #include <stoker/store/dataset.h>
+
+#include <cstdio>
 
 int main(int argc, char** argv) {
   if (argc != 2) {
