@@ -41,6 +41,7 @@ struct TrainFlags {
   std::string verify = "once";
   double weight_decay = -1;  // < 0: the optimizer's default
   bool no_eval = false;
+  bool no_dct_scale = false;
 };
 
 // --model: a built-in name or a TorchScript file.
@@ -66,6 +67,7 @@ void run_train(TrainerOptions options, const TrainFlags& flags) {
   options.verify = parse_verify_policy(flags.verify).value_or_throw();
   if (flags.weight_decay >= 0) options.optimizer.weight_decay = flags.weight_decay;
   options.eval = !flags.no_eval;
+  options.dct_scaling = !flags.no_dct_scale;
   options.stop = &stop_requested;
   Trainer trainer(options);
   install_stop_handlers();
@@ -200,6 +202,9 @@ void add_train_command(CLI::App& app) {
   add_whole_number(*train, "--log-every", o.log_every,
                    "Also log a record every N optimizer steps (0: none)", 0);
   train->add_flag("--no-eval", flags->no_eval, "Skip the evaluation on test/ after each epoch");
+  train->add_flag("--no-dct-scale", flags->no_dct_scale,
+                  "JPEG/PNG datasets: never decode at a reduced DCT scale (torchvision's pixels "
+                  "exactly; slower)");
   train->add_flag("--verbose", o.verbose,
                   "Errors a model raises in full (a TorchScript model's traceback)");
   add_whole_number(*train, "--max-steps", o.max_steps,

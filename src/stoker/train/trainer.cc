@@ -136,6 +136,7 @@ FieldRequest image_request(const Dataset& data, const TrainerOptions& o, bool tr
   ImageOutput output;
   output.size = o.image_size;
   output.uint8 = true;
+  output.dct_scaling = o.dct_scaling;
   return FieldRequest(
       "image", (train ? random_resized_crop_transform(data.schema(), "image", output, o.augment)
                       : center_crop_transform(data.schema(), "image", output))
