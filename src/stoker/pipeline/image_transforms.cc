@@ -52,7 +52,8 @@ class EncodedImageTransform : public Transform {
       : field_(field),
         name_(schema.fields()[field].name),
         height_field_(int64_scalar_field(schema, "height")),
-        width_field_(int64_scalar_field(schema, "width")) {
+        width_field_(int64_scalar_field(schema, "width")),
+        output_(output) {
     out_.width = out_.height = output.size;
     out_.type =
         output.uint8 ? image::ResampleOutput::Type::kUint8 : image::ResampleOutput::Type::kFloat32;
@@ -60,9 +61,6 @@ class EncodedImageTransform : public Transform {
       out_.mean[c] = output.mean.size() == 1 ? output.mean[0] : output.mean[c];
       out_.std[c] = output.std.size() == 1 ? output.std[0] : output.std[c];
     }
-    dct_scaling_ = output.dct_scaling;
-    crop_decode_ = output.crop_decode;
-    simd_resize_ = output.simd_resize;
   }
 
   DType dtype() const override {
@@ -84,9 +82,9 @@ class EncodedImageTransform : public Transform {
     thread_local image::DecodeBuffer buffer;
     thread_local image::Resampler simd(image::ResampleKernel::kSimd);
     thread_local image::Resampler scalar(image::ResampleKernel::kScalar);
-    image::Resampler& resampler = simd_resize_ ? simd : scalar;
+    image::Resampler& resampler = output_.simd_resize ? simd : scalar;
     image::DecodeRequest request;
-    if (!crop_decode_) {
+    if (!output_.crop_decode) {
       // The whole image at full scale, then the plan's rectangle of it: the same pixels.
       Result<image::DecodedCrop> whole = image::decode_rgb(bytes, request, buffer);
       if (!whole.is_ok()) return with_field(whole.status());
@@ -101,7 +99,7 @@ class EncodedImageTransform : public Transform {
       return with_field(resampler.resample(part, box, output(plan), slot));
     }
     request.crop = plan.decode;
-    if (dct_scaling_) {
+    if (output_.dct_scaling) {
       // The scaled rectangle must still cover the output box at full resolution: a reduced
       // decode then only replaces part of the downscale the resize would do anyway.
       request.min_width =
@@ -155,9 +153,7 @@ class EncodedImageTransform : public Transform {
   const std::string name_;
   const int height_field_;
   const int width_field_;
-  bool dct_scaling_ = true;
-  bool crop_decode_ = true;
-  bool simd_resize_ = true;
+  const ImageOutput output_;  // the decode switches (dct_scaling, crop_decode, simd_resize)
 };
 
 class RandomResizedCrop : public EncodedImageTransform {
