@@ -13,6 +13,11 @@
 # to configure or build counts as one more failure; the tests that did build still run).
 # Exit status 0 only if everything passed.
 #
+# A fifth stage, python, installs the package (pip install --no-build-isolation . into a venv of
+# Debian's Python with its system packages: torch, numpy, pytest) and runs the pytest suite:
+#
+#   python      the extension without LibTorch, in build-python/; venv build-python/venv
+#
 # Environment: STOKER_BUILD_DIR overrides build/ (e.g. to keep a developer's own build apart);
 # STOKER_TEST_STAGES limits the stages (e.g. "asan tsan"); STOKER_TEST_TIMEOUT is the per-test
 # timeout in seconds (default 600).
@@ -26,7 +31,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$(pwd)
 
 build_dir=${STOKER_BUILD_DIR:-build}
-stages=${STOKER_TEST_STAGES:-build asan asan-torch tsan}
+stages=${STOKER_TEST_STAGES:-build python asan asan-torch tsan}
 timeout=${STOKER_TEST_TIMEOUT:-600}
 
 # Sanitizer reports: stack traces, stop at the first report (the build also aborts on UBSan).
@@ -77,15 +82,22 @@ run_stage() {
   # shellcheck disable=SC2086  # ctest_args is a list of words
   (cd "$dir" && "${wrap[@]}" ctest --output-on-failure --no-tests=error --timeout "$timeout" -j2 \
      --output-junit "$junit" $ctest_args) || rc=$?
+  add_results "$name" "$start" "$rc" "$junit" "$build_failed"
+}
+
+# add_results NAME START RC JUNIT BUILD_FAILED: adds a stage's test results (ctest's or pytest's
+# JUnit XML; a non-zero RC without a failure in it counts as one) to the counts and prints them.
+add_results() {
+  local name=$1 start=$2 rc=$3 junit=$4 build_failed=$5
   local total=0 failures=0 skips=0 suite
   if [ -f "$junit" ]; then
-    # <testsuite name=".." tests="T" failures="F" disabled="D" skipped="S" ...>, over several lines
+    # <testsuite name=".." tests="T" failures="F" errors="E" disabled="D" skipped="S" ...>
     suite=$(tr '\n\t' '  ' <"$junit" | grep -o '<testsuite [^>]*>' | head -n1 || true)
     total=$(junit_count tests "$suite")
-    failures=$(junit_count failures "$suite")
+    failures=$(($(junit_count failures "$suite") + $(junit_count errors "$suite")))
     skips=$(($(junit_count skipped "$suite") + $(junit_count disabled "$suite")))
   fi
-  if [ "$rc" -ne 0 ] && [ "$failures" -eq 0 ]; then failures=1; fi  # ctest failed without a test result
+  if [ "$rc" -ne 0 ] && [ "$failures" -eq 0 ]; then failures=1; fi  # failed without a test result
   passed=$((passed + total - failures - skips))
   failed=$((failed + failures))
   skipped=$((skipped + skips))
@@ -109,12 +121,32 @@ stage_failed() {
   echo "== $1: $3 FAILED after $((SECONDS - $2)) s"
 }
 
+# run_python_stage: builds and installs the package into build-python/venv, runs pytest; adds
+# to the counts like run_stage.
+run_python_stage() {
+  local start=$SECONDS venv="$root/build-python/venv" junit="$root/build-python/pytest-junit.xml"
+  echo
+  echo "== python: build-python"
+  [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv --system-site-packages "$venv"
+  if ! "$venv/bin/pip" install --quiet --no-build-isolation --no-index "$root"; then
+    stage_failed python "$start" "install"
+    return
+  fi
+  rm -f "$junit"
+  local rc=0
+  (cd "$root" && timeout $((timeout * 3)) "$venv/bin/python" -m pytest -q -p no:cacheprovider \
+     --junitxml="$junit" python/tests) || rc=$?
+  add_results python "$start" "$rc" "$junit" 0
+}
+
 wrap=()
 for stage in $stages; do
   case $stage in
     build)
       wrap=()
       run_stage build "$build_dir" "" "" -- ;;
+    python)
+      run_python_stage ;;
     asan)
       wrap=()
       run_stage asan build-asan "" "" -- -DSTOKER_WITH_TORCH=OFF -DSTOKER_SANITIZE=address,undefined \
@@ -134,7 +166,7 @@ for stage in $stages; do
       run_stage tsan build-tsan "pipeline_engine_test util_test" "-L pipeline_engine_test|util_test" -- -DSTOKER_WITH_TORCH=OFF \
         -DSTOKER_SANITIZE=thread -DSTOKER_BUILD_BENCH=OFF ;;
     *)
-      echo "test.sh: unknown stage '$stage' (build, asan, asan-torch, tsan)" >&2
+      echo "test.sh: unknown stage '$stage' (build, python, asan, asan-torch, tsan)" >&2
       exit 2 ;;
   esac
 done

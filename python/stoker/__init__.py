@@ -1,0 +1,10 @@
+"""stoker: keeps accelerators fed.
+
+A sharded, checksummed dataset format and a multithreaded loader whose batches arrive as
+torch tensors without a copy (DLPack). The native part links no LibTorch, so it works with
+whatever PyTorch the process has.
+"""
+
+from stoker._stoker import Error, __version__, dataset_format_version
+
+__all__ = ["Error", "__version__", "dataset_format_version"]

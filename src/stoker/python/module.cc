@@ -1,0 +1,15 @@
+// The extension module stoker._stoker. Each part of the binding registers itself here; the
+// Python package (python/stoker) builds the user-facing API on top.
+#include <pybind11/pybind11.h>
+
+#include "stoker/python/errors.h"
+#include "stoker/store/manifest.h"
+
+namespace py = pybind11;
+
+PYBIND11_MODULE(_stoker, module) {
+  module.doc() = "stoker's native core: the loader, the dataset writer and the importers.";
+  module.attr("__version__") = STOKER_VERSION;
+  module.attr("dataset_format_version") = stoker::kDatasetFormatVersion;
+  stoker::python::register_errors(module);
+}
