@@ -60,6 +60,8 @@ setup(
     packages=["stoker"],
     ext_modules=[Extension("stoker._stoker", sources=[])],
     cmdclass={"build_ext": CMakeBuild},
+    # setuptools' own scratch space beside the CMake build, not in the C++ build's build/.
+    options={"build": {"build_base": "build-python/setuptools"}},
     python_requires=">=3.9",
     install_requires=["numpy"],
     zip_safe=False,
