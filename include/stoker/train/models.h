@@ -59,15 +59,15 @@ class Model {
 
   // Writes the model to `path` crash-safely (temp file + rename; the directory must exist) as a
   // TorchScript file that Python runs: `torch.jit.load(path)(x)` on float NCHW input normalised
-  // as `input` says. A TorchScript model is written as it is. A built-in one is written in
-  // evaluation mode, with its parameters and buffers under their named_state() names, and also
-  // holds `input`: buffers input_mean and input_std (float32 [C]) and a method predict(images)
-  // taking uint8 [N, C, H, W] images as stored, normalising them, and returning forward's
-  // logits. kInvalidArgument if `input` has neither 1 nor C values, kIoError if it cannot be
-  // written.
+  // as `input` says, in evaluation mode (the live model's mode is kept). A TorchScript model is
+  // written with its own code (`input` unused). A built-in one has its parameters and buffers
+  // under their named_state() names, and also holds `input`: buffers input_mean and input_std
+  // (float32 [C]) and a method predict(images) that takes uint8 [N, C, H, W] images as stored,
+  // normalises them and returns forward's logits. kInvalidArgument if `input` has neither 1
+  // nor C values each, kIoError if the file cannot be written.
   virtual Status save(const std::string& path, const InputNormalization& input) = 0;
-  // Writes the model's state to `path` for a checkpoint, crash-safely: a TorchScript model as
-  // save() does, a built-in one as a torch::save archive of its modules.
+  // Writes the model's state to `path` for a checkpoint, crash-safely: a TorchScript model as a
+  // TorchScript file, a built-in one as a torch::save archive of its modules.
   virtual Status save_state(const std::string& path) = 0;
   // Reads a file written by save() or save_state() of the same architecture into the live
   // tensors (parameter identity is kept, so an optimizer built over parameters() stays valid).

@@ -287,7 +287,11 @@ class ScriptModel final : public Model {
   std::string name() const override { return path_; }
 
   Status save(const std::string& path, const InputNormalization&) override {
-    return save_state(path);
+    const bool was_training = module_.is_training();
+    module_.eval();
+    Status saved = save_state(path);
+    module_.train(was_training);
+    return saved;
   }
 
   Status save_state(const std::string& path) override {

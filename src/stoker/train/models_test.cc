@@ -452,7 +452,10 @@ TEST(ScriptModelTest, TrainsInCppAndReloadsInPython) {
   ASSERT_FALSE(after.allclose(before));
 
   const std::string trained = dir / "trained.pt";
+  model->train(true);
   ASSERT_TRUE(model->save(trained, {{0.5f}, {0.5f}}).is_ok());
+  EXPECT_TRUE(model->is_training());
+  EXPECT_FALSE(torch::jit::load(trained).is_training()) << "saved in evaluation mode";
   ASSERT_EQ(run_python(dir / "eval.py", kEvalScript, trained + " " + (dir / "out.txt")), 0);
   std::ifstream in(dir / "out.txt");
   std::vector<float> values;
