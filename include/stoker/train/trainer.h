@@ -195,6 +195,7 @@ class Trainer {
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::unique_ptr<LrSchedule> schedule_;
   LossScaler scaler_;
+  InputNormalization input_;  // resolved mean and std: normalize_'s, and the saved model's
   std::unique_ptr<InputNormalizer> normalize_;  // uint8 images -> model input, on device_
   std::unique_ptr<Loader> loader_;
   std::unique_ptr<Loader> test_loader_;

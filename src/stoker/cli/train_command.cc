@@ -210,7 +210,9 @@ void add_train_command(CLI::App& app) {
   add_whole_number(*train, "--max-steps", o.max_steps,
                    "Stop after this many optimizer steps (0: no limit)", 0);
   train->add_option("--save-model", o.save_model,
-                    "Write the trained model here (TorchScript models as TorchScript)");
+                    "Write the trained model here as TorchScript, in evaluation mode: Python runs "
+                    "torch.jit.load(FILE)(x), or .predict(images) on uint8 images for a built-in "
+                    "model");
   train->callback([options, flags] { run_train(*options, *flags); });
 }
 

@@ -115,7 +115,7 @@ Result<CheckpointState> read_meta(const std::string& sub) {
 Status write_checkpoint_files(const std::string& sub, const CheckpointState& state, Model& model,
                               torch::optim::Optimizer& optimizer) {
   STOKER_RETURN_IF_ERROR(write_file_atomically(sub + "/" + kMarkerName, ""));
-  STOKER_RETURN_IF_ERROR(model.save(sub + "/" + kModelName));
+  STOKER_RETURN_IF_ERROR(model.save_state(sub + "/" + kModelName));
   STOKER_RETURN_IF_ERROR(save_archive(optimizer, sub + "/" + kOptimizerName, "optimizer state"));
   at::Generator generator = at::detail::getDefaultCPUGenerator();
   at::Tensor rng;

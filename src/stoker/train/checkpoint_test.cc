@@ -148,7 +148,10 @@ class UnsavableModel final : public Model {
   bool is_training() const override { return inner_.is_training(); }
   void to(const c10::Device& device) override { inner_.to(device); }
   std::string name() const override { return inner_.name(); }
-  Status save(const std::string& path) override { return io_error(path + ": disk full"); }
+  Status save(const std::string& path, const InputNormalization&) override {
+    return io_error(path + ": disk full");
+  }
+  Status save_state(const std::string& path) override { return io_error(path + ": disk full"); }
   Status load(const std::string& path) override { return inner_.load(path); }
 
  private:

@@ -263,11 +263,12 @@ Trainer::Trainer(TrainerOptions options)
   const int64_t largest_batch = o.eval ? std::max(o.batch_size, kEvalBatchSize) : o.batch_size;
   const bool encoded = is_encoded_image_field(train_data_->schema(), "image");
   const Schema& schema = train_data_->schema();
+  input_.mean = o.mean.empty() ? (encoded ? kImageNetMean : kFashionMnistMean) : o.mean;
+  input_.std = o.std.empty() ? (encoded ? kImageNetStd : kFashionMnistStd) : o.std;
   normalize_ = std::make_unique<InputNormalizer>(
       encoded ? std::vector<int64_t>{spec_.channels, spec_.height, spec_.width}
               : schema.fields()[schema.find("image")].shape,
-      o.mean.empty() ? (encoded ? kImageNetMean : kFashionMnistMean) : o.mean,
-      o.std.empty() ? (encoded ? kImageNetStd : kFashionMnistStd) : o.std, largest_batch, device_);
+      input_.mean, input_.std, largest_batch, device_);
   loader_ = make_loader(train_data_, o, o.batch_size, /*train=*/true, device_);
   if (o.eval) test_loader_ = make_loader(test_data_, o, kEvalBatchSize, /*train=*/false, device_);
   ScheduleSpec schedule = o.schedule;
@@ -449,7 +450,7 @@ TrainResult Trainer::run() {
   result.seconds = seconds_since(start);
 
   if (result.reason != StopReason::kStopRequested && !o.save_model.empty()) {
-    throw_if_error(model_->save(o.save_model));
+    throw_if_error(model_->save(o.save_model, input_));
   }
   std::string summary = fmt::format("{} {}: {} epoch{}, {} steps in {:.1f} s",
                                     result.reason == StopReason::kCompleted ? "trained" : "stopped",
