@@ -16,7 +16,27 @@ constexpr size_t kBlockPixels = 16;
 constexpr size_t kFlushBlocks = 65536;
 constexpr int kMaxBlockChannels = 4;
 
-// Adds `pixels` pixels of P interleaved bytes at `p` to sums[c] and squares[c], c < P.
+// Adds `pixels` pixels of `channels` interleaved bytes at `p` to sums[c] and squares[c], a
+// pixel at a time.
+void accumulate_pixels(const uint8_t* p, size_t pixels, int channels, Sum* sums, Sum* squares) {
+  // 64-bit lanes hold the sums of 2^47 pixels, more than a row or plane has.
+  uint64_t s[kMaxStatisticsChannels], q[kMaxStatisticsChannels];
+  std::fill_n(s, channels, 0);
+  std::fill_n(q, channels, 0);
+  for (size_t i = 0; i < pixels; ++i, p += channels) {
+    for (int c = 0; c < channels; ++c) {
+      const uint64_t x = p[c];
+      s[c] += x;
+      q[c] += x * x;
+    }
+  }
+  for (int c = 0; c < channels; ++c) {
+    sums[c] += s[c];
+    squares[c] += q[c];
+  }
+}
+
+// The same for P <= kMaxBlockChannels channels, 16 pixels at a time.
 template <int P>
 void accumulate_blocks(const uint8_t* p, size_t pixels, Sum* sums, Sum* squares) {
   constexpr size_t kBlockBytes = kBlockPixels * P;
@@ -37,28 +57,7 @@ void accumulate_blocks(const uint8_t* p, size_t pixels, Sum* sums, Sum* squares)
     }
     blocks -= run;
   }
-  for (size_t i = 0; i < pixels % kBlockPixels * P; ++i) {
-    const uint32_t x = p[i];
-    sums[i % P] += x;
-    squares[i % P] += x * x;
-  }
-}
-
-// The same for any number of channels, a pixel at a time.
-void accumulate_pixels(const uint8_t* p, size_t pixels, int channels, Sum* sums, Sum* squares) {
-  uint64_t s[kMaxStatisticsChannels] = {}, q[kMaxStatisticsChannels] = {};
-  // 64-bit lanes hold the sums of 2^47 pixels, more than a row or plane has.
-  for (size_t i = 0; i < pixels; ++i, p += channels) {
-    for (int c = 0; c < channels; ++c) {
-      const uint64_t x = p[c];
-      s[c] += x;
-      q[c] += x * x;
-    }
-  }
-  for (int c = 0; c < channels; ++c) {
-    sums[c] += s[c];
-    squares[c] += q[c];
-  }
+  accumulate_pixels(p, pixels % kBlockPixels, P, sums, squares);
 }
 
 void accumulate(const uint8_t* p, size_t pixels, int channels, Sum* sums, Sum* squares) {

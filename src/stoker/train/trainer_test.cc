@@ -74,6 +74,32 @@ double max_difference(const std::vector<at::Tensor>& a, const std::vector<at::Te
   return worst;
 }
 
+// Makes `o` print progress lines, with a log at `log_path`, into a tmpfile it returns.
+std::FILE* print_lines(TrainerOptions& o, const std::string& log_path) {
+  o.log_path = log_path;
+  o.out = std::tmpfile();
+  o.progress = ProgressStyle::kLines;
+  return o.out;
+}
+
+// What a run printed to `out` (a tmpfile), which it closes.
+std::string printed(std::FILE* out) {
+  std::fflush(out);
+  std::rewind(out);
+  std::string text(1 << 16, '\0');
+  text.resize(std::fread(text.data(), 1, text.size(), out));
+  std::fclose(out);
+  return text;
+}
+
+// The "run" record a run wrote first into its log.
+nlohmann::json run_record(const std::string& log_path) {
+  std::ifstream log(log_path);
+  std::string line;
+  std::getline(log, line);
+  return nlohmann::json::parse(line);
+}
+
 TEST_F(TrainerTest, OnBatchSeesEachEpochsStartAndEveryBatch) {
   TrainerOptions o = options();
   o.epochs = 2;
@@ -94,10 +120,7 @@ TEST_F(TrainerTest, LearnsAndReportsEveryEpoch) {
   TrainerOptions o = options();
   o.epochs = 3;
   o.workers = 1;
-  o.log_path = dir_ / "log.jsonl";
-  std::FILE* out = std::tmpfile();
-  o.out = out;
-  o.progress = ProgressStyle::kLines;
+  std::FILE* out = print_lines(o, dir_ / "log.jsonl");
   Trainer trainer(o);
   EXPECT_EQ(trainer.spec().num_classes, kRowClasses);  // no class names: largest label + 1
   EXPECT_EQ(trainer.spec().height, 4);
@@ -128,11 +151,7 @@ TEST_F(TrainerTest, LearnsAndReportsEveryEpoch) {
   }
   EXPECT_EQ(epoch, 3);
 
-  std::fflush(out);
-  std::rewind(out);
-  std::string text(1 << 16, '\0');
-  text.resize(std::fread(text.data(), 1, text.size(), out));
-  std::fclose(out);
+  const std::string text = printed(out);
   EXPECT_NE(text.find("training mlp on " + o.data_dir +
                       "/train (600 samples, 4 classes; mean 0.5000 std 0.5000 from --mean/--std)"),
             std::string::npos)
@@ -408,24 +427,6 @@ TEST_F(TrainerTest, FailedRunKeepsTheGoodCheckpoint) {
   EXPECT_EQ(read_file(good + "/model.pt").value_or_throw(), model);
 }
 
-// What a run printed to `out` (a tmpfile), which it closes.
-std::string printed(std::FILE* out) {
-  std::fflush(out);
-  std::rewind(out);
-  std::string text(1 << 16, '\0');
-  text.resize(std::fread(text.data(), 1, text.size(), out));
-  std::fclose(out);
-  return text;
-}
-
-// The "run" record a run wrote first into its log.
-nlohmann::json run_record(const std::string& log_path) {
-  std::ifstream log(log_path);
-  std::string line;
-  std::getline(log, line);
-  return nlohmann::json::parse(line);
-}
-
 TEST_F(TrainerTest, NormalisesTrainingAndEvaluationWithTheTrainingDatasStatistics) {
   const FieldStatistics stats =
       Manifest::load(dir_ / "data/train").value_or_throw().statistics.at("image");
@@ -433,10 +434,7 @@ TEST_F(TrainerTest, NormalisesTrainingAndEvaluationWithTheTrainingDatasStatistic
   o.mean.clear();
   o.std.clear();
   o.epochs = 1;
-  o.log_path = dir_ / "log.jsonl";
-  std::FILE* out = std::tmpfile();
-  o.out = out;
-  o.progress = ProgressStyle::kLines;
+  std::FILE* out = print_lines(o, dir_ / "log.jsonl");
   Trainer trainer(o);
   const TrainResult result = trainer.run();
   const nlohmann::json run = run_record(o.log_path);
@@ -477,10 +475,7 @@ TEST_F(TrainerTest, DataWithoutStatisticsGetsFashionMnistsWithAWarning) {
   o.mean.clear();
   o.std = {0.25f};
   o.max_steps = 1;
-  o.log_path = dir_ / "log.jsonl";
-  std::FILE* out = std::tmpfile();
-  o.out = out;
-  o.progress = ProgressStyle::kLines;
+  std::FILE* out = print_lines(o, dir_ / "log.jsonl");
   Trainer(o).run();
   const std::string text = printed(out);
   EXPECT_NE(text.find("warning: " + o.data_dir +
