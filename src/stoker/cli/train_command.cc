@@ -159,12 +159,14 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str();
   train
       ->add_option("--mean", o.mean,
-                   "Per-channel input mean in [0, 1] units (default: ImageNet's for JPEG/PNG "
-                   "datasets, Fashion-MNIST's 0.2860 for stored pixels)")
+                   "Per-channel input mean in [0, 1] units (default: the training data's, from "
+                   "its manifest; for data converted by an older stoker, ImageNet's for JPEG/PNG "
+                   "datasets and Fashion-MNIST's 0.2860 for stored pixels)")
       ->check(real_number("--mean", std::numeric_limits<double>::lowest(), true));
   train
       ->add_option("--std", o.std,
-                   "Per-channel input standard deviation (default: ImageNet's, or 0.3530)")
+                   "Per-channel input standard deviation (default: the training data's; without "
+                   "statistics, ImageNet's or 0.3530)")
       ->check(real_number("--std", 0, false));
   train
       ->add_option("--image-size", o.image_size,

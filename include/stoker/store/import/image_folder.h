@@ -12,9 +12,10 @@
 // (JPEG or PNG) whose longer side exceeds it is instead decoded, resized (image/resample.h, PIL's
 // antialiased bilinear) so that its longer side is max_side and stored as a new JPEG
 // (image/jpeg_encode.h, quality 90), as FFCV's max_resolution does. Every image is checked here,
-// so that a truncated or corrupt file is found at import rather than when training reads it: the
-// transcode reads all of a JPEG's data, and a PNG, a JPEG kept as it is and an image downsized
-// are decoded completely (image/decode.h).
+// so that a truncated or corrupt file is found at import rather than when training reads it:
+// every stored image is decoded completely to RGB (image/decode.h), which reads all of its data,
+// and its pixels go into the dataset's statistics (store/channel_statistics.h: per-channel mean
+// and std in the manifest, which training normalises with).
 //
 // Bad files — not a JPEG or PNG, a truncated or corrupt image, more pixels than `max_pixels`,
 // unreadable, not a regular file (a FIFO is never opened for reading in a way that blocks), a
