@@ -6,5 +6,6 @@ whatever PyTorch the process has.
 """
 
 from stoker._stoker import Error, __version__, dataset_format_version
+from stoker.writer import DatasetWriter
 
-__all__ = ["Error", "__version__", "dataset_format_version"]
+__all__ = ["DatasetWriter", "Error", "__version__", "dataset_format_version"]
