@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 
 #include "stoker/python/errors.h"
+#include "stoker/python/image_binding.h"
 #include "stoker/python/writer_binding.h"
 #include "stoker/store/manifest.h"
 
@@ -14,4 +15,5 @@ PYBIND11_MODULE(_stoker, module) {
   module.attr("dataset_format_version") = stoker::kDatasetFormatVersion;
   stoker::python::register_errors(module);
   stoker::python::register_writer(module);
+  stoker::python::register_image(module);
 }
