@@ -4,6 +4,7 @@
 
 #include "stoker/python/errors.h"
 #include "stoker/python/image_binding.h"
+#include "stoker/python/tools_binding.h"
 #include "stoker/python/writer_binding.h"
 #include "stoker/store/manifest.h"
 
@@ -16,4 +17,5 @@ PYBIND11_MODULE(_stoker, module) {
   stoker::python::register_errors(module);
   stoker::python::register_writer(module);
   stoker::python::register_image(module);
+  stoker::python::register_tools(module);
 }
