@@ -101,14 +101,17 @@ def _value(value):
 
 
 class _Preparer:
-    """Turns what a source yields into the writer's samples. Picklable; shared by the workers."""
+    """Turns what a source yields into the writer's samples. Shared by the workers."""
 
-    def __init__(self, field_names, image_record, check_images):
+    def __init__(self, field_names, transform, check_images):
         self.field_names = tuple(field_names)
-        self.image_record = image_record
+        self.transform = transform
+        self.image_record = False  # set once the schema is known
         self.check_images = check_images
 
     def __call__(self, raw, index):
+        if self.transform is not None:
+            raw = self.transform(raw)
         if isinstance(raw, collections.abc.Mapping):
             items = raw.items()
         elif isinstance(raw, (tuple, list)):
@@ -125,15 +128,19 @@ class _Preparer:
                 sample[name] = _value(value)
             except ValueError as e:
                 raise ValueError(f"sample {index}, field '{name}': {e}") from None
-        if self.image_record and "height" not in sample and isinstance(
-                sample.get("image"), (bytes, bytearray, memoryview)):
-            try:
-                info = _stoker.image_info(sample["image"], self.check_images)
-            except _stoker.Error as e:
-                raise _stoker.Error(f"sample {index}, field 'image': {e}") from None
-            sample.update(height=info["height"], width=info["width"],
-                          original_size=len(sample["image"]),
-                          original_checksum=info["checksum"])
+        return self.add_image_fields(sample, index) if self.image_record else sample
+
+    def add_image_fields(self, sample, index):
+        """`sample` with the image record's fields of its encoded image, unless it has them."""
+        image = sample.get("image")
+        if "height" in sample or not isinstance(image, (bytes, bytearray, memoryview)):
+            return sample
+        try:
+            info = _stoker.image_info(image, self.check_images)
+        except _stoker.Error as e:
+            raise _stoker.Error(f"sample {index}, field 'image': {e}") from None
+        sample.update(height=info["height"], width=info["width"], original_size=len(image),
+                      original_checksum=info["checksum"])
         return sample
 
 
@@ -237,13 +244,18 @@ def _class_names(source):
 
 
 class _Progress:
-    """The progress line on stderr: redrawn at most 10 times a second, cleared at the end."""
+    """The progress line on stderr: redrawn at most 10 times a second; at the end a last line
+    with the count and rate, or nothing after a failure."""
 
     def __init__(self, enabled, total, path):
         self.enabled = enabled if enabled is not None else sys.stderr.isatty()
         self.total, self.path = total, path
         self.start = self.last = time.monotonic()
         self.shown = False
+
+    def _draw(self, text, end=""):
+        sys.stderr.write(f"\r\033[K{text}{end}")
+        sys.stderr.flush()
 
     def update(self, done):
         now = time.monotonic()
@@ -256,14 +268,20 @@ class _Progress:
             text = f"{done}/{self.total} samples, {rate:,.0f}/s, ETA {eta:.0f} s"
         else:
             text = f"{done} samples, {rate:,.0f}/s"
-        sys.stderr.write(f"\r\033[Kwriting {self.path}: {text}")
-        sys.stderr.flush()
+        self._draw(f"writing {self.path}: {text}")
         self.shown = True
+
+    def finish(self, done):
+        if self.enabled:
+            seconds = time.monotonic() - self.start
+            self._draw(f"wrote {done} samples to {self.path} in {seconds:.1f} s "
+                       f"({done / max(seconds, 1e-9):,.0f}/s)", end="\n")
+            self.shown = False
 
     def close(self):
         if self.shown:
-            sys.stderr.write("\r\033[K")
-            sys.stderr.flush()
+            self._draw("")
+            self.shown = False
 
 
 def _prepare_range(source, prepare, start, end):
@@ -346,9 +364,9 @@ def _iterable_samples(iterator, prepare, first):
             raise
 
 
-def write_dataset(out, source, *, schema=None, field_names=("image", "label"), workers=None,
-                  parallel="processes", class_names=None, source_name=None, shard_mb=256,
-                  check_images=True, progress=None):
+def write_dataset(out, source, *, schema=None, transform=None, field_names=("image", "label"),
+                  workers=None, parallel="processes", class_names=None, source_name=None,
+                  shard_mb=256, check_images=True, progress=None):
     """Writes every sample of `source` into a new dataset at `out`; returns its path.
 
     `source` is a map-style dataset (``len`` and ``__getitem__``, such as a torch Dataset or a
@@ -356,7 +374,9 @@ def write_dataset(out, source, *, schema=None, field_names=("image", "label"), w
     datasets) read a chunk of rows at a time. A torchvision ImageFolder (DatasetFolder) without
     transforms is written from its files' bytes, as an image dataset.
 
-    The schema is inferred from the first sample unless `schema` is given (stoker.writer).
+    `transform`, if given, is applied to what the source yields (on the workers), e.g. to
+    transpose [H, W, C] images or to pick fields. The schema is inferred from the first sample
+    unless `schema` is given (stoker.writer).
     Samples of a map-style source are fetched and prepared by `workers` (default: one per
     core; 0: none) worker processes (forked; `parallel="threads"` for threads) and written in
     order. `class_names` defaults to the source's ``classes``; `source_name`, recorded in the
@@ -380,7 +400,7 @@ def write_dataset(out, source, *, schema=None, field_names=("image", "label"), w
     if files is not None:
         source = _Files(files)
     total = len(source) if hasattr(source, "__len__") else None
-    prepare = _Preparer(field_names, image_record=False, check_images=check_images)
+    prepare = _Preparer(field_names, transform, check_images)
     if _is_columns(source):
         source = _Columns(source)
         total = len(source)
@@ -408,7 +428,7 @@ def write_dataset(out, source, *, schema=None, field_names=("image", "label"), w
         fields = normalize_schema(schema)
         prepare.image_record = _is_image_schema(fields)
     if prepare.image_record:
-        first = prepare(first, 0)  # adds the image's fields
+        first = prepare.add_image_fields(first, 0)
 
     line = _Progress(progress, total, os.fspath(out))
     with DatasetWriter(out, fields, shard_mb=shard_mb, source=source_name,
@@ -420,6 +440,8 @@ def write_dataset(out, source, *, schema=None, field_names=("image", "label"), w
             for sample in samples:
                 writer.append(sample)
                 line.update(writer.records)
+            writer.finish()
+            line.finish(writer.records)
         finally:
             samples.close()  # stops the workers now, not once the exception is let go of
             line.close()
