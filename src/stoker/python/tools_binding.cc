@@ -75,7 +75,7 @@ class PythonPoll {
 
  private:
   py::object progress_;
-  Clock::time_point last_ = Clock::now();
+  Clock::time_point last_;  // the first poll is at once
   std::unique_ptr<py::error_already_set> error_;
 };
 
