@@ -14,7 +14,8 @@ from PIL import Image
 import stoker
 from stored_records import read_manifest, read_records
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "PYTHON-DATA.md"
+ROOT = Path(__file__).resolve().parents[2]
+DOC = ROOT / "docs" / "PYTHON-DATA.md"
 
 
 def recipe(name):
@@ -137,3 +138,19 @@ def test_torchvision_image_folder_is_the_importers_dataset(tmp_path):
     manifest = read_manifest(tmp_path / "out")
     assert manifest["class_names"] == ["cat", "dog", "eel"]
     assert manifest["schema"] == read_manifest(tmp_path / "imported")["schema"]
+
+
+def test_the_readme_example(tmp_path, monkeypatch):
+    """README.md's Python example, run as written in a scratch directory holding photos/."""
+    pytest.importorskip("torchvision")
+    code = re.search(r"## Python\n.*?```python\n(.*?)```", (ROOT / "README.md").read_text(),
+                     re.S).group(1)
+    for i in range(3):
+        path = tmp_path / "photos" / ("x", "y")[i % 2] / f"{i}.jpg"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(jpeg(i, width=700, height=300))
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README.md", "exec"), {})
+    assert len(read_records("data/fake-train")) == 1000
+    assert len(read_records("data/points")) == 1000
+    assert [r["width"] for r in read_records("data/photos")] == [512, 512, 512]
