@@ -38,6 +38,10 @@ _IMAGE_INFO_FIELDS = ("height", "width", "original_size", "original_checksum")
 # In-flight chunks per worker, and the largest chunk of samples one task prepares.
 _CHUNKS_PER_WORKER = 2
 _MAX_CHUNK = 64
+# workers=None: samples timed before deciding, and the time below which a source is written
+# without workers (starting worker processes takes about 0.1 s).
+_PROBE_SAMPLES = 32
+_SEQUENTIAL_SECONDS = 1.0
 
 
 def image_sample(data, label, *, check=True):
@@ -319,8 +323,19 @@ def _prepare_range_in_worker(start, end):
 
 def _map_style_samples(source, prepare, first, workers, parallel):
     """The prepared samples of a map-style source from index `first`, in order; chunks of them
-    are prepared by `workers` processes or threads a few chunks ahead."""
+    are prepared by `workers` processes or threads a few chunks ahead. `workers` None: the
+    first _PROBE_SAMPLES are prepared here and timed (with the writing between them); then one
+    worker per core if the rest would take over _SEQUENTIAL_SECONDS like that, else none."""
     n = len(source)
+    if workers is None:
+        probe_end = min(n, first + _PROBE_SAMPLES)
+        start = time.perf_counter()
+        for index in range(first, probe_end):
+            yield from _prepare_range(source, prepare, index, index + 1)
+        per_sample = (time.perf_counter() - start) / max(1, probe_end - first)
+        first = probe_end
+        cores = len(os.sched_getaffinity(0))
+        workers = cores if cores > 1 and per_sample * (n - first) > _SEQUENTIAL_SECONDS else 0
     if workers == 0:
         for index in range(first, n):
             yield from _prepare_range(source, prepare, index, index + 1)
@@ -377,9 +392,10 @@ def write_dataset(out, source, *, schema=None, transform=None, field_names=("ima
     `transform`, if given, is applied to what the source yields (on the workers), e.g. to
     transpose [H, W, C] images or to pick fields. The schema is inferred from the first sample
     unless `schema` is given (stoker.writer).
-    Samples of a map-style source are fetched and prepared by `workers` (default: one per
-    core; 0: none) worker processes (forked; `parallel="threads"` for threads) and written in
-    order. `class_names` defaults to the source's ``classes``; `source_name`, recorded in the
+    Samples of a map-style source are fetched and prepared by `workers` worker processes
+    (forked; `parallel="threads"` for threads; 0: none) and written in order; by default one
+    per core, unless the first samples show that the source takes under a second without
+    them. `class_names` defaults to the source's ``classes``; `source_name`, recorded in the
     manifest, to the source's type. A progress line is drawn on stderr when it is a terminal
     (`progress` True or False forces it).
 
@@ -388,9 +404,7 @@ def write_dataset(out, source, *, schema=None, transform=None, field_names=("ima
     """
     if parallel not in ("processes", "threads"):
         raise ValueError(f"parallel must be 'processes' or 'threads', not {parallel!r}")
-    if workers is None:
-        workers = len(os.sched_getaffinity(0))
-    if not isinstance(workers, int) or workers < 0:
+    if workers is not None and (not isinstance(workers, int) or workers < 0):
         raise ValueError(f"workers must be a whole number, not {workers!r}")
     if class_names is None:
         class_names = _class_names(source)

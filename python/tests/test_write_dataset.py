@@ -62,6 +62,31 @@ def test_the_same_dataset_for_any_workers(tmp_path, workers, parallel):
         assert (r["label"], r["name"]) == (i % 7, f"sample-{i}".encode())
 
 
+class Pids:
+    """Samples saying which process made them, each taking `seconds`."""
+
+    def __init__(self, n, seconds):
+        self.n, self.seconds = n, seconds
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        time.sleep(self.seconds)
+        return {"pid": os.getpid(), "index": i}
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="one core: never any workers")
+def test_by_default_workers_only_for_a_source_worth_them(tmp_path):
+    stoker.write_dataset(tmp_path / "fast", Pids(500, 0))
+    assert {r["pid"] for r in read_records(tmp_path / "fast")} == {os.getpid()}
+    stoker.write_dataset(tmp_path / "slow", Pids(150, 0.01))  # 1.5 s without workers
+    records = read_records(tmp_path / "slow")
+    assert [r["index"] for r in records] == list(range(150))
+    assert {r["pid"] for r in records[:33]} == {os.getpid()}  # the first and the 32 timed
+    assert os.getpid() not in {r["pid"] for r in records[33:]}
+
+
 def test_tuples_of_pil_images_become_chw_arrays(tmp_path):
     rng = np.random.default_rng(2)
     gray = [rng.integers(0, 256, (5, 4), dtype=np.uint8) for _ in range(6)]
