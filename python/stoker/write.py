@@ -62,8 +62,12 @@ def _pil_array(image):
             raise ValueError(f"a PIL image of mode {image.mode}: convert it to L or RGB in the "
                              "dataset's transform")
         image = image.convert("L" if image.mode == "1" else "RGB")
-    pixels = np.asarray(image)
-    return pixels[None] if pixels.ndim == 2 else np.ascontiguousarray(pixels.transpose(2, 0, 1))
+    width, height = image.size
+    # tobytes() then frombuffer() takes 2/3 of numpy.asarray(image)'s time (read-only array).
+    pixels = np.frombuffer(image.tobytes(), np.uint8)
+    if image.mode == "L":
+        return pixels.reshape(1, height, width)
+    return np.ascontiguousarray(pixels.reshape(height, width, 3).transpose(2, 0, 1))
 
 
 def _canonical(array):
