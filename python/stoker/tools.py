@@ -2,7 +2,7 @@
 
 They run the same C++ as ``stoker convert``, ``stoker inspect --json`` and ``stoker verify``,
 with the GIL released. An ImageFolder import and verify stop on Ctrl-C (KeyboardInterrupt; an
-import then leaves nothing behind).
+import then leaves nothing behind). Thread-safe: calls from several threads run side by side.
 """
 
 import json

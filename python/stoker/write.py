@@ -404,7 +404,8 @@ def write_dataset(out, source, *, schema=None, transform=None, field_names=("ima
     (`progress` True or False forces it).
 
     Crash-safe: an exception (one the source raises carries a note naming the sample) or
-    Ctrl-C stops the workers and leaves nothing at `out`.
+    Ctrl-C stops the workers and leaves nothing at `out`. Thread-safe: calls from several
+    threads write their datasets side by side (each with its own writer and workers).
     """
     if parallel not in ("processes", "threads"):
         raise ValueError(f"parallel must be 'processes' or 'threads', not {parallel!r}")
