@@ -38,10 +38,13 @@ _IMAGE_INFO_FIELDS = ("height", "width", "original_size", "original_checksum")
 # In-flight chunks per worker, and the largest chunk of samples one task prepares.
 _CHUNKS_PER_WORKER = 2
 _MAX_CHUNK = 64
-# workers=None: samples timed before deciding, and the time below which a source is written
-# without workers (starting worker processes takes about 0.1 s).
+# workers=None: samples timed before deciding; the time below which a source is written
+# without workers (starting worker processes takes about 0.1 s); and the time per sample below
+# which workers are not worth it (sending a sample from a worker process to the writer costs
+# CPU time too: Fashion-MNIST's 15 us per sample became 27 us in all with 2 processes).
 _PROBE_SAMPLES = 32
 _SEQUENTIAL_SECONDS = 1.0
+_SEQUENTIAL_SAMPLE_SECONDS = 50e-6
 
 
 def image_sample(data, label, *, check=True):
@@ -329,7 +332,8 @@ def _map_style_samples(source, prepare, first, workers, parallel):
     """The prepared samples of a map-style source from index `first`, in order; chunks of them
     are prepared by `workers` processes or threads a few chunks ahead. `workers` None: the
     first _PROBE_SAMPLES are prepared here and timed (with the writing between them); then one
-    worker per core if the rest would take over _SEQUENTIAL_SECONDS like that, else none."""
+    worker per core if a sample takes _SEQUENTIAL_SAMPLE_SECONDS or more and the rest would
+    take over _SEQUENTIAL_SECONDS like that, else none."""
     n = len(source)
     if workers is None:
         probe_end = min(n, first + _PROBE_SAMPLES)
@@ -339,7 +343,9 @@ def _map_style_samples(source, prepare, first, workers, parallel):
         per_sample = (time.perf_counter() - start) / max(1, probe_end - first)
         first = probe_end
         cores = len(os.sched_getaffinity(0))
-        workers = cores if cores > 1 and per_sample * (n - first) > _SEQUENTIAL_SECONDS else 0
+        worth_it = (per_sample >= _SEQUENTIAL_SAMPLE_SECONDS and
+                    per_sample * (n - first) > _SEQUENTIAL_SECONDS)
+        workers = cores if cores > 1 and worth_it else 0
     if workers == 0:
         for index in range(first, n):
             yield from _prepare_range(source, prepare, index, index + 1)
@@ -398,8 +404,8 @@ def write_dataset(out, source, *, schema=None, transform=None, field_names=("ima
     unless `schema` is given (stoker.writer).
     Samples of a map-style source are fetched and prepared by `workers` worker processes
     (forked; `parallel="threads"` for threads; 0: none) and written in order; by default one
-    per core, unless the first samples show that the source takes under a second without
-    them. `class_names` defaults to the source's ``classes``; `source_name`, recorded in the
+    per core, unless the first samples, timed, show that the source takes under a second
+    without them or under 50 us a sample (less than sending it from a worker costs). `class_names` defaults to the source's ``classes``; `source_name`, recorded in the
     manifest, to the source's type. A progress line is drawn on stderr when it is a terminal
     (`progress` True or False forces it).
 
