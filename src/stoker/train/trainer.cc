@@ -410,6 +410,8 @@ RunIdentity Trainer::run_identity() const {
   run.batch_size = options_.batch_size;
   run.accum = options_.accum;
   run.seed = options_.seed;
+  run.mean = normalization_.mean;
+  run.std = normalization_.std;
   return run;
 }
 
