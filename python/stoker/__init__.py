@@ -5,6 +5,8 @@ torch tensors without a copy (DLPack). The native part links no LibTorch, so it 
 whatever PyTorch the process has.
 """
 
+from stoker import transforms
 from stoker._stoker import Error, __version__, dataset_format_version
+from stoker.loader import Loader
 
-__all__ = ["Error", "__version__", "dataset_format_version"]
+__all__ = ["Error", "Loader", "__version__", "dataset_format_version", "transforms"]

@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 
 #include "stoker/python/errors.h"
+#include "stoker/python/loader_binding.h"
 #include "stoker/store/manifest.h"
 
 namespace py = pybind11;
@@ -12,4 +13,5 @@ PYBIND11_MODULE(_stoker, module) {
   module.attr("__version__") = STOKER_VERSION;
   module.attr("dataset_format_version") = stoker::kDatasetFormatVersion;
   stoker::python::register_errors(module);
+  stoker::python::register_loader(module);
 }
