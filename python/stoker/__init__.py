@@ -8,5 +8,7 @@ whatever PyTorch the process has.
 from stoker import transforms
 from stoker._stoker import Error, __version__, dataset_format_version
 from stoker.loader import Loader
+from stoker.writer import DatasetWriter
 
-__all__ = ["Error", "Loader", "__version__", "dataset_format_version", "transforms"]
+__all__ = ["DatasetWriter", "Error", "Loader", "__version__", "dataset_format_version",
+           "transforms"]

@@ -4,6 +4,7 @@
 
 #include "stoker/python/errors.h"
 #include "stoker/python/loader_binding.h"
+#include "stoker/python/writer_binding.h"
 #include "stoker/store/manifest.h"
 
 namespace py = pybind11;
@@ -14,4 +15,5 @@ PYBIND11_MODULE(_stoker, module) {
   module.attr("dataset_format_version") = stoker::kDatasetFormatVersion;
   stoker::python::register_errors(module);
   stoker::python::register_loader(module);
+  stoker::python::register_writer(module);
 }
