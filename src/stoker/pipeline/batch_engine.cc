@@ -241,9 +241,10 @@ bool BatchEngine::build_piece(const Piece& piece, Scratch& scratch) {
   scratch.field_dst.clear();
   for (const auto& block : buffer.fields) scratch.field_dst.push_back(block.get());
   size_t at = 0;
-  Status written =
-      layout_.write_samples(scratch.records.data(), indices.data, begin, resolved_end, buffer.epoch,
-                            options_.seed, scratch.field_dst.data(), failed, &at);
+  Status written = layout_.write_samples(scratch.records.data(), indices.data, begin, resolved_end,
+                                         buffer.epoch, options_.seed, scratch.field_dst.data(),
+                                         failed, &at, [&] { return cancelled(piece.generation); });
+  if (cancelled(piece.generation)) return false;
   if (!failed) {  // raise: the piece's first failure, in sample order
     if (!written.is_ok()) {
       status = dataset_->record_error(indices[at], written);
