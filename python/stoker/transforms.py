@@ -16,8 +16,12 @@ translated into one of the loader's native field transforms. The pipelines it kn
 
 Anything else raises ValueError saying what is supported. torchvision's own classes of the
 same names (and a ``torchvision.transforms.Compose`` of them) are accepted too and translated,
-with the same checks; their pixels agree with torchvision's PIL path up to rounding (exactly
-so with ``dct_scaling=False`` on stoker's ``RandomResizedCrop``/``Resize``).
+with the same checks. Pixels are torchvision's (PIL's decode and antialiased bilinear resize)
+up to float rounding, except that stoker's ``RandomResizedCrop`` and ``Resize`` decode JPEGs
+at 1/2 or 1/4 scale when the crop still covers the output (``dct_scaling=True``, faster,
+slightly different pixels); torchvision's classes translate with ``dct_scaling=False``.
+Random crops and flips draw from each sample's own stream of (seed, epoch, index): the same
+for any number of workers, not the same draws as torchvision's.
 """
 
 from __future__ import annotations
@@ -178,11 +182,11 @@ def _from_torchvision(t):
     if name == "Normalize":
         return Normalize(t.mean, t.std)
     if name == "RandomResizedCrop":
-        return RandomResizedCrop(t.size, t.scale, t.ratio)
+        return RandomResizedCrop(t.size, t.scale, t.ratio, dct_scaling=False)
     if name == "RandomHorizontalFlip":
         return RandomHorizontalFlip(t.p)
     if name == "Resize":
-        return Resize(t.size)
+        return Resize(t.size, dct_scaling=False)
     if name == "CenterCrop":
         return CenterCrop(t.size)
     raise ValueError(f"torchvision transform {name} is not supported by stoker.Loader; "

@@ -270,8 +270,10 @@ def test_torch_distributed_rank_comes_before_the_environment(labelled, tmp_path)
     ({"transforms": {"label": Normalize(0, 1)}}, ValueError, r"field 'label' \(int64\)"),
     ({"transforms": {"image": RandomResizedCrop(2)}}, ValueError,
      "crops and flips need an encoded-image field"),
-    ({"transforms": {"image": Normalize([0.5, 0.5], [1, 1])}}, ValueError, "image"),
-    ({"transforms": {"image": Normalize(0.5, 0)}}, ValueError, "image"),
+    ({"transforms": {"image": Normalize([0.5, 0.5], [1, 1])}}, ValueError,
+     "field 'image': mean and std need 1 value each"),
+    ({"transforms": {"image": Normalize(0.5, 0)}}, ValueError,
+     "field 'image': std must be non-zero"),
     ({"transforms": {"image": None, "label": None}}, ValueError, "leave no field"),
     ({"transforms": {"image": lambda x: x}}, ValueError, "is not a transform stoker.Loader runs"),
 ])
