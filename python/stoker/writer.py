@@ -6,8 +6,9 @@ A schema names each field of a record and its type::
 
 A field is a fixed-size array, ``(dtype, shape)`` with dtype ``"uint8"``, ``"int64"`` or
 ``"float32"`` (numpy dtypes such as ``np.uint8`` work too) and a shape (``()`` or a bare dtype:
-a scalar), or ``"bytes"``: a value of any length, such as an encoded JPEG. The list of fields
-of an existing dataset (``stoker.inspect(path)["schema"]["fields"]``) is a schema too.
+a scalar), or ``"bytes"``: a value of any length, such as an encoded JPEG. A list of
+``(name, dtype, shape)`` tuples (``DatasetWriter.schema``) and the fields of an existing
+dataset (``stoker.inspect(path)["schema"]``) are schemas too.
 
 Images are stored as stoker's importers store them: ``uint8`` arrays laid out ``[C, H, W]``
 (channels first, as torchvision's ``ToTensor`` gives them) in a field named ``"image"``, and
@@ -69,8 +70,9 @@ def _field(name, spec):
 
 def normalize_schema(schema):
     """The schema as a list of (name, dtype, shape) tuples, dtype one of uint8, int64, float32,
-    bytes. Takes a dict {name: spec} or a list of fields in the JSON form
-    ({"name", "dtype", "shape"}); raises ValueError on anything else."""
+    bytes. Takes a dict {name: spec}, a list of fields in the JSON form
+    ({"name", "dtype", "shape"}) or of (name, dtype) and (name, dtype, shape) tuples; raises
+    ValueError on anything else."""
     if isinstance(schema, dict) and "fields" in schema and isinstance(schema["fields"], list):
         schema = schema["fields"]
     if isinstance(schema, dict):
@@ -78,6 +80,9 @@ def normalize_schema(schema):
     if isinstance(schema, (list, tuple)) and all(isinstance(f, dict) and "name" in f
                                                  for f in schema):
         return [_field(f["name"], f) for f in schema]
+    if isinstance(schema, (list, tuple)) and all(isinstance(f, (list, tuple)) and 2 <= len(f) <= 3
+                                                 for f in schema):
+        return [_field(f[0], tuple(f[1:]) if len(f) == 3 else f[1]) for f in schema]
     raise ValueError("a schema is a dict {name: dtype or (dtype, shape)} or a list of fields, "
                      f"not {type(schema).__name__}")
 

@@ -1,5 +1,6 @@
 """stoker.DatasetWriter: records as the schema says, bad values named, nothing half-written."""
 
+import mmap
 import os
 import threading
 
@@ -135,6 +136,12 @@ def test_bad_bytes_and_scalars(tmp_path):
             with pytest.raises(ValueError) as raised:
                 writer.append({**good, field: value})
             assert message in str(raised.value)
+        # 4 GiB of address space, no memory: refused before a byte is read.
+        huge = mmap.mmap(-1, 1 << 32)
+        with pytest.raises(ValueError, match="sample 0, field 'jpeg': 4294967296 bytes, more "
+                                             "than a bytes field holds"):
+            writer.append({**good, "jpeg": memoryview(huge)})
+        huge.close()
         with pytest.raises(TypeError, match="sample 0 is a tuple, not a dict"):
             writer.append((b"x", 1, 1.0))
         assert writer.records == 0

@@ -3,7 +3,9 @@
 #include <pybind11/pybind11.h>
 
 #include "stoker/python/errors.h"
+#include "stoker/python/image_binding.h"
 #include "stoker/python/loader_binding.h"
+#include "stoker/python/tools_binding.h"
 #include "stoker/python/writer_binding.h"
 #include "stoker/store/manifest.h"
 
@@ -16,4 +18,6 @@ PYBIND11_MODULE(_stoker, module) {
   stoker::python::register_errors(module);
   stoker::python::register_loader(module);
   stoker::python::register_writer(module);
+  stoker::python::register_image(module);
+  stoker::python::register_tools(module);
 }

@@ -18,6 +18,7 @@
 #include "stoker/store/dataset_writer.h"
 #include "stoker/store/record_encoder.h"
 #include "stoker/store/schema.h"
+#include "stoker/store/shard_format.h"
 
 namespace stoker::python {
 namespace py = pybind11;
@@ -315,6 +316,10 @@ class NativeDatasetWriter {
       throw py::value_error(where(index, field) + "a bytes field takes bytes or a 1-D uint8 " +
                             "array, got a " + element_type(v.view) + " array of shape " +
                             shape_text(v.view.shape, static_cast<size_t>(v.view.ndim)));
+    if (v.size > shard_format::kMaxPayloadBytes)
+      throw py::value_error(where(index, field) + std::to_string(v.size) +
+                            " bytes, more than a bytes field holds (" +
+                            std::to_string(shard_format::kMaxPayloadBytes) + ")");
   }
 
   // "sample 3 has a field 'x' the schema does not (image, label)"
@@ -331,7 +336,8 @@ class NativeDatasetWriter {
     return "sample " + std::to_string(index) + " has more fields than the schema";
   }
 
-  // Encodes values_ into a record and appends it. Touches no Python object.
+  // Encodes values_ into a record and appends it. Touches no Python object. The values were
+  // checked: only the append can fail.
   Status write_record() {
     for (size_t f = 0; f < values_.size(); ++f) {
       const int field = static_cast<int>(f);

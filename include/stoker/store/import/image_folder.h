@@ -69,6 +69,9 @@ struct ImageFolderImportOptions {
   // Called on the calling thread for each bad file or entry (the listing's first, then files in
   // ImageFolder's order). Optional.
   std::function<void(const BadEntry&)> on_bad;
+  // Polled on the calling thread after each file; true stops the import (kCancelled, nothing
+  // written). Optional.
+  std::function<bool()> stop_requested;
 };
 
 struct ImageFolderImportSummary {
@@ -86,7 +89,7 @@ struct ImageFolderImportSummary {
 // outside 0..image::kMaxJpegSide (kInvalidArgument); those of list_image_folder; SRC with both val/
 // and test/; splits whose classes differ; OUT exists (kAlreadyExists); without skip_bad, any bad
 // file (kCorrupt: "N bad files ... nothing written", each listed through on_bad first); writing the
-// datasets.
+// datasets; a stop requested (kCancelled).
 Result<ImageFolderImportSummary> import_image_folder(const ImageFolderImportOptions& options);
 
 }  // namespace stoker

@@ -304,6 +304,8 @@ Result<ImageFolderImportSummary> import_image_folder(const ImageFolderImportOpti
             progress.bytes_out += imported.bytes_out;
           }
           if (options.on_progress) options.on_progress(progress);
+          if (options.stop_requested && options.stop_requested())
+            return Status(StatusCode::kCancelled, printable(options.src) + ": import stopped");
           return Status::ok();
         }));
   }

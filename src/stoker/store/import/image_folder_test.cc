@@ -422,6 +422,18 @@ TEST_F(ImageFolderTest, AnExistingOutputIsRefusedAndKept) {
   EXPECT_EQ(read_file(out("keep")).value_or_throw(), "precious");
 }
 
+TEST_F(ImageFolderTest, AStopRequestEndsTheImportWithNothingWritten) {
+  make_good_tree(src());
+  int polls = 0;
+  options_.stop_requested = [&polls] { return ++polls == 3; };
+  const Status status = import().status();
+  EXPECT_EQ(status.code(), StatusCode::kCancelled);
+  EXPECT_EQ(status.message(), src() + ": import stopped");
+  EXPECT_EQ(polls, 3);
+  EXPECT_EQ(progress_.size(), 3u);  // stopped after the third file
+  EXPECT_FALSE(fs::exists(out()));
+}
+
 TEST_F(ImageFolderTest, ListingErrorsArePassedOn) {
   EXPECT_EQ(import().status().message(), src() + ": no such directory");
   put(src("empty-class/readme.txt"), "");
