@@ -5,9 +5,11 @@ import collections
 import gc
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -350,3 +352,23 @@ def test_options_report_auto_values(labelled):
     assert 4 <= options["prefetch"] <= 64
     assert options["device"] == "cpu"
     assert "batch_size=16" in repr(loader)
+
+
+def test_the_readme_loader_example(tmp_path, monkeypatch):
+    """README.md's loader example, run as written over a dataset shaped like its FakeData."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("\n## Python\n", 1)[1].split("\n## ", 1)[0]
+    code = next(block for block in re.findall(r"```python\n(.*?)```", section, re.S)
+                if "stoker.Loader(" in block)
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    with stoker.DatasetWriter("data/fake-train",
+                              {"image": ("uint8", (3, 32, 32)), "label": "int64"}) as writer:
+        for i in range(100):
+            writer.append({"image": rng.integers(0, 256, (3, 32, 32), dtype=np.uint8),
+                           "label": i % 10})
+    scope = {}
+    exec(compile(code, "README.md", "exec"), scope)
+    saved = torch.load("checkpoint.pt")
+    assert (saved["loader"]["epoch"], saved["loader"]["position"]) == (2, 0)
+    assert scope["batch"]["image"].dtype == torch.float32
