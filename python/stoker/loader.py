@@ -186,6 +186,9 @@ class Loader:
         if values["records"] != len(self._native):
             raise ValueError(f"the state_dict is of a dataset of {values['records']} records; "
                              f"{self._path} has {len(self._native)}")
+        if values["position"] >= values["records"]:
+            raise ValueError(f"the state_dict's position {values['position']} is not inside an "
+                             f"epoch of {values['records']} records")
         self._end_live("load a state_dict")
         self._native.restore(values["seed"], values["epoch"], values["position"])
         self._resume = True
