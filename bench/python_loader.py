@@ -34,7 +34,6 @@ numbers mean nothing.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time

@@ -26,7 +26,7 @@ for any number of workers, not the same draws as torchvision's.
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Sequence
 
 __all__ = ["Compose", "ToTensor", "PILToTensor", "Normalize", "RandomResizedCrop",
            "RandomHorizontalFlip", "Resize", "CenterCrop"]

@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import stoker
-from loader_datasets import RECORDS, labelled, pixels, write_labelled  # noqa: F401
+from loader_datasets import RECORDS, pixels, write_labelled
 from stoker.transforms import Normalize, RandomResizedCrop
 
 

@@ -5,14 +5,13 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import threading
 import time
 
 import pytest
 
 import stoker
-from loader_datasets import RECORDS, labelled  # noqa: F401
+from loader_datasets import RECORDS
 from stoker import _stoker
 
 

@@ -11,7 +11,7 @@ import torchvision.transforms as T
 from PIL import Image
 
 import stoker
-from loader_datasets import images, labelled, pixels  # noqa: F401
+from loader_datasets import encode, photo, pixels
 from stoker import transforms as S
 
 MEAN = [0.485, 0.456, 0.406]
@@ -157,8 +157,6 @@ def test_unsupported_image_pipelines_say_what_is_supported(images, transforms, m
 
 
 def test_a_corrupt_image_raises_naming_it_or_is_skipped(tmp_path):
-    from loader_datasets import encode, photo
-
     path = tmp_path / "ds"
     with stoker.DatasetWriter(path, {"image": "bytes", "label": "int64"}) as writer:
         for i in range(6):
