@@ -3,7 +3,11 @@
 C++ `stoker bench loader` in the same configuration and against PyTorch's DataLoader, and the
 classic training experiment in Python fed by each.
 
-Sections (--sections, comma-separated, default loader,train, plus images with --images):
+Sections (--sections, comma-separated, default overhead,loader,train, plus images with
+--images):
+  overhead  The Python side's cost per batch of the loader section's configuration (two
+          fields, batch 256), with the batches already built: the prefetch window is let fill,
+          then 60 batches are taken, best of 3 (what Python adds to the C++ loop).
   loader  Fashion-MNIST train, batch 256, shuffled, uint8 and float32 (Normalize(0.2860,
           0.3530)) out. `stoker bench loader --json` (C++; its epochs, workers and prefetch
           are then used for Python), stoker.Loader iterated in Python over the same epochs
@@ -45,7 +49,7 @@ import torch_loader_baseline as loader_baseline  # noqa: E402
 import torch_train_baseline as train_baseline  # noqa: E402
 from compare_loader import run_json  # noqa: E402
 
-SECTIONS = ("loader", "train", "images")
+SECTIONS = ("overhead", "loader", "train", "images")
 IMAGENET_MEAN = [0.485, 0.456, 0.406]
 IMAGENET_STD = [0.229, 0.224, 0.225]
 
@@ -56,8 +60,8 @@ def parse_args(argv=None):
     p.add_argument("--stoker", default=os.path.join(HERE, "..", "build", "stoker"),
                    help="the C++ CLI (default build/stoker)")
     p.add_argument("--sections", default=None,
-                   help="comma-separated subset of loader, train, images (default loader,train "
-                        "and images if --images is given)")
+                   help="comma-separated subset of overhead, loader, train, images (default "
+                        "all but images, and images if --images is given)")
     p.add_argument("--images", default=None, help="a stoker dataset of encoded images")
     p.add_argument("--workers", type=int, default=-1, help="loader threads (default auto)")
     p.add_argument("--epochs", type=int, default=3, help="epochs of each loader run (default 3)")
@@ -66,7 +70,7 @@ def parse_args(argv=None):
     p.add_argument("--smoke", action="store_true", help="a quick run of every path")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     a = p.parse_args(argv)
-    default = "loader,train" + (",images" if a.images else "")
+    default = "overhead,loader,train" + (",images" if a.images else "")
     a.section_list = [s.strip() for s in (a.sections or default).split(",") if s.strip()]
     bad = [s for s in a.section_list if s not in SECTIONS]
     if bad:
@@ -108,6 +112,35 @@ def python_loader(stoker, cpp, transforms):
     seconds = time.perf_counter() - start
     return {"samples_per_s": samples / seconds, "seconds": seconds, "epochs": cpp["epochs"],
             "samples": samples, **meter.stop(seconds)}
+
+
+def overhead_section(args, stoker, data_dir):
+    rows = []
+    for output in ("uint8", "float32"):
+        progress(args, f"overhead {output} ...")
+        transforms = None if output == "uint8" else {
+            "image": stoker.transforms.Normalize(fm.MEAN, fm.STD)}
+        loader = stoker.Loader(data_dir, batch_size=256, prefetch=64, transforms=transforms)
+        for _ in loader:  # the first epoch verifies every record
+            pass
+        best = float("inf")
+        for e in range(1, 4):
+            batches = loader.epoch(e)
+            time.sleep(0.2 if args.smoke else 1.0)  # the 64-batch window fills
+            start = time.perf_counter()
+            for _ in range(60):
+                next(batches)
+            best = min(best, (time.perf_counter() - start) / 60)
+            batches.close()
+        rows.append({"name": f"stoker Python {output}", "us_per_batch": best * 1e6})
+    return rows
+
+
+def fashion_dir(args):
+    """stoker's Fashion-MNIST train set: a one-epoch C++ run converts it on first use and says
+    where it is."""
+    quick = argparse.Namespace(**{**vars(args), "epochs": 1, "min_seconds": 0.0})
+    return cpp_loader(quick, None, 256)["data"]
 
 
 def loader_section(args, stoker, torch):
@@ -192,6 +225,10 @@ def images_section(args, stoker):
 
 
 def print_tables(out):
+    if "overhead" in out:
+        print("\noverhead: Python's cost per batch with the batches ready")
+        for r in out["overhead"]:
+            print(f"{r['name']:<30} {r['us_per_batch']:>8.2f} us")
     for section in ("loader", "images"):
         if section not in out:
             continue
@@ -227,10 +264,11 @@ def main(argv=None) -> int:
     data_dir = None  # stoker's Fashion-MNIST train set, where the C++ CLI converted it
     if "loader" in args.section_list:
         out["loader"], data_dir = loader_section(args, stoker, torch)
+    if {"overhead", "train"} & set(args.section_list) and data_dir is None:
+        data_dir = fashion_dir(args)
+    if "overhead" in args.section_list:
+        out["overhead"] = overhead_section(args, stoker, data_dir)
     if "train" in args.section_list:
-        if data_dir is None:  # a one-epoch C++ run converts it on first use and says where
-            quick = argparse.Namespace(**{**vars(args), "epochs": 1, "min_seconds": 0.0})
-            data_dir = cpp_loader(quick, None, 256)["data"]
         out["train"] = train_section(args, stoker, torch, data_dir)
     if "images" in args.section_list:
         out["images"] = images_section(args, stoker)
