@@ -42,7 +42,7 @@ def _square_size(name: str, size) -> int:
         else:
             raise ValueError(f"{name}: size {tuple(size)} is not square; stoker makes square "
                              "outputs (an int, or (n, n))")
-    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+    if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size < 2**31:
         raise ValueError(f"{name}: size must be a positive int, not {size!r}")
     return size
 
@@ -134,7 +134,7 @@ class Resize:
     def __init__(self, size, dct_scaling=True):
         if isinstance(size, Sequence) and len(size) == 1:
             size = size[0]
-        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size < 2**31:
             raise ValueError(f"Resize: size must be one positive int (the shorter side), not "
                              f"{size!r}")
         self.size = size

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "stoker/pipeline/image_transforms.h"
@@ -68,7 +69,8 @@ ImageOutput image_output(const py::dict& spec) {
   return out;
 }
 
-// A batch field from its spec: {"name", "kind", ...}, as python/stoker/transforms.py makes.
+// A batch field from its spec: {"name", "kind", ...}, as python/stoker/transforms.py makes;
+// kind "busy_wait" is sample_cost.h's synthetic cost per sample, for tests.
 FieldRequest field_request(const Schema& schema, const py::dict& spec) {
   const auto name = spec["name"].cast<std::string>();
   const auto kind = spec["kind"].cast<std::string>();
