@@ -106,7 +106,9 @@ def warm_up(torch, model, ds, args, device):
         opt.step()
 
 
-def run_variant(name, torch, ds, args, device, cuda):
+def run_variant(name, torch, ds, args, device, cuda, batches=None):
+    """One variant's epoch. `batches`, an iterable of (x, y), replaces the DataLoader when
+    given (bench/python_loader.py feeds stoker.Loader through the same loop)."""
     model = build_model(torch, args.seed).to(device)
     warm_up(torch, model, ds, args, device)
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
@@ -156,7 +158,8 @@ def run_variant(name, torch, ds, args, device, cuda):
         seconds = time.perf_counter() - t0
         cpu = meter.stop(seconds)
     else:
-        loader = make_loader(torch, ds, args, num_workers, pin)
+        loader = batches if batches is not None else make_loader(torch, ds, args, num_workers,
+                                                                 pin)
         meter.start()
         t0 = time.perf_counter()
         it = iter(loader)  # starts the workers: counted as waiting for data

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -66,9 +67,11 @@ class BatchLayout {
   // otherwise skips samples with failed[k] set and sets failed[k] for each sample that fails.
   // Returns the first failure and sets *failed_at to its k. A transform that throws fails its
   // sample (kInternal). The message names the field; the caller adds shard and record.
+  // `cancelled`, if set, is asked before each sample: true stops there with kCancelled (the
+  // samples left unwritten), so a loader being destroyed need not finish heavy samples.
   Status write_samples(const ByteSpan* records, const int64_t* indices, size_t begin, size_t end,
                        int64_t epoch, uint64_t seed, uint8_t* const* dst, uint8_t* failed,
-                       size_t* failed_at) const;
+                       size_t* failed_at, const std::function<bool()>& cancelled = {}) const;
 
  private:
   Status write_sample(const SampleInput& input, uint8_t* const* dst, size_t k) const;

@@ -20,6 +20,7 @@
 // ahead; the next epoch() drops them unless they are the ones it needs.
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -127,12 +128,21 @@ class LoaderCore {
     // The next batch into `out` (replacing what it held); false after the last. Throws Error
     // for a batch that failed (naming shard and record) under the raise policy.
     bool next(HostBatch& out);
+    // What next_for() found.
+    enum class Next { kBatch, kEnd, kTimedOut };
+    // As next(), but waits at most `timeout` for a batch still being built. kTimedOut leaves
+    // the epoch and `out` as they were, so a caller can check for an interruption (Ctrl-C in
+    // Python) between waits and call again. With workers == 0 the batch is built inline and
+    // this never times out.
+    Next next_for(HostBatch& out, std::chrono::nanoseconds timeout);
     // Batches in this epoch from where it started.
     int64_t size() const;
 
    private:
     friend class LoaderCore;
     explicit Epoch(LoaderCore* loader) : loader_(loader) {}
+    // Hands `buffer` (a batch, or nullptr after the last) out as `out`; throws for a failed one.
+    bool deliver(std::shared_ptr<BatchBuffer> buffer, HostBatch& out);
     LoaderCore* loader_;
   };
 

@@ -118,6 +118,7 @@ void BatchEngine::start(int64_t epoch, int64_t position) {
       plans_.push_back({sampler_.plan(epoch, position), first});
     }
     if (options_.workers > 0) plans_.push_back({sampler_.plan(epoch + 1, 0), end_seq()});
+    start_wait_ns_ = 0;
   }
   work_cv_.notify_all();
 }
@@ -240,9 +241,10 @@ bool BatchEngine::build_piece(const Piece& piece, Scratch& scratch) {
   scratch.field_dst.clear();
   for (const auto& block : buffer.fields) scratch.field_dst.push_back(block.get());
   size_t at = 0;
-  Status written =
-      layout_.write_samples(scratch.records.data(), indices.data, begin, resolved_end, buffer.epoch,
-                            options_.seed, scratch.field_dst.data(), failed, &at);
+  Status written = layout_.write_samples(scratch.records.data(), indices.data, begin, resolved_end,
+                                         buffer.epoch, options_.seed, scratch.field_dst.data(),
+                                         failed, &at, [&] { return cancelled(piece.generation); });
+  if (cancelled(piece.generation)) return false;
   if (!failed) {  // raise: the piece's first failure, in sample order
     if (!written.is_ok()) {
       status = dataset_->record_error(indices[at], written);
@@ -286,7 +288,16 @@ void BatchEngine::finalize(BatchBuffer& buffer) const {
   stats_->samples += buffer.size;
 }
 
-std::shared_ptr<BatchBuffer> BatchEngine::next() {
+std::shared_ptr<BatchBuffer> BatchEngine::next() { return take_next(std::nullopt, nullptr); }
+
+std::shared_ptr<BatchBuffer> BatchEngine::next_until(std::chrono::steady_clock::time_point deadline,
+                                                     bool* timed_out) {
+  return take_next(deadline, timed_out);
+}
+
+std::shared_ptr<BatchBuffer> BatchEngine::take_next(
+    const std::optional<std::chrono::steady_clock::time_point>& deadline, bool* timed_out) {
+  if (timed_out) *timed_out = false;
   std::unique_lock<std::mutex> lock(mutex_);
   if (plans_.empty() ||
       next_deliver_ >= plans_.front().first_seq + plans_.front().plan.num_batches())
@@ -304,14 +315,27 @@ std::shared_ptr<BatchBuffer> BatchEngine::next() {
     return std::move(piece.buffer);
   }
   auto it = ready_.find(next_deliver_);
+  int64_t waited = 0;
   if (it == ready_.end()) {
     const int64_t start = now_ns();
-    ready_cv_.wait(lock, [&] { return (it = ready_.find(next_deliver_)) != ready_.end(); });
-    const int64_t waited = now_ns() - start;
+    const auto ready = [&] { return (it = ready_.find(next_deliver_)) != ready_.end(); };
+    bool is_ready = true;
+    if (deadline) {
+      is_ready = ready_cv_.wait_until(lock, *deadline, ready);
+    } else {
+      ready_cv_.wait(lock, ready);
+    }
+    waited = now_ns() - start;
     stats_->wait_ns += waited;
-    if (first_of_epoch) stats_->epoch_start_wait_ns.push_back(waited);
-  } else if (first_of_epoch) {
-    stats_->epoch_start_wait_ns.push_back(0);
+    if (!is_ready) {
+      if (first_of_epoch) start_wait_ns_ += waited;
+      *timed_out = true;
+      return nullptr;
+    }
+  }
+  if (first_of_epoch) {
+    stats_->epoch_start_wait_ns.push_back(start_wait_ns_ + waited);
+    start_wait_ns_ = 0;
   }
   std::shared_ptr<BatchBuffer> buffer = std::move(it->second);
   ready_.erase(it);

@@ -28,12 +28,14 @@
 // workers (even ones mid-piece) and joins them.
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -70,6 +72,11 @@ class BatchEngine {
   void start(int64_t epoch, int64_t position);
   // The next batch of the started plan, or nullptr after its last. Blocks while it is built.
   std::shared_ptr<BatchBuffer> next();
+  // As next(), but waits at most until `deadline` for a batch still being built: then it sets
+  // *timed_out and returns nullptr, and a later call takes up the same batch. With workers == 0
+  // it builds the batch inline and never times out.
+  std::shared_ptr<BatchBuffer> next_until(std::chrono::steady_clock::time_point deadline,
+                                          bool* timed_out);
   // Batches of the started plan.
   int64_t num_batches() const;
 
@@ -95,6 +102,9 @@ class BatchEngine {
   };
 
   void work();
+  // next() and next_until(): waits until `deadline` if set, else for as long as it takes.
+  std::shared_ptr<BatchBuffer> take_next(
+      const std::optional<std::chrono::steady_clock::time_point>& deadline, bool* timed_out);
   // Cancels the workers and joins them. Idempotent.
   void stop();
   // Under mutex_: whether a piece can be taken now, and taking it.
@@ -122,6 +132,8 @@ class BatchEngine {
   const std::shared_ptr<PipelineStats> stats_;
   const std::shared_ptr<VerifiedSet> verified_;
   Scratch inline_scratch_;  // for workers == 0
+  // The consumer's: time waited for the epoch's first batch in calls that timed out.
+  int64_t start_wait_ns_ = 0;
 
   mutable std::mutex mutex_;
   std::condition_variable work_cv_;   // workers wait for a piece to take

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <thread>
 
+#include "stoker/pipeline/sample_cost.h"
 #include "stoker/testing/records.h"
 #include "stoker/testing/temp_dir.h"
 
@@ -103,6 +104,21 @@ TEST_F(BatchEngineTest, DestroyingMidEpochCancelsAndJoinsPromptly) {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     EXPECT_LT(ms, 100.0) << workers;
   }
+}
+
+TEST_F(BatchEngineTest, DestroyingCancelsAWorkerInTheMiddleOfHeavySamples) {
+  // One worker, one piece of 32 samples of 50 ms each: 1.6 s unless cancelled mid-piece.
+  layout_ = BatchLayout::create(dataset_->schema(),
+                                {{"cost", busy_wait_transform(std::chrono::milliseconds(50))}})
+                .value_or_throw();
+  auto e = engine(1);
+  e->start(0, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));  // the worker is mid-piece
+  const auto start = std::chrono::steady_clock::now();
+  e.reset();
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(ms, 500.0);
 }
 
 TEST_F(BatchEngineTest, AnEngineNeverStartedStopsCleanly) {

@@ -107,7 +107,8 @@ Status BatchLayout::write_sample(const SampleInput& input, uint8_t* const* dst, 
 
 Status BatchLayout::write_samples(const ByteSpan* records, const int64_t* indices, size_t begin,
                                   size_t end, int64_t epoch, uint64_t seed, uint8_t* const* dst,
-                                  uint8_t* failed, size_t* failed_at) const {
+                                  uint8_t* failed, size_t* failed_at,
+                                  const std::function<bool()>& cancelled) const {
   // Every cache line the fields read, the last one included (records are not line-aligned).
   // The prefix lies within every record (a record holds at least the fixed part), and a
   // prefetch never faults. (Bounding it by record.size made GCC 12 -O2 drop the prefetches.)
@@ -123,6 +124,7 @@ Status BatchLayout::write_samples(const ByteSpan* records, const int64_t* indice
   for (size_t k = begin; k < end; ++k) {
     if (k + kPrefetchDistance < end) prefetch(records[k + kPrefetchDistance]);
     if (failed && failed[k]) continue;
+    if (cancelled && cancelled()) return Status(StatusCode::kCancelled, "cancelled");
     input.record = records[k];
     input.index = indices[k];
     Status status = write_sample(input, dst, k);

@@ -109,6 +109,25 @@ TEST(BatchLayoutTest, AThrowingTransformIsAnInternalErrorNamingTheField) {
       << status.message();
 }
 
+TEST(BatchLayoutTest, CancellationStopsBeforeTheNextSample) {
+  const Schema s = image_schema();
+  const auto layout = BatchLayout::create(s, {{"label"}}).value_or_throw();
+  std::vector<uint8_t> record(s.min_record_bytes(), 7);
+  const std::vector<ByteSpan> records(6, ByteSpan{record.data(), record.size()});
+  const std::vector<int64_t> indices(6, 0);
+  std::vector<uint8_t> out(6 * 8, 0xAB);
+  uint8_t* dst[] = {out.data()};
+  size_t at = 0;
+  int asked = 0;
+  const Status status = layout.write_samples(records.data(), indices.data(), 0, 6, 0, 0, dst,
+                                             nullptr, &at, [&] { return ++asked > 2; });
+  EXPECT_EQ(status.code(), StatusCode::kCancelled);
+  EXPECT_EQ(asked, 3);
+  EXPECT_EQ(out[2 * 8 - 1], 7);  // samples 0 and 1 written
+  EXPECT_EQ(out[2 * 8], 0xAB);   // sample 2 on: not
+  EXPECT_EQ(out[6 * 8 - 1], 0xAB);
+}
+
 TEST(BatchLayoutTest, FieldsTakeTheirTypeAndShapeFromTheirTransform) {
   auto layout = BatchLayout::create(image_schema(),
                                     {{"label"}, {"image"}, {"image_f", true, {0.1f}, {0.2f}}});

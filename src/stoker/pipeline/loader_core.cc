@@ -153,8 +153,18 @@ LoaderCore::Epoch::~Epoch() {
 
 int64_t LoaderCore::Epoch::size() const { return loader_->epoch_batches_; }
 
-bool LoaderCore::Epoch::next(HostBatch& out) {
-  std::shared_ptr<BatchBuffer> buffer = loader_->engine_->next();
+bool LoaderCore::Epoch::next(HostBatch& out) { return deliver(loader_->engine_->next(), out); }
+
+LoaderCore::Epoch::Next LoaderCore::Epoch::next_for(HostBatch& out,
+                                                    std::chrono::nanoseconds timeout) {
+  bool timed_out = false;
+  std::shared_ptr<BatchBuffer> buffer =
+      loader_->engine_->next_until(std::chrono::steady_clock::now() + timeout, &timed_out);
+  if (timed_out) return Next::kTimedOut;
+  return deliver(std::move(buffer), out) ? Next::kBatch : Next::kEnd;
+}
+
+bool LoaderCore::Epoch::deliver(std::shared_ptr<BatchBuffer> buffer, HostBatch& out) {
   if (!buffer) return false;
   throw_if_error(buffer->status);
   const std::vector<HostField>& shapes = loader_->field_shapes_;

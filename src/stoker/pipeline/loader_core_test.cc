@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -65,6 +67,31 @@ class PayloadOf : public Transform {
     std::memcpy(slot, out, sizeof out);
     return Status::ok();
   }
+};
+
+// Holds every sample until open(): a batch that cannot be ready before the test says so.
+class Gate : public Transform {
+ public:
+  DType dtype() const override { return DType::kUint8; }
+  std::vector<int64_t> sample_shape() const override { return {}; }
+  Status apply(const SampleInput&, uint8_t* slot) const override {
+    std::unique_lock<std::mutex> lock(mutex_);
+    opened_.wait(lock, [&] { return open_; });
+    *slot = 1;
+    return Status::ok();
+  }
+  void open() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      open_ = true;
+    }
+    opened_.notify_all();
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  mutable std::condition_variable opened_;
+  bool open_ = false;  // guarded by mutex_
 };
 
 class LoaderCoreTest : public testing::LoaderFixture {
@@ -210,6 +237,53 @@ TEST_F(LoaderCoreTest, ElasticRestoreTwoToThreeRanksCoversTheRestExactlyOnce) {
     }
     EXPECT_LE(seen.size(), static_cast<size_t>(kRecords + 2));
   }
+}
+
+TEST_F(LoaderCoreTest, TimedWaitReturnsWhileABatchIsBuiltThenTakesItUp) {
+  const auto gate = std::make_shared<Gate>();
+  LoaderOptions o = options(2);
+  o.fields = {{"label"}, {"gate", gate}};
+  LoaderCore loader(dataset_, o);
+  // Declared after the loader, so destroyed first: the workers are never left waiting.
+  struct Opener {
+    Gate& gate;
+    ~Opener() { gate.open(); }
+  } opener{*gate};
+  LoaderCore::Epoch epoch = loader.epoch(0);
+  HostBatch b;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    EXPECT_EQ(epoch.next_for(b, std::chrono::milliseconds(2)), LoaderCore::Epoch::Next::kTimedOut);
+    EXPECT_EQ(b.owner, nullptr);
+    EXPECT_EQ(loader.state().position, 0);
+  }
+  gate->open();
+  std::vector<int64_t> seen;
+  LoaderCore::Epoch::Next next;
+  while ((next = epoch.next_for(b, std::chrono::seconds(30))) == LoaderCore::Epoch::Next::kBatch) {
+    EXPECT_EQ(b.index, static_cast<int64_t>(seen.size()) / 16);
+    const auto* l = static_cast<const int64_t*>(b["label"].data);
+    seen.insert(seen.end(), l, l + b.size);
+  }
+  EXPECT_EQ(next, LoaderCore::Epoch::Next::kEnd);
+  LoaderCore reference(dataset_, options(0));
+  EXPECT_EQ(seen, labels(reference, 0));
+  EXPECT_EQ(loader.state().epoch, 1);
+  // The first batch's wait counts the timed-out attempts too.
+  ASSERT_EQ(loader.stats().epoch_start_wait_ns.size(), 1u);
+  EXPECT_GE(loader.stats().epoch_start_wait_ns[0], 4'000'000);
+}
+
+TEST_F(LoaderCoreTest, TimedWaitInlineBuildsAndNeverTimesOut) {
+  LoaderCore loader(dataset_, options(0));
+  LoaderCore reference(dataset_, options(0));
+  LoaderCore::Epoch epoch = loader.epoch(0);
+  HostBatch b;
+  std::vector<int64_t> seen;
+  while (epoch.next_for(b, std::chrono::nanoseconds(0)) == LoaderCore::Epoch::Next::kBatch) {
+    const auto* l = static_cast<const int64_t*>(b["label"].data);
+    seen.insert(seen.end(), l, l + b.size);
+  }
+  EXPECT_EQ(seen, labels(reference, 0));
 }
 
 TEST_F(LoaderCoreTest, TransformsSeeTheRecordIndexEpochAndTheirOwnRandomStream) {

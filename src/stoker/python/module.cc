@@ -4,6 +4,7 @@
 
 #include "stoker/python/errors.h"
 #include "stoker/python/image_binding.h"
+#include "stoker/python/loader_binding.h"
 #include "stoker/python/tools_binding.h"
 #include "stoker/python/writer_binding.h"
 #include "stoker/store/manifest.h"
@@ -15,6 +16,7 @@ PYBIND11_MODULE(_stoker, module) {
   module.attr("__version__") = STOKER_VERSION;
   module.attr("dataset_format_version") = stoker::kDatasetFormatVersion;
   stoker::python::register_errors(module);
+  stoker::python::register_loader(module);
   stoker::python::register_writer(module);
   stoker::python::register_image(module);
   stoker::python::register_tools(module);

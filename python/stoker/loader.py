@@ -1,0 +1,234 @@
+"""stoker.Loader: batches of a stoker dataset as torch tensors, built by native threads."""
+
+from __future__ import annotations
+
+import numbers
+import os
+import threading
+import weakref
+from typing import Optional
+
+from stoker import _device, _stoker
+from stoker.transforms import field_specs
+
+__all__ = ["Loader"]
+
+_STATE_FORMAT = "stoker.Loader/1"
+_MAX_WORKERS = 1024
+_MAX_PREFETCH = 4096
+
+
+def _int(name: str, value, minimum: int, maximum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if not minimum <= value <= maximum:
+        raise ValueError(f"{name} must be in [{minimum}, {maximum}], not {value}")
+    return int(value)
+
+
+def _env_int(name: str) -> Optional[int]:
+    text = os.environ.get(name)
+    if text is None:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"the environment variable {name}={text!r} is not an int") from None
+
+
+def _distributed_defaults(torch, rank, world_size):
+    """rank and world_size: as given, else torch.distributed's when it is initialised, else
+    the RANK / WORLD_SIZE environment variables, else 0 and 1."""
+    if rank is not None and world_size is not None:
+        return rank, world_size
+    dist = torch.distributed
+    if dist.is_available() and dist.is_initialized():
+        default_rank, default_world = dist.get_rank(), dist.get_world_size()
+    else:
+        default_rank, default_world = _env_int("RANK"), _env_int("WORLD_SIZE")
+    rank = rank if rank is not None else (default_rank if default_rank is not None else 0)
+    world_size = world_size if world_size is not None else (
+        default_world if default_world is not None else 1)
+    return rank, world_size
+
+
+def _tensor_from_dlpack(torch):
+    """The cheapest DLPack capsule -> tensor call this torch has."""
+    return getattr(torch._C, "_from_dlpack", None) or torch.utils.dlpack.from_dlpack
+
+
+class Loader:
+    """Batches of a stoker dataset, a drop-in for ``torch.utils.data.DataLoader``.
+
+    ``path`` is a dataset directory (``stoker convert``, ``stoker.write_dataset``). Each batch
+    is a dict of tensors by field name: stored fields as stored (uint8 images, int64 labels)
+    unless ``transforms`` says otherwise (stoker.transforms: a mapping {field: transform}, or
+    one transform for the field "image"; None in the mapping leaves a field out). Tensors view
+    the loader's pooled buffers without a copy; a buffer is reused once every tensor viewing
+    it is gone (keep ``.clone()`` of what you hold across many steps).
+
+    Order: batch b of epoch e on rank r depends only on (seed, epoch, rank, world_size,
+    batch_size, drop_last), never on ``workers``. ``shuffle=False`` keeps dataset order.
+    ``drop_last=False`` pads the last global batch by wrapping around (as
+    DistributedSampler), so every rank gets ``len(loader)`` batches.
+
+    Epochs: ``loader.set_epoch(e)`` then ``for batch in loader`` (DistributedSampler's
+    convention: every later iteration is epoch e until set_epoch is called again); without
+    set_epoch, each completed iteration moves on to the next epoch. ``loader.epoch(e)``
+    iterates epoch e once. An iteration always starts its epoch at batch 0, except the first
+    one after ``load_state_dict``, which continues the saved epoch where it stopped (when
+    set_epoch names another epoch, that epoch starts at batch 0).
+
+    ``workers``: native threads building batches (None: one per core beyond this thread's;
+    0: built in the iterating thread). ``prefetch``: batches built ahead (None: as many as fit
+    in 16 MiB, 4 to 64). ``rank``/``world_size``: torch.distributed's when it is initialised,
+    else the RANK/WORLD_SIZE environment variables, else 0/1. ``verify``: record checksums
+    "always", "once" (first read) or "off". ``on_error``: "raise" (stoker.Error naming the
+    shard and record) or "skip" (drop and count bad samples). ``device``: "cpu", or "cuda"
+    (pinned memory, side-stream copies one batch ahead; ValueError where CUDA is absent).
+
+    Threads: the GIL is released while waiting for a batch, and Ctrl-C stops the wait
+    (KeyboardInterrupt). A Loader and its iterations are used from one thread at a time: an
+    iteration is taken by the thread that started it, and starting an iteration, state_dict,
+    load_state_dict or set_epoch from another thread while one is live raises RuntimeError.
+    Batches (plain tensors) may go to any thread. Separate Loaders are independent.
+    """
+
+    def __init__(self, path, batch_size=256, shuffle=True, seed=0, drop_last=False,
+                 workers=None, prefetch=None, transforms=None, device="cpu", rank=None,
+                 world_size=None, verify="once", on_error="raise"):
+        import torch
+
+        self._torch = torch
+        path = os.fspath(path)
+        batch_size = _int("batch_size", batch_size, 1, 2**62)
+        seed = _int("seed", seed, 0, 2**64 - 1)
+        workers = -1 if workers is None else _int("workers", workers, 0, _MAX_WORKERS)
+        prefetch = -1 if prefetch is None else _int("prefetch", prefetch, 1, _MAX_PREFETCH)
+        rank, world_size = _distributed_defaults(torch, rank, world_size)
+        world_size = _int("world_size", world_size, 1, 2**31 - 1)
+        rank = _int("rank", rank, 0, world_size - 1)
+        for name, value in (("verify", verify), ("on_error", on_error)):
+            if not isinstance(value, str):
+                raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+        self._device = _device.resolve(torch, device)
+        self._native = _stoker.LoaderCore(path)
+        self._native.configure(
+            batch_size=batch_size, shuffle=bool(shuffle), seed=seed, drop_last=bool(drop_last),
+            workers=workers, prefetch=prefetch, rank=rank, world_size=world_size, verify=verify,
+            on_error=on_error, fields=field_specs(transforms, self._native.schema),
+            to_tensor=_tensor_from_dlpack(torch))
+        self._path = path
+        self._epoch: Optional[int] = None  # set_epoch's
+        self._resume = False  # load_state_dict positioned the next iteration
+        self._live = None  # weakref to the latest iteration
+        self._live_thread = None  # the thread that started it
+
+    # Iteration ---------------------------------------------------------------------------
+
+    def __iter__(self):
+        """The batches of the epoch set_epoch named, else of the loader's current epoch."""
+        return self.epoch(self._epoch if self._epoch is not None else self._native.state()[1])
+
+    def __len__(self):
+        """Batches per epoch on this rank."""
+        return self._native.batches_per_epoch()
+
+    def set_epoch(self, epoch: int) -> None:
+        """Makes every later ``for batch in loader`` iterate epoch `epoch` (DistributedSampler's
+        convention); the samples' order and augmentation follow from it."""
+        self._check_thread("set_epoch")
+        self._epoch = _int("epoch", epoch, 0, 2**62)
+
+    def epoch(self, epoch: int):
+        """An iterator over the batches of epoch `epoch` (from where a restored state left it,
+        if load_state_dict saved this epoch mid-way). Starting it ends this thread's previous
+        iteration of the loader; ``len()`` of it is its number of batches."""
+        epoch = _int("epoch", epoch, 0, 2**62)
+        self._end_live("start an iteration")
+        seed, state_epoch, position = self._native.state()
+        if not (self._resume and state_epoch == epoch) and (state_epoch, position) != (epoch, 0):
+            self._native.restore(seed, epoch, 0)
+        self._resume = False
+        iteration = self._native.epoch(epoch)
+        if self._device.type == "cuda":
+            iteration = _device.CudaEpoch(self._torch, self._native, iteration, self._device)
+        self._live = weakref.ref(iteration)
+        self._live_thread = threading.get_ident()
+        return iteration
+
+    # State -------------------------------------------------------------------------------
+
+    def state_dict(self) -> dict:
+        """Where the loader is, as a JSON-serialisable dict: restoring it (into a loader over
+        the same dataset with the same seed and batch_size, any workers or world_size) makes
+        the next iteration continue the epoch after the last batch yielded before this call."""
+        self._check_thread("state_dict")
+        live = self._live_iteration()
+        seed, epoch, position = live.state if isinstance(live, _device.CudaEpoch) else \
+            self._native.state()
+        options = self._native.options
+        return {"format": _STATE_FORMAT, "seed": seed, "epoch": epoch, "position": position,
+                "records": len(self._native), "batch_size": options["batch_size"],
+                "world_size": options["world_size"]}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Continues from `state` (state_dict() of a loader over the same dataset, with the
+        same seed; batch_size and world_size may differ: the global sample order goes on).
+        Ends this thread's live iteration; the next one continues the saved epoch."""
+        if not isinstance(state, dict) or state.get("format") != _STATE_FORMAT:
+            raise ValueError(f"not a stoker.Loader state_dict (format {_STATE_FORMAT!r})")
+        values = {}
+        for key in ("seed", "epoch", "position", "records"):
+            if key not in state:
+                raise ValueError(f"the state_dict lacks '{key}'")
+            values[key] = _int(f"state_dict['{key}']", state[key], 0, 2**64 - 1)
+        if values["records"] != len(self._native):
+            raise ValueError(f"the state_dict is of a dataset of {values['records']} records; "
+                             f"{self._path} has {len(self._native)}")
+        if values["position"] >= values["records"]:
+            raise ValueError(f"the state_dict's position {values['position']} is not inside an "
+                             f"epoch of {values['records']} records")
+        self._end_live("load a state_dict")
+        self._native.restore(values["seed"], values["epoch"], values["position"])
+        self._resume = True
+        self._epoch = None
+
+    # Information -------------------------------------------------------------------------
+
+    @property
+    def options(self) -> dict:
+        """The options in force (auto workers and prefetch resolved)."""
+        return dict(self._native.options, device=str(self._device))
+
+    @property
+    def fields(self) -> list:
+        """The batch's fields: [(name, dtype, per-sample shape)]."""
+        return self._native.fields
+
+    def stats(self) -> dict:
+        """Time per stage and counts since the loader was made (summed over its threads)."""
+        return self._native.stats()
+
+    def __repr__(self):
+        o = self._native.options
+        return (f"stoker.Loader({self._path!r}, batch_size={o['batch_size']}, "
+                f"workers={o['workers']}, rank={o['rank']}, world_size={o['world_size']}, "
+                f"device='{self._device}')")
+
+    # Threads -----------------------------------------------------------------------------
+
+    def _live_iteration(self):
+        live = self._live() if self._live is not None else None
+        return live if live is not None and live.live else None
+
+    def _check_thread(self, what: str) -> None:
+        if self._live_iteration() is not None and self._live_thread != threading.get_ident():
+            raise RuntimeError(f"cannot {what}: another thread is iterating this stoker.Loader "
+                               "(use a loader from one thread at a time)")
+
+    def _end_live(self, what: str) -> None:
+        self._check_thread(what)
+        live = self._live_iteration()
+        if live is not None:
+            live.close()

@@ -1,0 +1,301 @@
+"""Per-field transforms for stoker.Loader, named and composed like torchvision's.
+
+They run in the loader's native worker threads, not in Python: each field's pipeline is
+translated into one of the loader's native field transforms. The pipelines it knows:
+
+* a fixed uint8 field (e.g. Fashion-MNIST's ``image``, ``[1, 28, 28]``):
+  ``ToTensor()`` (float32 in [0, 1]), ``Normalize(mean, std)`` (float32
+  ``(x / 255 - mean) / std``: like torchvision's ``ToTensor`` then ``Normalize``), or both;
+  no transform copies it as stored;
+* an encoded-image field (JPEG/PNG bytes, as ``stoker convert imagefolder`` stores them):
+  ``RandomResizedCrop(size)`` optionally followed by ``RandomHorizontalFlip()`` (training), or
+  ``Resize(n)`` then ``CenterCrop(size)`` (evaluation); then ``ToTensor()`` and/or
+  ``Normalize(mean, std)`` for float32 ``[3, size, size]``, or nothing for uint8 as resized
+  (``PILToTensor``'s values, to normalise on the device);
+* any other fixed field: copied as stored.
+
+Anything else raises ValueError saying what is supported. torchvision's own classes of the
+same names (and a ``torchvision.transforms.Compose`` of them) are accepted too and translated,
+with the same checks. Pixels are torchvision's (PIL's decode and antialiased bilinear resize)
+up to float rounding, except that stoker's ``RandomResizedCrop`` and ``Resize`` decode JPEGs
+at 1/2 or 1/4 scale when the crop still covers the output (``dct_scaling=True``, faster,
+slightly different pixels); torchvision's classes translate with ``dct_scaling=False``.
+Random crops and flips draw from each sample's own stream of (seed, epoch, index): the same
+for any number of workers, not the same draws as torchvision's.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Sequence
+
+__all__ = ["Compose", "ToTensor", "PILToTensor", "Normalize", "RandomResizedCrop",
+           "RandomHorizontalFlip", "Resize", "CenterCrop"]
+
+
+def _square_size(name: str, size) -> int:
+    """An output side from an int or an (h, w) pair with h == w."""
+    if isinstance(size, Sequence) and not isinstance(size, str):
+        if len(size) == 1:
+            size = size[0]
+        elif len(size) == 2 and size[0] == size[1]:
+            size = size[0]
+        else:
+            raise ValueError(f"{name}: size {tuple(size)} is not square; stoker makes square "
+                             "outputs (an int, or (n, n))")
+    if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size < 2**31:
+        raise ValueError(f"{name}: size must be a positive int, not {size!r}")
+    return size
+
+
+def _pair(name: str, what: str, value) -> tuple:
+    try:
+        low, high = (float(v) for v in value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: {what} must be a pair of numbers, not {value!r}") from None
+    return low, high
+
+
+def _floats(name: str, what: str, value) -> List[float]:
+    values = [value] if isinstance(value, (int, float)) else list(value)
+    try:
+        return [float(v) for v in values]
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: {what} must be numbers, not {value!r}") from None
+
+
+class Compose:
+    """Transforms applied in order, as torchvision.transforms.Compose."""
+
+    def __init__(self, transforms):
+        self.transforms = list(transforms)
+
+    def __repr__(self):
+        return f"Compose({self.transforms!r})"
+
+
+class ToTensor:
+    """uint8 to float32 in [0, 1] (x / 255), as torchvision's ToTensor."""
+
+    def __repr__(self):
+        return "ToTensor()"
+
+
+class PILToTensor:
+    """uint8 kept as uint8 (a no-op marker, as torchvision's PILToTensor)."""
+
+    def __repr__(self):
+        return "PILToTensor()"
+
+
+class Normalize:
+    """float32 (x / 255 - mean[c]) / std[c] from uint8, one value or one per channel."""
+
+    def __init__(self, mean, std):
+        self.mean = _floats("Normalize", "mean", mean)
+        self.std = _floats("Normalize", "std", std)
+
+    def __repr__(self):
+        return f"Normalize(mean={self.mean}, std={self.std})"
+
+
+class RandomResizedCrop:
+    """torchvision's RandomResizedCrop (bilinear, antialiased) of an encoded image.
+
+    ``dct_scaling`` lets JPEGs decode at 1/2 or 1/4 scale when the crop still covers the
+    output: faster, pixels slightly different from a full decode (docs/BENCHMARKS.md).
+    """
+
+    def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0), dct_scaling=True):
+        self.size = _square_size("RandomResizedCrop", size)
+        self.scale = _pair("RandomResizedCrop", "scale", scale)
+        self.ratio = _pair("RandomResizedCrop", "ratio", ratio)
+        self.dct_scaling = bool(dct_scaling)
+
+    def __repr__(self):
+        return f"RandomResizedCrop({self.size}, scale={self.scale}, ratio={self.ratio})"
+
+
+class RandomHorizontalFlip:
+    """Flips with probability p (after RandomResizedCrop)."""
+
+    def __init__(self, p=0.5):
+        p = float(p)
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"RandomHorizontalFlip: p must be in [0, 1], not {p}")
+        self.p = p
+
+    def __repr__(self):
+        return f"RandomHorizontalFlip(p={self.p})"
+
+
+class Resize:
+    """The shorter side resized to ``size`` (bilinear, antialiased); then CenterCrop."""
+
+    def __init__(self, size, dct_scaling=True):
+        if isinstance(size, Sequence) and len(size) == 1:
+            size = size[0]
+        if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size < 2**31:
+            raise ValueError(f"Resize: size must be one positive int (the shorter side), not "
+                             f"{size!r}")
+        self.size = size
+        self.dct_scaling = bool(dct_scaling)
+
+    def __repr__(self):
+        return f"Resize({self.size})"
+
+
+class CenterCrop:
+    """The central size × size crop (after Resize)."""
+
+    def __init__(self, size):
+        self.size = _square_size("CenterCrop", size)
+
+    def __repr__(self):
+        return f"CenterCrop({self.size})"
+
+
+_SUPPORTED = ("Compose, ToTensor, PILToTensor, Normalize, RandomResizedCrop, "
+              "RandomHorizontalFlip, Resize, CenterCrop")
+
+
+def _interpolation_is_bilinear(t) -> bool:
+    mode = getattr(t, "interpolation", None)
+    return mode is None or getattr(mode, "value", mode) in ("bilinear", 2)
+
+
+def _from_torchvision(t):
+    """stoker's equivalent of torchvision transform `t`; ValueError if there is none."""
+    name = type(t).__name__
+    if name in ("RandomResizedCrop", "Resize") and not _interpolation_is_bilinear(t):
+        raise ValueError(f"torchvision {name} with interpolation {t.interpolation}: stoker "
+                         "resizes bilinearly (antialiased, as PIL) only")
+    if name == "Resize" and getattr(t, "max_size", None) is not None:
+        raise ValueError("torchvision Resize with max_size is not supported")
+    if name == "Normalize" and getattr(t, "inplace", False):
+        raise ValueError("torchvision Normalize(inplace=True) is not supported")
+    if name == "Compose":
+        return Compose([_stoker_transform(s) for s in t.transforms])
+    if name == "ToTensor":
+        return ToTensor()
+    if name == "PILToTensor":
+        return PILToTensor()
+    if name == "Normalize":
+        return Normalize(t.mean, t.std)
+    if name == "RandomResizedCrop":
+        return RandomResizedCrop(t.size, t.scale, t.ratio, dct_scaling=False)
+    if name == "RandomHorizontalFlip":
+        return RandomHorizontalFlip(t.p)
+    if name == "Resize":
+        return Resize(t.size, dct_scaling=False)
+    if name == "CenterCrop":
+        return CenterCrop(t.size)
+    raise ValueError(f"torchvision transform {name} is not supported by stoker.Loader; "
+                     f"supported: {_SUPPORTED}")
+
+
+def _stoker_transform(t):
+    if isinstance(t, (Compose, ToTensor, PILToTensor, Normalize, RandomResizedCrop,
+                      RandomHorizontalFlip, Resize, CenterCrop)):
+        return t
+    if type(t).__module__.startswith("torchvision.transforms"):
+        return _from_torchvision(t)
+    raise ValueError(f"{type(t).__name__} is not a transform stoker.Loader runs; supported: "
+                     f"{_SUPPORTED} (stoker.transforms, or torchvision.transforms' own)")
+
+
+def _steps(transform) -> list:
+    """The flat list of stoker transforms in `transform` (Compose nests are flattened)."""
+    t = _stoker_transform(transform)
+    if isinstance(t, Compose):
+        return [step for inner in t.transforms for step in _steps(inner)]
+    return [t]
+
+
+def _tensor_tail(field: str, steps: list) -> dict:
+    """The output of steps after any geometry: uint8 as is, or float32 with mean and std."""
+    names = [type(s).__name__ for s in steps]
+    if names in ([], ["PILToTensor"]):
+        return {"uint8": True, "mean": [0.0], "std": [1.0]}
+    if names == ["ToTensor"]:
+        return {"uint8": False, "mean": [0.0], "std": [1.0]}
+    if names in (["Normalize"], ["ToTensor", "Normalize"]):
+        return {"uint8": False, "mean": steps[-1].mean, "std": steps[-1].std}
+    raise ValueError(f"field '{field}': after the crop, stoker supports nothing, ToTensor, "
+                     f"Normalize or ToTensor + Normalize, not {' + '.join(names)}")
+
+
+def _encoded_image_spec(field: str, steps: list) -> dict:
+    names = [type(s).__name__ for s in steps]
+    if names[:1] == ["RandomResizedCrop"]:
+        crop = steps[0]
+        flip = 0.0
+        rest = steps[1:]
+        if rest and isinstance(rest[0], RandomHorizontalFlip):
+            flip = rest[0].p
+            rest = rest[1:]
+        return {"name": field, "kind": "random_resized_crop", "size": crop.size,
+                "scale": crop.scale, "ratio": crop.ratio, "flip": flip,
+                "dct_scaling": crop.dct_scaling, **_tensor_tail(field, rest)}
+    if names[:2] == ["Resize", "CenterCrop"]:
+        return {"name": field, "kind": "center_crop", "size": steps[1].size,
+                "resize": steps[0].size, "dct_scaling": steps[0].dct_scaling,
+                **_tensor_tail(field, steps[2:])}
+    raise ValueError(
+        f"field '{field}' holds encoded images of varying size: its transforms must start with "
+        f"RandomResizedCrop [+ RandomHorizontalFlip] or Resize + CenterCrop, then optionally "
+        f"ToTensor and/or Normalize; got {' + '.join(names) or 'nothing'}")
+
+
+def _fixed_spec(field: str, dtype: str, steps: list) -> dict:
+    names = [type(s).__name__ for s in steps]
+    if names in ([], ["PILToTensor"]):
+        return {"name": field, "kind": "copy"}
+    if dtype != "uint8":
+        raise ValueError(f"field '{field}' ({dtype}) is copied as stored; transforms apply to "
+                         f"uint8 and encoded-image fields, not {' + '.join(names)}")
+    tail = _tensor_tail(field, steps) if not any(
+        isinstance(s, (RandomResizedCrop, RandomHorizontalFlip, Resize, CenterCrop))
+        for s in steps) else None
+    if tail is None:
+        raise ValueError(f"field '{field}' is a fixed-size uint8 array: stoker supports "
+                         f"ToTensor and/or Normalize on it, not {' + '.join(names)} (crops and "
+                         f"flips need an encoded-image field)")
+    return {"name": field, "kind": "normalize", "mean": tail["mean"], "std": tail["std"]}
+
+
+def field_specs(transforms, schema: List[dict]) -> List[dict]:
+    """The loader's native field specs for `transforms` over a dataset of `schema`.
+
+    `transforms` is None, a mapping {field: transform or None} (None leaves the field out),
+    or one transform (a Compose) for the field "image". Fields without a transform are
+    copied as stored; an encoded-image field must have one (or be left out with None).
+    """
+    by_name: Dict[str, dict] = {f["name"]: f for f in schema}
+    if transforms is None:
+        mapping: Dict[str, object] = {}
+    elif isinstance(transforms, dict):
+        mapping = dict(transforms)
+    else:
+        if "image" not in by_name:
+            raise ValueError("a single transform applies to the field 'image', which this "
+                             f"dataset lacks (fields: {', '.join(by_name)}); pass a mapping "
+                             "{field: transform}")
+        mapping = {"image": transforms}
+    for name in mapping:
+        if name not in by_name:
+            raise ValueError(f"transforms name the field '{name}', which the dataset lacks "
+                             f"(fields: {', '.join(by_name)})")
+    specs = []
+    for field in schema:
+        name = field["name"]
+        if name in mapping and mapping[name] is None:
+            continue
+        steps = _steps(mapping[name]) if name in mapping else []
+        if field["dtype"] == "bytes":
+            specs.append(_encoded_image_spec(name, steps))
+        else:
+            specs.append(_fixed_spec(name, field["dtype"], steps))
+    if not specs:
+        raise ValueError("the transforms leave no field in the batch")
+    return specs
+

@@ -1,0 +1,375 @@
+"""stoker.Loader: batches as stored, zero-copy views of pooled buffers, order and exactly-once
+across ranks, state_dict round trips (elastic too), rank defaults, bad options and paths."""
+
+import collections
+import gc
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import stoker
+from loader_datasets import RECORDS, pixels, write_labelled
+from stoker.transforms import Normalize, RandomResizedCrop
+
+
+def labels_of(batches):
+    return [int(v) for b in batches for v in b["label"]]
+
+
+def epoch_labels(loader, epoch):
+    return [b["label"].tolist() for b in loader.epoch(epoch)]
+
+
+def test_batches_hold_the_records_as_stored(labelled):
+    loader = stoker.Loader(labelled, batch_size=16, shuffle=False, workers=2)
+    assert len(loader) == (RECORDS + 15) // 16
+    assert loader.fields == [("image", "uint8", [1, 4, 4]), ("label", "int64", [])]
+    batches = list(loader)
+    assert len(batches) == len(loader)
+    assert labels_of(batches) == list(range(RECORDS))
+    for b in batches:
+        assert set(b) == {"image", "label"}
+        assert b["image"].dtype == torch.uint8 and b["label"].dtype == torch.int64
+        assert b["image"].shape == (len(b["label"]), 1, 4, 4)
+        assert b["image"].is_contiguous()
+        for image, label in zip(b["image"], b["label"]):
+            np.testing.assert_array_equal(image.numpy(), pixels(int(label)))
+    assert len(batches[-1]["label"]) == RECORDS % 16
+
+
+def test_order_depends_on_seed_and_epoch_never_on_workers(labelled):
+    reference = stoker.Loader(labelled, batch_size=16, seed=3, workers=0)
+    epoch0 = epoch_labels(reference, 0)
+    assert sorted(sum(epoch0, [])) == list(range(RECORDS))
+    assert sum(epoch0, []) != list(range(RECORDS))
+    assert epoch_labels(reference, 1) != epoch0
+    for workers, prefetch in ((1, 1), (3, 2), (2, None)):
+        other = stoker.Loader(labelled, batch_size=16, seed=3, workers=workers, prefetch=prefetch)
+        assert epoch_labels(other, 0) == epoch0
+    assert epoch_labels(stoker.Loader(labelled, batch_size=16, seed=4), 0) != epoch0
+
+
+def test_set_epoch_and_plain_iteration(labelled):
+    loader = stoker.Loader(labelled, batch_size=64)
+    reference = stoker.Loader(labelled, batch_size=64)
+    # Without set_epoch each completed iteration moves to the next epoch.
+    assert [b["label"].tolist() for b in loader] == epoch_labels(reference, 0)
+    assert [b["label"].tolist() for b in loader] == epoch_labels(reference, 1)
+    # set_epoch fixes the epoch of every later iteration (DistributedSampler's convention).
+    loader.set_epoch(5)
+    assert [b["label"].tolist() for b in loader] == epoch_labels(reference, 5)
+    assert [b["label"].tolist() for b in loader] == epoch_labels(reference, 5)
+    # An iteration abandoned mid-way: the next one starts its epoch again at batch 0.
+    iterator = iter(loader)
+    next(iterator)
+    next(iterator)
+    assert [b["label"].tolist() for b in loader] == epoch_labels(reference, 5)
+    # The abandoned iterator was ended by the new iteration.
+    with pytest.raises(StopIteration):
+        next(iterator)
+
+
+def test_batches_are_zero_copy_views_of_recycled_pooled_buffers(labelled):
+    loader = stoker.Loader(labelled, batch_size=8, shuffle=False, workers=2, prefetch=4)
+    iterator = iter(loader)
+    held = next(iterator)
+    held_addresses = iterator._field_addresses()
+    # The tensors' data are the pooled buffer the native loader filled, not copies of it.
+    assert [held["image"].data_ptr(), held["label"].data_ptr()] == held_addresses
+    expected = held["image"].clone()
+    seen = set()
+    for _ in range(100):
+        batch = next(iterator)
+        assert [batch["image"].data_ptr(), batch["label"].data_ptr()] == \
+            iterator._field_addresses()
+        seen.add(batch["image"].data_ptr())
+    # A held batch keeps its buffer: never handed out again, never overwritten.
+    assert held_addresses[0] not in seen
+    assert torch.equal(held["image"], expected)
+    assert held["label"].tolist() == list(range(8))
+    # Batches not held are recycled: a few buffers serve 100 batches (prefetch 4, plus the
+    # one being replaced and the one returned).
+    assert len(seen) <= 4 + 3
+
+
+def test_a_batch_outlives_its_loader(labelled):
+    loader = stoker.Loader(labelled, batch_size=8, shuffle=False, workers=2)
+    iterator = iter(loader)
+    next(iterator)
+    batch = next(iterator)
+    del iterator, loader
+    gc.collect()
+    assert batch["label"].tolist() == list(range(8, 16))
+    np.testing.assert_array_equal(batch["image"][3].numpy(), pixels(11))
+
+
+@pytest.mark.parametrize("world_size", [2, 3])
+@pytest.mark.parametrize("drop_last", [False, True])
+def test_exactly_once_across_ranks(labelled, world_size, drop_last):
+    per_rank = []
+    for rank in range(world_size):
+        loader = stoker.Loader(labelled, batch_size=16, rank=rank, world_size=world_size,
+                               drop_last=drop_last, seed=9, workers=1)
+        batches = list(loader.epoch(2))
+        assert len(batches) == len(loader)
+        per_rank.append(labels_of(batches))
+    counts = collections.Counter(sum(per_rank, []))
+    assert len({len(labels) for labels in per_rank}) == 1  # every rank gets as many samples
+    if drop_last:
+        # The global tail of fewer than world_size * batch_size samples is dropped.
+        assert max(counts.values()) == 1
+        assert RECORDS - len(counts) == RECORDS % (world_size * 16)
+    else:
+        # Every sample at least once; padding repeats fewer than world_size of them once.
+        assert set(counts) == set(range(RECORDS))
+        assert sum(counts.values()) - RECORDS == -RECORDS % world_size
+        assert max(counts.values()) <= 2
+
+
+def take(iterator, n):
+    return [next(iterator)["label"].tolist() for _ in range(n)]
+
+
+def test_state_dict_round_trips_mid_epoch(labelled):
+    reference = epoch_labels(stoker.Loader(labelled, batch_size=16, seed=2), 1)
+    first = stoker.Loader(labelled, batch_size=16, seed=2, workers=1)
+    first.set_epoch(1)
+    iterator = iter(first)
+    assert take(iterator, 7) == reference[:7]
+    state = json.loads(json.dumps(first.state_dict()))  # JSON-serialisable
+    assert (state["epoch"], state["position"]) == (1, 7 * 16)
+    # Into a loader with another worker count: the next iteration continues at batch 7.
+    second = stoker.Loader(labelled, batch_size=16, seed=2, workers=3)
+    second.load_state_dict(state)
+    rest = iter(second)
+    assert len(rest) == len(reference) - 7
+    assert [b["label"].tolist() for b in rest] == reference[7:]
+    # Then the next epoch, from its start.
+    assert second.state_dict()["epoch"] == 2
+    assert [b["label"].tolist() for b in second] == epoch_labels(first, 2)
+    # A state taken at an epoch's end continues with the next epoch.
+    third = stoker.Loader(labelled, batch_size=16, seed=2, workers=0)
+    third.load_state_dict(second.state_dict())
+    assert [b["label"].tolist() for b in third] == epoch_labels(first, 3)
+
+
+def test_set_epoch_after_load_state_dict(labelled):
+    reference = stoker.Loader(labelled, batch_size=32)
+    source = stoker.Loader(labelled, batch_size=32)
+    iterator = source.epoch(4)
+    take(iterator, 3)
+    state = source.state_dict()
+    # The usual resumed loop: set_epoch(saved epoch) continues it where it stopped...
+    loader = stoker.Loader(labelled, batch_size=32)
+    loader.load_state_dict(state)
+    loader.set_epoch(4)
+    assert [b["label"].tolist() for b in loader] == epoch_labels(reference, 4)[3:]
+    # ... and only once: the next iteration of epoch 4 is the whole epoch.
+    assert [b["label"].tolist() for b in loader] == epoch_labels(reference, 4)
+    # set_epoch naming another epoch starts that epoch at batch 0.
+    other = stoker.Loader(labelled, batch_size=32)
+    other.load_state_dict(state)
+    other.set_epoch(6)
+    assert [b["label"].tolist() for b in other] == epoch_labels(reference, 6)
+
+
+def test_elastic_restore_from_two_ranks_to_three(labelled):
+    seen = collections.Counter()
+    state = None
+    for rank in range(2):
+        loader = stoker.Loader(labelled, batch_size=16, rank=rank, world_size=2, seed=1)
+        loader.set_epoch(3)
+        iterator = iter(loader)
+        for labels in take(iterator, 10):
+            seen.update(labels)
+        if rank == 0:
+            state = loader.state_dict()
+    assert state["position"] == 10 * 16 * 2
+    for rank in range(3):
+        loader = stoker.Loader(labelled, batch_size=24, rank=rank, world_size=3, seed=1,
+                               workers=rank)
+        loader.load_state_dict(state)
+        loader.set_epoch(3)
+        seen.update(labels_of(loader))
+    assert set(seen) == set(range(RECORDS))
+    # The rest (683 samples) dealt to 3 ranks pads 1 sample: one repeat at most.
+    assert sum(seen.values()) - RECORDS == -(RECORDS - 320) % 3
+    assert max(seen.values()) <= 2
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda s: "epoch 1", "not a stoker.Loader state_dict"),
+    (lambda s: {**s, "format": "other/1"}, "not a stoker.Loader state_dict"),
+    (lambda s: {k: v for k, v in s.items() if k != "position"}, "lacks 'position'"),
+    (lambda s: {**s, "epoch": -1}, r"state_dict\['epoch'\] must be in"),
+    (lambda s: {**s, "records": 10}, "dataset of 10 records"),
+    (lambda s: {**s, "position": RECORDS}, f"position {RECORDS} is not inside an epoch"),
+    (lambda s: {**s, "seed": 8}, "seed 8 into a loader of seed 0"),
+])
+def test_bad_state_dicts_raise(labelled, mutate, message):
+    loader = stoker.Loader(labelled, batch_size=16)
+    with pytest.raises(ValueError, match=message):
+        loader.load_state_dict(mutate(loader.state_dict()))
+
+
+def test_rank_and_world_size_defaults(labelled, monkeypatch):
+    monkeypatch.delenv("RANK", raising=False)
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    options = stoker.Loader(labelled).options
+    assert (options["rank"], options["world_size"]) == (0, 1)
+    monkeypatch.setenv("RANK", "2")
+    monkeypatch.setenv("WORLD_SIZE", "3")
+    options = stoker.Loader(labelled).options
+    assert (options["rank"], options["world_size"]) == (2, 3)
+    options = stoker.Loader(labelled, rank=1).options
+    assert (options["rank"], options["world_size"]) == (1, 3)
+    monkeypatch.setenv("RANK", "two")
+    with pytest.raises(ValueError, match="RANK='two' is not an int"):
+        stoker.Loader(labelled)
+
+
+def test_torch_distributed_rank_comes_before_the_environment(labelled, tmp_path):
+    """In a process of its own: torch.distributed's group (world 1) over RANK/WORLD_SIZE."""
+    script = textwrap.dedent(f"""
+        import os, torch.distributed as dist, stoker
+        os.environ.update(RANK="5", WORLD_SIZE="9")
+        dist.init_process_group("gloo", init_method="file://{tmp_path}/store", rank=0,
+                                world_size=1)
+        o = stoker.Loader({str(labelled)!r}).options
+        print(o["rank"], o["world_size"])
+        dist.destroy_process_group()
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["0", "1"]
+
+
+@pytest.mark.parametrize("options, error, message", [
+    ({"batch_size": 0}, ValueError, r"batch_size must be in \[1,"),
+    ({"batch_size": "8"}, TypeError, "batch_size must be an int, not str"),
+    ({"batch_size": 2**40}, ValueError, "more than the 16 GiB a batch buffer may take"),
+    ({"workers": -1}, ValueError, r"workers must be in \[0, 1024\]"),
+    ({"workers": 1025}, ValueError, r"workers must be in \[0, 1024\]"),
+    ({"prefetch": 0}, ValueError, r"prefetch must be in \[1, 4096\]"),
+    ({"seed": -1}, ValueError, "seed must be in"),
+    ({"seed": 1.5}, TypeError, "seed must be an int"),
+    ({"rank": 2, "world_size": 2}, ValueError, r"rank must be in \[0, 1\], not 2"),
+    ({"rank": 0, "world_size": 0}, ValueError, "world_size must be in"),
+    ({"verify": "sometimes"}, ValueError, "verify policy 'sometimes' is not one of always"),
+    ({"verify": None}, TypeError, "verify must be a str"),
+    ({"on_error": "ignore"}, ValueError, "on_error 'ignore' is not one of raise, skip"),
+    ({"device": "tpu"}, ValueError, "is not a device|delivers to 'cpu' or 'cuda'"),
+    ({"device": "meta"}, ValueError, "delivers to 'cpu' or 'cuda'"),
+    ({"transforms": {"nope": Normalize(0, 1)}}, ValueError, "field 'nope', which the dataset"),
+    ({"transforms": {"label": Normalize(0, 1)}}, ValueError, r"field 'label' \(int64\)"),
+    ({"transforms": {"image": RandomResizedCrop(2)}}, ValueError,
+     "crops and flips need an encoded-image field"),
+    ({"transforms": {"image": Normalize([0.5, 0.5], [1, 1])}}, ValueError,
+     "field 'image': mean and std need 1 value each"),
+    ({"transforms": {"image": Normalize(0.5, 0)}}, ValueError,
+     "field 'image': std must be non-zero"),
+    ({"transforms": {"image": None, "label": None}}, ValueError, "leave no field"),
+    ({"transforms": {"image": lambda x: x}}, ValueError, "is not a transform stoker.Loader runs"),
+])
+def test_bad_options_raise_with_the_message(labelled, options, error, message):
+    with pytest.raises(error, match=message):
+        stoker.Loader(labelled, **options)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA is present here")
+def test_cuda_without_cuda_is_a_value_error(labelled):
+    with pytest.raises(ValueError, match=r"torch.cuda.is_available\(\) is False"):
+        stoker.Loader(labelled, device="cuda")
+
+
+def test_bad_paths_raise_naming_them(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nope: no such dataset directory"):
+        stoker.Loader(tmp_path / "nope")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match="empty: not a stoker dataset"):
+        stoker.Loader(tmp_path / "empty")
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "manifest.json").write_text("{ not json")
+    with pytest.raises(stoker.Error, match="manifest.json"):
+        stoker.Loader(bad)
+    with pytest.raises(TypeError):
+        stoker.Loader(42)
+
+
+def test_bad_epochs_raise(labelled):
+    loader = stoker.Loader(labelled, batch_size=16)
+    with pytest.raises(ValueError, match="epoch must be in"):
+        loader.set_epoch(-1)
+    with pytest.raises(TypeError, match="epoch must be an int"):
+        loader.epoch("1")
+
+
+def corrupt_one_record(path, record_label):
+    """Flips a byte of the record whose label is `record_label` (its label bytes stay
+    intact, so the checksum, not the label, tells)."""
+    needle = pixels(record_label).tobytes() + np.int64(record_label).tobytes()
+    for shard in sorted(path.glob("*.stk")):
+        data = bytearray(shard.read_bytes())
+        at = data.find(needle)
+        if at >= 0:
+            data[at] ^= 0xFF
+            shard.write_bytes(bytes(data))
+            return shard.name
+    raise AssertionError("record not found")
+
+
+def test_corrupt_record_raises_naming_it_or_is_skipped(tmp_path):
+    path = write_labelled(tmp_path / "ds", records=100)
+    shard = corrupt_one_record(path, 37)
+    loader = stoker.Loader(path, batch_size=10, shuffle=False, workers=2)
+    iterator = iter(loader)
+    assert labels_of([next(iterator) for _ in range(3)]) == list(range(30))
+    with pytest.raises(stoker.Error, match=f"{shard}: record .*dataset record 37"):
+        next(iterator)
+    skipping = stoker.Loader(path, batch_size=10, shuffle=False, workers=2, on_error="skip")
+    batches = list(skipping)
+    assert labels_of(batches) == [i for i in range(100) if i != 37]
+    assert len(batches[3]["label"]) == 9
+    assert skipping.stats()["skipped"] == 1
+    # verify="off" trusts the bytes: the corrupt pixel comes through.
+    trusting = stoker.Loader(path, batch_size=10, shuffle=False, verify="off")
+    assert labels_of(trusting) == list(range(100))
+
+
+def test_options_report_auto_values(labelled):
+    loader = stoker.Loader(labelled, batch_size=16)
+    options = loader.options
+    assert options["workers"] == max(1, os.cpu_count() - 1)
+    assert 4 <= options["prefetch"] <= 64
+    assert options["device"] == "cpu"
+    assert "batch_size=16" in repr(loader)
+
+
+def test_the_readme_loader_example(tmp_path, monkeypatch):
+    """README.md's loader example, run as written over a dataset shaped like its FakeData."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("\n## Python\n", 1)[1].split("\n## ", 1)[0]
+    code = next(block for block in re.findall(r"```python\n(.*?)```", section, re.S)
+                if "stoker.Loader(" in block)
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    with stoker.DatasetWriter("data/fake-train",
+                              {"image": ("uint8", (3, 32, 32)), "label": "int64"}) as writer:
+        for i in range(100):
+            writer.append({"image": rng.integers(0, 256, (3, 32, 32), dtype=np.uint8),
+                           "label": i % 10})
+    scope = {}
+    exec(compile(code, "README.md", "exec"), scope)
+    saved = torch.load("checkpoint.pt")
+    assert (saved["loader"]["epoch"], saved["loader"]["position"]) == (2, 0)
+    assert scope["batch"]["image"].dtype == torch.float32

@@ -1,0 +1,165 @@
+"""stoker.Loader and threads: the GIL is released while waiting, Ctrl-C stops a wait cleanly,
+misuse from a second thread raises instead of racing, separate loaders run side by side."""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+import stoker
+from loader_datasets import RECORDS
+from stoker import _stoker
+
+
+def slow_native_loader(path, microseconds_per_sample, batch_size=4):
+    """A native loader whose batches take `microseconds_per_sample` of one worker's CPU per
+    sample (the synthetic cost field of `stoker bench loader --sample-cost-us`)."""
+    import torch
+
+    native = _stoker.LoaderCore(os.fspath(path))
+    native.configure(batch_size=batch_size, shuffle=False, seed=0, drop_last=False, workers=1,
+                     prefetch=1, rank=0, world_size=1, verify="once", on_error="raise",
+                     fields=[{"name": "label", "kind": "copy"},
+                             {"name": "cost", "kind": "busy_wait",
+                              "microseconds": microseconds_per_sample}],
+                     to_tensor=torch.utils.dlpack.from_dlpack)
+    return native
+
+
+def test_the_gil_is_released_while_waiting_and_other_calls_raise(labelled):
+    native = slow_native_loader(labelled, 100_000)  # 0.4 s per batch
+    done = threading.Event()
+    result = {}
+
+    def consume():
+        try:
+            result["epoch"] = native.epoch(0)
+            result["batch"] = next(result["epoch"])
+        finally:
+            done.set()
+
+    consumer = threading.Thread(target=consume)
+    consumer.start()
+    refused = 0
+    ticks = 0
+    while not done.is_set():  # this thread runs: the waiting one holds no GIL
+        ticks += 1
+        try:
+            native.state()
+        except RuntimeError as e:
+            assert "in use by another thread" in str(e)
+            refused += 1
+        time.sleep(0.001)
+    consumer.join()
+    assert refused > 0 and ticks > 10
+    assert result["batch"]["label"].tolist() == [0, 1, 2, 3]
+    assert result["batch"]["cost"].tolist() == [0, 1, 2, 3]
+    result["epoch"].close()
+
+
+def test_a_second_thread_cannot_iterate_or_steer_a_loader_in_use(labelled):
+    loader = stoker.Loader(labelled, batch_size=16, workers=1)
+    iterator = iter(loader)
+    first = next(iterator)
+    errors = []
+
+    def intrude():
+        for attempt in (lambda: next(iterator), lambda: iter(loader),
+                        lambda: loader.epoch(1), loader.state_dict,
+                        lambda: loader.load_state_dict(loader.state_dict()),
+                        lambda: loader.set_epoch(3)):
+            try:
+                attempt()
+            except RuntimeError as e:
+                errors.append(str(e))
+
+    intruder = threading.Thread(target=intrude)
+    intruder.start()
+    intruder.join()
+    assert len(errors) == 6
+    assert "thread that started it" in errors[0]
+    assert all("another thread is iterating" in e for e in errors[1:])
+    # The owner goes on undisturbed.
+    rest = [b["label"].tolist() for b in iterator]
+    reference = [b["label"].tolist() for b in stoker.Loader(labelled, batch_size=16).epoch(0)]
+    assert [first["label"].tolist()] + rest == reference
+    # Once its iteration is over, the loader may move to another thread.
+    moved = []
+    mover = threading.Thread(target=lambda: moved.extend(b["label"].tolist() for b in loader))
+    mover.start()
+    mover.join()
+    assert len(moved) == len(loader)
+
+
+def test_separate_loaders_in_separate_threads(labelled):
+    reference = [b["label"].tolist() for b in stoker.Loader(labelled, batch_size=16).epoch(2)]
+    results = [None] * 3
+
+    def run(i):
+        loader = stoker.Loader(labelled, batch_size=16, workers=1)
+        results[i] = [b["label"].tolist() for b in loader.epoch(2)]
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [reference] * 3
+
+
+def test_batches_may_be_used_from_other_threads(labelled):
+    loader = stoker.Loader(labelled, batch_size=16, shuffle=False)
+    sums = []
+    threads = []
+    for batch in loader:
+        t = threading.Thread(target=lambda b=batch: sums.append(int(b["label"].sum())))
+        t.start()
+        threads.append(t)
+    for t in threads:
+        t.join()
+    assert sum(sums) == RECORDS * (RECORDS - 1) // 2
+
+
+CTRL_C_SCRIPT = """
+import sys, time
+import stoker, stoker.loader
+path = sys.argv[1]
+# Each batch costs 2 s of a worker's CPU: the main thread sits in the wait for it.
+specs = stoker.loader.field_specs
+stoker.loader.field_specs = lambda t, s: specs(t, s) + [
+    {"name": "cost", "kind": "busy_wait", "microseconds": 125_000}]
+loader = stoker.Loader(path, batch_size=16, workers=1, prefetch=1, shuffle=False)
+try:
+    for batch in loader:
+        print("batch", flush=True)
+except KeyboardInterrupt:
+    print("interrupted", loader.state_dict()["position"], flush=True)
+    del loader  # cancels and joins the worker
+    print("stopped", time.monotonic(), flush=True)
+    sys.exit(3)
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="signals as on Linux")
+def test_ctrl_c_while_waiting_for_a_batch_stops_cleanly(labelled):
+    process = subprocess.Popen([sys.executable, "-c", CTRL_C_SCRIPT, str(labelled)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout.readline() == "batch\n"
+        time.sleep(0.2)  # inside the wait for the second batch, ready 1.8 s from now
+        sent = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 3, err
+    lines = out.split("\n")
+    assert lines[0] == "interrupted 16"
+    assert lines[1].startswith("stopped ")
+    # The wait woke up for the signal and the worker mid-batch was cancelled and joined (the
+    # same monotonic clock in both processes): far sooner than the batch would have been ready.
+    assert float(lines[1].split()[1]) - sent < 1.2

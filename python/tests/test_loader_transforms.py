@@ -1,0 +1,170 @@
+"""stoker.transforms through stoker.Loader: the native image transforms give torchvision's
+pixels where the pipelines are the same, torchvision's own classes translate, uint8 fields
+normalise by the formula, and what is not supported says what is."""
+
+import io
+
+import numpy as np
+import pytest
+import torch
+import torchvision.transforms as T
+from PIL import Image
+
+import stoker
+from loader_datasets import encode, photo, pixels
+from stoker import transforms as S
+
+MEAN = [0.485, 0.456, 0.406]
+STD = [0.229, 0.224, 0.225]
+
+
+def torchvision_batch(encoded, pipeline):
+    return torch.stack([pipeline(Image.open(io.BytesIO(e)).convert("RGB")) for e in encoded])
+
+
+def stoker_batch(path, transforms, **options):
+    loader = stoker.Loader(path, batch_size=64, shuffle=False, transforms=transforms, **options)
+    return next(iter(loader))["image"]
+
+
+def full_square_crop(image):
+    """What RandomResizedCrop(scale=(1, 1), ratio=(1, 1)) always picks: torchvision's
+    fallback, the central square of the shorter side."""
+    return T.functional.center_crop(image, min(image.size))
+
+
+@pytest.mark.parametrize("name, ours, theirs", [
+    ("evaluation, float", S.Compose([S.Resize(40, dct_scaling=False), S.CenterCrop(32),
+                                     S.ToTensor(), S.Normalize(MEAN, STD)]),
+     T.Compose([T.Resize(40), T.CenterCrop(32), T.ToTensor(), T.Normalize(MEAN, STD)])),
+    ("evaluation, uint8", S.Compose([S.Resize(40, dct_scaling=False), S.CenterCrop(32)]),
+     T.Compose([T.Resize(40), T.CenterCrop(32), T.PILToTensor()])),
+    ("whole-image crop, flipped",
+     S.Compose([S.RandomResizedCrop(24, scale=(1, 1), ratio=(1, 1), dct_scaling=False),
+                S.RandomHorizontalFlip(1.0), S.ToTensor()]),
+     T.Compose([full_square_crop, T.Resize((24, 24)), T.RandomHorizontalFlip(1.0),
+                T.ToTensor()])),
+    ("whole-image crop, not flipped",
+     S.Compose([S.RandomResizedCrop(24, scale=(1, 1), ratio=(1, 1), dct_scaling=False),
+                S.RandomHorizontalFlip(0.0), S.PILToTensor()]),
+     T.Compose([full_square_crop, T.Resize((24, 24)), T.PILToTensor()])),
+])
+def test_images_are_torchvisions_where_the_pipelines_are_the_same(images, name, ours, theirs):
+    path, encoded = images
+    got = stoker_batch(path, ours)
+    want = torchvision_batch(encoded, theirs)
+    assert got.dtype == want.dtype and got.shape == want.shape, name
+    if got.dtype == torch.uint8:
+        assert torch.equal(got, want), name
+    else:
+        torch.testing.assert_close(got, want, rtol=0, atol=1e-5)
+
+
+def test_torchvision_pipelines_are_translated_with_torchvisions_pixels(images):
+    path, encoded = images
+    pipeline = T.Compose([T.Resize(40), T.CenterCrop(32), T.ToTensor(), T.Normalize(MEAN, STD)])
+    torch.testing.assert_close(stoker_batch(path, pipeline),
+                               torchvision_batch(encoded, pipeline), rtol=0, atol=1e-5)
+    training = T.Compose([T.RandomResizedCrop(24, scale=(1, 1), ratio=(1, 1)),
+                          T.RandomHorizontalFlip(1.0), T.ToTensor()])
+    expected = T.Compose([full_square_crop, T.Resize((24, 24)), T.RandomHorizontalFlip(1.0),
+                          T.ToTensor()])
+    torch.testing.assert_close(stoker_batch(path, {"image": training}),
+                               torchvision_batch(encoded, expected), rtol=0, atol=1e-5)
+
+
+def test_dct_scaling_is_close_to_a_full_decode(images):
+    path, _ = images
+    exact = stoker_batch(path, S.Compose([S.Resize(40, dct_scaling=False), S.CenterCrop(32),
+                                          S.ToTensor()]))
+    fast = stoker_batch(path, S.Compose([S.Resize(40), S.CenterCrop(32), S.ToTensor()]))
+    assert not torch.equal(exact, fast)  # the large JPEGs decoded at a reduced scale
+    assert (exact - fast).abs().mean() < 0.02
+
+
+def test_float_output_is_the_uint8_output_normalised(images):
+    path, _ = images
+    crop = S.RandomResizedCrop(28)
+    as_uint8 = stoker_batch(path, S.Compose([crop, S.RandomHorizontalFlip()]), seed=4)
+    normalised = stoker_batch(path, S.Compose([crop, S.RandomHorizontalFlip(), S.ToTensor(),
+                                               S.Normalize(MEAN, STD)]), seed=4)
+    mean = torch.tensor(MEAN).view(3, 1, 1)
+    std = torch.tensor(STD).view(3, 1, 1)
+    torch.testing.assert_close(normalised, (as_uint8 / 255.0 - mean) / std, rtol=0, atol=1e-5)
+
+
+def test_random_crops_follow_seed_epoch_and_sample_never_workers(images):
+    path, _ = images
+    pipeline = S.Compose([S.RandomResizedCrop(20), S.RandomHorizontalFlip(), S.ToTensor()])
+
+    def epoch(e, **options):
+        loader = stoker.Loader(path, batch_size=3, shuffle=False, transforms=pipeline, **options)
+        return torch.cat([b["image"] for b in loader.epoch(e)])
+
+    reference = epoch(1, workers=0)
+    assert reference.shape == (8, 3, 20, 20)
+    assert 0.0 <= reference.min() and reference.max() <= 1.0
+    assert torch.equal(epoch(1, workers=2), reference)
+    assert torch.equal(epoch(1, workers=3, prefetch=1), reference)
+    assert not torch.equal(epoch(2, workers=0), reference)
+    assert not torch.equal(epoch(1, workers=0, seed=1), reference)
+
+
+def test_uint8_fields_normalise_by_the_formula(labelled):
+    def first(transforms):
+        loader = stoker.Loader(labelled, batch_size=8, shuffle=False, transforms=transforms)
+        return next(iter(loader))["image"]
+
+    raw = torch.from_numpy(np.stack([pixels(i) for i in range(8)]))
+    assert torch.equal(first(None), raw)
+    assert torch.equal(first({"image": S.PILToTensor()}), raw)
+    torch.testing.assert_close(first({"image": S.ToTensor()}), raw / 255.0, rtol=0, atol=1e-6)
+    expected = (raw / 255.0 - 0.5) / 0.25
+    for transform in (S.Normalize(0.5, 0.25), S.Compose([S.ToTensor(), S.Normalize([0.5], [0.25])]),
+                      T.Compose([T.ToTensor(), T.Normalize((0.5,), (0.25,))])):
+        torch.testing.assert_close(first({"image": transform}), expected, rtol=0, atol=1e-5)
+
+
+def test_a_field_left_out(images):
+    path, _ = images
+    batch = next(iter(stoker.Loader(path, batch_size=4, shuffle=False,
+                                    transforms={"image": None})))
+    assert list(batch) == ["label"]
+    assert batch["label"].tolist() == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("transforms, message", [
+    (None, "field 'image' holds encoded images of varying size"),
+    (S.Resize(40), "must start with RandomResizedCrop"),
+    (S.CenterCrop(32), "must start with RandomResizedCrop"),
+    (S.Compose([S.RandomHorizontalFlip(), S.RandomResizedCrop(32)]),
+     "must start with RandomResizedCrop"),
+    (S.Compose([S.RandomResizedCrop(32), S.Normalize(0, 1), S.ToTensor()]),
+     "after the crop, stoker supports nothing, ToTensor, Normalize or ToTensor \\+ Normalize"),
+    (S.Compose([S.RandomResizedCrop(32), S.RandomHorizontalFlip(), S.RandomHorizontalFlip()]),
+     "after the crop"),
+    (T.Compose([T.RandomResizedCrop(32), T.ColorJitter(0.1)]),
+     "torchvision transform ColorJitter is not supported"),
+    (T.Resize(40, interpolation=T.InterpolationMode.NEAREST), "bilinear"),
+    (T.Compose([T.Resize((40, 50)), T.CenterCrop(32)]), "one positive int"),
+    (S.RandomResizedCrop(32, scale=(0.5, 0.1)), r"field 'image': crop scale \(0.5"),
+    (T.RandomResizedCrop((32, 48)), "not square"),
+])
+def test_unsupported_image_pipelines_say_what_is_supported(images, transforms, message):
+    path, _ = images
+    with pytest.raises(ValueError, match=message):
+        stoker.Loader(path, transforms=transforms)
+
+
+def test_a_corrupt_image_raises_naming_it_or_is_skipped(tmp_path):
+    path = tmp_path / "ds"
+    with stoker.DatasetWriter(path, {"image": "bytes", "label": "int64"}) as writer:
+        for i in range(6):
+            good = encode(photo(i, 40, 30), "JPEG")
+            writer.append({"image": good[:50] if i == 4 else good, "label": i})
+    pipeline = S.Compose([S.Resize(20), S.CenterCrop(16), S.ToTensor()])
+    with pytest.raises(stoker.Error, match="dataset record 4"):
+        list(stoker.Loader(path, batch_size=3, shuffle=False, transforms=pipeline))
+    skipping = stoker.Loader(path, batch_size=3, shuffle=False, transforms=pipeline,
+                             on_error="skip")
+    assert [b["label"].tolist() for b in skipping] == [[0, 1, 2], [3, 5]]

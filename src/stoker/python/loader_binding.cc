@@ -1,0 +1,294 @@
+#include "stoker/python/loader_binding.h"
+
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "stoker/pipeline/image_transforms.h"
+#include "stoker/pipeline/loader_core.h"
+#include "stoker/pipeline/sample_cost.h"
+#include "stoker/python/dlpack_export.h"
+#include "stoker/store/dataset.h"
+
+namespace stoker::python {
+namespace py = pybind11;
+using namespace py::literals;
+
+namespace {
+
+// How long a thread waiting for a batch sleeps before it lets Python handle signals.
+constexpr std::chrono::milliseconds kSignalCheckInterval{50};
+
+// What a bound loader shares with its epochs. Used with the GIL held only.
+struct Shared {
+  std::shared_ptr<const Dataset> dataset;
+  std::unique_ptr<LoaderCore> core;  // set by configure()
+  py::object to_tensor;              // DLPack capsule -> tensor
+  std::vector<py::str> names;        // the batch fields', made once
+  // A thread waits for a batch with the GIL released: calls from other threads must not touch
+  // the loader meanwhile.
+  bool busy = false;
+};
+
+// Holds `shared` busy for the scope; raises RuntimeError if another thread already does.
+class BusyGuard {
+ public:
+  explicit BusyGuard(Shared& shared) : shared_(shared) {
+    if (shared_.busy)
+      throw std::runtime_error(
+          "stoker.Loader is in use by another thread (waiting for a batch): use a loader from "
+          "one thread at a time");
+    shared_.busy = true;
+  }
+  ~BusyGuard() { shared_.busy = false; }
+  BusyGuard(const BusyGuard&) = delete;
+  BusyGuard& operator=(const BusyGuard&) = delete;
+
+ private:
+  Shared& shared_;
+};
+
+LoaderCore& configured(Shared& shared) {
+  if (!shared.core) throw std::logic_error("LoaderCore.configure() was not called");
+  return *shared.core;
+}
+
+// ImageOutput from a spec's "size", "uint8", "mean", "std", "dct_scaling".
+ImageOutput image_output(const py::dict& spec) {
+  ImageOutput out;
+  out.size = spec["size"].cast<int>();
+  out.uint8 = spec["uint8"].cast<bool>();
+  out.mean = spec["mean"].cast<std::vector<float>>();
+  out.std = spec["std"].cast<std::vector<float>>();
+  out.dct_scaling = spec["dct_scaling"].cast<bool>();
+  return out;
+}
+
+// A batch field from its spec: {"name", "kind", ...}, as python/stoker/transforms.py makes;
+// kind "busy_wait" is sample_cost.h's synthetic cost per sample, for tests.
+FieldRequest field_request(const Schema& schema, const py::dict& spec) {
+  const auto name = spec["name"].cast<std::string>();
+  const auto kind = spec["kind"].cast<std::string>();
+  if (kind == "copy") return FieldRequest(name);
+  if (kind == "normalize")
+    return FieldRequest(name, true, spec["mean"].cast<std::vector<float>>(),
+                        spec["std"].cast<std::vector<float>>());
+  if (kind == "random_resized_crop") {
+    RandomCropOptions options;
+    std::tie(options.crop.scale_min, options.crop.scale_max) =
+        spec["scale"].cast<std::pair<double, double>>();
+    std::tie(options.crop.ratio_min, options.crop.ratio_max) =
+        spec["ratio"].cast<std::pair<double, double>>();
+    options.flip_probability = spec["flip"].cast<double>();
+    return FieldRequest(
+        name,
+        random_resized_crop_transform(schema, name, image_output(spec), options).value_or_throw());
+  }
+  if (kind == "center_crop")
+    return FieldRequest(
+        name, center_crop_transform(schema, name, image_output(spec), spec["resize"].cast<int>())
+                  .value_or_throw());
+  if (kind == "busy_wait")
+    return FieldRequest(
+        name, busy_wait_transform(std::chrono::microseconds(spec["microseconds"].cast<int64_t>())));
+  throw Error(invalid_argument("unknown field kind '" + kind + "'"));
+}
+
+ErrorPolicy parse_error_policy(const std::string& name) {
+  if (name == "raise") return ErrorPolicy::kRaise;
+  if (name == "skip") return ErrorPolicy::kSkip;
+  throw Error(invalid_argument("on_error '" + name + "' is not one of raise, skip"));
+}
+
+// _stoker.LoaderCore: opened on a dataset directory, then configured once.
+class BoundLoader {
+ public:
+  explicit BoundLoader(const std::string& path) : shared_(std::make_shared<Shared>()) {
+    shared_->dataset = Dataset::open(path).value_or_throw();
+  }
+
+  // The dataset's fields: [{"name", "dtype", "shape"}], shape None for bytes fields.
+  py::list schema() const {
+    py::list out;
+    for (const Field& f : shared_->dataset->schema().fields()) {
+      py::object shape = f.is_fixed() ? py::cast(f.shape) : py::none();
+      out.append(py::dict("name"_a = f.name, "dtype"_a = dtype_name(f.dtype), "shape"_a = shape));
+    }
+    return out;
+  }
+
+  uint64_t size() const { return shared_->dataset->size(); }
+
+  void configure(int64_t batch_size, bool shuffle, uint64_t seed, bool drop_last, int workers,
+                 int prefetch, int rank, int world_size, const std::string& verify,
+                 const std::string& on_error, const py::list& fields, py::object to_tensor) {
+    BusyGuard busy(*shared_);
+    if (shared_->core) throw std::logic_error("LoaderCore.configure() was called already");
+    LoaderOptions o;
+    o.batch_size = batch_size;
+    o.shuffle = shuffle;
+    o.seed = seed;
+    o.drop_last = drop_last;
+    o.workers = workers;
+    o.prefetch = prefetch;
+    o.rank = rank;
+    o.world_size = world_size;
+    o.verify = parse_verify_policy(verify).value_or_throw();
+    o.on_error = parse_error_policy(on_error);
+    for (const py::handle spec : fields)
+      o.fields.push_back(field_request(shared_->dataset->schema(), spec.cast<py::dict>()));
+    shared_->core = std::make_unique<LoaderCore>(shared_->dataset, std::move(o));
+    for (const BatchField& f : shared_->core->layout().fields())
+      shared_->names.emplace_back(f.name);
+    shared_->to_tensor = std::move(to_tensor);
+  }
+
+  // The options in force, auto values resolved.
+  py::dict options() const {
+    const LoaderOptions& o = configured(*shared_).options();
+    return py::dict("batch_size"_a = o.batch_size, "shuffle"_a = o.shuffle, "seed"_a = o.seed,
+                    "drop_last"_a = o.drop_last, "workers"_a = o.workers, "prefetch"_a = o.prefetch,
+                    "rank"_a = o.rank, "world_size"_a = o.world_size,
+                    "verify"_a = to_string(o.verify),
+                    "on_error"_a = o.on_error == ErrorPolicy::kSkip ? "skip" : "raise");
+  }
+
+  // The batch fields in order: [(name, dtype, sample shape)].
+  py::list fields() const {
+    py::list out;
+    for (const BatchField& f : configured(*shared_).layout().fields())
+      out.append(py::make_tuple(f.name, dtype_name(f.dtype), f.sample_shape));
+    return out;
+  }
+
+  int64_t batches_per_epoch() const { return configured(*shared_).batches_per_epoch(); }
+
+  py::tuple state() const {
+    BusyGuard busy(*shared_);
+    const LoaderState s = configured(*shared_).state();
+    return py::make_tuple(s.seed, s.epoch, s.position);
+  }
+
+  void restore(uint64_t seed, int64_t epoch, int64_t position) {
+    BusyGuard busy(*shared_);
+    configured(*shared_).restore({seed, epoch, position});
+  }
+
+  size_t buffer_bytes() const { return configured(*shared_).buffer_bytes(); }
+
+  // Per-stage totals since construction, in seconds and counts.
+  py::dict stats() const {
+    const PipelineStats& s = configured(*shared_).stats();
+    return py::dict("read_s"_a = s.read_ns.load() * 1e-9,
+                    "transform_s"_a = s.transform_ns.load() * 1e-9,
+                    "busy_s"_a = s.busy_ns.load() * 1e-9, "wait_s"_a = s.wait_ns.load() * 1e-9,
+                    "batches"_a = s.batches.load(), "samples"_a = s.samples.load(),
+                    "skipped"_a = s.skipped.load());
+  }
+
+  const std::shared_ptr<Shared>& shared() const { return shared_; }
+
+ private:
+  std::shared_ptr<Shared> shared_;
+};
+
+// _stoker.LoaderEpoch: the batches of one epoch, for the thread that started it.
+class BoundEpoch {
+ public:
+  BoundEpoch(const BoundLoader& loader, int64_t e)
+      : shared_(loader.shared()), owner_thread_(PyThread_get_thread_ident()) {
+    BusyGuard busy(*shared_);
+    epoch_.emplace(configured(*shared_).epoch(e));
+    size_ = epoch_->size();
+  }
+
+  // The next batch: {name: tensor}. StopIteration after the last.
+  py::dict next() {
+    if (PyThread_get_thread_ident() != owner_thread_)
+      throw std::runtime_error(
+          "an epoch's batches are taken by the thread that started it; start an iteration in "
+          "this thread instead (one at a time per loader)");
+    BusyGuard busy(*shared_);
+    if (!epoch_) throw py::stop_iteration();
+    LoaderCore::Epoch::Next got;
+    do {
+      {
+        py::gil_scoped_release release;
+        got = epoch_->next_for(batch_, kSignalCheckInterval);
+      }
+      if (got == LoaderCore::Epoch::Next::kTimedOut && PyErr_CheckSignals() != 0)
+        throw py::error_already_set();
+    } while (got == LoaderCore::Epoch::Next::kTimedOut);
+    if (got == LoaderCore::Epoch::Next::kEnd) {
+      epoch_.reset();
+      throw py::stop_iteration();
+    }
+    py::dict out;
+    for (size_t f = 0; f < batch_.fields.size(); ++f)
+      out[shared_->names[f]] = shared_->to_tensor(to_dlpack(batch_.fields[f], batch_.owner));
+    batch_.owner.reset();  // the tensors alone keep the buffer from the pool
+    return out;
+  }
+
+  // Batches of the epoch from where it started.
+  int64_t size() const { return size_; }
+
+  // Ends the epoch early: the loader may start another one.
+  void close() {
+    BusyGuard busy(*shared_);
+    epoch_.reset();
+  }
+
+  bool live() const { return epoch_.has_value(); }
+
+  // Where the last batch's fields lie (their data pointers), for tests of zero-copy.
+  std::vector<uintptr_t> field_addresses() const {
+    std::vector<uintptr_t> out;
+    for (const HostField& f : batch_.fields) out.push_back(reinterpret_cast<uintptr_t>(f.data));
+    return out;
+  }
+
+ private:
+  std::shared_ptr<Shared> shared_;  // keeps the loader alive while the epoch is
+  const unsigned long owner_thread_;
+  std::optional<LoaderCore::Epoch> epoch_;
+  int64_t size_ = 0;
+  HostBatch batch_;  // reused: its vectors keep their capacity
+};
+
+}  // namespace
+
+void register_loader(py::module_& module) {
+  py::class_<BoundLoader>(module, "LoaderCore",
+                          "The native loader over a dataset directory (stoker.Loader wraps it).")
+      .def(py::init<const std::string&>(), "path"_a)
+      .def_property_readonly("schema", &BoundLoader::schema)
+      .def("__len__", &BoundLoader::size)
+      .def("configure", &BoundLoader::configure, "batch_size"_a, "shuffle"_a, "seed"_a,
+           "drop_last"_a, "workers"_a, "prefetch"_a, "rank"_a, "world_size"_a, "verify"_a,
+           "on_error"_a, "fields"_a, "to_tensor"_a)
+      .def_property_readonly("options", &BoundLoader::options)
+      .def_property_readonly("fields", &BoundLoader::fields)
+      .def("batches_per_epoch", &BoundLoader::batches_per_epoch)
+      .def("state", &BoundLoader::state)
+      .def("restore", &BoundLoader::restore, "seed"_a, "epoch"_a, "position"_a)
+      .def("buffer_bytes", &BoundLoader::buffer_bytes)
+      .def("stats", &BoundLoader::stats)
+      .def(
+          "epoch", [](const BoundLoader& loader, int64_t e) { return BoundEpoch(loader, e); },
+          "epoch"_a);
+  py::class_<BoundEpoch>(module, "LoaderEpoch", "The batches of one epoch of a LoaderCore.")
+      .def("__iter__", [](py::object self) { return self; })
+      .def("__next__", &BoundEpoch::next)
+      .def("__len__", &BoundEpoch::size)
+      .def("close", &BoundEpoch::close)
+      .def_property_readonly("live", &BoundEpoch::live)
+      .def("_field_addresses", &BoundEpoch::field_addresses);
+}
+
+}  // namespace stoker::python
