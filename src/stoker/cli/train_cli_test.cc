@@ -298,8 +298,9 @@ TEST_F(TrainCliTest, BadInputsGiveOneLineAndExitOne) {
   testing::flip_byte(shard, offset + 2);
   expect_one_line_error(Cli({"--data", dir_ / "corrupt"}, dir_), "record 77");
 
-  // A good checkpoint, then a resumed run whose loss is NaN (inputs scaled to infinity by a
-  // tiny --std): an error naming the step, and the checkpoint stays as it was.
+  // A good checkpoint, then a resumed run whose loss goes NaN (a learning rate that throws the
+  // weights to infinity in one step): an error naming the step, and the checkpoint stays as it
+  // was.
   Cli good({"--data", data, "--epochs", "1", "--batch", "16", "--optimizer", "sgd", "--lr", "0.1",
             "--checkpoint-dir", dir_ / "ckpt"},
            dir_);
@@ -307,9 +308,9 @@ TEST_F(TrainCliTest, BadInputsGiveOneLineAndExitOne) {
   const std::string checkpoint = latest_checkpoint(dir_ / "ckpt").value_or_throw();
   const std::string meta = read_file(checkpoint + "/meta.json").value_or_throw();
   expect_one_line_error(Cli({"--data", data, "--epochs", "3", "--batch", "16", "--optimizer", "sgd",
-                             "--std", "1e-40", "--checkpoint-dir", dir_ / "ckpt", "--resume"},
+                             "--lr", "1e38", "--checkpoint-dir", dir_ / "ckpt", "--resume"},
                             dir_),
-                        "training stopped: loss is NaN at epoch 2, batch 1, step 20");
+                        "training stopped: loss is NaN at epoch 2, batch 2, step 21");
   EXPECT_EQ(latest_checkpoint(dir_ / "ckpt").value_or_throw(), checkpoint);
   EXPECT_EQ(read_file(checkpoint + "/meta.json").value_or_throw(), meta);
 }
