@@ -413,7 +413,8 @@ def write_dataset(out, source, *, schema=None, transform=None, field_names=("ima
     Samples of a map-style source are fetched and prepared by `workers` worker processes
     (forked; `parallel="threads"` for threads; 0: none) and written in order; by default one
     per core, unless the first samples, timed, show that the source takes under a second
-    without them or under 50 us a sample (less than sending it from a worker costs). `class_names` defaults to the source's ``classes``; `source_name`, recorded in the
+    without them or under 50 us a sample (less than sending it from a worker costs).
+    `class_names` defaults to the source's ``classes``; `source_name`, recorded in the
     manifest, to the source's type. A progress line is drawn on stderr when it is a terminal
     (`progress` True or False forces it).
 
