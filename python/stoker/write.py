@@ -11,8 +11,9 @@ converted to RGB as torchvision's loader does).
 Encoded images are kept as they are: a sample whose ``image`` is bytes (a JPEG or PNG) and
 whose ``label`` is an integer makes an image dataset, the records `stoker convert imagefolder`
 writes (image, label, height, width, original_size, original_checksum), which the loader's
-image transforms read. Each image is checked (its header, and with ``check_images`` its whole
-data decoded) where it is prepared.
+image transforms read. Each image is checked where it is prepared: its header, and with
+``check_images`` its whole data, decoded once there, which also gives the pixel statistics that
+the manifest keeps (stoker.writer); without, the manifest has none of the images.
 """
 
 import collections.abc
@@ -47,10 +48,11 @@ _SEQUENTIAL_SECONDS = 1.0
 _SEQUENTIAL_SAMPLE_SECONDS = 50e-6
 
 
-def image_sample(data, label, *, check=True):
+def image_sample(data, label, *, check=False):
     """The record of an image dataset for the JPEG or PNG `data` and class `label`: a dict for a
-    DatasetWriter of schema IMAGE_SCHEMA. With `check`, the image is decoded whole first, as
-    the importer checks every image; a bad image raises stoker.Error."""
+    DatasetWriter of schema IMAGE_SCHEMA, from the image's header. The writer decodes the image
+    whole when it is appended, which checks it and gives the manifest's statistics; `check`
+    decodes it here already (twice in all, then). A bad image raises stoker.Error."""
     data = bytes(data)
     info = _stoker.image_info(data, check)
     return {"image": data, "label": int(label), "height": info["height"],
@@ -112,7 +114,8 @@ def _value(value):
 
 
 class _Preparer:
-    """Turns what a source yields into the writer's samples. Shared by the workers."""
+    """Turns what a source yields into the writer's samples, each with the statistics of its
+    encoded image (or None). Shared by the workers."""
 
     def __init__(self, field_names, transform, check_images):
         self.field_names = tuple(field_names)
@@ -139,20 +142,24 @@ class _Preparer:
                 sample[name] = _value(value)
             except ValueError as e:
                 raise ValueError(f"sample {index}, field '{name}': {e}") from None
-        return self.add_image_fields(sample, index) if self.image_record else sample
+        return self.add_image_fields(sample, index) if self.image_record else (sample, None)
 
     def add_image_fields(self, sample, index):
-        """`sample` with the image record's fields of its encoded image, unless it has them."""
+        """`sample` with the image record's fields of its encoded image, unless it has them,
+        and with check_images the image's statistics (else None: the writer keeps none)."""
         image = sample.get("image")
-        if "height" in sample or not isinstance(image, (bytes, bytearray, memoryview)):
-            return sample
+        has_fields = "height" in sample
+        if not isinstance(image, (bytes, bytearray, memoryview)) or (
+                has_fields and not self.check_images):
+            return sample, None
         try:
             info = _stoker.image_info(image, self.check_images)
         except _stoker.Error as e:
             raise _stoker.Error(f"sample {index}, field 'image': {e}") from None
-        sample.update(height=info["height"], width=info["width"], original_size=len(image),
-                      original_checksum=info["checksum"])
-        return sample
+        if not has_fields:
+            sample.update(height=info["height"], width=info["width"], original_size=len(image),
+                          original_checksum=info["checksum"])
+        return sample, info.get("statistics")
 
 
 def _infer_schema(sample, field_names):
@@ -296,7 +303,8 @@ class _Progress:
 
 
 def _prepare_range(source, prepare, start, end):
-    """Samples start .. end - 1 of a map-style source, prepared. An exception names the sample
+    """Samples start .. end - 1 of a map-style source, prepared (each a (sample, statistics)
+    pair, as _Preparer gives them). An exception names the sample
     (a note, so that its type stays what the source raised)."""
     samples = []
     for index in range(start, end):
@@ -405,9 +413,15 @@ def write_dataset(out, source, *, schema=None, transform=None, field_names=("ima
     Samples of a map-style source are fetched and prepared by `workers` worker processes
     (forked; `parallel="threads"` for threads; 0: none) and written in order; by default one
     per core, unless the first samples, timed, show that the source takes under a second
-    without them or under 50 us a sample (less than sending it from a worker costs). `class_names` defaults to the source's ``classes``; `source_name`, recorded in the
+    without them or under 50 us a sample (less than sending it from a worker costs).
+    `class_names` defaults to the source's ``classes``; `source_name`, recorded in the
     manifest, to the source's type. A progress line is drawn on stderr when it is a terminal
     (`progress` True or False forces it).
+
+    Encoded images (an image dataset) are each decoded whole where they are prepared with
+    `check_images` (the default): a bad image fails the write, and the manifest gets the pixel
+    statistics ``stoker train`` normalises by, the same as ``stoker convert imagefolder``'s.
+    ``check_images=False`` reads only the headers: faster, but no statistics of the images.
 
     Crash-safe: an exception (one the source raises carries a note naming the sample) or
     Ctrl-C stops the workers and leaves nothing at `out`. Thread-safe: calls from several
@@ -447,23 +461,25 @@ def write_dataset(out, source, *, schema=None, transform=None, field_names=("ima
         first = next(_iterable_samples(raw_samples, prepare, 0), None)
     if first is None:
         raise ValueError("the source has no samples")
+    first, first_statistics = first
     if schema is None:
         fields, prepare.image_record = _infer_schema(first, field_names)
     else:
         fields = normalize_schema(schema)
         prepare.image_record = _is_image_schema(fields)
     if prepare.image_record:
-        first = prepare.add_image_fields(first, 0)
+        first, first_statistics = prepare.add_image_fields(first, 0)
 
     line = _Progress(progress, total, os.fspath(out))
+    # The images' statistics come from the preparation's decode (the check): without it, none.
     with DatasetWriter(out, fields, shard_mb=shard_mb, source=source_name,
-                       class_names=class_names) as writer:
+                       class_names=class_names, image_statistics=check_images) as writer:
         samples = (_map_style_samples(source, prepare, 1, workers, parallel) if map_style
                    else _iterable_samples(raw_samples, prepare, 1))
         try:
-            writer.append(first)
-            for sample in samples:
-                writer.append(sample)
+            writer.append(first, statistics=first_statistics)
+            for sample, statistics in samples:
+                writer.append(sample, statistics=statistics)
                 line.update(writer.records)
             writer.finish()
             line.finish(writer.records)

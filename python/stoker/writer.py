@@ -14,6 +14,11 @@ Images are stored as stoker's importers store them: ``uint8`` arrays laid out ``
 (channels first, as torchvision's ``ToTensor`` gives them) in a field named ``"image"``, and
 the class index as an ``int64`` scalar named ``"label"``; the loader and ``stoker train`` look
 for those names.
+
+The manifest keeps the per-channel mean and std of image fields, which ``stoker train``
+normalises by: of ``uint8`` ``[C, H, W]`` and ``[H, W]`` fields always, and of the encoded images
+of an image dataset (``stoker.IMAGE_SCHEMA``) decoded to RGB, as ``stoker convert imagefolder``
+computes them, unless ``image_statistics=False``.
 """
 
 import os
@@ -103,21 +108,34 @@ class DatasetWriter:
     arrays are read in place; the GIL is released while a large record (256 KiB or more) is
     encoded and written.
 
+    An image dataset's writer (a schema with ``stoker.IMAGE_SCHEMA``'s fields) decodes each
+    appended image whole for the manifest's pixel statistics, which checks it too: a bad image
+    raises stoker.Error naming the sample, and the sample is not written. ``append``'s
+    `statistics` gives them instead (``write_dataset`` passes those its workers computed, so
+    that no image is decoded twice). ``image_statistics=False``: images are not decoded and the
+    manifest has no statistics of them (``stoker train`` then warns and normalises by
+    ImageNet's mean and std unless given ``--mean``/``--std``).
+
     Not thread-safe: use one writer from one thread at a time (a concurrent call raises
     RuntimeError).
     """
 
-    def __init__(self, out, schema, *, shard_mb=256, source="", class_names=()):
+    def __init__(self, out, schema, *, shard_mb=256, source="", class_names=(),
+                 image_statistics=True):
         fields = normalize_schema(schema)
         if not isinstance(shard_mb, (int, float)) or not shard_mb > 0:
             raise ValueError(f"shard_mb must be a positive number, not {shard_mb!r}")
         self._native = _stoker.DatasetWriter(
             os.fspath(out), fields, shard_bytes=max(1, int(shard_mb * (1 << 20))),
-            source=str(source), class_names=[str(name) for name in class_names])
+            source=str(source), class_names=[str(name) for name in class_names],
+            image_statistics=bool(image_statistics))
 
-    def append(self, sample):
-        """Writes `sample`, a dict {field name: value}, as the next record."""
-        self._native.append(sample)
+    def append(self, sample, *, statistics=None):
+        """Writes `sample`, a dict {field name: value}, as the next record. `statistics`: the
+        statistics of its image, (pixels, sums, squares): the image's pixel count and the sums of
+        its RGB values and of their squares, a tuple of three ints each (None: the writer of an
+        image dataset decodes the image for them)."""
+        self._native.append(sample, statistics)
 
     def finish(self):
         """Writes the manifest and moves the dataset into place; returns its path."""

@@ -40,12 +40,25 @@ struct FieldStatistics {
 // Not thread-safe; give each thread its own and merge() them.
 class ChannelStatistics {
  public:
+  using Sum = unsigned __int128;
+
   // An empty accumulator of `channels` channels (1 .. kMaxStatisticsChannels).
   explicit ChannelStatistics(int channels);
+  // The accumulator of `pixels` pixels per channel whose values sum to `sums[c]` and their
+  // squares to `squares[c]` in channel c: what sum() and square_sum() give, carried elsewhere
+  // (another process) and back. kInvalidArgument if the channel count is not 1 ..
+  // kMaxStatisticsChannels or differs between the two, or the sums are beyond what `pixels`
+  // values of 0 .. 255 can have (a mean above 255, a negative variance, a sum of squares above
+  // 255 times the sum).
+  static Result<ChannelStatistics> from_sums(uint64_t pixels, std::vector<Sum> sums,
+                                             std::vector<Sum> squares);
 
   int channels() const { return static_cast<int>(sums_.size()); }
   // Pixels added per channel.
   uint64_t pixels() const { return pixels_; }
+  // The exact sums of channel `channel`'s values (x) and of their squares (x^2).
+  Sum sum(int channel) const { return sums_[channel]; }
+  Sum square_sum(int channel) const { return squares_[channel]; }
 
   // Adds an image stored as planes (CHW): channels() planes of `plane_pixels` bytes back to back
   // at `data` (a uint8 [C,H,W] or [H,W] field as stored).
@@ -65,7 +78,6 @@ class ChannelStatistics {
   bool operator!=(const ChannelStatistics& other) const { return !(*this == other); }
 
  private:
-  using Sum = unsigned __int128;
   std::vector<Sum> sums_;     // per channel: sum of x
   std::vector<Sum> squares_;  // per channel: sum of x^2
   uint64_t pixels_ = 0;

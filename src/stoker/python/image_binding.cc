@@ -14,6 +14,46 @@
 namespace stoker::python {
 namespace py = pybind11;
 
+Result<ChannelStatistics> decoded_statistics(ByteSpan bytes, image::DecodeBuffer& scratch) {
+  STOKER_ASSIGN_OR_RETURN(const image::DecodedCrop decoded,
+                          image::decode_rgb(bytes, image::DecodeRequest{}, scratch));
+  const image::RgbView& rgb = decoded.pixels;
+  ChannelStatistics stats(3);
+  stats.add_interleaved(rgb.data, rgb.width, rgb.height, rgb.stride);
+  return stats;
+}
+
+py::tuple statistics_to_python(const ChannelStatistics& stats) {
+  // One image's sums fit in 64 bits: it has at most kDefaultMaxPixels (2^28) pixels, so its
+  // sums of squares stay below 2^44.
+  py::tuple sums(stats.channels()), squares(stats.channels());
+  for (int c = 0; c < stats.channels(); ++c) {
+    sums[c] = py::int_(static_cast<uint64_t>(stats.sum(c)));
+    squares[c] = py::int_(static_cast<uint64_t>(stats.square_sum(c)));
+  }
+  return py::make_tuple(stats.pixels(), sums, squares);
+}
+
+ChannelStatistics statistics_from_python(py::handle value) {
+  std::tuple<uint64_t, std::vector<uint64_t>, std::vector<uint64_t>> parts;
+  try {
+    parts = value.cast<decltype(parts)>();
+  } catch (const py::cast_error&) {
+    throw py::value_error(
+        "image statistics are a tuple (pixels, sums, squares) of non-negative "
+        "64-bit ints and two tuples of them, not " +
+        py::repr(value).cast<std::string>());
+  }
+  const auto& [pixels, sums, squares] = parts;
+  if (sums.size() != 3 || squares.size() != 3)
+    throw py::value_error("image statistics have 3 sums and 3 squares (R, G, B), not " +
+                          std::to_string(sums.size()) + " and " + std::to_string(squares.size()));
+  Result<ChannelStatistics> stats = ChannelStatistics::from_sums(pixels, {sums.begin(), sums.end()},
+                                                                 {squares.begin(), squares.end()});
+  if (!stats.is_ok()) throw py::value_error("image " + stats.status().message());
+  return std::move(stats).value();
+}
+
 namespace {
 
 // The image record's fields as (name, dtype, shape) tuples, the writer's form.
@@ -25,8 +65,8 @@ std::vector<std::tuple<std::string, std::string, std::vector<int64_t>>> image_re
 }
 
 // {"format", "width", "height", "checksum"} of the JPEG or PNG in `data`; with `check`, the
-// whole image is decoded too, as the importer checks every image it stores. Raises stoker.Error
-// (one line) on anything else.
+// whole image is decoded too, as the importer checks every image it stores, and "statistics"
+// holds its pixels' statistics. Raises stoker.Error (one line) on anything else.
 py::dict image_info(const py::buffer& data, bool check) {
   const py::buffer_info buffer = data.request();
   if (buffer.ndim > 1 || (buffer.ndim == 1 && buffer.strides[0] != buffer.itemsize))
@@ -34,20 +74,23 @@ py::dict image_info(const py::buffer& data, bool check) {
   const ByteSpan bytes{static_cast<const uint8_t*>(buffer.ptr),
                        static_cast<size_t>(buffer.size * buffer.itemsize)};
   Result<image::ImageHeader> header = invalid_argument("unread");
-  Status decoded;
+  Result<ChannelStatistics> statistics = invalid_argument("not decoded");
   uint64_t checksum = 0;
   {
     py::gil_scoped_release no_gil;
     header = image::read_image_header(bytes);
     if (header.is_ok() && check) {
       image::DecodeBuffer scratch;
-      decoded = image::decode_rgb(bytes, image::DecodeRequest{}, scratch).status();
+      statistics = decoded_statistics(bytes, scratch);
     }
     checksum = xxh3_64(bytes.data, bytes.size);
   }
   throw_if_error(header.status());
-  throw_if_error(decoded);
   py::dict info;
+  if (check) {
+    throw_if_error(statistics.status());
+    info["statistics"] = statistics_to_python(statistics.value());
+  }
   info["format"] = image::format_name(header.value().format);
   info["width"] = header.value().width;
   info["height"] = header.value().height;
@@ -63,7 +106,8 @@ void register_image(py::module_& module) {
              "The fields of an image dataset's records, as (name, dtype, shape) tuples.");
   module.def("image_info", &image_info, py::arg("data"), py::arg("check") = true,
              "Format, width, height and XXH3-64 checksum of an encoded JPEG or PNG; with "
-             "`check`, decodes it whole first. Raises stoker.Error if it is not a good image.");
+             "`check`, decodes it whole first and adds its pixel statistics (pixels, sums, "
+             "squares). Raises stoker.Error if it is not a good image.");
 }
 
 }  // namespace stoker::python

@@ -15,7 +15,9 @@
 #include <utility>
 #include <vector>
 
+#include "stoker/python/image_binding.h"
 #include "stoker/store/dataset_writer.h"
+#include "stoker/store/image_record.h"
 #include "stoker/store/record_encoder.h"
 #include "stoker/store/schema.h"
 #include "stoker/store/shard_format.h"
@@ -29,6 +31,8 @@ namespace {
 // ones keep it: getting it back after releasing it waits up to the interpreter's switch
 // interval (5 ms) while other threads run Python, far longer than copying a small record.
 constexpr size_t kReleaseGilBytes = size_t{256} << 10;
+// The decode buffer is dropped once an image grew it past this, not kept for the writer's life.
+constexpr size_t kKeepScratchBytes = size_t{64} << 20;
 
 // A field as the constructor takes it: name, dtype name, shape.
 using FieldSpec = std::tuple<std::string, std::string, std::vector<int64_t>>;
@@ -134,9 +138,12 @@ class NativeDatasetWriter {
  public:
   NativeDatasetWriter(const std::string& out, const std::vector<FieldSpec>& fields,
                       uint64_t shard_bytes, std::string source,
-                      std::vector<std::string> class_names)
+                      std::vector<std::string> class_names, bool image_statistics)
       : out_(out), schema_(make_schema(fields)), encoder_(schema_), values_(fields.size()) {
     if (shard_bytes == 0) throw Error(invalid_argument("shard_bytes must be at least 1"));
+    if (const Result<ImageRecordFields> image = ImageRecordFields::find(schema_);
+        image.is_ok() && image_statistics)
+      image_field_ = image.value().image;
     for (const Field& field : schema_.fields()) names_.push_back(py::str(field.name));
     asarray_ = py::module_::import("numpy").attr("asarray");
     DatasetWriterOptions options;
@@ -148,7 +155,7 @@ class NativeDatasetWriter {
   NativeDatasetWriter(const NativeDatasetWriter&) = delete;
   NativeDatasetWriter& operator=(const NativeDatasetWriter&) = delete;
 
-  void append(py::handle sample) {
+  void append(py::handle sample, py::handle statistics) {
     BusyScope busy(busy_);
     check_open();
     const uint64_t index = records_;
@@ -175,12 +182,26 @@ class NativeDatasetWriter {
     }
     if (static_cast<size_t>(PyDict_Size(sample.ptr())) > values_.size())
       throw py::value_error(unknown_field(sample, index));
+    std::optional<ChannelStatistics> pixels = given_statistics(statistics, index);
+    const bool decode = image_field_ >= 0 && !pixels;
     Status status;
-    if (bytes >= kReleaseGilBytes) {
-      py::gil_scoped_release no_gil;
+    {
+      std::optional<py::gil_scoped_release> no_gil;
+      if (decode || bytes >= kReleaseGilBytes) no_gil.emplace();
+      if (decode) {
+        const FieldValue& image = values_[image_field_];
+        Result<ChannelStatistics> decoded =
+            decoded_statistics({static_cast<const uint8_t*>(image.data), image.size}, scratch_);
+        if (scratch_.capacity() > kKeepScratchBytes) scratch_ = image::DecodeBuffer();
+        if (!decoded.is_ok()) {
+          // A bad image is a bad value: the sample is not written, the writer stays usable.
+          throw Error(Status(decoded.status().code(),
+                             where(index, image_field_) + decoded.status().message()));
+        }
+        pixels = std::move(decoded).value();
+      }
       status = write_record();
-    } else {
-      status = write_record();
+      if (status.is_ok() && pixels) status = writer_->add_decoded_statistics(image_field_, *pixels);
     }
     if (!status.is_ok()) {
       writer_.reset();  // removes the staging directory: nothing half-written stays
@@ -336,6 +357,21 @@ class NativeDatasetWriter {
     return "sample " + std::to_string(index) + " has more fields than the schema";
   }
 
+  // The image statistics `statistics` gives for sample `index` (None: none), or ValueError if
+  // this writer keeps none or they are not an RGB image's.
+  std::optional<ChannelStatistics> given_statistics(py::handle statistics, uint64_t index) const {
+    if (statistics.is_none()) return std::nullopt;
+    if (image_field_ < 0)
+      throw py::value_error("sample " + std::to_string(index) +
+                            ": statistics given, but this writer keeps none (they are for the "
+                            "images of an image dataset, with image_statistics)");
+    try {
+      return statistics_from_python(statistics);
+    } catch (const py::value_error& e) {
+      throw py::value_error(where(index, image_field_) + e.what());
+    }
+  }
+
   // Encodes values_ into a record and appends it. Touches no Python object. The values were
   // checked: only the append can fail.
   Status write_record() {
@@ -356,6 +392,8 @@ class NativeDatasetWriter {
   std::vector<py::object> names_;          // the fields' names as Python str
   py::object asarray_;                     // numpy.asarray
   std::unique_ptr<DatasetWriter> writer_;  // null once aborted or failed
+  int image_field_ = -1;         // the image dataset's image field whose statistics are kept, or -1
+  image::DecodeBuffer scratch_;  // decodes images whose statistics append() is not given
   std::atomic<bool> busy_{false};
   uint64_t records_ = 0;
   bool finished_ = false;
@@ -368,12 +406,17 @@ void register_writer(py::module_& module) {
                                   "Writes one dataset crash-safely (stoker.DatasetWriter wraps "
                                   "it). Not thread-safe: concurrent calls raise RuntimeError.")
       .def(py::init<const std::string&, const std::vector<FieldSpec>&, uint64_t, std::string,
-                    std::vector<std::string>>(),
+                    std::vector<std::string>, bool>(),
            py::arg("out"), py::arg("fields"), py::kw_only(), py::arg("shard_bytes"),
-           py::arg("source"), py::arg("class_names"),
-           "`fields`: (name, dtype, shape) tuples, dtype uint8, int64, float32 or bytes.")
+           py::arg("source"), py::arg("class_names"), py::arg("image_statistics"),
+           "`fields`: (name, dtype, shape) tuples, dtype uint8, int64, float32 or bytes. With "
+           "`image_statistics` and the image record's fields, the manifest gets the statistics "
+           "of the images.")
       .def("append", &NativeDatasetWriter::append, py::arg("sample"),
-           "Appends a dict of field values as the next record.")
+           py::arg("statistics") = py::none(),
+           "Appends a dict of field values as the next record. `statistics`: its image's "
+           "(pixels, sums, squares) as image_info gives them; None: the image is decoded for "
+           "them (image datasets with image_statistics).")
       .def("finish", &NativeDatasetWriter::finish,
            "Writes the manifest and moves the dataset into place.")
       .def("abort", &NativeDatasetWriter::abort,

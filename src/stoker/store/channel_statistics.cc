@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <string>
+#include <utility>
 
 namespace stoker {
 namespace {
@@ -75,6 +78,24 @@ void accumulate(const uint8_t* p, size_t pixels, int channels, Sum* sums, Sum* s
   }
 }
 
+// n times the variance of n values summing to `sum` whose squares sum to `squares`, exactly:
+// whole - fraction / n, with 0 <= fraction < n. nullopt if it is negative, which no values have.
+// n > 0 and sum <= 255 n.
+struct ScaledVariance {
+  Sum whole;
+  Sum fraction;
+};
+std::optional<ScaledVariance> scaled_variance(Sum sum, Sum squares, Sum n) {
+  // With sum = a n + r (r < n): n var = squares - sum^2 / n = m - r^2 / n, where
+  // m = squares - a^2 n - 2 a r is an integer (a <= 255, so nothing here overflows). With
+  // r^2 = b n + s (s < n; r^2 < 2^128), n var = (m - b) - s / n.
+  const Sum a = sum / n, r = sum % n;
+  const Sum square_part = a * a * n + 2 * a * r;
+  const Sum b = r * r / n, s = r * r % n;
+  if (squares < square_part || squares - square_part < b + (s > 0 ? 1 : 0)) return std::nullopt;
+  return ScaledVariance{squares - square_part - b, s};
+}
+
 }  // namespace
 
 int statistics_channels(const Field& field) {
@@ -87,6 +108,29 @@ int statistics_channels(const Field& field) {
 }
 
 ChannelStatistics::ChannelStatistics(int channels) : sums_(channels), squares_(channels) {}
+
+Result<ChannelStatistics> ChannelStatistics::from_sums(uint64_t pixels, std::vector<Sum> sums,
+                                                       std::vector<Sum> squares) {
+  const size_t channels = sums.size();
+  if (channels < 1 || channels > kMaxStatisticsChannels || squares.size() != channels)
+    return invalid_argument("statistics of " + std::to_string(channels) + " and " +
+                            std::to_string(squares.size()) + " channels (sums and squares): 1 .. " +
+                            std::to_string(kMaxStatisticsChannels) + ", the same");
+  for (size_t c = 0; c < channels; ++c) {
+    const bool possible = pixels == 0
+                              ? sums[c] == 0 && squares[c] == 0
+                              : sums[c] <= Sum{255} * pixels && squares[c] <= Sum{255} * sums[c] &&
+                                    scaled_variance(sums[c], squares[c], pixels).has_value();
+    if (!possible)
+      return invalid_argument("statistics of channel " + std::to_string(c) + " are not those of " +
+                              std::to_string(pixels) + " pixel values of 0 .. 255");
+  }
+  ChannelStatistics stats(static_cast<int>(channels));
+  stats.sums_ = std::move(sums);
+  stats.squares_ = std::move(squares);
+  stats.pixels_ = pixels;
+  return stats;
+}
 
 void ChannelStatistics::add_planes(const uint8_t* data, size_t plane_pixels) {
   for (int c = 0; c < channels(); ++c)
@@ -118,20 +162,19 @@ FieldStatistics ChannelStatistics::summary() const {
   FieldStatistics out;
   out.pixels = pixels_;
   if (pixels_ == 0) return out;
-  const Sum n = pixels_;
   const long double nf = static_cast<long double>(pixels_);
   for (int c = 0; c < channels(); ++c) {
-    // With sum x = a n + r (r < n): n var = sum x^2 - (sum x)^2 / n = m - r^2 / n, where
-    // m = sum x^2 - a^2 n - 2 a r is an integer >= r^2 / n. With r^2 = b n + s (s < n), this is
-    // (m - b) - s / n, computed without cancellation as (m - b - 1) + (n - s) / n when s > 0:
-    // every integer exact, a single rounding where the fraction is added.
-    const Sum a = sums_[c] / n, r = sums_[c] % n;
-    const Sum m = squares_[c] - a * a * n - 2 * a * r;
-    const Sum b = r * r / n, s = r * r % n;
-    const long double n_var =
-        s == 0 ? static_cast<long double>(m - b)
-               : static_cast<long double>(m - b - 1) + static_cast<long double>(n - s) / nf;
-    const long double mean = static_cast<long double>(a) + static_cast<long double>(r) / nf;
+    // An accumulator's sums are those of pixel values (from_sums checks them): n var, whole -
+    // fraction / n, is not negative. With a fraction it is computed without cancellation as
+    // (whole - 1) + (n - fraction) / n: every integer exact, a single rounding where the
+    // fraction is added.
+    const ScaledVariance v = *scaled_variance(sums_[c], squares_[c], pixels_);
+    const long double n_var = v.fraction == 0
+                                  ? static_cast<long double>(v.whole)
+                                  : static_cast<long double>(v.whole - 1) +
+                                        static_cast<long double>(pixels_ - v.fraction) / nf;
+    const long double mean = static_cast<long double>(sums_[c] / pixels_) +
+                             static_cast<long double>(sums_[c] % pixels_) / nf;
     out.mean.push_back(static_cast<double>(mean / 255));
     out.std.push_back(static_cast<double>(std::sqrt(n_var / nf) / 255));
   }

@@ -173,6 +173,65 @@ TEST(ChannelStatisticsTest, ANearlyConstantChannelKeepsItsSmallStd) {
   EXPECT_NEAR(s.std[0] / static_cast<double>(std::sqrt(p * (1 - p)) / 255), 1.0, 1e-14);
 }
 
+TEST(ChannelStatisticsTest, FromSumsGivesBackTheAccumulator) {
+  std::mt19937_64 rng(4);
+  for (int channels : {1, 3, 5}) {
+    const std::vector<uint8_t> planes = random_image(rng, channels * 100, 0, 255);
+    ChannelStatistics stats(channels);
+    stats.add_planes(planes.data(), 100);
+    std::vector<ChannelStatistics::Sum> sums, squares;
+    for (int c = 0; c < channels; ++c) {
+      sums.push_back(stats.sum(c));
+      squares.push_back(stats.square_sum(c));
+    }
+    const ChannelStatistics back =
+        ChannelStatistics::from_sums(stats.pixels(), sums, squares).value_or_throw();
+    EXPECT_EQ(back, stats);
+    EXPECT_EQ(back.summary().mean, stats.summary().mean);
+    EXPECT_EQ(back.summary().std, stats.summary().std);
+  }
+  // The limits: all 255 (sum = 255 n, squares = 255 sum), a constant (n squares = sum^2), none.
+  using Sums = std::vector<ChannelStatistics::Sum>;
+  EXPECT_TRUE(ChannelStatistics::from_sums(4, Sums{4 * 255}, Sums{4 * 255 * 255}).is_ok());
+  EXPECT_TRUE(ChannelStatistics::from_sums(4, Sums{12}, Sums{36}).is_ok());
+  EXPECT_TRUE(ChannelStatistics::from_sums(0, Sums{0}, Sums{0}).is_ok());
+  // 2^64 - 1 pixels of 255: the largest sums an accumulator holds.
+  const uint64_t most = ~uint64_t{0};
+  const ChannelStatistics::Sum top = ChannelStatistics::Sum{255} * most;
+  const ChannelStatistics full =
+      ChannelStatistics::from_sums(most, Sums{top}, Sums{255 * top}).value_or_throw();
+  EXPECT_EQ(full.summary().mean, std::vector<double>{1.0});
+  EXPECT_EQ(full.summary().std, std::vector<double>{0.0});
+}
+
+TEST(ChannelStatisticsTest, FromSumsRefusesSumsNoPixelsHave) {
+  using Sums = std::vector<ChannelStatistics::Sum>;
+  const struct {
+    uint64_t pixels;
+    Sums sums, squares;
+    const char* message;
+  } cases[] = {
+      {4, {}, {}, "0 and 0 channels"},
+      {4, {1, 2}, {1}, "2 and 1 channels"},
+      {4, Sums(kMaxStatisticsChannels + 1), Sums(kMaxStatisticsChannels + 1), "257 and 257"},
+      {0, {1}, {1}, "channel 0 are not those of 0 pixel"},
+      {4, {4 * 255 + 1}, {255 * (4 * 255 + 1)}, "channel 0"},  // a mean above 255
+      {4, {10, 1}, {100, 256}, "channel 1"},                   // squares above 255 x the sum
+      {4, {13}, {42}, "channel 0"},                            // 4 x 42 < 13^2: negative variance
+      {3, {10}, {0}, "channel 0"},
+  };
+  for (const auto& c : cases) {
+    const Result<ChannelStatistics> stats =
+        ChannelStatistics::from_sums(c.pixels, c.sums, c.squares);
+    ASSERT_FALSE(stats.is_ok()) << c.message;
+    EXPECT_EQ(stats.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(stats.status().message().find(c.message), std::string::npos)
+        << stats.status().message();
+  }
+  // Just above the negative-variance bound: 4 x 43 >= 13^2.
+  EXPECT_TRUE(ChannelStatistics::from_sums(4, Sums{13}, Sums{43}).is_ok());
+}
+
 TEST(ChannelStatisticsTest, ChannelsOfAField) {
   EXPECT_EQ(statistics_channels({"i", DType::kUint8, {3, 32, 32}}), 3);
   EXPECT_EQ(statistics_channels({"i", DType::kUint8, {28, 28}}), 1);
