@@ -5,6 +5,9 @@
 // exit-early:      rank 1 exits right after connecting; rank 0 then all-reduces.
 // hang:            rank 1 sleeps after connecting; rank 0 all-reduces.
 // killed:          both all-reduce in a loop; rank 1 is SIGKILLed after 20 rounds.
+// reducer OUT STEPS ACCUM OVERLAP: train_tiny (test_scenarios.h) with a GradientReducer of small
+//                  buckets, from parameters that differ per rank until rank 0's are broadcast;
+//                  the parameters, votes, finite flags and stats into OUT-RANK.
 // connect:         connects and exits.
 // A failure prints "dist_test_worker: MESSAGE" on stderr and exits 1.
 #include <ATen/TensorOperators.h>
@@ -12,6 +15,7 @@
 #include <ATen/ops/full.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/randn.h>
+#include <ATen/ops/tensor.h>
 #include <fmt/format.h>
 #include <signal.h>
 #include <unistd.h>
@@ -23,7 +27,7 @@
 #include <thread>
 
 #include "stoker/dist/process_group.h"
-#include "stoker/dist/test_tensors.h"
+#include "stoker/dist/test_scenarios.h"
 #include "stoker/util/atomic_file.h"
 
 namespace stoker {
@@ -57,6 +61,29 @@ void collectives(ProcessGroup& group, const std::string& out) {
                                                 line("async", async)));
 }
 
+void reducer(ProcessGroup& group, const std::string& out, int steps, int accum, bool overlap) {
+  testing::TinyNet net(7 + group.rank());
+  {
+    at::NoGradGuard no_grad;
+    throw_if_error(group.broadcast(net.params, 0));
+  }
+  GradientReducerOptions options;
+  options.first_bucket_bytes = 64;
+  options.bucket_bytes = 256;
+  GradientReducer reducer(group, net.params, options);
+  const testing::TinyRun run =
+      testing::train_tiny(net, steps, accum, group.rank(), group.world_size(), &reducer, overlap);
+  std::string text;
+  for (size_t i = 0; i < net.params.size(); ++i)
+    text += line(fmt::format("param{}", i), net.params[i].detach());
+  text += line("votes", at::tensor(run.votes));
+  text += line("finite", at::tensor(run.finite));
+  const AllReduceStats& stats = reducer.stats();
+  text += fmt::format("stats {} {} {} {}\n", reducer.bucket_count(), stats.reductions,
+                      stats.buckets, stats.buckets_in_backward);
+  throw_if_error(write_file_atomically(out, text));
+}
+
 int run(int argc, char** argv) {
   const std::string scenario = argc > 1 ? argv[1] : "";
   const LaunchEnv env = read_launch_env().value_or_throw();
@@ -66,6 +93,9 @@ int run(int argc, char** argv) {
   at::Tensor one = at::ones({1000});
   if (scenario == "collectives") {
     collectives(*group, fmt::format("{}-{}", argv[2], group->rank()));
+  } else if (scenario == "reducer" && argc == 6) {
+    reducer(*group, fmt::format("{}-{}", argv[2], group->rank()), std::atoi(argv[3]),
+            std::atoi(argv[4]), std::atoi(argv[5]) != 0);
   } else if (scenario == "exit-early") {
     if (group->rank() == 1) ::_exit(3);
     throw_if_error(group->all_reduce({one}));

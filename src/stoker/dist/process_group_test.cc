@@ -9,7 +9,7 @@
 #include <sstream>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
-#include "stoker/dist/test_tensors.h"
+#include "stoker/dist/test_scenarios.h"
 #include "stoker/testing/dist_ranks.h"
 
 namespace stoker {
