@@ -112,6 +112,7 @@ void ChildGroup::reap(Child& c, bool block) {
   }
   if (r != c.pid) return;
   c.running = false;
+  c.ended = Clock::now();
   c.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -154,7 +155,11 @@ ChildOutcome ChildGroup::wait(std::chrono::milliseconds timeout, std::chrono::mi
     }
     std::this_thread::sleep_for(kPoll);
   }
-  for (const Child& c : children_) outcome.exit_codes.push_back(c.exit_code);
+  for (const Child& c : children_) {
+    outcome.exit_codes.push_back(c.exit_code);
+    outcome.exit_seconds.push_back(
+        std::max(0.0, std::chrono::duration<double>(c.ended - start).count()));
+  }
   return outcome;
 }
 

@@ -30,9 +30,10 @@ struct ChildSpec {
 
 // How the children ended, in the order they were started.
 struct ChildOutcome {
-  std::vector<int> exit_codes;  // exit status, or 128 + the signal that ended it
-  int first_failure = -1;       // index of the first child seen to exit non-zero, -1 if none
-  bool timed_out = false;       // some were killed at a deadline
+  std::vector<int> exit_codes;       // exit status, or 128 + the signal that ended it
+  std::vector<double> exit_seconds;  // when each was seen to end, from the start of wait()
+  int first_failure = -1;            // index of the first child seen to exit non-zero, -1 if none
+  bool timed_out = false;            // some were killed at a deadline
 };
 
 class ChildGroup {
@@ -61,8 +62,9 @@ class ChildGroup {
     pid_t pid = -1;
     bool running = false;
     int exit_code = 0;
+    std::chrono::steady_clock::time_point ended;
   };
-  // Reaps child `c` if it has exited; blocks if `block`.
+  // Reaps child `c` if it has exited (noting when); blocks if `block`.
   void reap(Child& c, bool block);
   void kill_running();
 

@@ -60,6 +60,8 @@ TEST(ChildGroupTest, PeersOfAFailedChildGetTheGraceThenAreKilled) {
   EXPECT_TRUE(outcome.timed_out);
   EXPECT_EQ(outcome.first_failure, 1);
   EXPECT_EQ(outcome.exit_codes, (std::vector<int>{128 + SIGKILL, 5}));
+  EXPECT_LT(outcome.exit_seconds[1], outcome.exit_seconds[0]);  // the failure came first
+  EXPECT_GE(outcome.exit_seconds[0], 0.09);                     // then the grace
 }
 
 TEST(ChildGroupTest, ForwardsASignal) {
