@@ -5,6 +5,7 @@
 // starts N local ranks itself.
 #include <fmt/format.h>
 #include <signal.h>
+#include <torch/cuda.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -128,6 +129,10 @@ void run_train(TrainerOptions options, const TrainFlags& flags) {
     group = ProcessGroup::connect(env, timeout).value_or_throw();
     options.process_group = group.get();
     if (options.data_dir.empty()) prepare_default_data(env, *group, options);
+    // Each local rank its own GPU, when there are GPUs.
+    if (options.device.empty() && torch::cuda::is_available()) {
+      options.device = fmt::format("cuda:{}", env.local_rank % torch::cuda::device_count());
+    }
     // The host's cores are shared by its ranks.
     if (options.threads == 0) {
       options.threads = resolve_compute_threads(

@@ -2,8 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <map>
-#include <sstream>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 
 #include "stoker/dist/test_scenarios.h"
@@ -15,20 +13,6 @@ namespace {
 using testing::RanksRun;
 using testing::RanksSpec;
 using testing::TempDir;
-
-std::map<std::string, std::vector<double>> read_values(const std::string& path) {
-  std::map<std::string, std::vector<double>> values;
-  std::istringstream in(read_file(path).value_or_throw());
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream words(line);
-    std::string name;
-    words >> name;
-    double v;
-    while (words >> v) values[name].push_back(v);
-  }
-  return values;
-}
 
 struct Case {
   int world_size;
@@ -60,7 +44,7 @@ void expect_matches_one_process(const Case& c) {
   EXPECT_EQ(finite[testing::kInfStep], 0);  // the step with an infinite loss is skipped
 
   for (int r = 0; r < c.world_size; ++r) {
-    auto got = read_values(dir / ("out-" + std::to_string(r)));
+    auto got = testing::read_values(dir / ("out-" + std::to_string(r)));
     for (size_t i = 0; i < reference.params.size(); ++i) {
       const at::Tensor p = reference.params[i].detach().contiguous().view({-1});
       const std::vector<double>& values = got["param" + std::to_string(i)];

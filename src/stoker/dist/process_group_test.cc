@@ -5,8 +5,6 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include <map>
-#include <sstream>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "stoker/dist/test_scenarios.h"
@@ -19,21 +17,6 @@ using std::chrono::milliseconds;
 using testing::RanksRun;
 using testing::RanksSpec;
 using testing::TempDir;
-
-// The values per name of a worker's "NAME v v v" lines.
-std::map<std::string, std::vector<double>> read_values(const std::string& path) {
-  std::map<std::string, std::vector<double>> values;
-  std::istringstream in(read_file(path).value_or_throw());
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream words(line);
-    std::string name;
-    words >> name;
-    double v;
-    while (words >> v) values[name].push_back(v);
-  }
-  return values;
-}
 
 std::vector<double> values_of(const at::Tensor& t) {
   const at::Tensor flat = t.to(at::kDouble).contiguous().view({-1});
@@ -55,7 +38,7 @@ void expect_collectives(const TempDir& dir, int world_size) {
   double sum64 = 0;
   for (int r = 0; r < world_size; ++r) sum64 += 0.25 * (r + 1);
   for (int r = 0; r < world_size; ++r) {
-    auto got = read_values(dir / ("out-" + std::to_string(r)));
+    auto got = testing::read_values(dir / ("out-" + std::to_string(r)));
     const std::vector<double> expected_sum = values_of(sum);
     ASSERT_EQ(got["sum"].size(), expected_sum.size());
     for (size_t i = 0; i < expected_sum.size(); ++i)

@@ -12,15 +12,34 @@
 #include <c10/core/GradMode.h>
 
 #include <limits>
+#include <map>
+#include <sstream>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "stoker/dist/gradient_reducer.h"
+#include "stoker/util/atomic_file.h"
 
 namespace stoker::testing {
 
 inline at::Generator seeded(uint64_t seed) {
   return at::make_generator<at::CPUGeneratorImpl>(seed);
+}
+
+// The values per name of the worker's result file: lines "NAME v v v".
+inline std::map<std::string, std::vector<double>> read_values(const std::string& path) {
+  std::map<std::string, std::vector<double>> values;
+  std::istringstream in(read_file(path).value_or_throw());
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string name;
+    words >> name;
+    double v;
+    while (words >> v) values[name].push_back(v);
+  }
+  return values;
 }
 
 // "collectives": the values rank `rank` sums.
