@@ -4,9 +4,9 @@
 // are grouped into buckets of about `bucket_bytes` in reverse order (the order backward
 // produces their gradients; the first bucket small, so communication starts early), and a hook
 // on each parameter's gradient accumulator copies its gradient into its bucket once it is
-// complete; a bucket whose gradients are all there starts its all-reduce at once while
+// complete; a bucket whose gradients are all there starts its all-reduce (a sum) at once while
 // backward goes on with the layers below. synchronize() waits for the buckets and writes the
-// averages back into the gradients, identical on every rank.
+// sums divided by the world size back into the gradients, identical on every rank.
 //
 //   GradientReducer reducer(group, model.parameters());
 //   for each micro-batch m of a step:

@@ -1,6 +1,8 @@
 #include "stoker/dist/gradient_reducer.h"
 
 #include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
+#include <ATen/ops/mul.h>
 #include <c10/core/GradMode.h>
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/function_hook.h>
@@ -72,9 +74,7 @@ struct GradientReducer::State {
   void start_ready(bool in_backward) {
     while (next_start < buckets.size() && buckets[next_start].waiting == 0) {
       Bucket& b = buckets[next_start];
-      // The vote is scaled like the gradients are averaged: the sum over ranks comes back.
-      if (next_start + 1 == buckets.size()) b.flat[vote_offset].fill_(vote * group->world_size());
-      b.flat.div_(group->world_size());
+      if (next_start + 1 == buckets.size()) b.flat[vote_offset].fill_(vote);
       if (next_start == 0) first_start = Clock::now();
       b.reduce = group->all_reduce_async(b.flat);
       b.started = true;
@@ -210,15 +210,14 @@ Status GradientReducer::synchronize() {
   s.error = Status::ok();
   if (!status.is_ok()) return status;
 
+  // The sums, divided by the world size on their way back: one pass over the gradients.
+  const double scale = 1.0 / s.group->world_size();
   for (State::Slot& slot : s.slots) {
-    at::Tensor average =
+    const at::Tensor sum =
         s.buckets[slot.bucket].flat.narrow(0, slot.offset, slot.param.numel()).view_as(slot.param);
     at::Tensor& grad = slot.param.mutable_grad();
-    if (grad.defined()) {
-      grad.copy_(average);
-    } else {
-      grad = average.clone();
-    }
+    if (!grad.defined()) grad = at::empty_like(slot.param);
+    at::mul_out(grad, sum, scale);
   }
   votes_ = s.buckets.back().flat[s.vote_offset].item<float>();
   ++stats_.reductions;
