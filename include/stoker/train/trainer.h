@@ -199,9 +199,10 @@ class Trainer {
   void checkpoint(double epoch_loss_sum, int64_t epoch_samples, TrainResult& result);
   // Distributed runs: the sum of `values` over the ranks (the values themselves alone).
   std::vector<double> sum_over_ranks(std::vector<double> values) const;
-  // Distributed runs: an Error unless every rank is at the same step and loader state (they all
-  // resumed from the same checkpoint).
-  void check_ranks_agree() const;
+  // Distributed runs: an Error "the ranks differ in NAME (from MIN to MAX): FIX" unless every
+  // rank has the same `values`.
+  void check_ranks_agree(const std::vector<std::pair<const char*, double>>& values,
+                         const char* fix) const;
   // This process prints and writes files: rank 0, or the only process.
   bool leads() const { return rank_ == 0; }
 

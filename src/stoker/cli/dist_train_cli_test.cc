@@ -279,6 +279,38 @@ TEST_F(DistTrainCliTest, NprocStartsLocalRanks) {
   EXPECT_GT(found.value().state.step, 0);
 }
 
+// Ranks given different runs, or resuming from different checkpoints (a checkpoint directory
+// that is not shared), fail before training, saying what differs.
+TEST_F(DistTrainCliTest, RanksThatDifferAreNamed) {
+  const std::string data = write_data(160, 57);
+  // Rank 0's checkpoint directory holds a checkpoint of step 3, rank 1's nothing.
+  run_ranks(train(data, 16, "first", {"--checkpoint-dir", dir_ / "ckpt0", "--max-steps", "3"}), 1);
+  struct Case {
+    std::string rank_option;  // differs per rank: $RANK is 0 or 1
+    std::string words;
+  } cases[] = {{"--batch $((8 + 8 * RANK))",
+                "the ranks differ in batch size (from 8 to 16): "
+                "every rank must be given the same data, model and "
+                "options"},
+               {"--checkpoint-dir " + dir_.path() + "/ckpt$RANK --resume",
+                "the ranks differ in step (from 0 to 3): every rank must resume from the same "
+                "checkpoint, so --checkpoint-dir must be a directory they all share"}};
+  for (const Case& c : cases) {
+    std::string command = "exec";
+    for (const std::string& arg : train(data, 8, "differ")) command += " '" + arg + "'";
+    RanksSpec spec;
+    spec.argv = {"/bin/sh", "-c", command + " " + c.rank_option};
+    spec.timeout = std::chrono::minutes(2);
+    const RanksRun run = testing::run_ranks(spec, dir_);
+    for (int r = 0; r < 2; ++r) {
+      EXPECT_EQ(run.outcome.exit_codes[r], 1) << run.outputs[r];
+      EXPECT_NE(run.outputs[r].find(fmt::format("stoker: rank {}: {}", r, c.words)),
+                std::string::npos)
+          << run.outputs[r];
+    }
+  }
+}
+
 TEST_F(DistTrainCliTest, NprocUnderALauncherIsAUsageError) {
   RanksSpec spec;
   spec.argv = {STOKER_CLI_PATH, "train", "--nproc", "2"};

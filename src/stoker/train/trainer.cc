@@ -258,13 +258,25 @@ Trainer::Trainer(TrainerOptions options)
   throw_if_error(check_output_shape(*model_, spec_, o.verbose));
   model_->to(device_);
   model_->train(true);
-  if (o.process_group) {  // every rank starts from rank 0's parameters and buffers
+  params_ = model_->parameters();
+  if (o.process_group) {
+    // The same run on every rank, else their collectives would not match ...
+    double parameters = 0;
+    for (const auto& named : model_->named_state()) parameters += named.second.numel();
+    check_ranks_agree({{"model parameters and buffers", parameters},
+                       {"training samples", static_cast<double>(train_data_->size())},
+                       {"batch size", static_cast<double>(o.batch_size)},
+                       {"accum", static_cast<double>(o.accum)},
+                       {"epochs", static_cast<double>(o.epochs)},
+                       {"max steps", static_cast<double>(o.max_steps)},
+                       {"evaluation", o.eval ? 1.0 : 0.0}},
+                      "every rank must be given the same data, model and options");
+    // ... starting from rank 0's parameters and buffers.
     std::vector<at::Tensor> state;
     for (const auto& named : model_->named_state()) state.push_back(named.second);
     torch::NoGradGuard no_grad;
     throw_if_error(o.process_group->broadcast(state, 0));
   }
-  params_ = model_->parameters();
   double parameters = 0;
   for (const at::Tensor& p : params_) parameters += static_cast<double>(p.numel());
   check_model_fits(model_->name(), spec_, parameters, o.optimizer);  // a TorchScript model's
@@ -295,8 +307,16 @@ Trainer::Trainer(TrainerOptions options)
   lr_ = schedule_->lr_at(0);
 
   if (!o.checkpoint_dir.empty()) open_checkpoint_dir(schedule);
-  // Also the barrier after which rank 0 may replace the checkpoint every rank has read.
-  if (o.process_group) check_ranks_agree();
+  // The same starting point on every rank; also the barrier after which rank 0 may replace the
+  // checkpoint every rank has read.
+  if (o.process_group) {
+    const LoaderState start = loader_->state();
+    check_ranks_agree({{"step", static_cast<double>(step_)},
+                       {"epoch", static_cast<double>(start.epoch)},
+                       {"position", static_cast<double>(start.position)}},
+                      "every rank must resume from the same checkpoint, so --checkpoint-dir must "
+                      "be a directory they all share");
+  }
   if (!o.save_model.empty() && leads()) throw_if_error(check_output_path(o.save_model));
   if (!o.log_path.empty() && leads()) {
     if (!resumed_from_.empty()) throw_if_error(RunLog::trim_for_resume(o.log_path, step_));
@@ -725,20 +745,20 @@ std::vector<double> Trainer::sum_over_ranks(std::vector<double> values) const {
   return std::vector<double>(t.data_ptr<double>(), t.data_ptr<double>() + t.numel());
 }
 
-void Trainer::check_ranks_agree() const {
-  const LoaderState loader = loader_->state();
-  const std::vector<double> mine = {static_cast<double>(step_), static_cast<double>(loader.epoch),
-                                    static_cast<double>(loader.position)};
-  std::vector<double> both = mine;  // maxima of the values and of their negations: the minima
-  for (double v : mine) both.push_back(-v);
+void Trainer::check_ranks_agree(const std::vector<std::pair<const char*, double>>& values,
+                                const char* fix) const {
+  std::vector<double> both;  // the maxima of the values and of their negations (the minima)
+  for (const auto& named : values) both.push_back(named.second);
+  for (const auto& named : values) both.push_back(-named.second);
   at::Tensor t = torch::tensor(both, torch::kFloat64);
   throw_if_error(options_.process_group->all_reduce({t}, ReduceOp::kMax));
   const double* r = t.data_ptr<double>();
-  if (r[0] != -r[3] || r[1] != -r[4] || r[2] != -r[5]) {
-    throw Error(invalid_argument(fmt::format(
-        "the ranks start at different points (steps {} to {}): every rank must resume from the "
-        "same checkpoint, so --checkpoint-dir must be a directory they all share",
-        -r[3], r[0])));
+  const size_t n = values.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (r[i] != -r[n + i]) {
+      throw Error(invalid_argument(fmt::format("the ranks differ in {} (from {} to {}): {}",
+                                               values[i].first, -r[n + i], r[i], fix)));
+    }
   }
 }
 
