@@ -6,5 +6,9 @@ whatever PyTorch the process has.
 """
 
 from stoker._stoker import Error, __version__, dataset_format_version
+from stoker.tools import convert, inspect, verify
+from stoker.write import IMAGE_SCHEMA, image_sample, write_dataset
+from stoker.writer import DatasetWriter
 
-__all__ = ["Error", "__version__", "dataset_format_version"]
+__all__ = ["DatasetWriter", "Error", "IMAGE_SCHEMA", "__version__", "convert",
+           "dataset_format_version", "image_sample", "inspect", "verify", "write_dataset"]

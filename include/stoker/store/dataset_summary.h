@@ -1,7 +1,7 @@
 #pragma once
-// DatasetSummary: what `stoker inspect` reports of a dataset — schema, counts, sizes and, for
-// an int64 scalar field named "label", a histogram of its values. Labels are whatever int64
-// values the records hold: nothing here is sized by a label's value.
+// DatasetSummary: what `stoker inspect` reports of a dataset — schema, counts, sizes, pixel
+// statistics and, for an int64 scalar field named "label", a histogram of its values. Labels are
+// whatever int64 values the records hold: nothing here is sized by a label's value.
 
 #include <cstdint>
 #include <map>
@@ -31,9 +31,14 @@ struct DatasetSummary {
   std::map<int64_t, uint64_t> label_histogram;
   bool label_histogram_complete = true;
   std::vector<std::string> class_names;
+  // The manifest's pixel statistics by field; `statistics_missing` when it has none although a
+  // field could have them (a dataset converted by an older stoker).
+  std::map<std::string, FieldStatistics> statistics;
+  bool statistics_missing = false;
 
   // One JSON object: dir, format_version, records, shards, bytes, schema (the JSON form),
-  // label_min, label_max and label_histogram {"value": count} and class_names when present.
+  // label_min, label_max and label_histogram {"value": count}, class_names and statistics
+  // {"field": {"mean": [...], "std": [...], "pixels": n}} when present.
   std::string to_json(const Schema& schema) const;
 };
 

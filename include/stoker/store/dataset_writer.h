@@ -4,7 +4,12 @@
 // `shard_bytes` each, then the manifest, then the staging directory is renamed to DIR. A
 // writer destroyed before finish() (an error, an exception) removes its staging directory; a
 // killed process leaves one that is not a dataset (no manifest, wrong name) and is removed by
-// the next writer for the same DIR. Not thread-safe.
+// the next writer for the same DIR.
+//
+// The writer also computes the pixel statistics of image fields that go into the manifest
+// (store/channel_statistics.h): of every uint8 [C,H,W] or [H,W] field from the records it is
+// given; of a bytes field (encoded images, which it cannot decode) from the decoded pixels the
+// caller gives for each record. Not thread-safe.
 
 #include <cstdint>
 #include <memory>
@@ -12,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "stoker/store/channel_statistics.h"
 #include "stoker/store/manifest.h"
 #include "stoker/store/schema.h"
 #include "stoker/store/shard_writer.h"
@@ -36,7 +42,15 @@ class DatasetWriter {
 
   // Appends one encoded record (RecordEncoder).
   Status append(const uint8_t* record, size_t size);
-  // Finishes the last shard, writes the manifest and moves the dataset into place.
+  // Adds the pixels of the image in bytes field `field` of the record appended last, decoded to
+  // RGB by the caller: one call per record, right after its append(). kInvalidArgument if
+  // `field` is not a bytes field, `pixels` are not RGB (3 channels), or the last record has its
+  // statistics already.
+  Status add_decoded_statistics(int field, const ChannelStatistics& pixels);
+  // Finishes the last shard, writes the manifest and moves the dataset into place. The manifest
+  // holds the statistics of each image field whose records have any pixels, unless a channel of
+  // it is constant (a std of 0, which nothing can be normalised by). kInvalidArgument if a bytes
+  // field's decoded statistics were given for some records but not all.
   Status finish();
 
   uint64_t records() const { return manifest_.records; }
@@ -46,12 +60,21 @@ class DatasetWriter {
   DatasetWriter(std::string dir, std::string staging, Manifest manifest,
                 DatasetWriterOptions options);
   Status finish_shard();
+  // Puts the statistics computed into the manifest.
+  Status finish_statistics();
 
   std::string dir_;
   std::string staging_;
   Manifest manifest_;
   DatasetWriterOptions options_;
   std::optional<ShardWriter> shard_;
+  // The statistics of a field that has them, and the records that added to them.
+  struct FieldAccumulator {
+    int field = 0;
+    ChannelStatistics pixels;
+    uint64_t records = 0;
+  };
+  std::vector<FieldAccumulator> statistics_;
   bool finished_ = false;
 };
 

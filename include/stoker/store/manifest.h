@@ -3,9 +3,11 @@
 // written last, so a directory without one is never mistaken for a complete dataset.
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "stoker/store/channel_statistics.h"
 #include "stoker/store/schema.h"
 #include "stoker/util/status.h"
 
@@ -36,9 +38,14 @@ struct Manifest {
   std::vector<ShardInfo> shards;
   std::string source;                    // where the data came from (informational)
   std::vector<std::string> class_names;  // names of label values, if known
+  // Pixel statistics of image fields, by field name (DatasetWriter computes them); a dataset
+  // written by an older stoker has none.
+  std::map<std::string, FieldStatistics> statistics;
 
   // Reads DIR/manifest.json, checking every key docs/FORMAT.md specifies (type, range, plain
-  // and unique shard names, record counts that add up). kNotFound if the directory holds none;
+  // and unique shard names, record counts that add up, statistics of a field of the schema that
+  // has them, with one finite value per channel of the field, mean in [0, 1], std in (0, 0.5],
+  // at least one pixel). kNotFound if the directory holds none;
   // kInvalidArgument if it is not a regular file or is larger than kMaxManifestBytes; kCorrupt
   // if it is not valid (too many values or too deep included); kUnsupported if its format
   // version is newer than this build reads.

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,8 @@ constexpr size_t kMaxSchemaJsonBytes = size_t{1} << 20;
 
 // "uint8", "int64", "float32", "bytes".
 const char* dtype_name(DType dtype);
+// The dtype dtype_name() calls `name`, or nullopt.
+std::optional<DType> dtype_from_name(const std::string& name);
 // Bytes per element of a fixed dtype (1, 8, 4); 0 for kBytes.
 size_t dtype_size(DType dtype);
 

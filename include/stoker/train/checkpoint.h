@@ -46,6 +46,10 @@ struct RunIdentity {
   int64_t batch_size = 0;
   int64_t accum = 0;       // batches per optimizer step
   uint64_t seed = 0;       // data order and initialisation
+  // The input normalisation the model learned with (per channel); empty in a checkpoint
+  // written before stoker recorded it, and then not compared.
+  std::vector<float> mean;
+  std::vector<float> std;
 };
 
 // The training data's identity: a digest of its manifest's record count, schema and the shards'

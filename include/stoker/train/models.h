@@ -24,6 +24,13 @@ struct ModelSpec {
   int64_t num_classes = 10;
 };
 
+// How the trainer turns stored uint8 images into a model's input: (x / 255 - mean[c]) / std[c]
+// per channel c; one value serves every channel.
+struct InputNormalization {
+  std::vector<float> mean;
+  std::vector<float> std;
+};
+
 // Live tensors by dot-separated name ("layer1.0.bn1.running_mean"), parameters then buffers.
 using NamedTensors = std::vector<std::pair<std::string, at::Tensor>>;
 
@@ -50,12 +57,20 @@ class Model {
   // "mlp", "cnn", "resnet18", or the TorchScript file's path.
   virtual std::string name() const = 0;
 
-  // Writes the model to `path` crash-safely (temp file + rename): a TorchScript model as a
-  // TorchScript file that Python's torch.jit.load reads, a built-in one as a torch::save archive.
-  // The directory must exist.
-  virtual Status save(const std::string& path) = 0;
-  // Reads a file written by save() of the same architecture into the live tensors (parameter
-  // identity is kept, so an optimizer built over parameters() stays valid).
+  // Writes the model to `path` crash-safely (temp file + rename; the directory must exist) as a
+  // TorchScript file that Python runs: `torch.jit.load(path)(x)` on float NCHW input normalised
+  // as `input` says, in evaluation mode (the live model's mode is kept). A TorchScript model is
+  // written with its own code (`input` unused). A built-in one has its parameters and buffers
+  // under their named_state() names, and also holds `input`: buffers input_mean and input_std
+  // (float32 [C]) and a method predict(images) that takes uint8 [N, C, H, W] images as stored,
+  // normalises them and returns forward's logits. kInvalidArgument if `input` has neither 1
+  // nor C values each, kIoError if the file cannot be written.
+  virtual Status save(const std::string& path, const InputNormalization& input) = 0;
+  // Writes the model's state to `path` for a checkpoint, crash-safely: a TorchScript model as a
+  // TorchScript file, a built-in one as a torch::save archive of its modules.
+  virtual Status save_state(const std::string& path) = 0;
+  // Reads a file written by save() or save_state() of the same architecture into the live
+  // tensors (parameter identity is kept, so an optimizer built over parameters() stays valid).
   virtual Status load(const std::string& path) = 0;
 
   // Copies `state` into the live tensors of named_state(): every name must be present with the

@@ -33,6 +33,7 @@
 #include "stoker/train/checkpoint.h"
 #include "stoker/train/input_normalizer.h"
 #include "stoker/train/models.h"
+#include "stoker/train/normalization_choice.h"
 #include "stoker/train/optimizers.h"
 #include "stoker/train/progress.h"
 #include "stoker/train/run_log.h"
@@ -68,8 +69,10 @@ struct TrainerOptions {
   std::string device;
   VerifyPolicy verify = VerifyPolicy::kOnce;  // record checksums: first read, every read, never
   uint64_t seed = 0;                          // model initialisation and data order
-  // Input normalisation per channel, (x / 255 - mean) / std. Empty: ImageNet's for encoded
-  // images, Fashion-MNIST's for stored pixels.
+  // Input normalisation per channel, (x / 255 - mean) / std, for training and evaluation. Empty:
+  // the training data's statistics from its manifest, or for data without them (converted by an
+  // older stoker) ImageNet's for encoded images and Fashion-MNIST's for stored pixels, with a
+  // warning (normalization_choice.h).
   std::vector<float> mean;
   std::vector<float> std;
   // Datasets of encoded images (a bytes field 'image', as `stoker convert imagefolder` stores
@@ -221,6 +224,7 @@ class Trainer {
   std::unique_ptr<GradientReducer> reducer_;  // distributed runs only
   std::unique_ptr<LrSchedule> schedule_;
   LossScaler scaler_;
+  NormalizationChoice normalization_;           // the mean and std in use, and their origin
   std::unique_ptr<InputNormalizer> normalize_;  // uint8 images -> model input, on device_
   std::unique_ptr<Loader> loader_;
   std::unique_ptr<Loader> test_loader_;

@@ -94,6 +94,10 @@ TEST(BadInputCliTest, ManifestsThatContradictTheFormatAreRefused) {
          j["schema"]["fields"][0]["shape"] = {1 << 30, 1 << 30, 1 << 30, 16};
        },
        "schema field 'image' takes more than 4 GiB"},
+      {[](json& j) {
+         j["statistics"]["image"]["mean"] = {0.5, 0.5};
+       },
+       "statistics of \"image\": 'mean' must be an array of 1 number in [0, 1] (one per channel)"},
   };
   for (size_t i = 0; i < cases.size(); ++i) {
     const std::string ds = dir / ("ds" + std::to_string(i));

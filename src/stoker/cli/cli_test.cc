@@ -41,6 +41,17 @@ TEST(CliTest, ConvertFashionMnistThenInspectJson) {
     EXPECT_EQ(count, 6000) << label;
   for (const auto& [label, count] : test["label_histogram"].items())
     EXPECT_EQ(count, 1000) << label;
+  // Statistics computed at conversion, close to the well-known 0.2860 and 0.3530 (train split).
+  const nlohmann::json& stats = train["statistics"]["image"];
+  EXPECT_EQ(stats["pixels"], 60000 * 784);
+  EXPECT_NEAR(stats["mean"][0].get<double>(), 0.2860, 5e-4) << stats.dump();
+  EXPECT_NEAR(stats["std"][0].get<double>(), 0.3530, 5e-4) << stats.dump();
+  EXPECT_NE(test["statistics"]["image"]["mean"][0], stats["mean"][0]) << "each split its own";
+  RunResult text = run("inspect " + dir / "fm/train", dir);
+  EXPECT_NE(text.out.find("pixels    image: mean 0.2860 std 0.3530 per channel, over 47040000 "
+                          "pixels each\n"),
+            std::string::npos)
+      << text.out;
   EXPECT_EQ(run("verify " + dir / "fm/train", dir).exit_code, 0);
 
   RunResult again = run("convert fashion-mnist --out " + dir / "fm", dir);

@@ -71,6 +71,15 @@ TEST_F(ImageTrainCliTest, CnnTrainsWholeEpochsWithEvaluation) {
   EXPECT_EQ(last["epoch"], 2);
   EXPECT_GE(last["test_accuracy"].get<double>(), 0.0);
   EXPECT_EQ(last["samples"], 18);
+  // Normalised with the training split's own statistics, computed at conversion.
+  const nlohmann::json run = nlohmann::json::parse(log.substr(0, log.find('\n')));
+  const nlohmann::json manifest =
+      nlohmann::json::parse(read_file(dir_ / "out/train/manifest.json").value_or_throw());
+  EXPECT_EQ(run["config"]["mean"],
+            manifest["statistics"]["image"]["mean"].get<std::vector<float>>());
+  EXPECT_EQ(run["config"]["std"], manifest["statistics"]["image"]["std"].get<std::vector<float>>());
+  EXPECT_EQ(run["config"]["mean_from"], "data");
+  EXPECT_NE(r.out.find("from the data's manifest"), std::string::npos) << r.out;
 }
 
 TEST_F(ImageTrainCliTest, Resnet18At224RunsAFewSteps) {

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -85,6 +86,62 @@ TEST(ImportCliTest, ImageFolderSplitsThenInspectAndVerify) {
   for (const char* split : {"/out/train", "/out/test"}) {
     RunResult verify = run("verify " + dir / split, dir);
     EXPECT_EQ(verify.exit_code, 0) << verify.err;
+  }
+}
+
+// Per channel, the mean and population std of every image under `root` as PIL's
+// Image.open(path).convert("RGB") reads it (what torchvision's ImageFolder gives), computed with
+// numpy by Debian's Python: {"mean": [...], "std": [...], "pixels": n}.
+nlohmann::json pil_statistics(const std::string& root, const testing::TempDir& dir) {
+  const std::string out = dir / "pil.json";
+  const std::string script = fmt::format(
+      "import json, os, numpy as np\n"
+      "from PIL import Image\n"
+      "pixels = [np.asarray(Image.open(os.path.join(d, f)).convert('RGB')).reshape(-1, 3)\n"
+      "          for d, _, files in os.walk('{}') for f in files]\n"
+      "x = np.concatenate(pixels).astype(np.float64) / 255\n"
+      "json.dump({{'mean': list(x.mean(0)), 'std': list(x.std(0)), 'pixels': len(x)}},\n"
+      "          open('{}', 'w'))\n",
+      root, out);
+  throw_if_error(write_file_atomically(dir / "pil.py", script));
+  EXPECT_EQ(std::system((std::string(STOKER_PYTHON) + " " + dir / "pil.py").c_str()), 0);
+  return nlohmann::json::parse(read_file(out).value_or_throw());
+}
+
+TEST(ImportCliTest, ImageFolderStatisticsAreThoseOfPilsRgbPixels) {
+  testing::TempDir dir;
+  const auto jpeg = [](int components, bool progressive) {
+    image::testing::JpegSpec spec;
+    spec.width = 45 + components;
+    spec.height = 31;
+    spec.components = components;
+    spec.progressive = progressive;
+    const std::vector<uint8_t> bytes = image::testing::encode_jpeg(spec);
+    return std::string(bytes.begin(), bytes.end());
+  };
+  const auto png = [](int color_type) {
+    image::testing::PngSpec spec;
+    spec.color_type = color_type;
+    const std::vector<uint8_t> bytes = image::testing::encode_png(spec);
+    return std::string(bytes.begin(), bytes.end());
+  };
+  put(dir / "src/a/rgb.jpg", jpeg(3, false));
+  put(dir / "src/a/gray.jpg", jpeg(1, false));
+  put(dir / "src/a/cmyk.jpg", jpeg(4, false));
+  put(dir / "src/b/progressive.jpg", jpeg(3, true));
+  put(dir / "src/b/rgba.png", png(6));
+  put(dir / "src/b/palette.png", png(3));
+  put(dir / "src/b/gray.png", png(0));
+  RunResult convert = run("convert imagefolder " + dir / "src" + " --out " + dir / "out", dir);
+  ASSERT_EQ(convert.exit_code, 0) << convert.err;
+  RunResult inspect = run("inspect --json " + dir / "out", dir);
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+  const nlohmann::json stats = nlohmann::json::parse(inspect.out)["statistics"]["image"];
+  const nlohmann::json pil = pil_statistics(dir / "src", dir);
+  EXPECT_EQ(stats["pixels"], pil["pixels"]);
+  for (int c = 0; c < 3; ++c) {
+    EXPECT_NEAR(stats["mean"][c].get<double>(), pil["mean"][c].get<double>(), 1e-12) << c;
+    EXPECT_NEAR(stats["std"][c].get<double>(), pil["std"][c].get<double>(), 1e-12) << c;
   }
 }
 

@@ -2,6 +2,7 @@
 // (such as the converted Fashion-MNIST, holding train/ and test/): each is shown
 // (store/data_location.h).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
 #include <memory>
@@ -33,6 +34,13 @@ void print_text(const DatasetSummary& s) {
              s.shards == 1 ? "" : "s", s.bytes / 1e6);
   fmt::print("schema    {}\n", s.schema_text);
   if (!s.class_names.empty()) fmt::print("classes   {}\n", class_list(s.class_names));
+  for (const auto& [field, stats] : s.statistics)
+    fmt::print("pixels    {}: mean {:.4f} std {:.4f} per channel, over {} pixels each\n", field,
+               fmt::join(stats.mean, ","), fmt::join(stats.std, ","), stats.pixels);
+  if (s.statistics_missing)
+    fmt::print(
+        "pixels    no statistics (converted by an older stoker, or constant images: "
+        "training uses default mean/std)\n");
   if (s.has_labels && !s.label_histogram_complete) {
     fmt::print("labels    more than {} distinct values, from {} to {} (no histogram)\n",
                kMaxClasses, s.label_min, s.label_max);

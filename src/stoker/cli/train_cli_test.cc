@@ -138,12 +138,74 @@ TEST_F(TrainCliTest, WithoutDataConvertsFashionMnistFirst) {
   ASSERT_EQ(cli.wait(), 0) << cli.err();
   const std::string out = cli.out();
   EXPECT_NE(out.find("converting Fashion-MNIST"), std::string::npos) << out;
+  // Normalised with the statistics computed at conversion: Fashion-MNIST's well-known ones.
   EXPECT_NE(out.find("training mlp on " + (dir_ / "data-root/fashion-mnist/train") +
-                     " (60000 samples, 10 classes) for 5 epochs: batch 64, adam lr 0.001"),
+                     " (60000 samples, 10 classes; mean 0.2860 std 0.3530 from the data's "
+                     "manifest) for 5 epochs: batch 64, adam lr 0.001"),
             std::string::npos)
       << out;
   EXPECT_NE(out.find("stopped mlp: 0 epochs, 20 steps"), std::string::npos) << out;
   EXPECT_TRUE(fs::exists(dir_ / "data-root/fashion-mnist/test/manifest.json"));
+}
+
+TEST_F(TrainCliTest, NormalisationIsTheTrainingDatasOwnUnlessGiven) {
+  write_data("data", 300);
+  const FieldStatistics stats =
+      Manifest::load(dir_ / "data/train").value_or_throw().statistics.at("image");
+  const std::vector<std::string> common = {"--data", dir_ / "data", "--max-steps", "2"};
+  auto with = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), common.begin(), common.end());
+    return more;
+  };
+  Cli own(with({"--log", dir_ / "own.jsonl"}), dir_);
+  ASSERT_EQ(own.wait(), 0) << own.err();
+  EXPECT_NE(
+      own.out().find(fmt::format("4 classes; mean {:.4f} std {:.4f} from the data's manifest)",
+                                 stats.mean[0], stats.std[0])),
+      std::string::npos)
+      << own.out();
+  const nlohmann::json run = log_records(dir_ / "own.jsonl", "run").at(0);
+  EXPECT_EQ(run["config"]["mean"], std::vector<float>{static_cast<float>(stats.mean[0])});
+  EXPECT_EQ(run["config"]["std"], std::vector<float>{static_cast<float>(stats.std[0])});
+  EXPECT_EQ(run["config"]["mean_from"], "data");
+
+  Cli given(with({"--mean", "0.5", "--std", "0.25", "--log", dir_ / "given.jsonl"}), dir_);
+  ASSERT_EQ(given.wait(), 0) << given.err();
+  EXPECT_NE(given.out().find("4 classes; mean 0.5000 std 0.2500 from --mean/--std)"),
+            std::string::npos)
+      << given.out();
+  const nlohmann::json given_run = log_records(dir_ / "given.jsonl", "run").at(0);
+  EXPECT_EQ(given_run["config"]["mean"], std::vector<float>{0.5f});
+  EXPECT_EQ(given_run["config"]["std_from"], "option");
+
+  // A dataset converted by an older stoker: the old default, said in one line before training.
+  Manifest old = Manifest::load(dir_ / "data/train").value_or_throw();
+  old.statistics.clear();
+  throw_if_error(old.save(dir_ / "data/train"));
+  Cli without(common, dir_);
+  ASSERT_EQ(without.wait(), 0) << without.err();
+  const std::string out = without.out();
+  const std::string warning = "warning: " + dir_ / "data/train" +
+                              " has no normalisation statistics in its manifest (converted by an "
+                              "older stoker, or its images are constant): normalising with "
+                              "Fashion-MNIST's mean/std; convert it again with this stoker to "
+                              "compute them, or pass --mean/--std\n";
+  EXPECT_NE(out.find(warning), std::string::npos) << out;
+  EXPECT_LT(out.find(warning), out.find("training mlp on")) << out;
+  EXPECT_NE(out.find("mean 0.2860 std 0.3530 from Fashion-MNIST's defaults"), std::string::npos)
+      << out;
+}
+
+TEST_F(TrainCliTest, StatisticsOutOfRangeAreRefusedNamingTheManifest) {
+  write_data("data", 50);
+  const std::string manifest = dir_ / "data/train/manifest.json";
+  nlohmann::json j = nlohmann::json::parse(read_file(manifest).value_or_throw());
+  j["statistics"]["image"]["std"] = {0};
+  throw_if_error(write_file_atomically(manifest, j.dump()));
+  Cli cli({"--data", dir_ / "data", "--log", dir_ / "log.jsonl"}, dir_);
+  expect_one_line_error(
+      cli, manifest + ": statistics of \"image\": 'std' of channel 0 is 0, not in (0, 0.5]");
+  EXPECT_FALSE(fs::exists(dir_ / "log.jsonl"));
 }
 
 TEST_F(TrainCliTest, SigintCheckpointsAndResumeEqualsAStraightRun) {

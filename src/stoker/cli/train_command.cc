@@ -240,12 +240,14 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str();
   train
       ->add_option("--mean", o.mean,
-                   "Per-channel input mean in [0, 1] units (default: ImageNet's for JPEG/PNG "
-                   "datasets, Fashion-MNIST's 0.2860 for stored pixels)")
+                   "Per-channel input mean in [0, 1] units (default: the training data's, from "
+                   "its manifest; for data converted by an older stoker, ImageNet's for JPEG/PNG "
+                   "datasets and Fashion-MNIST's 0.2860 for stored pixels)")
       ->check(real_number("--mean", std::numeric_limits<double>::lowest(), true));
   train
       ->add_option("--std", o.std,
-                   "Per-channel input standard deviation (default: ImageNet's, or 0.3530)")
+                   "Per-channel input standard deviation (default: the training data's; without "
+                   "statistics, ImageNet's or 0.3530)")
       ->check(real_number("--std", 0, false));
   train
       ->add_option("--image-size", o.image_size,
@@ -291,7 +293,9 @@ void add_train_command(CLI::App& app) {
   add_whole_number(*train, "--max-steps", o.max_steps,
                    "Stop after this many optimizer steps (0: no limit)", 0);
   train->add_option("--save-model", o.save_model,
-                    "Write the trained model here (TorchScript models as TorchScript)");
+                    "Write the trained model here as TorchScript, in evaluation mode: Python runs "
+                    "torch.jit.load(FILE)(x), or .predict(images) on uint8 images for a built-in "
+                    "model");
   add_whole_number(*train, "--nproc", flags->nproc,
                    "Start this many ranks on this host (distributed data parallel over c10d, "
                    "as torchrun would; 0 or 1: this process alone)",

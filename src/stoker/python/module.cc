@@ -3,6 +3,9 @@
 #include <pybind11/pybind11.h>
 
 #include "stoker/python/errors.h"
+#include "stoker/python/image_binding.h"
+#include "stoker/python/tools_binding.h"
+#include "stoker/python/writer_binding.h"
 #include "stoker/store/manifest.h"
 
 namespace py = pybind11;
@@ -12,4 +15,7 @@ PYBIND11_MODULE(_stoker, module) {
   module.attr("__version__") = STOKER_VERSION;
   module.attr("dataset_format_version") = stoker::kDatasetFormatVersion;
   stoker::python::register_errors(module);
+  stoker::python::register_writer(module);
+  stoker::python::register_image(module);
+  stoker::python::register_tools(module);
 }

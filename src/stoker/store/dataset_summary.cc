@@ -42,6 +42,10 @@ DatasetSummary summarize(const Dataset& dataset) {
         fmt::format("{}{} {}{}", f ? ", " : "", fields[f].name, dtype_name(fields[f].dtype),
                     shape.empty() ? "" : "[" + shape + "]");
   }
+  s.statistics = dataset.manifest().statistics;
+  s.statistics_missing = s.statistics.empty() &&
+                         std::any_of(fields.begin(), fields.end(),
+                                     [](const Field& f) { return statistics_channels(f) > 0; });
   const int label = label_field(dataset.schema());
   s.has_labels = label >= 0;
   for (uint64_t i = 0; s.has_labels && i < dataset.size(); ++i) {
@@ -94,6 +98,8 @@ std::string DatasetSummary::to_json(const Schema& schema) const {
     j["label_histogram"] = histogram;
   }
   if (!class_names.empty()) j["class_names"] = class_names;
+  for (const auto& [field, stats] : statistics)
+    j["statistics"][field] = {{"mean", stats.mean}, {"std", stats.std}, {"pixels", stats.pixels}};
   return j.dump();
 }
 

@@ -36,6 +36,33 @@ TEST(DatasetSummaryTest, CountsEveryLabel) {
   EXPECT_EQ(count_classes(*ds).value_or_throw(), 10);
 }
 
+TEST(DatasetSummaryTest, ShowsTheManifestsStatisticsOrThatThereAreNone) {
+  testing::TempDir dir;
+  testing::write_labelled_dataset(dir / "ds", 20);
+  const DatasetSummary s = summarize(*open(dir / "ds"));
+  const FieldStatistics expected =
+      Manifest::load(dir / "ds").value_or_throw().statistics.at("image");
+  ASSERT_EQ(s.statistics.size(), 1u);
+  EXPECT_EQ(s.statistics.at("image").mean, expected.mean);
+  EXPECT_FALSE(s.statistics_missing);
+  const nlohmann::json j = nlohmann::json::parse(s.to_json(open(dir / "ds")->schema()));
+  EXPECT_EQ(j["statistics"]["image"]["mean"], expected.mean);
+  EXPECT_EQ(j["statistics"]["image"]["std"], expected.std);
+  EXPECT_EQ(j["statistics"]["image"]["pixels"], 80);
+
+  Manifest old = Manifest::load(dir / "ds").value_or_throw();
+  old.statistics.clear();
+  throw_if_error(old.save(dir / "ds"));
+  const DatasetSummary without = summarize(*open(dir / "ds"));
+  EXPECT_TRUE(without.statistics_missing);
+  EXPECT_FALSE(nlohmann::json::parse(without.to_json(old.schema)).contains("statistics"));
+
+  // A dataset no field of which has statistics misses none.
+  const Schema schema = Schema::create({{"x", DType::kInt64, {}}}).value_or_throw();
+  testing::write_dataset(dir / "numbers", schema, {});
+  EXPECT_FALSE(summarize(*open(dir / "numbers")).statistics_missing);
+}
+
 TEST(DatasetSummaryTest, LabelsFarOutsideAnyClassCountAreReportedNotAllocated) {
   testing::TempDir dir;
   testing::write_rows_dataset(dir / "ds", 50, 1, {}, [](int64_t i) -> int64_t {

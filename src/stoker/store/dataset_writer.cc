@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <system_error>
 
@@ -56,7 +57,13 @@ DatasetWriter::DatasetWriter(std::string dir, std::string staging, Manifest mani
     : dir_(std::move(dir)),
       staging_(std::move(staging)),
       manifest_(std::move(manifest)),
-      options_(std::move(options)) {}
+      options_(std::move(options)) {
+  const std::vector<Field>& fields = manifest_.schema.fields();
+  for (size_t f = 0; f < fields.size(); ++f) {
+    if (const int channels = statistics_channels(fields[f]); channels > 0)
+      statistics_.push_back({static_cast<int>(f), ChannelStatistics(channels), 0});
+  }
+}
 
 DatasetWriter::~DatasetWriter() {
   if (!finished_) {
@@ -78,6 +85,50 @@ Status DatasetWriter::append(const uint8_t* record, size_t size) {
   }
   STOKER_RETURN_IF_ERROR(shard_->append(record, size));
   ++manifest_.records;
+  // The record is at least the schema's minimum size (the shard writer checked): its fixed
+  // fields are all there.
+  for (FieldAccumulator& acc : statistics_) {
+    const Field& field = manifest_.schema.fields()[acc.field];
+    if (!field.is_fixed()) continue;
+    acc.pixels.add_planes(record + manifest_.schema.fixed_offset(acc.field),
+                          static_cast<size_t>(field.num_elements() / acc.pixels.channels()));
+    ++acc.records;
+  }
+  return Status::ok();
+}
+
+Status DatasetWriter::add_decoded_statistics(int field, const ChannelStatistics& pixels) {
+  const auto acc = std::find_if(statistics_.begin(), statistics_.end(),
+                                [&](const FieldAccumulator& a) { return a.field == field; });
+  const std::vector<Field>& fields = manifest_.schema.fields();
+  if (acc == statistics_.end() || fields[field].is_fixed())
+    return invalid_argument(
+        fmt::format("{}: field {} is not a bytes field: decoded statistics are for encoded images",
+                    dir_, field));
+  if (acc->records + 1 != manifest_.records)
+    return invalid_argument(
+        fmt::format("{}: decoded statistics of field '{}' given for {} records of {}: one per "
+                    "record, after its append()",
+                    dir_, fields[field].name, acc->records + 1, manifest_.records));
+  if (const Status merged = acc->pixels.merge(pixels); !merged.is_ok())
+    return invalid_argument(
+        fmt::format("{}: field '{}': {}", dir_, fields[field].name, merged.message()));
+  ++acc->records;
+  return Status::ok();
+}
+
+Status DatasetWriter::finish_statistics() {
+  for (const FieldAccumulator& acc : statistics_) {
+    const std::string& name = manifest_.schema.fields()[acc.field].name;
+    if (acc.records != 0 && acc.records != manifest_.records)
+      return invalid_argument(
+          fmt::format("{}: decoded statistics of field '{}' were given for {} of the {} records",
+                      dir_, name, acc.records, manifest_.records));
+    FieldStatistics stats = acc.pixels.summary();
+    if (stats.pixels > 0 &&
+        std::all_of(stats.std.begin(), stats.std.end(), [](double s) { return s > 0; }))
+      manifest_.statistics[name] = std::move(stats);
+  }
   return Status::ok();
 }
 
@@ -98,6 +149,7 @@ Status DatasetWriter::finish_shard() {
 Status DatasetWriter::finish() {
   if (finished_) return Status::ok();
   if (shard_) STOKER_RETURN_IF_ERROR(finish_shard());
+  STOKER_RETURN_IF_ERROR(finish_statistics());
   STOKER_RETURN_IF_ERROR(manifest_.save(staging_));
   std::error_code ec;
   fs::rename(staging_, dir_, ec);

@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <random>
 
 #include "stoker/store/dataset.h"
 #include "stoker/testing/records.h"
@@ -60,6 +61,116 @@ TEST(DatasetWriterTest, EmptyDatasetIsValid) {
   auto ds = Dataset::open(dir / "ds").value_or_throw();
   EXPECT_EQ(ds->size(), 0u);
   EXPECT_EQ(ds->num_shards(), 0);
+}
+
+TEST(DatasetWriterTest, ComputesTheStatisticsOfUint8ImageFieldsFromTheRecords) {
+  testing::TempDir dir;
+  const Schema schema = Schema::create({{"rgb", DType::kUint8, {3, 5, 7}},
+                                        {"gray", DType::kUint8, {6, 4}},
+                                        {"label", DType::kInt64, {}},
+                                        {"vector", DType::kUint8, {16}},
+                                        {"floats", DType::kFloat32, {3, 2, 2}},
+                                        {"flat", DType::kUint8, {1, 1, 1}}})
+                            .value_or_throw();
+  std::mt19937_64 rng(7);
+  std::vector<std::vector<uint8_t>> records;
+  ChannelStatistics rgb(3), gray(1);
+  for (int i = 0; i < 300; ++i) {
+    records.push_back(testing::random_record(schema, rng));
+    records.back()[schema.fixed_offset(5)] = 9;  // "flat" is constant: std 0, no statistics
+    rgb.add_planes(records.back().data() + schema.fixed_offset(0), 35);
+    gray.add_planes(records.back().data() + schema.fixed_offset(1), 24);
+  }
+  testing::write_dataset(dir / "ds", schema, records, /*shard_bytes=*/4096);
+  const Manifest m = Manifest::load(dir / "ds").value_or_throw();
+  ASSERT_GT(m.shards.size(), 1u);
+  ASSERT_EQ(m.statistics.size(), 2u) << "only the uint8 [C,H,W] and [H,W] fields not constant";
+  for (const auto& [name, expected] : {std::pair{"rgb", rgb.summary()}, {"gray", gray.summary()}}) {
+    const FieldStatistics& stats = m.statistics.at(name);
+    EXPECT_EQ(stats.mean, expected.mean) << name;
+    EXPECT_EQ(stats.std, expected.std) << name;
+    EXPECT_EQ(stats.pixels, expected.pixels) << name;
+  }
+  EXPECT_EQ(m.statistics.at("rgb").pixels, 300u * 35);
+  // Random bytes: every channel's mean near 127.5 / 255 and std near 73.9 / 255.
+  for (double mean : m.statistics.at("rgb").mean) EXPECT_NEAR(mean, 0.5, 0.02);
+  for (double std : m.statistics.at("rgb").std) EXPECT_NEAR(std, 0.2887, 0.01);
+}
+
+TEST(DatasetWriterTest, NoRecordsNoStatistics) {
+  testing::TempDir dir;
+  testing::write_labelled_dataset(dir / "ds", 0);
+  EXPECT_TRUE(Manifest::load(dir / "ds").value_or_throw().statistics.empty());
+}
+
+// An image dataset's bytes field gets the statistics the importer decodes, one per record.
+class DecodedStatisticsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    schema_ = Schema::create({{"image", DType::kBytes, {}}, {"label", DType::kInt64, {}}})
+                  .value_or_throw();
+    writer_ = DatasetWriter::create(dir_ / "ds", schema_).value_or_throw();
+  }
+  // Appends a record whose image decodes to `pixels` RGB pixels of value i, i + 1, i + 2.
+  ChannelStatistics append(int i, size_t pixels) {
+    RecordEncoder encoder(schema_);
+    const int64_t label = i;
+    throw_if_error(encoder.set_bytes(0, reinterpret_cast<const uint8_t*>("img"), 3));
+    throw_if_error(encoder.set_fixed(1, &label, sizeof label));
+    const std::vector<uint8_t>& record = encoder.encode();
+    throw_if_error(writer_->append(record.data(), record.size()));
+    std::vector<uint8_t> rgb;
+    for (size_t p = 0; p < pixels; ++p)
+      for (int c = 0; c < 3; ++c) rgb.push_back(static_cast<uint8_t>(i + c));
+    ChannelStatistics stats(3);
+    stats.add_interleaved(rgb.data(), pixels, 1, 3 * pixels);
+    return stats;
+  }
+  void expect_refused(const Status& s, const std::string& words) {
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.message();
+    EXPECT_NE(s.message().find(words), std::string::npos) << s.message();
+  }
+  testing::TempDir dir_;
+  Schema schema_;
+  std::unique_ptr<DatasetWriter> writer_;
+};
+
+TEST_F(DecodedStatisticsTest, EveryRecordsPixelsGoIntoTheManifest) {
+  ChannelStatistics all(3);
+  for (int i = 0; i < 10; ++i) {
+    const ChannelStatistics image = append(i, 4 + i);
+    ASSERT_TRUE(writer_->add_decoded_statistics(0, image).is_ok());
+    ASSERT_TRUE(all.merge(image).is_ok());
+  }
+  ASSERT_TRUE(writer_->finish().is_ok());
+  const Manifest m = Manifest::load(dir_ / "ds").value_or_throw();
+  ASSERT_EQ(m.statistics.count("image"), 1u);
+  EXPECT_EQ(m.statistics.at("image").mean, all.summary().mean);
+  EXPECT_EQ(m.statistics.at("image").std, all.summary().std);
+  EXPECT_EQ(m.statistics.at("image").pixels, 4u * 10 + 45);
+}
+
+TEST_F(DecodedStatisticsTest, WithoutDecodedPixelsTheFieldHasNone) {
+  for (int i = 0; i < 3; ++i) append(i, 2);
+  ASSERT_TRUE(writer_->finish().is_ok());
+  EXPECT_TRUE(Manifest::load(dir_ / "ds").value_or_throw().statistics.empty());
+}
+
+TEST_F(DecodedStatisticsTest, StatisticsOutOfTurnOrOfTheWrongKindAreRefused) {
+  ChannelStatistics image(3);
+  expect_refused(writer_->add_decoded_statistics(0, image), "given for 1 records of 0");
+  image = append(0, 2);
+  expect_refused(writer_->add_decoded_statistics(1, image), "field 1 is not a bytes field");
+  expect_refused(writer_->add_decoded_statistics(7, image), "field 7 is not a bytes field");
+  expect_refused(writer_->add_decoded_statistics(0, ChannelStatistics(1)),
+                 "field 'image': statistics of 1 channels cannot be merged");
+  ASSERT_TRUE(writer_->add_decoded_statistics(0, image).is_ok());
+  expect_refused(writer_->add_decoded_statistics(0, image), "given for 2 records of 1");
+  // Given for the first record only: the manifest would describe part of the data.
+  append(1, 2);
+  expect_refused(writer_->finish(),
+                 "decoded statistics of field 'image' were given for 1 of the 2");
+  EXPECT_FALSE(fs::exists(dir_ / "ds"));
 }
 
 // A child process writes a large dataset and is killed with SIGKILL part-way; whatever it left

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -151,6 +152,47 @@ Result<ShardInfo> parse_shard(const json& shard, const std::string& where) {
   return info;
 }
 
+// `count` numbers in [lo, hi] (hi_open: below hi; lo_open: above lo) under `key` of `object`.
+Result<std::vector<double>> get_values(const json& object, const char* key, size_t count, double lo,
+                                       bool lo_open, double hi, const std::string& where) {
+  STOKER_ASSIGN_OR_RETURN(const json* value, get_key(object, key, where));
+  const std::string range = fmt::format("{}{}, {}]", lo_open ? "(" : "[", lo, hi);
+  const std::string expected =
+      fmt::format("an array of {} number{} in {}", count, count == 1 ? "" : "s", range);
+  if (!value->is_array() || value->size() != count ||
+      !std::all_of(value->begin(), value->end(), [](const json& v) { return v.is_number(); }))
+    return corrupt(fmt::format("{}: '{}' must be {} (one per channel)", where, key, expected));
+  std::vector<double> values = value->get<std::vector<double>>();
+  for (size_t c = 0; c < count; ++c) {
+    const double v = values[c];
+    if (!std::isfinite(v) || v < lo || (lo_open && v == lo) || v > hi)
+      return corrupt(fmt::format("{}: '{}' of channel {} is {}, not in {}", where, key, c,
+                                 (*value)[c].dump(), range));
+  }
+  return values;
+}
+
+// The "statistics" of `schema`'s field `name`.
+Result<FieldStatistics> parse_statistics(const json& value, const std::string& name,
+                                         const Schema& schema, const std::string& path) {
+  const std::string where = fmt::format("{}: statistics of {}", path, json(name).dump());
+  const int f = schema.find(name);
+  if (f < 0) return corrupt(where + ": the schema has no such field");
+  const Field& field = schema.fields()[f];
+  const int channels = statistics_channels(field);
+  if (channels == 0)
+    return corrupt(fmt::format(
+        "{}: a {} field of {} dimensions has none (only uint8 [C,H,W] or [H,W] and bytes fields)",
+        where, dtype_name(field.dtype), field.shape.size()));
+  if (!value.is_object()) return corrupt(where + ": not a JSON object");
+  FieldStatistics stats;
+  STOKER_ASSIGN_OR_RETURN(stats.mean, get_values(value, "mean", channels, 0, false, 1, where));
+  STOKER_ASSIGN_OR_RETURN(stats.std, get_values(value, "std", channels, 0, true, 0.5, where));
+  STOKER_ASSIGN_OR_RETURN(stats.pixels, get_count(value, "pixels", where));
+  if (stats.pixels == 0) return corrupt(where + ": 'pixels' is 0");
+  return stats;
+}
+
 }  // namespace
 
 Status Manifest::save(const std::string& dir) const {
@@ -168,6 +210,8 @@ Status Manifest::save(const std::string& dir) const {
             {"shards", shard_list},
             {"source", source},
             {"class_names", class_names}};
+  for (const auto& [field, stats] : statistics)
+    j["statistics"][field] = {{"mean", stats.mean}, {"std", stats.std}, {"pixels", stats.pixels}};
   return write_file_atomically(dir + "/" + kManifestName, j.dump(2) + "\n");
 }
 
@@ -216,6 +260,13 @@ Result<Manifest> Manifest::load(const std::string& dir) {
                                                [](const json& n) { return n.is_string(); }))
       return wrong_type(path, "class_names", "an array of strings");
     m.class_names = names_json.get<std::vector<std::string>>();
+  }
+  if (j.contains("statistics")) {
+    const json& statistics = j.at("statistics");
+    if (!statistics.is_object()) return wrong_type(path, "statistics", "an object");
+    for (const auto& [name, value] : statistics.items()) {
+      STOKER_ASSIGN_OR_RETURN(m.statistics[name], parse_statistics(value, name, m.schema, path));
+    }
   }
   return m;
 }

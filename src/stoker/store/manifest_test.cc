@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "stoker/testing/records.h"
 #include "stoker/testing/special_files.h"
@@ -122,6 +123,64 @@ TEST_F(ManifestTest, EveryKeyHasItsTypeAndRange) {
       {[](json& j) { j["records"] = 301; }, "shard record counts add up to 300, not 301"},
   };
   for (const Case& c : cases) expect_error(load_edited(c.edit), StatusCode::kCorrupt, c.words);
+}
+
+TEST_F(ManifestTest, StatisticsRoundTripAndAManifestWithoutThemLoads) {
+  Manifest m = Manifest::load(dir()).value_or_throw();
+  ASSERT_EQ(m.statistics.count("image"), 1u) << "the writer computes them";
+  m.statistics["image"] = {{0.1 + 0.2}, {1.0 / 3}, 1200};
+  ASSERT_TRUE(m.save(dir()).is_ok());
+  const Manifest back = Manifest::load(dir()).value_or_throw();
+  ASSERT_EQ(back.statistics.size(), 1u);
+  EXPECT_EQ(back.statistics.at("image").mean, std::vector<double>{0.1 + 0.2}) << "exact digits";
+  EXPECT_EQ(back.statistics.at("image").std, std::vector<double>{1.0 / 3});
+  EXPECT_EQ(back.statistics.at("image").pixels, 1200u);
+
+  // As an older stoker wrote it: no "statistics".
+  ASSERT_TRUE(load_edited([](json& j) { j.erase("statistics"); }).is_ok());
+  EXPECT_TRUE(Manifest::load(dir()).value_or_throw().statistics.empty());
+}
+
+TEST_F(ManifestTest, StatisticsOutOfRangeOrNotMatchingTheFieldAreRefused) {
+  struct Case {
+    std::function<void(json&)> edit;
+    const char* words;
+  };
+  const auto stats = [](json& j) -> json& { return j["statistics"]["image"]; };
+  const std::vector<Case> cases = {
+      {[](json& j) { j["statistics"] = json::array(); }, "'statistics' must be an object"},
+      {[&](json& j) { stats(j) = 0.5; }, "statistics of \"image\": not a JSON object"},
+      {[](json& j) {
+         j["statistics"]["nothing"] = {{"mean", {0.5}}};
+       },
+       "statistics of \"nothing\": the schema has no such field"},
+      {[](json& j) {
+         j["statistics"]["label"] = {{"mean", {0.5}}};
+       },
+       "statistics of \"label\": a int64 field of 0 dimensions has none"},
+      {[&](json& j) { stats(j).erase("mean"); }, "statistics of \"image\": no 'mean'"},
+      {[&](json& j) { stats(j)["mean"] = 0.5; }, "'mean' must be an array of 1 number in [0, 1]"},
+      {[&](json& j) {
+         stats(j)["mean"] = {0.5, 0.5};
+       },
+       "'mean' must be an array of 1 number"},
+      {[&](json& j) { stats(j)["mean"] = {"0.5"}; }, "'mean' must be an array of 1 number"},
+      {[&](json& j) { stats(j)["mean"] = {-0.01}; }, "'mean' of channel 0 is -0.01, not in [0, 1]"},
+      {[&](json& j) { stats(j)["mean"] = {1.5}; }, "'mean' of channel 0 is 1.5, not in [0, 1]"},
+      {[&](json& j) { stats(j)["std"] = {0}; }, "'std' of channel 0 is 0, not in (0, 0.5]"},
+      {[&](json& j) { stats(j)["std"] = {-0.2}; }, "'std' of channel 0 is -0.2, not in (0, 0.5]"},
+      {[&](json& j) { stats(j)["std"] = {0.6}; }, "'std' of channel 0 is 0.6, not in (0, 0.5]"},
+      {[&](json& j) { stats(j)["std"] = json::array(); }, "'std' must be an array of 1 number"},
+      {[&](json& j) { stats(j).erase("pixels"); }, "statistics of \"image\": no 'pixels'"},
+      {[&](json& j) { stats(j)["pixels"] = 0; }, "statistics of \"image\": 'pixels' is 0"},
+      {[&](json& j) { stats(j)["pixels"] = -4; }, "'pixels' must be a non-negative integer"},
+      {[&](json& j) { stats(j)["pixels"] = 4.5; }, "'pixels' must be a non-negative integer"},
+  };
+  for (const Case& c : cases) expect_error(load_edited(c.edit), StatusCode::kCorrupt, c.words);
+  // A number beyond double's range is refused by the parser.
+  expect_error(load_text(std::regex_replace(valid_.dump(2), std::regex("\"mean\": \\[[^\\]]*\\]"),
+                                            "\"mean\": [1e999]")),
+               StatusCode::kCorrupt, "not valid JSON");
 }
 
 TEST_F(ManifestTest, ShardNamesArePlainAndListedOnce) {

@@ -34,6 +34,13 @@ const char* dtype_name(DType dtype) {
   return "?";
 }
 
+std::optional<DType> dtype_from_name(const std::string& name) {
+  for (DType dtype : {DType::kUint8, DType::kInt64, DType::kFloat32, DType::kBytes}) {
+    if (name == dtype_name(dtype)) return dtype;
+  }
+  return std::nullopt;
+}
+
 size_t dtype_size(DType dtype) {
   switch (dtype) {
     case DType::kUint8:
@@ -127,18 +134,12 @@ Result<Schema> Schema::from_json(const std::string& text, const std::string& ori
     if (has_control_character(f.name))
       return corrupt(origin + ": schema field name " + json_quoted(f.name) +
                      " holds a control character");
-    std::string dtype = jf["dtype"].get<std::string>();
-    if (dtype == "uint8")
-      f.dtype = DType::kUint8;
-    else if (dtype == "int64")
-      f.dtype = DType::kInt64;
-    else if (dtype == "float32")
-      f.dtype = DType::kFloat32;
-    else if (dtype == "bytes")
-      f.dtype = DType::kBytes;
-    else
+    const std::string dtype = jf["dtype"].get<std::string>();
+    const std::optional<DType> known = dtype_from_name(dtype);
+    if (!known)
       return corrupt(origin + ": schema field " + json_quoted(f.name) + " has unknown dtype " +
                      json_quoted(dtype));
+    f.dtype = *known;
     if (jf.contains("shape")) {
       if (!jf["shape"].is_array()) return corrupt(origin + ": schema field '" + f.name + "' shape");
       for (const auto& d : jf["shape"]) {

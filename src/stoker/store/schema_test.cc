@@ -23,6 +23,14 @@ TEST(SchemaTest, FixedFieldsArePackedInOrderBeforeTheLengthTable) {
   EXPECT_EQ(s.find("nope"), -1);
 }
 
+TEST(SchemaTest, DtypeNamesRoundTrip) {
+  for (DType dtype : {DType::kUint8, DType::kInt64, DType::kFloat32, DType::kBytes})
+    EXPECT_EQ(dtype_from_name(dtype_name(dtype)), dtype);
+  EXPECT_EQ(dtype_from_name("float64"), std::nullopt);
+  EXPECT_EQ(dtype_from_name("UINT8"), std::nullopt);
+  EXPECT_EQ(dtype_from_name(""), std::nullopt);
+}
+
 TEST(SchemaTest, JsonRoundTripsForRandomSchemas) {
   std::mt19937_64 rng(1);
   for (int i = 0; i < 200; ++i) {

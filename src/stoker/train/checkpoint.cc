@@ -40,7 +40,9 @@ std::string meta_json(const CheckpointState& s) {
         {"schedule", r.schedule},
         {"batch_size", r.batch_size},
         {"accum", r.accum},
-        {"seed", r.seed}}},
+        {"seed", r.seed},
+        {"mean", r.mean},
+        {"std", r.std}}},
       {"step", s.step},
       {"loader",
        {{"seed", s.loader.seed}, {"epoch", s.loader.epoch}, {"position", s.loader.position}}},
@@ -67,6 +69,11 @@ std::string out_of_range(const CheckpointState& s) {
   if (s.run_steps < 0) return "run_steps " + std::to_string(s.run_steps);
   if (s.run.batch_size < 1) return "batch_size " + std::to_string(s.run.batch_size);
   if (s.run.accum < 1) return "accum " + std::to_string(s.run.accum);
+  if (s.run.mean.size() != s.run.std.size()) return "mean and std of different lengths";
+  for (size_t c = 0; c < s.run.mean.size(); ++c) {
+    if (!std::isfinite(s.run.mean[c]) || !std::isfinite(s.run.std[c]) || s.run.std[c] <= 0)
+      return fmt::format("input normalisation mean {} std {}", s.run.mean[c], s.run.std[c]);
+  }
   return "";
 }
 
@@ -87,6 +94,8 @@ Result<CheckpointState> parse_meta(const std::string& text, const std::string& p
     s.run.batch_size = run.at("batch_size").get<int64_t>();
     s.run.accum = run.at("accum").get<int64_t>();
     s.run.seed = run.at("seed").get<uint64_t>();
+    if (run.contains("mean")) s.run.mean = run.at("mean").get<std::vector<float>>();
+    if (run.contains("std")) s.run.std = run.at("std").get<std::vector<float>>();
     s.step = j.at("step").get<int64_t>();
     s.loader.seed = j.at("loader").at("seed").get<uint64_t>();
     s.loader.epoch = j.at("loader").at("epoch").get<int64_t>();
@@ -115,7 +124,7 @@ Result<CheckpointState> read_meta(const std::string& sub) {
 Status write_checkpoint_files(const std::string& sub, const CheckpointState& state, Model& model,
                               torch::optim::Optimizer& optimizer) {
   STOKER_RETURN_IF_ERROR(write_file_atomically(sub + "/" + kMarkerName, ""));
-  STOKER_RETURN_IF_ERROR(model.save(sub + "/" + kModelName));
+  STOKER_RETURN_IF_ERROR(model.save_state(sub + "/" + kModelName));
   STOKER_RETURN_IF_ERROR(save_archive(optimizer, sub + "/" + kOptimizerName, "optimizer state"));
   at::Generator generator = at::detail::getDefaultCPUGenerator();
   at::Tensor rng;
@@ -185,6 +194,12 @@ std::string run_difference(const RunIdentity& saved, const RunIdentity& current)
   compare("global batch size", saved.batch_size, current.batch_size);
   compare("accumulation", saved.accum, current.accum);
   compare("seed", saved.seed, current.seed);
+  if (!saved.mean.empty() && (saved.mean != current.mean || saved.std != current.std)) {
+    differences.push_back(
+        fmt::format("input normalisation --mean {} --std {} (this run: --mean {} --std {})",
+                    fmt::join(saved.mean, " "), fmt::join(saved.std, " "),
+                    fmt::join(current.mean, " "), fmt::join(current.std, " ")));
+  }
   std::string out;
   for (const std::string& d : differences) out += (out.empty() ? "" : ", ") + d;
   return out;

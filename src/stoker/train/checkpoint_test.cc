@@ -56,7 +56,8 @@ void expect_equal(const std::vector<at::Tensor>& a, const std::vector<at::Tensor
 
 CheckpointState sample_state() {
   CheckpointState state;
-  state.run = {"0123456789abcdef", "mlp", "adam", "cosine", 64, 1, 7};
+  state.run = {"0123456789abcdef", "mlp",         "adam", "cosine", 64, 1, 7,
+               {0.25f, 0.5f},      {0.125f, 0.2f}};
   state.step = 17;
   state.loader = {7, 2, 640};
   state.scaler = {1024.0, 5};
@@ -98,6 +99,8 @@ TEST(CheckpointTest, RoundTripRestoresModelOptimizerRngAndState) {
   EXPECT_EQ(run_difference(s.run, expected.run), "");
   EXPECT_EQ(s.run.data, expected.run.data);
   EXPECT_EQ(s.run.seed, expected.run.seed);
+  EXPECT_EQ(s.run.mean, expected.run.mean);
+  EXPECT_EQ(s.run.std, expected.run.std);
   EXPECT_EQ(s.step, expected.step);
   EXPECT_EQ(s.loader.seed, expected.loader.seed);
   EXPECT_EQ(s.loader.epoch, expected.loader.epoch);
@@ -148,7 +151,10 @@ class UnsavableModel final : public Model {
   bool is_training() const override { return inner_.is_training(); }
   void to(const c10::Device& device) override { inner_.to(device); }
   std::string name() const override { return inner_.name(); }
-  Status save(const std::string& path) override { return io_error(path + ": disk full"); }
+  Status save(const std::string& path, const InputNormalization&) override {
+    return io_error(path + ": disk full");
+  }
+  Status save_state(const std::string& path) override { return io_error(path + ": disk full"); }
   Status load(const std::string& path) override { return inner_.load(path); }
 
  private:
@@ -207,7 +213,9 @@ TEST(CheckpointTest, LoadErrorsNameTheProblem) {
            {"\"position\": 640", "\"position\": -1", "loader position -1"},
            {"\"scale\": 1024.0", "\"scale\": 0.0", "loss scale 0"},
            {"\"epoch_samples\": 640", "\"epoch_samples\": 641", "epoch_samples 641"},
-           {"\"batch_size\": 64", "\"batch_size\": 0", "batch_size 0"}}) {
+           {"\"batch_size\": 64", "\"batch_size\": 0", "batch_size 0"},
+           {"0.125,", "0.0,", "input normalisation mean 0.25 std 0"},
+           {"0.125,", "0.125, 0.3,", "mean and std of different lengths"}}) {
     std::string changed = meta;
     ASSERT_NE(changed.find(from), std::string::npos) << from << " in " << meta;
     changed.replace(changed.find(from), from.size(), to);
@@ -297,6 +305,16 @@ TEST(CheckpointTest, RunIdentitySaysWhatDiffers) {
   other.data = "fedcba9876543210";
   EXPECT_EQ(run_difference(saved, other),
             "other training data (identity 0123456789abcdef, this run's fedcba9876543210)");
+
+  RunIdentity renormalised = saved;
+  renormalised.mean = {0.5f, 0.5f};
+  EXPECT_EQ(run_difference(saved, renormalised),
+            "input normalisation --mean 0.25 0.5 --std 0.125 0.2 (this run: --mean 0.5 0.5 --std "
+            "0.125 0.2)");
+  RunIdentity unrecorded = saved;  // a checkpoint from before the normalisation was recorded
+  unrecorded.mean.clear();
+  unrecorded.std.clear();
+  EXPECT_EQ(run_difference(unrecorded, renormalised), "");
 
   FoundCheckpoint found;
   found.path = "/ckpt/step-1";

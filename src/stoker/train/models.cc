@@ -17,6 +17,7 @@
 #include <map>
 #include <sstream>
 
+#include "stoker/train/script_export.h"
 #include "stoker/train/torch_archive.h"
 #include "stoker/util/atomic_file.h"
 
@@ -41,7 +42,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }
 
 // ResNet basic block: two 3x3 conv+BN, plus a 1x1 conv+BN projection when the shape changes.
-struct BasicBlockImpl : nn::Module {
+struct BasicBlockImpl : nn::Module, ScriptableModule {
   BasicBlockImpl(int64_t in, int64_t out, int64_t stride)
       : conv1(nn::Conv2dOptions(in, out, 3).stride(stride).padding(1).bias(false)),
         bn1(out),
@@ -65,6 +66,14 @@ struct BasicBlockImpl : nn::Module {
     return torch::relu(y + (shortcut ? shortcut->forward(x) : x));
   }
 
+  std::string script_class() const override { return "BasicBlock"; }
+  std::string script_forward() const override {
+    return std::string("def forward(self, x: Tensor) -> Tensor:\n") +
+           "    y = torch.relu(self.bn1.forward(self.conv1.forward(x)))\n" +
+           "    y = self.bn2.forward(self.conv2.forward(y))\n" + "    return torch.relu(y + " +
+           (shortcut ? "self.shortcut.forward(x)" : "x") + ")\n";
+  }
+
   nn::Conv2d conv1;
   nn::BatchNorm2d bn1;
   nn::Conv2d conv2;
@@ -74,12 +83,18 @@ struct BasicBlockImpl : nn::Module {
 TORCH_MODULE(BasicBlock);
 
 // A ResNet stage: two BasicBlocks named "0" and "1" (the first may downsample).
-struct StageImpl : nn::Module {
+struct StageImpl : nn::Module, ScriptableModule {
   StageImpl(int64_t in, int64_t out, int64_t stride)
       : block0(register_module("0", BasicBlock(in, out, stride))),
         block1(register_module("1", BasicBlock(out, out, 1))) {}
 
   at::Tensor forward(const at::Tensor& x) { return block1(block0(x)); }
+
+  std::string script_class() const override { return "Stage"; }
+  std::string script_forward() const override {
+    return "def forward(self, x: Tensor) -> Tensor:\n    return " + script_attribute("1") +
+           ".forward(" + script_attribute("0") + ".forward(x))\n";
+  }
 
   BasicBlock block0;
   BasicBlock block1;
@@ -162,10 +177,31 @@ NamedTensors named_module_state(const nn::Module& module) {
   return state;
 }
 
+// Writes `module` as a TorchScript file at `path` crash-safely; kIoError naming `what` if that
+// fails.
+Status save_script_module(const torch::jit::Module& module, const std::string& path,
+                          const std::string& what) {
+  std::ostringstream bytes;
+  try {
+    module.save(bytes);
+  } catch (const c10::Error& e) {
+    return io_error("cannot serialize " + what + ": " + short_message(e));
+  }
+  return write_file_atomically(path, bytes.str());
+}
+
+// The method a saved built-in model has beside forward: uint8 images as stored to logits.
+constexpr const char* kPredictSource = R"(
+def predict(self, images: Tensor) -> Tensor:
+    scale = torch.reciprocal(self.input_std * 255.0).view(1, -1, 1, 1)
+    shift = (self.input_mean / self.input_std).view(1, -1, 1, 1)
+    return self.forward(images.float() * scale - shift)
+)";
+
 class BuiltinModel final : public Model {
  public:
-  BuiltinModel(std::string name, nn::Sequential net)
-      : name_(std::move(name)), net_(std::move(net)) {}
+  BuiltinModel(std::string name, const ModelSpec& spec, nn::Sequential net)
+      : name_(std::move(name)), spec_(spec), net_(std::move(net)) {}
 
   at::Tensor forward(const at::Tensor& input) override { return net_->forward(input); }
   std::vector<at::Tensor> parameters() override { return net_->parameters(); }
@@ -175,7 +211,32 @@ class BuiltinModel final : public Model {
   void to(const c10::Device& device) override { net_->to(device); }
   std::string name() const override { return name_; }
 
-  Status save(const std::string& path) override {
+  Status save(const std::string& path, const InputNormalization& input) override {
+    const auto channels = static_cast<size_t>(spec_.channels);
+    if (input.mean.size() != input.std.size() ||
+        (input.mean.size() != 1 && input.mean.size() != channels)) {
+      return invalid_argument(fmt::format(
+          "model {} takes {} input channels: its input mean and std need one value each or one "
+          "per channel, not {} and {}",
+          name_, channels, input.mean.size(), input.std.size()));
+    }
+    STOKER_ASSIGN_OR_RETURN(torch::jit::Module script, to_script_module(*net_, name_));
+    const auto per_channel = [&](const std::vector<float>& values) {
+      return torch::tensor(values, torch::kFloat32).expand({spec_.channels}).clone();
+    };
+    try {
+      script.register_buffer("input_mean", per_channel(input.mean));
+      script.register_buffer("input_std", per_channel(input.std));
+      script.define(kPredictSource);
+    } catch (const std::exception& e) {  // c10::Error, or TorchScript's ErrorReport
+      return Status(StatusCode::kInternal,
+                    "cannot write model " + name_ + " as TorchScript: " + exception_reason(e));
+    }
+    script.eval();
+    return save_script_module(script, path, "model " + name_ + " to " + path);
+  }
+
+  Status save_state(const std::string& path) override {
     return save_archive(net_, path, "model " + name_);
   }
 
@@ -185,6 +246,7 @@ class BuiltinModel final : public Model {
 
  private:
   std::string name_;
+  ModelSpec spec_;
   nn::Sequential net_;
 };
 
@@ -224,14 +286,16 @@ class ScriptModel final : public Model {
   void to(const c10::Device& device) override { module_.to(device); }
   std::string name() const override { return path_; }
 
-  Status save(const std::string& path) override {
-    std::ostringstream bytes;
-    try {
-      module_.save(bytes);
-    } catch (const c10::Error& e) {
-      return io_error("cannot serialize TorchScript model " + path_ + ": " + short_message(e));
-    }
-    return write_file_atomically(path, bytes.str());
+  Status save(const std::string& path, const InputNormalization&) override {
+    const bool was_training = module_.is_training();
+    module_.eval();
+    Status saved = save_state(path);
+    module_.train(was_training);
+    return saved;
+  }
+
+  Status save_state(const std::string& path) override {
+    return save_script_module(module_, path, "TorchScript model " + path_);
   }
 
   Status load(const std::string& path) override {
@@ -298,6 +362,7 @@ std::string first_layer_mismatch(Model& model, const ModelSpec& spec) {
 std::string exception_reason(const std::exception& e, bool verbose) {
   const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
   std::string text = c10_error != nullptr ? c10_error->what_without_backtrace() : e.what();
+  text.erase(0, text.find_first_not_of('\n'));  // TorchScript's compile errors start with one
   while (!text.empty() && text.back() == '\n') text.pop_back();
   if (verbose) return text;
   constexpr const char* kInterpreter = "The following operation failed in the TorchScript";
@@ -401,16 +466,16 @@ std::unique_ptr<Model> make_model(const std::string& name_or_path, const ModelSp
                                  " and num_classes " + std::to_string(spec.num_classes) +
                                  " must be positive"));
   }
-  if (name_or_path == "mlp") return std::make_unique<BuiltinModel>("mlp", make_mlp(spec));
+  if (name_or_path == "mlp") return std::make_unique<BuiltinModel>("mlp", spec, make_mlp(spec));
   if (name_or_path == "cnn") {
     if (spec.height < 4 || spec.width < 4) {
       throw Error(invalid_argument("model cnn needs inputs of at least 4x4, got " +
                                    std::to_string(spec.height) + "x" + std::to_string(spec.width)));
     }
-    return std::make_unique<BuiltinModel>("cnn", make_cnn(spec));
+    return std::make_unique<BuiltinModel>("cnn", spec, make_cnn(spec));
   }
   if (name_or_path == "resnet18") {
-    return std::make_unique<BuiltinModel>("resnet18", make_resnet18(spec));
+    return std::make_unique<BuiltinModel>("resnet18", spec, make_resnet18(spec));
   }
   throw Error(invalid_argument("unknown model '" + name_or_path + "': known models are " +
                                kKnownModels + ", or a TorchScript file ending in .pt"));

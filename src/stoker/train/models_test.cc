@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <torch/nn/functional/loss.h>
+#include <torch/script.h>
 #include <torch/types.h>
 
 #include <cstdlib>
@@ -177,6 +178,9 @@ TEST(ExceptionReasonTest, TheTorchScriptErrorUnderItsTraceback) {
   EXPECT_EQ(exception_reason(script, true).substr(0, 50),
             "The following operation failed in the TorchScript ");
   EXPECT_EQ(exception_reason(std::runtime_error("first\nsecond")), "first");
+  // TorchScript's compile errors start with a line break.
+  EXPECT_EQ(exception_reason(std::runtime_error("\nbuiltin cannot be used\n  File")),
+            "builtin cannot be used");
   try {
     torch::zeros({2, 3}).matmul(torch::zeros({4, 5}));
     FAIL() << "no error";
@@ -236,26 +240,128 @@ TEST(ScriptModelTest, FailuresAreOneLineNamingTheModel) {
                 "TorchScript; save the model with torch.jit.script(model).save(path)");
 }
 
-TEST(BuiltinModelTest, SaveLoadRoundTrip) {
-  TempDir dir;
-  const ModelSpec spec = spec_of(1, 8, 8, 4);
-  auto model = make_model("cnn", spec);
-  model->train(false);
-  const at::Tensor x = torch::rand({3, 1, 8, 8});
-  const at::Tensor expected = model->forward(x).detach();
-  ASSERT_TRUE(model->save(dir / "cnn.bin").is_ok());
+// Every built-in model with BatchNorm statistics away from their initial values (one forward
+// in training mode), in evaluation mode.
+struct Builtin {
+  std::string name;
+  ModelSpec spec;
+};
+const Builtin kBuiltins[] = {{"mlp", spec_of(1, 28, 28, 10)},
+                             {"cnn", spec_of(1, 28, 28, 10)},
+                             {"resnet18", spec_of(3, 28, 28, 7)},   // the small-image stem
+                             {"resnet18", spec_of(3, 72, 72, 5)}};  // torchvision's stem
 
-  std::vector<at::Tensor> params = model->parameters();
+std::unique_ptr<Model> trained_model(const Builtin& t) {
+  auto model = make_model(t.name, t.spec);
+  model->train(true);
   {
     torch::NoGradGuard no_grad;
-    for (at::Tensor& p : params) p.zero_();
+    model->forward(torch::rand({4, t.spec.channels, t.spec.height, t.spec.width}) * 3 + 1);
   }
-  ASSERT_FALSE(model->forward(x).allclose(expected));
-  ASSERT_TRUE(model->load(dir / "cnn.bin").is_ok());
-  EXPECT_TRUE(model->forward(x).allclose(expected));
-  EXPECT_TRUE(params[0].is_same(model->parameters()[0]));  // identity kept for the optimizer
+  model->train(false);
+  return model;
+}
 
-  EXPECT_FALSE(model->load(dir / "missing.bin").is_ok());
+// load() brings back what save() (TorchScript) and save_state() (a torch::save archive) wrote,
+// into a model built afresh (other initial weights).
+TEST(BuiltinModelTest, SaveLoadRoundTripsEveryModel) {
+  TempDir dir;
+  const InputNormalization input{{0.5f}, {0.25f}};
+  for (const Builtin& t : kBuiltins) {
+    SCOPED_TRACE(t.name + " " + std::to_string(t.spec.height) + " px");
+    auto model = trained_model(t);
+    const at::Tensor x = torch::rand({3, t.spec.channels, t.spec.height, t.spec.width});
+    const at::Tensor expected = model->forward(x).detach();
+    ASSERT_TRUE(model->save(dir / "model.pt", input).is_ok());
+    ASSERT_TRUE(model->save_state(dir / "state.pt").is_ok());
+
+    for (const char* file : {"model.pt", "state.pt"}) {
+      auto fresh = make_model(t.name, t.spec);
+      fresh->train(false);
+      ASSERT_FALSE(fresh->forward(x).allclose(expected, 0, 1e-6));
+      const std::vector<at::Tensor> params = fresh->parameters();
+      Status loaded = fresh->load(dir / file);
+      ASSERT_TRUE(loaded.is_ok()) << file << ": " << loaded.message();
+      EXPECT_TRUE(fresh->forward(x).allclose(expected, 0, 1e-6)) << file;
+      EXPECT_TRUE(params[0].is_same(fresh->parameters()[0]));  // identity kept for the optimizer
+    }
+  }
+  auto model = make_model("cnn", spec_of(1, 8, 8, 4));
+  Status missing = model->load(dir / "missing.pt");
+  EXPECT_EQ(missing.code(), StatusCode::kCorrupt);
+  EXPECT_NE(missing.message().find(dir / "missing.pt"), std::string::npos) << missing.message();
+  // Another architecture's file names what does not fit, in one line.
+  ASSERT_TRUE(make_model("mlp", spec_of(1, 8, 8, 4))->save(dir / "mlp.pt", input).is_ok());
+  Status other = model->load(dir / "mlp.pt");
+  EXPECT_EQ(other.code(), StatusCode::kCorrupt);
+  EXPECT_EQ(other.message().find('\n'), std::string::npos) << other.message();
+}
+
+// The file save() writes is TorchScript that runs on its own: forward as the model's, in
+// evaluation mode, with the model's state names; predict() normalises uint8 images first; and
+// TorchScript's train()/eval() switch BatchNorm as the C++ modules do.
+TEST(BuiltinModelTest, SavedFileIsARunnableTorchScriptModule) {
+  TempDir dir;
+  const InputNormalization input{{0.2f, 0.4f, 0.6f}, {0.5f, 0.25f, 0.125f}};
+  for (const Builtin& t : kBuiltins) {
+    SCOPED_TRACE(t.name + " " + std::to_string(t.spec.height) + " px");
+    auto model = trained_model(t);
+    const bool rgb = t.spec.channels == 3;
+    ASSERT_TRUE(
+        model->save(dir / "model.pt", rgb ? input : InputNormalization{{0.3f}, {0.2f}}).is_ok());
+    torch::jit::Module script = torch::jit::load(dir / "model.pt");
+    EXPECT_FALSE(script.is_training());
+
+    std::vector<std::string> names, expected_names;
+    for (const auto& p : script.named_parameters()) names.push_back(p.name);
+    for (const auto& b : script.named_buffers()) names.push_back(b.name);
+    for (const auto& [name, tensor] : model->named_state()) expected_names.push_back(name);
+    expected_names.push_back("input_mean");
+    expected_names.push_back("input_std");
+    EXPECT_EQ(names, expected_names);
+
+    const at::Tensor images =
+        torch::randint(0, 256, {3, t.spec.channels, t.spec.height, t.spec.width}, torch::kUInt8);
+    const at::Tensor mean = torch::tensor(rgb ? input.mean : std::vector<float>{0.3f});
+    const at::Tensor std = torch::tensor(rgb ? input.std : std::vector<float>{0.2f});
+    const at::Tensor x =
+        (images.to(torch::kFloat32) / 255 - mean.view({1, -1, 1, 1})) / std.view({1, -1, 1, 1});
+    torch::NoGradGuard no_grad;
+    const at::Tensor expected = model->forward(x);
+    EXPECT_TRUE(script.forward({x}).toTensor().allclose(expected, 0, 1e-6));
+    EXPECT_TRUE(script.get_method("predict")({images}).toTensor().allclose(expected, 1e-5, 1e-5));
+
+    // In training mode: batch statistics, and the running ones updated, as in C++.
+    script.train(true);
+    model->train(true);
+    const at::Tensor batch_stats = model->forward(x);
+    EXPECT_TRUE(script.forward({x}).toTensor().allclose(batch_stats, 1e-5, 1e-5));
+    for (const auto& b : script.named_buffers()) {
+      if (b.name.rfind("input_", 0) == 0) continue;
+      for (const auto& [name, tensor] : model->named_state()) {
+        if (name == b.name) {
+          EXPECT_TRUE(b.value.allclose(tensor, 1e-5, 1e-6)) << name;
+        }
+      }
+    }
+  }
+}
+
+TEST(BuiltinModelTest, SaveErrorsAreOneLine) {
+  TempDir dir;
+  auto model = make_model("cnn", spec_of(1, 8, 8, 4));
+  Status channels = model->save(dir / "a.pt", {{0.1f, 0.2f}, {0.3f, 0.4f}});
+  EXPECT_EQ(channels.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(channels.message(),
+            "model cnn takes 1 input channels: its input mean and std need one value each or one "
+            "per channel, not 2 and 2");
+  EXPECT_FALSE(fs::exists(dir / "a.pt"));
+
+  Status unwritable = model->save(dir / "no/such/dir/a.pt", {{0.1f}, {0.3f}});
+  EXPECT_FALSE(unwritable.is_ok());
+  EXPECT_NE(unwritable.message().find(dir / "no/such/dir/a.pt"), std::string::npos)
+      << unwritable.message();
+  EXPECT_EQ(unwritable.message().find('\n'), std::string::npos) << unwritable.message();
 }
 
 TEST(BuiltinModelTest, LoadStateCopiesValuesAndChecksShapes) {
@@ -346,7 +452,10 @@ TEST(ScriptModelTest, TrainsInCppAndReloadsInPython) {
   ASSERT_FALSE(after.allclose(before));
 
   const std::string trained = dir / "trained.pt";
-  ASSERT_TRUE(model->save(trained).is_ok());
+  model->train(true);
+  ASSERT_TRUE(model->save(trained, {{0.5f}, {0.5f}}).is_ok());
+  EXPECT_TRUE(model->is_training());
+  EXPECT_FALSE(torch::jit::load(trained).is_training()) << "saved in evaluation mode";
   ASSERT_EQ(run_python(dir / "eval.py", kEvalScript, trained + " " + (dir / "out.txt")), 0);
   std::ifstream in(dir / "out.txt");
   std::vector<float> values;

@@ -74,10 +74,6 @@ int require_field(const Dataset& data, const std::string& name, DType dtype) {
   return f;
 }
 
-// Fashion-MNIST's statistics: the default for stored pixels.
-const std::vector<float> kFashionMnistMean = {0.2860f};
-const std::vector<float> kFashionMnistStd = {0.3530f};
-
 // The model's input shape: the image field's (uint8 [C,H,W], or [H,W] as one channel), or
 // RGB at image_size for encoded images.
 ModelSpec input_spec(const Dataset& data, int image_size) {
@@ -289,11 +285,14 @@ Trainer::Trainer(TrainerOptions options)
   const int64_t largest_batch = o.eval ? std::max(o.batch_size, kEvalBatchSize) : o.batch_size;
   const bool encoded = is_encoded_image_field(train_data_->schema(), "image");
   const Schema& schema = train_data_->schema();
+  // The training data's own statistics (unless given), for training and evaluation alike.
+  normalization_ =
+      choose_normalization(train_data_->manifest(), train_data_->dir(), encoded, o.mean, o.std);
+  if (!normalization_.warning.empty()) warnings_.push_back(normalization_.warning);
   normalize_ = std::make_unique<InputNormalizer>(
       encoded ? std::vector<int64_t>{spec_.channels, spec_.height, spec_.width}
               : schema.fields()[schema.find("image")].shape,
-      o.mean.empty() ? (encoded ? kImageNetMean : kFashionMnistMean) : o.mean,
-      o.std.empty() ? (encoded ? kImageNetStd : kFashionMnistStd) : o.std, largest_batch, device_);
+      normalization_.mean, normalization_.std, largest_batch, device_);
   loader_ = make_loader(train_data_, o, o.batch_size, /*train=*/true, device_);
   if (o.eval) test_loader_ = make_loader(test_data_, o, kEvalBatchSize, /*train=*/false, device_);
   ScheduleSpec schedule = o.schedule;
@@ -415,8 +414,10 @@ std::string Trainer::run_record() const {
         {"device", device_.str()},
         {"verify", to_string(o.verify)},
         {"seed", o.seed},
-        {"mean", o.mean},
-        {"std", o.std},
+        {"mean", normalization_.mean},
+        {"std", normalization_.std},
+        {"mean_from", to_string(normalization_.mean_from)},
+        {"std_from", to_string(normalization_.std_from)},
         {"eval", o.eval},
         {"max_steps", o.max_steps},
         {"checkpoint_dir", optional(o.checkpoint_dir)},
@@ -449,6 +450,8 @@ RunIdentity Trainer::run_identity() const {
   run.batch_size = options_.batch_size * world_size_;
   run.accum = options_.accum;
   run.seed = options_.seed;
+  run.mean = normalization_.mean;
+  run.std = normalization_.std;
   return run;
 }
 
@@ -467,11 +470,11 @@ TrainResult Trainer::run() {
   for (const std::string& warning : warnings_) progress_.print(warning);
   if (log_) throw_if_error(log_->append("run", run_record()));
   progress_.print(
-      fmt::format("training {} on {} ({} samples, {} classes) for {} epochs: batch {}, {} lr {:g}, "
-                  "amp {}, {} threads, {} workers, device {}",
+      fmt::format("training {} on {} ({} samples, {} classes; {}) for {} epochs: batch {}, {} lr "
+                  "{:g}, amp {}, {} threads, {} workers, device {}",
                   model_->name(), train_data_->dir(), train_data_->size(), spec_.num_classes,
-                  o.epochs, o.batch_size, o.optimizer.name, o.optimizer.lr, to_string(o.amp),
-                  threads_, o.workers, device_.str()) +
+                  normalization_.phrase, o.epochs, o.batch_size, o.optimizer.name, o.optimizer.lr,
+                  to_string(o.amp), threads_, o.workers, device_.str()) +
       (world_size_ > 1 ? fmt::format(", {} ranks", world_size_) : ""));
   if (!eval_note_.empty()) progress_.print(eval_note_);
 
@@ -490,7 +493,7 @@ TrainResult Trainer::run() {
   result.seconds = seconds_since(start);
 
   if (result.reason != StopReason::kStopRequested && !o.save_model.empty() && leads()) {
-    throw_if_error(model_->save(o.save_model));
+    throw_if_error(model_->save(o.save_model, {normalization_.mean, normalization_.std}));
   }
   std::string summary = fmt::format("{} {}: {} epoch{}, {} steps in {:.1f} s",
                                     result.reason == StopReason::kCompleted ? "trained" : "stopped",

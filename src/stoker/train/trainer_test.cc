@@ -2,6 +2,7 @@
 // a schedule), stops on request, and rejects bad input before training or with a clear error.
 #include "stoker/train/trainer.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <torch/script.h>
 
@@ -73,6 +74,32 @@ double max_difference(const std::vector<at::Tensor>& a, const std::vector<at::Te
   return worst;
 }
 
+// Makes `o` print progress lines, with a log at `log_path`, into a tmpfile it returns.
+std::FILE* print_lines(TrainerOptions& o, const std::string& log_path) {
+  o.log_path = log_path;
+  o.out = std::tmpfile();
+  o.progress = ProgressStyle::kLines;
+  return o.out;
+}
+
+// What a run printed to `out` (a tmpfile), which it closes.
+std::string printed(std::FILE* out) {
+  std::fflush(out);
+  std::rewind(out);
+  std::string text(1 << 16, '\0');
+  text.resize(std::fread(text.data(), 1, text.size(), out));
+  std::fclose(out);
+  return text;
+}
+
+// The "run" record a run wrote first into its log.
+nlohmann::json run_record(const std::string& log_path) {
+  std::ifstream log(log_path);
+  std::string line;
+  std::getline(log, line);
+  return nlohmann::json::parse(line);
+}
+
 TEST_F(TrainerTest, OnBatchSeesEachEpochsStartAndEveryBatch) {
   TrainerOptions o = options();
   o.epochs = 2;
@@ -93,10 +120,7 @@ TEST_F(TrainerTest, LearnsAndReportsEveryEpoch) {
   TrainerOptions o = options();
   o.epochs = 3;
   o.workers = 1;
-  o.log_path = dir_ / "log.jsonl";
-  std::FILE* out = std::tmpfile();
-  o.out = out;
-  o.progress = ProgressStyle::kLines;
+  std::FILE* out = print_lines(o, dir_ / "log.jsonl");
   Trainer trainer(o);
   EXPECT_EQ(trainer.spec().num_classes, kRowClasses);  // no class names: largest label + 1
   EXPECT_EQ(trainer.spec().height, 4);
@@ -127,12 +151,9 @@ TEST_F(TrainerTest, LearnsAndReportsEveryEpoch) {
   }
   EXPECT_EQ(epoch, 3);
 
-  std::fflush(out);
-  std::rewind(out);
-  std::string text(1 << 16, '\0');
-  text.resize(std::fread(text.data(), 1, text.size(), out));
-  std::fclose(out);
-  EXPECT_NE(text.find("training mlp on " + o.data_dir + "/train (600 samples, 4 classes)"),
+  const std::string text = printed(out);
+  EXPECT_NE(text.find("training mlp on " + o.data_dir +
+                      "/train (600 samples, 4 classes; mean 0.5000 std 0.5000 from --mean/--std)"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("epoch 3/3  train loss "), std::string::npos) << text;
@@ -404,6 +425,74 @@ TEST_F(TrainerTest, FailedRunKeepsTheGoodCheckpoint) {
   EXPECT_EQ(latest_checkpoint(o.checkpoint_dir).value_or_throw(), good);
   EXPECT_EQ(read_file(good + "/meta.json").value_or_throw(), meta);
   EXPECT_EQ(read_file(good + "/model.pt").value_or_throw(), model);
+}
+
+TEST_F(TrainerTest, NormalisesTrainingAndEvaluationWithTheTrainingDatasStatistics) {
+  const FieldStatistics stats =
+      Manifest::load(dir_ / "data/train").value_or_throw().statistics.at("image");
+  TrainerOptions o = options();
+  o.mean.clear();
+  o.std.clear();
+  o.epochs = 1;
+  std::FILE* out = print_lines(o, dir_ / "log.jsonl");
+  Trainer trainer(o);
+  const TrainResult result = trainer.run();
+  const nlohmann::json run = run_record(o.log_path);
+  EXPECT_EQ(run["config"]["mean"], std::vector<float>{static_cast<float>(stats.mean[0])});
+  EXPECT_EQ(run["config"]["std"], std::vector<float>{static_cast<float>(stats.std[0])});
+  EXPECT_EQ(run["config"]["mean_from"], "data");
+  EXPECT_EQ(run["config"]["std_from"], "data");
+  const std::string text = printed(out);
+  EXPECT_NE(text.find(fmt::format("(600 samples, 4 classes; mean {:.4f} std {:.4f} from the data's "
+                                  "manifest)",
+                                  stats.mean[0], stats.std[0])),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("warning"), std::string::npos) << text;
+
+  // They are what the input is normalised with: giving the same values trains the same model,
+  // on the same evaluation results; other values train another.
+  TrainerOptions given = o;
+  given.log_path.clear();
+  given.out = nullptr;
+  given.mean = run["config"]["mean"].get<std::vector<float>>();
+  given.std = run["config"]["std"].get<std::vector<float>>();
+  Trainer same(given);
+  const TrainResult same_result = same.run();
+  EXPECT_EQ(max_difference(parameters(same), parameters(trainer)), 0.0);
+  EXPECT_EQ(same_result.epochs[0].test_loss, result.epochs[0].test_loss);
+  given.mean = {0.5f};
+  Trainer other(given);
+  other.run();
+  EXPECT_GT(max_difference(parameters(other), parameters(trainer)), 0.0);
+}
+
+TEST_F(TrainerTest, DataWithoutStatisticsGetsFashionMnistsWithAWarning) {
+  Manifest old = Manifest::load(dir_ / "data/train").value_or_throw();
+  old.statistics.clear();  // as an older stoker wrote it
+  throw_if_error(old.save(dir_ / "data/train"));
+  TrainerOptions o = options();
+  o.mean.clear();
+  o.std = {0.25f};
+  o.max_steps = 1;
+  std::FILE* out = print_lines(o, dir_ / "log.jsonl");
+  Trainer(o).run();
+  const std::string text = printed(out);
+  EXPECT_NE(text.find("warning: " + o.data_dir +
+                      "/train has no normalisation statistics in its manifest (converted by an "
+                      "older stoker, or its images are constant): normalising with "
+                      "Fashion-MNIST's mean; convert it again with this stoker to compute them, "
+                      "or pass --mean/--std\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("mean 0.2860 from Fashion-MNIST's defaults, std 0.2500 from --std"),
+            std::string::npos)
+      << text;
+  const nlohmann::json run = run_record(o.log_path);
+  EXPECT_EQ(run["config"]["mean"], kFashionMnistMean);
+  EXPECT_EQ(run["config"]["mean_from"], "default");
+  EXPECT_EQ(run["config"]["std"], std::vector<float>{0.25f});
+  EXPECT_EQ(run["config"]["std_from"], "option");
 }
 
 TEST_F(TrainerTest, InvalidOptionsAreRejected) {

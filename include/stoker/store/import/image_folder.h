@@ -12,9 +12,10 @@
 // (JPEG or PNG) whose longer side exceeds it is instead decoded, resized (image/resample.h, PIL's
 // antialiased bilinear) so that its longer side is max_side and stored as a new JPEG
 // (image/jpeg_encode.h, quality 90), as FFCV's max_resolution does. Every image is checked here,
-// so that a truncated or corrupt file is found at import rather than when training reads it: the
-// transcode reads all of a JPEG's data, and a PNG, a JPEG kept as it is and an image downsized
-// are decoded completely (image/decode.h).
+// so that a truncated or corrupt file is found at import rather than when training reads it:
+// every stored image is decoded completely to RGB (image/decode.h), which reads all of its data,
+// and its pixels go into the dataset's statistics (store/channel_statistics.h: per-channel mean
+// and std in the manifest, which training normalises with).
 //
 // Bad files — not a JPEG or PNG, a truncated or corrupt image, more pixels than `max_pixels`,
 // unreadable, not a regular file (a FIFO is never opened for reading in a way that blocks), a
@@ -69,6 +70,9 @@ struct ImageFolderImportOptions {
   // Called on the calling thread for each bad file or entry (the listing's first, then files in
   // ImageFolder's order). Optional.
   std::function<void(const BadEntry&)> on_bad;
+  // Polled on the calling thread after each file; true stops the import (kCancelled, nothing
+  // written). Optional.
+  std::function<bool()> stop_requested;
 };
 
 struct ImageFolderImportSummary {
@@ -86,7 +90,7 @@ struct ImageFolderImportSummary {
 // outside 0..image::kMaxJpegSide (kInvalidArgument); those of list_image_folder; SRC with both val/
 // and test/; splits whose classes differ; OUT exists (kAlreadyExists); without skip_bad, any bad
 // file (kCorrupt: "N bad files ... nothing written", each listed through on_bad first); writing the
-// datasets.
+// datasets; a stop requested (kCancelled).
 Result<ImageFolderImportSummary> import_image_folder(const ImageFolderImportOptions& options);
 
 }  // namespace stoker

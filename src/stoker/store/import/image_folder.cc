@@ -16,6 +16,7 @@
 #include "stoker/image/jpeg_encode.h"
 #include "stoker/image/jpeg_transcode.h"
 #include "stoker/image/resample.h"
+#include "stoker/store/channel_statistics.h"
 #include "stoker/store/image_record.h"
 #include "stoker/store/import/split_writer.h"
 #include "stoker/store/record_encoder.h"
@@ -73,9 +74,11 @@ std::string only_in(const std::vector<std::string>& a, const std::vector<std::st
   return names.empty() ? "none" : printable_list(names, kNamesInMessage);
 }
 
-// One file, read, checked and encoded by a worker: the record, or why the file is bad.
+// One file, read, checked and encoded by a worker: the record and the statistics of its stored
+// image's pixels, or why the file is bad.
 struct Imported {
   std::vector<uint8_t> record;
+  ChannelStatistics pixels{3};
   std::string bad;  // the reason, if bad
   uint64_t bytes_in = 0;
   uint64_t bytes_out = 0;
@@ -127,6 +130,7 @@ class FileImporter {
     for (auto& scratch : scratch_) scratch = std::make_unique<WorkerScratch>();
   }
   const Schema& schema() const { return schema_; }
+  int image_field() const { return fields_.image; }
 
   // Reads, checks and encodes `sample` on worker `worker`.
   Imported import(const ImageFolderSample& sample, int worker) {
@@ -158,10 +162,10 @@ class FileImporter {
       // The transcode is lossless: the stored image has the original's size.
       image.width = header.width;
       image.height = header.height;
-      if (image.bytes.empty()) STOKER_RETURN_IF_ERROR(check_decodes(bytes, worker));
     }
     const ByteSpan stored =
         image.bytes.empty() ? bytes : ByteSpan{image.bytes.data(), image.bytes.size()};
+    STOKER_RETURN_IF_ERROR(add_pixels(stored, worker, out.pixels));
     const int64_t scalars[][2] = {
         {fields_.label, sample.label},
         {fields_.height, image.height},
@@ -191,11 +195,17 @@ class FileImporter {
     return result;
   }
 
-  // Decodes the whole image, which reads all of its data.
-  Status check_decodes(ByteSpan bytes, int worker) {
+  // Decodes the whole stored image, as PIL's convert("RGB") would, into `pixels`. This reads all
+  // of its data: the check of an image stored as it is (the transcode and the downsizing have
+  // read all of theirs).
+  Status add_pixels(ByteSpan stored, int worker, ChannelStatistics& pixels) {
     image::DecodeRequest request;
     request.max_pixels = options_.max_pixels;
-    return image::decode_rgb(bytes, request, scratch_[worker]->decode).status();
+    STOKER_ASSIGN_OR_RETURN(const image::DecodedCrop decoded,
+                            image::decode_rgb(stored, request, scratch_[worker]->decode));
+    const image::RgbView& rgb = decoded.pixels;
+    pixels.add_interleaved(rgb.data, rgb.width, rgb.height, rgb.stride);
+    return Status::ok();
   }
 
   // The image decoded whole, resized so that its longer side is max_side (PIL's antialiased
@@ -295,8 +305,10 @@ Result<ImageFolderImportSummary> import_image_folder(const ImageFolderImportOpti
           } else if (bad.empty() || options.skip_bad) {
             // Once a file is bad and bad files are not skipped, nothing will be kept: the rest
             // is only checked.
+            DatasetWriter& split = writer->split(s);
+            STOKER_RETURN_IF_ERROR(split.append(imported.record.data(), imported.record.size()));
             STOKER_RETURN_IF_ERROR(
-                writer->split(s).append(imported.record.data(), imported.record.size()));
+                split.add_decoded_statistics(importer.image_field(), imported.pixels));
             ++summary.images;
             summary.bytes_in += imported.bytes_in;
             summary.bytes_out += imported.bytes_out;
@@ -304,6 +316,8 @@ Result<ImageFolderImportSummary> import_image_folder(const ImageFolderImportOpti
             progress.bytes_out += imported.bytes_out;
           }
           if (options.on_progress) options.on_progress(progress);
+          if (options.stop_requested && options.stop_requested())
+            return Status(StatusCode::kCancelled, printable(options.src) + ": import stopped");
           return Status::ok();
         }));
   }

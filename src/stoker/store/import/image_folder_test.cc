@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -302,6 +303,74 @@ TEST_F(ImageFolderTest, TheDatasetIsTheSameByteForByteForAnyNumberOfWorkers) {
   EXPECT_EQ(runs[0], runs[1]);
 }
 
+// Per channel, the mean and population std of `images` (packed RGB), two passes, in [0, 1] units.
+std::pair<std::vector<double>, std::vector<double>> direct_statistics(
+    const std::vector<std::vector<uint8_t>>& images) {
+  std::vector<double> means, stds;
+  for (int c = 0; c < 3; ++c) {
+    long double sum = 0, n = 0, squares = 0;
+    for (const auto& image : images) {
+      for (size_t i = c; i < image.size(); i += 3) sum += image[i];
+      n += image.size() / 3;
+    }
+    const long double mean = sum / n;
+    for (const auto& image : images) {
+      for (size_t i = c; i < image.size(); i += 3) squares += (image[i] - mean) * (image[i] - mean);
+    }
+    means.push_back(static_cast<double>(mean / 255));
+    stds.push_back(static_cast<double>(std::sqrt(squares / n) / 255));
+  }
+  return {means, stds};
+}
+
+// The dataset's statistics equal the direct computation over `images`.
+void expect_statistics_of(const Dataset& ds, const std::vector<std::vector<uint8_t>>& images) {
+  ASSERT_EQ(ds.manifest().statistics.count("image"), 1u);
+  const FieldStatistics& stats = ds.manifest().statistics.at("image");
+  const auto [means, stds] = direct_statistics(images);
+  uint64_t pixels = 0;
+  for (const auto& image : images) pixels += image.size() / 3;
+  EXPECT_EQ(stats.pixels, pixels);
+  ASSERT_EQ(stats.mean.size(), 3u);
+  ASSERT_EQ(stats.std.size(), 3u);
+  for (int c = 0; c < 3; ++c) {
+    EXPECT_NEAR(stats.mean[c], means[c], 1e-13) << "channel " << c;
+    EXPECT_NEAR(stats.std[c], stds[c], 1e-13) << "channel " << c;
+  }
+}
+
+TEST_F(ImageFolderTest, TheManifestHoldsTheStatisticsOfEveryImagesRgbPixels) {
+  make_good_tree(src());  // RGB, gray, CMYK and progressive JPEGs; RGB and RGBA PNGs
+  import().value_or_throw();
+  const ImageFolderListing listing = list_image_folder(src()).value_or_throw();
+  std::vector<std::vector<uint8_t>> images;
+  for (const ImageFolderSample& sample : listing.samples)
+    images.push_back(pixels(read_file(sample.path).value_or_throw()));
+  expect_statistics_of(*Dataset::open(out()).value_or_throw(), images);
+}
+
+TEST_F(ImageFolderTest, GrayImagesHaveTheSameStatisticsInEveryChannel) {
+  put(src("a/gray.jpg"), jpeg(40, 30, 1));
+  put(src("b/gray.png"), png(21, 13, 0));
+  import().value_or_throw();
+  const FieldStatistics stats =
+      Dataset::open(out()).value_or_throw()->manifest().statistics.at("image");
+  EXPECT_EQ(stats.pixels, 40u * 30 + 21 * 13);
+  EXPECT_EQ(stats.mean, std::vector<double>(3, stats.mean[0]));
+  EXPECT_EQ(stats.std, std::vector<double>(3, stats.std[0]));
+  EXPECT_GT(stats.std[0], 0.01);
+}
+
+TEST_F(ImageFolderTest, DownsizedImagesCountWithTheirStoredPixels) {
+  put(src("cat/a.jpg"), jpeg(300, 200));
+  put(src("cat/b.png"), png(60, 80));
+  options_.max_side = 100;
+  import().value_or_throw();
+  auto ds = Dataset::open(out()).value_or_throw();
+  expect_statistics_of(*ds, {pixels(stored_image(*ds, 0)), pixels(stored_image(*ds, 1))});
+  EXPECT_EQ(ds->manifest().statistics.at("image").pixels, 100u * 67 + 60 * 80);
+}
+
 TEST_F(ImageFolderTest, TrainAndValBecomeTrainAndTestWithTheSameClasses) {
   make_good_tree(src("train"));
   put(src("val/cat/x.jpg"), jpeg(10, 10));
@@ -420,6 +489,18 @@ TEST_F(ImageFolderTest, AnExistingOutputIsRefusedAndKept) {
   put(out("keep"), "precious");
   EXPECT_EQ(import().status().code(), StatusCode::kAlreadyExists);
   EXPECT_EQ(read_file(out("keep")).value_or_throw(), "precious");
+}
+
+TEST_F(ImageFolderTest, AStopRequestEndsTheImportWithNothingWritten) {
+  make_good_tree(src());
+  int polls = 0;
+  options_.stop_requested = [&polls] { return ++polls == 3; };
+  const Status status = import().status();
+  EXPECT_EQ(status.code(), StatusCode::kCancelled);
+  EXPECT_EQ(status.message(), src() + ": import stopped");
+  EXPECT_EQ(polls, 3);
+  EXPECT_EQ(progress_.size(), 3u);  // stopped after the third file
+  EXPECT_FALSE(fs::exists(out()));
 }
 
 TEST_F(ImageFolderTest, ListingErrorsArePassedOn) {

@@ -1,0 +1,166 @@
+"""The command line's dataset tools from Python: stoker.convert, stoker.inspect, stoker.verify.
+
+They run the same C++ as ``stoker convert``, ``stoker inspect --json`` and ``stoker verify``,
+with the GIL released. An ImageFolder import and verify stop on Ctrl-C (KeyboardInterrupt; an
+import then leaves nothing behind). Thread-safe: calls from several threads run side by side.
+"""
+
+import json
+import os
+import sys
+import time
+
+from stoker import _stoker
+
+__all__ = ["convert", "inspect", "verify"]
+
+def _shard_bytes(shard_mb):
+    if isinstance(shard_mb, bool) or not isinstance(shard_mb, int) or not 1 <= shard_mb <= 1 << 20:
+        raise ValueError(f"shard_mb must be a whole number from 1 to {1 << 20}, not {shard_mb!r}")
+    return shard_mb << 20
+
+
+class _ProgressLine:
+    """A callable progress(done, total) drawing one line on stderr (when it is a terminal,
+    unless `enabled` says otherwise)."""
+
+    def __init__(self, enabled, what):
+        self.enabled = sys.stderr.isatty() if enabled is None else bool(enabled)
+        self.what = what
+        self.start = time.monotonic()
+        self.shown = False
+
+    def __call__(self, done, total):
+        if not self.enabled:
+            return
+        rate = done / max(time.monotonic() - self.start, 1e-9)
+        sys.stderr.write(f"\r\033[K{self.what}: {done}/{total}, {rate:,.0f}/s")
+        sys.stderr.flush()
+        self.shown = True
+
+    def close(self):
+        if self.shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+
+
+# The options of each kind of convert(), and their defaults.
+_OPTIONS = {
+    "idx": {"shard_mb": 256, "class_names": ()},
+    "fashion-mnist": {},
+    "cifar10": {"shard_mb": 256},
+    "imagefolder": {"shard_mb": 256, "keep_original": False, "max_side": 0, "skip_bad": False,
+                    "workers": 0, "progress": None},
+}
+
+
+def convert(kind, src=None, out=None, **options):
+    """Converts source files into stoker datasets, as ``stoker convert KIND`` does; returns a
+    dict saying what was written (always "datasets": the paths).
+
+    - ``"idx"``: `src` is a pair (images, labels) of MNIST-family IDX files (gzip or raw); one
+      dataset at `out` (image uint8 [1, rows, cols], label int64). Options: shard_mb,
+      class_names.
+    - ``"fashion-mnist"``: Debian's dataset-fashion-mnist files (`src` defaults to their
+      directory) into `out`/train and `out`/test (`out` defaults to stoker's data root).
+    - ``"cifar10"``: CIFAR-10's binary version in `src` into `out`/train and `out`/test.
+      Option: shard_mb.
+    - ``"imagefolder"``: a torchvision ImageFolder of JPEGs and PNGs (or its train/ and val/
+      splits) into an image dataset. Options, as the command's: keep_original, max_side,
+      skip_bad, workers (threads; 0: one per core), shard_mb, and progress (a line on stderr;
+      default: when it is a terminal). Bad files raise stoker.Error, whose ``bad_files`` lists
+      (path, reason) pairs; with skip_bad they are in the result's ``bad_files`` and
+      ``skipped_list``.
+
+    shard_mb is the shard size in MiB (default 256). The outputs must not exist
+    (FileExistsError); nothing is left behind on failure.
+    """
+    if kind not in _OPTIONS:
+        raise ValueError(f"unknown kind {kind!r}: one of {', '.join(_OPTIONS)}")
+    unknown = sorted(set(options) - set(_OPTIONS[kind]))
+    if unknown:
+        takes = ", ".join(_OPTIONS[kind]) or "none"
+        raise TypeError(f"convert {kind!r} has no option {', '.join(unknown)} (its options: "
+                        f"{takes})")
+    options = {**_OPTIONS[kind], **options}
+    if kind == "fashion-mnist":
+        src = os.fspath(src) if src is not None else _stoker.fashion_mnist_debian_dir
+        out = os.fspath(out) if out is not None else _stoker.default_fashion_mnist_dir()
+        _stoker.convert_fashion_mnist(src, out)
+        return {"datasets": [os.path.join(out, "train"), os.path.join(out, "test")]}
+    if src is None or out is None:
+        raise ValueError(f"convert {kind!r} needs src and out")
+    out = os.fspath(out)
+    shard_bytes = _shard_bytes(options.pop("shard_mb"))
+    if kind == "idx":
+        if not isinstance(src, (tuple, list)) or len(src) != 2:
+            raise ValueError("convert 'idx' takes src=(images, labels), the two IDX files")
+        records = _stoker.import_idx(os.fspath(src[0]), os.fspath(src[1]), out, shard_bytes,
+                                     [str(name) for name in options["class_names"]])
+        return {"datasets": [out], "records": records}
+    if kind == "cifar10":
+        train, test = _stoker.import_cifar10(os.fspath(src), out, shard_bytes)
+        return {"datasets": [os.path.join(out, "train"), os.path.join(out, "test")],
+                "train": train, "test": test}
+    return _import_image_folder(os.fspath(src), out, shard_bytes, **options)
+
+
+def _import_image_folder(src, out, shard_bytes, *, keep_original, max_side, skip_bad, workers,
+                         progress):
+    for name, value in (("max_side", max_side), ("workers", workers)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{name} must be a whole number, not {value!r}")
+    bad = []
+    line = _ProgressLine(progress, f"importing {src}")
+    try:
+        summary = _stoker.import_image_folder(
+            src, out, keep_original=bool(keep_original), max_side=max_side,
+            skip_bad=bool(skip_bad), workers=workers, shard_bytes=shard_bytes, progress=line,
+            on_bad=lambda path, reason: bad.append((path, reason)))
+    except _stoker.Error as e:
+        e.bad_files = bad
+        raise
+    finally:
+        line.close()
+    summary["bad_files"] = bad
+    return summary
+
+
+def _with_int_labels(summary):
+    if "label_histogram" in summary:
+        summary["label_histogram"] = {int(k): v for k, v in summary["label_histogram"].items()}
+    return summary
+
+
+def inspect(path=None):
+    """What ``stoker inspect --json`` shows of the dataset at `path` (default: the converted
+    Fashion-MNIST): a dict with dir, format_version, records, shards, bytes, schema (its JSON
+    form, which DatasetWriter takes), label_min, label_max and label_histogram {label: count}
+    for an int64 field "label", class_names when the manifest has them. For a folder of
+    datasets (train/, test/): {"dir": path, "datasets": [one dict per dataset]}."""
+    path = os.fspath(path) if path is not None else _stoker.default_fashion_mnist_dir()
+    summary = json.loads(_stoker.inspect_json(path))
+    if "datasets" in summary and "records" not in summary:
+        summary["datasets"] = [_with_int_labels(s) for s in summary["datasets"]]
+        return summary
+    return _with_int_labels(summary)
+
+
+def verify(path, *, progress=None):
+    """Checks the dataset at `path` (or each dataset of a folder) as ``stoker verify`` does:
+    its format, then every record's checksum, layout and label. Returns {"datasets": [{"path",
+    "records", "shards"}]}; raises stoker.Error with the command's one-line message if a record
+    is bad, its ``errors`` listing the bad records' messages (the first 1000 per dataset)."""
+    line = _ProgressLine(progress, f"verifying {os.fspath(path)}")
+    try:
+        reports = _stoker.verify_datasets(os.fspath(path), progress=line)
+    finally:
+        line.close()
+    failed = [r for r in reports if r["bad"] > 0]
+    if failed:
+        error = _stoker.Error("; ".join(f"{r['path']}: {r['bad']} of {r['records']} records"
+                                        for r in failed) + " failed verification")
+        error.errors = [message for r in failed for message in r["errors"]]
+        raise error
+    return {"datasets": [{key: r[key] for key in ("path", "records", "shards")}
+                         for r in reports]}

@@ -1,0 +1,210 @@
+#include "stoker/python/tools_binding.h"
+
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "stoker/store/data_location.h"
+#include "stoker/store/dataset_check.h"
+#include "stoker/store/dataset_summary.h"
+#include "stoker/store/import/cifar10.h"
+#include "stoker/store/import/fashion_mnist.h"
+#include "stoker/store/import/idx.h"
+#include "stoker/store/import/image_folder.h"
+
+namespace stoker::python {
+namespace py = pybind11;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How often a long operation without the GIL takes it back to run signal handlers and report
+// progress.
+constexpr auto kPollInterval = std::chrono::milliseconds(100);
+// Records verify checks between two looks at the clock.
+constexpr uint64_t kRecordsPerPoll = 1024;
+// Messages of bad records verify keeps per dataset (it counts them all).
+constexpr size_t kMaxErrorsKept = 1000;
+
+// Python's side of a long operation run without the GIL: polled from the operation's thread,
+// it takes the GIL at most every kPollInterval, reports progress to an optional Python callable
+// progress(done, total) and runs the signal handlers. An exception either raises is kept to be
+// rethrown once the operation has stopped. Not thread-safe: one operation's calling thread.
+class PythonPoll {
+ public:
+  explicit PythonPoll(py::object progress) : progress_(std::move(progress)) {}
+
+  // True once Python wants the operation to stop (a signal handler or the progress callable
+  // raised). `force` polls now, whatever the time.
+  bool stop_requested(uint64_t done, uint64_t total, bool force = false) {
+    if (error_) return true;
+    const Clock::time_point now = Clock::now();
+    if (!force && now - last_ < kPollInterval) return false;
+    last_ = now;
+    py::gil_scoped_acquire gil;
+    try {
+      if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+      if (!progress_.is_none()) progress_(done, total);
+    } catch (py::error_already_set& e) {
+      error_ = std::make_unique<py::error_already_set>(std::move(e));
+    }
+    return error_ != nullptr;
+  }
+  // Calls `function(args...)` with the GIL, keeping an exception it raises.
+  template <typename... Args>
+  void call(const py::object& function, Args&&... args) {
+    py::gil_scoped_acquire gil;
+    if (error_ || function.is_none()) return;
+    try {
+      function(std::forward<Args>(args)...);
+    } catch (py::error_already_set& e) {
+      error_ = std::make_unique<py::error_already_set>(std::move(e));
+    }
+  }
+  // Raises what Python raised during the operation, if anything; needs the GIL.
+  void rethrow() {
+    if (error_) throw std::move(*error_);
+  }
+
+ private:
+  py::object progress_;
+  Clock::time_point last_;  // the first poll is at once
+  std::unique_ptr<py::error_already_set> error_;
+};
+
+uint64_t import_idx_files(std::string images, std::string labels, std::string out,
+                          uint64_t shard_bytes, std::vector<std::string> class_names) {
+  IdxImportOptions options;
+  options.images = std::move(images);
+  options.labels = std::move(labels);
+  options.out = std::move(out);
+  options.shard_bytes = shard_bytes;
+  options.class_names = std::move(class_names);
+  py::gil_scoped_release no_gil;
+  return import_idx(options).value_or_throw();
+}
+
+void convert_fashion_mnist_files(const std::string& src, const std::string& out) {
+  py::gil_scoped_release no_gil;
+  throw_if_error(convert_fashion_mnist(src, out, /*skip_existing=*/false));
+}
+
+std::pair<uint64_t, uint64_t> import_cifar10_files(std::string src, std::string out,
+                                                   uint64_t shard_bytes) {
+  Cifar10ImportOptions options;
+  options.src = std::move(src);
+  options.out = std::move(out);
+  options.shard_bytes = shard_bytes;
+  py::gil_scoped_release no_gil;
+  const Cifar10ImportCounts counts = import_cifar10(options).value_or_throw();
+  return {counts.train, counts.test};
+}
+
+py::dict import_image_folder_files(std::string src, std::string out, bool keep_original,
+                                   int max_side, bool skip_bad, int workers, uint64_t shard_bytes,
+                                   py::object progress, py::object on_bad) {
+  ImageFolderImportOptions options;
+  options.src = std::move(src);
+  options.out = std::move(out);
+  options.keep_original = keep_original;
+  options.max_side = max_side;
+  options.skip_bad = skip_bad;
+  options.workers = workers;
+  options.shard_bytes = shard_bytes;
+  PythonPoll poll(std::move(progress));
+  ImageFolderProgress latest;
+  options.on_progress = [&latest](const ImageFolderProgress& p) { latest = p; };
+  options.stop_requested = [&] {
+    return poll.stop_requested(latest.done, latest.total, latest.done == latest.total);
+  };
+  options.on_bad = [&](const BadEntry& bad) { poll.call(on_bad, bad.path, bad.reason); };
+  std::optional<Result<ImageFolderImportSummary>> result;
+  {
+    py::gil_scoped_release no_gil;
+    result.emplace(import_image_folder(options));
+  }
+  poll.rethrow();  // Ctrl-C, or a callable that raised, stopped the import
+  const ImageFolderImportSummary summary = std::move(*result).value_or_throw();
+  py::dict out_summary;
+  out_summary["datasets"] = summary.datasets;
+  out_summary["images"] = summary.images;
+  out_summary["classes"] = summary.classes;
+  out_summary["bytes_in"] = summary.bytes_in;
+  out_summary["bytes_out"] = summary.bytes_out;
+  out_summary["ignored_files"] = summary.ignored_files;
+  out_summary["skipped"] = summary.skipped;
+  out_summary["skipped_list"] = summary.skipped_list;
+  return out_summary;
+}
+
+// `stoker inspect --json`: one dataset's summary, or for a folder of datasets
+// {"dir", "datasets": [summaries]}.
+std::string inspect_json(const std::string& path) {
+  py::gil_scoped_release no_gil;
+  const DataLocation where = locate_data(path).value_or_throw();
+  nlohmann::json all = nlohmann::json::array();
+  for (const std::string& dir : where.datasets) {
+    const auto dataset = Dataset::open(dir).value_or_throw();
+    all.push_back(nlohmann::json::parse(summarize(*dataset).to_json(dataset->schema())));
+  }
+  const nlohmann::json out =
+      where.folder ? nlohmann::json{{"dir", path}, {"datasets", all}} : all[0];
+  return out.dump();
+}
+
+// `stoker verify`: per dataset {"path", "records", "shards", "bad", "errors"}, "errors" the
+// first kMaxErrorsKept one-line messages of its bad records.
+py::list verify_datasets(const std::string& path, py::object progress) {
+  const DataLocation where = locate_data(path).value_or_throw();
+  py::list reports;
+  PythonPoll poll(std::move(progress));
+  for (const std::string& dir : where.datasets) {
+    std::shared_ptr<const Dataset> dataset;
+    std::vector<std::string> errors;
+    uint64_t bad = 0;
+    {
+      py::gil_scoped_release no_gil;
+      dataset = Dataset::open(dir).value_or_throw();
+      for (uint64_t i = 0; i < dataset->size(); ++i) {
+        const Status status = check_record(*dataset, i);
+        if (!status.is_ok() && bad++ < kMaxErrorsKept) errors.push_back(status.message());
+        if ((i + 1) % kRecordsPerPoll == 0 && poll.stop_requested(i + 1, dataset->size())) break;
+      }
+    }
+    poll.rethrow();
+    py::dict report;
+    report["path"] = dir;
+    report["records"] = dataset->size();
+    report["shards"] = dataset->num_shards();
+    report["bad"] = bad;
+    report["errors"] = errors;
+    reports.append(report);
+  }
+  return reports;
+}
+
+}  // namespace
+
+void register_tools(py::module_& module) {
+  module.attr("fashion_mnist_debian_dir") = kFashionMnistDebianDir;
+  module.def("default_fashion_mnist_dir", &default_fashion_mnist_dir);
+  module.def("import_idx", &import_idx_files, py::arg("images"), py::arg("labels"), py::arg("out"),
+             py::arg("shard_bytes"), py::arg("class_names"));
+  module.def("convert_fashion_mnist", &convert_fashion_mnist_files, py::arg("src"), py::arg("out"));
+  module.def("import_cifar10", &import_cifar10_files, py::arg("src"), py::arg("out"),
+             py::arg("shard_bytes"));
+  module.def("import_image_folder", &import_image_folder_files, py::arg("src"), py::arg("out"),
+             py::kw_only(), py::arg("keep_original"), py::arg("max_side"), py::arg("skip_bad"),
+             py::arg("workers"), py::arg("shard_bytes"), py::arg("progress"), py::arg("on_bad"));
+  module.def("inspect_json", &inspect_json, py::arg("path"));
+  module.def("verify_datasets", &verify_datasets, py::arg("path"), py::arg("progress"));
+}
+
+}  // namespace stoker::python

@@ -1,0 +1,388 @@
+#include "stoker/python/writer_binding.h"
+
+#include <Python.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "stoker/store/dataset_writer.h"
+#include "stoker/store/record_encoder.h"
+#include "stoker/store/schema.h"
+#include "stoker/store/shard_format.h"
+
+namespace stoker::python {
+namespace py = pybind11;
+
+namespace {
+
+// Records of at least this many bytes are encoded and written with the GIL released. Smaller
+// ones keep it: getting it back after releasing it waits up to the interpreter's switch
+// interval (5 ms) while other threads run Python, far longer than copying a small record.
+constexpr size_t kReleaseGilBytes = size_t{256} << 10;
+
+// A field as the constructor takes it: name, dtype name, shape.
+using FieldSpec = std::tuple<std::string, std::string, std::vector<int64_t>>;
+
+// "(1, 28, 28)", "(5,)", "()": a shape as Python prints a tuple.
+template <typename Dim>
+std::string shape_text(const Dim* dims, size_t ndim) {
+  std::string text = "(";
+  for (size_t i = 0; i < ndim; ++i) text += (i > 0 ? ", " : "") + std::to_string(dims[i]);
+  return text + (ndim == 1 ? ",)" : ")");
+}
+
+// numpy's name of a buffer's element type ("uint8", "float64", ...), from its struct-module
+// format; the format itself if it is not one number in this machine's (little-endian) order.
+std::string element_type(const Py_buffer& view) {
+  const char* format = view.format != nullptr ? view.format : "B";
+  std::string_view code = format;
+  if (!code.empty() && (code[0] == '@' || code[0] == '=' || code[0] == '<')) code.remove_prefix(1);
+  if (code.size() == 1) {
+    const std::string bits = std::to_string(8 * view.itemsize);
+    if (std::string_view("bhilqn").find(code[0]) != std::string_view::npos) return "int" + bits;
+    if (std::string_view("BHILQN").find(code[0]) != std::string_view::npos) return "uint" + bits;
+    if (std::string_view("efd").find(code[0]) != std::string_view::npos) return "float" + bits;
+    if (code[0] == '?') return "bool";
+  }
+  return format;
+}
+
+std::string type_name(PyObject* value) { return Py_TYPE(value)->tp_name; }
+
+// One field's value for the encoder: `size` bytes at `data`, kept alive until release().
+struct FieldValue {
+  Py_buffer view{};
+  bool has_view = false;
+  py::object owner;           // an array numpy.asarray made of the value
+  std::vector<uint8_t> copy;  // a strided array made C-contiguous
+  alignas(8) uint8_t scalar[8] = {};
+  const void* data = nullptr;
+  size_t size = 0;
+
+  FieldValue() = default;
+  FieldValue(const FieldValue&) = delete;
+  FieldValue& operator=(const FieldValue&) = delete;
+  ~FieldValue() { release(); }
+
+  // Lets go of the value's buffer; needs the GIL.
+  void release() {
+    if (has_view) PyBuffer_Release(&view);
+    has_view = false;
+    owner = py::object();
+  }
+  // Reads the buffer of `object` (strides and format); false, with no Python error left, if it
+  // has none.
+  bool get_buffer(PyObject* object) {
+    if (PyObject_GetBuffer(object, &view, PyBUF_RECORDS_RO) != 0) {
+      PyErr_Clear();
+      return false;
+    }
+    has_view = true;
+    if (PyBuffer_IsContiguous(&view, 'C')) {
+      data = view.buf;
+    } else {
+      copy.resize(static_cast<size_t>(view.len));
+      if (PyBuffer_ToContiguous(copy.data(), &view, view.len, 'C') != 0)
+        throw py::error_already_set();
+      data = copy.data();
+    }
+    size = static_cast<size_t>(view.len);
+    return true;
+  }
+};
+
+// Marks a writer busy for the scope; a second thread entering raises instead of racing.
+class BusyScope {
+ public:
+  explicit BusyScope(std::atomic<bool>& busy) : busy_(busy) {
+    if (busy_.exchange(true))
+      throw std::runtime_error(
+          "stoker.DatasetWriter is in use by another thread: one writer takes one thread at a "
+          "time");
+  }
+  BusyScope(const BusyScope&) = delete;
+  BusyScope& operator=(const BusyScope&) = delete;
+  ~BusyScope() { busy_.store(false); }
+
+ private:
+  std::atomic<bool>& busy_;
+};
+
+Schema make_schema(const std::vector<FieldSpec>& specs) {
+  std::vector<Field> fields;
+  for (const auto& [name, dtype_name, shape] : specs) {
+    const std::optional<DType> dtype = dtype_from_name(dtype_name);
+    if (!dtype)
+      throw Error(invalid_argument("schema field '" + name + "': unknown dtype '" + dtype_name +
+                                   "' (uint8, int64, float32 or bytes)"));
+    fields.push_back({name, *dtype, shape});
+  }
+  return Schema::create(std::move(fields)).value_or_throw();
+}
+
+class NativeDatasetWriter {
+ public:
+  NativeDatasetWriter(const std::string& out, const std::vector<FieldSpec>& fields,
+                      uint64_t shard_bytes, std::string source,
+                      std::vector<std::string> class_names)
+      : out_(out), schema_(make_schema(fields)), encoder_(schema_), values_(fields.size()) {
+    if (shard_bytes == 0) throw Error(invalid_argument("shard_bytes must be at least 1"));
+    for (const Field& field : schema_.fields()) names_.push_back(py::str(field.name));
+    asarray_ = py::module_::import("numpy").attr("asarray");
+    DatasetWriterOptions options;
+    options.shard_bytes = shard_bytes;
+    options.source = std::move(source);
+    options.class_names = std::move(class_names);
+    writer_ = DatasetWriter::create(out, schema_, std::move(options)).value_or_throw();
+  }
+  NativeDatasetWriter(const NativeDatasetWriter&) = delete;
+  NativeDatasetWriter& operator=(const NativeDatasetWriter&) = delete;
+
+  void append(py::handle sample) {
+    BusyScope busy(busy_);
+    check_open();
+    const uint64_t index = records_;
+    if (!PyDict_Check(sample.ptr()))
+      throw py::type_error("sample " + std::to_string(index) + " is a " + type_name(sample.ptr()) +
+                           ", not a dict of field values");
+    // The values hold their buffers until the record is written, then let go of them.
+    struct Release {
+      std::vector<FieldValue>& values;
+      ~Release() {
+        for (FieldValue& v : values) v.release();
+      }
+    } release{values_};
+    size_t bytes = schema_.fixed_bytes();
+    for (size_t f = 0; f < values_.size(); ++f) {
+      PyObject* value = PyDict_GetItemWithError(sample.ptr(), names_[f].ptr());
+      if (value == nullptr) {
+        if (PyErr_Occurred()) throw py::error_already_set();
+        throw py::value_error("sample " + std::to_string(index) + " has no field '" +
+                              schema_.fields()[f].name + "'");
+      }
+      read_value(static_cast<int>(f), value, index);
+      if (!schema_.fields()[f].is_fixed()) bytes += values_[f].size;
+    }
+    if (static_cast<size_t>(PyDict_Size(sample.ptr())) > values_.size())
+      throw py::value_error(unknown_field(sample, index));
+    Status status;
+    if (bytes >= kReleaseGilBytes) {
+      py::gil_scoped_release no_gil;
+      status = write_record();
+    } else {
+      status = write_record();
+    }
+    if (!status.is_ok()) {
+      writer_.reset();  // removes the staging directory: nothing half-written stays
+      throw Error(status);
+    }
+    ++records_;
+  }
+
+  void finish() {
+    BusyScope busy(busy_);
+    check_open();
+    Status status;
+    {
+      py::gil_scoped_release no_gil;
+      status = writer_->finish();
+    }
+    if (!status.is_ok()) {
+      writer_.reset();
+      throw Error(status);
+    }
+    finished_ = true;
+  }
+
+  void abort() {
+    BusyScope busy(busy_);
+    if (finished_) return;
+    py::gil_scoped_release no_gil;
+    writer_.reset();
+  }
+
+  const std::string& out() const { return out_; }
+  uint64_t records() const { return records_; }
+  bool finished() const { return finished_; }
+  bool open() const { return writer_ != nullptr && !finished_; }
+  std::vector<FieldSpec> fields() const {
+    std::vector<FieldSpec> specs;
+    for (const Field& f : schema_.fields())
+      specs.emplace_back(f.name, dtype_name(f.dtype), f.shape);
+    return specs;
+  }
+
+ private:
+  void check_open() const {
+    if (finished_) throw py::value_error(out_ + ": the dataset writer has finished");
+    if (!writer_) throw py::value_error(out_ + ": the dataset writer was aborted");
+  }
+
+  // "sample 3, field 'image': "
+  std::string where(uint64_t index, int field) const {
+    return "sample " + std::to_string(index) + ", field '" + schema_.fields()[field].name + "': ";
+  }
+
+  // Fills values_[field] from `value`, or raises ValueError saying what is wrong with it.
+  void read_value(int field, PyObject* value, uint64_t index) {
+    const Field& f = schema_.fields()[field];
+    if (!f.is_fixed()) return read_bytes(field, value, index);
+    if (f.shape.empty()) return read_scalar(field, value, index);
+    FieldValue& v = values_[field];
+    py::object array = py::reinterpret_borrow<py::object>(value);
+    if (!PyObject_CheckBuffer(value)) {
+      try {
+        array = asarray_(array);
+      } catch (py::error_already_set& e) {
+        throw py::value_error(where(index, field) + type_name(value) +
+                              " is not an array: " + e.what());
+      }
+    }
+    v.owner = array;
+    if (!v.get_buffer(array.ptr()))
+      throw py::value_error(where(index, field) + type_name(value) + " is not an array");
+    const std::string type = element_type(v.view);
+    const bool same_shape =
+        static_cast<size_t>(v.view.ndim) == f.shape.size() &&
+        std::equal(f.shape.begin(), f.shape.end(), v.view.shape,
+                   [](int64_t a, Py_ssize_t b) { return a == static_cast<int64_t>(b); });
+    if (type != dtype_name(f.dtype) || !same_shape)
+      throw py::value_error(where(index, field) + type + " array of shape " +
+                            shape_text(v.view.shape, static_cast<size_t>(v.view.ndim)) +
+                            ", the schema says " + dtype_name(f.dtype) + " " +
+                            shape_text(f.shape.data(), f.shape.size()));
+  }
+
+  // A scalar field: an integer (anything with __index__) for uint8 and int64, a number (anything
+  // with __float__) for float32.
+  void read_scalar(int field, PyObject* value, uint64_t index) {
+    const Field& f = schema_.fields()[field];
+    FieldValue& v = values_[field];
+    v.data = v.scalar;
+    v.size = f.fixed_bytes();
+    if (f.dtype == DType::kFloat32) {
+      const double number = PyFloat_AsDouble(value);
+      if (number == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        throw py::value_error(where(index, field) + "a float32 scalar takes a number, got " +
+                              type_name(value));
+      }
+      const float single = static_cast<float>(number);
+      std::memcpy(v.scalar, &single, sizeof single);
+      return;
+    }
+    const py::object integer = py::reinterpret_steal<py::object>(PyNumber_Index(value));
+    if (!integer) {
+      PyErr_Clear();
+      throw py::value_error(where(index, field) + "an " + dtype_name(f.dtype) +
+                            " scalar takes an integer, got " + type_name(value));
+    }
+    int overflow = 0;
+    const long long number = PyLong_AsLongLongAndOverflow(integer.ptr(), &overflow);
+    const bool fits = overflow == 0 && !(number == -1 && PyErr_Occurred()) &&
+                      (f.dtype == DType::kInt64 || (number >= 0 && number <= 255));
+    if (!fits) {
+      PyErr_Clear();
+      throw py::value_error(where(index, field) + py::str(integer).cast<std::string>() +
+                            " is out of " + dtype_name(f.dtype) + "'s range");
+    }
+    if (f.dtype == DType::kInt64) {
+      const int64_t wide = number;
+      std::memcpy(v.scalar, &wide, sizeof wide);
+    } else {
+      v.scalar[0] = static_cast<uint8_t>(number);
+    }
+  }
+
+  // A bytes field: bytes, bytearray, memoryview or a one-dimensional array of bytes.
+  void read_bytes(int field, PyObject* value, uint64_t index) {
+    FieldValue& v = values_[field];
+    if (PyUnicode_Check(value))
+      throw py::value_error(where(index, field) + "a bytes field takes bytes, got str");
+    if (!v.get_buffer(value))
+      throw py::value_error(where(index, field) + "a bytes field takes bytes, got " +
+                            type_name(value));
+    if (v.view.itemsize != 1 || v.view.ndim > 1)
+      throw py::value_error(where(index, field) + "a bytes field takes bytes or a 1-D uint8 " +
+                            "array, got a " + element_type(v.view) + " array of shape " +
+                            shape_text(v.view.shape, static_cast<size_t>(v.view.ndim)));
+    if (v.size > shard_format::kMaxPayloadBytes)
+      throw py::value_error(where(index, field) + std::to_string(v.size) +
+                            " bytes, more than a bytes field holds (" +
+                            std::to_string(shard_format::kMaxPayloadBytes) + ")");
+  }
+
+  // "sample 3 has a field 'x' the schema does not (image, label)"
+  std::string unknown_field(py::handle sample, uint64_t index) const {
+    std::string known;
+    for (const Field& f : schema_.fields()) known += (known.empty() ? "" : ", ") + f.name;
+    for (const auto& item : py::reinterpret_borrow<py::dict>(sample)) {
+      const std::string key = py::str(item.first).cast<std::string>();
+      if (!py::isinstance<py::str>(item.first) || schema_.find(key) < 0)
+        return "sample " + std::to_string(index) + " has a field " +
+               py::repr(item.first).cast<std::string>() + " the schema does not have (" + known +
+               ")";
+    }
+    return "sample " + std::to_string(index) + " has more fields than the schema";
+  }
+
+  // Encodes values_ into a record and appends it. Touches no Python object. The values were
+  // checked: only the append can fail.
+  Status write_record() {
+    for (size_t f = 0; f < values_.size(); ++f) {
+      const int field = static_cast<int>(f);
+      STOKER_RETURN_IF_ERROR(schema_.fields()[f].is_fixed()
+                                 ? encoder_.set_fixed(field, values_[f].data, values_[f].size)
+                                 : encoder_.set_bytes(field, values_[f].data, values_[f].size));
+    }
+    const std::vector<uint8_t>& record = encoder_.encode();
+    return writer_->append(record.data(), record.size());
+  }
+
+  std::string out_;
+  Schema schema_;
+  RecordEncoder encoder_;  // over schema_
+  std::vector<FieldValue> values_;
+  std::vector<py::object> names_;          // the fields' names as Python str
+  py::object asarray_;                     // numpy.asarray
+  std::unique_ptr<DatasetWriter> writer_;  // null once aborted or failed
+  std::atomic<bool> busy_{false};
+  uint64_t records_ = 0;
+  bool finished_ = false;
+};
+
+}  // namespace
+
+void register_writer(py::module_& module) {
+  py::class_<NativeDatasetWriter>(module, "DatasetWriter",
+                                  "Writes one dataset crash-safely (stoker.DatasetWriter wraps "
+                                  "it). Not thread-safe: concurrent calls raise RuntimeError.")
+      .def(py::init<const std::string&, const std::vector<FieldSpec>&, uint64_t, std::string,
+                    std::vector<std::string>>(),
+           py::arg("out"), py::arg("fields"), py::kw_only(), py::arg("shard_bytes"),
+           py::arg("source"), py::arg("class_names"),
+           "`fields`: (name, dtype, shape) tuples, dtype uint8, int64, float32 or bytes.")
+      .def("append", &NativeDatasetWriter::append, py::arg("sample"),
+           "Appends a dict of field values as the next record.")
+      .def("finish", &NativeDatasetWriter::finish,
+           "Writes the manifest and moves the dataset into place.")
+      .def("abort", &NativeDatasetWriter::abort,
+           "Removes everything written so far (nothing, after finish()).")
+      .def_property_readonly("out", &NativeDatasetWriter::out)
+      .def_property_readonly("records", &NativeDatasetWriter::records)
+      .def_property_readonly("finished", &NativeDatasetWriter::finished)
+      .def_property_readonly("open", &NativeDatasetWriter::open)
+      .def_property_readonly("fields", &NativeDatasetWriter::fields);
+}
+
+}  // namespace stoker::python
