@@ -66,6 +66,8 @@ class EpochRange {
 
   Iterator begin();
   Iterator end() { return Iterator(this); }
+  // Batches in this epoch from where it started (LoaderCore::Epoch::size).
+  int64_t size() const { return epoch_.size(); }
 
  private:
   friend class Loader;

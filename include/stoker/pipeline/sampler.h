@@ -121,4 +121,10 @@ class Sampler {
   SamplerOptions options_;
 };
 
+// How many of the positions rank `rank` of `world_size` is dealt from global position `start`
+// of an epoch of `dataset_size` samples lie below dataset_size: its samples that are not padding
+// (without drop_last). They come first, padding only ever ends a rank's deal: sharded
+// evaluation counts each sample once by taking these.
+int64_t unpadded_samples(int64_t dataset_size, int64_t start, int rank, int world_size);
+
 }  // namespace stoker

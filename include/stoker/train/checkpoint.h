@@ -37,13 +37,15 @@ inline constexpr int kCheckpointFormatVersion = 2;
 // What makes a checkpoint this run's: a resume continues only the same run, else its state
 // (a loader position, Adam's moments, an lr step) would be applied to another.
 struct RunIdentity {
-  std::string data;        // data_identity() of the training data
-  std::string model;       // Model::name()
-  std::string optimizer;   // OptimizerSpec::name
-  std::string schedule;    // to_string(ScheduleKind)
-  int64_t batch_size = 0;  // the data order depends on it
-  int64_t accum = 0;       // batches per optimizer step
-  uint64_t seed = 0;       // data order and initialisation
+  std::string data;       // data_identity() of the training data
+  std::string model;      // Model::name()
+  std::string optimizer;  // OptimizerSpec::name
+  std::string schedule;   // to_string(ScheduleKind)
+  // The global batch (per rank times ranks): the data order and the steps depend on it, not on
+  // how it is split, so a checkpoint resumes with any world size that keeps it.
+  int64_t batch_size = 0;
+  int64_t accum = 0;  // batches per optimizer step
+  uint64_t seed = 0;  // data order and initialisation
   // The input normalisation the model learned with (per channel); empty in a checkpoint
   // written before stoker recorded it, and then not compared.
   std::vector<float> mean;
@@ -56,7 +58,7 @@ struct RunIdentity {
 std::string data_identity(const Manifest& manifest);
 
 // "" if `saved` and `current` are the same run, else what differs, e.g. "optimizer sgd (this
-// run: adam), batch size 32 (this run: 64)".
+// run: adam), global batch size 32 (this run: 64)".
 std::string run_difference(const RunIdentity& saved, const RunIdentity& current);
 
 // The non-tensor part of a checkpoint.

@@ -18,7 +18,7 @@ struct EpochMetrics {
   int64_t steps = 0;      // optimizer steps taken since the run began (all epochs)
   double lr = 0;          // learning rate of the last step
   double train_loss = 0;  // mean training loss per sample over the epoch
-  int64_t samples = 0;    // training samples processed by this process in the epoch
+  int64_t samples = 0;    // training samples processed in the epoch (by all ranks together)
   // Of `samples`, those processed before the checkpoint this run resumed from (not timed here).
   int64_t resumed_samples = 0;
   // Wall time of the training pass (evaluation excluded), split into time spent waiting for the
@@ -28,6 +28,11 @@ struct EpochMetrics {
   double data_seconds = 0;
   double h2d_seconds = 0;
   double compute_seconds = 0;
+  // Distributed runs: the epoch's gradient all-reduces (AllReduceStats): their count, their span
+  // and the part of it backward did not hide (in compute_seconds). Unset for one process.
+  std::optional<int64_t> allreduces;
+  double allreduce_seconds = 0;
+  double allreduce_exposed_seconds = 0;
   std::optional<double> test_loss;      // mean per sample; unset if not evaluated
   std::optional<double> test_accuracy;  // in [0, 1]; unset if not evaluated
   double eval_seconds = 0;

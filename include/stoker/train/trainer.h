@@ -24,6 +24,8 @@
 #include <utility>
 #include <vector>
 
+#include "stoker/dist/gradient_reducer.h"
+#include "stoker/dist/process_group.h"
 #include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/loader.h"
 #include "stoker/store/dataset.h"
@@ -111,6 +113,16 @@ struct TrainerOptions {
   // Errors a model raises carry LibTorch's whole message (for a TorchScript model, its
   // traceback) instead of one line.
   bool verbose = false;
+  // The ranks of a distributed run (borrowed; must outlive the Trainer); null: this process
+  // alone. Every rank constructs a Trainer with the same options (batch_size is per rank) and
+  // calls run(): each trains on its shard of every epoch (the loader's rank and world size), the
+  // parameters start from rank 0's and the gradients are averaged over the ranks every
+  // optimizer step (GradientReducer), so all ranks keep the same model. Steps, samples, losses
+  // and test metrics are the whole run's; a stop request on any rank stops every rank after
+  // the same step. Rank 0 alone prints, writes the log, the checkpoints and the saved model;
+  // every rank resumes from the checkpoint directory, which must therefore be shared (any
+  // world size may resume a checkpoint).
+  ProcessGroup* process_group = nullptr;
 };
 
 // Why run() returned.
@@ -168,7 +180,9 @@ class Trainer {
   // call) and its labels, on the model's device (the loader feeds that device: no copy).
   std::pair<at::Tensor, at::Tensor> on_device(const Batch& batch);
   // Forward and backward of batch `batch_number` (1-based) of epoch `e`; returns its mean loss.
-  double forward_backward(const Batch& batch, int64_t e, int64_t batch_number);
+  // `ends_step`: an optimizer step follows (a distributed run starts averaging its gradients
+  // during this backward).
+  double forward_backward(const Batch& batch, int64_t e, int64_t batch_number, bool ends_step);
   // The model's logits for `input`, checked (run_model); otherwise an Error saying where.
   at::Tensor logits(const at::Tensor& input, int64_t e, int64_t batch_number);
   // "training stopped at epoch E, batch B, step S"; batch_number 0: the evaluation of epoch e.
@@ -183,10 +197,21 @@ class Trainer {
   RunIdentity run_identity() const;
   // The log's "run" record: resolved configuration, versions, data and machine (JSON object).
   std::string run_record() const;
-  // Writes a checkpoint of the current state (if checkpoint_dir is set) into result.checkpoint.
+  // Writes a checkpoint of the current state (if checkpoint_dir is set) into result.checkpoint;
+  // in a distributed run rank 0 writes it while the others wait.
   void checkpoint(double epoch_loss_sum, int64_t epoch_samples, TrainResult& result);
+  // Distributed runs: the sum of `values` over the ranks (the values themselves alone).
+  std::vector<double> sum_over_ranks(std::vector<double> values) const;
+  // Distributed runs: an Error "the ranks differ in NAME (from MIN to MAX): FIX" unless every
+  // rank has the same `values`.
+  void check_ranks_agree(const std::vector<std::pair<const char*, double>>& values,
+                         const char* fix) const;
+  // This process prints and writes files: rank 0, or the only process.
+  bool leads() const { return rank_ == 0; }
 
   TrainerOptions options_;
+  int rank_ = 0;        // in the process group
+  int world_size_ = 1;  // ranks training together
   c10::Device device_;
   int threads_ = 1;                    // compute threads in use (options.threads resolved)
   std::vector<std::string> warnings_;  // slow configurations, said before training
@@ -196,6 +221,7 @@ class Trainer {
   std::unique_ptr<Model> model_;
   std::vector<at::Tensor> params_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::unique_ptr<GradientReducer> reducer_;  // distributed runs only
   std::unique_ptr<LrSchedule> schedule_;
   LossScaler scaler_;
   NormalizationChoice normalization_;           // the mean and std in use, and their origin

@@ -2,11 +2,17 @@
 // The `stoker` subcommands. Each add_*_command registers a subcommand on `app`; its callback
 // throws stoker::Error on failure, which main() turns into a one-line message and exit code.
 
+#include <string>
+#include <vector>
+
 namespace CLI {
 class App;
 }
 
 namespace stoker::cli {
+
+// The arguments main() was given after the program's name (`train --nproc` runs them again).
+const std::vector<std::string>& command_arguments();
 
 void add_bench_command(CLI::App& app);
 // Registers `bench train` on the `bench` subcommand.

@@ -14,6 +14,8 @@
 #include <cstring>
 #include <exception>
 #include <new>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/usage.h"
@@ -77,6 +79,8 @@ std::string version_text() {
 // The first line of `text`: LibTorch's messages go on with a C++ backtrace.
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
+std::vector<std::string> arguments;  // main()'s, for command_arguments()
+
 int fail(const std::string& message, int code) {
   std::fprintf(stderr, "stoker: %s\n", message.c_str());
   return code;
@@ -84,9 +88,12 @@ int fail(const std::string& message, int code) {
 
 }  // namespace
 
+const std::vector<std::string>& stoker::cli::command_arguments() { return arguments; }
+
 int main(int argc, char** argv) {
   using namespace stoker::cli;
   install_sigbus_handler();
+  arguments.assign(argv + 1, argv + argc);
   CLI::App app{"stoker: keeps accelerators fed. Sharded datasets, a fast loader, a trainer.",
                "stoker"};
   app.require_subcommand(1);
@@ -107,6 +114,8 @@ int main(int argc, char** argv) {
     return fail(parse_error_message(app, e), kExitUsage);
   } catch (const UsageError& e) {
     return fail(e.what(), kExitUsage);
+  } catch (const ExitCode& e) {
+    return e.code();
   } catch (const stoker::Error& e) {
     return fail(e.what(), e.status().code() == stoker::StatusCode::kCancelled ? kExitInterrupted
                                                                               : kExitFailure);

@@ -23,6 +23,7 @@
 #include "stoker/testing/records.h"
 #include "stoker/testing/script_models.h"
 #include "stoker/testing/temp_dir.h"
+#include "stoker/testing/train_outputs.h"
 #include "stoker/train/checkpoint.h"
 #include "stoker/train/models.h"
 #include "stoker/train/slow_configs.h"
@@ -97,29 +98,8 @@ void expect_one_line_error(const Cli& cli, const std::string& words) {
   EXPECT_NE(err.find(words), std::string::npos) << err;
 }
 
-// Parameters of the built-in model `name` saved at `path` for 4x4 images of 4 classes.
-std::vector<at::Tensor> saved_parameters(const std::string& path) {
-  ModelSpec spec;
-  spec.height = 4;
-  spec.width = 4;
-  spec.num_classes = testing::kRowClasses;
-  std::unique_ptr<Model> model = make_model("mlp", spec);
-  throw_if_error(model->load(path));
-  std::vector<at::Tensor> out;
-  for (const auto& [name, t] : model->named_state()) out.push_back(t.detach().clone());
-  return out;
-}
-
-// The records of a JSONL log of kind `kind` ("run", "epoch", "step"; "" = all).
-std::vector<nlohmann::json> log_records(const std::string& path, const std::string& kind) {
-  std::ifstream log(path);
-  std::vector<nlohmann::json> records;
-  for (std::string line; std::getline(log, line);) {
-    nlohmann::json record = nlohmann::json::parse(line);
-    if (kind.empty() || record["record"] == kind) records.push_back(std::move(record));
-  }
-  return records;
-}
+using testing::log_records;
+using testing::saved_parameters;
 
 class TrainCliTest : public ::testing::Test {
  protected:

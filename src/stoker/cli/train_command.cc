@@ -1,8 +1,11 @@
 // `stoker train`: train a classifier. Without arguments, the embedded default: Fashion-MNIST
 // (converted on first use), mlp, 5 epochs, batch 64, Adam 1e-3. SIGINT/SIGTERM stop at the next
-// step boundary with a checkpoint (given --checkpoint-dir) and exit code 130.
+// step boundary with a checkpoint (given --checkpoint-dir) and exit code 130. Under torchrun or
+// srun (their variables in the environment) it is one rank of a distributed run; --nproc N
+// starts N local ranks itself.
 #include <fmt/format.h>
 #include <signal.h>
+#include <torch/cuda.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -12,7 +15,12 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/local_ranks.h"
 #include "cli/usage.h"
+#include "stoker/dist/launch_env.h"
+#include "stoker/dist/process_group.h"
+#include "stoker/store/import/fashion_mnist.h"
+#include "stoker/train/slow_configs.h"
 #include "stoker/train/trainer.h"
 #include "stoker/util/machine.h"
 
@@ -42,7 +50,39 @@ struct TrainFlags {
   double weight_decay = -1;  // < 0: the optimizer's default
   bool no_eval = false;
   bool no_dct_scale = false;
+  int nproc = 0;                                      // local ranks to start; 0 or 1: this process
+  double dist_timeout = kDefaultDistTimeout.count();  // seconds
 };
+
+// LibTorch's c10d logs its own copy of the errors stoker reports (through glog, to stderr):
+// keep only fatal ones, so that an error stays one line. Process-wide.
+void quiet_libtorch_logs() {
+#ifdef C10_USE_GLOG
+  FLAGS_minloglevel = google::GLOG_FATAL;
+#else
+  FLAGS_caffe2_log_level = c10::GLOG_FATAL;
+#endif
+}
+
+// The default data (Fashion-MNIST, converted on first use) made ready before the ranks open
+// it: rank 0 converts, then the first rank of every other host (in case the data's directory
+// is not shared), so that no two ranks write it at once.
+void prepare_default_data(const LaunchEnv& env, ProcessGroup& group, TrainerOptions& options) {
+  options.data_dir = default_fashion_mnist_dir();
+  for (bool first : {true, false}) {
+    if (first ? env.rank == 0 : env.local_rank == 0 && env.rank != 0)
+      throw_if_error(convert_fashion_mnist(kFashionMnistDebianDir, options.data_dir,
+                                           /*skip_existing=*/true));
+    throw_if_error(group.barrier());
+  }
+}
+
+// Error messages of a distributed run say which rank speaks.
+Error with_rank(const Error& e, int rank) {
+  const std::string& message = e.status().message();
+  if (message.rfind("rank ", 0) == 0) return e;
+  return Error(Status(e.status().code(), fmt::format("rank {}: {}", rank, message)));
+}
 
 // --model: a built-in name or a TorchScript file.
 CLI::Validator model_name() {
@@ -69,9 +109,50 @@ void run_train(TrainerOptions options, const TrainFlags& flags) {
   options.eval = !flags.no_eval;
   options.dct_scaling = !flags.no_dct_scale;
   options.stop = &stop_requested;
-  Trainer trainer(options);
-  install_stop_handlers();
-  const TrainResult result = trainer.run();
+  const LaunchEnv env = read_launch_env().value_or_throw();
+  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(flags.dist_timeout * 1000));
+  if (flags.nproc > 1) {
+    if (env.distributed()) {
+      throw UsageError(fmt::format(
+          "--nproc: this process is already rank {} of {} ({} started it): leave --nproc out",
+          env.rank, env.world_size, to_string(env.launcher)));
+    }
+    // The ranks notice a failed peer within the timeout; a little more, then they are stopped.
+    const int code = run_local_ranks(without_nproc(command_arguments()), flags.nproc,
+                                     timeout + std::chrono::seconds(10));
+    if (code != 0) throw ExitCode(code);
+    return;
+  }
+  std::unique_ptr<ProcessGroup> group;
+  if (env.distributed()) {
+    quiet_libtorch_logs();
+    group = ProcessGroup::connect(env, timeout).value_or_throw();
+    options.process_group = group.get();
+    if (options.data_dir.empty()) prepare_default_data(env, *group, options);
+    // Each local rank its own GPU, when there are GPUs.
+    if (options.device.empty() && torch::cuda::is_available()) {
+      options.device = fmt::format("cuda:{}", env.local_rank % torch::cuda::device_count());
+    }
+    // The host's cores are shared by its ranks.
+    if (options.threads == 0) {
+      options.threads = resolve_compute_threads(
+          0, options.workers, std::max(1, machine_cores() / env.local_world_size));
+    }
+  }
+  TrainResult result;
+  try {
+    Trainer trainer(options);
+    install_stop_handlers();
+    result = trainer.run();
+  } catch (const Error& e) {
+    if (group) throw with_rank(e, env.rank);
+    throw;
+  }
+  if (result.reason == StopReason::kStopRequested && group && env.rank != 0) {
+    throw Error(
+        Status(StatusCode::kCancelled, fmt::format("rank {}: interrupted in epoch {} after step {}",
+                                                   env.rank, result.epoch, result.steps)));
+  }
   if (result.reason == StopReason::kStopRequested) {
     const std::string saved = result.checkpoint.empty()
                                   ? "no --checkpoint-dir, nothing saved"
@@ -215,6 +296,15 @@ void add_train_command(CLI::App& app) {
                     "Write the trained model here as TorchScript, in evaluation mode: Python runs "
                     "torch.jit.load(FILE)(x), or .predict(images) on uint8 images for a built-in "
                     "model");
+  add_whole_number(*train, "--nproc", flags->nproc,
+                   "Start this many ranks on this host (distributed data parallel over c10d, "
+                   "as torchrun would; 0 or 1: this process alone)",
+                   0, 1024);
+  train
+      ->add_option("--dist-timeout", flags->dist_timeout,
+                   "Distributed runs: seconds a rank waits for its peers before failing")
+      ->check(real_number("--dist-timeout", 0, false))
+      ->capture_default_str();
   train->callback([options, flags] { run_train(*options, *flags); });
 }
 

@@ -25,6 +25,18 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Ends the command with exit code `code()` and prints nothing: what went wrong was said
+// already (by the ranks `train --nproc` started). main() returns the code.
+class ExitCode : public std::exception {
+ public:
+  explicit ExitCode(int code) : code_(code) {}
+  int code() const { return code_; }
+  const char* what() const noexcept override { return "exit code"; }
+
+ private:
+  int code_;
+};
+
 // The candidate nearest to `word` (edit distance with transpositions, or `word` a prefix of
 // exactly one candidate) if it is near enough to be a typo of it; "" if none is.
 std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);

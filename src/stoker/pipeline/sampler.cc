@@ -109,4 +109,9 @@ int64_t Sampler::num_batches(int64_t start) const {
   return (samples_per_rank(start) + options_.batch_size - 1) / options_.batch_size;
 }
 
+int64_t unpadded_samples(int64_t dataset_size, int64_t start, int rank, int world_size) {
+  const int64_t first = std::max<int64_t>(start, 0) + rank;
+  return first < dataset_size ? (dataset_size - first - 1) / world_size + 1 : 0;
+}
+
 }  // namespace stoker

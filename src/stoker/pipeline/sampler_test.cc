@@ -253,6 +253,31 @@ TEST(SamplerTest, StartAtOrPastEndIsEmpty) {
   EXPECT_EQ(Sampler(10, make_options(0, 0, 2, 3, true)).plan(0, 4).num_batches(), 1);
 }
 
+// The first unpadded_samples() indices of each rank's deal cover every sample of the epoch from
+// `start` exactly once; the rest is padding.
+TEST(SamplerTest, UnpaddedSamplesAreEachSampleOnce) {
+  for (int64_t n : {1, 7, 10, 12}) {
+    for (int world_size : {1, 2, 3, 5}) {
+      for (int64_t start = 0; start <= n; ++start) {
+        std::vector<int64_t> counts(n, 0);
+        int64_t total = 0;
+        for (int r = 0; r < world_size; ++r) {
+          const EpochPlan plan =
+              Sampler(n, make_options(3, r, world_size, 4, false)).plan(0, start);
+          const int64_t real = unpadded_samples(n, start, r, world_size);
+          int64_t seen = 0;
+          for (const std::vector<int64_t>& batch : all_batches(plan))
+            for (int64_t i : batch)
+              if (seen++ < real) ++counts[i];
+          total += real;
+        }
+        EXPECT_EQ(total, n - start) << n << " " << world_size << " " << start;
+        for (int64_t i = 0; i < n; ++i) EXPECT_LE(counts[i], 1) << i;
+      }
+    }
+  }
+}
+
 TEST(SamplerTest, PlansAreIndependentOfEachOtherAndCopiesShareData) {
   const Sampler sampler(50, make_options(4, 1, 2, 4, false));
   const EpochPlan a = sampler.plan(0);

@@ -191,7 +191,7 @@ std::string run_difference(const RunIdentity& saved, const RunIdentity& current)
   compare("model", saved.model, current.model);
   compare("optimizer", saved.optimizer, current.optimizer);
   compare("lr schedule", saved.schedule, current.schedule);
-  compare("batch size", saved.batch_size, current.batch_size);
+  compare("global batch size", saved.batch_size, current.batch_size);
   compare("accumulation", saved.accum, current.accum);
   compare("seed", saved.seed, current.seed);
   if (!saved.mean.empty() && (saved.mean != current.mean || saved.std != current.std)) {

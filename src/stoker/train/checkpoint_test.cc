@@ -300,8 +300,7 @@ TEST(CheckpointTest, RunIdentitySaysWhatDiffers) {
   other.optimizer = "sgd";
   other.batch_size = 32;
   EXPECT_EQ(run_difference(saved, other),
-            "optimizer adam (this run: sgd), batch size 64 (this "
-            "run: 32)");
+            "optimizer adam (this run: sgd), global batch size 64 (this run: 32)");
   other = saved;
   other.data = "fedcba9876543210";
   EXPECT_EQ(run_difference(saved, other),

@@ -26,6 +26,10 @@ std::string EpochMetrics::to_line() const {
   line += fmt::format("  {} samples/s  {:.2f} s (data {:.2f} s, h2d {:.2f} s, compute {:.2f} s)",
                       human_rate(samples_per_second()), seconds, data_seconds, h2d_seconds,
                       compute_seconds);
+  if (allreduces) {
+    line += fmt::format("  all-reduce {:.2f} s ({:.2f} s not overlapped)", allreduce_seconds,
+                        allreduce_exposed_seconds);
+  }
   return line;
 }
 
@@ -42,6 +46,11 @@ std::string EpochMetrics::to_json() const {
                       {"h2d_seconds", h2d_seconds},
                       {"compute_seconds", compute_seconds}};
   if (resumed_samples > 0) j["resumed_samples"] = resumed_samples;
+  if (allreduces) {
+    j["allreduces"] = *allreduces;
+    j["allreduce_seconds"] = allreduce_seconds;
+    j["allreduce_exposed_seconds"] = allreduce_exposed_seconds;
+  }
   if (test_loss) {
     j["test_loss"] = *test_loss;
     j["test_accuracy"] = *test_accuracy;

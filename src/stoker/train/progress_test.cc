@@ -79,6 +79,12 @@ TEST(ProgressTest, EpochLineShowsLossesRateAndTimeSplit) {
   m.test_accuracy = 0.875;
   EXPECT_NE(m.to_line().find("test loss 0.5000  test acc 0.8750"), std::string::npos)
       << m.to_line();
+  EXPECT_EQ(m.to_line().find("all-reduce"), std::string::npos);
+  m.allreduces = 938;
+  m.allreduce_seconds = 0.5;
+  m.allreduce_exposed_seconds = 0.125;
+  EXPECT_NE(m.to_line().find("  all-reduce 0.50 s (0.12 s not overlapped)"), std::string::npos)
+      << m.to_line();
   EXPECT_EQ(EpochMetrics().samples_per_second(), 0);
 }
 
@@ -94,12 +100,21 @@ TEST(ProgressTest, EpochJsonHasEveryMeasurementOnOneLine) {
   EXPECT_DOUBLE_EQ(j["samples_per_second"].get<double>(), 30000);
   EXPECT_DOUBLE_EQ(j["data_seconds"].get<double>(), 0.25);
   EXPECT_FALSE(j.contains("test_accuracy"));
+  EXPECT_FALSE(j.contains("allreduces"));
 
   m.test_loss = 0.5;
   m.test_accuracy = 0.875;
   j = nlohmann::json::parse(m.to_json());
   EXPECT_DOUBLE_EQ(j["test_accuracy"].get<double>(), 0.875);
   EXPECT_DOUBLE_EQ(j["test_loss"].get<double>(), 0.5);
+
+  m.allreduces = 938;
+  m.allreduce_seconds = 0.5;
+  m.allreduce_exposed_seconds = 0.125;
+  j = nlohmann::json::parse(m.to_json());
+  EXPECT_EQ(j["allreduces"], 938);
+  EXPECT_DOUBLE_EQ(j["allreduce_seconds"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(j["allreduce_exposed_seconds"].get<double>(), 0.125);
 }
 
 TEST(ProgressTest, LinesStyleWritesPlainLinesWithBatchLossAndEta) {

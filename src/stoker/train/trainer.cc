@@ -185,6 +185,10 @@ std::unique_ptr<Loader> make_loader(std::shared_ptr<const Dataset> data, const T
                                     int64_t batch_size, bool train, const c10::Device& device) {
   LoaderOptions lo;
   lo.batch_size = batch_size;
+  if (o.process_group) {  // this rank's shard
+    lo.rank = o.process_group->rank();
+    lo.world_size = o.process_group->world_size();
+  }
   lo.workers = o.workers;
   lo.verify = o.verify;
   lo.seed = o.seed;
@@ -198,9 +202,12 @@ std::unique_ptr<Loader> make_loader(std::shared_ptr<const Dataset> data, const T
 
 Trainer::Trainer(TrainerOptions options)
     : options_(std::move(options)),
+      rank_(options_.process_group ? options_.process_group->rank() : 0),
+      world_size_(options_.process_group ? options_.process_group->world_size() : 1),
       device_(resolve_device(options_.device)),
       scaler_(options_.amp),
-      progress_(options_.out, options_.progress.value_or(default_progress_style(options_.out))) {
+      progress_(rank_ == 0 ? options_.out : nullptr,
+                options_.progress.value_or(default_progress_style(options_.out))) {
   const TrainerOptions& o = options_;
   require(o.epochs >= 1, "epochs must be >= 1");
   require(o.batch_size >= 1, "batch size must be >= 1");
@@ -217,7 +224,7 @@ Trainer::Trainer(TrainerOptions options)
       o.amp, device_.is_cpu(), bf16_not_native(machine_cpu_flags(), libtorch_cpu_capability()),
       threads_, o.workers, machine_cores());
 
-  const DataLocation data = resolve_data(o.data_dir, o.out);
+  const DataLocation data = resolve_data(o.data_dir, leads() ? o.out : nullptr);
   train_data_ = Dataset::open(data.train).value_or_throw();
   if (o.eval && data.eval.empty()) {
     options_.eval = false;
@@ -248,6 +255,24 @@ Trainer::Trainer(TrainerOptions options)
   model_->to(device_);
   model_->train(true);
   params_ = model_->parameters();
+  if (o.process_group) {
+    // The same run on every rank, else their collectives would not match ...
+    double parameters = 0;
+    for (const auto& named : model_->named_state()) parameters += named.second.numel();
+    check_ranks_agree({{"model parameters and buffers", parameters},
+                       {"training samples", static_cast<double>(train_data_->size())},
+                       {"batch size", static_cast<double>(o.batch_size)},
+                       {"accum", static_cast<double>(o.accum)},
+                       {"epochs", static_cast<double>(o.epochs)},
+                       {"max steps", static_cast<double>(o.max_steps)},
+                       {"evaluation", o.eval ? 1.0 : 0.0}},
+                      "every rank must be given the same data, model and options");
+    // ... starting from rank 0's parameters and buffers.
+    std::vector<at::Tensor> state;
+    for (const auto& named : model_->named_state()) state.push_back(named.second);
+    torch::NoGradGuard no_grad;
+    throw_if_error(o.process_group->broadcast(state, 0));
+  }
   double parameters = 0;
   for (const at::Tensor& p : params_) parameters += static_cast<double>(p.numel());
   check_model_fits(model_->name(), spec_, parameters, o.optimizer);  // a TorchScript model's
@@ -255,6 +280,7 @@ Trainer::Trainer(TrainerOptions options)
                       [](const at::Tensor& p) { return p.requires_grad(); }),
           "model " + model_->name() + " has no trainable parameters: nothing to train");
   optimizer_ = make_optimizer(o.optimizer, params_);
+  if (o.process_group) reducer_ = std::make_unique<GradientReducer>(*o.process_group, params_);
 
   const int64_t largest_batch = o.eval ? std::max(o.batch_size, kEvalBatchSize) : o.batch_size;
   const bool encoded = is_encoded_image_field(train_data_->schema(), "image");
@@ -280,8 +306,18 @@ Trainer::Trainer(TrainerOptions options)
   lr_ = schedule_->lr_at(0);
 
   if (!o.checkpoint_dir.empty()) open_checkpoint_dir(schedule);
-  if (!o.save_model.empty()) throw_if_error(check_output_path(o.save_model));
-  if (!o.log_path.empty()) {
+  // The same starting point on every rank; also the barrier after which rank 0 may replace the
+  // checkpoint every rank has read.
+  if (o.process_group) {
+    const LoaderState start = loader_->state();
+    check_ranks_agree({{"step", static_cast<double>(step_)},
+                       {"epoch", static_cast<double>(start.epoch)},
+                       {"position", static_cast<double>(start.position)}},
+                      "every rank must resume from the same checkpoint, so --checkpoint-dir must "
+                      "be a directory they all share");
+  }
+  if (!o.save_model.empty() && leads()) throw_if_error(check_output_path(o.save_model));
+  if (!o.log_path.empty() && leads()) {
     if (!resumed_from_.empty()) throw_if_error(RunLog::trim_for_resume(o.log_path, step_));
     log_.emplace(RunLog::open(o.log_path).value_or_throw());
   }
@@ -291,8 +327,10 @@ Trainer::~Trainer() = default;
 
 void Trainer::open_checkpoint_dir(const ScheduleSpec& schedule) {
   const TrainerOptions& o = options_;
-  throw_if_error(prepare_checkpoint_dir(o.checkpoint_dir));
-  checkpoint_lock_.emplace(lock_checkpoint_dir(o.checkpoint_dir).value_or_throw());
+  if (leads()) {  // the other ranks only read
+    throw_if_error(prepare_checkpoint_dir(o.checkpoint_dir));
+    checkpoint_lock_.emplace(lock_checkpoint_dir(o.checkpoint_dir).value_or_throw());
+  }
   Result<FoundCheckpoint> found = find_checkpoint(o.checkpoint_dir);
   if (!found.is_ok()) {
     if (found.status().code() == StatusCode::kNotFound) return;
@@ -315,7 +353,8 @@ void Trainer::open_checkpoint_dir(const ScheduleSpec& schedule) {
   loader_->restore(state.loader);
   throw_if_error(scaler_.load_state(state.scaler));
   step_ = state.step;
-  resumed_loss_sum_ = state.epoch_loss_sum;
+  // The interrupted epoch's loss so far, counted once: by rank 0, summed over ranks later.
+  resumed_loss_sum_ = leads() ? state.epoch_loss_sum : 0;
   resumed_samples_ = state.epoch_samples;
   resumed_from_ = checkpoint.path;
   if (!checkpoint.note.empty()) resume_notes_.push_back("note: " + checkpoint.note);
@@ -368,6 +407,7 @@ std::string Trainer::run_record() const {
           {"min_lr", schedule.min_lr}}},
         {"amp", to_string(o.amp)},
         {"accum", o.accum},
+        {"world_size", world_size_},
         {"clip_grad", o.clip_grad},
         {"threads", threads_},
         {"workers", o.workers},
@@ -407,7 +447,7 @@ RunIdentity Trainer::run_identity() const {
   run.model = model_->name();
   run.optimizer = options_.optimizer.name;
   run.schedule = to_string(options_.schedule.kind);
-  run.batch_size = options_.batch_size;
+  run.batch_size = options_.batch_size * world_size_;
   run.accum = options_.accum;
   run.seed = options_.seed;
   run.mean = normalization_.mean;
@@ -434,7 +474,8 @@ TrainResult Trainer::run() {
                   "{:g}, amp {}, {} threads, {} workers, device {}",
                   model_->name(), train_data_->dir(), train_data_->size(), spec_.num_classes,
                   normalization_.phrase, o.epochs, o.batch_size, o.optimizer.name, o.optimizer.lr,
-                  to_string(o.amp), threads_, o.workers, device_.str()));
+                  to_string(o.amp), threads_, o.workers, device_.str()) +
+      (world_size_ > 1 ? fmt::format(", {} ranks", world_size_) : ""));
   if (!eval_note_.empty()) progress_.print(eval_note_);
 
   result.epoch = std::min(loader_->state().epoch, o.epochs);
@@ -451,7 +492,7 @@ TrainResult Trainer::run() {
   result.steps = step_;
   result.seconds = seconds_since(start);
 
-  if (result.reason != StopReason::kStopRequested && !o.save_model.empty()) {
+  if (result.reason != StopReason::kStopRequested && !o.save_model.empty() && leads()) {
     throw_if_error(model_->save(o.save_model, {normalization_.mean, normalization_.std}));
   }
   std::string summary = fmt::format("{} {}: {} epoch{}, {} steps in {:.1f} s",
@@ -473,16 +514,19 @@ TrainResult Trainer::run() {
 
 bool Trainer::train_epoch(int64_t e, EpochMetrics& m, TrainResult& result) {
   const TrainerOptions& o = options_;
+  // This rank's training loss summed over its samples (rank 0's includes the part of the epoch
+  // before the checkpoint this run resumed from), and their count.
   double loss_sum = resumed_loss_sum_;
-  int64_t loss_samples = resumed_samples_;
+  int64_t loss_samples = leads() ? resumed_samples_ : 0;
   // An epoch resumed mid-way reports all its samples; its rate counts only this run's.
   m.samples = resumed_samples_;
   m.resumed_samples = resumed_samples_;
   resumed_loss_sum_ = 0;
   resumed_samples_ = 0;
-  const int64_t batches_done =
-      (loader_->state().epoch == e ? loader_->state().position : 0) / o.batch_size;
-  progress_.start_epoch(e + 1, o.epochs, loader_->batches_per_epoch() - batches_done);
+  const AllReduceStats reduced_before = reducer_ ? reducer_->stats() : AllReduceStats();
+  EpochRange range = loader_->epoch(e);
+  const int64_t batches_done = loader_->batches_per_epoch() - range.size();
+  progress_.start_epoch(e + 1, o.epochs, range.size());
 
   if (o.on_batch) o.on_batch(batches_done);
   const Clock::time_point epoch_start = Clock::now();
@@ -490,27 +534,41 @@ bool Trainer::train_epoch(int64_t e, EpochMetrics& m, TrainResult& result) {
   h2d_seconds_ = 0;
   int64_t batches = 0;
   int64_t pending = 0;  // backward passes since the last optimizer step
-  EpochRange range = loader_->epoch(e);
   Clock::time_point t = Clock::now();
   EpochRange::Iterator it = range.begin();
   data_seconds += seconds_since(t);
+  // The epoch's loss over every rank, measured like a whole one.
+  auto measure_epoch = [&] {
+    const std::vector<double> sums = sum_over_ranks({loss_sum, static_cast<double>(loss_samples)});
+    measure(e, sums[0], static_cast<int64_t>(sums[1]), epoch_start, data_seconds, m);
+    if (reducer_) {
+      const AllReduceStats& now = reducer_->stats();
+      m.allreduces = now.reductions - reduced_before.reductions;
+      m.allreduce_seconds = now.reduce_seconds - reduced_before.reduce_seconds;
+      m.allreduce_exposed_seconds = now.exposed_seconds - reduced_before.exposed_seconds;
+    }
+    return sums;
+  };
   while (it != range.end()) {
-    const double loss = forward_backward(*it, e, batches_done + batches + 1);
+    const bool ends_step = pending + 1 == o.accum || batches + 1 == range.size();
+    const double loss = forward_backward(*it, e, batches_done + batches + 1, ends_step);
     loss_sum += loss * it->size();
     loss_samples += it->size();
-    m.samples += it->size();
+    m.samples += it->size() * world_size_;  // every rank's batch is as large (sampler.h)
     step_loss_sum_ += loss * it->size();
     step_loss_samples_ += it->size();
     if (++pending == o.accum) {
       optimizer_step();
       pending = 0;
-      if (log_ && o.log_every > 0 && step_ % o.log_every == 0) {
+      if (!o.log_path.empty() && o.log_every > 0 && step_ % o.log_every == 0) {
+        const std::vector<double> step_loss =
+            sum_over_ranks({step_loss_sum_, static_cast<double>(step_loss_samples_)});
         const nlohmann::json record = {{"epoch", e + 1},
                                        {"step", step_},
                                        {"lr", lr_},
-                                       {"loss", step_loss_sum_ / step_loss_samples_},
+                                       {"loss", step_loss[0] / step_loss[1]},
                                        {"samples", m.samples}};
-        throw_if_error(log_->append("step", record.dump()));
+        if (log_) throw_if_error(log_->append("step", record.dump()));
         step_loss_sum_ = 0;
         step_loss_samples_ = 0;
       }
@@ -523,10 +581,10 @@ bool Trainer::train_epoch(int64_t e, EpochMetrics& m, TrainResult& result) {
     if (reason != StopReason::kCompleted && pending == 0 && loader_->state().epoch == e) {
       result.reason = reason;
       // The part of the epoch that ran, measured like a whole one.
-      measure(e, loss_sum, loss_samples, epoch_start, data_seconds, m);
+      const std::vector<double> sums = measure_epoch();
       progress_.print(fmt::format("{}  (stopped after {} of {} batches)", m.to_line(),
                                   batches_done + batches, loader_->batches_per_epoch()));
-      checkpoint(loss_sum, loss_samples, result);
+      checkpoint(sums[0], static_cast<int64_t>(sums[1]), result);
       return false;
     }
     t = Clock::now();
@@ -535,7 +593,7 @@ bool Trainer::train_epoch(int64_t e, EpochMetrics& m, TrainResult& result) {
   }
   if (pending > 0) optimizer_step();
 
-  measure(e, loss_sum, loss_samples, epoch_start, data_seconds, m);
+  measure_epoch();
   if (o.eval) evaluate(e, m);
   progress_.print(m.to_line());
   if (log_) throw_if_error(log_->append("epoch", m.to_json()));
@@ -562,7 +620,8 @@ std::pair<at::Tensor, at::Tensor> Trainer::on_device(const Batch& batch) {
           batch["label"].to(device_, /*non_blocking=*/true)};
 }
 
-double Trainer::forward_backward(const Batch& batch, int64_t e, int64_t batch_number) {
+double Trainer::forward_backward(const Batch& batch, int64_t e, int64_t batch_number,
+                                 bool ends_step) {
   const Clock::time_point t = Clock::now();
   const auto [input, target] = on_device(batch);
   h2d_seconds_ += seconds_since(t);
@@ -578,6 +637,9 @@ double Trainer::forward_backward(const Batch& batch, int64_t e, int64_t batch_nu
         "or clip gradients (--clip-grad)",
         std::isnan(value) ? "NaN" : fmt::format("{}", value), e + 1, batch_number, step_ + 1)));
   }
+  // The step's last backward starts averaging the gradients as they come, and carries this
+  // rank's stop request to the others.
+  if (reducer_) reducer_->prepare(ends_step, options_.stop && options_.stop->load() ? 1 : 0);
   try {
     scaler_.scale(options_.accum > 1 ? loss / static_cast<double>(options_.accum) : loss)
         .backward();
@@ -603,6 +665,9 @@ std::string Trainer::where(int64_t e, int64_t batch_number) const {
 }
 
 void Trainer::optimizer_step() {
+  // Averaged gradients are the same on every rank: so is found-inf, and every rank skips the
+  // same steps.
+  if (reducer_) throw_if_error(reducer_->synchronize());
   const bool finite = scaler_.unscale_and_check(params_);
   if (finite) {
     if (options_.clip_grad > 0) torch::nn::utils::clip_grad_norm_(params_, options_.clip_grad);
@@ -622,8 +687,17 @@ void Trainer::evaluate(int64_t e, EpochMetrics& m) {
   double loss_sum = 0;
   int64_t correct = 0;
   int64_t samples = 0;
+  // This rank's shard without the padding that evens the shards out: each sample counts once.
+  const int64_t own =
+      unpadded_samples(static_cast<int64_t>(test_data_->size()), 0, rank_, world_size_);
   for (Batch& batch : test_loader_->epoch(e)) {
-    const auto [input, target] = on_device(batch);
+    const int64_t n = std::min<int64_t>(batch.size(), own - samples);
+    if (n <= 0) continue;
+    auto [input, target] = on_device(batch);
+    if (n < batch.size()) {
+      input = input.narrow(0, 0, n);
+      target = target.narrow(0, 0, n);
+    }
     at::Tensor scores;
     {
       AutocastGuard autocast(options_.amp, device_.type());
@@ -631,16 +705,20 @@ void Trainer::evaluate(int64_t e, EpochMetrics& m) {
     }
     loss_sum += torch::cross_entropy_loss(scores, target, {}, at::Reduction::Sum).item<double>();
     correct += scores.argmax(1).eq(target).sum().item<int64_t>();
-    samples += batch.size();
+    samples += n;
   }
   model_->train(true);
-  m.test_loss = loss_sum / samples;
-  m.test_accuracy = static_cast<double>(correct) / samples;
+  const std::vector<double> sums =
+      sum_over_ranks({loss_sum, static_cast<double>(correct), static_cast<double>(samples)});
+  m.test_loss = sums[0] / sums[2];
+  m.test_accuracy = sums[1] / sums[2];
   m.eval_seconds = seconds_since(start);
 }
 
 StopReason Trainer::stop_reason() const {
-  if (options_.stop && options_.stop->load()) return StopReason::kStopRequested;
+  // Distributed: the requests voted with the last step's gradients, the same on every rank.
+  const bool stop = reducer_ ? reducer_->votes() > 0 : options_.stop && options_.stop->load();
+  if (stop) return StopReason::kStopRequested;
   if (options_.max_steps > 0 && step_ >= options_.max_steps) return StopReason::kStepLimit;
   return StopReason::kCompleted;
 }
@@ -655,8 +733,36 @@ void Trainer::checkpoint(double epoch_loss_sum, int64_t epoch_samples, TrainResu
   state.epoch_loss_sum = epoch_loss_sum;
   state.epoch_samples = epoch_samples;
   state.run_steps = schedule_->spec().total_steps;
-  throw_if_error(save_checkpoint(options_.checkpoint_dir, state, *model_, *optimizer_));
-  result.checkpoint = latest_checkpoint(options_.checkpoint_dir).value_or_throw();
+  if (leads()) {
+    throw_if_error(save_checkpoint(options_.checkpoint_dir, state, *model_, *optimizer_));
+    result.checkpoint = latest_checkpoint(options_.checkpoint_dir).value_or_throw();
+  }
+  // The other ranks go on (or end) once the checkpoint is written: a failed write fails them too.
+  if (options_.process_group) throw_if_error(options_.process_group->barrier());
+}
+
+std::vector<double> Trainer::sum_over_ranks(std::vector<double> values) const {
+  if (!options_.process_group) return values;
+  at::Tensor t = torch::tensor(values, torch::kFloat64);
+  throw_if_error(options_.process_group->all_reduce({t}));
+  return std::vector<double>(t.data_ptr<double>(), t.data_ptr<double>() + t.numel());
+}
+
+void Trainer::check_ranks_agree(const std::vector<std::pair<const char*, double>>& values,
+                                const char* fix) const {
+  std::vector<double> both;  // the maxima of the values and of their negations (the minima)
+  for (const auto& named : values) both.push_back(named.second);
+  for (const auto& named : values) both.push_back(-named.second);
+  at::Tensor t = torch::tensor(both, torch::kFloat64);
+  throw_if_error(options_.process_group->all_reduce({t}, ReduceOp::kMax));
+  const double* r = t.data_ptr<double>();
+  const size_t n = values.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (r[i] != -r[n + i]) {
+      throw Error(invalid_argument(fmt::format("the ranks differ in {} (from {} to {}): {}",
+                                               values[i].first, -r[n + i], r[i], fix)));
+    }
+  }
 }
 
 }  // namespace stoker
