@@ -12,6 +12,13 @@
 // gradients, clip them, set the scheduled lr, step. Each epoch ends with an evaluation on test/
 // and a checkpoint. A stop request or the step limit ends the run at the next optimizer-step
 // boundary with a checkpoint; --resume from it continues the exact same sequence of updates.
+//
+// The library changes no process-wide state of its own accord (the CLI does that): it uses the
+// intra-op thread count the process has (the CLI sets it: set_compute_threads), prints only to
+// `out`, converts no data, and initialises the model from `seed` without moving LibTorch's
+// default generator. A model's random layers (dropout) draw from that generator during run(),
+// as in any LibTorch loop; resume sets it to the checkpoint's state so that they draw as the
+// interrupted run would have.
 
 #include <atomic>
 #include <chrono>
@@ -44,8 +51,9 @@ namespace stoker {
 // What to train on, how, and where results go. Plain value; defaults are the embedded default.
 struct TrainerOptions {
   // A dataset directory (trained on, not evaluated), or a folder holding train/ and test/ (or
-  // val/) datasets (store/data_location.h). Empty: default_fashion_mnist_dir(), converted from
-  // Debian's dataset-fashion-mnist files first if it is not there yet.
+  // val/) datasets (store/data_location.h). Empty: default_fashion_mnist_dir(), which must have
+  // been converted (convert_fashion_mnist; `stoker train` converts it on first use): an Error
+  // saying how otherwise.
   std::string data_dir;
   std::string model = "mlp";  // a make_model() name or a TorchScript .pt file
   int64_t epochs = 5;         // >= 1
@@ -59,16 +67,14 @@ struct TrainerOptions {
   AmpMode amp = AmpMode::kOff;
   int64_t accum = 1;     // batches per optimizer step (gradient accumulation), >= 1
   double clip_grad = 0;  // max gradient norm; 0 = no clipping
-  // LibTorch intra-op threads (torch::set_num_threads: process-wide). 0 (default): the cores the
-  // loader's workers leave (resolve_compute_threads), 1 on the 2-core machines stoker targets;
-  // more threads than that compete with the workers (slow_configs.h).
-  int threads = 0;
-  int workers = 1;  // loader worker threads; 0 builds batches on the training thread
+  int workers = 1;       // loader worker threads; 0 builds batches on the training thread
   // "cpu", "cuda" or "cuda:N"; "" (default): CUDA if this LibTorch has it and a device is
   // visible, else the CPU.
   std::string device;
   VerifyPolicy verify = VerifyPolicy::kOnce;  // record checksums: first read, every read, never
-  uint64_t seed = 0;                          // model initialisation and data order
+  // Model initialisation (LibTorch's default CPU generator seeded for it, then put back) and
+  // data order.
+  uint64_t seed = 0;
   // Input normalisation per channel, (x / 255 - mean) / std, for training and evaluation. Empty:
   // the training data's statistics from its manifest, or for data without them (converted by an
   // older stoker) ImageNet's for encoded images and Fashion-MNIST's for stored pixels, with a
@@ -104,7 +110,7 @@ struct TrainerOptions {
   // Write the final model here (Model::save); "" = don't. A regular file or a new path in an
   // existing directory, checked before training.
   std::string save_model;
-  std::FILE* out = stdout;  // where progress and epoch lines go (borrowed); null = silent
+  std::FILE* out = nullptr;  // where progress and epoch lines go (borrowed); null = silent
   std::optional<ProgressStyle> progress;  // unset: default_progress_style(out)
   // Called on the training thread with the batches done so far in the epoch: once as the
   // epoch's timing starts (0, or where a resumed epoch continues), then after each training
@@ -146,7 +152,7 @@ struct TrainResult {
 // be set from elsewhere.
 class Trainer {
  public:
-  // Opens the data (converting the default first if needed), checks the schema and every label
+  // Opens the data, checks the schema and every label
   // against the number of classes (the manifest's class names, else the largest label + 1),
   // builds the model, optimizer and loaders, locks the checkpoint directory (another run on it
   // is refused until run() returns) and, with resume, restores its checkpoint if it belongs to
@@ -213,7 +219,7 @@ class Trainer {
   int rank_ = 0;        // in the process group
   int world_size_ = 1;  // ranks training together
   c10::Device device_;
-  int threads_ = 1;                    // compute threads in use (options.threads resolved)
+  int threads_ = 1;                    // compute threads in use (at::get_num_threads())
   std::vector<std::string> warnings_;  // slow configurations, said before training
   std::shared_ptr<const Dataset> train_data_;
   std::shared_ptr<const Dataset> test_data_;

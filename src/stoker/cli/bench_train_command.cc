@@ -17,6 +17,7 @@
 #include "cli/usage.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/train/compute_bound.h"
+#include "stoker/train/compute_threads.h"
 #include "stoker/train/trainer.h"
 #include "stoker/util/machine.h"
 #include "stoker/util/sample_stats.h"
@@ -78,13 +79,13 @@ struct Series {
 
 void run_train_bench(const TrainBenchOptions& o) {
   throw_if_error(convert_fashion_mnist(kFashionMnistDebianDir, default_fashion_mnist_dir(), true));
+  set_compute_threads(o.threads);  // for stoker's runs and the compute-only bound alike
   nlohmann::json torch_results = run_torch_baseline(o);
 
   TrainerOptions options;
   options.epochs = 1;
   options.batch_size = o.batch;
   options.workers = o.workers;
-  options.threads = o.threads;
   options.eval = false;
   options.out = nullptr;
   options.schedule.kind = ScheduleKind::kConstant;  // the classic recipe, as the baseline runs it

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <signal.h>
 #include <torch/cuda.h>
+#include <torch/utils.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -20,6 +21,7 @@
 #include "stoker/dist/launch_env.h"
 #include "stoker/dist/process_group.h"
 #include "stoker/store/import/fashion_mnist.h"
+#include "stoker/train/compute_threads.h"
 #include "stoker/train/slow_configs.h"
 #include "stoker/train/trainer.h"
 #include "stoker/util/machine.h"
@@ -50,7 +52,8 @@ struct TrainFlags {
   double weight_decay = -1;  // < 0: the optimizer's default
   bool no_eval = false;
   bool no_dct_scale = false;
-  int nproc = 0;                                      // local ranks to start; 0 or 1: this process
+  int threads = 0;  // compute threads; 0: the cores the loader's workers leave
+  int nproc = 0;    // local ranks to start; 0 or 1: this process
   double dist_timeout = kDefaultDistTimeout.count();  // seconds
 };
 
@@ -64,15 +67,23 @@ void quiet_libtorch_logs() {
 #endif
 }
 
-// The default data (Fashion-MNIST, converted on first use) made ready before the ranks open
-// it: rank 0 converts, then the first rank of every other host (in case the data's directory
-// is not shared), so that no two ranks write it at once.
+// Converts the default data (Fashion-MNIST) into `dir` unless it is there, saying so on `say`
+// (null: silently).
+void convert_default_data(const std::string& dir, std::FILE* say) {
+  if (fashion_mnist_converted(dir)) return;
+  if (say)
+    fmt::print(say, "converting Fashion-MNIST from {} into {}\n", kFashionMnistDebianDir, dir);
+  throw_if_error(convert_fashion_mnist(kFashionMnistDebianDir, dir, /*skip_existing=*/true));
+}
+
+// The default data made ready before the ranks open it: rank 0 converts, then the first rank
+// of every other host (in case the data's directory is not shared), so that no two ranks write
+// it at once.
 void prepare_default_data(const LaunchEnv& env, ProcessGroup& group, TrainerOptions& options) {
   options.data_dir = default_fashion_mnist_dir();
   for (bool first : {true, false}) {
     if (first ? env.rank == 0 : env.local_rank == 0 && env.rank != 0)
-      throw_if_error(convert_fashion_mnist(kFashionMnistDebianDir, options.data_dir,
-                                           /*skip_existing=*/true));
+      convert_default_data(options.data_dir, env.rank == 0 ? stdout : nullptr);
     throw_if_error(group.barrier());
   }
 }
@@ -109,6 +120,7 @@ void run_train(TrainerOptions options, const TrainFlags& flags) {
   options.eval = !flags.no_eval;
   options.dct_scaling = !flags.no_dct_scale;
   options.stop = &stop_requested;
+  options.out = stdout;
   const LaunchEnv env = read_launch_env().value_or_throw();
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(flags.dist_timeout * 1000));
   if (flags.nproc > 1) {
@@ -124,6 +136,7 @@ void run_train(TrainerOptions options, const TrainFlags& flags) {
     return;
   }
   std::unique_ptr<ProcessGroup> group;
+  int cores = machine_cores();
   if (env.distributed()) {
     quiet_libtorch_logs();
     group = ProcessGroup::connect(env, timeout).value_or_throw();
@@ -133,12 +146,15 @@ void run_train(TrainerOptions options, const TrainFlags& flags) {
     if (options.device.empty() && torch::cuda::is_available()) {
       options.device = fmt::format("cuda:{}", env.local_rank % torch::cuda::device_count());
     }
-    // The host's cores are shared by its ranks.
-    if (options.threads == 0) {
-      options.threads = resolve_compute_threads(
-          0, options.workers, std::max(1, machine_cores() / env.local_world_size));
-    }
+    cores = std::max(1, cores / env.local_world_size);  // the host's cores shared by its ranks
+  } else if (options.data_dir.empty()) {
+    options.data_dir = default_fashion_mnist_dir();
+    convert_default_data(options.data_dir, stdout);
   }
+  // The process-wide settings the library leaves to its caller: compute threads, and the seed
+  // of anything random outside the model's initialisation (a TorchScript model's dropout).
+  set_compute_threads(resolve_compute_threads(flags.threads, options.workers, cores));
+  torch::manual_seed(options.seed);
   TrainResult result;
   try {
     Trainer trainer(options);
@@ -213,7 +229,7 @@ void add_train_command(CLI::App& app) {
   train->add_option("--clip-grad", o.clip_grad, "Clip the gradient norm to this (0: off)")
       ->check(real_number("--clip-grad", 0, true))
       ->capture_default_str();
-  add_whole_number(*train, "--threads", o.threads,
+  add_whole_number(*train, "--threads", flags->threads,
                    "LibTorch intra-op threads (default 0: the cores the loader's workers leave)", 0,
                    machine_cores(), "the cores of this machine")
       ->capture_default_str();

@@ -1,6 +1,5 @@
 #include "stoker/train/checkpoint.h"
 
-#include <ATen/CPUGeneratorImpl.h>
 #include <fmt/format.h>
 #include <stdlib.h>
 #include <torch/serialize.h>
@@ -9,9 +8,9 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <mutex>
 #include <nlohmann/json.hpp>
 
+#include "stoker/train/default_generator.h"
 #include "stoker/train/torch_archive.h"
 #include "stoker/util/atomic_file.h"
 #include "stoker/util/checksum.h"
@@ -126,13 +125,8 @@ Status write_checkpoint_files(const std::string& sub, const CheckpointState& sta
   STOKER_RETURN_IF_ERROR(write_file_atomically(sub + "/" + kMarkerName, ""));
   STOKER_RETURN_IF_ERROR(model.save_state(sub + "/" + kModelName));
   STOKER_RETURN_IF_ERROR(save_archive(optimizer, sub + "/" + kOptimizerName, "optimizer state"));
-  at::Generator generator = at::detail::getDefaultCPUGenerator();
-  at::Tensor rng;
-  {
-    std::lock_guard<std::mutex> lock(generator.mutex());
-    rng = generator.get_state();
-  }
-  STOKER_RETURN_IF_ERROR(save_archive(rng, sub + "/" + kRngName, "RNG state"));
+  STOKER_RETURN_IF_ERROR(
+      save_archive(default_generator_state(), sub + "/" + kRngName, "RNG state"));
   return write_file_atomically(sub + "/" + kMetaName, meta_json(state));
 }
 
@@ -295,10 +289,8 @@ Status restore_checkpoint(const std::string& sub, Model& model,
   STOKER_RETURN_IF_ERROR(load_archive(optimizer, sub + "/" + kOptimizerName, "optimizer state"));
   at::Tensor rng;
   STOKER_RETURN_IF_ERROR(load_archive(rng, sub + "/" + kRngName, "RNG state"));
-  at::Generator generator = at::detail::getDefaultCPUGenerator();
   try {
-    std::lock_guard<std::mutex> lock(generator.mutex());
-    generator.set_state(rng);
+    set_default_generator_state(rng);
   } catch (const c10::Error& e) {
     return corrupt("cannot restore RNG state from " + sub + "/" + kRngName + ": " +
                    short_message(e));

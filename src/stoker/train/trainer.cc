@@ -1,5 +1,6 @@
 #include "stoker/train/trainer.h"
 
+#include <ATen/Parallel.h>
 #include <fmt/format.h>
 #include <torch/cuda.h>
 #include <torch/nn/utils/clip_grad.h>
@@ -19,7 +20,7 @@
 #include "stoker/store/data_location.h"
 #include "stoker/store/dataset_summary.h"
 #include "stoker/store/import/fashion_mnist.h"
-#include "stoker/train/compute_threads.h"
+#include "stoker/train/default_generator.h"
 #include "stoker/train/slow_configs.h"
 #include "stoker/util/atomic_file.h"
 #include "stoker/util/machine.h"
@@ -43,16 +44,15 @@ void require(bool ok, const std::string& message) {
 }
 
 // The data to use: options' (a dataset, or a folder with train/ and test/ or val/) or the
-// default Fashion-MNIST folder, converted if missing.
-DataLocation resolve_data(const std::string& data_dir, std::FILE* out) {
-  std::string dir = data_dir;
-  if (dir.empty()) {
-    dir = default_fashion_mnist_dir();
-    if (!Manifest::load(dir + "/train").is_ok() || !Manifest::load(dir + "/test").is_ok()) {
-      if (out)
-        fmt::print(out, "converting Fashion-MNIST from {} into {}\n", kFashionMnistDebianDir, dir);
-      throw_if_error(convert_fashion_mnist(kFashionMnistDebianDir, dir, /*skip_existing=*/true));
-    }
+// default Fashion-MNIST folder, which must have been converted already (the library writes no
+// data of its own accord).
+DataLocation resolve_data(const std::string& data_dir) {
+  const std::string dir = data_dir.empty() ? default_fashion_mnist_dir() : data_dir;
+  if (data_dir.empty() && !fashion_mnist_converted(dir)) {
+    throw Error(not_found(fmt::format(
+        "the default data {} is not converted: convert it first (`stoker convert fashion-mnist`; "
+        "`stoker train` does it on first use), or give a data directory",
+        dir)));
   }
   DataLocation where = locate_data(dir).value_or_throw();
   if (where.train.empty()) {
@@ -213,18 +213,16 @@ Trainer::Trainer(TrainerOptions options)
   require(o.batch_size >= 1, "batch size must be >= 1");
   require(o.accum >= 1, "accum must be >= 1");
   require(o.clip_grad >= 0 && std::isfinite(o.clip_grad), "clip-grad must be >= 0 (0 = off)");
-  require(o.threads >= 0, "threads must be >= 0 (0 = the cores the workers leave)");
   require(o.workers >= 0, "workers must be >= 0");
   require(o.max_steps >= 0, "max steps must be >= 0 (0 = no limit)");
   require(!o.resume || !o.checkpoint_dir.empty(), "resume needs a checkpoint directory");
   { AutocastGuard probe(o.amp, device_.type()); }  // rejects a mode this device lacks, early
-  threads_ = resolve_compute_threads(o.threads, o.workers, machine_cores());
-  set_compute_threads(threads_);
+  threads_ = at::get_num_threads();
   warnings_ = slow_configuration_warnings(
       o.amp, device_.is_cpu(), bf16_not_native(machine_cpu_flags(), libtorch_cpu_capability()),
       threads_, o.workers, machine_cores());
 
-  const DataLocation data = resolve_data(o.data_dir, leads() ? o.out : nullptr);
+  const DataLocation data = resolve_data(o.data_dir);
   train_data_ = Dataset::open(data.train).value_or_throw();
   if (o.eval && data.eval.empty()) {
     options_.eval = false;
@@ -247,10 +245,12 @@ Trainer::Trainer(TrainerOptions options)
     check_labels(*test_data_, spec_.num_classes);
   }
 
-  torch::manual_seed(o.seed);
   const double builtin_parameters = builtin_parameter_count(o.model, spec_);
   if (builtin_parameters >= 0) check_model_fits(o.model, spec_, builtin_parameters, o.optimizer);
-  model_ = make_model(o.model, spec_);
+  {
+    const ScopedSeed seeded(o.seed);  // initialised from the seed; the caller's stream untouched
+    model_ = make_model(o.model, spec_);
+  }
   throw_if_error(check_output_shape(*model_, spec_, o.verbose));
   model_->to(device_);
   model_->train(true);

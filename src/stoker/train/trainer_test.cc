@@ -2,11 +2,14 @@
 // a schedule), stops on request, and rejects bad input before training or with a clear error.
 #include "stoker/train/trainer.h"
 
+#include <ATen/Parallel.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <torch/script.h>
+#include <torch/utils.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -15,6 +18,8 @@
 #include "stoker/testing/records.h"
 #include "stoker/testing/temp_dir.h"
 #include "stoker/train/checkpoint.h"
+#include "stoker/train/compute_threads.h"
+#include "stoker/train/default_generator.h"
 #include "stoker/util/atomic_file.h"
 
 namespace stoker {
@@ -28,6 +33,7 @@ using testing::write_rows_dataset;
 class TrainerTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    set_compute_threads(1);  // the caller's to choose (the CLI's); one keeps the tests quick
     write_rows_dataset(dir_ / "data/train", 600, 1);
     write_rows_dataset(dir_ / "data/test", 200, 2);
   }
@@ -38,11 +44,9 @@ class TrainerTest : public ::testing::Test {
     o.epochs = 2;
     o.batch_size = 16;
     o.workers = 0;
-    o.threads = 1;
     o.seed = 3;
     o.mean = {0.5f};
     o.std = {0.5f};
-    o.out = nullptr;
     return o;
   }
 
@@ -493,6 +497,61 @@ TEST_F(TrainerTest, DataWithoutStatisticsGetsFashionMnistsWithAWarning) {
   EXPECT_EQ(run["config"]["mean_from"], "default");
   EXPECT_EQ(run["config"]["std"], std::vector<float>{0.25f});
   EXPECT_EQ(run["config"]["std_from"], "option");
+}
+
+// The library leaves the process as it found it: thread count, LibTorch's default generator,
+// stdout; and it writes no default data.
+TEST_F(TrainerTest, LeavesTheProcessesStateAsItWas) {
+  set_compute_threads(2);  // not what the cores left by one worker would give on 2 cores
+  torch::manual_seed(77);
+  at::randn({5});  // somewhere in the stream, not at a seed's start
+  const at::Tensor generator_before = default_generator_state();
+  TrainerOptions o = options();
+  o.workers = 1;
+  o.max_steps = 1;
+  o.out = TrainerOptions().out;  // the default
+  ::testing::internal::CaptureStdout();
+  const TrainResult result = Trainer(o).run();
+  std::fflush(stdout);
+  const std::string printed_to_stdout = ::testing::internal::GetCapturedStdout();
+  EXPECT_EQ(result.steps, 1);
+  EXPECT_EQ(at::get_num_threads(), 2);
+  EXPECT_TRUE(default_generator_state().equal(generator_before));
+  EXPECT_EQ(printed_to_stdout, "");
+}
+
+// Two Trainers with the same seed start from the same weights whatever the default generator
+// held before; another seed starts elsewhere.
+TEST_F(TrainerTest, ModelInitialisationIsAFunctionOfTheSeed) {
+  auto initial = [this](uint64_t global_seed, uint64_t seed) {
+    torch::manual_seed(global_seed);
+    TrainerOptions o = options();
+    o.seed = seed;
+    Trainer trainer(o);
+    return parameters(trainer);
+  };
+  const std::vector<at::Tensor> first = initial(1, 3);
+  EXPECT_EQ(max_difference(first, initial(2, 3)), 0);
+  EXPECT_GT(max_difference(first, initial(1, 4)), 0);
+}
+
+TEST_F(TrainerTest, UnconvertedDefaultDataIsAnErrorNotAConversion) {
+  const fs::path root = dir_ / "data-root";
+  const char* previous = std::getenv("STOKER_DATA");
+  const std::string saved = previous ? previous : "";
+  ::setenv("STOKER_DATA", root.c_str(), 1);
+  TrainerOptions o = options();
+  o.data_dir = "";
+  const std::string error = error_of(o);
+  if (previous) {
+    ::setenv("STOKER_DATA", saved.c_str(), 1);
+  } else {
+    ::unsetenv("STOKER_DATA");
+  }
+  EXPECT_NE(error.find(root.string() + "/fashion-mnist is not converted"), std::string::npos)
+      << error;
+  EXPECT_NE(error.find("stoker convert fashion-mnist"), std::string::npos) << error;
+  EXPECT_FALSE(fs::exists(root)) << "nothing written";
 }
 
 TEST_F(TrainerTest, InvalidOptionsAreRejected) {

@@ -16,6 +16,10 @@ std::string default_data_root();
 // The default converted location: <data root>/fashion-mnist (holding train/ and test/).
 std::string default_fashion_mnist_dir();
 
+// True if `out` holds both splits as datasets (convert_fashion_mnist's output, or any train/
+// and test/ with readable manifests).
+bool fashion_mnist_converted(const std::string& out);
+
 // Converts the IDX files in `src` into `out`/train (60000 records) and `out`/test (10000).
 // kAlreadyExists if either exists and `skip_existing` is false; with `skip_existing`, a split
 // that is already a readable dataset is kept and only missing ones are converted.

@@ -16,6 +16,10 @@ std::string default_data_root() {
 
 std::string default_fashion_mnist_dir() { return default_data_root() + "/fashion-mnist"; }
 
+bool fashion_mnist_converted(const std::string& out) {
+  return Manifest::load(out + "/train").is_ok() && Manifest::load(out + "/test").is_ok();
+}
+
 Status convert_fashion_mnist(const std::string& src, const std::string& out, bool skip_existing) {
   static const std::vector<std::string> kClassNames = {
       "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
