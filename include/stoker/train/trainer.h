@@ -3,7 +3,7 @@
 // (fields image: uint8 [C,H,W] or encoded JPEG/PNG bytes, and label: int64), with the loader
 // feeding batches ahead of the step — the engine behind `stoker train`.
 //
-//   stoker::TrainerOptions options;  // Fashion-MNIST, mlp, 5 epochs, batch 64, Adam 1e-3
+//   stoker::TrainerOptions options;  // converted Fashion-MNIST, mlp, 5 epochs, batch 64, Adam 1e-3
 //   stoker::Trainer trainer(options);
 //   stoker::TrainResult result = trainer.run();
 //

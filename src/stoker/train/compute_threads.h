@@ -7,7 +7,8 @@
 
 namespace stoker {
 
-// Process-wide; call before training starts.
+// Process-wide, so the caller's to set (the CLI does; the Trainer only reads the count); call
+// before training starts.
 void set_compute_threads(int threads);
 
 }  // namespace stoker
