@@ -25,7 +25,7 @@ struct TraceEvent {
   Kind kind = Kind::kSpan;
   const char* category = "";
   const char* name = "";
-  int64_t start_ns = 0;     // since the Tracer was made
+  int64_t start_ns = 0;     // Tracer::now_ns() time
   int64_t duration_ns = 0;  // spans only
   double value = 0;         // counters only
 };
@@ -53,8 +53,11 @@ class Tracer {
   Tracer(const Tracer&) = delete;
   Tracer& operator=(const Tracer&) = delete;
 
-  // Nanoseconds since this Tracer was made (steady clock).
-  int64_t now_ns() const;
+  // The time base of every event: std::chrono::steady_clock's nanoseconds since its epoch, so
+  // that code that already times its stages with that clock can record those times as spans.
+  static int64_t now_ns();
+  // now_ns() when this Tracer was made; the export's time zero.
+  int64_t origin_ns() const { return origin_ns_; }
   // Records a span of the calling thread from `start_ns` to `end_ns` (values of now_ns()).
   void complete(const char* category, const char* name, int64_t start_ns, int64_t end_ns);
   // Records the value of counter `name` at this moment.

@@ -17,9 +17,13 @@ nlohmann::json metadata(const char* what, int64_t pid, int64_t tid, const std::s
   return {{"ph", "M"}, {"name", what}, {"pid", pid}, {"tid", tid}, {"args", {{"name", name}}}};
 }
 
-nlohmann::json event_json(const TraceEvent& e, int64_t pid, int64_t tid) {
-  nlohmann::json j = {
-      {"cat", e.category}, {"name", e.name}, {"pid", pid}, {"tid", tid}, {"ts", to_us(e.start_ns)}};
+// `origin_ns` is the trace's time zero.
+nlohmann::json event_json(const TraceEvent& e, int64_t origin_ns, int64_t pid, int64_t tid) {
+  nlohmann::json j = {{"cat", e.category},
+                      {"name", e.name},
+                      {"pid", pid},
+                      {"tid", tid},
+                      {"ts", to_us(e.start_ns - origin_ns)}};
   if (e.kind == TraceEvent::Kind::kSpan) {
     j["ph"] = "X";
     j["dur"] = to_us(e.duration_ns);
@@ -41,7 +45,8 @@ std::string chrome_trace_json(const Tracer& tracer) {
     const std::string name =
         thread.name.empty() ? "thread " + std::to_string(thread.tid) : thread.name;
     events.push_back(metadata("thread_name", pid, thread.tid, name));
-    for (const TraceEvent& e : thread.events) events.push_back(event_json(e, pid, thread.tid));
+    for (const TraceEvent& e : thread.events)
+      events.push_back(event_json(e, tracer.origin_ns(), pid, thread.tid));
     dropped += thread.dropped;
   }
   nlohmann::json doc = {{"traceEvents", std::move(events)},

@@ -68,7 +68,7 @@ TEST(ChromeTraceTest, EventsCarryTheFieldsChromeReads) {
 
 TEST(ChromeTraceTest, TimesAreMicrosecondsOfTheRecordedNanoseconds) {
   Tracer tracer;
-  tracer.complete("c", "s", 1500, 4250);
+  tracer.complete("c", "s", tracer.origin_ns() + 1500, tracer.origin_ns() + 4250);
   const json doc = json::parse(chrome_trace_json(tracer));
   const json& span = doc.at("traceEvents").back();
   EXPECT_DOUBLE_EQ(span.at("ts").get<double>(), 1.5);
@@ -77,8 +77,9 @@ TEST(ChromeTraceTest, TimesAreMicrosecondsOfTheRecordedNanoseconds) {
 
 TEST(ChromeTraceTest, NestingCheckFindsOverlap) {
   Tracer tracer;
-  tracer.complete("c", "a", 0, 2000);
-  tracer.complete("c", "b", 1000, 3000);
+  const int64_t t = tracer.origin_ns();
+  tracer.complete("c", "a", t, t + 2000);
+  tracer.complete("c", "b", t + 1000, t + 3000);
   EXPECT_NE(stoker::testing::nesting_error(json::parse(chrome_trace_json(tracer))), "");
 }
 

@@ -10,12 +10,6 @@
 namespace stoker {
 namespace {
 
-int64_t steady_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 int64_t this_thread_id() { return static_cast<int64_t>(syscall(SYS_gettid)); }
 
 std::string this_thread_name() {
@@ -59,12 +53,15 @@ struct Tracer::ThreadBuffer {
   std::atomic<uint64_t> dropped{0};
 };
 
-Tracer::Tracer(TracerOptions options)
-    : options_(options), id_(next_id()), origin_ns_(steady_ns()) {}
+Tracer::Tracer(TracerOptions options) : options_(options), id_(next_id()), origin_ns_(now_ns()) {}
 
 Tracer::~Tracer() = default;
 
-int64_t Tracer::now_ns() const { return steady_ns() - origin_ns_; }
+int64_t Tracer::now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 Tracer::ThreadBuffer* Tracer::this_thread_buffer() {
   if (t_cache.tracer_id == id_) return static_cast<ThreadBuffer*>(t_cache.buffer);
