@@ -9,6 +9,7 @@
 
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/store/manifest.h"
+#include "stoker/testing/chrome_trace_check.h"
 #include "stoker/testing/cli_run.h"
 #include "stoker/testing/records.h"
 #include "stoker/testing/temp_dir.h"
@@ -128,14 +129,31 @@ TEST(CliTest, BenchLoaderAndBenchTrainReportTheirRuns) {
   // A synthetic heavy field: every sample costs 100 us on some worker.
   RunResult heavy =
       run("bench loader --json --epochs 1 --min-seconds 0 --workers 2 --batch 64 --prefetch 2 "
-          "--sample-cost-us 100 --data " +
-              dir / "fm/test",
+          "--sample-cost-us 100 --trace " +
+              dir / "trace.json" + " --data " + dir / "fm/test",
           dir);
   ASSERT_EQ(heavy.exit_code, 0) << heavy.err;
   auto h = nlohmann::json::parse(heavy.out);
   EXPECT_EQ(h["sample_cost_us"], 100);
   EXPECT_GE(h["transform_s"].get<double>(), 10000 * 100e-6);
   EXPECT_LT(h["samples_per_s"].get<double>(), 2 / 100e-6);  // two workers at most
+  // Its trace: every batch in two pieces on the workers, whose transforms took the samples' time.
+  const auto trace = nlohmann::json::parse(read_file(dir / "trace.json").value_or_throw());
+  EXPECT_EQ(testing::nesting_error(trace), "");
+  const auto thread_names = testing::thread_names(trace);
+  int pieces = 0;
+  double transform_us = 0;
+  for (const auto& [tid, spans] : testing::spans_by_thread(trace)) {
+    for (const auto& span : spans) {
+      EXPECT_EQ(span.at("cat"), "pipeline");
+      const bool on_worker = thread_names.at(tid) == "stoker-worker";
+      EXPECT_EQ(on_worker, span.at("name") != "wait") << span.dump();
+      if (span.at("name") == "piece") ++pieces;
+      if (span.at("name") == "transform") transform_us += span.at("dur").get<double>();
+    }
+  }
+  EXPECT_GE(pieces, 2 * (10000 / 64));
+  EXPECT_GE(transform_us, 10000 * 100.0);
 
   RunResult train =
       run("bench train --json --no-torch --repeat 2", dir, "STOKER_DATA=" + dir / "root");

@@ -16,6 +16,7 @@
 
 #include "cli/commands.h"
 #include "cli/local_ranks.h"
+#include "cli/trace_option.h"
 #include "cli/usage.h"
 #include "stoker/dist/launch_env.h"
 #include "stoker/dist/process_group.h"
@@ -52,6 +53,7 @@ struct TrainFlags {
   bool no_dct_scale = false;
   int nproc = 0;                                      // local ranks to start; 0 or 1: this process
   double dist_timeout = kDefaultDistTimeout.count();  // seconds
+  std::string trace;                                  // --trace: rank 0's Chrome trace
 };
 
 // LibTorch's c10d logs its own copy of the errors stoker reports (through glog, to stderr):
@@ -139,6 +141,9 @@ void run_train(TrainerOptions options, const TrainFlags& flags) {
           0, options.workers, std::max(1, machine_cores() / env.local_world_size));
     }
   }
+  // Rank 0 traces, as it alone writes the log: the ranks run the same loop.
+  const std::unique_ptr<Tracer> tracer = make_tracer(group && env.rank != 0 ? "" : flags.trace);
+  options.tracer = tracer.get();
   TrainResult result;
   try {
     Trainer trainer(options);
@@ -148,6 +153,8 @@ void run_train(TrainerOptions options, const TrainFlags& flags) {
     if (group) throw with_rank(e, env.rank);
     throw;
   }
+  // Written after the Trainer (and its loaders' workers) ended, also for an interrupted run.
+  write_trace(tracer.get(), flags.trace);
   if (result.reason == StopReason::kStopRequested && group && env.rank != 0) {
     throw Error(
         Status(StatusCode::kCancelled, fmt::format("rank {}: interrupted in epoch {} after step {}",
@@ -282,6 +289,7 @@ void add_train_command(CLI::App& app) {
   train->add_option("--log", o.log_path,
                     "Append the run's records to this JSONL file: the run (configuration, "
                     "versions, machine), then each epoch");
+  add_trace_option(*train, flags->trace);
   add_whole_number(*train, "--log-every", o.log_every,
                    "Also log a record every N optimizer steps (0: none)", 0);
   train->add_flag("--no-eval", flags->no_eval, "Skip the evaluation on test/ after each epoch");
