@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace stoker {
@@ -63,8 +64,20 @@ class Tracer {
   // Records the value of counter `name` at this moment.
   void counter(const char* category, const char* name, double value);
 
+  // A span another profiler recorded; times are now_ns() values.
+  struct ImportedSpan {
+    std::string name;
+    int64_t start_ns = 0;
+    int64_t end_ns = 0;
+  };
+  // Adds a track (a ThreadTrace of id `tid`, named `name`) of spans in `category` recorded by
+  // another profiler (LibTorch's operator events). The Tracer keeps copies of the names. At
+  // most events_per_thread spans are kept, the rest counted as dropped.
+  void add_track(const std::string& name, int64_t tid, const char* category,
+                 const std::vector<ImportedSpan>& spans);
+
   // The events recorded so far, one entry per thread that recorded (in the order threads first
-  // recorded).
+  // recorded), then the tracks added.
   std::vector<ThreadTrace> snapshot() const;
   // Events dropped so far over all threads.
   uint64_t dropped() const;
@@ -79,6 +92,8 @@ class Tracer {
   const int64_t origin_ns_;
   mutable std::mutex mutex_;
   std::vector<std::unique_ptr<ThreadBuffer>> buffers_;  // guarded by mutex_ (the vector)
+  std::vector<ThreadTrace> tracks_;                     // guarded by mutex_
+  std::unordered_set<std::string> names_;  // guarded by mutex_; the tracks' names point here
 };
 
 // RAII span: records [construction, destruction) of the calling thread on `tracer`, or nothing

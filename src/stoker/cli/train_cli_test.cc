@@ -173,6 +173,50 @@ TEST_F(TrainCliTest, TraceHasEveryStageFromItsThreadsNested) {
   EXPECT_EQ(counts.size(), 2u);
 }
 
+// --trace-ops: LibTorch's operators on their own track, on the trace's clock: the forward
+// pass's matrix products inside the forward spans, the backward pass's inside the backward ones.
+TEST_F(TrainCliTest, TraceOpsAddsLibTorchsOperatorsAlignedWithTheSteps) {
+  write_data("data", 320);
+  Cli cli({"--data", dir_ / "data", "--epochs", "1", "--batch", "32", "--no-eval", "--trace",
+           dir_ / "trace.json", "--trace-ops"},
+          dir_);
+  ASSERT_EQ(cli.wait(), 0) << cli.err();
+  const nlohmann::json doc = nlohmann::json::parse(read_file(dir_ / "trace.json").value_or_throw());
+  EXPECT_EQ(testing::nesting_error(doc), "");
+  const std::map<int64_t, std::string> names = testing::thread_names(doc);
+  std::vector<nlohmann::json> forward, backward, addmm, mm;
+  for (const auto& [tid, spans] : testing::spans_by_thread(doc)) {
+    for (const nlohmann::json& span : spans) {
+      const std::string name = span.at("name");
+      if (span.at("cat") == "op") {
+        EXPECT_EQ(names.at(tid).rfind("libtorch ops, thread ", 0), 0u) << names.at(tid);
+        if (name == "aten::addmm") addmm.push_back(span);
+        if (name == "aten::mm") mm.push_back(span);
+      } else if (name == "forward") {
+        forward.push_back(span);
+      } else if (name == "backward") {
+        backward.push_back(span);
+      }
+    }
+  }
+  ASSERT_EQ(forward.size(), 10u);
+  ASSERT_EQ(backward.size(), 10u);
+  auto inside_one_of = [](const nlohmann::json& op, const std::vector<nlohmann::json>& spans) {
+    const double start = op.at("ts").get<double>(), end = start + op.at("dur").get<double>();
+    return std::any_of(spans.begin(), spans.end(), [&](const nlohmann::json& s) {
+      const double s_start = s.at("ts").get<double>();
+      return s_start - 1 <= start && end <= s_start + s.at("dur").get<double>() + 1;
+    });
+  };
+  EXPECT_EQ(addmm.size(), 3u * 10);  // the mlp's three linear layers
+  for (const nlohmann::json& op : addmm) EXPECT_TRUE(inside_one_of(op, forward)) << op.dump();
+  EXPECT_GE(mm.size(), 10u);
+  for (const nlohmann::json& op : mm) EXPECT_TRUE(inside_one_of(op, backward)) << op.dump();
+  // Without --trace there is nothing to add the operators to.
+  Cli alone({"--data", dir_ / "data", "--trace-ops"}, dir_);
+  EXPECT_EQ(alone.wait(), 2);
+}
+
 TEST_F(TrainCliTest, WithoutDataConvertsFashionMnistFirst) {
   ASSERT_TRUE(fs::is_directory(kFashionMnistDebianDir)) << "scripts/setup.sh installs it";
   Cli cli({"--max-steps", "20"}, dir_, {"STOKER_DATA=" + (dir_ / "data-root")});

@@ -21,6 +21,7 @@
 #include "stoker/dist/launch_env.h"
 #include "stoker/dist/process_group.h"
 #include "stoker/store/import/fashion_mnist.h"
+#include "stoker/train/op_trace.h"
 #include "stoker/train/slow_configs.h"
 #include "stoker/train/trainer.h"
 #include "stoker/util/machine.h"
@@ -54,6 +55,7 @@ struct TrainFlags {
   int nproc = 0;                                      // local ranks to start; 0 or 1: this process
   double dist_timeout = kDefaultDistTimeout.count();  // seconds
   std::string trace;                                  // --trace: rank 0's Chrome trace
+  bool trace_ops = false;                             // --trace-ops: LibTorch's operators too
 };
 
 // LibTorch's c10d logs its own copy of the errors stoker reports (through glog, to stderr):
@@ -148,6 +150,7 @@ void run_train(TrainerOptions options, const TrainFlags& flags) {
   try {
     Trainer trainer(options);
     install_stop_handlers();
+    const OpTrace ops(flags.trace_ops ? tracer.get() : nullptr);
     result = trainer.run();
   } catch (const Error& e) {
     if (group) throw with_rank(e, env.rank);
@@ -289,7 +292,11 @@ void add_train_command(CLI::App& app) {
   train->add_option("--log", o.log_path,
                     "Append the run's records to this JSONL file: the run (configuration, "
                     "versions, machine), then each epoch");
-  add_trace_option(*train, flags->trace);
+  CLI::Option* trace = add_trace_option(*train, flags->trace);
+  train
+      ->add_flag("--trace-ops", flags->trace_ops,
+                 "Also trace LibTorch's operators (its profiler: slows training down)")
+      ->needs(trace);
   add_whole_number(*train, "--log-every", o.log_every,
                    "Also log a record every N optimizer steps (0: none)", 0);
   train->add_flag("--no-eval", flags->no_eval, "Skip the evaluation on test/ after each epoch");

@@ -114,6 +114,25 @@ void Tracer::counter(const char* category, const char* name, double value) {
   record(event);
 }
 
+void Tracer::add_track(const std::string& name, int64_t tid, const char* category,
+                       const std::vector<ImportedSpan>& spans) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ThreadTrace track;
+  track.tid = tid;
+  track.name = name;
+  const size_t kept = std::min(spans.size(), std::max<size_t>(options_.events_per_thread, 1));
+  track.dropped = spans.size() - kept;
+  for (size_t i = 0; i < kept; ++i) {
+    TraceEvent event;
+    event.category = category;
+    event.name = names_.insert(spans[i].name).first->c_str();
+    event.start_ns = spans[i].start_ns;
+    event.duration_ns = spans[i].end_ns - spans[i].start_ns;
+    track.events.push_back(event);
+  }
+  tracks_.push_back(std::move(track));
+}
+
 std::vector<ThreadTrace> Tracer::snapshot() const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<ThreadTrace> out;
@@ -127,6 +146,7 @@ std::vector<ThreadTrace> Tracer::snapshot() const {
     trace.dropped = buffer->dropped.load(std::memory_order_relaxed);
     out.push_back(std::move(trace));
   }
+  out.insert(out.end(), tracks_.begin(), tracks_.end());
   return out;
 }
 
@@ -134,6 +154,7 @@ uint64_t Tracer::dropped() const {
   std::lock_guard<std::mutex> lock(mutex_);
   uint64_t total = 0;
   for (const auto& buffer : buffers_) total += buffer->dropped.load(std::memory_order_relaxed);
+  for (const ThreadTrace& track : tracks_) total += track.dropped;
   return total;
 }
 

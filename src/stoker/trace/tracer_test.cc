@@ -136,6 +136,28 @@ TEST(TracerTest, ThreadAlternatingBetweenTracersKeepsOneBufferInEach) {
   for (const TraceEvent& e : tb[0].events) EXPECT_STREQ(e.name, "b");
 }
 
+TEST(TracerTest, AddedTracksKeepTheirNamesAndAreBounded) {
+  Tracer tracer(TracerOptions{2});
+  trace_counter(&tracer, "test", "n", 1);
+  std::vector<Tracer::ImportedSpan> spans = {
+      {"aten::mm", 10, 30}, {"aten::add", 40, 45}, {"aten::relu", 50, 60}};
+  tracer.add_track("ops", 77, "op", spans);
+  spans.clear();  // the Tracer holds its own copies of the names
+  std::vector<ThreadTrace> traces = tracer.snapshot();
+  ASSERT_EQ(traces.size(), 2u);
+  const ThreadTrace& track = traces[1];
+  EXPECT_EQ(track.name, "ops");
+  EXPECT_EQ(track.tid, 77);
+  ASSERT_EQ(track.events.size(), 2u);
+  EXPECT_STREQ(track.events[0].name, "aten::mm");
+  EXPECT_STREQ(track.events[0].category, "op");
+  EXPECT_EQ(track.events[0].start_ns, 10);
+  EXPECT_EQ(track.events[0].duration_ns, 20);
+  EXPECT_STREQ(track.events[1].name, "aten::add");
+  EXPECT_EQ(track.dropped, 1u);
+  EXPECT_EQ(tracer.dropped(), 1u);
+}
+
 TEST(TracerTest, SnapshotWhileThreadsRecordSeesGrowingPrefixes) {
   Tracer tracer;
   std::atomic<bool> stop{false};
