@@ -6,7 +6,7 @@
 #   asan        LibTorch-free core, ASan + UBSan, in build-asan/  ctest: every core suite (util, store,
 #                                                                image, pipeline engine)
 #   asan-torch  the loader, ASan + UBSan, in build-asan-torch/   ctest: pipeline (loader)
-#   tsan        LibTorch-free core, TSan, in build-tsan/          ctest: pipeline core, util
+#   tsan        LibTorch-free core, TSan, in build-tsan/          ctest: pipeline core, util, trace
 #
 # Every stage runs even if an earlier one failed. Prints the time of each stage and ends with
 # one line `N passed, M failed`, counting ctest tests over the four runs (a stage that fails
@@ -163,7 +163,7 @@ for stage in $stages; do
       # memory mapping"); run without it when the machine allows.
       wrap=()
       if setarch "$(uname -m)" -R true 2>/dev/null; then wrap=(setarch "$(uname -m)" -R); fi
-      run_stage tsan build-tsan "pipeline_engine_test util_test" "-L pipeline_engine_test|util_test" -- -DSTOKER_WITH_TORCH=OFF \
+      run_stage tsan build-tsan "pipeline_engine_test util_test trace_test" "-L pipeline_engine_test|util_test|trace_test" -- -DSTOKER_WITH_TORCH=OFF \
         -DSTOKER_SANITIZE=thread -DSTOKER_BUILD_BENCH=OFF ;;
     *)
       echo "test.sh: unknown stage '$stage' (build, python, asan, asan-torch, tsan)" >&2

@@ -30,6 +30,7 @@
 #include "stoker/pipeline/batch_layout.h"
 #include "stoker/pipeline/sampler.h"
 #include "stoker/store/dataset.h"
+#include "stoker/trace/tracer.h"
 
 namespace stoker {
 
@@ -68,6 +69,9 @@ struct LoaderOptions {
   VerifyPolicy verify = VerifyPolicy::kOnce;   // when record checksums are checked
   ErrorPolicy on_error = ErrorPolicy::kRaise;  // kSkip drops and counts bad samples
   std::vector<FieldRequest> fields;            // empty: every fixed field as stored
+  // Receives the workers' and the consumer's "pipeline" spans (docs/ARCHITECTURE.md, trace/);
+  // null: not traced. Borrowed: must outlive the loader.
+  Tracer* tracer = nullptr;
 };
 
 // Where a loader is in its sequence: enough to continue it exactly, with any world size.

@@ -36,6 +36,7 @@
 #include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/loader.h"
 #include "stoker/store/dataset.h"
+#include "stoker/trace/tracer.h"
 #include "stoker/train/amp.h"
 #include "stoker/train/checkpoint.h"
 #include "stoker/train/input_normalizer.h"
@@ -129,6 +130,11 @@ struct TrainerOptions {
   // every rank resumes from the checkpoint directory, which must therefore be shared (any
   // world size may resume a checkpoint).
   ProcessGroup* process_group = nullptr;
+  // Receives spans (borrowed; must outlive the Trainer; null: none): category "train" on the
+  // training thread — "data" (waiting for the next batch), "h2d", "forward", "backward",
+  // "optimizer" (with "allreduce_wait" inside, distributed), "eval", "checkpoint" — and the
+  // loaders' "pipeline" spans (LoaderOptions::tracer).
+  Tracer* tracer = nullptr;
 };
 
 // Why run() returned.

@@ -15,6 +15,7 @@
 #include <numeric>
 
 #include "cli/commands.h"
+#include "cli/trace_option.h"
 #include "cli/usage.h"
 #include "stoker/image/decode.h"
 #include "stoker/pipeline/image_transforms.h"
@@ -44,6 +45,7 @@ struct LoaderBenchOptions {
   bool scalar_resize = false;
   bool decode_only = false;
   bool json = false;
+  std::string trace;  // --trace
 };
 
 // The raw decode rate: decodes the whole image and writes the sum of its first row's bytes
@@ -196,6 +198,9 @@ void run_loader_bench(const LoaderBenchOptions& o) {
   if (o.sample_cost_us > 0)
     options.fields.push_back(FieldRequest{
         kSampleCostField, busy_wait_transform(std::chrono::microseconds(o.sample_cost_us))});
+  // Every timed run is traced, the ones repeated because they were too short included.
+  const std::unique_ptr<Tracer> tracer = make_tracer(o.trace);
+  options.tracer = tracer.get();
   int epochs = o.epochs;
   TimedRun run = time_loader(dataset, options, epochs);
   // A run too short to mean anything (the first epochs pay for page faults and verification
@@ -214,6 +219,7 @@ void run_loader_bench(const LoaderBenchOptions& o) {
     run = time_loader(dataset, options, epochs);
   }
   if (!note.empty()) note += fmt::format("; timed {} epochs instead", epochs);
+  write_trace(tracer.get(), o.trace);
   const LoaderCore& loader = *run.loader;
   const size_t sample_bytes = loader.layout().sample_bytes();
   const int64_t samples = run.samples;
@@ -343,6 +349,7 @@ void add_bench_command(CLI::App& app) {
   loader->add_flag("--decode-only", o->decode_only,
                    "JPEG/PNG datasets: only decode whole images (the raw decode rate)");
   loader->add_flag("--json", o->json, "Print JSON");
+  add_trace_option(*loader, o->trace);
   loader->callback([o] { run_loader_bench(*o); });
   add_bench_train_command(*bench);
 }

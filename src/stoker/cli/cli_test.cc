@@ -1,5 +1,6 @@
 // The `stoker` binary end to end: the README's flow on Fashion-MNIST, and bad inputs giving
 // one line on stderr naming the file, a non-zero exit, and nothing half-written.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,9 +10,11 @@
 
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/store/manifest.h"
+#include "stoker/testing/chrome_trace_check.h"
 #include "stoker/testing/cli_run.h"
 #include "stoker/testing/records.h"
 #include "stoker/testing/temp_dir.h"
+#include "stoker/util/machine.h"
 
 namespace stoker {
 namespace {
@@ -128,14 +131,31 @@ TEST(CliTest, BenchLoaderAndBenchTrainReportTheirRuns) {
   // A synthetic heavy field: every sample costs 100 us on some worker.
   RunResult heavy =
       run("bench loader --json --epochs 1 --min-seconds 0 --workers 2 --batch 64 --prefetch 2 "
-          "--sample-cost-us 100 --data " +
-              dir / "fm/test",
+          "--sample-cost-us 100 --trace " +
+              dir / "trace.json" + " --data " + dir / "fm/test",
           dir);
   ASSERT_EQ(heavy.exit_code, 0) << heavy.err;
   auto h = nlohmann::json::parse(heavy.out);
   EXPECT_EQ(h["sample_cost_us"], 100);
   EXPECT_GE(h["transform_s"].get<double>(), 10000 * 100e-6);
   EXPECT_LT(h["samples_per_s"].get<double>(), 2 / 100e-6);  // two workers at most
+  // Its trace: every batch in two pieces on the workers, whose transforms took the samples' time.
+  const auto trace = nlohmann::json::parse(read_file(dir / "trace.json").value_or_throw());
+  EXPECT_EQ(testing::nesting_error(trace), "");
+  const auto thread_names = testing::thread_names(trace);
+  int pieces = 0;
+  double transform_us = 0;
+  for (const auto& [tid, spans] : testing::spans_by_thread(trace)) {
+    for (const auto& span : spans) {
+      EXPECT_EQ(span.at("cat"), "pipeline");
+      const bool on_worker = thread_names.at(tid) == "stoker-worker";
+      EXPECT_EQ(on_worker, span.at("name") != "wait") << span.dump();
+      if (span.at("name") == "piece") ++pieces;
+      if (span.at("name") == "transform") transform_us += span.at("dur").get<double>();
+    }
+  }
+  EXPECT_GE(pieces, 2 * (10000 / 64));
+  EXPECT_GE(transform_us, 10000 * 100.0);
 
   RunResult train =
       run("bench train --json --no-torch --repeat 2", dir, "STOKER_DATA=" + dir / "root");
@@ -266,7 +286,7 @@ TEST(CliTest, UsageErrorsExitTwoWithOneLineAndDoNothing) {
       {"train --epochs 0" + outputs, "--epochs must be at least 1"},
       {"train --epoch 3" + outputs, "unknown option --epoch (did you mean --epochs?)"},
       {"trian --epochs 3", "unknown command 'trian' (did you mean 'train'?)"},
-      {"", "missing command: choose bench, convert, inspect, train or verify"},
+      {"", "missing command: choose bench, convert, env, inspect, train or verify"},
       {"bench lodaer", "unknown command 'bench lodaer' (did you mean 'bench loader'?)"},
       {"train --lr abc" + outputs, "--lr: 'abc' is not a number"},
       {"train --lr -1" + outputs, "--lr must be greater than 0"},
@@ -319,10 +339,37 @@ TEST(CliTest, VersionNamesStokerLibTorchAndTheFormats) {
   EXPECT_NE(r.out.find("checkpoint format "), std::string::npos) << r.out;
 }
 
+TEST(CliTest, EnvSaysWhatARunFinds) {
+  testing::TempDir dir;
+  const std::string root = dir / "root";
+  RunResult r = run("env --json", dir, "STOKER_DATA=" + root);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  RunResult version = run("--version", dir);
+  EXPECT_NE(version.out.find("LibTorch " + j.at("libtorch").get<std::string>()), std::string::npos)
+      << version.out << j.dump();
+  EXPECT_FALSE(j.at("blas").get<std::string>().empty());
+  EXPECT_GE(j.at("threads").at("intra_op").get<int>(), 1);
+  EXPECT_GE(j.at("threads").at("inter_op").get<int>(), 1);
+  EXPECT_EQ(j.at("cores"), machine_cores());
+  EXPECT_EQ(j.at("memory_bytes"), machine_memory_bytes());
+  EXPECT_EQ(j.at("data_root"), root);
+  if (!j.at("cuda").at("available").get<bool>()) {
+    EXPECT_EQ(j.at("cuda").at("devices"), 0);
+  }
+
+  RunResult text = run("env", dir, "STOKER_DATA=" + root);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_EQ(text.out.rfind("libtorch  " + j.at("libtorch").get<std::string>(), 0), 0u) << text.out;
+  EXPECT_NE(text.out.find("\ndata      " + root + " "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(fmt::format("\nmachine   {} cores", machine_cores())), std::string::npos)
+      << text.out;
+}
+
 TEST(CliTest, HelpOnEveryCommand) {
   testing::TempDir dir;
   for (const char* cmd : {"", "convert", "convert idx", "convert fashion-mnist", "convert cifar10",
-                          "convert imagefolder", "inspect", "verify"}) {
+                          "convert imagefolder", "env", "inspect", "verify"}) {
     RunResult r = run(std::string(cmd) + " --help", dir);
     EXPECT_EQ(r.exit_code, 0) << cmd;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << cmd;

@@ -18,6 +18,7 @@
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/store/manifest.h"
 #include "stoker/store/record_encoder.h"
+#include "stoker/testing/chrome_trace_check.h"
 #include "stoker/testing/classification.h"
 #include "stoker/testing/cli_run.h"
 #include "stoker/testing/records.h"
@@ -130,6 +131,90 @@ TEST_F(TrainCliTest, TrainsWithLogCheckpointAndSavedModel) {
   EXPECT_GT(epochs[1]["test_accuracy"].get<double>(), 0.9);
   EXPECT_TRUE(latest_checkpoint(dir_ / "ckpt").is_ok());
   EXPECT_EQ(saved_parameters(dir_ / "model.pt").size(), 6u);  // it loads: 3 layers' weight, bias
+}
+
+TEST_F(TrainCliTest, TraceHasEveryStageFromItsThreadsNested) {
+  write_data("data", 2000);
+  Cli cli({"--data", dir_ / "data", "--epochs", "2", "--batch", "32", "--workers", "2",
+           "--checkpoint-dir", dir_ / "ckpt", "--trace", dir_ / "trace.json"},
+          dir_);
+  ASSERT_EQ(cli.wait(), 0) << cli.err();
+  const nlohmann::json doc = nlohmann::json::parse(read_file(dir_ / "trace.json").value_or_throw());
+  EXPECT_EQ(testing::nesting_error(doc), "");
+  EXPECT_EQ(doc.at("otherData").at("dropped_events"), 0);
+  const std::map<int64_t, std::string> names = testing::thread_names(doc);
+  // Span counts by thread name, category and name.
+  std::map<std::string, std::map<std::string, int>> counts;
+  for (const auto& [tid, spans] : testing::spans_by_thread(doc)) {
+    for (const nlohmann::json& span : spans) {
+      ++counts[names.at(tid)]
+              [span.at("cat").get<std::string>() + "/" + span.at("name").get<std::string>()];
+    }
+  }
+  // The training thread (the process's main thread: its name is the program's).
+  const std::map<std::string, int>& main = counts.at("stoker");
+  const int steps = 2 * 63;  // 2000 samples in batches of 32
+  EXPECT_EQ(main.at("train/forward"), steps);
+  EXPECT_EQ(main.at("train/backward"), steps);
+  EXPECT_EQ(main.at("train/optimizer"), steps);
+  EXPECT_EQ(main.at("train/data"), steps + 2);     // the first batch, then one per batch
+  EXPECT_EQ(main.at("train/h2d"), steps + 2 * 2);  // and the two evaluations' batches
+  EXPECT_EQ(main.at("train/eval"), 2);
+  EXPECT_EQ(main.at("train/checkpoint"), 2);
+  EXPECT_EQ(main.count("train/allreduce_wait"), 0u);
+  EXPECT_EQ(main.count("pipeline/piece"), 0u);
+  // Batches are built by the loaders' workers.
+  const std::map<std::string, int>& workers = counts.at("stoker-worker");
+  EXPECT_GE(workers.at("pipeline/piece"), 2 * (steps + 2 * 2));
+  EXPECT_EQ(workers.at("pipeline/read"), workers.at("pipeline/piece"));
+  EXPECT_EQ(workers.at("pipeline/transform"), workers.at("pipeline/piece"));
+  EXPECT_GE(workers.at("pipeline/finalize"), steps + 2 * 2);
+  for (const auto& [name, count] : workers) EXPECT_EQ(name.rfind("pipeline/", 0), 0u) << name;
+  EXPECT_EQ(counts.size(), 2u);
+}
+
+// --trace-ops: LibTorch's operators on their own track, on the trace's clock: the forward
+// pass's matrix products inside the forward spans, the backward pass's inside the backward ones.
+TEST_F(TrainCliTest, TraceOpsAddsLibTorchsOperatorsAlignedWithTheSteps) {
+  write_data("data", 320);
+  Cli cli({"--data", dir_ / "data", "--epochs", "1", "--batch", "32", "--no-eval", "--trace",
+           dir_ / "trace.json", "--trace-ops"},
+          dir_);
+  ASSERT_EQ(cli.wait(), 0) << cli.err();
+  const nlohmann::json doc = nlohmann::json::parse(read_file(dir_ / "trace.json").value_or_throw());
+  EXPECT_EQ(testing::nesting_error(doc), "");
+  const std::map<int64_t, std::string> names = testing::thread_names(doc);
+  std::vector<nlohmann::json> forward, backward, addmm, mm;
+  for (const auto& [tid, spans] : testing::spans_by_thread(doc)) {
+    for (const nlohmann::json& span : spans) {
+      const std::string name = span.at("name");
+      if (span.at("cat") == "op") {
+        EXPECT_EQ(names.at(tid).rfind("libtorch ops, thread ", 0), 0u) << names.at(tid);
+        if (name == "aten::addmm") addmm.push_back(span);
+        if (name == "aten::mm") mm.push_back(span);
+      } else if (name == "forward") {
+        forward.push_back(span);
+      } else if (name == "backward") {
+        backward.push_back(span);
+      }
+    }
+  }
+  ASSERT_EQ(forward.size(), 10u);
+  ASSERT_EQ(backward.size(), 10u);
+  auto inside_one_of = [](const nlohmann::json& op, const std::vector<nlohmann::json>& spans) {
+    const double start = op.at("ts").get<double>(), end = start + op.at("dur").get<double>();
+    return std::any_of(spans.begin(), spans.end(), [&](const nlohmann::json& s) {
+      const double s_start = s.at("ts").get<double>();
+      return s_start - 1 <= start && end <= s_start + s.at("dur").get<double>() + 1;
+    });
+  };
+  EXPECT_EQ(addmm.size(), 3u * 10);  // the mlp's three linear layers
+  for (const nlohmann::json& op : addmm) EXPECT_TRUE(inside_one_of(op, forward)) << op.dump();
+  EXPECT_GE(mm.size(), 10u);
+  for (const nlohmann::json& op : mm) EXPECT_TRUE(inside_one_of(op, backward)) << op.dump();
+  // Without --trace there is nothing to add the operators to.
+  Cli alone({"--data", dir_ / "data", "--trace-ops"}, dir_);
+  EXPECT_EQ(alone.wait(), 2);
 }
 
 TEST_F(TrainCliTest, WithoutDataConvertsFashionMnistFirst) {
@@ -343,7 +428,7 @@ TEST_F(TrainCliTest, TheLogKeepsTheRunItsEpochsAndSteps) {
 // rename over /dev/full would replace the device); a write the system refuses fails the run.
 TEST_F(TrainCliTest, OutputsMustBeRegularFilesAndWriteErrorsFailTheRun) {
   write_data("data", 300);
-  for (const char* option : {"--save-model", "--log"}) {
+  for (const char* option : {"--save-model", "--log", "--trace"}) {
     expect_one_line_error(
         Cli({"--data", dir_ / "data", "--epochs", "1", option, "/dev/full"}, dir_),
         "/dev/full: a character device, not a regular file: give a new path or a regular file");

@@ -17,11 +17,13 @@
 
 #include "cli/commands.h"
 #include "cli/local_ranks.h"
+#include "cli/trace_option.h"
 #include "cli/usage.h"
 #include "stoker/dist/launch_env.h"
 #include "stoker/dist/process_group.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/train/compute_threads.h"
+#include "stoker/train/op_trace.h"
 #include "stoker/train/slow_configs.h"
 #include "stoker/train/trainer.h"
 #include "stoker/util/machine.h"
@@ -55,6 +57,8 @@ struct TrainFlags {
   int threads = 0;  // compute threads; 0: the cores the loader's workers leave
   int nproc = 0;    // local ranks to start; 0 or 1: this process
   double dist_timeout = kDefaultDistTimeout.count();  // seconds
+  std::string trace;                                  // --trace: rank 0's Chrome trace
+  bool trace_ops = false;                             // --trace-ops: LibTorch's operators too
 };
 
 // LibTorch's c10d logs its own copy of the errors stoker reports (through glog, to stderr):
@@ -155,15 +159,21 @@ void run_train(TrainerOptions options, const TrainFlags& flags) {
   // of anything random outside the model's initialisation (a TorchScript model's dropout).
   set_compute_threads(resolve_compute_threads(flags.threads, options.workers, cores));
   torch::manual_seed(options.seed);
+  // Rank 0 traces, as it alone writes the log: the ranks run the same loop.
+  const std::unique_ptr<Tracer> tracer = make_tracer(group && env.rank != 0 ? "" : flags.trace);
+  options.tracer = tracer.get();
   TrainResult result;
   try {
     Trainer trainer(options);
     install_stop_handlers();
+    const OpTrace ops(flags.trace_ops ? tracer.get() : nullptr);
     result = trainer.run();
   } catch (const Error& e) {
     if (group) throw with_rank(e, env.rank);
     throw;
   }
+  // Written after the Trainer (and its loaders' workers) ended, also for an interrupted run.
+  write_trace(tracer.get(), flags.trace);
   if (result.reason == StopReason::kStopRequested && group && env.rank != 0) {
     throw Error(
         Status(StatusCode::kCancelled, fmt::format("rank {}: interrupted in epoch {} after step {}",
@@ -298,6 +308,11 @@ void add_train_command(CLI::App& app) {
   train->add_option("--log", o.log_path,
                     "Append the run's records to this JSONL file: the run (configuration, "
                     "versions, machine), then each epoch");
+  CLI::Option* trace = add_trace_option(*train, flags->trace);
+  train
+      ->add_flag("--trace-ops", flags->trace_ops,
+                 "Also trace LibTorch's operators (its profiler: slows training down)")
+      ->needs(trace);
   add_whole_number(*train, "--log-every", o.log_every,
                    "Also log a record every N optimizer steps (0: none)", 0);
   train->add_flag("--no-eval", flags->no_eval, "Skip the evaluation on test/ after each epoch");

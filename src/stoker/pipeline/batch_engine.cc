@@ -11,11 +11,8 @@
 namespace stoker {
 namespace {
 
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+// The tracer's clock, so that the stage times below are also the spans' times.
+int64_t now_ns() { return Tracer::now_ns(); }
 
 const EngineOptions& checked(const EngineOptions& o, const VerifiedSet* verified) {
   if (o.workers < 0 || o.workers > kMaxWorkers)
@@ -161,6 +158,10 @@ BatchEngine::Piece BatchEngine::take_piece() {
   return piece;
 }
 
+void BatchEngine::trace_span(const char* name, int64_t start_ns, int64_t end_ns) const {
+  if (options_.tracer != nullptr) options_.tracer->complete("pipeline", name, start_ns, end_ns);
+}
+
 std::pair<size_t, size_t> BatchEngine::piece_range(size_t n, int p) const {
   return {n * p / pieces_, n * (p + 1) / pieces_};
 }
@@ -184,13 +185,19 @@ void BatchEngine::work() {
     lock.lock();
     if (!built || cancelled(piece.generation)) continue;
     if (--pieces_left_[piece.seq] > 0) {
-      stats_->busy_ns += now_ns() - start;
+      const int64_t end = now_ns();
+      stats_->busy_ns += end - start;
+      trace_span("piece", start, end);
       continue;
     }
     pieces_left_.erase(piece.seq);
     lock.unlock();
+    const int64_t built_ns = now_ns();
     finalize(*piece.buffer);
-    stats_->busy_ns += now_ns() - start;
+    const int64_t end = now_ns();
+    stats_->busy_ns += end - start;
+    trace_span("finalize", built_ns, end);
+    trace_span("piece", start, end);
     lock.lock();
     if (cancelled(piece.generation)) continue;
     ready_[piece.seq] = std::move(piece.buffer);
@@ -255,6 +262,8 @@ bool BatchEngine::build_piece(const Piece& piece, Scratch& scratch) {
   const int64_t t2 = now_ns();
   stats_->read_ns += t1 - t0;
   stats_->transform_ns += t2 - t1;
+  trace_span("read", t0, t1);
+  trace_span("transform", t1, t2);
   return true;
 }
 
@@ -307,8 +316,10 @@ std::shared_ptr<BatchBuffer> BatchEngine::take_next(
     Piece piece = take_piece();
     pieces_left_.erase(piece.seq);
     lock.unlock();
+    const int64_t start = now_ns();
     build_piece(piece, inline_scratch_);
     finalize(*piece.buffer);
+    trace_span("piece", start, now_ns());
     lock.lock();
     ++next_deliver_;
     stats_->skipped += piece.buffer->skipped;
@@ -325,8 +336,10 @@ std::shared_ptr<BatchBuffer> BatchEngine::take_next(
     } else {
       ready_cv_.wait(lock, ready);
     }
-    waited = now_ns() - start;
+    const int64_t end = now_ns();
+    waited = end - start;
     stats_->wait_ns += waited;
+    trace_span("wait", start, end);
     if (!is_ready) {
       if (first_of_epoch) start_wait_ns_ += waited;
       *timed_out = true;

@@ -45,6 +45,7 @@
 #include "stoker/pipeline/sampler.h"
 #include "stoker/pipeline/verified_set.h"
 #include "stoker/store/dataset.h"
+#include "stoker/trace/tracer.h"
 
 namespace stoker {
 
@@ -54,6 +55,10 @@ struct EngineOptions {
   VerifyPolicy verify = VerifyPolicy::kAlways;
   bool skip_errors = false;  // drop and count bad records instead of failing the batch
   uint64_t seed = 0;         // the loader's seed, for the samples' random streams
+  // Receives spans (category "pipeline"): a worker's "piece" with its "read", "transform" and,
+  // for a batch's last piece, "finalize"; the consumer's "wait" for a batch not ready. Null:
+  // none. Must outlive the engine.
+  Tracer* tracer = nullptr;
 };
 
 class BatchEngine {
@@ -117,6 +122,8 @@ class BatchEngine {
   bool build_piece(const Piece& piece, Scratch& scratch);
   // Settles a built batch: status of its first failing sample, or compaction under skip.
   void finalize(BatchBuffer& buffer) const;
+  // Records a "pipeline" span on options_.tracer, if any.
+  void trace_span(const char* name, int64_t start_ns, int64_t end_ns) const;
   // Samples [begin, end) of piece `p` of a batch of `n`.
   std::pair<size_t, size_t> piece_range(size_t n, int p) const;
   bool cancelled(uint64_t generation) const {

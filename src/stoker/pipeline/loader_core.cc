@@ -94,6 +94,7 @@ LoaderCore::LoaderCore(std::shared_ptr<const Dataset> dataset, LoaderOptions opt
   engine.verify = options_.verify;
   engine.skip_errors = options_.on_error == ErrorPolicy::kSkip;
   engine.seed = options_.seed;
+  engine.tracer = options_.tracer;
   engine_ = std::make_unique<BatchEngine>(dataset_, layout_, pool_, std::move(sampler), engine,
                                           stats_, std::make_shared<VerifiedSet>(dataset_->size()));
   for (const BatchField& f : layout_.fields()) {

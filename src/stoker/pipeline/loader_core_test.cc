@@ -10,13 +10,16 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <set>
 #include <stdexcept>
 #include <thread>
 
 #include "stoker/pipeline/sample_cost.h"
+#include "stoker/testing/chrome_trace_check.h"
 #include "stoker/testing/loader_fixture.h"
+#include "stoker/trace/chrome_trace.h"
 
 namespace stoker {
 namespace {
@@ -498,6 +501,61 @@ TEST_F(LoaderCoreTest, AutoPrefetchIsResolvedFromTheBatchSize) {
   LoaderCore loader(dataset_, o);
   EXPECT_EQ(loader.options().prefetch,
             auto_prefetch(loader.layout().sample_bytes() * static_cast<size_t>(o.batch_size)));
+}
+
+// Pipeline spans by thread name and span name.
+std::map<std::string, std::map<std::string, int>> span_counts(const Tracer& tracer) {
+  std::map<std::string, std::map<std::string, int>> out;
+  for (const ThreadTrace& thread : tracer.snapshot()) {
+    for (const TraceEvent& e : thread.events) {
+      EXPECT_STREQ(e.category, "pipeline");
+      ++out[thread.name][e.name];
+    }
+  }
+  return out;
+}
+
+TEST_F(LoaderCoreTest, TracedInlineBuildsEachBatchOnTheConsumerThread) {
+  Tracer tracer;
+  LoaderOptions o = options(0);
+  o.tracer = &tracer;
+  LoaderCore loader(dataset_, o);
+  const std::vector<uint8_t> traced = bytes(loader, 0);
+  LoaderCore untraced(dataset_, options(0));
+  EXPECT_EQ(traced, bytes(untraced, 0));
+  std::vector<ThreadTrace> threads = tracer.snapshot();
+  ASSERT_EQ(threads.size(), 1u);
+  const int batches = static_cast<int>(loader.batches_per_epoch());
+  const std::map<std::string, int> counts = span_counts(tracer).begin()->second;
+  EXPECT_EQ(counts, (std::map<std::string, int>{
+                        {"piece", batches}, {"read", batches}, {"transform", batches}}));
+  EXPECT_EQ(stoker::testing::nesting_error(nlohmann::json::parse(chrome_trace_json(tracer))), "");
+}
+
+TEST_F(LoaderCoreTest, TracedWorkersBuildPiecesAndTheConsumerWaits) {
+  Tracer tracer;
+  LoaderOptions o = options(2);
+  o.tracer = &tracer;
+  o.prefetch = 1;
+  // Samples slow enough that the consumer waits for its first batch at least.
+  o.fields = {{"label"}, {kSampleCostField, busy_wait_transform(std::chrono::microseconds(50))}};
+  LoaderCore loader(dataset_, o);
+  const int64_t batches = loader.batches_per_epoch();
+  labels(loader, 0);
+  auto counts = span_counts(tracer);
+  const std::map<std::string, int>& workers = counts["stoker-worker"];
+  // Every batch of epoch 0 in two pieces, maybe the next epoch's first ones too.
+  EXPECT_GE(workers.at("piece"), 2 * batches);
+  EXPECT_EQ(workers.at("read"), workers.at("piece"));
+  EXPECT_EQ(workers.at("transform"), workers.at("piece"));
+  EXPECT_GE(workers.at("finalize"), batches);
+  EXPECT_LE(workers.at("finalize"), workers.at("piece") / 2);
+  EXPECT_EQ(workers.count("wait"), 0u);
+  counts.erase("stoker-worker");
+  ASSERT_EQ(counts.size(), 1u);  // the consumer: waits only
+  EXPECT_EQ(counts.begin()->second.size(), 1u);
+  EXPECT_GE(counts.begin()->second.at("wait"), 1);
+  EXPECT_EQ(stoker::testing::nesting_error(nlohmann::json::parse(chrome_trace_json(tracer))), "");
 }
 
 }  // namespace

@@ -193,6 +193,7 @@ std::unique_ptr<Loader> make_loader(std::shared_ptr<const Dataset> data, const T
   lo.verify = o.verify;
   lo.seed = o.seed;
   lo.shuffle = train;
+  lo.tracer = o.tracer;
   // Images as uint8: InputNormalizer turns them into float where the model runs.
   lo.fields = {image_request(*data, o, train), FieldRequest("label")};
   return std::make_unique<Loader>(std::move(data), lo, device);
@@ -535,7 +536,10 @@ bool Trainer::train_epoch(int64_t e, EpochMetrics& m, TrainResult& result) {
   int64_t batches = 0;
   int64_t pending = 0;  // backward passes since the last optimizer step
   Clock::time_point t = Clock::now();
-  EpochRange::Iterator it = range.begin();
+  EpochRange::Iterator it = [&] {
+    TraceSpan span(o.tracer, "train", "data");
+    return range.begin();
+  }();
   data_seconds += seconds_since(t);
   // The epoch's loss over every rank, measured like a whole one.
   auto measure_epoch = [&] {
@@ -588,7 +592,10 @@ bool Trainer::train_epoch(int64_t e, EpochMetrics& m, TrainResult& result) {
       return false;
     }
     t = Clock::now();
-    ++it;
+    {
+      TraceSpan span(o.tracer, "train", "data");
+      ++it;
+    }
     data_seconds += seconds_since(t);
   }
   if (pending > 0) optimizer_step();
@@ -616,6 +623,7 @@ void Trainer::measure(int64_t e, double loss_sum, int64_t loss_samples,
 }
 
 std::pair<at::Tensor, at::Tensor> Trainer::on_device(const Batch& batch) {
+  TraceSpan span(options_.tracer, "train", "h2d");
   return {(*normalize_)(batch["image"]).view({-1, spec_.channels, spec_.height, spec_.width}),
           batch["label"].to(device_, /*non_blocking=*/true)};
 }
@@ -627,6 +635,7 @@ double Trainer::forward_backward(const Batch& batch, int64_t e, int64_t batch_nu
   h2d_seconds_ += seconds_since(t);
   at::Tensor loss;
   {
+    TraceSpan span(options_.tracer, "train", "forward");
     AutocastGuard autocast(options_.amp, device_.type());
     loss = torch::cross_entropy_loss(logits(input, e, batch_number).to(torch::kFloat32), target);
   }
@@ -641,6 +650,7 @@ double Trainer::forward_backward(const Batch& batch, int64_t e, int64_t batch_nu
   // rank's stop request to the others.
   if (reducer_) reducer_->prepare(ends_step, options_.stop && options_.stop->load() ? 1 : 0);
   try {
+    TraceSpan span(options_.tracer, "train", "backward");
     scaler_.scale(options_.accum > 1 ? loss / static_cast<double>(options_.accum) : loss)
         .backward();
   } catch (const std::exception& error) {
@@ -667,7 +677,11 @@ std::string Trainer::where(int64_t e, int64_t batch_number) const {
 void Trainer::optimizer_step() {
   // Averaged gradients are the same on every rank: so is found-inf, and every rank skips the
   // same steps.
-  if (reducer_) throw_if_error(reducer_->synchronize());
+  TraceSpan span(options_.tracer, "train", "optimizer");
+  if (reducer_) {
+    TraceSpan wait(options_.tracer, "train", "allreduce_wait");
+    throw_if_error(reducer_->synchronize());
+  }
   const bool finite = scaler_.unscale_and_check(params_);
   if (finite) {
     if (options_.clip_grad > 0) torch::nn::utils::clip_grad_norm_(params_, options_.clip_grad);
@@ -681,6 +695,7 @@ void Trainer::optimizer_step() {
 }
 
 void Trainer::evaluate(int64_t e, EpochMetrics& m) {
+  TraceSpan span(options_.tracer, "train", "eval");
   const Clock::time_point start = Clock::now();
   torch::NoGradGuard no_grad;
   model_->train(false);
@@ -725,6 +740,7 @@ StopReason Trainer::stop_reason() const {
 
 void Trainer::checkpoint(double epoch_loss_sum, int64_t epoch_samples, TrainResult& result) {
   if (options_.checkpoint_dir.empty()) return;
+  TraceSpan span(options_.tracer, "train", "checkpoint");
   CheckpointState state;
   state.run = run_identity();
   state.step = step_;

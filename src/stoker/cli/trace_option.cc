@@ -1,0 +1,27 @@
+#include "cli/trace_option.h"
+
+#include <CLI/CLI.hpp>
+
+#include "stoker/trace/chrome_trace.h"
+#include "stoker/util/atomic_file.h"
+
+namespace stoker::cli {
+
+CLI::Option* add_trace_option(CLI::App& command, std::string& path) {
+  return command.add_option("--trace", path,
+                            "Write a Chrome trace (chrome://tracing, Perfetto) of the loader's "
+                            "and the training loop's stages to this JSON file at the end");
+}
+
+std::unique_ptr<Tracer> make_tracer(const std::string& path) {
+  if (path.empty()) return nullptr;
+  const Status checked = check_output_path(path);
+  if (!checked.is_ok()) throw Error(Status(checked.code(), "--trace: " + checked.message()));
+  return std::make_unique<Tracer>();
+}
+
+void write_trace(const Tracer* tracer, const std::string& path) {
+  if (tracer != nullptr) throw_if_error(write_chrome_trace(*tracer, path));
+}
+
+}  // namespace stoker::cli

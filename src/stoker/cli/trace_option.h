@@ -1,0 +1,28 @@
+#pragma once
+// --trace FILE.json, for the commands that run the pipeline (train, bench loader): the Tracer
+// they hand to the loader and the trainer, and the Chrome trace written from it at the end.
+// The CLI owns the Tracer (the library keeps no process-wide one). Stateless functions.
+
+#include <memory>
+#include <string>
+
+#include "stoker/trace/tracer.h"
+
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
+
+namespace stoker::cli {
+
+// Registers --trace on `command`, its value into `path`.
+CLI::Option* add_trace_option(CLI::App& command, std::string& path);
+
+// A Tracer for --trace `path`, or null when `path` is empty. Checks first that the trace can be
+// written there (check_output_path), so a bad path fails before any work: throws Error.
+std::unique_ptr<Tracer> make_tracer(const std::string& path);
+
+// Writes `tracer`'s Chrome trace to `path`; nothing when `tracer` is null. Throws Error.
+void write_trace(const Tracer* tracer, const std::string& path);
+
+}  // namespace stoker::cli
