@@ -2,6 +2,7 @@
 
 #include <pybind11/stl.h>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -12,6 +13,7 @@
 #include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/loader_core.h"
 #include "stoker/pipeline/sample_cost.h"
+#include "stoker/python/busy_scope.h"
 #include "stoker/python/dlpack_export.h"
 #include "stoker/store/dataset.h"
 
@@ -32,26 +34,12 @@ struct Shared {
   std::vector<py::str> names;        // the batch fields', made once
   // A thread waits for a batch with the GIL released: calls from other threads must not touch
   // the loader meanwhile.
-  bool busy = false;
+  std::atomic<bool> busy{false};
 };
 
-// Holds `shared` busy for the scope; raises RuntimeError if another thread already does.
-class BusyGuard {
- public:
-  explicit BusyGuard(Shared& shared) : shared_(shared) {
-    if (shared_.busy)
-      throw std::runtime_error(
-          "stoker.Loader is in use by another thread (waiting for a batch): use a loader from "
-          "one thread at a time");
-    shared_.busy = true;
-  }
-  ~BusyGuard() { shared_.busy = false; }
-  BusyGuard(const BusyGuard&) = delete;
-  BusyGuard& operator=(const BusyGuard&) = delete;
-
- private:
-  Shared& shared_;
-};
+constexpr const char* kLoaderBusy =
+    "stoker.Loader is in use by another thread (waiting for a batch): use a loader from one "
+    "thread at a time";
 
 LoaderCore& configured(Shared& shared) {
   if (!shared.core) throw std::logic_error("LoaderCore.configure() was not called");
@@ -127,7 +115,7 @@ class BoundLoader {
   void configure(int64_t batch_size, bool shuffle, uint64_t seed, bool drop_last, int workers,
                  int prefetch, int rank, int world_size, const std::string& verify,
                  const std::string& on_error, const py::list& fields, py::object to_tensor) {
-    BusyGuard busy(*shared_);
+    BusyScope busy(shared_->busy, kLoaderBusy);
     if (shared_->core) throw std::logic_error("LoaderCore.configure() was called already");
     LoaderOptions o;
     o.batch_size = batch_size;
@@ -169,13 +157,13 @@ class BoundLoader {
   int64_t batches_per_epoch() const { return configured(*shared_).batches_per_epoch(); }
 
   py::tuple state() const {
-    BusyGuard busy(*shared_);
+    BusyScope busy(shared_->busy, kLoaderBusy);
     const LoaderState s = configured(*shared_).state();
     return py::make_tuple(s.seed, s.epoch, s.position);
   }
 
   void restore(uint64_t seed, int64_t epoch, int64_t position) {
-    BusyGuard busy(*shared_);
+    BusyScope busy(shared_->busy, kLoaderBusy);
     configured(*shared_).restore({seed, epoch, position});
   }
 
@@ -202,7 +190,7 @@ class BoundEpoch {
  public:
   BoundEpoch(const BoundLoader& loader, int64_t e)
       : shared_(loader.shared()), owner_thread_(PyThread_get_thread_ident()) {
-    BusyGuard busy(*shared_);
+    BusyScope busy(shared_->busy, kLoaderBusy);
     epoch_.emplace(configured(*shared_).epoch(e));
     size_ = epoch_->size();
   }
@@ -213,7 +201,7 @@ class BoundEpoch {
       throw std::runtime_error(
           "an epoch's batches are taken by the thread that started it; start an iteration in "
           "this thread instead (one at a time per loader)");
-    BusyGuard busy(*shared_);
+    BusyScope busy(shared_->busy, kLoaderBusy);
     if (!epoch_) throw py::stop_iteration();
     LoaderCore::Epoch::Next got;
     do {
@@ -240,7 +228,7 @@ class BoundEpoch {
 
   // Ends the epoch early: the loader may start another one.
   void close() {
-    BusyGuard busy(*shared_);
+    BusyScope busy(shared_->busy, kLoaderBusy);
     epoch_.reset();
   }
 

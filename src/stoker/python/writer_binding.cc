@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "stoker/python/busy_scope.h"
 #include "stoker/python/image_binding.h"
 #include "stoker/store/dataset_writer.h"
 #include "stoker/store/image_record.h"
@@ -105,22 +106,8 @@ struct FieldValue {
   }
 };
 
-// Marks a writer busy for the scope; a second thread entering raises instead of racing.
-class BusyScope {
- public:
-  explicit BusyScope(std::atomic<bool>& busy) : busy_(busy) {
-    if (busy_.exchange(true))
-      throw std::runtime_error(
-          "stoker.DatasetWriter is in use by another thread: one writer takes one thread at a "
-          "time");
-  }
-  BusyScope(const BusyScope&) = delete;
-  BusyScope& operator=(const BusyScope&) = delete;
-  ~BusyScope() { busy_.store(false); }
-
- private:
-  std::atomic<bool>& busy_;
-};
+constexpr const char* kWriterBusy =
+    "stoker.DatasetWriter is in use by another thread: one writer takes one thread at a time";
 
 Schema make_schema(const std::vector<FieldSpec>& specs) {
   std::vector<Field> fields;
@@ -156,7 +143,7 @@ class NativeDatasetWriter {
   NativeDatasetWriter& operator=(const NativeDatasetWriter&) = delete;
 
   void append(py::handle sample, py::handle statistics) {
-    BusyScope busy(busy_);
+    BusyScope busy(busy_, kWriterBusy);
     check_open();
     const uint64_t index = records_;
     if (!PyDict_Check(sample.ptr()))
@@ -211,7 +198,7 @@ class NativeDatasetWriter {
   }
 
   void finish() {
-    BusyScope busy(busy_);
+    BusyScope busy(busy_, kWriterBusy);
     check_open();
     Status status;
     {
@@ -226,7 +213,7 @@ class NativeDatasetWriter {
   }
 
   void abort() {
-    BusyScope busy(busy_);
+    BusyScope busy(busy_, kWriterBusy);
     if (finished_) return;
     py::gil_scoped_release no_gil;
     writer_.reset();
