@@ -1,0 +1,210 @@
+#include "stoker/doctor/svg_chart.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "stoker/doctor/html_text.h"
+
+namespace stoker::report {
+namespace {
+
+// The line chart's canvas and plot area, in SVG units.
+constexpr double kChartWidth = 860;
+constexpr double kChartHeight = 320;
+constexpr double kPlotLeft = 78;
+constexpr double kPlotRight = kChartWidth - 20;
+constexpr double kPlotTop = 16;
+constexpr double kPlotBottom = kChartHeight - 52;
+// Series with at most this many points get a marker on every point (one point is a marker).
+constexpr size_t kMaxMarkedPoints = 60;
+
+constexpr double kBarWidth = 860;
+constexpr double kBarHeight = 48;
+
+// 1, 2, 5 or 10 times a power of ten near `x` (> 0): rounded, or the next one up.
+double nice_number(double x, bool round) {
+  const double power = std::pow(10.0, std::floor(std::log10(x)));
+  const double f = x / power;
+  double nice;
+  if (round)
+    nice = f < 1.5 ? 1 : f < 3 ? 2 : f < 7 ? 5 : 10;
+  else
+    nice = f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10;
+  return nice * power;
+}
+
+// A tick's label: as many decimals as the step needs.
+std::string tick_label(double value, double step) {
+  const double size = std::max(std::fabs(value), step);
+  if (step < 1e-6 || size >= 1e12) return fmt::format("{:g}", value);
+  const int decimals = std::max(0, static_cast<int>(-std::floor(std::log10(step) + 1e-9)));
+  return fixed(value, decimals);
+}
+
+// The finite points of a series, in order.
+std::vector<ReportPoint> finite_points(const ReportSeries& series) {
+  std::vector<ReportPoint> points;
+  for (const ReportPoint& p : series.points)
+    if (std::isfinite(p.x) && std::isfinite(p.y)) points.push_back(p);
+  return points;
+}
+
+// Maps data coordinates onto the plot area.
+struct Scale {
+  NiceAxis x;
+  NiceAxis y;
+  double px(double v) const {
+    return kPlotLeft + (v - x.lo) / (x.hi - x.lo) * (kPlotRight - kPlotLeft);
+  }
+  double py(double v) const {
+    return kPlotBottom - (v - y.lo) / (y.hi - y.lo) * (kPlotBottom - kPlotTop);
+  }
+};
+
+// Grid lines, tick marks and labels of both axes, the axes and their titles.
+std::string axes(const ReportChart& chart, const Scale& s) {
+  std::string svg;
+  const int x_ticks = static_cast<int>(std::lround((s.x.hi - s.x.lo) / s.x.step));
+  for (int i = 0; i <= x_ticks; ++i) {
+    const double v = s.x.lo + i * s.x.step;
+    const double x = s.px(v);
+    svg += fmt::format(
+        "<line class=\"grid\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\"/>"
+        "<line class=\"tick\" x1=\"{0:.1f}\" y1=\"{2}\" x2=\"{0:.1f}\" y2=\"{3}\"/>"
+        "<text class=\"tick-label\" x=\"{0:.1f}\" y=\"{4}\" text-anchor=\"middle\">{5}</text>",
+        x, kPlotTop, kPlotBottom, kPlotBottom + 5, kPlotBottom + 19,
+        html_escape(tick_label(v, s.x.step)));
+  }
+  const int y_ticks = static_cast<int>(std::lround((s.y.hi - s.y.lo) / s.y.step));
+  for (int i = 0; i <= y_ticks; ++i) {
+    const double v = s.y.lo + i * s.y.step;
+    const double y = s.py(v);
+    svg += fmt::format(
+        "<line class=\"grid\" x1=\"{1}\" y1=\"{0:.1f}\" x2=\"{2}\" y2=\"{0:.1f}\"/>"
+        "<line class=\"tick\" x1=\"{3}\" y1=\"{0:.1f}\" x2=\"{1}\" y2=\"{0:.1f}\"/>"
+        "<text class=\"tick-label\" x=\"{4}\" y=\"{5:.1f}\" text-anchor=\"end\">{6}</text>",
+        y, kPlotLeft, kPlotRight, kPlotLeft - 5, kPlotLeft - 8, y + 4,
+        html_escape(tick_label(v, s.y.step)));
+  }
+  svg += fmt::format(
+      "<line class=\"axis\" x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\"/>"
+      "<line class=\"axis\" x1=\"{0}\" y1=\"{3}\" x2=\"{0}\" y2=\"{2}\"/>",
+      kPlotLeft, kPlotRight, kPlotBottom, kPlotTop);
+  svg += fmt::format(
+      "<text class=\"axis-label\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+      (kPlotLeft + kPlotRight) / 2, kChartHeight - 8, html_escape(chart.x_label));
+  svg += fmt::format(
+      "<text class=\"axis-label\" transform=\"translate(16 {:.1f}) rotate(-90)\" "
+      "text-anchor=\"middle\">{}</text>",
+      (kPlotTop + kPlotBottom) / 2, html_escape(chart.y_label));
+  return svg;
+}
+
+// One series: its line and, when it has few points, a marker (with a tooltip) on each.
+std::string series_svg(const ReportSeries& series, const std::vector<ReportPoint>& points,
+                       size_t index, const Scale& s) {
+  const char* colour = series_colour(index);
+  std::string svg = fmt::format("<g class=\"series\" data-series=\"{}\">", index);
+  if (points.size() > 1) {
+    std::string coordinates;
+    for (const ReportPoint& p : points)
+      coordinates += fmt::format("{:.1f},{:.1f} ", s.px(p.x), s.py(p.y));
+    coordinates.pop_back();
+    svg += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{}\"/>",
+                       colour, coordinates);
+  }
+  if (points.size() <= kMaxMarkedPoints) {
+    for (const ReportPoint& p : points) {
+      svg += fmt::format(
+          "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" fill=\"{}\"><title>{}: {:g}, {:g}"
+          "</title></circle>",
+          s.px(p.x), s.py(p.y), colour, html_escape(series.name), p.x, p.y);
+    }
+  }
+  return svg + "</g>";
+}
+
+}  // namespace
+
+NiceAxis nice_axis(double min, double max, int ticks) {
+  if (!(max > min)) {  // one value: a range around it
+    const double pad = min == 0 ? 1 : std::fabs(min) * 0.1;
+    min -= pad;
+    max += pad;
+  }
+  const double range = nice_number(max - min, false);
+  const double step = nice_number(range / std::max(1, ticks - 1), true);
+  const NiceAxis axis{std::floor(min / step) * step, std::ceil(max / step) * step, step};
+  // Values too large for their spread to show in a double: one step over the whole range.
+  if (!(axis.hi > axis.lo) || (axis.hi - axis.lo) / step > 4 * ticks) return {min, max, max - min};
+  return axis;
+}
+
+const char* series_colour(size_t index) {
+  static const char* const kColours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
+                                         "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
+  return kColours[index % (sizeof(kColours) / sizeof(kColours[0]))];
+}
+
+std::string svg_line_chart(const ReportChart& chart, const std::string& id) {
+  std::string svg = fmt::format(
+      "<svg id=\"{}\" class=\"chart\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{}\">",
+      html_escape(id), kChartWidth, kChartHeight, html_escape(chart.title));
+  std::vector<std::vector<ReportPoint>> points;
+  double x_min = INFINITY, x_max = -INFINITY, y_min = INFINITY, y_max = -INFINITY;
+  for (const ReportSeries& series : chart.series) {
+    points.push_back(finite_points(series));
+    for (const ReportPoint& p : points.back()) {
+      x_min = std::min(x_min, p.x);
+      x_max = std::max(x_max, p.x);
+      y_min = std::min(y_min, p.y);
+      y_max = std::max(y_max, p.y);
+    }
+  }
+  // No finite point anywhere, or a spread no double holds.
+  if (!std::isfinite(x_max - x_min) || !std::isfinite(y_max - y_min)) {
+    svg += fmt::format(
+        "<rect class=\"frame\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>"
+        "<text class=\"no-data\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">no data</text>",
+        kPlotLeft, kPlotTop, kPlotRight - kPlotLeft, kPlotBottom - kPlotTop,
+        (kPlotLeft + kPlotRight) / 2, (kPlotTop + kPlotBottom) / 2);
+    return svg + "</svg>";
+  }
+  const Scale scale{nice_axis(x_min, x_max), nice_axis(y_min, y_max)};
+  svg += axes(chart, scale);
+  for (size_t i = 0; i < chart.series.size(); ++i)
+    svg += series_svg(chart.series[i], points[i], i, scale);
+  return svg + "</svg>";
+}
+
+std::string svg_split_bar(const std::vector<ReportSplitPart>& split) {
+  double total = 0;
+  for (const ReportSplitPart& part : split)
+    if (std::isfinite(part.seconds) && part.seconds > 0) total += part.seconds;
+  if (!(total > 0)) return "";
+  std::string svg = fmt::format(
+      "<svg class=\"split\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"step-time split\">",
+      kBarWidth, kBarHeight);
+  double x = 0;
+  for (size_t i = 0; i < split.size(); ++i) {
+    const ReportSplitPart& part = split[i];
+    if (!std::isfinite(part.seconds) || part.seconds <= 0) continue;
+    const double width = part.seconds / total * kBarWidth;
+    svg += fmt::format(
+        "<rect x=\"{:.2f}\" y=\"0\" width=\"{:.2f}\" height=\"{}\" fill=\"{}\"><title>{}: {} ms "
+        "({}%)</title></rect>",
+        x, width, kBarHeight, series_colour(i), html_escape(part.name), milliseconds(part.seconds),
+        fixed(100 * part.seconds / total, 1));
+    if (width >= 48) {
+      svg += fmt::format(
+          "<text class=\"split-label\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}%</text>",
+          x + width / 2, kBarHeight / 2 + 5, fixed(100 * part.seconds / total, 0));
+    }
+    x += width;
+  }
+  return svg + "</svg>";
+}
+
+}  // namespace stoker::report
