@@ -15,8 +15,10 @@
 #include <numeric>
 
 #include "cli/commands.h"
+#include "cli/report_option.h"
 #include "cli/trace_option.h"
 #include "cli/usage.h"
+#include "stoker/doctor/throughput_recorder.h"
 #include "stoker/image/decode.h"
 #include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/loader_core.h"
@@ -45,7 +47,8 @@ struct LoaderBenchOptions {
   bool scalar_resize = false;
   bool decode_only = false;
   bool json = false;
-  std::string trace;  // --trace
+  std::string trace;   // --trace
+  std::string report;  // --report
 };
 
 // The raw decode rate: decodes the whole image and writes the sum of its first row's bytes
@@ -127,10 +130,12 @@ constexpr int kMaxTimedEpochs = 100000;
 struct TimedRun {
   std::unique_ptr<LoaderCore> loader;
   int64_t samples = 0;
+  int64_t batches = 0;  // delivered
   double checksum = 0;
   double seconds = 0;
-  double busy_seconds = 0;    // the workers' time building batches
-  double rss_anon_bytes = 0;  // after the loop
+  double busy_seconds = 0;        // the workers' time building batches
+  double rss_anon_bytes = 0;      // after the loop
+  ThroughputRecorder throughput;  // samples/s over the loop
 };
 
 TimedRun time_loader(std::shared_ptr<const Dataset> dataset, const LoaderOptions& options,
@@ -138,12 +143,15 @@ TimedRun time_loader(std::shared_ptr<const Dataset> dataset, const LoaderOptions
   TimedRun run;
   run.loader = std::make_unique<LoaderCore>(std::move(dataset), options);
   auto start = std::chrono::steady_clock::now();
+  run.throughput.restart(0);
   HostBatch b;
   for (int e = 0; e < epochs; ++e) {
     LoaderCore::Epoch epoch = run.loader->epoch(e);
     while (epoch.next(b)) {
       run.samples += b.size;
+      ++run.batches;
       run.checksum += static_cast<const uint8_t*>(b.fields[0].data)[0];
+      run.throughput.record(run.samples);
     }
   }
   run.seconds = seconds_since(start);
@@ -153,7 +161,46 @@ TimedRun time_loader(std::shared_ptr<const Dataset> dataset, const LoaderOptions
   return run;
 }
 
+// The report: the run's facts, the pipeline's stage times per batch (the workers' time reading,
+// transforming and assembling it, and the consumer's wait), samples/s over the timed loop.
+RunReport loader_report(const TimedRun& run, const nlohmann::json& j) {
+  const PipelineStats& s = run.loader->stats();
+  RunReport r;
+  r.title = "stoker bench loader";
+  r.command = command_line();
+  const std::pair<const char*, const char*> facts[] = {
+      {"data", "data"},
+      {"batch", "batch"},
+      {"workers", "workers"},
+      {"prefetch", "prefetch"},
+      {"epochs", "epochs timed"},
+      {"verify", "verify"},
+      {"sample_cost_us", "sample cost (us)"},
+      {"output", "output"},
+      {"samples_per_s", "samples/s"},
+      {"bare_loop_samples_per_s", "bare loop samples/s"}};
+  for (const auto& [key, label] : facts) {
+    const nlohmann::json& v = j.at(key);
+    r.facts.emplace_back(label, v.is_string()           ? v.get<std::string>()
+                                : v.is_number_integer() ? v.dump()
+                                                        : fmt::format("{:.0f}", v.get<double>()));
+  }
+  const double built = std::max<int64_t>(1, s.batches.load());
+  const double read = s.read_ns.load() / 1e9, transform = s.transform_ns.load() / 1e9;
+  const double rest = std::max(0.0, s.busy_ns.load() / 1e9 - read - transform);
+  r.split = {{"read + verify (worker time)", read / built},
+             {"transform (worker time)", transform / built},
+             {"assembly, finalize (worker time)", rest / built},
+             {"consumer wait", s.wait_ns.load() / 1e9 / std::max<int64_t>(1, run.batches)}};
+  r.charts.push_back({"Throughput over time",
+                      "seconds since the timed loop started",
+                      "samples/s",
+                      {{"loader", run.throughput.points()}}});
+  return r;
+}
+
 void run_loader_bench(const LoaderBenchOptions& o) {
+  check_report_option(o.report);
   std::string data = o.data;
   if (data.empty()) {
     throw_if_error(
@@ -268,6 +315,7 @@ void run_loader_bench(const LoaderBenchOptions& o) {
                       {"rss_anon_growth_mb", (rss_after_loader - rss_before_loader) / 1e6},
                       {"checksum", checksum}};
   if (!note.empty()) j["note"] = note;
+  write_report_option(loader_report(run, j), o.report);
   if (o.json) {
     fmt::print("{}\n", j.dump(2));
     return;
@@ -350,6 +398,7 @@ void add_bench_command(CLI::App& app) {
                    "JPEG/PNG datasets: only decode whole images (the raw decode rate)");
   loader->add_flag("--json", o->json, "Print JSON");
   add_trace_option(*loader, o->trace);
+  add_report_option(*loader, o->report);
   loader->callback([o] { run_loader_bench(*o); });
   add_bench_train_command(*bench);
 }

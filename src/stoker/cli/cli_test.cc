@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "stoker/store/import/fashion_mnist.h"
@@ -132,7 +133,7 @@ TEST(CliTest, BenchLoaderAndBenchTrainReportTheirRuns) {
   RunResult heavy =
       run("bench loader --json --epochs 1 --min-seconds 0 --workers 2 --batch 64 --prefetch 2 "
           "--sample-cost-us 100 --trace " +
-              dir / "trace.json" + " --data " + dir / "fm/test",
+              dir / "trace.json" + " --report " + dir / "report" + " --data " + dir / "fm/test",
           dir);
   ASSERT_EQ(heavy.exit_code, 0) << heavy.err;
   auto h = nlohmann::json::parse(heavy.out);
@@ -156,6 +157,29 @@ TEST(CliTest, BenchLoaderAndBenchTrainReportTheirRuns) {
   }
   EXPECT_GE(pieces, 2 * (10000 / 64));
   EXPECT_GE(transform_us, 10000 * 100.0);
+  // Its report: the run's facts, the stage times per batch, samples/s over the run.
+  const auto report = nlohmann::json::parse(read_file(dir / "report/report.json").value_or_throw());
+  EXPECT_EQ(report.at("title"), "stoker bench loader");
+  std::map<std::string, std::string> facts;
+  for (const auto& fact : report.at("facts")) facts[fact.at(0)] = fact.at(1);
+  EXPECT_EQ(facts.at("workers"), "2");
+  EXPECT_EQ(facts.at("batch"), "64");
+  EXPECT_EQ(facts.at("sample cost (us)"), "100");
+  EXPECT_EQ(facts.at("samples/s"), fmt::format("{:.0f}", h["samples_per_s"].get<double>()));
+  const auto& split = report.at("split");
+  ASSERT_EQ(split.size(), 4u);
+  EXPECT_EQ(split[1].at("name"), "transform (worker time)");
+  // 64 samples of 100 us each (the last batch holds 16 of them).
+  EXPECT_GE(split[1].at("seconds").get<double>(), 10000 * 100e-6 / (10000 / 64 + 1));
+  EXPECT_LT(split[1].at("seconds").get<double>(), 0.1);
+  EXPECT_EQ(split[3].at("name"), "consumer wait");
+  std::vector<double> rates;
+  for (const auto& point : report.at("charts")[0]["series"][0]["points"]) rates.push_back(point[1]);
+  ASSERT_GE(rates.size(), 3u);  // 10000 samples at 2 / 100 us take 0.5 s at least
+  std::sort(rates.begin(), rates.end());
+  const double median = rates[rates.size() / 2];
+  EXPECT_GT(median, h["samples_per_s"].get<double>() / 2);
+  EXPECT_LT(median, h["samples_per_s"].get<double>() * 2);
 
   RunResult train =
       run("bench train --json --no-torch --repeat 2", dir, "STOKER_DATA=" + dir / "root");
@@ -208,6 +232,15 @@ TEST(CliTest, BenchLoaderTimesATooShortRunAgainLonger) {
 
 // The PyTorch baseline runs without a shell (a path with spaces works, a command in --python
 // runs nothing), and a baseline that fails fails the command, before the timed runs.
+TEST(CliTest, BenchLoaderChecksTheReportDirectoryFirst) {
+  testing::TempDir dir;
+  ASSERT_TRUE(write_file_atomically(dir / "file", "x").is_ok());
+  const RunResult r = run("bench loader --report " + dir / "file" + " --data " + dir / "none", dir);
+  // Before the data is even opened.
+  expect_one_line_error(r, "--report: " + dir / "file" + ": not a directory");
+  EXPECT_EQ(r.out, "");
+}
+
 TEST(CliTest, BenchTrainRunsTheBaselineWithoutAShell) {
   ASSERT_TRUE(fs::is_directory(kFashionMnistDebianDir));
   testing::TempDir dir;

@@ -173,6 +173,86 @@ TEST_F(TrainCliTest, TraceHasEveryStageFromItsThreadsNested) {
   EXPECT_EQ(counts.size(), 2u);
 }
 
+// The facts of a report.json as a map, label to value.
+std::map<std::string, std::string> report_facts(const nlohmann::json& report) {
+  std::map<std::string, std::string> facts;
+  for (const nlohmann::json& fact : report.at("facts")) facts[fact.at(0)] = fact.at(1);
+  return facts;
+}
+
+TEST_F(TrainCliTest, ReportHasTheRunsFactsSplitAndCurves) {
+  write_data("data", 2000);
+  Cli cli({"--data", dir_ / "data", "--epochs", "2", "--batch", "32", "--workers", "2", "--log",
+           dir_ / "log.jsonl", "--report", dir_ / "report"},
+          dir_);
+  ASSERT_EQ(cli.wait(), 0) << cli.err();
+  const std::string html = read_file(dir_ / "report/index.html").value_or_throw();
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  const nlohmann::json report =
+      nlohmann::json::parse(read_file(dir_ / "report/report.json").value_or_throw());
+  EXPECT_EQ(report.at("title"), "stoker train");
+  const std::string command = report.at("command");
+  EXPECT_EQ(command.rfind("stoker train --data ", 0), 0u) << command;
+  EXPECT_NE(command.find("--report " + dir_ / "report"), std::string::npos) << command;
+  const std::map<std::string, std::string> facts = report_facts(report);
+  EXPECT_EQ(facts.at("data"), dir_ / "data");
+  EXPECT_EQ(facts.at("model"), "mlp");
+  EXPECT_EQ(facts.at("epochs"), "2");
+  EXPECT_EQ(facts.at("batch"), "32");
+  EXPECT_EQ(facts.at("workers"), "2");
+  EXPECT_EQ(facts.at("device"), "cpu");
+  EXPECT_EQ(facts.at("amp"), "off");
+  EXPECT_EQ(facts.count("stopped"), 0u);
+  EXPECT_EQ(report.at("verdict"), "");  // the doctor's to give
+
+  // The split per step is the logged epochs' times over their 2 x 63 steps.
+  const std::vector<nlohmann::json> epochs = log_records(dir_ / "log.jsonl", "epoch");
+  ASSERT_EQ(epochs.size(), 2u);
+  double data = 0, h2d = 0, compute = 0;
+  for (const nlohmann::json& e : epochs) {
+    data += e.at("data_seconds").get<double>();
+    h2d += e.at("h2d_seconds").get<double>();
+    compute += e.at("compute_seconds").get<double>();
+  }
+  const nlohmann::json& split = report.at("split");
+  ASSERT_EQ(split.size(), 3u) << split.dump();
+  EXPECT_EQ(split[0].at("name"), "data wait");
+  EXPECT_NEAR(split[0].at("seconds").get<double>() * 126, data, 1e-9);
+  EXPECT_EQ(split[1].at("name"), "host to device");
+  EXPECT_NEAR(split[1].at("seconds").get<double>() * 126, h2d, 1e-9);
+  EXPECT_NEAR(split[2].at("seconds").get<double>() * 126, compute, 1e-9);
+
+  // Charts: throughput over time, the loss and accuracy per epoch as logged.
+  std::map<std::string, nlohmann::json> charts;
+  for (const nlohmann::json& chart : report.at("charts")) charts[chart.at("title")] = chart;
+  ASSERT_EQ(charts.size(), 3u);
+  for (const nlohmann::json& point : charts.at("Throughput over time")["series"][0]["points"]) {
+    EXPECT_GT(point[0].get<double>(), 0);
+    EXPECT_GT(point[1].get<double>(), 0);
+  }
+  const nlohmann::json& loss = charts.at("Loss")["series"];
+  ASSERT_EQ(loss.size(), 2u);
+  EXPECT_EQ(loss[0]["name"], "train");
+  EXPECT_EQ(loss[1]["name"], "test");
+  const nlohmann::json& accuracy = charts.at("Test accuracy")["series"][0]["points"];
+  for (size_t e = 0; e < 2; ++e) {
+    EXPECT_EQ(loss[0]["points"][e], nlohmann::json({e + 1, epochs[e]["train_loss"]}));
+    EXPECT_EQ(loss[1]["points"][e], nlohmann::json({e + 1, epochs[e]["test_loss"]}));
+    EXPECT_DOUBLE_EQ(accuracy[e][1].get<double>(), 100 * epochs[e]["test_accuracy"].get<double>());
+  }
+}
+
+TEST_F(TrainCliTest, ReportDirectoryIsCheckedBeforeTraining) {
+  write_data("data", 300);
+  ASSERT_TRUE(write_file_atomically(dir_ / "file", "x").is_ok());
+  const Cli file({"--data", dir_ / "data", "--report", dir_ / "file"}, dir_);
+  expect_one_line_error(file, "--report: " + dir_ / "file" + ": not a directory");
+  EXPECT_EQ(file.out().find("epoch"), std::string::npos) << file.out();
+  const Cli below({"--data", dir_ / "data", "--report", dir_ / "file/report"}, dir_);
+  expect_one_line_error(below, "--report: cannot create report directory " + dir_ / "file/report");
+  EXPECT_EQ(below.out().find("epoch"), std::string::npos) << below.out();
+}
+
 // --trace-ops: LibTorch's operators on their own track, on the trace's clock: the forward
 // pass's matrix products inside the forward spans, the backward pass's inside the backward ones.
 TEST_F(TrainCliTest, TraceOpsAddsLibTorchsOperatorsAlignedWithTheSteps) {
@@ -303,8 +383,9 @@ TEST_F(TrainCliTest, SigintCheckpointsAndResumeEqualsAStraightRun) {
   };
 
   // The same --epochs in every run: the default cosine schedule spans the whole run.
-  Cli interrupted(
-      with({"--epochs", "3", "--checkpoint-dir", dir_ / "a", "--log", dir_ / "a.jsonl"}), dir_);
+  Cli interrupted(with({"--epochs", "3", "--checkpoint-dir", dir_ / "a", "--log", dir_ / "a.jsonl",
+                        "--report", dir_ / "report"}),
+                  dir_);
   ASSERT_TRUE(interrupted.wait_for_output("epoch 1/3  train loss")) << interrupted.err();
   interrupted.signal(SIGINT);
   EXPECT_EQ(interrupted.wait(), 130) << interrupted.err();
@@ -317,6 +398,12 @@ TEST_F(TrainCliTest, SigintCheckpointsAndResumeEqualsAStraightRun) {
   const nlohmann::json meta =
       nlohmann::json::parse(read_file(checkpoint + "/meta.json").value_or_throw());
   ASSERT_LT(meta["loader"]["epoch"].get<int64_t>(), 3) << "stopped too late for this test";
+  // The interrupted run's report: written, with the epochs it finished.
+  const nlohmann::json report =
+      nlohmann::json::parse(read_file(dir_ / "report/report.json").value_or_throw());
+  EXPECT_EQ(report_facts(report).at("stopped").rfind("on request, in epoch ", 0), 0u);
+  EXPECT_EQ(report.at("charts")[1]["series"][0]["points"].size(),
+            log_records(dir_ / "a.jsonl", "epoch").size());
 
   Cli resumed(with({"--epochs", "3", "--checkpoint-dir", dir_ / "a", "--resume", "--save-model",
                     dir_ / "resumed.pt", "--log", dir_ / "a.jsonl"}),

@@ -17,7 +17,9 @@
 
 #include "cli/commands.h"
 #include "cli/local_ranks.h"
+#include "cli/report_option.h"
 #include "cli/trace_option.h"
+#include "cli/train_report.h"
 #include "cli/usage.h"
 #include "stoker/dist/launch_env.h"
 #include "stoker/dist/process_group.h"
@@ -59,6 +61,7 @@ struct TrainFlags {
   double dist_timeout = kDefaultDistTimeout.count();  // seconds
   std::string trace;                                  // --trace: rank 0's Chrome trace
   bool trace_ops = false;                             // --trace-ops: LibTorch's operators too
+  std::string report;                                 // --report: rank 0's report directory
 };
 
 // LibTorch's c10d logs its own copy of the errors stoker reports (through glog, to stderr):
@@ -90,6 +93,26 @@ void prepare_default_data(const LaunchEnv& env, ProcessGroup& group, TrainerOpti
       convert_default_data(options.data_dir, env.rank == 0 ? stdout : nullptr);
     throw_if_error(group.barrier());
   }
+}
+
+// The run's configuration as the report's facts.
+std::vector<std::pair<std::string, std::string>> train_facts(const TrainerOptions& o,
+                                                             const TrainFlags& flags,
+                                                             int world_size, int threads) {
+  std::vector<std::pair<std::string, std::string>> facts = {
+      {"data", o.data_dir},
+      {"model", o.model},
+      {"epochs", std::to_string(o.epochs)},
+      {"batch", world_size > 1 ? fmt::format("{} per rank, {} ranks", o.batch_size, world_size)
+                               : std::to_string(o.batch_size)},
+      {"workers", std::to_string(o.workers)},
+      {"threads", std::to_string(threads)},
+      {"device", !o.device.empty()             ? o.device
+                 : torch::cuda::is_available() ? "cuda (default)"
+                                               : "cpu"},
+      {"amp", flags.amp}};
+  if (o.accum > 1) facts.emplace_back("accum", fmt::format("{} batches per step", o.accum));
+  return facts;
 }
 
 // Error messages of a distributed run say which rank speaks.
@@ -157,11 +180,18 @@ void run_train(TrainerOptions options, const TrainFlags& flags) {
   }
   // The process-wide settings the library leaves to its caller: compute threads, and the seed
   // of anything random outside the model's initialisation (a TorchScript model's dropout).
-  set_compute_threads(resolve_compute_threads(flags.threads, options.workers, cores));
+  const int threads = resolve_compute_threads(flags.threads, options.workers, cores);
+  set_compute_threads(threads);
   torch::manual_seed(options.seed);
-  // Rank 0 traces, as it alone writes the log: the ranks run the same loop.
-  const std::unique_ptr<Tracer> tracer = make_tracer(group && env.rank != 0 ? "" : flags.trace);
+  // Rank 0 traces and reports, as it alone writes the log: the ranks run the same loop.
+  const bool leads = !group || env.rank == 0;
+  const std::unique_ptr<Tracer> tracer = make_tracer(leads ? flags.trace : "");
   options.tracer = tracer.get();
+  const std::string report_dir = leads ? flags.report : "";
+  check_report_option(report_dir);
+  const int world_size = group ? env.world_size : 1;
+  TrainReportRecorder report(options.batch_size * world_size, options.accum);
+  if (!report_dir.empty()) options.on_batch = [&report](int64_t b) { report.on_batch(b); };
   TrainResult result;
   try {
     Trainer trainer(options);
@@ -174,6 +204,9 @@ void run_train(TrainerOptions options, const TrainFlags& flags) {
   }
   // Written after the Trainer (and its loaders' workers) ended, also for an interrupted run.
   write_trace(tracer.get(), flags.trace);
+  if (!report_dir.empty())
+    write_report_option(report.report(result, train_facts(options, flags, world_size, threads)),
+                        report_dir);
   if (result.reason == StopReason::kStopRequested && group && env.rank != 0) {
     throw Error(
         Status(StatusCode::kCancelled, fmt::format("rank {}: interrupted in epoch {} after step {}",
@@ -313,6 +346,7 @@ void add_train_command(CLI::App& app) {
       ->add_flag("--trace-ops", flags->trace_ops,
                  "Also trace LibTorch's operators (its profiler: slows training down)")
       ->needs(trace);
+  add_report_option(*train, flags->report);
   add_whole_number(*train, "--log-every", o.log_every,
                    "Also log a record every N optimizer steps (0: none)", 0);
   train->add_flag("--no-eval", flags->no_eval, "Skip the evaluation on test/ after each epoch");

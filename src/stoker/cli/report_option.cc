@@ -1,0 +1,47 @@
+#include "cli/report_option.h"
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+
+namespace stoker::cli {
+namespace {
+
+// `word` as a POSIX shell reads it back: as is when it holds only safe characters, else in
+// single quotes (a quote inside as '\'').
+std::string shell_quoted(const std::string& word) {
+  const bool safe = !word.empty() && word.find_first_not_of(
+                                         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                         "0123456789_-+=.,:/@%") == std::string::npos;
+  if (safe) return word;
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+}  // namespace
+
+CLI::Option* add_report_option(CLI::App& command, std::string& dir) {
+  return command.add_option("--report", dir,
+                            "Write a report of the run into this directory at the end: "
+                            "index.html (one self-contained page: where the time went, "
+                            "throughput over time, charts) and report.json");
+}
+
+void check_report_option(const std::string& dir) {
+  if (dir.empty()) return;
+  const Status checked = check_report_dir(dir);
+  if (!checked.is_ok()) throw Error(Status(checked.code(), "--report: " + checked.message()));
+}
+
+void write_report_option(const RunReport& report, const std::string& dir) {
+  if (!dir.empty()) throw_if_error(write_report(report, dir));
+}
+
+std::string command_line() {
+  std::string line = "stoker";
+  for (const std::string& word : command_arguments()) line += " " + shell_quoted(word);
+  return line;
+}
+
+}  // namespace stoker::cli
