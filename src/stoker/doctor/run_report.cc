@@ -62,7 +62,7 @@ std::string run_report_json(const RunReport& r) {
                               {"split", std::move(split)},
                               {"actions", std::move(actions)},
                               {"charts", std::move(charts)}};
-  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 Status write_report(const RunReport& report, const std::string& dir) {

@@ -128,14 +128,15 @@ std::string series_svg(const ReportSeries& series, const std::vector<ReportPoint
 
 }  // namespace
 
-NiceAxis nice_axis(double min, double max, int ticks) {
+NiceAxis nice_axis(double min, double max, int ticks, bool whole) {
   if (!(max > min)) {  // one value: a range around it
-    const double pad = min == 0 ? 1 : std::fabs(min) * 0.1;
+    const double pad = min == 0 || whole ? 1 : std::fabs(min) * 0.1;
     min -= pad;
     max += pad;
   }
   const double range = nice_number(max - min, false);
-  const double step = nice_number(range / std::max(1, ticks - 1), true);
+  const double step =
+      std::max(whole ? 1.0 : 0.0, nice_number(range / std::max(1, ticks - 1), true));
   const NiceAxis axis{std::floor(min / step) * step, std::ceil(max / step) * step, step};
   // Values too large for their spread to show in a double: one step over the whole range.
   if (!(axis.hi > axis.lo) || (axis.hi - axis.lo) / step > 4 * ticks) return {min, max, max - min};
@@ -154,9 +155,11 @@ std::string svg_line_chart(const ReportChart& chart, const std::string& id) {
       html_escape(id), kChartWidth, kChartHeight, html_escape(chart.title));
   std::vector<std::vector<ReportPoint>> points;
   double x_min = INFINITY, x_max = -INFINITY, y_min = INFINITY, y_max = -INFINITY;
+  bool whole_x = true;
   for (const ReportSeries& series : chart.series) {
     points.push_back(finite_points(series));
     for (const ReportPoint& p : points.back()) {
+      whole_x = whole_x && p.x == std::round(p.x);
       x_min = std::min(x_min, p.x);
       x_max = std::max(x_max, p.x);
       y_min = std::min(y_min, p.y);
@@ -172,7 +175,7 @@ std::string svg_line_chart(const ReportChart& chart, const std::string& id) {
         (kPlotLeft + kPlotRight) / 2, (kPlotTop + kPlotBottom) / 2);
     return svg + "</svg>";
   }
-  const Scale scale{nice_axis(x_min, x_max), nice_axis(y_min, y_max)};
+  const Scale scale{nice_axis(x_min, x_max, 5, whole_x), nice_axis(y_min, y_max)};
   svg += axes(chart, scale);
   for (size_t i = 0; i < chart.series.size(); ++i)
     svg += series_svg(chart.series[i], points[i], i, scale);

@@ -19,14 +19,15 @@ struct NiceAxis {
 
 // Round ticks (1, 2 or 5 times a power of ten) covering [min, max] in about `ticks` steps. An
 // empty range (min == max) is widened around its value; `min` and `max` must be finite.
-NiceAxis nice_axis(double min, double max, int ticks = 5);
+// `whole`: ticks on whole numbers only (epochs).
+NiceAxis nice_axis(double min, double max, int ticks = 5, bool whole = false);
 
 // The colour of series (or split part) `index`, as "#rrggbb"; repeats after a few.
 const char* series_colour(size_t index);
 
 // `chart` as an <svg> element with id `id`: a polyline (and a marker per point when there are
 // few) per series in a <g data-series="k">, non-finite points skipped; "no data" when no series
-// has a finite point. A single x or y value gets a widened axis.
+// has a finite point. A single x or y value gets a widened axis; whole x values, whole ticks.
 std::string svg_line_chart(const ReportChart& chart, const std::string& id);
 
 // The split as a stacked bar (<svg>), each part as wide as its share of the step; parts with

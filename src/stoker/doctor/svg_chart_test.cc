@@ -61,6 +61,18 @@ TEST(NiceAxisTest, OneValueGetsARangeAroundIt) {
   }
 }
 
+TEST(NiceAxisTest, WholeTicksForWholeValues) {
+  report::NiceAxis axis = nice_axis(1, 3, 5, true);
+  EXPECT_EQ(axis.lo, 1);
+  EXPECT_EQ(axis.hi, 3);
+  EXPECT_EQ(axis.step, 1);
+  axis = nice_axis(1, 1, 5, true);
+  EXPECT_EQ(axis.lo, 0);
+  EXPECT_EQ(axis.hi, 2);
+  EXPECT_EQ(axis.step, 1);
+  EXPECT_EQ(nice_axis(1, 100, 5, true).step, nice_axis(1, 100).step);
+}
+
 ReportChart chart_of(std::vector<ReportSeries> series) {
   return ReportChart{"loss", "epoch", "loss per sample", std::move(series)};
 }
