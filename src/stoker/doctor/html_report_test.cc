@@ -2,34 +2,14 @@
 
 #include <cmath>
 
+#include "stoker/doctor/report_samples.h"
 #include "stoker/doctor/run_report.h"
 
 namespace stoker::test {
 namespace {
 
-size_t count(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-  return n;
-}
-
 bool has(const std::string& text, const std::string& needle) {
   return text.find(needle) != std::string::npos;
-}
-
-RunReport sample_report() {
-  RunReport r;
-  r.title = "stoker doctor";
-  r.command = "stoker doctor --data /data/fmnist --workers 1";
-  r.facts = {{"model", "mlp"}, {"workers", "1"}};
-  r.verdict = "data-bound";
-  r.verdict_reason = "The device waited for data 71% of the step.";
-  r.split = {{"data wait", 0.030}, {"h2d", 0.0}, {"compute", 0.010}};
-  r.actions = {{"--workers 4", "one worker is busy 100% of the time", "about 2.5x samples/s"},
-               {"--uint8", "", ""}};
-  r.charts = {{"Throughput", "seconds", "samples/s", {{"train", {{1, 100}, {2, 120}}}}},
-              {"Loss", "epoch", "loss", {{"train", {{1, 0.5}}}, {"test", {{1, 0.6}}}}}};
-  return r;
 }
 
 TEST(HtmlReportTest, ShowsEveryPart) {
@@ -50,6 +30,7 @@ TEST(HtmlReportTest, ShowsEveryPart) {
   ASSERT_NE(first, std::string::npos);
   EXPECT_LT(first, html.find("--uint8"));
   EXPECT_TRUE(has(html, "Why: one worker is busy 100% of the time"));
+  EXPECT_TRUE(has(html, "Expected gain: about 2.5x"));
   EXPECT_EQ(count(html, "Expected gain:"), 1u);
   EXPECT_EQ(count(html, "class=\"chart\""), 2u);
   EXPECT_EQ(count(html, "<svg class=\"split\""), 1u);

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "stoker/doctor/report_samples.h"
 #include "stoker/testing/temp_dir.h"
 #include "stoker/util/atomic_file.h"
 
@@ -16,32 +17,21 @@ namespace {
 using nlohmann::json;
 using stoker::testing::TempDir;
 
-RunReport small_report() {
-  RunReport r;
-  r.title = "stoker train";
-  r.command = "stoker train --epochs 2";
-  r.facts = {{"epochs", "2"}, {"batch", "64"}};
-  r.verdict = "compute-bound";
-  r.verdict_reason = "compute is 80% of the step";
-  r.split = {{"data wait", 0.001}, {"compute", 0.004}};
-  r.actions = {{"--amp bf16", "matmuls dominate", "1.3x"}};
-  r.charts = {{"Loss", "epoch", "loss", {{"train", {{1, 0.5}, {2, std::nan("")}}}}}};
-  return r;
-}
-
 TEST(RunReportJsonTest, HoldsEveryField) {
-  const json j = json::parse(run_report_json(small_report()));
-  EXPECT_EQ(j.at("title"), "stoker train");
-  EXPECT_EQ(j.at("command"), "stoker train --epochs 2");
-  EXPECT_EQ(j.at("facts"), json::parse(R"([["epochs", "2"], ["batch", "64"]])"));
-  EXPECT_EQ(j.at("verdict"), "compute-bound");
-  EXPECT_EQ(j.at("verdict_reason"), "compute is 80% of the step");
-  EXPECT_EQ(j.at("split").size(), 2u);
-  EXPECT_EQ(j.at("split")[1].at("name"), "compute");
-  EXPECT_DOUBLE_EQ(j.at("split")[1].at("seconds").get<double>(), 0.004);
-  EXPECT_EQ(j.at("actions")[0].at("expected_gain"), "1.3x");
-  const json& chart = j.at("charts").at(0);
+  const json j = json::parse(run_report_json(sample_report()));
+  EXPECT_EQ(j.at("title"), "stoker doctor");
+  EXPECT_EQ(j.at("command"), "stoker doctor --data /data/fmnist --workers 1");
+  EXPECT_EQ(j.at("facts"), json::parse(R"([["model", "mlp"], ["workers", "1"]])"));
+  EXPECT_EQ(j.at("verdict"), "data-bound");
+  EXPECT_EQ(j.at("verdict_reason"), "The device waited for data 71% of the step.");
+  EXPECT_EQ(j.at("split").size(), 3u);
+  EXPECT_EQ(j.at("split")[2].at("name"), "compute");
+  EXPECT_DOUBLE_EQ(j.at("split")[2].at("seconds").get<double>(), 0.010);
+  EXPECT_EQ(j.at("actions")[0].at("expected_gain"), "about 2.5x");
+  EXPECT_EQ(j.at("actions")[1].at("why"), "");
+  const json& chart = j.at("charts").at(1);
   EXPECT_EQ(chart.at("x_label"), "epoch");
+  EXPECT_EQ(chart.at("series").size(), 2u);
   const json& points = chart.at("series").at(0).at("points");
   EXPECT_EQ(points[0], json::parse("[1, 0.5]"));
   EXPECT_TRUE(points[1][1].is_null());  // NaN has no JSON spelling
@@ -57,13 +47,13 @@ TEST(RunReportJsonTest, BadUtf8IsReplaced) {
 TEST(WriteReportTest, WritesThePageAndItsData) {
   TempDir tmp;
   const std::string dir = tmp / "nested/report";
-  ASSERT_TRUE(write_report(small_report(), dir).is_ok());
+  ASSERT_TRUE(write_report(sample_report(), dir).is_ok());
   const std::string html = read_file(dir + "/index.html").value_or_throw();
-  EXPECT_EQ(html, render_html_report(small_report()));
+  EXPECT_EQ(html, render_html_report(sample_report()));
   const std::string data = read_file(dir + "/report.json").value_or_throw();
-  EXPECT_EQ(data, run_report_json(small_report()));
+  EXPECT_EQ(data, run_report_json(sample_report()));
   // Written again over the first: replaced, and no temporary left.
-  RunReport second = small_report();
+  RunReport second = sample_report();
   second.title = "second";
   ASSERT_TRUE(write_report(second, dir).is_ok());
   EXPECT_EQ(json::parse(read_file(dir + "/report.json").value_or_throw()).at("title"), "second");
@@ -77,22 +67,22 @@ TEST(WriteReportTest, BadDirectoriesAreNamed) {
   for (const auto& write : {write_report, +[](const RunReport&, const std::string& d) {
                               return check_report_dir(d);
                             }}) {
-    Status s = write(small_report(), file);
+    Status s = write(sample_report(), file);
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
     EXPECT_NE(s.message().find(file), std::string::npos) << s.message();
     EXPECT_NE(s.message().find("not a directory"), std::string::npos) << s.message();
 
-    s = write(small_report(), file + "/below");
+    s = write(sample_report(), file + "/below");
     EXPECT_EQ(s.code(), StatusCode::kIoError);
     EXPECT_NE(s.message().find(file + "/below"), std::string::npos) << s.message();
 
-    s = write(small_report(), "");
+    s = write(sample_report(), "");
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   }
   // The page's own name taken by a directory.
   const std::string dir = tmp / "taken";
   std::filesystem::create_directories(dir + "/index.html");
-  for (Status s : {write_report(small_report(), dir), check_report_dir(dir)}) {
+  for (Status s : {write_report(sample_report(), dir), check_report_dir(dir)}) {
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
     EXPECT_NE(s.message().find(dir + "/index.html"), std::string::npos) << s.message();
   }

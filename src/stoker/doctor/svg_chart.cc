@@ -63,29 +63,31 @@ struct Scale {
   }
 };
 
+// The values of an axis's ticks, lo to hi.
+std::vector<double> tick_values(const NiceAxis& axis) {
+  std::vector<double> values;
+  const int steps = static_cast<int>(std::lround((axis.hi - axis.lo) / axis.step));
+  for (int i = 0; i <= steps; ++i) values.push_back(axis.lo + i * axis.step);
+  return values;
+}
+
 // Grid lines, tick marks and labels of both axes, the axes and their titles.
 std::string axes(const ReportChart& chart, const Scale& s) {
   std::string svg;
-  const int x_ticks = static_cast<int>(std::lround((s.x.hi - s.x.lo) / s.x.step));
-  for (int i = 0; i <= x_ticks; ++i) {
-    const double v = s.x.lo + i * s.x.step;
-    const double x = s.px(v);
+  for (double v : tick_values(s.x)) {
     svg += fmt::format(
         "<line class=\"grid\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\"/>"
         "<line class=\"tick\" x1=\"{0:.1f}\" y1=\"{2}\" x2=\"{0:.1f}\" y2=\"{3}\"/>"
         "<text class=\"tick-label\" x=\"{0:.1f}\" y=\"{4}\" text-anchor=\"middle\">{5}</text>",
-        x, kPlotTop, kPlotBottom, kPlotBottom + 5, kPlotBottom + 19,
+        s.px(v), kPlotTop, kPlotBottom, kPlotBottom + 5, kPlotBottom + 19,
         html_escape(tick_label(v, s.x.step)));
   }
-  const int y_ticks = static_cast<int>(std::lround((s.y.hi - s.y.lo) / s.y.step));
-  for (int i = 0; i <= y_ticks; ++i) {
-    const double v = s.y.lo + i * s.y.step;
-    const double y = s.py(v);
+  for (double v : tick_values(s.y)) {
     svg += fmt::format(
         "<line class=\"grid\" x1=\"{1}\" y1=\"{0:.1f}\" x2=\"{2}\" y2=\"{0:.1f}\"/>"
         "<line class=\"tick\" x1=\"{3}\" y1=\"{0:.1f}\" x2=\"{1}\" y2=\"{0:.1f}\"/>"
         "<text class=\"tick-label\" x=\"{4}\" y=\"{5:.1f}\" text-anchor=\"end\">{6}</text>",
-        y, kPlotLeft, kPlotRight, kPlotLeft - 5, kPlotLeft - 8, y + 4,
+        s.py(v), kPlotLeft, kPlotRight, kPlotLeft - 5, kPlotLeft - 8, s.py(v) + 4,
         html_escape(tick_label(v, s.y.step)));
   }
   svg += fmt::format(

@@ -6,19 +6,14 @@
 #include <limits>
 #include <regex>
 
+#include "stoker/doctor/report_samples.h"
+
 namespace stoker::test {
 namespace {
 
 using report::nice_axis;
 using report::svg_line_chart;
 using report::svg_split_bar;
-
-// Occurrences of `needle` in `text`.
-size_t count(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-  return n;
-}
 
 // The values of attribute `name` on every `element` of `svg`, in order.
 std::vector<double> attribute_values(const std::string& svg, const std::string& element,
