@@ -14,6 +14,7 @@
 #include "stoker/testing/chrome_trace_check.h"
 #include "stoker/testing/cli_run.h"
 #include "stoker/testing/records.h"
+#include "stoker/testing/report_json.h"
 #include "stoker/testing/temp_dir.h"
 #include "stoker/util/machine.h"
 
@@ -158,10 +159,9 @@ TEST(CliTest, BenchLoaderAndBenchTrainReportTheirRuns) {
   EXPECT_GE(pieces, 2 * (10000 / 64));
   EXPECT_GE(transform_us, 10000 * 100.0);
   // Its report: the run's facts, the stage times per batch, samples/s over the run.
-  const auto report = nlohmann::json::parse(read_file(dir / "report/report.json").value_or_throw());
+  const auto report = testing::read_report(dir / "report");
   EXPECT_EQ(report.at("title"), "stoker bench loader");
-  std::map<std::string, std::string> facts;
-  for (const auto& fact : report.at("facts")) facts[fact.at(0)] = fact.at(1);
+  const std::map<std::string, std::string> facts = testing::report_facts(report);
   EXPECT_EQ(facts.at("workers"), "2");
   EXPECT_EQ(facts.at("batch"), "64");
   EXPECT_EQ(facts.at("sample cost (us)"), "100");

@@ -12,6 +12,7 @@
 
 #include "stoker/testing/classification.h"
 #include "stoker/testing/dist_ranks.h"
+#include "stoker/testing/report_json.h"
 #include "stoker/testing/temp_dir.h"
 #include "stoker/testing/train_outputs.h"
 #include "stoker/train/checkpoint.h"
@@ -249,13 +250,28 @@ TEST_F(DistTrainCliTest, APeerKilledOrHangingEndsTheRunWithinTheTimeout) {
 TEST_F(DistTrainCliTest, NprocStartsLocalRanks) {
   const std::string data = write_data(160, 57);
   run_ranks(train(data, 16, "one", {"--save-model", dir_ / "one.pt"}), 1);
-  const Result<ProcessResult> nproc =
-      run_process(train(data, 8, "nproc", {"--nproc", "2", "--save-model", dir_ / "nproc.pt"}));
+  const Result<ProcessResult> nproc = run_process(
+      train(data, 8, "nproc",
+            {"--nproc", "2", "--save-model", dir_ / "nproc.pt", "--report", dir_ / "report"}));
   ASSERT_TRUE(nproc.is_ok());
   ASSERT_EQ(nproc.value().exit_code, 0) << nproc.value().err;
   EXPECT_EQ(nproc.value().err, "");
   EXPECT_NE(nproc.value().out.find(", 2 ranks"), std::string::npos) << nproc.value().out;
   expect_same_parameters(dir_ / "nproc.pt", dir_ / "one.pt");
+  // Rank 0's report: both ranks' batches, and the all-reduce time backward did not hide, per
+  // step of the 2 epochs of 160 / 16 steps, as logged.
+  const nlohmann::json report = testing::read_report(dir_ / "report");
+  EXPECT_EQ(testing::report_facts(report).at("batch"), "8 per rank, 2 ranks");
+  const nlohmann::json& split = report.at("split");
+  ASSERT_EQ(split.size(), 4u) << split.dump();
+  EXPECT_EQ(split[3].at("name"), "all-reduce not hidden by backward");
+  double exposed = 0, compute = 0;
+  for (const nlohmann::json& e : epochs("nproc")) {
+    exposed += e.at("allreduce_exposed_seconds").get<double>();
+    compute += e.at("compute_seconds").get<double>();
+  }
+  EXPECT_NEAR(split[3].at("seconds").get<double>() * 20, exposed, 1e-9);
+  EXPECT_NEAR(split[2].at("seconds").get<double>() * 20, compute - exposed, 1e-9);
 
   ChildGroup parent;
   ASSERT_TRUE(parent

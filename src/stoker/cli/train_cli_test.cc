@@ -22,6 +22,7 @@
 #include "stoker/testing/classification.h"
 #include "stoker/testing/cli_run.h"
 #include "stoker/testing/records.h"
+#include "stoker/testing/report_json.h"
 #include "stoker/testing/script_models.h"
 #include "stoker/testing/temp_dir.h"
 #include "stoker/testing/train_outputs.h"
@@ -173,13 +174,6 @@ TEST_F(TrainCliTest, TraceHasEveryStageFromItsThreadsNested) {
   EXPECT_EQ(counts.size(), 2u);
 }
 
-// The facts of a report.json as a map, label to value.
-std::map<std::string, std::string> report_facts(const nlohmann::json& report) {
-  std::map<std::string, std::string> facts;
-  for (const nlohmann::json& fact : report.at("facts")) facts[fact.at(0)] = fact.at(1);
-  return facts;
-}
-
 TEST_F(TrainCliTest, ReportHasTheRunsFactsSplitAndCurves) {
   write_data("data", 2000);
   Cli cli({"--data", dir_ / "data", "--epochs", "2", "--batch", "32", "--workers", "2", "--log",
@@ -188,13 +182,12 @@ TEST_F(TrainCliTest, ReportHasTheRunsFactsSplitAndCurves) {
   ASSERT_EQ(cli.wait(), 0) << cli.err();
   const std::string html = read_file(dir_ / "report/index.html").value_or_throw();
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
-  const nlohmann::json report =
-      nlohmann::json::parse(read_file(dir_ / "report/report.json").value_or_throw());
+  const nlohmann::json report = testing::read_report(dir_ / "report");
   EXPECT_EQ(report.at("title"), "stoker train");
   const std::string command = report.at("command");
   EXPECT_EQ(command.rfind("stoker train --data ", 0), 0u) << command;
   EXPECT_NE(command.find("--report " + dir_ / "report"), std::string::npos) << command;
-  const std::map<std::string, std::string> facts = report_facts(report);
+  const std::map<std::string, std::string> facts = testing::report_facts(report);
   EXPECT_EQ(facts.at("data"), dir_ / "data");
   EXPECT_EQ(facts.at("model"), "mlp");
   EXPECT_EQ(facts.at("epochs"), "2");
@@ -399,9 +392,8 @@ TEST_F(TrainCliTest, SigintCheckpointsAndResumeEqualsAStraightRun) {
       nlohmann::json::parse(read_file(checkpoint + "/meta.json").value_or_throw());
   ASSERT_LT(meta["loader"]["epoch"].get<int64_t>(), 3) << "stopped too late for this test";
   // The interrupted run's report: written, with the epochs it finished.
-  const nlohmann::json report =
-      nlohmann::json::parse(read_file(dir_ / "report/report.json").value_or_throw());
-  EXPECT_EQ(report_facts(report).at("stopped").rfind("on request, in epoch ", 0), 0u);
+  const nlohmann::json report = testing::read_report(dir_ / "report");
+  EXPECT_EQ(testing::report_facts(report).at("stopped").rfind("on request, in epoch ", 0), 0u);
   EXPECT_EQ(report.at("charts")[1]["series"][0]["points"].size(),
             log_records(dir_ / "a.jsonl", "epoch").size());
 
