@@ -3,8 +3,6 @@
 // hide or show its series; the page reads the same without it (and printed).
 #include <fmt/format.h>
 
-#include <cmath>
-
 #include "stoker/doctor/html_text.h"
 #include "stoker/doctor/run_report.h"
 #include "stoker/doctor/svg_chart.h"
@@ -112,15 +110,13 @@ std::string split_html(const std::vector<ReportSplitPart>& split) {
   std::string html = "<section><h2>Where a step's time goes</h2>";
   const std::string bar = report::svg_split_bar(split);
   if (bar.empty()) return html + "<p>No time was measured.</p></section>";
-  double total = 0;
-  for (const ReportSplitPart& part : split)
-    if (std::isfinite(part.seconds) && part.seconds > 0) total += part.seconds;
+  const double total = report::split_total(split);
   html += bar +
           "<table class=\"split-legend\"><tr><th></th><th>part</th><th>ms/step</th>"
           "<th>share</th></tr>";
   for (size_t i = 0; i < split.size(); ++i) {
     const ReportSplitPart& part = split[i];
-    const bool timed = std::isfinite(part.seconds) && part.seconds > 0;
+    const bool timed = report::has_time(part);
     html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}%</td></tr>",
                         swatch(report::series_colour(i)), html_escape(part.name),
                         timed ? report::milliseconds(part.seconds) : "0",

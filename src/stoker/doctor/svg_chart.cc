@@ -184,10 +184,19 @@ std::string svg_line_chart(const ReportChart& chart, const std::string& id) {
   return svg + "</svg>";
 }
 
-std::string svg_split_bar(const std::vector<ReportSplitPart>& split) {
+bool has_time(const ReportSplitPart& part) {
+  return std::isfinite(part.seconds) && part.seconds > 0;
+}
+
+double split_total(const std::vector<ReportSplitPart>& split) {
   double total = 0;
   for (const ReportSplitPart& part : split)
-    if (std::isfinite(part.seconds) && part.seconds > 0) total += part.seconds;
+    if (has_time(part)) total += part.seconds;
+  return total;
+}
+
+std::string svg_split_bar(const std::vector<ReportSplitPart>& split) {
+  const double total = split_total(split);
   if (!(total > 0)) return "";
   std::string svg = fmt::format(
       "<svg class=\"split\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"step-time split\">",
@@ -195,7 +204,7 @@ std::string svg_split_bar(const std::vector<ReportSplitPart>& split) {
   double x = 0;
   for (size_t i = 0; i < split.size(); ++i) {
     const ReportSplitPart& part = split[i];
-    if (!std::isfinite(part.seconds) || part.seconds <= 0) continue;
+    if (!has_time(part)) continue;
     const double width = part.seconds / total * kBarWidth;
     svg += fmt::format(
         "<rect x=\"{:.2f}\" y=\"0\" width=\"{:.2f}\" height=\"{}\" fill=\"{}\"><title>{}: {} ms "

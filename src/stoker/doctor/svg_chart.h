@@ -30,6 +30,12 @@ const char* series_colour(size_t index);
 // has a finite point. A single x or y value gets a widened axis; whole x values, whole ticks.
 std::string svg_line_chart(const ReportChart& chart, const std::string& id);
 
+// Whether a split part has time to show: finite and positive seconds.
+bool has_time(const ReportSplitPart& part);
+
+// The seconds of the parts that have time: the whole step.
+double split_total(const std::vector<ReportSplitPart>& split);
+
 // The split as a stacked bar (<svg>), each part as wide as its share of the step; parts with
 // no time (zero, negative or non-finite seconds) are left out. Empty when no part has time.
 std::string svg_split_bar(const std::vector<ReportSplitPart>& split);
