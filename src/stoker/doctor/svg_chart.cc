@@ -35,12 +35,16 @@ double nice_number(double x, bool round) {
   return nice * power;
 }
 
-// A tick's label: as many decimals as the step needs.
-std::string tick_label(double value, double step) {
-  const double size = std::max(std::fabs(value), step);
-  if (step < 1e-6 || size >= 1e12) return fmt::format("{:g}", value);
+// A tick's label on `axis`: as many decimals as the step needs; thousands as "k" and millions
+// as "M" on an axis that reaches 10,000 or a million (so that labels stay short).
+std::string tick_label(double value, const NiceAxis& axis) {
+  const double reach = std::max(std::fabs(axis.lo), std::fabs(axis.hi));
+  if (axis.step < 1e-6 || reach >= 1e12) return fmt::format("{:g}", value);
+  const double unit = reach >= 1e6 ? 1e6 : reach >= 1e4 ? 1e3 : 1;
+  const char* suffix = unit == 1e6 ? "M" : unit == 1e3 ? "k" : "";
+  const double step = axis.step / unit;
   const int decimals = std::max(0, static_cast<int>(-std::floor(std::log10(step) + 1e-9)));
-  return fixed(value, decimals);
+  return value == 0 && unit > 1 ? "0" : fixed(value / unit, decimals) + suffix;
 }
 
 // The finite points of a series, in order.
@@ -80,7 +84,7 @@ std::string axes(const ReportChart& chart, const Scale& s) {
         "<line class=\"tick\" x1=\"{0:.1f}\" y1=\"{2}\" x2=\"{0:.1f}\" y2=\"{3}\"/>"
         "<text class=\"tick-label\" x=\"{0:.1f}\" y=\"{4}\" text-anchor=\"middle\">{5}</text>",
         s.px(v), kPlotTop, kPlotBottom, kPlotBottom + 5, kPlotBottom + 19,
-        html_escape(tick_label(v, s.x.step)));
+        html_escape(tick_label(v, s.x)));
   }
   for (double v : tick_values(s.y)) {
     svg += fmt::format(
@@ -88,7 +92,7 @@ std::string axes(const ReportChart& chart, const Scale& s) {
         "<line class=\"tick\" x1=\"{3}\" y1=\"{0:.1f}\" x2=\"{1}\" y2=\"{0:.1f}\"/>"
         "<text class=\"tick-label\" x=\"{4}\" y=\"{5:.1f}\" text-anchor=\"end\">{6}</text>",
         s.py(v), kPlotLeft, kPlotRight, kPlotLeft - 5, kPlotLeft - 8, s.py(v) + 4,
-        html_escape(tick_label(v, s.y.step)));
+        html_escape(tick_label(v, s.y)));
   }
   svg += fmt::format(
       "<line class=\"axis\" x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\"/>"

@@ -99,6 +99,28 @@ TEST(LineChartTest, PointsLieInThePlotInOrder) {
   EXPECT_GE(count(svg, "class=\"tick-label\""), 6u);
 }
 
+// The text of every tick label, in order (x axis first).
+std::vector<std::string> tick_labels(const std::string& svg) {
+  std::vector<std::string> labels;
+  const std::regex pattern("class=\"tick-label\"[^>]*>([^<]*)<");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), pattern);
+       it != std::sregex_iterator(); ++it)
+    labels.push_back((*it)[1].str());
+  return labels;
+}
+
+TEST(LineChartTest, TickLabelsAreShort) {
+  // x 0..2 s in steps of 0.5; y 3.5M..5.5M samples/s in steps of 0.5M.
+  const std::string svg =
+      svg_line_chart(chart_of({{"rate", {{0.05, 3.6e6}, {1.0, 3.5e6}, {2.0, 5.4e6}}}}), "c");
+  EXPECT_EQ(tick_labels(svg), (std::vector<std::string>{"0.0", "0.5", "1.0", "1.5", "2.0", "3.5M",
+                                                        "4.0M", "4.5M", "5.0M", "5.5M"}));
+  const std::string thousands =
+      svg_line_chart(chart_of({{"rate", {{1, 0}, {2, 40000}, {3, 61000}}}}), "c");
+  EXPECT_EQ(tick_labels(thousands),
+            (std::vector<std::string>{"1", "2", "3", "0", "20k", "40k", "60k", "80k"}));
+}
+
 TEST(LineChartTest, NoPointsSaysNoData) {
   for (const ReportChart& chart :
        {chart_of({}), chart_of({{"empty", {}}}),
