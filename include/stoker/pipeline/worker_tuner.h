@@ -64,6 +64,13 @@ struct TuningReport {
   // One line with the measured rates, e.g. "2 workers: 1,850 batches/s vs 1,020 with 1 (the
   // start); 3 workers gave no gain (1,870)". Empty before the first measurement.
   std::string reason;
+
+  // One line for people: "REASON; settled after 33 batches (prefetch 4)", or "not settled
+  // after N batches (using ...); so far REASON" while it is not.
+  std::string summary() const;
+  // A JSON object of these fields ("trials": objects of TuningTrial's fields), for --json
+  // outputs and logs.
+  std::string to_json() const;
 };
 
 class WorkerTuner {

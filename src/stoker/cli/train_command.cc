@@ -19,6 +19,7 @@
 #include "cli/local_ranks.h"
 #include "cli/trace_option.h"
 #include "cli/usage.h"
+#include "cli/workers_option.h"
 #include "stoker/dist/launch_env.h"
 #include "stoker/dist/process_group.h"
 #include "stoker/store/import/fashion_mnist.h"
@@ -157,7 +158,10 @@ void run_train(TrainerOptions options, const TrainFlags& flags) {
   }
   // The process-wide settings the library leaves to its caller: compute threads, and the seed
   // of anything random outside the model's initialisation (a TorchScript model's dropout).
-  set_compute_threads(resolve_compute_threads(flags.threads, options.workers, cores));
+  // --workers auto starts from one worker (and may take more while it tunes): the compute
+  // threads are those one worker leaves, as with the default.
+  set_compute_threads(resolve_compute_threads(
+      flags.threads, options.workers == kAutoTuneWorkers ? 1 : options.workers, cores));
   torch::manual_seed(options.seed);
   // Rank 0 traces, as it alone writes the log: the ranks run the same loop.
   const std::unique_ptr<Tracer> tracer = make_tracer(group && env.rank != 0 ? "" : flags.trace);
@@ -239,9 +243,11 @@ void add_train_command(CLI::App& app) {
   train->add_option("--clip-grad", o.clip_grad, "Clip the gradient norm to this (0: off)")
       ->check(real_number("--clip-grad", 0, true))
       ->capture_default_str();
-  add_whole_number(*train, "--threads", flags->threads,
-                   "LibTorch intra-op threads (default 0: the cores the loader's workers leave)", 0,
-                   machine_cores(), "the cores of this machine")
+  add_whole_number(
+      *train, "--threads", flags->threads,
+      "LibTorch intra-op threads (default 0: the cores the loader's workers leave; with "
+      "--workers auto, those one worker leaves)",
+      0, machine_cores(), "the cores of this machine")
       ->capture_default_str();
   train->add_option("--device", o.device, "cpu, cuda or cuda:N (default: cuda if available)")
       ->check(CLI::Validator(
@@ -253,9 +259,10 @@ void add_train_command(CLI::App& app) {
                              "' (choose cpu, cuda or cuda:N)");
           },
           "", "device"));
-  add_whole_number(*train, "--workers", o.workers,
-                   "Loader worker threads (0: build batches inline)", 0, kMaxWorkers,
-                   "the loader's limit")
+  add_workers_option(*train, o.workers,
+                     "Loader worker threads (0: build batches inline; auto: tuned during about "
+                     "the first 100 steps, from 1 up to the machine's cores)",
+                     0)
       ->capture_default_str();
   train
       ->add_option("--verify", flags->verify,

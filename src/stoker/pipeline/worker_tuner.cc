@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "stoker/util/status.h"
 
@@ -251,6 +252,31 @@ TuningReport WorkerTuner::report() const {
       fmt::format("; the consumer waited for data {:.0f}% of its time{}", 100 * best.wait_fraction,
                   loader_bound(best) ? "" : " (the loader is not the bottleneck)");
   return r;
+}
+
+std::string TuningReport::summary() const {
+  if (!settled) {
+    return fmt::format("not settled after {} batches (using {} worker{}, prefetch {}){}",
+                       settle_batches, workers, workers == 1 ? "" : "s", prefetch,
+                       reason.empty() ? "" : "; so far " + reason);
+  }
+  return fmt::format("{}; settled after {} batches (prefetch {})", reason, settle_batches,
+                     prefetch);
+}
+
+std::string TuningReport::to_json() const {
+  nlohmann::json j = {{"workers", workers},         {"prefetch", prefetch},
+                      {"max_workers", max_workers}, {"max_prefetch", max_prefetch},
+                      {"settled", settled},         {"settle_batches", settle_batches},
+                      {"reason", reason},           {"trials", nlohmann::json::array()}};
+  for (const TuningTrial& t : trials) {
+    j["trials"].push_back({{"workers", t.workers},
+                           {"prefetch", t.prefetch},
+                           {"batches_per_s", t.batches_per_s},
+                           {"wait_fraction", t.wait_fraction},
+                           {"busy_fraction", t.busy_fraction}});
+  }
+  return j.dump();
 }
 
 }  // namespace stoker

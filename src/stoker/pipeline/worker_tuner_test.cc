@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <random>
 
 #include "stoker/util/status.h"
@@ -183,6 +184,16 @@ TEST(WorkerTunerTest, SettledStaysAndReportsWhy) {
   EXPECT_EQ(r.reason.rfind("2 workers: 200 batches/s vs 100 with 1 worker (the start)", 0), 0u)
       << r.reason;
   EXPECT_NE(r.reason.find("waited for data 50%"), std::string::npos) << r.reason;
+  EXPECT_EQ(r.summary(), r.reason + "; settled after " + std::to_string(r.settle_batches) +
+                             " batches (prefetch 4)");
+  const nlohmann::json j = nlohmann::json::parse(r.to_json());
+  EXPECT_EQ(j["workers"], 2);
+  EXPECT_EQ(j["settled"], true);
+  EXPECT_EQ(j["settle_batches"], r.settle_batches);
+  EXPECT_EQ(j["reason"], r.reason);
+  ASSERT_EQ(j["trials"].size(), 2u);
+  EXPECT_EQ(j["trials"][1]["workers"], 2);
+  EXPECT_DOUBLE_EQ(j["trials"][0]["batches_per_s"].get<double>(), r.trials[0].batches_per_s);
 }
 
 TEST(WorkerTunerTest, ReportBeforeAnyMeasurementIsTheStart) {
@@ -193,6 +204,7 @@ TEST(WorkerTunerTest, ReportBeforeAnyMeasurementIsTheStart) {
   EXPECT_EQ(r.prefetch, 8);
   EXPECT_TRUE(r.trials.empty());
   EXPECT_EQ(r.reason, "");
+  EXPECT_EQ(r.summary(), "not settled after 0 batches (using 3 workers, prefetch 8)");
 }
 
 TEST(WorkerTunerTest, RejectsBadOptions) {
