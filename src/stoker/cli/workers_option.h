@@ -3,12 +3,8 @@
 // of loader workers, or `auto` to tune them (and an auto prefetch depth) while the run goes
 // (LoaderOptions kAutoTuneWorkers, worker_tuner.h). Stateless functions.
 
+#include <CLI/CLI.hpp>
 #include <string>
-
-namespace CLI {
-class App;
-class Option;
-}  // namespace CLI
 
 namespace stoker::cli {
 
