@@ -61,8 +61,9 @@ struct TuningReport {
   bool settled = false;
   int64_t settle_batches = 0;       // batches taken until it settled (so far, while not)
   std::vector<TuningTrial> trials;  // in the order measured; the first is the start
-  // One line with the measured rates, e.g. "2 workers: 1,850 batches/s vs 1,020 with 1 (the
-  // start); 3 workers gave no gain (1,870)". Empty before the first measurement.
+  // One line with the measured rates, e.g. "2 workers: 1,850 batches/s vs 1,020 with 1 worker
+  // (the start); slower or no gain beyond 5%: 3 workers (1,870); the consumer waited for data
+  // 31% of its time". Empty before the first measurement.
   std::string reason;
 
   // One line for people: "REASON; settled after 33 batches (prefetch 4)", or "not settled
