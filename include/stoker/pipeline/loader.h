@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -103,6 +104,8 @@ class Loader {
   const BatchLayout& layout() const { return core_.layout(); }
   const PipelineStats& stats() const { return core_.stats(); }
   size_t buffer_bytes() const { return core_.buffer_bytes(); }
+  // A tuned loader's choice (LoaderCore::tuning); nullopt for fixed workers.
+  std::optional<TuningReport> tuning() const { return core_.tuning(); }
 
  private:
   friend class EpochRange;

@@ -23,12 +23,14 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "stoker/pipeline/batch_buffer.h"
 #include "stoker/pipeline/batch_layout.h"
 #include "stoker/pipeline/sampler.h"
+#include "stoker/pipeline/worker_tuner.h"
 #include "stoker/store/dataset.h"
 #include "stoker/trace/tracer.h"
 
@@ -54,10 +56,24 @@ enum class ErrorPolicy { kRaise, kSkip };
 // Limits on options (beyond them a machine of this kind cannot help).
 inline constexpr int kMaxWorkers = 1024;
 inline constexpr int kMaxPrefetch = 4096;
+// LoaderOptions::workers: tune the active workers (and an auto prefetch depth) while the
+// consumer takes batches (worker_tuner.h), within LoaderOptions::tune's budgets.
+inline constexpr int kAutoTuneWorkers = -2;
+
+// The budgets and start of a tuned loader (workers == kAutoTuneWorkers).
+struct TuneBudget {
+  int max_workers = 0;    // the CPU budget: the most workers; 0 = machine's cores
+  int start_workers = 0;  // tried first; 0 = auto_workers() (within max_workers)
+  // The memory budget of an auto prefetch (-1): batches in flight take at most this many bytes
+  // (but the depth is never below auto_prefetch's). A prefetch set by hand is not tuned.
+  size_t max_prefetch_bytes = size_t{256} << 20;
+};
 
 struct LoaderOptions {
   int64_t batch_size = 256;
-  int workers = -1;  // threads building batches; 0 = inline on the consumer; -1 = auto
+  // Threads building batches; 0 = inline on the consumer; -1 = auto (auto_workers);
+  // kAutoTuneWorkers = tuned online (tune).
+  int workers = -1;
   // Batches built ahead of the consumer, >= 1; -1 = auto (auto_prefetch). A deeper window
   // lets workers sleep longer between wake-ups.
   int prefetch = -1;
@@ -72,6 +88,7 @@ struct LoaderOptions {
   // Receives the workers' and the consumer's "pipeline" spans (docs/ARCHITECTURE.md, trace/);
   // null: not traced. Borrowed: must outlive the loader.
   Tracer* tracer = nullptr;
+  TuneBudget tune;  // with workers == kAutoTuneWorkers
 };
 
 // Where a loader is in its sequence: enough to continue it exactly, with any world size.
@@ -173,8 +190,14 @@ class LoaderCore {
   // Error (kInvalidArgument) if the seed differs, a number is negative, or an Epoch is live.
   void restore(const LoaderState& state);
 
-  // Options with auto values resolved.
+  // Options with auto values resolved. A tuned loader's workers and prefetch are the most it
+  // may use (its pool's size); tuning() says what it uses.
   const LoaderOptions& options() const { return options_; }
+  // A tuned loader's (workers == kAutoTuneWorkers) choice so far: settled, or the setting in use
+  // and what was measured; nullopt for a loader of fixed workers. Tuning runs in the
+  // consumer's next() calls: the first ~100 batches, measured across epochs (the pause between
+  // epochs is not counted).
+  std::optional<TuningReport> tuning() const;
   const Dataset& dataset() const { return *dataset_; }
   const BatchLayout& layout() const { return layout_; }
   // Per-stage time and counts since construction.
@@ -191,6 +214,12 @@ class LoaderCore {
   std::shared_ptr<BufferPool> pool_;
   std::unique_ptr<BatchEngine> engine_;
   std::vector<HostField> field_shapes_;  // per field: shape for a full batch, strides, name
+  // Sets the engine's active workers and window to the tuner's.
+  void apply_tuning();
+  // A batch was delivered: feeds the tuner, if any and not settled, and applies its change.
+  void observe_batch();
+
+  std::unique_ptr<WorkerTuner> tuner_;  // a tuned loader's
   LoaderState state_;
   bool epoch_live_ = false;
   int64_t epoch_batches_ = 0;  // of the live epoch

@@ -68,7 +68,11 @@ struct TrainerOptions {
   AmpMode amp = AmpMode::kOff;
   int64_t accum = 1;     // batches per optimizer step (gradient accumulation), >= 1
   double clip_grad = 0;  // max gradient norm; 0 = no clipping
-  int workers = 1;       // loader worker threads; 0 builds batches on the training thread
+  // Loader worker threads; 0 builds batches on the training thread; kAutoTuneWorkers: tuned
+  // while training (loader_core.h), from 1 worker up to the machine's cores, during about the
+  // first 100 steps (the evaluation loader tunes its own). Batches are the same whatever the
+  // count (DESIGN.md contract 1), so tuning cannot change what is trained.
+  int workers = 1;
   // "cpu", "cuda" or "cuda:N"; "" (default): CUDA if this LibTorch has it and a device is
   // visible, else the CPU.
   std::string device;
@@ -152,6 +156,9 @@ struct TrainResult {
   int64_t epoch = 0;                 // 1-based epoch the run stopped in (or the last one)
   double seconds = 0;                // wall time of run()
   std::string checkpoint;            // the last checkpoint written, "" if none
+  // With workers == kAutoTuneWorkers: the training loader's choice and why (its report as
+  // run() returned); nullopt otherwise.
+  std::optional<TuningReport> tuning;
 };
 
 // One training run. Not thread-safe: construct and run on one thread; only *options.stop may
@@ -220,6 +227,8 @@ class Trainer {
                          const char* fix) const;
   // This process prints and writes files: rank 0, or the only process.
   bool leads() const { return rank_ == 0; }
+  // Prints the training loader's tuning once: when it has settled, or (`at_end`) as it stands.
+  void say_tuning(bool at_end);
 
   TrainerOptions options_;
   int rank_ = 0;        // in the process group
@@ -251,6 +260,7 @@ class Trainer {
   // Of an epoch interrupted by a checkpoint, until it is finished (see CheckpointState).
   double resumed_loss_sum_ = 0;
   int64_t resumed_samples_ = 0;
+  bool tuning_said_ = false;  // say_tuning printed
   std::string eval_note_;     // what is evaluated, or why nothing is
   std::string resumed_from_;  // checkpoint directory restored, if any
   // Printed after "resuming from": a damaged LATEST, a schedule that changed length.

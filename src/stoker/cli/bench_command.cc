@@ -13,12 +13,14 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/report_option.h"
 #include "cli/trace_option.h"
 #include "cli/usage.h"
 #include "stoker/doctor/throughput_recorder.h"
+#include "cli/workers_option.h"
 #include "stoker/image/decode.h"
 #include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/loader_core.h"
@@ -277,7 +279,10 @@ void run_loader_bench(const LoaderBenchOptions& o) {
   const double rate = samples / seconds;
   const double bare = bare_loop(*dataset, loader.layout(), o.batch, epochs, options.verify);
   const PipelineStats& s = loader.stats();
-  const int workers = loader.options().workers;
+  const std::optional<TuningReport> tuning = loader.tuning();
+  // A tuned loader: the workers and prefetch it chose (it measured the rest of the run with).
+  const int workers = tuning ? tuning->workers : loader.options().workers;
+  const int prefetch = tuning ? tuning->prefetch : loader.options().prefetch;
   const double busy = workers > 0 ? busy_seconds / (workers * seconds) : 0.0;
   // The wait for each epoch's first batch after the first: what the persistent pool removes.
   std::vector<double> epoch_start_wait_ms;
@@ -293,7 +298,7 @@ void run_loader_bench(const LoaderBenchOptions& o) {
   nlohmann::json j = {{"data", data},
                       {"batch", o.batch},
                       {"workers", workers},
-                      {"prefetch", loader.options().prefetch},
+                      {"prefetch", prefetch},
                       {"epochs", epochs},
                       {"verify", o.verify},
                       {"sample_cost_us", o.sample_cost_us},
@@ -316,14 +321,16 @@ void run_loader_bench(const LoaderBenchOptions& o) {
                       {"checksum", checksum}};
   if (!note.empty()) j["note"] = note;
   write_report_option(loader_report(run, j), o.report);
+  if (tuning) j["tuning"] = nlohmann::json::parse(tuning->to_json());
   if (o.json) {
     fmt::print("{}\n", j.dump(2));
     return;
   }
   if (!note.empty()) fmt::print("{}\n", note);
   fmt::print("dataset    {}\n", data);
-  fmt::print("loader     {:>12.0f} samples/s  {:>8.1f} MB/s  ({} samples, {} workers, {:.3f} s)\n",
-             rate, rate * sample_bytes / 1e6, samples, workers, seconds);
+  fmt::print(
+      "loader     {:>12.0f} samples/s  {:>8.1f} MB/s  ({} samples, {} workers{}, {:.3f} s)\n", rate,
+      rate * sample_bytes / 1e6, samples, workers, tuning ? " (auto)" : "", seconds);
   fmt::print("bare loop  {:>12.0f} samples/s  (one thread, same work, no queue)\n", bare);
   fmt::print("ratio      {:>12.2f}\n", rate / bare);
   fmt::print(
@@ -338,6 +345,7 @@ void run_loader_bench(const LoaderBenchOptions& o) {
   if (!epoch_start_wait_ms.empty())
     fmt::print("epochs     wait for the first batch of epochs 2..{}: {:.3f} ms at most\n", epochs,
                *std::max_element(epoch_start_wait_ms.begin(), epoch_start_wait_ms.end()));
+  if (tuning) fmt::print("tuning     {}\n", tuning->summary());
 }
 
 }  // namespace
@@ -352,8 +360,10 @@ void add_bench_command(CLI::App& app) {
                      "Dataset directory, or a folder with train/ (used) and test/ (default: "
                      "Fashion-MNIST, converted if needed)");
   add_whole_number(*loader, "--batch", o->batch, "Batch size", 1)->capture_default_str();
-  add_whole_number(*loader, "--workers", o->workers, "Worker threads (-1 = auto, 0 = inline)", -1,
-                   kMaxWorkers, "the loader's limit")
+  add_workers_option(*loader, o->workers,
+                     "Worker threads (-1: one per core beyond the consumer's, 0: inline, auto: "
+                     "tuned while it runs, with an auto --prefetch too)",
+                     -1)
       ->capture_default_str();
   add_whole_number(*loader, "--prefetch", o->prefetch,
                    "Batches in flight (-1 = auto: 16 MiB, 4 to 64)", -1, kMaxPrefetch,

@@ -210,6 +210,44 @@ TEST(CliTest, BenchLoaderAndBenchTrainReportTheirRuns) {
   EXPECT_NE(t["pytorch_error"].get<std::string>().find("--no-torch"), std::string::npos);
 }
 
+// --workers auto: the loader tunes itself within the first batches, and says what it chose.
+TEST(CliTest, BenchLoaderWorkersAutoSettlesAndReports) {
+  testing::TempDir dir;
+  ASSERT_EQ(run("convert fashion-mnist --out " + dir / "fm", dir).exit_code, 0);
+  // 157 batches of 64 samples of 200 us: data-bound, 13 ms a batch per worker.
+  const std::string args =
+      "bench loader --epochs 1 --min-seconds 0 --workers auto --batch 64 "
+      "--sample-cost-us 200 --data " +
+      dir / "fm/test";
+  RunResult json = run(args + " --json", dir);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  const nlohmann::json& tuning = j.at("tuning");
+  EXPECT_EQ(tuning["settled"], true) << tuning.dump();
+  EXPECT_LE(tuning["settle_batches"].get<int>(), 10000 / 64 + 1);
+  EXPECT_EQ(tuning["max_workers"], machine_cores());
+  EXPECT_GE(tuning["workers"].get<int>(), 1);
+  EXPECT_LE(tuning["workers"].get<int>(), machine_cores());
+  EXPECT_EQ(j["workers"], tuning["workers"]);
+  EXPECT_EQ(j["prefetch"], tuning["prefetch"]);
+  ASSERT_GE(tuning["trials"].size(), 1u);
+  EXPECT_EQ(tuning["trials"][0]["workers"], std::max(1, machine_cores() - 1));  // the start
+  for (const auto& trial : tuning["trials"]) {
+    EXPECT_GT(trial["batches_per_s"].get<double>(), 0) << trial.dump();
+    EXPECT_LT(trial["batches_per_s"].get<double>(), 1 / (64 * 200e-6) * trial["workers"].get<int>())
+        << trial.dump();
+  }
+  const std::string reason = tuning["reason"];
+  EXPECT_NE(reason.find(" batches/s"), std::string::npos) << reason;
+  // The text output says it in one line.
+  RunResult text = run(args, dir);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find(" workers (auto), "), std::string::npos) << text.out;
+  const size_t line = text.out.find("\ntuning     ");
+  ASSERT_NE(line, std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("; settled after ", line), std::string::npos) << text.out;
+}
+
 // A benchmark too short to mean anything says so and is timed again with more epochs.
 TEST(CliTest, BenchLoaderTimesATooShortRunAgainLonger) {
   testing::TempDir dir;
@@ -330,6 +368,9 @@ TEST(CliTest, UsageErrorsExitTwoWithOneLineAndDoNothing) {
       {"train --threads 100000" + outputs, "--threads must be at most "},
       {"bench loader --workers 100000", "--workers must be at most 1024 (the loader's limit)"},
       {"bench loader --prefetch 0", "--prefetch must be -1 (auto) or at least 1"},
+      {"bench loader --workers many", "--workers: 'many' is not a whole number or auto"},
+      {"train --workers -1" + outputs, "--workers must be at least 0"},
+      {"train --workers Auto" + outputs, "--workers: 'Auto' is not a whole number or auto"},
       {"train --amp fp8" + outputs, "--amp: unknown value 'fp8' (choose off, bf16 or fp16)"},
       {"train --optimizer adma" + outputs,
        "--optimizer: unknown value 'adma' (did you mean 'adam'?"},

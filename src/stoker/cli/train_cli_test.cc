@@ -420,6 +420,34 @@ TEST_F(TrainCliTest, SigintCheckpointsAndResumeEqualsAStraightRun) {
   }
 }
 
+// --workers auto moves the worker count while training: the batches, hence the parameters, are
+// those of --workers 1 (DESIGN.md contract 1), and the run says what the tuner chose.
+TEST_F(TrainCliTest, WorkersAutoTrainsTheSameParametersAsOneWorker) {
+  write_data("data", 3000);
+  auto train = [&](const std::string& workers, const std::string& model) {
+    return Cli({"--data", dir_ / "data", "--epochs", "2", "--batch", "16", "--workers", workers,
+                "--save-model", dir_ / model, "--log", dir_ / (model + ".jsonl")},
+               dir_);
+  };
+  Cli one = train("1", "one.pt");
+  ASSERT_EQ(one.wait(), 0) << one.err();
+  Cli tuned = train("auto", "auto.pt");
+  ASSERT_EQ(tuned.wait(), 0) << tuned.err();
+  const std::vector<at::Tensor> a = saved_parameters(dir_ / "one.pt");
+  const std::vector<at::Tensor> b = saved_parameters(dir_ / "auto.pt");
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(a[i].equal(b[i])) << "tensor " << i;
+  const std::string out = tuned.out();
+  EXPECT_NE(out.find(", auto workers, "), std::string::npos) << out;
+  // Said once: after the epoch it settled in, or at the end.
+  const size_t said = out.find("workers auto: ");
+  ASSERT_NE(said, std::string::npos) << out;
+  EXPECT_EQ(out.find("workers auto: ", said + 1), std::string::npos) << out;
+  EXPECT_NE(out.find(" batches/s", said), std::string::npos) << out;
+  EXPECT_EQ(one.out().find("workers auto: "), std::string::npos);
+  EXPECT_EQ(log_records(dir_ / "auto.pt.jsonl", "run").at(0)["config"]["workers"], "auto");
+}
+
 TEST_F(TrainCliTest, BadInputsGiveOneLineAndExitOne) {
   write_data("data", 300);
   const std::string data = dir_ / "data";

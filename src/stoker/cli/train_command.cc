@@ -21,6 +21,7 @@
 #include "cli/trace_option.h"
 #include "cli/train_report.h"
 #include "cli/usage.h"
+#include "cli/workers_option.h"
 #include "stoker/dist/launch_env.h"
 #include "stoker/dist/process_group.h"
 #include "stoker/store/import/fashion_mnist.h"
@@ -98,14 +99,15 @@ void prepare_default_data(const LaunchEnv& env, ProcessGroup& group, TrainerOpti
 // The run's configuration as the report's facts.
 std::vector<std::pair<std::string, std::string>> train_facts(const TrainerOptions& o,
                                                              const TrainFlags& flags,
-                                                             int world_size, int threads) {
+                                                             int world_size, int threads,
+                                                             const TrainResult& result) {
   std::vector<std::pair<std::string, std::string>> facts = {
       {"data", o.data_dir},
       {"model", o.model},
       {"epochs", std::to_string(o.epochs)},
       {"batch", world_size > 1 ? fmt::format("{} per rank, {} ranks", o.batch_size, world_size)
                                : std::to_string(o.batch_size)},
-      {"workers", std::to_string(o.workers)},
+      {"workers", result.tuning ? "auto: " + result.tuning->summary() : workers_text(o.workers)},
       {"threads", std::to_string(threads)},
       {"device", !o.device.empty()             ? o.device
                  : torch::cuda::is_available() ? "cuda (default)"
@@ -180,7 +182,10 @@ void run_train(TrainerOptions options, const TrainFlags& flags) {
   }
   // The process-wide settings the library leaves to its caller: compute threads, and the seed
   // of anything random outside the model's initialisation (a TorchScript model's dropout).
-  const int threads = resolve_compute_threads(flags.threads, options.workers, cores);
+  // --workers auto starts from one worker (and may take more while it tunes): the compute
+  // threads are those one worker leaves, as with the default.
+  const int threads = resolve_compute_threads(
+      flags.threads, options.workers == kAutoTuneWorkers ? 1 : options.workers, cores);
   set_compute_threads(threads);
   torch::manual_seed(options.seed);
   // Rank 0 traces and reports, as it alone writes the log: the ranks run the same loop.
@@ -205,8 +210,9 @@ void run_train(TrainerOptions options, const TrainFlags& flags) {
   // Written after the Trainer (and its loaders' workers) ended, also for an interrupted run.
   write_trace(tracer.get(), flags.trace);
   if (!report_dir.empty())
-    write_report_option(report.report(result, train_facts(options, flags, world_size, threads)),
-                        report_dir);
+    write_report_option(
+        report.report(result, train_facts(options, flags, world_size, threads, result)),
+        report_dir);
   if (result.reason == StopReason::kStopRequested && group && env.rank != 0) {
     throw Error(
         Status(StatusCode::kCancelled, fmt::format("rank {}: interrupted in epoch {} after step {}",
@@ -272,9 +278,11 @@ void add_train_command(CLI::App& app) {
   train->add_option("--clip-grad", o.clip_grad, "Clip the gradient norm to this (0: off)")
       ->check(real_number("--clip-grad", 0, true))
       ->capture_default_str();
-  add_whole_number(*train, "--threads", flags->threads,
-                   "LibTorch intra-op threads (default 0: the cores the loader's workers leave)", 0,
-                   machine_cores(), "the cores of this machine")
+  add_whole_number(
+      *train, "--threads", flags->threads,
+      "LibTorch intra-op threads (default 0: the cores the loader's workers leave; with "
+      "--workers auto, those one worker leaves)",
+      0, machine_cores(), "the cores of this machine")
       ->capture_default_str();
   train->add_option("--device", o.device, "cpu, cuda or cuda:N (default: cuda if available)")
       ->check(CLI::Validator(
@@ -286,9 +294,10 @@ void add_train_command(CLI::App& app) {
                              "' (choose cpu, cuda or cuda:N)");
           },
           "", "device"));
-  add_whole_number(*train, "--workers", o.workers,
-                   "Loader worker threads (0: build batches inline)", 0, kMaxWorkers,
-                   "the loader's limit")
+  add_workers_option(*train, o.workers,
+                     "Loader worker threads (0: build batches inline; auto: tuned during about "
+                     "the first 100 steps, from 1 up to the machine's cores)",
+                     0)
       ->capture_default_str();
   train
       ->add_option("--verify", flags->verify,

@@ -59,9 +59,11 @@ BatchEngine::BatchEngine(std::shared_ptr<const Dataset> dataset, BatchLayout lay
       pieces_(static_cast<int>(
           std::clamp<int64_t>(options_.workers, 1, sampler_.options().batch_size))),
       stats_(std::move(stats)),
-      verified_(std::move(verified)) {
+      verified_(std::move(verified)),
+      active_(options_.workers),
+      window_(options_.prefetch) {
   try {
-    for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this] { work(); });
+    for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this, i] { work(i); });
   } catch (...) {  // std::system_error: joinable threads must not be destroyed
     stop();
     throw;
@@ -77,6 +79,7 @@ void BatchEngine::stop() {
     generation_.fetch_add(1);
   }
   work_cv_.notify_all();
+  idle_cv_.notify_all();
   for (std::thread& t : workers_) {
     if (t.joinable()) t.join();
   }
@@ -120,9 +123,32 @@ void BatchEngine::start(int64_t epoch, int64_t position) {
   work_cv_.notify_all();
 }
 
+void BatchEngine::set_active_workers(int workers) {
+  if (options_.workers == 0) return;
+  workers = std::clamp(workers, 1, options_.workers);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (workers == active_) return;
+    active_ = workers;
+  }
+  // Raised: the newly active ones leave idle_cv_. Lowered: the newly inactive ones sleeping on
+  // work_cv_ move to idle_cv_, so that a later notify_one there always reaches an active one.
+  idle_cv_.notify_all();
+  work_cv_.notify_all();
+}
+
+void BatchEngine::set_window(int prefetch) {
+  prefetch = std::clamp(prefetch, 1, options_.prefetch);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (prefetch == window_) return;
+    window_ = prefetch;
+  }
+  work_cv_.notify_all();
+}
+
 bool BatchEngine::piece_available() const {
-  return opening_ != nullptr ||
-         (next_open_ < end_seq() && next_open_ < next_deliver_ + options_.prefetch);
+  return opening_ != nullptr || (next_open_ < end_seq() && next_open_ < next_deliver_ + window_);
 }
 
 BatchEngine::Piece BatchEngine::take_piece() {
@@ -166,15 +192,17 @@ std::pair<size_t, size_t> BatchEngine::piece_range(size_t n, int p) const {
   return {n * p / pieces_, n * (p + 1) / pieces_};
 }
 
-void BatchEngine::work() {
+void BatchEngine::work(int index) {
   pthread_setname_np(pthread_self(), "stoker-worker");
   Scratch scratch;
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
+    idle_cv_.wait(lock, [&] { return stopping_ || index < active_; });
     ++sleeping_;
-    work_cv_.wait(lock, [&] { return stopping_ || piece_available(); });
+    work_cv_.wait(lock, [&] { return stopping_ || index >= active_ || piece_available(); });
     --sleeping_;
     if (stopping_) return;
+    if (index >= active_) continue;
     Piece piece = take_piece();
     // A newly opened batch has pieces for sleeping workers too.
     const int wake = piece.piece == 0 ? std::min(sleeping_, pieces_ - 1) : 0;
@@ -354,12 +382,14 @@ std::shared_ptr<BatchBuffer> BatchEngine::take_next(
   ready_.erase(it);
   ++next_deliver_;
   stats_->skipped += buffer->skipped;  // counted as delivered: not the next epoch's built ahead
-  const int64_t free_slots = next_deliver_ + options_.prefetch - next_open_;
+  const int64_t free_slots = next_deliver_ + window_ - next_open_;
+  const int window = window_;
+  const int active = active_;
   lock.unlock();
-  if (free_slots >= std::max(1, options_.prefetch / 2)) {
+  if (free_slots >= std::max(1, window / 2)) {
     // One sleeping worker per free piece: a worker woken for nothing costs a wake-up too.
     const int64_t pieces = free_slots * pieces_;
-    if (pieces >= options_.workers) {
+    if (pieces >= active) {
       work_cv_.notify_all();
     } else {
       for (int64_t i = 0; i < pieces; ++i) work_cv_.notify_one();

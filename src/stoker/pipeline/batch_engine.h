@@ -19,6 +19,13 @@
 // finishes this one and evaluates (no refill bubble). If the next start() asks for exactly that
 // plan, the work is kept; otherwise (a restore, a jump) it is dropped.
 //
+// Limits: the pool is started with `workers` threads and sized for a window of `prefetch`; while
+// it runs the consumer may lower and raise the active workers (set_active_workers: worker i
+// takes pieces only while i < the limit, the others sleep on their own condition variable, so
+// the hot path's wake-ups reach only active workers) and the window (set_window, within
+// [1, prefetch]). Batches are still split into `workers` pieces, so their contents never
+// depend on these limits; the worker tuner (worker_tuner.h) moves them.
+//
 // Errors: a sample that fails its checksum or transform fails its batch with a Status naming
 // dataset, shard and record (the first failing sample in batch order, whatever the worker
 // count), or, with skip_errors, is dropped and counted. Batch contents depend only on the plan,
@@ -84,6 +91,12 @@ class BatchEngine {
                                           bool* timed_out);
   // Batches of the started plan.
   int64_t num_batches() const;
+  // Workers that take pieces from now on: those with index < `workers`, clamped to
+  // [1, options.workers]. Pieces already taken are finished. No effect with workers == 0.
+  void set_active_workers(int workers);
+  // Batches built ahead of the consumer from now on, clamped to [1, options.prefetch]; batches
+  // already opened beyond a lowered window are finished and delivered.
+  void set_window(int prefetch);
 
  private:
   // A plan and the sequence number of its first batch (numbers run on across plans).
@@ -106,7 +119,8 @@ class BatchEngine {
     std::vector<uint8_t*> field_dst;
   };
 
-  void work();
+  // Worker `index`'s loop.
+  void work(int index);
   // next() and next_until(): waits until `deadline` if set, else for as long as it takes.
   std::shared_ptr<BatchBuffer> take_next(
       const std::optional<std::chrono::steady_clock::time_point>& deadline, bool* timed_out);
@@ -143,7 +157,8 @@ class BatchEngine {
   int64_t start_wait_ns_ = 0;
 
   mutable std::mutex mutex_;
-  std::condition_variable work_cv_;   // workers wait for a piece to take
+  std::condition_variable work_cv_;   // active workers wait for a piece to take
+  std::condition_variable idle_cv_;   // workers beyond active_ wait to become active
   std::condition_variable ready_cv_;  // the consumer waits for its batch
   // Guarded by mutex_: the plan being delivered and the one behind it.
   std::deque<Scheduled> plans_;
@@ -156,6 +171,8 @@ class BatchEngine {
   std::map<int64_t, std::shared_ptr<BatchBuffer>> ready_;  // guarded by mutex_: by seq
   bool stopping_ = false;                                  // guarded by mutex_
   int sleeping_ = 0;  // guarded by mutex_: workers waiting for a piece
+  int active_ = 0;    // guarded by mutex_: workers with a lower index take pieces
+  int window_ = 0;    // guarded by mutex_: batches open and not yet delivered, at most
   // Bumped (under mutex_) when work in flight is dropped; workers compare it per sample.
   std::atomic<uint64_t> generation_{0};
   std::vector<std::thread> workers_;

@@ -1,10 +1,13 @@
 // BatchEngine: what LoaderCore's tests do not reach — verify-once, bounded buffers, prompt
-// cancellation, batches outliving the engine. workers == 0 is the single-thread variant.
+// cancellation, batches outliving the engine, limits moved while it runs. workers == 0 (or one
+// active worker) is the single-thread variant.
 #include "stoker/pipeline/batch_engine.h"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
+#include <set>
 #include <thread>
 
 #include "stoker/pipeline/sample_cost.h"
@@ -34,6 +37,21 @@ class BatchEngineTest : public ::testing::Test {
     stats_ = std::make_shared<PipelineStats>();
     return std::make_unique<BatchEngine>(dataset_, layout_, pool_, Sampler(kRecords, so), options,
                                          stats_, std::move(verified));
+  }
+  // Every byte of every field of the started plan's batches; calls `between(b)` before taking
+  // batch b.
+  std::vector<uint8_t> contents(BatchEngine& e, const std::function<void(int64_t)>& between = {}) {
+    std::vector<uint8_t> out;
+    for (int64_t b = 0;; ++b) {
+      if (between) between(b);
+      std::shared_ptr<BatchBuffer> batch = e.next();
+      if (!batch) return out;
+      EXPECT_TRUE(batch->status.is_ok());
+      for (size_t f = 0; f < batch->fields.size(); ++f) {
+        const uint8_t* p = batch->fields[f].get();
+        out.insert(out.end(), p, p + batch->size * layout_.fields()[f].sample_bytes);
+      }
+    }
   }
   // Drains the started plan; the first failed batch's Status, or ok.
   static Status drain(BatchEngine& e) {
@@ -135,6 +153,77 @@ TEST_F(BatchEngineTest, BatchesOutliveTheirEngineAndPool) {
   }
   ASSERT_NE(kept, nullptr);
   EXPECT_EQ(kept->size, 32);
+}
+
+TEST_F(BatchEngineTest, LimitsMovedMidEpochDeliverTheSameBatches) {
+  auto reference = engine(0, {}, 24);
+  std::vector<std::vector<uint8_t>> expected;
+  for (int64_t epoch = 0; epoch < 2; ++epoch) {
+    reference->start(epoch, 0);
+    expected.push_back(contents(*reference));
+  }
+  EngineOptions options;
+  options.prefetch = 6;
+  // Single-thread variant: one active worker, a window of one, from the start.
+  auto single = engine(4, options, 24);
+  single->set_active_workers(1);
+  single->set_window(1);
+  for (int64_t epoch = 0; epoch < 2; ++epoch) {
+    single->start(epoch, 0);
+    EXPECT_EQ(contents(*single), expected[epoch]) << epoch;
+  }
+  // Limits lowered and raised every few batches, out of range too (clamped).
+  auto moving = engine(4, options, 24);
+  const int workers[] = {1, 4, 2, 0, 3, 9, 1};
+  const int windows[] = {6, 1, 3, 100, 2, -1, 5};
+  for (int64_t epoch = 0; epoch < 2; ++epoch) {
+    moving->start(epoch, 0);
+    EXPECT_EQ(contents(*moving,
+                       [&](int64_t b) {
+                         if (b % 3 != 0) return;
+                         moving->set_active_workers(workers[(b / 3) % 7]);
+                         moving->set_window(windows[(b / 5) % 7]);
+                       }),
+              expected[epoch])
+        << epoch;
+  }
+}
+
+TEST_F(BatchEngineTest, OnlyActiveWorkersTakePieces) {
+  // Pieces heavy enough that woken workers get some before the consumer is done.
+  layout_ =
+      BatchLayout::create(dataset_->schema(),
+                          {{"label"}, {"cost", busy_wait_transform(std::chrono::microseconds(20))}})
+          .value_or_throw();
+  // Threads that built a piece starting after `since`.
+  auto builders = [](const Tracer& tracer, int64_t since) {
+    std::set<int64_t> out;
+    for (const ThreadTrace& t : tracer.snapshot()) {
+      for (const TraceEvent& e : t.events) {
+        if (std::string(e.name) == "piece" && e.start_ns >= since) out.insert(t.tid);
+      }
+    }
+    return out.size();
+  };
+  Tracer tracer;
+  EngineOptions options;
+  options.prefetch = 4;
+  options.tracer = &tracer;
+  auto e = engine(3, options, 30);  // 34 batches, in 3 pieces each
+  e->start(0, 0);
+  for (int i = 0; i < 5; ++i) ASSERT_NE(e->next(), nullptr);
+  e->set_active_workers(1);
+  // Batches opened before the change (the window and the one being built) may have pieces
+  // taken by any worker: skip past them.
+  for (int i = 0; i < 6; ++i) ASSERT_NE(e->next(), nullptr);
+  const int64_t lowered = Tracer::now_ns();
+  for (int i = 0; i < 10; ++i) ASSERT_NE(e->next(), nullptr);
+  EXPECT_EQ(builders(tracer, lowered), 1u);
+  e->set_active_workers(3);
+  const int64_t raised = Tracer::now_ns();
+  while (e->next()) {
+  }
+  EXPECT_GE(builders(tracer, raised), 2u);
 }
 
 TEST_F(BatchEngineTest, RejectsBadOptions) {

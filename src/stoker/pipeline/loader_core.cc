@@ -8,6 +8,7 @@
 
 #include "stoker/pipeline/batch_engine.h"
 #include "stoker/pipeline/verified_set.h"
+#include "stoker/util/machine.h"
 
 namespace stoker {
 namespace {
@@ -37,9 +38,13 @@ constexpr size_t kMaxBatchBytes = size_t{16} << 30;
 
 LoaderOptions checked(LoaderOptions o, const Dataset& dataset, const BatchLayout& layout) {
   if (o.batch_size < 1) throw Error(invalid_argument("batch size must be at least 1"));
-  if (o.workers < -1 || o.workers > kMaxWorkers)
+  if (o.workers < kAutoTuneWorkers || o.workers > kMaxWorkers)
     throw Error(invalid_argument(
-        fmt::format("workers must be -1 (auto), 0 (inline) or up to {}", kMaxWorkers)));
+        fmt::format("workers must be -2 (tuned), -1 (auto), 0 (inline) or up to {}", kMaxWorkers)));
+  if (o.tune.max_workers < 0 || o.tune.max_workers > kMaxWorkers || o.tune.start_workers < 0 ||
+      o.tune.start_workers > kMaxWorkers)
+    throw Error(invalid_argument(
+        fmt::format("tuning budget: workers must be 0 (auto) or up to {}", kMaxWorkers)));
   if (o.prefetch < -1 || o.prefetch == 0 || o.prefetch > kMaxPrefetch)
     throw Error(invalid_argument(
         fmt::format("prefetch must be -1 (auto) or between 1 and {}", kMaxPrefetch)));
@@ -50,9 +55,32 @@ LoaderOptions checked(LoaderOptions o, const Dataset& dataset, const BatchLayout
         "a batch of {} samples of {} bytes is more than the {} GiB a batch buffer may take",
         o.batch_size, sample_bytes, kMaxBatchBytes >> 30)));
   if (o.workers == -1) o.workers = auto_workers();
-  if (o.prefetch == -1)
-    o.prefetch = auto_prefetch(sample_bytes * static_cast<size_t>(o.batch_size));
   return o;
+}
+
+// A tuned loader's tuner, with the budgets of `o` (whose workers and prefetch it then sets to
+// the most the tuner may use); null for fixed workers. Resolves an auto prefetch.
+std::unique_ptr<WorkerTuner> make_tuner(LoaderOptions& o, size_t batch_bytes) {
+  const int auto_depth = auto_prefetch(batch_bytes);
+  if (o.workers != kAutoTuneWorkers) {
+    if (o.prefetch == -1) o.prefetch = auto_depth;
+    return nullptr;
+  }
+  TunerOptions t;
+  t.max_workers = o.tune.max_workers > 0 ? o.tune.max_workers : machine_cores();
+  t.start_workers =
+      std::min(o.tune.start_workers > 0 ? o.tune.start_workers : auto_workers(), t.max_workers);
+  if (o.prefetch == -1) {
+    t.start_prefetch = auto_depth;
+    t.max_prefetch = static_cast<int>(
+        std::clamp<size_t>(o.tune.max_prefetch_bytes / std::max<size_t>(batch_bytes, 1),
+                           static_cast<size_t>(auto_depth), static_cast<size_t>(kMaxPrefetch)));
+  } else {
+    t.start_prefetch = t.max_prefetch = o.prefetch;
+  }
+  o.workers = t.max_workers;
+  o.prefetch = t.max_prefetch;
+  return std::make_unique<WorkerTuner>(t);
 }
 
 }  // namespace
@@ -79,6 +107,7 @@ LoaderCore::LoaderCore(std::shared_ptr<const Dataset> dataset, LoaderOptions opt
       layout_(make_layout(*dataset_, options)),
       stats_(std::make_shared<PipelineStats>()) {
   options_ = checked(std::move(options), *dataset_, layout_);
+  tuner_ = make_tuner(options_, layout_.sample_bytes() * static_cast<size_t>(options_.batch_size));
   Sampler sampler(static_cast<int64_t>(dataset_->size()), sampler_options(options_));
   pool_ = BufferPool::create(layout_, options_.batch_size,
                              static_cast<size_t>(options_.prefetch) + 2, std::move(allocator));
@@ -97,6 +126,7 @@ LoaderCore::LoaderCore(std::shared_ptr<const Dataset> dataset, LoaderOptions opt
   engine.tracer = options_.tracer;
   engine_ = std::make_unique<BatchEngine>(dataset_, layout_, pool_, std::move(sampler), engine,
                                           stats_, std::make_shared<VerifiedSet>(dataset_->size()));
+  if (tuner_) apply_tuning();
   for (const BatchField& f : layout_.fields()) {
     HostField h;
     h.name = f.name;
@@ -114,6 +144,26 @@ LoaderCore::~LoaderCore() = default;
 
 int64_t LoaderCore::batches_per_epoch() const {
   return Sampler(static_cast<int64_t>(dataset_->size()), sampler_options(options_)).num_batches();
+}
+
+std::optional<TuningReport> LoaderCore::tuning() const {
+  if (!tuner_) return std::nullopt;
+  return tuner_->report();
+}
+
+void LoaderCore::apply_tuning() {
+  engine_->set_active_workers(tuner_->workers());
+  engine_->set_window(tuner_->prefetch());
+}
+
+void LoaderCore::observe_batch() {
+  if (!tuner_ || tuner_->settled()) return;
+  LoaderCounters now;
+  now.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  now.wait_seconds = stats_->wait_ns.load(std::memory_order_relaxed) / 1e9;
+  now.busy_seconds = stats_->busy_ns.load(std::memory_order_relaxed) / 1e9;
+  if (tuner_->on_batch(now)) apply_tuning();
 }
 
 size_t LoaderCore::buffer_bytes() const {
@@ -139,6 +189,7 @@ LoaderCore::Epoch LoaderCore::epoch(int64_t e) {
         "a loader has one live epoch at a time: finish or destroy the previous one first"));
   if (e < 0) throw Error(invalid_argument("epoch must be >= 0"));
   engine_->start(e, e == state_.epoch ? state_.position : 0);
+  if (tuner_) tuner_->pause();  // the time since the last batch was the consumer's own
   epoch_batches_ = engine_->num_batches();
   epoch_live_ = true;
   return Epoch(this);
@@ -167,6 +218,7 @@ LoaderCore::Epoch::Next LoaderCore::Epoch::next_for(HostBatch& out,
 
 bool LoaderCore::Epoch::deliver(std::shared_ptr<BatchBuffer> buffer, HostBatch& out) {
   if (!buffer) return false;
+  loader_->observe_batch();
   throw_if_error(buffer->status);
   const std::vector<HostField>& shapes = loader_->field_shapes_;
   out.fields.resize(shapes.size());

@@ -412,10 +412,18 @@ TEST_F(LoaderCoreTest, BadOptionsAreRejected) {
     o.prefetch = prefetch;
     EXPECT_TRUE(rejects(o)) << prefetch;
   }
-  for (int workers : {-2, kMaxWorkers + 1}) {
+  for (int workers : {-3, kMaxWorkers + 1}) {
     o = options(1);
     o.workers = workers;
     EXPECT_TRUE(rejects(o)) << workers;
+  }
+  for (int budget : {-1, kMaxWorkers + 1}) {
+    o = options(kAutoTuneWorkers);
+    o.tune.max_workers = budget;
+    EXPECT_TRUE(rejects(o)) << budget;
+    o.tune.max_workers = 0;
+    o.tune.start_workers = budget;
+    EXPECT_TRUE(rejects(o)) << budget;
   }
   for (int64_t batch : {int64_t{0}, int64_t{-1}, int64_t{1} << 60}) {
     o = options(1);
@@ -556,6 +564,54 @@ TEST_F(LoaderCoreTest, TracedWorkersBuildPiecesAndTheConsumerWaits) {
   EXPECT_EQ(counts.begin()->second.size(), 1u);
   EXPECT_GE(counts.begin()->second.at("wait"), 1);
   EXPECT_EQ(stoker::testing::nesting_error(nlohmann::json::parse(chrome_trace_json(tracer))), "");
+}
+
+TEST_F(LoaderCoreTest, TunedLoaderDeliversTheSameBytesAndSettles) {
+  // Samples of 200 us: windows of batches long enough to measure (3.2 ms a batch per worker).
+  auto with_cost = [](LoaderOptions o) {
+    o.fields.push_back({kSampleCostField, busy_wait_transform(std::chrono::microseconds(200))});
+    return o;
+  };
+  LoaderCore reference(dataset_, with_cost(options(1)));
+  std::vector<std::vector<uint8_t>> expected;
+  for (int64_t e = 0; e < 4; ++e) expected.push_back(bytes(reference, e));
+  EXPECT_FALSE(reference.tuning().has_value());
+  for (int start : {1, 3}) {
+    LoaderOptions o = with_cost(options(kAutoTuneWorkers));
+    o.tune.max_workers = 3;
+    o.tune.start_workers = start;
+    LoaderCore loader(dataset_, o);
+    EXPECT_EQ(loader.options().workers, 3);   // the pool's size
+    EXPECT_EQ(loader.options().prefetch, 3);  // set by hand: not tuned
+    // 63 batches an epoch: the tuning spans epochs.
+    for (int64_t e = 0; e < 4; ++e) EXPECT_EQ(bytes(loader, e), expected[e]) << start << " " << e;
+    const std::optional<TuningReport> r = loader.tuning();
+    ASSERT_TRUE(r.has_value());
+    EXPECT_TRUE(r->settled) << r->reason;
+    EXPECT_LE(r->settle_batches, 4 * 63);
+    EXPECT_GE(r->workers, 1);
+    EXPECT_LE(r->workers, 3);
+    EXPECT_EQ(r->prefetch, 3);
+    EXPECT_EQ(r->max_workers, 3);
+    ASSERT_FALSE(r->trials.empty());
+    EXPECT_EQ(r->trials.front().workers, start);
+    EXPECT_NE(r->reason, "");
+  }
+}
+
+TEST_F(LoaderCoreTest, TunedLoaderWithAutoPrefetchHasAMemoryBudget) {
+  LoaderOptions o = options(kAutoTuneWorkers);
+  o.prefetch = -1;
+  o.tune.max_workers = 2;
+  const size_t batch_bytes = LoaderCore(dataset_, options(0)).layout().sample_bytes() * 16;
+  o.tune.max_prefetch_bytes = 100 * batch_bytes;
+  LoaderCore loader(dataset_, o);
+  EXPECT_EQ(loader.options().prefetch, 100);
+  EXPECT_EQ(loader.tuning()->prefetch, auto_prefetch(batch_bytes));
+  // A budget below auto_prefetch's depth does not go below it.
+  o.tune.max_prefetch_bytes = 1;
+  LoaderCore small(dataset_, o);
+  EXPECT_EQ(small.options().prefetch, auto_prefetch(batch_bytes));
 }
 
 }  // namespace

@@ -190,6 +190,7 @@ std::unique_ptr<Loader> make_loader(std::shared_ptr<const Dataset> data, const T
     lo.world_size = o.process_group->world_size();
   }
   lo.workers = o.workers;
+  lo.tune.start_workers = 1;  // the trainer's default: tuning is never behind it
   lo.verify = o.verify;
   lo.seed = o.seed;
   lo.shuffle = train;
@@ -214,14 +215,15 @@ Trainer::Trainer(TrainerOptions options)
   require(o.batch_size >= 1, "batch size must be >= 1");
   require(o.accum >= 1, "accum must be >= 1");
   require(o.clip_grad >= 0 && std::isfinite(o.clip_grad), "clip-grad must be >= 0 (0 = off)");
-  require(o.workers >= 0, "workers must be >= 0");
+  require(o.workers >= 0 || o.workers == kAutoTuneWorkers,
+          "workers must be >= 0, or kAutoTuneWorkers");
   require(o.max_steps >= 0, "max steps must be >= 0 (0 = no limit)");
   require(!o.resume || !o.checkpoint_dir.empty(), "resume needs a checkpoint directory");
   { AutocastGuard probe(o.amp, device_.type()); }  // rejects a mode this device lacks, early
   threads_ = at::get_num_threads();
   warnings_ = slow_configuration_warnings(
       o.amp, device_.is_cpu(), bf16_not_native(machine_cpu_flags(), libtorch_cpu_capability()),
-      threads_, o.workers, machine_cores());
+      threads_, o.workers == kAutoTuneWorkers ? 1 : o.workers, machine_cores());
 
   const DataLocation data = resolve_data(o.data_dir);
   train_data_ = Dataset::open(data.train).value_or_throw();
@@ -411,7 +413,8 @@ std::string Trainer::run_record() const {
         {"world_size", world_size_},
         {"clip_grad", o.clip_grad},
         {"threads", threads_},
-        {"workers", o.workers},
+        {"workers",
+         o.workers == kAutoTuneWorkers ? nlohmann::json("auto") : nlohmann::json(o.workers)},
         {"device", device_.str()},
         {"verify", to_string(o.verify)},
         {"seed", o.seed},
@@ -475,7 +478,9 @@ TrainResult Trainer::run() {
                   "{:g}, amp {}, {} threads, {} workers, device {}",
                   model_->name(), train_data_->dir(), train_data_->size(), spec_.num_classes,
                   normalization_.phrase, o.epochs, o.batch_size, o.optimizer.name, o.optimizer.lr,
-                  to_string(o.amp), threads_, o.workers, device_.str()) +
+                  to_string(o.amp), threads_,
+                  o.workers == kAutoTuneWorkers ? "auto" : std::to_string(o.workers),
+                  device_.str()) +
       (world_size_ > 1 ? fmt::format(", {} ranks", world_size_) : ""));
   if (!eval_note_.empty()) progress_.print(eval_note_);
 
@@ -492,6 +497,8 @@ TrainResult Trainer::run() {
   }
   result.steps = step_;
   result.seconds = seconds_since(start);
+  result.tuning = loader_->tuning();
+  say_tuning(/*at_end=*/true);
 
   if (result.reason != StopReason::kStopRequested && !o.save_model.empty() && leads()) {
     throw_if_error(model_->save(o.save_model, {normalization_.mean, normalization_.std}));
@@ -603,10 +610,18 @@ bool Trainer::train_epoch(int64_t e, EpochMetrics& m, TrainResult& result) {
   measure_epoch();
   if (o.eval) evaluate(e, m);
   progress_.print(m.to_line());
+  say_tuning(/*at_end=*/false);
   if (log_) throw_if_error(log_->append("epoch", m.to_json()));
   checkpoint(0, 0, result);
   if (e + 1 < o.epochs) result.reason = stop_reason();  // after the last epoch: completed
   return true;
+}
+
+void Trainer::say_tuning(bool at_end) {
+  const std::optional<TuningReport> tuning = loader_->tuning();
+  if (!tuning || tuning_said_ || (!tuning->settled && !at_end)) return;
+  progress_.print("workers auto: " + tuning->summary());
+  tuning_said_ = true;
 }
 
 void Trainer::measure(int64_t e, double loss_sum, int64_t loss_samples,
