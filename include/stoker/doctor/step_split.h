@@ -37,4 +37,9 @@ struct StepSplit {
 // times). Spans of other categories (the pipeline's, LibTorch's operators) are ignored.
 StepSplit split_steps(const std::vector<ThreadTrace>& trace, int64_t from_ns, int64_t to_ns);
 
+// Seconds of the spans of `category` named `name` that lie wholly inside [from_ns, to_ns), over
+// every thread (e.g. the loader workers' "pipeline" "piece" spans: their busy time).
+double sum_spans(const std::vector<ThreadTrace>& trace, const char* category, const char* name,
+                 int64_t from_ns, int64_t to_ns);
+
 }  // namespace stoker

@@ -93,3 +93,24 @@ TEST(StepSplitTest, AnEmptyWindowIsZero) {
 
 }  // namespace
 }  // namespace stoker
+
+namespace stoker {
+namespace {
+
+TEST(SumSpansTest, SumsOneNameOfOneCategoryInsideTheWindowOverThreads) {
+  Tracer tracer;
+  std::thread worker([&] {
+    tracer.complete("pipeline", "piece", 0, 3 * kMs);
+    tracer.complete("pipeline", "piece", 3 * kMs, 4 * kMs);
+    tracer.complete("pipeline", "read", 0, 1 * kMs);
+    tracer.complete("pipeline", "piece", 9 * kMs, 11 * kMs);  // ends past the window
+  });
+  worker.join();
+  tracer.complete("pipeline", "piece", 5 * kMs, 6 * kMs);
+  tracer.complete("train", "piece", 5 * kMs, 6 * kMs);
+  EXPECT_NEAR(sum_spans(tracer.snapshot(), "pipeline", "piece", 0, 10 * kMs), 5e-3, 1e-12);
+  EXPECT_EQ(sum_spans(tracer.snapshot(), "pipeline", "finalize", 0, 10 * kMs), 0);
+}
+
+}  // namespace
+}  // namespace stoker
