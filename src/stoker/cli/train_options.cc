@@ -11,6 +11,7 @@
 #include "cli/usage.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/train/compute_threads.h"
+#include "stoker/train/slow_configs.h"
 #include "stoker/util/machine.h"
 
 namespace stoker::cli {
@@ -53,9 +54,9 @@ void add_run_options(CLI::App& command, TrainerOptions& o, TrainFlags& flags) {
   command.add_option("--momentum", o.optimizer.momentum, "SGD momentum, in [0, 1)")
       ->check(real_number("--momentum", 0, true));
   command.add_flag("--nesterov", o.optimizer.nesterov, "SGD with Nesterov momentum");
-  train
-      ->add_option("--weight-decay", flags.weight_decay,
-                   "Weight decay (default: 0 for sgd and adam, 0.01 for adamw)")
+  command
+      .add_option("--weight-decay", flags.weight_decay,
+                  "Weight decay (default: 0 for sgd and adam, 0.01 for adamw)")
       ->check(real_number("--weight-decay", 0, true));
   command.add_option("--schedule", flags.schedule, "constant, step, cosine or one-cycle")
       ->check(one_of("--schedule", {"constant", "step", "cosine", "one-cycle"}))
@@ -95,47 +96,47 @@ void add_run_options(CLI::App& command, TrainerOptions& o, TrainFlags& flags) {
                    "Loader worker threads (0: build batches inline)", 0, kMaxWorkers,
                    "the loader's limit")
       ->capture_default_str();
-  train
-      ->add_option("--verify", flags.verify,
-                   "Record checksums: once (first read, default), always, off")
+  command
+      .add_option("--verify", flags.verify,
+                  "Record checksums: once (first read, default), always, off")
       ->check(one_of("--verify", {"always", "once", "off"}))
       ->capture_default_str();
   add_whole_number(command, "--seed", o.seed, "Seed of model initialisation and data order", 0)
       ->capture_default_str();
-  train
-      ->add_option("--mean", o.mean,
-                   "Per-channel input mean in [0, 1] units (default: the training data's, from "
-                   "its manifest; for data converted by an older stoker, ImageNet's for JPEG/PNG "
-                   "datasets and Fashion-MNIST's 0.2860 for stored pixels)")
+  command
+      .add_option("--mean", o.mean,
+                  "Per-channel input mean in [0, 1] units (default: the training data's, from "
+                  "its manifest; for data converted by an older stoker, ImageNet's for JPEG/PNG "
+                  "datasets and Fashion-MNIST's 0.2860 for stored pixels)")
       ->check(real_number("--mean", std::numeric_limits<double>::lowest(), true));
-  train
-      ->add_option("--std", o.std,
-                   "Per-channel input standard deviation (default: the training data's; without "
-                   "statistics, ImageNet's or 0.3530)")
+  command
+      .add_option("--std", o.std,
+                  "Per-channel input standard deviation (default: the training data's; without "
+                  "statistics, ImageNet's or 0.3530)")
       ->check(real_number("--std", 0, false));
-  train
-      ->add_option("--image-size", o.image_size,
-                   "JPEG/PNG datasets: side of the square crops the model sees")
+  command
+      .add_option("--image-size", o.image_size,
+                  "JPEG/PNG datasets: side of the square crops the model sees")
       ->check(whole_number("--image-size", 1, 4096))
       ->capture_default_str();
-  train
-      ->add_option("--crop-scale", o.augment.crop.scale_min,
-                   "RandomResizedCrop: smallest crop, as a fraction of the image's area")
+  command
+      .add_option("--crop-scale", o.augment.crop.scale_min,
+                  "RandomResizedCrop: smallest crop, as a fraction of the image's area")
       ->check(real_number("--crop-scale", 0, false, 1))
       ->capture_default_str();
-  train
-      ->add_option("--crop-ratio-min", o.augment.crop.ratio_min,
-                   "RandomResizedCrop: smallest aspect ratio (width / height)")
+  command
+      .add_option("--crop-ratio-min", o.augment.crop.ratio_min,
+                  "RandomResizedCrop: smallest aspect ratio (width / height)")
       ->check(real_number("--crop-ratio-min", 0, false))
       ->capture_default_str();
-  train
-      ->add_option("--crop-ratio-max", o.augment.crop.ratio_max,
-                   "RandomResizedCrop: largest aspect ratio")
+  command
+      .add_option("--crop-ratio-max", o.augment.crop.ratio_max,
+                  "RandomResizedCrop: largest aspect ratio")
       ->check(real_number("--crop-ratio-max", 0, false))
       ->capture_default_str();
-  train
-      ->add_option("--flip", o.augment.flip_probability,
-                   "Probability of a horizontal flip of a training image")
+  command
+      .add_option("--flip", o.augment.flip_probability,
+                  "Probability of a horizontal flip of a training image")
       ->check(real_number("--flip", 0, true, 1))
       ->capture_default_str();
   command.add_flag("--no-dct-scale", flags.no_dct_scale,

@@ -114,7 +114,7 @@ DoctorResult run_doctor(const TrainerOptions& run, const DoctorOptions& options)
   m.loop = phase("training loop", base, StepMode::kTrain).first;
 
   const std::shared_ptr<const Dataset> data =
-      Dataset::open(resolve_data(run.data_dir).train).value_or_throw();
+      Dataset::open(locate_data(run.data_dir).value_or_throw().train).value_or_throw();
   m.workers = run.workers;
   m.cores = machine_cores();
   m.compute_threads = at::get_num_threads();
