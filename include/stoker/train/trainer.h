@@ -49,6 +49,16 @@
 
 namespace stoker {
 
+// What a training step does. Anything but kTrain is a measurement (`stoker doctor`), whose
+// model is not the one a run would train.
+enum class StepMode {
+  kTrain,     // take the next batch, make the model's input, forward, backward, optimizer step
+  kDataOnly,  // take the next batch and make the model's input; no model (the loader's rate)
+  // Train on the epoch's first batch over and over, never waiting for the loader (the compute
+  // rate: forward, backward and optimizer on a batch resident on the device).
+  kResidentBatch,
+};
+
 // What to train on, how, and where results go. Plain value; defaults are the embedded default.
 struct TrainerOptions {
   // A dataset directory (trained on, not evaluated), or a folder holding train/ and test/ (or
@@ -121,6 +131,10 @@ struct TrainerOptions {
   // epoch's timing starts (0, or where a resumed epoch continues), then after each training
   // batch (its backward pass and, when due, the optimizer step); for measurements. Empty: none.
   std::function<void(int64_t batches_done)> on_batch;
+  // A synthetic cost per training sample, busy-waited on a loader worker before the sample is
+  // built (pipeline/sample_cost.h): makes a data-bound run on demand. 0: none.
+  std::chrono::microseconds sample_cost{0};
+  StepMode step_mode = StepMode::kTrain;
   // Errors a model raises carry LibTorch's whole message (for a TorchScript model, its
   // traceback) instead of one line.
   bool verbose = false;

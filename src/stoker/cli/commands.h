@@ -18,6 +18,7 @@ void add_bench_command(CLI::App& app);
 // Registers `bench train` on the `bench` subcommand.
 void add_bench_train_command(CLI::App& bench);
 void add_convert_command(CLI::App& app);
+void add_doctor_command(CLI::App& app);
 void add_env_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_train_command(CLI::App& app);

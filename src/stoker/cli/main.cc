@@ -103,6 +103,7 @@ int main(int argc, char** argv) {
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   add_bench_command(app);
   add_convert_command(app);
+  add_doctor_command(app);
   add_env_command(app);
   add_inspect_command(app);
   add_train_command(app);

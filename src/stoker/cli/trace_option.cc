@@ -13,11 +13,11 @@ CLI::Option* add_trace_option(CLI::App& command, std::string& path) {
                             "and the training loop's stages to this JSON file at the end");
 }
 
-std::unique_ptr<Tracer> make_tracer(const std::string& path) {
+std::unique_ptr<Tracer> make_tracer(const std::string& path, TracerOptions options) {
   if (path.empty()) return nullptr;
   const Status checked = check_output_path(path);
   if (!checked.is_ok()) throw Error(Status(checked.code(), "--trace: " + checked.message()));
-  return std::make_unique<Tracer>();
+  return std::make_unique<Tracer>(options);
 }
 
 void write_trace(const Tracer* tracer, const std::string& path) {

@@ -777,3 +777,43 @@ TEST_F(TrainCliTest, AbsurdNumbersNameTheLimitAndWriteNothing) {
 
 }  // namespace
 }  // namespace stoker
+
+namespace stoker {
+namespace {
+
+TEST_F(TrainCliTest, ASampleCostSlowsTheLoaderButTrainsTheSameModel) {
+  write_data("data", 600);
+  auto args = [&](const std::string& model, const std::string& cost) {
+    return std::vector<std::string>{"--data",
+                                    dir_ / "data",
+                                    "--epochs",
+                                    "1",
+                                    "--batch",
+                                    "32",
+                                    "--save-model",
+                                    dir_ / model,
+                                    "--log",
+                                    dir_ / (model + ".jsonl"),
+                                    "--sample-cost-us",
+                                    cost,
+                                    "--no-eval"};
+  };
+  Cli plain(args("plain.pt", "0"), dir_);
+  ASSERT_EQ(plain.wait(), 0) << plain.err();
+  Cli costly(args("costly.pt", "200"), dir_);
+  ASSERT_EQ(costly.wait(), 0) << costly.err();
+  EXPECT_NE(costly.out().find("a synthetic cost of 200 us per sample"), std::string::npos)
+      << costly.out();
+  EXPECT_EQ(plain.out().find("synthetic cost"), std::string::npos) << plain.out();
+  EXPECT_EQ(log_records(dir_ / "costly.pt.jsonl", "run").at(0)["config"]["sample_cost_us"], 200);
+  // 600 samples of 200 us on one worker: at least 0.12 s of waiting for data.
+  EXPECT_GE(log_records(dir_ / "costly.pt.jsonl", "epoch").at(0)["data_seconds"].get<double>(),
+            0.1);
+  const std::vector<at::Tensor> a = saved_parameters(dir_ / "plain.pt");
+  const std::vector<at::Tensor> b = saved_parameters(dir_ / "costly.pt");
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(a[i].equal(b[i])) << "tensor " << i;
+}
+
+}  // namespace
+}  // namespace stoker

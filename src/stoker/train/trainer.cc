@@ -17,6 +17,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "stoker/pipeline/sample_cost.h"
 #include "stoker/store/data_location.h"
 #include "stoker/store/dataset_summary.h"
 #include "stoker/store/import/fashion_mnist.h"
@@ -197,6 +198,8 @@ std::unique_ptr<Loader> make_loader(std::shared_ptr<const Dataset> data, const T
   lo.tracer = o.tracer;
   // Images as uint8: InputNormalizer turns them into float where the model runs.
   lo.fields = {image_request(*data, o, train), FieldRequest("label")};
+  if (train && o.sample_cost.count() > 0)
+    lo.fields.emplace_back(kSampleCostField, busy_wait_transform(o.sample_cost));
   return std::make_unique<Loader>(std::move(data), lo, device);
 }
 
@@ -218,6 +221,7 @@ Trainer::Trainer(TrainerOptions options)
   require(o.workers >= 0 || o.workers == kAutoTuneWorkers,
           "workers must be >= 0, or kAutoTuneWorkers");
   require(o.max_steps >= 0, "max steps must be >= 0 (0 = no limit)");
+  require(o.sample_cost.count() >= 0, "sample cost must be >= 0 (0 = none)");
   require(!o.resume || !o.checkpoint_dir.empty(), "resume needs a checkpoint directory");
   { AutocastGuard probe(o.amp, device_.type()); }  // rejects a mode this device lacks, early
   threads_ = at::get_num_threads();
@@ -415,6 +419,7 @@ std::string Trainer::run_record() const {
         {"threads", threads_},
         {"workers",
          o.workers == kAutoTuneWorkers ? nlohmann::json("auto") : nlohmann::json(o.workers)},
+        {"sample_cost_us", o.sample_cost.count()},
         {"device", device_.str()},
         {"verify", to_string(o.verify)},
         {"seed", o.seed},
@@ -481,7 +486,10 @@ TrainResult Trainer::run() {
                   to_string(o.amp), threads_,
                   o.workers == kAutoTuneWorkers ? "auto" : std::to_string(o.workers),
                   device_.str()) +
-      (world_size_ > 1 ? fmt::format(", {} ranks", world_size_) : ""));
+      (world_size_ > 1 ? fmt::format(", {} ranks", world_size_) : "") +
+      (o.sample_cost.count() > 0
+           ? fmt::format(", a synthetic cost of {} us per sample", o.sample_cost.count())
+           : ""));
   if (!eval_note_.empty()) progress_.print(eval_note_);
 
   result.epoch = std::min(loader_->state().epoch, o.epochs);
@@ -560,7 +568,8 @@ bool Trainer::train_epoch(int64_t e, EpochMetrics& m, TrainResult& result) {
     }
     return sums;
   };
-  while (it != range.end()) {
+  // kResidentBatch keeps `it` on the epoch's first batch: the count ends the epoch.
+  while (it != range.end() && batches < range.size()) {
     const bool ends_step = pending + 1 == o.accum || batches + 1 == range.size();
     const double loss = forward_backward(*it, e, batches_done + batches + 1, ends_step);
     loss_sum += loss * it->size();
@@ -598,6 +607,7 @@ bool Trainer::train_epoch(int64_t e, EpochMetrics& m, TrainResult& result) {
       checkpoint(sums[0], static_cast<int64_t>(sums[1]), result);
       return false;
     }
+    if (o.step_mode == StepMode::kResidentBatch) continue;
     t = Clock::now();
     {
       TraceSpan span(o.tracer, "train", "data");
@@ -648,6 +658,7 @@ double Trainer::forward_backward(const Batch& batch, int64_t e, int64_t batch_nu
   const Clock::time_point t = Clock::now();
   const auto [input, target] = on_device(batch);
   h2d_seconds_ += seconds_since(t);
+  if (options_.step_mode == StepMode::kDataOnly) return 0.0;
   at::Tensor loss;
   {
     TraceSpan span(options_.tracer, "train", "forward");
@@ -692,6 +703,10 @@ std::string Trainer::where(int64_t e, int64_t batch_number) const {
 void Trainer::optimizer_step() {
   // Averaged gradients are the same on every rank: so is found-inf, and every rank skips the
   // same steps.
+  if (options_.step_mode == StepMode::kDataOnly) {  // nothing to update; the step still counts
+    ++step_;
+    return;
+  }
   TraceSpan span(options_.tracer, "train", "optimizer");
   if (reducer_) {
     TraceSpan wait(options_.tracer, "train", "allreduce_wait");

@@ -1,0 +1,70 @@
+#pragma once
+// `stoker doctor`: measures where a training run's time goes and says what limits it. For the
+// run a TrainerOptions describes it measures (1) the loader alone (StepMode::kDataOnly), (2)
+// the compute alone on a batch resident on the device (kResidentBatch), (3) the real loop, each
+// a short run after a warm-up, all traced on one Tracer (the trainer's spans give the step-time
+// split: step_split.h); when compute is what limits, (4) compute alone again with a variant
+// each (twice the batch; mixed precision where the device has it natively). diagnosis.h turns
+// the numbers into a verdict and actions.
+//
+//   stoker::TrainerOptions run;  // as for stoker train
+//   stoker::DoctorResult r = stoker::run_doctor(run, {});
+//   std::puts(r.to_text().c_str());
+//
+// No model is kept: the runs train throw-away copies. Uses the process's intra-op threads as it
+// finds them and changes no process-wide state.
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "stoker/doctor/diagnosis.h"
+#include "stoker/trace/tracer.h"
+#include "stoker/train/trainer.h"
+
+namespace stoker {
+
+// How long each measured run is: past `warmup_batches` (or `warmup_seconds`, whichever ends
+// first), at least `min_batches` and `min_seconds`, at most `max_seconds` (then at least one
+// batch).
+struct DoctorOptions {
+  int64_t warmup_batches = 10;
+  double warmup_seconds = 3;
+  int64_t min_batches = 20;
+  double min_seconds = 2;
+  double max_seconds = 30;
+  bool probes = true;  // measure compute variants when compute is what limits
+  // Records every run's spans (borrowed, must outlive the call; null: the doctor's own).
+  Tracer* tracer = nullptr;
+};
+
+// One measured run: its batches and seconds inside the measured window.
+struct PhaseTiming {
+  std::string name;  // "loader alone", "compute alone", "training loop", or a probe's change
+  int64_t batches = 0;
+  double seconds = 0;
+};
+
+struct DoctorResult {
+  DoctorMeasurements measurements;
+  Diagnosis diagnosis;
+  std::vector<PhaseTiming> phases;
+  // What was measured, as label and value: data, model, batch, workers, threads, device, ...
+  std::vector<std::pair<std::string, std::string>> facts;
+  // For people: the measurements, the split, the verdict and the actions.
+  std::string to_text() const;
+  // One JSON object: "verdict" (data-bound, transfer-bound, compute-bound or balanced),
+  // "reason", "split" (seconds per batch by part), "split_fraction", the rates ("loop_rate",
+  // "loader_rate", "compute_rate", batches/s), "wait_fraction", "transfer_fraction",
+  // "headroom", "actions" (action, why, speedup, upper_bound, expected_gain), "phases",
+  // "facts", "probes".
+  std::string to_json() const;
+};
+
+// Measures the run `run` describes (its data, model, loader and device; its epochs, checkpoint,
+// log and evaluation are ignored: nothing is written). Throws Error as Trainer does, before any
+// measurement if the run cannot start; a distributed run (process_group) is refused.
+DoctorResult run_doctor(const TrainerOptions& run, const DoctorOptions& options);
+
+}  // namespace stoker

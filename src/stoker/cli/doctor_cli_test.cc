@@ -1,0 +1,141 @@
+// `stoker doctor` end to end: a run made data-bound on purpose (a synthetic per-sample cost
+// and one worker) and a compute-bound one (an MLP on 28x28 images) get those verdicts with the
+// numbers and actions behind them, as text and as JSON, with a trace of every measured run;
+// bad options and a distributed launch give one line and a non-zero exit.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "stoker/store/dataset_writer.h"
+#include "stoker/store/record_encoder.h"
+#include "stoker/testing/cli_run.h"
+#include "stoker/testing/temp_dir.h"
+#include "stoker/util/atomic_file.h"
+#include "stoker/util/machine.h"
+
+namespace stoker {
+namespace {
+
+using testing::expect_one_line_error;
+using testing::run;
+using testing::RunResult;
+
+// Short measured runs: the verdicts below do not need more.
+constexpr const char* kQuick = "--steps 5 --seconds 0.3";
+
+class DoctorCliTest : public ::testing::Test {
+ protected:
+  // 2,048 noisy 28x28 images of 10 classes at DIR/data (a single dataset: trained, not
+  // evaluated, which the doctor never does anyway).
+  void SetUp() override {
+    const Schema schema =
+        Schema::create({{"image", DType::kUint8, {1, 28, 28}}, {"label", DType::kInt64, {}}})
+            .value_or_throw();
+    auto writer = DatasetWriter::create(data_, schema, {}).value_or_throw();
+    RecordEncoder encoder(schema);
+    std::mt19937_64 rng(7);
+    uint8_t image[28 * 28];
+    for (int i = 0; i < 2048; ++i) {
+      for (uint8_t& pixel : image) pixel = static_cast<uint8_t>(rng());
+      const int64_t label = i % 10;
+      throw_if_error(encoder.set_fixed(0, image, sizeof(image)));
+      throw_if_error(encoder.set_fixed(1, &label, sizeof(label)));
+      const std::vector<uint8_t> record = encoder.encode();
+      throw_if_error(writer->append(record.data(), record.size()));
+    }
+    throw_if_error(writer->finish());
+  }
+
+  nlohmann::json doctor_json(const std::string& args) {
+    const RunResult r =
+        run(fmt::format("doctor --data {} {} --json {}", data_, kQuick, args), dir_);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << r.out;
+    return j;
+  }
+
+  testing::TempDir dir_;
+  const std::string data_ = dir_ / "data";
+};
+
+TEST_F(DoctorCliTest, ExpensiveSamplesOnOneWorkerAreDataBound) {
+  // 16 samples of 400 us: 6.4 ms of loading per batch against well under a millisecond of
+  // compute.
+  const nlohmann::json j = doctor_json("--batch 16 --workers 1 --sample-cost-us 400");
+  EXPECT_EQ(j["verdict"], "data-bound") << j.dump(2);
+  EXPECT_GT(j["wait_fraction"].get<double>(), 0.5);
+  EXPECT_LT(j["loader_rate"].get<double>(), j["compute_rate"].get<double>());
+  // The workers' time per batch includes the synthetic cost of its 16 samples.
+  EXPECT_GT(j["worker_seconds_per_batch"].get<double>(), 16 * 400e-6);
+  ASSERT_FALSE(j["actions"].empty());
+  if (machine_cores() >= 2) {
+    EXPECT_EQ(j["actions"][0]["action"], "--workers 2");
+    EXPECT_GT(j["actions"][0]["speedup"].get<double>(), 1.0);
+  }
+  EXPECT_EQ(j["actions"].back()["action"], "leave out --sample-cost-us");
+  // The split covers the loop: its fractions add up to one.
+  double total = 0;
+  for (const auto& [part, f] : j["split_fraction"].items()) total += f.get<double>();
+  EXPECT_NEAR(total, 1.0, 0.02);
+  EXPECT_GT(j["split"]["data"].get<double>(), j["split"]["forward"].get<double>());
+  EXPECT_EQ(j["facts"]["synthetic sample cost"], "400 us");
+  EXPECT_EQ(j["phases"].size(), 3u);  // no compute probes for a data-bound run
+}
+
+TEST_F(DoctorCliTest, AnMlpFedByAFastLoaderIsComputeBound) {
+  const nlohmann::json j = doctor_json("--batch 64 --workers 1");
+  EXPECT_EQ(j["verdict"], "compute-bound") << j.dump(2);
+  EXPECT_GE(j["headroom"].get<double>(), 1.5);
+  EXPECT_LT(j["wait_fraction"].get<double>(), 0.1);
+  // The compute variants were measured (twice the batch at least) and named.
+  ASSERT_GE(j["probes"].size(), 1u);
+  EXPECT_EQ(j["probes"][0]["change"], "--batch 128");
+  EXPECT_GT(j["probes"][0]["speedup"].get<double>(), 0.0);
+  EXPECT_EQ(j["phases"].size(), 3 + j["probes"].size());
+  for (const auto& phase : j["phases"]) EXPECT_GE(phase["batches"].get<int64_t>(), 5);
+}
+
+TEST_F(DoctorCliTest, TextNamesTheVerdictTheSplitAndWritesATraceOfEveryRun) {
+  const std::string trace = dir_ / "doctor.json";
+  const RunResult r = run(fmt::format("doctor --data {} {} --batch 16 --sample-cost-us 400 "
+                                      "--workers 1 --trace {}",
+                                      data_, kQuick, trace),
+                          dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* words : {"loader alone", "compute alone", "training loop", "data wait",
+                            "verdict: data-bound", "actions, best expected gain first"})
+    EXPECT_NE(r.out.find(words), std::string::npos) << words << "\n" << r.out;
+  const nlohmann::json t = nlohmann::json::parse(read_file(trace).value_or_throw());
+  // Each measured run's loader had its own workers, and the training thread recorded forward
+  // passes (compute alone and the loop) and h2d (all three).
+  int workers = 0, forwards = 0, h2d = 0;
+  for (const auto& e : t["traceEvents"]) {
+    if (e["ph"] == "M" && e["args"]["name"] == "stoker-worker") ++workers;
+    if (e["ph"] == "X" && e["name"] == "forward") ++forwards;
+    if (e["ph"] == "X" && e["name"] == "h2d") ++h2d;
+  }
+  EXPECT_EQ(workers, 3);
+  EXPECT_GT(forwards, 10);
+  EXPECT_GT(h2d, forwards);
+}
+
+TEST_F(DoctorCliTest, BadOptionsAndADistributedLaunchGiveOneLine) {
+  expect_one_line_error(run("doctor --steps 0", dir_), "--steps");
+  expect_one_line_error(run("doctor --seconds 0", dir_), "--seconds");
+  expect_one_line_error(run("doctor --seconds x", dir_), "--seconds");
+  expect_one_line_error(run("doctor --sample-cost-us -1", dir_), "--sample-cost-us");
+  expect_one_line_error(run("doctor --data " + dir_ / "missing", dir_), "missing");
+  expect_one_line_error(run("doctor --data " + data_ + " --trace " + dir_ / "no/such/t.json", dir_),
+                        "--trace");
+  expect_one_line_error(
+      run("doctor --data " + data_, dir_,
+          "RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 "
+          "MASTER_PORT=29500"),
+      "one process");
+}
+
+}  // namespace
+}  // namespace stoker

@@ -1,0 +1,77 @@
+// `stoker doctor [train's options] [--steps N] [--seconds S] [--json] [--trace FILE]`: measures
+// the run `stoker train` would make with the same options — the loader alone, the compute alone,
+// the real loop — and says what limits it and what to change (doctor/doctor.h).
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/trace_option.h"
+#include "cli/train_options.h"
+#include "cli/usage.h"
+#include "stoker/dist/launch_env.h"
+#include "stoker/doctor/doctor.h"
+#include "stoker/util/machine.h"
+
+namespace stoker::cli {
+namespace {
+
+struct DoctorFlags {
+  bool json = false;
+  std::string trace;
+};
+
+void run_doctor_command(TrainerOptions run, const TrainFlags& flags, DoctorOptions options,
+                        const DoctorFlags& doctor) {
+  if (read_launch_env().value_or_throw().distributed()) {
+    throw UsageError(
+        "stoker doctor measures one process: run it without torchrun or srun (the per-rank "
+        "step is the same)");
+  }
+  apply_run_flags(flags, run);
+  // With --json, stdout holds the JSON alone.
+  std::FILE* say = doctor.json ? stderr : stdout;
+  use_default_data(run, say);
+  apply_process_settings(flags, run, machine_cores());
+  const std::unique_ptr<Tracer> tracer = make_tracer(doctor.trace, {size_t{1} << 18});
+  options.tracer = tracer.get();
+  fmt::print(say, "measuring the loader alone, the compute alone and the training loop...\n");
+  std::fflush(say);
+  const DoctorResult result = run_doctor(run, options);
+  write_trace(tracer.get(), doctor.trace);
+  fmt::print("{}\n", doctor.json ? result.to_json() : result.to_text());
+}
+
+}  // namespace
+
+void add_doctor_command(CLI::App& app) {
+  auto run = std::make_shared<TrainerOptions>();
+  auto flags = std::make_shared<TrainFlags>();
+  auto options = std::make_shared<DoctorOptions>();
+  auto doctor = std::make_shared<DoctorFlags>();
+  CLI::App* command = app.add_subcommand(
+      "doctor",
+      "Measure where a training step's time goes (loader alone, compute alone, the real loop), "
+      "name the bottleneck and what to change; takes train's options");
+  add_run_options(*command, *run, *flags);
+  add_whole_number(*command, "--steps", options->min_batches,
+                   "Measure at least this many training batches in each run", 1)
+      ->capture_default_str();
+  command
+      ->add_option("--seconds", options->min_seconds,
+                   "Measure each run for at least this long (at most 15x as long)")
+      ->check(real_number("--seconds", 0, false, 600))
+      ->capture_default_str();
+  command->add_flag("--json", doctor->json,
+                    "Print one JSON object: verdict, reason, split, rates, actions");
+  add_trace_option(*command, doctor->trace);
+  command->callback([run, flags, options, doctor] {
+    DoctorOptions o = *options;
+    o.max_seconds = std::max(o.max_seconds, 15 * o.min_seconds);
+    run_doctor_command(*run, *flags, o, *doctor);
+  });
+}
+
+}  // namespace stoker::cli

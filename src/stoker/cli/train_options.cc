@@ -1,0 +1,189 @@
+#include "cli/train_options.h"
+
+#include <fmt/format.h>
+#include <torch/utils.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "cli/usage.h"
+#include "cli/workers_option.h"
+#include "stoker/store/import/fashion_mnist.h"
+#include "stoker/train/compute_threads.h"
+#include "stoker/train/slow_configs.h"
+#include "stoker/util/machine.h"
+
+namespace stoker::cli {
+namespace {
+
+// --model: a built-in name or a TorchScript file.
+CLI::Validator model_name() {
+  return CLI::Validator(
+      [](std::string& name) -> std::string {
+        const std::vector<std::string> builtin = {"mlp", "cnn", "resnet18"};
+        if (std::find(builtin.begin(), builtin.end(), name) != builtin.end() ||
+            (name.size() > 3 && name.compare(name.size() - 3, 3, ".pt") == 0))
+          return "";
+        const std::string near = closest_match(name, builtin);
+        throw UsageError(fmt::format(
+            "--model: unknown model '{}' ({}choose mlp, cnn, resnet18 or a TorchScript file "
+            "ending in .pt)",
+            name, near.empty() ? "" : "did you mean '" + near + "'? "));
+      },
+      "", "model_name");
+}
+
+}  // namespace
+
+void add_run_options(CLI::App& command, TrainerOptions& o, TrainFlags& flags) {
+  command.add_option("--data", o.data_dir,
+                     "A folder with train/ and test/ (or val/) datasets, or one dataset (trained "
+                     "on, not evaluated) (default: Fashion-MNIST, converted into $STOKER_DATA or "
+                     "~/.cache/stoker on first use)");
+  command.add_option("--model", o.model, "mlp, cnn, resnet18, or a TorchScript file (.pt)")
+      ->check(model_name())
+      ->capture_default_str();
+  add_whole_number(command, "--batch", o.batch_size, "Batch size", 1)->capture_default_str();
+  command.add_option("--optimizer", o.optimizer.name, "sgd, adam or adamw")
+      ->check(one_of("--optimizer", {"sgd", "adam", "adamw"}))
+      ->capture_default_str();
+  command.add_option("--lr", o.optimizer.lr, "Learning rate (peak lr of the schedule)")
+      ->check(real_number("--lr", 0, false))
+      ->capture_default_str();
+  command.add_option("--momentum", o.optimizer.momentum, "SGD momentum, in [0, 1)")
+      ->check(real_number("--momentum", 0, true));
+  command.add_flag("--nesterov", o.optimizer.nesterov, "SGD with Nesterov momentum");
+  command
+      .add_option("--weight-decay", flags.weight_decay,
+                  "Weight decay (default: 0 for sgd and adam, 0.01 for adamw)")
+      ->check(real_number("--weight-decay", 0, true));
+  command.add_option("--schedule", flags.schedule, "constant, step, cosine or one-cycle")
+      ->check(one_of("--schedule", {"constant", "step", "cosine", "one-cycle"}))
+      ->capture_default_str();
+  add_whole_number(command, "--warmup", o.schedule.warmup_steps, "Linear warm-up steps", 0)
+      ->capture_default_str();
+  add_whole_number(command, "--step-size", o.schedule.step_size,
+                   "step schedule: steps between decays", 1);
+  command.add_option("--gamma", o.schedule.gamma, "step schedule: decay factor")
+      ->check(real_number("--gamma", 0, false));
+  command.add_option("--min-lr", o.schedule.min_lr, "cosine and one-cycle: final lr")
+      ->check(real_number("--min-lr", 0, true));
+  command.add_option("--amp", flags.amp, "Mixed precision: off, bf16 (CPU or CUDA), fp16 (CUDA)")
+      ->check(one_of("--amp", {"off", "bf16", "fp16"}))
+      ->capture_default_str();
+  add_whole_number(command, "--accum", o.accum,
+                   "Batches per optimizer step (gradient accumulation)", 1)
+      ->capture_default_str();
+  command.add_option("--clip-grad", o.clip_grad, "Clip the gradient norm to this (0: off)")
+      ->check(real_number("--clip-grad", 0, true))
+      ->capture_default_str();
+  add_whole_number(
+      command, "--threads", flags.threads,
+      "LibTorch intra-op threads (default 0: the cores the loader's workers leave; with "
+      "--workers auto, those one worker leaves)",
+      0, machine_cores(), "the cores of this machine")
+      ->capture_default_str();
+  command.add_option("--device", o.device, "cpu, cuda or cuda:N (default: cuda if available)")
+      ->check(CLI::Validator(
+          [](std::string& name) -> std::string {
+            const bool cuda_n = name.rfind("cuda:", 0) == 0 && name.size() > 5 &&
+                                name.find_first_not_of("0123456789", 5) == std::string::npos;
+            if (name == "cpu" || name == "cuda" || cuda_n) return "";
+            throw UsageError("--device: unknown device '" + name +
+                             "' (choose cpu, cuda or cuda:N)");
+          },
+          "", "device"));
+  add_workers_option(command, o.workers,
+                     "Loader worker threads (0: build batches inline; auto: tuned during about "
+                     "the first 100 steps, from 1 up to the machine's cores)",
+                     0)
+      ->capture_default_str();
+  command
+      .add_option("--verify", flags.verify,
+                  "Record checksums: once (first read, default), always, off")
+      ->check(one_of("--verify", {"always", "once", "off"}))
+      ->capture_default_str();
+  add_whole_number(command, "--seed", o.seed, "Seed of model initialisation and data order", 0)
+      ->capture_default_str();
+  command
+      .add_option("--mean", o.mean,
+                  "Per-channel input mean in [0, 1] units (default: the training data's, from "
+                  "its manifest; for data converted by an older stoker, ImageNet's for JPEG/PNG "
+                  "datasets and Fashion-MNIST's 0.2860 for stored pixels)")
+      ->check(real_number("--mean", std::numeric_limits<double>::lowest(), true));
+  command
+      .add_option("--std", o.std,
+                  "Per-channel input standard deviation (default: the training data's; without "
+                  "statistics, ImageNet's or 0.3530)")
+      ->check(real_number("--std", 0, false));
+  command
+      .add_option("--image-size", o.image_size,
+                  "JPEG/PNG datasets: side of the square crops the model sees")
+      ->check(whole_number("--image-size", 1, 4096))
+      ->capture_default_str();
+  command
+      .add_option("--crop-scale", o.augment.crop.scale_min,
+                  "RandomResizedCrop: smallest crop, as a fraction of the image's area")
+      ->check(real_number("--crop-scale", 0, false, 1))
+      ->capture_default_str();
+  command
+      .add_option("--crop-ratio-min", o.augment.crop.ratio_min,
+                  "RandomResizedCrop: smallest aspect ratio (width / height)")
+      ->check(real_number("--crop-ratio-min", 0, false))
+      ->capture_default_str();
+  command
+      .add_option("--crop-ratio-max", o.augment.crop.ratio_max,
+                  "RandomResizedCrop: largest aspect ratio")
+      ->check(real_number("--crop-ratio-max", 0, false))
+      ->capture_default_str();
+  command
+      .add_option("--flip", o.augment.flip_probability,
+                  "Probability of a horizontal flip of a training image")
+      ->check(real_number("--flip", 0, true, 1))
+      ->capture_default_str();
+  command.add_flag("--no-dct-scale", flags.no_dct_scale,
+                   "JPEG/PNG datasets: never decode at a reduced DCT scale (torchvision's pixels "
+                   "exactly; slower)");
+  command.add_flag("--verbose", o.verbose,
+                   "Errors a model raises in full (a TorchScript model's traceback)");
+  add_whole_number(command, "--sample-cost-us", flags.sample_cost_us,
+                   "A synthetic cost per training sample, busy-waited on a loader worker (to "
+                   "make a data-bound run on demand; 0: none)",
+                   0, 10'000'000);
+}
+
+void apply_run_flags(const TrainFlags& flags, TrainerOptions& options) {
+  options.schedule.kind = parse_schedule_kind(flags.schedule).value_or_throw();
+  options.amp = parse_amp_mode(flags.amp).value_or_throw();
+  options.verify = parse_verify_policy(flags.verify).value_or_throw();
+  if (flags.weight_decay >= 0) options.optimizer.weight_decay = flags.weight_decay;
+  options.dct_scaling = !flags.no_dct_scale;
+  options.sample_cost = std::chrono::microseconds(flags.sample_cost_us);
+}
+
+// Converts the default data (Fashion-MNIST) into `dir` unless it is there, saying so on `say`
+// (null: silently).
+void convert_default_data(const std::string& dir, std::FILE* say) {
+  if (fashion_mnist_converted(dir)) return;
+  if (say)
+    fmt::print(say, "converting Fashion-MNIST from {} into {}\n", kFashionMnistDebianDir, dir);
+  throw_if_error(convert_fashion_mnist(kFashionMnistDebianDir, dir, /*skip_existing=*/true));
+}
+
+void use_default_data(TrainerOptions& options, std::FILE* say) {
+  if (!options.data_dir.empty()) return;
+  options.data_dir = default_fashion_mnist_dir();
+  convert_default_data(options.data_dir, say);
+}
+
+int apply_process_settings(const TrainFlags& flags, const TrainerOptions& options, int cores) {
+  const int threads = resolve_compute_threads(
+      flags.threads, options.workers == kAutoTuneWorkers ? 1 : options.workers, cores);
+  set_compute_threads(threads);
+  torch::manual_seed(options.seed);
+  return threads;
+}
+
+}  // namespace stoker::cli

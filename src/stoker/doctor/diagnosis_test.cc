@@ -1,0 +1,182 @@
+#include "stoker/doctor/diagnosis.h"
+
+#include <gtest/gtest.h>
+
+namespace stoker {
+namespace {
+
+constexpr int64_t kUs = 1'000;  // nanoseconds
+
+// The split of a synthetic trace of 100 batches, each waiting `data_us` for the loader, then
+// `h2d_us` making its input, then forward, backward and optimizer of `compute_us` in all.
+StepSplit synthetic_loop(int64_t data_us, int64_t h2d_us, int64_t compute_us) {
+  Tracer tracer;
+  int64_t t = 0;
+  for (int b = 0; b < 100; ++b) {
+    tracer.complete("train", "data", t, t + data_us * kUs);
+    t += data_us * kUs;
+    tracer.complete("train", "h2d", t, t + h2d_us * kUs);
+    t += h2d_us * kUs;
+    tracer.complete("train", "forward", t, t + compute_us * kUs / 2);
+    t += compute_us * kUs / 2;
+    tracer.complete("train", "backward", t, t + compute_us * kUs / 4);
+    t += compute_us * kUs / 4;
+    tracer.complete("train", "optimizer", t, t + compute_us * kUs / 4);
+    t += compute_us * kUs / 4;
+  }
+  return split_steps(tracer.snapshot(), 0, t);
+}
+
+// A run on a 2-core CPU with one worker and one compute thread, measured as given (rates in
+// batches per second).
+DoctorMeasurements measured(StepSplit loop, double loader_rate, double compute_rate) {
+  DoctorMeasurements m;
+  m.loop = loop;
+  m.loader_rate = loader_rate;
+  m.compute_rate = compute_rate;
+  m.worker_seconds_per_batch = 1 / loader_rate;
+  m.workers = 1;
+  m.cores = 2;
+  m.compute_threads = 1;
+  return m;
+}
+
+TEST(DiagnosisTest, ALoopWaitingForDataIsDataBoundAndMoreWorkersComeFirst) {
+  // 800 us of compute, 4,000 us waiting: the loader alone makes 208 batches/s.
+  const DoctorMeasurements m = measured(synthetic_loop(4000, 50, 800), 208, 1250);
+  const Diagnosis d = diagnose(m);
+  EXPECT_EQ(d.verdict, Verdict::kDataBound);
+  EXPECT_STREQ(to_string(d.verdict), "data-bound");
+  EXPECT_NEAR(d.wait_fraction, 4000.0 / 4850, 1e-9);
+  EXPECT_NEAR(d.loop_rate, 1e6 / 4850, 1e-6);
+  EXPECT_NE(d.reason.find("82.5%"), std::string::npos) << d.reason;
+  ASSERT_FALSE(d.actions.empty());
+  EXPECT_EQ(d.actions[0].action, "--workers 2");
+  // Two workers double the loader: 416 batches/s, under the 1,176 the loop could take.
+  EXPECT_NEAR(d.actions[0].speedup, 416 / d.loop_rate, 1e-9);
+  EXPECT_FALSE(d.actions[0].upper_bound);
+  EXPECT_NE(d.actions[0].why.find("expect less"), std::string::npos);  // 2 workers + 1 thread
+}
+
+TEST(DiagnosisTest, MoreWorkersAreCappedByWhatComputeCanTake) {
+  DoctorMeasurements m = measured(synthetic_loop(1000, 0, 1000), 500, 1000);
+  m.cores = 16;
+  m.compute_threads = 4;
+  const Diagnosis d = diagnose(m);
+  ASSERT_EQ(d.verdict, Verdict::kDataBound);
+  // The loop could take 1,000 batches/s: two workers' 1,000 are enough, not sixteen.
+  EXPECT_EQ(d.actions[0].action, "--workers 2");
+  EXPECT_NEAR(d.actions[0].speedup, 2.0, 1e-9);
+  EXPECT_EQ(d.actions[0].why.find("expect less"), std::string::npos);
+}
+
+TEST(DiagnosisTest, WithoutWorkersTheFirstMovesBatchesOffTheTrainingThread) {
+  DoctorMeasurements m = measured(synthetic_loop(2000, 0, 1000), 500, 1000);
+  m.workers = 0;
+  const Diagnosis d = diagnose(m);
+  ASSERT_EQ(d.verdict, Verdict::kDataBound);
+  EXPECT_EQ(d.actions[0].action, "--workers 1");
+  EXPECT_NEAR(d.actions[0].speedup, 500 / d.loop_rate, 1e-9);
+}
+
+TEST(DiagnosisTest, WithEveryCoreAWorkerTheSamplesMustGetCheaper) {
+  DoctorMeasurements m = measured(synthetic_loop(3000, 0, 1000), 250, 1000);
+  m.workers = 2;
+  m.encoded_images = true;
+  m.dct_scaling = false;
+  m.verify_always = true;
+  m.sample_cost_us = 10;
+  m.batch_size = 64;
+  m.worker_seconds_per_batch = 8e-3;
+  const Diagnosis d = diagnose(m);
+  ASSERT_EQ(d.verdict, Verdict::kDataBound);
+  std::vector<std::string> actions;
+  for (const DoctorAction& a : d.actions) actions.push_back(a.action);
+  ASSERT_EQ(actions.size(), 4u);
+  for (const std::string& a : actions) EXPECT_EQ(a.find("--workers"), std::string::npos) << a;
+  // Upper bounds (the loop without its wait: 4x), then the synthetic cost, last.
+  EXPECT_TRUE(d.actions[0].upper_bound);
+  EXPECT_NEAR(d.actions[0].speedup, 4.0, 1e-9);
+  EXPECT_EQ(d.actions[0].expected_gain(), "up to 4.00x");
+  EXPECT_NE(d.actions[0].why.find("125 us of worker time"), std::string::npos) << d.actions[0].why;
+  EXPECT_EQ(actions.back(), "leave out --sample-cost-us");
+  // 640 us of 8 ms is synthetic: the loader would make 250 / 0.92 batches/s.
+  EXPECT_NEAR(d.actions.back().speedup, (250 / 0.92) / 250, 1e-9);
+}
+
+TEST(DiagnosisTest, ALoaderSlowerThanComputeIsDataBoundEvenWithoutWaits) {
+  // A loop that happened not to wait (a full prefetch window), but the loader alone is slow.
+  const Diagnosis d = diagnose(measured(synthetic_loop(10, 0, 1000), 700, 1000));
+  EXPECT_EQ(d.verdict, Verdict::kDataBound);
+}
+
+TEST(DiagnosisTest, ALoaderWithRoomToSpareIsComputeBound) {
+  DoctorMeasurements m = measured(synthetic_loop(20, 30, 1000), 40'000, 1000);
+  m.probes = {{"--batch 128", "twice the batch", 1.5},
+              {"--threads 2", "two compute threads", 1.01},
+              {"--amp bf16", "bfloat16", 0.6}};
+  const Diagnosis d = diagnose(m);
+  EXPECT_EQ(d.verdict, Verdict::kComputeBound);
+  EXPECT_NEAR(d.headroom, 40.0, 1e-9);
+  EXPECT_NE(d.reason.find("40.0x"), std::string::npos) << d.reason;
+  // Only the probe that helps beyond noise; its gain weighted by compute's share of the loop.
+  ASSERT_EQ(d.actions.size(), 1u);
+  EXPECT_EQ(d.actions[0].action, "--batch 128");
+  const double share = 1000.0 / 1050;
+  EXPECT_NEAR(d.actions[0].speedup, 1 / ((1 - share) + share / 1.5), 1e-9);
+}
+
+TEST(DiagnosisTest, CloseCapacitiesAreBalanced) {
+  DoctorMeasurements m = measured(synthetic_loop(120, 10, 1000), 1200, 1000);
+  m.probes = {{"--batch 128", "twice the batch", 1.2}};
+  const Diagnosis d = diagnose(m);
+  EXPECT_EQ(d.verdict, Verdict::kBalanced);
+  // Both sides' actions, the larger predicted gain first: the loop could take only 990
+  // batches/s without waiting (1.12x), while the bigger batch's 1.2x applies to 88% of it.
+  ASSERT_EQ(d.actions.size(), 2u);
+  EXPECT_EQ(d.actions[0].action, "--batch 128");
+  EXPECT_EQ(d.actions[1].action, "--workers 2");
+  EXPECT_GT(d.actions[0].speedup, d.actions[1].speedup);
+}
+
+TEST(DiagnosisTest, WaitingBetweenTheThresholdsIsBalanced) {
+  // The loader has room alone, yet the loop waits 15%: they compete for the cores.
+  EXPECT_EQ(classify(measured(synthetic_loop(150, 0, 850), 10'000, 1200)), Verdict::kBalanced);
+}
+
+TEST(DiagnosisTest, MakingTheInputDominatingIsTransferBound) {
+  DoctorMeasurements m = measured(synthetic_loop(100, 600, 1000), 10'000, 1000);
+  const Diagnosis d = diagnose(m);
+  EXPECT_EQ(d.verdict, Verdict::kTransferBound);
+  ASSERT_EQ(d.actions.size(), 1u);
+  EXPECT_EQ(d.actions[0].action, "--threads 2");
+  EXPECT_NEAR(d.actions[0].speedup, 1700.0 / 1100, 1e-9);
+  m.cuda = true;
+  const Diagnosis cuda = diagnose(m);
+  ASSERT_EQ(cuda.actions.size(), 1u);
+  EXPECT_NE(cuda.actions[0].action.find("--image-size"), std::string::npos);
+}
+
+TEST(DiagnosisTest, TransferBelowTheWaitForDataIsNotTransferBound) {
+  EXPECT_EQ(classify(measured(synthetic_loop(700, 600, 1000), 10'000, 1000)), Verdict::kDataBound);
+}
+
+TEST(DiagnosisTest, TheThresholdsAreWhereTheContractSays) {
+  // Wait just over 20% of the loop: data-bound; just under: not.
+  EXPECT_EQ(classify(measured(synthetic_loop(201, 0, 799), 10'000, 1000)), Verdict::kDataBound);
+  EXPECT_EQ(classify(measured(synthetic_loop(199, 0, 801), 10'000, 1000)), Verdict::kBalanced);
+  // Headroom 1.5 with little wait: compute-bound; below: balanced.
+  EXPECT_EQ(classify(measured(synthetic_loop(10, 0, 990), 1501, 1000)), Verdict::kComputeBound);
+  EXPECT_EQ(classify(measured(synthetic_loop(10, 0, 990), 1499, 1000)), Verdict::kBalanced);
+}
+
+TEST(DiagnosisTest, AnEmptyMeasurementIsBalancedWithoutDividingByZero) {
+  const Diagnosis d = diagnose(DoctorMeasurements{});
+  EXPECT_EQ(d.loop_rate, 0);
+  EXPECT_EQ(d.wait_fraction, 0);
+  // No rates at all read as a loader that delivers nothing: data-bound.
+  EXPECT_EQ(d.verdict, Verdict::kDataBound);
+}
+
+}  // namespace
+}  // namespace stoker

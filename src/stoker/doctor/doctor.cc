@@ -1,0 +1,251 @@
+#include "stoker/doctor/doctor.h"
+
+#include <ATen/Parallel.h>
+#include <fmt/format.h>
+#include <torch/cuda.h>
+
+#include <atomic>
+#include <nlohmann/json.hpp>
+
+#include "stoker/pipeline/image_transforms.h"
+#include "stoker/store/data_location.h"
+#include "stoker/store/dataset.h"
+#include "stoker/util/machine.h"
+
+namespace stoker {
+namespace {
+
+// Each thread's trace buffer: room for every span of a few minutes of measured runs.
+constexpr size_t kEventsPerThread = size_t{1} << 18;
+// Epochs of a measured run: more than any measurement needs (it is stopped when long enough).
+constexpr int64_t kEnoughEpochs = 1'000'000;
+
+// The measured part of a run: [from_ns, to_ns) on the Tracer's clock, and its batches.
+struct Window {
+  int64_t from_ns = 0;
+  int64_t to_ns = 0;
+  int64_t batches = 0;
+};
+
+// Runs `run` in `mode`, traced, until its window past the warm-up is long enough.
+Window measure(TrainerOptions run, StepMode mode, const DoctorOptions& o, Tracer& tracer) {
+  std::atomic<bool> stop{false};
+  run.step_mode = mode;
+  run.stop = &stop;
+  run.tracer = &tracer;
+  Window w;
+  int64_t seen = 0;
+  bool measuring = false;
+  const int64_t start_ns = Tracer::now_ns();
+  run.on_batch = [&](int64_t done) {
+    if (done == 0) return;  // an epoch starts
+    const int64_t now = Tracer::now_ns();
+    if (!measuring) {
+      ++seen;
+      measuring = seen >= o.warmup_batches || (now - start_ns) * 1e-9 >= o.warmup_seconds;
+      w.from_ns = w.to_ns = now;
+      return;
+    }
+    ++w.batches;
+    w.to_ns = now;
+    const double seconds = (now - w.from_ns) * 1e-9;
+    if ((w.batches >= o.min_batches && seconds >= o.min_seconds) || seconds >= o.max_seconds)
+      stop.store(true);
+  };
+  Trainer trainer(std::move(run));
+  trainer.run();
+  return w;
+}
+
+// The run as the doctor measures it: silent, nothing written, no evaluation, long enough.
+TrainerOptions measured_run(const TrainerOptions& run) {
+  TrainerOptions m = run;
+  m.epochs = kEnoughEpochs;
+  m.eval = false;
+  m.checkpoint_dir.clear();
+  m.resume = false;
+  m.log_path.clear();
+  m.log_every = 0;
+  m.save_model.clear();
+  m.max_steps = 0;
+  m.out = nullptr;
+  m.progress = ProgressStyle::kOff;
+  m.on_batch = nullptr;
+  return m;
+}
+
+bool uses_cuda(const std::string& device) {
+  return device.rfind("cuda", 0) == 0 || (device.empty() && torch::cuda::is_available());
+}
+
+std::string workers_fact(int workers) {
+  return workers == 0 ? "0 (batches built on the training thread)" : std::to_string(workers);
+}
+
+}  // namespace
+
+DoctorResult run_doctor(const TrainerOptions& run, const DoctorOptions& options) {
+  if (run.process_group != nullptr) {
+    throw Error(invalid_argument(
+        "stoker doctor measures one process: run it without torchrun, srun or --nproc"));
+  }
+  std::unique_ptr<Tracer> own;
+  Tracer* tracer = options.tracer;
+  if (tracer == nullptr) {
+    own = std::make_unique<Tracer>(TracerOptions{kEventsPerThread});
+    tracer = own.get();
+  }
+  const TrainerOptions base = measured_run(run);
+  DoctorResult result;
+  DoctorMeasurements& m = result.measurements;
+  auto phase = [&](const std::string& name, const TrainerOptions& r, StepMode mode) {
+    const Window w = measure(r, mode, options, *tracer);
+    const std::vector<ThreadTrace> trace = tracer->snapshot();
+    result.phases.push_back({name, w.batches, (w.to_ns - w.from_ns) * 1e-9});
+    return std::make_pair(split_steps(trace, w.from_ns, w.to_ns),
+                          sum_spans(trace, "pipeline", "piece", w.from_ns, w.to_ns));
+  };
+
+  const auto [alone, worker_seconds] = phase("loader alone", base, StepMode::kDataOnly);
+  m.loader_rate = alone.batches / std::max(1e-12, alone.wall - alone.h2d);
+  m.worker_seconds_per_batch = alone.per_batch(worker_seconds);
+  const StepSplit compute = phase("compute alone", base, StepMode::kResidentBatch).first;
+  m.compute_rate = compute.batches / std::max(1e-12, compute.compute());
+  m.loop = phase("training loop", base, StepMode::kTrain).first;
+
+  const std::shared_ptr<const Dataset> data =
+      Dataset::open(locate_data(run.data_dir).value_or_throw().train).value_or_throw();
+  m.workers = run.workers;
+  m.cores = machine_cores();
+  m.compute_threads = at::get_num_threads();
+  m.cuda = uses_cuda(run.device);
+  m.encoded_images = is_encoded_image_field(data->schema(), "image");
+  m.dct_scaling = run.dct_scaling;
+  m.verify_always = run.verify == VerifyPolicy::kAlways;
+  m.batch_size = run.batch_size;
+  m.sample_cost_us = run.sample_cost.count();
+
+  const Verdict verdict = classify(m);
+  if (options.probes && (verdict == Verdict::kComputeBound || verdict == Verdict::kBalanced)) {
+    // Compute alone with one change each; a change the run cannot make (too large a batch for
+    // the memory) is left out.
+    auto probe = [&](const std::string& change, const std::string& what, TrainerOptions r,
+                     double samples_factor) {
+      try {
+        const StepSplit s = phase(change, r, StepMode::kResidentBatch).first;
+        const double rate = s.batches / std::max(1e-12, s.compute());
+        m.probes.push_back({change, what, samples_factor * rate / m.compute_rate});
+      } catch (const Error&) {
+      }
+    };
+    TrainerOptions twice = base;
+    twice.batch_size = 2 * run.batch_size;
+    probe(fmt::format("--batch {}", twice.batch_size),
+          "twice the batch (scale --lr with it; fewer steps per epoch)", twice, 2.0);
+    if (run.amp == AmpMode::kOff && (m.cuda || has_native_bf16(machine_cpu_flags()))) {
+      TrainerOptions amp = base;
+      amp.amp = m.cuda ? AmpMode::kFp16 : AmpMode::kBf16;
+      probe(fmt::format("--amp {}", to_string(amp.amp)), "mixed precision", amp, 1.0);
+    }
+  }
+  result.diagnosis = diagnose(m);
+
+  result.facts = {
+      {"data", data->dir()},
+      {"model", run.model},
+      {"batch", std::to_string(run.batch_size)},
+      {"workers", workers_fact(run.workers)},
+      {"compute threads", std::to_string(m.compute_threads)},
+      {"cores", std::to_string(m.cores)},
+      {"device", run.device.empty() ? (m.cuda ? "cuda" : "cpu") : run.device},
+      {"amp", to_string(run.amp)},
+      {"accum", std::to_string(run.accum)},
+      {"verify", to_string(run.verify)},
+  };
+  if (m.sample_cost_us > 0)
+    result.facts.emplace_back("synthetic sample cost", fmt::format("{} us", m.sample_cost_us));
+  return result;
+}
+
+std::string DoctorResult::to_text() const {
+  const DoctorMeasurements& m = measurements;
+  const Diagnosis& d = diagnosis;
+  std::string out = "stoker doctor\n";
+  for (const auto& [label, value] : facts) out += fmt::format("  {:<22} {}\n", label, value);
+  out += "\nmeasured, each after a warm-up:\n";
+  const double rates[] = {m.loader_rate, m.compute_rate, d.loop_rate};
+  for (size_t i = 0; i < phases.size(); ++i) {
+    const PhaseTiming& p = phases[i];
+    const std::string rate =
+        i < 3 ? fmt::format("{:>10.1f} batches/s", rates[i])
+              : fmt::format("{:>10.2f}x compute alone, per sample",
+                            m.probes.size() > i - 3 ? m.probes[i - 3].speedup : 0.0);
+    out +=
+        fmt::format("  {:<22} {}   ({} batches in {:.2f} s)\n", p.name, rate, p.batches, p.seconds);
+  }
+  out += "\nwhere a training batch's time goes (the training loop):\n";
+  for (const auto& [part, seconds] : m.loop.parts()) {
+    if (part == "allreduce_wait" && seconds == 0) continue;
+    out += fmt::format("  {:<22} {:>9.3f} ms  {:>5.1f}%\n", part == "data" ? "data wait" : part,
+                       1e3 * m.loop.per_batch(seconds),
+                       m.loop.wall > 0 ? 100 * seconds / m.loop.wall : 0.0);
+  }
+  out += fmt::format("\nverdict: {}\n  {}\n", to_string(d.verdict), d.reason);
+  if (d.actions.empty()) {
+    out += "\nactions: none the measurements support\n";
+  } else {
+    out += "\nactions, best expected gain first:\n";
+    for (size_t i = 0; i < d.actions.size(); ++i) {
+      const DoctorAction& a = d.actions[i];
+      out += fmt::format("  {}. {}  (expected: {})\n     {}\n", i + 1, a.action, a.expected_gain(),
+                         a.why);
+    }
+  }
+  return out;
+}
+
+std::string DoctorResult::to_json() const {
+  const DoctorMeasurements& m = measurements;
+  const Diagnosis& d = diagnosis;
+  nlohmann::json split = nlohmann::json::object();
+  nlohmann::json split_fraction = nlohmann::json::object();
+  for (const auto& [part, seconds] : m.loop.parts()) {
+    split[part] = m.loop.per_batch(seconds);
+    split_fraction[part] = m.loop.wall > 0 ? seconds / m.loop.wall : 0.0;
+  }
+  nlohmann::json actions = nlohmann::json::array();
+  for (const DoctorAction& a : d.actions) {
+    actions.push_back({{"action", a.action},
+                       {"why", a.why},
+                       {"speedup", a.speedup},
+                       {"upper_bound", a.upper_bound},
+                       {"expected_gain", a.expected_gain()}});
+  }
+  nlohmann::json phase_list = nlohmann::json::array();
+  for (const PhaseTiming& p : phases)
+    phase_list.push_back({{"name", p.name}, {"batches", p.batches}, {"seconds", p.seconds}});
+  nlohmann::json probes = nlohmann::json::array();
+  for (const ComputeProbe& p : m.probes)
+    probes.push_back({{"change", p.change}, {"what", p.what}, {"speedup", p.speedup}});
+  nlohmann::json fact_object = nlohmann::json::object();
+  for (const auto& [label, value] : facts) fact_object[label] = value;
+  const nlohmann::json j = {{"verdict", to_string(d.verdict)},
+                            {"reason", d.reason},
+                            {"split", split},
+                            {"split_fraction", split_fraction},
+                            {"batches_measured", m.loop.batches},
+                            {"loop_rate", d.loop_rate},
+                            {"loader_rate", m.loader_rate},
+                            {"compute_rate", m.compute_rate},
+                            {"worker_seconds_per_batch", m.worker_seconds_per_batch},
+                            {"wait_fraction", d.wait_fraction},
+                            {"transfer_fraction", d.transfer_fraction},
+                            {"headroom", d.headroom},
+                            {"actions", actions},
+                            {"phases", phase_list},
+                            {"probes", probes},
+                            {"facts", fact_object}};
+  return j.dump(2);
+}
+
+}  // namespace stoker
