@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "stoker/doctor/diagnosis.h"
+#include "stoker/doctor/run_report.h"
 #include "stoker/trace/tracer.h"
 #include "stoker/train/trainer.h"
 
@@ -50,6 +51,8 @@ struct DoctorResult {
   DoctorMeasurements measurements;
   Diagnosis diagnosis;
   std::vector<PhaseTiming> phases;
+  // Samples per second over each run's time (warm-up included), a series per run.
+  std::vector<ReportSeries> throughput;
   // What was measured, as label and value: data, model, batch, workers, threads, device, ...
   std::vector<std::pair<std::string, std::string>> facts;
   // For people: the measurements, the split, the verdict and the actions.
@@ -60,6 +63,10 @@ struct DoctorResult {
   // "headroom", "actions" (action, why, speedup, upper_bound, expected_gain), "phases",
   // "facts", "probes".
   std::string to_json() const;
+  // The same for a --report page (run_report.h): the facts with the measured rates, the
+  // verdict, the split per batch, the actions, and each measured run's throughput over time as a
+  // chart.
+  RunReport to_report(const std::string& command) const;
 };
 
 // Measures the run `run` describes (its data, model, loader and device; its epochs, checkpoint,

@@ -1,4 +1,5 @@
-// `stoker doctor [train's options] [--steps N] [--seconds S] [--json] [--trace FILE]`: measures
+// `stoker doctor [train's options] [--steps N] [--seconds S] [--json] [--trace FILE]
+// [--report DIR]`: measures
 // the run `stoker train` would make with the same options — the loader alone, the compute alone,
 // the real loop — and says what limits it and what to change (doctor/doctor.h).
 #include <fmt/format.h>
@@ -8,6 +9,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/report_option.h"
 #include "cli/trace_option.h"
 #include "cli/train_options.h"
 #include "cli/usage.h"
@@ -21,6 +23,7 @@ namespace {
 struct DoctorFlags {
   bool json = false;
   std::string trace;
+  std::string report;  // --report DIR
 };
 
 void run_doctor_command(TrainerOptions run, const TrainFlags& flags, DoctorOptions options,
@@ -36,11 +39,13 @@ void run_doctor_command(TrainerOptions run, const TrainFlags& flags, DoctorOptio
   use_default_data(run, say);
   apply_process_settings(flags, run, machine_cores());
   const std::unique_ptr<Tracer> tracer = make_tracer(doctor.trace, {size_t{1} << 18});
+  check_report_option(doctor.report);
   options.tracer = tracer.get();
   fmt::print(say, "measuring the loader alone, the compute alone and the training loop...\n");
   std::fflush(say);
   const DoctorResult result = run_doctor(run, options);
   write_trace(tracer.get(), doctor.trace);
+  write_report_option(result.to_report(command_line()), doctor.report);
   fmt::print("{}\n", doctor.json ? result.to_json() : result.to_text());
 }
 
@@ -67,6 +72,7 @@ void add_doctor_command(CLI::App& app) {
   command->add_flag("--json", doctor->json,
                     "Print one JSON object: verdict, reason, split, rates, actions");
   add_trace_option(*command, doctor->trace);
+  add_report_option(*command, doctor->report);
   command->callback([run, flags, options, doctor] {
     DoctorOptions o = *options;
     o.max_seconds = std::max(o.max_seconds, 15 * o.min_seconds);

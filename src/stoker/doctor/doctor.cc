@@ -4,9 +4,12 @@
 #include <fmt/format.h>
 #include <torch/cuda.h>
 
+#include <algorithm>
 #include <atomic>
 #include <nlohmann/json.hpp>
+#include <optional>
 
+#include "stoker/doctor/throughput_recorder.h"
 #include "stoker/pipeline/image_transforms.h"
 #include "stoker/store/data_location.h"
 #include "stoker/store/dataset.h"
@@ -19,12 +22,19 @@ namespace {
 constexpr size_t kEventsPerThread = size_t{1} << 18;
 // Epochs of a measured run: more than any measurement needs (it is stopped when long enough).
 constexpr int64_t kEnoughEpochs = 1'000'000;
+// With --workers auto the warm-up lasts as long as the tuner takes to settle (about 100
+// batches, worker_tuner.h).
+constexpr int64_t kTuningBatches = 150;
+constexpr double kTuningSeconds = 10;
 
-// The measured part of a run: [from_ns, to_ns) on the Tracer's clock, and its batches.
+// The measured part of a run: [from_ns, to_ns) on the Tracer's clock, and its batches; and the
+// loader's tuning (--workers auto) as the run ended.
 struct Window {
   int64_t from_ns = 0;
   int64_t to_ns = 0;
   int64_t batches = 0;
+  std::optional<TuningReport> tuning;
+  std::vector<ReportPoint> throughput;  // samples/s over the run's time, warm-up included
 };
 
 // Runs `run` in `mode`, traced, until its window past the warm-up is long enough.
@@ -37,8 +47,14 @@ Window measure(TrainerOptions run, StepMode mode, const DoctorOptions& o, Tracer
   int64_t seen = 0;
   bool measuring = false;
   const int64_t start_ns = Tracer::now_ns();
+  ThroughputRecorder throughput;
+  throughput.restart(0);
+  int64_t samples = 0;
+  const int64_t batch_size = run.batch_size;
   run.on_batch = [&](int64_t done) {
     if (done == 0) return;  // an epoch starts
+    samples += batch_size;
+    throughput.record(samples);
     const int64_t now = Tracer::now_ns();
     if (!measuring) {
       ++seen;
@@ -53,7 +69,8 @@ Window measure(TrainerOptions run, StepMode mode, const DoctorOptions& o, Tracer
       stop.store(true);
   };
   Trainer trainer(std::move(run));
-  trainer.run();
+  w.tuning = trainer.run().tuning;
+  w.throughput = throughput.points();
   return w;
 }
 
@@ -96,10 +113,18 @@ DoctorResult run_doctor(const TrainerOptions& run, const DoctorOptions& options)
     tracer = own.get();
   }
   const TrainerOptions base = measured_run(run);
+  DoctorOptions o = options;
+  if (run.workers == kAutoTuneWorkers) {  // measure what the tuner settles on, not its search
+    o.warmup_batches = std::max<int64_t>(o.warmup_batches, kTuningBatches);
+    o.warmup_seconds = std::max(o.warmup_seconds, kTuningSeconds);
+  }
   DoctorResult result;
   DoctorMeasurements& m = result.measurements;
+  std::optional<TuningReport> tuning;  // of the last run that tuned
   auto phase = [&](const std::string& name, const TrainerOptions& r, StepMode mode) {
-    const Window w = measure(r, mode, options, *tracer);
+    const Window w = measure(r, mode, o, *tracer);
+    if (w.tuning) tuning = w.tuning;
+    result.throughput.push_back({name, w.throughput});
     const std::vector<ThreadTrace> trace = tracer->snapshot();
     result.phases.push_back({name, w.batches, (w.to_ns - w.from_ns) * 1e-9});
     return std::make_pair(split_steps(trace, w.from_ns, w.to_ns),
@@ -112,10 +137,11 @@ DoctorResult run_doctor(const TrainerOptions& run, const DoctorOptions& options)
   const StepSplit compute = phase("compute alone", base, StepMode::kResidentBatch).first;
   m.compute_rate = compute.batches / std::max(1e-12, compute.compute());
   m.loop = phase("training loop", base, StepMode::kTrain).first;
+  const std::optional<TuningReport> loop_tuning = tuning;
 
   const std::shared_ptr<const Dataset> data =
       Dataset::open(locate_data(run.data_dir).value_or_throw().train).value_or_throw();
-  m.workers = run.workers;
+  m.workers = loop_tuning ? loop_tuning->workers : run.workers;
   m.cores = machine_cores();
   m.compute_threads = at::get_num_threads();
   m.cuda = uses_cuda(run.device);
@@ -154,7 +180,7 @@ DoctorResult run_doctor(const TrainerOptions& run, const DoctorOptions& options)
       {"data", data->dir()},
       {"model", run.model},
       {"batch", std::to_string(run.batch_size)},
-      {"workers", workers_fact(run.workers)},
+      {"workers", loop_tuning ? "auto: " + loop_tuning->summary() : workers_fact(run.workers)},
       {"compute threads", std::to_string(m.compute_threads)},
       {"cores", std::to_string(m.cores)},
       {"device", run.device.empty() ? (m.cuda ? "cuda" : "cpu") : run.device},
@@ -246,6 +272,32 @@ std::string DoctorResult::to_json() const {
                             {"probes", probes},
                             {"facts", fact_object}};
   return j.dump(2);
+}
+
+RunReport DoctorResult::to_report(const std::string& command) const {
+  const DoctorMeasurements& m = measurements;
+  RunReport report;
+  report.title = "stoker doctor";
+  report.command = command;
+  report.facts = facts;
+  report.facts.emplace_back("loader alone", fmt::format("{:.1f} batches/s", m.loader_rate));
+  report.facts.emplace_back("compute alone", fmt::format("{:.1f} batches/s", m.compute_rate));
+  report.facts.emplace_back("training loop", fmt::format("{:.1f} batches/s", diagnosis.loop_rate));
+  for (const ComputeProbe& p : m.probes) {
+    report.facts.emplace_back("compute alone, " + p.change,
+                              fmt::format("{:.2f}x the samples per second", p.speedup));
+  }
+  report.verdict = to_string(diagnosis.verdict);
+  report.verdict_reason = diagnosis.reason;
+  for (const auto& [part, seconds] : m.loop.parts()) {
+    if (part == "allreduce_wait" && seconds == 0) continue;
+    report.split.push_back({part == "data" ? "data wait" : part, m.loop.per_batch(seconds)});
+  }
+  for (const DoctorAction& a : diagnosis.actions)
+    report.actions.push_back({a.action, a.why, a.expected_gain()});
+  report.charts.push_back({"Throughput of each measured run", "seconds since the run started",
+                           "samples/s", throughput});
+  return report;
 }
 
 }  // namespace stoker
