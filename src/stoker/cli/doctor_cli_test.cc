@@ -24,6 +24,9 @@ using testing::RunResult;
 
 // Short measured runs: the verdicts below do not need more.
 constexpr const char* kQuick = "--steps 5 --seconds 0.3";
+// 16 samples of 400 us: 6.4 ms of loading per batch against well under a millisecond of
+// compute.
+constexpr const char* kDataBound = "--batch 16 --workers 1 --sample-cost-us 400";
 
 class DoctorCliTest : public ::testing::Test {
  protected:
@@ -48,10 +51,15 @@ class DoctorCliTest : public ::testing::Test {
     throw_if_error(writer->finish());
   }
 
-  nlohmann::json doctor_json(const std::string& args) {
-    const RunResult r =
-        run(fmt::format("doctor --data {} {} --json {}", data_, kQuick, args), dir_);
+  // `stoker doctor` on the data, quickly, with `args`; expects it to succeed.
+  RunResult doctor(const std::string& args) {
+    RunResult r = run(fmt::format("doctor --data {} {} {}", data_, kQuick, args), dir_);
     EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r;
+  }
+
+  nlohmann::json doctor_json(const std::string& args) {
+    const RunResult r = doctor("--json " + args);
     nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
     EXPECT_FALSE(j.is_discarded()) << r.out;
     return j;
@@ -62,9 +70,7 @@ class DoctorCliTest : public ::testing::Test {
 };
 
 TEST_F(DoctorCliTest, ExpensiveSamplesOnOneWorkerAreDataBound) {
-  // 16 samples of 400 us: 6.4 ms of loading per batch against well under a millisecond of
-  // compute.
-  const nlohmann::json j = doctor_json("--batch 16 --workers 1 --sample-cost-us 400");
+  const nlohmann::json j = doctor_json(kDataBound);
   EXPECT_EQ(j["verdict"], "data-bound") << j.dump(2);
   EXPECT_GT(j["wait_fraction"].get<double>(), 0.5);
   EXPECT_LT(j["loader_rate"].get<double>(), j["compute_rate"].get<double>());
@@ -102,11 +108,7 @@ TEST_F(DoctorCliTest, AnMlpFedByAFastLoaderIsComputeBound) {
 
 TEST_F(DoctorCliTest, TextNamesTheVerdictTheSplitAndWritesATraceOfEveryRun) {
   const std::string trace = dir_ / "doctor.json";
-  const RunResult r = run(fmt::format("doctor --data {} {} --batch 16 --sample-cost-us 400 "
-                                      "--workers 1 --trace {}",
-                                      data_, kQuick, trace),
-                          dir_);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const RunResult r = doctor(fmt::format("{} --trace {}", kDataBound, trace));
   for (const char* words : {"loader alone", "compute alone", "training loop", "data wait",
                             "verdict: data-bound", "actions, best expected gain first"})
     EXPECT_NE(r.out.find(words), std::string::npos) << words << "\n" << r.out;
@@ -134,11 +136,7 @@ TEST_F(DoctorCliTest, WorkersAutoIsMeasuredAfterTheTunerSettles) {
 
 TEST_F(DoctorCliTest, TheReportHasTheVerdictSplitActionsAndThroughput) {
   const std::string report = dir_ / "report";
-  const RunResult r = run(fmt::format("doctor --data {} {} --batch 16 --workers 1 "
-                                      "--sample-cost-us 400 --report {}",
-                                      data_, kQuick, report),
-                          dir_);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  doctor(fmt::format("{} --report {}", kDataBound, report));
   const nlohmann::json j =
       nlohmann::json::parse(read_file(report + "/report.json").value_or_throw());
   EXPECT_EQ(j["title"], "stoker doctor");
