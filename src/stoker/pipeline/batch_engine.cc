@@ -131,6 +131,7 @@ void BatchEngine::set_active_workers(int workers) {
     if (workers == active_) return;
     active_ = workers;
   }
+  trace_counter(options_.tracer, "pipeline", "active_workers", workers);
   // Raised: the newly active ones leave idle_cv_. Lowered: the newly inactive ones sleeping on
   // work_cv_ move to idle_cv_, so that a later notify_one there always reaches an active one.
   idle_cv_.notify_all();
@@ -385,7 +386,9 @@ std::shared_ptr<BatchBuffer> BatchEngine::take_next(
   const int64_t free_slots = next_deliver_ + window_ - next_open_;
   const int window = window_;
   const int active = active_;
+  const size_t ready_count = ready_.size();
   lock.unlock();
+  trace_counter(options_.tracer, "pipeline", "ready_batches", static_cast<double>(ready_count));
   if (free_slots >= std::max(1, window / 2)) {
     // One sleeping worker per free piece: a worker woken for nothing costs a wake-up too.
     const int64_t pieces = free_slots * pieces_;

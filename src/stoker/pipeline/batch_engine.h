@@ -63,7 +63,9 @@ struct EngineOptions {
   bool skip_errors = false;  // drop and count bad records instead of failing the batch
   uint64_t seed = 0;         // the loader's seed, for the samples' random streams
   // Receives spans (category "pipeline"): a worker's "piece" with its "read", "transform" and,
-  // for a batch's last piece, "finalize"; the consumer's "wait" for a batch not ready. Null:
+  // for a batch's last piece, "finalize"; the consumer's "wait" for a batch not ready. And
+  // counters: the consumer's "ready_batches" (built and not yet taken, after each batch it
+  // takes from the workers) and "active_workers" (when set_active_workers changes it). Null:
   // none. Must outlive the engine.
   Tracer* tracer = nullptr;
 };

@@ -221,9 +221,19 @@ TEST_F(BatchEngineTest, OnlyActiveWorkersTakePieces) {
   EXPECT_EQ(builders(tracer, lowered), 1u);
   e->set_active_workers(3);
   const int64_t raised = Tracer::now_ns();
+  e->set_active_workers(3);  // unchanged: not recorded again
   while (e->next()) {
   }
   EXPECT_GE(builders(tracer, raised), 2u);
+  // Each change is a counter on the consumer's thread, with the new count.
+  std::vector<double> active;
+  for (const ThreadTrace& t : tracer.snapshot()) {
+    for (const TraceEvent& ev : t.events) {
+      if (ev.kind == TraceEvent::Kind::kCounter && std::string(ev.name) == "active_workers")
+        active.push_back(ev.value);
+    }
+  }
+  EXPECT_EQ(active, (std::vector<double>{1, 3}));
 }
 
 TEST_F(BatchEngineTest, RejectsBadOptions) {

@@ -517,7 +517,20 @@ std::map<std::string, std::map<std::string, int>> span_counts(const Tracer& trac
   for (const ThreadTrace& thread : tracer.snapshot()) {
     for (const TraceEvent& e : thread.events) {
       EXPECT_STREQ(e.category, "pipeline");
-      ++out[thread.name][e.name];
+      if (e.kind == TraceEvent::Kind::kSpan) ++out[thread.name][e.name];
+    }
+  }
+  return out;
+}
+
+// The values of pipeline counter `name`, by thread name.
+std::map<std::string, std::vector<double>> counter_values(const Tracer& tracer,
+                                                          const std::string& name) {
+  std::map<std::string, std::vector<double>> out;
+  for (const ThreadTrace& thread : tracer.snapshot()) {
+    for (const TraceEvent& e : thread.events) {
+      if (e.kind == TraceEvent::Kind::kCounter && e.name == name)
+        out[thread.name].push_back(e.value);
     }
   }
   return out;
@@ -563,6 +576,15 @@ TEST_F(LoaderCoreTest, TracedWorkersBuildPiecesAndTheConsumerWaits) {
   ASSERT_EQ(counts.size(), 1u);  // the consumer: waits only
   EXPECT_EQ(counts.begin()->second.size(), 1u);
   EXPECT_GE(counts.begin()->second.at("wait"), 1);
+  // The consumer's queue depth after each batch it took: within the window.
+  const auto ready = counter_values(tracer, "ready_batches");
+  ASSERT_EQ(ready.size(), 1u);
+  EXPECT_EQ(ready.count("stoker-worker"), 0u);
+  EXPECT_EQ(static_cast<int64_t>(ready.begin()->second.size()), batches);
+  for (double v : ready.begin()->second) {
+    EXPECT_GE(v, 0);
+    EXPECT_LE(v, o.prefetch);
+  }
   EXPECT_EQ(stoker::testing::nesting_error(nlohmann::json::parse(chrome_trace_json(tracer))), "");
 }
 
