@@ -15,6 +15,7 @@ __all__ = ["Loader"]
 
 _STATE_FORMAT = "stoker.Loader/1"
 _MAX_WORKERS = 1024
+_AUTO_TUNE = -2  # LoaderOptions' kAutoTuneWorkers
 _MAX_PREFETCH = 4096
 
 
@@ -24,6 +25,17 @@ def _int(name: str, value, minimum: int, maximum: int) -> int:
     if not minimum <= value <= maximum:
         raise ValueError(f"{name} must be in [{minimum}, {maximum}], not {value}")
     return int(value)
+
+
+def _workers(value) -> int:
+    """The native workers value of Loader's ``workers`` (None, "auto" or an int)."""
+    if value is None:
+        return -1
+    if isinstance(value, str):
+        if value != "auto":
+            raise ValueError(f"workers must be an int, None or 'auto', not {value!r}")
+        return _AUTO_TUNE
+    return _int("workers", value, 0, _MAX_WORKERS)
 
 
 def _env_int(name: str) -> Optional[int]:
@@ -80,7 +92,9 @@ class Loader:
     set_epoch names another epoch, that epoch starts at batch 0).
 
     ``workers``: native threads building batches (None: one per core beyond this thread's;
-    0: built in the iterating thread). ``prefetch``: batches built ahead (None: as many as fit
+    0: built in the iterating thread; "auto": tuned while iterating, within about the first
+    100 batches, from one worker up to the machine's cores, with the prefetch depth; the
+    choice and why are in ``loader.tuning``). ``prefetch``: batches built ahead (None: as many as fit
     in 16 MiB, 4 to 64). ``rank``/``world_size``: torch.distributed's when it is initialised,
     else the RANK/WORLD_SIZE environment variables, else 0/1. ``verify``: record checksums
     "always", "once" (first read) or "off". ``on_error``: "raise" (stoker.Error naming the
@@ -103,7 +117,7 @@ class Loader:
         path = os.fspath(path)
         batch_size = _int("batch_size", batch_size, 1, 2**62)
         seed = _int("seed", seed, 0, 2**64 - 1)
-        workers = -1 if workers is None else _int("workers", workers, 0, _MAX_WORKERS)
+        workers = _workers(workers)
         prefetch = -1 if prefetch is None else _int("prefetch", prefetch, 1, _MAX_PREFETCH)
         rank, world_size = _distributed_defaults(torch, rank, world_size)
         world_size = _int("world_size", world_size, 1, 2**31 - 1)
@@ -200,6 +214,13 @@ class Loader:
     def options(self) -> dict:
         """The options in force (auto workers and prefetch resolved)."""
         return dict(self._native.options, device=str(self._device))
+
+    @property
+    def tuning(self) -> Optional[dict]:
+        """With workers="auto": the tuning so far — "workers" and "prefetch" in use (chosen once
+        "settled"), "reason" with the measured rates, every setting tried in "trials". Else
+        None."""
+        return self._native.tuning
 
     @property
     def fields(self) -> list:

@@ -57,6 +57,20 @@ def test_order_depends_on_seed_and_epoch_never_on_workers(labelled):
     assert epoch_labels(stoker.Loader(labelled, batch_size=16, seed=4), 0) != epoch0
 
 
+def test_workers_auto_tunes_without_changing_the_batches(labelled):
+    fixed = stoker.Loader(labelled, batch_size=4, seed=3, workers=1)
+    assert fixed.tuning is None
+    tuned = stoker.Loader(labelled, batch_size=4, seed=3, workers="auto")
+    assert tuned.tuning is None or tuned.tuning["trials"] == []  # nothing measured yet
+    for epoch in range(3):
+        assert epoch_labels(tuned, epoch) == epoch_labels(fixed, epoch)
+    tuning = tuned.tuning
+    assert 1 <= tuning["workers"] <= os.cpu_count()
+    assert tuning["trials"]  # the settings it measured
+    assert isinstance(tuning["settled"], bool) and tuning["reason"]
+    assert tuned.options["workers"] >= tuning["workers"]  # the pool's size, its maximum
+
+
 def test_set_epoch_and_plain_iteration(labelled):
     loader = stoker.Loader(labelled, batch_size=64)
     reference = stoker.Loader(labelled, batch_size=64)
@@ -259,6 +273,8 @@ def test_torch_distributed_rank_comes_before_the_environment(labelled, tmp_path)
     ({"batch_size": 2**40}, ValueError, "more than the 16 GiB a batch buffer may take"),
     ({"workers": -1}, ValueError, r"workers must be in \[0, 1024\]"),
     ({"workers": 1025}, ValueError, r"workers must be in \[0, 1024\]"),
+    ({"workers": "many"}, ValueError, "workers must be an int, None or 'auto', not 'many'"),
+    ({"workers": 1.5}, TypeError, "workers must be an int, not float"),
     ({"prefetch": 0}, ValueError, r"prefetch must be in \[1, 4096\]"),
     ({"seed": -1}, ValueError, "seed must be in"),
     ({"seed": 1.5}, TypeError, "seed must be an int"),

@@ -43,6 +43,7 @@ struct DoctorMeasurements {
   double worker_seconds_per_batch = 0;
   // The run.
   int workers = 1;
+  bool tuned = false;       // `workers` is what --workers auto chose
   int cores = 1;            // of the machine
   int compute_threads = 1;  // LibTorch intra-op threads
   bool cuda = false;

@@ -58,6 +58,17 @@ void loader_actions(const DoctorMeasurements& m, double now, std::vector<DoctorA
                    std::max(1.0, fraction(std::min(unbound, loader), now)), false});
   }
   const double bound = std::max(1.0, fraction(unbound, now));
+  if (!m.tuned && m.loader_rate >= unbound && m.loop.data > 0) {
+    // Fast enough on average, yet the loop waits: batches come in bursts, or the workers lose
+    // the cores to compute at the wrong moments.
+    out.push_back(
+        {"--workers auto",
+         fmt::format("the loader alone delivers {}, at least the {} the loop could take, yet the "
+                     "loop waits: the batches come in bursts or the workers compete with compute "
+                     "for the cores; tuning sets the workers and the prefetch depth to the loop",
+                     rate(m.loader_rate), rate(unbound)),
+         bound, true});
+  }
   const std::string per_sample =
       fmt::format("samples cost {:.0f} us of worker time each",
                   1e6 * m.worker_seconds_per_batch / std::max<int64_t>(1, m.batch_size));

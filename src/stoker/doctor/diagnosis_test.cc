@@ -110,6 +110,20 @@ TEST(DiagnosisTest, ALoaderSlowerThanComputeIsDataBoundEvenWithoutWaits) {
   EXPECT_EQ(d.verdict, Verdict::kDataBound);
 }
 
+TEST(DiagnosisTest, ALoaderFastEnoughThatStillMakesTheLoopWaitIsTuned) {
+  // The loader alone makes 2,000 batches/s, the loop could take 1,000, yet waits 30%.
+  DoctorMeasurements m = measured(synthetic_loop(430, 0, 1000), 2000, 1000);
+  m.cores = 1;  // no core left for another worker
+  Diagnosis d = diagnose(m);
+  ASSERT_EQ(d.verdict, Verdict::kDataBound);
+  ASSERT_EQ(d.actions.size(), 1u);
+  EXPECT_EQ(d.actions[0].action, "--workers auto");
+  EXPECT_TRUE(d.actions[0].upper_bound);
+  EXPECT_NEAR(d.actions[0].speedup, 1430.0 / 1000, 1e-9);
+  m.tuned = true;  // already tuned: nothing more from the loader's side
+  EXPECT_TRUE(diagnose(m).actions.empty());
+}
+
 TEST(DiagnosisTest, ALoaderWithRoomToSpareIsComputeBound) {
   DoctorMeasurements m = measured(synthetic_loop(20, 30, 1000), 40'000, 1000);
   m.probes = {{"--batch 128", "twice the batch", 1.5},
@@ -133,10 +147,12 @@ TEST(DiagnosisTest, CloseCapacitiesAreBalanced) {
   EXPECT_EQ(d.verdict, Verdict::kBalanced);
   // Both sides' actions, the larger predicted gain first: the loop could take only 990
   // batches/s without waiting (1.12x), while the bigger batch's 1.2x applies to 88% of it.
-  ASSERT_EQ(d.actions.size(), 2u);
+  // Last, an upper bound: the loader alone is fast enough (1,200 batches/s), yet the loop waits.
+  ASSERT_EQ(d.actions.size(), 3u);
   EXPECT_EQ(d.actions[0].action, "--batch 128");
   EXPECT_EQ(d.actions[1].action, "--workers 2");
   EXPECT_GT(d.actions[0].speedup, d.actions[1].speedup);
+  EXPECT_EQ(d.actions[2].action, "--workers auto");
 }
 
 TEST(DiagnosisTest, WaitingBetweenTheThresholdsIsBalanced) {

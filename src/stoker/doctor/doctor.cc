@@ -142,6 +142,7 @@ DoctorResult run_doctor(const TrainerOptions& run, const DoctorOptions& options)
   const std::shared_ptr<const Dataset> data =
       Dataset::open(locate_data(run.data_dir).value_or_throw().train).value_or_throw();
   m.workers = loop_tuning ? loop_tuning->workers : run.workers;
+  m.tuned = loop_tuning.has_value();
   m.cores = machine_cores();
   m.compute_threads = at::get_num_threads();
   m.cuda = uses_cuda(run.device);

@@ -146,6 +146,13 @@ class BoundLoader {
                     "on_error"_a = o.on_error == ErrorPolicy::kSkip ? "skip" : "raise");
   }
 
+  // workers="auto": what the tuning chose so far (TuningReport::to_json as a dict); else None.
+  py::object tuning() const {
+    const std::optional<TuningReport> report = configured(*shared_).tuning();
+    if (!report) return py::none();
+    return py::module_::import("json").attr("loads")(report->to_json());
+  }
+
   // The batch fields in order: [(name, dtype, sample shape)].
   py::list fields() const {
     py::list out;
@@ -261,6 +268,7 @@ void register_loader(py::module_& module) {
            "drop_last"_a, "workers"_a, "prefetch"_a, "rank"_a, "world_size"_a, "verify"_a,
            "on_error"_a, "fields"_a, "to_tensor"_a)
       .def_property_readonly("options", &BoundLoader::options)
+      .def_property_readonly("tuning", &BoundLoader::tuning)
       .def_property_readonly("fields", &BoundLoader::fields)
       .def("batches_per_epoch", &BoundLoader::batches_per_epoch)
       .def("state", &BoundLoader::state)
