@@ -2,7 +2,7 @@
 """`stoker doctor` on the three situations of issue 14, and what its first action buys.
 
   (a) data-bound: the MLP on Fashion-MNIST with a synthetic cost per sample and 1 worker; and
-      a small CNN on encoded images (decode + RandomResizedCrop on the loader), 1 worker;
+      the MLP on encoded images at 32 px (decode + RandomResizedCrop on the loader), 1 worker;
   (b) compute-bound: the default MLP run; and ResNet-18 on the same images;
   (c) balanced: the MLP with a synthetic cost that makes the loader about as fast as compute.
 
@@ -39,8 +39,8 @@ def situations(args):
             ("c", "mlp, 10 us per sample, 1 worker", mlp + ["--sample-cost-us", "10"], False)]
     if args.images:
         images = ["--data", args.images]
-        rows.insert(1, ("a", "cnn on images at 64 px, 1 worker",
-                        images + ["--model", "cnn", "--image-size", "64", "--workers", "1"], True))
+        rows.insert(1, ("a", "mlp on images at 32 px, 1 worker",
+                        images + ["--model", "mlp", "--image-size", "32", "--workers", "1"], True))
         rows.insert(3, ("b", "resnet18 on images at 128 px, batch 16",
                         images + ["--model", "resnet18", "--image-size", "128", "--batch", "16"],
                         False))

@@ -2,8 +2,8 @@
 // `stoker doctor`: measures where a training run's time goes and says what limits it. For the
 // run a TrainerOptions describes it measures (1) the loader alone (StepMode::kDataOnly), (2)
 // the compute alone on a batch resident on the device (kResidentBatch), (3) the real loop, each
-// a short run after a warm-up, all traced on one Tracer (the trainer's spans give the step-time
-// split: step_split.h); when compute is what limits, (4) compute alone again with a variant
+// a short run after a warm-up, each traced (the trainer's spans give the step-time split:
+// step_split.h); when compute is what limits, (4) compute alone again with a variant
 // each (twice the batch; mixed precision where the device has it natively). diagnosis.h turns
 // the numbers into a verdict and actions.
 //
@@ -27,16 +27,19 @@
 namespace stoker {
 
 // How long each measured run is: past `warmup_batches` (or `warmup_seconds`, whichever ends
-// first), at least `min_batches` and `min_seconds`, at most `max_seconds` (then at least one
-// batch).
+// first), at least `min_batches` and `min_seconds`, at most `max_seconds` or `max_batches`
+// (then at least one batch).
 struct DoctorOptions {
   int64_t warmup_batches = 10;
   double warmup_seconds = 3;
   int64_t min_batches = 20;
   double min_seconds = 2;
   double max_seconds = 30;
-  bool probes = true;  // measure compute variants when compute is what limits
-  // Records every run's spans (borrowed, must outlive the call; null: the doctor's own).
+  int64_t max_batches = 100'000;  // a very fast run ends here, whatever its time
+  bool probes = true;             // measure compute variants when compute is what limits
+  // Records the training loop's spans (borrowed, must outlive the call); null: the doctor's
+  // own. The other runs always record on Tracers of their own. Its buffers must hold
+  // max_batches batches' spans (at most 4 per batch and thread): else Error.
   Tracer* tracer = nullptr;
 };
 

@@ -38,7 +38,7 @@ void run_doctor_command(TrainerOptions run, const TrainFlags& flags, DoctorOptio
   std::FILE* say = doctor.json ? stderr : stdout;
   use_default_data(run, say);
   apply_process_settings(flags, run, machine_cores());
-  const std::unique_ptr<Tracer> tracer = make_tracer(doctor.trace, {size_t{1} << 18});
+  const std::unique_ptr<Tracer> tracer = make_tracer(doctor.trace, {size_t{1} << 20});
   check_report_option(doctor.report);
   options.tracer = tracer.get();
   fmt::print(say, "measuring the loader alone, the compute alone and the training loop...\n");

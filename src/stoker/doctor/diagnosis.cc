@@ -45,7 +45,14 @@ void loader_actions(const DoctorMeasurements& m, double now, std::vector<DoctorA
         m.workers == 0 ? 1
                        : static_cast<int>(std::ceil(m.workers * unbound / m.loader_rate - 1e-9));
     const int workers = std::clamp(wanted, m.workers + 1, std::max(m.cores, m.workers + 1));
-    const double loader = m.workers == 0 ? m.loader_rate : m.loader_rate * workers / m.workers;
+    double loader = m.workers == 0 ? m.loader_rate : m.loader_rate * workers / m.workers;
+    if (!m.cuda && m.worker_seconds_per_batch > 0) {
+      // On the CPU the workers and compute share the cores: a batch needs the workers' time
+      // plus the training thread's time on each compute thread.
+      const double training = fraction(m.loop.wall - m.loop.data, m.loop.batches);
+      loader = std::min(loader, m.cores / (m.worker_seconds_per_batch +
+                                           m.compute_threads * training));
+    }
     std::string why =
         fmt::format("the loader alone delivers {} with {} worker{}; the loop could take {}",
                     rate(m.loader_rate), m.workers, m.workers == 1 ? "" : "s", rate(unbound));

@@ -18,8 +18,9 @@
 namespace stoker {
 namespace {
 
-// Each thread's trace buffer: room for every span of a few minutes of measured runs.
-constexpr size_t kEventsPerThread = size_t{1} << 18;
+// Each thread's trace buffer in a measured run's own Tracer: room for every span of
+// DoctorOptions::max_batches batches (at most 4 per batch and thread), 48 MiB when full.
+constexpr size_t kEventsPerThread = size_t{1} << 20;
 // Epochs of a measured run: more than any measurement needs (it is stopped when long enough).
 constexpr int64_t kEnoughEpochs = 1'000'000;
 // With --workers auto the warm-up lasts as long as the tuner takes to settle (about 100
@@ -65,7 +66,8 @@ Window measure(TrainerOptions run, StepMode mode, const DoctorOptions& o, Tracer
     ++w.batches;
     w.to_ns = now;
     const double seconds = (now - w.from_ns) * 1e-9;
-    if ((w.batches >= o.min_batches && seconds >= o.min_seconds) || seconds >= o.max_seconds)
+    if ((w.batches >= o.min_batches && seconds >= o.min_seconds) || seconds >= o.max_seconds ||
+        w.batches >= o.max_batches)
       stop.store(true);
   };
   Trainer trainer(std::move(run));
@@ -106,12 +108,6 @@ DoctorResult run_doctor(const TrainerOptions& run, const DoctorOptions& options)
     throw Error(invalid_argument(
         "stoker doctor measures one process: run it without torchrun, srun or --nproc"));
   }
-  std::unique_ptr<Tracer> own;
-  Tracer* tracer = options.tracer;
-  if (tracer == nullptr) {
-    own = std::make_unique<Tracer>(TracerOptions{kEventsPerThread});
-    tracer = own.get();
-  }
   const TrainerOptions base = measured_run(run);
   DoctorOptions o = options;
   if (run.workers == kAutoTuneWorkers) {  // measure what the tuner settles on, not its search
@@ -121,11 +117,22 @@ DoctorResult run_doctor(const TrainerOptions& run, const DoctorOptions& options)
   DoctorResult result;
   DoctorMeasurements& m = result.measurements;
   std::optional<TuningReport> tuning;  // of the last run that tuned
-  auto phase = [&](const std::string& name, const TrainerOptions& r, StepMode mode) {
-    const Window w = measure(r, mode, o, *tracer);
+  // Each run on a Tracer of its own, the training loop on the caller's if given.
+  auto phase = [&](const std::string& name, const TrainerOptions& r, StepMode mode,
+                   Tracer* given = nullptr) {
+    Tracer own(TracerOptions{kEventsPerThread});
+    Tracer& tracer = given != nullptr ? *given : own;
+    const uint64_t dropped = tracer.dropped();
+    const Window w = measure(r, mode, o, tracer);
+    if (tracer.dropped() != dropped) {
+      throw Error(Status(StatusCode::kInternal,
+                         fmt::format("stoker doctor: the trace of the {} run overflowed its "
+                                     "buffers; measure fewer batches (--steps, --seconds)",
+                                     name)));
+    }
     if (w.tuning) tuning = w.tuning;
     result.throughput.push_back({name, w.throughput});
-    const std::vector<ThreadTrace> trace = tracer->snapshot();
+    const std::vector<ThreadTrace> trace = tracer.snapshot();
     result.phases.push_back({name, w.batches, (w.to_ns - w.from_ns) * 1e-9});
     return std::make_pair(split_steps(trace, w.from_ns, w.to_ns),
                           sum_spans(trace, "pipeline", "piece", w.from_ns, w.to_ns));
@@ -136,7 +143,7 @@ DoctorResult run_doctor(const TrainerOptions& run, const DoctorOptions& options)
   m.worker_seconds_per_batch = alone.per_batch(worker_seconds);
   const StepSplit compute = phase("compute alone", base, StepMode::kResidentBatch).first;
   m.compute_rate = compute.batches / std::max(1e-12, compute.compute());
-  m.loop = phase("training loop", base, StepMode::kTrain).first;
+  m.loop = phase("training loop", base, StepMode::kTrain, options.tracer).first;
   const std::optional<TuningReport> loop_tuning = tuning;
 
   const std::shared_ptr<const Dataset> data =
