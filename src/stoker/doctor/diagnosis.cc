@@ -45,24 +45,27 @@ void loader_actions(const DoctorMeasurements& m, double now, std::vector<DoctorA
         m.workers == 0 ? 1
                        : static_cast<int>(std::ceil(m.workers * unbound / m.loader_rate - 1e-9));
     const int workers = std::clamp(wanted, m.workers + 1, std::max(m.cores, m.workers + 1));
-    double loader = m.workers == 0 ? m.loader_rate : m.loader_rate * workers / m.workers;
+    const double loader = m.workers == 0 ? m.loader_rate : m.loader_rate * workers / m.workers;
+    std::string why =
+        fmt::format("the loader alone delivers {} with {} worker{}; the loop could take {}",
+                    rate(m.loader_rate), m.workers, m.workers == 1 ? "" : "s", rate(unbound));
+    double cores_allow = loader;
     if (!m.cuda && m.worker_seconds_per_batch > 0) {
       // On the CPU the workers and compute share the cores: a batch needs the workers' time
       // plus the training thread's time on each compute thread.
       const double training = fraction(m.loop.wall - m.loop.data, m.loop.batches);
-      loader = std::min(loader, m.cores / (m.worker_seconds_per_batch +
-                                           m.compute_threads * training));
-    }
-    std::string why =
-        fmt::format("the loader alone delivers {} with {} worker{}; the loop could take {}",
-                    rate(m.loader_rate), m.workers, m.workers == 1 ? "" : "s", rate(unbound));
-    if (!m.cuda && workers + m.compute_threads > m.cores) {
-      why += fmt::format(" (the workers share the {} cores with {} compute thread{}: expect less)",
-                         m.cores, m.compute_threads, m.compute_threads == 1 ? "" : "s");
+      cores_allow = m.cores / (m.worker_seconds_per_batch + m.compute_threads * training);
+      if (cores_allow < std::min(loader, unbound)) {
+        why += fmt::format(
+            "; {} worker{} would make {}, but the {} cores, shared with {} compute thread{}, "
+            "allow {}",
+            workers, workers == 1 ? "" : "s", rate(loader), m.cores, m.compute_threads,
+            m.compute_threads == 1 ? "" : "s", rate(cores_allow));
+      }
     }
     why += "; or --workers auto to tune it while training";
     out.push_back({fmt::format("--workers {}", workers), why,
-                   std::max(1.0, fraction(std::min(unbound, loader), now)), false});
+                   std::max(1.0, fraction(std::min({unbound, loader, cores_allow}), now)), false});
   }
   const double bound = std::max(1.0, fraction(unbound, now));
   if (!m.tuned && m.loader_rate >= unbound && m.loop.data > 0) {
