@@ -15,6 +15,7 @@
 
 #include "cli/commands.h"
 #include "cli/usage.h"
+#include "cli/workers_option.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/train/compute_bound.h"
 #include "stoker/train/compute_threads.h"
@@ -177,7 +178,7 @@ void run_train_bench(const TrainBenchOptions& o) {
     r["ratio_to_bound"] = r["seconds"].get<double>() / bound_s;
   }
   nlohmann::json j = {{"batch", o.batch},
-                      {"workers", o.workers},
+                      {"workers", workers_text(o.workers)},
                       {"threads", o.threads},
                       {"steps", steps},
                       {"repeat", o.repeat},
@@ -223,8 +224,8 @@ void add_bench_train_command(CLI::App& bench) {
       "train",
       "The classic MLP experiment: PyTorch DataLoader vs stoker vs the compute-only bound");
   add_whole_number(*cmd, "--batch", o->batch, "Batch size", 1)->capture_default_str();
-  add_whole_number(*cmd, "--workers", o->workers, "stoker loader worker threads", 0, kMaxWorkers,
-                   "the loader's limit")
+  add_workers_option(*cmd, o->workers, "stoker loader worker threads (auto: tuned during the run)",
+                     0)
       ->capture_default_str();
   add_whole_number(*cmd, "--threads", o->threads, "Intra-op threads (both sides)", 1,
                    machine_cores(), "the cores of this machine")

@@ -1,7 +1,8 @@
 #pragma once
-// --workers N|auto, shared by the commands that run the loader (train, bench loader): a number
-// of loader workers, or `auto` to tune them (and an auto prefetch depth) while the run goes
-// (LoaderOptions kAutoTuneWorkers, worker_tuner.h). Stateless functions.
+// --workers N|auto, shared by the commands that run the loader (train, doctor, bench loader,
+// bench train): a number of loader workers, or `auto` to tune them (and an auto prefetch
+// depth) while the run goes (LoaderOptions kAutoTuneWorkers, worker_tuner.h). Stateless
+// functions.
 
 #include <CLI/CLI.hpp>
 #include <string>
