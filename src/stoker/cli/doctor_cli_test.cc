@@ -106,6 +106,13 @@ TEST_F(DoctorCliTest, AnMlpFedByAFastLoaderIsComputeBound) {
   for (const auto& phase : j["phases"]) EXPECT_GE(phase["batches"].get<int64_t>(), 5);
 }
 
+TEST_F(DoctorCliTest, NoBatchProbeWhenTwiceTheBatchWouldHoldNoMoreSamples) {
+  // 2,048 records: a batch of 1,500 doubled would still hold 2,048 at most.
+  const nlohmann::json j = doctor_json("--batch 1500 --workers 1");
+  for (const auto& probe : j["probes"]) EXPECT_NE(probe["change"], "--batch 3000");
+  for (const auto& action : j["actions"]) EXPECT_NE(action["action"], "--batch 3000");
+}
+
 TEST_F(DoctorCliTest, TextNamesTheVerdictTheSplitAndWritesATraceOfTheLoop) {
   const std::string trace = dir_ / "doctor.json";
   const RunResult r = doctor(fmt::format("{} --trace {}", kDataBound, trace));

@@ -36,17 +36,21 @@ void run_doctor_command(TrainerOptions run, const TrainFlags& flags, DoctorOptio
   apply_run_flags(flags, run);
   // With --json, stdout holds the JSON alone.
   std::FILE* say = doctor.json ? stderr : stdout;
+  // Outputs checked before any work; the trace holds the training loop's run (its budget of
+  // batches, doctor.h).
+  const std::unique_ptr<Tracer> tracer = make_tracer(doctor.trace, {size_t{1} << 18});
+  check_report_option(doctor.report);
   use_default_data(run, say);
   apply_process_settings(flags, run, machine_cores());
-  const std::unique_ptr<Tracer> tracer = make_tracer(doctor.trace, {size_t{1} << 20});
-  check_report_option(doctor.report);
   options.tracer = tracer.get();
   fmt::print(say, "measuring the loader alone, the compute alone and the training loop...\n");
   std::fflush(say);
   const DoctorResult result = run_doctor(run, options);
+  // The verdict first: a failure to write the files after it loses nothing measured.
+  fmt::print("{}\n", doctor.json ? result.to_json() : result.to_text());
+  std::fflush(stdout);
   write_trace(tracer.get(), doctor.trace);
   write_report_option(result.to_report(command_line()), doctor.report);
-  fmt::print("{}\n", doctor.json ? result.to_json() : result.to_text());
 }
 
 }  // namespace
@@ -62,7 +66,9 @@ void add_doctor_command(CLI::App& app) {
       "name the bottleneck and what to change; takes train's options");
   add_run_options(*command, *run, *flags);
   add_whole_number(*command, "--steps", options->min_batches,
-                   "Measure at least this many training batches in each run", 1)
+                   "Measure at least this many training batches in each run (a run also ends "
+                   "at the batches its trace has room for, thousands)",
+                   1, options->max_batches)
       ->capture_default_str();
   command
       ->add_option("--seconds", options->min_seconds,
@@ -75,7 +81,7 @@ void add_doctor_command(CLI::App& app) {
   add_report_option(*command, doctor->report);
   command->callback([run, flags, options, doctor] {
     DoctorOptions o = *options;
-    o.max_seconds = std::max(o.max_seconds, 15 * o.min_seconds);
+    o.max_seconds = 15 * o.min_seconds;
     run_doctor_command(*run, *flags, o, *doctor);
   });
 }

@@ -14,8 +14,8 @@ constexpr double kDataWaitShare = 0.20;
 constexpr double kComputeBoundWait = 0.10;
 constexpr double kLoaderTooSlow = 0.8;
 constexpr double kLoaderHeadroom = 1.5;
-// A compute probe below this speedup is noise on a shared machine, not an action.
-constexpr double kProbeWorthIt = 1.03;
+// A predicted gain below this is noise on a shared machine, not an action.
+constexpr double kWorthIt = 1.03;
 
 double fraction(double part, double whole) { return whole > 0 ? part / whole : 0.0; }
 
@@ -33,28 +33,33 @@ std::string rate(double batches_per_second) {
 
 std::string percent(double f) { return fmt::format("{:.1f}%", 100 * f); }
 
-// Actions on the loader: more workers while cores are left; cheaper samples.
+// Actions on the loader: more workers while cores are left; cheaper samples when more workers
+// cannot give the loop all it could take.
 void loader_actions(const DoctorMeasurements& m, double now, std::vector<DoctorAction>& out) {
   const double unbound = rate_without_wait(m.loop);
   const bool cores_left = m.cuda || m.workers < m.cores;
+  double with_workers = m.loader_rate;  // the loader's rate after the workers action
   if (cores_left && m.loader_rate > 0) {
     // Workers build whole pieces of batches in parallel: the loader's rate scales with them
-    // until the cores run out.
-    // (Less a hair, so that a loader exactly as fast as needed does not ask for one more.)
-    const int wanted =
-        m.workers == 0 ? 1
-                       : static_cast<int>(std::ceil(m.workers * unbound / m.loader_rate - 1e-9));
-    const int workers = std::clamp(wanted, m.workers + 1, std::max(m.cores, m.workers + 1));
+    // until the cores run out. (Less a hair, so that a loader exactly as fast as needed does
+    // not ask for one more; clamped before the cast, however slow the loader.)
+    const double most = std::max(m.cores, m.workers + 1);
+    const int workers =
+        m.workers == 0
+            ? 1
+            : static_cast<int>(std::clamp(std::ceil(m.workers * unbound / m.loader_rate - 1e-9),
+                                          static_cast<double>(m.workers + 1), most));
     const double loader = m.workers == 0 ? m.loader_rate : m.loader_rate * workers / m.workers;
     std::string why =
         fmt::format("the loader alone delivers {} with {} worker{}; the loop could take {}",
                     rate(m.loader_rate), m.workers, m.workers == 1 ? "" : "s", rate(unbound));
-    double cores_allow = loader;
+    with_workers = loader;
     if (!m.cuda && m.worker_seconds_per_batch > 0) {
       // On the CPU the workers and compute share the cores: a batch needs the workers' time
       // plus the training thread's time on each compute thread.
       const double training = fraction(m.loop.wall - m.loop.data, m.loop.batches);
-      cores_allow = m.cores / (m.worker_seconds_per_batch + m.compute_threads * training);
+      const double cores_allow =
+          m.cores / (m.worker_seconds_per_batch + m.compute_threads * training);
       if (cores_allow < std::min(loader, unbound)) {
         why += fmt::format(
             "; {} worker{} would make {}, but the {} cores, shared with {} compute thread{}, "
@@ -62,10 +67,11 @@ void loader_actions(const DoctorMeasurements& m, double now, std::vector<DoctorA
             workers, workers == 1 ? "" : "s", rate(loader), m.cores, m.compute_threads,
             m.compute_threads == 1 ? "" : "s", rate(cores_allow));
       }
+      with_workers = std::min(loader, cores_allow);
     }
-    why += "; or --workers auto to tune it while training";
+    if (!m.tuned) why += "; or --workers auto to tune it while training";
     out.push_back({fmt::format("--workers {}", workers), why,
-                   std::max(1.0, fraction(std::min({unbound, loader, cores_allow}), now)), false});
+                   std::max(1.0, fraction(std::min(unbound, with_workers), now)), false});
   }
   const double bound = std::max(1.0, fraction(unbound, now));
   if (!m.tuned && m.loader_rate >= unbound && m.loop.data > 0) {
@@ -79,6 +85,7 @@ void loader_actions(const DoctorMeasurements& m, double now, std::vector<DoctorA
                      rate(m.loader_rate), rate(unbound)),
          bound, true});
   }
+  if (with_workers >= unbound * (2 - kWorthIt)) return;  // workers are enough
   const std::string per_sample =
       fmt::format("samples cost {:.0f} us of worker time each",
                   1e6 * m.worker_seconds_per_batch / std::max<int64_t>(1, m.batch_size));
@@ -108,10 +115,12 @@ void synthetic_cost_action(const DoctorMeasurements& m, double now,
   const double synthetic =
       std::min(0.99, m.sample_cost_us * 1e-6 * m.batch_size / m.worker_seconds_per_batch);
   const double loader = m.loader_rate / (1 - synthetic);
+  const double speedup = fraction(std::min(rate_without_wait(m.loop), loader), now);
+  if (speedup < kWorthIt) return;
   out.push_back(
       {"leave out --sample-cost-us",
        fmt::format("the synthetic cost is {} of the workers' time per batch", percent(synthetic)),
-       std::max(1.0, fraction(std::min(rate_without_wait(m.loop), loader), now)), false});
+       speedup, false});
 }
 
 // The input-making step on the training thread.
@@ -135,7 +144,7 @@ void transfer_actions(const DoctorMeasurements& m, double now, std::vector<Docto
 void compute_actions(const DoctorMeasurements& m, std::vector<DoctorAction>& out) {
   const double share = fraction(m.loop.compute(), m.loop.wall);
   for (const ComputeProbe& probe : m.probes) {
-    if (probe.speedup < kProbeWorthIt) continue;
+    if (probe.speedup < kWorthIt) continue;
     const double speedup = 1 / ((1 - share) + share / probe.speedup);
     out.push_back({probe.change,
                    fmt::format("{}: compute alone ran {:.2f}x as many samples per second, and "
@@ -225,6 +234,10 @@ Diagnosis diagnose(const DoctorMeasurements& m) {
       compute_actions(m, d.actions);
       break;
   }
+  // What would not beat noise is no action.
+  d.actions.erase(std::remove_if(d.actions.begin(), d.actions.end(),
+                                 [](const DoctorAction& a) { return a.speedup < kWorthIt; }),
+                  d.actions.end());
   // Predictions from measurements first, best first; then upper bounds, largest first.
   std::stable_sort(d.actions.begin(), d.actions.end(),
                    [](const DoctorAction& a, const DoctorAction& b) {

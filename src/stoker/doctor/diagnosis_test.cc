@@ -108,6 +108,50 @@ TEST(DiagnosisTest, WithEveryCoreAWorkerTheSamplesMustGetCheaper) {
   EXPECT_NEAR(d.actions.back().speedup, (250 / 0.92) / 250, 1e-9);
 }
 
+TEST(DiagnosisTest, CheaperSamplesOnlyWhenMoreWorkersCannotKeepUp) {
+  // 16 cores, 1 worker: 3 workers give the loop all it could take, so images are not the
+  // action; the same on 2 cores, where the cores cap the workers, makes them one.
+  DoctorMeasurements m = measured(synthetic_loop(2000, 0, 1000), 400, 1000);
+  m.encoded_images = true;
+  m.cores = 16;
+  Diagnosis d = diagnose(m);
+  ASSERT_EQ(d.actions.size(), 1u);
+  EXPECT_EQ(d.actions[0].action, "--workers 3");
+  m.cores = 2;
+  d = diagnose(m);
+  ASSERT_EQ(d.actions.size(), 2u);
+  EXPECT_EQ(d.actions[0].action, "--workers 2");
+  EXPECT_NE(d.actions[1].action.find("--max-side"), std::string::npos);
+}
+
+TEST(DiagnosisTest, GainsUnderNoiseAreNoActions) {
+  // Balanced (headroom 1.3), the loop waits 2%: a faster loader, the synthetic cost left out,
+  // or a probe of 1.01x would each gain under 3%.
+  DoctorMeasurements m = measured(synthetic_loop(20, 0, 1000), 1300, 1000);
+  m.probes = {{"--batch 128", "twice the batch", 1.01}};
+  m.sample_cost_us = 1;
+  m.batch_size = 64;
+  const Diagnosis d = diagnose(m);
+  EXPECT_EQ(d.verdict, Verdict::kBalanced);
+  EXPECT_TRUE(d.actions.empty()) << d.actions[0].action;
+  // The same probe at 1.5x is one.
+  m.probes[0].speedup = 1.5;
+  ASSERT_EQ(diagnose(m).actions.size(), 1u);
+  EXPECT_EQ(diagnose(m).actions[0].action, "--batch 128");
+}
+
+TEST(DiagnosisTest, AnAlmostDeadLoaderIsDataBoundWithoutAnAbsurdWorkerCount) {
+  // Workers needed: 1e5 / 1e-5 = 1e10, beyond an int: clamped to the cores before the cast.
+  DoctorMeasurements m = measured(synthetic_loop(1'000'000, 0, 10), 1e-5, 100'000);
+  m.cores = 64;
+  m.worker_seconds_per_batch = 1;
+  const Diagnosis d = diagnose(m);
+  EXPECT_EQ(d.verdict, Verdict::kDataBound);
+  for (const DoctorAction& a : d.actions) {
+    if (a.action.rfind("--workers ", 0) == 0) EXPECT_EQ(a.action, "--workers 64");
+  }
+}
+
 TEST(DiagnosisTest, ALoaderSlowerThanComputeIsDataBoundEvenWithoutWaits) {
   // A loop that happened not to wait (a full prefetch window), but the loader alone is slow.
   const Diagnosis d = diagnose(measured(synthetic_loop(10, 0, 1000), 700, 1000));

@@ -18,13 +18,13 @@
 namespace stoker {
 namespace {
 
-// Each thread's trace buffer in a measured run's own Tracer: room for every span of
-// DoctorOptions::max_batches batches (at most 4 per batch and thread), 48 MiB when full.
-constexpr size_t kEventsPerThread = size_t{1} << 20;
+// Each thread's trace buffer in a measured run's own Tracer (48 bytes an event, 12 MiB,
+// allocated when the thread first records); a run's batches are capped so that they fit.
+constexpr size_t kEventsPerThread = size_t{1} << 18;
 // Epochs of a measured run: more than any measurement needs (it is stopped when long enough).
 constexpr int64_t kEnoughEpochs = 1'000'000;
-// With --workers auto the warm-up lasts as long as the tuner takes to settle (about 100
-// batches, worker_tuner.h).
+// With --workers auto the warm-up of the runs that take batches from the loader lasts as long
+// as the tuner takes to settle (about 100 batches, worker_tuner.h).
 constexpr int64_t kTuningBatches = 150;
 constexpr double kTuningSeconds = 10;
 
@@ -39,7 +39,13 @@ struct Window {
 };
 
 // Runs `run` in `mode`, traced, until its window past the warm-up is long enough.
-Window measure(TrainerOptions run, StepMode mode, const DoctorOptions& o, Tracer& tracer) {
+// `samples_per_batch`: for the throughput over time.
+Window measure(TrainerOptions run, StepMode mode, DoctorOptions o, Tracer& tracer,
+               int64_t samples_per_batch) {
+  if (run.workers == kAutoTuneWorkers && mode != StepMode::kResidentBatch) {
+    o.warmup_batches = std::max<int64_t>(o.warmup_batches, kTuningBatches);
+    o.warmup_seconds = std::max(o.warmup_seconds, kTuningSeconds);
+  }
   std::atomic<bool> stop{false};
   run.step_mode = mode;
   run.stop = &stop;
@@ -51,10 +57,9 @@ Window measure(TrainerOptions run, StepMode mode, const DoctorOptions& o, Tracer
   ThroughputRecorder throughput;
   throughput.restart(0);
   int64_t samples = 0;
-  const int64_t batch_size = run.batch_size;
   run.on_batch = [&](int64_t done) {
     if (done == 0) return;  // an epoch starts
-    samples += batch_size;
+    samples += samples_per_batch;
     throughput.record(samples);
     const int64_t now = Tracer::now_ns();
     if (!measuring) {
@@ -109,11 +114,16 @@ DoctorResult run_doctor(const TrainerOptions& run, const DoctorOptions& options)
         "stoker doctor measures one process: run it without torchrun, srun or --nproc"));
   }
   const TrainerOptions base = measured_run(run);
+  const std::shared_ptr<const Dataset> data =
+      Dataset::open(locate_data(run.data_dir).value_or_throw().train).value_or_throw();
+  // The samples a batch really holds (a batch larger than the data holds all of it).
+  const int64_t records = static_cast<int64_t>(data->size());
   DoctorOptions o = options;
-  if (run.workers == kAutoTuneWorkers) {  // measure what the tuner settles on, not its search
-    o.warmup_batches = std::max<int64_t>(o.warmup_batches, kTuningBatches);
-    o.warmup_seconds = std::max(o.warmup_seconds, kTuningSeconds);
-  }
+  // What a thread records per batch: at most 3 spans a piece and a finalize on one worker (the
+  // pieces are as many as the pool's workers), about 8 events on the training thread.
+  const int64_t pieces = run.workers == kAutoTuneWorkers ? machine_cores() : run.workers;
+  o.max_batches = std::min<int64_t>(o.max_batches, static_cast<int64_t>(kEventsPerThread) /
+                                                       (3 * std::max<int64_t>(pieces, 1) + 8));
   DoctorResult result;
   DoctorMeasurements& m = result.measurements;
   std::optional<TuningReport> tuning;  // of the last run that tuned
@@ -123,14 +133,14 @@ DoctorResult run_doctor(const TrainerOptions& run, const DoctorOptions& options)
     Tracer own(TracerOptions{kEventsPerThread});
     Tracer& tracer = given != nullptr ? *given : own;
     const uint64_t dropped = tracer.dropped();
-    const Window w = measure(r, mode, o, tracer);
-    if (tracer.dropped() != dropped) {
+    const Window w = measure(r, mode, o, tracer, std::min(r.batch_size, records));
+    if (tracer.dropped() != dropped) {  // a bug of the budget above, or a too small --trace
       throw Error(Status(StatusCode::kInternal,
                          fmt::format("stoker doctor: the trace of the {} run overflowed its "
-                                     "buffers; measure fewer batches (--steps, --seconds)",
+                                     "buffers, so its split would be wrong",
                                      name)));
     }
-    if (w.tuning) tuning = w.tuning;
+    tuning = w.tuning;
     result.throughput.push_back({name, w.throughput});
     const std::vector<ThreadTrace> trace = tracer.snapshot();
     result.phases.push_back({name, w.batches, (w.to_ns - w.from_ns) * 1e-9});
@@ -141,14 +151,14 @@ DoctorResult run_doctor(const TrainerOptions& run, const DoctorOptions& options)
   const auto [alone, worker_seconds] = phase("loader alone", base, StepMode::kDataOnly);
   m.loader_rate = alone.batches / std::max(1e-12, alone.wall - alone.h2d);
   m.worker_seconds_per_batch = alone.per_batch(worker_seconds);
+  // With --workers auto: the workers the loader alone settled on, which its rate is of.
+  const std::optional<TuningReport> alone_tuning = tuning;
   const StepSplit compute = phase("compute alone", base, StepMode::kResidentBatch).first;
   m.compute_rate = compute.batches / std::max(1e-12, compute.compute());
   m.loop = phase("training loop", base, StepMode::kTrain, options.tracer).first;
   const std::optional<TuningReport> loop_tuning = tuning;
 
-  const std::shared_ptr<const Dataset> data =
-      Dataset::open(locate_data(run.data_dir).value_or_throw().train).value_or_throw();
-  m.workers = loop_tuning ? loop_tuning->workers : run.workers;
+  m.workers = alone_tuning ? alone_tuning->workers : run.workers;
   m.tuned = loop_tuning.has_value();
   m.cores = machine_cores();
   m.compute_threads = at::get_num_threads();
@@ -169,13 +179,15 @@ DoctorResult run_doctor(const TrainerOptions& run, const DoctorOptions& options)
         const StepSplit s = phase(change, r, StepMode::kResidentBatch).first;
         const double rate = s.batches / std::max(1e-12, s.compute());
         m.probes.push_back({change, what, samples_factor * rate / m.compute_rate});
-      } catch (const Error&) {
+      } catch (const std::exception&) {  // Error, or LibTorch's out of memory
       }
     };
-    TrainerOptions twice = base;
-    twice.batch_size = 2 * run.batch_size;
-    probe(fmt::format("--batch {}", twice.batch_size),
-          "twice the batch (scale --lr with it; fewer steps per epoch)", twice, 2.0);
+    if (2 * run.batch_size <= records) {  // else the doubled batch holds no more samples
+      TrainerOptions twice = base;
+      twice.batch_size = 2 * run.batch_size;
+      probe(fmt::format("--batch {}", twice.batch_size),
+            "twice the batch (scale --lr with it; fewer steps per epoch)", twice, 2.0);
+    }
     if (run.amp == AmpMode::kOff && (m.cuda || has_native_bf16(machine_cpu_flags()))) {
       TrainerOptions amp = base;
       amp.amp = m.cuda ? AmpMode::kFp16 : AmpMode::kBf16;
@@ -279,7 +291,7 @@ std::string DoctorResult::to_json() const {
                             {"phases", phase_list},
                             {"probes", probes},
                             {"facts", fact_object}};
-  return j.dump(2);
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 RunReport DoctorResult::to_report(const std::string& command) const {

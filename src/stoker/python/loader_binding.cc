@@ -147,7 +147,9 @@ class BoundLoader {
   }
 
   // workers="auto": what the tuning chose so far (TuningReport::to_json as a dict); else None.
+  // Busy while another thread waits for a batch: the tuner moves on in that wait.
   py::object tuning() const {
+    BusyScope busy(shared_->busy, kLoaderBusy);
     const std::optional<TuningReport> report = configured(*shared_).tuning();
     if (!report) return py::none();
     return py::module_::import("json").attr("loads")(report->to_json());
