@@ -27,6 +27,9 @@ struct StepSplit {
   double other() const;
   // Seconds per batch of `part` (0 without batches).
   double per_batch(double part) const;
+  // Batches per second of `part` (0 when `part` is not positive): the rate of the loop as if
+  // it spent only that time.
+  double per_second(double part) const;
   // The compute a batch needs: forward + backward + optimizer (+ the all-reduce wait).
   double compute() const { return forward + backward + optimizer + allreduce_wait; }
   // The parts in order, with their names as the trainer's spans name them, and "other".

@@ -199,6 +199,8 @@ class Trainer {
   Model& model() { return *model_; }
   // The input shape and number of classes found in the data.
   const ModelSpec& spec() const { return spec_; }
+  // The device the model trains on (TrainerOptions::device resolved).
+  const c10::Device& device() const { return device_; }
   // Training batches (forward and backward passes) in one epoch.
   int64_t batches_per_epoch() const;
 

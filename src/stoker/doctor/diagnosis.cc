@@ -20,12 +20,10 @@ constexpr double kWorthIt = 1.03;
 double fraction(double part, double whole) { return whole > 0 ? part / whole : 0.0; }
 
 // Batches per second of the loop as measured.
-double loop_rate(const StepSplit& loop) { return fraction(loop.batches, loop.wall); }
+double loop_rate(const StepSplit& loop) { return loop.per_second(loop.wall); }
 
 // Batches per second the loop would reach if the loader never made it wait.
-double rate_without_wait(const StepSplit& loop) {
-  return fraction(loop.batches, loop.wall - loop.data);
-}
+double rate_without_wait(const StepSplit& loop) { return loop.per_second(loop.wall - loop.data); }
 
 std::string rate(double batches_per_second) {
   return fmt::format("{:.1f} batches/s", batches_per_second);
@@ -125,7 +123,7 @@ void synthetic_cost_action(const DoctorMeasurements& m, double now,
 
 // The input-making step on the training thread.
 void transfer_actions(const DoctorMeasurements& m, double now, std::vector<DoctorAction>& out) {
-  const double bound = std::max(1.0, fraction(m.loop.batches, m.loop.wall - m.loop.h2d) / now);
+  const double bound = std::max(1.0, m.loop.per_second(m.loop.wall - m.loop.h2d) / now);
   const std::string per_batch =
       fmt::format("making the input takes {:.2f} ms per batch", 1e3 * m.loop.per_batch(m.loop.h2d));
   if (m.cuda) {

@@ -140,16 +140,18 @@ TEST(DiagnosisTest, GainsUnderNoiseAreNoActions) {
   EXPECT_EQ(diagnose(m).actions[0].action, "--batch 128");
 }
 
-TEST(DiagnosisTest, AnAlmostDeadLoaderIsDataBoundWithoutAnAbsurdWorkerCount) {
-  // Workers needed: 1e5 / 1e-5 = 1e10, beyond an int: clamped to the cores before the cast.
-  DoctorMeasurements m = measured(synthetic_loop(1'000'000, 0, 10), 1e-5, 100'000);
+TEST(DiagnosisTest, AnAlmostDeadLoaderAsksForEveryCoreNotAnOverflow) {
+  // Each batch waits 1e5 s for a loader of 1e-5 batches/s while compute takes 10 us: the
+  // workers it would take, 1e5 / 1e-5 = 1e10, are beyond an int, so they are clamped to the
+  // cores before the cast; 64 of them make the loop 64 times as fast.
+  DoctorMeasurements m = measured(synthetic_loop(100'000'000'000, 0, 10), 1e-5, 100'000);
   m.cores = 64;
   m.worker_seconds_per_batch = 1;
   const Diagnosis d = diagnose(m);
   EXPECT_EQ(d.verdict, Verdict::kDataBound);
-  for (const DoctorAction& a : d.actions) {
-    if (a.action.rfind("--workers ", 0) == 0) EXPECT_EQ(a.action, "--workers 64");
-  }
+  ASSERT_FALSE(d.actions.empty());
+  EXPECT_EQ(d.actions[0].action, "--workers 64");
+  EXPECT_NEAR(d.actions[0].speedup, 64, 0.01);
 }
 
 TEST(DiagnosisTest, ALoaderSlowerThanComputeIsDataBoundEvenWithoutWaits) {

@@ -2,7 +2,6 @@
 
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
-#include <torch/cuda.h>
 
 #include <algorithm>
 #include <atomic>
@@ -36,6 +35,7 @@ struct Window {
   int64_t batches = 0;
   std::optional<TuningReport> tuning;
   std::vector<ReportPoint> throughput;  // samples/s over the run's time, warm-up included
+  c10::Device device{c10::kCPU};        // the run's, resolved by the Trainer
 };
 
 // Runs `run` in `mode`, traced, until its window past the warm-up is long enough.
@@ -76,6 +76,7 @@ Window measure(TrainerOptions run, StepMode mode, DoctorOptions o, Tracer& trace
       stop.store(true);
   };
   Trainer trainer(std::move(run));
+  w.device = trainer.device();
   w.tuning = trainer.run().tuning;
   w.throughput = throughput.points();
   return w;
@@ -96,10 +97,6 @@ TrainerOptions measured_run(const TrainerOptions& run) {
   m.progress = ProgressStyle::kOff;
   m.on_batch = nullptr;
   return m;
-}
-
-bool uses_cuda(const std::string& device) {
-  return device.rfind("cuda", 0) == 0 || (device.empty() && torch::cuda::is_available());
 }
 
 std::string workers_fact(int workers) {
@@ -126,7 +123,8 @@ DoctorResult run_doctor(const TrainerOptions& run, const DoctorOptions& options)
                                                        (3 * std::max<int64_t>(pieces, 1) + 8));
   DoctorResult result;
   DoctorMeasurements& m = result.measurements;
-  std::optional<TuningReport> tuning;  // of the last run that tuned
+  std::optional<TuningReport> tuning;  // of the last run
+  c10::Device device(c10::kCPU);       // of the last run
   // Each run on a Tracer of its own, the training loop on the caller's if given.
   auto phase = [&](const std::string& name, const TrainerOptions& r, StepMode mode,
                    Tracer* given = nullptr) {
@@ -141,6 +139,7 @@ DoctorResult run_doctor(const TrainerOptions& run, const DoctorOptions& options)
                                      name)));
     }
     tuning = w.tuning;
+    device = w.device;
     result.throughput.push_back({name, w.throughput});
     const std::vector<ThreadTrace> trace = tracer.snapshot();
     result.phases.push_back({name, w.batches, (w.to_ns - w.from_ns) * 1e-9});
@@ -149,12 +148,12 @@ DoctorResult run_doctor(const TrainerOptions& run, const DoctorOptions& options)
   };
 
   const auto [alone, worker_seconds] = phase("loader alone", base, StepMode::kDataOnly);
-  m.loader_rate = alone.batches / std::max(1e-12, alone.wall - alone.h2d);
+  m.loader_rate = alone.per_second(alone.wall - alone.h2d);
   m.worker_seconds_per_batch = alone.per_batch(worker_seconds);
   // With --workers auto: the workers the loader alone settled on, which its rate is of.
   const std::optional<TuningReport> alone_tuning = tuning;
   const StepSplit compute = phase("compute alone", base, StepMode::kResidentBatch).first;
-  m.compute_rate = compute.batches / std::max(1e-12, compute.compute());
+  m.compute_rate = compute.per_second(compute.compute());
   m.loop = phase("training loop", base, StepMode::kTrain, options.tracer).first;
   const std::optional<TuningReport> loop_tuning = tuning;
 
@@ -162,11 +161,11 @@ DoctorResult run_doctor(const TrainerOptions& run, const DoctorOptions& options)
   m.tuned = loop_tuning.has_value();
   m.cores = machine_cores();
   m.compute_threads = at::get_num_threads();
-  m.cuda = uses_cuda(run.device);
+  m.cuda = device.is_cuda();
   m.encoded_images = is_encoded_image_field(data->schema(), "image");
   m.dct_scaling = run.dct_scaling;
   m.verify_always = run.verify == VerifyPolicy::kAlways;
-  m.batch_size = run.batch_size;
+  m.batch_size = std::min(run.batch_size, records);  // the samples a batch holds
   m.sample_cost_us = run.sample_cost.count();
 
   const Verdict verdict = classify(m);
@@ -177,8 +176,8 @@ DoctorResult run_doctor(const TrainerOptions& run, const DoctorOptions& options)
                      double samples_factor) {
       try {
         const StepSplit s = phase(change, r, StepMode::kResidentBatch).first;
-        const double rate = s.batches / std::max(1e-12, s.compute());
-        m.probes.push_back({change, what, samples_factor * rate / m.compute_rate});
+        m.probes.push_back(
+            {change, what, samples_factor * s.per_second(s.compute()) / m.compute_rate});
       } catch (const std::exception&) {  // Error, or LibTorch's out of memory
       }
     };
@@ -203,7 +202,7 @@ DoctorResult run_doctor(const TrainerOptions& run, const DoctorOptions& options)
       {"workers", loop_tuning ? "auto: " + loop_tuning->summary() : workers_fact(run.workers)},
       {"compute threads", std::to_string(m.compute_threads)},
       {"cores", std::to_string(m.cores)},
-      {"device", run.device.empty() ? (m.cuda ? "cuda" : "cpu") : run.device},
+      {"device", device.str()},
       {"amp", to_string(run.amp)},
       {"accum", std::to_string(run.accum)},
       {"verify", to_string(run.verify)},

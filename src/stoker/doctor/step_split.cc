@@ -11,6 +11,10 @@ double StepSplit::per_batch(double part) const {
   return batches > 0 ? part / static_cast<double>(batches) : 0.0;
 }
 
+double StepSplit::per_second(double part) const {
+  return part > 0 ? static_cast<double>(batches) / part : 0.0;
+}
+
 std::vector<std::pair<std::string, double>> StepSplit::parts() const {
   return {{"data", data},           {"h2d", h2d},
           {"forward", forward},     {"backward", backward},

@@ -35,6 +35,8 @@ TEST(StepSplitTest, SumsEachPartOverTheWindow) {
   EXPECT_NEAR(split.optimizer, 20e-3, 1e-12);
   EXPECT_NEAR(split.other(), 0, 1e-12);
   EXPECT_NEAR(split.per_batch(split.optimizer), 2e-3, 1e-12);
+  EXPECT_NEAR(split.per_second(split.wall), 10 / 60e-3, 1e-9);
+  EXPECT_NEAR(split.per_second(split.wall - split.data), 10 / 50e-3, 1e-9);
   EXPECT_NEAR(split.compute(), 40e-3, 1e-12);
 }
 
@@ -88,6 +90,8 @@ TEST(StepSplitTest, AnEmptyWindowIsZero) {
   EXPECT_EQ(split.batches, 0);
   EXPECT_EQ(split.wall, 0);
   EXPECT_EQ(split.per_batch(1.0), 0);
+  EXPECT_EQ(split.per_second(0), 0);
+  EXPECT_EQ(split.per_second(-1), 0);
   EXPECT_EQ(split.other(), 0);
 }
 
