@@ -2,9 +2,11 @@
 // DatasetWriter: writes a dataset directory crash-safely (DESIGN.md contract 7). Everything is
 // written into a staging directory `DIR.partial-<pid>` beside DIR: shards of about
 // `shard_bytes` each, then the manifest, then the staging directory is renamed to DIR. A
-// writer destroyed before finish() (an error, an exception) removes its staging directory; a
-// killed process leaves one that is not a dataset (no manifest, wrong name) and is removed by
-// the next writer for the same DIR.
+// writer destroyed before finish() (an error, an exception, a stop request) removes its
+// staging directory; a killed process leaves one that is not a dataset (no manifest, wrong
+// name) and is removed by the next writer for the same DIR. Each writer holds the lock of its
+// staging directory (DirectoryLock) from create() on: a second writer of the same DIR is
+// refused at once (kAlreadyExists) and never takes a live writer's directory for a leftover.
 //
 // The writer also computes the pixel statistics of image fields that go into the manifest
 // (store/channel_statistics.h): of every uint8 [C,H,W] or [H,W] field from the records it is
@@ -12,6 +14,7 @@
 // caller gives for each record. Not thread-safe.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,6 +24,7 @@
 #include "stoker/store/manifest.h"
 #include "stoker/store/schema.h"
 #include "stoker/store/shard_writer.h"
+#include "stoker/util/directory_lock.h"
 #include "stoker/util/status.h"
 
 namespace stoker {
@@ -29,11 +33,15 @@ struct DatasetWriterOptions {
   uint64_t shard_bytes = uint64_t{256} << 20;  // roll to a new shard past this size
   std::string source;                          // recorded in the manifest
   std::vector<std::string> class_names;        // recorded in the manifest
+  // Polled before each record is appended; true stops the writer (append returns kCancelled)
+  // so that its owner destroys it and nothing is left. Optional.
+  std::function<bool()> stop_requested;
 };
 
 class DatasetWriter {
  public:
-  // kAlreadyExists if DIR exists. Creates DIR's parent directories if needed.
+  // kAlreadyExists if DIR exists or another writer is writing it. Creates DIR's parent
+  // directories if needed.
   static Result<std::unique_ptr<DatasetWriter>> create(const std::string& dir, const Schema& schema,
                                                        DatasetWriterOptions options = {});
   DatasetWriter(const DatasetWriter&) = delete;
@@ -65,6 +73,7 @@ class DatasetWriter {
 
   std::string dir_;
   std::string staging_;
+  std::optional<DirectoryLock> staging_lock_;  // held from create() until the rename
   Manifest manifest_;
   DatasetWriterOptions options_;
   std::optional<ShardWriter> shard_;

@@ -4,13 +4,16 @@
 // (DESIGN.md contract 7), and what run they belong to.
 //
 // A checkpoint directory DIR holds complete checkpoints in subdirectories
-// step-<step>-<random>/ (the marker file .stoker-checkpoint first, then model.pt, optimizer.pt,
-// rng.pt and last meta.json; each file fsynced) and a file DIR/LATEST naming the current one. A
-// new checkpoint is written beside the current one and LATEST is switched atomically only once
-// it is complete, so a crash or error at any point leaves the previous checkpoint current: a
-// failed run never overwrites a good one. The others (the previous one, half-written ones left
-// by a crash) are removed after the switch — only directories stoker wrote (named so and
-// holding the marker): anything else in DIR is left alone.
+// step-<step>-<random>/ and a file DIR/LATEST naming the current one. A new checkpoint is
+// written into DIR/.partial-step-<step>-<random>/ (the marker file .stoker-checkpoint first,
+// holding the final name, then model.pt, optimizer.pt, rng.pt and last meta.json; each file
+// fsynced), renamed to step-<step>-<random> once complete, and only then does LATEST switch to
+// it (atomically), so a crash, an error or a kill at any point leaves the previous checkpoint
+// current: a failed run never overwrites a good one. After the switch the superseded
+// checkpoint and any .partial-* left by a killed run are removed — only directories stoker
+// wrote: a partial one by its name, a complete one by its name and its marker, which names the
+// directory it was written as (so a user's copy or renamed checkpoint is never deleted).
+// Anything else in DIR is left alone.
 //
 // Thread-safety: the functions may run concurrently on different directories only; they use
 // the process-wide default CPU generator. Processes exclude each other with
@@ -82,6 +85,10 @@ Status prepare_checkpoint_dir(const std::string& dir);
 // Locks the existing checkpoint directory `dir` for this process (DirectoryLock): a second run
 // on it fails at once (kAlreadyExists) instead of deleting the first one's checkpoints.
 Result<DirectoryLock> lock_checkpoint_dir(const std::string& dir);
+
+// Removes the .partial-step-* directories of `dir`: checkpoints whose writing was cut short (a
+// second interrupt, a kill). Call with the directory's lock held. Returns how many.
+int remove_partial_checkpoints(const std::string& dir);
 
 // The current checkpoint's subdirectory of `dir`: kNotFound if `dir` holds no checkpoint,
 // kCorrupt if LATEST names a directory that is not there.

@@ -170,6 +170,10 @@ struct TrainResult {
   int64_t epoch = 0;                 // 1-based epoch the run stopped in (or the last one)
   double seconds = 0;                // wall time of run()
   std::string checkpoint;            // the last checkpoint written, "" if none
+  // Where the trained model went: options.save_model, or, if writing it there failed at the
+  // end, a rescue copy in the temporary directory (model_error says both); "" if not saved.
+  std::string model;
+  Status model_error;  // ok, or why options.save_model could not be written
   // With workers == kAutoTuneWorkers: the training loader's choice and why (its report as
   // run() returned); nullopt otherwise.
   std::optional<TuningReport> tuning;
@@ -192,7 +196,8 @@ class Trainer {
   // Trains until the last epoch, the step limit or a stop request. Throws Error on a data
   // error (naming the record), a non-finite loss or a failing model (naming epoch, batch, step
   // and the reason) or a failed checkpoint; the current checkpoint is then the last good one.
-  // Call once.
+  // A model that cannot be saved at the end is no exception: it is saved elsewhere
+  // (util/output_rescue.h) and the result says so. Call once.
   TrainResult run();
 
   // The model being trained; valid while the Trainer lives.
@@ -227,6 +232,9 @@ class Trainer {
   StopReason stop_reason() const;
   // Locks the checkpoint directory and, with resume, restores its checkpoint if it belongs to
   // this run; without, refuses a directory that holds one.
+  // Throws Error (kCorrupt) if the checkpoint at `path`'s step is not the one its loader
+  // position implies for this run's batch and accumulation.
+  void check_checkpoint_step(const std::string& path, const CheckpointState& state) const;
   void open_checkpoint_dir(const ScheduleSpec& schedule);
   // What makes a checkpoint this run's.
   RunIdentity run_identity() const;

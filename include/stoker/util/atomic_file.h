@@ -2,7 +2,8 @@
 // AtomicFile: crash-safe file creation (DESIGN.md contract 7). Bytes go to a temporary name
 // beside the target; commit() fsyncs, renames over the target and fsyncs the directory. A file
 // destroyed without commit() removes its temporary, so a reader never sees a half-written file.
-// Not thread-safe.
+// The temporary is `<path>.tmp-<pid>`; one left by a killed process is removed by the next
+// AtomicFile for the same path. Not thread-safe.
 
 #include <cstddef>
 #include <cstdint>
@@ -19,9 +20,15 @@ namespace stoker {
 // it); a missing directory is kIoError. Does not check permissions.
 Status check_output_path(const std::string& path);
 
+// Whether a file can be written at `path` now: check_output_path, then a temporary created in
+// its directory and removed. Run before long work whose result goes to `path`, so that the
+// result is not lost to a directory that refuses it. kIoError naming the path.
+Status check_writable(const std::string& path);
+
 class AtomicFile {
  public:
-  // Creates the temporary file for `path` (which must pass check_output_path).
+  // Creates the temporary file for `path` (which must pass check_output_path), after removing
+  // the temporaries of `path` whose process is gone.
   static Result<AtomicFile> create(const std::string& path);
 
   AtomicFile(AtomicFile&& other) noexcept;

@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/output_checks.h"
 #include "cli/report_option.h"
 #include "cli/trace_option.h"
 #include "cli/usage.h"
@@ -202,6 +203,10 @@ RunReport loader_report(const TimedRun& run, const nlohmann::json& j) {
 }
 
 void run_loader_bench(const LoaderBenchOptions& o) {
+  InputSet inputs;
+  inputs.add_datasets(o.data.empty() ? default_fashion_mnist_dir() : o.data, "the data");
+  check_output_dir(inputs, "--report", o.report);
+  check_output_file(inputs, "--trace", o.trace);
   check_report_option(o.report);
   std::string data = o.data;
   if (data.empty()) {
@@ -356,9 +361,11 @@ void add_bench_command(CLI::App& app) {
   auto o = std::make_shared<LoaderBenchOptions>();
   CLI::App* loader =
       bench->add_subcommand("loader", "Loader throughput (samples/s, MB/s) beside the bare loop");
-  loader->add_option("--data", o->data,
-                     "Dataset directory, or a folder with train/ (used) and test/ (default: "
-                     "Fashion-MNIST, converted if needed)");
+  loader
+      ->add_option("--data", o->data,
+                   "Dataset directory, or a folder with train/ (used) and test/ (default: "
+                   "Fashion-MNIST, converted if needed)")
+      ->check(path_value("--data"));
   add_whole_number(*loader, "--batch", o->batch, "Batch size", 1)->capture_default_str();
   add_workers_option(*loader, o->workers,
                      "Worker threads (-1: one per core beyond the consumer's, 0: inline, auto: "

@@ -1,13 +1,20 @@
 // `stoker convert idx|fashion-mnist|cifar10|imagefolder`: build datasets from source files.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <functional>
 #include <memory>
+#include <vector>
 
 #include "cli/commands.h"
+#include "cli/output_checks.h"
 #include "cli/usage.h"
 #include "stoker/image/jpeg_encode.h"
 #include "stoker/store/import/cifar10.h"
@@ -27,6 +34,52 @@ void add_shard_mb_option(CLI::App* command, uint64_t& shard_mb) {
 }
 
 using Clock = std::chrono::steady_clock;
+
+// SIGINT/SIGTERM during a conversion: the import stops before its next record, its writers
+// remove what they staged, and the command says so and exits 130. A second signal ends the
+// process at once (SA_RESETHAND); the staging directory it leaves is no dataset and is removed
+// by the next convert to the same --out. The handler only stores an atomic.
+std::atomic<int> stop_signal{0};
+
+void on_stop_signal(int number) { stop_signal.store(number); }
+
+bool stop_requested() { return stop_signal.load(std::memory_order_relaxed) != 0; }
+
+// Refuses an --out that is the source `src` or lies inside it, before anything is read.
+void check_out_outside(const std::string& src, const std::string& out) {
+  InputSet inputs;
+  inputs.add_tree(src, "the source");
+  check_output_dir(inputs, "--out", out);
+}
+
+// Runs `convert` (which writes `outputs`, each absent before) with the stop handlers installed.
+// An import stopped by a signal is an Error (kCancelled) saying so; any of `outputs` that it
+// had already completed is removed too, so an interrupted convert leaves nothing.
+void run_stoppable(const std::vector<std::string>& outputs, const std::function<void()>& convert) {
+  std::vector<std::string> absent;
+  for (const std::string& out : outputs) {
+    if (!std::filesystem::exists(out)) absent.push_back(out);
+  }
+  struct sigaction action = {};
+  action.sa_handler = on_stop_signal;
+  action.sa_flags = SA_RESETHAND;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  try {
+    convert();
+  } catch (const Error&) {
+    const int signal = stop_signal.load();
+    if (signal == 0) throw;
+    std::error_code ec;
+    for (const std::string& out : absent) std::filesystem::remove_all(out, ec);
+    throw Error(Status(StatusCode::kCancelled,
+                       fmt::format("interrupted ({}): the conversion stopped and its partial "
+                                   "output was removed; nothing was written to {}",
+                                   signal == SIGINT ? "SIGINT" : "SIGTERM",
+                                   printable(fmt::format("{}", fmt::join(outputs, " and "))))));
+  }
+}
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -72,11 +125,13 @@ void add_imagefolder_command(CLI::App* convert) {
       "Convert a torchvision ImageFolder of JPEGs and PNGs (or its train/ and val/ or test/ "
       "splits) into an image dataset, record i being ImageFolder's sample i");
   cmd->add_option("src", options->src, "Folder of class folders, or of train/ and val/ (or test/)")
-      ->required();
+      ->required()
+      ->check(path_value("SRC"));
   cmd->add_option("--out", options->out,
                   "Dataset directory to create (must not exist); with splits it holds train/ "
                   "and test/")
-      ->required();
+      ->required()
+      ->check(path_value("--out"));
   cmd->add_flag("--keep-original", options->keep_original,
                 "Store JPEGs as they are instead of transcoding them for fast crops (with "
                 "--max-side, only those within the limit: larger images are re-encoded)");
@@ -105,10 +160,15 @@ void add_imagefolder_command(CLI::App* convert) {
         fmt::print(stderr, "{}: {}\n", printable(bad.path), bad.reason);
       };
     }
+    check_out_outside(options->src, options->out);
+    options->stop_requested = stop_requested;
     const Clock::time_point start = Clock::now();
-    Result<ImageFolderImportSummary> result = import_image_folder(*options);
-    line.clear();
-    const ImageFolderImportSummary summary = std::move(result).value_or_throw();
+    ImageFolderImportSummary summary;
+    run_stoppable({options->out}, [&] {
+      Result<ImageFolderImportSummary> result = import_image_folder(*options);
+      line.clear();
+      summary = std::move(result).value_or_throw();
+    });
     std::string where = printable(summary.datasets[0]);
     if (summary.datasets.size() == 2) where += " and " + printable(summary.datasets[1]);
     fmt::print(
@@ -132,14 +192,25 @@ void add_convert_command(CLI::App& app) {
   auto shard_mb = std::make_shared<uint64_t>(256);
   CLI::App* idx_cmd = convert->add_subcommand(
       "idx", "Convert an IDX images/labels pair (MNIST family, gzip or raw)");
-  idx_cmd->add_option("--images", idx->images, "IDX file of images (N, rows, cols)")->required();
-  idx_cmd->add_option("--labels", idx->labels, "IDX file of labels (N)")->required();
+  idx_cmd->add_option("--images", idx->images, "IDX file of images (N, rows, cols)")
+      ->required()
+      ->check(path_value("--images"));
+  idx_cmd->add_option("--labels", idx->labels, "IDX file of labels (N)")
+      ->required()
+      ->check(path_value("--labels"));
   idx_cmd->add_option("--out", idx->out, "Dataset directory to create (must not exist)")
-      ->required();
+      ->required()
+      ->check(path_value("--out"));
   add_shard_mb_option(idx_cmd, *shard_mb);
   idx_cmd->callback([idx, shard_mb] {
     idx->shard_bytes = *shard_mb << 20;
-    uint64_t n = import_idx(*idx).value_or_throw();
+    InputSet inputs;
+    inputs.add_file(idx->images, "the images");
+    inputs.add_file(idx->labels, "the labels");
+    check_output_dir(inputs, "--out", idx->out);
+    idx->stop_requested = stop_requested;
+    uint64_t n = 0;
+    run_stoppable({idx->out}, [&] { n = import_idx(*idx).value_or_throw(); });
     fmt::print("wrote {} records to {}\n", n, idx->out);
   });
 
@@ -147,13 +218,19 @@ void add_convert_command(CLI::App& app) {
   auto out = std::make_shared<std::string>(default_fashion_mnist_dir());
   CLI::App* fm =
       convert->add_subcommand("fashion-mnist", "Convert Fashion-MNIST into OUT/train and OUT/test");
-  fm->add_option("--src", *src, "Directory with the four IDX .gz files")->capture_default_str();
+  fm->add_option("--src", *src, "Directory with the four IDX .gz files")
+      ->check(path_value("--src"))
+      ->capture_default_str();
   fm->add_option("--out", *out,
                  "Output directory ($STOKER_DATA or ~/.cache/stoker + /fashion-mnist)")
+      ->check(path_value("--out"))
       ->capture_default_str();
   fm->callback([src, out] {
     const Clock::time_point start = Clock::now();
-    throw_if_error(convert_fashion_mnist(*src, *out, /*skip_existing=*/false));
+    check_out_outside(*src, *out);
+    run_stoppable({*out + "/train", *out + "/test"}, [&] {
+      throw_if_error(convert_fashion_mnist(*src, *out, /*skip_existing=*/false, stop_requested));
+    });
     fmt::print("wrote {0}/train and {0}/test in {1:.2f} s\n", *out, seconds_since(start));
   });
 
@@ -164,13 +241,19 @@ void add_convert_command(CLI::App& app) {
   cifar_cmd
       ->add_option("--src", cifar->src,
                    "Directory with data_batch_1..5.bin, test_batch.bin and batches.meta.txt")
-      ->required();
+      ->required()
+      ->check(path_value("--src"));
   cifar_cmd->add_option("--out", cifar->out, "Output directory (train/ and test/ must not exist)")
-      ->required();
+      ->required()
+      ->check(path_value("--out"));
   add_shard_mb_option(cifar_cmd, *cifar_shard_mb);
   cifar_cmd->callback([cifar, cifar_shard_mb] {
     cifar->shard_bytes = *cifar_shard_mb << 20;
-    Cifar10ImportCounts counts = import_cifar10(*cifar).value_or_throw();
+    check_out_outside(cifar->src, cifar->out);
+    cifar->stop_requested = stop_requested;
+    Cifar10ImportCounts counts;
+    run_stoppable({cifar->out + "/train", cifar->out + "/test"},
+                  [&] { counts = import_cifar10(*cifar).value_or_throw(); });
     fmt::print("wrote {1} records to {0}/train and {2} to {0}/test\n", cifar->out, counts.train,
                counts.test);
   });

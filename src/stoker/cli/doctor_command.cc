@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/output_checks.h"
 #include "cli/report_option.h"
 #include "cli/trace_option.h"
 #include "cli/train_options.h"
@@ -38,6 +39,9 @@ void run_doctor_command(TrainerOptions run, const TrainFlags& flags, DoctorOptio
   std::FILE* say = doctor.json ? stderr : stdout;
   // Outputs checked before any work; the trace holds the training loop's run (its budget of
   // batches, doctor.h).
+  const InputSet inputs = training_inputs(run);
+  check_output_dir(inputs, "--report", doctor.report);
+  check_output_file(inputs, "--trace", doctor.trace);
   const std::unique_ptr<Tracer> tracer = make_tracer(doctor.trace, {size_t{1} << 18});
   check_report_option(doctor.report);
   use_default_data(run, say);

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/usage.h"
 #include "stoker/store/data_location.h"
 #include "stoker/store/dataset_summary.h"
 #include "stoker/store/import/fashion_mnist.h"
@@ -73,7 +74,9 @@ void add_inspect_command(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand(
       "inspect", "Show a dataset's schema, records, shards, bytes and label histogram");
-  cmd->add_option("DIR", *dir, "Dataset directory, or a folder of datasets")->capture_default_str();
+  cmd->add_option("DIR", *dir, "Dataset directory, or a folder of datasets")
+      ->check(path_value("DIR"))
+      ->capture_default_str();
   cmd->add_flag("--json", *json, "Print JSON");
   cmd->callback([dir, json] {
     const DataLocation where = locate_data(*dir).value_or_throw();

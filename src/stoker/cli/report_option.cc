@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/usage.h"
+#include "stoker/util/output_rescue.h"
 
 namespace stoker::cli {
 namespace {
@@ -22,10 +24,12 @@ std::string shell_quoted(const std::string& word) {
 }  // namespace
 
 CLI::Option* add_report_option(CLI::App& command, std::string& dir) {
-  return command.add_option("--report", dir,
-                            "Write a report of the run into this directory at the end: "
-                            "index.html (one self-contained page: where the time went, "
-                            "throughput over time, charts) and report.json");
+  return command
+      .add_option("--report", dir,
+                  "Write a report of the run into this directory at the end: "
+                  "index.html (one self-contained page: where the time went, "
+                  "throughput over time, charts) and report.json")
+      ->check(path_value("--report"));
 }
 
 void check_report_option(const std::string& dir) {
@@ -35,7 +39,10 @@ void check_report_option(const std::string& dir) {
 }
 
 void write_report_option(const RunReport& report, const std::string& dir) {
-  if (!dir.empty()) throw_if_error(write_report(report, dir));
+  if (dir.empty()) return;
+  throw_if_error(write_or_rescue("the report", dir, [&report](const std::string& where) {
+    return write_report(report, where);
+  }));
 }
 
 std::string command_line() {

@@ -22,7 +22,8 @@ CLI::Option* add_report_option(CLI::App& command, std::string& dir);
 // that a bad one fails before any work; nothing when `dir` is empty. Throws Error.
 void check_report_option(const std::string& dir);
 
-// Writes `report` into `dir`; nothing when `dir` is empty. Throws Error.
+// Writes `report` into `dir` (or, if that fails, into a rescue copy that the Error names:
+// util/output_rescue.h); nothing when `dir` is empty. Throws Error.
 void write_report_option(const RunReport& report, const std::string& dir);
 
 // The command line as run, for a report: "stoker" and main()'s arguments, each quoted for a

@@ -19,10 +19,11 @@ namespace stoker::cli {
 CLI::Option* add_trace_option(CLI::App& command, std::string& path);
 
 // A Tracer for --trace `path`, or null when `path` is empty. Checks first that the trace can be
-// written there (check_output_path), so a bad path fails before any work: throws Error.
+// written there (check_writable), so a bad path fails before any work: throws Error.
 std::unique_ptr<Tracer> make_tracer(const std::string& path, TracerOptions options = {});
 
-// Writes `tracer`'s Chrome trace to `path`; nothing when `tracer` is null. Throws Error.
+// Writes `tracer`'s Chrome trace to `path` (or, if that fails, to a rescue copy that the Error
+// names: util/output_rescue.h); nothing when `tracer` is null. Throws Error.
 void write_trace(const Tracer* tracer, const std::string& path);
 
 }  // namespace stoker::cli

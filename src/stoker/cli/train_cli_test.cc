@@ -20,6 +20,7 @@
 #include "stoker/store/record_encoder.h"
 #include "stoker/testing/chrome_trace_check.h"
 #include "stoker/testing/classification.h"
+#include "stoker/testing/cli_process.h"
 #include "stoker/testing/cli_run.h"
 #include "stoker/testing/records.h"
 #include "stoker/testing/report_json.h"
@@ -32,73 +33,20 @@
 #include "stoker/util/atomic_file.h"
 #include "stoker/util/machine.h"
 
-extern char** environ;
-
 namespace stoker {
 namespace {
 
 namespace fs = std::filesystem;
 
-// A running `stoker` with stdout and stderr going to files.
-class Cli {
+// A running `stoker train ARGS`.
+class Cli : public testing::CliProcess {
  public:
-  // Starts `stoker train ARGS` with `env` added to the environment.
-  Cli(const std::vector<std::string>& args, const testing::TempDir& dir,
+  Cli(std::vector<std::string> args, const testing::TempDir& dir,
       const std::vector<std::string>& env = {})
-      : out_path_(dir / ("out-" + std::to_string(++runs_))), err_path_(out_path_ + ".err") {
-    std::vector<std::string> argv_strings = {STOKER_CLI_PATH, "train"};
-    argv_strings.insert(argv_strings.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (std::string& s : argv_strings) argv.push_back(s.data());
-    argv.push_back(nullptr);
-    std::vector<std::string> env_strings = env;
-    std::vector<char*> envp;
-    for (std::string& s : env_strings) envp.push_back(s.data());
-    for (char** e = environ; *e; ++e) envp.push_back(*e);
-    envp.push_back(nullptr);
-
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0644);
-    const int error = ::posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), envp.data());
-    posix_spawn_file_actions_destroy(&actions);
-    if (error != 0) throw std::runtime_error("cannot start " + argv_strings[0]);
-  }
-
-  std::string out() const { return read_file(out_path_).value_or_throw(); }
-  std::string err() const { return read_file(err_path_).value_or_throw(); }
-  // Waits up to a minute for `text` to appear on stdout.
-  bool wait_for_output(const std::string& text) const {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
-    while (out().find(text) == std::string::npos) {
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return true;
-  }
-  void signal(int number) const { ::kill(pid_, number); }
-  // The exit code (128 + signal number if killed).
-  int wait() const {
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-
- private:
-  static inline int runs_ = 0;
-  std::string out_path_, err_path_;
-  pid_t pid_ = 0;
+      : CliProcess(with_command("train", std::move(args)), dir, env) {}
 };
 
-void expect_one_line_error(const Cli& cli, const std::string& words) {
-  EXPECT_EQ(cli.wait(), 1) << cli.err();
-  const std::string err = cli.err();
-  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
-  EXPECT_NE(err.find(words), std::string::npos) << err;
-}
+using testing::expect_one_line_error;
 
 using testing::log_records;
 using testing::saved_parameters;

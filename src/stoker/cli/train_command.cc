@@ -7,16 +7,19 @@
 #include <signal.h>
 #include <torch/cuda.h>
 #include <torch/utils.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
 
 #include "cli/commands.h"
 #include "cli/local_ranks.h"
+#include "cli/output_checks.h"
 #include "cli/report_option.h"
 #include "cli/trace_option.h"
 #include "cli/train_options.h"
@@ -35,16 +38,34 @@
 namespace stoker::cli {
 namespace {
 
-// Set by the first SIGINT/SIGTERM (a lock-free atomic store is async-signal-safe); the
-// handler resets itself, so a second signal ends the process at once.
+// Set by the first SIGINT/SIGTERM (a lock-free atomic store is async-signal-safe): the run
+// stops at the next step boundary and writes its checkpoint. A second interrupt says on stderr
+// that the run is finishing that checkpoint; a third quits at once, abandoning the checkpoint
+// being written (its .partial-* directory is removed by the next run) and leaving the previous
+// one current. The handler uses only atomics, write and _exit.
 std::atomic<bool> stop_requested{false};
+std::atomic<int> interrupts{0};
 
-void on_stop_signal(int) { stop_requested.store(true); }
+void say(const char* line) {
+  [[maybe_unused]] const ssize_t written = ::write(STDERR_FILENO, line, std::strlen(line));
+}
+
+void on_stop_signal(int) {
+  const int count = interrupts.fetch_add(1) + 1;
+  stop_requested.store(true);
+  if (count == 2) {
+    say("stoker: stopping after this step, writing its checkpoint (if any) so that no progress "
+        "is lost; interrupt once more to quit at once (the previous checkpoint stays current)\n");
+  } else if (count >= 3) {
+    say("stoker: quit at once: a checkpoint being written is abandoned, the previous one stays "
+        "current\n");
+    ::_exit(kExitInterrupted);
+  }
+}
 
 void install_stop_handlers() {
   struct sigaction action = {};
   action.sa_handler = on_stop_signal;
-  action.sa_flags = SA_RESETHAND;
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
@@ -93,6 +114,16 @@ std::vector<std::pair<std::string, std::string>> train_facts(const TrainerOption
   return facts;
 }
 
+// Before any work: no output is or goes into an input, and each takes a file now.
+void check_outputs(const TrainerOptions& o, const TrainFlags& flags) {
+  const InputSet inputs = training_inputs(o);
+  check_output_dir(inputs, "--checkpoint-dir", o.checkpoint_dir);
+  check_output_dir(inputs, "--report", flags.report);
+  check_output_file(inputs, "--log", o.log_path);
+  check_output_file(inputs, "--trace", flags.trace);
+  check_output_file(inputs, "--save-model", o.save_model);
+}
+
 // Error messages of a distributed run say which rank speaks.
 Error with_rank(const Error& e, int rank) {
   const std::string& message = e.status().message();
@@ -137,6 +168,7 @@ void run_train(TrainerOptions options, const TrainFlags& flags) {
   const int threads = apply_process_settings(flags, options, cores);
   // Rank 0 traces and reports, as it alone writes the log: the ranks run the same loop.
   const bool leads = !group || env.rank == 0;
+  if (leads) check_outputs(options, flags);
   const std::unique_ptr<Tracer> tracer = make_tracer(leads ? flags.trace : "");
   options.tracer = tracer.get();
   const std::string report_dir = leads ? flags.report : "";
@@ -160,6 +192,7 @@ void run_train(TrainerOptions options, const TrainFlags& flags) {
     write_report_option(
         report.report(result, train_facts(options, flags, world_size, threads, result)),
         report_dir);
+  throw_if_error(result.model_error);
   if (result.reason == StopReason::kStopRequested && group && env.rank != 0) {
     throw Error(
         Status(StatusCode::kCancelled, fmt::format("rank {}: interrupted in epoch {} after step {}",
@@ -186,13 +219,17 @@ void add_train_command(CLI::App& app) {
   add_run_options(*train, o, *flags);
   add_whole_number(*train, "--epochs", o.epochs, "Epochs to train", 1)->capture_default_str();
   CLI::Option* checkpoint_dir =
-      train->add_option("--checkpoint-dir", o.checkpoint_dir,
-                        "Write a checkpoint here after every epoch and on SIGINT/SIGTERM");
+      train
+          ->add_option("--checkpoint-dir", o.checkpoint_dir,
+                       "Write a checkpoint here after every epoch and on SIGINT/SIGTERM")
+          ->check(path_value("--checkpoint-dir"));
   train->add_flag("--resume", o.resume, "Continue from the checkpoint in --checkpoint-dir, if any")
       ->needs(checkpoint_dir);
-  train->add_option("--log", o.log_path,
-                    "Append the run's records to this JSONL file: the run (configuration, "
-                    "versions, machine), then each epoch");
+  train
+      ->add_option("--log", o.log_path,
+                   "Append the run's records to this JSONL file: the run (configuration, "
+                   "versions, machine), then each epoch")
+      ->check(path_value("--log"));
   CLI::Option* trace = add_trace_option(*train, flags->trace);
   train
       ->add_flag("--trace-ops", flags->trace_ops,
@@ -204,10 +241,12 @@ void add_train_command(CLI::App& app) {
   train->add_flag("--no-eval", flags->no_eval, "Skip the evaluation on test/ after each epoch");
   add_whole_number(*train, "--max-steps", o.max_steps,
                    "Stop after this many optimizer steps (0: no limit)", 0);
-  train->add_option("--save-model", o.save_model,
-                    "Write the trained model here as TorchScript, in evaluation mode: Python runs "
-                    "torch.jit.load(FILE)(x), or .predict(images) on uint8 images for a built-in "
-                    "model");
+  train
+      ->add_option("--save-model", o.save_model,
+                   "Write the trained model here as TorchScript, in evaluation mode: Python runs "
+                   "torch.jit.load(FILE)(x), or .predict(images) on uint8 images for a built-in "
+                   "model")
+      ->check(path_value("--save-model"));
   add_whole_number(*train, "--nproc", flags->nproc,
                    "Start this many ranks on this host (distributed data parallel over c10d, "
                    "as torchrun would; 0 or 1: this process alone)",

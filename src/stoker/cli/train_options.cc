@@ -38,10 +38,12 @@ CLI::Validator model_name() {
 }  // namespace
 
 void add_run_options(CLI::App& command, TrainerOptions& o, TrainFlags& flags) {
-  command.add_option("--data", o.data_dir,
-                     "A folder with train/ and test/ (or val/) datasets, or one dataset (trained "
-                     "on, not evaluated) (default: Fashion-MNIST, converted into $STOKER_DATA or "
-                     "~/.cache/stoker on first use)");
+  command
+      .add_option("--data", o.data_dir,
+                  "A folder with train/ and test/ (or val/) datasets, or one dataset (trained "
+                  "on, not evaluated) (default: Fashion-MNIST, converted into $STOKER_DATA or "
+                  "~/.cache/stoker on first use)")
+      ->check(path_value("--data"));
   command.add_option("--model", o.model, "mlp, cnn, resnet18, or a TorchScript file (.pt)")
       ->check(model_name())
       ->capture_default_str();

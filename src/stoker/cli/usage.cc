@@ -192,6 +192,16 @@ CLI::Validator one_of(const std::string& option, const std::vector<std::string>&
       "", "one_of");
 }
 
+CLI::Validator path_value(const std::string& option) {
+  return CLI::Validator(
+      [option](std::string& text) -> std::string {
+        if (!text.empty()) return "";
+        throw UsageError(option + ": the path is empty: give a path, or leave " + option +
+                         " out for its default");
+      },
+      "", "path");
+}
+
 std::string parse_error_message(const CLI::App& app, const CLI::ParseError& error) {
   const CLI::App& command = deepest_command(app);
   const std::vector<std::string> leftovers = app.remaining(true);

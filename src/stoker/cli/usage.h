@@ -55,6 +55,10 @@ CLI::Validator real_number(const std::string& option, double min, bool min_inclu
 // One of `choices`; the error lists them and suggests the nearest.
 CLI::Validator one_of(const std::string& option, const std::vector<std::string>& choices);
 
+// A path: any text but the empty string, which a shell gives for an unset variable ("--log
+// $LOG") and which would otherwise silently mean the option's default.
+CLI::Validator path_value(const std::string& option);
+
 // add_option for an integer field, its value checked by whole_number; max defaults to T's.
 template <typename T>
 CLI::Option* add_whole_number(CLI::App& app, const std::string& name, T& value,

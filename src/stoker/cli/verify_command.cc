@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/usage.h"
 #include "stoker/store/data_location.h"
 #include "stoker/store/dataset_check.h"
 
@@ -19,7 +20,8 @@ void add_verify_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "verify", "Check a dataset's format and every record's checksum; list the bad records");
   cmd->add_option("DIR", *dir, "Dataset directory, or a folder of datasets (train/, test/, ...)")
-      ->required();
+      ->required()
+      ->check(path_value("DIR"));
   cmd->callback([dir] {
     const DataLocation where = locate_data(*dir).value_or_throw();
     std::vector<std::string> failed;

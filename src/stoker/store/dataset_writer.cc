@@ -1,7 +1,6 @@
 #include "stoker/store/dataset_writer.h"
 
 #include <fmt/format.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,17 +14,25 @@ namespace fs = std::filesystem;
 namespace stoker {
 namespace {
 
-// Removes staging directories of DIR left by writers whose process is gone.
-void remove_stale_staging(const fs::path& dir) {
+// Removes the staging directories of DIR that no writer holds (left by killed processes): each
+// writer holds the lock of its own. kAlreadyExists if another writer holds one: two writers of
+// one dataset find out at the start, not when the second one's rename fails at the end.
+Status clear_other_staging(const fs::path& dir, const std::string& own) {
   const std::string prefix = dir.filename().string() + ".partial-";
   std::error_code ec;
   fs::path parent = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
   for (const auto& entry : fs::directory_iterator(parent, ec)) {
-    std::string name = entry.path().filename().string();
-    if (name.rfind(prefix, 0) != 0) continue;
-    pid_t pid = static_cast<pid_t>(std::atol(name.c_str() + prefix.size()));
-    if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) fs::remove_all(entry.path(), ec);
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0 || entry.path().string() == own) continue;
+    Result<DirectoryLock> held = DirectoryLock::acquire(entry.path().string(), "staging directory");
+    if (held.is_ok()) {
+      fs::remove_all(entry.path(), ec);
+    } else if (held.status().code() == StatusCode::kAlreadyExists) {
+      return already_exists(dir.string() + ": another process is writing this dataset (it holds " +
+                            entry.path().string() + "); wait for it to end or write elsewhere");
+    }
   }
+  return Status::ok();
 }
 
 }  // namespace
@@ -39,17 +46,24 @@ Result<std::unique_ptr<DatasetWriter>> DatasetWriter::create(const std::string& 
   if (fs::exists(path, ec)) return already_exists(dir + ": output directory exists");
   if (!path.parent_path().empty()) fs::create_directories(path.parent_path(), ec);
   if (ec) return io_error(path.parent_path().string() + ": cannot create: " + ec.message());
-  remove_stale_staging(path);
   std::string staging = path.string() + ".partial-" + std::to_string(::getpid());
   fs::remove_all(staging, ec);
   if (!fs::create_directory(staging, ec))
     return io_error(staging + ": cannot create: " + (ec ? ec.message() : "exists"));
+  Result<DirectoryLock> lock = DirectoryLock::acquire(staging, "staging directory");
+  Status cleared = lock.is_ok() ? clear_other_staging(path, staging) : lock.status();
+  if (!cleared.is_ok()) {
+    fs::remove_all(staging, ec);
+    return cleared;
+  }
   Manifest manifest;
   manifest.schema = schema;
   manifest.source = options.source;
   manifest.class_names = options.class_names;
-  return std::unique_ptr<DatasetWriter>(new DatasetWriter(path.string(), std::move(staging),
-                                                          std::move(manifest), std::move(options)));
+  auto writer = std::unique_ptr<DatasetWriter>(new DatasetWriter(
+      path.string(), std::move(staging), std::move(manifest), std::move(options)));
+  writer->staging_lock_.emplace(std::move(lock).value());
+  return writer;
 }
 
 DatasetWriter::DatasetWriter(std::string dir, std::string staging, Manifest manifest,
@@ -75,6 +89,8 @@ DatasetWriter::~DatasetWriter() {
 
 Status DatasetWriter::append(const uint8_t* record, size_t size) {
   if (finished_) return Status(StatusCode::kInternal, dir_ + ": append after finish");
+  if (options_.stop_requested && options_.stop_requested())
+    return Status(StatusCode::kCancelled, dir_ + ": stopped before it was complete");
   if (shard_ && shard_->records() > 0 && shard_->projected_bytes(size) > options_.shard_bytes)
     STOKER_RETURN_IF_ERROR(finish_shard());
   if (!shard_) {
@@ -155,6 +171,7 @@ Status DatasetWriter::finish() {
   fs::rename(staging_, dir_, ec);
   if (ec) return io_error(dir_ + ": cannot move dataset into place: " + ec.message());
   finished_ = true;
+  staging_lock_.reset();  // the lock moved with the directory; nobody needs it any more
   fs::path parent = fs::path(dir_).parent_path();
   return fsync_directory(parent.empty() ? "." : parent.string());
 }

@@ -55,6 +55,49 @@ TEST(DatasetWriterTest, AbandonedWriterLeavesNothing) {
   EXPECT_TRUE(fs::is_empty(dir.path()));
 }
 
+// A second writer of the same dataset — another process, or another writer in this one — is
+// refused at once, while the first one's staging directory stays untouched; once the first is
+// gone, its leftovers are no obstacle.
+TEST(DatasetWriterTest, ASecondWriterOfTheSameDatasetIsRefusedAtTheStart) {
+  testing::TempDir dir;
+  Schema schema = Schema::create({{"x", DType::kInt64, {}}}).value_or_throw();
+  auto first = DatasetWriter::create(dir / "ds", schema).value_or_throw();
+  int64_t v = 5;
+  ASSERT_TRUE(first->append(reinterpret_cast<uint8_t*>(&v), 8).is_ok());
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto second = DatasetWriter::create(dir / "ds", schema);
+    const bool refused =
+        !second.is_ok() && second.status().code() == StatusCode::kAlreadyExists &&
+        second.status().message().find("another process is writing") != std::string::npos;
+    ::_exit(refused ? 0 : 1);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the second writer was refused";
+  ASSERT_TRUE(first->finish().is_ok());
+  EXPECT_EQ(Dataset::open(dir / "ds").value_or_throw()->size(), 1u);
+}
+
+TEST(DatasetWriterTest, AStopRequestEndsTheWriterAndLeavesNothing) {
+  testing::TempDir dir;
+  Schema schema = Schema::create({{"x", DType::kInt64, {}}}).value_or_throw();
+  bool stop = false;
+  DatasetWriterOptions options;
+  options.stop_requested = [&stop] { return stop; };
+  {
+    auto writer = DatasetWriter::create(dir / "ds", schema, options).value_or_throw();
+    int64_t v = 5;
+    ASSERT_TRUE(writer->append(reinterpret_cast<uint8_t*>(&v), 8).is_ok());
+    stop = true;
+    const Status stopped = writer->append(reinterpret_cast<uint8_t*>(&v), 8);
+    EXPECT_EQ(stopped.code(), StatusCode::kCancelled);
+    EXPECT_NE(stopped.message().find(dir / "ds"), std::string::npos) << stopped.message();
+  }
+  EXPECT_TRUE(fs::is_empty(dir.path()));
+}
+
 TEST(DatasetWriterTest, EmptyDatasetIsValid) {
   testing::TempDir dir;
   testing::write_labelled_dataset(dir / "ds", 0);

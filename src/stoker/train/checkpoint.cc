@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <torch/serialize.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -27,6 +28,7 @@ constexpr const char* kModelName = "model.pt";
 constexpr const char* kOptimizerName = "optimizer.pt";
 constexpr const char* kRngName = "rng.pt";
 constexpr const char* kSubdirPrefix = "step-";
+constexpr const char* kPartialPrefix = ".partial-";
 
 std::string meta_json(const CheckpointState& s) {
   const RunIdentity& r = s.run;
@@ -120,9 +122,11 @@ Result<CheckpointState> read_meta(const std::string& sub) {
 }
 
 // Writes every file of a checkpoint into the existing directory `sub`, the description last.
-Status write_checkpoint_files(const std::string& sub, const CheckpointState& state, Model& model,
+// The marker holds `name`, the checkpoint's final directory name.
+Status write_checkpoint_files(const std::string& sub, const std::string& name,
+                              const CheckpointState& state, Model& model,
                               torch::optim::Optimizer& optimizer) {
-  STOKER_RETURN_IF_ERROR(write_file_atomically(sub + "/" + kMarkerName, ""));
+  STOKER_RETURN_IF_ERROR(write_file_atomically(sub + "/" + kMarkerName, name));
   STOKER_RETURN_IF_ERROR(model.save_state(sub + "/" + kModelName));
   STOKER_RETURN_IF_ERROR(save_archive(optimizer, sub + "/" + kOptimizerName, "optimizer state"));
   STOKER_RETURN_IF_ERROR(
@@ -130,21 +134,44 @@ Status write_checkpoint_files(const std::string& sub, const CheckpointState& sta
   return write_file_atomically(sub + "/" + kMetaName, meta_json(state));
 }
 
-// A subdirectory stoker wrote as a checkpoint (complete or not): a real directory (not a link)
-// named step-<digits>-<6 characters> that holds the marker.
-bool is_own_checkpoint(const fs::directory_entry& entry) {
-  std::error_code ec;
-  if (!entry.is_directory(ec) || entry.is_symlink(ec)) return false;
-  const std::string name = entry.path().filename().string();
+// Whether `name` is `prefix` followed by step-<digits>-<6 characters>.
+bool is_checkpoint_name(const std::string& name, const std::string& prefix) {
+  const size_t start = prefix.size() + std::strlen(kSubdirPrefix);
   const size_t dash = name.rfind('-');
-  if (name.rfind(kSubdirPrefix, 0) != 0 || dash == std::string::npos ||
-      dash <= std::strlen(kSubdirPrefix) || name.size() - dash - 1 != 6)
+  if (name.compare(0, prefix.size(), prefix) != 0 ||
+      name.compare(prefix.size(), std::strlen(kSubdirPrefix), kSubdirPrefix) != 0 ||
+      dash == std::string::npos || dash <= start || name.size() - dash - 1 != 6)
     return false;
-  for (size_t i = std::strlen(kSubdirPrefix); i < dash; ++i) {
-    if (name[i] < '0' || name[i] > '9') return false;
-  }
-  // Empty: created by a run that crashed before writing the marker.
-  return fs::is_regular_file(entry.path() / kMarkerName, ec) || fs::is_empty(entry.path(), ec);
+  return std::all_of(name.begin() + static_cast<std::ptrdiff_t>(start),
+                     name.begin() + static_cast<std::ptrdiff_t>(dash),
+                     [](char c) { return c >= '0' && c <= '9'; });
+}
+
+bool is_real_directory(const fs::directory_entry& entry) {
+  std::error_code ec;
+  return entry.is_directory(ec) && !entry.is_symlink(ec);
+}
+
+// A complete or superseded checkpoint stoker wrote: a real directory (not a link) named
+// step-<digits>-<6 characters> whose marker holds that name. A copy or a renamed checkpoint
+// (the marker names another directory) is the user's. A directory without a marker or with an
+// empty one comes from a stoker before the marker named its directory (then the name alone
+// decides: an empty directory is a crash's before its marker; a copy of such a checkpoint is
+// not told apart).
+bool is_own_checkpoint(const fs::directory_entry& entry) {
+  const std::string name = entry.path().filename().string();
+  if (!is_real_directory(entry) || !is_checkpoint_name(name, "")) return false;
+  std::error_code ec;
+  if (fs::is_empty(entry.path(), ec)) return true;
+  Result<std::string> marker = read_file((entry.path() / kMarkerName).string(), 4096);
+  return marker.is_ok() && (marker.value() == name || marker.value().empty());
+}
+
+// A checkpoint being written, or left half-written by a run that was killed: a real directory
+// named .partial-step-<digits>-<6 characters>, a name only stoker gives.
+bool is_partial_checkpoint(const fs::directory_entry& entry) {
+  return is_real_directory(entry) &&
+         is_checkpoint_name(entry.path().filename().string(), kPartialPrefix);
 }
 
 // The newest complete checkpoint stoker wrote in `dir` (largest step, its description valid),
@@ -264,23 +291,40 @@ Status check_same_run(const FoundCheckpoint& found, const RunIdentity& current) 
 
 Status save_checkpoint(const std::string& dir, const CheckpointState& state, Model& model,
                        torch::optim::Optimizer& optimizer) {
-  std::string sub = fmt::format("{}/{}{:08}-XXXXXX", dir, kSubdirPrefix, state.step);
-  if (::mkdtemp(sub.data()) == nullptr) {
+  std::string partial =
+      fmt::format("{}/{}{}{:08}-XXXXXX", dir, kPartialPrefix, kSubdirPrefix, state.step);
+  if (::mkdtemp(partial.data()) == nullptr) {
     return io_error("cannot create a checkpoint in '" + dir + "': " + std::strerror(errno));
   }
-  Status written = write_checkpoint_files(sub, state, model, optimizer);
-  const std::string name = fs::path(sub).filename().string();
+  const std::string name =
+      fs::path(partial).filename().string().substr(std::strlen(kPartialPrefix));
+  const std::string sub = dir + "/" + name;
+  Status written = write_checkpoint_files(partial, name, state, model, optimizer);
+  if (written.is_ok() && ::rename(partial.c_str(), sub.c_str()) != 0)
+    written = io_error("cannot rename " + partial + " to " + sub + ": " + std::strerror(errno));
+  if (written.is_ok()) written = fsync_directory(dir);
   if (written.is_ok()) written = write_file_atomically(dir + "/" + kLatestName, name + "\n");
   std::error_code ec;
   if (!written.is_ok()) {
+    fs::remove_all(partial, ec);
     fs::remove_all(sub, ec);
     return written;
   }
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.path().filename() != name && is_own_checkpoint(entry))
+    if (entry.path().filename() != name &&
+        (is_own_checkpoint(entry) || is_partial_checkpoint(entry)))
       fs::remove_all(entry.path(), ec);
   }
   return Status::ok();
+}
+
+int remove_partial_checkpoints(const std::string& dir) {
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (is_partial_checkpoint(entry) && fs::remove_all(entry.path(), ec) > 0) ++removed;
+  }
+  return removed;
 }
 
 Status restore_checkpoint(const std::string& sub, Model& model,

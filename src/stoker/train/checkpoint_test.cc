@@ -4,6 +4,7 @@
 #include <torch/types.h>
 #include <torch/utils.h>
 
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <fstream>
@@ -73,6 +74,7 @@ std::vector<std::string> subdirs(const std::string& dir) {
   for (const auto& entry : fs::directory_iterator(dir)) {
     if (entry.is_directory()) names.push_back(entry.path().filename().string());
   }
+  std::sort(names.begin(), names.end());
   return names;
 }
 
@@ -121,11 +123,16 @@ TEST(CheckpointTest, NewCheckpointReplacesTheOldAndCrashLeftoversAreIgnored) {
   EXPECT_EQ(fs::path(first).filename().string().rfind("step-00000017-", 0), 0u) << first;
 
   // A crash in the middle of writing leaves a partial directory that nothing points to (with
-  // the marker, written first), or an empty one (a crash before the marker).
-  fs::create_directory(dir / "step-00000018-crash1");
-  std::ofstream(dir / "step-00000018-crash1/.stoker-checkpoint");
-  std::ofstream(dir / "step-00000018-crash1/model.pt") << "half";
-  fs::create_directory(dir / "step-00000018-crash2");
+  // the marker, written first), or an empty one (a crash before the marker); so did a stoker
+  // before partial directories had their own name (an empty marker, or none).
+  fs::create_directory(dir / ".partial-step-00000018-crash1");
+  std::ofstream(dir / ".partial-step-00000018-crash1/.stoker-checkpoint") << "step-00000018-crash1";
+  std::ofstream(dir / ".partial-step-00000018-crash1/model.pt") << "half";
+  fs::create_directory(dir / ".partial-step-00000018-crash2");
+  fs::create_directory(dir / "step-00000018-crash3");
+  std::ofstream(dir / "step-00000018-crash3/.stoker-checkpoint");
+  std::ofstream(dir / "step-00000018-crash3/model.pt") << "half";
+  fs::create_directory(dir / "step-00000018-crash4");
   EXPECT_EQ(latest_checkpoint(dir.path()).value_or_throw(), first);
 
   a.step(0);
@@ -259,6 +266,41 @@ TEST(CheckpointTest, CleanupRemovesOnlyItsOwnCheckpoints) {
   EXPECT_TRUE(fs::is_directory(dir / "step-results"));
   EXPECT_TRUE(fs::exists(elsewhere / ".stoker-checkpoint"));
   EXPECT_EQ(subdirs(dir.path()).size(), 4u);  // the three above and the last checkpoint
+}
+
+// A user's copy of a checkpoint (cp -r, or a renamed one) is never deleted, even when its name
+// looks like stoker's: the marker names the directory stoker wrote.
+TEST(CheckpointTest, CopiesOfACheckpointAreTheUsers) {
+  testing::TempDir dir;
+  Training a;
+  CheckpointState state = sample_state();
+  ASSERT_TRUE(save_checkpoint(dir.path(), state, *a.model, *a.optimizer).is_ok());
+  const std::string first = latest_checkpoint(dir.path()).value_or_throw();
+  fs::copy(first, dir / "step-00000017-backup", fs::copy_options::recursive);
+  fs::copy(first, dir / "keep-this", fs::copy_options::recursive);
+  for (int64_t step : {18, 19}) {
+    state.step = step;
+    ASSERT_TRUE(save_checkpoint(dir.path(), state, *a.model, *a.optimizer).is_ok());
+  }
+  EXPECT_FALSE(fs::exists(first));
+  EXPECT_TRUE(fs::exists(dir / "step-00000017-backup/model.pt"));
+  EXPECT_TRUE(fs::exists(dir / "keep-this/model.pt"));
+  EXPECT_EQ(subdirs(dir.path()).size(), 3u);
+}
+
+// Partial checkpoints — a save cut short by a second interrupt or a kill — are stoker's by
+// their name alone and removed by the next run (remove_partial_checkpoints) or the next save.
+TEST(CheckpointTest, PartialCheckpointsAreRemovedByName) {
+  testing::TempDir dir;
+  fs::create_directory(dir / ".partial-step-00000003-abc123");
+  std::ofstream(dir / ".partial-step-00000003-abc123/model.pt") << "half";
+  fs::create_directory(dir / ".partial-step-00000004-xyz789");
+  fs::create_directory(dir / ".partial-notes");                // not stoker's name: stays
+  fs::create_directory(dir / "partial-step-00000004-xyz789");  // nor this
+  EXPECT_EQ(remove_partial_checkpoints(dir.path()), 2);
+  EXPECT_EQ(subdirs(dir.path()),
+            (std::vector<std::string>{".partial-notes", "partial-step-00000004-xyz789"}));
+  EXPECT_EQ(remove_partial_checkpoints(dir.path()), 0);
 }
 
 // A damaged LATEST with a complete checkpoint beside it: that one, with a note; never deleted.

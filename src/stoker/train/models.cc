@@ -20,6 +20,7 @@
 #include "stoker/train/script_export.h"
 #include "stoker/train/torch_archive.h"
 #include "stoker/util/atomic_file.h"
+#include "stoker/util/regular_file.h"
 
 namespace stoker {
 namespace {
@@ -446,9 +447,12 @@ Status Model::load_state(const NamedTensors& state) {
 
 std::unique_ptr<Model> make_model(const std::string& name_or_path, const ModelSpec& spec) {
   if (ends_with(name_or_path, ".pt")) {
-    if (!std::filesystem::is_regular_file(name_or_path)) {
+    // A directory or a FIFO named like a model is said to be one, without blocking on it.
+    const Result<RegularFile> file = RegularFile::open(name_or_path);
+    if (file.status().code() == StatusCode::kNotFound)
       throw Error(not_found("TorchScript model '" + name_or_path + "' does not exist"));
-    }
+    if (!file.is_ok())
+      throw Error(Status(file.status().code(), "TorchScript model " + file.status().message()));
     try {
       return std::make_unique<ScriptModel>(name_or_path, torch::jit::load(name_or_path));
     } catch (const c10::Error& e) {

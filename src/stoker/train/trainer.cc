@@ -25,6 +25,7 @@
 #include "stoker/train/slow_configs.h"
 #include "stoker/util/atomic_file.h"
 #include "stoker/util/machine.h"
+#include "stoker/util/output_rescue.h"
 
 namespace stoker {
 namespace {
@@ -108,6 +109,23 @@ void check_labels(const Dataset& data, int64_t num_classes) {
                       data.dir(), i, label, num_classes, num_classes)));
     }
   }
+}
+
+// Refuses evaluation data whose classes are named differently from the training data's: label
+// i would mean one class in training and another in the test, and the accuracy nothing.
+void check_same_classes(const Dataset& train, const Dataset& test) {
+  const std::vector<std::string>& a = train.manifest().class_names;
+  const std::vector<std::string>& b = test.manifest().class_names;
+  if (a.empty() || b.empty() || a == b) return;
+  size_t i = 0;
+  while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
+  const auto name = [](const std::vector<std::string>& names, size_t i) {
+    return i < names.size() ? "'" + names[i] + "'" : std::string("none");
+  };
+  throw Error(invalid_argument(fmt::format(
+      "{} and {} name their classes differently (label {}: {} in training, {} in the test; {} "
+      "and {} classes): convert both splits from the same class folders",
+      train.dir(), test.dir(), i, name(a, i), name(b, i), a.size(), b.size())));
 }
 
 // Refuses a batch size whose buffers cannot fit in the machine's memory, before anything is
@@ -242,6 +260,13 @@ Trainer::Trainer(TrainerOptions options)
   spec_.num_classes = count_classes(*train_data_).value_or_throw();
   check_labels(*train_data_, spec_.num_classes);
   check_batch_fits(spec_, o.eval ? std::max(o.batch_size, kEvalBatchSize) : o.batch_size);
+  const uint64_t global_batch = static_cast<uint64_t>(o.batch_size) * world_size_;
+  require(global_batch <= train_data_->size(),
+          fmt::format("batch size {}{} is more than the {} samples of {}: every batch would be "
+                      "all of them; use a batch size of at most {}",
+                      o.batch_size, world_size_ > 1 ? fmt::format(" x {} ranks", world_size_) : "",
+                      train_data_->size(), train_data_->dir(),
+                      std::max<uint64_t>(1, train_data_->size() / world_size_)));
   if (o.eval) {
     test_data_ = Dataset::open(data.eval).value_or_throw();
     eval_note_ = fmt::format("evaluating on {} ({} samples) after each epoch", test_data_->dir(),
@@ -249,6 +274,7 @@ Trainer::Trainer(TrainerOptions options)
     require(test_data_->schema() == train_data_->schema(),
             test_data_->dir() + " has another schema than " + train_data_->dir());
     require(test_data_->size() > 0, test_data_->dir() + " holds no records");
+    check_same_classes(*train_data_, *test_data_);
     check_labels(*test_data_, spec_.num_classes);
   }
 
@@ -337,6 +363,11 @@ void Trainer::open_checkpoint_dir(const ScheduleSpec& schedule) {
   if (leads()) {  // the other ranks only read
     throw_if_error(prepare_checkpoint_dir(o.checkpoint_dir));
     checkpoint_lock_.emplace(lock_checkpoint_dir(o.checkpoint_dir).value_or_throw());
+    if (const int removed = remove_partial_checkpoints(o.checkpoint_dir); removed > 0) {
+      warnings_.push_back(
+          fmt::format("note: removed {} checkpoint{} whose writing was cut short in {}", removed,
+                      removed == 1 ? "" : "s", o.checkpoint_dir));
+    }
   }
   Result<FoundCheckpoint> found = find_checkpoint(o.checkpoint_dir);
   if (!found.is_ok()) {
@@ -356,6 +387,7 @@ void Trainer::open_checkpoint_dir(const ScheduleSpec& schedule) {
                             "the training data",
                             checkpoint.path, state.loader.position, train_data_->size())));
   }
+  check_checkpoint_step(checkpoint.path, state);
   throw_if_error(restore_checkpoint(checkpoint.path, *model_, *optimizer_));
   loader_->restore(state.loader);
   throw_if_error(scaler_.load_state(state.scaler));
@@ -373,6 +405,26 @@ void Trainer::open_checkpoint_dir(const ScheduleSpec& schedule) {
         "schedule now follows this run's length, so it differs from the interrupted run's",
         state.run_steps, schedule.total_steps));
   }
+}
+
+void Trainer::check_checkpoint_step(const std::string& path, const CheckpointState& state) const {
+  // Optimizer steps happen every `accum` batches and at an epoch's end; a checkpoint is written
+  // between steps, so its step follows from where the loader stands.
+  const int64_t global_batch = options_.batch_size * world_size_;
+  const int64_t steps_per_epoch =
+      (loader_->batches_per_epoch() + options_.accum - 1) / options_.accum;
+  const int64_t batches = (state.loader.position + global_batch - 1) / global_batch;
+  const int64_t expected =
+      state.loader.epoch <= std::numeric_limits<int64_t>::max() / steps_per_epoch - 1
+          ? state.loader.epoch * steps_per_epoch + batches / options_.accum
+          : -1;
+  if (state.step == expected) return;
+  throw Error(corrupt(fmt::format(
+      "checkpoint {}: step {} does not match where its data stands (epoch {}, sample {} of it: "
+      "step {} with batch {} and accum {}); its description was edited or damaged: resume from "
+      "another checkpoint or start again",
+      path, state.step, state.loader.epoch + 1, state.loader.position, expected, global_batch,
+      options_.accum)));
 }
 
 std::string Trainer::run_record() const {
@@ -509,7 +561,12 @@ TrainResult Trainer::run() {
   say_tuning(/*at_end=*/true);
 
   if (result.reason != StopReason::kStopRequested && !o.save_model.empty() && leads()) {
-    throw_if_error(model_->save(o.save_model, {normalization_.mean, normalization_.std}));
+    result.model_error = write_or_rescue(
+        "the trained model", o.save_model,
+        [&](const std::string& path) {
+          return model_->save(path, {normalization_.mean, normalization_.std});
+        },
+        &result.model);
   }
   std::string summary = fmt::format("{} {}: {} epoch{}, {} steps in {:.1f} s",
                                     result.reason == StopReason::kCompleted ? "trained" : "stopped",
@@ -520,9 +577,7 @@ TrainResult Trainer::run() {
                            *result.epochs.back().test_accuracy, *result.epochs.back().test_loss);
   }
   if (!result.checkpoint.empty()) summary += "; checkpoint " + result.checkpoint;
-  if (result.reason != StopReason::kStopRequested && !o.save_model.empty()) {
-    summary += "; model saved to " + o.save_model;
-  }
+  if (!result.model.empty()) summary += "; model saved to " + result.model;
   progress_.print(summary);
   checkpoint_lock_.reset();  // nothing more is written
   return result;

@@ -1,6 +1,7 @@
 #include "stoker/util/atomic_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,6 +18,29 @@ namespace {
 constexpr size_t kBufferBytes = 1 << 20;
 
 std::string errno_text() { return std::strerror(errno); }
+
+// The temporary name of `path` for this process.
+std::string temp_name(const std::string& path) {
+  return path + ".tmp-" + std::to_string(::getpid());
+}
+
+// Removes the temporaries of `path` that killed processes left (`path.tmp-<pid>` of a pid that
+// no longer runs); a live writer's stays.
+void remove_stale_temporaries(const std::string& path) {
+  const std::filesystem::path target(path);
+  const std::string prefix = target.filename().string() + ".tmp-";
+  const std::filesystem::path parent = target.has_parent_path() ? target.parent_path() : ".";
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(parent, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0 ||
+        name.find_first_not_of("0123456789", prefix.size()) != std::string::npos)
+      continue;
+    const long pid = std::atol(name.c_str() + prefix.size());
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+      std::filesystem::remove(entry.path(), ec);
+  }
+}
 
 }  // namespace
 
@@ -37,7 +61,8 @@ Status check_output_path(const std::string& path) {
 
 Result<AtomicFile> AtomicFile::create(const std::string& path) {
   STOKER_RETURN_IF_ERROR(check_output_path(path));
-  std::string temp = path + ".tmp-" + std::to_string(::getpid());
+  remove_stale_temporaries(path);
+  std::string temp = temp_name(path);
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return io_error(path + ": cannot create: " + errno_text());
   return AtomicFile(path, std::move(temp), fd);
@@ -100,6 +125,11 @@ Status AtomicFile::commit() {
   }
   std::string dir = std::filesystem::path(path_).parent_path().string();
   return fsync_directory(dir.empty() ? "." : dir);
+}
+
+Status check_writable(const std::string& path) {
+  // An AtomicFile destroyed uncommitted removes its temporary: the probe leaves nothing.
+  return AtomicFile::create(path).status();
 }
 
 Status write_file_atomically(const std::string& path, const std::string& bytes) {

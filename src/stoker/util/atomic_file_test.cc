@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <vector>
@@ -80,6 +82,41 @@ TEST(AtomicFileTest, RefusesTargetsThatAreNotRegularFiles) {
   EXPECT_TRUE(check_output_path(dir / "regular").is_ok());
   EXPECT_TRUE(check_output_path(dir / "new").is_ok());
   EXPECT_EQ(check_output_path(dir / "none/new").code(), StatusCode::kIoError);
+}
+
+TEST(AtomicFileTest, TemporariesOfKilledWritersAreRemovedByTheNextOne) {
+  testing::TempDir dir;
+  // A pid that runs (this one's parent) and one that no longer does (a reaped child).
+  const pid_t gone = ::fork();
+  if (gone == 0) ::_exit(0);
+  ASSERT_GT(gone, 0);
+  ::waitpid(gone, nullptr, 0);
+  const std::string stale = dir / ("f.tmp-" + std::to_string(gone));
+  const std::string live = dir / ("f.tmp-" + std::to_string(::getppid()));
+  const std::string other = dir / "g.tmp-1x";  // not a temporary of f: never touched
+  for (const std::string& p : {stale, live, other})
+    ASSERT_TRUE(write_file_atomically(p, "").is_ok());
+  ASSERT_TRUE(write_file_atomically(dir / "f", "new").is_ok());
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_TRUE(fs::exists(live)) << "a running writer's temporary stays";
+  EXPECT_TRUE(fs::exists(other));
+}
+
+TEST(AtomicFileTest, CheckWritableProvesTheDirectoryTakesAFileAndLeavesNothing) {
+  testing::TempDir dir;
+  EXPECT_TRUE(check_writable(dir / "out.json").is_ok());
+  EXPECT_TRUE(fs::is_empty(dir.path()));
+  EXPECT_EQ(check_writable(dir / "missing/out.json").code(), StatusCode::kIoError);
+  fs::create_directory(dir / "ro");
+  ::chmod((dir / "ro").c_str(), 0555);
+  const bool root_ignores_modes = ::geteuid() == 0;  // root writes anywhere
+  const Status read_only = check_writable(dir / "ro/out.json");
+  ::chmod((dir / "ro").c_str(), 0755);
+  if (!root_ignores_modes) {
+    EXPECT_EQ(read_only.code(), StatusCode::kIoError);
+    EXPECT_NE(read_only.message().find(dir / "ro/out.json"), std::string::npos);
+  }
+  EXPECT_TRUE(fs::is_empty(dir / "ro"));
 }
 
 TEST(ReadFileTest, MissingFileIsNotFound) {

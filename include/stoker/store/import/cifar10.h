@@ -6,6 +6,7 @@
 // torchvision's ToTensor, so the record's image is those bytes as they are.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "stoker/util/status.h"
@@ -26,6 +27,8 @@ struct Cifar10ImportOptions {
   std::string src;  // directory holding the .bin files and batches.meta.txt
   std::string out;  // OUT/train and OUT/test are created (neither may exist)
   uint64_t shard_bytes = uint64_t{256} << 20;
+  // Polled before each record; true stops the import (kCancelled, nothing left). Optional.
+  std::function<bool()> stop_requested;
 };
 
 struct Cifar10ImportCounts {

@@ -2,6 +2,7 @@
 // Fashion-MNIST: the embedded default dataset, from the files Debian's dataset-fashion-mnist
 // package installs.
 
+#include <functional>
 #include <string>
 
 #include "stoker/util/status.h"
@@ -23,6 +24,9 @@ bool fashion_mnist_converted(const std::string& out);
 // Converts the IDX files in `src` into `out`/train (60000 records) and `out`/test (10000).
 // kAlreadyExists if either exists and `skip_existing` is false; with `skip_existing`, a split
 // that is already a readable dataset is kept and only missing ones are converted.
-Status convert_fashion_mnist(const std::string& src, const std::string& out, bool skip_existing);
+// `stop_requested` (optional) is polled before each record: true stops the conversion
+// (kCancelled) and removes the split being written (a split finished before stays).
+Status convert_fashion_mnist(const std::string& src, const std::string& out, bool skip_existing,
+                             const std::function<bool()>& stop_requested = {});
 
 }  // namespace stoker

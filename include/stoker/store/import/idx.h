@@ -5,6 +5,7 @@
 // MNIST, Fashion-MNIST, KMNIST and EMNIST.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,8 @@ struct IdxImportOptions {
   std::string out;     // dataset directory to create; must not exist
   uint64_t shard_bytes = uint64_t{256} << 20;
   std::vector<std::string> class_names;  // recorded in the manifest if given
+  // Polled before each record; true stops the import (kCancelled, nothing left). Optional.
+  std::function<bool()> stop_requested;
 };
 
 // Converts an images/labels pair into a dataset with fields

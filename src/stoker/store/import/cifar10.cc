@@ -106,6 +106,7 @@ Result<Cifar10ImportCounts> import_cifar10(const Cifar10ImportOptions& options) 
   };
   DatasetWriterOptions writer_options;
   writer_options.shard_bytes = options.shard_bytes;
+  writer_options.stop_requested = options.stop_requested;
   STOKER_ASSIGN_OR_RETURN(writer_options.class_names, read_class_names(in_src(kCifar10MetaFile)));
   std::vector<std::vector<BatchFile>> splits(2);
   for (const char* name : kCifar10TrainFiles) {

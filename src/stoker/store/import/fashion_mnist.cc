@@ -20,7 +20,8 @@ bool fashion_mnist_converted(const std::string& out) {
   return Manifest::load(out + "/train").is_ok() && Manifest::load(out + "/test").is_ok();
 }
 
-Status convert_fashion_mnist(const std::string& src, const std::string& out, bool skip_existing) {
+Status convert_fashion_mnist(const std::string& src, const std::string& out, bool skip_existing,
+                             const std::function<bool()>& stop_requested) {
   static const std::vector<std::string> kClassNames = {
       "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
       "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
@@ -39,6 +40,7 @@ Status convert_fashion_mnist(const std::string& src, const std::string& out, boo
     options.labels = src + "/" + split.prefix + "-labels-idx1-ubyte.gz";
     options.out = dir;
     options.class_names = kClassNames;
+    options.stop_requested = stop_requested;
     STOKER_RETURN_IF_ERROR(import_idx(options).status());
   }
   return Status::ok();

@@ -144,6 +144,7 @@ Result<uint64_t> import_idx(const IdxImportOptions& options) {
   writer_options.shard_bytes = options.shard_bytes;
   writer_options.source = options.images + " + " + options.labels;
   writer_options.class_names = options.class_names;
+  writer_options.stop_requested = options.stop_requested;
   STOKER_ASSIGN_OR_RETURN(auto writer, DatasetWriter::create(options.out, schema, writer_options));
   // One record at a time: memory holds one image, one record and the shard writer's buffers,
   // whatever the input's size. The encoder (a record's worth of memory) is made once the first

@@ -1,0 +1,303 @@
+// What stoker promises about the user's files, end to end on the real binary: an output flag
+// never overwrites or goes into an input (the data, the model, the checkpoint resumed), every
+// output is proven writable before any work and the trained model survives a location that
+// fails at the end, interrupts (one, two, three SIGINTs; SIGTERM) never lose a checkpoint or
+// leave half-written folders behind, an interrupted or doubled `convert` leaves nothing, and
+// inputs that contradict each other get one line.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "stoker/store/import/fashion_mnist.h"
+#include "stoker/testing/classification.h"
+#include "stoker/testing/cli_process.h"
+#include "stoker/testing/cli_run.h"
+#include "stoker/testing/special_files.h"
+#include "stoker/testing/temp_dir.h"
+#include "stoker/train/checkpoint.h"
+#include "stoker/util/atomic_file.h"
+
+namespace stoker {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::CliProcess;
+using testing::expect_one_line_error;
+
+// Every regular file under `dir` with its bytes.
+std::map<std::string, std::string> snapshot(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (entry.is_regular_file())
+      files[entry.path().string()] = read_file(entry.path().string(), 1 << 30).value_or_throw();
+  }
+  return files;
+}
+
+// The names in `dir` that start with `prefix`.
+std::vector<std::string> names_starting(const std::string& dir, const std::string& prefix) {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) == 0) names.push_back(name);
+  }
+  return names;
+}
+
+class FileSafetyCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    testing::write_rows_dataset(data_ + "/train", 2000, 1, {"a", "b", "c", "d"});
+    testing::write_rows_dataset(data_ + "/test", 500, 2, {"a", "b", "c", "d"});
+  }
+  // `stoker train --data DATA ARGS`, run to its end.
+  testing::RunResult train(const std::string& args) {
+    return testing::run(fmt::format("train --data {} {}", data_, args), dir_,
+                        "TMPDIR=" + tmp_.path());
+  }
+  CliProcess train_process(std::vector<std::string> args) {
+    args.insert(args.begin(), {"train", "--data", data_});
+    return CliProcess(args, dir_, {"TMPDIR=" + tmp_.path()});
+  }
+
+  testing::TempDir dir_;
+  testing::TempDir tmp_;  // the children's temporary directory
+  const std::string data_ = dir_ / "data";
+};
+
+TEST_F(FileSafetyCliTest, NoOutputFlagCanWriteIntoTheData) {
+  const auto before = snapshot(data_);
+  fs::create_directory_symlink(data_ + "/train", dir_ / "alias");
+  fs::create_directories(dir_ / "elsewhere");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--trace", data_ + "/train/manifest.json"},
+      {"--log", data_ + "/train/manifest.json"},
+      {"--log", data_ + "/test/new.jsonl"},
+      {"--save-model", data_ + "/train/shard-00000.stk"},
+      {"--save-model", dir_ / "alias/model.pt"},
+      {"--trace", dir_ / "elsewhere/../data/train/t.json"},
+      {"--report", data_ + "/train"},
+      {"--report", data_},
+      {"--checkpoint-dir", data_ + "/test"},
+  };
+  for (const auto& [flag, path] : cases) {
+    const testing::RunResult r = train(flag + " " + path);
+    testing::expect_one_line_error(r, flag + " '" + path + "' is");
+    EXPECT_NE(r.err.find("the training data"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("'" + data_), std::string::npos) << "names the input: " << r.err;
+    EXPECT_EQ(r.out.find("epoch 1"), std::string::npos) << "refused before any work: " << r.out;
+  }
+  EXPECT_EQ(snapshot(data_), before) << "the data is untouched";
+  EXPECT_EQ(testing::run("verify " + data_, dir_).exit_code, 0);
+}
+
+TEST_F(FileSafetyCliTest, TheModelLoadedAndTheCheckpointResumedAreInputsToo) {
+  ASSERT_EQ(train("--max-steps 2 --no-eval --save-model " + dir_ / "m.pt").exit_code, 0);
+  const std::string model = read_file(dir_ / "m.pt", 1 << 30).value_or_throw();
+  expect_one_line_error(train("--model " + dir_ / "m.pt" + " --save-model " + dir_ / "m.pt"),
+                        "a file of the model");
+  EXPECT_EQ(read_file(dir_ / "m.pt", 1 << 30).value_or_throw(), model);
+
+  ASSERT_EQ(train("--epochs 2 --max-steps 3 --checkpoint-dir " + dir_ / "ckpt").exit_code, 0);
+  const std::string checkpoint = latest_checkpoint(dir_ / "ckpt").value_or_throw();
+  expect_one_line_error(train("--epochs 2 --checkpoint-dir " + dir_ / "ckpt" +
+                              " --resume --save-model " + checkpoint + "/model.pt"),
+                        "a checkpoint being resumed");
+  EXPECT_TRUE(find_checkpoint(dir_ / "ckpt").is_ok());
+}
+
+TEST_F(FileSafetyCliTest, AnUnwritableOutputIsFoundBeforeTraining) {
+  std::ofstream(dir_ / "file") << "x";
+  for (const char* flag : {"--save-model", "--trace", "--log"}) {
+    const testing::RunResult r = train(fmt::format("{} {}", flag, dir_ / "file/out"));
+    expect_one_line_error(r, flag);
+    EXPECT_EQ(r.out.find("epoch 1"), std::string::npos) << flag << ": " << r.out;
+  }
+}
+
+TEST_F(FileSafetyCliTest, AModelThatCannotBeSavedAtTheEndIsSavedElsewhere) {
+  fs::create_directory(dir_ / "out");
+  CliProcess run = train_process(
+      {"--epochs", "3", "--batch", "16", "--workers", "1", "--save-model", dir_ / "out/model.pt"});
+  ASSERT_TRUE(run.wait_for_output("epoch 1/3")) << run.err();
+  fs::remove_all(dir_ / "out");  // the location goes away while the run goes on
+  std::ofstream(dir_ / "out") << "now a file";
+  EXPECT_EQ(run.wait(), 1) << run.err();
+  const std::string err = run.err();
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  const std::string says = "the trained model was saved to ";
+  const size_t at = err.find(says);
+  ASSERT_NE(at, std::string::npos) << err;
+  const std::string rescue = err.substr(at + says.size(), err.find(" instead") - at - says.size());
+  EXPECT_EQ(rescue.rfind(tmp_.path() + "/stoker-rescue-", 0), 0u) << rescue;
+  EXPECT_TRUE(fs::is_regular_file(rescue)) << rescue;
+  // The rescued model is the trained one: it loads and trains on.
+  EXPECT_EQ(train("--max-steps 1 --no-eval --model " + rescue).exit_code, 0);
+}
+
+TEST_F(FileSafetyCliTest, EmptyPathsAreRefusedNotTakenForTheDefault) {
+  for (const char* flag :
+       {"--data", "--log", "--checkpoint-dir", "--trace", "--report", "--save-model"}) {
+    const testing::RunResult r = testing::run(fmt::format("train {} ''", flag), dir_);
+    EXPECT_EQ(r.exit_code, 2) << flag << ": " << r.err;
+    EXPECT_EQ(r.err, fmt::format("stoker: {}: the path is empty: give a path, or leave {} out "
+                                 "for its default\n",
+                                 flag, flag));
+  }
+  EXPECT_EQ(testing::run("convert idx --images '' --labels x --out y", dir_).exit_code, 2);
+  EXPECT_EQ(testing::run("verify ''", dir_).exit_code, 2);
+}
+
+TEST_F(FileSafetyCliTest, AModelPathOfTheWrongKindSaysWhatItIs) {
+  fs::create_directory(dir_ / "dir.pt");
+  testing::make_fifo(dir_ / "fifo.pt");
+  expect_one_line_error(train("--model " + dir_ / "dir.pt"), "not a regular file (a directory)");
+  expect_one_line_error(train("--model " + dir_ / "fifo.pt"), "not a regular file (a FIFO)");
+  expect_one_line_error(train("--model " + dir_ / "none.pt"), "does not exist");
+}
+
+TEST_F(FileSafetyCliTest, TrainAndTestSetsWithOtherClassNamesAreRefused) {
+  fs::remove_all(data_ + "/test");
+  testing::write_rows_dataset(data_ + "/test", 500, 2, {"a", "b", "x", "d"});
+  expect_one_line_error(train("--max-steps 1"),
+                        "name their classes differently (label 2: 'c' in training, 'x' in the "
+                        "test; 4 and 4 classes)");
+  EXPECT_EQ(train("--max-steps 1 --no-eval").exit_code, 0) << "training alone is fine";
+}
+
+TEST_F(FileSafetyCliTest, ABatchLargerThanTheDataGivesOneLine) {
+  expect_one_line_error(train("--batch 2001"),
+                        "batch size 2001 is more than the 2000 samples of " + data_ + "/train");
+  EXPECT_EQ(train("--batch 2000 --epochs 1").exit_code, 0) << "one batch of all of it";
+}
+
+TEST_F(FileSafetyCliTest, ACheckpointEditedToAnImpossibleStepIsRefused) {
+  ASSERT_EQ(train("--epochs 2 --max-steps 7 --checkpoint-dir " + dir_ / "ckpt").exit_code, 0);
+  const std::string meta = latest_checkpoint(dir_ / "ckpt").value_or_throw() + "/meta.json";
+  nlohmann::json j = nlohmann::json::parse(read_file(meta).value_or_throw());
+  ASSERT_EQ(j["step"], 7);
+  for (int64_t step : {int64_t{6}, int64_t{8}, int64_t{1} << 40}) {
+    j["step"] = step;
+    throw_if_error(write_file_atomically(meta, j.dump()));
+    expect_one_line_error(train("--epochs 2 --checkpoint-dir " + dir_ / "ckpt" + " --resume"),
+                          fmt::format("step {} does not match where its data stands", step));
+  }
+  j["step"] = 7;
+  throw_if_error(write_file_atomically(meta, j.dump()));
+  EXPECT_EQ(train("--epochs 2 --checkpoint-dir " + dir_ / "ckpt" + " --resume").exit_code, 0);
+}
+
+// A second SIGINT while the run stops says it is finishing its checkpoint; the run ends with
+// its checkpoint complete. A third quits at once: the previous checkpoint stays current, and
+// the next run removes the half-written one. Steps of a third of a second (a synthetic cost on
+// one worker) make sure the signals, 20 ms apart (the kernel merges a signal still pending),
+// arrive while the run is still stopping.
+TEST_F(FileSafetyCliTest, RepeatedInterruptsNeverLoseTheLastCheckpoint) {
+  testing::write_rows_dataset(dir_ / "small/train", 64, 3);
+  for (int interrupts : {2, 3}) {
+    const std::string ckpt = dir_ / ("ckpt" + std::to_string(interrupts));
+    CliProcess run(
+        CliProcess::with_command(
+            "train", {"--data", dir_ / "small", "--epochs", "3", "--batch", "16", "--workers", "1",
+                      "--sample-cost-us", "20000", "--checkpoint-dir", ckpt}),
+        dir_);
+    ASSERT_TRUE(run.wait_for_output("epoch 1/3")) << run.err();
+    // The epoch's line comes before its checkpoint.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+    while (!latest_checkpoint(ckpt).is_ok() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ASSERT_TRUE(latest_checkpoint(ckpt).is_ok()) << run.err();
+    for (int i = 0; i < interrupts; ++i) {
+      run.signal(SIGINT);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    EXPECT_EQ(run.wait(), 130) << run.err();
+    const std::string err = run.err();
+    if (interrupts == 2) {
+      EXPECT_NE(err.find("stoker: stopping after this step, writing its checkpoint"),
+                std::string::npos)
+          << err;
+      EXPECT_NE(err.find("continue with --resume"), std::string::npos) << err;
+      EXPECT_NE(err.find(latest_checkpoint(ckpt).value_or_throw()), std::string::npos)
+          << "the checkpoint it names is the current one: " << err;
+    } else {
+      EXPECT_NE(err.find("stoker: quit at once"), std::string::npos) << err;
+    }
+    // Whatever the moment, LATEST names a complete checkpoint, and a resume cleans up.
+    const Result<FoundCheckpoint> found = find_checkpoint(ckpt);
+    ASSERT_TRUE(found.is_ok()) << found.status().message();
+    EXPECT_TRUE(found.value().note.empty()) << found.value().note;
+    const testing::RunResult resumed = testing::run(
+        fmt::format("train --data {} --epochs 3 --batch 16 --checkpoint-dir {} --resume "
+                    "--sample-cost-us 20000",
+                    dir_ / "small", ckpt),
+        dir_);
+    EXPECT_EQ(resumed.exit_code, 0) << resumed.err;
+    EXPECT_TRUE(names_starting(ckpt, ".partial-").empty());
+  }
+}
+
+class ConvertSafetyCliTest : public ::testing::Test {
+ protected:
+  // `stoker convert fashion-mnist --out OUT`, started.
+  CliProcess convert(const std::string& out) {
+    return CliProcess({"convert", "fashion-mnist", "--src", kFashionMnistDebianDir, "--out", out},
+                      dir_);
+  }
+  // Waits until OUT/train's staging directory appears: the conversion has started writing.
+  bool wait_for_staging(const std::string& out) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+    while (!fs::is_directory(out) || names_starting(out, "train.partial-").empty()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return true;
+  }
+  testing::TempDir dir_;
+};
+
+TEST_F(ConvertSafetyCliTest, AnInterruptedConversionSaysSoAndLeavesNothing) {
+  for (int signal : {SIGINT, SIGTERM}) {
+    const std::string out = dir_ / ("fm" + std::to_string(signal));
+    CliProcess run = convert(out);
+    ASSERT_TRUE(wait_for_staging(out)) << run.err();
+    run.signal(signal);
+    EXPECT_EQ(run.wait(), 130) << run.err();
+    const std::string err = run.err();
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    EXPECT_NE(err.find(signal == SIGINT ? "interrupted (SIGINT)" : "interrupted (SIGTERM)"),
+              std::string::npos)
+        << err;
+    EXPECT_NE(err.find("nothing was written to " + out + "/train"), std::string::npos) << err;
+    EXPECT_TRUE(!fs::exists(out) || fs::is_empty(out)) << "nothing left in " << out;
+  }
+}
+
+TEST_F(ConvertSafetyCliTest, ASecondConversionToTheSameOutputIsRefusedAtTheStart) {
+  const std::string out = dir_ / "fm";
+  CliProcess first = convert(out);
+  ASSERT_TRUE(wait_for_staging(out)) << first.err();
+  const testing::RunResult second = testing::run(
+      fmt::format("convert fashion-mnist --src {} --out {}", kFashionMnistDebianDir, out), dir_);
+  if (first.wait() == 0) {  // the second one ran while the first wrote, or found it done
+    testing::expect_one_line_error(second, out + "/train");
+  }
+  EXPECT_EQ(first.wait(), 0) << first.err();
+  EXPECT_EQ(testing::run("verify " + out, dir_).exit_code, 0);
+}
+
+TEST_F(ConvertSafetyCliTest, AnOutputInsideTheSourceIsRefused) {
+  testing::write_rows_dataset(dir_ / "src/cat/x", 1, 1);  // some folders to convert
+  const testing::RunResult r = testing::run(
+      fmt::format("convert imagefolder {} --out {}", dir_ / "src", dir_ / "src/out"), dir_);
+  testing::expect_one_line_error(r, "--out '" + dir_ / "src/out" + "' is inside the source");
+  EXPECT_FALSE(fs::exists(dir_ / "src/out"));
+}
+
+}  // namespace
+}  // namespace stoker

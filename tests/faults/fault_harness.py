@@ -1,0 +1,273 @@
+#!/usr/bin/env python3
+"""Kills stoker at random moments and checks that nothing of the user's is lost.
+
+Three subjects, each run as a real child process and interrupted at a random moment with a
+random pattern of signals (SIGINT, SIGTERM, SIGKILL; single, double and triple):
+
+  train    `stoker train --checkpoint-dir C --resume` on a small dataset, killed again and
+           again, then run to its end: its final loss must equal a straight run's exactly.
+  convert  `stoker convert idx ... --out O`: O is absent or a complete dataset; converting
+           again works.
+  writer   a Python script writing a dataset with stoker.DatasetWriter (with --python, the
+           interpreter that has the package): the same checks as convert.
+
+After every kill: the inputs are byte for byte unchanged (SHA-256), no process died of a crash
+signal or failed with an error, the current checkpoint (if any) is complete and the next run
+loads it, and once the next run has ended no temporary of stoker's remains (*.tmp-<pid>,
+*.partial-*, .partial-step-*). Prints one line per kill with --verbose, and at the end the
+counts by subject and signal pattern and "N passed, M failed" (kills whose checks passed).
+
+  fault_harness.py --stoker build/stoker --kills 200 [--python build-python/venv/bin/python]
+"""
+
+import argparse
+import collections
+import gzip
+import hashlib
+import json
+import os
+import random
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+PATTERNS = [
+    ("SIGINT",), ("SIGTERM",), ("SIGKILL",), ("SIGINT", "SIGINT"),
+    ("SIGINT", "SIGINT", "SIGINT"), ("SIGTERM", "SIGTERM"), ("SIGINT", "SIGKILL"),
+]
+# Exit statuses a kill may end with: done, stopped on request, killed by the signal sent.
+ACCEPTED = {0, 130, 128 + signal.SIGINT, 128 + signal.SIGTERM, 128 + signal.SIGKILL}
+TRAIN_ARGS = ["--epochs", "3", "--batch", "32", "--workers", "1", "--threads", "1", "--seed", "5"]
+
+
+def write_idx(path, records, seed):
+    """An IDX image/label pair of `records` 28x28 images of 10 classes (uncompressed)."""
+    rng = random.Random(seed)
+    labels = bytes(rng.randrange(10) for _ in range(records))
+    noise = rng.randbytes(records * 784)
+    images = bytearray(noise)
+    for i, label in enumerate(labels):  # a bright band per class: learnable
+        start = i * 784 + label * 56
+        images[start:start + 56] = b"\xf0" * 56
+    with open(path + "-images", "wb") as f:
+        f.write(struct.pack(">IIII", 0x803, records, 28, 28))
+        f.write(images)
+    with open(path + "-labels", "wb") as f:
+        f.write(struct.pack(">II", 0x801, records))
+        f.write(labels)
+
+
+def digest_tree(root):
+    """{relative path: sha256} of every file under root."""
+    out = {}
+    for dirpath, _, files in os.walk(root):
+        for name in files:
+            path = os.path.join(dirpath, name)
+            with open(path, "rb") as f:
+                out[os.path.relpath(path, root)] = hashlib.sha256(f.read()).hexdigest()
+    return out
+
+
+def leftovers(root):
+    """Temporaries of stoker's under root: AtomicFile's, staging and partial checkpoints."""
+    found = []
+    for dirpath, dirs, files in os.walk(root):
+        for name in dirs + files:
+            if ".tmp-" in name or ".partial-" in name or name.startswith(".partial-step-"):
+                found.append(os.path.join(dirpath, name))
+    return found
+
+
+class Harness:
+    def __init__(self, args):
+        self.args = args
+        self.rng = random.Random(args.seed)
+        self.work = tempfile.mkdtemp(prefix="stoker-faults-", dir=args.work)
+        self.counts = collections.Counter()
+        self.failures = []
+        self.kills = 0
+
+    def stoker(self, *argv, check=True):
+        r = subprocess.run([self.args.stoker, *argv], capture_output=True, text=True)
+        if check and r.returncode != 0:
+            raise RuntimeError(f"stoker {' '.join(argv)} failed ({r.returncode}): {r.stderr}")
+        return r
+
+    def setup(self):
+        src = os.path.join(self.work, "src")
+        os.makedirs(src)
+        write_idx(os.path.join(src, "train"), 6000, 1)
+        write_idx(os.path.join(src, "test"), 1000, 2)
+        write_idx(os.path.join(src, "big"), 60000, 3)
+        self.data = os.path.join(self.work, "data")
+        for split in ("train", "test"):
+            self.stoker("convert", "idx", "--images", f"{src}/{split}-images", "--labels",
+                        f"{src}/{split}-labels", "--out", f"{self.data}/{split}")
+        self.src = src
+        self.inputs = {"data": digest_tree(self.data), "src": digest_tree(src)}
+        straight = os.path.join(self.work, "straight.jsonl")
+        self.stoker("train", "--data", self.data, *TRAIN_ARGS, "--log", straight)
+        self.straight_loss = self.final_loss(straight)
+
+    @staticmethod
+    def final_loss(log):
+        records = [json.loads(line) for line in open(log)]
+        epochs = [r for r in records if r["record"] == "epoch"]
+        return (epochs[-1]["epoch"], epochs[-1]["train_loss"]) if epochs else None
+
+    def kill(self, argv, delay, pattern, env=None):
+        """Starts argv, sends `pattern` after `delay` seconds; returns (status, stderr)."""
+        p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                             env=env)
+        time.sleep(delay)
+        for i, name in enumerate(pattern):
+            if p.poll() is not None:
+                break
+            if i:
+                time.sleep(self.rng.uniform(0, 0.05))
+            try:
+                p.send_signal(getattr(signal, name))
+            except ProcessLookupError:
+                break
+        try:
+            _, err = p.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            _, err = p.communicate()
+            return "hang", err
+        self.kills += 1
+        status = p.returncode if p.returncode >= 0 else 128 - p.returncode
+        return status, err
+
+    def check(self, what, ok, detail=""):
+        if not ok:
+            self.failures.append(f"{what}: {detail}")
+        return ok
+
+    def inputs_unchanged(self, what):
+        return (self.check(what, digest_tree(self.data) == self.inputs["data"],
+                           "the training data changed")
+                and self.check(what, digest_tree(self.src) == self.inputs["src"],
+                               "the source files changed"))
+
+    def train_campaign(self, kills):
+        ckpt = os.path.join(self.work, "ckpt")
+        log = os.path.join(self.work, "train.jsonl")
+        shutil.rmtree(ckpt, ignore_errors=True)
+        if os.path.exists(log):
+            os.remove(log)
+        argv = [self.args.stoker, "train", "--data", self.data, *TRAIN_ARGS, "--checkpoint-dir",
+                ckpt, "--resume", "--log", log]
+        ok = True
+        for _ in range(kills):
+            pattern = self.rng.choice(PATTERNS)
+            status, err = self.kill(argv, self.rng.uniform(0.0, self.args.train_seconds), pattern)
+            what = f"train {'+'.join(pattern)}"
+            self.counts[("train", "+".join(pattern))] += 1
+            passed = (self.check(what, status in ACCEPTED, f"exit {status}: {err.strip()}")
+                      and self.inputs_unchanged(what) and self.checkpoint_complete(what, ckpt))
+            ok = ok and passed
+            self.say(what, status, passed)
+        r = subprocess.run(argv, capture_output=True, text=True)
+        ok = self.check("train resumed to the end", r.returncode == 0, r.stderr) and ok
+        final = self.final_loss(log) if r.returncode == 0 else None
+        ok = self.check("train resumed to the end", final == self.straight_loss,
+                        f"final (epoch, loss) {final}, a straight run's {self.straight_loss}") and ok
+        ok = self.check("train resumed to the end", not leftovers(self.work),
+                        f"left behind: {leftovers(self.work)}") and ok
+        return ok
+
+    def checkpoint_complete(self, what, ckpt):
+        latest = os.path.join(ckpt, "LATEST")
+        if not os.path.exists(latest):
+            return True  # killed before the first checkpoint: nothing to lose yet
+        sub = os.path.join(ckpt, open(latest).read().strip())
+        complete = all(os.path.isfile(os.path.join(sub, f))
+                       for f in ("meta.json", "model.pt", "optimizer.pt", "rng.pt"))
+        return self.check(what, complete, f"LATEST names {sub}, which is not complete")
+
+    def output_campaign(self, subject, argv, out, env=None, seconds=1.0):
+        pattern = self.rng.choice(PATTERNS)
+        shutil.rmtree(out, ignore_errors=True)
+        status, err = self.kill(argv, self.rng.uniform(0.0, seconds), pattern, env)
+        what = f"{subject} {'+'.join(pattern)}"
+        self.counts[(subject, "+".join(pattern))] += 1
+        passed = self.check(what, status in ACCEPTED, f"exit {status}: {err.strip()}")
+        passed = self.inputs_unchanged(what) and passed
+        if os.path.exists(out):  # complete, or not there at all
+            passed = self.check(what, self.stoker("verify", out, check=False).returncode == 0,
+                                f"{out} exists but does not verify") and passed
+            shutil.rmtree(out)
+        again = subprocess.run(argv, capture_output=True, text=True, env=env)
+        passed = self.check(what, again.returncode == 0, f"the next run failed: {again.stderr}") and passed
+        passed = self.check(what, not leftovers(self.work),
+                            f"left behind after the next run: {leftovers(self.work)}") and passed
+        shutil.rmtree(out, ignore_errors=True)
+        self.say(what, status, passed)
+        return passed
+
+    def say(self, what, status, passed):
+        if self.args.verbose:
+            print(f"{'ok  ' if passed else 'FAIL'} {what}: exit {status}", flush=True)
+
+    def run(self):
+        self.setup()
+        convert_argv = [self.args.stoker, "convert", "idx", "--images", f"{self.src}/big-images",
+                        "--labels", f"{self.src}/big-labels", "--out",
+                        os.path.join(self.work, "converted")]
+        writer_script = os.path.join(self.work, "write.py")
+        with open(writer_script, "w") as f:
+            f.write("import numpy as np, stoker, sys\n"
+                    "with stoker.DatasetWriter(sys.argv[1], {'image': ('uint8', (1, 28, 28)), "
+                    "'label': 'int64'}) as w:\n"
+                    "    for i in range(40000):\n"
+                    "        w.append({'image': np.full((1, 28, 28), i % 256, np.uint8), "
+                    "'label': i % 10})\n")
+        passed = failed = 0
+        subjects = ["train", "convert"] + (["writer"] if self.args.python else [])
+        while self.kills < self.args.kills:
+            subject = self.rng.choice(subjects)
+            before = len(self.failures)
+            if subject == "train":
+                self.train_campaign(self.rng.randint(1, 4))
+            elif subject == "convert":
+                self.output_campaign("convert", convert_argv, convert_argv[-1])
+            else:
+                out = os.path.join(self.work, "written")
+                self.output_campaign("writer", [self.args.python, writer_script, out], out,
+                                     seconds=3.0)
+            if len(self.failures) == before:
+                passed += 1
+            else:
+                failed += 1
+        print(f"{self.kills} kills in {passed + failed} campaigns:")
+        for (subject, pattern), n in sorted(self.counts.items()):
+            print(f"  {subject:8} {pattern:24} {n}")
+        for failure in self.failures:
+            print(f"FAILED {failure}")
+        print(f"{passed} passed, {failed} failed")
+        if not self.args.keep:
+            shutil.rmtree(self.work, ignore_errors=True)
+        return failed == 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--stoker", required=True, help="the stoker binary")
+    parser.add_argument("--python", help="a Python with the stoker package (the writer subject)")
+    parser.add_argument("--kills", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--train-seconds", type=float, default=2.0,
+                        help="kill a training run within this many seconds of its start")
+    parser.add_argument("--work", help="where to make the working directory")
+    parser.add_argument("--keep", action="store_true", help="keep the working directory")
+    parser.add_argument("--verbose", action="store_true")
+    sys.exit(0 if Harness(parser.parse_args()).run() else 1)
+
+
+if __name__ == "__main__":
+    main()
