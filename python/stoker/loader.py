@@ -114,8 +114,8 @@ class Loader:
 
     Files changed while a Loader reads them: a shard truncated (or rewritten in place) under a
     running Loader does not end the interpreter with SIGBUS: importing stoker installs a SIGBUS
-    handler (chained to the one before it, e.g. faulthandler's) that lets the read finish on
-    zeros, and the batch holding a record of that shard raises stoker.Error, in order, naming
+    handler (chained to the one before it, e.g. faulthandler's; put back on top by each Loader
+    and epoch if another replaced it since) that lets the read finish on zeros, and the batch holding a record of that shard raises stoker.Error, in order, naming
     the shard and the record ("...: the file changed size while it was being read"), under
     either on_error policy; so do later batches of that shard. Treat a dataset being read as
     read-only: write a new one beside it and rename. Bytes rewritten in place without a change

@@ -14,13 +14,16 @@ from pathlib import Path
 import pytest
 
 import stoker
+from stoker import _stoker
 from loader_datasets import RECORDS, write_labelled
 from test_tools import make_image_folder
 
 # Run in a child process: were the SIGBUS handler broken, the fault would end the test process.
 TRUNCATE_UNDER_A_LOADER = textwrap.dedent("""
-    import os, sys, stoker
+    import faulthandler, os, sys, stoker
     dataset, workers, on_error = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    if sys.argv[4] == "faulthandler":
+        faulthandler.enable()  # after import stoker: over stoker's handler
     shards = sorted(f for f in os.listdir(dataset) if f.endswith(".stk"))
     victim = os.path.join(dataset, shards[len(shards) // 2])
     loader = stoker.Loader(dataset, batch_size=16, workers=workers, prefetch=2, verify="off",
@@ -43,11 +46,14 @@ TRUNCATE_UNDER_A_LOADER = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("workers,on_error", [(0, "raise"), (2, "raise"), (2, "skip")])
-def test_a_shard_truncated_under_a_running_loader_raises_naming_it(tmp_path, workers, on_error):
+@pytest.mark.parametrize("workers,on_error,also", [(0, "raise", ""), (2, "raise", ""),
+                                                   (2, "skip", ""), (2, "raise", "faulthandler")])
+def test_a_shard_truncated_under_a_running_loader_raises_naming_it(tmp_path, workers, on_error,
+                                                                   also):
     dataset = write_labelled(tmp_path / "ds")
     run = subprocess.run([sys.executable, "-c", TRUNCATE_UNDER_A_LOADER, str(dataset),
-                          str(workers), on_error], capture_output=True, text=True, timeout=120)
+                          str(workers), on_error, also], capture_output=True, text=True,
+                         timeout=120)
     assert run.returncode == 0, (run.returncode, run.stdout, run.stderr)
     lines = run.stdout.splitlines()
     assert lines[0].startswith("raised: ") and "the file changed size while it was being read" \
@@ -56,13 +62,18 @@ def test_a_shard_truncated_under_a_running_loader_raises_naming_it(tmp_path, wor
     assert lines[1] == "again: True", run.stdout
 
 
-def test_a_sigbus_not_of_stoker_still_reaches_the_handler_before_it(tmp_path):
-    # faulthandler (installed before stoker is imported) still reports a fault outside stoker's
-    # mappings, and the process ends as it did.
+@pytest.mark.parametrize("order", ["faulthandler first", "stoker first"])
+def test_a_sigbus_not_of_stokers_still_reaches_faulthandler(tmp_path, order):
+    # faulthandler, enabled before or after stoker's import (a Loader made after it puts stoker's
+    # handler back on top), still reports a fault outside stoker's mappings, and the process
+    # ends as it did, once.
     script = textwrap.dedent("""
         import faulthandler, mmap, os, sys
-        faulthandler.enable()
+        if sys.argv[2] == "faulthandler first":
+            faulthandler.enable()
         import stoker
+        faulthandler.enable()
+        stoker.Loader(sys.argv[3], batch_size=4)
         path = sys.argv[1]
         with open(path, "wb") as f:
             f.write(b"x" * 2 * mmap.PAGESIZE)
@@ -71,10 +82,25 @@ def test_a_sigbus_not_of_stoker_still_reaches_the_handler_before_it(tmp_path):
         os.truncate(path, 0)
         view[mmap.PAGESIZE]
     """)
-    run = subprocess.run([sys.executable, "-c", script, str(tmp_path / "f")],
-                         capture_output=True, text=True, timeout=60)
+    dataset = write_labelled(tmp_path / "ds", records=8)
+    run = subprocess.run([sys.executable, "-c", script, str(tmp_path / "f"), order,
+                          str(dataset)], capture_output=True, text=True, timeout=60)
     assert run.returncode == -7, (run.returncode, run.stderr)  # SIGBUS
-    assert "Fatal Python error: Bus error" in run.stderr
+    assert run.stderr.count("Fatal Python error: Bus error") == 1, run.stderr
+
+
+def test_a_shard_truncated_during_verify_raises_naming_it(tmp_path):
+    dataset = write_labelled(tmp_path / "ds", records=3000)
+    last = sorted(dataset.glob("*.stk"))[-1]
+
+    def truncate_once(done, total):  # called after the first 1024 records
+        if last.stat().st_size:
+            os.truncate(last, 0)
+
+    # stoker.verify's native half, which takes the progress callable.
+    with pytest.raises(stoker.Error, match="the file changed size") as raised:
+        _stoker.verify_datasets(os.fsencode(dataset), progress=truncate_once)
+    assert str(raised.value).startswith(f"{last}: ")
 
 
 # File names that are not UTF-8 ------------------------------------------------------------

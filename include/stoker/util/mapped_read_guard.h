@@ -29,8 +29,13 @@
 
 namespace stoker {
 
-// Installs the SIGBUS handler described above, chained to the one installed before. Idempotent:
-// later calls do nothing. Throws Error (kIoError) if sigaction fails.
+// Installs the SIGBUS handler described above, chained to the one installed before. Idempotent
+// while it is the process's handler; if another has replaced it since (faulthandler.enable()
+// after `import stoker`, for one), installs it again on top, chained to that one: call it
+// where reading starts (the Python package does for each Loader, epoch, inspect and verify).
+// Once a SIGBUS was passed on, later ones not recovered take the default action, so a handler
+// that hands the signal back (faulthandler restores the handler it replaced and raises again)
+// ends the process instead of starting a loop. Throws Error (kIoError) if sigaction fails.
 void install_mapped_read_fault_handler();
 
 // Marks the current thread as reading mapped files, for its lifetime (RAII; guards may nest).

@@ -163,6 +163,7 @@ py::dict import_image_folder_files(std::string src, std::string out, bool keep_o
 // {"dir", "datasets": [summaries]}; and the datasets' directories as os.fsdecode gives them (the
 // JSON's "dir" values are printable(), as JSON holds only UTF-8), for the package to put back.
 py::tuple inspect_json(const std::string& path) {
+  install_mapped_read_fault_handler();  // again, if another handler replaced it since import
   DataLocation where;
   nlohmann::json out;
   {
@@ -187,6 +188,7 @@ py::tuple inspect_json(const std::string& path) {
 // `stoker verify`: per dataset {"path", "records", "shards", "bad", "errors"}, "errors" the
 // first kMaxErrorsKept one-line messages of its bad records.
 py::list verify_datasets(const std::string& path, py::object progress) {
+  install_mapped_read_fault_handler();  // again, if another handler replaced it since import
   const DataLocation where = locate_data(path).value_or_throw();
   py::list reports;
   PythonPoll poll(std::move(progress));

@@ -27,9 +27,18 @@ static_assert(sizeof(pthread_t) <= sizeof(uintptr_t), "a pthread_t fits a uintpt
 static_assert(std::atomic<uintptr_t>::is_always_lock_free, "the handler must be signal-safe");
 
 std::array<GuardSlot, MappedReadGuard::kMaxGuardedThreads> guards;
-// Written once, before the handler is installed.
-struct sigaction previous_action;
-uintptr_t page_bytes = 4096;
+// The handler installed before ours, in one of two slots: an install writes the slot not in use,
+// then publishes it, so the handler never reads a half-written one (installs are serialised by
+// install_mutex).
+std::array<struct sigaction, 2> previous_actions;
+std::atomic<int> previous_slot{0};
+std::mutex install_mutex;
+// Set once a SIGBUS was passed on; any later one that is not recovered takes the default
+// action. A SIGBUS passed on ends the process in all but odd cases, and a previous handler that
+// hands the signal back to ours (faulthandler restores the handler it replaced, ours, and raises
+// again, delivered once ours returns) must not start a loop.
+std::atomic<bool> passed_on{false};
+std::atomic<uintptr_t> page_bytes{4096};
 
 uintptr_t this_thread() { return static_cast<uintptr_t>(pthread_self()); }
 
@@ -57,7 +66,7 @@ bool recover(const void* addr) {
   const void* base = nullptr;
   size_t size = 0;
   if (mark_changed_at(addr, &base, &size) == nullptr) return false;
-  const uintptr_t page = page_bytes;
+  const uintptr_t page = page_bytes.load();
   const uintptr_t from = reinterpret_cast<uintptr_t>(addr) / page * page;
   const uintptr_t end = (reinterpret_cast<uintptr_t>(base) + size + page - 1) / page * page;
   return ::mmap(reinterpret_cast<void*>(from), end - from, PROT_READ,
@@ -66,13 +75,15 @@ bool recover(const void* addr) {
 
 // Everything recover() does not take: the previous handler, or the default action.
 void pass_on(int number, siginfo_t* info, void* context) {
-  if (previous_action.sa_flags & SA_SIGINFO) {
-    previous_action.sa_sigaction(number, info, context);
-  } else if (previous_action.sa_handler != SIG_DFL && previous_action.sa_handler != SIG_IGN) {
-    previous_action.sa_handler(number);
-  } else {
+  const struct sigaction& previous = previous_actions[previous_slot.load()];
+  if (passed_on.exchange(true) || previous.sa_handler == SIG_DFL ||
+      previous.sa_handler == SIG_IGN) {
     ::signal(number, SIG_DFL);
     ::raise(number);  // delivered when this handler returns
+  } else if (previous.sa_flags & SA_SIGINFO) {
+    previous.sa_sigaction(number, info, context);
+  } else {
+    previous.sa_handler(number);
   }
 }
 
@@ -90,18 +101,22 @@ void on_sigbus(int number, siginfo_t* info, void* context) {
 }  // namespace
 
 void install_mapped_read_fault_handler() {
-  static std::once_flag installed;
-  std::call_once(installed, [] {
-    struct sigaction action = {};
-    action.sa_sigaction = on_sigbus;
-    action.sa_flags = SA_SIGINFO;
-    sigemptyset(&action.sa_mask);
-    page_bytes = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-    if (::sigaction(SIGBUS, nullptr, &previous_action) != 0 ||
-        ::sigaction(SIGBUS, &action, nullptr) != 0)
-      throw Error(
-          io_error(std::string("cannot install the SIGBUS handler: ") + std::strerror(errno)));
-  });
+  std::lock_guard<std::mutex> lock(install_mutex);
+  struct sigaction current = {};
+  if (::sigaction(SIGBUS, nullptr, &current) != 0)
+    throw Error(io_error(std::string("cannot read the SIGBUS handler: ") + std::strerror(errno)));
+  if ((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == on_sigbus) return;  // on top
+  page_bytes.store(static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE)));
+  const int slot = 1 - previous_slot.load();
+  previous_actions[slot] = current;
+  previous_slot.store(slot);
+  struct sigaction action = {};
+  action.sa_sigaction = on_sigbus;
+  action.sa_flags = SA_SIGINFO;
+  sigemptyset(&action.sa_mask);
+  if (::sigaction(SIGBUS, &action, nullptr) != 0)
+    throw Error(
+        io_error(std::string("cannot install the SIGBUS handler: ") + std::strerror(errno)));
 }
 
 MappedReadGuard::MappedReadGuard() : slot_(-1) {

@@ -101,5 +101,41 @@ TEST(MappedReadGuardDeathTest, AFaultOutsideStokersMappingsGoesToThePreviousHand
       ::testing::ExitedWithCode(3), "");
 }
 
+// A handler installed over ours (as faulthandler.enable() after `import stoker` does): the next
+// install puts ours back on top, chained to it.
+TEST(MappedReadGuardDeathTest, AnInstallAfterAnotherHandlerPutsOursBackOnTop) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        install_mapped_read_fault_handler();
+        ::signal(SIGBUS, exit_three);
+        install_mapped_read_fault_handler();
+        ShrunkFile shrunk;
+        {
+          MappedReadGuard guard;
+          if (byte_at(shrunk.file.data() + 2 * shrunk.page) != 0) ::_exit(4);
+        }
+        byte_at(shrunk.file.data() + 2 * shrunk.page - 1);  // recovered: zeros
+        ShrunkFile other;
+        byte_at(other.file.data() + 2 * other.page);  // unguarded: exit_three
+      },
+      ::testing::ExitedWithCode(3), "");
+}
+
+// What faulthandler does once it has put back the handler it replaced (ours): raise again.
+void hand_back(int number) { ::raise(number); }
+
+TEST(MappedReadGuardDeathTest, AHandlerThatHandsTheSignalBackEndsTheProcessNotALoop) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        ::signal(SIGBUS, hand_back);
+        install_mapped_read_fault_handler();
+        ShrunkFile shrunk;
+        byte_at(shrunk.file.data() + 2 * shrunk.page);
+      },
+      ::testing::KilledBySignal(SIGBUS), "");
+}
+
 }  // namespace
 }  // namespace stoker
