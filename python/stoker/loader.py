@@ -17,6 +17,10 @@ _STATE_FORMAT = "stoker.Loader/1"
 _MAX_WORKERS = 1024
 _AUTO_TUNE = -2  # LoaderOptions' kAutoTuneWorkers
 _MAX_PREFETCH = 4096
+# The integers of a state_dict and their largest values (the native types': seed uint64, epoch
+# as set_epoch takes it, position int64, records uint64).
+_STATE_KEYS = (("seed", 2**64 - 1), ("epoch", 2**62), ("position", 2**63 - 1),
+               ("records", 2**64 - 1))
 
 
 def _int(name: str, value, minimum: int, maximum: int) -> int:
@@ -104,8 +108,18 @@ class Loader:
     Threads: the GIL is released while waiting for a batch, and Ctrl-C stops the wait
     (KeyboardInterrupt). A Loader and its iterations are used from one thread at a time: an
     iteration is taken by the thread that started it, and starting an iteration, state_dict,
-    load_state_dict or set_epoch from another thread while one is live raises RuntimeError.
+    load_state_dict or set_epoch from another thread while one is live raises RuntimeError
+    (also when two threads start iterations at the same moment: one of them gets it).
     Batches (plain tensors) may go to any thread. Separate Loaders are independent.
+
+    Files changed while a Loader reads them: a shard truncated (or rewritten in place) under a
+    running Loader does not end the interpreter with SIGBUS: importing stoker installs a SIGBUS
+    handler (chained to the one before it, e.g. faulthandler's; put back on top by each Loader
+    and epoch if another replaced it since) that lets the read finish on zeros, and the batch holding a record of that shard raises stoker.Error, in order, naming
+    the shard and the record ("...: the file changed size while it was being read"), under
+    either on_error policy; so do later batches of that shard. Treat a dataset being read as
+    read-only: write a new one beside it and rename. Bytes rewritten in place without a change
+    of size are found by the record checksums (verify).
     """
 
     def __init__(self, path, batch_size=256, shuffle=True, seed=0, drop_last=False,
@@ -114,7 +128,7 @@ class Loader:
         import torch
 
         self._torch = torch
-        path = os.fspath(path)
+        path = os.fsdecode(path)  # str, bytes or os.PathLike; the name need not be UTF-8
         batch_size = _int("batch_size", batch_size, 1, 2**62)
         seed = _int("seed", seed, 0, 2**64 - 1)
         workers = _workers(workers)
@@ -126,7 +140,7 @@ class Loader:
             if not isinstance(value, str):
                 raise TypeError(f"{name} must be a str, not {type(value).__name__}")
         self._device = _device.resolve(torch, device)
-        self._native = _stoker.LoaderCore(path)
+        self._native = _stoker.LoaderCore(os.fsencode(path))
         self._native.configure(
             batch_size=batch_size, shuffle=bool(shuffle), seed=seed, drop_last=bool(drop_last),
             workers=workers, prefetch=prefetch, rank=rank, world_size=world_size, verify=verify,
@@ -137,6 +151,9 @@ class Loader:
         self._resume = False  # load_state_dict positioned the next iteration
         self._live = None  # weakref to the latest iteration
         self._live_thread = None  # the thread that started it
+        # Held while the above change, so that two threads starting iterations (or one starting
+        # and one saving the state) meet the thread check one after the other.
+        self._lock = threading.Lock()
 
     # Iteration ---------------------------------------------------------------------------
 
@@ -151,25 +168,29 @@ class Loader:
     def set_epoch(self, epoch: int) -> None:
         """Makes every later ``for batch in loader`` iterate epoch `epoch` (DistributedSampler's
         convention); the samples' order and augmentation follow from it."""
-        self._check_thread("set_epoch")
-        self._epoch = _int("epoch", epoch, 0, 2**62)
+        epoch = _int("epoch", epoch, 0, 2**62)
+        with self._lock:
+            self._check_thread("set_epoch")
+            self._epoch = epoch
 
     def epoch(self, epoch: int):
         """An iterator over the batches of epoch `epoch` (from where a restored state left it,
         if load_state_dict saved this epoch mid-way). Starting it ends this thread's previous
         iteration of the loader; ``len()`` of it is its number of batches."""
         epoch = _int("epoch", epoch, 0, 2**62)
-        self._end_live("start an iteration")
-        seed, state_epoch, position = self._native.state()
-        if not (self._resume and state_epoch == epoch) and (state_epoch, position) != (epoch, 0):
-            self._native.restore(seed, epoch, 0)
-        self._resume = False
-        iteration = self._native.epoch(epoch)
-        if self._device.type == "cuda":
-            iteration = _device.CudaEpoch(self._torch, self._native, iteration, self._device)
-        self._live = weakref.ref(iteration)
-        self._live_thread = threading.get_ident()
-        return iteration
+        with self._lock:
+            self._end_live("start an iteration")
+            seed, state_epoch, position = self._native.state()
+            if not (self._resume and state_epoch == epoch) and \
+                    (state_epoch, position) != (epoch, 0):
+                self._native.restore(seed, epoch, 0)
+            self._resume = False
+            iteration = self._native.epoch(epoch)
+            if self._device.type == "cuda":
+                iteration = _device.CudaEpoch(self._torch, self._native, iteration, self._device)
+            self._live = weakref.ref(iteration)
+            self._live_thread = threading.get_ident()
+            return iteration
 
     # State -------------------------------------------------------------------------------
 
@@ -177,10 +198,11 @@ class Loader:
         """Where the loader is, as a JSON-serialisable dict: restoring it (into a loader over
         the same dataset with the same seed and batch_size, any workers or world_size) makes
         the next iteration continue the epoch after the last batch yielded before this call."""
-        self._check_thread("state_dict")
-        live = self._live_iteration()
-        seed, epoch, position = live.state if isinstance(live, _device.CudaEpoch) else \
-            self._native.state()
+        with self._lock:
+            self._check_thread("state_dict")
+            live = self._live_iteration()
+            seed, epoch, position = live.state if isinstance(live, _device.CudaEpoch) else \
+                self._native.state()
         options = self._native.options
         return {"format": _STATE_FORMAT, "seed": seed, "epoch": epoch, "position": position,
                 "records": len(self._native), "batch_size": options["batch_size"],
@@ -189,24 +211,35 @@ class Loader:
     def load_state_dict(self, state: dict) -> None:
         """Continues from `state` (state_dict() of a loader over the same dataset, with the
         same seed; batch_size and world_size may differ: the global sample order goes on).
-        Ends this thread's live iteration; the next one continues the saved epoch."""
+        Ends this thread's live iteration; the next one continues the saved epoch. A `state`
+        that is not such a dict — a key missing, a value not an int or out of range, another
+        seed or dataset size — raises ValueError naming the key, and changes nothing."""
         if not isinstance(state, dict) or state.get("format") != _STATE_FORMAT:
             raise ValueError(f"not a stoker.Loader state_dict (format {_STATE_FORMAT!r})")
         values = {}
-        for key in ("seed", "epoch", "position", "records"):
+        for key, maximum in _STATE_KEYS:
             if key not in state:
                 raise ValueError(f"the state_dict lacks '{key}'")
-            values[key] = _int(f"state_dict['{key}']", state[key], 0, 2**64 - 1)
+            value = state[key]
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or \
+                    not 0 <= value <= maximum:
+                raise ValueError(f"state_dict['{key}'] must be an int in [0, {maximum}], not "
+                                 f"{value!r}")
+            values[key] = int(value)
+        if values["seed"] != self._native.options["seed"]:
+            raise ValueError(f"state_dict['seed'] is {values['seed']}; this loader's seed is "
+                             f"{self._native.options['seed']}")
         if values["records"] != len(self._native):
             raise ValueError(f"the state_dict is of a dataset of {values['records']} records; "
                              f"{self._path} has {len(self._native)}")
         if values["position"] >= values["records"]:
             raise ValueError(f"the state_dict's position {values['position']} is not inside an "
                              f"epoch of {values['records']} records")
-        self._end_live("load a state_dict")
-        self._native.restore(values["seed"], values["epoch"], values["position"])
-        self._resume = True
-        self._epoch = None
+        with self._lock:
+            self._end_live("load a state_dict")
+            self._native.restore(values["seed"], values["epoch"], values["position"])
+            self._resume = True
+            self._epoch = None
 
     # Information -------------------------------------------------------------------------
 

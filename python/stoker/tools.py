@@ -73,7 +73,10 @@ def convert(kind, src=None, out=None, **options):
       ``skipped_list``.
 
     shard_mb is the shard size in MiB (default 256). The outputs must not exist
-    (FileExistsError); nothing is left behind on failure.
+    (FileExistsError); nothing is left behind on failure. Paths may be str, bytes or
+    os.PathLike; file names need not be UTF-8: the paths given back (and those of bad files)
+    are str as os.fsdecode gives them (os.fsencode gives the bytes back), and messages show a
+    byte that is not UTF-8 as \\xNN.
     """
     if kind not in _OPTIONS:
         raise ValueError(f"unknown kind {kind!r}: one of {', '.join(_OPTIONS)}")
@@ -84,25 +87,25 @@ def convert(kind, src=None, out=None, **options):
                         f"{takes})")
     options = {**_OPTIONS[kind], **options}
     if kind == "fashion-mnist":
-        src = os.fspath(src) if src is not None else _stoker.fashion_mnist_debian_dir
-        out = os.fspath(out) if out is not None else _stoker.default_fashion_mnist_dir()
-        _stoker.convert_fashion_mnist(src, out)
+        src = src if src is not None else _stoker.fashion_mnist_debian_dir
+        out = os.fsdecode(out) if out is not None else _stoker.default_fashion_mnist_dir()
+        _stoker.convert_fashion_mnist(os.fsencode(src), os.fsencode(out))
         return {"datasets": [os.path.join(out, "train"), os.path.join(out, "test")]}
     if src is None or out is None:
         raise ValueError(f"convert {kind!r} needs src and out")
-    out = os.fspath(out)
+    out = os.fsdecode(out)
     shard_bytes = _shard_bytes(options.pop("shard_mb"))
     if kind == "idx":
         if not isinstance(src, (tuple, list)) or len(src) != 2:
             raise ValueError("convert 'idx' takes src=(images, labels), the two IDX files")
-        records = _stoker.import_idx(os.fspath(src[0]), os.fspath(src[1]), out, shard_bytes,
-                                     [str(name) for name in options["class_names"]])
+        records = _stoker.import_idx(os.fsencode(src[0]), os.fsencode(src[1]), os.fsencode(out),
+                                     shard_bytes, [str(name) for name in options["class_names"]])
         return {"datasets": [out], "records": records}
     if kind == "cifar10":
-        train, test = _stoker.import_cifar10(os.fspath(src), out, shard_bytes)
+        train, test = _stoker.import_cifar10(os.fsencode(src), os.fsencode(out), shard_bytes)
         return {"datasets": [os.path.join(out, "train"), os.path.join(out, "test")],
                 "train": train, "test": test}
-    return _import_image_folder(os.fspath(src), out, shard_bytes, **options)
+    return _import_image_folder(src, out, shard_bytes, **options)
 
 
 def _import_image_folder(src, out, shard_bytes, *, keep_original, max_side, skip_bad, workers,
@@ -111,10 +114,10 @@ def _import_image_folder(src, out, shard_bytes, *, keep_original, max_side, skip
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError(f"{name} must be a whole number, not {value!r}")
     bad = []
-    line = _ProgressLine(progress, f"importing {src}")
+    line = _ProgressLine(progress, f"importing {os.fsdecode(src)}")
     try:
         summary = _stoker.import_image_folder(
-            src, out, keep_original=bool(keep_original), max_side=max_side,
+            os.fsencode(src), os.fsencode(out), keep_original=bool(keep_original), max_side=max_side,
             skip_bad=bool(skip_bad), workers=workers, shard_bytes=shard_bytes, progress=line,
             on_bad=lambda path, reason: bad.append((path, reason)))
     except _stoker.Error as e:
@@ -138,12 +141,15 @@ def inspect(path=None):
     form, which DatasetWriter takes), label_min, label_max and label_histogram {label: count}
     for an int64 field "label", class_names when the manifest has them. For a folder of
     datasets (train/, test/): {"dir": path, "datasets": [one dict per dataset]}."""
-    path = os.fspath(path) if path is not None else _stoker.default_fashion_mnist_dir()
-    summary = json.loads(_stoker.inspect_json(path))
+    path = path if path is not None else _stoker.default_fashion_mnist_dir()
+    text, dirs = _stoker.inspect_json(os.fsencode(path))
+    summary = json.loads(text)
     if "datasets" in summary and "records" not in summary:
-        summary["datasets"] = [_with_int_labels(s) for s in summary["datasets"]]
+        summary["dir"] = os.fsdecode(path)
+        summary["datasets"] = [_with_int_labels(dict(s, dir=d))
+                               for s, d in zip(summary["datasets"], dirs)]
         return summary
-    return _with_int_labels(summary)
+    return _with_int_labels(dict(summary, dir=dirs[0]))
 
 
 def verify(path, *, progress=None):
@@ -151,9 +157,9 @@ def verify(path, *, progress=None):
     its format, then every record's checksum, layout and label. Returns {"datasets": [{"path",
     "records", "shards"}]}; raises stoker.Error with the command's one-line message if a record
     is bad, its ``errors`` listing the bad records' messages (the first 1000 per dataset)."""
-    line = _ProgressLine(progress, f"verifying {os.fspath(path)}")
+    line = _ProgressLine(progress, f"verifying {os.fsdecode(path)}")
     try:
-        reports = _stoker.verify_datasets(os.fspath(path), progress=line)
+        reports = _stoker.verify_datasets(os.fsencode(path), progress=line)
     finally:
         line.close()
     failed = [r for r in reports if r["bad"] > 0]

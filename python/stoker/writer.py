@@ -126,7 +126,7 @@ class DatasetWriter:
         if not isinstance(shard_mb, (int, float)) or not shard_mb > 0:
             raise ValueError(f"shard_mb must be a positive number, not {shard_mb!r}")
         self._native = _stoker.DatasetWriter(
-            os.fspath(out), fields, shard_bytes=max(1, int(shard_mb * (1 << 20))),
+            os.fsencode(out), fields, shard_bytes=max(1, int(shard_mb * (1 << 20))),
             source=str(source), class_names=[str(name) for name in class_names],
             image_statistics=bool(image_statistics))
 

@@ -226,10 +226,10 @@ def test_elastic_restore_from_two_ranks_to_three(labelled):
     (lambda s: "epoch 1", "not a stoker.Loader state_dict"),
     (lambda s: {**s, "format": "other/1"}, "not a stoker.Loader state_dict"),
     (lambda s: {k: v for k, v in s.items() if k != "position"}, "lacks 'position'"),
-    (lambda s: {**s, "epoch": -1}, r"state_dict\['epoch'\] must be in"),
+    (lambda s: {**s, "epoch": -1}, r"state_dict\['epoch'\] must be an int in"),
     (lambda s: {**s, "records": 10}, "dataset of 10 records"),
     (lambda s: {**s, "position": RECORDS}, f"position {RECORDS} is not inside an epoch"),
-    (lambda s: {**s, "seed": 8}, "seed 8 into a loader of seed 0"),
+    (lambda s: {**s, "seed": 8}, r"state_dict\['seed'\] is 8; this loader's seed is 0"),
 ])
 def test_bad_state_dicts_raise(labelled, mutate, message):
     loader = stoker.Loader(labelled, batch_size=16)

@@ -21,6 +21,7 @@
 #include "cli/usage.h"
 #include "stoker/store/manifest.h"
 #include "stoker/train/checkpoint.h"
+#include "stoker/util/mapped_read_guard.h"
 #include "stoker/util/status.h"
 #include "util/mapping_registry.h"
 
@@ -93,6 +94,10 @@ const std::vector<std::string>& stoker::cli::command_arguments() { return argume
 int main(int argc, char** argv) {
   using namespace stoker::cli;
   install_sigbus_handler();
+  // Installed after (chained to) the handler above: a shard truncated under the loader fails its
+  // batch with the usual one-line error naming shard and record; the handler above remains for
+  // faults outside guarded reads (mapped_read_guard.h).
+  stoker::install_mapped_read_fault_handler();
   arguments.assign(argv + 1, argv + argc);
   CLI::App app{"stoker: keeps accelerators fed. Sharded datasets, a fast loader, a trainer.",
                "stoker"};

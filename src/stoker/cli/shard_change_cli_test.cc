@@ -1,6 +1,7 @@
 // Shards changed under a running `stoker` (docs/FORMAT.md, "Shards changed during a run"):
-// truncated → one line naming the shard and exit 1, the last checkpoint intact; overwritten in
-// place → a checksum error with --verify always; replaced by rename → the run reads the old file.
+// truncated → one line naming the shard and a record of it, exit 1, the last checkpoint intact;
+// overwritten in place → a checksum error with --verify always; replaced by rename → the run reads
+// the old file.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -134,7 +135,7 @@ TEST_F(ShardChangeCliTest, ATruncatedShardStopsTheLoaderNamingTheShard) {
   // the checks at open (which would report the damage as a corrupt index instead).
   ASSERT_TRUE(bench.wait_until_mapped(ds + "/shard-00006.stk")) << bench.err();
   fs::resize_file(shard, fs::file_size(shard) / 2);
-  expect_one_line_error(bench, {"stoker: " + shard + kChangedSize});
+  expect_one_line_error(bench, {"stoker: " + shard + ": record ", kChangedSize});
 }
 
 TEST_F(ShardChangeCliTest, ATruncatedShardStopsTrainingAndTheLastCheckpointStaysIntact) {
@@ -152,7 +153,7 @@ TEST_F(ShardChangeCliTest, ATruncatedShardStopsTrainingAndTheLastCheckpointStays
   }
   ASSERT_TRUE(latest_checkpoint(checkpoints).is_ok()) << train.err();
   fs::resize_file(shard, 0);
-  expect_one_line_error(train, {"stoker: " + shard + kChangedSize});
+  expect_one_line_error(train, {shard + ": record ", kChangedSize});
 
   ModelSpec spec;
   spec.height = 4;

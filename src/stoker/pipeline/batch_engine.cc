@@ -8,6 +8,8 @@
 #include <cstring>
 #include <exception>
 
+#include "stoker/util/mapped_read_guard.h"
+
 namespace stoker {
 namespace {
 
@@ -241,6 +243,9 @@ bool BatchEngine::build_piece(const Piece& piece, Scratch& scratch) {
   const auto [begin, end] = piece_range(indices.size, piece.piece);
   Status& status = buffer.piece_status[piece.piece];
   uint8_t* failed = options_.skip_errors ? buffer.failed.data() : nullptr;
+  // A shard shrunk under this read reads as zeros here instead of raising SIGBUS, when the
+  // process installed the handler (mapped_read_guard.h); checked after the transforms.
+  MappedReadGuard guard;
 
   // Pass 1: resolve records and check the checksums due. Under the raise policy a failure
   // ends the piece there; under skip it marks the sample.
@@ -281,7 +286,12 @@ bool BatchEngine::build_piece(const Piece& piece, Scratch& scratch) {
                                          buffer.epoch, options_.seed, scratch.field_dst.data(),
                                          failed, &at, [&] { return cancelled(piece.generation); });
   if (cancelled(piece.generation)) return false;
-  if (!failed) {  // raise: the piece's first failure, in sample order
+  // A shard that shrank fails the batch under either policy (what was read of it is zeros): the
+  // dataset changed under the run, not one record.
+  Status unchanged = changed_shard_error(indices.data + begin, end - begin);
+  if (!unchanged.is_ok()) {
+    status = std::move(unchanged);
+  } else if (!failed) {  // raise: the piece's first failure, in sample order
     if (!written.is_ok()) {
       status = dataset_->record_error(indices[at], written);
     } else if (!verify_status.is_ok()) {
@@ -294,6 +304,16 @@ bool BatchEngine::build_piece(const Piece& piece, Scratch& scratch) {
   trace_span("read", t0, t1);
   trace_span("transform", t1, t2);
   return true;
+}
+
+Status BatchEngine::changed_shard_error(const int64_t* records, size_t n) const {
+  if (!any_mapped_file_changed()) return Status::ok();
+  for (size_t k = 0; k < n; ++k) {
+    // A record's bytes lie in its shard's mapping (its index entry, if read as zeros, too).
+    if (mapped_file_changed(dataset_->record(records[k]).data))
+      return dataset_->record_error(records[k], io_error(kChangedSizeText));
+  }
+  return Status::ok();
 }
 
 void BatchEngine::finalize(BatchBuffer& buffer) const {

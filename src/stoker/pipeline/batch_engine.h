@@ -136,6 +136,9 @@ class BatchEngine {
   int64_t end_seq() const;
   // Builds samples of `piece` into its buffer; returns false if cancelled meanwhile.
   bool build_piece(const Piece& piece, Scratch& scratch);
+  // The first of records[0..n) whose shard a guarded read found shrunk (mapped_read_guard.h),
+  // as an error naming shard and record; ok if none (one atomic load while no file shrank).
+  Status changed_shard_error(const int64_t* records, size_t n) const;
   // Settles a built batch: status of its first failing sample, or compaction under skip.
   void finalize(BatchBuffer& buffer) const;
   // Records a "pipeline" span on options_.tracer, if any.

@@ -4,6 +4,7 @@
 #include "stoker/pipeline/loader_core.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -20,6 +21,7 @@
 #include "stoker/testing/chrome_trace_check.h"
 #include "stoker/testing/loader_fixture.h"
 #include "stoker/trace/chrome_trace.h"
+#include "stoker/util/mapped_read_guard.h"
 
 namespace stoker {
 namespace {
@@ -360,6 +362,45 @@ TEST_F(LoaderCoreTest, CorruptRecordRaisesNamingItOrIsSkipped) {
     LoaderCore skipping(dataset_, skip);
     EXPECT_EQ(labels(skipping, 0).size(), static_cast<size_t>(kRecords - 1));
     EXPECT_EQ(skipping.stats().skipped.load(), 1);
+  }
+}
+
+// A shard truncated under a running loader (the SIGBUS handler installed, as the command and
+// the Python package do): the batches that read it fail with an error naming the shard and the
+// record, under either error policy, whatever the worker count and verify policy; the process
+// lives on, and so does the loader (its later epochs fail the same way).
+TEST_F(LoaderCoreTest, AShardTruncatedWhileLoadingFailsNamingTheShard) {
+  install_mapped_read_fault_handler();
+  const std::string shard = testing::record_location(dir_ / "ds", 500).first;
+  bool truncated = false;
+  for (int workers : {0, 2}) {
+    for (ErrorPolicy policy : {ErrorPolicy::kRaise, ErrorPolicy::kSkip}) {
+      for (VerifyPolicy verify : {VerifyPolicy::kAlways, VerifyPolicy::kOff}) {
+        LoaderOptions o = options(workers);
+        o.on_error = policy;
+        o.verify = verify;
+        LoaderCore loader(dataset_, o);
+        try {
+          LoaderCore::Epoch epoch = loader.epoch(0);
+          HostBatch b;
+          ASSERT_TRUE(epoch.next(b));
+          if (!truncated) {  // later loaders find the shard's mapping already marked changed
+            ASSERT_EQ(::truncate(shard.c_str(), 0), 0);
+            truncated = true;
+          }
+          while (epoch.next(b)) {
+          }
+          FAIL() << "no error";
+        } catch (const Error& e) {
+          const std::string what = e.what();
+          EXPECT_EQ(e.status().code(), StatusCode::kIoError);
+          EXPECT_EQ(what.find(shard + ": record "), 0u) << what;
+          EXPECT_NE(what.find(kChangedSizeText), std::string::npos) << what;
+          EXPECT_NE(what.find("(dataset record "), std::string::npos) << what;
+        }
+        EXPECT_THROW(labels(loader, 1), Error);
+      }
+    }
   }
 }
 

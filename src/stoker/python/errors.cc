@@ -2,6 +2,7 @@
 
 #include <Python.h>
 
+#include "stoker/python/py_text.h"
 #include "stoker/util/status.h"
 
 namespace stoker::python {
@@ -34,7 +35,8 @@ void register_errors(py::module_& module) {
     try {
       if (thrown) std::rethrow_exception(thrown);
     } catch (const Error& e) {
-      PyErr_SetString(exception_for(e.status().code(), error.ptr()), e.what());
+      // A message may hold a file name's bytes that are not UTF-8: shown as \xNN.
+      PyErr_SetObject(exception_for(e.status().code(), error.ptr()), message_str(e.what()).ptr());
     }
   });
 }

@@ -16,6 +16,7 @@
 #include "stoker/python/busy_scope.h"
 #include "stoker/python/dlpack_export.h"
 #include "stoker/store/dataset.h"
+#include "stoker/util/mapped_read_guard.h"
 
 namespace stoker::python {
 namespace py = pybind11;
@@ -97,6 +98,7 @@ ErrorPolicy parse_error_policy(const std::string& name) {
 class BoundLoader {
  public:
   explicit BoundLoader(const std::string& path) : shared_(std::make_shared<Shared>()) {
+    install_mapped_read_fault_handler();  // again, if faulthandler (say) replaced it since import
     shared_->dataset = Dataset::open(path).value_or_throw();
   }
 
@@ -200,6 +202,7 @@ class BoundEpoch {
   BoundEpoch(const BoundLoader& loader, int64_t e)
       : shared_(loader.shared()), owner_thread_(PyThread_get_thread_ident()) {
     BusyScope busy(shared_->busy, kLoaderBusy);
+    install_mapped_read_fault_handler();
     epoch_.emplace(configured(*shared_).epoch(e));
     size_ = epoch_->size();
   }

@@ -8,6 +8,7 @@
 #include "stoker/python/tools_binding.h"
 #include "stoker/python/writer_binding.h"
 #include "stoker/store/manifest.h"
+#include "stoker/util/mapped_read_guard.h"
 
 namespace py = pybind11;
 
@@ -15,6 +16,10 @@ PYBIND11_MODULE(_stoker, module) {
   module.doc() = "stoker's native core: the loader, the dataset writer and the importers.";
   module.attr("__version__") = STOKER_VERSION;
   module.attr("dataset_format_version") = stoker::kDatasetFormatVersion;
+  // A shard truncated under a running Loader: stoker.Error naming it instead of SIGBUS ending the
+  // interpreter (mapped_read_guard.h; chained to any SIGBUS handler installed before, such as
+  // faulthandler's).
+  stoker::install_mapped_read_fault_handler();
   stoker::python::register_errors(module);
   stoker::python::register_loader(module);
   stoker::python::register_writer(module);

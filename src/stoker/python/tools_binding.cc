@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "stoker/python/py_text.h"
 #include "stoker/store/data_location.h"
 #include "stoker/store/dataset_check.h"
 #include "stoker/store/dataset_summary.h"
@@ -17,6 +18,8 @@
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/store/import/idx.h"
 #include "stoker/store/import/image_folder.h"
+#include "stoker/util/mapped_read_guard.h"
+#include "stoker/util/utf8.h"
 
 namespace stoker::python {
 namespace py = pybind11;
@@ -57,13 +60,13 @@ class PythonPoll {
     }
     return error_ != nullptr;
   }
-  // Calls `function(args...)` with the GIL, keeping an exception it raises.
-  template <typename... Args>
-  void call(const py::object& function, Args&&... args) {
+  // Runs `call()` with the GIL, keeping an exception it raises; not after one was kept.
+  template <typename Call>
+  void with_gil(Call&& call) {
     py::gil_scoped_acquire gil;
-    if (error_ || function.is_none()) return;
+    if (error_) return;
     try {
-      function(std::forward<Args>(args)...);
+      call();
     } catch (py::error_already_set& e) {
       error_ = std::make_unique<py::error_already_set>(std::move(e));
     }
@@ -78,6 +81,13 @@ class PythonPoll {
   Clock::time_point last_;  // the first poll is at once
   std::unique_ptr<py::error_already_set> error_;
 };
+
+// Throws Error naming the file if a shard shrank under reads made within `guard`
+// (mapped_read_guard.h): they read zeros.
+void throw_if_changed(const MappedReadGuard& guard) {
+  const std::string changed = guard.changed_file();
+  if (!changed.empty()) throw Error(io_error(printable(changed) + ": " + kChangedSizeText));
+}
 
 uint64_t import_idx_files(std::string images, std::string labels, std::string out,
                           uint64_t shard_bytes, std::vector<std::string> class_names) {
@@ -124,7 +134,10 @@ py::dict import_image_folder_files(std::string src, std::string out, bool keep_o
   options.stop_requested = [&] {
     return poll.stop_requested(latest.done, latest.total, latest.done == latest.total);
   };
-  options.on_bad = [&](const BadEntry& bad) { poll.call(on_bad, bad.path, bad.reason); };
+  options.on_bad = [&](const BadEntry& bad) {
+    if (!on_bad.is_none())
+      poll.with_gil([&] { on_bad(fs_str(bad.path), message_str(bad.reason)); });
+  };
   std::optional<Result<ImageFolderImportSummary>> result;
   {
     py::gil_scoped_release no_gil;
@@ -133,35 +146,49 @@ py::dict import_image_folder_files(std::string src, std::string out, bool keep_o
   poll.rethrow();  // Ctrl-C, or a callable that raised, stopped the import
   const ImageFolderImportSummary summary = std::move(*result).value_or_throw();
   py::dict out_summary;
-  out_summary["datasets"] = summary.datasets;
+  py::list datasets;
+  for (const std::string& dataset : summary.datasets) datasets.append(fs_str(dataset));
+  out_summary["datasets"] = datasets;
   out_summary["images"] = summary.images;
   out_summary["classes"] = summary.classes;
   out_summary["bytes_in"] = summary.bytes_in;
   out_summary["bytes_out"] = summary.bytes_out;
   out_summary["ignored_files"] = summary.ignored_files;
   out_summary["skipped"] = summary.skipped;
-  out_summary["skipped_list"] = summary.skipped_list;
+  out_summary["skipped_list"] = fs_str(summary.skipped_list);
   return out_summary;
 }
 
 // `stoker inspect --json`: one dataset's summary, or for a folder of datasets
-// {"dir", "datasets": [summaries]}.
-std::string inspect_json(const std::string& path) {
-  py::gil_scoped_release no_gil;
-  const DataLocation where = locate_data(path).value_or_throw();
-  nlohmann::json all = nlohmann::json::array();
-  for (const std::string& dir : where.datasets) {
-    const auto dataset = Dataset::open(dir).value_or_throw();
-    all.push_back(nlohmann::json::parse(summarize(*dataset).to_json(dataset->schema())));
+// {"dir", "datasets": [summaries]}; and the datasets' directories as os.fsdecode gives them (the
+// JSON's "dir" values are printable(), as JSON holds only UTF-8), for the package to put back.
+py::tuple inspect_json(const std::string& path) {
+  install_mapped_read_fault_handler();  // again, if another handler replaced it since import
+  DataLocation where;
+  nlohmann::json out;
+  {
+    py::gil_scoped_release no_gil;
+    where = locate_data(path).value_or_throw();
+    nlohmann::json all = nlohmann::json::array();
+    for (const std::string& dir : where.datasets) {
+      const auto dataset = Dataset::open(dir).value_or_throw();
+      MappedReadGuard guard;
+      DatasetSummary summary = summarize(*dataset);
+      throw_if_changed(guard);
+      summary.dir = printable(summary.dir);
+      all.push_back(nlohmann::json::parse(summary.to_json(dataset->schema())));
+    }
+    out = where.folder ? nlohmann::json{{"dir", printable(path)}, {"datasets", all}} : all[0];
   }
-  const nlohmann::json out =
-      where.folder ? nlohmann::json{{"dir", path}, {"datasets", all}} : all[0];
-  return out.dump();
+  py::list dirs;
+  for (const std::string& dir : where.datasets) dirs.append(fs_str(dir));
+  return py::make_tuple(out.dump(), dirs);
 }
 
 // `stoker verify`: per dataset {"path", "records", "shards", "bad", "errors"}, "errors" the
 // first kMaxErrorsKept one-line messages of its bad records.
 py::list verify_datasets(const std::string& path, py::object progress) {
+  install_mapped_read_fault_handler();  // again, if another handler replaced it since import
   const DataLocation where = locate_data(path).value_or_throw();
   py::list reports;
   PythonPoll poll(std::move(progress));
@@ -172,19 +199,23 @@ py::list verify_datasets(const std::string& path, py::object progress) {
     {
       py::gil_scoped_release no_gil;
       dataset = Dataset::open(dir).value_or_throw();
+      MappedReadGuard guard;
       for (uint64_t i = 0; i < dataset->size(); ++i) {
         const Status status = check_record(*dataset, i);
         if (!status.is_ok() && bad++ < kMaxErrorsKept) errors.push_back(status.message());
         if ((i + 1) % kRecordsPerPoll == 0 && poll.stop_requested(i + 1, dataset->size())) break;
       }
+      throw_if_changed(guard);
     }
     poll.rethrow();
     py::dict report;
-    report["path"] = dir;
+    report["path"] = fs_str(dir);
     report["records"] = dataset->size();
     report["shards"] = dataset->num_shards();
     report["bad"] = bad;
-    report["errors"] = errors;
+    py::list messages;
+    for (const std::string& message : errors) messages.append(message_str(message));
+    report["errors"] = messages;
     reports.append(report);
   }
   return reports;

@@ -17,6 +17,7 @@
 
 #include "stoker/python/busy_scope.h"
 #include "stoker/python/image_binding.h"
+#include "stoker/python/py_text.h"
 #include "stoker/store/dataset_writer.h"
 #include "stoker/store/image_record.h"
 #include "stoker/store/record_encoder.h"
@@ -219,7 +220,7 @@ class NativeDatasetWriter {
     writer_.reset();
   }
 
-  const std::string& out() const { return out_; }
+  py::str out() const { return fs_str(out_); }
   uint64_t records() const { return records_; }
   bool finished() const { return finished_; }
   bool open() const { return writer_ != nullptr && !finished_; }

@@ -34,6 +34,28 @@ TEST(MappingRegistryTest, FindsTheRangeThatHoldsAnAddress) {
   EXPECT_EQ(mapped_path_at(ranges[1]), nullptr);
 }
 
+TEST(MappingRegistryTest, AMappingMarkedChangedStaysSoUntilUnregistered) {
+  ASSERT_TRUE(register_mapping(ranges[3], 16, "/data/c.stk"));
+  ASSERT_TRUE(register_mapping(ranges[4], 16, "/data/d.stk"));
+  EXPECT_EQ(changed_mappings(), 0u);
+  const void* base = nullptr;
+  size_t size = 0;
+  EXPECT_STREQ(mark_changed_at(&ranges[3][9], &base, &size), "/data/c.stk");
+  EXPECT_EQ(base, ranges[3]);
+  EXPECT_EQ(size, 16u);
+  EXPECT_STREQ(mark_changed_at(&ranges[3][2], &base, &size), "/data/c.stk");  // counted once
+  EXPECT_EQ(changed_mappings(), 1u);
+  EXPECT_TRUE(mapping_changed_at(&ranges[3][15]));
+  EXPECT_FALSE(mapping_changed_at(ranges[4]));
+  EXPECT_EQ(mark_changed_at(ranges[5], &base, &size), nullptr);  // not registered
+  unregister_mapping(ranges[3]);
+  EXPECT_EQ(changed_mappings(), 0u);
+  ASSERT_TRUE(register_mapping(ranges[3], 16, "/data/e.stk"));  // a new mapping starts unchanged
+  EXPECT_FALSE(mapping_changed_at(ranges[3]));
+  unregister_mapping(ranges[3]);
+  unregister_mapping(ranges[4]);
+}
+
 TEST(MappingRegistryTest, AFullTableRefusesAndAFreedSlotIsReused) {
   std::vector<char> bytes(kMappingRegistrySlots + 1);
   size_t registered = 0;
