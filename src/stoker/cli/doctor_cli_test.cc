@@ -75,10 +75,10 @@ TEST_F(DoctorCliTest, ExpensiveSamplesOnOneWorkerAreDataBound) {
   EXPECT_EQ(j["verdict"], "data-bound") << j.dump(2);
   EXPECT_GT(j["wait_fraction"].get<double>(), 0.5);
   EXPECT_LT(j["loader_rate"].get<double>(), j["compute_rate"].get<double>());
-  // The workers' time per batch is mostly the synthetic cost of its 16 samples (pieces that
-  // straddle the window's ends are not counted: a little less).
+  // The workers' time per batch holds the synthetic cost of its 16 samples (pieces that
+  // straddle the window's ends are not counted: a little less). No upper bound: it is wall time,
+  // which a machine busy with other work stretches (3-4x, measured with a hog on both cores).
   EXPECT_GT(j["worker_seconds_per_batch"].get<double>(), 0.8 * 16 * 400e-6);
-  EXPECT_LT(j["worker_seconds_per_batch"].get<double>(), 2 * 16 * 400e-6);
   ASSERT_FALSE(j["actions"].empty());
   if (machine_cores() >= 2) {
     EXPECT_EQ(j["actions"][0]["action"], "--workers 2");
