@@ -2,6 +2,7 @@
 
 #include "stoker/image/jpeg_decompressor.h"
 #include "stoker/image/jpeg_memory_destination.h"
+#include "stoker/image/jpeg_restart_interval.h"
 
 namespace stoker::image {
 namespace {
@@ -28,25 +29,6 @@ bool decodes_with_smoothing(j_decompress_ptr src) {
   return false;
 }
 
-// The restart interval, in MCUs, the transcode writes: the fewest whole MCUs spanning at least
-// kRestartSpan pixels that divide an MCU row evenly (so that every MCU row holds the same
-// intervals: decode_rgb then decodes only the intervals a crop's columns touch), or a whole MCU
-// row where no such divisor is shorter than the row. The span trades file size (a marker and
-// its padding, and DC values coded afresh, cost about 4 bytes an interval) for the Huffman
-// decoding a crop skips at its sides (docs/BENCHMARKS.md measures both).
-constexpr JDIMENSION kRestartSpan = 64;
-
-unsigned int restart_interval(j_decompress_ptr src) {
-  // An interleaved scan's MCU is max_h blocks wide; a one-component scan's is one block.
-  const JDIMENSION mcu_width =
-      DCTSIZE * static_cast<JDIMENSION>(src->num_components == 1 ? 1 : src->max_h_samp_factor);
-  const JDIMENSION per_row = (src->image_width + mcu_width - 1) / mcu_width;
-  for (JDIMENSION k = (kRestartSpan + mcu_width - 1) / mcu_width; k < per_row; ++k) {
-    if (per_row % k == 0) return k;
-  }
-  return per_row;
-}
-
 void create_destination(j_decompress_ptr src, void* p) {
   auto* t = static_cast<Transcode*>(p);
   t->dst->err = src->err;
@@ -63,7 +45,8 @@ void transcode(j_decompress_ptr src, void* p) {
   dst->dest = t->dest->mgr();
   jpeg_copy_critical_parameters(src, dst);
   dst->optimize_coding = TRUE;
-  dst->restart_interval = restart_interval(src);
+  dst->restart_interval =
+      crop_restart_interval(src->image_width, src->num_components, src->max_h_samp_factor);
   jpeg_write_coefficients(dst, coefficients);
   jpeg_finish_compress(dst);
   jpeg_finish_decompress(src);
