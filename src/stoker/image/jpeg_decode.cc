@@ -124,7 +124,10 @@ void read_rows(j_decompress_ptr cinfo, void* p) {
 
 Result<DecodedCrop> decode_jpeg(ByteSpan bytes, const DecodeRequest& request,
                                 DecodeBuffer& buffer) {
-  JpegDecompressor original;
+  // Two decompressors per thread, reused (no allocation per image): the original's header, and
+  // the restart window's decode.
+  thread_local JpegDecompressor original;
+  thread_local JpegDecompressor window;
   STOKER_RETURN_IF_ERROR(original.read_header(bytes, request.max_pixels));
   j_decompress_ptr cinfo = original.cinfo();
   STOKER_ASSIGN_OR_RETURN(const CropRect crop,
@@ -145,12 +148,11 @@ Result<DecodedCrop> decode_jpeg(ByteSpan bytes, const DecodeRequest& request,
 
   // Decode only the restart intervals the crop touches, where the markers allow.
   JpegDecompressor* jpeg = &original;
-  std::optional<JpegDecompressor> window;
   JDIMENSION first_row = 0, first_col = 0;  // where the decoded stream starts in the image
   if (std::optional<RestartWindow> w =
           seek_restart_window(cinfo, bytes, scale, start_job.col0, start_job.col1, start_job.row0,
                               start_job.row1, buffer)) {
-    jpeg = &window.emplace();
+    jpeg = &window;
     STOKER_RETURN_IF_ERROR(jpeg->read_header(w->stream, request.max_pixels));
     first_row = w->first_row;
     first_col = w->first_col;
