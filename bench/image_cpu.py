@@ -2,13 +2,15 @@
 """CPU per training image of `stoker bench loader --workers 0`, and where it goes.
 
   /usr/bin/python3 bench/image_cpu.py --data DATASET [--stoker build/stoker] [--flags "..."]
-        [--baseline OTHER/stoker] [--pairs 5] [--profile]
+        [--baseline OTHER/stoker [--baseline-data DATASET2] [--baseline-flags "..."]]
+        [--pairs 5] [--workers N] [--profile]
 
 Time: user+sys seconds of `STOKER bench loader --data DATASET --batch 64 --workers 0 --epochs 1
 --min-seconds 0 --json FLAGS`, less the process start (user+sys of `STOKER bench loader --help`,
 LibTorch's load included), over the images made (the loader and its bare loop each make every
 sample once). With --baseline, the two binaries run alternately, --pairs times each, and the
-median of each and their ratio are printed (the machine's noise hits both alike).
+median of each and their ratio are printed (the machine's noise hits both alike). --workers N
+(N > 0) measures images/s of the loader with N workers instead (the JSON's samples_per_s).
 
 --profile: `perf record` (Debian's linux-perf) of one run, its samples split into the stages of
 an image's path by symbol (self time): libjpeg's header parse and setup, Huffman decoding,
@@ -35,9 +37,14 @@ def cpu_of(cmd):
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), out
 
 
-def loader_cmd(stoker, data, flags):
-    return [stoker, "bench", "loader", "--data", data, "--batch", "64", "--workers", "0",
+def loader_cmd(stoker, data, flags, workers=0):
+    return [stoker, "bench", "loader", "--data", data, "--batch", "64", "--workers", str(workers),
             "--epochs", "1", "--min-seconds", "0", "--json", *flags]
+
+
+def images_per_s(stoker, data, flags, workers):
+    _, out = cpu_of(loader_cmd(stoker, data, flags, workers) + ["--min-seconds", "3"])
+    return json.loads(out)["samples_per_s"]
 
 
 def ms_per_image(stoker, data, flags):
@@ -103,6 +110,8 @@ def main():
     p.add_argument("--stoker", default="build/stoker")
     p.add_argument("--baseline", help="another stoker binary to alternate with")
     p.add_argument("--baseline-flags", default="", help="its flags (default: none)")
+    p.add_argument("--baseline-data", help="its dataset (default: --data)")
+    p.add_argument("--workers", type=int, default=0, help="> 0: images/s with this many workers")
     p.add_argument("--flags", default="", help="flags for --stoker's runs")
     p.add_argument("--pairs", type=int, default=5)
     p.add_argument("--profile", action="store_true")
@@ -120,21 +129,23 @@ def main():
         return
     runs = {"new": [], "base": []}
     for i in range(a.pairs):
-        order = [("new", a.stoker, flags)]
+        order = [("new", a.stoker, a.data, flags)]
         if a.baseline:
-            order.append(("base", a.baseline, a.baseline_flags.split()))
+            order.append(("base", a.baseline, a.baseline_data or a.data, a.baseline_flags.split()))
         if i % 2:
             order.reverse()
-        for key, binary, f in order:
-            ms, _, _ = ms_per_image(binary, a.data, f)
-            runs[key].append(ms)
-            print(f"pair {i + 1}: {key} {ms:.3f} ms per image", file=sys.stderr, flush=True)
+        for key, binary, data, f in order:
+            x = (images_per_s(binary, data, f, a.workers) if a.workers > 0
+                 else ms_per_image(binary, data, f)[0])
+            runs[key].append(x)
+            print(f"pair {i + 1}: {key} {x:.3f}", file=sys.stderr, flush=True)
+    unit = f"images/s with {a.workers} workers" if a.workers > 0 else "ms CPU per image"
     new = statistics.median(runs["new"])
-    print(f"{a.stoker} {a.flags}: median {new:.3f} ms CPU per image (runs: "
+    print(f"{a.stoker} {a.flags}: median {new:.3f} {unit} (runs: "
           f"{', '.join(f'{x:.3f}' for x in runs['new'])})")
     if a.baseline:
         base = statistics.median(runs["base"])
-        print(f"{a.baseline} {a.baseline_flags}: median {base:.3f} ms (runs: "
+        print(f"{a.baseline} {a.baseline_flags}: median {base:.3f} (runs: "
               f"{', '.join(f'{x:.3f}' for x in runs['base'])})")
         print(f"ratio {new / base:.3f}")
 

@@ -140,6 +140,22 @@ TEST(DecodeBadInputTest, DamagedRestartMarkersInsideRowsDecodeAsTheWholeImageDoe
   EXPECT_TRUE(decode(cut, CropRect{40, 20, 30, 30}).is_ok());
 }
 
+// The decoders are reused from image to image (per thread): a JPEG without its quantisation
+// tables is still an error after one with them, not decoded with the last image's tables.
+TEST(DecodeBadInputTest, AJpegWithoutTablesDoesNotBorrowTheLastImages) {
+  const std::vector<uint8_t> jpeg = encode_jpeg(JpegSpec());
+  std::vector<uint8_t> no_dqt = jpeg;
+  for (size_t dqt; (dqt = testing::find_jpeg_marker(no_dqt, 0xDB)) != SIZE_MAX;) {
+    const size_t length = size_t{no_dqt[dqt + 2]} << 8 | no_dqt[dqt + 3];
+    no_dqt.erase(no_dqt.begin() + static_cast<ptrdiff_t>(dqt),
+                 no_dqt.begin() + static_cast<ptrdiff_t>(dqt + 2 + length));
+  }
+  ASSERT_TRUE(decode(jpeg).is_ok());
+  expect_error(decode(no_dqt), StatusCode::kCorrupt, "Quantization table");
+  ASSERT_TRUE(decode(jpeg, CropRect{8, 8, 40, 30}).is_ok());
+  expect_error(decode(no_dqt, CropRect{8, 8, 40, 30}), StatusCode::kCorrupt, "Quantization table");
+}
+
 TEST(DecodeBadInputTest, TruncatedPngIsCorrupt) {
   PngSpec spec;
   spec.width = 64;

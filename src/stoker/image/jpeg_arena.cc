@@ -33,6 +33,19 @@ void JpegArena::install(j_decompress_ptr cinfo) {
   cinfo->mem->free_pool = free_pool;
 }
 
+void JpegArena::forget_tables(j_decompress_ptr cinfo) {
+  for (JQUANT_TBL*& table : cinfo->quant_tbl_ptrs) {
+    if (table != nullptr) spare_quant_[spare_quant_count_++] = table;
+    table = nullptr;
+  }
+  for (int i = 0; i < NUM_HUFF_TBLS; ++i) {
+    for (JHUFF_TBL** table : {&cinfo->dc_huff_tbl_ptrs[i], &cinfo->ac_huff_tbl_ptrs[i]}) {
+      if (*table != nullptr) spare_huff_[spare_huff_count_++] = *table;
+      *table = nullptr;
+    }
+  }
+}
+
 void* JpegArena::allocate(size_t bytes) {
   bytes = round_up(bytes, kAlign);
   if (capacity_ < wanted_ && used_ == 0 && chunk_count_ == 0) {  // grow, between images
@@ -72,7 +85,16 @@ void JpegArena::reset() {
 
 void* JpegArena::alloc_small(j_common_ptr cinfo, int pool, size_t bytes) {
   JpegArena* arena = arena_of(cinfo);
-  if (pool != JPOOL_IMAGE) return arena->original_.alloc_small(cinfo, pool, bytes);
+  if (pool != JPOOL_IMAGE) {
+    // A table (jpeg_alloc_quant_table, jpeg_alloc_huff_table): a forgotten one's memory.
+    if (bytes == sizeof(JQUANT_TBL) && arena->spare_quant_count_ > 0) {
+      return arena->spare_quant_[--arena->spare_quant_count_];
+    }
+    if (bytes == sizeof(JHUFF_TBL) && arena->spare_huff_count_ > 0) {
+      return arena->spare_huff_[--arena->spare_huff_count_];
+    }
+    return arena->original_.alloc_small(cinfo, pool, bytes);
+  }
   void* p = arena->allocate(bytes);
   if (p == nullptr) ERREXIT1(cinfo, JERR_OUT_OF_MEMORY, 7);
   return p;

@@ -29,6 +29,13 @@ class JpegArena {
   // after jpeg_create_decompress; the arena must outlive `cinfo`. Uses cinfo->client_data.
   void install(j_decompress_ptr cinfo);
 
+  // Before each image but the first: forgets the quantisation and Huffman tables the last image
+  // defined, as a new decompressor has none (libjpeg would otherwise decode a JPEG that lacks a
+  // table with the last one's, where a new decompressor fails or uses the standard Huffman
+  // tables). libjpeg keeps tables in its permanent pool; their memory is handed out again when
+  // it asks for new ones, so that the pool does not grow from image to image.
+  void forget_tables(j_decompress_ptr cinfo);
+
  private:
   // `bytes` aligned to 64 bytes (what libjpeg-turbo's SIMD code needs), or null when out of
   // memory. Allocates only while an image needs more than any before it.
@@ -43,6 +50,11 @@ class JpegArena {
 
   // libjpeg's own methods, for the other pools.
   jpeg_memory_mgr original_{};
+  // Forgotten tables' memory, for the permanent pool's next requests of their sizes.
+  JQUANT_TBL* spare_quant_[NUM_QUANT_TBLS] = {};
+  int spare_quant_count_ = 0;
+  JHUFF_TBL* spare_huff_[2 * NUM_HUFF_TBLS] = {};
+  int spare_huff_count_ = 0;
   // The memory served from: capacity_ bytes, used_ of them.
   uint8_t* block_ = nullptr;
   size_t capacity_ = 0;
