@@ -56,6 +56,8 @@ def ms_per_image(stoker, data, flags):
 
 
 # (stage, regular expression over "dso symbol"), first match wins.
+# Stripped libraries (Debian's libjpeg-turbo has no symbols without its -dbgsym package) show
+# as addresses, which fall into "other": the by-library split says how much that is.
 STAGES = [
     ("Huffman decode", r"decode_mcu|huff|fill_bit_buffer|process_restart"),
     ("inverse DCT", r"idct|decompress_onepass|decompress_data|jzero"),
@@ -89,11 +91,13 @@ def profile(stoker, data, flags):
     shares = {name: 0.0 for name, _ in STAGES}
     shares["other"] = 0.0
     others = []
+    dsos = {}
     for line in report.splitlines():
         m = re.match(r"\s*([\d.]+)%\s+(\S+)\s+\[.\]\s+(.*)", line)
         if not m:
             continue
         share, what = float(m.group(1)), f"{m.group(2)} {m.group(3).strip()}"
+        dsos[m.group(2)] = dsos.get(m.group(2), 0.0) + share
         for name, pattern in STAGES:
             if re.search(pattern, what):
                 shares[name] += share
@@ -101,7 +105,7 @@ def profile(stoker, data, flags):
         else:
             shares["other"] += share
             others.append((share, what))
-    return shares, sorted(others, reverse=True)[:8]
+    return shares, sorted(others, reverse=True)[:8], sorted(dsos.items(), key=lambda d: -d[1])[:8]
 
 
 def main():
@@ -119,13 +123,14 @@ def main():
     flags = a.flags.split()
     if a.profile:
         _, total, start = ms_per_image(a.stoker, a.data, flags)
-        shares, others = profile(a.stoker, a.data, flags)
+        shares, others, dsos = profile(a.stoker, a.data, flags)
         print(f"{a.stoker} {a.flags}: {total:.3f} ms CPU per image, process start included "
               f"(start {start:.0f} ms)")
         print("| stage | share | ms per image |\n|---|---:|---:|")
         for name, share in shares.items():
             print(f"| {name} | {share:.1f}% | {share / 100 * total:.3f} |")
         print("largest 'other' symbols:", "; ".join(f"{s:.1f}% {w}" for s, w in others))
+        print("by library:", "; ".join(f"{d} {s:.1f}% ({s / 100 * total:.3f} ms)" for d, s in dsos))
         return
     runs = {"new": [], "base": []}
     for i in range(a.pairs):
