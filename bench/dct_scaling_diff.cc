@@ -122,8 +122,9 @@ int main(int argc, char** argv) {
     const int y1 = std::min(h, static_cast<int>(std::ceil(cc.box.y1 + sy)));
     compare(span, {x0, y0, x1 - x0, y1 - y0}, cc.box, eval);
   }
-  std::printf("| transform | samples | decoded at a reduced scale | mean abs. difference "
-              "(grey levels) | worst sample's mean | worst value |\n|---|---:|---:|---:|---:|---:|\n");
+  std::printf(
+      "| transform | samples | decoded at a reduced scale | mean abs. difference "
+      "(grey levels) | worst sample's mean | worst value |\n|---|---:|---:|---:|---:|---:|\n");
   print("RandomResizedCrop(224)", train);
   print("Resize(256) + CenterCrop(224)", eval);
   return 0;
