@@ -5,8 +5,9 @@ PIL through DataLoader, and what each of stoker's techniques contributes.
 Same workload everywhere: RandomResizedCrop(224) + RandomHorizontalFlip + Normalize, float32
 out, batch 64, shuffled, over the same images. Runs, one after the other (never two at once):
   stoker                 `stoker bench loader --json` on the imported (transcoded) set, 2 workers
+                         (the default: torchvision's pixels exactly)
   stoker w1              the same with 1 worker
-  - DCT scale            ... --no-dct-scale (decode at full resolution always)
+  + DCT scale            ... --dct-scaling (the fast mode: large crops decode at 1/2 or 1/4)
   - crop decode          ... --full-decode (decode whole images, then crop, as PIL does)
   - SIMD resize          ... --scalar-resize (the scalar reference kernel)
   - restart rows         the set imported with --keep-original (JPEGs as they are: no restart
@@ -56,7 +57,7 @@ def main():
 
     rows = [stoker("stoker", args.data),
             stoker("stoker w1", args.data, 1),
-            stoker("stoker - DCT scale", args.data, 2, "--no-dct-scale"),
+            stoker("stoker + DCT scale", args.data, 2, "--dct-scaling"),
             stoker("stoker - crop decode", args.data, 2, "--full-decode"),
             stoker("stoker - SIMD resize", args.data, 2, "--scalar-resize")]
     if args.original:

@@ -1,7 +1,7 @@
 // Writes the seed corpus of image_decode_fuzz into the directory given as argv[1]: small valid
-// JPEGs (4:2:0, 4:2:2, 4:4:4, gray, CMYK, YCCK, progressive, arithmetic-coded, restart markers,
-// a partial progression, 1x1, transcoded) and PNGs (every colour type, bit depths 1 to 16,
-// interlaced, 1x1), made by the tests' encoders.
+// JPEGs (4:2:0, 4:2:2, 4:4:4, gray, CMYK, YCCK, progressive, arithmetic-coded, restart markers
+// at rows and inside them, a partial progression, 1x1, transcoded) and PNGs (every colour type,
+// bit depths 1 to 16, interlaced, 1x1), made by the tests' encoders.
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -28,6 +28,12 @@ int main(int argc, char** argv) {
   jpeg("420", spec);
   spec.restart_rows = 1;
   jpeg("420_restart", spec);
+  // Restart intervals inside rows (two MCUs: 32 px), as the transcode writes wide images.
+  spec = JpegSpec();
+  spec.restart_mcus = 2;
+  jpeg("420_restart_in_rows", spec, 125, 45);  // 8 MCUs to a row
+  spec.restart_mcus = 0;
+  jpeg("420_wide", spec, 160, 33);  // transcoded: intervals of 5 MCUs
   spec = JpegSpec();
   spec.v_sampling = 1;
   jpeg("422", spec);

@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config ccache clang-format
   libtorch-dev libopenblas0-pthread libgloo-dev
   libturbojpeg0-dev libjpeg62-turbo-dev libjpeg-turbo-progs libspng-dev libhwy-dev libxxhash-dev libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev
-  libgtest-dev libgmock-dev libbenchmark-dev hyperfine chromium
+  libgtest-dev libgmock-dev libbenchmark-dev hyperfine chromium linux-perf
   dataset-fashion-mnist mate-backgrounds
   python3-torch python3-torchvision python3-pil python3-scipy
   pybind11-dev libdlpack-dev python3-dev python3-venv python3-pip python3-setuptools python3-wheel python3-numpy

@@ -17,9 +17,9 @@ translated into one of the loader's native field transforms. The pipelines it kn
 Anything else raises ValueError saying what is supported. torchvision's own classes of the
 same names (and a ``torchvision.transforms.Compose`` of them) are accepted too and translated,
 with the same checks. Pixels are torchvision's (PIL's decode and antialiased bilinear resize)
-up to float rounding, except that stoker's ``RandomResizedCrop`` and ``Resize`` decode JPEGs
-at 1/2 or 1/4 scale when the crop still covers the output (``dct_scaling=True``, faster,
-slightly different pixels); torchvision's classes translate with ``dct_scaling=False``.
+up to float rounding (uint8 byte for byte). The fast mode is opt-in: ``dct_scaling=True`` on
+stoker's ``RandomResizedCrop`` and ``Resize`` (the CLI's ``--dct-scaling``) decodes JPEGs at
+1/2 or 1/4 scale when the crop still covers the output: faster, pixels slightly different.
 Random crops and flips draw from each sample's own stream of (seed, epoch, index): the same
 for any number of workers, not the same draws as torchvision's.
 """
@@ -101,11 +101,12 @@ class Normalize:
 class RandomResizedCrop:
     """torchvision's RandomResizedCrop (bilinear, antialiased) of an encoded image.
 
-    ``dct_scaling`` lets JPEGs decode at 1/2 or 1/4 scale when the crop still covers the
-    output: faster, pixels slightly different from a full decode (docs/BENCHMARKS.md).
+    ``dct_scaling=True`` (the fast mode) lets JPEGs decode at 1/2 or 1/4 scale when the crop
+    still covers the output: faster, pixels slightly different from a full decode
+    (docs/BENCHMARKS.md).
     """
 
-    def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0), dct_scaling=True):
+    def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0), dct_scaling=False):
         self.size = _square_size("RandomResizedCrop", size)
         self.scale = _pair("RandomResizedCrop", "scale", scale)
         self.ratio = _pair("RandomResizedCrop", "ratio", ratio)
@@ -131,7 +132,7 @@ class RandomHorizontalFlip:
 class Resize:
     """The shorter side resized to ``size`` (bilinear, antialiased); then CenterCrop."""
 
-    def __init__(self, size, dct_scaling=True):
+    def __init__(self, size, dct_scaling=False):
         if isinstance(size, Sequence) and len(size) == 1:
             size = size[0]
         if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size < 2**31:
@@ -182,11 +183,11 @@ def _from_torchvision(t):
     if name == "Normalize":
         return Normalize(t.mean, t.std)
     if name == "RandomResizedCrop":
-        return RandomResizedCrop(t.size, t.scale, t.ratio, dct_scaling=False)
+        return RandomResizedCrop(t.size, t.scale, t.ratio)
     if name == "RandomHorizontalFlip":
         return RandomHorizontalFlip(t.p)
     if name == "Resize":
-        return Resize(t.size, dct_scaling=False)
+        return Resize(t.size)
     if name == "CenterCrop":
         return CenterCrop(t.size)
     raise ValueError(f"torchvision transform {name} is not supported by stoker.Loader; "

@@ -34,18 +34,18 @@ def full_square_crop(image):
 
 
 @pytest.mark.parametrize("name, ours, theirs", [
-    ("evaluation, float", S.Compose([S.Resize(40, dct_scaling=False), S.CenterCrop(32),
+    ("evaluation, float", S.Compose([S.Resize(40), S.CenterCrop(32),
                                      S.ToTensor(), S.Normalize(MEAN, STD)]),
      T.Compose([T.Resize(40), T.CenterCrop(32), T.ToTensor(), T.Normalize(MEAN, STD)])),
-    ("evaluation, uint8", S.Compose([S.Resize(40, dct_scaling=False), S.CenterCrop(32)]),
+    ("evaluation, uint8", S.Compose([S.Resize(40), S.CenterCrop(32)]),
      T.Compose([T.Resize(40), T.CenterCrop(32), T.PILToTensor()])),
     ("whole-image crop, flipped",
-     S.Compose([S.RandomResizedCrop(24, scale=(1, 1), ratio=(1, 1), dct_scaling=False),
+     S.Compose([S.RandomResizedCrop(24, scale=(1, 1), ratio=(1, 1)),
                 S.RandomHorizontalFlip(1.0), S.ToTensor()]),
      T.Compose([full_square_crop, T.Resize((24, 24)), T.RandomHorizontalFlip(1.0),
                 T.ToTensor()])),
     ("whole-image crop, not flipped",
-     S.Compose([S.RandomResizedCrop(24, scale=(1, 1), ratio=(1, 1), dct_scaling=False),
+     S.Compose([S.RandomResizedCrop(24, scale=(1, 1), ratio=(1, 1)),
                 S.RandomHorizontalFlip(0.0), S.PILToTensor()]),
      T.Compose([full_square_crop, T.Resize((24, 24)), T.PILToTensor()])),
 ])
@@ -75,9 +75,9 @@ def test_torchvision_pipelines_are_translated_with_torchvisions_pixels(images):
 
 def test_dct_scaling_is_close_to_a_full_decode(images):
     path, _ = images
-    exact = stoker_batch(path, S.Compose([S.Resize(40, dct_scaling=False), S.CenterCrop(32),
-                                          S.ToTensor()]))
-    fast = stoker_batch(path, S.Compose([S.Resize(40), S.CenterCrop(32), S.ToTensor()]))
+    exact = stoker_batch(path, S.Compose([S.Resize(40), S.CenterCrop(32), S.ToTensor()]))
+    fast = stoker_batch(path, S.Compose([S.Resize(40, dct_scaling=True), S.CenterCrop(32),
+                                         S.ToTensor()]))
     assert not torch.equal(exact, fast)  # the large JPEGs decoded at a reduced scale
     assert (exact - fast).abs().mean() < 0.02
 

@@ -48,7 +48,7 @@ struct DoctorMeasurements {
   int compute_threads = 1;  // LibTorch intra-op threads
   bool cuda = false;
   bool encoded_images = false;  // JPEG/PNG decoded and augmented by the loader
-  bool dct_scaling = true;
+  bool dct_scaling = false;
   bool verify_always = false;
   int64_t batch_size = 64;
   int64_t sample_cost_us = 0;  // synthetic cost per sample

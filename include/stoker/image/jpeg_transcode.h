@@ -1,9 +1,10 @@
 #pragma once
 // The import-time JPEG transcode: lossless (the DCT coefficients are copied, never re-quantised)
 // to a file whose crops are cheap to decode — one baseline scan (progressive files become
-// baseline: ~3x faster to decode), optimised Huffman tables (smaller), and a restart marker
-// after every MCU row, so that decode_rgb can start a crop's decode at the MCU row above it
-// instead of Huffman-decoding every row before it.
+// baseline: ~3x faster to decode), optimised Huffman tables (smaller), and restart markers
+// every few MCUs that divide each MCU row evenly (every 64 px or more; every MCU row where the
+// row's MCU count has no such divisor), so that decode_rgb decodes only the restart intervals a
+// crop touches instead of Huffman-decoding every MCU before, beside and after it.
 
 #include <cstdint>
 #include <vector>

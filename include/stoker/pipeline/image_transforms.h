@@ -38,11 +38,11 @@ struct ImageOutput {
   bool uint8 = false;  // true: uint8 as resized; false: float32 (x / 255 - mean[c]) / std[c]
   std::vector<float> mean = kImageNetMean;  // float32 only; one value or one per channel
   std::vector<float> std = kImageNetStd;
-  // Decode JPEGs at a reduced DCT scale (1/2, 1/4) when the scaled crop still covers the
-  // output, which is faster; its pixels then differ slightly from a full-resolution decode
-  // (docs/BENCHMARKS.md says by how much and what it buys). Off: pixels follow torchvision's
-  // PIL path exactly up to rounding.
-  bool dct_scaling = true;
+  // The fast mode, opt-in (`--dct-scaling`, Python's dct_scaling=True): decode JPEGs at a
+  // reduced DCT scale (1/2, 1/4) when the scaled crop still covers the output, which is faster;
+  // its pixels then differ from a full-resolution decode (docs/BENCHMARKS.md says by how much
+  // and what it buys). Off, the default: torchvision's PIL pixels, uint8 byte for byte.
+  bool dct_scaling = false;
   // Decode only the rectangle the sample needs (off: the whole image, as PIL does; for
   // measuring what crop decoding buys).
   bool crop_decode = true;

@@ -102,9 +102,9 @@ struct TrainerOptions {
   // through Resize(image_size * 256 / 224) + CenterCrop(image_size), torchvision's recipe.
   int image_size = 224;
   RandomCropOptions augment;
-  // Decode large JPEG crops at a reduced DCT scale (faster; pixels within a grey level or two
-  // of torchvision's). False: torchvision's pixels exactly (ImageOutput::dct_scaling).
-  bool dct_scaling = true;
+  // The fast mode (ImageOutput::dct_scaling): decode large JPEG crops at a reduced DCT scale
+  // (faster; pixels differ from torchvision's). False, the default: torchvision's pixels.
+  bool dct_scaling = false;
   std::string checkpoint_dir;  // empty: no checkpoints; see checkpoint.h
   // Continue from checkpoint_dir's checkpoint if it holds one (else start from scratch).
   // Without it, a checkpoint_dir that already holds a checkpoint is an error.

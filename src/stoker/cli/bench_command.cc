@@ -45,7 +45,7 @@ struct LoaderBenchOptions {
   // Encoded-image datasets: the training transform's output side, and switches that turn
   // single techniques off to measure what each contributes.
   int image_size = 224;
-  bool no_dct_scale = false;
+  bool dct_scaling = false;
   bool full_decode = false;
   bool scalar_resize = false;
   bool decode_only = false;
@@ -233,7 +233,7 @@ void run_loader_bench(const LoaderBenchOptions& o) {
     ImageOutput output;
     output.size = o.image_size;
     output.uint8 = o.uint8;
-    output.dct_scaling = !o.no_dct_scale;
+    output.dct_scaling = o.dct_scaling;
     output.crop_decode = !o.full_decode;
     output.simd_resize = !o.scalar_resize;
     options.fields.push_back(
@@ -295,7 +295,7 @@ void run_loader_bench(const LoaderBenchOptions& o) {
     epoch_start_wait_ms.push_back(s.epoch_start_wait_ns[e] / 1e6);
   const nlohmann::json image_transform =
       encoded ? nlohmann::json{{"random_resized_crop", o.decode_only ? 0 : o.image_size},
-                               {"dct_scaling", !o.no_dct_scale},
+                               {"dct_scaling", o.dct_scaling},
                                {"crop_decode", !o.full_decode},
                                {"simd_resize", !o.scalar_resize},
                                {"decode_only", o.decode_only}}
@@ -405,8 +405,9 @@ void add_bench_command(CLI::App& app) {
                    "JPEG/PNG datasets: RandomResizedCrop output side (flip and normalise too)")
       ->check(whole_number("--image-size", 1, 4096))
       ->capture_default_str();
-  loader->add_flag("--no-dct-scale", o->no_dct_scale,
-                   "JPEG/PNG datasets: never decode JPEGs at a reduced DCT scale (to measure it)");
+  loader->add_flag("--dct-scaling", o->dct_scaling,
+                   "JPEG/PNG datasets: the fast mode, decoding large JPEG crops at a reduced DCT "
+                   "scale (pixels differ from torchvision's)");
   loader->add_flag("--full-decode", o->full_decode,
                    "JPEG/PNG datasets: decode whole images, not just the crop (to measure it)");
   loader->add_flag("--scalar-resize", o->scalar_resize,

@@ -85,7 +85,7 @@ TEST_F(ImageTrainCliTest, CnnTrainsWholeEpochsWithEvaluation) {
 TEST_F(ImageTrainCliTest, Resnet18At224RunsAFewSteps) {
   const RunResult r = run("train --data " + dir_ / "out" +
                               " --model resnet18 --image-size 224 --batch 4 --max-steps 2 "
-                              "--no-eval --workers 1 --no-dct-scale",
+                              "--no-eval --workers 1",
                           dir_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("2 steps"), std::string::npos) << r.out;

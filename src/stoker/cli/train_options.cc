@@ -145,9 +145,9 @@ void add_run_options(CLI::App& command, TrainerOptions& o, TrainFlags& flags) {
                   "Probability of a horizontal flip of a training image")
       ->check(real_number("--flip", 0, true, 1))
       ->capture_default_str();
-  command.add_flag("--no-dct-scale", flags.no_dct_scale,
-                   "JPEG/PNG datasets: never decode at a reduced DCT scale (torchvision's pixels "
-                   "exactly; slower)");
+  command.add_flag("--dct-scaling", flags.dct_scaling,
+                   "JPEG/PNG datasets: the fast mode, decoding large JPEG crops at a reduced DCT "
+                   "scale (pixels differ from torchvision's; without it they are its exactly)");
   command.add_flag("--verbose", o.verbose,
                    "Errors a model raises in full (a TorchScript model's traceback)");
   add_whole_number(command, "--sample-cost-us", flags.sample_cost_us,
@@ -161,7 +161,7 @@ void apply_run_flags(const TrainFlags& flags, TrainerOptions& options) {
   options.amp = parse_amp_mode(flags.amp).value_or_throw();
   options.verify = parse_verify_policy(flags.verify).value_or_throw();
   if (flags.weight_decay >= 0) options.optimizer.weight_decay = flags.weight_decay;
-  options.dct_scaling = !flags.no_dct_scale;
+  options.dct_scaling = flags.dct_scaling;
   options.sample_cost = std::chrono::microseconds(flags.sample_cost_us);
 }
 

@@ -24,7 +24,7 @@ struct TrainFlags {
   std::string verify = "once";
   double weight_decay = -1;  // < 0: the optimizer's default
   bool no_eval = false;
-  bool no_dct_scale = false;
+  bool dct_scaling = false;
   int threads = 0;  // compute threads; 0: the cores the loader's workers leave
   int nproc = 0;    // local ranks to start; 0 or 1: this process
   double dist_timeout = kDefaultDistTimeout.count();  // seconds

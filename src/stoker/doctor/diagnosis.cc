@@ -94,9 +94,10 @@ void loader_actions(const DoctorMeasurements& m, double now, std::vector<DoctorA
                    bound, true});
   }
   if (m.encoded_images && !m.dct_scaling) {
-    out.push_back({"leave out --no-dct-scale",
-                   per_sample + "; large JPEG crops decode faster at a reduced DCT scale", bound,
-                   true});
+    out.push_back({"--dct-scaling",
+                   per_sample + "; large JPEG crops decode faster at a reduced DCT scale (the "
+                                "fast mode: pixels no longer torchvision's exactly)",
+                   bound, true});
   }
   if (m.encoded_images) {
     out.push_back(

@@ -119,8 +119,14 @@ TEST(DiagnosisTest, CheaperSamplesOnlyWhenMoreWorkersCannotKeepUp) {
   EXPECT_EQ(d.actions[0].action, "--workers 3");
   m.cores = 2;
   d = diagnose(m);
-  ASSERT_EQ(d.actions.size(), 2u);
+  ASSERT_EQ(d.actions.size(), 3u);
   EXPECT_EQ(d.actions[0].action, "--workers 2");
+  EXPECT_EQ(d.actions[1].action, "--dct-scaling");  // the fast mode, not on by default
+  EXPECT_NE(d.actions[2].action.find("--max-side"), std::string::npos);
+  // Already in the fast mode: not suggested again.
+  m.dct_scaling = true;
+  d = diagnose(m);
+  ASSERT_EQ(d.actions.size(), 2u);
   EXPECT_NE(d.actions[1].action.find("--max-side"), std::string::npos);
 }
 

@@ -87,6 +87,75 @@ TEST(DecodeBadInputTest, TruncatedJpegIsCorruptUnlessTheCropEndsAboveTheCut) {
   }
 }
 
+// Restart intervals inside rows (two MCUs, 32 px: four to a row; transcode_jpeg_for_crops
+// writes such files), damaged. A crop decodes only the intervals it touches where the markers
+// are in sequence; wherever they are not, the crop's pixels are still the same rectangle of the
+// whole image's decode (libjpeg resynchronises, and PIL's pixels are libjpeg's).
+TEST(DecodeBadInputTest, DamagedRestartMarkersInsideRowsDecodeAsTheWholeImageDoes) {
+  JpegSpec spec;
+  spec.width = 128;
+  spec.height = 160;
+  spec.restart_mcus = 2;
+  const std::vector<uint8_t> jpeg = encode_jpeg(spec);
+  std::vector<size_t> markers;
+  for (size_t i = testing::find_jpeg_marker(jpeg, 0xDA); i + 1 < jpeg.size(); ++i) {
+    if (jpeg[i] == 0xFF && jpeg[i + 1] >= 0xD0 && jpeg[i + 1] <= 0xD7) markers.push_back(i);
+  }
+  ASSERT_EQ(markers.size(), 4u * 10 - 1);
+  const auto at = [&](size_t m) { return static_cast<ptrdiff_t>(markers[m]); };
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> damaged;
+  damaged.emplace_back("intact", jpeg);
+  std::vector<uint8_t> bytes = jpeg;
+  bytes[markers[13] + 1] = static_cast<uint8_t>(0xD0 + (bytes[markers[13] + 1] - 0xD0 + 2) % 8);
+  damaged.emplace_back("out of sequence", bytes);
+  bytes = jpeg;
+  bytes.erase(bytes.begin() + at(13), bytes.begin() + at(13) + 2);
+  damaged.emplace_back("missing", bytes);
+  bytes = jpeg;
+  bytes.insert(bytes.begin() + at(13), jpeg.begin() + at(13), jpeg.begin() + at(13) + 2);
+  damaged.emplace_back("duplicated", bytes);
+  bytes = jpeg;
+  bytes.erase(bytes.begin() + at(13) - 6, bytes.begin() + at(13));
+  damaged.emplace_back("an interval cut short", bytes);
+  for (const auto& [name, file] : damaged) {
+    SCOPED_TRACE(name);
+    Result<DecodedCrop> whole = decode(file);
+    ASSERT_TRUE(whole.is_ok()) << whole.status().message();
+    const std::vector<uint8_t> all = testing::packed(whole.value().pixels);
+    // Crops touching each edge, all four, none, and across the damage (interval 13: MCU row
+    // 3, columns 32..63).
+    for (const CropRect& c :
+         {CropRect{0, 0, 128, 160}, CropRect{40, 50, 30, 40}, CropRect{0, 70, 20, 90},
+          CropRect{100, 0, 28, 30}, CropRect{33, 100, 95, 60}, CropRect{64, 64, 1, 1}}) {
+      SCOPED_TRACE(::testing::Message()
+                   << c.width << "x" << c.height << " at " << c.x << "," << c.y);
+      Result<DecodedCrop> d = decode(file, c);
+      ASSERT_TRUE(d.is_ok()) << d.status().message();
+      EXPECT_TRUE(testing::packed(d.value().pixels) == testing::rectangle(all, 128, c));
+    }
+  }
+  // Cut short inside the data: crops below the cut are truncated, crops above it are not.
+  const std::vector<uint8_t> cut = prefix(jpeg, markers[25] + 1);
+  expect_error(decode(cut, CropRect{40, 120, 30, 40}), StatusCode::kCorrupt, "JPEG: truncated");
+  EXPECT_TRUE(decode(cut, CropRect{40, 20, 30, 30}).is_ok());
+}
+
+// The decoders are reused from image to image (per thread): a JPEG without its quantisation
+// tables is still an error after one with them, not decoded with the last image's tables.
+TEST(DecodeBadInputTest, AJpegWithoutTablesDoesNotBorrowTheLastImages) {
+  const std::vector<uint8_t> jpeg = encode_jpeg(JpegSpec());
+  std::vector<uint8_t> no_dqt = jpeg;
+  for (size_t dqt; (dqt = testing::find_jpeg_marker(no_dqt, 0xDB)) != SIZE_MAX;) {
+    const size_t length = size_t{no_dqt[dqt + 2]} << 8 | no_dqt[dqt + 3];
+    no_dqt.erase(no_dqt.begin() + static_cast<ptrdiff_t>(dqt),
+                 no_dqt.begin() + static_cast<ptrdiff_t>(dqt + 2 + length));
+  }
+  ASSERT_TRUE(decode(jpeg).is_ok());
+  expect_error(decode(no_dqt), StatusCode::kCorrupt, "Quantization table");
+  ASSERT_TRUE(decode(jpeg, CropRect{8, 8, 40, 30}).is_ok());
+  expect_error(decode(no_dqt, CropRect{8, 8, 40, 30}), StatusCode::kCorrupt, "Quantization table");
+}
+
 TEST(DecodeBadInputTest, TruncatedPngIsCorrupt) {
   PngSpec spec;
   spec.width = 64;

@@ -1,7 +1,7 @@
 // decode_rgb for JPEG (decode.h): the libjpeg calls run in two POD-only steps under
 // JpegDecompressor::run (start and crop; then skip, read and stop), with the pixel memory
-// sized in between, outside libjpeg's error handler. Where the JPEG has restart markers at MCU
-// rows (transcode_jpeg_for_crops), the decode starts at the one above the crop
+// sized in between, outside libjpeg's error handler. Where the JPEG's restart intervals tile
+// it (transcode_jpeg_for_crops), only the intervals the crop touches are decoded
 // (jpeg_restart_seek.h).
 #include <algorithm>
 #include <cmath>
@@ -124,7 +124,10 @@ void read_rows(j_decompress_ptr cinfo, void* p) {
 
 Result<DecodedCrop> decode_jpeg(ByteSpan bytes, const DecodeRequest& request,
                                 DecodeBuffer& buffer) {
-  JpegDecompressor original;
+  // Two decompressors per thread, reused (no allocation per image): the original's header, and
+  // the restart window's decode.
+  thread_local JpegDecompressor original;
+  thread_local JpegDecompressor window;
   STOKER_RETURN_IF_ERROR(original.read_header(bytes, request.max_pixels));
   j_decompress_ptr cinfo = original.cinfo();
   STOKER_ASSIGN_OR_RETURN(const CropRect crop,
@@ -143,17 +146,20 @@ Result<DecodedCrop> decode_jpeg(ByteSpan bytes, const DecodeRequest& request,
   start_job.row0 = static_cast<JDIMENSION>(std::floor(scaled.y0));
   start_job.row1 = static_cast<JDIMENSION>(std::ceil(scaled.y1));
 
-  // Below the first rows, start at the restart marker above the crop where there is one.
+  // Decode only the restart intervals the crop touches, where the markers allow.
   JpegDecompressor* jpeg = &original;
-  std::optional<JpegDecompressor> from_restart;
-  JDIMENSION first_row = 0;  // the output row the decoded stream starts at
-  if (std::optional<RestartSeek> seek =
-          seek_restart_interval(cinfo, bytes, scale, start_job.row0, start_job.row1, buffer)) {
-    jpeg = &from_restart.emplace();
-    STOKER_RETURN_IF_ERROR(jpeg->read_header(seek->stream, request.max_pixels));
-    first_row = seek->first_row;
+  JDIMENSION first_row = 0, first_col = 0;  // where the decoded stream starts in the image
+  if (std::optional<RestartWindow> w =
+          seek_restart_window(cinfo, bytes, scale, start_job.col0, start_job.col1, start_job.row0,
+                              start_job.row1, buffer)) {
+    jpeg = &window;
+    STOKER_RETURN_IF_ERROR(jpeg->read_header(w->stream, request.max_pixels));
+    first_row = w->first_row;
+    first_col = w->first_col;
     start_job.row0 -= first_row;
     start_job.row1 -= first_row;
+    start_job.col0 -= first_col;
+    start_job.col1 -= first_col;
   }
   STOKER_RETURN_IF_ERROR(jpeg->run(start, &start_job));
 
@@ -172,13 +178,13 @@ Result<DecodedCrop> decode_jpeg(ByteSpan bytes, const DecodeRequest& request,
 
   DecodedCrop out;
   const JDIMENSION skip_cols = start_job.col0 - start_job.crop_x;
-  const double top = first_row + read_job.row0;  // pixels' first row in the image
+  const double top = first_row + read_job.row0;    // pixels' first row in the image
+  const double left = first_col + start_job.col0;  // and column
   out.pixels.data = read_job.pixels + size_t{skip_cols} * 3;
   out.pixels.width = static_cast<int>(start_job.col1 - start_job.col0);
   out.pixels.height = static_cast<int>(read_job.row1 - read_job.row0);
   out.pixels.stride = static_cast<ptrdiff_t>(read_job.stride);
-  out.box = {scaled.x0 - start_job.col0, scaled.y0 - top, scaled.x1 - start_job.col0,
-             scaled.y1 - top};
+  out.box = {scaled.x0 - left, scaled.y0 - top, scaled.x1 - left, scaled.y1 - top};
   out.scale_num = scale;
   return out;
 }

@@ -73,6 +73,7 @@ JpegDecompressor::JpegDecompressor() {
   progress_ = {};
   progress_.progress_monitor = limit_scans;
   cinfo_.progress = &progress_;
+  arena_.install(&cinfo_);
 }
 
 JpegDecompressor::~JpegDecompressor() {
@@ -87,6 +88,12 @@ Status JpegDecompressor::run(void (*fn)(j_decompress_ptr, void*), void* context)
 }
 
 Status JpegDecompressor::read_header(ByteSpan bytes, int64_t max_pixels) {
+  if (created_.is_ok()) {
+    jpeg_abort_decompress(&cinfo_);  // frees the last image's pool
+    arena_.forget_tables(&cinfo_);   // and its tables: each image as if decoded afresh
+  }
+  errors_.premature_end = false;
+  errors_.too_many_scans = false;
   HeaderSource source{bytes.data, static_cast<unsigned long>(bytes.size)};
   Status status = run(read_header_from, &source);
   // The frame header (SOF) sets the size before the checks at the first scan can fail (e.g.

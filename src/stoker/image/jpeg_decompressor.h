@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "stoker/image/jpeg_arena.h"
 #include "stoker/image/jpeg_errors.h"
 #include "stoker/util/byte_span.h"
 #include "stoker/util/status.h"
@@ -15,8 +16,10 @@ namespace stoker::image {
 // jpeg_read_header and jpeg_start_decompress; raises no error.
 void set_rgb_output(j_decompress_ptr cinfo, int scale_num);
 
-// One decompression of one JPEG, at most kMaxJpegScans (jpeg_errors.h) scans. Not copyable or
-// movable (libjpeg holds pointers into it). Thread-compatible: one thread at a time.
+// Decompressions of JPEGs, one at a time, each of at most kMaxJpegScans (jpeg_errors.h) scans.
+// Reusable: each read_header starts over, and the per-image memory comes from its JpegArena,
+// so that a decompressor kept for a thread decodes without allocating in steady state. Not
+// copyable or movable (libjpeg holds pointers into it). Thread-compatible: one thread at a time.
 class JpegDecompressor {
  public:
   JpegDecompressor();
@@ -24,10 +27,11 @@ class JpegDecompressor {
   JpegDecompressor(const JpegDecompressor&) = delete;
   JpegDecompressor& operator=(const JpegDecompressor&) = delete;
 
-  // Reads the markers of `bytes` up to the first scan (jpeg_read_header). `bytes` must outlive
-  // the decompressor. Fails on a malformed or truncated header and, as soon as the frame's size
-  // is known, on more than `max_pixels` pixels, and on a colour space libjpeg does not know (2
-  // or more than 4 components); see read_image_header for the codes.
+  // Abandons any decompression under way, then reads the markers of `bytes` up to the first scan
+  // (jpeg_read_header). `bytes` must outlive the decompression. Fails on a malformed or truncated
+  // header and, as soon as the frame's size is known, on more than `max_pixels` pixels, and on a
+  // colour space libjpeg does not know (2 or more than 4 components); see read_image_header for the
+  // codes.
   Status read_header(ByteSpan bytes, int64_t max_pixels);
 
   // After read_header: whether libjpeg can decode this JPEG to RGB with decode_rgb's settings
@@ -47,6 +51,7 @@ class JpegDecompressor {
 
  private:
   JpegErrors errors_;
+  JpegArena arena_;
   jpeg_progress_mgr progress_;  // enforces kMaxJpegScans
   jpeg_decompress_struct cinfo_;
   Status created_;  // jpeg_create_decompress's outcome (it fails only when out of memory)

@@ -6,6 +6,7 @@
 
 #include "stoker/image/jpeg_errors.h"
 #include "stoker/image/jpeg_memory_destination.h"
+#include "stoker/image/jpeg_restart_interval.h"
 
 namespace stoker::image {
 namespace {
@@ -32,7 +33,7 @@ void compress(void* p) {
   jpeg_set_defaults(cinfo);
   jpeg_set_quality(cinfo, e->quality, /*force_baseline=*/TRUE);
   cinfo->optimize_coding = TRUE;
-  cinfo->restart_in_rows = 1;  // restart_interval = the MCUs of one row
+  cinfo->restart_interval = crop_restart_interval(cinfo->image_width, 3, 2);  // 4:2:0
   jpeg_start_compress(cinfo, TRUE);
   while (cinfo->next_scanline < cinfo->image_height) {
     // libjpeg reads the rows without writing them, though its type says otherwise.

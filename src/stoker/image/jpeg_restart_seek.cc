@@ -11,7 +11,7 @@ constexpr uint8_t kEoi = 0xD9;
 
 bool is_rst(uint8_t marker) { return marker >= kRst0 && marker <= kRst0 + 7; }
 
-// The offset of the frame height (SOFn: FF Cn, length, precision, height) in the markers
+// The offset of the frame height (SOFn: FF Cn, length, precision, height, width) in the markers
 // data[0, end), or 0 if there is none.
 size_t find_frame_height(const uint8_t* data, size_t end) {
   size_t pos = 2;  // after SOI
@@ -23,7 +23,7 @@ size_t find_frame_height(const uint8_t* data, size_t end) {
     }
     const bool sof =
         marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC;
-    if (sof) return pos + 7 <= end ? pos + 5 : 0;
+    if (sof) return pos + 9 <= end ? pos + 5 : 0;
     pos += 2 + (size_t{data[pos + 2]} << 8 | data[pos + 3]);
   }
   return 0;
@@ -43,87 +43,123 @@ size_t next_marker(const uint8_t* data, size_t pos, size_t size) {
   return size;
 }
 
-// Copies data[begin, end) to `out`, the restart markers renumbered from RST0; returns the end
-// of what it wrote.
-uint8_t* copy_renumbered(const uint8_t* data, size_t begin, size_t end, uint8_t* out) {
-  int restarts = 0;
-  size_t pos = begin;
-  while (pos < end) {
-    const size_t marker = std::min(next_marker(data, pos, end), end);
-    std::memcpy(out, data + pos, marker - pos);
-    out += marker - pos;
-    if (marker == end) break;
-    out[0] = 0xFF;
-    out[1] = is_rst(data[marker + 1]) ? static_cast<uint8_t>(kRst0 + (restarts++ & 7))
-                                      : data[marker + 1];
-    out += 2;
-    pos = marker + 2;
+void put_u16(uint8_t* at, JDIMENSION value) {
+  at[0] = static_cast<uint8_t>(value >> 8);
+  at[1] = static_cast<uint8_t>(value);
+}
+
+// How the restart intervals tile the image: `cols` intervals of `width` pixels to a band of
+// `height` pixels (the last ones cut by the image's edges), or nothing if they do not.
+struct Tiling {
+  JDIMENSION cols, bands;
+  JDIMENSION width, height;  // in image pixels
+};
+
+std::optional<Tiling> tiling(j_decompress_ptr cinfo) {
+  // MCU geometry of the one scan: one block of the component in a one-component scan, else
+  // max_h x max_v blocks.
+  JDIMENSION per_row, mcu_width, mcu_height;
+  if (cinfo->comps_in_scan == 1) {
+    const jpeg_component_info* comp = cinfo->cur_comp_info[0];
+    per_row = comp->width_in_blocks;
+    mcu_width = static_cast<JDIMENSION>(DCTSIZE * cinfo->max_h_samp_factor / comp->h_samp_factor);
+    mcu_height = static_cast<JDIMENSION>(DCTSIZE * cinfo->max_v_samp_factor / comp->v_samp_factor);
+  } else {
+    mcu_width = DCTSIZE * static_cast<JDIMENSION>(cinfo->max_h_samp_factor);
+    mcu_height = DCTSIZE * static_cast<JDIMENSION>(cinfo->max_v_samp_factor);
+    per_row = (cinfo->image_width + mcu_width - 1) / mcu_width;
   }
-  return out;
+  const JDIMENSION interval = cinfo->restart_interval;
+  Tiling t{};
+  if (interval % per_row == 0) {
+    t.cols = 1;
+    t.width = cinfo->image_width;
+    t.height = interval / per_row * mcu_height;
+  } else if (per_row % interval == 0) {
+    t.cols = per_row / interval;
+    t.width = interval * mcu_width;
+    t.height = mcu_height;
+  } else {
+    return std::nullopt;
+  }
+  t.bands = (cinfo->image_height + t.height - 1) / t.height;
+  return t;
 }
 
 }  // namespace
 
-std::optional<RestartSeek> seek_restart_interval(j_decompress_ptr cinfo, ByteSpan bytes,
-                                                 int scale_num, JDIMENSION row0, JDIMENSION row1,
+std::optional<RestartWindow> seek_restart_window(j_decompress_ptr cinfo, ByteSpan bytes,
+                                                 int scale_num, JDIMENSION col0, JDIMENSION col1,
+                                                 JDIMENSION row0, JDIMENSION row1,
                                                  DecodeBuffer& buffer) {
-  if (row0 == 0 || cinfo->restart_interval == 0 || jpeg_has_multiple_scans(cinfo)) {
-    return std::nullopt;
-  }
-  // MCU geometry of the one scan: one block of the component in a one-component scan, else
-  // max_h x max_v blocks.
-  JDIMENSION mcus_per_row, mcu_rows;  // MCUs per MCU row; image rows per MCU row
-  if (cinfo->comps_in_scan == 1) {
-    const jpeg_component_info* comp = cinfo->cur_comp_info[0];
-    mcus_per_row = comp->width_in_blocks;
-    mcu_rows = static_cast<JDIMENSION>(DCTSIZE * cinfo->max_v_samp_factor / comp->v_samp_factor);
-  } else {
-    const JDIMENSION mcu_width = DCTSIZE * static_cast<JDIMENSION>(cinfo->max_h_samp_factor);
-    mcus_per_row = (cinfo->image_width + mcu_width - 1) / mcu_width;
-    mcu_rows = DCTSIZE * static_cast<JDIMENSION>(cinfo->max_v_samp_factor);
-  }
-  if (cinfo->restart_interval % mcus_per_row != 0) return std::nullopt;
-  const JDIMENSION interval_rows = cinfo->restart_interval / mcus_per_row * mcu_rows;
-  const JDIMENSION out_interval_rows = interval_rows * static_cast<JDIMENSION>(scale_num) / 8;
-  const JDIMENSION first = (row0 - 1) / out_interval_rows;  // the interval to start with
-  if (first == 0) return std::nullopt;
-  const JDIMENSION last = row1 / out_interval_rows + 2;  // the last interval to keep
+  if (cinfo->restart_interval == 0 || jpeg_has_multiple_scans(cinfo)) return std::nullopt;
+  const std::optional<Tiling> t = tiling(cinfo);
+  if (!t) return std::nullopt;
+  const JDIMENSION out_width = t->width * static_cast<JDIMENSION>(scale_num) / 8;
+  const JDIMENSION out_height = t->height * static_cast<JDIMENSION>(scale_num) / 8;
+  // The window, in intervals: bands b0..b1, columns c0..c1.
+  const JDIMENSION b0 = row0 > 0 ? (row0 - 1) / out_height : 0;
+  const JDIMENSION b1 = std::min(t->bands - 1, row1 / out_height + 2);
+  const JDIMENSION c0 = t->cols > 1 && col0 > 0 ? (col0 - 1) / out_width : 0;
+  const JDIMENSION c1 = std::min(t->cols - 1, col1 / out_width);
+  // Above, the original's decode reads down to the crop and stops as soon: nothing to gain.
+  if (b0 == 0 && c0 == 0 && c1 == t->cols - 1) return std::nullopt;
 
-  // Interval i (from 0) is followed by the (i + 1)-th restart marker.
   const uint8_t* data = bytes.data;
   const size_t header_end = static_cast<size_t>(cinfo->src->next_input_byte - data);
   const size_t height_at = find_frame_height(data, header_end);
   if (height_at == 0) return std::nullopt;
-  size_t begin = 0, end = bytes.size;
-  JDIMENSION restarts = 0;
-  for (size_t pos = header_end;;) {
+  // The window's data is no longer than the original's: a restart marker written for each
+  // one passed, at most an EOI more.
+  uint8_t* out = buffer.area(DecodeBuffer::kStream, bytes.size + 2);
+  std::memcpy(out, data, header_end);
+  put_u16(out + height_at, std::min(cinfo->image_height, (b1 + 1) * t->height) - b0 * t->height);
+  put_u16(out + height_at + 2, std::min(cinfo->image_width, (c1 + 1) * t->width) - c0 * t->width);
+  uint8_t* tail = out + header_end;
+
+  // Walk the intervals: the data from `pos` to the next marker is interval `index`'s.
+  const JDIMENSION last = t->bands * t->cols - 1;  // the image's last interval
+  const JDIMENSION window_end = b1 * t->cols + c1;
+  int written = 0;  // intervals copied
+  size_t pos = header_end;
+  for (JDIMENSION index = 0;; ++index) {
     const size_t marker = next_marker(data, pos, bytes.size);
-    if (marker == bytes.size || !is_rst(data[marker + 1])) break;
-    // Out of sequence: libjpeg decoding from the top resynchronises in ways a decode from this
-    // marker would not reproduce.
-    if (data[marker + 1] != kRst0 + (restarts & 7)) return std::nullopt;
-    ++restarts;
-    if (restarts == first) begin = marker + 2;
-    if (restarts == last + 1) {
-      end = marker;
+    const JDIMENSION band = index / t->cols, col = index % t->cols;
+    const bool wanted = band >= b0 && col >= c0 && col <= c1;
+    const bool rst = marker < bytes.size && is_rst(data[marker + 1]);
+    if (!rst) {
+      // The image's data ends here: right, if this is its last interval.
+      if (index != last || !wanted) return std::nullopt;
+      if (written > 0) {
+        tail[0] = 0xFF;
+        tail[1] = static_cast<uint8_t>(kRst0 + ((written - 1) & 7));
+        tail += 2;
+      }
+      // The rest as it is (EOI, or nothing if the data is cut short: decoding reports it).
+      std::memcpy(tail, data + pos, bytes.size - pos);
+      tail += bytes.size - pos;
       break;
     }
+    if (data[marker + 1] != kRst0 + (index & 7)) return std::nullopt;  // out of sequence
+    if (wanted) {
+      if (written > 0) {
+        tail[0] = 0xFF;
+        tail[1] = static_cast<uint8_t>(kRst0 + ((written - 1) & 7));
+        tail += 2;
+      }
+      std::memcpy(tail, data + pos, marker - pos);
+      tail += marker - pos;
+      ++written;
+    }
     pos = marker + 2;
+    if (index == window_end) {
+      tail[0] = 0xFF;
+      tail[1] = kEoi;
+      tail += 2;
+      break;
+    }
   }
-  if (begin == 0) return std::nullopt;
-
-  uint8_t* out = buffer.area(DecodeBuffer::kStream, header_end + (end - begin) + 2);
-  std::memcpy(out, data, header_end);
-  const JDIMENSION height = cinfo->image_height - first * interval_rows;
-  out[height_at] = static_cast<uint8_t>(height >> 8);
-  out[height_at + 1] = static_cast<uint8_t>(height);
-  uint8_t* tail = copy_renumbered(data, begin, end, out + header_end);
-  if (end < bytes.size) {  // cut at a restart marker: end the image there
-    tail[0] = 0xFF;
-    tail[1] = kEoi;
-    tail += 2;
-  }
-  return RestartSeek{{out, static_cast<size_t>(tail - out)}, first * out_interval_rows};
+  return RestartWindow{{out, static_cast<size_t>(tail - out)}, b0 * out_height, c0 * out_width};
 }
 
 }  // namespace stoker::image

@@ -1,12 +1,16 @@
 #pragma once
-// Starting a JPEG decode at a restart marker instead of the first row. libjpeg-turbo 2.1.5's
-// jpeg_skip_scanlines still entropy-decodes every MCU of the rows it skips (decode_mcu with a
-// null buffer); it does not look for restart markers. A restart marker resets the entropy
-// decoder and the DC predictions, so the data after one decodes on its own: given the header
-// with the frame height shortened by the rows above, followed by that data (restart markers
-// renumbered from 0), libjpeg decodes the bottom part of the image as if it were a whole one.
-// transcode_jpeg_for_crops writes a restart marker at every MCU row, so a crop's decode starts
-// at the MCU row above it.
+// Decoding only the restart intervals a crop touches. libjpeg-turbo 2.1.5 entropy-decodes every
+// MCU before the last row it outputs: jpeg_skip_scanlines still Huffman-decodes the rows it
+// skips (decode_mcu with a null buffer) and jpeg_crop_scanline only saves the inverse DCT and
+// what follows, not the Huffman decoding of the columns beside the crop. A restart marker resets
+// the entropy decoder and the DC predictions, so the data between two markers decodes on its
+// own. Where restart intervals tile the image (a whole number of MCU rows each, or a whole
+// number of them to an MCU row), the intervals covering a rectangle form a JPEG of their own:
+// the header with the frame's width and height shrunk to the rectangle's, then each MCU row's
+// intervals in order, restart markers renumbered from 0. libjpeg decodes it as if it were a
+// whole image, the rectangle's pixels the same as the original's (the rectangle keeps a row and
+// column of context on each side, which fancy upsampling reads). transcode_jpeg_for_crops writes
+// such markers.
 
 // clang-format off
 #include <cstdio>  // before jpeglib.h
@@ -19,24 +23,28 @@
 
 namespace stoker::image {
 
-// A JPEG stream of the rows from `first_row` of the original image down: its bytes live in the
-// DecodeBuffer's stream area.
-struct RestartSeek {
+// A JPEG stream of the restart intervals holding a rectangle of the original image; its bytes
+// live in the DecodeBuffer's stream area.
+struct RestartWindow {
   ByteSpan stream;
-  JDIMENSION first_row;  // in output rows at the decode's scale
+  JDIMENSION first_row;  // where the stream's image starts in the original, in output pixels
+  JDIMENSION first_col;  // at the decode's scale
 };
 
-// The stream to decode output rows [row0, row1) at scale `scale_num`/8 from, if restart
-// markers allow starting below the first row: `cinfo` has read the header of `bytes` (and
-// nothing more). It starts at the restart interval holding row0 - 1 (the row above row0 keeps
-// the upsampler's context as in a decode from the top) and ends, with an EOI marker, two
-// intervals after the one holding row1 (the decoder reads ahead of its output). Nothing if the
-// JPEG has several scans or no restart markers at MCU row boundaries, if row0 lies in the first
-// interval, if the restart markers before the rows are out of sequence (corrupt data, which
-// libjpeg decodes from the top by resynchronising), or if the data does not hold the intervals
-// (truncated: decoding the original reports it).
-std::optional<RestartSeek> seek_restart_interval(j_decompress_ptr cinfo, ByteSpan bytes,
-                                                 int scale_num, JDIMENSION row0, JDIMENSION row1,
+// The stream to decode output columns [col0, col1) of output rows [row0, row1) at scale
+// `scale_num`/8 from, if restart markers allow a smaller one than the original: `cinfo` has read
+// the header of `bytes` (and nothing more). It starts at the interval holding row0 - 1 and
+// column col0 - 1 (the upsampler's context, as in a decode of the whole image), ends, with an
+// EOI marker, two intervals of rows below the one holding row1 (the decoder reads ahead of its
+// output), and spans the intervals from column col0 - 1's to column col1's. Nothing if the JPEG
+// has several scans, no restart markers, or intervals that do not tile the image; if the window
+// would be the whole image; if the restart markers before its end are out of sequence (missing,
+// duplicated or corrupt: libjpeg decoding from the top resynchronises in ways a window would not
+// reproduce); or if the data does not hold the intervals (truncated: decoding the original
+// reports it).
+std::optional<RestartWindow> seek_restart_window(j_decompress_ptr cinfo, ByteSpan bytes,
+                                                 int scale_num, JDIMENSION col0, JDIMENSION col1,
+                                                 JDIMENSION row0, JDIMENSION row1,
                                                  DecodeBuffer& buffer);
 
 }  // namespace stoker::image

@@ -18,89 +18,164 @@ using testing::JpegSpec;
 
 ByteSpan span(const std::vector<uint8_t>& bytes) { return {bytes.data(), bytes.size()}; }
 
-// 96 x 200, 4:2:0: MCU rows of 16 px, 13 of them.
-std::vector<uint8_t> jpeg_with(bool restarts, bool progressive = false) {
+// 96 x 200, 4:2:0: MCUs of 16 x 16 px, 6 to a row, 13 rows; a restart marker every
+// `restart_mcus` MCUs (6: every MCU row; 0: none).
+std::vector<uint8_t> jpeg_with(int restart_mcus, bool progressive = false) {
   JpegSpec spec;
   spec.width = 96;
   spec.height = 200;
-  spec.restart_rows = restarts ? 1 : 0;
+  spec.restart_mcus = restart_mcus;
   spec.progressive = progressive;
   return encode_jpeg(spec);
 }
 
-std::optional<RestartSeek> seek(const std::vector<uint8_t>& bytes, int scale, JDIMENSION row0,
-                                JDIMENSION row1, DecodeBuffer& buffer) {
+std::optional<RestartWindow> seek(const std::vector<uint8_t>& bytes, int scale, JDIMENSION col0,
+                                  JDIMENSION col1, JDIMENSION row0, JDIMENSION row1,
+                                  DecodeBuffer& buffer) {
   JpegDecompressor jpeg;
   EXPECT_TRUE(jpeg.read_header(span(bytes), kDefaultMaxPixels).is_ok());
-  return seek_restart_interval(jpeg.cinfo(), span(bytes), scale, row0, row1, buffer);
+  return seek_restart_window(jpeg.cinfo(), span(bytes), scale, col0, col1, row0, row1, buffer);
 }
 
-TEST(JpegRestartSeekTest, StartsAtTheMcuRowAboveTheFirstRowAndCutsTwoRowsBelowTheLast) {
-  const std::vector<uint8_t> jpeg = jpeg_with(true);
-  DecodeBuffer buffer;
-  // Rows 100..120: row 99 is in MCU row 6 (96..111); the last, 120, in row 7; keep 8 and 9.
-  std::optional<RestartSeek> s = seek(jpeg, 8, 100, 121, buffer);
-  ASSERT_TRUE(s.has_value());
-  EXPECT_EQ(s->first_row, 96u);
-  EXPECT_LT(s->stream.size, jpeg.size());
-  Result<ImageHeader> h = read_image_header(s->stream);
-  ASSERT_TRUE(h.is_ok()) << h.status().message();
-  EXPECT_EQ(h.value().height, 200 - 96);
-  EXPECT_EQ(h.value().width, 96);
-  EXPECT_EQ(s->stream.data[s->stream.size - 2], 0xFF);
-  EXPECT_EQ(s->stream.data[s->stream.size - 1], 0xD9);  // EOI after MCU row 9
-  // Its restart markers count from RST0 again: four intervals kept, three markers between.
+// The restart markers of a stream's entropy-coded data, in order.
+std::vector<uint8_t> restart_markers(const RestartWindow& w) {
+  const std::vector<uint8_t> stream(w.stream.data, w.stream.data + w.stream.size);
   std::vector<uint8_t> markers;
-  const std::vector<uint8_t> stream(s->stream.data, s->stream.data + s->stream.size);
   for (size_t i = testing::find_jpeg_marker(stream, 0xDA); i + 1 < stream.size(); ++i) {
     if (stream[i] == 0xFF && stream[i + 1] >= 0xD0 && stream[i + 1] <= 0xD7) {
       markers.push_back(stream[i + 1]);
     }
   }
-  EXPECT_EQ(markers, (std::vector<uint8_t>{0xD0, 0xD1, 0xD2}));
+  return markers;
+}
+
+void expect_size(const RestartWindow& w, int width, int height) {
+  Result<ImageHeader> h = read_image_header(w.stream);
+  ASSERT_TRUE(h.is_ok()) << h.status().message();
+  EXPECT_EQ(h.value().width, width);
+  EXPECT_EQ(h.value().height, height);
+}
+
+TEST(JpegRestartSeekTest, RowIntervalsStartAtTheMcuRowAboveAndCutTwoRowsBelow) {
+  const std::vector<uint8_t> jpeg = jpeg_with(6);
+  DecodeBuffer buffer;
+  // Rows 100..120: row 99 is in MCU row 6 (96..111); the last, 120, in row 7; keep 8 and 9.
+  std::optional<RestartWindow> w = seek(jpeg, 8, 0, 96, 100, 121, buffer);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->first_row, 96u);
+  EXPECT_EQ(w->first_col, 0u);
+  expect_size(*w, 96, 4 * 16);
+  EXPECT_EQ(w->stream.data[w->stream.size - 2], 0xFF);
+  EXPECT_EQ(w->stream.data[w->stream.size - 1], 0xD9);  // EOI after MCU row 9
+  // Its restart markers count from RST0 again: four intervals kept, three markers between.
+  EXPECT_EQ(restart_markers(*w), (std::vector<uint8_t>{0xD0, 0xD1, 0xD2}));
 
   // At half scale MCU rows are 8 output rows: rows 50..60 start at MCU row 6 (output row 48).
-  s = seek(jpeg, 4, 50, 61, buffer);
-  ASSERT_TRUE(s.has_value());
-  EXPECT_EQ(s->first_row, 48u);
+  w = seek(jpeg, 4, 0, 48, 50, 61, buffer);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->first_row, 48u);
   // Near the bottom the stream runs to the original's end.
-  s = seek(jpeg, 8, 180, 200, buffer);
-  ASSERT_TRUE(s.has_value());
-  EXPECT_EQ(s->first_row, 176u);
+  w = seek(jpeg, 8, 0, 96, 180, 200, buffer);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->first_row, 176u);
+  expect_size(*w, 96, 200 - 176);
   // (the last MCU row's data, which no marker follows, and EOI).
-  EXPECT_TRUE(std::equal(jpeg.end() - 16, jpeg.end(), s->stream.data + s->stream.size - 16));
+  EXPECT_TRUE(std::equal(jpeg.end() - 16, jpeg.end(), w->stream.data + w->stream.size - 16));
+}
+
+TEST(JpegRestartSeekTest, IntervalsInsideRowsKeepOnlyTheColumnsOfTheCrop) {
+  // Two MCUs to an interval: three intervals of 32 px to a row.
+  const std::vector<uint8_t> jpeg = jpeg_with(2);
+  DecodeBuffer buffer;
+  // Columns 40..60 of rows 100..120: column 39 and 60 lie in the middle interval only.
+  std::optional<RestartWindow> w = seek(jpeg, 8, 40, 60, 100, 121, buffer);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->first_row, 96u);
+  EXPECT_EQ(w->first_col, 32u);
+  expect_size(*w, 32, 4 * 16);
+  EXPECT_EQ(restart_markers(*w), (std::vector<uint8_t>{0xD0, 0xD1, 0xD2}));
+  // Column 64 is the right context of a crop ending at 64: two intervals a row.
+  w = seek(jpeg, 8, 40, 64, 100, 121, buffer);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->first_col, 32u);
+  expect_size(*w, 64, 4 * 16);
+  EXPECT_EQ(restart_markers(*w), (std::vector<uint8_t>{0xD0, 0xD1, 0xD2, 0xD3, 0xD4, 0xD5, 0xD6}));
+  // From the top, where only the columns save anything; to the right edge and the bottom.
+  w = seek(jpeg, 8, 70, 96, 0, 200, buffer);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->first_row, 0u);
+  EXPECT_EQ(w->first_col, 64u);
+  expect_size(*w, 32, 200);
+  // At quarter scale an interval is 8 output columns wide.
+  w = seek(jpeg, 2, 9, 15, 0, 50, buffer);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->first_col, 8u);
+  expect_size(*w, 32, 200);
 }
 
 TEST(JpegRestartSeekTest, NothingWhereRestartMarkersDoNotHelp) {
   DecodeBuffer buffer;
-  EXPECT_FALSE(seek(jpeg_with(false), 8, 100, 120, buffer).has_value());
-  EXPECT_FALSE(seek(jpeg_with(true, true), 8, 100, 120, buffer).has_value());  // progressive
-  // Rows whose row above lies in the first MCU row.
-  EXPECT_FALSE(seek(jpeg_with(true), 8, 0, 120, buffer).has_value());
-  EXPECT_FALSE(seek(jpeg_with(true), 8, 16, 120, buffer).has_value());
-  EXPECT_TRUE(seek(jpeg_with(true), 8, 17, 120, buffer).has_value());
-  // A restart interval that is not a whole number of MCU rows (6 MCUs per row here).
+  EXPECT_FALSE(seek(jpeg_with(0), 8, 0, 96, 100, 120, buffer).has_value());
+  EXPECT_FALSE(seek(jpeg_with(6, true), 8, 0, 96, 100, 120, buffer).has_value());  // progressive
+  // Rows whose row above lies in the first MCU row, all columns.
+  EXPECT_FALSE(seek(jpeg_with(6), 8, 0, 96, 0, 120, buffer).has_value());
+  EXPECT_FALSE(seek(jpeg_with(6), 8, 0, 96, 16, 120, buffer).has_value());
+  EXPECT_TRUE(seek(jpeg_with(6), 8, 0, 96, 17, 120, buffer).has_value());
+  EXPECT_FALSE(seek(jpeg_with(2), 8, 1, 95, 0, 120, buffer).has_value());
+  // A restart interval that does not tile the rows (4 MCUs; 6 to a row).
+  EXPECT_FALSE(seek(jpeg_with(4), 8, 40, 60, 100, 120, buffer).has_value());
+}
+
+TEST(JpegRestartSeekTest, NothingWhereTheMarkersAreOutOfSequenceOrTheDataEndsShort) {
+  DecodeBuffer buffer;
+  const std::vector<uint8_t> jpeg = jpeg_with(2);
+  ASSERT_TRUE(seek(jpeg, 8, 40, 60, 100, 121, buffer).has_value());
+  std::vector<size_t> markers;  // where each restart marker is
+  for (size_t i = testing::find_jpeg_marker(jpeg, 0xDA); i + 1 < jpeg.size(); ++i) {
+    if (jpeg[i] == 0xFF && jpeg[i + 1] >= 0xD0 && jpeg[i + 1] <= 0xD7) markers.push_back(i);
+  }
+  ASSERT_EQ(markers.size(), 3u * 13 - 1);
+  // A marker before the window, and one inside it (the 20th ends interval 19: band 6), renumbered.
+  for (size_t m : {markers[3], markers[19]}) {
+    std::vector<uint8_t> bad = jpeg;
+    bad[m + 1] = static_cast<uint8_t>(0xD0 + (bad[m + 1] - 0xD0 + 3) % 8);
+    EXPECT_FALSE(seek(bad, 8, 40, 60, 100, 121, buffer).has_value());
+  }
+  // A marker missing (its two bytes cut out) and one duplicated.
+  std::vector<uint8_t> missing = jpeg;
+  missing.erase(missing.begin() + static_cast<ptrdiff_t>(markers[5]),
+                missing.begin() + static_cast<ptrdiff_t>(markers[5]) + 2);
+  EXPECT_FALSE(seek(missing, 8, 40, 60, 100, 121, buffer).has_value());
+  std::vector<uint8_t> duplicated = jpeg;
+  duplicated.insert(duplicated.begin() + static_cast<ptrdiff_t>(markers[5]),
+                    jpeg.begin() + static_cast<ptrdiff_t>(markers[5]),
+                    jpeg.begin() + static_cast<ptrdiff_t>(markers[5]) + 2);
+  EXPECT_FALSE(seek(duplicated, 8, 40, 60, 100, 121, buffer).has_value());
+  // Cut short above the window's end.
+  const std::vector<uint8_t> cut(jpeg.begin(), jpeg.begin() + static_cast<ptrdiff_t>(markers[20]));
+  EXPECT_FALSE(seek(cut, 8, 40, 60, 100, 121, buffer).has_value());
+}
+
+TEST(JpegRestartSeekTest, TheTranscodeWritesIntervalsOfAtLeast64PixelsThatTileTheRows) {
   JpegSpec spec;
-  spec.width = 96;
-  spec.height = 200;
-  std::vector<uint8_t> odd = encode_jpeg(spec);
-  Result<std::vector<uint8_t>> t = transcode_jpeg_for_crops(span(odd));
-  ASSERT_TRUE(t.is_ok());
-  std::vector<uint8_t> bytes = t.value();
-  const size_t dri = testing::find_jpeg_marker(bytes, 0xDD);
-  ASSERT_NE(dri, SIZE_MAX);
-  testing::put_u16_be(bytes, dri + 4, 4);
-  EXPECT_FALSE(seek(bytes, 8, 100, 120, buffer).has_value());
-  // A restart marker out of sequence before the rows.
-  std::vector<uint8_t> renumbered = jpeg_with(true);
-  const size_t first_rst = testing::find_jpeg_marker(renumbered, 0xD0);
-  ASSERT_NE(first_rst, SIZE_MAX);
-  renumbered[first_rst + 1] = 0xD3;
-  EXPECT_FALSE(seek(renumbered, 8, 100, 120, buffer).has_value());
-  // Truncated above the rows: the data does not hold them.
-  const std::vector<uint8_t> jpeg = jpeg_with(true);
-  const std::vector<uint8_t> cut(jpeg.begin(), jpeg.begin() + jpeg.size() / 3);
-  EXPECT_FALSE(seek(cut, 8, 150, 160, buffer).has_value());
+  spec.width = 256;  // 16 MCUs to a row: intervals of 4 (64 px)
+  spec.height = 64;
+  Result<std::vector<uint8_t>> t = transcode_jpeg_for_crops(span(encode_jpeg(spec)));
+  ASSERT_TRUE(t.is_ok()) << t.status().message();
+  EXPECT_EQ(read_image_header(span(t.value())).value().restart_interval, 4);
+  spec.width = 16 * 9 - 3;  // 9 MCUs: 3 is too short, 9 the row
+  t = transcode_jpeg_for_crops(span(encode_jpeg(spec)));
+  ASSERT_TRUE(t.is_ok()) << t.status().message();
+  EXPECT_EQ(read_image_header(span(t.value())).value().restart_interval, 9);
+  spec.width = 96;  // 6 MCUs: the row
+  t = transcode_jpeg_for_crops(span(encode_jpeg(spec)));
+  EXPECT_EQ(read_image_header(span(t.value())).value().restart_interval, 6);
+  spec.components = 1;  // gray: 8 px MCUs, 12 to a row, none of 8 to 11 divides it: the row
+  t = transcode_jpeg_for_crops(span(encode_jpeg(spec)));
+  EXPECT_EQ(read_image_header(span(t.value())).value().restart_interval, 12);
+  spec.width = 8 * 16;  // 16: intervals of 8
+  t = transcode_jpeg_for_crops(span(encode_jpeg(spec)));
+  EXPECT_EQ(read_image_header(span(t.value())).value().restart_interval, 8);
 }
 
 }  // namespace

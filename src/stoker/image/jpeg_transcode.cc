@@ -2,6 +2,7 @@
 
 #include "stoker/image/jpeg_decompressor.h"
 #include "stoker/image/jpeg_memory_destination.h"
+#include "stoker/image/jpeg_restart_interval.h"
 
 namespace stoker::image {
 namespace {
@@ -44,7 +45,8 @@ void transcode(j_decompress_ptr src, void* p) {
   dst->dest = t->dest->mgr();
   jpeg_copy_critical_parameters(src, dst);
   dst->optimize_coding = TRUE;
-  dst->restart_in_rows = 1;
+  dst->restart_interval =
+      crop_restart_interval(src->image_width, src->num_components, src->max_h_samp_factor);
   jpeg_write_coefficients(dst, coefficients);
   jpeg_finish_compress(dst);
   jpeg_finish_decompress(src);

@@ -51,6 +51,7 @@ void compress(void* p) {
   }
   cinfo->arith_code = spec.arithmetic ? TRUE : FALSE;
   cinfo->restart_in_rows = spec.restart_rows;
+  cinfo->restart_interval = static_cast<unsigned int>(spec.restart_mcus);
   jpeg_start_compress(cinfo, TRUE);
   const int stride = spec.width * spec.components;
   while (cinfo->next_scanline < cinfo->image_height) {

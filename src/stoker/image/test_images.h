@@ -18,6 +18,7 @@ struct JpegSpec {
   bool progressive = false;
   bool arithmetic = false;
   int restart_rows = 0;  // restart marker every this many MCU rows; 0 for none
+  int restart_mcus = 0;  // else every this many MCUs; 0 for none
   bool ycck = false;     // 4 components stored as YCCK (Adobe transform 2)
   bool adobe_marker = true;
   // Progressive, with a scan script that never sends the AC coefficients' last bit (legal:
