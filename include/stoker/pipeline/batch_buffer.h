@@ -1,5 +1,5 @@
 #pragma once
-// BatchBuffer and BufferPool: the memory batches are assembled in (DESIGN.md contracts 4, 6).
+// BatchBuffer and BufferPool: the memory batches are assembled in (docs/DESIGN.md contracts 4, 6).
 // A buffer holds one contiguous block per batch field, sized for a full batch; a pool recycles
 // buffers instead of reallocating them. Buffers are handed out as shared_ptr whose deleter
 // returns them to the pool (or frees them if the pool is gone or already holds enough), so a

@@ -2,7 +2,7 @@
 // LoaderCore: the loader without LibTorch. Batches of plain host buffers from a dataset, built
 // ahead of the consumer by a persistent pool of worker threads straight into pooled buffers, in
 // an order that is a function of (seed, epoch, rank, world_size, batch_size, drop_last) and
-// never of worker count or timing (DESIGN.md contracts 1-6). Everything the loader decides —
+// never of worker count or timing (docs/DESIGN.md contracts 1-6). Everything the loader decides —
 // order, state()/restore() (elastic too), option checks and auto values, verify-once, the error
 // policy, the rule of one live epoch, stats — lives here; the LibTorch `Loader` (loader.h) and
 // the Python binding only wrap the buffers (as at::Tensor views, or DLPack).

@@ -1,7 +1,7 @@
 #pragma once
 // BatchEngine: the loader's persistent worker pool. Workers start once and live across epochs;
 // they build batches straight into pooled buffers and the consumer takes them strictly in plan
-// order (DESIGN.md contracts 1, 4, 5, 6). Private to the pipeline: LoaderCore owns one.
+// order (docs/DESIGN.md contracts 1, 4, 5, 6). Private to the pipeline: LoaderCore owns one.
 //
 // Work unit: a piece of a batch. Each batch is split into as many contiguous pieces as there
 // are workers, so heavy samples (decode, augmentation) keep every worker busy whatever the

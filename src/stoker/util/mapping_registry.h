@@ -1,9 +1,9 @@
 #pragma once
 // The registry of live file mappings: which file an address belongs to, for a fault handler.
 // A file that shrinks while it is mapped (truncated, or rewritten in place) makes reads past its
-// new end raise SIGBUS; the handler (the CLI's: the library installs none, DESIGN.md) names the
-// file through mapped_path_at. MappedFile registers each mapping after mmap and unregisters it
-// before munmap, so a registered range is always mapped.
+// new end raise SIGBUS; the handler (the CLI's: the library installs none, docs/DESIGN.md
+// contract 9) names the file through mapped_path_at. MappedFile registers each mapping after mmap
+// and unregisters it before munmap, so a registered range is always mapped.
 //
 // A fixed table of kMappingRegistrySlots slots, each guarded by a sequence number: lock-free,
 // no allocation on lookup. Thread-safety: every function may run concurrently on any thread;
