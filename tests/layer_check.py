@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""Checks every #include of stoker's sources against the layer table of docs/ARCHITECTURE.md.
+"""Checks every #include of stoker's sources against the layer table of docs/ARCHITECTURE.md,
+and the installed headers against its public surface.
 
-    layer_check.py ROOT            exit 0 when every include keeps to the table, else 1 and one
-                                   line per crossing: "FILE:LINE: includes X: REASON"
+    layer_check.py ROOT            exit 0 when every include keeps to the table and
+                                   include/stoker/ holds exactly the public surface's headers,
+                                   else 1 and one line per finding ("FILE:LINE: includes X:
+                                   REASON", "include/stoker/X: ...")
     layer_check.py --self-test     checks that crossings are found, on a made-up tree
 
 The table is read from ARCHITECTURE.md's section "The layers": a row's first cell names a folder
@@ -11,6 +14,7 @@ The table is read from ARCHITECTURE.md's section "The layers": a row's first cel
 folders it may include besides its own part; the fourth says whether it may include LibTorch
 (yes/no). Files are those under src/stoker/ and include/stoker/; includes are the project's
 ("stoker/X/..." or, as the CLI writes them, "X/...") and LibTorch's (torch/, ATen/, c10/).
+The public surface is every `stoker/....h` named in the section "The public surface".
 """
 import os
 import re
@@ -88,11 +92,35 @@ def part_of(rel, parts):
     return core
 
 
+def public_headers(architecture):
+    """The headers named in ARCHITECTURE.md's section "The public surface"."""
+    if "## The public surface" not in architecture:
+        raise SystemExit("layer_check: no section 'The public surface' in ARCHITECTURE.md")
+    section = architecture.split("## The public surface", 1)[1].split("\n## ", 1)[0]
+    return {t for t in TICKED.findall(section) if re.fullmatch(r"stoker/[\w/]+\.h", t)}
+
+
+def surface_mismatches(root, named):
+    """include/stoker/'s headers that the public surface does not name, and the reverse."""
+    include = os.path.join(root, "include")
+    installed = set()
+    for dirpath, _, files in os.walk(os.path.join(include, "stoker")):
+        for name in files:
+            installed.add(os.path.relpath(os.path.join(dirpath, name), include).replace(os.sep, "/"))
+    found = [f"include/{h}: installed but not in ARCHITECTURE.md's public surface"
+             for h in sorted(installed - named)]
+    found += [f"include/{h}: in ARCHITECTURE.md's public surface but not installed"
+              for h in sorted(named - installed)]
+    return found
+
+
 def crossings(root):
-    """Every include of the tree at `root` that crosses the table, as one-line messages."""
+    """Every include of the tree at `root` that crosses the table, and every header installed
+    or named against the public surface, as one-line messages."""
     with open(os.path.join(root, "docs", "ARCHITECTURE.md"), encoding="utf-8") as f:
-        parts, test_part, test_names = read_table(f.read())
-    found = []
+        architecture = f.read()
+    parts, test_part, test_names = read_table(architecture)
+    found = surface_mismatches(root, public_headers(architecture))
     for base in ("src/stoker", "include/stoker"):
         for dirpath, _, files in os.walk(os.path.join(root, base)):
             for name in sorted(files):
@@ -154,6 +182,8 @@ def self_test():
 | `pipeline/` adapter: `loader` | l | `util/` | yes | torch |
 | `cli/` | c | `util/` `store/` `pipeline/` | yes | cli |
 | test code: `*_test.cc`, `testing/`, `store/fixture` | t | `util/` `store/` `pipeline/` `testing/` | yes | tests |
+## The public surface
+`stoker/store/x.h` and `stoker/util/gone.h`.
 ## Next
 """
     files = {
@@ -169,6 +199,7 @@ def self_test():
         "src/stoker/testing/helper.h": '#include <ATen/Tensor.h>\n#include "stoker/cli/x.h"\n',
         "src/stoker/cli/main.cc": '#include "util/good.h"\n#include "cli/usage.h"\n',
         "include/stoker/store/x.h": '#include "stoker/pipeline/x.h"\n',
+        "include/stoker/util/good.h": "",
     }
     expected = {
         "util/up.cc:1": "may include no other folder",
@@ -176,6 +207,8 @@ def self_test():
         "pipeline/core.cc:1": "LibTorch-free and pipeline/:loader is not",
         "store/helper.cc:1": "only test code",
         "store/x.h:1": "may include util/",
+        "include/stoker/util/good.h": "not in ARCHITECTURE.md's public surface",
+        "include/stoker/util/gone.h": "not installed",
         "testing/helper.h:2": "test code may include",
     }
     with tempfile.TemporaryDirectory() as root:
@@ -188,6 +221,8 @@ def self_test():
                 if not any(where + ":" in line and why in line for line in found)]
     failures += [f"unexpected: {line}" for line in found
                  if not any(where + ":" in line for where in expected)]
+    if len(found) != len(expected):
+        failures.append(f"{len(found)} findings for {len(expected)} planted: {found}")
     for failure in failures:
         print("layer_check self-test:", failure)
     return 1 if failures else 0
@@ -203,7 +238,7 @@ def main(argv):
     for line in found:
         print(line)
     if found:
-        print(f"layer_check: {len(found)} include(s) cross docs/ARCHITECTURE.md's layer table")
+        print(f"layer_check: {len(found)} finding(s) against docs/ARCHITECTURE.md's layers")
     return 1 if found else 0
 
 
