@@ -33,6 +33,7 @@
 #include "stoker/pipeline/worker_tuner.h"
 #include "stoker/store/dataset.h"
 #include "stoker/trace/tracer.h"
+#include "stoker/util/enum_names.h"
 
 namespace stoker {
 
@@ -46,12 +47,21 @@ enum class VerifyPolicy {
   kOff,     // never (`stoker verify` still checks everything)
 };
 
+inline constexpr auto kVerifyPolicyNames =
+    enum_names<VerifyPolicy>({{VerifyPolicy::kAlways, "always"},
+                              {VerifyPolicy::kOnce, "once"},
+                              {VerifyPolicy::kOff, "off"}});
+
 // "always", "once" or "off".
 Result<VerifyPolicy> parse_verify_policy(const std::string& name);
 // The inverse of parse_verify_policy.
 std::string to_string(VerifyPolicy policy);
 
+// What a bad sample does: kRaise fails its batch, kSkip drops and counts it.
 enum class ErrorPolicy { kRaise, kSkip };
+
+inline constexpr auto kErrorPolicyNames =
+    enum_names<ErrorPolicy>({{ErrorPolicy::kRaise, "raise"}, {ErrorPolicy::kSkip, "skip"}});
 
 // Limits on options (beyond them a machine of this kind cannot help).
 inline constexpr int kMaxWorkers = 1024;

@@ -28,23 +28,12 @@ const EngineOptions& checked(const EngineOptions& o, const VerifiedSet* verified
 
 }  // namespace
 
-std::string to_string(VerifyPolicy policy) {
-  switch (policy) {
-    case VerifyPolicy::kAlways:
-      return "always";
-    case VerifyPolicy::kOnce:
-      return "once";
-    case VerifyPolicy::kOff:
-      return "off";
-  }
-  return "unknown";
-}
+std::string to_string(VerifyPolicy policy) { return kVerifyPolicyNames.name(policy); }
 
 Result<VerifyPolicy> parse_verify_policy(const std::string& name) {
-  if (name == "always") return VerifyPolicy::kAlways;
-  if (name == "once") return VerifyPolicy::kOnce;
-  if (name == "off") return VerifyPolicy::kOff;
-  return invalid_argument("verify policy '" + name + "' is not one of always, once, off");
+  if (std::optional<VerifyPolicy> policy = kVerifyPolicyNames.find(name)) return *policy;
+  return invalid_argument("verify policy '" + name + "' is not one of " +
+                          kVerifyPolicyNames.joined());
 }
 
 BatchEngine::BatchEngine(std::shared_ptr<const Dataset> dataset, BatchLayout layout,

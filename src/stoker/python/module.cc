@@ -1,6 +1,7 @@
 // The extension module stoker._stoker. Each part of the binding registers itself here; the
 // Python package (python/stoker) builds the user-facing API on top.
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include "stoker/python/errors.h"
 #include "stoker/python/image_binding.h"
@@ -15,6 +16,7 @@ PYBIND11_MODULE(_stoker, module) {
   module.doc() = "stoker's native core: the loader, the dataset writer and the importers.";
   module.attr("__version__") = STOKER_VERSION;
   module.attr("dataset_format_version") = stoker::kDatasetFormatVersion;
+  module.attr("DTYPES") = pybind11::tuple(pybind11::cast(stoker::kDTypeNames.names()));
   stoker::python::register_errors(module);
   stoker::python::register_loader(module);
   stoker::python::register_writer(module);
