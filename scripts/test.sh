@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # The test command of the README (and of CI, through .ci/run). Installs what is missing through
-# scripts/setup.sh, then runs four stages, each configured with Ninja (ccache when installed):
+# scripts/setup.sh, then runs five stages, each configured with Ninja (ccache when installed):
 #
 #   build       full project, LibTorch included, in build/       ctest: every suite
 #   asan        LibTorch-free core, ASan + UBSan, in build-asan/  ctest: every core suite (util, store,
 #                                                                image, pipeline engine)
 #   asan-torch  the loader, ASan + UBSan, in build-asan-torch/   ctest: pipeline (loader)
 #   tsan        LibTorch-free core, TSan, in build-tsan/          ctest: pipeline core, util, trace
+#   clang       LibTorch-free core, clang with                    ctest: pipeline core, util, trace
+#               -Wthread-safety -Werror, in build-clang/
 #
 # Every stage runs even if an earlier one failed. Prints the time of each stage and ends with
-# one line `N passed, M failed`, counting ctest tests over the four runs (a stage that fails
-# to configure or build counts as one more failure; the tests that did build still run).
+# one line `N passed, M failed`, counting ctest tests over the runs (a stage that fails to
+# configure or build counts as one more failure; the tests that did build still run).
 # Exit status 0 only if everything passed.
 #
-# A fifth stage, python, installs the package (pip install --no-build-isolation . into a venv of
+# A sixth stage, python, installs the package (pip install --no-build-isolation . into a venv of
 # Debian's Python with its system packages: torch, numpy, pytest) and runs the pytest suite:
 #
 #   python      the extension without LibTorch, in build-python/; venv build-python/venv
@@ -31,7 +33,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$(pwd)
 
 build_dir=${STOKER_BUILD_DIR:-build}
-stages=${STOKER_TEST_STAGES:-build python asan asan-torch tsan}
+stages=${STOKER_TEST_STAGES:-build python asan asan-torch tsan clang}
 timeout=${STOKER_TEST_TIMEOUT:-600}
 
 # Sanitizer reports: stack traces, stop at the first report (the build also aborts on UBSan).
@@ -165,8 +167,16 @@ for stage in $stages; do
       if setarch "$(uname -m)" -R true 2>/dev/null; then wrap=(setarch "$(uname -m)" -R); fi
       run_stage tsan build-tsan "pipeline_engine_test util_test trace_test" "-L pipeline_engine_test|util_test|trace_test" -- -DSTOKER_WITH_TORCH=OFF \
         -DSTOKER_SANITIZE=thread -DSTOKER_BUILD_BENCH=OFF ;;
+    clang)
+      # Clang's thread-safety analysis proves the STOKER_GUARDED_BY/REQUIRES annotations
+      # (util/thread_annotations.h); -Werror makes any warning of clang's a failure. The core
+      # libraries (every stoker_core source) and the suites of the threaded code.
+      wrap=()
+      run_stage clang build-clang "stoker_core pipeline_engine_test util_test trace_test" \
+        "-L pipeline_engine_test|util_test|trace_test" -- -DCMAKE_CXX_COMPILER=clang++ \
+        -DSTOKER_WITH_TORCH=OFF -DSTOKER_BUILD_BENCH=OFF "-DCMAKE_CXX_FLAGS=-Wthread-safety -Werror" ;;
     *)
-      echo "test.sh: unknown stage '$stage' (build, python, asan, asan-torch, tsan)" >&2
+      echo "test.sh: unknown stage '$stage' (build, python, asan, asan-torch, tsan, clang)" >&2
       exit 2 ;;
   esac
 done

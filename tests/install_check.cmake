@@ -8,8 +8,8 @@
 # 2. every `#include "stoker/..."` of an installed header names an installed header;
 # 3. the consumer project CONSUMER_DIR configures against the prefix (find_package(stoker
 #    COMPONENTS core), then the torch component too when built: each link interface item must
-#    be a target there), builds against stoker::stoker_core and runs: it writes a dataset and
-#    opens it.
+#    be a target there), builds against stoker::stoker_core and runs: it writes a dataset, opens
+#    it and loads it with the loader (LoaderCore).
 cmake_minimum_required(VERSION 3.22)
 
 # run(WHAT COMMAND...): runs COMMAND; stops with its output if it fails.
@@ -75,7 +75,7 @@ run("configuring the consumer" ${CMAKE_COMMAND} -S ${CONSUMER_DIR} -B ${consumer
 run("building the consumer" ${CMAKE_COMMAND} --build ${consumer})
 file(MAKE_DIRECTORY ${WORK_DIR}/data)
 run("running the consumer" ${consumer}/consumer ${WORK_DIR}/data)
-if(NOT run_output STREQUAL "10 records, labels 0 1 4 9 16 25 36 49 64 81\n")
+if(NOT run_output STREQUAL "10 records, labels 0 1 4 9 16 25 36 49 64 81, batch sums 14 126 145\n")
   message(FATAL_ERROR "the consumer printed '${run_output}'")
 endif()
 message(STATUS "consumer: ${run_output}")

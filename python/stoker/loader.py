@@ -14,9 +14,6 @@ from stoker.transforms import field_specs
 __all__ = ["Loader"]
 
 _STATE_FORMAT = "stoker.Loader/1"
-_MAX_WORKERS = 1024
-_AUTO_TUNE = -2  # LoaderOptions' kAutoTuneWorkers
-_MAX_PREFETCH = 4096
 # The integers of a state_dict and their largest values (the native types': seed uint64, epoch
 # as set_epoch takes it, position int64, records uint64).
 _STATE_KEYS = (("seed", 2**64 - 1), ("epoch", 2**62), ("position", 2**63 - 1),
@@ -38,8 +35,8 @@ def _workers(value) -> int:
     if isinstance(value, str):
         if value != "auto":
             raise ValueError(f"workers must be an int, None or 'auto', not {value!r}")
-        return _AUTO_TUNE
-    return _int("workers", value, 0, _MAX_WORKERS)
+        return _stoker.AUTO_TUNE_WORKERS
+    return _int("workers", value, 0, _stoker.MAX_WORKERS)
 
 
 def _env_int(name: str) -> Optional[int]:
@@ -132,7 +129,7 @@ class Loader:
         batch_size = _int("batch_size", batch_size, 1, 2**62)
         seed = _int("seed", seed, 0, 2**64 - 1)
         workers = _workers(workers)
-        prefetch = -1 if prefetch is None else _int("prefetch", prefetch, 1, _MAX_PREFETCH)
+        prefetch = -1 if prefetch is None else _int("prefetch", prefetch, 1, _stoker.MAX_PREFETCH)
         rank, world_size = _distributed_defaults(torch, rank, world_size)
         world_size = _int("world_size", world_size, 1, 2**31 - 1)
         rank = _int("rank", rank, 0, world_size - 1)

@@ -29,7 +29,7 @@ from stoker import _stoker
 
 __all__ = ["DatasetWriter", "normalize_schema"]
 
-_DTYPES = ("uint8", "int64", "float32", "bytes")
+_DTYPES = _stoker.DTYPES  # the format's dtype names, in order
 _DEFAULT_SHARD_BYTES = 256 << 20
 
 

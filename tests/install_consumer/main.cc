@@ -1,15 +1,19 @@
 // Built against the installed package by tests/install_check.cmake: writes a dataset of ten
 // int64 labels (i * i) into DIR/labels with the public API, opens it, checks every record and
-// prints what it read.
+// prints what it read; then loads it in batches of 4 with two workers and prints each batch's
+// sum of labels.
+#include <stoker/pipeline/loader_core.h>
 #include <stoker/store/dataset.h>
 #include <stoker/store/dataset_writer.h>
 #include <stoker/store/record_encoder.h>
 #include <stoker/store/schema.h>
+#include <stoker/util/status.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 int main(int argc, char** argv) {
@@ -38,6 +42,21 @@ int main(int argc, char** argv) {
       int64_t label = 0;
       std::memcpy(&label, dataset->fixed_field(i, 0), sizeof label);
       std::printf(" %lld", static_cast<long long>(label));
+    }
+
+    stoker::LoaderOptions options;
+    options.batch_size = 4;
+    options.workers = 2;
+    options.shuffle = false;
+    stoker::LoaderCore loader(std::move(dataset), options);
+    stoker::LoaderCore::Epoch epoch = loader.epoch(0);
+    stoker::HostBatch batch;
+    std::printf(", batch sums");
+    while (epoch.next(batch)) {
+      const stoker::HostField& labels = batch["label"];
+      int64_t sum = 0;
+      for (int64_t i = 0; i < batch.size; ++i) sum += static_cast<const int64_t*>(labels.data)[i];
+      std::printf(" %lld", static_cast<long long>(sum));
     }
     std::printf("\n");
   } catch (const stoker::Error& e) {

@@ -1,5 +1,5 @@
 #pragma once
-// BatchBuffer and BufferPool: the memory batches are assembled in (DESIGN.md contracts 4, 6).
+// BatchBuffer and BufferPool: the memory batches are assembled in (docs/DESIGN.md contracts 4, 6).
 // A buffer holds one contiguous block per batch field, sized for a full batch; a pool recycles
 // buffers instead of reallocating them. Buffers are handed out as shared_ptr whose deleter
 // returns them to the pool (or frees them if the pool is gone or already holds enough), so a
@@ -9,11 +9,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "stoker/pipeline/batch_layout.h"
 #include "stoker/util/status.h"
+#include "stoker/util/thread_annotations.h"
 
 namespace stoker {
 
@@ -47,22 +47,22 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
                                             size_t max_idle, HostAllocator allocator);
 
   // A recycled buffer, or a new one if none is idle. Its size/status fields are reset.
-  std::shared_ptr<BatchBuffer> acquire();
+  std::shared_ptr<BatchBuffer> acquire() STOKER_EXCLUDES(mutex_);
   // Buffers allocated so far (for tests and memory accounting).
-  size_t allocations() const;
+  size_t allocations() const STOKER_EXCLUDES(mutex_);
 
  private:
   BufferPool(std::vector<size_t> field_bytes, int64_t capacity, size_t max_idle,
              HostAllocator allocator);
-  void give_back(BatchBuffer* buffer);
+  void give_back(BatchBuffer* buffer) STOKER_EXCLUDES(mutex_);
 
   const std::vector<size_t> field_bytes_;  // bytes of each field's block
   const int64_t capacity_;
   const size_t max_idle_;
   HostAllocator allocator_;
-  mutable std::mutex mutex_;
-  std::vector<std::unique_ptr<BatchBuffer>> idle_;  // guarded by mutex_
-  size_t allocations_ = 0;                          // guarded by mutex_
+  mutable Mutex mutex_;
+  std::vector<std::unique_ptr<BatchBuffer>> idle_ STOKER_GUARDED_BY(mutex_);
+  size_t allocations_ STOKER_GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace stoker

@@ -1,6 +1,6 @@
 #pragma once
 // BatchLayout: which fields a batch holds and the transform that writes each field's sample
-// into its slot of a batch buffer (DESIGN.md contract 4: straight into the pooled buffer, no
+// into its slot of a batch buffer (docs/DESIGN.md contract 4: straight into the pooled buffer, no
 // per-sample allocation). A field is a stored fixed field copied as stored, a uint8 field
 // normalised to float32 (Normalization), or any field computed by a caller's Transform (decode,
 // augment, ...; variable-size bytes fields included). Immutable after create(): thread-safe.

@@ -2,7 +2,7 @@
 // LoaderCore: the loader without LibTorch. Batches of plain host buffers from a dataset, built
 // ahead of the consumer by a persistent pool of worker threads straight into pooled buffers, in
 // an order that is a function of (seed, epoch, rank, world_size, batch_size, drop_last) and
-// never of worker count or timing (DESIGN.md contracts 1-6). Everything the loader decides —
+// never of worker count or timing (docs/DESIGN.md contracts 1-6). Everything the loader decides —
 // order, state()/restore() (elastic too), option checks and auto values, verify-once, the error
 // policy, the rule of one live epoch, stats — lives here; the LibTorch `Loader` (loader.h) and
 // the Python binding only wrap the buffers (as at::Tensor views, or DLPack).
@@ -33,6 +33,7 @@
 #include "stoker/pipeline/worker_tuner.h"
 #include "stoker/store/dataset.h"
 #include "stoker/trace/tracer.h"
+#include "stoker/util/enum_names.h"
 
 namespace stoker {
 
@@ -46,12 +47,21 @@ enum class VerifyPolicy {
   kOff,     // never (`stoker verify` still checks everything)
 };
 
+inline constexpr auto kVerifyPolicyNames =
+    enum_names<VerifyPolicy>({{VerifyPolicy::kAlways, "always"},
+                              {VerifyPolicy::kOnce, "once"},
+                              {VerifyPolicy::kOff, "off"}});
+
 // "always", "once" or "off".
 Result<VerifyPolicy> parse_verify_policy(const std::string& name);
 // The inverse of parse_verify_policy.
 std::string to_string(VerifyPolicy policy);
 
+// What a bad sample does: kRaise fails its batch, kSkip drops and counts it.
 enum class ErrorPolicy { kRaise, kSkip };
+
+inline constexpr auto kErrorPolicyNames =
+    enum_names<ErrorPolicy>({{ErrorPolicy::kRaise, "raise"}, {ErrorPolicy::kSkip, "skip"}});
 
 // Limits on options (beyond them a machine of this kind cannot help).
 inline constexpr int kMaxWorkers = 1024;

@@ -1,5 +1,5 @@
 #pragma once
-// Sampler: which dataset indices each rank reads, batch by batch (DESIGN.md contracts 1-3).
+// Sampler: which dataset indices each rank reads, batch by batch (docs/DESIGN.md contracts 1-3).
 //
 // Global order. The global order of epoch e is a permutation of [0, N): with shuffle, the
 // Fisher-Yates shuffle of the identity driven by CounterRng(seed, order_stream(e)) (see

@@ -2,7 +2,7 @@
 // Transform: how one field of a batch is computed from one record (decode, crop, resize, flip,
 // normalise, ... or a plain copy). The engine calls a field's transform once per sample, on a
 // worker thread, with the record's bytes and the sample's identity, and the transform writes
-// the sample straight into its slot of the pooled batch buffer (DESIGN.md contract 4).
+// the sample straight into its slot of the pooled batch buffer (docs/DESIGN.md contract 4).
 //
 // Determinism (contract 1): a transform's output must depend only on its SampleInput. Random
 // augmentations draw from input.rng(), a counter-based stream of (seed, epoch, sample index):

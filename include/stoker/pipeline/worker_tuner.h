@@ -7,7 +7,7 @@
 // workers take CPU from the consumer's compute), settles after a handful of windows (about 100
 // batches) and stays there. It measures nothing itself and owns no thread: LoaderCore feeds it
 // and applies its setting, and a test can feed it synthetic numbers. Tuning cannot change what
-// is trained: batch contents never depend on the worker count (DESIGN.md contract 1).
+// is trained: batch contents never depend on the worker count (docs/DESIGN.md contract 1).
 //
 //   WorkerTuner tuner(options);
 //   after each batch: if (tuner.on_batch(counters)) apply(tuner.workers(), tuner.prefetch());

@@ -1,5 +1,5 @@
 #pragma once
-// DatasetWriter: writes a dataset directory crash-safely (DESIGN.md contract 7). Everything is
+// DatasetWriter: writes a dataset directory crash-safely (docs/DESIGN.md contract 7). Everything is
 // written into a staging directory `DIR.partial-<pid>` beside DIR: shards of about
 // `shard_bytes` each, then the manifest, then the staging directory is renamed to DIR. A
 // writer destroyed before finish() (an error, an exception, a stop request) removes its

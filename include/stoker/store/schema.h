@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "stoker/util/enum_names.h"
 #include "stoker/util/status.h"
 
 namespace stoker {
@@ -22,6 +23,12 @@ constexpr int64_t kMaxDimension = int64_t{1} << 31;
 constexpr uint64_t kMaxFixedBytes = uint64_t{1} << 32;
 // Longest JSON form of a schema from_json() parses (room for about 10,000 fields).
 constexpr size_t kMaxSchemaJsonBytes = size_t{1} << 20;
+
+// The dtypes' names, as the format writes them (docs/FORMAT.md).
+inline constexpr auto kDTypeNames = enum_names<DType>({{DType::kUint8, "uint8"},
+                                                       {DType::kInt64, "int64"},
+                                                       {DType::kFloat32, "float32"},
+                                                       {DType::kBytes, "bytes"}});
 
 // "uint8", "int64", "float32", "bytes".
 const char* dtype_name(DType dtype);

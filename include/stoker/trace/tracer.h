@@ -12,10 +12,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_set>
 #include <vector>
+
+#include "stoker/util/thread_annotations.h"
 
 namespace stoker {
 
@@ -74,26 +75,27 @@ class Tracer {
   // another profiler (LibTorch's operator events). The Tracer keeps copies of the names. At
   // most events_per_thread spans are kept, the rest counted as dropped.
   void add_track(const std::string& name, int64_t tid, const char* category,
-                 const std::vector<ImportedSpan>& spans);
+                 const std::vector<ImportedSpan>& spans) STOKER_EXCLUDES(mutex_);
 
   // The events recorded so far, one entry per thread that recorded (in the order threads first
   // recorded), then the tracks added.
-  std::vector<ThreadTrace> snapshot() const;
+  std::vector<ThreadTrace> snapshot() const STOKER_EXCLUDES(mutex_);
   // Events dropped so far over all threads.
-  uint64_t dropped() const;
+  uint64_t dropped() const STOKER_EXCLUDES(mutex_);
 
  private:
   struct ThreadBuffer;
-  ThreadBuffer* this_thread_buffer();
+  ThreadBuffer* this_thread_buffer() STOKER_EXCLUDES(mutex_);
   void record(const TraceEvent& event);
 
   const TracerOptions options_;
   const uint64_t id_;  // unique over the process's life, so a thread's cache never confuses two
   const int64_t origin_ns_;
-  mutable std::mutex mutex_;
-  std::vector<std::unique_ptr<ThreadBuffer>> buffers_;  // guarded by mutex_ (the vector)
-  std::vector<ThreadTrace> tracks_;                     // guarded by mutex_
-  std::unordered_set<std::string> names_;  // guarded by mutex_; the tracks' names point here
+  mutable Mutex mutex_;
+  // The vector; each thread appends to its own buffer without the lock.
+  std::vector<std::unique_ptr<ThreadBuffer>> buffers_ STOKER_GUARDED_BY(mutex_);
+  std::vector<ThreadTrace> tracks_ STOKER_GUARDED_BY(mutex_);
+  std::unordered_set<std::string> names_ STOKER_GUARDED_BY(mutex_);  // the tracks' names
 };
 
 // RAII span: records [construction, destruction) of the calling thread on `tracer`, or nothing

@@ -10,11 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "stoker/util/enum_names.h"
 #include "stoker/util/status.h"
 
 namespace stoker {
 
 enum class AmpMode { kOff, kBf16, kFp16 };
+
+inline constexpr auto kAmpModeNames = enum_names<AmpMode>(
+    {{AmpMode::kOff, "off"}, {AmpMode::kBf16, "bf16"}, {AmpMode::kFp16, "fp16"}});
 
 // "off", "bf16" or "fp16"; anything else is kInvalidArgument.
 Result<AmpMode> parse_amp_mode(const std::string& name);

@@ -1,7 +1,7 @@
 #pragma once
 // Checkpoints: everything needed to continue a training run exactly — model and optimizer
 // tensors, loss-scaler and loader state, step counters and the RNG state — written crash-safely
-// (DESIGN.md contract 7), and what run they belong to.
+// (docs/DESIGN.md contract 7), and what run they belong to.
 //
 // A checkpoint directory DIR holds complete checkpoints in subdirectories
 // step-<step>-<random>/ and a file DIR/LATEST naming the current one. A new checkpoint is

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "stoker/util/enum_names.h"
 #include "stoker/util/status.h"
 
 namespace stoker {
@@ -17,6 +18,12 @@ enum class ScheduleKind {
   kCosine,    // cosine from lr down to min_lr over the steps after warm-up
   kOneCycle,  // cosine up from lr / div_factor to lr over pct_start, then cosine down to min_lr
 };
+
+inline constexpr auto kScheduleKindNames =
+    enum_names<ScheduleKind>({{ScheduleKind::kConstant, "constant"},
+                              {ScheduleKind::kStep, "step"},
+                              {ScheduleKind::kCosine, "cosine"},
+                              {ScheduleKind::kOneCycle, "one-cycle"}});
 
 // "constant", "step", "cosine" or "one-cycle"; anything else is kInvalidArgument.
 Result<ScheduleKind> parse_schedule_kind(const std::string& name);

@@ -81,7 +81,7 @@ struct TrainerOptions {
   // Loader worker threads; 0 builds batches on the training thread; kAutoTuneWorkers: tuned
   // while training (loader_core.h), from 1 worker up to the machine's cores, during about the
   // first 100 steps (the evaluation loader tunes its own). Batches are the same whatever the
-  // count (DESIGN.md contract 1), so tuning cannot change what is trained.
+  // count (docs/DESIGN.md contract 1), so tuning cannot change what is trained.
   int workers = 1;
   // "cpu", "cuda" or "cuda:N"; "" (default): CUDA if this LibTorch has it and a device is
   // visible, else the CPU.

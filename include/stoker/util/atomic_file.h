@@ -1,5 +1,5 @@
 #pragma once
-// AtomicFile: crash-safe file creation (DESIGN.md contract 7). Bytes go to a temporary name
+// AtomicFile: crash-safe file creation (docs/DESIGN.md contract 7). Bytes go to a temporary name
 // beside the target; commit() fsyncs, renames over the target and fsyncs the directory. A file
 // destroyed without commit() removes its temporary, so a reader never sees a half-written file.
 // The temporary is `<path>.tmp-<pid>`; one left by a killed process is removed by the next

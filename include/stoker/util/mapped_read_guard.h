@@ -21,9 +21,9 @@
 // checksums find them where the verify policy checks.
 //
 // The handler changes process-wide state, so the library never installs it by itself
-// (DESIGN.md): the `stoker` command and the Python package do, at start and at import; a C++
-// program opts in by calling install_mapped_read_fault_handler once. Thread-safety: every
-// function may be called from any thread.
+// (docs/DESIGN.md contract 9): the `stoker` command and the Python package do, at start and at
+// import; a C++ program opts in by calling install_mapped_read_fault_handler once. Thread-safety:
+// every function may be called from any thread.
 
 #include <string>
 

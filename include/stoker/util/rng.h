@@ -1,5 +1,5 @@
 #pragma once
-// Counter-based random numbers (DESIGN.md contract 1). Every draw is a pure function of
+// Counter-based random numbers (docs/DESIGN.md contract 1). Every draw is a pure function of
 // (seed, stream, counter): no hidden state, so any thread, worker or process recomputes the same
 // draw from the same three words, whatever the worker count or timing.
 //

@@ -1,5 +1,5 @@
 #pragma once
-// Status and Result<T>: errors as values (DESIGN.md contract 5). A Status carries a code and
+// Status and Result<T>: errors as values (docs/DESIGN.md contract 5). A Status carries a code and
 // a one-line message that names the file and record involved; the CLI prints it as is.
 
 #include <cassert>

@@ -393,7 +393,7 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str();
   loader->add_flag("--uint8", o->uint8, "Deliver images as uint8 (normalise on the device)");
   loader->add_option("--verify", o->verify, "Record checksums: always, once (first read), off")
-      ->check(one_of("--verify", {"always", "once", "off"}))
+      ->check(one_of("--verify", kVerifyPolicyNames.names()))
       ->capture_default_str();
   add_whole_number(*loader, "--sample-cost-us", o->sample_cost_us,
                    "Add a synthetic field whose transform busy-waits N us per sample (a "

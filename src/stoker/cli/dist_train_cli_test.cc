@@ -99,7 +99,7 @@ void expect_same_epochs(const std::vector<nlohmann::json>& a,
 }
 
 // Issue 13, test 2: two ranks of batch 8 train the same model as one process of batch 16 on
-// the same global order (DESIGN.md contract 1), to 1e-5; with accumulation too (two ranks of
+// the same global order (docs/DESIGN.md contract 1), to 1e-5; with accumulation too (two ranks of
 // batch 4, two batches per step). The test set (57 samples, not even over 2 ranks) is evaluated
 // sharded, each sample once: the same test loss and accuracy.
 TEST_F(DistTrainCliTest, TwoRanksTrainLikeOneProcessWithTwiceTheBatch) {

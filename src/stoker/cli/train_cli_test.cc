@@ -369,7 +369,7 @@ TEST_F(TrainCliTest, SigintCheckpointsAndResumeEqualsAStraightRun) {
 }
 
 // --workers auto moves the worker count while training: the batches, hence the parameters, are
-// those of --workers 1 (DESIGN.md contract 1), and the run says what the tuner chose.
+// those of --workers 1 (docs/DESIGN.md contract 1), and the run says what the tuner chose.
 TEST_F(TrainCliTest, WorkersAutoTrainsTheSameParametersAsOneWorker) {
   write_data("data", 3000);
   auto train = [&](const std::string& workers, const std::string& model) {

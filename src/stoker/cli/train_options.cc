@@ -62,7 +62,7 @@ void add_run_options(CLI::App& command, TrainerOptions& o, TrainFlags& flags) {
                   "Weight decay (default: 0 for sgd and adam, 0.01 for adamw)")
       ->check(real_number("--weight-decay", 0, true));
   command.add_option("--schedule", flags.schedule, "constant, step, cosine or one-cycle")
-      ->check(one_of("--schedule", {"constant", "step", "cosine", "one-cycle"}))
+      ->check(one_of("--schedule", kScheduleKindNames.names()))
       ->capture_default_str();
   add_whole_number(command, "--warmup", o.schedule.warmup_steps, "Linear warm-up steps", 0)
       ->capture_default_str();
@@ -73,7 +73,7 @@ void add_run_options(CLI::App& command, TrainerOptions& o, TrainFlags& flags) {
   command.add_option("--min-lr", o.schedule.min_lr, "cosine and one-cycle: final lr")
       ->check(real_number("--min-lr", 0, true));
   command.add_option("--amp", flags.amp, "Mixed precision: off, bf16 (CPU or CUDA), fp16 (CUDA)")
-      ->check(one_of("--amp", {"off", "bf16", "fp16"}))
+      ->check(one_of("--amp", kAmpModeNames.names()))
       ->capture_default_str();
   add_whole_number(command, "--accum", o.accum,
                    "Batches per optimizer step (gradient accumulation)", 1)
@@ -105,7 +105,7 @@ void add_run_options(CLI::App& command, TrainerOptions& o, TrainFlags& flags) {
   command
       .add_option("--verify", flags.verify,
                   "Record checksums: once (first read, default), always, off")
-      ->check(one_of("--verify", {"always", "once", "off"}))
+      ->check(one_of("--verify", kVerifyPolicyNames.names()))
       ->capture_default_str();
   add_whole_number(command, "--seed", o.seed, "Seed of model initialisation and data order", 0)
       ->capture_default_str();

@@ -9,9 +9,10 @@
 #include <torch/csrc/autograd/variable.h>
 
 #include <map>
-#include <mutex>
 #include <tuple>
 #include <utility>
+
+#include "stoker/util/thread_annotations.h"
 
 namespace stoker {
 namespace {
@@ -47,16 +48,16 @@ struct GradientReducer::State {
   // The accumulators hooked and the hooks' keys, to remove them.
   std::vector<std::pair<std::shared_ptr<torch::autograd::Node>, uintptr_t>> hooks;
 
-  std::mutex mutex;  // guards the fields below and the buckets' round state
-  bool armed = false;
-  float vote = 0;
-  size_t next_start = 0;  // buckets [0, next_start) have started
-  size_t started_in_backward = 0;
-  Clock::time_point first_start;
-  Status error;  // of a hook
+  Mutex mutex;  // guards the fields below and the buckets' round state
+  bool armed STOKER_GUARDED_BY(mutex) = false;
+  float vote STOKER_GUARDED_BY(mutex) = 0;
+  size_t next_start STOKER_GUARDED_BY(mutex) = 0;  // buckets [0, next_start) have started
+  size_t started_in_backward STOKER_GUARDED_BY(mutex) = 0;
+  Clock::time_point first_start STOKER_GUARDED_BY(mutex);
+  Status error STOKER_GUARDED_BY(mutex);  // of a hook
 
   // Copies slot `s`'s gradient (zeros if it has none) into its bucket.
-  void gather(size_t s) {
+  void gather(size_t s) STOKER_REQUIRES(mutex) {
     Slot& slot = slots[s];
     at::Tensor target =
         buckets[slot.bucket].flat.narrow(0, slot.offset, slot.param.numel()).view_as(slot.param);
@@ -71,7 +72,7 @@ struct GradientReducer::State {
   }
 
   // Starts the buckets that are full, in order; `in_backward`: from a hook.
-  void start_ready(bool in_backward) {
+  void start_ready(bool in_backward) STOKER_REQUIRES(mutex) {
     while (next_start < buckets.size() && buckets[next_start].waiting == 0) {
       Bucket& b = buckets[next_start];
       if (next_start + 1 == buckets.size()) b.flat[vote_offset].fill_(vote);
@@ -84,8 +85,8 @@ struct GradientReducer::State {
   }
 
   // A hook: parameter `s`'s gradient is complete for this backward pass.
-  void on_gradient(size_t s) {
-    std::lock_guard<std::mutex> lock(mutex);
+  void on_gradient(size_t s) STOKER_EXCLUDES(mutex) {
+    MutexLock lock(mutex);
     if (!armed || slots[s].arrived) return;
     try {
       at::NoGradGuard no_grad;
@@ -173,7 +174,7 @@ GradientReducer::~GradientReducer() {
 size_t GradientReducer::bucket_count() const { return state_->buckets.size(); }
 
 void GradientReducer::prepare(bool overlap, float vote) {
-  std::lock_guard<std::mutex> lock(state_->mutex);
+  MutexLock lock(state_->mutex);
   state_->armed = overlap;
   state_->vote = vote;
 }
@@ -181,7 +182,7 @@ void GradientReducer::prepare(bool overlap, float vote) {
 Status GradientReducer::synchronize() {
   State& s = *state_;
   const Clock::time_point called = Clock::now();
-  std::lock_guard<std::mutex> lock(s.mutex);
+  MutexLock lock(s.mutex);
   at::NoGradGuard no_grad;
   Status status = s.error;
   try {

@@ -7,6 +7,8 @@
 #include <limits>
 #include <optional>
 
+#include "stoker/util/enum_names.h"
+
 namespace stoker {
 namespace {
 
@@ -136,15 +138,9 @@ Result<LaunchEnv> read_slurm(const Variables& vars, int world_size) {
 }  // namespace
 
 std::string to_string(Launcher launcher) {
-  switch (launcher) {
-    case Launcher::kTorchrun:
-      return "torchrun";
-    case Launcher::kSlurm:
-      return "slurm";
-    case Launcher::kNone:
-      break;
-  }
-  return "none";
+  static constexpr auto kNames = enum_names<Launcher>(
+      {{Launcher::kNone, "none"}, {Launcher::kTorchrun, "torchrun"}, {Launcher::kSlurm, "slurm"}});
+  return kNames.name(launcher);
 }
 
 Result<LaunchEnv> read_launch_env(const EnvLookup& lookup) {

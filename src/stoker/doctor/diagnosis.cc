@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "stoker/util/enum_names.h"
+
 namespace stoker {
 namespace {
 
@@ -183,17 +185,11 @@ std::string reason(Verdict verdict, const DoctorMeasurements& m, const Diagnosis
 }  // namespace
 
 const char* to_string(Verdict verdict) {
-  switch (verdict) {
-    case Verdict::kDataBound:
-      return "data-bound";
-    case Verdict::kTransferBound:
-      return "transfer-bound";
-    case Verdict::kComputeBound:
-      return "compute-bound";
-    case Verdict::kBalanced:
-      break;
-  }
-  return "balanced";
+  static constexpr auto kNames = enum_names<Verdict>({{Verdict::kDataBound, "data-bound"},
+                                                      {Verdict::kTransferBound, "transfer-bound"},
+                                                      {Verdict::kComputeBound, "compute-bound"},
+                                                      {Verdict::kBalanced, "balanced"}});
+  return kNames.name(verdict);
 }
 
 std::string DoctorAction::expected_gain() const {

@@ -34,7 +34,7 @@ BufferPool::BufferPool(std::vector<size_t> field_bytes, int64_t capacity, size_t
 std::shared_ptr<BatchBuffer> BufferPool::acquire() {
   std::unique_ptr<BatchBuffer> buffer;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     if (!idle_.empty()) {
       buffer = std::move(idle_.back());
       idle_.pop_back();
@@ -62,12 +62,12 @@ std::shared_ptr<BatchBuffer> BufferPool::acquire() {
 
 void BufferPool::give_back(BatchBuffer* buffer) {
   std::unique_ptr<BatchBuffer> owned(buffer);
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   if (idle_.size() < max_idle_) idle_.push_back(std::move(owned));
 }
 
 size_t BufferPool::allocations() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   return allocations_;
 }
 

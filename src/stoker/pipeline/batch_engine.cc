@@ -30,23 +30,12 @@ const EngineOptions& checked(const EngineOptions& o, const VerifiedSet* verified
 
 }  // namespace
 
-std::string to_string(VerifyPolicy policy) {
-  switch (policy) {
-    case VerifyPolicy::kAlways:
-      return "always";
-    case VerifyPolicy::kOnce:
-      return "once";
-    case VerifyPolicy::kOff:
-      return "off";
-  }
-  return "unknown";
-}
+std::string to_string(VerifyPolicy policy) { return kVerifyPolicyNames.name(policy); }
 
 Result<VerifyPolicy> parse_verify_policy(const std::string& name) {
-  if (name == "always") return VerifyPolicy::kAlways;
-  if (name == "once") return VerifyPolicy::kOnce;
-  if (name == "off") return VerifyPolicy::kOff;
-  return invalid_argument("verify policy '" + name + "' is not one of always, once, off");
+  if (std::optional<VerifyPolicy> policy = kVerifyPolicyNames.find(name)) return *policy;
+  return invalid_argument("verify policy '" + name + "' is not one of " +
+                          kVerifyPolicyNames.joined());
 }
 
 BatchEngine::BatchEngine(std::shared_ptr<const Dataset> dataset, BatchLayout layout,
@@ -76,7 +65,7 @@ BatchEngine::~BatchEngine() { stop(); }
 
 void BatchEngine::stop() {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     stopping_ = true;
     generation_.fetch_add(1);
   }
@@ -97,13 +86,13 @@ int64_t BatchEngine::end_seq() const {
 }
 
 int64_t BatchEngine::num_batches() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   return plans_.empty() ? 0 : plans_.front().plan.num_batches();
 }
 
 void BatchEngine::start(int64_t epoch, int64_t position) {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     const bool keep = plans_.size() == 2 && plans_[1].plan.epoch() == epoch &&
                       plans_[1].plan.start() == position && next_deliver_ == plans_[1].first_seq;
     if (keep) {
@@ -129,7 +118,7 @@ void BatchEngine::set_active_workers(int workers) {
   if (options_.workers == 0) return;
   workers = std::clamp(workers, 1, options_.workers);
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     if (workers == active_) return;
     active_ = workers;
   }
@@ -143,7 +132,7 @@ void BatchEngine::set_active_workers(int workers) {
 void BatchEngine::set_window(int prefetch) {
   prefetch = std::clamp(prefetch, 1, options_.prefetch);
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     if (prefetch == window_) return;
     window_ = prefetch;
   }
@@ -198,11 +187,13 @@ std::pair<size_t, size_t> BatchEngine::piece_range(size_t n, int p) const {
 void BatchEngine::work(int index) {
   pthread_setname_np(pthread_self(), "stoker-worker");
   Scratch scratch;
-  std::unique_lock<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   while (true) {
-    idle_cv_.wait(lock, [&] { return stopping_ || index < active_; });
+    lock.wait(idle_cv_, [&]() STOKER_REQUIRES(mutex_) { return stopping_ || index < active_; });
     ++sleeping_;
-    work_cv_.wait(lock, [&] { return stopping_ || index >= active_ || piece_available(); });
+    lock.wait(work_cv_, [&]() STOKER_REQUIRES(mutex_) {
+      return stopping_ || index >= active_ || piece_available();
+    });
     --sleeping_;
     if (stopping_) return;
     if (index >= active_) continue;
@@ -356,7 +347,7 @@ std::shared_ptr<BatchBuffer> BatchEngine::next_until(std::chrono::steady_clock::
 std::shared_ptr<BatchBuffer> BatchEngine::take_next(
     const std::optional<std::chrono::steady_clock::time_point>& deadline, bool* timed_out) {
   if (timed_out) *timed_out = false;
-  std::unique_lock<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   if (plans_.empty() ||
       next_deliver_ >= plans_.front().first_seq + plans_.front().plan.num_batches())
     return nullptr;
@@ -378,12 +369,14 @@ std::shared_ptr<BatchBuffer> BatchEngine::take_next(
   int64_t waited = 0;
   if (it == ready_.end()) {
     const int64_t start = now_ns();
-    const auto ready = [&] { return (it = ready_.find(next_deliver_)) != ready_.end(); };
+    const auto ready = [&]() STOKER_REQUIRES(mutex_) {
+      return (it = ready_.find(next_deliver_)) != ready_.end();
+    };
     bool is_ready = true;
     if (deadline) {
-      is_ready = ready_cv_.wait_until(lock, *deadline, ready);
+      is_ready = lock.wait_until(ready_cv_, *deadline, ready);
     } else {
-      ready_cv_.wait(lock, ready);
+      lock.wait(ready_cv_, ready);
     }
     const int64_t end = now_ns();
     waited = end - start;

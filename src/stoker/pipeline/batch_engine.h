@@ -1,7 +1,7 @@
 #pragma once
 // BatchEngine: the loader's persistent worker pool. Workers start once and live across epochs;
 // they build batches straight into pooled buffers and the consumer takes them strictly in plan
-// order (DESIGN.md contracts 1, 4, 5, 6). Private to the pipeline: LoaderCore owns one.
+// order (docs/DESIGN.md contracts 1, 4, 5, 6). Private to the pipeline: LoaderCore owns one.
 //
 // Work unit: a piece of a batch. Each batch is split into as many contiguous pieces as there
 // are workers, so heavy samples (decode, augmentation) keep every worker busy whatever the
@@ -41,7 +41,6 @@
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -53,6 +52,7 @@
 #include "stoker/pipeline/verified_set.h"
 #include "stoker/store/dataset.h"
 #include "stoker/trace/tracer.h"
+#include "stoker/util/thread_annotations.h"
 
 namespace stoker {
 
@@ -83,22 +83,22 @@ class BatchEngine {
   ~BatchEngine();
 
   // Deliver plan(epoch, position) next, and build plan(epoch + 1, 0) behind it.
-  void start(int64_t epoch, int64_t position);
+  void start(int64_t epoch, int64_t position) STOKER_EXCLUDES(mutex_);
   // The next batch of the started plan, or nullptr after its last. Blocks while it is built.
-  std::shared_ptr<BatchBuffer> next();
+  std::shared_ptr<BatchBuffer> next() STOKER_EXCLUDES(mutex_);
   // As next(), but waits at most until `deadline` for a batch still being built: then it sets
   // *timed_out and returns nullptr, and a later call takes up the same batch. With workers == 0
   // it builds the batch inline and never times out.
   std::shared_ptr<BatchBuffer> next_until(std::chrono::steady_clock::time_point deadline,
-                                          bool* timed_out);
+                                          bool* timed_out) STOKER_EXCLUDES(mutex_);
   // Batches of the started plan.
-  int64_t num_batches() const;
+  int64_t num_batches() const STOKER_EXCLUDES(mutex_);
   // Workers that take pieces from now on: those with index < `workers`, clamped to
   // [1, options.workers]. Pieces already taken are finished. No effect with workers == 0.
-  void set_active_workers(int workers);
+  void set_active_workers(int workers) STOKER_EXCLUDES(mutex_);
   // Batches built ahead of the consumer from now on, clamped to [1, options.prefetch]; batches
   // already opened beyond a lowered window are finished and delivered.
-  void set_window(int prefetch);
+  void set_window(int prefetch) STOKER_EXCLUDES(mutex_);
 
  private:
   // A plan and the sequence number of its first batch (numbers run on across plans).
@@ -122,18 +122,19 @@ class BatchEngine {
   };
 
   // Worker `index`'s loop.
-  void work(int index);
+  void work(int index) STOKER_EXCLUDES(mutex_);
   // next() and next_until(): waits until `deadline` if set, else for as long as it takes.
   std::shared_ptr<BatchBuffer> take_next(
-      const std::optional<std::chrono::steady_clock::time_point>& deadline, bool* timed_out);
+      const std::optional<std::chrono::steady_clock::time_point>& deadline, bool* timed_out)
+      STOKER_EXCLUDES(mutex_);
   // Cancels the workers and joins them. Idempotent.
-  void stop();
-  // Under mutex_: whether a piece can be taken now, and taking it.
-  bool piece_available() const;
-  Piece take_piece();
-  // The plan holding sequence number `seq` (under mutex_).
-  const Scheduled& scheduled(int64_t seq) const;
-  int64_t end_seq() const;
+  void stop() STOKER_EXCLUDES(mutex_);
+  // Whether a piece can be taken now, and taking it.
+  bool piece_available() const STOKER_REQUIRES(mutex_);
+  Piece take_piece() STOKER_REQUIRES(mutex_);
+  // The plan holding sequence number `seq`.
+  const Scheduled& scheduled(int64_t seq) const STOKER_REQUIRES(mutex_);
+  int64_t end_seq() const STOKER_REQUIRES(mutex_);
   // Builds samples of `piece` into its buffer; returns false if cancelled meanwhile.
   bool build_piece(const Piece& piece, Scratch& scratch);
   // The first of records[0..n) whose shard a guarded read found shrunk (mapped_read_guard.h),
@@ -161,23 +162,23 @@ class BatchEngine {
   // The consumer's: time waited for the epoch's first batch in calls that timed out.
   int64_t start_wait_ns_ = 0;
 
-  mutable std::mutex mutex_;
+  mutable Mutex mutex_;
   std::condition_variable work_cv_;   // active workers wait for a piece to take
   std::condition_variable idle_cv_;   // workers beyond active_ wait to become active
   std::condition_variable ready_cv_;  // the consumer waits for its batch
-  // Guarded by mutex_: the plan being delivered and the one behind it.
-  std::deque<Scheduled> plans_;
-  int64_t next_deliver_ = 0;  // guarded by mutex_: sequence number the consumer takes next
-  int64_t next_open_ = 0;     // guarded by mutex_: sequence number of the next batch to open
-  // Guarded by mutex_: the last opened batch while it still has pieces to hand out.
-  std::shared_ptr<BatchBuffer> opening_;
-  int next_piece_ = 0;                                     // guarded by mutex_: of opening_
-  std::map<int64_t, int> pieces_left_;                     // guarded by mutex_: by seq
-  std::map<int64_t, std::shared_ptr<BatchBuffer>> ready_;  // guarded by mutex_: by seq
-  bool stopping_ = false;                                  // guarded by mutex_
-  int sleeping_ = 0;  // guarded by mutex_: workers waiting for a piece
-  int active_ = 0;    // guarded by mutex_: workers with a lower index take pieces
-  int window_ = 0;    // guarded by mutex_: batches open and not yet delivered, at most
+  // The plan being delivered and the one behind it.
+  std::deque<Scheduled> plans_ STOKER_GUARDED_BY(mutex_);
+  int64_t next_deliver_ STOKER_GUARDED_BY(mutex_) = 0;  // sequence number the consumer takes next
+  int64_t next_open_ STOKER_GUARDED_BY(mutex_) = 0;     // of the next batch to open
+  // The last opened batch while it still has pieces to hand out.
+  std::shared_ptr<BatchBuffer> opening_ STOKER_GUARDED_BY(mutex_);
+  int next_piece_ STOKER_GUARDED_BY(mutex_) = 0;                                     // of opening_
+  std::map<int64_t, int> pieces_left_ STOKER_GUARDED_BY(mutex_);                     // by seq
+  std::map<int64_t, std::shared_ptr<BatchBuffer>> ready_ STOKER_GUARDED_BY(mutex_);  // by seq
+  bool stopping_ STOKER_GUARDED_BY(mutex_) = false;
+  int sleeping_ STOKER_GUARDED_BY(mutex_) = 0;  // workers waiting for a piece
+  int active_ STOKER_GUARDED_BY(mutex_) = 0;    // workers with a lower index take pieces
+  int window_ STOKER_GUARDED_BY(mutex_) = 0;    // batches open and not yet delivered, at most
   // Bumped (under mutex_) when work in flight is dropped; workers compare it per sample.
   std::atomic<uint64_t> generation_{0};
   std::vector<std::thread> workers_;

@@ -2,7 +2,7 @@
 // DLPack export: a batch field as a "dltensor" capsule that torch.utils.dlpack.from_dlpack (or
 // any DLPack consumer) turns into a tensor viewing the pooled buffer, without a copy. The
 // capsule, and the tensor made from it, hold a copy of the batch's owner: the buffer goes back
-// to the pool only when the last of them is gone (DESIGN.md contract 4).
+// to the pool only when the last of them is gone (docs/DESIGN.md contract 4).
 
 #include <pybind11/pybind11.h>
 

@@ -89,9 +89,9 @@ FieldRequest field_request(const Schema& schema, const py::dict& spec) {
 }
 
 ErrorPolicy parse_error_policy(const std::string& name) {
-  if (name == "raise") return ErrorPolicy::kRaise;
-  if (name == "skip") return ErrorPolicy::kSkip;
-  throw Error(invalid_argument("on_error '" + name + "' is not one of raise, skip"));
+  if (std::optional<ErrorPolicy> policy = kErrorPolicyNames.find(name)) return *policy;
+  throw Error(
+      invalid_argument("on_error '" + name + "' is not one of " + kErrorPolicyNames.joined()));
 }
 
 // _stoker.LoaderCore: opened on a dataset directory, then configured once.
@@ -145,7 +145,7 @@ class BoundLoader {
                     "drop_last"_a = o.drop_last, "workers"_a = o.workers, "prefetch"_a = o.prefetch,
                     "rank"_a = o.rank, "world_size"_a = o.world_size,
                     "verify"_a = to_string(o.verify),
-                    "on_error"_a = o.on_error == ErrorPolicy::kSkip ? "skip" : "raise");
+                    "on_error"_a = kErrorPolicyNames.name(o.on_error));
   }
 
   // workers="auto": what the tuning chose so far (TuningReport::to_json as a dict); else None.
@@ -264,6 +264,12 @@ class BoundEpoch {
 }  // namespace
 
 void register_loader(py::module_& module) {
+  // The limits and names stoker.Loader checks against (LoaderOptions'), so Python copies none.
+  module.attr("MAX_WORKERS") = kMaxWorkers;
+  module.attr("MAX_PREFETCH") = kMaxPrefetch;
+  module.attr("AUTO_TUNE_WORKERS") = kAutoTuneWorkers;
+  module.attr("VERIFY_POLICIES") = py::tuple(py::cast(kVerifyPolicyNames.names()));
+  module.attr("ERROR_POLICIES") = py::tuple(py::cast(kErrorPolicyNames.names()));
   py::class_<BoundLoader>(module, "LoaderCore",
                           "The native loader over a dataset directory (stoker.Loader wraps it).")
       .def(py::init<const std::string&>(), "path"_a)

@@ -1,6 +1,7 @@
 // The extension module stoker._stoker. Each part of the binding registers itself here; the
 // Python package (python/stoker) builds the user-facing API on top.
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include "stoker/python/errors.h"
 #include "stoker/python/image_binding.h"
@@ -20,6 +21,7 @@ PYBIND11_MODULE(_stoker, module) {
   // interpreter (mapped_read_guard.h; chained to any SIGBUS handler installed before, such as
   // faulthandler's).
   stoker::install_mapped_read_fault_handler();
+  module.attr("DTYPES") = pybind11::tuple(pybind11::cast(stoker::kDTypeNames.names()));
   stoker::python::register_errors(module);
   stoker::python::register_loader(module);
   stoker::python::register_writer(module);

@@ -20,26 +20,9 @@ bool has_control_character(const std::string& text) {
 
 }  // namespace
 
-const char* dtype_name(DType dtype) {
-  switch (dtype) {
-    case DType::kUint8:
-      return "uint8";
-    case DType::kInt64:
-      return "int64";
-    case DType::kFloat32:
-      return "float32";
-    case DType::kBytes:
-      return "bytes";
-  }
-  return "?";
-}
+const char* dtype_name(DType dtype) { return kDTypeNames.name(dtype); }
 
-std::optional<DType> dtype_from_name(const std::string& name) {
-  for (DType dtype : {DType::kUint8, DType::kInt64, DType::kFloat32, DType::kBytes}) {
-    if (name == dtype_name(dtype)) return dtype;
-  }
-  return std::nullopt;
-}
+std::optional<DType> dtype_from_name(const std::string& name) { return kDTypeNames.find(name); }
 
 size_t dtype_size(DType dtype) {
   switch (dtype) {

@@ -97,7 +97,7 @@ TEST(ChromeTraceTest, ThreadNameCutInsideUtf8StillGivesJson) {
     pthread_setname_np(pthread_self(), "abcdefghijklmn\xc3");
     trace_counter(&tracer, "c", "n", 1);
   }).join();
-  EXPECT_NO_THROW(json::parse(chrome_trace_json(tracer)));
+  EXPECT_TRUE(json::parse(chrome_trace_json(tracer)).is_object());
 }
 
 TEST(ChromeTraceTest, WritesTheFileAndRefusesBadPaths) {

@@ -67,7 +67,7 @@ Tracer::ThreadBuffer* Tracer::this_thread_buffer() {
   if (t_cache.tracer_id == id_) return static_cast<ThreadBuffer*>(t_cache.buffer);
   // First event of this thread on this Tracer, or the thread recorded on another Tracer since.
   const uint64_t serial = t_thread_serial;
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   auto it =
       std::find_if(buffers_.begin(), buffers_.end(),
                    [&](const std::unique_ptr<ThreadBuffer>& b) { return b->serial == serial; });
@@ -116,7 +116,7 @@ void Tracer::counter(const char* category, const char* name, double value) {
 
 void Tracer::add_track(const std::string& name, int64_t tid, const char* category,
                        const std::vector<ImportedSpan>& spans) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   ThreadTrace track;
   track.tid = tid;
   track.name = name;
@@ -134,7 +134,7 @@ void Tracer::add_track(const std::string& name, int64_t tid, const char* categor
 }
 
 std::vector<ThreadTrace> Tracer::snapshot() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   std::vector<ThreadTrace> out;
   out.reserve(buffers_.size());
   for (const auto& buffer : buffers_) {
@@ -151,7 +151,7 @@ std::vector<ThreadTrace> Tracer::snapshot() const {
 }
 
 uint64_t Tracer::dropped() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   uint64_t total = 0;
   for (const auto& buffer : buffers_) total += buffer->dropped.load(std::memory_order_relaxed);
   for (const ThreadTrace& track : tracks_) total += track.dropped;

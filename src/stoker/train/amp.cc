@@ -44,23 +44,12 @@ void set_autocast_dtype(c10::DeviceType d, c10::ScalarType t) {
 }  // namespace
 
 Result<AmpMode> parse_amp_mode(const std::string& name) {
-  if (name == "off") return AmpMode::kOff;
-  if (name == "bf16") return AmpMode::kBf16;
-  if (name == "fp16") return AmpMode::kFp16;
-  return invalid_argument("unknown amp mode '" + name + "': known modes are off, bf16, fp16");
+  if (std::optional<AmpMode> mode = kAmpModeNames.find(name)) return *mode;
+  return invalid_argument("unknown amp mode '" + name + "': known modes are " +
+                          kAmpModeNames.joined());
 }
 
-std::string to_string(AmpMode mode) {
-  switch (mode) {
-    case AmpMode::kOff:
-      return "off";
-    case AmpMode::kBf16:
-      return "bf16";
-    case AmpMode::kFp16:
-      return "fp16";
-  }
-  return "off";
-}
+std::string to_string(AmpMode mode) { return kAmpModeNames.name(mode); }
 
 AutocastGuard::AutocastGuard(AmpMode mode, c10::DeviceType device)
     : device_(device),

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "stoker/pipeline/image_transforms.h"
+#include "stoker/util/enum_names.h"
 
 namespace stoker {
 namespace {
@@ -45,15 +46,11 @@ std::vector<float> choose(const std::vector<float>& given, const std::vector<dou
 }  // namespace
 
 const char* to_string(NormalizationSource source) {
-  switch (source) {
-    case NormalizationSource::kOption:
-      return "option";
-    case NormalizationSource::kData:
-      return "data";
-    case NormalizationSource::kDefault:
-      break;
-  }
-  return "default";
+  static constexpr auto kNames =
+      enum_names<NormalizationSource>({{NormalizationSource::kOption, "option"},
+                                       {NormalizationSource::kData, "data"},
+                                       {NormalizationSource::kDefault, "default"}});
+  return kNames.name(source);
 }
 
 NormalizationChoice choose_normalization(const Manifest& train, const std::string& dir,

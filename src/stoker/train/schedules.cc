@@ -51,27 +51,12 @@ Status validate(const ScheduleSpec& s) {
 
 }  // namespace
 
-std::string to_string(ScheduleKind kind) {
-  switch (kind) {
-    case ScheduleKind::kConstant:
-      return "constant";
-    case ScheduleKind::kStep:
-      return "step";
-    case ScheduleKind::kCosine:
-      return "cosine";
-    case ScheduleKind::kOneCycle:
-      return "one-cycle";
-  }
-  return "unknown";
-}
+std::string to_string(ScheduleKind kind) { return kScheduleKindNames.name(kind); }
 
 Result<ScheduleKind> parse_schedule_kind(const std::string& name) {
-  if (name == "constant") return ScheduleKind::kConstant;
-  if (name == "step") return ScheduleKind::kStep;
-  if (name == "cosine") return ScheduleKind::kCosine;
-  if (name == "one-cycle") return ScheduleKind::kOneCycle;
-  return invalid_argument("unknown lr schedule '" + name +
-                          "': known schedules are constant, step, cosine, one-cycle");
+  if (std::optional<ScheduleKind> kind = kScheduleKindNames.find(name)) return *kind;
+  return invalid_argument("unknown lr schedule '" + name + "': known schedules are " +
+                          kScheduleKindNames.joined());
 }
 
 LrSchedule::LrSchedule(const ScheduleSpec& spec) : spec_(spec) { throw_if_error(validate(spec)); }

@@ -91,7 +91,7 @@ Status ChildGroup::start(const ChildSpec& spec) {
   }
   if (group_ == 0) group_ = pid;
   ::setpgid(pid, group_);  // also here: whichever of parent and child runs first
-  children_.push_back(Child{pid, true, 0});
+  children_.push_back(Child{pid, true, 0, {}});
   int error = 0;
   ssize_t n;
   while ((n = ::read(report[0], &error, sizeof error)) < 0 && errno == EINTR) {

@@ -2,10 +2,10 @@
 // The registry of live file mappings: which file an address belongs to, for a fault handler.
 // A file that shrinks while it is mapped (truncated, or rewritten in place) makes reads past its
 // new end raise SIGBUS; the handler (mapped_read_guard.h's, installed by the CLI and the Python
-// package: the library installs none by itself, DESIGN.md) finds the file through
-// mark_changed_at and marks it changed, so that readers can say which file changed. MappedFile
-// registers each mapping after mmap and unregisters it before munmap, so a registered range is
-// always mapped.
+// package: the library installs none by itself, docs/DESIGN.md contract 9) finds the file
+// through mark_changed_at and marks it changed, so that readers can say which file changed.
+// MappedFile registers each mapping after mmap and unregisters it before munmap, so a
+// registered range is always mapped.
 //
 // A fixed table of kMappingRegistrySlots slots, each guarded by a sequence number: lock-free,
 // no allocation on lookup. Thread-safety: every function may run concurrently on any thread;

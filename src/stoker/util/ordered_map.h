@@ -19,13 +19,13 @@
 #include <condition_variable>
 #include <cstddef>
 #include <exception>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "stoker/util/status.h"
+#include "stoker/util/thread_annotations.h"
 
 namespace stoker {
 
@@ -38,23 +38,27 @@ Status ordered_map(size_t count, int workers, size_t window, Produce&& produce, 
     Status error;  // produce threw
     bool ready = false;
   };
-  std::vector<Slot> slots(window);
-  std::mutex mutex;
-  std::condition_variable item_ready, slot_free;
-  // Guarded by `mutex`, with `slots`:
-  size_t next = 0;      // the next index to produce
-  size_t consumed = 0;  // indices below this are taken by the consumer
-  bool stop = false;
+  struct Shared {
+    explicit Shared(size_t window) : slots(window) {}
+    Mutex mutex;
+    std::condition_variable item_ready, slot_free;
+    std::vector<Slot> slots STOKER_GUARDED_BY(mutex);
+    size_t next STOKER_GUARDED_BY(mutex) = 0;      // the next index to produce
+    size_t consumed STOKER_GUARDED_BY(mutex) = 0;  // indices below this are taken by the consumer
+    bool stop STOKER_GUARDED_BY(mutex) = false;
+  } shared(window);
 
   const auto run_worker = [&](int worker) {
     pthread_setname_np(pthread_self(), "stoker-map");
     for (;;) {
       size_t index;
       {
-        std::unique_lock<std::mutex> lock(mutex);
-        slot_free.wait(lock, [&] { return stop || next >= count || next < consumed + window; });
-        if (stop || next >= count) return;
-        index = next++;
+        MutexLock lock(shared.mutex);
+        lock.wait(shared.slot_free, [&]() STOKER_REQUIRES(shared.mutex) {
+          return shared.stop || shared.next >= count || shared.next < shared.consumed + window;
+        });
+        if (shared.stop || shared.next >= count) return;
+        index = shared.next++;
       }
       Slot result;
       try {
@@ -67,9 +71,9 @@ Status ordered_map(size_t count, int workers, size_t window, Produce&& produce, 
             Status(StatusCode::kInternal, "item " + std::to_string(index) + ": unknown exception");
       }
       result.ready = true;
-      std::lock_guard<std::mutex> lock(mutex);
-      slots[index % window] = std::move(result);
-      item_ready.notify_all();
+      MutexLock lock(shared.mutex);
+      shared.slots[index % window] = std::move(result);
+      shared.item_ready.notify_all();
     }
   };
 
@@ -84,19 +88,20 @@ Status ordered_map(size_t count, int workers, size_t window, Produce&& produce, 
   for (size_t index = 0; index < count && status.is_ok(); ++index) {
     Slot slot;
     {
-      std::unique_lock<std::mutex> lock(mutex);
-      item_ready.wait(lock, [&] { return slots[index % window].ready; });
-      slot = std::move(slots[index % window]);
-      slots[index % window] = Slot();
-      consumed = index + 1;
-      slot_free.notify_all();
+      MutexLock lock(shared.mutex);
+      lock.wait(shared.item_ready,
+                [&]() STOKER_REQUIRES(shared.mutex) { return shared.slots[index % window].ready; });
+      slot = std::move(shared.slots[index % window]);
+      shared.slots[index % window] = Slot();
+      shared.consumed = index + 1;
+      shared.slot_free.notify_all();
     }
     status = slot.error.is_ok() ? Status(consume(index, *slot.value)) : slot.error;
   }
   {
-    std::lock_guard<std::mutex> lock(mutex);
-    stop = true;
-    slot_free.notify_all();
+    MutexLock lock(shared.mutex);
+    shared.stop = true;
+    shared.slot_free.notify_all();
   }
   for (std::thread& thread : threads) thread.join();
   return status;
