@@ -79,7 +79,7 @@ phase_tests() {
   local rc=0
   (cd "$root/python/tests" && "$PYTHON" -m pytest -q -p no:cacheprovider \
     --junitxml="$out/tests-python.xml" .) || rc=$?
-  if [ -f "$build/cpp/CTestTestfile.cmake" ]; then
+  if [ -x "$STOKER_CLI" ]; then  # the C++ project was built (build.sh cpp)
     ctest --test-dir "$build/cpp" -j "$cores" --output-on-failure --timeout 600 \
       --output-junit "$out/tests-cpp.xml" || rc=$?
   fi
