@@ -52,6 +52,7 @@ MODELS = ("resnet50", "resnet18", "tiny", "none")
 MEAN = (0.485, 0.456, 0.406)
 STD = (0.229, 0.224, 0.225)
 TARGET = 0.95
+ROW_TIMEOUT_S = 600  # a row that takes longer has hung (compiling ResNet-50 takes 1-2 min)
 
 
 def parse_args(argv=None):
@@ -69,7 +70,7 @@ def parse_args(argv=None):
     p.add_argument("--image-size", type=int, default=224)
     p.add_argument("--classes", type=int, default=1000, help="the model's outputs")
     p.add_argument("--warmup-steps", type=int, default=15)
-    p.add_argument("--steps", type=int, default=60, help="timed steps at most")
+    p.add_argument("--steps", type=int, default=100, help="timed steps at most")
     p.add_argument("--seconds", type=float, default=10.0, help="timed seconds at most")
     p.add_argument("--compile", action="store_true", help="add torch.compile rows")
     p.add_argument("--out", help="write the results here as JSON")
@@ -321,26 +322,32 @@ def run_row(spec):
 
 # ---- the orchestrating process ------------------------------------------------------------
 
-def row_command(args, spec):
+def row_command(spec):
     """The command for one row: this script, pinned to the row's cores."""
     cores = f"0-{spec['cores'] - 1}"
     return ["taskset", "-c", cores, sys.executable, os.path.abspath(__file__),
             "--row", json.dumps(spec)]
 
 
-def run_rows(args, specs):
+def run_rows(specs, scratch):
+    """Runs each row in its own process, which writes its measurement to a file (not to a
+    pipe, which its DataLoader workers would hold open after it exits)."""
     rows = []
-    for spec in specs:
+    for i, spec in enumerate(specs):
         label = (f"{spec['model']:<9} {spec['feeder']:<11} {spec['cores']:>2} cores"
                  + (" compiled" if spec["compile"] else ""))
         print(f"gpu_feed: {label} ...", file=sys.stderr, flush=True)
-        proc = subprocess.run(row_command(args, spec), stdout=subprocess.PIPE, text=True)
-        lines = proc.stdout.strip().splitlines()
-        if proc.returncode != 0 or not lines:
-            rows.append({**spec, "error": f"exit status {proc.returncode}"})
-            print(f"gpu_feed: {label} FAILED (exit status {proc.returncode})", file=sys.stderr)
+        spec = {**spec, "result": os.path.join(scratch, f"row-{i}.json")}
+        try:
+            code = subprocess.run(row_command(spec), timeout=ROW_TIMEOUT_S).returncode
+        except subprocess.TimeoutExpired:
+            code = f"killed after {ROW_TIMEOUT_S} s"
+        if code != 0 or not os.path.exists(spec["result"]):
+            rows.append({**spec, "error": f"exit status {code}"})
+            print(f"gpu_feed: {label} FAILED (exit status {code})", file=sys.stderr)
             continue
-        row = json.loads(lines[-1])
+        with open(spec["result"]) as f:
+            row = json.load(f)
         rows.append(row)
         print(f"gpu_feed: {label} {row['images_per_s']:,.0f} images/s", file=sys.stderr)
     return rows
@@ -459,8 +466,13 @@ def print_table(rows, summary):
 def main(argv=None) -> int:
     args = parse_args(argv)
     if args.row:
-        print(json.dumps(run_row(json.loads(args.row))), flush=True)
-        return 0
+        spec = json.loads(args.row)
+        row = run_row(spec)
+        with open(spec["result"], "w") as f:
+            json.dump(row, f)
+        print(json.dumps(row), flush=True)
+        sys.stderr.flush()
+        os._exit(0)  # no teardown of workers and CUDA: the measurement is written
     import torch
     import torchvision
 
@@ -476,7 +488,8 @@ def main(argv=None) -> int:
         images, dataset = args.images, args.dataset
         if args.dry_run and not (images and dataset):
             images, dataset = dry_run_data(scratch)
-        rows = run_rows(args, plan(args, os.path.abspath(images), os.path.abspath(dataset)))
+        specs = plan(args, os.path.abspath(images), os.path.abspath(dataset))
+        rows = run_rows(specs, scratch)
     summary = summarize(rows)
     machine = {"torch": torch.__version__, "torchvision": torchvision.__version__,
                "device": (torch.cuda.get_device_name() if args.device.startswith("cuda")

@@ -124,8 +124,8 @@ source "$build/env.sh"
 export CCACHE_BASEDIR=$root CCACHE_NOHASHDIR=1
 
 cmake_common=(-G Ninja -DCMAKE_LIBRARY_ARCHITECTURE=$arch
-  "-DCMAKE_PREFIX_PATH=$prefix/usr;$torch_prefix${pybind11_dir:+;$pybind11_dir}"
-  -DPKG_CONFIG_EXECUTABLE="$pkg_config")
+  "-DCMAKE_PREFIX_PATH=$prefix/usr;$torch_prefix" -DPKG_CONFIG_EXECUTABLE="$pkg_config")
+[ -n "$pybind11_dir" ] && cmake_common+=(-Dpybind11_DIR="$pybind11_dir")
 echo "build.sh: PyTorch $torch_version (CUDA ${torch_cuda:-none}), LibTorch from $torch_prefix," \
   "prefix $prefix, $jobs jobs"
 
