@@ -14,6 +14,7 @@ with momentum, batch 256, RandomResizedCrop + flip + normalise) fed by:
               (PNGs and CMYK JPEGs, which it cannot decode, are decoded on the CPU)
   stoker_host stoker.Loader(device="cpu"): with --models none, the loader alone, to compare
               with stoker's device path (what the copy adds)
+  stoker_auto stoker.Loader(device=DEVICE, workers="auto"): the tuner against fixed workers
 Model "none" runs no step: the loader alone. Each (model, feeder, cores) row runs in its own
 process under `taskset -c 0-(cores-1)` with `cores` workers, and is timed in steady state
 (--warmup-steps, then --steps or --seconds, whichever ends first; the warm-up stops after 3
@@ -47,7 +48,8 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FEEDERS = ("bound", "stoker", "stoker_u8", "dataloader", "gpu_decode", "stoker_host")
+FEEDERS = ("bound", "stoker", "stoker_u8", "dataloader", "gpu_decode", "stoker_host",
+           "stoker_auto")
 MODELS = ("resnet50", "resnet18", "tiny", "none")
 MEAN = (0.485, 0.456, 0.406)
 STD = (0.229, 0.224, 0.225)
@@ -153,7 +155,9 @@ def stoker_feeder(torch, spec, device):
         steps.append(T.Normalize(MEAN, STD))
     target = "cpu" if spec["feeder"] == "stoker_host" else device.type
     loader = stoker.Loader(spec["dataset"], batch_size=spec["batch"], shuffle=True,
-                           drop_last=True, workers=spec["workers"],
+                           drop_last=True,
+                           workers=("auto" if spec["feeder"] == "stoker_auto"
+                                    else spec["workers"]),
                            transforms={"image": T.Compose(steps)}, device=target)
     normalize = normalizer(torch, device) if u8 else (lambda images: images)
 

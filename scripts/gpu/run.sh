@@ -13,7 +13,8 @@
 #   feed18  the same on ResNet-18
 #   compile torch.compile on the model: the bound and stoker at the most cores, ResNet-50 and
 #           ResNet-18, beside the plain bound
-#   copy    the loader alone, stoker on the device against on the host: what the copy adds
+#   copy    the loader alone, stoker on the device against on the host (what the copy adds),
+#           and workers="auto" against fixed workers
 #   train   `stoker train --device cuda --model resnet18 --amp bf16` at 4, 8 and 16 cores
 #           (issue 25), each run's report.json as train-N-cores.json
 # --dry-run: the same commands on the CPU at toy sizes (device cpu, a tiny model, 20 images a
@@ -114,7 +115,8 @@ phase_compile() {
   feed compile --models resnet50,resnet18 --feeders bound --cores "$(core_list 16)" --compile
 }
 phase_copy() {
-  feed copy --models none --feeders stoker,stoker_host --cores "$(core_list 4 16)" --steps 200
+  feed copy --models none --feeders stoker,stoker_host,stoker_auto --cores "$(core_list 4 16)" \
+    --steps 200
 }
 
 phase_train() {
