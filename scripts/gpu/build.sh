@@ -123,8 +123,10 @@ ENV
 source "$build/env.sh"
 export CCACHE_BASEDIR=$root CCACHE_NOHASHDIR=1
 
+# The prefix's libraries on the run path too: the extension and programs load without env.sh.
 cmake_common=(-G Ninja -DCMAKE_LIBRARY_ARCHITECTURE=$arch
-  "-DCMAKE_PREFIX_PATH=$prefix/usr;$torch_prefix" -DPKG_CONFIG_EXECUTABLE="$pkg_config")
+  "-DCMAKE_PREFIX_PATH=$prefix/usr;$torch_prefix" -DPKG_CONFIG_EXECUTABLE="$pkg_config"
+  -DCMAKE_BUILD_RPATH="$prefix/usr/lib/$arch")
 [ -n "$pybind11_dir" ] && cmake_common+=(-Dpybind11_DIR="$pybind11_dir")
 echo "build.sh: PyTorch $torch_version (CUDA ${torch_cuda:-none}), LibTorch from $torch_prefix," \
   "prefix $prefix, $jobs jobs"
