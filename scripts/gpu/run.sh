@@ -15,6 +15,8 @@
 #           ResNet-18, beside the plain bound
 #   copy    the loader alone, stoker on the device against on the host (what the copy adds),
 #           and workers="auto" against fixed workers
+#   sanitize  compute-sanitizer's memcheck and racecheck over 21 batches (at most one epoch)
+#           of stoker.Loader(device="cuda") (issue 24; the dry run runs the script plainly)
 #   train   `stoker train --device cuda --model resnet18 --amp bf16` at 4, 8 and 16 cores
 #           (issue 25), each run's report.json as train-N-cores.json
 # --dry-run: the same commands on the CPU at toy sizes (device cpu, a tiny model, 20 images a
@@ -119,6 +121,34 @@ phase_copy() {
     --steps 200
 }
 
+phase_sanitize() {
+  [ -f "$data/.done" ] || phase_data || return
+  local script='import sys, stoker
+T = stoker.transforms
+pipeline = T.Compose([T.RandomResizedCrop(224), T.Normalize((0.485, 0.456, 0.406),
+                                                            (0.229, 0.224, 0.225))])
+loader = stoker.Loader(sys.argv[1], batch_size=64, workers=4, device=sys.argv[2],
+                       transforms={"image": pipeline})
+total = 0.0
+for i, batch in enumerate(loader):
+    total += float(batch["image"].double().sum())
+    if i == 20:
+        break
+print("sanitize:", i + 1, "batches, checksum", total)'
+  if [ $dry = 1 ]; then
+    "$PYTHON" -c "$script" "$data/dataset" cpu
+    return
+  fi
+  local sanitizer tool rc=0
+  sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  for tool in memcheck racecheck; do
+    echo "== sanitize: $tool"
+    timeout 240 "$sanitizer" --tool "$tool" --error-exitcode 3 "$PYTHON" -c "$script" \
+      "$data/dataset" cuda || rc=$?
+  done
+  return $rc
+}
+
 phase_train() {
   [ -f "$data/.done" ] || phase_data || return
   [ -x "$STOKER_CLI" ] || { echo "train: $STOKER_CLI missing (build.sh cpp)"; return 2; }
@@ -137,7 +167,7 @@ phase_train() {
 
 for phase in "$@"; do
   if ! declare -F "phase_$phase" >/dev/null; then
-    echo "run.sh: unknown phase '$phase' (env tests data feed50 feed18 compile copy train)" >&2
+    echo "run.sh: unknown phase '$phase' (env tests data feed50 feed18 compile copy sanitize train)" >&2
     status=${status/#0/2}
     continue
   fi
