@@ -116,7 +116,7 @@ export LIBRARY_PATH="$prefix/usr/lib/$arch\${LIBRARY_PATH:+:\$LIBRARY_PATH}"
 export LD_LIBRARY_PATH="$prefix/usr/lib/$arch\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
 export PYTHONPATH="$build/site\${PYTHONPATH:+:\$PYTHONPATH}"
 export STOKER_GPU_BUILD="$build"
-export STOKER_CLI="\${STOKER_CLI:-$build/cpp/src/stoker/cli/stoker}"
+export STOKER_CLI="\${STOKER_CLI:-$build/cpp/stoker}"
 export TORCH_CUDA_ARCH_LIST="\${TORCH_CUDA_ARCH_LIST:-9.0}"
 ENV
 # shellcheck source=/dev/null

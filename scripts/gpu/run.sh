@@ -159,6 +159,7 @@ phase_train() {
     echo "== train: $c cores"
     taskset -c "0-$((c - 1))" "$STOKER_CLI" train --data "$data/dataset" --device "$device" \
       --model resnet18 --image-size "$size" --amp "$amp" --batch "$batch" --workers "$c" \
+      --optimizer sgd --lr 0.1 --momentum 0.9 --weight-decay 1e-4 \
       --max-steps "$steps" --no-eval --report "$build/train-$c" || rc=$?
     cp "$build/train-$c/report.json" "$out/train-$c-cores.json" || rc=$?
   done
