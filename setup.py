@@ -2,13 +2,16 @@
 
 The extension is built by the project's CMake (STOKER_BUILD_PYTHON=ON, without LibTorch) in
 build-python/ beside this file, or in $STOKER_PYTHON_BUILD_DIR, so rebuilds are incremental
-(and use ccache when installed). Offline, with Debian's setuptools and pybind11:
+(and use ccache when installed); $STOKER_CMAKE_ARGS adds arguments to its first configure
+(e.g. -DCMAKE_PREFIX_PATH=..., as scripts/gpu/build.sh gives). Offline, with Debian's
+setuptools and pybind11:
 
     /usr/bin/python3 -m venv --system-site-packages .venv
     .venv/bin/pip install --no-build-isolation .
 """
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -41,7 +44,8 @@ class CMakeBuild(build_ext):
                 ["cmake", "-S", str(ROOT), "-B", str(build_dir), *generator,
                  "-DCMAKE_BUILD_TYPE=Release", "-DSTOKER_WITH_TORCH=OFF",
                  "-DSTOKER_BUILD_TESTS=OFF", "-DSTOKER_BUILD_BENCH=OFF",
-                 "-DSTOKER_BUILD_PYTHON=ON", f"-DPython_EXECUTABLE={sys.executable}"],
+                 "-DSTOKER_BUILD_PYTHON=ON", f"-DPython_EXECUTABLE={sys.executable}",
+                 *shlex.split(os.environ.get("STOKER_CMAKE_ARGS", ""))],
                 check=True, env=env)
         jobs = ["-j", str(self.parallel)] if self.parallel else []
         subprocess.run(["cmake", "--build", str(build_dir), "--target", "stoker_python", *jobs],

@@ -10,6 +10,7 @@ them), a few true PNGs, and one PNG named `.jpg`. Deterministic: the same tree f
 arguments (every image draws from its own seeded generator).
 
 Usage: /usr/bin/python3 bench/make_image_set.py OUT [--per-class 200] [--val-per-class 20]
+       [--photos DIR]   (default: mate-backgrounds' nature photos, installed by Debian)
 """
 import argparse
 import multiprocessing
@@ -24,6 +25,12 @@ CLASSES = ["Aqua", "Blinds", "Dune", "FreshFlower", "Garden", "GreenMeadow", "La
            "RainDrops", "Storm", "TwoWings"]
 
 _photos = {}
+
+
+def use_photos(folder):
+    """Sets the folder the worker reads the class photographs from."""
+    global PHOTOS
+    PHOTOS = folder
 
 
 def photo(name):
@@ -79,9 +86,12 @@ def main():
     parser.add_argument("--val-per-class", type=int, default=20,
                         help="images per class in val/ (default 20)")
     parser.add_argument("--workers", type=int, default=os.cpu_count())
+    parser.add_argument("--photos", default=PHOTOS,
+                        help=f"the folder of the class photographs (default {PHOTOS})")
     args = parser.parse_args()
-    if not os.path.isdir(PHOTOS):
-        print(f"make_image_set: {PHOTOS} not found (install mate-backgrounds)", file=sys.stderr)
+    if not os.path.isdir(args.photos):
+        print(f"make_image_set: {args.photos} not found (install mate-backgrounds)",
+              file=sys.stderr)
         return 2
 
     jobs = []
@@ -91,7 +101,7 @@ def main():
             os.makedirs(folder, exist_ok=True)
             for i in range(count):
                 jobs.append((folder, name, i, (base * 1000 + c) * 100000 + i))
-    with multiprocessing.Pool(args.workers) as pool:
+    with multiprocessing.Pool(args.workers, use_photos, (args.photos,)) as pool:
         done = 0
         for _ in pool.imap_unordered(make_image, jobs, chunksize=16):
             done += 1

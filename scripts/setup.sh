@@ -11,7 +11,7 @@ packages=(
   dataset-fashion-mnist mate-backgrounds
   python3-torch python3-torchvision python3-pil python3-scipy
   pybind11-dev libdlpack-dev python3-dev python3-venv python3-pip python3-setuptools python3-wheel python3-numpy
-  python3-pytest python3-h5py python3-lmdb
+  python3-pytest python3-h5py python3-lmdb python3-matplotlib
 )
 
 missing=()

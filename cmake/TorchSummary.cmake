@@ -1,0 +1,32 @@
+# stoker_torch_summary(): one configure-time line saying which LibTorch was found (its CMake
+# directory and version), its C++ ABI, whether it was built with CUDA (and which toolkit its
+# CMake files found) and whether an NCCL library sits beside it. Call after find_package(Torch).
+# Reads only what TorchConfig.cmake / Caffe2Config.cmake set; changes nothing in the build.
+function(stoker_torch_summary)
+  set(abi "?")
+  if(TORCH_CXX_FLAGS MATCHES "_GLIBCXX_USE_CXX11_ABI=([01])")
+    set(abi "${CMAKE_MATCH_1}")
+  endif()
+  if(CAFFE2_USE_CUDA)
+    if(DEFINED CUDAToolkit_VERSION)
+      set(cuda "CUDA ${CUDAToolkit_VERSION}")
+    else()
+      set(cuda "CUDA ${CUDA_VERSION}")
+    endif()
+    # PyTorch's wheels load NCCL from the nvidia-nccl package beside torch; a LibTorch archive
+    # or a source build keeps it in its own lib/.
+    find_library(STOKER_NCCL_LIBRARY NAMES nccl libnccl.so.2
+      HINTS "${TORCH_INSTALL_PREFIX}/lib" "${TORCH_INSTALL_PREFIX}/../nvidia/nccl/lib"
+      NO_CACHE)
+    if(STOKER_NCCL_LIBRARY)
+      set(nccl "NCCL ${STOKER_NCCL_LIBRARY}")
+    else()
+      set(nccl "no NCCL library found")
+    endif()
+  else()
+    set(cuda "CPU only (no CUDA)")
+    set(nccl "no NCCL")
+  endif()
+  message(STATUS
+    "stoker: LibTorch ${Torch_VERSION} from ${Torch_DIR}, C++ ABI ${abi}, ${cuda}, ${nccl}")
+endfunction()

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Packs what a CUDA machine without Debian's packages (and without network) needs to build and
+# benchmark stoker: Debian 12's .debs of stoker's C++ dependencies (apt-get download; build.sh
+# unpacks them with dpkg -x into a prefix, nothing is installed) and the photographs that
+# bench/make_image_set.py cuts its images from. Run here, on Debian, with network to the archive.
+#
+# Usage: bash scripts/gpu/pack.sh [DIR]      (default .gpu-pack, which .gitignore ignores)
+# Prints the pack's size and the working tree's, which together must stay under the device
+# tool's 64 MiB. Idempotent: a .deb already in DIR is not downloaded again.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+pack=${1:-$root/.gpu-pack}
+photos=/usr/share/backgrounds/mate/nature
+
+# The build's dependencies with their runtime libraries: the image layer (libjpeg-turbo, spng,
+# Highway, zlib), checksums (xxHash), fmt, nlohmann-json, CLI11, DLPack (the Python extension),
+# GoogleTest/GoogleMock, Gloo's headers (ProcessGroupGloo.hpp includes them), and pkgconf for a
+# machine without pkg-config.
+packages=(
+  libjpeg62-turbo libjpeg62-turbo-dev libspng0 libspng-dev libhwy1 libhwy-dev zlib1g zlib1g-dev
+  libxxhash0 libxxhash-dev libfmt9 libfmt-dev nlohmann-json3-dev libcli11-dev libdlpack-dev
+  libgtest-dev libgmock-dev libgloo-dev pkgconf pkgconf-bin libpkgconf3
+)
+
+if [ ! -d "$photos" ]; then
+  echo "pack: $photos not found (install mate-backgrounds: scripts/setup.sh)" >&2
+  exit 1
+fi
+mkdir -p "$pack/debs" "$pack/photos"
+# apt's download sandbox user must be able to write the folder.
+chmod 0777 "$pack/debs"
+(cd "$pack/debs" && apt-get download -q "${packages[@]}" >/dev/null \
+  || { echo "pack: apt-get download failed; 'apt-get update' (as root), then retry" >&2
+    exit 1; })
+chmod 0755 "$pack/debs"
+cp -u "$photos"/*.jpg "$pack/photos/"
+
+tree_bytes=$(cd "$root" && git ls-files -co --exclude-standard -z | du -cb --files0-from=- \
+  | tail -1 | cut -f1)
+pack_bytes=$(du -sb "$pack" | cut -f1)
+printf 'pack: %s: %d .debs, %d photos, %.1f MiB; working tree %.1f MiB; %.1f MiB of 64\n' \
+  "$pack" "$(ls "$pack/debs" | wc -l)" "$(ls "$pack/photos" | wc -l)" \
+  "$(echo "$pack_bytes / 1048576" | bc -l)" "$(echo "$tree_bytes / 1048576" | bc -l)" \
+  "$(echo "($pack_bytes + $tree_bytes) / 1048576" | bc -l)"
