@@ -77,7 +77,7 @@ void run_stoppable(const std::vector<std::string>& outputs, const std::function<
                        fmt::format("interrupted ({}): the conversion stopped and its partial "
                                    "output was removed; nothing was written to {}",
                                    signal == SIGINT ? "SIGINT" : "SIGTERM",
-                                   printable(fmt::format("{}", fmt::join(outputs, " and "))))));
+                                   printable(fmt::to_string(fmt::join(outputs, " and "))))));
   }
 }
 

@@ -18,8 +18,8 @@ namespace stoker::cli {
 // Registers --trace on `command`, its value into `path`.
 CLI::Option* add_trace_option(CLI::App& command, std::string& path);
 
-// A Tracer for --trace `path`, or null when `path` is empty. Checks first that the trace can be
-// written there (check_writable), so a bad path fails before any work: throws Error.
+// A Tracer for --trace `path`, or null when `path` is empty. The caller checks the path first
+// (output_checks.h: check_output_file), so a bad one fails before any work.
 std::unique_ptr<Tracer> make_tracer(const std::string& path, TracerOptions options = {});
 
 // Writes `tracer`'s Chrome trace to `path` (or, if that fails, to a rescue copy that the Error
