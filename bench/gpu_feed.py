@@ -5,8 +5,9 @@ Trains torchvision's ResNet-50 and ResNet-18 (random init, bf16 autocast, channe
 with momentum, batch 256, RandomResizedCrop + flip + normalise) fed by:
   bound       one batch resident on the device, reused every step: the rate the model allows
   stoker      stoker.Loader(device=DEVICE), float32 normalised by the native workers
-  stoker_u8   stoker.Loader(device=DEVICE) delivering uint8, normalised on the device (4x fewer
-              bytes over the bus)
+  stoker_u8   stoker.Loader(device=DEVICE, normalize_on_device=True): uint8 over the bus (4x
+              fewer bytes), normalised on the device by the loader (in the CPU dry run, where
+              that option is refused, by this script)
   dataloader  torchvision ImageFolder (PIL) + DataLoader(num_workers=N, pin_memory=True,
               persistent_workers=True, prefetch_factor=4), copies non_blocking
   gpu_decode  DataLoader workers read the files; torchvision.io.decode_jpeg(device=DEVICE)
@@ -150,16 +151,18 @@ def stoker_feeder(torch, spec, device):
     import stoker
     T = stoker.transforms
     steps = [T.RandomResizedCrop(spec["image_size"]), T.RandomHorizontalFlip()]
-    u8 = spec["feeder"] == "stoker_u8"
-    if not u8:
-        steps.append(T.Normalize(MEAN, STD))
     target = "cpu" if spec["feeder"] == "stoker_host" else device.type
+    u8 = spec["feeder"] == "stoker_u8"
+    on_device = u8 and target == "cuda"
+    if not u8 or on_device:
+        steps.append(T.Normalize(MEAN, STD))
     loader = stoker.Loader(spec["dataset"], batch_size=spec["batch"], shuffle=True,
                            drop_last=True,
                            workers=("auto" if spec["feeder"] == "stoker_auto"
                                     else spec["workers"]),
-                           transforms={"image": T.Compose(steps)}, device=target)
-    normalize = normalizer(torch, device) if u8 else (lambda images: images)
+                           transforms={"image": T.Compose(steps)}, device=target,
+                           normalize_on_device=on_device)
+    normalize = normalizer(torch, device) if u8 and not on_device else (lambda images: images)
 
     def epoch(e):
         loader.set_epoch(e)

@@ -1,12 +1,26 @@
 """Where stoker.Loader's batches go: the CPU as they are, or a CUDA device.
 
-For CUDA each field is copied into pinned memory (torch's caching host allocator) and on to
-the device with a non-blocking copy on a side stream, one batch ahead of the consumer, whose
-stream waits for the copy before it uses the batch. This part is torch's own API only (the
-extension links no torch); it cannot be tested without a GPU, so it is kept this small.
+For CUDA the native workers build each batch in page-locked memory (the CUDA runtime's
+cudaHostAlloc, found in the process: see ``pinned_memory``), so the only copy is the DMA: a
+non-blocking copy on a side stream, ``AHEAD`` batches ahead of the consumer, whose stream waits
+for the copy's event before it uses the batch. A host batch goes back to the workers' pool only
+once its copy has completed (its event), never earlier; each device tensor is recorded on the
+consumer's stream, so the caching allocator does not reuse its memory while the consumer's
+kernels may still read it. Optionally images cross the bus as uint8 and are normalised on the
+device with the workers' own float32 scale and bias (bit for bit the CPU path's values).
+
+This part is torch's own API only (the extension links no torch); the CUDA parts run only on a
+GPU (python/tests/test_cuda.py), so they are kept this small.
 """
 
 from __future__ import annotations
+
+import collections
+import ctypes
+from typing import Dict, Optional, Tuple
+
+# Batches copied ahead of the one the consumer holds.
+AHEAD = 2
 
 
 def resolve(torch, device):
@@ -25,44 +39,120 @@ def resolve(torch, device):
     return resolved
 
 
+def pinned_memory(torch) -> Optional[Tuple[int, int]]:
+    """The addresses of (cudaHostAlloc, cudaFreeHost) of the CUDA runtime torch loaded, for the
+    workers' batch buffers; None where this process has no shared CUDA runtime library (the
+    consumer then pins each batch itself, one more copy)."""
+    torch.cuda.init()
+    path = _loaded_library("libcudart.so")
+    if path is None:
+        return None
+    runtime = ctypes.CDLL(path)  # the library already loaded: dlopen returns it
+    return tuple(ctypes.cast(getattr(runtime, name), ctypes.c_void_p).value
+                 for name in ("cudaHostAlloc", "cudaFreeHost"))
+
+
+def _loaded_library(prefix: str) -> Optional[str]:
+    """The path of a shared library mapped into this process whose file name starts with
+    `prefix`, or None."""
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                path = line.split(maxsplit=5)[-1].strip()
+                if path.rsplit("/", 1)[-1].startswith(prefix):
+                    return path
+    except OSError:
+        pass
+    return None
+
+
+def normalizer(torch, scale, bias, sample_dims: int, device):
+    """A function from a uint8 batch (on `device`) to the float32 batch the workers would have
+    made: x * scale + bias, one multiply and one add, each rounded to float32 as the workers'
+    kernel does; `scale`/`bias` one value, or one per channel (dim 1 of the batch)."""
+    shape = [1, len(scale)] + [1] * (sample_dims - 1) if len(scale) > 1 else [1] * (sample_dims + 1)
+    scale_t = torch.tensor(scale, dtype=torch.float32, device=device).reshape(shape)
+    bias_t = torch.tensor(bias, dtype=torch.float32, device=device).reshape(shape)
+
+    def normalize(batch):
+        return batch.to(torch.float32).mul_(scale_t).add_(bias_t)
+
+    return normalize
+
+
 class CudaEpoch:
-    """The batches of a native epoch, on a CUDA device, copied one batch ahead.
+    """The batches of a native epoch, on a CUDA device, copied ``AHEAD`` batches ahead.
 
     ``state`` is the native loader's state as of the last batch this iterator yielded (the
-    native loader itself is one batch further).
+    native loader itself is further on). ``normalize``: {field: function} applied on the side
+    stream after the copy (normalizer()). An error of the native epoch (stoker.Error) is raised
+    in order, at the batch it belongs to.
     """
 
-    def __init__(self, torch, native_loader, native_epoch, device):
+    def __init__(self, torch, native_loader, native_epoch, device,
+                 normalize: Optional[Dict[str, object]] = None):
         self._torch = torch
         self._native = native_epoch
         self._loader = native_loader
         self._device = device
+        self._normalize = normalize or {}
         self._stream = torch.cuda.Stream(device)
+        # Batches copied or being copied, oldest first: (state after it, batch or exception,
+        # its copy's event).
+        self._ready = collections.deque()
+        # Host batches whose copies may not have completed: (event, host batch). Holding one
+        # keeps its pinned buffer out of the workers' pool.
+        self._copying = collections.deque()
+        self._exhausted = False
         self.state = native_loader.state()
-        self._ahead = self._copy_next()
+        self._fill()
 
-    def _copy_next(self):
-        host = next(self._native, None)
-        if host is None:
-            return None
-        with self._torch.cuda.stream(self._stream):
-            return {k: v.pin_memory().to(self._device, non_blocking=True)
-                    for k, v in host.items()}
+    def _fill(self):
+        while len(self._ready) < AHEAD and not self._exhausted:
+            # At most one host batch in flight while waiting for the workers: the pool must
+            # keep buffers for them (its capacity is prefetch + 2).
+            self._release(keep=1)
+            try:
+                host = next(self._native, None)
+            except Exception as error:  # noqa: BLE001 (raised in order by __next__)
+                self._ready.append((self._loader.state(), error, None))
+                return
+            if host is None:
+                self._exhausted = True
+                return
+            state = self._loader.state()
+            with self._torch.cuda.stream(self._stream):
+                batch = {k: v.to(self._device, non_blocking=True) for k, v in host.items()}
+                for name, normalize in self._normalize.items():
+                    batch[name] = normalize(batch[name])
+                copied = self._torch.cuda.Event()
+                copied.record(self._stream)
+            self._copying.append((copied, host))
+            self._ready.append((state, batch, copied))
+
+    def _release(self, keep: int):
+        """Drops the host batches whose copies completed; waits for the oldest while more than
+        `keep` are held."""
+        while self._copying and (len(self._copying) > keep or self._copying[0][0].query()):
+            self._copying[0][0].synchronize()
+            self._copying.popleft()
 
     def __iter__(self):
         return self
 
     def __next__(self):
-        batch = self._ahead
-        if batch is None:
+        if not self._ready:
             raise StopIteration
-        state = self._loader.state()
-        self._ahead = self._copy_next()
+        state, batch, copied = self._ready.popleft()
         self.state = state
+        if isinstance(batch, Exception):
+            self._fill()
+            raise batch
         current = self._torch.cuda.current_stream(self._device)
-        current.wait_stream(self._stream)
+        current.wait_event(copied)
         for tensor in batch.values():
             tensor.record_stream(current)
+        self._fill()
         return batch
 
     def __len__(self):
@@ -70,8 +160,16 @@ class CudaEpoch:
 
     @property
     def live(self):
-        return self._ahead is not None
+        return bool(self._ready) or not self._exhausted
 
     def close(self):
-        self._ahead = None
+        self._ready.clear()
+        self._exhausted = True
+        self._release(keep=0)
         self._native.close()
+
+    def __del__(self):
+        # The pinned buffers must not go back to the workers while a copy still reads them.
+        copying = getattr(self, "_copying", ())
+        while copying:
+            copying.popleft()[0].synchronize()

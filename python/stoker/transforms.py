@@ -300,3 +300,18 @@ def field_specs(transforms, schema: List[dict]) -> List[dict]:
         raise ValueError("the transforms leave no field in the batch")
     return specs
 
+
+
+def defer_normalization(specs: List[dict]) -> tuple:
+    """`specs` with every ToTensor/Normalize left to the consumer: (specs whose fields the
+    workers deliver as uint8, {field: (mean, std)} to apply after the copy to the device)."""
+    native, deferred = [], {}
+    for spec in specs:
+        if spec["kind"] == "normalize":
+            deferred[spec["name"]] = (spec["mean"], spec["std"])
+            spec = {"name": spec["name"], "kind": "copy"}
+        elif spec["kind"] in ("random_resized_crop", "center_crop") and not spec["uint8"]:
+            deferred[spec["name"]] = (spec["mean"], spec["std"])
+            spec = dict(spec, uint8=True, mean=[0.0], std=[1.0])
+        native.append(spec)
+    return native, deferred

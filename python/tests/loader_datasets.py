@@ -60,6 +60,15 @@ def write_images(path):
     return path, encoded
 
 
+def write_one_cut_image(path, records, cut):
+    """`records` 40x30 JPEGs, label int64 = index, record `cut` cut to its first 50 bytes."""
+    with stoker.DatasetWriter(path, {"image": "bytes", "label": "int64"}) as writer:
+        for i in range(records):
+            good = encode(photo(i, 40, 30), "JPEG")
+            writer.append({"image": good[:50] if i == cut else good, "label": i})
+    return path
+
+
 @pytest.fixture(scope="session")
 def labelled(tmp_path_factory):
     """The path of the labelled dataset (read-only: tests must not change it)."""

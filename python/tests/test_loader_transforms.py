@@ -11,7 +11,7 @@ import torchvision.transforms as T
 from PIL import Image
 
 import stoker
-from loader_datasets import encode, photo, pixels
+from loader_datasets import encode, photo, pixels, write_one_cut_image
 from stoker import transforms as S
 
 MEAN = [0.485, 0.456, 0.406]
@@ -157,11 +157,7 @@ def test_unsupported_image_pipelines_say_what_is_supported(images, transforms, m
 
 
 def test_a_corrupt_image_raises_naming_it_or_is_skipped(tmp_path):
-    path = tmp_path / "ds"
-    with stoker.DatasetWriter(path, {"image": "bytes", "label": "int64"}) as writer:
-        for i in range(6):
-            good = encode(photo(i, 40, 30), "JPEG")
-            writer.append({"image": good[:50] if i == 4 else good, "label": i})
+    path = write_one_cut_image(tmp_path / "ds", 6, cut=4)
     pipeline = S.Compose([S.Resize(20), S.CenterCrop(16), S.ToTensor()])
     with pytest.raises(stoker.Error, match="dataset record 4"):
         list(stoker.Loader(path, batch_size=3, shuffle=False, transforms=pipeline))

@@ -12,9 +12,11 @@
 
 #include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/loader_core.h"
+#include "stoker/pipeline/normalization.h"
 #include "stoker/pipeline/sample_cost.h"
 #include "stoker/python/busy_scope.h"
 #include "stoker/python/dlpack_export.h"
+#include "stoker/python/pinned_allocator.h"
 #include "stoker/store/dataset.h"
 #include "stoker/util/mapped_read_guard.h"
 
@@ -116,7 +118,8 @@ class BoundLoader {
 
   void configure(int64_t batch_size, bool shuffle, uint64_t seed, bool drop_last, int workers,
                  int prefetch, int rank, int world_size, const std::string& verify,
-                 const std::string& on_error, const py::list& fields, py::object to_tensor) {
+                 const std::string& on_error, const py::list& fields, py::object to_tensor,
+                 std::optional<std::pair<uintptr_t, uintptr_t>> pinned_memory) {
     BusyScope busy(shared_->busy, kLoaderBusy);
     if (shared_->core) throw std::logic_error("LoaderCore.configure() was called already");
     LoaderOptions o;
@@ -132,7 +135,10 @@ class BoundLoader {
     o.on_error = parse_error_policy(on_error);
     for (const py::handle spec : fields)
       o.fields.push_back(field_request(shared_->dataset->schema(), spec.cast<py::dict>()));
-    shared_->core = std::make_unique<LoaderCore>(shared_->dataset, std::move(o));
+    shared_->core = std::make_unique<LoaderCore>(
+        shared_->dataset, std::move(o),
+        pinned_memory ? pinned_host_allocator(pinned_memory->first, pinned_memory->second)
+                      : default_host_allocator());
     for (const BatchField& f : shared_->core->layout().fields())
       shared_->names.emplace_back(f.name);
     shared_->to_tensor = std::move(to_tensor);
@@ -270,6 +276,16 @@ void register_loader(py::module_& module) {
   module.attr("AUTO_TUNE_WORKERS") = kAutoTuneWorkers;
   module.attr("VERIFY_POLICIES") = py::tuple(py::cast(kVerifyPolicyNames.names()));
   module.attr("ERROR_POLICIES") = py::tuple(py::cast(kErrorPolicyNames.names()));
+  module.def(
+      "normalization",
+      [](const std::vector<int64_t>& sample_shape, const std::vector<float>& mean,
+         const std::vector<float>& std) {
+        const Normalization n = Normalization::create(sample_shape, mean, std).value_or_throw();
+        return py::make_tuple(n.scale(), n.bias());
+      },
+      "sample_shape"_a, "mean"_a, "std"_a,
+      "(scale, bias): the float32 values the workers' normalisation multiplies and adds, one "
+      "pair, or one per channel (dim 0) of a [C,H,W] sample; ValueError for mean/std it refuses");
   py::class_<BoundLoader>(module, "LoaderCore",
                           "The native loader over a dataset directory (stoker.Loader wraps it).")
       .def(py::init<const std::string&>(), "path"_a)
@@ -277,7 +293,9 @@ void register_loader(py::module_& module) {
       .def("__len__", &BoundLoader::size)
       .def("configure", &BoundLoader::configure, "batch_size"_a, "shuffle"_a, "seed"_a,
            "drop_last"_a, "workers"_a, "prefetch"_a, "rank"_a, "world_size"_a, "verify"_a,
-           "on_error"_a, "fields"_a, "to_tensor"_a)
+           "on_error"_a, "fields"_a, "to_tensor"_a, "pinned_memory"_a = py::none(),
+           "pinned_memory: None, or the addresses of (cudaHostAlloc, cudaFreeHost): the "
+           "workers build batches in page-locked memory (pinned_allocator.h)")
       .def_property_readonly("options", &BoundLoader::options)
       .def_property_readonly("tuning", &BoundLoader::tuning)
       .def_property_readonly("fields", &BoundLoader::fields)
