@@ -37,14 +37,6 @@ struct Tally {
   int samples = 0, scaled = 0;
 };
 
-// Source box `box` (inside `rect`) in the decoded pixels' coordinates (image_transforms.cc).
-PixelBox map_into(const DecodedCrop& d, const CropRect& rect, const PixelBox& box) {
-  const double sx = (d.box.x1 - d.box.x0) / rect.width;
-  const double sy = (d.box.y1 - d.box.y0) / rect.height;
-  return {d.box.x0 + (box.x0 - rect.x) * sx, d.box.y0 + (box.y0 - rect.y) * sy,
-          d.box.x0 + (box.x1 - rect.x) * sx, d.box.y0 + (box.y1 - rect.y) * sy};
-}
-
 // `rect` of the image decoded (exactly, or as the fast mode would), `box` resampled to 224.
 std::vector<uint8_t> sample(ByteSpan bytes, const CropRect& rect, const PixelBox& box, bool fast,
                             int* scale) {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "stoker/image/jpeg_transcode.h"
-#include "stoker/image/test_images.h"
+#include "stoker/testing/test_images.h"
 
 int main(int argc, char** argv) {
   using namespace stoker::image;

@@ -21,6 +21,8 @@ _STATE_KEYS = (("seed", 2**64 - 1), ("epoch", 2**62), ("position", 2**63 - 1),
 
 
 def _int(name: str, value, minimum: int, maximum: int) -> int:
+    """`value` as an int in [minimum, maximum]. For the loader's options that range is the
+    native type's: their own limits are checked once, by the native loader, naming the option."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an int, not {type(value).__name__}")
     if not minimum <= value <= maximum:
@@ -28,15 +30,26 @@ def _int(name: str, value, minimum: int, maximum: int) -> int:
     return int(value)
 
 
-def _workers(value) -> int:
-    """The native workers value of Loader's ``workers`` (None, "auto" or an int)."""
+_INT32 = (-2**31, 2**31 - 1)
+_INT64 = (-2**63, 2**63 - 1)
+
+
+def _count(name: str, value, minimum: int, auto: Optional[int] = None) -> int:
+    """The native value of a count option that takes None (the native default, -1) and, with
+    `auto`, "auto" (the native `auto`): the native spellings of those are negative numbers,
+    which Python spells otherwise, so an int below `minimum` is refused here; the largest count
+    is the native loader's to check."""
     if value is None:
         return -1
-    if isinstance(value, str):
+    if isinstance(value, str) and auto is not None:
         if value != "auto":
-            raise ValueError(f"workers must be an int, None or 'auto', not {value!r}")
-        return _stoker.AUTO_TUNE_WORKERS
-    return _int("workers", value, 0, _stoker.MAX_WORKERS)
+            raise ValueError(f"{name} must be an int, None or 'auto', not {value!r}")
+        return auto
+    value = _int(name, value, *_INT32)
+    if value < minimum:
+        choices = ", None or 'auto'" if auto is not None else " or None"
+        raise ValueError(f"{name} must be an int >= {minimum}{choices}, not {value}")
+    return value
 
 
 def _env_int(name: str) -> Optional[int]:
@@ -132,13 +145,13 @@ class Loader:
 
         self._torch = torch
         path = os.fsdecode(path)  # str, bytes or os.PathLike; the name need not be UTF-8
-        batch_size = _int("batch_size", batch_size, 1, 2**62)
+        batch_size = _int("batch_size", batch_size, *_INT64)
         seed = _int("seed", seed, 0, 2**64 - 1)
-        workers = _workers(workers)
-        prefetch = -1 if prefetch is None else _int("prefetch", prefetch, 1, _stoker.MAX_PREFETCH)
+        workers = _count("workers", workers, 0, auto=_stoker.AUTO_TUNE_WORKERS)
+        prefetch = _count("prefetch", prefetch, 1)
         rank, world_size = _distributed_defaults(torch, rank, world_size)
-        world_size = _int("world_size", world_size, 1, 2**31 - 1)
-        rank = _int("rank", rank, 0, world_size - 1)
+        world_size = _int("world_size", world_size, *_INT32)
+        rank = _int("rank", rank, *_INT32)
         for name, value in (("verify", verify), ("on_error", on_error)):
             if not isinstance(value, str):
                 raise TypeError(f"{name} must be a str, not {type(value).__name__}")
@@ -200,7 +213,7 @@ class Loader:
             seed, state_epoch, position = self._native.state()
             if not (self._resume and state_epoch == epoch) and \
                     (state_epoch, position) != (epoch, 0):
-                self._native.restore(seed, epoch, 0)
+                self._native.restore(seed=seed, epoch=epoch, position=0)
             self._resume = False
             iteration = self._native.epoch(epoch)
             if self._device.type == "cuda":
@@ -255,7 +268,8 @@ class Loader:
                              f"epoch of {values['records']} records")
         with self._lock:
             self._end_live("load a state_dict")
-            self._native.restore(values["seed"], values["epoch"], values["position"])
+            self._native.restore(seed=values["seed"], epoch=values["epoch"],
+                                 position=values["position"])
             self._resume = True
             self._epoch = None
 

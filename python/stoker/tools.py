@@ -99,10 +99,12 @@ def convert(kind, src=None, out=None, **options):
         if not isinstance(src, (tuple, list)) or len(src) != 2:
             raise ValueError("convert 'idx' takes src=(images, labels), the two IDX files")
         records = _stoker.import_idx(os.fsencode(src[0]), os.fsencode(src[1]), os.fsencode(out),
-                                     shard_bytes, [str(name) for name in options["class_names"]])
+                                     shard_bytes=shard_bytes,
+                                     class_names=[str(name) for name in options["class_names"]])
         return {"datasets": [out], "records": records}
     if kind == "cifar10":
-        train, test = _stoker.import_cifar10(os.fsencode(src), os.fsencode(out), shard_bytes)
+        train, test = _stoker.import_cifar10(os.fsencode(src), os.fsencode(out),
+                                             shard_bytes=shard_bytes)
         return {"datasets": [os.path.join(out, "train"), os.path.join(out, "test")],
                 "train": train, "test": test}
     return _import_image_folder(src, out, shard_bytes, **options)

@@ -67,11 +67,11 @@ def test_image_info_gives_the_exact_sums_of_the_decoded_pixels():
     for data in FILES:
         rgb = np.asarray(Image.open(io.BytesIO(data)).convert("RGB")).reshape(-1, 3)
         rgb = rgb.astype(np.int64)
-        pixels, sums, squares = _stoker.image_info(data, True)["statistics"]
+        pixels, sums, squares = _stoker.image_info(data, check=True)["statistics"]
         assert pixels == len(rgb)
         assert sums == tuple(rgb.sum(axis=0).tolist())
         assert squares == tuple((rgb * rgb).sum(axis=0).tolist())
-    assert "statistics" not in _stoker.image_info(FILES[0], False)
+    assert "statistics" not in _stoker.image_info(FILES[0], check=False)
 
 
 @pytest.mark.parametrize("workers, parallel", [(0, "processes"), (2, "processes"),
@@ -89,7 +89,7 @@ def test_written_images_statistics_are_numpys_and_the_importers(tmp_path, monkey
     monkeypatch.setattr(stoker.DatasetWriter, "append", recording_append)
     samples = [(data, i % 2) for i, data in enumerate(FILES)]
     stoker.write_dataset(tmp_path / "ds", samples, workers=workers, parallel=parallel)
-    assert given == [_stoker.image_info(data, True)["statistics"] for data in FILES]
+    assert given == [_stoker.image_info(data, check=True)["statistics"] for data in FILES]
     statistics = read_manifest(tmp_path / "ds")["statistics"]
     assert list(statistics) == ["image"]
     assert_statistics(statistics["image"], numpy_statistics(FILES))
@@ -129,7 +129,7 @@ def test_append_decodes_an_image_whose_statistics_it_is_not_given(tmp_path):
                 writer.append(sample)
             else:
                 writer.append(sample,
-                              statistics=_stoker.image_info(data, True)["statistics"])
+                              statistics=_stoker.image_info(data, check=True)["statistics"])
     assert_statistics(read_manifest(tmp_path / "ds")["statistics"]["image"],
                       numpy_statistics(FILES))
     # image_statistics=False: nothing decoded (a truncated image goes in), no statistics.
@@ -152,7 +152,7 @@ def test_append_refuses_a_bad_image_and_stays_usable(tmp_path):
 
 
 def test_append_refuses_bad_statistics(tmp_path):
-    good = _stoker.image_info(FILES[0], True)["statistics"]
+    good = _stoker.image_info(FILES[0], check=True)["statistics"]
     pixels, sums, squares = good
     bad = [
         ((pixels, sums), "a tuple \\(pixels, sums, squares\\)"),

@@ -177,7 +177,9 @@ class LoaderCore {
     LoaderCore* loader_;
   };
 
-  // Throws Error (kInvalidArgument) for bad options, fields the dataset lacks or an empty
+  // The one check of the options (the engine and the sampler below assume it): throws Error
+  // (kInvalidArgument) naming the option and its value for one outside its range
+  // ("workers must be at most 1024, not 2000"), and for fields the dataset lacks or an empty
   // dataset. `allocator` makes the batch buffers (pinned memory for a CUDA consumer). Starts
   // the workers; they live until the loader is destroyed.
   LoaderCore(std::shared_ptr<const Dataset> dataset, LoaderOptions options,

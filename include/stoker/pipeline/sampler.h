@@ -98,8 +98,8 @@ class EpochPlan {
 // after construction; plan() is const and thread-safe.
 class Sampler {
  public:
-  // Throws Error (kInvalidArgument) if dataset_size <= 0, batch_size <= 0, world_size <= 0 or
-  // rank is outside [0, world_size).
+  // Precondition (asserted; LoaderCore checks its options before it makes one): dataset_size
+  // > 0, batch_size > 0, world_size > 0 and rank in [0, world_size).
   Sampler(int64_t dataset_size, SamplerOptions options);
 
   // The plan of epoch `epoch` for this rank, starting at global position `start` (0 = epoch

@@ -10,11 +10,21 @@
 #include <string>
 #include <vector>
 
+#include "stoker/util/enum_names.h"
+
 namespace stoker {
+
+// The optimizers make_optimizer builds, named by OptimizerSpec::name.
+enum class OptimizerKind { kSgd, kAdam, kAdamW };
+
+inline constexpr auto kOptimizerNames =
+    enum_names<OptimizerKind>({{OptimizerKind::kSgd, "sgd"},
+                               {OptimizerKind::kAdam, "adam"},
+                               {OptimizerKind::kAdamW, "adamw"}});
 
 // Optimizer settings. Fields that do not apply to the chosen optimizer must keep their defaults.
 struct OptimizerSpec {
-  std::string name = "adam";  // "sgd", "adam" or "adamw"
+  std::string name = "adam";  // one of kOptimizerNames
   double lr = 1e-3;           // > 0
   // SGD only.
   double momentum = 0.0;   // in [0, 1)

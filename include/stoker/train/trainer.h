@@ -31,8 +31,8 @@
 #include <utility>
 #include <vector>
 
-#include "stoker/dist/gradient_reducer.h"
-#include "stoker/dist/process_group.h"
+#include "stoker/distributed/gradient_reducer.h"
+#include "stoker/distributed/process_group.h"
 #include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/loader.h"
 #include "stoker/store/dataset.h"

@@ -392,8 +392,8 @@ void add_bench_command(CLI::App& app) {
       ->check(real_number("--min-seconds", 0, true, 600))
       ->capture_default_str();
   loader->add_flag("--uint8", o->uint8, "Deliver images as uint8 (normalise on the device)");
-  loader->add_option("--verify", o->verify, "Record checksums: always, once (first read), off")
-      ->check(one_of("--verify", kVerifyPolicyNames.names()))
+  add_choice(*loader, "--verify", o->verify, "Record checksums: {} (once: at the first read)",
+             kVerifyPolicyNames.names())
       ->capture_default_str();
   add_whole_number(*loader, "--sample-cost-us", o->sample_cost_us,
                    "Add a synthetic field whose transform busy-waits N us per sample (a "

@@ -14,7 +14,7 @@
 #include "cli/trace_option.h"
 #include "cli/train_options.h"
 #include "cli/usage.h"
-#include "stoker/dist/launch_env.h"
+#include "stoker/distributed/launch_env.h"
 #include "stoker/doctor/doctor.h"
 #include "stoker/util/machine.h"
 

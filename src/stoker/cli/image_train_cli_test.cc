@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "stoker/image/test_images.h"
 #include "stoker/testing/cli_run.h"
 #include "stoker/testing/temp_dir.h"
+#include "stoker/testing/test_images.h"
 #include "stoker/util/atomic_file.h"
 
 namespace stoker {

@@ -13,7 +13,6 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "stoker/image/test_images.h"
 #include "stoker/store/dataset.h"
 #include "stoker/store/image_record.h"
 #include "stoker/store/import/cifar10.h"
@@ -21,6 +20,7 @@
 #include "stoker/testing/cli_run.h"
 #include "stoker/testing/special_files.h"
 #include "stoker/testing/temp_dir.h"
+#include "stoker/testing/test_images.h"
 #include "stoker/util/utf8.h"
 
 namespace stoker {

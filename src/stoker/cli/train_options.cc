@@ -48,8 +48,7 @@ void add_run_options(CLI::App& command, TrainerOptions& o, TrainFlags& flags) {
       ->check(model_name())
       ->capture_default_str();
   add_whole_number(command, "--batch", o.batch_size, "Batch size", 1)->capture_default_str();
-  command.add_option("--optimizer", o.optimizer.name, "sgd, adam or adamw")
-      ->check(one_of("--optimizer", {"sgd", "adam", "adamw"}))
+  add_choice(command, "--optimizer", o.optimizer.name, "{}", kOptimizerNames.names())
       ->capture_default_str();
   command.add_option("--lr", o.optimizer.lr, "Learning rate (peak lr of the schedule)")
       ->check(real_number("--lr", 0, false))
@@ -61,8 +60,7 @@ void add_run_options(CLI::App& command, TrainerOptions& o, TrainFlags& flags) {
       .add_option("--weight-decay", flags.weight_decay,
                   "Weight decay (default: 0 for sgd and adam, 0.01 for adamw)")
       ->check(real_number("--weight-decay", 0, true));
-  command.add_option("--schedule", flags.schedule, "constant, step, cosine or one-cycle")
-      ->check(one_of("--schedule", kScheduleKindNames.names()))
+  add_choice(command, "--schedule", flags.schedule, "{}", kScheduleKindNames.names())
       ->capture_default_str();
   add_whole_number(command, "--warmup", o.schedule.warmup_steps, "Linear warm-up steps", 0)
       ->capture_default_str();
@@ -72,8 +70,8 @@ void add_run_options(CLI::App& command, TrainerOptions& o, TrainFlags& flags) {
       ->check(real_number("--gamma", 0, false));
   command.add_option("--min-lr", o.schedule.min_lr, "cosine and one-cycle: final lr")
       ->check(real_number("--min-lr", 0, true));
-  command.add_option("--amp", flags.amp, "Mixed precision: off, bf16 (CPU or CUDA), fp16 (CUDA)")
-      ->check(one_of("--amp", kAmpModeNames.names()))
+  add_choice(command, "--amp", flags.amp,
+             "Mixed precision: {} (bf16 on the CPU or CUDA, fp16 on CUDA)", kAmpModeNames.names())
       ->capture_default_str();
   add_whole_number(command, "--accum", o.accum,
                    "Batches per optimizer step (gradient accumulation)", 1)
@@ -102,10 +100,8 @@ void add_run_options(CLI::App& command, TrainerOptions& o, TrainFlags& flags) {
                      "the first 100 steps, from 1 up to the machine's cores)",
                      0)
       ->capture_default_str();
-  command
-      .add_option("--verify", flags.verify,
-                  "Record checksums: once (first read, default), always, off")
-      ->check(one_of("--verify", kVerifyPolicyNames.names()))
+  add_choice(command, "--verify", flags.verify, "Record checksums: {} (once: at the first read)",
+             kVerifyPolicyNames.names())
       ->capture_default_str();
   add_whole_number(command, "--seed", o.seed, "Seed of model initialisation and data order", 0)
       ->capture_default_str();

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <string>
 
-#include "stoker/dist/process_group.h"
+#include "stoker/distributed/process_group.h"
 #include "stoker/train/trainer.h"
 
 namespace CLI {

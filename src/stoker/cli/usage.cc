@@ -192,6 +192,12 @@ CLI::Validator one_of(const std::string& option, const std::vector<std::string>&
       "", "one_of");
 }
 
+CLI::Option* add_choice(CLI::App& app, const std::string& name, std::string& value,
+                        const std::string& help, const std::vector<std::string>& choices) {
+  return app.add_option(name, value, fmt::format(fmt::runtime(help), or_list(choices)))
+      ->check(one_of(name, choices));
+}
+
 CLI::Validator path_value(const std::string& option) {
   return CLI::Validator(
       [option](std::string& text) -> std::string {

@@ -55,6 +55,11 @@ CLI::Validator real_number(const std::string& option, double min, bool min_inclu
 // One of `choices`; the error lists them and suggests the nearest.
 CLI::Validator one_of(const std::string& option, const std::vector<std::string>& choices);
 
+// add_option for a choice among `choices` (an enum's names: its table in util/enum_names.h
+// gives them), checked by one_of; the "{}" in `help` becomes the choices ("a, b or c").
+CLI::Option* add_choice(CLI::App& app, const std::string& name, std::string& value,
+                        const std::string& help, const std::vector<std::string>& choices);
+
 // A path: any text but the empty string, which a shell gives for an unset variable ("--log
 // $LOG") and which would otherwise silently mean the option's default.
 CLI::Validator path_value(const std::string& option);

@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "stoker/util/enum_names.h"
-
 namespace stoker {
 namespace {
 
@@ -184,13 +182,7 @@ std::string reason(Verdict verdict, const DoctorMeasurements& m, const Diagnosis
 
 }  // namespace
 
-const char* to_string(Verdict verdict) {
-  static constexpr auto kNames = enum_names<Verdict>({{Verdict::kDataBound, "data-bound"},
-                                                      {Verdict::kTransferBound, "transfer-bound"},
-                                                      {Verdict::kComputeBound, "compute-bound"},
-                                                      {Verdict::kBalanced, "balanced"}});
-  return kNames.name(verdict);
-}
+const char* to_string(Verdict verdict) { return kVerdictNames.name(verdict); }
 
 std::string DoctorAction::expected_gain() const {
   return fmt::format("{}{:.2f}x", upper_bound ? "up to " : "", speedup);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "stoker/doctor/step_split.h"
+#include "stoker/util/enum_names.h"
 
 namespace stoker {
 
@@ -20,7 +21,13 @@ enum class Verdict {
   kBalanced,       // loader and compute are close: speeding up one alone gains little
 };
 
-// "data-bound", "transfer-bound", "compute-bound", "balanced".
+inline constexpr auto kVerdictNames =
+    enum_names<Verdict>({{Verdict::kDataBound, "data-bound"},
+                         {Verdict::kTransferBound, "transfer-bound"},
+                         {Verdict::kComputeBound, "compute-bound"},
+                         {Verdict::kBalanced, "balanced"}});
+
+// kVerdictNames' name: "data-bound", "transfer-bound", "compute-bound", "balanced".
 const char* to_string(Verdict verdict);
 
 // A change to the run measured on resident batches (compute alone), for compute-bound runs.

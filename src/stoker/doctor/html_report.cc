@@ -3,6 +3,7 @@
 // hide or show its series; the page reads the same without it (and printed).
 #include <fmt/format.h>
 
+#include "stoker/doctor/diagnosis.h"
 #include "stoker/doctor/html_text.h"
 #include "stoker/doctor/run_report.h"
 #include "stoker/doctor/svg_chart.h"
@@ -78,11 +79,6 @@ constexpr const char* kScript = R"(
 })();
 )";
 
-bool known_verdict(const std::string& verdict) {
-  return verdict == "data-bound" || verdict == "transfer-bound" || verdict == "compute-bound" ||
-         verdict == "balanced";
-}
-
 std::string swatch(const char* colour) {
   return fmt::format("<span class=\"swatch\" style=\"background:{}\"></span>", colour);
 }
@@ -97,7 +93,7 @@ std::string facts_html(const RunReport& r) {
 
 std::string verdict_html(const RunReport& r) {
   if (r.verdict.empty()) return "";
-  const std::string kind = known_verdict(r.verdict) ? " " + r.verdict : "";
+  const std::string kind = kVerdictNames.find(r.verdict) ? " " + r.verdict : "";
   std::string html =
       "<div class=\"verdict" + kind + "\"><div class=\"word\">" + html_escape(r.verdict) + "</div>";
   if (!r.verdict_reason.empty()) html += "<p>" + html_escape(r.verdict_reason) + "</p>";

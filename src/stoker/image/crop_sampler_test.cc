@@ -10,8 +10,8 @@
 #include <string>
 #include <tuple>
 
-#include "stoker/image/torchvision_reference.h"
 #include "stoker/testing/temp_dir.h"
+#include "stoker/testing/torchvision_reference.h"
 
 namespace stoker::image {
 namespace {

@@ -35,4 +35,11 @@ Result<DecodedCrop> decode_rgb(ByteSpan bytes, const DecodeRequest& request, Dec
                                       : decode_png(bytes, request, buffer);
 }
 
+PixelBox map_into(const DecodedCrop& decoded, const CropRect& crop, const PixelBox& box) {
+  const double sx = (decoded.box.x1 - decoded.box.x0) / crop.width;
+  const double sy = (decoded.box.y1 - decoded.box.y0) / crop.height;
+  return {decoded.box.x0 + (box.x0 - crop.x) * sx, decoded.box.y0 + (box.y0 - crop.y) * sy,
+          decoded.box.x0 + (box.x1 - crop.x) * sx, decoded.box.y0 + (box.y1 - crop.y) * sy};
+}
+
 }  // namespace stoker::image

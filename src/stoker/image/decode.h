@@ -73,4 +73,8 @@ struct DecodedCrop {
 // Thread-safe: concurrent calls with distinct buffers share nothing.
 Result<DecodedCrop> decode_rgb(ByteSpan bytes, const DecodeRequest& request, DecodeBuffer& buffer);
 
+// Where source box `box` (in the full image's pixels, inside `crop`, the rectangle the request
+// asked for) lies in `decoded.pixels`: `decoded.box` is `crop` in those pixels' coordinates.
+PixelBox map_into(const DecodedCrop& decoded, const CropRect& crop, const PixelBox& box);
+
 }  // namespace stoker::image

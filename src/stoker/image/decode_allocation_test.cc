@@ -13,7 +13,7 @@
 #include "stoker/image/decode.h"
 #include "stoker/image/jpeg_transcode.h"
 #include "stoker/image/resample.h"
-#include "stoker/image/test_images.h"
+#include "stoker/testing/test_images.h"
 
 extern "C" {
 void* __libc_malloc(size_t);

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "stoker/image/decode.h"
-#include "stoker/image/image_fixtures.h"
-#include "stoker/image/test_images.h"
+#include "stoker/testing/image_fixtures.h"
+#include "stoker/testing/test_images.h"
 
 namespace stoker::image::test {
 namespace {

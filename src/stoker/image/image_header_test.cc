@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "stoker/image/image_fixtures.h"
-#include "stoker/image/test_images.h"
+#include "stoker/testing/image_fixtures.h"
+#include "stoker/testing/test_images.h"
 
 namespace stoker::image::test {
 namespace {

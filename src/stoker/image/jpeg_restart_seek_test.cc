@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <vector>
 
-#include "stoker/image/image_fixtures.h"
 #include "stoker/image/jpeg_decompressor.h"
 #include "stoker/image/jpeg_transcode.h"
-#include "stoker/image/test_images.h"
+#include "stoker/testing/image_fixtures.h"
+#include "stoker/testing/test_images.h"
 
 namespace stoker::image::test {
 namespace {

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "stoker/image/crop_sampler.h"
-#include "stoker/image/torchvision_reference.h"
 #include "stoker/testing/temp_dir.h"
+#include "stoker/testing/torchvision_reference.h"
 #include "stoker/util/rng.h"
 
 namespace stoker::image {

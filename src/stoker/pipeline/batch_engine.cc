@@ -1,9 +1,9 @@
 #include "stoker/pipeline/batch_engine.h"
 
-#include <fmt/format.h>
 #include <pthread.h>
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <cstring>
 #include <exception>
@@ -16,15 +16,12 @@ namespace {
 // The tracer's clock, so that the stage times below are also the spans' times.
 int64_t now_ns() { return Tracer::now_ns(); }
 
+// Its options as LoaderCore checked them (the one check, loader_core.h), asserted here.
 const EngineOptions& checked(const EngineOptions& o, const VerifiedSet* verified) {
-  if (o.workers < 0 || o.workers > kMaxWorkers)
-    throw Error(invalid_argument(
-        fmt::format("workers must be in [0, {}], not {}", kMaxWorkers, o.workers)));
-  if (o.prefetch < 1 || o.prefetch > kMaxPrefetch)
-    throw Error(invalid_argument(
-        fmt::format("prefetch must be in [1, {}], not {}", kMaxPrefetch, o.prefetch)));
-  if (o.verify == VerifyPolicy::kOnce && !verified)
-    throw Error(invalid_argument("VerifyPolicy::kOnce needs a VerifiedSet"));
+  assert(o.workers >= 0 && o.workers <= kMaxWorkers);
+  assert(o.prefetch >= 1 && o.prefetch <= kMaxPrefetch);
+  assert(o.verify != VerifyPolicy::kOnce || verified);
+  (void)verified;
   return o;
 }
 

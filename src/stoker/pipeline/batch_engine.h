@@ -72,9 +72,9 @@ struct EngineOptions {
 
 class BatchEngine {
  public:
-  // Throws Error (kInvalidArgument) for workers outside [0, kMaxWorkers], prefetch outside
-  // [1, kMaxPrefetch], or kOnce without `verified` (records of `dataset`). Starts the workers,
-  // which wait for start().
+  // Precondition (asserted; LoaderCore checks its options): workers in [0, kMaxWorkers],
+  // prefetch in [1, kMaxPrefetch], `verified` (records of `dataset`) given with kOnce. Starts
+  // the workers, which wait for start().
   BatchEngine(std::shared_ptr<const Dataset> dataset, BatchLayout layout,
               std::shared_ptr<BufferPool> pool, Sampler sampler, EngineOptions options,
               std::shared_ptr<PipelineStats> stats, std::shared_ptr<VerifiedSet> verified);

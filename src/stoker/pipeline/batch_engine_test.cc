@@ -236,15 +236,5 @@ TEST_F(BatchEngineTest, OnlyActiveWorkersTakePieces) {
   EXPECT_EQ(active, (std::vector<double>{1, 3}));
 }
 
-TEST_F(BatchEngineTest, RejectsBadOptions) {
-  for (int workers : {-1, kMaxWorkers + 1}) EXPECT_THROW(engine(workers), Error);
-  EngineOptions options;
-  options.prefetch = 0;
-  EXPECT_THROW(engine(1, options), Error);
-  options.prefetch = 2;
-  options.verify = VerifyPolicy::kOnce;  // without a VerifiedSet
-  EXPECT_THROW(engine(1, options), Error);
-}
-
 }  // namespace
 }  // namespace stoker

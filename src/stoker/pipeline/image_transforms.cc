@@ -26,16 +26,6 @@ int int64_scalar_field(const Schema& schema, const char* name) {
   return field.dtype == DType::kInt64 && field.shape.empty() ? f : -1;
 }
 
-// Where the decoder put source box `box` (in the full image's pixels, inside `rect`, the
-// rectangle asked for): `decoded.box` is `rect` in the decoded pixels' coordinates.
-image::PixelBox map_into(const image::DecodedCrop& decoded, const image::CropRect& rect,
-                         const image::PixelBox& box) {
-  const double sx = (decoded.box.x1 - decoded.box.x0) / rect.width;
-  const double sy = (decoded.box.y1 - decoded.box.y0) / rect.height;
-  return {decoded.box.x0 + (box.x0 - rect.x) * sx, decoded.box.y0 + (box.y0 - rect.y) * sy,
-          decoded.box.x0 + (box.x1 - rect.x) * sx, decoded.box.y0 + (box.y1 - rect.y) * sy};
-}
-
 // What one sample becomes: the rectangle of the image to decode, the box inside it (in the
 // image's pixels) that is resized to the output, and whether to mirror it.
 struct SamplePlan {
@@ -110,7 +100,7 @@ class EncodedImageTransform : public Transform {
     Result<image::DecodedCrop> decoded = image::decode_rgb(bytes, request, buffer);
     if (!decoded.is_ok()) return with_field(decoded.status());
     return with_field(resampler.resample(decoded.value().pixels,
-                                         map_into(decoded.value(), plan.decode, plan.box),
+                                         image::map_into(decoded.value(), plan.decode, plan.box),
                                          output(plan), slot));
   }
 

@@ -7,10 +7,10 @@
 
 #include "stoker/image/decode.h"
 #include "stoker/image/resample.h"
-#include "stoker/image/test_images.h"
 #include "stoker/pipeline/loader_core.h"
 #include "stoker/testing/records.h"
 #include "stoker/testing/temp_dir.h"
+#include "stoker/testing/test_images.h"
 
 namespace stoker {
 namespace {

@@ -36,18 +36,34 @@ BatchLayout make_layout(const Dataset& dataset, const LoaderOptions& options) {
 // Largest batch buffer a loader allocates (all fields of one batch).
 constexpr size_t kMaxBatchBytes = size_t{16} << 30;
 
+// The one check of a loader's options (the engine and the sampler assume it): each message
+// names the option and its value.
 LoaderOptions checked(LoaderOptions o, const Dataset& dataset, const BatchLayout& layout) {
-  if (o.batch_size < 1) throw Error(invalid_argument("batch size must be at least 1"));
-  if (o.workers < kAutoTuneWorkers || o.workers > kMaxWorkers)
+  if (o.batch_size < 1)
+    throw Error(
+        invalid_argument(fmt::format("batch_size must be at least 1, not {}", o.batch_size)));
+  if (o.workers > kMaxWorkers)
     throw Error(invalid_argument(
-        fmt::format("workers must be -2 (tuned), -1 (auto), 0 (inline) or up to {}", kMaxWorkers)));
+        fmt::format("workers must be at most {}, not {}", kMaxWorkers, o.workers)));
+  if (o.workers < kAutoTuneWorkers)
+    throw Error(invalid_argument(fmt::format(
+        "workers must be at least 0 (or -1: one per core, -2: tuned), not {}", o.workers)));
   if (o.tune.max_workers < 0 || o.tune.max_workers > kMaxWorkers || o.tune.start_workers < 0 ||
       o.tune.start_workers > kMaxWorkers)
     throw Error(invalid_argument(
         fmt::format("tuning budget: workers must be 0 (auto) or up to {}", kMaxWorkers)));
-  if (o.prefetch < -1 || o.prefetch == 0 || o.prefetch > kMaxPrefetch)
+  if (o.prefetch > kMaxPrefetch)
     throw Error(invalid_argument(
-        fmt::format("prefetch must be -1 (auto) or between 1 and {}", kMaxPrefetch)));
+        fmt::format("prefetch must be at most {}, not {}", kMaxPrefetch, o.prefetch)));
+  if (o.prefetch < 1 && o.prefetch != -1)
+    throw Error(invalid_argument(fmt::format("prefetch must be at least 1{}, not {}",
+                                             o.prefetch < 0 ? " (or -1: auto)" : "", o.prefetch)));
+  if (o.world_size < 1)
+    throw Error(
+        invalid_argument(fmt::format("world_size must be at least 1, not {}", o.world_size)));
+  if (o.rank < 0 || o.rank >= o.world_size)
+    throw Error(
+        invalid_argument(fmt::format("rank must be in [0, {}], not {}", o.world_size - 1, o.rank)));
   if (dataset.size() == 0) throw Error(invalid_argument(dataset.dir() + ": the dataset is empty"));
   const size_t sample_bytes = layout.sample_bytes();
   if (static_cast<uint64_t>(o.batch_size) > kMaxBatchBytes / std::max<size_t>(sample_bytes, 1))

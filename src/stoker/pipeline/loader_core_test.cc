@@ -437,26 +437,40 @@ TEST_F(LoaderCoreTest, WorkersBuildTheNextEpochWhileTheConsumerFinishesThisOne) 
 }
 
 TEST_F(LoaderCoreTest, BadOptionsAreRejected) {
-  auto rejects = [&](LoaderOptions o) {
+  // The one check of the options (the engine and the sampler assume it): the message.
+  auto rejection = [&](LoaderOptions o) -> std::string {
     try {
       LoaderCore loader(dataset_, o);
     } catch (const Error& e) {
-      return e.status().code() == StatusCode::kInvalidArgument;
+      if (e.status().code() == StatusCode::kInvalidArgument) return e.what();
+      return "another code: " + std::string(e.what());
     }
-    return false;
+    return "accepted";
+  };
+  auto rejects = [&](LoaderOptions o) { return rejection(std::move(o)) != "accepted"; };
+  auto says = [&](const LoaderOptions& o, const std::string& message) {
+    const std::string got = rejection(o);
+    EXPECT_NE(got.find(message), std::string::npos) << got;
   };
   LoaderOptions o = options(1);
   o.fields = {{"missing"}};
   EXPECT_TRUE(rejects(o));
-  for (int prefetch : {0, -2, kMaxPrefetch + 1}) {
+  const std::pair<int, std::string> prefetches[] = {
+      {0, "prefetch must be at least 1, not 0"},
+      {-2, "prefetch must be at least 1 (or -1: auto), not -2"},
+      {kMaxPrefetch + 1, "prefetch must be at most 4096, not 4097"}};
+  for (const auto& [prefetch, message] : prefetches) {
     o = options(1);
     o.prefetch = prefetch;
-    EXPECT_TRUE(rejects(o)) << prefetch;
+    says(o, message);
   }
-  for (int workers : {-3, kMaxWorkers + 1}) {
+  const std::pair<int, std::string> workers[] = {
+      {-3, "workers must be at least 0 (or -1: one per core, -2: tuned), not -3"},
+      {kMaxWorkers + 1, "workers must be at most 1024, not 1025"}};
+  for (const auto& [count, message] : workers) {
     o = options(1);
-    o.workers = workers;
-    EXPECT_TRUE(rejects(o)) << workers;
+    o.workers = count;
+    says(o, message);
   }
   for (int budget : {-1, kMaxWorkers + 1}) {
     o = options(kAutoTuneWorkers);
@@ -466,14 +480,24 @@ TEST_F(LoaderCoreTest, BadOptionsAreRejected) {
     o.tune.start_workers = budget;
     EXPECT_TRUE(rejects(o)) << budget;
   }
-  for (int64_t batch : {int64_t{0}, int64_t{-1}, int64_t{1} << 60}) {
+  for (int64_t batch : {int64_t{0}, int64_t{-1}}) {
     o = options(1);
     o.batch_size = batch;
-    EXPECT_TRUE(rejects(o)) << batch;
+    says(o, "batch_size must be at least 1, not " + std::to_string(batch));
   }
   o = options(1);
-  o.rank = 2;
-  EXPECT_TRUE(rejects(o));
+  o.batch_size = int64_t{1} << 60;
+  says(o, "more than the 16 GiB a batch buffer may take");
+  const std::tuple<int, int, std::string> ranks[] = {
+      {2, 2, "rank must be in [0, 1], not 2"},
+      {-1, 2, "rank must be in [0, 1], not -1"},
+      {0, 0, "world_size must be at least 1, not 0"}};
+  for (const auto& [rank, world_size, message] : ranks) {
+    o = options(1);
+    o.rank = rank;
+    o.world_size = world_size;
+    says(o, message);
+  }
   o = options(1);
   o.fields = {{"label"}, {"label"}};
   EXPECT_TRUE(rejects(o));

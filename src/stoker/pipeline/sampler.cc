@@ -1,6 +1,7 @@
 #include "stoker/pipeline/sampler.h"
 
 #include <algorithm>
+#include <cassert>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -59,22 +60,8 @@ int64_t EpochPlan::global_position_after(int64_t b) const {
 
 Sampler::Sampler(int64_t dataset_size, SamplerOptions options)
     : dataset_size_(dataset_size), options_(options) {
-  if (dataset_size <= 0) {
-    throw Error(
-        invalid_argument("Sampler: dataset_size must be > 0, got " + std::to_string(dataset_size)));
-  }
-  if (options.batch_size <= 0) {
-    throw Error(invalid_argument("Sampler: batch_size must be > 0, got " +
-                                 std::to_string(options.batch_size)));
-  }
-  if (options.world_size <= 0) {
-    throw Error(invalid_argument("Sampler: world_size must be > 0, got " +
-                                 std::to_string(options.world_size)));
-  }
-  if (options.rank < 0 || options.rank >= options.world_size) {
-    throw Error(invalid_argument("Sampler: rank " + std::to_string(options.rank) + " outside [0, " +
-                                 std::to_string(options.world_size) + ")"));
-  }
+  assert(dataset_size > 0 && options.batch_size > 0 && options.world_size > 0);
+  assert(options.rank >= 0 && options.rank < options.world_size);
 }
 
 EpochPlan Sampler::plan(int64_t epoch, int64_t start) const {

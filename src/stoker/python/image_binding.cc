@@ -104,7 +104,7 @@ py::dict image_info(const py::buffer& data, bool check) {
 void register_image(py::module_& module) {
   module.def("image_record_fields", &image_record_fields,
              "The fields of an image dataset's records, as (name, dtype, shape) tuples.");
-  module.def("image_info", &image_info, py::arg("data"), py::arg("check") = true,
+  module.def("image_info", &image_info, py::arg("data"), py::kw_only(), py::arg("check") = true,
              "Format, width, height and XXH3-64 checksum of an encoded JPEG or PNG; with "
              "`check`, decodes it whole first and adds its pixel statistics (pixels, sums, "
              "squares). Raises stoker.Error if it is not a good image.");

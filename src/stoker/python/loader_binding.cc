@@ -270,7 +270,8 @@ class BoundEpoch {
 }  // namespace
 
 void register_loader(py::module_& module) {
-  // The limits and names stoker.Loader checks against (LoaderOptions'), so Python copies none.
+  // The loader's limits and names (LoaderOptions'), so Python copies none; the options are
+  // checked by LoaderCore, once.
   module.attr("MAX_WORKERS") = kMaxWorkers;
   module.attr("MAX_PREFETCH") = kMaxPrefetch;
   module.attr("AUTO_TUNE_WORKERS") = kAutoTuneWorkers;
@@ -291,8 +292,8 @@ void register_loader(py::module_& module) {
       .def(py::init<const std::string&>(), "path"_a)
       .def_property_readonly("schema", &BoundLoader::schema)
       .def("__len__", &BoundLoader::size)
-      .def("configure", &BoundLoader::configure, "batch_size"_a, "shuffle"_a, "seed"_a,
-           "drop_last"_a, "workers"_a, "prefetch"_a, "rank"_a, "world_size"_a, "verify"_a,
+      .def("configure", &BoundLoader::configure, py::kw_only(), "batch_size"_a, "shuffle"_a,
+           "seed"_a, "drop_last"_a, "workers"_a, "prefetch"_a, "rank"_a, "world_size"_a, "verify"_a,
            "on_error"_a, "fields"_a, "to_tensor"_a, "pinned_memory"_a = py::none(),
            "pinned_memory: None, or the addresses of (cudaHostAlloc, cudaFreeHost): the "
            "workers build batches in page-locked memory (pinned_allocator.h)")
@@ -301,7 +302,7 @@ void register_loader(py::module_& module) {
       .def_property_readonly("fields", &BoundLoader::fields)
       .def("batches_per_epoch", &BoundLoader::batches_per_epoch)
       .def("state", &BoundLoader::state)
-      .def("restore", &BoundLoader::restore, "seed"_a, "epoch"_a, "position"_a)
+      .def("restore", &BoundLoader::restore, py::kw_only(), "seed"_a, "epoch"_a, "position"_a)
       .def("buffer_bytes", &BoundLoader::buffer_bytes)
       .def("stats", &BoundLoader::stats)
       .def(

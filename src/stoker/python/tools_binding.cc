@@ -227,15 +227,16 @@ void register_tools(py::module_& module) {
   module.attr("fashion_mnist_debian_dir") = kFashionMnistDebianDir;
   module.def("default_fashion_mnist_dir", &default_fashion_mnist_dir);
   module.def("import_idx", &import_idx_files, py::arg("images"), py::arg("labels"), py::arg("out"),
-             py::arg("shard_bytes"), py::arg("class_names"));
+             py::kw_only(), py::arg("shard_bytes"), py::arg("class_names"));
   module.def("convert_fashion_mnist", &convert_fashion_mnist_files, py::arg("src"), py::arg("out"));
-  module.def("import_cifar10", &import_cifar10_files, py::arg("src"), py::arg("out"),
+  module.def("import_cifar10", &import_cifar10_files, py::arg("src"), py::arg("out"), py::kw_only(),
              py::arg("shard_bytes"));
   module.def("import_image_folder", &import_image_folder_files, py::arg("src"), py::arg("out"),
              py::kw_only(), py::arg("keep_original"), py::arg("max_side"), py::arg("skip_bad"),
              py::arg("workers"), py::arg("shard_bytes"), py::arg("progress"), py::arg("on_bad"));
   module.def("inspect_json", &inspect_json, py::arg("path"));
-  module.def("verify_datasets", &verify_datasets, py::arg("path"), py::arg("progress"));
+  module.def("verify_datasets", &verify_datasets, py::arg("path"), py::kw_only(),
+             py::arg("progress"));
 }
 
 }  // namespace stoker::python

@@ -400,7 +400,7 @@ void register_writer(py::module_& module) {
            "`fields`: (name, dtype, shape) tuples, dtype uint8, int64, float32 or bytes. With "
            "`image_statistics` and the image record's fields, the manifest gets the statistics "
            "of the images.")
-      .def("append", &NativeDatasetWriter::append, py::arg("sample"),
+      .def("append", &NativeDatasetWriter::append, py::arg("sample"), py::kw_only(),
            py::arg("statistics") = py::none(),
            "Appends a dict of field values as the next record. `statistics`: its image's "
            "(pixels, sums, squares) as image_info gives them; None: the image is decoded for "

@@ -23,12 +23,12 @@ Status require(bool ok, const OptimizerSpec& spec, const std::string& field, dou
 }
 
 Status validate(const OptimizerSpec& s) {
-  const bool sgd = s.name == "sgd";
-  const bool adam = s.name == "adam" || s.name == "adamw";
-  if (!sgd && !adam) {
-    return invalid_argument("unknown optimizer '" + s.name +
-                            "': known optimizers are sgd, adam, adamw");
+  const std::optional<OptimizerKind> kind = kOptimizerNames.find(s.name);
+  if (!kind) {
+    return invalid_argument("unknown optimizer '" + s.name + "': known optimizers are " +
+                            kOptimizerNames.joined());
   }
+  const bool sgd = *kind == OptimizerKind::kSgd;
   const double wd = s.weight_decay.value_or(0.0);
   STOKER_RETURN_IF_ERROR(require(std::isfinite(s.lr) && s.lr > 0, s, "lr", s.lr, "must be > 0"));
   STOKER_RETURN_IF_ERROR(
@@ -66,7 +66,8 @@ Status validate(const OptimizerSpec& s) {
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerSpec& spec,
                                                         std::vector<at::Tensor> params) {
   throw_if_error(validate(spec));
-  if (spec.name == "sgd") {
+  const OptimizerKind kind = *kOptimizerNames.find(spec.name);
+  if (kind == OptimizerKind::kSgd) {
     return std::make_unique<torch::optim::SGD>(std::move(params),
                                                torch::optim::SGDOptions(spec.lr)
                                                    .momentum(spec.momentum)
@@ -75,7 +76,7 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerSpec& spe
                                                    .weight_decay(spec.weight_decay.value_or(0.0)));
   }
   const auto betas = std::make_tuple(spec.beta1, spec.beta2);
-  if (spec.name == "adam") {
+  if (kind == OptimizerKind::kAdam) {
     return std::make_unique<torch::optim::Adam>(
         std::move(params),
         torch::optim::AdamOptions(spec.lr).betas(betas).eps(spec.eps).weight_decay(

@@ -11,12 +11,12 @@
 
 #include "stoker/image/decode.h"
 #include "stoker/image/jpeg_encode.h"
-#include "stoker/image/test_images.h"
 #include "stoker/store/dataset.h"
 #include "stoker/store/image_record.h"
 #include "stoker/store/record_view.h"
 #include "stoker/testing/special_files.h"
 #include "stoker/testing/temp_dir.h"
+#include "stoker/testing/test_images.h"
 #include "stoker/util/atomic_file.h"
 #include "stoker/util/checksum.h"
 #include "stoker/util/utf8.h"

@@ -1,4 +1,4 @@
-#include "stoker/image/test_images.h"
+#include "stoker/testing/test_images.h"
 
 #include <spng.h>
 #include <zlib.h>

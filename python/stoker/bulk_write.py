@@ -1,8 +1,9 @@
-"""stoker.write_dataset: a dataset or an iterable of samples into a stoker dataset, in parallel.
+"""stoker.write_dataset: a dataset or an iterable of samples into a stoker dataset, in bulk,
+in parallel (stoker.DatasetWriter, in dataset_writer.py, writes one sample at a time).
 
 A sample is a dict {field name: value}, or a tuple named by ``field_names`` (by default
 ``("image", "label")``, what torchvision's datasets return). Values become what the writer
-stores (stoker.writer): numpy arrays of uint8, int64 or float32 (other integer arrays become
+stores (stoker.dataset_writer): numpy arrays of uint8, int64 or float32 (other integer arrays become
 int64, other float arrays float32, bool arrays uint8), CPU torch tensors likewise, ints and
 floats, ``bytes`` (``str`` is stored as UTF-8 bytes), and PIL images: ``uint8`` arrays laid
 out ``[C, H, W]`` like the importers' (mode L keeps one channel, RGB three, other modes are
@@ -13,7 +14,7 @@ whose ``label`` is an integer makes an image dataset, the records `stoker conver
 writes (image, label, height, width, original_size, original_checksum), which the loader's
 image transforms read. Each image is checked where it is prepared: its header, and with
 ``check_images`` its whole data, decoded once there, which also gives the pixel statistics that
-the manifest keeps (stoker.writer); without, the manifest has none of the images.
+the manifest keeps (stoker.dataset_writer); without, the manifest has none of the images.
 """
 
 import collections.abc
@@ -27,7 +28,7 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 import numpy as np
 
 from stoker import _stoker
-from stoker.writer import DatasetWriter, normalize_schema
+from stoker.dataset_writer import DatasetWriter, normalize_schema
 
 __all__ = ["IMAGE_SCHEMA", "image_sample", "write_dataset"]
 
@@ -54,7 +55,7 @@ def image_sample(data, label, *, check=False):
     whole when it is appended, which checks it and gives the manifest's statistics; `check`
     decodes it here already (twice in all, then). A bad image raises stoker.Error."""
     data = bytes(data)
-    info = _stoker.image_info(data, check)
+    info = _stoker.image_info(data, check=check)
     return {"image": data, "label": int(label), "height": info["height"],
             "width": info["width"], "original_size": len(data),
             "original_checksum": info["checksum"]}
@@ -153,7 +154,7 @@ class _Preparer:
                 has_fields and not self.check_images):
             return sample, None
         try:
-            info = _stoker.image_info(image, self.check_images)
+            info = _stoker.image_info(image, check=self.check_images)
         except _stoker.Error as e:
             raise _stoker.Error(f"sample {index}, field 'image': {e}") from None
         if not has_fields:
@@ -409,7 +410,7 @@ def write_dataset(out, source, *, schema=None, transform=None, field_names=("ima
 
     `transform`, if given, is applied to what the source yields (on the workers), e.g. to
     transpose [H, W, C] images or to pick fields. The schema is inferred from the first sample
-    unless `schema` is given (stoker.writer).
+    unless `schema` is given (stoker.dataset_writer).
     Samples of a map-style source are fetched and prepared by `workers` worker processes
     (forked; `parallel="threads"` for threads; 0: none) and written in order; by default one
     per core, unless the first samples, timed, show that the source takes under a second

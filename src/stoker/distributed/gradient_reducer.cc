@@ -1,4 +1,4 @@
-#include "stoker/dist/gradient_reducer.h"
+#include "stoker/distributed/gradient_reducer.h"
 
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>

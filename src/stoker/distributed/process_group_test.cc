@@ -1,4 +1,4 @@
-#include "stoker/dist/process_group.h"
+#include "stoker/distributed/process_group.h"
 
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/arange.h>
@@ -7,8 +7,8 @@
 
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
-#include "stoker/dist/test_scenarios.h"
 #include "stoker/testing/dist_ranks.h"
+#include "stoker/testing/dist_scenarios.h"
 
 namespace stoker {
 namespace {

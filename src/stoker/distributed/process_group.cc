@@ -1,4 +1,4 @@
-#include "stoker/dist/process_group.h"
+#include "stoker/distributed/process_group.h"
 
 #include <ATen/core/ivalue.h>
 #include <c10/util/Exception.h>

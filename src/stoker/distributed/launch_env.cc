@@ -1,4 +1,4 @@
-#include "stoker/dist/launch_env.h"
+#include "stoker/distributed/launch_env.h"
 
 #include <fmt/format.h>
 

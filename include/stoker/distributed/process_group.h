@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "stoker/dist/launch_env.h"
+#include "stoker/distributed/launch_env.h"
 #include "stoker/util/status.h"
 
 namespace c10d {

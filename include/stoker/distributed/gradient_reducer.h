@@ -31,7 +31,7 @@
 #include <memory>
 #include <vector>
 
-#include "stoker/dist/process_group.h"
+#include "stoker/distributed/process_group.h"
 #include "stoker/util/status.h"
 
 namespace stoker {

@@ -1,5 +1,5 @@
-// One rank of dist_test's multi-process scenarios. Reads the launch environment (the test sets
-// torchrun's variables), connects with the timeout in STOKER_TEST_DIST_TIMEOUT_MS and runs
+// One rank of distributed_test's multi-process scenarios. Reads the launch environment (the test
+// sets torchrun's variables), connects with the timeout in STOKER_TEST_DIST_TIMEOUT_MS and runs
 //   dist_test_worker SCENARIO [OUT]
 // collectives OUT: sums, maxima, a broadcast, an async sum and a barrier; results into OUT-RANK.
 // exit-early:      rank 1 exits right after connecting; rank 0 then all-reduces.
@@ -26,8 +26,8 @@
 #include <string>
 #include <thread>
 
-#include "stoker/dist/process_group.h"
-#include "stoker/dist/test_scenarios.h"
+#include "stoker/distributed/process_group.h"
+#include "stoker/testing/dist_scenarios.h"
 #include "stoker/util/atomic_file.h"
 
 namespace stoker {

@@ -1,4 +1,5 @@
-"""stoker.DatasetWriter: write a dataset one sample at a time from Python.
+"""stoker.DatasetWriter: write a dataset one sample at a time from Python (write_dataset, in
+bulk_write.py, writes a whole source in parallel through it).
 
 A schema names each field of a record and its type::
 
@@ -135,7 +136,7 @@ class DatasetWriter:
         statistics of its image, (pixels, sums, squares): the image's pixel count and the sums of
         its RGB values and of their squares, a tuple of three ints each (None: the writer of an
         image dataset decodes the image for them)."""
-        self._native.append(sample, statistics)
+        self._native.append(sample, statistics=statistics)
 
     def finish(self):
         """Writes the manifest and moves the dataset into place; returns its path."""

@@ -1,4 +1,4 @@
-#include "stoker/image/image_fixtures.h"
+#include "stoker/testing/image_fixtures.h"
 
 #include <gtest/gtest.h>
 
@@ -10,8 +10,8 @@
 #include <random>
 #include <utility>
 
-#include "stoker/image/test_images.h"
 #include "stoker/testing/temp_dir.h"
+#include "stoker/testing/test_images.h"
 
 namespace stoker::image::testing {
 namespace {

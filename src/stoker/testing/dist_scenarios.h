@@ -1,5 +1,5 @@
 #pragma once
-// What the ranks of dist_test's multi-process scenarios compute, shared by the worker
+// What the ranks of distributed_test's multi-process scenarios compute, shared by the worker
 // (dist_test_worker.cc) and the tests, which compute the single-process reference with it.
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "stoker/dist/gradient_reducer.h"
+#include "stoker/distributed/gradient_reducer.h"
 #include "stoker/util/atomic_file.h"
 
 namespace stoker::testing {

@@ -1,11 +1,11 @@
-#include "stoker/dist/gradient_reducer.h"
+#include "stoker/distributed/gradient_reducer.h"
 
 #include <gtest/gtest.h>
 
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 
-#include "stoker/dist/test_scenarios.h"
 #include "stoker/testing/dist_ranks.h"
+#include "stoker/testing/dist_scenarios.h"
 
 namespace stoker {
 namespace {
