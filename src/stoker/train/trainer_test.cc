@@ -68,6 +68,14 @@ class TrainerTest : public ::testing::Test {
     return model_state(trainer.model());
   }
 
+  // options() without evaluation set up (training_setup.h), traced on `tracer`.
+  std::unique_ptr<TrainingSetup> traced_setup(Tracer& tracer) const {
+    TrainerOptions o = options();
+    o.eval = false;
+    o.tracer = &tracer;
+    return set_up_training(o);
+  }
+
   // The Error message of constructing and running a Trainer, or "" if it succeeds.
   static std::string error_of(const TrainerOptions& o) {
     try {
@@ -618,10 +626,7 @@ TEST_F(TrainerTest, TrainStepsTrainAsTheTrainerDoes) {
 
 TEST_F(TrainerTest, DataStepsTakeBatchesWithoutTheModel) {
   Tracer tracer;
-  TrainerOptions o = options();
-  o.eval = false;
-  o.tracer = &tracer;
-  const std::unique_ptr<TrainingSetup> setup = set_up_training(o);
+  const std::unique_ptr<TrainingSetup> setup = traced_setup(tracer);
   const std::vector<at::Tensor> before = model_state(*setup->model);
   StepRunner steps(*setup);
   for (int i = 0; i < 40; ++i) steps.data_step();  // into the second epoch
@@ -638,10 +643,7 @@ TEST_F(TrainerTest, DataStepsTakeBatchesWithoutTheModel) {
 
 TEST_F(TrainerTest, ResidentStepsNeverTakeASecondBatch) {
   Tracer tracer;
-  TrainerOptions o = options();
-  o.eval = false;
-  o.tracer = &tracer;
-  const std::unique_ptr<TrainingSetup> setup = set_up_training(o);
+  const std::unique_ptr<TrainingSetup> setup = traced_setup(tracer);
   StepRunner steps(*setup);
   for (int i = 0; i < 50; ++i) steps.resident_step();  // more than an epoch's batches
   EXPECT_EQ(steps.step(), 50);
