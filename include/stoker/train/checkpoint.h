@@ -37,6 +37,9 @@ namespace stoker {
 // is refused. 2: the run's identity, the marker file.
 inline constexpr int kCheckpointFormatVersion = 2;
 
+// How the name of a checkpoint's subdirectory of DIR starts: step-<step>-<random>.
+inline constexpr const char* kCheckpointPrefix = "step-";
+
 // What makes a checkpoint this run's: a resume continues only the same run, else its state
 // (a loader position, Adam's moments, an lr step) would be applied to another.
 struct RunIdentity {

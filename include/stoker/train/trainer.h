@@ -19,6 +19,12 @@
 // default generator. A model's random layers (dropout) draw from that generator during run(),
 // as in any LibTorch loop; resume sets it to the checkpoint's state so that they draw as the
 // interrupted run would have.
+//
+// A thin facade: behind it (private, src/stoker/train/) training_setup.h validates the options
+// and builds the run's parts, step_runner.h takes its steps, checkpoint_keeper.h and
+// run_record.h keep its checkpoints and log, and training_run.h runs its epochs.
+
+#include <c10/core/Device.h>
 
 #include <atomic>
 #include <chrono>
@@ -28,36 +34,22 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
-#include "stoker/distributed/gradient_reducer.h"
-#include "stoker/distributed/process_group.h"
 #include "stoker/pipeline/image_transforms.h"
-#include "stoker/pipeline/loader.h"
-#include "stoker/store/dataset.h"
+#include "stoker/pipeline/loader_core.h"
 #include "stoker/trace/tracer.h"
 #include "stoker/train/amp.h"
-#include "stoker/train/checkpoint.h"
-#include "stoker/train/input_normalizer.h"
 #include "stoker/train/models.h"
-#include "stoker/train/normalization_choice.h"
 #include "stoker/train/optimizers.h"
 #include "stoker/train/progress.h"
-#include "stoker/train/run_log.h"
 #include "stoker/train/schedules.h"
+#include "stoker/util/status.h"
 
 namespace stoker {
 
-// What a training step does. Anything but kTrain is a measurement (`stoker doctor`), whose
-// model is not the one a run would train.
-enum class StepMode {
-  kTrain,     // take the next batch, make the model's input, forward, backward, optimizer step
-  kDataOnly,  // take the next batch and make the model's input; no model (the loader's rate)
-  // Train on the epoch's first batch over and over, never waiting for the loader (the compute
-  // rate: forward, backward and optimizer on a batch resident on the device).
-  kResidentBatch,
-};
+class ProcessGroup;  // distributed/process_group.h
+class TrainingRun;   // the run behind the facade (private)
 
 // What to train on, how, and where results go. Plain value; defaults are the embedded default.
 struct TrainerOptions {
@@ -68,7 +60,7 @@ struct TrainerOptions {
   std::string data_dir;
   std::string model = "mlp";  // a make_model() name or a TorchScript .pt file
   int64_t epochs = 5;         // >= 1
-  int64_t batch_size = 64;    // >= 1
+  int64_t batch_size = 64;    // >= 1 (checked by the loader, LoaderOptions)
   OptimizerSpec optimizer;    // Adam, lr 1e-3
   // The lr schedule; its lr and total_steps are set from optimizer.lr and the run's length.
   // Cosine decay to 0 by default: the last epoch's model is then the settled one rather than a
@@ -78,10 +70,11 @@ struct TrainerOptions {
   AmpMode amp = AmpMode::kOff;
   int64_t accum = 1;     // batches per optimizer step (gradient accumulation), >= 1
   double clip_grad = 0;  // max gradient norm; 0 = no clipping
-  // Loader worker threads; 0 builds batches on the training thread; kAutoTuneWorkers: tuned
-  // while training (loader_core.h), from 1 worker up to the machine's cores, during about the
-  // first 100 steps (the evaluation loader tunes its own). Batches are the same whatever the
-  // count (docs/DESIGN.md contract 1), so tuning cannot change what is trained.
+  // Loader worker threads, as LoaderOptions::workers (which checks them): 0 builds batches on
+  // the training thread; -1 the loader's automatic count; kAutoTuneWorkers: tuned while
+  // training (loader_core.h), from 1 worker up to the machine's cores, during about the first
+  // 100 steps (the evaluation loader tunes its own). Batches are the same whatever the count
+  // (docs/DESIGN.md contract 1), so tuning cannot change what is trained.
   int workers = 1;
   // "cpu", "cuda" or "cuda:N"; "" (default): CUDA if this LibTorch has it and a device is
   // visible, else the CPU.
@@ -134,7 +127,6 @@ struct TrainerOptions {
   // A synthetic cost per training sample, busy-waited on a loader worker before the sample is
   // built (pipeline/sample_cost.h): makes a data-bound run on demand. 0: none.
   std::chrono::microseconds sample_cost{0};
-  StepMode step_mode = StepMode::kTrain;
   // Errors a model raises carry LibTorch's whole message (for a TorchScript model, its
   // traceback) instead of one line.
   bool verbose = false;
@@ -201,96 +193,16 @@ class Trainer {
   TrainResult run();
 
   // The model being trained; valid while the Trainer lives.
-  Model& model() { return *model_; }
+  Model& model();
   // The input shape and number of classes found in the data.
-  const ModelSpec& spec() const { return spec_; }
+  const ModelSpec& spec() const;
   // The device the model trains on (TrainerOptions::device resolved).
-  const c10::Device& device() const { return device_; }
+  const c10::Device& device() const;
   // Training batches (forward and backward passes) in one epoch.
   int64_t batches_per_epoch() const;
 
  private:
-  // Trains epoch `e` (0-based) from where the loader is; false if the run stopped inside it.
-  bool train_epoch(int64_t e, EpochMetrics& metrics, TrainResult& result);
-  // Fills `m` with epoch `e`'s training loss, step, lr and time split so far.
-  void measure(int64_t e, double loss_sum, int64_t loss_samples,
-               std::chrono::steady_clock::time_point epoch_start, double data_seconds,
-               EpochMetrics& m) const;
-  // The batch's images as float NCHW model input (normalize_: on the CPU valid until the next
-  // call) and its labels, on the model's device (the loader feeds that device: no copy).
-  std::pair<at::Tensor, at::Tensor> on_device(const Batch& batch);
-  // Forward and backward of batch `batch_number` (1-based) of epoch `e`; returns its mean loss.
-  // `ends_step`: an optimizer step follows (a distributed run starts averaging its gradients
-  // during this backward).
-  double forward_backward(const Batch& batch, int64_t e, int64_t batch_number, bool ends_step);
-  // The model's logits for `input`, checked (run_model); otherwise an Error saying where.
-  at::Tensor logits(const at::Tensor& input, int64_t e, int64_t batch_number);
-  // "training stopped at epoch E, batch B, step S"; batch_number 0: the evaluation of epoch e.
-  std::string where(int64_t e, int64_t batch_number) const;
-  void optimizer_step();
-  void evaluate(int64_t e, EpochMetrics& metrics);
-  StopReason stop_reason() const;
-  // Locks the checkpoint directory and, with resume, restores its checkpoint if it belongs to
-  // this run; without, refuses a directory that holds one.
-  // Throws Error (kCorrupt) if the checkpoint at `path`'s step is not the one its loader
-  // position implies for this run's batch and accumulation.
-  void check_checkpoint_step(const std::string& path, const CheckpointState& state) const;
-  void open_checkpoint_dir(const ScheduleSpec& schedule);
-  // What makes a checkpoint this run's.
-  RunIdentity run_identity() const;
-  // The log's "run" record: resolved configuration, versions, data and machine (JSON object).
-  std::string run_record() const;
-  // Writes a checkpoint of the current state (if checkpoint_dir is set) into result.checkpoint;
-  // in a distributed run rank 0 writes it while the others wait.
-  void checkpoint(double epoch_loss_sum, int64_t epoch_samples, TrainResult& result);
-  // Distributed runs: the sum of `values` over the ranks (the values themselves alone).
-  std::vector<double> sum_over_ranks(std::vector<double> values) const;
-  // Distributed runs: an Error "the ranks differ in NAME (from MIN to MAX): FIX" unless every
-  // rank has the same `values`.
-  void check_ranks_agree(const std::vector<std::pair<const char*, double>>& values,
-                         const char* fix) const;
-  // This process prints and writes files: rank 0, or the only process.
-  bool leads() const { return rank_ == 0; }
-  // Prints the training loader's tuning once: when it has settled, or (`at_end`) as it stands.
-  void say_tuning(bool at_end);
-
-  TrainerOptions options_;
-  int rank_ = 0;        // in the process group
-  int world_size_ = 1;  // ranks training together
-  c10::Device device_;
-  int threads_ = 1;                    // compute threads in use (at::get_num_threads())
-  std::vector<std::string> warnings_;  // slow configurations, said before training
-  std::shared_ptr<const Dataset> train_data_;
-  std::shared_ptr<const Dataset> test_data_;
-  ModelSpec spec_;
-  std::unique_ptr<Model> model_;
-  std::vector<at::Tensor> params_;
-  std::unique_ptr<torch::optim::Optimizer> optimizer_;
-  std::unique_ptr<GradientReducer> reducer_;  // distributed runs only
-  std::unique_ptr<LrSchedule> schedule_;
-  LossScaler scaler_;
-  NormalizationChoice normalization_;           // the mean and std in use, and their origin
-  std::unique_ptr<InputNormalizer> normalize_;  // uint8 images -> model input, on device_
-  std::unique_ptr<Loader> loader_;
-  std::unique_ptr<Loader> test_loader_;
-  Progress progress_;
-  std::optional<RunLog> log_;
-  int64_t step_ = 0;
-  // Training loss summed over the samples since the last "step" record, and their count.
-  double step_loss_sum_ = 0;
-  int64_t step_loss_samples_ = 0;
-  double lr_ = 0;           // of the last optimizer step
-  double h2d_seconds_ = 0;  // of the current epoch
-  // Of an epoch interrupted by a checkpoint, until it is finished (see CheckpointState).
-  double resumed_loss_sum_ = 0;
-  int64_t resumed_samples_ = 0;
-  bool tuning_said_ = false;  // say_tuning printed
-  std::string eval_note_;     // what is evaluated, or why nothing is
-  std::string resumed_from_;  // checkpoint directory restored, if any
-  // Printed after "resuming from": a damaged LATEST, a schedule that changed length.
-  std::vector<std::string> resume_notes_;
-  // Held from construction until run() returns: while the run may write checkpoints.
-  std::optional<DirectoryLock> checkpoint_lock_;
+  std::unique_ptr<TrainingRun> run_;
 };
 
 }  // namespace stoker

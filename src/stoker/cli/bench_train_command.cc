@@ -14,10 +14,10 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/compute_bound.h"
 #include "cli/usage.h"
 #include "cli/workers_option.h"
 #include "stoker/store/import/fashion_mnist.h"
-#include "stoker/train/compute_bound.h"
 #include "stoker/train/compute_threads.h"
 #include "stoker/train/trainer.h"
 #include "stoker/util/machine.h"

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "stoker/store/import/fashion_mnist.h"
+#include "stoker/train/checkpoint.h"
 #include "stoker/util/atomic_file.h"
 
 namespace stoker::cli {
@@ -17,7 +18,8 @@ InputSet training_inputs(const TrainerOptions& options) {
   if (options.resume && !options.checkpoint_dir.empty()) {
     std::error_code ec;
     for (const auto& entry : std::filesystem::directory_iterator(options.checkpoint_dir, ec)) {
-      if (entry.is_directory(ec) && entry.path().filename().string().rfind("step-", 0) == 0)
+      if (entry.is_directory(ec) &&
+          entry.path().filename().string().rfind(kCheckpointPrefix, 0) == 0)
         inputs.add_tree(entry.path().string(), "a checkpoint being resumed");
     }
   }

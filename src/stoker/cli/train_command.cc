@@ -19,6 +19,7 @@
 
 #include "cli/commands.h"
 #include "cli/local_ranks.h"
+#include "cli/op_trace.h"
 #include "cli/output_checks.h"
 #include "cli/report_option.h"
 #include "cli/trace_option.h"
@@ -30,7 +31,6 @@
 #include "stoker/distributed/process_group.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/train/compute_threads.h"
-#include "stoker/train/op_trace.h"
 #include "stoker/train/slow_configs.h"
 #include "stoker/train/trainer.h"
 #include "stoker/util/machine.h"

@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -12,6 +11,8 @@
 #include "stoker/pipeline/image_transforms.h"
 #include "stoker/store/data_location.h"
 #include "stoker/store/dataset.h"
+#include "stoker/train/step_runner.h"
+#include "stoker/train/training_setup.h"
 #include "stoker/util/machine.h"
 
 namespace stoker {
@@ -38,27 +39,35 @@ struct Window {
   c10::Device device{c10::kCPU};        // the run's, resolved by the Trainer
 };
 
-// Runs `run` in `mode`, traced, until its window past the warm-up is long enough.
-// `samples_per_batch`: for the throughput over time.
-Window measure(TrainerOptions run, StepMode mode, DoctorOptions o, Tracer& tracer,
+// The step a measured run repeats: data_step, resident_step or train_step (step_runner.h).
+using Step = void (StepRunner::*)();
+
+// Sets `run` up traced on `tracer` and repeats `step` until its window past the warm-up is long
+// enough. `samples_per_batch`: for the throughput over time.
+Window measure(TrainerOptions run, Step step, DoctorOptions o, Tracer& tracer,
                int64_t samples_per_batch) {
-  if (run.workers == kAutoTuneWorkers && mode != StepMode::kResidentBatch) {
+  if (run.workers == kAutoTuneWorkers && step != &StepRunner::resident_step) {
     o.warmup_batches = std::max<int64_t>(o.warmup_batches, kTuningBatches);
     o.warmup_seconds = std::max(o.warmup_seconds, kTuningSeconds);
   }
-  std::atomic<bool> stop{false};
-  run.step_mode = mode;
-  run.stop = &stop;
   run.tracer = &tracer;
+  const std::unique_ptr<TrainingSetup> setup = set_up_training(std::move(run));
+  StepRunner steps(*setup);
+  // What a thread records per batch: at most 3 spans a piece and a finalize on one worker (the
+  // pieces are as many as the pool's workers), about 8 events on the training thread.
+  const int64_t pieces = std::max(setup->loader->options().workers, 1);
+  const int64_t max_batches =
+      std::min<int64_t>(o.max_batches, static_cast<int64_t>(kEventsPerThread) / (3 * pieces + 8));
   Window w;
+  w.device = setup->device;
   int64_t seen = 0;
   bool measuring = false;
   const int64_t start_ns = Tracer::now_ns();
   ThroughputRecorder throughput;
   throughput.restart(0);
   int64_t samples = 0;
-  run.on_batch = [&](int64_t done) {
-    if (done == 0) return;  // an epoch starts
+  while (true) {
+    (steps.*step)();
     samples += samples_per_batch;
     throughput.record(samples);
     const int64_t now = Tracer::now_ns();
@@ -66,36 +75,28 @@ Window measure(TrainerOptions run, StepMode mode, DoctorOptions o, Tracer& trace
       ++seen;
       measuring = seen >= o.warmup_batches || (now - start_ns) * 1e-9 >= o.warmup_seconds;
       w.from_ns = w.to_ns = now;
-      return;
+      continue;
     }
     ++w.batches;
     w.to_ns = now;
     const double seconds = (now - w.from_ns) * 1e-9;
     if ((w.batches >= o.min_batches && seconds >= o.min_seconds) || seconds >= o.max_seconds ||
-        w.batches >= o.max_batches)
-      stop.store(true);
-  };
-  Trainer trainer(std::move(run));
-  w.device = trainer.device();
-  w.tuning = trainer.run().tuning;
+        w.batches >= max_batches)
+      break;
+  }
+  w.tuning = setup->loader->tuning();
   w.throughput = throughput.points();
   return w;
 }
 
-// The run as the doctor measures it: silent, nothing written, no evaluation, long enough.
+// The run as the doctor measures it: long enough, without evaluation or a checkpoint to resume
+// (the doctor's runs print and write nothing: it only sets them up and steps them).
 TrainerOptions measured_run(const TrainerOptions& run) {
   TrainerOptions m = run;
   m.epochs = kEnoughEpochs;
   m.eval = false;
   m.checkpoint_dir.clear();
   m.resume = false;
-  m.log_path.clear();
-  m.log_every = 0;
-  m.save_model.clear();
-  m.max_steps = 0;
-  m.out = nullptr;
-  m.progress = ProgressStyle::kOff;
-  m.on_batch = nullptr;
   return m;
 }
 
@@ -115,23 +116,17 @@ DoctorResult run_doctor(const TrainerOptions& run, const DoctorOptions& options)
       Dataset::open(locate_data(run.data_dir).value_or_throw().train).value_or_throw();
   // The samples a batch really holds (a batch larger than the data holds all of it).
   const int64_t records = static_cast<int64_t>(data->size());
-  DoctorOptions o = options;
-  // What a thread records per batch: at most 3 spans a piece and a finalize on one worker (the
-  // pieces are as many as the pool's workers), about 8 events on the training thread.
-  const int64_t pieces = run.workers == kAutoTuneWorkers ? machine_cores() : run.workers;
-  o.max_batches = std::min<int64_t>(o.max_batches, static_cast<int64_t>(kEventsPerThread) /
-                                                       (3 * std::max<int64_t>(pieces, 1) + 8));
   DoctorResult result;
   DoctorMeasurements& m = result.measurements;
   std::optional<TuningReport> tuning;  // of the last run
   c10::Device device(c10::kCPU);       // of the last run
   // Each run on a Tracer of its own, the training loop on the caller's if given.
-  auto phase = [&](const std::string& name, const TrainerOptions& r, StepMode mode,
+  auto phase = [&](const std::string& name, const TrainerOptions& r, Step step,
                    Tracer* given = nullptr) {
     Tracer own(TracerOptions{kEventsPerThread});
     Tracer& tracer = given != nullptr ? *given : own;
     const uint64_t dropped = tracer.dropped();
-    const Window w = measure(r, mode, o, tracer, std::min(r.batch_size, records));
+    const Window w = measure(r, step, options, tracer, std::min(r.batch_size, records));
     if (tracer.dropped() != dropped) {  // a bug of the budget above, or a too small --trace
       throw Error(Status(StatusCode::kInternal,
                          fmt::format("stoker doctor: the trace of the {} run overflowed its "
@@ -147,14 +142,14 @@ DoctorResult run_doctor(const TrainerOptions& run, const DoctorOptions& options)
                           sum_spans(trace, "pipeline", "piece", w.from_ns, w.to_ns));
   };
 
-  const auto [alone, worker_seconds] = phase("loader alone", base, StepMode::kDataOnly);
+  const auto [alone, worker_seconds] = phase("loader alone", base, &StepRunner::data_step);
   m.loader_rate = alone.per_second(alone.wall - alone.h2d);
   m.worker_seconds_per_batch = alone.per_batch(worker_seconds);
   // With --workers auto: the workers the loader alone settled on, which its rate is of.
   const std::optional<TuningReport> alone_tuning = tuning;
-  const StepSplit compute = phase("compute alone", base, StepMode::kResidentBatch).first;
+  const StepSplit compute = phase("compute alone", base, &StepRunner::resident_step).first;
   m.compute_rate = compute.per_second(compute.compute());
-  m.loop = phase("training loop", base, StepMode::kTrain, options.tracer).first;
+  m.loop = phase("training loop", base, &StepRunner::train_step, options.tracer).first;
   const std::optional<TuningReport> loop_tuning = tuning;
 
   m.workers = alone_tuning ? alone_tuning->workers : run.workers;
@@ -175,7 +170,7 @@ DoctorResult run_doctor(const TrainerOptions& run, const DoctorOptions& options)
     auto probe = [&](const std::string& change, const std::string& what, TrainerOptions r,
                      double samples_factor) {
       try {
-        const StepSplit s = phase(change, r, StepMode::kResidentBatch).first;
+        const StepSplit s = phase(change, r, &StepRunner::resident_step).first;
         m.probes.push_back(
             {change, what, samples_factor * s.per_second(s.compute()) / m.compute_rate});
       } catch (const std::exception&) {  // Error, or LibTorch's out of memory

@@ -1,11 +1,11 @@
 #pragma once
 // `stoker doctor`: measures where a training run's time goes and says what limits it. For the
-// run a TrainerOptions describes it measures (1) the loader alone (StepMode::kDataOnly), (2)
-// the compute alone on a batch resident on the device (kResidentBatch), (3) the real loop, each
-// a short run after a warm-up, each traced (the trainer's spans give the step-time split:
-// step_split.h); when compute is what limits, (4) compute alone again with a variant
-// each (twice the batch; mixed precision where the device has it natively). diagnosis.h turns
-// the numbers into a verdict and actions.
+// run a TrainerOptions describes it sets up (training_setup.h) and steps (step_runner.h) (1) the
+// loader alone (StepRunner::data_step), (2) the compute alone on a batch resident on the device
+// (resident_step), (3) the real loop (train_step), each a short run after a warm-up, each traced
+// (the steps' spans give the step-time split: step_split.h); when compute is what limits, (4)
+// compute alone again with a variant each (twice the batch; mixed precision where the device
+// has it natively). diagnosis.h turns the numbers into a verdict and actions.
 //
 //   stoker::TrainerOptions run;  // as for stoker train
 //   stoker::DoctorResult r = stoker::run_doctor(run, {});

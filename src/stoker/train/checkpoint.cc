@@ -27,7 +27,6 @@ constexpr const char* kMetaName = "meta.json";
 constexpr const char* kModelName = "model.pt";
 constexpr const char* kOptimizerName = "optimizer.pt";
 constexpr const char* kRngName = "rng.pt";
-constexpr const char* kSubdirPrefix = "step-";
 constexpr const char* kPartialPrefix = ".partial-";
 
 std::string meta_json(const CheckpointState& s) {
@@ -136,10 +135,10 @@ Status write_checkpoint_files(const std::string& sub, const std::string& name,
 
 // Whether `name` is `prefix` followed by step-<digits>-<6 characters>.
 bool is_checkpoint_name(const std::string& name, const std::string& prefix) {
-  const size_t start = prefix.size() + std::strlen(kSubdirPrefix);
+  const size_t start = prefix.size() + std::strlen(kCheckpointPrefix);
   const size_t dash = name.rfind('-');
   if (name.compare(0, prefix.size(), prefix) != 0 ||
-      name.compare(prefix.size(), std::strlen(kSubdirPrefix), kSubdirPrefix) != 0 ||
+      name.compare(prefix.size(), std::strlen(kCheckpointPrefix), kCheckpointPrefix) != 0 ||
       dash == std::string::npos || dash <= start || name.size() - dash - 1 != 6)
     return false;
   return std::all_of(name.begin() + static_cast<std::ptrdiff_t>(start),
@@ -292,7 +291,7 @@ Status check_same_run(const FoundCheckpoint& found, const RunIdentity& current) 
 Status save_checkpoint(const std::string& dir, const CheckpointState& state, Model& model,
                        torch::optim::Optimizer& optimizer) {
   std::string partial =
-      fmt::format("{}/{}{}{:08}-XXXXXX", dir, kPartialPrefix, kSubdirPrefix, state.step);
+      fmt::format("{}/{}{}{:08}-XXXXXX", dir, kPartialPrefix, kCheckpointPrefix, state.step);
   if (::mkdtemp(partial.data()) == nullptr) {
     return io_error("cannot create a checkpoint in '" + dir + "': " + std::strerror(errno));
   }

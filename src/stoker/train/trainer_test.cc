@@ -1,5 +1,7 @@
 // Trainer: learns, reports, resumes exactly (any worker count, mid-epoch, with accumulation and
-// a schedule), stops on request, and rejects bad input before training or with a clear error.
+// a schedule), stops on request, and rejects bad input before training or with a clear error;
+// its units: the doctor's steps (StepRunner) are the training loop's, and validate() is where
+// TrainerOptions are checked.
 #include "stoker/train/trainer.h"
 
 #include <ATen/Parallel.h>
@@ -8,10 +10,12 @@
 #include <torch/script.h>
 #include <torch/utils.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "stoker/testing/classification.h"
@@ -20,6 +24,9 @@
 #include "stoker/train/checkpoint.h"
 #include "stoker/train/compute_threads.h"
 #include "stoker/train/default_generator.h"
+#include "stoker/train/normalization_choice.h"
+#include "stoker/train/step_runner.h"
+#include "stoker/train/training_setup.h"
 #include "stoker/util/atomic_file.h"
 
 namespace stoker {
@@ -29,6 +36,13 @@ namespace fs = std::filesystem;
 
 using testing::kRowClasses;
 using testing::write_rows_dataset;
+
+// The model's parameters and buffers, copied.
+std::vector<at::Tensor> model_state(Model& model) {
+  std::vector<at::Tensor> out;
+  for (const auto& [name, t] : model.named_state()) out.push_back(t.detach().clone());
+  return out;
+}
 
 class TrainerTest : public ::testing::Test {
  protected:
@@ -51,9 +65,15 @@ class TrainerTest : public ::testing::Test {
   }
 
   static std::vector<at::Tensor> parameters(Trainer& trainer) {
-    std::vector<at::Tensor> out;
-    for (const auto& [name, t] : trainer.model().named_state()) out.push_back(t.detach().clone());
-    return out;
+    return model_state(trainer.model());
+  }
+
+  // options() without evaluation set up (training_setup.h), traced on `tracer`.
+  std::unique_ptr<TrainingSetup> traced_setup(Tracer& tracer) const {
+    TrainerOptions o = options();
+    o.eval = false;
+    o.tracer = &tracer;
+    return set_up_training(o);
   }
 
   // The Error message of constructing and running a Trainer, or "" if it succeeds.
@@ -567,6 +587,93 @@ TEST_F(TrainerTest, InvalidOptionsAreRejected) {
             std::string::npos);
   EXPECT_NE(with([](TrainerOptions& o) { o.optimizer.name = "lbfgs"; }).find("lbfgs"),
             std::string::npos);
+}
+
+// Spans of category "train" recorded by `tracer`, by name.
+std::map<std::string, int> train_spans(const Tracer& tracer) {
+  std::map<std::string, int> counts;
+  for (const ThreadTrace& thread : tracer.snapshot()) {
+    for (const TraceEvent& e : thread.events) {
+      if (std::string(e.category) == "train") ++counts[e.name];
+    }
+  }
+  return counts;
+}
+
+// The doctor's steps (StepRunner) are the training loop's: train_step trains exactly as the
+// Trainer does (across an epoch's end), data_step takes batches without the model,
+// resident_step never takes a second batch.
+TEST_F(TrainerTest, TrainStepsTrainAsTheTrainerDoes) {
+  for (const int64_t accum : {1, 3}) {
+    TrainerOptions o = options();
+    o.eval = false;
+    o.accum = accum;
+    o.max_steps = 45 / accum;  // past the first epoch's end
+    Trainer trainer(o);
+    trainer.run();
+
+    const std::unique_ptr<TrainingSetup> setup = set_up_training(o);
+    StepRunner steps(*setup);
+    while (steps.step() < o.max_steps) steps.train_step();
+    EXPECT_EQ(steps.epoch(), 1) << "accum " << accum;
+
+    const std::vector<at::Tensor> a = parameters(trainer);
+    const std::vector<at::Tensor> b = model_state(*setup->model);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(a[i].equal(b[i])) << "accum " << accum;
+  }
+}
+
+TEST_F(TrainerTest, DataStepsTakeBatchesWithoutTheModel) {
+  Tracer tracer;
+  const std::unique_ptr<TrainingSetup> setup = traced_setup(tracer);
+  const std::vector<at::Tensor> before = model_state(*setup->model);
+  StepRunner steps(*setup);
+  for (int i = 0; i < 40; ++i) steps.data_step();  // into the second epoch
+  EXPECT_EQ(steps.epoch(), 1);
+  EXPECT_EQ(steps.step(), 0);
+  const std::vector<at::Tensor> after = model_state(*setup->model);
+  for (size_t i = 0; i < before.size(); ++i) EXPECT_TRUE(before[i].equal(after[i]));
+  const std::map<std::string, int> spans = train_spans(tracer);
+  EXPECT_EQ(spans.at("h2d"), 40);
+  EXPECT_EQ(spans.at("data"), 40 + 2);  // one a step, and each of the 2 epochs its first
+  EXPECT_EQ(spans.count("forward"), 0u);
+  EXPECT_EQ(spans.count("optimizer"), 0u);
+}
+
+TEST_F(TrainerTest, ResidentStepsNeverTakeASecondBatch) {
+  Tracer tracer;
+  const std::unique_ptr<TrainingSetup> setup = traced_setup(tracer);
+  StepRunner steps(*setup);
+  for (int i = 0; i < 50; ++i) steps.resident_step();  // more than an epoch's batches
+  EXPECT_EQ(steps.step(), 50);
+  const std::map<std::string, int> spans = train_spans(tracer);
+  EXPECT_EQ(spans.at("data"), 1);
+  EXPECT_EQ(spans.at("forward"), 50);
+  EXPECT_EQ(spans.at("backward"), 50);
+  EXPECT_EQ(spans.at("optimizer"), 50);
+}
+
+TEST(ValidateTest, NamesTheFirstOptionOutOfRange) {
+  EXPECT_TRUE(validate(TrainerOptions()).is_ok());
+  auto error = [](auto change) {
+    TrainerOptions o;
+    change(o);
+    const Status status = validate(o);
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+    return status.message();
+  };
+  EXPECT_EQ(error([](TrainerOptions& o) { o.epochs = 0; }), "epochs must be >= 1");
+  EXPECT_EQ(error([](TrainerOptions& o) { o.accum = 0; }), "accum must be >= 1");
+  EXPECT_EQ(error([](TrainerOptions& o) { o.clip_grad = std::nan(""); }),
+            "clip-grad must be >= 0 (0 = off)");
+  EXPECT_EQ(error([](TrainerOptions& o) { o.max_steps = -1; }),
+            "max steps must be >= 0 (0 = no limit)");
+  EXPECT_EQ(error([](TrainerOptions& o) { o.sample_cost = std::chrono::microseconds(-1); }),
+            "sample cost must be >= 0 (0 = none)");
+  EXPECT_EQ(error([](TrainerOptions& o) { o.resume = true; }),
+            "resume needs a checkpoint directory");
+  EXPECT_EQ(error([](TrainerOptions& o) { o.image_size = 0; }), "image size must be >= 1");
 }
 
 }  // namespace

@@ -10,7 +10,7 @@
 #include "stoker/train/models.h"
 #include "stoker/train/optimizers.h"
 
-namespace stoker {
+namespace stoker::cli {
 
 // Seconds for `steps` optimizer steps of model `model` (make_model name), fresh from `seed`,
 // on random batches of `batch_size` inputs shaped like `spec`, with cross-entropy loss and
@@ -24,4 +24,4 @@ double compute_only_seconds(const std::string& model, const ModelSpec& spec,
                             uint64_t seed, int64_t distinct_batches = 1,
                             const std::function<void(int64_t steps_done)>& on_step = {});
 
-}  // namespace stoker
+}  // namespace stoker::cli

@@ -14,7 +14,7 @@ namespace torch::autograd::profiler {
 struct TLSLegacyProfilerGuard;
 }
 
-namespace stoker {
+namespace stoker::cli {
 
 // The tid of LibTorch thread `id`'s track in the export: far from the operating system's ids.
 inline constexpr int64_t kOpTrackTidBase = int64_t{1} << 32;
@@ -32,4 +32,4 @@ class OpTrace {
   std::unique_ptr<torch::autograd::profiler::TLSLegacyProfilerGuard> guard_;
 };
 
-}  // namespace stoker
+}  // namespace stoker::cli

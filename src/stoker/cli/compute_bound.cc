@@ -1,4 +1,4 @@
-#include "stoker/train/compute_bound.h"
+#include "cli/compute_bound.h"
 
 #include <ATen/Context.h>
 #include <ATen/ops/cross_entropy_loss.h>
@@ -9,7 +9,7 @@
 #include <chrono>
 #include <vector>
 
-namespace stoker {
+namespace stoker::cli {
 
 double compute_only_seconds(const std::string& model_name, const ModelSpec& spec,
                             const OptimizerSpec& optimizer_spec, int64_t batch_size, int64_t steps,
@@ -38,4 +38,4 @@ double compute_only_seconds(const std::string& model_name, const ModelSpec& spec
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-}  // namespace stoker
+}  // namespace stoker::cli

@@ -1,4 +1,4 @@
-#include "stoker/train/op_trace.h"
+#include "cli/op_trace.h"
 
 #include <time.h>
 #include <torch/csrc/autograd/profiler_legacy.h>
@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace stoker {
+namespace stoker::cli {
 namespace {
 
 namespace profiler = torch::autograd::profiler;
@@ -88,4 +88,4 @@ OpTrace::OpTrace(Tracer* tracer) {
 
 OpTrace::~OpTrace() = default;
 
-}  // namespace stoker
+}  // namespace stoker::cli

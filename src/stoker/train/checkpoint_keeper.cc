@@ -1,0 +1,125 @@
+#include "stoker/train/checkpoint_keeper.h"
+
+#include <fmt/format.h>
+
+#include <limits>
+
+#include "stoker/distributed/process_group.h"
+#include "stoker/trace/tracer.h"
+
+namespace stoker {
+
+CheckpointKeeper::CheckpointKeeper(TrainingSetup& setup) : setup_(setup) {
+  const TrainerOptions& o = setup_.options;
+  if (o.checkpoint_dir.empty()) return;
+  if (setup_.leads()) {  // the other ranks only read
+    throw_if_error(prepare_checkpoint_dir(o.checkpoint_dir));
+    lock_.emplace(lock_checkpoint_dir(o.checkpoint_dir).value_or_throw());
+    if (const int removed = remove_partial_checkpoints(o.checkpoint_dir); removed > 0) {
+      setup_.warnings.push_back(
+          fmt::format("note: removed {} checkpoint{} whose writing was cut short in {}", removed,
+                      removed == 1 ? "" : "s", o.checkpoint_dir));
+    }
+  }
+  Result<FoundCheckpoint> found = find_checkpoint(o.checkpoint_dir);
+  if (!found.is_ok()) {
+    if (found.status().code() == StatusCode::kNotFound) return;
+    throw Error(found.status());
+  }
+  if (!o.resume) {
+    throw Error(already_exists("checkpoint directory '" + o.checkpoint_dir +
+                               "' already holds a checkpoint: resume it or use another one"));
+  }
+  resume(found.value());
+}
+
+void CheckpointKeeper::resume(const FoundCheckpoint& checkpoint) {
+  const CheckpointState& state = checkpoint.state;
+  const Dataset& train = *setup_.train_data;
+  throw_if_error(check_same_run(checkpoint, run_identity()));
+  if (static_cast<uint64_t>(state.loader.position) > train.size()) {
+    throw Error(
+        corrupt(fmt::format("checkpoint {}: loader position {} is beyond the {} samples of "
+                            "the training data",
+                            checkpoint.path, state.loader.position, train.size())));
+  }
+  check_step(checkpoint.path, state);
+  throw_if_error(restore_checkpoint(checkpoint.path, *setup_.model, *setup_.optimizer));
+  setup_.loader->restore(state.loader);
+  throw_if_error(setup_.scaler.load_state(state.scaler));
+  ResumePoint& point = resumed_.emplace();
+  point.path = checkpoint.path;
+  point.step = state.step;
+  // The interrupted epoch's loss so far, counted once: by rank 0, summed over ranks later.
+  point.epoch_loss_sum = setup_.leads() ? state.epoch_loss_sum : 0;
+  point.epoch_samples = state.epoch_samples;
+  if (!checkpoint.note.empty()) point.notes.push_back("note: " + checkpoint.note);
+  const ScheduleSpec& schedule = setup_.schedule->spec();
+  const bool length_shapes_lr =
+      schedule.kind == ScheduleKind::kCosine || schedule.kind == ScheduleKind::kOneCycle;
+  if (state.run_steps != 0 && state.run_steps != schedule.total_steps && length_shapes_lr) {
+    point.notes.push_back(fmt::format(
+        "note: the checkpoint's run was {} optimizer steps long and this one is {}: the lr "
+        "schedule now follows this run's length, so it differs from the interrupted run's",
+        state.run_steps, schedule.total_steps));
+  }
+}
+
+void CheckpointKeeper::check_step(const std::string& path, const CheckpointState& state) const {
+  // Optimizer steps happen every `accum` batches and at an epoch's end; a checkpoint is written
+  // between steps, so its step follows from where the loader stands.
+  const TrainerOptions& o = setup_.options;
+  const int64_t global_batch = o.batch_size * setup_.world_size;
+  const int64_t steps_per_epoch = setup_.steps_per_epoch();
+  const int64_t batches = (state.loader.position + global_batch - 1) / global_batch;
+  const int64_t expected =
+      state.loader.epoch <= std::numeric_limits<int64_t>::max() / steps_per_epoch - 1
+          ? state.loader.epoch * steps_per_epoch + batches / o.accum
+          : -1;
+  if (state.step == expected) return;
+  throw Error(corrupt(fmt::format(
+      "checkpoint {}: step {} does not match where its data stands (epoch {}, sample {} of it: "
+      "step {} with batch {} and accum {}); its description was edited or damaged: resume from "
+      "another checkpoint or start again",
+      path, state.step, state.loader.epoch + 1, state.loader.position, expected, global_batch,
+      o.accum)));
+}
+
+RunIdentity CheckpointKeeper::run_identity() const {
+  const TrainerOptions& o = setup_.options;
+  RunIdentity run;
+  run.data = data_identity(setup_.train_data->manifest());
+  run.model = setup_.model->name();
+  run.optimizer = o.optimizer.name;
+  run.schedule = to_string(o.schedule.kind);
+  run.batch_size = o.batch_size * setup_.world_size;
+  run.accum = o.accum;
+  run.seed = o.seed;
+  run.mean = setup_.normalization.mean;
+  run.std = setup_.normalization.std;
+  return run;
+}
+
+std::string CheckpointKeeper::save(int64_t step, double epoch_loss_sum, int64_t epoch_samples) {
+  const TrainerOptions& o = setup_.options;
+  if (o.checkpoint_dir.empty()) return "";
+  TraceSpan span(o.tracer, "train", "checkpoint");
+  CheckpointState state;
+  state.run = run_identity();
+  state.step = step;
+  state.loader = setup_.loader->state();
+  state.scaler = setup_.scaler.state();
+  state.epoch_loss_sum = epoch_loss_sum;
+  state.epoch_samples = epoch_samples;
+  state.run_steps = setup_.schedule->spec().total_steps;
+  std::string written;
+  if (setup_.leads()) {
+    throw_if_error(save_checkpoint(o.checkpoint_dir, state, *setup_.model, *setup_.optimizer));
+    written = latest_checkpoint(o.checkpoint_dir).value_or_throw();
+  }
+  // The other ranks go on (or end) once the checkpoint is written: a failed write fails them too.
+  if (o.process_group) throw_if_error(o.process_group->barrier());
+  return written;
+}
+
+}  // namespace stoker

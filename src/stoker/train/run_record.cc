@@ -1,0 +1,90 @@
+#include "stoker/train/run_record.h"
+
+#include <torch/version.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "stoker/train/checkpoint.h"
+#include "stoker/train/slow_configs.h"
+#include "stoker/util/machine.h"
+
+namespace stoker {
+
+std::string run_record(const TrainingSetup& setup, int64_t step, const std::string& resumed_from) {
+  const TrainerOptions& o = setup.options;
+  const ScheduleSpec& schedule = setup.schedule->spec();
+  const NormalizationChoice& normalization = setup.normalization;
+  char host[256] = "";
+  ::gethostname(host, sizeof host - 1);
+  auto optional = [](const std::string& s) {
+    return s.empty() ? nlohmann::json() : nlohmann::json(s);
+  };
+  const nlohmann::json record = {
+      {"versions",
+       {{"stoker", STOKER_VERSION},
+        {"libtorch", TORCH_VERSION},
+        {"dataset_format", kDatasetFormatVersion},
+        {"checkpoint_format", kCheckpointFormatVersion}}},
+      {"config",
+       {{"model", setup.model->name()},
+        {"epochs", o.epochs},
+        {"batch_size", o.batch_size},
+        {"optimizer",
+         {{"name", o.optimizer.name},
+          {"lr", o.optimizer.lr},
+          {"momentum", o.optimizer.momentum},
+          {"dampening", o.optimizer.dampening},
+          {"nesterov", o.optimizer.nesterov},
+          {"beta1", o.optimizer.beta1},
+          {"beta2", o.optimizer.beta2},
+          {"eps", o.optimizer.eps},
+          {"weight_decay", o.optimizer.weight_decay ? nlohmann::json(*o.optimizer.weight_decay)
+                                                    : nlohmann::json("default")}}},
+        {"schedule",
+         {{"kind", to_string(schedule.kind)},
+          {"lr", schedule.lr},
+          {"warmup_steps", schedule.warmup_steps},
+          {"total_steps", schedule.total_steps},
+          {"step_size", schedule.step_size},
+          {"gamma", schedule.gamma},
+          {"min_lr", schedule.min_lr}}},
+        {"amp", to_string(o.amp)},
+        {"accum", o.accum},
+        {"world_size", setup.world_size},
+        {"clip_grad", o.clip_grad},
+        {"threads", setup.threads},
+        {"workers",
+         o.workers == kAutoTuneWorkers ? nlohmann::json("auto") : nlohmann::json(o.workers)},
+        {"sample_cost_us", o.sample_cost.count()},
+        {"device", setup.device.str()},
+        {"verify", to_string(o.verify)},
+        {"seed", o.seed},
+        {"mean", normalization.mean},
+        {"std", normalization.std},
+        {"mean_from", to_string(normalization.mean_from)},
+        {"std_from", to_string(normalization.std_from)},
+        {"eval", o.eval},
+        {"max_steps", o.max_steps},
+        {"checkpoint_dir", optional(o.checkpoint_dir)},
+        {"resumed_from", optional(resumed_from)},
+        {"save_model", optional(o.save_model)},
+        {"log_every", o.log_every}}},
+      {"data",
+       {{"train", setup.train_data->dir()},
+        {"train_records", setup.train_data->size()},
+        {"identity", data_identity(setup.train_data->manifest())},
+        {"eval", setup.test_data ? nlohmann::json(setup.test_data->dir()) : nlohmann::json()},
+        {"input", {setup.spec.channels, setup.spec.height, setup.spec.width}},
+        {"classes", setup.spec.num_classes}}},
+      {"machine",
+       {{"hostname", host},
+        {"cores", machine_cores()},
+        {"memory_bytes", machine_memory_bytes()},
+        {"cpu_flags", machine_cpu_flags()},
+        {"libtorch_cpu_capability", libtorch_cpu_capability()}}},
+      {"step", step}};
+  return record.dump();
+}
+
+}  // namespace stoker

@@ -1,0 +1,341 @@
+#include "stoker/train/training_setup.h"
+
+#include <ATen/Parallel.h>
+#include <fmt/format.h>
+#include <torch/cuda.h>
+#include <torch/utils.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "stoker/distributed/process_group.h"
+#include "stoker/pipeline/image_transforms.h"
+#include "stoker/pipeline/sample_cost.h"
+#include "stoker/store/data_location.h"
+#include "stoker/store/dataset_summary.h"
+#include "stoker/store/import/fashion_mnist.h"
+#include "stoker/train/default_generator.h"
+#include "stoker/train/optimizers.h"
+#include "stoker/train/rank_agreement.h"
+#include "stoker/train/slow_configs.h"
+#include "stoker/util/machine.h"
+
+namespace stoker {
+namespace {
+
+void require(bool ok, const std::string& message) {
+  if (!ok) throw Error(invalid_argument(message));
+}
+
+// The data to use: options' (a dataset, or a folder with train/ and test/ or val/) or the
+// default Fashion-MNIST folder, which must have been converted already (the library writes no
+// data of its own accord).
+DataLocation resolve_data(const std::string& data_dir) {
+  const std::string dir = data_dir.empty() ? default_fashion_mnist_dir() : data_dir;
+  if (data_dir.empty() && !fashion_mnist_converted(dir)) {
+    throw Error(not_found(fmt::format(
+        "the default data {} is not converted: convert it first (`stoker convert fashion-mnist`; "
+        "`stoker train` does it on first use), or give a data directory",
+        dir)));
+  }
+  DataLocation where = locate_data(dir).value_or_throw();
+  if (where.train.empty()) {
+    throw Error(not_found(fmt::format(
+        "{} holds no train/ dataset (it holds {}): give one dataset, or a folder with train/ and "
+        "test/ (or val/)",
+        dir, describe_splits(where))));
+  }
+  return where;
+}
+
+// Index of field `name` with dtype `dtype`, or an Error naming the dataset.
+int require_field(const Dataset& data, const std::string& name, DType dtype) {
+  const int f = data.schema().find(name);
+  if (f < 0 || data.schema().fields()[f].dtype != dtype) {
+    throw Error(invalid_argument(fmt::format("{}: the trainer needs a field '{}' of type {}",
+                                             data.dir(), name, dtype_name(dtype))));
+  }
+  return f;
+}
+
+// The model's input shape: the image field's (uint8 [C,H,W], or [H,W] as one channel), or
+// RGB at image_size for encoded images.
+ModelSpec input_spec(const Dataset& data, int image_size) {
+  const Field& label = data.schema().fields()[require_field(data, "label", DType::kInt64)];
+  require(label.shape.empty(), data.dir() + ": field 'label' must be a scalar");
+  ModelSpec spec;
+  if (is_encoded_image_field(data.schema(), "image")) {
+    spec.channels = 3;
+    spec.height = spec.width = image_size;
+    return spec;
+  }
+  const Field& image = data.schema().fields()[require_field(data, "image", DType::kUint8)];
+  require(image.shape.size() == 2 || image.shape.size() == 3,
+          data.dir() + ": field 'image' must have shape [C,H,W] or [H,W]");
+  const bool has_channels = image.shape.size() == 3;
+  spec.channels = has_channels ? image.shape[0] : 1;
+  spec.height = image.shape[has_channels ? 1 : 0];
+  spec.width = image.shape[has_channels ? 2 : 1];
+  return spec;
+}
+
+// Every label must be a class of the model; the error names the first record that is not.
+void check_labels(const Dataset& data, int64_t num_classes) {
+  const int field = data.schema().find("label");
+  for (uint64_t i = 0; i < data.size(); ++i) {
+    int64_t label;
+    std::memcpy(&label, data.fixed_field(i, field), sizeof(label));
+    if (label < 0 || label >= num_classes) {
+      throw Error(invalid_argument(
+          fmt::format("{}: record {} has label {}, outside the model's {} classes [0, {})",
+                      data.dir(), i, label, num_classes, num_classes)));
+    }
+  }
+}
+
+// Refuses evaluation data whose classes are named differently from the training data's: label
+// i would mean one class in training and another in the test, and the accuracy nothing.
+void check_same_classes(const Dataset& train, const Dataset& test) {
+  const std::vector<std::string>& a = train.manifest().class_names;
+  const std::vector<std::string>& b = test.manifest().class_names;
+  if (a.empty() || b.empty() || a == b) return;
+  size_t i = 0;
+  while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
+  const auto name = [](const std::vector<std::string>& names, size_t i) {
+    return i < names.size() ? "'" + names[i] + "'" : std::string("none");
+  };
+  throw Error(invalid_argument(fmt::format(
+      "{} and {} name their classes differently (label {}: {} in training, {} in the test; {} "
+      "and {} classes): convert both splits from the same class folders",
+      train.dir(), test.dir(), i, name(a, i), name(b, i), a.size(), b.size())));
+}
+
+// Refuses a batch size whose buffers cannot fit in the machine's memory, before anything is
+// allocated: each sample of the largest batch needs its float model input and its uint8 images
+// in the loader's buffers (at least kMinLoaderBuffers of them: auto prefetch 4, plus 2).
+void check_batch_fits(const ModelSpec& spec, int64_t batch) {
+  constexpr double kMinLoaderBuffers = 6;
+  const double pixels = static_cast<double>(spec.channels) * spec.height * spec.width;
+  const double per_sample = pixels * sizeof(float) + kMinLoaderBuffers * (pixels + sizeof(int64_t));
+  const double memory = static_cast<double>(machine_memory_bytes());
+  if (memory == 0 || per_sample * static_cast<double>(batch) <= memory) return;
+  throw Error(invalid_argument(fmt::format(
+      "batch size {} needs at least {} for samples of [{}, {}, {}] (float model input and the "
+      "loader's buffers), more than this machine's memory ({}): at most {} samples fit",
+      batch, human_bytes(per_sample * static_cast<double>(batch)), spec.channels, spec.height,
+      spec.width, human_bytes(memory), static_cast<int64_t>(memory / per_sample))));
+}
+
+// The image field as the model takes it before normalisation: uint8 as stored, or for encoded
+// images torchvision's training (`train`) or evaluation transform at image_size, as uint8.
+FieldRequest image_request(const Dataset& data, const TrainerOptions& o, bool train) {
+  if (!is_encoded_image_field(data.schema(), "image")) return FieldRequest("image");
+  ImageOutput output;
+  output.size = o.image_size;
+  output.uint8 = true;
+  output.dct_scaling = o.dct_scaling;
+  return FieldRequest(
+      "image", (train ? random_resized_crop_transform(data.schema(), "image", output, o.augment)
+                      : center_crop_transform(data.schema(), "image", output))
+                   .value_or_throw());
+}
+
+// The device `name` names ("" = CUDA if available, else the CPU); an Error if this build or
+// machine does not have it.
+c10::Device resolve_device(const std::string& name) {
+  if (name.empty()) return torch::cuda::is_available() ? c10::kCUDA : c10::kCPU;
+  const bool cuda = name == "cuda" || name.rfind("cuda:", 0) == 0;
+  if (name != "cpu" && !cuda) {
+    throw Error(invalid_argument("unknown device '" + name + "': cpu, cuda or cuda:N"));
+  }
+  if (cuda && !torch::cuda::is_available()) {
+    throw Error(invalid_argument("device " + name +
+                                 ": no CUDA device (this LibTorch is built without CUDA, or none "
+                                 "is visible); use --device cpu"));
+  }
+  c10::Device device(c10::kCPU);
+  try {
+    device = c10::Device(name);
+  } catch (const c10::Error&) {
+    throw Error(invalid_argument("unknown device '" + name + "': cpu, cuda or cuda:N"));
+  }
+  if (device.is_cuda() && device.has_index() &&
+      device.index() >= static_cast<int>(torch::cuda::device_count())) {
+    throw Error(invalid_argument(fmt::format("device {}: this machine has {} CUDA device(s)", name,
+                                             torch::cuda::device_count())));
+  }
+  return device;
+}
+
+// Refuses a model whose parameters, their gradients and the optimizer's state (Adam's two
+// moments, SGD's momentum) cannot fit in the machine's memory, before they are allocated.
+void check_model_fits(const std::string& model, const ModelSpec& spec, double parameters,
+                      const OptimizerSpec& optimizer) {
+  const double states = optimizer.name == "sgd" ? (optimizer.momentum > 0 ? 1 : 0) : 2;
+  const double bytes = parameters * sizeof(float) * (2 + states);
+  const double memory = static_cast<double>(machine_memory_bytes());
+  if (memory == 0 || bytes <= memory) return;
+  throw Error(invalid_argument(fmt::format(
+      "model {} for samples of [{}, {}, {}] and {} classes has {:.0f} parameters: with their "
+      "gradients and {}'s state that is {}, more than this machine's memory ({})",
+      model, spec.channels, spec.height, spec.width, spec.num_classes, parameters, optimizer.name,
+      human_bytes(bytes), human_bytes(memory))));
+}
+
+std::unique_ptr<Loader> make_loader(std::shared_ptr<const Dataset> data, const TrainerOptions& o,
+                                    int64_t batch_size, bool train, const c10::Device& device) {
+  LoaderOptions lo;
+  lo.batch_size = batch_size;
+  if (o.process_group) {  // this rank's shard
+    lo.rank = o.process_group->rank();
+    lo.world_size = o.process_group->world_size();
+  }
+  lo.workers = o.workers;
+  lo.tune.start_workers = 1;  // the trainer's default: tuning is never behind it
+  lo.verify = o.verify;
+  lo.seed = o.seed;
+  lo.shuffle = train;
+  lo.tracer = o.tracer;
+  // Images as uint8: InputNormalizer turns them into float where the model runs.
+  lo.fields = {image_request(*data, o, train), FieldRequest("label")};
+  if (train && o.sample_cost.count() > 0)
+    lo.fields.emplace_back(kSampleCostField, busy_wait_transform(o.sample_cost));
+  return std::make_unique<Loader>(std::move(data), lo, device);
+}
+
+}  // namespace
+
+Status validate(const TrainerOptions& o) {
+  auto fail = [](const char* message) { return invalid_argument(message); };
+  if (o.epochs < 1) return fail("epochs must be >= 1");
+  if (o.accum < 1) return fail("accum must be >= 1");
+  if (!(o.clip_grad >= 0 && std::isfinite(o.clip_grad)))
+    return fail("clip-grad must be >= 0 (0 = off)");
+  if (o.max_steps < 0) return fail("max steps must be >= 0 (0 = no limit)");
+  if (o.sample_cost.count() < 0) return fail("sample cost must be >= 0 (0 = none)");
+  if (o.resume && o.checkpoint_dir.empty()) return fail("resume needs a checkpoint directory");
+  if (o.image_size < 1) return fail("image size must be >= 1");
+  return Status();
+}
+
+int64_t TrainingSetup::steps_per_epoch() const {
+  return (loader->batches_per_epoch() + options.accum - 1) / options.accum;
+}
+
+std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
+  throw_if_error(validate(options));
+  auto setup = std::make_unique<TrainingSetup>();
+  TrainingSetup& s = *setup;
+  s.options = std::move(options);
+  TrainerOptions& o = s.options;
+  if (o.process_group) {
+    s.rank = o.process_group->rank();
+    s.world_size = o.process_group->world_size();
+  }
+  s.device = resolve_device(o.device);
+  s.scaler = LossScaler(o.amp);
+  { AutocastGuard probe(o.amp, s.device.type()); }  // rejects a mode this device lacks, early
+  s.threads = at::get_num_threads();
+
+  const DataLocation data = resolve_data(o.data_dir);
+  s.train_data = Dataset::open(data.train).value_or_throw();
+  if (o.eval && data.eval.empty()) {
+    o.eval = false;
+    s.eval_note = "not evaluating: " + data.path +
+                  " is one dataset (a folder with train/ and test/ or val/ is evaluated on the "
+                  "second)";
+  }
+  const Dataset& train = *s.train_data;
+  s.spec = input_spec(train, o.image_size);
+  s.spec.num_classes = count_classes(train).value_or_throw();
+  check_labels(train, s.spec.num_classes);
+  const int64_t largest_batch = o.eval ? std::max(o.batch_size, kEvalBatchSize) : o.batch_size;
+  check_batch_fits(s.spec, largest_batch);
+  require(
+      o.batch_size * s.world_size <= static_cast<int64_t>(train.size()),
+      fmt::format("batch size {}{} is more than the {} samples of {}: every batch would be "
+                  "all of them; use a batch size of at most {}",
+                  o.batch_size, s.world_size > 1 ? fmt::format(" x {} ranks", s.world_size) : "",
+                  train.size(), train.dir(), std::max<uint64_t>(1, train.size() / s.world_size)));
+  if (o.eval) {
+    s.test_data = Dataset::open(data.eval).value_or_throw();
+    const Dataset& test = *s.test_data;
+    s.eval_note =
+        fmt::format("evaluating on {} ({} samples) after each epoch", test.dir(), test.size());
+    require(test.schema() == train.schema(),
+            test.dir() + " has another schema than " + train.dir());
+    require(test.size() > 0, test.dir() + " holds no records");
+    check_same_classes(train, test);
+    check_labels(test, s.spec.num_classes);
+  }
+
+  const double builtin_parameters = builtin_parameter_count(o.model, s.spec);
+  if (builtin_parameters >= 0) check_model_fits(o.model, s.spec, builtin_parameters, o.optimizer);
+  {
+    const ScopedSeed seeded(o.seed);  // initialised from the seed; the caller's stream untouched
+    s.model = make_model(o.model, s.spec);
+  }
+  Model& model = *s.model;
+  throw_if_error(check_output_shape(model, s.spec, o.verbose));
+  model.to(s.device);
+  model.train(true);
+  s.params = model.parameters();
+  if (o.process_group) {
+    // The same run on every rank, else their collectives would not match ...
+    double parameters = 0;
+    for (const auto& named : model.named_state()) parameters += named.second.numel();
+    check_ranks_agree(o.process_group,
+                      {{"model parameters and buffers", parameters},
+                       {"training samples", static_cast<double>(train.size())},
+                       {"batch size", static_cast<double>(o.batch_size)},
+                       {"accum", static_cast<double>(o.accum)},
+                       {"epochs", static_cast<double>(o.epochs)},
+                       {"max steps", static_cast<double>(o.max_steps)},
+                       {"evaluation", o.eval ? 1.0 : 0.0}},
+                      "every rank must be given the same data, model and options");
+    // ... starting from rank 0's parameters and buffers.
+    std::vector<at::Tensor> state;
+    for (const auto& named : model.named_state()) state.push_back(named.second);
+    torch::NoGradGuard no_grad;
+    throw_if_error(o.process_group->broadcast(state, 0));
+  }
+  double parameters = 0;
+  for (const at::Tensor& p : s.params) parameters += static_cast<double>(p.numel());
+  check_model_fits(model.name(), s.spec, parameters, o.optimizer);  // a TorchScript model's
+  require(std::any_of(s.params.begin(), s.params.end(),
+                      [](const at::Tensor& p) { return p.requires_grad(); }),
+          "model " + model.name() + " has no trainable parameters: nothing to train");
+  s.optimizer = make_optimizer(o.optimizer, s.params);
+  if (o.process_group) s.reducer = std::make_unique<GradientReducer>(*o.process_group, s.params);
+
+  // The loaders check batch_size and workers (LoaderOptions) before anything uses them.
+  s.loader = make_loader(s.train_data, o, o.batch_size, /*train=*/true, s.device);
+  if (o.workers != kAutoTuneWorkers) o.workers = s.loader->options().workers;
+  if (o.eval)
+    s.test_loader = make_loader(s.test_data, o, kEvalBatchSize, /*train=*/false, s.device);
+  s.warnings = slow_configuration_warnings(
+      o.amp, s.device.is_cpu(), bf16_not_native(machine_cpu_flags(), libtorch_cpu_capability()),
+      s.threads, o.workers == kAutoTuneWorkers ? 1 : o.workers, machine_cores());
+  const bool encoded = is_encoded_image_field(train.schema(), "image");
+  const Schema& schema = train.schema();
+  // The training data's own statistics (unless given), for training and evaluation alike.
+  s.normalization = choose_normalization(train.manifest(), train.dir(), encoded, o.mean, o.std);
+  if (!s.normalization.warning.empty()) s.warnings.push_back(s.normalization.warning);
+  s.normalize = std::make_unique<InputNormalizer>(
+      encoded ? std::vector<int64_t>{s.spec.channels, s.spec.height, s.spec.width}
+              : schema.fields()[schema.find("image")].shape,
+      s.normalization.mean, s.normalization.std, largest_batch, s.device);
+  ScheduleSpec schedule = o.schedule;
+  schedule.lr = o.optimizer.lr;
+  const int64_t steps_per_epoch = s.steps_per_epoch();
+  require(o.epochs <= std::numeric_limits<int64_t>::max() / steps_per_epoch,
+          fmt::format("{} epochs of {} optimizer steps are more steps than a run can count",
+                      o.epochs, steps_per_epoch));
+  schedule.total_steps = o.epochs * steps_per_epoch;
+  s.schedule = std::make_unique<LrSchedule>(schedule);
+  return setup;
+}
+
+}  // namespace stoker
