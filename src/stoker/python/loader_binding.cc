@@ -231,7 +231,7 @@ class BoundEpoch {
         throw py::error_already_set();
     } while (got == LoaderCore::Epoch::Next::kTimedOut);
     if (got == LoaderCore::Epoch::Next::kEnd) {
-      epoch_.reset();
+      end_epoch();
       throw py::stop_iteration();
     }
     py::dict out;
@@ -247,10 +247,13 @@ class BoundEpoch {
   // Ends the epoch early: the loader may start another one.
   void close() {
     BusyScope busy(shared_->busy, kLoaderBusy);
-    epoch_.reset();
+    end_epoch();
   }
 
   bool live() const { return epoch_.has_value(); }
+
+  BoundEpoch(BoundEpoch&&) = default;
+  ~BoundEpoch() { end_epoch(); }
 
   // Where the last batch's fields lie (their data pointers), for tests of zero-copy.
   std::vector<uintptr_t> field_addresses() const {
@@ -265,6 +268,23 @@ class BoundEpoch {
   std::optional<LoaderCore::Epoch> epoch_;
   int64_t size_ = 0;
   HostBatch batch_;  // reused: its vectors keep their capacity
+
+  // Ends the epoch with the GIL released: its workers are joined, and a worker may be inside a
+  // call that takes the GIL (a pinned-memory allocator given from Python), or just slow.
+  void end_epoch() {
+    if (!epoch_) return;
+#if PY_VERSION_HEX >= 0x030D0000
+    const bool finalizing = Py_IsFinalizing();
+#else
+    const bool finalizing = _Py_IsFinalizing();
+#endif
+    if (PyGILState_Check() == 0 || finalizing) {
+      epoch_.reset();
+      return;
+    }
+    py::gil_scoped_release release;
+    epoch_.reset();
+  }
 };
 
 }  // namespace
