@@ -467,6 +467,8 @@ std::string Trainer::run_record() const {
         {"amp", to_string(o.amp)},
         {"accum", o.accum},
         {"world_size", world_size_},
+        {"dist_backend",
+         o.process_group ? kDistBackendNames.name(o.process_group->backend()) : "none"},
         {"clip_grad", o.clip_grad},
         {"threads", threads_},
         {"workers",
@@ -538,7 +540,9 @@ TrainResult Trainer::run() {
                   to_string(o.amp), threads_,
                   o.workers == kAutoTuneWorkers ? "auto" : std::to_string(o.workers),
                   device_.str()) +
-      (world_size_ > 1 ? fmt::format(", {} ranks", world_size_) : "") +
+      (o.process_group ? fmt::format(", {} ranks over {}", world_size_,
+                                     kDistBackendNames.name(o.process_group->backend()))
+                       : "") +
       (o.sample_cost.count() > 0
            ? fmt::format(", a synthetic cost of {} us per sample", o.sample_cost.count())
            : ""));
