@@ -1,7 +1,9 @@
 # stoker_torch_summary(): one configure-time line saying which LibTorch was found (its CMake
 # directory and version), its C++ ABI, whether it was built with CUDA (and which toolkit its
 # CMake files found) and whether an NCCL library sits beside it. Call after find_package(Torch).
-# Reads only what TorchConfig.cmake / Caffe2Config.cmake set; changes nothing in the build.
+# Reads only what TorchConfig.cmake / Caffe2Config.cmake set. Sets STOKER_NCCL_INCLUDE_DIR in
+# the caller's scope when NCCL (library and nccl.h) is there: the distributed code then builds
+# its NCCL backend (src/stoker/dist/CMakeLists.txt).
 function(stoker_torch_summary)
   set(abi "?")
   if(TORCH_CXX_FLAGS MATCHES "_GLIBCXX_USE_CXX11_ABI=([01])")
@@ -18,8 +20,14 @@ function(stoker_torch_summary)
     find_library(STOKER_NCCL_LIBRARY NAMES nccl libnccl.so.2
       HINTS "${TORCH_INSTALL_PREFIX}/lib" "${TORCH_INSTALL_PREFIX}/../nvidia/nccl/lib"
       NO_CACHE)
-    if(STOKER_NCCL_LIBRARY)
+    find_path(STOKER_NCCL_INCLUDE_DIR NAMES nccl.h
+      HINTS "${TORCH_INSTALL_PREFIX}/include" "${TORCH_INSTALL_PREFIX}/../nvidia/nccl/include"
+      NO_CACHE)
+    if(STOKER_NCCL_LIBRARY AND STOKER_NCCL_INCLUDE_DIR)
       set(nccl "NCCL ${STOKER_NCCL_LIBRARY}")
+      set(STOKER_NCCL_INCLUDE_DIR "${STOKER_NCCL_INCLUDE_DIR}" PARENT_SCOPE)
+    elseif(STOKER_NCCL_LIBRARY)
+      set(nccl "NCCL ${STOKER_NCCL_LIBRARY} without nccl.h (the nccl backend is left out)")
     else()
       set(nccl "no NCCL library found")
     endif()

@@ -1,7 +1,8 @@
 #pragma once
 // ProcessGroup: the ranks of one multi-process run connected through PyTorch's own c10d — a
-// TCPStore for the rendezvous (served by rank 0, or by torchrun's agent) and ProcessGroupGloo
-// for the collectives — with the few collectives stoker uses and their failures as Status values
+// TCPStore for the rendezvous (served by rank 0, or by torchrun's agent), ProcessGroupGloo for
+// the collectives on CPU tensors and, with DistBackend::kNccl (a CUDA LibTorch with NCCL),
+// ProcessGroupNCCL for those on CUDA tensors — with the few collectives stoker uses and their failures as Status values
 // that name the rank, the operation and the cause. A peer that died makes a collective fail as
 // soon as its connection closes; a peer that hangs makes it fail after the timeout: never a
 // silent hang.
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "stoker/distributed/launch_env.h"
+#include "stoker/util/enum_names.h"
 #include "stoker/util/status.h"
 
 namespace c10d {
@@ -34,6 +36,16 @@ namespace stoker {
 
 // How long a rank waits for its peers (connecting, or inside a collective) before failing.
 inline constexpr std::chrono::seconds kDefaultDistTimeout{300};
+
+// What carries the collectives on CUDA tensors: Gloo (through host memory) or NCCL (GPU to
+// GPU). CPU tensors always go through Gloo.
+enum class DistBackend { kGloo, kNccl };
+inline constexpr auto kDistBackendNames = enum_names<DistBackend>(
+    {{DistBackend::kGloo, "gloo"}, {DistBackend::kNccl, "nccl"}});
+
+// Whether this build can use DistBackend::kNccl: built against a LibTorch with CUDA and with
+// NCCL beside it (the configure line of cmake/TorchSummary.cmake says).
+bool nccl_available();
 
 // How a collective combines the ranks' values.
 enum class ReduceOp { kSum, kMax, kMin };
@@ -66,26 +78,33 @@ class ProcessGroup {
   // device binds to the interface named by GLOO_SOCKET_IFNAME if set, else to this host's name
   // (to the loopback interface if the name does not resolve), as PyTorch does. Waits at most
   // `timeout` for every rank to connect; `timeout` is also every later collective's limit.
+  // With DistBackend::kNccl, also ProcessGroupNCCL over the same store (its communicator made
+  // on the first collective on a CUDA tensor, on that tensor's device); kInvalidArgument where
+  // !nccl_available().
   // kInvalidArgument for a non-distributed env or a timeout <= 0; kIoError naming the store's
   // address (unreachable, port in use, a rank missing after `timeout`) otherwise.
   static Result<std::unique_ptr<ProcessGroup>> connect(const LaunchEnv& env,
-                                                       std::chrono::milliseconds timeout);
+                                                       std::chrono::milliseconds timeout,
+                                                       DistBackend backend = DistBackend::kGloo);
   // Over an existing store (a c10d::Store such as a TCPStore whose keys no other group uses):
   // for tests and programs that host the store themselves. Errors as connect().
   static Result<std::unique_ptr<ProcessGroup>> over_store(c10::intrusive_ptr<c10d::Store> store,
                                                           int rank, int world_size,
-                                                          std::chrono::milliseconds timeout);
+                                                          std::chrono::milliseconds timeout,
+                                                          DistBackend backend = DistBackend::kGloo);
   ~ProcessGroup();
   ProcessGroup(const ProcessGroup&) = delete;
   ProcessGroup& operator=(const ProcessGroup&) = delete;
 
   int rank() const { return rank_; }
   int world_size() const { return world_size_; }
+  DistBackend backend() const;
   std::chrono::milliseconds timeout() const { return timeout_; }
 
-  // Combines each of `tensors` element-wise across ranks, in place (dense, contiguous, on the
-  // CPU for Gloo); blocks until done. kIoError naming this rank and the cause (a peer closed the
-  // connection, or did not answer within the timeout).
+  // Combines each of `tensors` element-wise across ranks, in place (dense, contiguous; CUDA
+  // tensors through NCCL with DistBackend::kNccl, the others through Gloo); blocks until done.
+  // kIoError naming this rank and the cause (a peer closed the connection, or did not answer within
+  // the timeout).
   [[nodiscard]] Status all_reduce(const std::vector<at::Tensor>& tensors,
                                   ReduceOp op = ReduceOp::kSum);
   // Starts a sum of `tensor` (dense, contiguous) across ranks in place and returns at once; the

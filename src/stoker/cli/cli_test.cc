@@ -382,6 +382,14 @@ TEST(CliTest, UsageErrorsExitTwoWithOneLineAndDoNothing) {
       {"train --device gpu" + outputs,
        "--device: unknown device 'gpu' (choose cpu, cuda or cuda:N)"},
       {"train --resume", "--resume requires --checkpoint-dir"},
+      {"train --dist-backend mpi" + outputs,
+       "--dist-backend: unknown value 'mpi' (choose gloo or nccl)"},
+      // Debian's LibTorch has neither CUDA nor NCCL (a CUDA build refuses nccl on the CPU).
+      {"train --device cpu --dist-backend nccl" + outputs,
+       STOKER_TEST_NCCL ? "--dist-backend nccl carries CUDA tensors: train with --device cuda, "
+                          "or use gloo"
+                        : "--dist-backend nccl: this stoker was built against a LibTorch without "
+                          "CUDA and NCCL (see stoker env); use gloo"},
       {"verify", "DIR is required (see stoker verify --help)"},
       {"inspect a b", "unexpected argument 'b' (see stoker inspect --help)"},
       {"convert idx --images a --labels b --out " + dir / "out" + " --shard-mb 0",
@@ -428,6 +436,7 @@ TEST(CliTest, EnvSaysWhatARunFinds) {
   EXPECT_EQ(j.at("cores"), machine_cores());
   EXPECT_EQ(j.at("memory_bytes"), machine_memory_bytes());
   EXPECT_EQ(j.at("data_root"), root);
+  EXPECT_EQ(j.at("nccl").get<bool>(), static_cast<bool>(STOKER_TEST_NCCL));
   if (!j.at("cuda").at("available").get<bool>()) {
     EXPECT_EQ(j.at("cuda").at("devices"), 0);
   }

@@ -116,6 +116,7 @@ TEST_F(DistTrainCliTest, TwoRanksTrainLikeOneProcessWithTwiceTheBatch) {
   EXPECT_FALSE(epochs("one").back().contains("allreduces"));
   const nlohmann::json run = log_records(dir_ / "two.jsonl", "run").at(0);
   EXPECT_EQ(run["config"]["world_size"], 2);
+  EXPECT_EQ(run["config"]["dist_backend"], "gloo");
 }
 
 // Issue 13, test 3: data that does not divide by world size x batch (203 samples, 3 ranks of
@@ -256,7 +257,8 @@ TEST_F(DistTrainCliTest, NprocStartsLocalRanks) {
   ASSERT_TRUE(nproc.is_ok());
   ASSERT_EQ(nproc.value().exit_code, 0) << nproc.value().err;
   EXPECT_EQ(nproc.value().err, "");
-  EXPECT_NE(nproc.value().out.find(", 2 ranks"), std::string::npos) << nproc.value().out;
+  EXPECT_NE(nproc.value().out.find(", 2 ranks over gloo"), std::string::npos)
+      << nproc.value().out;  // the CPU: gloo, the default
   expect_same_parameters(dir_ / "nproc.pt", dir_ / "one.pt");
   // Rank 0's report: both ranks' batches, and the all-reduce time backward did not hide, per
   // step of the 2 epochs of 160 / 16 steps, as logged.

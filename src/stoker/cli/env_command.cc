@@ -17,6 +17,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "stoker/distributed/process_group.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/train/slow_configs.h"
 #include "stoker/util/machine.h"
@@ -80,6 +81,7 @@ void run_env(bool json) {
         {"inter_op", at::get_num_interop_threads()},
         {"openmp", openmp_threads()}}},
       {"cuda", {{"available", cuda}, {"devices", cuda ? torch::cuda::device_count() : 0}}},
+      {"nccl", nccl_available()},
       {"cores", machine_cores()},
       {"memory_bytes", machine_memory_bytes()},
       {"data_root", default_data_root()}};
@@ -97,6 +99,8 @@ void run_env(bool json) {
              at::get_num_threads(), at::get_num_interop_threads(), openmp_threads());
   fmt::print("cuda      {}\n", cuda ? fmt::format("{} device(s)", torch::cuda::device_count())
                                     : std::string("not available"));
+  fmt::print("nccl      {}\n", nccl_available() ? "built in (--dist-backend nccl)"
+                                                 : "not in this build (gloo only)");
   fmt::print("machine   {} cores (this process's affinity), {:.1f} GB memory\n", machine_cores(),
              machine_memory_bytes() / 1e9);
   fmt::print("data      {} (STOKER_DATA, else ~/.cache/stoker)\n", default_data_root());

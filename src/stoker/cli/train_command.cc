@@ -93,6 +93,23 @@ void prepare_default_data(const LaunchEnv& env, ProcessGroup& group, TrainerOpti
   }
 }
 
+// The backend of --dist-backend `name` for a run on `device` (empty: the default device).
+// UsageError for nccl where this build lacks it or the run is not on CUDA.
+DistBackend dist_backend(const std::string& name, const std::string& device) {
+  const bool cuda = device.empty() ? torch::cuda::is_available() : torch::Device(device).is_cuda();
+  if (name.empty()) return cuda && nccl_available() ? DistBackend::kNccl : DistBackend::kGloo;
+  const DistBackend backend = *kDistBackendNames.find(name);  // one_of checked the name
+  if (backend == DistBackend::kNccl && !nccl_available())
+    throw UsageError(
+        "--dist-backend nccl: this stoker was built against a LibTorch without CUDA and NCCL "
+        "(see stoker env); use gloo");
+  if (backend == DistBackend::kNccl && !cuda)
+    throw UsageError(
+        "--dist-backend nccl carries CUDA tensors: train with --device cuda, or use "
+        "gloo");
+  return backend;
+}
+
 // The run's configuration as the report's facts.
 std::vector<std::pair<std::string, std::string>> train_facts(const TrainerOptions& o,
                                                              const TrainFlags& flags,
@@ -138,6 +155,7 @@ void run_train(TrainerOptions options, const TrainFlags& flags) {
   options.out = stdout;
   const LaunchEnv env = read_launch_env().value_or_throw();
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(flags.dist_timeout * 1000));
+  const DistBackend backend = dist_backend(flags.dist_backend, options.device);
   if (flags.nproc > 1) {
     if (env.distributed()) {
       throw UsageError(fmt::format(
@@ -154,7 +172,7 @@ void run_train(TrainerOptions options, const TrainFlags& flags) {
   int cores = machine_cores();
   if (env.distributed()) {
     quiet_libtorch_logs();
-    group = ProcessGroup::connect(env, timeout).value_or_throw();
+    group = ProcessGroup::connect(env, timeout, backend).value_or_throw();
     options.process_group = group.get();
     if (options.data_dir.empty()) prepare_default_data(env, *group, options);
     // Each local rank its own GPU, when there are GPUs.
@@ -256,6 +274,11 @@ void add_train_command(CLI::App& app) {
                    "Distributed runs: seconds a rank waits for its peers before failing")
       ->check(real_number("--dist-timeout", 0, false))
       ->capture_default_str();
+  add_choice(*train, "--dist-backend", flags->dist_backend,
+             "Distributed runs: what carries the gradients between GPUs, {} (default: nccl when "
+             "training on CUDA with a LibTorch that has it, else gloo; CPU tensors always go "
+             "through gloo)",
+             kDistBackendNames.names());
   train->callback([options, flags] { run_train(*options, *flags); });
 }
 

@@ -28,9 +28,10 @@ struct TrainFlags {
   int threads = 0;  // compute threads; 0: the cores the loader's workers leave
   int nproc = 0;    // local ranks to start; 0 or 1: this process
   double dist_timeout = kDefaultDistTimeout.count();  // seconds
-  std::string trace;                                  // --trace: rank 0's Chrome trace
-  bool trace_ops = false;                             // --trace-ops: LibTorch's operators too
-  std::string report;                                 // --report: rank 0's report directory
+  std::string dist_backend;  // --dist-backend; empty: nccl for CUDA where this build has it
+  std::string trace;         // --trace: rank 0's Chrome trace
+  bool trace_ops = false;    // --trace-ops: LibTorch's operators too
+  std::string report;        // --report: rank 0's report directory
 };
 
 // Registers the run's options on `command`, their values into `options` and `flags`.

@@ -4,6 +4,7 @@
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <torch/version.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -11,6 +12,9 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <utility>
+#ifdef STOKER_WITH_NCCL  // a CUDA LibTorch with NCCL (cmake/TorchSummary.cmake)
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
 
 namespace stoker {
 namespace {
@@ -58,14 +62,28 @@ c10d::ReduceOp to_c10d(ReduceOp op) {
 
 using Clock = std::chrono::steady_clock;
 
+// What ProcessGroupGloo and ProcessGroupNCCL derive from: c10d::Backend since LibTorch 2.0.
+#if TORCH_VERSION_MAJOR >= 2
+using Collectives = c10d::Backend;
+#else
+using Collectives = c10d::ProcessGroup;
+#endif
+
 }  // namespace
 
 struct ProcessGroup::Impl {
   c10::intrusive_ptr<c10d::Store> store;
-  c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
+  c10::intrusive_ptr<Collectives> gloo;  // every CPU tensor, and CUDA tensors without NCCL
+  c10::intrusive_ptr<Collectives> nccl;  // CUDA tensors, with DistBackend::kNccl
+  DistBackend backend = DistBackend::kGloo;
   int rank = 0;
   int world_size = 1;
   std::chrono::milliseconds timeout{0};
+
+  // The backend that carries collectives on `tensor`.
+  Collectives& for_tensor(const at::Tensor& tensor) const {
+    return nccl && tensor.is_cuda() ? *nccl : *gloo;
+  }
 
   // "rank R of W: WHAT failed: CAUSE (MEANING)", kIoError.
   Status failure(const std::string& what, const std::exception& e) const {
@@ -119,8 +137,19 @@ ProcessGroup::ProcessGroup(std::shared_ptr<Impl> impl)
 
 ProcessGroup::~ProcessGroup() = default;
 
+DistBackend ProcessGroup::backend() const { return impl_->backend; }
+
+bool nccl_available() {
+#ifdef STOKER_WITH_NCCL
+  return true;
+#else
+  return false;
+#endif
+}
+
 Result<std::unique_ptr<ProcessGroup>> ProcessGroup::connect(const LaunchEnv& env,
-                                                            std::chrono::milliseconds timeout) {
+                                                            std::chrono::milliseconds timeout,
+                                                            DistBackend backend) {
   if (!env.distributed())
     return invalid_argument("ProcessGroup::connect: a world of one process has no peers");
   if (timeout.count() <= 0) return invalid_argument("the distributed timeout must be > 0");
@@ -169,17 +198,22 @@ Result<std::unique_ptr<ProcessGroup>> ProcessGroup::connect(const LaunchEnv& env
                                 env.rank, env.world_size, missing.size() == 1 ? "" : "s",
                                 fmt::join(missing, ", "), seconds, address));
   }
-  return over_store(prefixed, env.rank, env.world_size, timeout);
+  return over_store(prefixed, env.rank, env.world_size, timeout, backend);
 }
 
 Result<std::unique_ptr<ProcessGroup>> ProcessGroup::over_store(
     c10::intrusive_ptr<c10d::Store> store, int rank, int world_size,
-    std::chrono::milliseconds timeout) {
+    std::chrono::milliseconds timeout, DistBackend backend) {
   if (world_size < 1 || rank < 0 || rank >= world_size)
     return invalid_argument(
         fmt::format("rank {} is not a rank of a world of {}", rank, world_size));
   if (timeout.count() <= 0) return invalid_argument("the distributed timeout must be > 0");
+  if (backend == DistBackend::kNccl && !nccl_available())
+    return invalid_argument(
+        "the nccl backend needs a stoker built against a LibTorch with CUDA and NCCL (this one "
+        "has neither); use gloo");
   auto impl = std::make_shared<Impl>();
+  impl->backend = backend;
   impl->store = std::move(store);
   impl->rank = rank;
   impl->world_size = world_size;
@@ -192,6 +226,16 @@ Result<std::unique_ptr<ProcessGroup>> ProcessGroup::over_store(
                                 : c10d::ProcessGroupGloo::createDefaultDevice());
     impl->gloo =
         c10::make_intrusive<c10d::ProcessGroupGloo>(impl->store, rank, world_size, options);
+#ifdef STOKER_WITH_NCCL
+    if (backend == DistBackend::kNccl) {
+      auto nccl_options = c10d::ProcessGroupNCCL::Options::create();
+      nccl_options->timeout = timeout;
+      // Its own keys: NCCL's unique id is exchanged through the store beside gloo's.
+      auto nccl_store = c10::make_intrusive<c10d::PrefixStore>("nccl", impl->store);
+      impl->nccl =
+          c10::make_intrusive<c10d::ProcessGroupNCCL>(nccl_store, rank, world_size, nccl_options);
+    }
+#endif
   } catch (const std::exception& e) {
     return impl->failure("connecting to the other ranks", e);
   }
@@ -205,7 +249,7 @@ Status ProcessGroup::all_reduce(const std::vector<at::Tensor>& tensors, ReduceOp
   try {
     for (const at::Tensor& t : tensors) {
       std::vector<at::Tensor> one = {t};
-      works.push_back(impl_->gloo->allreduce(one, options));
+      works.push_back(impl_->for_tensor(t).allreduce(one, options));
     }
     for (auto& work : works) work->wait();
   } catch (const std::exception& e) {
@@ -219,7 +263,7 @@ PendingReduce ProcessGroup::all_reduce_async(const at::Tensor& tensor) {
   state->group = impl_;
   try {
     std::vector<at::Tensor> one = {tensor};
-    state->work = impl_->gloo->allreduce(one);
+    state->work = impl_->for_tensor(tensor).allreduce(one);
   } catch (const std::exception& e) {
     state->start_error = impl_->failure("all-reduce", e);
   }
@@ -234,7 +278,7 @@ Status ProcessGroup::broadcast(const std::vector<at::Tensor>& tensors, int root)
   try {
     for (const at::Tensor& t : tensors) {
       std::vector<at::Tensor> one = {t.is_contiguous() ? t : t.contiguous()};
-      impl_->gloo->broadcast(one, options)->wait();
+      impl_->for_tensor(t).broadcast(one, options)->wait();
       if (!one[0].is_same(t)) t.copy_(one[0]);
     }
   } catch (const std::exception& e) {

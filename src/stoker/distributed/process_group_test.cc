@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "stoker/testing/dist_ranks.h"
@@ -22,6 +23,9 @@ std::vector<double> values_of(const at::Tensor& t) {
   const at::Tensor flat = t.to(at::kDouble).contiguous().view({-1});
   return std::vector<double>(flat.data_ptr<double>(), flat.data_ptr<double>() + flat.numel());
 }
+
+// A timeout no test should meet: a failure before it came from the failure's own cause.
+constexpr int kLongTimeoutMs = 300000;
 
 RanksSpec worker(const std::vector<std::string>& args, int timeout_ms = 30000) {
   RanksSpec spec;
@@ -92,20 +96,22 @@ void expect_peer_error(const RanksRun& run, const std::string& cause) {
 }
 
 // Issue 13, test 4: a peer that dies makes the other rank fail with a clear error at once.
+// "At once": the closed connection, not the timeout, ends the collective (the message says which
+// it was); the bound is the timeout's half, wide enough for a loaded machine's process starts.
 TEST(ProcessGroupTest, APeerThatExitsFailsTheCollective) {
   TempDir dir;
-  const RanksRun run = testing::run_ranks(worker({"exit-early"}), dir);
+  const RanksRun run = testing::run_ranks(worker({"exit-early"}, kLongTimeoutMs), dir);
   EXPECT_EQ(run.outcome.exit_codes[1], 3);
   expect_peer_error(run, "a peer rank exited");
-  EXPECT_LT(run.seconds, 20);
+  EXPECT_LT(run.seconds, kLongTimeoutMs / 2000.0);
 }
 
 TEST(ProcessGroupTest, APeerKilledMidRunFailsTheCollective) {
   TempDir dir;
-  const RanksRun run = testing::run_ranks(worker({"killed"}), dir);
+  const RanksRun run = testing::run_ranks(worker({"killed"}, kLongTimeoutMs), dir);
   EXPECT_EQ(run.outcome.exit_codes[1], 128 + SIGKILL);
   expect_peer_error(run, "a peer rank exited");
-  EXPECT_LT(run.seconds, 20);
+  EXPECT_LT(run.seconds, kLongTimeoutMs / 2000.0);
 }
 
 // A peer that hangs: the collective fails after the timeout, not later, and says so.
@@ -116,7 +122,7 @@ TEST(ProcessGroupTest, APeerThatHangsFailsTheCollectiveAtTheTimeout) {
   const RanksRun run = testing::run_ranks(spec, dir);
   expect_peer_error(run, "did not answer within the 2 s timeout");
   EXPECT_GE(run.seconds, 1.9);
-  EXPECT_LT(run.seconds, 20);
+  EXPECT_LT(run.seconds, 120);  // ended, not hung (process starts take long on a loaded machine)
 }
 
 // A rank whose peers never come fails after the timeout, naming the store's address.
@@ -130,7 +136,7 @@ TEST(ProcessGroupTest, AMissingPeerFailsTheConnectionAtTheTimeout) {
     EXPECT_NE(run.outputs[0].find(fmt::format("rank {} of 2: ", rank)), std::string::npos)
         << run.outputs[0];
     EXPECT_NE(run.outputs[0].find("127.0.0.1:"), std::string::npos) << run.outputs[0];
-    EXPECT_LT(run.seconds, 20);
+    EXPECT_LT(run.seconds, 120);  // ended, not hung
   }
 }
 
@@ -143,6 +149,28 @@ TEST(ProcessGroupTest, RefusesWhatCannotBeAGroup) {
   two.master_port = 1;
   EXPECT_EQ(ProcessGroup::connect(two, milliseconds(0)).status().code(),
             StatusCode::kInvalidArgument);
+}
+
+// Without NCCL in the build (Debian's LibTorch), asking for it is refused before any connection,
+// naming what is missing; with it (a CUDA LibTorch), it is accepted.
+TEST(ProcessGroupTest, TheNcclBackendIsRefusedWhereTheBuildLacksIt) {
+  auto store = c10::make_intrusive<c10d::HashStore>();
+  const Result<std::unique_ptr<ProcessGroup>> group =
+      ProcessGroup::over_store(store, 0, 1, milliseconds(1000), DistBackend::kNccl);
+  if (nccl_available()) {
+    ASSERT_TRUE(group.is_ok()) << group.status().message();
+    EXPECT_EQ(group.value()->backend(), DistBackend::kNccl);
+    return;
+  }
+  ASSERT_EQ(group.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(group.status().message(),
+            "the nccl backend needs a stoker built against a LibTorch with CUDA and NCCL (this "
+            "one has neither); use gloo");
+  const Result<std::unique_ptr<ProcessGroup>> gloo =
+      ProcessGroup::over_store(store, 0, 1, milliseconds(1000));
+  ASSERT_TRUE(gloo.is_ok()) << gloo.status().message();
+  EXPECT_EQ(gloo.value()->backend(), DistBackend::kGloo);
+  EXPECT_STREQ(kDistBackendNames.name(gloo.value()->backend()), "gloo");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "stoker/distributed/process_group.h"
 #include "stoker/train/checkpoint.h"
 #include "stoker/train/slow_configs.h"
 #include "stoker/util/machine.h"
@@ -52,6 +53,8 @@ std::string run_record(const TrainingSetup& setup, int64_t step, const std::stri
         {"amp", to_string(o.amp)},
         {"accum", o.accum},
         {"world_size", setup.world_size},
+        {"dist_backend",
+         o.process_group ? kDistBackendNames.name(o.process_group->backend()) : "none"},
         {"clip_grad", o.clip_grad},
         {"threads", setup.threads},
         {"workers",

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "stoker/distributed/gradient_reducer.h"
+#include "stoker/distributed/process_group.h"
 #include "stoker/train/rank_agreement.h"
 #include "stoker/train/run_record.h"
 #include "stoker/util/atomic_file.h"
@@ -65,7 +66,9 @@ TrainResult TrainingRun::run() {
                   to_string(o.amp), s.threads,
                   o.workers == kAutoTuneWorkers ? "auto" : std::to_string(o.workers),
                   s.device.str()) +
-      (s.world_size > 1 ? fmt::format(", {} ranks", s.world_size) : "") +
+      (o.process_group ? fmt::format(", {} ranks over {}", s.world_size,
+                                     kDistBackendNames.name(o.process_group->backend()))
+                       : "") +
       (o.sample_cost.count() > 0
            ? fmt::format(", a synthetic cost of {} us per sample", o.sample_cost.count())
            : ""));
