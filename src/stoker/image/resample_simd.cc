@@ -11,6 +11,8 @@
 //     (the vector reversed and stored mirrored), converted to float (v * scale + bias, not
 //     fused) or to bytes, and stored into its CHW plane.
 
+#include <algorithm>
+
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "stoker/image/resample_simd.cc"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -26,7 +28,9 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 #if HWY_TARGET == HWY_SCALAR
 // Highway's baseline without SIMD (one lane, too narrow for a group of rows): the reference.
-void Resample(const ResampleJob& job, SimdScratch& scratch) { resample_scalar(job, scratch.rows); }
+Status Resample(const ResampleJob& job, SimdScratch& scratch) {
+  return resample_scalar(job, scratch.rows, scratch.source);
+}
 #else
 
 using D32 = hn::ScalableTag<int32_t>;
@@ -89,17 +93,14 @@ HWY_INLINE void pack_block(const uint8_t* const* rows, size_t load,
   hn::StoreU(hn::BitCast(d8, hn::InterleaveUpper(d64, t1, t3)), d8, out + 3 * kGroupBytes);
 }
 
-// Interleaves source rows y .. y + 7 (the last one repeated past `row_end`), columns
-// [begin, end), into s.packed as RGBX: column x's 8 words at (x - begin) * kGroupBytes. Four
-// pixels at a time from 16-byte loads; the last four come from a load that ends at the row's
-// end (never past it), shuffled from 4 bytes further in.
-void pack_group(const RgbView& src, int y, int row_end, int begin, int end, SimdScratch& s) {
+// Interleaves the 8 source rows at `group` (each at its pixel 0), columns [begin, end), into
+// s.packed as RGBX: column x's 8 words at (x - begin) * kGroupBytes. Four pixels at a time from
+// 16-byte loads; the last four come from a load that ends at the row's end (never past it),
+// shuffled from 4 bytes further in.
+void pack_group(const uint8_t* const* group, int begin, int end, SimdScratch& s) {
   const size_t n = static_cast<size_t>(end - begin);
   const uint8_t* rows[kGroup];
-  for (size_t g = 0; g < kGroup; ++g) {
-    rows[g] =
-        src.row(std::min(y + static_cast<int>(g), row_end - 1)) + static_cast<size_t>(begin) * 3;
-  }
+  for (size_t g = 0; g < kGroup; ++g) rows[g] = group[g] + static_cast<size_t>(begin) * 3;
   uint8_t* out = s.packed.data();
   if (n < 6) {  // fewer than the 16 bytes of one load
     for (size_t x = 0; x < n; ++x) {
@@ -273,7 +274,78 @@ void vertical_row_any(const uint8_t* in, size_t step, const int32_t* w, int coun
   }
 }
 
-void Resample(const ResampleJob& job, SimdScratch& s) {
+// Output row y of every plane, from the resized rows at `rows` (the first of its taps), into
+// the sample.
+void vertical_output_row(const ResampleJob& job, int y, const uint8_t* rows, size_t pitch) {
+  const AxisTaps& v = *job.vertical;
+  const size_t width = static_cast<size_t>(job.width);
+  const size_t row_step = 3 * pitch;  // from a plane's row to the same plane's next row
+  const size_t element = job.to_float ? sizeof(float) : 1;
+  const int32_t* w = &v.weights[static_cast<size_t>(y) * v.stride];
+  for (int c = 0; c < 3; ++c) {
+    const uint8_t* in = rows + c * pitch;
+    if (width < kLanes) {  // narrower than a vector: one value at a time
+      for (int x = 0; x < job.width; ++x) {
+        const size_t at = static_cast<size_t>(y) * job.width + (job.flip ? job.width - 1 - x : x);
+        write_value(job, c, at, filter_bytes(in + x, row_step, w, v.count[y]));
+      }
+      continue;
+    }
+    uint8_t* out = job.dst + ((static_cast<size_t>(c) * job.height + y) * width) * element;
+    if (job.to_float) {
+      vertical_row_any<true>(in, row_step, w, v.count[y], width, job.flip, job.scale[c],
+                             job.bias[c], out);
+    } else {
+      vertical_row_any<false>(in, row_step, w, v.count[y], width, job.flip, 0, 0, out);
+    }
+  }
+}
+
+// The source rows of the horizontal pass, 8 at a time: the view's, or the stream's, read into
+// s.ring as they are needed.
+class SourceGroups {
+ public:
+  SourceGroups(const ResampleJob& job, SimdScratch& s) : job_(job), s_(s) {
+    if (job.stream != nullptr) s.ring.resize(kGroup * job.stream->row_bytes);
+  }
+
+  // Reads (and drops) the stream's rows up to `y`.
+  Status skip_to(int y) {
+    if (job_.stream == nullptr) return Status::ok();
+    while (read_ < y) STOKER_RETURN_IF_ERROR(read(std::min<int>(kGroup, y - read_)));
+    return Status::ok();
+  }
+
+  // Rows y .. y + 7 at `group` (each at its pixel 0), the last one repeated past `row_end`;
+  // for a stream, y is the row after those read before.
+  Status get(int y, int row_end, const uint8_t** group) {
+    const int n = std::min<int>(kGroup, row_end - y);
+    if (job_.stream == nullptr) {
+      for (size_t g = 0; g < kGroup; ++g) group[g] = job_.src.row(y + std::min<int>(g, n - 1));
+      return Status::ok();
+    }
+    STOKER_RETURN_IF_ERROR(read(n));
+    const RgbRowSource& stream = *job_.stream;
+    for (size_t g = 0; g < kGroup; ++g) {
+      group[g] = s_.ring.data() + std::min<int>(g, n - 1) * stream.row_bytes + stream.row_offset;
+    }
+    return Status::ok();
+  }
+
+ private:
+  Status read(int count) {
+    uint8_t* rows[kGroup];
+    for (int i = 0; i < count; ++i) rows[i] = s_.ring.data() + i * job_.stream->row_bytes;
+    read_ += count;
+    return job_.stream->read(rows, count);
+  }
+
+  const ResampleJob& job_;
+  SimdScratch& s_;
+  int read_ = 0;  // stream rows read
+};
+
+Status Resample(const ResampleJob& job, SimdScratch& s) {
   const AxisTaps& h = *job.horizontal;
   const AxisTaps& v = *job.vertical;
   const int row_begin = v.source_begin(), row_end = v.source_end();
@@ -282,44 +354,48 @@ void Resample(const ResampleJob& job, SimdScratch& s) {
   const size_t width = static_cast<size_t>(job.width);
   const size_t group_width = hwy::RoundUpTo(width, kLanes);  // whole vectors of words
   const size_t pitch = width;                                // of one plane's row
-  const size_t row_count = hwy::RoundUpTo(static_cast<size_t>(row_end - row_begin), kGroup);
+  const size_t row_step = 3 * pitch;
+  // The resized rows kept: a window of the rows the next output row reads and one group. When
+  // the next output row's taps have not all been made, they began less than its tap count
+  // before the group to make, so the window holds them.
+  const int taps = *std::max_element(v.count.begin(), v.count.end());
+  const size_t window = std::min(hwy::RoundUpTo(static_cast<size_t>(row_end - row_begin), kGroup),
+                                 static_cast<size_t>(taps) + kGroup);
   s.packed.resize((columns + 1) * kGroupBytes);  // + the column after the last tap
   s.rgbx.resize(group_width * kQuadBytes);
   s.group.resize(group_width * kGroupBytes);
-  s.rows.resize((row_count + 1) * 3 * pitch);  // + the row after the last tap
+  s.rows.resize((window + 1) * row_step);  // + the row after the last tap
 
-  // Horizontal pass, 8 source rows at a time: each output pixel's RGBX words come out
-  // interleaved by quad, then go to the planes of their rows.
+  SourceGroups source(job, s);
+  STOKER_RETURN_IF_ERROR(source.skip_to(row_begin));
+  int window_first = row_begin;  // the source row of the window's first row
+  int next = 0;                  // the next output row
   for (int y = row_begin; y < row_end; y += static_cast<int>(kGroup)) {
-    pack_group(job.src, y, row_end, column_begin, column_end, s);
+    // Horizontal pass, 8 source rows at a time: each output pixel's RGBX words come out
+    // interleaved by quad, then go to the planes of their rows in the window, after the rows
+    // still needed have moved to its start if the group would not fit.
+    const uint8_t* group[kGroup];
+    STOKER_RETURN_IF_ERROR(source.get(y, row_end, group));
+    if (static_cast<size_t>(y - window_first) + kGroup > window) {
+      const int keep = std::min(v.first[next], y);
+      std::memmove(s.rows.data(), &s.rows[static_cast<size_t>(keep - window_first) * row_step],
+                   static_cast<size_t>(y - keep) * row_step);
+      window_first = keep;
+    }
+    pack_group(group, column_begin, column_end, s);
     horizontal_group(h, column_begin, width, s);
-    split_group(job, static_cast<size_t>(y - row_begin), pitch, s);
-  }
+    split_group(job, static_cast<size_t>(y - window_first), pitch, s);
 
-  // Vertical pass, plane by plane, straight into the sample.
-  const size_t row_step = 3 * pitch;  // from a plane's row to the same plane's next row
-  const size_t element = job.to_float ? sizeof(float) : 1;
-  for (int y = 0; y < job.height; ++y) {
-    const uint8_t* rows = &s.rows[static_cast<size_t>(v.first[y] - row_begin) * row_step];
-    const int32_t* w = &v.weights[static_cast<size_t>(y) * v.stride];
-    for (int c = 0; c < 3; ++c) {
-      const uint8_t* in = rows + c * pitch;
-      if (width < kLanes) {  // narrower than a vector: one value at a time
-        for (int x = 0; x < job.width; ++x) {
-          const size_t at = static_cast<size_t>(y) * job.width + (job.flip ? job.width - 1 - x : x);
-          write_value(job, c, at, filter_bytes(in + x, row_step, w, v.count[y]));
-        }
-        continue;
-      }
-      uint8_t* out = job.dst + ((static_cast<size_t>(c) * job.height + y) * width) * element;
-      if (job.to_float) {
-        vertical_row_any<true>(in, row_step, w, v.count[y], width, job.flip, job.scale[c],
-                               job.bias[c], out);
-      } else {
-        vertical_row_any<false>(in, row_step, w, v.count[y], width, job.flip, 0, 0, out);
-      }
+    // Vertical pass of the output rows whose taps are all made, straight into the sample.
+    const int made = std::min(y + static_cast<int>(kGroup), row_end);
+    for (; next < job.height && v.first[next] + v.count[next] <= made; ++next) {
+      vertical_output_row(
+          job, next, &s.rows[static_cast<size_t>(v.first[next] - window_first) * row_step], pitch);
     }
   }
+  // The rest of a stream, so that its decoder finishes.
+  if (job.stream != nullptr) return source.skip_to(job.stream->height);
+  return Status::ok();
 }
 
 #endif  // HWY_TARGET == HWY_SCALAR
@@ -336,8 +412,8 @@ namespace stoker::image {
 HWY_EXPORT(Resample);
 HWY_EXPORT(Target);
 
-void resample_simd(const ResampleJob& job, SimdScratch& scratch) {
-  HWY_DYNAMIC_DISPATCH(Resample)(job, scratch);
+Status resample_simd(const ResampleJob& job, SimdScratch& scratch) {
+  return HWY_DYNAMIC_DISPATCH(Resample)(job, scratch);
 }
 
 const char* simd_target_name() { return hwy::TargetName(HWY_DYNAMIC_DISPATCH(Target)()); }

@@ -27,13 +27,13 @@ int int64_scalar_field(const Schema& schema, const char* name) {
 }
 
 // Where the decoder put source box `box` (in the full image's pixels, inside `rect`, the
-// rectangle asked for): `decoded.box` is `rect` in the decoded pixels' coordinates.
-image::PixelBox map_into(const image::DecodedCrop& decoded, const image::CropRect& rect,
+// rectangle asked for): `decoded` is `rect` in the decoded pixels' coordinates.
+image::PixelBox map_into(const image::PixelBox& decoded, const image::CropRect& rect,
                          const image::PixelBox& box) {
-  const double sx = (decoded.box.x1 - decoded.box.x0) / rect.width;
-  const double sy = (decoded.box.y1 - decoded.box.y0) / rect.height;
-  return {decoded.box.x0 + (box.x0 - rect.x) * sx, decoded.box.y0 + (box.y0 - rect.y) * sy,
-          decoded.box.x0 + (box.x1 - rect.x) * sx, decoded.box.y0 + (box.y1 - rect.y) * sy};
+  const double sx = (decoded.x1 - decoded.x0) / rect.width;
+  const double sy = (decoded.y1 - decoded.y0) / rect.height;
+  return {decoded.x0 + (box.x0 - rect.x) * sx, decoded.y0 + (box.y0 - rect.y) * sy,
+          decoded.x0 + (box.x1 - rect.x) * sx, decoded.y0 + (box.y1 - rect.y) * sy};
 }
 
 // What one sample becomes: the rectangle of the image to decode, the box inside it (in the
@@ -107,11 +107,12 @@ class EncodedImageTransform : public Transform {
       request.min_height = static_cast<int>(
           std::ceil(out_.height * plan.decode.height / (plan.box.y1 - plan.box.y0)));
     }
-    Result<image::DecodedCrop> decoded = image::decode_rgb(bytes, request, buffer);
+    // Decoded rows go straight into the resize, a few at a time: the crop is never whole.
+    Result<image::DecodedRows*> decoded = image::decode_rgb_rows(bytes, request, buffer);
     if (!decoded.is_ok()) return with_field(decoded.status());
-    return with_field(resampler.resample(decoded.value().pixels,
-                                         map_into(decoded.value(), plan.decode, plan.box),
-                                         output(plan), slot));
+    image::DecodedRows& rows = *decoded.value();
+    return with_field(
+        resampler.resample(rows, map_into(rows.box, plan.decode, plan.box), output(plan), slot));
   }
 
  protected:
