@@ -9,7 +9,10 @@
 //   vertical pass: an output row of a plane is a weighted sum of whole rows of that plane, one
 //     vector of int32 lanes at a time, then, without a round trip through memory, flipped
 //     (the vector reversed and stored mirrored), converted to float (v * scale + bias, not
-//     fused) or to bytes, and stored into its CHW plane.
+//     fused) or to bytes, and stored into its CHW plane (float: with non-temporal stores where
+//     the rows are aligned whole vectors, as a 224-wide sample's are in a batch).
+
+#include <hwy/cache_control.h>
 
 #include <algorithm>
 
@@ -217,9 +220,12 @@ void split_group(const ResampleJob& job, size_t row, size_t pitch, SimdScratch& 
 // plane rows at in, in + step, ..., flipped or not, converted (kFloat: v * scale + bias) and
 // stored at `out`. Whole vectors; the last one ends at the row's end, overlapping. kTaps > 0:
 // the taps, rounded up to even, are exactly kTaps, and their weights stay in registers.
+// `stream` (kFloat only; `out` aligned to a vector and `width` a whole number of vectors):
+// non-temporal stores, which do not read the sample's cache lines first (the batch is far larger
+// than the caches, so the plain stores missed).
 template <bool kFloat, int kTaps>
 void vertical_row(const uint8_t* HWY_RESTRICT in, size_t step, const int32_t* HWY_RESTRICT w,
-                  int count, size_t width, bool flip, float scale, float bias,
+                  int count, size_t width, bool flip, bool stream, float scale, float bias,
                   uint8_t* HWY_RESTRICT out) {
   const D32 d;
   const DF df;
@@ -247,8 +253,13 @@ void vertical_row(const uint8_t* HWY_RESTRICT in, size_t step, const int32_t* HW
       column = width - x - kLanes;
     }
     if constexpr (kFloat) {
-      hn::StoreU(hn::Add(hn::Mul(hn::ConvertTo(df, v), scale_v), bias_v), df,
-                 reinterpret_cast<float*>(out) + column);
+      const auto value = hn::Add(hn::Mul(hn::ConvertTo(df, v), scale_v), bias_v);
+      float* at = reinterpret_cast<float*>(out) + column;
+      if (stream) {
+        hn::Stream(value, df, at);
+      } else {
+        hn::StoreU(value, df, at);
+      }
     } else {
       hn::StoreU(to_bytes(v), D8(), out + column);
     }
@@ -259,24 +270,25 @@ void vertical_row(const uint8_t* HWY_RESTRICT in, size_t step, const int32_t* HW
 // about 3.5x), else read per vector.
 template <bool kFloat>
 void vertical_row_any(const uint8_t* in, size_t step, const int32_t* w, int count, size_t width,
-                      bool flip, float scale, float bias, uint8_t* out) {
+                      bool flip, bool stream, float scale, float bias, uint8_t* out) {
   switch ((count + 1) / 2) {
     case 1:
-      return vertical_row<kFloat, 2>(in, step, w, count, width, flip, scale, bias, out);
+      return vertical_row<kFloat, 2>(in, step, w, count, width, flip, stream, scale, bias, out);
     case 2:
-      return vertical_row<kFloat, 4>(in, step, w, count, width, flip, scale, bias, out);
+      return vertical_row<kFloat, 4>(in, step, w, count, width, flip, stream, scale, bias, out);
     case 3:
-      return vertical_row<kFloat, 6>(in, step, w, count, width, flip, scale, bias, out);
+      return vertical_row<kFloat, 6>(in, step, w, count, width, flip, stream, scale, bias, out);
     case 4:
-      return vertical_row<kFloat, 8>(in, step, w, count, width, flip, scale, bias, out);
+      return vertical_row<kFloat, 8>(in, step, w, count, width, flip, stream, scale, bias, out);
     default:
-      return vertical_row<kFloat, 0>(in, step, w, count, width, flip, scale, bias, out);
+      return vertical_row<kFloat, 0>(in, step, w, count, width, flip, stream, scale, bias, out);
   }
 }
 
 // Output row y of every plane, from the resized rows at `rows` (the first of its taps), into
-// the sample.
-void vertical_output_row(const ResampleJob& job, int y, const uint8_t* rows, size_t pitch) {
+// the sample (`stream`: vertical_row's).
+void vertical_output_row(const ResampleJob& job, int y, const uint8_t* rows, size_t pitch,
+                         bool stream) {
   const AxisTaps& v = *job.vertical;
   const size_t width = static_cast<size_t>(job.width);
   const size_t row_step = 3 * pitch;  // from a plane's row to the same plane's next row
@@ -293,10 +305,10 @@ void vertical_output_row(const ResampleJob& job, int y, const uint8_t* rows, siz
     }
     uint8_t* out = job.dst + ((static_cast<size_t>(c) * job.height + y) * width) * element;
     if (job.to_float) {
-      vertical_row_any<true>(in, row_step, w, v.count[y], width, job.flip, job.scale[c],
+      vertical_row_any<true>(in, row_step, w, v.count[y], width, job.flip, stream, job.scale[c],
                              job.bias[c], out);
     } else {
-      vertical_row_any<false>(in, row_step, w, v.count[y], width, job.flip, 0, 0, out);
+      vertical_row_any<false>(in, row_step, w, v.count[y], width, job.flip, false, 0, 0, out);
     }
   }
 }
@@ -366,6 +378,17 @@ Status Resample(const ResampleJob& job, SimdScratch& s) {
   s.group.resize(group_width * kGroupBytes);
   s.rows.resize((window + 1) * row_step);  // + the row after the last tap
 
+  // Float samples whose rows are whole aligned vectors are written with non-temporal stores,
+  // made visible (sfence) before returning, however it returns.
+  const bool stream = job.to_float && width % kLanes == 0 &&
+                      reinterpret_cast<uintptr_t>(job.dst) % (kLanes * sizeof(float)) == 0;
+  struct Flush {
+    bool streamed;
+    ~Flush() {
+      if (streamed) hwy::FlushStream();
+    }
+  } flush{stream};
+
   SourceGroups source(job, s);
   STOKER_RETURN_IF_ERROR(source.skip_to(row_begin));
   int window_first = row_begin;  // the source row of the window's first row
@@ -389,8 +412,9 @@ Status Resample(const ResampleJob& job, SimdScratch& s) {
     // Vertical pass of the output rows whose taps are all made, straight into the sample.
     const int made = std::min(y + static_cast<int>(kGroup), row_end);
     for (; next < job.height && v.first[next] + v.count[next] <= made; ++next) {
-      vertical_output_row(
-          job, next, &s.rows[static_cast<size_t>(v.first[next] - window_first) * row_step], pitch);
+      vertical_output_row(job, next,
+                          &s.rows[static_cast<size_t>(v.first[next] - window_first) * row_step],
+                          pitch, stream);
     }
   }
   // The rest of a stream, so that its decoder finishes.
