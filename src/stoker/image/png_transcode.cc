@@ -35,6 +35,8 @@ Result<std::vector<uint8_t>> transcode_png_for_crops(ByteSpan png, int64_t max_p
     err = spng_set_option(ctx.get(), SPNG_FILTER_CHOICE,
                           SPNG_FILTER_CHOICE_SUB | SPNG_FILTER_CHOICE_UP | SPNG_FILTER_CHOICE_AVG);
   }
+  // zlib level 4, not PIL's 6: a third of the encoding time for 3% more bytes (bench set).
+  if (err == 0) err = spng_set_option(ctx.get(), SPNG_IMG_COMPRESSION_LEVEL, 4);
   if (err == 0) err = spng_set_ihdr(ctx.get(), &ihdr);
   // A whole decode of a PNG is its rows back to back.
   const size_t bytes_in = size_t(pixels.width) * 3 * pixels.height;

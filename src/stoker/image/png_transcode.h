@@ -2,8 +2,8 @@
 // The import-time PNG transcode: lossless, to a PNG that decodes about twice as fast. libspng
 // (Debian's 0.7.3) undoes the Paeth filter — which encoders such as PIL's choose for most rows
 // of a photograph — one byte at a time, and that is about half of a PNG's decode; without it
-// (the Sub, Up and Average filters only) the file is about as small (+0.5% on the bench set)
-// and decodes 2.3x faster (docs/BENCHMARKS.md). An interlaced PNG also becomes a plain one,
+// (the Sub, Up and Average filters only, zlib level 4) the file is about as small (+3% on the
+// bench set) and decodes 2x faster (docs/BENCHMARKS.md). An interlaced PNG also becomes a plain one,
 // whose crops decode only down to their last row.
 
 #include <cstdint>
