@@ -3,8 +3,8 @@
 // (Debian's 0.7.3) undoes the Paeth filter — which encoders such as PIL's choose for most rows
 // of a photograph — one byte at a time, and that is about half of a PNG's decode; without it
 // (the Sub, Up and Average filters only, zlib level 4) the file is about as small (+3% on the
-// bench set) and decodes 2x faster (docs/BENCHMARKS.md). An interlaced PNG also becomes a plain one,
-// whose crops decode only down to their last row.
+// bench set) and decodes 2x faster (docs/BENCHMARKS.md). An interlaced PNG also becomes a plain
+// one, whose crops decode only down to their last row.
 
 #include <cstdint>
 #include <vector>
