@@ -54,7 +54,7 @@ std::vector<uint8_t> sample(ByteSpan bytes, const CropRect& rect, const PixelBox
   out.width = out.height = kSize;
   out.type = ResampleOutput::Type::kUint8;
   std::vector<uint8_t> pixels(3 * kSize * kSize);
-  throw_if_error(resampler.resample(d.pixels, map_into(d, rect, box), out, pixels.data()));
+  throw_if_error(resampler.resample(d.pixels, map_into(d.box, rect, box), out, pixels.data()));
   return pixels;
 }
 

@@ -1,11 +1,14 @@
 // libFuzzer target for the image layer (docs/FUZZING.md): the input is an encoded image (JPEG or
 // PNG by its magic). The target reads its header, decodes a crop chosen by the input's last
-// bytes (sometimes DCT-scaled), decodes it whole, and for a JPEG transcodes it and decodes the
+// bytes (sometimes DCT-scaled), streams the same crop's rows into the resampler as the loader
+// does (decode_rgb_rows), decodes it whole, and transcodes it (JPEG or PNG), decoding the
 // transcode whole and cropped. It traps if an error is not a one-line kCorrupt or kUnsupported,
-// if a decoded view is not the size promised or its box not inside it, if an image that decodes
-// whole fails to decode cropped, if a crop at 8/8 differs from the same rectangle of the full
-// decode, or if a transcode fails to decode or decodes to other pixels than the original. The pixel
-// cap is 1 Mpx, so that executions stay fast.
+// if a decoded view is not the size promised or its box not inside it, if the streamed resample
+// does not fail as the crop's decode does (the same error) or writes other bytes than the
+// resample of the decoded crop, if an image that decodes whole fails to decode cropped, if a
+// crop at 8/8 differs from the same rectangle of the full decode, or if a transcode fails to
+// decode or decodes to other pixels than the original. The pixel cap is 1 Mpx, so that
+// executions stay fast.
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -14,6 +17,8 @@
 #include "stoker/image/decode.h"
 #include "stoker/image/image_header.h"
 #include "stoker/image/jpeg_transcode.h"
+#include "stoker/image/png_transcode.h"
+#include "stoker/image/resample.h"
 
 namespace stoker::image {
 namespace {
@@ -96,6 +101,51 @@ std::vector<uint8_t> rectangle(const RgbView& full, const CropRect& c) {
   return out;
 }
 
+// The crop of `request` streamed into a resize to a small sample: it fails as the decode of the
+// crop `crop` did, with the same error, or writes the bytes of the resize of its pixels.
+void check_streamed(ByteSpan bytes, const DecodeRequest& request, const Result<DecodedCrop>& crop,
+                    uint8_t shape) {
+  static DecodeBuffer buffer;
+  static Resampler resampler;
+  ResampleOutput out;
+  out.width = 1 + (shape & 31);
+  out.height = 1 + (shape >> 3 & 31);
+  out.flip_horizontal = shape & 1;
+  out.type = shape & 2 ? ResampleOutput::Type::kUint8 : ResampleOutput::Type::kFloat32;
+  const size_t n = size_t{3} * out.width * out.height * 4;
+  std::vector<uint8_t> streamed(n), materialised(n);
+  Result<DecodedRows*> rows = decode_rgb_rows(bytes, request, buffer);
+  Status s = rows.status();
+  if (rows.is_ok()) s = resampler.resample(*rows.value(), rows.value()->box, out, streamed.data());
+  require(s.is_ok() == crop.is_ok());
+  if (!crop.is_ok()) {
+    require(s.code() == crop.status().code() && s.message() == crop.status().message());
+    return;
+  }
+  require(
+      resampler.resample(crop.value().pixels, crop.value().box, out, materialised.data()).is_ok());
+  require(streamed == materialised);
+}
+
+// A PNG's transcode: a clean error, or, when the PNG decodes whole, a plain RGB PNG that decodes
+// to its pixels, whole and cropped.
+void check_png_transcode(ByteSpan bytes, const DecodeRequest& request,
+                         const Result<DecodedCrop>& crop, const Result<DecodedCrop>& full) {
+  static DecodeBuffer buffer;
+  Result<std::vector<uint8_t>> transcoded = transcode_png_for_crops(bytes, kFuzzMaxPixels);
+  require_clean(transcoded.status());
+  if (!transcoded.is_ok()) return;
+  require(full.is_ok());
+  const ByteSpan t{transcoded.value().data(), transcoded.value().size()};
+  DecodeRequest whole;
+  whole.max_pixels = kFuzzMaxPixels;
+  Result<DecodedCrop> t_full = decode_rgb(t, whole, buffer);
+  require(t_full.is_ok() && packed(t_full.value().pixels) == packed(full.value().pixels));
+  Result<DecodedCrop> t_crop = decode_rgb(t, request, buffer);
+  require(t_crop.is_ok() && crop.is_ok() &&
+          packed(t_crop.value().pixels) == packed(crop.value().pixels));
+}
+
 void fuzz(const uint8_t* data, size_t size) {
   const ByteSpan bytes{data, size};
   Result<ImageHeader> header = read_image_header(bytes, kFuzzMaxPixels);
@@ -109,6 +159,7 @@ void fuzz(const uint8_t* data, size_t size) {
   Result<DecodedCrop> crop = decode_rgb(bytes, request, crop_buffer);
   require_clean(crop.status());
   if (crop.is_ok()) check_crop(crop.value(), request, h.format);
+  check_streamed(bytes, request, crop, size > 9 ? data[size - 10] : 0);
 
   DecodeRequest whole;
   whole.max_pixels = kFuzzMaxPixels;
@@ -122,7 +173,10 @@ void fuzz(const uint8_t* data, size_t size) {
       require(packed(crop.value().pixels) == rectangle(full.value().pixels, *request.crop));
     }
   }
-  if (h.format != ImageFormat::kJpeg) return;
+  if (h.format != ImageFormat::kJpeg) {
+    check_png_transcode(bytes, request, crop, full);
+    return;
+  }
 
   Result<std::vector<uint8_t>> transcoded = transcode_jpeg_for_crops(bytes, kFuzzMaxPixels);
   require_clean(transcoded.status());

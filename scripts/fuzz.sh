@@ -5,8 +5,8 @@
 #
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET]   (default 60 s, target shard)
 #   shard  the shard reader (shard_fuzz; seeds: shard_fuzz_seeds; dictionary fuzz/shard.dict)
-#   image  JPEG/PNG header, crop and full decode, JPEG transcode (image_decode_fuzz; seeds:
-#          image_fuzz_seeds; dictionary fuzz/image.dict)
+#   image  JPEG/PNG header, crop, streamed and full decode, JPEG/PNG transcode
+#          (image_decode_fuzz; seeds: image_fuzz_seeds; dictionary fuzz/image.dict)
 # Environment: STOKER_FUZZ_BUILD_DIR overrides build-fuzz/; STOKER_FUZZ_CORPUS overrides the
 # corpus directory (default build-fuzz/corpus for shard, build-fuzz/corpus-image for image,
 # kept between runs, seeded when empty). STOKER_FUZZ_ARGS adds libFuzzer options (e.g.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "stoker/image/image_header.h"
+#include "stoker/image/rgb_row_source.h"
 #include "stoker/image/rgb_view.h"
 #include "stoker/util/byte_span.h"
 #include "stoker/util/status.h"
@@ -60,6 +61,22 @@ struct DecodedCrop {
   int scale_num = 8;  // the DCT scale used, in eighths (8, 4 or 2; PNG always 8)
 };
 
+// A decode of `request.crop` in progress, read row by row (RgbRowSource): the rows of
+// DecodedCrop::pixels, with its box and scale. Reading the last row ends the decode as
+// decode_rgb does (a decode down to the image's last row reads on to its end).
+class DecodedRows : public RgbRowSource {
+ public:
+  PixelBox box;       // as DecodedCrop::box
+  int scale_num = 8;  // as DecodedCrop::scale_num
+};
+
+// decode_rgb's decode, to be read row by row: the header is read and the decoder set up here,
+// the rows decoded as they are read (so a consumer can keep only a few of them), with the same
+// errors, from header or rows. The source is this thread's, valid until the next decode on this
+// thread; its memory comes from `buffer`.
+Result<DecodedRows*> decode_rgb_rows(ByteSpan bytes, const DecodeRequest& request,
+                                     DecodeBuffer& buffer);
+
 // Decodes `request.crop` of the JPEG or PNG in `bytes` to RGB. A JPEG crop decodes only the
 // iMCU columns (jpeg_crop_scanline) and rows it covers: rows above it are skipped
 // (jpeg_skip_scanlines; without Huffman decoding where restart markers allow) and decoding stops
@@ -74,7 +91,8 @@ struct DecodedCrop {
 Result<DecodedCrop> decode_rgb(ByteSpan bytes, const DecodeRequest& request, DecodeBuffer& buffer);
 
 // Where source box `box` (in the full image's pixels, inside `crop`, the rectangle the request
-// asked for) lies in `decoded.pixels`: `decoded.box` is `crop` in those pixels' coordinates.
-PixelBox map_into(const DecodedCrop& decoded, const CropRect& crop, const PixelBox& box);
+// asked for) lies in the decoded pixels: `decoded` is `crop` in those pixels' coordinates (a
+// DecodedCrop's or DecodedRows' box).
+PixelBox map_into(const PixelBox& decoded, const CropRect& crop, const PixelBox& box);
 
 }  // namespace stoker::image

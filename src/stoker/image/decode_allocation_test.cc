@@ -1,8 +1,8 @@
 // The per-image path of a training sample — decode a crop of a stored JPEG, resample it into the
-// batch slot — allocates nothing in steady state: a second epoch over the same images, with
-// other crops, makes no call to malloc and its kin. Counted by replacing them in this binary
-// (forwarding to glibc's), which is why this is a test program of its own, and why it is not
-// built with sanitizers (they replace malloc themselves).
+// batch slot, materialised or streamed — allocates nothing in steady state: a second epoch over the
+// same images, with other crops, makes no call to malloc and its kin. Counted by replacing them in
+// this binary (forwarding to glibc's), which is why this is a test program of its own, and why it
+// is not built with sanitizers (they replace malloc themselves).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -87,7 +87,8 @@ std::vector<Stored> stored_jpegs() {
 }
 
 // One epoch: a random crop of each image (the whole image with `whole`), decoded (DCT-scaled
-// where the fast mode would) and resampled to 64 x 64 float32.
+// where the fast mode would) and resampled to 64 x 64 float32, from the decoded crop and, as the
+// loader's transforms do, from its rows streamed into the resize.
 void epoch(const std::vector<Stored>& images, uint32_t seed, bool whole, DecodeBuffer& buffer,
            Resampler& resampler, std::vector<uint8_t>& slot) {
   std::mt19937 rng(seed);
@@ -96,7 +97,8 @@ void epoch(const std::vector<Stored>& images, uint32_t seed, bool whole, DecodeB
   out.type = ResampleOutput::Type::kFloat32;
   for (const Stored& image : images) {
     const std::vector<uint8_t>& bytes = image.bytes;
-    for (bool scaled : {false, true}) {
+    for (int variant = 0; variant < 4; ++variant) {
+      const bool scaled = variant & 1, streamed = variant & 2;
       CropRect crop{0, 0, image.width, image.height};
       if (!whole) {
         crop.width = std::uniform_int_distribution<int>(1, image.width)(rng);
@@ -107,7 +109,15 @@ void epoch(const std::vector<Stored>& images, uint32_t seed, bool whole, DecodeB
       DecodeRequest request;
       request.crop = crop;
       if (scaled) request.min_width = request.min_height = 64;
-      Result<DecodedCrop> d = decode_rgb({bytes.data(), bytes.size()}, request, buffer);
+      const ByteSpan span{bytes.data(), bytes.size()};
+      if (streamed) {
+        Result<DecodedRows*> rows = decode_rgb_rows(span, request, buffer);
+        ASSERT_TRUE(rows.is_ok()) << rows.status().message();
+        const Status s = resampler.resample(*rows.value(), rows.value()->box, out, slot.data());
+        ASSERT_TRUE(s.is_ok()) << s.message();
+        continue;
+      }
+      Result<DecodedCrop> d = decode_rgb(span, request, buffer);
       ASSERT_TRUE(d.is_ok()) << d.status().message();
       const Status s = resampler.resample(d.value().pixels, d.value().box, out, slot.data());
       ASSERT_TRUE(s.is_ok()) << s.message();

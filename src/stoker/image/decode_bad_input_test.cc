@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "stoker/image/decode.h"
+#include "stoker/image/resample.h"
 #include "stoker/testing/image_fixtures.h"
 #include "stoker/testing/test_images.h"
 
@@ -171,6 +172,77 @@ TEST(DecodeBadInputTest, TruncatedPngIsCorrupt) {
       EXPECT_EQ(d.status().message().find('\n'), std::string::npos);
     }
   }
+}
+
+// The loader streams a crop's rows into the resize: a cut or damaged file fails there as the
+// decode of the crop does (the same one-line error), or, where the decode succeeds, gives the
+// resize of its pixels. JPEGs (baseline, restart intervals inside rows, progressive, CMYK) and
+// PNGs (RGB, 16-bit gray, interlaced) cut at many points, crops above, across and below the cut
+// and touching every edge.
+TEST(DecodeBadInputTest, StreamedDecodesFailAsTheDecodeDoes) {
+  std::vector<std::vector<uint8_t>> files;
+  JpegSpec jpeg;
+  jpeg.width = 96;
+  jpeg.height = 256;
+  files.push_back(encode_jpeg(jpeg));
+  jpeg.restart_mcus = 2;
+  files.push_back(encode_jpeg(jpeg));
+  jpeg.restart_mcus = 0;
+  jpeg.progressive = true;
+  files.push_back(encode_jpeg(jpeg));
+  jpeg.progressive = false;
+  jpeg.components = 4;
+  files.push_back(encode_jpeg(jpeg));
+  PngSpec png;
+  png.width = 96;
+  png.height = 256;
+  files.push_back(encode_png(png));
+  png.interlaced = true;
+  files.push_back(encode_png(png));
+  png.interlaced = false;
+  png.color_type = 0;
+  png.bit_depth = 16;
+  files.push_back(encode_png(png));
+  const CropRect crops[] = {{0, 0, 96, 256}, {0, 0, 96, 40}, {10, 100, 50, 60}, {30, 200, 66, 56}};
+  Resampler resampler;
+  ResampleOutput out;
+  out.width = out.height = 32;
+  out.type = ResampleOutput::Type::kUint8;
+  DecodeBuffer buffer;
+  int failed = 0, decoded = 0;
+  for (size_t f = 0; f < files.size(); ++f) {
+    for (size_t size = files[f].size() / 3; size <= files[f].size(); size += 97) {
+      const std::vector<uint8_t> cut = prefix(files[f], size);
+      for (const CropRect& crop : crops) {
+        SCOPED_TRACE(::testing::Message()
+                     << "file " << f << " cut at " << size << " crop " << crop.x << "," << crop.y);
+        DecodeRequest request;
+        request.crop = crop;
+        std::vector<uint8_t> streamed(3 * 32 * 32), materialised(3 * 32 * 32);
+        Result<DecodedCrop> d = decode_rgb({cut.data(), cut.size()}, request, buffer);
+        if (d.is_ok()) {
+          ASSERT_TRUE(resampler.resample(d.value().pixels, d.value().box, out, materialised.data())
+                          .is_ok());
+        }
+        Result<DecodedRows*> rows = decode_rgb_rows({cut.data(), cut.size()}, request, buffer);
+        Status s = rows.status();
+        if (rows.is_ok())
+          s = resampler.resample(*rows.value(), rows.value()->box, out, streamed.data());
+        ASSERT_EQ(s.is_ok(), d.is_ok()) << s.message() << " / " << d.status().message();
+        if (d.is_ok()) {
+          EXPECT_TRUE(streamed == materialised);
+          ++decoded;
+        } else {
+          EXPECT_EQ(s.code(), d.status().code());
+          EXPECT_EQ(s.message(), d.status().message());
+          EXPECT_EQ(s.message().find('\n'), std::string::npos);
+          ++failed;
+        }
+      }
+    }
+  }
+  EXPECT_GT(failed, 50);
+  EXPECT_GT(decoded, 20);
 }
 
 TEST(DecodeBadInputTest, CorruptHuffmanTablesAreCorrupt) {

@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "stoker/image/jpeg_transcode.h"
+#include "stoker/image/resample.h"
 #include "stoker/testing/image_fixtures.h"
 #include "stoker/testing/test_images.h"
 
@@ -156,6 +159,65 @@ TEST(DecodeTest, ScaledCropDecodeEqualsTheScaledFullDecodeAndSaysWhereTheCropIs)
       }
     }
   }
+}
+
+// The loader's path — a crop's rows streamed into the resize, never the whole crop — writes the
+// bytes of the resize of the decoded crop: every fixture (and the import's transcode of each
+// JPEG, whose restart windows decode only the crop's intervals), random crops (whole image,
+// corners, edges, random), output sizes from 1 to upscales, both flips, uint8 and float32, full
+// and reduced DCT scale, both kernels.
+TEST(DecodeTest, StreamedResampleEqualsTheResampleOfTheDecodedCrop) {
+  DecodeBuffer buffer;
+  Resampler kernels[] = {Resampler(ResampleKernel::kSimd), Resampler(ResampleKernel::kScalar)};
+  std::mt19937 rng(23);
+  int compared = 0;
+  for (const Fixture& f : image_fixtures()) {
+    std::vector<std::vector<uint8_t>> variants = {f.bytes};
+    if (f.is_jpeg()) {
+      Result<std::vector<uint8_t>> t = transcode_jpeg_for_crops(span(f.bytes));
+      if (t.is_ok()) variants.push_back(std::move(t.value()));
+    }
+    for (const std::vector<uint8_t>& bytes : variants) {
+      SCOPED_TRACE(f.name + (&bytes == &variants.front() ? "" : " (transcoded)"));
+      Result<DecodedCrop> whole = decode(bytes, buffer);
+      if (!whole.is_ok()) continue;  // the corrupt fixtures
+      const int width = whole.value().pixels.width, height = whole.value().pixels.height;
+      for (const CropRect& crop : crops_of(width, height, 12, compared)) {
+        ResampleOutput out;
+        out.width = std::uniform_int_distribution<int>(1, 120)(rng);
+        out.height = std::uniform_int_distribution<int>(1, 120)(rng);
+        out.flip_horizontal = rng() & 1;
+        out.type = rng() & 1 ? ResampleOutput::Type::kUint8 : ResampleOutput::Type::kFloat32;
+        out.mean = {0.485f, 0.456f, 0.406f};
+        out.std = {0.229f, 0.224f, 0.225f};
+        const bool scaled = rng() & 1;
+        Resampler& resampler = kernels[compared % 5 == 0];
+        SCOPED_TRACE(::testing::Message()
+                     << "crop " << crop.width << "x" << crop.height << " at " << crop.x << ","
+                     << crop.y << " to " << out.width << "x" << out.height << " flip "
+                     << out.flip_horizontal << " scaled " << scaled << " "
+                     << resampler.kernel_name());
+        DecodeRequest request;
+        request.crop = crop;
+        if (scaled) request.min_width = out.width, request.min_height = out.height;
+        const size_t bytes_out = size_t{3} * out.width * out.height * 4;
+        std::vector<uint8_t> materialised(bytes_out, 0), streamed(bytes_out, 0);
+        Result<DecodedCrop> d = decode_rgb(span(bytes), request, buffer);
+        ASSERT_TRUE(d.is_ok()) << d.status().message();
+        ASSERT_TRUE(
+            resampler.resample(d.value().pixels, d.value().box, out, materialised.data()).is_ok());
+        Result<DecodedRows*> rows = decode_rgb_rows(span(bytes), request, buffer);
+        ASSERT_TRUE(rows.is_ok()) << rows.status().message();
+        EXPECT_EQ(rows.value()->box.x1, d.value().box.x1);
+        EXPECT_EQ(rows.value()->box.y0, d.value().box.y0);
+        const Status s = resampler.resample(*rows.value(), rows.value()->box, out, streamed.data());
+        ASSERT_TRUE(s.is_ok()) << s.message();
+        ASSERT_TRUE(streamed == materialised) << difference(streamed, materialised);
+        ++compared;
+      }
+    }
+  }
+  EXPECT_GE(compared, 12 * 60);
 }
 
 TEST(DecodeScaleTest, TheSmallestAcceleratedScaleThatCoversTheMinimumSize) {

@@ -11,8 +11,8 @@ namespace stoker::image {
 // image (else kInvalidArgument), or the whole image.
 Result<CropRect> resolve_crop(const std::optional<CropRect>& crop, int width, int height);
 
-// decode_rgb for bytes that start with a JPEG's or a PNG's magic.
-Result<DecodedCrop> decode_jpeg(ByteSpan bytes, const DecodeRequest& request, DecodeBuffer& buffer);
-Result<DecodedCrop> decode_png(ByteSpan bytes, const DecodeRequest& request, DecodeBuffer& buffer);
+// decode_rgb_rows for bytes that start with a JPEG's or a PNG's magic.
+Result<DecodedRows*> jpeg_rows(ByteSpan bytes, const DecodeRequest& request, DecodeBuffer& buffer);
+Result<DecodedRows*> png_rows(ByteSpan bytes, const DecodeRequest& request, DecodeBuffer& buffer);
 
 }  // namespace stoker::image

@@ -1,11 +1,12 @@
-// decode_rgb for JPEG (decode.h): the libjpeg calls run in two POD-only steps under
-// JpegDecompressor::run (start and crop; then skip, read and stop), with the pixel memory
-// sized in between, outside libjpeg's error handler. Where the JPEG's restart intervals tile
+// decode_rgb_rows for JPEG (decode.h): the libjpeg calls run in POD-only steps under
+// JpegDecompressor::run (start and crop; then per read: skip, read and, after the last row,
+// stop), outside libjpeg's error handler. Where the JPEG's restart intervals tile
 // it (transcode_jpeg_for_crops), only the intervals the crop touches are decoded
 // (jpeg_restart_seek.h).
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <string>
 
 #include "stoker/image/format_decoders.h"
 #include "stoker/image/jpeg_decompressor.h"
@@ -84,33 +85,39 @@ void cmyk_row_to_rgb(const uint8_t* cmyk, uint8_t* rgb, JDIMENSION width) {
   }
 }
 
-// Step 2, POD only: skip to the first row, read to the last, finish or stop.
+// Step 2, POD only, once per read: skip to the first row (on the first read), read `count`
+// rows, and after the last one finish or stop.
 struct ReadJob {
   JDIMENSION row0, row1;  // output rows wanted, [row0, row1)
-  uint8_t* pixels;        // (row1 - row0) rows of `stride` bytes
-  size_t stride;
+  bool skipped;           // the rows above row0 have been skipped
+  uint8_t* const* rows;   // this read's: `count` rows of crop_width * 3 bytes
+  JDIMENSION count;
   uint8_t* cmyk_rows;  // kRowBatch rows of crop_width * 4 bytes, if reading CMYK
   JDIMENSION crop_width;
 };
 
 void read_rows(j_decompress_ptr cinfo, void* p) {
   auto* job = static_cast<ReadJob*>(p);
-  if (job->row0 > 0) jpeg_skip_scanlines(cinfo, job->row0);
+  if (!job->skipped) {
+    job->skipped = true;
+    if (job->row0 > 0) jpeg_skip_scanlines(cinfo, job->row0);
+  }
+  const JDIMENSION end = cinfo->output_scanline + job->count;
   JSAMPROW rows[kRowBatch];
-  while (cinfo->output_scanline < job->row1) {
-    const JDIMENSION done = cinfo->output_scanline - job->row0;
-    const JDIMENSION want = std::min<JDIMENSION>(kRowBatch, job->row1 - cinfo->output_scanline);
+  while (cinfo->output_scanline < end) {
+    const JDIMENSION done = job->count - (end - cinfo->output_scanline);
+    const JDIMENSION want = std::min<JDIMENSION>(kRowBatch, end - cinfo->output_scanline);
     for (JDIMENSION i = 0; i < want; ++i) {
-      rows[i] = job->cmyk_rows ? job->cmyk_rows + i * job->crop_width * 4
-                               : job->pixels + (done + i) * job->stride;
+      rows[i] = job->cmyk_rows ? job->cmyk_rows + i * job->crop_width * 4 : job->rows[done + i];
     }
     const JDIMENSION got = jpeg_read_scanlines(cinfo, rows, want);
     if (job->cmyk_rows) {
       for (JDIMENSION i = 0; i < got; ++i) {
-        cmyk_row_to_rgb(rows[i], job->pixels + (done + i) * job->stride, job->crop_width);
+        cmyk_row_to_rgb(rows[i], job->rows[done + i], job->crop_width);
       }
     }
   }
+  if (cinfo->output_scanline < job->row1) return;
   // Down to the last row: read on to the end of the image, so that a missing end is noticed (PIL
   // refuses a JPEG without its EOI marker). Otherwise stop here.
   if (cinfo->output_scanline == cinfo->output_height) {
@@ -120,10 +127,28 @@ void read_rows(j_decompress_ptr cinfo, void* p) {
   }
 }
 
+// A JPEG decode read row by row: one ReadJob per read.
+class JpegRows : public DecodedRows {
+ public:
+  Status read(uint8_t* const* rows, int count) override {
+    if (count < 1 || count > left_)
+      return invalid_argument("read of " + std::to_string(count) + " rows, " +
+                              std::to_string(left_) + " left");
+    job_.rows = rows;
+    job_.count = static_cast<JDIMENSION>(count);
+    const Status status = jpeg_->run(read_rows, &job_);
+    left_ = status.is_ok() ? left_ - count : 0;
+    return status;
+  }
+
+  JpegDecompressor* jpeg_ = nullptr;
+  ReadJob job_{};
+  int left_ = 0;  // rows not yet read
+};
+
 }  // namespace
 
-Result<DecodedCrop> decode_jpeg(ByteSpan bytes, const DecodeRequest& request,
-                                DecodeBuffer& buffer) {
+Result<DecodedRows*> jpeg_rows(ByteSpan bytes, const DecodeRequest& request, DecodeBuffer& buffer) {
   // Two decompressors per thread, reused (no allocation per image): the original's header, and
   // the restart window's decode.
   thread_local JpegDecompressor original;
@@ -163,30 +188,27 @@ Result<DecodedCrop> decode_jpeg(ByteSpan bytes, const DecodeRequest& request,
   }
   STOKER_RETURN_IF_ERROR(jpeg->run(start, &start_job));
 
-  ReadJob read_job{};
-  read_job.row0 = start_job.row0;
-  read_job.row1 = start_job.row1;
-  read_job.crop_width = start_job.crop_width;
-  read_job.stride = size_t{start_job.crop_width} * 3;
-  read_job.pixels =
-      buffer.area(DecodeBuffer::kPixels, read_job.stride * (read_job.row1 - read_job.row0));
+  thread_local JpegRows rows;
+  rows.jpeg_ = jpeg;
+  rows.job_ = {};
+  rows.job_.row0 = start_job.row0;
+  rows.job_.row1 = start_job.row1;
+  rows.job_.crop_width = start_job.crop_width;
   if (start_job.cmyk) {
-    read_job.cmyk_rows =
+    rows.job_.cmyk_rows =
         buffer.area(DecodeBuffer::kRows, size_t{start_job.crop_width} * 4 * kRowBatch);
   }
-  STOKER_RETURN_IF_ERROR(jpeg->run(read_rows, &read_job));
-
-  DecodedCrop out;
+  rows.left_ = static_cast<int>(start_job.row1 - start_job.row0);
   const JDIMENSION skip_cols = start_job.col0 - start_job.crop_x;
-  const double top = first_row + read_job.row0;    // pixels' first row in the image
+  const double top = first_row + start_job.row0;   // the rows' first row in the image
   const double left = first_col + start_job.col0;  // and column
-  out.pixels.data = read_job.pixels + size_t{skip_cols} * 3;
-  out.pixels.width = static_cast<int>(start_job.col1 - start_job.col0);
-  out.pixels.height = static_cast<int>(read_job.row1 - read_job.row0);
-  out.pixels.stride = static_cast<ptrdiff_t>(read_job.stride);
-  out.box = {scaled.x0 - left, scaled.y0 - top, scaled.x1 - left, scaled.y1 - top};
-  out.scale_num = scale;
-  return out;
+  rows.width = static_cast<int>(start_job.col1 - start_job.col0);
+  rows.height = rows.left_;
+  rows.row_bytes = size_t{start_job.crop_width} * 3;
+  rows.row_offset = size_t{skip_cols} * 3;
+  rows.box = {scaled.x0 - left, scaled.y0 - top, scaled.x1 - left, scaled.y1 - top};
+  rows.scale_num = scale;
+  return &rows;
 }
 
 }  // namespace stoker::image

@@ -97,6 +97,8 @@ std::optional<RestartWindow> seek_restart_window(j_decompress_ptr cinfo, ByteSpa
   if (!t) return std::nullopt;
   const JDIMENSION out_width = t->width * static_cast<JDIMENSION>(scale_num) / 8;
   const JDIMENSION out_height = t->height * static_cast<JDIMENSION>(scale_num) / 8;
+  // An interval narrower than a scaled pixel (the fuzzer's): decode the original.
+  if (out_width == 0 || out_height == 0) return std::nullopt;
   // The window, in intervals: bands b0..b1, columns c0..c1.
   const JDIMENSION b0 = row0 > 0 ? (row0 - 1) / out_height : 0;
   const JDIMENSION b1 = std::min(t->bands - 1, row1 / out_height + 2);

@@ -1,5 +1,6 @@
 #include "stoker/image/resample.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@ std::string box_text(const PixelBox& b) {
          ", " + std::to_string(b.y1) + ")";
 }
 
+// `src`'s data only has to be non-null (a stream's rows are not read yet).
 Status check(const RgbView& src, const PixelBox& box, const ResampleOutput& out,
              const uint8_t* dst) {
   if (src.data == nullptr || src.width < 1 || src.height < 1 ||
@@ -48,7 +50,8 @@ Status check(const RgbView& src, const PixelBox& box, const ResampleOutput& out,
 struct Resampler::Scratch {
   AxisTaps horizontal;
   AxisTaps vertical;
-  std::vector<uint8_t> rows;  // the scalar kernel's
+  std::vector<uint8_t> rows;    // the scalar kernel's
+  std::vector<uint8_t> source;  // the scalar kernel's, for a stream
   SimdScratch simd;
 };
 
@@ -59,6 +62,21 @@ Resampler::~Resampler() = default;
 
 Status Resampler::resample(const RgbView& src, PixelBox box, const ResampleOutput& out,
                            uint8_t* dst) {
+  return run(src, nullptr, box, out, dst);
+}
+
+Status Resampler::resample(RgbRowSource& src, PixelBox box, const ResampleOutput& out,
+                           uint8_t* dst) {
+  // The stream's shape as a view, to check it: a non-null pointer standing for rows not read yet.
+  static const uint8_t kNotRead = 0;
+  const RgbView shape{
+      &kNotRead, src.width, src.height,
+      static_cast<ptrdiff_t>(src.row_bytes - std::min(src.row_offset, src.row_bytes))};
+  return run(shape, &src, box, out, dst);
+}
+
+Status Resampler::run(const RgbView& src, RgbRowSource* stream, PixelBox box,
+                      const ResampleOutput& out, uint8_t* dst) {
   STOKER_RETURN_IF_ERROR(check(src, box, out, dst));
   Scratch& s = *scratch_;
   compute_axis_taps(src.width, box.x0, box.x1, out.width, s.horizontal);
@@ -70,6 +88,7 @@ Status Resampler::resample(const RgbView& src, PixelBox box, const ResampleOutpu
                             std::to_string(kMaxResampleIntermediatePixels) + " pixels");
   ResampleJob job;
   job.src = src;
+  job.stream = stream;
   job.horizontal = &s.horizontal;
   job.vertical = &s.vertical;
   job.width = out.width;
@@ -81,12 +100,8 @@ Status Resampler::resample(const RgbView& src, PixelBox box, const ResampleOutpu
     job.bias[c] = -out.mean[c] / out.std[c];
   }
   job.dst = dst;
-  if (kernel_ == ResampleKernel::kSimd) {
-    resample_simd(job, s.simd);
-  } else {
-    resample_scalar(job, s.rows);
-  }
-  return Status::ok();
+  return kernel_ == ResampleKernel::kSimd ? resample_simd(job, s.simd)
+                                          : resample_scalar(job, s.rows, s.source);
 }
 
 const char* Resampler::kernel_name() const {

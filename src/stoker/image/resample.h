@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "stoker/image/rgb_row_source.h"
 #include "stoker/image/rgb_view.h"
 #include "stoker/util/status.h"
 
@@ -66,11 +67,22 @@ class Resampler {
   // above its limit, a non-finite mean or a zero or non-finite std.
   Status resample(const RgbView& src, PixelBox box, const ResampleOutput& out, uint8_t* dst);
 
+  // The same, from rows read from `src` top to bottom as the resize needs them (all of them are
+  // read, so that a decoder finishes): the SIMD kernel keeps only a group of source rows and the
+  // vertical filter's reach of resized rows, so a decoded crop is never materialised; the
+  // scalar one reads them all first. The same bytes as resample() of the rows read. Errors: as
+  // resample()'s, checked before anything is read, and the source's read errors (the sample is
+  // then partly written).
+  Status resample(RgbRowSource& src, PixelBox box, const ResampleOutput& out, uint8_t* dst);
+
   // The kernel in use: "scalar", or the instruction set of the SIMD one ("AVX2", "AVX3", ...).
   const char* kernel_name() const;
 
  private:
   struct Scratch;
+  // Either overload's work: `src` is the source, or only its shape when `stream` is set.
+  Status run(const RgbView& src, RgbRowSource* stream, PixelBox box, const ResampleOutput& out,
+             uint8_t* dst);
   ResampleKernel kernel_;
   std::unique_ptr<Scratch> scratch_;
 };

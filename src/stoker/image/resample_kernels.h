@@ -9,13 +9,18 @@
 #include <vector>
 
 #include "stoker/image/resample_filter.h"
+#include "stoker/image/rgb_row_source.h"
 #include "stoker/image/rgb_view.h"
+#include "stoker/util/status.h"
 
 namespace stoker::image {
 
 // One resample, checked by Resampler: taps for both axes computed, `dst` room for the sample.
+// The source is `src`, or, when `stream` is set, the rows read from it (all of them, top to
+// bottom; `src` then only has its width and height).
 struct ResampleJob {
   RgbView src;
+  RgbRowSource* stream = nullptr;
   const AxisTaps* horizontal = nullptr;  // output columns from source columns
   const AxisTaps* vertical = nullptr;    // output rows from source rows
   int width = 0;                         // output size
@@ -52,19 +57,23 @@ inline void write_value(const ResampleJob& job, int c, size_t at, uint8_t value)
 }
 
 // The reference: plain loops, one output value at a time. `rows` is scratch for the
-// horizontally resized rows.
-void resample_scalar(const ResampleJob& job, std::vector<uint8_t>& rows);
+// horizontally resized rows, `source` for a stream's rows (all read first). Fails only when the
+// stream does.
+Status resample_scalar(const ResampleJob& job, std::vector<uint8_t>& rows,
+                       std::vector<uint8_t>& source);
 
 // The SIMD kernel's buffers, grown as needed.
 struct SimdScratch {
+  std::vector<uint8_t> ring;    // a stream's group of source rows
   std::vector<uint8_t> packed;  // a group of source rows, interleaved pixel by pixel as RGBX
   std::vector<uint8_t> rgbx;    // a group's resized rows as RGBX, no longer interleaved
   std::vector<uint8_t> group;   // a group's horizontally resized rows, interleaved
-  std::vector<uint8_t> rows;    // the horizontally resized rows, as planes
+  std::vector<uint8_t> rows;    // the vertical filter's reach of resized rows, as planes
+  std::vector<uint8_t> source;  // the scalar fallback's (Highway without SIMD)
 };
 
 // The same result with the best SIMD instruction set of this CPU (Highway dynamic dispatch).
-void resample_simd(const ResampleJob& job, SimdScratch& scratch);
+Status resample_simd(const ResampleJob& job, SimdScratch& scratch);
 
 // The name of the instruction set resample_simd uses on this CPU ("AVX2", "AVX3", ...).
 const char* simd_target_name();

@@ -2,7 +2,20 @@
 
 namespace stoker::image {
 
-void resample_scalar(const ResampleJob& job, std::vector<uint8_t>& rows) {
+Status resample_scalar(const ResampleJob& job, std::vector<uint8_t>& rows,
+                       std::vector<uint8_t>& source) {
+  RgbView src = job.src;
+  if (job.stream != nullptr) {  // all rows first, one after the other
+    RgbRowSource& stream = *job.stream;
+    source.resize(stream.row_bytes * stream.height);
+    uint8_t* at[1];
+    for (int y = 0; y < stream.height; ++y) {
+      at[0] = source.data() + y * stream.row_bytes;
+      STOKER_RETURN_IF_ERROR(stream.read(at, 1));
+    }
+    src = {source.data() + stream.row_offset, stream.width, stream.height,
+           static_cast<ptrdiff_t>(stream.row_bytes)};
+  }
   const AxisTaps& h = *job.horizontal;
   const AxisTaps& v = *job.vertical;
   const int row_begin = v.source_begin(), row_end = v.source_end();
@@ -11,7 +24,7 @@ void resample_scalar(const ResampleJob& job, std::vector<uint8_t>& rows) {
 
   // Horizontal pass over the source rows the vertical pass reads.
   for (int y = row_begin; y < row_end; ++y) {
-    const uint8_t* in = job.src.row(y);
+    const uint8_t* in = src.row(y);
     uint8_t* out = &rows[(y - row_begin) * row_bytes];
     for (int x = 0; x < job.width; ++x) {
       const int32_t* w = &h.weights[static_cast<size_t>(x) * h.stride];
@@ -30,6 +43,7 @@ void resample_scalar(const ResampleJob& job, std::vector<uint8_t>& rows) {
         write_value(job, c, at, filter_bytes(in + x * 3 + c, row_bytes, w, v.count[y]));
     }
   }
+  return Status::ok();
 }
 
 }  // namespace stoker::image

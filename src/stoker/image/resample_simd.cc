@@ -9,7 +9,12 @@
 //   vertical pass: an output row of a plane is a weighted sum of whole rows of that plane, one
 //     vector of int32 lanes at a time, then, without a round trip through memory, flipped
 //     (the vector reversed and stored mirrored), converted to float (v * scale + bias, not
-//     fused) or to bytes, and stored into its CHW plane.
+//     fused) or to bytes, and stored into its CHW plane (float: with non-temporal stores where
+//     the rows are aligned whole vectors, as a 224-wide sample's are in a batch).
+
+#include <hwy/cache_control.h>
+
+#include <algorithm>
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "stoker/image/resample_simd.cc"
@@ -26,7 +31,9 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 #if HWY_TARGET == HWY_SCALAR
 // Highway's baseline without SIMD (one lane, too narrow for a group of rows): the reference.
-void Resample(const ResampleJob& job, SimdScratch& scratch) { resample_scalar(job, scratch.rows); }
+Status Resample(const ResampleJob& job, SimdScratch& scratch) {
+  return resample_scalar(job, scratch.rows, scratch.source);
+}
 #else
 
 using D32 = hn::ScalableTag<int32_t>;
@@ -89,17 +96,14 @@ HWY_INLINE void pack_block(const uint8_t* const* rows, size_t load,
   hn::StoreU(hn::BitCast(d8, hn::InterleaveUpper(d64, t1, t3)), d8, out + 3 * kGroupBytes);
 }
 
-// Interleaves source rows y .. y + 7 (the last one repeated past `row_end`), columns
-// [begin, end), into s.packed as RGBX: column x's 8 words at (x - begin) * kGroupBytes. Four
-// pixels at a time from 16-byte loads; the last four come from a load that ends at the row's
-// end (never past it), shuffled from 4 bytes further in.
-void pack_group(const RgbView& src, int y, int row_end, int begin, int end, SimdScratch& s) {
+// Interleaves the 8 source rows at `group` (each at its pixel 0), columns [begin, end), into
+// s.packed as RGBX: column x's 8 words at (x - begin) * kGroupBytes. Four pixels at a time from
+// 16-byte loads; the last four come from a load that ends at the row's end (never past it),
+// shuffled from 4 bytes further in.
+void pack_group(const uint8_t* const* group, int begin, int end, SimdScratch& s) {
   const size_t n = static_cast<size_t>(end - begin);
   const uint8_t* rows[kGroup];
-  for (size_t g = 0; g < kGroup; ++g) {
-    rows[g] =
-        src.row(std::min(y + static_cast<int>(g), row_end - 1)) + static_cast<size_t>(begin) * 3;
-  }
+  for (size_t g = 0; g < kGroup; ++g) rows[g] = group[g] + static_cast<size_t>(begin) * 3;
   uint8_t* out = s.packed.data();
   if (n < 6) {  // fewer than the 16 bytes of one load
     for (size_t x = 0; x < n; ++x) {
@@ -216,9 +220,12 @@ void split_group(const ResampleJob& job, size_t row, size_t pitch, SimdScratch& 
 // plane rows at in, in + step, ..., flipped or not, converted (kFloat: v * scale + bias) and
 // stored at `out`. Whole vectors; the last one ends at the row's end, overlapping. kTaps > 0:
 // the taps, rounded up to even, are exactly kTaps, and their weights stay in registers.
+// `stream` (kFloat only; `out` aligned to a vector and `width` a whole number of vectors):
+// non-temporal stores, which do not read the sample's cache lines first (the batch is far larger
+// than the caches, so the plain stores missed).
 template <bool kFloat, int kTaps>
 void vertical_row(const uint8_t* HWY_RESTRICT in, size_t step, const int32_t* HWY_RESTRICT w,
-                  int count, size_t width, bool flip, float scale, float bias,
+                  int count, size_t width, bool flip, bool stream, float scale, float bias,
                   uint8_t* HWY_RESTRICT out) {
   const D32 d;
   const DF df;
@@ -246,8 +253,13 @@ void vertical_row(const uint8_t* HWY_RESTRICT in, size_t step, const int32_t* HW
       column = width - x - kLanes;
     }
     if constexpr (kFloat) {
-      hn::StoreU(hn::Add(hn::Mul(hn::ConvertTo(df, v), scale_v), bias_v), df,
-                 reinterpret_cast<float*>(out) + column);
+      const auto value = hn::Add(hn::Mul(hn::ConvertTo(df, v), scale_v), bias_v);
+      float* at = reinterpret_cast<float*>(out) + column;
+      if (stream) {
+        hn::Stream(value, df, at);
+      } else {
+        hn::StoreU(value, df, at);
+      }
     } else {
       hn::StoreU(to_bytes(v), D8(), out + column);
     }
@@ -258,22 +270,102 @@ void vertical_row(const uint8_t* HWY_RESTRICT in, size_t step, const int32_t* HW
 // about 3.5x), else read per vector.
 template <bool kFloat>
 void vertical_row_any(const uint8_t* in, size_t step, const int32_t* w, int count, size_t width,
-                      bool flip, float scale, float bias, uint8_t* out) {
+                      bool flip, bool stream, float scale, float bias, uint8_t* out) {
   switch ((count + 1) / 2) {
     case 1:
-      return vertical_row<kFloat, 2>(in, step, w, count, width, flip, scale, bias, out);
+      return vertical_row<kFloat, 2>(in, step, w, count, width, flip, stream, scale, bias, out);
     case 2:
-      return vertical_row<kFloat, 4>(in, step, w, count, width, flip, scale, bias, out);
+      return vertical_row<kFloat, 4>(in, step, w, count, width, flip, stream, scale, bias, out);
     case 3:
-      return vertical_row<kFloat, 6>(in, step, w, count, width, flip, scale, bias, out);
+      return vertical_row<kFloat, 6>(in, step, w, count, width, flip, stream, scale, bias, out);
     case 4:
-      return vertical_row<kFloat, 8>(in, step, w, count, width, flip, scale, bias, out);
+      return vertical_row<kFloat, 8>(in, step, w, count, width, flip, stream, scale, bias, out);
     default:
-      return vertical_row<kFloat, 0>(in, step, w, count, width, flip, scale, bias, out);
+      return vertical_row<kFloat, 0>(in, step, w, count, width, flip, stream, scale, bias, out);
   }
 }
 
-void Resample(const ResampleJob& job, SimdScratch& s) {
+// Output row y of every plane, from the resized rows at `rows` (the first of its taps), into
+// the sample (`stream`: vertical_row's).
+void vertical_output_row(const ResampleJob& job, int y, const uint8_t* rows, size_t pitch,
+                         bool stream) {
+  const AxisTaps& v = *job.vertical;
+  const size_t width = static_cast<size_t>(job.width);
+  const size_t row_step = 3 * pitch;  // from a plane's row to the same plane's next row
+  const size_t element = job.to_float ? sizeof(float) : 1;
+  const int32_t* w = &v.weights[static_cast<size_t>(y) * v.stride];
+  for (int c = 0; c < 3; ++c) {
+    const uint8_t* in = rows + c * pitch;
+    if (width < kLanes) {  // narrower than a vector: one value at a time
+      for (int x = 0; x < job.width; ++x) {
+        const size_t at = static_cast<size_t>(y) * job.width + (job.flip ? job.width - 1 - x : x);
+        write_value(job, c, at, filter_bytes(in + x, row_step, w, v.count[y]));
+      }
+      continue;
+    }
+    uint8_t* out = job.dst + ((static_cast<size_t>(c) * job.height + y) * width) * element;
+    if (job.to_float) {
+      vertical_row_any<true>(in, row_step, w, v.count[y], width, job.flip, stream, job.scale[c],
+                             job.bias[c], out);
+    } else {
+      vertical_row_any<false>(in, row_step, w, v.count[y], width, job.flip, false, 0, 0, out);
+    }
+  }
+}
+
+// Stream rows read per read (4 groups): the decoder's and the resampler's code and data take
+// turns in the caches less often than group by group (measured: 8 rows at a time was slower).
+constexpr int kReadRows = 4 * static_cast<int>(kGroup);
+// Groups of resized rows the window holds beyond the vertical filter's reach.
+constexpr size_t kWindowGroups = 8;
+
+// The source rows of the horizontal pass, 8 at a time: the view's, or the stream's, read into
+// s.ring kReadRows at a time as they are needed.
+class SourceGroups {
+ public:
+  SourceGroups(const ResampleJob& job, SimdScratch& s) : job_(job), s_(s) {
+    if (job.stream != nullptr) s.ring.resize(kReadRows * job.stream->row_bytes);
+  }
+
+  // Reads (and drops) the stream's rows up to `y`.
+  Status skip_to(int y) {
+    if (job_.stream == nullptr) return Status::ok();
+    while (read_ < y) STOKER_RETURN_IF_ERROR(read(std::min(kReadRows, y - read_)));
+    return Status::ok();
+  }
+
+  // Rows y .. y + 7 at `group` (each at its pixel 0), the last one repeated past `row_end`;
+  // for a stream, y is the row after the last group's (or the row skipped to).
+  Status get(int y, int row_end, const uint8_t** group) {
+    const int n = std::min<int>(kGroup, row_end - y);
+    if (job_.stream == nullptr) {
+      for (size_t g = 0; g < kGroup; ++g) group[g] = job_.src.row(y + std::min<int>(g, n - 1));
+      return Status::ok();
+    }
+    if (y >= read_) STOKER_RETURN_IF_ERROR(read(std::min(kReadRows, row_end - y)));
+    const RgbRowSource& stream = *job_.stream;
+    const uint8_t* first = s_.ring.data() + (y - first_) * stream.row_bytes + stream.row_offset;
+    for (size_t g = 0; g < kGroup; ++g)
+      group[g] = first + std::min<int>(g, n - 1) * stream.row_bytes;
+    return Status::ok();
+  }
+
+ private:
+  Status read(int count) {
+    uint8_t* rows[kReadRows];
+    for (int i = 0; i < count; ++i) rows[i] = s_.ring.data() + i * job_.stream->row_bytes;
+    first_ = read_;
+    read_ += count;
+    return job_.stream->read(rows, count);
+  }
+
+  const ResampleJob& job_;
+  SimdScratch& s_;
+  int first_ = 0;  // the stream row at the ring's start
+  int read_ = 0;   // stream rows read
+};
+
+Status Resample(const ResampleJob& job, SimdScratch& s) {
   const AxisTaps& h = *job.horizontal;
   const AxisTaps& v = *job.vertical;
   const int row_begin = v.source_begin(), row_end = v.source_end();
@@ -282,44 +374,61 @@ void Resample(const ResampleJob& job, SimdScratch& s) {
   const size_t width = static_cast<size_t>(job.width);
   const size_t group_width = hwy::RoundUpTo(width, kLanes);  // whole vectors of words
   const size_t pitch = width;                                // of one plane's row
-  const size_t row_count = hwy::RoundUpTo(static_cast<size_t>(row_end - row_begin), kGroup);
+  const size_t row_step = 3 * pitch;
+  // The resized rows kept: a window of the rows the next output row reads and kWindowGroups
+  // groups (the rows still needed move to its start once every few groups, not every group).
+  // When the next output row's taps have not all been made, they began less than its tap count
+  // before the group to make, so the window holds them.
+  const int taps = *std::max_element(v.count.begin(), v.count.end());
+  const size_t window = std::min(hwy::RoundUpTo(static_cast<size_t>(row_end - row_begin), kGroup),
+                                 static_cast<size_t>(taps) + kWindowGroups * kGroup);
   s.packed.resize((columns + 1) * kGroupBytes);  // + the column after the last tap
   s.rgbx.resize(group_width * kQuadBytes);
   s.group.resize(group_width * kGroupBytes);
-  s.rows.resize((row_count + 1) * 3 * pitch);  // + the row after the last tap
+  s.rows.resize((window + 1) * row_step);  // + the row after the last tap
 
-  // Horizontal pass, 8 source rows at a time: each output pixel's RGBX words come out
-  // interleaved by quad, then go to the planes of their rows.
+  // Float samples whose rows are whole aligned vectors are written with non-temporal stores,
+  // made visible (sfence) before returning, however it returns.
+  const bool stream = job.to_float && width % kLanes == 0 &&
+                      reinterpret_cast<uintptr_t>(job.dst) % (kLanes * sizeof(float)) == 0;
+  struct Flush {
+    bool streamed;
+    ~Flush() {
+      if (streamed) hwy::FlushStream();
+    }
+  } flush{stream};
+
+  SourceGroups source(job, s);
+  STOKER_RETURN_IF_ERROR(source.skip_to(row_begin));
+  int window_first = row_begin;  // the source row of the window's first row
+  int next = 0;                  // the next output row
   for (int y = row_begin; y < row_end; y += static_cast<int>(kGroup)) {
-    pack_group(job.src, y, row_end, column_begin, column_end, s);
+    // Horizontal pass, 8 source rows at a time: each output pixel's RGBX words come out
+    // interleaved by quad, then go to the planes of their rows in the window, after the rows
+    // still needed have moved to its start if the group would not fit.
+    const uint8_t* group[kGroup];
+    STOKER_RETURN_IF_ERROR(source.get(y, row_end, group));
+    if (static_cast<size_t>(y - window_first) + kGroup > window) {
+      const int keep = std::min(v.first[next], y);
+      std::memmove(s.rows.data(), &s.rows[static_cast<size_t>(keep - window_first) * row_step],
+                   static_cast<size_t>(y - keep) * row_step);
+      window_first = keep;
+    }
+    pack_group(group, column_begin, column_end, s);
     horizontal_group(h, column_begin, width, s);
-    split_group(job, static_cast<size_t>(y - row_begin), pitch, s);
-  }
+    split_group(job, static_cast<size_t>(y - window_first), pitch, s);
 
-  // Vertical pass, plane by plane, straight into the sample.
-  const size_t row_step = 3 * pitch;  // from a plane's row to the same plane's next row
-  const size_t element = job.to_float ? sizeof(float) : 1;
-  for (int y = 0; y < job.height; ++y) {
-    const uint8_t* rows = &s.rows[static_cast<size_t>(v.first[y] - row_begin) * row_step];
-    const int32_t* w = &v.weights[static_cast<size_t>(y) * v.stride];
-    for (int c = 0; c < 3; ++c) {
-      const uint8_t* in = rows + c * pitch;
-      if (width < kLanes) {  // narrower than a vector: one value at a time
-        for (int x = 0; x < job.width; ++x) {
-          const size_t at = static_cast<size_t>(y) * job.width + (job.flip ? job.width - 1 - x : x);
-          write_value(job, c, at, filter_bytes(in + x, row_step, w, v.count[y]));
-        }
-        continue;
-      }
-      uint8_t* out = job.dst + ((static_cast<size_t>(c) * job.height + y) * width) * element;
-      if (job.to_float) {
-        vertical_row_any<true>(in, row_step, w, v.count[y], width, job.flip, job.scale[c],
-                               job.bias[c], out);
-      } else {
-        vertical_row_any<false>(in, row_step, w, v.count[y], width, job.flip, 0, 0, out);
-      }
+    // Vertical pass of the output rows whose taps are all made, straight into the sample.
+    const int made = std::min(y + static_cast<int>(kGroup), row_end);
+    for (; next < job.height && v.first[next] + v.count[next] <= made; ++next) {
+      vertical_output_row(job, next,
+                          &s.rows[static_cast<size_t>(v.first[next] - window_first) * row_step],
+                          pitch, stream);
     }
   }
+  // The rest of a stream, so that its decoder finishes.
+  if (job.stream != nullptr) return source.skip_to(job.stream->height);
+  return Status::ok();
 }
 
 #endif  // HWY_TARGET == HWY_SCALAR
@@ -336,8 +445,8 @@ namespace stoker::image {
 HWY_EXPORT(Resample);
 HWY_EXPORT(Target);
 
-void resample_simd(const ResampleJob& job, SimdScratch& scratch) {
-  HWY_DYNAMIC_DISPATCH(Resample)(job, scratch);
+Status resample_simd(const ResampleJob& job, SimdScratch& scratch) {
+  return HWY_DYNAMIC_DISPATCH(Resample)(job, scratch);
 }
 
 const char* simd_target_name() { return hwy::TargetName(HWY_DYNAMIC_DISPATCH(Target)()); }

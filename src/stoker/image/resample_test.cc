@@ -262,16 +262,20 @@ TEST_F(ResampleTest, FractionalBoxesMatchPil) {
 
 // Resamples `box` of `src` to `out` (its type decides the element size), written at an odd
 // address (the destination needs no alignment), with a guard byte after it.
+// The sample written at an odd address, or with `aligned` at a 64-byte boundary (where the SIMD
+// kernel writes whole float vectors with non-temporal stores), between two guard bytes.
 std::vector<uint8_t> resample_bytes(Resampler& resampler, const RgbView& src, const PixelBox& box,
-                                    const ResampleOutput& out) {
+                                    const ResampleOutput& out, bool aligned = false) {
   const size_t element = out.type == ResampleOutput::Type::kFloat32 ? sizeof(float) : 1;
   const size_t n = static_cast<size_t>(out.width) * out.height * 3 * element;
-  std::vector<uint8_t> buffer(n + 2, 0x5a);
-  const Status status = resampler.resample(src, box, out, buffer.data() + 1);
+  std::vector<uint8_t> buffer(n + 128, 0x5a);
+  size_t at = 1;
+  if (aligned) at = 64 - reinterpret_cast<uintptr_t>(buffer.data()) % 64;
+  const Status status = resampler.resample(src, box, out, buffer.data() + at);
   EXPECT_TRUE(status.is_ok()) << status.message();
-  EXPECT_EQ(buffer[0], 0x5a);
-  EXPECT_EQ(buffer[n + 1], 0x5a);
-  return std::vector<uint8_t>(buffer.begin() + 1, buffer.end() - 1);
+  EXPECT_EQ(buffer[at - 1], 0x5a);
+  EXPECT_EQ(buffer[at + n], 0x5a);
+  return std::vector<uint8_t>(buffer.begin() + at, buffer.begin() + at + n);
 }
 
 ResampleOutput uint8_output(int width, int height, bool flip = false) {
@@ -401,14 +405,18 @@ TEST(ResamplerTest, SimdKernelsWriteTheScalarBytes) {
         if (a == b || c == d) continue;
         box = PixelBox{std::min(a, b), std::min(c, d), std::max(a, b), std::max(c, d)};
       }
-      ResampleOutput out = uint8_output(1 + static_cast<int>(rng.uniform_below(80)),
-                                        1 + static_cast<int>(rng.uniform_below(80)), k % 2 == 1);
+      // Every fifth a width of whole vectors at an aligned address (non-temporal stores).
+      const bool aligned = k % 5 == 0;
+      const int width = aligned ? 16 * (1 + static_cast<int>(rng.uniform_below(5)))
+                                : 1 + static_cast<int>(rng.uniform_below(80));
+      ResampleOutput out =
+          uint8_output(width, 1 + static_cast<int>(rng.uniform_below(80)), k % 2 == 1);
       if (k % 4 >= 2) {
         out.type = ResampleOutput::Type::kFloat32;
         out.mean = {0.485f, 0.456f, 0.406f};
         out.std = {0.229f, 0.224f, 0.225f};
       }
-      ASSERT_EQ(resample_bytes(simd, image.view(), box, out),
+      ASSERT_EQ(resample_bytes(simd, image.view(), box, out, aligned),
                 resample_bytes(scalar, image.view(), box, out))
           << hwy::TargetName(target) << " " << image.width << "x" << image.height << " box "
           << box.x0 << "," << box.y0 << "," << box.x1 << "," << box.y1 << " to " << out.width << "x"

@@ -97,10 +97,11 @@ class EncodedImageTransform : public Transform {
       request.min_height = static_cast<int>(
           std::ceil(out_.height * plan.decode.height / (plan.box.y1 - plan.box.y0)));
     }
-    Result<image::DecodedCrop> decoded = image::decode_rgb(bytes, request, buffer);
+    // Decoded rows go straight into the resize, a few at a time: the crop is never whole.
+    Result<image::DecodedRows*> decoded = image::decode_rgb_rows(bytes, request, buffer);
     if (!decoded.is_ok()) return with_field(decoded.status());
-    return with_field(resampler.resample(decoded.value().pixels,
-                                         image::map_into(decoded.value(), plan.decode, plan.box),
+    image::DecodedRows& rows = *decoded.value();
+    return with_field(resampler.resample(rows, image::map_into(rows.box, plan.decode, plan.box),
                                          output(plan), slot));
   }
 

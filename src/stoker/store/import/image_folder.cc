@@ -15,6 +15,7 @@
 #include "stoker/image/decode.h"
 #include "stoker/image/jpeg_encode.h"
 #include "stoker/image/jpeg_transcode.h"
+#include "stoker/image/png_transcode.h"
 #include "stoker/image/resample.h"
 #include "stoker/store/channel_statistics.h"
 #include "stoker/store/image_record.h"
@@ -182,15 +183,17 @@ class FileImporter {
     return Status::ok();
   }
 
-  // A JPEG transcoded for crops; empty to store the file as it is: a PNG, with keep_original,
-  // or a JPEG the transcode cannot copy with the same pixels.
+  // A JPEG or PNG transcoded for crops; empty to store the file as it is: with keep_original,
+  // or an image the transcode cannot copy with the same pixels or would make larger.
   Result<std::vector<uint8_t>> transcode(ByteSpan bytes, const image::ImageHeader& header) {
-    if (header.format != image::ImageFormat::kJpeg || options_.keep_original)
-      return std::vector<uint8_t>();
+    if (options_.keep_original) return std::vector<uint8_t>();
     Result<std::vector<uint8_t>> result =
-        image::transcode_jpeg_for_crops(bytes, options_.max_pixels);
-    // kUnsupported here, after the header passed, is a JPEG the transcode cannot copy with the
-    // same pixels (a progressive scan script leaving bits unsent): stored as it is.
+        header.format == image::ImageFormat::kJpeg
+            ? image::transcode_jpeg_for_crops(bytes, options_.max_pixels)
+            : image::transcode_png_for_crops(bytes, options_.max_pixels);
+    // kUnsupported here, after the header passed, is an image the transcode leaves as it is (a
+    // progressive JPEG whose scans leave bits unsent; a gray, palette or 16-bit PNG, or one whose
+    // transcode would be larger): stored as it is.
     if (result.status().code() == StatusCode::kUnsupported) return std::vector<uint8_t>();
     return result;
   }

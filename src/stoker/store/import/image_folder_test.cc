@@ -158,11 +158,19 @@ TEST_F(ImageFolderTest, RecordIIsImageFolderSampleIWithItsImageAndFacts) {
     EXPECT_EQ(scalar(*ds, i, fields.original_size), static_cast<int64_t>(original.size()));
     EXPECT_EQ(static_cast<uint64_t>(scalar(*ds, i, fields.original_checksum)),
               xxh3_64(original.data(), original.size()));
-    // A PNG is stored as it is; a JPEG transcoded for crops, with the same pixels.
+    // A JPEG is transcoded for crops, an RGB(A) PNG too (a plain 8-bit RGB PNG), with the same
+    // pixels.
     const std::string stored = stored_image(*ds, i);
     bytes_out += stored.size();
     const image::ImageHeader header = image::read_image_header(as_span(stored)).value_or_throw();
-    if (header.format == image::ImageFormat::kPng || i == 6) {  // PNGs, and the JPEG refused
+    if (header.format == image::ImageFormat::kPng) {
+      EXPECT_NE(stored, original);
+      EXPECT_EQ(header.components, 3);
+      EXPECT_FALSE(header.progressive);
+      EXPECT_EQ(pixels(stored), pixels(original)) << listing.samples[i].path;
+      continue;
+    }
+    if (i == 6) {  // the JPEG refused
       EXPECT_EQ(stored, original);
       continue;
     }
@@ -240,8 +248,9 @@ TEST_F(ImageFolderTest, MaxSideStoresLargerImagesAsJpegsOfThatLongerSide) {
     EXPECT_EQ(scalar(*ds, i, fields.original_size), static_cast<int64_t>(original.size()));
     EXPECT_EQ(static_cast<uint64_t>(scalar(*ds, i, fields.original_checksum)),
               xxh3_64(original.data(), original.size()));
-    if (i == 2) {  // the small PNG, kept
-      EXPECT_EQ(stored[i], original);
+    if (i == 2) {  // the small PNG, transcoded: the same pixels
+      EXPECT_EQ(header.format, image::ImageFormat::kPng);
+      EXPECT_EQ(pixels(stored[i]), pixels(original));
     } else if (i >= 3) {  // the small JPEGs, transcoded: the same pixels
       EXPECT_NE(stored[i], original);
       EXPECT_EQ(pixels(stored[i]), pixels(original));
