@@ -2,10 +2,10 @@
 // ProcessGroup: the ranks of one multi-process run connected through PyTorch's own c10d — a
 // TCPStore for the rendezvous (served by rank 0, or by torchrun's agent), ProcessGroupGloo for
 // the collectives on CPU tensors and, with DistBackend::kNccl (a CUDA LibTorch with NCCL),
-// ProcessGroupNCCL for those on CUDA tensors — with the few collectives stoker uses and their failures as Status values
-// that name the rank, the operation and the cause. A peer that died makes a collective fail as
-// soon as its connection closes; a peer that hangs makes it fail after the timeout: never a
-// silent hang.
+// ProcessGroupNCCL for those on CUDA tensors — with the few collectives stoker uses and their
+// failures as Status values that name the rank, the operation and the cause. A peer that died makes
+// a collective fail as soon as its connection closes; a peer that hangs makes it fail after the
+// timeout: never a silent hang.
 //
 //   LaunchEnv env = read_launch_env().value_or_throw();   // torchrun's or SLURM's variables
 //   auto group = ProcessGroup::connect(env, std::chrono::minutes(5)).value_or_throw();
@@ -40,8 +40,8 @@ inline constexpr std::chrono::seconds kDefaultDistTimeout{300};
 // What carries the collectives on CUDA tensors: Gloo (through host memory) or NCCL (GPU to
 // GPU). CPU tensors always go through Gloo.
 enum class DistBackend { kGloo, kNccl };
-inline constexpr auto kDistBackendNames = enum_names<DistBackend>(
-    {{DistBackend::kGloo, "gloo"}, {DistBackend::kNccl, "nccl"}});
+inline constexpr auto kDistBackendNames =
+    enum_names<DistBackend>({{DistBackend::kGloo, "gloo"}, {DistBackend::kNccl, "nccl"}});
 
 // Whether this build can use DistBackend::kNccl: built against a LibTorch with CUDA and with
 // NCCL beside it (the configure line of cmake/TorchSummary.cmake says).

@@ -99,8 +99,8 @@ void run_env(bool json) {
              at::get_num_threads(), at::get_num_interop_threads(), openmp_threads());
   fmt::print("cuda      {}\n", cuda ? fmt::format("{} device(s)", torch::cuda::device_count())
                                     : std::string("not available"));
-  fmt::print("nccl      {}\n", nccl_available() ? "built in (--dist-backend nccl)"
-                                                 : "not in this build (gloo only)");
+  fmt::print("nccl      {}\n",
+             nccl_available() ? "built in (--dist-backend nccl)" : "not in this build (gloo only)");
   fmt::print("machine   {} cores (this process's affinity), {:.1f} GB memory\n", machine_cores(),
              machine_memory_bytes() / 1e9);
   fmt::print("data      {} (STOKER_DATA, else ~/.cache/stoker)\n", default_data_root());
