@@ -7,7 +7,8 @@ for the copy's event before it uses the batch. A host batch goes back to the wor
 once its copy has completed (its event), never earlier; each device tensor is recorded on the
 consumer's stream, so the caching allocator does not reuse its memory while the consumer's
 kernels may still read it. Optionally images cross the bus as uint8 and are normalised on the
-device with the workers' own float32 scale and bias (bit for bit the CPU path's values).
+device with the workers' own float32 scale and bias, one rounded multiply and one rounded add
+as the workers do (bit for bit on CPU tensors: test_device_feed.py; on a GPU: test_cuda.py).
 
 This part is torch's own API only (the extension links no torch); the CUDA parts run only on a
 GPU (python/tests/test_cuda.py), so they are kept this small.
@@ -170,6 +171,5 @@ class CudaEpoch:
 
     def __del__(self):
         # The pinned buffers must not go back to the workers while a copy still reads them.
-        copying = getattr(self, "_copying", ())
-        while copying:
-            copying.popleft()[0].synchronize()
+        if hasattr(self, "_copying"):
+            self._release(keep=0)

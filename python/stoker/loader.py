@@ -119,7 +119,8 @@ class Loader:
     library and each batch is pinned on the iterating thread instead.
     ``normalize_on_device=True`` (device "cuda" only): ToTensor/Normalize run on the GPU after
     the copy instead of in the workers, so images cross the bus as uint8 (4x fewer bytes than
-    float32) and the workers skip a pass; the values are the workers' bit for bit.
+    float32) and the workers skip a pass; the same float32 scale, bias and rounding as the
+    workers (bit for bit on CPU tensors; the GPU test is python/tests/test_cuda.py).
 
     Threads: the GIL is released while waiting for a batch, and Ctrl-C stops the wait
     (KeyboardInterrupt). A Loader and its iterations are used from one thread at a time: an
@@ -131,9 +132,10 @@ class Loader:
     Files changed while a Loader reads them: a shard truncated (or rewritten in place) under a
     running Loader does not end the interpreter with SIGBUS: importing stoker installs a SIGBUS
     handler (chained to the one before it, e.g. faulthandler's; put back on top by each Loader
-    and epoch if another replaced it since) that lets the read finish on zeros, and the batch holding a record of that shard raises stoker.Error, in order, naming
-    the shard and the record ("...: the file changed size while it was being read"), under
-    either on_error policy; so do later batches of that shard. Treat a dataset being read as
+    and epoch if another replaced it since) that lets the read finish on zeros, and the batch
+    holding a record of that shard raises stoker.Error, in order, naming the shard and the record
+    ("...: the file changed size while it was being read"), under either on_error policy; so do
+    later batches of that shard. Treat a dataset being read as
     read-only: write a new one beside it and rename. Bytes rewritten in place without a change
     of size are found by the record checksums (verify).
     """

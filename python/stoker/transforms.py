@@ -301,7 +301,6 @@ def field_specs(transforms, schema: List[dict]) -> List[dict]:
     return specs
 
 
-
 def defer_normalization(specs: List[dict]) -> tuple:
     """`specs` with every ToTensor/Normalize left to the consumer: (specs whose fields the
     workers deliver as uint8, {field: (mean, std)} to apply after the copy to the device)."""

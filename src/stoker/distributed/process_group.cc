@@ -75,7 +75,6 @@ struct ProcessGroup::Impl {
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<Collectives> gloo;  // every CPU tensor, and CUDA tensors without NCCL
   c10::intrusive_ptr<Collectives> nccl;  // CUDA tensors, with DistBackend::kNccl
-  DistBackend backend = DistBackend::kGloo;
   int rank = 0;
   int world_size = 1;
   std::chrono::milliseconds timeout{0};
@@ -137,7 +136,9 @@ ProcessGroup::ProcessGroup(std::shared_ptr<Impl> impl)
 
 ProcessGroup::~ProcessGroup() = default;
 
-DistBackend ProcessGroup::backend() const { return impl_->backend; }
+DistBackend ProcessGroup::backend() const {
+  return impl_->nccl ? DistBackend::kNccl : DistBackend::kGloo;
+}
 
 bool nccl_available() {
 #ifdef STOKER_WITH_NCCL
@@ -213,7 +214,6 @@ Result<std::unique_ptr<ProcessGroup>> ProcessGroup::over_store(
         "the nccl backend needs a stoker built against a LibTorch with CUDA and NCCL (this one "
         "has neither); use gloo");
   auto impl = std::make_shared<Impl>();
-  impl->backend = backend;
   impl->store = std::move(store);
   impl->rank = rank;
   impl->world_size = world_size;
