@@ -69,16 +69,18 @@ TEST(MappedReadGuardTest, AGuardedReadPastTheNewEndReadsZerosAndNamesTheFile) {
 // fresh process ("threadsafe"), whose first install saves exit_three as the previous handler.
 void exit_three(int) { ::_exit(3); }
 
+// Installs `previous`, then stoker's handler over it, then reads a page past a shrunk file's end
+// outside any guard.
+void fault_unguarded_over(void (*previous)(int)) {
+  ::signal(SIGBUS, previous);
+  install_mapped_read_fault_handler();
+  ShrunkFile shrunk;
+  byte_at(shrunk.file.data() + 2 * shrunk.page);
+}
+
 TEST(MappedReadGuardDeathTest, AnUnguardedFaultGoesToThePreviousHandler) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_EXIT(
-      {
-        ::signal(SIGBUS, exit_three);
-        install_mapped_read_fault_handler();
-        ShrunkFile shrunk;
-        byte_at(shrunk.file.data() + 2 * shrunk.page);
-      },
-      ::testing::ExitedWithCode(3), "");
+  EXPECT_EXIT(fault_unguarded_over(exit_three), ::testing::ExitedWithCode(3), "");
 }
 
 TEST(MappedReadGuardDeathTest, AFaultOutsideStokersMappingsGoesToThePreviousHandler) {
@@ -127,14 +129,7 @@ void hand_back(int number) { ::raise(number); }
 
 TEST(MappedReadGuardDeathTest, AHandlerThatHandsTheSignalBackEndsTheProcessNotALoop) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_EXIT(
-      {
-        ::signal(SIGBUS, hand_back);
-        install_mapped_read_fault_handler();
-        ShrunkFile shrunk;
-        byte_at(shrunk.file.data() + 2 * shrunk.page);
-      },
-      ::testing::KilledBySignal(SIGBUS), "");
+  EXPECT_EXIT(fault_unguarded_over(hand_back), ::testing::KilledBySignal(SIGBUS), "");
 }
 
 }  // namespace
