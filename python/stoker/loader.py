@@ -15,8 +15,8 @@ __all__ = ["Loader"]
 
 _STATE_FORMAT = "stoker.Loader/1"
 # The integers of a state_dict and their largest values (the native types': seed uint64, epoch
-# as set_epoch takes it, position int64, records uint64).
-_STATE_KEYS = (("seed", 2**64 - 1), ("epoch", 2**62), ("position", 2**63 - 1),
+# the loader's largest, position int64, records uint64).
+_STATE_KEYS = (("seed", 2**64 - 1), ("epoch", _stoker.MAX_EPOCH), ("position", 2**63 - 1),
                ("records", 2**64 - 1))
 
 
@@ -200,7 +200,7 @@ class Loader:
     def set_epoch(self, epoch: int) -> None:
         """Makes every later ``for batch in loader`` iterate epoch `epoch` (DistributedSampler's
         convention); the samples' order and augmentation follow from it."""
-        epoch = _int("epoch", epoch, 0, 2**62)
+        epoch = _int("epoch", epoch, 0, _stoker.MAX_EPOCH)
         with self._lock:
             self._check_thread("set_epoch")
             self._epoch = epoch
@@ -209,7 +209,7 @@ class Loader:
         """An iterator over the batches of epoch `epoch` (from where a restored state left it,
         if load_state_dict saved this epoch mid-way). Starting it ends this thread's previous
         iteration of the loader; ``len()`` of it is its number of batches."""
-        epoch = _int("epoch", epoch, 0, 2**62)
+        epoch = _int("epoch", epoch, 0, _stoker.MAX_EPOCH)
         with self._lock:
             self._end_live("start an iteration")
             seed, state_epoch, position = self._native.state()

@@ -48,12 +48,17 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
 
   // A recycled buffer, or a new one if none is idle. Its size/status fields are reset.
   std::shared_ptr<BatchBuffer> acquire() STOKER_EXCLUDES(mutex_);
+  // A recycled buffer, or null if none is idle. Never allocates, so it is cheap under a
+  // caller's lock (a page-locked allocator takes milliseconds).
+  std::shared_ptr<BatchBuffer> acquire_idle() STOKER_EXCLUDES(mutex_);
   // Buffers allocated so far (for tests and memory accounting).
   size_t allocations() const STOKER_EXCLUDES(mutex_);
 
  private:
   BufferPool(std::vector<size_t> field_bytes, int64_t capacity, size_t max_idle,
              HostAllocator allocator);
+  // `buffer` reset (size, status) and owned by a shared_ptr that gives it back.
+  std::shared_ptr<BatchBuffer> hand_out(std::unique_ptr<BatchBuffer> buffer);
   void give_back(BatchBuffer* buffer) STOKER_EXCLUDES(mutex_);
 
   const std::vector<size_t> field_bytes_;  // bytes of each field's block

@@ -66,6 +66,8 @@ inline constexpr auto kErrorPolicyNames =
 // Limits on options (beyond them a machine of this kind cannot help).
 inline constexpr int kMaxWorkers = 1024;
 inline constexpr int kMaxPrefetch = 4096;
+// Epochs are numbered [0, kMaxEpoch]: the engine plans epoch + 1 ahead, which stays an int64.
+inline constexpr int64_t kMaxEpoch = int64_t{1} << 62;
 // LoaderOptions::workers: tune the active workers (and an auto prefetch depth) while the
 // consumer takes batches (worker_tuner.h), within LoaderOptions::tune's budgets.
 inline constexpr int kAutoTuneWorkers = -2;

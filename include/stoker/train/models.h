@@ -78,11 +78,14 @@ class Model {
   Status load_state(const NamedTensors& state);
 };
 
-// Builds a model: "mlp", "cnn" or "resnet18" for `spec`, or any path ending in ".pt" as a
+// Builds a model: a built-in one (builtin_model_names) for `spec`, or any path ending in ".pt" as a
 // TorchScript module (spec unused; check it with check_output_shape). Parameters are on the CPU.
 // Throws Error naming the problem: kNotFound for a missing TorchScript file, kInvalidArgument for
 // an unknown name (listing the known ones), an invalid spec, or a file that is not TorchScript.
 std::unique_ptr<Model> make_model(const std::string& name_or_path, const ModelSpec& spec);
+
+// The built-in models' names, as make_model and --model take them: mlp, cnn, resnet18.
+const std::vector<std::string>& builtin_model_names();
 
 // The trainable parameters make_model(name, spec) builds for a built-in `name`, computed
 // without allocating them (in double: a huge input's count does not fit in int64); -1 for any

@@ -33,6 +33,9 @@ struct EpochMetrics {
   std::optional<int64_t> allreduces;
   double allreduce_seconds = 0;
   double allreduce_exposed_seconds = 0;
+  // CUDA: the peak bytes LibTorch held allocated on the device during the epoch (training and
+  // evaluation); unset on the CPU.
+  std::optional<int64_t> device_peak_bytes;
   std::optional<double> test_loss;      // mean per sample; unset if not evaluated
   std::optional<double> test_accuracy;  // in [0, 1]; unset if not evaluated
   double eval_seconds = 0;

@@ -142,6 +142,7 @@ TEST_F(TrainCliTest, ReportHasTheRunsFactsSplitAndCurves) {
   EXPECT_EQ(facts.at("batch"), "32");
   EXPECT_EQ(facts.at("workers"), "2");
   EXPECT_EQ(facts.at("device"), "cpu");
+  EXPECT_EQ(facts.count("device memory"), 0u);  // counted on CUDA devices only
   EXPECT_EQ(facts.at("amp"), "off");
   EXPECT_EQ(facts.count("stopped"), 0u);
   EXPECT_EQ(report.at("verdict"), "");  // the doctor's to give

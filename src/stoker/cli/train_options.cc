@@ -1,6 +1,7 @@
 #include "cli/train_options.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <torch/utils.h>
 
 #include <CLI/CLI.hpp>
@@ -12,6 +13,7 @@
 #include "cli/workers_option.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/train/compute_threads.h"
+#include "stoker/train/models.h"
 #include "stoker/train/slow_configs.h"
 #include "stoker/util/machine.h"
 
@@ -22,15 +24,14 @@ namespace {
 CLI::Validator model_name() {
   return CLI::Validator(
       [](std::string& name) -> std::string {
-        const std::vector<std::string> builtin = {"mlp", "cnn", "resnet18"};
+        const std::vector<std::string>& builtin = builtin_model_names();
         if (std::find(builtin.begin(), builtin.end(), name) != builtin.end() ||
             (name.size() > 3 && name.compare(name.size() - 3, 3, ".pt") == 0))
           return "";
         const std::string near = closest_match(name, builtin);
         throw UsageError(fmt::format(
-            "--model: unknown model '{}' ({}choose mlp, cnn, resnet18 or a TorchScript file "
-            "ending in .pt)",
-            name, near.empty() ? "" : "did you mean '" + near + "'? "));
+            "--model: unknown model '{}' ({}choose {} or a TorchScript file ending in .pt)", name,
+            near.empty() ? "" : "did you mean '" + near + "'? ", fmt::join(builtin, ", ")));
       },
       "", "model_name");
 }
@@ -44,7 +45,10 @@ void add_run_options(CLI::App& command, TrainerOptions& o, TrainFlags& flags) {
                   "on, not evaluated) (default: Fashion-MNIST, converted into $STOKER_DATA or "
                   "~/.cache/stoker on first use)")
       ->check(path_value("--data"));
-  command.add_option("--model", o.model, "mlp, cnn, resnet18, or a TorchScript file (.pt)")
+  command
+      .add_option("--model", o.model,
+                  fmt::format("{}, or a TorchScript file (.pt)",
+                              fmt::join(builtin_model_names(), ", ")))
       ->check(model_name())
       ->capture_default_str();
   add_whole_number(command, "--batch", o.batch_size, "Batch size", 1)->capture_default_str();

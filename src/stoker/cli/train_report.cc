@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "cli/report_option.h"
 
@@ -38,6 +39,15 @@ RunReport TrainReportRecorder::report(
   if (!result.epochs.empty()) {
     r.facts.emplace_back("samples/s", fmt::format("{:.0f} (training, last epoch)",
                                                   result.epochs.back().samples_per_second()));
+  }
+  std::optional<int64_t> device_peak;
+  for (const EpochMetrics& m : result.epochs) {
+    if (m.device_peak_bytes) device_peak = std::max(device_peak.value_or(0), *m.device_peak_bytes);
+  }
+  if (device_peak) {
+    r.facts.emplace_back("device memory",
+                         fmt::format("{} at most (peak allocated, over the epochs)",
+                                     human_bytes(static_cast<double>(*device_peak))));
   }
 
   // The split: the finished epochs' times over their optimizer steps.

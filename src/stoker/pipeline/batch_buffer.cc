@@ -32,21 +32,29 @@ BufferPool::BufferPool(std::vector<size_t> field_bytes, int64_t capacity, size_t
 }
 
 std::shared_ptr<BatchBuffer> BufferPool::acquire() {
+  if (std::shared_ptr<BatchBuffer> idle = acquire_idle()) return idle;
+  {
+    MutexLock lock(mutex_);
+    ++allocations_;
+  }
+  auto buffer = std::make_unique<BatchBuffer>();
+  buffer->capacity = capacity_;
+  for (size_t bytes : field_bytes_) buffer->fields.push_back(allocator_(bytes));
+  return hand_out(std::move(buffer));
+}
+
+std::shared_ptr<BatchBuffer> BufferPool::acquire_idle() {
   std::unique_ptr<BatchBuffer> buffer;
   {
     MutexLock lock(mutex_);
-    if (!idle_.empty()) {
-      buffer = std::move(idle_.back());
-      idle_.pop_back();
-    } else {
-      ++allocations_;
-    }
+    if (idle_.empty()) return nullptr;
+    buffer = std::move(idle_.back());
+    idle_.pop_back();
   }
-  if (!buffer) {
-    buffer = std::make_unique<BatchBuffer>();
-    buffer->capacity = capacity_;
-    for (size_t bytes : field_bytes_) buffer->fields.push_back(allocator_(bytes));
-  }
+  return hand_out(std::move(buffer));
+}
+
+std::shared_ptr<BatchBuffer> BufferPool::hand_out(std::unique_ptr<BatchBuffer> buffer) {
   buffer->size = 0;
   buffer->skipped = 0;
   buffer->status = Status::ok();

@@ -137,19 +137,25 @@ void BatchEngine::set_window(int prefetch) {
 }
 
 bool BatchEngine::piece_available() const {
-  return opening_ != nullptr || (next_open_ < end_seq() && next_open_ < next_deliver_ + window_);
+  return opening_ != nullptr ||
+         (!allocating_ && next_open_ < end_seq() && next_open_ < next_deliver_ + window_);
 }
 
-BatchEngine::Piece BatchEngine::take_piece() {
+std::shared_ptr<BatchBuffer> BatchEngine::new_buffer() {
+  try {
+    return pool_->acquire();
+  } catch (const std::exception& e) {
+    auto failed = std::make_shared<BatchBuffer>();
+    failed->status =
+        Status(StatusCode::kInternal, std::string("allocating a batch buffer: ") + e.what());
+    return failed;
+  }
+}
+
+BatchEngine::Piece BatchEngine::take_piece(std::shared_ptr<BatchBuffer> opened) {
   if (!opening_) {
     const Scheduled& s = scheduled(next_open_);
-    try {
-      opening_ = pool_->acquire();
-    } catch (const std::exception& e) {  // the batch fails; the worker lives on
-      opening_ = std::make_shared<BatchBuffer>();
-      opening_->status =
-          Status(StatusCode::kInternal, std::string("allocating a batch buffer: ") + e.what());
-    }
+    opening_ = std::move(opened);
     BatchBuffer& buffer = *opening_;
     buffer.epoch = s.plan.epoch();
     buffer.batch = next_open_ - s.first_seq;
@@ -194,7 +200,20 @@ void BatchEngine::work(int index) {
     --sleeping_;
     if (stopping_) return;
     if (index >= active_) continue;
-    Piece piece = take_piece();
+    // The buffer of a batch to open: a recycled one is taken under the lock; a new one is
+    // allocated outside it (a page-locked allocator takes milliseconds while the other workers
+    // build the open batch's pieces), and then the wait's conditions are checked again.
+    std::shared_ptr<BatchBuffer> buffer;
+    if (!opening_ && !(buffer = pool_->acquire_idle())) {
+      allocating_ = true;
+      lock.unlock();
+      buffer = new_buffer();
+      lock.lock();
+      allocating_ = false;
+      if (sleeping_ > 0) work_cv_.notify_all();  // batches may open again
+      if (stopping_ || index >= active_ || !piece_available()) continue;
+    }
+    Piece piece = take_piece(std::move(buffer));
     // A newly opened batch has pieces for sleeping workers too.
     const int wake = piece.piece == 0 ? std::min(sleeping_, pieces_ - 1) : 0;
     lock.unlock();
@@ -350,7 +369,7 @@ std::shared_ptr<BatchBuffer> BatchEngine::take_next(
     return nullptr;
   const bool first_of_epoch = next_deliver_ == plans_.front().first_seq;
   if (options_.workers == 0) {
-    Piece piece = take_piece();
+    Piece piece = take_piece(new_buffer());
     pieces_left_.erase(piece.seq);
     lock.unlock();
     const int64_t start = now_ns();

@@ -129,9 +129,13 @@ class BatchEngine {
       STOKER_EXCLUDES(mutex_);
   // Cancels the workers and joins them. Idempotent.
   void stop() STOKER_EXCLUDES(mutex_);
-  // Whether a piece can be taken now, and taking it.
+  // Whether a piece can be taken now, and taking it: `buffer` (not null when no batch is open)
+  // opens the next batch; otherwise it is dropped (back to the pool).
   bool piece_available() const STOKER_REQUIRES(mutex_);
-  Piece take_piece() STOKER_REQUIRES(mutex_);
+  Piece take_piece(std::shared_ptr<BatchBuffer> buffer) STOKER_REQUIRES(mutex_);
+  // A buffer from the pool (recycled or allocated); if the allocation fails, an empty buffer
+  // whose status fails its batch (the worker lives on).
+  std::shared_ptr<BatchBuffer> new_buffer();
   // The plan holding sequence number `seq`.
   const Scheduled& scheduled(int64_t seq) const STOKER_REQUIRES(mutex_);
   int64_t end_seq() const STOKER_REQUIRES(mutex_);
@@ -177,6 +181,9 @@ class BatchEngine {
   std::map<int64_t, std::shared_ptr<BatchBuffer>> ready_ STOKER_GUARDED_BY(mutex_);  // by seq
   bool stopping_ STOKER_GUARDED_BY(mutex_) = false;
   int sleeping_ STOKER_GUARDED_BY(mutex_) = 0;  // workers waiting for a piece
+  // A worker allocates the next batch's buffer outside the lock; no other batch opens meanwhile
+  // (the pool's bound on buffers stays what it is with the allocation under the lock).
+  bool allocating_ STOKER_GUARDED_BY(mutex_) = false;
   int active_ STOKER_GUARDED_BY(mutex_) = 0;    // workers with a lower index take pieces
   int window_ STOKER_GUARDED_BY(mutex_) = 0;    // batches open and not yet delivered, at most
   // Bumped (under mutex_) when work in flight is dropped; workers compare it per sample.

@@ -5,8 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
+#include <future>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -28,12 +31,13 @@ class BatchEngineTest : public ::testing::Test {
                   .value_or_throw();
   }
   std::unique_ptr<BatchEngine> engine(int workers, EngineOptions options = {}, int64_t batch = 32,
-                                      std::shared_ptr<VerifiedSet> verified = nullptr) {
+                                      std::shared_ptr<VerifiedSet> verified = nullptr,
+                                      HostAllocator allocator = default_host_allocator()) {
     SamplerOptions so;
     so.seed = 11;
     so.batch_size = batch;
     options.workers = workers;
-    pool_ = BufferPool::create(layout_, batch, options.prefetch + 2, default_host_allocator());
+    pool_ = BufferPool::create(layout_, batch, options.prefetch + 2, std::move(allocator));
     stats_ = std::make_shared<PipelineStats>();
     return std::make_unique<BatchEngine>(dataset_, layout_, pool_, Sampler(kRecords, so), options,
                                          stats_, std::move(verified));
@@ -90,6 +94,45 @@ TEST_F(BatchEngineTest, VerifyOnceTrustsRecordsAfterTheirFirstCheck) {
     EXPECT_TRUE(run(VerifyPolicy::kOff, 1).is_ok());
     EXPECT_EQ(run(VerifyPolicy::kAlways, 1).code(), StatusCode::kCorrupt);
   }
+}
+
+// A page-locked allocator takes milliseconds: the workers call it outside the engine's lock, so
+// the engine answers (set_window takes the lock) while an allocation is under way.
+TEST_F(BatchEngineTest, WorkersAllocateBuffersOutsideTheEnginesLock) {
+  EngineOptions options;
+  options.prefetch = 3;
+  std::atomic<BatchEngine*> live{nullptr};
+  std::mutex probes_mutex;
+  std::vector<std::future<void>> probes;  // kept: a probe blocked by a held lock ends after it
+  std::atomic<int> probed{0};
+  std::atomic<int> blocked{0};
+  std::atomic<int> allocating{0};
+  HostAllocator plain = default_host_allocator();
+  HostAllocator probing = [&](size_t bytes) {
+    ++allocating;
+    if (BatchEngine* e = live.load()) {
+      std::future<void> probe = std::async(std::launch::async, [e] { e->set_window(3); });
+      if (probe.wait_for(std::chrono::seconds(10)) == std::future_status::timeout) ++blocked;
+      ++probed;
+      std::lock_guard<std::mutex> lock(probes_mutex);
+      probes.push_back(std::move(probe));
+    }
+    --allocating;
+    return plain(bytes);
+  };
+  auto e = engine(2, options, 8, nullptr, probing);
+  live = e.get();
+  e->start(0, 0);
+  int64_t n = 0;
+  while (auto b = e->next()) ++n;
+  EXPECT_EQ(n, 125);
+  // No probe starts now; those under way end before the engine goes.
+  live = nullptr;
+  while (allocating.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  for (std::future<void>& probe : probes) probe.get();
+  e.reset();
+  EXPECT_GE(probed.load(), 3);  // the window's buffers at least
+  EXPECT_EQ(blocked.load(), 0);
 }
 
 TEST_F(BatchEngineTest, BuffersStayBoundedByPrefetchAcrossEpochs) {

@@ -194,8 +194,11 @@ void LoaderCore::restore(const LoaderState& state) {
         invalid_argument(fmt::format("cannot restore a loader state of seed {} into a loader "
                                      "of seed {}",
                                      state.seed, options_.seed)));
-  if (state.epoch < 0 || state.position < 0)
-    throw Error(invalid_argument("a loader state has a negative epoch or position"));
+  if (state.epoch < 0 || state.epoch > kMaxEpoch || state.position < 0) {
+    throw Error(invalid_argument(fmt::format(
+        "a loader state's epoch must be in [0, {}] and its position >= 0, not {} and {}",
+        kMaxEpoch, state.epoch, state.position)));
+  }
   state_ = state;
 }
 
@@ -203,7 +206,8 @@ LoaderCore::Epoch LoaderCore::epoch(int64_t e) {
   if (epoch_live_)
     throw Error(invalid_argument(
         "a loader has one live epoch at a time: finish or destroy the previous one first"));
-  if (e < 0) throw Error(invalid_argument("epoch must be >= 0"));
+  if (e < 0 || e > kMaxEpoch)
+    throw Error(invalid_argument(fmt::format("epoch must be in [0, {}], not {}", kMaxEpoch, e)));
   engine_->start(e, e == state_.epoch ? state_.position : 0);
   if (tuner_) tuner_->pause();  // the time since the last batch was the consumer's own
   epoch_batches_ = engine_->num_batches();

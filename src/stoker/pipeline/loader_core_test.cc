@@ -420,6 +420,29 @@ TEST_F(LoaderCoreTest, OneLiveEpochAtATime) {
   }
 }
 
+TEST_F(LoaderCoreTest, EpochsAreNumberedFromZeroToTheLargest) {
+  for (int workers : {0, 2}) {
+    LoaderCore loader(dataset_, options(workers));
+    for (int64_t bad : {int64_t{-1}, kMaxEpoch + 1}) {
+      try {
+        loader.epoch(bad);
+        ADD_FAILURE() << "epoch " << bad << " was accepted";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.status().code(), StatusCode::kInvalidArgument);
+        EXPECT_NE(std::string(e.what()).find("epoch must be in [0, " + std::to_string(kMaxEpoch) +
+                                             "], not " + std::to_string(bad)),
+                  std::string::npos)
+            << e.what();
+      }
+      EXPECT_THROW(loader.restore({loader.state().seed, bad, 0}), Error);
+    }
+    // The largest epoch iterates whole (the engine plans the one after it too).
+    EXPECT_EQ(labels(loader, kMaxEpoch).size(), static_cast<size_t>(kRecords));
+    loader.restore({loader.state().seed, kMaxEpoch, 0});
+    EXPECT_EQ(labels(loader, kMaxEpoch).size(), static_cast<size_t>(kRecords));
+  }
+}
+
 TEST_F(LoaderCoreTest, WorkersBuildTheNextEpochWhileTheConsumerFinishesThisOne) {
   LoaderCore loader(dataset_, options(2));
   const int64_t per_epoch = loader.batches_per_epoch();

@@ -294,6 +294,7 @@ void register_loader(py::module_& module) {
   // checked by LoaderCore, once.
   module.attr("MAX_WORKERS") = kMaxWorkers;
   module.attr("MAX_PREFETCH") = kMaxPrefetch;
+  module.attr("MAX_EPOCH") = kMaxEpoch;
   module.attr("AUTO_TUNE_WORKERS") = kAutoTuneWorkers;
   module.attr("VERIFY_POLICIES") = py::tuple(py::cast(kVerifyPolicyNames.names()));
   module.attr("ERROR_POLICIES") = py::tuple(py::cast(kErrorPolicyNames.names()));

@@ -2,6 +2,7 @@
 
 #include <caffe2/serialize/inline_container.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <torch/nn/module.h>
 #include <torch/nn/modules/activation.h>
 #include <torch/nn/modules/batchnorm.h>
@@ -26,8 +27,6 @@ namespace stoker {
 namespace {
 
 namespace nn = torch::nn;
-
-constexpr const char* kKnownModels = "mlp, cnn, resnet18";
 
 std::string shape_string(at::IntArrayRef sizes) {
   std::ostringstream out;
@@ -481,8 +480,14 @@ std::unique_ptr<Model> make_model(const std::string& name_or_path, const ModelSp
   if (name_or_path == "resnet18") {
     return std::make_unique<BuiltinModel>("resnet18", spec, make_resnet18(spec));
   }
-  throw Error(invalid_argument("unknown model '" + name_or_path + "': known models are " +
-                               kKnownModels + ", or a TorchScript file ending in .pt"));
+  throw Error(invalid_argument(
+      fmt::format("unknown model '{}': known models are {}, or a TorchScript file ending in .pt",
+                  name_or_path, fmt::join(builtin_model_names(), ", "))));
+}
+
+const std::vector<std::string>& builtin_model_names() {
+  static const std::vector<std::string> names = {"mlp", "cnn", "resnet18"};
+  return names;
 }
 
 Status check_output_shape(Model& model, const ModelSpec& spec, bool verbose) {

@@ -30,6 +30,8 @@ std::string EpochMetrics::to_line() const {
     line += fmt::format("  all-reduce {:.2f} s ({:.2f} s not overlapped)", allreduce_seconds,
                         allreduce_exposed_seconds);
   }
+  if (device_peak_bytes)
+    line += "  device peak " + human_bytes(static_cast<double>(*device_peak_bytes));
   return line;
 }
 
@@ -51,6 +53,7 @@ std::string EpochMetrics::to_json() const {
     j["allreduce_seconds"] = allreduce_seconds;
     j["allreduce_exposed_seconds"] = allreduce_exposed_seconds;
   }
+  if (device_peak_bytes) j["device_peak_bytes"] = *device_peak_bytes;
   if (test_loss) {
     j["test_loss"] = *test_loss;
     j["test_accuracy"] = *test_accuracy;

@@ -85,6 +85,9 @@ TEST(ProgressTest, EpochLineShowsLossesRateAndTimeSplit) {
   m.allreduce_exposed_seconds = 0.125;
   EXPECT_NE(m.to_line().find("  all-reduce 0.50 s (0.12 s not overlapped)"), std::string::npos)
       << m.to_line();
+  EXPECT_EQ(m.to_line().find("device peak"), std::string::npos);
+  m.device_peak_bytes = 3140000000;
+  EXPECT_NE(m.to_line().find("  device peak 3.1 GB"), std::string::npos) << m.to_line();
   EXPECT_EQ(EpochMetrics().samples_per_second(), 0);
 }
 
@@ -101,10 +104,13 @@ TEST(ProgressTest, EpochJsonHasEveryMeasurementOnOneLine) {
   EXPECT_DOUBLE_EQ(j["data_seconds"].get<double>(), 0.25);
   EXPECT_FALSE(j.contains("test_accuracy"));
   EXPECT_FALSE(j.contains("allreduces"));
+  EXPECT_FALSE(j.contains("device_peak_bytes"));
 
   m.test_loss = 0.5;
   m.test_accuracy = 0.875;
+  m.device_peak_bytes = int64_t{1} << 40;
   j = nlohmann::json::parse(m.to_json());
+  EXPECT_EQ(j["device_peak_bytes"].get<int64_t>(), int64_t{1} << 40);
   EXPECT_DOUBLE_EQ(j["test_accuracy"].get<double>(), 0.875);
   EXPECT_DOUBLE_EQ(j["test_loss"].get<double>(), 0.5);
 

@@ -4,9 +4,11 @@
 // TrainerOptions are checked.
 #include "stoker/train/trainer.h"
 
+#include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <torch/cuda.h>
 #include <torch/script.h>
 #include <torch/utils.h>
 
@@ -260,6 +262,58 @@ TEST_F(TrainerTest, Bf16AutocastTrainsInLowerPrecision) {
   EXPECT_GT(difference, 1e-4) << "autocast changed nothing";
   EXPECT_LT(difference, 0.1);
   EXPECT_NEAR(*low.epochs[0].test_accuracy, *full.epochs[0].test_accuracy, 0.05);
+}
+
+// CUDA tests (skipped without a CUDA device; run on a GPU machine by scripts/gpu/run.sh tests).
+// A run on the device trains like the same run on the CPU, with cuDNN's benchmark mode on (its
+// input shape is fixed), and each epoch reports the device memory it peaked at; on the CPU, none.
+TEST_F(TrainerTest, OnACudaDeviceTheRunMatchesTheCpuAndReportsItsPeakDeviceMemory) {
+  TrainerOptions o = options();
+  o.device = "cpu";
+  const TrainResult cpu = Trainer(o).run();
+  ASSERT_EQ(cpu.epochs.size(), 2u);
+  EXPECT_FALSE(cpu.epochs[0].device_peak_bytes);
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+
+  o.device = "cuda";
+  at::globalContext().setBenchmarkCuDNN(false);
+  Trainer trainer(o);
+  EXPECT_TRUE(at::globalContext().benchmarkCuDNN());
+  const TrainResult cuda = trainer.run();
+  ASSERT_EQ(cuda.epochs.size(), 2u);
+  int64_t parameter_bytes = 0;
+  for (const at::Tensor& p : trainer.model().parameters())
+    parameter_bytes += p.numel() * static_cast<int64_t>(p.element_size());
+  for (size_t e = 0; e < 2; ++e) {
+    ASSERT_TRUE(cuda.epochs[e].device_peak_bytes) << "epoch " << e + 1;
+    EXPECT_GE(*cuda.epochs[e].device_peak_bytes, parameter_bytes);  // they lay there at least
+    EXPECT_NEAR(cuda.epochs[e].train_loss, cpu.epochs[e].train_loss, 1e-3);
+  }
+  EXPECT_NEAR(*cuda.epochs[1].test_accuracy, *cpu.epochs[1].test_accuracy, 0.02);
+}
+
+// fp16 autocast with the loss scaler on the device: it learns, and a checkpoint keeps the
+// scaler's state (a resumed run continues the straight run's losses).
+TEST_F(TrainerTest, OnACudaDeviceFp16TrainsWithTheLossScalerAndResumes) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  TrainerOptions o = options();
+  o.device = "cuda";
+  o.amp = AmpMode::kFp16;
+  o.schedule.kind = ScheduleKind::kConstant;  // the same lr whatever the run's length
+  o.epochs = 3;
+  const TrainResult straight = Trainer(o).run();
+  ASSERT_EQ(straight.epochs.size(), 3u);
+  for (const EpochMetrics& m : straight.epochs) EXPECT_TRUE(std::isfinite(m.train_loss));
+  EXPECT_LT(straight.epochs[2].train_loss, straight.epochs[0].train_loss);
+
+  o.checkpoint_dir = dir_ / "fp16-checkpoints";
+  o.epochs = 2;
+  Trainer(o).run();
+  o.epochs = 3;
+  o.resume = true;
+  const TrainResult resumed = Trainer(o).run();
+  ASSERT_EQ(resumed.epochs.size(), 1u);
+  EXPECT_NEAR(resumed.epochs[0].train_loss, straight.epochs[2].train_loss, 1e-4);
 }
 
 TEST_F(TrainerTest, StopRequestCheckpointsAtTheNextStepBoundary) {

@@ -9,6 +9,7 @@
 
 #include "stoker/distributed/gradient_reducer.h"
 #include "stoker/distributed/process_group.h"
+#include "stoker/train/device_memory.h"
 #include "stoker/train/rank_agreement.h"
 #include "stoker/train/run_record.h"
 #include "stoker/util/atomic_file.h"
@@ -131,6 +132,7 @@ bool TrainingRun::train_epoch(int64_t e, EpochMetrics& m, TrainResult& result) {
   progress_.start_epoch(e + 1, o.epochs, left);
 
   if (o.on_batch) o.on_batch(batches_done);
+  reset_device_memory_peak(s.device);
   const Stopwatch epoch_start;
   int64_t batches = 0;
   steps_.take_first();
@@ -180,6 +182,7 @@ bool TrainingRun::train_epoch(int64_t e, EpochMetrics& m, TrainResult& result) {
 
   measure_epoch();
   if (o.eval) evaluate(e, m);
+  m.device_peak_bytes = device_memory_peak(s.device);
   progress_.print(m.to_line());
   say_tuning(/*at_end=*/false);
   if (log_) throw_if_error(log_->append("epoch", m.to_json()));

@@ -1,5 +1,6 @@
 #include "stoker/train/training_setup.h"
 
+#include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
 #include <torch/cuda.h>
@@ -235,6 +236,9 @@ std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
     s.world_size = o.process_group->world_size();
   }
   s.device = resolve_device(o.device);
+  // A run's input shape is fixed (the schema's, or the image size): cuDNN times its convolution
+  // algorithms once per shape and keeps the fastest (PyTorch's cudnn.benchmark).
+  if (s.device.is_cuda()) at::globalContext().setBenchmarkCuDNN(true);
   s.scaler = LossScaler(o.amp);
   { AutocastGuard probe(o.amp, s.device.type()); }  // rejects a mode this device lacks, early
   s.threads = at::get_num_threads();
