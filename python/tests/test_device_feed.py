@@ -144,10 +144,9 @@ def all_batches(native, epochs):
     return out
 
 
-# Batches built on the iterating thread (workers=0): the engine's workers call the allocator
-# under the engine's lock, and a Python stand-in would wait there for the GIL that a thread
-# starting an epoch holds while it takes that lock (cudaHostAlloc takes no GIL;
-# test_cuda.py runs the real one with workers).
+# Batches built on the iterating thread (workers=0): a Python stand-in called from a worker
+# needs the GIL, which a thread stopping or joining the workers may hold (cudaHostAlloc takes
+# no GIL; test_cuda.py runs the real one with workers).
 def test_batches_are_built_in_the_callers_memory_and_all_of_it_is_given_back(labelled):
     workers = 0
     memory = CountingHostMemory()

@@ -211,7 +211,12 @@ void BatchEngine::work(int index) {
       lock.lock();
       allocating_ = false;
       if (sleeping_ > 0) work_cv_.notify_all();  // batches may open again
-      if (stopping_ || index >= active_ || !piece_available()) continue;
+      if (stopping_ || index >= active_ || !piece_available()) {
+        lock.unlock();
+        buffer.reset();  // back to the pool outside the lock too (a caller's free may be slow)
+        lock.lock();
+        continue;
+      }
     }
     Piece piece = take_piece(std::move(buffer));
     // A newly opened batch has pieces for sleeping workers too.
