@@ -18,11 +18,11 @@ using testing::JpegSpec;
 
 ByteSpan span(const std::vector<uint8_t>& bytes) { return {bytes.data(), bytes.size()}; }
 
-// 96 x 200, 4:2:0: MCUs of 16 x 16 px, 6 to a row, 13 rows; a restart marker every
-// `restart_mcus` MCUs (6: every MCU row; 0: none).
-std::vector<uint8_t> jpeg_with(int restart_mcus, bool progressive = false) {
+// `width` x 200, 4:2:0: MCUs of 16 x 16 px, 13 rows (96 px: 6 to a row); a restart marker every
+// `restart_mcus` MCUs (6 at 96 px: every MCU row; 0: none).
+std::vector<uint8_t> jpeg_with(int restart_mcus, bool progressive = false, int width = 96) {
   JpegSpec spec;
-  spec.width = 96;
+  spec.width = width;
   spec.height = 200;
   spec.restart_mcus = restart_mcus;
   spec.progressive = progressive;
@@ -127,26 +127,19 @@ TEST(JpegRestartSeekTest, NothingWhereRestartMarkersDoNotHelp) {
   // Windows of 4 output pixels or fewer (2 * max_h_samp_factor), whose chroma libjpeg would
   // upsample as a narrow image's: the last interval of a 98 px image (2 px), from column 96 on;
   // one interval of an MCU at 1/4.
-  JpegSpec spec;
-  spec.width = 98;
-  spec.height = 200;
-  spec.restart_mcus = 1;
-  const std::vector<uint8_t> narrow_last = encode_jpeg(spec);
+  const std::vector<uint8_t> narrow_last = jpeg_with(1, false, 98);
   EXPECT_FALSE(seek(narrow_last, 8, 97, 98, 100, 120, buffer).has_value());
   EXPECT_TRUE(seek(narrow_last, 8, 96, 98, 100, 120, buffer).has_value());  // 18 px
   EXPECT_FALSE(seek(jpeg_with(1), 2, 9, 10, 25, 30, buffer).has_value());
   EXPECT_TRUE(seek(jpeg_with(1), 2, 8, 10, 25, 30, buffer).has_value());  // two intervals
 }
 
-// An interval narrower than a scaled pixel: a 1 px wide image (the fuzzer's
-// fuzz/findings/image-restart-interval-narrower-than-a-scaled-pixel.jpg, transcoded) at 1/4
-// and 1/2 scale, where the interval's width came to 0 output pixels (a division by zero).
+// An interval narrower than a scaled pixel: a 1 px wide image with a restart marker every MCU
+// row (the fuzzer's fuzz/findings/image-restart-interval-narrower-than-a-scaled-pixel.jpg,
+// transcoded) at 1/4 and 1/2 scale, where the interval's width came to 0 output pixels (a
+// division by zero).
 TEST(JpegRestartSeekTest, NothingWhereAnIntervalIsNarrowerThanAScaledPixel) {
-  JpegSpec spec;
-  spec.width = 1;
-  spec.height = 64;
-  spec.restart_rows = 1;
-  const std::vector<uint8_t> jpeg = encode_jpeg(spec);
+  const std::vector<uint8_t> jpeg = jpeg_with(1, false, 1);
   DecodeBuffer buffer;
   EXPECT_FALSE(seek(jpeg, 2, 0, 1, 8, 12, buffer).has_value());
   EXPECT_FALSE(seek(jpeg, 4, 0, 1, 16, 24, buffer).has_value());
