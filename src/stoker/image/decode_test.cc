@@ -6,6 +6,7 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "stoker/image/jpeg_transcode.h"
@@ -156,6 +157,57 @@ TEST(DecodeTest, ScaledCropDecodeEqualsTheScaledFullDecodeAndSaysWhereTheCropIs)
         const std::vector<uint8_t> expected = rectangle(whole, image.width, clamped);
         const std::vector<uint8_t> ours = packed(d.pixels);
         ASSERT_TRUE(ours == expected) << difference(ours, expected, d.pixels.width);
+      }
+    }
+  }
+}
+
+// libjpeg-turbo upsamples a chroma component "fancy" (triangle filter) only in an image more
+// than 2 of its samples wide, and its jpeg_crop_scanline switches to the plain (box) upsampler
+// when the decoded columns leave a component under 2 samples. At 4:2:0, whose fancy filter
+// blends rows too, a 1-column crop at the left edge, or just past an iMCU's start at the right
+// edge, differed from the full decode, and so did a restart window holding only an image's
+// last interval, 2 px wide. At 8/8 every crop 1-3 columns wide equals the same rectangle of the
+// full decode, at 4:2:0, 4:2:2 and 4:1:1, also with a restart marker missing (as in the
+// fuzzer's fuzz/findings/image-crop-differs-from-whole-restart.jpg, whose missing marker was no
+// part of the cause). 98 px: 2 px beyond the last whole MCU at 4:2:x (16 px) and 4:1:1 (32 px).
+TEST(DecodeTest, NarrowCropsAndWindowsUpsampleAsTheFullDecode) {
+  DecodeBuffer full_buffer;
+  DecodeBuffer crop_buffer;
+  for (const auto& [h, v] : {std::pair{2, 2}, std::pair{2, 1}, std::pair{4, 1}}) {
+    testing::JpegSpec spec;
+    spec.width = 98;
+    spec.height = 20;
+    spec.h_sampling = h;
+    spec.v_sampling = v;
+    const std::vector<uint8_t> plain = encode_jpeg(spec);
+    spec.restart_mcus = 1;
+    const std::vector<uint8_t> restarts = encode_jpeg(spec);
+    std::vector<uint8_t> missing = restarts;  // its first restart marker cut out
+    const uint8_t rst0[] = {0xFF, 0xD0};
+    const auto rst = std::search(missing.begin() + testing::find_jpeg_marker(missing, 0xDA),
+                                 missing.end(), std::begin(rst0), std::end(rst0));
+    ASSERT_NE(rst, missing.end());
+    missing.erase(rst, rst + 2);
+    const std::pair<const char*, const std::vector<uint8_t>*> variants[] = {
+        {"no restart markers", &plain},
+        {"a restart marker every MCU", &restarts},
+        {"its first restart marker missing", &missing}};
+    for (const auto& [name, bytes] : variants) {
+      SCOPED_TRACE(::testing::Message() << h << "x" << v << " sampling, " << name);
+      Result<DecodedCrop> full = decode(*bytes, full_buffer);
+      ASSERT_TRUE(full.is_ok()) << full.status().message();
+      const std::vector<uint8_t> whole = packed(full.value().pixels);
+      for (int width = 1; width <= 3; ++width) {
+        for (int x = 0; x + width <= spec.width; ++x) {
+          const CropRect c{x, 1, width, spec.height - 3};
+          SCOPED_TRACE(::testing::Message() << c.width << "x" << c.height << " at " << c.x);
+          Result<DecodedCrop> crop = decode(*bytes, crop_buffer, c);
+          ASSERT_TRUE(crop.is_ok()) << crop.status().message();
+          const std::vector<uint8_t> expected = rectangle(whole, spec.width, c);
+          const std::vector<uint8_t> ours = packed(crop.value().pixels);
+          ASSERT_TRUE(ours == expected) << difference(ours, expected, c.width);
+        }
       }
     }
   }

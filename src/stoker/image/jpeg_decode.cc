@@ -64,6 +64,16 @@ void start(j_decompress_ptr cinfo, void* p) {
           : 1;
   job->crop_x = job->col0 > margin ? job->col0 - margin : 0;
   job->crop_width = std::min(job->col1 + margin, cinfo->output_width) - job->crop_x;
+  // jpeg_crop_scanline replaces the fancy upsampler by the plain one where the decoded columns
+  // leave a component under 2 samples a row (jdsample.c upsamples fancy only above 2), as a
+  // column's crop at the left edge, or just past an iMCU's start at the right edge, would: more
+  // than max_h_samp_factor columns keep every component at 2 or more.
+  const JDIMENSION min_width =
+      std::min(static_cast<JDIMENSION>(cinfo->max_h_samp_factor) + 1, cinfo->output_width);
+  if (job->crop_width < min_width) {
+    job->crop_x = std::min(job->crop_x, cinfo->output_width - min_width);
+    job->crop_width = min_width;
+  }
   if (job->crop_width < cinfo->output_width) {
     jpeg_crop_scanline(cinfo, &job->crop_x, &job->crop_width);
   }

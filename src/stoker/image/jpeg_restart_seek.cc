@@ -106,6 +106,15 @@ std::optional<RestartWindow> seek_restart_window(j_decompress_ptr cinfo, ByteSpa
   const JDIMENSION c1 = std::min(t->cols - 1, col1 / out_width);
   // Above, the original's decode reads down to the crop and stops as soon: nothing to gain.
   if (b0 == 0 && c0 == 0 && c1 == t->cols - 1) return std::nullopt;
+  // A window of 2 * max_h_samp_factor output pixels or fewer (a narrow last interval, or one
+  // interval of an MCU at 1/4) can leave a component 2 samples wide or fewer: libjpeg would
+  // upsample it plainly, as a narrow image's (jdsample.c upsamples fancy only wider ones), not
+  // as the original's. A component is at least width * scale_num / (8 * max_h_samp_factor).
+  const JDIMENSION width = std::min(cinfo->image_width, (c1 + 1) * t->width) - c0 * t->width;
+  if (width * static_cast<JDIMENSION>(scale_num) <=
+      16 * static_cast<JDIMENSION>(cinfo->max_h_samp_factor)) {
+    return std::nullopt;
+  }
 
   const uint8_t* data = bytes.data;
   const size_t header_end = static_cast<size_t>(cinfo->src->next_input_byte - data);
@@ -116,7 +125,7 @@ std::optional<RestartWindow> seek_restart_window(j_decompress_ptr cinfo, ByteSpa
   uint8_t* out = buffer.area(DecodeBuffer::kStream, bytes.size + 2);
   std::memcpy(out, data, header_end);
   put_u16(out + height_at, std::min(cinfo->image_height, (b1 + 1) * t->height) - b0 * t->height);
-  put_u16(out + height_at + 2, std::min(cinfo->image_width, (c1 + 1) * t->width) - c0 * t->width);
+  put_u16(out + height_at + 2, width);
   uint8_t* tail = out + header_end;
 
   // Walk the intervals: the data from `pos` to the next marker is interval `index`'s.

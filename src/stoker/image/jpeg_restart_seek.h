@@ -38,10 +38,11 @@ struct RestartWindow {
 // EOI marker, two intervals of rows below the one holding row1 (the decoder reads ahead of its
 // output), and spans the intervals from column col0 - 1's to column col1's. Nothing if the JPEG
 // has several scans, no restart markers, or intervals that do not tile the image; if the window
-// would be the whole image; if the restart markers before its end are out of sequence (missing,
-// duplicated or corrupt: libjpeg decoding from the top resynchronises in ways a window would not
-// reproduce); or if the data does not hold the intervals (truncated: decoding the original
-// reports it).
+// would be the whole image, or so narrow that libjpeg would upsample its chroma otherwise than
+// the original's (2 * max_h_samp_factor output pixels or fewer); if the restart markers before its
+// end are out of sequence (missing, duplicated or corrupt: libjpeg decoding from the top
+// resynchronises in ways a window would not reproduce); or if the data does not hold the intervals
+// (truncated: decoding the original reports it).
 std::optional<RestartWindow> seek_restart_window(j_decompress_ptr cinfo, ByteSpan bytes,
                                                  int scale_num, JDIMENSION col0, JDIMENSION col1,
                                                  JDIMENSION row0, JDIMENSION row1,

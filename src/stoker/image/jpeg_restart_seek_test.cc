@@ -18,11 +18,11 @@ using testing::JpegSpec;
 
 ByteSpan span(const std::vector<uint8_t>& bytes) { return {bytes.data(), bytes.size()}; }
 
-// 96 x 200, 4:2:0: MCUs of 16 x 16 px, 6 to a row, 13 rows; a restart marker every
-// `restart_mcus` MCUs (6: every MCU row; 0: none).
-std::vector<uint8_t> jpeg_with(int restart_mcus, bool progressive = false) {
+// `width` x 200, 4:2:0: MCUs of 16 x 16 px, 13 rows (96 px: 6 to a row); a restart marker every
+// `restart_mcus` MCUs (6 at 96 px: every MCU row; 0: none).
+std::vector<uint8_t> jpeg_with(int restart_mcus, bool progressive = false, int width = 96) {
   JpegSpec spec;
-  spec.width = 96;
+  spec.width = width;
   spec.height = 200;
   spec.restart_mcus = restart_mcus;
   spec.progressive = progressive;
@@ -124,6 +124,40 @@ TEST(JpegRestartSeekTest, NothingWhereRestartMarkersDoNotHelp) {
   EXPECT_FALSE(seek(jpeg_with(2), 8, 1, 95, 0, 120, buffer).has_value());
   // A restart interval that does not tile the rows (4 MCUs; 6 to a row).
   EXPECT_FALSE(seek(jpeg_with(4), 8, 40, 60, 100, 120, buffer).has_value());
+  // Windows of 4 output pixels or fewer (2 * max_h_samp_factor), whose chroma libjpeg would
+  // upsample as a narrow image's: the last interval of a 98 px image (2 px), from column 96 on;
+  // one interval of an MCU at 1/4.
+  const std::vector<uint8_t> narrow_last = jpeg_with(1, false, 98);
+  EXPECT_FALSE(seek(narrow_last, 8, 97, 98, 100, 120, buffer).has_value());
+  EXPECT_TRUE(seek(narrow_last, 8, 96, 98, 100, 120, buffer).has_value());  // 18 px
+  EXPECT_FALSE(seek(jpeg_with(1), 2, 9, 10, 25, 30, buffer).has_value());
+  EXPECT_TRUE(seek(jpeg_with(1), 2, 8, 10, 25, 30, buffer).has_value());  // two intervals
+}
+
+// An interval narrower than a scaled pixel: a 1 px wide image with a restart marker every MCU
+// row (the fuzzer's fuzz/findings/image-restart-interval-narrower-than-a-scaled-pixel.jpg,
+// transcoded) at 1/4 and 1/2 scale, where the interval's width came to 0 output pixels (a
+// division by zero).
+TEST(JpegRestartSeekTest, NothingWhereAnIntervalIsNarrowerThanAScaledPixel) {
+  const std::vector<uint8_t> jpeg = jpeg_with(1, false, 1);
+  DecodeBuffer buffer;
+  EXPECT_FALSE(seek(jpeg, 2, 0, 1, 8, 12, buffer).has_value());
+  EXPECT_FALSE(seek(jpeg, 4, 0, 1, 16, 24, buffer).has_value());
+  // Decoded at 1/4, to the pixels of the whole image's decode at 1/4.
+  DecodeRequest request;
+  request.crop = CropRect{0, 32, 1, 32};
+  request.min_height = 8;
+  Result<DecodedCrop> crop = decode_rgb(span(jpeg), request, buffer);
+  ASSERT_TRUE(crop.is_ok()) << crop.status().message();
+  ASSERT_EQ(crop.value().scale_num, 2);
+  const std::vector<uint8_t> crop_pixels = testing::packed(crop.value().pixels);
+  request.crop = std::nullopt;
+  request.min_height = 16;
+  Result<DecodedCrop> whole = decode_rgb(span(jpeg), request, buffer);
+  ASSERT_TRUE(whole.is_ok()) << whole.status().message();
+  ASSERT_EQ(whole.value().scale_num, 2);
+  EXPECT_EQ(crop_pixels,
+            testing::rectangle(testing::packed(whole.value().pixels), 1, {0, 8, 1, 8}));
 }
 
 TEST(JpegRestartSeekTest, NothingWhereTheMarkersAreOutOfSequenceOrTheDataEndsShort) {
