@@ -46,9 +46,9 @@ void add_run_options(CLI::App& command, TrainerOptions& o, TrainFlags& flags) {
                   "~/.cache/stoker on first use)")
       ->check(path_value("--data"));
   command
-      .add_option("--model", o.model,
-                  fmt::format("{}, or a TorchScript file (.pt)",
-                              fmt::join(builtin_model_names(), ", ")))
+      .add_option(
+          "--model", o.model,
+          fmt::format("{}, or a TorchScript file (.pt)", fmt::join(builtin_model_names(), ", ")))
       ->check(model_name())
       ->capture_default_str();
   add_whole_number(command, "--batch", o.batch_size, "Batch size", 1)->capture_default_str();

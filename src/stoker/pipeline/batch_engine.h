@@ -184,8 +184,8 @@ class BatchEngine {
   // A worker allocates the next batch's buffer outside the lock; no other batch opens meanwhile
   // (the pool's bound on buffers stays what it is with the allocation under the lock).
   bool allocating_ STOKER_GUARDED_BY(mutex_) = false;
-  int active_ STOKER_GUARDED_BY(mutex_) = 0;    // workers with a lower index take pieces
-  int window_ STOKER_GUARDED_BY(mutex_) = 0;    // batches open and not yet delivered, at most
+  int active_ STOKER_GUARDED_BY(mutex_) = 0;  // workers with a lower index take pieces
+  int window_ STOKER_GUARDED_BY(mutex_) = 0;  // batches open and not yet delivered, at most
   // Bumped (under mutex_) when work in flight is dropped; workers compare it per sample.
   std::atomic<uint64_t> generation_{0};
   std::vector<std::thread> workers_;

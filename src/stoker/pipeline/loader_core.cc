@@ -196,8 +196,8 @@ void LoaderCore::restore(const LoaderState& state) {
                                      state.seed, options_.seed)));
   if (state.epoch < 0 || state.epoch > kMaxEpoch || state.position < 0) {
     throw Error(invalid_argument(fmt::format(
-        "a loader state's epoch must be in [0, {}] and its position >= 0, not {} and {}",
-        kMaxEpoch, state.epoch, state.position)));
+        "a loader state's epoch must be in [0, {}] and its position >= 0, not {} and {}", kMaxEpoch,
+        state.epoch, state.position)));
   }
   state_ = state;
 }
