@@ -26,8 +26,7 @@ using testing::have_pil;
 using testing::image_fixtures;
 using testing::packed;
 using testing::rectangle;
-
-ByteSpan span(const std::vector<uint8_t>& bytes) { return {bytes.data(), bytes.size()}; }
+using testing::span;
 
 Result<DecodedCrop> decode(const std::vector<uint8_t>& bytes, DecodeBuffer& buffer,
                            std::optional<CropRect> crop = std::nullopt, int min_width = 0,

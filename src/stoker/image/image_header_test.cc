@@ -16,8 +16,7 @@ using testing::encode_png;
 using testing::expect_error;
 using testing::JpegSpec;
 using testing::PngSpec;
-
-ByteSpan span(const std::vector<uint8_t>& bytes) { return {bytes.data(), bytes.size()}; }
+using testing::span;
 
 TEST(ImageHeaderTest, ReadsJpegSizeComponentsAndColour) {
   struct Case {

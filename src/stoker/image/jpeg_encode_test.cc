@@ -17,8 +17,7 @@ using testing::expect_error;
 using testing::Fixture;
 using testing::packed;
 using testing::pattern_pixels;
-
-ByteSpan span(const std::vector<uint8_t>& bytes) { return {bytes.data(), bytes.size()}; }
+using testing::span;
 
 RgbView view_of(const std::vector<uint8_t>& rgb, int width, int height) {
   return {rgb.data(), width, height, 3 * static_cast<ptrdiff_t>(width)};

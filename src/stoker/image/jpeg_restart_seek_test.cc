@@ -15,8 +15,7 @@ namespace {
 
 using testing::encode_jpeg;
 using testing::JpegSpec;
-
-ByteSpan span(const std::vector<uint8_t>& bytes) { return {bytes.data(), bytes.size()}; }
+using testing::span;
 
 // `width` x 200, 4:2:0: MCUs of 16 x 16 px, 13 rows (96 px: 6 to a row); a restart marker every
 // `restart_mcus` MCUs (6 at 96 px: every MCU row; 0: none).

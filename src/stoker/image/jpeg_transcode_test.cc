@@ -21,8 +21,7 @@ using testing::Fixture;
 using testing::image_fixtures;
 using testing::JpegSpec;
 using testing::packed;
-
-ByteSpan span(const std::vector<uint8_t>& bytes) { return {bytes.data(), bytes.size()}; }
+using testing::span;
 
 // The packed pixels of a decode, or empty with a test failure.
 std::vector<uint8_t> decoded(const std::vector<uint8_t>& bytes, std::optional<CropRect> crop,

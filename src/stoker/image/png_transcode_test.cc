@@ -23,8 +23,7 @@ using testing::have_pil;
 using testing::image_fixtures;
 using testing::packed;
 using testing::PngSpec;
-
-ByteSpan span(const std::vector<uint8_t>& bytes) { return {bytes.data(), bytes.size()}; }
+using testing::span;
 
 std::vector<uint8_t> decoded(const std::vector<uint8_t>& bytes, std::optional<CropRect> crop) {
   static DecodeBuffer buffer;

@@ -6,7 +6,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "stoker/util/byte_span.h"
+
 namespace stoker::image::testing {
+
+// The bytes of an encoded image as the decoders take them.
+inline ByteSpan span(const std::vector<uint8_t>& bytes) { return {bytes.data(), bytes.size()}; }
 
 struct JpegSpec {
   int width = 64;
