@@ -10,9 +10,11 @@
 //          libjpeg-turbo fuses for the common cases, so they are one stage here.
 // (jpeg_read_coefficients would also time the Huffman decoding, but it fills a whole-image
 // coefficient array, freshly allocated and zeroed, which costs as much again.) Thread CPU time,
-// the four in turn per image, `--repeat` rounds; prints ms per image per stage and its share.
+// the four in turn per image, `--repeat` rounds; prints ms per image per stage and its share,
+// and the stored bytes. `--restart-span` transcodes with restart markers every N px or more
+// instead of the import's 64 (0: none), to weigh the span's bytes against its decode time.
 //
-//   build/bench/jpeg_stage_split DIR [--repeat 3]
+//   build/bench/jpeg_stage_split DIR [--repeat 3] [--restart-span 64]
 // clang-format off
 #include <cstddef>
 #include <cstdio>
@@ -105,20 +107,33 @@ double decode(const std::vector<uint8_t>& jpeg, Stage stage, std::vector<uint8_t
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s DIR [--repeat N]\n", argv[0]);
+  int repeat = 3;
+  unsigned int restart_span = stoker::image::kRestartSpan;
+  bool usage = argc < 2 || argc % 2 != 0;
+  for (int i = 2; !usage && i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--repeat") == 0) {
+      repeat = std::atoi(argv[i + 1]);
+    } else if (std::strcmp(argv[i], "--restart-span") == 0) {
+      restart_span = static_cast<unsigned int>(std::atoi(argv[i + 1]));
+    } else {
+      usage = true;
+    }
+  }
+  if (usage || repeat < 1) {
+    std::fprintf(stderr, "usage: %s DIR [--repeat N] [--restart-span PIXELS]\n", argv[0]);
     return 2;
   }
-  int repeat = 3;
-  if (argc == 4 && std::strcmp(argv[2], "--repeat") == 0) repeat = std::atoi(argv[3]);
   std::vector<std::vector<uint8_t>> files;
+  size_t stored_bytes = 0;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(argv[1])) {
     if (!entry.is_regular_file()) continue;
     std::ifstream in(entry.path(), std::ios::binary);
     std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), {});
     if (bytes.size() < 3 || bytes[0] != 0xFF || bytes[1] != 0xD8) continue;  // JPEGs only
-    auto stored = stoker::image::transcode_jpeg_for_crops({bytes.data(), bytes.size()});
+    auto stored = stoker::image::transcode_jpeg_for_crops(
+        {bytes.data(), bytes.size()}, stoker::image::kDefaultMaxPixels, restart_span);
     files.push_back(stored.is_ok() ? std::move(stored.value()) : std::move(bytes));
+    stored_bytes += files.back().size();
   }
   if (files.empty()) {
     std::fprintf(stderr, "no JPEG under %s\n", argv[1]);
@@ -146,8 +161,10 @@ int main(int argc, char** argv) {
                           seconds[kRgb] - seconds[kRaw]};
   const char* const names[] = {"header + setup", "Huffman decode", "inverse DCT",
                                "upsampling + colour conversion"};
-  std::printf("%zu JPEGs (as stored), %d rounds, whole-image decodes, CPU ms per image:\n",
-              files.size(), repeat);
+  std::printf(
+      "%zu JPEGs (as stored, restart span %u px: %zu bytes), %d rounds, whole-image decodes, "
+      "CPU ms per image:\n",
+      files.size(), restart_span, stored_bytes, repeat);
   for (int s = 0; s < kStages; ++s) {
     std::printf("  %-32s %7.3f ms  %5.1f%%\n", names[s], stage[s] / images * 1e3,
                 100 * stage[s] / seconds[kRgb]);

@@ -2,7 +2,6 @@
 
 #include "stoker/image/jpeg_decompressor.h"
 #include "stoker/image/jpeg_memory_destination.h"
-#include "stoker/image/jpeg_restart_interval.h"
 
 namespace stoker::image {
 namespace {
@@ -13,6 +12,7 @@ struct Transcode {
   jpeg_compress_struct* dst;
   JpegMemoryDestination* dest;
   bool dst_created;
+  unsigned int restart_span;
   bool smoothed;  // out: the source decodes with block smoothing; nothing written
 };
 
@@ -45,8 +45,8 @@ void transcode(j_decompress_ptr src, void* p) {
   dst->dest = t->dest->mgr();
   jpeg_copy_critical_parameters(src, dst);
   dst->optimize_coding = TRUE;
-  dst->restart_interval =
-      crop_restart_interval(src->image_width, src->num_components, src->max_h_samp_factor);
+  dst->restart_interval = crop_restart_interval(src->image_width, src->num_components,
+                                                src->max_h_samp_factor, t->restart_span);
   jpeg_write_coefficients(dst, coefficients);
   jpeg_finish_compress(dst);
   jpeg_finish_decompress(src);
@@ -54,7 +54,8 @@ void transcode(j_decompress_ptr src, void* p) {
 
 }  // namespace
 
-Result<std::vector<uint8_t>> transcode_jpeg_for_crops(ByteSpan jpeg, int64_t max_pixels) {
+Result<std::vector<uint8_t>> transcode_jpeg_for_crops(ByteSpan jpeg, int64_t max_pixels,
+                                                      unsigned int restart_span) {
   // The header, and whether decode_rgb can decode the source: the transcode only reads the
   // coefficients, which works for JPEGs libjpeg cannot turn into pixels.
   STOKER_ASSIGN_OR_RETURN(const ImageHeader header, read_image_header(jpeg, max_pixels));
@@ -68,7 +69,7 @@ Result<std::vector<uint8_t>> transcode_jpeg_for_crops(ByteSpan jpeg, int64_t max
   JpegMemoryDestination dest;
   // Optimised tables make the output about the input's size.
   STOKER_RETURN_IF_ERROR(dest.start(jpeg.size + 4096));
-  Transcode t{&dst, &dest, false, false};
+  Transcode t{&dst, &dest, false, restart_span, false};
   Status status = src.run(create_destination, &t);
   if (status.is_ok()) status = src.run(transcode, &t);
   if (t.dst_created) jpeg_destroy_compress(&dst);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "stoker/image/image_header.h"
+#include "stoker/image/jpeg_restart_interval.h"
 #include "stoker/util/byte_span.h"
 #include "stoker/util/status.h"
 
@@ -24,8 +25,11 @@ namespace stoker::image {
 // convert("RGB") does). Errors (one line): read_image_header's, and decode_rgb's for corrupt or
 // truncated data; kInvalidArgument for a PNG; kUnsupported for a progressive JPEG whose scans
 // leave coefficient bits unsent, which libjpeg decodes with block smoothing (rare; a baseline
-// copy cannot reproduce it: store the original). Thread-safe: concurrent calls share nothing.
+// copy cannot reproduce it: store the original). `restart_span`: crop_restart_interval's span
+// (0: no restart markers; the import always uses the default). Thread-safe: concurrent calls
+// share nothing.
 Result<std::vector<uint8_t>> transcode_jpeg_for_crops(ByteSpan jpeg,
-                                                      int64_t max_pixels = kDefaultMaxPixels);
+                                                      int64_t max_pixels = kDefaultMaxPixels,
+                                                      unsigned int restart_span = kRestartSpan);
 
 }  // namespace stoker::image

@@ -94,6 +94,33 @@ TEST(JpegTranscodeTest, BaselineWithRestartIntervalsTilingTheRowsAndTheSamePixel
   EXPECT_GE(transcoded, 20);
 }
 
+TEST(JpegTranscodeTest, TheRestartSpanIsTheCallersAndNoneIsZero) {
+  // 4:2:0, 256 px wide: 16 MCUs of 16 px a row.
+  JpegSpec spec;
+  spec.width = 256;
+  spec.height = 40;
+  const std::vector<uint8_t> jpeg = encode_jpeg(spec);
+  const std::vector<uint8_t> full = decoded(jpeg, std::nullopt);
+  const CropRect crop{37, 5, 101, 30};
+  const std::vector<uint8_t> cropped = decoded(jpeg, crop);
+  // span (px) -> interval (MCUs): none; the fewest dividing 16 that cover it; the whole row
+  // where no divisor short of 16 does (13 to 15 MCUs do not divide 16).
+  const std::pair<unsigned int, int> expected[] = {{0, 0},  {1, 1},    {32, 2},    {33, 4},
+                                                   {64, 4}, {200, 16}, {10000, 16}};
+  for (const auto& [restart_span, interval] : expected) {
+    SCOPED_TRACE(restart_span);
+    Result<std::vector<uint8_t>> t =
+        transcode_jpeg_for_crops(span(jpeg), kDefaultMaxPixels, restart_span);
+    ASSERT_TRUE(t.is_ok()) << t.status().message();
+    Result<ImageHeader> h = read_image_header(span(t.value()));
+    ASSERT_TRUE(h.is_ok());
+    EXPECT_EQ(h.value().restart_interval, interval);
+    EXPECT_EQ(testing::find_jpeg_marker(t.value(), 0xDD) != SIZE_MAX, interval > 0);  // DRI
+    EXPECT_TRUE(decoded(t.value(), std::nullopt) == full);
+    EXPECT_TRUE(decoded(t.value(), crop) == cropped);
+  }
+}
+
 TEST(JpegTranscodeTest, DropsExifAndIccButKeepsTheAdobeColourTransform) {
   for (const Fixture& f : image_fixtures()) {
     if (f.name != "pil_exif_icc.jpg" && f.name != "enc_ycck.jpg") continue;
