@@ -12,6 +12,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <utility>
+#include <vector>
 #ifdef STOKER_WITH_NCCL  // a CUDA LibTorch with NCCL (cmake/TorchSummary.cmake)
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
@@ -182,7 +183,7 @@ Result<std::unique_ptr<ProcessGroup>> ProcessGroup::connect(const LaunchEnv& env
   std::vector<std::string> keys;
   for (int r = 0; r < env.world_size; ++r) keys.push_back(fmt::format("joined/{}", r));
   try {
-    prefixed->set(keys[env.rank], {'1'});
+    prefixed->set(keys[env.rank], std::vector<uint8_t>{'1'});
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     prefixed->wait(keys, std::max(left, std::chrono::milliseconds(1)));
