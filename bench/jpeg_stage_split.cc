@@ -108,13 +108,13 @@ double decode(const std::vector<uint8_t>& jpeg, Stage stage, std::vector<uint8_t
 
 int main(int argc, char** argv) {
   int repeat = 3;
-  unsigned int restart_span = stoker::image::kRestartSpan;
+  JDIMENSION restart_span = stoker::image::kRestartSpan;
   bool usage = argc < 2 || argc % 2 != 0;
   for (int i = 2; !usage && i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--repeat") == 0) {
       repeat = std::atoi(argv[i + 1]);
     } else if (std::strcmp(argv[i], "--restart-span") == 0) {
-      restart_span = static_cast<unsigned int>(std::atoi(argv[i + 1]));
+      restart_span = static_cast<JDIMENSION>(std::atoi(argv[i + 1]));
     } else {
       usage = true;
     }

@@ -7,21 +7,24 @@
 // for the Huffman decoding a crop skips beside it; any restart interval also keeps libjpeg-turbo
 // 2.1 off its fast Huffman path (docs/BENCHMARKS.md measures all three).
 
+// clang-format off
+#include <cstdio>  // before jpeglib.h
+#include <jpeglib.h>
+// clang-format on
+
 namespace stoker::image {
 
-inline constexpr unsigned int kRestartSpan = 64;
+inline constexpr JDIMENSION kRestartSpan = 64;
 
 // For an image `width` pixels wide of `components` components, the largest horizontal sampling
 // factor `max_h`: the interval in MCUs (an interleaved scan's MCU is max_h blocks wide, a
 // one-component scan's one block); 0 (no restart markers) for a span of 0.
-inline unsigned int crop_restart_interval(unsigned int width, int components, int max_h,
-                                          unsigned int span = kRestartSpan) {
+inline unsigned int crop_restart_interval(JDIMENSION width, int components, int max_h,
+                                          JDIMENSION span = kRestartSpan) {
   if (span == 0) return 0;
-  constexpr unsigned int kBlockWidth = 8;  // DCTSIZE
-  const unsigned int mcu_width =
-      kBlockWidth * static_cast<unsigned int>(components == 1 ? 1 : max_h);
-  const unsigned int per_row = (width + mcu_width - 1) / mcu_width;
-  for (unsigned int k = (span + mcu_width - 1) / mcu_width; k < per_row; ++k) {
+  const JDIMENSION mcu_width = DCTSIZE * static_cast<JDIMENSION>(components == 1 ? 1 : max_h);
+  const JDIMENSION per_row = (width + mcu_width - 1) / mcu_width;
+  for (JDIMENSION k = (span + mcu_width - 1) / mcu_width; k < per_row; ++k) {
     if (per_row % k == 0) return k;
   }
   return per_row;

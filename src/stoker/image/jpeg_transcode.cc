@@ -12,7 +12,7 @@ struct Transcode {
   jpeg_compress_struct* dst;
   JpegMemoryDestination* dest;
   bool dst_created;
-  unsigned int restart_span;
+  JDIMENSION restart_span;
   bool smoothed;  // out: the source decodes with block smoothing; nothing written
 };
 
@@ -55,7 +55,7 @@ void transcode(j_decompress_ptr src, void* p) {
 }  // namespace
 
 Result<std::vector<uint8_t>> transcode_jpeg_for_crops(ByteSpan jpeg, int64_t max_pixels,
-                                                      unsigned int restart_span) {
+                                                      JDIMENSION restart_span) {
   // The header, and whether decode_rgb can decode the source: the transcode only reads the
   // coefficients, which works for JPEGs libjpeg cannot turn into pixels.
   STOKER_ASSIGN_OR_RETURN(const ImageHeader header, read_image_header(jpeg, max_pixels));

@@ -30,6 +30,6 @@ namespace stoker::image {
 // share nothing.
 Result<std::vector<uint8_t>> transcode_jpeg_for_crops(ByteSpan jpeg,
                                                       int64_t max_pixels = kDefaultMaxPixels,
-                                                      unsigned int restart_span = kRestartSpan);
+                                                      JDIMENSION restart_span = kRestartSpan);
 
 }  // namespace stoker::image

@@ -105,8 +105,8 @@ TEST(JpegTranscodeTest, TheRestartSpanIsTheCallersAndNoneIsZero) {
   const std::vector<uint8_t> cropped = decoded(jpeg, crop);
   // span (px) -> interval (MCUs): none; the fewest dividing 16 that cover it; the whole row
   // where no divisor short of 16 does (13 to 15 MCUs do not divide 16).
-  const std::pair<unsigned int, int> expected[] = {{0, 0},  {1, 1},    {32, 2},    {33, 4},
-                                                   {64, 4}, {200, 16}, {10000, 16}};
+  const std::pair<JDIMENSION, int> expected[] = {{0, 0},  {1, 1},    {32, 2},    {33, 4},
+                                                 {64, 4}, {200, 16}, {10000, 16}};
   for (const auto& [restart_span, interval] : expected) {
     SCOPED_TRACE(restart_span);
     Result<std::vector<uint8_t>> t =
