@@ -2,12 +2,13 @@
 
 The extension is built by the project's CMake (STOKER_BUILD_PYTHON=ON, without LibTorch) in
 build-python/ beside this file, or in $STOKER_PYTHON_BUILD_DIR, so rebuilds are incremental
-(and use ccache when installed); $STOKER_CMAKE_ARGS adds arguments to its first configure
-(e.g. -DCMAKE_PREFIX_PATH=..., as scripts/gpu/build.sh gives). Offline, with Debian's
-setuptools and pybind11:
+(and use ccache when installed); $STOKER_CMAKE_ARGS adds arguments to its configure (e.g.
+-DCMAKE_PREFIX_PATH=..., as scripts/gpu/build.sh gives). It links no LibTorch, so one wheel
+serves every torch version. As users install it (build requirements from PyPI: setuptools,
+pybind11; a C++ compiler, CMake and the libraries of scripts/setup.sh from the system):
 
-    /usr/bin/python3 -m venv --system-site-packages .venv
-    .venv/bin/pip install --no-build-isolation .
+    pip install .
+    pip wheel .          # then: auditwheel show stoker-*.whl
 """
 
 import os
@@ -30,6 +31,16 @@ def project_version():
     raise RuntimeError("CMakeLists.txt names no project version")
 
 
+def pybind11_dir():
+    """-Dpybind11_DIR of the pybind11 package of this build (PyPI's, with build isolation), or
+    nothing: CMake then finds a system one (Debian's pybind11-dev)."""
+    try:
+        import pybind11
+    except ImportError:
+        return []
+    return [f"-Dpybind11_DIR={pybind11.get_cmake_dir()}"]
+
+
 class CMakeBuild(build_ext):
     """Builds the extension target with CMake and copies the module where setuptools wants it."""
 
@@ -38,15 +49,21 @@ class CMakeBuild(build_ext):
         env = dict(os.environ)
         env.setdefault("CCACHE_BASEDIR", str(ROOT))
         env.setdefault("CCACHE_NOHASHDIR", "1")
-        if not (build_dir / "CMakeCache.txt").exists():
-            generator = ["-G", "Ninja"] if shutil.which("ninja") else []
-            subprocess.run(
-                ["cmake", "-S", str(ROOT), "-B", str(build_dir), *generator,
-                 "-DCMAKE_BUILD_TYPE=Release", "-DSTOKER_WITH_TORCH=OFF",
-                 "-DSTOKER_BUILD_TESTS=OFF", "-DSTOKER_BUILD_BENCH=OFF",
-                 "-DSTOKER_BUILD_PYTHON=ON", f"-DPython_EXECUTABLE={sys.executable}",
-                 *shlex.split(os.environ.get("STOKER_CMAKE_ARGS", ""))],
-                check=True, env=env)
+        if shutil.which("cmake") is None:
+            sys.exit("stoker: building the extension needs CMake >= 3.22 on PATH "
+                     "(Debian: apt-get install cmake; or scripts/setup.sh)")
+        # Configured every time: with build isolation pybind11 lives in a new directory per build.
+        generator = []
+        if not (build_dir / "CMakeCache.txt").exists() and shutil.which("ninja"):
+            generator = ["-G", "Ninja"]
+        subprocess.run(
+            ["cmake", "-S", str(ROOT), "-B", str(build_dir), *generator,
+             "-DCMAKE_BUILD_TYPE=Release", "-DSTOKER_WITH_TORCH=OFF",
+             "-DSTOKER_BUILD_TESTS=OFF", "-DSTOKER_BUILD_BENCH=OFF",
+             "-DSTOKER_BUILD_PYTHON=ON", f"-DPython_EXECUTABLE={sys.executable}",
+             *pybind11_dir(),
+             *shlex.split(os.environ.get("STOKER_CMAKE_ARGS", ""))],
+            check=True, env=env, stdout=subprocess.DEVNULL)
         jobs = ["-j", str(self.parallel)] if self.parallel else []
         subprocess.run(["cmake", "--build", str(build_dir), "--target", "stoker_python", *jobs],
                        check=True, env=env)

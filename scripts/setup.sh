@@ -1,17 +1,25 @@
 #!/usr/bin/env bash
-# Installs everything stoker needs on Debian 12 (run as root). Idempotent: when every
-# package is already present it does nothing and returns in well under a second.
+# Installs everything stoker needs on Debian 12 (run as root): Debian's packages (compilers,
+# libraries, data) and the project's Python environment, a virtual environment at $STOKER_VENV
+# (default ~/.cache/stoker/venv, shared by every checkout on the machine) holding PyTorch and
+# the rest of scripts/requirements.txt from PyPI (about 5 GB on disk; a 3 GB download once).
+# Idempotent: when everything is present it does nothing and returns in well under a second.
+# `setup.sh --venv-path` prints the environment's path and does nothing else.
 set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+venv=${STOKER_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/stoker/venv}
+if [ "${1:-}" = --venv-path ]; then
+  echo "$venv"
+  exit 0
+fi
 
 packages=(
   build-essential cmake ninja-build pkg-config ccache clang clang-format
-  libtorch-dev libopenblas0-pthread libgloo-dev
+  libopenblas0-pthread libgloo-dev
   libturbojpeg0-dev libjpeg62-turbo-dev libjpeg-turbo-progs libspng-dev libhwy-dev libxxhash-dev libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev hyperfine chromium linux-perf
   dataset-fashion-mnist mate-backgrounds
-  python3-torch python3-torchvision python3-pil python3-scipy
-  pybind11-dev libdlpack-dev python3-dev python3-venv python3-pip python3-setuptools python3-wheel python3-numpy
-  python3-pytest python3-h5py python3-lmdb python3-matplotlib
+  libdlpack-dev python3-dev python3-venv
 )
 
 missing=()
@@ -19,16 +27,25 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup: missing packages: ${missing[*]}; run as root to install them" >&2
+    exit 1
+  fi
+  echo "setup: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 fi
 
-if [ "$(id -u)" -ne 0 ]; then
-  echo "setup: missing packages: ${missing[*]}; run as root to install them" >&2
-  exit 1
+# The Python environment, remade only when scripts/requirements.txt changed (its stamp).
+requirements=$root/scripts/requirements.txt
+if ! cmp -s "$requirements" "$venv/stoker-requirements.txt"; then
+  echo "setup: installing scripts/requirements.txt (PyTorch from PyPI) into $venv" >&2
+  [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --upgrade pip >&2
+  "$venv/bin/python" -m pip install --quiet -r "$requirements" >&2
+  cp "$requirements" "$venv/stoker-requirements.txt"
 fi
-
-echo "setup: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# .venv in the checkout names it (git ignores it): `.venv/bin/python bench/...`.
+[ "$(readlink "$root/.venv" 2>/dev/null)" = "$venv" ] || ln -sfn "$venv" "$root/.venv"

@@ -15,10 +15,13 @@
 # configure or build counts as one more failure; the tests that did build still run).
 # Exit status 0 only if everything passed.
 #
-# A sixth stage, python, installs the package (pip install --no-build-isolation . into a venv of
-# Debian's Python with its system packages: torch, numpy, pytest) and runs the pytest suite:
+# Every stage builds against the project's Python environment (scripts/setup.sh: PyTorch from
+# PyPI in $STOKER_VENV), passed as -DSTOKER_PYTHON. A sixth stage installs the package as a user
+# does and runs the pytest suite:
 #
-#   python      the extension without LibTorch, in build-python/; venv build-python/venv
+#   python      `pip install .` with build isolation (build requirements from PyPI) into a
+#               fresh venv, build-python/venv, that sees the project environment's packages
+#               (torch, numpy, pytest) through a .pth file; then pytest
 #
 # Environment: STOKER_BUILD_DIR overrides build/ (e.g. to keep a developer's own build apart);
 # STOKER_TEST_STAGES limits the stages (e.g. "asan tsan"); STOKER_TEST_TIMEOUT is the per-test
@@ -48,6 +51,8 @@ export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 start_all=$SECONDS
 echo "== setup"
 bash scripts/setup.sh
+venv=$(bash scripts/setup.sh --venv-path)
+python=$venv/bin/python
 
 passed=0
 failed=0
@@ -66,7 +71,7 @@ run_stage() {
   echo "== $name: $dir"
   local generator=(-G Ninja)
   [ ! -f "$dir/CMakeCache.txt" ] || generator=()  # keep the generator of an existing build
-  if ! cmake -S . -B "$dir" "${generator[@]}" "$@"; then
+  if ! cmake -S . -B "$dir" "${generator[@]}" -DSTOKER_PYTHON="$python" "$@"; then
     stage_failed "$name" "$start" "configure"
     return
   fi
@@ -123,20 +128,24 @@ stage_failed() {
   echo "== $1: $3 FAILED after $((SECONDS - $2)) s"
 }
 
-# run_python_stage: builds and installs the package into build-python/venv, runs pytest; adds
-# to the counts like run_stage.
+# run_python_stage: installs the package with pip (build isolation on) into a fresh
+# build-python/venv, runs pytest; adds to the counts like run_stage.
 run_python_stage() {
-  local start=$SECONDS venv="$root/build-python/venv" junit="$root/build-python/pytest-junit.xml"
+  local start=$SECONDS test_venv="$root/build-python/venv" junit="$root/build-python/pytest-junit.xml"
   echo
   echo "== python: build-python"
-  [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv --system-site-packages "$venv"
-  if ! "$venv/bin/pip" install --quiet --no-build-isolation --no-index "$root"; then
+  rm -rf "$test_venv"
+  "$python" -m venv "$test_venv"
+  # The project environment's packages (torch, numpy, pytest), behind the fresh venv's own.
+  "$python" -c 'import site; print(site.getsitepackages()[0])' \
+    >"$("$test_venv/bin/python" -c 'import site; print(site.getsitepackages()[0])')/project-env.pth"
+  if ! "$test_venv/bin/pip" install --quiet "$root"; then
     stage_failed python "$start" "install"
     return
   fi
   rm -f "$junit"
   local rc=0
-  (cd "$root" && timeout $((timeout * 3)) "$venv/bin/python" -m pytest -q -p no:cacheprovider \
+  (cd "$root" && timeout $((timeout * 3)) "$test_venv/bin/python" -m pytest -q -p no:cacheprovider \
      --junitxml="$junit" python/tests) || rc=$?
   add_results python "$start" "$rc" "$junit" 0
 }

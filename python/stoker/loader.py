@@ -78,6 +78,16 @@ def _distributed_defaults(torch, rank, world_size):
     return rank, world_size
 
 
+def _import_torch():
+    """torch, or ImportError in one line saying to install it (the rest of stoker needs none)."""
+    try:
+        import torch
+    except ImportError:
+        raise ImportError("stoker.Loader needs PyTorch (torch >= 2.0), which this Python cannot "
+                          "import: pip install torch") from None
+    return torch
+
+
 def _tensor_from_dlpack(torch):
     """The cheapest DLPack capsule -> tensor call this torch has."""
     return getattr(torch._C, "_from_dlpack", None) or torch.utils.dlpack.from_dlpack
@@ -143,8 +153,7 @@ class Loader:
     def __init__(self, path, batch_size=256, shuffle=True, seed=0, drop_last=False,
                  workers=None, prefetch=None, transforms=None, device="cpu", rank=None,
                  world_size=None, verify="once", on_error="raise", normalize_on_device=False):
-        import torch
-
+        torch = _import_torch()
         self._torch = torch
         path = os.fsdecode(path)  # str, bytes or os.PathLike; the name need not be UTF-8
         batch_size = _int("batch_size", batch_size, *_INT64)

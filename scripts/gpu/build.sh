@@ -5,8 +5,8 @@
 #   python  the Python package against this machine's Python (pip install --target into
 #           BUILD/site: run.sh puts it on PYTHONPATH), and
 #   cpp     the C++ project (CLI, trainer, tests) against the LibTorch inside this Python's
-#           PyTorch: -DCMAKE_PREFIX_PATH=torch.utils.cmake_prefix_path, its C++ ABI
-#           (torch._C._GLIBCXX_USE_CXX11_ABI) and, when it has CUDA, nvcc for its CMake files.
+#           PyTorch, found as everywhere (-DSTOKER_PYTHON, cmake/StokerTorch.cmake: a CUDA
+#           torch with nvcc compiles the CUDA and NCCL code, without nvcc the build is CPU only).
 #
 # Usage: bash scripts/gpu/build.sh [python|cpp|all]     (default all)
 # Environment:
@@ -14,9 +14,6 @@
 #   STOKER_GPU_PACK     pack.sh's folder (default .gpu-pack)
 #   STOKER_GPU_BUILD    where everything goes (default build-gpu): prefix/, python/, site/,
 #                       cpp/ and env.sh (the environment run.sh sources)
-#   STOKER_TORCH_PREFIX the CMake prefix holding Torch/TorchConfig.cmake, where PyTorch's
-#                       cmake_prefix_path has none (Debian's python3-torch: its LibTorch is
-#                       libtorch-dev's, /usr/lib/x86_64-linux-gnu/cmake)
 #   STOKER_GPU_JOBS     parallel jobs (default: the cores this process may use)
 # Incremental: a second run rebuilds only what changed.
 set -euo pipefail
@@ -80,12 +77,6 @@ print(torch.version.cuda or "")') || {
 }
 mapfile -t info <<<"$torch_info"
 torch_prefix=${info[0]} abi=${info[1]} torch_version=${info[2]} torch_cuda=${info[3]:-}
-torch_prefix=${STOKER_TORCH_PREFIX:-$torch_prefix}
-if [ ! -f "$torch_prefix/Torch/TorchConfig.cmake" ]; then
-  echo "build.sh: no Torch/TorchConfig.cmake under $torch_prefix (PyTorch $torch_version;" \
-    "set STOKER_TORCH_PREFIX to the CMake prefix of its LibTorch)" >&2
-  exit 2
-fi
 # The packed libraries (GoogleTest, fmt, ...) are Debian's, built with the new C++ ABI.
 if [ "$abi" != 1 ]; then
   echo "build.sh: PyTorch $torch_version uses the old C++ ABI (_GLIBCXX_USE_CXX11_ABI=0);" \
@@ -95,16 +86,6 @@ fi
 
 pkg_config=$(command -v pkg-config || echo "$prefix/usr/bin/pkgconf")
 pybind11_dir=$("$PYTHON" -c 'import pybind11; print(pybind11.get_cmake_dir())' 2>/dev/null || true)
-cuda_args=()
-if [ -n "$torch_cuda" ]; then
-  nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
-  [ -x "$nvcc" ] || {
-    echo "build.sh: PyTorch $torch_version has CUDA $torch_cuda but no nvcc was found" \
-      "(its CMake files need the CUDA toolkit)" >&2
-    exit 2
-  }
-  cuda_args=(-DCMAKE_CUDA_COMPILER="$nvcc")
-fi
 
 cat >"$build/env.sh" <<ENV
 # Written by scripts/gpu/build.sh: the environment of this build (source it).
@@ -125,10 +106,10 @@ export CCACHE_BASEDIR=$root CCACHE_NOHASHDIR=1
 
 # The prefix's libraries on the run path too: the extension and programs load without env.sh.
 cmake_common=(-G Ninja -DCMAKE_LIBRARY_ARCHITECTURE=$arch
-  "-DCMAKE_PREFIX_PATH=$prefix/usr;$torch_prefix" -DPKG_CONFIG_EXECUTABLE="$pkg_config"
+  "-DCMAKE_PREFIX_PATH=$prefix/usr" -DPKG_CONFIG_EXECUTABLE="$pkg_config"
   -DCMAKE_BUILD_RPATH="$prefix/usr/lib/$arch")
 [ -n "$pybind11_dir" ] && cmake_common+=(-Dpybind11_DIR="$pybind11_dir")
-echo "build.sh: PyTorch $torch_version (CUDA ${torch_cuda:-none}), LibTorch from $torch_prefix," \
+echo "build.sh: PyTorch $torch_version (CUDA ${torch_cuda:-none}) from $torch_prefix," \
   "prefix $prefix, $jobs jobs"
 
 # 3. The Python package (LibTorch-free): setup.py configures its CMake build with these.
@@ -147,7 +128,7 @@ fi
 # 4. The C++ project against this PyTorch's LibTorch.
 if [ "$what" != python ]; then
   start=$SECONDS
-  cmake -S "$root" -B "$build/cpp" "${cmake_common[@]}" "${cuda_args[@]}" \
+  cmake -S "$root" -B "$build/cpp" "${cmake_common[@]}" -DSTOKER_PYTHON="$(command -v "$PYTHON")" \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTOKER_BUILD_BENCH=OFF
   cmake --build "$build/cpp" -j "$jobs"
   echo "build.sh: C++ project built in $((SECONDS - start)) s ($STOKER_CLI)"

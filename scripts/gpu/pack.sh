@@ -14,13 +14,13 @@ pack=${1:-$root/.gpu-pack}
 photos=/usr/share/backgrounds/mate/nature
 
 # The build's dependencies with their runtime libraries: the image layer (libjpeg-turbo, spng,
-# Highway, zlib), checksums (xxHash), fmt, nlohmann-json, CLI11, DLPack (the Python extension),
-# GoogleTest/GoogleMock, Gloo's headers (ProcessGroupGloo.hpp includes them), and pkgconf for a
-# machine without pkg-config.
+# Highway, zlib), checksums (xxHash), fmt, nlohmann-json, CLI11, DLPack and pybind11 (the Python
+# extension), GoogleTest/GoogleMock, Gloo's headers (ProcessGroupGloo.hpp includes them), and
+# pkgconf for a machine without pkg-config.
 packages=(
   libjpeg62-turbo libjpeg62-turbo-dev libspng0 libspng-dev libhwy1 libhwy-dev zlib1g zlib1g-dev
   libxxhash0 libxxhash-dev libfmt9 libfmt-dev nlohmann-json3-dev libcli11-dev libdlpack-dev
-  libgtest-dev libgmock-dev libgloo-dev pkgconf pkgconf-bin libpkgconf3
+  libgtest-dev libgmock-dev libgloo-dev pybind11-dev pkgconf pkgconf-bin libpkgconf3
 )
 
 if [ ! -d "$photos" ]; then

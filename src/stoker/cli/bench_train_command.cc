@@ -1,6 +1,6 @@
 // `stoker bench train`: the classic experiment side by side in one run — MLP 784-128-64-10,
 // Fashion-MNIST train, batch 64, Adam 1e-3, one epoch — through PyTorch's DataLoader
-// (bench/torch_train_baseline.py with /usr/bin/python3: num_workers 0, 2, 2 + pin_memory),
+// (bench/torch_train_baseline.py with the build's Python (STOKER_PYTHON): num_workers 0, 2, 2 + pin_memory),
 // through stoker, and the compute-only bound (one resident batch; also 16 resident batches
 // cycled, what a step costs when its batch is not the one it just used). Seconds and ratios.
 #include <fmt/format.h>
@@ -33,7 +33,7 @@ struct TrainBenchOptions {
   int workers = 1;
   int threads = 1;
   std::string torch_script = STOKER_BENCH_DIR "/torch_train_baseline.py";
-  std::string python = "/usr/bin/python3";
+  std::string python = STOKER_PYTHON;
   int repeat = 11;
   bool skip_torch = false;
   bool json = false;

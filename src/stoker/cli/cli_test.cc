@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <nlohmann/json.hpp>
 
 #include "stoker/store/import/fashion_mnist.h"
@@ -284,8 +285,8 @@ TEST(CliTest, BenchTrainRunsTheBaselineWithoutAShell) {
   testing::TempDir dir;
   const std::string env = "STOKER_DATA=" + dir / "root";
   RunResult injected = run(
-      "bench train --repeat 1 --python '/bin/touch " + dir / "x" + "; /usr/bin/python3'", dir, env);
-  expect_one_line_error(injected, "cannot run /bin/touch " + dir / "x" + "; /usr/bin/python3");
+      "bench train --repeat 1 --python '/bin/touch " + dir / "x" + "; " STOKER_PYTHON "'", dir, env);
+  expect_one_line_error(injected, "cannot run /bin/touch " + dir / "x" + "; " STOKER_PYTHON);
   EXPECT_EQ(injected.exit_code, 1);
   EXPECT_FALSE(fs::exists(dir / "x"));
 
@@ -301,7 +302,7 @@ TEST(CliTest, BenchTrainRunsTheBaselineWithoutAShell) {
 
   std::ofstream(script) << "import sys\nsys.exit('torchvision is missing')\n";
   RunResult failed = run("bench train --repeat 1 --torch-baseline '" + script + "'", dir, env);
-  expect_one_line_error(failed, "the PyTorch baseline failed: /usr/bin/python3 " + script +
+  expect_one_line_error(failed, "the PyTorch baseline failed: " STOKER_PYTHON " " + script +
                                     " exited with status 1: torchvision is missing");
   EXPECT_EQ(failed.exit_code, 1);
   EXPECT_EQ(failed.out, "") << "no timed runs after a failed baseline";
@@ -437,6 +438,10 @@ TEST(CliTest, EnvSaysWhatARunFinds) {
   EXPECT_EQ(j.at("memory_bytes"), machine_memory_bytes());
   EXPECT_EQ(j.at("data_root"), root);
   EXPECT_EQ(j.at("nccl").get<bool>(), static_cast<bool>(STOKER_TEST_NCCL));
+  // The configure line's words: which CUDA and NCCL this build compiled, or why none.
+  EXPECT_EQ(j.at("build"), STOKER_BUILD_SUMMARY);
+  EXPECT_EQ(std::regex_search(STOKER_BUILD_SUMMARY, std::regex("NCCL [0-9]+\\.[0-9]+")),
+            static_cast<bool>(STOKER_TEST_NCCL));
   if (!j.at("cuda").at("available").get<bool>()) {
     EXPECT_EQ(j.at("cuda").at("devices"), 0);
   }
@@ -444,6 +449,7 @@ TEST(CliTest, EnvSaysWhatARunFinds) {
   RunResult text = run("env", dir, "STOKER_DATA=" + root);
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_EQ(text.out.rfind("libtorch  " + j.at("libtorch").get<std::string>(), 0), 0u) << text.out;
+  EXPECT_NE(text.out.find("\nbuild     " STOKER_BUILD_SUMMARY "\n"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("\ndata      " + root + " "), std::string::npos) << text.out;
   EXPECT_NE(text.out.find(fmt::format("\nmachine   {} cores", machine_cores())), std::string::npos)
       << text.out;

@@ -346,16 +346,16 @@ TEST_F(DistTrainCliTest, NprocUnderALauncherIsAUsageError) {
 // batch.
 TEST_F(DistTrainCliTest, TwoTorchrunAgentsAsTwoNodes) {
   const Result<ProcessResult> probe =
-      run_process({"/usr/bin/python3", "-c", "import torch.distributed.run"});
+      run_process({STOKER_PYTHON, "-c", "import torch.distributed.run"});
   if (!probe.is_ok() || probe.value().exit_code != 0)
-    GTEST_SKIP() << "no /usr/bin/python3 with torch";
+    GTEST_SKIP() << "no " STOKER_PYTHON " with torch";
   const std::string data = write_data(160, 57);
   run_ranks(train(data, 16, "one", {"--save-model", dir_ / "one.pt"}), 1);
   const int port = testing::free_port();
   ChildGroup agents;
   for (int node = 0; node < 2; ++node) {
     ChildSpec agent;
-    agent.argv = {"/usr/bin/python3",
+    agent.argv = {STOKER_PYTHON,
                   "-m",
                   "torch.distributed.run",
                   "--no_python",

@@ -82,6 +82,7 @@ void run_env(bool json) {
         {"openmp", openmp_threads()}}},
       {"cuda", {{"available", cuda}, {"devices", cuda ? torch::cuda::device_count() : 0}}},
       {"nccl", nccl_available()},
+      {"build", STOKER_BUILD_SUMMARY},
       {"cores", machine_cores()},
       {"memory_bytes", machine_memory_bytes()},
       {"data_root", default_data_root()}};
@@ -90,6 +91,7 @@ void run_env(bool json) {
     return;
   }
   fmt::print("libtorch  {} (CPU capability {})\n", TORCH_VERSION, libtorch_cpu_capability());
+  fmt::print("build     {}\n", STOKER_BUILD_SUMMARY);
   fmt::print("blas      {} (lapack {}); mapped: {}\n", j["blas"].get<std::string>(),
              j["lapack"].get<std::string>(),
              blas_libraries.empty() ? std::string("none")

@@ -91,7 +91,7 @@ TEST(ImportCliTest, ImageFolderSplitsThenInspectAndVerify) {
 
 // Per channel, the mean and population std of every image under `root` as PIL's
 // Image.open(path).convert("RGB") reads it (what torchvision's ImageFolder gives), computed with
-// numpy by Debian's Python: {"mean": [...], "std": [...], "pixels": n}.
+// numpy by STOKER_PYTHON: {"mean": [...], "std": [...], "pixels": n}.
 nlohmann::json pil_statistics(const std::string& root, const testing::TempDir& dir) {
   const std::string out = dir / "pil.json";
   const std::string script = fmt::format(

@@ -3,6 +3,7 @@
 // logits are compared with stoker's own (the saved model loaded back into a C++ model) and its
 // accuracy with what the trainer reported; predict() on the uint8 images gives the same logits.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 #include <torch/types.h>
 
@@ -60,7 +61,7 @@ with open(out + '.json', 'w') as f:
 )";
 
 bool python_has_torch() {
-  return std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0;
+  return std::system(STOKER_PYTHON " -c 'import torch' >/dev/null 2>&1") == 0;
 }
 
 struct Samples {
@@ -114,7 +115,7 @@ struct SaveCase {
 class SaveModelCliTest : public ::testing::TestWithParam<SaveCase> {};
 
 TEST_P(SaveModelCliTest, PythonRunsTheSavedModelAsStokerDoes) {
-  if (!python_has_torch()) GTEST_SKIP() << "/usr/bin/python3 cannot import torch";
+  if (!python_has_torch()) GTEST_SKIP() << STOKER_PYTHON " cannot import torch";
   const SaveCase c = GetParam();
   testing::TempDir dir;
   write_rgb_dataset(dir / "data/train", 96, c.size, 1);
@@ -136,7 +137,7 @@ TEST_P(SaveModelCliTest, PythonRunsTheSavedModelAsStokerDoes) {
   const std::string out = dir / "python";
   std::ofstream(dir / "run.py") << kRunSavedModelPy;
   const std::string python = fmt::format(
-      "/usr/bin/python3 {} {} {} {} {} {} {} {} {} {}", dir / "run.py", model_path, dir / "test.u8",
+      STOKER_PYTHON " {} {} {} {} {} {} {} {} {} {}", dir / "run.py", model_path, dir / "test.u8",
       out, kTestRecords, kChannels, c.size, c.size, fmt::join(kMean, ","), fmt::join(kStd, ","));
   ASSERT_EQ(std::system(python.c_str()), 0) << python;
   const nlohmann::json flags = nlohmann::json::parse(read_file(out + ".json").value_or_throw());

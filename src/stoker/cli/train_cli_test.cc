@@ -595,7 +595,7 @@ TEST_F(TrainCliTest, ASecondRunOnTheCheckpointDirectoryFailsAtOnce) {
 // and the reason, never LibTorch's traceback (that only with --verbose).
 TEST_F(TrainCliTest, FailingModelsGiveOneLineNamingModelStepAndReason) {
   write_data("data", 300);
-  ASSERT_TRUE(testing::write_script_models(dir_.path())) << "/usr/bin/python3 with torch";
+  ASSERT_TRUE(testing::write_script_models(dir_.path())) << STOKER_PYTHON " with torch";
   auto train = [&](const std::string& model, std::vector<std::string> more = {}) {
     std::vector<std::string> args = {"--data",  dir_ / "data", "--epochs", "1",
                                      "--batch", "32",          "--model",  dir_ / model};

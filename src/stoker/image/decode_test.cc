@@ -39,7 +39,7 @@ Result<DecodedCrop> decode(const std::vector<uint8_t>& bytes, DecodeBuffer& buff
 }
 
 TEST(DecodeTest, FullDecodeEqualsPilConvertRgb) {
-  if (!have_pil()) GTEST_SKIP() << "/usr/bin/python3 with PIL is not available";
+  if (!have_pil()) GTEST_SKIP() << STOKER_PYTHON " with PIL is not available";
   DecodeBuffer buffer;
   int compared = 0;
   for (const Fixture& f : image_fixtures()) {
@@ -89,7 +89,7 @@ TEST(DecodeTest, CropDecodeEqualsTheSameRectangleOfTheFullDecode) {
 }
 
 TEST(DecodeTest, HalfScaleDecodeEqualsPilDraft) {
-  if (!have_pil()) GTEST_SKIP() << "/usr/bin/python3 with PIL is not available";
+  if (!have_pil()) GTEST_SKIP() << STOKER_PYTHON " with PIL is not available";
   DecodeBuffer buffer;
   for (const Fixture& f : image_fixtures()) {
     if (!f.is_jpeg()) continue;

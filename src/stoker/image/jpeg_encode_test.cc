@@ -74,7 +74,7 @@ TEST(JpegEncodeTest, DecodesCloseToTheInputWithARestartMarkerEveryMcuRow) {
 }
 
 TEST(JpegEncodeTest, DecodesAsPilsSaveAtTheSameQuality) {
-  if (!testing::have_pil()) GTEST_SKIP() << "/usr/bin/python3 with PIL is not available";
+  if (!testing::have_pil()) GTEST_SKIP() << STOKER_PYTHON " with PIL is not available";
   // PIL saved the same pixels as pil_rgb.png and, at quality 90 with its default 4:2:0, as
   // pil_420.jpg: the same libjpeg settings decode to the same pixels.
   const Fixture* png = nullptr;

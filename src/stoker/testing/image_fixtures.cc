@@ -168,7 +168,7 @@ struct FixtureSet {
     }
     std::ofstream(dir / "make.py") << kPilScript;
     have_pil = std::system(
-                   ("/usr/bin/python3 " + (dir / "make.py") + " " + dir.path() + " >/dev/null 2>&1")
+                   (STOKER_PYTHON " " + (dir / "make.py") + " " + dir.path() + " >/dev/null 2>&1")
                        .c_str()) == 0;
     for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
       const std::string path = entry.path().string();

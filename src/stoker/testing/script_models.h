@@ -1,6 +1,6 @@
 #pragma once
 // Test helper: TorchScript files (and files that only look like them) written by Debian's
-// /usr/bin/python3 with torch, for models that fail in each way a user's model can. All take
+// the build's Python (STOKER_PYTHON) with torch, for models that fail in each way a user's model can. All take
 // samples of [1, 4, 4] (testing/classification.h's rows dataset) and have 4 classes.
 
 #include <cstdlib>
@@ -70,10 +70,10 @@ torch.save(Good().state_dict(), f"{out}/legacy.pt", _use_new_zipfile_serializati
 // Writes the models above into `dir` as NAME.pt. False if Python with torch is not available
 // or the script fails.
 inline bool write_script_models(const std::string& dir) {
-  if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0) return false;
+  if (std::system(STOKER_PYTHON " -c 'import torch' >/dev/null 2>&1") != 0) return false;
   const std::string script = dir + "/script_models.py";
   std::ofstream(script) << kScriptModelsPy;
-  return std::system(("/usr/bin/python3 " + script + " " + dir).c_str()) == 0;
+  return std::system((STOKER_PYTHON " " + script + " " + dir).c_str()) == 0;
 }
 
 }  // namespace stoker::testing

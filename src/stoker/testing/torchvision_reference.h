@@ -1,6 +1,6 @@
 #pragma once
 // Test helper: runs torchvision_reference.py (the path is the STOKER_TORCHVISION_REFERENCE macro
-// of the test target) with Debian's Python (STOKER_PYTHON), which has torch, torchvision, PIL
+// of the test target) with STOKER_PYTHON, which has torch, torchvision, PIL
 // and SciPy. A missing interpreter or module fails the test: CI installs them
 // (scripts/setup.sh).
 

@@ -1,6 +1,7 @@
 #include "stoker/train/checkpoint.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <stdlib.h>
 #include <torch/serialize.h>
 

@@ -192,7 +192,7 @@ TEST(ExceptionReasonTest, TheTorchScriptErrorUnderItsTraceback) {
 // Each way a user's TorchScript file can fail gets one line naming the file and the reason.
 TEST(ScriptModelTest, FailuresAreOneLineNamingTheModel) {
   TempDir dir;
-  if (!testing::write_script_models(dir / "")) GTEST_SKIP() << "/usr/bin/python3 with torch";
+  if (!testing::write_script_models(dir / "")) GTEST_SKIP() << STOKER_PYTHON " with torch";
   const ModelSpec spec = spec_of(1, 4, 4, 4);
   const at::Tensor batch = torch::rand({8, 1, 4, 4});
 
@@ -386,7 +386,7 @@ TEST(BuiltinModelTest, LoadStateCopiesValuesAndChecksShapes) {
 // Runs a Python snippet with Debian's interpreter (which has torch); returns its exit status.
 int run_python(const std::string& script_path, const std::string& code, const std::string& args) {
   std::ofstream(script_path) << code;
-  return std::system(("/usr/bin/python3 " + script_path + " " + args).c_str());
+  return std::system((STOKER_PYTHON " " + script_path + " " + args).c_str());
 }
 
 constexpr const char* kMakeScript = R"(
@@ -420,8 +420,8 @@ at::Tensor script_input() {
 }
 
 TEST(ScriptModelTest, TrainsInCppAndReloadsInPython) {
-  if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0) {
-    GTEST_SKIP() << "/usr/bin/python3 with torch is not available";
+  if (std::system(STOKER_PYTHON " -c 'import torch' >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << STOKER_PYTHON " with torch is not available";
   }
   TempDir dir;
   const std::string original = dir / "net.pt";

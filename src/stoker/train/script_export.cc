@@ -1,6 +1,7 @@
 #include "stoker/train/script_export.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <torch/nn/modules/activation.h>
 #include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/container/sequential.h>
@@ -11,6 +12,8 @@
 #include <algorithm>
 #include <cctype>
 #include <memory>
+#include <optional>
+#include <variant>
 #include <vector>
 
 #include "stoker/train/models.h"
@@ -39,8 +42,8 @@ std::string forward_returning(const std::string& expression) {
 
 ScriptMethod conv2d(const nn::Conv2dImpl& conv) {
   const auto& o = conv.options;
-  const auto* padding = c10::get_if<torch::ExpandingArray<2>>(&o.padding());
-  if (padding == nullptr || !c10::get_if<torch::enumtype::kZeros>(&o.padding_mode()) ||
+  const auto* padding = std::get_if<torch::ExpandingArray<2>>(&o.padding());
+  if (padding == nullptr || !std::get_if<torch::enumtype::kZeros>(&o.padding_mode()) ||
       o.transposed())
     return {};
   return {"Conv2d",
@@ -73,7 +76,7 @@ ScriptMethod max_pool2d(const nn::MaxPool2dImpl& pool) {
 
 ScriptMethod adaptive_avg_pool2d(const nn::AdaptiveAvgPool2dImpl& pool) {
   std::vector<int64_t> size;
-  for (const c10::optional<int64_t>& s : *pool.options.output_size()) {
+  for (const std::optional<int64_t>& s : *pool.options.output_size()) {
     if (!s) return {};  // "keep the input's size": not written
     size.push_back(*s);
   }

@@ -1,4 +1,4 @@
-// The ImageFolder listing against torchvision.datasets.ImageFolder itself (/usr/bin/python3),
+// The ImageFolder listing against torchvision.datasets.ImageFolder itself (the build's Python (STOKER_PYTHON)),
 // and the cases where stoker parts from it.
 #include "stoker/store/import/image_folder_scan.h"
 
@@ -66,7 +66,7 @@ std::string hex(const std::string& bytes) {
 }
 
 // torchvision's classes and samples for `root`, as lines "class HEX" and "sample HEX LABEL";
-// empty if /usr/bin/python3 has no torchvision.
+// empty if the build's Python (STOKER_PYTHON) has no torchvision.
 std::string torchvision_listing(const testing::TempDir& dir, const std::string& root) {
   const std::string script = dir / "list.py", out = dir / "listing.txt";
   throw_if_error(write_file_atomically(script, R"(
@@ -79,7 +79,7 @@ with open(sys.argv[2], "w") as out:
     for path, label in ds.samples:
         out.write("sample %s %d\n" % (os.fsencode(path).hex(), label))
 )"));
-  if (std::system(("/usr/bin/python3 " + script + " '" + root + "' '" + out + "'").c_str()) != 0)
+  if (std::system((STOKER_PYTHON " " + script + " '" + root + "' '" + out + "'").c_str()) != 0)
     return "";
   return read_file(out).value_or_throw();
 }
@@ -99,7 +99,7 @@ TEST(ImageFolderScanTest, ListsWhatTorchvisionsImageFolderListsInItsOrder) {
   make_tree(root);
   ImageFolderListing listing = list_image_folder(root).value_or_throw();
   const std::string expected = torchvision_listing(dir, root);
-  if (expected.empty()) GTEST_SKIP() << "/usr/bin/python3 with torchvision is not available";
+  if (expected.empty()) GTEST_SKIP() << STOKER_PYTHON " with torchvision is not available";
   EXPECT_EQ(stoker_listing(listing), expected);
   // Spelled out, what the comparison covers:
   EXPECT_EQ(listing.classes, (std::vector<std::string>{".hidden", "a", "b", "c", "link-to-b"}));

@@ -201,7 +201,7 @@ TEST_F(ImageFolderTest, KeepOriginalStoresJpegsAsTheyAre) {
 }
 
 // PIL's resize of the image file at `path` to width x height (Image.resize with BILINEAR, which
-// antialiases), as packed RGB; run by Debian's Python (its absence fails the test).
+// antialiases), as packed RGB; run by STOKER_PYTHON (its absence fails the test).
 std::vector<uint8_t> pil_resized(const std::string& path, int width, int height) {
   const std::string out = path + ".pil.rgb";
   const std::string script = fmt::format(

@@ -1,0 +1,125 @@
+# LibTorch for the LibTorch layers: the one inside the PyTorch of a Python environment (PyPI's
+# wheels carry LibTorch's headers, libraries and CMake files), found by asking that Python.
+#
+#   stoker_query_torch()  before any target: runs STOKER_PYTHON (default: python3 on PATH) to
+#                         read torch's version, CUDA version, C++ ABI and CMake prefix; refuses
+#                         a torch older than STOKER_MIN_TORCH in one line; sets the C++
+#                         standard the headers need (C++20 from torch 2.13 on, else C++17).
+#   stoker_find_torch()   after: find_package(Torch) on that prefix. A CUDA build of torch
+#                         needs the CUDA toolkit's nvcc for its CMake files; without one the
+#                         build is CPU only (the `torch` target made here from the wheel's
+#                         libraries) and says so in one line.
+# Errors are one line each (a message starting with a space is not re-wrapped by CMake).
+# -DTorch_DIR=... skips the query and uses that LibTorch as it is (a LibTorch archive).
+# STOKER_PYTHON is also the Python that the tests run (torch, torchvision, PIL) and the default
+# of `stoker bench train --python`: the macro STOKER_PYTHON in the tests and the CLI.
+
+set(STOKER_MIN_TORCH 2.4)
+set(STOKER_PYTHON "" CACHE FILEPATH "The Python whose PyTorch provides LibTorch (default: python3)")
+if(NOT STOKER_PYTHON)
+  find_program(STOKER_PYTHON_FOUND NAMES python3 python NO_CACHE)
+  set(STOKER_PYTHON "${STOKER_PYTHON_FOUND}" CACHE FILEPATH "" FORCE)
+endif()
+
+macro(stoker_query_torch)
+  if(NOT Torch_DIR)
+    execute_process(
+      COMMAND "${STOKER_PYTHON}" -c "import torch, torch.utils
+print(torch.utils.cmake_prefix_path)
+print(torch.__version__.split('+')[0])
+print(torch.version.cuda or '')
+print(int(torch._C._GLIBCXX_USE_CXX11_ABI))"
+      RESULT_VARIABLE _stoker_rc OUTPUT_VARIABLE _stoker_out ERROR_QUIET
+      OUTPUT_STRIP_TRAILING_WHITESPACE)
+    if(NOT _stoker_rc EQUAL 0)
+      message(FATAL_ERROR " stoker: '${STOKER_PYTHON}' cannot import torch: install PyTorch >= "
+        "${STOKER_MIN_TORCH} into it (bash scripts/setup.sh makes an environment with the pinned "
+        "one), pass -DSTOKER_PYTHON=<a python with torch>, or build without LibTorch "
+        "(-DSTOKER_WITH_TORCH=OFF)")
+    endif()
+    string(REPLACE "\n" ";" _stoker_out "${_stoker_out}")
+    list(GET _stoker_out 0 STOKER_TORCH_PREFIX)
+    list(GET _stoker_out 1 STOKER_TORCH_VERSION)
+    list(GET _stoker_out 2 STOKER_TORCH_CUDA)
+    list(GET _stoker_out 3 STOKER_TORCH_ABI)
+    if(STOKER_TORCH_VERSION VERSION_LESS STOKER_MIN_TORCH)
+      message(FATAL_ERROR " stoker: '${STOKER_PYTHON}' has torch ${STOKER_TORCH_VERSION}; stoker "
+        "needs torch >= ${STOKER_MIN_TORCH} (scripts/requirements.txt pins the checked one)")
+    endif()
+    if(STOKER_TORCH_VERSION VERSION_GREATER_EQUAL 2.13)
+      set(CMAKE_CXX_STANDARD 20)  # torch 2.13's headers need C++20
+    endif()
+  endif()
+endmacro()
+
+# The nvcc for a CUDA torch: CMAKE_CUDA_COMPILER or CUDACXX if given, else nvcc on PATH, in
+# $CUDA_HOME/bin or /usr/local/cuda/bin. Sets STOKER_NVCC (empty when none).
+function(stoker_find_nvcc)
+  if(CMAKE_CUDA_COMPILER)
+    set(nvcc "${CMAKE_CUDA_COMPILER}")
+  elseif(DEFINED ENV{CUDACXX})
+    set(nvcc "$ENV{CUDACXX}")
+  else()
+    find_program(nvcc nvcc HINTS "$ENV{CUDA_HOME}/bin" /usr/local/cuda/bin NO_CACHE)
+  endif()
+  if(nvcc AND NOT EXISTS "${nvcc}")
+    set(nvcc "")
+  endif()
+  set(STOKER_NVCC "${nvcc}" PARENT_SCOPE)
+endfunction()
+
+# The `torch` target of a CUDA wheel used without the toolkit: its CPU libraries and headers.
+function(stoker_cpu_torch_target prefix abi)
+  set(lib "${prefix}/lib")
+  add_library(torch INTERFACE IMPORTED GLOBAL)
+  set_target_properties(torch PROPERTIES
+    INTERFACE_INCLUDE_DIRECTORIES "${prefix}/include;${prefix}/include/torch/csrc/api/include"
+    INTERFACE_COMPILE_DEFINITIONS "_GLIBCXX_USE_CXX11_ABI=${abi};USE_DISTRIBUTED;USE_C10D_GLOO"
+    INTERFACE_LINK_LIBRARIES "${lib}/libtorch.so;${lib}/libtorch_cpu.so;${lib}/libc10.so")
+endfunction()
+
+macro(stoker_find_torch)
+  if(NOT Torch_DIR)
+    # Another torch than the last configure's: forget the libraries TorchConfig found then.
+    if(NOT STOKER_TORCH_PREFIX STREQUAL STOKER_TORCH_PREFIX_CACHED)
+      foreach(found TORCH_LIBRARY c10_LIBRARY C10_CUDA_LIBRARY kineto_LIBRARY)
+        unset(${found} CACHE)
+      endforeach()
+      set(STOKER_TORCH_PREFIX_CACHED "${STOKER_TORCH_PREFIX}" CACHE INTERNAL "")
+    endif()
+    # Exactly this torch's CMake files and libraries, before any system LibTorch.
+    get_filename_component(_stoker_torch_root "${STOKER_TORCH_PREFIX}/../.." ABSOLUTE)
+    set(Torch_DIR "${STOKER_TORCH_PREFIX}/Torch")
+    set(Caffe2_DIR "${STOKER_TORCH_PREFIX}/Caffe2")
+    list(PREPEND CMAKE_PREFIX_PATH "${_stoker_torch_root}")
+  endif()
+  if(NOT STOKER_TORCH_CUDA)
+    find_package(Torch REQUIRED)
+  else()
+    stoker_find_nvcc()
+    if(STOKER_NVCC)
+      set(CMAKE_CUDA_COMPILER "${STOKER_NVCC}")
+      # Enabled here, its default architectures dropped: torch's CMake files warn about them
+      # and use TORCH_CUDA_ARCH_LIST instead.
+      enable_language(CUDA)
+      unset(CMAKE_CUDA_ARCHITECTURES CACHE)
+      unset(CMAKE_CUDA_ARCHITECTURES)
+      # No GPU to detect an architecture from: the GPU machine's (H100, H200) unless given.
+      if(NOT DEFINED ENV{TORCH_CUDA_ARCH_LIST} AND NOT TORCH_CUDA_ARCH_LIST)
+        set(TORCH_CUDA_ARCH_LIST "9.0")
+      endif()
+      # kineto is inside libtorch_cpu in PyPI's wheels; TorchConfig warns when it finds no file.
+      set(kineto_LIBRARY "${_stoker_torch_root}/lib/libtorch_cpu.so" CACHE FILEPATH "")
+      find_package(Torch REQUIRED)
+    else()
+      # The wheel's CMake files would fail with a page of errors: build CPU only instead.
+      stoker_cpu_torch_target("${_stoker_torch_root}" "${STOKER_TORCH_ABI}")
+      set(TORCH_INSTALL_PREFIX "${_stoker_torch_root}")
+      set(Torch_VERSION "${STOKER_TORCH_VERSION}")
+      set(TORCH_CXX_FLAGS "-D_GLIBCXX_USE_CXX11_ABI=${STOKER_TORCH_ABI}")
+      set(CAFFE2_USE_CUDA OFF)
+      set(STOKER_TORCH_NO_NVCC
+        "torch ${STOKER_TORCH_VERSION} has CUDA ${STOKER_TORCH_CUDA} but no nvcc was found (put the CUDA ${STOKER_TORCH_CUDA} toolkit's bin/ on PATH or set CUDACXX for a CUDA build)")
+    endif()
+  endif()
+endmacro()
