@@ -1,13 +1,22 @@
 #!/usr/bin/env python3
 """Kills stoker at random moments and checks that nothing of the user's is lost.
 
-Three subjects, each run as a real child process and interrupted at a random moment with a
-random pattern of signals (SIGINT, SIGTERM, SIGKILL; single, double and triple):
+Subjects, each run as a real child process and interrupted at a random moment with a random
+pattern of signals (SIGINT, SIGTERM, SIGKILL; single, double and triple; for train also SIGHUP
+and SIGPIPE, sent or from a real closed pipe, `train | head -1`):
 
   train    `stoker train --checkpoint-dir C --resume` on a small dataset, killed again and
            again, then run to its end: its final loss must equal a straight run's exactly.
   convert  `stoker convert idx ... --out O`: O is absent or a complete dataset; converting
            again works.
+  dotdot   convert with --out L/hop/../O, hop a link elsewhere: the dataset appears where the
+           kernel resolves the path (beside hop's target) or not at all, never beside the link;
+           a user's folder named O.partial-* there is kept.
+  collide  `stoker train` with two outputs naming one file (two flags, or a flag naming a file
+           of the checkpoint directory or the report): refused in one line before any work,
+           the file there before unchanged.
+  foreign  another shard of the same size copied in place over one that `train --verify
+           always` reads: one line naming the shard, never a run that ends "fine".
   writer   a Python script writing a dataset with stoker.DatasetWriter (with --python, the
            interpreter that has the package): the same checks as convert.
 
@@ -15,7 +24,8 @@ After every kill: the inputs are byte for byte unchanged (SHA-256), no process d
 signal or failed with an error, the current checkpoint (if any) is complete and the next run
 loads it, and once the next run has ended no temporary of stoker's remains (*.tmp-<pid>,
 *.partial-*, .partial-step-*). Prints one line per kill with --verbose, and at the end the
-counts by subject and signal pattern and "N passed, M failed" (kills whose checks passed).
+counts by subject and signal pattern and "N passed, M failed" (campaigns whose checks passed).
+--kills counts every run interrupted or checked.
 
   fault_harness.py --stoker build/stoker --kills 200 [--python build-python/venv/bin/python]
 """
@@ -39,8 +49,12 @@ PATTERNS = [
     ("SIGINT",), ("SIGTERM",), ("SIGKILL",), ("SIGINT", "SIGINT"),
     ("SIGINT", "SIGINT", "SIGINT"), ("SIGTERM", "SIGTERM"), ("SIGINT", "SIGKILL"),
 ]
+# A run stops on a lost terminal or reader as on SIGTERM.
+TRAIN_PATTERNS = PATTERNS + [("SIGHUP",), ("SIGPIPE",), ("SIGPIPE", "SIGPIPE", "SIGPIPE"),
+                             ("SIGHUP", "SIGINT"), ("PIPE",)]
 # Exit statuses a kill may end with: done, stopped on request, killed by the signal sent.
 ACCEPTED = {0, 130, 128 + signal.SIGINT, 128 + signal.SIGTERM, 128 + signal.SIGKILL}
+USERS_FOLDER = "ds.partial-mybackup"
 TRAIN_ARGS = ["--epochs", "3", "--batch", "32", "--workers", "1", "--threads", "1", "--seed", "5"]
 
 
@@ -77,6 +91,8 @@ def leftovers(root):
     found = []
     for dirpath, dirs, files in os.walk(root):
         for name in dirs + files:
+            if name == USERS_FOLDER:
+                continue  # the user's, named like a staging directory (subject dotdot)
             if ".tmp-" in name or ".partial-" in name or name.startswith(".partial-step-"):
                 found.append(os.path.join(dirpath, name))
     return found
@@ -90,6 +106,7 @@ class Harness:
         self.counts = collections.Counter()
         self.failures = []
         self.kills = 0
+        self.runs = 0  # runs checked without a kill
 
     def stoker(self, *argv, check=True):
         r = subprocess.run([self.args.stoker, *argv], capture_output=True, text=True)
@@ -108,6 +125,10 @@ class Harness:
             self.stoker("convert", "idx", "--images", f"{src}/{split}-images", "--labels",
                         f"{src}/{split}-labels", "--out", f"{self.data}/{split}")
         self.src = src
+        # Shards of equal size (all but the last) for the foreign-shard subject.
+        self.sharded = os.path.join(self.work, "sharded")
+        self.stoker("convert", "idx", "--images", f"{src}/train-images", "--labels",
+                    f"{src}/train-labels", "--out", self.sharded, "--shard-mb", "1")
         self.inputs = {"data": digest_tree(self.data), "src": digest_tree(src)}
         straight = os.path.join(self.work, "straight.jsonl")
         self.stoker("train", "--data", self.data, *TRAIN_ARGS, "--log", straight)
@@ -120,7 +141,10 @@ class Harness:
         return (epochs[-1]["epoch"], epochs[-1]["train_loss"]) if epochs else None
 
     def kill(self, argv, delay, pattern, env=None):
-        """Starts argv, sends `pattern` after `delay` seconds; returns (status, stderr)."""
+        """Starts argv, sends `pattern` after `delay` seconds; returns (status, stderr). The
+        pattern ("PIPE",) instead closes the read end of its stdout after the first line."""
+        if pattern == ("PIPE",):
+            return self.close_pipe(argv, env)
         p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                              env=env)
         time.sleep(delay)
@@ -143,6 +167,23 @@ class Harness:
         status = p.returncode if p.returncode >= 0 else 128 - p.returncode
         return status, err
 
+    def close_pipe(self, argv, env):
+        """`argv | head -1`: its stdout's reader goes after one line; returns (status, stderr)."""
+        err_path = os.path.join(self.work, "pipe.err")
+        with open(err_path, "w") as err_file:
+            p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err_file, env=env)
+            p.stdout.readline()
+            p.stdout.close()
+            try:
+                p.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+                return "hang", ""
+        self.kills += 1
+        status = p.returncode if p.returncode >= 0 else 128 - p.returncode
+        return status, open(err_path).read()
+
     def check(self, what, ok, detail=""):
         if not ok:
             self.failures.append(f"{what}: {detail}")
@@ -164,11 +205,16 @@ class Harness:
                 ckpt, "--resume", "--log", log]
         ok = True
         for _ in range(kills):
-            pattern = self.rng.choice(PATTERNS)
+            pattern = self.rng.choice(TRAIN_PATTERNS)
+            records = self.log_lines(log)
             status, err = self.kill(argv, self.rng.uniform(0.0, self.args.train_seconds), pattern)
             what = f"train {'+'.join(pattern)}"
             self.counts[("train", "+".join(pattern))] += 1
-            passed = (self.check(what, status in ACCEPTED, f"exit {status}: {err.strip()}")
+            # SIGHUP or SIGPIPE before the process installed its handlers (while it starts):
+            # nothing had begun, so nothing is lost; once it logs its run, it must stop cleanly.
+            early = (status in (128 + signal.SIGHUP, 128 + signal.SIGPIPE)
+                     and self.log_lines(log) == records)
+            passed = (self.check(what, status in ACCEPTED or early, f"exit {status}: {err.strip()}")
                       and self.inputs_unchanged(what) and self.checkpoint_complete(what, ckpt))
             ok = ok and passed
             self.say(what, status, passed)
@@ -180,6 +226,10 @@ class Harness:
         ok = self.check("train resumed to the end", not leftovers(self.work),
                         f"left behind: {leftovers(self.work)}") and ok
         return ok
+
+    @staticmethod
+    def log_lines(log):
+        return sum(1 for _ in open(log, "rb")) if os.path.exists(log) else 0
 
     def checkpoint_complete(self, what, ckpt):
         latest = os.path.join(ckpt, "LATEST")
@@ -214,6 +264,90 @@ class Harness:
         self.say(what, status, passed)
         return passed
 
+    def collide_campaign(self):
+        """Two outputs of one run naming one file: refused before any work, nothing changed."""
+        base = os.path.join(self.work, "collide")
+        shutil.rmtree(base, ignore_errors=True)
+        ck, report, f = (os.path.join(base, n) for n in ("ck", "report", "out.file"))
+        os.makedirs(ck)
+        os.makedirs(report)
+        targets = {"--log": f, "--trace": f, "--save-model": f}
+        cases = [(a, b, f) for a in targets for b in targets if a != b]
+        cases += [(a, "--checkpoint-dir", os.path.join(ck, "LATEST")) for a in targets]
+        cases += [(a, "--report", os.path.join(report, n)) for a in targets
+                  for n in ("index.html", "report.json")]
+        first, second, path = self.rng.choice(cases)
+        with open(path, "w") as out:
+            out.write("the user's\n")
+        argv = ["train", "--data", self.data, *TRAIN_ARGS, first, path]
+        argv += [second, ck if second == "--checkpoint-dir" else
+                 report if second == "--report" else path]
+        self.runs += 1
+        r = self.stoker(*argv, check=False)
+        what = f"collide {first} {second}"
+        self.counts[("collide", f"{first} {second}")] += 1
+        lines = r.stderr.strip().split("\n")
+        passed = (self.check(what, r.returncode == 1 and len(lines) == 1 and first in r.stderr
+                             and second in r.stderr, f"exit {r.returncode}: {r.stderr.strip()}")
+                  and self.check(what, open(path).read() == "the user's\n",
+                                 f"{path} was overwritten")
+                  and self.check(what, os.listdir(ck) == [] or path.startswith(ck),
+                                 f"the run wrote into {ck}: {os.listdir(ck)}"))
+        self.say(what, r.returncode, passed)
+        return passed
+
+    def dotdot_campaign(self):
+        """convert --out L/hop/../O with hop a link elsewhere, killed at random."""
+        base = os.path.join(self.work, "dotdot")
+        shutil.rmtree(base, ignore_errors=True)
+        os.makedirs(os.path.join(base, "lx"))
+        os.makedirs(os.path.join(base, "elsewhere", "dl"))
+        os.symlink(os.path.join(base, "elsewhere", "dl"), os.path.join(base, "lx", "dl"))
+        mine = os.path.join(base, "elsewhere", USERS_FOLDER)
+        os.makedirs(mine)
+        with open(os.path.join(mine, "notes.txt"), "w") as f:
+            f.write("mine")
+        argv = [self.args.stoker, "convert", "idx", "--images", f"{self.src}/big-images",
+                "--labels", f"{self.src}/big-labels", "--out",
+                os.path.join(base, "lx", "dl", "..", "ds")]
+        passed = self.output_campaign("dotdot", argv, os.path.join(base, "elsewhere", "ds"))
+        passed = self.check("dotdot", not os.path.exists(os.path.join(base, "lx", "ds")),
+                            "the dataset was written beside the link") and passed
+        passed = self.check("dotdot", os.path.exists(os.path.join(mine, "notes.txt")),
+                            f"{mine} was removed") and passed
+        shutil.rmtree(base, ignore_errors=True)
+        return passed
+
+    def foreign_campaign(self):
+        """Another shard copied in place over one a `--verify always` run reads."""
+        data = os.path.join(self.work, "foreign")
+        shutil.rmtree(data, ignore_errors=True)
+        shutil.copytree(self.sharded, data)
+        shards = sorted(n for n in os.listdir(data) if n.endswith(".stk"))[:-1]  # equal sizes
+        victim, other = self.rng.sample(shards, 2)
+        p = subprocess.Popen([self.args.stoker, "train", "--data", data, *TRAIN_ARGS[2:],
+                              "--epochs", "1000", "--verify", "always"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        time.sleep(self.rng.uniform(0.5, self.args.train_seconds + 0.5))
+        with open(os.path.join(data, other), "rb") as f:
+            foreign = f.read()
+        with open(os.path.join(data, victim), "r+b") as f:  # in place, no truncation
+            f.write(foreign)
+        try:
+            _, err = p.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            _, err = p.communicate()
+        self.runs += 1
+        what = "foreign shard"
+        self.counts[("foreign", "in place")] += 1
+        passed = self.check(what, p.returncode == 1 and err.count("\n") == 1
+                            and os.path.join(data, victim) in err and "internal" not in err,
+                            f"exit {p.returncode}: {err.strip()}")
+        shutil.rmtree(data, ignore_errors=True)
+        self.say(what, p.returncode, passed)
+        return passed
+
     def say(self, what, status, passed):
         if self.args.verbose:
             print(f"{'ok  ' if passed else 'FAIL'} {what}: exit {status}", flush=True)
@@ -232,14 +366,21 @@ class Harness:
                     "        w.append({'image': np.full((1, 28, 28), i % 256, np.uint8), "
                     "'label': i % 10})\n")
         passed = failed = 0
-        subjects = ["train", "convert"] + (["writer"] if self.args.python else [])
-        while self.kills < self.args.kills:
+        subjects = (["train", "convert", "dotdot", "collide", "foreign"]
+                    + (["writer"] if self.args.python else []))
+        while self.kills + self.runs < self.args.kills:
             subject = self.rng.choice(subjects)
             before = len(self.failures)
             if subject == "train":
                 self.train_campaign(self.rng.randint(1, 4))
             elif subject == "convert":
                 self.output_campaign("convert", convert_argv, convert_argv[-1])
+            elif subject == "dotdot":
+                self.dotdot_campaign()
+            elif subject == "collide":
+                self.collide_campaign()
+            elif subject == "foreign":
+                self.foreign_campaign()
             else:
                 out = os.path.join(self.work, "written")
                 self.output_campaign("writer", [self.args.python, writer_script, out], out,
@@ -248,7 +389,7 @@ class Harness:
                 passed += 1
             else:
                 failed += 1
-        print(f"{self.kills} kills in {passed + failed} campaigns:")
+        print(f"{self.kills} kills and {self.runs} checked runs in {passed + failed} campaigns:")
         for (subject, pattern), n in sorted(self.counts.items()):
             print(f"  {subject:8} {pattern:24} {n}")
         for failure in self.failures:

@@ -1,12 +1,15 @@
 #pragma once
 // ShardReader: read-only, memory-mapped access to one shard file (docs/FORMAT.md). open()
 // checks magics, version, header and index checksums and every index entry's bounds, so that
-// record access afterwards is O(1) and cannot read outside the file. Record checksums are
-// checked on demand (verify_record). Immutable after open: thread-safe for concurrent reads.
+// record access afterwards is O(1) and cannot read outside the file. The index is copied when
+// it is checked, so a record is always read and verified as the entry checked at open says (a
+// shard swapped in place fails its records' checksums). Record checksums are checked on demand
+// (verify_record). Immutable after open: thread-safe for concurrent reads.
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "stoker/store/record_view.h"
 #include "stoker/store/schema.h"
@@ -61,7 +64,7 @@ class ShardReader {
   MappedFile file_;
   Schema schema_;
   const uint8_t* data_ = nullptr;
-  const shard_format::IndexEntry* index_ = nullptr;
+  std::vector<shard_format::IndexEntry> index_;  // checked at open (see above)
   uint64_t count_ = 0;
   uint64_t index_checksum_ = 0;
 };

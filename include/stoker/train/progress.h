@@ -75,6 +75,8 @@ class Progress {
   void print(const std::string& line);
 
  private:
+  // Writes `text` to out_ and flushes; a failed write is dropped (see progress.cc).
+  void write(const std::string& text);
   using Clock = std::chrono::steady_clock;
 
   std::FILE* out_;

@@ -146,5 +146,23 @@ TEST(BadInputCliTest, IdxHeaderPromisingMoreThanTheFileHoldsIsTruncated) {
   EXPECT_FALSE(fs::exists(dir / "out"));
 }
 
+// A path that is not UTF-8 cannot go into the JSON that records it (the log's run record, a
+// checkpoint, a manifest): refused up front in one line naming the option, nothing written.
+TEST(BadInputCliTest, PathsThatAreNotUtf8AreRefusedUpFront) {
+  testing::TempDir dir;
+  testing::write_rows_dataset(dir / "data/train", 100, 1);
+  const std::string latin1 = dir / "caf\xe9";
+  const std::string data = "--data " + dir / "data";
+  for (const std::string& args : {data + " --log " + latin1 + ".jsonl",
+                                  data + " --checkpoint-dir " + latin1, "--data " + latin1}) {
+    const RunResult r = run("train --max-steps 1 --no-eval " + args, dir);
+    testing::expect_one_line_error(r, "is not valid UTF-8");
+    EXPECT_NE(r.err.find("caf\\xe9"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(latin1 + ".jsonl"));
+    EXPECT_FALSE(fs::exists(latin1));
+  }
+}
+
 }  // namespace
 }  // namespace stoker

@@ -21,6 +21,7 @@
 #include "cli/trace_option.h"
 #include "cli/usage.h"
 #include "cli/workers_option.h"
+#include "stoker/doctor/run_report.h"
 #include "stoker/doctor/throughput_recorder.h"
 #include "stoker/image/decode.h"
 #include "stoker/pipeline/image_transforms.h"
@@ -205,8 +206,9 @@ RunReport loader_report(const TimedRun& run, const nlohmann::json& j) {
 void run_loader_bench(const LoaderBenchOptions& o) {
   InputSet inputs;
   inputs.add_datasets(o.data.empty() ? default_fashion_mnist_dir() : o.data, "the data");
-  check_output_dir(inputs, "--report", o.report);
-  check_output_file(inputs, "--trace", o.trace);
+  CommandOutputs outputs(std::move(inputs));
+  outputs.dir("--report", o.report, report_file_names());
+  outputs.file("--trace", o.trace);
   check_report_option(o.report);
   std::string data = o.data;
   if (data.empty()) {

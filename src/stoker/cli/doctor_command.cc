@@ -16,6 +16,7 @@
 #include "cli/usage.h"
 #include "stoker/distributed/launch_env.h"
 #include "stoker/doctor/doctor.h"
+#include "stoker/doctor/run_report.h"
 #include "stoker/util/machine.h"
 
 namespace stoker::cli {
@@ -39,9 +40,9 @@ void run_doctor_command(TrainerOptions run, const TrainFlags& flags, DoctorOptio
   std::FILE* say = doctor.json ? stderr : stdout;
   // Outputs checked before any work; the trace holds the training loop's run (its budget of
   // batches, doctor.h).
-  const InputSet inputs = training_inputs(run);
-  check_output_dir(inputs, "--report", doctor.report);
-  check_output_file(inputs, "--trace", doctor.trace);
+  CommandOutputs outputs(training_inputs(run));
+  outputs.dir("--report", doctor.report, report_file_names());
+  outputs.file("--trace", doctor.trace);
   const std::unique_ptr<Tracer> tracer = make_tracer(doctor.trace, {size_t{1} << 18});
   check_report_option(doctor.report);
   use_default_data(run, say);

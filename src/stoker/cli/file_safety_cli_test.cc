@@ -96,6 +96,36 @@ TEST_F(FileSafetyCliTest, NoOutputFlagCanWriteIntoTheData) {
   EXPECT_EQ(testing::run("verify " + data_, dir_).exit_code, 0);
 }
 
+// Two outputs of one run that are one file — two flags with one path, or a flag naming a file
+// that a directory output writes (the report's pages, the checkpoint directory's LATEST) —
+// are refused before any work, in one line naming both.
+TEST_F(FileSafetyCliTest, TwoOutputsNamingOneFileAreRefused) {
+  const std::string h = dir_ / "h.jsonl", m = dir_ / "m.pt", r = dir_ / "r", ck = dir_ / "ck";
+  const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
+      {"--log " + h + " --trace " + h, "--log", "--trace"},
+      {"--save-model " + m + " --trace " + m, "--trace", "--save-model"},
+      {"--log " + m + " --save-model " + dir_ / "sub/../m.pt", "--log", "--save-model"},
+      {"--report " + r + " --save-model " + r + "/report.json", "--save-model", "--report"},
+      {"--report " + r + " --trace " + r + "/index.html", "--trace", "--report"},
+      {"--checkpoint-dir " + ck + " --save-model " + ck + "/LATEST", "--save-model",
+       "--checkpoint-dir"},
+      {"--checkpoint-dir " + ck + " --log " + ck + "/LATEST", "--log", "--checkpoint-dir"},
+      {"--checkpoint-dir " + ck + " --trace " + ck + "/LATEST", "--trace", "--checkpoint-dir"},
+  };
+  for (const auto& [args, first, second] : cases) {
+    const testing::RunResult run = train("--epochs 1 " + args);
+    expect_one_line_error(run, first + " '");
+    EXPECT_NE(run.err.find(second + " '"), std::string::npos) << args << ": " << run.err;
+    EXPECT_EQ(run.out.find("epoch 1"), std::string::npos) << "refused before any work: " << run.out;
+    for (const std::string& path : {h, m, r + "/report.json", ck + "/LATEST"})
+      EXPECT_FALSE(fs::exists(path)) << args;
+  }
+  // A log beside the checkpoints, under a name stoker does not write there, is fine.
+  EXPECT_EQ(train("--max-steps 2 --no-eval --checkpoint-dir " + ck + " --log " + ck + "/log.jsonl")
+                .exit_code,
+            0);
+}
+
 TEST_F(FileSafetyCliTest, TheModelLoadedAndTheCheckpointResumedAreInputsToo) {
   ASSERT_EQ(train("--max-steps 2 --no-eval --save-model " + dir_ / "m.pt").exit_code, 0);
   const std::string model = read_file(dir_ / "m.pt", 1 << 30).value_or_throw();
@@ -242,6 +272,27 @@ TEST_F(FileSafetyCliTest, RepeatedInterruptsNeverLoseTheLastCheckpoint) {
   }
 }
 
+// stdout's reader gone (`train | head -1`: SIGPIPE at the next line) and a closed terminal
+// (SIGHUP) stop the run as SIGTERM does: with its checkpoint and a line saying so, never killed
+// between an epoch's line and its checkpoint.
+TEST_F(FileSafetyCliTest, SigpipeAndSighupStopTheRunWithItsCheckpoint) {
+  const std::string piped = dir_ / "piped";
+  const testing::RunResult head =
+      train("--epochs 1000 --checkpoint-dir " + piped + " 2>" + dir_ / "piped.err" + " | head -1");
+  EXPECT_EQ(head.exit_code, 0);
+  EXPECT_TRUE(latest_checkpoint(piped).is_ok()) << "no checkpoint after SIGPIPE";
+  EXPECT_NE(read_file(dir_ / "piped.err").value_or_throw().find("interrupted in epoch"),
+            std::string::npos);
+
+  const std::string hung = dir_ / "hung";
+  CliProcess run = train_process({"--epochs", "1000", "--checkpoint-dir", hung});
+  ASSERT_TRUE(run.wait_for_output("epoch 1/")) << run.err();
+  run.signal(SIGHUP);
+  EXPECT_EQ(run.wait(), 130) << run.err();
+  EXPECT_NE(run.err().find("interrupted in epoch"), std::string::npos) << run.err();
+  EXPECT_TRUE(latest_checkpoint(hung).is_ok());
+}
+
 class ConvertSafetyCliTest : public ::testing::Test {
  protected:
   // `stoker convert fashion-mnist --out OUT`, started.
@@ -289,6 +340,56 @@ TEST_F(ConvertSafetyCliTest, ASecondConversionToTheSameOutputIsRefusedAtTheStart
   }
   EXPECT_EQ(first.wait(), 0) << first.err();
   EXPECT_EQ(testing::run("verify " + out, dir_).exit_code, 0);
+}
+
+// `..` after a symbolic link is the link target's parent, as the kernel reads it: the dataset is
+// written there (where the output checks looked), not beside the link as the text reads.
+TEST_F(ConvertSafetyCliTest, AnOutputThroughALinksDotDotIsWrittenWhereTheKernelResolvesIt) {
+  fs::create_directories(dir_ / "lx");
+  fs::create_directories(dir_ / "elsewhere/dl");
+  fs::create_directory_symlink(dir_ / "elsewhere/dl", dir_ / "lx/dl");
+  const testing::RunResult r =
+      testing::run(fmt::format("convert fashion-mnist --src {} --out {}", kFashionMnistDebianDir,
+                               dir_ / "lx/dl/../lexi"),
+                   dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(testing::run("verify " + dir_ / "elsewhere/lexi", dir_).exit_code, 0);
+  EXPECT_FALSE(fs::exists(dir_ / "lx/lexi"));
+}
+
+// Folders of the user's named like staging directories beside a dataset being written are left
+// as they are: stoker removes only what it can prove it staged.
+TEST_F(ConvertSafetyCliTest, AUsersFolderNamedLikeStagingIsKept) {
+  for (const char* name : {"outs/train.partial-mybackup", "outs/test.partial-77"}) {
+    fs::create_directories(dir_ / name);
+    std::ofstream(dir_ / name + "/notes.txt") << "mine";
+  }
+  const testing::RunResult r = testing::run(
+      fmt::format("convert fashion-mnist --src {} --out {}", kFashionMnistDebianDir, dir_ / "outs"),
+      dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* name : {"outs/train.partial-mybackup", "outs/test.partial-77"})
+    EXPECT_TRUE(fs::exists(dir_ / name + "/notes.txt")) << name;
+}
+
+// A conversion killed between its splits (train/ complete, test/ staged when SIGKILL came)
+// resumes when run again; training on the half-converted folder meanwhile says what is missing.
+TEST_F(ConvertSafetyCliTest, AConversionKilledBetweenItsSplitsResumes) {
+  const std::string out = dir_ / "fm";
+  const std::string command =
+      fmt::format("convert fashion-mnist --src {} --out {}", kFashionMnistDebianDir, out);
+  ASSERT_EQ(testing::run(command, dir_).exit_code, 0);
+  fs::remove_all(out + "/test");
+  fs::create_directories(out + "/test.partial-999999");  // what the kill left, empty
+  const testing::RunResult half =
+      testing::run("train --data " + out + " --max-steps 1 --batch 8", dir_);
+  EXPECT_EQ(half.exit_code, 0) << half.err;
+  EXPECT_NE(half.out.find(out + " holds train/ but no test/ or val/"), std::string::npos)
+      << half.out;
+  const testing::RunResult again = testing::run(command, dir_);
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(testing::run("verify " + out, dir_).exit_code, 0);
+  EXPECT_TRUE(names_starting(out, "test.partial-").empty());
 }
 
 TEST_F(ConvertSafetyCliTest, AnOutputInsideTheSourceIsRefused) {

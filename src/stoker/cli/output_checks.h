@@ -6,9 +6,11 @@
 // never ends by destroying its data or losing its result. Stateless functions; they throw Error.
 
 #include <string>
+#include <vector>
 
 #include "stoker/train/trainer.h"
 #include "stoker/util/input_set.h"
+#include "stoker/util/output_set.h"
 
 namespace stoker::cli {
 
@@ -23,5 +25,20 @@ void check_output_file(const InputSet& inputs, const std::string& flag, const st
 // `path` of option `flag` (nothing if empty): a directory to write into, neither an input nor
 // inside one. The files it will hold are checked by the command that writes them.
 void check_output_dir(const InputSet& inputs, const std::string& flag, const std::string& path);
+
+// The outputs of one command, each checked as it is added: against the command's inputs (as
+// above) and against the outputs added before it (util/output_set.h), so that no two outputs
+// are one file. Throws Error naming both.
+class CommandOutputs {
+ public:
+  explicit CommandOutputs(InputSet inputs) : inputs_(std::move(inputs)) {}
+  void file(const std::string& flag, const std::string& path);
+  // A directory into which the command writes the files `writes` names (util/output_set.h).
+  void dir(const std::string& flag, const std::string& path, std::vector<std::string> writes);
+
+ private:
+  InputSet inputs_;
+  OutputSet outputs_;
+};
 
 }  // namespace stoker::cli

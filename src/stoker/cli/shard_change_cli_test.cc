@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <random>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -166,6 +168,32 @@ TEST_F(ShardChangeCliTest, ATruncatedShardStopsTrainingAndTheLastCheckpointStays
   EXPECT_GT(state.value().step, 0);
 }
 
+// A shard overwritten in place with random bytes after the first epoch, under the default
+// --verify once (its records were verified in that epoch and are not again): the labels read
+// are checked against the model's classes, one line naming the shard and record.
+TEST_F(ShardChangeCliTest, RandomBytesOverAVerifiedShardAreALabelErrorNamingTheRecord) {
+  testing::write_rows_dataset(dir_ / "data/train", 20000, 1);
+  testing::write_rows_dataset(dir_ / "data/test", 500, 2);
+  const std::string shard = dir_ / "data/train/shard-00000.stk";
+  const std::string checkpoints = dir_ / "ckpt";
+  Background train({"train", "--data", dir_ / "data", "--epochs", "1000", "--batch", "16",
+                    "--workers", "1", "--no-eval", "--checkpoint-dir", checkpoints},
+                   dir_);
+  const auto deadline = Clock::now() + kPatience;
+  while (!latest_checkpoint(checkpoints).is_ok() && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(latest_checkpoint(checkpoints).is_ok()) << train.err();
+  std::string noise(fs::file_size(shard), '\0');
+  std::mt19937_64 rng(9);
+  for (char& c : noise) c = static_cast<char>(rng());
+  {
+    std::fstream over(shard, std::ios::in | std::ios::out | std::ios::binary);  // no truncation
+    over.write(noise.data(), static_cast<std::streamsize>(noise.size()));
+  }
+  expect_one_line_error(train, {"stoker: " + shard + ": record ", "outside the model's"});
+}
+
 // Bytes changed in place, the size kept: --verify always finds the record on its next read.
 TEST_F(ShardChangeCliTest, BytesOverwrittenInPlaceFailTheirChecksumWithVerifyAlways) {
   const std::string ds = write_sharded_dataset();
@@ -175,6 +203,24 @@ TEST_F(ShardChangeCliTest, BytesOverwrittenInPlaceFailTheirChecksumWithVerifyAlw
   ASSERT_TRUE(bench.wait_until_mapped(shard)) << bench.err();
   testing::flip_byte(shard, offset + 1);
   expect_one_line_error(bench, {shard, "record"});
+}
+
+// Another shard copied over one in place (the same size, every record of it valid on its own,
+// as `cp other.stk shard.stk` leaves it once done): its records are not this shard's, and
+// --verify always says so naming the shard instead of training on them.
+TEST_F(ShardChangeCliTest, AShardSwappedInPlaceFailsWithVerifyAlways) {
+  const std::string ds = write_sharded_dataset();
+  const std::string shard = ds + "/shard-00001.stk";
+  const std::string other = read_file(ds + "/shard-00002.stk", uint64_t{1} << 30).value_or_throw();
+  ASSERT_EQ(other.size(), fs::file_size(shard));
+  Background bench({"bench", "loader", "--data", ds, "--epochs", "100000", "--verify", "always"},
+                   dir_);
+  ASSERT_TRUE(bench.wait_until_mapped(ds + "/shard-00006.stk")) << bench.err();
+  {
+    std::fstream over(shard, std::ios::in | std::ios::out | std::ios::binary);  // no truncation
+    over.write(other.data(), static_cast<std::streamsize>(other.size()));
+  }
+  expect_one_line_error(bench, {shard, "record", "checksum"});
 }
 
 // A shard replaced by rename: the run keeps the old file mapped and reads it to the end.

@@ -1,6 +1,7 @@
 // `stoker train`: train a classifier. Without arguments, the embedded default: Fashion-MNIST
-// (converted on first use), mlp, 5 epochs, batch 64, Adam 1e-3. SIGINT/SIGTERM stop at the next
-// step boundary with a checkpoint (given --checkpoint-dir) and exit code 130. Under torchrun or
+// (converted on first use), mlp, 5 epochs, batch 64, Adam 1e-3. SIGINT/SIGTERM (and SIGHUP,
+// SIGPIPE) stop at the next step boundary with a checkpoint (given --checkpoint-dir) and exit
+// code 130. Under torchrun or
 // srun (their variables in the environment) it is one rank of a distributed run; --nproc N
 // starts N local ranks itself.
 #include <fmt/format.h>
@@ -30,6 +31,8 @@
 #include "stoker/distributed/launch_env.h"
 #include "stoker/distributed/process_group.h"
 #include "stoker/store/import/fashion_mnist.h"
+#include "stoker/doctor/run_report.h"
+#include "stoker/train/checkpoint.h"
 #include "stoker/train/compute_threads.h"
 #include "stoker/train/slow_configs.h"
 #include "stoker/train/trainer.h"
@@ -61,6 +64,23 @@ void on_stop_signal(int) {
         "current\n");
     ::_exit(kExitInterrupted);
   }
+}
+
+// SIGHUP (the terminal closed) and SIGPIPE (stdout's reader gone: `train | head`) stop the run
+// as a first SIGTERM does, with its checkpoint, instead of killing it between an epoch's line
+// and its checkpoint. Counted once: every later write to the closed pipe raises SIGPIPE again,
+// which must not count as the second and third interrupts.
+void on_lost_output(int) {
+  if (!stop_requested.exchange(true)) interrupts.fetch_add(1);
+}
+
+// Installed first thing, so that no line the run prints can be its last.
+void install_lost_output_handlers() {
+  struct sigaction lost = {};
+  lost.sa_handler = on_lost_output;
+  sigemptyset(&lost.sa_mask);
+  sigaction(SIGHUP, &lost, nullptr);
+  sigaction(SIGPIPE, &lost, nullptr);
 }
 
 void install_stop_handlers() {
@@ -131,14 +151,15 @@ std::vector<std::pair<std::string, std::string>> train_facts(const TrainerOption
   return facts;
 }
 
-// Before any work: no output is or goes into an input, and each takes a file now.
+// Before any work: no output is or goes into an input, no two are one file, and each takes a
+// file now.
 void check_outputs(const TrainerOptions& o, const TrainFlags& flags) {
-  const InputSet inputs = training_inputs(o);
-  check_output_dir(inputs, "--checkpoint-dir", o.checkpoint_dir);
-  check_output_dir(inputs, "--report", flags.report);
-  check_output_file(inputs, "--log", o.log_path);
-  check_output_file(inputs, "--trace", flags.trace);
-  check_output_file(inputs, "--save-model", o.save_model);
+  CommandOutputs outputs(training_inputs(o));
+  outputs.dir("--checkpoint-dir", o.checkpoint_dir, checkpoint_dir_names());
+  outputs.dir("--report", flags.report, report_file_names());
+  outputs.file("--log", o.log_path);
+  outputs.file("--trace", flags.trace);
+  outputs.file("--save-model", o.save_model);
 }
 
 // Error messages of a distributed run say which rank speaks.
@@ -149,6 +170,7 @@ Error with_rank(const Error& e, int rank) {
 }
 
 void run_train(TrainerOptions options, const TrainFlags& flags) {
+  install_lost_output_handlers();
   apply_run_flags(flags, options);
   options.eval = !flags.no_eval;
   options.stop = &stop_requested;

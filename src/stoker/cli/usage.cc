@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "stoker/util/utf8.h"
+
 namespace stoker::cli {
 namespace {
 
@@ -201,9 +203,15 @@ CLI::Option* add_choice(CLI::App& app, const std::string& name, std::string& val
 CLI::Validator path_value(const std::string& option) {
   return CLI::Validator(
       [option](std::string& text) -> std::string {
-        if (!text.empty()) return "";
-        throw UsageError(option + ": the path is empty: give a path, or leave " + option +
-                         " out for its default");
+        if (text.empty())
+          throw UsageError(option + ": the path is empty: give a path, or leave " + option +
+                           " out for its default");
+        // Paths go into JSON (logs, checkpoints, manifests, reports), which holds text only.
+        if (!is_valid_utf8(text))
+          throw UsageError(option + ": '" + printable(text) +
+                           "' is not valid UTF-8, and stoker records its paths in JSON files; "
+                           "rename it, or reach it through a link with a UTF-8 name");
+        return "";
       },
       "", "path");
 }

@@ -60,8 +60,9 @@ CLI::Validator one_of(const std::string& option, const std::vector<std::string>&
 CLI::Option* add_choice(CLI::App& app, const std::string& name, std::string& value,
                         const std::string& help, const std::vector<std::string>& choices);
 
-// A path: any text but the empty string, which a shell gives for an unset variable ("--log
-// $LOG") and which would otherwise silently mean the option's default.
+// A path: any valid UTF-8 text but the empty string, which a shell gives for an unset variable
+// ("--log $LOG") and which would otherwise silently mean the option's default. Bytes that are
+// not UTF-8 are refused up front: stoker writes its paths into JSON.
 CLI::Validator path_value(const std::string& option);
 
 // add_option for an integer field, its value checked by whole_number; max defaults to T's.

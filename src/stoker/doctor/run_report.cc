@@ -73,6 +73,8 @@ Status write_report(const RunReport& report, const std::string& dir) {
   return write_file_atomically((base / kPageName).string(), render_html_report(report));
 }
 
+std::vector<std::string> report_file_names() { return {kPageName, kDataName}; }
+
 Status check_report_dir(const std::string& dir) {
   STOKER_RETURN_IF_ERROR(make_report_dir(dir));
   for (const char* name : {kPageName, kDataName}) {

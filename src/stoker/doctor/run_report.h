@@ -68,6 +68,9 @@ std::string run_report_json(const RunReport& report);
 // at most; nothing fetched: no external URL at all in the page). Every text is HTML-escaped.
 std::string render_html_report(const RunReport& report);
 
+// The files write_report() writes in its directory: index.html, report.json.
+std::vector<std::string> report_file_names();
+
 // Creates `dir` if needed and writes dir/index.html crash-safely (AtomicFile) plus
 // dir/report.json (the same data as JSON). A Status naming the path on failure.
 Status write_report(const RunReport& report, const std::string& dir);

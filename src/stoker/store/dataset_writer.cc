@@ -8,22 +8,42 @@
 #include <system_error>
 
 #include "stoker/util/atomic_file.h"
+#include "stoker/util/resolved_path.h"
 
 namespace fs = std::filesystem;
 
 namespace stoker {
 namespace {
 
+// The file a writer puts in its staging directory first, holding the directory's name: what
+// proves a `DIR.partial-*` directory is stoker's to remove (a user's folder of that name has
+// none).
+constexpr const char* kStagingMarker = ".stoker-staging";
+
+// Whether `entry` is a staging directory a writer of DIR (whose staging names start with
+// `prefix`) left: named prefix + a process id, and either empty (killed before its marker) or
+// holding the marker that names it.
+bool is_stoker_staging(const fs::path& entry, const std::string& prefix) {
+  const std::string name = entry.filename().string();
+  if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0 ||
+      name.find_first_not_of("0123456789", prefix.size()) != std::string::npos)
+    return false;
+  std::error_code ec;
+  if (!fs::is_directory(fs::symlink_status(entry, ec))) return false;
+  if (fs::is_empty(entry, ec) && !ec) return true;
+  Result<std::string> marker = read_file((entry / kStagingMarker).string(), 4096);
+  return marker.is_ok() && marker.value() == name;
+}
+
 // Removes the staging directories of DIR that no writer holds (left by killed processes): each
-// writer holds the lock of its own. kAlreadyExists if another writer holds one: two writers of
-// one dataset find out at the start, not when the second one's rename fails at the end.
+// writer holds the lock of its own. Only stoker's (is_stoker_staging): a user's folder named
+// like one is left alone. kAlreadyExists if another writer holds one: two writers of one
+// dataset find out at the start, not when the second one's rename fails at the end.
 Status clear_other_staging(const fs::path& dir, const std::string& own) {
   const std::string prefix = dir.filename().string() + ".partial-";
   std::error_code ec;
-  fs::path parent = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
-  for (const auto& entry : fs::directory_iterator(parent, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind(prefix, 0) != 0 || entry.path().string() == own) continue;
+  for (const auto& entry : fs::directory_iterator(dir.parent_path(), ec)) {
+    if (entry.path().filename() == own || !is_stoker_staging(entry.path(), prefix)) continue;
     Result<DirectoryLock> held = DirectoryLock::acquire(entry.path().string(), "staging directory");
     if (held.is_ok()) {
       fs::remove_all(entry.path(), ec);
@@ -40,18 +60,25 @@ Status clear_other_staging(const fs::path& dir, const std::string& own) {
 Result<std::unique_ptr<DatasetWriter>> DatasetWriter::create(const std::string& dir,
                                                              const Schema& schema,
                                                              DatasetWriterOptions options) {
-  fs::path path = fs::path(dir).lexically_normal();
-  if (path.filename().empty()) path = path.parent_path();
+  // The path the kernel reaches (a link's `..` is its target's parent): the one the output
+  // checks resolved, never a textual reading of it.
+  STOKER_ASSIGN_OR_RETURN(std::string resolved, resolved_path(dir));
+  const fs::path path(resolved);
   std::error_code ec;
-  if (fs::exists(path, ec)) return already_exists(dir + ": output directory exists");
-  if (!path.parent_path().empty()) fs::create_directories(path.parent_path(), ec);
+  if (fs::exists(fs::symlink_status(path, ec))) return already_exists(dir + ": output directory exists");
+  fs::create_directories(path.parent_path(), ec);
   if (ec) return io_error(path.parent_path().string() + ": cannot create: " + ec.message());
-  std::string staging = path.string() + ".partial-" + std::to_string(::getpid());
-  fs::remove_all(staging, ec);
+  const std::string name = path.filename().string() + ".partial-" + std::to_string(::getpid());
+  const std::string staging = (path.parent_path() / name).string();
+  // A stale one of this process id (a killed writer's), never a user's folder of the name.
+  if (is_stoker_staging(staging, path.filename().string() + ".partial-"))
+    fs::remove_all(staging, ec);
   if (!fs::create_directory(staging, ec))
     return io_error(staging + ": cannot create: " + (ec ? ec.message() : "exists"));
   Result<DirectoryLock> lock = DirectoryLock::acquire(staging, "staging directory");
-  Status cleared = lock.is_ok() ? clear_other_staging(path, staging) : lock.status();
+  Status cleared = lock.status();
+  if (cleared.is_ok()) cleared = write_file_atomically(staging + "/" + kStagingMarker, name);
+  if (cleared.is_ok()) cleared = clear_other_staging(path, name);
   if (!cleared.is_ok()) {
     fs::remove_all(staging, ec);
     return cleared;
@@ -60,8 +87,8 @@ Result<std::unique_ptr<DatasetWriter>> DatasetWriter::create(const std::string& 
   manifest.schema = schema;
   manifest.source = options.source;
   manifest.class_names = options.class_names;
-  auto writer = std::unique_ptr<DatasetWriter>(new DatasetWriter(
-      path.string(), std::move(staging), std::move(manifest), std::move(options)));
+  auto writer = std::unique_ptr<DatasetWriter>(
+      new DatasetWriter(resolved, staging, std::move(manifest), std::move(options)));
   writer->staging_lock_.emplace(std::move(lock).value());
   return writer;
 }
@@ -172,8 +199,10 @@ Status DatasetWriter::finish() {
   if (ec) return io_error(dir_ + ": cannot move dataset into place: " + ec.message());
   finished_ = true;
   staging_lock_.reset();  // the lock moved with the directory; nobody needs it any more
-  fs::path parent = fs::path(dir_).parent_path();
-  return fsync_directory(parent.empty() ? "." : parent.string());
+  // A kill before this leaves the marker in a complete dataset, where readers ignore it.
+  fs::remove(fs::path(dir_) / kStagingMarker, ec);
+  STOKER_RETURN_IF_ERROR(fsync_directory(dir_));
+  return fsync_directory(fs::path(dir_).parent_path().string());
 }
 
 }  // namespace stoker

@@ -13,6 +13,7 @@
 #include "stoker/store/dataset.h"
 #include "stoker/testing/records.h"
 #include "stoker/testing/temp_dir.h"
+#include "stoker/util/atomic_file.h"
 
 namespace stoker {
 namespace {
@@ -78,6 +79,47 @@ TEST(DatasetWriterTest, ASecondWriterOfTheSameDatasetIsRefusedAtTheStart) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the second writer was refused";
   ASSERT_TRUE(first->finish().is_ok());
   EXPECT_EQ(Dataset::open(dir / "ds").value_or_throw()->size(), 1u);
+}
+
+// Folders named like staging directories that stoker did not stage (no marker naming them, not
+// empty) are the user's: a writer of DIR leaves them and their contents alone.
+TEST(DatasetWriterTest, AUsersFolderNamedLikeStagingIsLeftAlone) {
+  testing::TempDir dir;
+  for (const char* name : {"ds.partial-mybackup", "ds.partial-12345", "ds.partial-"}) {
+    fs::create_directories(dir / name);
+    ASSERT_TRUE(write_file_atomically(dir / name + "/keep.txt", "mine").is_ok());
+  }
+  fs::create_directories(dir / "ds.partial-99999");  // empty: a writer killed at its start
+  testing::write_labelled_dataset(dir / "ds", 10);
+  for (const char* name : {"ds.partial-mybackup", "ds.partial-12345", "ds.partial-"})
+    EXPECT_EQ(read_file(dir / name + "/keep.txt").value_or_throw(), "mine") << name;
+  EXPECT_FALSE(fs::exists(dir / "ds.partial-99999"));
+  EXPECT_FALSE(fs::exists(dir / "ds/.stoker-staging")) << "the marker stays out of the dataset";
+}
+
+// A dataset named by a bare name is written into the current directory.
+TEST(DatasetWriterTest, ABareNameIsWrittenInTheCurrentDirectory) {
+  testing::TempDir dir;
+  const fs::path before = fs::current_path();
+  fs::current_path(dir.path());
+  Schema schema = Schema::create({{"x", DType::kInt64, {}}}).value_or_throw();
+  auto writer = DatasetWriter::create("ds", schema);
+  const Status finished = writer.is_ok() ? writer.value()->finish() : writer.status();
+  fs::current_path(before);
+  EXPECT_TRUE(finished.is_ok()) << finished.message();
+  EXPECT_TRUE(Dataset::open(dir / "ds").is_ok());
+}
+
+// `hop/..` is where the kernel takes it (the parent of hop's target), not the folder holding
+// hop: the writer writes where the output checks looked.
+TEST(DatasetWriterTest, ALinksDotDotIsResolvedByTheKernel) {
+  testing::TempDir dir;
+  fs::create_directories(dir / "src/cls");
+  fs::create_directories(dir / "elsewhere/a/b");
+  fs::create_directory_symlink("../../elsewhere/a/b", dir / "src/cls/hop");
+  testing::write_labelled_dataset(dir / "src/cls/hop/../newds", 10);
+  EXPECT_TRUE(Dataset::open(dir / "elsewhere/a/newds").is_ok());
+  EXPECT_FALSE(fs::exists(dir / "src/cls/newds"));
 }
 
 TEST(DatasetWriterTest, AStopRequestEndsTheWriterAndLeavesNothing) {

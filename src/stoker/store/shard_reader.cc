@@ -1,6 +1,7 @@
 #include "stoker/store/shard_reader.h"
 
 #include <string>
+#include <vector>
 
 #include "stoker/store/shard_format.h"
 #include "stoker/util/checksum.h"
@@ -17,14 +18,19 @@ Result<ShardReader> ShardReader::open(const std::string& path) {
     return corrupt(path + ": header checksum mismatch");
   std::string json(reinterpret_cast<const char*>(base + kHeaderFixedBytes), layout.schema_len);
   STOKER_ASSIGN_OR_RETURN(Schema schema, Schema::from_json(json, path));
-  const IndexEntry* index = index_entries(base, layout);
-  if (xxh3_64(index, layout.record_count * kIndexEntryBytes) != layout.index_checksum)
+  // A copy, checked as copied: the offsets and record checksums used from now on are the ones
+  // verified here (and against the manifest, by Dataset), whatever is later written over the
+  // mapped file. A shard replaced in place by another one, each record of it valid on its own,
+  // then fails its records' checksums instead of being read as this one.
+  const IndexEntry* mapped_index = index_entries(base, layout);
+  std::vector<IndexEntry> index(mapped_index, mapped_index + layout.record_count);
+  if (xxh3_64(index.data(), layout.record_count * kIndexEntryBytes) != layout.index_checksum)
     return corrupt(path + ": index checksum mismatch");
   for (uint64_t i = 0; i < layout.record_count; ++i)
     STOKER_RETURN_IF_ERROR(check_index_entry(layout, index[i], schema.min_record_bytes(), i, path));
 
   ShardReader reader;
-  reader.index_ = index;
+  reader.index_ = std::move(index);
   reader.count_ = layout.record_count;
   reader.index_checksum_ = layout.index_checksum;
   reader.data_ = base;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <numeric>
 
 #include "stoker/store/shard_format.h"
@@ -11,6 +12,7 @@
 #include "stoker/store/shard_writer.h"
 #include "stoker/testing/records.h"
 #include "stoker/testing/temp_dir.h"
+#include "stoker/util/atomic_file.h"
 
 namespace stoker {
 namespace {
@@ -27,6 +29,34 @@ std::vector<std::vector<uint8_t>> write_shard(const std::string& path, const Sch
   }
   throw_if_error(writer.finish());
   return records;
+}
+
+// Another shard of the same size copied over an open one, in place: each of its records is
+// valid against its own index, but the reader keeps the index it checked at open, so every
+// changed record fails its checksum, named by shard and record.
+TEST(ShardTest, AShardOverwrittenInPlaceByAnotherFailsItsRecordChecksums) {
+  testing::TempDir dir;
+  Schema schema = Schema::create({{"x", DType::kInt64, {}}}).value_or_throw();
+  for (const char* name : {"a.stk", "b.stk"}) {
+    auto writer = ShardWriter::create(dir / name, schema).value_or_throw();
+    for (int64_t i = 0; i < 100; ++i) {
+      const int64_t value = name[0] == 'a' ? i : 1000 + i;
+      throw_if_error(writer.append(reinterpret_cast<const uint8_t*>(&value), 8));
+    }
+    throw_if_error(writer.finish());
+  }
+  ASSERT_EQ(fs::file_size(dir / "a.stk"), fs::file_size(dir / "b.stk"));
+  ShardReader reader = ShardReader::open(dir / "a.stk").value_or_throw();
+  ASSERT_TRUE(reader.verify_record(7).is_ok());
+  const std::string other = read_file(dir / "b.stk").value_or_throw();
+  {
+    std::fstream over(dir / "a.stk", std::ios::in | std::ios::out | std::ios::binary);
+    over.write(other.data(), static_cast<std::streamsize>(other.size()));
+  }
+  const Status foreign = reader.verify_record(7);
+  EXPECT_EQ(foreign.code(), StatusCode::kCorrupt);
+  EXPECT_NE(foreign.message().find(dir / "a.stk: record 7"), std::string::npos)
+      << foreign.message();
 }
 
 TEST(ShardTest, RandomSchemasRoundTripByteExactInRandomOrder) {

@@ -242,6 +242,10 @@ Status prepare_checkpoint_dir(const std::string& dir) {
   return Status::ok();
 }
 
+std::vector<std::string> checkpoint_dir_names() {
+  return {kLatestName, std::string(kCheckpointPrefix) + "*", std::string(kPartialPrefix) + "*"};
+}
+
 Result<DirectoryLock> lock_checkpoint_dir(const std::string& dir) {
   return DirectoryLock::acquire(dir, "checkpoint directory");
 }

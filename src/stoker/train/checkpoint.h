@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "stoker/pipeline/loader.h"
 #include "stoker/store/manifest.h"
@@ -39,6 +40,10 @@ inline constexpr int kCheckpointFormatVersion = 2;
 
 // How the name of a checkpoint's subdirectory of DIR starts: step-<step>-<random>.
 inline constexpr const char* kCheckpointPrefix = "step-";
+
+// The names stoker writes in a checkpoint directory (util/output_set.h patterns: LATEST,
+// step-*, .partial-*), which no other output of a run may take.
+std::vector<std::string> checkpoint_dir_names();
 
 // What makes a checkpoint this run's: a resume continues only the same run, else its state
 // (a loader position, Adam's moments, an lr step) would be applied to another.

@@ -90,21 +90,25 @@ void Progress::update(int64_t done, double loss, int64_t samples) {
       fmt::format("{}/{}  loss {:.4f}  {} samples/s  ETA {}", done, batches_, loss,
                   human_rate(elapsed > 0 ? samples / elapsed : 0.0), human_duration(eta));
   if (bar) {
-    fmt::print(out_, "\r\033[Kepoch {}/{} {} {}", epoch_, epochs_, progress_bar(done, batches_),
-               stats);
+    write(fmt::format("\r\033[Kepoch {}/{} {} {}", epoch_, epochs_,
+                      progress_bar(done, batches_), stats));
     bar_shown_ = true;
   } else {
-    fmt::print(out_, "epoch {}/{}  batch {}\n", epoch_, epochs_, stats);
+    write(fmt::format("epoch {}/{}  batch {}\n", epoch_, epochs_, stats));
   }
-  std::fflush(out_);
 }
 
 void Progress::print(const std::string& line) {
   if (out_ == nullptr) return;
-  if (bar_shown_) fmt::print(out_, "\r\033[K");
+  write((bar_shown_ ? "\r\033[K" : "") + line + "\n");
   bar_shown_ = false;
-  fmt::print(out_, "{}\n", line);
-  std::fflush(out_);
+}
+
+void Progress::write(const std::string& text) {
+  // A reader gone (a closed pipe: `| head`, the CLI stops the run on its SIGPIPE) or a full
+  // disk costs the live output only, never the run or its checkpoint.
+  if (std::fwrite(text.data(), 1, text.size(), out_) != text.size() || std::fflush(out_) != 0)
+    std::clearerr(out_);
 }
 
 std::string progress_bar(int64_t done, int64_t total) {

@@ -1,5 +1,6 @@
 #include "stoker/train/run_log.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -32,10 +33,19 @@ bool after_checkpoint(const std::string& line, int64_t steps) {
 
 Result<RunLog> RunLog::open(const std::string& path) {
   STOKER_RETURN_IF_ERROR(check_output_path(path));
-  std::FILE* file = std::fopen(path.c_str(), "a");
-  if (file == nullptr)
-    return io_error("cannot open log file '" + path + "': " + std::strerror(errno));
-  return RunLog(path, file);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return io_error("cannot open log file '" + path + "': " + std::strerror(errno));
+  RunLog log(path, fd);
+  // A torn last line (a crash or a full disk mid-write in an earlier run): cut back to the last
+  // newline, so that this run's records start on a line of their own.
+  const off_t size = ::lseek(fd, 0, SEEK_END);
+  off_t end = size;
+  char byte = '\n';
+  while (end > 0 && ::pread(fd, &byte, 1, end - 1) == 1 && byte != '\n') --end;
+  if (end != size && ::ftruncate(fd, end) != 0)
+    return io_error("cannot cut the torn last line of log file '" + path +
+                    "': " + std::strerror(errno));
+  return log;
 }
 
 std::string RunLog::utc_timestamp() {
@@ -54,17 +64,26 @@ Status RunLog::append(const std::string& kind, const std::string& json) {
   if (json.empty() || json.front() != '{')
     return invalid_argument("a log record must be a JSON object");
   const std::string body = json.size() > 2 ? "," + json.substr(1) : "}";
-  errno = 0;
-  const bool written = std::fprintf(file_.get(), "{\"record\":\"%s\",\"time\":\"%s\"%s\n",
-                                    kind.c_str(), utc_timestamp().c_str(), body.c_str()) >= 0 &&
-                       std::fflush(file_.get()) == 0;
-  if (!written) {
-    const int error = errno;
-    std::clearerr(file_.get());
-    return io_error("cannot write log file '" + path_ +
-                    "': " + (error != 0 ? std::strerror(error) : "write failed"));
+  const std::string line =
+      fmt::format("{{\"record\":\"{}\",\"time\":\"{}\"{}\n", kind, utc_timestamp(), body);
+  const off_t before = ::lseek(fd_, 0, SEEK_END);
+  size_t done = 0;
+  int error = 0;
+  while (done < line.size()) {
+    const ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      error = n < 0 ? errno : ENOSPC;
+      break;
+    }
+    done += static_cast<size_t>(n);
   }
-  return Status::ok();
+  if (error == 0) return Status::ok();
+  // Never leave a partial line for the next record to be appended onto.
+  if (done > 0 && before >= 0 && ::ftruncate(fd_, before) != 0) {
+    // the write's own error is the one to report
+  }
+  return io_error("cannot write log file '" + path_ + "': " + std::strerror(error));
 }
 
 Status RunLog::trim_for_resume(const std::string& path, int64_t steps) {

@@ -3,11 +3,14 @@
 // JSON object per line, each with its kind and time — a "run" record first (the resolved
 // configuration, versions, machine), then "epoch" records and, with --log-every, "step" records —
 // flushed as it is written, and kept consistent with the checkpoints when a run resumes after a
-// crash. Move-only; not thread-safe (the training thread writes it).
+// crash. Never a partial line: a write cut short (a full disk) is cut back to the line before
+// it, and a log that ends in a torn line is cut back to its last newline when it is opened, so
+// that no record is appended onto one. Move-only; not thread-safe (the training thread writes
+// it).
+
+#include <unistd.h>
 
 #include <cstdint>
-#include <cstdio>
-#include <memory>
 #include <string>
 
 #include "stoker/util/status.h"
@@ -16,15 +19,25 @@ namespace stoker {
 
 class RunLog {
  public:
-  // Opens `path` for appending, creating it if new. kInvalidArgument if it names something other
-  // than a regular file (a device such as /dev/full, a FIFO, a directory, a link); kIoError if it
-  // cannot be opened.
+  // Opens `path` for appending, creating it if new, and cuts a torn last line (after the last
+  // newline) off. kInvalidArgument if it names something other than a regular file (a device
+  // such as /dev/full, a FIFO, a directory, a link); kIoError if it cannot be opened.
   static Result<RunLog> open(const std::string& path);
+
+  RunLog(RunLog&& other) noexcept : path_(std::move(other.path_)), fd_(other.fd_) {
+    other.fd_ = -1;
+  }
+  RunLog& operator=(RunLog&&) = delete;
+  RunLog(const RunLog&) = delete;
+  RunLog& operator=(const RunLog&) = delete;
+  ~RunLog() {
+    if (fd_ >= 0) ::close(fd_);
+  }
 
   // Appends the JSON object `json` (one line, starting with '{') as a record of kind `kind`
   // ("run", "epoch", "step"): its first keys are "record": kind and "time": now (utc_timestamp).
-  // Flushed. kIoError naming the file if the system refuses the write (a full disk, a file size
-  // limit).
+  // Written whole, at once. kIoError naming the file if the system refuses the write (a full
+  // disk, a file size limit); what part of the line was written is then cut off again.
   Status append(const std::string& kind, const std::string& json);
 
   // For a run resuming from a checkpoint taken after `steps` optimizer steps: removes from the
@@ -40,10 +53,10 @@ class RunLog {
   static std::string utc_timestamp();
 
  private:
-  RunLog(std::string path, std::FILE* file) : path_(std::move(path)), file_(file, &std::fclose) {}
+  RunLog(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
 
   std::string path_;
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_;
+  int fd_ = -1;  // O_APPEND
 };
 
 }  // namespace stoker

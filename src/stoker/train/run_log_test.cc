@@ -74,6 +74,57 @@ TEST(RunLogTest, AWriteErrorIsAStatus) {
       << second.message();
 }
 
+// Every line of the log at `path` parses as a JSON object.
+void expect_whole_lines(const std::string& path, size_t lines_expected) {
+  std::istringstream lines(read_file(path).value_or_throw());
+  size_t n = 0;
+  for (std::string line; std::getline(lines, line); ++n) {
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    EXPECT_TRUE(j.is_object()) << "torn line " << n << ": " << line;
+  }
+  EXPECT_EQ(n, lines_expected);
+}
+
+// A write cut short by a full disk (a file size limit stands in) leaves no partial line: the
+// next record, of this run or the next, starts on a line of its own.
+TEST(RunLogTest, AWriteCutShortLeavesNoPartialLine) {
+  testing::TempDir dir;
+  const std::string path = dir / "log.jsonl";
+  {
+    RunLog log = RunLog::open(path).value_or_throw();
+    struct rlimit old_limit {};
+    ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+    auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit small = old_limit;
+    small.rlim_cur = 100;
+    ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+    const Status first = log.append("step", "{\"x\":1}");
+    const Status cut = log.append("step", "{\"y\":\"" + std::string(200, 'y') + "\"}");
+    ::setrlimit(RLIMIT_FSIZE, &old_limit);
+    std::signal(SIGXFSZ, old_handler);
+    ASSERT_TRUE(first.is_ok()) << first.message();
+    ASSERT_FALSE(cut.is_ok());
+    ASSERT_TRUE(log.append("epoch", "{\"epoch\":1}").is_ok());
+  }
+  expect_whole_lines(path, 2);
+}
+
+// A log that ends in a torn line (a crash mid-write) is cut back to its last newline when it is
+// opened again, so that the next record is not appended onto the torn one.
+TEST(RunLogTest, ATornLastLineIsCutWhenTheLogIsOpened) {
+  testing::TempDir dir;
+  const std::string path = dir / "log.jsonl";
+  ASSERT_TRUE(write_file_atomically(path, "{\"record\":\"run\"}\n{\"record\":\"ep").is_ok());
+  {
+    RunLog log = RunLog::open(path).value_or_throw();
+    ASSERT_TRUE(log.append("epoch", "{\"epoch\":1}").is_ok());
+  }
+  expect_whole_lines(path, 2);
+  ASSERT_TRUE(write_file_atomically(path, "torn, no newline at all").is_ok());
+  ASSERT_TRUE(RunLog::open(path).value_or_throw().append("run", "{}").is_ok());
+  expect_whole_lines(path, 1);
+}
+
 TEST(RunLogTest, TrimForResumeDropsWhatTheCheckpointDoesNotHold) {
   testing::TempDir dir;
   const std::string path = dir / "log.jsonl";

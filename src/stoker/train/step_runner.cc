@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "stoker/train/label_check.h"
 #include "stoker/train/optimizers.h"
 #include "stoker/util/stopwatch.h"
 
@@ -55,9 +56,10 @@ void StepRunner::end_epoch() {
   range_.reset();
 }
 
-std::pair<at::Tensor, at::Tensor> StepRunner::on_device(const Batch& batch) {
-  TraceSpan span(setup_.options.tracer, "train", "h2d");
+std::pair<at::Tensor, at::Tensor> StepRunner::on_device(const Batch& batch, const Dataset& data) {
   const ModelSpec& spec = setup_.spec;
+  check_batch_labels(batch["label"], data, spec.num_classes);
+  TraceSpan span(setup_.options.tracer, "train", "h2d");
   return {(*setup_.normalize)(batch["image"]).view({-1, spec.channels, spec.height, spec.width}),
           batch["label"].to(setup_.device, /*non_blocking=*/true)};
 }
@@ -70,7 +72,7 @@ double StepRunner::forward_backward() {
 double StepRunner::forward_backward(const Batch& batch, bool ends_step) {
   const TrainerOptions& o = setup_.options;
   const Stopwatch t;
-  const auto [input, target] = on_device(batch);
+  const auto [input, target] = on_device(batch, *setup_.train_data);
   h2d_seconds_ += t.seconds();
   at::Tensor loss;
   {
@@ -150,7 +152,7 @@ void StepRunner::ensure_batch() {
 
 void StepRunner::data_step() {
   ensure_batch();
-  on_device(batch());
+  on_device(batch(), *setup_.train_data);
   next_batch();
 }
 

@@ -242,7 +242,7 @@ void TrainingRun::evaluate(int64_t e, EpochMetrics& m) {
   for (Batch& batch : s.test_loader->epoch(e)) {
     const int64_t n = std::min<int64_t>(batch.size(), own - samples);
     if (n <= 0) continue;
-    auto [input, target] = steps_.on_device(batch);
+    auto [input, target] = steps_.on_device(batch, *s.test_data);
     if (n < batch.size()) {
       input = input.narrow(0, 0, n);
       target = target.narrow(0, 0, n);

@@ -18,6 +18,7 @@
 #include "stoker/store/dataset_summary.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/train/default_generator.h"
+#include "stoker/train/label_check.h"
 #include "stoker/train/optimizers.h"
 #include "stoker/train/rank_agreement.h"
 #include "stoker/train/slow_configs.h"
@@ -80,20 +81,6 @@ ModelSpec input_spec(const Dataset& data, int image_size) {
   spec.height = image.shape[has_channels ? 1 : 0];
   spec.width = image.shape[has_channels ? 2 : 1];
   return spec;
-}
-
-// Every label must be a class of the model; the error names the first record that is not.
-void check_labels(const Dataset& data, int64_t num_classes) {
-  const int field = data.schema().find("label");
-  for (uint64_t i = 0; i < data.size(); ++i) {
-    int64_t label;
-    std::memcpy(&label, data.fixed_field(i, field), sizeof(label));
-    if (label < 0 || label >= num_classes) {
-      throw Error(invalid_argument(
-          fmt::format("{}: record {} has label {}, outside the model's {} classes [0, {})",
-                      data.dir(), i, label, num_classes, num_classes)));
-    }
-  }
 }
 
 // Refuses evaluation data whose classes are named differently from the training data's: label
@@ -247,9 +234,11 @@ std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
   s.train_data = Dataset::open(data.train).value_or_throw();
   if (o.eval && data.eval.empty()) {
     o.eval = false;
-    s.eval_note = "not evaluating: " + data.path +
-                  " is one dataset (a folder with train/ and test/ or val/ is evaluated on the "
-                  "second)";
+    s.eval_note =
+        "not evaluating: " + data.path +
+        (data.folder ? " holds train/ but no test/ or val/ to evaluate on"
+                     : " is one dataset (a folder with train/ and test/ or val/ is evaluated on "
+                       "the second)");
   }
   const Dataset& train = *s.train_data;
   s.spec = input_spec(train, o.image_size);

@@ -4,6 +4,8 @@
 
 #include <filesystem>
 
+#include "stoker/util/resolved_path.h"
+
 namespace stoker {
 namespace {
 
@@ -53,10 +55,10 @@ const InputSet::Input* InputSet::find(dev_t device, ino_t inode) const {
 
 Status InputSet::check_output(const std::string& flag, const std::string& path) const {
   if (inputs_.empty() || path.empty()) return Status::ok();
-  std::error_code ec;
-  // Symbolic links of the part that exists resolved, `..` and `.` removed.
-  fs::path where = fs::weakly_canonical(fs::absolute(path, ec), ec);
-  if (ec) return Status::ok();  // the output's own check reports a path it cannot reach
+  // As the kernel resolves it, the path that the writer then uses (util/resolved_path.h).
+  Result<std::string> resolved = resolved_path(path);
+  if (!resolved.is_ok()) return Status::ok();  // the output's own check reports it
+  fs::path where = std::move(resolved).value();
   for (bool first = true;; first = false) {
     struct stat st {};
     if (::stat(where.c_str(), &st) == 0) {

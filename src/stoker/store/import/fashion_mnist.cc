@@ -34,10 +34,15 @@ Status convert_fashion_mnist(const std::string& src, const std::string& out, boo
                      ": no such directory (install Debian's dataset-fashion-mnist or pass --src)");
   for (Split split : {Split{"train", "train"}, Split{"test", "t10k"}}) {
     const std::string dir = out + "/" + split.name;
-    if (skip_existing && Manifest::load(dir).is_ok()) continue;
     IdxImportOptions options;
     options.images = src + "/" + split.prefix + "-images-idx3-ubyte.gz";
     options.labels = src + "/" + split.prefix + "-labels-idx1-ubyte.gz";
+    // A split this very conversion wrote before it was killed (its manifest names the same
+    // files) is kept: the conversion resumes with the next split.
+    const Result<Manifest> existing = Manifest::load(dir);
+    if (existing.is_ok() &&
+        (skip_existing || existing.value().source == idx_source(options)))
+      continue;
     options.out = dir;
     options.class_names = kClassNames;
     options.stop_requested = stop_requested;

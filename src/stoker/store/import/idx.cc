@@ -121,6 +121,10 @@ class IdxReader {
 
 }  // namespace
 
+std::string idx_source(const IdxImportOptions& options) {
+  return options.images + " + " + options.labels;
+}
+
 Result<uint64_t> import_idx(const IdxImportOptions& options) {
   STOKER_ASSIGN_OR_RETURN(IdxReader images, IdxReader::open(options.images));
   STOKER_ASSIGN_OR_RETURN(IdxReader labels, IdxReader::open(options.labels));
@@ -142,7 +146,7 @@ Result<uint64_t> import_idx(const IdxImportOptions& options) {
   const Schema schema = std::move(created).value();
   DatasetWriterOptions writer_options;
   writer_options.shard_bytes = options.shard_bytes;
-  writer_options.source = options.images + " + " + options.labels;
+  writer_options.source = idx_source(options);
   writer_options.class_names = options.class_names;
   writer_options.stop_requested = options.stop_requested;
   STOKER_ASSIGN_OR_RETURN(auto writer, DatasetWriter::create(options.out, schema, writer_options));

@@ -33,4 +33,7 @@ struct IdxImportOptions {
 // corrupt gzip.
 Result<uint64_t> import_idx(const IdxImportOptions& options);
 
+// The manifest's `source` of a dataset import_idx(options) writes: "IMAGES + LABELS".
+std::string idx_source(const IdxImportOptions& options);
+
 }  // namespace stoker

@@ -1,0 +1,52 @@
+#include "stoker/train/label_check.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <optional>
+
+namespace stoker {
+namespace {
+
+// The first record of `data` whose label is outside [0, classes), and that label.
+std::optional<std::pair<uint64_t, int64_t>> first_bad_label(const Dataset& data,
+                                                            int64_t classes) {
+  const int field = data.schema().find("label");
+  for (uint64_t i = 0; i < data.size(); ++i) {
+    int64_t label;
+    std::memcpy(&label, data.fixed_field(i, field), sizeof(label));
+    if (label < 0 || label >= classes) return std::make_pair(i, label);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void check_labels(const Dataset& data, int64_t classes) {
+  if (const auto bad = first_bad_label(data, classes)) {
+    throw Error(invalid_argument(
+        fmt::format("{}: record {} has label {}, outside the model's {} classes [0, {})",
+                    data.dir(), bad->first, bad->second, classes, classes)));
+  }
+}
+
+void check_batch_labels(const at::Tensor& labels, const Dataset& data, int64_t classes) {
+  if (labels.numel() == 0) return;
+  const int64_t low = labels.min().item<int64_t>();
+  const int64_t high = labels.max().item<int64_t>();
+  if (low >= 0 && high < classes) return;
+  if (const auto bad = first_bad_label(data, classes)) {
+    throw Error(data.record_error(
+        bad->first,
+        invalid_argument(fmt::format(
+            "label {} is outside the model's {} classes [0, {}): the data changed while the run "
+            "read it; check it with stoker verify",
+            bad->second, classes, classes))));
+  }
+  throw Error(invalid_argument(fmt::format(
+      "{}: a batch holds label {}, outside the model's {} classes [0, {}): the data changed "
+      "while the run read it; check it with stoker verify",
+      data.dir(), low < 0 ? low : high, classes, classes)));
+}
+
+}  // namespace stoker
