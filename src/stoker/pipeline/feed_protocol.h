@@ -77,7 +77,6 @@ class FeedProtocol {
   FeedProtocol(const FeedProtocol&) = delete;
   FeedProtocol& operator=(const FeedProtocol&) = delete;
 
-  DeviceApi& device() { return *device_; }
   // Allocates the batch's device memory and queues its copies on the copy stream.
   Copy start(FeedInput host);
   // Makes the consumer's current stream wait for `copy`; the batch is usable by kernels queued
