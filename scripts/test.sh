@@ -174,15 +174,15 @@ for stage in $stages; do
       # memory mapping"); run without it when the machine allows.
       wrap=()
       if setarch "$(uname -m)" -R true 2>/dev/null; then wrap=(setarch "$(uname -m)" -R); fi
-      run_stage tsan build-tsan "pipeline_engine_test util_test trace_test" "-L pipeline_engine_test|util_test|trace_test" -- -DSTOKER_WITH_TORCH=OFF \
+      run_stage tsan build-tsan "pipeline_engine_test feed_protocol_test util_test trace_test" "-L pipeline_engine_test|feed_protocol_test|util_test|trace_test" -- -DSTOKER_WITH_TORCH=OFF \
         -DSTOKER_SANITIZE=thread -DSTOKER_BUILD_BENCH=OFF ;;
     clang)
       # Clang's thread-safety analysis proves the STOKER_GUARDED_BY/REQUIRES annotations
       # (util/thread_annotations.h); -Werror makes any warning of clang's a failure. The core
       # libraries (every stoker_core source) and the suites of the threaded code.
       wrap=()
-      run_stage clang build-clang "stoker_core pipeline_engine_test util_test trace_test" \
-        "-L pipeline_engine_test|util_test|trace_test" -- -DCMAKE_CXX_COMPILER=clang++ \
+      run_stage clang build-clang "stoker_core pipeline_engine_test feed_protocol_test util_test trace_test" \
+        "-L pipeline_engine_test|feed_protocol_test|util_test|trace_test" -- -DCMAKE_CXX_COMPILER=clang++ \
         -DSTOKER_WITH_TORCH=OFF -DSTOKER_BUILD_BENCH=OFF "-DCMAKE_CXX_FLAGS=-Wthread-safety -Werror" ;;
     *)
       echo "test.sh: unknown stage '$stage' (build, python, asan, asan-torch, tsan, clang)" >&2

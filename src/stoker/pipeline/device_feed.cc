@@ -1,56 +1,33 @@
 #include "stoker/pipeline/device_feed.h"
 
-#include <c10/core/Event.h>
-#include <c10/core/StreamGuard.h>
-#include <c10/core/impl/VirtualGuardImpl.h>
-
-#include <thread>
+#include <ATen/ops/from_blob.h>
 
 namespace stoker {
-namespace {
 
-// Blocks until `event` has completed (c10::Event::synchronize() arrives only in LibTorch 2.x).
-void wait_for(const c10::Event& event) {
-  while (!event.query()) std::this_thread::yield();
-}
-
-}  // namespace
-
-DeviceFeed::DeviceFeed(torch::Device device) : device_(device) {}
-
-DeviceFeed::~DeviceFeed() {
-  for (auto& copy : in_flight_) wait_for(copy.first);
+DeviceFeed::DeviceFeed(torch::Device device) : device_(device) {
+  if (!device_.is_cuda()) return;
+  cuda_ = std::make_shared<C10Device>(device_);
+  protocol_ = std::make_unique<FeedProtocol>(cuda_, /*max_in_flight=*/2);
 }
 
 HostAllocator DeviceFeed::host_allocator() const {
-  if (!device_.is_cuda()) return default_host_allocator();
-  return [](size_t bytes) {
-    at::Tensor pinned =
-        at::empty({static_cast<int64_t>(bytes)}, at::TensorOptions(at::kByte).pinned_memory(true));
-    auto* data = pinned.data_ptr<uint8_t>();
-    return std::shared_ptr<uint8_t>(data, [pinned](uint8_t*) mutable { pinned.reset(); });
-  };
+  return cuda_ ? cuda_->host_allocator() : default_host_allocator();
 }
 
 std::vector<at::Tensor> DeviceFeed::to_device(std::vector<at::Tensor> host) {
-  if (!device_.is_cuda()) return host;
-  c10::impl::VirtualGuardImpl guard_impl(device_.type());
-  const c10::Stream consumer = guard_impl.getStream(device_);
-  const c10::Stream side = guard_impl.getStreamFromGlobalPool(device_, /*isHighPriority=*/false);
-  std::vector<at::Tensor> out;
-  {
-    c10::StreamGuard on_side(side);
-    for (at::Tensor& t : host) out.push_back(t.to(device_, /*non_blocking=*/true));
+  if (!protocol_) return host;
+  FeedInput input;
+  for (const at::Tensor& t : host) {
+    TORCH_CHECK(t.is_contiguous(), "DeviceFeed: a batch field is not contiguous");
+    input.fields.push_back({t.data_ptr(), t.nbytes()});
   }
-  c10::Event copied(device_.type());
-  copied.record(side);
-  copied.block(consumer);
-  for (at::Tensor& t : out) t.record_stream(consumer);
-  in_flight_.emplace_back(std::move(copied), std::move(host));
-  // Release the buffers of finished copies; never keep more than a few (bounded memory).
-  while (in_flight_.size() > 2 || (!in_flight_.empty() && in_flight_.front().first.query())) {
-    wait_for(in_flight_.front().first);
-    in_flight_.pop_front();
+  input.owner = std::make_shared<const std::vector<at::Tensor>>(host);
+  const DeviceBatch batch = protocol_->deliver(protocol_->start(std::move(input)));
+  std::vector<at::Tensor> out;
+  for (size_t i = 0; i < host.size(); ++i) {
+    std::shared_ptr<const void> memory = batch.memory;
+    out.push_back(at::from_blob(batch.fields[i], host[i].sizes(), host[i].strides(),
+                                [memory](void*) {}, host[i].options().device(device_)));
   }
   return out;
 }
