@@ -15,7 +15,7 @@ fi
 
 packages=(
   build-essential cmake ninja-build pkg-config ccache clang clang-format
-  libopenblas0-pthread libgloo-dev
+  libgloo-dev
   libturbojpeg0-dev libjpeg62-turbo-dev libjpeg-turbo-progs libspng-dev libhwy-dev libxxhash-dev libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev hyperfine chromium linux-perf
   dataset-fashion-mnist mate-backgrounds

@@ -1,5 +1,5 @@
 # cmake -DBUILD_DIR=.. -DCONSUMER_DIR=.. -DWORK_DIR=.. -DGENERATOR=.. -DCXX_COMPILER=..
-#       -DWITH_TORCH=ON|OFF -P install_check.cmake
+#       -DWITH_TORCH=ON|OFF [-DTORCH_DIR=.. -DCUDA_COMPILER=..] -P install_check.cmake
 #
 # Installs the (built) build tree BUILD_DIR into a scratch prefix and checks the package a user
 # gets from it:
@@ -67,11 +67,19 @@ foreach(header IN LISTS headers)
   endforeach()
 endforeach()
 
-# 3. A consumer project.
+# 3. A consumer project, finding the LibTorch stoker was built with (TORCH_DIR; a CUDA one's
+# CMake files need nvcc, CUDA_COMPILER) as a user of a wheel's LibTorch does.
 set(consumer ${WORK_DIR}/consumer)
+set(torch_args "")
+if(WITH_TORCH)
+  set(torch_args -DTorch_DIR=${TORCH_DIR} -DCaffe2_DIR=${TORCH_DIR}/../Caffe2)
+  if(CUDA_COMPILER)
+    list(APPEND torch_args -DCMAKE_CUDA_COMPILER=${CUDA_COMPILER} -DTORCH_CUDA_ARCH_LIST=9.0)
+  endif()
+endif()
 run("configuring the consumer" ${CMAKE_COMMAND} -S ${CONSUMER_DIR} -B ${consumer} -G ${GENERATOR}
   -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_PREFIX_PATH=${prefix}
-  -DCHECK_TORCH_COMPONENT=${WITH_TORCH})
+  -DCHECK_TORCH_COMPONENT=${WITH_TORCH} ${torch_args})
 run("building the consumer" ${CMAKE_COMMAND} --build ${consumer})
 file(MAKE_DIRECTORY ${WORK_DIR}/data)
 run("running the consumer" ${consumer}/consumer ${WORK_DIR}/data)

@@ -415,7 +415,7 @@ TEST(CliTest, VersionNamesStokerLibTorchAndTheFormats) {
   RunResult r = run("--version", dir);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("stoker " STOKER_VERSION " (", 0), 0u) << r.out;
-  EXPECT_NE(r.out.find("LibTorch 1."), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("LibTorch 2."), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("dataset format " + std::to_string(kDatasetFormatVersion)),
             std::string::npos)
       << r.out;

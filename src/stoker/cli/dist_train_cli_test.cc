@@ -53,7 +53,8 @@ class DistTrainCliTest : public ::testing::Test {
                                      "--workers",     "0",
                                      "--threads",     "1",
                                      "--seed",        "3",
-                                     "--log",         dir_ / (name + ".jsonl")};
+                                     // --run-log: torchrun's own parser takes --log for its --log-dir.
+                                     "--run-log",     dir_ / (name + ".jsonl")};
     args.insert(args.end(), more.begin(), more.end());
     return args;
   }

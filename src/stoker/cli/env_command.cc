@@ -49,7 +49,9 @@ int openblas_threads() {
   return get != nullptr ? get() : -1;
 }
 
-// The BLAS and LAPACK libraries mapped into this process (file names from /proc/self/maps).
+// The CPU BLAS and LAPACK libraries mapped into this process (file names from
+// /proc/self/maps); CUDA's cuBLAS, which a CUDA LibTorch maps too, is not one. PyPI's LibTorch
+// links MKL statically: then none is mapped, and the build setting says which.
 std::set<std::string> mapped_blas_libraries() {
   std::set<std::string> out;
   std::ifstream maps("/proc/self/maps");
@@ -58,6 +60,7 @@ std::set<std::string> mapped_blas_libraries() {
     const size_t slash = line.rfind('/');
     if (slash == std::string::npos) continue;
     const std::string file = line.substr(slash + 1);
+    if (file.rfind("libcublas", 0) == 0) continue;
     if (file.find("blas") != std::string::npos || file.find("lapack") != std::string::npos ||
         file.find("mkl") != std::string::npos)
       out.insert(file);

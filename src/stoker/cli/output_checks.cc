@@ -37,15 +37,17 @@ void check_output_dir(const InputSet& inputs, const std::string& flag, const std
   if (!path.empty()) throw_if_error(inputs.check_output(flag, path));
 }
 
+// Collisions first: two outputs that are one file say so even where neither can be made yet
+// (a --report directory not yet there, and a file inside it).
 void CommandOutputs::file(const std::string& flag, const std::string& path) {
-  check_output_file(inputs_, flag, path);
   throw_if_error(outputs_.add_file(flag, path));
+  check_output_file(inputs_, flag, path);
 }
 
 void CommandOutputs::dir(const std::string& flag, const std::string& path,
                          std::vector<std::string> writes) {
-  check_output_dir(inputs_, flag, path);
   throw_if_error(outputs_.add_dir(flag, path, std::move(writes)));
+  check_output_dir(inputs_, flag, path);
 }
 
 }  // namespace stoker::cli

@@ -266,9 +266,10 @@ void add_train_command(CLI::App& app) {
   train->add_flag("--resume", o.resume, "Continue from the checkpoint in --checkpoint-dir, if any")
       ->needs(checkpoint_dir);
   train
-      ->add_option("--log", o.log_path,
+      ->add_option("--log,--run-log", o.log_path,
                    "Append the run's records to this JSONL file: the run (configuration, "
-                   "versions, machine), then each epoch")
+                   "versions, machine), then each epoch (--run-log under torchrun, whose own "
+                   "parser takes --log for its --log-dir)")
       ->check(path_value("--log"));
   CLI::Option* trace = add_trace_option(*train, flags->trace);
   train

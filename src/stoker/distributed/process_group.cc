@@ -4,6 +4,7 @@
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <torch/cuda.h>
 #include <torch/version.h>
 
 #include <algorithm>
@@ -214,6 +215,8 @@ Result<std::unique_ptr<ProcessGroup>> ProcessGroup::over_store(
     return invalid_argument(
         "the nccl backend needs a stoker built against a LibTorch with CUDA and NCCL (this one "
         "has neither); use gloo");
+  if (backend == DistBackend::kNccl && torch::cuda::device_count() == 0)
+    return invalid_argument("the nccl backend needs a CUDA GPU, and none is visible here; use gloo");
   auto impl = std::make_shared<Impl>();
   impl->store = std::move(store);
   impl->rank = rank;

@@ -4,6 +4,7 @@
 #include <ATen/ops/arange.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <torch/cuda.h>
 
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -151,21 +152,23 @@ TEST(ProcessGroupTest, RefusesWhatCannotBeAGroup) {
             StatusCode::kInvalidArgument);
 }
 
-// Without NCCL in the build (Debian's LibTorch), asking for it is refused before any connection,
-// naming what is missing; with it (a CUDA LibTorch), it is accepted.
-TEST(ProcessGroupTest, TheNcclBackendIsRefusedWhereTheBuildLacksIt) {
+// Without NCCL in the build (a CPU-only LibTorch) or without a GPU, asking for it is refused
+// before any connection, naming what is missing; with both, it is accepted.
+TEST(ProcessGroupTest, TheNcclBackendIsRefusedWhereTheBuildOrTheMachineLacksIt) {
   auto store = c10::make_intrusive<c10d::HashStore>();
   const Result<std::unique_ptr<ProcessGroup>> group =
       ProcessGroup::over_store(store, 0, 1, milliseconds(1000), DistBackend::kNccl);
-  if (nccl_available()) {
+  if (nccl_available() && torch::cuda::device_count() > 0) {
     ASSERT_TRUE(group.is_ok()) << group.status().message();
     EXPECT_EQ(group.value()->backend(), DistBackend::kNccl);
     return;
   }
   ASSERT_EQ(group.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(group.status().message(),
-            "the nccl backend needs a stoker built against a LibTorch with CUDA and NCCL (this "
-            "one has neither); use gloo");
+            nccl_available()
+                ? "the nccl backend needs a CUDA GPU, and none is visible here; use gloo"
+                : "the nccl backend needs a stoker built against a LibTorch with CUDA and NCCL "
+                  "(this one has neither); use gloo");
   const Result<std::unique_ptr<ProcessGroup>> gloo =
       ProcessGroup::over_store(store, 0, 1, milliseconds(1000));
   ASSERT_TRUE(gloo.is_ok()) << gloo.status().message();

@@ -38,6 +38,22 @@ Result<DecodedCrop> decode(const std::vector<uint8_t>& bytes, DecodeBuffer& buff
   return decode_rgb(span(bytes), request, buffer);
 }
 
+// PIL's pixels byte for byte; for the block-smoothed progressive JPEG, within one grey level
+// where PIL's libjpeg-turbo is of another release line than ours (pil_libjpeg_turbo_is_ours).
+void expect_pil_pixels(const Fixture& f, const std::vector<uint8_t>& ours,
+                       const std::vector<uint8_t>& pil) {
+  if (f.name == "enc_partial_scans.jpg" && !testing::pil_libjpeg_turbo_is_ours()) {
+    ASSERT_EQ(ours.size(), pil.size());
+    for (size_t i = 0; i < ours.size(); ++i) {
+      ASSERT_LE(std::abs(int{ours[i]} - int{pil[i]}), 1)
+          << difference(ours, pil) << " (PIL's libjpeg-turbo " << testing::pil_libjpeg_turbo()
+          << ")";
+    }
+    return;
+  }
+  EXPECT_TRUE(ours == pil) << difference(ours, pil);
+}
+
 TEST(DecodeTest, FullDecodeEqualsPilConvertRgb) {
   if (!have_pil()) GTEST_SKIP() << STOKER_PYTHON " with PIL is not available";
   DecodeBuffer buffer;
@@ -53,7 +69,7 @@ TEST(DecodeTest, FullDecodeEqualsPilConvertRgb) {
     EXPECT_EQ(d.box.y1, d.pixels.height);
     const std::vector<uint8_t> ours = packed(d.pixels);
     ASSERT_FALSE(f.pil_rgb.empty()) << "PIL could not read it";
-    EXPECT_TRUE(ours == f.pil_rgb) << difference(ours, f.pil_rgb);
+    expect_pil_pixels(f, ours, f.pil_rgb);
     ++compared;
   }
   EXPECT_GE(compared, 40);
@@ -108,7 +124,7 @@ TEST(DecodeTest, HalfScaleDecodeEqualsPilDraft) {
     EXPECT_EQ(d.box.x1, w / 2.0);
     EXPECT_EQ(d.box.y1, h / 2.0);
     const std::vector<uint8_t> ours = packed(d.pixels);
-    EXPECT_TRUE(ours == f.pil_half_rgb) << difference(ours, f.pil_half_rgb);
+    expect_pil_pixels(f, ours, f.pil_half_rgb);
   }
 }
 

@@ -1,8 +1,10 @@
 #include "stoker/testing/image_fixtures.h"
 
 #include <gtest/gtest.h>
+#include <jconfig.h>  // LIBJPEG_TURBO_VERSION_NUMBER
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -66,6 +68,9 @@ rgb.convert('1').save(f'{d}/pil_bilevel.png')
 Image.fromarray((np.arange(157 * 203).reshape(157, 203) % 1200).astype(np.uint16)).save(
     f'{d}/pil_gray16.png')
 Image.fromarray(photo(1, 1)).save(f'{d}/pil_1x1.png')
+from PIL import features
+with open(f'{d}/libjpeg_turbo.txt', 'w') as f:
+    f.write(features.version('libjpeg_turbo') or '')
 for name in sorted(os.listdir(d)):
     if not name.endswith(('.jpg', '.png')):
         continue
@@ -160,6 +165,7 @@ struct FixtureSet {
   stoker::testing::TempDir dir;
   std::vector<Fixture> fixtures;
   bool have_pil = false;
+  std::string pil_libjpeg_turbo;  // PIL's libjpeg-turbo version, e.g. "3.1.2"
 
   FixtureSet() {
     for (auto& [name, bytes] : encoded_fixtures()) {
@@ -177,6 +183,7 @@ struct FixtureSet {
       fixtures.push_back({entry.path().filename().string(), read_file(path),
                           read_file(path + ".rgb"), read_file(path + ".half.rgb")});
     }
+    std::ifstream(dir / "libjpeg_turbo.txt") >> pil_libjpeg_turbo;
     std::sort(fixtures.begin(), fixtures.end(),
               [](const Fixture& a, const Fixture& b) { return a.name < b.name; });
   }
@@ -196,6 +203,15 @@ bool Fixture::is_jpeg() const {
 const std::vector<Fixture>& image_fixtures() { return fixture_set().fixtures; }
 
 bool have_pil() { return fixture_set().have_pil; }
+
+const std::string& pil_libjpeg_turbo() { return fixture_set().pil_libjpeg_turbo; }
+
+bool pil_libjpeg_turbo_is_ours() {
+  const int ours = LIBJPEG_TURBO_VERSION_NUMBER / 1000;  // major * 1000 + minor
+  int major = 0, minor = 0;
+  return std::sscanf(pil_libjpeg_turbo().c_str(), "%d.%d", &major, &minor) == 2 &&
+         major * 1000 + minor == ours;
+}
 
 std::vector<uint8_t> packed(const RgbView& view) {
   std::vector<uint8_t> out;

@@ -33,6 +33,12 @@ const std::vector<Fixture>& image_fixtures();
 // Whether the fixtures carry PIL's decodes.
 bool have_pil();
 
+// The libjpeg-turbo release PIL decodes with ("3.1.2"; empty without PIL), and whether it is
+// of the same release line (major.minor) as the libjpeg-turbo stoker links. Lines differ in how
+// they smooth the blocks of a progressive JPEG whose scans leave coefficients unsent.
+const std::string& pil_libjpeg_turbo();
+bool pil_libjpeg_turbo_is_ours();
+
 // The view's pixels, rows packed.
 std::vector<uint8_t> packed(const RgbView& view);
 
