@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Image loading side by side in one run: stoker's loader against torchvision's ImageFolder +
 PIL through DataLoader, and what each of stoker's techniques contributes.
 
@@ -17,7 +17,7 @@ out, batch 64, shuffled, over the same images. Runs, one after the other (never 
   pil_decode             PIL decode + convert("RGB") of every file, one process
 then prints images/s and each one's ratio to torchvision with 2 workers.
 
-  /usr/bin/python3 bench/compare_images.py --src IMAGEFOLDER --data DATASET
+  .venv/bin/python bench/compare_images.py --src IMAGEFOLDER --data DATASET
         [--original DATASET_KEPT] [--stoker build/stoker] [--epochs 2] [--json]
 IMAGEFOLDER is the tree the datasets were imported from (e.g. bench/make_image_set.py's OUT/train);
 DATASET is `stoker convert imagefolder`'s output for it, DATASET_KEPT the same with
@@ -65,7 +65,7 @@ def main():
     rows.append(stoker("stoker decode only", args.data, 2, "--decode-only"))
     if not args.json:
         print("running torchvision ...", file=sys.stderr, flush=True)
-    tv = run_json(["/usr/bin/python3", os.path.join(HERE, "torchvision_image_baseline.py"),
+    tv = run_json([sys.executable, os.path.join(HERE, "torchvision_image_baseline.py"),
                    args.src, "--json", "--batch", str(args.batch), "--image-size",
                    str(args.image_size)])
     for r in tv["results"]:

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Loader throughput side by side in one run: stoker's loader and PyTorch's DataLoader.
 
 Same workload everywhere: Fashion-MNIST train (60000), batch 256, shuffled, uint8 images
@@ -6,7 +6,7 @@ normalised to float32 plus int64 labels. Runs `stoker bench loader --json` (veri
 once and off; 1 and 2 workers) and bench/torch_loader_baseline.py (torchvision with 0 and 2
 workers, TensorDataset, index gather), then prints samples/s and each one's ratio to stoker.
 
-  /usr/bin/python3 bench/compare_loader.py [--stoker build/stoker] [--json]
+  .venv/bin/python bench/compare_loader.py [--stoker build/stoker] [--json]
 """
 import argparse
 import json
@@ -39,7 +39,7 @@ def main():
             rows.append({"name": f"stoker w{workers} verify={verify}",
                          "samples_per_s": r["samples_per_s"],
                          "bare_loop_samples_per_s": r["bare_loop_samples_per_s"]})
-    torch = run_json(["/usr/bin/python3", os.path.join(HERE, "torch_loader_baseline.py"),
+    torch = run_json([sys.executable, os.path.join(HERE, "torch_loader_baseline.py"),
                       "--json", "--batch", str(args.batch)])
     for r in torch["results"]:
         rows.append({"name": "pytorch " + r["name"], "samples_per_s": r["samples_per_s"]})

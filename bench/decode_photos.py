@@ -4,7 +4,7 @@ photos, fitted (centre crop + LANCZOS resize, as ImageOps.fit does) to an ImageN
 and to 1200x900, JPEG quality 90 (PIL's default 4:2:0), each baseline and progressive:
 OUT/{small,large}_{N}{,_progressive}.jpg.
 
-Usage: /usr/bin/python3 bench/decode_photos.py OUT_DIR
+Usage: .venv/bin/python bench/decode_photos.py OUT_DIR
 """
 import os
 import sys

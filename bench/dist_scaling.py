@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Data-parallel scaling of `stoker train`: 2 ranks x 1 thread under torchrun against 1 rank x 1 thread.
 
 Workload (issue 13): the MLP on Fashion-MNIST, batch 64 per rank, Adam 1e-3, no evaluation.
@@ -9,7 +9,7 @@ that backward did not hide. The two configurations alternate, ABBA, so that drif
 machine falls on both. Target: the 2-rank epoch at most 0.625x the 1-rank one (scaling
 efficiency 80%).
 
-  /usr/bin/python3 bench/dist_scaling.py [--stoker build/stoker] [--epochs 4] [--repeat 2] [--torch]
+  .venv/bin/python bench/dist_scaling.py [--stoker build/stoker] [--epochs 4] [--repeat 2] [--torch]
                                          [--model mlp] [--workers 0] [--launcher torchrun|nproc] [--json]
 
 Run it on an otherwise idle machine: 2 ranks on a 2-core box use every core.

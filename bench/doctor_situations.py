@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """`stoker doctor` on the three situations of issue 14, and what its first action buys.
 
   (a) data-bound: the MLP on Fashion-MNIST with a synthetic cost per sample and 1 worker; and
@@ -11,7 +11,7 @@ option appended) and the doctor run again, so the loop's throughput before and a
 measured side by side. With --auto, also the MLP of (a) with --workers 1, 2, 3 and auto (the
 training loop's rate as the doctor measures it, after its warm-up).
 
-  /usr/bin/python3 bench/doctor_situations.py [--stoker build/stoker] [--images DIR] [--seconds 3]
+  .venv/bin/python bench/doctor_situations.py [--stoker build/stoker] [--images DIR] [--seconds 3]
                                               [--auto] [--json]
 
 DIR is a folder with train/ (and test/) converted by `stoker convert imagefolder` (for example

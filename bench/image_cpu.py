@@ -1,7 +1,7 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """CPU per training image of `stoker bench loader --workers 0`, and where it goes.
 
-  /usr/bin/python3 bench/image_cpu.py --data DATASET [--stoker build/stoker] [--flags "..."]
+  .venv/bin/python bench/image_cpu.py --data DATASET [--stoker build/stoker] [--flags "..."]
         [--baseline OTHER/stoker [--baseline-data DATASET2] [--baseline-flags "..."]]
         [--pairs 5] [--workers N] [--profile]
 

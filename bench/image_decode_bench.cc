@@ -75,7 +75,7 @@ std::vector<CropRect> crops_for(int width, int height, std::mt19937& rng) {
 std::vector<PhotoSet> load_photo_sets() {
   std::string pattern = (std::filesystem::temp_directory_path() / "stoker-bench-XXXXXX").string();
   const std::string dir = ::mkdtemp(pattern.data());
-  const std::string command = "/usr/bin/python3 " STOKER_BENCH_DIR "/decode_photos.py " + dir;
+  const std::string command = STOKER_PYTHON " " STOKER_BENCH_DIR "/decode_photos.py " + dir;
   if (std::system(command.c_str()) != 0) {
     std::fprintf(stderr, "image_decode_bench: '%s' failed\n", command.c_str());
     std::exit(2);

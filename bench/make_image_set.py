@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Builds the image benchmark set: an ImageFolder tree (train/ and val/) of photographs cut from
 Debian's `mate-backgrounds`, shaped like ImageNet's JPEGs. Nothing is downloaded.
 
@@ -9,7 +9,7 @@ proportions: progressive JPEGs (15%), grayscale (5%), CMYK (1%, Adobe-inverted a
 them), a few true PNGs, and one PNG named `.jpg`. Deterministic: the same tree for the same
 arguments (every image draws from its own seeded generator).
 
-Usage: /usr/bin/python3 bench/make_image_set.py OUT [--per-class 200] [--val-per-class 20]
+Usage: .venv/bin/python bench/make_image_set.py OUT [--per-class 200] [--val-per-class 20]
        [--photos DIR]   (default: mate-backgrounds' nature photos, installed by Debian)
 """
 import argparse

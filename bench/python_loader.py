@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """stoker's Python loader side by side in one run: stoker.Loader's iteration rate against the
 C++ `stoker bench loader` in the same configuration and against PyTorch's DataLoader, and the
 classic training experiment in Python fed by each.

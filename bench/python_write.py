@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Writing Fashion-MNIST train from Python: stoker.write_dataset over torchvision's dataset
 beside the C++ importer (`stoker convert idx`, in-process through stoker.convert, and the
 `stoker` binary when it is built), side by side in one run.
@@ -7,7 +7,7 @@ write_dataset variants: "w0" (no workers: the calling thread fetches, converts a
 "processes2" and "threads2" (2 workers fetch and convert the PIL images). Each variant writes
 a fresh dataset into a scratch directory; the best of --repeat runs is reported as samples/s.
 
-  /usr/bin/python3 bench/python_write.py [--variants w0,processes2,...] [--limit N]
+  .venv/bin/python bench/python_write.py [--variants w0,processes2,...] [--limit N]
                                          [--repeat 3] [--stoker build/stoker] [--json]
 
 Needs the package installed (README, "Python") or python/ on PYTHONPATH, torch and

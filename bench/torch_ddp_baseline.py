@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """PyTorch's own DistributedDataParallel on the workload of bench/dist_scaling.py: the reference
 that stoker's data-parallel scaling is compared with.
 

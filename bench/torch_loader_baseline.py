@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Loader-only throughput of PyTorch ways to feed Fashion-MNIST (the baselines for
 `stoker bench loader`).
 
@@ -19,7 +19,7 @@ Timing: --warmup-epochs (default: 1 for variants with workers, 0 otherwise) are 
 counted, then --epochs (default 2) are timed; fast variants keep running whole epochs until at
 least --min-seconds (default 1.0) have been timed, and report how many epochs they ran.
 
-Run:   /usr/bin/python3 bench/torch_loader_baseline.py [--json] [--variants a,b] [--batch 256]
+Run:   .venv/bin/python bench/torch_loader_baseline.py [--json] [--variants a,b] [--batch 256]
 Exit status: 0 ok, 2 dataset missing / bad arguments, 1 other failure.
 """
 

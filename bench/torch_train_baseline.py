@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """The classic PyTorch training experiment (the baseline for `stoker train`): one epoch of an
 MLP on Fashion-MNIST, and how much of it is spent waiting for data.
 
@@ -30,7 +30,7 @@ both cores would make it fight its own workers.
 in-process before each variant, untimed, so one-time costs (allocator, lazy init, first
 PIL/transform calls) don't land on whichever variant runs first.
 
-Run:   /usr/bin/python3 bench/torch_train_baseline.py [--json] [--variants w0,w2] [--threads 1]
+Run:   .venv/bin/python bench/torch_train_baseline.py [--json] [--variants w0,w2] [--threads 1]
 Exit status: 0 ok, 2 dataset missing / bad arguments, 1 other failure.
 """
 

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Loader-only throughput of torchvision's image pipeline (the baseline for
 `stoker bench loader` on an image dataset).
 
@@ -16,7 +16,7 @@ Variants (--variants, comma-separated, default all):
 Timing: --warmup-epochs (default: 1 for variants with workers, 0 otherwise) run untimed, then
 --epochs (default 1) are timed.
 
-Run:   /usr/bin/python3 bench/torchvision_image_baseline.py DIR [--json] [--variants a,b]
+Run:   .venv/bin/python bench/torchvision_image_baseline.py DIR [--json] [--variants a,b]
 DIR is an ImageFolder tree (e.g. bench/make_image_set.py's OUT/train).
 Exit status: 0 ok, 2 missing data / bad arguments, 1 other failure.
 """
