@@ -105,8 +105,10 @@ class Loader:
 
     Order: batch b of epoch e on rank r depends only on (seed, epoch, rank, world_size,
     batch_size, drop_last), never on ``workers``. ``shuffle=False`` keeps dataset order.
-    ``drop_last=False`` pads the last global batch by wrapping around (as
-    DistributedSampler), so every rank gets ``len(loader)`` batches.
+    ``drop_last=False`` pads the epoch's samples by wrapping around to a multiple of the world
+    size (as DistributedSampler), so every rank gets ``len(loader)`` batches, the last of which
+    may be short; ``drop_last=True`` drops the short last batch, so every batch has
+    ``batch_size`` samples (what ``torch.compile`` needs to compile once).
 
     Epochs: ``loader.set_epoch(e)`` then ``for batch in loader`` (DistributedSampler's
     convention: every later iteration is epoch e until set_epoch is called again); without
