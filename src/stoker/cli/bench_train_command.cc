@@ -1,8 +1,9 @@
 // `stoker bench train`: the classic experiment side by side in one run — MLP 784-128-64-10,
 // Fashion-MNIST train, batch 64, Adam 1e-3, one epoch — through PyTorch's DataLoader
-// (bench/torch_train_baseline.py with the build's Python (STOKER_PYTHON): num_workers 0, 2, 2 + pin_memory),
-// through stoker, and the compute-only bound (one resident batch; also 16 resident batches
-// cycled, what a step costs when its batch is not the one it just used). Seconds and ratios.
+// (bench/torch_train_baseline.py with the build's Python (STOKER_PYTHON): num_workers 0, 2, 2 +
+// pin_memory), through stoker, and the compute-only bound (one resident batch; also 16 resident
+// batches cycled, what a step costs when its batch is not the one it just used). Seconds and
+// ratios.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 

@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/store/manifest.h"
@@ -284,8 +284,9 @@ TEST(CliTest, BenchTrainRunsTheBaselineWithoutAShell) {
   ASSERT_TRUE(fs::is_directory(kFashionMnistDebianDir));
   testing::TempDir dir;
   const std::string env = "STOKER_DATA=" + dir / "root";
-  RunResult injected = run(
-      "bench train --repeat 1 --python '/bin/touch " + dir / "x" + "; " STOKER_PYTHON "'", dir, env);
+  RunResult injected =
+      run("bench train --repeat 1 --python '/bin/touch " + dir / "x" + "; " STOKER_PYTHON "'", dir,
+          env);
   expect_one_line_error(injected, "cannot run /bin/touch " + dir / "x" + "; " STOKER_PYTHON);
   EXPECT_EQ(injected.exit_code, 1);
   EXPECT_FALSE(fs::exists(dir / "x"));

@@ -46,6 +46,7 @@ class DistTrainCliTest : public ::testing::Test {
   // thread, a seed), logged to `name`.jsonl.
   std::vector<std::string> train(const std::string& data, int batch, const std::string& name,
                                  const std::vector<std::string>& more = {}) const {
+    // --run-log: torchrun's own parser takes --log for its --log-dir.
     std::vector<std::string> args = {STOKER_CLI_PATH, "train",
                                      "--data",        data,
                                      "--batch",       std::to_string(batch),
@@ -53,7 +54,6 @@ class DistTrainCliTest : public ::testing::Test {
                                      "--workers",     "0",
                                      "--threads",     "1",
                                      "--seed",        "3",
-                                     // --run-log: torchrun's own parser takes --log for its --log-dir.
                                      "--run-log",     dir_ / (name + ".jsonl")};
     args.insert(args.end(), more.begin(), more.end());
     return args;

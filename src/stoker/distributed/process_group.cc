@@ -216,7 +216,8 @@ Result<std::unique_ptr<ProcessGroup>> ProcessGroup::over_store(
         "the nccl backend needs a stoker built against a LibTorch with CUDA and NCCL (this one "
         "has neither); use gloo");
   if (backend == DistBackend::kNccl && torch::cuda::device_count() == 0)
-    return invalid_argument("the nccl backend needs a CUDA GPU, and none is visible here; use gloo");
+    return invalid_argument(
+        "the nccl backend needs a CUDA GPU, and none is visible here; use gloo");
   auto impl = std::make_shared<Impl>();
   impl->store = std::move(store);
   impl->rank = rank;

@@ -56,8 +56,8 @@ void C10Device::wait(DeviceStream stream, const DeviceEvent& event) {
 
 DeviceMemory C10Device::allocate(size_t bytes, DeviceStream stream) {
   c10::StreamGuard on(stream_of(stream));
-  auto memory = std::make_shared<at::Tensor>(at::empty(
-      {static_cast<int64_t>(bytes)}, at::TensorOptions(at::kByte).device(device_)));
+  auto memory = std::make_shared<at::Tensor>(
+      at::empty({static_cast<int64_t>(bytes)}, at::TensorOptions(at::kByte).device(device_)));
   return {memory->data_ptr(), bytes, memory};
 }
 

@@ -56,7 +56,8 @@ DeviceEvent CudaDevice::record(DeviceStream stream) {
   CurrentGpu gpu(index_);
   cudaEvent_t event = nullptr;
   check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags");
-  std::shared_ptr<void> owned(event, [](void* e) { cudaEventDestroy(static_cast<cudaEvent_t>(e)); });
+  std::shared_ptr<void> owned(event,
+                              [](void* e) { cudaEventDestroy(static_cast<cudaEvent_t>(e)); });
   check(cudaEventRecord(event, stream_of(stream)), "cudaEventRecord");
   return {std::move(owned)};
 }

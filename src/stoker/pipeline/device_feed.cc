@@ -26,8 +26,9 @@ std::vector<at::Tensor> DeviceFeed::to_device(std::vector<at::Tensor> host) {
   std::vector<at::Tensor> out;
   for (size_t i = 0; i < host.size(); ++i) {
     std::shared_ptr<const void> memory = batch.memory;
-    out.push_back(at::from_blob(batch.fields[i], host[i].sizes(), host[i].strides(),
-                                [memory](void*) {}, host[i].options().device(device_)));
+    out.push_back(at::from_blob(
+        batch.fields[i], host[i].sizes(), host[i].strides(), [memory](void*) {},
+        host[i].options().device(device_)));
   }
   return out;
 }

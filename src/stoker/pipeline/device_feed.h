@@ -29,7 +29,7 @@ class DeviceFeed {
 
  private:
   torch::Device device_;
-  std::shared_ptr<C10Device> cuda_;        // CUDA only
+  std::shared_ptr<C10Device> cuda_;         // CUDA only
   std::unique_ptr<FeedProtocol> protocol_;  // CUDA only; waits for its copies when destroyed
 };
 

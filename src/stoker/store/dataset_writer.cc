@@ -65,7 +65,8 @@ Result<std::unique_ptr<DatasetWriter>> DatasetWriter::create(const std::string& 
   STOKER_ASSIGN_OR_RETURN(std::string resolved, resolved_path(dir));
   const fs::path path(resolved);
   std::error_code ec;
-  if (fs::exists(fs::symlink_status(path, ec))) return already_exists(dir + ": output directory exists");
+  if (fs::exists(fs::symlink_status(path, ec)))
+    return already_exists(dir + ": output directory exists");
   fs::create_directories(path.parent_path(), ec);
   if (ec) return io_error(path.parent_path().string() + ": cannot create: " + ec.message());
   const std::string name = path.filename().string() + ".partial-" + std::to_string(::getpid());

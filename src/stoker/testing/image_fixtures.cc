@@ -173,9 +173,9 @@ struct FixtureSet {
       write_file(dir / name, bytes);
     }
     std::ofstream(dir / "make.py") << kPilScript;
-    have_pil = std::system(
-                   (STOKER_PYTHON " " + (dir / "make.py") + " " + dir.path() + " >/dev/null 2>&1")
-                       .c_str()) == 0;
+    have_pil =
+        std::system((STOKER_PYTHON " " + (dir / "make.py") + " " + dir.path() + " >/dev/null 2>&1")
+                        .c_str()) == 0;
     for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
       const std::string path = entry.path().string();
       const std::string ext = entry.path().extension().string();

@@ -1,7 +1,7 @@
 #pragma once
 // Test fixtures shared by the decode and transcode tests: a set of JPEGs and PNGs, each with
-// PIL's decode of it (np.asarray(Image.open(p).convert("RGB"))) when the build's Python (STOKER_PYTHON) has PIL,
-// and helpers to compare pixels. Test-only.
+// PIL's decode of it (np.asarray(Image.open(p).convert("RGB"))) when the build's Python
+// (STOKER_PYTHON) has PIL, and helpers to compare pixels. Test-only.
 
 #include <cstdint>
 #include <string>

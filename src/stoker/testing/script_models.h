@@ -1,7 +1,7 @@
 #pragma once
 // Test helper: TorchScript files (and files that only look like them) written by Debian's
-// the build's Python (STOKER_PYTHON) with torch, for models that fail in each way a user's model can. All take
-// samples of [1, 4, 4] (testing/classification.h's rows dataset) and have 4 classes.
+// the build's Python (STOKER_PYTHON) with torch, for models that fail in each way a user's model
+// can. All take samples of [1, 4, 4] (testing/classification.h's rows dataset) and have 4 classes.
 
 #include <cstdlib>
 #include <fstream>

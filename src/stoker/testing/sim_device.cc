@@ -20,7 +20,8 @@ bool overlap(const uint8_t* a, size_t a_bytes, const uint8_t* b, size_t b_bytes)
 SimDevice::SimDevice(Mode mode, uint64_t seed, int max_delay_us)
     : mode_(mode), max_delay_us_(max_delay_us), rng_(seed) {
   if (mode_ != Mode::kThreads) return;
-  for (size_t i = 0; i < std::size(threads_); ++i) threads_[i] = std::thread([this, i] { run_queue(i); });
+  for (size_t i = 0; i < std::size(threads_); ++i)
+    threads_[i] = std::thread([this, i] { run_queue(i); });
 }
 
 SimDevice::~SimDevice() {
@@ -66,7 +67,8 @@ void SimDevice::synchronize(const DeviceEvent& event) {
     return;
   }
   while (!e->complete) {
-    if (!step(1)) throw std::logic_error("SimDevice: synchronize() on an event that never completes");
+    if (!step(1))
+      throw std::logic_error("SimDevice: synchronize() on an event that never completes");
   }
 }
 
@@ -152,7 +154,8 @@ void SimDevice::drain() {
     return;
   }
   while (!empty()) {
-    if (!step(1)) throw std::logic_error("SimDevice: queued work waits for an event never recorded");
+    if (!step(1))
+      throw std::logic_error("SimDevice: queued work waits for an event never recorded");
   }
 }
 

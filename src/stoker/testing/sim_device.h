@@ -74,8 +74,8 @@ class SimDevice : public DeviceApi {
   struct Block {
     std::vector<uint8_t> bytes;
     bool allocated = true;
-    bool copied = false;    // a copy into it ran since it was allocated
-    int queued_reads = 0;   // kernels queued that read it
+    bool copied = false;   // a copy into it ran since it was allocated
+    int queued_reads = 0;  // kernels queued that read it
   };
   struct Op {
     enum Kind { kCopy, kRecord, kWait, kRead, kFree };

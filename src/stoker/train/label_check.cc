@@ -9,8 +9,7 @@ namespace stoker {
 namespace {
 
 // The first record of `data` whose label is outside [0, classes), and that label.
-std::optional<std::pair<uint64_t, int64_t>> first_bad_label(const Dataset& data,
-                                                            int64_t classes) {
+std::optional<std::pair<uint64_t, int64_t>> first_bad_label(const Dataset& data, int64_t classes) {
   const int field = data.schema().find("label");
   for (uint64_t i = 0; i < data.size(); ++i) {
     int64_t label;

@@ -90,8 +90,8 @@ void Progress::update(int64_t done, double loss, int64_t samples) {
       fmt::format("{}/{}  loss {:.4f}  {} samples/s  ETA {}", done, batches_, loss,
                   human_rate(elapsed > 0 ? samples / elapsed : 0.0), human_duration(eta));
   if (bar) {
-    write(fmt::format("\r\033[Kepoch {}/{} {} {}", epoch_, epochs_,
-                      progress_bar(done, batches_), stats));
+    write(fmt::format("\r\033[Kepoch {}/{} {} {}", epoch_, epochs_, progress_bar(done, batches_),
+                      stats));
     bar_shown_ = true;
   } else {
     write(fmt::format("epoch {}/{}  batch {}\n", epoch_, epochs_, stats));

@@ -29,7 +29,8 @@ bool overlap(const std::string& a, const std::string& b) {
 
 // Whether the existing files `a` and `b` are one file (a hard link, another mount).
 bool same_inode(const std::string& a, const std::string& b) {
-  struct stat sa {}, sb {};
+  struct stat sa {
+  }, sb{};
   return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
          sa.st_ino == sb.st_ino;
 }

@@ -29,8 +29,7 @@ class OutputSet {
   // files named by `writes`: names, or prefixes ending in '*'. kInvalidArgument naming both
   // options if a file added before is one of them, or another directory output at the same
   // path writes a name of them.
-  Status add_dir(const std::string& flag, const std::string& path,
-                 std::vector<std::string> writes);
+  Status add_dir(const std::string& flag, const std::string& path, std::vector<std::string> writes);
 
  private:
   struct Output {

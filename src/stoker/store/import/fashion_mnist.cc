@@ -44,8 +44,7 @@ Status convert_fashion_mnist(const std::string& src, const std::string& out, boo
     // A split this very conversion wrote before it was killed (its manifest names the same
     // files) is kept: the conversion resumes with the next split.
     const Result<Manifest> existing = Manifest::load(dir);
-    if (existing.is_ok() &&
-        (skip_existing || existing.value().source == idx_source(options)))
+    if (existing.is_ok() && (skip_existing || existing.value().source == idx_source(options)))
       continue;
     options.out = dir;
     options.class_names = kClassNames;

@@ -1,5 +1,5 @@
-// The ImageFolder listing against torchvision.datasets.ImageFolder itself (the build's Python (STOKER_PYTHON)),
-// and the cases where stoker parts from it.
+// The ImageFolder listing against torchvision.datasets.ImageFolder itself (the build's Python
+// (STOKER_PYTHON)), and the cases where stoker parts from it.
 #include "stoker/store/import/image_folder_scan.h"
 
 #include <gtest/gtest.h>
