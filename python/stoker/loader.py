@@ -83,8 +83,8 @@ def _import_torch():
     try:
         import torch
     except ImportError:
-        raise ImportError("stoker.Loader needs PyTorch (torch >= 2.0), which this Python cannot "
-                          "import: pip install torch") from None
+        raise ImportError("stoker.Loader needs PyTorch, which this Python cannot import: "
+                          "pip install torch") from None
     return torch
 
 

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -125,6 +126,24 @@ class ShardChangeCliTest : public ::testing::Test {
     EXPECT_TRUE(fs::exists(ds + "/shard-00006.stk"));
     return ds;
   }
+  // `stoker train` on a rows dataset at dir_/data with checkpoints in dir_/ckpt (`extra` flags
+  // added), returned once its first checkpoint is written.
+  std::unique_ptr<Background> train_past_first_checkpoint(std::vector<std::string> extra) {
+    testing::write_rows_dataset(dir_ / "data/train", 20000, 1);
+    testing::write_rows_dataset(dir_ / "data/test", 500, 2);
+    std::vector<std::string> args = {"train", "--data",           dir_ / "data", "--epochs",
+                                     "1000",  "--batch",          "16",          "--workers",
+                                     "1",     "--checkpoint-dir", checkpoints()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto train = std::make_unique<Background>(args, dir_);
+    const auto deadline = Clock::now() + kPatience;
+    while (!latest_checkpoint(checkpoints()).is_ok() && Clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    EXPECT_TRUE(latest_checkpoint(checkpoints()).is_ok()) << train->err();
+    return train;
+  }
+  std::string checkpoints() const { return dir_ / "ckpt"; }
   static constexpr int64_t kRecords = 100000;
   testing::TempDir dir_;
 };
@@ -142,21 +161,11 @@ TEST_F(ShardChangeCliTest, ATruncatedShardStopsTheLoaderNamingTheShard) {
 }
 
 TEST_F(ShardChangeCliTest, ATruncatedShardStopsTrainingAndTheLastCheckpointStaysIntact) {
-  testing::write_rows_dataset(dir_ / "data/train", 20000, 1);
-  testing::write_rows_dataset(dir_ / "data/test", 500, 2);
+  const std::unique_ptr<Background> train = train_past_first_checkpoint({});
+  ASSERT_FALSE(HasFailure());
   const std::string shard = dir_ / "data/train/shard-00000.stk";
-  const std::string checkpoints = dir_ / "ckpt";
-  Background train({"train", "--data", dir_ / "data", "--epochs", "1000", "--batch", "16",
-                    "--workers", "1", "--checkpoint-dir", checkpoints},
-                   dir_);
-  // After the first epoch's checkpoint.
-  const auto deadline = Clock::now() + kPatience;
-  while (!latest_checkpoint(checkpoints).is_ok() && Clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  ASSERT_TRUE(latest_checkpoint(checkpoints).is_ok()) << train.err();
   fs::resize_file(shard, 0);
-  expect_one_line_error(train, {shard + ": record ", kChangedSize});
+  expect_one_line_error(*train, {shard + ": record ", kChangedSize});
 
   ModelSpec spec;
   spec.height = 4;
@@ -164,7 +173,7 @@ TEST_F(ShardChangeCliTest, ATruncatedShardStopsTrainingAndTheLastCheckpointStays
   spec.num_classes = testing::kRowClasses;
   std::unique_ptr<Model> model = make_model("mlp", spec);
   auto optimizer = make_optimizer(OptimizerSpec{}, model->parameters());
-  Result<CheckpointState> state = load_checkpoint(checkpoints, *model, *optimizer);
+  Result<CheckpointState> state = load_checkpoint(checkpoints(), *model, *optimizer);
   ASSERT_TRUE(state.is_ok()) << state.status().message();
   EXPECT_GT(state.value().step, 0);
 }
@@ -173,18 +182,9 @@ TEST_F(ShardChangeCliTest, ATruncatedShardStopsTrainingAndTheLastCheckpointStays
 // --verify once (its records were verified in that epoch and are not again): the labels read
 // are checked against the model's classes, one line naming the shard and record.
 TEST_F(ShardChangeCliTest, RandomBytesOverAVerifiedShardAreALabelErrorNamingTheRecord) {
-  testing::write_rows_dataset(dir_ / "data/train", 20000, 1);
-  testing::write_rows_dataset(dir_ / "data/test", 500, 2);
+  const std::unique_ptr<Background> train = train_past_first_checkpoint({"--no-eval"});
+  ASSERT_FALSE(HasFailure());
   const std::string shard = dir_ / "data/train/shard-00000.stk";
-  const std::string checkpoints = dir_ / "ckpt";
-  Background train({"train", "--data", dir_ / "data", "--epochs", "1000", "--batch", "16",
-                    "--workers", "1", "--no-eval", "--checkpoint-dir", checkpoints},
-                   dir_);
-  const auto deadline = Clock::now() + kPatience;
-  while (!latest_checkpoint(checkpoints).is_ok() && Clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  ASSERT_TRUE(latest_checkpoint(checkpoints).is_ok()) << train.err();
   std::string noise(fs::file_size(shard), '\0');
   std::mt19937_64 rng(9);
   for (char& c : noise) c = static_cast<char>(rng());
@@ -192,7 +192,7 @@ TEST_F(ShardChangeCliTest, RandomBytesOverAVerifiedShardAreALabelErrorNamingTheR
     std::fstream over(shard, std::ios::in | std::ios::out | std::ios::binary);  // no truncation
     over.write(noise.data(), static_cast<std::streamsize>(noise.size()));
   }
-  expect_one_line_error(train, {"stoker: " + shard + ": record ", "outside the model's"});
+  expect_one_line_error(*train, {"stoker: " + shard + ": record ", "outside the model's"});
 }
 
 // Bytes changed in place, the size kept: --verify always finds the record on its next read.

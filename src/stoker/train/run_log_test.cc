@@ -52,20 +52,37 @@ TEST(RunLogTest, AppendsLinesToNewOrRegularFilesOnly) {
   EXPECT_EQ(RunLog::open(dir / "none/log.jsonl").status().code(), StatusCode::kIoError);
 }
 
+// A file size limit of `bytes` while it lives (a full disk's stand-in; SIGXFSZ ignored).
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t bytes) : old_handler_(std::signal(SIGXFSZ, SIG_IGN)) {
+    EXPECT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit_), 0);
+    struct rlimit small = old_limit_;
+    small.rlim_cur = bytes;
+    EXPECT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  }
+  ~FileSizeLimit() {
+    ::setrlimit(RLIMIT_FSIZE, &old_limit_);
+    std::signal(SIGXFSZ, old_handler_);
+  }
+  FileSizeLimit(const FileSizeLimit&) = delete;
+  FileSizeLimit& operator=(const FileSizeLimit&) = delete;
+
+ private:
+  struct rlimit old_limit_ {};
+  void (*old_handler_)(int);
+};
+
 // A write the system refuses fails with a message: a file size limit stands in for a full disk.
 TEST(RunLogTest, AWriteErrorIsAStatus) {
   testing::TempDir dir;
   RunLog log = RunLog::open(dir / "log.jsonl").value_or_throw();
-  struct rlimit old_limit {};
-  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);
-  auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
-  struct rlimit small = old_limit;
-  small.rlim_cur = 100;
-  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
-  const Status first = log.append("step", "{\"x\":\"" + std::string(20, 'x') + "\"}");
-  const Status second = log.append("step", "{\"y\":\"" + std::string(200, 'y') + "\"}");
-  ::setrlimit(RLIMIT_FSIZE, &old_limit);
-  std::signal(SIGXFSZ, old_handler);
+  Status first, second;
+  {
+    FileSizeLimit limit(100);
+    first = log.append("step", "{\"x\":\"" + std::string(20, 'x') + "\"}");
+    second = log.append("step", "{\"y\":\"" + std::string(200, 'y') + "\"}");
+  }
   EXPECT_TRUE(first.is_ok()) << first.message();
   EXPECT_EQ(second.code(), StatusCode::kIoError);
   EXPECT_NE(
@@ -92,16 +109,12 @@ TEST(RunLogTest, AWriteCutShortLeavesNoPartialLine) {
   const std::string path = dir / "log.jsonl";
   {
     RunLog log = RunLog::open(path).value_or_throw();
-    struct rlimit old_limit {};
-    ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);
-    auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
-    struct rlimit small = old_limit;
-    small.rlim_cur = 100;
-    ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
-    const Status first = log.append("step", "{\"x\":1}");
-    const Status cut = log.append("step", "{\"y\":\"" + std::string(200, 'y') + "\"}");
-    ::setrlimit(RLIMIT_FSIZE, &old_limit);
-    std::signal(SIGXFSZ, old_handler);
+    Status first, cut;
+    {
+      FileSizeLimit limit(100);
+      first = log.append("step", "{\"x\":1}");
+      cut = log.append("step", "{\"y\":\"" + std::string(200, 'y') + "\"}");
+    }
     ASSERT_TRUE(first.is_ok()) << first.message();
     ASSERT_FALSE(cut.is_ok());
     ASSERT_TRUE(log.append("epoch", "{\"epoch\":1}").is_ok());

@@ -33,8 +33,7 @@ Status convert_fashion_mnist(const std::string& src, const std::string& out, boo
     return not_found(src +
                      ": no such directory (install Debian's dataset-fashion-mnist or pass --src)");
   // Both splits there: a finished conversion, refused as any existing output.
-  if (!skip_existing && Manifest::load(out + "/train").is_ok() &&
-      Manifest::load(out + "/test").is_ok())
+  if (!skip_existing && fashion_mnist_converted(out))
     return already_exists(out + "/train: output directory exists");
   for (Split split : {Split{"train", "train"}, Split{"test", "t10k"}}) {
     const std::string dir = out + "/" + split.name;
