@@ -52,6 +52,51 @@ def _count(name: str, value, minimum: int, auto: Optional[int] = None) -> int:
     return value
 
 
+def _last_batch(drop_last, last_batch) -> str:
+    """The native last_batch mode from DataLoader's `drop_last` and stoker's `last_batch`."""
+    if last_batch is None:
+        return "drop" if drop_last else "short"
+    if last_batch not in _stoker.LAST_BATCH_MODES:
+        raise ValueError(f"last_batch must be one of {', '.join(_stoker.LAST_BATCH_MODES)}, "
+                         f"not {last_batch!r}")
+    if drop_last and last_batch != "drop":
+        raise ValueError(f"drop_last=True contradicts last_batch={last_batch!r}")
+    return last_batch
+
+
+VALID = "valid"  # the mask field of last_batch="pad"
+
+
+class _ValidMasks:
+    """A native epoch whose batches gain VALID: a bool [batch_size] tensor, False for the
+    padding at the batch's end (samples repeated from the epoch's start)."""
+
+    def __init__(self, torch, native_epoch):
+        self._torch = torch
+        self._native = native_epoch
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        batch = next(self._native)
+        size = len(next(iter(batch.values())))
+        valid = self._torch.ones(size, dtype=self._torch.bool)
+        valid[size - self._native.last_padding:] = False
+        batch[VALID] = valid
+        return batch
+
+    def __len__(self):
+        return len(self._native)
+
+    @property
+    def live(self):
+        return self._native.live
+
+    def close(self):
+        self._native.close()
+
+
 def _env_int(name: str) -> Optional[int]:
     text = os.environ.get(name)
     if text is None:
@@ -104,11 +149,16 @@ class Loader:
     it is gone (keep ``.clone()`` of what you hold across many steps).
 
     Order: batch b of epoch e on rank r depends only on (seed, epoch, rank, world_size,
-    batch_size, drop_last), never on ``workers``. ``shuffle=False`` keeps dataset order.
-    ``drop_last=False`` pads the epoch's samples by wrapping around to a multiple of the world
-    size (as DistributedSampler), so every rank gets ``len(loader)`` batches, the last of which
-    may be short; ``drop_last=True`` drops the short last batch, so every batch has
-    ``batch_size`` samples (what ``torch.compile`` needs to compile once).
+    batch_size, last_batch), never on ``workers``. ``shuffle=False`` keeps dataset order.
+    Every rank gets ``len(loader)`` batches. ``last_batch`` says what ends an epoch whose
+    samples do not fill a batch on every rank: "short" (the default; DataLoader's
+    ``drop_last=False``) pads the epoch's samples by wrapping around to a multiple of the world
+    size (as DistributedSampler), and the last batch may be short; "drop" (``drop_last=True``)
+    drops that tail, so every batch has ``batch_size`` samples; "pad" keeps every sample and
+    fills the last batch up to ``batch_size`` with samples from the epoch's start, and every
+    batch carries ``batch["valid"]``, a bool tensor that is False for that padding (weigh the
+    loss and metrics by it). "drop" and "pad" give every batch one shape, what
+    ``torch.compile`` needs to compile once; "pad" needs ``on_error="raise"``.
 
     Epochs: ``loader.set_epoch(e)`` then ``for batch in loader`` (DistributedSampler's
     convention: every later iteration is epoch e until set_epoch is called again); without
@@ -154,7 +204,8 @@ class Loader:
 
     def __init__(self, path, batch_size=256, shuffle=True, seed=0, drop_last=False,
                  workers=None, prefetch=None, transforms=None, device="cpu", rank=None,
-                 world_size=None, verify="once", on_error="raise", normalize_on_device=False):
+                 world_size=None, verify="once", on_error="raise", normalize_on_device=False,
+                 last_batch=None):
         torch = _import_torch()
         self._torch = torch
         path = os.fsdecode(path)  # str, bytes or os.PathLike; the name need not be UTF-8
@@ -165,6 +216,7 @@ class Loader:
         rank, world_size = _distributed_defaults(torch, rank, world_size)
         world_size = _int("world_size", world_size, *_INT32)
         rank = _int("rank", rank, *_INT32)
+        last_batch = _last_batch(drop_last, last_batch)
         for name, value in (("verify", verify), ("on_error", on_error)):
             if not isinstance(value, str):
                 raise TypeError(f"{name} must be a str, not {type(value).__name__}")
@@ -175,12 +227,15 @@ class Loader:
                              "workers normalise, in the same pass as the crop)")
         self._native = _stoker.LoaderCore(os.fsencode(path))
         specs = field_specs(transforms, self._native.schema)
+        if last_batch == "pad" and any(spec["name"] == VALID for spec in specs):
+            raise ValueError(f"last_batch='pad' adds the field {VALID!r}, which {path} has: "
+                             f"leave it out (transforms={{{VALID!r}: None}})")
         deferred = {}
         if normalize_on_device:
             specs, deferred = defer_normalization(specs)
         self._pinned = _device.pinned_memory(torch) if cuda else None
         self._native.configure(
-            batch_size=batch_size, shuffle=bool(shuffle), seed=seed, drop_last=bool(drop_last),
+            batch_size=batch_size, shuffle=bool(shuffle), seed=seed, last_batch=last_batch,
             workers=workers, prefetch=prefetch, rank=rank, world_size=world_size, verify=verify,
             on_error=on_error, fields=specs, to_tensor=_tensor_from_dlpack(torch),
             pinned_memory=self._pinned)
@@ -229,6 +284,8 @@ class Loader:
                 self._native.restore(seed=seed, epoch=epoch, position=0)
             self._resume = False
             iteration = self._native.epoch(epoch)
+            if self._native.options["last_batch"] == "pad":
+                iteration = _ValidMasks(self._torch, iteration)
             if self._device.type == "cuda":
                 iteration = _device.CudaEpoch(self._torch, self._native, iteration, self._device,
                                               self._normalize)

@@ -129,18 +129,27 @@ def test_a_batch_outlives_its_loader(labelled):
 
 
 @pytest.mark.parametrize("world_size", [2, 3])
-@pytest.mark.parametrize("drop_last", [False, True])
-def test_exactly_once_across_ranks(labelled, world_size, drop_last):
-    per_rank = []
+@pytest.mark.parametrize("last_batch", ["short", "drop", "pad"])
+def test_exactly_once_across_ranks(labelled, world_size, last_batch):
+    per_rank, unpadded = [], []
     for rank in range(world_size):
         loader = stoker.Loader(labelled, batch_size=16, rank=rank, world_size=world_size,
-                               drop_last=drop_last, seed=9, workers=1)
+                               drop_last=last_batch == "drop", seed=9, workers=1,
+                               last_batch=None if last_batch == "drop" else last_batch)
         batches = list(loader.epoch(2))
         assert len(batches) == len(loader)
         per_rank.append(labels_of(batches))
+        if last_batch == "pad":
+            assert {tuple(b["label"].shape) for b in batches} == {(16,)}  # one shape
+            unpadded += [label for b in batches for label in b["label"][b["valid"]].tolist()]
     counts = collections.Counter(sum(per_rank, []))
     assert len({len(labels) for labels in per_rank}) == 1  # every rank gets as many samples
-    if drop_last:
+    if last_batch == "pad":
+        # The valid samples are each sample exactly once; the padding fills whole batches.
+        assert sorted(unpadded) == list(range(RECORDS))
+        assert sum(counts.values()) == len(per_rank[0]) * world_size
+        assert sum(counts.values()) - RECORDS < world_size * 16
+    elif last_batch == "drop":
         # The global tail of fewer than world_size * batch_size samples is dropped.
         assert max(counts.values()) == 1
         assert RECORDS - len(counts) == RECORDS % (world_size * 16)
@@ -149,6 +158,44 @@ def test_exactly_once_across_ranks(labelled, world_size, drop_last):
         assert set(counts) == set(range(RECORDS))
         assert sum(counts.values()) - RECORDS == -RECORDS % world_size
         assert max(counts.values()) <= 2
+
+
+def test_a_padded_epoch_resumes_mid_way_elastically(labelled):
+    """last_batch="pad": a state saved mid-epoch on 2 ranks, restored on 3, delivers each
+    remaining sample once among the valid ones."""
+    def valid_labels(batches):
+        return [label for b in batches for label in b["label"][b["valid"]].tolist()]
+
+    seen = []
+    for rank in range(2):
+        loader = stoker.Loader(labelled, batch_size=16, rank=rank, world_size=2, seed=4,
+                               last_batch="pad", workers=1)
+        loader.set_epoch(1)
+        iterator = iter(loader)
+        seen += valid_labels([next(iterator) for _ in range(10)])
+        state = loader.state_dict()
+    assert state["position"] == 10 * 16 * 2
+    for rank in range(3):
+        loader = stoker.Loader(labelled, batch_size=16, rank=rank, world_size=3, seed=4,
+                               last_batch="pad", workers=2)
+        loader.load_state_dict(state)
+        seen += valid_labels(loader)
+    assert sorted(seen) == list(range(RECORDS))
+
+
+def test_a_dataset_field_named_valid_refuses_padding(tmp_path):
+    path = str(tmp_path / "ds")
+    with stoker.DatasetWriter(path, {"valid": "int64", "label": "int64"}) as writer:
+        for i in range(5):
+            writer.append({"valid": i, "label": i})
+    with pytest.raises(ValueError, match="adds the field 'valid', which .* has"):
+        stoker.Loader(path, batch_size=4, last_batch="pad")
+    # Left out, it pads: 5 samples in batches of 4, the last 3 of the second repeated.
+    loader = stoker.Loader(path, batch_size=4, shuffle=False, last_batch="pad",
+                           transforms={"valid": None})
+    batches = list(loader)
+    assert [b["label"].tolist() for b in batches] == [[0, 1, 2, 3], [4, 0, 1, 2]]
+    assert [b["valid"].tolist() for b in batches] == [[True] * 4, [True, False, False, False]]
 
 
 def take(iterator, n):
@@ -300,6 +347,11 @@ def test_torch_distributed_rank_comes_before_the_environment(labelled, tmp_path)
      "field 'image': std must be non-zero"),
     ({"transforms": {"image": None, "label": None}}, ValueError, "leave no field"),
     ({"transforms": {"image": lambda x: x}}, ValueError, "is not a transform stoker.Loader runs"),
+    ({"last_batch": "fill"}, ValueError, "last_batch must be one of short, drop, pad, not 'fill'"),
+    ({"last_batch": "pad", "drop_last": True}, ValueError,
+     "drop_last=True contradicts last_batch='pad'"),
+    ({"last_batch": "pad", "on_error": "skip"}, ValueError,
+     "last_batch 'pad' promises full batches, which on_error 'skip' would shorten"),
 ])
 def test_bad_options_raise_with_the_message(labelled, options, error, message):
     with pytest.raises(error, match=message):

@@ -21,7 +21,7 @@ def slow_native_loader(path, microseconds_per_sample, batch_size=4):
     import torch
 
     native = _stoker.LoaderCore(os.fspath(path))
-    native.configure(batch_size=batch_size, shuffle=False, seed=0, drop_last=False, workers=1,
+    native.configure(batch_size=batch_size, shuffle=False, seed=0, last_batch="short", workers=1,
                      prefetch=1, rank=0, world_size=1, verify="once", on_error="raise",
                      fields=[{"name": "label", "kind": "copy"},
                              {"name": "cost", "kind": "busy_wait",

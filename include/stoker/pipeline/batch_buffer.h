@@ -31,6 +31,7 @@ struct BatchBuffer {
   int64_t batch = 0;           // batch number within the epoch's plan
   int64_t position_after = 0;  // global position once this batch is consumed (resume)
   int64_t skipped = 0;         // records dropped under the skip policy
+  int64_t padding = 0;         // samples at its end that are padding (EpochPlan::padding)
   Status status;               // the first error met while building the batch
   // The engine's working state while workers build the batch's pieces (reused, not
   // reallocated): which samples failed, and each piece's first failure.

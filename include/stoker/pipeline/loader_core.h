@@ -1,7 +1,7 @@
 #pragma once
 // LoaderCore: the loader without LibTorch. Batches of plain host buffers from a dataset, built
 // ahead of the consumer by a persistent pool of worker threads straight into pooled buffers, in
-// an order that is a function of (seed, epoch, rank, world_size, batch_size, drop_last) and
+// an order that is a function of (seed, epoch, rank, world_size, batch_size, last_batch) and
 // never of worker count or timing (docs/DESIGN.md contracts 1-6). Everything the loader decides —
 // order, state()/restore() (elastic too), option checks and auto values, verify-once, the error
 // policy, the rule of one live epoch, stats — lives here; the LibTorch `Loader` (loader.h) and
@@ -91,7 +91,7 @@ struct LoaderOptions {
   int prefetch = -1;
   uint64_t seed = 0;
   bool shuffle = true;
-  bool drop_last = false;
+  LastBatch last_batch = LastBatch::kShort;  // the epoch's tail: short, dropped or padded
   int rank = 0;
   int world_size = 1;
   VerifyPolicy verify = VerifyPolicy::kOnce;   // when record checksums are checked
@@ -143,6 +143,7 @@ struct HostBatch {
   int64_t epoch = 0;
   int64_t index = 0;    // batch number within the epoch
   int64_t skipped = 0;  // bad samples dropped from it (skip policy)
+  int64_t padding = 0;  // samples at its end repeating the epoch's first ones (EpochPlan::padding)
   std::shared_ptr<const void> owner;
 
   // The field `name`; throws Error (kInvalidArgument) if there is none.

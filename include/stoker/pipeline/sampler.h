@@ -15,34 +15,50 @@
 // Dealing. From position `start` the remaining R = N - start positions are dealt to the W ranks
 // strided, as PyTorch's DistributedSampler does: rank r gets positions start + r,
 // start + r + W, start + r + 2W, ...
-//   drop_last = false: every rank gets ceil(R/W) positions, so the deal is padded to
+//   LastBatch::kShort: every rank gets ceil(R/W) positions, so the deal is padded to
 //     ceil(R/W) * W positions; the at most W - 1 positions past N repeat the epoch's order from
 //     its beginning (for start = 0 exactly DistributedSampler's padding). They are cut into
 //     batches of batch_size B; the last batch may be short, and is equally short on every rank.
-//   drop_last = true: every rank gets floor(R / (W*B)) full batches; the global tail of fewer
+//   LastBatch::kDrop: every rank gets floor(R / (W*B)) full batches; the global tail of fewer
 //     than W*B positions is dropped.
+//   LastBatch::kPad: every rank gets ceil(R / (W*B)) full batches; the deal is padded to a
+//     multiple of W*B positions, those past N repeating the order from its beginning (wrapping
+//     again if W*B > N). Every batch has B samples: a fixed shape.
 // Batch b of rank r therefore holds order[(start + (b*B + i)*W + r) mod N] for i in [0, B), and
 // after every rank has consumed batches [0, b] the consumed positions are exactly
 // [start, start + (b+1)*B*W), clamped to N. So global_position_after() is a prefix position:
 // a plan started there on the same world size yields exactly the remaining batches (padding
 // included), and on any other world size continues the same global order (elastic resume).
-// start >= N gives an empty plan.
+// Positions grow along a rank's deal, so a batch's padding (positions >= N) is its tail:
+// EpochPlan::padding() counts it. start >= N gives an empty plan.
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "stoker/util/enum_names.h"
+
 namespace stoker {
+
+// What happens to an epoch's tail that does not fill a batch on every rank (see above).
+enum class LastBatch {
+  kShort,  // a short last batch (DataLoader's drop_last=False)
+  kDrop,   // dropped (drop_last=True)
+  kPad,    // a full batch, its tail padded with samples from the epoch's start
+};
+
+inline constexpr auto kLastBatchNames = enum_names<LastBatch>(
+    {{LastBatch::kShort, "short"}, {LastBatch::kDrop, "drop"}, {LastBatch::kPad, "pad"}});
 
 // How a Sampler orders and shards one dataset. Plain value.
 struct SamplerOptions {
-  uint64_t seed = 0;       // selects the shuffled order
-  bool shuffle = true;     // false: the global order is the identity
-  int rank = 0;            // this process's rank, in [0, world_size)
-  int world_size = 1;      // number of ranks sharing the dataset
-  int64_t batch_size = 1;  // samples per batch on each rank
-  bool drop_last = false;  // drop the global tail instead of padding it
+  uint64_t seed = 0;                         // selects the shuffled order
+  bool shuffle = true;                       // false: the global order is the identity
+  int rank = 0;                              // this process's rank, in [0, world_size)
+  int world_size = 1;                        // number of ranks sharing the dataset
+  int64_t batch_size = 1;                    // samples per batch on each rank
+  LastBatch last_batch = LastBatch::kShort;  // the epoch's tail
 };
 
 // A read-only view of contiguous dataset indices. Borrowed: valid while the EpochPlan it came
@@ -70,9 +86,13 @@ class EpochPlan {
   // Number of batches; identical on every rank for the same (epoch, start).
   int64_t num_batches() const { return num_batches_; }
   // Dataset indices of batch `b` for this rank: batch_size of them, except that the last batch
-  // may be shorter when !drop_last (equally on every rank). Throws Error (kInvalidArgument) unless
-  // 0 <= b < num_batches().
+  // may be shorter with LastBatch::kShort (equally on every rank). Throws Error
+  // (kInvalidArgument) unless 0 <= b < num_batches().
   IndexSpan batch(int64_t b) const;
+  // How many of batch `b`'s samples, at its end, are padding (positions past the dataset's
+  // size, repeating samples from the epoch's start); 0 for all but the last batch or two.
+  // Throws Error (kInvalidArgument) unless 0 <= b < num_batches().
+  int64_t padding(int64_t b) const;
   // The global position once every rank has consumed batches [0, b]: start() plus the samples
   // all ranks consumed, clamped to the dataset size. Throws Error (kInvalidArgument) unless
   // 0 <= b < num_batches().
@@ -81,7 +101,7 @@ class EpochPlan {
  private:
   friend class Sampler;
   EpochPlan(int64_t epoch, int64_t start, int64_t dataset_size, int64_t batch_size,
-            int64_t world_size, std::vector<int64_t> indices);
+            int64_t world_size, int64_t unpadded, std::vector<int64_t> indices);
   void check_batch(int64_t b) const;
 
   int64_t epoch_ = 0;
@@ -90,6 +110,7 @@ class EpochPlan {
   int64_t batch_size_ = 1;
   int64_t world_size_ = 1;
   int64_t num_batches_ = 0;
+  int64_t unpadded_ = 0;  // this rank's samples that are not padding: the first ones
   // This rank's indices, batch after batch.
   std::shared_ptr<const std::vector<int64_t>> indices_;
 };
@@ -123,7 +144,7 @@ class Sampler {
 
 // How many of the positions rank `rank` of `world_size` is dealt from global position `start`
 // of an epoch of `dataset_size` samples lie below dataset_size: its samples that are not padding
-// (without drop_last). They come first, padding only ever ends a rank's deal: sharded
+// (with LastBatch kShort or kPad). They come first, padding only ever ends a rank's deal: sharded
 // evaluation counts each sample once by taking these.
 int64_t unpadded_samples(int64_t dataset_size, int64_t start, int rank, int world_size);
 

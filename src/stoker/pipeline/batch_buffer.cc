@@ -57,6 +57,7 @@ std::shared_ptr<BatchBuffer> BufferPool::acquire_idle() {
 std::shared_ptr<BatchBuffer> BufferPool::hand_out(std::unique_ptr<BatchBuffer> buffer) {
   buffer->size = 0;
   buffer->skipped = 0;
+  buffer->padding = 0;
   buffer->status = Status::ok();
   std::weak_ptr<BufferPool> pool = weak_from_this();
   return std::shared_ptr<BatchBuffer>(buffer.release(), [pool](BatchBuffer* b) {

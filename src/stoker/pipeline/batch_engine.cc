@@ -161,6 +161,7 @@ BatchEngine::Piece BatchEngine::take_piece(std::shared_ptr<BatchBuffer> opened) 
     buffer.batch = next_open_ - s.first_seq;
     buffer.position_after = s.plan.global_position_after(buffer.batch);
     buffer.size = static_cast<int64_t>(s.plan.batch(buffer.batch).size);
+    buffer.padding = s.plan.padding(buffer.batch);
     buffer.failed.assign(static_cast<size_t>(buffer.capacity), 0);
     buffer.piece_status.assign(static_cast<size_t>(pieces_), Status::ok());
     pieces_left_[next_open_] = pieces_;
@@ -338,9 +339,13 @@ void BatchEngine::finalize(BatchBuffer& buffer) const {
   }
   if (options_.skip_errors) {
     const size_t n = static_cast<size_t>(buffer.size);
+    const size_t first_padded = n - static_cast<size_t>(buffer.padding);
     size_t kept = 0;
     for (size_t k = 0; k < n; ++k) {
-      if (buffer.failed[k]) continue;
+      if (buffer.failed[k]) {
+        if (k >= first_padded) --buffer.padding;  // the tail stays the padding that was kept
+        continue;
+      }
       if (kept != k) {
         const auto& fields = layout_.fields();
         for (size_t f = 0; f < fields.size(); ++f) {

@@ -20,7 +20,7 @@ SamplerOptions sampler_options(const LoaderOptions& o) {
   s.rank = o.rank;
   s.world_size = o.world_size;
   s.batch_size = o.batch_size;
-  s.drop_last = o.drop_last;
+  s.last_batch = o.last_batch;
   return s;
 }
 
@@ -64,6 +64,9 @@ LoaderOptions checked(LoaderOptions o, const Dataset& dataset, const BatchLayout
   if (o.rank < 0 || o.rank >= o.world_size)
     throw Error(
         invalid_argument(fmt::format("rank must be in [0, {}], not {}", o.world_size - 1, o.rank)));
+  if (o.last_batch == LastBatch::kPad && o.on_error == ErrorPolicy::kSkip)
+    throw Error(invalid_argument(
+        "last_batch 'pad' promises full batches, which on_error 'skip' would shorten"));
   if (dataset.size() == 0) throw Error(invalid_argument(dataset.dir() + ": the dataset is empty"));
   const size_t sample_bytes = layout.sample_bytes();
   if (static_cast<uint64_t>(o.batch_size) > kMaxBatchBytes / std::max<size_t>(sample_bytes, 1))
@@ -251,6 +254,7 @@ bool LoaderCore::Epoch::deliver(std::shared_ptr<BatchBuffer> buffer, HostBatch& 
   out.epoch = buffer->epoch;
   out.index = buffer->batch;
   out.skipped = buffer->skipped;
+  out.padding = buffer->padding;
   LoaderState& state = loader_->state_;
   if (buffer->batch + 1 == loader_->epoch_batches_) {
     state = {state.seed, buffer->epoch + 1, 0};

@@ -197,6 +197,58 @@ TEST_F(LoaderCoreTest, ExactlyOnceAcrossRanksAndEpochsInSequence) {
   }
 }
 
+// LastBatch::kPad: every batch is full, its padding counted at its end; the samples before the
+// padding are each record once across the ranks.
+TEST_F(LoaderCoreTest, PaddedBatchesAreFullAndCountTheirPadding) {
+  for (int workers : {0, 2}) {
+    for (int world : {1, 2, 3}) {
+      std::multiset<int64_t> unpadded;
+      int64_t padding = 0;
+      for (int rank = 0; rank < world; ++rank) {
+        LoaderOptions o = options(workers, rank, world);
+        o.last_batch = LastBatch::kPad;
+        LoaderCore loader(dataset_, o);
+        LoaderCore::Epoch epoch = loader.epoch(1);
+        HostBatch b;
+        while (epoch.next(b)) {
+          ASSERT_EQ(b.size, 16);
+          const auto* l = static_cast<const int64_t*>(b["label"].data);
+          unpadded.insert(l, l + b.size - b.padding);
+          padding += b.padding;
+        }
+      }
+      SCOPED_TRACE(testing::Message() << "workers " << workers << ", world " << world);
+      EXPECT_EQ(static_cast<int64_t>(unpadded.size()), kRecords);
+      EXPECT_EQ(padding, (kRecords + 16 * world - 1) / (16 * world) * 16 * world - kRecords);
+      for (int64_t l = 0; l < 1000; ++l) EXPECT_EQ(unpadded.count(l), l < 3 ? 2u : 1u) << l;
+    }
+  }
+}
+
+// A padding sample skipped as bad is no longer padding: the count stays the batch's tail.
+TEST_F(LoaderCoreTest, ASkippedPaddingSampleLeavesThePaddingCount) {
+  // Two ranks in dataset order: position 1003, rank 1's last, repeats record 0 (label 0).
+  for (bool fail : {false, true}) {
+    LoaderOptions o = options(0, 1, 2);
+    o.shuffle = false;
+    o.on_error = ErrorPolicy::kSkip;
+    if (fail) o.fields.push_back({"check", std::make_shared<FailOn>(0, FailOn::kStatus)});
+    LoaderCore loader(dataset_, o);
+    LoaderCore::Epoch epoch = loader.epoch(0);
+    HostBatch b, last;
+    int64_t padded_batches = 0;
+    while (epoch.next(b)) {
+      padded_batches += b.padding > 0;
+      last = b;
+    }
+    const auto* l = static_cast<const int64_t*>(last["label"].data);
+    EXPECT_EQ(last.padding, fail ? 0 : 1);
+    EXPECT_EQ(last.skipped, fail ? 1 : 0);
+    EXPECT_EQ(l[last.size - 1], fail ? 1 : 0);  // record 1001 (label 1), else the padding
+    EXPECT_EQ(padded_batches, fail ? 0 : 1);
+  }
+}
+
 TEST_F(LoaderCoreTest, StateAndRestoreContinueByteIdentical) {
   for (int workers : {0, 2}) {
     LoaderCore full(dataset_, options(workers));
@@ -503,6 +555,10 @@ TEST_F(LoaderCoreTest, BadOptionsAreRejected) {
     o.tune.start_workers = budget;
     EXPECT_TRUE(rejects(o)) << budget;
   }
+  o = options(1);
+  o.last_batch = LastBatch::kPad;
+  o.on_error = ErrorPolicy::kSkip;
+  says(o, "last_batch 'pad' promises full batches, which on_error 'skip' would shorten");
   for (int64_t batch : {int64_t{0}, int64_t{-1}}) {
     o = options(1);
     o.batch_size = batch;

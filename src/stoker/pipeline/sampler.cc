@@ -28,13 +28,14 @@ std::vector<int64_t> global_order(int64_t n, const SamplerOptions& options, int6
 }  // namespace
 
 EpochPlan::EpochPlan(int64_t epoch, int64_t start, int64_t dataset_size, int64_t batch_size,
-                     int64_t world_size, std::vector<int64_t> indices)
+                     int64_t world_size, int64_t unpadded, std::vector<int64_t> indices)
     : epoch_(epoch),
       start_(start),
       dataset_size_(dataset_size),
       batch_size_(batch_size),
       world_size_(world_size),
       num_batches_((static_cast<int64_t>(indices.size()) + batch_size - 1) / batch_size),
+      unpadded_(std::min(unpadded, static_cast<int64_t>(indices.size()))),
       indices_(std::make_shared<const std::vector<int64_t>>(std::move(indices))) {}
 
 void EpochPlan::check_batch(int64_t b) const {
@@ -49,6 +50,11 @@ IndexSpan EpochPlan::batch(int64_t b) const {
   const int64_t first = b * batch_size_;
   const int64_t size = std::min(batch_size_, static_cast<int64_t>(indices_->size()) - first);
   return IndexSpan{indices_->data() + first, static_cast<size_t>(size)};
+}
+
+int64_t EpochPlan::padding(int64_t b) const {
+  const auto size = static_cast<int64_t>(batch(b).size);
+  return size - std::clamp<int64_t>(unpadded_ - b * batch_size_, 0, size);
 }
 
 int64_t EpochPlan::global_position_after(int64_t b) const {
@@ -78,18 +84,29 @@ EpochPlan Sampler::plan(int64_t epoch, int64_t start) const {
     const std::vector<int64_t> order = global_order(n, options_, epoch);
     indices.resize(static_cast<size_t>(per_rank));
     for (int64_t i = 0; i < per_rank; ++i) {
-      // Positions past n (padding, only when !drop_last) wrap to the start of the order.
+      // Positions past n (padding) wrap to the start of the order.
       indices[i] = order[(start + i * w + r) % n];
     }
   }
-  return EpochPlan(epoch, start, n, options_.batch_size, w, std::move(indices));
+  return EpochPlan(epoch, start, n, options_.batch_size, w,
+                   unpadded_samples(n, start, options_.rank, options_.world_size),
+                   std::move(indices));
 }
 
 int64_t Sampler::samples_per_rank(int64_t start) const {
   const int64_t b = options_.batch_size;
   const int64_t w = options_.world_size;
   const int64_t remaining = dataset_size_ - std::min(std::max<int64_t>(start, 0), dataset_size_);
-  return options_.drop_last ? remaining / w / b * b : (remaining + w - 1) / w;
+  const int64_t dealt = (remaining + w - 1) / w;  // ceil(R/W)
+  switch (options_.last_batch) {
+    case LastBatch::kDrop:
+      return remaining / w / b * b;
+    case LastBatch::kPad:  // ceil(ceil(R/W) / B) * B = ceil(R/(W*B)) * B, without W*B
+      return dealt == 0 ? 0 : ((dealt - 1) / b + 1) * b;
+    case LastBatch::kShort:
+      break;
+  }
+  return dealt;
 }
 
 int64_t Sampler::num_batches(int64_t start) const {

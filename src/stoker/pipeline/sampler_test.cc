@@ -15,15 +15,17 @@ namespace {
 
 using Batches = std::vector<std::vector<int64_t>>;
 
+constexpr LastBatch kModes[] = {LastBatch::kShort, LastBatch::kDrop, LastBatch::kPad};
+
 SamplerOptions make_options(uint64_t seed, int rank, int world_size, int64_t batch_size,
-                            bool drop_last, bool shuffle = true) {
+                            LastBatch last, bool shuffle = true) {
   SamplerOptions o;
   o.seed = seed;
   o.shuffle = shuffle;
   o.rank = rank;
   o.world_size = world_size;
   o.batch_size = batch_size;
-  o.drop_last = drop_last;
+  o.last_batch = last;
   return o;
 }
 
@@ -37,22 +39,36 @@ Batches all_batches(const EpochPlan& plan) {
 }
 
 // One plan per rank of a world.
-std::vector<EpochPlan> world_plans(int64_t n, int world_size, int64_t batch_size, bool drop_last,
+std::vector<EpochPlan> world_plans(int64_t n, int world_size, int64_t batch_size, LastBatch last,
                                    int64_t epoch, int64_t start, uint64_t seed = 1) {
   std::vector<EpochPlan> plans;
   for (int r = 0; r < world_size; ++r) {
     plans.push_back(
-        Sampler(n, make_options(seed, r, world_size, batch_size, drop_last)).plan(epoch, start));
+        Sampler(n, make_options(seed, r, world_size, batch_size, last)).plan(epoch, start));
   }
   return plans;
 }
 
 // The whole global order of an epoch, read through a single rank with one big batch.
 std::vector<int64_t> global_order(int64_t n, uint64_t seed, int64_t epoch, bool shuffle = true) {
-  const EpochPlan plan = Sampler(n, make_options(seed, 0, 1, n, false, shuffle)).plan(epoch);
+  const EpochPlan plan =
+      Sampler(n, make_options(seed, 0, 1, n, LastBatch::kShort, shuffle)).plan(epoch);
   EXPECT_EQ(plan.num_batches(), 1);
   const IndexSpan span = plan.batch(0);
   return std::vector<int64_t>(span.begin(), span.end());
+}
+
+// Samples each rank is dealt from `remaining` positions (sampler.h), computed the plain way.
+int64_t expected_per_rank(int64_t remaining, int w, int64_t batch, LastBatch last) {
+  switch (last) {
+    case LastBatch::kDrop:
+      return remaining / (w * batch) * batch;
+    case LastBatch::kPad:
+      return (remaining + w * batch - 1) / (w * batch) * batch;
+    case LastBatch::kShort:
+      break;
+  }
+  return (remaining + w - 1) / w;
 }
 
 // Adds one to counts[i] for every index i in batches [first, last) of every plan.
@@ -100,7 +116,7 @@ TEST(SamplerTest, NoShuffleIsIdentityOrder) {
   EXPECT_EQ(global_order(100, 7, 0, /*shuffle=*/false), identity);
   EXPECT_EQ(global_order(100, 9, 5, /*shuffle=*/false), identity);
   // Dealt strided: rank 1 of 3 with batch 2 reads 1, 4 | 7, 10 | ...
-  const EpochPlan plan = Sampler(100, make_options(0, 1, 3, 2, false, false)).plan(0);
+  const EpochPlan plan = Sampler(100, make_options(0, 1, 3, 2, LastBatch::kShort, false)).plan(0);
   EXPECT_EQ(all_batches(plan)[0], (std::vector<int64_t>{1, 4}));
   EXPECT_EQ(all_batches(plan)[1], (std::vector<int64_t>{7, 10}));
 }
@@ -110,11 +126,11 @@ TEST(SamplerTest, ExactlyOnceAcrossRanksOverGrid) {
     const std::vector<int64_t> order = global_order(n, 1, 2);
     for (int64_t batch : {1, 3, 8, 64}) {
       for (int w = 1; w <= 8; ++w) {
-        for (bool drop_last : {false, true}) {
-          SCOPED_TRACE(testing::Message()
-                       << "n=" << n << " B=" << batch << " W=" << w << " drop_last=" << drop_last);
-          const std::vector<EpochPlan> plans = world_plans(n, w, batch, drop_last, 2, 0);
-          const int64_t per_rank = drop_last ? n / (w * batch) * batch : (n + w - 1) / w;
+        for (LastBatch last : kModes) {
+          SCOPED_TRACE(testing::Message() << "n=" << n << " B=" << batch << " W=" << w
+                                          << " last=" << kLastBatchNames.name(last));
+          const std::vector<EpochPlan> plans = world_plans(n, w, batch, last, 2, 0);
+          const int64_t per_rank = expected_per_rank(n, w, batch, last);
           const int64_t num_batches = (per_rank + batch - 1) / batch;
           for (const EpochPlan& plan : plans) {
             ASSERT_EQ(plan.num_batches(), num_batches);
@@ -125,7 +141,7 @@ TEST(SamplerTest, ExactlyOnceAcrossRanksOverGrid) {
           }
           std::vector<int64_t> counts(n, 0);
           count_batches(plans, 0, num_batches, counts);
-          if (drop_last) {
+          if (last == LastBatch::kDrop) {
             // Exactly the first num_batches * B * W positions of the order, once each.
             const int64_t consumed = num_batches * batch * w;
             EXPECT_LT(n - consumed, w * batch);
@@ -136,7 +152,7 @@ TEST(SamplerTest, ExactlyOnceAcrossRanksOverGrid) {
             std::vector<int64_t> expected(n, 1);
             for (int64_t p = n; p < padded; ++p) ++expected[order[p % n]];
             for (int64_t p = 0; p < n; ++p) ASSERT_EQ(counts[order[p]], expected[order[p]]);
-            EXPECT_LT(padded - n, w);
+            EXPECT_LT(padded - n, last == LastBatch::kPad ? w * batch : w);
           }
         }
       }
@@ -149,11 +165,11 @@ TEST(SamplerTest, PositionAfterIsConsumedPrefix) {
     const std::vector<int64_t> order = global_order(n, 1, 0);
     for (int64_t batch : {1, 3, 8}) {
       for (int w : {1, 2, 3, 5}) {
-        for (bool drop_last : {false, true}) {
+        for (LastBatch last : kModes) {
           for (int64_t start : {int64_t{0}, n / 3}) {
-            SCOPED_TRACE(testing::Message() << "n=" << n << " B=" << batch << " W=" << w
-                                            << " drop_last=" << drop_last << " start=" << start);
-            const std::vector<EpochPlan> plans = world_plans(n, w, batch, drop_last, 0, start);
+            SCOPED_TRACE(testing::Message() << "n=" << n << " B=" << batch << " W=" << w << " last="
+                                            << kLastBatchNames.name(last) << " start=" << start);
+            const std::vector<EpochPlan> plans = world_plans(n, w, batch, last, 0, start);
             std::vector<int64_t> counts(n, 0);
             for (int64_t b = 0; b < plans[0].num_batches(); ++b) {
               count_batches(plans, b, b + 1, counts);
@@ -168,7 +184,7 @@ TEST(SamplerTest, PositionAfterIsConsumedPrefix) {
                 }
               }
             }
-            if (!drop_last && plans[0].num_batches() > 0) {
+            if (last != LastBatch::kDrop && plans[0].num_batches() > 0) {
               EXPECT_EQ(plans[0].global_position_after(plans[0].num_batches() - 1), n);
             }
           }
@@ -182,11 +198,11 @@ TEST(SamplerTest, ResumeOnSameWorldSizeYieldsRemainingBatches) {
   for (int64_t n : {7, 100, 1001}) {
     for (int64_t batch : {1, 3, 8}) {
       for (int w : {1, 2, 3, 5}) {
-        for (bool drop_last : {false, true}) {
+        for (LastBatch last : kModes) {
           for (int r = 0; r < w; ++r) {
-            SCOPED_TRACE(testing::Message() << "n=" << n << " B=" << batch << " W=" << w
-                                            << " drop_last=" << drop_last << " rank=" << r);
-            const Sampler sampler(n, make_options(3, r, w, batch, drop_last));
+            SCOPED_TRACE(testing::Message() << "n=" << n << " B=" << batch << " W=" << w << " last="
+                                            << kLastBatchNames.name(last) << " rank=" << r);
+            const Sampler sampler(n, make_options(3, r, w, batch, last));
             const EpochPlan full = sampler.plan(5);
             EXPECT_EQ(sampler.num_batches(), full.num_batches());
             const Batches full_batches = all_batches(full);
@@ -211,27 +227,28 @@ TEST(SamplerTest, ElasticResumeContinuesTheGlobalOrder) {
     const std::vector<int64_t> order = global_order(n, 1, 1);
     for (int64_t batch : {1, 3, 8}) {
       for (auto [w, w2] : changes) {
-        for (bool drop_last : {false, true}) {
-          const std::vector<EpochPlan> before = world_plans(n, w, batch, drop_last, 1, 0);
+        for (LastBatch last : kModes) {
+          const std::vector<EpochPlan> before = world_plans(n, w, batch, last, 1, 0);
           // k = batches consumed before the checkpoint; the last batch would end the epoch.
           for (int64_t k = 1; k < before[0].num_batches(); ++k) {
-            SCOPED_TRACE(testing::Message() << "n=" << n << " B=" << batch << " W=" << w << "->"
-                                            << w2 << " drop_last=" << drop_last << " k=" << k);
+            SCOPED_TRACE(testing::Message()
+                         << "n=" << n << " B=" << batch << " W=" << w << "->" << w2
+                         << " last=" << kLastBatchNames.name(last) << " k=" << k);
             const int64_t position = before[0].global_position_after(k - 1);
-            const std::vector<EpochPlan> after = world_plans(n, w2, batch, drop_last, 1, position);
+            const std::vector<EpochPlan> after = world_plans(n, w2, batch, last, 1, position);
             ASSERT_EQ(after[0].start(), position);
             std::vector<int64_t> counts(n, 0);
             count_batches(before, 0, k, counts);
             count_batches(after, 0, after[0].num_batches(), counts);
             const int64_t remaining = n - position;
-            if (drop_last) {
+            if (last == LastBatch::kDrop) {
               // Once each, except a dropped tail of the order shorter than W' * B.
               const int64_t kept = position + after[0].num_batches() * batch * w2;
               EXPECT_LT(n - kept, w2 * batch);
               for (int64_t p = 0; p < n; ++p) ASSERT_EQ(counts[order[p]], p < kept ? 1 : 0);
             } else {
-              // Once each, plus W'-padding from the start of the order.
-              const int64_t padded = position + (remaining + w2 - 1) / w2 * w2;
+              // Once each, plus padding from the start of the order.
+              const int64_t padded = position + expected_per_rank(remaining, w2, batch, last) * w2;
               std::vector<int64_t> expected(n, 1);
               for (int64_t p = n; p < padded; ++p) ++expected[order[p % n]];
               for (int64_t p = 0; p < n; ++p) ASSERT_EQ(counts[order[p]], expected[order[p]]);
@@ -244,13 +261,15 @@ TEST(SamplerTest, ElasticResumeContinuesTheGlobalOrder) {
 }
 
 TEST(SamplerTest, StartAtOrPastEndIsEmpty) {
-  const Sampler sampler(10, make_options(0, 0, 2, 3, false));
+  const Sampler sampler(10, make_options(0, 0, 2, 3, LastBatch::kShort));
   EXPECT_EQ(sampler.plan(0, 10).num_batches(), 0);
   EXPECT_EQ(sampler.plan(0, 25).num_batches(), 0);
   EXPECT_EQ(EpochPlan().num_batches(), 0);
-  // drop_last: a remainder smaller than W * B is empty as well.
-  EXPECT_EQ(Sampler(10, make_options(0, 0, 2, 3, true)).plan(0, 5).num_batches(), 0);
-  EXPECT_EQ(Sampler(10, make_options(0, 0, 2, 3, true)).plan(0, 4).num_batches(), 1);
+  // kDrop: a remainder smaller than W * B is empty as well; kPad fills it into one batch.
+  EXPECT_EQ(Sampler(10, make_options(0, 0, 2, 3, LastBatch::kDrop)).plan(0, 5).num_batches(), 0);
+  EXPECT_EQ(Sampler(10, make_options(0, 0, 2, 3, LastBatch::kDrop)).plan(0, 4).num_batches(), 1);
+  EXPECT_EQ(Sampler(10, make_options(0, 0, 2, 3, LastBatch::kPad)).plan(0, 5).num_batches(), 1);
+  EXPECT_EQ(Sampler(10, make_options(0, 0, 2, 3, LastBatch::kPad)).plan(0, 10).num_batches(), 0);
 }
 
 // The first unpadded_samples() indices of each rank's deal cover every sample of the epoch from
@@ -263,7 +282,7 @@ TEST(SamplerTest, UnpaddedSamplesAreEachSampleOnce) {
         int64_t total = 0;
         for (int r = 0; r < world_size; ++r) {
           const EpochPlan plan =
-              Sampler(n, make_options(3, r, world_size, 4, false)).plan(0, start);
+              Sampler(n, make_options(3, r, world_size, 4, LastBatch::kShort)).plan(0, start);
           const int64_t real = unpadded_samples(n, start, r, world_size);
           int64_t seen = 0;
           for (const std::vector<int64_t>& batch : all_batches(plan))
@@ -278,8 +297,44 @@ TEST(SamplerTest, UnpaddedSamplesAreEachSampleOnce) {
   }
 }
 
+// padding(b) is the tail of batch b whose positions lie past the dataset: recomputed here from
+// the positions themselves, for every mode, start and rank; with kPad every batch is full.
+TEST(SamplerTest, PaddingIsEachBatchsTailPastTheDataset) {
+  for (LastBatch last : kModes) {
+    for (int64_t n : {1, 7, 10, 12, 100}) {
+      for (int w : {1, 2, 3, 5}) {
+        for (int64_t batch : {1, 4, 8, 32}) {
+          for (int64_t start : {int64_t{0}, n / 2, n - 1}) {
+            SCOPED_TRACE(testing::Message()
+                         << "n=" << n << " B=" << batch << " W=" << w << " start=" << start
+                         << " last=" << kLastBatchNames.name(last));
+            int64_t padding_total = 0;
+            for (int r = 0; r < w; ++r) {
+              const EpochPlan plan = Sampler(n, make_options(3, r, w, batch, last)).plan(0, start);
+              for (int64_t b = 0; b < plan.num_batches(); ++b) {
+                const auto size = static_cast<int64_t>(plan.batch(b).size);
+                if (last == LastBatch::kPad) ASSERT_EQ(size, batch);
+                int64_t past_end = 0;  // positions start + (b*B + i)*W + r >= n, a tail
+                for (int64_t i = 0; i < size; ++i) {
+                  const bool padded = start + (b * batch + i) * w + r >= n;
+                  ASSERT_EQ(padded, i >= size - plan.padding(b)) << "b=" << b << " i=" << i;
+                  past_end += padded;
+                }
+                ASSERT_EQ(plan.padding(b), past_end);
+                padding_total += past_end;
+              }
+            }
+            const int64_t dealt = expected_per_rank(n - start, w, batch, last) * w;
+            EXPECT_EQ(padding_total, last == LastBatch::kDrop ? 0 : dealt - (n - start));
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(SamplerTest, PlansAreIndependentOfEachOtherAndCopiesShareData) {
-  const Sampler sampler(50, make_options(4, 1, 2, 4, false));
+  const Sampler sampler(50, make_options(4, 1, 2, 4, LastBatch::kShort));
   const EpochPlan a = sampler.plan(0);
   const EpochPlan copy = a;
   const EpochPlan b = sampler.plan(1);
@@ -303,10 +358,13 @@ void expect_invalid_argument(void (*f)()) {
 TEST(SamplerTest, BadArgumentsThrow) {
   expect_invalid_argument([] { Sampler(10, SamplerOptions{}).plan(-1); });
   expect_invalid_argument([] { Sampler(10, SamplerOptions{}).plan(0, -1); });
-  expect_invalid_argument([] { Sampler(10, make_options(0, 0, 1, 3, false)).plan(0).batch(4); });
-  expect_invalid_argument([] { Sampler(10, make_options(0, 0, 1, 3, false)).plan(0).batch(-1); });
   expect_invalid_argument(
-      [] { Sampler(10, make_options(0, 0, 1, 3, false)).plan(0).global_position_after(4); });
+      [] { Sampler(10, make_options(0, 0, 1, 3, LastBatch::kShort)).plan(0).batch(4); });
+  expect_invalid_argument(
+      [] { Sampler(10, make_options(0, 0, 1, 3, LastBatch::kShort)).plan(0).batch(-1); });
+  expect_invalid_argument([] {
+    Sampler(10, make_options(0, 0, 1, 3, LastBatch::kShort)).plan(0).global_position_after(4);
+  });
   expect_invalid_argument([] { EpochPlan().batch(0); });
 }
 

@@ -90,6 +90,12 @@ FieldRequest field_request(const Schema& schema, const py::dict& spec) {
   throw Error(invalid_argument("unknown field kind '" + kind + "'"));
 }
 
+LastBatch parse_last_batch(const std::string& name) {
+  if (std::optional<LastBatch> last = kLastBatchNames.find(name)) return *last;
+  throw Error(
+      invalid_argument("last_batch '" + name + "' is not one of " + kLastBatchNames.joined()));
+}
+
 ErrorPolicy parse_error_policy(const std::string& name) {
   if (std::optional<ErrorPolicy> policy = kErrorPolicyNames.find(name)) return *policy;
   throw Error(
@@ -116,8 +122,8 @@ class BoundLoader {
 
   uint64_t size() const { return shared_->dataset->size(); }
 
-  void configure(int64_t batch_size, bool shuffle, uint64_t seed, bool drop_last, int workers,
-                 int prefetch, int rank, int world_size, const std::string& verify,
+  void configure(int64_t batch_size, bool shuffle, uint64_t seed, const std::string& last_batch,
+                 int workers, int prefetch, int rank, int world_size, const std::string& verify,
                  const std::string& on_error, const py::list& fields, py::object to_tensor,
                  std::optional<std::pair<uintptr_t, uintptr_t>> pinned_memory) {
     BusyScope busy(shared_->busy, kLoaderBusy);
@@ -126,7 +132,7 @@ class BoundLoader {
     o.batch_size = batch_size;
     o.shuffle = shuffle;
     o.seed = seed;
-    o.drop_last = drop_last;
+    o.last_batch = parse_last_batch(last_batch);
     o.workers = workers;
     o.prefetch = prefetch;
     o.rank = rank;
@@ -148,8 +154,8 @@ class BoundLoader {
   py::dict options() const {
     const LoaderOptions& o = configured(*shared_).options();
     return py::dict("batch_size"_a = o.batch_size, "shuffle"_a = o.shuffle, "seed"_a = o.seed,
-                    "drop_last"_a = o.drop_last, "workers"_a = o.workers, "prefetch"_a = o.prefetch,
-                    "rank"_a = o.rank, "world_size"_a = o.world_size,
+                    "last_batch"_a = kLastBatchNames.name(o.last_batch), "workers"_a = o.workers,
+                    "prefetch"_a = o.prefetch, "rank"_a = o.rank, "world_size"_a = o.world_size,
                     "verify"_a = to_string(o.verify),
                     "on_error"_a = kErrorPolicyNames.name(o.on_error));
   }
@@ -238,6 +244,7 @@ class BoundEpoch {
     for (size_t f = 0; f < batch_.fields.size(); ++f)
       out[shared_->names[f]] = shared_->to_tensor(to_dlpack(batch_.fields[f], batch_.owner));
     batch_.owner.reset();  // the tensors alone keep the buffer from the pool
+    last_padding_ = batch_.padding;
     return out;
   }
 
@@ -251,6 +258,9 @@ class BoundEpoch {
   }
 
   bool live() const { return epoch_.has_value(); }
+
+  // Samples at the end of the last batch returned that are padding (HostBatch::padding).
+  int64_t last_padding() const { return last_padding_; }
 
   BoundEpoch(BoundEpoch&&) = default;
   ~BoundEpoch() { end_epoch(); }
@@ -268,6 +278,7 @@ class BoundEpoch {
   std::optional<LoaderCore::Epoch> epoch_;
   int64_t size_ = 0;
   HostBatch batch_;  // reused: its vectors keep their capacity
+  int64_t last_padding_ = 0;
 
   // Ends the epoch with the GIL released: its workers are joined, and a worker may be inside a
   // call that takes the GIL (a pinned-memory allocator given from Python), or just slow.
@@ -298,6 +309,7 @@ void register_loader(py::module_& module) {
   module.attr("AUTO_TUNE_WORKERS") = kAutoTuneWorkers;
   module.attr("VERIFY_POLICIES") = py::tuple(py::cast(kVerifyPolicyNames.names()));
   module.attr("ERROR_POLICIES") = py::tuple(py::cast(kErrorPolicyNames.names()));
+  module.attr("LAST_BATCH_MODES") = py::tuple(py::cast(kLastBatchNames.names()));
   module.def(
       "normalization",
       [](const std::vector<int64_t>& sample_shape, const std::vector<float>& mean,
@@ -314,8 +326,8 @@ void register_loader(py::module_& module) {
       .def_property_readonly("schema", &BoundLoader::schema)
       .def("__len__", &BoundLoader::size)
       .def("configure", &BoundLoader::configure, py::kw_only(), "batch_size"_a, "shuffle"_a,
-           "seed"_a, "drop_last"_a, "workers"_a, "prefetch"_a, "rank"_a, "world_size"_a, "verify"_a,
-           "on_error"_a, "fields"_a, "to_tensor"_a, "pinned_memory"_a = py::none(),
+           "seed"_a, "last_batch"_a, "workers"_a, "prefetch"_a, "rank"_a, "world_size"_a,
+           "verify"_a, "on_error"_a, "fields"_a, "to_tensor"_a, "pinned_memory"_a = py::none(),
            "pinned_memory: None, or the addresses of (cudaHostAlloc, cudaFreeHost): the "
            "workers build batches in page-locked memory (pinned_allocator.h)")
       .def_property_readonly("options", &BoundLoader::options)
@@ -335,6 +347,7 @@ void register_loader(py::module_& module) {
       .def("__len__", &BoundEpoch::size)
       .def("close", &BoundEpoch::close)
       .def_property_readonly("live", &BoundEpoch::live)
+      .def_property_readonly("last_padding", &BoundEpoch::last_padding)
       .def("_field_addresses", &BoundEpoch::field_addresses);
 }
 
