@@ -1,13 +1,12 @@
 #include "stoker/train/optimizers.h"
 
-#include <torch/optim/adam.h>
-#include <torch/optim/adamw.h>
 #include <torch/optim/sgd.h>
 
 #include <cmath>
 #include <sstream>
 #include <tuple>
 
+#include "stoker/train/fused_adam.h"
 #include "stoker/util/status.h"
 
 namespace stoker {
@@ -77,12 +76,12 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerSpec& spe
   }
   const auto betas = std::make_tuple(spec.beta1, spec.beta2);
   if (kind == OptimizerKind::kAdam) {
-    return std::make_unique<torch::optim::Adam>(
+    return std::make_unique<FusedAdam>(
         std::move(params),
         torch::optim::AdamOptions(spec.lr).betas(betas).eps(spec.eps).weight_decay(
             spec.weight_decay.value_or(0.0)));
   }
-  return std::make_unique<torch::optim::AdamW>(
+  return std::make_unique<FusedAdamW>(
       std::move(params),
       torch::optim::AdamWOptions(spec.lr).betas(betas).eps(spec.eps).weight_decay(
           spec.weight_decay.value_or(0.01)));
