@@ -38,14 +38,18 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 fi
 
-# The Python environment, remade only when scripts/requirements.txt changed (its stamp).
-requirements=$root/scripts/requirements.txt
+# The Python environment, remade only when its requirements changed (its stamp):
+# scripts/requirements.txt, or $STOKER_REQUIREMENTS (scripts/test_newest_torch.sh's).
+requirements=${STOKER_REQUIREMENTS:-$root/scripts/requirements.txt}
 if ! cmp -s "$requirements" "$venv/stoker-requirements.txt"; then
-  echo "setup: installing scripts/requirements.txt (PyTorch from PyPI) into $venv" >&2
+  echo "setup: installing $requirements (PyTorch from PyPI) into $venv" >&2
   [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv "$venv"
   "$venv/bin/python" -m pip install --quiet --upgrade pip >&2
   "$venv/bin/python" -m pip install --quiet -r "$requirements" >&2
   cp "$requirements" "$venv/stoker-requirements.txt"
 fi
-# .venv in the checkout names it (git ignores it): `.venv/bin/python bench/...`.
-[ "$(readlink "$root/.venv" 2>/dev/null)" = "$venv" ] || ln -sfn "$venv" "$root/.venv"
+# .venv in the checkout names the project's environment (git ignores it): `.venv/bin/python
+# bench/...`.
+if [ -z "${STOKER_REQUIREMENTS:-}" ] && [ "$(readlink "$root/.venv" 2>/dev/null)" != "$venv" ]; then
+  ln -sfn "$venv" "$root/.venv"
+fi
