@@ -107,7 +107,7 @@ double bare_loop(const Dataset& dataset, const BatchLayout& layout, int64_t batc
   std::vector<uint8_t*> dst;
   for (const auto& block : buffer->fields) dst.push_back(block.get());
   std::vector<ByteSpan> records(batch);
-  Sampler sampler(n, SamplerOptions{7, true, 0, 1, batch, false});
+  Sampler sampler(n, SamplerOptions{7, true, 0, 1, batch, LastBatch::kShort});
   auto start = std::chrono::steady_clock::now();
   for (int e = 0; e < epochs; ++e) {
     EpochPlan plan = sampler.plan(e);

@@ -217,7 +217,7 @@ TEST_F(LoaderCoreTest, PaddedBatchesAreFullAndCountTheirPadding) {
           padding += b.padding;
         }
       }
-      SCOPED_TRACE(testing::Message() << "workers " << workers << ", world " << world);
+      SCOPED_TRACE(::testing::Message() << "workers " << workers << ", world " << world);
       EXPECT_EQ(static_cast<int64_t>(unpadded.size()), kRecords);
       EXPECT_EQ(padding, (kRecords + 16 * world - 1) / (16 * world) * 16 * world - kRecords);
       for (int64_t l = 0; l < 1000; ++l) EXPECT_EQ(unpadded.count(l), l < 3 ? 2u : 1u) << l;
