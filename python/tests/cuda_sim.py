@@ -116,14 +116,11 @@ class HostTensor:
         self._size = size
         weakref.finalize(self, native._drop, buffer)
 
-    def to(self, device, non_blocking=False):
+    def to(self, device, non_blocking):
         """A device tensor whose copy is queued on the current stream; it reads this buffer
-        when it runs. A blocking copy also waits for it."""
-        sim = self._sim
-        tensor, mark = sim._call(sim._copy, self._buffer, self._start, self._size)
-        if not non_blocking:
-            sim.synchronize(mark)
-        return tensor
+        when it runs (only non-blocking copies are simulated)."""
+        assert non_blocking
+        return self._sim._call(self._sim._copy, self._buffer, self._start, self._size)
 
 
 class Sim:
@@ -244,7 +241,7 @@ class Sim:
                 buffer.copies -= 1
                 target.written = high == size  # the second half completes the copy
             self._push(stream, None, run)
-        return DeviceTensor(self, target), self._record(stream)
+        return DeviceTensor(self, target)
 
     def _reading(self, allocation, stream, run):
         allocation.reads[stream] += 1

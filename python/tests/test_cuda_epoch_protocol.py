@@ -114,7 +114,8 @@ WAITS = {
              lambda self, keep: _release(self, keep and len(self._copying)), "pool_grew"),
     # __next__: the consumer's stream does not wait for the copy.
     "wait_event": (cuda_sim.Stream, "wait_event", lambda self, event: None, "read_before_copy"),
-    # __next__: device memory freed after the copy stream only, not the consumer's.
+    # __next__: a batch's memory back in the copy stream's pool when dropped, not after the
+    # consumer's kernels.
     "record_stream": (cuda_sim.DeviceTensor, "record_stream", lambda self, stream: None,
                       "freed_while_read"),
 }
