@@ -21,7 +21,7 @@ EPOCHS = 4
 MAX_BATCHES = 12
 HOLD_EVERY = 4  # every 4th batch is held by the consumer...
 HOLD_FOR = 3  # ...over 3 more deliveries, then read again
-SEEDS = 12
+SEEDS = 20
 
 
 def invert(data):
