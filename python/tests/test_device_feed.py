@@ -129,7 +129,7 @@ class CountingHostMemory:
 
 def configured(path, pinned_memory, **options):
     native = _stoker.LoaderCore(path.encode())
-    settings = dict(batch_size=16, shuffle=True, seed=5, drop_last=False, workers=2, prefetch=2,
+    settings = dict(batch_size=16, shuffle=True, seed=5, last_batch="short", workers=2, prefetch=2,
                     rank=0, world_size=1, verify="once", on_error="raise")
     settings.update(options)
     native.configure(**settings, fields=field_specs(None, native.schema),
