@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -222,6 +223,29 @@ TEST_F(FileSafetyCliTest, ACheckpointEditedToAnImpossibleStepIsRefused) {
   j["step"] = 7;
   throw_if_error(write_file_atomically(meta, j.dump()));
   EXPECT_EQ(train("--epochs 2 --checkpoint-dir " + dir_ / "ckpt" + " --resume").exit_code, 0);
+}
+
+// A number no 64-bit counter holds (10^30, or a negative seed) is named with its file and key,
+// never wrapped into a negative step.
+TEST_F(FileSafetyCliTest, ACheckpointNumberOutOfRangeIsNamedWithItsFileAndKey) {
+  ASSERT_EQ(train("--epochs 2 --max-steps 7 --checkpoint-dir " + dir_ / "ckpt").exit_code, 0);
+  const std::string meta = latest_checkpoint(dir_ / "ckpt").value_or_throw() + "/meta.json";
+  const nlohmann::json j = nlohmann::json::parse(read_file(meta).value_or_throw());
+  for (const auto& [key, number, words] : std::vector<std::array<std::string, 3>>{
+           {"/step", "1000000000000000000000000000000", "step 1e+30"},
+           {"/run/seed", "-1", "seed -1"},
+           {"/loader/position", "18446744073709551615", "loader position 18446744073709551615"}}) {
+    nlohmann::json changed = j;
+    changed[nlohmann::json::json_pointer(key)] = "NUMBER";
+    std::string text = changed.dump();
+    text.replace(text.find("\"NUMBER\""), 8, number);
+    throw_if_error(write_file_atomically(meta, text));
+    const testing::RunResult r =
+        train("--epochs 2 --checkpoint-dir " + dir_ / "ckpt" + " --resume");
+    expect_one_line_error(r, meta + ": not a valid checkpoint description: " + words +
+                                 " is out of range (a whole number from ");
+    EXPECT_EQ(r.err.find("-9223372036854775808 is"), std::string::npos) << r.err;
+  }
 }
 
 // A second SIGINT while the run stops says it is finishing its checkpoint; the run ends with

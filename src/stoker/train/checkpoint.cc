@@ -10,7 +10,9 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "stoker/train/default_generator.h"
 #include "stoker/train/torch_archive.h"
@@ -78,11 +80,34 @@ std::string out_of_range(const CheckpointState& s) {
   return "";
 }
 
+// A value of meta.json that is not what its key holds; what() names the key and the value.
+struct BadValue : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The whole number under `key` of `object` (named `of` + `key` in the error): a JSON integer
+// within T's range. nlohmann's get<T>() would turn 1e30 or -1 into some T silently.
+template <typename T>
+T whole_number(const nlohmann::json& object, const char* key, const char* of = "") {
+  const nlohmann::json& value = object.at(key);
+  using limits = std::numeric_limits<T>;
+  const bool fits =
+      value.is_number_unsigned()  ? value.get<uint64_t>() <= static_cast<uint64_t>(limits::max())
+      : value.is_number_integer() ? value.get<int64_t>() >= static_cast<int64_t>(limits::min())
+                                  : false;
+  if (!fits) {
+    throw BadValue(fmt::format("{}{} {} is out of range (a whole number from {} to {})", of, key,
+                               value.dump(), limits::min(), limits::max()));
+  }
+  return value.get<T>();
+}
+
 Result<CheckpointState> parse_meta(const std::string& text, const std::string& path) {
   try {
     const nlohmann::json j = nlohmann::json::parse(text);
-    if (j.at("format_version").get<int>() != kCheckpointFormatVersion) {
-      return unsupported(path + ": checkpoint format version " + j.at("format_version").dump() +
+    const int version = whole_number<int>(j, "format_version");
+    if (version != kCheckpointFormatVersion) {
+      return unsupported(path + ": checkpoint format version " + std::to_string(version) +
                          " is not " + std::to_string(kCheckpointFormatVersion) +
                          ", which this stoker reads: start the run again in another directory");
     }
@@ -92,23 +117,26 @@ Result<CheckpointState> parse_meta(const std::string& text, const std::string& p
     s.run.model = run.at("model").get<std::string>();
     s.run.optimizer = run.at("optimizer").get<std::string>();
     s.run.schedule = run.at("schedule").get<std::string>();
-    s.run.batch_size = run.at("batch_size").get<int64_t>();
-    s.run.accum = run.at("accum").get<int64_t>();
-    s.run.seed = run.at("seed").get<uint64_t>();
+    s.run.batch_size = whole_number<int64_t>(run, "batch_size");
+    s.run.accum = whole_number<int64_t>(run, "accum");
+    s.run.seed = whole_number<uint64_t>(run, "seed");
     if (run.contains("mean")) s.run.mean = run.at("mean").get<std::vector<float>>();
     if (run.contains("std")) s.run.std = run.at("std").get<std::vector<float>>();
-    s.step = j.at("step").get<int64_t>();
-    s.loader.seed = j.at("loader").at("seed").get<uint64_t>();
-    s.loader.epoch = j.at("loader").at("epoch").get<int64_t>();
-    s.loader.position = j.at("loader").at("position").get<int64_t>();
+    s.step = whole_number<int64_t>(j, "step");
+    const nlohmann::json& loader = j.at("loader");
+    s.loader.seed = whole_number<uint64_t>(loader, "seed", "loader ");
+    s.loader.epoch = whole_number<int64_t>(loader, "epoch", "loader ");
+    s.loader.position = whole_number<int64_t>(loader, "position", "loader ");
     s.scaler.scale = j.at("scaler").at("scale").get<double>();
-    s.scaler.good_steps = j.at("scaler").at("good_steps").get<int64_t>();
+    s.scaler.good_steps = whole_number<int64_t>(j.at("scaler"), "good_steps", "scaler ");
     s.epoch_loss_sum = j.at("epoch_loss_sum").get<double>();
-    s.epoch_samples = j.at("epoch_samples").get<int64_t>();
-    s.run_steps = j.at("run_steps").get<int64_t>();
+    s.epoch_samples = whole_number<int64_t>(j, "epoch_samples");
+    s.run_steps = whole_number<int64_t>(j, "run_steps");
     const std::string bad = out_of_range(s);
     if (!bad.empty()) return corrupt(path + ": not a valid checkpoint description: " + bad);
     return s;
+  } catch (const BadValue& e) {
+    return corrupt(path + ": not a valid checkpoint description: " + e.what());
   } catch (const nlohmann::json::exception& e) {
     return corrupt(path + ": not a valid checkpoint description: " + e.what());
   }
