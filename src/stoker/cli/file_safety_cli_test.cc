@@ -248,6 +248,34 @@ TEST_F(FileSafetyCliTest, ACheckpointNumberOutOfRangeIsNamedWithItsFileAndKey) {
   }
 }
 
+// A checkpoint's tensor files belong to its meta.json: one that is missing, or another run's
+// model.pt copied in (same model, same shapes), is refused in one line naming the checkpoint
+// and the file, and the checkpoint stays as it was.
+TEST_F(FileSafetyCliTest, ACheckpointMissingAFileOrHoldingAnotherRunsModelIsRefused) {
+  const std::string run = "--epochs 2 --max-steps 3 --no-eval --checkpoint-dir ";
+  ASSERT_EQ(train(run + dir_ / "ck").exit_code, 0);
+  ASSERT_EQ(train(run + dir_ / "other" + " --seed 9").exit_code, 0);
+  const std::string checkpoint = latest_checkpoint(dir_ / "ck").value_or_throw();
+  const std::string other = latest_checkpoint(dir_ / "other").value_or_throw();
+  const std::string resume = "--epochs 2 --no-eval --resume --checkpoint-dir " + dir_ / "ck";
+
+  fs::rename(checkpoint + "/rng.pt", dir_ / "rng.keep");
+  testing::RunResult r = train(resume);
+  expect_one_line_error(r, "checkpoint " + checkpoint + " has no rng.pt");
+  EXPECT_EQ(r.err.find("fopen"), std::string::npos) << r.err;
+  fs::rename(dir_ / "rng.keep", checkpoint + "/rng.pt");
+
+  fs::rename(checkpoint + "/model.pt", dir_ / "model.keep");
+  fs::copy_file(other + "/model.pt", checkpoint + "/model.pt");
+  expect_one_line_error(
+      train(resume),
+      "checkpoint " + checkpoint + ": model.pt is not the file written with this checkpoint");
+  EXPECT_EQ(latest_checkpoint(dir_ / "ck").value_or_throw(), checkpoint);
+  fs::remove(checkpoint + "/model.pt");
+  fs::rename(dir_ / "model.keep", checkpoint + "/model.pt");
+  EXPECT_EQ(train(resume).exit_code, 0) << "its own files resume";
+}
+
 // A second SIGINT while the run stops says it is finishing its checkpoint; the run ends with
 // its checkpoint complete. A third quits at once: the previous checkpoint stays current, and
 // the next run removes the half-written one. Steps of a third of a second (a synthetic cost on

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -18,6 +19,7 @@
 #include "stoker/train/torch_archive.h"
 #include "stoker/util/atomic_file.h"
 #include "stoker/util/checksum.h"
+#include "stoker/util/file_checksum.h"
 
 namespace stoker {
 namespace {
@@ -31,6 +33,8 @@ constexpr const char* kModelName = "model.pt";
 constexpr const char* kOptimizerName = "optimizer.pt";
 constexpr const char* kRngName = "rng.pt";
 constexpr const char* kPartialPrefix = ".partial-";
+// The files of a checkpoint that LibTorch reads, bound to its meta.json by their checksums.
+constexpr const char* kTensorFiles[] = {kModelName, kOptimizerName, kRngName};
 
 std::string meta_json(const CheckpointState& s) {
   const RunIdentity& r = s.run;
@@ -53,6 +57,8 @@ std::string meta_json(const CheckpointState& s) {
       {"epoch_loss_sum", s.epoch_loss_sum},
       {"epoch_samples", s.epoch_samples},
       {"run_steps", s.run_steps}};
+  for (const auto& [name, checksum] : s.file_checksums)
+    j["files"][name] = fmt::format("{:016x}", checksum);
   return j.dump(2) + "\n";
 }
 
@@ -132,6 +138,15 @@ Result<CheckpointState> parse_meta(const std::string& text, const std::string& p
     s.epoch_loss_sum = j.at("epoch_loss_sum").get<double>();
     s.epoch_samples = whole_number<int64_t>(j, "epoch_samples");
     s.run_steps = whole_number<int64_t>(j, "run_steps");
+    if (j.contains("files")) {
+      for (const auto& [name, hex] : j.at("files").items()) {
+        const std::string digits = hex.get<std::string>();
+        if (digits.size() != 16 ||
+            digits.find_first_not_of("0123456789abcdef") != std::string::npos)
+          throw BadValue("checksum of " + name + " '" + digits + "' is not 16 hex digits");
+        s.file_checksums[name] = std::stoull(digits, nullptr, 16);
+      }
+    }
     const std::string bad = out_of_range(s);
     if (!bad.empty()) return corrupt(path + ": not a valid checkpoint description: " + bad);
     return s;
@@ -149,8 +164,9 @@ Result<CheckpointState> read_meta(const std::string& sub) {
   return parse_meta(text, path);
 }
 
-// Writes every file of a checkpoint into the existing directory `sub`, the description last.
-// The marker holds `name`, the checkpoint's final directory name.
+// Writes every file of a checkpoint into the existing directory `sub`, the description last,
+// with the checksums of the tensor files as written. The marker holds `name`, the checkpoint's
+// final directory name.
 Status write_checkpoint_files(const std::string& sub, const std::string& name,
                               const CheckpointState& state, Model& model,
                               torch::optim::Optimizer& optimizer) {
@@ -159,7 +175,36 @@ Status write_checkpoint_files(const std::string& sub, const std::string& name,
   STOKER_RETURN_IF_ERROR(save_archive(optimizer, sub + "/" + kOptimizerName, "optimizer state"));
   STOKER_RETURN_IF_ERROR(
       save_archive(default_generator_state(), sub + "/" + kRngName, "RNG state"));
-  return write_file_atomically(sub + "/" + kMetaName, meta_json(state));
+  CheckpointState described = state;
+  described.file_checksums.clear();
+  for (const char* file : kTensorFiles) {
+    STOKER_ASSIGN_OR_RETURN(described.file_checksums[file], file_checksum(sub + "/" + file));
+  }
+  return write_file_atomically(sub + "/" + kMetaName, meta_json(described));
+}
+
+// Checks checkpoint `sub`'s tensor file `name` before it is loaded: it is there, and where the
+// description recorded its checksum, it is the very file written with the checkpoint (not
+// another run's model.pt copied in, nor a damaged one).
+Status check_tensor_file(const std::string& sub, const std::string& name,
+                         const std::map<std::string, uint64_t>& checksums) {
+  Result<uint64_t> checksum = file_checksum(sub + "/" + name);
+  if (checksum.status().code() == StatusCode::kNotFound) {
+    return corrupt(fmt::format(
+        "checkpoint {} has no {} (a checkpoint holds {}, {}, {} and {}): resume from another "
+        "checkpoint or start again in another directory",
+        sub, name, kMetaName, kModelName, kOptimizerName, kRngName));
+  }
+  if (!checksum.is_ok()) return checksum.status();
+  const auto recorded = checksums.find(name);
+  if (recorded != checksums.end() && recorded->second != checksum.value()) {
+    return corrupt(fmt::format(
+        "checkpoint {}: {} is not the file written with this checkpoint (checksum {:016x}, its "
+        "{} records {:016x}): another run's file or a damaged one; resume from another "
+        "checkpoint or start again in another directory",
+        sub, name, checksum.value(), kMetaName, recorded->second));
+  }
+  return Status::ok();
 }
 
 // Whether `name` is `prefix` followed by step-<digits>-<6 characters>.
@@ -359,8 +404,11 @@ int remove_partial_checkpoints(const std::string& dir) {
   return removed;
 }
 
-Status restore_checkpoint(const std::string& sub, Model& model,
+Status restore_checkpoint(const FoundCheckpoint& found, Model& model,
                           torch::optim::Optimizer& optimizer) {
+  const std::string& sub = found.path;
+  for (const char* file : kTensorFiles)
+    STOKER_RETURN_IF_ERROR(check_tensor_file(sub, file, found.state.file_checksums));
   STOKER_RETURN_IF_ERROR(model.load(sub + "/" + kModelName));
   STOKER_RETURN_IF_ERROR(load_archive(optimizer, sub + "/" + kOptimizerName, "optimizer state"));
   at::Tensor rng;
@@ -381,7 +429,7 @@ Result<CheckpointState> load_checkpoint(const std::string& dir, Model& model,
     return invalid_argument("checkpoint " + found.path + " was written for model " +
                             found.state.run.model + ", not " + model.name());
   }
-  STOKER_RETURN_IF_ERROR(restore_checkpoint(found.path, model, optimizer));
+  STOKER_RETURN_IF_ERROR(restore_checkpoint(found, model, optimizer));
   return found.state;
 }
 

@@ -44,7 +44,7 @@ void CheckpointKeeper::resume(const FoundCheckpoint& checkpoint) {
                             checkpoint.path, state.loader.position, train.size())));
   }
   check_step(checkpoint.path, state);
-  throw_if_error(restore_checkpoint(checkpoint.path, *setup_.model, *setup_.optimizer));
+  throw_if_error(restore_checkpoint(checkpoint, *setup_.model, *setup_.optimizer));
   setup_.loader->restore(state.loader);
   throw_if_error(setup_.scaler.load_state(state.scaler));
   ResumePoint& point = resumed_.emplace();
