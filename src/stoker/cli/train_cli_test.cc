@@ -571,6 +571,42 @@ TEST_F(TrainCliTest, ResumeRefusesACheckpointOfAnotherRun) {
   EXPECT_NE(resumed.out().find("epoch 2/2"), std::string::npos) << resumed.out();
 }
 
+// A resume with another --lr (or any setting that changes the updates) is refused in one line
+// naming the old and the new value, unless --override, which goes on and says what changed.
+TEST_F(TrainCliTest, ResumeWithOtherSettingsNeedsOverride) {
+  write_data("data", 300);
+  const std::vector<std::string> run = {"--data",  dir_ / "data", "--epochs",         "1",
+                                        "--batch", "32",          "--checkpoint-dir", dir_ / "ckpt"};
+  auto with = [&](std::vector<std::string> more) {
+    std::vector<std::string> args = run;
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  };
+  Cli first(run, dir_);
+  ASSERT_EQ(first.wait(), 0) << first.err();
+  const std::string checkpoint = latest_checkpoint(dir_ / "ckpt").value_or_throw();
+
+  expect_one_line_error(Cli(with({"--resume", "--epochs", "2", "--lr", "0.5", "--clip-grad", "1"}),
+                            dir_),
+                        "checkpoint " + checkpoint +
+                            " was written with other settings: --clip-grad 0 (this run: 1), --lr "
+                            "0.001 (this run: 0.5); resume with the same options, or add "
+                            "--override to go on with this run's");
+  EXPECT_EQ(latest_checkpoint(dir_ / "ckpt").value_or_throw(), checkpoint);
+  const testing::RunResult usage =
+      testing::run("train --data " + dir_ / "data" + " --override", dir_);
+  EXPECT_EQ(usage.exit_code, 2) << usage.err;
+
+  Cli overridden(with({"--resume", "--epochs", "2", "--lr", "0.5", "--override"}), dir_);
+  ASSERT_EQ(overridden.wait(), 0) << overridden.err();
+  EXPECT_NE(overridden.out().find("note: --override: going on with --lr 0.001 (this run: 0.5)"),
+            std::string::npos)
+      << overridden.out();
+  // The new checkpoint holds the new settings: resuming it with them needs nothing more.
+  Cli again(with({"--resume", "--epochs", "3", "--lr", "0.5"}), dir_);
+  EXPECT_EQ(again.wait(), 0) << again.err();
+}
+
 // Two runs on one checkpoint directory: the second fails at once; the first goes on.
 TEST_F(TrainCliTest, ASecondRunOnTheCheckpointDirectoryFailsAtOnce) {
   write_data("data", 2000);

@@ -263,8 +263,16 @@ void add_train_command(CLI::App& app) {
           ->add_option("--checkpoint-dir", o.checkpoint_dir,
                        "Write a checkpoint here after every epoch and on SIGINT/SIGTERM")
           ->check(path_value("--checkpoint-dir"));
-  train->add_flag("--resume", o.resume, "Continue from the checkpoint in --checkpoint-dir, if any")
-      ->needs(checkpoint_dir);
+  CLI::Option* resume = train
+                            ->add_flag("--resume", o.resume,
+                                       "Continue from the checkpoint in --checkpoint-dir, if any")
+                            ->needs(checkpoint_dir);
+  train
+      ->add_flag("--override", o.override_settings,
+                 "With --resume: go on with this command's --lr, --momentum, --weight-decay, "
+                 "--warmup, schedule, --amp, --clip-grad or crop options where they differ from "
+                 "the checkpoint's (without it such a resume is refused)")
+      ->needs(resume);
   train
       ->add_option("--log,--run-log", o.log_path,
                    "Append the run's records to this JSONL file: the run (configuration, "

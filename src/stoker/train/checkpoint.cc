@@ -56,7 +56,8 @@ std::string meta_json(const CheckpointState& s) {
       {"scaler", {{"scale", s.scaler.scale}, {"good_steps", s.scaler.good_steps}}},
       {"epoch_loss_sum", s.epoch_loss_sum},
       {"epoch_samples", s.epoch_samples},
-      {"run_steps", s.run_steps}};
+      {"run_steps", s.run_steps},
+      {"settings", s.settings}};
   for (const auto& [name, checksum] : s.file_checksums)
     j["files"][name] = fmt::format("{:016x}", checksum);
   return j.dump(2) + "\n";
@@ -138,6 +139,7 @@ Result<CheckpointState> parse_meta(const std::string& text, const std::string& p
     s.epoch_loss_sum = j.at("epoch_loss_sum").get<double>();
     s.epoch_samples = whole_number<int64_t>(j, "epoch_samples");
     s.run_steps = whole_number<int64_t>(j, "run_steps");
+    if (j.contains("settings")) s.settings = j.at("settings").get<RunSettings>();
     if (j.contains("files")) {
       for (const auto& [name, hex] : j.at("files").items()) {
         const std::string digits = hex.get<std::string>();
@@ -296,6 +298,17 @@ std::string run_difference(const RunIdentity& saved, const RunIdentity& current)
   }
   std::string out;
   for (const std::string& d : differences) out += (out.empty() ? "" : ", ") + d;
+  return out;
+}
+
+std::string settings_difference(const RunSettings& saved, const RunSettings& current) {
+  std::string out;
+  for (const auto& [option, value] : saved) {
+    const auto now = current.find(option);
+    if (now != current.end() && now->second != value)
+      out += fmt::format("{}{} {} (this run: {})", out.empty() ? "" : ", ", option, value,
+                         now->second);
+  }
   return out;
 }
 

@@ -64,6 +64,17 @@ struct RunIdentity {
   std::vector<float> std;
 };
 
+// The settings of a run that shape its updates beside its identity, by the option of `stoker
+// train` that sets each and its value as text: {"--lr": "0.001", "--amp": "off", ...}. A resume
+// with other values would silently train another run: refused unless overridden
+// (TrainerOptions::override_settings).
+using RunSettings = std::map<std::string, std::string>;
+
+// "" if every setting both hold has the same value, else each that differs, e.g. "--lr 0.001
+// (this run: 0.5)". A setting only one of them holds is not compared (a checkpoint written
+// before stoker recorded settings holds none).
+std::string settings_difference(const RunSettings& saved, const RunSettings& current);
+
 // The training data's identity: a digest of its manifest's record count, schema and the shards'
 // index checksums (which cover every record's checksum): the same for a copy of the data,
 // different for any other. 16 hex digits.
@@ -85,6 +96,7 @@ struct CheckpointState {
   int64_t epoch_samples = 0;
   // The optimizer steps of the whole run that wrote it (its lr schedule's length); 0 if unknown.
   int64_t run_steps = 0;
+  RunSettings settings;  // of the run that wrote it (empty before stoker recorded them)
   // The checksums (util/file_checksum.h) of its model.pt, optimizer.pt and rng.pt as written,
   // which bind them to this description: a file copied in from another run is refused. Set by
   // save_checkpoint (a caller's values are ignored) and read back by find_checkpoint; empty for
