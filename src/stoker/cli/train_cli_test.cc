@@ -315,6 +315,21 @@ TEST_F(TrainCliTest, StatisticsOutOfRangeAreRefusedNamingTheManifest) {
   EXPECT_FALSE(fs::exists(dir_ / "log.jsonl"));
 }
 
+// A std far below any that its pixels can have (1e-30: inputs 10^28 times too large) is refused
+// before training, naming the manifest.
+TEST_F(TrainCliTest, AStdNoPixelsCanHaveIsRefusedNamingTheManifest) {
+  write_data("data", 50);
+  const std::string manifest = dir_ / "data/train/manifest.json";
+  nlohmann::json j = nlohmann::json::parse(read_file(manifest).value_or_throw());
+  j["statistics"]["image"]["std"] = {1e-30};
+  throw_if_error(write_file_atomically(manifest, j.dump()));
+  Cli cli({"--data", dir_ / "data", "--epochs", "1"}, dir_);
+  expect_one_line_error(cli, manifest +
+                                 ": statistics of \"image\": 'std' of channel 0 is 1e-30, "
+                                 "below ");
+  EXPECT_EQ(cli.out().find("epoch 1"), std::string::npos) << cli.out();
+}
+
 TEST_F(TrainCliTest, SigintCheckpointsAndResumeEqualsAStraightRun) {
   write_data("data", 20000);
   const std::vector<std::string> common = {"--data", dir_ / "data", "--batch",
@@ -575,8 +590,8 @@ TEST_F(TrainCliTest, ResumeRefusesACheckpointOfAnotherRun) {
 // naming the old and the new value, unless --override, which goes on and says what changed.
 TEST_F(TrainCliTest, ResumeWithOtherSettingsNeedsOverride) {
   write_data("data", 300);
-  const std::vector<std::string> run = {"--data",  dir_ / "data", "--epochs",         "1",
-                                        "--batch", "32",          "--checkpoint-dir", dir_ / "ckpt"};
+  const std::vector<std::string> run = {"--data", dir_ / "data",      "--epochs",   "1", "--batch",
+                                        "32",     "--checkpoint-dir", dir_ / "ckpt"};
   auto with = [&](std::vector<std::string> more) {
     std::vector<std::string> args = run;
     args.insert(args.end(), more.begin(), more.end());
@@ -586,12 +601,12 @@ TEST_F(TrainCliTest, ResumeWithOtherSettingsNeedsOverride) {
   ASSERT_EQ(first.wait(), 0) << first.err();
   const std::string checkpoint = latest_checkpoint(dir_ / "ckpt").value_or_throw();
 
-  expect_one_line_error(Cli(with({"--resume", "--epochs", "2", "--lr", "0.5", "--clip-grad", "1"}),
-                            dir_),
-                        "checkpoint " + checkpoint +
-                            " was written with other settings: --clip-grad 0 (this run: 1), --lr "
-                            "0.001 (this run: 0.5); resume with the same options, or add "
-                            "--override to go on with this run's");
+  expect_one_line_error(
+      Cli(with({"--resume", "--epochs", "2", "--lr", "0.5", "--clip-grad", "1"}), dir_),
+      "checkpoint " + checkpoint +
+          " was written with other settings: --clip-grad 0 (this run: 1), --lr "
+          "0.001 (this run: 0.5); resume with the same options, or add "
+          "--override to go on with this run's");
   EXPECT_EQ(latest_checkpoint(dir_ / "ckpt").value_or_throw(), checkpoint);
   const testing::RunResult usage =
       testing::run("train --data " + dir_ / "data" + " --override", dir_);
