@@ -153,6 +153,22 @@ TEST_F(FileSafetyCliTest, AnUnwritableOutputIsFoundBeforeTraining) {
   }
 }
 
+// --report creates its directory but not the parents, as --trace and --log create no directory:
+// a mistyped path fails in one line and leaves nothing behind.
+TEST_F(FileSafetyCliTest, AReportWhoseParentIsMissingIsRefusedLikeATrace) {
+  const std::string missing = dir_ / "a/b";
+  expect_one_line_error(
+      train("--max-steps 1 --trace " + missing + "/t.json"),
+      "--trace: " + missing + "/t.json: cannot create: no such directory " + missing);
+  const testing::RunResult r = train("--max-steps 1 --report " + missing + "/c");
+  expect_one_line_error(r, "--report: cannot create report directory " + missing +
+                               "/c: no such directory " + missing);
+  EXPECT_EQ(r.out.find("epoch 1"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir_ / "a"));
+  EXPECT_EQ(train("--max-steps 1 --no-eval --report " + dir_ / "r").exit_code, 0)
+      << "the report's own directory is made";
+}
+
 TEST_F(FileSafetyCliTest, AModelThatCannotBeSavedAtTheEndIsSavedElsewhere) {
   fs::create_directory(dir_ / "out");
   CliProcess run = train_process(

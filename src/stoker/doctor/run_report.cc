@@ -1,6 +1,10 @@
 #include "stoker/doctor/run_report.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -15,7 +19,7 @@ constexpr const char* kDataName = "report.json";
 // A non-finite number as null (JSON has no NaN or infinity).
 nlohmann::json number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nullptr; }
 
-// `dir`, created with its parents if it is not there; an existing path must be a directory.
+// `dir`, created if it is not there (its parent must be); an existing path must be a directory.
 Status make_report_dir(const std::string& dir) {
   if (dir.empty()) return invalid_argument("report directory: empty path");
   std::error_code ec;
@@ -25,9 +29,11 @@ Status make_report_dir(const std::string& dir) {
       return invalid_argument(dir + ": not a directory (the report is written into one)");
     return Status::ok();
   }
-  if (!std::filesystem::create_directories(dir, ec) && ec)
-    return io_error("cannot create report directory " + dir + ": " + ec.message());
-  return Status::ok();
+  if (::mkdir(dir.c_str(), 0777) == 0 || errno == EEXIST) return Status::ok();
+  const std::string parent = std::filesystem::path(dir).parent_path().string();
+  if (errno == ENOENT)
+    return io_error("cannot create report directory " + dir + ": no such directory " + parent);
+  return io_error("cannot create report directory " + dir + ": " + std::strerror(errno));
 }
 
 }  // namespace

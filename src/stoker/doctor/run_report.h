@@ -71,12 +71,13 @@ std::string render_html_report(const RunReport& report);
 // The files write_report() writes in its directory: index.html, report.json.
 std::vector<std::string> report_file_names();
 
-// Creates `dir` if needed and writes dir/index.html crash-safely (AtomicFile) plus
-// dir/report.json (the same data as JSON). A Status naming the path on failure.
+// Creates `dir` if needed (not its parent: a missing parent is an error, as for any output
+// file) and writes dir/index.html crash-safely (AtomicFile) plus dir/report.json (the same data
+// as JSON). A Status naming the path on failure.
 Status write_report(const RunReport& report, const std::string& dir);
 
 // Whether write_report() can write into `dir`, checked before a run so that it fails before any
-// work: creates `dir` if needed (with its parents), then creates and discards both files'
+// work: creates `dir` if needed (its parent must exist), then creates and discards both files'
 // temporaries there. kInvalidArgument if `dir` (or a file's path in it) is not a directory
 // (not a regular file), kIoError if it cannot be created or written; the message names it.
 Status check_report_dir(const std::string& dir);

@@ -90,11 +90,22 @@ TEST(WriteReportTest, BadDirectoriesAreNamed) {
 
 TEST(CheckReportDirTest, CreatesTheDirectoryAndLeavesNothingElse) {
   TempDir tmp;
-  const std::string dir = tmp / "a/b";
+  const std::string dir = tmp / "a";
   ASSERT_TRUE(check_report_dir(dir).is_ok());
   EXPECT_TRUE(std::filesystem::is_directory(dir));
   EXPECT_TRUE(std::filesystem::is_empty(dir));
   ASSERT_TRUE(check_report_dir(dir).is_ok());  // an existing directory is fine too
+}
+
+// As for an output file, a missing parent is an error, not created.
+TEST(CheckReportDirTest, AMissingParentIsRefusedNotCreated) {
+  TempDir tmp;
+  for (Status s : {check_report_dir(tmp / "a/b/c"), write_report(sample_report(), tmp / "a/b/c")}) {
+    EXPECT_EQ(s.code(), StatusCode::kIoError);
+    EXPECT_EQ(s.message(), "cannot create report directory " + tmp / "a/b/c" +
+                               ": no such directory " + tmp / "a/b");
+  }
+  EXPECT_FALSE(std::filesystem::exists(tmp / "a"));
 }
 
 }  // namespace
