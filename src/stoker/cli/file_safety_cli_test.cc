@@ -169,6 +169,24 @@ TEST_F(FileSafetyCliTest, AReportWhoseParentIsMissingIsRefusedLikeATrace) {
       << "the report's own directory is made";
 }
 
+// A report replaces only a report stoker wrote: a user's index.html or report.json in the
+// directory is refused before any work, in one line, and kept.
+TEST_F(FileSafetyCliTest, AReportNeverReplacesAUsersPage) {
+  const std::string r = dir_ / "r";
+  ASSERT_EQ(train("--max-steps 1 --no-eval --report " + r).exit_code, 0);
+  ASSERT_EQ(train("--max-steps 1 --no-eval --report " + r).exit_code, 0) << "its own, replaced";
+  for (const char* name : {"index.html", "report.json"}) {
+    const std::string mine = dir_ / "mine";
+    fs::remove_all(mine);
+    fs::create_directory(mine);
+    std::ofstream(mine + "/" + name) << "{\"my\": \"notes\"}";
+    const testing::RunResult run = train("--max-steps 1 --no-eval --report " + mine);
+    expect_one_line_error(run, "--report: " + mine + "/" + name + ": not a report stoker wrote");
+    EXPECT_EQ(run.out.find("epoch 1"), std::string::npos) << run.out;
+    EXPECT_EQ(read_file(mine + "/" + name).value_or_throw(), "{\"my\": \"notes\"}");
+  }
+}
+
 TEST_F(FileSafetyCliTest, AModelThatCannotBeSavedAtTheEndIsSavedElsewhere) {
   fs::create_directory(dir_ / "out");
   CliProcess run = train_process(

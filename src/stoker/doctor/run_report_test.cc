@@ -88,6 +88,23 @@ TEST(WriteReportTest, BadDirectoriesAreNamed) {
   }
 }
 
+// Only a report stoker wrote is replaced: a user's page or JSON of the same name is kept.
+TEST(WriteReportTest, AUsersFilesAreNeverReplaced) {
+  TempDir tmp;
+  for (const char* name : {"index.html", "report.json"}) {
+    const std::string dir = tmp / name + ".d";
+    std::filesystem::create_directory(dir);
+    ASSERT_TRUE(write_file_atomically(dir + "/" + name, "<p>my notes</p>").is_ok());
+    for (Status s : {check_report_dir(dir), write_report(sample_report(), dir)}) {
+      EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+      EXPECT_EQ(s.message(), dir + "/" + name +
+                                 ": not a report stoker wrote, so it is kept: give another "
+                                 "directory, or move the file");
+    }
+    EXPECT_EQ(read_file(dir + "/" + name).value_or_throw(), "<p>my notes</p>");
+  }
+}
+
 TEST(CheckReportDirTest, CreatesTheDirectoryAndLeavesNothingElse) {
   TempDir tmp;
   const std::string dir = tmp / "a";
