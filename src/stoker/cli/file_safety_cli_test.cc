@@ -20,6 +20,7 @@
 #include "stoker/testing/cli_run.h"
 #include "stoker/testing/special_files.h"
 #include "stoker/testing/temp_dir.h"
+#include "stoker/testing/train_outputs.h"
 #include "stoker/train/checkpoint.h"
 #include "stoker/util/atomic_file.h"
 
@@ -185,6 +186,24 @@ TEST_F(FileSafetyCliTest, AReportNeverReplacesAUsersPage) {
     EXPECT_EQ(run.out.find("epoch 1"), std::string::npos) << run.out;
     EXPECT_EQ(read_file(mine + "/" + name).value_or_throw(), "{\"my\": \"notes\"}");
   }
+}
+
+// --log appends to a log of stoker's only: a file of the user's is refused before any work,
+// in one line naming it and its first line that is not a record, and kept as it was.
+TEST_F(FileSafetyCliTest, ALogIsNeverAppendedToAFileThatIsNotALog) {
+  const std::string notes = dir_ / "notes.txt";
+  std::ofstream(notes) << "buy milk\nno newline";
+  const testing::RunResult r =
+      train("--max-steps 1 --no-eval --checkpoint-dir " + dir_ / "ck" + " --log " + notes);
+  expect_one_line_error(r, notes + " is not a stoker log (line 1 is not a record stoker wrote)");
+  EXPECT_EQ(r.out.find("epoch 1"), std::string::npos) << r.out;
+  EXPECT_EQ(read_file(notes).value_or_throw(), "buy milk\nno newline");
+  EXPECT_FALSE(fs::exists(dir_ / "ck")) << "refused before any work";
+
+  const std::string log = dir_ / "log.jsonl";
+  for (int run = 1; run <= 2; ++run)
+    ASSERT_EQ(train("--max-steps 1 --no-eval --log " + log).exit_code, 0) << "a log: appended";
+  EXPECT_EQ(testing::log_records(log, "run").size(), 2u);
 }
 
 TEST_F(FileSafetyCliTest, AModelThatCannotBeSavedAtTheEndIsSavedElsewhere) {

@@ -57,6 +57,12 @@ class TrainCliTest : public ::testing::Test {
     testing::write_rows_dataset(dir_ / (name + "/train"), train_records, 1);
     testing::write_rows_dataset(dir_ / (name + "/test"), 500, 2);
   }
+  // `args` followed by `more`.
+  static std::vector<std::string> with(std::vector<std::string> args,
+                                       const std::vector<std::string>& more) {
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  }
   testing::TempDir dir_;
 };
 
@@ -537,7 +543,8 @@ TEST_F(TrainCliTest, ResumeKeepsTheLogConsistentWithTheCheckpoint) {
   Cli first(with({"--epochs", "2"}), dir_);
   ASSERT_EQ(first.wait(), 0) << first.err();
   std::ofstream(dir_ / "log.jsonl", std::ios::app)
-      << "{\"epoch\": 3, \"epochs\": 3, \"steps\": 30}\n{\"epoch\": 4, \"ste";
+      << "{\"record\":\"epoch\",\"epoch\":3,\"epochs\":3,\"steps\":30}\n"
+         "{\"record\":\"epoch\",\"epoch\":4,\"ste";
   Cli resumed(with({"--epochs", "3", "--resume"}), dir_);
   ASSERT_EQ(resumed.wait(), 0) << resumed.err();
   std::vector<int64_t> epochs;
@@ -592,17 +599,12 @@ TEST_F(TrainCliTest, ResumeWithOtherSettingsNeedsOverride) {
   write_data("data", 300);
   const std::vector<std::string> run = {"--data", dir_ / "data",      "--epochs",   "1", "--batch",
                                         "32",     "--checkpoint-dir", dir_ / "ckpt"};
-  auto with = [&](std::vector<std::string> more) {
-    std::vector<std::string> args = run;
-    args.insert(args.end(), more.begin(), more.end());
-    return args;
-  };
   Cli first(run, dir_);
   ASSERT_EQ(first.wait(), 0) << first.err();
   const std::string checkpoint = latest_checkpoint(dir_ / "ckpt").value_or_throw();
 
   expect_one_line_error(
-      Cli(with({"--resume", "--epochs", "2", "--lr", "0.5", "--clip-grad", "1"}), dir_),
+      Cli(with(run, {"--resume", "--epochs", "2", "--lr", "0.5", "--clip-grad", "1"}), dir_),
       "checkpoint " + checkpoint +
           " was written with other settings: --clip-grad 0 (this run: 1), --lr "
           "0.001 (this run: 0.5); resume with the same options, or add "
@@ -612,13 +614,13 @@ TEST_F(TrainCliTest, ResumeWithOtherSettingsNeedsOverride) {
       testing::run("train --data " + dir_ / "data" + " --override", dir_);
   EXPECT_EQ(usage.exit_code, 2) << usage.err;
 
-  Cli overridden(with({"--resume", "--epochs", "2", "--lr", "0.5", "--override"}), dir_);
+  Cli overridden(with(run, {"--resume", "--epochs", "2", "--lr", "0.5", "--override"}), dir_);
   ASSERT_EQ(overridden.wait(), 0) << overridden.err();
   EXPECT_NE(overridden.out().find("note: --override: going on with --lr 0.001 (this run: 0.5)"),
             std::string::npos)
       << overridden.out();
   // The new checkpoint holds the new settings: resuming it with them needs nothing more.
-  Cli again(with({"--resume", "--epochs", "3", "--lr", "0.5"}), dir_);
+  Cli again(with(run, {"--resume", "--epochs", "3", "--lr", "0.5"}), dir_);
   EXPECT_EQ(again.wait(), 0) << again.err();
 }
 

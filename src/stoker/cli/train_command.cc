@@ -34,6 +34,7 @@
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/train/checkpoint.h"
 #include "stoker/train/compute_threads.h"
+#include "stoker/train/run_log.h"
 #include "stoker/train/slow_configs.h"
 #include "stoker/train/trainer.h"
 #include "stoker/util/machine.h"
@@ -151,13 +152,14 @@ std::vector<std::pair<std::string, std::string>> train_facts(const TrainerOption
   return facts;
 }
 
-// Before any work: no output is or goes into an input, no two are one file, and each takes a
-// file now.
+// Before any work: no output is or goes into an input, no two are one file, each takes a file
+// now, and the log appended to is one.
 void check_outputs(const TrainerOptions& o, const TrainFlags& flags) {
   CommandOutputs outputs(training_inputs(o));
   outputs.dir("--checkpoint-dir", o.checkpoint_dir, checkpoint_dir_names());
   outputs.dir("--report", flags.report, report_file_names());
   outputs.file("--log", o.log_path);
+  if (!o.log_path.empty()) throw_if_error(RunLog::check(o.log_path));  // appended to, not replaced
   outputs.file("--trace", flags.trace);
   outputs.file("--save-model", o.save_model);
 }
