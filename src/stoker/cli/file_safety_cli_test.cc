@@ -262,6 +262,19 @@ TEST_F(FileSafetyCliTest, ABatchLargerThanTheDataGivesOneLine) {
   EXPECT_EQ(train("--batch 2000 --epochs 1").exit_code, 0) << "one batch of all of it";
 }
 
+// A dataset of no records (all its files skipped at import) is refused in one line that says
+// so, not taken for a batch size too large.
+TEST_F(FileSafetyCliTest, AnEmptyDatasetIsRefusedSayingSo) {
+  for (const std::vector<std::string>& classes :
+       {std::vector<std::string>{"a", "b"}, std::vector<std::string>{}}) {
+    fs::remove_all(dir_ / "empty");
+    testing::write_rows_dataset(dir_ / "empty", 0, 1, classes);
+    const testing::RunResult r = testing::run("train --data " + dir_ / "empty", dir_);
+    expect_one_line_error(r, dir_ / "empty" + " holds no records: there is nothing to train on");
+    EXPECT_EQ(r.err.find("batch size"), std::string::npos) << r.err;
+  }
+}
+
 TEST_F(FileSafetyCliTest, ACheckpointEditedToAnImpossibleStepIsRefused) {
   ASSERT_EQ(train("--epochs 2 --max-steps 7 --checkpoint-dir " + dir_ / "ckpt").exit_code, 0);
   const std::string meta = latest_checkpoint(dir_ / "ckpt").value_or_throw() + "/meta.json";

@@ -241,6 +241,7 @@ std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
                        "the second)");
   }
   const Dataset& train = *s.train_data;
+  require(train.size() > 0, train.dir() + " holds no records: there is nothing to train on");
   s.spec = input_spec(train, o.image_size);
   s.spec.num_classes = count_classes(train).value_or_throw();
   check_labels(train, s.spec.num_classes);
