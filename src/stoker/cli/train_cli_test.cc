@@ -13,6 +13,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <tuple>
 
 #include "stoker/store/dataset_writer.h"
 #include "stoker/store/import/fashion_mnist.h"
@@ -416,6 +417,33 @@ TEST_F(TrainCliTest, WorkersAutoTrainsTheSameParametersAsOneWorker) {
   EXPECT_NE(out.find(" batches/s", said), std::string::npos) << out;
   EXPECT_EQ(one.out().find("workers auto: "), std::string::npos);
   EXPECT_EQ(log_records(dir_ / "auto.pt.jsonl", "run").at(0)["config"]["workers"], "auto");
+}
+
+// Options that are each in range but do not go together are named as given on the command
+// line, never by the library's field names (total_steps, min_lr, field 'image': crop ratio).
+TEST_F(TrainCliTest, OptionsThatContradictEachOtherAreNamedAsGiven) {
+  write_data("data", 300);  // 5 steps of 64 per epoch
+  const std::vector<std::tuple<std::vector<std::string>, int, std::string>> cases = {
+      {{"--lr", "0.01", "--min-lr", "0.1"}, 2, "--min-lr 0.1 is above --lr 0.01"},
+      {{"--optimizer", "sgd", "--momentum", "1"}, 2, "--momentum must be below 1, not 1"},
+      {{"--momentum", "0.9"}, 2, "--momentum and --nesterov apply to --optimizer sgd, not adam"},
+      {{"--optimizer", "sgd", "--nesterov"}, 2, "--nesterov needs --momentum above 0"},
+      {{"--crop-ratio-min", "2", "--crop-ratio-max", "1"},
+       2,
+       "--crop-ratio-min 2 is above --crop-ratio-max 1"},
+      {{"--warmup", "100"},
+       1,
+       "--warmup 100 is not shorter than the run: --epochs 1 of 5 optimizer steps are 5 steps"},
+  };
+  for (const auto& [options, code, words] : cases) {
+    std::vector<std::string> args = {"--data", dir_ / "data", "--epochs", "1"};
+    args.insert(args.end(), options.begin(), options.end());
+    Cli cli(args, dir_);
+    expect_one_line_error(cli, words);
+    EXPECT_EQ(cli.wait(), code) << words;
+    for (const char* internal : {"total_steps", "min_lr", "field '", "momentum ="})
+      EXPECT_EQ(cli.err().find(internal), std::string::npos) << cli.err();
+  }
 }
 
 TEST_F(TrainCliTest, BadInputsGiveOneLineAndExitOne) {
