@@ -477,10 +477,11 @@ TEST_F(TrainCliTest, BadInputsGiveOneLineAndExitOne) {
   ASSERT_EQ(good.wait(), 0) << good.err();
   const std::string checkpoint = latest_checkpoint(dir_ / "ckpt").value_or_throw();
   const std::string meta = read_file(checkpoint + "/meta.json").value_or_throw();
-  expect_one_line_error(Cli({"--data", data, "--epochs", "3", "--batch", "16", "--optimizer", "sgd",
-                             "--lr", "1e38", "--checkpoint-dir", dir_ / "ckpt", "--resume"},
-                            dir_),
-                        "training stopped: loss is NaN at epoch 2, batch 2, step 21");
+  expect_one_line_error(
+      Cli({"--data", data, "--epochs", "3", "--batch", "16", "--optimizer", "sgd", "--lr", "1e38",
+           "--checkpoint-dir", dir_ / "ckpt", "--resume", "--override"},
+          dir_),
+      "training stopped: loss is NaN at epoch 2, batch 2, step 21");
   EXPECT_EQ(latest_checkpoint(dir_ / "ckpt").value_or_throw(), checkpoint);
   EXPECT_EQ(read_file(checkpoint + "/meta.json").value_or_throw(), meta);
 }
