@@ -30,10 +30,12 @@ Status make_report_dir(const std::string& dir) {
     return Status::ok();
   }
   if (::mkdir(dir.c_str(), 0777) == 0 || errno == EEXIST) return Status::ok();
-  const std::string parent = std::filesystem::path(dir).parent_path().string();
-  if (errno == ENOENT)
-    return io_error("cannot create report directory " + dir + ": no such directory " + parent);
-  return io_error("cannot create report directory " + dir + ": " + std::strerror(errno));
+  const std::string why = std::strerror(errno);
+  if (errno != ENOENT) return io_error("cannot create report directory " + dir + ": " + why);
+  std::filesystem::path path(dir);
+  if (!path.has_filename()) path = path.parent_path();  // "a/b/" names a/b
+  return io_error("cannot create report directory " + dir + ": no such directory " +
+                  path.parent_path().string());
 }
 
 // Whether `text` is a file of a report stoker wrote, named `name`.
