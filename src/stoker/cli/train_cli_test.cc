@@ -423,26 +423,23 @@ TEST_F(TrainCliTest, WorkersAutoTrainsTheSameParametersAsOneWorker) {
 // line, never by the library's field names (total_steps, min_lr, field 'image': crop ratio).
 TEST_F(TrainCliTest, OptionsThatContradictEachOtherAreNamedAsGiven) {
   write_data("data", 300);  // 5 steps of 64 per epoch
-  const std::vector<std::tuple<std::vector<std::string>, int, std::string>> cases = {
-      {{"--lr", "0.01", "--min-lr", "0.1"}, 2, "--min-lr 0.1 is above --lr 0.01"},
-      {{"--optimizer", "sgd", "--momentum", "1"}, 2, "--momentum must be below 1, not 1"},
-      {{"--momentum", "0.9"}, 2, "--momentum and --nesterov apply to --optimizer sgd, not adam"},
-      {{"--optimizer", "sgd", "--nesterov"}, 2, "--nesterov needs --momentum above 0"},
-      {{"--crop-ratio-min", "2", "--crop-ratio-max", "1"},
-       2,
+  const std::vector<std::tuple<std::string, int, std::string>> cases = {
+      {"--lr 0.01 --min-lr 0.1", 2, "--min-lr 0.1 is above --lr 0.01"},
+      {"--optimizer sgd --momentum 1", 2, "--momentum must be below 1, not 1"},
+      {"--momentum 0.9", 2, "--momentum and --nesterov apply to --optimizer sgd, not adam"},
+      {"--optimizer sgd --nesterov", 2, "--nesterov needs --momentum above 0"},
+      {"--crop-ratio-min 2 --crop-ratio-max 1", 2,
        "--crop-ratio-min 2 is above --crop-ratio-max 1"},
-      {{"--warmup", "100"},
-       1,
+      {"--warmup 100", 1,
        "--warmup 100 is not shorter than the run: --epochs 1 of 5 optimizer steps are 5 steps"},
   };
   for (const auto& [options, code, words] : cases) {
-    std::vector<std::string> args = {"--data", dir_ / "data", "--epochs", "1"};
-    args.insert(args.end(), options.begin(), options.end());
-    Cli cli(args, dir_);
-    expect_one_line_error(cli, words);
-    EXPECT_EQ(cli.wait(), code) << words;
+    const testing::RunResult r =
+        testing::run("train --data " + dir_ / "data" + " --epochs 1 " + options, dir_);
+    expect_one_line_error(r, words);
+    EXPECT_EQ(r.exit_code, code) << words;
     for (const char* internal : {"total_steps", "min_lr", "field '", "momentum ="})
-      EXPECT_EQ(cli.err().find(internal), std::string::npos) << cli.err();
+      EXPECT_EQ(r.err.find(internal), std::string::npos) << r.err;
   }
 }
 
