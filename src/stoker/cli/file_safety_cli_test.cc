@@ -199,6 +199,10 @@ TEST_F(FileSafetyCliTest, ALogIsNeverAppendedToAFileThatIsNotALog) {
   EXPECT_EQ(r.out.find("epoch 1"), std::string::npos) << r.out;
   EXPECT_EQ(read_file(notes).value_or_throw(), "buy milk\nno newline");
   EXPECT_FALSE(fs::exists(dir_ / "ck")) << "refused before any work";
+  // The same file as two outputs: that collision is what is said, naming both.
+  const testing::RunResult both = train("--log " + notes + " --trace " + notes);
+  expect_one_line_error(both, "--log '" + notes + "'");
+  EXPECT_NE(both.err.find("--trace '" + notes + "'"), std::string::npos) << both.err;
 
   const std::string log = dir_ / "log.jsonl";
   for (int run = 1; run <= 2; ++run)

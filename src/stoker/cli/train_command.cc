@@ -159,9 +159,10 @@ void check_outputs(const TrainerOptions& o, const TrainFlags& flags) {
   outputs.dir("--checkpoint-dir", o.checkpoint_dir, checkpoint_dir_names());
   outputs.dir("--report", flags.report, report_file_names());
   outputs.file("--log", o.log_path);
-  if (!o.log_path.empty()) throw_if_error(RunLog::check(o.log_path));  // appended to, not replaced
   outputs.file("--trace", flags.trace);
   outputs.file("--save-model", o.save_model);
+  // After the collisions, which name both outputs: the log is appended to, so it must be one.
+  if (!o.log_path.empty()) throw_if_error(RunLog::check(o.log_path));
 }
 
 // Error messages of a distributed run say which rank speaks.
