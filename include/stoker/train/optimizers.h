@@ -38,6 +38,9 @@ struct OptimizerSpec {
   std::optional<double> weight_decay;
 };
 
+// The weight decay `spec` trains with: its own, else its optimizer's default.
+double weight_decay_of(const OptimizerSpec& spec);
+
 // Builds the optimizer over `params` (handles to tensors that must outlive it). Throws Error
 // for an unknown name (listing the known ones) or an invalid or contradictory setting.
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerSpec& spec,

@@ -102,6 +102,10 @@ struct TrainerOptions {
   // Continue from checkpoint_dir's checkpoint if it holds one (else start from scratch).
   // Without it, a checkpoint_dir that already holds a checkpoint is an error.
   bool resume = false;
+  // With resume: go on from a checkpoint written with other settings (the lr, momentum, weight
+  // decay, warm-up, schedule's shape, amp, clipping, image crops: checkpoint.h, RunSettings),
+  // naming what changed in a note, instead of refusing it.
+  bool override_settings = false;
   // Append the run's records to this JSONL file (RunLog): a "run" record as training starts
   // (the resolved configuration, versions, data, machine), an "epoch" record per epoch
   // (EpochMetrics::to_json); "" = none. A regular file or a new path; on resume, records the

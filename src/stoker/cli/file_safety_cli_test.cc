@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -19,6 +20,7 @@
 #include "stoker/testing/cli_run.h"
 #include "stoker/testing/special_files.h"
 #include "stoker/testing/temp_dir.h"
+#include "stoker/testing/train_outputs.h"
 #include "stoker/train/checkpoint.h"
 #include "stoker/util/atomic_file.h"
 
@@ -152,6 +154,62 @@ TEST_F(FileSafetyCliTest, AnUnwritableOutputIsFoundBeforeTraining) {
   }
 }
 
+// --report creates its directory but not the parents, as --trace and --log create no directory:
+// a mistyped path fails in one line and leaves nothing behind.
+TEST_F(FileSafetyCliTest, AReportWhoseParentIsMissingIsRefusedLikeATrace) {
+  const std::string missing = dir_ / "a/b";
+  expect_one_line_error(
+      train("--max-steps 1 --trace " + missing + "/t.json"),
+      "--trace: " + missing + "/t.json: cannot create: no such directory " + missing);
+  const testing::RunResult r = train("--max-steps 1 --report " + missing + "/c");
+  expect_one_line_error(r, "--report: cannot create report directory " + missing +
+                               "/c: no such directory " + missing);
+  EXPECT_EQ(r.out.find("epoch 1"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir_ / "a"));
+  EXPECT_EQ(train("--max-steps 1 --no-eval --report " + dir_ / "r").exit_code, 0)
+      << "the report's own directory is made";
+}
+
+// A report replaces only a report stoker wrote: a user's index.html or report.json in the
+// directory is refused before any work, in one line, and kept.
+TEST_F(FileSafetyCliTest, AReportNeverReplacesAUsersPage) {
+  const std::string r = dir_ / "r";
+  ASSERT_EQ(train("--max-steps 1 --no-eval --report " + r).exit_code, 0);
+  ASSERT_EQ(train("--max-steps 1 --no-eval --report " + r).exit_code, 0) << "its own, replaced";
+  for (const char* name : {"index.html", "report.json"}) {
+    const std::string mine = dir_ / "mine";
+    fs::remove_all(mine);
+    fs::create_directory(mine);
+    std::ofstream(mine + "/" + name) << "{\"my\": \"notes\"}";
+    const testing::RunResult run = train("--max-steps 1 --no-eval --report " + mine);
+    expect_one_line_error(run, "--report: " + mine + "/" + name + ": not a report stoker wrote");
+    EXPECT_EQ(run.out.find("epoch 1"), std::string::npos) << run.out;
+    EXPECT_EQ(read_file(mine + "/" + name).value_or_throw(), "{\"my\": \"notes\"}");
+  }
+}
+
+// --log appends to a log of stoker's only: a file of the user's is refused before any work,
+// in one line naming it and its first line that is not a record, and kept as it was.
+TEST_F(FileSafetyCliTest, ALogIsNeverAppendedToAFileThatIsNotALog) {
+  const std::string notes = dir_ / "notes.txt";
+  std::ofstream(notes) << "buy milk\nno newline";
+  const testing::RunResult r =
+      train("--max-steps 1 --no-eval --checkpoint-dir " + dir_ / "ck" + " --log " + notes);
+  expect_one_line_error(r, notes + " is not a stoker log (line 1 is not a record stoker wrote)");
+  EXPECT_EQ(r.out.find("epoch 1"), std::string::npos) << r.out;
+  EXPECT_EQ(read_file(notes).value_or_throw(), "buy milk\nno newline");
+  EXPECT_FALSE(fs::exists(dir_ / "ck")) << "refused before any work";
+  // The same file as two outputs: that collision is what is said, naming both.
+  const testing::RunResult both = train("--log " + notes + " --trace " + notes);
+  expect_one_line_error(both, "--log '" + notes + "'");
+  EXPECT_NE(both.err.find("--trace '" + notes + "'"), std::string::npos) << both.err;
+
+  const std::string log = dir_ / "log.jsonl";
+  for (int run = 1; run <= 2; ++run)
+    ASSERT_EQ(train("--max-steps 1 --no-eval --log " + log).exit_code, 0) << "a log: appended";
+  EXPECT_EQ(testing::log_records(log, "run").size(), 2u);
+}
+
 TEST_F(FileSafetyCliTest, AModelThatCannotBeSavedAtTheEndIsSavedElsewhere) {
   fs::create_directory(dir_ / "out");
   CliProcess run = train_process(
@@ -208,6 +266,19 @@ TEST_F(FileSafetyCliTest, ABatchLargerThanTheDataGivesOneLine) {
   EXPECT_EQ(train("--batch 2000 --epochs 1").exit_code, 0) << "one batch of all of it";
 }
 
+// A dataset of no records (all its files skipped at import) is refused in one line that says
+// so, not taken for a batch size too large.
+TEST_F(FileSafetyCliTest, AnEmptyDatasetIsRefusedSayingSo) {
+  for (const std::vector<std::string>& classes :
+       {std::vector<std::string>{"a", "b"}, std::vector<std::string>{}}) {
+    fs::remove_all(dir_ / "empty");
+    testing::write_rows_dataset(dir_ / "empty", 0, 1, classes);
+    const testing::RunResult r = testing::run("train --data " + dir_ / "empty", dir_);
+    expect_one_line_error(r, dir_ / "empty" + " holds no records: there is nothing to train on");
+    EXPECT_EQ(r.err.find("batch size"), std::string::npos) << r.err;
+  }
+}
+
 TEST_F(FileSafetyCliTest, ACheckpointEditedToAnImpossibleStepIsRefused) {
   ASSERT_EQ(train("--epochs 2 --max-steps 7 --checkpoint-dir " + dir_ / "ckpt").exit_code, 0);
   const std::string meta = latest_checkpoint(dir_ / "ckpt").value_or_throw() + "/meta.json";
@@ -222,6 +293,57 @@ TEST_F(FileSafetyCliTest, ACheckpointEditedToAnImpossibleStepIsRefused) {
   j["step"] = 7;
   throw_if_error(write_file_atomically(meta, j.dump()));
   EXPECT_EQ(train("--epochs 2 --checkpoint-dir " + dir_ / "ckpt" + " --resume").exit_code, 0);
+}
+
+// A number no 64-bit counter holds (10^30, or a negative seed) is named with its file and key,
+// never wrapped into a negative step.
+TEST_F(FileSafetyCliTest, ACheckpointNumberOutOfRangeIsNamedWithItsFileAndKey) {
+  ASSERT_EQ(train("--epochs 2 --max-steps 7 --checkpoint-dir " + dir_ / "ckpt").exit_code, 0);
+  const std::string meta = latest_checkpoint(dir_ / "ckpt").value_or_throw() + "/meta.json";
+  const nlohmann::json j = nlohmann::json::parse(read_file(meta).value_or_throw());
+  for (const auto& [key, number, words] : std::vector<std::array<std::string, 3>>{
+           {"/step", "1000000000000000000000000000000", "step 1e+30"},
+           {"/run/seed", "-1", "seed -1"},
+           {"/loader/position", "18446744073709551615", "loader position 18446744073709551615"}}) {
+    nlohmann::json changed = j;
+    changed[nlohmann::json::json_pointer(key)] = "NUMBER";
+    std::string text = changed.dump();
+    text.replace(text.find("\"NUMBER\""), 8, number);
+    throw_if_error(write_file_atomically(meta, text));
+    const testing::RunResult r =
+        train("--epochs 2 --checkpoint-dir " + dir_ / "ckpt" + " --resume");
+    expect_one_line_error(r, meta + ": not a valid checkpoint description: " + words +
+                                 " is out of range (a whole number from ");
+    EXPECT_EQ(r.err.find("-9223372036854775808 is"), std::string::npos) << r.err;
+  }
+}
+
+// A checkpoint's tensor files belong to its meta.json: one that is missing, or another run's
+// model.pt copied in (same model, same shapes), is refused in one line naming the checkpoint
+// and the file, and the checkpoint stays as it was.
+TEST_F(FileSafetyCliTest, ACheckpointMissingAFileOrHoldingAnotherRunsModelIsRefused) {
+  const std::string run = "--epochs 2 --max-steps 3 --no-eval --checkpoint-dir ";
+  ASSERT_EQ(train(run + dir_ / "ck").exit_code, 0);
+  ASSERT_EQ(train(run + dir_ / "other" + " --seed 9").exit_code, 0);
+  const std::string checkpoint = latest_checkpoint(dir_ / "ck").value_or_throw();
+  const std::string other = latest_checkpoint(dir_ / "other").value_or_throw();
+  const std::string resume = "--epochs 2 --no-eval --resume --checkpoint-dir " + dir_ / "ck";
+
+  fs::rename(checkpoint + "/rng.pt", dir_ / "rng.keep");
+  testing::RunResult r = train(resume);
+  expect_one_line_error(r, "checkpoint " + checkpoint + " has no rng.pt");
+  EXPECT_EQ(r.err.find("fopen"), std::string::npos) << r.err;
+  fs::rename(dir_ / "rng.keep", checkpoint + "/rng.pt");
+
+  fs::rename(checkpoint + "/model.pt", dir_ / "model.keep");
+  fs::copy_file(other + "/model.pt", checkpoint + "/model.pt");
+  expect_one_line_error(
+      train(resume),
+      "checkpoint " + checkpoint + ": model.pt is not the file written with this checkpoint");
+  EXPECT_EQ(latest_checkpoint(dir_ / "ck").value_or_throw(), checkpoint);
+  fs::remove(checkpoint + "/model.pt");
+  fs::rename(dir_ / "model.keep", checkpoint + "/model.pt");
+  EXPECT_EQ(train(resume).exit_code, 0) << "its own files resume";
 }
 
 // A second SIGINT while the run stops says it is finishing its checkpoint; the run ends with

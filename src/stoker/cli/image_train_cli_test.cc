@@ -118,6 +118,10 @@ TEST_F(ImageTrainCliTest, BadImageOptionsAreOneLine) {
       run("train --data " + dir_ / "out" + " --model cnn --image-size 16 --flip 2 --epochs 1",
           dir_),
       "--flip must be at most 1");
+  expect_one_line_error(run("train --data " + dir_ / "out" +
+                                " --model cnn --image-size 16 --crop-ratio-min 2 --epochs 1",
+                            dir_),
+                        "--crop-ratio-min 2 is above --crop-ratio-max 1.33");
 }
 
 }  // namespace

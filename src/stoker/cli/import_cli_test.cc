@@ -213,6 +213,28 @@ TEST(ImportCliTest, BadFilesAreEachListedThenTheImportFailsWritingNothing) {
   EXPECT_EQ(lines(read_file(dir / "out/skipped.txt").value_or_throw()).size(), 4u);
 }
 
+// --skip-bad with every file of a split bad would write a dataset of nothing: refused in one
+// line, nothing written; with splits, the split that is all bad is named.
+TEST(ImportCliTest, SkipBadWithEveryFileBadWritesNothing) {
+  testing::TempDir dir;
+  put(dir / "src/a/text.jpg", "hello");
+  put(dir / "src/b/empty.png", "");
+  RunResult r = run("convert imagefolder --skip-bad " + dir / "src" + " --out " + dir / "out", dir);
+  EXPECT_EQ(r.exit_code, 1);
+  expect_one_line_error(r, dir / "src" + ": all 2 image files are bad, so " + dir / "out" +
+                               " would hold no images; nothing written");
+  EXPECT_FALSE(fs::exists(dir / "out"));
+
+  put(dir / "splits/train/a/good.jpg", small_jpeg());
+  put(dir / "splits/train/b/good.png", small_png());
+  put(dir / "splits/val/a/text.jpg", "hello");
+  put(dir / "splits/val/b/text.png", "hello");
+  r = run("convert imagefolder --skip-bad " + dir / "splits" + " --out " + dir / "out", dir);
+  expect_one_line_error(r, dir / "splits/val: all 2 image files are bad, so " + dir / "out/test" +
+                               " would hold no images");
+  EXPECT_FALSE(fs::exists(dir / "out"));
+}
+
 TEST(ImportCliTest, ImageFoldersThatCannotBeImportedAreOneLine) {
   testing::TempDir dir;
   const std::string convert = "convert imagefolder ";

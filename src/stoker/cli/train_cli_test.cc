@@ -13,6 +13,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <tuple>
 
 #include "stoker/store/dataset_writer.h"
 #include "stoker/store/import/fashion_mnist.h"
@@ -56,6 +57,12 @@ class TrainCliTest : public ::testing::Test {
   void write_data(const std::string& name, int64_t train_records) {
     testing::write_rows_dataset(dir_ / (name + "/train"), train_records, 1);
     testing::write_rows_dataset(dir_ / (name + "/test"), 500, 2);
+  }
+  // `args` followed by `more`.
+  static std::vector<std::string> with(std::vector<std::string> args,
+                                       const std::vector<std::string>& more) {
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
   }
   testing::TempDir dir_;
 };
@@ -315,6 +322,21 @@ TEST_F(TrainCliTest, StatisticsOutOfRangeAreRefusedNamingTheManifest) {
   EXPECT_FALSE(fs::exists(dir_ / "log.jsonl"));
 }
 
+// A std far below any that its pixels can have (1e-30: inputs 10^28 times too large) is refused
+// before training, naming the manifest.
+TEST_F(TrainCliTest, AStdNoPixelsCanHaveIsRefusedNamingTheManifest) {
+  write_data("data", 50);
+  const std::string manifest = dir_ / "data/train/manifest.json";
+  nlohmann::json j = nlohmann::json::parse(read_file(manifest).value_or_throw());
+  j["statistics"]["image"]["std"] = {1e-30};
+  throw_if_error(write_file_atomically(manifest, j.dump()));
+  Cli cli({"--data", dir_ / "data", "--epochs", "1"}, dir_);
+  expect_one_line_error(cli, manifest +
+                                 ": statistics of \"image\": 'std' of channel 0 is 1e-30, "
+                                 "below ");
+  EXPECT_EQ(cli.out().find("epoch 1"), std::string::npos) << cli.out();
+}
+
 TEST_F(TrainCliTest, SigintCheckpointsAndResumeEqualsAStraightRun) {
   write_data("data", 20000);
   const std::vector<std::string> common = {"--data", dir_ / "data", "--batch",
@@ -397,6 +419,30 @@ TEST_F(TrainCliTest, WorkersAutoTrainsTheSameParametersAsOneWorker) {
   EXPECT_EQ(log_records(dir_ / "auto.pt.jsonl", "run").at(0)["config"]["workers"], "auto");
 }
 
+// Options that are each in range but do not go together are named as given on the command
+// line, never by the library's field names (total_steps, min_lr, field 'image': crop ratio).
+TEST_F(TrainCliTest, OptionsThatContradictEachOtherAreNamedAsGiven) {
+  write_data("data", 300);  // 5 steps of 64 per epoch
+  const std::vector<std::tuple<std::string, int, std::string>> cases = {
+      {"--lr 0.01 --min-lr 0.1", 2, "--min-lr 0.1 is above --lr 0.01"},
+      {"--optimizer sgd --momentum 1", 2, "--momentum must be below 1, not 1"},
+      {"--momentum 0.9", 2, "--momentum and --nesterov apply to --optimizer sgd, not adam"},
+      {"--optimizer sgd --nesterov", 2, "--nesterov needs --momentum above 0"},
+      {"--crop-ratio-min 2 --crop-ratio-max 1", 2,
+       "--crop-ratio-min 2 is above --crop-ratio-max 1"},
+      {"--warmup 100", 1,
+       "--warmup 100 is not shorter than the run: --epochs 1 of 5 optimizer steps are 5 steps"},
+  };
+  for (const auto& [options, code, words] : cases) {
+    const testing::RunResult r =
+        testing::run("train --data " + dir_ / "data" + " --epochs 1 " + options, dir_);
+    expect_one_line_error(r, words);
+    EXPECT_EQ(r.exit_code, code) << words;
+    for (const char* internal : {"total_steps", "min_lr", "field '", "momentum ="})
+      EXPECT_EQ(r.err.find(internal), std::string::npos) << r.err;
+  }
+}
+
 TEST_F(TrainCliTest, BadInputsGiveOneLineAndExitOne) {
   write_data("data", 300);
   const std::string data = dir_ / "data";
@@ -428,10 +474,11 @@ TEST_F(TrainCliTest, BadInputsGiveOneLineAndExitOne) {
   ASSERT_EQ(good.wait(), 0) << good.err();
   const std::string checkpoint = latest_checkpoint(dir_ / "ckpt").value_or_throw();
   const std::string meta = read_file(checkpoint + "/meta.json").value_or_throw();
-  expect_one_line_error(Cli({"--data", data, "--epochs", "3", "--batch", "16", "--optimizer", "sgd",
-                             "--lr", "1e38", "--checkpoint-dir", dir_ / "ckpt", "--resume"},
-                            dir_),
-                        "training stopped: loss is NaN at epoch 2, batch 2, step 21");
+  expect_one_line_error(
+      Cli({"--data", data, "--epochs", "3", "--batch", "16", "--optimizer", "sgd", "--lr", "1e38",
+           "--checkpoint-dir", dir_ / "ckpt", "--resume", "--override"},
+          dir_),
+      "training stopped: loss is NaN at epoch 2, batch 2, step 21");
   EXPECT_EQ(latest_checkpoint(dir_ / "ckpt").value_or_throw(), checkpoint);
   EXPECT_EQ(read_file(checkpoint + "/meta.json").value_or_throw(), meta);
 }
@@ -522,7 +569,8 @@ TEST_F(TrainCliTest, ResumeKeepsTheLogConsistentWithTheCheckpoint) {
   Cli first(with({"--epochs", "2"}), dir_);
   ASSERT_EQ(first.wait(), 0) << first.err();
   std::ofstream(dir_ / "log.jsonl", std::ios::app)
-      << "{\"epoch\": 3, \"epochs\": 3, \"steps\": 30}\n{\"epoch\": 4, \"ste";
+      << "{\"record\":\"epoch\",\"epoch\":3,\"epochs\":3,\"steps\":30}\n"
+         "{\"record\":\"epoch\",\"epoch\":4,\"ste";
   Cli resumed(with({"--epochs", "3", "--resume"}), dir_);
   ASSERT_EQ(resumed.wait(), 0) << resumed.err();
   std::vector<int64_t> epochs;
@@ -569,6 +617,37 @@ TEST_F(TrainCliTest, ResumeRefusesACheckpointOfAnotherRun) {
             std::string::npos)
       << resumed.out();
   EXPECT_NE(resumed.out().find("epoch 2/2"), std::string::npos) << resumed.out();
+}
+
+// A resume with another --lr (or any setting that changes the updates) is refused in one line
+// naming the old and the new value, unless --override, which goes on and says what changed.
+TEST_F(TrainCliTest, ResumeWithOtherSettingsNeedsOverride) {
+  write_data("data", 300);
+  const std::vector<std::string> run = {"--data", dir_ / "data",      "--epochs",   "1", "--batch",
+                                        "32",     "--checkpoint-dir", dir_ / "ckpt"};
+  Cli first(run, dir_);
+  ASSERT_EQ(first.wait(), 0) << first.err();
+  const std::string checkpoint = latest_checkpoint(dir_ / "ckpt").value_or_throw();
+
+  expect_one_line_error(
+      Cli(with(run, {"--resume", "--epochs", "2", "--lr", "0.5", "--clip-grad", "1"}), dir_),
+      "checkpoint " + checkpoint +
+          " was written with other settings: --clip-grad 0 (this run: 1), --lr "
+          "0.001 (this run: 0.5); resume with the same options, or add "
+          "--override to go on with this run's");
+  EXPECT_EQ(latest_checkpoint(dir_ / "ckpt").value_or_throw(), checkpoint);
+  const testing::RunResult usage =
+      testing::run("train --data " + dir_ / "data" + " --override", dir_);
+  EXPECT_EQ(usage.exit_code, 2) << usage.err;
+
+  Cli overridden(with(run, {"--resume", "--epochs", "2", "--lr", "0.5", "--override"}), dir_);
+  ASSERT_EQ(overridden.wait(), 0) << overridden.err();
+  EXPECT_NE(overridden.out().find("note: --override: going on with --lr 0.001 (this run: 0.5)"),
+            std::string::npos)
+      << overridden.out();
+  // The new checkpoint holds the new settings: resuming it with them needs nothing more.
+  Cli again(with(run, {"--resume", "--epochs", "3", "--lr", "0.5"}), dir_);
+  EXPECT_EQ(again.wait(), 0) << again.err();
 }
 
 // Two runs on one checkpoint directory: the second fails at once; the first goes on.

@@ -34,6 +34,7 @@
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/train/checkpoint.h"
 #include "stoker/train/compute_threads.h"
+#include "stoker/train/run_log.h"
 #include "stoker/train/slow_configs.h"
 #include "stoker/train/trainer.h"
 #include "stoker/util/machine.h"
@@ -151,8 +152,8 @@ std::vector<std::pair<std::string, std::string>> train_facts(const TrainerOption
   return facts;
 }
 
-// Before any work: no output is or goes into an input, no two are one file, and each takes a
-// file now.
+// Before any work: no output is or goes into an input, no two are one file, each takes a file
+// now, and the log appended to is one.
 void check_outputs(const TrainerOptions& o, const TrainFlags& flags) {
   CommandOutputs outputs(training_inputs(o));
   outputs.dir("--checkpoint-dir", o.checkpoint_dir, checkpoint_dir_names());
@@ -160,6 +161,8 @@ void check_outputs(const TrainerOptions& o, const TrainFlags& flags) {
   outputs.file("--log", o.log_path);
   outputs.file("--trace", flags.trace);
   outputs.file("--save-model", o.save_model);
+  // After the collisions, which name both outputs: the log is appended to, so it must be one.
+  if (!o.log_path.empty()) throw_if_error(RunLog::check(o.log_path));
 }
 
 // Error messages of a distributed run say which rank speaks.
@@ -263,8 +266,16 @@ void add_train_command(CLI::App& app) {
           ->add_option("--checkpoint-dir", o.checkpoint_dir,
                        "Write a checkpoint here after every epoch and on SIGINT/SIGTERM")
           ->check(path_value("--checkpoint-dir"));
-  train->add_flag("--resume", o.resume, "Continue from the checkpoint in --checkpoint-dir, if any")
-      ->needs(checkpoint_dir);
+  CLI::Option* resume = train
+                            ->add_flag("--resume", o.resume,
+                                       "Continue from the checkpoint in --checkpoint-dir, if any")
+                            ->needs(checkpoint_dir);
+  train
+      ->add_flag("--override", o.override_settings,
+                 "With --resume: go on with this command's --lr, --momentum, --weight-decay, "
+                 "--warmup, schedule, --amp, --clip-grad or crop options where they differ from "
+                 "the checkpoint's (without it such a resume is refused)")
+      ->needs(resume);
   train
       ->add_option("--log,--run-log", o.log_path,
                    "Append the run's records to this JSONL file: the run (configuration, "

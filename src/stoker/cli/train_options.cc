@@ -36,6 +36,28 @@ CLI::Validator model_name() {
       "", "model_name");
 }
 
+// Options that are each in range but contradict each other, named as the command line gives
+// them (the library's checks name its fields). Throws UsageError.
+void check_option_pairs(const TrainerOptions& o) {
+  const OptimizerSpec& opt = o.optimizer;
+  if (opt.momentum >= 1)
+    throw UsageError(fmt::format("--momentum must be below 1, not {}", opt.momentum));
+  if (opt.name != "sgd" && (opt.momentum != 0 || opt.nesterov))
+    throw UsageError(
+        fmt::format("--momentum and --nesterov apply to --optimizer sgd, not {}", opt.name));
+  if (opt.nesterov && opt.momentum == 0) throw UsageError("--nesterov needs --momentum above 0");
+  const ScheduleKind kind = o.schedule.kind;
+  if ((kind == ScheduleKind::kCosine || kind == ScheduleKind::kOneCycle) &&
+      o.schedule.min_lr > opt.lr)
+    throw UsageError(
+        fmt::format("--min-lr {} is above --lr {}: the {} schedule decays from --lr to --min-lr",
+                    o.schedule.min_lr, opt.lr, to_string(kind)));
+  const image::RandomResizedCropParams& crop = o.augment.crop;
+  if (crop.ratio_min > crop.ratio_max)
+    throw UsageError(fmt::format("--crop-ratio-min {} is above --crop-ratio-max {}", crop.ratio_min,
+                                 crop.ratio_max));
+}
+
 }  // namespace
 
 void add_run_options(CLI::App& command, TrainerOptions& o, TrainFlags& flags) {
@@ -163,6 +185,7 @@ void apply_run_flags(const TrainFlags& flags, TrainerOptions& options) {
   if (flags.weight_decay >= 0) options.optimizer.weight_decay = flags.weight_decay;
   options.dct_scaling = flags.dct_scaling;
   options.sample_cost = std::chrono::microseconds(flags.sample_cost_us);
+  check_option_pairs(options);
 }
 
 // Converts the default data (Fashion-MNIST) into `dir` unless it is there, saying so on `say`

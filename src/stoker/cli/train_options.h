@@ -37,7 +37,9 @@ struct TrainFlags {
 // Registers the run's options on `command`, their values into `options` and `flags`.
 void add_run_options(CLI::App& command, TrainerOptions& options, TrainFlags& flags);
 
-// Sets the TrainerOptions fields that `flags` holds in other types. Throws Error.
+// Sets the TrainerOptions fields that `flags` holds in other types, then checks the options
+// that must agree with each other (--min-lr and --lr, --crop-ratio-min and -max, --momentum
+// and --optimizer). Throws Error, or UsageError naming the options that disagree.
 void apply_run_flags(const TrainFlags& flags, TrainerOptions& options);
 
 // Converts the default data (Fashion-MNIST) into `dir` unless it is there, saying so on `say`

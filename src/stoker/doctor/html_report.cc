@@ -163,7 +163,8 @@ std::string render_html_report(const RunReport& r) {
   html += split_html(r.split);
   html += actions_html(r.actions);
   for (size_t i = 0; i < r.charts.size(); ++i) html += chart_html(r.charts[i], i);
-  html += "<footer>Written by stoker. report.json beside this page holds the same data.</footer>";
+  html += std::string("<footer>") + kReportPageMark +
+          " report.json beside this page holds the same data.</footer>";
   html += std::string("<script>") + kScript + "</script></body></html>\n";
   return html;
 }

@@ -64,6 +64,10 @@ struct RunReport {
 // a text is replaced, never thrown.
 std::string run_report_json(const RunReport& report);
 
+// What every page render_html_report() writes holds (its footer's first words) and a page
+// stoker did not write lacks: how write_report() knows an index.html it may replace.
+inline constexpr const char* kReportPageMark = "Written by stoker.";
+
 // Renders `report` as one self-contained HTML page (inline CSS, inline SVG, small inline JS
 // at most; nothing fetched: no external URL at all in the page). Every text is HTML-escaped.
 std::string render_html_report(const RunReport& report);
@@ -71,14 +75,19 @@ std::string render_html_report(const RunReport& report);
 // The files write_report() writes in its directory: index.html, report.json.
 std::vector<std::string> report_file_names();
 
-// Creates `dir` if needed and writes dir/index.html crash-safely (AtomicFile) plus
-// dir/report.json (the same data as JSON). A Status naming the path on failure.
+// Creates `dir` if needed (not its parent: a missing parent is an error, as for any output
+// file) and writes dir/index.html crash-safely (AtomicFile) plus dir/report.json (the same data
+// as JSON). Replaces only files of a report stoker wrote (the page with kReportPageMark,
+// report.json with a report's keys): a user's index.html or report.json there is
+// kInvalidArgument, kept as it is. A Status naming the path on failure.
 Status write_report(const RunReport& report, const std::string& dir);
 
 // Whether write_report() can write into `dir`, checked before a run so that it fails before any
-// work: creates `dir` if needed (with its parents), then creates and discards both files'
-// temporaries there. kInvalidArgument if `dir` (or a file's path in it) is not a directory
-// (not a regular file), kIoError if it cannot be created or written; the message names it.
+// work: creates `dir` if needed (its parent must exist), then checks that the files there are
+// a report's and creates and discards both files' temporaries. kInvalidArgument if `dir` (or a
+// file's path in it) is not a directory (not a regular file) or holds a file of the report's
+// name that stoker did not write, kIoError if it cannot be created or written; the message
+// names it.
 Status check_report_dir(const std::string& dir);
 
 }  // namespace stoker

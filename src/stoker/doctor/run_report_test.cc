@@ -46,7 +46,7 @@ TEST(RunReportJsonTest, BadUtf8IsReplaced) {
 
 TEST(WriteReportTest, WritesThePageAndItsData) {
   TempDir tmp;
-  const std::string dir = tmp / "nested/report";
+  const std::string dir = tmp / "report";  // made: its parent exists
   ASSERT_TRUE(write_report(sample_report(), dir).is_ok());
   const std::string html = read_file(dir + "/index.html").value_or_throw();
   EXPECT_EQ(html, render_html_report(sample_report()));
@@ -88,13 +88,41 @@ TEST(WriteReportTest, BadDirectoriesAreNamed) {
   }
 }
 
+// Only a report stoker wrote is replaced: a user's page or JSON of the same name is kept.
+TEST(WriteReportTest, AUsersFilesAreNeverReplaced) {
+  TempDir tmp;
+  for (const char* name : {"index.html", "report.json"}) {
+    const std::string dir = tmp / name + ".d";
+    std::filesystem::create_directory(dir);
+    ASSERT_TRUE(write_file_atomically(dir + "/" + name, "<p>my notes</p>").is_ok());
+    for (Status s : {check_report_dir(dir), write_report(sample_report(), dir)}) {
+      EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+      EXPECT_EQ(s.message(), dir + "/" + name +
+                                 ": not a report stoker wrote, so it is kept: give another "
+                                 "directory, or move the file");
+    }
+    EXPECT_EQ(read_file(dir + "/" + name).value_or_throw(), "<p>my notes</p>");
+  }
+}
+
 TEST(CheckReportDirTest, CreatesTheDirectoryAndLeavesNothingElse) {
   TempDir tmp;
-  const std::string dir = tmp / "a/b";
+  const std::string dir = tmp / "a";
   ASSERT_TRUE(check_report_dir(dir).is_ok());
   EXPECT_TRUE(std::filesystem::is_directory(dir));
   EXPECT_TRUE(std::filesystem::is_empty(dir));
   ASSERT_TRUE(check_report_dir(dir).is_ok());  // an existing directory is fine too
+}
+
+// As for an output file, a missing parent is an error, not created.
+TEST(CheckReportDirTest, AMissingParentIsRefusedNotCreated) {
+  TempDir tmp;
+  for (Status s : {check_report_dir(tmp / "a/b/c"), write_report(sample_report(), tmp / "a/b/c")}) {
+    EXPECT_EQ(s.code(), StatusCode::kIoError);
+    EXPECT_EQ(s.message(), "cannot create report directory " + tmp / "a/b/c" +
+                               ": no such directory " + tmp / "a/b");
+  }
+  EXPECT_FALSE(std::filesystem::exists(tmp / "a"));
 }
 
 }  // namespace

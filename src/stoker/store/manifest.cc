@@ -190,6 +190,17 @@ Result<FieldStatistics> parse_statistics(const json& value, const std::string& n
   STOKER_ASSIGN_OR_RETURN(stats.std, get_values(value, "std", channels, 0, true, 0.5, where));
   STOKER_ASSIGN_OR_RETURN(stats.pixels, get_count(value, "pixels", where));
   if (stats.pixels == 0) return corrupt(where + ": 'pixels' is 0");
+  // n values of 0..255, not all equal, have a std of at least sqrt(n - 1) / n steps (one value
+  // a step from the others): a smaller one is no data's, and training would divide by it.
+  const double n = static_cast<double>(stats.pixels);
+  const double least = std::sqrt(n - 1) / n / 255 * (1 - 1e-9);
+  for (size_t c = 0; c < stats.std.size(); ++c) {
+    if (stats.std[c] < least)
+      return corrupt(fmt::format(
+          "{}: 'std' of channel {} is {}, below {:.3g}, the least that {} pixels of 0..255 can "
+          "have",
+          where, c, stats.std[c], least, stats.pixels));
+  }
   return stats;
 }
 

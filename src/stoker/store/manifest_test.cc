@@ -175,6 +175,7 @@ TEST_F(ManifestTest, StatisticsOutOfRangeOrNotMatchingTheFieldAreRefused) {
       {[&](json& j) { stats(j)["pixels"] = 0; }, "statistics of \"image\": 'pixels' is 0"},
       {[&](json& j) { stats(j)["pixels"] = -4; }, "'pixels' must be a non-negative integer"},
       {[&](json& j) { stats(j)["pixels"] = 4.5; }, "'pixels' must be a non-negative integer"},
+      {[&](json& j) { stats(j)["std"] = {1e-30}; }, "'std' of channel 0 is 1e-30, below "},
   };
   for (const Case& c : cases) expect_error(load_edited(c.edit), StatusCode::kCorrupt, c.words);
   // A number beyond double's range is refused by the parser.

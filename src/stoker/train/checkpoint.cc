@@ -10,12 +10,16 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "stoker/train/default_generator.h"
 #include "stoker/train/torch_archive.h"
 #include "stoker/util/atomic_file.h"
 #include "stoker/util/checksum.h"
+#include "stoker/util/file_checksum.h"
 
 namespace stoker {
 namespace {
@@ -29,6 +33,8 @@ constexpr const char* kModelName = "model.pt";
 constexpr const char* kOptimizerName = "optimizer.pt";
 constexpr const char* kRngName = "rng.pt";
 constexpr const char* kPartialPrefix = ".partial-";
+// The files of a checkpoint that LibTorch reads, bound to its meta.json by their checksums.
+constexpr const char* kTensorFiles[] = {kModelName, kOptimizerName, kRngName};
 
 std::string meta_json(const CheckpointState& s) {
   const RunIdentity& r = s.run;
@@ -50,7 +56,10 @@ std::string meta_json(const CheckpointState& s) {
       {"scaler", {{"scale", s.scaler.scale}, {"good_steps", s.scaler.good_steps}}},
       {"epoch_loss_sum", s.epoch_loss_sum},
       {"epoch_samples", s.epoch_samples},
-      {"run_steps", s.run_steps}};
+      {"run_steps", s.run_steps},
+      {"settings", s.settings}};
+  for (const auto& [name, checksum] : s.file_checksums)
+    j["files"][name] = fmt::format("{:016x}", checksum);
   return j.dump(2) + "\n";
 }
 
@@ -78,11 +87,34 @@ std::string out_of_range(const CheckpointState& s) {
   return "";
 }
 
+// A value of meta.json that is not what its key holds; what() names the key and the value.
+struct BadValue : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The whole number under `key` of `object` (named `of` + `key` in the error): a JSON integer
+// within T's range. nlohmann's get<T>() would turn 1e30 or -1 into some T silently.
+template <typename T>
+T whole_number(const nlohmann::json& object, const char* key, const char* of = "") {
+  const nlohmann::json& value = object.at(key);
+  using limits = std::numeric_limits<T>;
+  const bool fits =
+      value.is_number_unsigned()  ? value.get<uint64_t>() <= static_cast<uint64_t>(limits::max())
+      : value.is_number_integer() ? value.get<int64_t>() >= static_cast<int64_t>(limits::min())
+                                  : false;
+  if (!fits) {
+    throw BadValue(fmt::format("{}{} {} is out of range (a whole number from {} to {})", of, key,
+                               value.dump(), limits::min(), limits::max()));
+  }
+  return value.get<T>();
+}
+
 Result<CheckpointState> parse_meta(const std::string& text, const std::string& path) {
   try {
     const nlohmann::json j = nlohmann::json::parse(text);
-    if (j.at("format_version").get<int>() != kCheckpointFormatVersion) {
-      return unsupported(path + ": checkpoint format version " + j.at("format_version").dump() +
+    const int version = whole_number<int>(j, "format_version");
+    if (version != kCheckpointFormatVersion) {
+      return unsupported(path + ": checkpoint format version " + std::to_string(version) +
                          " is not " + std::to_string(kCheckpointFormatVersion) +
                          ", which this stoker reads: start the run again in another directory");
     }
@@ -92,23 +124,36 @@ Result<CheckpointState> parse_meta(const std::string& text, const std::string& p
     s.run.model = run.at("model").get<std::string>();
     s.run.optimizer = run.at("optimizer").get<std::string>();
     s.run.schedule = run.at("schedule").get<std::string>();
-    s.run.batch_size = run.at("batch_size").get<int64_t>();
-    s.run.accum = run.at("accum").get<int64_t>();
-    s.run.seed = run.at("seed").get<uint64_t>();
+    s.run.batch_size = whole_number<int64_t>(run, "batch_size");
+    s.run.accum = whole_number<int64_t>(run, "accum");
+    s.run.seed = whole_number<uint64_t>(run, "seed");
     if (run.contains("mean")) s.run.mean = run.at("mean").get<std::vector<float>>();
     if (run.contains("std")) s.run.std = run.at("std").get<std::vector<float>>();
-    s.step = j.at("step").get<int64_t>();
-    s.loader.seed = j.at("loader").at("seed").get<uint64_t>();
-    s.loader.epoch = j.at("loader").at("epoch").get<int64_t>();
-    s.loader.position = j.at("loader").at("position").get<int64_t>();
+    s.step = whole_number<int64_t>(j, "step");
+    const nlohmann::json& loader = j.at("loader");
+    s.loader.seed = whole_number<uint64_t>(loader, "seed", "loader ");
+    s.loader.epoch = whole_number<int64_t>(loader, "epoch", "loader ");
+    s.loader.position = whole_number<int64_t>(loader, "position", "loader ");
     s.scaler.scale = j.at("scaler").at("scale").get<double>();
-    s.scaler.good_steps = j.at("scaler").at("good_steps").get<int64_t>();
+    s.scaler.good_steps = whole_number<int64_t>(j.at("scaler"), "good_steps", "scaler ");
     s.epoch_loss_sum = j.at("epoch_loss_sum").get<double>();
-    s.epoch_samples = j.at("epoch_samples").get<int64_t>();
-    s.run_steps = j.at("run_steps").get<int64_t>();
+    s.epoch_samples = whole_number<int64_t>(j, "epoch_samples");
+    s.run_steps = whole_number<int64_t>(j, "run_steps");
+    if (j.contains("settings")) s.settings = j.at("settings").get<RunSettings>();
+    if (j.contains("files")) {
+      for (const auto& [name, hex] : j.at("files").items()) {
+        const std::string digits = hex.get<std::string>();
+        if (digits.size() != 16 ||
+            digits.find_first_not_of("0123456789abcdef") != std::string::npos)
+          throw BadValue("checksum of " + name + " '" + digits + "' is not 16 hex digits");
+        s.file_checksums[name] = std::stoull(digits, nullptr, 16);
+      }
+    }
     const std::string bad = out_of_range(s);
     if (!bad.empty()) return corrupt(path + ": not a valid checkpoint description: " + bad);
     return s;
+  } catch (const BadValue& e) {
+    return corrupt(path + ": not a valid checkpoint description: " + e.what());
   } catch (const nlohmann::json::exception& e) {
     return corrupt(path + ": not a valid checkpoint description: " + e.what());
   }
@@ -121,8 +166,9 @@ Result<CheckpointState> read_meta(const std::string& sub) {
   return parse_meta(text, path);
 }
 
-// Writes every file of a checkpoint into the existing directory `sub`, the description last.
-// The marker holds `name`, the checkpoint's final directory name.
+// Writes every file of a checkpoint into the existing directory `sub`, the description last,
+// with the checksums of the tensor files as written. The marker holds `name`, the checkpoint's
+// final directory name.
 Status write_checkpoint_files(const std::string& sub, const std::string& name,
                               const CheckpointState& state, Model& model,
                               torch::optim::Optimizer& optimizer) {
@@ -131,7 +177,36 @@ Status write_checkpoint_files(const std::string& sub, const std::string& name,
   STOKER_RETURN_IF_ERROR(save_archive(optimizer, sub + "/" + kOptimizerName, "optimizer state"));
   STOKER_RETURN_IF_ERROR(
       save_archive(default_generator_state(), sub + "/" + kRngName, "RNG state"));
-  return write_file_atomically(sub + "/" + kMetaName, meta_json(state));
+  CheckpointState described = state;
+  described.file_checksums.clear();
+  for (const char* file : kTensorFiles) {
+    STOKER_ASSIGN_OR_RETURN(described.file_checksums[file], file_checksum(sub + "/" + file));
+  }
+  return write_file_atomically(sub + "/" + kMetaName, meta_json(described));
+}
+
+// Checks checkpoint `sub`'s tensor file `name` before it is loaded: it is there, and where the
+// description recorded its checksum, it is the very file written with the checkpoint (not
+// another run's model.pt copied in, nor a damaged one).
+Status check_tensor_file(const std::string& sub, const std::string& name,
+                         const std::map<std::string, uint64_t>& checksums) {
+  Result<uint64_t> checksum = file_checksum(sub + "/" + name);
+  if (checksum.status().code() == StatusCode::kNotFound) {
+    return corrupt(fmt::format(
+        "checkpoint {} has no {} (a checkpoint holds {}, {}, {} and {}): resume from another "
+        "checkpoint or start again in another directory",
+        sub, name, kMetaName, kModelName, kOptimizerName, kRngName));
+  }
+  if (!checksum.is_ok()) return checksum.status();
+  const auto recorded = checksums.find(name);
+  if (recorded != checksums.end() && recorded->second != checksum.value()) {
+    return corrupt(fmt::format(
+        "checkpoint {}: {} is not the file written with this checkpoint (checksum {:016x}, its "
+        "{} records {:016x}): another run's file or a damaged one; resume from another "
+        "checkpoint or start again in another directory",
+        sub, name, checksum.value(), kMetaName, recorded->second));
+  }
+  return Status::ok();
 }
 
 // Whether `name` is `prefix` followed by step-<digits>-<6 characters>.
@@ -223,6 +298,17 @@ std::string run_difference(const RunIdentity& saved, const RunIdentity& current)
   }
   std::string out;
   for (const std::string& d : differences) out += (out.empty() ? "" : ", ") + d;
+  return out;
+}
+
+std::string settings_difference(const RunSettings& saved, const RunSettings& current) {
+  std::string out;
+  for (const auto& [option, value] : saved) {
+    const auto now = current.find(option);
+    if (now != current.end() && now->second != value)
+      out += fmt::format("{}{} {} (this run: {})", out.empty() ? "" : ", ", option, value,
+                         now->second);
+  }
   return out;
 }
 
@@ -331,8 +417,11 @@ int remove_partial_checkpoints(const std::string& dir) {
   return removed;
 }
 
-Status restore_checkpoint(const std::string& sub, Model& model,
+Status restore_checkpoint(const FoundCheckpoint& found, Model& model,
                           torch::optim::Optimizer& optimizer) {
+  const std::string& sub = found.path;
+  for (const char* file : kTensorFiles)
+    STOKER_RETURN_IF_ERROR(check_tensor_file(sub, file, found.state.file_checksums));
   STOKER_RETURN_IF_ERROR(model.load(sub + "/" + kModelName));
   STOKER_RETURN_IF_ERROR(load_archive(optimizer, sub + "/" + kOptimizerName, "optimizer state"));
   at::Tensor rng;
@@ -353,7 +442,7 @@ Result<CheckpointState> load_checkpoint(const std::string& dir, Model& model,
     return invalid_argument("checkpoint " + found.path + " was written for model " +
                             found.state.run.model + ", not " + model.name());
   }
-  STOKER_RETURN_IF_ERROR(restore_checkpoint(found.path, model, optimizer));
+  STOKER_RETURN_IF_ERROR(restore_checkpoint(found, model, optimizer));
   return found.state;
 }
 

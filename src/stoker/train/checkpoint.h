@@ -22,6 +22,7 @@
 #include <torch/optim/optimizer.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,17 @@ struct RunIdentity {
   std::vector<float> std;
 };
 
+// The settings of a run that shape its updates beside its identity, by the option of `stoker
+// train` that sets each and its value as text: {"--lr": "0.001", "--amp": "off", ...}. A resume
+// with other values would silently train another run: refused unless overridden
+// (TrainerOptions::override_settings).
+using RunSettings = std::map<std::string, std::string>;
+
+// "" if every setting both hold has the same value, else each that differs, e.g. "--lr 0.001
+// (this run: 0.5)". A setting only one of them holds is not compared (a checkpoint written
+// before stoker recorded settings holds none).
+std::string settings_difference(const RunSettings& saved, const RunSettings& current);
+
 // The training data's identity: a digest of its manifest's record count, schema and the shards'
 // index checksums (which cover every record's checksum): the same for a copy of the data,
 // different for any other. 16 hex digits.
@@ -84,6 +96,12 @@ struct CheckpointState {
   int64_t epoch_samples = 0;
   // The optimizer steps of the whole run that wrote it (its lr schedule's length); 0 if unknown.
   int64_t run_steps = 0;
+  RunSettings settings;  // of the run that wrote it (empty before stoker recorded them)
+  // The checksums (util/file_checksum.h) of its model.pt, optimizer.pt and rng.pt as written,
+  // which bind them to this description: a file copied in from another run is refused. Set by
+  // save_checkpoint (a caller's values are ignored) and read back by find_checkpoint; empty for
+  // a checkpoint written before stoker recorded them, whose files are then not compared.
+  std::map<std::string, uint64_t> file_checksums;
 };
 
 // Creates `dir` (and its parents) if missing and checks that files can be created in it, so a
@@ -120,10 +138,11 @@ Result<FoundCheckpoint> find_checkpoint(const std::string& dir);
 // kInvalidArgument saying what differs (run_difference) if `found` was written by another run.
 Status check_same_run(const FoundCheckpoint& found, const RunIdentity& current);
 
-// Reads checkpoint subdirectory `path`'s tensors into `model` and `optimizer` (built like the
-// saved ones: same architecture, same optimizer kind over model.parameters()) and restores the
-// default CPU generator's state. kCorrupt naming the file if one cannot be read.
-Status restore_checkpoint(const std::string& path, Model& model,
+// Reads the tensors of checkpoint `found` into `model` and `optimizer` (built like the saved
+// ones: same architecture, same optimizer kind over model.parameters()) and restores the default
+// CPU generator's state. kCorrupt in one line naming the checkpoint and the file if one is
+// missing, is not the file its meta.json records (file_checksums), or cannot be read.
+Status restore_checkpoint(const FoundCheckpoint& found, Model& model,
                           torch::optim::Optimizer& optimizer);
 
 // Writes a new checkpoint of `state`, `model`, `optimizer` and the default CPU generator's state

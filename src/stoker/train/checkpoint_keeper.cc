@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "stoker/distributed/process_group.h"
+#include "stoker/pipeline/image_transforms.h"
 #include "stoker/trace/tracer.h"
 
 namespace stoker {
@@ -37,6 +38,13 @@ void CheckpointKeeper::resume(const FoundCheckpoint& checkpoint) {
   const CheckpointState& state = checkpoint.state;
   const Dataset& train = *setup_.train_data;
   throw_if_error(check_same_run(checkpoint, run_identity()));
+  const std::string changed = settings_difference(state.settings, run_settings());
+  if (!changed.empty() && !setup_.options.override_settings) {
+    throw Error(invalid_argument(
+        fmt::format("checkpoint {} was written with other settings: {}; resume with the same "
+                    "options, or add --override to go on with this run's",
+                    checkpoint.path, changed)));
+  }
   if (static_cast<uint64_t>(state.loader.position) > train.size()) {
     throw Error(
         corrupt(fmt::format("checkpoint {}: loader position {} is beyond the {} samples of "
@@ -44,7 +52,7 @@ void CheckpointKeeper::resume(const FoundCheckpoint& checkpoint) {
                             checkpoint.path, state.loader.position, train.size())));
   }
   check_step(checkpoint.path, state);
-  throw_if_error(restore_checkpoint(checkpoint.path, *setup_.model, *setup_.optimizer));
+  throw_if_error(restore_checkpoint(checkpoint, *setup_.model, *setup_.optimizer));
   setup_.loader->restore(state.loader);
   throw_if_error(setup_.scaler.load_state(state.scaler));
   ResumePoint& point = resumed_.emplace();
@@ -54,6 +62,7 @@ void CheckpointKeeper::resume(const FoundCheckpoint& checkpoint) {
   point.epoch_loss_sum = setup_.leads() ? state.epoch_loss_sum : 0;
   point.epoch_samples = state.epoch_samples;
   if (!checkpoint.note.empty()) point.notes.push_back("note: " + checkpoint.note);
+  if (!changed.empty()) point.notes.push_back("note: --override: going on with " + changed);
   const ScheduleSpec& schedule = setup_.schedule->spec();
   const bool length_shapes_lr =
       schedule.kind == ScheduleKind::kCosine || schedule.kind == ScheduleKind::kOneCycle;
@@ -100,6 +109,35 @@ RunIdentity CheckpointKeeper::run_identity() const {
   return run;
 }
 
+RunSettings CheckpointKeeper::run_settings() const {
+  const TrainerOptions& o = setup_.options;
+  const auto text = [](auto value) { return fmt::format("{}", value); };
+  const auto on_off = [](bool on) { return std::string(on ? "on" : "off"); };
+  RunSettings settings = {{"--lr", text(o.optimizer.lr)},
+                          {"--momentum", text(o.optimizer.momentum)},
+                          {"--nesterov", on_off(o.optimizer.nesterov)},
+                          {"--weight-decay", text(weight_decay_of(o.optimizer))},
+                          {"--warmup", text(o.schedule.warmup_steps)},
+                          {"--amp", to_string(o.amp)},
+                          {"--clip-grad", text(o.clip_grad)}};
+  if (o.schedule.kind == ScheduleKind::kStep) {
+    settings["--step-size"] = text(o.schedule.step_size);
+    settings["--gamma"] = text(o.schedule.gamma);
+  } else if (o.schedule.kind != ScheduleKind::kConstant) {
+    settings["--min-lr"] = text(o.schedule.min_lr);
+  }
+  if (is_encoded_image_field(setup_.train_data->schema(), "image")) {  // what crops and flips
+    const RandomCropOptions& a = o.augment;
+    settings["--image-size"] = text(o.image_size);
+    settings["--crop-scale"] = text(a.crop.scale_min);
+    settings["--crop-ratio-min"] = text(a.crop.ratio_min);
+    settings["--crop-ratio-max"] = text(a.crop.ratio_max);
+    settings["--flip"] = text(a.flip_probability);
+    settings["--dct-scaling"] = on_off(o.dct_scaling);
+  }
+  return settings;
+}
+
 std::string CheckpointKeeper::save(int64_t step, double epoch_loss_sum, int64_t epoch_samples) {
   const TrainerOptions& o = setup_.options;
   if (o.checkpoint_dir.empty()) return "";
@@ -112,6 +150,7 @@ std::string CheckpointKeeper::save(int64_t step, double epoch_loss_sum, int64_t 
   state.epoch_loss_sum = epoch_loss_sum;
   state.epoch_samples = epoch_samples;
   state.run_steps = setup_.schedule->spec().total_steps;
+  state.settings = run_settings();
   std::string written;
   if (setup_.leads()) {
     throw_if_error(save_checkpoint(o.checkpoint_dir, state, *setup_.model, *setup_.optimizer));

@@ -38,7 +38,8 @@ class CheckpointKeeper {
   // Without a checkpoint directory, does nothing. Otherwise rank 0 creates it, locks it (a
   // second run on it fails at once; released by release() or destruction) and removes the
   // checkpoints left half-written (a note into setup.warnings); with resume, its checkpoint is
-  // checked to be this run's (run identity, loader position, step) and restored into the
+  // checked to be this run's (run identity, loader position, step; settings unless
+  // options.override_settings, which a note then names) and restored into the
   // setup's model, optimizer, loader, loss scaler and LibTorch's default generator; without,
   // a directory holding a checkpoint is refused. Throws Error naming the problem.
   explicit CheckpointKeeper(TrainingSetup& setup);
@@ -62,6 +63,8 @@ class CheckpointKeeper {
  private:
   // What makes a checkpoint this run's.
   RunIdentity run_identity() const;
+  // This run's settings as `stoker train` options (those of images for image data only).
+  RunSettings run_settings() const;
   // Throws Error (kCorrupt) unless the checkpoint at `path`'s step is the one its loader
   // position implies for this run's batch and accumulation.
   void check_step(const std::string& path, const CheckpointState& state) const;

@@ -28,7 +28,7 @@ Status validate(const OptimizerSpec& s) {
                             kOptimizerNames.joined());
   }
   const bool sgd = *kind == OptimizerKind::kSgd;
-  const double wd = s.weight_decay.value_or(0.0);
+  const double wd = weight_decay_of(s);
   STOKER_RETURN_IF_ERROR(require(std::isfinite(s.lr) && s.lr > 0, s, "lr", s.lr, "must be > 0"));
   STOKER_RETURN_IF_ERROR(
       require(std::isfinite(wd) && wd >= 0, s, "weight_decay", wd, "must be >= 0"));
@@ -62,6 +62,10 @@ Status validate(const OptimizerSpec& s) {
 
 }  // namespace
 
+double weight_decay_of(const OptimizerSpec& spec) {
+  return spec.weight_decay.value_or(spec.name == "adamw" ? 0.01 : 0.0);
+}
+
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerSpec& spec,
                                                         std::vector<at::Tensor> params) {
   throw_if_error(validate(spec));
@@ -72,19 +76,19 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerSpec& spe
                                                    .momentum(spec.momentum)
                                                    .dampening(spec.dampening)
                                                    .nesterov(spec.nesterov)
-                                                   .weight_decay(spec.weight_decay.value_or(0.0)));
+                                                   .weight_decay(weight_decay_of(spec)));
   }
   const auto betas = std::make_tuple(spec.beta1, spec.beta2);
   if (kind == OptimizerKind::kAdam) {
     return std::make_unique<FusedAdam>(
         std::move(params),
         torch::optim::AdamOptions(spec.lr).betas(betas).eps(spec.eps).weight_decay(
-            spec.weight_decay.value_or(0.0)));
+            weight_decay_of(spec)));
   }
   return std::make_unique<FusedAdamW>(
       std::move(params),
       torch::optim::AdamWOptions(spec.lr).betas(betas).eps(spec.eps).weight_decay(
-          spec.weight_decay.value_or(0.01)));
+          weight_decay_of(spec)));
 }
 
 }  // namespace stoker

@@ -2,13 +2,16 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "stoker/util/atomic_file.h"
 
@@ -17,6 +20,17 @@ namespace {
 
 // Logs with a record per step grow large; the trim reads the whole file.
 constexpr uint64_t kMaxLogBytes = uint64_t{4} << 30;
+
+// How every line append() writes starts.
+constexpr std::string_view kRecordStart = R"({"record":")";
+
+// True if `line` (without its newline) could be a record append() wrote: whole (`torn`: false)
+// or cut short by a crash or a full disk.
+bool record_line(std::string_view line, bool torn) {
+  if (line.size() < kRecordStart.size())
+    return torn && kRecordStart.compare(0, line.size(), line) == 0;
+  return line.compare(0, kRecordStart.size(), kRecordStart) == 0 && (torn || line.back() == '}');
+}
 
 // True if `line` is a complete record of a step after `steps`, or not a JSON object at all (torn).
 bool after_checkpoint(const std::string& line, int64_t steps) {
@@ -31,8 +45,27 @@ bool after_checkpoint(const std::string& line, int64_t steps) {
 
 }  // namespace
 
+Status RunLog::check(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return Status::ok();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return io_error("cannot read log file '" + path + "': " + std::strerror(errno));
+  std::string line;
+  for (int64_t number = 1; std::getline(in, line); ++number) {
+    if (!record_line(line, /*torn=*/in.eof())) {
+      return invalid_argument(fmt::format(
+          "{} is not a stoker log (line {} is not a record stoker wrote): it is kept as it is; "
+          "give a new file, or a log of stoker's to append to",
+          path, number));
+    }
+  }
+  if (in.bad()) return io_error("cannot read log file '" + path + "': " + std::strerror(errno));
+  return Status::ok();
+}
+
 Result<RunLog> RunLog::open(const std::string& path) {
   STOKER_RETURN_IF_ERROR(check_output_path(path));
+  STOKER_RETURN_IF_ERROR(check(path));
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return io_error("cannot open log file '" + path + "': " + std::strerror(errno));
   RunLog log(path, fd);
@@ -88,6 +121,7 @@ Status RunLog::append(const std::string& kind, const std::string& json) {
 
 Status RunLog::trim_for_resume(const std::string& path, int64_t steps) {
   if (::access(path.c_str(), F_OK) != 0) return Status::ok();
+  STOKER_RETURN_IF_ERROR(check(path));
   STOKER_ASSIGN_OR_RETURN(std::string text, read_file(path, kMaxLogBytes));
   size_t keep = text.size();  // bytes of the log that stay
   while (keep > 0) {

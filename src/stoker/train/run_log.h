@@ -21,8 +21,15 @@ class RunLog {
  public:
   // Opens `path` for appending, creating it if new, and cuts a torn last line (after the last
   // newline) off. kInvalidArgument if it names something other than a regular file (a device
-  // such as /dev/full, a FIFO, a directory, a link); kIoError if it cannot be opened.
+  // such as /dev/full, a FIFO, a directory, a link) or a file that is not a log (check);
+  // kIoError if it cannot be opened.
   static Result<RunLog> open(const std::string& path);
+
+  // Whether `path` may be appended to as a log: missing, empty, or every line a record this class
+  // wrote (a last line torn by a crash included). kInvalidArgument naming the file and the first
+  // line that is not, so that a file of the user's (`--log notes.txt`) is neither appended to
+  // nor cut; ok for what is not a regular file (open() says what it is).
+  static Status check(const std::string& path);
 
   RunLog(RunLog&& other) noexcept : path_(std::move(other.path_)), fd_(other.fd_) {
     other.fd_ = -1;
@@ -44,7 +51,7 @@ class RunLog {
   // end of the log at `path` the records of steps the checkpoint does not hold (a "steps" or
   // "step" value above `steps`: written after it, by the run that crashed) and a last line torn
   // by the crash, so that the resumed run does not log them twice. Records before them, and
-  // other runs' records, stay. A missing file is fine.
+  // other runs' records, stay. A missing file is fine; one that is not a log is refused (check).
   static Status trim_for_resume(const std::string& path, int64_t steps);
 
   const std::string& path() const { return path_; }

@@ -1,5 +1,6 @@
 #include "stoker/train/run_log.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -8,6 +9,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "stoker/testing/special_files.h"
@@ -133,27 +135,56 @@ TEST(RunLogTest, ATornLastLineIsCutWhenTheLogIsOpened) {
     ASSERT_TRUE(log.append("epoch", "{\"epoch\":1}").is_ok());
   }
   expect_whole_lines(path, 2);
-  ASSERT_TRUE(write_file_atomically(path, "torn, no newline at all").is_ok());
+  ASSERT_TRUE(write_file_atomically(path, "{\"record\":\"ru").is_ok());  // no newline at all
   ASSERT_TRUE(RunLog::open(path).value_or_throw().append("run", "{}").is_ok());
   expect_whole_lines(path, 1);
+}
+
+// A file that is not a log (`--log notes.txt`) is neither appended to nor cut (its last line
+// without a newline would otherwise be taken for a torn record): refused, naming the line.
+TEST(RunLogTest, AFileThatIsNotALogIsKept) {
+  testing::TempDir dir;
+  const std::string path = dir / "notes.txt";
+  const std::string run = "{\"record\":\"run\"}\n";
+  const std::vector<std::pair<std::string, int>> notes = {{"buy milk\n", 1},
+                                                          {"no newline", 1},
+                                                          {run + "notes\n", 2},
+                                                          {run + "\n", 2},
+                                                          {"{\"record\":\"run\"\n", 1}};
+  for (const auto& [text, line] : notes) {
+    ASSERT_TRUE(write_file_atomically(path, text).is_ok());
+    for (Status s : {RunLog::open(path).status(), RunLog::trim_for_resume(path, 0)}) {
+      EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << text;
+      EXPECT_EQ(s.message().rfind(
+                    fmt::format("{} is not a stoker log (line {} is not a record", path, line), 0),
+                0u)
+          << s.message();
+    }
+    EXPECT_EQ(read_file(path).value_or_throw(), text);
+  }
+  for (const std::string& text : {std::string(), run + "{\"rec"}) {  // empty; a torn record
+    ASSERT_TRUE(write_file_atomically(path, text).is_ok());
+    EXPECT_TRUE(RunLog::check(path).is_ok()) << text;
+  }
 }
 
 TEST(RunLogTest, TrimForResumeDropsWhatTheCheckpointDoesNotHold) {
   testing::TempDir dir;
   const std::string path = dir / "log.jsonl";
   const std::string kept =
-      "{\"record\": \"run\"}\n{\"epoch\": 1, \"steps\": 10}\n{\"epoch\": 2, \"steps\": 20}\n";
+      "{\"record\":\"run\"}\n{\"record\":\"epoch\",\"steps\":10}\n"
+      "{\"record\":\"epoch\",\"steps\":20}\n";
   // A crash after epoch 3's record but before its checkpoint, mid-way through a step record.
-  ASSERT_TRUE(write_file_atomically(path, kept + "{\"epoch\": 3, \"steps\": 30}\n"
-                                                 "{\"record\": \"step\", \"step\": 31}\n"
-                                                 "{\"record\": \"st")
+  ASSERT_TRUE(write_file_atomically(path, kept + "{\"record\":\"epoch\",\"steps\":30}\n"
+                                                 "{\"record\":\"step\",\"step\":31}\n"
+                                                 "{\"record\":\"st")
                   .is_ok());
   ASSERT_TRUE(RunLog::trim_for_resume(path, 20).is_ok());
   EXPECT_EQ(read_file(path).value_or_throw(), kept);
   ASSERT_TRUE(RunLog::trim_for_resume(path, 20).is_ok());  // nothing more to drop
   EXPECT_EQ(read_file(path).value_or_throw(), kept);
   ASSERT_TRUE(RunLog::trim_for_resume(path, 0).is_ok());
-  EXPECT_EQ(read_file(path).value_or_throw(), "{\"record\": \"run\"}\n");
+  EXPECT_EQ(read_file(path).value_or_throw(), "{\"record\":\"run\"}\n");
   EXPECT_TRUE(RunLog::trim_for_resume(dir / "missing.jsonl", 5).is_ok());
   EXPECT_FALSE(std::filesystem::exists(dir / "missing.jsonl"));
 }

@@ -495,10 +495,13 @@ TEST_F(TrainerTest, FailedRunKeepsTheGoodCheckpoint) {
   const std::string meta = read_file(good + "/meta.json").value_or_throw();
   const std::string model = read_file(good + "/model.pt").value_or_throw();
 
-  // The resumed run diverges in epoch 2 and fails.
+  // The resumed run diverges in epoch 2 and fails; another lr needs override_settings.
   o.max_steps = 0;
   o.resume = true;
   o.optimizer.lr = 1e10;
+  EXPECT_NE(error_of(o).find(" was written with other settings: --lr 0.1 (this run: 1"),
+            std::string::npos);
+  o.override_settings = true;
   EXPECT_NE(error_of(o).find("training stopped: loss is "), std::string::npos);
   EXPECT_EQ(latest_checkpoint(o.checkpoint_dir).value_or_throw(), good);
   EXPECT_EQ(read_file(good + "/meta.json").value_or_throw(), meta);

@@ -241,6 +241,7 @@ std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
                        "the second)");
   }
   const Dataset& train = *s.train_data;
+  require(train.size() > 0, train.dir() + " holds no records: there is nothing to train on");
   s.spec = input_spec(train, o.image_size);
   s.spec.num_classes = count_classes(train).value_or_throw();
   check_labels(train, s.spec.num_classes);
@@ -327,6 +328,14 @@ std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
           fmt::format("{} epochs of {} optimizer steps are more steps than a run can count",
                       o.epochs, steps_per_epoch));
   schedule.total_steps = o.epochs * steps_per_epoch;
+  const bool decays =
+      schedule.kind == ScheduleKind::kCosine || schedule.kind == ScheduleKind::kOneCycle;
+  require(!decays || schedule.total_steps > schedule.warmup_steps,
+          fmt::format("--warmup {} is not shorter than the run: --epochs {} of {} optimizer steps "
+                      "are {} steps, and the {} schedule decays after the warm-up; lower --warmup "
+                      "or raise --epochs",
+                      schedule.warmup_steps, o.epochs, steps_per_epoch, schedule.total_steps,
+                      to_string(schedule.kind)));
   s.schedule = std::make_unique<LrSchedule>(schedule);
   return setup;
 }

@@ -295,6 +295,7 @@ Result<ImageFolderImportSummary> import_image_folder(const ImageFolderImportOpti
                                                            importer.schema(), writer_options));
   ImageFolderProgress progress;
   progress.total = total;
+  std::vector<uint64_t> written(splits.size(), 0);  // images per split
   for (size_t s = 0; s < splits.size(); ++s) {
     const std::vector<ImageFolderSample>& samples = splits[s].listing.samples;
     STOKER_RETURN_IF_ERROR(ordered_map<Imported>(
@@ -313,6 +314,7 @@ Result<ImageFolderImportSummary> import_image_folder(const ImageFolderImportOpti
             STOKER_RETURN_IF_ERROR(
                 split.add_decoded_statistics(importer.image_field(), imported.pixels));
             ++summary.images;
+            ++written[s];
             summary.bytes_in += imported.bytes_in;
             summary.bytes_out += imported.bytes_out;
             progress.bytes_in += imported.bytes_in;
@@ -329,6 +331,13 @@ Result<ImageFolderImportSummary> import_image_folder(const ImageFolderImportOpti
         fmt::format("{} bad file{} of {} in {}; nothing written (--skip-bad imports the "
                     "rest)",
                     bad.size(), bad.size() == 1 ? "" : "s", total, printable(options.src)));
+  for (size_t s = 0; s < splits.size(); ++s) {
+    if (written[s] == 0)  // every file skipped: a dataset of nothing is no import
+      return corrupt(fmt::format(
+          "{}: all {} image files are bad, so {} would hold no images; nothing written (without "
+          "--skip-bad each is listed with its reason)",
+          printable(splits[s].src), splits[s].listing.samples.size(), printable(splits[s].out)));
+  }
   std::vector<SplitWriter::OutputFile> files;
   if (!bad.empty()) {
     std::string list;

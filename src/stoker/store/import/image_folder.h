@@ -22,7 +22,8 @@
 // dangling link, larger than kMaxImageFileBytes — and the bad entries of the listing (symbolic
 // link loops, unreadable directories) are each reported with a one-line reason. By default the
 // import then fails and writes nothing; with `skip_bad` the other files are imported and the
-// list goes to OUT/skipped.txt. Either way nothing is left half-written (SplitWriter).
+// list goes to OUT/skipped.txt, unless every file of a split is bad: an empty dataset is no
+// import, so that fails too. Either way nothing is left half-written (SplitWriter).
 //
 // Files are read, checked and encoded by a pool of `workers` threads and written in ImageFolder's
 // order by the calling thread (util/ordered_map.h): the datasets are the same, byte for byte,
@@ -89,8 +90,9 @@ struct ImageFolderImportSummary {
 // Imports options.src into options.out as described above. Errors (one line): a max_side
 // outside 0..image::kMaxJpegSide (kInvalidArgument); those of list_image_folder; SRC with both val/
 // and test/; splits whose classes differ; OUT exists (kAlreadyExists); without skip_bad, any bad
-// file (kCorrupt: "N bad files ... nothing written", each listed through on_bad first); writing the
-// datasets; a stop requested (kCancelled).
+// file (kCorrupt: "N bad files ... nothing written", each listed through on_bad first); with
+// skip_bad, a split whose files are all bad (kCorrupt: "all N image files are bad"); writing
+// the datasets; a stop requested (kCancelled).
 Result<ImageFolderImportSummary> import_image_folder(const ImageFolderImportOptions& options);
 
 }  // namespace stoker
