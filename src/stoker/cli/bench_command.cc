@@ -24,6 +24,7 @@
 #include "stoker/doctor/run_report.h"
 #include "stoker/doctor/throughput_recorder.h"
 #include "stoker/image/decode.h"
+#include "stoker/pipeline/batch_buffer.h"
 #include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/loader_core.h"
 #include "stoker/pipeline/sample_cost.h"
@@ -389,7 +390,7 @@ void add_bench_command(CLI::App& app) {
   loader
       ->add_option("--image-size", o->image_size,
                    "JPEG/PNG datasets: RandomResizedCrop output side (flip and normalise too)")
-      ->check(whole_number("--image-size", 1, 4096))
+      ->check(whole_number("--image-size", 1, kMaxImageSize))
       ->capture_default_str();
   loader->add_flag("--dct-scaling", o->dct_scaling,
                    "JPEG/PNG datasets: the fast mode, decoding large JPEG crops at a reduced DCT "

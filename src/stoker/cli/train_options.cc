@@ -140,7 +140,7 @@ void add_run_options(CLI::App& command, TrainerOptions& o, TrainFlags& flags) {
   command
       .add_option("--image-size", o.image_size,
                   "JPEG/PNG datasets: side of the square crops the model sees")
-      ->check(whole_number("--image-size", 1, 4096))
+      ->check(whole_number("--image-size", 1, kMaxImageSize))
       ->capture_default_str();
   command
       .add_option("--crop-scale", o.augment.crop.scale_min,

@@ -309,6 +309,7 @@ void register_loader(py::module_& module) {
   module.attr("MAX_WORKERS") = kMaxWorkers;
   module.attr("MAX_PREFETCH") = kMaxPrefetch;
   module.attr("MAX_EPOCH") = kMaxEpoch;
+  module.attr("MAX_IMAGE_SIZE") = kMaxImageSize;
   module.attr("VERIFY_POLICIES") = py::tuple(py::cast(kVerifyPolicyNames.names()));
   module.attr("ERROR_POLICIES") = py::tuple(py::cast(kErrorPolicyNames.names()));
   module.attr("LAST_BATCH_MODES") = py::tuple(py::cast(kLastBatchNames.names()));
