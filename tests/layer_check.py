@@ -8,6 +8,9 @@ and the installed headers against its public surface.
                                    REASON", "include/stoker/X: ...")
     layer_check.py --self-test     checks that crossings are found, on a made-up tree
 
+It also finds include cycles among the headers (a private header that includes a front end
+which includes it back), naming the cycle.
+
 The table is read from ARCHITECTURE.md's section "The layers": a row's first cell names a folder
 (`pipeline/`), optionally a part of it by file stems (`pipeline/` adapter: `loader`,
 `device_feed`; the rest of the folder is its core), or the test code; the third cell lists the
@@ -120,7 +123,7 @@ def crossings(root):
     with open(os.path.join(root, "docs", "ARCHITECTURE.md"), encoding="utf-8") as f:
         architecture = f.read()
     parts, test_part, test_names = read_table(architecture)
-    found = surface_mismatches(root, public_headers(architecture))
+    found = surface_mismatches(root, public_headers(architecture)) + include_cycles(root)
     for base in ("src/stoker", "include/stoker"):
         for dirpath, _, files in os.walk(os.path.join(root, base)):
             for name in sorted(files):
@@ -129,6 +132,42 @@ def crossings(root):
                 path = os.path.join(dirpath, name)
                 rel = os.path.relpath(path, os.path.join(root, base)).replace(os.sep, "/")
                 found += check_file(path, rel, parts, test_part, test_names)
+    return found
+
+
+def include_cycles(root):
+    """One message per include cycle among the headers of src/stoker/ and include/stoker/
+    ("include cycle: stoker/a.h -> stoker/b.h -> stoker/a.h")."""
+    graph = {}
+    for base in ("src/stoker", "include/stoker"):
+        for dirpath, _, files in os.walk(os.path.join(root, base)):
+            for name in files:
+                if not name.endswith(".h"):
+                    continue
+                path = os.path.join(dirpath, name)
+                rel = os.path.relpath(path, os.path.join(root, base)).replace(os.sep, "/")
+                targets = graph.setdefault("stoker/" + rel, set())
+                with open(path, encoding="utf-8") as f:
+                    for line in f:
+                        m = INCLUDE.match(line)
+                        if m and m.group(1).endswith(".h") and not m.group(1).startswith(TORCH_PREFIXES):
+                            target = m.group(1)
+                            targets.add(target if target.startswith("stoker/") else "stoker/" + target)
+    found, done = [], set()
+
+    def visit(node, path):
+        if node in path:
+            cycle = path[path.index(node):] + [node]
+            found.append("include cycle: " + " -> ".join(cycle))
+            return
+        if node in done or node not in graph:
+            return
+        for target in sorted(graph[node]):
+            visit(target, path + [node])
+        done.add(node)
+
+    for node in sorted(graph):
+        visit(node, [])
     return found
 
 
@@ -200,6 +239,8 @@ def self_test():
         "src/stoker/cli/main.cc": '#include "util/good.h"\n#include "cli/usage.h"\n',
         "include/stoker/store/x.h": '#include "stoker/pipeline/x.h"\n',
         "include/stoker/util/good.h": "",
+        "src/stoker/pipeline/engine.h": '#include "stoker/pipeline/front.h"\n',
+        "src/stoker/pipeline/front.h": '#include "stoker/pipeline/engine.h"\n',
     }
     expected = {
         "util/up.cc:1": "may include no other folder",
@@ -210,6 +251,7 @@ def self_test():
         "include/stoker/util/good.h": "not in ARCHITECTURE.md's public surface",
         "include/stoker/util/gone.h": "not installed",
         "testing/helper.h:2": "test code may include",
+        "include cycle": "stoker/pipeline/engine.h -> stoker/pipeline/front.h -> stoker/pipeline/engine.h",
     }
     with tempfile.TemporaryDirectory() as root:
         for rel, text in files.items():

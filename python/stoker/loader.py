@@ -34,20 +34,18 @@ _INT32 = (-2**31, 2**31 - 1)
 _INT64 = (-2**63, 2**63 - 1)
 
 
-def _count(name: str, value, minimum: int, auto: Optional[int] = None) -> int:
-    """The native value of a count option that takes None (the native default, -1) and, with
-    `auto`, "auto" (the native `auto`): the native spellings of those are negative numbers,
-    which Python spells otherwise, so an int below `minimum` is refused here; the largest count
-    is the native loader's to check."""
+def _count(name: str, value, minimum: int, auto: bool = False):
+    """A count option as the native loader takes it: None (its default), "auto" where `auto`
+    allows it, or an int of at least `minimum` (the largest is the native loader's to check)."""
     if value is None:
-        return -1
-    if isinstance(value, str) and auto is not None:
+        return None
+    if isinstance(value, str) and auto:
         if value != "auto":
             raise ValueError(f"{name} must be an int, None or 'auto', not {value!r}")
-        return auto
+        return value
     value = _int(name, value, *_INT32)
     if value < minimum:
-        choices = ", None or 'auto'" if auto is not None else " or None"
+        choices = ", None or 'auto'" if auto else " or None"
         raise ValueError(f"{name} must be an int >= {minimum}{choices}, not {value}")
     return value
 
@@ -211,7 +209,7 @@ class Loader:
         path = os.fsdecode(path)  # str, bytes or os.PathLike; the name need not be UTF-8
         batch_size = _int("batch_size", batch_size, *_INT64)
         seed = _int("seed", seed, 0, 2**64 - 1)
-        workers = _count("workers", workers, 0, auto=_stoker.AUTO_TUNE_WORKERS)
+        workers = _count("workers", workers, 0, auto=True)
         prefetch = _count("prefetch", prefetch, 1)
         rank, world_size = _distributed_defaults(torch, rank, world_size)
         world_size = _int("world_size", world_size, *_INT32)

@@ -50,7 +50,7 @@ _OPTIONS = {
     "fashion-mnist": {},
     "cifar10": {"shard_mb": 256},
     "imagefolder": {"shard_mb": 256, "keep_original": False, "max_side": 0, "skip_bad": False,
-                    "workers": 0, "progress": None},
+                    "workers": None, "progress": None},
 }
 
 
@@ -67,7 +67,7 @@ def convert(kind, src=None, out=None, **options):
       Option: shard_mb.
     - ``"imagefolder"``: a torchvision ImageFolder of JPEGs and PNGs (or its train/ and val/
       splits) into an image dataset. Options, as the command's: keep_original, max_side,
-      skip_bad, workers (threads; 0: one per core), shard_mb, and progress (a line on stderr;
+      skip_bad, workers (threads; None: one per core; 0: one at a time), shard_mb, and progress (a line on stderr;
       default: when it is a terminal). Bad files raise stoker.Error, whose ``bad_files`` lists
       (path, reason) pairs; with skip_bad they are in the result's ``bad_files`` and
       ``skipped_list``.
@@ -113,6 +113,8 @@ def convert(kind, src=None, out=None, **options):
 def _import_image_folder(src, out, shard_bytes, *, keep_original, max_side, skip_bad, workers,
                          progress):
     for name, value in (("max_side", max_side), ("workers", workers)):
+        if value is None and name == "workers":
+            continue
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError(f"{name} must be a whole number, not {value!r}")
     bad = []

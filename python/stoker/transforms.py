@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from typing import Dict, List, Sequence
 
+from stoker import _stoker
+
 __all__ = ["Compose", "ToTensor", "PILToTensor", "Normalize", "RandomResizedCrop",
            "RandomHorizontalFlip", "Resize", "CenterCrop"]
 
@@ -42,9 +44,16 @@ def _square_size(name: str, size) -> int:
         else:
             raise ValueError(f"{name}: size {tuple(size)} is not square; stoker makes square "
                              "outputs (an int, or (n, n))")
-    if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size < 2**31:
-        raise ValueError(f"{name}: size must be a positive int, not {size!r}")
+    if not _is_side(size):
+        raise ValueError(f"{name}: size must be an int in [1, {_stoker.MAX_IMAGE_SIZE}], "
+                         f"not {size!r}")
     return size
+
+
+def _is_side(size) -> bool:
+    """True if `size` is an output side the native transforms take."""
+    return (not isinstance(size, bool) and isinstance(size, int)
+            and 1 <= size <= _stoker.MAX_IMAGE_SIZE)
 
 
 def _pair(name: str, what: str, value) -> tuple:
@@ -135,9 +144,9 @@ class Resize:
     def __init__(self, size, dct_scaling=False):
         if isinstance(size, Sequence) and len(size) == 1:
             size = size[0]
-        if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size < 2**31:
-            raise ValueError(f"Resize: size must be one positive int (the shorter side), not "
-                             f"{size!r}")
+        if not _is_side(size):
+            raise ValueError(f"Resize: size must be one int in [1, {_stoker.MAX_IMAGE_SIZE}] (the "
+                             f"shorter side), not {size!r}")
         self.size = size
         self.dct_scaling = bool(dct_scaling)
 

@@ -422,7 +422,7 @@ def test_corrupt_record_raises_naming_it_or_is_skipped(tmp_path):
 def test_options_report_auto_values(labelled):
     loader = stoker.Loader(labelled, batch_size=16)
     options = loader.options
-    assert options["workers"] == max(1, os.cpu_count() - 1)
+    assert options["workers"] == max(1, len(os.sched_getaffinity(0)) - 1)
     assert 4 <= options["prefetch"] <= 64
     assert options["device"] == "cpu"
     assert "batch_size=16" in repr(loader)

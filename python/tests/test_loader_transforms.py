@@ -146,7 +146,7 @@ def test_a_field_left_out(images):
     (T.Compose([T.RandomResizedCrop(32), T.ColorJitter(0.1)]),
      "torchvision transform ColorJitter is not supported"),
     (T.Resize(40, interpolation=T.InterpolationMode.NEAREST), "bilinear"),
-    (T.Compose([T.Resize((40, 50)), T.CenterCrop(32)]), "one positive int"),
+    (T.Compose([T.Resize((40, 50)), T.CenterCrop(32)]), "one int in"),
     (S.RandomResizedCrop(32, scale=(0.5, 0.1)), r"field 'image': crop scale \(0.5"),
     (T.RandomResizedCrop((32, 48)), "not square"),
 ])
@@ -164,3 +164,12 @@ def test_a_corrupt_image_raises_naming_it_or_is_skipped(tmp_path):
     skipping = stoker.Loader(path, batch_size=3, shuffle=False, transforms=pipeline,
                              on_error="skip")
     assert [b["label"].tolist() for b in skipping] == [[0, 1, 2], [3, 5]]
+
+
+def test_sizes_are_bounded_by_the_native_limit():
+    limit = stoker._stoker.MAX_IMAGE_SIZE
+    assert S.RandomResizedCrop(limit).size == limit
+    assert S.Resize(limit).size == limit
+    for make in (S.RandomResizedCrop, S.Resize, S.CenterCrop):
+        with pytest.raises(ValueError, match=rf"in \[1, {limit}\]"):
+            make(limit + 1)

@@ -32,6 +32,10 @@ namespace stoker {
 inline const std::vector<float> kImageNetMean = {0.485f, 0.456f, 0.406f};
 inline const std::vector<float> kImageNetStd = {0.229f, 0.224f, 0.225f};
 
+// The largest output side (ImageOutput::size, a resize) the image transforms take: the
+// resampler's (image/resample.h, asserted equal), for the CLI and Python alike.
+inline constexpr int kMaxImageSize = 1 << 15;
+
 // What an image transform writes.
 struct ImageOutput {
   int size = 224;      // square output side, >= 1

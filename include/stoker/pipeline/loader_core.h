@@ -27,80 +27,36 @@
 #include <string>
 #include <vector>
 
-#include "stoker/pipeline/batch_buffer.h"
 #include "stoker/pipeline/batch_layout.h"
+#include "stoker/pipeline/host_allocator.h"
+#include "stoker/pipeline/loader_settings.h"
+#include "stoker/pipeline/pipeline_stats.h"
 #include "stoker/pipeline/sampler.h"
-#include "stoker/pipeline/worker_tuner.h"
+#include "stoker/pipeline/tuning_report.h"
 #include "stoker/store/dataset.h"
 #include "stoker/trace/tracer.h"
-#include "stoker/util/enum_names.h"
 
 namespace stoker {
 
+// Private to the pipeline (src/stoker/pipeline/).
+struct BatchBuffer;
 class BatchEngine;
+class BufferPool;
 class VerifiedSet;
+class WorkerTuner;
 
-// When records' checksums are checked.
-enum class VerifyPolicy {
-  kAlways,  // every read
-  kOnce,    // the first read of each record in this loader (later epochs trust the mmap)
-  kOff,     // never (`stoker verify` still checks everything)
-};
-
-inline constexpr auto kVerifyPolicyNames =
-    enum_names<VerifyPolicy>({{VerifyPolicy::kAlways, "always"},
-                              {VerifyPolicy::kOnce, "once"},
-                              {VerifyPolicy::kOff, "off"}});
-
-// "always", "once" or "off".
-Result<VerifyPolicy> parse_verify_policy(const std::string& name);
-// The inverse of parse_verify_policy.
-std::string to_string(VerifyPolicy policy);
-
-// What a bad sample does: kRaise fails its batch, kSkip drops and counts it.
-enum class ErrorPolicy { kRaise, kSkip };
-
-inline constexpr auto kErrorPolicyNames =
-    enum_names<ErrorPolicy>({{ErrorPolicy::kRaise, "raise"}, {ErrorPolicy::kSkip, "skip"}});
-
-// Limits on options (beyond them a machine of this kind cannot help).
-inline constexpr int kMaxWorkers = 1024;
-inline constexpr int kMaxPrefetch = 4096;
-// Epochs are numbered [0, kMaxEpoch]: the engine plans epoch + 1 ahead, which stays an int64.
-inline constexpr int64_t kMaxEpoch = int64_t{1} << 62;
-// LoaderOptions::workers: tune the active workers (and an auto prefetch depth) while the
-// consumer takes batches (worker_tuner.h), within LoaderOptions::tune's budgets.
-inline constexpr int kAutoTuneWorkers = -2;
-
-// The budgets and start of a tuned loader (workers == kAutoTuneWorkers).
-struct TuneBudget {
-  int max_workers = 0;    // the CPU budget: the most workers; 0 = machine's cores
-  int start_workers = 0;  // tried first; 0 = auto_workers() (within max_workers)
-  // The memory budget of an auto prefetch (-1): batches in flight take at most this many bytes
-  // (but the depth is never below auto_prefetch's). A prefetch set by hand is not tuned.
-  size_t max_prefetch_bytes = size_t{256} << 20;
-};
-
-struct LoaderOptions {
+// What a loader delivers (its settings, how it runs, are the base: loader_settings.h).
+struct LoaderOptions : LoaderSettings {
   int64_t batch_size = 256;
-  // Threads building batches; 0 = inline on the consumer; -1 = auto (auto_workers);
-  // kAutoTuneWorkers = tuned online (tune).
-  int workers = -1;
-  // Batches built ahead of the consumer, >= 1; -1 = auto (auto_prefetch). A deeper window
-  // lets workers sleep longer between wake-ups.
-  int prefetch = -1;
   uint64_t seed = 0;
   bool shuffle = true;
   LastBatch last_batch = LastBatch::kShort;  // the epoch's tail: short, dropped or padded
   int rank = 0;
   int world_size = 1;
-  VerifyPolicy verify = VerifyPolicy::kOnce;   // when record checksums are checked
-  ErrorPolicy on_error = ErrorPolicy::kRaise;  // kSkip drops and counts bad samples
-  std::vector<FieldRequest> fields;            // empty: every fixed field as stored
+  std::vector<FieldRequest> fields;  // empty: every fixed field as stored
   // Receives the workers' and the consumer's "pipeline" spans (docs/ARCHITECTURE.md, trace/);
   // null: not traced. Borrowed: must outlive the loader.
   Tracer* tracer = nullptr;
-  TuneBudget tune;  // with workers == kAutoTuneWorkers
 };
 
 // Where a loader is in its sequence: enough to continue it exactly, with any world size.
@@ -108,22 +64,6 @@ struct LoaderState {
   uint64_t seed = 0;
   int64_t epoch = 0;
   int64_t position = 0;  // global samples of `epoch` consumed by all ranks together
-};
-
-// Time and counts per stage, summed over workers and batches. The atomics are written by the
-// workers; epoch_start_wait_ns by the consumer thread only (read it from that thread).
-struct PipelineStats {
-  // Resolving records to their bytes and verifying the checksums due (a record that is not
-  // checked is first read by its transform, so its cache misses count there).
-  std::atomic<int64_t> read_ns{0};
-  std::atomic<int64_t> transform_ns{0};  // the fields' transforms, into the batch buffer
-  std::atomic<int64_t> busy_ns{0};       // workers' time building pieces, in total
-  std::atomic<int64_t> wait_ns{0};       // consumer blocked for a batch not ready
-  std::atomic<int64_t> batches{0};       // built (the next epoch's first ones included)
-  std::atomic<int64_t> samples{0};       // built
-  std::atomic<int64_t> skipped{0};       // bad samples dropped from the batches delivered
-  // The consumer's wait for the first batch of each epoch it started, in order.
-  std::vector<int64_t> epoch_start_wait_ns;
 };
 
 // One field of a batch: a C-contiguous array in a pooled buffer.
@@ -208,7 +148,7 @@ class LoaderCore {
   // Options with auto values resolved. A tuned loader's workers and prefetch are the most it
   // may use (its pool's size); tuning() says what it uses.
   const LoaderOptions& options() const { return options_; }
-  // A tuned loader's (workers == kAutoTuneWorkers) choice so far: settled, or the setting in use
+  // A tuned loader's (WorkerCount::tuned()) choice so far: settled, or the setting in use
   // and what was measured; nullopt for a loader of fixed workers. Tuning runs in the
   // consumer's next() calls: the first ~100 batches, measured across epochs (the pause between
   // epochs is not counted).
@@ -239,12 +179,5 @@ class LoaderCore {
   bool epoch_live_ = false;
   int64_t epoch_batches_ = 0;  // of the live epoch
 };
-
-// Worker threads for `workers` = -1: one per hardware thread beyond the consumer's, at least 1.
-int auto_workers();
-// The prefetch depth "auto" picks for batches of `batch_bytes`: as many as fit in 16 MiB,
-// at least 4 and at most 64. Small batches get a deep window because a window-full worker
-// sleeps until half of it is free, and each wake-up costs the consumer a futex call.
-int auto_prefetch(size_t batch_bytes);
 
 }  // namespace stoker

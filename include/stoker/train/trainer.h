@@ -52,6 +52,15 @@ class ProcessGroup;  // distributed/process_group.h
 class TrainingRun;   // the run behind the facade (private)
 
 // What to train on, how, and where results go. Plain value; defaults are the embedded default.
+// The trainer's loader settings by default: one worker (the other cores compute), and tuning,
+// when asked for, starting from one worker.
+inline LoaderSettings training_loader_settings() {
+  LoaderSettings s;
+  s.workers = 1;
+  s.tune.start_workers = 1;
+  return s;
+}
+
 struct TrainerOptions {
   // A dataset directory (trained on, not evaluated), or a folder holding train/ and test/ (or
   // val/) datasets (store/data_location.h). Empty: default_fashion_mnist_dir(), which must have
@@ -70,16 +79,15 @@ struct TrainerOptions {
   AmpMode amp = AmpMode::kOff;
   int64_t accum = 1;     // batches per optimizer step (gradient accumulation), >= 1
   double clip_grad = 0;  // max gradient norm; 0 = no clipping
-  // Loader worker threads, as LoaderOptions::workers (which checks them): 0 builds batches on
-  // the training thread; -1 the loader's automatic count; kAutoTuneWorkers: tuned while
-  // training (loader_core.h), from 1 worker up to the machine's cores, during about the first
-  // 100 steps (the evaluation loader tunes its own). Batches are the same whatever the count
-  // (docs/DESIGN.md contract 1), so tuning cannot change what is trained.
-  int workers = 1;
+  // The loaders' settings (loader_settings.h, which checks them), for training and evaluation
+  // alike: one worker by default, the other cores computing. Tuned workers are tuned while
+  // training, from 1 worker up to the machine's cores, during about the first 100 steps (the
+  // evaluation loader tunes its own). Batches are the same whatever the count (docs/DESIGN.md
+  // contract 1), so tuning cannot change what is trained.
+  LoaderSettings loader = training_loader_settings();
   // "cpu", "cuda" or "cuda:N"; "" (default): CUDA if this LibTorch has it and a device is
   // visible, else the CPU.
   std::string device;
-  VerifyPolicy verify = VerifyPolicy::kOnce;  // record checksums: first read, every read, never
   // Model initialisation (LibTorch's default CPU generator seeded for it, then put back) and
   // data order.
   uint64_t seed = 0;
@@ -170,7 +178,7 @@ struct TrainResult {
   // end, a rescue copy in the temporary directory (model_error says both); "" if not saved.
   std::string model;
   Status model_error;  // ok, or why options.save_model could not be written
-  // With workers == kAutoTuneWorkers: the training loader's choice and why (its report as
+  // With tuned workers: the training loader's choice and why (its report as
   // run() returned); nullopt otherwise.
   std::optional<TuningReport> tuning;
 };

@@ -16,19 +16,21 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/loader_settings_options.h"
 #include "cli/output_checks.h"
-#include "cli/report_option.h"
-#include "cli/trace_option.h"
+#include "cli/run_output_options.h"
+#include "cli/train_options.h"
 #include "cli/usage.h"
-#include "cli/workers_option.h"
 #include "stoker/doctor/run_report.h"
 #include "stoker/doctor/throughput_recorder.h"
 #include "stoker/image/decode.h"
+#include "stoker/pipeline/batch_buffer.h"
 #include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/loader_core.h"
 #include "stoker/pipeline/sample_cost.h"
 #include "stoker/store/data_location.h"
 #include "stoker/store/import/fashion_mnist.h"
+#include "stoker/train/normalization_choice.h"
 
 namespace stoker::cli {
 namespace {
@@ -36,11 +38,9 @@ namespace {
 struct LoaderBenchOptions {
   std::string data;
   int64_t batch = 256;
-  int workers = -1;
-  int prefetch = -1;
+  LoaderSettings loader;  // one worker per core by default
   int epochs = 2;
   bool uint8 = false;
-  std::string verify = "once";
   int sample_cost_us = 0;
   double min_seconds = 1.0;  // a shorter timed run is repeated with more epochs
   // Encoded-image datasets: the training transform's output side, and switches that turn
@@ -212,9 +212,8 @@ void run_loader_bench(const LoaderBenchOptions& o) {
   check_report_option(o.report);
   std::string data = o.data;
   if (data.empty()) {
-    throw_if_error(
-        convert_fashion_mnist(kFashionMnistDebianDir, default_fashion_mnist_dir(), true));
     data = default_fashion_mnist_dir();
+    convert_default_data(data, nullptr);
   }
   // A folder of datasets: its train/ (what a training run reads).
   const DataLocation where = locate_data(data).value_or_throw();
@@ -226,9 +225,7 @@ void run_loader_bench(const LoaderBenchOptions& o) {
   const double rss_before_loader = rss_anon_bytes();
   LoaderOptions options;
   options.batch_size = o.batch;
-  options.workers = o.workers;
-  options.prefetch = o.prefetch;
-  options.verify = parse_verify_policy(o.verify).value_or_throw();
+  static_cast<LoaderSettings&>(options) = o.loader;
   const int image = dataset->schema().find("image");
   const bool encoded = is_encoded_image_field(dataset->schema(), "image");
   if (encoded) {  // torchvision's training transform: RandomResizedCrop + flip + normalise
@@ -248,8 +245,9 @@ void run_loader_bench(const LoaderBenchOptions& o) {
   for (const Field& f : dataset->schema().fields()) {
     if (!f.is_fixed() || (encoded && f.name != "label")) continue;
     const bool normalise = !o.uint8 && f.dtype == DType::kUint8 && image >= 0 && f.name == "image";
-    options.fields.push_back(normalise ? FieldRequest{f.name, true, {0.2860f}, {0.3530f}}
-                                       : FieldRequest{f.name});
+    options.fields.push_back(normalise
+                                 ? FieldRequest{f.name, true, kFashionMnistMean, kFashionMnistStd}
+                                 : FieldRequest{f.name});
   }
   if (o.sample_cost_us > 0)
     options.fields.push_back(FieldRequest{
@@ -288,7 +286,7 @@ void run_loader_bench(const LoaderBenchOptions& o) {
   const PipelineStats& s = loader.stats();
   const std::optional<TuningReport> tuning = loader.tuning();
   // A tuned loader: the workers and prefetch it chose (it measured the rest of the run with).
-  const int workers = tuning ? tuning->workers : loader.options().workers;
+  const int workers = tuning ? tuning->workers : loader.options().workers.threads();
   const int prefetch = tuning ? tuning->prefetch : loader.options().prefetch;
   const double busy = workers > 0 ? busy_seconds / (workers * seconds) : 0.0;
   // The wait for each epoch's first batch after the first: what the persistent pool removes.
@@ -307,7 +305,7 @@ void run_loader_bench(const LoaderBenchOptions& o) {
                       {"workers", workers},
                       {"prefetch", prefetch},
                       {"epochs", epochs},
-                      {"verify", o.verify},
+                      {"verify", to_string(o.loader.verify)},
                       {"sample_cost_us", o.sample_cost_us},
                       {"image_transform", image_transform},
                       {"output", o.uint8 ? "uint8" : "float32"},
@@ -369,21 +367,11 @@ void add_bench_command(CLI::App& app) {
                    "Fashion-MNIST, converted if needed)")
       ->check(path_value("--data"));
   add_whole_number(*loader, "--batch", o->batch, "Batch size", 1)->capture_default_str();
-  add_workers_option(*loader, o->workers,
-                     "Worker threads (-1: one per core beyond the consumer's, 0: inline, auto: "
-                     "tuned while it runs, with an auto --prefetch too)",
-                     -1)
-      ->capture_default_str();
-  add_whole_number(*loader, "--prefetch", o->prefetch,
-                   "Batches in flight (-1 = auto: 16 MiB, 4 to 64)", -1, kMaxPrefetch,
-                   "the loader's limit")
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            if (text == "0") throw UsageError("--prefetch must be -1 (auto) or at least 1");
-            return "";
-          },
-          "", "not_zero"))
-      ->capture_default_str();
+  add_loader_settings_options(
+      *loader, o->loader,
+      {"Worker threads (-1: one per core beyond the consumer's, 0: inline, auto: tuned while it "
+       "runs, with an auto --prefetch too)",
+       /*per_core=*/true, /*verify=*/true, /*prefetch=*/true});
   add_whole_number(*loader, "--epochs", o->epochs, "Epochs to time (more if they are too short)", 1,
                    kMaxTimedEpochs)
       ->capture_default_str();
@@ -394,9 +382,6 @@ void add_bench_command(CLI::App& app) {
       ->check(real_number("--min-seconds", 0, true, 600))
       ->capture_default_str();
   loader->add_flag("--uint8", o->uint8, "Deliver images as uint8 (normalise on the device)");
-  add_choice(*loader, "--verify", o->verify, "Record checksums: {} (once: at the first read)",
-             kVerifyPolicyNames.names())
-      ->capture_default_str();
   add_whole_number(*loader, "--sample-cost-us", o->sample_cost_us,
                    "Add a synthetic field whose transform busy-waits N us per sample (a "
                    "stand-in for decoding; benchmarks only)",
@@ -405,7 +390,7 @@ void add_bench_command(CLI::App& app) {
   loader
       ->add_option("--image-size", o->image_size,
                    "JPEG/PNG datasets: RandomResizedCrop output side (flip and normalise too)")
-      ->check(whole_number("--image-size", 1, 4096))
+      ->check(whole_number("--image-size", 1, kMaxImageSize))
       ->capture_default_str();
   loader->add_flag("--dct-scaling", o->dct_scaling,
                    "JPEG/PNG datasets: the fast mode, decoding large JPEG crops at a reduced DCT "

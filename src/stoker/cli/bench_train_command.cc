@@ -16,10 +16,11 @@
 
 #include "cli/commands.h"
 #include "cli/compute_bound.h"
+#include "cli/loader_settings_options.h"
+#include "cli/train_options.h"
 #include "cli/usage.h"
-#include "cli/workers_option.h"
 #include "stoker/store/import/fashion_mnist.h"
-#include "stoker/train/compute_threads.h"
+#include "stoker/train/compute_settings.h"
 #include "stoker/train/trainer.h"
 #include "stoker/util/machine.h"
 #include "stoker/util/sample_stats.h"
@@ -31,7 +32,7 @@ namespace {
 
 struct TrainBenchOptions {
   int64_t batch = 64;
-  int workers = 1;
+  LoaderSettings loader = training_loader_settings();
   int threads = 1;
   std::string torch_script = STOKER_BENCH_DIR "/torch_train_baseline.py";
   std::string python = STOKER_PYTHON;
@@ -80,14 +81,14 @@ struct Series {
 };
 
 void run_train_bench(const TrainBenchOptions& o) {
-  throw_if_error(convert_fashion_mnist(kFashionMnistDebianDir, default_fashion_mnist_dir(), true));
-  set_compute_threads(o.threads);  // for stoker's runs and the compute-only bound alike
+  convert_default_data(default_fashion_mnist_dir(), nullptr);
+  set_compute_settings(o.threads);  // for stoker's runs and the compute-only bound alike
   nlohmann::json torch_results = run_torch_baseline(o);
 
   TrainerOptions options;
   options.epochs = 1;
   options.batch_size = o.batch;
-  options.workers = o.workers;
+  options.loader = o.loader;
   options.eval = false;
   options.out = nullptr;
   options.schedule.kind = ScheduleKind::kConstant;  // the classic recipe, as the baseline runs it
@@ -179,7 +180,7 @@ void run_train_bench(const TrainBenchOptions& o) {
     r["ratio_to_bound"] = r["seconds"].get<double>() / bound_s;
   }
   nlohmann::json j = {{"batch", o.batch},
-                      {"workers", workers_text(o.workers)},
+                      {"workers", workers_text(o.loader.workers)},
                       {"threads", o.threads},
                       {"steps", steps},
                       {"repeat", o.repeat},
@@ -225,9 +226,9 @@ void add_bench_train_command(CLI::App& bench) {
       "train",
       "The classic MLP experiment: PyTorch DataLoader vs stoker vs the compute-only bound");
   add_whole_number(*cmd, "--batch", o->batch, "Batch size", 1)->capture_default_str();
-  add_workers_option(*cmd, o->workers, "stoker loader worker threads (auto: tuned during the run)",
-                     0)
-      ->capture_default_str();
+  add_loader_settings_options(*cmd, o->loader,
+                              {"stoker loader worker threads (auto: tuned during the run)",
+                               /*per_core=*/false, /*verify=*/false});
   add_whole_number(*cmd, "--threads", o->threads, "Intra-op threads (both sides)", 1,
                    machine_cores(), "the cores of this machine")
       ->capture_default_str();

@@ -17,6 +17,7 @@
 #include "cli/output_checks.h"
 #include "cli/usage.h"
 #include "stoker/image/jpeg_encode.h"
+#include "stoker/pipeline/loader_settings.h"
 #include "stoker/store/import/cifar10.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/store/import/idx.h"
@@ -146,9 +147,8 @@ void add_imagefolder_command(CLI::App* convert) {
                 "Import the good files and list the bad ones in OUT/skipped.txt instead of "
                 "failing");
   cmd->add_option("--workers", options->workers,
-                  "Threads reading and checking files (0: one per core)")
-      ->check(whole_number("--workers", 0, 1024))
-      ->capture_default_str();
+                  "Threads reading and checking files (0: one at a time; default: one per core)")
+      ->check(whole_number("--workers", 0, kMaxWorkers));
   add_shard_mb_option(cmd, *shard_mb);
   cmd->callback([options, shard_mb] {
     options->shard_bytes = *shard_mb << 20;

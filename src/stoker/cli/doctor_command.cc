@@ -10,8 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/output_checks.h"
-#include "cli/report_option.h"
-#include "cli/trace_option.h"
+#include "cli/run_output_options.h"
 #include "cli/train_options.h"
 #include "cli/usage.h"
 #include "stoker/distributed/launch_env.h"

@@ -19,21 +19,20 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/loader_settings_options.h"
 #include "cli/local_ranks.h"
 #include "cli/op_trace.h"
 #include "cli/output_checks.h"
-#include "cli/report_option.h"
-#include "cli/trace_option.h"
+#include "cli/run_output_options.h"
 #include "cli/train_options.h"
 #include "cli/train_report.h"
 #include "cli/usage.h"
-#include "cli/workers_option.h"
 #include "stoker/distributed/launch_env.h"
 #include "stoker/distributed/process_group.h"
 #include "stoker/doctor/run_report.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/train/checkpoint.h"
-#include "stoker/train/compute_threads.h"
+#include "stoker/train/compute_settings.h"
 #include "stoker/train/run_log.h"
 #include "stoker/train/slow_configs.h"
 #include "stoker/train/trainer.h"
@@ -142,7 +141,8 @@ std::vector<std::pair<std::string, std::string>> train_facts(const TrainerOption
       {"epochs", std::to_string(o.epochs)},
       {"batch", world_size > 1 ? fmt::format("{} per rank, {} ranks", o.batch_size, world_size)
                                : std::to_string(o.batch_size)},
-      {"workers", result.tuning ? "auto: " + result.tuning->summary() : workers_text(o.workers)},
+      {"workers",
+       result.tuning ? "auto: " + result.tuning->summary() : workers_text(o.loader.workers)},
       {"threads", std::to_string(threads)},
       {"device", !o.device.empty()             ? o.device
                  : torch::cuda::is_available() ? "cuda (default)"

@@ -9,10 +9,10 @@
 #include <limits>
 #include <vector>
 
+#include "cli/loader_settings_options.h"
 #include "cli/usage.h"
-#include "cli/workers_option.h"
 #include "stoker/store/import/fashion_mnist.h"
-#include "stoker/train/compute_threads.h"
+#include "stoker/train/compute_settings.h"
 #include "stoker/train/models.h"
 #include "stoker/train/slow_configs.h"
 #include "stoker/util/machine.h"
@@ -121,14 +121,9 @@ void add_run_options(CLI::App& command, TrainerOptions& o, TrainFlags& flags) {
                              "' (choose cpu, cuda or cuda:N)");
           },
           "", "device"));
-  add_workers_option(command, o.workers,
-                     "Loader worker threads (0: build batches inline; auto: tuned during about "
-                     "the first 100 steps, from 1 up to the machine's cores)",
-                     0)
-      ->capture_default_str();
-  add_choice(command, "--verify", flags.verify, "Record checksums: {} (once: at the first read)",
-             kVerifyPolicyNames.names())
-      ->capture_default_str();
+  add_loader_settings_options(command, o.loader,
+                              {"Loader worker threads (0: build batches inline; auto: tuned during "
+                               "about the first 100 steps, from 1 up to the machine's cores)"});
   add_whole_number(command, "--seed", o.seed, "Seed of model initialisation and data order", 0)
       ->capture_default_str();
   command
@@ -145,7 +140,7 @@ void add_run_options(CLI::App& command, TrainerOptions& o, TrainFlags& flags) {
   command
       .add_option("--image-size", o.image_size,
                   "JPEG/PNG datasets: side of the square crops the model sees")
-      ->check(whole_number("--image-size", 1, 4096))
+      ->check(whole_number("--image-size", 1, kMaxImageSize))
       ->capture_default_str();
   command
       .add_option("--crop-scale", o.augment.crop.scale_min,
@@ -181,7 +176,6 @@ void add_run_options(CLI::App& command, TrainerOptions& o, TrainFlags& flags) {
 void apply_run_flags(const TrainFlags& flags, TrainerOptions& options) {
   options.schedule.kind = parse_schedule_kind(flags.schedule).value_or_throw();
   options.amp = parse_amp_mode(flags.amp).value_or_throw();
-  options.verify = parse_verify_policy(flags.verify).value_or_throw();
   if (flags.weight_decay >= 0) options.optimizer.weight_decay = flags.weight_decay;
   options.dct_scaling = flags.dct_scaling;
   options.sample_cost = std::chrono::microseconds(flags.sample_cost_us);
@@ -205,8 +199,9 @@ void use_default_data(TrainerOptions& options, std::FILE* say) {
 
 int apply_process_settings(const TrainFlags& flags, const TrainerOptions& options, int cores) {
   const int threads = resolve_compute_threads(
-      flags.threads, options.workers == kAutoTuneWorkers ? 1 : options.workers, cores);
-  set_compute_threads(threads);
+      flags.threads, options.loader.workers.is_tuned() ? 1 : options.loader.workers.threads(),
+      cores);
+  set_compute_settings(threads);
   torch::manual_seed(options.seed);
   return threads;
 }

@@ -21,7 +21,6 @@ struct TrainFlags {
   int sample_cost_us = 0;  // --sample-cost-us
   std::string schedule = "cosine";
   std::string amp = "off";
-  std::string verify = "once";
   double weight_decay = -1;  // < 0: the optimizer's default
   bool no_eval = false;
   bool dct_scaling = false;

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "cli/report_option.h"
+#include "cli/run_output_options.h"
 
 namespace stoker::cli {
 

@@ -10,6 +10,16 @@
 #include "stoker/util/utf8.h"
 
 namespace stoker::cli {
+
+std::string or_list(const std::vector<std::string>& items) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += i + 1 == items.size() ? " or " : ", ";
+    out += items[i];
+  }
+  return out;
+}
+
 namespace {
 
 // Edit distance counting an insertion, deletion, substitution or swap of neighbours as one
@@ -29,15 +39,6 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   return d[a.size()][b.size()];
 }
 
-// "a, b or c".
-std::string or_list(const std::vector<std::string>& items) {
-  std::string out;
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out += i + 1 == items.size() ? " or " : ", ";
-    out += items[i];
-  }
-  return out;
-}
 
 // Parses a decimal whole number (optional sign) into `value`; a magnitude beyond 64 bits is
 // clamped to just beyond them (still outside any option's range).

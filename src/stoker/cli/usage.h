@@ -37,6 +37,9 @@ class ExitCode : public std::exception {
   int code_;
 };
 
+// "a, b or c".
+std::string or_list(const std::vector<std::string>& items);
+
 // The candidate nearest to `word` (edit distance with transpositions, or `word` a prefix of
 // exactly one candidate) if it is near enough to be a typo of it; "" if none is.
 std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);

@@ -46,7 +46,7 @@ using Step = void (StepRunner::*)();
 // enough. `samples_per_batch`: for the throughput over time.
 Window measure(TrainerOptions run, Step step, DoctorOptions o, Tracer& tracer,
                int64_t samples_per_batch) {
-  if (run.workers == kAutoTuneWorkers && step != &StepRunner::resident_step) {
+  if (run.loader.workers.is_tuned() && step != &StepRunner::resident_step) {
     o.warmup_batches = std::max<int64_t>(o.warmup_batches, kTuningBatches);
     o.warmup_seconds = std::max(o.warmup_seconds, kTuningSeconds);
   }
@@ -55,7 +55,7 @@ Window measure(TrainerOptions run, Step step, DoctorOptions o, Tracer& tracer,
   StepRunner steps(*setup);
   // What a thread records per batch: at most 3 spans a piece and a finalize on one worker (the
   // pieces are as many as the pool's workers), about 8 events on the training thread.
-  const int64_t pieces = std::max(setup->loader->options().workers, 1);
+  const int64_t pieces = std::max(setup->loader->options().workers.threads(), 1);
   const int64_t max_batches =
       std::min<int64_t>(o.max_batches, static_cast<int64_t>(kEventsPerThread) / (3 * pieces + 8));
   Window w;
@@ -152,14 +152,14 @@ DoctorResult run_doctor(const TrainerOptions& run, const DoctorOptions& options)
   m.loop = phase("training loop", base, &StepRunner::train_step, options.tracer).first;
   const std::optional<TuningReport> loop_tuning = tuning;
 
-  m.workers = alone_tuning ? alone_tuning->workers : run.workers;
+  m.workers = alone_tuning ? alone_tuning->workers : run.loader.workers.threads();
   m.tuned = loop_tuning.has_value();
   m.cores = machine_cores();
   m.compute_threads = at::get_num_threads();
   m.cuda = device.is_cuda();
   m.encoded_images = is_encoded_image_field(data->schema(), "image");
   m.dct_scaling = run.dct_scaling;
-  m.verify_always = run.verify == VerifyPolicy::kAlways;
+  m.verify_always = run.loader.verify == VerifyPolicy::kAlways;
   m.batch_size = std::min(run.batch_size, records);  // the samples a batch holds
   m.sample_cost_us = run.sample_cost.count();
 
@@ -194,13 +194,14 @@ DoctorResult run_doctor(const TrainerOptions& run, const DoctorOptions& options)
       {"data", data->dir()},
       {"model", run.model},
       {"batch", std::to_string(run.batch_size)},
-      {"workers", loop_tuning ? "auto: " + loop_tuning->summary() : workers_fact(run.workers)},
+      {"workers", loop_tuning ? "auto: " + loop_tuning->summary()
+                              : workers_fact(run.loader.workers.threads())},
       {"compute threads", std::to_string(m.compute_threads)},
       {"cores", std::to_string(m.cores)},
       {"device", device.str()},
       {"amp", to_string(run.amp)},
       {"accum", std::to_string(run.accum)},
-      {"verify", to_string(run.verify)},
+      {"verify", to_string(run.loader.verify)},
   };
   if (m.sample_cost_us > 0)
     result.facts.emplace_back("synthetic sample cost", fmt::format("{} us", m.sample_cost_us));

@@ -27,14 +27,6 @@ const EngineOptions& checked(const EngineOptions& o, const VerifiedSet* verified
 
 }  // namespace
 
-std::string to_string(VerifyPolicy policy) { return kVerifyPolicyNames.name(policy); }
-
-Result<VerifyPolicy> parse_verify_policy(const std::string& name) {
-  if (std::optional<VerifyPolicy> policy = kVerifyPolicyNames.find(name)) return *policy;
-  return invalid_argument("verify policy '" + name + "' is not one of " +
-                          kVerifyPolicyNames.joined());
-}
-
 BatchEngine::BatchEngine(std::shared_ptr<const Dataset> dataset, BatchLayout layout,
                          std::shared_ptr<BufferPool> pool, Sampler sampler, EngineOptions options,
                          std::shared_ptr<PipelineStats> stats,

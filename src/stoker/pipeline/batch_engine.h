@@ -47,7 +47,8 @@
 
 #include "stoker/pipeline/batch_buffer.h"
 #include "stoker/pipeline/batch_layout.h"
-#include "stoker/pipeline/loader_core.h"
+#include "stoker/pipeline/loader_settings.h"
+#include "stoker/pipeline/pipeline_stats.h"
 #include "stoker/pipeline/sampler.h"
 #include "stoker/pipeline/verified_set.h"
 #include "stoker/store/dataset.h"
@@ -56,9 +57,10 @@
 
 namespace stoker {
 
+// Resolved from LoaderSettings by LoaderCore.
 struct EngineOptions {
-  int workers = 2;   // worker threads; 0 builds batches inline
-  int prefetch = 4;  // batches in flight, >= 1
+  int workers = 0;   // worker threads; 0 builds batches inline
+  int prefetch = 1;  // batches in flight, >= 1
   VerifyPolicy verify = VerifyPolicy::kAlways;
   bool skip_errors = false;  // drop and count bad records instead of failing the batch
   uint64_t seed = 0;         // the loader's seed, for the samples' random streams

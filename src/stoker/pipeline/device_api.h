@@ -12,7 +12,7 @@
 #include <cstddef>
 #include <memory>
 
-#include "stoker/pipeline/batch_buffer.h"
+#include "stoker/pipeline/host_allocator.h"
 
 namespace stoker {
 

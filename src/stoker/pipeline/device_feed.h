@@ -12,7 +12,7 @@
 #include <memory>
 #include <vector>
 
-#include "stoker/pipeline/batch_buffer.h"
+#include "stoker/pipeline/host_allocator.h"
 #include "stoker/pipeline/c10_device.h"
 #include "stoker/pipeline/feed_protocol.h"
 

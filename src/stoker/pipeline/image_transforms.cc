@@ -199,12 +199,14 @@ class CenterCrop : public EncodedImageTransform {
   const int resize_;
 };
 
+static_assert(kMaxImageSize == image::kMaxResampleOutputSide);
+
 Status check_output(const Schema& schema, const std::string& field, const ImageOutput& output) {
   if (!is_encoded_image_field(schema, field))
     return invalid_argument(fmt::format("field '{}': not a bytes field of encoded images", field));
-  if (output.size < 1 || output.size > image::kMaxResampleOutputSide)
+  if (output.size < 1 || output.size > kMaxImageSize)
     return invalid_argument(fmt::format("field '{}': image size {} is outside [1, {}]", field,
-                                        output.size, image::kMaxResampleOutputSide));
+                                        output.size, kMaxImageSize));
   if (output.uint8) return Status::ok();
   for (const std::vector<float>* values : {&output.mean, &output.std}) {
     if (values->size() != 1 && values->size() != 3)
@@ -245,9 +247,9 @@ Result<std::shared_ptr<const Transform>> center_crop_transform(const Schema& sch
                                                                int resize) {
   if (Status s = check_output(schema, field, output); !s.is_ok()) return s;
   if (resize == 0) resize = static_cast<int>(std::lround(output.size * 256.0 / 224.0));
-  if (resize < output.size || resize > image::kMaxResampleOutputSide)
+  if (resize < output.size || resize > kMaxImageSize)
     return invalid_argument(fmt::format("field '{}': resize {} is outside [{}, {}] (the crop size)",
-                                        field, resize, output.size, image::kMaxResampleOutputSide));
+                                        field, resize, output.size, kMaxImageSize));
   return std::shared_ptr<const Transform>(
       std::make_shared<CenterCrop>(schema, schema.find(field), output, resize));
 }

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "stoker/pipeline/batch_engine.h"
+#include "stoker/pipeline/worker_tuner.h"
 #include "stoker/pipeline/verified_set.h"
 #include "stoker/util/machine.h"
 
@@ -33,31 +34,13 @@ BatchLayout make_layout(const Dataset& dataset, const LoaderOptions& options) {
   return std::move(layout).value();
 }
 
-// Largest batch buffer a loader allocates (all fields of one batch).
-constexpr size_t kMaxBatchBytes = size_t{16} << 30;
-
 // The one check of a loader's options (the engine and the sampler assume it): each message
 // names the option and its value.
 LoaderOptions checked(LoaderOptions o, const Dataset& dataset, const BatchLayout& layout) {
   if (o.batch_size < 1)
     throw Error(
         invalid_argument(fmt::format("batch_size must be at least 1, not {}", o.batch_size)));
-  if (o.workers > kMaxWorkers)
-    throw Error(invalid_argument(
-        fmt::format("workers must be at most {}, not {}", kMaxWorkers, o.workers)));
-  if (o.workers < kAutoTuneWorkers)
-    throw Error(invalid_argument(fmt::format(
-        "workers must be at least 0 (or -1: one per core, -2: tuned), not {}", o.workers)));
-  if (o.tune.max_workers < 0 || o.tune.max_workers > kMaxWorkers || o.tune.start_workers < 0 ||
-      o.tune.start_workers > kMaxWorkers)
-    throw Error(invalid_argument(
-        fmt::format("tuning budget: workers must be 0 (auto) or up to {}", kMaxWorkers)));
-  if (o.prefetch > kMaxPrefetch)
-    throw Error(invalid_argument(
-        fmt::format("prefetch must be at most {}, not {}", kMaxPrefetch, o.prefetch)));
-  if (o.prefetch < 1 && o.prefetch != -1)
-    throw Error(invalid_argument(fmt::format("prefetch must be at least 1{}, not {}",
-                                             o.prefetch < 0 ? " (or -1: auto)" : "", o.prefetch)));
+  throw_if_error(o.check());
   if (o.world_size < 1)
     throw Error(
         invalid_argument(fmt::format("world_size must be at least 1, not {}", o.world_size)));
@@ -73,7 +56,7 @@ LoaderOptions checked(LoaderOptions o, const Dataset& dataset, const BatchLayout
     throw Error(invalid_argument(fmt::format(
         "a batch of {} samples of {} bytes is more than the {} GiB a batch buffer may take",
         o.batch_size, sample_bytes, kMaxBatchBytes >> 30)));
-  if (o.workers == -1) o.workers = auto_workers();
+  if (o.workers.mode() == WorkerCount::Mode::kPerCore) o.workers = auto_workers();
   return o;
 }
 
@@ -81,15 +64,15 @@ LoaderOptions checked(LoaderOptions o, const Dataset& dataset, const BatchLayout
 // the most the tuner may use); null for fixed workers. Resolves an auto prefetch.
 std::unique_ptr<WorkerTuner> make_tuner(LoaderOptions& o, size_t batch_bytes) {
   const int auto_depth = auto_prefetch(batch_bytes);
-  if (o.workers != kAutoTuneWorkers) {
-    if (o.prefetch == -1) o.prefetch = auto_depth;
+  if (!o.workers.is_tuned()) {
+    if (o.prefetch == kAutoPrefetch) o.prefetch = auto_depth;
     return nullptr;
   }
   TunerOptions t;
   t.max_workers = o.tune.max_workers > 0 ? o.tune.max_workers : machine_cores();
   t.start_workers =
       std::min(o.tune.start_workers > 0 ? o.tune.start_workers : auto_workers(), t.max_workers);
-  if (o.prefetch == -1) {
+  if (o.prefetch == kAutoPrefetch) {
     t.start_prefetch = auto_depth;
     t.max_prefetch = static_cast<int>(
         std::clamp<size_t>(o.tune.max_prefetch_bytes / std::max<size_t>(batch_bytes, 1),
@@ -103,15 +86,6 @@ std::unique_ptr<WorkerTuner> make_tuner(LoaderOptions& o, size_t batch_bytes) {
 }
 
 }  // namespace
-
-int auto_workers() {
-  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()) - 1);
-}
-
-int auto_prefetch(size_t batch_bytes) {
-  constexpr size_t kBudget = size_t{16} << 20;
-  return static_cast<int>(std::clamp<size_t>(kBudget / std::max<size_t>(batch_bytes, 1), 4, 64));
-}
 
 const HostField& HostBatch::operator[](const std::string& name) const {
   for (const HostField& f : fields) {
@@ -137,7 +111,7 @@ LoaderCore::LoaderCore(std::shared_ptr<const Dataset> dataset, LoaderOptions opt
                                              layout_.sample_bytes() * options_.batch_size)));
   }
   EngineOptions engine;
-  engine.workers = options_.workers;
+  engine.workers = options_.workers.threads();
   engine.prefetch = options_.prefetch;
   engine.verify = options_.verify;
   engine.skip_errors = options_.on_error == ErrorPolicy::kSkip;

@@ -540,7 +540,7 @@ TEST_F(LoaderCoreTest, BadOptionsAreRejected) {
     says(o, message);
   }
   const std::pair<int, std::string> workers[] = {
-      {-3, "workers must be at least 0 (or -1: one per core, -2: tuned), not -3"},
+      {-1, "workers must be at least 0, not -1"},
       {kMaxWorkers + 1, "workers must be at most 1024, not 1025"}};
   for (const auto& [count, message] : workers) {
     o = options(1);
@@ -548,7 +548,7 @@ TEST_F(LoaderCoreTest, BadOptionsAreRejected) {
     says(o, message);
   }
   for (int budget : {-1, kMaxWorkers + 1}) {
-    o = options(kAutoTuneWorkers);
+    o = options(WorkerCount::tuned());
     o.tune.max_workers = budget;
     EXPECT_TRUE(rejects(o)) << budget;
     o.tune.max_workers = 0;
@@ -649,7 +649,7 @@ TEST(AutoPrefetchTest, FillsSixteenMebibytesWithinFourToSixtyFourBatches) {
 
 TEST_F(LoaderCoreTest, AutoPrefetchIsResolvedFromTheBatchSize) {
   LoaderOptions o = options(1);
-  o.prefetch = -1;
+  o.prefetch = kAutoPrefetch;
   LoaderCore loader(dataset_, o);
   EXPECT_EQ(loader.options().prefetch,
             auto_prefetch(loader.layout().sample_bytes() * static_cast<size_t>(o.batch_size)));
@@ -743,12 +743,12 @@ TEST_F(LoaderCoreTest, TunedLoaderDeliversTheSameBytesAndSettles) {
   for (int64_t e = 0; e < 4; ++e) expected.push_back(bytes(reference, e));
   EXPECT_FALSE(reference.tuning().has_value());
   for (int start : {1, 3}) {
-    LoaderOptions o = with_cost(options(kAutoTuneWorkers));
+    LoaderOptions o = with_cost(options(WorkerCount::tuned()));
     o.tune.max_workers = 3;
     o.tune.start_workers = start;
     LoaderCore loader(dataset_, o);
-    EXPECT_EQ(loader.options().workers, 3);   // the pool's size
-    EXPECT_EQ(loader.options().prefetch, 3);  // set by hand: not tuned
+    EXPECT_EQ(loader.options().workers.threads(), 3);  // the pool's size
+    EXPECT_EQ(loader.options().prefetch, 3);           // set by hand: not tuned
     // 63 batches an epoch: the tuning spans epochs.
     for (int64_t e = 0; e < 4; ++e) EXPECT_EQ(bytes(loader, e), expected[e]) << start << " " << e;
     const std::optional<TuningReport> r = loader.tuning();
@@ -766,8 +766,8 @@ TEST_F(LoaderCoreTest, TunedLoaderDeliversTheSameBytesAndSettles) {
 }
 
 TEST_F(LoaderCoreTest, TunedLoaderWithAutoPrefetchHasAMemoryBudget) {
-  LoaderOptions o = options(kAutoTuneWorkers);
-  o.prefetch = -1;
+  LoaderOptions o = options(WorkerCount::tuned());
+  o.prefetch = kAutoPrefetch;
   o.tune.max_workers = 2;
   const size_t batch_bytes = LoaderCore(dataset_, options(0)).layout().sample_bytes() * 16;
   o.tune.max_prefetch_bytes = 100 * batch_bytes;

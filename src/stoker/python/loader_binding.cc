@@ -96,10 +96,12 @@ LastBatch parse_last_batch(const std::string& name) {
       invalid_argument("last_batch '" + name + "' is not one of " + kLastBatchNames.joined()));
 }
 
-ErrorPolicy parse_error_policy(const std::string& name) {
-  if (std::optional<ErrorPolicy> policy = kErrorPolicyNames.find(name)) return *policy;
-  throw Error(
-      invalid_argument("on_error '" + name + "' is not one of " + kErrorPolicyNames.joined()));
+// The native worker count of Python's None (one per core), "auto" (tuned) or an int.
+WorkerCount worker_count(const py::object& workers) {
+  if (workers.is_none()) return WorkerCount::per_core();
+  if (py::isinstance<py::str>(workers))
+    return WorkerCount::parse(workers.cast<std::string>()).value_or_throw();
+  return WorkerCount(workers.cast<int>());
 }
 
 // _stoker.LoaderCore: opened on a dataset directory, then configured once.
@@ -123,8 +125,9 @@ class BoundLoader {
   uint64_t size() const { return shared_->dataset->size(); }
 
   void configure(int64_t batch_size, bool shuffle, uint64_t seed, const std::string& last_batch,
-                 int workers, int prefetch, int rank, int world_size, const std::string& verify,
-                 const std::string& on_error, const py::list& fields, py::object to_tensor,
+                 const py::object& workers, const py::object& prefetch, int rank, int world_size,
+                 const std::string& verify, const std::string& on_error, const py::list& fields,
+                 py::object to_tensor,
                  std::optional<std::pair<uintptr_t, uintptr_t>> pinned_memory) {
     BusyScope busy(shared_->busy, kLoaderBusy);
     if (shared_->core) throw std::logic_error("LoaderCore.configure() was called already");
@@ -133,12 +136,12 @@ class BoundLoader {
     o.shuffle = shuffle;
     o.seed = seed;
     o.last_batch = parse_last_batch(last_batch);
-    o.workers = workers;
-    o.prefetch = prefetch;
+    o.workers = worker_count(workers);
+    o.prefetch = prefetch.is_none() ? kAutoPrefetch : prefetch.cast<int>();
     o.rank = rank;
     o.world_size = world_size;
     o.verify = parse_verify_policy(verify).value_or_throw();
-    o.on_error = parse_error_policy(on_error);
+    o.on_error = parse_error_policy(on_error).value_or_throw();
     for (const py::handle spec : fields)
       o.fields.push_back(field_request(shared_->dataset->schema(), spec.cast<py::dict>()));
     shared_->core = std::make_unique<LoaderCore>(
@@ -154,9 +157,9 @@ class BoundLoader {
   py::dict options() const {
     const LoaderOptions& o = configured(*shared_).options();
     return py::dict("batch_size"_a = o.batch_size, "shuffle"_a = o.shuffle, "seed"_a = o.seed,
-                    "last_batch"_a = kLastBatchNames.name(o.last_batch), "workers"_a = o.workers,
-                    "prefetch"_a = o.prefetch, "rank"_a = o.rank, "world_size"_a = o.world_size,
-                    "verify"_a = to_string(o.verify),
+                    "last_batch"_a = kLastBatchNames.name(o.last_batch),
+                    "workers"_a = o.workers.threads(), "prefetch"_a = o.prefetch, "rank"_a = o.rank,
+                    "world_size"_a = o.world_size, "verify"_a = to_string(o.verify),
                     "on_error"_a = kErrorPolicyNames.name(o.on_error));
   }
 
@@ -301,12 +304,12 @@ class BoundEpoch {
 }  // namespace
 
 void register_loader(py::module_& module) {
-  // The loader's limits and names (LoaderOptions'), so Python copies none; the options are
+  // The loader's limits and names (loader_settings.h), so Python copies none; the settings are
   // checked by LoaderCore, once.
   module.attr("MAX_WORKERS") = kMaxWorkers;
   module.attr("MAX_PREFETCH") = kMaxPrefetch;
   module.attr("MAX_EPOCH") = kMaxEpoch;
-  module.attr("AUTO_TUNE_WORKERS") = kAutoTuneWorkers;
+  module.attr("MAX_IMAGE_SIZE") = kMaxImageSize;
   module.attr("VERIFY_POLICIES") = py::tuple(py::cast(kVerifyPolicyNames.names()));
   module.attr("ERROR_POLICIES") = py::tuple(py::cast(kErrorPolicyNames.names()));
   module.attr("LAST_BATCH_MODES") = py::tuple(py::cast(kLastBatchNames.names()));

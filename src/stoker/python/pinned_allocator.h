@@ -15,7 +15,7 @@
 
 #include <cstdint>
 
-#include "stoker/pipeline/batch_buffer.h"
+#include "stoker/pipeline/host_allocator.h"
 
 namespace stoker::python {
 

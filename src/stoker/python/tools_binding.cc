@@ -118,8 +118,8 @@ std::pair<uint64_t, uint64_t> import_cifar10_files(std::string src, std::string 
 }
 
 py::dict import_image_folder_files(std::string src, std::string out, bool keep_original,
-                                   int max_side, bool skip_bad, int workers, uint64_t shard_bytes,
-                                   py::object progress, py::object on_bad) {
+                                   int max_side, bool skip_bad, std::optional<int> workers,
+                                   uint64_t shard_bytes, py::object progress, py::object on_bad) {
   ImageFolderImportOptions options;
   options.src = std::move(src);
   options.out = std::move(out);

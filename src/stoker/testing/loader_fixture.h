@@ -22,7 +22,7 @@ class LoaderFixture : public ::testing::Test {
     dataset_ = Dataset::open(dir_ / "ds").value_or_throw();
   }
   // Batches of 16, prefetch 3, seed 5, the image normalised and the label.
-  static LoaderOptions options(int workers, int rank = 0, int world = 1) {
+  static LoaderOptions options(WorkerCount workers, int rank = 0, int world = 1) {
     LoaderOptions o;
     o.batch_size = 16;
     o.workers = workers;

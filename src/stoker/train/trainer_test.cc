@@ -24,7 +24,7 @@
 #include "stoker/testing/records.h"
 #include "stoker/testing/temp_dir.h"
 #include "stoker/train/checkpoint.h"
-#include "stoker/train/compute_threads.h"
+#include "stoker/train/compute_settings.h"
 #include "stoker/train/default_generator.h"
 #include "stoker/train/normalization_choice.h"
 #include "stoker/train/step_runner.h"
@@ -49,7 +49,7 @@ std::vector<at::Tensor> model_state(Model& model) {
 class TrainerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    set_compute_threads(1);  // the caller's to choose (the CLI's); one keeps the tests quick
+    set_compute_settings(1);  // the caller's to choose (the CLI's); one keeps the tests quick
     write_rows_dataset(dir_ / "data/train", 600, 1);
     write_rows_dataset(dir_ / "data/test", 200, 2);
   }
@@ -59,7 +59,7 @@ class TrainerTest : public ::testing::Test {
     o.data_dir = dir_ / "data";
     o.epochs = 2;
     o.batch_size = 16;
-    o.workers = 0;
+    o.loader.workers = 0;
     o.seed = 3;
     o.mean = {0.5f};
     o.std = {0.5f};
@@ -145,7 +145,7 @@ TEST_F(TrainerTest, OnBatchSeesEachEpochsStartAndEveryBatch) {
 TEST_F(TrainerTest, LearnsAndReportsEveryEpoch) {
   TrainerOptions o = options();
   o.epochs = 3;
-  o.workers = 1;
+  o.loader.workers = 1;
   std::FILE* out = print_lines(o, dir_ / "log.jsonl");
   Trainer trainer(o);
   EXPECT_EQ(trainer.spec().num_classes, kRowClasses);  // no class names: largest label + 1
@@ -214,7 +214,7 @@ TEST_P(TrainerResumeTest, ResumeContinuesExactly) {
   const std::vector<at::Tensor> expected = parameters(straight);
 
   o.checkpoint_dir = dir_ / "resumed";
-  o.workers = c.workers_before;
+  o.loader.workers = c.workers_before;
   o.max_steps = c.stop_after_steps;
   {
     Trainer first(o);
@@ -223,7 +223,7 @@ TEST_P(TrainerResumeTest, ResumeContinuesExactly) {
     EXPECT_EQ(part.steps, c.stop_after_steps);
     EXPECT_FALSE(part.checkpoint.empty());
   }
-  o.workers = c.workers_after;
+  o.loader.workers = c.workers_after;
   o.max_steps = 0;
   o.resume = true;
   Trainer second(o);
@@ -276,9 +276,7 @@ TEST_F(TrainerTest, OnACudaDeviceTheRunMatchesTheCpuAndReportsItsPeakDeviceMemor
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
 
   o.device = "cuda";
-  at::globalContext().setBenchmarkCuDNN(false);
   Trainer trainer(o);
-  EXPECT_TRUE(at::globalContext().benchmarkCuDNN());
   const TrainResult cuda = trainer.run();
   ASSERT_EQ(cuda.epochs.size(), 2u);
   int64_t parameter_bytes = 0;
@@ -454,7 +452,7 @@ TEST_F(TrainerTest, CorruptRecordStopsTrainingNamingIt) {
   EXPECT_NE(message.find("record 321"), std::string::npos) << message;
   // Byte 3 is in the image: with checksums off the run trains on the damaged pixel.
   TrainerOptions unchecked = options();
-  unchecked.verify = VerifyPolicy::kOff;
+  unchecked.loader.verify = VerifyPolicy::kOff;
   EXPECT_EQ(error_of(unchecked), "");
 }
 
@@ -579,12 +577,12 @@ TEST_F(TrainerTest, DataWithoutStatisticsGetsFashionMnistsWithAWarning) {
 // The library leaves the process as it found it: thread count, LibTorch's default generator,
 // stdout; and it writes no default data.
 TEST_F(TrainerTest, LeavesTheProcessesStateAsItWas) {
-  set_compute_threads(2);  // not what the cores left by one worker would give on 2 cores
+  set_compute_settings(2);  // not what the cores left by one worker would give on 2 cores
   torch::manual_seed(77);
   at::randn({5});  // somewhere in the stream, not at a seed's start
   const at::Tensor generator_before = default_generator_state();
   TrainerOptions o = options();
-  o.workers = 1;
+  o.loader.workers = 1;
   o.max_steps = 1;
   o.out = TrainerOptions().out;  // the default
   ::testing::internal::CaptureStdout();

@@ -64,9 +64,7 @@ TrainResult TrainingRun::run() {
                   "{:g}, amp {}, {} threads, {} workers, device {}",
                   s.model->name(), s.train_data->dir(), s.train_data->size(), s.spec.num_classes,
                   s.normalization.phrase, o.epochs, o.batch_size, o.optimizer.name, o.optimizer.lr,
-                  to_string(o.amp), s.threads,
-                  o.workers == kAutoTuneWorkers ? "auto" : std::to_string(o.workers),
-                  s.device.str()) +
+                  to_string(o.amp), s.threads, s.workers.to_string(), s.device.str()) +
       (o.process_group ? fmt::format(", {} ranks over {}", s.world_size,
                                      kDistBackendNames.name(o.process_group->backend()))
                        : "") +

@@ -180,9 +180,7 @@ std::unique_ptr<Loader> make_loader(std::shared_ptr<const Dataset> data, const T
     lo.rank = o.process_group->rank();
     lo.world_size = o.process_group->world_size();
   }
-  lo.workers = o.workers;
-  lo.tune.start_workers = 1;  // the trainer's default: tuning is never behind it
-  lo.verify = o.verify;
+  static_cast<LoaderSettings&>(lo) = o.loader;
   lo.seed = o.seed;
   lo.shuffle = train;
   lo.tracer = o.tracer;
@@ -223,9 +221,6 @@ std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
     s.world_size = o.process_group->world_size();
   }
   s.device = resolve_device(o.device);
-  // A run's input shape is fixed (the schema's, or the image size): cuDNN times its convolution
-  // algorithms once per shape and keeps the fastest (PyTorch's cudnn.benchmark).
-  if (s.device.is_cuda()) at::globalContext().setBenchmarkCuDNN(true);
   s.scaler = LossScaler(o.amp);
   { AutocastGuard probe(o.amp, s.device.type()); }  // rejects a mode this device lacks, early
   s.threads = at::get_num_threads();
@@ -306,12 +301,13 @@ std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
 
   // The loaders check batch_size and workers (LoaderOptions) before anything uses them.
   s.loader = make_loader(s.train_data, o, o.batch_size, /*train=*/true, s.device);
-  if (o.workers != kAutoTuneWorkers) o.workers = s.loader->options().workers;
+  s.workers = o.loader.workers.is_tuned() ? o.loader.workers
+                                          : WorkerCount(s.loader->options().workers.threads());
   if (o.eval)
     s.test_loader = make_loader(s.test_data, o, kEvalBatchSize, /*train=*/false, s.device);
   s.warnings = slow_configuration_warnings(
       o.amp, s.device.is_cpu(), bf16_not_native(machine_cpu_flags(), libtorch_cpu_capability()),
-      s.threads, o.workers == kAutoTuneWorkers ? 1 : o.workers, machine_cores());
+      s.threads, s.workers.is_tuned() ? 1 : s.workers.threads(), machine_cores());
   const bool encoded = is_encoded_image_field(train.schema(), "image");
   const Schema& schema = train.schema();
   // The training data's own statistics (unless given), for training and evaluation alike.

@@ -52,7 +52,9 @@ struct TrainingSetup {
   int rank = 0;        // in the process group
   int world_size = 1;  // ranks training together
   c10::Device device{c10::kCPU};
-  int threads = 1;                    // compute threads in use (at::get_num_threads())
+  int threads = 1;  // compute threads in use (at::get_num_threads())
+  // The training loader's workers: tuned, or the threads it runs (one per core resolved).
+  WorkerCount workers = 0;
   std::vector<std::string> warnings;  // slow configurations and defaults, said before training
   std::string eval_note;              // what is evaluated, or why nothing is
   std::shared_ptr<const Dataset> train_data;

@@ -8,7 +8,6 @@
 #include <iterator>
 #include <memory>
 #include <optional>
-#include <thread>
 #include <tuple>
 #include <utility>
 
@@ -23,6 +22,7 @@
 #include "stoker/store/record_encoder.h"
 #include "stoker/util/atomic_file.h"
 #include "stoker/util/checksum.h"
+#include "stoker/util/machine.h"
 #include "stoker/util/ordered_map.h"
 #include "stoker/util/utf8.h"
 
@@ -279,9 +279,7 @@ Result<ImageFolderImportSummary> import_image_folder(const ImageFolderImportOpti
     if (options.on_bad) options.on_bad(entry);
   }
 
-  const int workers = options.workers > 0
-                          ? options.workers
-                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int workers = options.workers ? std::max(1, *options.workers) : machine_cores();
   FileImporter importer(options, workers);
   DatasetWriterOptions writer_options;
   writer_options.shard_bytes = options.shard_bytes;

@@ -31,6 +31,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,7 +64,9 @@ struct ImageFolderImportOptions {
   // original_size and original_checksum stay the file's. At most image::kMaxJpegSide.
   int max_side = 0;
   bool skip_bad = false;
-  int workers = 0;  // threads reading and checking files; 0: one per core
+  // Threads reading and checking files, as the loader's workers count: nullopt, one per core;
+  // 0, the files one at a time (on one thread); else that many.
+  std::optional<int> workers;
   uint64_t shard_bytes = uint64_t{256} << 20;
   int64_t max_pixels = image::kDefaultMaxPixels;  // images of more pixels are bad
   // Called on the calling thread after each file, in order. Optional.

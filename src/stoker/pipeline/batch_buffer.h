@@ -12,15 +12,12 @@
 #include <vector>
 
 #include "stoker/pipeline/batch_layout.h"
+#include "stoker/pipeline/host_allocator.h"
 #include "stoker/util/status.h"
 #include "stoker/util/thread_annotations.h"
 
 namespace stoker {
 
-// Allocates `bytes` of host memory and returns it with its owner (the deleter frees it). The
-// default is 64-byte-aligned malloc; a CUDA build passes a pinned-memory allocator.
-using HostAllocator = std::function<std::shared_ptr<uint8_t>(size_t bytes)>;
-HostAllocator default_host_allocator();
 
 // One batch's memory and what was put in it. Written by one worker, then read by the consumer.
 struct BatchBuffer {

@@ -1,0 +1,93 @@
+// LoaderSettings: the worker count's modes and spellings, each setting's one check, and the
+// auto values.
+#include "stoker/pipeline/loader_settings.h"
+
+#include <gtest/gtest.h>
+#include <sched.h>
+
+#include <string>
+
+namespace stoker {
+namespace {
+
+std::string check(const LoaderSettings& s) {
+  const Status status = s.check();
+  return status.is_ok() ? "ok" : status.message();
+}
+
+TEST(LoaderSettingsTest, WorkerCountsParseAsTheCommandLineAndPythonSpellThem) {
+  EXPECT_EQ(WorkerCount::parse("auto").value(), WorkerCount::tuned());
+  EXPECT_EQ(WorkerCount::parse("3").value(), WorkerCount(3));
+  EXPECT_EQ(WorkerCount::parse("0").value(), WorkerCount(0));
+  for (const char* bad : {"", "Auto", "many", "3x", "99999999999999999999"})
+    EXPECT_FALSE(WorkerCount::parse(bad).is_ok()) << bad;
+  EXPECT_EQ(WorkerCount::parse("many").status().message(),
+            "workers: 'many' is not a whole number or auto");
+  EXPECT_EQ(WorkerCount::tuned().to_string(), "auto");
+  EXPECT_EQ(WorkerCount(5).to_string(), "5");
+  EXPECT_NE(WorkerCount(0), WorkerCount::per_core());
+  EXPECT_NE(WorkerCount::per_core(), WorkerCount::tuned());
+}
+
+TEST(LoaderSettingsTest, ThreadsResolveOnePerCoreToTheAutoCount) {
+  EXPECT_EQ(WorkerCount(4).threads(), 4);
+  EXPECT_EQ(WorkerCount::per_core().threads(), auto_workers());
+  EXPECT_EQ(WorkerCount::tuned().threads(), 0);
+}
+
+TEST(LoaderSettingsTest, AutoWorkersFollowTheAffinityMaskNotTheMachine) {
+  cpu_set_t all;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(all), &all), 0);
+  const int allowed = CPU_COUNT(&all);
+  EXPECT_EQ(auto_workers(), std::max(1, allowed - 1));
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &all)) {
+      CPU_SET(cpu, &one);
+      break;
+    }
+  }
+  ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+  const int pinned = auto_workers();
+  ASSERT_EQ(sched_setaffinity(0, sizeof(all), &all), 0);
+  EXPECT_EQ(pinned, 1);
+}
+
+TEST(LoaderSettingsTest, EachSettingIsCheckedOnceNamingItsValue) {
+  LoaderSettings s;
+  EXPECT_EQ(check(s), "ok");
+  s.workers = kMaxWorkers + 1;
+  EXPECT_EQ(check(s), "workers must be at most 1024, not 1025");
+  s.workers = -1;
+  EXPECT_EQ(check(s), "workers must be at least 0, not -1");
+  s = LoaderSettings();
+  s.prefetch = 0;
+  EXPECT_EQ(check(s), "prefetch must be at least 1, not 0");
+  s.prefetch = -2;
+  EXPECT_EQ(check(s), "prefetch must be at least 1 (or -1: auto), not -2");
+  s.prefetch = kMaxPrefetch + 1;
+  EXPECT_EQ(check(s), "prefetch must be at most 4096, not 4097");
+  s = LoaderSettings();
+  s.tune.max_workers = kMaxWorkers + 1;
+  EXPECT_EQ(check(s), "tuning budget: workers must be 0 (auto) or up to 1024");
+}
+
+TEST(LoaderSettingsTest, PoliciesParseByName) {
+  EXPECT_EQ(parse_verify_policy("always").value(), VerifyPolicy::kAlways);
+  EXPECT_EQ(to_string(VerifyPolicy::kOff), "off");
+  EXPECT_EQ(parse_verify_policy("never").status().message(),
+            "verify policy 'never' is not one of always, once, off");
+  EXPECT_EQ(parse_error_policy("skip").value(), ErrorPolicy::kSkip);
+  EXPECT_EQ(parse_error_policy("ignore").status().message(),
+            "on_error 'ignore' is not one of raise, skip");
+}
+
+TEST(LoaderSettingsTest, AutoPrefetchFillsSixteenMebibytesWithinItsBounds) {
+  EXPECT_EQ(auto_prefetch(1), 64);
+  EXPECT_EQ(auto_prefetch(size_t{1} << 20), 16);
+  EXPECT_EQ(auto_prefetch(size_t{1} << 30), 4);
+}
+
+}  // namespace
+}  // namespace stoker
