@@ -7,10 +7,9 @@ import then leaves nothing behind). Thread-safe: calls from several threads run 
 
 import json
 import os
-import sys
-import time
 
 from stoker import _stoker
+from stoker._progress import ProgressLine
 
 __all__ = ["convert", "inspect", "verify"]
 
@@ -18,30 +17,6 @@ def _shard_bytes(shard_mb):
     if isinstance(shard_mb, bool) or not isinstance(shard_mb, int) or not 1 <= shard_mb <= 1 << 20:
         raise ValueError(f"shard_mb must be a whole number from 1 to {1 << 20}, not {shard_mb!r}")
     return shard_mb << 20
-
-
-class _ProgressLine:
-    """A callable progress(done, total) drawing one line on stderr (when it is a terminal,
-    unless `enabled` says otherwise)."""
-
-    def __init__(self, enabled, what):
-        self.enabled = sys.stderr.isatty() if enabled is None else bool(enabled)
-        self.what = what
-        self.start = time.monotonic()
-        self.shown = False
-
-    def __call__(self, done, total):
-        if not self.enabled:
-            return
-        rate = done / max(time.monotonic() - self.start, 1e-9)
-        sys.stderr.write(f"\r\033[K{self.what}: {done}/{total}, {rate:,.0f}/s")
-        sys.stderr.flush()
-        self.shown = True
-
-    def close(self):
-        if self.shown:
-            sys.stderr.write("\r\033[K")
-            sys.stderr.flush()
 
 
 # The options of each kind of convert(), and their defaults.
@@ -67,8 +42,8 @@ def convert(kind, src=None, out=None, **options):
       Option: shard_mb.
     - ``"imagefolder"``: a torchvision ImageFolder of JPEGs and PNGs (or its train/ and val/
       splits) into an image dataset. Options, as the command's: keep_original, max_side,
-      skip_bad, workers (threads; None: one per core; 0: one at a time), shard_mb, and progress (a line on stderr;
-      default: when it is a terminal). Bad files raise stoker.Error, whose ``bad_files`` lists
+      skip_bad, workers (threads; None: one per core; 0: one at a time), shard_mb, and
+      progress (a line on stderr; default: when it is a terminal). Bad files raise stoker.Error, whose ``bad_files`` lists
       (path, reason) pairs; with skip_bad they are in the result's ``bad_files`` and
       ``skipped_list``.
 
@@ -118,7 +93,7 @@ def _import_image_folder(src, out, shard_bytes, *, keep_original, max_side, skip
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError(f"{name} must be a whole number, not {value!r}")
     bad = []
-    line = _ProgressLine(progress, f"importing {os.fsdecode(src)}")
+    line = ProgressLine(progress, f"importing {os.fsdecode(src)}")
     try:
         summary = _stoker.import_image_folder(
             os.fsencode(src), os.fsencode(out), keep_original=bool(keep_original), max_side=max_side,
@@ -161,7 +136,7 @@ def verify(path, *, progress=None):
     its format, then every record's checksum, layout and label. Returns {"datasets": [{"path",
     "records", "shards"}]}; raises stoker.Error with the command's one-line message if a record
     is bad, its ``errors`` listing the bad records' messages (the first 1000 per dataset)."""
-    line = _ProgressLine(progress, f"verifying {os.fsdecode(path)}")
+    line = ProgressLine(progress, f"verifying {os.fsdecode(path)}")
     try:
         reports = _stoker.verify_datasets(os.fsencode(path), progress=line)
     finally:
