@@ -95,6 +95,10 @@ struct TrainerOptions {
   // through Resize(image_size * 256 / 224) + CenterCrop(image_size), torchvision's recipe.
   int image_size = 224;
   RandomCropOptions augment;
+  // Pixel operations applied to each training image after the crop (or to the stored image),
+  // in order: calls as `stoker train --augment` writes them, "color_jitter:brightness=0.4"
+  // (`stoker ops` lists the operations). Evaluation images are not augmented.
+  std::vector<std::string> augment_ops;
   // The fast mode (ImageOutput::dct_scaling): decode large JPEG crops at a reduced DCT scale
   // (faster; pixels differ from torchvision's). False, the default: torchvision's pixels.
   bool dct_scaling = false;

@@ -33,8 +33,9 @@ std::string bounds_text(const ParamSpec& p) {
   return "";
 }
 
-// What a value of `p` must be: "a number at least 0", "2 numbers above 0", "true or false".
-std::string expected_text(const ParamSpec& p) {
+}  // namespace
+
+std::string values_text(const ParamSpec& p) {
   switch (p.type) {
     case ParamType::kBool:
       return "true or false";
@@ -55,6 +56,8 @@ std::string expected_text(const ParamSpec& p) {
   }
   return "";
 }
+
+namespace {
 
 // `value` as the command line writes it; text quoted.
 std::string value_text(const ParamValue& value, bool quote_text = true) {
@@ -170,7 +173,7 @@ std::vector<OpSpec> checked_table() {
     for (const ParamSpec& p : op.params)
       if (!typed(p, p.default_value))
         throw std::logic_error("operation '" + op.name + "': the default of " + p.name +
-                               " is not " + expected_text(p));
+                               " is not " + values_text(p));
   }
   return table;
 }
@@ -287,7 +290,7 @@ Result<OpCall> make_op_call(const std::string& name,
     slot = typed(*p, read);
     if (!slot)
       return invalid_argument(fmt::format("{}: {} must be {}, not {}", op.name, key,
-                                          expected_text(*p), value_text(read)));
+                                          values_text(*p), value_text(read)));
   }
   std::vector<std::pair<std::string, ParamValue>> checked;
   for (size_t i = 0; i < op.params.size(); ++i)
@@ -323,11 +326,13 @@ Result<OpCall> parse_op_call(const std::string& text) {
   return make_op_call(name, given);
 }
 
+std::string to_text(const ParamValue& value) { return value_text(value, /*quote_text=*/false); }
+
 std::string to_text(const OpCall& call) {
   std::string out = call.op->name;
   for (const auto& [key, value] : call.params.values())
     out += fmt::format("{}{}={}", out.size() == call.op->name.size() ? ":" : ",", key,
-                       value_text(value, /*quote_text=*/false));
+                       to_text(value));
   return out;
 }
 

@@ -154,6 +154,10 @@ Result<OpCall> parse_op_call(const std::string& text);
 
 // `call` as text that parse_op_call reads back: every parameter, in the spec's order.
 std::string to_text(const OpCall& call);
+// A value as a call's text writes it ("0.5", "[0.08,1]", "true").
+std::string to_text(const ParamValue& value);
+// What a value of `p` must be, as the errors say it: "a number at least 0", "2 numbers above 0".
+std::string values_text(const ParamSpec& p);
 
 // The registry's description as JSON: [{"name", "role", "doc", "python_class", "params":
 // [{"name", "type", "default", "doc", "min", "max", "min_open", "min_count", "max_count"}]}],
