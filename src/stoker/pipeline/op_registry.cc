@@ -301,6 +301,7 @@ Result<OpCall> make_op_call(const std::string& name,
 Result<OpCall> parse_op_call(const std::string& text) {
   const size_t colon = text.find(':');
   const std::string name = text.substr(0, colon);
+  if (Result<const OpSpec*> op = find_operation(name); !op.is_ok()) return op.status();
   std::vector<std::pair<std::string, ParamValue>> given;
   if (colon != std::string::npos) {
     // key=value pairs split at the commas outside brackets.
@@ -330,9 +331,11 @@ std::string to_text(const ParamValue& value) { return value_text(value, /*quote_
 
 std::string to_text(const OpCall& call) {
   std::string out = call.op->name;
-  for (const auto& [key, value] : call.params.values())
-    out += fmt::format("{}{}={}", out.size() == call.op->name.size() ? ":" : ",", key,
-                       to_text(value));
+  const char* separator = ":";
+  for (const auto& [key, value] : call.params.values()) {
+    out += fmt::format("{}{}={}", separator, key, to_text(value));
+    separator = ",";
+  }
   return out;
 }
 
