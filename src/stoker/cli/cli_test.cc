@@ -386,6 +386,8 @@ TEST(CliTest, UsageErrorsExitTwoWithOneLineAndDoNothing) {
       {"doctor --augment colour_jitter",
        "--augment: unknown operation 'colour_jitter' (operations: busy_wait, center_crop, "
        "color_jitter, normalize, random_resized_crop)"},
+      {"bench loader --decode-only --augment color_jitter",
+       "--augment works on the crop, which --decode-only leaves out"},
       {"train --augment random_resized_crop:size=32" + outputs,
        "--augment: random_resized_crop is not an augmentation (a pixel operation: color_jitter)"},
       {"convert imagefolder " + dir / "src" + " --out " + dir / "out" + " --max-side 100000",

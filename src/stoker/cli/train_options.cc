@@ -9,13 +9,13 @@
 #include <limits>
 #include <vector>
 
+#include "cli/augment_option.h"
 #include "cli/usage.h"
 #include "cli/workers_option.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/train/compute_threads.h"
 #include "stoker/train/models.h"
 #include "stoker/train/slow_configs.h"
-#include "stoker/train/training_setup.h"
 #include "stoker/util/machine.h"
 
 namespace stoker::cli {
@@ -168,20 +168,7 @@ void add_run_options(CLI::App& command, TrainerOptions& o, TrainFlags& flags) {
                   "Probability of a horizontal flip of a training image")
       ->check(real_number("--flip", 0, true, 1))
       ->capture_default_str();
-  command
-      .add_option("--augment", o.augment_ops,
-                  "An augmentation of each training image after the crop, NAME[:key=value,...], "
-                  "repeatable, applied in order (`stoker ops` lists them), e.g. "
-                  "color_jitter:brightness=0.4,contrast=0.4")
-      ->allow_extra_args(false)
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            Result<OpCall> op = augment_op(text);
-            if (!op.is_ok()) throw UsageError("--augment: " + op.status().message());
-            text = to_text(op.value());
-            return "";
-          },
-          "", "augmentation"));
+  add_augment_option(command, o.augment_ops);
   command.add_flag("--dct-scaling", flags.dct_scaling,
                    "JPEG/PNG datasets: the fast mode, decoding large JPEG crops at a reduced DCT "
                    "scale (pixels differ from torchvision's; without it they are its exactly)");

@@ -64,7 +64,8 @@ std::vector<float> floats(const std::vector<double>& values) {
 }  // namespace
 
 Result<FieldRequest> make_field_request(const Schema& schema, const std::string& field,
-                                        const std::vector<OpCall>& calls) {
+                                        const std::vector<OpCall>& calls,
+                                        const ImageOutput& measure) {
   const auto fail = [&](const std::string& message) {
     return invalid_argument(fmt::format("field '{}': {}", field, message));
   };
@@ -96,7 +97,7 @@ Result<FieldRequest> make_field_request(const Schema& schema, const std::string&
 
   std::shared_ptr<const Transform> made;
   if (source) {
-    SourceContext context{&schema, field, ImageOutput{}};
+    SourceContext context{&schema, field, measure};
     const bool fused = normalize && pixels.empty();
     context.output.uint8 = !fused;
     if (fused) {

@@ -25,7 +25,10 @@ namespace stoker {
 
 // The request for batch field `field` of `schema` made by `calls`. kInvalidArgument naming the
 // field for calls out of order, a stored field they cannot apply to, or a factory's refusal.
+// `measure`: an image source's switches for measuring (ImageOutput::crop_decode, simd_resize);
+// the calls set the rest.
 Result<FieldRequest> make_field_request(const Schema& schema, const std::string& field,
-                                        const std::vector<OpCall>& calls);
+                                        const std::vector<OpCall>& calls,
+                                        const ImageOutput& measure = {});
 
 }  // namespace stoker
