@@ -11,8 +11,8 @@
 //
 // torchvision's uint8 arithmetic, in float32 with f = float(factor), truncating to uint8:
 //   brightness  out = uint8(min(x * f, 255))
-//   contrast    grey = floor(fma(b, 0.114, fma(g, 0.587, r * 0.2989))) per pixel (1 channel:
-//               the pixel), mean = float(sum of grey) / float(H * W),
+//   contrast    grey = floor(torchvision_grey(r, g, b)) per pixel (torchvision_grey.h; 1
+//               channel: the pixel), mean = float(sum of grey) / float(H * W),
 //               out = uint8(clamp(fma(mean, float(1 - factor), x * f), 0, 255))
 // Once f and the mean are known each output depends on x alone: a table of 256 values. The sum
 // of grey levels here is exact; torchvision's float32 sum is exact too up to 2^24 (any image
@@ -25,6 +25,7 @@
 #include <cmath>
 
 #include "stoker/pipeline/op_registry.h"
+#include "stoker/pipeline/ops/torchvision_grey.h"
 
 namespace stoker::ops {
 namespace {
@@ -33,14 +34,6 @@ using Table = std::array<uint8_t, 256>;
 
 void apply_table(const Table& table, uint8_t* pixels, size_t n) {
   for (size_t i = 0; i < n; ++i) pixels[i] = table[pixels[i]];
-}
-
-// torchvision's grey level of a pixel: the fused multiply-adds are exact in double, and one
-// rounding to float then gives fma's result.
-float grey(uint8_t r, uint8_t g, uint8_t b) {
-  const float red = static_cast<float>(r * static_cast<double>(0.2989f));
-  const float green = static_cast<float>(g * static_cast<double>(0.587f) + red);
-  return std::floor(static_cast<float>(b * static_cast<double>(0.114f) + green));
 }
 
 class ColorJitter : public PixelOp {
@@ -86,7 +79,8 @@ class ColorJitter : public PixelOp {
     } else {
       const uint8_t* g = pixels + plane_;
       const uint8_t* b = pixels + 2 * plane_;
-      for (size_t i = 0; i < plane_; ++i) sum += static_cast<int64_t>(grey(pixels[i], g[i], b[i]));
+      for (size_t i = 0; i < plane_; ++i)
+        sum += static_cast<int64_t>(std::floor(torchvision_grey(pixels[i], g[i], b[i])));
     }
     const float mean = static_cast<float>(sum) / static_cast<float>(plane_);
     const float f = static_cast<float>(factor);
