@@ -15,7 +15,8 @@ translated into one of the loader's native field transforms. The pipelines it kn
 * any other fixed field: copied as stored.
 
 Colour operations go right after the crop (or first, on a fixed uint8 image), before
-``ToTensor``/``Normalize``: ``ColorJitter(brightness, contrast)``, torchvision's to the pixel.
+``ToTensor``/``Normalize``: ``ColorJitter(brightness, contrast)``, ``RandomGrayscale(p)`` and
+whatever else the native library has, torchvision's to the pixel.
 Their classes are built from the native operations' description (``stoker._stoker.operations()``,
 the same that ``stoker ops`` lists), which also gives the bounds checked here: a wrong parameter
 raises the same one-line ValueError as the CLI's ``--augment``.

@@ -28,7 +28,7 @@ std::string use_of(const OpSpec& op) {
 
 void run_ops(bool json) {
   if (json) {
-    fmt::print("{}\n", nlohmann::json::parse(operations_json()).dump(2));
+    fmt::print("{}\n", nlohmann::ordered_json::parse(operations_json()).dump(2));
     return;
   }
   for (const OpSpec& op : operations()) {

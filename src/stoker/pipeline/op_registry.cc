@@ -184,15 +184,15 @@ std::string names_of(const std::vector<ParamSpec>& params) {
   return names.empty() ? "it has none" : "parameters: " + fmt::format("{}", fmt::join(names, ", "));
 }
 
-nlohmann::json to_json(const ParamValue& value) {
-  return std::visit([](const auto& v) { return nlohmann::json(v); }, value);
+nlohmann::ordered_json to_json(const ParamValue& value) {
+  return std::visit([](const auto& v) { return nlohmann::ordered_json(v); }, value);
 }
 
 // A bound as JSON: null when there is none, an integer for an integer parameter.
-nlohmann::json bound_json(const ParamSpec& p, const std::optional<double>& bound) {
-  if (!bound) return nlohmann::json();
-  return p.type == ParamType::kInt ? nlohmann::json(static_cast<int64_t>(*bound))
-                                   : nlohmann::json(*bound);
+nlohmann::ordered_json bound_json(const ParamSpec& p, const std::optional<double>& bound) {
+  if (!bound) return nlohmann::ordered_json();
+  return p.type == ParamType::kInt ? nlohmann::ordered_json(static_cast<int64_t>(*bound))
+                                   : nlohmann::ordered_json(*bound);
 }
 
 }  // namespace
@@ -340,9 +340,9 @@ std::string to_text(const OpCall& call) {
 }
 
 std::string operations_json() {
-  nlohmann::json out = nlohmann::json::array();
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const OpSpec& op : operations()) {
-    nlohmann::json params = nlohmann::json::array();
+    nlohmann::ordered_json params = nlohmann::ordered_json::array();
     for (const ParamSpec& p : op.params)
       params.push_back({{"name", p.name},
                         {"type", to_string(p.type)},
@@ -353,8 +353,8 @@ std::string operations_json() {
                         {"min_open", p.min_open},
                         {"min_count", p.min_count},
                         {"max_count", p.max_count == ParamSpec::kAnyCount
-                                          ? nlohmann::json()
-                                          : nlohmann::json(p.max_count)}});
+                                          ? nlohmann::ordered_json()
+                                          : nlohmann::ordered_json(p.max_count)}});
     out.push_back({{"name", op.name},
                    {"role", to_string(op.role)},
                    {"doc", op.doc},
@@ -365,7 +365,7 @@ std::string operations_json() {
 }
 
 std::string params_json(const OpCall& call) {
-  nlohmann::json out = nlohmann::json::object();
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
   for (const auto& [key, value] : call.params.values()) out[key] = to_json(value);
   return out.dump();
 }
