@@ -275,7 +275,9 @@ Result<OpCall> make_op_call(const std::string& name,
   if (!found.is_ok()) return found.status();
   const OpSpec& op = *found.value();
   std::vector<std::optional<ParamValue>> values(op.params.size());
-  for (const auto& [key, value] : given) {
+  for (const auto& pair : given) {
+    const std::string& key = pair.first;
+    const ParamValue& value = pair.second;
     const auto p = std::find_if(op.params.begin(), op.params.end(),
                                 [&](const ParamSpec& spec) { return spec.name == key; });
     if (p == op.params.end())
