@@ -108,6 +108,7 @@ Result<FieldRequest> make_field_request(const Schema& schema, const std::string&
         source->op->make_source(source->params, context);
     if (!transform.is_ok()) return transform.status();
     made = transform.value();
+    if (!normalize && pixels.empty()) return FieldRequest(field, made);  // as the source writes
     if (made->dtype() != (fused ? DType::kFloat32 : DType::kUint8))
       return fail(fmt::format("{} writes {}: {} applies to uint8 images",
                               source->op->name, dtype_name(made->dtype()),

@@ -116,6 +116,12 @@ TEST_F(FieldPipelineTest, ASourceThenNormalizeIsTheFusedTransform) {
   const FieldRequest eval = request("image", {"center_crop:size=16,resize=20"});
   EXPECT_EQ(eval.transform->dtype(), DType::kUint8);
   EXPECT_EQ(sample(*eval.transform, 0), sample(*center, 0));
+
+  // A source alone writes what it writes.
+  const FieldRequest cost = request("cost", {"busy_wait"});
+  EXPECT_EQ(cost.transform->dtype(), DType::kInt64);
+  const std::vector<uint8_t> index = sample(*cost.transform, 7);
+  EXPECT_EQ(index[0], 7);
 }
 
 TEST_F(FieldPipelineTest, PixelOperationsFollowTheSourceOnTheirOwnStream) {
