@@ -94,7 +94,7 @@ TEST_F(FieldPipelineTest, WithoutASourceTheStoredFieldAsBefore) {
   EXPECT_EQ(normalized.transform, nullptr);
 }
 
-TEST_F(FieldPipelineTest, ASourceThenNormalizeIsTheFusedTransform) {
+TEST_F(FieldPipelineTest, ASourceAloneOrFusedWithNormalizeIsItsTransform) {
   ImageOutput output;
   output.size = 16;
   output.uint8 = false;
