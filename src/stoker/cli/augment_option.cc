@@ -14,7 +14,7 @@ CLI::Option* add_augment_option(CLI::App& command, std::vector<std::string>& ops
                   "repeatable, applied in order (`stoker ops` lists them), e.g. "
                   "color_jitter:brightness=0.4,contrast=0.4")
       ->allow_extra_args(false)
-      ->check(CLI::Validator(
+      ->transform(CLI::Validator(
           [](std::string& text) -> std::string {
             Result<OpCall> op = augment_op(text);
             if (!op.is_ok()) throw UsageError("--augment: " + op.status().message());
