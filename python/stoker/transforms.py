@@ -23,7 +23,7 @@ raises the same one-line ValueError as the CLI's ``--augment``.
 
 Anything else raises ValueError saying what is supported. torchvision's own classes of the
 same names (and a ``torchvision.transforms.Compose`` of them) are accepted too and translated,
-with the same checks. Pixels are torchvision's (PIL's decode and antialiased bilinear resize)
+with the same checks; its colour operations are not (their parameters differ: use stoker's). Pixels are torchvision's (PIL's decode and antialiased bilinear resize)
 up to float rounding (uint8 byte for byte). The fast mode is opt-in: ``dct_scaling=True`` on
 stoker's ``RandomResizedCrop`` and ``Resize`` (the CLI's ``--dct-scaling``) decodes JPEGs at
 1/2 or 1/4 scale when the crop still covers the output: faster, pixels slightly different.
