@@ -14,18 +14,26 @@ translated into one of the loader's native field transforms. The pipelines it kn
   (``PILToTensor``'s values, to normalise on the device);
 * any other fixed field: copied as stored.
 
+Colour operations go right after the crop (or first, on a fixed uint8 image), before
+``ToTensor``/``Normalize``: ``ColorJitter(brightness, contrast)``, ``RandomGrayscale(p)`` and
+whatever else the native library has, torchvision's to the pixel.
+Their classes are built from the native operations' description (``stoker._stoker.operations()``,
+the same that ``stoker ops`` lists), which also gives the bounds checked here: a wrong parameter
+raises the same one-line ValueError as the CLI's ``--augment``.
+
 Anything else raises ValueError saying what is supported. torchvision's own classes of the
 same names (and a ``torchvision.transforms.Compose`` of them) are accepted too and translated,
-with the same checks. Pixels are torchvision's (PIL's decode and antialiased bilinear resize)
+with the same checks; its colour operations are not (their parameters differ: use stoker's). Pixels are torchvision's (PIL's decode and antialiased bilinear resize)
 up to float rounding (uint8 byte for byte). The fast mode is opt-in: ``dct_scaling=True`` on
 stoker's ``RandomResizedCrop`` and ``Resize`` (the CLI's ``--dct-scaling``) decodes JPEGs at
 1/2 or 1/4 scale when the crop still covers the output: faster, pixels slightly different.
-Random crops and flips draw from each sample's own stream of (seed, epoch, index): the same
-for any number of workers, not the same draws as torchvision's.
+Random crops, flips and colour changes draw from each sample's own stream of (seed, epoch,
+index): the same for any number of workers, not the same draws as torchvision's.
 """
 
 from __future__ import annotations
 
+import inspect
 from typing import Dict, List, Sequence
 
 from stoker import _stoker
@@ -33,9 +41,17 @@ from stoker import _stoker
 __all__ = ["Compose", "ToTensor", "PILToTensor", "Normalize", "RandomResizedCrop",
            "RandomHorizontalFlip", "Resize", "CenterCrop"]
 
+# The native operations by name (pipeline/op_registry.h): their parameters' bounds are read from
+# here, and the pixel operations' classes are built from it (below).
+_OPERATIONS = {op["name"]: op for op in _stoker.operations()}
 
-def _square_size(name: str, size) -> int:
-    """An output side from an int or an (h, w) pair with h == w."""
+
+def _param(op: str, name: str) -> dict:
+    return next(p for p in _OPERATIONS[op]["params"] if p["name"] == name)
+
+
+def _square_size(name: str, size, op: str) -> int:
+    """An output side from an int or an (h, w) pair with h == w, within native `op`'s size."""
     if isinstance(size, Sequence) and not isinstance(size, str):
         if len(size) == 1:
             size = size[0]
@@ -44,16 +60,10 @@ def _square_size(name: str, size) -> int:
         else:
             raise ValueError(f"{name}: size {tuple(size)} is not square; stoker makes square "
                              "outputs (an int, or (n, n))")
-    if not _is_side(size):
-        raise ValueError(f"{name}: size must be an int in [1, {_stoker.MAX_IMAGE_SIZE}], "
-                         f"not {size!r}")
+    largest = _param(op, "size")["max"]
+    if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= largest:
+        raise ValueError(f"{name}: size must be a positive int up to {largest}, not {size!r}")
     return size
-
-
-def _is_side(size) -> bool:
-    """True if `size` is an output side the native transforms take."""
-    return (not isinstance(size, bool) and isinstance(size, int)
-            and 1 <= size <= _stoker.MAX_IMAGE_SIZE)
 
 
 def _pair(name: str, what: str, value) -> tuple:
@@ -116,7 +126,7 @@ class RandomResizedCrop:
     """
 
     def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0), dct_scaling=False):
-        self.size = _square_size("RandomResizedCrop", size)
+        self.size = _square_size("RandomResizedCrop", size, "random_resized_crop")
         self.scale = _pair("RandomResizedCrop", "scale", scale)
         self.ratio = _pair("RandomResizedCrop", "ratio", ratio)
         self.dct_scaling = bool(dct_scaling)
@@ -130,8 +140,10 @@ class RandomHorizontalFlip:
 
     def __init__(self, p=0.5):
         p = float(p)
-        if not 0.0 <= p <= 1.0:
-            raise ValueError(f"RandomHorizontalFlip: p must be in [0, 1], not {p}")
+        bounds = _param("random_resized_crop", "flip")
+        if not bounds["min"] <= p <= bounds["max"]:
+            raise ValueError(f"RandomHorizontalFlip: p must be in [{bounds['min']:g}, "
+                             f"{bounds['max']:g}], not {p}")
         self.p = p
 
     def __repr__(self):
@@ -144,9 +156,10 @@ class Resize:
     def __init__(self, size, dct_scaling=False):
         if isinstance(size, Sequence) and len(size) == 1:
             size = size[0]
-        if not _is_side(size):
-            raise ValueError(f"Resize: size must be one int in [1, {_stoker.MAX_IMAGE_SIZE}] (the "
-                             f"shorter side), not {size!r}")
+        largest = _param("center_crop", "resize")["max"]
+        if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= largest:
+            raise ValueError(f"Resize: size must be one positive int (the shorter side) up to "
+                             f"{largest}, not {size!r}")
         self.size = size
         self.dct_scaling = bool(dct_scaling)
 
@@ -158,14 +171,60 @@ class CenterCrop:
     """The central size × size crop (after Resize)."""
 
     def __init__(self, size):
-        self.size = _square_size("CenterCrop", size)
+        self.size = _square_size("CenterCrop", size, "center_crop")
 
     def __repr__(self):
         return f"CenterCrop({self.size})"
 
 
-_SUPPORTED = ("Compose, ToTensor, PILToTensor, Normalize, RandomResizedCrop, "
-              "RandomHorizontalFlip, Resize, CenterCrop")
+class _PixelOperation:
+    """A native pixel operation (a colour change of a uint8 image), its parameters checked by
+    the registry as the CLI's --augment checks them; subclasses are built by _pixel_class."""
+
+    _op = ""  # the native operation's name
+    __signature__ = inspect.Signature()
+
+    def __init__(self, *args, **kwargs):
+        names = list(self.__signature__.parameters)
+        if len(args) > len(names):
+            raise TypeError(f"{type(self).__name__} takes at most {len(names)} positional "
+                            f"arguments ({len(args)} given)")
+        given = dict(zip(names, args))
+        for key, value in kwargs.items():
+            if key in given:
+                raise TypeError(f"{type(self).__name__} got multiple values for '{key}'")
+            given[key] = value
+        self.params = _stoker.check_operation(self._op, given)
+        for key, value in self.params.items():
+            setattr(self, key, value)
+
+    def native(self) -> dict:
+        """The loader's call of the operation."""
+        return {"op": self._op, **self.params}
+
+    def __repr__(self):
+        args = ", ".join(f"{key}={value!r}" for key, value in self.params.items())
+        return f"{type(self).__name__}({args})"
+
+
+def _pixel_class(op: dict) -> type:
+    """The class of native pixel operation `op` (its description): the parameters in order,
+    positional or keyword, with their defaults."""
+    params = [inspect.Parameter(p["name"], inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                default=p["default"]) for p in op["params"]]
+    doc = "\n".join([op["doc"] + ".", ""] + [f"{p['name']}: {p['doc']}" for p in op["params"]])
+    return type(op["python_class"], (_PixelOperation,),
+                {"_op": op["name"], "__doc__": doc, "__module__": __name__,
+                 "__signature__": inspect.Signature(params)})
+
+
+_PIXEL_CLASSES = {op["python_class"]: _pixel_class(op) for op in _OPERATIONS.values()
+                  if op["role"] == "pixel"}
+globals().update(_PIXEL_CLASSES)
+__all__ += sorted(_PIXEL_CLASSES)
+
+_SUPPORTED = ", ".join(["Compose", "ToTensor", "PILToTensor", "Normalize", "RandomResizedCrop",
+                        "RandomHorizontalFlip", "Resize", "CenterCrop", *sorted(_PIXEL_CLASSES)])
 
 
 def _interpolation_is_bilinear(t) -> bool:
@@ -199,13 +258,16 @@ def _from_torchvision(t):
         return Resize(t.size)
     if name == "CenterCrop":
         return CenterCrop(t.size)
+    if name in _PIXEL_CLASSES:
+        raise ValueError(f"torchvision transform {name} is not supported by stoker.Loader: use "
+                         f"stoker.transforms.{name}")
     raise ValueError(f"torchvision transform {name} is not supported by stoker.Loader; "
                      f"supported: {_SUPPORTED}")
 
 
 def _stoker_transform(t):
     if isinstance(t, (Compose, ToTensor, PILToTensor, Normalize, RandomResizedCrop,
-                      RandomHorizontalFlip, Resize, CenterCrop)):
+                      RandomHorizontalFlip, Resize, CenterCrop, _PixelOperation)):
         return t
     if type(t).__module__.startswith("torchvision.transforms"):
         return _from_torchvision(t)
@@ -221,17 +283,26 @@ def _steps(transform) -> list:
     return [t]
 
 
-def _tensor_tail(field: str, steps: list) -> dict:
-    """The output of steps after any geometry: uint8 as is, or float32 with mean and std."""
+def _pixel_steps(steps: list) -> tuple:
+    """The native calls of the pixel operations that start `steps`, and the steps after them."""
+    n = 0
+    while n < len(steps) and isinstance(steps[n], _PixelOperation):
+        n += 1
+    return [step.native() for step in steps[:n]], steps[n:]
+
+
+def _tensor_tail(field: str, steps: list) -> list:
+    """The native calls of the output steps after the pixels: none (uint8 as is) or normalize."""
     names = [type(s).__name__ for s in steps]
     if names in ([], ["PILToTensor"]):
-        return {"uint8": True, "mean": [0.0], "std": [1.0]}
+        return []
     if names == ["ToTensor"]:
-        return {"uint8": False, "mean": [0.0], "std": [1.0]}
+        return [{"op": "normalize", "mean": [0.0], "std": [1.0]}]
     if names in (["Normalize"], ["ToTensor", "Normalize"]):
-        return {"uint8": False, "mean": steps[-1].mean, "std": steps[-1].std}
+        return [{"op": "normalize", "mean": steps[-1].mean, "std": steps[-1].std}]
     raise ValueError(f"field '{field}': after the crop, stoker supports nothing, ToTensor, "
-                     f"Normalize or ToTensor + Normalize, not {' + '.join(names)}")
+                     f"Normalize or ToTensor + Normalize, not {' + '.join(names)} "
+                     f"({', '.join(sorted(_PIXEL_CLASSES))} come right after the crop)")
 
 
 def _encoded_image_spec(field: str, steps: list) -> dict:
@@ -243,34 +314,36 @@ def _encoded_image_spec(field: str, steps: list) -> dict:
         if rest and isinstance(rest[0], RandomHorizontalFlip):
             flip = rest[0].p
             rest = rest[1:]
-        return {"name": field, "kind": "random_resized_crop", "size": crop.size,
-                "scale": crop.scale, "ratio": crop.ratio, "flip": flip,
-                "dct_scaling": crop.dct_scaling, **_tensor_tail(field, rest)}
-    if names[:2] == ["Resize", "CenterCrop"]:
-        return {"name": field, "kind": "center_crop", "size": steps[1].size,
-                "resize": steps[0].size, "dct_scaling": steps[0].dct_scaling,
-                **_tensor_tail(field, steps[2:])}
-    raise ValueError(
-        f"field '{field}' holds encoded images of varying size: its transforms must start with "
-        f"RandomResizedCrop [+ RandomHorizontalFlip] or Resize + CenterCrop, then optionally "
-        f"ToTensor and/or Normalize; got {' + '.join(names) or 'nothing'}")
+        source = {"op": "random_resized_crop", "size": crop.size, "scale": list(crop.scale),
+                  "ratio": list(crop.ratio), "flip": flip, "dct_scaling": crop.dct_scaling}
+    elif names[:2] == ["Resize", "CenterCrop"]:
+        source = {"op": "center_crop", "size": steps[1].size, "resize": steps[0].size,
+                  "dct_scaling": steps[0].dct_scaling}
+        rest = steps[2:]
+    else:
+        raise ValueError(
+            f"field '{field}' holds encoded images of varying size: its transforms must start "
+            f"with RandomResizedCrop [+ RandomHorizontalFlip] or Resize + CenterCrop, then "
+            f"optionally {' or '.join(sorted(_PIXEL_CLASSES))}, then ToTensor and/or Normalize; "
+            f"got {' + '.join(names) or 'nothing'}")
+    pixels, rest = _pixel_steps(rest)
+    return {"name": field, "ops": [source, *pixels, *_tensor_tail(field, rest)]}
 
 
 def _fixed_spec(field: str, dtype: str, steps: list) -> dict:
     names = [type(s).__name__ for s in steps]
     if names in ([], ["PILToTensor"]):
-        return {"name": field, "kind": "copy"}
+        return {"name": field, "ops": []}
     if dtype != "uint8":
         raise ValueError(f"field '{field}' ({dtype}) is copied as stored; transforms apply to "
                          f"uint8 and encoded-image fields, not {' + '.join(names)}")
-    tail = _tensor_tail(field, steps) if not any(
-        isinstance(s, (RandomResizedCrop, RandomHorizontalFlip, Resize, CenterCrop))
-        for s in steps) else None
-    if tail is None:
+    if any(isinstance(s, (RandomResizedCrop, RandomHorizontalFlip, Resize, CenterCrop))
+           for s in steps):
         raise ValueError(f"field '{field}' is a fixed-size uint8 array: stoker supports "
                          f"ToTensor and/or Normalize on it, not {' + '.join(names)} (crops and "
                          f"flips need an encoded-image field)")
-    return {"name": field, "kind": "normalize", "mean": tail["mean"], "std": tail["std"]}
+    pixels, rest = _pixel_steps(steps)
+    return {"name": field, "ops": pixels + _tensor_tail(field, rest)}
 
 
 def field_specs(transforms, schema: List[dict]) -> List[dict]:
@@ -315,11 +388,9 @@ def defer_normalization(specs: List[dict]) -> tuple:
     workers deliver as uint8, {field: (mean, std)} to apply after the copy to the device)."""
     native, deferred = [], {}
     for spec in specs:
-        if spec["kind"] == "normalize":
-            deferred[spec["name"]] = (spec["mean"], spec["std"])
-            spec = {"name": spec["name"], "kind": "copy"}
-        elif spec["kind"] in ("random_resized_crop", "center_crop") and not spec["uint8"]:
-            deferred[spec["name"]] = (spec["mean"], spec["std"])
-            spec = dict(spec, uint8=True, mean=[0.0], std=[1.0])
+        ops = spec["ops"]
+        if ops and ops[-1]["op"] == "normalize":
+            deferred[spec["name"]] = (ops[-1]["mean"], ops[-1]["std"])
+            spec = dict(spec, ops=ops[:-1])
         native.append(spec)
     return native, deferred

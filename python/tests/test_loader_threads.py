@@ -23,9 +23,9 @@ def slow_native_loader(path, microseconds_per_sample, batch_size=4):
     native = _stoker.LoaderCore(os.fspath(path))
     native.configure(batch_size=batch_size, shuffle=False, seed=0, last_batch="short", workers=1,
                      prefetch=1, rank=0, world_size=1, verify="once", on_error="raise",
-                     fields=[{"name": "label", "kind": "copy"},
-                             {"name": "cost", "kind": "busy_wait",
-                              "microseconds": microseconds_per_sample}],
+                     fields=[{"name": "label", "ops": []},
+                             {"name": "cost", "ops": [{"op": "busy_wait",
+                                                       "microseconds": microseconds_per_sample}]}],
                      to_tensor=torch.utils.dlpack.from_dlpack)
     return native
 
@@ -131,7 +131,7 @@ path = sys.argv[1]
 # Each batch costs 2 s of a worker's CPU: the main thread sits in the wait for it.
 specs = stoker.loader.field_specs
 stoker.loader.field_specs = lambda t, s: specs(t, s) + [
-    {"name": "cost", "kind": "busy_wait", "microseconds": 125_000}]
+    {"name": "cost", "ops": [{"op": "busy_wait", "microseconds": 125_000}]}]
 loader = stoker.Loader(path, batch_size=16, workers=1, prefetch=1, shuffle=False)
 try:
     for batch in loader:

@@ -35,9 +35,16 @@ struct SampleInput {
   int64_t index = 0;  // global dataset index
   int64_t epoch = 0;
   uint64_t seed = 0;  // the loader's seed
+  // Which operation of the field draws: 0 the field's transform, k >= 1 the k-th operation
+  // applied after it (field_pipeline.h), each with a stream of its own.
+  uint64_t step = 0;
 
-  // The sample's own random stream: CounterRng(seed, sample_stream(epoch, index)).
-  CounterRng rng() const { return CounterRng(seed, sample_stream(epoch, index)); }
+  // The sample's own random stream: CounterRng(seed, sample_stream(epoch, index)) for step 0,
+  // else CounterRng(seed, derive_stream(sample_stream(epoch, index), step)).
+  CounterRng rng() const {
+    const uint64_t stream = sample_stream(epoch, index);
+    return CounterRng(seed, step == 0 ? stream : derive_stream(stream, step));
+  }
 };
 
 // Thread-safety: apply() is called concurrently from every worker; it must be const-safe.

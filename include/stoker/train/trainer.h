@@ -14,7 +14,7 @@
 // boundary with a checkpoint; --resume from it continues the exact same sequence of updates.
 //
 // The library changes no process-wide state of its own accord (the CLI does that): it uses the
-// intra-op thread count the process has (the CLI sets it: set_compute_threads), prints only to
+// intra-op thread count the process has (the CLI sets it: set_compute_settings), prints only to
 // `out`, converts no data, and initialises the model from `seed` without moving LibTorch's
 // default generator. A model's random layers (dropout) draw from that generator during run(),
 // as in any LibTorch loop; resume sets it to the checkpoint's state so that they draw as the
@@ -103,6 +103,10 @@ struct TrainerOptions {
   // through Resize(image_size * 256 / 224) + CenterCrop(image_size), torchvision's recipe.
   int image_size = 224;
   RandomCropOptions augment;
+  // Pixel operations applied to each training image after the crop (or to the stored image),
+  // in order: calls as `stoker train --augment` writes them, "color_jitter:brightness=0.4"
+  // (`stoker ops` lists the operations). Evaluation images are not augmented.
+  std::vector<std::string> augment_ops;
   // The fast mode (ImageOutput::dct_scaling): decode large JPEG crops at a reduced DCT scale
   // (faster; pixels differ from torchvision's). False, the default: torchvision's pixels.
   bool dct_scaling = false;

@@ -20,6 +20,8 @@
 //   derive_stream(a, b)          = mix64(mix64(a) + b)
 //   order_stream(epoch)          = derive_stream(kOrderTag, epoch)
 //   sample_stream(epoch, index)  = derive_stream(derive_stream(kSampleTag, epoch), index)
+//   operation k >= 1 of a field  = derive_stream(sample_stream(epoch, index), k)
+//                                  (SampleInput::step, pipeline/transform.h)
 // where kOrderTag = 0x6f72646572 ("order") and kSampleTag = 0x73616d706c65 ("sample"); epochs
 // and indices are converted to uint64 by two's complement. For a fixed first argument
 // derive_stream is a bijection in its second, so distinct epochs (or distinct samples of one

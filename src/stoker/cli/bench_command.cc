@@ -3,6 +3,7 @@
 // with no queue, ordering or pool). On a dataset of JPEG/PNG images the work per sample is
 // torchvision's training transform: RandomResizedCrop + flip + normalise.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <numeric>
 #include <optional>
 
+#include "cli/augment_option.h"
 #include "cli/commands.h"
 #include "cli/loader_settings_options.h"
 #include "cli/output_checks.h"
@@ -25,15 +27,22 @@
 #include "stoker/doctor/throughput_recorder.h"
 #include "stoker/image/decode.h"
 #include "stoker/pipeline/batch_buffer.h"
+#include "stoker/pipeline/field_pipeline.h"
 #include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/loader_core.h"
 #include "stoker/pipeline/sample_cost.h"
 #include "stoker/store/data_location.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/train/normalization_choice.h"
+#include "stoker/train/training_setup.h"
 
 namespace stoker::cli {
 namespace {
+
+// A normalisation's floats as an operation's parameter takes them.
+std::vector<double> doubles(const std::vector<float>& values) {
+  return {values.begin(), values.end()};
+}
 
 struct LoaderBenchOptions {
   std::string data;
@@ -50,6 +59,7 @@ struct LoaderBenchOptions {
   bool full_decode = false;
   bool scalar_resize = false;
   bool decode_only = false;
+  std::vector<std::string> augment;  // --augment: on the image after the crop
   bool json = false;
   std::string trace;   // --trace
   std::string report;  // --report
@@ -204,6 +214,8 @@ RunReport loader_report(const TimedRun& run, const nlohmann::json& j) {
 }
 
 void run_loader_bench(const LoaderBenchOptions& o) {
+  if (o.decode_only && !o.augment.empty())
+    throw UsageError("--augment works on the crop, which --decode-only leaves out");
   InputSet inputs;
   inputs.add_datasets(o.data.empty() ? default_fashion_mnist_dir() : o.data, "the data");
   CommandOutputs outputs(std::move(inputs));
@@ -228,26 +240,35 @@ void run_loader_bench(const LoaderBenchOptions& o) {
   static_cast<LoaderSettings&>(options) = o.loader;
   const int image = dataset->schema().find("image");
   const bool encoded = is_encoded_image_field(dataset->schema(), "image");
-  if (encoded) {  // torchvision's training transform: RandomResizedCrop + flip + normalise
-    ImageOutput output;
-    output.size = o.image_size;
-    output.uint8 = o.uint8;
-    output.dct_scaling = o.dct_scaling;
-    output.crop_decode = !o.full_decode;
-    output.simd_resize = !o.scalar_resize;
+  // The image: torchvision's training transform (RandomResizedCrop + flip) of encoded images,
+  // then --augment, then the normalisation (ImageNet's, Fashion-MNIST's for stored pixels).
+  const auto image_request = [&](const std::vector<double>& mean, const std::vector<double>& std) {
+    std::vector<OpCall> calls;
+    if (encoded)
+      calls.push_back(make_op_call("random_resized_crop", {{"size", int64_t{o.image_size}},
+                                                           {"flip", 0.5},
+                                                           {"dct_scaling", o.dct_scaling}})
+                          .value_or_throw());
+    for (const std::string& text : o.augment) calls.push_back(augment_op(text).value_or_throw());
+    if (!o.uint8)
+      calls.push_back(make_op_call("normalize", {{"mean", mean}, {"std", std}}).value_or_throw());
+    ImageOutput measure;
+    measure.crop_decode = !o.full_decode;
+    measure.simd_resize = !o.scalar_resize;
+    return make_field_request(dataset->schema(), "image", calls, measure).value_or_throw();
+  };
+  if (encoded) {
     options.fields.push_back(
         o.decode_only
             ? FieldRequest{"image", std::make_shared<DecodeOnly>(dataset->schema().find("image"))}
-            : FieldRequest{"image",
-                           random_resized_crop_transform(dataset->schema(), "image", output)
-                               .value_or_throw()});
+            : image_request(doubles(kImageNetMean), doubles(kImageNetStd)));
   }
   for (const Field& f : dataset->schema().fields()) {
     if (!f.is_fixed() || (encoded && f.name != "label")) continue;
-    const bool normalise = !o.uint8 && f.dtype == DType::kUint8 && image >= 0 && f.name == "image";
-    options.fields.push_back(normalise
-                                 ? FieldRequest{f.name, true, kFashionMnistMean, kFashionMnistStd}
-                                 : FieldRequest{f.name});
+    const bool stored_image = f.dtype == DType::kUint8 && image >= 0 && f.name == "image";
+    options.fields.push_back(
+        stored_image ? image_request(doubles(kFashionMnistMean), doubles(kFashionMnistStd))
+                     : FieldRequest{f.name});
   }
   if (o.sample_cost_us > 0)
     options.fields.push_back(FieldRequest{
@@ -325,6 +346,7 @@ void run_loader_bench(const LoaderBenchOptions& o) {
                       {"rss_anon_growth_mb", (rss_after_loader - rss_before_loader) / 1e6},
                       {"checksum", checksum}};
   if (!note.empty()) j["note"] = note;
+  if (!o.augment.empty()) j["augment"] = o.augment;
   write_report_option(loader_report(run, j), o.report);
   if (tuning) j["tuning"] = nlohmann::json::parse(tuning->to_json());
   if (o.json) {
@@ -333,6 +355,7 @@ void run_loader_bench(const LoaderBenchOptions& o) {
   }
   if (!note.empty()) fmt::print("{}\n", note);
   fmt::print("dataset    {}\n", data);
+  if (!o.augment.empty()) fmt::print("augment    {}\n", fmt::join(o.augment, " "));
   fmt::print(
       "loader     {:>12.0f} samples/s  {:>8.1f} MB/s  ({} samples, {} workers{}, {:.3f} s)\n", rate,
       rate * sample_bytes / 1e6, samples, workers, tuning ? " (auto)" : "", seconds);
@@ -401,6 +424,7 @@ void add_bench_command(CLI::App& app) {
                    "JPEG/PNG datasets: resize with the scalar kernel, not SIMD (to measure it)");
   loader->add_flag("--decode-only", o->decode_only,
                    "JPEG/PNG datasets: only decode whole images (the raw decode rate)");
+  add_augment_option(*loader, o->augment);
   loader->add_flag("--json", o->json, "Print JSON");
   add_trace_option(*loader, o->trace);
   add_report_option(*loader, o->report);

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "stoker/pipeline/op_registry.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/store/manifest.h"
 #include "stoker/testing/chrome_trace_check.h"
@@ -359,7 +360,7 @@ TEST(CliTest, UsageErrorsExitTwoWithOneLineAndDoNothing) {
       {"train --epochs 0" + outputs, "--epochs must be at least 1"},
       {"train --epoch 3" + outputs, "unknown option --epoch (did you mean --epochs?)"},
       {"trian --epochs 3", "unknown command 'trian' (did you mean 'train'?)"},
-      {"", "missing command: choose bench, convert, doctor, env, inspect, train or verify"},
+      {"", "missing command: choose bench, convert, doctor, env, inspect, ops, train or verify"},
       {"bench lodaer", "unknown command 'bench lodaer' (did you mean 'bench loader'?)"},
       {"train --lr abc" + outputs, "--lr: 'abc' is not a number"},
       {"train --lr -1" + outputs, "--lr must be greater than 0"},
@@ -379,6 +380,15 @@ TEST(CliTest, UsageErrorsExitTwoWithOneLineAndDoNothing) {
       {"train --model transformer" + outputs, "--model: unknown model 'transformer'"},
       {"train --flip 1.5" + outputs, "--flip must be at most 1"},
       {"train --image-size 0" + outputs, "--image-size must be at least 1"},
+      // The registry's message, as Python's stoker.transforms.ColorJitter(brightness=-1) says it.
+      {"train --augment color_jitter:brightness=-1" + outputs,
+       "stoker: --augment: color_jitter: brightness must be a number at least 0, not -1\n"},
+      {"doctor --augment colour_jitter",
+       "--augment: unknown operation 'colour_jitter' (operations: busy_wait, center_crop, "},
+      {"bench loader --decode-only --augment color_jitter",
+       "--augment works on the crop, which --decode-only leaves out"},
+      {"train --augment random_resized_crop:size=32" + outputs,
+       "--augment: random_resized_crop is not an augmentation (a pixel operation: "},
       {"convert imagefolder " + dir / "src" + " --out " + dir / "out" + " --max-side 100000",
        "--max-side must be at most 65500 (the largest JPEG)"},
       {"train --device gpu" + outputs,
@@ -456,10 +466,32 @@ TEST(CliTest, EnvSaysWhatARunFinds) {
       << text.out;
 }
 
+// `stoker ops` lists the registry's description; --json is it, as Python reads it.
+TEST(CliTest, OpsListsEveryOperationWithItsParameters) {
+  testing::TempDir dir;
+  const RunResult json = run("ops --json", dir);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(nlohmann::json::parse(json.out), nlohmann::json::parse(operations_json()));
+  const RunResult text = run("ops", dir);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  for (const OpSpec& op : operations()) {
+    EXPECT_NE(text.out.find(op.name + " ("), std::string::npos) << text.out;
+    for (const ParamSpec& p : op.params)
+      EXPECT_NE(text.out.find(p.name + "=" + to_text(p.default_value)), std::string::npos)
+          << op.name << "." << p.name;
+  }
+  EXPECT_NE(text.out.find("color_jitter (pixel: --augment, Python stoker.transforms.ColorJitter)\n"
+                          "  Random brightness and contrast"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("  brightness=0           a number at least 0: "), std::string::npos)
+      << text.out;
+}
+
 TEST(CliTest, HelpOnEveryCommand) {
   testing::TempDir dir;
   for (const char* cmd : {"", "convert", "convert idx", "convert fashion-mnist", "convert cifar10",
-                          "convert imagefolder", "env", "inspect", "verify"}) {
+                          "convert imagefolder", "env", "inspect", "ops", "verify"}) {
     RunResult r = run(std::string(cmd) + " --help", dir);
     EXPECT_EQ(r.exit_code, 0) << cmd;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << cmd;

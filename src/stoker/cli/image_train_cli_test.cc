@@ -104,6 +104,19 @@ TEST_F(ImageTrainCliTest, BenchLoaderAppliesTheTrainingTransforms) {
   // float32 [3,48,48] and an int64 label per sample.
   EXPECT_NEAR(j["mb_per_s"].get<double>() / j["samples_per_s"].get<double>(),
               (3 * 48 * 48 * 4 + 8) / 1e6, 1e-9);
+  EXPECT_FALSE(j.contains("augment"));
+  // --augment after the crop, said with all its parameters; the same samples.
+  const RunResult augmented =
+      run("bench loader --data " + dir_ / "out/train" +
+              " --batch 5 --epochs 1 --min-seconds 0 --image-size 48 --json --augment "
+              "color_jitter:contrast=0.4",
+          dir_);
+  ASSERT_EQ(augmented.exit_code, 0) << augmented.err;
+  const nlohmann::json a = nlohmann::json::parse(augmented.out);
+  EXPECT_EQ(a["augment"], nlohmann::json{"color_jitter:brightness=0,contrast=0.4"});
+  EXPECT_EQ(a["samples"], 18);
+  EXPECT_NEAR(a["mb_per_s"].get<double>() / a["samples_per_s"].get<double>(),
+              (3 * 48 * 48 * 4 + 8) / 1e6, 1e-9);
 }
 
 TEST_F(ImageTrainCliTest, BadImageOptionsAreOneLine) {

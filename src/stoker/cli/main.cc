@@ -111,6 +111,7 @@ int main(int argc, char** argv) {
   add_doctor_command(app);
   add_env_command(app);
   add_inspect_command(app);
+  add_ops_command(app);
   add_train_command(app);
   add_verify_command(app);
   try {

@@ -630,9 +630,12 @@ TEST_F(TrainCliTest, ResumeWithOtherSettingsNeedsOverride) {
   const std::string checkpoint = latest_checkpoint(dir_ / "ckpt").value_or_throw();
 
   expect_one_line_error(
-      Cli(with(run, {"--resume", "--epochs", "2", "--lr", "0.5", "--clip-grad", "1"}), dir_),
+      Cli(with(run, {"--resume", "--epochs", "2", "--lr", "0.5", "--clip-grad", "1", "--augment",
+                     "color_jitter:brightness=0.2"}),
+          dir_),
       "checkpoint " + checkpoint +
-          " was written with other settings: --clip-grad 0 (this run: 1), --lr "
+          " was written with other settings: --augment none (this run: "
+          "color_jitter:brightness=0.2,contrast=0), --clip-grad 0 (this run: 1), --lr "
           "0.001 (this run: 0.5); resume with the same options, or add "
           "--override to go on with this run's");
   EXPECT_EQ(latest_checkpoint(dir_ / "ckpt").value_or_throw(), checkpoint);
@@ -648,6 +651,26 @@ TEST_F(TrainCliTest, ResumeWithOtherSettingsNeedsOverride) {
   // The new checkpoint holds the new settings: resuming it with them needs nothing more.
   Cli again(with(run, {"--resume", "--epochs", "3", "--lr", "0.5"}), dir_);
   EXPECT_EQ(again.wait(), 0) << again.err();
+}
+
+// --augment's operations change what is trained, in order, and the log names them in full.
+TEST_F(TrainCliTest, AugmentationsChangeTheTrainingImagesAndAreLogged) {
+  write_data("data", 300);
+  const auto train = [&](const std::string& log, const std::vector<std::string>& augment) {
+    Cli run(with({"--data", dir_ / "data", "--epochs", "1", "--batch", "32", "--log", dir_ / log},
+                 augment),
+            dir_);
+    EXPECT_EQ(run.wait(), 0) << run.err();
+    return log_records(dir_ / log, "");
+  };
+  const auto plain = train("plain.jsonl", {});
+  const auto augmented = train("augmented.jsonl", {"--augment", "color_jitter:contrast=0.5",
+                                                   "--augment", "color_jitter:brightness=0.3"});
+  EXPECT_FALSE(plain.front()["config"].contains("augment"));
+  EXPECT_EQ(augmented.front()["config"]["augment"],
+            (nlohmann::json{"color_jitter:brightness=0,contrast=0.5",
+                            "color_jitter:brightness=0.3,contrast=0"}));
+  EXPECT_NE(plain.back()["train_loss"], augmented.back()["train_loss"]);
 }
 
 // Two runs on one checkpoint directory: the second fails at once; the first goes on.

@@ -9,6 +9,7 @@
 #include <limits>
 #include <vector>
 
+#include "cli/augment_option.h"
 #include "cli/loader_settings_options.h"
 #include "cli/usage.h"
 #include "stoker/store/import/fashion_mnist.h"
@@ -162,6 +163,7 @@ void add_run_options(CLI::App& command, TrainerOptions& o, TrainFlags& flags) {
                   "Probability of a horizontal flip of a training image")
       ->check(real_number("--flip", 0, true, 1))
       ->capture_default_str();
+  add_augment_option(command, o.augment_ops);
   command.add_flag("--dct-scaling", flags.dct_scaling,
                    "JPEG/PNG datasets: the fast mode, decoding large JPEG crops at a reduced DCT "
                    "scale (pixels differ from torchvision's; without it they are its exactly)");

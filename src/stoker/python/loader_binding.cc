@@ -7,15 +7,14 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <vector>
 
-#include "stoker/pipeline/image_transforms.h"
+#include "stoker/pipeline/field_pipeline.h"
 #include "stoker/pipeline/loader_core.h"
 #include "stoker/pipeline/normalization.h"
-#include "stoker/pipeline/sample_cost.h"
 #include "stoker/python/busy_scope.h"
 #include "stoker/python/dlpack_export.h"
+#include "stoker/python/op_binding.h"
 #include "stoker/python/pinned_allocator.h"
 #include "stoker/store/dataset.h"
 #include "stoker/util/mapped_read_guard.h"
@@ -49,45 +48,12 @@ LoaderCore& configured(Shared& shared) {
   return *shared.core;
 }
 
-// ImageOutput from a spec's "size", "uint8", "mean", "std", "dct_scaling".
-ImageOutput image_output(const py::dict& spec) {
-  ImageOutput out;
-  out.size = spec["size"].cast<int>();
-  out.uint8 = spec["uint8"].cast<bool>();
-  out.mean = spec["mean"].cast<std::vector<float>>();
-  out.std = spec["std"].cast<std::vector<float>>();
-  out.dct_scaling = spec["dct_scaling"].cast<bool>();
-  return out;
-}
-
-// A batch field from its spec: {"name", "kind", ...}, as python/stoker/transforms.py makes;
-// kind "busy_wait" is sample_cost.h's synthetic cost per sample, for tests.
+// A batch field from its spec {"name", "ops": [{"op": NAME, PARAM: value, ...}]}, as
+// python/stoker/transforms.py makes them: the registry's operations (field_pipeline.h).
 FieldRequest field_request(const Schema& schema, const py::dict& spec) {
-  const auto name = spec["name"].cast<std::string>();
-  const auto kind = spec["kind"].cast<std::string>();
-  if (kind == "copy") return FieldRequest(name);
-  if (kind == "normalize")
-    return FieldRequest(name, true, spec["mean"].cast<std::vector<float>>(),
-                        spec["std"].cast<std::vector<float>>());
-  if (kind == "random_resized_crop") {
-    RandomCropOptions options;
-    std::tie(options.crop.scale_min, options.crop.scale_max) =
-        spec["scale"].cast<std::pair<double, double>>();
-    std::tie(options.crop.ratio_min, options.crop.ratio_max) =
-        spec["ratio"].cast<std::pair<double, double>>();
-    options.flip_probability = spec["flip"].cast<double>();
-    return FieldRequest(
-        name,
-        random_resized_crop_transform(schema, name, image_output(spec), options).value_or_throw());
-  }
-  if (kind == "center_crop")
-    return FieldRequest(
-        name, center_crop_transform(schema, name, image_output(spec), spec["resize"].cast<int>())
-                  .value_or_throw());
-  if (kind == "busy_wait")
-    return FieldRequest(
-        name, busy_wait_transform(std::chrono::microseconds(spec["microseconds"].cast<int64_t>())));
-  throw Error(invalid_argument("unknown field kind '" + kind + "'"));
+  std::vector<OpCall> calls;
+  for (const py::handle op : spec["ops"]) calls.push_back(op_call_from(op.cast<py::dict>()));
+  return make_field_request(schema, spec["name"].cast<std::string>(), calls).value_or_throw();
 }
 
 LastBatch parse_last_batch(const std::string& name) {

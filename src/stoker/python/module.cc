@@ -6,6 +6,7 @@
 #include "stoker/python/errors.h"
 #include "stoker/python/image_binding.h"
 #include "stoker/python/loader_binding.h"
+#include "stoker/python/op_binding.h"
 #include "stoker/python/tools_binding.h"
 #include "stoker/python/writer_binding.h"
 #include "stoker/store/manifest.h"
@@ -24,6 +25,7 @@ PYBIND11_MODULE(_stoker, module) {
   module.attr("DTYPES") = pybind11::tuple(pybind11::cast(stoker::kDTypeNames.names()));
   stoker::python::register_errors(module);
   stoker::python::register_loader(module);
+  stoker::python::register_operations(module);
   stoker::python::register_writer(module);
   stoker::python::register_image(module);
   stoker::python::register_tools(module);

@@ -1,6 +1,7 @@
 #include "stoker/train/checkpoint_keeper.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <limits>
 
@@ -135,6 +136,8 @@ RunSettings CheckpointKeeper::run_settings() const {
     settings["--flip"] = text(a.flip_probability);
     settings["--dct-scaling"] = on_off(o.dct_scaling);
   }
+  settings["--augment"] =
+      o.augment_ops.empty() ? "none" : fmt::format("{}", fmt::join(o.augment_ops, " "));
   return settings;
 }
 

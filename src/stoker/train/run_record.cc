@@ -21,7 +21,7 @@ std::string run_record(const TrainingSetup& setup, int64_t step, const std::stri
   auto optional = [](const std::string& s) {
     return s.empty() ? nlohmann::json() : nlohmann::json(s);
   };
-  const nlohmann::json record = {
+  nlohmann::json record = {
       {"versions",
        {{"stoker", STOKER_VERSION},
         {"libtorch", TORCH_VERSION},
@@ -87,6 +87,7 @@ std::string run_record(const TrainingSetup& setup, int64_t step, const std::stri
         {"cpu_flags", machine_cpu_flags()},
         {"libtorch_cpu_capability", libtorch_cpu_capability()}}},
       {"step", step}};
+  if (!o.augment_ops.empty()) record["config"]["augment"] = o.augment_ops;
   return record.dump();
 }
 

@@ -3,6 +3,7 @@
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <torch/cuda.h>
 #include <torch/utils.h>
 
@@ -12,6 +13,7 @@
 #include <limits>
 
 #include "stoker/distributed/process_group.h"
+#include "stoker/pipeline/field_pipeline.h"
 #include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/sample_cost.h"
 #include "stoker/store/data_location.h"
@@ -116,18 +118,27 @@ void check_batch_fits(const ModelSpec& spec, int64_t batch) {
       spec.width, human_bytes(memory), static_cast<int64_t>(memory / per_sample))));
 }
 
-// The image field as the model takes it before normalisation: uint8 as stored, or for encoded
-// images torchvision's training (`train`) or evaluation transform at image_size, as uint8.
+// The image field as the model takes it before normalisation, uint8: as stored, or for encoded
+// images torchvision's training (`train`) or evaluation transform at image_size; in training
+// then the augment_ops.
 FieldRequest image_request(const Dataset& data, const TrainerOptions& o, bool train) {
-  if (!is_encoded_image_field(data.schema(), "image")) return FieldRequest("image");
-  ImageOutput output;
-  output.size = o.image_size;
-  output.uint8 = true;
-  output.dct_scaling = o.dct_scaling;
-  return FieldRequest(
-      "image", (train ? random_resized_crop_transform(data.schema(), "image", output, o.augment)
-                      : center_crop_transform(data.schema(), "image", output))
-                   .value_or_throw());
+  std::vector<OpCall> calls;
+  if (is_encoded_image_field(data.schema(), "image")) {
+    const image::RandomResizedCropParams& crop = o.augment.crop;
+    calls.push_back(
+        (train ? make_op_call("random_resized_crop",
+                              {{"size", int64_t{o.image_size}},
+                               {"scale", std::vector<double>{crop.scale_min, crop.scale_max}},
+                               {"ratio", std::vector<double>{crop.ratio_min, crop.ratio_max}},
+                               {"flip", o.augment.flip_probability},
+                               {"dct_scaling", o.dct_scaling}})
+               : make_op_call("center_crop",
+                              {{"size", int64_t{o.image_size}}, {"dct_scaling", o.dct_scaling}}))
+            .value_or_throw());
+  }
+  if (train)
+    for (const std::string& text : o.augment_ops) calls.push_back(augment_op(text).value_or_throw());
+  return make_field_request(data.schema(), "image", calls).value_or_throw();
 }
 
 // The device `name` names ("" = CUDA if available, else the CPU); an Error if this build or
@@ -203,7 +214,19 @@ Status validate(const TrainerOptions& o) {
   if (o.sample_cost.count() < 0) return fail("sample cost must be >= 0 (0 = none)");
   if (o.resume && o.checkpoint_dir.empty()) return fail("resume needs a checkpoint directory");
   if (o.image_size < 1) return fail("image size must be >= 1");
+  for (const std::string& text : o.augment_ops)
+    if (Result<OpCall> op = augment_op(text); !op.is_ok()) return op.status();
   return Status();
+}
+
+Result<OpCall> augment_op(const std::string& text) {
+  Result<OpCall> call = parse_op_call(text);
+  if (!call.is_ok() || call.value().op->role == OpRole::kPixel) return call;
+  std::vector<std::string> pixel;
+  for (const OpSpec& op : operations())
+    if (op.role == OpRole::kPixel) pixel.push_back(op.name);
+  return invalid_argument(fmt::format("{} is not an augmentation (a pixel operation: {})",
+                                      call.value().op->name, fmt::join(pixel, ", ")));
 }
 
 int64_t TrainingSetup::steps_per_epoch() const {
@@ -216,6 +239,7 @@ std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
   TrainingSetup& s = *setup;
   s.options = std::move(options);
   TrainerOptions& o = s.options;
+  for (std::string& op : o.augment_ops) op = to_text(augment_op(op).value_or_throw());
   if (o.process_group) {
     s.rank = o.process_group->rank();
     s.world_size = o.process_group->world_size();

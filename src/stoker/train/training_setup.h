@@ -23,6 +23,7 @@
 
 #include "stoker/distributed/gradient_reducer.h"
 #include "stoker/pipeline/loader.h"
+#include "stoker/pipeline/op_registry.h"
 #include "stoker/store/dataset.h"
 #include "stoker/train/amp.h"
 #include "stoker/train/input_normalizer.h"
@@ -39,15 +40,20 @@ namespace stoker {
 inline constexpr int64_t kEvalBatchSize = 256;
 
 // kInvalidArgument naming the first of `options`' own values out of range (epochs, accum,
-// clip_grad, max_steps, sample_cost, image_size; resume without a checkpoint directory), else
+// clip_grad, max_steps, sample_cost, image_size, augment_ops; resume without a checkpoint
+// directory), else
 // ok. What needs the data or the device is checked as the setup finds them.
 Status validate(const TrainerOptions& options);
+
+// The call of a training augmentation (TrainerOptions::augment_ops) `text` names: a pixel
+// operation's, checked by the registry; kInvalidArgument otherwise.
+Result<OpCall> augment_op(const std::string& text);
 
 // The parts of a run, ready for its first step. Owns everything but the borrowed pointers of
 // `options` (process group, tracer, stop, out).
 struct TrainingSetup {
-  // As given, but `eval` false when the data has no evaluation split, and `workers` the count
-  // the training loader resolved (unless tuned).
+  // As given, but `eval` false when the data has no evaluation split, `workers` the count the
+  // training loader resolved (unless tuned) and each of `augment_ops` with all its parameters.
   TrainerOptions options;
   int rank = 0;        // in the process group
   int world_size = 1;  // ranks training together

@@ -1,0 +1,34 @@
+#pragma once
+// A batch field made from a list of operation calls (op_registry.h), ordered by their roles: at
+// most one source first, then pixel operations, then at most one normalize.
+//
+//   []                               the stored fixed field, copied as stored
+//   [normalize]                      a stored uint8 field as float32 (x / 255 - mean) / std
+//   [source]                         what the source makes (a crop, uint8)
+//   [source, normalize]              the source normalises as it writes (one fused pass)
+//   [source?, pixel..., normalize?]  the source's uint8 sample (or the stored uint8 field), each
+//                                    pixel operation in place, then normalised into the batch
+//
+// Determinism (docs/DESIGN.md contract 1): the source draws from the sample's stream as any
+// transform does; pixel operation k (1, 2, ...) draws from its own stream of the sample
+// (SampleInput::step = k, transform.h), never repeating the source's draws.
+
+#include <string>
+#include <vector>
+
+#include "stoker/pipeline/batch_layout.h"
+#include "stoker/pipeline/op_registry.h"
+#include "stoker/store/schema.h"
+#include "stoker/util/status.h"
+
+namespace stoker {
+
+// The request for batch field `field` of `schema` made by `calls`. kInvalidArgument naming the
+// field for calls out of order, a stored field they cannot apply to, or a factory's refusal.
+// `measure`: an image source's switches for measuring (ImageOutput::crop_decode, simd_resize);
+// the calls set the rest.
+Result<FieldRequest> make_field_request(const Schema& schema, const std::string& field,
+                                        const std::vector<OpCall>& calls,
+                                        const ImageOutput& measure = {});
+
+}  // namespace stoker

@@ -1,0 +1,173 @@
+#include "stoker/pipeline/field_pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "stoker/pipeline/normalization.h"
+#include "stoker/store/record_encoder.h"
+#include "stoker/store/record_view.h"
+#include "stoker/testing/test_images.h"
+
+namespace stoker {
+namespace {
+
+// Records {image: a JPEG, pixels: uint8 [3, 4, 5], label: int64}.
+class FieldPipelineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    image::testing::JpegSpec jpeg;
+    jpeg.width = 40;
+    jpeg.height = 30;
+    const std::vector<uint8_t> bytes = image::testing::encode_jpeg(jpeg);
+    std::vector<uint8_t> pixels(60);
+    for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<uint8_t>(i * 37 % 256);
+    const int64_t label = 2;
+    RecordEncoder encoder(schema_);
+    throw_if_error(encoder.set_bytes(0, bytes.data(), bytes.size()));
+    throw_if_error(encoder.set_fixed(1, pixels.data(), pixels.size()));
+    throw_if_error(encoder.set_fixed(2, &label, sizeof label));
+    record_ = encoder.encode();
+  }
+
+  std::vector<OpCall> calls(const std::vector<std::string>& texts) const {
+    std::vector<OpCall> out;
+    for (const std::string& text : texts) out.push_back(parse_op_call(text).value());
+    return out;
+  }
+
+  FieldRequest request(const std::string& field, const std::vector<std::string>& texts) const {
+    return make_field_request(schema_, field, calls(texts)).value();
+  }
+
+  std::string error(const std::string& field, const std::vector<std::string>& texts) const {
+    return make_field_request(schema_, field, calls(texts)).status().message();
+  }
+
+  SampleInput input(int64_t index, uint64_t step = 0) const {
+    SampleInput in;
+    in.record = ByteSpan{record_.data(), record_.size()};
+    in.schema = &schema_;
+    in.index = index;
+    in.epoch = 1;
+    in.seed = 5;
+    in.step = step;
+    return in;
+  }
+
+  // The bytes `transform` writes for sample `index`.
+  std::vector<uint8_t> sample(const Transform& transform, int64_t index) const {
+    size_t bytes = dtype_size(transform.dtype());
+    for (int64_t d : transform.sample_shape()) bytes *= static_cast<size_t>(d);
+    std::vector<uint8_t> out(bytes);
+    const Status s = transform.apply(input(index), out.data());
+    EXPECT_TRUE(s.is_ok()) << s.message();
+    return out;
+  }
+
+  // `pixels` after color_jitter (brightness and contrast 0.5) as the pipeline's first pixel
+  // operation draws.
+  std::vector<uint8_t> jittered(std::vector<uint8_t> pixels, const std::vector<int64_t>& shape,
+                                int64_t index) const {
+    const OpCall call = parse_op_call("color_jitter:brightness=0.5,contrast=0.5").value();
+    const auto op = call.op->make_pixel(call.params, {"image", shape}).value();
+    EXPECT_TRUE(op->apply(input(index, 1), pixels.data()).is_ok());
+    return pixels;
+  }
+
+  const Schema schema_ = Schema::create({{"image", DType::kBytes, {}},
+                                         {"pixels", DType::kUint8, {3, 4, 5}},
+                                         {"label", DType::kInt64, {}}})
+                             .value_or_throw();
+  std::vector<uint8_t> record_;
+};
+
+TEST_F(FieldPipelineTest, WithoutASourceTheStoredFieldAsBefore) {
+  const FieldRequest copy = request("pixels", {});
+  EXPECT_EQ(copy.name, "pixels");
+  EXPECT_FALSE(copy.normalize);
+  EXPECT_EQ(copy.transform, nullptr);
+  const FieldRequest normalized = request("pixels", {"normalize:mean=0.5,std=[0.25,0.5,1]"});
+  EXPECT_TRUE(normalized.normalize);
+  EXPECT_EQ(normalized.mean, std::vector<float>{0.5f});
+  EXPECT_EQ(normalized.std, (std::vector<float>{0.25f, 0.5f, 1.0f}));
+  EXPECT_EQ(normalized.transform, nullptr);
+}
+
+TEST_F(FieldPipelineTest, ASourceAloneOrFusedWithNormalizeIsItsTransform) {
+  ImageOutput output;
+  output.size = 16;
+  output.uint8 = false;
+  output.mean = {0.5f, 0.4f, 0.3f};
+  output.std = {0.2f};
+  RandomCropOptions options;
+  options.crop.scale_min = 0.3;
+  options.flip_probability = 0.5;
+  const auto direct = random_resized_crop_transform(schema_, "image", output, options).value();
+  const FieldRequest made = request(
+      "image", {"random_resized_crop:size=16,scale=[0.3,1],flip=0.5", "normalize:mean=[0.5,0.4,"
+                                                                      "0.3],std=0.2"});
+  ASSERT_NE(made.transform, nullptr);
+  EXPECT_EQ(made.transform->dtype(), DType::kFloat32);
+  for (int64_t i = 0; i < 8; ++i) EXPECT_EQ(sample(*made.transform, i), sample(*direct, i));
+
+  output.uint8 = true;
+  const auto center = center_crop_transform(schema_, "image", output, 20).value();
+  const FieldRequest eval = request("image", {"center_crop:size=16,resize=20"});
+  EXPECT_EQ(eval.transform->dtype(), DType::kUint8);
+  EXPECT_EQ(sample(*eval.transform, 0), sample(*center, 0));
+
+  // A source alone writes what it writes.
+  const FieldRequest cost = request("cost", {"busy_wait"});
+  EXPECT_EQ(cost.transform->dtype(), DType::kInt64);
+  const std::vector<uint8_t> index = sample(*cost.transform, 7);
+  EXPECT_EQ(index[0], 7);
+}
+
+TEST_F(FieldPipelineTest, PixelOperationsFollowTheSourceOnTheirOwnStream) {
+  const std::string jitter = "color_jitter:brightness=0.5,contrast=0.5";
+  const FieldRequest crop = request("image", {"random_resized_crop:size=16"});
+  const FieldRequest jittered_crop = request("image", {"random_resized_crop:size=16", jitter});
+  const FieldRequest normalized =
+      request("image", {"random_resized_crop:size=16", jitter, "normalize:mean=0.5,std=0.25"});
+  const Normalization n = Normalization::create({3, 16, 16}, {0.5f}, {0.25f}).value();
+  const std::vector<int64_t> shape = {3, 16, 16};
+  for (int64_t i = 0; i < 6; ++i) {
+    // The crop's draws are the crop alone's: the jitter draws from step 1.
+    const std::vector<uint8_t> expected = jittered(sample(*crop.transform, i), shape, i);
+    EXPECT_EQ(sample(*jittered_crop.transform, i), expected);
+    std::vector<float> floats(expected.size());
+    n.apply(expected.data(), floats.data(), 1);
+    const std::vector<uint8_t> got = sample(*normalized.transform, i);
+    EXPECT_EQ(std::memcmp(got.data(), floats.data(), got.size()), 0);
+  }
+  // On a stored uint8 field, after a copy.
+  const uint8_t* stored = fixed_field(schema_, input(0).record, 1);
+  EXPECT_EQ(sample(*request("pixels", {jitter}).transform, 3),
+            jittered(std::vector<uint8_t>(stored, stored + 60), {3, 4, 5}, 3));
+}
+
+TEST_F(FieldPipelineTest, CallsOutOfOrderOrOnTheWrongFieldAreOneLine) {
+  const std::string jitter = "color_jitter:brightness=0.5";
+  EXPECT_EQ(error("image", {"normalize", jitter}),
+            "field 'image': color_jitter comes after normalize, which makes the output: it must "
+            "be last");
+  EXPECT_EQ(error("image", {jitter, "random_resized_crop"}),
+            "field 'image': random_resized_crop makes the field from the record: it must come "
+            "first");
+  EXPECT_EQ(error("label", {jitter}),
+            "field 'label': color_jitter applies to uint8 arrays, not int64 (a decoding "
+            "operation such as random_resized_crop must come first)");
+  EXPECT_EQ(error("image", {jitter}),
+            "field 'image': color_jitter applies to uint8 arrays, not bytes (a decoding "
+            "operation such as random_resized_crop must come first)");
+  EXPECT_EQ(error("cost", {"busy_wait", "normalize"}),
+            "field 'cost': busy_wait writes int64: normalize applies to uint8 images");
+  EXPECT_EQ(error("missing", {jitter}), "the dataset has no field 'missing'");
+  // A factory's refusal names the field.
+  EXPECT_EQ(error("label", {"random_resized_crop"}),
+            "field 'label': not a bytes field of encoded images");
+}
+
+}  // namespace
+}  // namespace stoker

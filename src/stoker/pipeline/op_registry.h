@@ -1,0 +1,173 @@
+#pragma once
+// The operation registry: every operation a batch field can be made with (decode and crop,
+// normalise, colour changes, ...) described once, by its name, its parameters (type, default,
+// bounds) and its factory. The Python package (stoker._stoker.operations()) and the CLI
+// (`stoker ops`, `--augment NAME:key=value,...`) read this description; parameters are checked
+// here, once, so a wrong one gets the same one-line error from both ("color_jitter: brightness
+// must be a number at least 0, not -1").
+//
+// An operation is one file, ops/NAME.cc, defining `OpSpec stoker::ops::NAME()`; the build
+// lists the files of ops/ itself (src/stoker/pipeline/CMakeLists.txt), so adding one touches
+// nothing else. field_pipeline.h composes a field from a list of calls.
+//
+// The table is built on first use and immutable after: thread-safe.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "stoker/pipeline/image_transforms.h"
+#include "stoker/pipeline/transform.h"
+#include "stoker/store/schema.h"
+#include "stoker/util/status.h"
+
+namespace stoker {
+
+enum class ParamType { kBool, kInt, kFloat, kFloats };
+
+// A parameter's value: typed (bool, int64, double, a list of doubles) or, as a command line
+// gives it, text still to parse by the parameter's type.
+using ParamValue = std::variant<bool, int64_t, double, std::vector<double>, std::string>;
+
+// One parameter of an operation, declared as
+//   ParamSpec::real("flip", 0.0, "probability of a flip").in(0, 1)
+struct ParamSpec {
+  static constexpr size_t kAnyCount = static_cast<size_t>(-1);
+
+  static ParamSpec flag(std::string name, bool default_value, std::string doc);
+  static ParamSpec integer(std::string name, int64_t default_value, std::string doc);
+  static ParamSpec real(std::string name, double default_value, std::string doc);
+  // From min_count to max_count numbers (kAnyCount: no limit).
+  static ParamSpec reals(std::string name, std::vector<double> default_value, std::string doc,
+                         size_t min_count, size_t max_count);
+  // Bounds of a number (each number of a list): [lo, hi], >= lo, > lo.
+  ParamSpec in(double lo, double hi) const;
+  ParamSpec at_least(double lo) const;
+  ParamSpec above(double lo) const;
+
+  std::string name;
+  ParamType type = ParamType::kFloat;
+  ParamValue default_value;  // of `type`
+  std::string doc;
+  // kInt, kFloat, kFloats (each number): the bounds, an open minimum excluding its bound. A
+  // float is always finite.
+  std::optional<double> min;
+  std::optional<double> max;
+  bool min_open = false;
+  // kFloats: how many numbers.
+  size_t min_count = 1;
+  size_t max_count = 1;
+};
+
+// An operation's checked parameters: every one of its ParamSpecs, typed, defaults filled in, in
+// the order of the spec.
+class Params {
+ public:
+  Params() = default;
+  explicit Params(std::vector<std::pair<std::string, ParamValue>> values)
+      : values_(std::move(values)) {}
+  bool flag(const std::string& name) const { return std::get<bool>(at(name)); }
+  int64_t integer(const std::string& name) const { return std::get<int64_t>(at(name)); }
+  double real(const std::string& name) const { return std::get<double>(at(name)); }
+  const std::vector<double>& reals(const std::string& name) const {
+    return std::get<std::vector<double>>(at(name));
+  }
+  const std::vector<std::pair<std::string, ParamValue>>& values() const { return values_; }
+
+ private:
+  const ParamValue& at(const std::string& name) const;
+  std::vector<std::pair<std::string, ParamValue>> values_;
+};
+
+// What an operation does to a field, which decides where it may stand in a field's list:
+//   kSource     makes the field's sample from the record (decode and crop an image, a synthetic
+//               field); first, or none (the stored field, as stored)
+//   kPixel      changes a uint8 [C, H, W] sample in place, drawing from its own random stream;
+//               after the source
+//   kNormalize  uint8 to float32 (x / 255 - mean[c]) / std[c] (parameters "mean" and "std"); last
+enum class OpRole { kSource, kPixel, kNormalize };
+
+// A kPixel operation made for one field. Thread-safety: apply() runs concurrently on every
+// worker.
+class PixelOp {
+ public:
+  virtual ~PixelOp() = default;
+  // Changes the sample at `pixels` (the shape it was made for). input.rng() is this operation's
+  // own stream of the sample (field_pipeline.h). A Status for a sample it cannot change.
+  virtual Status apply(const SampleInput& input, uint8_t* pixels) const = 0;
+};
+
+// What a kSource factory makes its transform for.
+struct SourceContext {
+  const Schema* schema = nullptr;
+  std::string field;    // the batch field's name (a stored field's, or a new one)
+  ImageOutput output;   // an image source writes this: uint8, or float32 normalised
+};
+
+// What a kPixel factory makes its operation for.
+struct PixelContext {
+  std::string field;
+  std::vector<int64_t> shape;  // the uint8 sample's
+};
+
+struct OpSpec {
+  std::string name;  // lower_snake_case
+  OpRole role = OpRole::kPixel;
+  std::string doc;  // one sentence
+  // kPixel: the class stoker.transforms builds from this description (e.g. "ColorJitter").
+  std::string python_class;
+  std::vector<ParamSpec> params;
+  // The role's factory (kNormalize has none: field_pipeline.h reads its mean and std). Errors
+  // are kInvalidArgument naming the context's field.
+  std::function<Result<std::shared_ptr<const Transform>>(const Params&, const SourceContext&)>
+      make_source;
+  std::function<Result<std::shared_ptr<const PixelOp>>(const Params&, const PixelContext&)>
+      make_pixel;
+};
+
+// A checked call of an operation.
+struct OpCall {
+  const OpSpec* op = nullptr;
+  Params params;
+};
+
+// Every operation, by name.
+const std::vector<OpSpec>& operations();
+
+// The operation called `name`; kInvalidArgument listing the operations if there is none.
+Result<const OpSpec*> find_operation(const std::string& name);
+
+// `name` called with `given` (any subset of its parameters, typed or as text): kInvalidArgument
+// naming the operation and the parameter that is unknown, repeated, of another type or out of
+// bounds.
+Result<OpCall> make_op_call(const std::string& name,
+                            const std::vector<std::pair<std::string, ParamValue>>& given);
+
+// A call as a command line writes it, "NAME" or "NAME:key=value,key=value" (a list of numbers
+// in brackets, "[0.5,0.5]"; booleans true or false), checked as make_op_call.
+Result<OpCall> parse_op_call(const std::string& text);
+
+// `call` as text that parse_op_call reads back: every parameter, in the spec's order.
+std::string to_text(const OpCall& call);
+// A value as a call's text writes it ("0.5", "[0.08,1]", "true").
+std::string to_text(const ParamValue& value);
+// What a value of `p` must be, as the errors say it: "a number at least 0", "2 numbers above 0".
+std::string values_text(const ParamSpec& p);
+
+// The registry's description as JSON: [{"name", "role", "doc", "python_class", "params":
+// [{"name", "type", "default", "doc", "min", "max", "min_open", "min_count", "max_count"}]}],
+// "min"/"max" null when unbounded.
+std::string operations_json();
+
+// `call`'s parameters as a JSON object {"name": value}.
+std::string params_json(const OpCall& call);
+
+const char* to_string(OpRole role);
+const char* to_string(ParamType type);
+
+}  // namespace stoker

@@ -1,0 +1,154 @@
+#include "stoker/pipeline/op_registry.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+namespace stoker {
+namespace {
+
+std::string error_of(const Result<OpCall>& call) {
+  EXPECT_FALSE(call.is_ok());
+  return call.is_ok() ? "" : call.status().message();
+}
+
+TEST(OpRegistryTest, EveryOperationIsListedOnceByName) {
+  std::vector<std::string> names;
+  for (const OpSpec& op : operations()) names.push_back(op.name);
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+  EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
+  for (const char* name : {"busy_wait", "center_crop", "normalize", "random_resized_crop"})
+    EXPECT_EQ(find_operation(name).value()->name, name);
+  EXPECT_EQ(find_operation("color_jitter").value()->python_class, "ColorJitter");
+  EXPECT_EQ(find_operation("colour_jitter").status().message(),
+            fmt::format("unknown operation 'colour_jitter' (operations: {})",
+                        fmt::join(names, ", ")));
+}
+
+TEST(OpRegistryTest, ACallGetsItsDefaultsTypedInTheSpecsOrder) {
+  const OpCall call = make_op_call("random_resized_crop", {{"flip", int64_t{1}},
+                                                           {"size", int64_t{32}}})
+                          .value();
+  EXPECT_EQ(call.op->name, "random_resized_crop");
+  EXPECT_EQ(call.params.integer("size"), 32);
+  EXPECT_EQ(call.params.real("flip"), 1.0);  // an int given for a float
+  EXPECT_EQ(call.params.reals("scale"), (std::vector<double>{0.08, 1.0}));
+  EXPECT_FALSE(call.params.flag("dct_scaling"));
+  std::vector<std::string> order;
+  for (const auto& [name, value] : call.params.values()) order.push_back(name);
+  EXPECT_EQ(order, (std::vector<std::string>{"size", "scale", "ratio", "flip", "dct_scaling"}));
+  // A number for a list of numbers is a list of one.
+  EXPECT_EQ(make_op_call("normalize", {{"mean", 0.5}}).value().params.reals("mean"),
+            std::vector<double>{0.5});
+}
+
+TEST(OpRegistryTest, AWrongParameterIsOneLineNamingOperationParameterAndValue) {
+  const auto call = [](const std::string& op, const std::string& name, ParamValue value) {
+    return error_of(make_op_call(op, {{name, std::move(value)}}));
+  };
+  EXPECT_EQ(call("color_jitter", "brightness", -1.0),
+            "color_jitter: brightness must be a number at least 0, not -1");
+  EXPECT_EQ(call("color_jitter", "brightness", std::string("bright")),
+            "color_jitter: brightness must be a number at least 0, not 'bright'");
+  EXPECT_EQ(call("color_jitter", "brightness", true),
+            "color_jitter: brightness must be a number at least 0, not true");
+  EXPECT_EQ(call("random_resized_crop", "flip", 1.5),
+            "random_resized_crop: flip must be a number in [0, 1], not 1.5");
+  EXPECT_EQ(call("random_resized_crop", "size", int64_t{0}),
+            "random_resized_crop: size must be a whole number in [1, 32768], not 0");
+  EXPECT_EQ(call("random_resized_crop", "size", 32.5),
+            "random_resized_crop: size must be a whole number in [1, 32768], not 32.5");
+  EXPECT_EQ(call("random_resized_crop", "scale", std::vector<double>{0, 1}),
+            "random_resized_crop: scale must be 2 numbers above 0, not [0, 1]");
+  EXPECT_EQ(call("random_resized_crop", "scale", std::vector<double>{0.5}),
+            "random_resized_crop: scale must be 2 numbers above 0, not [0.5]");
+  EXPECT_EQ(call("random_resized_crop", "dct_scaling", int64_t{1}),
+            "random_resized_crop: dct_scaling must be true or false, not 1");
+  EXPECT_EQ(call("normalize", "std", std::vector<double>{}),
+            "normalize: std must be 1 or more finite numbers, not []");
+  EXPECT_EQ(call("normalize", "mean", std::nan("")),
+            "normalize: mean must be 1 or more finite numbers, not nan");
+  EXPECT_EQ(call("color_jitter", "hue", 0.1),
+            "color_jitter: unknown parameter 'hue' (parameters: brightness, contrast)");
+  EXPECT_EQ(error_of(make_op_call("color_jitter", {{"contrast", 0.1}, {"contrast", 0.2}})),
+            "color_jitter: contrast is given twice");
+}
+
+TEST(OpRegistryTest, CommandLineTextParsesByTheParametersTypes) {
+  const OpCall call =
+      parse_op_call("random_resized_crop:size=64,scale=[0.5,1],dct_scaling=true").value();
+  EXPECT_EQ(call.params.integer("size"), 64);
+  EXPECT_EQ(call.params.reals("scale"), (std::vector<double>{0.5, 1.0}));
+  EXPECT_TRUE(call.params.flag("dct_scaling"));
+  EXPECT_EQ(parse_op_call("color_jitter").value().params.real("brightness"), 0.0);
+  // The same message as a typed value's.
+  EXPECT_EQ(error_of(parse_op_call("color_jitter:brightness=-1")),
+            "color_jitter: brightness must be a number at least 0, not -1");
+  EXPECT_EQ(error_of(parse_op_call("color_jitter:brightness=0.4x")),
+            "color_jitter: brightness must be a number at least 0, not '0.4x'");
+  EXPECT_EQ(error_of(parse_op_call("random_resized_crop:size=1e3")),
+            "random_resized_crop: size must be a whole number in [1, 32768], not '1e3'");
+  EXPECT_EQ(error_of(parse_op_call("color_jitter:brightness")),
+            "color_jitter: 'brightness' is not key=value (write color_jitter:key=value,key=value)");
+  EXPECT_EQ(error_of(parse_op_call("")).rfind("unknown operation ''", 0), 0u);
+}
+
+TEST(OpRegistryTest, TextRoundTripsEveryOperationsCall) {
+  for (const OpSpec& op : operations()) {
+    const OpCall call = make_op_call(op.name, {}).value();
+    const std::string text = to_text(call);
+    const OpCall back = parse_op_call(text).value();
+    EXPECT_EQ(back.op, call.op) << text;
+    EXPECT_EQ(back.params.values(), call.params.values()) << text;
+  }
+  const OpCall jitter = parse_op_call("color_jitter:contrast=0.25").value();
+  EXPECT_EQ(to_text(jitter), "color_jitter:brightness=0,contrast=0.25");
+}
+
+// The description Python and `stoker ops --json` read says what the specs say.
+TEST(OpRegistryTest, TheJsonDescriptionHoldsEveryParametersTypeDefaultAndBounds) {
+  const nlohmann::json all = nlohmann::json::parse(operations_json());
+  ASSERT_EQ(all.size(), operations().size());
+  for (size_t i = 0; i < all.size(); ++i) {
+    const OpSpec& op = operations()[i];
+    const nlohmann::json& described = all[i];
+    EXPECT_EQ(described["name"], op.name);
+    EXPECT_EQ(described["role"], to_string(op.role));
+    EXPECT_EQ(described["python_class"], op.python_class);
+    ASSERT_EQ(described["params"].size(), op.params.size());
+    for (size_t k = 0; k < op.params.size(); ++k) {
+      const ParamSpec& p = op.params[k];
+      const nlohmann::json& d = described["params"][k];
+      EXPECT_EQ(d["name"], p.name);
+      EXPECT_EQ(d["type"], to_string(p.type));
+      EXPECT_EQ(d["min"].is_null(), !p.min) << op.name << "." << p.name;
+      if (p.min) {
+        EXPECT_EQ(d["min"].get<double>(), *p.min);
+      }
+      if (p.max) {
+        EXPECT_EQ(d["max"].get<double>(), *p.max);
+      }
+      EXPECT_EQ(d["min_open"], p.min_open);
+      // The default read back from the JSON is a valid call, equal to the spec's.
+      const nlohmann::json value = d["default"];
+      ParamValue given;
+      if (value.is_boolean()) given = value.get<bool>();
+      else if (value.is_number_integer()) given = value.get<int64_t>();
+      else if (value.is_number()) given = value.get<double>();
+      else given = value.get<std::vector<double>>();
+      EXPECT_EQ(make_op_call(op.name, {{p.name, given}}).value().params.values()[k].second,
+                p.default_value)
+          << op.name << "." << p.name;
+    }
+  }
+  const OpCall call = parse_op_call("color_jitter:brightness=0.5").value();
+  EXPECT_EQ(nlohmann::json::parse(params_json(call)),
+            (nlohmann::json{{"brightness", 0.5}, {"contrast", 0.0}}));
+}
+
+}  // namespace
+}  // namespace stoker

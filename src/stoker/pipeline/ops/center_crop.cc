@@ -1,0 +1,34 @@
+// center_crop: torchvision's Resize + CenterCrop of an encoded image, the evaluation transform
+// (image_transforms.h).
+#include "stoker/image/resample.h"
+#include "stoker/pipeline/op_registry.h"
+
+namespace stoker::ops {
+
+OpSpec center_crop() {
+  OpSpec op;
+  op.name = "center_crop";
+  op.role = OpRole::kSource;
+  op.doc = "Decodes a JPEG/PNG field, resizes its shorter side to resize and crops the central "
+           "size x size (torchvision's Resize + CenterCrop, PIL's antialiased bilinear)";
+  const double max_side = image::kMaxResampleOutputSide;
+  op.params = {
+      ParamSpec::integer("size", 224, "side of the square output").in(1, max_side),
+      ParamSpec::integer("resize", 0,
+                         "the shorter side before the crop, at least size (0: size x 256 / 224)")
+          .in(0, max_side),
+      ParamSpec::flag(
+          "dct_scaling", false,
+          "the fast mode: large JPEGs decoded at 1/2 or 1/4 scale (pixels differ slightly)"),
+  };
+  op.make_source = [](const Params& p, const SourceContext& context) {
+    ImageOutput output = context.output;
+    output.size = static_cast<int>(p.integer("size"));
+    output.dct_scaling = p.flag("dct_scaling");
+    return center_crop_transform(*context.schema, context.field, output,
+                                 static_cast<int>(p.integer("resize")));
+  };
+  return op;
+}
+
+}  // namespace stoker::ops

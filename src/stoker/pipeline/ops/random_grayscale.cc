@@ -1,0 +1,59 @@
+// random_grayscale: torchvision's RandomGrayscale(p) on a uint8 image [C, H, W], C 1 or 3: with
+// probability p an RGB image becomes its grey level in all three channels, pixel for pixel
+// torchvision.transforms.v2.functional.rgb_to_grayscale(image, 3) (torchvision_grey.h,
+// truncated to uint8); a 1-channel image stays as it is, as torchvision leaves it. One draw per
+// sample from the operation's own stream (field_pipeline.h): grey if CounterRng::next_double()
+// < p (ops/random_grayscale_test.cc compares with torchvision).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "stoker/pipeline/op_registry.h"
+#include "stoker/pipeline/ops/torchvision_grey.h"
+
+namespace stoker::ops {
+namespace {
+
+class RandomGrayscale : public PixelOp {
+ public:
+  RandomGrayscale(double p, const std::vector<int64_t>& shape)
+      : p_(p), rgb_(shape[0] == 3), plane_(static_cast<size_t>(shape[1] * shape[2])) {}
+
+  Status apply(const SampleInput& input, uint8_t* pixels) const override {
+    if (!rgb_ || !(input.rng().next_double() < p_)) return Status::ok();
+    uint8_t* g = pixels + plane_;
+    uint8_t* b = pixels + 2 * plane_;
+    for (size_t i = 0; i < plane_; ++i)
+      pixels[i] = g[i] = b[i] = static_cast<uint8_t>(torchvision_grey(pixels[i], g[i], b[i]));
+    return Status::ok();
+  }
+
+ private:
+  const double p_;
+  const bool rgb_;
+  const size_t plane_;  // H * W
+};
+
+}  // namespace
+
+OpSpec random_grayscale() {
+  OpSpec op;
+  op.name = "random_grayscale";
+  op.role = OpRole::kPixel;
+  op.python_class = "RandomGrayscale";
+  op.doc = "An RGB image made grey with probability p (torchvision's RandomGrayscale, to the "
+           "pixel)";
+  op.params = {ParamSpec::real("p", 0.1, "probability of making the image grey").in(0, 1)};
+  op.make_pixel = [](const Params& params, const PixelContext& context)
+      -> Result<std::shared_ptr<const PixelOp>> {
+    const std::vector<int64_t>& shape = context.shape;
+    if (shape.size() != 3 || (shape[0] != 1 && shape[0] != 3))
+      return invalid_argument(
+          fmt::format("field '{}': random_grayscale needs images [1 or 3, H, W], not [{}]",
+                      context.field, fmt::join(shape, ", ")));
+    return std::shared_ptr<const PixelOp>(
+        std::make_shared<RandomGrayscale>(params.real("p"), shape));
+  };
+  return op;
+}
+
+}  // namespace stoker::ops

@@ -1,0 +1,42 @@
+// random_resized_crop: torchvision's RandomResizedCrop (+ RandomHorizontalFlip) of an encoded
+// image, the training transform (image_transforms.h).
+#include "stoker/image/resample.h"
+#include "stoker/pipeline/op_registry.h"
+
+namespace stoker::ops {
+
+OpSpec random_resized_crop() {
+  OpSpec op;
+  op.name = "random_resized_crop";
+  op.role = OpRole::kSource;
+  op.doc = "Decodes a random crop of a JPEG/PNG field and resizes it to size x size "
+           "(torchvision's RandomResizedCrop, PIL's antialiased bilinear), flipped with "
+           "probability flip";
+  const double max_side = image::kMaxResampleOutputSide;
+  op.params = {
+      ParamSpec::integer("size", 224, "side of the square output").in(1, max_side),
+      ParamSpec::reals("scale", {0.08, 1.0},
+                       "smallest and largest crop area, as fractions of the image's", 2, 2)
+          .above(0),
+      ParamSpec::reals("ratio", {3.0 / 4.0, 4.0 / 3.0},
+                       "smallest and largest aspect ratio (width / height)", 2, 2)
+          .above(0),
+      ParamSpec::real("flip", 0.0, "probability of a horizontal flip").in(0, 1),
+      ParamSpec::flag(
+          "dct_scaling", false,
+          "the fast mode: large JPEG crops decoded at 1/2 or 1/4 scale (pixels differ slightly)"),
+  };
+  op.make_source = [](const Params& p, const SourceContext& context) {
+    ImageOutput output = context.output;
+    output.size = static_cast<int>(p.integer("size"));
+    output.dct_scaling = p.flag("dct_scaling");
+    RandomCropOptions options;
+    options.crop = {p.reals("scale")[0], p.reals("scale")[1], p.reals("ratio")[0],
+                    p.reals("ratio")[1]};
+    options.flip_probability = p.real("flip");
+    return random_resized_crop_transform(*context.schema, context.field, output, options);
+  };
+  return op;
+}
+
+}  // namespace stoker::ops
