@@ -1,6 +1,6 @@
 // center_crop: torchvision's Resize + CenterCrop of an encoded image, the evaluation transform
 // (image_transforms.h).
-#include "stoker/image/resample.h"
+#include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/op_registry.h"
 
 namespace stoker::ops {
@@ -11,7 +11,7 @@ OpSpec center_crop() {
   op.role = OpRole::kSource;
   op.doc = "Decodes a JPEG/PNG field, resizes its shorter side to resize and crops the central "
            "size x size (torchvision's Resize + CenterCrop, PIL's antialiased bilinear)";
-  const double max_side = image::kMaxResampleOutputSide;
+  const double max_side = kMaxImageSize;
   op.params = {
       ParamSpec::integer("size", 224, "side of the square output").in(1, max_side),
       ParamSpec::integer("resize", 0,

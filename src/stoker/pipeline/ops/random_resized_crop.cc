@@ -1,6 +1,6 @@
 // random_resized_crop: torchvision's RandomResizedCrop (+ RandomHorizontalFlip) of an encoded
 // image, the training transform (image_transforms.h).
-#include "stoker/image/resample.h"
+#include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/op_registry.h"
 
 namespace stoker::ops {
@@ -12,7 +12,7 @@ OpSpec random_resized_crop() {
   op.doc = "Decodes a random crop of a JPEG/PNG field and resizes it to size x size "
            "(torchvision's RandomResizedCrop, PIL's antialiased bilinear), flipped with "
            "probability flip";
-  const double max_side = image::kMaxResampleOutputSide;
+  const double max_side = kMaxImageSize;
   op.params = {
       ParamSpec::integer("size", 224, "side of the square output").in(1, max_side),
       ParamSpec::reals("scale", {0.08, 1.0},
