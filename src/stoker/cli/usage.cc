@@ -39,7 +39,6 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   return d[a.size()][b.size()];
 }
 
-
 // Parses a decimal whole number (optional sign) into `value`; a magnitude beyond 64 bits is
 // clamped to just beyond them (still outside any option's range).
 bool parse_whole(const std::string& text, __int128* value) {

@@ -18,7 +18,6 @@
 
 namespace stoker {
 
-
 // One batch's memory and what was put in it. Written by one worker, then read by the consumer.
 struct BatchBuffer {
   std::vector<std::shared_ptr<uint8_t>> fields;  // per BatchField: capacity * sample_bytes

@@ -12,9 +12,9 @@
 #include <memory>
 #include <vector>
 
-#include "stoker/pipeline/host_allocator.h"
 #include "stoker/pipeline/c10_device.h"
 #include "stoker/pipeline/feed_protocol.h"
+#include "stoker/pipeline/host_allocator.h"
 
 namespace stoker {
 

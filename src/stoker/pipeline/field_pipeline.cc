@@ -110,8 +110,8 @@ Result<FieldRequest> make_field_request(const Schema& schema, const std::string&
     made = transform.value();
     if (!normalize && pixels.empty()) return FieldRequest(field, made);  // as the source writes
     if (made->dtype() != (fused ? DType::kFloat32 : DType::kUint8))
-      return fail(fmt::format("{} writes {}: {} applies to uint8 images",
-                              source->op->name, dtype_name(made->dtype()),
+      return fail(fmt::format("{} writes {}: {} applies to uint8 images", source->op->name,
+                              dtype_name(made->dtype()),
                               pixels.empty() ? normalize->op->name : pixels.front()->op->name));
     if (pixels.empty()) return FieldRequest(field, made);
   } else {
@@ -119,9 +119,10 @@ Result<FieldRequest> make_field_request(const Schema& schema, const std::string&
     if (f < 0) return invalid_argument("the dataset has no field '" + field + "'");
     const Field& stored = schema.fields()[f];
     if (!stored.is_fixed() || stored.dtype != DType::kUint8)
-      return fail(fmt::format("{} applies to uint8 arrays, not {} (a decoding operation such as "
-                              "random_resized_crop must come first)",
-                              pixels.front()->op->name, dtype_name(stored.dtype)));
+      return fail(
+          fmt::format("{} applies to uint8 arrays, not {} (a decoding operation such as "
+                      "random_resized_crop must come first)",
+                      pixels.front()->op->name, dtype_name(stored.dtype)));
     made = copy_field(schema, f);
   }
 
@@ -138,8 +139,7 @@ Result<FieldRequest> make_field_request(const Schema& schema, const std::string&
     if (!n.is_ok()) return fail(n.status().message());
     normalization = n.value();
   }
-  return FieldRequest(field, std::make_shared<PixelPipeline>(field, std::move(made),
-                                                             std::move(ops),
+  return FieldRequest(field, std::make_shared<PixelPipeline>(field, std::move(made), std::move(ops),
                                                              std::move(normalization)));
 }
 

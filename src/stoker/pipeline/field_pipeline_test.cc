@@ -104,9 +104,9 @@ TEST_F(FieldPipelineTest, ASourceAloneOrFusedWithNormalizeIsItsTransform) {
   options.crop.scale_min = 0.3;
   options.flip_probability = 0.5;
   const auto direct = random_resized_crop_transform(schema_, "image", output, options).value();
-  const FieldRequest made = request(
-      "image", {"random_resized_crop:size=16,scale=[0.3,1],flip=0.5", "normalize:mean=[0.5,0.4,"
-                                                                      "0.3],std=0.2"});
+  const FieldRequest made = request("image", {"random_resized_crop:size=16,scale=[0.3,1],flip=0.5",
+                                              "normalize:mean=[0.5,0.4,"
+                                              "0.3],std=0.2"});
   ASSERT_NE(made.transform, nullptr);
   EXPECT_EQ(made.transform->dtype(), DType::kFloat32);
   for (int64_t i = 0; i < 8; ++i) EXPECT_EQ(sample(*made.transform, i), sample(*direct, i));

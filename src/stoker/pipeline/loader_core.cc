@@ -7,8 +7,8 @@
 #include <thread>
 
 #include "stoker/pipeline/batch_engine.h"
-#include "stoker/pipeline/worker_tuner.h"
 #include "stoker/pipeline/verified_set.h"
+#include "stoker/pipeline/worker_tuner.h"
 #include "stoker/util/machine.h"
 
 namespace stoker {

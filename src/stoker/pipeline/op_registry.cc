@@ -26,8 +26,7 @@ bool in_bounds(const ParamSpec& p, double x) {
 
 // " in [0, 1]", " above 0", ...: the bounds of `p` as words; "" when unbounded.
 std::string bounds_text(const ParamSpec& p) {
-  if (p.min && p.max)
-    return fmt::format(" in {}{}, {}]", p.min_open ? "(" : "[", *p.min, *p.max);
+  if (p.min && p.max) return fmt::format(" in {}{}, {}]", p.min_open ? "(" : "[", *p.min, *p.max);
   if (p.min) return fmt::format(" {} {}", p.min_open ? "above" : "at least", *p.min);
   if (p.max) return fmt::format(" at most {}", *p.max);
   return "";
@@ -165,7 +164,7 @@ std::vector<OpSpec> checked_table() {
             [](const OpSpec& a, const OpSpec& b) { return a.name < b.name; });
   for (size_t i = 0; i < table.size(); ++i) {
     const OpSpec& op = table[i];
-    const bool factory = op.role == OpRole::kSource   ? static_cast<bool>(op.make_source)
+    const bool factory = op.role == OpRole::kSource  ? static_cast<bool>(op.make_source)
                          : op.role == OpRole::kPixel ? static_cast<bool>(op.make_pixel)
                                                      : true;
     if (!factory || (i > 0 && table[i - 1].name == op.name))
@@ -281,8 +280,8 @@ Result<OpCall> make_op_call(const std::string& name,
     const auto p = std::find_if(op.params.begin(), op.params.end(),
                                 [&](const ParamSpec& spec) { return spec.name == key; });
     if (p == op.params.end())
-      return invalid_argument(fmt::format("{}: unknown parameter '{}' ({})", op.name, key,
-                                          names_of(op.params)));
+      return invalid_argument(
+          fmt::format("{}: unknown parameter '{}' ({})", op.name, key, names_of(op.params)));
     std::optional<ParamValue>& slot = values[p - op.params.begin()];
     if (slot) return invalid_argument(fmt::format("{}: {} is given twice", op.name, key));
     // Text that reads as the type is that value, and named as one if it is out of bounds.
@@ -319,9 +318,8 @@ Result<OpCall> parse_op_call(const std::string& text) {
       const std::string pair = rest.substr(begin, i - begin);
       const size_t equals = pair.find('=');
       if (equals == std::string::npos || equals == 0)
-        return invalid_argument(
-            fmt::format("{}: '{}' is not key=value (write {}:key=value,key=value)", name, pair,
-                        name));
+        return invalid_argument(fmt::format(
+            "{}: '{}' is not key=value (write {}:key=value,key=value)", name, pair, name));
       given.emplace_back(pair.substr(0, equals), pair.substr(equals + 1));
       begin = i + 1;
     }

@@ -105,8 +105,8 @@ class PixelOp {
 // What a kSource factory makes its transform for.
 struct SourceContext {
   const Schema* schema = nullptr;
-  std::string field;    // the batch field's name (a stored field's, or a new one)
-  ImageOutput output;   // an image source writes this: uint8, or float32 normalised
+  std::string field;   // the batch field's name (a stored field's, or a new one)
+  ImageOutput output;  // an image source writes this: uint8, or float32 normalised
 };
 
 // What a kPixel factory makes its operation for.

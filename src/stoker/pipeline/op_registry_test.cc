@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 namespace stoker {
@@ -24,15 +23,14 @@ TEST(OpRegistryTest, EveryOperationIsListedOnceByName) {
   for (const char* name : {"busy_wait", "center_crop", "normalize", "random_resized_crop"})
     EXPECT_EQ(find_operation(name).value()->name, name);
   EXPECT_EQ(find_operation("color_jitter").value()->python_class, "ColorJitter");
-  EXPECT_EQ(find_operation("colour_jitter").status().message(),
-            fmt::format("unknown operation 'colour_jitter' (operations: {})",
-                        fmt::join(names, ", ")));
+  EXPECT_EQ(
+      find_operation("colour_jitter").status().message(),
+      fmt::format("unknown operation 'colour_jitter' (operations: {})", fmt::join(names, ", ")));
 }
 
 TEST(OpRegistryTest, ACallGetsItsDefaultsTypedInTheSpecsOrder) {
-  const OpCall call = make_op_call("random_resized_crop", {{"flip", int64_t{1}},
-                                                           {"size", int64_t{32}}})
-                          .value();
+  const OpCall call =
+      make_op_call("random_resized_crop", {{"flip", int64_t{1}}, {"size", int64_t{32}}}).value();
   EXPECT_EQ(call.op->name, "random_resized_crop");
   EXPECT_EQ(call.params.integer("size"), 32);
   EXPECT_EQ(call.params.real("flip"), 1.0);  // an int given for a float
@@ -136,10 +134,14 @@ TEST(OpRegistryTest, TheJsonDescriptionHoldsEveryParametersTypeDefaultAndBounds)
       // The default read back from the JSON is a valid call, equal to the spec's.
       const nlohmann::json value = d["default"];
       ParamValue given;
-      if (value.is_boolean()) given = value.get<bool>();
-      else if (value.is_number_integer()) given = value.get<int64_t>();
-      else if (value.is_number()) given = value.get<double>();
-      else given = value.get<std::vector<double>>();
+      if (value.is_boolean())
+        given = value.get<bool>();
+      else if (value.is_number_integer())
+        given = value.get<int64_t>();
+      else if (value.is_number())
+        given = value.get<double>();
+      else
+        given = value.get<std::vector<double>>();
       EXPECT_EQ(make_op_call(op.name, {{p.name, given}}).value().params.values()[k].second,
                 p.default_value)
           << op.name << "." << p.name;
