@@ -14,10 +14,8 @@ void add_loader_settings_options(CLI::App& command, LoaderSettings& settings,
       .add_option_function<std::string>(
           "--workers",
           [&settings](const std::string& text) {
-            const int n = text == "auto" ? 0 : std::stoi(text);
-            settings.workers = text == "auto" ? WorkerCount::tuned()
-                               : n == -1      ? WorkerCount::per_core()
-                                              : WorkerCount(n);
+            settings.workers =
+                text == "-1" ? WorkerCount::per_core() : WorkerCount::parse(text).value_or_throw();
           },
           flags.workers_help)
       ->check(CLI::Validator(

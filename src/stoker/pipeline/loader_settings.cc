@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <optional>
 
@@ -30,8 +31,7 @@ Result<WorkerCount> WorkerCount::parse(const std::string& text) {
   char* end = nullptr;
   errno = 0;
   const long value = std::strtol(begin, &end, 10);
-  if (text.empty() || *end != '\0' || errno == ERANGE || value < -kMaxWorkers - 1 ||
-      value > kMaxWorkers + 1)
+  if (text.empty() || *end != '\0' || errno == ERANGE || value < INT_MIN || value > INT_MAX)
     return invalid_argument("workers: '" + text + "' is not a whole number or auto");
   return WorkerCount(static_cast<int>(value));
 }

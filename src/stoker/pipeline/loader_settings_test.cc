@@ -19,6 +19,7 @@ TEST(LoaderSettingsTest, WorkerCountsParseAsTheCommandLineAndPythonSpellThem) {
   EXPECT_EQ(WorkerCount::parse("auto").value(), WorkerCount::tuned());
   EXPECT_EQ(WorkerCount::parse("3").value(), WorkerCount(3));
   EXPECT_EQ(WorkerCount::parse("0").value(), WorkerCount(0));
+  EXPECT_EQ(WorkerCount::parse("5000").value(), WorkerCount(5000));  // check() bounds it
   for (const char* bad : {"", "Auto", "many", "3x", "99999999999999999999"})
     EXPECT_FALSE(WorkerCount::parse(bad).is_ok()) << bad;
   EXPECT_EQ(WorkerCount::parse("many").status().message(),

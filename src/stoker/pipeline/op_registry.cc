@@ -396,4 +396,10 @@ const char* to_string(ParamType type) {
   return "?";
 }
 
+Status PixelContext::check_image(const std::string& op) const {
+  if (shape.size() == 3 && (shape[0] == 1 || shape[0] == 3)) return Status::ok();
+  return invalid_argument(fmt::format("field '{}': {} needs images [1 or 3, H, W], not [{}]", field,
+                                      op, fmt::join(shape, ", ")));
+}
+
 }  // namespace stoker

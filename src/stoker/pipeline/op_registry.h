@@ -113,6 +113,9 @@ struct SourceContext {
 struct PixelContext {
   std::string field;
   std::vector<int64_t> shape;  // the uint8 sample's
+
+  // Ok for an image sample [1 or 3, H, W]; else the error of operation `op`, naming the field.
+  Status check_image(const std::string& op) const;
 };
 
 struct OpSpec {

@@ -17,8 +17,6 @@
 // Once f and the mean are known each output depends on x alone: a table of 256 values. The sum
 // of grey levels here is exact; torchvision's float32 sum is exact too up to 2^24 (any image
 // up to 256 x 256), and may differ in its last bit beyond.
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -104,8 +102,9 @@ OpSpec color_jitter() {
   op.name = "color_jitter";
   op.role = OpRole::kPixel;
   op.python_class = "ColorJitter";
-  op.doc = "Random brightness and contrast of a uint8 image, in a random order "
-           "(torchvision's ColorJitter without saturation and hue, to the pixel)";
+  op.doc =
+      "Random brightness and contrast of a uint8 image, in a random order "
+      "(torchvision's ColorJitter without saturation and hue, to the pixel)";
   op.params = {
       ParamSpec::real(
           "brightness", 0.0,
@@ -116,13 +115,10 @@ OpSpec color_jitter() {
                       "unchanged")
           .at_least(0),
   };
-  op.make_pixel = [](const Params& p, const PixelContext& context)
-      -> Result<std::shared_ptr<const PixelOp>> {
+  op.make_pixel = [](const Params& p,
+                     const PixelContext& context) -> Result<std::shared_ptr<const PixelOp>> {
+    if (Status s = context.check_image("color_jitter"); !s.is_ok()) return s;
     const std::vector<int64_t>& shape = context.shape;
-    if (shape.size() != 3 || (shape[0] != 1 && shape[0] != 3))
-      return invalid_argument(
-          fmt::format("field '{}': color_jitter needs images [1 or 3, H, W], not [{}]",
-                      context.field, fmt::join(shape, ", ")));
     return std::shared_ptr<const PixelOp>(
         std::make_shared<ColorJitter>(p.real("brightness"), p.real("contrast"), shape));
   };

@@ -4,8 +4,6 @@
 // truncated to uint8); a 1-channel image stays as it is, as torchvision leaves it. One draw per
 // sample from the operation's own stream (field_pipeline.h): grey if CounterRng::next_double()
 // < p (ops/random_grayscale_test.cc compares with torchvision).
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "stoker/pipeline/op_registry.h"
 #include "stoker/pipeline/ops/torchvision_grey.h"
@@ -40,16 +38,14 @@ OpSpec random_grayscale() {
   op.name = "random_grayscale";
   op.role = OpRole::kPixel;
   op.python_class = "RandomGrayscale";
-  op.doc = "An RGB image made grey with probability p (torchvision's RandomGrayscale, to the "
-           "pixel)";
+  op.doc =
+      "An RGB image made grey with probability p (torchvision's RandomGrayscale, to the "
+      "pixel)";
   op.params = {ParamSpec::real("p", 0.1, "probability of making the image grey").in(0, 1)};
-  op.make_pixel = [](const Params& params, const PixelContext& context)
-      -> Result<std::shared_ptr<const PixelOp>> {
+  op.make_pixel = [](const Params& params,
+                     const PixelContext& context) -> Result<std::shared_ptr<const PixelOp>> {
+    if (Status s = context.check_image("random_grayscale"); !s.is_ok()) return s;
     const std::vector<int64_t>& shape = context.shape;
-    if (shape.size() != 3 || (shape[0] != 1 && shape[0] != 3))
-      return invalid_argument(
-          fmt::format("field '{}': random_grayscale needs images [1 or 3, H, W], not [{}]",
-                      context.field, fmt::join(shape, ", ")));
     return std::shared_ptr<const PixelOp>(
         std::make_shared<RandomGrayscale>(params.real("p"), shape));
   };
