@@ -1,0 +1,40 @@
+"""stoker: `stoker.convert("imagefolder")` stores the files (JPEGs transcoded losslessly, the
+same pixels), `stoker.Loader` decodes and augments in its native threads. Two modes: the exact
+default (torchvision's PIL pixels) and the fast mode (`dct_scaling=True`: JPEGs decoded at 1/2 or
+1/4 scale when the crop still covers the output)."""
+import os
+
+import stoker
+from stoker import transforms as S
+
+import work
+
+
+def prepare(folder, files, store):
+    os.makedirs(os.path.dirname(store), exist_ok=True)
+    stoker.convert("imagefolder", folder, store)
+
+
+def _loader(store, cores, seed, transforms, shuffle=True, batch=work.BATCH):
+    return stoker.Loader(store, batch_size=batch, shuffle=shuffle, seed=seed, workers=cores,
+                         transforms={"image": S.Compose(transforms)})
+
+
+def train_batches(store, cores, dtype, seed, fast):
+    ops = [S.RandomResizedCrop(work.SIZE, scale=work.SCALE, ratio=work.RATIO, dct_scaling=fast),
+           S.RandomHorizontalFlip()]
+    if dtype == "float32":
+        ops += [S.ToTensor(), S.Normalize(work.MEAN, work.STD)]
+    for batch in _loader(store, cores, seed, ops):
+        yield batch["image"], batch["label"]
+
+
+def batches(store, cores, dtype, seed):
+    return train_batches(store, cores, dtype, seed, fast=False)
+
+
+def eval_images(store, fast=False):
+    """The evaluation transform of every record, in the ImageFolder order of the files."""
+    ops = [S.Resize(work.EVAL_RESIZE, dct_scaling=fast), S.CenterCrop(work.SIZE)]
+    for batch in _loader(store, 1, 0, ops, shuffle=False, batch=64):
+        yield from batch["image"]

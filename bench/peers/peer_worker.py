@@ -1,0 +1,108 @@
+"""Runs one peer of the side-by-side benchmark inside that peer's environment (run.py starts it
+under taskset). One JSON object on stdout; a failure is one line on stderr and exit status 1.
+
+  peer_worker.py PEER prepare FOLDER STORE          the peer's own storage, from the files
+  peer_worker.py PEER run STORE CORES DTYPE SEED    one epoch: rate, time to first batch, CPU
+  peer_worker.py PEER eval STORE OUT                the evaluation transform of every file,
+                                                    uint8, saved to OUT (torch.save)
+"""
+import importlib
+import json
+import os
+import sys
+import time
+
+
+def tree_cpu_seconds():
+    """User + system CPU seconds of this process, its reaped children and its live descendants
+    (DataLoader's worker processes are alive until the end)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    stats = {}
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            stats[int(pid)] = (int(fields[1]), sum(int(v) for v in fields[11:15]))
+    tree, total = {os.getpid()}, 0
+    grew = True
+    while grew:
+        grew = False
+        for pid, (ppid, _) in stats.items():
+            if ppid in tree and pid not in tree:
+                tree.add(pid)
+                grew = True
+    for pid in tree:
+        total += stats.get(pid, (0, 0))[1]
+    return total / tick
+
+
+def run(peer, store, cores, dtype, seed):
+    import torch
+    torch.set_num_threads(1)
+    start = time.perf_counter()
+    images = batches = 0
+    first = cpu_first = None
+    for image, label in peer.batches(store, int(cores), dtype, int(seed)):
+        if image.dtype != getattr(torch, dtype) or tuple(image.shape[1:]) != (3, 224, 224):
+            raise RuntimeError(f"batch {batches}: {image.dtype} {tuple(image.shape)}, "
+                               f"expected {dtype} [B, 3, 224, 224]")
+        if len(label) != len(image):
+            raise RuntimeError(f"batch {batches}: {len(label)} labels for {len(image)} images")
+        image[-1, -1, -1, -1].item()  # the batch is there
+        batches += 1
+        if first is None:
+            first, cpu_first = time.perf_counter(), tree_cpu_seconds()
+            first_images = len(image)
+        images += len(image)
+    end, cpu_end = time.perf_counter(), tree_cpu_seconds()
+    timed = images - first_images
+    return {"images": images, "batches": batches, "first_batch_s": first - start,
+            "images_per_s": timed / (end - first),
+            "cpu_s_per_image": (cpu_end - cpu_first) / timed}
+
+
+def evaluate(peer, store, out):
+    import torch
+    from work import read_file_list
+    files = read_file_list(store)
+    images, failures = [], {}
+    if hasattr(peer, "eval_images"):
+        images = list(peer.eval_images(store))
+    else:
+        for path, _ in files:
+            try:
+                images.append(peer.eval_image(path))
+            except Exception as e:  # the table names the file and what the peer said
+                failures[path] = " ".join(str(e).split())[:200]
+                images.append(None)
+    torch.save({"images": images, "failures": failures}, out)
+    return {"images": len(images), "failures": len(failures)}
+
+
+def main(argv):
+    peer = importlib.import_module("peer_" + argv[0])
+    mode, args = argv[1], argv[2:]
+    if mode == "prepare":
+        start = time.perf_counter()
+        peer.prepare(args[0], __import__("work").image_files(args[0]), args[1])
+        result = {"prepare_s": time.perf_counter() - start}
+    elif mode == "run":
+        result = run(peer, *args)
+    elif mode == "eval":
+        result = evaluate(peer, *args)
+    else:
+        raise SystemExit(f"peer_worker: unknown mode {mode!r}")
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    try:
+        main(sys.argv[1:])
+    except Exception as e:
+        print(f"{sys.argv[1]}: {type(e).__name__}: {' '.join(str(e).split())[:300]}",
+              file=sys.stderr)
+        sys.exit(1)

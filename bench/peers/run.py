@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""stoker against its peers on the same JPEGs, side by side, in one run (docs/BENCHMARKS.md,
+"Against every peer"). Installs nothing: bench/peers/setup.sh does.
+
+Each peer stores the ImageFolder's files with its own tool (or reads them as they are), then,
+in alternating rounds, runs one epoch of the training work (work.py) in a fresh process pinned
+with taskset to 1 and to 2 cores, uint8 and float32: images/s after the first batch, CPU
+seconds per image (every process of the peer), peak RSS (summed over its processes), time to
+the first batch. Then the evaluation transform of every file, compared pixel by pixel with
+torchvision's PIL path. Medians over the rounds; a peer that is not installed or fails is a
+row with its one-line reason.
+
+Usage: .venv/bin/python bench/peers/run.py IMAGES [--out DIR] [--rounds 3] [--peers a,b]
+       [--cores 1,2] [--dtypes uint8,float32] [--no-eval]
+IMAGES: an ImageFolder (class folders of JPEGs), e.g. bench/make_image_set.py's OUT/train.
+Writes DIR/results.json, DIR/table.md and DIR/chart.svg (DIR default: bench-peers-out).
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+PEERS_DIR = os.environ.get("STOKER_PEERS", os.path.join(
+    os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "stoker", "peers"))
+
+# name: (environment under PEERS_DIR, or None for the project's; store shared with; what it is)
+PEERS = {
+    "torchvision_pil": (None, None, "DataLoader + torchvision ImageFolder, PIL"),
+    "torchvision_tensor": (None, "torchvision_pil", "DataLoader + torchvision.io + transforms.v2"),
+    "pillow_simd": ("pillow_simd", "torchvision_pil", "DataLoader + torchvision, Pillow-SIMD"),
+    "dali": ("dali", "torchvision_pil", "DALI, CPU pipeline"),
+    "spdl": ("spdl", "torchvision_pil", "SPDL thread pipeline"),
+    "ffcv": ("ffcv", None, "FFCV .beton"),
+    "tfdata": ("tfdata", "torchvision_pil", "tf.data, decode_and_crop_jpeg"),
+    "stoker": ("stoker", None, "stoker, exact (default)"),
+    "stoker_fast": ("stoker", "stoker", "stoker, fast mode (dct_scaling)"),
+}
+REFERENCE = "torchvision_pil"
+
+
+def python_of(peer):
+    env = PEERS[peer][0]
+    if env is None:
+        return os.path.join(ROOT, ".venv", "bin", "python")
+    return os.path.join(PEERS_DIR, env, "bin", "python")
+
+
+def not_installed(peer):
+    """The one-line reason a peer cannot run, or None."""
+    env = PEERS[peer][0]
+    if env is None:
+        return None
+    failed = os.path.join(PEERS_DIR, env + ".failed")
+    if os.path.exists(failed):
+        with open(failed) as f:
+            return "not installed: " + f.read().strip()
+    if not os.path.exists(os.path.join(PEERS_DIR, env, "peer-stamp")):
+        return "not installed (bench/peers/setup.sh)"
+    return None
+
+
+def tree_rss_bytes(root_pid):
+    """Resident bytes of a process and its descendants."""
+    children, rss = {}, {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(pid))
+        rss[int(pid)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+    total, todo = 0, [root_pid]
+    while todo:
+        pid = todo.pop()
+        total += rss.get(pid, 0)
+        todo += children.get(pid, [])
+    return total
+
+
+def worker(peer, args, cores=None, timeout=1800):
+    """Runs peer_worker.py in the peer's environment; (result dict, peak RSS) or raises
+    RuntimeError with the worker's one line."""
+    command = [python_of(peer), os.path.join(HERE, "peer_worker.py"), peer] + [str(a) for a in args]
+    if cores:
+        command = ["taskset", "-c", ",".join(str(c) for c in range(cores))] + command
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               cwd=HERE)
+    peak = [0]
+
+    def watch():
+        while process.poll() is None:
+            peak[0] = max(peak[0], tree_rss_bytes(process.pid))
+            time.sleep(0.1)
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        raise RuntimeError(f"timed out after {timeout} s")
+    watcher.join()
+    if process.returncode != 0:
+        lines = [line for line in err.splitlines() if line.strip()]
+        raise RuntimeError(lines[-1] if lines else f"exit status {process.returncode}")
+    return json.loads(out.strip().splitlines()[-1]), peak[0]
+
+
+def disk_bytes(path):
+    total = 0
+    for folder, _, files in os.walk(path):
+        total += sum(os.path.getsize(os.path.join(folder, f)) for f in files)
+    return total
+
+
+def prepare(peers, images, work_dir, report):
+    """Each peer's store (once per shared store); the size on disk it stands for."""
+    for peer in peers:
+        owner = PEERS[peer][1] or peer
+        store = os.path.join(work_dir, "store-" + owner)
+        if owner == peer and not os.path.exists(store):
+            print(f"prepare {peer}", file=sys.stderr)
+            try:
+                result, _ = worker(peer, ["prepare", images, store])
+                report[peer]["prepare_s"] = result["prepare_s"]
+            except RuntimeError as e:
+                report[peer]["error"] = f"prepare: {e}"
+                continue
+        if os.path.exists(os.path.join(store, "files.json")):  # reads the original files
+            report[peer]["disk_bytes"] = disk_bytes(images)
+        elif os.path.exists(store):
+            report[peer]["disk_bytes"] = disk_bytes(store)
+        report[peer]["store"] = store
+
+
+def measure(peers, report, rounds, cores_list, dtypes):
+    """Alternating rounds: the peers' order reverses every round."""
+    order = list(peers)
+    for r in range(rounds):
+        for cores in cores_list:
+            for dtype in dtypes:
+                for peer in order:
+                    if "error" in report[peer]:
+                        continue
+                    key = f"{cores}c_{dtype}"
+                    print(f"round {r + 1}/{rounds}: {peer} {key}", file=sys.stderr)
+                    try:
+                        result, rss = worker(peer, ["run", report[peer]["store"], cores, dtype,
+                                                    r], cores=cores)
+                    except RuntimeError as e:
+                        report[peer].setdefault("run_errors", {})[key] = str(e)
+                        continue
+                    result["peak_rss_bytes"] = rss
+                    report[peer].setdefault("runs", {}).setdefault(key, []).append(result)
+        order.reverse()
+    for peer in peers:
+        for key, runs in report[peer].get("runs", {}).items():
+            report[peer].setdefault("median", {})[key] = {
+                k: statistics.median(run[k] for run in runs) for k in runs[0]}
+
+
+def compare_eval(peers, report, work_dir):
+    """Each peer's evaluation pixels against torchvision's PIL path: mean and worst absolute
+    difference over the files every peer decoded, and the files a peer failed on."""
+    import torch
+    outputs = {}
+    for peer in peers:
+        if "error" in report[peer]:
+            continue
+        out = os.path.join(work_dir, f"eval-{peer}.pt")
+        print(f"eval {peer}", file=sys.stderr)
+        try:
+            worker(peer, ["eval", report[peer]["store"], out])
+            outputs[peer] = torch.load(out)
+        except RuntimeError as e:
+            report[peer]["eval_error"] = str(e)
+    reference = outputs.get(REFERENCE)
+    if reference is None:
+        return
+    for peer, got in outputs.items():
+        diffs, off = [], 0
+        for mine, ref in zip(got["images"], reference["images"]):
+            if mine is None or ref is None:
+                continue
+            if mine.shape != ref.shape:
+                off += 1
+                continue
+            d = (mine.int() - ref.int()).abs()
+            diffs.append((d.float().mean().item(), d.max().item()))
+            off += int(d.max().item() > 0)
+        report[peer]["eval"] = {
+            "files": len(got["images"]), "compared": len(diffs), "files_differing": off,
+            "mean_abs_diff": statistics.mean(m for m, _ in diffs) if diffs else None,
+            "worst_abs_diff": max(w for _, w in diffs) if diffs else None,
+            "failures": got["failures"]}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("images")
+    p.add_argument("--out", default="bench-peers-out")
+    p.add_argument("--work", default=os.path.join(os.path.dirname(PEERS_DIR), "peers-work"),
+                   help="where the peers' stores go (kept between runs)")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--peers", default=",".join(PEERS))
+    p.add_argument("--cores", default="1,2")
+    p.add_argument("--dtypes", default="uint8,float32")
+    p.add_argument("--no-eval", action="store_true")
+    a = p.parse_args(argv)
+    peers = a.peers.split(",")
+    unknown = [x for x in peers if x not in PEERS]
+    if unknown:
+        p.error(f"unknown peers {unknown}: {', '.join(PEERS)}")
+    if not os.path.isdir(a.images):
+        p.error(f"{a.images}: not a directory")
+    cores_list = [int(c) for c in a.cores.split(",")]
+    if max(cores_list) > os.cpu_count():
+        p.error(f"--cores {a.cores}: this machine has {os.cpu_count()}")
+    report = {peer: {"what": PEERS[peer][2]} for peer in peers}
+    for peer in peers:
+        reason = not_installed(peer)
+        if reason:
+            report[peer]["error"] = reason
+    os.makedirs(a.work, exist_ok=True)
+    prepare(peers, os.path.abspath(a.images), a.work, report)
+    measure(peers, report, a.rounds, cores_list, a.dtypes.split(","))
+    if not a.no_eval:
+        compare_eval(peers, report, a.work)
+    os.makedirs(a.out, exist_ok=True)
+    machine = {"cpus": os.cpu_count(), "uname": " ".join(os.uname()),
+               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    with open(os.path.join(a.out, "results.json"), "w") as f:
+        json.dump({"machine": machine, "peers": report}, f, indent=1)
+    import peers_report
+    peers_report.write(report, machine, cores_list, a.dtypes.split(","), a.out)
+    print(open(os.path.join(a.out, "table.md")).read())
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, HERE)
+    main()
