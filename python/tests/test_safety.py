@@ -287,3 +287,16 @@ def test_a_killed_writers_staging_is_removed_by_the_next_writer(tmp_path):
         for f in out.iterdir():
             f.unlink()
         out.rmdir()
+
+
+def test_a_users_folders_named_like_staging_are_kept(tmp_path):
+    # Folders beside `out` named like a writer's staging but not made by one (no marker, not
+    # empty) are the user's: the writer removes only staging it can prove it made (issue 32).
+    for name in ("ds.partial-mybackup", "ds.partial-12345"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "notes.txt").write_text("mine")
+    with stoker.DatasetWriter(tmp_path / "ds", {"x": "int64"}) as writer:
+        writer.append({"x": 7})
+    for name in ("ds.partial-mybackup", "ds.partial-12345"):
+        assert (tmp_path / name / "notes.txt").read_text() == "mine", name
+    assert stoker.verify(tmp_path / "ds")["datasets"][0]["records"] == 1
