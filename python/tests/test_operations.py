@@ -93,7 +93,7 @@ def test_the_pixel_classes_are_built_from_the_description():
         assert cls().params == {p["name"]: p["default"] for p in op["params"]}
     jitter = S.ColorJitter(0.4, contrast=np.float32(0.5))
     assert (jitter.brightness, jitter.contrast) == (0.4, 0.5)
-    assert repr(jitter) == "ColorJitter(brightness=0.4, contrast=0.5)"
+    assert repr(jitter) == "ColorJitter(brightness=0.4, contrast=0.5, saturation=0.0, hue=0.0)"
 
 
 def test_a_wrong_parameter_is_the_clis_one_line_error():
