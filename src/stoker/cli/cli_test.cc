@@ -483,10 +483,12 @@ TEST(CliTest, OpsListsEveryOperationWithItsParameters) {
           << op.name << "." << p.name;
   }
   EXPECT_NE(text.out.find("color_jitter (pixel: --augment, Python stoker.transforms.ColorJitter)\n"
-                          "  Random brightness and contrast"),
+                          "  Random brightness, contrast, saturation and hue"),
             std::string::npos)
       << text.out;
   EXPECT_NE(text.out.find("  brightness=0           a number at least 0: "), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("  hue=0                  a number in [0, 0.5]: "), std::string::npos)
       << text.out;
 }
 
