@@ -635,9 +635,8 @@ TEST_F(TrainCliTest, ResumeWithOtherSettingsNeedsOverride) {
                         "checkpoint " + checkpoint +
                             " was written with other settings: --augment none (this run: "
                             "color_jitter:brightness=0.2,contrast=0,saturation=0,hue=0), "
-                            "--clip-grad 0 (this run: 1), --lr "
-                            "0.001 (this run: 0.5); resume with the same options, or add "
-                            "--override to go on with this run's");
+                            "--clip-grad 0 (this run: 1), --lr 0.001 (this run: 0.5); resume "
+                            "with the same options, or add --override to go on with this run's");
   EXPECT_EQ(latest_checkpoint(dir_ / "ckpt").value_or_throw(), checkpoint);
   const testing::RunResult usage =
       testing::run("train --data " + dir_ / "data" + " --override", dir_);
