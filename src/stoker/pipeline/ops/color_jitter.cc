@@ -68,7 +68,7 @@ class ColorJitter : public PixelOp {
     double factors[4];
     for (int a = kBrightness; a <= kSaturation; ++a)
       factors[a] = factor(amounts_[a], rng.next_double());
-    factors[kHue] = amounts_[kHue] * (2 * rng.next_double() - 1);
+    factors[kHue] = -amounts_[kHue] + 2 * amounts_[kHue] * rng.next_double();
     std::vector<Adjustment> order = {kBrightness, kContrast};
     if (first >= 0.5) std::swap(order[0], order[1]);
     order.insert(order.begin() + static_cast<int>(3 * rng.next_double()), kSaturation);

@@ -7,8 +7,10 @@
 //   h = h + hue, then Python's remainder by 1                (into [0, 1))
 //   HSV to RGB as _hsv_to_rgb: i = floor(h * 6), f = h * 6 - i, p, q, t clamped to [0, 1]
 //   channel = uint8(c * float(255 + 1 - 1e-3)), truncating   (to_dtype, float to uint8)
-// The file that includes it is compiled without contraction (pipeline/CMakeLists.txt): no step
-// may fuse with the next. Pure.
+// Each step is one IEEE-754 operation (or an exact one: max, floor, fmod, clamp), as ATen's CPU
+// kernels compute it whatever their vector width, so the bytes are torchvision's exactly
+// (ops/color_jitter_test.cc finds no byte apart). The file that includes it is compiled without
+// contraction (pipeline/CMakeLists.txt): no step may fuse with the next. Pure.
 
 #include <algorithm>
 #include <cmath>
