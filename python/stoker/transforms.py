@@ -241,7 +241,7 @@ def _jitter_amount(name: str, bounds, center: float) -> float:
     if bounds is None:
         return 0.0
     low, high = (float(b) for b in bounds)
-    amount = round(high - center, 12)  # torchvision stored center ± a, rounded
+    amount = round(high - center, 12)  # torchvision stored 1 + a: 1.4 - 1 is 0.3999...
     expected = max(0.0, center - amount) if center else -amount
     if amount < 0 or not math.isclose(low, expected, rel_tol=0, abs_tol=1e-9):
         what = "[-a, a]" if name == "hue" else "[max(0, 1 - a), 1 + a]"
