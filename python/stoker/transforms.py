@@ -15,15 +15,17 @@ translated into one of the loader's native field transforms. The pipelines it kn
 * any other fixed field: copied as stored.
 
 Colour operations go right after the crop (or first, on a fixed uint8 image), before
-``ToTensor``/``Normalize``: ``ColorJitter(brightness, contrast)``, ``RandomGrayscale(p)`` and
-whatever else the native library has, torchvision's to the pixel.
+``ToTensor``/``Normalize``: ``ColorJitter(brightness, contrast, saturation, hue)``,
+``RandomGrayscale(p)`` and whatever else the native library has, torchvision's to the pixel.
 Their classes are built from the native operations' description (``stoker._stoker.operations()``,
 the same that ``stoker ops`` lists), which also gives the bounds checked here: a wrong parameter
 raises the same one-line ValueError as the CLI's ``--augment``.
 
 Anything else raises ValueError saying what is supported. torchvision's own classes of the
 same names (and a ``torchvision.transforms.Compose`` of them) are accepted too and translated,
-with the same checks; its colour operations are not (their parameters differ: use stoker's). Pixels are torchvision's (PIL's decode and antialiased bilinear resize)
+with the same checks, ``ColorJitter`` and ``RandomGrayscale`` of transforms and transforms.v2
+included (a ColorJitter range stoker cannot draw, such as ``brightness=(0.5, 0.8)``, raises a
+one-line ValueError). Pixels are torchvision's (PIL's decode and antialiased bilinear resize)
 up to float rounding (uint8 byte for byte). The fast mode is opt-in: ``dct_scaling=True`` on
 stoker's ``RandomResizedCrop`` and ``Resize`` (the CLI's ``--dct-scaling``) decodes JPEGs at
 1/2 or 1/4 scale when the crop still covers the output: faster, pixels slightly different.
@@ -34,6 +36,7 @@ index): the same for any number of workers, not the same draws as torchvision's.
 from __future__ import annotations
 
 import inspect
+import math
 from typing import Dict, List, Sequence
 
 from stoker import _stoker
@@ -232,6 +235,30 @@ def _interpolation_is_bilinear(t) -> bool:
     return mode is None or getattr(mode, "value", mode) in ("bilinear", 2)
 
 
+def _jitter_amount(name: str, bounds, center: float) -> float:
+    """stoker's amount a of torchvision ColorJitter's `bounds` of a factor: None (off) is 0,
+    [max(0, center - a), center + a] is a (hue: center 0, unclipped); ValueError otherwise."""
+    if bounds is None:
+        return 0.0
+    low, high = (float(b) for b in bounds)
+    amount = round(high - center, 12)  # torchvision stored 1 + a: 1.4 - 1 is 0.3999...
+    expected = max(0.0, center - amount) if center else -amount
+    if amount < 0 or not math.isclose(low, expected, rel_tol=0, abs_tol=1e-9):
+        what = "[-a, a]" if name == "hue" else "[max(0, 1 - a), 1 + a]"
+        raise ValueError(f"torchvision ColorJitter {name}=({low:g}, {high:g}): stoker draws "
+                         f"{name} from {what} only; give {name} as one number a")
+    return amount
+
+
+def _color_jitter(t):
+    """stoker's ColorJitter of torchvision's `t` (transforms' or v2's)."""
+    return _PIXEL_CLASSES["ColorJitter"](
+        brightness=_jitter_amount("brightness", t.brightness, 1.0),
+        contrast=_jitter_amount("contrast", t.contrast, 1.0),
+        saturation=_jitter_amount("saturation", t.saturation, 1.0),
+        hue=_jitter_amount("hue", t.hue, 0.0))
+
+
 def _from_torchvision(t):
     """stoker's equivalent of torchvision transform `t`; ValueError if there is none."""
     name = type(t).__name__
@@ -258,9 +285,10 @@ def _from_torchvision(t):
         return Resize(t.size)
     if name == "CenterCrop":
         return CenterCrop(t.size)
-    if name in _PIXEL_CLASSES:
-        raise ValueError(f"torchvision transform {name} is not supported by stoker.Loader: use "
-                         f"stoker.transforms.{name}")
+    if name == "ColorJitter":
+        return _color_jitter(t)
+    if name == "RandomGrayscale":
+        return _PIXEL_CLASSES["RandomGrayscale"](t.p)
     raise ValueError(f"torchvision transform {name} is not supported by stoker.Loader; "
                      f"supported: {_SUPPORTED}")
 

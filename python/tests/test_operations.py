@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 import torchvision.transforms as T
+import torchvision.transforms.v2 as T2
 from torchvision.transforms.v2 import functional as F
 
 import stoker
@@ -34,28 +35,44 @@ def derive_stream(a, b):
     return mix64((mix64(a) + b) & MASK)
 
 
-def jitter_draws(seed, epoch, index, brightness, contrast):
-    """ops/color_jitter.cc's draws for a field's first pixel operation (step 1): (brightness
-    first, brightness factor or None, contrast factor or None)."""
+ADJUSTMENTS = {"brightness": F.adjust_brightness, "contrast": F.adjust_contrast,
+               "saturation": F.adjust_saturation, "hue": F.adjust_hue}
+
+
+def jitter_draws(seed, epoch, index, **amounts):
+    """ops/color_jitter.cc's draws for a field's first pixel operation (step 1): (the names of
+    the four adjustments in the drawn order, {name: factor, None where its amount is 0})."""
     stream = derive_stream(derive_stream(derive_stream(0x73616D706C65, epoch), index), 1)
     key = mix64(mix64(seed) ^ stream)
-    order, u_brightness, u_contrast = (
-        (mix64((key + (i + 1) * GOLDEN) & MASK) >> 11) * 2.0**-53 for i in range(3))
-
-    def factor(amount, u):
-        low = max(0.0, 1 - amount)
-        return low + (1 + amount - low) * u if amount > 0 else None
-
-    return order < 0.5, factor(brightness, u_brightness), factor(contrast, u_contrast)
+    u = [(mix64((key + (i + 1) * GOLDEN) & MASK) >> 11) * 2.0**-53 for i in range(7)]
+    factors = {}
+    for name, draw in zip(ADJUSTMENTS, u[1:5]):
+        amount = amounts.get(name, 0)
+        low, high = (-amount, amount) if name == "hue" else (max(0.0, 1 - amount), 1 + amount)
+        factors[name] = low + (high - low) * draw if amount > 0 else None
+    order = ["brightness", "contrast"] if u[0] < 0.5 else ["contrast", "brightness"]
+    order.insert(int(3 * u[5]), "saturation")
+    order.insert(int(4 * u[6]), "hue")
+    return order, factors
 
 
 def torchvision_jitter(image, draws):
-    brightness_first, brightness, contrast = draws
-    steps = [(F.adjust_brightness, brightness), (F.adjust_contrast, contrast)]
-    for adjust, factor in steps if brightness_first else reversed(steps):
-        if factor is not None:
-            image = adjust(image, factor)
+    order, factors = draws
+    for name in order:
+        if factors[name] is not None:
+            image = ADJUSTMENTS[name](image, factors[name])
     return image
+
+
+@pytest.fixture(scope="module")
+def noise(tmp_path_factory):
+    """A dataset of random RGB images, image uint8 [3, 20, 24]: (path, the images)."""
+    images = np.random.default_rng(33).integers(0, 256, (16, 3, 20, 24), dtype=np.uint8)
+    path = tmp_path_factory.mktemp("noise") / "ds"
+    with stoker.DatasetWriter(path, {"image": ("uint8", images.shape[1:])}) as writer:
+        for image in images:
+            writer.append({"image": image})
+    return path, torch.from_numpy(images)
 
 
 def batch(path, transforms, **options):
@@ -76,7 +93,7 @@ def test_the_pixel_classes_are_built_from_the_description():
         assert cls().params == {p["name"]: p["default"] for p in op["params"]}
     jitter = S.ColorJitter(0.4, contrast=np.float32(0.5))
     assert (jitter.brightness, jitter.contrast) == (0.4, 0.5)
-    assert repr(jitter) == "ColorJitter(brightness=0.4, contrast=0.5)"
+    assert repr(jitter) == "ColorJitter(brightness=0.4, contrast=0.5, saturation=0.0, hue=0.0)"
 
 
 def test_a_wrong_parameter_is_the_clis_one_line_error():
@@ -85,19 +102,25 @@ def test_a_wrong_parameter_is_the_clis_one_line_error():
             make()
         return str(raised.value)
 
-    # cli_test.cc's `stoker train --augment color_jitter:brightness=-1` says the same.
+    # cli_test.cc's `stoker train --augment color_jitter:brightness=-1` (and hue=0.6) says the
+    # same.
     assert message(lambda: S.ColorJitter(brightness=-1)) == (
         "color_jitter: brightness must be a number at least 0, not -1")
+    assert message(lambda: S.ColorJitter(hue=0.6)) == (
+        "color_jitter: hue must be a number in [0, 0.5], not 0.6")
+    assert message(lambda: S.ColorJitter(saturation=-0.5)) == (
+        "color_jitter: saturation must be a number at least 0, not -0.5")
     assert message(lambda: S.ColorJitter(contrast="high")) == (
         "color_jitter: contrast must be a number at least 0, not 'high'")
-    assert message(lambda: S.ColorJitter(hue=0.1)) == (
-        "color_jitter: unknown parameter 'hue' (parameters: brightness, contrast)")
+    assert message(lambda: S.ColorJitter(sharpness=0.1)) == (
+        "color_jitter: unknown parameter 'sharpness' (parameters: brightness, contrast, "
+        "saturation, hue)")
     assert message(lambda: _stoker.check_operation("normalize", {"std": []})) == (
         "normalize: std must be 1 or more finite numbers, not []")
     assert message(lambda: _stoker.check_operation("random_resized_crop", {"size": True})) == (
         "random_resized_crop: size must be a whole number in [1, 32768], not true")
     with pytest.raises(TypeError):
-        S.ColorJitter(0.1, 0.2, 0.3)
+        S.ColorJitter(0.1, 0.2, 0.3, 0.4, 0.5)
 
 
 def test_color_jitter_is_torchvisions_adjustments_of_the_crop(images):
@@ -106,33 +129,81 @@ def test_color_jitter_is_torchvisions_adjustments_of_the_crop(images):
     plain = batch(path, crop)
     # A jitter that changes nothing leaves the crop's own draws as they were.
     assert torch.equal(batch(path, S.Compose([crop, S.ColorJitter()])), plain)
-    jitter = S.Compose([crop, S.RandomHorizontalFlip(0.0), S.ColorJitter(0.4, 0.6)])
+    amounts = dict(brightness=0.4, contrast=0.6, saturation=0.5, hue=0.2)
+    jitter = S.Compose([crop, S.RandomHorizontalFlip(0.0), S.ColorJitter(**amounts)])
     jittered = batch(path, jitter)
     for i, image in enumerate(plain):
-        expected = torchvision_jitter(image, jitter_draws(4, 0, i, 0.4, 0.6))
+        expected = torchvision_jitter(image, jitter_draws(4, 0, i, **amounts))
         assert torch.equal(jittered[i], expected), i
     assert torch.equal(batch(path, jitter, workers=3), jittered)
-    normalised = batch(path, S.Compose([crop, S.ColorJitter(0.4, 0.6), S.ToTensor(),
+    normalised = batch(path, S.Compose([crop, S.ColorJitter(**amounts), S.ToTensor(),
                                         S.Normalize(MEAN, STD)]))
     mean = torch.tensor(MEAN).view(3, 1, 1)
     std = torch.tensor(STD).view(3, 1, 1)
     torch.testing.assert_close(normalised, (jittered / 255.0 - mean) / std, rtol=0, atol=1e-5)
 
 
-def test_color_jitter_on_a_stored_uint8_image(labelled):
-    jittered = batch(labelled, S.ColorJitter(brightness=0.5, contrast=0.5))
-    for i in range(len(jittered)):
-        expected = torchvision_jitter(torch.from_numpy(pixels(i)), jitter_draws(4, 0, i, 0.5, 0.5))
+@pytest.mark.parametrize("amounts", [
+    dict(brightness=0.8), dict(contrast=0.9), dict(saturation=1.5), dict(hue=0.5),
+    dict(hue=0.02), dict(brightness=0.4, contrast=0.4, saturation=0.4, hue=0.1),
+    dict(brightness=1.0, contrast=2.0, saturation=3.0, hue=0.4),
+])
+def test_color_jitter_of_random_images_is_torchvisions_to_the_pixel(noise, amounts):
+    path, images = noise
+    jittered = batch(path, S.ColorJitter(**amounts))
+    changed = 0
+    for i, image in enumerate(images):
+        expected = torchvision_jitter(image, jitter_draws(4, 0, i, **amounts))
         assert torch.equal(jittered[i], expected), i
+        changed += not torch.equal(expected, image)
+    assert changed == len(images)
+
+
+def test_color_jitter_on_a_stored_uint8_image(labelled):
+    # One channel: saturation and hue leave it as it is, as torchvision does.
+    amounts = dict(brightness=0.5, contrast=0.5, saturation=0.5, hue=0.5)
+    jittered = batch(labelled, S.ColorJitter(**amounts))
+    for i in range(len(jittered)):
+        expected = torchvision_jitter(torch.from_numpy(pixels(i)),
+                                      jitter_draws(4, 0, i, **amounts))
+        assert torch.equal(jittered[i], expected), i
+
+
+@pytest.mark.parametrize("module", [T, T2])
+def test_torchvisions_colour_classes_translate(noise, module):
+    path, _ = noise
+    theirs = module.Compose([module.ColorJitter(0.4, (0.2, 1.8), 0.3, (-0.1, 0.1)),
+                             module.RandomGrayscale(0.3)])
+    ours = S.Compose([S.ColorJitter(brightness=0.4, contrast=0.8, saturation=0.3, hue=0.1),
+                      S.RandomGrayscale(0.3)])
+    assert torch.equal(batch(path, theirs), batch(path, ours))
+    translated = S._stoker_transform(module.ColorJitter(brightness=1.5, hue=0.5))
+    assert translated.params == dict(brightness=1.5, contrast=0.0, saturation=0.0, hue=0.5)
+
+
+@pytest.mark.parametrize("jitter, message", [
+    (dict(brightness=(0.5, 0.8)), "torchvision ColorJitter brightness=(0.5, 0.8): stoker draws "
+     "brightness from [max(0, 1 - a), 1 + a] only; give brightness as one number a"),
+    (dict(saturation=(0, 1.5)), "torchvision ColorJitter saturation=(0, 1.5): stoker draws "
+     "saturation from [max(0, 1 - a), 1 + a] only; give saturation as one number a"),
+    (dict(hue=(0.0, 0.2)), "torchvision ColorJitter hue=(0, 0.2): stoker draws hue from [-a, a] "
+     "only; give hue as one number a"),
+])
+@pytest.mark.parametrize("module", [T, T2])
+def test_a_torchvision_range_stoker_cannot_draw_is_a_one_line_error(noise, module, jitter,
+                                                                    message):
+    path, _ = noise
+    with pytest.raises(ValueError) as raised:
+        stoker.Loader(path, transforms=module.ColorJitter(**jitter))
+    assert str(raised.value) == message
 
 
 @pytest.mark.parametrize("transforms, message", [
     (S.Compose([S.ColorJitter(0.1), S.RandomResizedCrop(32)]), "must start with RandomResizedCrop"),
     (S.Compose([S.RandomResizedCrop(32), S.ToTensor(), S.ColorJitter(0.1)]),
      "not ToTensor \\+ ColorJitter \\(.*ColorJitter.* come right after the crop\\)"),
-    (T.Compose([T.RandomResizedCrop(32), T.ColorJitter(0.1)]),
-     "torchvision transform ColorJitter is not supported by stoker.Loader: use "
-     "stoker.transforms.ColorJitter"),
+    (T.Compose([T.RandomResizedCrop(32), T.ToTensor(), T.ColorJitter(0.1)]),
+     "not ToTensor \\+ ColorJitter"),
 ])
 def test_pipelines_with_pixel_operations_out_of_place_say_where_they_go(images, transforms,
                                                                        message):

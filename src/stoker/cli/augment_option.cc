@@ -12,7 +12,7 @@ CLI::Option* add_augment_option(CLI::App& command, std::vector<std::string>& ops
       .add_option("--augment", ops,
                   "An operation on each training image after the crop, NAME[:key=value,...], "
                   "repeatable, applied in order (`stoker ops` lists them), e.g. "
-                  "color_jitter:brightness=0.4,contrast=0.4")
+                  "color_jitter:brightness=0.4,contrast=0.4,saturation=0.4,hue=0.1")
       ->allow_extra_args(false)
       ->transform(CLI::Validator(
           [](std::string& text) -> std::string {

@@ -383,6 +383,8 @@ TEST(CliTest, UsageErrorsExitTwoWithOneLineAndDoNothing) {
       // The registry's message, as Python's stoker.transforms.ColorJitter(brightness=-1) says it.
       {"train --augment color_jitter:brightness=-1" + outputs,
        "stoker: --augment: color_jitter: brightness must be a number at least 0, not -1\n"},
+      {"train --augment color_jitter:hue=0.6" + outputs,
+       "stoker: --augment: color_jitter: hue must be a number in [0, 0.5], not 0.6\n"},
       {"doctor --augment colour_jitter",
        "--augment: unknown operation 'colour_jitter' (operations: busy_wait, center_crop, "},
       {"bench loader --decode-only --augment color_jitter",
@@ -481,10 +483,12 @@ TEST(CliTest, OpsListsEveryOperationWithItsParameters) {
           << op.name << "." << p.name;
   }
   EXPECT_NE(text.out.find("color_jitter (pixel: --augment, Python stoker.transforms.ColorJitter)\n"
-                          "  Random brightness and contrast"),
+                          "  Random brightness, contrast, saturation and hue"),
             std::string::npos)
       << text.out;
   EXPECT_NE(text.out.find("  brightness=0           a number at least 0: "), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("  hue=0                  a number in [0, 0.5]: "), std::string::npos)
       << text.out;
 }
 

@@ -70,8 +70,9 @@ TEST(OpRegistryTest, AWrongParameterIsOneLineNamingOperationParameterAndValue) {
             "normalize: std must be 1 or more finite numbers, not []");
   EXPECT_EQ(call("normalize", "mean", std::nan("")),
             "normalize: mean must be 1 or more finite numbers, not nan");
-  EXPECT_EQ(call("color_jitter", "hue", 0.1),
-            "color_jitter: unknown parameter 'hue' (parameters: brightness, contrast)");
+  EXPECT_EQ(call("color_jitter", "sharpness", 0.1),
+            "color_jitter: unknown parameter 'sharpness' (parameters: brightness, contrast, "
+            "saturation, hue)");
   EXPECT_EQ(error_of(make_op_call("color_jitter", {{"contrast", 0.1}, {"contrast", 0.2}})),
             "color_jitter: contrast is given twice");
 }
@@ -104,7 +105,7 @@ TEST(OpRegistryTest, TextRoundTripsEveryOperationsCall) {
     EXPECT_EQ(back.params.values(), call.params.values()) << text;
   }
   const OpCall jitter = parse_op_call("color_jitter:contrast=0.25").value();
-  EXPECT_EQ(to_text(jitter), "color_jitter:brightness=0,contrast=0.25");
+  EXPECT_EQ(to_text(jitter), "color_jitter:brightness=0,contrast=0.25,saturation=0,hue=0");
 }
 
 // The description Python and `stoker ops --json` read says what the specs say.
@@ -148,8 +149,9 @@ TEST(OpRegistryTest, TheJsonDescriptionHoldsEveryParametersTypeDefaultAndBounds)
     }
   }
   const OpCall call = parse_op_call("color_jitter:brightness=0.5").value();
-  EXPECT_EQ(nlohmann::json::parse(params_json(call)),
-            (nlohmann::json{{"brightness", 0.5}, {"contrast", 0.0}}));
+  EXPECT_EQ(
+      nlohmann::json::parse(params_json(call)),
+      (nlohmann::json{{"brightness", 0.5}, {"contrast", 0.0}, {"saturation", 0.0}, {"hue", 0.0}}));
 }
 
 }  // namespace

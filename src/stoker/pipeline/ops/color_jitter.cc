@@ -1,66 +1,98 @@
-// color_jitter: torchvision's ColorJitter(brightness, contrast) on a uint8 image [C, H, W], C 1
-// or 3: pixel for pixel torchvision.transforms.v2.functional's adjust_brightness and
-// adjust_contrast on uint8 tensors (torchvision 0.26; ops/color_jitter_test.cc compares).
+// color_jitter: torchvision's ColorJitter(brightness, contrast, saturation, hue) on a uint8
+// image [C, H, W], C 1 or 3: pixel for pixel torchvision.transforms.v2.functional's
+// adjust_brightness, adjust_contrast, adjust_saturation and adjust_hue on uint8 tensors
+// (torchvision 0.26; ops/color_jitter_test.cc compares), in a random order.
 //
-// Per sample, three draws from the operation's own stream (field_pipeline.h), u0, u1, u2 =
+// Per sample, seven draws from the operation's own stream (field_pipeline.h), u0 ... u6 =
 // CounterRng::next_double(), whichever adjustments are on:
 //   brightness factor  fb = lo + (hi - lo) * u1 on [max(0, 1 - brightness), 1 + brightness]
 //   contrast factor    fc = the same with u2 on [max(0, 1 - contrast), 1 + contrast]
-//   order              brightness first if u0 < 0.5 (torchvision draws the order too)
-// A parameter of 0 leaves its adjustment out (torchvision's None).
+//   saturation factor  fs = the same with u3 on [max(0, 1 - saturation), 1 + saturation]
+//   hue factor         fh = -hue + 2 * hue * u4 on [-hue, hue]
+//   order              brightness before contrast if u0 < 0.5; saturation then goes in at
+//                      place floor(3 * u5) of those two (0: first), and hue at place
+//                      floor(4 * u6) of the three: each of the 24 orders is equally likely, as
+//                      torchvision's randperm(4) (whose draws it does not repeat)
+// A parameter of 0 leaves its adjustment out (torchvision's None). A 1-channel image has no
+// saturation or hue to change (torchvision leaves it as it is).
 //
-// torchvision's uint8 arithmetic, in float32 with f = float(factor), truncating to uint8:
+// torchvision's uint8 arithmetic, in float32 with f = float(factor), m = float(1 - factor),
+// truncating to uint8:
 //   brightness  out = uint8(min(x * f, 255))
 //   contrast    grey = floor(torchvision_grey(r, g, b)) per pixel (torchvision_grey.h; 1
 //               channel: the pixel), mean = float(sum of grey) / float(H * W),
-//               out = uint8(clamp(fma(mean, float(1 - factor), x * f), 0, 255))
-// Once f and the mean are known each output depends on x alone: a table of 256 values. The sum
-// of grey levels here is exact; torchvision's float32 sum is exact too up to 2^24 (any image
-// up to 256 x 256), and may differ in its last bit beyond.
+//               out = uint8(clamp(fma(mean, m, x * f), 0, 255))
+//   saturation  out = uint8(clamp(fma(grey, m, x * f), 0, 255)), grey the pixel's own
+//   hue         torchvision_hue.h, through HSV, with float(fh)
+// Once f and the mean are known, brightness and contrast make each output from x alone: a table
+// of 256 values. The sum of grey levels here is exact; torchvision's float32 sum is exact too up
+// to 2^24 (any image up to 256 x 256), and may differ in its last bit beyond.
 
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <vector>
 
 #include "stoker/pipeline/op_registry.h"
 #include "stoker/pipeline/ops/torchvision_grey.h"
+#include "stoker/pipeline/ops/torchvision_hue.h"
 
 namespace stoker::ops {
 namespace {
 
 using Table = std::array<uint8_t, 256>;
 
+enum Adjustment { kBrightness, kContrast, kSaturation, kHue };
+
 void apply_table(const Table& table, uint8_t* pixels, size_t n) {
   for (size_t i = 0; i < n; ++i) pixels[i] = table[pixels[i]];
 }
 
+// The factor drawn by `u` from [max(0, 1 - amount), 1 + amount].
+double factor(double amount, double u) {
+  const double lo = std::max(0.0, 1 - amount);
+  return lo + (1 + amount - lo) * u;
+}
+
 class ColorJitter : public PixelOp {
  public:
-  ColorJitter(double brightness, double contrast, const std::vector<int64_t>& shape)
-      : brightness_(brightness),
-        contrast_(contrast),
+  ColorJitter(const Params& params, const std::vector<int64_t>& shape)
+      : amounts_{params.real("brightness"), params.real("contrast"), params.real("saturation"),
+                 params.real("hue")},
         channels_(shape[0]),
         plane_(static_cast<size_t>(shape[1] * shape[2])) {}
 
   Status apply(const SampleInput& input, uint8_t* pixels) const override {
     CounterRng rng = input.rng();
-    const double order = rng.next_double();
-    const double fb = factor(brightness_, rng.next_double());
-    const double fc = factor(contrast_, rng.next_double());
-    if (order < 0.5) {
-      if (brightness_ > 0) adjust_brightness(pixels, fb);
-      if (contrast_ > 0) adjust_contrast(pixels, fc);
-    } else {
-      if (contrast_ > 0) adjust_contrast(pixels, fc);
-      if (brightness_ > 0) adjust_brightness(pixels, fb);
+    const double first = rng.next_double();
+    double factors[4];
+    for (int a = kBrightness; a <= kSaturation; ++a)
+      factors[a] = factor(amounts_[a], rng.next_double());
+    factors[kHue] = -amounts_[kHue] + 2 * amounts_[kHue] * rng.next_double();
+    std::vector<Adjustment> order = {kBrightness, kContrast};
+    if (first >= 0.5) std::swap(order[0], order[1]);
+    order.insert(order.begin() + static_cast<int>(3 * rng.next_double()), kSaturation);
+    order.insert(order.begin() + static_cast<int>(4 * rng.next_double()), kHue);
+    for (const Adjustment a : order) {
+      if (amounts_[a] > 0) adjust(a, factors[a], pixels);
     }
     return Status::ok();
   }
 
  private:
-  static double factor(double amount, double u) {
-    const double lo = std::max(0.0, 1 - amount);
-    return lo + (1 + amount - lo) * u;
+  void adjust(Adjustment a, double factor, uint8_t* pixels) const {
+    switch (a) {
+      case kBrightness:
+        return adjust_brightness(pixels, factor);
+      case kContrast:
+        return adjust_contrast(pixels, factor);
+      case kSaturation:
+        if (channels_ == 3) adjust_saturation(pixels, factor);
+        return;
+      case kHue:
+        if (channels_ == 3) adjust_hue(pixels, static_cast<float>(factor));
+        return;
+    }
   }
 
   void adjust_brightness(uint8_t* pixels, double factor) const {
@@ -84,13 +116,35 @@ class ColorJitter : public PixelOp {
     const float f = static_cast<float>(factor);
     const float mix = static_cast<float>(1.0 - factor);
     Table table;
-    for (int x = 0; x < 256; ++x)
-      table[x] = static_cast<uint8_t>(std::clamp(std::fma(mean, mix, x * f), 0.0f, 255.0f));
+    for (int x = 0; x < 256; ++x) table[x] = blend(x, f, mean, mix);
     apply_table(table, pixels, channels_ * plane_);
   }
 
-  const double brightness_;
-  const double contrast_;
+  void adjust_saturation(uint8_t* pixels, double factor) const {
+    const float f = static_cast<float>(factor);
+    const float mix = static_cast<float>(1.0 - factor);
+    uint8_t* g = pixels + plane_;
+    uint8_t* b = pixels + 2 * plane_;
+    for (size_t i = 0; i < plane_; ++i) {
+      const float grey = std::floor(torchvision_grey(pixels[i], g[i], b[i]));
+      pixels[i] = blend(pixels[i], f, grey, mix);
+      g[i] = blend(g[i], f, grey, mix);
+      b[i] = blend(b[i], f, grey, mix);
+    }
+  }
+
+  void adjust_hue(uint8_t* pixels, float factor) const {
+    uint8_t* g = pixels + plane_;
+    uint8_t* b = pixels + 2 * plane_;
+    for (size_t i = 0; i < plane_; ++i) torchvision_hue(&pixels[i], &g[i], &b[i], factor);
+  }
+
+  // torchvision's _blend of x with `other` in uint8: x * f + other * mix, one rounding.
+  static uint8_t blend(int x, float f, float other, float mix) {
+    return static_cast<uint8_t>(std::clamp(std::fma(other, mix, x * f), 0.0f, 255.0f));
+  }
+
+  const double amounts_[4];  // by Adjustment
   const size_t channels_;
   const size_t plane_;  // H * W
 };
@@ -103,24 +157,25 @@ OpSpec color_jitter() {
   op.role = OpRole::kPixel;
   op.python_class = "ColorJitter";
   op.doc =
-      "Random brightness and contrast of a uint8 image, in a random order "
-      "(torchvision's ColorJitter without saturation and hue, to the pixel)";
+      "Random brightness, contrast, saturation and hue of a uint8 image, in a random order "
+      "(torchvision's ColorJitter, to the pixel)";
+  const auto factor_range = [](const char* name) {
+    return ParamSpec::real(name, 0.0,
+                           std::string(name) + " factor drawn from [max(0, 1 - " + name +
+                               "), 1 + " + name + "]; 0: unchanged")
+        .at_least(0);
+  };
   op.params = {
-      ParamSpec::real(
-          "brightness", 0.0,
-          "brightness factor drawn from [max(0, 1 - brightness), 1 + brightness]; 0: unchanged")
-          .at_least(0),
-      ParamSpec::real("contrast", 0.0,
-                      "contrast factor drawn from [max(0, 1 - contrast), 1 + contrast]; 0: "
-                      "unchanged")
-          .at_least(0),
+      factor_range("brightness"),
+      factor_range("contrast"),
+      factor_range("saturation"),
+      ParamSpec::real("hue", 0.0, "hue shift drawn from [-hue, hue] (of a turn); 0: unchanged")
+          .in(0, 0.5),
   };
   op.make_pixel = [](const Params& p,
                      const PixelContext& context) -> Result<std::shared_ptr<const PixelOp>> {
     if (Status s = context.check_image("color_jitter"); !s.is_ok()) return s;
-    const std::vector<int64_t>& shape = context.shape;
-    return std::shared_ptr<const PixelOp>(
-        std::make_shared<ColorJitter>(p.real("brightness"), p.real("contrast"), shape));
+    return std::shared_ptr<const PixelOp>(std::make_shared<ColorJitter>(p, context.shape));
   };
   return op;
 }
