@@ -67,12 +67,11 @@ def run(peer, store, cores, dtype, seed):
 def evaluate(peer, store, out):
     import torch
     from work import read_file_list
-    files = read_file_list(store)
     images, failures = [], {}
     if hasattr(peer, "eval_images"):
         images = list(peer.eval_images(store))
     else:
-        for path, _ in files:
+        for path, _ in read_file_list(store):
             try:
                 images.append(peer.eval_image(path))
             except Exception as e:  # the table names the file and what the peer said

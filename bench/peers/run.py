@@ -86,7 +86,7 @@ def tree_rss_bytes(root_pid):
     return total
 
 
-def worker(peer, args, cores=None, timeout=1800):
+def worker(peer, args, cores=None, timeout=600):
     """Runs peer_worker.py in the peer's environment; (result dict, peak RSS) or raises
     RuntimeError with the worker's one line."""
     command = [python_of(peer), os.path.join(HERE, "peer_worker.py"), peer] + [str(a) for a in args]
