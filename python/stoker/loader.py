@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import numbers
 import os
 import threading
@@ -105,20 +107,52 @@ def _env_int(name: str) -> Optional[int]:
         raise ValueError(f"the environment variable {name}={text!r} is not an int") from None
 
 
-def _distributed_defaults(torch, rank, world_size):
-    """rank and world_size: as given, else torch.distributed's when it is initialised, else
-    the RANK / WORLD_SIZE environment variables, else 0 and 1."""
-    if rank is not None and world_size is not None:
-        return rank, world_size
+def _mesh_shard(mesh, rank, world_size):
+    """rank and world_size from a 1-D DeviceMesh: this process's index in it and its size."""
+    if rank is not None or world_size is not None:
+        raise ValueError("give mesh or rank/world_size, not both")
+    if not all(hasattr(mesh, name) for name in ("ndim", "get_local_rank", "size")):
+        raise TypeError(f"mesh must be a torch.distributed DeviceMesh, not "
+                        f"{type(mesh).__name__}")
+    if mesh.ndim != 1:
+        names = getattr(mesh, "mesh_dim_names", None) or ()
+        raise ValueError(f"mesh has {mesh.ndim} dimensions {tuple(names)}: pass its "
+                         f"data-parallel one, e.g. mesh[{(names or ('dp',))[0]!r}]")
+    return mesh.get_local_rank(), mesh.size()
+
+
+def _distributed_defaults(torch, rank, world_size, mesh=None):
+    """rank and world_size: `mesh`'s (a 1-D DeviceMesh, the data-parallel dimension), else as
+    given, else torch.distributed's when it is initialised, else the RANK / WORLD_SIZE
+    environment variables, else 0 and 1. A world_size larger than torch.distributed's (shards
+    no process reads) raises ValueError saying how to reshard."""
+    if mesh is not None:
+        return _mesh_shard(mesh, rank, world_size)
     dist = torch.distributed
-    if dist.is_available() and dist.is_initialized():
+    initialized = dist.is_available() and dist.is_initialized()
+    if initialized:
         default_rank, default_world = dist.get_rank(), dist.get_world_size()
     else:
         default_rank, default_world = _env_int("RANK"), _env_int("WORLD_SIZE")
     rank = rank if rank is not None else (default_rank if default_rank is not None else 0)
     world_size = world_size if world_size is not None else (
         default_world if default_world is not None else 1)
+    if initialized and isinstance(world_size, numbers.Integral) and world_size > default_world:
+        raise ValueError(
+            f"world_size={world_size}, but torch.distributed runs {default_world} processes: "
+            f"leave rank and world_size out (or pass mesh=) to shard over this run, and "
+            f"load_state_dict() a world size {world_size} run's state to reshard its epoch")
     return rank, world_size
+
+
+def _dataset_id(path: str) -> str:
+    """A dataset's identity for state_dict: a digest of its shards' names, record counts and
+    index checksums (manifest.json), so that a state restores only into the dataset it was
+    taken of."""
+    with open(os.path.join(path, "manifest.json"), "rb") as f:
+        shards = json.load(f)["shards"]
+    text = json.dumps([[s["file"], s["records"], s["index_xxh3"]] for s in shards])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _import_torch():
@@ -170,7 +204,9 @@ class Loader:
     100 batches, from one worker up to the machine's cores, with the prefetch depth; the
     choice and why are in ``loader.tuning``). ``prefetch``: batches built ahead (None: as many as fit
     in 16 MiB, 4 to 64). ``rank``/``world_size``: torch.distributed's when it is initialised,
-    else the RANK/WORLD_SIZE environment variables, else 0/1. ``verify``: record checksums
+    else the RANK/WORLD_SIZE environment variables, else 0/1; with model parallelism, pass
+    ``mesh=``, the data-parallel dimension of the DeviceMesh (``mesh["dp"]``): the ranks of one
+    tensor-parallel group then get the same batches. ``verify``: record checksums
     "always", "once" (first read) or "off". ``on_error``: "raise" (stoker.Error naming the
     shard and record) or "skip" (drop and count bad samples). ``device``: "cpu", or "cuda"
     (ValueError where CUDA is absent): the workers build batches in pinned memory and each is
@@ -203,7 +239,7 @@ class Loader:
     def __init__(self, path, batch_size=256, shuffle=True, seed=0, drop_last=False,
                  workers=None, prefetch=None, transforms=None, device="cpu", rank=None,
                  world_size=None, verify="once", on_error="raise", normalize_on_device=False,
-                 last_batch=None):
+                 last_batch=None, mesh=None):
         torch = _import_torch()
         self._torch = torch
         path = os.fsdecode(path)  # str, bytes or os.PathLike; the name need not be UTF-8
@@ -211,7 +247,7 @@ class Loader:
         seed = _int("seed", seed, 0, 2**64 - 1)
         workers = _count("workers", workers, 0, auto=True)
         prefetch = _count("prefetch", prefetch, 1)
-        rank, world_size = _distributed_defaults(torch, rank, world_size)
+        rank, world_size = _distributed_defaults(torch, rank, world_size, mesh)
         world_size = _int("world_size", world_size, *_INT32)
         rank = _int("rank", rank, *_INT32)
         last_batch = _last_batch(drop_last, last_batch)
@@ -243,6 +279,7 @@ class Loader:
                                      len(shapes[name]), self._device)
             for name, (mean, std) in deferred.items()}
         self._path = path
+        self._dataset = _dataset_id(path)
         self._epoch: Optional[int] = None  # set_epoch's
         self._resume = False  # load_state_dict positioned the next iteration
         self._live = None  # weakref to the latest iteration
@@ -304,15 +341,15 @@ class Loader:
                 self._native.state()
         options = self._native.options
         return {"format": _STATE_FORMAT, "seed": seed, "epoch": epoch, "position": position,
-                "records": len(self._native), "batch_size": options["batch_size"],
-                "world_size": options["world_size"]}
+                "records": len(self._native), "dataset": self._dataset,
+                "batch_size": options["batch_size"], "world_size": options["world_size"]}
 
     def load_state_dict(self, state: dict) -> None:
         """Continues from `state` (state_dict() of a loader over the same dataset, with the
         same seed; batch_size and world_size may differ: the global sample order goes on).
         Ends this thread's live iteration; the next one continues the saved epoch. A `state`
         that is not such a dict — a key missing, a value not an int or out of range, another
-        seed or dataset size — raises ValueError naming the key, and changes nothing."""
+        seed or dataset — raises ValueError naming the key, and changes nothing."""
         if not isinstance(state, dict) or state.get("format") != _STATE_FORMAT:
             raise ValueError(f"not a stoker.Loader state_dict (format {_STATE_FORMAT!r})")
         values = {}
@@ -331,6 +368,9 @@ class Loader:
         if values["records"] != len(self._native):
             raise ValueError(f"the state_dict is of a dataset of {values['records']} records; "
                              f"{self._path} has {len(self._native)}")
+        if state.get("dataset", self._dataset) != self._dataset:
+            raise ValueError(f"the state_dict is of another dataset (id {state['dataset']!r}); "
+                             f"{self._path} is {self._dataset!r}")
         if values["position"] >= values["records"]:
             raise ValueError(f"the state_dict's position {values['position']} is not inside an "
                              f"epoch of {values['records']} records")

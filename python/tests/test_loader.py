@@ -277,6 +277,7 @@ def test_elastic_restore_from_two_ranks_to_three(labelled):
     (lambda s: {**s, "records": 10}, "dataset of 10 records"),
     (lambda s: {**s, "position": RECORDS}, f"position {RECORDS} is not inside an epoch"),
     (lambda s: {**s, "seed": 8}, r"state_dict\['seed'\] is 8; this loader's seed is 0"),
+    (lambda s: {**s, "dataset": "0" * 16}, "of another dataset .* is '[0-9a-f]{16}'"),
 ])
 def test_bad_state_dicts_raise(labelled, mutate, message):
     loader = stoker.Loader(labelled, batch_size=16)
