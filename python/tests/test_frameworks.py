@@ -1,0 +1,109 @@
+"""stoker.Loader inside Lightning and Accelerate (examples/lightning_train.py's DataModule and
+module; Accelerate's save_state/load_state): a run stopped mid-epoch and resumed from its
+checkpoint sees exactly the batches the uninterrupted run saw; a checkpoint of another dataset
+is refused in one line."""
+
+import pathlib
+import sys
+
+import pytest
+import torch
+
+import stoker
+from loader_datasets import write_classes
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "examples"))
+
+L = pytest.importorskip("lightning")
+accelerate = pytest.importorskip("accelerate")
+from lightning_train import Classifier, StokerData  # noqa: E402
+
+
+class Ids(L.Callback):
+    """The sample ids of every training batch, in order."""
+
+    def __init__(self):
+        self.ids = []
+
+    def on_train_batch_start(self, trainer, module, batch, batch_idx):
+        self.ids.append(batch["id"].tolist())
+
+
+class Crash(L.Callback):
+    def __init__(self, step):
+        self.step = step
+
+    def on_train_batch_end(self, trainer, *args):
+        if trainer.global_step == self.step:
+            raise RuntimeError("crash")
+
+
+def fit(data, tmp_path, callbacks, ckpt_path=None, every=None):
+    """Two epochs of examples/lightning_train.py's model and data (16 a batch: 13 batches an
+    epoch), checkpointing every `every` steps into tmp_path."""
+    checkpoints = [L.pytorch.callbacks.ModelCheckpoint(
+        tmp_path, every_n_train_steps=every, save_top_k=-1)] if every else []
+    trainer = L.Trainer(max_epochs=2, accelerator="cpu", devices=1, logger=False,
+                        enable_checkpointing=bool(every), enable_progress_bar=False,
+                        enable_model_summary=False, callbacks=callbacks + checkpoints)
+    trainer.fit(Classifier(data), datamodule=StokerData(data, 16), ckpt_path=ckpt_path)
+
+
+def test_lightning_resumes_mid_epoch_with_the_same_batches(classes, tmp_path):
+    whole = Ids()
+    fit(classes, tmp_path, [whole])
+    assert len(whole.ids) == 2 * 13
+    stopped = Ids()
+    with pytest.raises(RuntimeError, match="crash"):
+        fit(classes, tmp_path, [stopped, Crash(20)], every=9)
+    assert stopped.ids == whole.ids[:20]
+    for step in (9, 18):  # mid-way through epoch 0 and epoch 1
+        resumed = Ids()
+        checkpoint = tmp_path / f"epoch={step // 13}-step={step}.ckpt"
+        fit(classes, tmp_path, [resumed], ckpt_path=checkpoint)
+        assert resumed.ids == whole.ids[step:]
+
+
+def test_lightning_refuses_a_checkpoint_of_another_dataset(classes, tmp_path):
+    with pytest.raises(RuntimeError, match="crash"):
+        fit(classes, tmp_path, [Crash(4)], every=3)
+    other = write_classes(tmp_path / "other", offset=1)  # as many records, other images
+    with pytest.raises(ValueError, match=r"^the state_dict is of another dataset \(id '\w+'\); "
+                                         r".*other is '\w+'$"):
+        fit(other, tmp_path, [], ckpt_path=tmp_path / "epoch=0-step=3.ckpt")
+
+
+def accelerate_run(data, checkpoint, save_at=None, resume=False):
+    """Two epochs through Accelerate, the loader registered for checkpointing; with `save_at`,
+    saves the state after that many batches and stops; the ids of the batches it trained on."""
+    accelerator = accelerate.Accelerator(cpu=True)
+    loader = stoker.Loader(data, batch_size=16, seed=5, workers=1)
+    model = torch.nn.Linear(64, 10)
+    model, optimizer, prepared = accelerator.prepare(
+        model, torch.optim.SGD(model.parameters(), lr=0.1), loader)
+    assert prepared is loader  # Accelerate keeps stoker's sharding and order
+    accelerator.register_for_checkpointing(loader)
+    if resume:
+        accelerator.load_state(checkpoint)
+    ids = []
+    for epoch in range(loader.state_dict()["epoch"], 2):
+        loader.set_epoch(epoch)
+        for batch in loader:
+            loss = torch.nn.functional.cross_entropy(model(batch["image"].flatten(1).float()),
+                                                     batch["label"])
+            accelerator.backward(loss)
+            optimizer.step()
+            ids.append(batch["id"].tolist())
+            if len(ids) == save_at:
+                accelerator.save_state(checkpoint)
+                return ids
+    return ids
+
+
+def test_accelerate_save_state_and_load_state_restore_the_position(classes, tmp_path):
+    whole = accelerate_run(classes, tmp_path / "unused")
+    assert len(whole) == 2 * 13
+    for step in (5, 17):
+        checkpoint = tmp_path / f"step{step}"
+        assert accelerate_run(classes, checkpoint, save_at=step) == whole[:step]
+        assert accelerate_run(classes, checkpoint, resume=True) == whole[step:]
