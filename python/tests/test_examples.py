@@ -16,7 +16,7 @@ def run(command, timeout=180):
     return done.stdout
 
 
-@pytest.mark.parametrize("name", ["plain", "lightning", "accelerate"])
+@pytest.mark.parametrize("name", ["plain", "lightning"])
 def test_one_process_examples_train(classes, name):
     out = run([sys.executable, EXAMPLES / f"{name}_train.py", classes, "--epochs", "2",
                "--batch-size", "16"])
@@ -28,6 +28,11 @@ def test_the_ddp_example_trains_under_torchrun(classes):
     # 203 records on 2 ranks: 102 each (one repeated), 7 batches of 16 on every rank.
     for rank in range(2):
         assert f"rank {rank}/2: epoch 0, 7 batches, loss" in out, out
+
+
+def test_the_accelerate_example_trains_under_torchrun(classes):
+    out = run(TORCHRUN + ["2", EXAMPLES / "accelerate_train.py", classes, "--batch-size", "16"])
+    assert out.count("images/s") == 2, out  # one line a rank
 
 
 def test_the_mesh_example_trains_fsdp_and_tensor_parallel(classes):
