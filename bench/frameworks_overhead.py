@@ -6,10 +6,11 @@
 
 Runs examples/plain_train.py's, lightning_train.py's and accelerate_train.py's train()
 alternately in this process (after one plain warm-up run; --rounds rounds, each started by the
-next of the three), each training the examples' classifier on the CPU, and prints every run's images/s (each example's own count from
-its loop's start: the frameworks' set-up before the loop is left out), then the medians and
-Lightning's and Accelerate's ratios to plain (the target: >= 0.95) and the time each adds to
-a step (a fixed cost: the larger the step, the smaller the ratio's gap). DATA defaults to
+next of the three), each training the examples' classifier on the CPU, and prints every run's
+images/s (each example's own count from its loop's start: the frameworks' set-up before the
+loop is left out), then the medians and Lightning's and Accelerate's ratios to plain (the
+target: >= 0.95) and the time each adds to a step (a fixed cost: the larger the step, the
+smaller the ratio's gap). DATA defaults to
 Fashion-MNIST's train split, converted from Debian's files into a temporary directory. On a
 shared machine the spread between rounds says how far to trust the ratios.
 """

@@ -3,6 +3,7 @@ module; Accelerate's save_state/load_state): a run stopped mid-epoch and resumed
 checkpoint sees exactly the batches the uninterrupted run saw; a checkpoint of another dataset
 is refused in one line."""
 
+import json
 import pathlib
 import sys
 
@@ -11,8 +12,10 @@ import torch
 
 import stoker
 from loader_datasets import write_classes
+from torchrun import torchrun_text
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "examples"))
+EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
+sys.path.insert(0, str(EXAMPLES))
 
 L = pytest.importorskip("lightning")
 accelerate = pytest.importorskip("accelerate")
@@ -71,6 +74,42 @@ def test_lightning_refuses_a_checkpoint_of_another_dataset(classes, tmp_path):
     with pytest.raises(ValueError, match=r"^the state_dict is of another dataset \(id '\w+'\); "
                                          r".*other is '\w+'$"):
         fit(other, tmp_path, [], ckpt_path=tmp_path / "epoch=0-step=3.ckpt")
+
+
+LIGHTNING_DDP = """
+import json, sys
+import lightning as L
+import torch.distributed as dist
+
+data, out = sys.argv[1], sys.argv[2]
+sys.path.insert(0, sys.argv[3])
+from lightning_train import Classifier, StokerData
+
+class Recording(Classifier):
+    ids = []
+
+    def training_step(self, batch, batch_idx):
+        self.ids += batch["id"].tolist()
+        return super().training_step(batch, batch_idx)
+
+model = Recording(data)
+L.Trainer(max_epochs=1, accelerator="cpu", devices=2, strategy="ddp", logger=False,
+          enable_checkpointing=False, enable_progress_bar=False,
+          enable_model_summary=False).fit(model, datamodule=StokerData(data, 16))
+with open(f"{out}/rank{dist.get_rank()}.json", "w") as f:
+    json.dump(model.ids, f)
+"""
+
+
+def test_lightning_ddp_shards_the_loader_by_rank(classes, tmp_path):
+    """Lightning's DDP strategy under torchrun: each rank's loader reads its half."""
+    run = torchrun_text(tmp_path, 2, LIGHTNING_DDP, classes, tmp_path, EXAMPLES)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
+    # 203 records: 102 a rank, the epoch's first sample repeated as rank 1's last.
+    assert len(ranks[0]) == len(ranks[1]) == 102
+    assert set(ranks[0]) & set(ranks[1]) == {ranks[0][0]} == {ranks[1][-1]}
+    assert set(ranks[0] + ranks[1]) == set(range(203))
 
 
 def accelerate_run(data, checkpoint, save_at=None, resume=False):

@@ -6,8 +6,6 @@ an epoch saved at one world size resumes at another; a rank that dies ends the r
 
 import collections
 import json
-import subprocess
-import sys
 import time
 
 import pytest
@@ -15,19 +13,7 @@ import torch.distributed as dist
 
 import stoker
 from loader_datasets import RECORDS, write_labelled
-
-def torchrun(tmp_path, script, nproc, *args, timeout=300):
-    """Runs `script` under torchrun with `nproc` processes on this interpreter (the one with
-    stoker installed); the finished process."""
-    (tmp_path / "script.py").write_text(script)
-    # torchrun's own module, run by this interpreter; torch 1.13's launcher needs
-    # --redirects/--tee on Python 3.11.
-    return subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node",
-         str(nproc), "--redirects", "1", "--tee", "1", str(tmp_path / "script.py"),
-         *map(str, args)],
-        capture_output=True, text=True, timeout=timeout)
-
+from torchrun import torchrun_text
 
 TRAIN_SCRIPT = """
 import json, sys
@@ -65,7 +51,7 @@ dist.destroy_process_group()
 def test_torchrun_ddp_training_sees_the_dataset_exactly_once(tmp_path):
     records = 1000  # a multiple of the world size: no padding
     path = write_labelled(tmp_path / "ds", records=records)
-    run = torchrun(tmp_path, TRAIN_SCRIPT, 2, path, tmp_path)
+    run = torchrun_text(tmp_path, 2, TRAIN_SCRIPT, path, tmp_path)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
     # Every rank took the same number of steps: the loader's batch count on each.
@@ -109,7 +95,7 @@ dist.destroy_process_group()
 
 
 def test_every_last_batch_mode_gives_every_rank_the_same_batches(tmp_path, labelled):
-    run = torchrun(tmp_path, MODES_SCRIPT, 2, labelled, tmp_path)
+    run = torchrun_text(tmp_path, 2, MODES_SCRIPT, labelled, tmp_path)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
     order = [label for b in stoker.Loader(labelled, batch_size=16, seed=3, rank=0, world_size=1)
@@ -199,7 +185,7 @@ dist.destroy_process_group()
 def test_a_2d_mesh_shards_by_data_parallel_rank(tmp_path, labelled):
     """dp x tp = 2 x 2 under torchrun: the ranks of a tensor-parallel group get the same
     batches; the two data-parallel groups split the dataset."""
-    run = torchrun(tmp_path, MESH_SCRIPT, 4, labelled, tmp_path)
+    run = torchrun_text(tmp_path, 4, MESH_SCRIPT, labelled, tmp_path)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(4)]
     assert [r["dp"] for r in ranks] == [0, 0, 1, 1]  # torch's layout: tp is the inner dim
@@ -233,7 +219,7 @@ def test_a_rank_that_dies_ends_the_others(tmp_path, labelled):
     """Rank 1 dies mid-epoch: rank 0's next all-reduce fails (or torchrun ends it) well within
     the timeout, and torchrun names the rank and its exit code."""
     start = time.monotonic()
-    run = torchrun(tmp_path, DYING_SCRIPT, 2, labelled, timeout=120)
+    run = torchrun_text(tmp_path, 2, DYING_SCRIPT, labelled, timeout=120)
     assert run.returncode != 0
     assert time.monotonic() - start < 90
     assert "exitcode  : 7" in run.stderr and "rank      : 1" in run.stderr, run.stderr[-3000:]
