@@ -130,18 +130,22 @@ def _distributed_defaults(torch, rank, world_size, mesh=None):
         return _mesh_shard(mesh, rank, world_size)
     dist = torch.distributed
     initialized = dist.is_available() and dist.is_initialized()
-    if initialized:
-        default_rank, default_world = dist.get_rank(), dist.get_world_size()
-    else:
-        default_rank, default_world = _env_int("RANK"), _env_int("WORLD_SIZE")
-    rank = rank if rank is not None else (default_rank if default_rank is not None else 0)
-    world_size = world_size if world_size is not None else (
-        default_world if default_world is not None else 1)
-    if initialized and isinstance(world_size, numbers.Integral) and world_size > default_world:
+    if rank is None or world_size is None:
+        if initialized:
+            default_rank, default_world = dist.get_rank(), dist.get_world_size()
+        else:
+            default_rank, default_world = _env_int("RANK"), _env_int("WORLD_SIZE")
+        rank = rank if rank is not None else (default_rank if default_rank is not None else 0)
+        world_size = world_size if world_size is not None else (
+            default_world if default_world is not None else 1)
+    processes = dist.get_world_size() if initialized else None
+    if processes is not None and isinstance(world_size, numbers.Integral) and \
+            world_size > processes:
         raise ValueError(
-            f"world_size={world_size}, but torch.distributed runs {default_world} processes: "
-            f"leave rank and world_size out (or pass mesh=) to shard over this run, and "
-            f"load_state_dict() a world size {world_size} run's state to reshard its epoch")
+            f"world_size={world_size}, but torch.distributed runs {processes} "
+            f"process{'es' if processes > 1 else ''}: leave rank and world_size out (or pass "
+            f"mesh=) to shard over this run, and load_state_dict() a world size {world_size} "
+            f"run's state to reshard its epoch")
     return rank, world_size
 
 

@@ -145,7 +145,7 @@ def one_process_group():
 
 
 def test_a_world_size_beyond_the_run_is_refused(labelled, one_process_group):
-    with pytest.raises(ValueError, match="world_size=4, but torch.distributed runs 1 processes: "
+    with pytest.raises(ValueError, match="world_size=4, but torch.distributed runs 1 process: "
                                          "leave rank and world_size out .* to reshard"):
         stoker.Loader(labelled, rank=0, world_size=4)
     assert stoker.Loader(labelled).options["world_size"] == 1
