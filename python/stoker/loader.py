@@ -97,6 +97,34 @@ class _ValidMasks:
         self._native.close()
 
 
+class _FirstBatchEpoch:
+    """``iter(loader)``: an iteration whose epoch is chosen when its first batch (or its len) is
+    asked for, as a DataLoader's DistributedSampler draws its order then; so a set_epoch
+    between iter() and the first batch counts (Lightning sets the epoch there)."""
+
+    def __init__(self, start):
+        self._start = start  # () -> the iteration, Loader.epoch of the epoch chosen
+        self._iteration = None
+
+    def _started(self):
+        if self._iteration is None:
+            self._iteration = self._start()
+        return self._iteration
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self._started())
+
+    def __len__(self):
+        return len(self._started())
+
+    def close(self):
+        if self._iteration is not None:
+            self._iteration.close()
+
+
 def _env_int(name: str) -> Optional[int]:
     text = os.environ.get(name)
     if text is None:
@@ -197,8 +225,9 @@ class Loader:
     ``torch.compile`` needs to compile once; "pad" needs ``on_error="raise"``.
 
     Epochs: ``loader.set_epoch(e)`` then ``for batch in loader`` (DistributedSampler's
-    convention: every later iteration is epoch e until set_epoch is called again); without
-    set_epoch, each completed iteration moves on to the next epoch. ``loader.epoch(e)``
+    convention: every later iteration is epoch e until set_epoch is called again; as with a
+    DataLoader, ``iter(loader)``'s epoch is the one set when its first batch is asked for);
+    without set_epoch, each completed iteration moves on to the next epoch. ``loader.epoch(e)``
     iterates epoch e once. An iteration always starts its epoch at batch 0, except the first
     one after ``load_state_dict``, which continues the saved epoch where it stopped (when
     set_epoch names another epoch, that epoch starts at batch 0).
@@ -295,8 +324,12 @@ class Loader:
     # Iteration ---------------------------------------------------------------------------
 
     def __iter__(self):
-        """The batches of the epoch set_epoch named, else of the loader's current epoch."""
-        return self.epoch(self._epoch if self._epoch is not None else self._native.state()[1])
+        """The batches of the epoch set_epoch names when the first of them is asked for, else
+        of the loader's current epoch then."""
+        with self._lock:
+            self._check_thread("start an iteration")
+        return _FirstBatchEpoch(lambda: self.epoch(
+            self._epoch if self._epoch is not None else self._native.state()[1]))
 
     def __len__(self):
         """Batches per epoch on this rank."""

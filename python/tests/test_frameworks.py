@@ -43,9 +43,10 @@ class Crash(L.Callback):
 
 def fit(data, tmp_path, callbacks, ckpt_path=None, every=None):
     """Two epochs of examples/lightning_train.py's model and data (16 a batch: 13 batches an
-    epoch), checkpointing every `every` steps into tmp_path."""
-    checkpoints = [L.pytorch.callbacks.ModelCheckpoint(
-        tmp_path, every_n_train_steps=every, save_top_k=-1)] if every else []
+    epoch), checkpointing into tmp_path every `every` steps and at the end of each epoch."""
+    checkpoints = [L.pytorch.callbacks.ModelCheckpoint(tmp_path, save_top_k=-1, **when)
+                   for when in ({"every_n_train_steps": every}, {"every_n_epochs": 1})
+                   ] if every else []
     trainer = L.Trainer(max_epochs=2, accelerator="cpu", devices=1, logger=False,
                         enable_checkpointing=bool(every), enable_progress_bar=False,
                         enable_model_summary=False, callbacks=callbacks + checkpoints)
@@ -60,10 +61,10 @@ def test_lightning_resumes_mid_epoch_with_the_same_batches(classes, tmp_path):
     with pytest.raises(RuntimeError, match="crash"):
         fit(classes, tmp_path, [stopped, Crash(20)], every=9)
     assert stopped.ids == whole.ids[:20]
-    for step in (9, 18):  # mid-way through epoch 0 and epoch 1
+    # Mid-way through epoch 0, at its end and mid-way through epoch 1.
+    for step, name in ((9, "epoch=0-step=9"), (13, "epoch=0-step=13"), (18, "epoch=1-step=18")):
         resumed = Ids()
-        checkpoint = tmp_path / f"epoch={step // 13}-step={step}.ckpt"
-        fit(classes, tmp_path, [resumed], ckpt_path=checkpoint)
+        fit(classes, tmp_path, [resumed], ckpt_path=tmp_path / f"{name}.ckpt")
         assert resumed.ids == whole.ids[step:]
 
 
