@@ -143,7 +143,7 @@ def accelerate_run(data, checkpoint, save_at=None, resume=False):
 def test_accelerate_save_state_and_load_state_restore_the_position(classes, tmp_path):
     whole = accelerate_run(classes, tmp_path / "unused")
     assert len(whole) == 2 * 13
-    for step in (5, 17):
+    for step in (5, 13, 17):  # mid-way through epoch 0, at its end, in epoch 1
         checkpoint = tmp_path / f"step{step}"
         assert accelerate_run(classes, checkpoint, save_at=step) == whole[:step]
         assert accelerate_run(classes, checkpoint, resume=True) == whole[step:]
