@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import numbers
 import os
 import threading
@@ -95,6 +97,34 @@ class _ValidMasks:
         self._native.close()
 
 
+class _FirstBatchEpoch:
+    """``iter(loader)``: an iteration whose epoch is chosen when its first batch (or its len) is
+    asked for, as a DataLoader's DistributedSampler draws its order then; so a set_epoch
+    between iter() and the first batch counts (Lightning sets the epoch there)."""
+
+    def __init__(self, start):
+        self._start = start  # () -> the iteration, Loader.epoch of the epoch chosen
+        self._iteration = None
+
+    def _started(self):
+        if self._iteration is None:
+            self._iteration = self._start()
+        return self._iteration
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self._started())
+
+    def __len__(self):
+        return len(self._started())
+
+    def close(self):
+        if self._iteration is not None:
+            self._iteration.close()
+
+
 def _env_int(name: str) -> Optional[int]:
     text = os.environ.get(name)
     if text is None:
@@ -105,20 +135,56 @@ def _env_int(name: str) -> Optional[int]:
         raise ValueError(f"the environment variable {name}={text!r} is not an int") from None
 
 
-def _distributed_defaults(torch, rank, world_size):
-    """rank and world_size: as given, else torch.distributed's when it is initialised, else
-    the RANK / WORLD_SIZE environment variables, else 0 and 1."""
-    if rank is not None and world_size is not None:
-        return rank, world_size
+def _mesh_shard(mesh, rank, world_size):
+    """rank and world_size from a 1-D DeviceMesh: this process's index in it and its size."""
+    if rank is not None or world_size is not None:
+        raise ValueError("give mesh or rank/world_size, not both")
+    if not all(hasattr(mesh, name) for name in ("ndim", "get_local_rank", "size")):
+        raise TypeError(f"mesh must be a torch.distributed DeviceMesh, not "
+                        f"{type(mesh).__name__}")
+    if mesh.ndim != 1:
+        names = getattr(mesh, "mesh_dim_names", None) or ()
+        raise ValueError(f"mesh has {mesh.ndim} dimensions {tuple(names)}: pass its "
+                         f"data-parallel one, e.g. mesh[{(names or ('dp',))[0]!r}]")
+    return mesh.get_local_rank(), mesh.size()
+
+
+def _distributed_defaults(torch, rank, world_size, mesh=None):
+    """rank and world_size: `mesh`'s (a 1-D DeviceMesh, the data-parallel dimension), else as
+    given, else torch.distributed's when it is initialised, else the RANK / WORLD_SIZE
+    environment variables, else 0 and 1. A world_size larger than torch.distributed's (shards
+    no process reads) raises ValueError saying how to reshard."""
+    if mesh is not None:
+        return _mesh_shard(mesh, rank, world_size)
     dist = torch.distributed
-    if dist.is_available() and dist.is_initialized():
-        default_rank, default_world = dist.get_rank(), dist.get_world_size()
-    else:
-        default_rank, default_world = _env_int("RANK"), _env_int("WORLD_SIZE")
-    rank = rank if rank is not None else (default_rank if default_rank is not None else 0)
-    world_size = world_size if world_size is not None else (
-        default_world if default_world is not None else 1)
+    initialized = dist.is_available() and dist.is_initialized()
+    if rank is None or world_size is None:
+        if initialized:
+            default_rank, default_world = dist.get_rank(), dist.get_world_size()
+        else:
+            default_rank, default_world = _env_int("RANK"), _env_int("WORLD_SIZE")
+        rank = rank if rank is not None else (default_rank if default_rank is not None else 0)
+        world_size = world_size if world_size is not None else (
+            default_world if default_world is not None else 1)
+    processes = dist.get_world_size() if initialized else None
+    if processes is not None and isinstance(world_size, numbers.Integral) and \
+            world_size > processes:
+        raise ValueError(
+            f"world_size={world_size}, but torch.distributed runs {processes} "
+            f"process{'es' if processes > 1 else ''}: leave rank and world_size out (or pass "
+            f"mesh=) to shard over this run, and load_state_dict() a world size {world_size} "
+            f"run's state to reshard its epoch")
     return rank, world_size
+
+
+def _dataset_id(path: str) -> str:
+    """A dataset's identity for state_dict: a digest of its shards' names, record counts and
+    index checksums (manifest.json), so that a state restores only into the dataset it was
+    taken of."""
+    with open(os.path.join(path, "manifest.json"), "rb") as f:
+        shards = json.load(f)["shards"]
+    text = json.dumps([[s["file"], s["records"], s["index_xxh3"]] for s in shards])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _import_torch():
@@ -159,8 +225,9 @@ class Loader:
     ``torch.compile`` needs to compile once; "pad" needs ``on_error="raise"``.
 
     Epochs: ``loader.set_epoch(e)`` then ``for batch in loader`` (DistributedSampler's
-    convention: every later iteration is epoch e until set_epoch is called again); without
-    set_epoch, each completed iteration moves on to the next epoch. ``loader.epoch(e)``
+    convention: every later iteration is epoch e until set_epoch is called again; as with a
+    DataLoader, ``iter(loader)``'s epoch is the one set when its first batch is asked for);
+    without set_epoch, each completed iteration moves on to the next epoch. ``loader.epoch(e)``
     iterates epoch e once. An iteration always starts its epoch at batch 0, except the first
     one after ``load_state_dict``, which continues the saved epoch where it stopped (when
     set_epoch names another epoch, that epoch starts at batch 0).
@@ -170,7 +237,9 @@ class Loader:
     100 batches, from one worker up to the machine's cores, with the prefetch depth; the
     choice and why are in ``loader.tuning``). ``prefetch``: batches built ahead (None: as many as fit
     in 16 MiB, 4 to 64). ``rank``/``world_size``: torch.distributed's when it is initialised,
-    else the RANK/WORLD_SIZE environment variables, else 0/1. ``verify``: record checksums
+    else the RANK/WORLD_SIZE environment variables, else 0/1; with model parallelism, pass
+    ``mesh=``, the data-parallel dimension of the DeviceMesh (``mesh["dp"]``): the ranks of one
+    tensor-parallel group then get the same batches. ``verify``: record checksums
     "always", "once" (first read) or "off". ``on_error``: "raise" (stoker.Error naming the
     shard and record) or "skip" (drop and count bad samples). ``device``: "cpu", or "cuda"
     (ValueError where CUDA is absent): the workers build batches in pinned memory and each is
@@ -203,7 +272,7 @@ class Loader:
     def __init__(self, path, batch_size=256, shuffle=True, seed=0, drop_last=False,
                  workers=None, prefetch=None, transforms=None, device="cpu", rank=None,
                  world_size=None, verify="once", on_error="raise", normalize_on_device=False,
-                 last_batch=None):
+                 last_batch=None, mesh=None):
         torch = _import_torch()
         self._torch = torch
         path = os.fsdecode(path)  # str, bytes or os.PathLike; the name need not be UTF-8
@@ -211,7 +280,7 @@ class Loader:
         seed = _int("seed", seed, 0, 2**64 - 1)
         workers = _count("workers", workers, 0, auto=True)
         prefetch = _count("prefetch", prefetch, 1)
-        rank, world_size = _distributed_defaults(torch, rank, world_size)
+        rank, world_size = _distributed_defaults(torch, rank, world_size, mesh)
         world_size = _int("world_size", world_size, *_INT32)
         rank = _int("rank", rank, *_INT32)
         last_batch = _last_batch(drop_last, last_batch)
@@ -243,6 +312,7 @@ class Loader:
                                      len(shapes[name]), self._device)
             for name, (mean, std) in deferred.items()}
         self._path = path
+        self._dataset = _dataset_id(path)
         self._epoch: Optional[int] = None  # set_epoch's
         self._resume = False  # load_state_dict positioned the next iteration
         self._live = None  # weakref to the latest iteration
@@ -254,8 +324,12 @@ class Loader:
     # Iteration ---------------------------------------------------------------------------
 
     def __iter__(self):
-        """The batches of the epoch set_epoch named, else of the loader's current epoch."""
-        return self.epoch(self._epoch if self._epoch is not None else self._native.state()[1])
+        """The batches of the epoch set_epoch names when the first of them is asked for, else
+        of the loader's current epoch then."""
+        with self._lock:
+            self._check_thread("start an iteration")
+        return _FirstBatchEpoch(lambda: self.epoch(
+            self._epoch if self._epoch is not None else self._native.state()[1]))
 
     def __len__(self):
         """Batches per epoch on this rank."""
@@ -304,15 +378,15 @@ class Loader:
                 self._native.state()
         options = self._native.options
         return {"format": _STATE_FORMAT, "seed": seed, "epoch": epoch, "position": position,
-                "records": len(self._native), "batch_size": options["batch_size"],
-                "world_size": options["world_size"]}
+                "records": len(self._native), "dataset": self._dataset,
+                "batch_size": options["batch_size"], "world_size": options["world_size"]}
 
     def load_state_dict(self, state: dict) -> None:
         """Continues from `state` (state_dict() of a loader over the same dataset, with the
         same seed; batch_size and world_size may differ: the global sample order goes on).
         Ends this thread's live iteration; the next one continues the saved epoch. A `state`
         that is not such a dict — a key missing, a value not an int or out of range, another
-        seed or dataset size — raises ValueError naming the key, and changes nothing."""
+        seed or dataset — raises ValueError naming the key, and changes nothing."""
         if not isinstance(state, dict) or state.get("format") != _STATE_FORMAT:
             raise ValueError(f"not a stoker.Loader state_dict (format {_STATE_FORMAT!r})")
         values = {}
@@ -331,6 +405,9 @@ class Loader:
         if values["records"] != len(self._native):
             raise ValueError(f"the state_dict is of a dataset of {values['records']} records; "
                              f"{self._path} has {len(self._native)}")
+        if state.get("dataset", self._dataset) != self._dataset:
+            raise ValueError(f"the state_dict is of another dataset (id {state['dataset']!r}); "
+                             f"{self._path} is {self._dataset!r}")
         if values["position"] >= values["records"]:
             raise ValueError(f"the state_dict's position {values['position']} is not inside an "
                              f"epoch of {values['records']} records")

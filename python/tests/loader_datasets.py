@@ -79,3 +79,20 @@ def labelled(tmp_path_factory):
 def images(tmp_path_factory):
     """(path, [encoded image bytes by record]) of the image dataset."""
     return write_images(tmp_path_factory.mktemp("images") / "ds")
+
+
+def write_classes(path, records=203, offset=0):
+    """The frameworks' dataset: image uint8 [1, 8, 8] (a ramp from (i + offset) % 256), label
+    int64 i % 10 (ten classes, as the examples' classifier has), id int64 i."""
+    with stoker.DatasetWriter(path, {"image": ("uint8", (1, 8, 8)), "label": "int64",
+                                     "id": "int64"}) as writer:
+        for i in range(records):
+            image = ((i + offset + np.arange(64)) % 256).astype(np.uint8).reshape(1, 8, 8)
+            writer.append({"image": image, "label": i % 10, "id": i})
+    return path
+
+
+@pytest.fixture(scope="session")
+def classes(tmp_path_factory):
+    """The path of write_classes' dataset (read-only)."""
+    return write_classes(tmp_path_factory.mktemp("classes") / "ds")

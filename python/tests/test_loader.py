@@ -96,7 +96,7 @@ def test_set_epoch_and_plain_iteration(labelled):
 
 def test_batches_are_zero_copy_views_of_recycled_pooled_buffers(labelled):
     loader = stoker.Loader(labelled, batch_size=8, shuffle=False, workers=2, prefetch=4)
-    iterator = iter(loader)
+    iterator = loader.epoch(0)  # the native iteration, whose buffers' addresses it tells
     held = next(iterator)
     held_addresses = iterator._field_addresses()
     # The tensors' data are the pooled buffer the native loader filled, not copies of it.
@@ -245,6 +245,16 @@ def test_set_epoch_after_load_state_dict(labelled):
     assert [b["label"].tolist() for b in other] == epoch_labels(reference, 6)
 
 
+def test_set_epoch_between_iter_and_the_first_batch_counts(labelled):
+    """As a DataLoader's DistributedSampler: the epoch is the one set when the first batch is
+    asked for (Lightning calls iter() first, then sets the epoch)."""
+    loader = stoker.Loader(labelled, batch_size=32)
+    iterator = iter(loader)
+    loader.set_epoch(3)
+    assert len(iterator) == len(loader)
+    assert [b["label"].tolist() for b in iterator] == epoch_labels(loader, 3)
+
+
 def test_elastic_restore_from_two_ranks_to_three(labelled):
     seen = collections.Counter()
     state = None
@@ -277,6 +287,7 @@ def test_elastic_restore_from_two_ranks_to_three(labelled):
     (lambda s: {**s, "records": 10}, "dataset of 10 records"),
     (lambda s: {**s, "position": RECORDS}, f"position {RECORDS} is not inside an epoch"),
     (lambda s: {**s, "seed": 8}, r"state_dict\['seed'\] is 8; this loader's seed is 0"),
+    (lambda s: {**s, "dataset": "0" * 16}, "of another dataset .* is '[0-9a-f]{16}'"),
 ])
 def test_bad_state_dicts_raise(labelled, mutate, message):
     loader = stoker.Loader(labelled, batch_size=16)

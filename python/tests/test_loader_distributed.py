@@ -1,12 +1,19 @@
-"""stoker.Loader under torchrun: two processes (gloo) train a DistributedDataParallel model fed
-by loaders sharded by their rank (taken from torch.distributed), and together see the dataset
-exactly once."""
+"""stoker.Loader in distributed runs (gloo, over loopback): torchrun's processes train a
+DistributedDataParallel model fed by loaders sharded by their rank (taken from torch.distributed)
+and together see the dataset exactly once, or exactly the padding; every last_batch mode gives
+every rank the same number of batches; a 2-D DeviceMesh shards by its data-parallel dimension;
+an epoch saved at one world size resumes at another; a rank that dies ends the run."""
 
+import collections
 import json
-import subprocess
-import sys
+import time
 
-from loader_datasets import write_labelled
+import pytest
+import torch.distributed as dist
+
+import stoker
+from loader_datasets import RECORDS, write_labelled
+from torchrun import torchrun_text
 
 TRAIN_SCRIPT = """
 import json, sys
@@ -44,14 +51,7 @@ dist.destroy_process_group()
 def test_torchrun_ddp_training_sees_the_dataset_exactly_once(tmp_path):
     records = 1000  # a multiple of the world size: no padding
     path = write_labelled(tmp_path / "ds", records=records)
-    script = tmp_path / "train.py"
-    script.write_text(TRAIN_SCRIPT)
-    # torchrun's own module, run by this interpreter (the one with stoker installed); torch
-    # 1.13's launcher needs --redirects/--tee on Python 3.11.
-    run = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-         "--redirects", "1", "--tee", "1", str(script), str(path), str(tmp_path)],
-        capture_output=True, text=True, timeout=300)
+    run = torchrun_text(tmp_path, 2, TRAIN_SCRIPT, path, tmp_path)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
     # Every rank took the same number of steps: the loader's batch count on each.
@@ -64,3 +64,162 @@ def test_torchrun_ddp_training_sees_the_dataset_exactly_once(tmp_path):
     # Both ranks' loaders finished the epoch: their states agree on the global position.
     assert ranks[0]["state"] == ranks[1]["state"]
     assert (ranks[0]["state"]["epoch"], ranks[0]["state"]["position"]) == (1, 0)
+
+
+# Every last_batch mode in one launch: 1003 records, not a multiple of 2 ranks x 16.
+MODES_SCRIPT = """
+import json, sys
+import torch
+import torch.distributed as dist
+import stoker
+
+path, out = sys.argv[1], sys.argv[2]
+dist.init_process_group("gloo")
+rank, result = dist.get_rank(), {}
+for mode in ("short", "drop", "pad"):
+    loader = stoker.Loader(path, batch_size=16, seed=3, workers=1, last_batch=mode)
+    model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(16, 1003))
+    seen, valid, steps = [], [], 0
+    for batch in loader:
+        loss = torch.nn.functional.cross_entropy(model(batch["image"].flatten(1).float()),
+                                                 batch["label"])
+        loss.backward()  # DDP's all-reduce: a rank with a batch more would wait forever
+        seen += batch["label"].tolist()
+        valid += batch["valid"].tolist() if mode == "pad" else [True] * len(batch["label"])
+        steps += 1
+    result[mode] = {"seen": seen, "valid": valid, "steps": steps, "batches": len(loader)}
+with open(f"{out}/rank{rank}.json", "w") as f:
+    json.dump(result, f)
+dist.destroy_process_group()
+"""
+
+
+def test_every_last_batch_mode_gives_every_rank_the_same_batches(tmp_path, labelled):
+    run = torchrun_text(tmp_path, 2, MODES_SCRIPT, labelled, tmp_path)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
+    order = [label for b in stoker.Loader(labelled, batch_size=16, seed=3, rank=0, world_size=1)
+             for label in b["label"].tolist()]  # the global order the ranks are dealt
+    for mode in ("short", "drop", "pad"):
+        runs = [rank[mode] for rank in ranks]
+        assert runs[0]["steps"] == runs[1]["steps"] == runs[0]["batches"] == runs[1]["batches"]
+        seen = collections.Counter(s for r in runs for s, ok in zip(r["seen"], r["valid"]) if ok)
+        if mode == "drop":  # the tail that fills no batch on every rank, dropped
+            assert max(seen.values()) == 1 and set(seen) == set(order[:len(seen)])
+            assert RECORDS - len(seen) == RECORDS % (2 * 16)
+        else:  # each sample once: "pad" masks its repeats, "short" repeats the first one
+            assert set(seen) == set(range(RECORDS))
+            repeats = seen - collections.Counter(range(RECORDS))
+            assert list(repeats.elements()) == (order[:1] if mode == "short" else [])
+
+
+def test_an_epoch_saved_at_one_world_size_resumes_at_another(labelled):
+    """Elastic: the state of a run of 4 ranks (2) stopped mid-epoch continues on 2 ranks (4):
+    each remaining sample once, the padding masked."""
+    for before, after in ((4, 2), (2, 4)):
+        seen = []
+        for rank in range(before):
+            loader = stoker.Loader(labelled, batch_size=16, rank=rank, world_size=before,
+                                   seed=6, last_batch="pad", workers=1)
+            loader.set_epoch(2)
+            iterator = iter(loader)
+            for _ in range(5):
+                batch = next(iterator)
+                seen += batch["label"][batch["valid"]].tolist()
+            state = loader.state_dict()
+        assert (state["world_size"], state["position"]) == (before, 5 * 16 * before)
+        for rank in range(after):
+            loader = stoker.Loader(labelled, batch_size=16, rank=rank, world_size=after, seed=6,
+                                   last_batch="pad", workers=1)
+            loader.load_state_dict(state)
+            seen += [s for b in loader for s in b["label"][b["valid"]].tolist()]
+        assert sorted(seen) == list(range(RECORDS))
+
+
+@pytest.fixture
+def one_process_group():
+    """torch.distributed initialised in this process, a group of one (gloo)."""
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    yield
+    dist.destroy_process_group()
+
+
+def test_a_world_size_beyond_the_run_is_refused(labelled, one_process_group):
+    with pytest.raises(ValueError, match="world_size=4, but torch.distributed runs 1 process: "
+                                         "leave rank and world_size out .* to reshard"):
+        stoker.Loader(labelled, rank=0, world_size=4)
+    assert stoker.Loader(labelled).options["world_size"] == 1
+
+
+def test_mesh_takes_the_data_parallel_dimension(labelled, one_process_group):
+    from torch.distributed.device_mesh import init_device_mesh
+
+    mesh = init_device_mesh("cpu", (1, 1), mesh_dim_names=("dp", "tp"))
+    options = stoker.Loader(labelled, mesh=mesh["dp"]).options
+    assert (options["rank"], options["world_size"]) == (0, 1)
+    with pytest.raises(ValueError, match=r"mesh has 2 dimensions \('dp', 'tp'\): pass its "
+                                         r"data-parallel one, e.g. mesh\['dp'\]"):
+        stoker.Loader(labelled, mesh=mesh)
+    with pytest.raises(ValueError, match="give mesh or rank/world_size, not both"):
+        stoker.Loader(labelled, mesh=mesh["dp"], rank=0)
+    with pytest.raises(TypeError, match="mesh must be a torch.distributed DeviceMesh, not int"):
+        stoker.Loader(labelled, mesh=2)
+
+
+MESH_SCRIPT = """
+import json, sys
+import torch.distributed as dist
+from torch.distributed.device_mesh import init_device_mesh
+import stoker
+
+path, out = sys.argv[1], sys.argv[2]
+mesh = init_device_mesh("cpu", (2, 2), mesh_dim_names=("dp", "tp"))
+loader = stoker.Loader(path, batch_size=16, seed=2, workers=1, mesh=mesh["dp"])
+seen = [batch["label"].tolist() for batch in loader]
+with open(f"{out}/rank{dist.get_rank()}.json", "w") as f:
+    json.dump({"seen": seen, "dp": mesh["dp"].get_local_rank()}, f)
+dist.destroy_process_group()
+"""
+
+
+def test_a_2d_mesh_shards_by_data_parallel_rank(tmp_path, labelled):
+    """dp x tp = 2 x 2 under torchrun: the ranks of a tensor-parallel group get the same
+    batches; the two data-parallel groups split the dataset."""
+    run = torchrun_text(tmp_path, 4, MESH_SCRIPT, labelled, tmp_path)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(4)]
+    assert [r["dp"] for r in ranks] == [0, 0, 1, 1]  # torch's layout: tp is the inner dim
+    assert ranks[0]["seen"] == ranks[1]["seen"] and ranks[2]["seen"] == ranks[3]["seen"]
+    groups = [[s for batch in ranks[i]["seen"] for s in batch] for i in (0, 2)]
+    # Disjoint but for the padding: 1003 records on 2 data-parallel ranks repeat the epoch's
+    # first sample (data-parallel rank 0's first) as rank 1's last.
+    assert set(groups[0]) & set(groups[1]) == {groups[0][0]} == {groups[1][-1]}
+    assert set(groups[0] + groups[1]) == set(range(RECORDS))
+    assert len(groups[0]) == len(groups[1]) == (RECORDS + 1) // 2
+
+
+DYING_SCRIPT = """
+import os, sys
+from datetime import timedelta
+import torch
+import torch.distributed as dist
+import stoker
+
+dist.init_process_group("gloo", timeout=timedelta(seconds=20))
+loader = stoker.Loader(sys.argv[1], batch_size=16, workers=1)
+model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(16, 1000))
+for step, batch in enumerate(loader):
+    if step == 3 and dist.get_rank() == 1:
+        os._exit(7)  # dies mid-epoch, without a word
+    model(batch["image"].flatten(1).float()).sum().backward()
+"""
+
+
+def test_a_rank_that_dies_ends_the_others(tmp_path, labelled):
+    """Rank 1 dies mid-epoch: rank 0's next all-reduce fails (or torchrun ends it) well within
+    the timeout, and torchrun names the rank and its exit code."""
+    start = time.monotonic()
+    run = torchrun_text(tmp_path, 2, DYING_SCRIPT, labelled, timeout=120)
+    assert run.returncode != 0
+    assert time.monotonic() - start < 90
+    assert "exitcode  : 7" in run.stderr and "rank      : 1" in run.stderr, run.stderr[-3000:]

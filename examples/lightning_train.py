@@ -1,0 +1,71 @@
+"""PyTorch Lightning: a LightningDataModule returns the stoker.Loader.
+
+    python examples/lightning_train.py DATA [--epochs 1] [--batch-size 64]
+
+Lightning uses the loader as it is (it rebuilds DataLoaders only): under a multi-process
+strategy the loader takes its rank from torch.distributed. Lightning saves the loader's
+state_dict() in its checkpoints and restores it with load_state_dict(), so a run resumed
+mid-epoch (Trainer.fit(ckpt_path=...)) continues with the batch after the checkpoint's.
+"""
+
+import time
+
+import lightning as L
+import torch
+
+import stoker
+from common import arguments, classifier
+
+
+class StokerData(L.LightningDataModule):
+    def __init__(self, data: str, batch_size: int = 64):
+        super().__init__()
+        self.data, self.batch_size = data, batch_size
+        self.loader = None
+
+    def train_dataloader(self):
+        # Made here, once torch.distributed runs (under a multi-process strategy).
+        self.loader = stoker.Loader(self.data, batch_size=self.batch_size,
+                                    transforms={"image": stoker.transforms.ToTensor()})
+        return self.loader
+
+
+class Classifier(L.LightningModule):
+    """The examples' classifier; `images_per_s` is the training's rate once fit() returns."""
+
+    def __init__(self, data: str):
+        super().__init__()
+        self.model = classifier(data)
+        self.images, self.start, self.images_per_s = 0, 0.0, 0.0
+
+    def on_train_start(self):
+        self.images, self.start = 0, time.perf_counter()
+
+    def on_train_epoch_start(self):
+        # Lightning sets the epoch of a DataLoader's sampler; this loader is told directly.
+        self.trainer.datamodule.loader.set_epoch(self.current_epoch)
+
+    def training_step(self, batch, batch_idx):
+        self.images += len(batch["label"])
+        return torch.nn.functional.cross_entropy(self.model(batch["image"]), batch["label"])
+
+    def on_train_end(self):
+        self.images_per_s = self.images / (time.perf_counter() - self.start)
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+
+
+def train(data: str, epochs: int = 1, batch_size: int = 64) -> float:
+    """Trains the classifier for `epochs` epochs on the CPU; returns the images/s."""
+    model = Classifier(data)
+    trainer = L.Trainer(max_epochs=epochs, accelerator="cpu", devices=1, logger=False,
+                        enable_checkpointing=False, enable_progress_bar=False,
+                        enable_model_summary=False)
+    trainer.fit(model, datamodule=StokerData(data, batch_size))
+    return model.images_per_s
+
+
+if __name__ == "__main__":
+    args = arguments(__doc__)
+    print(f"{train(args.data, args.epochs, args.batch_size):.0f} images/s")

@@ -1,0 +1,34 @@
+"""Plain PyTorch: stoker.Loader where a DataLoader would be.
+
+    python examples/plain_train.py DATA [--epochs 1] [--batch-size 64]
+"""
+
+import time
+
+import torch
+
+import stoker
+from common import arguments, classifier
+
+
+def train(data: str, epochs: int = 1, batch_size: int = 64) -> float:
+    """Trains the classifier for `epochs` epochs; returns the images/s."""
+    loader = stoker.Loader(data, batch_size=batch_size,
+                           transforms={"image": stoker.transforms.ToTensor()})
+    model = classifier(data)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    images, start = 0, time.perf_counter()
+    for epoch in range(epochs):
+        loader.set_epoch(epoch)
+        for batch in loader:
+            loss = torch.nn.functional.cross_entropy(model(batch["image"]), batch["label"])
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            images += len(batch["label"])
+    return images / (time.perf_counter() - start)
+
+
+if __name__ == "__main__":
+    args = arguments(__doc__)
+    print(f"{train(args.data, args.epochs, args.batch_size):.0f} images/s")

@@ -1,0 +1,48 @@
+"""examples/ run as a user runs them, on a tiny dataset (203 records, batches of 16)."""
+
+import pathlib
+import re
+import subprocess
+import sys
+
+import pytest
+
+from torchrun import torchrun
+
+EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
+
+
+def succeeded(done):
+    """The standard output of a finished process that succeeded."""
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return done.stdout
+
+
+@pytest.mark.parametrize("name", ["plain", "lightning"])
+def test_one_process_examples_train(classes, name):
+    out = succeeded(subprocess.run([sys.executable, EXAMPLES / f"{name}_train.py", classes,
+                                    "--epochs", "2", "--batch-size", "16"],
+                                   capture_output=True, text=True, timeout=180))
+    assert out.strip().endswith("images/s"), out
+
+
+def test_the_ddp_example_trains_under_torchrun(classes):
+    out = succeeded(torchrun(2, EXAMPLES / "ddp_train.py", classes, "--batch-size", "16"))
+    # 203 records on 2 ranks: 102 each (one repeated), 7 batches of 16 on every rank.
+    for rank in range(2):
+        assert f"rank {rank}/2: epoch 0, 7 batches, loss" in out, out
+
+
+def test_the_accelerate_example_trains_under_torchrun(classes):
+    out = succeeded(torchrun(2, EXAMPLES / "accelerate_train.py", classes, "--batch-size", "16"))
+    assert out.count("images/s") == 2, out  # one line a rank
+
+
+def test_the_mesh_example_trains_fsdp_and_tensor_parallel(classes):
+    out = succeeded(torchrun(4, EXAMPLES / "mesh_train.py", classes, "--batch-size", "16"))
+    lines = sorted(re.findall(r"rank \d .*", out))  # after torchrun's "[defaultN]:"
+    assert len(lines) == 4, out
+    # A tensor-parallel group's two ranks train on the same batches: the same loss.
+    losses = [line.rsplit(" ", 1)[1] for line in lines]
+    assert losses[0] == losses[1] and losses[2] == losses[3], out
+    assert "(dp 1, tp 1): epoch 0, 7 batches" in lines[3], out
