@@ -30,3 +30,13 @@ def classifier(data: str, classes: int = 10) -> torch.nn.Module:
     shape = next(field["shape"] for field in fields if field["name"] == "image")
     return torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(math.prod(shape), 64),
                                torch.nn.ReLU(), torch.nn.Linear(64, classes))
+
+
+def train_step(model: torch.nn.Module, optimizer, batch: dict, backward=torch.Tensor.backward):
+    """One step on a batch: cross-entropy, `backward(loss)` (Accelerate passes its own), the
+    optimizer's step; returns the loss."""
+    loss = torch.nn.functional.cross_entropy(model(batch["image"]), batch["label"])
+    optimizer.zero_grad()
+    backward(loss)
+    optimizer.step()
+    return loss

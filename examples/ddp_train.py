@@ -14,7 +14,7 @@ import torch
 import torch.distributed as dist
 
 import stoker
-from common import arguments, classifier
+from common import arguments, classifier, train_step
 
 
 def main():
@@ -28,10 +28,7 @@ def main():
     for epoch in range(args.epochs):
         loader.set_epoch(epoch)
         for batch in loader:
-            loss = torch.nn.functional.cross_entropy(model(batch["image"]), batch["label"])
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
+            loss = train_step(model, optimizer, batch)
         print(f"rank {dist.get_rank()}/{dist.get_world_size()}: epoch {epoch}, "
               f"{len(loader)} batches, loss {loss.item():.3f}")
     dist.destroy_process_group()

@@ -15,7 +15,7 @@ from torch.distributed.fsdp import fully_shard
 from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
 
 import stoker
-from common import arguments, classifier
+from common import arguments, classifier, train_step
 
 
 def main():
@@ -32,10 +32,7 @@ def main():
     for epoch in range(args.epochs):
         loader.set_epoch(epoch)
         for batch in loader:
-            loss = torch.nn.functional.cross_entropy(model(batch["image"]), batch["label"])
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
+            loss = train_step(model, optimizer, batch)
         print(f"rank {dist.get_rank()} (dp {mesh['dp'].get_local_rank()}, tp "
               f"{mesh['tp'].get_local_rank()}): epoch {epoch}, {len(loader)} batches, "
               f"loss {loss.item():.3f}")

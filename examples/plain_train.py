@@ -8,7 +8,7 @@ import time
 import torch
 
 import stoker
-from common import arguments, classifier
+from common import arguments, classifier, train_step
 
 
 def train(data: str, epochs: int = 1, batch_size: int = 64) -> float:
@@ -21,10 +21,7 @@ def train(data: str, epochs: int = 1, batch_size: int = 64) -> float:
     for epoch in range(epochs):
         loader.set_epoch(epoch)
         for batch in loader:
-            loss = torch.nn.functional.cross_entropy(model(batch["image"]), batch["label"])
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
+            train_step(model, optimizer, batch)
             images += len(batch["label"])
     return images / (time.perf_counter() - start)
 
