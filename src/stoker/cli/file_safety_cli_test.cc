@@ -102,29 +102,35 @@ TEST_F(FileSafetyCliTest, NoOutputFlagCanWriteIntoTheData) {
 // that a directory output writes (the report's pages, the checkpoint directory's LATEST) —
 // are refused before any work, in one line naming both.
 TEST_F(FileSafetyCliTest, TwoOutputsNamingOneFileAreRefused) {
-  const std::string h = dir_ / "h.jsonl", m = dir_ / "m.pt", r = dir_ / "r", ck = dir_ / "ck";
-  fs::create_directory(dir_ / "sub");  // sub/.. is the directory itself only where sub exists
+  // Each case in a folder of its own (@ below), holding the report and checkpoint folders and
+  // sub/ (sub/.. is the folder itself only where sub exists), so that nothing but the
+  // collision can refuse it: without the check, each one runs and overwrites.
   const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
-      {"--log " + h + " --trace " + h, "--log", "--trace"},
-      {"--save-model " + m + " --trace " + m, "--trace", "--save-model"},
-      {"--log " + m + " --save-model " + dir_ / "sub/../m.pt", "--log", "--save-model"},
-      {"--report " + r + " --save-model " + r + "/report.json", "--save-model", "--report"},
-      {"--report " + r + " --trace " + r + "/index.html", "--trace", "--report"},
-      {"--checkpoint-dir " + ck + " --save-model " + ck + "/LATEST", "--save-model",
-       "--checkpoint-dir"},
-      {"--checkpoint-dir " + ck + " --log " + ck + "/LATEST", "--log", "--checkpoint-dir"},
-      {"--checkpoint-dir " + ck + " --trace " + ck + "/LATEST", "--trace", "--checkpoint-dir"},
+      {"--log @/h.jsonl --trace @/h.jsonl", "--log", "--trace"},
+      {"--save-model @/m.pt --trace @/m.pt", "--trace", "--save-model"},
+      {"--log @/m.pt --save-model @/sub/../m.pt", "--log", "--save-model"},
+      {"--report @/r --save-model @/r/report.json", "--save-model", "--report"},
+      {"--report @/r --trace @/r/index.html", "--trace", "--report"},
+      {"--checkpoint-dir @/ck --save-model @/ck/LATEST", "--save-model", "--checkpoint-dir"},
+      {"--checkpoint-dir @/ck --log @/ck/LATEST", "--log", "--checkpoint-dir"},
+      {"--checkpoint-dir @/ck --trace @/ck/LATEST", "--trace", "--checkpoint-dir"},
   };
-  for (const auto& [args, first, second] : cases) {
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const auto& [pattern, first, second] = cases[i];
+    const fs::path folder = dir_ / ("case" + std::to_string(i));
+    for (const char* sub : {"sub", "r", "ck"}) fs::create_directories(folder / sub);
+    std::string args = pattern;
+    for (size_t at; (at = args.find('@')) != std::string::npos;)
+      args.replace(at, 1, folder.string());
     const testing::RunResult run = train("--epochs 1 " + args);
     expect_one_line_error(run, first + " '");
     EXPECT_NE(run.err.find(second + " '"), std::string::npos) << args << ": " << run.err;
     EXPECT_EQ(run.out.find("epoch 1"), std::string::npos) << "refused before any work: " << run.out;
-    for (const std::string& path : {h, m, r + "/report.json", ck + "/LATEST"})
-      EXPECT_FALSE(fs::exists(path)) << args;
+    for (const char* written : {"h.jsonl", "m.pt", "r/report.json", "ck/LATEST"})
+      EXPECT_FALSE(fs::exists(folder / written)) << args;
   }
   // A log beside the checkpoints, under a name stoker does not write there, is fine.
-  fs::create_directory(ck);
+  const std::string ck = dir_ / "case0/ck";
   EXPECT_EQ(train("--max-steps 2 --no-eval --checkpoint-dir " + ck + " --log " + ck + "/log.jsonl")
                 .exit_code,
             0);
