@@ -9,8 +9,9 @@ OpSpec center_crop() {
   OpSpec op;
   op.name = "center_crop";
   op.role = OpRole::kSource;
-  op.doc = "Decodes a JPEG/PNG field, resizes its shorter side to resize and crops the central "
-           "size x size (torchvision's Resize + CenterCrop, PIL's antialiased bilinear)";
+  op.doc =
+      "Decodes a JPEG/PNG field, resizes its shorter side to resize and crops the central "
+      "size x size (torchvision's Resize + CenterCrop, PIL's antialiased bilinear)";
   const double max_side = kMaxImageSize;
   op.params = {
       ParamSpec::integer("size", 224, "side of the square output").in(1, max_side),

@@ -9,9 +9,10 @@ OpSpec random_resized_crop() {
   OpSpec op;
   op.name = "random_resized_crop";
   op.role = OpRole::kSource;
-  op.doc = "Decodes a random crop of a JPEG/PNG field and resizes it to size x size "
-           "(torchvision's RandomResizedCrop, PIL's antialiased bilinear), flipped with "
-           "probability flip";
+  op.doc =
+      "Decodes a random crop of a JPEG/PNG field and resizes it to size x size "
+      "(torchvision's RandomResizedCrop, PIL's antialiased bilinear), flipped with "
+      "probability flip";
   const double max_side = kMaxImageSize;
   op.params = {
       ParamSpec::integer("size", 224, "side of the square output").in(1, max_side),
