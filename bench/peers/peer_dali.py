@@ -21,8 +21,9 @@ def _reader(store, seed, shuffle):
 def _finish(images, dtype, mirror=0):
     mean = [255 * m for m in work.MEAN] if dtype == "float32" else [0.0, 0.0, 0.0]
     std = [255 * s for s in work.STD] if dtype == "float32" else [1.0, 1.0, 1.0]
-    return fn.crop_mirror_normalize(images, dtype=types.FLOAT if dtype == "float32" else types.UINT8,
-                                    output_layout="CHW", mean=mean, std=std, mirror=mirror)
+    out = types.FLOAT if dtype == "float32" else types.UINT8
+    return fn.crop_mirror_normalize(images, dtype=out, output_layout="CHW", mean=mean, std=std,
+                                    mirror=mirror)
 
 
 def batches(store, cores, dtype, seed):

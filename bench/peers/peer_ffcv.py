@@ -62,7 +62,7 @@ def batches(store, cores, dtype, seed):
 
 def eval_images(store):
     # FFCV's documented evaluation decoder: a centre crop of ratio 224/256, then resized.
-    image = [CenterCropRGBImageDecoder((work.SIZE, work.SIZE), ratio=work.SIZE / work.EVAL_RESIZE),
-             ToTensor(), ToTorchImage()]
+    crop = CenterCropRGBImageDecoder((work.SIZE, work.SIZE), ratio=work.SIZE / work.EVAL_RESIZE)
+    image = [crop, ToTensor(), ToTorchImage()]
     for images, _ in _loader(store, 1, OrderOption.SEQUENTIAL, 0, image, batch=64):
         yield from torch.unbind(images.contiguous())

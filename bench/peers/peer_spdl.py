@@ -51,10 +51,7 @@ def batches(store, cores, dtype, seed):
 
 def eval_image(path):
     packets = spdl.io.demux_image(path)
-    w, h = packets.codec.width, packets.codec.height
-    short, long = min(w, h), max(w, h)
-    long = int(work.EVAL_RESIZE * long / short)  # torchvision's Resize(256)
-    sw, sh = (work.EVAL_RESIZE, long) if w <= h else (long, work.EVAL_RESIZE)
+    sw, sh = work.eval_size(packets.codec.width, packets.codec.height)
     x, y = int(round((sw - work.SIZE) / 2)), int(round((sh - work.SIZE) / 2))
     desc = (f"scale={sw}:{sh}:flags=bilinear,crop={work.SIZE}:{work.SIZE}:{x}:{y},"
             "format=rgb24")

@@ -74,12 +74,8 @@ def batches(store, cores, dtype, seed):
 
 def eval_image(path):
     image = _decode(tf.io.read_file(path))
-    h, w = image.shape[0], image.shape[1]
-    # torchvision's Resize(256): the shorter side 256, the longer truncated in proportion.
-    short, long = min(h, w), max(h, w)
-    long = int(work.EVAL_RESIZE * long / short)
-    size = (work.EVAL_RESIZE, long) if h <= w else (long, work.EVAL_RESIZE)
-    image = tf.image.resize(image, size, antialias=True)
+    width, height = work.eval_size(image.shape[1], image.shape[0])
+    image = tf.image.resize(image, (height, width), antialias=True)
     image = tf.image.resize_with_crop_or_pad(image, work.SIZE, work.SIZE)
     image = tf.cast(tf.round(tf.clip_by_value(image, 0, 255)), tf.uint8)
     return torch.from_numpy(tf.transpose(image, (2, 0, 1)).numpy())

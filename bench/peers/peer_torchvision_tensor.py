@@ -28,4 +28,5 @@ def batches(store, cores, dtype, seed):
 
 
 def eval_image(path):
-    return v2.Compose([v2.Resize(work.EVAL_RESIZE, antialias=True), v2.CenterCrop(work.SIZE)])(_load(path))
+    resize = v2.Resize(work.EVAL_RESIZE, antialias=True)
+    return v2.Compose([resize, v2.CenterCrop(work.SIZE)])(_load(path))

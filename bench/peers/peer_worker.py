@@ -12,31 +12,7 @@ import os
 import sys
 import time
 
-
-def tree_cpu_seconds():
-    """User + system CPU seconds of this process, its reaped children and its live descendants
-    (DataLoader's worker processes are alive until the end)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    stats = {}
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                with open(f"/proc/{pid}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            stats[int(pid)] = (int(fields[1]), sum(int(v) for v in fields[11:15]))
-    tree, total = {os.getpid()}, 0
-    grew = True
-    while grew:
-        grew = False
-        for pid, (ppid, _) in stats.items():
-            if ppid in tree and pid not in tree:
-                tree.add(pid)
-                grew = True
-    for pid in tree:
-        total += stats.get(pid, (0, 0))[1]
-    return total / tick
+import proc_tree
 
 
 def run(peer, store, cores, dtype, seed):
@@ -54,10 +30,10 @@ def run(peer, store, cores, dtype, seed):
         image[-1, -1, -1, -1].item()  # the batch is there
         batches += 1
         if first is None:
-            first, cpu_first = time.perf_counter(), tree_cpu_seconds()
+            first, cpu_first = time.perf_counter(), proc_tree.cpu_seconds(os.getpid())
             first_images = len(image)
         images += len(image)
-    end, cpu_end = time.perf_counter(), tree_cpu_seconds()
+    end, cpu_end = time.perf_counter(), proc_tree.cpu_seconds(os.getpid())
     timed = images - first_images
     return {"images": images, "batches": batches, "first_batch_s": first - start,
             "images_per_s": timed / (end - first),
@@ -98,7 +74,6 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     try:
         main(sys.argv[1:])
     except Exception as e:

@@ -24,6 +24,9 @@ import sys
 import threading
 import time
 
+import peers_report  # this folder: the script's, first on sys.path
+import proc_tree
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 PEERS_DIR = os.environ.get("STOKER_PEERS", os.path.join(
@@ -65,27 +68,6 @@ def not_installed(peer):
     return None
 
 
-def tree_rss_bytes(root_pid):
-    """Resident bytes of a process and its descendants."""
-    children, rss = {}, {}
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(pid))
-        rss[int(pid)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
-    total, todo = 0, [root_pid]
-    while todo:
-        pid = todo.pop()
-        total += rss.get(pid, 0)
-        todo += children.get(pid, [])
-    return total
-
-
 def worker(peer, args, cores=None, timeout=600):
     """Runs peer_worker.py in the peer's environment; (result dict, peak RSS) or raises
     RuntimeError with the worker's one line."""
@@ -98,7 +80,7 @@ def worker(peer, args, cores=None, timeout=600):
 
     def watch():
         while process.poll() is None:
-            peak[0] = max(peak[0], tree_rss_bytes(process.pid))
+            peak[0] = max(peak[0], proc_tree.rss_bytes(process.pid))
             time.sleep(0.1)
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
@@ -239,11 +221,9 @@ def main(argv=None):
                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     with open(os.path.join(a.out, "results.json"), "w") as f:
         json.dump({"machine": machine, "peers": report}, f, indent=1)
-    import peers_report
     peers_report.write(report, machine, cores_list, a.dtypes.split(","), a.out)
     print(open(os.path.join(a.out, "table.md")).read())
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, HERE)
     main()

@@ -60,3 +60,11 @@ def random_crop_window(width, height, rng):
     else:
         w, h = width, height
     return (width - w) // 2, (height - h) // 2, w, h
+
+
+def eval_size(width, height):
+    """(width, height) after torchvision's Resize(EVAL_RESIZE): the shorter side EVAL_RESIZE,
+    the longer truncated in proportion."""
+    short, long = min(width, height), max(width, height)
+    long = int(EVAL_RESIZE * long / short)
+    return (EVAL_RESIZE, long) if width <= height else (long, EVAL_RESIZE)
