@@ -34,6 +34,9 @@ def run(peer, store, cores, dtype, seed):
             first_images = len(image)
         images += len(image)
     end, cpu_end = time.perf_counter(), proc_tree.cpu_seconds(os.getpid())
+    if batches < 2:
+        raise RuntimeError(f"{images} images make {batches} batch: nothing is timed after the "
+                           "first; use more images (or STOKER_PEERS_BATCH for a smoke run)")
     timed = images - first_images
     return {"images": images, "batches": batches, "first_batch_s": first - start,
             "images_per_s": timed / (end - first),
