@@ -34,11 +34,17 @@ class _Files:
             return img.convert("RGB"), label
 
 
-def prepare(folder, files, store):
+def prepare(folder, files, store, max_side=None):
+    """Full size: every image as a JPEG at quality 90. With max_side, FFCV's ImageNet setting
+    (its write_imagenet.sh: `max_resolution`, "proportion" mode with compress_probability 0.5,
+    quality 90): images over max_side resized, half of them stored as raw pixels."""
     os.makedirs(store)
-    writer = DatasetWriter(os.path.join(store, BETON), {
-        "image": RGBImageField(write_mode="jpg", jpeg_quality=90),
-        "label": IntField()}, num_workers=os.cpu_count())
+    field = RGBImageField(write_mode="jpg", jpeg_quality=90)
+    if max_side:
+        field = RGBImageField(write_mode="proportion", max_resolution=max_side,
+                              compress_probability=0.5, jpeg_quality=90)
+    writer = DatasetWriter(os.path.join(store, BETON), {"image": field, "label": IntField()},
+                           num_workers=os.cpu_count())
     writer.from_indexed_dataset(_Files(files))
 
 

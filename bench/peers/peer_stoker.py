@@ -10,9 +10,9 @@ from stoker import transforms as S
 import work
 
 
-def prepare(folder, files, store):
+def prepare(folder, files, store, max_side=None):
     os.makedirs(os.path.dirname(store), exist_ok=True)
-    stoker.convert("imagefolder", folder, store)
+    stoker.convert("imagefolder", folder, store, **({"max_side": max_side} if max_side else {}))
 
 
 def _loader(store, cores, seed, transforms, shuffle=True, batch=work.BATCH):

@@ -1,7 +1,9 @@
 """Runs one peer of the side-by-side benchmark inside that peer's environment (run.py starts it
 under taskset). One JSON object on stdout; a failure is one line on stderr and exit status 1.
 
-  peer_worker.py PEER prepare FOLDER STORE          the peer's own storage, from the files
+  peer_worker.py PEER prepare FOLDER STORE [MAX_SIDE]
+                                                    the peer's own storage, from the files
+                                                    (reduced copies with MAX_SIDE)
   peer_worker.py PEER run STORE CORES DTYPE SEED    one epoch: rate, time to first batch, CPU
   peer_worker.py PEER eval STORE OUT                the evaluation transform of every file,
                                                     uint8, saved to OUT (torch.save)
@@ -65,7 +67,8 @@ def main(argv):
     mode, args = argv[1], argv[2:]
     if mode == "prepare":
         start = time.perf_counter()
-        peer.prepare(args[0], __import__("work").image_files(args[0]), args[1])
+        reduce = {"max_side": int(args[2])} if len(args) > 2 else {}
+        peer.prepare(args[0], __import__("work").image_files(args[0]), args[1], **reduce)
         result = {"prepare_s": time.perf_counter() - start}
     elif mode == "run":
         result = run(peer, *args)

@@ -75,6 +75,9 @@ def chart(report, key, title):
 
 def write(report, machine, cores_list, dtypes, out):
     parts = [f"Machine: {machine['cpus']} CPUs, {machine['uname']}; {machine['date']}."]
+    if machine.get("max_side"):
+        parts += ["", f"Reduced copies, largest side {machine['max_side']}; evaluation pixels "
+                  "against torchvision's PIL path on the original files."]
     for dtype in dtypes:
         parts += ["", f"### {dtype}", "", table(report, cores_list, dtype)]
     parts += ["", "### Evaluation transform (Resize 256 + CenterCrop 224)", "", eval_table(report)]

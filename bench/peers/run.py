@@ -10,8 +10,13 @@ the first batch. Then the evaluation transform of every file, compared pixel by 
 torchvision's PIL path. Medians over the rounds; a peer that is not installed or fails is a
 row with its one-line reason.
 
+With `--max-side N` (the second table), every peer reads reduced copies instead: FFCV and stoker
+store them with their own setting (REDUCES_ITSELF), the others read a reduced copy of the files
+(reduced_copy.py); the evaluation pixels are still compared with torchvision's PIL path on the
+original files, so they show what the reduction costs.
+
 Usage: .venv/bin/python bench/peers/run.py IMAGES [--out DIR] [--rounds 3] [--peers a,b]
-       [--cores 1,2] [--dtypes uint8,float32] [--no-eval]
+       [--cores 1,2] [--dtypes uint8,float32] [--no-eval] [--max-side N]
 IMAGES: an ImageFolder (class folders of JPEGs), e.g. bench/make_image_set.py's OUT/train.
 Writes DIR/results.json, DIR/table.md and DIR/chart.svg (DIR default: bench-peers-out).
 """
@@ -26,6 +31,7 @@ import time
 
 import peers_report  # this folder: the script's, first on sys.path
 import proc_tree
+import reduced_copy
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -45,6 +51,11 @@ PEERS = {
     "stoker_fast": ("stoker", "stoker", "stoker, fast mode (dct_scaling)"),
 }
 REFERENCE = "torchvision_pil"
+# Peers whose own tool stores reduced copies (their prepare takes max_side): what it does.
+REDUCES_ITSELF = {
+    "ffcv": "max_resolution, its ImageNet setting: proportion, compress_probability 0.5, q90",
+    "stoker": "convert --max-side (JPEG q90 of the larger images)",
+}
 
 
 def python_of(peer):
@@ -103,21 +114,35 @@ def disk_bytes(path):
     return total
 
 
-def prepare(peers, images, work_dir, report):
-    """Each peer's store (once per shared store); the size on disk it stands for."""
+def store_path(work_dir, owner, max_side):
+    return os.path.join(work_dir, f"store-{owner}" + (f"-max{max_side}" if max_side else ""))
+
+
+def prepare(peers, images, work_dir, report, max_side=None):
+    """Each peer's store (once per shared store); the size on disk it stands for. With
+    max_side, of reduced copies: the peer's own (REDUCES_ITSELF) or a reduced copy of the
+    files."""
+    files_folder = images
+    if max_side and any((PEERS[p][1] or p) not in REDUCES_ITSELF for p in peers):
+        print(f"reduced copy, largest side {max_side}", file=sys.stderr)
+        files_folder = reduced_copy.make(images, os.path.join(work_dir, f"images-max{max_side}"),
+                                         max_side)
     for peer in peers:
         owner = PEERS[peer][1] or peer
-        store = os.path.join(work_dir, "store-" + owner)
+        store = store_path(work_dir, owner, max_side)
         if owner == peer and not os.path.exists(store):
             print(f"prepare {peer}", file=sys.stderr)
+            args = ["prepare", files_folder, store]
+            if max_side and owner in REDUCES_ITSELF:
+                args = ["prepare", images, store, max_side]
             try:
-                result, _ = worker(peer, ["prepare", images, store])
+                result, _ = worker(peer, args)
                 report[peer]["prepare_s"] = result["prepare_s"]
             except RuntimeError as e:
                 report[peer]["error"] = f"prepare: {e}"
                 continue
-        if os.path.exists(os.path.join(store, "files.json")):  # reads the original files
-            report[peer]["disk_bytes"] = disk_bytes(images)
+        if os.path.exists(os.path.join(store, "files.json")):  # reads the files
+            report[peer]["disk_bytes"] = disk_bytes(files_folder)
         elif os.path.exists(store):
             report[peer]["disk_bytes"] = disk_bytes(store)
         report[peer]["store"] = store
@@ -149,11 +174,19 @@ def measure(peers, report, rounds, cores_list, dtypes):
                 k: statistics.median(run[k] for run in runs) for k in runs[0]}
 
 
-def compare_eval(peers, report, work_dir):
-    """Each peer's evaluation pixels against torchvision's PIL path: mean and worst absolute
-    difference over the files every peer decoded, and the files a peer failed on."""
+def compare_eval(peers, report, work_dir, reference_store):
+    """Each peer's evaluation pixels against torchvision's PIL path on the files of
+    `reference_store`: mean and worst absolute difference over the files every peer decoded,
+    and the files a peer failed on."""
     import torch
     outputs = {}
+    reference_out = os.path.join(work_dir, "eval-reference.pt")
+    try:
+        worker(REFERENCE, ["eval", reference_store, reference_out])
+        reference = torch.load(reference_out)
+    except RuntimeError as e:
+        report[REFERENCE]["eval_error"] = f"reference: {e}"
+        return
     for peer in peers:
         if "error" in report[peer]:
             continue
@@ -164,9 +197,6 @@ def compare_eval(peers, report, work_dir):
             outputs[peer] = torch.load(out)
         except RuntimeError as e:
             report[peer]["eval_error"] = str(e)
-    reference = outputs.get(REFERENCE)
-    if reference is None:
-        return
     for peer, got in outputs.items():
         diffs, off = [], 0
         for mine, ref in zip(got["images"], reference["images"]):
@@ -196,6 +226,7 @@ def main(argv=None):
     p.add_argument("--cores", default="1,2")
     p.add_argument("--dtypes", default="uint8,float32")
     p.add_argument("--no-eval", action="store_true")
+    p.add_argument("--max-side", type=int, help="the second table: reduced copies, largest side N")
     a = p.parse_args(argv)
     peers = a.peers.split(",")
     unknown = [x for x in peers if x not in PEERS]
@@ -207,18 +238,29 @@ def main(argv=None):
     if max(cores_list) > os.cpu_count():
         p.error(f"--cores {a.cores}: this machine has {os.cpu_count()}")
     report = {peer: {"what": PEERS[peer][2]} for peer in peers}
+    if a.max_side:
+        for peer in peers:
+            owner = PEERS[peer][1] or peer
+            report[peer]["what"] += "; " + REDUCES_ITSELF.get(owner, "a reduced copy of the files")
     for peer in peers:
         reason = not_installed(peer)
         if reason:
             report[peer]["error"] = reason
+    if a.max_side is not None and a.max_side < 1:
+        p.error(f"--max-side {a.max_side}: must be at least 1")
     os.makedirs(a.work, exist_ok=True)
-    prepare(peers, os.path.abspath(a.images), a.work, report)
+    images = os.path.abspath(a.images)
+    prepare(peers, images, a.work, report, a.max_side)
     measure(peers, report, a.rounds, cores_list, a.dtypes.split(","))
     if not a.no_eval:
-        compare_eval(peers, report, a.work)
+        reference_store = store_path(a.work, REFERENCE, None)
+        if not os.path.exists(reference_store):
+            worker(REFERENCE, ["prepare", images, reference_store])
+        compare_eval(peers, report, a.work, reference_store)
     os.makedirs(a.out, exist_ok=True)
     machine = {"cpus": os.cpu_count(), "uname": " ".join(os.uname()),
-               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+               "max_side": a.max_side}
     with open(os.path.join(a.out, "results.json"), "w") as f:
         json.dump({"machine": machine, "peers": report}, f, indent=1)
     peers_report.write(report, machine, cores_list, a.dtypes.split(","), a.out)

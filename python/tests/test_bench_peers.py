@@ -33,3 +33,37 @@ def test_the_peers_benchmark_measures_and_names_what_it_cannot_run(tmp_path):
     table = (tmp_path / "out" / "table.md").read_text()
     assert "dali (DALI, CPU pipeline) — not installed" in table
     assert (tmp_path / "out" / "chart.svg").read_text().startswith("<svg")
+
+
+def test_the_second_table_reads_reduced_copies_and_measures_their_pixel_cost(tmp_path):
+    images = tmp_path / "images"
+    subprocess.run([sys.executable, os.path.join(ROOT, "bench", "make_image_set.py"), str(images),
+                    "--per-class", "2", "--val-per-class", "1"], check=True, capture_output=True)
+    env = dict(os.environ, STOKER_PEERS=str(tmp_path / "no-peers"), STOKER_PEERS_BATCH="8")
+    run = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "bench", "peers", "run.py"), str(images / "train"),
+         "--out", str(tmp_path / "out"), "--work", str(tmp_path / "work"), "--rounds", "1",
+         "--cores", "1", "--dtypes", "uint8", "--peers", "torchvision_pil", "--max-side", "96"],
+        env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    from PIL import Image
+    copies = sorted((tmp_path / "work" / "images-max96").rglob("*.*"))
+    assert len(copies) == 20
+    assert all(max(Image.open(f).size) <= 96 for f in copies)
+    peer = json.loads((tmp_path / "out" / "results.json").read_text())["peers"]["torchvision_pil"]
+    assert peer["runs"]["1c_uint8"][0]["images"] == 20
+    # Compared with the original files, not with the copies: the reduction shows.
+    assert peer["eval"]["compared"] == 20 and peer["eval"]["worst_abs_diff"] > 0
+    assert "largest side 96" in (tmp_path / "out" / "table.md").read_text()
+
+
+def test_a_reduced_copy_keeps_the_aspect_and_leaves_images_that_fit():
+    sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))
+    try:
+        from reduced_copy import reduced_size
+    finally:
+        sys.path.pop(0)
+    assert reduced_size(300, 200, 100) == (100, 67)
+    assert reduced_size(150, 400, 100) == (38, 100)  # as stoker's --max-side (FORMAT.md)
+    assert reduced_size(1000, 1, 100) == (100, 1)
+    assert reduced_size(100, 100, 100) is None
