@@ -116,7 +116,9 @@ def nginx_program():
 
 
 def start_nginx(root, work):
-    """nginx serving `root` on 127.0.0.1. Run as root, its workers take this user's identity
+    """nginx serving `root` on 127.0.0.1, and for faults the same files under /_slow/ at
+    100 KB/s and a 503 at /_status/503; WORK/access.log has a line per request: method, path,
+    status, its Range and If-Match headers. Run as root, its workers take this user's identity
     (nginx's default would be nobody, who cannot read a test's private temporary folder)."""
     program = nginx_program()
     work = Path(work)
@@ -137,12 +139,15 @@ pid {work / 'nginx.pid'};
 error_log {log} warn;
 events {{ worker_connections 256; }}
 http {{
-  access_log {work / 'access.log'};
+  log_format requests escape=none '$request_method $uri $status range=$http_range if_match=$http_if_match';
+  access_log {work / 'access.log'} requests;
 {temp}
   default_type application/octet-stream;
   server {{
     listen 127.0.0.1:{port};
     root {Path(root).resolve()};
+    location /_slow/ {{ alias {Path(root).resolve()}/; limit_rate 100k; }}
+    location = /_status/503 {{ return 503; }}
   }}
 }}
 """)
