@@ -126,10 +126,8 @@ Result<AwsCredentials> load_aws_credentials(const Environment& env) {
   for (int i = 0; i < 2; ++i) {
     const std::optional<std::string>& path = i == 0 ? credentials_path : config_path;
     if (!path && !home) continue;
-    STOKER_ASSIGN_OR_RETURN(
-        files[i],
-        read_profile_file(path.value_or(*home + (i == 0 ? "/.aws/credentials" : "/.aws/config")),
-                          path.has_value(), i == 1));
+    const std::string file = path ? *path : *home + (i == 0 ? "/.aws/credentials" : "/.aws/config");
+    STOKER_ASSIGN_OR_RETURN(files[i], read_profile_file(file, path.has_value(), i == 1));
     if (files[i].present) read.push_back(files[i].path);
     sections[i] = find_profile(files[i], profile);
   }

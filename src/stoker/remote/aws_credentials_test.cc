@@ -114,7 +114,8 @@ TEST_F(AwsCredentialsTest, RegionAndEndpointPrecedence) {
   EXPECT_EQ(load().endpoint, "http://host");
 }
 
-TEST_F(AwsCredentialsTest, FilesNamedByVariables) {
+TEST_F(AwsCredentialsTest, FilesNamedByVariablesWithoutHome) {
+  vars_.erase("HOME");
   const std::string credentials_file =
       write("creds", "[p]\naws_access_key_id = K\naws_secret_access_key = S\n");
   const std::string config_file = write("conf", "[profile p]\nregion = sa-east-1\n");

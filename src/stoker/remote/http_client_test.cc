@@ -222,8 +222,7 @@ TEST_F(HttpClientTest, CutBodiesResumeWithRangeAndIfMatch) {
   ASSERT_TRUE(response.is_ok()) << response.status().message();
   EXPECT_EQ(out.bytes, body_);
   EXPECT_GE(response.value().attempts, 2);
-  const std::vector<std::string> log =
-      requests_of("/_slow/shard.stk", response.value().attempts);
+  const std::vector<std::string> log = requests_of("/_slow/shard.stk", response.value().attempts);
   ASSERT_EQ(log.size(), static_cast<size_t>(response.value().attempts));
   EXPECT_NE(log[0].find(" 200 range= if_match="), std::string::npos) << log[0];
   for (size_t i = 1; i < log.size(); ++i) {
