@@ -20,6 +20,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev hyperfine chromium linux-perf
   dataset-fashion-mnist mate-backgrounds
   libdlpack-dev python3-dev python3-venv
+  libcurl4-openssl-dev nginx
 )
 
 missing=()

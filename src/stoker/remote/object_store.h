@@ -1,0 +1,88 @@
+#pragma once
+// ObjectStore: the objects under a remote dataset's URL, by name ("manifest.json",
+// "shard-00003.stk"): get (whole or a byte range, optionally only while the object keeps an
+// ETag), head, put. HttpStore reads an HTTP(S) folder; S3Store reads and writes under an
+// s3://bucket/prefix, signing with SigV4 (by libcurl), path-style on a custom endpoint
+// (AWS_ENDPOINT_URL...) and virtual-host style on AWS. Messages name objects by their redacted
+// URL (s3://bucket/key, http://host/path). docs/REMOTE-DESIGN.md, sections 1 and 4.
+// Thread-safe: one store serves any number of threads.
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "stoker/remote/aws_credentials.h"
+#include "stoker/remote/http_client.h"
+#include "stoker/remote/remote_url.h"
+
+namespace stoker::remote {
+
+class ObjectStore {
+ public:
+  virtual ~ObjectStore() = default;
+
+  // The redacted URL of object `name`, for messages.
+  virtual std::string describe(const std::string& name) const = 0;
+
+  // Object `name`'s body (or `range` of it) into `sink`; with `if_match`, only while its ETag
+  // is that (else kCorrupt: it changed on the server). kNotFound if there is no such object.
+  Result<HttpResponse> get(const std::string& name, std::optional<ByteRange> range,
+                           const ByteSink& sink, const std::string& if_match = "",
+                           const std::atomic<bool>* cancel = nullptr) const;
+  // Object `name`'s size and ETag.
+  Result<HttpResponse> head(const std::string& name,
+                            const std::atomic<bool>* cancel = nullptr) const;
+  // Writes object `name` from the file at `path`, or from `bytes`; kUnsupported for a
+  // read-only store.
+  virtual Result<HttpResponse> put_file(const std::string& name, const std::string& path) const;
+  virtual Result<HttpResponse> put_bytes(const std::string& name, std::string_view bytes) const;
+
+ protected:
+  explicit ObjectStore(std::shared_ptr<HttpClient> client) : client_(std::move(client)) {}
+  // The request for object `name`: its URL, redacted URL and signing.
+  virtual HttpRequest request(const std::string& name) const = 0;
+
+  std::shared_ptr<HttpClient> client_;
+};
+
+// The objects under an http(s):// URL; read-only.
+class HttpStore : public ObjectStore {
+ public:
+  HttpStore(std::shared_ptr<HttpClient> client, RemoteUrl url);
+  std::string describe(const std::string& name) const override;
+  Result<HttpResponse> put_file(const std::string& name, const std::string& path) const override;
+  Result<HttpResponse> put_bytes(const std::string& name, std::string_view bytes) const override;
+
+ private:
+  HttpRequest request(const std::string& name) const override;
+
+  RemoteUrl url_;
+};
+
+// The objects under an s3:// URL.
+class S3Store : public ObjectStore {
+ public:
+  S3Store(std::shared_ptr<HttpClient> client, RemoteUrl url, AwsCredentials credentials);
+  std::string describe(const std::string& name) const override;
+
+ private:
+  HttpRequest request(const std::string& name) const override;
+
+  RemoteUrl url_;
+  AwsCredentials credentials_;
+};
+
+// The URL that reaches `key` of `bucket`: on `endpoint` path-style (endpoint/bucket/key), else
+// on AWS in `region` (https://bucket.s3.region.amazonaws.com/key; path-style for a bucket with
+// a '.', which a virtual host's TLS certificate would not cover). The key percent-encoded.
+std::string s3_object_url(const std::string& bucket, const std::string& key,
+                          const std::string& region, const std::string& endpoint);
+
+// The store for `url`: HttpStore, or S3Store with the credentials `env` gives.
+Result<std::unique_ptr<ObjectStore>> open_object_store(const RemoteUrl& url,
+                                                       std::shared_ptr<HttpClient> client,
+                                                       const Environment& env);
+
+}  // namespace stoker::remote
