@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "stoker/store/shard_check.h"
+
 namespace stoker {
 
 Result<std::shared_ptr<const Dataset>> Dataset::open(const std::string& dir) {
@@ -17,14 +19,7 @@ Result<std::shared_ptr<const Dataset>> Dataset::open(const std::string& dir) {
         return not_found(path + ": shard named in the manifest is missing");
       return reader.status();
     }
-    const ShardReader& r = reader.value();
-    if (r.schema() != manifest.schema)
-      return corrupt(path + ": shard schema differs from the manifest's");
-    if (r.records() != info.records)
-      return corrupt(fmt::format("{}: shard holds {} records, the manifest says {}", path,
-                                 r.records(), info.records));
-    if (r.index_checksum() != info.index_checksum)
-      return corrupt(path + ": shard index checksum differs from the manifest's");
+    STOKER_RETURN_IF_ERROR(check_shard_matches(reader.value(), info, manifest.schema));
     dataset->shard_starts_.push_back(start);
     start += info.records;
     dataset->shards_.push_back(std::move(reader).value());
