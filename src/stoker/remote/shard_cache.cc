@@ -1,6 +1,7 @@
 #include "stoker/remote/shard_cache.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,12 +11,9 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
-
-#include <fmt/format.h>
-
-#include <nlohmann/json.hpp>
 
 #include "stoker/store/shard_check.h"
 #include "stoker/store/shard_schedule.h"
@@ -30,12 +28,15 @@ constexpr const char* kLockFile = "cache.lock";
 constexpr const char* kPartSuffix = ".part";
 constexpr auto kPollInterval = std::chrono::milliseconds(50);
 
-std::string marker_text() { return fmt::format("stoker shard cache\nlayout {}\n", kShardCacheLayout); }
+std::string marker_text() {
+  return fmt::format("stoker shard cache\nlayout {}\n", kShardCacheLayout);
+}
 
 std::string megabytes(uint64_t bytes) { return fmt::format("{:.1f} MB", bytes / 1e6); }
 
 bool has_suffix(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // A file of the cache as eviction and accounting see it.
@@ -123,7 +124,8 @@ Result<DatasetCache> ShardCache::dataset(const std::string& key, const std::stri
       key.find_first_not_of("0123456789abcdef") != std::string::npos)
     return invalid_argument("cache key '" + key + "': not 1 to 64 lower-case hex digits");
   const std::string dir = dir_ + "/" + key;
-  for (const char* sub : {"/shards", "/locks", "/tmp"}) STOKER_RETURN_IF_ERROR(make_dirs(dir + sub));
+  for (const char* sub : {"/shards", "/locks", "/tmp"})
+    STOKER_RETURN_IF_ERROR(make_dirs(dir + sub));
   if (!fs::exists(dir + "/source.json")) {
     STOKER_RETURN_IF_ERROR(write_file_atomically(
         dir + "/source.json", nlohmann::json({{"source", source}}).dump() + "\n"));
@@ -157,9 +159,9 @@ Result<std::optional<CachedShard>> DatasetCache::find(int shard) const {
   }
   if (!pin.value().still_at(path)) return std::optional<CachedShard>();  // evicted meanwhile
   Result<ShardReader> reader = ShardReader::open(path);
-  const Status checked =
-      reader.is_ok() ? check_shard_matches(reader.value(), shards_[shard], schema_)
-                     : reader.status();
+  const Status checked = reader.is_ok()
+                             ? check_shard_matches(reader.value(), shards_[shard], schema_)
+                             : reader.status();
   if (checked.is_ok()) {
     ::futimens(pin.value().fd(), nullptr);  // its last use, for eviction across datasets
     return std::optional<CachedShard>(
@@ -174,9 +176,8 @@ Result<std::optional<CachedShard>> DatasetCache::find(int shard) const {
 Result<CachedShard> DatasetCache::fetch(int shard, const ShardDownload& download,
                                         const EvictionAdvice& advice,
                                         const std::function<bool()>& cancelled) const {
-  const std::string lock_path =
-      fmt::format("{}/locks/{}.{:016x}.lock", dir_, shards_[shard].file,
-                  shards_[shard].index_checksum);
+  const std::string lock_path = fmt::format("{}/locks/{}.{:016x}.lock", dir_, shards_[shard].file,
+                                            shards_[shard].index_checksum);
   while (true) {
     STOKER_ASSIGN_OR_RETURN(std::optional<CachedShard> found, find(shard));
     if (found) return std::move(*found);
@@ -224,10 +225,9 @@ Status DatasetCache::make_room(int shard, const EvictionAdvice& advice) const {
     entries.push_back({f.bytes, 0, f.mtime_ns, false, false});
     others_bytes += f.bytes;
   }
-  if (!fits()) {
-    const uint64_t over = std::min(used + needed - budget, others_bytes);
-    for (size_t i : choose_victims(EvictionPolicy::kLru, entries, over, 0).value_or(
-             std::vector<size_t>())) {
+  if (!fits()) {  // all of them in LRU order, for those pinned by a process are skipped
+    for (size_t i : choose_victims(EvictionPolicy::kLru, entries, others_bytes, 0)
+                        .value_or(std::vector<size_t>())) {
       if (!fits()) evict(others[i]);
     }
   }
@@ -238,14 +238,14 @@ Status DatasetCache::make_room(int shard, const EvictionAdvice& advice) const {
   entries.clear();
   for (size_t s = 0; s < shards_.size(); ++s) {
     const std::string path = shard_path(static_cast<int>(s));
-    auto at = std::find_if(mine.begin(), mine.end(),
-                           [&](const CachedFile& f) { return f.path == path; });
+    auto at =
+        std::find_if(mine.begin(), mine.end(), [&](const CachedFile& f) { return f.path == path; });
     if (at == mine.end() || static_cast<int>(s) == shard) continue;
     const int64_t next =
         advice.next_use ? advice.next_use(static_cast<int>(s)) : ShardSchedule::kNever;
     Result<FileLock> probe = FileLock::acquire(path, LockMode::kExclusive, false, false);
-    entries.push_back({at->bytes, next, at->mtime_ns, !probe.is_ok(),
-                       next < advice.needed_soon_before});
+    entries.push_back(
+        {at->bytes, next, at->mtime_ns, !probe.is_ok(), next < advice.needed_soon_before});
     candidates.push_back(*at);
   }
   const int64_t incoming = advice.next_use ? advice.next_use(shard) : 0;
@@ -257,8 +257,7 @@ Status DatasetCache::make_room(int shard, const EvictionAdvice& advice) const {
   return invalid_argument(fmt::format(
       "cache {}: its budget of {} cannot hold {} ({}) beside the {} it holds that are in use "
       "or needed sooner; raise --cache-gb or lower --shuffle-window",
-      cache_->dir(), megabytes(budget), shards_[shard].file, megabytes(needed),
-      megabytes(used)));
+      cache_->dir(), megabytes(budget), shards_[shard].file, megabytes(needed), megabytes(used)));
 }
 
 Result<CachedShard> DatasetCache::admit(int shard, const ShardDownload& download,
@@ -276,8 +275,8 @@ Result<CachedShard> DatasetCache::admit(int shard, const ShardDownload& download
   };
   {
     STOKER_ASSIGN_OR_RETURN(FileLock cache_lock,
-                            FileLock::acquire(cache_->dir() + "/" + kLockFile,
-                                              LockMode::kExclusive, /*wait=*/true, true));
+                            FileLock::acquire(cache_->dir() + "/" + kLockFile, LockMode::kExclusive,
+                                              /*wait=*/true, true));
     STOKER_RETURN_IF_ERROR(make_room(shard, advice));
     fd = ::open(part.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) return io_error("cannot create " + part + ": " + std::strerror(errno));
@@ -286,38 +285,39 @@ Result<CachedShard> DatasetCache::admit(int shard, const ShardDownload& download
     writer.emplace(std::move(lock).value());
     const int rc = ::posix_fallocate(fd, 0, static_cast<off_t>(info.bytes));
     if (rc != 0) {
-      return discard(io_error(fmt::format("cache {}: no room on its disk for {} ({}): {}",
-                                          cache_->dir(), info.file, megabytes(info.bytes),
-                                          std::strerror(rc))));
+      return discard(
+          io_error(fmt::format("cache {}: no room on its disk for {} ({}): {}", cache_->dir(),
+                               info.file, megabytes(info.bytes), std::strerror(rc))));
     }
   }
   const Status downloaded = download(info, fd);
   if (!downloaded.is_ok()) return discard(downloaded);
   struct stat st;
   if (::fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) != info.bytes) {
-    return discard(corrupt(fmt::format("{}: {} bytes downloaded, the manifest says {}; nothing "
-                                       "was kept",
-                                       info.file, st.st_size, info.bytes)));
+    return discard(
+        corrupt(fmt::format("{}: {} bytes downloaded, the manifest says {}; nothing "
+                            "was kept",
+                            info.file, st.st_size, info.bytes)));
   }
   if (::fsync(fd) != 0)
     return discard(io_error("cannot sync " + part + ": " + std::strerror(errno)));
   Status verified;
   {
     Result<ShardReader> reader = ShardReader::open(part);
-    verified = reader.is_ok() ? check_shard_matches(reader.value(), info, schema_)
-                              : reader.status();
+    verified =
+        reader.is_ok() ? check_shard_matches(reader.value(), info, schema_) : reader.status();
     for (uint64_t r = 0; verified.is_ok() && r < info.records; ++r)
       verified = reader.value().verify_record(r);
   }
   if (!verified.is_ok()) {
-    return discard(corrupt(fmt::format("{}: the downloaded shard fails verification ({}); "
-                                       "nothing was kept",
-                                       info.file, verified.message())));
+    return discard(
+        corrupt(fmt::format("{}: the downloaded shard fails verification ({}); "
+                            "nothing was kept",
+                            info.file, verified.message())));
   }
   const std::string path = shard_path(shard);
   if (::rename(part.c_str(), path.c_str()) != 0) {
-    return discard(
-        io_error("cannot rename " + part + " to " + path + ": " + std::strerror(errno)));
+    return discard(io_error("cannot rename " + part + " to " + path + ": " + std::strerror(errno)));
   }
   ::close(fd);
   STOKER_RETURN_IF_ERROR(fsync_directory(dir_ + "/shards"));

@@ -86,8 +86,7 @@ class DatasetCache {
   // directory and sizes) when the budget cannot make room without evicting what `advice`
   // protects; kCorrupt naming the shard when its bytes fail verification (nothing is kept);
   // kCancelled when `cancelled` turns true while waiting; the download's own Status.
-  Result<CachedShard> fetch(int shard, const ShardDownload& download,
-                            const EvictionAdvice& advice,
+  Result<CachedShard> fetch(int shard, const ShardDownload& download, const EvictionAdvice& advice,
                             const std::function<bool()>& cancelled = nullptr) const;
 
   const std::string& dir() const { return dir_; }
@@ -107,7 +106,7 @@ class DatasetCache {
                             const EvictionAdvice& advice) const;
 
   std::shared_ptr<const ShardCache> cache_;
-  std::string dir_;               // DIR/<key>
+  std::string dir_;                // DIR/<key>
   std::vector<ShardInfo> shards_;  // the manifest's
   Schema schema_;
 };

@@ -4,8 +4,7 @@
 
 namespace stoker {
 
-Status check_shard_matches(const ShardReader& reader, const ShardInfo& info,
-                           const Schema& schema) {
+Status check_shard_matches(const ShardReader& reader, const ShardInfo& info, const Schema& schema) {
   if (reader.schema() != schema)
     return corrupt(reader.path() + ": shard schema differs from the manifest's");
   if (reader.records() != info.records)

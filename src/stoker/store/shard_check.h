@@ -10,7 +10,6 @@
 namespace stoker {
 
 // kCorrupt naming the reader's path and what differs.
-Status check_shard_matches(const ShardReader& reader, const ShardInfo& info,
-                           const Schema& schema);
+Status check_shard_matches(const ShardReader& reader, const ShardInfo& info, const Schema& schema);
 
 }  // namespace stoker

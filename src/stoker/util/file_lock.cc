@@ -10,8 +10,7 @@
 
 namespace stoker {
 
-Result<FileLock> FileLock::acquire(const std::string& path, LockMode mode, bool wait,
-                                   bool create) {
+Result<FileLock> FileLock::acquire(const std::string& path, LockMode mode, bool wait, bool create) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | (create ? O_CREAT : 0), 0644);
   if (fd < 0) {
     if (errno == ENOENT) return not_found(path + ": no such file");
