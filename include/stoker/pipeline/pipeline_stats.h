@@ -11,6 +11,9 @@ namespace stoker {
 // Time and counts per stage, summed over workers and batches. The atomics are written by the
 // workers; epoch_start_wait_ns by the consumer thread only (read it from that thread).
 struct PipelineStats {
+  // Waiting for the shards of the records about to be read: a remote dataset's fetches
+  // (shard_source.h). 0 for a local dataset, whose shards are always mapped.
+  std::atomic<int64_t> fetch_ns{0};
   // Resolving records to their bytes and verifying the checksums due (a record that is not
   // checked is first read by its transform, so its cache misses count there).
   std::atomic<int64_t> read_ns{0};

@@ -1,34 +1,60 @@
 #pragma once
-// Dataset: an opened dataset directory — its manifest and a memory-mapped ShardReader per
-// shard — addressed by global record index 0..size()-1 in shard order. open() cross-checks
-// every shard against the manifest (present, same schema, same record count and index
-// checksum). Immutable after open: thread-safe for concurrent reads.
+// Dataset: an opened dataset — its manifest and a memory-mapped ShardReader per shard from its
+// ShardSource (shard_source.h) — addressed by global record index 0..size()-1 in shard order.
+// open(dir) opens a directory and cross-checks every shard against the manifest (present, same
+// schema, same record count and index checksum), all of them mapped until the Dataset is gone.
+// A source that maps shards only while they are pinned (a remote dataset's cache) needs its
+// readers to pin() the records' shards first and hold the pins while they read them. Immutable
+// after open: thread-safe for concurrent reads.
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "stoker/store/manifest.h"
 #include "stoker/store/shard_reader.h"
+#include "stoker/store/shard_source.h"
 #include "stoker/util/status.h"
 
 namespace stoker {
 
 class Dataset {
  public:
+  // A dataset directory (LocalShardSource).
   static Result<std::shared_ptr<const Dataset>> open(const std::string& dir);
+  // The dataset `source` gives (not null).
+  static Result<std::shared_ptr<const Dataset>> open(std::shared_ptr<ShardSource> source);
 
   Dataset(const Dataset&) = delete;
   Dataset& operator=(const Dataset&) = delete;
 
-  const std::string& dir() const { return dir_; }
-  const Manifest& manifest() const { return manifest_; }
-  const Schema& schema() const { return manifest_.schema; }
-  uint64_t size() const { return manifest_.records; }
-  int num_shards() const { return static_cast<int>(shards_.size()); }
-  const ShardReader& shard(int s) const { return shards_[s]; }
+  // Its directory, or a remote dataset's URL.
+  const std::string& dir() const { return source_->location(); }
+  // Where the data comes from, in one line: the directory, or the URL and what is cached.
+  std::string describe() const { return source_->describe(); }
+  const ShardSource& source() const { return *source_; }
+  const Manifest& manifest() const { return *manifest_; }
+  const Schema& schema() const { return manifest_->schema; }
+  uint64_t size() const { return manifest_->records; }
+  int num_shards() const { return static_cast<int>(manifest_->shards.size()); }
+  // Shard s's reader (see needs_pins()).
+  const ShardReader& shard(int s) const { return *readers_[s]; }
+
+  // Whether a shard must be pinned while its records are read: false for a directory, whose
+  // shards stay mapped (then pin() is free and returns no pins).
+  bool needs_pins() const { return needs_pins_; }
+  // Pins of the shards of records indices[0..n), fetched first where they are not at hand, in
+  // shard order: the first failure (a one-line error naming its shard) or kCancelled when
+  // `cancelled` (may be empty) returns true while a fetch waits. The records' bytes are valid
+  // while the pins are held.
+  Result<ShardPins> pin(const int64_t* indices, size_t n,
+                        const std::function<bool()>& cancelled) const {
+    if (!needs_pins_) return ShardPins();
+    return pin_shards(indices, n, cancelled);
+  }
 
   // Shard and index within it of global record i (i < size()).
   struct Location {
@@ -44,7 +70,7 @@ class Dataset {
   // The bytes of global record i (its fixed fields start at schema().fixed_offset()).
   ByteSpan record(uint64_t i) const {
     Location at = locate(i);
-    return shards_[at.shard].record(at.record);
+    return readers_[at.shard]->record(at.record);
   }
   // `status` about global record i, named the way every record error is:
   // "SHARD_PATH: record R: MESSAGE (dataset record I)", with status's code.
@@ -52,7 +78,7 @@ class Dataset {
   // Bytes of fixed field `field` of global record i.
   const uint8_t* fixed_field(uint64_t i, int field) const {
     Location at = locate(i);
-    return shards_[at.shard].fixed_field(at.record, field);
+    return readers_[at.shard]->fixed_field(at.record, field);
   }
   // For a reader about to read records[k] of `records` (n of them) in order: prefetches the
   // index entry of records[k + 2 * kPrefetchDistance] and the bytes of records[k +
@@ -62,11 +88,11 @@ class Dataset {
   void prefetch_ahead(const int64_t* records, size_t n, size_t k) const {
     if (k + 2 * kPrefetchDistance < n) {
       Location at = locate(static_cast<uint64_t>(records[k + 2 * kPrefetchDistance]));
-      shards_[at.shard].prefetch_index(at.record);
+      readers_[at.shard]->prefetch_index(at.record);
     }
     if (k + kPrefetchDistance < n) {
       Location at = locate(static_cast<uint64_t>(records[k + kPrefetchDistance]));
-      shards_[at.shard].prefetch(at.record);
+      readers_[at.shard]->prefetch(at.record);
     }
   }
   // out[k] = record(indices[k]) for k < n, with index entries prefetched a few records
@@ -81,17 +107,21 @@ class Dataset {
   // Hints the CPU to bring global record i's index entry into cache.
   void prefetch_index(uint64_t i) const {
     Location at = locate(i);
-    shards_[at.shard].prefetch_index(at.record);
+    readers_[at.shard]->prefetch_index(at.record);
   }
   // Checks record i's checksum; the error names the shard file and both record numbers.
   Status verify_record(uint64_t i) const;
 
  private:
   Dataset() = default;
+  // pin() for a source that needs pins.
+  Result<ShardPins> pin_shards(const int64_t* indices, size_t n,
+                               const std::function<bool()>& cancelled) const;
 
-  std::string dir_;
-  Manifest manifest_;
-  std::vector<ShardReader> shards_;
+  std::shared_ptr<ShardSource> source_;
+  const Manifest* manifest_ = nullptr;           // the source's
+  const ShardReader* const* readers_ = nullptr;  // the source's readers(), by shard
+  bool needs_pins_ = false;
   std::vector<uint64_t> shard_starts_;  // global index of each shard's first record, then size()
 };
 

@@ -39,7 +39,7 @@ struct DoctorOptions {
   bool probes = true;             // measure compute variants when compute is what limits
   // Records the training loop's spans (borrowed, must outlive the call); null: the doctor's
   // own. The other runs always record on Tracers of their own. Its buffers must hold
-  // max_batches batches' spans (at most 4 per batch and thread): else Error.
+  // max_batches batches' spans (at most 5 per batch and thread): else Error.
   Tracer* tracer = nullptr;
 };
 
@@ -58,10 +58,12 @@ struct DoctorResult {
   std::vector<ReportSeries> throughput;
   // What was measured, as label and value: data, model, batch, workers, threads, device, ...
   std::vector<std::pair<std::string, std::string>> facts;
-  // For people: the measurements, the split, the verdict and the actions.
+  // For people: the measurements, the split (and the workers' wait for shards, if any), the
+  // verdict and the actions.
   std::string to_text() const;
   // One JSON object: "verdict" (data-bound, transfer-bound, compute-bound or balanced),
-  // "reason", "split" (seconds per batch by part), "split_fraction", the rates ("loop_rate",
+  // "reason", "split" (seconds per batch by part), "split_fraction", "fetch_wait" (seconds per
+  // batch the loader's workers waited for shards, summed over them), the rates ("loop_rate",
   // "loader_rate", "compute_rate", batches/s), "wait_fraction", "transfer_fraction",
   // "headroom", "actions" (action, why, speedup, upper_bound, expected_gain), "phases",
   // "facts", "probes".

@@ -72,6 +72,7 @@ StepSplit split_steps(const std::vector<ThreadTrace>& trace, int64_t from_ns, in
     }
   });
   split.optimizer = std::max(0.0, optimizer_total - split.allreduce_wait);
+  split.fetch = sum_spans(trace, "pipeline", "fetch", from_ns, to_ns);
   return split;
 }
 

@@ -23,6 +23,11 @@ struct StepSplit {
   double backward = 0;
   double optimizer = 0;
   double allreduce_wait = 0;  // distributed runs: waiting for the gradients' average
+  // The loader's workers waiting for shards (their "pipeline" "fetch" spans, summed over the
+  // workers): a remote dataset's network wait, apart from decode; 0 for a local dataset. Not a
+  // part of the training thread's time: it shows there as data wait when the loader falls
+  // behind.
+  double fetch = 0;
   // The window's time in none of the above (progress, logging, the loop itself); >= 0.
   double other() const;
   // Seconds per batch of `part` (0 without batches).
@@ -37,7 +42,8 @@ struct StepSplit {
 };
 
 // Sums the "train" spans of `trace` that lie wholly inside [from_ns, to_ns) (Tracer::now_ns()
-// times). Spans of other categories (the pipeline's, LibTorch's operators) are ignored.
+// times), and the pipeline's "fetch" spans. Other spans (the pipeline's others, LibTorch's
+// operators) are ignored.
 StepSplit split_steps(const std::vector<ThreadTrace>& trace, int64_t from_ns, int64_t to_ns);
 
 // Seconds of the spans of `category` named `name` that lie wholly inside [from_ns, to_ns), over

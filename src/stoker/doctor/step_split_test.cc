@@ -76,6 +76,23 @@ TEST(StepSplitTest, TimeInNoPartIsOther) {
   EXPECT_EQ(split.parts().back().first, "other");
 }
 
+TEST(StepSplitTest, TheWorkersShardFetchesAreSummedBesideTheParts) {
+  Tracer tracer;
+  int64_t t = 0;
+  for (int b = 0; b < 4; ++b) t = record_batch(tracer, t, 1, false);
+  std::thread worker([&] {
+    tracer.complete("pipeline", "fetch", 0, 3 * kMs);
+    tracer.complete("pipeline", "read", 3 * kMs, 4 * kMs);
+  });
+  worker.join();
+  tracer.complete("pipeline", "fetch", kMs, 2 * kMs);
+  const StepSplit split = split_steps(tracer.snapshot(), 0, t);
+  EXPECT_NEAR(split.fetch, 4e-3, 1e-12);
+  EXPECT_NEAR(split.data, 4e-3, 1e-12);  // worker time, not the training thread's
+  EXPECT_NEAR(split.other(), 0, 1e-12);
+  EXPECT_EQ(split_steps(tracer.snapshot(), t, 2 * t).fetch, 0);
+}
+
 TEST(StepSplitTest, SpansOfEveryThreadCount) {
   Tracer tracer;
   std::thread other([&] { tracer.complete("train", "h2d", 0, kMs); });

@@ -248,6 +248,23 @@ bool BatchEngine::build_piece(const Piece& piece, Scratch& scratch) {
   const auto [begin, end] = piece_range(indices.size, piece.piece);
   Status& status = buffer.piece_status[piece.piece];
   uint8_t* failed = options_.skip_errors ? buffer.failed.data() : nullptr;
+  const auto is_cancelled = [&] { return cancelled(piece.generation); };
+  // Pass 0: the piece's shards pinned (fetched first where they are not at hand), held until the
+  // end of the piece. Free for a dataset that needs no pins, untimed too.
+  ShardPins pins;
+  if (dataset_->needs_pins()) {
+    const int64_t f0 = now_ns();
+    Result<ShardPins> pinned = dataset_->pin(indices.data + begin, end - begin, is_cancelled);
+    const int64_t f1 = now_ns();
+    stats_->fetch_ns += f1 - f0;
+    trace_span("fetch", f0, f1);
+    if (is_cancelled()) return false;
+    if (!pinned.is_ok()) {  // fails the batch under either policy, as a changed shard does
+      status = pinned.status();
+      return true;
+    }
+    pins = std::move(pinned).value();
+  }
   // A shard shrunk under this read reads as zeros here instead of raising SIGBUS, when the
   // process installed the handler (mapped_read_guard.h); checked after the transforms.
   MappedReadGuard guard;
@@ -259,7 +276,7 @@ bool BatchEngine::build_piece(const Piece& piece, Scratch& scratch) {
   size_t resolved_end = end;
   Status verify_status;
   for (size_t k = begin; k < end; ++k) {
-    if (cancelled(piece.generation)) return false;
+    if (is_cancelled()) return false;
     const int64_t i = indices[k];
     const bool check = options_.verify == VerifyPolicy::kAlways ||
                        (options_.verify == VerifyPolicy::kOnce && !verified_->contains(i));
@@ -287,10 +304,10 @@ bool BatchEngine::build_piece(const Piece& piece, Scratch& scratch) {
   scratch.field_dst.clear();
   for (const auto& block : buffer.fields) scratch.field_dst.push_back(block.get());
   size_t at = 0;
-  Status written = layout_.write_samples(scratch.records.data(), indices.data, begin, resolved_end,
-                                         buffer.epoch, options_.seed, scratch.field_dst.data(),
-                                         failed, &at, [&] { return cancelled(piece.generation); });
-  if (cancelled(piece.generation)) return false;
+  Status written =
+      layout_.write_samples(scratch.records.data(), indices.data, begin, resolved_end, buffer.epoch,
+                            options_.seed, scratch.field_dst.data(), failed, &at, is_cancelled);
+  if (is_cancelled()) return false;
   // A shard that shrank fails the batch under either policy (what was read of it is zeros): the
   // dataset changed under the run, not one record.
   Status unchanged = changed_shard_error(indices.data + begin, end - begin);

@@ -26,10 +26,14 @@
 // [1, prefetch]). Batches are still split into `workers` pieces, so their contents never
 // depend on these limits; the worker tuner (worker_tuner.h) moves them.
 //
+// Shards: a piece pins its records' shards (Dataset::pin: a remote dataset's are fetched) before
+// it reads them and lets go after its transforms; a cancelled piece cancels its fetch.
+//
 // Errors: a sample that fails its checksum or transform fails its batch with a Status naming
 // dataset, shard and record (the first failing sample in batch order, whatever the worker
-// count), or, with skip_errors, is dropped and counted. Batch contents depend only on the plan,
-// never on the worker count or timing. With workers == 0 next() builds batches inline.
+// count), or, with skip_errors, is dropped and counted. A shard that cannot be fetched, or that
+// changed under the run, fails its batch under either policy. Batch contents depend only on the
+// plan, never on the worker count or timing. With workers == 0 next() builds batches inline.
 //
 // Thread-safety: start() and next() are for one consumer thread; the destructor cancels the
 // workers (even ones mid-piece) and joins them.
@@ -64,8 +68,9 @@ struct EngineOptions {
   VerifyPolicy verify = VerifyPolicy::kAlways;
   bool skip_errors = false;  // drop and count bad records instead of failing the batch
   uint64_t seed = 0;         // the loader's seed, for the samples' random streams
-  // Receives spans (category "pipeline"): a worker's "piece" with its "read", "transform" and,
-  // for a batch's last piece, "finalize"; the consumer's "wait" for a batch not ready. And
+  // Receives spans (category "pipeline"): a worker's "piece" with its "fetch" (a dataset that
+  // needs pins only: waiting for its shards), "read", "transform" and, for a batch's last
+  // piece, "finalize"; the consumer's "wait" for a batch not ready. And
   // counters: the consumer's "ready_batches" (built and not yet taken, after each batch it
   // takes from the workers) and "active_workers" (when set_active_workers changes it). Null:
   // none. Must outlive the engine.

@@ -15,6 +15,7 @@
 
 #include "stoker/pipeline/sample_cost.h"
 #include "stoker/testing/records.h"
+#include "stoker/testing/slow_shard_source.h"
 #include "stoker/testing/temp_dir.h"
 
 namespace stoker {
@@ -180,6 +181,51 @@ TEST_F(BatchEngineTest, DestroyingCancelsAWorkerInTheMiddleOfHeavySamples) {
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(ms, 500.0);
+}
+
+// Waits (at most 10 s) until `source` has begun `n` fetches.
+void await_fetches(const testing::SlowShardSource& source, int64_t n) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (source.acquires() < n && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_GE(source.acquires(), n);
+}
+
+TEST_F(BatchEngineTest, DestroyingCancelsAShardFetchInProgress) {
+  for (int workers : {1, 4}) {
+    auto source = testing::SlowShardSource::open(dir_ / "ds", std::chrono::seconds(5));
+    dataset_ = Dataset::open(source).value_or_throw();
+    auto e = engine(workers);
+    e->start(0, 0);
+    await_fetches(*source, 1);
+    const auto start = std::chrono::steady_clock::now();
+    e.reset();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_LT(ms, 500.0) << workers;
+    EXPECT_GE(source->cancellations(), 1);
+    EXPECT_EQ(source->live_pins(), 0);
+  }
+}
+
+TEST_F(BatchEngineTest, ANewPlanCancelsTheOldOnesFetches) {
+  const auto local = dataset_;
+  for (int workers : {1, 3}) {
+    auto source = testing::SlowShardSource::open(dir_ / "ds", std::chrono::seconds(5));
+    dataset_ = Dataset::open(source).value_or_throw();
+    auto e = engine(workers);
+    e->start(0, 0);
+    await_fetches(*source, 1);
+    source->set_delay(std::chrono::nanoseconds(0));
+    e->start(7, 96);  // a jump: the work in flight is dropped
+    const std::vector<uint8_t> got = contents(*e);
+    e.reset();  // joined: a worker that was fetching has seen its cancellation
+    EXPECT_GE(source->cancellations(), 1);
+    dataset_ = local;
+    auto reference = engine(workers);
+    reference->start(7, 96);
+    EXPECT_EQ(got, contents(*reference)) << workers;
+  }
 }
 
 TEST_F(BatchEngineTest, AnEngineNeverStartedStopsCleanly) {

@@ -20,6 +20,7 @@
 #include "stoker/pipeline/sample_cost.h"
 #include "stoker/testing/chrome_trace_check.h"
 #include "stoker/testing/loader_fixture.h"
+#include "stoker/testing/slow_shard_source.h"
 #include "stoker/trace/chrome_trace.h"
 #include "stoker/util/mapped_read_guard.h"
 
@@ -817,6 +818,88 @@ TEST_F(LoaderCoreTest, TunedLoaderWithAutoPrefetchHasAMemoryBudget) {
   o.tune.max_prefetch_bytes = 1;
   LoaderCore small(dataset_, o);
   EXPECT_EQ(small.options().prefetch, auto_prefetch(batch_bytes));
+}
+
+// The record indices of epoch e's batches (EchoInput's second word), until the epoch ends or a
+// batch fails: then *failure is its Status.
+std::vector<std::vector<int64_t>> batch_indices(LoaderCore& loader, int64_t e, Status* failure) {
+  std::vector<std::vector<int64_t>> out;
+  LoaderCore::Epoch epoch = loader.epoch(e);
+  HostBatch b;
+  try {
+    while (epoch.next(b)) {
+      const auto* v = static_cast<const int64_t*>(b["echo"].data);
+      out.emplace_back();
+      for (int64_t k = 0; k < b.size; ++k) out.back().push_back(v[3 * k + 1]);
+    }
+  } catch (const Error& e) {
+    *failure = e.status();
+  }
+  return out;
+}
+
+// Shards that come as a remote dataset's do (testing/slow_shard_source.h: each fetch waits,
+// a shard is mapped only while pinned): the same bytes as the directory's, for any worker
+// count, over epochs; the wait counted as fetch time and traced as a "fetch" span a piece; no
+// pin left held. A local dataset fetches nothing.
+TEST_F(LoaderCoreTest, ShardsFromASlowSourceGiveTheLocalBytesAndTheirWaitIsFetchTime) {
+  for (int workers : {0, 1, 3}) {
+    auto source = testing::SlowShardSource::open(dir_ / "ds", std::chrono::microseconds(50));
+    {
+      Tracer tracer;
+      LoaderOptions o = options(workers);
+      o.tracer = &tracer;
+      LoaderCore slow(Dataset::open(source).value_or_throw(), o);
+      LoaderCore local(dataset_, options(workers));
+      for (int64_t e : {0, 1}) EXPECT_EQ(bytes(slow, e), bytes(local, e)) << workers;
+      EXPECT_GT(slow.stats().fetch_ns.load(), 0);
+      EXPECT_EQ(local.stats().fetch_ns.load(), 0);
+      EXPECT_GT(source->acquires(), 0);
+      int pieces = 0, fetches = 0;
+      for (const auto& [thread, spans] : span_counts(tracer)) {
+        if (spans.count("read") == 0) continue;  // the consumer's waits
+        pieces += spans.at("read");
+        fetches += spans.at("fetch");
+      }
+      EXPECT_GE(pieces, 2 * slow.batches_per_epoch());
+      EXPECT_EQ(fetches, pieces);
+    }
+    EXPECT_EQ(source->live_pins(), 0);
+  }
+}
+
+// A shard that cannot be fetched fails the batch that needs it with the source's one-line
+// error naming the shard, under either error policy (not a bad sample to skip: the data is not
+// there); the batches before it are the directory's; the loader lives on.
+TEST_F(LoaderCoreTest, AShardThatCannotBeFetchedFailsItsBatchUnderEitherPolicy) {
+  const int bad = dataset_->locate(500).shard;
+  for (int workers : {0, 2}) {
+    for (ErrorPolicy policy : {ErrorPolicy::kRaise, ErrorPolicy::kSkip}) {
+      auto source = testing::SlowShardSource::open(dir_ / "ds", std::chrono::nanoseconds(0), bad);
+      LoaderOptions o = options(workers);
+      o.on_error = policy;
+      o.fields = {{"echo", std::make_shared<EchoInput>()}};
+      LoaderCore loader(Dataset::open(source).value_or_throw(), o);
+      LoaderCore local(dataset_, o);
+      Status failure, none;
+      const auto got = batch_indices(loader, 0, &failure);
+      auto expected = batch_indices(local, 0, &none);
+      ASSERT_TRUE(none.is_ok()) << none.message();
+      const auto needs_bad = [&](const std::vector<int64_t>& batch) {
+        return std::any_of(batch.begin(), batch.end(),
+                           [&](int64_t i) { return dataset_->locate(i).shard == bad; });
+      };
+      expected.erase(std::find_if(expected.begin(), expected.end(), needs_bad), expected.end());
+      EXPECT_EQ(got, expected) << workers;
+      EXPECT_EQ(failure.code(), StatusCode::kIoError);
+      EXPECT_EQ(failure.message(), source->failure(bad));
+      EXPECT_EQ(failure.message().find('\n'), std::string::npos);
+      EXPECT_EQ(loader.stats().skipped.load(), 0);
+      failure = Status::ok();
+      batch_indices(loader, 1, &failure);  // the next epoch fails the same way
+      EXPECT_EQ(failure.message(), source->failure(bad));
+    }
+  }
 }
 
 }  // namespace

@@ -2,43 +2,63 @@
 
 #include <fmt/format.h>
 
-#include "stoker/store/shard_check.h"
+#include "stoker/store/local_shard_source.h"
 
 namespace stoker {
 
 Result<std::shared_ptr<const Dataset>> Dataset::open(const std::string& dir) {
-  STOKER_ASSIGN_OR_RETURN(Manifest manifest, Manifest::load(dir));
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<LocalShardSource> source, LocalShardSource::open(dir));
+  return open(std::move(source));
+}
+
+Result<std::shared_ptr<const Dataset>> Dataset::open(std::shared_ptr<ShardSource> source) {
+  if (!source) return invalid_argument("Dataset::open: no shard source");
   std::shared_ptr<Dataset> dataset(new Dataset());
-  dataset->dir_ = dir;
+  const Manifest& manifest = source->manifest();
+  if (source->readers().size() != manifest.shards.size()) {
+    return Status(
+        StatusCode::kInternal,
+        fmt::format("{}: the shard source has {} readers for {} shards", source->location(),
+                    source->readers().size(), manifest.shards.size()));
+  }
   uint64_t start = 0;
   for (const ShardInfo& info : manifest.shards) {
-    const std::string path = dir + "/" + info.file;
-    Result<ShardReader> reader = ShardReader::open(path);
-    if (!reader.is_ok()) {
-      if (reader.status().code() == StatusCode::kNotFound)
-        return not_found(path + ": shard named in the manifest is missing");
-      return reader.status();
-    }
-    STOKER_RETURN_IF_ERROR(check_shard_matches(reader.value(), info, manifest.schema));
     dataset->shard_starts_.push_back(start);
     start += info.records;
-    dataset->shards_.push_back(std::move(reader).value());
   }
   dataset->shard_starts_.push_back(start);
-  dataset->manifest_ = std::move(manifest);
+  dataset->manifest_ = &manifest;
+  dataset->readers_ = source->readers().data();
+  dataset->needs_pins_ = source->needs_pins();
+  dataset->source_ = std::move(source);
   return std::shared_ptr<const Dataset>(std::move(dataset));
+}
+
+Result<ShardPins> Dataset::pin_shards(const int64_t* indices, size_t n,
+                                      const std::function<bool()>& cancelled) const {
+  std::vector<int> shards(n);
+  for (size_t k = 0; k < n; ++k) shards[k] = locate(static_cast<uint64_t>(indices[k])).shard;
+  std::sort(shards.begin(), shards.end());
+  shards.erase(std::unique(shards.begin(), shards.end()), shards.end());
+  ShardPins pins;
+  pins.reserve(shards.size());
+  for (int s : shards) {
+    STOKER_ASSIGN_OR_RETURN(ShardPin pin, source_->acquire(s, cancelled));
+    pins.push_back(std::move(pin));
+  }
+  return pins;
 }
 
 Status Dataset::record_error(uint64_t i, const Status& status) const {
   Location at = locate(i);
   return Status(status.code(),
-                fmt::format("{}: record {}: {} (dataset record {})", shards_[at.shard].path(),
+                fmt::format("{}: record {}: {} (dataset record {})", readers_[at.shard]->path(),
                             at.record, status.message(), i));
 }
 
 Status Dataset::verify_record(uint64_t i) const {
   Location at = locate(i);
-  if (shards_[at.shard].verify_record(at.record).is_ok()) return Status::ok();
+  if (readers_[at.shard]->verify_record(at.record).is_ok()) return Status::ok();
   return record_error(i, corrupt("checksum mismatch"));
 }
 

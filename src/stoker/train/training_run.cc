@@ -62,9 +62,10 @@ TrainResult TrainingRun::run() {
   progress_.print(
       fmt::format("training {} on {} ({} samples, {} classes; {}) for {} epochs: batch {}, {} lr "
                   "{:g}, amp {}, {} threads, {} workers, device {}",
-                  s.model->name(), s.train_data->dir(), s.train_data->size(), s.spec.num_classes,
-                  s.normalization.phrase, o.epochs, o.batch_size, o.optimizer.name, o.optimizer.lr,
-                  to_string(o.amp), s.threads, s.workers.to_string(), s.device.str()) +
+                  s.model->name(), s.train_data->describe(), s.train_data->size(),
+                  s.spec.num_classes, s.normalization.phrase, o.epochs, o.batch_size,
+                  o.optimizer.name, o.optimizer.lr, to_string(o.amp), s.threads,
+                  s.workers.to_string(), s.device.str()) +
       (o.process_group ? fmt::format(", {} ranks over {}", s.world_size,
                                      kDistBackendNames.name(o.process_group->backend()))
                        : "") +

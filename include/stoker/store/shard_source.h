@@ -1,0 +1,75 @@
+#pragma once
+// ShardSource: where an opened dataset's shards come from. A local directory's shards are all
+// mapped at open (store/local_shard_source.h); a remote dataset's are fetched into a local cache
+// and mapped while in use (docs/REMOTE-DESIGN.md). Dataset reads records through a source's
+// readers: the reader of shard s is valid while a pin of s is held, and acquire() makes one,
+// fetching the shard first where it must. Implementations are thread-safe: any thread may
+// acquire and release pins and read the readers of the shards it holds pinned.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "stoker/store/manifest.h"
+#include "stoker/store/shard_reader.h"
+#include "stoker/util/status.h"
+
+namespace stoker {
+
+// Keeps one shard's mapping alive and its reader valid while held; releasing it (destruction,
+// or being moved over) lets its source unmap or evict the shard. Move-only. A local source's
+// pins hold nothing and cost nothing.
+class ShardPin {
+ public:
+  ShardPin() = default;
+  // `hold` is let go when the pin is: null, or what keeps the shard (its deleter unpins it).
+  ShardPin(int shard, std::shared_ptr<void> hold) : shard_(shard), hold_(std::move(hold)) {}
+  ShardPin(ShardPin&&) noexcept = default;
+  ShardPin& operator=(ShardPin&&) noexcept = default;
+  ShardPin(const ShardPin&) = delete;
+  ShardPin& operator=(const ShardPin&) = delete;
+
+  int shard() const { return shard_; }
+
+ private:
+  int shard_ = -1;
+  std::shared_ptr<void> hold_;
+};
+
+// The pins of the shards some records lie in (Dataset::pin), one per shard.
+using ShardPins = std::vector<ShardPin>;
+
+// What a source has done since it was opened.
+struct ShardSourceStats {
+  uint64_t fetched_bytes = 0;  // shard bytes fetched from where the dataset is (0: local)
+  int64_t wait_ns = 0;         // time acquire() waited for shards, summed over its callers
+};
+
+class ShardSource {
+ public:
+  virtual ~ShardSource() = default;
+
+  // The dataset's manifest: one object for the source's life.
+  virtual const Manifest& manifest() const = 0;
+  // Where the dataset is: its directory, or its URL without credentials.
+  virtual const std::string& location() const = 0;
+  // One line for a run's start line: where the data comes from (and how much of it is cached).
+  virtual std::string describe() const = 0;
+  // Each shard's reader, in manifest order; the vector is never resized, and entry s is valid
+  // while a pin of shard s is held (always, when needs_pins() is false).
+  virtual const std::vector<const ShardReader*>& readers() const = 0;
+  // False when every shard is mapped from open to destruction: then pins hold nothing and
+  // records may be read without one.
+  virtual bool needs_pins() const = 0;
+  // A pin of shard `shard` (< manifest().shards.size()), fetched first if it is not at hand. Its
+  // reader matches the manifest's entry (schema, records, index checksum). Waits until it is
+  // there, a failure (a one-line error naming the shard), or `cancelled` (asked while it waits;
+  // may be empty) returning true (kCancelled).
+  virtual Result<ShardPin> acquire(int shard, const std::function<bool()>& cancelled) = 0;
+  virtual ShardSourceStats stats() const = 0;
+};
+
+}  // namespace stoker
