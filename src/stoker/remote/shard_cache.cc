@@ -150,6 +150,11 @@ std::string DatasetCache::shard_path(int shard) const {
   return fmt::format("{}/shards/{}.{:016x}", dir_, info.file, info.index_checksum);
 }
 
+bool DatasetCache::holds(int shard) const {
+  struct stat st;
+  return ::stat(shard_path(shard).c_str(), &st) == 0;
+}
+
 Result<std::optional<CachedShard>> DatasetCache::find(int shard) const {
   const std::string path = shard_path(shard);
   Result<FileLock> pin = FileLock::acquire(path, LockMode::kShared, /*wait=*/true, false);

@@ -89,7 +89,11 @@ class DatasetCache {
   Result<CachedShard> fetch(int shard, const ShardDownload& download, const EvictionAdvice& advice,
                             const std::function<bool()>& cancelled = nullptr) const;
 
+  // Whether the cache holds shard `shard` now (a hint: another process may evict it).
+  bool holds(int shard) const;
+
   const std::string& dir() const { return dir_; }
+  const ShardCache& cache() const { return *cache_; }
 
  private:
   friend class ShardCache;

@@ -128,15 +128,14 @@ TEST(ShardCacheTest, BadBytesAreRefusedBeforeUseAndNothingIsKept) {
     EXPECT_EQ(shard.status().code(), StatusCode::kCorrupt);
     EXPECT_NE(shard.status().message().find(remote.manifest.shards[0].file + ": "),
               std::string::npos);
-    EXPECT_NE(shard.status().message().find(words), std::string::npos)
-        << shard.status().message();
+    EXPECT_NE(shard.status().message().find(words), std::string::npos) << shard.status().message();
     EXPECT_EQ(shard.status().message().find('\n'), std::string::npos);
     EXPECT_TRUE(files_in(ds.dir() + "/shards").empty());
     EXPECT_TRUE(files_in(ds.dir() + "/tmp").empty());
   }
-  Result<CachedShard> failed =
-      ds.fetch(0, [](const ShardInfo&, int) { return io_error("HTTP 503 after 10 attempts"); },
-               EvictionAdvice());
+  Result<CachedShard> failed = ds.fetch(
+      0, [](const ShardInfo&, int) { return io_error("HTTP 503 after 10 attempts"); },
+      EvictionAdvice());
   EXPECT_EQ(failed.status().message(), "HTTP 503 after 10 attempts");
   EXPECT_TRUE(files_in(ds.dir() + "/tmp").empty());
   EXPECT_TRUE(ds.fetch(0, serve(good), EvictionAdvice()).is_ok());
@@ -166,8 +165,8 @@ TEST(ShardCacheTest, AFullCacheEvictsTheShardNeededLastAndNeverAPinnedOne) {
   EXPECT_NE(refused.status().message().find("raise --cache-gb"), std::string::npos)
       << refused.status().message();
   // A shard needed sooner than 0 (next at 10) displaces it: 2 stays pinned.
-  ASSERT_TRUE(ds.fetch(1, downloads.copy(), next_uses({{0, 40}, {1, 5}, {2, 30}, {3, 35}}))
-                  .is_ok());
+  ASSERT_TRUE(
+      ds.fetch(1, downloads.copy(), next_uses({{0, 40}, {1, 5}, {2, 30}, {3, 35}})).is_ok());
   EXPECT_EQ(files_in(ds.dir() + "/shards"),
             (std::vector<std::string>{cached_name(m, 1), cached_name(m, 2), cached_name(m, 3)}));
 }
@@ -207,9 +206,8 @@ TEST(ShardCacheTest, OldVersionsThenOtherDatasetsLeastRecentlyUsedGoFirst) {
   // A's shard 0 used long ago, 1 lately.
   auto make_old = [&] {
     const struct timespec long_ago[2] = {{1000, 0}, {1000, 0}};
-    ASSERT_EQ(::utimensat(AT_FDCWD, (a.dir() + "/shards/" + cached_name(m, 0)).c_str(),
-                          long_ago, 0),
-              0);
+    ASSERT_EQ(
+        ::utimensat(AT_FDCWD, (a.dir() + "/shards/" + cached_name(m, 0)).c_str(), long_ago, 0), 0);
   };
   make_old();
   // An older version of B's shard 3, under another content name.
@@ -234,20 +232,21 @@ TEST(ShardCacheTest, AFolderThatIsNotACacheIsNeverUsed) {
   Result<std::shared_ptr<ShardCache>> refused = ShardCache::open(dir.path(), 1 << 20);
   ASSERT_FALSE(refused.is_ok());
   EXPECT_EQ(refused.status().message(),
-            dir.path() + ": not a stoker cache (no STOKER-CACHE) and not empty; name an empty or "
-                         "new folder for the cache");
+            dir.path() +
+                ": not a stoker cache (no STOKER-CACHE) and not empty; name an empty or "
+                "new folder for the cache");
   EXPECT_EQ(files_in(dir.path()), std::vector<std::string>{"notes.txt"});
 
   fs::create_directories(dir.path() + "/c");
   ASSERT_TRUE(ShardCache::open(dir.path() + "/c", 1 << 20).is_ok());
   ASSERT_TRUE(ShardCache::open(dir.path() + "/c", 1 << 20).is_ok()) << "reopened";
-  throw_if_error(write_file_atomically(dir.path() + "/c/STOKER-CACHE", "stoker shard cache\nlayout 9\n"));
+  throw_if_error(
+      write_file_atomically(dir.path() + "/c/STOKER-CACHE", "stoker shard cache\nlayout 9\n"));
   EXPECT_EQ(ShardCache::open(dir.path() + "/c", 1 << 20).status().code(),
             StatusCode::kInvalidArgument);
 
   auto cache = ShardCache::open(dir.path() + "/d", 1 << 20).value_or_throw();
-  for (const std::string& key :
-       std::vector<std::string>{"", "0G", "../x", std::string(65, 'a')})
+  for (const std::string& key : std::vector<std::string>{"", "0G", "../x", std::string(65, 'a')})
     EXPECT_EQ(cache->dataset(key, "s3://b/x", Manifest()).status().code(),
               StatusCode::kInvalidArgument)
         << key;
@@ -287,8 +286,8 @@ ShardDownload logged_download(const Remote& remote, const std::string& log, int 
 
 int lines_in(const std::string& path) {
   std::ifstream in(path);
-  return static_cast<int>(std::count(std::istreambuf_iterator<char>(in),
-                                     std::istreambuf_iterator<char>(), '\n'));
+  return static_cast<int>(
+      std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n'));
 }
 
 TEST(ShardCacheTest, TwoProcessesFetchingOneShardDownloadItOnce) {
@@ -305,8 +304,7 @@ TEST(ShardCacheTest, TwoProcessesFetchingOneShardDownloadItOnce) {
       if (!ds.is_ok()) ::_exit(3);
       Result<CachedShard> shard =
           ds.value().fetch(0, logged_download(remote, log, 300), EvictionAdvice());
-      ::_exit(shard.is_ok() && shard.value().reader().records() ==
-                                   remote.manifest.shards[0].records
+      ::_exit(shard.is_ok() && shard.value().reader().records() == remote.manifest.shards[0].records
                   ? 0
                   : 4);
     }

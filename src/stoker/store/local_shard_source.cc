@@ -2,8 +2,6 @@
 
 #include "stoker/store/shard_check.h"
 
-#include <fmt/format.h>
-
 namespace stoker {
 
 Result<std::shared_ptr<LocalShardSource>> LocalShardSource::open(const std::string& dir) {
