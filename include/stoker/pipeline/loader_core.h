@@ -1,7 +1,8 @@
 #pragma once
 // LoaderCore: the loader without LibTorch. Batches of plain host buffers from a dataset, built
 // ahead of the consumer by a persistent pool of worker threads straight into pooled buffers, in
-// an order that is a function of (seed, epoch, rank, world_size, batch_size, last_batch) and
+// an order that is a function of (seed, epoch, rank, world_size, batch_size, last_batch,
+// shuffle_window and the shards' record counts) and
 // never of worker count or timing (docs/DESIGN.md contracts 1-6). Everything the loader decides —
 // order, state()/restore() (elastic too), option checks and auto values, verify-once, the error
 // policy, the rule of one live epoch, stats — lives here; the LibTorch `Loader` (loader.h) and
@@ -63,7 +64,8 @@ struct LoaderOptions : LoaderSettings {
 struct LoaderState {
   uint64_t seed = 0;
   int64_t epoch = 0;
-  int64_t position = 0;  // global samples of `epoch` consumed by all ranks together
+  int64_t position = 0;                  // global samples of `epoch` consumed by all ranks together
+  int64_t shuffle_window = kShuffleAll;  // the order's (LoaderSettings::shuffle_window)
 };
 
 // One field of a batch: a C-contiguous array in a pooled buffer.
@@ -142,7 +144,8 @@ class LoaderCore {
   // (or the next epoch at position 0 once an epoch is complete).
   LoaderState state() const { return state_; }
   // Continue from `state` (saved by any loader over the same dataset, any world size). Throws
-  // Error (kInvalidArgument) if the seed differs, a number is negative, or an Epoch is live.
+  // Error (kInvalidArgument) if the seed or shuffle window differs, a number is negative, or an
+  // Epoch is live.
   void restore(const LoaderState& state);
 
   // Options with auto values resolved. A tuned loader's workers and prefetch are the most it

@@ -1,7 +1,8 @@
 #pragma once
 // LoaderSettings: how a loader runs, as opposed to what it delivers — its worker count (fixed,
-// one per core, or tuned), prefetch depth, checksum and error policies and tuning budget — with
-// each limit, default, spelling and check declared once. Below both the loader front end
+// one per core, or tuned), prefetch depth, checksum and error policies and tuning budget — and
+// the one setting of its order that every command offers alike, the shuffle window; with each
+// limit, default, spelling and check declared once. Below both the loader front end
 // (loader_core.h, whose LoaderOptions extends it) and the engine; the trainer embeds it
 // (TrainerOptions::loader), the CLI binds it once (cli/loader_settings_options.h) and so does
 // Python (python/loader_binding.cc, which also exports every limit).
@@ -10,6 +11,7 @@
 #include <cstdint>
 #include <string>
 
+#include "stoker/pipeline/sampler.h"
 #include "stoker/util/enum_names.h"
 #include "stoker/util/status.h"
 
@@ -22,6 +24,8 @@ inline constexpr int kMaxPrefetch = 4096;
 inline constexpr int64_t kMaxEpoch = int64_t{1} << 62;
 // Largest batch buffer a loader allocates (all fields of one batch).
 inline constexpr size_t kMaxBatchBytes = size_t{16} << 30;
+// The widest shuffle window, in shards (LoaderSettings::shuffle_window).
+inline constexpr int64_t kMaxShuffleWindow = int64_t{1} << 20;
 // LoaderSettings::prefetch: as many batches as fit in 16 MiB, 4 to 64 (auto_prefetch).
 inline constexpr int kAutoPrefetch = -1;
 
@@ -41,6 +45,11 @@ inline constexpr auto kVerifyPolicyNames =
 Result<VerifyPolicy> parse_verify_policy(const std::string& name);
 // The inverse of parse_verify_policy.
 std::string to_string(VerifyPolicy policy);
+
+// A shuffle window: "all" (kShuffleAll) or a whole number of shards (not yet checked).
+Result<int64_t> parse_shuffle_window(const std::string& text);
+// The inverse of parse_shuffle_window: "all" or the number.
+std::string shuffle_window_text(int64_t window);
 
 // What a bad sample does: kRaise fails its batch, kSkip drops and counts it.
 enum class ErrorPolicy { kRaise, kSkip };
@@ -102,6 +111,9 @@ struct LoaderSettings {
   VerifyPolicy verify = VerifyPolicy::kOnce;   // when record checksums are checked
   ErrorPolicy on_error = ErrorPolicy::kRaise;  // kSkip drops and counts bad samples
   TuneBudget tune;                             // with tuned workers
+  // Shards the shuffled order draws from at a time (>= 1), or kShuffleAll: the global shuffle
+  // (sampler.h). Shapes the order: a resume keeps it (LoaderState::shuffle_window).
+  int64_t shuffle_window = kShuffleAll;
 
   // The one check of these settings: a message naming the setting and its value for one out of
   // range ("workers must be at most 1024, not 2000").

@@ -1,12 +1,27 @@
 #pragma once
 // Sampler: which dataset indices each rank reads, batch by batch (docs/DESIGN.md contracts 1-3).
 //
-// Global order. The global order of epoch e is a permutation of [0, N): with shuffle, the
+// Global order. The global order of epoch e is a permutation of [0, N), with dataset indices
+// in shard order (the manifest's). With shuffle and shuffle_window 0 ("all", the default), the
 // Fisher-Yates shuffle of the identity driven by CounterRng(seed, order_stream(e)) (see
 // stoker/util/rng.h):
 //     order = [0, 1, ..., N-1]
 //     for i = N-1 down to 1: j = rng.uniform_below(i + 1); swap(order[i], order[j])
-// without shuffle, the identity. It depends only on (seed, epoch, N).
+// It depends only on (seed, epoch, N).
+// With shuffle_window w >= 1, the shard-window shuffle (docs/REMOTE-DESIGN.md section 2): for S
+// shards of c_0 ... c_{S-1} records,
+//   1. pi = the Fisher-Yates permutation of [0, S) driven by CounterRng(seed,
+//      shard_order_stream(e)), as above;
+//   2. C_j = c_pi(0) + ... + c_pi(j-1): where the j-th permuted shard starts if concatenated;
+//   3. L = ceil(min(w, S) * N / S): w average shards, in samples;
+//   4. record i of shard pi(j) gets the key C_j * 2^20 + floor(r_i * L * 2^20 / 2^64), with
+//      r_i = random_at(seed, window_stream(e), i) (an exact 128-bit product);
+//   5. the order is the records sorted by (key, i).
+// Each shard's records spread uniformly over the L positions from where it would start in the
+// permuted concatenation, so at most M = floor((L - 1) / c_min) + 1 shards (w for equal ones)
+// are live (between their first and last position) at any position. It depends only on (seed,
+// epoch, w, the shards' record counts).
+// Without shuffle, the identity.
 //
 // Global position. A position p in [0, N] counts the samples of the global order consumed so far
 // in the epoch, by all ranks together; it is the resume point ("global samples consumed").
@@ -51,6 +66,9 @@ enum class LastBatch {
 inline constexpr auto kLastBatchNames = enum_names<LastBatch>(
     {{LastBatch::kShort, "short"}, {LastBatch::kDrop, "drop"}, {LastBatch::kPad, "pad"}});
 
+// SamplerOptions::shuffle_window of the global Fisher-Yates shuffle.
+inline constexpr int64_t kShuffleAll = 0;
+
 // How a Sampler orders and shards one dataset. Plain value.
 struct SamplerOptions {
   uint64_t seed = 0;                         // selects the shuffled order
@@ -59,6 +77,7 @@ struct SamplerOptions {
   int world_size = 1;                        // number of ranks sharing the dataset
   int64_t batch_size = 1;                    // samples per batch on each rank
   LastBatch last_batch = LastBatch::kShort;  // the epoch's tail
+  int64_t shuffle_window = kShuffleAll;      // shards per window (>= 1), or all: see above
 };
 
 // A read-only view of contiguous dataset indices. Borrowed: valid while the EpochPlan it came
@@ -119,8 +138,11 @@ class EpochPlan {
 // after construction; plan() is const and thread-safe.
 class Sampler {
  public:
-  // Precondition (asserted; LoaderCore checks its options before it makes one): dataset_size
-  // > 0, batch_size > 0, world_size > 0 and rank in [0, world_size).
+  // Over a dataset of shards of `shard_records` records each. Precondition (asserted;
+  // LoaderCore checks its options before it makes one): the records sum to more than 0, every
+  // count >= 0, batch_size > 0, world_size > 0, rank in [0, world_size), shuffle_window >= 0.
+  Sampler(std::vector<int64_t> shard_records, SamplerOptions options);
+  // Over a dataset of one shard of `dataset_size` records.
   Sampler(int64_t dataset_size, SamplerOptions options);
 
   // The plan of epoch `epoch` for this rank, starting at global position `start` (0 = epoch
@@ -128,16 +150,21 @@ class Sampler {
   // while building, O(N / world_size) kept. Throws Error (kInvalidArgument) if epoch < 0 or
   // start < 0.
   EpochPlan plan(int64_t epoch, int64_t start = 0) const;
+  // The global order of epoch `epoch` (the definition above). O(N) time and memory. Throws
+  // Error (kInvalidArgument) if epoch < 0.
+  std::vector<int64_t> order(int64_t epoch) const;
   // plan(e, start).num_batches() for any epoch e, in O(1).
   int64_t num_batches(int64_t start = 0) const;
 
   const SamplerOptions& options() const { return options_; }
   int64_t dataset_size() const { return dataset_size_; }
+  const std::vector<int64_t>& shard_records() const { return shard_records_; }
 
  private:
   // Samples this rank takes from global position `start` to the end of an epoch.
   int64_t samples_per_rank(int64_t start) const;
 
+  std::vector<int64_t> shard_records_;
   int64_t dataset_size_;
   SamplerOptions options_;
 };

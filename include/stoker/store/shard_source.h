@@ -15,6 +15,7 @@
 
 #include "stoker/store/manifest.h"
 #include "stoker/store/shard_reader.h"
+#include "stoker/store/shard_schedule.h"
 #include "stoker/util/status.h"
 
 namespace stoker {
@@ -70,6 +71,12 @@ class ShardSource {
   // may be empty) returning true (kCancelled).
   virtual Result<ShardPin> acquire(int shard, const std::function<bool()>& cancelled) = 0;
   virtual ShardSourceStats stats() const = 0;
+  // The loader's plan, for a source that fetches ahead: the schedule of its current epoch (and
+  // the next), and how many positions from the current one its next batches may read (shards
+  // used there are never evicted). Called at each epoch's start and on a restore. Default: none.
+  virtual void advise(const ShardSchedule& /*schedule*/, int64_t /*lookahead*/) {}
+  // The loader's position in the advised epoch (samples taken by all ranks). Default: none.
+  virtual void advance(int64_t /*position*/) {}
 };
 
 }  // namespace stoker

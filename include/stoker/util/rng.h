@@ -19,10 +19,13 @@
 // Streams are derived from their purpose so that the uses never share a sequence:
 //   derive_stream(a, b)          = mix64(mix64(a) + b)
 //   order_stream(epoch)          = derive_stream(kOrderTag, epoch)
+//   shard_order_stream(epoch)    = derive_stream(kShardOrderTag, epoch)
+//   window_stream(epoch)         = derive_stream(kWindowTag, epoch)
 //   sample_stream(epoch, index)  = derive_stream(derive_stream(kSampleTag, epoch), index)
 //   operation k >= 1 of a field  = derive_stream(sample_stream(epoch, index), k)
 //                                  (SampleInput::step, pipeline/transform.h)
-// where kOrderTag = 0x6f72646572 ("order") and kSampleTag = 0x73616d706c65 ("sample"); epochs
+// where kOrderTag = 0x6f72646572 ("order"), kShardOrderTag = 0x736861726473 ("shards"),
+// kWindowTag = 0x77696e646f77 ("window") and kSampleTag = 0x73616d706c65 ("sample"); epochs
 // and indices are converted to uint64 by two's complement. For a fixed first argument
 // derive_stream is a bijection in its second, so distinct epochs (or distinct samples of one
 // epoch) always get distinct streams.
@@ -42,8 +45,10 @@
 namespace stoker {
 
 inline constexpr uint64_t kGolden = 0x9e3779b97f4a7c15ULL;
-inline constexpr uint64_t kOrderTag = 0x6f72646572ULL;     // "order"
-inline constexpr uint64_t kSampleTag = 0x73616d706c65ULL;  // "sample"
+inline constexpr uint64_t kOrderTag = 0x6f72646572ULL;         // "order"
+inline constexpr uint64_t kSampleTag = 0x73616d706c65ULL;      // "sample"
+inline constexpr uint64_t kShardOrderTag = 0x736861726473ULL;  // "shards"
+inline constexpr uint64_t kWindowTag = 0x77696e646f77ULL;      // "window"
 
 // The SplitMix64 finalizer: a bijection on uint64 with good avalanche.
 constexpr uint64_t mix64(uint64_t z) {
@@ -68,6 +73,17 @@ constexpr uint64_t derive_stream(uint64_t a, uint64_t b) { return mix64(mix64(a)
 // The stream of the sampler's shuffled order of epoch `epoch`.
 constexpr uint64_t order_stream(int64_t epoch) {
   return derive_stream(kOrderTag, static_cast<uint64_t>(epoch));
+}
+
+// The stream of the shard-window shuffle's permutation of the shards in epoch `epoch`.
+constexpr uint64_t shard_order_stream(int64_t epoch) {
+  return derive_stream(kShardOrderTag, static_cast<uint64_t>(epoch));
+}
+
+// The stream of the shard-window shuffle's per-record draws in epoch `epoch` (counter: the
+// record's dataset index).
+constexpr uint64_t window_stream(int64_t epoch) {
+  return derive_stream(kWindowTag, static_cast<uint64_t>(epoch));
 }
 
 // The stream of per-sample randomness (augmentation) of dataset index `sample_index` in epoch

@@ -27,6 +27,25 @@ void add_loader_settings_options(CLI::App& command, LoaderSettings& settings,
           },
           "", "workers"))
       ->default_str(workers_text(settings.workers));
+  const CLI::Validator shards =
+      whole_number("--shuffle-window", 1, kMaxShuffleWindow, "the loader's limit");
+  command
+      .add_option_function<std::string>(
+          "--shuffle-window",
+          [&settings](const std::string& text) {
+            settings.shuffle_window = parse_shuffle_window(text).value_or_throw();
+          },
+          "Shuffle within a window of N shards at a time (shards permuted each epoch: locality "
+          "for streamed data), or all: the whole dataset")
+      ->check(CLI::Validator(
+          [shards](std::string& text) -> std::string {
+            if (text == "all") return "";
+            if (text.empty() || text.find_first_not_of("+-0123456789") != std::string::npos)
+              throw UsageError("--shuffle-window: '" + text + "' is not a whole number or all");
+            return shards(text);
+          },
+          "", "shuffle_window"))
+      ->default_str(shuffle_window_text(settings.shuffle_window));
   if (flags.prefetch) {
     command
         .add_option("--prefetch", settings.prefetch,

@@ -1,9 +1,10 @@
 #pragma once
 // The loader's settings (loader_settings.h) on the command line, bound once for every command
 // that runs a loader (train, doctor, bench loader, bench train): --workers N|auto (auto: tune the
-// workers, and an auto prefetch depth, while the run goes: worker_tuner.h), --verify, and
-// --prefetch where the command offers it. Checks and messages are usage.h's ("--workers: 'x' is
-// not a whole number or auto", "--workers must be at least 0"). Stateless functions.
+// workers, and an auto prefetch depth, while the run goes: worker_tuner.h), --shuffle-window
+// N|all, --verify, and --prefetch where the command offers it. Checks and messages are usage.h's
+// ("--workers: 'x' is not a whole number or auto", "--workers must be at least 0"). Stateless
+// functions.
 
 #include <CLI/CLI.hpp>
 #include <string>

@@ -22,7 +22,16 @@ SamplerOptions sampler_options(const LoaderOptions& o) {
   s.world_size = o.world_size;
   s.batch_size = o.batch_size;
   s.last_batch = o.last_batch;
+  s.shuffle_window = o.shuffle_window;
   return s;
+}
+
+// The sampler of a loader over `dataset` (its shards' record counts shape a windowed order).
+Sampler make_sampler(const Dataset& dataset, const LoaderOptions& o) {
+  std::vector<int64_t> shard_records;
+  for (const ShardInfo& shard : dataset.manifest().shards)
+    shard_records.push_back(static_cast<int64_t>(shard.records));
+  return Sampler(std::move(shard_records), sampler_options(o));
 }
 
 BatchLayout make_layout(const Dataset& dataset, const LoaderOptions& options) {
@@ -101,7 +110,7 @@ LoaderCore::LoaderCore(std::shared_ptr<const Dataset> dataset, LoaderOptions opt
       stats_(std::make_shared<PipelineStats>()) {
   options_ = checked(std::move(options), *dataset_, layout_);
   tuner_ = make_tuner(options_, layout_.sample_bytes() * static_cast<size_t>(options_.batch_size));
-  Sampler sampler(static_cast<int64_t>(dataset_->size()), sampler_options(options_));
+  Sampler sampler = make_sampler(*dataset_, options_);
   pool_ = BufferPool::create(layout_, options_.batch_size,
                              static_cast<size_t>(options_.prefetch) + 2, std::move(allocator));
   try {
@@ -131,6 +140,7 @@ LoaderCore::LoaderCore(std::shared_ptr<const Dataset> dataset, LoaderOptions opt
     field_shapes_.push_back(std::move(h));
   }
   state_.seed = options_.seed;
+  state_.shuffle_window = options_.shuffle_window;
 }
 
 LoaderCore::~LoaderCore() = default;
@@ -171,6 +181,10 @@ void LoaderCore::restore(const LoaderState& state) {
         invalid_argument(fmt::format("cannot restore a loader state of seed {} into a loader "
                                      "of seed {}",
                                      state.seed, options_.seed)));
+  if (state.shuffle_window != options_.shuffle_window)
+    throw Error(invalid_argument(fmt::format(
+        "cannot restore a loader state of shuffle window {} into a loader of shuffle window {}",
+        shuffle_window_text(state.shuffle_window), shuffle_window_text(options_.shuffle_window))));
   if (state.epoch < 0 || state.epoch > kMaxEpoch || state.position < 0) {
     throw Error(invalid_argument(fmt::format(
         "a loader state's epoch must be in [0, {}] and its position >= 0, not {} and {}", kMaxEpoch,
@@ -231,9 +245,11 @@ bool LoaderCore::Epoch::deliver(std::shared_ptr<BatchBuffer> buffer, HostBatch& 
   out.padding = buffer->padding;
   LoaderState& state = loader_->state_;
   if (buffer->batch + 1 == loader_->epoch_batches_) {
-    state = {state.seed, buffer->epoch + 1, 0};
+    state.epoch = buffer->epoch + 1;
+    state.position = 0;
   } else {
-    state = {state.seed, buffer->epoch, buffer->position_after};
+    state.epoch = buffer->epoch;
+    state.position = buffer->position_after;
   }
   out.owner = std::move(buffer);
   return true;

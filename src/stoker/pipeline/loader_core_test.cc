@@ -297,6 +297,45 @@ TEST_F(LoaderCoreTest, ElasticRestoreTwoToThreeRanksCoversTheRestExactlyOnce) {
   }
 }
 
+// A shuffle window orders the batches by the dataset's shards (sampler.h), and a state resumes
+// only a loader of the same window: another one would continue another order.
+TEST_F(LoaderCoreTest, AShuffleWindowDeliversItsOrderAndRestoresOnlyIntoItself) {
+  std::vector<int64_t> shard_records;
+  for (const ShardInfo& shard : dataset_->manifest().shards)
+    shard_records.push_back(static_cast<int64_t>(shard.records));
+  ASSERT_GT(shard_records.size(), 4u);
+  for (int workers : {0, 2}) {
+    LoaderOptions windowed = options(workers);
+    windowed.shuffle_window = 2;
+    SamplerOptions order_options;
+    order_options.seed = windowed.seed;
+    order_options.shuffle_window = 2;
+    std::vector<int64_t> expected;
+    for (int64_t i : Sampler(shard_records, order_options).order(1)) expected.push_back(i % 1000);
+    LoaderCore loader(dataset_, windowed);
+    const std::vector<int64_t> all = labels(loader, 1);
+    EXPECT_EQ(all, expected);
+    EXPECT_NE(all, labels(*std::make_unique<LoaderCore>(dataset_, options(workers)), 1));
+
+    LoaderCore first(dataset_, windowed);
+    labels(first, 1, 10);
+    const LoaderState state = first.state();
+    EXPECT_EQ(state.shuffle_window, 2);
+    LoaderCore global(dataset_, options(workers));
+    try {
+      global.restore(state);
+      ADD_FAILURE() << "restored a window-2 state into a global shuffle";
+    } catch (const Error& e) {
+      EXPECT_STREQ(e.what(),
+                   "cannot restore a loader state of shuffle window 2 into a loader of shuffle "
+                   "window all");
+    }
+    LoaderCore second(dataset_, windowed);
+    second.restore(state);
+    EXPECT_EQ(labels(second, 1), std::vector<int64_t>(all.begin() + 10 * 16, all.end()));
+  }
+}
+
 TEST_F(LoaderCoreTest, TimedWaitReturnsWhileABatchIsBuiltThenTakesItUp) {
   const auto gate = std::make_shared<Gate>();
   LoaderOptions o = options(2);

@@ -25,6 +25,21 @@ Result<ErrorPolicy> parse_error_policy(const std::string& name) {
   return invalid_argument("on_error '" + name + "' is not one of " + kErrorPolicyNames.joined());
 }
 
+Result<int64_t> parse_shuffle_window(const std::string& text) {
+  if (text == "all") return kShuffleAll;
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  errno = 0;
+  const long long value = std::strtoll(begin, &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE)
+    return invalid_argument("shuffle_window: '" + text + "' is not a whole number or all");
+  return static_cast<int64_t>(value);
+}
+
+std::string shuffle_window_text(int64_t window) {
+  return window == kShuffleAll ? "all" : std::to_string(window);
+}
+
 Result<WorkerCount> WorkerCount::parse(const std::string& text) {
   if (text == "auto") return tuned();
   const char* begin = text.c_str();
@@ -77,6 +92,10 @@ Status LoaderSettings::check() const {
   if (prefetch < 1 && prefetch != kAutoPrefetch)
     return invalid_argument(fmt::format("prefetch must be at least 1{}, not {}",
                                         prefetch < 0 ? " (or -1: auto)" : "", prefetch));
+  if (shuffle_window < 0 || shuffle_window > kMaxShuffleWindow)
+    return invalid_argument(
+        fmt::format("shuffle_window must be all or a number of shards from 1 to {}, not {}",
+                    kMaxShuffleWindow, shuffle_window));
   return Status::ok();
 }
 

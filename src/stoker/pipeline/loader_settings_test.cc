@@ -72,6 +72,25 @@ TEST(LoaderSettingsTest, EachSettingIsCheckedOnceNamingItsValue) {
   s = LoaderSettings();
   s.tune.max_workers = kMaxWorkers + 1;
   EXPECT_EQ(check(s), "tuning budget: workers must be 0 (auto) or up to 1024");
+  s = LoaderSettings();
+  s.shuffle_window = -1;
+  EXPECT_EQ(check(s), "shuffle_window must be all or a number of shards from 1 to 1048576, not -1");
+  s.shuffle_window = kMaxShuffleWindow + 1;
+  EXPECT_EQ(check(s),
+            "shuffle_window must be all or a number of shards from 1 to 1048576, not 1048577");
+  s.shuffle_window = kMaxShuffleWindow;
+  EXPECT_EQ(check(s), "ok");
+}
+
+TEST(LoaderSettingsTest, ShuffleWindowsParseAsAllOrANumber) {
+  EXPECT_EQ(parse_shuffle_window("all").value(), kShuffleAll);
+  EXPECT_EQ(parse_shuffle_window("16").value(), 16);
+  EXPECT_EQ(shuffle_window_text(kShuffleAll), "all");
+  EXPECT_EQ(shuffle_window_text(16), "16");
+  for (const char* bad : {"", "All", "4x", "99999999999999999999"}) {
+    EXPECT_EQ(parse_shuffle_window(bad).status().message(),
+              std::string("shuffle_window: '") + bad + "' is not a whole number or all");
+  }
 }
 
 TEST(LoaderSettingsTest, PoliciesParseByName) {

@@ -6,14 +6,15 @@
 #include <string>
 #include <utility>
 
+#include "stoker/pipeline/shard_window_order.h"
 #include "stoker/util/rng.h"
 #include "stoker/util/status.h"
 
 namespace stoker {
 namespace {
 
-// The global order of the epoch (see sampler.h).
-std::vector<int64_t> global_order(int64_t n, const SamplerOptions& options, int64_t epoch) {
+// The global Fisher-Yates order of the epoch, or the identity (see sampler.h).
+std::vector<int64_t> fisher_yates_order(int64_t n, const SamplerOptions& options, int64_t epoch) {
   std::vector<int64_t> order(static_cast<size_t>(n));
   std::iota(order.begin(), order.end(), int64_t{0});
   if (!options.shuffle) return order;
@@ -64,10 +65,25 @@ int64_t EpochPlan::global_position_after(int64_t b) const {
   return std::min(dataset_size_, start_ + per_rank * world_size_);
 }
 
+Sampler::Sampler(std::vector<int64_t> shard_records, SamplerOptions options)
+    : shard_records_(std::move(shard_records)),
+      dataset_size_(std::accumulate(shard_records_.begin(), shard_records_.end(), int64_t{0})),
+      options_(options) {
+  assert(dataset_size_ > 0 && options.batch_size > 0 && options.world_size > 0);
+  assert(options.rank >= 0 && options.rank < options.world_size && options.shuffle_window >= 0);
+  assert(
+      std::all_of(shard_records_.begin(), shard_records_.end(), [](int64_t c) { return c >= 0; }));
+}
+
 Sampler::Sampler(int64_t dataset_size, SamplerOptions options)
-    : dataset_size_(dataset_size), options_(options) {
-  assert(dataset_size > 0 && options.batch_size > 0 && options.world_size > 0);
-  assert(options.rank >= 0 && options.rank < options.world_size);
+    : Sampler(std::vector<int64_t>{dataset_size}, options) {}
+
+std::vector<int64_t> Sampler::order(int64_t epoch) const {
+  if (epoch < 0)
+    throw Error(invalid_argument("Sampler: epoch must be >= 0, got " + std::to_string(epoch)));
+  if (options_.shuffle && options_.shuffle_window != kShuffleAll)
+    return shard_window_order(options_.seed, epoch, options_.shuffle_window, shard_records_);
+  return fisher_yates_order(dataset_size_, options_, epoch);
 }
 
 EpochPlan Sampler::plan(int64_t epoch, int64_t start) const {
@@ -81,7 +97,7 @@ EpochPlan Sampler::plan(int64_t epoch, int64_t start) const {
   const int64_t per_rank = samples_per_rank(start);
   std::vector<int64_t> indices;
   if (per_rank > 0) {
-    const std::vector<int64_t> order = global_order(n, options_, epoch);
+    const std::vector<int64_t> order = this->order(epoch);
     indices.resize(static_cast<size_t>(per_rank));
     for (int64_t i = 0; i < per_rank; ++i) {
       // Positions past n (padding) wrap to the start of the order.

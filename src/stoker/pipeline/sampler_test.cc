@@ -260,6 +260,55 @@ TEST(SamplerTest, ElasticResumeContinuesTheGlobalOrder) {
   }
 }
 
+// A shard-window order is dealt like the global one: each sample once across the ranks, and a
+// run resumed on 2 ranks from 4, then on 4 again, reads the rest of the same order.
+TEST(SamplerTest, WindowedOrderIsDealtExactlyOnceAndResumesElastically) {
+  const std::vector<int64_t> shards = {37, 50, 12, 50, 50, 0, 41, 50};
+  const int64_t n = 290;
+  auto plans = [&](int world_size, int64_t batch, LastBatch last, int64_t start) {
+    std::vector<EpochPlan> out;
+    for (int r = 0; r < world_size; ++r) {
+      SamplerOptions o = make_options(5, r, world_size, batch, last);
+      o.shuffle_window = 3;
+      out.push_back(Sampler(shards, o).plan(1, start));
+    }
+    return out;
+  };
+  SamplerOptions o = make_options(5, 0, 1, 1, LastBatch::kShort);
+  o.shuffle_window = 3;
+  const std::vector<int64_t> order = Sampler(shards, o).order(1);
+  ASSERT_NE(order, global_order(n, 5, 1));
+  for (int64_t batch : {1, 4, 7}) {
+    for (LastBatch last : kModes) {
+      SCOPED_TRACE(testing::Message() << "B=" << batch << " last=" << kLastBatchNames.name(last));
+      // Dealt strided over the windowed order: rank r's batch 0 holds positions r, r + W, ...
+      const std::vector<EpochPlan> four = plans(4, batch, last, 0);
+      for (int r = 0; r < 4; ++r) {
+        for (int64_t i = 0; i < batch; ++i) {
+          ASSERT_EQ(four[r].batch(0)[i], order[i * 4 + r]);
+        }
+      }
+      std::vector<int64_t> counts(n, 0);
+      count_batches(four, 0, 3, counts);
+      const int64_t first_stop = four[0].global_position_after(2);
+      const std::vector<EpochPlan> two = plans(2, batch, last, first_stop);
+      count_batches(two, 0, 5, counts);
+      const int64_t second_stop = two[0].global_position_after(4);
+      const std::vector<EpochPlan> again = plans(4, batch, last, second_stop);
+      count_batches(again, 0, again[0].num_batches(), counts);
+      const int64_t per_rank = expected_per_rank(n - second_stop, 4, batch, last);
+      if (last == LastBatch::kDrop) {
+        const int64_t kept = second_stop + again[0].num_batches() * batch * 4;
+        for (int64_t p = 0; p < n; ++p) ASSERT_EQ(counts[order[p]], p < kept ? 1 : 0);
+      } else {
+        std::vector<int64_t> expected(n, 1);
+        for (int64_t p = n; p < second_stop + per_rank * 4; ++p) ++expected[order[p % n]];
+        for (int64_t p = 0; p < n; ++p) ASSERT_EQ(counts[order[p]], expected[order[p]]);
+      }
+    }
+  }
+}
+
 TEST(SamplerTest, StartAtOrPastEndIsEmpty) {
   const Sampler sampler(10, make_options(0, 0, 2, 3, LastBatch::kShort));
   EXPECT_EQ(sampler.plan(0, 10).num_batches(), 0);

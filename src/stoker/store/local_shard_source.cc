@@ -1,6 +1,6 @@
 #include "stoker/store/local_shard_source.h"
 
-#include <fmt/format.h>
+#include "stoker/store/shard_check.h"
 
 namespace stoker {
 
@@ -17,14 +17,7 @@ Result<std::shared_ptr<LocalShardSource>> LocalShardSource::open(const std::stri
         return not_found(path + ": shard named in the manifest is missing");
       return reader.status();
     }
-    const ShardReader& r = reader.value();
-    if (r.schema() != manifest.schema)
-      return corrupt(path + ": shard schema differs from the manifest's");
-    if (r.records() != info.records)
-      return corrupt(fmt::format("{}: shard holds {} records, the manifest says {}", path,
-                                 r.records(), info.records));
-    if (r.index_checksum() != info.index_checksum)
-      return corrupt(path + ": shard index checksum differs from the manifest's");
+    STOKER_RETURN_IF_ERROR(check_shard_matches(reader.value(), info, manifest.schema));
     source->shards_.push_back(std::move(reader).value());
   }
   for (const ShardReader& r : source->shards_) source->readers_.push_back(&r);

@@ -38,26 +38,29 @@ constexpr const char* kTensorFiles[] = {kModelName, kOptimizerName, kRngName};
 
 std::string meta_json(const CheckpointState& s) {
   const RunIdentity& r = s.run;
-  nlohmann::json j = {
-      {"format_version", kCheckpointFormatVersion},
-      {"run",
-       {{"data", r.data},
-        {"model", r.model},
-        {"optimizer", r.optimizer},
-        {"schedule", r.schedule},
-        {"batch_size", r.batch_size},
-        {"accum", r.accum},
-        {"seed", r.seed},
-        {"mean", r.mean},
-        {"std", r.std}}},
-      {"step", s.step},
-      {"loader",
-       {{"seed", s.loader.seed}, {"epoch", s.loader.epoch}, {"position", s.loader.position}}},
-      {"scaler", {{"scale", s.scaler.scale}, {"good_steps", s.scaler.good_steps}}},
-      {"epoch_loss_sum", s.epoch_loss_sum},
-      {"epoch_samples", s.epoch_samples},
-      {"run_steps", s.run_steps},
-      {"settings", s.settings}};
+  nlohmann::json j = {{"format_version", kCheckpointFormatVersion},
+                      {"run",
+                       {{"data", r.data},
+                        {"model", r.model},
+                        {"optimizer", r.optimizer},
+                        {"schedule", r.schedule},
+                        {"batch_size", r.batch_size},
+                        {"accum", r.accum},
+                        {"seed", r.seed},
+                        {"shuffle_window", r.shuffle_window},
+                        {"mean", r.mean},
+                        {"std", r.std}}},
+                      {"step", s.step},
+                      {"loader",
+                       {{"seed", s.loader.seed},
+                        {"epoch", s.loader.epoch},
+                        {"position", s.loader.position},
+                        {"shuffle_window", s.loader.shuffle_window}}},
+                      {"scaler", {{"scale", s.scaler.scale}, {"good_steps", s.scaler.good_steps}}},
+                      {"epoch_loss_sum", s.epoch_loss_sum},
+                      {"epoch_samples", s.epoch_samples},
+                      {"run_steps", s.run_steps},
+                      {"settings", s.settings}};
   for (const auto& [name, checksum] : s.file_checksums)
     j["files"][name] = fmt::format("{:016x}", checksum);
   return j.dump(2) + "\n";
@@ -68,6 +71,9 @@ std::string out_of_range(const CheckpointState& s) {
   if (s.step < 0) return "step " + std::to_string(s.step);
   if (s.loader.epoch < 0) return "loader epoch " + std::to_string(s.loader.epoch);
   if (s.loader.position < 0) return "loader position " + std::to_string(s.loader.position);
+  if (s.loader.shuffle_window < 0 || s.loader.shuffle_window != s.run.shuffle_window)
+    return fmt::format("loader shuffle_window {} (the run's: {})", s.loader.shuffle_window,
+                       s.run.shuffle_window);
   if (!std::isfinite(s.scaler.scale) || s.scaler.scale <= 0)
     return "loss scale " + fmt::format("{}", s.scaler.scale);
   if (s.scaler.good_steps < 0) return "scaler good_steps " + std::to_string(s.scaler.good_steps);
@@ -127,6 +133,8 @@ Result<CheckpointState> parse_meta(const std::string& text, const std::string& p
     s.run.batch_size = whole_number<int64_t>(run, "batch_size");
     s.run.accum = whole_number<int64_t>(run, "accum");
     s.run.seed = whole_number<uint64_t>(run, "seed");
+    if (run.contains("shuffle_window"))
+      s.run.shuffle_window = whole_number<int64_t>(run, "shuffle_window");
     if (run.contains("mean")) s.run.mean = run.at("mean").get<std::vector<float>>();
     if (run.contains("std")) s.run.std = run.at("std").get<std::vector<float>>();
     s.step = whole_number<int64_t>(j, "step");
@@ -134,6 +142,8 @@ Result<CheckpointState> parse_meta(const std::string& text, const std::string& p
     s.loader.seed = whole_number<uint64_t>(loader, "seed", "loader ");
     s.loader.epoch = whole_number<int64_t>(loader, "epoch", "loader ");
     s.loader.position = whole_number<int64_t>(loader, "position", "loader ");
+    if (loader.contains("shuffle_window"))
+      s.loader.shuffle_window = whole_number<int64_t>(loader, "shuffle_window", "loader ");
     s.scaler.scale = j.at("scaler").at("scale").get<double>();
     s.scaler.good_steps = whole_number<int64_t>(j.at("scaler"), "good_steps", "scaler ");
     s.epoch_loss_sum = j.at("epoch_loss_sum").get<double>();
@@ -290,6 +300,8 @@ std::string run_difference(const RunIdentity& saved, const RunIdentity& current)
   compare("global batch size", saved.batch_size, current.batch_size);
   compare("accumulation", saved.accum, current.accum);
   compare("seed", saved.seed, current.seed);
+  compare("--shuffle-window", shuffle_window_text(saved.shuffle_window),
+          shuffle_window_text(current.shuffle_window));
   if (!saved.mean.empty() && (saved.mean != current.mean || saved.std != current.std)) {
     differences.push_back(
         fmt::format("input normalisation --mean {} --std {} (this run: --mean {} --std {})",

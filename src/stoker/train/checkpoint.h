@@ -62,6 +62,9 @@ struct RunIdentity {
   // written before stoker recorded it, and then not compared.
   std::vector<float> mean;
   std::vector<float> std;
+  // The data order's shuffle window (LoaderSettings::shuffle_window; all in a checkpoint
+  // written before stoker recorded it).
+  int64_t shuffle_window = kShuffleAll;
 };
 
 // The settings of a run that shape its updates beside its identity, by the option of `stoker

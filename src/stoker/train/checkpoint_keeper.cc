@@ -105,6 +105,7 @@ RunIdentity CheckpointKeeper::run_identity() const {
   run.batch_size = o.batch_size * setup_.world_size;
   run.accum = o.accum;
   run.seed = o.seed;
+  run.shuffle_window = o.loader.shuffle_window;
   run.mean = setup_.normalization.mean;
   run.std = setup_.normalization.std;
   return run;

@@ -8,6 +8,7 @@
 #include <array>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "stoker/testing/temp_dir.h"
 #include "stoker/train/optimizers.h"
@@ -60,7 +61,8 @@ CheckpointState sample_state() {
   state.run = {"0123456789abcdef", "mlp",         "adam", "cosine", 64, 1, 7,
                {0.25f, 0.5f},      {0.125f, 0.2f}};
   state.step = 17;
-  state.loader = {7, 2, 640};
+  state.run.shuffle_window = 16;
+  state.loader = {7, 2, 640, 16};
   state.scaler = {1024.0, 5};
   state.epoch_loss_sum = 123.456789012345678;
   state.epoch_samples = 640;
@@ -107,6 +109,8 @@ TEST(CheckpointTest, RoundTripRestoresModelOptimizerRngAndState) {
   EXPECT_EQ(s.loader.seed, expected.loader.seed);
   EXPECT_EQ(s.loader.epoch, expected.loader.epoch);
   EXPECT_EQ(s.loader.position, expected.loader.position);
+  EXPECT_EQ(s.run.shuffle_window, 16);
+  EXPECT_EQ(s.loader.shuffle_window, 16);
   EXPECT_EQ(s.scaler.scale, expected.scaler.scale);
   EXPECT_EQ(s.scaler.good_steps, expected.scaler.good_steps);
   EXPECT_EQ(s.epoch_loss_sum, expected.epoch_loss_sum);
@@ -218,6 +222,8 @@ TEST(CheckpointTest, LoadErrorsNameTheProblem) {
   for (const auto& [from, to, words] : std::vector<std::array<std::string, 3>>{
            {"\"step\": 17", "\"step\": -3", "step -3"},
            {"\"position\": 640", "\"position\": -1", "loader position -1"},
+           {"\"shuffle_window\": 16", "\"shuffle_window\": 4",
+            "loader shuffle_window 4 (the run's: 16)"},
            {"\"scale\": 1024.0", "\"scale\": 0.0", "loss scale 0"},
            {"\"epoch_samples\": 640", "\"epoch_samples\": 641", "epoch_samples 641"},
            {"\"batch_size\": 64", "\"batch_size\": 0", "batch_size 0"},
@@ -233,6 +239,16 @@ TEST(CheckpointTest, LoadErrorsNameTheProblem) {
               std::string::npos)
         << bad.message();
   }
+  // Written before the shuffle window was recorded: the global shuffle's.
+  nlohmann::json unwindowed = nlohmann::json::parse(meta);
+  unwindowed["run"].erase("shuffle_window");
+  unwindowed["loader"].erase("shuffle_window");
+  ASSERT_TRUE(write_file_atomically(sub + "/meta.json", unwindowed.dump()).is_ok());
+  Result<FoundCheckpoint> before_windows = find_checkpoint(dir.path());
+  ASSERT_TRUE(before_windows.is_ok()) << before_windows.status().message();
+  EXPECT_EQ(before_windows.value().state.run.shuffle_window, kShuffleAll);
+  EXPECT_EQ(before_windows.value().state.loader.shuffle_window, kShuffleAll);
+
   std::string old = meta;
   old.replace(old.find("\"format_version\": 2"), 19, "\"format_version\": 1");
   ASSERT_TRUE(write_file_atomically(sub + "/meta.json", old).is_ok());
@@ -348,6 +364,10 @@ TEST(CheckpointTest, RunIdentitySaysWhatDiffers) {
   EXPECT_EQ(run_difference(saved, other),
             "other training data (identity 0123456789abcdef, this run's fedcba9876543210)");
 
+  other = saved;
+  other.shuffle_window = kShuffleAll;
+  EXPECT_EQ(run_difference(saved, other), "--shuffle-window 16 (this run: all)");
+
   RunIdentity renormalised = saved;
   renormalised.mean = {0.5f, 0.5f};
   EXPECT_EQ(run_difference(saved, renormalised),
@@ -364,8 +384,9 @@ TEST(CheckpointTest, RunIdentitySaysWhatDiffers) {
   EXPECT_TRUE(check_same_run(found, saved).is_ok());
   Status refused = check_same_run(found, other);
   EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(refused.message().rfind("checkpoint /ckpt/step-1 belongs to another run: other", 0), 0u)
-      << refused.message();
+  EXPECT_EQ(refused.message(),
+            "checkpoint /ckpt/step-1 belongs to another run: --shuffle-window 16 (this run: all); "
+            "resume with the same settings or use another checkpoint directory");
 }
 
 TEST(CheckpointTest, DataIdentityFollowsTheShardsChecksums) {

@@ -1,0 +1,167 @@
+#include "stoker/remote/remote_shard_source.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <chrono>
+
+namespace stoker {
+namespace {
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+std::shared_ptr<RemoteShardSource> RemoteShardSource::create(Manifest manifest,
+                                                             std::string location,
+                                                             DatasetCache cache,
+                                                             ShardDownload download,
+                                                             RemoteSourceOptions options) {
+  std::shared_ptr<RemoteShardSource> source(new RemoteShardSource(
+      std::move(manifest), std::move(location), std::move(cache), std::move(download), options));
+  for (int t = 0; t < options.downloaders; ++t)
+    source->downloaders_.emplace_back([raw = source.get()] { raw->download_ahead(); });
+  return source;
+}
+
+RemoteShardSource::RemoteShardSource(Manifest manifest, std::string location, DatasetCache cache,
+                                     ShardDownload download, RemoteSourceOptions options)
+    : manifest_(std::move(manifest)),
+      location_(std::move(location)),
+      cache_(std::move(cache)),
+      download_([this, inner = std::move(download)](const ShardInfo& info, int fd) {
+        Status status = inner(info, fd);
+        if (status.is_ok()) fetched_bytes_ += info.bytes;
+        return status;
+      }),
+      options_(options),
+      readers_(manifest_.shards.size(), nullptr),
+      slots_(manifest_.shards.size()),
+      in_flight_(manifest_.shards.size(), false) {}
+
+RemoteShardSource::~RemoteShardSource() {
+  {
+    MutexLock lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  for (std::thread& t : downloaders_) t.join();
+}
+
+std::string RemoteShardSource::describe() const {
+  uint64_t bytes = 0;
+  for (const ShardInfo& info : manifest_.shards) bytes += info.bytes;
+  const ShardCacheUsage usage = cache_.cache().usage();
+  return fmt::format("{} ({} shards, {:.1f} GB; cache {:.1f}/{:.1f} GB in {})", location_,
+                     manifest_.shards.size(), bytes / 1e9, usage.bytes / 1e9,
+                     cache_.cache().budget_bytes() / 1e9, cache_.cache().dir());
+}
+
+EvictionAdvice RemoteShardSource::advice() const {
+  EvictionAdvice advice;
+  advice.policy = options_.policy;
+  MutexLock lock(mutex_);
+  if (!advised_) return advice;  // no plan yet: every shard alike
+  advice.next_use = [schedule = schedule_, position = position_](int shard) {
+    return schedule.next_use(shard, position);
+  };
+  advice.needed_soon_before = position_ + lookahead_;
+  return advice;
+}
+
+Result<ShardPin> RemoteShardSource::acquire(int shard, const std::function<bool()>& cancelled) {
+  Slot& slot = slots_[shard];
+  std::lock_guard<std::mutex> lock(slot.mutex);
+  if (std::shared_ptr<CachedShard> held = slot.held.lock()) return ShardPin(shard, held);
+  const int64_t start = now_ns();
+  Result<CachedShard> fetched = cache_.fetch(shard, download_, advice(), cancelled);
+  wait_ns_ += now_ns() - start;
+  if (!fetched.is_ok()) return fetched.status();
+  auto cached = std::make_shared<CachedShard>(std::move(fetched).value());
+  readers_[shard] = &cached->reader();
+  // The last pin's release unmaps the shard and clears its reader, unless a new pin of it has
+  // been made meanwhile (it then holds its own mapping). The pin keeps the source alive.
+  std::shared_ptr<CachedShard> hold(
+      cached.get(), [self = shared_from_this(), cached, shard](CachedShard*) mutable {
+        std::lock_guard<std::mutex> relock(self->slots_[shard].mutex);
+        if (self->readers_[shard] == &cached->reader()) self->readers_[shard] = nullptr;
+        cached.reset();
+      });
+  slot.held = hold;
+  return ShardPin(shard, std::move(hold));
+}
+
+ShardSourceStats RemoteShardSource::stats() const {
+  ShardSourceStats stats;
+  stats.fetched_bytes = fetched_bytes_.load();
+  stats.wait_ns = wait_ns_.load();
+  return stats;
+}
+
+void RemoteShardSource::advise(const ShardSchedule& schedule, int64_t lookahead) {
+  {
+    MutexLock lock(mutex_);
+    schedule_ = schedule;
+    advised_ = true;
+    lookahead_ = lookahead;
+    position_ = 0;
+    blocked_at_ = -1;
+  }
+  wake_.notify_all();
+}
+
+void RemoteShardSource::advance(int64_t position) {
+  {
+    MutexLock lock(mutex_);
+    if (position == position_) return;
+    position_ = position;
+  }
+  wake_.notify_all();
+}
+
+int RemoteShardSource::next_to_fetch() const {
+  if (!advised_ || blocked_at_ == position_) return -1;
+  int best = -1;
+  int64_t best_use = ShardSchedule::kNever;
+  for (size_t s = 0; s < manifest_.shards.size(); ++s) {
+    const int64_t use = schedule_.next_use(static_cast<int>(s), position_);
+    if (use >= best_use || in_flight_[s] || cache_.holds(static_cast<int>(s))) continue;
+    best = static_cast<int>(s);
+    best_use = use;
+  }
+  return best;
+}
+
+void RemoteShardSource::download_ahead() {
+  MutexLock lock(mutex_);
+  while (true) {
+    int shard = -1;
+    lock.wait(wake_,
+              [&]() STOKER_REQUIRES(mutex_) { return stop_ || (shard = next_to_fetch()) >= 0; });
+    if (stop_) return;
+    in_flight_[shard] = true;
+    const int64_t position = position_;
+    lock.unlock();
+    // Fetched into the cache and let go at once: it waits there, unpinned, kept from eviction
+    // by its next use.
+    const Status fetched = cache_
+                               .fetch(shard, download_, advice(),
+                                      [this] {
+                                        MutexLock stopping(mutex_);
+                                        return stop_;
+                                      })
+                               .status();
+    lock.lock();
+    in_flight_[shard] = false;
+    // No room (or a failure, which acquire() reports when the shard is needed): nothing more
+    // until the loader moves on.
+    if (!fetched.is_ok()) blocked_at_ = position;
+    wake_.notify_all();
+  }
+}
+
+}  // namespace stoker

@@ -1,0 +1,90 @@
+#pragma once
+// RemoteShardSource: a remote dataset's shards through the machine's shard cache
+// (docs/REMOTE-DESIGN.md sections 1 and 3). acquire() pins a shard, downloading it first when
+// the cache lacks it; downloader threads fetch ahead in the loader's order (advise, advance):
+// the shard needed next first, as far as the cache's budget allows without displacing a shard
+// needed sooner (the next-use rule), so the budget, not a depth, bounds how far ahead it
+// reaches. A shard is mapped only while pinned: its reader in readers() is valid while a pin of
+// it is held, and the last pin's release unmaps it (it stays cached).
+//
+// Thread-safe: acquire() from any thread; advise() and advance() from the loader's thread.
+// The destructor stops and joins the downloaders (docs/DESIGN.md contract 9).
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "stoker/remote/shard_cache.h"
+#include "stoker/store/shard_source.h"
+#include "stoker/util/thread_annotations.h"
+
+namespace stoker {
+
+struct RemoteSourceOptions {
+  EvictionPolicy policy = EvictionPolicy::kNextUse;
+  int downloaders = 2;  // threads fetching ahead; 0: acquire() downloads on demand only
+};
+
+class RemoteShardSource : public ShardSource,
+                          public std::enable_shared_from_this<RemoteShardSource> {
+ public:
+  // `location` is the dataset's URL without credentials; `download` fetches a shard's bytes
+  // (an ObjectStore in production).
+  static std::shared_ptr<RemoteShardSource> create(Manifest manifest, std::string location,
+                                                   DatasetCache cache, ShardDownload download,
+                                                   RemoteSourceOptions options);
+  ~RemoteShardSource() override;
+
+  const Manifest& manifest() const override { return manifest_; }
+  const std::string& location() const override { return location_; }
+  // "URL (S shards, X GB; cache U/B GB)".
+  std::string describe() const override;
+  const std::vector<const ShardReader*>& readers() const override { return readers_; }
+  bool needs_pins() const override { return true; }
+  Result<ShardPin> acquire(int shard, const std::function<bool()>& cancelled) override;
+  ShardSourceStats stats() const override;
+  void advise(const ShardSchedule& schedule, int64_t lookahead) override;
+  void advance(int64_t position) override;
+
+ private:
+  RemoteShardSource(Manifest manifest, std::string location, DatasetCache cache,
+                    ShardDownload download, RemoteSourceOptions options);
+  EvictionAdvice advice() const STOKER_EXCLUDES(mutex_);
+  // The shard the downloaders fetch next (not cached, not being fetched, needed soonest), or -1.
+  int next_to_fetch() const STOKER_REQUIRES(mutex_);
+  void download_ahead() STOKER_EXCLUDES(mutex_);
+
+  // Serialises acquire() per shard, so that a shard is fetched and mapped once.
+  struct Slot {
+    std::mutex mutex;
+    std::weak_ptr<CachedShard> held;
+  };
+
+  const Manifest manifest_;
+  const std::string location_;
+  const DatasetCache cache_;
+  const ShardDownload download_;  // counts the bytes it fetched
+  const RemoteSourceOptions options_;
+  std::vector<const ShardReader*> readers_;  // entry s set while s is pinned (see above)
+  std::vector<Slot> slots_;
+  std::atomic<uint64_t> fetched_bytes_{0};
+  std::atomic<int64_t> wait_ns_{0};
+
+  mutable Mutex mutex_;
+  std::condition_variable wake_;  // a new plan or position, a fetch ended, or stop
+  ShardSchedule schedule_ STOKER_GUARDED_BY(mutex_);
+  bool advised_ STOKER_GUARDED_BY(mutex_) = false;
+  int64_t lookahead_ STOKER_GUARDED_BY(mutex_) = 0;
+  int64_t position_ STOKER_GUARDED_BY(mutex_) = 0;
+  int64_t blocked_at_ STOKER_GUARDED_BY(mutex_) = -1;  // the cache had no room at this position
+  std::vector<bool> in_flight_ STOKER_GUARDED_BY(mutex_);
+  bool stop_ STOKER_GUARDED_BY(mutex_) = false;
+  std::vector<std::thread> downloaders_;
+};
+
+}  // namespace stoker

@@ -1,0 +1,149 @@
+#include "stoker/remote/remote_shard_source.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "stoker/store/dataset.h"
+#include "stoker/testing/records.h"
+#include "stoker/testing/temp_dir.h"
+#include "stoker/util/atomic_file.h"
+
+namespace stoker {
+namespace {
+
+// A local dataset standing for the remote one; downloads copy its shards and are logged.
+struct Fixture {
+  testing::TempDir dir;
+  Manifest manifest;
+  std::mutex mutex;
+  std::vector<int> downloaded;  // shard indices, in download order
+
+  Fixture() {
+    testing::write_labelled_dataset(dir.path() + "/ds", 600, 10, 2048);
+    manifest = Manifest::load(dir.path() + "/ds").value_or_throw();
+  }
+
+  std::shared_ptr<RemoteShardSource> source(uint64_t budget, int downloaders,
+                                            EvictionPolicy policy = EvictionPolicy::kNextUse) {
+    auto cache = ShardCache::open(dir.path() + "/cache", budget).value_or_throw();
+    DatasetCache ds = cache->dataset("0c", "s3://b/ds", manifest).value_or_throw();
+    ShardDownload download = [this](const ShardInfo& info, int fd) {
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        for (size_t s = 0; s < manifest.shards.size(); ++s)
+          if (manifest.shards[s].file == info.file) downloaded.push_back(static_cast<int>(s));
+      }
+      const std::string bytes = read_file(dir.path() + "/ds/" + info.file).value();
+      return ::pwrite(fd, bytes.data(), bytes.size(), 0) == static_cast<ssize_t>(bytes.size())
+                 ? Status::ok()
+                 : io_error("pwrite failed");
+    };
+    RemoteSourceOptions options;
+    options.downloaders = downloaders;
+    options.policy = policy;
+    return RemoteShardSource::create(manifest, "s3://b/ds", std::move(ds), download, options);
+  }
+
+  std::vector<int> downloads() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return downloaded;
+  }
+
+  uint64_t bytes_of(std::initializer_list<int> shards) const {
+    uint64_t total = 0;
+    for (int s : shards) total += manifest.shards[s].bytes;
+    return total;
+  }
+};
+
+// An epoch that reads whole shards one after another in `order`, and the same in the next.
+ShardSchedule in_turn(const Manifest& m, const std::vector<int>& order) {
+  ShardSchedule schedule;
+  schedule.now.resize(m.shards.size());
+  int64_t at = 0;
+  for (int s : order) {
+    schedule.now[s] = {at, at + static_cast<int64_t>(m.shards[s].records) - 1};
+    at += static_cast<int64_t>(m.shards[s].records);
+  }
+  schedule.after = schedule.now;
+  schedule.epoch_size = at;
+  return schedule;
+}
+
+template <typename Done>
+bool eventually(Done done) {
+  for (int i = 0; i < 1000 && !done(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return done();
+}
+
+TEST(RemoteShardSourceTest, AShardIsMappedWhilePinnedAndStaysCachedAfter) {
+  Fixture f;
+  auto source = f.source(uint64_t{1} << 30, /*downloaders=*/0);
+  EXPECT_TRUE(source->needs_pins());
+  EXPECT_EQ(source->readers()[2], nullptr);
+  {
+    ShardPin pin = source->acquire(2, nullptr).value_or_throw();
+    ShardPin again = source->acquire(2, nullptr).value_or_throw();
+    ASSERT_NE(source->readers()[2], nullptr);
+    EXPECT_EQ(source->readers()[2]->records(), f.manifest.shards[2].records);
+  }
+  EXPECT_EQ(source->readers()[2], nullptr) << "unmapped with its last pin";
+  ShardPin back = source->acquire(2, nullptr).value_or_throw();
+  EXPECT_EQ(f.downloads(), std::vector<int>{2}) << "downloaded once, then found in the cache";
+  EXPECT_EQ(source->stats().fetched_bytes, f.manifest.shards[2].bytes);
+  EXPECT_NE(
+      source->describe().find("s3://b/ds (" + std::to_string(f.manifest.shards.size()) + " shards"),
+      std::string::npos)
+      << source->describe();
+}
+
+TEST(RemoteShardSourceTest, ADatasetOverItReadsTheSameRecordsAsTheLocalOne) {
+  Fixture f;
+  auto local = Dataset::open(f.dir.path() + "/ds").value_or_throw();
+  auto remote = Dataset::open(f.source(uint64_t{1} << 30, 0)).value_or_throw();
+  ASSERT_EQ(remote->size(), local->size());
+  for (int64_t i = static_cast<int64_t>(local->size()) - 1; i >= 0; i -= 7) {
+    ShardPins pins = remote->pin(&i, 1, nullptr).value_or_throw();
+    ByteSpan want = local->record(static_cast<uint64_t>(i));
+    ByteSpan got = remote->record(static_cast<uint64_t>(i));
+    ASSERT_EQ(std::string(reinterpret_cast<const char*>(got.data), got.size),
+              std::string(reinterpret_cast<const char*>(want.data), want.size))
+        << "record " << i;
+  }
+}
+
+TEST(RemoteShardSourceTest, DownloadersFetchAheadInTheLoadersOrder) {
+  Fixture f;
+  auto source = f.source(uint64_t{1} << 30, /*downloaders=*/1);
+  std::vector<int> order;
+  for (int s = static_cast<int>(f.manifest.shards.size()) - 1; s >= 0; --s) order.push_back(s);
+  std::swap(order[0], order[3]);
+  source->advise(in_turn(f.manifest, order), 0);
+  ASSERT_TRUE(eventually([&] { return f.downloads().size() == order.size(); }));
+  EXPECT_EQ(f.downloads(), order);
+}
+
+TEST(RemoteShardSourceTest, TheBudgetBoundsHowFarAheadAndNothingIsFetchedTwice) {
+  Fixture f;
+  // Room for two shards: the downloaders fetch the first two of the order, then wait.
+  auto source = f.source(f.bytes_of({0, 1}), /*downloaders=*/2);
+  const std::vector<int> order = {4, 0, 3, 1, 2};
+  ShardSchedule schedule = in_turn(f.manifest, order);
+  source->advise(schedule, 0);
+  ASSERT_TRUE(eventually([&] { return f.downloads().size() == 2; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(f.downloads(), (std::vector<int>{4, 0}));
+  // Past shard 4's last use its next is in the next epoch: it makes room for 3.
+  source->advance(schedule.now[4].last + 1);
+  ASSERT_TRUE(eventually([&] { return f.downloads().size() == 3; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(f.downloads(), (std::vector<int>{4, 0, 3}));
+}
+
+}  // namespace
+}  // namespace stoker

@@ -1,0 +1,334 @@
+#include "stoker/remote/shard_cache.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "stoker/store/shard_check.h"
+#include "stoker/store/shard_schedule.h"
+#include "stoker/util/atomic_file.h"
+
+namespace stoker {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kLockFile = "cache.lock";
+constexpr const char* kPartSuffix = ".part";
+constexpr auto kPollInterval = std::chrono::milliseconds(50);
+
+std::string marker_text() {
+  return fmt::format("stoker shard cache\nlayout {}\n", kShardCacheLayout);
+}
+
+std::string megabytes(uint64_t bytes) { return fmt::format("{:.1f} MB", bytes / 1e6); }
+
+bool has_suffix(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// A file of the cache as eviction and accounting see it.
+struct CachedFile {
+  std::string path;
+  uint64_t bytes = 0;
+  int64_t mtime_ns = 0;
+};
+
+std::vector<CachedFile> list_files(const std::string& dir, const char* suffix) {
+  std::vector<CachedFile> files;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string path = it->path().string();
+    if (suffix && !has_suffix(path, suffix)) continue;
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    files.push_back({path, static_cast<uint64_t>(st.st_size),
+                     int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec});
+  }
+  return files;
+}
+
+// The dataset folders of the cache: its lower-case hex names.
+std::vector<std::string> dataset_dirs(const std::string& cache_dir) {
+  std::vector<std::string> dirs;
+  std::error_code ec;
+  for (fs::directory_iterator it(cache_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (it->is_directory(ec) && !name.empty() &&
+        name.find_first_not_of("0123456789abcdef") == std::string::npos)
+      dirs.push_back(it->path().string());
+  }
+  return dirs;
+}
+
+// Unlinks `path` if no process pins it (the exclusive flock is free); whether it did.
+bool unlink_if_unpinned(const std::string& path) {
+  Result<FileLock> lock = FileLock::acquire(path, LockMode::kExclusive, false, false);
+  if (!lock.is_ok() || !lock.value().still_at(path)) return false;
+  return ::unlink(path.c_str()) == 0;
+}
+
+bool empty_but_for_marker_temporaries(const std::string& dir) {
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().filename().string().rfind(std::string(kShardCacheMarker) + ".tmp-", 0) != 0)
+      return false;
+  }
+  return !ec;
+}
+
+Status make_dirs(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return io_error("cannot make the cache folder " + dir + ": " + ec.message());
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<std::shared_ptr<ShardCache>> ShardCache::open(const std::string& dir,
+                                                     uint64_t budget_bytes) {
+  STOKER_RETURN_IF_ERROR(make_dirs(dir));
+  const std::string marker = dir + "/" + kShardCacheMarker;
+  if (!fs::exists(marker)) {
+    if (!empty_but_for_marker_temporaries(dir)) {
+      return invalid_argument(dir + ": not a stoker cache (no " + kShardCacheMarker +
+                              ") and not empty; name an empty or new folder for the cache");
+    }
+    STOKER_RETURN_IF_ERROR(write_file_atomically(marker, marker_text()));
+  }
+  STOKER_ASSIGN_OR_RETURN(std::string text, read_file(marker, 4096));
+  if (text != marker_text()) {
+    return invalid_argument(marker + ": another cache layout than this stoker's (" +
+                            std::to_string(kShardCacheLayout) +
+                            "); name another folder for the cache");
+  }
+  return std::shared_ptr<ShardCache>(new ShardCache(dir, budget_bytes));
+}
+
+Result<DatasetCache> ShardCache::dataset(const std::string& key, const std::string& source,
+                                         const Manifest& manifest) const {
+  if (key.empty() || key.size() > 64 ||
+      key.find_first_not_of("0123456789abcdef") != std::string::npos)
+    return invalid_argument("cache key '" + key + "': not 1 to 64 lower-case hex digits");
+  const std::string dir = dir_ + "/" + key;
+  for (const char* sub : {"/shards", "/locks", "/tmp"})
+    STOKER_RETURN_IF_ERROR(make_dirs(dir + sub));
+  if (!fs::exists(dir + "/source.json")) {
+    STOKER_RETURN_IF_ERROR(write_file_atomically(
+        dir + "/source.json", nlohmann::json({{"source", source}}).dump() + "\n"));
+  }
+  return DatasetCache(shared_from_this(), dir, manifest.shards, manifest.schema);
+}
+
+ShardCacheUsage ShardCache::usage() const {
+  ShardCacheUsage usage;
+  for (const std::string& d : dataset_dirs(dir_)) {
+    for (const CachedFile& f : list_files(d + "/shards", nullptr)) {
+      usage.bytes += f.bytes;
+      ++usage.shards;
+    }
+    for (const CachedFile& f : list_files(d + "/tmp", kPartSuffix)) usage.bytes += f.bytes;
+  }
+  return usage;
+}
+
+std::string DatasetCache::shard_path(int shard) const {
+  const ShardInfo& info = shards_[shard];
+  return fmt::format("{}/shards/{}.{:016x}", dir_, info.file, info.index_checksum);
+}
+
+bool DatasetCache::holds(int shard) const {
+  struct stat st;
+  return ::stat(shard_path(shard).c_str(), &st) == 0;
+}
+
+Result<std::optional<CachedShard>> DatasetCache::find(int shard) const {
+  const std::string path = shard_path(shard);
+  Result<FileLock> pin = FileLock::acquire(path, LockMode::kShared, /*wait=*/true, false);
+  if (!pin.is_ok()) {
+    if (pin.status().code() == StatusCode::kNotFound) return std::optional<CachedShard>();
+    return pin.status();
+  }
+  if (!pin.value().still_at(path)) return std::optional<CachedShard>();  // evicted meanwhile
+  Result<ShardReader> reader = ShardReader::open(path);
+  const Status checked = reader.is_ok()
+                             ? check_shard_matches(reader.value(), shards_[shard], schema_)
+                             : reader.status();
+  if (checked.is_ok()) {
+    ::futimens(pin.value().fd(), nullptr);  // its last use, for eviction across datasets
+    return std::optional<CachedShard>(
+        CachedShard(std::move(pin).value(), std::move(reader).value()));
+  }
+  ::close(pin.value().release());  // lets go of the pin, so that the file can go
+  unlink_if_unpinned(path);
+  return corrupt(fmt::format("{} (in the cache {}; removed, so that it is downloaded again)",
+                             checked.message(), cache_->dir()));
+}
+
+Result<CachedShard> DatasetCache::fetch(int shard, const ShardDownload& download,
+                                        const EvictionAdvice& advice,
+                                        const std::function<bool()>& cancelled) const {
+  const std::string lock_path = fmt::format("{}/locks/{}.{:016x}.lock", dir_, shards_[shard].file,
+                                            shards_[shard].index_checksum);
+  while (true) {
+    STOKER_ASSIGN_OR_RETURN(std::optional<CachedShard> found, find(shard));
+    if (found) return std::move(*found);
+    Result<FileLock> downloading = FileLock::acquire(lock_path, LockMode::kExclusive, false, true);
+    if (downloading.is_ok()) {
+      STOKER_ASSIGN_OR_RETURN(found, find(shard));  // finished while this one waited
+      if (found) return std::move(*found);
+      return admit(shard, download, advice);
+    }
+    if (downloading.status().code() != StatusCode::kAlreadyExists) return downloading.status();
+    if (cancelled && cancelled())
+      return Status(StatusCode::kCancelled, shards_[shard].file + ": fetch cancelled");
+    std::this_thread::sleep_for(kPollInterval);  // another process downloads it
+  }
+}
+
+Status DatasetCache::make_room(int shard, const EvictionAdvice& advice) const {
+  const uint64_t needed = shards_[shard].bytes;
+  std::vector<CachedFile> mine, others;
+  uint64_t used = 0;
+  for (const std::string& d : dataset_dirs(cache_->dir())) {
+    for (const CachedFile& part : list_files(d + "/tmp", kPartSuffix)) {
+      if (!unlink_if_unpinned(part.path)) used += part.bytes;  // its writer is alive
+    }
+    for (CachedFile& f : list_files(d + "/shards", nullptr)) {
+      used += f.bytes;
+      (d == dir_ ? mine : others).push_back(std::move(f));
+    }
+  }
+  const uint64_t budget = cache_->budget_bytes();
+  auto fits = [&] { return used + needed <= budget; };
+  auto evict = [&](const CachedFile& f) {
+    if (unlink_if_unpinned(f.path)) used -= f.bytes;
+  };
+  // 1. This dataset's shards that its manifest no longer names (an older version).
+  std::set<std::string> current;
+  for (size_t s = 0; s < shards_.size(); ++s) current.insert(shard_path(static_cast<int>(s)));
+  for (const CachedFile& f : mine) {
+    if (!fits() && !current.count(f.path)) evict(f);
+  }
+  // 2. Other datasets' shards, least recently used first: their future is unknown here.
+  std::vector<CacheEntry> entries;
+  uint64_t others_bytes = 0;
+  for (const CachedFile& f : others) {
+    entries.push_back({f.bytes, 0, f.mtime_ns, false, false});
+    others_bytes += f.bytes;
+  }
+  if (!fits()) {  // all of them in LRU order, for those pinned by a process are skipped
+    for (size_t i : choose_victims(EvictionPolicy::kLru, entries, others_bytes, 0)
+                        .value_or(std::vector<size_t>())) {
+      if (!fits()) evict(others[i]);
+    }
+  }
+  if (fits()) return Status::ok();
+  // 3. This dataset's, by `advice`: pinned ones (a flock held) and those needed soon stay.
+  std::vector<CachedFile> candidates;
+  std::vector<int> candidate_shards;
+  entries.clear();
+  for (size_t s = 0; s < shards_.size(); ++s) {
+    const std::string path = shard_path(static_cast<int>(s));
+    auto at =
+        std::find_if(mine.begin(), mine.end(), [&](const CachedFile& f) { return f.path == path; });
+    if (at == mine.end() || static_cast<int>(s) == shard) continue;
+    const int64_t next =
+        advice.next_use ? advice.next_use(static_cast<int>(s)) : ShardSchedule::kNever;
+    Result<FileLock> probe = FileLock::acquire(path, LockMode::kExclusive, false, false);
+    entries.push_back(
+        {at->bytes, next, at->mtime_ns, !probe.is_ok(), next < advice.needed_soon_before});
+    candidates.push_back(*at);
+  }
+  const int64_t incoming = advice.next_use ? advice.next_use(shard) : 0;
+  auto victims = choose_victims(advice.policy, entries, used + needed - budget, incoming);
+  if (victims) {
+    for (size_t i : *victims) evict(candidates[i]);
+  }
+  if (fits()) return Status::ok();
+  return invalid_argument(fmt::format(
+      "cache {}: its budget of {} cannot hold {} ({}) beside the {} it holds that are in use "
+      "or needed sooner; raise --cache-gb or lower --shuffle-window",
+      cache_->dir(), megabytes(budget), shards_[shard].file, megabytes(needed), megabytes(used)));
+}
+
+Result<CachedShard> DatasetCache::admit(int shard, const ShardDownload& download,
+                                        const EvictionAdvice& advice) const {
+  static std::atomic<uint64_t> counter{0};
+  const ShardInfo& info = shards_[shard];
+  const std::string part = fmt::format("{}/tmp/{}.{}.{}{}", dir_, info.file, ::getpid(),
+                                       counter.fetch_add(1), kPartSuffix);
+  std::optional<FileLock> writer;  // its shared flock marks the .part alive
+  int fd = -1;
+  auto discard = [&](Status status) -> Status {
+    if (fd >= 0) ::close(fd);
+    ::unlink(part.c_str());
+    return status;
+  };
+  {
+    STOKER_ASSIGN_OR_RETURN(FileLock cache_lock,
+                            FileLock::acquire(cache_->dir() + "/" + kLockFile, LockMode::kExclusive,
+                                              /*wait=*/true, true));
+    STOKER_RETURN_IF_ERROR(make_room(shard, advice));
+    fd = ::open(part.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return io_error("cannot create " + part + ": " + std::strerror(errno));
+    Result<FileLock> lock = FileLock::acquire(part, LockMode::kShared, false, false);
+    if (!lock.is_ok()) return discard(lock.status());
+    writer.emplace(std::move(lock).value());
+    const int rc = ::posix_fallocate(fd, 0, static_cast<off_t>(info.bytes));
+    if (rc != 0) {
+      return discard(
+          io_error(fmt::format("cache {}: no room on its disk for {} ({}): {}", cache_->dir(),
+                               info.file, megabytes(info.bytes), std::strerror(rc))));
+    }
+  }
+  const Status downloaded = download(info, fd);
+  if (!downloaded.is_ok()) return discard(downloaded);
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) != info.bytes) {
+    return discard(
+        corrupt(fmt::format("{}: {} bytes downloaded, the manifest says {}; nothing "
+                            "was kept",
+                            info.file, st.st_size, info.bytes)));
+  }
+  if (::fsync(fd) != 0)
+    return discard(io_error("cannot sync " + part + ": " + std::strerror(errno)));
+  Status verified;
+  {
+    Result<ShardReader> reader = ShardReader::open(part);
+    verified =
+        reader.is_ok() ? check_shard_matches(reader.value(), info, schema_) : reader.status();
+    for (uint64_t r = 0; verified.is_ok() && r < info.records; ++r)
+      verified = reader.value().verify_record(r);
+  }
+  if (!verified.is_ok()) {
+    return discard(
+        corrupt(fmt::format("{}: the downloaded shard fails verification ({}); "
+                            "nothing was kept",
+                            info.file, verified.message())));
+  }
+  const std::string path = shard_path(shard);
+  if (::rename(part.c_str(), path.c_str()) != 0) {
+    return discard(io_error("cannot rename " + part + " to " + path + ": " + std::strerror(errno)));
+  }
+  ::close(fd);
+  STOKER_RETURN_IF_ERROR(fsync_directory(dir_ + "/shards"));
+  // The writer's flock, on the same file under its shard name, is now the pin.
+  STOKER_ASSIGN_OR_RETURN(ShardReader reader, ShardReader::open(path));
+  return CachedShard(std::move(*writer), std::move(reader));
+}
+
+}  // namespace stoker
