@@ -64,6 +64,19 @@ def _last_batch(drop_last, last_batch) -> str:
     return last_batch
 
 
+def _shuffle_window(value) -> int:
+    """The native shuffle window of Python's "all" (0: the global shuffle) or a number of
+    shards >= 1 (the largest is the native loader's to check)."""
+    if value == "all" and isinstance(value, str):
+        return 0
+    if isinstance(value, str):
+        raise ValueError(f"shuffle_window must be 'all' or an int >= 1, not {value!r}")
+    value = _int("shuffle_window", value, *_INT64)
+    if value < 1:
+        raise ValueError(f"shuffle_window must be 'all' or an int >= 1, not {value}")
+    return value
+
+
 VALID = "valid"  # the mask field of last_batch="pad"
 
 
@@ -213,7 +226,11 @@ class Loader:
     it is gone (keep ``.clone()`` of what you hold across many steps).
 
     Order: batch b of epoch e on rank r depends only on (seed, epoch, rank, world_size,
-    batch_size, last_batch), never on ``workers``. ``shuffle=False`` keeps dataset order.
+    batch_size, last_batch, shuffle_window), never on ``workers``. ``shuffle=False`` keeps
+    dataset order. ``shuffle_window``: "all" (the default) shuffles the whole dataset; a number
+    w of shards draws each batch from a window of about w shards at a time (the shards
+    permuted every epoch), so at most about w shards are read at once: locality for data
+    streamed from object storage, at the cost of less mixing within a batch.
     Every rank gets ``len(loader)`` batches. ``last_batch`` says what ends an epoch whose
     samples do not fill a batch on every rank: "short" (the default; DataLoader's
     ``drop_last=False``) pads the epoch's samples by wrapping around to a multiple of the world
@@ -272,7 +289,7 @@ class Loader:
     def __init__(self, path, batch_size=256, shuffle=True, seed=0, drop_last=False,
                  workers=None, prefetch=None, transforms=None, device="cpu", rank=None,
                  world_size=None, verify="once", on_error="raise", normalize_on_device=False,
-                 last_batch=None, mesh=None):
+                 last_batch=None, mesh=None, shuffle_window="all"):
         torch = _import_torch()
         self._torch = torch
         path = os.fsdecode(path)  # str, bytes or os.PathLike; the name need not be UTF-8
@@ -284,6 +301,7 @@ class Loader:
         world_size = _int("world_size", world_size, *_INT32)
         rank = _int("rank", rank, *_INT32)
         last_batch = _last_batch(drop_last, last_batch)
+        shuffle_window = _shuffle_window(shuffle_window)
         for name, value in (("verify", verify), ("on_error", on_error)):
             if not isinstance(value, str):
                 raise TypeError(f"{name} must be a str, not {type(value).__name__}")
@@ -304,7 +322,8 @@ class Loader:
         self._native.configure(
             batch_size=batch_size, shuffle=bool(shuffle), seed=seed, last_batch=last_batch,
             workers=workers, prefetch=prefetch, rank=rank, world_size=world_size, verify=verify,
-            on_error=on_error, fields=specs, to_tensor=_tensor_from_dlpack(torch),
+            on_error=on_error, shuffle_window=shuffle_window, fields=specs,
+            to_tensor=_tensor_from_dlpack(torch),
             pinned_memory=self._pinned)
         shapes = {name: shape for name, _, shape in self._native.fields}
         self._normalize = {
@@ -312,6 +331,7 @@ class Loader:
                                      len(shapes[name]), self._device)
             for name, (mean, std) in deferred.items()}
         self._path = path
+        self._shuffle_window = shuffle_window  # the native form (0: all)
         self._dataset = _dataset_id(path)
         self._epoch: Optional[int] = None  # set_epoch's
         self._resume = False  # load_state_dict positioned the next iteration
@@ -353,7 +373,8 @@ class Loader:
             seed, state_epoch, position = self._native.state()
             if not (self._resume and state_epoch == epoch) and \
                     (state_epoch, position) != (epoch, 0):
-                self._native.restore(seed=seed, epoch=epoch, position=0)
+                self._native.restore(seed=seed, epoch=epoch, position=0,
+                                     shuffle_window=self._shuffle_window)
             self._resume = False
             iteration = self._native.epoch(epoch)
             if self._native.options["last_batch"] == "pad":
@@ -379,14 +400,16 @@ class Loader:
         options = self._native.options
         return {"format": _STATE_FORMAT, "seed": seed, "epoch": epoch, "position": position,
                 "records": len(self._native), "dataset": self._dataset,
-                "batch_size": options["batch_size"], "world_size": options["world_size"]}
+                "batch_size": options["batch_size"], "world_size": options["world_size"],
+                "shuffle_window": options["shuffle_window"]}
 
     def load_state_dict(self, state: dict) -> None:
         """Continues from `state` (state_dict() of a loader over the same dataset, with the
-        same seed; batch_size and world_size may differ: the global sample order goes on).
-        Ends this thread's live iteration; the next one continues the saved epoch. A `state`
-        that is not such a dict — a key missing, a value not an int or out of range, another
-        seed or dataset — raises ValueError naming the key, and changes nothing."""
+        same seed and shuffle_window; batch_size and world_size may differ: the global sample
+        order goes on). Ends this thread's live iteration; the next one continues the saved
+        epoch. A `state` that is not such a dict — a key missing, a value not an int or out of
+        range, another seed, shuffle_window or dataset — raises ValueError naming the key, and
+        changes nothing. A state without "shuffle_window" (saved before it existed) is "all"'s."""
         if not isinstance(state, dict) or state.get("format") != _STATE_FORMAT:
             raise ValueError(f"not a stoker.Loader state_dict (format {_STATE_FORMAT!r})")
         values = {}
@@ -402,6 +425,10 @@ class Loader:
         if values["seed"] != self._native.options["seed"]:
             raise ValueError(f"state_dict['seed'] is {values['seed']}; this loader's seed is "
                              f"{self._native.options['seed']}")
+        window = state.get("shuffle_window", "all")
+        if window != self._native.options["shuffle_window"]:
+            raise ValueError(f"state_dict['shuffle_window'] is {window!r}; this loader's "
+                             f"shuffle_window is {self._native.options['shuffle_window']!r}")
         if values["records"] != len(self._native):
             raise ValueError(f"the state_dict is of a dataset of {values['records']} records; "
                              f"{self._path} has {len(self._native)}")
@@ -414,7 +441,7 @@ class Loader:
         with self._lock:
             self._end_live("load a state_dict")
             self._native.restore(seed=values["seed"], epoch=values["epoch"],
-                                 position=values["position"])
+                                 position=values["position"], shuffle_window=self._shuffle_window)
             self._resume = True
             self._epoch = None
 

@@ -279,6 +279,51 @@ def test_elastic_restore_from_two_ranks_to_three(labelled):
     assert max(seen.values()) <= 2
 
 
+def test_shuffle_window_reads_a_few_shards_at_a_time_and_resumes_only_itself(labelled):
+    with open(os.path.join(labelled, "manifest.json")) as f:
+        counts = [shard["records"] for shard in json.load(f)["shards"]]
+    shard_of = [s for s, count in enumerate(counts) for _ in range(count)]
+    loader = stoker.Loader(labelled, batch_size=16, seed=2, shuffle_window=2, workers=1)
+    assert loader.options["shuffle_window"] == 2
+    order = sum(epoch_labels(loader, 1), [])
+    assert sorted(order) == list(range(RECORDS))
+    default = stoker.Loader(labelled, batch_size=16, seed=2)
+    assert default.options["shuffle_window"] == "all"
+    assert order != sum(epoch_labels(default, 1), [])
+    assert sum(epoch_labels(stoker.Loader(labelled, batch_size=16, seed=2, shuffle_window="all"),
+                            1), []) == sum(epoch_labels(default, 1), [])
+    # At most M = floor((L - 1) / c_min) + 1 shards between their first and last read at once,
+    # L = ceil(2 N / S) (sampler.h); the global shuffle reads all of them throughout.
+    def most_live(order):
+        first, last = {}, {}
+        for position, label in enumerate(order):
+            first.setdefault(shard_of[label], position)
+            last[shard_of[label]] = position
+        return max(sum(first[s] <= p <= last[s] for s in first) for p in range(len(order)))
+
+    span = -(-2 * RECORDS // len(counts))
+    assert 1 <= most_live(order) <= (span - 1) // min(counts) + 1 < len(counts)
+    assert most_live(sum(epoch_labels(default, 1), [])) == len(counts)
+
+    iterator = loader.epoch(3)
+    take(iterator, 5)
+    state = json.loads(json.dumps(loader.state_dict()))
+    assert state["shuffle_window"] == 2
+    resumed = stoker.Loader(labelled, batch_size=16, seed=2, shuffle_window=2, workers=0)
+    resumed.load_state_dict(state)
+    resumed.set_epoch(3)
+    assert [b["label"].tolist() for b in resumed] == epoch_labels(loader, 3)[5:]
+    with pytest.raises(ValueError, match=r"state_dict\['shuffle_window'\] is 2; this loader's "
+                                         r"shuffle_window is 'all'"):
+        default.load_state_dict(state)
+    # A state saved before windows existed is the global shuffle's.
+    del state["shuffle_window"]
+    default.load_state_dict(state)
+    with pytest.raises(ValueError, match=r"state_dict\['shuffle_window'\] is 'all'; this "
+                                         r"loader's shuffle_window is 2"):
+        resumed.load_state_dict(state)
+
+
 @pytest.mark.parametrize("mutate, message", [
     (lambda s: "epoch 1", "not a stoker.Loader state_dict"),
     (lambda s: {**s, "format": "other/1"}, "not a stoker.Loader state_dict"),
@@ -359,6 +404,12 @@ def test_torch_distributed_rank_comes_before_the_environment(labelled, tmp_path)
     ({"transforms": {"image": None, "label": None}}, ValueError, "leave no field"),
     ({"transforms": {"image": lambda x: x}}, ValueError, "is not a transform stoker.Loader runs"),
     ({"last_batch": "fill"}, ValueError, "last_batch must be one of short, drop, pad, not 'fill'"),
+    ({"shuffle_window": 0}, ValueError, "shuffle_window must be 'all' or an int >= 1, not 0"),
+    ({"shuffle_window": "wide"}, ValueError,
+     "shuffle_window must be 'all' or an int >= 1, not 'wide'"),
+    ({"shuffle_window": 1.5}, TypeError, "shuffle_window must be an int, not float"),
+    ({"shuffle_window": 2**20 + 1}, ValueError,
+     "shuffle_window must be all or a number of shards from 1 to 1048576, not 1048577"),
     ({"last_batch": "pad", "drop_last": True}, ValueError,
      "drop_last=True contradicts last_batch='pad'"),
     ({"last_batch": "pad", "on_error": "skip"}, ValueError,

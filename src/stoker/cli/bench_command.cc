@@ -327,6 +327,7 @@ void run_loader_bench(const LoaderBenchOptions& o) {
                       {"prefetch", prefetch},
                       {"epochs", epochs},
                       {"verify", to_string(o.loader.verify)},
+                      {"shuffle_window", shuffle_window_text(o.loader.shuffle_window)},
                       {"sample_cost_us", o.sample_cost_us},
                       {"image_transform", image_transform},
                       {"output", o.uint8 ? "uint8" : "float32"},

@@ -579,8 +579,8 @@ TEST_F(TrainCliTest, ResumeKeepsTheLogConsistentWithTheCheckpoint) {
   EXPECT_EQ(epochs, (std::vector<int64_t>{1, 2, 3}));
 }
 
-// A checkpoint continues only the run that wrote it: another optimizer, batch size or dataset is
-// refused in one line saying what differs, and the checkpoint stays as it was.
+// A checkpoint continues only the run that wrote it: another optimizer, batch size, shuffle window
+// or dataset is refused in one line saying what differs, and the checkpoint stays as it was.
 TEST_F(TrainCliTest, ResumeRefusesACheckpointOfAnotherRun) {
   write_data("data", 300);
   write_data("other", 200);
@@ -602,6 +602,9 @@ TEST_F(TrainCliTest, ResumeRefusesACheckpointOfAnotherRun) {
                             "the same settings or use another checkpoint directory");
   expect_one_line_error(Cli(with({"--resume", "--epochs", "2", "--batch", "16"}), dir_),
                         "batch size 32 (this run: 16)");
+  expect_one_line_error(
+      Cli(with({"--resume", "--epochs", "2", "--shuffle-window", "2"}), dir_),
+      "belongs to another run: --shuffle-window all (this run: 2); resume with the same settings");
   std::vector<std::string> other = with({"--resume", "--epochs", "2"});
   other[1] = dir_ / "other";
   expect_one_line_error(Cli(other, dir_), "belongs to another run: other training data");

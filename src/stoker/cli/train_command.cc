@@ -149,6 +149,9 @@ std::vector<std::pair<std::string, std::string>> train_facts(const TrainerOption
                                                : "cpu"},
       {"amp", flags.amp}};
   if (o.accum > 1) facts.emplace_back("accum", fmt::format("{} batches per step", o.accum));
+  if (o.loader.shuffle_window != kShuffleAll) {
+    facts.emplace_back("shuffle window", fmt::format("{} shards", o.loader.shuffle_window));
+  }
   return facts;
 }
 

@@ -70,6 +70,12 @@ WorkerCount worker_count(const py::object& workers) {
   return WorkerCount(workers.cast<int>());
 }
 
+// A shuffle window as Python spells it: "all", or the number of shards.
+py::object shuffle_window_object(int64_t window) {
+  if (window == kShuffleAll) return py::str("all");
+  return py::int_(window);
+}
+
 // _stoker.LoaderCore: opened on a dataset directory, then configured once.
 class BoundLoader {
  public:
@@ -92,8 +98,8 @@ class BoundLoader {
 
   void configure(int64_t batch_size, bool shuffle, uint64_t seed, const std::string& last_batch,
                  const py::object& workers, const py::object& prefetch, int rank, int world_size,
-                 const std::string& verify, const std::string& on_error, const py::list& fields,
-                 py::object to_tensor,
+                 const std::string& verify, const std::string& on_error, int64_t shuffle_window,
+                 const py::list& fields, py::object to_tensor,
                  std::optional<std::pair<uintptr_t, uintptr_t>> pinned_memory) {
     BusyScope busy(shared_->busy, kLoaderBusy);
     if (shared_->core) throw std::logic_error("LoaderCore.configure() was called already");
@@ -108,6 +114,7 @@ class BoundLoader {
     o.world_size = world_size;
     o.verify = parse_verify_policy(verify).value_or_throw();
     o.on_error = parse_error_policy(on_error).value_or_throw();
+    o.shuffle_window = shuffle_window;
     for (const py::handle spec : fields)
       o.fields.push_back(field_request(shared_->dataset->schema(), spec.cast<py::dict>()));
     shared_->core = std::make_unique<LoaderCore>(
@@ -126,7 +133,8 @@ class BoundLoader {
                     "last_batch"_a = kLastBatchNames.name(o.last_batch),
                     "workers"_a = o.workers.threads(), "prefetch"_a = o.prefetch, "rank"_a = o.rank,
                     "world_size"_a = o.world_size, "verify"_a = to_string(o.verify),
-                    "on_error"_a = kErrorPolicyNames.name(o.on_error));
+                    "on_error"_a = kErrorPolicyNames.name(o.on_error),
+                    "shuffle_window"_a = shuffle_window_object(o.shuffle_window));
   }
 
   // workers="auto": what the tuning chose so far (TuningReport::to_json as a dict); else None.
@@ -154,9 +162,9 @@ class BoundLoader {
     return py::make_tuple(s.seed, s.epoch, s.position);
   }
 
-  void restore(uint64_t seed, int64_t epoch, int64_t position) {
+  void restore(uint64_t seed, int64_t epoch, int64_t position, int64_t shuffle_window) {
     BusyScope busy(shared_->busy, kLoaderBusy);
-    configured(*shared_).restore({seed, epoch, position});
+    configured(*shared_).restore({seed, epoch, position, shuffle_window});
   }
 
   size_t buffer_bytes() const { return configured(*shared_).buffer_bytes(); }
@@ -275,6 +283,7 @@ void register_loader(py::module_& module) {
   module.attr("MAX_WORKERS") = kMaxWorkers;
   module.attr("MAX_PREFETCH") = kMaxPrefetch;
   module.attr("MAX_EPOCH") = kMaxEpoch;
+  module.attr("MAX_SHUFFLE_WINDOW") = kMaxShuffleWindow;
   module.attr("MAX_IMAGE_SIZE") = kMaxImageSize;
   module.attr("VERIFY_POLICIES") = py::tuple(py::cast(kVerifyPolicyNames.names()));
   module.attr("ERROR_POLICIES") = py::tuple(py::cast(kErrorPolicyNames.names()));
@@ -296,7 +305,8 @@ void register_loader(py::module_& module) {
       .def("__len__", &BoundLoader::size)
       .def("configure", &BoundLoader::configure, py::kw_only(), "batch_size"_a, "shuffle"_a,
            "seed"_a, "last_batch"_a, "workers"_a, "prefetch"_a, "rank"_a, "world_size"_a,
-           "verify"_a, "on_error"_a, "fields"_a, "to_tensor"_a, "pinned_memory"_a = py::none(),
+           "verify"_a, "on_error"_a, "shuffle_window"_a = kShuffleAll, "fields"_a, "to_tensor"_a,
+           "pinned_memory"_a = py::none(),
            "pinned_memory: None, or the addresses of (cudaHostAlloc, cudaFreeHost): the "
            "workers build batches in page-locked memory (pinned_allocator.h)")
       .def_property_readonly("options", &BoundLoader::options)
@@ -304,7 +314,8 @@ void register_loader(py::module_& module) {
       .def_property_readonly("fields", &BoundLoader::fields)
       .def("batches_per_epoch", &BoundLoader::batches_per_epoch)
       .def("state", &BoundLoader::state)
-      .def("restore", &BoundLoader::restore, py::kw_only(), "seed"_a, "epoch"_a, "position"_a)
+      .def("restore", &BoundLoader::restore, py::kw_only(), "seed"_a, "epoch"_a, "position"_a,
+           "shuffle_window"_a)
       .def("buffer_bytes", &BoundLoader::buffer_bytes)
       .def("stats", &BoundLoader::stats)
       .def(

@@ -5,7 +5,10 @@
 //
 //   next-use  Belady's choice with the loader's schedule: the farthest next use first, and only
 //             shards needed later than the incoming one, so a prefetch never displaces what is
-//             needed sooner (the cache's budget, not a depth, bounds how far ahead it fetches).
+//             needed sooner. The cache prefetches within a horizon (the next shards the
+//             bandwidth needs hiding), not as far as the budget allows: swapping shards that are
+//             all needed next epoch for one another would download each swap twice
+//             (bench/remote/cache_simulation.cc measured 1.7x the floor that way, 1.00x so).
 //   lru       the least recently used first, whatever comes next: the comparison, and the one
 //             choice for shards whose future is unknown (another dataset's).
 // Neither ever names a pinned shard (mapped by a reader) or one the next batches need.

@@ -63,6 +63,7 @@ std::string run_record(const TrainingSetup& setup, int64_t step, const std::stri
         {"device", setup.device.str()},
         {"verify", to_string(o.loader.verify)},
         {"seed", o.seed},
+        {"shuffle_window", shuffle_window_text(o.loader.shuffle_window)},
         {"mean", normalization.mean},
         {"std", normalization.std},
         {"mean_from", to_string(normalization.mean_from)},
