@@ -56,6 +56,17 @@ class Dataset {
     return pin_shards(indices, n, cancelled);
   }
 
+  // The loader's plan and position, passed to the source so that it can fetch ahead
+  // (ShardSource::advise, advance); nothing for a dataset that needs no pins.
+  void advise(const ShardSchedule& schedule, int64_t lookahead) const {
+    if (needs_pins_) source_->advise(schedule, lookahead);
+  }
+  void advance(int64_t position) const {
+    if (needs_pins_) source_->advance(position);
+  }
+  // Each shard's first global index, then size() (num_shards() + 1 values).
+  const std::vector<uint64_t>& shard_starts() const { return shard_starts_; }
+
   // Shard and index within it of global record i (i < size()).
   struct Location {
     int shard;

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "stoker/pipeline/batch_engine.h"
+#include "stoker/pipeline/schedule_from_order.h"
 #include "stoker/pipeline/verified_set.h"
 #include "stoker/pipeline/worker_tuner.h"
 #include "stoker/util/machine.h"
@@ -32,6 +33,20 @@ Sampler make_sampler(const Dataset& dataset, const LoaderOptions& o) {
   for (const ShardInfo& shard : dataset.manifest().shards)
     shard_records.push_back(static_cast<int64_t>(shard.records));
   return Sampler(std::move(shard_records), sampler_options(o));
+}
+
+// Tells a dataset whose shards are fetched (a remote one) the plan of epoch `e`: each shard's
+// use in e and e + 1, and the positions the engine's window of batches may read ahead of the
+// loader's position (all ranks: they share the order), which its cache keeps.
+void advise_dataset(const Dataset& dataset, const LoaderOptions& options, int64_t e) {
+  if (!dataset.needs_pins()) return;
+  const Sampler sampler = make_sampler(dataset, options);
+  const std::vector<uint64_t>& starts = dataset.shard_starts();
+  const ShardSchedule schedule =
+      schedule_from_order(e, sampler.order(e), sampler.order(e + 1),
+                          std::vector<int64_t>(starts.begin(), starts.end()));
+  const int64_t lookahead = int64_t{options.prefetch + 2} * options.batch_size * options.world_size;
+  dataset.advise(schedule, lookahead);
 }
 
 BatchLayout make_layout(const Dataset& dataset, const LoaderOptions& options) {
@@ -199,7 +214,10 @@ LoaderCore::Epoch LoaderCore::epoch(int64_t e) {
         "a loader has one live epoch at a time: finish or destroy the previous one first"));
   if (e < 0 || e > kMaxEpoch)
     throw Error(invalid_argument(fmt::format("epoch must be in [0, {}], not {}", kMaxEpoch, e)));
-  engine_->start(e, e == state_.epoch ? state_.position : 0);
+  const int64_t start = e == state_.epoch ? state_.position : 0;
+  advise_dataset(*dataset_, options_, e);
+  dataset_->advance(start);
+  engine_->start(e, start);
   if (tuner_) tuner_->pause();  // the time since the last batch was the consumer's own
   epoch_batches_ = engine_->num_batches();
   epoch_live_ = true;
@@ -251,6 +269,7 @@ bool LoaderCore::Epoch::deliver(std::shared_ptr<BatchBuffer> buffer, HostBatch& 
     state.epoch = buffer->epoch;
     state.position = buffer->position_after;
   }
+  loader_->dataset_->advance(buffer->position_after);
   out.owner = std::move(buffer);
   return true;
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 
 namespace stoker {
@@ -125,8 +126,10 @@ void RemoteShardSource::advance(int64_t position) {
 
 int RemoteShardSource::next_to_fetch() const {
   if (!advised_ || blocked_at_ == position_) return -1;
+  const int64_t mean_records =
+      static_cast<int64_t>(manifest_.records / std::max<size_t>(manifest_.shards.size(), 1));
   int best = -1;
-  int64_t best_use = ShardSchedule::kNever;
+  int64_t best_use = position_ + lookahead_ + options_.prefetch_shards * mean_records;
   for (size_t s = 0; s < manifest_.shards.size(); ++s) {
     const int64_t use = schedule_.next_use(static_cast<int>(s), position_);
     if (use >= best_use || in_flight_[s] || cache_.holds(static_cast<int>(s))) continue;

@@ -117,13 +117,21 @@ TEST(RemoteShardSourceTest, ADatasetOverItReadsTheSameRecordsAsTheLocalOne) {
   }
 }
 
-TEST(RemoteShardSourceTest, DownloadersFetchAheadInTheLoadersOrder) {
+TEST(RemoteShardSourceTest, DownloadersFetchAheadInTheLoadersOrderWithinTheHorizon) {
   Fixture f;
   auto source = f.source(uint64_t{1} << 30, /*downloaders=*/1);
   std::vector<int> order;
   for (int s = static_cast<int>(f.manifest.shards.size()) - 1; s >= 0; --s) order.push_back(s);
   std::swap(order[0], order[3]);
-  source->advise(in_turn(f.manifest, order), 0);
+  const ShardSchedule schedule = in_turn(f.manifest, order);
+  // Equal shards: the horizon (4 shards past a lookahead of 1) holds the first 5 of the order.
+  const int64_t shard = static_cast<int64_t>(f.manifest.shards[0].records);
+  source->advise(schedule, shard);
+  ASSERT_TRUE(eventually([&] { return f.downloads().size() == 5; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(f.downloads(), std::vector<int>(order.begin(), order.begin() + 5))
+      << "no further, however much room the cache has";
+  for (int64_t p = 0; p < schedule.epoch_size; p += shard / 2) source->advance(p);
   ASSERT_TRUE(eventually([&] { return f.downloads().size() == order.size(); }));
   EXPECT_EQ(f.downloads(), order);
 }
