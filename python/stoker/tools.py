@@ -1,17 +1,20 @@
-"""The command line's dataset tools from Python: stoker.convert, stoker.inspect, stoker.verify.
+"""The command line's dataset tools from Python: stoker.convert, stoker.push, stoker.inspect,
+stoker.verify.
 
-They run the same C++ as ``stoker convert``, ``stoker inspect --json`` and ``stoker verify``,
+They run the same C++ as ``stoker convert``, ``stoker push``, ``stoker inspect --json`` and
+``stoker verify``,
 with the GIL released. An ImageFolder import and verify stop on Ctrl-C (KeyboardInterrupt; an
 import then leaves nothing behind). Thread-safe: calls from several threads run side by side.
 """
 
 import json
 import os
+import tempfile
 
 from stoker import _stoker
 from stoker._progress import ProgressLine
 
-__all__ = ["convert", "inspect", "verify"]
+__all__ = ["convert", "inspect", "push", "verify"]
 
 def _shard_bytes(shard_mb):
     if isinstance(shard_mb, bool) or not isinstance(shard_mb, int) or not 1 <= shard_mb <= 1 << 20:
@@ -25,7 +28,7 @@ _OPTIONS = {
     "fashion-mnist": {},
     "cifar10": {"shard_mb": 256},
     "imagefolder": {"shard_mb": 256, "keep_original": False, "max_side": 0, "skip_bad": False,
-                    "workers": None, "progress": None},
+                    "workers": None, "record_order": "folder", "seed": 0, "progress": None},
 }
 
 
@@ -42,10 +45,16 @@ def convert(kind, src=None, out=None, **options):
       Option: shard_mb.
     - ``"imagefolder"``: a torchvision ImageFolder of JPEGs and PNGs (or its train/ and val/
       splits) into an image dataset. Options, as the command's: keep_original, max_side,
-      skip_bad, workers (threads; None: one per core; 0: one at a time), shard_mb, and
-      progress (a line on stderr; default: when it is a terminal). Bad files raise stoker.Error, whose ``bad_files`` lists
+      skip_bad, workers (threads; None: one per core; 0: one at a time), shard_mb,
+      record_order ("folder": ImageFolder's; "shuffled": a permutation drawn from seed, so
+      that every shard mixes the classes) and seed, and progress (a line on stderr; default:
+      when it is a terminal). Bad files raise stoker.Error, whose ``bad_files`` lists
       (path, reason) pairs; with skip_bad they are in the result's ``bad_files`` and
       ``skipped_list``.
+
+    `out` may be an s3://bucket/prefix: the conversion goes into a temporary directory, which is
+    pushed there as push() does and removed (on failure too); "datasets" are then the URLs and
+    "pushed" push()'s result.
 
     shard_mb is the shard size in MiB (default 256). The outputs must not exist
     (FileExistsError); nothing is left behind on failure. Paths may be str, bytes or
@@ -61,6 +70,12 @@ def convert(kind, src=None, out=None, **options):
         raise TypeError(f"convert {kind!r} has no option {', '.join(unknown)} (its options: "
                         f"{takes})")
     options = {**_OPTIONS[kind], **options}
+    if isinstance(out, str) and out.lower().startswith(("s3://", "http://", "https://")):
+        _stoker.check_push_target(out)
+        with tempfile.TemporaryDirectory(prefix="stoker-convert-") as tmp:
+            summary = convert(kind, src, os.path.join(tmp, "dataset"), **options)
+            pushed = push(os.path.join(tmp, "dataset"), out)
+        return dict(summary, datasets=pushed["datasets"], pushed=pushed)
     if kind == "fashion-mnist":
         src = src if src is not None else _stoker.fashion_mnist_debian_dir
         out = os.fsdecode(out) if out is not None else _stoker.default_fashion_mnist_dir()
@@ -86,18 +101,23 @@ def convert(kind, src=None, out=None, **options):
 
 
 def _import_image_folder(src, out, shard_bytes, *, keep_original, max_side, skip_bad, workers,
-                         progress):
-    for name, value in (("max_side", max_side), ("workers", workers)):
+                         record_order, seed, progress):
+    for name, value in (("max_side", max_side), ("workers", workers), ("seed", seed)):
         if value is None and name == "workers":
             continue
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError(f"{name} must be a whole number, not {value!r}")
+    if record_order not in ("folder", "shuffled"):
+        raise ValueError(f"record_order must be 'folder' or 'shuffled', not {record_order!r}")
+    if not 0 <= seed < 1 << 64:
+        raise ValueError(f"seed must be from 0 to 2**64 - 1, not {seed}")
     bad = []
     line = ProgressLine(progress, f"importing {os.fsdecode(src)}")
     try:
         summary = _stoker.import_image_folder(
             os.fsencode(src), os.fsencode(out), keep_original=bool(keep_original), max_side=max_side,
-            skip_bad=bool(skip_bad), workers=workers, shard_bytes=shard_bytes, progress=line,
+            skip_bad=bool(skip_bad), workers=workers, shard_bytes=shard_bytes,
+            shuffled=record_order == "shuffled", seed=seed, progress=line,
             on_bad=lambda path, reason: bad.append((path, reason)))
     except _stoker.Error as e:
         e.bad_files = bad
@@ -106,6 +126,18 @@ def _import_image_folder(src, out, shard_bytes, *, keep_original, max_side, skip
         line.close()
     summary["bad_files"] = bad
     return summary
+
+
+def push(path, url, *, prune=False):
+    """Uploads the dataset at `path` (or each dataset of a folder: train/, test/) to an
+    s3://bucket/prefix, as ``stoker push`` does: verified first, shards under content-qualified
+    names (``shard-00000.<index_xxh3>.stk``; one already there is not sent again), the manifest
+    last, so readers see the old version or the new one whole. With prune, then deletes the
+    shards beside each manifest that it does not name. Keys and endpoint from the usual AWS
+    variables and files. Returns {"datasets": [URLs], "records", "shards", "uploaded",
+    "uploaded_bytes", "present", "pruned"}; raises stoker.Error with one line naming the file
+    or URL."""
+    return _stoker.push_dataset(os.fsencode(path), str(url), prune=bool(prune))
 
 
 def _with_int_labels(summary):

@@ -33,6 +33,9 @@ struct DatasetWriterOptions {
   uint64_t shard_bytes = uint64_t{256} << 20;  // roll to a new shard past this size
   std::string source;                          // recorded in the manifest
   std::vector<std::string> class_names;        // recorded in the manifest
+  // Recorded in the manifest: the records come in a permutation of the source's order drawn
+  // from this seed (Manifest::record_shuffle_seed).
+  std::optional<uint64_t> record_shuffle_seed;
   // Polled before each record is appended; true stops the writer (append returns kCancelled)
   // so that its owner destroys it and nothing is left. Optional.
   std::function<bool()> stop_requested;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,9 @@ struct Manifest {
   // Pixel statistics of image fields, by field name (DatasetWriter computes them); a dataset
   // written by an older stoker has none.
   std::map<std::string, FieldStatistics> statistics;
+  // Set when the converter wrote the records in a permutation of the source's order drawn from
+  // this seed (`convert imagefolder --record-order shuffled`); unset: the source's order.
+  std::optional<uint64_t> record_shuffle_seed;
 
   // Reads DIR/manifest.json, checking every key docs/FORMAT.md specifies (type, range, plain
   // and unique shard names, record counts that add up, statistics of a field of the schema that
@@ -50,6 +54,8 @@ struct Manifest {
   // if it is not valid (too many values or too deep included); kUnsupported if its format
   // version is newer than this build reads.
   static Result<Manifest> load(const std::string& dir);
+  // The manifest's JSON text, as save() writes it.
+  std::string to_json() const;
   // Writes DIR/manifest.json crash-safely.
   Status save(const std::string& dir) const;
 };

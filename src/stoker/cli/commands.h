@@ -22,6 +22,7 @@ void add_doctor_command(CLI::App& app);
 void add_env_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_ops_command(CLI::App& app);
+void add_push_command(CLI::App& app);
 void add_train_command(CLI::App& app);
 void add_verify_command(CLI::App& app);
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/dataset_upload.h"
 #include "cli/output_checks.h"
 #include "cli/usage.h"
 #include "stoker/image/jpeg_encode.h"
@@ -27,6 +28,11 @@
 
 namespace stoker::cli {
 namespace {
+
+// What every convert's --out help ends with.
+constexpr const char* kOutUrlHelp =
+    "; or an s3://bucket/prefix to convert into a temporary directory, push there (as `stoker "
+    "push` does) and remove";
 
 // --shard-mb, the shard size of every convert command.
 void add_shard_mb_option(CLI::App* command, uint64_t& shard_mb) {
@@ -129,10 +135,20 @@ void add_imagefolder_command(CLI::App* convert) {
       ->required()
       ->check(path_value("SRC"));
   cmd->add_option("--out", options->out,
-                  "Dataset directory to create (must not exist); with splits it holds train/ "
-                  "and test/")
+                  std::string("Dataset directory to create (must not exist); with splits it "
+                              "holds train/ and test/") +
+                      kOutUrlHelp)
       ->required()
       ->check(path_value("--out"));
+  auto order = std::make_shared<std::string>("folder");
+  add_choice(*cmd, "--record-order", *order,
+             "Record order: folder (ImageFolder's, class by class) or shuffled (a permutation "
+             "drawn from --seed, so that every shard mixes the classes, as a shard-window "
+             "shuffle needs); {}",
+             {"folder", "shuffled"})
+      ->capture_default_str();
+  add_whole_number(*cmd, "--seed", options->seed, "Seed of --record-order shuffled", 0)
+      ->capture_default_str();
   cmd->add_flag("--keep-original", options->keep_original,
                 "Store JPEGs as they are instead of transcoding them for fast crops (with "
                 "--max-side, only those within the limit: larger images are re-encoded)");
@@ -150,8 +166,11 @@ void add_imagefolder_command(CLI::App* convert) {
                   "Threads reading and checking files (0: one at a time; default: one per core)")
       ->check(whole_number("--workers", 0, kMaxWorkers));
   add_shard_mb_option(cmd, *shard_mb);
-  cmd->callback([options, shard_mb] {
+  cmd->callback([options, shard_mb, order] {
     options->shard_bytes = *shard_mb << 20;
+    options->record_order = *order == "shuffled" ? RecordOrder::kShuffled : RecordOrder::kFolder;
+    const ConvertOutput output(options->out);
+    options->out = output.dir();
     ImportProgressLine line;
     options->on_progress = [&line](const ImageFolderProgress& p) { line.update(p); };
     if (!options->skip_bad) {
@@ -179,6 +198,7 @@ void add_imagefolder_command(CLI::App* convert) {
     if (summary.skipped > 0)
       fmt::print("skipped {} bad file{}, listed with their reasons in {}\n", summary.skipped,
                  summary.skipped == 1 ? "" : "s", printable(summary.skipped_list));
+    output.finish(stop_requested);
   });
 }
 
@@ -198,12 +218,16 @@ void add_convert_command(CLI::App& app) {
   idx_cmd->add_option("--labels", idx->labels, "IDX file of labels (N)")
       ->required()
       ->check(path_value("--labels"));
-  idx_cmd->add_option("--out", idx->out, "Dataset directory to create (must not exist)")
+  idx_cmd
+      ->add_option("--out", idx->out,
+                   std::string("Dataset directory to create (must not exist)") + kOutUrlHelp)
       ->required()
       ->check(path_value("--out"));
   add_shard_mb_option(idx_cmd, *shard_mb);
   idx_cmd->callback([idx, shard_mb] {
     idx->shard_bytes = *shard_mb << 20;
+    const ConvertOutput output(idx->out);
+    idx->out = output.dir();
     InputSet inputs;
     inputs.add_file(idx->images, "the images");
     inputs.add_file(idx->labels, "the labels");
@@ -212,6 +236,7 @@ void add_convert_command(CLI::App& app) {
     uint64_t n = 0;
     run_stoppable({idx->out}, [&] { n = import_idx(*idx).value_or_throw(); });
     fmt::print("wrote {} records to {}\n", n, idx->out);
+    output.finish(stop_requested);
   });
 
   auto src = std::make_shared<std::string>(kFashionMnistDebianDir);
@@ -222,16 +247,21 @@ void add_convert_command(CLI::App& app) {
       ->check(path_value("--src"))
       ->capture_default_str();
   fm->add_option("--out", *out,
-                 "Output directory ($STOKER_DATA or ~/.cache/stoker + /fashion-mnist)")
+                 std::string("Output directory ($STOKER_DATA or ~/.cache/stoker + "
+                             "/fashion-mnist)") +
+                     kOutUrlHelp)
       ->check(path_value("--out"))
       ->capture_default_str();
   fm->callback([src, out] {
     const Clock::time_point start = Clock::now();
-    check_out_outside(*src, *out);
-    run_stoppable({*out + "/train", *out + "/test"}, [&] {
-      throw_if_error(convert_fashion_mnist(*src, *out, /*skip_existing=*/false, stop_requested));
+    const ConvertOutput output(*out);
+    const std::string& dir = output.dir();
+    check_out_outside(*src, dir);
+    run_stoppable({dir + "/train", dir + "/test"}, [&] {
+      throw_if_error(convert_fashion_mnist(*src, dir, /*skip_existing=*/false, stop_requested));
     });
-    fmt::print("wrote {0}/train and {0}/test in {1:.2f} s\n", *out, seconds_since(start));
+    fmt::print("wrote {0}/train and {0}/test in {1:.2f} s\n", dir, seconds_since(start));
+    output.finish(stop_requested);
   });
 
   auto cifar = std::make_shared<Cifar10ImportOptions>();
@@ -243,12 +273,16 @@ void add_convert_command(CLI::App& app) {
                    "Directory with data_batch_1..5.bin, test_batch.bin and batches.meta.txt")
       ->required()
       ->check(path_value("--src"));
-  cifar_cmd->add_option("--out", cifar->out, "Output directory (train/ and test/ must not exist)")
+  cifar_cmd
+      ->add_option("--out", cifar->out,
+                   std::string("Output directory (train/ and test/ must not exist)") + kOutUrlHelp)
       ->required()
       ->check(path_value("--out"));
   add_shard_mb_option(cifar_cmd, *cifar_shard_mb);
   cifar_cmd->callback([cifar, cifar_shard_mb] {
     cifar->shard_bytes = *cifar_shard_mb << 20;
+    const ConvertOutput output(cifar->out);
+    cifar->out = output.dir();
     check_out_outside(cifar->src, cifar->out);
     cifar->stop_requested = stop_requested;
     Cifar10ImportCounts counts;
@@ -256,6 +290,7 @@ void add_convert_command(CLI::App& app) {
                   [&] { counts = import_cifar10(*cifar).value_or_throw(); });
     fmt::print("wrote {1} records to {0}/train and {2} to {0}/test\n", cifar->out, counts.train,
                counts.test);
+    output.finish(stop_requested);
   });
 
   add_imagefolder_command(convert);

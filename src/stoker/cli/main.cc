@@ -112,6 +112,7 @@ int main(int argc, char** argv) {
   add_env_command(app);
   add_inspect_command(app);
   add_ops_command(app);
+  add_push_command(app);
   add_train_command(app);
   add_verify_command(app);
   try {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "stoker/python/py_text.h"
+#include "stoker/remote/dataset_push.h"
 #include "stoker/store/data_location.h"
 #include "stoker/store/dataset_check.h"
 #include "stoker/store/dataset_summary.h"
@@ -119,7 +120,8 @@ std::pair<uint64_t, uint64_t> import_cifar10_files(std::string src, std::string 
 
 py::dict import_image_folder_files(std::string src, std::string out, bool keep_original,
                                    int max_side, bool skip_bad, std::optional<int> workers,
-                                   uint64_t shard_bytes, py::object progress, py::object on_bad) {
+                                   uint64_t shard_bytes, bool shuffled, uint64_t seed,
+                                   py::object progress, py::object on_bad) {
   ImageFolderImportOptions options;
   options.src = std::move(src);
   options.out = std::move(out);
@@ -128,6 +130,8 @@ py::dict import_image_folder_files(std::string src, std::string out, bool keep_o
   options.skip_bad = skip_bad;
   options.workers = workers;
   options.shard_bytes = shard_bytes;
+  options.record_order = shuffled ? RecordOrder::kShuffled : RecordOrder::kFolder;
+  options.seed = seed;
   PythonPoll poll(std::move(progress));
   ImageFolderProgress latest;
   options.on_progress = [&latest](const ImageFolderProgress& p) { latest = p; };
@@ -221,6 +225,44 @@ py::list verify_datasets(const std::string& path, py::object progress) {
   return reports;
 }
 
+// The store of an s3:// URL from the process's AWS settings, checked as a push target.
+std::unique_ptr<remote::ObjectStore> push_store(const remote::RemoteUrl& url) {
+  std::unique_ptr<remote::ObjectStore> store =
+      remote::open_object_store(url, remote::HttpClient::create().value_or_throw(),
+                                remote::process_environment())
+          .value_or_throw();
+  throw_if_error(remote::check_push_target(url, *store));
+  return store;
+}
+
+// Checks before a conversion that ends in a push that the push can start.
+void check_push_target(const std::string& url) {
+  py::gil_scoped_release no_gil;
+  push_store(remote::parse_remote_url(url).value_or_throw());
+}
+
+// `stoker push`: {"datasets": [URLs], "records", "shards", "uploaded", "uploaded_bytes",
+// "present", "pruned"}.
+py::dict push_dataset(const std::string& path, const std::string& url_text, bool prune) {
+  remote::PushSummary summary;
+  {
+    py::gil_scoped_release no_gil;
+    const remote::RemoteUrl url = remote::parse_remote_url(url_text).value_or_throw();
+    remote::PushOptions options;
+    options.prune = prune;
+    summary = remote::push_dataset(path, url, *push_store(url), options).value_or_throw();
+  }
+  py::dict out;
+  out["datasets"] = summary.datasets;
+  out["records"] = summary.records;
+  out["shards"] = summary.shards;
+  out["uploaded"] = summary.uploaded;
+  out["uploaded_bytes"] = summary.uploaded_bytes;
+  out["present"] = summary.present;
+  out["pruned"] = summary.pruned;
+  return out;
+}
+
 }  // namespace
 
 void register_tools(py::module_& module) {
@@ -233,7 +275,11 @@ void register_tools(py::module_& module) {
              py::arg("shard_bytes"));
   module.def("import_image_folder", &import_image_folder_files, py::arg("src"), py::arg("out"),
              py::kw_only(), py::arg("keep_original"), py::arg("max_side"), py::arg("skip_bad"),
-             py::arg("workers"), py::arg("shard_bytes"), py::arg("progress"), py::arg("on_bad"));
+             py::arg("workers"), py::arg("shard_bytes"), py::arg("shuffled"), py::arg("seed"),
+             py::arg("progress"), py::arg("on_bad"));
+  module.def("check_push_target", &check_push_target, py::arg("url"));
+  module.def("push_dataset", &push_dataset, py::arg("path"), py::arg("url"), py::kw_only(),
+             py::arg("prune"));
   module.def("inspect_json", &inspect_json, py::arg("path"));
   module.def("verify_datasets", &verify_datasets, py::arg("path"), py::kw_only(),
              py::arg("progress"));

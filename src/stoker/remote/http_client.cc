@@ -145,6 +145,7 @@ size_t on_body(char* data, size_t one, size_t count, void* user) {
         data, std::min(n, kErrorBodyLimit - std::min(kErrorBodyLimit, a.error_body.size())));
     return n;
   }
+  if (a.sink == nullptr) return n;  // a body that no one asked for (a PUT's, a DELETE's)
   if (a.want_end == kUnknownEnd && a.size) a.want_end = *a.size;
   const uint64_t position = a.body_start + a.body_seen;
   a.body_seen += n;
@@ -199,7 +200,7 @@ class Headers {
   curl_slist* list_ = nullptr;
 };
 
-enum class Method { kGet, kHead, kPut };
+enum class Method { kGet, kHead, kPut, kDelete };
 
 // Runs `easy` to its end in 50 ms polls, so that a cancel is seen promptly even on an idle
 // connection (libcurl's progress callback may wait a second).
@@ -343,6 +344,7 @@ class Transfer {
       curl_easy_setopt(easy, CURLOPT_RANGE, range.c_str());
     }
     if (method_ == Method::kHead) curl_easy_setopt(easy, CURLOPT_NOBODY, 1L);
+    if (method_ == Method::kDelete) curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, "DELETE");
     if (method_ == Method::kPut) {
       curl_easy_setopt(easy, CURLOPT_UPLOAD, 1L);
       curl_easy_setopt(easy, CURLOPT_READFUNCTION, on_upload);
@@ -415,6 +417,12 @@ Result<HttpResponse> HttpClient::get(const HttpRequest& request, std::optional<B
 Result<HttpResponse> HttpClient::head(const HttpRequest& request) const {
   Attempt state;
   Transfer transfer(options_, request, Method::kHead);
+  return transfer.run(state, [] { return Status::ok(); });
+}
+
+Result<HttpResponse> HttpClient::remove(const HttpRequest& request) const {
+  Attempt state;
+  Transfer transfer(options_, request, Method::kDelete);
   return transfer.run(state, [] { return Status::ok(); });
 }
 

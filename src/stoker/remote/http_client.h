@@ -1,7 +1,7 @@
 #pragma once
-// HttpClient: GET (whole or a byte range), HEAD and PUT over libcurl (docs/REMOTE-DESIGN.md,
-// section 4). One libcurl share handle per process holds the connections, DNS answers and TLS
-// sessions, so transfers from any thread reuse them. Each transfer:
+// HttpClient: GET (whole or a byte range), HEAD, PUT and DELETE over libcurl
+// (docs/REMOTE-DESIGN.md, section 4). One libcurl share handle per process holds the connections,
+// DNS answers and TLS sessions, so transfers from any thread reuse them. Each transfer:
 // - times out: connect 10 s; a stall (under 16 KiB/s for 30 s); a total limit when asked;
 // - retries what RetryPolicy says, a cut body resumed from the bytes received with `Range` and
 //   `If-Match` (the ETag first seen), a body the server sends whole again rewritten from 0;
@@ -78,6 +78,8 @@ class HttpClient {
   // Uploads the file at `path` (re-read from its start on each attempt), or `bytes`.
   Result<HttpResponse> put_file(const HttpRequest& request, const std::string& path) const;
   Result<HttpResponse> put_bytes(const HttpRequest& request, std::string_view bytes) const;
+  // Deletes the object (S3 answers 204 whether or not it existed).
+  Result<HttpResponse> remove(const HttpRequest& request) const;
 
  private:
   explicit HttpClient(HttpClientOptions options) : options_(options) {}

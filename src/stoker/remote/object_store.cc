@@ -2,7 +2,65 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <utility>
+
 namespace stoker::remote {
+
+namespace {
+
+// `text` with XML's five predefined entities and numeric character references below 128
+// decoded (S3 escapes keys so).
+std::string xml_text(std::string_view text) {
+  static const std::pair<std::string_view, char> kEntities[] = {
+      {"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    bool decoded = false;
+    for (const auto& [entity, c] : kEntities) {
+      if (text.substr(i, entity.size()) == entity) {
+        out += c;
+        i += entity.size();
+        decoded = true;
+        break;
+      }
+    }
+    if (!decoded && text.substr(i, 2) == "&#") {
+      const size_t end = text.find(';', i);
+      const bool hex = i + 2 < text.size() && (text[i + 2] == 'x' || text[i + 2] == 'X');
+      const std::string digits(end == std::string_view::npos
+                                   ? std::string_view()
+                                   : text.substr(i + (hex ? 3 : 2), end - i - (hex ? 3 : 2)));
+      char* stop = nullptr;
+      const long code = std::strtol(digits.c_str(), &stop, hex ? 16 : 10);
+      if (!digits.empty() && *stop == '\0' && code > 0 && code < 128) {
+        out += static_cast<char>(code);
+        i = end + 1;
+        decoded = true;
+      }
+    }
+    if (!decoded) out += text[i++];
+  }
+  return out;
+}
+
+// The text of each <tag>...</tag> of `xml`, in order (elements of one tag do not nest in S3's
+// responses).
+std::vector<std::string_view> elements(std::string_view xml, std::string_view tag) {
+  const std::string open = "<" + std::string(tag) + ">", close = "</" + std::string(tag) + ">";
+  std::vector<std::string_view> found;
+  for (size_t at = xml.find(open); at != std::string_view::npos; at = xml.find(open, at)) {
+    const size_t start = at + open.size();
+    const size_t stop = xml.find(close, start);
+    if (stop == std::string_view::npos) break;
+    found.push_back(xml.substr(start, stop - start));
+    at = stop + close.size();
+  }
+  return found;
+}
+
+}  // namespace
 
 Result<HttpResponse> ObjectStore::get(const std::string& name, std::optional<ByteRange> range,
                                       const ByteSink& sink, const std::string& if_match,
@@ -29,6 +87,10 @@ Result<HttpResponse> ObjectStore::put_bytes(const std::string& name, std::string
   return client_->put_bytes(request(name), bytes);
 }
 
+Result<HttpResponse> ObjectStore::remove(const std::string& name) const {
+  return client_->remove(request(name));
+}
+
 HttpStore::HttpStore(std::shared_ptr<HttpClient> client, RemoteUrl url)
     : ObjectStore(std::move(client)), url_(std::move(url)) {}
 
@@ -47,12 +109,22 @@ HttpRequest HttpStore::request(const std::string& name) const {
   return r;
 }
 
-Result<HttpResponse> HttpStore::put_file(const std::string& name, const std::string&) const {
+Status HttpStore::read_only(const std::string& name) const {
   return unsupported(describe(name) + ": an HTTP dataset is read-only (push to s3:// instead)");
 }
 
+Result<HttpResponse> HttpStore::put_file(const std::string& name, const std::string&) const {
+  return read_only(name);
+}
+
 Result<HttpResponse> HttpStore::put_bytes(const std::string& name, std::string_view) const {
-  return put_file(name, "");
+  return read_only(name);
+}
+
+Result<HttpResponse> HttpStore::remove(const std::string& name) const { return read_only(name); }
+
+Result<std::vector<std::string>> HttpStore::list(const std::string& folder) const {
+  return unsupported(describe(folder) + ": an HTTP folder cannot be listed");
 }
 
 S3Store::S3Store(std::shared_ptr<HttpClient> client, RemoteUrl url, AwsCredentials credentials)
@@ -70,6 +142,75 @@ HttpRequest S3Store::request(const std::string& name) const {
   r.sigv4 = &credentials_;
   r.denied_hint = "AWS keys: " + credentials_.keys_from;
   return r;
+}
+
+Result<std::vector<std::string>> S3Store::list(const std::string& folder) const {
+  const std::string prefix = url_.object_key(folder);
+  // The query in SigV4's canonical form (libcurl signs it as given: REMOTE-DESIGN.md, section
+  // 4): parameters sorted by name, values encoded with '/' too.
+  const auto encoded = [](const std::string& value) {
+    std::string out;
+    for (const char c : uri_encode_path(value))
+      out += c == '/' ? std::string("%2F") : std::string(1, c);
+    return out;
+  };
+  std::vector<std::string> names;
+  std::string token;
+  do {
+    HttpRequest r = request("");
+    r.url = s3_object_url(url_.host, "", credentials_.region, credentials_.endpoint) + "?" +
+            (token.empty() ? "" : "continuation-token=" + encoded(token) + "&") +
+            "delimiter=%2F&list-type=2&prefix=" + encoded(prefix);
+    r.redacted_url = describe(folder);
+    r.total_timeout_s = 60;
+    std::string body;
+    STOKER_RETURN_IF_ERROR(client_
+                               ->get(r, std::nullopt,
+                                     [&body](uint64_t offset, const char* data, size_t size) {
+                                       body.resize(std::max<size_t>(body.size(), offset + size));
+                                       body.replace(offset, size, data, size);
+                                       return Status::ok();
+                                     })
+                               .status());
+    STOKER_ASSIGN_OR_RETURN(S3ListPage page, parse_s3_list_page(body, r.redacted_url));
+    for (const std::string& key : page.keys) {
+      if (key.size() > prefix.size() && key.compare(0, prefix.size(), prefix) == 0)
+        names.push_back(key.substr(prefix.size()));
+    }
+    token = std::move(page.next_token);
+  } while (!token.empty());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Result<S3ListPage> parse_s3_list_page(const std::string& xml, const std::string& where) {
+  if (xml.find("<ListBucketResult") == std::string::npos)
+    return corrupt(where + ": the listing is not an S3 ListBucketResult");
+  S3ListPage page;
+  for (const std::string_view contents : elements(xml, "Contents")) {
+    const std::vector<std::string_view> key = elements(contents, "Key");
+    if (key.size() != 1) return corrupt(where + ": a listed object without one <Key>");
+    page.keys.push_back(xml_text(key[0]));
+  }
+  const std::vector<std::string_view> truncated = elements(xml, "IsTruncated");
+  if (!truncated.empty() && truncated[0] == "true") {
+    const std::vector<std::string_view> token = elements(xml, "NextContinuationToken");
+    if (token.empty() || token[0].empty())
+      return corrupt(where + ": a truncated listing without a continuation token");
+    page.next_token = xml_text(token[0]);
+  }
+  return page;
+}
+
+Status S3Store::check_bucket() const {
+  HttpRequest r = request("");
+  r.url = s3_object_url(url_.host, "", credentials_.region, credentials_.endpoint);
+  r.redacted_url = "s3://" + url_.host;
+  r.total_timeout_s = 60;
+  const Status status = client_->head(r).status();
+  if (status.code() == StatusCode::kNotFound)
+    return not_found(r.redacted_url + ": no such bucket (create it first)");
+  return status;
 }
 
 std::string s3_object_url(const std::string& bucket, const std::string& key,

@@ -1,10 +1,10 @@
 #pragma once
 // ObjectStore: the objects under a remote dataset's URL, by name ("manifest.json",
-// "shard-00003.stk"): get (whole or a byte range, optionally only while the object keeps an
-// ETag), head, put. HttpStore reads an HTTP(S) folder; S3Store reads and writes under an
-// s3://bucket/prefix, signing with SigV4 (by libcurl), path-style on a custom endpoint
-// (AWS_ENDPOINT_URL...) and virtual-host style on AWS. Messages name objects by their redacted
-// URL (s3://bucket/key, http://host/path). docs/REMOTE-DESIGN.md, sections 1 and 4.
+// "shard-00003.stk", "train/manifest.json"): get (whole or a byte range, optionally only while
+// the object keeps an ETag), head, put, remove, list. HttpStore reads an HTTP(S) folder; S3Store
+// reads and writes under an s3://bucket/prefix, signing with SigV4 (by libcurl), path-style on a
+// custom endpoint (AWS_ENDPOINT_URL...) and virtual-host style on AWS. Messages name objects by
+// their redacted URL (s3://bucket/key, http://host/path). docs/REMOTE-DESIGN.md, sections 1 and 4.
 // Thread-safe: one store serves any number of threads.
 
 #include <atomic>
@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "stoker/remote/aws_credentials.h"
 #include "stoker/remote/http_client.h"
@@ -38,6 +39,16 @@ class ObjectStore {
   // read-only store.
   virtual Result<HttpResponse> put_file(const std::string& name, const std::string& path) const;
   virtual Result<HttpResponse> put_bytes(const std::string& name, std::string_view bytes) const;
+  // Deletes object `name` (done too if there was none); kUnsupported for a read-only store.
+  virtual Result<HttpResponse> remove(const std::string& name) const;
+  // The names of the objects directly in `folder` ("" for the URL's own folder, else names
+  // ending in '/'), relative to it: not those in folders below. kUnsupported where the store
+  // cannot list (HTTP).
+  virtual Result<std::vector<std::string>> list(const std::string& folder) const = 0;
+  // Whether the store's container exists: S3's bucket (kNotFound naming it if not, or the
+  // error of a HEAD of it); always for HTTP. S3 servers may create a missing bucket on a PUT
+  // (SeaweedFS does), so an upload checks this first.
+  virtual Status check_bucket() const { return Status::ok(); }
 
  protected:
   explicit ObjectStore(std::shared_ptr<HttpClient> client) : client_(std::move(client)) {}
@@ -54,9 +65,13 @@ class HttpStore : public ObjectStore {
   std::string describe(const std::string& name) const override;
   Result<HttpResponse> put_file(const std::string& name, const std::string& path) const override;
   Result<HttpResponse> put_bytes(const std::string& name, std::string_view bytes) const override;
+  Result<HttpResponse> remove(const std::string& name) const override;
+  Result<std::vector<std::string>> list(const std::string& folder) const override;
 
  private:
   HttpRequest request(const std::string& name) const override;
+  // kUnsupported naming object `name`: HTTP is read-only.
+  Status read_only(const std::string& name) const;
 
   RemoteUrl url_;
 };
@@ -66,6 +81,9 @@ class S3Store : public ObjectStore {
  public:
   S3Store(std::shared_ptr<HttpClient> client, RemoteUrl url, AwsCredentials credentials);
   std::string describe(const std::string& name) const override;
+  // ListObjectsV2 with a '/' delimiter, page by page.
+  Result<std::vector<std::string>> list(const std::string& folder) const override;
+  Status check_bucket() const override;
 
  private:
   HttpRequest request(const std::string& name) const override;
@@ -79,6 +97,15 @@ class S3Store : public ObjectStore {
 // a '.', which a virtual host's TLS certificate would not cover). The key percent-encoded.
 std::string s3_object_url(const std::string& bucket, const std::string& key,
                           const std::string& region, const std::string& endpoint);
+
+// The keys of a ListObjectsV2 response's <Contents> and its <NextContinuationToken> ("" when
+// <IsTruncated> is not true), XML entities decoded. kCorrupt naming `where` for a body that is
+// no such response.
+struct S3ListPage {
+  std::vector<std::string> keys;
+  std::string next_token;
+};
+Result<S3ListPage> parse_s3_list_page(const std::string& xml, const std::string& where);
 
 // The store for `url`: HttpStore, or S3Store with the credentials `env` gives.
 Result<std::unique_ptr<ObjectStore>> open_object_store(const RemoteUrl& url,

@@ -88,6 +88,7 @@ Result<std::unique_ptr<DatasetWriter>> DatasetWriter::create(const std::string& 
   manifest.schema = schema;
   manifest.source = options.source;
   manifest.class_names = options.class_names;
+  manifest.record_shuffle_seed = options.record_shuffle_seed;
   auto writer = std::unique_ptr<DatasetWriter>(
       new DatasetWriter(resolved, staging, std::move(manifest), std::move(options)));
   writer->staging_lock_.emplace(std::move(lock).value());

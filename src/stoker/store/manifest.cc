@@ -206,7 +206,7 @@ Result<FieldStatistics> parse_statistics(const json& value, const std::string& n
 
 }  // namespace
 
-Status Manifest::save(const std::string& dir) const {
+std::string Manifest::to_json() const {
   json shard_list = json::array();
   for (const ShardInfo& s : shards) {
     shard_list.push_back({{"file", s.file},
@@ -223,7 +223,13 @@ Status Manifest::save(const std::string& dir) const {
             {"class_names", class_names}};
   for (const auto& [field, stats] : statistics)
     j["statistics"][field] = {{"mean", stats.mean}, {"std", stats.std}, {"pixels", stats.pixels}};
-  return write_file_atomically(dir + "/" + kManifestName, j.dump(2) + "\n");
+  if (record_shuffle_seed)
+    j["record_order"] = {{"order", "shuffled"}, {"seed", *record_shuffle_seed}};
+  return j.dump(2) + "\n";
+}
+
+Status Manifest::save(const std::string& dir) const {
+  return write_file_atomically(dir + "/" + kManifestName, to_json());
 }
 
 Result<Manifest> Manifest::load(const std::string& dir) {
@@ -271,6 +277,15 @@ Result<Manifest> Manifest::load(const std::string& dir) {
                                                [](const json& n) { return n.is_string(); }))
       return wrong_type(path, "class_names", "an array of strings");
     m.class_names = names_json.get<std::vector<std::string>>();
+  }
+  if (j.contains("record_order")) {
+    const std::string where = path + ": record_order";
+    const json& order = j.at("record_order");
+    if (!order.is_object()) return wrong_type(path, "record_order", "an object");
+    STOKER_ASSIGN_OR_RETURN(const std::string kind, get_string(order, "order", where));
+    if (kind != "shuffled")
+      return corrupt(where + ": 'order' " + json(kind).dump() + " is not \"shuffled\"");
+    STOKER_ASSIGN_OR_RETURN(m.record_shuffle_seed, get_count(order, "seed", where));
   }
   if (j.contains("statistics")) {
     const json& statistics = j.at("statistics");

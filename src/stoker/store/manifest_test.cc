@@ -184,6 +184,37 @@ TEST_F(ManifestTest, StatisticsOutOfRangeOrNotMatchingTheFieldAreRefused) {
                StatusCode::kCorrupt, "not valid JSON");
 }
 
+TEST_F(ManifestTest, TheRecordOrderRoundTripsAndIsCheckedWhenPresent) {
+  Manifest m = Manifest::load(dir()).value_or_throw();
+  EXPECT_FALSE(m.record_shuffle_seed) << "the source's order, said by no key";
+  EXPECT_FALSE(json::parse(m.to_json()).contains("record_order"));
+  m.record_shuffle_seed = uint64_t{1} << 63;
+  ASSERT_TRUE(m.save(dir()).is_ok());
+  EXPECT_EQ(json::parse(read_file(path()).value_or_throw())["record_order"],
+            json({{"order", "shuffled"}, {"seed", uint64_t{1} << 63}}));
+  EXPECT_EQ(Manifest::load(dir()).value_or_throw().record_shuffle_seed, uint64_t{1} << 63);
+  expect_error(load_edited([](json& j) { j["record_order"] = "shuffled"; }), StatusCode::kCorrupt,
+               "'record_order' must be an object");
+  expect_error(load_edited([](json& j) {
+                 j["record_order"] = {{"order", "sorted"}, {"seed", 1}};
+               }),
+               StatusCode::kCorrupt, "record_order: 'order' \"sorted\" is not \"shuffled\"");
+  expect_error(load_edited([](json& j) {
+                 j["record_order"] = {{"order", "shuffled"}};
+               }),
+               StatusCode::kCorrupt, "record_order: no 'seed'");
+  expect_error(load_edited([](json& j) {
+                 j["record_order"] = {{"order", "shuffled"}, {"seed", -1}};
+               }),
+               StatusCode::kCorrupt, "'seed' must be a non-negative integer");
+}
+
+TEST_F(ManifestTest, ContentQualifiedShardNamesArePlain) {
+  ASSERT_TRUE(load_edited([](json& j) {
+                j["shards"][1]["file"] = "shard-00001.37c8c13198acad03.stk";
+              }).is_ok());
+}
+
 TEST_F(ManifestTest, ShardNamesArePlainAndListedOnce) {
   for (const std::string& name :
        std::vector<std::string>{"", ".", "..", "../shard-00000.stk", "sub/shard", "/etc/passwd",

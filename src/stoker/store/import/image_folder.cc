@@ -284,6 +284,8 @@ Result<ImageFolderImportSummary> import_image_folder(const ImageFolderImportOpti
   DatasetWriterOptions writer_options;
   writer_options.shard_bytes = options.shard_bytes;
   writer_options.class_names = classes;
+  if (options.record_order == RecordOrder::kShuffled)
+    writer_options.record_shuffle_seed = options.seed;
   std::vector<std::string> dirs, sources;
   for (const Split& split : splits) {
     dirs.push_back(split.out);
@@ -296,13 +298,15 @@ Result<ImageFolderImportSummary> import_image_folder(const ImageFolderImportOpti
   std::vector<uint64_t> written(splits.size(), 0);  // images per split
   for (size_t s = 0; s < splits.size(); ++s) {
     const std::vector<ImageFolderSample>& samples = splits[s].listing.samples;
+    const std::vector<uint64_t> order =
+        image_folder_order(options.record_order, options.seed, s, samples.size());
     STOKER_RETURN_IF_ERROR(ordered_map<Imported>(
         samples.size(), workers, kWindowPerWorker * static_cast<size_t>(workers),
-        [&](size_t i, int worker) { return importer.import(samples[i], worker); },
+        [&](size_t i, int worker) { return importer.import(samples[order[i]], worker); },
         [&](size_t i, Imported& imported) -> Status {
           ++progress.done;
           if (!imported.bad.empty()) {
-            bad.push_back({samples[i].path, std::move(imported.bad)});
+            bad.push_back({samples[order[i]].path, std::move(imported.bad)});
             if (options.on_bad) options.on_bad(bad.back());
           } else if (bad.empty() || options.skip_bad) {
             // Once a file is bad and bad files are not skipped, nothing will be kept: the rest

@@ -1,7 +1,8 @@
 #pragma once
 // ImageFolder importer: a folder of class folders of JPEG and PNG files (torchvision's
 // ImageFolder layout) into an image dataset (store/image_record.h), record i being ImageFolder's
-// sample i (image_folder_scan.h), label its class index, the class names in the manifest.
+// sample i (image_folder_scan.h) or, shuffled, sample order[i] (below), label its class index,
+// the class names in the manifest.
 //
 // If SRC holds train/ and val/ (or test/), each is an ImageFolder and they become OUT/train and
 // OUT/test, which must have the same classes; otherwise SRC is one ImageFolder and OUT one
@@ -25,9 +26,14 @@
 // list goes to OUT/skipped.txt, unless every file of a split is bad: an empty dataset is no
 // import, so that fails too. Either way nothing is left half-written (SplitWriter).
 //
-// Files are read, checked and encoded by a pool of `workers` threads and written in ImageFolder's
-// order by the calling thread (util/ordered_map.h): the datasets are the same, byte for byte,
-// for any number of workers. Memory holds a few images per worker.
+// Files are read, checked and encoded by a pool of `workers` threads and written in record order
+// by the calling thread (util/ordered_map.h): the datasets are the same, byte for byte, for any
+// number of workers. Memory holds a few images per worker.
+//
+// Record order: ImageFolder's (RecordOrder::kFolder, class by class), or with kShuffled a
+// permutation of it drawn from `seed` (image_folder_order.h), so that every shard holds every
+// class and a loader reading a few shards at a time (the shard-window shuffle) still mixes
+// classes; the manifest records the seed (Manifest::record_shuffle_seed).
 
 #include <cstdint>
 #include <functional>
@@ -36,6 +42,7 @@
 #include <vector>
 
 #include "stoker/image/image_header.h"
+#include "stoker/store/import/image_folder_order.h"
 #include "stoker/store/import/image_folder_scan.h"
 #include "stoker/util/status.h"
 
@@ -64,6 +71,8 @@ struct ImageFolderImportOptions {
   // original_size and original_checksum stay the file's. At most image::kMaxJpegSide.
   int max_side = 0;
   bool skip_bad = false;
+  RecordOrder record_order = RecordOrder::kFolder;
+  uint64_t seed = 0;  // of RecordOrder::kShuffled
   // Threads reading and checking files, as the loader's workers count: nullopt, one per core;
   // 0, the files one at a time (on one thread); else that many.
   std::optional<int> workers;
@@ -72,7 +81,7 @@ struct ImageFolderImportOptions {
   // Called on the calling thread after each file, in order. Optional.
   std::function<void(const ImageFolderProgress&)> on_progress;
   // Called on the calling thread for each bad file or entry (the listing's first, then files in
-  // ImageFolder's order). Optional.
+  // record order). Optional.
   std::function<void(const BadEntry&)> on_bad;
   // Polled on the calling thread after each file; true stops the import (kCancelled, nothing
   // written). Optional.

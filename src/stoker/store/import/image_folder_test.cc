@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <set>
 
 #include "stoker/image/decode.h"
 #include "stoker/image/jpeg_encode.h"
@@ -309,6 +310,48 @@ TEST_F(ImageFolderTest, TheDatasetIsTheSameByteForByteForAnyNumberOfWorkers) {
     fs::remove_all(out());
   }
   EXPECT_GT(runs[0].size(), 40u * 300);
+  EXPECT_EQ(runs[0], runs[1]);
+}
+
+// --record-order shuffled: record i is sample order[i] of ImageFolder's, the same bytes for any
+// number of workers, the seed in the manifest; every shard holds both classes.
+TEST_F(ImageFolderTest, ShuffledRecordsArePermutedImageFolderSamples) {
+  for (int i = 0; i < 40; ++i)
+    put(src("c" + std::to_string(i / 20) + "/" + std::to_string(i) + ".jpg"),
+        jpeg(16 + i * 3, 12 + i * 2));
+  options_.record_order = RecordOrder::kShuffled;
+  options_.seed = 11;
+  options_.shard_bytes = 16 << 10;  // shards of several images
+  const ImageFolderListing listing = list_image_folder(src()).value_or_throw();
+  const std::vector<uint64_t> order = image_folder_order(RecordOrder::kShuffled, 11, 0, 40);
+  std::vector<std::string> runs;
+  for (int workers : {1, 3}) {
+    options_.workers = workers;
+    import().value_or_throw();
+    auto ds = Dataset::open(out()).value_or_throw();
+    EXPECT_EQ(ds->manifest().record_shuffle_seed, uint64_t{11});
+    const ImageRecordFields fields = ImageRecordFields::find(ds->schema()).value_or_throw();
+    ASSERT_EQ(ds->size(), 40u);
+    for (uint64_t i = 0; i < ds->size(); ++i) {
+      const ImageFolderSample& sample = listing.samples[order[i]];
+      const std::string original = read_file(sample.path).value_or_throw();
+      EXPECT_EQ(static_cast<uint64_t>(scalar(*ds, i, fields.original_checksum)),
+                xxh3_64(original.data(), original.size()));
+      EXPECT_EQ(scalar(*ds, i, fields.label), sample.label);
+    }
+    ASSERT_GT(ds->num_shards(), 2);
+    std::vector<std::set<int64_t>> labels(ds->num_shards());
+    for (uint64_t i = 0; i < ds->size(); ++i)
+      labels[ds->locate(i).shard].insert(scalar(*ds, i, fields.label));
+    for (int s = 0; s + 1 < ds->num_shards(); ++s)  // the last may hold one record
+      EXPECT_EQ(labels[s].size(), 2u) << "shard " << s;
+    std::string files;
+    for (const auto& entry : fs::directory_iterator(out()))
+      files += entry.path().filename().string() + "\n" +
+               read_file(entry.path().string()).value_or_throw();
+    runs.push_back(files);
+    fs::remove_all(out());
+  }
   EXPECT_EQ(runs[0], runs[1]);
 }
 
