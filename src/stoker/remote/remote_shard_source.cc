@@ -140,8 +140,9 @@ int RemoteShardSource::next_to_fetch() const {
 }
 
 void RemoteShardSource::download_ahead() {
-  MutexLock lock(mutex_);
   while (true) {
+    std::unique_lock<std::mutex> admitting(admission_);
+    MutexLock lock(mutex_);
     int shard = -1;
     lock.wait(wake_,
               [&]() STOKER_REQUIRES(mutex_) { return stop_ || (shard = next_to_fetch()) >= 0; });
@@ -151,13 +152,13 @@ void RemoteShardSource::download_ahead() {
     lock.unlock();
     // Fetched into the cache and let go at once: it waits there, unpinned, kept from eviction
     // by its next use.
-    const Status fetched = cache_
-                               .fetch(shard, download_, advice(),
-                                      [this] {
-                                        MutexLock stopping(mutex_);
-                                        return stop_;
-                                      })
-                               .status();
+    const auto stopping = [this] {
+      MutexLock stop_lock(mutex_);
+      return stop_;
+    };
+    const Status fetched =
+        cache_.fetch(shard, download_, advice(), stopping, [&] { admitting.unlock(); }).status();
+    if (admitting.owns_lock()) admitting.unlock();
     lock.lock();
     in_flight_[shard] = false;
     // No room (or a failure, which acquire() reports when the shard is needed): nothing more

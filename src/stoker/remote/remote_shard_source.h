@@ -81,6 +81,10 @@ class RemoteShardSource : public ShardSource,
   std::atomic<uint64_t> fetched_bytes_{0};
   std::atomic<int64_t> wait_ns_{0};
 
+  // Held by a downloader from choosing its shard until the cache has made room for it, so
+  // that shards are admitted in the order chosen (needed soonest first), not in whichever
+  // order concurrent admissions happen to reach the cache.
+  std::mutex admission_;
   mutable Mutex mutex_;
   std::condition_variable wake_;  // a new plan or position, a fetch ended, or stop
   ShardSchedule schedule_ STOKER_GUARDED_BY(mutex_);

@@ -180,7 +180,8 @@ Result<std::optional<CachedShard>> DatasetCache::find(int shard) const {
 
 Result<CachedShard> DatasetCache::fetch(int shard, const ShardDownload& download,
                                         const EvictionAdvice& advice,
-                                        const std::function<bool()>& cancelled) const {
+                                        const std::function<bool()>& cancelled,
+                                        const std::function<void()>& admitted) const {
   const std::string lock_path = fmt::format("{}/locks/{}.{:016x}.lock", dir_, shards_[shard].file,
                                             shards_[shard].index_checksum);
   while (true) {
@@ -190,7 +191,7 @@ Result<CachedShard> DatasetCache::fetch(int shard, const ShardDownload& download
     if (downloading.is_ok()) {
       STOKER_ASSIGN_OR_RETURN(found, find(shard));  // finished while this one waited
       if (found) return std::move(*found);
-      return admit(shard, download, advice);
+      return admit(shard, download, advice, admitted);
     }
     if (downloading.status().code() != StatusCode::kAlreadyExists) return downloading.status();
     if (cancelled && cancelled())
@@ -266,7 +267,8 @@ Status DatasetCache::make_room(int shard, const EvictionAdvice& advice) const {
 }
 
 Result<CachedShard> DatasetCache::admit(int shard, const ShardDownload& download,
-                                        const EvictionAdvice& advice) const {
+                                        const EvictionAdvice& advice,
+                                        const std::function<void()>& admitted) const {
   static std::atomic<uint64_t> counter{0};
   const ShardInfo& info = shards_[shard];
   const std::string part = fmt::format("{}/tmp/{}.{}.{}{}", dir_, info.file, ::getpid(),
@@ -295,6 +297,7 @@ Result<CachedShard> DatasetCache::admit(int shard, const ShardDownload& download
                                info.file, megabytes(info.bytes), std::strerror(rc))));
     }
   }
+  if (admitted) admitted();
   const Status downloaded = download(info, fd);
   if (!downloaded.is_ok()) return discard(downloaded);
   struct stat st;

@@ -86,8 +86,11 @@ class DatasetCache {
   // directory and sizes) when the budget cannot make room without evicting what `advice`
   // protects; kCorrupt naming the shard when its bytes fail verification (nothing is kept);
   // kCancelled when `cancelled` turns true while waiting; the download's own Status.
+  // `admitted` (optional) is called once room is made for a download, before the transfer:
+  // a caller that admits shards in an order of its own waits for it (RemoteShardSource).
   Result<CachedShard> fetch(int shard, const ShardDownload& download, const EvictionAdvice& advice,
-                            const std::function<bool()>& cancelled = nullptr) const;
+                            const std::function<bool()>& cancelled = nullptr,
+                            const std::function<void()>& admitted = nullptr) const;
 
   // Whether the cache holds shard `shard` now (a hint: another process may evict it).
   bool holds(int shard) const;
@@ -106,8 +109,8 @@ class DatasetCache {
 
   std::string shard_path(int shard) const;
   Status make_room(int shard, const EvictionAdvice& advice) const;
-  Result<CachedShard> admit(int shard, const ShardDownload& download,
-                            const EvictionAdvice& advice) const;
+  Result<CachedShard> admit(int shard, const ShardDownload& download, const EvictionAdvice& advice,
+                            const std::function<void()>& admitted) const;
 
   std::shared_ptr<const ShardCache> cache_;
   std::string dir_;                // DIR/<key>
