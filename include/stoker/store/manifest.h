@@ -50,6 +50,8 @@ struct Manifest {
   // if it is not valid (too many values or too deep included); kUnsupported if its format
   // version is newer than this build reads.
   static Result<Manifest> load(const std::string& dir);
+  // The manifest `text` holds, with load()'s checks; errors name `path` (a file or a URL).
+  static Result<Manifest> parse(const std::string& text, const std::string& path);
   // Writes DIR/manifest.json crash-safely.
   Status save(const std::string& dir) const;
 };
