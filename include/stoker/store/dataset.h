@@ -56,6 +56,11 @@ class Dataset {
     return pin_shards(indices, n, cancelled);
   }
 
+  // Calls visit(i) for every record i in order, each shard pinned (fetched first where it must
+  // be) while its records are visited: a pin's failure, or visit's first non-ok Status, ends it
+  // and is returned. For readers that go through the whole dataset (verify, label checks).
+  Status for_each_record(const std::function<Status(uint64_t i)>& visit) const;
+
   // Shard and index within it of global record i (i < size()).
   struct Location {
     int shard;
