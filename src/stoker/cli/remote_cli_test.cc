@@ -32,7 +32,7 @@ std::vector<double> train_losses(const std::string& path) {
   std::vector<double> losses;
   for (std::string line; std::getline(in, line);) {
     const nlohmann::json j = nlohmann::json::parse(line);
-    if (j.value("kind", "") == "epoch") losses.push_back(j.at("train_loss").get<double>());
+    if (j.value("record", "") == "epoch") losses.push_back(j.at("train_loss").get<double>());
   }
   return losses;
 }

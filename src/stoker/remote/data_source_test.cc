@@ -201,6 +201,7 @@ class S3DataSourceTest : public ::testing::Test {
     for (const auto& entry : fs::directory_iterator(*dir_ / "ds"))
       throw_if_error(
           store->put_file(entry.path().filename().string(), entry.path().string()).status());
+    clear_keys();
   }
   static void TearDownTestSuite() {
     delete server_;
@@ -210,6 +211,13 @@ class S3DataSourceTest : public ::testing::Test {
     if (!server_->skip_reason().empty()) GTEST_SKIP() << server_->skip_reason();
     set_keys(server_->get("secret_key"));
     access_.cache_dir = cache_.path() + "/cache";
+  }
+  // The variables go with each test: servers started later (weed reads AWS_*) never see them.
+  void TearDown() override { clear_keys(); }
+  static void clear_keys() {
+    for (const char* name :
+         {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL_S3", "AWS_REGION"})
+      ::unsetenv(name);
   }
   static void set_keys(const std::string& secret) {
     ::setenv("AWS_ACCESS_KEY_ID", server_->get("access_key").c_str(), 1);
