@@ -11,6 +11,7 @@ import weakref
 from typing import Optional
 
 from stoker import _device, _stoker
+from stoker._data_access import data_access
 from stoker.transforms import defer_normalization, field_specs
 
 __all__ = ["Loader"]
@@ -190,13 +191,11 @@ def _distributed_defaults(torch, rank, world_size, mesh=None):
     return rank, world_size
 
 
-def _dataset_id(path: str) -> str:
+def _dataset_id(native) -> str:
     """A dataset's identity for state_dict: a digest of its shards' names, record counts and
-    index checksums (manifest.json), so that a state restores only into the dataset it was
+    index checksums (its manifest's), so that a state restores only into the dataset it was
     taken of."""
-    with open(os.path.join(path, "manifest.json"), "rb") as f:
-        shards = json.load(f)["shards"]
-    text = json.dumps([[s["file"], s["records"], s["index_xxh3"]] for s in shards])
+    text = json.dumps([list(shard) for shard in native.shards])
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -218,7 +217,13 @@ def _tensor_from_dlpack(torch):
 class Loader:
     """Batches of a stoker dataset, a drop-in for ``torch.utils.data.DataLoader``.
 
-    ``path`` is a dataset directory (``stoker convert``, ``stoker.write_dataset``). Each batch
+    ``path`` is a dataset directory (``stoker convert``, ``stoker.write_dataset``), or its URL
+    in S3 (``s3://bucket/prefix``) or behind HTTP (``http(s)://host/path``): shards are then
+    downloaded into a cache folder (``cache_dir``, default $STOKER_CACHE, else
+    $XDG_CACHE_HOME/stoker/remote, else ~/.cache/stoker/remote) of ``cache_gb`` GB (default:
+    half the disk's free space plus what it holds), evicting by next use (``cache_policy``
+    "next-use", or "lru" to compare); S3 keys, region and endpoint come from the AWS
+    variables or profile files, as the AWS tools read them. Each batch
     is a dict of tensors by field name: stored fields as stored (uint8 images, int64 labels)
     unless ``transforms`` says otherwise (stoker.transforms: a mapping {field: transform}, or
     one transform for the field "image"; None in the mapping leaves a field out). Tensors view
@@ -289,7 +294,8 @@ class Loader:
     def __init__(self, path, batch_size=256, shuffle=True, seed=0, drop_last=False,
                  workers=None, prefetch=None, transforms=None, device="cpu", rank=None,
                  world_size=None, verify="once", on_error="raise", normalize_on_device=False,
-                 last_batch=None, mesh=None, shuffle_window="all"):
+                 last_batch=None, mesh=None, shuffle_window="all", cache_dir=None,
+                 cache_gb=None, cache_policy="next-use"):
         torch = _import_torch()
         self._torch = torch
         path = os.fsdecode(path)  # str, bytes or os.PathLike; the name need not be UTF-8
@@ -310,7 +316,9 @@ class Loader:
         if normalize_on_device and not cuda:
             raise ValueError("normalize_on_device=True needs device='cuda' (on the CPU the "
                              "workers normalise, in the same pass as the crop)")
-        self._native = _stoker.LoaderCore(os.fsencode(path))
+        access = data_access(cache_dir, cache_gb, cache_policy)
+        self._native = _stoker.LoaderCore(os.fsencode(path), shuffle_window=shuffle_window,
+                                          **access)
         specs = field_specs(transforms, self._native.schema)
         if last_batch == "pad" and any(spec["name"] == VALID for spec in specs):
             raise ValueError(f"last_batch='pad' adds the field {VALID!r}, which {path} has: "
@@ -332,7 +340,7 @@ class Loader:
             for name, (mean, std) in deferred.items()}
         self._path = path
         self._shuffle_window = shuffle_window  # the native form (0: all)
-        self._dataset = _dataset_id(path)
+        self._dataset = _dataset_id(self._native)
         self._epoch: Optional[int] = None  # set_epoch's
         self._resume = False  # load_state_dict positioned the next iteration
         self._live = None  # weakref to the latest iteration

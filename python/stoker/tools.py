@@ -12,6 +12,7 @@ import os
 import tempfile
 
 from stoker import _stoker
+from stoker._data_access import data_access
 from stoker._progress import ProgressLine
 
 __all__ = ["convert", "inspect", "push", "verify"]
@@ -146,14 +147,17 @@ def _with_int_labels(summary):
     return summary
 
 
-def inspect(path=None):
+def inspect(path=None, *, cache_dir=None, cache_gb=None, cache_policy="next-use"):
     """What ``stoker inspect --json`` shows of the dataset at `path` (default: the converted
     Fashion-MNIST): a dict with dir, format_version, records, shards, bytes, schema (its JSON
     form, which DatasetWriter takes), label_min, label_max and label_histogram {label: count}
     for an int64 field "label", class_names when the manifest has them. For a folder of
-    datasets (train/, test/): {"dir": path, "datasets": [one dict per dataset]}."""
+    datasets (train/, test/): {"dir": path, "datasets": [one dict per dataset]}. `path` may be
+    an s3:// or http(s):// URL (as stoker.Loader's, with its cache keywords): sizes come from
+    the manifest, no shard is downloaded, and there are no label keys."""
     path = path if path is not None else _stoker.default_fashion_mnist_dir()
-    text, dirs = _stoker.inspect_json(os.fsencode(path))
+    text, dirs = _stoker.inspect_json(os.fsencode(path),
+                                      **data_access(cache_dir, cache_gb, cache_policy))
     summary = json.loads(text)
     if "datasets" in summary and "records" not in summary:
         summary["dir"] = os.fsdecode(path)
@@ -163,14 +167,15 @@ def inspect(path=None):
     return _with_int_labels(dict(summary, dir=dirs[0]))
 
 
-def verify(path, *, progress=None):
+def verify(path, *, progress=None, cache_dir=None, cache_gb=None, cache_policy="next-use"):
     """Checks the dataset at `path` (or each dataset of a folder) as ``stoker verify`` does:
     its format, then every record's checksum, layout and label. Returns {"datasets": [{"path",
     "records", "shards"}]}; raises stoker.Error with the command's one-line message if a record
     is bad, its ``errors`` listing the bad records' messages (the first 1000 per dataset)."""
     line = ProgressLine(progress, f"verifying {os.fsdecode(path)}")
     try:
-        reports = _stoker.verify_datasets(os.fsencode(path), progress=line)
+        reports = _stoker.verify_datasets(os.fsencode(path), progress=line,
+                                          **data_access(cache_dir, cache_gb, cache_policy))
     finally:
         line.close()
     failed = [r for r in reports if r["bad"] > 0]

@@ -56,6 +56,8 @@ struct Manifest {
   static Result<Manifest> load(const std::string& dir);
   // The manifest's JSON text, as save() writes it.
   std::string to_json() const;
+  // The manifest `text` holds, with load()'s checks; errors name `path` (a file or a URL).
+  static Result<Manifest> parse(const std::string& text, const std::string& path);
   // Writes DIR/manifest.json crash-safely.
   Status save(const std::string& dir) const;
 };

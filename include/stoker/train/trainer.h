@@ -38,6 +38,7 @@
 
 #include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/loader_core.h"
+#include "stoker/remote/data_access.h"
 #include "stoker/trace/tracer.h"
 #include "stoker/train/amp.h"
 #include "stoker/train/models.h"
@@ -65,8 +66,10 @@ struct TrainerOptions {
   // A dataset directory (trained on, not evaluated), or a folder holding train/ and test/ (or
   // val/) datasets (store/data_location.h). Empty: default_fashion_mnist_dir(), which must have
   // been converted (convert_fashion_mnist; `stoker train` converts it on first use): an Error
-  // saying how otherwise.
+  // saying how otherwise. Or the URL of either in S3 or behind HTTP (s3://, http(s)://), read
+  // through the cache `data_access` describes (docs/REMOTE-DESIGN.md).
   std::string data_dir;
+  DataAccessOptions data_access;
   std::string model = "mlp";  // a make_model() name or a TorchScript .pt file
   int64_t epochs = 5;         // >= 1
   int64_t batch_size = 64;    // >= 1 (checked by the loader, LoaderOptions)

@@ -18,6 +18,7 @@
 
 #include "cli/augment_option.h"
 #include "cli/commands.h"
+#include "cli/data_access_options.h"
 #include "cli/loader_settings_options.h"
 #include "cli/output_checks.h"
 #include "cli/run_output_options.h"
@@ -31,7 +32,7 @@
 #include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/loader_core.h"
 #include "stoker/pipeline/sample_cost.h"
-#include "stoker/store/data_location.h"
+#include "stoker/remote/data_source.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/train/normalization_choice.h"
 #include "stoker/train/training_setup.h"
@@ -46,6 +47,7 @@ std::vector<double> doubles(const std::vector<float>& values) {
 
 struct LoaderBenchOptions {
   std::string data;
+  DataAccessOptions access;
   int64_t batch = 256;
   LoaderSettings loader;  // one worker per core by default
   int epochs = 2;
@@ -124,6 +126,7 @@ double bare_loop(const Dataset& dataset, const BatchLayout& layout, int64_t batc
     const bool check = verify == VerifyPolicy::kAlways || (verify == VerifyPolicy::kOnce && e == 0);
     for (int64_t b = 0; b < plan.num_batches(); ++b) {
       IndexSpan idx = plan.batch(b);
+      const ShardPins pins = dataset.pin(idx.data, idx.size, nullptr).value_or_throw();
       for (size_t k = 0; check && k < idx.size; ++k) {
         dataset.prefetch_ahead(idx.data, idx.size, k);
         throw_if_error(dataset.verify_record(idx[k]));
@@ -228,12 +231,13 @@ void run_loader_bench(const LoaderBenchOptions& o) {
     convert_default_data(data, nullptr);
   }
   // A folder of datasets: its train/ (what a training run reads).
-  const DataLocation where = locate_data(data).value_or_throw();
+  const DataLocation where = remote::locate(data).value_or_throw();
   if (where.train.empty())
-    throw Error(not_found(data + " holds no train/ dataset (it holds " + describe_splits(where) +
-                          "): give one dataset, or a folder with train/"));
-  data = where.train;
-  auto dataset = Dataset::open(data).value_or_throw();
+    throw Error(not_found(where.path + " holds no train/ dataset (it holds " +
+                          describe_splits(where) + "): give one dataset, or a folder with train/"));
+  auto dataset =
+      remote::open_dataset(where.train, o.access, o.loader.shuffle_window).value_or_throw();
+  data = dataset->dir();
   const double rss_before_loader = rss_anon_bytes();
   LoaderOptions options;
   options.batch_size = o.batch;
@@ -355,7 +359,7 @@ void run_loader_bench(const LoaderBenchOptions& o) {
     return;
   }
   if (!note.empty()) fmt::print("{}\n", note);
-  fmt::print("dataset    {}\n", data);
+  fmt::print("dataset    {}\n", dataset->describe());
   if (!o.augment.empty()) fmt::print("augment    {}\n", fmt::join(o.augment, " "));
   fmt::print(
       "loader     {:>12.0f} samples/s  {:>8.1f} MB/s  ({} samples, {} workers{}, {:.3f} s)\n", rate,
@@ -387,9 +391,10 @@ void add_bench_command(CLI::App& app) {
       bench->add_subcommand("loader", "Loader throughput (samples/s, MB/s) beside the bare loop");
   loader
       ->add_option("--data", o->data,
-                   "Dataset directory, or a folder with train/ (used) and test/ (default: "
-                   "Fashion-MNIST, converted if needed)")
+                   "Dataset directory, or a folder with train/ (used) and test/, or its s3:// "
+                   "or http(s):// URL (default: Fashion-MNIST, converted if needed)")
       ->check(path_value("--data"));
+  add_data_access_options(*loader, o->access);
   add_whole_number(*loader, "--batch", o->batch, "Batch size", 1)->capture_default_str();
   add_loader_settings_options(
       *loader, o->loader,

@@ -9,8 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/data_access_options.h"
 #include "cli/usage.h"
-#include "stoker/store/data_location.h"
+#include "stoker/remote/data_source.h"
 #include "stoker/store/dataset_summary.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/util/utf8.h"
@@ -42,7 +43,9 @@ void print_text(const DatasetSummary& s) {
     fmt::print(
         "pixels    no statistics (converted by an older stoker, or constant images: "
         "training uses default mean/std)\n");
-  if (s.has_labels && !s.label_histogram_complete) {
+  if (s.has_labels && !s.labels_read) {
+    fmt::print("labels    not read: inspect downloads no shards of a remote dataset\n");
+  } else if (s.has_labels && !s.label_histogram_complete) {
     fmt::print("labels    more than {} distinct values, from {} to {} (no histogram)\n",
                kMaxClasses, s.label_min, s.label_max);
   } else if (s.has_labels) {
@@ -74,17 +77,21 @@ void add_inspect_command(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand(
       "inspect", "Show a dataset's schema, records, shards, bytes and label histogram");
-  cmd->add_option("DIR", *dir, "Dataset directory, or a folder of datasets")
+  auto access = std::make_shared<DataAccessOptions>();
+  cmd->add_option("DIR", *dir,
+                  "Dataset directory, or a folder of datasets; or its s3:// or http(s):// URL "
+                  "(sizes from the manifest, no shard downloaded)")
       ->check(path_value("DIR"))
       ->capture_default_str();
   cmd->add_flag("--json", *json, "Print JSON");
-  cmd->callback([dir, json] {
-    const DataLocation where = locate_data(*dir).value_or_throw();
+  add_data_access_options(*cmd, *access);
+  cmd->callback([dir, json, access] {
+    const DataLocation where = remote::locate(*dir).value_or_throw();
     const std::vector<std::string>& dirs = where.datasets;
     nlohmann::json all = nlohmann::json::array();
     for (size_t i = 0; i < dirs.size(); ++i) {
-      auto dataset = Dataset::open(dirs[i]).value_or_throw();
-      DatasetSummary summary = summarize(*dataset);
+      auto dataset = remote::open_dataset(dirs[i], *access, remote::kShardByShard).value_or_throw();
+      DatasetSummary summary = summarize(*dataset, /*read_labels=*/!dataset->needs_pins());
       if (*json) {
         all.push_back(nlohmann::json::parse(summary.to_json(dataset->schema())));
       } else {
@@ -94,7 +101,7 @@ void add_inspect_command(CLI::App& app) {
     }
     if (*json) {
       nlohmann::json out =
-          !where.folder ? all[0] : nlohmann::json{{"dir", *dir}, {"datasets", all}};
+          !where.folder ? all[0] : nlohmann::json{{"dir", where.path}, {"datasets", all}};
       fmt::print("{}\n", out.dump(2));
     }
   });

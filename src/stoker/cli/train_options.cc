@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/augment_option.h"
+#include "cli/data_access_options.h"
 #include "cli/loader_settings_options.h"
 #include "cli/usage.h"
 #include "stoker/store/import/fashion_mnist.h"
@@ -65,9 +66,10 @@ void add_run_options(CLI::App& command, TrainerOptions& o, TrainFlags& flags) {
   command
       .add_option("--data", o.data_dir,
                   "A folder with train/ and test/ (or val/) datasets, or one dataset (trained "
-                  "on, not evaluated) (default: Fashion-MNIST, converted into $STOKER_DATA or "
-                  "~/.cache/stoker on first use)")
+                  "on, not evaluated), or its s3:// or http(s):// URL (default: Fashion-MNIST, "
+                  "converted into $STOKER_DATA or ~/.cache/stoker on first use)")
       ->check(path_value("--data"));
+  add_data_access_options(command, o.data_access);
   command
       .add_option(
           "--model", o.model,

@@ -9,7 +9,7 @@
 
 #include "stoker/doctor/throughput_recorder.h"
 #include "stoker/pipeline/image_transforms.h"
-#include "stoker/store/data_location.h"
+#include "stoker/remote/data_source.h"
 #include "stoker/store/dataset.h"
 #include "stoker/train/step_runner.h"
 #include "stoker/train/training_setup.h"
@@ -115,7 +115,9 @@ DoctorResult run_doctor(const TrainerOptions& run, const DoctorOptions& options)
   }
   const TrainerOptions base = measured_run(run);
   const std::shared_ptr<const Dataset> data =
-      Dataset::open(locate_data(run.data_dir).value_or_throw().train).value_or_throw();
+      remote::open_dataset(remote::locate(run.data_dir).value_or_throw().train, run.data_access,
+                           run.loader.shuffle_window)
+          .value_or_throw();
   // The samples a batch really holds (a batch larger than the data holds all of it).
   const int64_t records = static_cast<int64_t>(data->size());
   DoctorResult result;

@@ -1,7 +1,6 @@
 #include "stoker/pipeline/shard_window_order.h"
 
 #include <algorithm>
-#include <cassert>
 #include <numeric>
 #include <utility>
 
@@ -17,26 +16,6 @@ int64_t total_records(const std::vector<int64_t>& shard_records) {
 }
 
 }  // namespace
-
-int64_t shard_window_span(int64_t window, const std::vector<int64_t>& shard_records) {
-  const auto shards = static_cast<int64_t>(shard_records.size());
-  const int64_t n = total_records(shard_records);
-  assert(window >= 1 && n > 0);
-  const u128 spread = static_cast<u128>(std::min(window, shards)) * static_cast<u128>(n);
-  return static_cast<int64_t>((spread + static_cast<u128>(shards) - 1) / static_cast<u128>(shards));
-}
-
-int64_t live_shard_bound(int64_t window, const std::vector<int64_t>& shard_records) {
-  const int64_t span = shard_window_span(window, shard_records);
-  int64_t smallest = 0;
-  int64_t non_empty = 0;
-  for (const int64_t c : shard_records) {
-    if (c == 0) continue;
-    smallest = non_empty == 0 ? c : std::min(smallest, c);
-    ++non_empty;
-  }
-  return std::min((span - 1) / smallest + 1, non_empty);
-}
 
 std::vector<int64_t> shard_window_order(uint64_t seed, int64_t epoch, int64_t window,
                                         const std::vector<int64_t>& shard_records) {

@@ -1,5 +1,6 @@
 #include "stoker/python/loader_binding.h"
 
+#include <fmt/format.h>
 #include <pybind11/stl.h>
 
 #include <atomic>
@@ -13,9 +14,11 @@
 #include "stoker/pipeline/loader_core.h"
 #include "stoker/pipeline/normalization.h"
 #include "stoker/python/busy_scope.h"
+#include "stoker/python/data_access_arguments.h"
 #include "stoker/python/dlpack_export.h"
 #include "stoker/python/op_binding.h"
 #include "stoker/python/pinned_allocator.h"
+#include "stoker/remote/data_source.h"
 #include "stoker/store/dataset.h"
 #include "stoker/util/mapped_read_guard.h"
 
@@ -79,10 +82,25 @@ py::object shuffle_window_object(int64_t window) {
 // _stoker.LoaderCore: opened on a dataset directory, then configured once.
 class BoundLoader {
  public:
-  explicit BoundLoader(const std::string& path) : shared_(std::make_shared<Shared>()) {
+  // A dataset directory or URL (remote/data_source.h), its shards cached as `access` says and
+  // checked against the cache's floor for `shuffle_window`.
+  BoundLoader(const std::string& path, const DataAccessOptions& access, int64_t shuffle_window)
+      : shared_(std::make_shared<Shared>()) {
     install_mapped_read_fault_handler();  // again, if faulthandler (say) replaced it since import
-    shared_->dataset = Dataset::open(path).value_or_throw();
+    py::gil_scoped_release no_gil;        // a URL's manifest is fetched
+    shared_->dataset = remote::open_dataset(path, access, shuffle_window).value_or_throw();
   }
+
+  // Each shard's [file, records, index checksum in hex], in manifest order: the dataset's
+  // identity for a state_dict.
+  py::list shards() const {
+    py::list out;
+    for (const ShardInfo& s : shared_->dataset->manifest().shards)
+      out.append(py::make_tuple(s.file, s.records, fmt::format("{:016x}", s.index_checksum)));
+    return out;
+  }
+
+  std::string describe() const { return shared_->dataset->describe(); }
 
   // The dataset's fields: [{"name", "dtype", "shape"}], shape None for bytes fields.
   py::list schema() const {
@@ -300,8 +318,16 @@ void register_loader(py::module_& module) {
       "pair, or one per channel (dim 0) of a [C,H,W] sample; ValueError for mean/std it refuses");
   py::class_<BoundLoader>(module, "LoaderCore",
                           "The native loader over a dataset directory (stoker.Loader wraps it).")
-      .def(py::init<const std::string&>(), "path"_a)
+      .def(py::init([](const std::string& path, const std::string& cache_dir, double cache_gb,
+                       const std::string& cache_policy, int64_t shuffle_window) {
+             return std::make_unique<BoundLoader>(
+                 path, data_access_arguments(cache_dir, cache_gb, cache_policy), shuffle_window);
+           }),
+           "path"_a, py::kw_only(), "cache_dir"_a = "", "cache_gb"_a = 0.0,
+           "cache_policy"_a = "next-use", "shuffle_window"_a = kShuffleAll)
       .def_property_readonly("schema", &BoundLoader::schema)
+      .def_property_readonly("shards", &BoundLoader::shards)
+      .def_property_readonly("describe", &BoundLoader::describe)
       .def("__len__", &BoundLoader::size)
       .def("configure", &BoundLoader::configure, py::kw_only(), "batch_size"_a, "shuffle"_a,
            "seed"_a, "last_batch"_a, "workers"_a, "prefetch"_a, "rank"_a, "world_size"_a,

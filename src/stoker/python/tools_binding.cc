@@ -10,7 +10,9 @@
 #include <utility>
 #include <vector>
 
+#include "stoker/python/data_access_arguments.h"
 #include "stoker/python/py_text.h"
+#include "stoker/remote/data_source.h"
 #include "stoker/remote/dataset_push.h"
 #include "stoker/store/data_location.h"
 #include "stoker/store/dataset_check.h"
@@ -166,23 +168,24 @@ py::dict import_image_folder_files(std::string src, std::string out, bool keep_o
 // `stoker inspect --json`: one dataset's summary, or for a folder of datasets
 // {"dir", "datasets": [summaries]}; and the datasets' directories as os.fsdecode gives them (the
 // JSON's "dir" values are printable(), as JSON holds only UTF-8), for the package to put back.
-py::tuple inspect_json(const std::string& path) {
+py::tuple inspect_json(const std::string& path, const DataAccessOptions& access) {
   install_mapped_read_fault_handler();  // again, if another handler replaced it since import
   DataLocation where;
   nlohmann::json out;
   {
     py::gil_scoped_release no_gil;
-    where = locate_data(path).value_or_throw();
+    where = remote::locate(path).value_or_throw();
     nlohmann::json all = nlohmann::json::array();
     for (const std::string& dir : where.datasets) {
-      const auto dataset = Dataset::open(dir).value_or_throw();
+      const auto dataset =
+          remote::open_dataset(dir, access, remote::kShardByShard).value_or_throw();
       MappedReadGuard guard;
-      DatasetSummary summary = summarize(*dataset);
+      DatasetSummary summary = summarize(*dataset, /*read_labels=*/!dataset->needs_pins());
       throw_if_changed(guard);
       summary.dir = printable(summary.dir);
       all.push_back(nlohmann::json::parse(summary.to_json(dataset->schema())));
     }
-    out = where.folder ? nlohmann::json{{"dir", printable(path)}, {"datasets", all}} : all[0];
+    out = where.folder ? nlohmann::json{{"dir", printable(where.path)}, {"datasets", all}} : all[0];
   }
   py::list dirs;
   for (const std::string& dir : where.datasets) dirs.append(fs_str(dir));
@@ -191,9 +194,14 @@ py::tuple inspect_json(const std::string& path) {
 
 // `stoker verify`: per dataset {"path", "records", "shards", "bad", "errors"}, "errors" the
 // first kMaxErrorsKept one-line messages of its bad records.
-py::list verify_datasets(const std::string& path, py::object progress) {
+py::list verify_datasets(const std::string& path, const DataAccessOptions& access,
+                         py::object progress) {
   install_mapped_read_fault_handler();  // again, if another handler replaced it since import
-  const DataLocation where = locate_data(path).value_or_throw();
+  DataLocation where;
+  {
+    py::gil_scoped_release no_gil;
+    where = remote::locate(path).value_or_throw();
+  }
   py::list reports;
   PythonPoll poll(std::move(progress));
   for (const std::string& dir : where.datasets) {
@@ -202,13 +210,16 @@ py::list verify_datasets(const std::string& path, py::object progress) {
     uint64_t bad = 0;
     {
       py::gil_scoped_release no_gil;
-      dataset = Dataset::open(dir).value_or_throw();
+      dataset = remote::open_dataset(dir, access, remote::kShardByShard).value_or_throw();
       MappedReadGuard guard;
-      for (uint64_t i = 0; i < dataset->size(); ++i) {
+      const Status walked = dataset->for_each_record([&](uint64_t i) {
         const Status status = check_record(*dataset, i);
         if (!status.is_ok() && bad++ < kMaxErrorsKept) errors.push_back(status.message());
-        if ((i + 1) % kRecordsPerPoll == 0 && poll.stop_requested(i + 1, dataset->size())) break;
-      }
+        if ((i + 1) % kRecordsPerPoll == 0 && poll.stop_requested(i + 1, dataset->size()))
+          return Status(StatusCode::kCancelled, "");  // stops the walk
+        return Status::ok();
+      });
+      if (walked.code() != StatusCode::kCancelled) throw_if_error(walked);
       throw_if_changed(guard);
     }
     poll.rethrow();
@@ -280,9 +291,23 @@ void register_tools(py::module_& module) {
   module.def("check_push_target", &check_push_target, py::arg("url"));
   module.def("push_dataset", &push_dataset, py::arg("path"), py::arg("url"), py::kw_only(),
              py::arg("prune"));
-  module.def("inspect_json", &inspect_json, py::arg("path"));
-  module.def("verify_datasets", &verify_datasets, py::arg("path"), py::kw_only(),
-             py::arg("progress"));
+  module.def(
+      "inspect_json",
+      [](const std::string& path, const std::string& cache_dir, double cache_gb,
+         const std::string& cache_policy) {
+        return inspect_json(path, data_access_arguments(cache_dir, cache_gb, cache_policy));
+      },
+      py::arg("path"), py::kw_only(), py::arg("cache_dir") = "", py::arg("cache_gb") = 0.0,
+      py::arg("cache_policy") = "next-use");
+  module.def(
+      "verify_datasets",
+      [](const std::string& path, const std::string& cache_dir, double cache_gb,
+         const std::string& cache_policy, py::object progress) {
+        return verify_datasets(path, data_access_arguments(cache_dir, cache_gb, cache_policy),
+                               std::move(progress));
+      },
+      py::arg("path"), py::kw_only(), py::arg("cache_dir") = "", py::arg("cache_gb") = 0.0,
+      py::arg("cache_policy") = "next-use", py::arg("progress"));
 }
 
 }  // namespace stoker::python

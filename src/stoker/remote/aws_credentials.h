@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 
+#include "stoker/remote/data_access.h"  // EnvironmentLookup
 #include "stoker/remote/secret.h"
 #include "stoker/util/status.h"
 
@@ -32,7 +33,7 @@ struct AwsCredentials {
 
 // A variable of the environment, or nullopt if unset; injected so tests need not touch the
 // process's environment.
-using Environment = std::function<std::optional<std::string>(const std::string& name)>;
+using Environment = EnvironmentLookup;
 
 // The process's environment (getenv).
 Environment process_environment();

@@ -18,14 +18,9 @@
 #include <optional>
 #include <vector>
 
-#include "stoker/util/enum_names.h"
+#include "stoker/remote/data_access.h"  // EvictionPolicy
 
 namespace stoker {
-
-enum class EvictionPolicy { kNextUse, kLru };
-
-inline constexpr auto kEvictionPolicyNames = enum_names<EvictionPolicy>(
-    {{EvictionPolicy::kNextUse, "next-use"}, {EvictionPolicy::kLru, "lru"}});
 
 // A cached shard as eviction sees it. Plain value.
 struct CacheEntry {

@@ -64,9 +64,11 @@ std::vector<std::string_view> elements(std::string_view xml, std::string_view ta
 
 Result<HttpResponse> ObjectStore::get(const std::string& name, std::optional<ByteRange> range,
                                       const ByteSink& sink, const std::string& if_match,
-                                      const std::atomic<bool>* cancel) const {
+                                      const std::atomic<bool>* cancel,
+                                      const std::string& if_none_match) const {
   HttpRequest r = request(name);
   r.if_match = if_match;
+  r.if_none_match = if_none_match;
   r.cancel = cancel;
   return client_->get(r, range, sink);
 }

@@ -28,10 +28,12 @@ class ObjectStore {
   virtual std::string describe(const std::string& name) const = 0;
 
   // Object `name`'s body (or `range` of it) into `sink`; with `if_match`, only while its ETag
-  // is that (else kCorrupt: it changed on the server). kNotFound if there is no such object.
+  // is that (else kCorrupt: it changed on the server); with `if_none_match`, status 304 and no
+  // body while it is that. kNotFound if there is no such object.
   Result<HttpResponse> get(const std::string& name, std::optional<ByteRange> range,
                            const ByteSink& sink, const std::string& if_match = "",
-                           const std::atomic<bool>* cancel = nullptr) const;
+                           const std::atomic<bool>* cancel = nullptr,
+                           const std::string& if_none_match = "") const;
   // Object `name`'s size and ETag.
   Result<HttpResponse> head(const std::string& name,
                             const std::atomic<bool>* cancel = nullptr) const;

@@ -49,6 +49,19 @@ Result<ShardPins> Dataset::pin_shards(const int64_t* indices, size_t n,
   return pins;
 }
 
+Status Dataset::for_each_record(const std::function<Status(uint64_t i)>& visit) const {
+  for (int s = 0; s < num_shards(); ++s) {
+    if (shard_starts_[s] == shard_starts_[s + 1]) continue;
+    ShardPin pin;
+    if (needs_pins_) {
+      STOKER_ASSIGN_OR_RETURN(pin, source_->acquire(s, nullptr));
+    }
+    for (uint64_t i = shard_starts_[s]; i < shard_starts_[s + 1]; ++i)
+      STOKER_RETURN_IF_ERROR(visit(i));
+  }
+  return Status::ok();
+}
+
 Status Dataset::record_error(uint64_t i, const Status& status) const {
   Location at = locate(i);
   return Status(status.code(),

@@ -47,13 +47,15 @@ Status check_record(const Dataset& dataset, uint64_t i) {
 uint64_t check_records(const Dataset& dataset, const std::function<void(const Status&)>& on_error) {
   const int label_field = class_label_field(dataset);  // once, not per record
   uint64_t bad = 0;
-  for (uint64_t i = 0; i < dataset.size(); ++i) {
+  const Status walked = dataset.for_each_record([&](uint64_t i) {
     Status status = check_one(dataset, i, label_field);
     if (!status.is_ok()) {
       on_error(status);
       ++bad;
     }
-  }
+    return Status::ok();
+  });
+  throw_if_error(walked);  // a shard that could not be fetched
   return bad;
 }
 

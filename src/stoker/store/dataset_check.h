@@ -11,13 +11,14 @@
 
 namespace stoker {
 
-// Checks global record i (i < dataset.size()): its checksum; its layout (check_record_layout:
-// the bytes fields' lengths fit and fill the record); and, if the manifest names classes and
-// the schema has an int64 scalar field `label`, that the label is one of them. kCorrupt naming
-// the shard file, the record in the shard and the dataset record.
+// Checks global record i (i < dataset.size()), its shard pinned by the caller: its checksum; its
+// layout (check_record_layout: the bytes fields' lengths fit and fill the record); and, if the
+// manifest names classes and the schema has an int64 scalar field `label`, that the label is one of
+// them. kCorrupt naming the shard file, the record in the shard and the dataset record.
 Status check_record(const Dataset& dataset, uint64_t i);
 
-// Checks every record in order, passing each failure to `on_error`; returns how many failed.
+// Checks every record in order (each shard pinned while its records are checked), passing each
+// failure to `on_error`; returns how many failed. Throws Error when a shard cannot be fetched.
 uint64_t check_records(const Dataset& dataset, const std::function<void(const Status&)>& on_error);
 
 }  // namespace stoker

@@ -25,14 +25,16 @@ int64_t label_of(const Dataset& dataset, uint64_t record, int field) {
 
 }  // namespace
 
-DatasetSummary summarize(const Dataset& dataset) {
+DatasetSummary summarize(const Dataset& dataset, bool read_labels) {
   DatasetSummary s;
   s.dir = dataset.dir();
   s.format_version = dataset.manifest().format_version;
   s.records = dataset.size();
   s.shards = dataset.num_shards();
   s.class_names = dataset.manifest().class_names;
-  for (int i = 0; i < dataset.num_shards(); ++i) s.bytes += dataset.shard(i).file_bytes();
+  for (int i = 0; i < dataset.num_shards(); ++i)
+    s.bytes +=
+        dataset.needs_pins() ? dataset.manifest().shards[i].bytes : dataset.shard(i).file_bytes();
   const auto& fields = dataset.schema().fields();
   for (size_t f = 0; f < fields.size(); ++f) {
     std::string shape;
@@ -48,17 +50,20 @@ DatasetSummary summarize(const Dataset& dataset) {
                                      [](const Field& f) { return statistics_channels(f) > 0; });
   const int label = label_field(dataset.schema());
   s.has_labels = label >= 0;
-  for (uint64_t i = 0; s.has_labels && i < dataset.size(); ++i) {
+  s.labels_read = s.has_labels && read_labels;
+  if (!s.labels_read) return s;
+  throw_if_error(dataset.for_each_record([&](uint64_t i) {
     const int64_t value = label_of(dataset, i, label);
     s.label_min = i == 0 ? value : std::min(s.label_min, value);
     s.label_max = i == 0 ? value : std::max(s.label_max, value);
-    if (!s.label_histogram_complete) continue;
+    if (!s.label_histogram_complete) return Status::ok();
     ++s.label_histogram[value];
     if (s.label_histogram.size() > static_cast<size_t>(kMaxClasses)) {
       s.label_histogram.clear();
       s.label_histogram_complete = false;
     }
-  }
+    return Status::ok();
+  }));
   return s;
 }
 
@@ -73,14 +78,15 @@ Result<int64_t> count_classes(const Dataset& dataset) {
   if (names > 0) return static_cast<int64_t>(names);
   if (dataset.size() == 0) return invalid_argument(dataset.dir() + " holds no records");
   int64_t largest = 0;
-  for (uint64_t i = 0; i < dataset.size(); ++i) {
+  STOKER_RETURN_IF_ERROR(dataset.for_each_record([&](uint64_t i) {
     const int64_t value = label_of(dataset, i, label);
     if (value < 0 || value >= kMaxClasses)
       return invalid_argument(
           fmt::format("{}: record {} has label {}; labels must be class numbers in [0, {})",
                       dataset.dir(), i, value, kMaxClasses));
     largest = std::max(largest, value);
-  }
+    return Status::ok();
+  }));
   return largest + 1;
 }
 
@@ -88,11 +94,11 @@ std::string DatasetSummary::to_json(const Schema& schema) const {
   nlohmann::json j = {{"dir", dir},         {"format_version", format_version},
                       {"records", records}, {"shards", shards},
                       {"bytes", bytes},     {"schema", nlohmann::json::parse(schema.to_json())}};
-  if (has_labels && records > 0) {
+  if (labels_read && records > 0) {
     j["label_min"] = label_min;
     j["label_max"] = label_max;
   }
-  if (has_labels && label_histogram_complete) {
+  if (labels_read && label_histogram_complete) {
     nlohmann::json histogram = nlohmann::json::object();
     for (const auto& [value, count] : label_histogram) histogram[std::to_string(value)] = count;
     j["label_histogram"] = histogram;

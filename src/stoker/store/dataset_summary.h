@@ -24,6 +24,8 @@ struct DatasetSummary {
   uint64_t bytes = 0;       // all shard files
   std::string schema_text;  // e.g. "image uint8[1,28,28], label int64"
   bool has_labels = false;
+  // Whether the labels were read (summarize's read_labels): the rest of the label keys hold.
+  bool labels_read = false;
   int64_t label_min = 0;  // smallest and largest label, when has_labels and records > 0
   int64_t label_max = 0;
   // Records per label value; left empty, with label_histogram_complete false, when the labels
@@ -37,13 +39,16 @@ struct DatasetSummary {
   bool statistics_missing = false;
 
   // One JSON object: dir, format_version, records, shards, bytes, schema (the JSON form),
-  // label_min, label_max and label_histogram {"value": count}, class_names and statistics
+  // when the labels were read label_min, label_max and label_histogram {"value": count},
+  // class_names and statistics
   // {"field": {"mean": [...], "std": [...], "pixels": n}} when present.
   std::string to_json(const Schema& schema) const;
 };
 
-// Reads every label once (mmap, no checksums): fast even for millions of records.
-DatasetSummary summarize(const Dataset& dataset);
+// Reads every label once (mmap, no checksums, each shard pinned while read): fast even for
+// millions of records. Without `read_labels`, only the manifest (a remote dataset's summary
+// downloads nothing). Throws Error when a shard cannot be fetched.
+DatasetSummary summarize(const Dataset& dataset, bool read_labels = true);
 
 // The classes a classifier of `dataset` needs: the manifest's class names if it has any, else
 // the largest label + 1, reading every record's label (an int64 scalar field "label"). Errors

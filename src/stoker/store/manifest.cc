@@ -241,6 +241,13 @@ Result<Manifest> Manifest::load(const std::string& dir) {
   if (read.status().code() == StatusCode::kNotFound)
     return not_found(dir + ": not a stoker dataset (no " + kManifestName + ")");
   STOKER_ASSIGN_OR_RETURN(std::string text, std::move(read));
+  return parse(text, path);
+}
+
+Result<Manifest> Manifest::parse(const std::string& text, const std::string& path) {
+  if (text.size() > kMaxManifestBytes)
+    return invalid_argument(
+        fmt::format("{}: larger than {} bytes, the limit for this file", path, kMaxManifestBytes));
   STOKER_ASSIGN_OR_RETURN(json j, parse_json(text, path));
   if (!j.is_object()) return corrupt(path + ": not a JSON object");
   STOKER_ASSIGN_OR_RETURN(std::string format, get_string(j, "format", path));

@@ -258,6 +258,19 @@ TEST_F(ManifestTest, AManifestOfAbsurdSizeIsRefusedUnread) {
   expect_error(s, StatusCode::kInvalidArgument, "larger than 67108864 bytes");
 }
 
+TEST_F(ManifestTest, ParsedFromBytesItKeepsTheChecksAndNamesWhereTheBytesCameFrom) {
+  const std::string url = "http://127.0.0.1:1/ds/manifest.json";
+  Manifest m = Manifest::parse(valid_.dump(), url).value_or_throw();
+  EXPECT_EQ(m.records, Manifest::load(dir()).value_or_throw().records);
+  json j = valid_;
+  j["records"] = 1;
+  Status s = Manifest::parse(j.dump(), url).status();
+  EXPECT_EQ(s.code(), StatusCode::kCorrupt);
+  EXPECT_EQ(s.message().rfind(url + ": shard record counts add up to", 0), 0u) << s.message();
+  s = Manifest::parse(std::string(kMaxManifestBytes + 1, ' '), url).status();
+  EXPECT_EQ(s.message(), url + ": larger than 67108864 bytes, the limit for this file");
+}
+
 TEST_F(ManifestTest, AManifestOfTooManyValuesIsRefusedWhileParsing) {
   // Four bytes of text per name, about a hundred bytes of memory per parsed name.
   json j = valid_;

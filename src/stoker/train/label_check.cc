@@ -12,12 +12,16 @@ namespace {
 // The first record of `data` whose label is outside [0, classes), and that label.
 std::optional<std::pair<uint64_t, int64_t>> first_bad_label(const Dataset& data, int64_t classes) {
   const int field = data.schema().find("label");
-  for (uint64_t i = 0; i < data.size(); ++i) {
+  std::optional<std::pair<uint64_t, int64_t>> bad;
+  const Status walked = data.for_each_record([&](uint64_t i) {
     int64_t label;
     std::memcpy(&label, data.fixed_field(i, field), sizeof(label));
-    if (label < 0 || label >= classes) return std::make_pair(i, label);
-  }
-  return std::nullopt;
+    if (label >= 0 && label < classes) return Status::ok();
+    bad = std::make_pair(i, label);
+    return Status(StatusCode::kCancelled, "");  // found: the walk stops
+  });
+  if (!bad) throw_if_error(walked);
+  return bad;
 }
 
 }  // namespace

@@ -16,7 +16,7 @@
 #include "stoker/pipeline/field_pipeline.h"
 #include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/sample_cost.h"
-#include "stoker/store/data_location.h"
+#include "stoker/remote/data_source.h"
 #include "stoker/store/dataset_summary.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/train/default_generator.h"
@@ -44,12 +44,12 @@ DataLocation resolve_data(const std::string& data_dir) {
         "`stoker train` does it on first use), or give a data directory",
         dir)));
   }
-  DataLocation where = locate_data(dir).value_or_throw();
+  DataLocation where = remote::locate(dir).value_or_throw();
   if (where.train.empty()) {
     throw Error(not_found(fmt::format(
         "{} holds no train/ dataset (it holds {}): give one dataset, or a folder with train/ and "
         "test/ (or val/)",
-        dir, describe_splits(where))));
+        where.path, describe_splits(where))));
   }
   return where;
 }
@@ -137,7 +137,8 @@ FieldRequest image_request(const Dataset& data, const TrainerOptions& o, bool tr
             .value_or_throw());
   }
   if (train)
-    for (const std::string& text : o.augment_ops) calls.push_back(augment_op(text).value_or_throw());
+    for (const std::string& text : o.augment_ops)
+      calls.push_back(augment_op(text).value_or_throw());
   return make_field_request(data.schema(), "image", calls).value_or_throw();
 }
 
@@ -250,7 +251,8 @@ std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
   s.threads = at::get_num_threads();
 
   const DataLocation data = resolve_data(o.data_dir);
-  s.train_data = Dataset::open(data.train).value_or_throw();
+  s.train_data =
+      remote::open_dataset(data.train, o.data_access, o.loader.shuffle_window).value_or_throw();
   if (o.eval && data.eval.empty()) {
     o.eval = false;
     s.eval_note =
@@ -273,7 +275,8 @@ std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
                   o.batch_size, s.world_size > 1 ? fmt::format(" x {} ranks", s.world_size) : "",
                   train.size(), train.dir(), std::max<uint64_t>(1, train.size() / s.world_size)));
   if (o.eval) {
-    s.test_data = Dataset::open(data.eval).value_or_throw();
+    s.test_data =
+        remote::open_dataset(data.eval, o.data_access, remote::kShardByShard).value_or_throw();
     const Dataset& test = *s.test_data;
     s.eval_note =
         fmt::format("evaluating on {} ({} samples) after each epoch", test.dir(), test.size());

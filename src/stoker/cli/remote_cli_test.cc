@@ -1,0 +1,197 @@
+// The commands on datasets by URL (remote/data_source.h): nginx serving a converted folder,
+// weed's S3 gateway holding a dataset uploaded by signed PUTs. A run from a URL trains exactly
+// as from the folder; inspect and verify read URLs; bad input is one line naming the URL; a
+// sentinel secret appears in no output, log or cache file.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "stoker/remote/object_store.h"
+#include "stoker/testing/classification.h"
+#include "stoker/testing/cli_run.h"
+#include "stoker/testing/loopback_server.h"
+#include "stoker/testing/temp_dir.h"
+
+namespace stoker {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::expect_one_line_error;
+using testing::run;
+using testing::RunResult;
+
+constexpr const char* kSentinel = "SENTINEL-remote-cli-8c2b";
+
+// The train losses of log `path`'s epoch records.
+std::vector<double> train_losses(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<double> losses;
+  for (std::string line; std::getline(in, line);) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    if (j.value("record", "") == "epoch") losses.push_back(j.at("train_loss").get<double>());
+  }
+  return losses;
+}
+
+// Every file under `dir` as one string.
+std::string contents_of(const std::string& dir) {
+  std::string all;
+  std::error_code ec;
+  for (const auto& entry : fs::recursive_directory_iterator(dir, ec)) {
+    if (!entry.is_regular_file()) continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    all += std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  return all;
+}
+
+class RemoteCliTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new testing::TempDir();
+    testing::write_rows_dataset(root() + "/data/train", 1200, 1);
+    testing::write_rows_dataset(root() + "/data/test", 300, 2);
+    nginx_ = new testing::LoopbackServer(testing::LoopbackServer::nginx(root(), *dir_ / "nginx"));
+  }
+  static void TearDownTestSuite() {
+    delete nginx_;
+    delete dir_;
+  }
+  void SetUp() override {
+    if (!nginx_->skip_reason().empty()) GTEST_SKIP() << nginx_->skip_reason();
+  }
+  static std::string root() { return *dir_ / "root"; }
+  static std::string url(const std::string& path) { return nginx_->url() + "/" + path; }
+  std::string cache() const { return " --cache-dir " + (tmp_ / "cache"); }
+  static int shard_gets() {
+    std::ifstream log(*dir_ / "nginx/access.log");
+    int gets = 0;
+    for (std::string line; std::getline(log, line);)
+      gets += line.rfind("GET /data/", 0) == 0 && line.find(".stk ") != std::string::npos;
+    return gets;
+  }
+
+  static inline testing::TempDir* dir_ = nullptr;
+  static inline testing::LoopbackServer* nginx_ = nullptr;
+  testing::TempDir tmp_;
+};
+
+TEST_F(RemoteCliTest, TrainingFromAUrlGivesTheLocalRunsLossesAndAWarmRunDownloadsNothing) {
+  const std::string args = " --epochs 2 --batch 32 --seed 3 --shuffle-window 2 --log ";
+  RunResult local = run("train --data " + root() + "/data" + args + (tmp_ / "local.jsonl"), tmp_);
+  ASSERT_EQ(local.exit_code, 0) << local.err;
+  const int before = shard_gets();
+  RunResult remote =
+      run("train --data " + url("data") + args + (tmp_ / "remote.jsonl") + cache(), tmp_);
+  ASSERT_EQ(remote.exit_code, 0) << remote.err;
+  EXPECT_NE(remote.out.find("training mlp on " + url("data/train") + " ("), std::string::npos)
+      << remote.out;
+  EXPECT_NE(remote.out.find("evaluating on " + url("data/test")), std::string::npos);
+  const std::vector<double> want = train_losses(tmp_ / "local.jsonl");
+  ASSERT_EQ(want.size(), 2u);
+  EXPECT_EQ(train_losses(tmp_ / "remote.jsonl"), want);
+  const int downloads = shard_gets() - before;
+  EXPECT_GT(downloads, 0);
+  RunResult warm =
+      run("train --data " + url("data") + args + (tmp_ / "warm.jsonl") + cache(), tmp_);
+  ASSERT_EQ(warm.exit_code, 0) << warm.err;
+  EXPECT_EQ(train_losses(tmp_ / "warm.jsonl"), want);
+  EXPECT_EQ(shard_gets() - before, downloads) << "the warm cache downloaded nothing";
+}
+
+TEST_F(RemoteCliTest, InspectReadsTheManifestOnlyAndVerifyChecksEveryRecord) {
+  const int before = shard_gets();
+  RunResult inspect = run("inspect " + url("data") + " --json" + cache(), tmp_);
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+  const nlohmann::json j = nlohmann::json::parse(inspect.out);
+  EXPECT_EQ(j["dir"], url("data"));
+  EXPECT_EQ(j["datasets"][1]["records"], 1200);
+  EXPECT_FALSE(j["datasets"][1].contains("label_histogram"));
+  EXPECT_EQ(shard_gets(), before) << "inspect downloads no shard";
+  RunResult verify = run("verify " + url("data") + cache(), tmp_);
+  ASSERT_EQ(verify.exit_code, 0) << verify.err;
+  EXPECT_NE(verify.out.find(url("data/train") + ": all 1200 records in "), std::string::npos)
+      << verify.out;
+}
+
+TEST_F(RemoteCliTest, BadInputIsOneLineNamingTheUrl) {
+  expect_one_line_error(run("inspect " + url("nothing") + cache(), tmp_),
+                        url("nothing") + ": neither a dataset (no manifest.json)");
+  expect_one_line_error(
+      run("train --data " + url("data") + " --shuffle-window 4 --cache-gb 1e-6" + cache(), tmp_),
+      url("data/train") + ": --cache-gb 1e-06 holds fewer than the ");
+  fs::copy(root() + "/data/train", root() + "/holed", fs::copy_options::recursive);
+  for (const auto& entry : fs::directory_iterator(root() + "/holed"))
+    if (entry.path().extension() == ".stk") fs::remove(entry.path());
+  RunResult holed = run("verify " + url("holed") + cache(), tmp_);
+  expect_one_line_error(holed, url("holed") + "/");
+  EXPECT_NE(holed.err.find(": HTTP 404"), std::string::npos) << holed.err;
+}
+
+// weed holding the dataset under s3://BUCKET/ds, uploaded with signed PUTs.
+class S3CliTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new testing::TempDir();
+    server_ = new testing::LoopbackServer(testing::LoopbackServer::s3(*dir_ / "weed"));
+    if (!server_->skip_reason().empty()) return;
+    testing::write_rows_dataset(*dir_ / "ds", 400, 1);
+    const remote::RemoteUrl url = remote::parse_remote_url(dataset_url()).value_or_throw();
+    auto store = remote::open_object_store(url, remote::HttpClient::create().value_or_throw(),
+                                           environment(server_->get("secret_key")))
+                     .value_or_throw();
+    for (const auto& entry : fs::directory_iterator(*dir_ / "ds"))
+      throw_if_error(
+          store->put_file(entry.path().filename().string(), entry.path().string()).status());
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    delete dir_;
+  }
+  void SetUp() override {
+    if (!server_->skip_reason().empty()) GTEST_SKIP() << server_->skip_reason();
+  }
+  static remote::Environment environment(const std::string& secret) {
+    const std::string access = server_->get("access_key"), endpoint = server_->url(),
+                      region = server_->get("region");
+    return [=](const std::string& name) -> std::optional<std::string> {
+      if (name == "AWS_ACCESS_KEY_ID") return access;
+      if (name == "AWS_SECRET_ACCESS_KEY") return secret;
+      if (name == "AWS_ENDPOINT_URL_S3") return endpoint;
+      if (name == "AWS_REGION") return region;
+      return std::nullopt;
+    };
+  }
+  // The variables for a `stoker` run with `secret`.
+  static std::string env(const std::string& secret) {
+    return "AWS_ACCESS_KEY_ID=" + server_->get("access_key") + " AWS_SECRET_ACCESS_KEY=" + secret +
+           " AWS_ENDPOINT_URL_S3=" + server_->url() + " AWS_REGION=" + server_->get("region");
+  }
+  static std::string dataset_url() { return "s3://" + server_->get("bucket") + "/ds"; }
+
+  static inline testing::TempDir* dir_ = nullptr;
+  static inline testing::LoopbackServer* server_ = nullptr;
+  testing::TempDir tmp_;
+};
+
+TEST_F(S3CliTest, VerifiesWithTheKeysAndAWrongSecretIsOneLine403NeverPrinted) {
+  const std::string cache = " --cache-dir " + (tmp_ / "cache");
+  RunResult verified =
+      run("verify " + dataset_url() + cache, tmp_, env(server_->get("secret_key")));
+  ASSERT_EQ(verified.exit_code, 0) << verified.err;
+  EXPECT_NE(verified.out.find(dataset_url() + ": all 400 records"), std::string::npos);
+  RunResult trained = run("train --data " + dataset_url() + " --epochs 1 --batch 32 --log " +
+                              (tmp_ / "log.jsonl") + cache,
+                          tmp_, env(kSentinel));
+  expect_one_line_error(trained, dataset_url() + "/manifest.json: HTTP 403");
+  for (const std::string& text :
+       {verified.out, verified.err, trained.out, trained.err, contents_of(tmp_.path())})
+    EXPECT_EQ(text.find(kSentinel), std::string::npos);
+}
+
+}  // namespace
+}  // namespace stoker

@@ -1,0 +1,197 @@
+#include "stoker/remote/data_source.h"
+
+#include <fmt/format.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+#include "stoker/remote/object_store.h"
+#include "stoker/remote/remote_manifest.h"
+#include "stoker/remote/remote_shard_source.h"
+#include "stoker/remote/remote_url.h"
+#include "stoker/store/shard_window_bound.h"
+
+namespace stoker::remote {
+namespace {
+
+// The client and the store of `url`, credentials from the process's environment.
+Result<std::shared_ptr<const ObjectStore>> store_of(const RemoteUrl& url) {
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<HttpClient> client, HttpClient::create());
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ObjectStore> store,
+                          open_object_store(url, std::move(client), process_environment()));
+  return std::shared_ptr<const ObjectStore>(std::move(store));
+}
+
+// Whether object `name` exists: a HEAD's 404 is no; another failure is the error.
+Result<bool> exists(const ObjectStore& store, const std::string& name) {
+  Result<HttpResponse> head = store.head(name);
+  if (head.is_ok()) return true;
+  if (head.status().code() == StatusCode::kNotFound) return false;
+  return head.status();
+}
+
+// The text of the dataset `sub` under `url` (its userinfo and query kept, for opening it).
+std::string child_url(const RemoteUrl& url, const std::string& sub) {
+  RemoteUrl child = url;
+  child.path = url.path.empty() ? sub : url.path + "/" + sub;
+  std::string text = child.normal();
+  if (!url.userinfo.empty()) text.insert(text.find("://") + 3, url.userinfo + "@");
+  return text;
+}
+
+// Free bytes of the file system holding `dir` (0 if it cannot be asked).
+uint64_t free_bytes(const std::string& dir) {
+  struct statvfs fs;
+  if (::statvfs(dir.c_str(), &fs) != 0) return 0;
+  return static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+}
+
+// The cache at options' folder with options' budget (its default counts what it holds).
+Result<std::shared_ptr<ShardCache>> open_cache(const DataAccessOptions& access) {
+  STOKER_RETURN_IF_ERROR(check_data_access(access));
+  STOKER_ASSIGN_OR_RETURN(std::string dir, cache_dir_of(access));
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ShardCache> cache, ShardCache::open(dir, 0));
+  const uint64_t held = access.cache_gb > 0 ? 0 : cache->usage().bytes;
+  return ShardCache::open(dir, cache_budget_bytes(access, free_bytes(dir), held));
+}
+
+// A download that GETs the shard into the .part file `fd`, refusing bytes past its size.
+ShardDownload download_from(std::shared_ptr<const ObjectStore> store) {
+  return [store = std::move(store)](const ShardInfo& info, int fd) -> Status {
+    const ByteSink sink = [&](uint64_t offset, const char* data, size_t size) -> Status {
+      if (offset + size > info.bytes)
+        return corrupt(fmt::format("{}: larger than the {} bytes its manifest gives",
+                                   store->describe(info.file), info.bytes));
+      while (size > 0) {
+        const ssize_t n = ::pwrite(fd, data, size, static_cast<off_t>(offset));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0)
+          return io_error(fmt::format("{}: cannot write its download: {}",
+                                      store->describe(info.file), std::strerror(errno)));
+        data += n;
+        size -= static_cast<size_t>(n);
+        offset += static_cast<uint64_t>(n);
+      }
+      return Status::ok();
+    };
+    return store->get(info.file, std::nullopt, sink).status();
+  };
+}
+
+// The shards `shuffle_window` reads at once (and one in flight), of `records` per shard.
+size_t shards_needed(int64_t shuffle_window, const std::vector<int64_t>& records) {
+  const size_t shards = records.size();
+  if (shuffle_window == 0) return shards;
+  if (shuffle_window == kShardByShard) return std::min<size_t>(2, shards);
+  return std::min<size_t>(static_cast<size_t>(live_shard_bound(shuffle_window, records)) + 1,
+                          shards);
+}
+
+}  // namespace
+
+Status check_cache_floor(const Manifest& manifest, uint64_t budget_bytes,
+                         const DataAccessOptions& access, int64_t shuffle_window,
+                         const std::string& where) {
+  if (manifest.records == 0) return Status::ok();
+  std::vector<int64_t> records;
+  std::vector<uint64_t> largest;
+  for (const ShardInfo& shard : manifest.shards) {
+    records.push_back(static_cast<int64_t>(shard.records));
+    largest.push_back(shard.bytes);
+  }
+  std::sort(largest.begin(), largest.end(), std::greater<>());
+  const auto need = [&](int64_t window, size_t* count) {
+    *count = shards_needed(window, records);
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < *count; ++i) bytes += largest[i];
+    return bytes;
+  };
+  size_t count = 0;
+  const uint64_t bytes = need(shuffle_window, &count);
+  if (bytes <= budget_bytes) return Status::ok();
+  const std::string budget =
+      access.cache_gb > 0
+          ? fmt::format("--cache-gb {:g}", access.cache_gb)
+          : fmt::format("the default --cache-gb {:.1f} (half the cache disk's free space)",
+                        budget_bytes / 1e9);
+  if (shuffle_window == kShardByShard) {
+    return invalid_argument(fmt::format(
+        "{}: {} holds fewer than the {} shards ({:.1f} GB) that reading it needs at once; raise "
+        "--cache-gb",
+        where, budget, count, bytes / 1e9));
+  }
+  // The largest window that fits (the need grows with the window).
+  int64_t lo = 0, hi = static_cast<int64_t>(records.size());
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo + 1) / 2;
+    size_t unused;
+    if (need(mid, &unused) <= budget_bytes) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  const std::string window = shuffle_window == 0 ? "all" : fmt::format("{}", shuffle_window);
+  return invalid_argument(fmt::format(
+      "{}: {} holds fewer than the {} shards ({:.1f} GB) that --shuffle-window {} needs at once; "
+      "raise --cache-gb{}",
+      where, budget, count, bytes / 1e9, window,
+      lo > 0 ? fmt::format(" or lower --shuffle-window ({} fits)", lo) : std::string()));
+}
+
+Result<DataLocation> locate(const std::string& path_or_url) {
+  if (!is_remote_url(path_or_url)) return locate_data(path_or_url);
+  STOKER_ASSIGN_OR_RETURN(RemoteUrl url, parse_remote_url(path_or_url));
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const ObjectStore> store, store_of(url));
+  DataLocation where;
+  where.path = url.redacted();
+  STOKER_ASSIGN_OR_RETURN(bool dataset, exists(*store, kManifestName));
+  if (dataset) {
+    where.datasets = {path_or_url};
+    where.train = path_or_url;
+    return where;
+  }
+  for (const char* split : {"test", "train", "val"}) {
+    STOKER_ASSIGN_OR_RETURN(bool found, exists(*store, std::string(split) + "/" + kManifestName));
+    if (found) where.datasets.push_back(child_url(url, split));
+  }
+  if (where.datasets.empty()) {
+    return not_found(where.path + ": neither a dataset (no " + kManifestName +
+                     ") nor a folder of datasets (train/ and test/ or val/)");
+  }
+  where.folder = true;
+  for (const std::string& dataset : where.datasets) {
+    const std::string split = dataset.substr(dataset.rfind('/') + 1);
+    const std::string name = split.substr(0, split.find('?'));
+    if (name == "train") where.train = dataset;
+    if (name == "test" || (name == "val" && where.eval.empty())) where.eval = dataset;
+  }
+  return where;
+}
+
+Result<std::shared_ptr<const Dataset>> open_dataset(const std::string& path_or_url,
+                                                    const DataAccessOptions& access,
+                                                    int64_t shuffle_window) {
+  if (!is_remote_url(path_or_url)) return Dataset::open(path_or_url);
+  STOKER_ASSIGN_OR_RETURN(RemoteUrl url, parse_remote_url(path_or_url));
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const ObjectStore> store, store_of(url));
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ShardCache> cache, open_cache(access));
+  const std::string key = url.cache_key();
+  STOKER_ASSIGN_OR_RETURN(RemoteManifest fetched,
+                          fetch_manifest(*store, url.redacted(), cache->dir() + "/" + key));
+  STOKER_RETURN_IF_ERROR(check_cache_floor(fetched.manifest, cache->budget_bytes(), access,
+                                           shuffle_window, url.redacted()));
+  STOKER_ASSIGN_OR_RETURN(DatasetCache shards,
+                          cache->dataset(key, url.redacted(), fetched.manifest));
+  RemoteSourceOptions options;
+  options.policy = access.cache_policy;
+  return Dataset::open(RemoteShardSource::create(std::move(fetched.manifest), url.redacted(),
+                                                 std::move(shards), download_from(store), options));
+}
+
+}  // namespace stoker::remote

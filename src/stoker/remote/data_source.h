@@ -1,0 +1,46 @@
+#pragma once
+// Where a command's data comes from, local or remote, the one way every command opens a
+// dataset (docs/REMOTE-DESIGN.md section 1): a local path exactly as before
+// (store/data_location.h, Dataset::open), or an s3:// or http(s):// URL, read through the
+// machine's shard cache (remote/shard_cache.h) by a RemoteShardSource whose downloads are the
+// object store's GETs. Credentials come from the environment (remote/aws_credentials.h); no
+// message holds them. Stateless functions; thread-safe.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "stoker/remote/data_access.h"
+#include "stoker/store/data_location.h"
+#include "stoker/store/dataset.h"
+
+namespace stoker::remote {
+
+// The shuffle window of a reader that goes through the dataset shard by shard (inspect,
+// verify, an evaluation in order): the cache must hold two shards at once.
+inline constexpr int64_t kShardByShard = -1;
+
+// locate_data for a local path; for a URL: URL/manifest.json, else the datasets train/, test/
+// and val/ under it, probed by HEAD (their DataLocation entries are URLs; `path` is the
+// redacted one). kNotFound naming the URL when it holds neither; the probes' errors (a 403
+// naming the URL and where the keys came from).
+Result<DataLocation> locate(const std::string& path_or_url);
+
+// The dataset at `path_or_url`: Dataset::open(dir) for a local path; for a URL, its manifest
+// (remote/remote_manifest.h), then shards through the cache that `access` describes, checked
+// first against the budget floor (check_cache_floor for `shuffle_window`: a loader's window,
+// kShuffleAll 0 for the whole dataset, or kShardByShard).
+Result<std::shared_ptr<const Dataset>> open_dataset(const std::string& path_or_url,
+                                                    const DataAccessOptions& access,
+                                                    int64_t shuffle_window);
+
+// kInvalidArgument, one line naming `where`, when `budget_bytes` cannot hold the shards that
+// `shuffle_window` reads at once (the M largest, M = live_shard_bound, plus one in flight; all
+// of them for window 0), e.g. "URL: --cache-gb 2 holds fewer than the 9 shards (2.3 GB) that
+// --shuffle-window 8 needs at once; raise --cache-gb or lower --shuffle-window". `access`
+// says how the budget was set (--cache-gb or its default).
+Status check_cache_floor(const Manifest& manifest, uint64_t budget_bytes,
+                         const DataAccessOptions& access, int64_t shuffle_window,
+                         const std::string& where);
+
+}  // namespace stoker::remote
