@@ -1,0 +1,101 @@
+"""Remote datasets from Python, on real servers on loopback (servers.py): stoker.Loader over
+http:// (nginx) and s3:// (SeaweedFS) gives the local loader's batches through a cache smaller
+than the dataset; push, convert(out="s3://..."), inspect and verify on URLs; bad input is one
+line."""
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import stoker
+from loader_datasets import RECORDS
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def epochs(loader, count):
+    """Every batch's (image, label) of `count` epochs, as numpy arrays."""
+    out = []
+    for e in range(count):
+        loader.set_epoch(e)
+        out += [(b["image"].numpy().copy(), b["label"].numpy().copy()) for b in loader]
+    return out
+
+
+def assert_same(got, want):
+    assert len(got) == len(want)
+    for (gi, gl), (wi, wl) in zip(got, want):
+        np.testing.assert_array_equal(gi, wi)
+        np.testing.assert_array_equal(gl, wl)
+
+
+def dataset_bytes(path):
+    return sum(os.path.getsize(os.path.join(path, f)) for f in os.listdir(path))
+
+
+@pytest.fixture
+def s3_env(s3_server, monkeypatch):
+    for name, value in (("AWS_ACCESS_KEY_ID", s3_server.access_key),
+                        ("AWS_SECRET_ACCESS_KEY", s3_server.secret_key),
+                        ("AWS_ENDPOINT_URL", s3_server.url), ("AWS_REGION", s3_server.region)):
+        monkeypatch.setenv(name, value)
+    for name in ("AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_ENDPOINT_URL_S3"):
+        monkeypatch.delenv(name, raising=False)
+    return s3_server
+
+
+def test_a_loader_over_http_gives_the_local_batches_through_a_small_cache(labelled, nginx_server,
+                                                                          tmp_path):
+    shutil.copytree(labelled, nginx_server.root / "ds")
+    local = stoker.Loader(labelled, batch_size=64, seed=3, shuffle_window=2)
+    # Half the dataset: above the floor of a window of 2, below the whole.
+    budget_gb = dataset_bytes(labelled) / 2 / 1e9
+    remote = stoker.Loader(f"{nginx_server.url}/ds", batch_size=64, seed=3, shuffle_window=2,
+                           cache_dir=tmp_path / "cache", cache_gb=budget_gb)
+    assert_same(epochs(remote, 2), epochs(local, 2))
+
+
+def test_push_then_a_loader_over_s3_and_the_tools_on_its_url(labelled, s3_env, tmp_path):
+    url = f"s3://{s3_env.bucket}/pushed"
+    summary = stoker.push(labelled, url)
+    assert summary["records"] == RECORDS and summary["uploaded"] == summary["shards"] > 1
+    again = stoker.push(labelled, url)
+    assert again["uploaded"] == 0, "content-named shards already there are not sent again"
+    local = stoker.Loader(labelled, batch_size=50, seed=1)
+    remote = stoker.Loader(url, batch_size=50, seed=1, cache_dir=tmp_path / "cache")
+    assert_same(epochs(remote, 2), epochs(local, 2))
+    info = stoker.inspect(url, cache_dir=tmp_path / "other-cache")
+    assert info["records"] == RECORDS and "label_histogram" not in info
+    assert not [f for _, _, files in os.walk(tmp_path / "other-cache") for f in files
+                if ".stk" in f], "inspect downloads no shard"
+    assert stoker.verify(url, cache_dir=tmp_path / "cache")["datasets"][0]["records"] == RECORDS
+
+
+def test_convert_to_s3_with_a_shuffled_record_order(s3_env, tmp_path):
+    images = tmp_path / "images"
+    subprocess.run([sys.executable, os.path.join(ROOT, "bench", "make_image_set.py"), str(images),
+                    "--per-class", "3", "--val-per-class", "1"], check=True, capture_output=True)
+    url = f"s3://{s3_env.bucket}/converted"
+    stoker.convert("imagefolder", images, url, record_order="shuffled", seed=7)
+    info = stoker.inspect(url, cache_dir=tmp_path / "cache")
+    assert [d["records"] for d in info["datasets"]] == [30, 10]
+    batch = next(iter(stoker.Loader(f"{url}/train", batch_size=30, shuffle=False,
+                                    cache_dir=tmp_path / "cache",
+                                    transforms={"image": stoker.transforms.Compose([
+                                        stoker.transforms.Resize(8),
+                                        stoker.transforms.CenterCrop(8)])})))
+    labels = batch["label"].tolist()
+    assert labels != sorted(labels), "the records are not class by class"
+
+
+def test_bad_urls_are_one_line_errors(nginx_server, s3_env, tmp_path):
+    for url in (f"{nginx_server.url}/nothing-here", f"s3://{s3_env.bucket}/nothing-here"):
+        with pytest.raises(stoker.Error) as e:
+            stoker.Loader(url, batch_size=8, cache_dir=tmp_path / "cache")
+        assert "\n" not in str(e.value) and "nothing-here" in str(e.value)
+    with pytest.raises(stoker.Error) as e:
+        stoker.push(tmp_path / "absent", f"s3://{s3_env.bucket}/x")
+    assert "\n" not in str(e.value)
