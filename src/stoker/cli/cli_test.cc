@@ -360,7 +360,7 @@ TEST(CliTest, UsageErrorsExitTwoWithOneLineAndDoNothing) {
       {"train --epochs 0" + outputs, "--epochs must be at least 1"},
       {"train --epoch 3" + outputs, "unknown option --epoch (did you mean --epochs?)"},
       {"trian --epochs 3", "unknown command 'trian' (did you mean 'train'?)"},
-      {"", "missing command: choose bench, convert, doctor, env, inspect, ops, train or verify"},
+      {"", "missing command: choose bench, convert, doctor, env, inspect, ops, push, train or verify"},
       {"bench lodaer", "unknown command 'bench lodaer' (did you mean 'bench loader'?)"},
       {"train --lr abc" + outputs, "--lr: 'abc' is not a number"},
       {"train --lr -1" + outputs, "--lr must be greater than 0"},
