@@ -16,6 +16,9 @@ function(stoker_torch_summary)
     else()
       set(cuda "CUDA ${CUDA_VERSION}")
     endif()
+    if(STOKER_NVCC_VERSION VERSION_LESS STOKER_TORCH_CUDA)  # cmake/StokerTorch.cmake
+      set(cuda "${cuda} toolkit, torch's CUDA ${STOKER_TORCH_CUDA} runtime (${CUDA_cudart_LIBRARY})")
+    endif()
     # PyTorch's wheels load NCCL from the nvidia-nccl package beside torch; a LibTorch archive
     # or a source build keeps it in its own lib/.
     find_library(STOKER_NCCL_LIBRARY NAMES nccl libnccl.so.2
@@ -36,8 +39,8 @@ function(stoker_torch_summary)
     else()
       set(nccl "no NCCL library found")
     endif()
-  elseif(STOKER_TORCH_NO_NVCC)
-    set(cuda "CPU only: ${STOKER_TORCH_NO_NVCC}")
+  elseif(STOKER_TORCH_CPU_ONLY)
+    set(cuda "CPU only: ${STOKER_TORCH_CPU_ONLY}")
     set(nccl "no NCCL")
   else()
     set(cuda "CPU only (no CUDA)")

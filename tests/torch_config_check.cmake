@@ -1,4 +1,5 @@
-# cmake -DSOURCE_DIR=.. -DWORK_DIR=.. -DGENERATOR=.. -DPYTHON=.. -DTORCH_VERSION=.. -P torch_config_check.cmake
+# cmake -DSOURCE_DIR=.. -DWORK_DIR=.. -DGENERATOR=.. -DPYTHON=.. -DTORCH_VERSION=..
+#       [-DTORCH_CUDA=.. -DCUDA_COMPILER=..] -P torch_config_check.cmake
 #
 # How the configure finds LibTorch through a Python (cmake/StokerTorch.cmake), in scratch build
 # trees:
@@ -6,7 +7,11 @@
 #   with one line naming what was found and what is needed (a stand-in `python` script answers
 #   as an old torch would);
 # - PYTHON's CUDA torch without an nvcc builds CPU only and says why in the stoker: line; the
-#   device memory source, which has CUDA code, compiles that way.
+#   device memory source, which has CUDA code, compiles that way;
+# - with the build's nvcc (CUDA_COMPILER, for a torch of the toolkit's CUDA major version
+#   TORCH_CUDA), stand-ins for PYTHON that answer with another CUDA version: another major
+#   version builds CPU only, saying why; a newer minor version builds CUDA with torch's runtime,
+#   saying which; and CPU only, saying why, where no runtime sits beside torch.
 cmake_minimum_required(VERSION 3.22)
 
 # configure(NAME OUT_VAR RC_VAR ARGS...): configures ${WORK_DIR}/NAME with ARGS.
@@ -56,3 +61,58 @@ execute_process(
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "no_nvcc: device_memory.cc did not compile CPU only:\n${out}")
 endif()
+
+if(NOT TORCH_CUDA OR NOT CUDA_COMPILER)
+  return()
+endif()
+
+# stand_in(NAME CUDA [PREFIX]): writes ${WORK_DIR}/NAME/python, PYTHON answering torch's CUDA
+# version CUDA (and cmake prefix PREFIX) instead of its own; sets stand_in to its path.
+function(stand_in name cuda)
+  set(edit "-e '3s|.*|${cuda}|'")
+  if(ARGC GREATER 2)
+    string(APPEND edit " -e '1s|.*|${ARGV2}|'")
+  endif()
+  set(stand_in ${WORK_DIR}/${name}_python/python)
+  file(WRITE ${stand_in} "#!/bin/sh\n'${PYTHON}' \"$@\" | sed ${edit}\n")
+  file(CHMOD ${stand_in} PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE)
+  set(stand_in ${stand_in} PARENT_SCOPE)
+endfunction()
+
+# expect_line(NAME WORDS ARGS...): the configure with ARGS succeeds and its stoker: line ends in
+# WORDS (a regex).
+function(expect_line name words)
+  configure(${name} out rc -DCMAKE_CUDA_COMPILER=${CUDA_COMPILER} ${ARGN})
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${name}: the configure failed:\n${out}")
+  endif()
+  if(NOT out MATCHES "-- stoker: LibTorch ${TORCH_VERSION} from [^\n]*, ${words}")
+    message(FATAL_ERROR "${name}: no stoker: line saying '${words}' in:\n${out}")
+  endif()
+endfunction()
+
+string(REGEX MATCH "^[0-9]+" major "${TORCH_CUDA}")
+string(REPLACE "." "\\." nvcc "${CUDA_COMPILER}")
+
+stand_in(other_major 99.0)
+expect_line(other_major
+  "CPU only: torch ${TORCH_VERSION} has CUDA 99\\.0 but ${nvcc} is CUDA ${major}\\.[0-9]+ \\("
+  -DSTOKER_PYTHON=${stand_in})
+
+stand_in(newer_minor ${major}.99)
+expect_line(newer_minor
+  "CUDA ${major}\\.[0-9.]+ toolkit, torch's CUDA ${major}\\.99 runtime \\([^)]*/nvidia/[^)]*/libcudart\\.so\\.${major}\\), NCCL"
+  -DSTOKER_PYTHON=${stand_in})
+
+# A torch with nothing beside it: its own headers, libraries and CMake files, linked.
+execute_process(COMMAND ${PYTHON} -c "import torch, os; print(os.path.dirname(torch.__file__))"
+  OUTPUT_VARIABLE torch_root OUTPUT_STRIP_TRAILING_WHITESPACE)
+file(REMOVE_RECURSE ${WORK_DIR}/lone_torch)
+file(MAKE_DIRECTORY ${WORK_DIR}/lone_torch/torch)
+foreach(dir include lib share)
+  file(CREATE_LINK ${torch_root}/${dir} ${WORK_DIR}/lone_torch/torch/${dir} SYMBOLIC)
+endforeach()
+stand_in(no_runtime ${major}.99 ${WORK_DIR}/lone_torch/torch/share/cmake)
+expect_line(no_runtime
+  "CPU only: torch ${TORCH_VERSION} has CUDA ${major}\\.99, newer than ${nvcc}'s ${major}\\.[0-9]+, and no libcudart\\.so\\.${major} beside it \\("
+  -DSTOKER_PYTHON=${stand_in})

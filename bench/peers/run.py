@@ -34,11 +34,11 @@ import proc_tree
 import reduced_copy
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
 PEERS_DIR = os.environ.get("STOKER_PEERS", os.path.join(
     os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "stoker", "peers"))
 
-# name: (environment under PEERS_DIR, or None for the project's; store shared with; what it is)
+# name: (environment under PEERS_DIR, or None for the project's: the Python running this script;
+# store shared with; what it is)
 PEERS = {
     "torchvision_pil": (None, None, "DataLoader + torchvision ImageFolder, PIL"),
     "torchvision_tensor": (None, "torchvision_pil", "DataLoader + torchvision.io + transforms.v2"),
@@ -61,7 +61,7 @@ REDUCES_ITSELF = {
 def python_of(peer):
     env = PEERS[peer][0]
     if env is None:
-        return os.path.join(ROOT, ".venv", "bin", "python")
+        return sys.executable
     return os.path.join(PEERS_DIR, env, "bin", "python")
 
 

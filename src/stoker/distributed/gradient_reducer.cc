@@ -19,6 +19,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The owning pointer to an autograd node, as torch hands out a parameter's accumulator:
+// std::shared_ptr in torch 2.11, c10::intrusive_ptr in 2.15.
+using NodePtr =
+    decltype(torch::autograd::impl::grad_accumulator(std::declval<const at::Tensor&>()));
+
 double seconds_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
@@ -46,7 +51,7 @@ struct GradientReducer::State {
   std::vector<Bucket> buckets;  // in the order they start: every rank starts them so
   int64_t vote_offset = 0;      // of the vote in the last bucket
   // The accumulators hooked and the hooks' keys, to remove them.
-  std::vector<std::pair<std::shared_ptr<torch::autograd::Node>, uintptr_t>> hooks;
+  std::vector<std::pair<NodePtr, uintptr_t>> hooks;
 
   Mutex mutex;  // guards the fields below and the buckets' round state
   bool armed STOKER_GUARDED_BY(mutex) = false;
@@ -158,8 +163,7 @@ GradientReducer::GradientReducer(ProcessGroup& group, const std::vector<at::Tens
   }
 
   for (size_t i = 0; i < s.slots.size(); ++i) {
-    std::shared_ptr<torch::autograd::Node> accumulator =
-        torch::autograd::impl::grad_accumulator(s.slots[i].param);
+    NodePtr accumulator = torch::autograd::impl::grad_accumulator(s.slots[i].param);
     const uintptr_t key = accumulator->add_post_hook(std::make_unique<State::ReadyHook>(&s, i));
     s.hooks.emplace_back(std::move(accumulator), key);
   }

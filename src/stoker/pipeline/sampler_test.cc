@@ -362,7 +362,9 @@ TEST(SamplerTest, PaddingIsEachBatchsTailPastTheDataset) {
               const EpochPlan plan = Sampler(n, make_options(3, r, w, batch, last)).plan(0, start);
               for (int64_t b = 0; b < plan.num_batches(); ++b) {
                 const auto size = static_cast<int64_t>(plan.batch(b).size);
-                if (last == LastBatch::kPad) ASSERT_EQ(size, batch);
+                if (last == LastBatch::kPad) {
+                  ASSERT_EQ(size, batch);
+                }
                 int64_t past_end = 0;  // positions start + (b*B + i)*W + r >= n, a tail
                 for (int64_t i = 0; i < size; ++i) {
                   const bool padded = start + (b * batch + i) * w + r >= n;

@@ -33,7 +33,7 @@ const TunerOptions& checked(const TunerOptions& o) {
 std::string rate_text(double rate) {
   if (rate < 100) return fmt::format("{:.3g}", rate);
   std::string digits = fmt::format("{:.0f}", rate);
-  for (int at = static_cast<int>(digits.size()) - 3; at > 0; at -= 3) digits.insert(at, ",");
+  for (int at = static_cast<int>(digits.size()) - 3; at > 0; at -= 3) digits.insert(at, 1, ',');
   return digits;
 }
 

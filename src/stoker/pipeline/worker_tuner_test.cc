@@ -196,6 +196,19 @@ TEST(WorkerTunerTest, SettledStaysAndReportsWhy) {
   EXPECT_DOUBLE_EQ(j["trials"][0]["batches_per_s"].get<double>(), r.trials[0].batches_per_s);
 }
 
+TEST(WorkerTunerTest, ReportsRatesOf1000AndMoreWithThousandsSeparators) {
+  WorkerTuner tuner(options(1, 2));
+  LoaderCounters c;
+  while (!tuner.settled()) {
+    c.seconds += 1.0 / (1234567.0 * tuner.workers());
+    c.wait_seconds += 0.5 / (1234567.0 * tuner.workers());
+    tuner.on_batch(c);
+  }
+  const std::string reason = tuner.report().reason;
+  EXPECT_EQ(reason.rfind("2 workers: 2,469,134 batches/s vs 1,234,567 with 1 worker", 0), 0u)
+      << reason;
+}
+
 TEST(WorkerTunerTest, ReportBeforeAnyMeasurementIsTheStart) {
   WorkerTuner tuner(options(3, 4, 8, 16));
   const TuningReport r = tuner.report();
