@@ -147,7 +147,8 @@ def test_a_raising_progress_callable_stops_the_import_with_nothing_written(tmp_p
     with pytest.raises(KeyboardInterrupt):
         _stoker.import_image_folder(str(tmp_path / "src"), str(tmp_path / "out"),
                                     keep_original=False, max_side=0, skip_bad=False, workers=1,
-                                    shard_bytes=1 << 20, progress=progress, on_bad=None)
+                                    shard_bytes=1 << 20, shuffled=False, seed=0,
+                                    progress=progress, on_bad=None)
     assert calls and calls[0][1] == 6
     assert os.listdir(tmp_path) == ["src"]
 

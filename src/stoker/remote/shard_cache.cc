@@ -32,7 +32,10 @@ std::string marker_text() {
   return fmt::format("stoker shard cache\nlayout {}\n", kShardCacheLayout);
 }
 
-std::string megabytes(uint64_t bytes) { return fmt::format("{:.1f} MB", bytes / 1e6); }
+// "12.3 MB", or "4096 bytes" below 0.1 MB (a test's tiny shards).
+std::string megabytes(uint64_t bytes) {
+  return bytes < 100'000 ? fmt::format("{} bytes", bytes) : fmt::format("{:.1f} MB", bytes / 1e6);
+}
 
 bool has_suffix(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() &&
