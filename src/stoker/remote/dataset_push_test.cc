@@ -164,7 +164,8 @@ TEST_F(DatasetPushTest, ANewVersionKeepsTheOldShardsUntilPruned) {
   EXPECT_EQ(v2.present, v1.shards.size() - 1) << "shards of the same content are not sent again";
   EXPECT_EQ(v2.pruned, 0u);
   expect_complete("", tmp_ / "v2");
-  for (const json& shard : json::parse(old_manifest)["shards"])
+  const json old = json::parse(old_manifest);  // the loop's range must outlive the loop
+  for (const json& shard : old["shards"])
     EXPECT_FALSE(get(shard["file"]).empty()) << "an old reader's " << shard["file"];
 
   PushOptions prune;

@@ -88,9 +88,12 @@ Result<ShardPin> RemoteShardSource::acquire(int shard, const std::function<bool(
   // been made meanwhile (it then holds its own mapping). The pin keeps the source alive.
   std::shared_ptr<CachedShard> hold(
       cached.get(), [self = shared_from_this(), cached, shard](CachedShard*) mutable {
-        std::lock_guard<std::mutex> relock(self->slots_[shard].mutex);
-        if (self->readers_[shard] == &cached->reader()) self->readers_[shard] = nullptr;
-        cached.reset();
+        // The captures go now, not with the control block that slot.held's weak_ptr keeps:
+        // that would keep the source alive through its own slot (a cycle).
+        const std::shared_ptr<RemoteShardSource> source = std::move(self);
+        const std::shared_ptr<CachedShard> mapped = std::move(cached);
+        std::lock_guard<std::mutex> relock(source->slots_[shard].mutex);
+        if (source->readers_[shard] == &mapped->reader()) source->readers_[shard] = nullptr;
       });
   slot.held = hold;
   return ShardPin(shard, std::move(hold));
