@@ -49,23 +49,17 @@ std::string contents_of(const std::string& dir) {
   return all;
 }
 
-class RemoteCliTest : public ::testing::Test {
+class RemoteCliTest : public testing::ServerSuite<RemoteCliTest> {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new testing::TempDir();
+    dir_ = std::make_unique<testing::TempDir>();
     testing::write_rows_dataset(root() + "/data/train", 1200, 1);
     testing::write_rows_dataset(root() + "/data/test", 300, 2);
-    nginx_ = new testing::LoopbackServer(testing::LoopbackServer::nginx(root(), *dir_ / "nginx"));
-  }
-  static void TearDownTestSuite() {
-    delete nginx_;
-    delete dir_;
-  }
-  void SetUp() override {
-    if (!nginx_->skip_reason().empty()) GTEST_SKIP() << nginx_->skip_reason();
+    server_ = std::make_unique<testing::LoopbackServer>(
+        testing::LoopbackServer::nginx(root(), *dir_ / "nginx"));
   }
   static std::string root() { return *dir_ / "root"; }
-  static std::string url(const std::string& path) { return nginx_->url() + "/" + path; }
+  static std::string url(const std::string& path) { return server_->url() + "/" + path; }
   std::string cache() const { return " --cache-dir " + (tmp_ / "cache"); }
   static int shard_gets() {
     std::ifstream log(*dir_ / "nginx/access.log");
@@ -75,8 +69,6 @@ class RemoteCliTest : public ::testing::Test {
     return gets;
   }
 
-  static inline testing::TempDir* dir_ = nullptr;
-  static inline testing::LoopbackServer* nginx_ = nullptr;
   testing::TempDir tmp_;
 };
 
@@ -133,11 +125,12 @@ TEST_F(RemoteCliTest, BadInputIsOneLineNamingTheUrl) {
 }
 
 // weed holding the dataset under s3://BUCKET/ds, uploaded with signed PUTs.
-class S3CliTest : public ::testing::Test {
+class S3CliTest : public testing::ServerSuite<S3CliTest> {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new testing::TempDir();
-    server_ = new testing::LoopbackServer(testing::LoopbackServer::s3(*dir_ / "weed"));
+    dir_ = std::make_unique<testing::TempDir>();
+    server_ =
+        std::make_unique<testing::LoopbackServer>(testing::LoopbackServer::s3(*dir_ / "weed"));
     if (!server_->skip_reason().empty()) return;
     testing::write_rows_dataset(*dir_ / "ds", 400, 1);
     const remote::RemoteUrl url = remote::parse_remote_url(dataset_url()).value_or_throw();
@@ -147,13 +140,6 @@ class S3CliTest : public ::testing::Test {
     for (const auto& entry : fs::directory_iterator(*dir_ / "ds"))
       throw_if_error(
           store->put_file(entry.path().filename().string(), entry.path().string()).status());
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    delete dir_;
-  }
-  void SetUp() override {
-    if (!server_->skip_reason().empty()) GTEST_SKIP() << server_->skip_reason();
   }
   static remote::Environment environment(const std::string& secret) {
     const std::string access = server_->get("access_key"), endpoint = server_->url(),
@@ -173,8 +159,6 @@ class S3CliTest : public ::testing::Test {
   }
   static std::string dataset_url() { return "s3://" + server_->get("bucket") + "/ds"; }
 
-  static inline testing::TempDir* dir_ = nullptr;
-  static inline testing::LoopbackServer* server_ = nullptr;
   testing::TempDir tmp_;
 };
 

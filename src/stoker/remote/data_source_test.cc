@@ -77,21 +77,19 @@ TEST(LocateTest, ALocalPathIsLocatedAsBefore) {
 }
 
 // nginx serving ROOT/ds (one dataset) and ROOT/folder/{train,test}.
-class HttpDataSourceTest : public ::testing::Test {
+class HttpDataSourceTest : public testing::ServerSuite<HttpDataSourceTest> {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new testing::TempDir();
+    dir_ = std::make_unique<testing::TempDir>();
     testing::write_labelled_dataset(root() + "/ds", 600, 10, 2048);
     testing::write_labelled_dataset(root() + "/folder/train", 200, 10, 2048);
     testing::write_labelled_dataset(root() + "/folder/test", 50, 10, 2048);
-    server_ = new testing::LoopbackServer(testing::LoopbackServer::nginx(root(), *dir_ / "nginx"));
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    delete dir_;
+    server_ = std::make_unique<testing::LoopbackServer>(
+        testing::LoopbackServer::nginx(root(), *dir_ / "nginx"));
   }
   void SetUp() override {
-    if (!server_->skip_reason().empty()) GTEST_SKIP() << server_->skip_reason();
+    ServerSuite::SetUp();
+    if (IsSkipped()) return;
     access_.cache_dir = cache_.path() + "/cache";
   }
   static std::string root() { return *dir_ / "root"; }
@@ -105,8 +103,6 @@ class HttpDataSourceTest : public ::testing::Test {
     return gets;
   }
 
-  static inline testing::TempDir* dir_ = nullptr;
-  static inline testing::LoopbackServer* server_ = nullptr;
   testing::TempDir cache_;
   DataAccessOptions access_;
 };
@@ -186,11 +182,12 @@ TEST_F(HttpDataSourceTest, AShardMissingOnTheServerIsOneLineNamingItsUrl) {
 }
 
 // weed's S3 gateway holding ds/, uploaded by signed PUTs; keys in the process's environment.
-class S3DataSourceTest : public ::testing::Test {
+class S3DataSourceTest : public testing::ServerSuite<S3DataSourceTest> {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new testing::TempDir();
-    server_ = new testing::LoopbackServer(testing::LoopbackServer::s3(*dir_ / "weed"));
+    dir_ = std::make_unique<testing::TempDir>();
+    server_ =
+        std::make_unique<testing::LoopbackServer>(testing::LoopbackServer::s3(*dir_ / "weed"));
     if (!server_->skip_reason().empty()) return;
     testing::write_labelled_dataset(*dir_ / "ds", 400, 10, 2048);
     set_keys(server_->get("secret_key"));
@@ -203,12 +200,9 @@ class S3DataSourceTest : public ::testing::Test {
           store->put_file(entry.path().filename().string(), entry.path().string()).status());
     clear_keys();
   }
-  static void TearDownTestSuite() {
-    delete server_;
-    delete dir_;
-  }
   void SetUp() override {
-    if (!server_->skip_reason().empty()) GTEST_SKIP() << server_->skip_reason();
+    ServerSuite::SetUp();
+    if (IsSkipped()) return;
     set_keys(server_->get("secret_key"));
     access_.cache_dir = cache_.path() + "/cache";
   }
@@ -227,8 +221,6 @@ class S3DataSourceTest : public ::testing::Test {
   }
   static std::string dataset_url() { return "s3://" + server_->get("bucket") + "/ds"; }
 
-  static inline testing::TempDir* dir_ = nullptr;
-  static inline testing::LoopbackServer* server_ = nullptr;
   testing::TempDir cache_;
   DataAccessOptions access_;
 };

@@ -45,18 +45,16 @@ TEST(ContentQualifiedName, AddsTheIndexChecksumOnce) {
   EXPECT_EQ(content_qualified_name(shard), "data.37c8c13198acad03.stk");
 }
 
-class DatasetPushTest : public ::testing::Test {
+class DatasetPushTest : public testing::ServerSuite<DatasetPushTest> {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new testing::TempDir();
-    server_ = new testing::LoopbackServer(testing::LoopbackServer::s3(*dir_ / "weed"));
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    delete dir_;
+    dir_ = std::make_unique<testing::TempDir>();
+    server_ =
+        std::make_unique<testing::LoopbackServer>(testing::LoopbackServer::s3(*dir_ / "weed"));
   }
   void SetUp() override {
-    if (!server_->skip_reason().empty()) GTEST_SKIP() << server_->skip_reason();
+    ServerSuite::SetUp();
+    if (IsSkipped()) return;
     prefix_ = ::testing::UnitTest::GetInstance()->current_test_info()->name();
   }
   static std::string bucket() { return server_->get("bucket"); }
@@ -112,8 +110,6 @@ class DatasetPushTest : public ::testing::Test {
     return store(url_text())->list(folder).value_or_throw();
   }
 
-  static inline testing::TempDir* dir_ = nullptr;
-  static inline testing::LoopbackServer* server_ = nullptr;
   testing::TempDir tmp_;
   std::string prefix_;
 };

@@ -89,22 +89,15 @@ void expect_one_line(const Status& status, const std::string& words) {
 }
 
 // nginx serving a folder, shared by the suite.
-class HttpClientTest : public ::testing::Test {
+class HttpClientTest : public testing::ServerSuite<HttpClientTest> {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new testing::TempDir();
+    dir_ = std::make_unique<testing::TempDir>();
     ::mkdir((*dir_ / "root").c_str(), 0755);
     body_ = random_bytes(300 * 1024 + 17, 1);
     std::ofstream(*dir_ / "root/shard.stk", std::ios::binary) << body_;
-    server_ = new testing::LoopbackServer(
+    server_ = std::make_unique<testing::LoopbackServer>(
         testing::LoopbackServer::nginx(*dir_ / "root", *dir_ / "nginx"));
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    delete dir_;
-  }
-  void SetUp() override {
-    if (!server_->skip_reason().empty()) GTEST_SKIP() << server_->skip_reason();
   }
   static std::string url(const std::string& path) { return server_->url() + path; }
   // The access log's lines for `path`, once it has `count` of them (nginx logs a request after
@@ -123,8 +116,6 @@ class HttpClientTest : public ::testing::Test {
     return lines;
   }
 
-  static inline testing::TempDir* dir_ = nullptr;
-  static inline testing::LoopbackServer* server_ = nullptr;
   static inline std::string body_;
 };
 

@@ -60,18 +60,12 @@ TEST(S3ObjectUrl, PathStyleOnEndpointsVirtualHostOnAws) {
 }
 
 // weed's S3 gateway, shared by the suite (it takes seconds to start).
-class S3StoreTest : public ::testing::Test {
+class S3StoreTest : public testing::ServerSuite<S3StoreTest> {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new testing::TempDir();
-    server_ = new testing::LoopbackServer(testing::LoopbackServer::s3(*dir_ / "weed"));
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    delete dir_;
-  }
-  void SetUp() override {
-    if (!server_->skip_reason().empty()) GTEST_SKIP() << server_->skip_reason();
+    dir_ = std::make_unique<testing::TempDir>();
+    server_ =
+        std::make_unique<testing::LoopbackServer>(testing::LoopbackServer::s3(*dir_ / "weed"));
   }
   // The store for s3://BUCKET/`prefix` with the server's keys, `secret` if given.
   static std::unique_ptr<ObjectStore> store(const std::string& prefix,
@@ -84,9 +78,6 @@ class S3StoreTest : public ::testing::Test {
         parse_remote_url("s3://" + server_->get("bucket") + "/" + prefix).value_or_throw();
     return open_object_store(url, client(), environment(vars)).value_or_throw();
   }
-
-  static inline testing::TempDir* dir_ = nullptr;
-  static inline testing::LoopbackServer* server_ = nullptr;
 };
 
 TEST_F(S3StoreTest, PutThenGetWholeRangedAndHead) {
@@ -162,26 +153,16 @@ TEST_F(S3StoreTest, UnsignedRequestsAreRefusedNamingTheSourcesRead) {
 }
 
 // nginx serving a folder through HttpStore; the URL's userinfo and query (sent, never shown).
-class HttpStoreTest : public ::testing::Test {
+class HttpStoreTest : public testing::ServerSuite<HttpStoreTest> {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new testing::TempDir();
+    dir_ = std::make_unique<testing::TempDir>();
     ::mkdir((*dir_ / "root").c_str(), 0755);
     ::mkdir((*dir_ / "root/ds").c_str(), 0755);
     std::ofstream(*dir_ / "root/ds/shard 1.stk", std::ios::binary) << random_bytes(5000, 4);
-    server_ = new testing::LoopbackServer(
+    server_ = std::make_unique<testing::LoopbackServer>(
         testing::LoopbackServer::nginx(*dir_ / "root", *dir_ / "nginx"));
   }
-  static void TearDownTestSuite() {
-    delete server_;
-    delete dir_;
-  }
-  void SetUp() override {
-    if (!server_->skip_reason().empty()) GTEST_SKIP() << server_->skip_reason();
-  }
-
-  static inline testing::TempDir* dir_ = nullptr;
-  static inline testing::LoopbackServer* server_ = nullptr;
 };
 
 TEST_F(HttpStoreTest, GetsObjectsAndNeverShowsUserinfoOrQuery) {

@@ -5,15 +5,19 @@
 // for S3 its bucket, region and keys, or why the server is missing) and stops the server when
 // its stdin closes: on destruction here, or when the test process dies.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "stoker/testing/temp_dir.h"
 
 extern char** environ;
 
@@ -87,6 +91,24 @@ class LoopbackServer {
   nlohmann::json info_;
   pid_t pid_ = 0;
   int stdin_ = -1;
+};
+
+// A suite sharing one server (it takes seconds to start): the suite's SetUpTestSuite fills
+// dir_ and starts server_; both go at the suite's end, and every test skips, naming the package,
+// when the server cannot run. `Suite` is the derived suite, so that each has its own server.
+template <typename Suite>
+class ServerSuite : public ::testing::Test {
+ protected:
+  static void TearDownTestSuite() {
+    server_.reset();
+    dir_.reset();
+  }
+  void SetUp() override {
+    if (!server_->skip_reason().empty()) GTEST_SKIP() << server_->skip_reason();
+  }
+
+  static inline std::unique_ptr<TempDir> dir_;
+  static inline std::unique_ptr<LoopbackServer> server_;
 };
 
 }  // namespace stoker::testing
