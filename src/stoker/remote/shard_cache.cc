@@ -12,8 +12,8 @@
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <thread>
+#include <unordered_map>
 
 #include "stoker/store/shard_check.h"
 #include "stoker/store/shard_schedule.h"
@@ -60,6 +60,8 @@ std::vector<CachedFile> list_files(const std::string& dir, const char* suffix) {
     files.push_back({path, static_cast<uint64_t>(st.st_size),
                      int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec});
   }
+  std::sort(files.begin(), files.end(),  // the same order on every file system
+            [](const CachedFile& a, const CachedFile& b) { return a.path < b.path; });
   return files;
 }
 
@@ -106,11 +108,13 @@ Result<std::shared_ptr<ShardCache>> ShardCache::open(const std::string& dir,
   STOKER_RETURN_IF_ERROR(make_dirs(dir));
   const std::string marker = dir + "/" + kShardCacheMarker;
   if (!fs::exists(marker)) {
-    if (!empty_but_for_marker_temporaries(dir)) {
+    // Another process may have made the marker and its first dataset since the check above:
+    // a stoker writes the marker before anything else, so look for it again before refusing.
+    if (!empty_but_for_marker_temporaries(dir) && !fs::exists(marker)) {
       return invalid_argument(dir + ": not a stoker cache (no " + kShardCacheMarker +
                               ") and not empty; name an empty or new folder for the cache");
     }
-    STOKER_RETURN_IF_ERROR(write_file_atomically(marker, marker_text()));
+    if (!fs::exists(marker)) STOKER_RETURN_IF_ERROR(write_file_atomically(marker, marker_text()));
   }
   STOKER_ASSIGN_OR_RETURN(std::string text, read_file(marker, 4096));
   if (text != marker_text()) {
@@ -222,10 +226,11 @@ Status DatasetCache::make_room(int shard, const EvictionAdvice& advice) const {
     if (unlink_if_unpinned(f.path)) used -= f.bytes;
   };
   // 1. This dataset's shards that its manifest no longer names (an older version).
-  std::set<std::string> current;
-  for (size_t s = 0; s < shards_.size(); ++s) current.insert(shard_path(static_cast<int>(s)));
+  std::unordered_map<std::string, int> shard_at;  // this manifest's cached names
+  for (size_t s = 0; s < shards_.size(); ++s)
+    shard_at.emplace(shard_path(static_cast<int>(s)), static_cast<int>(s));
   for (const CachedFile& f : mine) {
-    if (!fits() && !current.count(f.path)) evict(f);
+    if (!fits() && !shard_at.count(f.path)) evict(f);
   }
   // 2. Other datasets' shards, least recently used first: their future is unknown here.
   std::vector<CacheEntry> entries;
@@ -243,19 +248,15 @@ Status DatasetCache::make_room(int shard, const EvictionAdvice& advice) const {
   if (fits()) return Status::ok();
   // 3. This dataset's, by `advice`: pinned ones (a flock held) and those needed soon stay.
   std::vector<CachedFile> candidates;
-  std::vector<int> candidate_shards;
   entries.clear();
-  for (size_t s = 0; s < shards_.size(); ++s) {
-    const std::string path = shard_path(static_cast<int>(s));
-    auto at =
-        std::find_if(mine.begin(), mine.end(), [&](const CachedFile& f) { return f.path == path; });
-    if (at == mine.end() || static_cast<int>(s) == shard) continue;
-    const int64_t next =
-        advice.next_use ? advice.next_use(static_cast<int>(s)) : ShardSchedule::kNever;
-    Result<FileLock> probe = FileLock::acquire(path, LockMode::kExclusive, false, false);
+  for (const CachedFile& f : mine) {
+    const auto at = shard_at.find(f.path);
+    if (at == shard_at.end() || at->second == shard) continue;  // an old version: gone above
+    const int64_t next = advice.next_use ? advice.next_use(at->second) : ShardSchedule::kNever;
+    Result<FileLock> probe = FileLock::acquire(f.path, LockMode::kExclusive, false, false);
     entries.push_back(
-        {at->bytes, next, at->mtime_ns, !probe.is_ok(), next < advice.needed_soon_before});
-    candidates.push_back(*at);
+        {f.bytes, next, f.mtime_ns, !probe.is_ok(), next < advice.needed_soon_before});
+    candidates.push_back(f);
   }
   const int64_t incoming = advice.next_use ? advice.next_use(shard) : 0;
   auto victims = choose_victims(advice.policy, entries, used + needed - budget, incoming);
