@@ -47,6 +47,10 @@ using ShardPins = std::vector<ShardPin>;
 struct ShardSourceStats {
   uint64_t fetched_bytes = 0;  // shard bytes fetched from where the dataset is (0: local)
   int64_t wait_ns = 0;         // time acquire() waited for shards, summed over its callers
+  // A remote source's measured pace and the depth it chose from them (0: not measured, local).
+  double download_bytes_per_s = 0;  // one download's bandwidth, smoothed
+  double records_per_s = 0;         // the loader's pace, smoothed
+  int prefetch_shards = 0;          // shards fetched ahead past the loader's lookahead
 };
 
 class ShardSource {

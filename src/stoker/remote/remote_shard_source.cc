@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <numeric>
 
 namespace stoker {
 namespace {
@@ -32,11 +33,18 @@ std::shared_ptr<RemoteShardSource> RemoteShardSource::create(Manifest manifest,
 RemoteShardSource::RemoteShardSource(Manifest manifest, std::string location, DatasetCache cache,
                                      ShardDownload download, RemoteSourceOptions options)
     : manifest_(std::move(manifest)),
+      bytes_(std::accumulate(manifest_.shards.begin(), manifest_.shards.end(), uint64_t{0},
+                             [](uint64_t sum, const ShardInfo& s) { return sum + s.bytes; })),
       location_(std::move(location)),
       cache_(std::move(cache)),
       download_([this, inner = std::move(download)](const ShardInfo& info, int fd) {
+        const int64_t start = now_ns();
         Status status = inner(info, fd);
-        if (status.is_ok()) fetched_bytes_ += info.bytes;
+        if (status.is_ok()) {
+          fetched_bytes_ += info.bytes;
+          MutexLock lock(mutex_);
+          bandwidth_.add(static_cast<double>(info.bytes), (now_ns() - start) / 1e9);
+        }
         return status;
       }),
       options_(options),
@@ -54,11 +62,9 @@ RemoteShardSource::~RemoteShardSource() {
 }
 
 std::string RemoteShardSource::describe() const {
-  uint64_t bytes = 0;
-  for (const ShardInfo& info : manifest_.shards) bytes += info.bytes;
   const ShardCacheUsage usage = cache_.cache().usage();
   return fmt::format("{} ({} shards, {:.1f} GB; cache {:.1f}/{:.1f} GB in {})", location_,
-                     manifest_.shards.size(), bytes / 1e9, usage.bytes / 1e9,
+                     manifest_.shards.size(), bytes_ / 1e9, usage.bytes / 1e9,
                      cache_.cache().budget_bytes() / 1e9, cache_.cache().dir());
 }
 
@@ -78,8 +84,14 @@ Result<ShardPin> RemoteShardSource::acquire(int shard, const std::function<bool(
   Slot& slot = slots_[shard];
   std::lock_guard<std::mutex> lock(slot.mutex);
   if (std::shared_ptr<CachedShard> held = slot.held.lock()) return ShardPin(shard, held);
+  // Needed now: what the lookahead protects for later gives way to it, as the next-use rule
+  // says, so that a cache smaller than the lookahead's shards still moves on; only the shards
+  // in use or needed no later than this one stay.
+  EvictionAdvice now = advice();
+  if (now.next_use)
+    now.needed_soon_before = std::min(now.needed_soon_before, now.next_use(shard) + 1);
   const int64_t start = now_ns();
-  Result<CachedShard> fetched = cache_.fetch(shard, download_, advice(), cancelled);
+  Result<CachedShard> fetched = cache_.fetch(shard, download_, now, cancelled);
   wait_ns_ += now_ns() - start;
   if (!fetched.is_ok()) return fetched.status();
   auto cached = std::make_shared<CachedShard>(std::move(fetched).value());
@@ -103,6 +115,10 @@ ShardSourceStats RemoteShardSource::stats() const {
   ShardSourceStats stats;
   stats.fetched_bytes = fetched_bytes_.load();
   stats.wait_ns = wait_ns_.load();
+  MutexLock lock(mutex_);
+  stats.download_bytes_per_s = bandwidth_.per_second();
+  stats.records_per_s = pace_.per_second();
+  stats.prefetch_shards = prefetch_shards();
   return stats;
 }
 
@@ -114,6 +130,8 @@ void RemoteShardSource::advise(const ShardSchedule& schedule, int64_t lookahead)
     lookahead_ = lookahead;
     position_ = 0;
     blocked_at_ = -1;
+    pace_since_ns_ = now_ns();
+    pace_since_position_ = 0;
   }
   wake_.notify_all();
 }
@@ -123,8 +141,26 @@ void RemoteShardSource::advance(int64_t position) {
     MutexLock lock(mutex_);
     if (position == position_) return;
     position_ = position;
+    // The pace over spans of at least a tenth of a second: batch by batch it is too jittery.
+    const int64_t now = now_ns();
+    if (now - pace_since_ns_ >= 100'000'000 && position > pace_since_position_) {
+      pace_.add(static_cast<double>(position - pace_since_position_), (now - pace_since_ns_) / 1e9);
+      pace_since_ns_ = now;
+      pace_since_position_ = position;
+    }
   }
   wake_.notify_all();
+}
+
+int RemoteShardSource::prefetch_shards() const {
+  if (options_.prefetch_shards > 0) return options_.prefetch_shards;
+  const double shards = static_cast<double>(std::max<size_t>(manifest_.shards.size(), 1));
+  PrefetchInputs in;
+  in.shard_bytes = static_cast<double>(bytes_) / shards;
+  in.shard_records = static_cast<double>(manifest_.records) / shards;
+  in.stream_bytes_per_s = bandwidth_.per_second();
+  in.records_per_s = pace_.per_second();
+  return prefetch_depth(in);
 }
 
 int RemoteShardSource::next_to_fetch() const {
@@ -132,7 +168,7 @@ int RemoteShardSource::next_to_fetch() const {
   const int64_t mean_records =
       static_cast<int64_t>(manifest_.records / std::max<size_t>(manifest_.shards.size(), 1));
   int best = -1;
-  int64_t best_use = position_ + lookahead_ + options_.prefetch_shards * mean_records;
+  int64_t best_use = position_ + lookahead_ + prefetch_shards() * mean_records;
   for (size_t s = 0; s < manifest_.shards.size(); ++s) {
     const int64_t use = schedule_.next_use(static_cast<int>(s), position_);
     if (use >= best_use || in_flight_[s] || cache_.holds(static_cast<int>(s))) continue;

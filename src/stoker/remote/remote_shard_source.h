@@ -2,10 +2,10 @@
 // RemoteShardSource: a remote dataset's shards through the machine's shard cache
 // (docs/REMOTE-DESIGN.md sections 1 and 3). acquire() pins a shard, downloading it first when
 // the cache lacks it; downloader threads fetch ahead in the loader's order (advise, advance):
-// the shard needed next first, as far as the cache's budget allows without displacing a shard
-// needed sooner (the next-use rule), so the budget, not a depth, bounds how far ahead it
-// reaches. A shard is mapped only while pinned: its reader in readers() is valid while a pin of
-// it is held, and the last pin's release unmaps it (it stays cached).
+// the shard needed next first, within a horizon past the loader's lookahead that the measured
+// bandwidth and pace set (prefetch_depth.h), and never displacing a shard needed sooner (the
+// next-use rule). A shard is mapped only while pinned: its reader in readers() is valid while a
+// pin of it is held, and the last pin's release unmaps it (it stays cached).
 //
 // Thread-safe: acquire() from any thread; advise() and advance() from the loader's thread.
 // The destructor stops and joins the downloaders (docs/DESIGN.md contract 9).
@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "stoker/remote/prefetch_depth.h"
 #include "stoker/remote/shard_cache.h"
 #include "stoker/store/shard_source.h"
 #include "stoker/util/thread_annotations.h"
@@ -31,9 +32,9 @@ struct RemoteSourceOptions {
   // How far ahead they fetch, past the loader's lookahead, in average shards: shards first
   // needed beyond it wait, however much room the cache has. Fetching as far as the budget
   // allows keeps swapping shards that are all needed again (bench/remote/cache_simulation:
-  // about 1.7x the downloads a bounded horizon makes). Fixed here, not yet tuned from the
-  // measured bandwidth.
-  int prefetch_shards = 4;
+  // about 1.7x the downloads a bounded horizon makes). 0: tuned from the measured bandwidth
+  // and the loader's pace (prefetch_depth.h); N: fixed.
+  int prefetch_shards = 0;
 };
 
 class RemoteShardSource : public ShardSource,
@@ -63,6 +64,7 @@ class RemoteShardSource : public ShardSource,
   EvictionAdvice advice() const STOKER_EXCLUDES(mutex_);
   // The shard the downloaders fetch next (not cached, not being fetched, needed soonest), or -1.
   int next_to_fetch() const STOKER_REQUIRES(mutex_);
+  int prefetch_shards() const STOKER_REQUIRES(mutex_);
   void download_ahead() STOKER_EXCLUDES(mutex_);
 
   // Serialises acquire() per shard, so that a shard is fetched and mapped once.
@@ -72,6 +74,7 @@ class RemoteShardSource : public ShardSource,
   };
 
   const Manifest manifest_;
+  const uint64_t bytes_;  // the shards' sum
   const std::string location_;
   const DatasetCache cache_;
   const ShardDownload download_;  // counts the bytes it fetched
@@ -91,7 +94,11 @@ class RemoteShardSource : public ShardSource,
   bool advised_ STOKER_GUARDED_BY(mutex_) = false;
   int64_t lookahead_ STOKER_GUARDED_BY(mutex_) = 0;
   int64_t position_ STOKER_GUARDED_BY(mutex_) = 0;
-  int64_t blocked_at_ STOKER_GUARDED_BY(mutex_) = -1;  // the cache had no room at this position
+  int64_t blocked_at_ STOKER_GUARDED_BY(mutex_) = -1;    // the cache had no room at this position
+  RateMeter bandwidth_ STOKER_GUARDED_BY(mutex_);        // bytes/s of one download
+  RateMeter pace_ STOKER_GUARDED_BY(mutex_);             // records/s the loader moves on
+  int64_t pace_since_ns_ STOKER_GUARDED_BY(mutex_) = 0;  // where the pace's next sample starts
+  int64_t pace_since_position_ STOKER_GUARDED_BY(mutex_) = 0;
   std::vector<bool> in_flight_ STOKER_GUARDED_BY(mutex_);
   bool stop_ STOKER_GUARDED_BY(mutex_) = false;
   std::vector<std::thread> downloaders_;

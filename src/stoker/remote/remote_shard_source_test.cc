@@ -28,8 +28,11 @@ struct Fixture {
     manifest = Manifest::load(dir.path() + "/ds").value_or_throw();
   }
 
+  int download_ms = 0;  // each download's added delay
+
   std::shared_ptr<RemoteShardSource> source(uint64_t budget, int downloaders,
-                                            EvictionPolicy policy = EvictionPolicy::kNextUse) {
+                                            EvictionPolicy policy = EvictionPolicy::kNextUse,
+                                            int prefetch_shards = 0) {
     auto cache = ShardCache::open(dir.path() + "/cache", budget).value_or_throw();
     DatasetCache ds = cache->dataset("0c", "s3://b/ds", manifest).value_or_throw();
     ShardDownload download = [this](const ShardInfo& info, int fd) {
@@ -38,6 +41,7 @@ struct Fixture {
         for (size_t s = 0; s < manifest.shards.size(); ++s)
           if (manifest.shards[s].file == info.file) downloaded.push_back(static_cast<int>(s));
       }
+      std::this_thread::sleep_for(std::chrono::milliseconds(download_ms));
       const std::string bytes = read_file(dir.path() + "/ds/" + info.file).value();
       return ::pwrite(fd, bytes.data(), bytes.size(), 0) == static_cast<ssize_t>(bytes.size())
                  ? Status::ok()
@@ -46,6 +50,7 @@ struct Fixture {
     RemoteSourceOptions options;
     options.downloaders = downloaders;
     options.policy = policy;
+    options.prefetch_shards = prefetch_shards;
     return RemoteShardSource::create(manifest, "s3://b/ds", std::move(ds), download, options);
   }
 
@@ -125,7 +130,8 @@ TEST(RemoteShardSourceTest, ADatasetOverItReadsTheSameRecordsAsTheLocalOne) {
 
 TEST(RemoteShardSourceTest, DownloadersFetchAheadInTheLoadersOrderWithinTheHorizon) {
   Fixture f;
-  auto source = f.source(uint64_t{1} << 30, /*downloaders=*/1);
+  auto source = f.source(uint64_t{1} << 30, /*downloaders=*/1, EvictionPolicy::kNextUse,
+                         /*prefetch_shards=*/4);
   std::vector<int> order;
   for (int s = static_cast<int>(f.manifest.shards.size()) - 1; s >= 0; --s) order.push_back(s);
   std::swap(order[0], order[3]);
@@ -168,6 +174,50 @@ TEST(RemoteShardSourceTest, TheBudgetBoundsHowFarAheadAndNothingIsFetchedTwice) 
   ASSERT_TRUE(eventually([&] { return f.downloads().size() == 3; }));
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_EQ(sorted(f.downloads()), (std::vector<int>{0, 3, 4}));
+}
+
+TEST(RemoteShardSourceTest, TheDepthFollowsTheMeasuredBandwidthAndPace) {
+  Fixture f;
+  f.download_ms = 100;
+  auto source = f.source(uint64_t{1} << 30, /*downloaders=*/1);
+  std::vector<int> order(f.manifest.shards.size());
+  for (size_t s = 0; s < order.size(); ++s) order[s] = static_cast<int>(s);
+  const ShardSchedule schedule = in_turn(f.manifest, order);
+  EXPECT_EQ(source->stats().prefetch_shards, 4) << "unmeasured";
+  source->advise(schedule, 0);
+  // A loader that reads a shard in 10 ms or more, against downloads of 100 ms or more.
+  const int64_t shard = static_cast<int64_t>(f.manifest.shards[0].records);
+  for (int64_t p = 0; p < schedule.epoch_size; p += shard) {
+    source->advance(p);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(eventually([&] { return source->stats().download_bytes_per_s > 0; }));
+  const ShardSourceStats stats = source->stats();
+  const double shard_bytes = static_cast<double>(f.manifest.shards[0].bytes);
+  EXPECT_LE(stats.download_bytes_per_s, shard_bytes / 0.1) << "no faster than the delay allows";
+  EXPECT_GT(stats.records_per_s, 0);
+  EXPECT_LE(stats.records_per_s, shard / 0.01);
+  PrefetchInputs in;
+  in.shard_bytes = shard_bytes;
+  in.shard_records = static_cast<double>(shard);
+  in.stream_bytes_per_s = stats.download_bytes_per_s;
+  in.records_per_s = stats.records_per_s;
+  EXPECT_EQ(stats.prefetch_shards, prefetch_depth(in));
+}
+
+// The lookahead protects shards for the next batches; a shard needed now (acquire) may still
+// displace those needed later than itself, so a cache smaller than the lookahead moves on.
+TEST(RemoteShardSourceTest, AShardNeededNowDisplacesShardsTheLookaheadKeepsForLater) {
+  Fixture f;
+  const std::vector<int> order = {3, 1, 4, 0, 2};
+  auto source = f.source(f.bytes_of({1, 3}) + f.manifest.shards[4].bytes / 2, /*downloaders=*/0);
+  const ShardSchedule schedule = in_turn(f.manifest, order);
+  source->advise(schedule, 2 * schedule.epoch_size);  // every shard "needed soon"
+  for (int s : order) {
+    source->advance(schedule.now[s].first);
+    ASSERT_TRUE(source->acquire(s, nullptr).is_ok()) << "shard " << s;
+  }
+  EXPECT_EQ(f.downloads(), order);
 }
 
 }  // namespace

@@ -1,0 +1,65 @@
+#include "stoker/remote/prefetch_depth.h"
+
+#include <gtest/gtest.h>
+
+namespace stoker {
+namespace {
+
+PrefetchInputs measured(double download_s, double read_s) {
+  PrefetchInputs in;
+  in.shard_bytes = 64e6;
+  in.shard_records = 1000;
+  in.stream_bytes_per_s = in.shard_bytes / download_s;
+  in.records_per_s = in.shard_records / read_s;
+  return in;
+}
+
+TEST(RateMeterTest, StartsAtTheFirstSampleThenWeighsEachNewOne) {
+  RateMeter meter(0.25);
+  EXPECT_EQ(meter.per_second(), 0);
+  meter.add(100, 2);
+  EXPECT_DOUBLE_EQ(meter.per_second(), 50);
+  meter.add(90, 1);
+  EXPECT_DOUBLE_EQ(meter.per_second(), 0.25 * 90 + 0.75 * 50);
+  meter.add(5, 0);  // no time: no sample
+  meter.add(-1, 1);
+  EXPECT_DOUBLE_EQ(meter.per_second(), 0.25 * 90 + 0.75 * 50);
+}
+
+TEST(PrefetchDepthTest, UnmeasuredGivesTheDefault) {
+  PrefetchInputs in = measured(1, 1);
+  in.stream_bytes_per_s = 0;
+  EXPECT_EQ(prefetch_depth(in), 4);
+  in = measured(1, 1);
+  in.records_per_s = 0;
+  in.unmeasured_depth = 7;
+  EXPECT_EQ(prefetch_depth(in), 7);
+}
+
+TEST(PrefetchDepthTest, CoversOneDownloadAtTheLoadersPaceWithAMargin) {
+  EXPECT_EQ(prefetch_depth(measured(0.01, 1)), 2) << "a fast network: one shard past the next";
+  EXPECT_EQ(prefetch_depth(measured(1, 1)), 3);
+  EXPECT_EQ(prefetch_depth(measured(2, 1)), 4);
+  EXPECT_EQ(prefetch_depth(measured(10, 1)), 16);
+  EXPECT_EQ(prefetch_depth(measured(1000, 1)), 64) << "bounded";
+}
+
+TEST(PrefetchDepthTest, GrowsWithTheDownloadTimeAndShrinksWithTheReadTime) {
+  int last = 0;
+  for (double download_s = 0.001; download_s < 100; download_s *= 1.7) {
+    const int depth = prefetch_depth(measured(download_s, 1));
+    EXPECT_GE(depth, last) << download_s;
+    EXPECT_GE(depth, 1);
+    EXPECT_LE(depth, 64);
+    last = depth;
+  }
+  last = 1 << 30;
+  for (double read_s = 0.001; read_s < 100; read_s *= 1.7) {
+    const int depth = prefetch_depth(measured(1, read_s));
+    EXPECT_LE(depth, last) << read_s;
+    last = depth;
+  }
+}
+
+}  // namespace
+}  // namespace stoker
