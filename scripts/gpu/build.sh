@@ -94,7 +94,7 @@ export PKG_CONFIG="$pkg_config"
 export PKG_CONFIG_PATH="$prefix/usr/lib/$arch/pkgconfig:$prefix/usr/share/pkgconfig"
 export CPATH="$prefix/usr/include\${CPATH:+:\$CPATH}"
 export LIBRARY_PATH="$prefix/usr/lib/$arch\${LIBRARY_PATH:+:\$LIBRARY_PATH}"
-export LD_LIBRARY_PATH="$prefix/usr/lib/$arch\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
+export LD_LIBRARY_PATH="$prefix/usr/lib/$arch:$prefix/lib/$arch\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
 export PYTHONPATH="$build/site\${PYTHONPATH:+:\$PYTHONPATH}"
 export STOKER_GPU_BUILD="$build"
 export STOKER_CLI="\${STOKER_CLI:-$build/cpp/stoker}"
@@ -107,7 +107,7 @@ export CCACHE_BASEDIR=$root CCACHE_NOHASHDIR=1
 # The prefix's libraries on the run path too: the extension and programs load without env.sh.
 cmake_common=(-G Ninja -DCMAKE_LIBRARY_ARCHITECTURE=$arch
   "-DCMAKE_PREFIX_PATH=$prefix/usr" -DPKG_CONFIG_EXECUTABLE="$pkg_config"
-  -DCMAKE_BUILD_RPATH="$prefix/usr/lib/$arch")
+  "-DCMAKE_BUILD_RPATH=$prefix/usr/lib/$arch;$prefix/lib/$arch")
 [ -n "$pybind11_dir" ] && cmake_common+=(-Dpybind11_DIR="$pybind11_dir")
 echo "build.sh: PyTorch $torch_version (CUDA ${torch_cuda:-none}) from $torch_prefix," \
   "prefix $prefix, $jobs jobs"

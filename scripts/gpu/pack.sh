@@ -15,12 +15,16 @@ photos=/usr/share/backgrounds/mate/nature
 
 # The build's dependencies with their runtime libraries: the image layer (libjpeg-turbo, spng,
 # Highway, zlib), checksums (xxHash), fmt, nlohmann-json, CLI11, DLPack and pybind11 (the Python
-# extension), GoogleTest/GoogleMock, Gloo's headers (ProcessGroupGloo.hpp includes them), and
-# pkgconf for a machine without pkg-config.
+# extension), GoogleTest/GoogleMock, Gloo's headers (ProcessGroupGloo.hpp includes them),
+# pkgconf for a machine without pkg-config, and libcurl (remote datasets) with what it loads.
 packages=(
   libjpeg62-turbo libjpeg62-turbo-dev libspng0 libspng-dev libhwy1 libhwy-dev zlib1g zlib1g-dev
   libxxhash0 libxxhash-dev libfmt9 libfmt-dev nlohmann-json3-dev libcli11-dev libdlpack-dev
   libgtest-dev libgmock-dev libgloo-dev pybind11-dev pkgconf pkgconf-bin libpkgconf3
+  libcurl4-openssl-dev libcurl4 libbrotli1 libgssapi-krb5-2 libidn2-0 libldap-2.5-0
+  libnghttp2-14 libpsl5 librtmp1 libssh2-1 libssl3 libzstd1 libkrb5-3 libk5crypto3
+  libkrb5support0 libcom-err2 libkeyutils1 libsasl2-2 libsasl2-modules-db libdb5.3
+  libunistring2 libgnutls30 libhogweed6 libnettle8 libgmp10 libp11-kit0 libtasn1-6 libffi8
 )
 
 if [ ! -d "$photos" ]; then
