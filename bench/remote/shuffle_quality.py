@@ -5,14 +5,14 @@ On an image set cut from Debian's `mate-backgrounds` photos (bench/make_image_se
 per photo), converted by `stoker.convert("imagefolder")` twice into small shards, once in class
 order (ImageFolder's, the default) and once with record_order="shuffled", it measures for each
 --shuffle-window (a number of shards, or "all": the global shuffle) from stoker.Loader's actual
-order, epochs 0 and 1, batch --batch (the last short batch dropped):
+order, batch --batch (the last short batch dropped), averaged over 4 epochs of each seed:
 
 - moved: mean |position in the epoch - stored position| / N (a random permutation: 1/3);
 - neighbours: mean |position of record i+1 - position of record i| / N, records adjacent in
   storage (a random permutation: 1/3; what is left of the stored order's locality);
-- epoch to epoch: mean |position in epoch 1 - position in epoch 0| / N (random: 1/3);
+- epoch to epoch: mean |position in epoch e+1 - position in epoch e| / N (random: 1/3);
 - shards per batch, distinct labels per batch, and the label entropy of a batch over the
-  dataset's (natural logs; a random batch of 64 from 10 even classes: about 0.95);
+  dataset's (natural logs; a random batch of 64 from 10 even classes: about 0.97);
 - accuracy: a small CNN (3 conv layers with batch norm, Adam) trained --epochs epochs on the CPU
   at --size px through stoker.Loader with that shuffle, the same seeds for every setting, then
   its accuracy on the held-out val/ split (read in order); the mean over --seeds.
@@ -22,16 +22,18 @@ The loader's batches carry no sample index, so a sample is known by a field of i
 is where a Loader with shuffle=False yields it (the script stops if two records share one).
 
   build-python/venv/bin/python bench/remote/shuffle_quality.py [--work DIR]
-      [--images DIR | --per-class 80 --val-per-class 30] [--shard-mb 1]
-      [--windows 1,2,4,16,all] [--batch 64] [--epochs 4] [--size 64] [--seeds 0,1] [--json]
+      [--images DIR | --per-class 64 --val-per-class 30] [--shard-mb 1]
+      [--windows 1,4,16,all] [--batch 64] [--epochs 4] [--size 64] [--seeds 0,1,2] [--json]
 
---work keeps the image set and both conversions for the next run (default: a temporary folder,
-removed at the end); --images takes an ImageFolder (train/, val/) instead of making one.
+--work keeps the image set and its conversions for the next run with that folder (named by
+the options that make them; default: a temporary folder, removed at the end); --images takes an
+ImageFolder (train/, val/) instead of making one.
 Accuracy, not speed, is measured: a busy machine changes nothing but the time it takes.
 Progress goes to stderr; stdout holds the table, or with --json one JSON object.
 Exit status: 0 ok, 2 bad arguments or input, 1 anything else.
 """
 import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -43,11 +45,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MAKE_IMAGE_SET = os.path.join(os.path.dirname(HERE), "make_image_set.py")
 ORDERS = ("folder", "shuffled")  # the record orders of stoker.convert("imagefolder")
 ID_FIELD = "original_checksum"
+ORDER_EPOCHS = 4  # epochs of each seed the order's measurements average over
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
 
 def log(text):
     print(f"shuffle_quality: {text}", file=sys.stderr, flush=True)
+
+
+def bad_input(text):
+    """Ends the run with exit status 2 and one line naming what is wrong."""
+    log(text)
+    raise SystemExit(2)
 
 
 def window_arg(text):
@@ -63,30 +72,43 @@ def window_arg(text):
     return windows
 
 
+def at_least(minimum):
+    """An argparse type: an int >= minimum."""
+    def parse(text):
+        if not text.isdigit() or int(text) < minimum:
+            raise argparse.ArgumentTypeError(f"not an int >= {minimum}: {text!r}")
+        return int(text)
+    return parse
+
+
 def int_list(text):
-    try:
-        return [int(item) for item in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a list of ints: {text!r}") from None
+    if not all(item.isdigit() for item in text.split(",")):
+        raise argparse.ArgumentTypeError(f"not a list of ints >= 0: {text!r}")
+    return [int(item) for item in text.split(",")]
 
 
 def prepare(args, work):
     """The image folder and its two conversions: {order: (train dir, test dir)}."""
     import stoker
 
-    images = args.images or os.path.join(work, "images")
-    if args.images is None and not os.path.isdir(os.path.join(images, "train")):
-        log(f"making the image set in {images}")
-        subprocess.run([sys.executable, MAKE_IMAGE_SET, images, "--per-class",
-                        str(args.per_class), "--val-per-class", str(args.val_per_class)],
-                       check=True)
+    if args.images is None:
+        source = f"images-{args.per_class}-{args.val_per_class}"
+        images = os.path.join(work, source)
+        if not os.path.isdir(os.path.join(images, "train")):
+            log(f"making the image set in {images}")
+            subprocess.run([sys.executable, MAKE_IMAGE_SET, images, "--per-class",
+                            str(args.per_class), "--val-per-class", str(args.val_per_class)],
+                           check=True)
+    else:
+        images = args.images
+        source = "images-" + hashlib.sha1(os.path.abspath(images).encode()).hexdigest()[:8]
     for split in ("train", "val"):
         if not os.path.isdir(os.path.join(images, split)):
-            raise SystemExit(f"shuffle_quality: {os.path.join(images, split)} not found (an "
-                             "ImageFolder with train/ and val/)")
+            bad_input(f"{os.path.join(images, split)} not found (an ImageFolder with train/ "
+                      "and val/)")
     datasets = {}
     for order in ORDERS:
-        out = os.path.join(work, f"{order}-{args.shard_mb}mb")
+        out = os.path.join(work, f"{source}-{order}-seed{args.convert_seed}-{args.shard_mb}mb")
         if not os.path.isdir(out):
             log(f"converting {images} in {order} order into {out}")
             stoker.convert("imagefolder", images, out, shard_mb=args.shard_mb,
@@ -130,42 +152,43 @@ def entropy(labels):
 
 
 def order_metrics(path, window, args):
-    """The order's measurements (module docstring) of `window` over the dataset at `path`."""
+    """The order's measurements (module docstring) of `window` over the dataset at `path`:
+    means over ORDER_EPOCHS epochs of each seed."""
     import numpy as np
 
     stored_ids, stored_labels = read_order(path, 4096, shuffle=False)
     n = len(stored_ids)
     if len(np.unique(stored_ids)) != n:
-        raise SystemExit(f"shuffle_quality: {path}: two records have the same {ID_FIELD}; "
-                         "the samples cannot be told apart")
+        bad_input(f"{path}: two records have the same {ID_FIELD}; the samples cannot be told "
+                  "apart")
     stored_position = {int(sample): i for i, sample in enumerate(stored_ids)}
     shard_of = np.searchsorted(np.array(shard_starts(path)), np.arange(n), side="right") - 1
     dataset_entropy = entropy(np.concatenate(stored_labels))
-    seed = args.seeds[0]
-    positions, per_batch = [], {"shards": [], "labels": [], "entropy": []}
-    for epoch in (0, 1):
-        ids, batches = read_order(path, args.batch, shuffle=True, seed=seed,
-                                  shuffle_window=window, last_batch="drop", epoch=epoch)
-        stored = np.array([stored_position[int(sample)] for sample in ids])
-        position = np.full(n, -1)
-        position[stored] = np.arange(len(stored))
-        positions.append(position)
-        for b, labels in enumerate(batches):
-            per_batch["shards"].append(len(np.unique(shard_of[stored[b * args.batch:
-                                                                      (b + 1) * args.batch]])))
-            per_batch["labels"].append(len(np.unique(labels)))
-            per_batch["entropy"].append(entropy(labels) / dataset_entropy)
-    both = (positions[0] >= 0) & (positions[1] >= 0)  # not dropped in either epoch
-    first = positions[0]
-    kept = first >= 0
-    adjacent = kept[:-1] & kept[1:]
-    return {
-        "records": n,
-        "moved": float(np.abs(first[kept] - np.flatnonzero(kept)).mean() / n),
-        "neighbours": float(np.abs(np.diff(first)[adjacent]).mean() / n),
-        "epoch_to_epoch": float(np.abs(positions[1][both] - first[both]).mean() / n),
-        **{f"{key}_per_batch": float(np.mean(values)) for key, values in per_batch.items()},
-    }
+    measured = {key: [] for key in ("moved", "neighbours", "epoch_to_epoch", "shards_per_batch",
+                                    "labels_per_batch", "entropy_per_batch")}
+    for seed in args.seeds:
+        previous = None
+        for epoch in range(ORDER_EPOCHS):
+            ids, batches = read_order(path, args.batch, shuffle=True, seed=seed,
+                                      shuffle_window=window, last_batch="drop", epoch=epoch)
+            stored = np.array([stored_position[int(sample)] for sample in ids])
+            position = np.full(n, -1)  # -1: dropped with the last short batch
+            position[stored] = np.arange(len(stored))
+            kept = position >= 0
+            adjacent = kept[:-1] & kept[1:]
+            measured["moved"].append(np.abs(position[kept] - np.flatnonzero(kept)).mean() / n)
+            measured["neighbours"].append(np.abs(np.diff(position)[adjacent]).mean() / n)
+            if previous is not None:
+                both = kept & (previous >= 0)
+                measured["epoch_to_epoch"].append(
+                    np.abs(position[both] - previous[both]).mean() / n)
+            previous = position
+            for b, labels in enumerate(batches):
+                in_batch = stored[b * args.batch:(b + 1) * args.batch]
+                measured["shards_per_batch"].append(len(np.unique(shard_of[in_batch])))
+                measured["labels_per_batch"].append(len(np.unique(labels)))
+                measured["entropy_per_batch"].append(entropy(labels) / dataset_entropy)
+    return {"records": n, **{key: float(np.mean(values)) for key, values in measured.items()}}
 
 
 class SmallCNN:
@@ -272,22 +295,26 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--work", help="keeps the image set and datasets (default: temporary)")
     parser.add_argument("--images", help="an ImageFolder with train/ and val/ to use")
-    parser.add_argument("--per-class", type=int, default=80)
-    parser.add_argument("--val-per-class", type=int, default=30)
-    parser.add_argument("--shard-mb", type=int, default=1)
-    parser.add_argument("--convert-seed", type=int, default=0,
+    parser.add_argument("--per-class", type=at_least(1), default=64)
+    parser.add_argument("--val-per-class", type=at_least(1), default=30)
+    parser.add_argument("--shard-mb", type=at_least(1), default=1)
+    parser.add_argument("--convert-seed", type=at_least(0), default=0,
                         help="the seed of record_order='shuffled'")
-    parser.add_argument("--windows", type=window_arg, default=[1, 2, 4, 16, "all"])
-    parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument("--epochs", type=int, default=4, help="training epochs (0: no training)")
-    parser.add_argument("--size", type=int, default=64)
+    parser.add_argument("--windows", type=window_arg, default=[1, 4, 16, "all"])
+    parser.add_argument("--batch", type=at_least(1), default=64)
+    parser.add_argument("--epochs", type=at_least(0), default=4,
+                        help="training epochs (0: no training)")
+    parser.add_argument("--size", type=at_least(8), default=64)
     parser.add_argument("--lr", type=float, default=2e-3)
-    parser.add_argument("--seeds", type=int_list, default=[0, 1])
-    parser.add_argument("--threads", type=int, default=1, help="torch's intra-op threads")
+    parser.add_argument("--seeds", type=int_list, default=[0, 1, 2])
+    parser.add_argument("--threads", type=at_least(1), default=1,
+                        help="torch's intra-op threads")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if args.images is not None and not os.path.isdir(args.images):
-        parser.exit(2, f"shuffle_quality: {args.images}: not a folder\n")
+        bad_input(f"{args.images}: not a folder")
+    import stoker
+
     try:
         if args.work is None:
             with tempfile.TemporaryDirectory(prefix="shuffle-quality-") as work:
@@ -296,8 +323,10 @@ def main():
             os.makedirs(args.work, exist_ok=True)
             result = measure(args, args.work)
     except subprocess.CalledProcessError as e:
-        print(f"shuffle_quality: {' '.join(e.cmd[:2])} failed (exit {e.returncode})",
-              file=sys.stderr)
+        log(f"{os.path.basename(e.cmd[1])} failed (exit {e.returncode})")
+        return 1
+    except stoker.Error as e:
+        log(str(e))
         return 1
     print(json.dumps(result, indent=1) if args.json else table(result))
     return 0
