@@ -191,24 +191,21 @@ def order_metrics(path, window, args):
     return {"records": n, **{key: float(np.mean(values)) for key, values in measured.items()}}
 
 
-class SmallCNN:
+def small_cnn(torch, classes):
     """3 conv blocks (conv 3x3, batch norm, ReLU, max pool) of 16/32/64 channels, global
     average pool, linear: small enough to train at 64 px on a CPU in seconds an epoch."""
-
-    @staticmethod
-    def build(torch, classes):
-        nn = torch.nn
-        layers, channels = [], 3
-        for width in (16, 32, 64):
-            layers += [nn.Conv2d(channels, width, 3, padding=1, bias=False),
-                       nn.BatchNorm2d(width), nn.ReLU(inplace=True), nn.MaxPool2d(2)]
-            channels = width
-        return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(),
-                             nn.Linear(channels, classes))
+    nn = torch.nn
+    layers, channels = [], 3
+    for width in (16, 32, 64):
+        layers += [nn.Conv2d(channels, width, 3, padding=1, bias=False),
+                   nn.BatchNorm2d(width), nn.ReLU(inplace=True), nn.MaxPool2d(2)]
+        channels = width
+    return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                         nn.Linear(channels, classes))
 
 
 def accuracy(train, test, window, seed, args):
-    """Held-out accuracy of SmallCNN trained with `window`'s shuffle (seed: the model's
+    """Held-out accuracy of small_cnn trained with `window`'s shuffle (seed: the model's
     initialisation and the loader's order and crops)."""
     import stoker
     import torch
@@ -216,7 +213,7 @@ def accuracy(train, test, window, seed, args):
 
     torch.manual_seed(seed)
     classes = len(stoker.inspect(train)["class_names"])
-    model = SmallCNN.build(torch, classes)
+    model = small_cnn(torch, classes)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     train_loader = stoker.Loader(train, batch_size=args.batch, seed=seed,
                                  shuffle_window=window, last_batch="drop", transforms={
@@ -245,6 +242,7 @@ def accuracy(train, test, window, seed, args):
 
 
 def measure(args, work):
+    import stoker
     import torch
 
     torch.set_num_threads(args.threads)
@@ -261,13 +259,11 @@ def measure(args, work):
                 row["accuracy"] = sum(runs) / len(runs)
             rows.append(row)
             log(f"{order} window {window}: {time.monotonic() - start:.0f} s")
-    from stoker import inspect
-
-    train = datasets[ORDERS[0]][0]
-    about = inspect(train)
+    train, test = datasets[ORDERS[0]]
+    about = stoker.inspect(train)
     return {"dataset": {"records": about["records"], "shards": about["shards"],
                         "classes": len(about["class_names"]),
-                        "test_records": inspect(datasets[ORDERS[0]][1])["records"],
+                        "test_records": stoker.inspect(test)["records"],
                         "shard_mb": args.shard_mb},
             "batch": args.batch, "epochs": args.epochs, "size": args.size,
             "seeds": args.seeds, "rows": rows}
