@@ -272,9 +272,10 @@ def measure(args, work):
 def table(result):
     d = result["dataset"]
     lines = [f"{d['records']} training images in {d['shards']} shards, {d['classes']} classes, "
-             f"{d['test_records']} held out; batch {result['batch']}; accuracy after "
-             f"{result['epochs']} epochs at {result['size']} px, mean of seeds "
-             f"{', '.join(map(str, result['seeds']))}", "",
+             f"{d['test_records']} held out; batch {result['batch']}; seeds "
+             f"{', '.join(map(str, result['seeds']))}; accuracy "
+             + (f"after {result['epochs']} epochs at {result['size']} px, the seeds' mean"
+                if result["epochs"] else "not measured (--epochs 0)"), "",
              "| record order | window | moved | neighbours | epoch to epoch | shards/batch | "
              "labels/batch | entropy ratio | accuracy |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
