@@ -84,20 +84,32 @@ Result<ShardPin> RemoteShardSource::acquire(int shard, const std::function<bool(
   Slot& slot = slots_[shard];
   std::lock_guard<std::mutex> lock(slot.mutex);
   if (std::shared_ptr<CachedShard> held = slot.held.lock()) return ShardPin(shard, held);
-  // Needed now: what the lookahead protects for later gives way to it, as the next-use rule
-  // says, so that a cache smaller than the lookahead's shards still moves on; only the shards
-  // in use or needed no later than this one stay.
-  EvictionAdvice now = advice();
-  if (now.next_use)
-    now.needed_soon_before = std::min(now.needed_soon_before, now.next_use(shard) + 1);
-  const int64_t start = now_ns();
-  Result<CachedShard> fetched = cache_.fetch(shard, download_, now, cancelled);
-  wait_ns_ += now_ns() - start;
-  if (!fetched.is_ok()) return fetched.status();
-  auto cached = std::make_shared<CachedShard>(std::move(fetched).value());
+  std::shared_ptr<CachedShard> cached = slot.kept;
+  if (!cached) {
+    // Needed now: what the lookahead protects for later gives way to it, as the next-use rule
+    // says, so that a cache smaller than the lookahead's shards still moves on; only the shards
+    // in use or needed no later than this one stay.
+    EvictionAdvice now = advice();
+    if (now.next_use)
+      now.needed_soon_before = std::min(now.needed_soon_before, now.next_use(shard) + 1);
+    const int64_t start = now_ns();
+    Result<CachedShard> fetched = cache_.fetch(shard, download_, now, cancelled);
+    wait_ns_ += now_ns() - start;
+    if (!fetched.is_ok()) return fetched.status();
+    cached = std::make_shared<CachedShard>(std::move(fetched).value());
+  }
+  {
+    MutexLock state(mutex_);
+    if (!slot.kept && live(shard)) {
+      slot.kept = cached;
+      kept_.push_back(shard);
+    }
+  }
   readers_[shard] = &cached->reader();
-  // The last pin's release unmaps the shard and clears its reader, unless a new pin of it has
-  // been made meanwhile (it then holds its own mapping). The pin keeps the source alive.
+  // The last pin's release clears the shard's reader and unmaps it (unless kept), unless a new
+  // pin of it has been made meanwhile: slot.held then names that one, which may share this
+  // mapping (a kept one), so the test is on slot.held, not on the reader's address. The pin
+  // keeps the source alive.
   std::shared_ptr<CachedShard> hold(
       cached.get(), [self = shared_from_this(), cached, shard](CachedShard*) mutable {
         // The captures go now, not with the control block that slot.held's weak_ptr keeps:
@@ -105,7 +117,7 @@ Result<ShardPin> RemoteShardSource::acquire(int shard, const std::function<bool(
         const std::shared_ptr<RemoteShardSource> source = std::move(self);
         const std::shared_ptr<CachedShard> mapped = std::move(cached);
         std::lock_guard<std::mutex> relock(source->slots_[shard].mutex);
-        if (source->readers_[shard] == &mapped->reader()) source->readers_[shard] = nullptr;
+        if (source->slots_[shard].held.expired()) source->readers_[shard] = nullptr;
       });
   slot.held = hold;
   return ShardPin(shard, std::move(hold));
@@ -122,6 +134,34 @@ ShardSourceStats RemoteShardSource::stats() const {
   return stats;
 }
 
+bool RemoteShardSource::live(int shard) const {
+  if (!advised_) return false;
+  const ShardUse& use = schedule_.now[shard];
+  return use.first != ShardUse::kUnused && use.first <= position_ && position_ <= use.last;
+}
+
+void RemoteShardSource::release_dead_shards() {
+  std::vector<int> candidates;
+  {
+    MutexLock lock(mutex_);
+    auto dead = std::stable_partition(kept_.begin(), kept_.end(),
+                                      [&](int s) STOKER_REQUIRES(mutex_) { return live(s); });
+    candidates.assign(dead, kept_.end());
+    kept_.erase(dead, kept_.end());
+  }
+  // Slot before state, the order acquire() takes them; unmapped outside both.
+  for (int shard : candidates) {
+    std::shared_ptr<CachedShard> unmapped;
+    std::lock_guard<std::mutex> slot_lock(slots_[shard].mutex);
+    MutexLock lock(mutex_);
+    if (live(shard)) {
+      kept_.push_back(shard);  // live again meanwhile (a new epoch)
+      continue;
+    }
+    unmapped = std::move(slots_[shard].kept);
+  }
+}
+
 void RemoteShardSource::advise(const ShardSchedule& schedule, int64_t lookahead) {
   {
     MutexLock lock(mutex_);
@@ -133,6 +173,7 @@ void RemoteShardSource::advise(const ShardSchedule& schedule, int64_t lookahead)
     pace_since_ns_ = now_ns();
     pace_since_position_ = 0;
   }
+  release_dead_shards();
   wake_.notify_all();
 }
 
@@ -149,6 +190,7 @@ void RemoteShardSource::advance(int64_t position) {
       pace_since_position_ = position;
     }
   }
+  release_dead_shards();
   wake_.notify_all();
 }
 

@@ -5,7 +5,10 @@
 // the shard needed next first, within a horizon past the loader's lookahead that the measured
 // bandwidth and pace set (prefetch_depth.h), and never displacing a shard needed sooner (the
 // next-use rule). A shard is mapped only while pinned: its reader in readers() is valid while a
-// pin of it is held, and the last pin's release unmaps it (it stays cached).
+// pin of it is held. The source itself keeps a shard pinned and mapped while the loader's
+// position lies in its use interval (the live shards, which the budget floor makes room for),
+// so that batch after batch reuses one mapping; otherwise the last pin's release unmaps it (it
+// stays cached).
 //
 // Thread-safe: acquire() from any thread; advise() and advance() from the loader's thread.
 // The destructor stops and joins the downloaders (docs/DESIGN.md contract 9).
@@ -67,10 +70,16 @@ class RemoteShardSource : public ShardSource,
   int prefetch_shards() const STOKER_REQUIRES(mutex_);
   void download_ahead() STOKER_EXCLUDES(mutex_);
 
+  // Whether the loader's position lies in `shard`'s use interval.
+  bool live(int shard) const STOKER_REQUIRES(mutex_);
+  // Lets go of the kept mappings of the shards no longer live.
+  void release_dead_shards() STOKER_EXCLUDES(mutex_);
+
   // Serialises acquire() per shard, so that a shard is fetched and mapped once.
   struct Slot {
     std::mutex mutex;
     std::weak_ptr<CachedShard> held;
+    std::shared_ptr<CachedShard> kept;  // while live (see above); not a pin's holder: no cycle
   };
 
   const Manifest manifest_;
@@ -100,6 +109,7 @@ class RemoteShardSource : public ShardSource,
   int64_t pace_since_ns_ STOKER_GUARDED_BY(mutex_) = 0;  // where the pace's next sample starts
   int64_t pace_since_position_ STOKER_GUARDED_BY(mutex_) = 0;
   std::vector<bool> in_flight_ STOKER_GUARDED_BY(mutex_);
+  std::vector<int> kept_ STOKER_GUARDED_BY(mutex_);  // shards whose slot may keep a mapping
   bool stop_ STOKER_GUARDED_BY(mutex_) = false;
   std::vector<std::thread> downloaders_;
 };

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <mutex>
 #include <thread>
 
@@ -12,6 +13,7 @@
 #include "stoker/testing/records.h"
 #include "stoker/testing/temp_dir.h"
 #include "stoker/util/atomic_file.h"
+#include "stoker/util/file_lock.h"
 
 namespace stoker {
 namespace {
@@ -218,6 +220,38 @@ TEST(RemoteShardSourceTest, AShardNeededNowDisplacesShardsTheLookaheadKeepsForLa
     ASSERT_TRUE(source->acquire(s, nullptr).is_ok()) << "shard " << s;
   }
   EXPECT_EQ(f.downloads(), order);
+}
+
+// Batch after batch pins the live shards: one mapping serves them all, until the loader's
+// position leaves the shard's interval. Seen from outside as its cache file's shared flock (a
+// mapped shard is a pinned one: another process cannot evict it).
+TEST(RemoteShardSourceTest, ALiveShardStaysMappedBetweenPinsUntilItsIntervalEnds) {
+  Fixture f;
+  auto source = f.source(uint64_t{1} << 30, /*downloaders=*/0);
+  const auto pinned = [&](int shard) {
+    for (const auto& entry :
+         std::filesystem::directory_iterator(f.dir.path() + "/cache/0c/shards")) {
+      if (entry.path().filename().string().rfind(f.manifest.shards[shard].file + ".", 0) != 0)
+        continue;
+      return !FileLock::acquire(entry.path().string(), LockMode::kExclusive, false, false).is_ok();
+    }
+    ADD_FAILURE() << "shard " << shard << " is not cached";
+    return false;
+  };
+  const std::vector<int> order = {2, 0, 1, 3, 4};
+  const ShardSchedule schedule = in_turn(f.manifest, order);
+  source->advise(schedule, 0);
+  for (int64_t p = schedule.now[2].first; p <= schedule.now[2].last; p += 7) {
+    source->advance(p);
+    { ShardPin pin = source->acquire(2, nullptr).value_or_throw(); }
+    EXPECT_TRUE(pinned(2)) << "kept mapped with no pin while live, at " << p;
+  }
+  // Shard 0 pinned ahead of its interval: mapped only while pinned.
+  { ShardPin ahead = source->acquire(0, nullptr).value_or_throw(); }
+  EXPECT_FALSE(pinned(0));
+  source->advance(schedule.now[2].last + 1);
+  EXPECT_FALSE(pinned(2)) << "let go once its interval is over";
+  EXPECT_EQ(f.downloads(), (std::vector<int>{2, 0}));
 }
 
 }  // namespace
