@@ -1,7 +1,8 @@
 // The commands on datasets by URL (remote/data_source.h): nginx serving a converted folder,
 // weed's S3 gateway holding a dataset uploaded by signed PUTs. A run from a URL trains exactly
 // as from the folder; inspect and verify read URLs; bad input is one line naming the URL; a
-// sentinel secret appears in no output, log or cache file.
+// sentinel secret appears in no output, log or cache file; a cache on a full disk evicts to
+// make room, or stops with one line naming it, leaving nothing half-written.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include "stoker/testing/classification.h"
 #include "stoker/testing/cli_run.h"
 #include "stoker/testing/loopback_server.h"
+#include "stoker/testing/records.h"
 #include "stoker/testing/temp_dir.h"
 
 namespace stoker {
@@ -175,6 +177,88 @@ TEST_F(S3CliTest, VerifiesWithTheKeysAndAWrongSecretIsOneLine403NeverPrinted) {
   for (const std::string& text :
        {verified.out, verified.err, trained.out, trained.err, contents_of(tmp_.path())})
     EXPECT_EQ(text.find(kSentinel), std::string::npos);
+}
+
+// A cache on a small disk of its own: a tmpfs mounted in a private mount namespace (`unshare
+// -rm`, as root or not), around a dataset of 4 KiB shards that the disk cannot hold whole.
+class CacheDiskCliTest : public testing::ServerSuite<CacheDiskCliTest> {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = std::make_unique<testing::TempDir>();
+    testing::write_labelled_dataset(*dir_ / "root/ds", 20000, 10, 4096);
+    server_ = std::make_unique<testing::LoopbackServer>(
+        testing::LoopbackServer::nginx(*dir_ / "root", *dir_ / "nginx"));
+  }
+  void SetUp() override {
+    ServerSuite::SetUp();
+    if (std::system("unshare -rm true 2>/dev/null") != 0)
+      GTEST_SKIP() << "unshare -rm (a private mount namespace) is not allowed here";
+  }
+  // `stoker ARGS` with --cache-dir DISK/cache, DISK a tmpfs of `kib` KiB holding a file of
+  // `filler_kib` KiB beside the cache; the cache is copied out to tmp_/after at the end (the
+  // tmpfs goes with the namespace).
+  RunResult run_on_disk(const std::string& args, int kib, int filler_kib) {
+    const std::string disk = tmp_ / "disk";
+    fs::create_directories(disk);
+    const std::string wrap = "unshare -rm sh -c 'mount -t tmpfs -o size=" + std::to_string(kib) +
+                             "k tmpfs " + disk + " && head -c " +
+                             std::to_string(filler_kib * 1024) + " /dev/zero >" + disk +
+                             "/filler && \"$0\" \"$@\"; rc=$?; cp -a " + disk + "/cache " +
+                             (tmp_ / "after") + "; exit $rc'";
+    return run(args + " --cache-dir " + disk + "/cache", tmp_, wrap);
+  }
+  static std::string train_args(const std::string& data, const std::string& log) {
+    return "train --data " + data + " --epochs 2 --batch 32 --seed 4 --shuffle-window 2 " +
+           "--log " + log;
+  }
+  // Where the copied cache holds files of a download in progress.
+  std::vector<std::string> parts_left() const {
+    std::vector<std::string> parts;
+    for (const auto& entry : fs::recursive_directory_iterator(tmp_ / "after"))
+      if (entry.path().extension() == ".part") parts.push_back(entry.path());
+    return parts;
+  }
+
+  testing::TempDir tmp_;
+};
+
+// 512 KiB: the cache's own files and about 115 of the 286 shards, some 3 times what the next
+// batches need (these tiny batches prefetch 64 deep: 2,112 positions, about 35 shards); the
+// budget, 1 GB, never binds. Each epoch fills the disk, and the cache evicts the shards needed
+// last to go on.
+TEST_F(CacheDiskCliTest, AFullDiskEvictsAndTheRunGoesOn) {
+  uintmax_t dataset_bytes = 0;
+  for (const auto& entry : fs::directory_iterator(*dir_ / "root/ds"))
+    if (entry.path().extension() == ".stk") dataset_bytes += entry.file_size();
+  ASSERT_GT(dataset_bytes, 512u * 1024) << "the disk must be too small for the whole dataset";
+  const std::string local_log = tmp_ / "local.jsonl", remote_log = tmp_ / "remote.jsonl";
+  RunResult local = run(train_args(*dir_ / "root/ds", local_log), tmp_);
+  ASSERT_EQ(local.exit_code, 0) << local.err;
+  RunResult remote =
+      run_on_disk(train_args(server_->url() + "/ds", remote_log) + " --cache-gb 1", 512, 0);
+  ASSERT_EQ(remote.exit_code, 0) << remote.err;
+  EXPECT_EQ(train_losses(remote_log), train_losses(local_log));
+  EXPECT_EQ(parts_left(), std::vector<std::string>());
+}
+
+// A disk with room for the cache's own files (its copy of the manifest) and about two shards
+// beside another file: one line naming the cache, and nothing left that a later run would take
+// for a verified shard: that run, on a disk with room, trains as the local run does.
+TEST_F(CacheDiskCliTest, ADiskWithoutRoomIsOneLineNamingTheCache) {
+  const std::string local_log = tmp_ / "local.jsonl", remote_log = tmp_ / "remote.jsonl";
+  RunResult local = run(train_args(*dir_ / "root/ds", local_log), tmp_);
+  ASSERT_EQ(local.exit_code, 0) << local.err;
+  const int manifest_kib =
+      static_cast<int>(fs::file_size(*dir_ / "root/ds/manifest.json") / 4096 + 1) * 4;
+  RunResult full =
+      run_on_disk(train_args(server_->url() + "/ds", tmp_ / "full.jsonl") + " --cache-gb 1", 256,
+                  256 - manifest_kib - 16);
+  expect_one_line_error(full, "cache " + (tmp_ / "disk/cache") + ": its disk has no room for ");
+  EXPECT_EQ(parts_left(), std::vector<std::string>());
+  RunResult later = run(
+      train_args(server_->url() + "/ds", remote_log) + " --cache-dir " + (tmp_ / "after"), tmp_);
+  ASSERT_EQ(later.exit_code, 0) << later.err;
+  EXPECT_EQ(train_losses(remote_log), train_losses(local_log));
 }
 
 }  // namespace
