@@ -1,14 +1,18 @@
 // The commands on datasets by URL (remote/data_source.h): nginx serving a converted folder,
 // weed's S3 gateway holding a dataset uploaded by signed PUTs. A run from a URL trains exactly
 // as from the folder; inspect and verify read URLs; bad input is one line naming the URL; a
-// sentinel secret appears in no output, log or cache file; a cache on a full disk evicts to
-// make room, or stops with one line naming it, leaving nothing half-written.
+// sentinel secret appears in no output, log or cache file; a server gone mid-run is one line
+// naming the URL once the retries are spent; a cache on a full disk evicts to make room, or
+// stops with one line naming it, leaving nothing half-written.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "stoker/remote/object_store.h"
@@ -177,6 +181,39 @@ TEST_F(S3CliTest, VerifiesWithTheKeysAndAWrongSecretIsOneLine403NeverPrinted) {
   for (const std::string& text :
        {verified.out, verified.err, trained.out, trained.err, contents_of(tmp_.path())})
     EXPECT_EQ(text.find(kSentinel), std::string::npos);
+}
+
+// nginx stopped for good while `stoker train` downloads through its 100 KB/s location: the
+// run ends once STOKER_RETRY_SECONDS is spent, with one line naming a shard's URL, exit 1.
+TEST(ServerGoneCliTest, ARunWhoseServerNeverComesBackIsOneLineNamingTheUrl) {
+  testing::TempDir dir;
+  testing::write_labelled_dataset(dir / "root/ds", 20000, 10, 4096);
+  auto server = std::make_unique<testing::LoopbackServer>(
+      testing::LoopbackServer::nginx(dir / "root", dir / "nginx"));
+  if (!server->skip_reason().empty()) GTEST_SKIP() << server->skip_reason();
+  const std::string url = server->url() + "/_slow/ds";
+  std::future<RunResult> running = std::async(std::launch::async, [&] {
+    return run("train --data " + url + " --epochs 1 --batch 32 --cache-dir " + (dir / "cache"), dir,
+               "STOKER_RETRY_SECONDS=1");
+  });
+  const auto shard_gets = [&] {
+    std::ifstream log(dir / "nginx/access.log");
+    int gets = 0;
+    for (std::string line; std::getline(log, line);)
+      gets += line.find(".stk 200") != std::string::npos;
+    return gets;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (shard_gets() < 3 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_GE(shard_gets(), 3) << "the run started downloading";
+  server.reset();  // stops nginx: the transfers under way are cut, new ones refused
+  const auto stopped = std::chrono::steady_clock::now();
+  ASSERT_EQ(running.wait_for(std::chrono::seconds(30)), std::future_status::ready) << "a hang";
+  EXPECT_LT(std::chrono::steady_clock::now() - stopped, std::chrono::seconds(15));
+  const RunResult result = running.get();
+  expect_one_line_error(result, url + "/shard-");
+  EXPECT_NE(result.err.find(" attempts over "), std::string::npos) << result.err;
 }
 
 // A cache on a small disk of its own: a tmpfs mounted in a private mount namespace (`unshare
