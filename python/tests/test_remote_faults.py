@@ -161,6 +161,17 @@ def test_a_503_burst_longer_than_the_retries_is_one_line(labelled, nginx_server,
     assert 2 <= attempts <= 12, "retried with a growing backoff, not in a tight loop"
 
 
+def test_a_corrupt_byte_served_is_never_used(labelled, nginx_server, fault_proxy, tmp_path):
+    """The first shard GET has a byte inverted: the download fails verification, is not kept,
+    and is fetched again; the run goes on."""
+    served(labelled, nginx_server)
+    proxy = fault_proxy(address(nginx_server),
+                        {"faults": [{"path": ".stk", "corrupt_at": 2000}]})
+    want = epochs(local(labelled), 2)
+    assert_same(epochs(remote(f"http://{proxy}/ds", labelled, tmp_path), 2), want)
+    assert [e["fault"] for e in proxy_log(proxy)].count("corrupt_at") == 1
+
+
 def write_edited(path):
     """The labelled dataset with record 500's label changed: one shard differs (bytes, index
     checksum), the others are byte for byte the same."""

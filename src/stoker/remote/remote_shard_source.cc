@@ -80,6 +80,10 @@ Result<ShardPin> RemoteShardSource::acquire(int shard, const std::function<bool(
   if (std::shared_ptr<CachedShard> held = slot.held.lock()) return ShardPin(shard, held);
   const int64_t start = now_ns();
   Result<CachedShard> fetched = cache_.fetch(shard, download_, advice(), cancelled);
+  // Bytes that fail verification (damaged on the way, or the object changed mid-transfer: a
+  // 412) are fetched once more; a shard that fails again has changed on the server.
+  if (fetched.status().code() == StatusCode::kCorrupt)
+    fetched = cache_.fetch(shard, download_, advice(), cancelled);
   wait_ns_ += now_ns() - start;
   if (!fetched.is_ok()) return fetched.status();
   auto cached = std::make_shared<CachedShard>(std::move(fetched).value());

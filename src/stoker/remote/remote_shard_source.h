@@ -1,11 +1,12 @@
 #pragma once
 // RemoteShardSource: a remote dataset's shards through the machine's shard cache
 // (docs/REMOTE-DESIGN.md sections 1 and 3). acquire() pins a shard, downloading it first when
-// the cache lacks it; downloader threads fetch ahead in the loader's order (advise, advance):
-// the shard needed next first, as far as the cache's budget allows without displacing a shard
-// needed sooner (the next-use rule), so the budget, not a depth, bounds how far ahead it
-// reaches. A shard is mapped only while pinned: its reader in readers() is valid while a pin of
-// it is held, and the last pin's release unmaps it (it stays cached).
+// the cache lacks it (a download failing verification is tried once more, then kCorrupt);
+// downloader threads fetch ahead in the loader's order (advise, advance): the shard needed next
+// first, as far as the cache's budget allows without displacing a shard needed sooner (the next-use
+// rule), so the budget, not a depth, bounds how far ahead it reaches. A shard is mapped only while
+// pinned: its reader in readers() is valid while a pin of it is held, and the last pin's release
+// unmaps it (it stays cached).
 //
 // Thread-safe: acquire() from any thread; advise() and advance() from the loader's thread.
 // The destructor stops and joins the downloaders (docs/DESIGN.md contract 9).
