@@ -6,6 +6,7 @@
 // stops with one line naming it, leaving nothing half-written.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -214,6 +215,67 @@ TEST(ServerGoneCliTest, ARunWhoseServerNeverComesBackIsOneLineNamingTheUrl) {
   const RunResult result = running.get();
   expect_one_line_error(result, url + "/shard-");
   EXPECT_NE(result.err.find(" attempts over "), std::string::npos) << result.err;
+}
+
+// `stoker train` from a URL stopped inside its second epoch (--max-steps, a checkpoint) and
+// resumed with the cache as it was, deleted, or with every other shard removed: the same
+// samples in the same order, so the last epoch's record equals an uninterrupted run's.
+class RemoteResumeCliTest : public testing::ServerSuite<RemoteResumeCliTest> {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = std::make_unique<testing::TempDir>();
+    testing::write_labelled_dataset(*dir_ / "root/data/train", 3000, 10, 4096);  // 43 shards
+    testing::write_labelled_dataset(*dir_ / "root/data/test", 500, 10, 4096);
+    server_ = std::make_unique<testing::LoopbackServer>(
+        testing::LoopbackServer::nginx(*dir_ / "root", *dir_ / "nginx"));
+  }
+  // The epoch records of `stoker train ARGS` from the URL, logged to tmp_/NAME.jsonl.
+  std::vector<nlohmann::json> epochs(const std::string& name, const std::string& args) {
+    const RunResult r = run("train --data " + server_->url() +
+                                "/data --epochs 2 --batch 32 --seed 4 --shuffle-window 2 "
+                                "--cache-gb 0.00016 --log " +
+                                (tmp_ / (name + ".jsonl")) + " " + args,
+                            tmp_);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::ifstream in(tmp_ / (name + ".jsonl"));
+    std::vector<nlohmann::json> records;
+    for (std::string line; std::getline(in, line);) {
+      nlohmann::json j = nlohmann::json::parse(line);
+      if (j.value("record", "") == "epoch") records.push_back(std::move(j));
+    }
+    return records;
+  }
+
+  testing::TempDir tmp_;
+};
+
+TEST_F(RemoteResumeCliTest, ResumesExactlyWithTheCacheWarmColdOrPartlyEvicted) {
+  const std::vector<nlohmann::json> straight_epochs =
+      epochs("straight", "--cache-dir " + (tmp_ / "c0"));
+  ASSERT_EQ(straight_epochs.size(), 2u);
+  const nlohmann::json& straight = straight_epochs[1];
+  for (const std::string cache : {"warm", "cold", "evicted"}) {
+    const std::string args =
+        "--cache-dir " + (tmp_ / cache) + " --checkpoint-dir " + (tmp_ / ("ck-" + cache));
+    ASSERT_EQ(epochs(cache + "-stopped", args + " --max-steps 130").size(), 1u)
+        << "stopped in epoch 2 (an epoch is 94 steps)";
+    if (cache == "cold") fs::remove_all(tmp_ / cache);
+    if (cache == "evicted") {
+      std::vector<fs::path> shards;
+      for (const auto& entry : fs::recursive_directory_iterator(tmp_ / cache))
+        if (entry.path().parent_path().filename() == "shards") shards.push_back(entry.path());
+      std::sort(shards.begin(), shards.end());
+      ASSERT_GT(shards.size(), 2u);
+      for (size_t i = 0; i < shards.size(); i += 2) fs::remove(shards[i]);
+    }
+    const std::vector<nlohmann::json> resumed_epochs =
+        epochs(cache + "-resumed", args + " --resume");
+    ASSERT_EQ(resumed_epochs.size(), 1u) << "epoch 2 only: it resumed";
+    const nlohmann::json& resumed = resumed_epochs[0];
+    for (const char* key :
+         {"epoch", "steps", "samples", "train_loss", "test_loss", "test_accuracy"})
+      EXPECT_EQ(resumed[key], straight[key]) << cache << " " << key;
+  }
 }
 
 // A cache on a small disk of its own: a tmpfs mounted in a private mount namespace (`unshare
