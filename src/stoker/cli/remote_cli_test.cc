@@ -33,14 +33,22 @@ using testing::RunResult;
 
 constexpr const char* kSentinel = "SENTINEL-remote-cli-8c2b";
 
+// The epoch records of log `path`.
+std::vector<nlohmann::json> epoch_records(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<nlohmann::json> records;
+  for (std::string line; std::getline(in, line);) {
+    nlohmann::json j = nlohmann::json::parse(line);
+    if (j.value("record", "") == "epoch") records.push_back(std::move(j));
+  }
+  return records;
+}
+
 // The train losses of log `path`'s epoch records.
 std::vector<double> train_losses(const std::string& path) {
-  std::ifstream in(path);
   std::vector<double> losses;
-  for (std::string line; std::getline(in, line);) {
-    const nlohmann::json j = nlohmann::json::parse(line);
-    if (j.value("record", "") == "epoch") losses.push_back(j.at("train_loss").get<double>());
-  }
+  for (const nlohmann::json& j : epoch_records(path))
+    losses.push_back(j.at("train_loss").get<double>());
   return losses;
 }
 
@@ -237,13 +245,7 @@ class RemoteResumeCliTest : public testing::ServerSuite<RemoteResumeCliTest> {
                                 (tmp_ / (name + ".jsonl")) + " " + args,
                             tmp_);
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    std::ifstream in(tmp_ / (name + ".jsonl"));
-    std::vector<nlohmann::json> records;
-    for (std::string line; std::getline(in, line);) {
-      nlohmann::json j = nlohmann::json::parse(line);
-      if (j.value("record", "") == "epoch") records.push_back(std::move(j));
-    }
-    return records;
+    return epoch_records(tmp_ / (name + ".jsonl"));
   }
 
   testing::TempDir tmp_;
