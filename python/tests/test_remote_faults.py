@@ -14,7 +14,7 @@ import pytest
 
 import stoker
 from fault_proxies import proxy_log
-from loader_datasets import RECORDS, SAMPLE, pixels, write_labelled
+from loader_datasets import RECORDS, SAMPLE, pixels
 
 SETTINGS = {"batch_size": 16, "seed": 3, "shuffle_window": 2, "prefetch": 1}
 DOWN_S = 1.0  # how long a killed server stays down before it is started again
