@@ -71,10 +71,14 @@ def log_tail(path, lines=5):
 
 
 class Server:
-    """A started server process; stop() sends SIGTERM (SIGKILL after 10 s) and waits."""
+    """A started server process; stop() sends SIGTERM (SIGKILL after 10 s) and waits. For the
+    fault tests: kill() crashes it (SIGKILL to it and its children, as nginx's workers), and
+    restart() starts it again on the same port with the same files, if it was started with a
+    `relaunch(port)` (a Popen)."""
 
-    def __init__(self, process, url, log):
+    def __init__(self, process, url, log, relaunch=None):
         self.process, self.url, self.log = process, url, log
+        self.relaunch = relaunch
 
     def info(self):
         return {"url": self.url}
@@ -87,6 +91,29 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+    def kill(self):
+        pid, children = self.process.pid, []
+        with contextlib.suppress(OSError):
+            children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        self.process.kill()
+        self.process.wait()
+        for child in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(child), signal.SIGKILL)
+        port = urllib.parse.urlsplit(self.url).port
+        deadline = time.monotonic() + START_SECONDS
+        while port_open(port) and time.monotonic() < deadline:  # its workers exiting
+            time.sleep(0.01)
+
+    def restart(self):
+        port = urllib.parse.urlsplit(self.url).port
+        self.process = self.relaunch(port)
+        deadline = time.monotonic() + START_SECONDS
+        while not port_open(port):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the server did not start again: {log_tail(self.log)}")
+            time.sleep(0.01)
 
 
 def start_with_retries(name, log, launch, ready):
@@ -128,8 +155,8 @@ def start_nginx(root, work):
     if os.geteuid() == 0:
         user = f"user {pwd.getpwuid(0).pw_name} {grp.getgrgid(os.getegid()).gr_name};"
 
-    def launch():
-        port = free_ports(1)[0]
+    def launch(port=None):
+        port = port or free_ports(1)[0]
         temp = "\n".join(f"  {kind}_temp_path {work / ('tmp-' + kind)};"
                          for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
         (work / "nginx.conf").write_text(f"""{user}
@@ -158,7 +185,7 @@ http {{
         return process, port
 
     process, port = start_with_retries("nginx", log, launch, lambda p, port: port_open(port))
-    return Server(process, f"http://127.0.0.1:{port}", log)
+    return Server(process, f"http://127.0.0.1:{port}", log, lambda port: launch(port)[0])
 
 
 # SigV4 (AWS's published algorithm), independent of libcurl's: the fixture creates its bucket

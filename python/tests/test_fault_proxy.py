@@ -4,7 +4,6 @@ import functools
 import http.client
 import http.server
 import json
-import os
 import subprocess
 import sys
 import threading
@@ -12,8 +11,8 @@ import time
 
 import pytest
 
-PROXY = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
-    __file__)))), "tests", "fault_proxy.py")
+from fault_proxies import PROXY, proxy_log
+
 BODY = bytes(range(256)) * 1024  # 256 KiB: several of the proxy's pieces
 
 
@@ -30,29 +29,12 @@ def server(tmp_path):
     httpd.shutdown()
 
 
-def start_proxy(upstream, script, tmp_path):
-    path = tmp_path / "script.json"
-    path.write_text(json.dumps(script))
-    proc = subprocess.Popen([sys.executable, PROXY, "--upstream", f"{upstream[0]}:{upstream[1]}",
-                             "--script", str(path)], stdout=subprocess.PIPE, text=True)
-    line = proc.stdout.readline()
-    assert line.startswith("listening "), line
-    host, port = line.split()[1].rsplit(":", 1)
-    return proc, (host, int(port))
-
-
 @pytest.fixture
-def proxy(server, tmp_path):
-    started = []
-
+def proxy(server, fault_proxy):
     def start(script=None):
-        proc, address = start_proxy(server, script or {}, tmp_path)
-        started.append(proc)
-        return address
-    yield start
-    for proc in started:
-        proc.terminate()
-        assert proc.wait(timeout=10) == 0  # SIGTERM ends it cleanly
+        host, port = fault_proxy(server, script).rsplit(":", 1)
+        return host, int(port)
+    return start
 
 
 def get(address, path, connection=None):
@@ -63,7 +45,7 @@ def get(address, path, connection=None):
 
 
 def log(address):
-    return [json.loads(line) for line in get(address, "/__fault_proxy__/log")[1].splitlines()]
+    return proxy_log(f"{address[0]}:{address[1]}")
 
 
 def test_without_faults_every_byte_is_forwarded_over_one_kept_connection(proxy):

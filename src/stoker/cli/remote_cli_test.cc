@@ -1,19 +1,26 @@
 // The commands on datasets by URL (remote/data_source.h): nginx serving a converted folder,
 // weed's S3 gateway holding a dataset uploaded by signed PUTs. A run from a URL trains exactly
 // as from the folder; inspect and verify read URLs; bad input is one line naming the URL; a
-// sentinel secret appears in no output, log or cache file.
+// sentinel secret appears in no output, log or cache file; a server gone mid-run is one line
+// naming the URL once the retries are spent; a cache on a full disk evicts to make room, or
+// stops with one line naming it, leaving nothing half-written.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "stoker/remote/object_store.h"
 #include "stoker/testing/classification.h"
 #include "stoker/testing/cli_run.h"
 #include "stoker/testing/loopback_server.h"
+#include "stoker/testing/records.h"
 #include "stoker/testing/temp_dir.h"
 
 namespace stoker {
@@ -26,14 +33,22 @@ using testing::RunResult;
 
 constexpr const char* kSentinel = "SENTINEL-remote-cli-8c2b";
 
+// The epoch records of log `path`.
+std::vector<nlohmann::json> epoch_records(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<nlohmann::json> records;
+  for (std::string line; std::getline(in, line);) {
+    nlohmann::json j = nlohmann::json::parse(line);
+    if (j.value("record", "") == "epoch") records.push_back(std::move(j));
+  }
+  return records;
+}
+
 // The train losses of log `path`'s epoch records.
 std::vector<double> train_losses(const std::string& path) {
-  std::ifstream in(path);
   std::vector<double> losses;
-  for (std::string line; std::getline(in, line);) {
-    const nlohmann::json j = nlohmann::json::parse(line);
-    if (j.value("record", "") == "epoch") losses.push_back(j.at("train_loss").get<double>());
-  }
+  for (const nlohmann::json& j : epoch_records(path))
+    losses.push_back(j.at("train_loss").get<double>());
   return losses;
 }
 
@@ -175,6 +190,176 @@ TEST_F(S3CliTest, VerifiesWithTheKeysAndAWrongSecretIsOneLine403NeverPrinted) {
   for (const std::string& text :
        {verified.out, verified.err, trained.out, trained.err, contents_of(tmp_.path())})
     EXPECT_EQ(text.find(kSentinel), std::string::npos);
+}
+
+// nginx stopped for good while `stoker train` downloads through its 100 KB/s location: the
+// run ends once STOKER_RETRY_SECONDS is spent, with one line naming a shard's URL, exit 1.
+TEST(ServerGoneCliTest, ARunWhoseServerNeverComesBackIsOneLineNamingTheUrl) {
+  testing::TempDir dir;
+  testing::write_labelled_dataset(dir / "root/ds", 20000, 10, 4096);
+  auto server = std::make_unique<testing::LoopbackServer>(
+      testing::LoopbackServer::nginx(dir / "root", dir / "nginx"));
+  if (!server->skip_reason().empty()) GTEST_SKIP() << server->skip_reason();
+  const std::string url = server->url() + "/_slow/ds";
+  std::future<RunResult> running = std::async(std::launch::async, [&] {
+    return run("train --data " + url + " --epochs 1 --batch 32 --cache-dir " + (dir / "cache"), dir,
+               "STOKER_RETRY_SECONDS=1");
+  });
+  const auto shard_gets = [&] {
+    std::ifstream log(dir / "nginx/access.log");
+    int gets = 0;
+    for (std::string line; std::getline(log, line);)
+      gets += line.find(".stk 200") != std::string::npos;
+    return gets;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (shard_gets() < 3 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_GE(shard_gets(), 3) << "the run started downloading";
+  server.reset();  // stops nginx: the transfers under way are cut, new ones refused
+  const auto stopped = std::chrono::steady_clock::now();
+  ASSERT_EQ(running.wait_for(std::chrono::seconds(30)), std::future_status::ready) << "a hang";
+  EXPECT_LT(std::chrono::steady_clock::now() - stopped, std::chrono::seconds(15));
+  const RunResult result = running.get();
+  expect_one_line_error(result, url + "/shard-");
+  EXPECT_NE(result.err.find(" attempts over "), std::string::npos) << result.err;
+}
+
+// `stoker train` from a URL stopped inside its second epoch (--max-steps, a checkpoint) and
+// resumed with the cache as it was, deleted, or with every other shard removed: the same
+// samples in the same order, so the last epoch's record equals an uninterrupted run's.
+class RemoteResumeCliTest : public testing::ServerSuite<RemoteResumeCliTest> {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = std::make_unique<testing::TempDir>();
+    testing::write_labelled_dataset(*dir_ / "root/data/train", 3000, 10, 4096);  // 43 shards
+    testing::write_labelled_dataset(*dir_ / "root/data/test", 500, 10, 4096);
+    server_ = std::make_unique<testing::LoopbackServer>(
+        testing::LoopbackServer::nginx(*dir_ / "root", *dir_ / "nginx"));
+  }
+  // The epoch records of `stoker train ARGS` from the URL, logged to tmp_/NAME.jsonl.
+  std::vector<nlohmann::json> epochs(const std::string& name, const std::string& args) {
+    const RunResult r = run("train --data " + server_->url() +
+                                "/data --epochs 2 --batch 32 --seed 4 --shuffle-window 2 "
+                                "--cache-gb 0.00016 --log " +
+                                (tmp_ / (name + ".jsonl")) + " " + args,
+                            tmp_);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return epoch_records(tmp_ / (name + ".jsonl"));
+  }
+
+  testing::TempDir tmp_;
+};
+
+TEST_F(RemoteResumeCliTest, ResumesExactlyWithTheCacheWarmColdOrPartlyEvicted) {
+  const std::vector<nlohmann::json> straight_epochs =
+      epochs("straight", "--cache-dir " + (tmp_ / "c0"));
+  ASSERT_EQ(straight_epochs.size(), 2u);
+  const nlohmann::json& straight = straight_epochs[1];
+  for (const std::string cache : {"warm", "cold", "evicted"}) {
+    const std::string args =
+        "--cache-dir " + (tmp_ / cache) + " --checkpoint-dir " + (tmp_ / ("ck-" + cache));
+    ASSERT_EQ(epochs(cache + "-stopped", args + " --max-steps 130").size(), 1u)
+        << "stopped in epoch 2 (an epoch is 94 steps)";
+    if (cache == "cold") fs::remove_all(tmp_ / cache);
+    if (cache == "evicted") {
+      std::vector<fs::path> shards;
+      for (const auto& entry : fs::recursive_directory_iterator(tmp_ / cache))
+        if (entry.path().parent_path().filename() == "shards") shards.push_back(entry.path());
+      std::sort(shards.begin(), shards.end());
+      ASSERT_GT(shards.size(), 2u);
+      for (size_t i = 0; i < shards.size(); i += 2) fs::remove(shards[i]);
+    }
+    const std::vector<nlohmann::json> resumed_epochs =
+        epochs(cache + "-resumed", args + " --resume");
+    ASSERT_EQ(resumed_epochs.size(), 1u) << "epoch 2 only: it resumed";
+    const nlohmann::json& resumed = resumed_epochs[0];
+    for (const char* key :
+         {"epoch", "steps", "samples", "train_loss", "test_loss", "test_accuracy"})
+      EXPECT_EQ(resumed[key], straight[key]) << cache << " " << key;
+  }
+}
+
+// A cache on a small disk of its own: a tmpfs mounted in a private mount namespace (`unshare
+// -rm`, as root or not), around a dataset of 4 KiB shards that the disk cannot hold whole.
+class CacheDiskCliTest : public testing::ServerSuite<CacheDiskCliTest> {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = std::make_unique<testing::TempDir>();
+    testing::write_labelled_dataset(*dir_ / "root/ds", 20000, 10, 4096);
+    server_ = std::make_unique<testing::LoopbackServer>(
+        testing::LoopbackServer::nginx(*dir_ / "root", *dir_ / "nginx"));
+  }
+  void SetUp() override {
+    ServerSuite::SetUp();
+    if (std::system("unshare -rm true 2>/dev/null") != 0)
+      GTEST_SKIP() << "unshare -rm (a private mount namespace) is not allowed here";
+  }
+  // `stoker ARGS` with --cache-dir DISK/cache, DISK a tmpfs of `kib` KiB holding a file of
+  // `filler_kib` KiB beside the cache; the cache is copied out to tmp_/after at the end (the
+  // tmpfs goes with the namespace).
+  RunResult run_on_disk(const std::string& args, int kib, int filler_kib) {
+    const std::string disk = tmp_ / "disk";
+    fs::create_directories(disk);
+    const std::string wrap = "unshare -rm sh -c 'mount -t tmpfs -o size=" + std::to_string(kib) +
+                             "k tmpfs " + disk + " && head -c " +
+                             std::to_string(filler_kib * 1024) + " /dev/zero >" + disk +
+                             "/filler && \"$0\" \"$@\"; rc=$?; cp -a " + disk + "/cache " +
+                             (tmp_ / "after") + "; exit $rc'";
+    return run(args + " --cache-dir " + disk + "/cache", tmp_, wrap);
+  }
+  static std::string train_args(const std::string& data, const std::string& log) {
+    return "train --data " + data + " --epochs 2 --batch 32 --seed 4 --shuffle-window 2 " +
+           "--log " + log;
+  }
+  // Where the copied cache holds files of a download in progress.
+  std::vector<std::string> parts_left() const {
+    std::vector<std::string> parts;
+    for (const auto& entry : fs::recursive_directory_iterator(tmp_ / "after"))
+      if (entry.path().extension() == ".part") parts.push_back(entry.path());
+    return parts;
+  }
+
+  testing::TempDir tmp_;
+};
+
+// 512 KiB: the cache's own files and about 115 of the 286 shards, some 3 times what the next
+// batches need (these tiny batches prefetch 64 deep: 2,112 positions, about 35 shards); the
+// budget, 1 GB, never binds. Each epoch fills the disk, and the cache evicts the shards needed
+// last to go on.
+TEST_F(CacheDiskCliTest, AFullDiskEvictsAndTheRunGoesOn) {
+  uintmax_t dataset_bytes = 0;
+  for (const auto& entry : fs::directory_iterator(*dir_ / "root/ds"))
+    if (entry.path().extension() == ".stk") dataset_bytes += entry.file_size();
+  ASSERT_GT(dataset_bytes, 512u * 1024) << "the disk must be too small for the whole dataset";
+  const std::string local_log = tmp_ / "local.jsonl", remote_log = tmp_ / "remote.jsonl";
+  RunResult local = run(train_args(*dir_ / "root/ds", local_log), tmp_);
+  ASSERT_EQ(local.exit_code, 0) << local.err;
+  RunResult remote =
+      run_on_disk(train_args(server_->url() + "/ds", remote_log) + " --cache-gb 1", 512, 0);
+  ASSERT_EQ(remote.exit_code, 0) << remote.err;
+  EXPECT_EQ(train_losses(remote_log), train_losses(local_log));
+  EXPECT_EQ(parts_left(), std::vector<std::string>());
+}
+
+// A disk with room for the cache's own files (its copy of the manifest) and about two shards
+// beside another file: one line naming the cache, and nothing left that a later run would take
+// for a verified shard: that run, on a disk with room, trains as the local run does.
+TEST_F(CacheDiskCliTest, ADiskWithoutRoomIsOneLineNamingTheCache) {
+  const std::string local_log = tmp_ / "local.jsonl", remote_log = tmp_ / "remote.jsonl";
+  RunResult local = run(train_args(*dir_ / "root/ds", local_log), tmp_);
+  ASSERT_EQ(local.exit_code, 0) << local.err;
+  const int manifest_kib =
+      static_cast<int>(fs::file_size(*dir_ / "root/ds/manifest.json") / 4096 + 1) * 4;
+  RunResult full =
+      run_on_disk(train_args(server_->url() + "/ds", tmp_ / "full.jsonl") + " --cache-gb 1", 256,
+                  256 - manifest_kib - 16);
+  expect_one_line_error(full, "cache " + (tmp_ / "disk/cache") + ": its disk has no room for ");
+  EXPECT_EQ(parts_left(), std::vector<std::string>());
+  RunResult later = run(
+      train_args(server_->url() + "/ds", remote_log) + " --cache-dir " + (tmp_ / "after"), tmp_);
+  ASSERT_EQ(later.exit_code, 0) << later.err;
+  EXPECT_EQ(train_losses(remote_log), train_losses(local_log));
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 #include "stoker/remote/data_source.h"
 
 #include <fmt/format.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,11 +18,15 @@
 namespace stoker::remote {
 namespace {
 
-// The client and the store of `url`, credentials from the process's environment.
+// The client and the store of `url`, credentials and retry limits (STOKER_RETRY_SECONDS)
+// from the process's environment.
 Result<std::shared_ptr<const ObjectStore>> store_of(const RemoteUrl& url) {
-  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<HttpClient> client, HttpClient::create());
+  const Environment env = process_environment();
+  HttpClientOptions options;
+  STOKER_ASSIGN_OR_RETURN(options.retry, retry_limits_for(env(kRetrySecondsVariable)));
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<HttpClient> client, HttpClient::create(options));
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ObjectStore> store,
-                          open_object_store(url, std::move(client), process_environment()));
+                          open_object_store(url, std::move(client), env));
   return std::shared_ptr<const ObjectStore>(std::move(store));
 }
 
@@ -44,20 +47,13 @@ std::string child_url(const RemoteUrl& url, const std::string& sub) {
   return text;
 }
 
-// Free bytes of the file system holding `dir` (0 if it cannot be asked).
-uint64_t free_bytes(const std::string& dir) {
-  struct statvfs fs;
-  if (::statvfs(dir.c_str(), &fs) != 0) return 0;
-  return static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
-}
-
 // The cache at options' folder with options' budget (its default counts what it holds).
 Result<std::shared_ptr<ShardCache>> open_cache(const DataAccessOptions& access) {
   STOKER_RETURN_IF_ERROR(check_data_access(access));
   STOKER_ASSIGN_OR_RETURN(std::string dir, cache_dir_of(access));
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ShardCache> cache, ShardCache::open(dir, 0));
   const uint64_t held = access.cache_gb > 0 ? 0 : cache->usage().bytes;
-  return ShardCache::open(dir, cache_budget_bytes(access, free_bytes(dir), held));
+  return ShardCache::open(dir, cache_budget_bytes(access, free_disk_bytes(dir), held));
 }
 
 // A download that GETs the shard into the .part file `fd`, refusing bytes past its size.

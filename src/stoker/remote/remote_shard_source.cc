@@ -94,6 +94,10 @@ Result<ShardPin> RemoteShardSource::acquire(int shard, const std::function<bool(
       now.needed_soon_before = std::min(now.needed_soon_before, now.next_use(shard) + 1);
     const int64_t start = now_ns();
     Result<CachedShard> fetched = cache_.fetch(shard, download_, now, cancelled);
+    // Bytes that fail verification (damaged on the way, or the object changed mid-transfer: a
+    // 412) are fetched once more; a shard that fails again has changed on the server.
+    if (fetched.status().code() == StatusCode::kCorrupt)
+      fetched = cache_.fetch(shard, download_, now, cancelled);
     wait_ns_ += now_ns() - start;
     if (!fetched.is_ok()) return fetched.status();
     cached = std::make_shared<CachedShard>(std::move(fetched).value());

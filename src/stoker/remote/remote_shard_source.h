@@ -1,14 +1,14 @@
 #pragma once
 // RemoteShardSource: a remote dataset's shards through the machine's shard cache
 // (docs/REMOTE-DESIGN.md sections 1 and 3). acquire() pins a shard, downloading it first when
-// the cache lacks it; downloader threads fetch ahead in the loader's order (advise, advance):
-// the shard needed next first, within a horizon past the loader's lookahead that the measured
-// bandwidth and pace set (prefetch_depth.h), and never displacing a shard needed sooner (the
-// next-use rule). A shard is mapped only while pinned: its reader in readers() is valid while a
-// pin of it is held. The source itself keeps a shard pinned and mapped while the loader's
-// position lies in its use interval (the live shards, which the budget floor makes room for),
-// so that batch after batch reuses one mapping; otherwise the last pin's release unmaps it (it
-// stays cached).
+// the cache lacks it (a download failing verification is tried once more, then kCorrupt);
+// downloader threads fetch ahead in the loader's order (advise, advance): the shard needed next
+// first, within a horizon past the loader's lookahead that the measured bandwidth and pace set
+// (prefetch_depth.h), and never displacing a shard needed sooner (the next-use rule). A shard
+// is mapped only while pinned: its reader in readers() is valid while a pin of it is held. The
+// source itself keeps a shard pinned and mapped while the loader's position lies in its use
+// interval (the live shards, which the budget floor makes room for), so that batch after batch
+// reuses one mapping; otherwise the last pin's release unmaps it (it stays cached).
 //
 // Thread-safe: acquire() from any thread; advise() and advance() from the loader's thread.
 // The destructor stops and joins the downloaders (docs/DESIGN.md contract 9).

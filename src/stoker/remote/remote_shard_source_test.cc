@@ -24,6 +24,7 @@ struct Fixture {
   Manifest manifest;
   std::mutex mutex;
   std::vector<int> downloaded;  // shard indices, in download order
+  int damaged = 0;              // the next downloads to damage (a byte inverted); -1: all
 
   Fixture() {
     testing::write_labelled_dataset(dir.path() + "/ds", 600, 10, 2048);
@@ -38,13 +39,17 @@ struct Fixture {
     auto cache = ShardCache::open(dir.path() + "/cache", budget).value_or_throw();
     DatasetCache ds = cache->dataset("0c", "s3://b/ds", manifest).value_or_throw();
     ShardDownload download = [this](const ShardInfo& info, int fd) {
+      std::string bytes = read_file(dir.path() + "/ds/" + info.file).value();
       {
         std::lock_guard<std::mutex> lock(mutex);
         for (size_t s = 0; s < manifest.shards.size(); ++s)
           if (manifest.shards[s].file == info.file) downloaded.push_back(static_cast<int>(s));
+        if (damaged != 0) {
+          bytes[bytes.size() / 2] ^= 0xFF;
+          if (damaged > 0) --damaged;
+        }
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(download_ms));
-      const std::string bytes = read_file(dir.path() + "/ds/" + info.file).value();
       return ::pwrite(fd, bytes.data(), bytes.size(), 0) == static_cast<ssize_t>(bytes.size())
                  ? Status::ok()
                  : io_error("pwrite failed");
@@ -252,6 +257,23 @@ TEST(RemoteShardSourceTest, ALiveShardStaysMappedBetweenPinsUntilItsIntervalEnds
   source->advance(schedule.now[2].last + 1);
   EXPECT_FALSE(pinned(2)) << "let go once its interval is over";
   EXPECT_EQ(f.downloads(), (std::vector<int>{2, 0}));
+}
+
+// A download that fails verification is fetched once more: damaged once, the shard is used;
+// damaged again, kCorrupt naming its URL, and nothing is kept. One thread, no downloaders.
+TEST(RemoteShardSourceTest, BytesFailingVerificationAreFetchedOnceMore) {
+  Fixture f;
+  auto source = f.source(uint64_t{1} << 30, 0);
+  f.damaged = 1;
+  ASSERT_TRUE(source->acquire(0, nullptr).is_ok());
+  EXPECT_EQ(f.downloads(), (std::vector<int>{0, 0}));
+  f.damaged = -1;
+  Result<ShardPin> refused = source->acquire(1, nullptr);
+  ASSERT_EQ(refused.status().code(), StatusCode::kCorrupt);
+  EXPECT_EQ(refused.status().message().rfind("s3://b/ds/" + f.manifest.shards[1].file + ": ", 0),
+            0u)
+      << refused.status().message();
+  EXPECT_EQ(f.downloads(), (std::vector<int>{0, 0, 1, 1}));
 }
 
 }  // namespace

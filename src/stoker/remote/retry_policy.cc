@@ -1,9 +1,28 @@
 #include "stoker/remote/retry_policy.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstdlib>
 
 namespace stoker::remote {
+
+Result<RetryLimits> retry_limits_for(const std::optional<std::string>& retry_seconds) {
+  RetryLimits limits;
+  if (!retry_seconds || retry_seconds->empty()) return limits;
+  char* end = nullptr;
+  const double seconds = std::strtod(retry_seconds->c_str(), &end);
+  if (end != retry_seconds->c_str() + retry_seconds->size() || !std::isfinite(seconds) ||
+      seconds < 0) {
+    return invalid_argument(
+        fmt::format("{}={}: not a number of seconds >= 0", kRetrySecondsVariable, *retry_seconds));
+  }
+  limits.max_attempts = seconds > 0 ? INT_MAX : 1;
+  limits.budget_s = seconds;
+  return limits;
+}
 
 bool RetryPolicy::retryable(CURLcode code, long http_status) {
   switch (code) {

@@ -10,6 +10,9 @@
 
 #include <functional>
 #include <optional>
+#include <string>
+
+#include "stoker/util/status.h"
 
 namespace stoker::remote {
 
@@ -19,6 +22,15 @@ struct RetryLimits {
   double max_delay_s = 10;     // the cap it doubles up to
   double budget_s = 120;       // no retry would start later than this after the first attempt
 };
+
+// The variable that sets how long a run retries a failing transfer, in seconds.
+inline constexpr const char* kRetrySecondsVariable = "STOKER_RETRY_SECONDS";
+
+// The limits a run uses: the defaults when `retry_seconds` (the variable's value) is unset or
+// empty; else retries for up to that many seconds (a number >= 0), however many attempts that
+// takes (a server restarting for minutes is waited for; 0 never retries). kInvalidArgument, one
+// line naming the variable, for another value.
+Result<RetryLimits> retry_limits_for(const std::optional<std::string>& retry_seconds);
 
 class RetryPolicy {
  public:

@@ -82,5 +82,29 @@ TEST(RetryPolicy, DelaysStayWithinCapAndBudget) {
   }
 }
 
+// STOKER_RETRY_SECONDS: unset or empty keeps the defaults; S retries for S seconds whatever the
+// attempts; 0 never retries; anything else is one line naming the variable.
+TEST(RetryPolicy, RetrySecondsFromTheEnvironment) {
+  for (const std::optional<std::string>& unset : {std::optional<std::string>(), {""}}) {
+    const RetryLimits limits = retry_limits_for(unset).value_or_throw();
+    EXPECT_EQ(limits.max_attempts, RetryLimits().max_attempts);
+    EXPECT_EQ(limits.budget_s, RetryLimits().budget_s);
+  }
+  const RetryLimits long_wait = retry_limits_for("600").value_or_throw();
+  EXPECT_EQ(long_wait.budget_s, 600);
+  EXPECT_GT(long_wait.max_attempts, 1000);
+  const RetryPolicy policy(
+      long_wait, [] { return 100.0; }, [] { return 1.0; });
+  EXPECT_TRUE(policy.delay_before_retry(50, 0, CURLE_COULDNT_CONNECT, 0)) << "attempts unbounded";
+  EXPECT_EQ(retry_limits_for("0").value_or_throw().max_attempts, 1);
+  EXPECT_EQ(retry_limits_for("1.5").value_or_throw().budget_s, 1.5);
+  for (const char* bad : {"-1", "abc", "2s", "nan", "inf"}) {
+    const Status status = retry_limits_for(bad).status();
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_EQ(status.message(),
+              std::string("STOKER_RETRY_SECONDS=") + bad + ": not a number of seconds >= 0");
+  }
+}
+
 }  // namespace
 }  // namespace stoker::remote

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -103,6 +104,12 @@ Status make_dirs(const std::string& dir) {
 
 }  // namespace
 
+uint64_t free_disk_bytes(const std::string& dir) {
+  struct statvfs fs;
+  if (::statvfs(dir.c_str(), &fs) != 0) return 0;
+  return static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+}
+
 Result<std::shared_ptr<ShardCache>> ShardCache::open(const std::string& dir,
                                                      uint64_t budget_bytes) {
   STOKER_RETURN_IF_ERROR(make_dirs(dir));
@@ -137,7 +144,7 @@ Result<DatasetCache> ShardCache::dataset(const std::string& key, const std::stri
     STOKER_RETURN_IF_ERROR(write_file_atomically(
         dir + "/source.json", nlohmann::json({{"source", source}}).dump() + "\n"));
   }
-  return DatasetCache(shared_from_this(), dir, manifest.shards, manifest.schema);
+  return DatasetCache(shared_from_this(), dir, source, manifest.shards, manifest.schema);
 }
 
 ShardCacheUsage ShardCache::usage() const {
@@ -207,7 +214,7 @@ Result<CachedShard> DatasetCache::fetch(int shard, const ShardDownload& download
   }
 }
 
-Status DatasetCache::make_room(int shard, const EvictionAdvice& advice) const {
+Status DatasetCache::make_room(int shard, const EvictionAdvice& advice, bool disk_full) const {
   const uint64_t needed = shards_[shard].bytes;
   std::vector<CachedFile> mine, others;
   uint64_t used = 0;
@@ -220,7 +227,9 @@ Status DatasetCache::make_room(int shard, const EvictionAdvice& advice) const {
       (d == dir_ ? mine : others).push_back(std::move(f));
     }
   }
-  const uint64_t budget = cache_->budget_bytes();
+  // A full disk holds no more than the cache has on it and the room left there.
+  const uint64_t budget = disk_full ? std::min(cache_->budget_bytes(), used + free_disk_bytes(dir_))
+                                    : cache_->budget_bytes();
   auto fits = [&] { return used + needed <= budget; };
   auto evict = [&](const CachedFile& f) {
     if (unlink_if_unpinned(f.path)) used -= f.bytes;
@@ -264,6 +273,12 @@ Status DatasetCache::make_room(int shard, const EvictionAdvice& advice) const {
     for (size_t i : *victims) evict(candidates[i]);
   }
   if (fits()) return Status::ok();
+  if (disk_full) {
+    return io_error(fmt::format(
+        "cache {}: its disk has no room for {} ({}) beside the {} it holds that are in use or "
+        "needed sooner, and other files; free some space or name another --cache-dir",
+        cache_->dir(), shards_[shard].file, megabytes(needed), megabytes(used)));
+  }
   return invalid_argument(fmt::format(
       "cache {}: its budget of {} cannot hold {} ({}) beside the {} it holds that are in use "
       "or needed sooner; raise --cache-gb or lower --shuffle-window",
@@ -288,13 +303,19 @@ Result<CachedShard> DatasetCache::admit(int shard, const ShardDownload& download
     STOKER_ASSIGN_OR_RETURN(FileLock cache_lock,
                             FileLock::acquire(cache_->dir() + "/" + kLockFile, LockMode::kExclusive,
                                               /*wait=*/true, true));
-    STOKER_RETURN_IF_ERROR(make_room(shard, advice));
+    STOKER_RETURN_IF_ERROR(make_room(shard, advice, /*disk_full=*/false));
     fd = ::open(part.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) return io_error("cannot create " + part + ": " + std::strerror(errno));
     Result<FileLock> lock = FileLock::acquire(part, LockMode::kShared, false, false);
     if (!lock.is_ok()) return discard(lock.status());
     writer.emplace(std::move(lock).value());
-    const int rc = ::posix_fallocate(fd, 0, static_cast<off_t>(info.bytes));
+    int rc = ::posix_fallocate(fd, 0, static_cast<off_t>(info.bytes));
+    if (rc == ENOSPC) {  // the disk is fuller than the budget knows: evict for it, once
+      if (::ftruncate(fd, 0) != 0) return discard(io_error("cannot truncate " + part));
+      const Status room = make_room(shard, advice, /*disk_full=*/true);
+      if (!room.is_ok()) return discard(room);
+      rc = ::posix_fallocate(fd, 0, static_cast<off_t>(info.bytes));
+    }
     if (rc != 0) {
       return discard(
           io_error(fmt::format("cache {}: no room on its disk for {} ({}): {}", cache_->dir(),
@@ -307,9 +328,9 @@ Result<CachedShard> DatasetCache::admit(int shard, const ShardDownload& download
   struct stat st;
   if (::fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) != info.bytes) {
     return discard(
-        corrupt(fmt::format("{}: {} bytes downloaded, the manifest says {}; nothing "
+        corrupt(fmt::format("{}/{}: {} bytes downloaded, the manifest says {}; nothing "
                             "was kept",
-                            info.file, st.st_size, info.bytes)));
+                            source_, info.file, st.st_size, info.bytes)));
   }
   if (::fsync(fd) != 0)
     return discard(io_error("cannot sync " + part + ": " + std::strerror(errno)));
@@ -322,10 +343,13 @@ Result<CachedShard> DatasetCache::admit(int shard, const ShardDownload& download
       verified = reader.value().verify_record(r);
   }
   if (!verified.is_ok()) {
-    return discard(
-        corrupt(fmt::format("{}: the downloaded shard fails verification ({}); "
-                            "nothing was kept",
-                            info.file, verified.message())));
+    // The .part named at the message's start is gone: the shard's URL stands for it.
+    std::string detail = verified.message();
+    if (detail.rfind(part + ": ", 0) == 0) detail.erase(0, part.size() + 2);
+    return discard(corrupt(fmt::format(
+        "{}/{}: does not match the manifest this run read ({}); the dataset changed on the "
+        "server since, or the file there is damaged; nothing was kept",
+        source_, info.file, detail)));
   }
   const std::string path = shard_path(shard);
   if (::rename(part.c_str(), path.c_str()) != 0) {

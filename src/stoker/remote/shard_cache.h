@@ -16,7 +16,8 @@
 // A shard is readable only while pinned: mapped and holding a shared flock on its file. An
 // evictor unlinks a shard only once it holds the exclusive flock, so a pinned shard is never
 // evicted by any process; a pin checks after its flock that the name still holds its file.
-// A download is written into a preallocated .part (ENOSPC before the transfer, not after),
+// A download is written into a preallocated .part (ENOSPC before the transfer, not after: the
+// cache then evicts what it may to make room on the disk and tries once more),
 // checked in full (size, header, index against the manifest's checksum, every record's
 // XXH3), fsynced and renamed into shards/ (docs/DESIGN.md contract 7): a kill leaves no shard
 // or a verified one, and a .part whose writer is gone is removed by the next admission.
@@ -84,7 +85,8 @@ class DatasetCache {
   // time: the others wait for it, polling `cancelled` every 50 ms), verified in full and
   // admitted, evicting by `advice` to make room. kInvalidArgument (one line naming the
   // directory and sizes) when the budget cannot make room without evicting what `advice`
-  // protects; kCorrupt naming the shard when its bytes fail verification (nothing is kept);
+  // protects; kCorrupt naming the shard's URL when its bytes fail verification (nothing is
+  // kept: the dataset changed on the server since its manifest was read, or is damaged there);
   // kCancelled when `cancelled` turns true while waiting; the download's own Status.
   // `admitted` (optional) is called once room is made for a download, before the transfer:
   // a caller that admits shards in an order of its own waits for it (RemoteShardSource).
@@ -100,20 +102,24 @@ class DatasetCache {
 
  private:
   friend class ShardCache;
-  DatasetCache(std::shared_ptr<const ShardCache> cache, std::string dir,
+  DatasetCache(std::shared_ptr<const ShardCache> cache, std::string dir, std::string source,
                std::vector<ShardInfo> shards, Schema schema)
       : cache_(std::move(cache)),
         dir_(std::move(dir)),
+        source_(std::move(source)),
         shards_(std::move(shards)),
         schema_(std::move(schema)) {}
 
   std::string shard_path(int shard) const;
-  Status make_room(int shard, const EvictionAdvice& advice) const;
+  // Evicts (under cache.lock) until shard `shard` fits the budget, or with `disk_full` (a
+  // preallocation found the disk full) also the disk's free space.
+  Status make_room(int shard, const EvictionAdvice& advice, bool disk_full) const;
   Result<CachedShard> admit(int shard, const ShardDownload& download, const EvictionAdvice& advice,
                             const std::function<void()>& admitted) const;
 
   std::shared_ptr<const ShardCache> cache_;
   std::string dir_;                // DIR/<key>
+  std::string source_;             // the dataset's redacted URL, for messages
   std::vector<ShardInfo> shards_;  // the manifest's
   Schema schema_;
 };
@@ -123,6 +129,10 @@ struct ShardCacheUsage {
   uint64_t bytes = 0;
   uint64_t shards = 0;
 };
+
+// Free bytes of the file system holding `dir`, as an unprivileged writer may use them (0 if it
+// cannot be asked).
+uint64_t free_disk_bytes(const std::string& dir);
 
 class ShardCache : public std::enable_shared_from_this<ShardCache> {
  public:

@@ -119,15 +119,17 @@ TEST(ShardCacheTest, BadBytesAreRefusedBeforeUseAndNothingIsKept) {
   ASSERT_EQ(path, remote.path(0));
   flipped[offset] ^= 0x10;  // inside record 7: only its checksum tells
   std::string cut = good.substr(0, good.size() - 100);
-  for (const auto& [bad, words] :
-       std::vector<std::pair<std::string, std::string>>{{flipped, "fails verification"},
-                                                        {cut, "fails verification"},
-                                                        {good + "x", "bytes downloaded"}}) {
+  for (const auto& [bad, words] : std::vector<std::pair<std::string, std::string>>{
+           {flipped, ": does not match the manifest this run read (record 7"},
+           {cut, ": does not match the manifest this run read ("},
+           {good + "x", "bytes downloaded"}}) {
     Result<CachedShard> shard = ds.fetch(0, serve(bad), EvictionAdvice());
     ASSERT_FALSE(shard.is_ok());
     EXPECT_EQ(shard.status().code(), StatusCode::kCorrupt);
-    EXPECT_NE(shard.status().message().find(remote.manifest.shards[0].file + ": "),
-              std::string::npos);
+    EXPECT_EQ(
+        shard.status().message().rfind("s3://b/ds/" + remote.manifest.shards[0].file + ": ", 0), 0u)
+        << shard.status().message();
+    EXPECT_EQ(shard.status().message().find(".part"), std::string::npos) << "a file now gone";
     EXPECT_NE(shard.status().message().find(words), std::string::npos) << shard.status().message();
     EXPECT_EQ(shard.status().message().find('\n'), std::string::npos);
     EXPECT_TRUE(files_in(ds.dir() + "/shards").empty());
