@@ -1,20 +1,22 @@
 #!/usr/bin/env python3
 """Where the memory of the side-by-side benchmark's 1-core runs goes (docs/BENCHMARKS.md,
 "Against every peer"): torch alone, the DataLoader + PIL peer in-process, and stoker's Loader at
-prefetch 1, 2, 4 and its default, each uint8 and float32, each one epoch of run.py's training
-work in a fresh process pinned to one core, one after another.
+prefetch 1, 2, 4 and its default (--prefetch), uint8 and float32 (--dtypes), each one epoch of
+run.py's training work in a fresh process pinned to one core, one after another.
 
 Each row: the peak resident set (the kernel's VmHWM), its peaks split into anonymous memory
 (what the process allocated) and file-backed pages (shared libraries, and stoker's shards,
 which it maps: pages of the page cache that a peer reading files with read() holds too, only not
 in its own RSS), sampled every 20 ms; and the resident set after `import torch`, after the
 peer's import, at the first and the last batch, with the part of it that is stoker's mapped
-shards at the last.
+shards at the last. With --step-ms the consumer holds each batch that long, as a training step
+would, so that a loader that prefetches gets ahead of it.
 
 Run it with a Python that has stoker and torchvision, e.g. the stoker peer's environment
 (bench/peers/setup.sh):
 
     ~/.cache/stoker/peers/stoker/bin/python bench/peers/memory_profile.py IMAGES [--json FILE]
+        [--dtypes uint8,float32] [--prefetch 1,2,4,default] [--step-ms 0]
 
 IMAGES: an ImageFolder, as run.py's. The stores go where run.py keeps them (--work).
 """
@@ -32,16 +34,16 @@ import work
 
 MIB = 1 << 20
 STATUS_KEYS = ("VmRSS", "VmHWM", "RssAnon", "RssFile", "RssShmem")
-PREFETCHES = (1, 2, 4, None)  # stoker's Loader's; None: its default
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def rows():
-    """[(row name, peer (None: torch alone), dtype, prefetch)] in the order they run."""
+def rows(dtypes, prefetches):
+    """[(row name, peer (None: torch alone), dtype, prefetch)] in the order they run;
+    `prefetches`: stoker's Loader's, None for its default."""
     out = [("torch alone (import torch)", None, None, None)]
-    for dtype in work.DTYPES:
+    for dtype in dtypes:
         out.append((f"DataLoader + PIL, {dtype}", "torchvision_pil", dtype, None))
-        for prefetch in PREFETCHES:
+        for prefetch in prefetches:
             depth = "default" if prefetch is None else prefetch
             out.append((f"stoker, prefetch {depth}, {dtype}", "stoker", dtype, prefetch))
     return out
@@ -75,8 +77,10 @@ def snapshot():
     return dict(status(), shards=mapped_shard_bytes())
 
 
-def child(peer_name, dtype, prefetch, store):
-    """One row, in this process: its snapshots and the epoch's result, as one JSON line."""
+def child(peer_name, dtype, prefetch, store, step_s):
+    """One row, in this process: its snapshots and the epoch's result, as one JSON line. The
+    consumer holds each batch `step_s` seconds before it asks for the next, as a training step
+    would."""
     import peer_worker
     snapshots = {"python": snapshot()}
     import torch
@@ -95,17 +99,18 @@ def child(peer_name, dtype, prefetch, store):
             for i, batch in enumerate(it):
                 snapshots["first batch" if i == 0 else "last batch"] = snapshot()
                 yield batch
+                time.sleep(step_s)
         result = peer_worker.run(types.SimpleNamespace(batches=batches), store, 1, dtype, 0)
     snapshots["end"] = snapshot()
     print(json.dumps({"snapshots": snapshots, "result": result}))
 
 
-def measure(row, stores):
+def measure(row, stores, step_ms):
     """Runs `row` in a fresh process pinned to core 0; its report with the sampled peaks."""
     _, peer, dtype, prefetch = row
     command = ["taskset", "-c", "0", sys.executable, os.path.abspath(__file__), "--child",
                peer or "", dtype or "", "" if prefetch is None else str(prefetch),
-               stores.get(peer, "")]
+               stores.get(peer, ""), str(step_ms / 1000)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                cwd=HERE)
     peaks = {"RssAnon": 0, "RssFile": 0}
@@ -170,7 +175,21 @@ def main(argv=None):
     p.add_argument("--work", default=os.path.join(os.path.dirname(run.PEERS_DIR), "peers-work"),
                    help="where the stores are (run.py's --work)")
     p.add_argument("--json", help="also write the results here")
+    p.add_argument("--dtypes", default=",".join(work.DTYPES))
+    p.add_argument("--prefetch", default="1,2,4,default", help="stoker's rows")
+    p.add_argument("--step-ms", type=float, default=0,
+                   help="each batch held this long before the next is asked for (a training "
+                   "step; 0: none, as run.py's)")
     a = p.parse_args(argv)
+    dtypes = a.dtypes.split(",")
+    if not set(dtypes) <= set(work.DTYPES):
+        p.error(f"--dtypes {a.dtypes}: of {', '.join(work.DTYPES)}")
+    if a.step_ms < 0:
+        p.error(f"--step-ms {a.step_ms:g}: must be at least 0")
+    try:
+        prefetches = [None if x == "default" else int(x) for x in a.prefetch.split(",")]
+    except ValueError:
+        p.error(f"--prefetch {a.prefetch}: numbers or 'default', comma-separated")
     if not os.path.isdir(a.images):
         p.error(f"{a.images}: not a directory")
     try:
@@ -181,9 +200,9 @@ def main(argv=None):
                 "(the stoker peer's environment of bench/peers/setup.sh)")
     stores = prepare_stores(os.path.abspath(a.images), a.work)
     results = {}
-    for row in rows():
+    for row in rows(dtypes, prefetches):
         print(f"memory: {row[0]}", file=sys.stderr)
-        results[row[0]] = measure(row, stores)
+        results[row[0]] = measure(row, stores, a.step_ms)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1)
@@ -192,7 +211,8 @@ def main(argv=None):
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--child"]:
-        peer, dtype, prefetch, store = sys.argv[2:6]
-        child(peer or None, dtype or None, int(prefetch) if prefetch else None, store or None)
+        peer, dtype, prefetch, store, step_s = sys.argv[2:7]
+        child(peer or None, dtype or None, int(prefetch) if prefetch else None, store or None,
+              float(step_s))
     else:
         main()

@@ -28,7 +28,7 @@ RESTART_MARKERS = [bytes([0xFF, m]) for m in range(0xD0, 0xD8)]
 
 
 def restart_markers(jpeg):
-    """Restart markers after the first start of scan (entropy-coded data stuffs every other 0xFF)."""
+    """Restart markers after the first start of scan (the entropy-coded data stuffs other 0xFFs)."""
     start = jpeg.find(b"\xff\xda")
     return sum(jpeg.count(m, start) for m in RESTART_MARKERS) if start >= 0 else 0
 
@@ -61,6 +61,8 @@ def breakdown(store, files_folder):
         c["file"] += len(data)
         if stored[:2] == b"\xff\xd8" and data[:2] == b"\xff\xd8":
             c["jpegs"] += 1
+            c["jpegs stored"] += len(stored)
+            c["jpegs file"] += len(data)
             c["restart markers"] += restart_markers(stored)
             c["stored, no restarts"] += without_restarts(stored)
             c["file, no restarts"] += without_restarts(data)
@@ -93,8 +95,9 @@ def main(argv):
     for kind, c in sorted(result["images"].items()):
         print(f"images {kind}: {c['images']:,}, stored {c['stored']:,}, files {c['file']:,} "
               f"({c['stored'] - c['file']:+,})")
-        print(f"  of which JPEGs: {c['jpegs']:,}, {c['restart markers']:,} restart markers; "
-              f"without restarts and metadata: stored {c['stored, no restarts']:,}, files "
+        print(f"  of which JPEGs: {c['jpegs']:,}, stored {c['jpegs stored']:,} with "
+              f"{c['restart markers']:,} restart markers, files {c['jpegs file']:,}; without "
+              f"restarts and metadata: stored {c['stored, no restarts']:,}, files "
               f"{c['file, no restarts']:,}")
 
 
