@@ -169,11 +169,9 @@ def prepare_stores(images, work_dir):
 
 
 def main(argv=None):
-    import run  # see prepare_stores
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("images")
-    p.add_argument("--work", default=os.path.join(os.path.dirname(run.PEERS_DIR), "peers-work"),
-                   help="where the stores are (run.py's --work)")
+    p.add_argument("--work", help="where the stores are (default: run.py's --work)")
     p.add_argument("--json", help="also write the results here")
     p.add_argument("--dtypes", default=",".join(work.DTYPES))
     p.add_argument("--prefetch", default="1,2,4,default", help="stoker's rows")
@@ -198,7 +196,9 @@ def main(argv=None):
     except ImportError as e:
         p.error(f"{e}: run it with a Python that has stoker and torchvision "
                 "(the stoker peer's environment of bench/peers/setup.sh)")
-    stores = prepare_stores(os.path.abspath(a.images), a.work)
+    import run  # see prepare_stores
+    work_dir = a.work or os.path.join(os.path.dirname(run.PEERS_DIR), "peers-work")
+    stores = prepare_stores(os.path.abspath(a.images), work_dir)
     results = {}
     for row in rows(dtypes, prefetches):
         print(f"memory: {row[0]}", file=sys.stderr)
