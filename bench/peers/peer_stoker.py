@@ -15,17 +15,18 @@ def prepare(folder, files, store, max_side=None):
     stoker.convert("imagefolder", folder, store, **({"max_side": max_side} if max_side else {}))
 
 
-def _loader(store, cores, seed, transforms, shuffle=True, batch=work.BATCH):
+def _loader(store, cores, seed, transforms, shuffle=True, batch=work.BATCH, prefetch=None):
     return stoker.Loader(store, batch_size=batch, shuffle=shuffle, seed=seed, workers=cores,
-                         transforms={"image": S.Compose(transforms)})
+                         prefetch=prefetch, transforms={"image": S.Compose(transforms)})
 
 
-def train_batches(store, cores, dtype, seed, fast):
+def train_batches(store, cores, dtype, seed, fast, prefetch=None):
+    """The training batches; `prefetch` as stoker.Loader's (None: its default)."""
     ops = [S.RandomResizedCrop(work.SIZE, scale=work.SCALE, ratio=work.RATIO, dct_scaling=fast),
            S.RandomHorizontalFlip()]
     if dtype == "float32":
         ops += [S.ToTensor(), S.Normalize(work.MEAN, work.STD)]
-    for batch in _loader(store, cores, seed, ops):
+    for batch in _loader(store, cores, seed, ops, prefetch=prefetch):
         yield batch["image"], batch["label"]
 
 

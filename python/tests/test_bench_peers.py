@@ -67,3 +67,54 @@ def test_a_reduced_copy_keeps_the_aspect_and_leaves_images_that_fit():
     assert reduced_size(150, 400, 100) == (38, 100)  # as stoker's --max-side (FORMAT.md)
     assert reduced_size(1000, 1, 100) == (100, 1)
     assert reduced_size(100, 100, 100) is None
+
+
+def test_the_memory_profile_measures_every_row(tmp_path):
+    images = tmp_path / "images"
+    subprocess.run([sys.executable, os.path.join(ROOT, "bench", "make_image_set.py"), str(images),
+                    "--per-class", "3", "--val-per-class", "1"], check=True, capture_output=True)
+    out = tmp_path / "memory.json"
+    run = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "bench", "peers", "memory_profile.py"),
+         str(images / "train"), "--work", str(tmp_path / "work"), "--json", str(out),
+         "--dtypes", "uint8", "--prefetch", "1,default"],
+        env=dict(os.environ, STOKER_PEERS_BATCH="8"), capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    rows = json.loads(out.read_text())
+    assert list(rows) == ["torch alone (import torch)", "DataLoader + PIL, uint8",
+                          "stoker, prefetch 1, uint8", "stoker, prefetch default, uint8"]
+    torch_alone = rows.pop("torch alone (import torch)")
+    assert torch_alone["result"] is None
+    for name, row in rows.items():
+        snaps = row["snapshots"]
+        assert row["result"]["images"] == 30, name
+        assert row["peak"]["rss"] >= snaps["last batch"]["VmRSS"] > 0
+        assert snaps["import torch"]["VmRSS"] > snaps["python"]["VmRSS"]
+        # stoker reads its shards mapped; the DataLoader reads files.
+        assert (snaps["last batch"]["shards"] > 0) == name.startswith("stoker"), name
+    assert "| stoker, prefetch default, uint8 |" in run.stdout
+
+
+def test_store_bytes_splits_a_reduced_store_from_its_reduced_copy(tmp_path):
+    import stoker
+    images = tmp_path / "images"
+    subprocess.run([sys.executable, os.path.join(ROOT, "bench", "make_image_set.py"), str(images),
+                    "--per-class", "2", "--val-per-class", "1"], check=True, capture_output=True)
+    sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))
+    try:
+        import reduced_copy
+        import store_bytes
+    finally:
+        sys.path.pop(0)
+    copy = reduced_copy.make(str(images / "train"), str(tmp_path / "copy"), 96)
+    store = str(tmp_path / "store")
+    stoker.convert("imagefolder", str(images / "train"), store, max_side=96)
+    result = store_bytes.breakdown(store, copy)
+    ((kind, counts),), fmt = result["images"].items(), result["format"]
+    assert kind == "re-encoded by both" and counts["images"] == counts["jpegs"] == 20
+    # Both are quality 90 of the same pixels: only stoker's restart markers differ.
+    assert counts["stored, no restarts"] == counts["file, no restarts"]
+    assert counts["restart markers"] > 0 and counts["stored"] > counts["file"]
+    assert fmt["images"] == counts["stored"]
+    assert fmt["index (offset, length, xxh3 per record)"] == 20 * 24
+    assert 0 < fmt["header, footer, padding, manifest"] < 4096
