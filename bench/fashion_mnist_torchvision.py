@@ -222,7 +222,7 @@ def configure_threads(threads: int) -> dict:
     return {v: os.environ[v] for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
@@ -356,7 +356,7 @@ def machine_info(env: dict, at_start: dict, extra: Optional[dict] = None) -> dic
     info = {
         "nproc": nproc,
         "cpu_count": os.cpu_count(),
-        "cpu_model": _cpu_model(),
+        "cpu_model": cpu_model(),
         "python": platform.python_version(),
         "torch": torch.__version__,
         "torchvision": torchvision.__version__,
