@@ -6,7 +6,8 @@
 #   asan        LibTorch-free core, ASan + UBSan, in build-asan/  ctest: every core suite (util, store,
 #                                                                image, pipeline engine)
 #   asan-torch  the loader, ASan + UBSan, in build-asan-torch/   ctest: pipeline (loader)
-#   tsan        LibTorch-free core, TSan, in build-tsan/          ctest: pipeline core, util, trace
+#   tsan        LibTorch-free core, TSan, in build-tsan/          ctest: pipeline core, util, trace,
+#                                                                remote (cache, downloaders)
 #   clang       LibTorch-free core, clang with                    ctest: pipeline core, util, trace
 #               -Wthread-safety -Werror, in build-clang/
 #
@@ -176,7 +177,8 @@ for stage in $stages; do
       # memory mapping"); run without it when the machine allows.
       wrap=()
       if setarch "$(uname -m)" -R true 2>/dev/null; then wrap=(setarch "$(uname -m)" -R); fi
-      run_stage tsan build-tsan "pipeline_engine_test feed_protocol_test util_test trace_test" "-L pipeline_engine_test|feed_protocol_test|util_test|trace_test" -- -DSTOKER_WITH_TORCH=OFF \
+      run_stage tsan build-tsan "pipeline_engine_test feed_protocol_test util_test trace_test remote_test" \
+        "-L pipeline_engine_test|feed_protocol_test|util_test|trace_test|remote_test" -- -DSTOKER_WITH_TORCH=OFF \
         -DSTOKER_SANITIZE=thread -DSTOKER_BUILD_BENCH=OFF ;;
     clang)
       # Clang's thread-safety analysis proves the STOKER_GUARDED_BY/REQUIRES annotations
