@@ -50,12 +50,22 @@ struct CachedFile {
   int64_t mtime_ns = 0;
 };
 
-std::vector<CachedFile> list_files(const std::string& dir, const char* suffix) {
+// Names the cache writes, so that it counts and removes nothing else (a file put there by
+// hand stays): a shard's "<file>.<16 hex digits>" and a download's "<...>.part".
+bool is_shard_name(const std::string& name) {
+  const size_t dot = name.rfind('.');
+  return dot != std::string::npos && dot > 0 && name.size() - dot - 1 == 16 &&
+         name.find_first_not_of("0123456789abcdef", dot + 1) == std::string::npos;
+}
+bool is_part_name(const std::string& name) { return has_suffix(name, kPartSuffix); }
+
+std::vector<CachedFile> list_files(const std::string& dir,
+                                   bool (*written_by_cache)(const std::string&)) {
   std::vector<CachedFile> files;
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string path = it->path().string();
-    if (suffix && !has_suffix(path, suffix)) continue;
+    if (!written_by_cache(it->path().filename().string())) continue;
     struct stat st;
     if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
     files.push_back({path, static_cast<uint64_t>(st.st_size),
@@ -150,11 +160,11 @@ Result<DatasetCache> ShardCache::dataset(const std::string& key, const std::stri
 ShardCacheUsage ShardCache::usage() const {
   ShardCacheUsage usage;
   for (const std::string& d : dataset_dirs(dir_)) {
-    for (const CachedFile& f : list_files(d + "/shards", nullptr)) {
+    for (const CachedFile& f : list_files(d + "/shards", is_shard_name)) {
       usage.bytes += f.bytes;
       ++usage.shards;
     }
-    for (const CachedFile& f : list_files(d + "/tmp", kPartSuffix)) usage.bytes += f.bytes;
+    for (const CachedFile& f : list_files(d + "/tmp", is_part_name)) usage.bytes += f.bytes;
   }
   return usage;
 }
@@ -219,10 +229,10 @@ Status DatasetCache::make_room(int shard, const EvictionAdvice& advice, bool dis
   std::vector<CachedFile> mine, others;
   uint64_t used = 0;
   for (const std::string& d : dataset_dirs(cache_->dir())) {
-    for (const CachedFile& part : list_files(d + "/tmp", kPartSuffix)) {
+    for (const CachedFile& part : list_files(d + "/tmp", is_part_name)) {
       if (!unlink_if_unpinned(part.path)) used += part.bytes;  // its writer is alive
     }
-    for (CachedFile& f : list_files(d + "/shards", nullptr)) {
+    for (CachedFile& f : list_files(d + "/shards", is_shard_name)) {
       used += f.bytes;
       (d == dir_ ? mine : others).push_back(std::move(f));
     }

@@ -228,6 +228,28 @@ TEST(ShardCacheTest, OldVersionsThenOtherDatasetsLeastRecentlyUsedGoFirst) {
       << "then A's least recently used that no process has pinned";
 }
 
+// Files the cache did not write are neither counted nor removed, however full it is.
+TEST(ShardCacheTest, EvictionNeverTouchesAFileTheCacheDidNotWrite) {
+  Remote remote;
+  const Manifest& m = remote.manifest;
+  testing::TempDir dir;
+  auto cache =
+      ShardCache::open(dir.path(), std::max(bytes_of(m, {0}), bytes_of(m, {1}))).value_or_throw();
+  DatasetCache ds = cache->dataset("0d", "s3://b/d", m).value_or_throw();
+  const std::vector<std::string> foreign = {
+      ds.dir() + "/shards/notes.txt", ds.dir() + "/shards/" + m.shards[1].file + ".not-hex",
+      ds.dir() + "/shards/" + m.shards[1].file, ds.dir() + "/tmp/keep.txt", dir.path() + "/README"};
+  for (const std::string& f : foreign)
+    throw_if_error(write_file_atomically(f, std::string(m.shards[1].bytes, 'x')));
+  Downloads downloads{remote, {}};
+  const EvictionAdvice advice = next_uses({{0, 2}, {1, 1}});
+  ASSERT_TRUE(ds.fetch(0, downloads.copy(), advice).is_ok()) << "the foreign bytes not counted";
+  ASSERT_TRUE(ds.fetch(1, downloads.copy(), advice).is_ok()) << "shard 0 gives way";
+  EXPECT_FALSE(ds.holds(0));
+  for (const std::string& f : foreign) EXPECT_TRUE(fs::exists(f)) << f;
+  EXPECT_EQ(cache->usage().bytes, m.shards[1].bytes);
+}
+
 TEST(ShardCacheTest, AFolderThatIsNotACacheIsNeverUsed) {
   testing::TempDir dir;
   std::ofstream(dir.path() + "/notes.txt") << "mine";
