@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 # What the extension links besides the C and C++ runtimes (scripts/setup.sh's libraries).
-NATIVE = ("libjpeg", "libspng", "libhwy", "libxxhash")
+NATIVE = ("libjpeg", "libspng", "libhwy", "libxxhash", "libcurl")
 
 
 def run(*command, **kwargs):
@@ -46,7 +46,8 @@ def test_the_wheel_is_torch_free_and_auditwheel_names_it(wheel):
     shown = auditwheel("show", str(wheel))
     assert 'consistent with the\nfollowing platform tag: "linux_x86_64"' in shown, shown
     assert "libtorch" not in shown and "libc10" not in shown
-    assert "libjpeg.so" in shown, shown  # a library it needs, named with its symbol versions
+    for library in ("libjpeg.so", "libcurl.so"):  # libraries it needs, with symbol versions
+        assert library in shown, shown
 
 
 def test_the_repaired_wheel_carries_its_libraries_and_installs(wheel, tmp_path):
