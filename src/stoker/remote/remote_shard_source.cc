@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <numeric>
+#include <thread>
 
 namespace stoker {
 namespace {
@@ -82,8 +83,16 @@ EvictionAdvice RemoteShardSource::advice() const {
 
 Result<ShardPin> RemoteShardSource::acquire(int shard, const std::function<bool()>& cancelled) {
   Slot& slot = slots_[shard];
-  std::lock_guard<std::mutex> lock(slot.mutex);
+  std::unique_lock<std::mutex> lock(slot.mutex);
   if (std::shared_ptr<CachedShard> held = slot.held.lock()) return ShardPin(shard, held);
+  // The last pin is gone but its release has not run yet: wait for it, so that the reads made
+  // under that pin happen before this one's writes (slot.mutex orders them; a failed
+  // weak_ptr::lock does not), and so that the release clears the old reader, not a new one's.
+  while (slot.releasing) {
+    lock.unlock();
+    std::this_thread::yield();
+    lock.lock();
+  }
   std::shared_ptr<CachedShard> cached = slot.kept;
   if (!cached) {
     // Needed now: what the lookahead protects for later gives way to it, as the next-use rule
@@ -110,10 +119,8 @@ Result<ShardPin> RemoteShardSource::acquire(int shard, const std::function<bool(
     }
   }
   readers_[shard] = &cached->reader();
-  // The last pin's release clears the shard's reader and unmaps it (unless kept), unless a new
-  // pin of it has been made meanwhile: slot.held then names that one, which may share this
-  // mapping (a kept one), so the test is on slot.held, not on the reader's address. The pin
-  // keeps the source alive.
+  // The last pin's release clears the shard's reader and unmaps it (unless kept); no new pin of
+  // the shard is made until it has run (above). The pin keeps the source alive.
   std::shared_ptr<CachedShard> hold(
       cached.get(), [self = shared_from_this(), cached, shard](CachedShard*) mutable {
         // The captures go now, not with the control block that slot.held's weak_ptr keeps:
@@ -121,9 +128,11 @@ Result<ShardPin> RemoteShardSource::acquire(int shard, const std::function<bool(
         const std::shared_ptr<RemoteShardSource> source = std::move(self);
         const std::shared_ptr<CachedShard> mapped = std::move(cached);
         std::lock_guard<std::mutex> relock(source->slots_[shard].mutex);
-        if (source->slots_[shard].held.expired()) source->readers_[shard] = nullptr;
+        source->readers_[shard] = nullptr;
+        source->slots_[shard].releasing = false;
       });
   slot.held = hold;
+  slot.releasing = true;  // from its last pin's end to the release's run
   return ShardPin(shard, std::move(hold));
 }
 

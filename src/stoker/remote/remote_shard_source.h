@@ -80,6 +80,7 @@ class RemoteShardSource : public ShardSource,
     std::mutex mutex;
     std::weak_ptr<CachedShard> held;
     std::shared_ptr<CachedShard> kept;  // while live (see above); not a pin's holder: no cycle
+    bool releasing = false;             // a pin made by acquire() whose release has not run
   };
 
   const Manifest manifest_;
