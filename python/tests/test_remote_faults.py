@@ -9,35 +9,15 @@ import shutil
 import threading
 import time
 
-import numpy as np
 import pytest
 
 import stoker
+from batches import arrays, assert_same, epochs
 from fault_proxies import proxy_log
 from loader_datasets import RECORDS, SAMPLE, pixels
 
 SETTINGS = {"batch_size": 16, "seed": 3, "shuffle_window": 2, "prefetch": 1}
 DOWN_S = 1.0  # how long a killed server stays down before it is started again
-
-
-def arrays(batch):
-    return batch["image"].numpy().copy(), batch["label"].numpy().copy()
-
-
-def epochs(loader, count, first=0):
-    """Every batch of epochs first..first+count-1, as numpy arrays."""
-    out = []
-    for e in range(first, first + count):
-        loader.set_epoch(e)
-        out += [arrays(b) for b in loader]
-    return out
-
-
-def assert_same(got, want):
-    assert len(got) == len(want)
-    for (gi, gl), (wi, wl) in zip(got, want):
-        np.testing.assert_array_equal(gi, wi)
-        np.testing.assert_array_equal(gl, wl)
 
 
 def served(dataset, server, name="ds"):
