@@ -69,6 +69,7 @@ def test_convert_to_s3_with_a_shuffled_record_order(s3_env, tmp_path):
     info = stoker.inspect(url, cache_dir=tmp_path / "cache")
     assert sorted((d["dir"].rsplit("/", 1)[-1], d["records"]) for d in info["datasets"]) == [
         ("test", 10), ("train", 30)]
+    assert all(d["record_order"] == {"order": "shuffled", "seed": 7} for d in info["datasets"])
     batch = next(iter(stoker.Loader(f"{url}/train", batch_size=30, shuffle=False,
                                     cache_dir=tmp_path / "cache",
                                     transforms={"image": stoker.transforms.Compose([

@@ -79,6 +79,7 @@ TEST(ImportCliTest, ImageFolderSplitsThenInspectAndVerify) {
   RunResult inspect = run("inspect " + dir / "out", dir);
   ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
   EXPECT_NE(inspect.out.find("classes   3: cat, dog, owl\n"), std::string::npos) << inspect.out;
+  EXPECT_EQ(inspect.out.find("order "), std::string::npos) << "the folder's order: no line";
   EXPECT_NE(inspect.out.find("schema    image bytes, label int64, height int64, width int64, "
                              "original_size int64, original_checksum int64"),
             std::string::npos)
@@ -87,6 +88,19 @@ TEST(ImportCliTest, ImageFolderSplitsThenInspectAndVerify) {
     RunResult verify = run("verify " + dir / split, dir);
     EXPECT_EQ(verify.exit_code, 0) << verify.err;
   }
+  ASSERT_EQ(run("convert imagefolder " + dir / "src" + " --out " + dir / "shuffled" +
+                    " --record-order shuffled --seed 5",
+                dir)
+                .exit_code,
+            0);
+  inspect = run("inspect " + dir / "shuffled/train", dir);
+  EXPECT_NE(inspect.out.find("order     records shuffled when converted (seed 5), not class by "
+                             "class\n"),
+            std::string::npos)
+      << inspect.out;
+  inspect = run("inspect --json " + dir / "shuffled/train", dir);
+  EXPECT_EQ(nlohmann::json::parse(inspect.out).at("record_order"),
+            nlohmann::json({{"order", "shuffled"}, {"seed", 5}}));
 }
 
 // Per channel, the mean and population std of every image under `root` as PIL's

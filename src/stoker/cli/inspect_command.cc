@@ -36,6 +36,9 @@ void print_text(const DatasetSummary& s) {
              s.shards == 1 ? "" : "s", s.bytes / 1e6);
   fmt::print("schema    {}\n", s.schema_text);
   if (!s.class_names.empty()) fmt::print("classes   {}\n", class_list(s.class_names));
+  if (s.record_shuffle_seed)
+    fmt::print("order     records shuffled when converted (seed {}), not class by class\n",
+               *s.record_shuffle_seed);
   for (const auto& [field, stats] : s.statistics)
     fmt::print("pixels    {}: mean {:.4f} std {:.4f} per channel, over {} pixels each\n", field,
                fmt::join(stats.mean, ","), fmt::join(stats.std, ","), stats.pixels);

@@ -32,6 +32,7 @@ DatasetSummary summarize(const Dataset& dataset, bool read_labels) {
   s.records = dataset.size();
   s.shards = dataset.num_shards();
   s.class_names = dataset.manifest().class_names;
+  s.record_shuffle_seed = dataset.manifest().record_shuffle_seed;
   for (int i = 0; i < dataset.num_shards(); ++i)
     s.bytes +=
         dataset.needs_pins() ? dataset.manifest().shards[i].bytes : dataset.shard(i).file_bytes();
@@ -104,6 +105,8 @@ std::string DatasetSummary::to_json(const Schema& schema) const {
     j["label_histogram"] = histogram;
   }
   if (!class_names.empty()) j["class_names"] = class_names;
+  if (record_shuffle_seed)
+    j["record_order"] = {{"order", "shuffled"}, {"seed", *record_shuffle_seed}};
   for (const auto& [field, stats] : statistics)
     j["statistics"][field] = {{"mean", stats.mean}, {"std", stats.std}, {"pixels", stats.pixels}};
   return j.dump();

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,9 @@ struct DatasetSummary {
   std::map<int64_t, uint64_t> label_histogram;
   bool label_histogram_complete = true;
   std::vector<std::string> class_names;
+  // The seed when an importer wrote the records in a seeded permutation (manifest
+  // record_order); none: the source's order (e.g. class by class).
+  std::optional<uint64_t> record_shuffle_seed;
   // The manifest's pixel statistics by field; `statistics_missing` when it has none although a
   // field could have them (a dataset converted by an older stoker).
   std::map<std::string, FieldStatistics> statistics;
@@ -40,7 +44,7 @@ struct DatasetSummary {
 
   // One JSON object: dir, format_version, records, shards, bytes, schema (the JSON form),
   // when the labels were read label_min, label_max and label_histogram {"value": count},
-  // class_names and statistics
+  // class_names, record_order {"order": "shuffled", "seed": N} and statistics
   // {"field": {"mean": [...], "std": [...], "pixels": n}} when present.
   std::string to_json(const Schema& schema) const;
 };
