@@ -111,9 +111,9 @@ Result<ShardPin> RemoteShardSource::acquire(int shard, const std::function<bool(
     if (!fetched.is_ok()) return fetched.status();
     cached = std::make_shared<CachedShard>(std::move(fetched).value());
   }
-  {
+  if (!slot.kept) {
     MutexLock state(mutex_);
-    if (!slot.kept && live(shard)) {
+    if (live(shard)) {
       slot.kept = cached;
       kept_.push_back(shard);
     }
