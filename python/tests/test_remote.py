@@ -34,13 +34,13 @@ def s3_env(s3_server, monkeypatch):
 def test_a_loader_over_http_gives_the_local_batches_through_a_small_cache(labelled, nginx_server,
                                                                           tmp_path):
     shutil.copytree(labelled, nginx_server.root / "ds")
-    local = stoker.Loader(labelled, batch_size=16, seed=3, shuffle_window=2, prefetch=1)
-    # Half the dataset: above what a window of 2 needs, below the whole. prefetch=1: the
-    # default builds up to 64 of these tiny batches ahead, whose shards a cache this small
-    # cannot hold at once (docs/REMOTE-DESIGN.md section 3, the floor's known gap).
+    local = stoker.Loader(labelled, batch_size=16, seed=3, shuffle_window=2)
+    # Half the dataset: above what a window of 2 needs, below the whole. The default prefetch
+    # builds up to 64 of these small batches ahead, whose shards this cache cannot hold beside
+    # the live ones: those pieces wait for room.
     budget_gb = dataset_bytes(labelled) / 2 / 1e9
     remote = stoker.Loader(f"{nginx_server.url}/ds", batch_size=16, seed=3, shuffle_window=2,
-                           prefetch=1, cache_dir=tmp_path / "cache", cache_gb=budget_gb)
+                           cache_dir=tmp_path / "cache", cache_gb=budget_gb)
     assert_same(epochs(remote, 2), epochs(local, 2))
 
 

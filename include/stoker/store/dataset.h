@@ -49,11 +49,16 @@ class Dataset {
   // Pins of the shards of records indices[0..n), fetched first where they are not at hand, in
   // shard order: the first failure (a one-line error naming its shard) or kCancelled when
   // `cancelled` (may be empty) returns true while a fetch waits. The records' bytes are valid
-  // while the pins are held.
-  Result<ShardPins> pin(const int64_t* indices, size_t n,
-                        const std::function<bool()>& cancelled) const {
+  // while the pins are held. A cache with no room now (kNoRoom: other pieces' pins, or shards
+  // needed before these, fill its budget) is waited for with no pin held, so that the loader
+  // moves on and makes room. The failure stands when the loader waits for these records
+  // (`awaited` true, or empty) and no other pin is held in the process, or after
+  // kRoomWaitSeconds with no pin released and no move of the loader.
+  static constexpr double kRoomWaitSeconds = 30;
+  Result<ShardPins> pin(const int64_t* indices, size_t n, const std::function<bool()>& cancelled,
+                        const std::function<bool()>& awaited = nullptr) const {
     if (!needs_pins_) return ShardPins();
-    return pin_shards(indices, n, cancelled);
+    return pin_shards(indices, n, cancelled, awaited);
   }
 
   // The loader's plan and position, passed to the source so that it can fetch ahead
@@ -131,7 +136,8 @@ class Dataset {
   Dataset() = default;
   // pin() for a source that needs pins.
   Result<ShardPins> pin_shards(const int64_t* indices, size_t n,
-                               const std::function<bool()>& cancelled) const;
+                               const std::function<bool()>& cancelled,
+                               const std::function<bool()>& awaited) const;
 
   std::shared_ptr<ShardSource> source_;
   const Manifest* manifest_ = nullptr;           // the source's

@@ -19,6 +19,7 @@ enum class StatusCode {
   kUnsupported,      // a format version or feature this build does not know
   kIoError,          // the operating system refused a read or write
   kCancelled,        // the operation was stopped on request
+  kNoRoom,           // a bounded store (a cache's budget) is full of what is in use now
   kInternal,         // a broken invariant inside stoker
 };
 
@@ -48,6 +49,7 @@ inline Status already_exists(std::string m) { return {StatusCode::kAlreadyExists
 inline Status corrupt(std::string m) { return {StatusCode::kCorrupt, std::move(m)}; }
 inline Status unsupported(std::string m) { return {StatusCode::kUnsupported, std::move(m)}; }
 inline Status io_error(std::string m) { return {StatusCode::kIoError, std::move(m)}; }
+inline Status no_room(std::string m) { return {StatusCode::kNoRoom, std::move(m)}; }
 
 // The exception the C++ API throws at its edge; what() is the Status message.
 class Error : public std::runtime_error {

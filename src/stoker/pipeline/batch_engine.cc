@@ -254,7 +254,12 @@ bool BatchEngine::build_piece(const Piece& piece, Scratch& scratch) {
   ShardPins pins;
   if (dataset_->needs_pins()) {
     const int64_t f0 = now_ns();
-    Result<ShardPins> pinned = dataset_->pin(indices.data + begin, end - begin, is_cancelled);
+    const auto is_awaited = [&] {
+      MutexLock lock(mutex_);
+      return piece.seq == next_deliver_;
+    };
+    Result<ShardPins> pinned =
+        dataset_->pin(indices.data + begin, end - begin, is_cancelled, is_awaited);
     const int64_t f1 = now_ns();
     stats_->fetch_ns += f1 - f0;
     trace_span("fetch", f0, f1);

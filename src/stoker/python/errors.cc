@@ -14,6 +14,7 @@ namespace {
 PyObject* exception_for(StatusCode code, PyObject* fallback) {
   switch (code) {
     case StatusCode::kInvalidArgument:
+    case StatusCode::kNoRoom:  // its remedy is a setting too (a larger budget)
       return PyExc_ValueError;
     case StatusCode::kNotFound:
       return PyExc_FileNotFoundError;

@@ -4,11 +4,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <functional>
 #include <mutex>
+#include <numeric>
 
 #include "stoker/pipeline/loader_core.h"
 #include "stoker/remote/remote_shard_source.h"
 #include "stoker/store/dataset.h"
+#include "stoker/store/shard_window_bound.h"
 #include "stoker/testing/records.h"
 #include "stoker/testing/temp_dir.h"
 #include "stoker/util/atomic_file.h"
@@ -102,6 +106,31 @@ TEST_F(RemoteLoaderTest, BatchesAreTheLocalDatasetsWithACacheOfHalfOfIt) {
       EXPECT_EQ(labels(from_cache, e), labels(from_disk, e)) << workers << " workers, epoch " << e;
     }
   }
+}
+
+// Small batches built up to 64 ahead (the auto prefetch) pin shards past the live window, more
+// than a budget just over the floor holds beside it: the pieces ahead wait for room instead of
+// failing (which they did, in the first epoch, before they waited).
+TEST_F(RemoteLoaderTest, SmallBatchesFarAheadRunInABudgetJustOverTheFloor) {
+  LoaderOptions o = options(2);
+  o.batch_size = 16;
+  o.prefetch = kAutoPrefetch;
+  o.shuffle_window = 2;
+  std::vector<int64_t> records;
+  std::vector<uint64_t> largest;
+  for (const ShardInfo& info : manifest_.shards) {
+    records.push_back(static_cast<int64_t>(info.records));
+    largest.push_back(info.bytes);
+  }
+  std::sort(largest.begin(), largest.end(), std::greater<>());
+  const int64_t floor_shards = live_shard_bound(o.shuffle_window, records) + 1;
+  const uint64_t budget =
+      std::accumulate(largest.begin(), largest.begin() + floor_shards, uint64_t{0});
+  auto local = Dataset::open(dir_.path() + "/ds").value_or_throw();
+  LoaderCore from_disk(local, o);
+  LoaderCore from_cache(remote(budget, EvictionPolicy::kNextUse, 2), o);
+  EXPECT_GT(from_cache.options().prefetch, 32);
+  for (int64_t e = 0; e < 2; ++e) EXPECT_EQ(labels(from_cache, e), labels(from_disk, e)) << e;
 }
 
 // The target, with the real loader: a cache of half the dataset downloads, in each

@@ -126,14 +126,48 @@ Result<ShardPin> RemoteShardSource::acquire(int shard, const std::function<bool(
         // The captures go now, not with the control block that slot.held's weak_ptr keeps:
         // that would keep the source alive through its own slot (a cycle).
         const std::shared_ptr<RemoteShardSource> source = std::move(self);
-        const std::shared_ptr<CachedShard> mapped = std::move(cached);
-        std::lock_guard<std::mutex> relock(source->slots_[shard].mutex);
-        source->readers_[shard] = nullptr;
-        source->slots_[shard].releasing = false;
+        std::shared_ptr<CachedShard> mapped = std::move(cached);
+        {
+          std::lock_guard<std::mutex> relock(source->slots_[shard].mutex);
+          source->readers_[shard] = nullptr;
+          source->slots_[shard].releasing = false;
+        }
+        mapped.reset();  // unpinned in the cache too, unless kept
+        source->room_changed(1);
       });
   slot.held = hold;
   slot.releasing = true;  // from its last pin's end to the release's run
+  {
+    MutexLock state(mutex_);
+    ++pinned_;
+  }
   return ShardPin(shard, std::move(hold));
+}
+
+void RemoteShardSource::room_changed(int pins_released) {
+  {
+    MutexLock lock(mutex_);
+    pinned_ -= pins_released;
+    ++room_changes_;
+  }
+  room_.notify_all();
+}
+
+uint64_t RemoteShardSource::room_changes() const {
+  MutexLock lock(mutex_);
+  return room_changes_;
+}
+
+bool RemoteShardSource::wait_for_room(uint64_t since, bool awaited) {
+  MutexLock lock(mutex_);
+  if (room_changes_ != since) return true;
+  // The loader waits for this caller, no other piece holds a pin: nothing will make room (the
+  // kept shards are live, needed by this caller's records too).
+  if (awaited && pinned_ == 0) return false;
+  // A moment at most: another process's pins are not signalled here.
+  lock.wait_until(room_, std::chrono::steady_clock::now() + std::chrono::milliseconds(100),
+                  [&]() STOKER_REQUIRES(mutex_) { return room_changes_ != since || stop_; });
+  return true;
 }
 
 ShardSourceStats RemoteShardSource::stats() const {
@@ -205,6 +239,7 @@ void RemoteShardSource::advance(int64_t position) {
   }
   release_dead_shards();
   wake_.notify_all();
+  room_changed(0);  // shards no longer needed soon may be evicted
 }
 
 int RemoteShardSource::prefetch_shards() const {

@@ -60,6 +60,8 @@ class RemoteShardSource : public ShardSource,
   ShardSourceStats stats() const override;
   void advise(const ShardSchedule& schedule, int64_t lookahead) override;
   void advance(int64_t position) override;
+  uint64_t room_changes() const override;
+  bool wait_for_room(uint64_t since, bool awaited) override;
 
  private:
   RemoteShardSource(Manifest manifest, std::string location, DatasetCache cache,
@@ -74,6 +76,9 @@ class RemoteShardSource : public ShardSource,
   bool live(int shard) const STOKER_REQUIRES(mutex_);
   // Lets go of the kept mappings of the shards no longer live.
   void release_dead_shards() STOKER_EXCLUDES(mutex_);
+  // Counts a change that may make room in the cache (a pin or mapping let go, a move of the
+  // loader) and wakes wait_for_room().
+  void room_changed(int pins_released) STOKER_EXCLUDES(mutex_);
 
   // Serialises acquire() per shard, so that a shard is fetched and mapped once.
   struct Slot {
@@ -100,6 +105,9 @@ class RemoteShardSource : public ShardSource,
   std::mutex admission_;
   mutable Mutex mutex_;
   std::condition_variable wake_;  // a new plan or position, a fetch ended, or stop
+  std::condition_variable room_;  // room_changes_ moved on
+  uint64_t room_changes_ STOKER_GUARDED_BY(mutex_) = 0;
+  int pinned_ STOKER_GUARDED_BY(mutex_) = 0;  // shards with a pin held now
   ShardSchedule schedule_ STOKER_GUARDED_BY(mutex_);
   bool advised_ STOKER_GUARDED_BY(mutex_) = false;
   int64_t lookahead_ STOKER_GUARDED_BY(mutex_) = 0;

@@ -4,9 +4,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "stoker/store/dataset.h"
@@ -274,6 +276,97 @@ TEST(RemoteShardSourceTest, BytesFailingVerificationAreFetchedOnceMore) {
             0u)
       << refused.status().message();
   EXPECT_EQ(f.downloads(), (std::vector<int>{0, 0, 1, 1}));
+}
+
+// The first record of each shard, as the dataset numbers records.
+std::vector<int64_t> first_records(const Manifest& m) {
+  std::vector<int64_t> first;
+  int64_t at = 0;
+  for (const ShardInfo& info : m.shards) {
+    first.push_back(at);
+    at += static_cast<int64_t>(info.records);
+  }
+  return first;
+}
+
+// A piece that finds the budget full of another piece's pins waits, with none of its own held,
+// until they are let go, then pins its shard.
+TEST(RemoteShardSourceTest, APieceWithNoRoomWaitsForAnotherPiecesPinsToGo) {
+  Fixture f;
+  auto source = f.source(f.bytes_of({0, 1}), /*downloaders=*/0);
+  auto dataset = Dataset::open(source).value_or_throw();
+  const std::vector<int64_t> first = first_records(f.manifest);
+  const int64_t other[] = {first[0], first[1]};
+  std::optional<ShardPins> held = dataset->pin(other, 2, nullptr).value_or_throw();
+  std::atomic<bool> done{false};
+  Status waited;
+  std::thread piece([&] {
+    waited = dataset->pin(&first[2], 1, nullptr).status();
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(done) << "failed at once: " << waited.to_string();
+  held.reset();
+  piece.join();
+  EXPECT_TRUE(waited.is_ok()) << waited.to_string();
+  EXPECT_EQ(f.downloads(), (std::vector<int>{0, 1, 2}));
+}
+
+// A piece the loader does not wait for yet waits while the budget holds shards needed before
+// its own, unpinned, until the loader moves past them; the piece it waits for fails at once.
+TEST(RemoteShardSourceTest, APieceAheadWaitsForTheLoaderToMoveOnThePieceAwaitedFails) {
+  Fixture f;
+  auto source = f.source(f.bytes_of({0, 1}), /*downloaders=*/0);
+  auto dataset = Dataset::open(source).value_or_throw();
+  const std::vector<int64_t> first = first_records(f.manifest);
+  source->advise(in_turn(f.manifest, {0, 1, 2, 3, 4}), /*lookahead=*/0);
+  for (int s : {0, 1}) ASSERT_TRUE(dataset->pin(&first[s], 1, nullptr).is_ok());
+  const Status awaited = dataset->pin(&first[2], 1, nullptr, [] { return true; }).status();
+  EXPECT_EQ(awaited.code(), StatusCode::kNoRoom) << awaited.to_string();
+  std::atomic<bool> done{false};
+  Status waited;
+  std::thread piece([&] {
+    waited = dataset->pin(&first[2], 1, nullptr, [] { return false; }).status();
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(done) << "failed at once: " << waited.to_string();
+  source->advance(first[2]);
+  piece.join();
+  EXPECT_TRUE(waited.is_ok()) << waited.to_string();
+  EXPECT_EQ(f.downloads(), (std::vector<int>{0, 1, 2}));
+}
+
+// The wait ends with the loader's request to stop.
+TEST(RemoteShardSourceTest, APieceWaitingForRoomStopsWhenCancelled) {
+  Fixture f;
+  auto source = f.source(f.bytes_of({0}), /*downloaders=*/0);
+  auto dataset = Dataset::open(source).value_or_throw();
+  const std::vector<int64_t> first = first_records(f.manifest);
+  ShardPins held = dataset->pin(&first[0], 1, nullptr).value_or_throw();
+  std::atomic<bool> cancel{false};
+  Status waited;
+  std::thread piece(
+      [&] { waited = dataset->pin(&first[1], 1, [&] { return cancel.load(); }).status(); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  cancel = true;
+  piece.join();
+  EXPECT_EQ(waited.code(), StatusCode::kCancelled) << waited.to_string();
+}
+
+// Single-threaded: with no pin held in the process, no room is final at once, in one line.
+TEST(RemoteShardSourceTest, NoRoomWithNothingHeldHereFailsAtOnce) {
+  Fixture f;
+  auto source = f.source(f.bytes_of({0}) - 1, /*downloaders=*/0);
+  auto dataset = Dataset::open(source).value_or_throw();
+  const std::vector<int64_t> first = first_records(f.manifest);
+  const auto start = std::chrono::steady_clock::now();
+  Status failed = dataset->pin(&first[0], 1, nullptr).status();
+  EXPECT_LT(std::chrono::steady_clock::now() - start,
+            std::chrono::duration<double>(Dataset::kRoomWaitSeconds / 3));
+  EXPECT_EQ(failed.code(), StatusCode::kNoRoom);
+  EXPECT_EQ(failed.message().find('\n'), std::string::npos);
+  EXPECT_NE(failed.message().find("its budget of"), std::string::npos) << failed.message();
 }
 
 }  // namespace

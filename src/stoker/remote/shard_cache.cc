@@ -289,7 +289,7 @@ Status DatasetCache::make_room(int shard, const EvictionAdvice& advice, bool dis
         "needed sooner, and other files; free some space or name another --cache-dir",
         cache_->dir(), shards_[shard].file, megabytes(needed), megabytes(used)));
   }
-  return invalid_argument(fmt::format(
+  return no_room(fmt::format(
       "cache {}: its budget of {} cannot hold {} ({}) beside the {} it holds that are in use "
       "or needed sooner; raise --cache-gb or lower --shuffle-window",
       cache_->dir(), megabytes(budget), shards_[shard].file, megabytes(needed), megabytes(used)));

@@ -83,9 +83,9 @@ class DatasetCache {
 
   // Pins shard `shard`: found, or downloaded by `download` (by one process of the machine at a
   // time: the others wait for it, polling `cancelled` every 50 ms), verified in full and
-  // admitted, evicting by `advice` to make room. kInvalidArgument (one line naming the
-  // directory and sizes) when the budget cannot make room without evicting what `advice`
-  // protects; kCorrupt naming the shard's URL when its bytes fail verification (nothing is
+  // admitted, evicting by `advice` to make room. kNoRoom (one line naming the directory
+  // and sizes) when the budget cannot make room without evicting what is pinned or what
+  // `advice` protects; kCorrupt naming the shard's URL when its bytes fail verification (nothing is
   // kept: the dataset changed on the server since its manifest was read, or is damaged there);
   // kCancelled when `cancelled` turns true while waiting; the download's own Status.
   // `admitted` (optional) is called once room is made for a download, before the transfer:

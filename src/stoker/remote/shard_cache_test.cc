@@ -184,7 +184,7 @@ TEST(ShardCacheTest, ShardsNeededSoonStayAndTheErrorIsOneLine) {
   for (int s : {0, 1}) ASSERT_TRUE(ds.fetch(s, downloads.copy(), advice).is_ok());
   Result<CachedShard> refused = ds.fetch(2, downloads.copy(), advice);
   ASSERT_FALSE(refused.is_ok());
-  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.status().code(), StatusCode::kNoRoom);
   const std::string& message = refused.status().message();
   EXPECT_EQ(message.find('\n'), std::string::npos);
   EXPECT_EQ(message.rfind("cache " + dir.path() + ": its budget of ", 0), 0u) << message;
