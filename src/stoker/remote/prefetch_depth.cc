@@ -20,4 +20,13 @@ int prefetch_depth(const PrefetchInputs& in) {
   return static_cast<int>(std::clamp(depth, 1.0, static_cast<double>(in.max_depth)));
 }
 
+int download_streams(const PrefetchInputs& in) {
+  if (!(in.stream_bytes_per_s > 0) || !(in.records_per_s > 0) || !(in.shard_records > 0))
+    return in.min_streams;
+  const double read_bytes_per_s = in.records_per_s * in.shard_bytes / in.shard_records;
+  const double streams = std::ceil(1.5 * read_bytes_per_s / in.stream_bytes_per_s);
+  return static_cast<int>(std::clamp(streams, static_cast<double>(in.min_streams),
+                                     static_cast<double>(in.max_streams)));
+}
+
 }  // namespace stoker

@@ -2,9 +2,10 @@
 // How far ahead a remote dataset's downloaders fetch (docs/REMOTE-DESIGN.md section 3): far
 // enough that a shard's download, at the measured bandwidth, ends before the loader reaches
 // it, and no farther, because every shard fetched early holds cache room that a cache smaller
-// than the dataset needs for the shards used next (bench/remote/cache_simulation.cc).
+// than the dataset needs for the shards used next (bench/remote/cache_simulation.cc). And how
+// many downloads run at once: enough streams to carry what the loader reads.
 //
-// RateMeter is not thread-safe (its owner locks); prefetch_depth is pure.
+// RateMeter is not thread-safe (its owner locks); prefetch_depth and download_streams are pure.
 
 #include <cstdint>
 
@@ -30,6 +31,8 @@ struct PrefetchInputs {
   double records_per_s = 0;       // the loader's measured pace; 0: not measured yet
   int unmeasured_depth = 4;       // the depth until both are measured
   int max_depth = 64;
+  int min_streams = 2;  // downloads at once, until measured and at least
+  int max_streams = 8;
 };
 
 // The shards to fetch past the loader's lookahead: 1 + 1.5x the ratio of one shard's download
@@ -37,5 +40,12 @@ struct PrefetchInputs {
 // the network reads at the pace the downloads set, so the depth then settles near 1.5x the
 // number of downloads in flight, enough to keep them all busy.
 int prefetch_depth(const PrefetchInputs& in);
+
+// The downloads to run at once: streams that, at one download's measured bandwidth, carry 1.5x
+// the bytes the loader reads at its measured pace, within [min_streams, max_streams]. A loader
+// starved by the network reads at the pace the downloads set, so each measurement asks for
+// 1.5x the streams in flight: their number grows until the loader is no longer starved, or the
+// link is full (then one stream's bandwidth falls as streams are added: the maximum bounds it).
+int download_streams(const PrefetchInputs& in);
 
 }  // namespace stoker

@@ -61,5 +61,22 @@ TEST(PrefetchDepthTest, GrowsWithTheDownloadTimeAndShrinksWithTheReadTime) {
   }
 }
 
+TEST(DownloadStreamsTest, TheMinimumUntilMeasured) {
+  EXPECT_EQ(download_streams(PrefetchInputs()), 2);
+  PrefetchInputs only_bandwidth = measured(1, 1);
+  only_bandwidth.records_per_s = 0;
+  EXPECT_EQ(download_streams(only_bandwidth), 2);
+}
+
+TEST(DownloadStreamsTest, CarryOneAndAHalfTimesWhatTheLoaderReads) {
+  // The loader reads a shard in 1 s; one stream downloads one in 1, 2, 4 or 100 s.
+  EXPECT_EQ(download_streams(measured(0.1, 1)), 2) << "fast downloads: the minimum";
+  EXPECT_EQ(download_streams(measured(2, 1)), 3);
+  EXPECT_EQ(download_streams(measured(4, 1)), 6);
+  EXPECT_EQ(download_streams(measured(100, 1)), 8) << "the maximum";
+  // Starved: the loader reads at what 3 streams bring, so 1.5 x 3 are asked for, rounded up.
+  EXPECT_EQ(download_streams(measured(3, 1)), 5);
+}
+
 }  // namespace
 }  // namespace stoker

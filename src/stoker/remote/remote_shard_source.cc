@@ -26,8 +26,10 @@ std::shared_ptr<RemoteShardSource> RemoteShardSource::create(Manifest manifest,
                                                              RemoteSourceOptions options) {
   std::shared_ptr<RemoteShardSource> source(new RemoteShardSource(
       std::move(manifest), std::move(location), std::move(cache), std::move(download), options));
-  for (int t = 0; t < options.downloaders; ++t)
-    source->downloaders_.emplace_back([raw = source.get()] { raw->download_ahead(); });
+  const int threads =
+      options.downloaders == kTunedDownloaders ? PrefetchInputs().max_streams : options.downloaders;
+  for (int t = 0; t < threads; ++t)
+    source->downloaders_.emplace_back([raw = source.get(), t] { raw->download_ahead(t); });
   return source;
 }
 
@@ -102,11 +104,20 @@ Result<ShardPin> RemoteShardSource::acquire(int shard, const std::function<bool(
     if (now.next_use)
       now.needed_soon_before = std::min(now.needed_soon_before, now.next_use(shard) + 1);
     const int64_t start = now_ns();
+    {
+      MutexLock state(mutex_);
+      in_flight_[shard] = true;  // the downloaders fetch others meanwhile
+    }
     Result<CachedShard> fetched = cache_.fetch(shard, download_, now, cancelled);
     // Bytes that fail verification (damaged on the way, or the object changed mid-transfer: a
     // 412) are fetched once more; a shard that fails again has changed on the server.
     if (fetched.status().code() == StatusCode::kCorrupt)
       fetched = cache_.fetch(shard, download_, now, cancelled);
+    {
+      MutexLock state(mutex_);
+      in_flight_[shard] = false;
+    }
+    wake_.notify_all();
     wait_ns_ += now_ns() - start;
     if (!fetched.is_ok()) return fetched.status();
     cached = std::make_shared<CachedShard>(std::move(fetched).value());
@@ -242,15 +253,25 @@ void RemoteShardSource::advance(int64_t position) {
   room_changed(0);  // shards no longer needed soon may be evicted
 }
 
-int RemoteShardSource::prefetch_shards() const {
-  if (options_.prefetch_shards > 0) return options_.prefetch_shards;
+PrefetchInputs RemoteShardSource::measured() const {
   const double shards = static_cast<double>(std::max<size_t>(manifest_.shards.size(), 1));
   PrefetchInputs in;
   in.shard_bytes = static_cast<double>(bytes_) / shards;
   in.shard_records = static_cast<double>(manifest_.records) / shards;
   in.stream_bytes_per_s = bandwidth_.per_second();
   in.records_per_s = pace_.per_second();
-  return prefetch_depth(in);
+  return in;
+}
+
+int RemoteShardSource::prefetch_shards() const {
+  if (options_.prefetch_shards > 0) return options_.prefetch_shards;
+  // At least a shard for each download running.
+  return std::max(prefetch_depth(measured()), active_downloaders());
+}
+
+int RemoteShardSource::active_downloaders() const {
+  if (options_.downloaders != kTunedDownloaders) return options_.downloaders;
+  return download_streams(measured());
 }
 
 int RemoteShardSource::next_to_fetch() const {
@@ -268,14 +289,23 @@ int RemoteShardSource::next_to_fetch() const {
   return best;
 }
 
-void RemoteShardSource::download_ahead() {
+void RemoteShardSource::download_ahead(int index) {
   while (true) {
+    {
+      // An idle thread waits here, not holding admission_ (the active ones need it).
+      MutexLock lock(mutex_);
+      lock.wait(wake_,
+                [&]() STOKER_REQUIRES(mutex_) { return stop_ || index < active_downloaders(); });
+      if (stop_) return;
+    }
     std::unique_lock<std::mutex> admitting(admission_);
     MutexLock lock(mutex_);
     int shard = -1;
-    lock.wait(wake_,
-              [&]() STOKER_REQUIRES(mutex_) { return stop_ || (shard = next_to_fetch()) >= 0; });
+    lock.wait(wake_, [&]() STOKER_REQUIRES(mutex_) {
+      return stop_ || index >= active_downloaders() || (shard = next_to_fetch()) >= 0;
+    });
     if (stop_) return;
+    if (shard < 0) continue;  // no longer active
     in_flight_[shard] = true;
     const int64_t position = position_;
     lock.unlock();

@@ -29,9 +29,14 @@
 
 namespace stoker {
 
+// RemoteSourceOptions::downloaders: as many downloads at once as download_streams() says from
+// the measured bandwidth and pace, 2 to 8.
+inline constexpr int kTunedDownloaders = -1;
+
 struct RemoteSourceOptions {
   EvictionPolicy policy = EvictionPolicy::kNextUse;
-  int downloaders = 2;  // threads fetching ahead; 0: acquire() downloads on demand only
+  // Threads fetching ahead: N fixed, kTunedDownloaders, or 0 (acquire() downloads on demand).
+  int downloaders = kTunedDownloaders;
   // How far ahead they fetch, past the loader's lookahead, in average shards: shards first
   // needed beyond it wait, however much room the cache has. Fetching as far as the budget
   // allows keeps swapping shards that are all needed again (bench/remote/cache_simulation:
@@ -70,7 +75,12 @@ class RemoteShardSource : public ShardSource,
   // The shard the downloaders fetch next (not cached, not being fetched, needed soonest), or -1.
   int next_to_fetch() const STOKER_REQUIRES(mutex_);
   int prefetch_shards() const STOKER_REQUIRES(mutex_);
-  void download_ahead() STOKER_EXCLUDES(mutex_);
+  // How many of the downloader threads fetch now (the others wait).
+  int active_downloaders() const STOKER_REQUIRES(mutex_);
+  // The measured bandwidth and pace, for prefetch_depth.h.
+  PrefetchInputs measured() const STOKER_REQUIRES(mutex_);
+  // Downloader thread `index`'s loop.
+  void download_ahead(int index) STOKER_EXCLUDES(mutex_);
 
   // Whether the loader's position lies in `shard`'s use interval.
   bool live(int shard) const STOKER_REQUIRES(mutex_);

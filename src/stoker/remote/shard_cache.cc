@@ -27,7 +27,7 @@ namespace fs = std::filesystem;
 
 constexpr const char* kLockFile = "cache.lock";
 constexpr const char* kPartSuffix = ".part";
-constexpr auto kPollInterval = std::chrono::milliseconds(50);
+constexpr auto kPollInterval = std::chrono::milliseconds(10);
 
 std::string marker_text() {
   return fmt::format("stoker shard cache\nlayout {}\n", kShardCacheLayout);
@@ -208,6 +208,11 @@ Result<CachedShard> DatasetCache::fetch(int shard, const ShardDownload& download
                                         const std::function<void()>& admitted) const {
   const std::string lock_path = fmt::format("{}/locks/{}.{:016x}.lock", dir_, shards_[shard].file,
                                             shards_[shard].index_checksum);
+  bool told = false;
+  const auto admitted_once = [&] {
+    if (!told && admitted) admitted();
+    told = true;
+  };
   while (true) {
     STOKER_ASSIGN_OR_RETURN(std::optional<CachedShard> found, find(shard));
     if (found) return std::move(*found);
@@ -215,9 +220,10 @@ Result<CachedShard> DatasetCache::fetch(int shard, const ShardDownload& download
     if (downloading.is_ok()) {
       STOKER_ASSIGN_OR_RETURN(found, find(shard));  // finished while this one waited
       if (found) return std::move(*found);
-      return admit(shard, download, advice, admitted);
+      return admit(shard, download, advice, admitted_once);
     }
     if (downloading.status().code() != StatusCode::kAlreadyExists) return downloading.status();
+    admitted_once();  // another admits this one: this caller's turn is over
     if (cancelled && cancelled())
       return Status(StatusCode::kCancelled, shards_[shard].file + ": fetch cancelled");
     std::this_thread::sleep_for(kPollInterval);  // another process downloads it

@@ -82,14 +82,15 @@ class DatasetCache {
   Result<std::optional<CachedShard>> find(int shard) const;
 
   // Pins shard `shard`: found, or downloaded by `download` (by one process of the machine at a
-  // time: the others wait for it, polling `cancelled` every 50 ms), verified in full and
+  // time: the others wait for it, polling it and `cancelled` every 10 ms), verified in full and
   // admitted, evicting by `advice` to make room. kNoRoom (one line naming the directory
   // and sizes) when the budget cannot make room without evicting what is pinned or what
   // `advice` protects; kCorrupt naming the shard's URL when its bytes fail verification (nothing is
   // kept: the dataset changed on the server since its manifest was read, or is damaged there);
   // kCancelled when `cancelled` turns true while waiting; the download's own Status.
-  // `admitted` (optional) is called once room is made for a download, before the transfer:
-  // a caller that admits shards in an order of its own waits for it (RemoteShardSource).
+  // `admitted` (optional) is called at most once: when room is made for this caller's download,
+  // before the transfer, or when another's download of the shard is found running. A caller
+  // that admits shards in an order of its own waits for it (RemoteShardSource).
   Result<CachedShard> fetch(int shard, const ShardDownload& download, const EvictionAdvice& advice,
                             const std::function<bool()>& cancelled = nullptr,
                             const std::function<void()>& admitted = nullptr) const;
