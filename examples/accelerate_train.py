@@ -1,6 +1,6 @@
 """Hugging Face Accelerate: prepare() the model and optimizer; the loader stays stoker's.
 
-    python examples/accelerate_train.py DATA [--epochs 1] [--batch-size 64]
+    python examples/accelerate_train.py DATA [--epochs 1] [--batch-size 64] [--arch mlp|cnn]
     torchrun --nproc-per-node 2 examples/accelerate_train.py DATA    # 2 processes, gloo
 
 accelerator.prepare(loader) returns a stoker.Loader as it is (Accelerate wraps DataLoaders
@@ -19,12 +19,13 @@ import stoker
 from common import arguments, classifier, train_step
 
 
-def train(data: str, epochs: int = 1, batch_size: int = 64) -> float:
-    """Trains the classifier for `epochs` epochs; returns the images/s."""
+def train(data: str, epochs: int = 1, batch_size: int = 64, arch: str = "mlp") -> float:
+    """Trains the classifier `arch` (common.classifier) for `epochs` epochs; returns the
+    images/s."""
     accelerator = accelerate.Accelerator(cpu=True)
     loader = stoker.Loader(data, batch_size=batch_size, device=accelerator.device,
                            transforms={"image": stoker.transforms.ToTensor()})
-    model = classifier(data)
+    model = classifier(data, arch=arch)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     model, optimizer, loader = accelerator.prepare(model, optimizer, loader)  # loader: as it is
     accelerator.register_for_checkpointing(loader)  # its position in save_state()/load_state()
@@ -39,4 +40,4 @@ def train(data: str, epochs: int = 1, batch_size: int = 64) -> float:
 
 if __name__ == "__main__":
     args = arguments(__doc__)
-    print(f"{train(args.data, args.epochs, args.batch_size):.0f} images/s")
+    print(f"{train(args.data, args.epochs, args.batch_size, args.arch):.0f} images/s")

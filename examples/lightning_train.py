@@ -1,6 +1,6 @@
 """PyTorch Lightning: a LightningDataModule returns the stoker.Loader.
 
-    python examples/lightning_train.py DATA [--epochs 1] [--batch-size 64]
+    python examples/lightning_train.py DATA [--epochs 1] [--batch-size 64] [--arch mlp|cnn]
 
 Lightning uses the loader as it is (it rebuilds DataLoaders only): under a multi-process
 strategy the loader takes its rank from torch.distributed. Lightning saves the loader's
@@ -33,9 +33,9 @@ class StokerData(L.LightningDataModule):
 class Classifier(L.LightningModule):
     """The examples' classifier; `images_per_s` is the training's rate once fit() returns."""
 
-    def __init__(self, data: str):
+    def __init__(self, data: str, arch: str = "mlp"):
         super().__init__()
-        self.model = classifier(data)
+        self.model = classifier(data, arch=arch)
         self.images, self.start, self.images_per_s = 0, 0.0, 0.0
 
     def on_train_start(self):
@@ -56,9 +56,10 @@ class Classifier(L.LightningModule):
         return torch.optim.SGD(self.parameters(), lr=0.1)
 
 
-def train(data: str, epochs: int = 1, batch_size: int = 64) -> float:
-    """Trains the classifier for `epochs` epochs on the CPU; returns the images/s."""
-    model = Classifier(data)
+def train(data: str, epochs: int = 1, batch_size: int = 64, arch: str = "mlp") -> float:
+    """Trains the classifier `arch` (common.classifier) for `epochs` epochs on the CPU;
+    returns the images/s."""
+    model = Classifier(data, arch)
     trainer = L.Trainer(max_epochs=epochs, accelerator="cpu", devices=1, logger=False,
                         enable_checkpointing=False, enable_progress_bar=False,
                         enable_model_summary=False)
@@ -68,4 +69,4 @@ def train(data: str, epochs: int = 1, batch_size: int = 64) -> float:
 
 if __name__ == "__main__":
     args = arguments(__doc__)
-    print(f"{train(args.data, args.epochs, args.batch_size):.0f} images/s")
+    print(f"{train(args.data, args.epochs, args.batch_size, args.arch):.0f} images/s")

@@ -1,6 +1,6 @@
 """Plain PyTorch: stoker.Loader where a DataLoader would be.
 
-    python examples/plain_train.py DATA [--epochs 1] [--batch-size 64]
+    python examples/plain_train.py DATA [--epochs 1] [--batch-size 64] [--arch mlp|cnn]
 """
 
 import time
@@ -11,11 +11,12 @@ import stoker
 from common import arguments, classifier, train_step
 
 
-def train(data: str, epochs: int = 1, batch_size: int = 64) -> float:
-    """Trains the classifier for `epochs` epochs; returns the images/s."""
+def train(data: str, epochs: int = 1, batch_size: int = 64, arch: str = "mlp") -> float:
+    """Trains the classifier `arch` (common.classifier) for `epochs` epochs; returns the
+    images/s."""
     loader = stoker.Loader(data, batch_size=batch_size,
                            transforms={"image": stoker.transforms.ToTensor()})
-    model = classifier(data)
+    model = classifier(data, arch=arch)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     images, start = 0, time.perf_counter()
     for epoch in range(epochs):
@@ -28,4 +29,4 @@ def train(data: str, epochs: int = 1, batch_size: int = 64) -> float:
 
 if __name__ == "__main__":
     args = arguments(__doc__)
-    print(f"{train(args.data, args.epochs, args.batch_size):.0f} images/s")
+    print(f"{train(args.data, args.epochs, args.batch_size, args.arch):.0f} images/s")

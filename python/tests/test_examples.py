@@ -18,10 +18,11 @@ def succeeded(done):
     return done.stdout
 
 
+@pytest.mark.parametrize("arch", ["mlp", "cnn"])
 @pytest.mark.parametrize("name", ["plain", "lightning"])
-def test_one_process_examples_train(classes, name):
+def test_one_process_examples_train(classes, name, arch):
     out = succeeded(subprocess.run([sys.executable, EXAMPLES / f"{name}_train.py", classes,
-                                    "--epochs", "2", "--batch-size", "16"],
+                                    "--epochs", "2", "--batch-size", "16", "--arch", arch],
                                    capture_output=True, text=True, timeout=180))
     assert out.strip().endswith("images/s"), out
 
