@@ -8,7 +8,7 @@ the table gives each one's median, the rounds' figures and the ratios.
   cold       the first epoch's MB/s (the shards' bytes over the epoch's time; its images/s
              beside them) from a cache emptied before each round, over http://, s3://
              (SeaweedFS) and a WAN-like link, each beside curl fetching the same shards from
-             the same server one after another and 2 at a time (stoker's downloader threads)
+             the same server one after another and 8 at a time (the most streams stoker tunes to)
   WAN        tests/fault_proxy.py in front of nginx adding --wan-delay-ms before each response
              and capping each connection at --wan-rate-mb-s (this kernel has no sch_netem)
 
@@ -44,7 +44,8 @@ import servers  # noqa: E402
 PROXY = os.path.join(ROOT, "tests", "fault_proxy.py")
 MAKE_IMAGE_SET = os.path.join(ROOT, "bench", "make_image_set.py")
 IMAGE_KB = 57  # make_image_set.py's images average about this much, imported
-DOWNLOADERS = 2  # RemoteSourceOptions::downloaders (src/stoker/remote/remote_shard_source.h)
+MAX_STREAMS = 8  # PrefetchInputs::max_streams, stoker's most downloads at once
+#                   (src/stoker/remote/prefetch_depth.h)
 DATASET_NAME = "ds"  # the dataset's name under each server's root and in the bucket
 
 
@@ -185,7 +186,7 @@ class Bench:
             raise Failed(f"{source.url}: a cold epoch gave {r['samples']} samples, "
                          f"not {self.records}")
         return self.bytes / r["seconds"] / 1e6, {"images_per_s": r["samples_per_s"],
-                                                 "seconds": r["seconds"]}
+                                                 "seconds": r["seconds"], "remote": r["remote"]}
 
     def curl(self, source, parallel):
         out = os.path.join(self.work, "curl-out")
@@ -218,8 +219,8 @@ def rows_for(bench, local, http, s3, wan):
                   lambda s=source: bench.cold_epoch(s)),
                  (f"{source.name}, curl one at a time", "MB/s",
                   lambda s=source: bench.curl(s, 1)),
-                 (f"{source.name}, curl {DOWNLOADERS} at a time", "MB/s",
-                  lambda s=source: bench.curl(s, DOWNLOADERS))]
+                 (f"{source.name}, curl {MAX_STREAMS} at a time", "MB/s",
+                  lambda s=source: bench.curl(s, MAX_STREAMS))]
     return rows
 
 
@@ -234,9 +235,9 @@ def ratios(medians, details, bench, sources):
         cold = medians[f"{name}, cold first epoch"]
         cold_images = statistics.median(d["images_per_s"]
                                         for d in details[f"{name}, cold first epoch"])
-        curl = medians[f"{name}, curl {DOWNLOADERS} at a time"]
+        curl = medians[f"{name}, curl {MAX_STREAMS} at a time"]
         bound = min(curl, warm * bench.bytes / bench.records / 1e6)
-        out += [{"name": f"{name}: cold / curl {DOWNLOADERS} at a time (MB/s)",
+        out += [{"name": f"{name}: cold / curl {MAX_STREAMS} at a time (MB/s)",
                  "value": cold / curl, "target": None},
                 {"name": f"{name}: cold / warm (images/s)", "value": cold_images / warm,
                  "target": None},
@@ -263,7 +264,9 @@ def print_table(out):
         rounds = " ".join(f"{v:,.1f}" for v in r["rounds"])
         images = [d["images_per_s"] for d in r["details"] if "images_per_s" in d]
         if images:
-            rounds += f"  (images/s: median {statistics.median(images):,.1f})"
+            most = [d["remote"]["most_downloads"] for d in r["details"]]
+            rounds += (f"  (images/s: median {statistics.median(images):,.1f}; downloads at "
+                       f"once: {' '.join(map(str, most))})")
         print(f"{r['name']:<30} {r['median']:>10,.1f} {r['unit']:<9} {rounds}")
     print()
     for r in out["ratios"]:

@@ -51,6 +51,8 @@ struct ShardSourceStats {
   double download_bytes_per_s = 0;  // one download's bandwidth, smoothed
   double records_per_s = 0;         // the loader's pace, smoothed
   int prefetch_shards = 0;          // shards fetched ahead past the loader's lookahead
+  int download_streams = 0;         // downloads it runs at once now (tuned or fixed)
+  int most_downloads = 0;           // the most that ran at once so far
 };
 
 class ShardSource {

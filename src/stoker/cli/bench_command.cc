@@ -356,6 +356,15 @@ void run_loader_bench(const LoaderBenchOptions& o) {
                       {"checksum", checksum}};
   if (!note.empty()) j["note"] = note;
   if (!o.augment.empty()) j["augment"] = o.augment;
+  const ShardSourceStats fetched = dataset->source().stats();
+  if (dataset->source().needs_pins()) {
+    j["remote"] = {{"fetched_mb", fetched.fetched_bytes / 1e6},
+                   {"wait_s", fetched.wait_ns / 1e9},
+                   {"download_mb_per_s", fetched.download_bytes_per_s / 1e6},
+                   {"download_streams", fetched.download_streams},
+                   {"most_downloads", fetched.most_downloads},
+                   {"prefetch_shards", fetched.prefetch_shards}};
+  }
   write_report_option(loader_report(run, j), o.report);
   if (tuning) j["tuning"] = nlohmann::json::parse(tuning->to_json());
   if (o.json) {
@@ -382,6 +391,13 @@ void run_loader_bench(const LoaderBenchOptions& o) {
   if (!epoch_start_wait_ms.empty())
     fmt::print("epochs     wait for the first batch of epochs 2..{}: {:.3f} ms at most\n", epochs,
                *std::max_element(epoch_start_wait_ms.begin(), epoch_start_wait_ms.end()));
+  if (dataset->source().needs_pins()) {
+    fmt::print(
+        "remote     fetched {:.1f} MB, waited {:.3f} s; one download {:.1f} MB/s, {} at once "
+        "now (most {}), {} shards ahead\n",
+        fetched.fetched_bytes / 1e6, fetched.wait_ns / 1e9, fetched.download_bytes_per_s / 1e6,
+        fetched.download_streams, fetched.most_downloads, fetched.prefetch_shards);
+  }
   if (tuning) fmt::print("tuning     {}\n", tuning->summary());
 }
 

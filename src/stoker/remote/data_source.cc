@@ -79,36 +79,36 @@ ShardDownload download_from(std::shared_ptr<const ObjectStore> store) {
   };
 }
 
-// The shards `shuffle_window` reads at once (and one in flight), of `records` per shard.
-size_t shards_needed(int64_t shuffle_window, const std::vector<int64_t>& records) {
-  const size_t shards = records.size();
-  if (shuffle_window == 0) return shards;
-  if (shuffle_window == kShardByShard) return std::min<size_t>(2, shards);
-  return std::min<size_t>(static_cast<size_t>(live_shard_bound(shuffle_window, records)) + 1,
-                          shards);
-}
-
 }  // namespace
 
-Status check_cache_floor(const Manifest& manifest, uint64_t budget_bytes,
-                         const DataAccessOptions& access, int64_t shuffle_window,
-                         const std::string& where) {
-  if (manifest.records == 0) return Status::ok();
+CacheFloor cache_floor(const Manifest& manifest, int64_t shuffle_window) {
   std::vector<int64_t> records;
   std::vector<uint64_t> largest;
   for (const ShardInfo& shard : manifest.shards) {
     records.push_back(static_cast<int64_t>(shard.records));
     largest.push_back(shard.bytes);
   }
-  std::sort(largest.begin(), largest.end(), std::greater<>());
-  const auto need = [&](int64_t window, size_t* count) {
-    *count = shards_needed(window, records);
-    uint64_t bytes = 0;
-    for (size_t i = 0; i < *count; ++i) bytes += largest[i];
-    return bytes;
-  };
-  size_t count = 0;
-  const uint64_t bytes = need(shuffle_window, &count);
+  const size_t shards = records.size();
+  CacheFloor floor;
+  if (shuffle_window == 0) {
+    floor.shards = shards;
+  } else if (shuffle_window == kShardByShard) {
+    floor.shards = std::min<size_t>(2, shards);
+  } else {
+    floor.shards = std::min<size_t>(
+        static_cast<size_t>(live_shard_bound(shuffle_window, records)) + 1, shards);
+  }
+  std::partial_sort(largest.begin(), largest.begin() + static_cast<ptrdiff_t>(floor.shards),
+                    largest.end(), std::greater<>());
+  for (size_t i = 0; i < floor.shards; ++i) floor.bytes += largest[i];
+  return floor;
+}
+
+Status check_cache_floor(const Manifest& manifest, uint64_t budget_bytes,
+                         const DataAccessOptions& access, int64_t shuffle_window,
+                         const std::string& where) {
+  if (manifest.records == 0) return Status::ok();
+  const auto [count, bytes] = cache_floor(manifest, shuffle_window);
   if (bytes <= budget_bytes) return Status::ok();
   const std::string budget =
       access.cache_gb > 0
@@ -122,11 +122,10 @@ Status check_cache_floor(const Manifest& manifest, uint64_t budget_bytes,
         where, budget, count, bytes / 1e9));
   }
   // The largest window that fits (the need grows with the window).
-  int64_t lo = 0, hi = static_cast<int64_t>(records.size());
+  int64_t lo = 0, hi = static_cast<int64_t>(manifest.shards.size());
   while (lo < hi) {
     const int64_t mid = lo + (hi - lo + 1) / 2;
-    size_t unused;
-    if (need(mid, &unused) <= budget_bytes) {
+    if (cache_floor(manifest, mid).bytes <= budget_bytes) {
       lo = mid;
     } else {
       hi = mid - 1;

@@ -34,9 +34,16 @@ Result<std::shared_ptr<const Dataset>> open_dataset(const std::string& path_or_u
                                                     const DataAccessOptions& access,
                                                     int64_t shuffle_window);
 
-// kInvalidArgument, one line naming `where`, when `budget_bytes` cannot hold the shards that
-// `shuffle_window` reads at once (the M largest, M = live_shard_bound, plus one in flight; all
-// of them for window 0), e.g. "URL: --cache-gb 2 holds fewer than the 9 shards (2.3 GB) that
+// What a cache must hold for `shuffle_window` to read `manifest`: the M largest shards, M =
+// live_shard_bound plus one in flight (all of them for window 0, two for kShardByShard).
+struct CacheFloor {
+  size_t shards = 0;
+  uint64_t bytes = 0;
+};
+CacheFloor cache_floor(const Manifest& manifest, int64_t shuffle_window);
+
+// kInvalidArgument, one line naming `where`, when `budget_bytes` cannot hold the cache floor
+// of `shuffle_window`, e.g. "URL: --cache-gb 2 holds fewer than the 9 shards (2.3 GB) that
 // --shuffle-window 8 needs at once; raise --cache-gb or lower --shuffle-window". `access`
 // says how the budget was set (--cache-gb or its default).
 Status check_cache_floor(const Manifest& manifest, uint64_t budget_bytes,

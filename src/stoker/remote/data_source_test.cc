@@ -68,6 +68,24 @@ TEST(CacheFloorTest, NamesTheBudgetTheWindowItsShardsAndTheLargestWindowThatFits
             "than the 2 shards (2.0 GB) that reading it needs at once; raise --cache-gb");
 }
 
+// Shards of unequal size: the floor is the sum of the largest, whatever their order.
+TEST(CacheFloorTest, SumsTheLargestShardsTheWindowHoldsAtOnce) {
+  Manifest m;
+  const uint64_t bytes[] = {5, 70, 20, 900, 3, 40, 600, 8};
+  for (uint64_t b : bytes) m.shards.push_back({"s" + std::to_string(b), 100, b, 0});
+  m.records = 800;
+  const CacheFloor window_one = cache_floor(m, 1);  // one shard read at once, one in flight
+  EXPECT_EQ(window_one.shards, 2u);
+  EXPECT_EQ(window_one.bytes, 900u + 600u);
+  const CacheFloor window_three = cache_floor(m, 3);
+  EXPECT_EQ(window_three.shards, 4u);
+  EXPECT_EQ(window_three.bytes, 900u + 600u + 70u + 40u);
+  EXPECT_EQ(cache_floor(m, kShardByShard).bytes, 900u + 600u);
+  const CacheFloor all = cache_floor(m, 0);
+  EXPECT_EQ(all.shards, 8u);
+  EXPECT_EQ(all.bytes, 5u + 70 + 20 + 900 + 3 + 40 + 600 + 8);
+}
+
 TEST(LocateTest, ALocalPathIsLocatedAsBefore) {
   testing::TempDir dir;
   testing::write_labelled_dataset(dir / "ds", 10);

@@ -4,15 +4,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <functional>
 #include <mutex>
-#include <numeric>
 
 #include "stoker/pipeline/loader_core.h"
+#include "stoker/remote/data_source.h"
 #include "stoker/remote/remote_shard_source.h"
 #include "stoker/store/dataset.h"
-#include "stoker/store/shard_window_bound.h"
 #include "stoker/testing/records.h"
 #include "stoker/testing/temp_dir.h"
 #include "stoker/util/atomic_file.h"
@@ -116,16 +113,7 @@ TEST_F(RemoteLoaderTest, SmallBatchesFarAheadRunInABudgetJustOverTheFloor) {
   o.batch_size = 16;
   o.prefetch = kAutoPrefetch;
   o.shuffle_window = 2;
-  std::vector<int64_t> records;
-  std::vector<uint64_t> largest;
-  for (const ShardInfo& info : manifest_.shards) {
-    records.push_back(static_cast<int64_t>(info.records));
-    largest.push_back(info.bytes);
-  }
-  std::sort(largest.begin(), largest.end(), std::greater<>());
-  const int64_t floor_shards = live_shard_bound(o.shuffle_window, records) + 1;
-  const uint64_t budget =
-      std::accumulate(largest.begin(), largest.begin() + floor_shards, uint64_t{0});
+  const uint64_t budget = remote::cache_floor(manifest_, o.shuffle_window).bytes;
   auto local = Dataset::open(dir_.path() + "/ds").value_or_throw();
   LoaderCore from_disk(local, o);
   LoaderCore from_cache(remote(budget, EvictionPolicy::kNextUse, 2), o);

@@ -42,7 +42,12 @@ RemoteShardSource::RemoteShardSource(Manifest manifest, std::string location, Da
       cache_(std::move(cache)),
       download_([this, inner = std::move(download)](const ShardInfo& info, int fd) {
         const int64_t start = now_ns();
+        const int running = ++downloads_;
+        for (int most = most_downloads_.load(); running > most;) {
+          if (most_downloads_.compare_exchange_weak(most, running)) break;
+        }
         Status status = inner(info, fd);
+        --downloads_;
         if (status.is_ok()) {
           fetched_bytes_ += info.bytes;
           MutexLock lock(mutex_);
@@ -107,7 +112,9 @@ Result<ShardPin> RemoteShardSource::acquire(int shard, const std::function<bool(
     {
       MutexLock state(mutex_);
       in_flight_[shard] = true;  // the downloaders fetch others meanwhile
+      ++starved_;
     }
+    wake_.notify_all();  // more downloaders now
     Result<CachedShard> fetched = cache_.fetch(shard, download_, now, cancelled);
     // Bytes that fail verification (damaged on the way, or the object changed mid-transfer: a
     // 412) are fetched once more; a shard that fails again has changed on the server.
@@ -116,6 +123,7 @@ Result<ShardPin> RemoteShardSource::acquire(int shard, const std::function<bool(
     {
       MutexLock state(mutex_);
       in_flight_[shard] = false;
+      --starved_;
     }
     wake_.notify_all();
     wait_ns_ += now_ns() - start;
@@ -189,6 +197,8 @@ ShardSourceStats RemoteShardSource::stats() const {
   stats.download_bytes_per_s = bandwidth_.per_second();
   stats.records_per_s = pace_.per_second();
   stats.prefetch_shards = prefetch_shards();
+  stats.download_streams = active_downloaders();
+  stats.most_downloads = most_downloads_.load();
   return stats;
 }
 
@@ -271,7 +281,8 @@ int RemoteShardSource::prefetch_shards() const {
 
 int RemoteShardSource::active_downloaders() const {
   if (options_.downloaders != kTunedDownloaders) return options_.downloaders;
-  return download_streams(measured());
+  const PrefetchInputs in = measured();
+  return starved_ > 0 ? in.max_streams : download_streams(in);
 }
 
 int RemoteShardSource::next_to_fetch() const {

@@ -30,7 +30,8 @@
 namespace stoker {
 
 // RemoteSourceOptions::downloaders: as many downloads at once as download_streams() says from
-// the measured bandwidth and pace, 2 to 8.
+// the measured bandwidth and pace, 2 to 8; all 8 while acquire() waits for a shard (the loader
+// is starved now, which the smoothed pace shows only later).
 inline constexpr int kTunedDownloaders = -1;
 
 struct RemoteSourceOptions {
@@ -107,6 +108,8 @@ class RemoteShardSource : public ShardSource,
   std::vector<const ShardReader*> readers_;  // entry s set while s is pinned (see above)
   std::vector<Slot> slots_;
   std::atomic<uint64_t> fetched_bytes_{0};
+  std::atomic<int> downloads_{0};       // running now
+  std::atomic<int> most_downloads_{0};  // the most at once
   std::atomic<int64_t> wait_ns_{0};
 
   // Held by a downloader from choosing its shard until the cache has made room for it, so
@@ -117,7 +120,8 @@ class RemoteShardSource : public ShardSource,
   std::condition_variable wake_;  // a new plan or position, a fetch ended, or stop
   std::condition_variable room_;  // room_changes_ moved on
   uint64_t room_changes_ STOKER_GUARDED_BY(mutex_) = 0;
-  int pinned_ STOKER_GUARDED_BY(mutex_) = 0;  // shards with a pin held now
+  int pinned_ STOKER_GUARDED_BY(mutex_) = 0;   // shards with a pin held now
+  int starved_ STOKER_GUARDED_BY(mutex_) = 0;  // acquire() calls waiting for a download now
   ShardSchedule schedule_ STOKER_GUARDED_BY(mutex_);
   bool advised_ STOKER_GUARDED_BY(mutex_) = false;
   int64_t lookahead_ STOKER_GUARDED_BY(mutex_) = 0;
