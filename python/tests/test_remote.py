@@ -20,17 +20,6 @@ def dataset_bytes(path):
     return sum(os.path.getsize(os.path.join(path, f)) for f in os.listdir(path))
 
 
-@pytest.fixture
-def s3_env(s3_server, monkeypatch):
-    for name, value in (("AWS_ACCESS_KEY_ID", s3_server.access_key),
-                        ("AWS_SECRET_ACCESS_KEY", s3_server.secret_key),
-                        ("AWS_ENDPOINT_URL", s3_server.url), ("AWS_REGION", s3_server.region)):
-        monkeypatch.setenv(name, value)
-    for name in ("AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_ENDPOINT_URL_S3"):
-        monkeypatch.delenv(name, raising=False)
-    return s3_server
-
-
 def test_a_loader_over_http_gives_the_local_batches_through_a_small_cache(labelled, nginx_server,
                                                                           tmp_path):
     shutil.copytree(labelled, nginx_server.root / "ds")

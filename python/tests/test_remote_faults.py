@@ -1,9 +1,10 @@
 """Remote datasets under faults (issue 36; docs/REMOTE-DESIGN.md section 6): stoker.Loader
-reading from nginx on loopback, directly or through tests/fault_proxy.py, while the server is
-killed and restarted, a response is cut short, a 503 burst is answered, or a shard changes on
-the server. Each run either gives exactly the batches of an uninterrupted local run, or stops
+reading from nginx, and from SeaweedFS's S3 gateway, on loopback, directly or through
+tests/fault_proxy.py, while the server is killed and restarted, a response is cut short, a
+503 burst is answered, or a shard changes on the server. Each run either gives exactly the batches of an uninterrupted local run, or stops
 with one line naming the URL; no batch is ever made from bytes that were not verified.
 STOKER_RETRY_SECONDS keeps the retries that are meant to fail short."""
+import json
 import re
 import shutil
 import threading
@@ -240,3 +241,93 @@ def test_an_interrupted_run_resumes_exactly_whatever_the_cache_holds(labelled, n
     got += [arrays(b) for b in resumed]
     got += epochs(resumed, 1, first=2)
     assert_same(got, want)
+
+
+# The same faults against SeaweedFS's S3 gateway: signed requests, S3's ETags and errors.
+
+def pushed(dataset, server, name="ds"):
+    """`dataset` pushed to the server's bucket; its s3:// URL."""
+    url = f"s3://{server.bucket}/{name}"
+    stoker.push(dataset, url)
+    return url
+
+
+def pushed_shards(server, name="ds"):
+    """The object keys of the shards the pushed manifest names, in its order."""
+    status, body = server.request("GET", f"/{server.bucket}/{name}/manifest.json")
+    assert status == 200, body
+    return [shard["file"] for shard in json.loads(body)["shards"]]
+
+
+def test_an_s3_server_killed_mid_epoch_and_restarted_changes_no_batch(labelled, s3_alone,
+                                                                     tmp_path, monkeypatch):
+    monkeypatch.setenv("STOKER_RETRY_SECONDS", "60")  # weed takes seconds to serve again
+    url = pushed(labelled, s3_alone)
+    want = epochs(local(labelled, 2), 2)
+    loader = remote(url, labelled, tmp_path, 2)
+    loader.set_epoch(0)
+    got, restart = [], threading.Timer(DOWN_S, s3_alone.restart)
+    for i, batch in enumerate(loader):
+        got.append(arrays(batch))
+        if i == 8:
+            s3_alone.kill()
+            killed = time.monotonic()
+            restart.start()
+    waited = time.monotonic() - killed
+    got += epochs(loader, 1, first=1)
+    restart.join()
+    assert_same(got, want)
+    assert waited >= DOWN_S * 0.9, "the epoch needed shards while the server was down"
+
+
+def test_s3_responses_cut_short_and_503_bursts_are_retried(labelled, s3_env, fault_proxy,
+                                                           tmp_path, monkeypatch):
+    """Through the proxy (which keeps the Host the request was signed for): each shard GET
+    cut by a FIN, an RST and a 503 burst in turn; the batches are the local ones."""
+    url = pushed(labelled, s3_env, "cut")
+    proxy = fault_proxy(address(s3_env), {"faults": [
+        {"path": ".stk", "method": "GET", "close_after": 1000, "times": 2},
+        {"path": ".stk", "method": "GET", "reset_after": 1000, "times": 2},
+        {"path": ".stk", "method": "GET", "status": 503, "times": 4}]})
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://{proxy}")
+    want = epochs(local(labelled), 2)
+    assert_same(epochs(remote(url, labelled, tmp_path), 2), want)
+    faults = [e["fault"] for e in proxy_log(proxy)]
+    assert (faults.count("close_after"), faults.count("reset_after"),
+            faults.count("status")) == (2, 2, 4), faults
+
+
+def test_an_s3_object_changed_under_its_manifest_is_never_used(labelled, s3_env, tmp_path):
+    url = pushed(labelled, s3_env, "edited-in-place")
+    edited = write_edited(tmp_path / "edited")
+    (changed,) = [p.name for p in edited.glob("*.stk")
+                  if p.read_bytes() != (labelled / p.name).read_bytes()]
+    keys = pushed_shards(s3_env, "edited-in-place")
+    key = next(k for k in keys if k.startswith(changed.removesuffix(".stk") + "."))
+    loader = remote(url, labelled, tmp_path)
+    want = epochs(local(labelled), 8)
+    got = epochs(loader, 1)
+    status, _ = s3_env.request("PUT", f"/{s3_env.bucket}/edited-in-place/{key}",
+                               (edited / changed).read_bytes())
+    assert status == 200
+    with pytest.raises(stoker.Error) as failed:
+        for e in range(1, 8):  # the cache holds half: the changed shard is downloaded again
+            loader.set_epoch(e)
+            for batch in loader:
+                got.append(arrays(batch))
+    expect_one_line(failed.value, f"{url}/{key}: ", "manifest")
+    assert_same(got, want[:len(got)])
+    del loader, batch, failed
+    assert not list((tmp_path / "cache").rglob("*.part"))
+
+
+def test_an_s3_dataset_pushed_again_is_a_new_version_for_new_runs(labelled, s3_env, tmp_path):
+    url = pushed(labelled, s3_env, "pushed-again")
+    running = stoker.Loader(url, cache_dir=tmp_path / "cache", **SETTINGS)
+    got = epochs(running, 1)
+    edited = write_edited(tmp_path / "edited")
+    assert stoker.push(edited, url)["uploaded"] == 1, "only the changed shard is sent"
+    got += epochs(running, 1, first=1)  # the version it opened, whole in its cache
+    assert_same(got, epochs(local(labelled), 2))
+    fresh = stoker.Loader(url, cache_dir=tmp_path / "cache", **SETTINGS)
+    assert_same(epochs(fresh, 2), epochs(local(edited), 2))

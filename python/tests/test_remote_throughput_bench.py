@@ -15,7 +15,7 @@ import servers
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(ROOT, "bench", "remote", "throughput.py")
-COLD_ROWS = ("cold first epoch", "curl one at a time", "curl 2 at a time")
+COLD_ROWS = ("cold first epoch", "curl one at a time", "curl 8 at a time")
 
 
 def stoker_cli():

@@ -1,7 +1,8 @@
 """The remote-dataset tests' servers (servers.py) do what the tests rely on: nginx serves byte
-ranges and ETags; weed checks SigV4 signatures; and the curl CLI, on the libcurl stoker links,
-signs S3 requests the way AWS's algorithm says, the x-amz-content-sha256 and
-x-amz-security-token headers included (docs/REMOTE-DESIGN.md, section 4)."""
+ranges and ETags; weed checks SigV4 signatures and keeps its objects over a kill and restart;
+and the curl CLI, on the libcurl stoker links, signs S3 requests the way AWS's algorithm says,
+the x-amz-content-sha256 and x-amz-security-token headers included (docs/REMOTE-DESIGN.md,
+section 4)."""
 
 import hashlib
 import json
@@ -9,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 
@@ -51,6 +53,23 @@ def test_weed_checks_signatures(s3_server):
                                     "not-the-secret", "GET", path)
     assert forged[0] == 403 and b"SignatureDoesNotMatch" in forged[1]
     assert fetch(s3_server.url + path)[0] == 403  # unsigned
+
+
+def test_weed_killed_and_restarted_keeps_its_objects_and_address(s3_alone):
+    """After a restart its port opens before the volume behind it serves: GETs answer 500 for
+    a few seconds (stoker's retries wait them out), then the object as it was."""
+    path = f"/{s3_alone.bucket}/ds/object.bin"
+    assert s3_alone.request("PUT", path, BODY)[0] == 200
+    s3_alone.kill()
+    with pytest.raises(ConnectionRefusedError):
+        s3_alone.request("GET", path)
+    s3_alone.restart()
+    deadline, answer = time.monotonic() + 30, None
+    while answer is None or answer[0] != 200:
+        assert time.monotonic() < deadline, (answer, servers.log_tail(s3_alone.log))
+        time.sleep(0.1)
+        answer = s3_alone.request("GET", path)
+    assert answer == (200, BODY)
 
 
 def test_program_prints_one_json_line_and_stops_at_eof(tmp_path):
