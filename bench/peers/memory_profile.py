@@ -1,22 +1,23 @@
 #!/usr/bin/env python3
 """Where the memory of the side-by-side benchmark's 1-core runs goes (docs/BENCHMARKS.md,
-"Against every peer"): torch alone, the DataLoader + PIL peer in-process, and stoker's Loader at
-prefetch 1, 2, 4 and its default (--prefetch), uint8 and float32 (--dtypes), each one epoch of
-run.py's training work in a fresh process pinned to one core, one after another.
+"Against every peer"): torch alone, the DataLoader + PIL peer in-process, stoker's Loader at
+prefetch 1, 2, 4 and its default (--prefetch), and with --ffcv FFCV's Loader (in its own
+environment), uint8 and float32 (--dtypes), each one epoch of run.py's training work in a fresh
+process pinned to one core, one after another.
 
 Each row: the peak resident set (the kernel's VmHWM), its peaks split into anonymous memory
-(what the process allocated) and file-backed pages (shared libraries, and stoker's shards,
-which it maps: pages of the page cache that a peer reading files with read() holds too, only not
-in its own RSS), sampled every 20 ms; and the resident set after `import torch`, after the
-peer's import, at the first and the last batch, with the part of it that is stoker's mapped
-shards at the last. With --step-ms the consumer holds each batch that long, as a training step
-would, so that a loader that prefetches gets ahead of it.
+(what the process allocated) and file-backed pages (shared libraries, and the store when the
+loader maps it — stoker's shards, FFCV's .beton —: pages of the page cache that a peer reading
+files with read() holds too, only not in its own RSS), sampled every 20 ms; and the resident
+set after `import torch`, after the peer's import, at the first and the last batch, with the
+part of it that is the mapped store at the last. With --step-ms the consumer holds each batch
+that long, as a training step would, so that a loader that prefetches gets ahead of it.
 
 Run it with a Python that has stoker and torchvision, e.g. the stoker peer's environment
 (bench/peers/setup.sh):
 
     ~/.cache/stoker/peers/stoker/bin/python bench/peers/memory_profile.py IMAGES [--json FILE]
-        [--dtypes uint8,float32] [--prefetch 1,2,4,default] [--step-ms 0]
+        [--dtypes uint8,float32] [--prefetch 1,2,4,default] [--step-ms 0] [--ffcv]
 
 IMAGES: an ImageFolder, as run.py's. The stores go where run.py keeps them (--work).
 """
@@ -37,12 +38,14 @@ STATUS_KEYS = ("VmRSS", "VmHWM", "RssAnon", "RssFile", "RssShmem")
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def rows(dtypes, prefetches):
+def rows(dtypes, prefetches, ffcv):
     """[(row name, peer (None: torch alone), dtype, prefetch)] in the order they run;
-    `prefetches`: stoker's Loader's, None for its default."""
+    `prefetches`: stoker's Loader's, None for its default; `ffcv`: FFCV's rows too."""
     out = [("torch alone (import torch)", None, None, None)]
     for dtype in dtypes:
         out.append((f"DataLoader + PIL, {dtype}", "torchvision_pil", dtype, None))
+        if ffcv:
+            out.append((f"FFCV .beton, {dtype}", "ffcv", dtype, None))
         for prefetch in prefetches:
             depth = "default" if prefetch is None else prefetch
             out.append((f"stoker, prefetch {depth}, {dtype}", "stoker", dtype, prefetch))
@@ -60,21 +63,22 @@ def status(pid="self"):
     return values
 
 
-def mapped_shard_bytes():
-    """Resident bytes of this process's mappings of stoker shards (*.stk)."""
-    total, shard = 0, False
+def mapped_store_bytes():
+    """Resident bytes of this process's mappings of a store: stoker's shards (*.stk), FFCV's
+    .beton (os_cache=True maps it whole)."""
+    total, store = 0, False
     with open("/proc/self/smaps") as f:
         for line in f:
             fields = line.split()
             if "-" in fields[0] and len(fields) >= 5:  # a mapping's first line
-                shard = fields[-1].endswith(".stk")
-            elif shard and fields[0] == "Rss:":
+                store = fields[-1].endswith((".stk", ".beton"))
+            elif store and fields[0] == "Rss:":
                 total += int(fields[1]) * 1024
     return total
 
 
 def snapshot():
-    return dict(status(), shards=mapped_shard_bytes())
+    return dict(status(), store=mapped_store_bytes())
 
 
 def child(peer_name, dtype, prefetch, store, step_s):
@@ -108,7 +112,9 @@ def child(peer_name, dtype, prefetch, store, step_s):
 def measure(row, stores, step_ms):
     """Runs `row` in a fresh process pinned to core 0; its report with the sampled peaks."""
     _, peer, dtype, prefetch = row
-    command = ["taskset", "-c", "0", sys.executable, os.path.abspath(__file__), "--child",
+    import run  # the parent's only (see prepare_stores)
+    python = run.python_of(peer) if peer else sys.executable
+    command = ["taskset", "-c", "0", python, os.path.abspath(__file__), "--child",
                peer or "", dtype or "", "" if prefetch is None else str(prefetch),
                stores.get(peer, ""), str(step_ms / 1000)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -140,7 +146,7 @@ def measure(row, stores, step_ms):
 
 def table(results):
     head = ["row", "peak RSS", "peak anon", "peak file-backed", "after import torch",
-            "after peer import", "at first batch", "at last batch", "of which mapped shards"]
+            "after peer import", "at first batch", "at last batch", "of which the mapped store"]
     lines = ["| " + " | ".join(head) + " |", "|---" + "|---:" * (len(head) - 1) + "|"]
     for name, r in results.items():
         s = r["snapshots"]
@@ -149,16 +155,24 @@ def table(results):
             return f"{s[snap][key] / MIB:,.0f}" if snap in s else "-"
         cells = [name] + [f"{r['peak'][k] / MIB:,.0f}" for k in ("rss", "anon", "file")] + [
             mb("import torch"), mb("import peer"), mb("first batch"), mb("last batch"),
-            mb("last batch", "shards")]
+            mb("last batch", "store")]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n\nMB = MiB; peaks over the whole run, the rest resident sets.\n"
 
 
-def prepare_stores(images, work_dir):
-    """{peer: store} of the rows' peers, made as run.py makes them where it has not yet."""
+def prepare_stores(images, work_dir, peers):
+    """{peer: store} of `peers`, made as run.py makes them where it has not yet (FFCV's in its
+    own environment: run.py's)."""
     import run  # the parent's only: it imports PIL, which would count in every row
     stores = {}
-    for peer in ("torchvision_pil", "stoker"):
+    for peer in peers:
+        if peer == "ffcv":
+            store = run.store_path(work_dir, peer, None)
+            if not os.path.exists(store):
+                raise SystemExit(f"memory_profile: {store}: no FFCV store; bench/peers/run.py "
+                                 "--peers ffcv makes it")
+            stores[peer] = store
+            continue
         store = run.store_path(work_dir, peer, None)
         if not os.path.exists(store):
             print(f"prepare {peer}", file=sys.stderr)
@@ -175,6 +189,8 @@ def main(argv=None):
     p.add_argument("--json", help="also write the results here")
     p.add_argument("--dtypes", default=",".join(work.DTYPES))
     p.add_argument("--prefetch", default="1,2,4,default", help="stoker's rows")
+    p.add_argument("--ffcv", action="store_true",
+                   help="FFCV's rows too, run with its environment's Python (run.py's store)")
     p.add_argument("--step-ms", type=float, default=0,
                    help="each batch held this long before the next is asked for (a training "
                    "step; 0: none, as run.py's)")
@@ -198,9 +214,12 @@ def main(argv=None):
                 "(the stoker peer's environment of bench/peers/setup.sh)")
     import run  # see prepare_stores
     work_dir = a.work or os.path.join(os.path.dirname(run.PEERS_DIR), "peers-work")
-    stores = prepare_stores(os.path.abspath(a.images), work_dir)
+    peers = ["torchvision_pil", "stoker"] + (["ffcv"] if a.ffcv else [])
+    if a.ffcv and run.not_installed("ffcv"):
+        p.error(f"--ffcv: {run.not_installed('ffcv')}")
+    stores = prepare_stores(os.path.abspath(a.images), work_dir, peers)
     results = {}
-    for row in rows(dtypes, prefetches):
+    for row in rows(dtypes, prefetches, a.ffcv):
         print(f"memory: {row[0]}", file=sys.stderr)
         results[row[0]] = measure(row, stores, a.step_ms)
     if a.json:
