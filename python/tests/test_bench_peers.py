@@ -91,7 +91,7 @@ def test_the_memory_profile_measures_every_row(tmp_path):
         assert row["peak"]["rss"] >= snaps["last batch"]["VmRSS"] > 0
         assert snaps["import torch"]["VmRSS"] > snaps["python"]["VmRSS"]
         # stoker reads its shards mapped; the DataLoader reads files.
-        assert (snaps["last batch"]["shards"] > 0) == name.startswith("stoker"), name
+        assert (snaps["last batch"]["store"] > 0) == name.startswith("stoker"), name
     assert "| stoker, prefetch default, uint8 |" in run.stdout
 
 
