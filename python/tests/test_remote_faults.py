@@ -58,27 +58,37 @@ def expect_one_line(error, *words):
         assert word in message, message
 
 
+def epochs_across_a_restart(loader, server, killed=lambda: None):
+    """Epochs 0 and 1 of `loader`, `server` killed after epoch 0's ninth batch (then `killed`
+    is called) and started again DOWN_S later: (the batches, the seconds epoch 0 went on
+    after the kill)."""
+    loader.set_epoch(0)
+    got, restart = [], threading.Timer(DOWN_S, server.restart)
+    for i, batch in enumerate(loader):
+        got.append(arrays(batch))
+        if i == 8:
+            server.kill()
+            killed()
+            kill_time = time.monotonic()
+            restart.start()
+    went_on = time.monotonic() - kill_time
+    got += epochs(loader, 1, first=1)
+    restart.join()
+    return got, went_on
+
+
 @pytest.mark.parametrize("workers", [0, 2])  # 0: batches built inline, one thread
 def test_a_server_killed_mid_epoch_and_restarted_changes_no_batch(labelled, nginx_server,
                                                                   tmp_path, monkeypatch, workers):
     monkeypatch.setenv("STOKER_RETRY_SECONDS", "30")  # wait for it, however many attempts
     url = served(labelled, nginx_server)
     want = epochs(local(labelled, workers), 2)
-    loader = remote(url, labelled, tmp_path, workers)
-    loader.set_epoch(0)
-    got, restart = [], threading.Timer(DOWN_S, nginx_server.restart)
-    for i, batch in enumerate(loader):
-        got.append(arrays(batch))
-        if i == 8:
-            nginx_server.kill()
-            before = len(shard_gets(nginx_server))
-            killed = time.monotonic()
-            restart.start()
-    waited = time.monotonic() - killed
-    got += epochs(loader, 1, first=1)
-    restart.join()
+    before = []
+    got, waited = epochs_across_a_restart(
+        remote(url, labelled, tmp_path, workers), nginx_server,
+        lambda: before.append(len(shard_gets(nginx_server))))
     assert_same(got, want)
-    assert len(shard_gets(nginx_server)) > before, "shards were downloaded after the restart"
+    assert len(shard_gets(nginx_server)) > before[0], "shards were downloaded after the restart"
     assert waited >= DOWN_S * 0.9, "the epoch needed shards while the server was down"
 
 
@@ -163,13 +173,32 @@ def write_edited(path):
     return path
 
 
+def changed_shard(edited, dataset):
+    """The name of the one shard whose bytes differ between the two datasets."""
+    (name,) = [p.name for p in edited.glob("*.stk")
+               if p.read_bytes() != (dataset / p.name).read_bytes()]
+    return name
+
+
+def expect_the_changed_shard_refused(loader, got, want, where):
+    """Reads epochs 1-7 into `got` (a cache of half the dataset downloads the changed shard
+    again) until they fail with one line starting with `where` and naming the manifest; every
+    batch before it is `want`'s."""
+    with pytest.raises(stoker.Error) as failed:
+        for e in range(1, 8):
+            loader.set_epoch(e)
+            for batch in loader:
+                got.append(arrays(batch))
+    expect_one_line(failed.value, where, "manifest")
+    assert_same(got, want[:len(got)])
+    del failed  # its traceback holds the loader's frames: the caller's del must end the loader
+
+
 def test_a_shard_changed_on_the_server_with_the_manifest_is_a_new_version(
         labelled, nginx_server, tmp_path):
     url = served(labelled, nginx_server)
     edited = write_edited(tmp_path / "edited")
-    changed = [p.name for p in edited.glob("*.stk")
-               if p.read_bytes() != (labelled / p.name).read_bytes()]
-    assert len(changed) == 1
+    changed = [changed_shard(edited, labelled)]
     running = stoker.Loader(url, cache_dir=tmp_path / "cache", **SETTINGS)
     want = epochs(local(labelled), 2)
     got = epochs(running, 1)
@@ -201,16 +230,9 @@ def test_a_shard_changed_on_the_server_under_an_old_manifest_is_never_used(
     # differs no longer matches it.
     for shard in edited.glob("*.stk"):
         shutil.copy(shard, nginx_server.root / "ds" / shard.name)
-    (changed,) = [p.name for p in edited.glob("*.stk")
-                  if p.read_bytes() != (labelled / p.name).read_bytes()]
-    with pytest.raises(stoker.Error) as failed:
-        for e in range(1, 8):  # the cache holds half: the changed shard is downloaded again
-            loader.set_epoch(e)
-            for batch in loader:
-                got.append(arrays(batch))
-    expect_one_line(failed.value, f"{url}/{changed}: ", "manifest")
-    assert_same(got, want[:len(got)])
-    del loader, batch, failed  # its downloads in flight end with it (and the traceback's frames)
+    expect_the_changed_shard_refused(loader, got, want,
+                                     f"{url}/{changed_shard(edited, labelled)}: ")
+    del loader  # its downloads in flight end with it
     assert not list((tmp_path / "cache").rglob("*.part"))
 
 
@@ -264,18 +286,7 @@ def test_an_s3_server_killed_mid_epoch_and_restarted_changes_no_batch(labelled, 
     monkeypatch.setenv("STOKER_RETRY_SECONDS", "60")  # weed takes seconds to serve again
     url = pushed(labelled, s3_alone)
     want = epochs(local(labelled, 2), 2)
-    loader = remote(url, labelled, tmp_path, 2)
-    loader.set_epoch(0)
-    got, restart = [], threading.Timer(DOWN_S, s3_alone.restart)
-    for i, batch in enumerate(loader):
-        got.append(arrays(batch))
-        if i == 8:
-            s3_alone.kill()
-            killed = time.monotonic()
-            restart.start()
-    waited = time.monotonic() - killed
-    got += epochs(loader, 1, first=1)
-    restart.join()
+    got, waited = epochs_across_a_restart(remote(url, labelled, tmp_path, 2), s3_alone)
     assert_same(got, want)
     assert waited >= DOWN_S * 0.9, "the epoch needed shards while the server was down"
 
@@ -300,8 +311,7 @@ def test_s3_responses_cut_short_and_503_bursts_are_retried(labelled, s3_env, fau
 def test_an_s3_object_changed_under_its_manifest_is_never_used(labelled, s3_env, tmp_path):
     url = pushed(labelled, s3_env, "edited-in-place")
     edited = write_edited(tmp_path / "edited")
-    (changed,) = [p.name for p in edited.glob("*.stk")
-                  if p.read_bytes() != (labelled / p.name).read_bytes()]
+    changed = changed_shard(edited, labelled)
     keys = pushed_shards(s3_env, "edited-in-place")
     key = next(k for k in keys if k.startswith(changed.removesuffix(".stk") + "."))
     loader = remote(url, labelled, tmp_path)
@@ -310,14 +320,8 @@ def test_an_s3_object_changed_under_its_manifest_is_never_used(labelled, s3_env,
     status, _ = s3_env.request("PUT", f"/{s3_env.bucket}/edited-in-place/{key}",
                                (edited / changed).read_bytes())
     assert status == 200
-    with pytest.raises(stoker.Error) as failed:
-        for e in range(1, 8):  # the cache holds half: the changed shard is downloaded again
-            loader.set_epoch(e)
-            for batch in loader:
-                got.append(arrays(batch))
-    expect_one_line(failed.value, f"{url}/{key}: ", "manifest")
-    assert_same(got, want[:len(got)])
-    del loader, batch, failed
+    expect_the_changed_shard_refused(loader, got, want, f"{url}/{key}: ")
+    del loader
     assert not list((tmp_path / "cache").rglob("*.part"))
 
 
