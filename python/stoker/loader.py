@@ -53,6 +53,13 @@ def _count(name: str, value, minimum: int, auto: bool = False):
     return value
 
 
+def _text(name: str, value) -> str:
+    """A setting spelt by name ("once", "raise"): the native loader checks the name."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+    return value
+
+
 def _last_batch(drop_last, last_batch) -> str:
     """The native last_batch mode from DataLoader's `drop_last` and stoker's `last_batch`."""
     if last_batch is None:
@@ -301,24 +308,24 @@ class Loader:
         path = os.fsdecode(path)  # str, bytes or os.PathLike; the name need not be UTF-8
         batch_size = _int("batch_size", batch_size, *_INT64)
         seed = _int("seed", seed, 0, 2**64 - 1)
-        workers = _count("workers", workers, 0, auto=True)
-        prefetch = _count("prefetch", prefetch, 1)
+        # The loader settings (_stoker.LOADER_SETTINGS) as Python spells them, for the native
+        # loader's table of settings to parse (None: the default) and check.
+        settings = {"workers": _count("workers", workers, 0, auto=True),
+                    "prefetch": _count("prefetch", prefetch, 1),
+                    "verify": _text("verify", verify), "on_error": _text("on_error", on_error),
+                    "shuffle_window": _shuffle_window(shuffle_window)}
         rank, world_size = _distributed_defaults(torch, rank, world_size, mesh)
         world_size = _int("world_size", world_size, *_INT32)
         rank = _int("rank", rank, *_INT32)
         last_batch = _last_batch(drop_last, last_batch)
-        shuffle_window = _shuffle_window(shuffle_window)
-        for name, value in (("verify", verify), ("on_error", on_error)):
-            if not isinstance(value, str):
-                raise TypeError(f"{name} must be a str, not {type(value).__name__}")
         self._device = _device.resolve(torch, device)
         cuda = self._device.type == "cuda"
         if normalize_on_device and not cuda:
             raise ValueError("normalize_on_device=True needs device='cuda' (on the CPU the "
                              "workers normalise, in the same pass as the crop)")
         access = data_access(cache_dir, cache_gb, cache_policy)
-        self._native = _stoker.LoaderCore(os.fsencode(path), shuffle_window=shuffle_window,
-                                          **access)
+        self._native = _stoker.LoaderCore(os.fsencode(path),
+                                          shuffle_window=settings["shuffle_window"], **access)
         specs = field_specs(transforms, self._native.schema)
         if last_batch == "pad" and any(spec["name"] == VALID for spec in specs):
             raise ValueError(f"last_batch='pad' adds the field {VALID!r}, which {path} has: "
@@ -329,17 +336,15 @@ class Loader:
         self._pinned = _device.pinned_memory(torch) if cuda else None
         self._native.configure(
             batch_size=batch_size, shuffle=bool(shuffle), seed=seed, last_batch=last_batch,
-            workers=workers, prefetch=prefetch, rank=rank, world_size=world_size, verify=verify,
-            on_error=on_error, shuffle_window=shuffle_window, fields=specs,
-            to_tensor=_tensor_from_dlpack(torch),
-            pinned_memory=self._pinned)
+            rank=rank, world_size=world_size, fields=specs, to_tensor=_tensor_from_dlpack(torch),
+            pinned_memory=self._pinned, **settings)
         shapes = {name: shape for name, _, shape in self._native.fields}
         self._normalize = {
             name: _device.normalizer(torch, *_stoker.normalization(shapes[name], mean, std),
                                      len(shapes[name]), self._device)
             for name, (mean, std) in deferred.items()}
         self._path = path
-        self._shuffle_window = shuffle_window  # the native form (0: all)
+        self._shuffle_window = settings["shuffle_window"]  # the native form (0: all)
         self._dataset = _dataset_id(self._native)
         self._epoch: Optional[int] = None  # set_epoch's
         self._resume = False  # load_state_dict positioned the next iteration

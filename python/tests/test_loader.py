@@ -3,6 +3,7 @@ across ranks, state_dict round trips (elastic too), rank defaults, bad options a
 
 import collections
 import gc
+import inspect
 import json
 import os
 import re
@@ -418,6 +419,16 @@ def test_torch_distributed_rank_comes_before_the_environment(labelled, tmp_path)
 def test_bad_options_raise_with_the_message(labelled, options, error, message):
     with pytest.raises(error, match=message):
         stoker.Loader(labelled, **options)
+
+
+def test_every_native_loader_setting_is_a_keyword_of_loader(labelled):
+    """The settings the native table describes (loader_settings.h) reach Python by keyword."""
+    keywords = inspect.signature(stoker.Loader).parameters
+    assert set(stoker._stoker.LOADER_SETTINGS) <= set(keywords)
+    options = stoker.Loader(labelled, workers=1, prefetch=3, verify="off", on_error="skip",
+                            shuffle_window=2).options
+    assert {name: options[name] for name in stoker._stoker.LOADER_SETTINGS} == {
+        "workers": 1, "shuffle_window": 2, "prefetch": 3, "verify": "off", "on_error": "skip"}
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA is present here")

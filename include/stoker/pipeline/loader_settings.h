@@ -2,14 +2,17 @@
 // LoaderSettings: how a loader runs, as opposed to what it delivers — its worker count (fixed,
 // one per core, or tuned), prefetch depth, checksum and error policies and tuning budget — and
 // the one setting of its order that every command offers alike, the shuffle window; with each
-// limit, default, spelling and check declared once. Below both the loader front end
-// (loader_core.h, whose LoaderOptions extends it) and the engine; the trainer embeds it
-// (TrainerOptions::loader), the CLI binds it once (cli/loader_settings_options.h) and so does
-// Python (python/loader_binding.cc, which also exports every limit).
+// limit, default, spelling and check declared once, and each setting described as data
+// (loader_setting_descriptions()). Below both the loader front end (loader_core.h, whose
+// LoaderOptions extends it) and the engine; the trainer embeds it (TrainerOptions::loader), the
+// CLI binds every setting with one loop (cli/loader_settings_options.h) and so does Python
+// (python/loader_binding.cc, which also exports every limit).
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "stoker/pipeline/sampler.h"
 #include "stoker/util/enum_names.h"
@@ -119,6 +122,33 @@ struct LoaderSettings {
   // range ("workers must be at most 1024, not 2000").
   Status check() const;
 };
+
+// One setting of LoaderSettings as data, so that each front end binds every setting with one
+// loop: the command line (cli/loader_settings_options.h: flag, --help, checks) and Python
+// (python/loader_binding.cc: keyword, options in force). A new setting is its field above, its
+// entry in loader_settings.cc's table and its keyword in python/stoker/loader.py.
+struct LoaderSettingDescription {
+  // The Python keyword; the command line's flag is --name, '_' spelt '-'.
+  std::string_view name;
+  // The flag's --help text; empty where the command line does not offer the setting.
+  std::string_view help;
+  // Sets the setting in `settings` from its text; a text of no form of the setting is refused
+  // naming it ("workers: 'x' is not a whole number or auto"). The limits are check()'s.
+  Status (*parse)(const std::string& text, LoaderSettings& settings);
+  // The setting's text in `settings`, which parse takes back (the default's, for --help).
+  std::string (*text)(const LoaderSettings& settings);
+  // The forms of its text, which the command line checks: one of `choices` (an enum's names);
+  // else `word` (when not empty) or a whole number in [minimum, maximum], 0 refused where
+  // `zero_refused` says why ("must be -1 (auto) or at least 1").
+  std::vector<std::string> choices;
+  std::string_view word;
+  int64_t minimum = 0;
+  int64_t maximum = 0;
+  std::string_view zero_refused;
+};
+
+// Every setting, in the order --help lists them.
+const std::vector<LoaderSettingDescription>& loader_setting_descriptions();
 
 // Worker threads for WorkerCount::per_core(): one per core this process may run on beyond the
 // consumer's (machine_cores(): its CPU affinity), at least 1.

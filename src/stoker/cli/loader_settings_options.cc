@@ -1,80 +1,84 @@
 #include "cli/loader_settings_options.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <string_view>
+#include <vector>
 
 #include "cli/usage.h"
 
 namespace stoker::cli {
+namespace {
+
+// Whether the command offers `setting`: not where the table gives it no help, and --prefetch
+// and --verify where `flags` asks.
+bool offers(const LoaderSettingsFlags& flags, const LoaderSettingDescription& setting) {
+  if (setting.help.empty()) return false;
+  if (setting.name == "prefetch") return flags.prefetch;
+  if (setting.name == "verify") return flags.verify;
+  return true;
+}
+
+// "--shuffle-window" of "shuffle_window".
+std::string flag_of(std::string_view name) {
+  std::string flag = "--" + std::string(name);
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
+
+// The check of a setting's text, by its forms (LoaderSettingDescription), naming `flag` in its
+// UsageError: "--workers: 'x' is not a whole number or auto", "--prefetch must be at most 4096
+// (the loader's limit)". `minimum` is the whole numbers' least (the setting's, or the command's).
+CLI::Validator text_check(const LoaderSettingDescription& setting, const std::string& flag,
+                          int64_t minimum) {
+  if (!setting.choices.empty()) return one_of(flag, setting.choices);
+  const CLI::Validator number = whole_number(flag, minimum, setting.maximum, "the loader's limit");
+  return CLI::Validator(
+      [&setting, flag, number](std::string& text) -> std::string {
+        if (!setting.word.empty()) {
+          if (text == setting.word) return "";
+          if (text.empty() || text.find_first_not_of("+-0123456789") != std::string::npos)
+            throw UsageError(flag + ": '" + text + "' is not a whole number or " +
+                             std::string(setting.word));
+        }
+        number(text);
+        if (!setting.zero_refused.empty() && text == "0")
+          throw UsageError(flag + " " + std::string(setting.zero_refused));
+        return "";
+      },
+      "", std::string(setting.name));
+}
+
+}  // namespace
 
 void add_loader_settings_options(CLI::App& command, LoaderSettings& settings,
                                  const LoaderSettingsFlags& flags) {
-  const CLI::Validator number =
-      whole_number("--workers", flags.per_core ? -1 : 0, kMaxWorkers, "the loader's limit");
-  command
-      .add_option_function<std::string>(
-          "--workers",
-          [&settings](const std::string& text) {
-            settings.workers =
-                text == "-1" ? WorkerCount::per_core() : WorkerCount::parse(text).value_or_throw();
-          },
-          flags.workers_help)
-      ->check(CLI::Validator(
-          [number](std::string& text) -> std::string {
-            if (text == "auto") return "";
-            if (text.empty() || text.find_first_not_of("+-0123456789") != std::string::npos)
-              throw UsageError("--workers: '" + text + "' is not a whole number or auto");
-            return number(text);
-          },
-          "", "workers"))
-      ->default_str(workers_text(settings.workers));
-  const CLI::Validator shards =
-      whole_number("--shuffle-window", 1, kMaxShuffleWindow, "the loader's limit");
-  command
-      .add_option_function<std::string>(
-          "--shuffle-window",
-          [&settings](const std::string& text) {
-            settings.shuffle_window = parse_shuffle_window(text).value_or_throw();
-          },
-          "Shuffle within a window of N shards at a time (shards permuted each epoch: locality "
-          "for streamed data), or all: the whole dataset")
-      ->check(CLI::Validator(
-          [shards](std::string& text) -> std::string {
-            if (text == "all") return "";
-            if (text.empty() || text.find_first_not_of("+-0123456789") != std::string::npos)
-              throw UsageError("--shuffle-window: '" + text + "' is not a whole number or all");
-            return shards(text);
-          },
-          "", "shuffle_window"))
-      ->default_str(shuffle_window_text(settings.shuffle_window));
-  if (flags.prefetch) {
-    command
-        .add_option("--prefetch", settings.prefetch,
-                    "Batches in flight (-1 = auto: 16 MiB, 4 to 64)")
-        ->check(whole_number("--prefetch", kAutoPrefetch, kMaxPrefetch, "the loader's limit"))
-        ->check(CLI::Validator(
-            [](std::string& text) -> std::string {
-              if (text == "0") throw UsageError("--prefetch must be -1 (auto) or at least 1");
-              return "";
-            },
-            "", "not_zero"))
-        ->capture_default_str();
-  }
-  if (flags.verify) {
-    command
-        .add_option_function<std::string>(
-            "--verify",
-            [&settings](const std::string& name) {
-              settings.verify = parse_verify_policy(name).value_or_throw();
-            },
-            "Record checksums: " + or_list(kVerifyPolicyNames.names()) +
-                " (once: at the first read)")
-        ->check(one_of("--verify", kVerifyPolicyNames.names()))
-        ->default_str(to_string(settings.verify));
+  for (const LoaderSettingDescription& setting : loader_setting_descriptions()) {
+    if (!offers(flags, setting)) continue;
+    const bool workers = setting.name == "workers";
+    const std::string flag = flag_of(setting.name);
+    const bool own_help = workers && !flags.workers_help.empty();
+    CLI::Option* option =
+        command
+            .add_option_function<std::string>(
+                flag,
+                [&settings, &setting](const std::string& text) {
+                  throw_if_error(setting.parse(text, settings));
+                },
+                own_help ? flags.workers_help : std::string(setting.help))
+            ->check(text_check(setting, flag, workers && !flags.per_core ? 0 : setting.minimum))
+            ->default_str(setting.text(settings));
+    if (setting.word.empty() && setting.choices.empty()) option->type_name("INT");
   }
 }
 
 std::string workers_text(const WorkerCount& workers) {
-  return workers.mode() == WorkerCount::Mode::kPerCore ? "-1" : workers.to_string();
+  const std::vector<LoaderSettingDescription>& table = loader_setting_descriptions();
+  const auto setting = std::find_if(table.begin(), table.end(),
+                                    [](const auto& setting) { return setting.name == "workers"; });
+  LoaderSettings settings;
+  settings.workers = workers;
+  return setting->text(settings);
 }
 
 }  // namespace stoker::cli

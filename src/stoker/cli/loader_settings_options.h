@@ -1,10 +1,11 @@
 #pragma once
 // The loader's settings (loader_settings.h) on the command line, bound once for every command
-// that runs a loader (train, doctor, bench loader, bench train): --workers N|auto (auto: tune the
-// workers, and an auto prefetch depth, while the run goes: worker_tuner.h), --shuffle-window
-// N|all, --verify, and --prefetch where the command offers it. Checks and messages are usage.h's
-// ("--workers: 'x' is not a whole number or auto", "--workers must be at least 0"). Stateless
-// functions.
+// that runs a loader (train, doctor, bench loader, bench train) by one loop over the settings'
+// table (loader_setting_descriptions(): a flag for each setting with a help text): --workers
+// N|auto (auto: tune the workers, and an auto prefetch depth, while the run goes:
+// worker_tuner.h), --shuffle-window N|all, --verify, and --prefetch where the command offers it.
+// Checks and messages are usage.h's ("--workers: 'x' is not a whole number or auto", "--workers
+// must be at least 0"). Stateless functions.
 
 #include <CLI/CLI.hpp>
 #include <string>
@@ -15,7 +16,7 @@ namespace stoker::cli {
 
 // What a command offers of the loader's settings.
 struct LoaderSettingsFlags {
-  std::string workers_help;
+  std::string workers_help;  // what the command's workers do; empty: the loader's (the table's)
   // --workers -1 (the default where settings.workers is per core) means one per core.
   bool per_core = false;
   bool verify = true;     // --verify always|once|off

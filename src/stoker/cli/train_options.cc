@@ -124,9 +124,7 @@ void add_run_options(CLI::App& command, TrainerOptions& o, TrainFlags& flags) {
                              "' (choose cpu, cuda or cuda:N)");
           },
           "", "device"));
-  add_loader_settings_options(command, o.loader,
-                              {"Loader worker threads (0: build batches inline; auto: tuned during "
-                               "about the first 100 steps, from 1 up to the machine's cores)"});
+  add_loader_settings_options(command, o.loader, {});
   add_whole_number(command, "--seed", o.seed, "Seed of model initialisation and data order", 0)
       ->capture_default_str();
   command

@@ -11,6 +11,39 @@
 #include "stoker/util/machine.h"
 
 namespace stoker {
+namespace {
+
+// `text` as a whole number (decimal digits, optional sign); nullopt beyond long long.
+std::optional<long long> parse_whole_number(const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  const long long value = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE) return std::nullopt;
+  return value;
+}
+
+// A table entry's parse: `parse_value`'s value of the text into `settings.*field`.
+template <auto field, auto parse_value>
+Status parse_into(const std::string& text, LoaderSettings& settings) {
+  STOKER_ASSIGN_OR_RETURN(settings.*field, parse_value(text));
+  return Status::ok();
+}
+
+// The prefetch depth: a whole number (kAutoPrefetch or >= 1 is check()'s).
+Result<int> parse_prefetch(const std::string& text) {
+  const std::optional<long long> value = parse_whole_number(text);
+  if (!value || *value < INT_MIN || *value > INT_MAX)
+    return invalid_argument("prefetch: '" + text + "' is not a whole number");
+  return static_cast<int>(*value);
+}
+
+// -1 (one per core, as the command line spells it), "auto" or a whole number.
+Result<WorkerCount> parse_workers(const std::string& text) {
+  if (text == "-1") return WorkerCount::per_core();
+  return WorkerCount::parse(text);
+}
+
+}  // namespace
 
 std::string to_string(VerifyPolicy policy) { return kVerifyPolicyNames.name(policy); }
 
@@ -27,13 +60,10 @@ Result<ErrorPolicy> parse_error_policy(const std::string& name) {
 
 Result<int64_t> parse_shuffle_window(const std::string& text) {
   if (text == "all") return kShuffleAll;
-  const char* begin = text.c_str();
-  char* end = nullptr;
-  errno = 0;
-  const long long value = std::strtoll(begin, &end, 10);
-  if (text.empty() || *end != '\0' || errno == ERANGE)
+  const std::optional<long long> value = parse_whole_number(text);
+  if (!value)
     return invalid_argument("shuffle_window: '" + text + "' is not a whole number or all");
-  return static_cast<int64_t>(value);
+  return static_cast<int64_t>(*value);
 }
 
 std::string shuffle_window_text(int64_t window) {
@@ -42,13 +72,10 @@ std::string shuffle_window_text(int64_t window) {
 
 Result<WorkerCount> WorkerCount::parse(const std::string& text) {
   if (text == "auto") return tuned();
-  const char* begin = text.c_str();
-  char* end = nullptr;
-  errno = 0;
-  const long value = std::strtol(begin, &end, 10);
-  if (text.empty() || *end != '\0' || errno == ERANGE || value < INT_MIN || value > INT_MAX)
+  const std::optional<long long> value = parse_whole_number(text);
+  if (!value || *value < INT_MIN || *value > INT_MAX)
     return invalid_argument("workers: '" + text + "' is not a whole number or auto");
-  return WorkerCount(static_cast<int>(value));
+  return WorkerCount(static_cast<int>(*value));
 }
 
 int WorkerCount::threads() const {
@@ -97,6 +124,39 @@ Status LoaderSettings::check() const {
         fmt::format("shuffle_window must be all or a number of shards from 1 to {}, not {}",
                     kMaxShuffleWindow, shuffle_window));
   return Status::ok();
+}
+
+const std::vector<LoaderSettingDescription>& loader_setting_descriptions() {
+  static const std::vector<LoaderSettingDescription> settings = {
+      {"workers",
+       "Loader worker threads (0: build batches inline; auto: tuned during about the first 100 "
+       "steps, from 1 up to the machine's cores)",
+       parse_into<&LoaderSettings::workers, parse_workers>,
+       [](const LoaderSettings& s) {
+         return s.workers.mode() == WorkerCount::Mode::kPerCore ? "-1" : s.workers.to_string();
+       },
+       /*choices=*/{}, /*word=*/"auto", /*minimum=*/-1, /*maximum=*/kMaxWorkers},
+      {"shuffle_window",
+       "Shuffle within a window of N shards at a time (shards permuted each epoch: locality for "
+       "streamed data), or all: the whole dataset",
+       parse_into<&LoaderSettings::shuffle_window, parse_shuffle_window>,
+       [](const LoaderSettings& s) { return shuffle_window_text(s.shuffle_window); },
+       /*choices=*/{}, /*word=*/"all", /*minimum=*/1, /*maximum=*/kMaxShuffleWindow},
+      {"prefetch", "Batches in flight (-1 = auto: 16 MiB, 4 to 64)",
+       parse_into<&LoaderSettings::prefetch, parse_prefetch>,
+       [](const LoaderSettings& s) { return std::to_string(s.prefetch); }, /*choices=*/{},
+       /*word=*/"", /*minimum=*/kAutoPrefetch, /*maximum=*/kMaxPrefetch,
+       /*zero_refused=*/"must be -1 (auto) or at least 1"},
+      {"verify", "Record checksums: always, once or off (once: at the first read)",
+       parse_into<&LoaderSettings::verify, parse_verify_policy>,
+       [](const LoaderSettings& s) { return to_string(s.verify); },
+       /*choices=*/kVerifyPolicyNames.names()},
+      // Python's only (no help): the commands keep the default, raise.
+      {"on_error", "", parse_into<&LoaderSettings::on_error, parse_error_policy>,
+       [](const LoaderSettings& s) { return std::string(kErrorPolicyNames.name(s.on_error)); },
+       /*choices=*/kErrorPolicyNames.names()},
+  };
+  return settings;
 }
 
 int auto_workers() { return std::max(1, machine_cores() - 1); }

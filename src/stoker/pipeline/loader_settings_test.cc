@@ -103,6 +103,33 @@ TEST(LoaderSettingsTest, PoliciesParseByName) {
             "on_error 'ignore' is not one of raise, skip");
 }
 
+// The table the command line and Python bind every setting by: each setting's text parses
+// back to its value, and a text of no form of the setting is refused naming it.
+TEST(LoaderSettingsTest, EachSettingsTextParsesBackAndABadOneNamesIt) {
+  LoaderSettings changed;
+  changed.workers = WorkerCount::tuned();
+  changed.prefetch = 9;
+  changed.verify = VerifyPolicy::kAlways;
+  changed.on_error = ErrorPolicy::kSkip;
+  changed.shuffle_window = 16;
+  const LoaderSettings defaults;
+  for (const LoaderSettingDescription& setting : loader_setting_descriptions()) {
+    const std::string name(setting.name);
+    EXPECT_NE(setting.text(changed), setting.text(defaults)) << name;
+    LoaderSettings s = defaults;
+    ASSERT_TRUE(setting.parse(setting.text(changed), s).is_ok()) << name;
+    EXPECT_EQ(setting.text(s), setting.text(changed)) << name;
+    EXPECT_EQ(setting.parse("bogus", s).message().rfind(name, 0), 0u) << name;
+    EXPECT_EQ(setting.text(s), setting.text(changed)) << name;
+  }
+  LoaderSettings s;
+  const auto& table = loader_setting_descriptions();
+  EXPECT_EQ(table.front().name, "workers");
+  EXPECT_TRUE(table.front().parse("-1", s).is_ok());
+  EXPECT_EQ(s.workers, WorkerCount::per_core());
+  EXPECT_EQ(table.front().text(s), "-1");
+}
+
 TEST(LoaderSettingsTest, AutoPrefetchFillsSixteenMebibytesWithinItsBounds) {
   EXPECT_EQ(auto_prefetch(1), 64);
   EXPECT_EQ(auto_prefetch(size_t{1} << 20), 16);

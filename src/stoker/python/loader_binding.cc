@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -65,18 +67,30 @@ LastBatch parse_last_batch(const std::string& name) {
       invalid_argument("last_batch '" + name + "' is not one of " + kLastBatchNames.joined()));
 }
 
-// The native worker count of Python's None (one per core), "auto" (tuned) or an int.
-WorkerCount worker_count(const py::object& workers) {
-  if (workers.is_none()) return WorkerCount::per_core();
-  if (py::isinstance<py::str>(workers))
-    return WorkerCount::parse(workers.cast<std::string>()).value_or_throw();
-  return WorkerCount(workers.cast<int>());
+// Sets the loader settings `given` in `settings` through the table (loader_settings.h): each
+// keyword a setting's name, each value None (the default), a str (the setting's text) or an int.
+void apply_settings(const py::kwargs& given, LoaderSettings& settings) {
+  const std::vector<LoaderSettingDescription>& table = loader_setting_descriptions();
+  for (const auto& [keyword, value] : given) {
+    const std::string name = keyword.cast<std::string>();
+    const auto setting = std::find_if(
+        table.begin(), table.end(), [&name](const auto& setting) { return setting.name == name; });
+    if (setting == table.end())
+      throw py::type_error("configure() got an unexpected keyword argument '" + name + "'");
+    if (value.is_none()) continue;
+    const std::string text = py::isinstance<py::str>(value) ? value.cast<std::string>()
+                                                            : std::to_string(value.cast<int64_t>());
+    throw_if_error(setting->parse(text, settings));
+  }
 }
 
-// A shuffle window as Python spells it: "all", or the number of shards.
-py::object shuffle_window_object(int64_t window) {
-  if (window == kShuffleAll) return py::str("all");
-  return py::int_(window);
+// A setting's text as Python shows it: a whole number as an int ("all" stays a str).
+py::object setting_object(const std::string& text) {
+  int64_t number = 0;
+  const char* end = text.data() + text.size();
+  const auto parsed = std::from_chars(text.data(), end, number);
+  if (parsed.ec == std::errc() && parsed.ptr == end) return py::int_(number);
+  return py::str(text);
 }
 
 // _stoker.LoaderCore: opened on a dataset directory, then configured once.
@@ -114,11 +128,11 @@ class BoundLoader {
 
   uint64_t size() const { return shared_->dataset->size(); }
 
+  // `settings`: the loader settings by name (apply_settings), the rest their defaults.
   void configure(int64_t batch_size, bool shuffle, uint64_t seed, const std::string& last_batch,
-                 const py::object& workers, const py::object& prefetch, int rank, int world_size,
-                 const std::string& verify, const std::string& on_error, int64_t shuffle_window,
-                 const py::list& fields, py::object to_tensor,
-                 std::optional<std::pair<uintptr_t, uintptr_t>> pinned_memory) {
+                 int rank, int world_size, const py::list& fields, py::object to_tensor,
+                 std::optional<std::pair<uintptr_t, uintptr_t>> pinned_memory,
+                 const py::kwargs& settings) {
     BusyScope busy(shared_->busy, kLoaderBusy);
     if (shared_->core) throw std::logic_error("LoaderCore.configure() was called already");
     LoaderOptions o;
@@ -126,13 +140,9 @@ class BoundLoader {
     o.shuffle = shuffle;
     o.seed = seed;
     o.last_batch = parse_last_batch(last_batch);
-    o.workers = worker_count(workers);
-    o.prefetch = prefetch.is_none() ? kAutoPrefetch : prefetch.cast<int>();
     o.rank = rank;
     o.world_size = world_size;
-    o.verify = parse_verify_policy(verify).value_or_throw();
-    o.on_error = parse_error_policy(on_error).value_or_throw();
-    o.shuffle_window = shuffle_window;
+    apply_settings(settings, o);
     for (const py::handle spec : fields)
       o.fields.push_back(field_request(shared_->dataset->schema(), spec.cast<py::dict>()));
     shared_->core = std::make_unique<LoaderCore>(
@@ -144,15 +154,15 @@ class BoundLoader {
     shared_->to_tensor = std::move(to_tensor);
   }
 
-  // The options in force, auto values resolved.
+  // The options in force, auto values resolved: the loader settings after the rest.
   py::dict options() const {
     const LoaderOptions& o = configured(*shared_).options();
-    return py::dict("batch_size"_a = o.batch_size, "shuffle"_a = o.shuffle, "seed"_a = o.seed,
-                    "last_batch"_a = kLastBatchNames.name(o.last_batch),
-                    "workers"_a = o.workers.threads(), "prefetch"_a = o.prefetch, "rank"_a = o.rank,
-                    "world_size"_a = o.world_size, "verify"_a = to_string(o.verify),
-                    "on_error"_a = kErrorPolicyNames.name(o.on_error),
-                    "shuffle_window"_a = shuffle_window_object(o.shuffle_window));
+    py::dict out("batch_size"_a = o.batch_size, "shuffle"_a = o.shuffle, "seed"_a = o.seed,
+                 "last_batch"_a = kLastBatchNames.name(o.last_batch), "rank"_a = o.rank,
+                 "world_size"_a = o.world_size);
+    for (const LoaderSettingDescription& setting : loader_setting_descriptions())
+      out[py::str(std::string(setting.name))] = setting_object(setting.text(o));
+    return out;
   }
 
   // workers="auto": what the tuning chose so far (TuningReport::to_json as a dict); else None.
@@ -297,7 +307,11 @@ class BoundEpoch {
 
 void register_loader(py::module_& module) {
   // The loader's limits and names (loader_settings.h), so Python copies none; the settings are
-  // checked by LoaderCore, once.
+  // checked by LoaderCore, once. LOADER_SETTINGS: the keywords of LoaderCore.configure's settings.
+  std::vector<std::string_view> settings;
+  for (const LoaderSettingDescription& setting : loader_setting_descriptions())
+    settings.push_back(setting.name);
+  module.attr("LOADER_SETTINGS") = py::tuple(py::cast(settings));
   module.attr("MAX_WORKERS") = kMaxWorkers;
   module.attr("MAX_PREFETCH") = kMaxPrefetch;
   module.attr("MAX_EPOCH") = kMaxEpoch;
@@ -330,11 +344,11 @@ void register_loader(py::module_& module) {
       .def_property_readonly("describe", &BoundLoader::describe)
       .def("__len__", &BoundLoader::size)
       .def("configure", &BoundLoader::configure, py::kw_only(), "batch_size"_a, "shuffle"_a,
-           "seed"_a, "last_batch"_a, "workers"_a, "prefetch"_a, "rank"_a, "world_size"_a,
-           "verify"_a, "on_error"_a, "shuffle_window"_a = kShuffleAll, "fields"_a, "to_tensor"_a,
+           "seed"_a, "last_batch"_a, "rank"_a, "world_size"_a, "fields"_a, "to_tensor"_a,
            "pinned_memory"_a = py::none(),
-           "pinned_memory: None, or the addresses of (cudaHostAlloc, cudaFreeHost): the "
-           "workers build batches in page-locked memory (pinned_allocator.h)")
+           "The loader settings (LOADER_SETTINGS) as further keywords: None (the default), a "
+           "str or an int. pinned_memory: None, or the addresses of (cudaHostAlloc, "
+           "cudaFreeHost): the workers build batches in page-locked memory (pinned_allocator.h)")
       .def_property_readonly("options", &BoundLoader::options)
       .def_property_readonly("tuning", &BoundLoader::tuning)
       .def_property_readonly("fields", &BoundLoader::fields)
