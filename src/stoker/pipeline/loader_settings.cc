@@ -135,13 +135,15 @@ const std::vector<LoaderSettingDescription>& loader_setting_descriptions() {
        [](const LoaderSettings& s) {
          return s.workers.mode() == WorkerCount::Mode::kPerCore ? "-1" : s.workers.to_string();
        },
-       /*choices=*/{}, /*word=*/"auto", /*minimum=*/-1, /*maximum=*/kMaxWorkers},
+       /*choices=*/{}, /*word=*/"auto", /*minimum=*/-1, /*maximum=*/kMaxWorkers,
+       /*zero_refused=*/""},
       {"shuffle_window",
        "Shuffle within a window of N shards at a time (shards permuted each epoch: locality for "
        "streamed data), or all: the whole dataset",
        parse_into<&LoaderSettings::shuffle_window, parse_shuffle_window>,
        [](const LoaderSettings& s) { return shuffle_window_text(s.shuffle_window); },
-       /*choices=*/{}, /*word=*/"all", /*minimum=*/1, /*maximum=*/kMaxShuffleWindow},
+       /*choices=*/{}, /*word=*/"all", /*minimum=*/1, /*maximum=*/kMaxShuffleWindow,
+       /*zero_refused=*/""},
       {"prefetch", "Batches in flight (-1 = auto: 16 MiB, 4 to 64)",
        parse_into<&LoaderSettings::prefetch, parse_prefetch>,
        [](const LoaderSettings& s) { return std::to_string(s.prefetch); }, /*choices=*/{},
@@ -150,11 +152,13 @@ const std::vector<LoaderSettingDescription>& loader_setting_descriptions() {
       {"verify", "Record checksums: always, once or off (once: at the first read)",
        parse_into<&LoaderSettings::verify, parse_verify_policy>,
        [](const LoaderSettings& s) { return to_string(s.verify); },
-       /*choices=*/kVerifyPolicyNames.names()},
+       /*choices=*/kVerifyPolicyNames.names(), /*word=*/"", /*minimum=*/0, /*maximum=*/0,
+       /*zero_refused=*/""},
       // Python's only (no help): the commands keep the default, raise.
       {"on_error", "", parse_into<&LoaderSettings::on_error, parse_error_policy>,
        [](const LoaderSettings& s) { return std::string(kErrorPolicyNames.name(s.on_error)); },
-       /*choices=*/kErrorPolicyNames.names()},
+       /*choices=*/kErrorPolicyNames.names(), /*word=*/"", /*minimum=*/0, /*maximum=*/0,
+       /*zero_refused=*/""},
   };
   return settings;
 }

@@ -185,6 +185,11 @@ Result<std::shared_ptr<const Dataset>> open_dataset(const std::string& path_or_u
                           cache->dataset(key, url.redacted(), fetched.manifest));
   RemoteSourceOptions options;
   options.policy = access.cache_policy;
+  uint64_t largest = 0;
+  for (const ShardInfo& shard : fetched.manifest.shards) largest = std::max(largest, shard.bytes);
+  options.max_streams =
+      streams_that_fit(cache->budget_bytes(), cache_floor(fetched.manifest, shuffle_window).bytes,
+                       largest, options.max_streams);
   return Dataset::open(RemoteShardSource::create(std::move(fetched.manifest), url.redacted(),
                                                  std::move(shards), download_from(store), options));
 }

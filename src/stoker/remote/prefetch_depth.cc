@@ -29,4 +29,11 @@ int download_streams(const PrefetchInputs& in) {
                                      static_cast<double>(in.max_streams)));
 }
 
+int streams_that_fit(uint64_t budget_bytes, uint64_t floor_bytes, uint64_t largest_shard_bytes,
+                     int max_streams) {
+  if (budget_bytes <= floor_bytes || largest_shard_bytes == 0) return 1;
+  const uint64_t fit = (budget_bytes - floor_bytes) / largest_shard_bytes;
+  return static_cast<int>(std::clamp<uint64_t>(fit, 1, static_cast<uint64_t>(max_streams)));
+}
+
 }  // namespace stoker

@@ -48,4 +48,11 @@ int prefetch_depth(const PrefetchInputs& in);
 // link is full (then one stream's bandwidth falls as streams are added: the maximum bounds it).
 int download_streams(const PrefetchInputs& in);
 
+// The most downloads ahead that a cache of `budget_bytes` holds beside the `floor_bytes` the
+// loader needs at once (remote/data_source.h's cache_floor), each up to `largest_shard_bytes`,
+// from 1 to `max_streams`: the room a download takes until it ends is never the room a shard
+// needed now must have.
+int streams_that_fit(uint64_t budget_bytes, uint64_t floor_bytes, uint64_t largest_shard_bytes,
+                     int max_streams);
+
 }  // namespace stoker

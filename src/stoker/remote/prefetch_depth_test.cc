@@ -78,5 +78,14 @@ TEST(DownloadStreamsTest, CarryOneAndAHalfTimesWhatTheLoaderReads) {
   EXPECT_EQ(download_streams(measured(3, 1)), 5);
 }
 
+TEST(DownloadStreamsTest, AsManyAsTheCacheHoldsBesideTheFloor) {
+  // Shards of at most 100 bytes; the loader needs 300 at once.
+  EXPECT_EQ(streams_that_fit(1000, 300, 100, 8), 7);
+  EXPECT_EQ(streams_that_fit(1099, 300, 100, 8), 7) << "whole shards only";
+  EXPECT_EQ(streams_that_fit(10'000, 300, 100, 8), 8) << "the maximum";
+  EXPECT_EQ(streams_that_fit(450, 300, 100, 8), 1) << "at least one";
+  EXPECT_EQ(streams_that_fit(300, 300, 100, 8), 1);
+}
+
 }  // namespace
 }  // namespace stoker

@@ -27,7 +27,7 @@ std::shared_ptr<RemoteShardSource> RemoteShardSource::create(Manifest manifest,
   std::shared_ptr<RemoteShardSource> source(new RemoteShardSource(
       std::move(manifest), std::move(location), std::move(cache), std::move(download), options));
   const int threads =
-      options.downloaders == kTunedDownloaders ? PrefetchInputs().max_streams : options.downloaders;
+      options.downloaders == kTunedDownloaders ? options.max_streams : options.downloaders;
   for (int t = 0; t < threads; ++t)
     source->downloaders_.emplace_back([raw = source.get(), t] { raw->download_ahead(t); });
   return source;
@@ -270,6 +270,8 @@ PrefetchInputs RemoteShardSource::measured() const {
   in.shard_records = static_cast<double>(manifest_.records) / shards;
   in.stream_bytes_per_s = bandwidth_.per_second();
   in.records_per_s = pace_.per_second();
+  in.max_streams = options_.max_streams;
+  in.min_streams = std::min(in.min_streams, in.max_streams);
   return in;
 }
 

@@ -30,8 +30,8 @@
 namespace stoker {
 
 // RemoteSourceOptions::downloaders: as many downloads at once as download_streams() says from
-// the measured bandwidth and pace, 2 to 8; all 8 while acquire() waits for a shard (the loader
-// is starved now, which the smoothed pace shows only later).
+// the measured bandwidth and pace, 2 to max_streams; all of them while acquire() waits for a
+// shard (the loader is starved now, which the smoothed pace shows only later).
 inline constexpr int kTunedDownloaders = -1;
 
 struct RemoteSourceOptions {
@@ -44,6 +44,8 @@ struct RemoteSourceOptions {
   // about 1.7x the downloads a bounded horizon makes). 0: tuned from the measured bandwidth
   // and the loader's pace (prefetch_depth.h); N: fixed.
   int prefetch_shards = 0;
+  // The most downloads at once of tuned downloaders (open_dataset: streams_that_fit the cache).
+  int max_streams = PrefetchInputs().max_streams;
 };
 
 class RemoteShardSource : public ShardSource,

@@ -65,8 +65,11 @@ struct Fixture {
     options.downloaders = downloaders;
     options.policy = policy;
     options.prefetch_shards = prefetch_shards;
+    options.max_streams = max_streams;
     return RemoteShardSource::create(manifest, "s3://b/ds", std::move(ds), download, options);
   }
+
+  int max_streams = PrefetchInputs().max_streams;  // of tuned downloaders
 
   std::vector<int> downloads() {
     std::lock_guard<std::mutex> lock(mutex);
@@ -227,9 +230,10 @@ TEST(RemoteShardSourceTest, TheDepthFollowsTheMeasuredBandwidthAndPace) {
 // Downloads slower than the loader reads: tuned, more of them run at once than the 2 a fixed
 // setting keeps to (the loader reads each shard as soon as it is there).
 TEST(RemoteShardSourceTest, TunedDownloadsGrowWhileTheLoaderOutpacesThem) {
-  const auto most_at_once = [](int downloaders) {
+  const auto most_at_once = [](int downloaders, int max_streams = 8) {
     Fixture f(4800);
     f.download_ms = 40;
+    f.max_streams = max_streams;
     std::mutex mutex;
     int now = 0, most = 0;
     f.on_download = [&](int delta) {
@@ -261,6 +265,10 @@ TEST(RemoteShardSourceTest, TunedDownloadsGrowWhileTheLoaderOutpacesThem) {
   const auto [tuned, tuned_stats] = most_at_once(kTunedDownloaders);
   EXPECT_GE(tuned, 5);
   EXPECT_GT(tuned_stats.download_streams, 2);
+  // A cache with room for 2 downloads beside the floor: never more, starved or not.
+  const auto [capped, capped_stats] = most_at_once(kTunedDownloaders, 2);
+  EXPECT_LE(capped, 3) << "2 downloaders and the shard acquire() waits for";
+  EXPECT_LE(capped_stats.download_streams, 2);
 }
 
 // The lookahead protects shards for the next batches; a shard needed now (acquire) may still
