@@ -2,9 +2,11 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 
 #include "stoker/store/import/idx.h"
 #include "stoker/store/manifest.h"
+#include "stoker/util/directory_lock.h"
 
 namespace stoker {
 
@@ -35,6 +37,20 @@ Status convert_fashion_mnist(const std::string& src, const std::string& out, boo
   // Both splits there: a finished conversion, refused as any existing output.
   if (!skip_existing && fashion_mnist_converted(out))
     return already_exists(out + "/train: output directory exists");
+  // One conversion into `out` at a time: a second one would take the resume path above and
+  // race the first for the split it writes next, failing whichever comes second to it.
+  std::optional<DirectoryLock> converting;
+  if (!skip_existing) {
+    std::error_code ec;
+    std::filesystem::create_directories(out, ec);
+    Result<DirectoryLock> lock = DirectoryLock::acquire(out, "output directory");
+    if (lock.status().code() == StatusCode::kAlreadyExists)
+      return already_exists(out +
+                            "/: another process is converting into it; wait for it to end "
+                            "or write elsewhere");
+    if (!lock.is_ok()) return lock.status();
+    converting.emplace(std::move(lock).value());
+  }
   for (Split split : {Split{"train", "train"}, Split{"test", "t10k"}}) {
     const std::string dir = out + "/" + split.name;
     IdxImportOptions options;
