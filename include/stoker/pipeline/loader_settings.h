@@ -149,6 +149,8 @@ struct LoaderSettingDescription {
 
 // Every setting, in the order --help lists them.
 const std::vector<LoaderSettingDescription>& loader_setting_descriptions();
+// The setting called `name` in that table; nullptr where none is.
+const LoaderSettingDescription* find_loader_setting(std::string_view name);
 
 // Worker threads for WorkerCount::per_core(): one per core this process may run on beyond the
 // consumer's (machine_cores(): its CPU affinity), at least 1.

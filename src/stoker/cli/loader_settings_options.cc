@@ -73,12 +73,9 @@ void add_loader_settings_options(CLI::App& command, LoaderSettings& settings,
 }
 
 std::string workers_text(const WorkerCount& workers) {
-  const std::vector<LoaderSettingDescription>& table = loader_setting_descriptions();
-  const auto setting = std::find_if(table.begin(), table.end(),
-                                    [](const auto& setting) { return setting.name == "workers"; });
   LoaderSettings settings;
   settings.workers = workers;
-  return setting->text(settings);
+  return find_loader_setting("workers")->text(settings);
 }
 
 }  // namespace stoker::cli

@@ -163,6 +163,13 @@ const std::vector<LoaderSettingDescription>& loader_setting_descriptions() {
   return settings;
 }
 
+const LoaderSettingDescription* find_loader_setting(std::string_view name) {
+  const std::vector<LoaderSettingDescription>& table = loader_setting_descriptions();
+  const auto found = std::find_if(table.begin(), table.end(),
+                                  [name](const auto& setting) { return setting.name == name; });
+  return found == table.end() ? nullptr : &*found;
+}
+
 int auto_workers() { return std::max(1, machine_cores() - 1); }
 
 int auto_prefetch(size_t batch_bytes) {

@@ -130,6 +130,13 @@ TEST(LoaderSettingsTest, EachSettingsTextParsesBackAndABadOneNamesIt) {
   EXPECT_EQ(table.front().text(s), "-1");
 }
 
+TEST(LoaderSettingsTest, FindsEachSettingByItsNameAndNoneByAnother) {
+  for (const LoaderSettingDescription& setting : loader_setting_descriptions())
+    EXPECT_EQ(find_loader_setting(setting.name), &setting) << setting.name;
+  EXPECT_EQ(find_loader_setting("worker"), nullptr);
+  EXPECT_EQ(find_loader_setting(""), nullptr);
+}
+
 TEST(LoaderSettingsTest, AutoPrefetchFillsSixteenMebibytesWithinItsBounds) {
   EXPECT_EQ(auto_prefetch(1), 64);
   EXPECT_EQ(auto_prefetch(size_t{1} << 20), 16);

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <pybind11/stl.h>
 
-#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <chrono>
@@ -70,12 +69,10 @@ LastBatch parse_last_batch(const std::string& name) {
 // Sets the loader settings `given` in `settings` through the table (loader_settings.h): each
 // keyword a setting's name, each value None (the default), a str (the setting's text) or an int.
 void apply_settings(const py::kwargs& given, LoaderSettings& settings) {
-  const std::vector<LoaderSettingDescription>& table = loader_setting_descriptions();
   for (const auto& [keyword, value] : given) {
     const std::string name = keyword.cast<std::string>();
-    const auto setting = std::find_if(
-        table.begin(), table.end(), [&name](const auto& setting) { return setting.name == name; });
-    if (setting == table.end())
+    const LoaderSettingDescription* setting = find_loader_setting(name);
+    if (setting == nullptr)
       throw py::type_error("configure() got an unexpected keyword argument '" + name + "'");
     if (value.is_none()) continue;
     const std::string text = py::isinstance<py::str>(value) ? value.cast<std::string>()
