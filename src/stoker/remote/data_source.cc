@@ -90,11 +90,13 @@ CacheFloor cache_floor(const Manifest& manifest, int64_t shuffle_window) {
   }
   const size_t shards = records.size();
   CacheFloor floor;
+  if (!largest.empty()) floor.largest_shard = *std::max_element(largest.begin(), largest.end());
   if (shuffle_window == 0) {
     floor.shards = shards;
   } else if (shuffle_window == kShardByShard) {
     floor.shards = std::min<size_t>(2, shards);
-  } else {
+  } else if (std::any_of(records.begin(), records.end(), [](int64_t r) { return r > 0; })) {
+    // (live_shard_bound's precondition; a dataset of no records reads no shard)
     floor.shards = std::min<size_t>(
         static_cast<size_t>(live_shard_bound(shuffle_window, records)) + 1, shards);
   }
@@ -108,8 +110,8 @@ Status check_cache_floor(const Manifest& manifest, uint64_t budget_bytes,
                          const DataAccessOptions& access, int64_t shuffle_window,
                          const std::string& where) {
   if (manifest.records == 0) return Status::ok();
-  const auto [count, bytes] = cache_floor(manifest, shuffle_window);
-  if (bytes <= budget_bytes) return Status::ok();
+  const CacheFloor floor = cache_floor(manifest, shuffle_window);
+  if (floor.bytes <= budget_bytes) return Status::ok();
   const std::string budget =
       access.cache_gb > 0
           ? fmt::format("--cache-gb {:g}", access.cache_gb)
@@ -119,7 +121,7 @@ Status check_cache_floor(const Manifest& manifest, uint64_t budget_bytes,
     return invalid_argument(fmt::format(
         "{}: {} holds fewer than the {} shards ({:.1f} GB) that reading it needs at once; raise "
         "--cache-gb",
-        where, budget, count, bytes / 1e9));
+        where, budget, floor.shards, floor.bytes / 1e9));
   }
   // The largest window that fits (the need grows with the window).
   int64_t lo = 0, hi = static_cast<int64_t>(manifest.shards.size());
@@ -135,7 +137,7 @@ Status check_cache_floor(const Manifest& manifest, uint64_t budget_bytes,
   return invalid_argument(fmt::format(
       "{}: {} holds fewer than the {} shards ({:.1f} GB) that --shuffle-window {} needs at once; "
       "raise --cache-gb{}",
-      where, budget, count, bytes / 1e9, window,
+      where, budget, floor.shards, floor.bytes / 1e9, window,
       lo > 0 ? fmt::format(" or lower --shuffle-window ({} fits)", lo) : std::string()));
 }
 
@@ -185,11 +187,9 @@ Result<std::shared_ptr<const Dataset>> open_dataset(const std::string& path_or_u
                           cache->dataset(key, url.redacted(), fetched.manifest));
   RemoteSourceOptions options;
   options.policy = access.cache_policy;
-  uint64_t largest = 0;
-  for (const ShardInfo& shard : fetched.manifest.shards) largest = std::max(largest, shard.bytes);
-  options.max_streams =
-      streams_that_fit(cache->budget_bytes(), cache_floor(fetched.manifest, shuffle_window).bytes,
-                       largest, options.max_streams);
+  const CacheFloor floor = cache_floor(fetched.manifest, shuffle_window);
+  options.max_streams = streams_that_fit(cache->budget_bytes(), floor.bytes, floor.largest_shard,
+                                         options.max_streams);
   return Dataset::open(RemoteShardSource::create(std::move(fetched.manifest), url.redacted(),
                                                  std::move(shards), download_from(store), options));
 }

@@ -35,10 +35,12 @@ Result<std::shared_ptr<const Dataset>> open_dataset(const std::string& path_or_u
                                                     int64_t shuffle_window);
 
 // What a cache must hold for `shuffle_window` to read `manifest`: the M largest shards, M =
-// live_shard_bound plus one in flight (all of them for window 0, two for kShardByShard).
+// live_shard_bound plus one in flight (all of them for window 0, two for kShardByShard); and
+// the largest shard, which a download needs room for.
 struct CacheFloor {
   size_t shards = 0;
   uint64_t bytes = 0;
+  uint64_t largest_shard = 0;
 };
 CacheFloor cache_floor(const Manifest& manifest, int64_t shuffle_window);
 

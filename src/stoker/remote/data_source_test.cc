@@ -84,6 +84,22 @@ TEST(CacheFloorTest, SumsTheLargestShardsTheWindowHoldsAtOnce) {
   const CacheFloor all = cache_floor(m, 0);
   EXPECT_EQ(all.shards, 8u);
   EXPECT_EQ(all.bytes, 5u + 70 + 20 + 900 + 3 + 40 + 600 + 8);
+  for (const CacheFloor& floor : {window_one, window_three, all})
+    EXPECT_EQ(floor.largest_shard, 900u);
+}
+
+// A dataset of no records reads no shard through a window (and so once needed a division by
+// zero); shard by shard it still holds two, whole dataset all.
+TEST(CacheFloorTest, ADatasetOfNoRecordsNeedsNoRoomForAWindow) {
+  Manifest empty_shards;
+  empty_shards.shards = {{"a", 0, 64, 0}, {"b", 0, 32, 0}, {"c", 0, 16, 0}};
+  for (const int64_t window : {1, 4}) {
+    EXPECT_EQ(cache_floor(Manifest{}, window).bytes, 0u);
+    EXPECT_EQ(cache_floor(empty_shards, window).bytes, 0u);
+  }
+  EXPECT_EQ(cache_floor(empty_shards, kShardByShard).bytes, 64u + 32u);
+  EXPECT_EQ(cache_floor(empty_shards, 0).bytes, 64u + 32u + 16u);
+  EXPECT_EQ(cache_floor(empty_shards, 1).largest_shard, 64u);
 }
 
 TEST(LocateTest, ALocalPathIsLocatedAsBefore) {
