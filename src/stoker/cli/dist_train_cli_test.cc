@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "stoker/testing/build_paths.h"
 #include "stoker/testing/classification.h"
 #include "stoker/testing/dist_ranks.h"
 #include "stoker/testing/report_json.h"
@@ -47,14 +48,22 @@ class DistTrainCliTest : public ::testing::Test {
   std::vector<std::string> train(const std::string& data, int batch, const std::string& name,
                                  const std::vector<std::string>& more = {}) const {
     // --run-log: torchrun's own parser takes --log for its --log-dir.
-    std::vector<std::string> args = {STOKER_CLI_PATH, "train",
-                                     "--data",        data,
-                                     "--batch",       std::to_string(batch),
-                                     "--epochs",      "2",
-                                     "--workers",     "0",
-                                     "--threads",     "1",
-                                     "--seed",        "3",
-                                     "--run-log",     dir_ / (name + ".jsonl")};
+    std::vector<std::string> args = {testing::kStokerCliPath,
+                                     "train",
+                                     "--data",
+                                     data,
+                                     "--batch",
+                                     std::to_string(batch),
+                                     "--epochs",
+                                     "2",
+                                     "--workers",
+                                     "0",
+                                     "--threads",
+                                     "1",
+                                     "--seed",
+                                     "3",
+                                     "--run-log",
+                                     dir_ / (name + ".jsonl")};
     args.insert(args.end(), more.begin(), more.end());
     return args;
   }
@@ -332,7 +341,7 @@ TEST_F(DistTrainCliTest, RanksThatDifferAreNamed) {
 
 TEST_F(DistTrainCliTest, NprocUnderALauncherIsAUsageError) {
   RanksSpec spec;
-  spec.argv = {STOKER_CLI_PATH, "train", "--nproc", "2"};
+  spec.argv = {testing::kStokerCliPath, "train", "--nproc", "2"};
   spec.world_size = 2;
   spec.ranks = {1};  // never connects: the option is refused first
   const RanksRun run = testing::run_ranks(spec, dir_);

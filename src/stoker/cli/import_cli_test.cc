@@ -17,6 +17,7 @@
 #include "stoker/store/image_record.h"
 #include "stoker/store/import/cifar10.h"
 #include "stoker/store/import/image_folder.h"
+#include "stoker/testing/build_paths.h"
 #include "stoker/testing/cli_run.h"
 #include "stoker/testing/special_files.h"
 #include "stoker/testing/temp_dir.h"
@@ -167,7 +168,7 @@ std::string run_on_terminal(const std::vector<std::string>& args) {
   if (pid == 0) {
     const int null = ::open("/dev/null", O_WRONLY);
     ::dup2(null, STDOUT_FILENO);
-    std::vector<char*> argv = {const_cast<char*>(STOKER_CLI_PATH)};
+    std::vector<char*> argv = {const_cast<char*>(testing::kStokerCliPath)};
     for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
     argv.push_back(nullptr);
     ::execv(argv[0], argv.data());

@@ -12,13 +12,14 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "stoker/testing/build_paths.h"
 #include "stoker/testing/classification.h"
 #include "stoker/testing/records.h"
 #include "stoker/testing/temp_dir.h"
@@ -43,7 +44,7 @@ class Background {
  public:
   Background(std::vector<std::string> args, const testing::TempDir& dir)
       : out_path_(dir / ("out-" + std::to_string(++runs_))), err_path_(out_path_ + ".err") {
-    args.insert(args.begin(), STOKER_CLI_PATH);
+    args.insert(args.begin(), testing::kStokerCliPath);
     std::vector<char*> argv;
     for (std::string& arg : args) argv.push_back(arg.data());
     argv.push_back(nullptr);
@@ -55,7 +56,8 @@ class Background {
     }
     const int error = ::posix_spawn(&pid_, argv[0], &files, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&files);
-    if (error != 0) throw std::runtime_error(std::string("cannot start ") + STOKER_CLI_PATH);
+    if (error != 0)
+      throw std::runtime_error(std::string("cannot start ") + testing::kStokerCliPath);
   }
   ~Background() {
     if (exit_code_ >= 0) return;

@@ -4,6 +4,7 @@
 
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 
+#include "stoker/testing/build_paths.h"
 #include "stoker/testing/dist_ranks.h"
 #include "stoker/testing/dist_scenarios.h"
 
@@ -27,7 +28,7 @@ void expect_matches_one_process(const Case& c) {
   TempDir dir;
   RanksSpec spec;
   spec.world_size = c.world_size;
-  spec.argv = {STOKER_DIST_WORKER_PATH,
+  spec.argv = {testing::kDistWorkerPath,
                "reducer",
                dir / "out",
                std::to_string(c.steps),

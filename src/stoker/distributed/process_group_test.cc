@@ -9,6 +9,7 @@
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include "stoker/testing/build_paths.h"
 #include "stoker/testing/dist_ranks.h"
 #include "stoker/testing/dist_scenarios.h"
 
@@ -30,7 +31,7 @@ constexpr int kLongTimeoutMs = 300000;
 
 RanksSpec worker(const std::vector<std::string>& args, int timeout_ms = 30000) {
   RanksSpec spec;
-  spec.argv = {STOKER_DIST_WORKER_PATH};
+  spec.argv = {testing::kDistWorkerPath};
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.env = {"STOKER_TEST_DIST_TIMEOUT_MS=" + std::to_string(timeout_ms)};
   return spec;

@@ -1,5 +1,5 @@
 #pragma once
-// CliProcess: the built `stoker` binary (the STOKER_CLI_PATH macro of the test target) running
+// CliProcess: the built `stoker` binary (build_paths.h) running
 // as a child process, its stdout and stderr going to files in a test's directory, so that a test
 // can watch its output, signal it (a real SIGINT or SIGKILL to a real process) and wait for it.
 #include <fcntl.h>
@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "stoker/testing/build_paths.h"
 #include "stoker/testing/temp_dir.h"
 #include "stoker/util/atomic_file.h"
 
@@ -30,7 +31,7 @@ class CliProcess {
   CliProcess(const std::vector<std::string>& args, const TempDir& dir,
              const std::vector<std::string>& env = {})
       : out_path_(dir / ("out-" + std::to_string(++runs_))), err_path_(out_path_ + ".err") {
-    std::vector<std::string> argv_strings = {STOKER_CLI_PATH};
+    std::vector<std::string> argv_strings = {kStokerCliPath};
     argv_strings.insert(argv_strings.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (std::string& s : argv_strings) argv.push_back(s.data());

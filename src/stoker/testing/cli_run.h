@@ -1,6 +1,5 @@
 #pragma once
-// Test helpers for running the built `stoker` binary (its path is the STOKER_CLI_PATH macro of
-// the test target) and checking its errors.
+// Test helpers for running the built `stoker` binary (build_paths.h) and checking its errors.
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -10,6 +9,7 @@
 #include <cstdio>
 #include <string>
 
+#include "stoker/testing/build_paths.h"
 #include "stoker/testing/temp_dir.h"
 #include "stoker/util/atomic_file.h"
 
@@ -25,7 +25,7 @@ struct RunResult {
 // through a file in `dir`.
 inline RunResult run(const std::string& args, const TempDir& dir, const std::string& env = "") {
   const std::string err_path = dir / "stderr.txt";
-  std::string command = env + " " + STOKER_CLI_PATH + " " + args + " 2>" + err_path;
+  std::string command = env + " " + kStokerCliPath + " " + args + " 2>" + err_path;
   RunResult result;
   FILE* pipe = ::popen(command.c_str(), "r");
   std::array<char, 4096> buffer;

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "stoker/testing/build_paths.h"
 #include "stoker/testing/temp_dir.h"
 
 extern char** environ;
@@ -52,8 +53,8 @@ class LoopbackServer {
 
  private:
   explicit LoopbackServer(std::vector<std::string> args) {
-    std::vector<std::string> argv_strings = {STOKER_PYTHON,
-                                             STOKER_SOURCE_DIR "/python/tests/servers.py"};
+    std::vector<std::string> argv_strings = {
+        STOKER_PYTHON, std::string(testing::kSourceDir) + "/python/tests/servers.py"};
     argv_strings.insert(argv_strings.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (std::string& s : argv_strings) argv.push_back(s.data());

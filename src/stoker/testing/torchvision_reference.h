@@ -1,8 +1,7 @@
 #pragma once
-// Test helper: runs torchvision_reference.py (the path is the STOKER_TORCHVISION_REFERENCE macro
-// of the test target) with STOKER_PYTHON, which has torch, torchvision, PIL
-// and SciPy. A missing interpreter or module fails the test: CI installs them
-// (scripts/setup.sh).
+// Test helper: runs src/stoker/testing/torchvision_reference.py (build_paths.h) with STOKER_PYTHON,
+// which has torch, torchvision, PIL and SciPy. A missing interpreter or module fails the test: CI
+// installs them (scripts/setup.sh).
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -11,12 +10,14 @@
 #include <cstdio>
 #include <string>
 
+#include "stoker/testing/build_paths.h"
+
 namespace stoker::image::test {
 
 // The script's stdout for `args`; a failed run (exit status not 0) fails the calling test.
 inline std::string run_torchvision_reference(const std::string& args) {
-  const std::string command =
-      std::string(STOKER_PYTHON) + " " + STOKER_TORCHVISION_REFERENCE + " " + args;
+  const std::string command = std::string(STOKER_PYTHON) + " " + stoker::testing::kSourceDir +
+                              "/src/stoker/testing/torchvision_reference.py " + args;
   FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) {
     ADD_FAILURE() << "cannot run " << command;
