@@ -14,6 +14,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "cli/baseline_paths.h"
 #include "cli/commands.h"
 #include "cli/compute_bound.h"
 #include "cli/loader_settings_options.h"
@@ -34,8 +35,8 @@ struct TrainBenchOptions {
   int64_t batch = 64;
   LoaderSettings loader = training_loader_settings();
   int threads = 1;
-  std::string torch_script = STOKER_BENCH_DIR "/torch_train_baseline.py";
-  std::string python = STOKER_PYTHON;
+  std::string torch_script = default_baseline_script();
+  std::string python = default_baseline_python();
   int repeat = 11;
   bool skip_torch = false;
   bool json = false;
