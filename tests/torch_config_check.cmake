@@ -19,7 +19,7 @@ function(configure name out_var rc_var)
   file(REMOVE_RECURSE ${WORK_DIR}/${name})
   execute_process(
     COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/${name} -G ${GENERATOR}
-      -DSTOKER_BUILD_TESTS=OFF -DSTOKER_BUILD_BENCH=OFF ${ARGN}
+      -DSTOKER_BUILD_TESTS=OFF -DSTOKER_BUILD_BENCH=OFF -DSTOKER_UNITY_BUILD=OFF ${ARGN}
     RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
   set(${out_var} "${out}" PARENT_SCOPE)
   set(${rc_var} "${rc}" PARENT_SCOPE)

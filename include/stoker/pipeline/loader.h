@@ -10,7 +10,8 @@
 //
 // Thread-safety: one consumer thread per Loader; destroying it mid-epoch cancels and joins.
 
-#include <torch/types.h>
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
 
 #include <cstdint>
 #include <map>
@@ -87,7 +88,7 @@ class Loader {
  public:
   // Throws Error (kInvalidArgument) for bad options or fields the dataset lacks.
   Loader(std::shared_ptr<const Dataset> dataset, LoaderOptions options,
-         torch::Device device = torch::kCPU);
+         c10::Device device = c10::kCPU);
   ~Loader();
   Loader(const Loader&) = delete;
   Loader& operator=(const Loader&) = delete;
@@ -99,7 +100,7 @@ class Loader {
   void restore(const LoaderState& state) { core_.restore(state); }
 
   const LoaderOptions& options() const { return core_.options(); }
-  torch::Device device() const { return device_; }
+  c10::Device device() const { return device_; }
   const Dataset& dataset() const { return core_.dataset(); }
   const BatchLayout& layout() const { return core_.layout(); }
   const PipelineStats& stats() const { return core_.stats(); }
@@ -109,7 +110,7 @@ class Loader {
 
  private:
   friend class EpochRange;
-  torch::Device device_;
+  c10::Device device_;
   std::unique_ptr<DeviceFeed> feed_;  // before core_: it makes the core's host allocator
   LoaderCore core_;
 };

@@ -36,6 +36,7 @@
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/train/normalization_choice.h"
 #include "stoker/train/training_setup.h"
+#include "stoker/util/stopwatch.h"
 
 namespace stoker::cli {
 namespace {
@@ -105,10 +106,6 @@ double rss_anon_bytes() {
   return kb * 1024;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 // The bare loop: one thread, a shuffled order, checksums as the policy says, each batch's
 // records resolved and written by BatchLayout::write_samples into one reused batch buffer: the
 // loader's work without its queue, ordering and pool. Returns samples/s.
@@ -123,7 +120,7 @@ double bare_loop(const Dataset& dataset, const BatchLayout& layout, int64_t batc
   // The last batch's pins are let go after the next batch's are taken: the shards the two share
   // stay mapped (a remote dataset maps a shard only while pinned).
   ShardPins held;
-  auto start = std::chrono::steady_clock::now();
+  const Stopwatch since_start;
   for (int e = 0; e < epochs; ++e) {
     EpochPlan plan = sampler.plan(e);
     const bool check = verify == VerifyPolicy::kAlways || (verify == VerifyPolicy::kOnce && e == 0);
@@ -141,7 +138,7 @@ double bare_loop(const Dataset& dataset, const BatchLayout& layout, int64_t batc
       held = std::move(pins);
     }
   }
-  return static_cast<double>(n) * epochs / seconds_since(start);
+  return static_cast<double>(n) * epochs / since_start.seconds();
 }
 
 // Timed runs shorter than a second of the loader are repeated with more epochs, up to this many.
@@ -163,7 +160,7 @@ TimedRun time_loader(std::shared_ptr<const Dataset> dataset, const LoaderOptions
                      int epochs) {
   TimedRun run;
   run.loader = std::make_unique<LoaderCore>(std::move(dataset), options);
-  auto start = std::chrono::steady_clock::now();
+  const Stopwatch since_start;
   run.throughput.restart(0);
   HostBatch b;
   for (int e = 0; e < epochs; ++e) {
@@ -175,7 +172,7 @@ TimedRun time_loader(std::shared_ptr<const Dataset> dataset, const LoaderOptions
       run.throughput.record(run.samples);
     }
   }
-  run.seconds = seconds_since(start);
+  run.seconds = since_start.seconds();
   // Now, not later: the workers go on building the next epoch's first batches.
   run.busy_seconds = run.loader->stats().busy_ns.load() / 1e9;
   run.rss_anon_bytes = rss_anon_bytes();

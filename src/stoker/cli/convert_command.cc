@@ -24,6 +24,7 @@
 #include "stoker/store/import/idx.h"
 #include "stoker/store/import/image_folder.h"
 #include "stoker/train/progress.h"
+#include "stoker/util/stopwatch.h"
 #include "stoker/util/utf8.h"
 
 namespace stoker::cli {
@@ -88,10 +89,6 @@ void run_stoppable(const std::vector<std::string>& outputs, const std::function<
   }
 }
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
 // The live line of an import on a terminal: bar, files, rate, ETA; redrawn at most 10 times a
 // second, cleared before other output. Draws nothing when stderr is not a terminal.
 class ImportProgressLine {
@@ -102,7 +99,7 @@ class ImportProgressLine {
     const Clock::time_point now = Clock::now();
     if (!live_ || (p.done < p.total && now - last_ < std::chrono::milliseconds(100))) return;
     last_ = now;
-    const double elapsed = seconds_since(start_);
+    const double elapsed = since_start_.seconds();
     const double rate = elapsed > 0 ? static_cast<double>(p.done) / elapsed : 0.0;
     const double eta = rate > 0 ? static_cast<double>(p.total - p.done) / rate : 0.0;
     fmt::print(stderr, "\r\033[K{} {}/{}  {} images/s  {:.0f} MB in  ETA {}",
@@ -120,7 +117,7 @@ class ImportProgressLine {
  private:
   bool live_;
   bool shown_ = false;
-  Clock::time_point start_ = Clock::now();
+  Stopwatch since_start_;
   Clock::time_point last_;
 };
 
@@ -181,7 +178,7 @@ void add_imagefolder_command(CLI::App* convert) {
     }
     check_out_outside(options->src, options->out);
     options->stop_requested = stop_requested;
-    const Clock::time_point start = Clock::now();
+    const Stopwatch since_start;
     ImageFolderImportSummary summary;
     run_stoppable({options->out}, [&] {
       Result<ImageFolderImportSummary> result = import_image_folder(*options);
@@ -194,7 +191,7 @@ void add_imagefolder_command(CLI::App* convert) {
         "wrote {} images of {} classes to {}: {:.1f} MB in, {:.1f} MB stored, {} file{} "
         "ignored (no image extension), {:.1f} s\n",
         summary.images, summary.classes, where, summary.bytes_in / 1e6, summary.bytes_out / 1e6,
-        summary.ignored_files, summary.ignored_files == 1 ? "" : "s", seconds_since(start));
+        summary.ignored_files, summary.ignored_files == 1 ? "" : "s", since_start.seconds());
     if (summary.skipped > 0)
       fmt::print("skipped {} bad file{}, listed with their reasons in {}\n", summary.skipped,
                  summary.skipped == 1 ? "" : "s", printable(summary.skipped_list));
@@ -253,14 +250,14 @@ void add_convert_command(CLI::App& app) {
       ->check(path_value("--out"))
       ->capture_default_str();
   fm->callback([src, out] {
-    const Clock::time_point start = Clock::now();
+    const Stopwatch since_start;
     const ConvertOutput output(*out);
     const std::string& dir = output.dir();
     check_out_outside(*src, dir);
     run_stoppable({dir + "/train", dir + "/test"}, [&] {
       throw_if_error(convert_fashion_mnist(*src, dir, /*skip_existing=*/false, stop_requested));
     });
-    fmt::print("wrote {0}/train and {0}/test in {1:.2f} s\n", dir, seconds_since(start));
+    fmt::print("wrote {0}/train and {0}/test in {1:.2f} s\n", dir, since_start.seconds());
     output.finish(stop_requested);
   });
 

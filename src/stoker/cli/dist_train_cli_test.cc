@@ -1,6 +1,7 @@
 // `stoker train` as the ranks of a distributed run over loopback (issue 13's tests): ranks
 // started with torchrun's variables, by `--nproc`, and by two real torchrun agents. Every run
 // has a deadline after which its processes are killed: a test fails, it never hangs.
+#include <ATen/TensorOperators.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>

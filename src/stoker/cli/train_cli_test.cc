@@ -1,5 +1,6 @@
 // `stoker train` end to end: a run with its outputs, the embedded default, SIGINT with a
 // checkpoint and an exact resume, and bad inputs giving one line on stderr and exit code 1.
+#include <ATen/TensorOperators.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>

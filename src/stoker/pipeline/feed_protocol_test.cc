@@ -123,7 +123,7 @@ struct SkippedWait {
   const char* name;
 };
 
-class FeedProtocolWithoutAWait : public testing::TestWithParam<std::tuple<SkippedWait, Mode>> {};
+class FeedProtocolWithoutAWait : public ::testing::TestWithParam<std::tuple<SkippedWait, Mode>> {};
 
 TEST_P(FeedProtocolWithoutAWait, IsCaught) {
   const auto [wait, mode] = GetParam();
@@ -139,13 +139,13 @@ TEST_P(FeedProtocolWithoutAWait, IsCaught) {
 
 INSTANTIATE_TEST_SUITE_P(
     EachWait, FeedProtocolWithoutAWait,
-    testing::Combine(
-        testing::Values(
+    ::testing::Combine(
+        ::testing::Values(
             SkippedWait{Skip::kCopyBeforeHostRelease, Violation::kHostRewritten, "HostRelease"},
             SkippedWait{Skip::kCopyBeforeConsume, Violation::kReadBeforeCopy, "Consume"},
             SkippedWait{Skip::kConsumeBeforeFree, Violation::kFreedWhileRead, "Free"},
             SkippedWait{Skip::kHolderBeforeFree, Violation::kOverwritten, "Holder"}),
-        testing::Values(Mode::kThreads, Mode::kStepped)),
+        ::testing::Values(Mode::kThreads, Mode::kStepped)),
     [](const auto& info) {
       return std::string(std::get<0>(info.param).name) +
              (std::get<1>(info.param) == Mode::kThreads ? "Threads" : "Stepped");

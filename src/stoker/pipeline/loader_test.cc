@@ -2,6 +2,7 @@
 // errors under the sanitizers): tensors, worker-count independence, errors, lifetimes.
 #include "stoker/pipeline/loader.h"
 
+#include <ATen/ops/equal.h>
 #include <gtest/gtest.h>
 
 #include "stoker/testing/loader_fixture.h"

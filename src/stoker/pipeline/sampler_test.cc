@@ -127,8 +127,8 @@ TEST(SamplerTest, ExactlyOnceAcrossRanksOverGrid) {
     for (int64_t batch : {1, 3, 8, 64}) {
       for (int w = 1; w <= 8; ++w) {
         for (LastBatch last : kModes) {
-          SCOPED_TRACE(testing::Message() << "n=" << n << " B=" << batch << " W=" << w
-                                          << " last=" << kLastBatchNames.name(last));
+          SCOPED_TRACE(::testing::Message() << "n=" << n << " B=" << batch << " W=" << w
+                                            << " last=" << kLastBatchNames.name(last));
           const std::vector<EpochPlan> plans = world_plans(n, w, batch, last, 2, 0);
           const int64_t per_rank = expected_per_rank(n, w, batch, last);
           const int64_t num_batches = (per_rank + batch - 1) / batch;
@@ -167,8 +167,9 @@ TEST(SamplerTest, PositionAfterIsConsumedPrefix) {
       for (int w : {1, 2, 3, 5}) {
         for (LastBatch last : kModes) {
           for (int64_t start : {int64_t{0}, n / 3}) {
-            SCOPED_TRACE(testing::Message() << "n=" << n << " B=" << batch << " W=" << w << " last="
-                                            << kLastBatchNames.name(last) << " start=" << start);
+            SCOPED_TRACE(::testing::Message()
+                         << "n=" << n << " B=" << batch << " W=" << w
+                         << " last=" << kLastBatchNames.name(last) << " start=" << start);
             const std::vector<EpochPlan> plans = world_plans(n, w, batch, last, 0, start);
             std::vector<int64_t> counts(n, 0);
             for (int64_t b = 0; b < plans[0].num_batches(); ++b) {
@@ -200,8 +201,9 @@ TEST(SamplerTest, ResumeOnSameWorldSizeYieldsRemainingBatches) {
       for (int w : {1, 2, 3, 5}) {
         for (LastBatch last : kModes) {
           for (int r = 0; r < w; ++r) {
-            SCOPED_TRACE(testing::Message() << "n=" << n << " B=" << batch << " W=" << w << " last="
-                                            << kLastBatchNames.name(last) << " rank=" << r);
+            SCOPED_TRACE(::testing::Message()
+                         << "n=" << n << " B=" << batch << " W=" << w
+                         << " last=" << kLastBatchNames.name(last) << " rank=" << r);
             const Sampler sampler(n, make_options(3, r, w, batch, last));
             const EpochPlan full = sampler.plan(5);
             EXPECT_EQ(sampler.num_batches(), full.num_batches());
@@ -231,7 +233,7 @@ TEST(SamplerTest, ElasticResumeContinuesTheGlobalOrder) {
           const std::vector<EpochPlan> before = world_plans(n, w, batch, last, 1, 0);
           // k = batches consumed before the checkpoint; the last batch would end the epoch.
           for (int64_t k = 1; k < before[0].num_batches(); ++k) {
-            SCOPED_TRACE(testing::Message()
+            SCOPED_TRACE(::testing::Message()
                          << "n=" << n << " B=" << batch << " W=" << w << "->" << w2
                          << " last=" << kLastBatchNames.name(last) << " k=" << k);
             const int64_t position = before[0].global_position_after(k - 1);
@@ -280,7 +282,7 @@ TEST(SamplerTest, WindowedOrderIsDealtExactlyOnceAndResumesElastically) {
   ASSERT_NE(order, global_order(n, 5, 1));
   for (int64_t batch : {1, 4, 7}) {
     for (LastBatch last : kModes) {
-      SCOPED_TRACE(testing::Message() << "B=" << batch << " last=" << kLastBatchNames.name(last));
+      SCOPED_TRACE(::testing::Message() << "B=" << batch << " last=" << kLastBatchNames.name(last));
       // Dealt strided over the windowed order: rank r's batch 0 holds positions r, r + W, ...
       const std::vector<EpochPlan> four = plans(4, batch, last, 0);
       for (int r = 0; r < 4; ++r) {
@@ -354,7 +356,7 @@ TEST(SamplerTest, PaddingIsEachBatchsTailPastTheDataset) {
       for (int w : {1, 2, 3, 5}) {
         for (int64_t batch : {1, 4, 8, 32}) {
           for (int64_t start : {int64_t{0}, n / 2, n - 1}) {
-            SCOPED_TRACE(testing::Message()
+            SCOPED_TRACE(::testing::Message()
                          << "n=" << n << " B=" << batch << " W=" << w << " start=" << start
                          << " last=" << kLastBatchNames.name(last));
             int64_t padding_total = 0;

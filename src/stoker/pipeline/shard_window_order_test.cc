@@ -88,7 +88,7 @@ TEST(ShardWindowOrderTest, IsTheDocumentedDefinition) {
   for (const Counts& counts : kLayouts) {
     for (int64_t window : {1, 2, 3, 5, 100}) {
       for (uint64_t seed : {0, 7}) {
-        SCOPED_TRACE(testing::Message() << "S=" << counts.size() << " w=" << window);
+        SCOPED_TRACE(::testing::Message() << "S=" << counts.size() << " w=" << window);
         EXPECT_EQ(shard_window_order(seed, 3, window, counts),
                   defined_order(seed, 3, window, counts));
       }

@@ -68,7 +68,7 @@ TEST(EvictionPolicyTest, ChoicesKeepTheirRulesOnRandomCaches) {
     const uint64_t needed = random() % 400;
     const auto incoming = static_cast<int64_t>(random() % 50);
     for (EvictionPolicy policy : {EvictionPolicy::kNextUse, EvictionPolicy::kLru}) {
-      SCOPED_TRACE(testing::Message()
+      SCOPED_TRACE(::testing::Message()
                    << "round " << round << " " << kEvictionPolicyNames.name(policy));
       // What may go: never pinned or protected; with next-use only what is needed later.
       uint64_t evictable = 0;

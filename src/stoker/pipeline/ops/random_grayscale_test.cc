@@ -13,7 +13,7 @@
 namespace stoker {
 namespace {
 
-constexpr const char* kTorchvision = R"(
+constexpr const char* kGrayscaleReference = R"(
 import sys
 import numpy as np
 import torch
@@ -27,7 +27,7 @@ std::shared_ptr<const PixelOp> grayscale(double p, const std::vector<int64_t>& s
   return call.op->make_pixel(call.params, {"image", shape}).value();
 }
 
-SampleInput sample(int64_t index) {
+SampleInput grayscale_sample(int64_t index) {
   SampleInput input;
   input.index = index;
   input.seed = 11;
@@ -49,8 +49,9 @@ TEST(RandomGrayscaleTest, GreyWhereDrawnIsTorchvisionsPixelForPixel) {
   const std::vector<uint8_t> images = noise(n * kImages, 5);
   testing::TempDir dir;
   std::ofstream(dir / "in", std::ios::binary)
-      .write(reinterpret_cast<const char*>(images.data()), static_cast<std::streamsize>(n * kImages));
-  std::ofstream(dir / "reference.py") << kTorchvision;
+      .write(reinterpret_cast<const char*>(images.data()),
+             static_cast<std::streamsize>(n * kImages));
+  std::ofstream(dir / "reference.py") << kGrayscaleReference;
   ASSERT_EQ(std::system((std::string(STOKER_PYTHON) + " " + (dir / "reference.py") + " " +
                          (dir / "in") + " " + (dir / "out"))
                             .c_str()),
@@ -61,8 +62,8 @@ TEST(RandomGrayscaleTest, GreyWhereDrawnIsTorchvisionsPixelForPixel) {
   int made_grey = 0;
   for (int i = 0; i < kImages; ++i) {
     std::vector<uint8_t> image(images.begin() + i * n, images.begin() + (i + 1) * n);
-    ASSERT_TRUE(grayscale(0.5, shape)->apply(sample(i), image.data()).is_ok());
-    const bool drawn = sample(i).rng().next_double() < 0.5;
+    ASSERT_TRUE(grayscale(0.5, shape)->apply(grayscale_sample(i), image.data()).is_ok());
+    const bool drawn = grayscale_sample(i).rng().next_double() < 0.5;
     made_grey += drawn;
     const auto expected = (drawn ? grey : images).begin() + i * n;
     EXPECT_TRUE(std::equal(image.begin(), image.end(), expected)) << "image " << i;
@@ -74,7 +75,7 @@ TEST(RandomGrayscaleTest, GreyWhereDrawnIsTorchvisionsPixelForPixel) {
 TEST(RandomGrayscaleTest, OneChannelStaysAndOtherShapesAreRefused) {
   std::vector<uint8_t> image = noise(20, 1);
   const std::vector<uint8_t> before = image;
-  ASSERT_TRUE(grayscale(1.0, {1, 4, 5})->apply(sample(0), image.data()).is_ok());
+  ASSERT_TRUE(grayscale(1.0, {1, 4, 5})->apply(grayscale_sample(0), image.data()).is_ok());
   EXPECT_EQ(image, before);
   const OpCall call = make_op_call("random_grayscale", {}).value();
   EXPECT_EQ(call.params.real("p"), 0.1);  // torchvision's default
