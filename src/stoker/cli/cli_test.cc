@@ -236,7 +236,10 @@ TEST(CliTest, BenchLoaderWorkersAutoSettlesAndReports) {
   EXPECT_EQ(tuning["trials"][0]["workers"], std::max(1, machine_cores() - 1));  // the start
   for (const auto& trial : tuning["trials"]) {
     EXPECT_GT(trial["batches_per_s"].get<double>(), 0) << trial.dump();
-    EXPECT_LT(trial["batches_per_s"].get<double>(), 1 / (64 * 200e-6) * trial["workers"].get<int>())
+    // At most the workers' busy-wait bound; 5% over it for the edges of a trial's window (a
+    // loaded machine measured 79.5 against 78.1 batches/s with 1 worker).
+    EXPECT_LT(trial["batches_per_s"].get<double>(),
+              1.05 / (64 * 200e-6) * trial["workers"].get<int>())
         << trial.dump();
   }
   const std::string reason = tuning["reason"];
