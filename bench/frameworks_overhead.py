@@ -2,7 +2,7 @@
 """What Lightning and Accelerate cost over a plain loop fed by the same stoker.Loader.
 
     build-python/venv/bin/python bench/frameworks_overhead.py [--data DIR | --split test]
-        [--rounds 5] [--epochs 1] [--batch-size 64] [--arch mlp|cnn]
+        [--rounds 5] [--epochs 1] [--batch-size 64] [--arch mlp|cnn] [--feed loader|resident]
 
 Runs examples/plain_train.py's, lightning_train.py's and accelerate_train.py's train()
 alternately in this process (after one plain warm-up run; --rounds rounds, each started by the
@@ -14,10 +14,14 @@ larger the step, the smaller the ratio's gap) and Lightning's and Accelerate's r
 (the target: >= 0.95): the ratio of the medians, and the median of each round's own ratio,
 which the machine's drift over minutes moves less. Beside the images/s of each run, its steady
 pace: the batch over the median time between the starts of two steps (timed by wrapping each
-example's step function), which a stall of the shared machine does not move. DATA defaults to Fashion-MNIST's --split
-(train: 60,000 images; test: 10,000, for shorter rounds), converted from Debian's files into a
-temporary directory. On a shared machine the spread between rounds says how far to trust the
-ratios.
+example's step function), which a stall of the shared machine does not move. DATA defaults to
+Fashion-MNIST's --split (train: 60,000 images; test: 10,000, for shorter rounds), converted from
+Debian's files into a temporary directory. On a shared machine the spread between rounds says
+how far to trust the ratios.
+
+--feed resident hands every loop the same batches held in memory (one epoch of the real loader,
+made once) in place of stoker.Loader: the ratios then measure the frameworks alone, and beside
+a run with the loader they show whether the loader costs more inside a framework than outside.
 """
 
 import argparse
@@ -41,6 +45,36 @@ import plain_train  # noqa: E402
 LOOPS = {"plain": plain_train.train, "lightning": lightning_train.train,
          "accelerate": accelerate_train.train}
 STEP_STARTS = []  # when each step of the running loop started (time.perf_counter)
+
+
+class ResidentBatches:
+    """Stands in for stoker.Loader under --feed resident: one epoch of the real loader's
+    batches, made once per (data, batch size) and handed out again in every epoch."""
+
+    made = {}
+    real_loader = stoker.Loader
+
+    def __init__(self, data, batch_size, transforms=None, **_ignored):
+        key = (data, batch_size)
+        if key not in self.made:
+            self.made[key] = list(self.real_loader(data, batch_size=batch_size,
+                                                   transforms=transforms))
+        self.batches = self.made[key]
+
+    def __iter__(self):
+        return iter(self.batches)
+
+    def __len__(self):
+        return len(self.batches)
+
+    def set_epoch(self, epoch):
+        pass
+
+    def state_dict(self):  # what Accelerate's register_for_checkpointing asks of it
+        return {}
+
+    def load_state_dict(self, state):
+        pass
 
 
 def timed(step):
@@ -77,7 +111,10 @@ def main():
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--arch", choices=common.ARCHS, default="mlp")
+    parser.add_argument("--feed", choices=("loader", "resident"), default="loader")
     args = parser.parse_args()
+    if args.feed == "resident":
+        stoker.Loader = ResidentBatches  # what every example builds its loader with
     torch.set_num_threads(1)  # the loader's workers have the other cores
     with tempfile.TemporaryDirectory() as tmp:
         if args.data is None:

@@ -153,6 +153,11 @@ run_python_stage() {
   add_results python "$start" "$rc" "$junit" 0
 }
 
+# The checking stages (sanitizers, clang) compile at -O1: a third less compile time than -O2
+# under ASan (a unity source of store_test: 68 against 102 s), and the optimization that the
+# sanitizers' own documentation advises.
+sanitizer_flags="-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
+
 wrap=()
 for stage in $stages; do
   case $stage in
@@ -164,14 +169,15 @@ for stage in $stages; do
     asan)
       wrap=()
       run_stage asan build-asan "" "" -- -DSTOKER_WITH_TORCH=OFF -DSTOKER_SANITIZE=address,undefined \
-        -DSTOKER_BUILD_BENCH=OFF ;;
+        -DSTOKER_BUILD_BENCH=OFF "$sanitizer_flags" ;;
     asan-torch)
       # The loader's suite under ASan + UBSan: batch buffers and the tensors viewing them cross
       # threads and the LibTorch boundary there. LibTorch itself is not instrumented. The train
       # layer is left out of this build: each LibTorch file takes ~30 s to compile under ASan.
       wrap=()
       run_stage asan-torch build-asan-torch pipeline_test "-L pipeline_test" -- \
-        -DSTOKER_SANITIZE=address,undefined -DSTOKER_WITH_TRAIN=OFF -DSTOKER_BUILD_BENCH=OFF ;;
+        -DSTOKER_SANITIZE=address,undefined -DSTOKER_WITH_TRAIN=OFF -DSTOKER_BUILD_BENCH=OFF \
+        "$sanitizer_flags" ;;
     tsan)
       # TSan needs a memory layout that some kernels' address randomisation breaks ("unexpected
       # memory mapping"); run without it when the machine allows.
@@ -179,7 +185,7 @@ for stage in $stages; do
       if setarch "$(uname -m)" -R true 2>/dev/null; then wrap=(setarch "$(uname -m)" -R); fi
       run_stage tsan build-tsan "pipeline_engine_test feed_protocol_test util_test trace_test remote_test" \
         "-L pipeline_engine_test|feed_protocol_test|util_test|trace_test|remote_test" -- -DSTOKER_WITH_TORCH=OFF \
-        -DSTOKER_SANITIZE=thread -DSTOKER_BUILD_BENCH=OFF ;;
+        -DSTOKER_SANITIZE=thread -DSTOKER_BUILD_BENCH=OFF "$sanitizer_flags" ;;
     clang)
       # Clang's thread-safety analysis proves the STOKER_GUARDED_BY/REQUIRES annotations
       # (util/thread_annotations.h); -Werror makes any warning of clang's a failure. The core
@@ -187,7 +193,8 @@ for stage in $stages; do
       wrap=()
       run_stage clang build-clang "stoker_core pipeline_engine_test feed_protocol_test util_test trace_test" \
         "-L pipeline_engine_test|feed_protocol_test|util_test|trace_test" -- -DCMAKE_CXX_COMPILER=clang++ \
-        -DSTOKER_WITH_TORCH=OFF -DSTOKER_BUILD_BENCH=OFF "-DCMAKE_CXX_FLAGS=-Wthread-safety -Werror" ;;
+        -DSTOKER_WITH_TORCH=OFF -DSTOKER_BUILD_BENCH=OFF "$sanitizer_flags" \
+        "-DCMAKE_CXX_FLAGS=-Wthread-safety -Werror" ;;
     *)
       echo "test.sh: unknown stage '$stage' (build, python, asan, asan-torch, tsan, clang)" >&2
       exit 2 ;;

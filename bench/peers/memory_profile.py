@@ -113,7 +113,9 @@ def measure(row, stores, step_ms):
     """Runs `row` in a fresh process pinned to core 0; its report with the sampled peaks."""
     _, peer, dtype, prefetch = row
     import run  # the parent's only (see prepare_stores)
-    python = run.python_of(peer) if peer else sys.executable
+    # FFCV runs in its own environment; the other rows in this Python, which has stoker and
+    # torchvision (main checks), as a fresh machine without run.py's environments has.
+    python = run.python_of(peer) if peer == "ffcv" else sys.executable
     command = ["taskset", "-c", "0", python, os.path.abspath(__file__), "--child",
                peer or "", dtype or "", "" if prefetch is None else str(prefetch),
                stores.get(peer, ""), str(step_ms / 1000)]

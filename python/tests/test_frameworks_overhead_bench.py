@@ -1,19 +1,23 @@
 """bench/frameworks_overhead.py end to end on the frameworks' tiny dataset (203 records, two
-rounds), so that the benchmark cannot rot: every loop is run in every round, and both the
-images/s and the steady pace are reported with each framework's ratios to the plain loop. No
-timing is asserted."""
+rounds), fed by the loader and by resident batches, so that the benchmark cannot rot: every loop
+is run in every round, and both the images/s and the steady pace are reported with each
+framework's ratios to the plain loop. No timing is asserted."""
 import pathlib
 import re
 import subprocess
 import sys
 
+import pytest
+
 SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "bench" / "frameworks_overhead.py"
 LOOPS = ("plain", "lightning", "accelerate")
 
 
-def test_two_rounds_measure_every_loop_both_ways(classes):
+@pytest.mark.parametrize("feed", ["loader", "resident"])
+def test_two_rounds_measure_every_loop_both_ways(classes, feed):
     done = subprocess.run([sys.executable, SCRIPT, "--data", classes, "--rounds", "2",
-                           "--batch-size", "16"], capture_output=True, text=True, timeout=300)
+                           "--batch-size", "16", "--feed", feed],
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     out = done.stdout
     for round_ in range(2):
