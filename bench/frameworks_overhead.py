@@ -49,13 +49,13 @@ STEP_STARTS = []  # when each step of the running loop started (time.perf_counte
 
 class ResidentBatches:
     """Stands in for stoker.Loader under --feed resident: one epoch of the real loader's
-    batches, made once per (data, batch size) and handed out again in every epoch."""
+    batches, made once per (data, batch size, transforms) and handed out again in every epoch."""
 
     made = {}
     real_loader = stoker.Loader
 
     def __init__(self, data, batch_size, transforms=None, **_ignored):
-        key = (data, batch_size)
+        key = (data, batch_size, repr(transforms))
         if key not in self.made:
             self.made[key] = list(self.real_loader(data, batch_size=batch_size,
                                                    transforms=transforms))
