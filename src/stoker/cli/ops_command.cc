@@ -21,7 +21,9 @@ std::string use_of(const OpSpec& op) {
     case OpRole::kPixel:
       return fmt::format("pixel: --augment, Python stoker.transforms.{}", op.python_class);
     case OpRole::kNormalize:
-      return "uint8 to float32, last";
+      return "uint8 to float32, after the pixel operations";
+    case OpRole::kFloat:
+      return fmt::format("float: after normalize, Python stoker.transforms.{}", op.python_class);
   }
   return "";
 }

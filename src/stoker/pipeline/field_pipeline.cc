@@ -10,23 +10,30 @@
 namespace stoker {
 namespace {
 
-// A uint8 sample made by `source`, changed in place by each pixel operation, then written as is
-// or normalised to float32.
-class PixelPipeline : public Transform {
+// A sample made by `source` (uint8, or float32 when it normalises as it writes), changed in place
+// by each pixel operation, normalised to float32 if `normalization` is set, then changed in place
+// by each float operation. Operation k after the source draws from stream step k, normalize
+// counted (fused into the source or not).
+class FieldPipeline : public Transform {
  public:
-  PixelPipeline(std::string field, std::shared_ptr<const Transform> source,
-                std::vector<std::shared_ptr<const PixelOp>> ops,
-                std::optional<Normalization> normalization)
+  FieldPipeline(std::string field, std::shared_ptr<const Transform> source,
+                std::vector<std::shared_ptr<const PixelOp>> pixel_ops,
+                std::optional<Normalization> normalization,
+                std::vector<std::shared_ptr<const FloatOp>> float_ops, uint64_t first_float_step)
       : field_(std::move(field)),
         source_(std::move(source)),
-        ops_(std::move(ops)),
+        pixel_ops_(std::move(pixel_ops)),
         normalization_(std::move(normalization)),
+        float_ops_(std::move(float_ops)),
+        first_float_step_(first_float_step),
         shape_(source_->sample_shape()) {
-    bytes_ = 1;
-    for (int64_t d : shape_) bytes_ *= static_cast<size_t>(d);
+    elements_ = 1;
+    for (int64_t d : shape_) elements_ *= static_cast<size_t>(d);
   }
 
-  DType dtype() const override { return normalization_ ? DType::kFloat32 : DType::kUint8; }
+  DType dtype() const override {
+    return normalization_ || source_->dtype() == DType::kFloat32 ? DType::kFloat32 : DType::kUint8;
+  }
   std::vector<int64_t> sample_shape() const override { return shape_; }
   size_t record_prefix() const override { return source_->record_prefix(); }
 
@@ -34,28 +41,81 @@ class PixelPipeline : public Transform {
     thread_local std::vector<uint8_t> scratch;
     uint8_t* pixels = slot;
     if (normalization_) {
-      scratch.resize(bytes_);
+      scratch.resize(elements_);
       pixels = scratch.data();
     }
     if (Status s = source_->apply(input, pixels); !s.is_ok()) return s;
     SampleInput own = input;
-    for (size_t k = 0; k < ops_.size(); ++k) {
-      own.step = k + 1;
-      if (Status s = ops_[k]->apply(own, pixels); !s.is_ok())
-        return Status(s.code(), fmt::format("field '{}': {}", field_, s.message()));
+    for (const auto& op : pixel_ops_) {
+      ++own.step;
+      if (Status s = op->apply(own, pixels); !s.is_ok()) return named(s);
     }
     if (normalization_) normalization_->apply(pixels, reinterpret_cast<float*>(slot), 1);
+    own.step = first_float_step_;
+    for (const auto& op : float_ops_) {
+      if (Status s = op->apply(own, reinterpret_cast<float*>(slot)); !s.is_ok()) return named(s);
+      ++own.step;
+    }
     return Status::ok();
   }
 
  private:
+  Status named(const Status& s) const {
+    return Status(s.code(), fmt::format("field '{}': {}", field_, s.message()));
+  }
+
   const std::string field_;
   const std::shared_ptr<const Transform> source_;
-  const std::vector<std::shared_ptr<const PixelOp>> ops_;
+  const std::vector<std::shared_ptr<const PixelOp>> pixel_ops_;
   const std::optional<Normalization> normalization_;
+  const std::vector<std::shared_ptr<const FloatOp>> float_ops_;
+  const uint64_t first_float_step_;
   const std::vector<int64_t> shape_;
-  size_t bytes_;
+  size_t elements_;
 };
+
+// A field's calls sorted by role; kInvalidArgument naming the field for calls out of order.
+struct FieldCalls {
+  const OpCall* source = nullptr;
+  std::vector<const OpCall*> pixels;
+  const OpCall* normalize = nullptr;
+  std::vector<const OpCall*> floats;
+};
+
+Result<FieldCalls> sort_calls(const std::string& field, const std::vector<OpCall>& calls) {
+  const auto fail = [&](const std::string& message) {
+    return invalid_argument(fmt::format("field '{}': {}", field, message));
+  };
+  FieldCalls sorted;
+  for (const OpCall& call : calls) {
+    const std::string& name = call.op->name;
+    switch (call.op->role) {
+      case OpRole::kSource:
+        if (&call != &calls.front())
+          return fail(fmt::format("{} makes the field from the record: it must come first", name));
+        sorted.source = &call;
+        break;
+      case OpRole::kPixel:
+        if (sorted.normalize)
+          return fail(fmt::format("{} changes uint8 images: it must come before {}", name,
+                                  sorted.normalize->op->name));
+        sorted.pixels.push_back(&call);
+        break;
+      case OpRole::kNormalize:
+        if (sorted.normalize)
+          return fail(fmt::format("{} comes after {}: a field is made float once", name,
+                                  sorted.normalize->op->name));
+        sorted.normalize = &call;
+        break;
+      case OpRole::kFloat:
+        if (!sorted.normalize)
+          return fail(fmt::format("{} changes float images: it must come after normalize", name));
+        sorted.floats.push_back(&call);
+        break;
+    }
+  }
+  return sorted;
+}
 
 std::vector<float> floats(const std::vector<double>& values) {
   return std::vector<float>(values.begin(), values.end());
@@ -69,78 +129,76 @@ Result<FieldRequest> make_field_request(const Schema& schema, const std::string&
   const auto fail = [&](const std::string& message) {
     return invalid_argument(fmt::format("field '{}': {}", field, message));
   };
-  const OpCall* source = nullptr;
-  const OpCall* normalize = nullptr;
-  std::vector<const OpCall*> pixels;
-  for (const OpCall& call : calls) {
-    const std::string& name = call.op->name;
-    if (normalize)
-      return fail(fmt::format("{} comes after {}, which makes the output: it must be last", name,
-                              normalize->op->name));
-    if (call.op->role == OpRole::kSource) {
-      if (&call != &calls.front())
-        return fail(fmt::format("{} makes the field from the record: it must come first", name));
-      source = &call;
-    } else if (call.op->role == OpRole::kPixel) {
-      pixels.push_back(&call);
-    } else {
-      normalize = &call;
-    }
-  }
+  Result<FieldCalls> sorted_calls = sort_calls(field, calls);
+  if (!sorted_calls.is_ok()) return sorted_calls.status();
+  const FieldCalls& c = sorted_calls.value();
   std::vector<float> mean, std;
-  if (normalize) {
-    mean = floats(normalize->params.reals("mean"));
-    std = floats(normalize->params.reals("std"));
+  if (c.normalize) {
+    mean = floats(c.normalize->params.reals("mean"));
+    std = floats(c.normalize->params.reals("std"));
   }
-  if (!source && pixels.empty())
-    return normalize ? FieldRequest(field, true, mean, std) : FieldRequest(field);
+  const bool only_normalize = c.pixels.empty() && c.floats.empty();
+  if (!c.source && only_normalize)
+    return c.normalize ? FieldRequest(field, true, mean, std) : FieldRequest(field);
 
+  // The source's (or the stored field's) sample; a source normalises as it writes when no
+  // pixel operation comes between.
   std::shared_ptr<const Transform> made;
-  if (source) {
+  const bool fused = c.source && c.normalize && c.pixels.empty();
+  if (c.source) {
     SourceContext context{&schema, field, measure};
-    const bool fused = normalize && pixels.empty();
     context.output.uint8 = !fused;
     if (fused) {
       context.output.mean = mean;
       context.output.std = std;
     }
     Result<std::shared_ptr<const Transform>> transform =
-        source->op->make_source(source->params, context);
+        c.source->op->make_source(c.source->params, context);
     if (!transform.is_ok()) return transform.status();
     made = transform.value();
-    if (!normalize && pixels.empty()) return FieldRequest(field, made);  // as the source writes
+    if (!c.normalize && c.pixels.empty()) return FieldRequest(field, made);  // as it writes
     if (made->dtype() != (fused ? DType::kFloat32 : DType::kUint8))
-      return fail(fmt::format("{} writes {}: {} applies to uint8 images", source->op->name,
-                              dtype_name(made->dtype()),
-                              pixels.empty() ? normalize->op->name : pixels.front()->op->name));
-    if (pixels.empty()) return FieldRequest(field, made);
+      return fail(fmt::format(
+          "{} writes {}: {} applies to uint8 images", c.source->op->name, dtype_name(made->dtype()),
+          c.pixels.empty() ? c.normalize->op->name : c.pixels.front()->op->name));
+    if (fused && c.floats.empty()) return FieldRequest(field, made);
   } else {
     const int f = schema.find(field);
     if (f < 0) return invalid_argument("the dataset has no field '" + field + "'");
     const Field& stored = schema.fields()[f];
-    if (!stored.is_fixed() || stored.dtype != DType::kUint8)
+    if (!stored.is_fixed() || stored.dtype != DType::kUint8) {
+      const OpCall* first = c.pixels.empty() ? c.normalize : c.pixels.front();
       return fail(
           fmt::format("{} applies to uint8 arrays, not {} (a decoding operation such as "
                       "random_resized_crop must come first)",
-                      pixels.front()->op->name, dtype_name(stored.dtype)));
+                      first->op->name, dtype_name(stored.dtype)));
+    }
     made = copy_field(schema, f);
   }
 
   const PixelContext context{field, made->sample_shape()};
-  std::vector<std::shared_ptr<const PixelOp>> ops;
-  for (const OpCall* call : pixels) {
+  std::vector<std::shared_ptr<const PixelOp>> pixel_ops;
+  for (const OpCall* call : c.pixels) {
     Result<std::shared_ptr<const PixelOp>> op = call->op->make_pixel(call->params, context);
     if (!op.is_ok()) return op.status();
-    ops.push_back(op.value());
+    pixel_ops.push_back(op.value());
   }
   std::optional<Normalization> normalization;
-  if (normalize) {
+  if (c.normalize && !fused) {
     Result<Normalization> n = Normalization::create(context.shape, mean, std);
     if (!n.is_ok()) return fail(n.status().message());
     normalization = n.value();
   }
-  return FieldRequest(field, std::make_shared<PixelPipeline>(field, std::move(made), std::move(ops),
-                                                             std::move(normalization)));
+  std::vector<std::shared_ptr<const FloatOp>> float_ops;
+  for (const OpCall* call : c.floats) {
+    Result<std::shared_ptr<const FloatOp>> op = call->op->make_float(call->params, context);
+    if (!op.is_ok()) return op.status();
+    float_ops.push_back(op.value());
+  }
+  return FieldRequest(
+      field, std::make_shared<FieldPipeline>(field, std::move(made), std::move(pixel_ops),
+                                             std::move(normalization), std::move(float_ops),
+                                             c.pixels.size() + 2));
 }
 
 }  // namespace stoker

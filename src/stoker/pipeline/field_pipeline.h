@@ -1,17 +1,21 @@
 #pragma once
 // A batch field made from a list of operation calls (op_registry.h), ordered by their roles: at
-// most one source first, then pixel operations, then at most one normalize.
+// most one source first, then image operations, then at most one normalize, then float
+// operations.
 //
 //   []                               the stored fixed field, copied as stored
 //   [normalize]                      a stored uint8 field as float32 (x / 255 - mean) / std
 //   [source]                         what the source makes (a crop, uint8)
-//   [source, normalize]              the source normalises as it writes (one fused pass)
-//   [source?, pixel..., normalize?]  the source's uint8 sample (or the stored uint8 field), each
-//                                    pixel operation in place, then normalised into the batch
+//   [source, normalize, float...]    the source normalises as it writes (one fused pass), then
+//                                    each float operation changes the float32 sample in place
+//   [source?, pixel..., normalize?, float...]
+//                                    the source's uint8 sample (or the stored uint8 field), each
+//                                    pixel operation in place, normalised into the batch, then
+//                                    each float operation in place
 //
 // Determinism (docs/DESIGN.md contract 1): the source draws from the sample's stream as any
-// transform does; pixel operation k (1, 2, ...) draws from its own stream of the sample
-// (SampleInput::step = k, transform.h), never repeating the source's draws.
+// transform does; the k-th call after the source (1, 2, ..., normalize counted) draws from its
+// own stream of the sample (SampleInput::step = k, transform.h), never repeating another's.
 
 #include <string>
 #include <vector>

@@ -147,11 +147,63 @@ TEST_F(FieldPipelineTest, PixelOperationsFollowTheSourceOnTheirOwnStream) {
             jittered(std::vector<uint8_t>(stored, stored + 60), {3, 4, 5}, 3));
 }
 
+// `floats` after random_erasing (p=1, value=9) as the field's call number `step` draws.
+std::vector<float> erased(std::vector<float> floats, const std::vector<int64_t>& shape,
+                          SampleInput input) {
+  const OpCall call = parse_op_call("random_erasing:p=1,value=9").value();
+  EXPECT_TRUE(call.op->make_float(call.params, {"image", shape})
+                  .value()
+                  ->apply(input, floats.data())
+                  .is_ok());
+  return floats;
+}
+
+std::vector<float> as_floats(const std::vector<uint8_t>& bytes) {
+  std::vector<float> out(bytes.size() / sizeof(float));
+  std::memcpy(out.data(), bytes.data(), bytes.size());
+  return out;
+}
+
+TEST_F(FieldPipelineTest, FloatOperationsFollowNormalizeFusedOrNotOnTheirOwnStream) {
+  const std::string erase = "random_erasing:p=1,value=9";
+  const std::string normalize = "normalize:mean=0.5,std=0.25";
+  const std::string jitter = "color_jitter:brightness=0.5";
+  const std::vector<int64_t> shape = {3, 16, 16};
+  const FieldRequest fused = request("image", {"random_resized_crop:size=16", normalize});
+  const FieldRequest fused_erased =
+      request("image", {"random_resized_crop:size=16", normalize, erase});
+  const FieldRequest jittered_crop =
+      request("image", {"random_resized_crop:size=16", jitter, normalize});
+  const FieldRequest jittered_erased =
+      request("image", {"random_resized_crop:size=16", jitter, normalize, erase});
+  ASSERT_EQ(fused_erased.transform->dtype(), DType::kFloat32);
+  int changed = 0;
+  for (int64_t i = 0; i < 6; ++i) {
+    // Call 2 after the source (normalize is call 1), and call 3 after a pixel operation.
+    const std::vector<float> expected =
+        erased(as_floats(sample(*fused.transform, i)), shape, input(i, 2));
+    EXPECT_EQ(as_floats(sample(*fused_erased.transform, i)), expected);
+    changed += expected != as_floats(sample(*fused.transform, i));
+    EXPECT_EQ(as_floats(sample(*jittered_erased.transform, i)),
+              erased(as_floats(sample(*jittered_crop.transform, i)), shape, input(i, 3)));
+  }
+  EXPECT_GT(changed, 2);
+  // A stored uint8 field, normalised then erased.
+  const FieldRequest stored = request("pixels", {normalize, erase});
+  EXPECT_EQ(
+      as_floats(sample(*stored.transform, 1)),
+      erased(as_floats(sample(*request("pixels", {normalize, "random_erasing:p=0"}).transform, 1)),
+             {3, 4, 5}, input(1, 2)));
+}
+
 TEST_F(FieldPipelineTest, CallsOutOfOrderOrOnTheWrongFieldAreOneLine) {
   const std::string jitter = "color_jitter:brightness=0.5";
   EXPECT_EQ(error("image", {"normalize", jitter}),
-            "field 'image': color_jitter comes after normalize, which makes the output: it must "
-            "be last");
+            "field 'image': color_jitter changes uint8 images: it must come before normalize");
+  EXPECT_EQ(error("image", {"random_resized_crop", "random_erasing"}),
+            "field 'image': random_erasing changes float images: it must come after normalize");
+  EXPECT_EQ(error("image", {"random_resized_crop", "normalize", "normalize"}),
+            "field 'image': normalize comes after normalize: a field is made float once");
   EXPECT_EQ(error("image", {jitter, "random_resized_crop"}),
             "field 'image': random_resized_crop makes the field from the record: it must come "
             "first");

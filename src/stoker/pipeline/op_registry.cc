@@ -52,6 +52,8 @@ std::string values_text(const ParamSpec& p) {
         return fmt::format("{} or more {}{}", p.min_count, numbers, bounds_text(p));
       return fmt::format("{} to {} {}{}", p.min_count, p.max_count, numbers, bounds_text(p));
     }
+    case ParamType::kChoice:
+      return fmt::format("one of {}", fmt::join(p.choices, ", "));
   }
   return "";
 }
@@ -111,6 +113,8 @@ std::optional<ParamValue> parse_text(ParamType type, const std::string& text) {
       }
       return ParamValue(std::move(list));
     }
+    case ParamType::kChoice:
+      return ParamValue(text);
   }
   return std::nullopt;
 }
@@ -153,6 +157,11 @@ std::optional<ParamValue> typed(const ParamSpec& p, const ParamValue& value) {
         if (!in_bounds(p, x)) return std::nullopt;
       return ParamValue(std::move(list));
     }
+    case ParamType::kChoice:
+      if (const auto* text = std::get_if<std::string>(&value);
+          text && std::find(p.choices.begin(), p.choices.end(), *text) != p.choices.end())
+        return value;
+      return std::nullopt;
   }
   return std::nullopt;
 }
@@ -166,6 +175,7 @@ std::vector<OpSpec> checked_table() {
     const OpSpec& op = table[i];
     const bool factory = op.role == OpRole::kSource  ? static_cast<bool>(op.make_source)
                          : op.role == OpRole::kPixel ? static_cast<bool>(op.make_pixel)
+                         : op.role == OpRole::kFloat ? static_cast<bool>(op.make_float)
                                                      : true;
     if (!factory || (i > 0 && table[i - 1].name == op.name))
       throw std::logic_error("operation '" + op.name + "': duplicate, or no factory for its role");
@@ -226,6 +236,15 @@ ParamSpec ParamSpec::reals(std::string name, std::vector<double> default_value, 
   p.default_value = std::move(default_value);
   p.min_count = min_count;
   p.max_count = max_count;
+  return p;
+}
+
+ParamSpec ParamSpec::choice(std::string name, std::string default_value,
+                            std::vector<std::string> choices, std::string doc) {
+  ParamSpec p = flag(std::move(name), false, std::move(doc));
+  p.type = ParamType::kChoice;
+  p.default_value = std::move(default_value);
+  p.choices = std::move(choices);
   return p;
 }
 
@@ -344,17 +363,18 @@ std::string operations_json() {
   for (const OpSpec& op : operations()) {
     nlohmann::ordered_json params = nlohmann::ordered_json::array();
     for (const ParamSpec& p : op.params)
-      params.push_back({{"name", p.name},
-                        {"type", to_string(p.type)},
-                        {"default", to_json(p.default_value)},
-                        {"doc", p.doc},
-                        {"min", bound_json(p, p.min)},
-                        {"max", bound_json(p, p.max)},
-                        {"min_open", p.min_open},
-                        {"min_count", p.min_count},
-                        {"max_count", p.max_count == ParamSpec::kAnyCount
-                                          ? nlohmann::ordered_json()
-                                          : nlohmann::ordered_json(p.max_count)}});
+      params.push_back(
+          {{"name", p.name},
+           {"type", to_string(p.type)},
+           {"default", to_json(p.default_value)},
+           {"doc", p.doc},
+           {"min", bound_json(p, p.min)},
+           {"max", bound_json(p, p.max)},
+           {"min_open", p.min_open},
+           {"min_count", p.min_count},
+           {"max_count", p.max_count == ParamSpec::kAnyCount ? nlohmann::ordered_json()
+                                                             : nlohmann::ordered_json(p.max_count)},
+           {"choices", p.choices}});
     out.push_back({{"name", op.name},
                    {"role", to_string(op.role)},
                    {"doc", op.doc},
@@ -378,6 +398,8 @@ const char* to_string(OpRole role) {
       return "pixel";
     case OpRole::kNormalize:
       return "normalize";
+    case OpRole::kFloat:
+      return "float";
   }
   return "?";
 }
@@ -392,6 +414,8 @@ const char* to_string(ParamType type) {
       return "float";
     case ParamType::kFloats:
       return "floats";
+    case ParamType::kChoice:
+      return "choice";
   }
   return "?";
 }

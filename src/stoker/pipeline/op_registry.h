@@ -28,10 +28,10 @@
 
 namespace stoker {
 
-enum class ParamType { kBool, kInt, kFloat, kFloats };
+enum class ParamType { kBool, kInt, kFloat, kFloats, kChoice };
 
-// A parameter's value: typed (bool, int64, double, a list of doubles) or, as a command line
-// gives it, text still to parse by the parameter's type.
+// A parameter's value: typed (bool, int64, double, a list of doubles, a name) or, as a command
+// line gives it, text still to parse by the parameter's type.
 using ParamValue = std::variant<bool, int64_t, double, std::vector<double>, std::string>;
 
 // One parameter of an operation, declared as
@@ -45,6 +45,9 @@ struct ParamSpec {
   // From min_count to max_count numbers (kAnyCount: no limit).
   static ParamSpec reals(std::string name, std::vector<double> default_value, std::string doc,
                          size_t min_count, size_t max_count);
+  // One of `choices` (names, such as "bilinear" or "random"); the default is one of them.
+  static ParamSpec choice(std::string name, std::string default_value,
+                          std::vector<std::string> choices, std::string doc);
   // Bounds of a number (each number of a list): [lo, hi], >= lo, > lo.
   ParamSpec in(double lo, double hi) const;
   ParamSpec at_least(double lo) const;
@@ -62,6 +65,8 @@ struct ParamSpec {
   // kFloats: how many numbers.
   size_t min_count = 1;
   size_t max_count = 1;
+  // kChoice: the names it may take.
+  std::vector<std::string> choices;
 };
 
 // An operation's checked parameters: every one of its ParamSpecs, typed, defaults filled in, in
@@ -77,6 +82,9 @@ class Params {
   const std::vector<double>& reals(const std::string& name) const {
     return std::get<std::vector<double>>(at(name));
   }
+  const std::string& choice(const std::string& name) const {
+    return std::get<std::string>(at(name));
+  }
   const std::vector<std::pair<std::string, ParamValue>>& values() const { return values_; }
 
  private:
@@ -84,13 +92,15 @@ class Params {
   std::vector<std::pair<std::string, ParamValue>> values_;
 };
 
-// What an operation does to a field, which decides where it may stand in a field's list:
-//   kSource     makes the field's sample from the record (decode and crop an image, a synthetic
-//               field); first, or none (the stored field, as stored)
-//   kPixel      changes a uint8 [C, H, W] sample in place, drawing from its own random stream;
-//               after the source
-//   kNormalize  uint8 to float32 (x / 255 - mean[c]) / std[c] (parameters "mean" and "std"); last
-enum class OpRole { kSource, kPixel, kNormalize };
+// What an operation takes and makes, which decides where it may stand in a field's list:
+//   kSource     encoded record -> image: makes the field's sample from the record (decode and
+//               crop an image, a synthetic field); first, or none (the stored field, as stored)
+//   kPixel      image -> image: changes a uint8 [C, H, W] sample in place; after the source
+//   kNormalize  image -> float: uint8 to float32 (x / 255 - mean[c]) / std[c] (parameters
+//               "mean" and "std"); at most one
+//   kFloat      float -> float: changes the float32 [C, H, W] sample in place; after normalize
+// Every operation after the source draws from its own random stream of the sample.
+enum class OpRole { kSource, kPixel, kNormalize, kFloat };
 
 // A kPixel operation made for one field. Thread-safety: apply() runs concurrently on every
 // worker.
@@ -102,6 +112,13 @@ class PixelOp {
   virtual Status apply(const SampleInput& input, uint8_t* pixels) const = 0;
 };
 
+// A kFloat operation made for one field: as PixelOp, on the float32 sample.
+class FloatOp {
+ public:
+  virtual ~FloatOp() = default;
+  virtual Status apply(const SampleInput& input, float* values) const = 0;
+};
+
 // What a kSource factory makes its transform for.
 struct SourceContext {
   const Schema* schema = nullptr;
@@ -109,7 +126,7 @@ struct SourceContext {
   ImageOutput output;  // an image source writes this: uint8, or float32 normalised
 };
 
-// What a kPixel factory makes its operation for.
+// What a kPixel or kFloat factory makes its operation for.
 struct PixelContext {
   std::string field;
   std::vector<int64_t> shape;  // the uint8 sample's
@@ -122,7 +139,8 @@ struct OpSpec {
   std::string name;  // lower_snake_case
   OpRole role = OpRole::kPixel;
   std::string doc;  // one sentence
-  // kPixel: the class stoker.transforms builds from this description (e.g. "ColorJitter").
+  // kPixel, kFloat: the class stoker.transforms builds from this description (e.g.
+  // "ColorJitter"), and the torchvision class it translates.
   std::string python_class;
   std::vector<ParamSpec> params;
   // The role's factory (kNormalize has none: field_pipeline.h reads its mean and std). Errors
@@ -131,6 +149,8 @@ struct OpSpec {
       make_source;
   std::function<Result<std::shared_ptr<const PixelOp>>(const Params&, const PixelContext&)>
       make_pixel;
+  std::function<Result<std::shared_ptr<const FloatOp>>(const Params&, const PixelContext&)>
+      make_float;
 };
 
 // A checked call of an operation.
@@ -163,8 +183,8 @@ std::string to_text(const ParamValue& value);
 std::string values_text(const ParamSpec& p);
 
 // The registry's description as JSON: [{"name", "role", "doc", "python_class", "params":
-// [{"name", "type", "default", "doc", "min", "max", "min_open", "min_count", "max_count"}]}],
-// "min"/"max" null when unbounded.
+// [{"name", "type", "default", "doc", "min", "max", "min_open", "min_count", "max_count",
+// "choices"}]}], "min"/"max" null when unbounded, "choices" [] but for a kChoice.
 std::string operations_json();
 
 // `call`'s parameters as a JSON object {"name": value}.
