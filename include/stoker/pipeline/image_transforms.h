@@ -9,7 +9,8 @@
 //
 // Per sample: the crop is drawn from the sample's own random stream (seed, epoch, index), so
 // the same images come out for any worker count; only the crop's rows and iMCU columns are
-// decoded (image/decode.h), then one fused pass resizes with PIL's antialiased bilinear filter,
+// decoded (image/decode.h), then one fused pass resizes with PIL's antialiased bilinear (or
+// bicubic) filter,
 // flips, normalises and writes CHW (image/resample.h). Output is float32 [3, size, size], or
 // uint8 [3, size, size] as resized, for normalising where the model runs.
 //
@@ -36,12 +37,21 @@ inline const std::vector<float> kImageNetStd = {0.229f, 0.224f, 0.225f};
 // resampler's (image/resample.h, asserted equal), for the CLI and Python alike.
 inline constexpr int kMaxImageSize = 1 << 15;
 
+// The resize filter: PIL's antialiased bilinear or bicubic, or (random crops only) either one
+// per sample with equal odds, as timm's "random" interpolation.
+enum class ImageInterpolation { kBilinear, kBicubic, kRandom };
+
+// The interpolation called `name` ("bilinear", "bicubic" or "random"; the operations' parameter
+// "interpolation"); kBilinear for any other name.
+ImageInterpolation interpolation_named(const std::string& name);
+
 // What an image transform writes.
 struct ImageOutput {
   int size = 224;      // square output side, >= 1
   bool uint8 = false;  // true: uint8 as resized; false: float32 (x / 255 - mean[c]) / std[c]
   std::vector<float> mean = kImageNetMean;  // float32 only; one value or one per channel
   std::vector<float> std = kImageNetStd;
+  ImageInterpolation interpolation = ImageInterpolation::kBilinear;
   // The fast mode, opt-in (`--dct-scaling`, Python's dct_scaling=True): decode JPEGs at a
   // reduced DCT scale (1/2, 1/4) when the scaled crop still covers the output, which is faster;
   // its pixels then differ from a full-resolution decode (docs/BENCHMARKS.md says by how much

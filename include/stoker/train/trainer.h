@@ -105,6 +105,9 @@ struct TrainerOptions {
   // RandomResizedCrop(image_size) + RandomHorizontalFlip with `augment`, evaluation samples
   // through Resize(image_size * 256 / 224) + CenterCrop(image_size), torchvision's recipe.
   int image_size = 224;
+  // The resize filter of both transforms: "bilinear" or "bicubic" (PIL's, as torchvision's
+  // reference `--interpolation`).
+  std::string interpolation = "bilinear";
   RandomCropOptions augment;
   // Pixel operations applied to each training image after the crop (or to the stored image),
   // in order: calls as `stoker train --augment` writes them, "color_jitter:brightness=0.4"

@@ -143,6 +143,10 @@ void add_run_options(CLI::App& command, TrainerOptions& o, TrainFlags& flags) {
                   "JPEG/PNG datasets: side of the square crops the model sees")
       ->check(whole_number("--image-size", 1, kMaxImageSize))
       ->capture_default_str();
+  add_choice(command, "--interpolation", o.interpolation,
+             "JPEG/PNG datasets: the resize filter, PIL's {} (torchvision's pixels either way)",
+             {"bilinear", "bicubic"})
+      ->capture_default_str();
   command
       .add_option("--crop-scale", o.augment.crop.scale_min,
                   "RandomResizedCrop: smallest crop, as a fraction of the image's area")

@@ -79,8 +79,8 @@ Status Resampler::run(const RgbView& src, RgbRowSource* stream, PixelBox box,
                       const ResampleOutput& out, uint8_t* dst) {
   STOKER_RETURN_IF_ERROR(check(src, box, out, dst));
   Scratch& s = *scratch_;
-  compute_axis_taps(src.width, box.x0, box.x1, out.width, s.horizontal);
-  compute_axis_taps(src.height, box.y0, box.y1, out.height, s.vertical);
+  compute_axis_taps(src.width, box.x0, box.x1, out.width, out.filter, s.horizontal);
+  compute_axis_taps(src.height, box.y0, box.y1, out.height, out.filter, s.vertical);
   const int64_t rows = s.vertical.source_end() - s.vertical.source_begin();
   if (rows * out.width > kMaxResampleIntermediatePixels)
     return invalid_argument("resampling " + std::to_string(rows) + " source rows to width " +

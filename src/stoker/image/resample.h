@@ -1,11 +1,11 @@
 #pragma once
-// The fused sample writer: resize a box of RGB pixels with PIL's antialiased bilinear filter,
-// flip, normalise and write the sample as CHW, in one call.
+// The fused sample writer: resize a box of RGB pixels with PIL's antialiased bilinear (or
+// bicubic) filter, flip, normalise and write the sample as CHW, in one call.
 //
-// Semantics are Pillow 9.4's Image.resize(size, BILINEAR, box) (libImaging/Resample.c), bit for
-// bit: the triangle filter with its support widened by max(1, box size / output size)
-// (antialiased when downscaling, plain bilinear when upscaling), taps clipped to the source and
-// renormalised, coefficients in fixed point with 22 fractional bits, a horizontal pass rounded
+// Semantics are Pillow 9.4's Image.resize(size, BILINEAR or BICUBIC, box) (libImaging/Resample.c),
+// bit for bit: the triangle (or cubic) filter with its support widened by max(1, box size / output
+// size) (antialiased when downscaling, plain bilinear when upscaling), taps clipped to the source
+// and renormalised, coefficients in fixed point with 22 fractional bits, a horizontal pass rounded
 // and clipped to uint8, then a vertical pass rounded and clipped to uint8. PIL takes the box in
 // float32; boxes that float32 represents exactly (integers, and the halves, quarters, eighths of
 // a DCT-scaled decode) give identical pixels. torchvision's RandomResizedCrop on a PIL image
@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "stoker/image/resample_filter.h"
 #include "stoker/image/rgb_row_source.h"
 #include "stoker/image/rgb_view.h"
 #include "stoker/util/status.h"
@@ -33,6 +34,7 @@ struct ResampleOutput {
   enum class Type { kFloat32, kUint8 };
   int width = 0;
   int height = 0;
+  ResampleFilter filter = ResampleFilter::kBilinear;
   bool flip_horizontal = false;  // mirror the columns (RandomHorizontalFlip after the resize)
   Type type = Type::kFloat32;
   std::array<float, 3> mean{0, 0, 0};  // kFloat32 only: ((v / 255) - mean[c]) / std[c]

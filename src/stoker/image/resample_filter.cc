@@ -12,14 +12,26 @@ double triangle(double x) {
   return x < 1.0 ? 1.0 - x : 0.0;
 }
 
+// PIL's bicubic_filter: cubic convolution with a = -0.5, support 2, its operations in PIL's order
+// so that the doubles are the same.
+double cubic(double x) {
+  constexpr double a = -0.5;
+  if (x < 0.0) x = -x;
+  if (x < 1.0) return ((a + 2.0) * x - (a + 3.0)) * x * x + 1;
+  if (x < 2.0) return (((x - 5) * x + 8) * x - 4) * a;
+  return 0.0;
+}
+
 }  // namespace
 
-void compute_axis_taps(int in_size, double in0, double in1, int out_size, AxisTaps& taps) {
+void compute_axis_taps(int in_size, double in0, double in1, int out_size, ResampleFilter filter,
+                       AxisTaps& taps) {
+  const bool bicubic = filter == ResampleFilter::kBicubic;
   // The same operations in the same order as PIL, so the double weights round to the same
   // fixed-point values.
   const double scale = (in1 - in0) / out_size;
   const double filter_scale = std::max(scale, 1.0);
-  const double support = 1.0 * filter_scale;
+  const double support = (bicubic ? 2.0 : 1.0) * filter_scale;
   const double inverse_filter_scale = 1.0 / filter_scale;
   taps.stride = static_cast<int>(std::ceil(support)) * 2 + 2;  // PIL's 2 ceil(support) + 1, even
   taps.first.resize(out_size);
@@ -34,7 +46,8 @@ void compute_axis_taps(int in_size, double in0, double in1, int out_size, AxisTa
     const int count = end - first;
     // Each weight is computed twice, for the sum and then normalised: the same double both times.
     const auto weight = [&](int t) {
-      return triangle((t + first - center + 0.5) * inverse_filter_scale);
+      const double x = (t + first - center + 0.5) * inverse_filter_scale;
+      return bicubic ? cubic(x) : triangle(x);
     };
     double sum = 0.0;
     for (int t = 0; t < count; ++t) sum += weight(t);

@@ -1,8 +1,8 @@
 #pragma once
 // PIL's resampling filter for one axis (Pillow 9.4 libImaging/Resample.c, precompute_coeffs and
-// normalize_coeffs_8bpc with the BILINEAR filter): for each output position, the first source
-// index and the fixed-point weights of the source pixels it reads. Shared by the scalar and the
-// SIMD resamplers, so both read the same taps.
+// normalize_coeffs_8bpc with the BILINEAR or BICUBIC filter): for each output position, the first
+// source index and the fixed-point weights of the source pixels it reads. Shared by the scalar
+// and the SIMD resamplers, so both read the same taps.
 
 #include <cstdint>
 #include <vector>
@@ -13,6 +13,10 @@ namespace stoker::image {
 // round(w * 2^22) away from zero, and a sum s of weight * pixel becomes the pixel value
 // clip((s + 2^21) >> 22, 0, 255).
 inline constexpr int kPrecisionBits = 22;
+
+// PIL's filters: the triangle of support 1 (bilinear), and the cubic convolution with a = -0.5
+// of support 2 (bicubic, whose weights can be negative), each widened by the downscale factor.
+enum class ResampleFilter { kBilinear, kBicubic };
 
 // Output position i reads source indices first[i] .. first[i] + count[i] - 1 with weights
 // weights[i * stride + t]; weights[i * stride + t] is 0 for count[i] <= t < stride. The stride
@@ -29,7 +33,9 @@ struct AxisTaps {
 };
 
 // Computes the taps that map [in0, in1) of a source axis of `in_size` pixels onto `out_size`
-// outputs. Preconditions (checked by the caller): 0 <= in0 < in1 <= in_size, out_size >= 1.
-void compute_axis_taps(int in_size, double in0, double in1, int out_size, AxisTaps& taps);
+// outputs with `filter`. Preconditions (checked by the caller): 0 <= in0 < in1 <= in_size,
+// out_size >= 1.
+void compute_axis_taps(int in_size, double in0, double in1, int out_size, ResampleFilter filter,
+                       AxisTaps& taps);
 
 }  // namespace stoker::image

@@ -30,7 +30,7 @@ TEST(ResampleFilterTest, WeightsSumToOneInFixedPointAndCoverTheBox) {
                          {3, 7},
                          {1000, 1}}) {
     AxisTaps taps;
-    compute_axis_taps(in, 0, in, out, taps);
+    compute_axis_taps(in, 0, in, out, ResampleFilter::kBilinear, taps);
     ASSERT_EQ(taps.first.size(), static_cast<size_t>(out));
     for (int i = 0; i < out; ++i) {
       ASSERT_GE(taps.first[i], 0);
@@ -43,7 +43,8 @@ TEST(ResampleFilterTest, WeightsSumToOneInFixedPointAndCoverTheBox) {
     }
   }
   AxisTaps same;
-  compute_axis_taps(50, 0, 50, 50, same);  // scale 1: each output is its source pixel
+  compute_axis_taps(50, 0, 50, 50, ResampleFilter::kBilinear,
+                    same);  // scale 1: each output is its source pixel
   for (int i = 0; i < 50; ++i)
     EXPECT_EQ(weights_of(same, i), (std::map<int, int32_t>{{i, 1 << 22}}));
 }
@@ -59,8 +60,9 @@ TEST(ResampleFilterTest, CenterCropBoxHasTheTapsOfResizeThenCrop) {
         auto c = resize_center_crop(size, other, resize, crop, std::min(crop, resize));
         if (!c.is_ok()) continue;
         AxisTaps whole, box;
-        compute_axis_taps(size, 0, size, c.value().resized_width, whole);
-        compute_axis_taps(size, c.value().box.x0, c.value().box.x1, crop, box);
+        compute_axis_taps(size, 0, size, c.value().resized_width, ResampleFilter::kBilinear, whole);
+        compute_axis_taps(size, c.value().box.x0, c.value().box.x1, crop, ResampleFilter::kBilinear,
+                          box);
         const int left = static_cast<int>(round_half_even((c.value().resized_width - crop) / 2.0));
         for (int i = 0; i < crop; ++i)
           ASSERT_EQ(weights_of(box, i), weights_of(whole, left + i))

@@ -51,10 +51,10 @@ constexpr size_t kColumnVectors = kGroupBytes / kLanes;
 static_assert(kColumnVectors >= 1 && kGroupBytes % kLanes == 0, "vectors of 128 to 512 bits");
 constexpr int32_t kHalf = 1 << (kPrecisionBits - 1);
 
-// PIL's rounding and clipping of fixed-point sums. The triangle's weights are never negative,
-// so neither is a sum: clipping is a minimum.
+// PIL's rounding and clipping of fixed-point sums (a bicubic filter's can be negative).
 HWY_INLINE hn::Vec<D32> round_and_clip(hn::Vec<D32> sum) {
-  return hn::Min(hn::ShiftRight<kPrecisionBits>(sum), hn::Set(D32(), 255));
+  return hn::Min(hn::Max(hn::ShiftRight<kPrecisionBits>(sum), hn::Zero(D32())),
+                 hn::Set(D32(), 255));
 }
 
 // The taps' weighted sum of the bytes at p, p + step, ... (count of them, rounded up to even:

@@ -137,6 +137,7 @@ class ResampleTest : public ::testing::Test {
   // A case for the script: the image written to a file, the answer's file name.
   nlohmann::json spec(const TestImage& image, const std::string& kind, const ResampleOutput& out) {
     const std::string name = dir_ / ("case" + std::to_string(next_++));
+    const bool bicubic = out.filter == ResampleFilter::kBicubic;
     std::ofstream(name + ".rgb", std::ios::binary)
         .write(reinterpret_cast<const char*>(image.pixels.data()),
                static_cast<std::streamsize>(image.pixels.size()));
@@ -148,7 +149,8 @@ class ResampleTest : public ::testing::Test {
             {"out_width", out.width},
             {"out_height", out.height},
             {"mean", out.mean},
-            {"std", out.std}};
+            {"std", out.std},
+            {"interpolation", bicubic ? "bicubic" : "bilinear"}};
   }
 
   testing::TempDir dir_;
@@ -157,7 +159,8 @@ class ResampleTest : public ::testing::Test {
 };
 
 // torchvision's training path (RandomResizedCrop's crop, resize, flip, ToTensor, Normalize) on
-// images from 1x1 to 1200 px, crops from the sampler and arbitrary ones (upscales too).
+// images from 1x1 to 1200 px, crops from the sampler and arbitrary ones (upscales too); every
+// third case bicubic.
 TEST_F(ResampleTest, TrainingCropsMatchTorchvision) {
   const std::pair<int, int> sizes[] = {{1, 1},     {1, 7},     {7, 1},      {2, 3},
                                        {13, 17},   {64, 48},   {223, 225},  {375, 500},
@@ -185,7 +188,8 @@ TEST_F(ResampleTest, TrainingCropsMatchTorchvision) {
         Case c;
         c.out.width = outputs[k % std::size(outputs)].first;
         c.out.height = outputs[k % std::size(outputs)].second;
-        c.out.flip_horizontal = (k++ / 2) % 2 == 1;
+        c.out.flip_horizontal = (k / 2) % 2 == 1;
+        c.out.filter = k++ % 3 == 0 ? ResampleFilter::kBicubic : ResampleFilter::kBilinear;
         c.out.mean = {0.485f, 0.456f, 0.406f};
         c.out.std = {0.229f, 0.224f, 0.225f};
         c.src = image.crop(crop);
@@ -201,7 +205,8 @@ TEST_F(ResampleTest, TrainingCropsMatchTorchvision) {
   std::printf("largest float difference from torchvision (times std): %.3g\n", max_diff_);
 }
 
-// Evaluation: Resize(S) + CenterCrop as one resample of the crop's pre-image in the source.
+// Evaluation: Resize(S) + CenterCrop as one resample of the crop's pre-image in the source,
+// bilinear and bicubic.
 TEST_F(ResampleTest, ResizeCenterCropMatchesTorchvision) {
   struct Eval {
     int width, height, resize, crop_width, crop_height;
@@ -218,21 +223,25 @@ TEST_F(ResampleTest, ResizeCenterCropMatchesTorchvision) {
     images.push_back(make_image(e.width, e.height, Content::kMixed, 1000 + images.size()));
     const ResizedCenterCrop crop =
         resize_center_crop(e.width, e.height, e.resize, e.crop_width, e.crop_height).value();
-    Case c;
-    c.out.width = crop.width;
-    c.out.height = crop.height;
-    c.out.mean = {0.5f, 0.25f, 0.0f};
-    c.out.std = {0.5f, 0.125f, 1.0f};
-    c.src = images.back().view();
-    c.box = crop.box;
-    c.spec = spec(images.back(), "eval", c.out);
-    c.spec["resize"] = e.resize;
-    cases.push_back(c);
+    for (ResampleFilter filter : {ResampleFilter::kBilinear, ResampleFilter::kBicubic}) {
+      Case c;
+      c.out.width = crop.width;
+      c.out.height = crop.height;
+      c.out.mean = {0.5f, 0.25f, 0.0f};
+      c.out.std = {0.5f, 0.125f, 1.0f};
+      c.out.filter = filter;
+      c.src = images.back().view();
+      c.box = crop.box;
+      c.spec = spec(images.back(), "eval", c.out);
+      c.spec["resize"] = e.resize;
+      cases.push_back(c);
+    }
   }
   compare_with_torchvision(cases);
 }
 
-// A fractional box, as a DCT-scaled decode gives: PIL's Image.resize with that box.
+// A fractional box, as a DCT-scaled decode gives: PIL's Image.resize with that box, bilinear and
+// bicubic.
 TEST_F(ResampleTest, FractionalBoxesMatchPil) {
   struct BoxCase {
     int width, height;
@@ -248,14 +257,17 @@ TEST_F(ResampleTest, FractionalBoxesMatchPil) {
   std::vector<Case> cases;
   for (const BoxCase& b : boxes) {
     images.push_back(make_image(b.width, b.height, Content::kMixed, 2000 + images.size()));
-    Case c;
-    c.out.width = b.out_width;
-    c.out.height = b.out_height;
-    c.src = images.back().view();
-    c.box = b.box;
-    c.spec = spec(images.back(), "box", c.out);
-    c.spec["box"] = {b.box.x0, b.box.y0, b.box.x1, b.box.y1};
-    cases.push_back(c);
+    for (ResampleFilter filter : {ResampleFilter::kBilinear, ResampleFilter::kBicubic}) {
+      Case c;
+      c.out.width = b.out_width;
+      c.out.height = b.out_height;
+      c.out.filter = filter;
+      c.src = images.back().view();
+      c.box = b.box;
+      c.spec = spec(images.back(), "box", c.out);
+      c.spec["box"] = {b.box.x0, b.box.y0, b.box.x1, b.box.y1};
+      cases.push_back(c);
+    }
   }
   compare_with_torchvision(cases);
 }
@@ -411,6 +423,7 @@ TEST(ResamplerTest, SimdKernelsWriteTheScalarBytes) {
                                 : 1 + static_cast<int>(rng.uniform_below(80));
       ResampleOutput out =
           uint8_output(width, 1 + static_cast<int>(rng.uniform_below(80)), k % 2 == 1);
+      if (k % 7 < 3) out.filter = ResampleFilter::kBicubic;  // negative sums clipped too
       if (k % 4 >= 2) {
         out.type = ResampleOutput::Type::kFloat32;
         out.mean = {0.485f, 0.456f, 0.406f};

@@ -32,6 +32,7 @@ struct SamplePlan {
   image::CropRect decode;
   image::PixelBox box;
   bool flip = false;
+  bool bicubic = false;  // the filter drawn for the sample (random interpolation)
 };
 
 // The common part of the image transforms: find the bytes and the image's size, decode the
@@ -39,7 +40,8 @@ struct SamplePlan {
 class EncodedImageTransform : public Transform {
  public:
   EncodedImageTransform(const Schema& schema, int field, const ImageOutput& output)
-      : field_(field),
+      : random_filter_(output.interpolation == ImageInterpolation::kRandom),
+        field_(field),
         name_(schema.fields()[field].name),
         height_field_(int64_scalar_field(schema, "height")),
         width_field_(int64_scalar_field(schema, "width")),
@@ -47,6 +49,9 @@ class EncodedImageTransform : public Transform {
     out_.width = out_.height = output.size;
     out_.type =
         output.uint8 ? image::ResampleOutput::Type::kUint8 : image::ResampleOutput::Type::kFloat32;
+    out_.filter = output.interpolation == ImageInterpolation::kBicubic
+                      ? image::ResampleFilter::kBicubic
+                      : image::ResampleFilter::kBilinear;
     for (int c = 0; c < 3; ++c) {
       out_.mean[c] = output.mean.size() == 1 ? output.mean[0] : output.mean[c];
       out_.std[c] = output.std.size() == 1 ? output.std[0] : output.std[c];
@@ -110,11 +115,13 @@ class EncodedImageTransform : public Transform {
   virtual Result<SamplePlan> plan(int width, int height, const SampleInput& input) const = 0;
 
   image::ResampleOutput out_;
+  const bool random_filter_;  // bilinear or bicubic drawn per sample
 
  private:
   image::ResampleOutput output(const SamplePlan& plan) const {
     image::ResampleOutput out = out_;
     out.flip_horizontal = plan.flip;
+    if (plan.bicubic) out.filter = image::ResampleFilter::kBicubic;
     return out;
   }
 
@@ -164,6 +171,7 @@ class RandomResizedCrop : public EncodedImageTransform {
     // torchvision crops first, so the filter never reaches pixels outside the crop.
     plan.box = {0.0 + rect.x, 0.0 + rect.y, 0.0 + rect.x + rect.width, 0.0 + rect.y + rect.height};
     plan.flip = rng.next_double() < options_.flip_probability;
+    if (random_filter_) plan.bicubic = rng.next_double() < 0.5;
     return plan;
   }
 
@@ -184,9 +192,10 @@ class CenterCrop : public EncodedImageTransform {
     SamplePlan plan;
     plan.box = crop.value().box;
     // torchvision resizes the whole image, so the filter reaches past the crop's edges by its
-    // support (one source pixel per output pixel's width when downscaling): decode that too.
-    const double support_x = std::max(1.0, (plan.box.x1 - plan.box.x0) / out_.width) + 1;
-    const double support_y = std::max(1.0, (plan.box.y1 - plan.box.y0) / out_.height) + 1;
+    // support (1 or 2 source pixels per output pixel's width when downscaling): decode that too.
+    const double reach = out_.filter == image::ResampleFilter::kBicubic ? 2.0 : 1.0;
+    const double support_x = reach * std::max(1.0, (plan.box.x1 - plan.box.x0) / out_.width) + 1;
+    const double support_y = reach * std::max(1.0, (plan.box.y1 - plan.box.y0) / out_.height) + 1;
     const int x0 = std::max(0, static_cast<int>(std::floor(plan.box.x0 - support_x)));
     const int y0 = std::max(0, static_cast<int>(std::floor(plan.box.y0 - support_y)));
     const int x1 = std::min(width, static_cast<int>(std::ceil(plan.box.x1 + support_x)));
@@ -223,6 +232,12 @@ Status check_output(const Schema& schema, const std::string& field, const ImageO
 
 }  // namespace
 
+ImageInterpolation interpolation_named(const std::string& name) {
+  if (name == "bicubic") return ImageInterpolation::kBicubic;
+  if (name == "random") return ImageInterpolation::kRandom;
+  return ImageInterpolation::kBilinear;
+}
+
 bool is_encoded_image_field(const Schema& schema, const std::string& field) {
   const int f = schema.find(field);
   return f >= 0 && schema.fields()[f].dtype == DType::kBytes;
@@ -246,6 +261,9 @@ Result<std::shared_ptr<const Transform>> center_crop_transform(const Schema& sch
                                                                const ImageOutput& output,
                                                                int resize) {
   if (Status s = check_output(schema, field, output); !s.is_ok()) return s;
+  if (output.interpolation == ImageInterpolation::kRandom)
+    return invalid_argument(
+        fmt::format("field '{}': the evaluation resize is bilinear or bicubic, not random", field));
   if (resize == 0) resize = static_cast<int>(std::lround(output.size * 256.0 / 224.0));
   if (resize < output.size || resize > kMaxImageSize)
     return invalid_argument(fmt::format("field '{}': resize {} is outside [{}, {}] (the crop size)",

@@ -38,7 +38,9 @@ TEST(OpRegistryTest, ACallGetsItsDefaultsTypedInTheSpecsOrder) {
   EXPECT_FALSE(call.params.flag("dct_scaling"));
   std::vector<std::string> order;
   for (const auto& [name, value] : call.params.values()) order.push_back(name);
-  EXPECT_EQ(order, (std::vector<std::string>{"size", "scale", "ratio", "flip", "dct_scaling"}));
+  EXPECT_EQ(order, (std::vector<std::string>{"size", "scale", "ratio", "flip", "interpolation",
+                                             "dct_scaling"}));
+  EXPECT_EQ(call.params.choice("interpolation"), "bilinear");
   // A number for a list of numbers is a list of one.
   EXPECT_EQ(make_op_call("normalize", {{"mean", 0.5}}).value().params.reals("mean"),
             std::vector<double>{0.5});
@@ -109,6 +111,25 @@ TEST(OpRegistryTest, TextRoundTripsEveryOperationsCall) {
 }
 
 // The description Python and `stoker ops --json` read says what the specs say.
+TEST(OpRegistryTest, AChoiceIsOneOfItsNamesAsTextOrTyped) {
+  EXPECT_EQ(parse_op_call("random_resized_crop:interpolation=bicubic")
+                .value()
+                .params.choice("interpolation"),
+            "bicubic");
+  EXPECT_EQ(make_op_call("center_crop", {{"interpolation", std::string("bicubic")}})
+                .value()
+                .params.choice("interpolation"),
+            "bicubic");
+  EXPECT_EQ(parse_op_call("center_crop:interpolation=random").status().message(),
+            "center_crop: interpolation must be one of bilinear, bicubic, not 'random'");
+  EXPECT_EQ(make_op_call("random_resized_crop", {{"interpolation", int64_t{2}}}).status().message(),
+            "random_resized_crop: interpolation must be one of bilinear, bicubic, random, not 2");
+  const OpCall call = parse_op_call("random_erasing:fill=random,value=[1,2,3]").value();
+  EXPECT_EQ(to_text(call),
+            "random_erasing:p=0.5,scale=[0.02,0.33],ratio=[0.3,3.3],value=[1,2,3],fill=random");
+  EXPECT_EQ(to_text(parse_op_call(to_text(call)).value()), to_text(call));
+}
+
 TEST(OpRegistryTest, TheJsonDescriptionHoldsEveryParametersTypeDefaultAndBounds) {
   const nlohmann::json all = nlohmann::json::parse(operations_json());
   ASSERT_EQ(all.size(), operations().size());
@@ -141,8 +162,11 @@ TEST(OpRegistryTest, TheJsonDescriptionHoldsEveryParametersTypeDefaultAndBounds)
         given = value.get<int64_t>();
       else if (value.is_number())
         given = value.get<double>();
+      else if (value.is_string())
+        given = value.get<std::string>();
       else
         given = value.get<std::vector<double>>();
+      EXPECT_EQ(d["choices"].get<std::vector<std::string>>(), p.choices);
       EXPECT_EQ(make_op_call(op.name, {{p.name, given}}).value().params.values()[k].second,
                 p.default_value)
           << op.name << "." << p.name;

@@ -69,23 +69,24 @@ def run_case(case):
     case["out"] + ".f32" (the float32 tensor of ToTensor + Normalize, CHW).
 
     train: torchvision's RandomResizedCrop path for a given crop: F.resized_crop (PIL crop, then
-           resize BILINEAR) to (out_height, out_width), F.hflip when flip, then to_tensor and
-           normalize.
+           resize BILINEAR, or case["interpolation"]) to (out_height, out_width), F.hflip when
+           flip, then to_tensor and normalize.
     eval:  Resize(resize) + CenterCrop((out_height, out_width)), then to_tensor and normalize.
     box:   PIL's Image.resize((out_width, out_height), BILINEAR, box) of the whole image.
     """
     image = load_image(case)
     size = [case["out_height"], case["out_width"]]
-    bilinear = T.InterpolationMode.BILINEAR
+    mode = T.InterpolationMode(case.get("interpolation", "bilinear"))
     if case["kind"] == "train":
         x, y, w, h = case["crop"]
-        out = F.resized_crop(image, y, x, h, w, size, bilinear)
+        out = F.resized_crop(image, y, x, h, w, size, mode)
         if case["flip"]:
             out = F.hflip(out)
     elif case["kind"] == "eval":
-        out = T.CenterCrop(size)(T.Resize(case["resize"], bilinear)(image))
+        out = T.CenterCrop(size)(T.Resize(case["resize"], mode)(image))
     else:
-        out = image.resize((size[1], size[0]), Image.Resampling.BILINEAR, box=case["box"])
+        pil = {"bilinear": Image.Resampling.BILINEAR, "bicubic": Image.Resampling.BICUBIC}
+        out = image.resize((size[1], size[0]), pil[mode.value], box=case["box"])
     resized = np.asarray(out, dtype=np.uint8).transpose(2, 0, 1)
     np.ascontiguousarray(resized).tofile(case["out"] + ".u8")
     if case["kind"] != "box":

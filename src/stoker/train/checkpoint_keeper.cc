@@ -136,6 +136,8 @@ RunSettings CheckpointKeeper::run_settings() const {
     settings["--crop-ratio-max"] = text(a.crop.ratio_max);
     settings["--flip"] = text(a.flip_probability);
     settings["--dct-scaling"] = on_off(o.dct_scaling);
+    // Named only when not the default, so that checkpoints from before the option still match.
+    if (o.interpolation != "bilinear") settings["--interpolation"] = o.interpolation;
   }
   settings["--augment"] =
       o.augment_ops.empty() ? "none" : fmt::format("{}", fmt::join(o.augment_ops, " "));

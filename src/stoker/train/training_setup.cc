@@ -131,9 +131,11 @@ FieldRequest image_request(const Dataset& data, const TrainerOptions& o, bool tr
                                {"scale", std::vector<double>{crop.scale_min, crop.scale_max}},
                                {"ratio", std::vector<double>{crop.ratio_min, crop.ratio_max}},
                                {"flip", o.augment.flip_probability},
+                               {"interpolation", o.interpolation},
                                {"dct_scaling", o.dct_scaling}})
-               : make_op_call("center_crop",
-                              {{"size", int64_t{o.image_size}}, {"dct_scaling", o.dct_scaling}}))
+               : make_op_call("center_crop", {{"size", int64_t{o.image_size}},
+                                              {"interpolation", o.interpolation},
+                                              {"dct_scaling", o.dct_scaling}}))
             .value_or_throw());
   }
   if (train)

@@ -11,13 +11,15 @@ OpSpec center_crop() {
   op.role = OpRole::kSource;
   op.doc =
       "Decodes a JPEG/PNG field, resizes its shorter side to resize and crops the central "
-      "size x size (torchvision's Resize + CenterCrop, PIL's antialiased bilinear)";
+      "size x size (torchvision's Resize + CenterCrop, PIL's antialiased bilinear or bicubic)";
   const double max_side = kMaxImageSize;
   op.params = {
       ParamSpec::integer("size", 224, "side of the square output").in(1, max_side),
       ParamSpec::integer("resize", 0,
                          "the shorter side before the crop, at least size (0: size x 256 / 224)")
           .in(0, max_side),
+      ParamSpec::choice("interpolation", "bilinear", {"bilinear", "bicubic"},
+                        "the resize filter, PIL's"),
       ParamSpec::flag(
           "dct_scaling", false,
           "the fast mode: large JPEGs decoded at 1/2 or 1/4 scale (pixels differ slightly)"),
@@ -26,6 +28,7 @@ OpSpec center_crop() {
     ImageOutput output = context.output;
     output.size = static_cast<int>(p.integer("size"));
     output.dct_scaling = p.flag("dct_scaling");
+    output.interpolation = interpolation_named(p.choice("interpolation"));
     return center_crop_transform(*context.schema, context.field, output,
                                  static_cast<int>(p.integer("resize")));
   };

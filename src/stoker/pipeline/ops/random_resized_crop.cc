@@ -11,7 +11,7 @@ OpSpec random_resized_crop() {
   op.role = OpRole::kSource;
   op.doc =
       "Decodes a random crop of a JPEG/PNG field and resizes it to size x size "
-      "(torchvision's RandomResizedCrop, PIL's antialiased bilinear), flipped with "
+      "(torchvision's RandomResizedCrop, PIL's antialiased bilinear or bicubic), flipped with "
       "probability flip";
   const double max_side = kMaxImageSize;
   op.params = {
@@ -23,6 +23,9 @@ OpSpec random_resized_crop() {
                        "smallest and largest aspect ratio (width / height)", 2, 2)
           .above(0),
       ParamSpec::real("flip", 0.0, "probability of a horizontal flip").in(0, 1),
+      ParamSpec::choice(
+          "interpolation", "bilinear", {"bilinear", "bicubic", "random"},
+          "the resize filter, PIL's (random: bilinear or bicubic per sample, timm's)"),
       ParamSpec::flag(
           "dct_scaling", false,
           "the fast mode: large JPEG crops decoded at 1/2 or 1/4 scale (pixels differ slightly)"),
@@ -31,6 +34,7 @@ OpSpec random_resized_crop() {
     ImageOutput output = context.output;
     output.size = static_cast<int>(p.integer("size"));
     output.dct_scaling = p.flag("dct_scaling");
+    output.interpolation = interpolation_named(p.choice("interpolation"));
     RandomCropOptions options;
     options.crop = {p.reals("scale")[0], p.reals("scale")[1], p.reals("ratio")[0],
                     p.reals("ratio")[1]};
