@@ -23,7 +23,8 @@ def torchvision_batch(encoded, pipeline):
 
 
 def stoker_batch(path, transforms, **options):
-    loader = stoker.Loader(path, batch_size=64, shuffle=False, transforms=transforms, **options)
+    loader = stoker.Loader(path, batch_size=64, shuffle=False, transforms=transforms, **options,
+                           batch_format="dict")
     return next(iter(loader))["image"]
 
 
@@ -98,7 +99,8 @@ def test_random_crops_follow_seed_epoch_and_sample_never_workers(images):
     pipeline = S.Compose([S.RandomResizedCrop(20), S.RandomHorizontalFlip(), S.ToTensor()])
 
     def epoch(e, **options):
-        loader = stoker.Loader(path, batch_size=3, shuffle=False, transforms=pipeline, **options)
+        loader = stoker.Loader(path, batch_size=3, shuffle=False, transforms=pipeline, **options,
+                               batch_format="dict")
         return torch.cat([b["image"] for b in loader.epoch(e)])
 
     reference = epoch(1, workers=0)
@@ -112,7 +114,8 @@ def test_random_crops_follow_seed_epoch_and_sample_never_workers(images):
 
 def test_uint8_fields_normalise_by_the_formula(labelled):
     def first(transforms):
-        loader = stoker.Loader(labelled, batch_size=8, shuffle=False, transforms=transforms)
+        loader = stoker.Loader(labelled, batch_size=8, shuffle=False, transforms=transforms,
+                               batch_format="dict")
         return next(iter(loader))["image"]
 
     raw = torch.from_numpy(np.stack([pixels(i) for i in range(8)]))
@@ -128,7 +131,7 @@ def test_uint8_fields_normalise_by_the_formula(labelled):
 def test_a_field_left_out(images):
     path, _ = images
     batch = next(iter(stoker.Loader(path, batch_size=4, shuffle=False,
-                                    transforms={"image": None})))
+                                    transforms={"image": None}, batch_format="dict")))
     assert list(batch) == ["label"]
     assert batch["label"].tolist() == [0, 1, 2, 3]
 
@@ -155,16 +158,17 @@ def test_a_field_left_out(images):
 def test_unsupported_image_pipelines_say_what_is_supported(images, transforms, message):
     path, _ = images
     with pytest.raises(ValueError, match=message):
-        stoker.Loader(path, transforms=transforms)
+        stoker.Loader(path, transforms=transforms, batch_format="dict")
 
 
 def test_a_corrupt_image_raises_naming_it_or_is_skipped(tmp_path):
     path = write_one_cut_image(tmp_path / "ds", 6, cut=4)
     pipeline = S.Compose([S.Resize(20), S.CenterCrop(16), S.ToTensor()])
     with pytest.raises(stoker.Error, match="dataset record 4"):
-        list(stoker.Loader(path, batch_size=3, shuffle=False, transforms=pipeline))
+        list(stoker.Loader(path, batch_size=3, shuffle=False, transforms=pipeline,
+                           batch_format="dict"))
     skipping = stoker.Loader(path, batch_size=3, shuffle=False, transforms=pipeline,
-                             on_error="skip")
+                             on_error="skip", batch_format="dict")
     assert [b["label"].tolist() for b in skipping] == [[0, 1, 2], [3, 5]]
 
 
@@ -178,3 +182,4 @@ def test_sizes_are_bounded_by_the_native_limit():
     for make in (S.RandomResizedCrop, S.Resize, S.CenterCrop):
         with pytest.raises(ValueError, match=rf"up to {limit}"):
             make(limit + 1)
+
