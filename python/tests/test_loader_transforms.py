@@ -183,3 +183,87 @@ def test_sizes_are_bounded_by_the_native_limit():
         with pytest.raises(ValueError, match=rf"up to {limit}"):
             make(limit + 1)
 
+
+# torchvision's reference presets: dtype steps and markers ------------------------------------
+
+import torchvision.transforms.v2 as T2  # noqa: E402
+
+
+@pytest.mark.parametrize("name, pipeline", [
+    ("v1 preset, PILToTensor after the crop",
+     T.Compose([T.Resize(40), T.CenterCrop(32), T.PILToTensor(),
+                T.ConvertImageDtype(torch.float), T.Normalize(MEAN, STD)])),
+    ("v2 preset", T2.Compose([T2.Resize(40, antialias=True), T2.CenterCrop(32),
+                              T2.PILToTensor(), T2.ToDtype(torch.float32, scale=True),
+                              T2.Normalize(MEAN, STD), T2.ToPureTensor()])),
+])
+def test_torchvisions_eval_presets_are_accepted_with_their_pixels(images, name, pipeline):
+    path, encoded = images
+    torch.testing.assert_close(stoker_batch(path, pipeline),
+                               torchvision_batch(encoded, pipeline), rtol=0, atol=1e-5, msg=name)
+
+
+def test_markers_stand_anywhere_and_dtype_steps_are_totensor(images):
+    path, encoded = images
+    exact = stoker_batch(path, S.Compose([S.Resize(40), S.CenterCrop(32), S.ToTensor(),
+                                          S.Normalize(MEAN, STD)]))
+    for pipeline in (
+            T2.Compose([T2.ToImage(), T2.Resize(40), T2.CenterCrop(32),
+                        T2.ToDtype(torch.float32, scale=True), T2.Normalize(MEAN, STD)]),
+            T.Compose([T.PILToTensor(), T.Resize(40), T.CenterCrop(32),
+                       T.ConvertImageDtype(torch.float32), T.Normalize(MEAN, STD)]),
+            T.Compose([T.Resize(40), T.CenterCrop(32), T.PILToTensor(),
+                       T.ConvertImageDtype(torch.float), T.Normalize(MEAN, STD)])):
+        assert torch.equal(stoker_batch(path, pipeline), exact), pipeline
+    as_uint8 = stoker_batch(path, T2.Compose([T2.ToImage(), T2.Resize(40), T2.CenterCrop(32),
+                                              T2.ToPureTensor()]))
+    want = torchvision_batch(encoded, T.Compose([T.Resize(40), T.CenterCrop(32),
+                                                 T.PILToTensor()]))
+    assert torch.equal(as_uint8, want)
+
+
+def test_torchvisions_v2_training_preset_is_stokers_pipeline(images):
+    path, _ = images
+    theirs = T2.Compose([T2.RandomResizedCrop(24, antialias=True), T2.RandomHorizontalFlip(0.5),
+                         T2.PILToTensor(), T2.ToDtype(torch.float, scale=True),
+                         T2.Normalize(MEAN, STD), T2.ToPureTensor()])
+    ours = S.Compose([S.RandomResizedCrop(24), S.RandomHorizontalFlip(0.5), S.ToTensor(),
+                      S.Normalize(MEAN, STD)])
+    assert torch.equal(stoker_batch(path, theirs, seed=3), stoker_batch(path, ours, seed=3))
+
+
+@pytest.mark.parametrize("step, message", [
+    (T2.ToDtype(torch.float32, scale=False), r"^torchvision ToDtype\(dtype=torch.float32, "
+     r"scale=False\): stoker converts images to torch.float32 with scale=True only$"),
+    (T2.ToDtype(torch.float16, scale=True), r"^torchvision ToDtype\(dtype=torch.float16, "
+     r"scale=True\): stoker converts"),
+    (T.ConvertImageDtype(torch.float64), r"^torchvision ConvertImageDtype\(torch.float64\): "
+     r"stoker converts images to torch.float32 \(torch.float\) only$"),
+])
+def test_other_dtypes_are_refused_in_one_line(images, step, message):
+    path, _ = images
+    with pytest.raises(ValueError, match=message):
+        stoker.Loader(path, transforms=T.Compose([T.Resize(40), T.CenterCrop(32), step]))
+
+
+def test_every_step_stoker_cannot_run_is_named_at_once(images):
+    path, _ = images
+    pipeline = T2.Compose([T2.RandomResizedCrop(32, interpolation=T2.InterpolationMode.BICUBIC),
+                           T2.RandomHorizontalFlip(), T2.TrivialAugmentWide(), T2.PILToTensor(),
+                           T2.ToDtype(torch.float32, scale=True), T2.Normalize(MEAN, STD),
+                           T2.RandomErasing(0.1)])
+    with pytest.raises(ValueError) as raised:
+        stoker.Loader(path, transforms=pipeline)
+    message = str(raised.value)
+    assert "\n" not in message
+    assert message.startswith("field 'image': 3 steps stoker.Loader cannot run: torchvision "
+                              "RandomResizedCrop with interpolation InterpolationMode.BICUBIC")
+    assert "; torchvision transform TrivialAugmentWide is not supported" in message
+    assert "; torchvision transform RandomErasing is not supported" in message
+    assert "; supported: Compose, ToTensor" in message
+    # Nested Composes and stoker's own classes beside them.
+    nested = S.Compose([S.RandomResizedCrop(32), T.Compose([T.GaussianBlur(3)]),
+                        T.RandomVerticalFlip()])
+    with pytest.raises(ValueError, match="2 steps stoker.Loader cannot run: .*GaussianBlur.*; "
+                                         ".*RandomVerticalFlip"):
+        stoker.Loader(path, transforms=nested)
