@@ -107,6 +107,24 @@ def test_breaking_out_and_resuming_on_the_device(labelled):
     assert_same(first + [{k: v.cpu() for k, v in b.items()} for b in resumed], straight)
 
 
+def test_tuple_batches_on_the_device_resume_after_the_last_one_yielded(labelled):
+    """(image, label) tuples over the device epoch: its state (two batches behind the native
+    loader's) is the one state_dict saves."""
+    straight = batches(stoker.Loader(labelled, batch_size=16, seed=5, batch_format="dict"))
+    loader = stoker.Loader(labelled, batch_size=16, seed=5, device="cuda", last_batch="pad")
+    first = []
+    for image, label, valid in loader:
+        assert image.is_cuda and label.is_cuda and valid.is_cuda
+        first.append({"image": image.cpu(), "label": label.cpu()})
+        if len(first) == 5:
+            state = loader.state_dict()
+            break
+    resumed = stoker.Loader(labelled, batch_size=16, seed=5, device="cuda")
+    resumed.load_state_dict(state)
+    first += [{"image": image.cpu(), "label": label.cpu()} for image, label in resumed]
+    assert_same(first, straight)  # the resumed loader's last batch is short, as straight's
+
+
 def test_workers_auto_on_the_device(images):
     path, _ = images
     cpu = batches(stoker.Loader(path, batch_size=8, seed=6, transforms=TRAIN, workers=0,
