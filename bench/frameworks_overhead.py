@@ -54,11 +54,12 @@ class ResidentBatches:
     made = {}
     real_loader = stoker.Loader
 
-    def __init__(self, data, batch_size, transforms=None, **_ignored):
-        key = (data, batch_size, repr(transforms))
+    def __init__(self, data, batch_size, transforms=None, batch_format=None, **_ignored):
+        key = (data, batch_size, repr(transforms), repr(batch_format))
         if key not in self.made:
             self.made[key] = list(self.real_loader(data, batch_size=batch_size,
-                                                   transforms=transforms))
+                                                   transforms=transforms,
+                                                   batch_format=batch_format))
         self.batches = self.made[key]
 
     def __iter__(self):

@@ -161,7 +161,7 @@ def stoker_feeder(torch, spec, device):
                            workers=("auto" if spec["feeder"] == "stoker_auto"
                                     else spec["workers"]),
                            transforms={"image": T.Compose(steps)}, device=target,
-                           normalize_on_device=on_device)
+                           normalize_on_device=on_device, batch_format="dict")
     normalize = normalizer(torch, device) if u8 and not on_device else (lambda images: images)
 
     def epoch(e):

@@ -101,7 +101,7 @@ def python_loader(stoker, cpp, transforms):
     """stoker.Loader in the C++ run's configuration, over as many epochs from epoch 0."""
     loader = stoker.Loader(cpp["data"], batch_size=cpp["batch"], workers=cpp["workers"],
                            prefetch=cpp["prefetch"], verify=cpp["verify"],
-                           transforms=transforms)
+                           transforms=transforms, batch_format="dict")
     meter = fm.CpuMeter()
     meter.start()
     samples = 0
@@ -120,7 +120,8 @@ def overhead_section(args, stoker, data_dir):
         progress(args, f"overhead {output} ...")
         transforms = None if output == "uint8" else {
             "image": stoker.transforms.Normalize(fm.MEAN, fm.STD)}
-        loader = stoker.Loader(data_dir, batch_size=256, prefetch=64, transforms=transforms)
+        loader = stoker.Loader(data_dir, batch_size=256, prefetch=64, transforms=transforms,
+                               batch_format="dict")
         for _ in loader:  # the first epoch verifies every record
             pass
         best = float("inf")
@@ -198,7 +199,7 @@ def train_section(args, stoker, torch, data_dir):
     loader = stoker.Loader(data_dir, batch_size=train_args.batch, seed=train_args.seed,
                            workers=None if args.workers < 0 else args.workers,
                            transforms={"image": stoker.transforms.Normalize(fm.MEAN, fm.STD)},
-                           device=str(device))
+                           device=str(device), batch_format="dict")
     r = train_baseline.run_variant("stoker", torch, ds, train_args, device, cuda,
                                    batches=Pairs(loader))
     r.update(num_workers=loader.options["workers"], pin_memory=cuda)

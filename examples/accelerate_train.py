@@ -16,7 +16,7 @@ import accelerate
 import torch
 
 import stoker
-from common import arguments, classifier, train_step
+from common import FIELDS, arguments, classifier, train_step
 
 
 def train(data: str, epochs: int = 1, batch_size: int = 64, arch: str = "mlp") -> float:
@@ -24,7 +24,7 @@ def train(data: str, epochs: int = 1, batch_size: int = 64, arch: str = "mlp") -
     images/s."""
     accelerator = accelerate.Accelerator(cpu=True)
     loader = stoker.Loader(data, batch_size=batch_size, device=accelerator.device,
-                           transforms={"image": stoker.transforms.ToTensor()})
+                           transforms={"image": stoker.transforms.ToTensor()}, batch_format=FIELDS)
     model = classifier(data, arch=arch)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     model, optimizer, loader = accelerator.prepare(model, optimizer, loader)  # loader: as it is
@@ -32,9 +32,9 @@ def train(data: str, epochs: int = 1, batch_size: int = 64, arch: str = "mlp") -
     images, start = 0, time.perf_counter()
     for epoch in range(epochs):
         loader.set_epoch(epoch)
-        for batch in loader:
-            train_step(model, optimizer, batch, accelerator.backward)
-            images += len(batch["label"])
+        for image, label in loader:
+            train_step(model, optimizer, image, label, accelerator.backward)
+            images += len(label)
     return images / (time.perf_counter() - start)
 
 

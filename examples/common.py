@@ -1,7 +1,9 @@
 """What the examples share: their command line and the small classifiers they train.
 
 Every example trains on a stoker dataset with a uint8 "image" field and an int64 "label" field
-(e.g. Fashion-MNIST, converted by `stoker convert fashion-mnist`: DATA is its train/).
+(e.g. Fashion-MNIST, converted by `stoker convert fashion-mnist`: DATA is its train/). Their
+loaders name those two fields, batch_format=FIELDS, so that batches are (image, label) tuples
+(a dataset of exactly those fields gives them by default) and any other field is not read.
 """
 
 import argparse
@@ -13,6 +15,7 @@ import torch
 
 
 ARCHS = ("mlp", "cnn")
+FIELDS = ("image", "label")  # the loaders' batch_format: batches are (image, label)
 
 
 def arguments(doc: str) -> argparse.Namespace:
@@ -54,10 +57,10 @@ def classifier(data: str, classes: int = 10, arch: str = "mlp") -> torch.nn.Modu
         torch.nn.ReLU(), torch.nn.Linear(128, classes))
 
 
-def train_step(model: torch.nn.Module, optimizer, batch: dict, backward=torch.Tensor.backward):
-    """One step on a batch: cross-entropy, `backward(loss)` (Accelerate passes its own), the
-    optimizer's step; returns the loss."""
-    loss = torch.nn.functional.cross_entropy(model(batch["image"]), batch["label"])
+def train_step(model: torch.nn.Module, optimizer, image, label, backward=torch.Tensor.backward):
+    """One step on a batch (image, label): cross-entropy, `backward(loss)` (Accelerate passes
+    its own), the optimizer's step; returns the loss."""
+    loss = torch.nn.functional.cross_entropy(model(image), label)
     optimizer.zero_grad()
     backward(loss)
     optimizer.step()

@@ -14,7 +14,7 @@ import torch
 import torch.distributed as dist
 
 import stoker
-from common import arguments, classifier, train_step
+from common import FIELDS, arguments, classifier, train_step
 
 
 def main():
@@ -22,13 +22,13 @@ def main():
     # A rank that dies fails the others' next collective within this timeout, never a hang.
     dist.init_process_group("gloo", timeout=timedelta(seconds=60))
     loader = stoker.Loader(args.data, batch_size=args.batch_size,
-                           transforms={"image": stoker.transforms.ToTensor()})
+                           transforms={"image": stoker.transforms.ToTensor()}, batch_format=FIELDS)
     model = torch.nn.parallel.DistributedDataParallel(classifier(args.data))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     for epoch in range(args.epochs):
         loader.set_epoch(epoch)
-        for batch in loader:
-            loss = train_step(model, optimizer, batch)
+        for image, label in loader:
+            loss = train_step(model, optimizer, image, label)
         print(f"rank {dist.get_rank()}/{dist.get_world_size()}: epoch {epoch}, "
               f"{len(loader)} batches, loss {loss.item():.3f}")
     dist.destroy_process_group()

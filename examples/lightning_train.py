@@ -3,9 +3,10 @@
     python examples/lightning_train.py DATA [--epochs 1] [--batch-size 64] [--arch mlp|cnn]
 
 Lightning uses the loader as it is (it rebuilds DataLoaders only): under a multi-process
-strategy the loader takes its rank from torch.distributed. Lightning saves the loader's
-state_dict() in its checkpoints and restores it with load_state_dict(), so a run resumed
-mid-epoch (Trainer.fit(ckpt_path=...)) continues with the batch after the checkpoint's.
+strategy the loader takes its rank from torch.distributed, and Lightning sets each epoch
+through loader.sampler.set_epoch, as for a DataLoader's DistributedSampler. Lightning saves
+the loader's state_dict() in its checkpoints and restores it with load_state_dict(), so a run
+resumed mid-epoch (Trainer.fit(ckpt_path=...)) continues with the batch after the checkpoint's.
 """
 
 import time
@@ -14,19 +15,20 @@ import lightning as L
 import torch
 
 import stoker
-from common import arguments, classifier
+from common import FIELDS, arguments, classifier
 
 
 class StokerData(L.LightningDataModule):
-    def __init__(self, data: str, batch_size: int = 64):
+    def __init__(self, data: str, batch_size: int = 64, fields=FIELDS):
         super().__init__()
-        self.data, self.batch_size = data, batch_size
+        self.data, self.batch_size, self.fields = data, batch_size, fields
         self.loader = None
 
     def train_dataloader(self):
         # Made here, once torch.distributed runs (under a multi-process strategy).
         self.loader = stoker.Loader(self.data, batch_size=self.batch_size,
-                                    transforms={"image": stoker.transforms.ToTensor()})
+                                    transforms={"image": stoker.transforms.ToTensor()},
+                                    batch_format=self.fields)
         return self.loader
 
 
@@ -41,13 +43,10 @@ class Classifier(L.LightningModule):
     def on_train_start(self):
         self.images, self.start = 0, time.perf_counter()
 
-    def on_train_epoch_start(self):
-        # Lightning sets the epoch of a DataLoader's sampler; this loader is told directly.
-        self.trainer.datamodule.loader.set_epoch(self.current_epoch)
-
     def training_step(self, batch, batch_idx):
-        self.images += len(batch["label"])
-        return torch.nn.functional.cross_entropy(self.model(batch["image"]), batch["label"])
+        image, label = batch[:2]  # (image, label, *fields named after them)
+        self.images += len(label)
+        return torch.nn.functional.cross_entropy(self.model(image), label)
 
     def on_train_end(self):
         self.images_per_s = self.images / (time.perf_counter() - self.start)

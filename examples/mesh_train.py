@@ -15,7 +15,7 @@ from torch.distributed.fsdp import fully_shard
 from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
 
 import stoker
-from common import arguments, classifier, train_step
+from common import FIELDS, arguments, classifier, train_step
 
 
 def main():
@@ -24,15 +24,15 @@ def main():
     world_size = int(os.environ["WORLD_SIZE"])
     mesh = init_device_mesh("cpu", (world_size // 2, 2), mesh_dim_names=("dp", "tp"))
     loader = stoker.Loader(args.data, batch_size=args.batch_size, mesh=mesh["dp"],
-                           transforms={"image": stoker.transforms.ToTensor()})
+                           transforms={"image": stoker.transforms.ToTensor()}, batch_format=FIELDS)
     model = classifier(args.data)  # Flatten, Linear, ReLU, Linear
     parallelize_module(model, mesh["tp"], {"1": ColwiseParallel(), "3": RowwiseParallel()})
     fully_shard(model, mesh=mesh["dp"])
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     for epoch in range(args.epochs):
         loader.set_epoch(epoch)
-        for batch in loader:
-            loss = train_step(model, optimizer, batch)
+        for image, label in loader:
+            loss = train_step(model, optimizer, image, label)
         print(f"rank {dist.get_rank()} (dp {mesh['dp'].get_local_rank()}, tp "
               f"{mesh['tp'].get_local_rank()}): epoch {epoch}, {len(loader)} batches, "
               f"loss {loss.item():.3f}")

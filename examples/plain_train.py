@@ -8,22 +8,22 @@ import time
 import torch
 
 import stoker
-from common import arguments, classifier, train_step
+from common import FIELDS, arguments, classifier, train_step
 
 
 def train(data: str, epochs: int = 1, batch_size: int = 64, arch: str = "mlp") -> float:
     """Trains the classifier `arch` (common.classifier) for `epochs` epochs; returns the
     images/s."""
     loader = stoker.Loader(data, batch_size=batch_size,
-                           transforms={"image": stoker.transforms.ToTensor()})
+                           transforms={"image": stoker.transforms.ToTensor()}, batch_format=FIELDS)
     model = classifier(data, arch=arch)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     images, start = 0, time.perf_counter()
     for epoch in range(epochs):
         loader.set_epoch(epoch)
-        for batch in loader:
-            train_step(model, optimizer, batch)
-            images += len(batch["label"])
+        for image, label in loader:
+            train_step(model, optimizer, image, label)
+            images += len(label)
     return images / (time.perf_counter() - start)
 
 

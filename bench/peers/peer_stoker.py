@@ -17,7 +17,8 @@ def prepare(folder, files, store, max_side=None):
 
 def _loader(store, cores, seed, transforms, shuffle=True, batch=work.BATCH, prefetch=None):
     return stoker.Loader(store, batch_size=batch, shuffle=shuffle, seed=seed, workers=cores,
-                         prefetch=prefetch, transforms={"image": S.Compose(transforms)})
+                         prefetch=prefetch, transforms={"image": S.Compose(transforms)},
+                         batch_format="dict")
 
 
 def train_batches(store, cores, dtype, seed, fast, prefetch=None):

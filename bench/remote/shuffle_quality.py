@@ -135,7 +135,7 @@ def read_order(path, batch_size, **options):
 
     epoch = options.pop("epoch", 0)
     loader = stoker.Loader(path, batch_size=batch_size, workers=0, transforms={"image": None},
-                           **options)
+                           **options, batch_format="dict")
     ids, labels = [], []
     for batch in loader.epoch(epoch):
         ids.append(batch[ID_FIELD].numpy().copy())
@@ -220,7 +220,8 @@ def accuracy(train, test, window, seed, args):
                                      "image": T.Compose([
                                          T.RandomResizedCrop(args.size, scale=(0.25, 1.0),
                                                              dct_scaling=True),
-                                         T.RandomHorizontalFlip(), T.Normalize(MEAN, STD)])})
+                                         T.RandomHorizontalFlip(), T.Normalize(MEAN, STD)])},
+                                 batch_format="dict")
     model.train()
     for epoch in range(args.epochs):
         train_loader.set_epoch(epoch)
@@ -231,7 +232,7 @@ def accuracy(train, test, window, seed, args):
             optimizer.step()
     test_loader = stoker.Loader(test, batch_size=256, shuffle=False, transforms={
         "image": T.Compose([T.Resize(args.size * 8 // 7, dct_scaling=True),
-                            T.CenterCrop(args.size), T.Normalize(MEAN, STD)])})
+                            T.CenterCrop(args.size), T.Normalize(MEAN, STD)])}, batch_format="dict")
     model.eval()
     right = total = 0
     with torch.no_grad():

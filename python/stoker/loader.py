@@ -87,6 +87,154 @@ def _shuffle_window(value) -> int:
 
 VALID = "valid"  # the mask field of last_batch="pad"
 
+# The fields whose batches are tuples by default: torchvision ImageFolder + DataLoader's.
+DEFAULT_TUPLE = ("image", "label")
+
+
+class FieldDict(dict):
+    """A batch as a dict {field: tensor} that refuses to be iterated over, so that
+    ``image, target = batch`` (or ``for image, target in loader``) can never yield the field
+    names: read it by name, ``.keys()``, ``.values()`` or ``.items()``. The loader's default
+    where a batch is not exactly ("image", "label"); ``batch_format="dict"`` gives plain
+    dicts."""
+
+    def __iter__(self):
+        raise TypeError(
+            f"a stoker batch is a dict of the fields {', '.join(map(repr, self.keys()))}: "
+            "iterating (or unpacking) it would give their names; read batch[name] or "
+            "batch.items(), or pass stoker.Loader(batch_format=(names...)) for tuples "
+            "(batch_format='dict' for plain dicts)")
+
+
+def _batch_names(batch_format) -> Optional[tuple]:
+    """The field names of a `batch_format` that is a sequence of them (else None), checked
+    for type and repeats; "dict", "tuple" and None pass through."""
+    if batch_format is None or batch_format in ("dict", "tuple"):
+        return None
+    if isinstance(batch_format, str) or not isinstance(batch_format, (tuple, list)):
+        raise ValueError(f"batch_format must be 'dict', 'tuple', None or a sequence of field "
+                         f"names, not {batch_format!r}")
+    names = tuple(batch_format)
+    if not names or not all(isinstance(n, str) for n in names):
+        raise ValueError(f"batch_format must name at least one field, each a str, not "
+                         f"{batch_format!r}")
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ValueError(f"batch_format names {', '.join(map(repr, repeated))} twice")
+    return names
+
+
+def _transforms_for_names(transforms, names: tuple, schema: list, pad: bool):
+    """`transforms` as a mapping that leaves out the dataset's fields `names` does not name
+    (so they are never read); ValueError for a name the dataset lacks or the transforms drop."""
+    fields = [f["name"] for f in schema]
+    unknown = [n for n in names if n not in fields and not (pad and n == VALID)]
+    if unknown:
+        extra = f" (and {VALID!r} with last_batch='pad')" if not pad else f" and {VALID!r}"
+        raise ValueError(f"batch_format names {', '.join(map(repr, unknown))}, which the "
+                         f"dataset lacks (fields: {', '.join(fields)}{extra})")
+    if transforms is None:
+        mapping = {}
+    elif isinstance(transforms, dict):
+        mapping = dict(transforms)
+    else:
+        mapping = {"image": transforms}  # field_specs says if the dataset has no "image"
+    dropped = [n for n in names if n in mapping and mapping[n] is None]
+    if dropped:
+        raise ValueError(f"batch_format names {', '.join(map(repr, dropped))}, which the "
+                         "transforms leave out (None)")
+    for name in fields:
+        if name not in names:
+            mapping[name] = None
+    return mapping
+
+
+class _Formatted:
+    """An iteration whose dict batches become tuples of the fields `names` in that order, or
+    FieldDicts where `names` is None. ``inner`` is the iteration it wraps."""
+
+    def __init__(self, inner, names: Optional[tuple]):
+        self.inner = inner
+        self._names = names
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        batch = next(self.inner)
+        if self._names is None:
+            return FieldDict(batch)
+        return tuple(batch[name] for name in self._names)
+
+    def __len__(self):
+        return len(self.inner)
+
+    @property
+    def live(self):
+        return self.inner.live
+
+    def close(self):
+        self.inner.close()
+
+
+class LoaderDataset:
+    """``loader.dataset``: what a script reads of a DataLoader's dataset, as far as the stored
+    data has it. ``len()`` is the number of records; ``classes`` (and ``class_to_idx``) are the
+    manifest's ``class_names`` (as ``stoker convert imagefolder`` writes them: ImageFolder's
+    classes), and absent (AttributeError) where it has none; ``root`` is the loader's path and
+    ``fields`` the stored schema. There is no ``samples``: records do not name their source
+    files. It cannot be indexed: samples come from the loader."""
+
+    def __init__(self, path: str, records: int, schema: list, manifest):
+        self.root = path
+        self.fields = [dict(f) for f in schema]
+        self._records = records
+        self._manifest = manifest  # () -> the manifest as a dict
+        self._classes = None
+
+    def __len__(self):
+        return self._records
+
+    @property
+    def classes(self) -> list:
+        if self._classes is None:
+            names = self._manifest().get("class_names")
+            if not names:
+                raise AttributeError(f"{self.root} has no class names (its manifest has no "
+                                     "class_names)")
+            self._classes = list(names)
+        return list(self._classes)
+
+    @property
+    def class_to_idx(self) -> dict:
+        return {name: i for i, name in enumerate(self.classes)}
+
+    def __repr__(self):
+        return f"stoker.LoaderDataset({self.root!r}, records={self._records})"
+
+
+class LoaderSampler:
+    """``loader.sampler``: DistributedSampler's calls that scripts (and Lightning) make.
+    ``set_epoch(e)`` is ``loader.set_epoch(e)``; ``len()`` the samples this rank is dealt an
+    epoch (padding included, as DistributedSampler counts them: ceil(records / world_size),
+    or ``len(loader) * batch_size`` with last_batch "drop" or "pad"). The order is the loader's
+    own; the sampler yields no indices."""
+
+    def __init__(self, loader: "Loader"):
+        self._loader = loader
+
+    def set_epoch(self, epoch: int) -> None:
+        self._loader.set_epoch(epoch)
+
+    def __len__(self):
+        options = self._loader._native.options
+        if options["last_batch"] == "short":
+            return -(-len(self._loader._native) // options["world_size"])
+        return len(self._loader) * options["batch_size"]
+
+    def __repr__(self):
+        return f"stoker.LoaderSampler({self._loader!r})"
+
 
 class _ValidMasks:
     """A native epoch whose batches gain VALID: a bool [batch_size] tensor, False for the
@@ -230,12 +378,22 @@ class Loader:
     $XDG_CACHE_HOME/stoker/remote, else ~/.cache/stoker/remote) of ``cache_gb`` GB (default:
     half the disk's free space plus what it holds), evicting by next use (``cache_policy``
     "next-use", or "lru" to compare); S3 keys, region and endpoint come from the AWS
-    variables or profile files, as the AWS tools read them. Each batch
-    is a dict of tensors by field name: stored fields as stored (uint8 images, int64 labels)
+    variables or profile files, as the AWS tools read them.
+
+    Batches hold a tensor per field: stored fields as stored (uint8 images, int64 labels)
     unless ``transforms`` says otherwise (stoker.transforms: a mapping {field: transform}, or
     one transform for the field "image"; None in the mapping leaves a field out). Tensors view
     the loader's pooled buffers without a copy; a buffer is reused once every tensor viewing
-    it is gone (keep ``.clone()`` of what you hold across many steps).
+    it is gone (keep ``.clone()`` of what you hold across many steps). ``batch_format`` says
+    how a batch holds them: a sequence of field names gives tuples of those fields in that
+    order (``("image", "label")``: ``for image, target in loader``, as with a DataLoader over
+    ImageFolder), and the fields it does not name are not read; "tuple" every field in the
+    dataset's order; "dict" a dict {field: tensor}; None (the default) is ("image", "label")
+    where those are exactly the batch's fields, else a dict that refuses to be iterated
+    (stoker.loader.FieldDict), so that unpacking a batch never yields field names. With
+    last_batch="pad" a tuple ends with the VALID mask ("valid") unless the names place it.
+    ``loader.dataset`` (its ``len()``, the manifest's ``classes``) and ``loader.sampler``
+    (``set_epoch``, ``len()``) answer what scripts ask of a DataLoader's.
 
     Order: batch b of epoch e on rank r depends only on (seed, epoch, rank, world_size,
     batch_size, last_batch, shuffle_window), never on ``workers``. ``shuffle=False`` keeps
@@ -249,8 +407,8 @@ class Loader:
     size (as DistributedSampler), and the last batch may be short; "drop" (``drop_last=True``)
     drops that tail, so every batch has ``batch_size`` samples; "pad" keeps every sample and
     fills the last batch up to ``batch_size`` with samples from the epoch's start, and every
-    batch carries ``batch["valid"]``, a bool tensor that is False for that padding (weigh the
-    loss and metrics by it). "drop" and "pad" give every batch one shape, what
+    batch carries ``"valid"`` (a dict's key; a tuple's last element), a bool tensor that is
+    False for that padding (weigh the loss and metrics by it). "drop" and "pad" give every batch one shape, what
     ``torch.compile`` needs to compile once; "pad" needs ``on_error="raise"``.
 
     Epochs: ``loader.set_epoch(e)`` then ``for batch in loader`` (DistributedSampler's
@@ -302,7 +460,7 @@ class Loader:
                  workers=None, prefetch=None, transforms=None, device="cpu", rank=None,
                  world_size=None, verify="once", on_error="raise", normalize_on_device=False,
                  last_batch=None, mesh=None, shuffle_window="all", cache_dir=None,
-                 cache_gb=None, cache_policy="next-use"):
+                 cache_gb=None, cache_policy="next-use", batch_format=None):
         torch = _import_torch()
         self._torch = torch
         path = os.fsdecode(path)  # str, bytes or os.PathLike; the name need not be UTF-8
@@ -326,6 +484,10 @@ class Loader:
         access = data_access(cache_dir, cache_gb, cache_policy)
         self._native = _stoker.LoaderCore(os.fsencode(path),
                                           shuffle_window=settings["shuffle_window"], **access)
+        names = _batch_names(batch_format)
+        if names is not None:
+            transforms = _transforms_for_names(transforms, names, self._native.schema,
+                                               last_batch == "pad")
         specs = field_specs(transforms, self._native.schema)
         if last_batch == "pad" and any(spec["name"] == VALID for spec in specs):
             raise ValueError(f"last_batch='pad' adds the field {VALID!r}, which {path} has: "
@@ -344,6 +506,8 @@ class Loader:
                                      len(shapes[name]), self._device)
             for name, (mean, std) in deferred.items()}
         self._path = path
+        self._names = self._tuple_names(batch_format, names, last_batch == "pad")
+        self._access = access
         self._shuffle_window = settings["shuffle_window"]  # the native form (0: all)
         self._dataset = _dataset_id(self._native)
         self._epoch: Optional[int] = None  # set_epoch's
@@ -395,9 +559,24 @@ class Loader:
             if self._device.type == "cuda":
                 iteration = _device.CudaEpoch(self._torch, self._native, iteration, self._device,
                                               self._normalize)
+            if self._names != "dict":
+                iteration = _Formatted(iteration, self._names)
             self._live = weakref.ref(iteration)
             self._live_thread = threading.get_ident()
             return iteration
+
+    def _tuple_names(self, batch_format, names, pad: bool):
+        """The fields of a tuple batch in order; "dict" for plain dicts, None for FieldDicts."""
+        delivered = [name for name, _, _ in self._native.fields]
+        if batch_format == "dict":
+            return "dict"
+        if batch_format == "tuple":
+            names = tuple(delivered)
+        elif names is None:
+            if sorted(delivered) != sorted(DEFAULT_TUPLE):
+                return None
+            names = DEFAULT_TUPLE
+        return names + (VALID,) if pad and VALID not in names else names
 
     # State -------------------------------------------------------------------------------
 
@@ -408,6 +587,7 @@ class Loader:
         with self._lock:
             self._check_thread("state_dict")
             live = self._live_iteration()
+            live = getattr(live, "inner", live)
             seed, epoch, position = live.state if isinstance(live, _device.CudaEpoch) else \
                 self._native.state()
         options = self._native.options
@@ -462,10 +642,34 @@ class Loader:
 
     @property
     def options(self) -> dict:
-        """The options in force (auto workers and prefetch resolved)."""
+        """The options in force (auto workers and prefetch resolved; batch_format "dict", a
+        tuple of field names, or None for FieldDicts)."""
         return dict(self._native.options, device=str(self._device),
                     normalize_on_device=bool(self._normalize),
-                    pinned_by_workers=self._pinned is not None)
+                    pinned_by_workers=self._pinned is not None, batch_format=self._names)
+
+    @property
+    def batch_size(self) -> int:
+        return self._native.options["batch_size"]
+
+    @property
+    def dataset(self) -> LoaderDataset:
+        """The dataset's length and classes (LoaderDataset)."""
+        return LoaderDataset(self._path, len(self._native), self._native.schema, self._manifest)
+
+    @property
+    def sampler(self) -> LoaderSampler:
+        """``set_epoch`` and ``len()`` as a DistributedSampler's (LoaderSampler)."""
+        return LoaderSampler(self)
+
+    def _manifest(self) -> dict:
+        if "://" in self._path:
+            from stoker.tools import inspect
+            return inspect(self._path, cache_dir=self._access.get("cache_dir") or None,
+                           cache_gb=self._access.get("cache_gb") or None,
+                           cache_policy=self._access.get("cache_policy", "next-use"))
+        with open(os.path.join(self._path, "manifest.json"), encoding="utf-8") as f:
+            return json.load(f)
 
     @property
     def tuning(self) -> Optional[dict]:

@@ -21,10 +21,14 @@ Their classes are built from the native operations' description (``stoker._stoke
 the same that ``stoker ops`` lists), which also gives the bounds checked here: a wrong parameter
 raises the same one-line ValueError as the CLI's ``--augment``.
 
-Anything else raises ValueError saying what is supported. torchvision's own classes of the
-same names (and a ``torchvision.transforms.Compose`` of them) are accepted too and translated,
-with the same checks, ``ColorJitter`` and ``RandomGrayscale`` of transforms and transforms.v2
-included (a ColorJitter range stoker cannot draw, such as ``brightness=(0.5, 0.8)``, raises a
+Anything else raises one ValueError naming every step stoker cannot run (and what is
+supported). torchvision's own classes of the same names (and a ``torchvision.transforms.Compose``
+of them) are accepted too and translated, with the same checks, ``ColorJitter`` and
+``RandomGrayscale`` of transforms and transforms.v2 included, and so are the dtype steps of
+torchvision's reference presets: ``ToDtype(torch.float32, scale=True)`` (v2) and
+``ConvertImageDtype(torch.float)`` (v1) are ``ToTensor`` (other dtypes, or ``scale=False``, are
+refused), while ``PILToTensor``, ``ToImage`` and ``ToPureTensor`` only say the image is a uint8
+tensor and may stand anywhere (a ColorJitter range stoker cannot draw, such as ``brightness=(0.5, 0.8)``, raises a
 one-line ValueError). Pixels are torchvision's (PIL's decode and antialiased bilinear resize)
 up to float rounding (uint8 byte for byte). The fast mode is opt-in: ``dct_scaling=True`` on
 stoker's ``RandomResizedCrop`` and ``Resize`` (the CLI's ``--dct-scaling``) decodes JPEGs at
@@ -259,8 +263,14 @@ def _color_jitter(t):
         hue=_jitter_amount("hue", t.hue, 0.0))
 
 
+def _float32(dtype) -> bool:
+    return str(dtype) == "torch.float32"  # torch.float is torch.float32; torch not imported
+
+
 def _from_torchvision(t):
-    """stoker's equivalent of torchvision transform `t`; ValueError if there is none."""
+    """stoker's equivalent of torchvision transform `t`, or None for a step with nothing to do
+    (ToImage, ToPureTensor: the image is a uint8 tensor already); ValueError if there is
+    none."""
     name = type(t).__name__
     if name in ("RandomResizedCrop", "Resize") and not _interpolation_is_bilinear(t):
         raise ValueError(f"torchvision {name} with interpolation {t.interpolation}: stoker "
@@ -269,8 +279,18 @@ def _from_torchvision(t):
         raise ValueError("torchvision Resize with max_size is not supported")
     if name == "Normalize" and getattr(t, "inplace", False):
         raise ValueError("torchvision Normalize(inplace=True) is not supported")
-    if name == "Compose":
-        return Compose([_stoker_transform(s) for s in t.transforms])
+    if name in ("ToImage", "ToPureTensor"):
+        return None
+    if name == "ToDtype":
+        if not _float32(t.dtype) or not t.scale:
+            raise ValueError(f"torchvision ToDtype(dtype={t.dtype}, scale={t.scale}): stoker "
+                             "converts images to torch.float32 with scale=True only")
+        return ToTensor()
+    if name == "ConvertImageDtype":
+        if not _float32(t.dtype):
+            raise ValueError(f"torchvision ConvertImageDtype({t.dtype}): stoker converts "
+                             "images to torch.float32 (torch.float) only")
+        return ToTensor()
     if name == "ToTensor":
         return ToTensor()
     if name == "PILToTensor":
@@ -289,8 +309,11 @@ def _from_torchvision(t):
         return _color_jitter(t)
     if name == "RandomGrayscale":
         return _PIXEL_CLASSES["RandomGrayscale"](t.p)
-    raise ValueError(f"torchvision transform {name} is not supported by stoker.Loader; "
-                     f"supported: {_SUPPORTED}")
+    raise _Unknown(f"torchvision transform {name} is not supported by stoker.Loader")
+
+
+class _Unknown(ValueError):
+    """A transform class stoker has no equivalent of (the message then lists what it has)."""
 
 
 def _stoker_transform(t):
@@ -299,16 +322,45 @@ def _stoker_transform(t):
         return t
     if type(t).__module__.startswith("torchvision.transforms"):
         return _from_torchvision(t)
-    raise ValueError(f"{type(t).__name__} is not a transform stoker.Loader runs; supported: "
-                     f"{_SUPPORTED} (stoker.transforms, or torchvision.transforms' own)")
+    raise _Unknown(f"{type(t).__name__} is not a transform stoker.Loader runs")
 
 
-def _steps(transform) -> list:
-    """The flat list of stoker transforms in `transform` (Compose nests are flattened)."""
-    t = _stoker_transform(transform)
-    if isinstance(t, Compose):
-        return [step for inner in t.transforms for step in _steps(inner)]
-    return [t]
+def _collect(transform, steps: list, problems: list) -> None:
+    """Appends to `steps` the stoker transforms of `transform` (Compose nests flattened; the
+    markers PILToTensor, ToImage and ToPureTensor, which leave a uint8 image as it is, left
+    out wherever they stand), and to `problems` (ValueError, ...) for each step it cannot
+    run."""
+    if isinstance(transform, Compose) or (
+            type(transform).__name__ == "Compose" and
+            type(transform).__module__.startswith("torchvision.transforms")):
+        for inner in transform.transforms:
+            _collect(inner, steps, problems)
+        return
+    try:
+        t = _stoker_transform(transform)
+    except ValueError as e:
+        problems.append(e)
+        return
+    if t is not None and not isinstance(t, PILToTensor):
+        steps.append(t)
+
+
+def _steps(field: str, transform) -> list:
+    """The flat list of stoker transforms in `transform`; a ValueError naming every step
+    stoker cannot run, all at once."""
+    steps: List = []
+    problems: List[ValueError] = []
+    _collect(transform, steps, problems)
+    if not problems:
+        return steps
+    text = "; ".join(str(p) for p in problems)
+    if len(problems) > 1:
+        text = f"field '{field}': {len(problems)} steps stoker.Loader cannot run: {text}"
+    if any(isinstance(p, _Unknown) for p in problems):
+        text += (f"; supported: {_SUPPORTED}, and torchvision's ToImage, ToDtype(float32, "
+                 "scale=True), ConvertImageDtype(float32), ToPureTensor (stoker.transforms, or "
+                 "torchvision.transforms' own)")
+    raise ValueError(text)
 
 
 def _pixel_steps(steps: list) -> tuple:
@@ -322,7 +374,7 @@ def _pixel_steps(steps: list) -> tuple:
 def _tensor_tail(field: str, steps: list) -> list:
     """The native calls of the output steps after the pixels: none (uint8 as is) or normalize."""
     names = [type(s).__name__ for s in steps]
-    if names in ([], ["PILToTensor"]):
+    if not names:
         return []
     if names == ["ToTensor"]:
         return [{"op": "normalize", "mean": [0.0], "std": [1.0]}]
@@ -360,7 +412,7 @@ def _encoded_image_spec(field: str, steps: list) -> dict:
 
 def _fixed_spec(field: str, dtype: str, steps: list) -> dict:
     names = [type(s).__name__ for s in steps]
-    if names in ([], ["PILToTensor"]):
+    if not names:
         return {"name": field, "ops": []}
     if dtype != "uint8":
         raise ValueError(f"field '{field}' ({dtype}) is copied as stored; transforms apply to "
@@ -401,7 +453,7 @@ def field_specs(transforms, schema: List[dict]) -> List[dict]:
         name = field["name"]
         if name in mapping and mapping[name] is None:
             continue
-        steps = _steps(mapping[name]) if name in mapping else []
+        steps = _steps(name, mapping[name]) if name in mapping else []
         if field["dtype"] == "bytes":
             specs.append(_encoded_image_spec(name, steps))
         else:

@@ -38,9 +38,9 @@ def test_device_batches_equal_cpu_batches_bit_for_bit(images, transforms, normal
     path, _ = images
     if transforms is None:
         transforms = {"image": None}  # encoded bytes have no fixed shape: labels only
-    cpu = stoker.Loader(path, batch_size=8, seed=1, transforms=transforms)
+    cpu = stoker.Loader(path, batch_size=8, seed=1, transforms=transforms, batch_format="dict")
     gpu = stoker.Loader(path, batch_size=8, seed=1, transforms=transforms, device="cuda",
-                        normalize_on_device=normalize_on_device)
+                        normalize_on_device=normalize_on_device, batch_format="dict")
     assert gpu.options["pinned_by_workers"]
     got = list(gpu.epoch(2))
     assert all(t.is_cuda for b in got for t in b.values())
@@ -50,15 +50,15 @@ def test_device_batches_equal_cpu_batches_bit_for_bit(images, transforms, normal
 
 def test_fixed_uint8_fields_normalised_on_the_device_equal_the_workers(labelled):
     transforms = {"image": S.Normalize(0.3, 0.7)}
-    cpu = stoker.Loader(labelled, batch_size=32, seed=2, transforms=transforms)
+    cpu = stoker.Loader(labelled, batch_size=32, seed=2, transforms=transforms, batch_format="dict")
     gpu = stoker.Loader(labelled, batch_size=32, seed=2, transforms=transforms, device="cuda",
-                        normalize_on_device=True)
+                        normalize_on_device=True, batch_format="dict")
     assert gpu.options["normalize_on_device"]
     assert_same(batches(gpu), batches(cpu))
 
 
 def test_no_growth_of_pinned_buffers_or_device_memory_over_10000_batches(labelled):
-    loader = stoker.Loader(labelled, batch_size=4, device="cuda", workers=2)
+    loader = stoker.Loader(labelled, batch_size=4, device="cuda", workers=2, batch_format="dict")
     per_epoch = len(loader)
     epochs = -(-10_000 // per_epoch)
     seen = 0
@@ -77,8 +77,9 @@ def test_no_growth_of_pinned_buffers_or_device_memory_over_10000_batches(labelle
 
 
 def test_a_batch_held_across_many_steps_stays_intact(labelled):
-    cpu = batches(stoker.Loader(labelled, batch_size=16, seed=4))
-    loader = stoker.Loader(labelled, batch_size=16, seed=4, device="cuda", workers=2)
+    cpu = batches(stoker.Loader(labelled, batch_size=16, seed=4, batch_format="dict"))
+    loader = stoker.Loader(labelled, batch_size=16, seed=4, device="cuda", workers=2,
+                           batch_format="dict")
     iterator = loader.epoch(0)
     held = next(iterator)
     for _ in iterator:
@@ -90,8 +91,8 @@ def test_a_batch_held_across_many_steps_stays_intact(labelled):
 
 
 def test_breaking_out_and_resuming_on_the_device(labelled):
-    straight = batches(stoker.Loader(labelled, batch_size=16, seed=5), 0)
-    loader = stoker.Loader(labelled, batch_size=16, seed=5, device="cuda")
+    straight = batches(stoker.Loader(labelled, batch_size=16, seed=5, batch_format="dict"), 0)
+    loader = stoker.Loader(labelled, batch_size=16, seed=5, device="cuda", batch_format="dict")
     first = []
     for batch in loader.epoch(0):
         first.append({k: v.cpu() for k, v in batch.items()})
@@ -100,16 +101,36 @@ def test_breaking_out_and_resuming_on_the_device(labelled):
             break
     again = batches(loader, 0)  # a new iteration of the epoch starts at batch 0
     assert_same(again, straight)
-    resumed = stoker.Loader(labelled, batch_size=16, seed=5, device="cuda", workers=3)
+    resumed = stoker.Loader(labelled, batch_size=16, seed=5, device="cuda", workers=3,
+                            batch_format="dict")
     resumed.load_state_dict(state)
     assert_same(first + [{k: v.cpu() for k, v in b.items()} for b in resumed], straight)
 
 
+def test_tuple_batches_on_the_device_resume_after_the_last_one_yielded(labelled):
+    """(image, label) tuples over the device epoch: its state (two batches behind the native
+    loader's) is the one state_dict saves."""
+    straight = batches(stoker.Loader(labelled, batch_size=16, seed=5, batch_format="dict"))
+    loader = stoker.Loader(labelled, batch_size=16, seed=5, device="cuda", last_batch="pad")
+    first = []
+    for image, label, valid in loader:
+        assert image.is_cuda and label.is_cuda and valid.is_cuda
+        first.append({"image": image.cpu(), "label": label.cpu()})
+        if len(first) == 5:
+            state = loader.state_dict()
+            break
+    resumed = stoker.Loader(labelled, batch_size=16, seed=5, device="cuda")
+    resumed.load_state_dict(state)
+    first += [{"image": image.cpu(), "label": label.cpu()} for image, label in resumed]
+    assert_same(first, straight)  # the resumed loader's last batch is short, as straight's
+
+
 def test_workers_auto_on_the_device(images):
     path, _ = images
-    cpu = batches(stoker.Loader(path, batch_size=8, seed=6, transforms=TRAIN, workers=0))
+    cpu = batches(stoker.Loader(path, batch_size=8, seed=6, transforms=TRAIN, workers=0,
+                                batch_format="dict"))
     loader = stoker.Loader(path, batch_size=8, seed=6, transforms=TRAIN, workers="auto",
-                           device="cuda")
+                           device="cuda", batch_format="dict")
     assert_same(batches(loader), cpu)
     assert loader.tuning is not None
 
@@ -117,7 +138,8 @@ def test_workers_auto_on_the_device(images):
 def test_a_corrupt_image_raises_in_order_on_the_device(tmp_path):
     path = write_one_cut_image(tmp_path / "ds", 24, cut=13)
     pipeline = S.Compose([S.Resize(20), S.CenterCrop(16), S.ToTensor()])
-    loader = stoker.Loader(path, batch_size=3, shuffle=False, transforms=pipeline, device="cuda")
+    loader = stoker.Loader(path, batch_size=3, shuffle=False, transforms=pipeline, device="cuda",
+                           batch_format="dict")
     labels = []
     with pytest.raises(stoker.Error, match="dataset record 13"):
         for batch in loader:

@@ -19,7 +19,7 @@ STD = [0.229, 0.224, 0.225]
 
 def first_batch(path, transforms, **options):
     loader = stoker.Loader(path, batch_size=64, shuffle=False, transforms=transforms, seed=3,
-                           **options)
+                           **options, batch_format="dict")
     return next(iter(loader))
 
 
@@ -43,7 +43,7 @@ def test_images_normalised_after_the_copy_equal_the_workers_bit_for_bit(images, 
                                                                         mean, std):
     path, _ = images
     loader = stoker.Loader(path, batch_size=64, shuffle=False, transforms=S.Compose(geometry),
-                           seed=3)
+                           seed=3, batch_format="dict")
     as_uint8 = next(iter(loader))
     workers = first_batch(path, S.Compose(geometry + tail))["image"]
     deferred = normalized_after(as_uint8, loader.fields, "image", mean, std)
@@ -52,7 +52,7 @@ def test_images_normalised_after_the_copy_equal_the_workers_bit_for_bit(images, 
 
 
 def test_uint8_fields_normalised_after_the_copy_equal_the_workers_bit_for_bit(labelled):
-    loader = stoker.Loader(labelled, batch_size=64, shuffle=False, seed=3)
+    loader = stoker.Loader(labelled, batch_size=64, shuffle=False, seed=3, batch_format="dict")
     stored = next(iter(loader))
     workers = first_batch(labelled, {"image": S.Normalize(0.3, 0.7)})["image"]
     deferred = normalized_after(stored, loader.fields, "image", [0.3], [0.7])
@@ -85,11 +85,11 @@ def test_the_device_normalisation_refuses_what_the_workers_refuse(mean, std, mes
 def test_normalize_on_device_needs_cuda(images):
     with pytest.raises(ValueError, match="normalize_on_device=True needs device='cuda'"):
         stoker.Loader(images[0], transforms=S.Compose([S.RandomResizedCrop(28), S.ToTensor()]),
-                      normalize_on_device=True)
+                      normalize_on_device=True, batch_format="dict")
 
 
 def test_the_loader_says_how_batches_are_delivered(labelled):
-    options = stoker.Loader(labelled).options
+    options = stoker.Loader(labelled, batch_format="dict").options
     assert options["device"] == "cpu"
     assert options["normalize_on_device"] is False and options["pinned_by_workers"] is False
 

@@ -21,6 +21,8 @@ L = pytest.importorskip("lightning")
 accelerate = pytest.importorskip("accelerate")
 from lightning_train import Classifier, StokerData  # noqa: E402
 
+FIELDS = ("image", "label", "id")  # the batches' tuples
+
 
 class Ids(L.Callback):
     """The sample ids of every training batch, in order."""
@@ -29,7 +31,7 @@ class Ids(L.Callback):
         self.ids = []
 
     def on_train_batch_start(self, trainer, module, batch, batch_idx):
-        self.ids.append(batch["id"].tolist())
+        self.ids.append(batch[2].tolist())  # (image, label, id): FIELDS
 
 
 class Crash(L.Callback):
@@ -50,7 +52,7 @@ def fit(data, tmp_path, callbacks, ckpt_path=None, every=None):
     trainer = L.Trainer(max_epochs=2, accelerator="cpu", devices=1, logger=False,
                         enable_checkpointing=bool(every), enable_progress_bar=False,
                         enable_model_summary=False, callbacks=callbacks + checkpoints)
-    trainer.fit(Classifier(data), datamodule=StokerData(data, 16), ckpt_path=ckpt_path)
+    trainer.fit(Classifier(data), datamodule=StokerData(data, 16, FIELDS), ckpt_path=ckpt_path)
 
 
 def test_lightning_resumes_mid_epoch_with_the_same_batches(classes, tmp_path):
@@ -66,6 +68,16 @@ def test_lightning_resumes_mid_epoch_with_the_same_batches(classes, tmp_path):
         resumed = Ids()
         fit(classes, tmp_path, [resumed], ckpt_path=tmp_path / f"{name}.ckpt")
         assert resumed.ids == whole.ids[step:]
+
+
+def test_lightning_sets_the_epoch_through_the_loaders_sampler(classes, tmp_path, monkeypatch):
+    """As for a DataLoader's DistributedSampler: the example sets no epoch itself."""
+    epochs = []
+    set_epoch = stoker.loader.LoaderSampler.set_epoch
+    monkeypatch.setattr(stoker.loader.LoaderSampler, "set_epoch",
+                        lambda self, epoch: (epochs.append(epoch), set_epoch(self, epoch)))
+    fit(classes, tmp_path, [])
+    assert epochs == [0, 1]
 
 
 def test_lightning_refuses_a_checkpoint_of_another_dataset(classes, tmp_path):
@@ -90,13 +102,14 @@ class Recording(Classifier):
     ids = []
 
     def training_step(self, batch, batch_idx):
-        self.ids += batch["id"].tolist()
+        self.ids += batch[2].tolist()  # (image, label, id)
         return super().training_step(batch, batch_idx)
 
 model = Recording(data)
 L.Trainer(max_epochs=1, accelerator="cpu", devices=2, strategy="ddp", logger=False,
           enable_checkpointing=False, enable_progress_bar=False,
-          enable_model_summary=False).fit(model, datamodule=StokerData(data, 16))
+          enable_model_summary=False).fit(model, datamodule=StokerData(data, 16,
+                                                                       ("image", "label", "id")))
 with open(f"{out}/rank{dist.get_rank()}.json", "w") as f:
     json.dump(model.ids, f)
 """
@@ -117,7 +130,7 @@ def accelerate_run(data, checkpoint, save_at=None, resume=False):
     """Two epochs through Accelerate, the loader registered for checkpointing; with `save_at`,
     saves the state after that many batches and stops; the ids of the batches it trained on."""
     accelerator = accelerate.Accelerator(cpu=True)
-    loader = stoker.Loader(data, batch_size=16, seed=5, workers=1)
+    loader = stoker.Loader(data, batch_size=16, seed=5, workers=1, batch_format=FIELDS)
     model = torch.nn.Linear(64, 10)
     model, optimizer, prepared = accelerator.prepare(
         model, torch.optim.SGD(model.parameters(), lr=0.1), loader)
@@ -128,12 +141,11 @@ def accelerate_run(data, checkpoint, save_at=None, resume=False):
     ids = []
     for epoch in range(loader.state_dict()["epoch"], 2):
         loader.set_epoch(epoch)
-        for batch in loader:
-            loss = torch.nn.functional.cross_entropy(model(batch["image"].flatten(1).float()),
-                                                     batch["label"])
+        for image, label, id_ in loader:
+            loss = torch.nn.functional.cross_entropy(model(image.flatten(1).float()), label)
             accelerator.backward(loss)
             optimizer.step()
-            ids.append(batch["id"].tolist())
+            ids.append(id_.tolist())
             if len(ids) == save_at:
                 accelerator.save_state(checkpoint)
                 return ids

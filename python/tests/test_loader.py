@@ -30,7 +30,7 @@ def epoch_labels(loader, epoch):
 
 
 def test_batches_hold_the_records_as_stored(labelled):
-    loader = stoker.Loader(labelled, batch_size=16, shuffle=False, workers=2)
+    loader = stoker.Loader(labelled, batch_size=16, shuffle=False, workers=2, batch_format="dict")
     assert len(loader) == (RECORDS + 15) // 16
     assert loader.fields == [("image", "uint8", [1, 4, 4]), ("label", "int64", [])]
     batches = list(loader)
@@ -47,21 +47,23 @@ def test_batches_hold_the_records_as_stored(labelled):
 
 
 def test_order_depends_on_seed_and_epoch_never_on_workers(labelled):
-    reference = stoker.Loader(labelled, batch_size=16, seed=3, workers=0)
+    reference = stoker.Loader(labelled, batch_size=16, seed=3, workers=0, batch_format="dict")
     epoch0 = epoch_labels(reference, 0)
     assert sorted(sum(epoch0, [])) == list(range(RECORDS))
     assert sum(epoch0, []) != list(range(RECORDS))
     assert epoch_labels(reference, 1) != epoch0
     for workers, prefetch in ((1, 1), (3, 2), (2, None)):
-        other = stoker.Loader(labelled, batch_size=16, seed=3, workers=workers, prefetch=prefetch)
+        other = stoker.Loader(labelled, batch_size=16, seed=3, workers=workers, prefetch=prefetch,
+                              batch_format="dict")
         assert epoch_labels(other, 0) == epoch0
-    assert epoch_labels(stoker.Loader(labelled, batch_size=16, seed=4), 0) != epoch0
+    assert epoch_labels(stoker.Loader(labelled, batch_size=16, seed=4,
+                                      batch_format="dict"), 0) != epoch0
 
 
 def test_workers_auto_tunes_without_changing_the_batches(labelled):
-    fixed = stoker.Loader(labelled, batch_size=4, seed=3, workers=1)
+    fixed = stoker.Loader(labelled, batch_size=4, seed=3, workers=1, batch_format="dict")
     assert fixed.tuning is None
-    tuned = stoker.Loader(labelled, batch_size=4, seed=3, workers="auto")
+    tuned = stoker.Loader(labelled, batch_size=4, seed=3, workers="auto", batch_format="dict")
     assert tuned.tuning is None or tuned.tuning["trials"] == []  # nothing measured yet
     # Cheap batches: a measuring window (12 batches, at least 50 ms) spans a few epochs.
     for epoch in range(200):
@@ -76,8 +78,8 @@ def test_workers_auto_tunes_without_changing_the_batches(labelled):
 
 
 def test_set_epoch_and_plain_iteration(labelled):
-    loader = stoker.Loader(labelled, batch_size=64)
-    reference = stoker.Loader(labelled, batch_size=64)
+    loader = stoker.Loader(labelled, batch_size=64, batch_format="dict")
+    reference = stoker.Loader(labelled, batch_size=64, batch_format="dict")
     # Without set_epoch each completed iteration moves to the next epoch.
     assert [b["label"].tolist() for b in loader] == epoch_labels(reference, 0)
     assert [b["label"].tolist() for b in loader] == epoch_labels(reference, 1)
@@ -96,7 +98,8 @@ def test_set_epoch_and_plain_iteration(labelled):
 
 
 def test_batches_are_zero_copy_views_of_recycled_pooled_buffers(labelled):
-    loader = stoker.Loader(labelled, batch_size=8, shuffle=False, workers=2, prefetch=4)
+    loader = stoker.Loader(labelled, batch_size=8, shuffle=False, workers=2, prefetch=4,
+                           batch_format="dict")
     iterator = loader.epoch(0)  # the native iteration, whose buffers' addresses it tells
     held = next(iterator)
     held_addresses = iterator._field_addresses()
@@ -119,7 +122,7 @@ def test_batches_are_zero_copy_views_of_recycled_pooled_buffers(labelled):
 
 
 def test_a_batch_outlives_its_loader(labelled):
-    loader = stoker.Loader(labelled, batch_size=8, shuffle=False, workers=2)
+    loader = stoker.Loader(labelled, batch_size=8, shuffle=False, workers=2, batch_format="dict")
     iterator = iter(loader)
     next(iterator)
     batch = next(iterator)
@@ -136,7 +139,8 @@ def test_exactly_once_across_ranks(labelled, world_size, last_batch):
     for rank in range(world_size):
         loader = stoker.Loader(labelled, batch_size=16, rank=rank, world_size=world_size,
                                drop_last=last_batch == "drop", seed=9, workers=1,
-                               last_batch=None if last_batch == "drop" else last_batch)
+                               last_batch=None if last_batch == "drop" else last_batch,
+                               batch_format="dict")
         batches = list(loader.epoch(2))
         assert len(batches) == len(loader)
         per_rank.append(labels_of(batches))
@@ -170,7 +174,7 @@ def test_a_padded_epoch_resumes_mid_way_elastically(labelled):
     seen = []
     for rank in range(2):
         loader = stoker.Loader(labelled, batch_size=16, rank=rank, world_size=2, seed=4,
-                               last_batch="pad", workers=1)
+                               last_batch="pad", workers=1, batch_format="dict")
         loader.set_epoch(1)
         iterator = iter(loader)
         seen += valid_labels([next(iterator) for _ in range(10)])
@@ -178,7 +182,7 @@ def test_a_padded_epoch_resumes_mid_way_elastically(labelled):
     assert state["position"] == 10 * 16 * 2
     for rank in range(3):
         loader = stoker.Loader(labelled, batch_size=16, rank=rank, world_size=3, seed=4,
-                               last_batch="pad", workers=2)
+                               last_batch="pad", workers=2, batch_format="dict")
         loader.load_state_dict(state)
         seen += valid_labels(loader)
     assert sorted(seen) == list(range(RECORDS))
@@ -190,10 +194,10 @@ def test_a_dataset_field_named_valid_refuses_padding(tmp_path):
         for i in range(5):
             writer.append({"valid": i, "label": i})
     with pytest.raises(ValueError, match="adds the field 'valid', which .* has"):
-        stoker.Loader(path, batch_size=4, last_batch="pad")
+        stoker.Loader(path, batch_size=4, last_batch="pad", batch_format="dict")
     # Left out, it pads: 5 samples in batches of 4, the last 3 of the second repeated.
     loader = stoker.Loader(path, batch_size=4, shuffle=False, last_batch="pad",
-                           transforms={"valid": None})
+                           transforms={"valid": None}, batch_format="dict")
     batches = list(loader)
     assert [b["label"].tolist() for b in batches] == [[0, 1, 2, 3], [4, 0, 1, 2]]
     assert [b["valid"].tolist() for b in batches] == [[True] * 4, [True, False, False, False]]
@@ -204,15 +208,15 @@ def take(iterator, n):
 
 
 def test_state_dict_round_trips_mid_epoch(labelled):
-    reference = epoch_labels(stoker.Loader(labelled, batch_size=16, seed=2), 1)
-    first = stoker.Loader(labelled, batch_size=16, seed=2, workers=1)
+    reference = epoch_labels(stoker.Loader(labelled, batch_size=16, seed=2, batch_format="dict"), 1)
+    first = stoker.Loader(labelled, batch_size=16, seed=2, workers=1, batch_format="dict")
     first.set_epoch(1)
     iterator = iter(first)
     assert take(iterator, 7) == reference[:7]
     state = json.loads(json.dumps(first.state_dict()))  # JSON-serialisable
     assert (state["epoch"], state["position"]) == (1, 7 * 16)
     # Into a loader with another worker count: the next iteration continues at batch 7.
-    second = stoker.Loader(labelled, batch_size=16, seed=2, workers=3)
+    second = stoker.Loader(labelled, batch_size=16, seed=2, workers=3, batch_format="dict")
     second.load_state_dict(state)
     rest = iter(second)
     assert len(rest) == len(reference) - 7
@@ -221,26 +225,26 @@ def test_state_dict_round_trips_mid_epoch(labelled):
     assert second.state_dict()["epoch"] == 2
     assert [b["label"].tolist() for b in second] == epoch_labels(first, 2)
     # A state taken at an epoch's end continues with the next epoch.
-    third = stoker.Loader(labelled, batch_size=16, seed=2, workers=0)
+    third = stoker.Loader(labelled, batch_size=16, seed=2, workers=0, batch_format="dict")
     third.load_state_dict(second.state_dict())
     assert [b["label"].tolist() for b in third] == epoch_labels(first, 3)
 
 
 def test_set_epoch_after_load_state_dict(labelled):
-    reference = stoker.Loader(labelled, batch_size=32)
-    source = stoker.Loader(labelled, batch_size=32)
+    reference = stoker.Loader(labelled, batch_size=32, batch_format="dict")
+    source = stoker.Loader(labelled, batch_size=32, batch_format="dict")
     iterator = source.epoch(4)
     take(iterator, 3)
     state = source.state_dict()
     # The usual resumed loop: set_epoch(saved epoch) continues it where it stopped...
-    loader = stoker.Loader(labelled, batch_size=32)
+    loader = stoker.Loader(labelled, batch_size=32, batch_format="dict")
     loader.load_state_dict(state)
     loader.set_epoch(4)
     assert [b["label"].tolist() for b in loader] == epoch_labels(reference, 4)[3:]
     # ... and only once: the next iteration of epoch 4 is the whole epoch.
     assert [b["label"].tolist() for b in loader] == epoch_labels(reference, 4)
     # set_epoch naming another epoch starts that epoch at batch 0.
-    other = stoker.Loader(labelled, batch_size=32)
+    other = stoker.Loader(labelled, batch_size=32, batch_format="dict")
     other.load_state_dict(state)
     other.set_epoch(6)
     assert [b["label"].tolist() for b in other] == epoch_labels(reference, 6)
@@ -249,7 +253,7 @@ def test_set_epoch_after_load_state_dict(labelled):
 def test_set_epoch_between_iter_and_the_first_batch_counts(labelled):
     """As a DataLoader's DistributedSampler: the epoch is the one set when the first batch is
     asked for (Lightning calls iter() first, then sets the epoch)."""
-    loader = stoker.Loader(labelled, batch_size=32)
+    loader = stoker.Loader(labelled, batch_size=32, batch_format="dict")
     iterator = iter(loader)
     loader.set_epoch(3)
     assert len(iterator) == len(loader)
@@ -260,7 +264,8 @@ def test_elastic_restore_from_two_ranks_to_three(labelled):
     seen = collections.Counter()
     state = None
     for rank in range(2):
-        loader = stoker.Loader(labelled, batch_size=16, rank=rank, world_size=2, seed=1)
+        loader = stoker.Loader(labelled, batch_size=16, rank=rank, world_size=2, seed=1,
+                               batch_format="dict")
         loader.set_epoch(3)
         iterator = iter(loader)
         for labels in take(iterator, 10):
@@ -270,7 +275,7 @@ def test_elastic_restore_from_two_ranks_to_three(labelled):
     assert state["position"] == 10 * 16 * 2
     for rank in range(3):
         loader = stoker.Loader(labelled, batch_size=24, rank=rank, world_size=3, seed=1,
-                               workers=rank)
+                               workers=rank, batch_format="dict")
         loader.load_state_dict(state)
         loader.set_epoch(3)
         seen.update(labels_of(loader))
@@ -284,14 +289,16 @@ def test_shuffle_window_reads_a_few_shards_at_a_time_and_resumes_only_itself(lab
     with open(os.path.join(labelled, "manifest.json")) as f:
         counts = [shard["records"] for shard in json.load(f)["shards"]]
     shard_of = [s for s, count in enumerate(counts) for _ in range(count)]
-    loader = stoker.Loader(labelled, batch_size=16, seed=2, shuffle_window=2, workers=1)
+    loader = stoker.Loader(labelled, batch_size=16, seed=2, shuffle_window=2, workers=1,
+                           batch_format="dict")
     assert loader.options["shuffle_window"] == 2
     order = sum(epoch_labels(loader, 1), [])
     assert sorted(order) == list(range(RECORDS))
-    default = stoker.Loader(labelled, batch_size=16, seed=2)
+    default = stoker.Loader(labelled, batch_size=16, seed=2, batch_format="dict")
     assert default.options["shuffle_window"] == "all"
     assert order != sum(epoch_labels(default, 1), [])
-    assert sum(epoch_labels(stoker.Loader(labelled, batch_size=16, seed=2, shuffle_window="all"),
+    assert sum(epoch_labels(stoker.Loader(labelled, batch_size=16, seed=2, shuffle_window="all",
+                                          batch_format="dict"),
                             1), []) == sum(epoch_labels(default, 1), [])
     # At most M = floor((L - 1) / c_min) + 1 shards between their first and last read at once,
     # L = ceil(2 N / S) (sampler.h); the global shuffle reads all of them throughout.
@@ -310,7 +317,8 @@ def test_shuffle_window_reads_a_few_shards_at_a_time_and_resumes_only_itself(lab
     take(iterator, 5)
     state = json.loads(json.dumps(loader.state_dict()))
     assert state["shuffle_window"] == 2
-    resumed = stoker.Loader(labelled, batch_size=16, seed=2, shuffle_window=2, workers=0)
+    resumed = stoker.Loader(labelled, batch_size=16, seed=2, shuffle_window=2, workers=0,
+                            batch_format="dict")
     resumed.load_state_dict(state)
     resumed.set_epoch(3)
     assert [b["label"].tolist() for b in resumed] == epoch_labels(loader, 3)[5:]
@@ -336,7 +344,7 @@ def test_shuffle_window_reads_a_few_shards_at_a_time_and_resumes_only_itself(lab
     (lambda s: {**s, "dataset": "0" * 16}, "of another dataset .* is '[0-9a-f]{16}'"),
 ])
 def test_bad_state_dicts_raise(labelled, mutate, message):
-    loader = stoker.Loader(labelled, batch_size=16)
+    loader = stoker.Loader(labelled, batch_size=16, batch_format="dict")
     with pytest.raises(ValueError, match=message):
         loader.load_state_dict(mutate(loader.state_dict()))
 
@@ -344,17 +352,17 @@ def test_bad_state_dicts_raise(labelled, mutate, message):
 def test_rank_and_world_size_defaults(labelled, monkeypatch):
     monkeypatch.delenv("RANK", raising=False)
     monkeypatch.delenv("WORLD_SIZE", raising=False)
-    options = stoker.Loader(labelled).options
+    options = stoker.Loader(labelled, batch_format="dict").options
     assert (options["rank"], options["world_size"]) == (0, 1)
     monkeypatch.setenv("RANK", "2")
     monkeypatch.setenv("WORLD_SIZE", "3")
-    options = stoker.Loader(labelled).options
+    options = stoker.Loader(labelled, batch_format="dict").options
     assert (options["rank"], options["world_size"]) == (2, 3)
-    options = stoker.Loader(labelled, rank=1).options
+    options = stoker.Loader(labelled, rank=1, batch_format="dict").options
     assert (options["rank"], options["world_size"]) == (1, 3)
     monkeypatch.setenv("RANK", "two")
     with pytest.raises(ValueError, match="RANK='two' is not an int"):
-        stoker.Loader(labelled)
+        stoker.Loader(labelled, batch_format="dict")
 
 
 def test_torch_distributed_rank_comes_before_the_environment(labelled, tmp_path):
@@ -418,7 +426,7 @@ def test_torch_distributed_rank_comes_before_the_environment(labelled, tmp_path)
 ])
 def test_bad_options_raise_with_the_message(labelled, options, error, message):
     with pytest.raises(error, match=message):
-        stoker.Loader(labelled, **options)
+        stoker.Loader(labelled, **options, batch_format="dict")
 
 
 def test_every_native_loader_setting_is_a_keyword_of_loader(labelled):
@@ -426,7 +434,7 @@ def test_every_native_loader_setting_is_a_keyword_of_loader(labelled):
     keywords = inspect.signature(stoker.Loader).parameters
     assert set(stoker._stoker.LOADER_SETTINGS) <= set(keywords)
     options = stoker.Loader(labelled, workers=1, prefetch=3, verify="off", on_error="skip",
-                            shuffle_window=2).options
+                            shuffle_window=2, batch_format="dict").options
     assert {name: options[name] for name in stoker._stoker.LOADER_SETTINGS} == {
         "workers": 1, "shuffle_window": 2, "prefetch": 3, "verify": "off", "on_error": "skip"}
 
@@ -434,26 +442,26 @@ def test_every_native_loader_setting_is_a_keyword_of_loader(labelled):
 @pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA is present here")
 def test_cuda_without_cuda_is_a_value_error(labelled):
     with pytest.raises(ValueError, match=r"torch.cuda.is_available\(\) is False"):
-        stoker.Loader(labelled, device="cuda")
+        stoker.Loader(labelled, device="cuda", batch_format="dict")
 
 
 def test_bad_paths_raise_naming_them(tmp_path):
     with pytest.raises(FileNotFoundError, match="nope: no such dataset directory"):
-        stoker.Loader(tmp_path / "nope")
+        stoker.Loader(tmp_path / "nope", batch_format="dict")
     (tmp_path / "empty").mkdir()
     with pytest.raises(FileNotFoundError, match="empty: not a stoker dataset"):
-        stoker.Loader(tmp_path / "empty")
+        stoker.Loader(tmp_path / "empty", batch_format="dict")
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "manifest.json").write_text("{ not json")
     with pytest.raises(stoker.Error, match="manifest.json"):
-        stoker.Loader(bad)
+        stoker.Loader(bad, batch_format="dict")
     with pytest.raises(TypeError):
-        stoker.Loader(42)
+        stoker.Loader(42, batch_format="dict")
 
 
 def test_bad_epochs_raise(labelled):
-    loader = stoker.Loader(labelled, batch_size=16)
+    loader = stoker.Loader(labelled, batch_size=16, batch_format="dict")
     with pytest.raises(ValueError, match="epoch must be in"):
         loader.set_epoch(-1)
     with pytest.raises(TypeError, match="epoch must be an int"):
@@ -477,23 +485,24 @@ def corrupt_one_record(path, record_label):
 def test_corrupt_record_raises_naming_it_or_is_skipped(tmp_path):
     path = write_labelled(tmp_path / "ds", records=100)
     shard = corrupt_one_record(path, 37)
-    loader = stoker.Loader(path, batch_size=10, shuffle=False, workers=2)
+    loader = stoker.Loader(path, batch_size=10, shuffle=False, workers=2, batch_format="dict")
     iterator = iter(loader)
     assert labels_of([next(iterator) for _ in range(3)]) == list(range(30))
     with pytest.raises(stoker.Error, match=f"{shard}: record .*dataset record 37"):
         next(iterator)
-    skipping = stoker.Loader(path, batch_size=10, shuffle=False, workers=2, on_error="skip")
+    skipping = stoker.Loader(path, batch_size=10, shuffle=False, workers=2, on_error="skip",
+                             batch_format="dict")
     batches = list(skipping)
     assert labels_of(batches) == [i for i in range(100) if i != 37]
     assert len(batches[3]["label"]) == 9
     assert skipping.stats()["skipped"] == 1
     # verify="off" trusts the bytes: the corrupt pixel comes through.
-    trusting = stoker.Loader(path, batch_size=10, shuffle=False, verify="off")
+    trusting = stoker.Loader(path, batch_size=10, shuffle=False, verify="off", batch_format="dict")
     assert labels_of(trusting) == list(range(100))
 
 
 def test_options_report_auto_values(labelled):
-    loader = stoker.Loader(labelled, batch_size=16)
+    loader = stoker.Loader(labelled, batch_size=16, batch_format="dict")
     options = loader.options
     assert options["workers"] == max(1, len(os.sched_getaffinity(0)) - 1)
     assert 4 <= options["prefetch"] <= 64
@@ -518,4 +527,133 @@ def test_the_readme_loader_example(tmp_path, monkeypatch):
     exec(compile(code, "README.md", "exec"), scope)
     saved = torch.load("checkpoint.pt")
     assert (saved["loader"]["epoch"], saved["loader"]["position"]) == (2, 0)
-    assert scope["batch"]["image"].dtype == torch.float32
+    assert scope["image"].dtype == torch.float32 and scope["label"].dtype == torch.int64
+
+
+# Batch formats, loader.dataset and loader.sampler: what a DataLoader script reads ------------
+
+
+def test_an_image_and_label_dataset_gives_tuples_as_a_dataloader_does(labelled):
+    loader = stoker.Loader(labelled, batch_size=16, shuffle=False)
+    assert loader.options["batch_format"] == ("image", "label")
+    as_dicts = list(stoker.Loader(labelled, batch_size=16, shuffle=False, batch_format="dict"))
+    batches = 0
+    for (image, target), want in zip(loader, as_dicts):
+        assert type(want) is dict
+        assert torch.equal(image, want["image"]) and torch.equal(target, want["label"])
+        batches += 1
+    assert batches == len(loader) == len(as_dicts)
+    # The order the user names, and "tuple": every field in the dataset's order.
+    label, image = next(iter(stoker.Loader(labelled, batch_size=4, shuffle=False,
+                                           batch_format=["label", "image"])))
+    assert label.tolist() == [0, 1, 2, 3] and image.shape == (4, 1, 4, 4)
+    image, label = next(iter(stoker.Loader(labelled, batch_size=4, shuffle=False,
+                                           batch_format="tuple")))
+    assert label.tolist() == [0, 1, 2, 3] and image.dtype == torch.uint8
+
+
+def test_other_fields_are_named_in_order_or_come_as_dicts_that_cannot_be_unpacked(classes):
+    loader = stoker.Loader(classes, batch_size=8, shuffle=False)
+    batch = next(iter(loader))
+    assert loader.options["batch_format"] is None and isinstance(batch, dict)
+    assert list(batch.keys()) == ["image", "label", "id"] and batch["id"].tolist() == list(range(8))
+    with pytest.raises(TypeError, match=r"dict of the fields 'image', 'label', 'id': iterating "
+                                        r"\(or unpacking\) it would give their names"):
+        image, label, id_ = batch
+    # Two fields that are not (image, label): unpacking never yields their names either.
+    two = next(iter(stoker.Loader(classes, batch_size=8, transforms={"image": None})))
+    with pytest.raises(TypeError, match="would give their names"):
+        label, id_ = two
+    assert dict(two.items()).keys() == {"label", "id"}
+    # Named fields: a tuple in that order; the fields not named are not read.
+    named = stoker.Loader(classes, batch_size=8, shuffle=False, batch_format=("id", "image"))
+    assert [name for name, _, _ in named.fields] == ["image", "id"]
+    id_, image = next(iter(named))
+    assert id_.tolist() == list(range(8)) and image.shape == (8, 1, 8, 8)
+    # Leaving "id" out by transforms makes it an (image, label) dataset.
+    image, label = next(iter(stoker.Loader(classes, batch_size=8, shuffle=False,
+                                           transforms={"id": None})))
+    assert label.tolist() == [i % 10 for i in range(8)]
+
+
+def test_a_padded_epochs_tuples_end_with_the_valid_mask(labelled):
+    def last(**options):
+        return list(stoker.Loader(labelled, batch_size=16, shuffle=False, last_batch="pad",
+                                  **options))[-1]
+
+    image, label, valid = last()
+    assert valid.dtype == torch.bool and valid.tolist() == [True] * (RECORDS % 16) + \
+        [False] * (16 - RECORDS % 16)
+    valid2, label2 = last(batch_format=("valid", "label"))
+    assert torch.equal(valid2, valid) and torch.equal(label2, label)
+    label3, valid3 = last(batch_format=("label",))
+    assert torch.equal(valid3, valid)
+    assert torch.equal(last(batch_format="dict")["valid"], valid)
+
+
+@pytest.mark.parametrize("batch_format, error, message", [
+    ("dicts", ValueError, "batch_format must be 'dict', 'tuple', None or a sequence"),
+    (("image", 3), ValueError, "each a str"),
+    ((), ValueError, "must name at least one field"),
+    (("image", "label", "image"), ValueError, "batch_format names 'image' twice"),
+    (("image", "target"), ValueError, r"names 'target', which the dataset lacks \(fields: "
+                                      r"image, label, id \(and 'valid' with last_batch='pad'\)"),
+    (("valid",), ValueError, "'valid', which the dataset lacks"),
+])
+def test_bad_batch_formats_are_one_line_errors(classes, batch_format, error, message):
+    with pytest.raises(error, match=message):
+        stoker.Loader(classes, batch_format=batch_format)
+
+
+def test_a_field_named_but_left_out_by_the_transforms_is_an_error(classes):
+    with pytest.raises(ValueError, match="batch_format names 'id', which the transforms leave "
+                                         r"out \(None\)"):
+        stoker.Loader(classes, batch_format=("image", "id"), transforms={"id": None})
+
+
+def test_tuple_batches_resume_from_a_state_dict(labelled):
+    loader = stoker.Loader(labelled, batch_size=16, seed=2)
+    loader.set_epoch(3)
+    iterator = iter(loader)
+    seen = [next(iterator)[1].tolist() for _ in range(5)]
+    state = loader.state_dict()
+    assert (state["epoch"], state["position"]) == (3, 5 * 16)
+    resumed = stoker.Loader(labelled, batch_size=16, seed=2)
+    resumed.load_state_dict(state)
+    seen += [label.tolist() for _, label in resumed]
+    assert seen == epoch_labels(stoker.Loader(labelled, batch_size=16, seed=2,
+                                              batch_format="dict"), 3)
+
+
+def test_the_dataset_has_its_length_and_the_manifests_classes(labelled, tmp_path):
+    loader = stoker.Loader(labelled, batch_size=16)
+    assert len(loader) == (RECORDS + 15) // 16 and loader.batch_size == 16
+    dataset = loader.dataset
+    assert len(dataset) == RECORDS and dataset.root == str(labelled)
+    assert [f["name"] for f in dataset.fields] == ["image", "label"]
+    assert not hasattr(dataset, "classes")  # written without class names
+    assert not hasattr(dataset, "samples")  # records do not name their source files
+    path = tmp_path / "named"
+    with stoker.DatasetWriter(path, {"image": ("uint8", (1, 2, 2)), "label": "int64"},
+                              class_names=["cat", "dog"]) as writer:
+        for i in range(5):
+            writer.append({"image": np.zeros((1, 2, 2), np.uint8), "label": i % 2})
+    named = stoker.Loader(path, batch_size=2).dataset
+    assert len(named) == 5
+    assert named.classes == ["cat", "dog"] and named.class_to_idx == {"cat": 0, "dog": 1}
+
+
+@pytest.mark.parametrize("last_batch, per_rank", [
+    ("short", (RECORDS + 1) // 2), ("drop", RECORDS // 32 * 16), ("pad", -(-RECORDS // 32) * 16)])
+def test_the_sampler_sets_the_epoch_and_counts_a_ranks_samples(labelled, last_batch, per_rank):
+    loader = stoker.Loader(labelled, batch_size=16, rank=1, world_size=2, last_batch=last_batch,
+                           batch_format="dict")
+    reference = stoker.Loader(labelled, batch_size=16, rank=1, world_size=2,
+                              last_batch=last_batch, batch_format="dict")
+    sampler = loader.sampler
+    assert len(sampler) == per_rank
+    assert sum(len(b["label"]) for b in loader.epoch(0)) == per_rank
+    for epoch in (4, 2):
+        sampler.set_epoch(epoch)  # the torchvision reference's train_sampler.set_epoch(epoch)
+        assert [b["label"].tolist() for b in loader] == epoch_labels(reference, epoch)
+        assert [b["label"].tolist() for b in loader] == epoch_labels(reference, epoch)

@@ -33,12 +33,12 @@ model = torch.nn.parallel.DistributedDataParallel(
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 seen, losses = [], []
 loader.set_epoch(0)
-for batch in loader:
-    loss = torch.nn.functional.cross_entropy(model(batch["image"]), batch["label"])
+for image, label in loader:  # a dataset of image and label: (image, label) tuples
+    loss = torch.nn.functional.cross_entropy(model(image), label)
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
-    seen += batch["label"].tolist()
+    seen += label.tolist()
     losses.append(loss.item())
 weights = [p.detach().double().sum().item() for p in model.parameters()]
 with open(f"{out}/rank{rank}.json", "w") as f:
@@ -80,12 +80,12 @@ for mode in ("short", "drop", "pad"):
     loader = stoker.Loader(path, batch_size=16, seed=3, workers=1, last_batch=mode)
     model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(16, 1003))
     seen, valid, steps = [], [], 0
-    for batch in loader:
-        loss = torch.nn.functional.cross_entropy(model(batch["image"].flatten(1).float()),
-                                                 batch["label"])
+    for image, label, *mask in loader:  # "pad": (image, label, valid)
+        assert len(mask) == (mode == "pad")
+        loss = torch.nn.functional.cross_entropy(model(image.flatten(1).float()), label)
         loss.backward()  # DDP's all-reduce: a rank with a batch more would wait forever
-        seen += batch["label"].tolist()
-        valid += batch["valid"].tolist() if mode == "pad" else [True] * len(batch["label"])
+        seen += label.tolist()
+        valid += mask[0].tolist() if mask else [True] * len(label)
         steps += 1
     result[mode] = {"seen": seen, "valid": valid, "steps": steps, "batches": len(loader)}
 with open(f"{out}/rank{rank}.json", "w") as f:
@@ -98,7 +98,8 @@ def test_every_last_batch_mode_gives_every_rank_the_same_batches(tmp_path, label
     run = torchrun_text(tmp_path, 2, MODES_SCRIPT, labelled, tmp_path)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
-    order = [label for b in stoker.Loader(labelled, batch_size=16, seed=3, rank=0, world_size=1)
+    order = [label for b in stoker.Loader(labelled, batch_size=16, seed=3, rank=0, world_size=1,
+                                          batch_format="dict")
              for label in b["label"].tolist()]  # the global order the ranks are dealt
     for mode in ("short", "drop", "pad"):
         runs = [rank[mode] for rank in ranks]
@@ -120,7 +121,7 @@ def test_an_epoch_saved_at_one_world_size_resumes_at_another(labelled):
         seen = []
         for rank in range(before):
             loader = stoker.Loader(labelled, batch_size=16, rank=rank, world_size=before,
-                                   seed=6, last_batch="pad", workers=1)
+                                   seed=6, last_batch="pad", workers=1, batch_format="dict")
             loader.set_epoch(2)
             iterator = iter(loader)
             for _ in range(5):
@@ -130,7 +131,7 @@ def test_an_epoch_saved_at_one_world_size_resumes_at_another(labelled):
         assert (state["world_size"], state["position"]) == (before, 5 * 16 * before)
         for rank in range(after):
             loader = stoker.Loader(labelled, batch_size=16, rank=rank, world_size=after, seed=6,
-                                   last_batch="pad", workers=1)
+                                   last_batch="pad", workers=1, batch_format="dict")
             loader.load_state_dict(state)
             seen += [s for b in loader for s in b["label"][b["valid"]].tolist()]
         assert sorted(seen) == list(range(RECORDS))
@@ -147,23 +148,23 @@ def one_process_group():
 def test_a_world_size_beyond_the_run_is_refused(labelled, one_process_group):
     with pytest.raises(ValueError, match="world_size=4, but torch.distributed runs 1 process: "
                                          "leave rank and world_size out .* to reshard"):
-        stoker.Loader(labelled, rank=0, world_size=4)
-    assert stoker.Loader(labelled).options["world_size"] == 1
+        stoker.Loader(labelled, rank=0, world_size=4, batch_format="dict")
+    assert stoker.Loader(labelled, batch_format="dict").options["world_size"] == 1
 
 
 def test_mesh_takes_the_data_parallel_dimension(labelled, one_process_group):
     from torch.distributed.device_mesh import init_device_mesh
 
     mesh = init_device_mesh("cpu", (1, 1), mesh_dim_names=("dp", "tp"))
-    options = stoker.Loader(labelled, mesh=mesh["dp"]).options
+    options = stoker.Loader(labelled, mesh=mesh["dp"], batch_format="dict").options
     assert (options["rank"], options["world_size"]) == (0, 1)
     with pytest.raises(ValueError, match=r"mesh has 2 dimensions \('dp', 'tp'\): pass its "
                                          r"data-parallel one, e.g. mesh\['dp'\]"):
-        stoker.Loader(labelled, mesh=mesh)
+        stoker.Loader(labelled, mesh=mesh, batch_format="dict")
     with pytest.raises(ValueError, match="give mesh or rank/world_size, not both"):
-        stoker.Loader(labelled, mesh=mesh["dp"], rank=0)
+        stoker.Loader(labelled, mesh=mesh["dp"], rank=0, batch_format="dict")
     with pytest.raises(TypeError, match="mesh must be a torch.distributed DeviceMesh, not int"):
-        stoker.Loader(labelled, mesh=2)
+        stoker.Loader(labelled, mesh=2, batch_format="dict")
 
 
 MESH_SCRIPT = """
@@ -175,7 +176,7 @@ import stoker
 path, out = sys.argv[1], sys.argv[2]
 mesh = init_device_mesh("cpu", (2, 2), mesh_dim_names=("dp", "tp"))
 loader = stoker.Loader(path, batch_size=16, seed=2, workers=1, mesh=mesh["dp"])
-seen = [batch["label"].tolist() for batch in loader]
+seen = [label.tolist() for _, label in loader]
 with open(f"{out}/rank{dist.get_rank()}.json", "w") as f:
     json.dump({"seen": seen, "dp": mesh["dp"].get_local_rank()}, f)
 dist.destroy_process_group()
@@ -208,10 +209,10 @@ import stoker
 dist.init_process_group("gloo", timeout=timedelta(seconds=20))
 loader = stoker.Loader(sys.argv[1], batch_size=16, workers=1)
 model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(16, 1000))
-for step, batch in enumerate(loader):
+for step, (image, _) in enumerate(loader):
     if step == 3 and dist.get_rank() == 1:
         os._exit(7)  # dies mid-epoch, without a word
-    model(batch["image"].flatten(1).float()).sum().backward()
+    model(image.flatten(1).float()).sum().backward()
 """
 
 

@@ -23,7 +23,8 @@ def torchvision_batch(encoded, pipeline):
 
 
 def stoker_batch(path, transforms, **options):
-    loader = stoker.Loader(path, batch_size=64, shuffle=False, transforms=transforms, **options)
+    loader = stoker.Loader(path, batch_size=64, shuffle=False, transforms=transforms, **options,
+                           batch_format="dict")
     return next(iter(loader))["image"]
 
 
@@ -98,7 +99,8 @@ def test_random_crops_follow_seed_epoch_and_sample_never_workers(images):
     pipeline = S.Compose([S.RandomResizedCrop(20), S.RandomHorizontalFlip(), S.ToTensor()])
 
     def epoch(e, **options):
-        loader = stoker.Loader(path, batch_size=3, shuffle=False, transforms=pipeline, **options)
+        loader = stoker.Loader(path, batch_size=3, shuffle=False, transforms=pipeline, **options,
+                               batch_format="dict")
         return torch.cat([b["image"] for b in loader.epoch(e)])
 
     reference = epoch(1, workers=0)
@@ -112,7 +114,8 @@ def test_random_crops_follow_seed_epoch_and_sample_never_workers(images):
 
 def test_uint8_fields_normalise_by_the_formula(labelled):
     def first(transforms):
-        loader = stoker.Loader(labelled, batch_size=8, shuffle=False, transforms=transforms)
+        loader = stoker.Loader(labelled, batch_size=8, shuffle=False, transforms=transforms,
+                               batch_format="dict")
         return next(iter(loader))["image"]
 
     raw = torch.from_numpy(np.stack([pixels(i) for i in range(8)]))
@@ -128,7 +131,7 @@ def test_uint8_fields_normalise_by_the_formula(labelled):
 def test_a_field_left_out(images):
     path, _ = images
     batch = next(iter(stoker.Loader(path, batch_size=4, shuffle=False,
-                                    transforms={"image": None})))
+                                    transforms={"image": None}, batch_format="dict")))
     assert list(batch) == ["label"]
     assert batch["label"].tolist() == [0, 1, 2, 3]
 
@@ -155,16 +158,17 @@ def test_a_field_left_out(images):
 def test_unsupported_image_pipelines_say_what_is_supported(images, transforms, message):
     path, _ = images
     with pytest.raises(ValueError, match=message):
-        stoker.Loader(path, transforms=transforms)
+        stoker.Loader(path, transforms=transforms, batch_format="dict")
 
 
 def test_a_corrupt_image_raises_naming_it_or_is_skipped(tmp_path):
     path = write_one_cut_image(tmp_path / "ds", 6, cut=4)
     pipeline = S.Compose([S.Resize(20), S.CenterCrop(16), S.ToTensor()])
     with pytest.raises(stoker.Error, match="dataset record 4"):
-        list(stoker.Loader(path, batch_size=3, shuffle=False, transforms=pipeline))
+        list(stoker.Loader(path, batch_size=3, shuffle=False, transforms=pipeline,
+                           batch_format="dict"))
     skipping = stoker.Loader(path, batch_size=3, shuffle=False, transforms=pipeline,
-                             on_error="skip")
+                             on_error="skip", batch_format="dict")
     assert [b["label"].tolist() for b in skipping] == [[0, 1, 2], [3, 5]]
 
 
@@ -178,3 +182,88 @@ def test_sizes_are_bounded_by_the_native_limit():
     for make in (S.RandomResizedCrop, S.Resize, S.CenterCrop):
         with pytest.raises(ValueError, match=rf"up to {limit}"):
             make(limit + 1)
+
+
+# torchvision's reference presets: dtype steps and markers ------------------------------------
+
+import torchvision.transforms.v2 as T2  # noqa: E402
+
+
+@pytest.mark.parametrize("name, pipeline", [
+    ("v1 preset, PILToTensor after the crop",
+     T.Compose([T.Resize(40), T.CenterCrop(32), T.PILToTensor(),
+                T.ConvertImageDtype(torch.float), T.Normalize(MEAN, STD)])),
+    ("v2 preset", T2.Compose([T2.Resize(40, antialias=True), T2.CenterCrop(32),
+                              T2.PILToTensor(), T2.ToDtype(torch.float32, scale=True),
+                              T2.Normalize(MEAN, STD), T2.ToPureTensor()])),
+])
+def test_torchvisions_eval_presets_are_accepted_with_their_pixels(images, name, pipeline):
+    path, encoded = images
+    torch.testing.assert_close(stoker_batch(path, pipeline),
+                               torchvision_batch(encoded, pipeline), rtol=0, atol=1e-5, msg=name)
+
+
+def test_markers_stand_anywhere_and_dtype_steps_are_totensor(images):
+    path, encoded = images
+    exact = stoker_batch(path, S.Compose([S.Resize(40), S.CenterCrop(32), S.ToTensor(),
+                                          S.Normalize(MEAN, STD)]))
+    for pipeline in (
+            T2.Compose([T2.ToImage(), T2.Resize(40), T2.CenterCrop(32),
+                        T2.ToDtype(torch.float32, scale=True), T2.Normalize(MEAN, STD)]),
+            T.Compose([T.PILToTensor(), T.Resize(40), T.CenterCrop(32),
+                       T.ConvertImageDtype(torch.float32), T.Normalize(MEAN, STD)]),
+            T.Compose([T.Resize(40), T.CenterCrop(32), T.PILToTensor(),
+                       T.ConvertImageDtype(torch.float), T.Normalize(MEAN, STD)])):
+        assert torch.equal(stoker_batch(path, pipeline), exact), pipeline
+    as_uint8 = stoker_batch(path, T2.Compose([T2.ToImage(), T2.Resize(40), T2.CenterCrop(32),
+                                              T2.ToPureTensor()]))
+    want = torchvision_batch(encoded, T.Compose([T.Resize(40), T.CenterCrop(32),
+                                                 T.PILToTensor()]))
+    assert torch.equal(as_uint8, want)
+
+
+def test_torchvisions_v2_training_preset_is_stokers_pipeline(images):
+    path, _ = images
+    theirs = T2.Compose([T2.RandomResizedCrop(24, antialias=True), T2.RandomHorizontalFlip(0.5),
+                         T2.PILToTensor(), T2.ToDtype(torch.float, scale=True),
+                         T2.Normalize(MEAN, STD), T2.ToPureTensor()])
+    ours = S.Compose([S.RandomResizedCrop(24), S.RandomHorizontalFlip(0.5), S.ToTensor(),
+                      S.Normalize(MEAN, STD)])
+    assert torch.equal(stoker_batch(path, theirs, seed=3), stoker_batch(path, ours, seed=3))
+
+
+@pytest.mark.parametrize("step, message", [
+    (T2.ToDtype(torch.float32, scale=False), r"^torchvision ToDtype\(dtype=torch.float32, "
+     r"scale=False\): stoker converts images to torch.float32 with scale=True only$"),
+    (T2.ToDtype(torch.float16, scale=True), r"^torchvision ToDtype\(dtype=torch.float16, "
+     r"scale=True\): stoker converts"),
+    (T.ConvertImageDtype(torch.float64), r"^torchvision ConvertImageDtype\(torch.float64\): "
+     r"stoker converts images to torch.float32 \(torch.float\) only$"),
+])
+def test_other_dtypes_are_refused_in_one_line(images, step, message):
+    path, _ = images
+    with pytest.raises(ValueError, match=message):
+        stoker.Loader(path, transforms=T.Compose([T.Resize(40), T.CenterCrop(32), step]))
+
+
+def test_every_step_stoker_cannot_run_is_named_at_once(images):
+    path, _ = images
+    pipeline = T2.Compose([T2.RandomResizedCrop(32, interpolation=T2.InterpolationMode.BICUBIC),
+                           T2.RandomHorizontalFlip(), T2.TrivialAugmentWide(), T2.PILToTensor(),
+                           T2.ToDtype(torch.float32, scale=True), T2.Normalize(MEAN, STD),
+                           T2.RandomErasing(0.1)])
+    with pytest.raises(ValueError) as raised:
+        stoker.Loader(path, transforms=pipeline)
+    message = str(raised.value)
+    assert "\n" not in message
+    assert message.startswith("field 'image': 3 steps stoker.Loader cannot run: torchvision "
+                              "RandomResizedCrop with interpolation InterpolationMode.BICUBIC")
+    assert "; torchvision transform TrivialAugmentWide is not supported" in message
+    assert "; torchvision transform RandomErasing is not supported" in message
+    assert "; supported: Compose, ToTensor" in message
+    # Nested Composes and stoker's own classes beside them.
+    nested = S.Compose([S.RandomResizedCrop(32), T.Compose([T.GaussianBlur(3)]),
+                        T.RandomVerticalFlip()])
+    with pytest.raises(ValueError, match="2 steps stoker.Loader cannot run: .*GaussianBlur.*; "
+                                         ".*RandomVerticalFlip"):
+        stoker.Loader(path, transforms=nested)

@@ -77,7 +77,7 @@ def noise(tmp_path_factory):
 
 def batch(path, transforms, **options):
     loader = stoker.Loader(path, batch_size=64, shuffle=False, seed=4, transforms=transforms,
-                           **options)
+                           **options, batch_format="dict")
     return next(iter(loader))["image"]
 
 
@@ -194,7 +194,7 @@ def test_a_torchvision_range_stoker_cannot_draw_is_a_one_line_error(noise, modul
                                                                     message):
     path, _ = noise
     with pytest.raises(ValueError) as raised:
-        stoker.Loader(path, transforms=module.ColorJitter(**jitter))
+        stoker.Loader(path, transforms=module.ColorJitter(**jitter), batch_format="dict")
     assert str(raised.value) == message
 
 
@@ -209,4 +209,4 @@ def test_pipelines_with_pixel_operations_out_of_place_say_where_they_go(images, 
                                                                        message):
     path, _ = images
     with pytest.raises(ValueError, match=message):
-        stoker.Loader(path, transforms=transforms)
+        stoker.Loader(path, transforms=transforms, batch_format="dict")

@@ -38,11 +38,11 @@ def half_of(dataset):
 
 def remote(url, dataset, tmp_path, workers=1, **extra):
     return stoker.Loader(url, workers=workers, cache_dir=tmp_path / "cache",
-                         cache_gb=half_of(dataset), **SETTINGS, **extra)
+                         cache_gb=half_of(dataset), **SETTINGS, **extra, batch_format="dict")
 
 
 def local(dataset, workers=1):
-    return stoker.Loader(dataset, workers=workers, **SETTINGS)
+    return stoker.Loader(dataset, workers=workers, **SETTINGS, batch_format="dict")
 
 
 def shard_gets(server):
@@ -199,7 +199,7 @@ def test_a_shard_changed_on_the_server_with_the_manifest_is_a_new_version(
     url = served(labelled, nginx_server)
     edited = write_edited(tmp_path / "edited")
     changed = [changed_shard(edited, labelled)]
-    running = stoker.Loader(url, cache_dir=tmp_path / "cache", **SETTINGS)
+    running = stoker.Loader(url, cache_dir=tmp_path / "cache", **SETTINGS, batch_format="dict")
     want = epochs(local(labelled), 2)
     got = epochs(running, 1)
     # The new version replaces the old in place, shards first, then the manifest.
@@ -212,7 +212,7 @@ def test_a_shard_changed_on_the_server_with_the_manifest_is_a_new_version(
     assert_same(got, want)
     assert len(shard_gets(nginx_server)) == before
     # A new run reads the new manifest and downloads the changed shard only.
-    fresh = stoker.Loader(url, cache_dir=tmp_path / "cache", **SETTINGS)
+    fresh = stoker.Loader(url, cache_dir=tmp_path / "cache", **SETTINGS, batch_format="dict")
     assert_same(epochs(fresh, 2), epochs(local(edited), 2))
     assert [path for path, _, _ in shard_gets(nginx_server)[before:]] == [
         f"/ds/{changed[0]}"]
@@ -327,11 +327,11 @@ def test_an_s3_object_changed_under_its_manifest_is_never_used(labelled, s3_env,
 
 def test_an_s3_dataset_pushed_again_is_a_new_version_for_new_runs(labelled, s3_env, tmp_path):
     url = pushed(labelled, s3_env, "pushed-again")
-    running = stoker.Loader(url, cache_dir=tmp_path / "cache", **SETTINGS)
+    running = stoker.Loader(url, cache_dir=tmp_path / "cache", **SETTINGS, batch_format="dict")
     got = epochs(running, 1)
     edited = write_edited(tmp_path / "edited")
     assert stoker.push(edited, url)["uploaded"] == 1, "only the changed shard is sent"
     got += epochs(running, 1, first=1)  # the version it opened, whole in its cache
     assert_same(got, epochs(local(labelled), 2))
-    fresh = stoker.Loader(url, cache_dir=tmp_path / "cache", **SETTINGS)
+    fresh = stoker.Loader(url, cache_dir=tmp_path / "cache", **SETTINGS, batch_format="dict")
     assert_same(epochs(fresh, 2), epochs(local(edited), 2))

@@ -141,15 +141,16 @@ def test_datasets_at_paths_that_are_not_utf8_are_written_and_read(tmp_path):
     for i in range(5):
         writer.append({"label": i})
     assert os.fsencode(writer.finish()) == out
-    assert [b["label"].tolist() for b in stoker.Loader(out, batch_size=5, shuffle=False)] == [
+    assert [b["label"].tolist() for b in stoker.Loader(out, batch_size=5, shuffle=False,
+                                                       batch_format="dict")] == [
         list(range(5))]
-    assert repr(os.fsdecode(out)) in repr(stoker.Loader(os.fsdecode(out)))
+    assert repr(os.fsdecode(out)) in repr(stoker.Loader(os.fsdecode(out), batch_format="dict"))
 
 
 def test_messages_with_file_names_that_are_not_utf8_show_the_bytes(tmp_path):
     missing = os.path.join(os.fsencode(tmp_path), b"gone\xe9")
     with pytest.raises(FileNotFoundError) as raised:
-        stoker.Loader(missing)
+        stoker.Loader(missing, batch_format="dict")
     assert "gone\\xe9" in str(raised.value)
 
 
@@ -158,7 +159,7 @@ def test_messages_with_file_names_that_are_not_utf8_show_the_bytes(tmp_path):
 @pytest.mark.parametrize("key", ["seed", "epoch", "position", "records"])
 @pytest.mark.parametrize("value", [-1, 2**64, 2**100, 1.5, None, "3", [1], True])
 def test_an_edited_state_dict_raises_value_error_naming_the_key(labelled, key, value):
-    loader = stoker.Loader(labelled, batch_size=16, workers=0)
+    loader = stoker.Loader(labelled, batch_size=16, workers=0, batch_format="dict")
     batches = iter(loader)
     next(batches)
     state = loader.state_dict()
@@ -172,13 +173,13 @@ def test_an_edited_state_dict_raises_value_error_naming_the_key(labelled, key, v
                                        ("position", RECORDS), ("records", RECORDS + 1),
                                        ("seed", 1)])
 def test_a_state_dict_out_of_this_loaders_range_raises_value_error(labelled, key, value):
-    loader = stoker.Loader(labelled, batch_size=16, workers=0)
+    loader = stoker.Loader(labelled, batch_size=16, workers=0, batch_format="dict")
     with pytest.raises(ValueError, match=key):
         loader.load_state_dict(dict(loader.state_dict(), **{key: value}))
 
 
 def test_a_state_dict_at_the_largest_epoch_loads(labelled):
-    loader = stoker.Loader(labelled, batch_size=16, workers=0)
+    loader = stoker.Loader(labelled, batch_size=16, workers=0, batch_format="dict")
     loader.load_state_dict(dict(loader.state_dict(), epoch=2**62, position=RECORDS - 1))
     assert loader.state_dict()["epoch"] == 2**62
 
@@ -188,7 +189,7 @@ def test_a_state_dict_at_the_largest_epoch_loads(labelled):
 def test_threads_racing_to_iterate_one_loader_get_runtime_error(labelled):
     # Both threads start at once, many times: each round, exactly the threads that did not get
     # the loader raise RuntimeError (the documented type), never anything else.
-    loader = stoker.Loader(labelled, batch_size=16, workers=1)
+    loader = stoker.Loader(labelled, batch_size=16, workers=1, batch_format="dict")
     for _ in range(20):
         barrier = threading.Barrier(3)
         outcomes = []
@@ -212,7 +213,7 @@ def test_threads_racing_to_iterate_one_loader_get_runtime_error(labelled):
 
 
 def test_state_dict_from_another_thread_while_iterating_gets_runtime_error(labelled):
-    loader = stoker.Loader(labelled, batch_size=16, workers=1)
+    loader = stoker.Loader(labelled, batch_size=16, workers=1, batch_format="dict")
     iterator = iter(loader)
     next(iterator)
     errors = []
