@@ -508,6 +508,7 @@ class Loader:
         self._path = path
         self._names = self._tuple_names(batch_format, names, last_batch == "pad")
         self._access = access
+        self._dataset_view = None  # loader.dataset
         self._shuffle_window = settings["shuffle_window"]  # the native form (0: all)
         self._dataset = _dataset_id(self._native)
         self._epoch: Optional[int] = None  # set_epoch's
@@ -655,7 +656,10 @@ class Loader:
     @property
     def dataset(self) -> LoaderDataset:
         """The dataset's length and classes (LoaderDataset)."""
-        return LoaderDataset(self._path, len(self._native), self._native.schema, self._manifest)
+        if self._dataset_view is None:  # one, so that its classes are read once
+            self._dataset_view = LoaderDataset(self._path, len(self._native),
+                                               self._native.schema, self._manifest)
+        return self._dataset_view
 
     @property
     def sampler(self) -> LoaderSampler:
