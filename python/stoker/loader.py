@@ -583,8 +583,9 @@ class Loader:
 
     def state_dict(self) -> dict:
         """Where the loader is, as a JSON-serialisable dict: restoring it (into a loader over
-        the same dataset with the same seed and batch_size, any workers or world_size) makes
-        the next iteration continue the epoch after the last batch yielded before this call."""
+        the same dataset with the same seed and batch_size, any workers, world_size or
+        batch_format) makes the next iteration continue the epoch after the last batch yielded
+        before this call."""
         with self._lock:
             self._check_thread("state_dict")
             live = self._live_iteration()
