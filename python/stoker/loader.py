@@ -508,6 +508,7 @@ class Loader:
         self._path = path
         self._names = self._tuple_names(batch_format, names, last_batch == "pad")
         self._access = access
+        self._dataset_view = None  # loader.dataset
         self._shuffle_window = settings["shuffle_window"]  # the native form (0: all)
         self._dataset = _dataset_id(self._native)
         self._epoch: Optional[int] = None  # set_epoch's
@@ -582,8 +583,9 @@ class Loader:
 
     def state_dict(self) -> dict:
         """Where the loader is, as a JSON-serialisable dict: restoring it (into a loader over
-        the same dataset with the same seed and batch_size, any workers or world_size) makes
-        the next iteration continue the epoch after the last batch yielded before this call."""
+        the same dataset with the same seed and batch_size, any workers, world_size or
+        batch_format) makes the next iteration continue the epoch after the last batch yielded
+        before this call."""
         with self._lock:
             self._check_thread("state_dict")
             live = self._live_iteration()
@@ -655,7 +657,10 @@ class Loader:
     @property
     def dataset(self) -> LoaderDataset:
         """The dataset's length and classes (LoaderDataset)."""
-        return LoaderDataset(self._path, len(self._native), self._native.schema, self._manifest)
+        if self._dataset_view is None:  # one, so that its classes are read once
+            self._dataset_view = LoaderDataset(self._path, len(self._native),
+                                               self._native.schema, self._manifest)
+        return self._dataset_view
 
     @property
     def sampler(self) -> LoaderSampler:

@@ -60,12 +60,14 @@ def test_convert_to_s3_with_a_shuffled_record_order(s3_env, tmp_path):
     assert sorted((d["dir"].rsplit("/", 1)[-1], d["records"]) for d in info["datasets"]) == [
         ("test", 10), ("train", 30)]
     assert all(d["record_order"] == {"order": "shuffled", "seed": 7} for d in info["datasets"])
-    batch = next(iter(stoker.Loader(f"{url}/train", batch_size=30, shuffle=False,
-                                    cache_dir=tmp_path / "cache",
-                                    transforms={"image": stoker.transforms.Compose([
-                                        stoker.transforms.Resize(8),
-                                        stoker.transforms.CenterCrop(8)])}, batch_format="dict")))
-    labels = batch["label"].tolist()
+    loader = stoker.Loader(f"{url}/train", batch_size=30, shuffle=False,
+                           cache_dir=tmp_path / "cache",
+                           transforms={"image": stoker.transforms.Compose([
+                               stoker.transforms.Resize(8), stoker.transforms.CenterCrop(8)])},
+                           batch_format="dict")
+    classes = [d for d in info["datasets"] if d["dir"].endswith("train")][0]["class_names"]
+    assert len(loader.dataset) == 30 and loader.dataset.classes == classes and classes
+    labels = next(iter(loader))["label"].tolist()
     assert labels != sorted(labels), "the records are not class by class"
 
 
