@@ -12,7 +12,8 @@ from typing import Optional
 
 from stoker import _device, _stoker
 from stoker._data_access import data_access
-from stoker.transforms import defer_normalization, field_specs
+from stoker._python_steps import PythonSteps, step_name
+from stoker.transforms import defer_normalization, plan_fields
 
 __all__ = ["Loader"]
 
@@ -175,6 +176,42 @@ class _Formatted:
 
     def close(self):
         self.inner.close()
+
+
+class _PythonStepsEpoch:
+    """A native epoch whose batches go through the loader's Python steps."""
+
+    def __init__(self, native_epoch, steps: PythonSteps, epoch: int, core):
+        self._native = native_epoch
+        self._steps = steps
+        self._epoch = epoch
+        self._core = core  # the LoaderCore, for its position after each batch
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        batch = next(self._native)
+        return self._steps.apply(batch, self._epoch, self._native.last_index,
+                                 self._core.state()[2])
+
+    def __len__(self):
+        return len(self._native)
+
+    @property
+    def live(self):
+        return self._native.live
+
+    @property
+    def last_padding(self):
+        return self._native.last_padding
+
+    def close(self):
+        self._native.close()
+
+
+def _python_step_names(plan) -> list:
+    return [step_name(step) for steps in plan.python.values() for step in steps]
 
 
 class LoaderDataset:
@@ -384,7 +421,11 @@ class Loader:
     unless ``transforms`` says otherwise (stoker.transforms: a mapping {field: transform}, or
     one transform for the field "image"; None in the mapping leaves a field out). Tensors view
     the loader's pooled buffers without a copy; a buffer is reused once every tensor viewing
-    it is gone (keep ``.clone()`` of what you hold across many steps). ``batch_format`` says
+    it is gone (keep ``.clone()`` of what you hold across many steps). A step stoker cannot run
+    natively (a torchvision class it does not translate, your own function) is not refused: it
+    and the steps after it run in Python on each sample the native steps made (a tensor),
+    seeded per sample, after the batch is built; ``loader.plan`` says which steps run where,
+    ``stats()["python_seconds"]`` what they cost. ``batch_format`` says
     how a batch holds them: a sequence of field names gives tuples of those fields in that
     order (``("image", "label")``: ``for image, target in loader``, as with a DataLoader over
     ImageFolder), and the fields it does not name are not read; "tuple" every field in the
@@ -488,7 +529,14 @@ class Loader:
         if names is not None:
             transforms = _transforms_for_names(transforms, names, self._native.schema,
                                                last_batch == "pad")
-        specs = field_specs(transforms, self._native.schema)
+        plan = plan_fields(transforms, self._native.schema)
+        specs = plan.specs
+        if plan.python and cuda:
+            raise ValueError(
+                f"the steps of {', '.join(map(repr, plan.python))} that run in Python "
+                f"({', '.join(_python_step_names(plan))}) run on CPU batches: use device='cpu' "
+                "and move each batch (batch.to('cuda', non_blocking=True)), or only steps "
+                "stoker runs natively (stoker.transforms)")
         if last_batch == "pad" and any(spec["name"] == VALID for spec in specs):
             raise ValueError(f"last_batch='pad' adds the field {VALID!r}, which {path} has: "
                              f"leave it out (transforms={{{VALID!r}: None}})")
@@ -505,6 +553,8 @@ class Loader:
             name: _device.normalizer(torch, *_stoker.normalization(shapes[name], mean, std),
                                      len(shapes[name]), self._device)
             for name, (mean, std) in deferred.items()}
+        self._plan = plan
+        self._python = PythonSteps(torch, plan.python, seed, rank, on_error)
         self._path = path
         self._names = self._tuple_names(batch_format, names, last_batch == "pad")
         self._access = access
@@ -555,6 +605,8 @@ class Loader:
                                      shuffle_window=self._shuffle_window)
             self._resume = False
             iteration = self._native.epoch(epoch)
+            if self._python:
+                iteration = _PythonStepsEpoch(iteration, self._python, epoch, self._native)
             if self._native.options["last_batch"] == "pad":
                 iteration = _ValidMasks(self._torch, iteration)
             if self._device.type == "cuda":
@@ -685,13 +737,26 @@ class Loader:
 
     @property
     def fields(self) -> list:
-        """The batch's fields: [(name, dtype, per-sample shape)], as delivered."""
-        return [(name, "float32" if name in self._normalize else dtype, shape)
+        """The batch's fields: [(name, dtype, per-sample shape)], as delivered; (name, None,
+        None) for a field whose last steps run in Python (their output decides)."""
+        return [(name, None, None) if name in self._plan.python else
+                (name, "float32" if name in self._normalize else dtype, shape)
                 for name, dtype, shape in self._native.fields]
 
+    @property
+    def plan(self) -> dict:
+        """Every field's steps and where each runs: {field: [(step, "native" or "python")]}.
+        The native operations run on the loader's worker threads; the Python steps (what
+        stoker.transforms cannot translate) after them, in the iterating thread
+        (stoker/_python_steps.py)."""
+        return self._plan.describe()
+
     def stats(self) -> dict:
-        """Time per stage and counts since the loader was made (summed over its threads)."""
-        return self._native.stats()
+        """Time per stage and counts since the loader was made (summed over its threads);
+        "python_seconds" and "python_skipped": the Python steps' time and the samples they
+        dropped (on_error="skip")."""
+        return dict(self._native.stats(), python_seconds=self._python.seconds,
+                    python_skipped=self._python.skipped)
 
     def __repr__(self):
         o = self._native.options

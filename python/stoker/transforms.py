@@ -1,55 +1,46 @@
 """Per-field transforms for stoker.Loader, named and composed like torchvision's.
 
 They run in the loader's native worker threads, not in Python: each field's pipeline is
-translated into one of the loader's native field transforms. The pipelines it knows:
+translated into native operations, in the order of their roles:
 
-* a fixed uint8 field (e.g. Fashion-MNIST's ``image``, ``[1, 28, 28]``):
-  ``ToTensor()`` (float32 in [0, 1]), ``Normalize(mean, std)`` (float32
-  ``(x / 255 - mean) / std``: like torchvision's ``ToTensor`` then ``Normalize``), or both;
-  no transform copies it as stored;
-* an encoded-image field (JPEG/PNG bytes, as ``stoker convert imagefolder`` stores them):
-  ``RandomResizedCrop(size)`` optionally followed by ``RandomHorizontalFlip()`` (training), or
-  ``Resize(n)`` then ``CenterCrop(size)`` (evaluation); then ``ToTensor()`` and/or
-  ``Normalize(mean, std)`` for float32 ``[3, size, size]``, or nothing for uint8 as resized
-  (``PILToTensor``'s values, to normalise on the device);
-* any other fixed field: copied as stored.
+* a source, for an encoded-image field (JPEG/PNG bytes): ``RandomResizedCrop(size)`` or
+  ``Resize(n)`` + ``CenterCrop(size)``, PIL's antialiased ``interpolation`` (bilinear, bicubic;
+  timm's "random" on the crop); a ``RandomHorizontalFlip`` right after the crop is fused into it;
+  a fixed uint8 field (``[C, H, W]``) is its own source;
+* image operations on uint8 (``ColorJitter``, ``RandomGrayscale``, the flips, ... every class
+  built from the native description, ``stoker ops``);
+* ``ToTensor()`` and/or ``Normalize(mean, std)`` (float32 ``(x / 255 - mean) / std``); without
+  them the field stays uint8 (``PILToTensor``'s values, to normalise on the device);
+* float operations (``RandomErasing``).
 
-Colour operations go right after the crop (or first, on a fixed uint8 image), before
-``ToTensor``/``Normalize``: ``ColorJitter(brightness, contrast, saturation, hue)``,
-``RandomGrayscale(p)`` and whatever else the native library has, torchvision's to the pixel.
-Their classes are built from the native operations' description (``stoker._stoker.operations()``,
-the same that ``stoker ops`` lists), which also gives the bounds checked here: a wrong parameter
-raises the same one-line ValueError as the CLI's ``--augment``.
+torchvision's own classes (transforms v1 and v2, ``Compose`` of them) and timm's
+(``RandomResizedCropAndInterpolation``, ``MaybeToTensor``) translate through one table
+(``_TRANSLATIONS``), with the same checks; ``ToDtype(torch.float32, scale=True)`` and
+``ConvertImageDtype(torch.float)`` are ``ToTensor``; ``PILToTensor``, ``ToImage`` and
+``ToPureTensor`` may stand anywhere. A pipeline stoker cannot run raises one ValueError naming
+every step it cannot run. Parameters are checked by the native registry: a wrong one raises the
+CLI's one-line message.
 
-Anything else raises one ValueError naming every step stoker cannot run (and what is
-supported). torchvision's own classes of the same names (and a ``torchvision.transforms.Compose``
-of them) are accepted too and translated, with the same checks, ``ColorJitter`` and
-``RandomGrayscale`` of transforms and transforms.v2 included, and so are the dtype steps of
-torchvision's reference presets: ``ToDtype(torch.float32, scale=True)`` (v2) and
-``ConvertImageDtype(torch.float)`` (v1) are ``ToTensor`` (other dtypes, or ``scale=False``, are
-refused), while ``PILToTensor``, ``ToImage`` and ``ToPureTensor`` only say the image is a uint8
-tensor and may stand anywhere (a ColorJitter range stoker cannot draw, such as ``brightness=(0.5, 0.8)``, raises a
-one-line ValueError). Pixels are torchvision's (PIL's decode and antialiased bilinear resize)
-up to float rounding (uint8 byte for byte). The fast mode is opt-in: ``dct_scaling=True`` on
-stoker's ``RandomResizedCrop`` and ``Resize`` (the CLI's ``--dct-scaling``) decodes JPEGs at
-1/2 or 1/4 scale when the crop still covers the output: faster, pixels slightly different.
-Random crops, flips and colour changes draw from each sample's own stream of (seed, epoch,
-index): the same for any number of workers, not the same draws as torchvision's.
+Pixels are torchvision's with PIL (decode, resize) byte for byte in uint8, to float rounding in
+float32. ``dct_scaling=True`` on the crops is the opt-in fast mode: JPEGs decoded at 1/2 or 1/4
+scale where the crop still covers the output (pixels slightly different). Random steps draw
+from each sample's own stream of (seed, epoch, index): the same for any number of workers, not
+the same draws as torchvision's.
 """
 
 from __future__ import annotations
 
 import inspect
 import math
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
-from stoker import _stoker
+from stoker import _python_steps, _stoker
 
-__all__ = ["Compose", "ToTensor", "PILToTensor", "Normalize", "RandomResizedCrop",
-           "RandomHorizontalFlip", "Resize", "CenterCrop"]
+__all__ = ["Compose", "ToTensor", "PILToTensor", "Normalize", "RandomResizedCrop", "Resize",
+           "CenterCrop"]
 
 # The native operations by name (pipeline/op_registry.h): their parameters' bounds are read from
-# here, and the pixel operations' classes are built from it (below).
+# here, and the pixel and float operations' classes are built from it (below).
 _OPERATIONS = {op["name"]: op for op in _stoker.operations()}
 
 
@@ -124,43 +115,51 @@ class Normalize:
         return f"Normalize(mean={self.mean}, std={self.std})"
 
 
+def _interpolation(name: str, op: str, mode) -> str:
+    """The native interpolation of `mode`: a name ("bilinear", "bicubic"; "random" where `op`
+    takes it), torchvision's InterpolationMode, PIL's number (2, 3), or timm's tuple of
+    bilinear and bicubic (its "random")."""
+    if isinstance(mode, (tuple, list)):
+        modes = {_interpolation(name, op, m) for m in mode}
+        mode = "random" if modes == {"bilinear", "bicubic"} else modes.pop() if len(modes) == 1 \
+            else mode
+    mode = getattr(mode, "value", mode)
+    mode = {2: "bilinear", 3: "bicubic"}.get(mode, mode) if not isinstance(mode, bool) else mode
+    choices = _param(op, "interpolation")["choices"]
+    if mode not in choices:
+        raise ValueError(f"{name}: interpolation must be {' or '.join(choices)} (PIL's "
+                         f"antialiased filters), not {mode!r}")
+    return mode
+
+
 class RandomResizedCrop:
-    """torchvision's RandomResizedCrop (bilinear, antialiased) of an encoded image.
+    """torchvision's RandomResizedCrop of an encoded image, PIL's antialiased bilinear or
+    bicubic filter (or "random": either per sample, timm's).
 
     ``dct_scaling=True`` (the fast mode) lets JPEGs decode at 1/2 or 1/4 scale when the crop
     still covers the output: faster, pixels slightly different from a full decode
     (docs/BENCHMARKS.md).
     """
 
-    def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0), dct_scaling=False):
+    def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0),
+                 interpolation="bilinear", dct_scaling=False):
         self.size = _square_size("RandomResizedCrop", size, "random_resized_crop")
         self.scale = _pair("RandomResizedCrop", "scale", scale)
         self.ratio = _pair("RandomResizedCrop", "ratio", ratio)
+        self.interpolation = _interpolation("RandomResizedCrop", "random_resized_crop",
+                                            interpolation)
         self.dct_scaling = bool(dct_scaling)
 
     def __repr__(self):
-        return f"RandomResizedCrop({self.size}, scale={self.scale}, ratio={self.ratio})"
-
-
-class RandomHorizontalFlip:
-    """Flips with probability p (after RandomResizedCrop)."""
-
-    def __init__(self, p=0.5):
-        p = float(p)
-        bounds = _param("random_resized_crop", "flip")
-        if not bounds["min"] <= p <= bounds["max"]:
-            raise ValueError(f"RandomHorizontalFlip: p must be in [{bounds['min']:g}, "
-                             f"{bounds['max']:g}], not {p}")
-        self.p = p
-
-    def __repr__(self):
-        return f"RandomHorizontalFlip(p={self.p})"
+        return (f"RandomResizedCrop({self.size}, scale={self.scale}, ratio={self.ratio}, "
+                f"interpolation={self.interpolation!r})")
 
 
 class Resize:
-    """The shorter side resized to ``size`` (bilinear, antialiased); then CenterCrop."""
+    """The shorter side resized to ``size`` (PIL's antialiased bilinear or bicubic); then
+    CenterCrop."""
 
-    def __init__(self, size, dct_scaling=False):
+    def __init__(self, size, interpolation="bilinear", dct_scaling=False):
         if isinstance(size, Sequence) and len(size) == 1:
             size = size[0]
         largest = _param("center_crop", "resize")["max"]
@@ -168,10 +167,11 @@ class Resize:
             raise ValueError(f"Resize: size must be one positive int (the shorter side) up to "
                              f"{largest}, not {size!r}")
         self.size = size
+        self.interpolation = _interpolation("Resize", "center_crop", interpolation)
         self.dct_scaling = bool(dct_scaling)
 
     def __repr__(self):
-        return f"Resize({self.size})"
+        return f"Resize({self.size}, interpolation={self.interpolation!r})"
 
 
 class CenterCrop:
@@ -184,9 +184,10 @@ class CenterCrop:
         return f"CenterCrop({self.size})"
 
 
-class _PixelOperation:
-    """A native pixel operation (a colour change of a uint8 image), its parameters checked by
-    the registry as the CLI's --augment checks them; subclasses are built by _pixel_class."""
+class _NativeOperation:
+    """A native pixel operation (uint8 image in place: a colour change, a flip) or float
+    operation (float image in place, after Normalize: RandomErasing), its parameters checked by
+    the registry as the CLI's --augment checks them; subclasses are built by _native_class."""
 
     _op = ""  # the native operation's name
     __signature__ = inspect.Signature()
@@ -214,29 +215,26 @@ class _PixelOperation:
         return f"{type(self).__name__}({args})"
 
 
-def _pixel_class(op: dict) -> type:
-    """The class of native pixel operation `op` (its description): the parameters in order,
+def _native_class(op: dict) -> type:
+    """The class of native operation `op` (its description): the parameters in order,
     positional or keyword, with their defaults."""
     params = [inspect.Parameter(p["name"], inspect.Parameter.POSITIONAL_OR_KEYWORD,
                                 default=p["default"]) for p in op["params"]]
     doc = "\n".join([op["doc"] + ".", ""] + [f"{p['name']}: {p['doc']}" for p in op["params"]])
-    return type(op["python_class"], (_PixelOperation,),
-                {"_op": op["name"], "__doc__": doc, "__module__": __name__,
+    return type(op["python_class"], (_NativeOperation,),
+                {"_op": op["name"], "_role": op["role"], "__doc__": doc, "__module__": __name__,
                  "__signature__": inspect.Signature(params)})
 
 
-_PIXEL_CLASSES = {op["python_class"]: _pixel_class(op) for op in _OPERATIONS.values()
-                  if op["role"] == "pixel"}
-globals().update(_PIXEL_CLASSES)
-__all__ += sorted(_PIXEL_CLASSES)
+_NATIVE_CLASSES = {op["python_class"]: _native_class(op) for op in _OPERATIONS.values()
+                   if op["role"] in ("pixel", "float")}
+globals().update(_NATIVE_CLASSES)
+__all__ += sorted(_NATIVE_CLASSES)
+_PIXEL_NAMES = sorted(name for name, cls in _NATIVE_CLASSES.items() if cls._role == "pixel")
+_FLOAT_NAMES = sorted(name for name, cls in _NATIVE_CLASSES.items() if cls._role == "float")
 
 _SUPPORTED = ", ".join(["Compose", "ToTensor", "PILToTensor", "Normalize", "RandomResizedCrop",
-                        "RandomHorizontalFlip", "Resize", "CenterCrop", *sorted(_PIXEL_CLASSES)])
-
-
-def _interpolation_is_bilinear(t) -> bool:
-    mode = getattr(t, "interpolation", None)
-    return mode is None or getattr(mode, "value", mode) in ("bilinear", 2)
+                        "Resize", "CenterCrop", *sorted(_NATIVE_CLASSES)])
 
 
 def _jitter_amount(name: str, bounds, center: float) -> float:
@@ -256,60 +254,93 @@ def _jitter_amount(name: str, bounds, center: float) -> float:
 
 def _color_jitter(t):
     """stoker's ColorJitter of torchvision's `t` (transforms' or v2's)."""
-    return _PIXEL_CLASSES["ColorJitter"](
+    return _NATIVE_CLASSES["ColorJitter"](
         brightness=_jitter_amount("brightness", t.brightness, 1.0),
         contrast=_jitter_amount("contrast", t.contrast, 1.0),
         saturation=_jitter_amount("saturation", t.saturation, 1.0),
         hue=_jitter_amount("hue", t.hue, 0.0))
 
 
+def _random_erasing(t):
+    """stoker's RandomErasing of torchvision's `t`: v2 keeps value as a list (None for
+    "random"), v1 as given ("random", a number or a tuple)."""
+    value = t.value
+    if value is None or value == "random":
+        return _NATIVE_CLASSES["RandomErasing"](t.p, t.scale, t.ratio, fill="random")
+    return _NATIVE_CLASSES["RandomErasing"](t.p, t.scale, t.ratio, value=value)
+
+
 def _float32(dtype) -> bool:
     return str(dtype) == "torch.float32"  # torch.float is torch.float32; torch not imported
 
 
-def _from_torchvision(t):
-    """stoker's equivalent of torchvision transform `t`, or None for a step with nothing to do
-    (ToImage, ToPureTensor: the image is a uint8 tensor already); ValueError if there is
-    none."""
-    name = type(t).__name__
-    if name in ("RandomResizedCrop", "Resize") and not _interpolation_is_bilinear(t):
-        raise ValueError(f"torchvision {name} with interpolation {t.interpolation}: stoker "
-                         "resizes bilinearly (antialiased, as PIL) only")
-    if name == "Resize" and getattr(t, "max_size", None) is not None:
-        raise ValueError("torchvision Resize with max_size is not supported")
-    if name == "Normalize" and getattr(t, "inplace", False):
-        raise ValueError("torchvision Normalize(inplace=True) is not supported")
-    if name in ("ToImage", "ToPureTensor"):
-        return None
-    if name == "ToDtype":
-        if not _float32(t.dtype) or not t.scale:
-            raise ValueError(f"torchvision ToDtype(dtype={t.dtype}, scale={t.scale}): stoker "
-                             "converts images to torch.float32 with scale=True only")
-        return ToTensor()
-    if name == "ConvertImageDtype":
+def _to_float(t):
+    """ToDtype(float32, scale=True) and ConvertImageDtype(float32): ToTensor."""
+    if type(t).__name__ == "ConvertImageDtype":
         if not _float32(t.dtype):
             raise ValueError(f"torchvision ConvertImageDtype({t.dtype}): stoker converts "
                              "images to torch.float32 (torch.float) only")
-        return ToTensor()
-    if name == "ToTensor":
-        return ToTensor()
-    if name == "PILToTensor":
-        return PILToTensor()
-    if name == "Normalize":
-        return Normalize(t.mean, t.std)
-    if name == "RandomResizedCrop":
-        return RandomResizedCrop(t.size, t.scale, t.ratio)
-    if name == "RandomHorizontalFlip":
-        return RandomHorizontalFlip(t.p)
-    if name == "Resize":
-        return Resize(t.size)
-    if name == "CenterCrop":
-        return CenterCrop(t.size)
-    if name == "ColorJitter":
-        return _color_jitter(t)
-    if name == "RandomGrayscale":
-        return _PIXEL_CLASSES["RandomGrayscale"](t.p)
-    raise _Unknown(f"torchvision transform {name} is not supported by stoker.Loader")
+    elif not _float32(t.dtype) or not t.scale:
+        raise ValueError(f"torchvision ToDtype(dtype={t.dtype}, scale={t.scale}): stoker "
+                         "converts images to torch.float32 with scale=True only")
+    return ToTensor()
+
+
+def _resize(t):
+    if getattr(t, "max_size", None) is not None:
+        raise ValueError("torchvision Resize with max_size is not supported")
+    return Resize(t.size, interpolation=t.interpolation)
+
+
+def _normalize(t):
+    if getattr(t, "inplace", False):
+        raise ValueError("torchvision Normalize(inplace=True) is not supported")
+    return Normalize(t.mean, t.std)
+
+
+def _same_parameters(cls: type):
+    """The translation of a torchvision class into native class `cls` whose parameters are
+    the torchvision object's attributes of the same names (RandomInvert's p, RandomPosterize's
+    bits and p, ...)."""
+    names = list(cls.__signature__.parameters)
+    return lambda t: cls(**{n: getattr(t, n) for n in names if hasattr(t, n)})
+
+
+# torchvision's classes (transforms v1 and v2, the same names) and timm's, by class name, and
+# their stoker step: None for a step with nothing to do (ToImage, ToPureTensor: the image is a
+# uint8 tensor already). Every native class whose python_class is a torchvision name and whose
+# parameters are its attributes translates without a line here (_same_parameters).
+_TRANSLATIONS = {
+    "ToImage": lambda t: None,
+    "ToPureTensor": lambda t: None,
+    "PILToTensor": lambda t: PILToTensor(),
+    "ToTensor": lambda t: ToTensor(),
+    "ToDtype": _to_float,
+    "ConvertImageDtype": _to_float,
+    "Normalize": _normalize,
+    "RandomResizedCrop": lambda t: RandomResizedCrop(t.size, t.scale, t.ratio,
+                                                     interpolation=t.interpolation),
+    "Resize": _resize,
+    "CenterCrop": lambda t: CenterCrop(t.size),
+    "ColorJitter": _color_jitter,
+    "RandomErasing": _random_erasing,
+    # timm's (timm.data.transforms): its crop with "random" interpolation, its tensor steps.
+    "RandomResizedCropAndInterpolation": lambda t: RandomResizedCrop(
+        t.size, t.scale, t.ratio, interpolation=t.interpolation),
+    "MaybeToTensor": lambda t: ToTensor(),
+    "MaybePILToTensor": lambda t: PILToTensor(),
+}
+for _name, _cls in _NATIVE_CLASSES.items():
+    _TRANSLATIONS.setdefault(_name, _same_parameters(_cls))
+
+
+def _from_torchvision(t):
+    """stoker's equivalent of torchvision's (or timm's) transform `t`, or None for a step with
+    nothing to do; ValueError if there is none."""
+    name = type(t).__name__
+    if name not in _TRANSLATIONS:
+        raise _Unknown(f"torchvision transform {name} is not supported by stoker.Loader")
+    return _TRANSLATIONS[name](t)
 
 
 class _Unknown(ValueError):
@@ -317,42 +348,58 @@ class _Unknown(ValueError):
 
 
 def _stoker_transform(t):
-    if isinstance(t, (Compose, ToTensor, PILToTensor, Normalize, RandomResizedCrop,
-                      RandomHorizontalFlip, Resize, CenterCrop, _PixelOperation)):
+    if isinstance(t, (Compose, ToTensor, PILToTensor, Normalize, RandomResizedCrop, Resize,
+                      CenterCrop, _NativeOperation)):
         return t
-    if type(t).__module__.startswith("torchvision.transforms"):
+    if type(t).__module__.startswith(("torchvision.transforms", "timm.data")):
         return _from_torchvision(t)
     raise _Unknown(f"{type(t).__name__} is not a transform stoker.Loader runs")
 
 
-def _collect(transform, steps: list, problems: list) -> None:
-    """Appends to `steps` the stoker transforms of `transform` (Compose nests flattened; the
-    markers PILToTensor, ToImage and ToPureTensor, which leave a uint8 image as it is, left
-    out wherever they stand), and to `problems` (ValueError, ...) for each step it cannot
-    run."""
+_STOKER_CLASSES = (Compose, ToTensor, PILToTensor, Normalize, RandomResizedCrop, Resize,
+                   CenterCrop, _NativeOperation)
+
+
+def _flatten(transform) -> list:
+    """The steps of `transform`, Compose nests (stoker's and torchvision's) flattened."""
     if isinstance(transform, Compose) or (
             type(transform).__name__ == "Compose" and
             type(transform).__module__.startswith("torchvision.transforms")):
-        for inner in transform.transforms:
-            _collect(inner, steps, problems)
-        return
-    try:
-        t = _stoker_transform(transform)
-    except ValueError as e:
-        problems.append(e)
-        return
-    if t is not None and not isinstance(t, PILToTensor):
-        steps.append(t)
+        return [step for inner in transform.transforms for step in _flatten(inner)]
+    return [transform]
 
 
-def _steps(field: str, transform) -> list:
-    """The flat list of stoker transforms in `transform`; a ValueError naming every step
+def _split(field: str, transform, python: Optional[list]) -> tuple:
+    """The stoker transforms of `transform` that run natively (the markers PILToTensor, ToImage
+    and ToPureTensor, which leave a uint8 image as it is, left out wherever they stand), and
+    why the first step that does not cannot (None if all do). With `python` a list, that step
+    and every step after it go there, to run in Python; without, a ValueError names every step
     stoker cannot run, all at once."""
     steps: List = []
+    why = None
     problems: List[ValueError] = []
-    _collect(transform, steps, problems)
+    for original in _flatten(transform):
+        if python:
+            if isinstance(original, _STOKER_CLASSES):
+                raise ValueError(
+                    f"field '{field}': stoker.transforms.{type(original).__name__} cannot follow "
+                    f"a step that runs in Python ({_python_steps.step_name(python[0])}); use "
+                    f"torchvision's {type(original).__name__} there")
+            python.append(original)
+            continue
+        try:
+            t = _stoker_transform(original)
+        except ValueError as e:
+            if python is None or not callable(original):
+                problems.append(e)
+            else:
+                python.append(original)
+                why = str(e)
+            continue
+        if t is not None and not isinstance(t, PILToTensor):
+            steps.append(t)
     if not problems:
-        return steps
+        return steps, why
     text = "; ".join(str(p) for p in problems)
     if len(problems) > 1:
         text = f"field '{field}': {len(problems)} steps stoker.Loader cannot run: {text}"
@@ -363,26 +410,30 @@ def _steps(field: str, transform) -> list:
     raise ValueError(text)
 
 
-def _pixel_steps(steps: list) -> tuple:
-    """The native calls of the pixel operations that start `steps`, and the steps after them."""
+def _native_steps(steps: list, role: str) -> tuple:
+    """The native calls of the operations of `role` that start `steps`, and the steps after."""
     n = 0
-    while n < len(steps) and isinstance(steps[n], _PixelOperation):
+    while n < len(steps) and getattr(steps[n], "_role", None) == role:
         n += 1
     return [step.native() for step in steps[:n]], steps[n:]
 
 
 def _tensor_tail(field: str, steps: list) -> list:
-    """The native calls of the output steps after the pixels: none (uint8 as is) or normalize."""
+    """The native calls of the steps after the pixel operations: none (uint8 as is), or
+    ToTensor and/or Normalize (normalize) followed by float operations."""
     names = [type(s).__name__ for s in steps]
     if not names:
         return []
-    if names == ["ToTensor"]:
-        return [{"op": "normalize", "mean": [0.0], "std": [1.0]}]
-    if names in (["Normalize"], ["ToTensor", "Normalize"]):
-        return [{"op": "normalize", "mean": steps[-1].mean, "std": steps[-1].std}]
-    raise ValueError(f"field '{field}': after the crop, stoker supports nothing, ToTensor, "
-                     f"Normalize or ToTensor + Normalize, not {' + '.join(names)} "
-                     f"({', '.join(sorted(_PIXEL_CLASSES))} come right after the crop)")
+    made_float = 2 if names[:2] == ["ToTensor", "Normalize"] else \
+        1 if names[:1] in (["ToTensor"], ["Normalize"]) else 0
+    floats, rest = _native_steps(steps[made_float:], "float")
+    if made_float and not rest:
+        last = steps[made_float - 1]
+        mean, std = (last.mean, last.std) if isinstance(last, Normalize) else ([0.0], [1.0])
+        return [{"op": "normalize", "mean": mean, "std": std}, *floats]
+    raise ValueError(f"field '{field}': after the crop, stoker supports nothing or ToTensor "
+                     f"and/or Normalize, then {', '.join(_FLOAT_NAMES)}; not "
+                     f"{' + '.join(names)} ({', '.join(_PIXEL_NAMES)} come right after the crop)")
 
 
 def _encoded_image_spec(field: str, steps: list) -> dict:
@@ -391,22 +442,23 @@ def _encoded_image_spec(field: str, steps: list) -> dict:
         crop = steps[0]
         flip = 0.0
         rest = steps[1:]
-        if rest and isinstance(rest[0], RandomHorizontalFlip):
-            flip = rest[0].p
+        if rest and type(rest[0]).__name__ == "RandomHorizontalFlip":
+            flip = rest[0].p  # fused into the crop's resize
             rest = rest[1:]
         source = {"op": "random_resized_crop", "size": crop.size, "scale": list(crop.scale),
-                  "ratio": list(crop.ratio), "flip": flip, "dct_scaling": crop.dct_scaling}
+                  "ratio": list(crop.ratio), "flip": flip,
+                  "interpolation": crop.interpolation, "dct_scaling": crop.dct_scaling}
     elif names[:2] == ["Resize", "CenterCrop"]:
         source = {"op": "center_crop", "size": steps[1].size, "resize": steps[0].size,
-                  "dct_scaling": steps[0].dct_scaling}
+                  "interpolation": steps[0].interpolation, "dct_scaling": steps[0].dct_scaling}
         rest = steps[2:]
     else:
         raise ValueError(
             f"field '{field}' holds encoded images of varying size: its transforms must start "
-            f"with RandomResizedCrop [+ RandomHorizontalFlip] or Resize + CenterCrop, then "
-            f"optionally {' or '.join(sorted(_PIXEL_CLASSES))}, then ToTensor and/or Normalize; "
-            f"got {' + '.join(names) or 'nothing'}")
-    pixels, rest = _pixel_steps(rest)
+            f"with RandomResizedCrop or Resize + CenterCrop, then optionally "
+            f"{' or '.join(_PIXEL_NAMES)}, then ToTensor and/or Normalize, then optionally "
+            f"{' or '.join(_FLOAT_NAMES)}; got {' + '.join(names) or 'nothing'}")
+    pixels, rest = _native_steps(rest, "pixel")
     return {"name": field, "ops": [source, *pixels, *_tensor_tail(field, rest)]}
 
 
@@ -417,21 +469,45 @@ def _fixed_spec(field: str, dtype: str, steps: list) -> dict:
     if dtype != "uint8":
         raise ValueError(f"field '{field}' ({dtype}) is copied as stored; transforms apply to "
                          f"uint8 and encoded-image fields, not {' + '.join(names)}")
-    if any(isinstance(s, (RandomResizedCrop, RandomHorizontalFlip, Resize, CenterCrop))
-           for s in steps):
+    if any(isinstance(s, (RandomResizedCrop, Resize, CenterCrop)) for s in steps):
         raise ValueError(f"field '{field}' is a fixed-size uint8 array: stoker supports "
-                         f"ToTensor and/or Normalize on it, not {' + '.join(names)} (crops and "
-                         f"flips need an encoded-image field)")
-    pixels, rest = _pixel_steps(steps)
+                         f"{', '.join(_PIXEL_NAMES)}, ToTensor and/or Normalize and "
+                         f"{', '.join(_FLOAT_NAMES)} on it, not {' + '.join(names)} (crops "
+                         f"need an encoded-image field)")
+    pixels, rest = _native_steps(steps, "pixel")
     return {"name": field, "ops": pixels + _tensor_tail(field, rest)}
 
 
-def field_specs(transforms, schema: List[dict]) -> List[dict]:
-    """The loader's native field specs for `transforms` over a dataset of `schema`.
+class FieldPlan:
+    """How the loader makes a batch's fields: ``specs``, the native calls of each field;
+    ``python``, {field: [steps]} of the fields with steps that run in Python after them
+    (stoker/_python_steps.py)."""
+
+    def __init__(self, specs: List[dict], python: Dict[str, list]):
+        self.specs = specs
+        self.python = python
+
+    def describe(self) -> Dict[str, list]:
+        """{field: [(step, "native" or "python"), ...]}: every field's steps and where each
+        runs, native operations as their calls (``random_resized_crop(size=224, ...)``)."""
+        out = {}
+        for spec in self.specs:
+            rows = [(f"{call['op']}({', '.join(f'{k}={v!r}' for k, v in call.items() if k != 'op')})",
+                     "native") for call in spec["ops"]]
+            rows += [(_python_steps.step_name(step), "python")
+                     for step in self.python.get(spec["name"], [])]
+            out[spec["name"]] = rows
+        return out
+
+
+def plan_fields(transforms, schema: List[dict], allow_python: bool = True) -> FieldPlan:
+    """The loader's plan for `transforms` over a dataset of `schema`.
 
     `transforms` is None, a mapping {field: transform or None} (None leaves the field out),
     or one transform (a Compose) for the field "image". Fields without a transform are
-    copied as stored; an encoded-image field must have one (or be left out with None).
+    copied as stored; an encoded-image field must have one (or be left out with None) that
+    starts natively with a crop. With `allow_python`, steps stoker cannot run natively run in
+    Python after the native ones; without, they are a ValueError naming them all.
     """
     by_name: Dict[str, dict] = {f["name"]: f for f in schema}
     if transforms is None:
@@ -449,18 +525,34 @@ def field_specs(transforms, schema: List[dict]) -> List[dict]:
             raise ValueError(f"transforms name the field '{name}', which the dataset lacks "
                              f"(fields: {', '.join(by_name)})")
     specs = []
+    python: Dict[str, list] = {}
     for field in schema:
         name = field["name"]
         if name in mapping and mapping[name] is None:
             continue
-        steps = _steps(name, mapping[name]) if name in mapping else []
-        if field["dtype"] == "bytes":
-            specs.append(_encoded_image_spec(name, steps))
-        else:
-            specs.append(_fixed_spec(name, field["dtype"], steps))
+        in_python: Optional[list] = [] if allow_python else None
+        steps, why = _split(name, mapping[name], in_python) if name in mapping else ([], None)
+        try:
+            if field["dtype"] == "bytes":
+                specs.append(_encoded_image_spec(name, steps))
+            else:
+                specs.append(_fixed_spec(name, field["dtype"], steps))
+        except ValueError as e:
+            if not in_python:
+                raise
+            raise ValueError(f"{e}; the steps from {_python_steps.step_name(in_python[0])} on "
+                             f"would run in Python, after the native ones ({why})") from None
+        if in_python:
+            python[name] = in_python
     if not specs:
         raise ValueError("the transforms leave no field in the batch")
-    return specs
+    return FieldPlan(specs, python)
+
+
+def field_specs(transforms, schema: List[dict]) -> List[dict]:
+    """The native field specs of `transforms` over `schema`, every step native (plan_fields
+    without Python steps)."""
+    return plan_fields(transforms, schema, allow_python=False).specs
 
 
 def defer_normalization(specs: List[dict]) -> tuple:

@@ -131,9 +131,16 @@ import sys, time
 import stoker, stoker.loader
 path = sys.argv[1]
 # Each batch costs 2 s of a worker's CPU: the main thread sits in the wait for it.
-specs = stoker.loader.field_specs
-stoker.loader.field_specs = lambda t, s: specs(t, s) + [
-    {"name": "cost", "ops": [{"op": "busy_wait", "microseconds": 125_000}]}]
+plan_fields = stoker.loader.plan_fields
+
+
+def with_cost(*args):
+    plan = plan_fields(*args)
+    plan.specs.append({"name": "cost", "ops": [{"op": "busy_wait", "microseconds": 125_000}]})
+    return plan
+
+
+stoker.loader.plan_fields = with_cost
 loader = stoker.Loader(path, batch_size=16, workers=1, prefetch=1, shuffle=False)
 try:
     for batch in loader:

@@ -190,12 +190,15 @@ def test_torchvisions_colour_classes_translate(noise, module):
      "only; give hue as one number a"),
 ])
 @pytest.mark.parametrize("module", [T, T2])
-def test_a_torchvision_range_stoker_cannot_draw_is_a_one_line_error(noise, module, jitter,
-                                                                    message):
-    path, _ = noise
+def test_a_torchvision_range_stoker_cannot_draw_runs_in_python(noise, module, jitter, message):
+    path, images = noise
     with pytest.raises(ValueError) as raised:
-        stoker.Loader(path, transforms=module.ColorJitter(**jitter), batch_format="dict")
+        S._stoker_transform(module.ColorJitter(**jitter))
     assert str(raised.value) == message
+    loader = stoker.Loader(path, batch_size=64, transforms=module.ColorJitter(**jitter),
+                           batch_format="dict")
+    assert [where for _, where in loader.plan["image"]] == ["python"]
+    assert next(iter(loader))["image"].shape == images.shape
 
 
 @pytest.mark.parametrize("transforms, message", [

@@ -247,6 +247,7 @@ class BoundEpoch {
       out[shared_->names[f]] = shared_->to_tensor(to_dlpack(batch_.fields[f], batch_.owner));
     batch_.owner.reset();  // the tensors alone keep the buffer from the pool
     last_padding_ = batch_.padding;
+    last_index_ = batch_.index;
     return out;
   }
 
@@ -263,6 +264,8 @@ class BoundEpoch {
 
   // Samples at the end of the last batch returned that are padding (HostBatch::padding).
   int64_t last_padding() const { return last_padding_; }
+  // The last batch's number within its epoch on this rank (HostBatch::index).
+  int64_t last_index() const { return last_index_; }
 
   BoundEpoch(BoundEpoch&&) = default;
   ~BoundEpoch() { end_epoch(); }
@@ -281,6 +284,7 @@ class BoundEpoch {
   int64_t size_ = 0;
   HostBatch batch_;  // reused: its vectors keep their capacity
   int64_t last_padding_ = 0;
+  int64_t last_index_ = 0;
 
   // Ends the epoch with the GIL released: its workers are joined, and a worker may be inside a
   // call that takes the GIL (a pinned-memory allocator given from Python), or just slow.
@@ -365,6 +369,7 @@ void register_loader(py::module_& module) {
       .def("close", &BoundEpoch::close)
       .def_property_readonly("live", &BoundEpoch::live)
       .def_property_readonly("last_padding", &BoundEpoch::last_padding)
+      .def_property_readonly("last_index", &BoundEpoch::last_index)
       .def("_field_addresses", &BoundEpoch::field_addresses);
 }
 

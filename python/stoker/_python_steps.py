@@ -1,0 +1,176 @@
+"""The Python steps of a field: the transforms stoker.transforms cannot run natively (a user's
+function, a torchvision class it does not translate, kornia, ...) run here, on each sample the
+native steps made, in the iterating thread, after the native batch is built.
+
+A step gets what the step before it gave: first the native steps' sample, a torch tensor
+[C, H, W] (uint8, or float32 after ToTensor/Normalize), so torchvision's tensor backend runs
+it. It must return a tensor, of one shape and dtype across a batch (they are stacked).
+
+Random draws: before each sample, torch's, Python's ``random`` and numpy's global generators
+are seeded by sample_seed(loader seed, epoch, rank, position, slot), the position being the
+loader's global position in the epoch after the sample's batch (state_dict()["position"]), and
+the iterating thread's own states are put back after the batch: the same batches for any number
+of native workers, again after a resume. An exception (or an output that is not a tensor, or of another shape or dtype) is
+one stoker.Error naming the field, the sample and the step; with on_error="skip" the sample is
+dropped from its batch instead and counted.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import Dict, List
+
+from stoker import _stoker
+
+_MASK = 2**64 - 1
+
+
+def _mix(x: int) -> int:
+    """SplitMix64's finaliser: a well-spread 64-bit value of `x`."""
+    x = (x + 0x9E3779B97F4A7C15) & _MASK
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK
+    return x ^ (x >> 31)
+
+
+def sample_seed(seed: int, epoch: int, rank: int, position: int, slot: int) -> int:
+    """The seed of one sample's Python steps."""
+    x = _mix(seed)
+    for part in (epoch, rank, position, slot):
+        x = _mix(x ^ part)
+    return x
+
+
+def step_name(step) -> str:
+    """How errors and plans name a step: its repr, or its function or class name when the
+    repr is the default one."""
+    text = repr(step)
+    return getattr(step, "__name__", type(step).__name__) if text.startswith("<") else text
+
+
+class _ToFloat:
+    """torchvision v1 ToTensor on the tensor the native steps made: uint8 / 255 as float32."""
+
+    def __init__(self, torch):
+        self._torch = torch
+
+    def __call__(self, x):
+        return x.to(self._torch.float32).div(255) if x.dtype == self._torch.uint8 else x
+
+    def __repr__(self):
+        return "ToTensor()"
+
+
+def tensor_steps(torch, steps: list) -> list:
+    """`steps` ready for tensors: torchvision v1's ToTensor (which takes PIL images and arrays
+    only) as its tensor equivalent, and PILToTensor (a no-op on a uint8 tensor) left out."""
+    out = []
+    for step in steps:
+        name = type(step).__name__
+        v1 = type(step).__module__.startswith("torchvision.transforms") and \
+            ".v2" not in type(step).__module__
+        if v1 and name == "ToTensor":
+            out.append(_ToFloat(torch))
+        elif v1 and name == "PILToTensor":
+            continue
+        else:
+            out.append(step)
+    return out
+
+
+class PythonSteps:
+    """The Python steps of every field that has some ({field: [callable, ...]}), applied to
+    native batches (dicts of tensors)."""
+
+    def __init__(self, torch, steps: Dict[str, list], seed: int, rank: int, on_error: str):
+        import numpy
+        self._torch = torch
+        self._numpy = numpy
+        self._steps = {field: tensor_steps(torch, s) for field, s in steps.items()}
+        self._seed = seed
+        self._rank = rank
+        self._skip = on_error == "skip"
+        self.seconds = 0.0  # spent in the steps, over every batch
+        self.skipped = 0  # samples dropped (on_error="skip")
+
+    def __bool__(self):
+        return bool(self._steps)
+
+    def apply(self, batch: dict, epoch: int, index: int, position: int) -> dict:
+        """`batch` with each field that has Python steps replaced by the stack of its samples
+        after them (batch `index` of this iteration of `epoch`, the loader at global `position`
+        after it); samples that failed dropped from every field under on_error="skip"."""
+        torch = self._torch
+        start = time.perf_counter()
+        saved = (torch.get_rng_state(), random.getstate(), self._numpy.random.get_state())
+        try:
+            size = len(next(iter(batch.values())))
+            made: Dict[str, List] = {}
+            failed = set()
+            for field, steps in self._steps.items():
+                made[field] = self._samples(field, steps, batch[field], epoch, index,
+                                            position, size, failed)
+        finally:
+            torch.set_rng_state(saved[0])
+            random.setstate(saved[1])
+            self._numpy.random.set_state(saved[2])
+        keep = [slot for slot in range(size) if slot not in failed]
+        out = {}
+        for field, values in batch.items():
+            if field in made:
+                out[field] = self._stack(field, [made[field][slot] for slot in keep], epoch,
+                                         index, keep)
+            elif failed:
+                out[field] = values[keep]
+            else:
+                out[field] = values
+        self.skipped += len(failed)
+        self.seconds += time.perf_counter() - start
+        return out
+
+    def _samples(self, field, steps, values, epoch, index, position, size, failed) -> list:
+        torch = self._torch
+        samples = [None] * size
+        for slot in range(size):
+            if slot in failed:
+                continue
+            seed = sample_seed(self._seed, epoch, self._rank, position, slot)
+            torch.manual_seed(seed)
+            random.seed(seed)
+            self._numpy.random.seed(seed & 0xFFFFFFFF)
+            x = values[slot]
+            for step in steps:
+                try:
+                    x = step(x)
+                except Exception as e:  # a user's code: anything it raises is the sample's error
+                    self._fail(failed, slot, f"field '{field}', sample {slot} of batch {index} "
+                               f"(epoch {epoch}): {step_name(step)} raised "
+                               f"{type(e).__name__}: {e}")
+                    break
+            else:
+                if not isinstance(x, torch.Tensor):
+                    self._fail(failed, slot, f"field '{field}', sample {slot} of batch {index} "
+                               f"(epoch {epoch}): the Python steps gave a "
+                               f"{type(x).__name__}, not a torch.Tensor (last step "
+                               f"{step_name(steps[-1])})")
+                    continue
+                samples[slot] = x.as_subclass(torch.Tensor)
+        return samples
+
+    def _fail(self, failed: set, slot: int, message: str) -> None:
+        if not self._skip:
+            raise _stoker.Error(" ".join(message.split()))
+        failed.add(slot)
+
+    def _stack(self, field, samples, epoch, index, slots):
+        if not samples:
+            return self._torch.empty(0)
+        first = samples[0]
+        for slot, x in zip(slots, samples):
+            if x.shape != first.shape or x.dtype != first.dtype:
+                raise _stoker.Error(
+                    f"field '{field}', sample {slot} of batch {index} (epoch {epoch}): the Python "
+                    f"steps gave {x.dtype} {list(x.shape)}, but sample {slots[0]} "
+                    f"{first.dtype} {list(first.shape)}: a batch stacks one shape and dtype")
+        return self._torch.stack(samples)

@@ -1,0 +1,165 @@
+"""Steps stoker cannot run natively run in Python after the native ones: nothing is refused for
+being unknown. The same batches for any number of workers and after a resume, the callable's
+draws seeded per sample as documented, errors named in one line, the iterating thread's own
+random state untouched."""
+
+import random
+
+import numpy as np
+import pytest
+import torch
+import torchvision.transforms as T
+import torchvision.transforms.v2 as T2
+
+import stoker
+from stoker import transforms as S
+from stoker._python_steps import sample_seed
+
+CROP = [T.RandomResizedCrop(24), T.RandomHorizontalFlip()]
+
+
+def noisy(x):
+    """A user's step that draws from torch, random and numpy."""
+    shift = int(torch.randint(0, 50, ())) + random.randint(0, 50) + int(np.random.randint(50))
+    return (x.to(torch.int32) + shift).clamp(0, 255).to(torch.uint8)
+
+
+def loader(path, steps, **options):
+    options.setdefault("batch_format", "dict")
+    options.setdefault("shuffle", True)
+    return stoker.Loader(path, batch_size=3, seed=5, transforms=T.Compose(steps), **options)
+
+
+def images_of(path, steps, epoch=1, **options):
+    return torch.cat([b["image"] for b in loader(path, steps, **options).epoch(epoch)])
+
+
+def test_an_untranslated_step_runs_in_python_and_the_plan_says_so(images):
+    path, _ = images
+    made = loader(path, CROP + [T2.GaussianBlur(3), noisy, T.ToTensor()])
+    assert [where for _, where in made.plan["image"]] == ["native", "python", "python",
+                                                          "python"]
+    assert made.plan["image"][0][0].startswith("random_resized_crop(size=24")
+    assert made.plan["image"][2][0] == "noisy"
+    assert made.plan["label"] == []
+    batch = next(iter(made))
+    assert batch["image"].shape == (3, 3, 24, 24) and batch["image"].dtype == torch.float32
+    assert batch["label"].dtype == torch.int64
+    assert dict((name, shape) for name, _, shape in made.fields)["image"] is None
+    assert made.stats()["python_seconds"] > 0
+
+
+def test_the_python_steps_are_the_callable_on_the_native_sample_under_its_seed(images):
+    path, _ = images
+    native = [b["image"] for b in loader(path, CROP).epoch(2)]
+    made = loader(path, CROP + [noisy])
+    both, positions = [], []
+    for batch in made.epoch(2):
+        both.append(batch["image"])
+        positions.append(made.state_dict()["position"])
+    assert len(both) == len(native) > 1
+    changed = 0
+    for index, (got, before) in enumerate(zip(both, native)):
+        for slot in range(len(before)):
+            seed = sample_seed(5, 2, 0, positions[index], slot)
+            torch.manual_seed(seed)
+            random.seed(seed)
+            np.random.seed(seed & 0xFFFFFFFF)
+            expected = noisy(before[slot])
+            assert torch.equal(got[slot], expected), (index, slot)
+            changed += not torch.equal(expected, before[slot])
+    assert changed > 0
+
+
+def test_the_same_batches_for_any_workers_and_after_a_resume(images):
+    path, _ = images
+    steps = CROP + [T2.RandomRotation(30), noisy]
+    reference = images_of(path, steps, workers=0)
+    assert torch.equal(images_of(path, steps, workers=2), reference)
+    assert not torch.equal(images_of(path, steps, epoch=2, workers=0), reference)
+
+    first = loader(path, steps, workers=2)
+    iteration = first.epoch(1)
+    head = next(iteration)["image"]
+    state = first.state_dict()
+    resumed = loader(path, steps, workers=1)
+    resumed.load_state_dict(state)
+    rest = torch.cat([b["image"] for b in resumed])
+    assert torch.equal(torch.cat([head, rest]), reference)
+
+
+def test_the_iterating_threads_random_state_is_left_as_it_was(images):
+    path, _ = images
+    made = loader(path, CROP + [noisy])
+    torch.manual_seed(11)
+    random.seed(11)
+    np.random.seed(11)
+    expected = (torch.rand(2), random.random(), np.random.rand())
+    torch.manual_seed(11)
+    random.seed(11)
+    np.random.seed(11)
+    next(iter(made))
+    assert torch.equal(torch.rand(2), expected[0])
+    assert random.random() == expected[1] and np.random.rand() == expected[2]
+
+
+class FailsOnce:
+    """Raises (a two-line message) on its first call only."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, x):
+        self.calls += 1
+        if self.calls == 1:
+            raise RuntimeError("bad\nsample")
+        return x
+
+    def __repr__(self):
+        return "FailsOnce()"
+
+
+def test_a_failing_step_is_one_line_naming_field_sample_and_step(images):
+    path, _ = images
+    made = loader(path, CROP + [FailsOnce()], shuffle=False)
+    iteration = made.epoch(0)
+    with pytest.raises(stoker.Error) as raised:
+        next(iteration)
+    assert str(raised.value) == ("field 'image', sample 0 of batch 0 (epoch 0): FailsOnce() "
+                                 "raised RuntimeError: bad sample")
+    assert next(iteration)["image"].shape == (3, 3, 24, 24)  # the loader goes on
+
+    skipping = loader(path, CROP + [FailsOnce()], shuffle=False, on_error="skip")
+    batch = next(iter(skipping.epoch(0)))
+    assert batch["image"].shape[0] == 2 and batch["label"].tolist() == [1, 2]
+    assert skipping.stats()["python_skipped"] == 1
+
+
+@pytest.mark.parametrize("step, message", [
+    (lambda x: x.numpy(), "gave a ndarray, not a torch.Tensor"),
+    (lambda x: x[:, : int(torch.randint(1, 24, ()))], "a batch stacks one shape and dtype"),
+])
+def test_a_step_giving_no_tensor_or_another_shape_is_named(images, step, message):
+    path, _ = images
+    with pytest.raises(stoker.Error, match=message):
+        next(iter(loader(path, CROP + [step])))
+
+
+@pytest.mark.parametrize("steps, message", [
+    ([T2.RandomRotation(30), T.RandomResizedCrop(24)],
+     "must start with RandomResizedCrop.*the steps from RandomRotation"),
+    (CROP + [noisy, S.ToTensor()],
+     "stoker.transforms.ToTensor cannot follow a step that runs in Python \\(noisy\\)"),
+    (CROP + [42], "int is not a transform stoker.Loader runs"),
+])
+def test_what_cannot_run_anywhere_is_still_one_line(images, steps, message):
+    path, _ = images
+    with pytest.raises(ValueError, match=message):
+        loader(path, steps)
+
+
+def test_a_stored_field_of_any_dtype_takes_python_steps(labelled):
+    made = stoker.Loader(labelled, batch_size=4, shuffle=False, batch_format="dict",
+                         transforms={"label": lambda y: y * 10})
+    assert made.plan["label"] == [("<lambda>", "python")]
+    assert next(iter(made))["label"].tolist() == [0, 10, 20, 30]
