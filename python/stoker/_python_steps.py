@@ -1,6 +1,7 @@
 """The Python steps of a field: the transforms stoker.transforms cannot run natively (a user's
 function, a torchvision class it does not translate, kornia, ...) run here, on each sample the
-native steps made, in the iterating thread, after the native batch is built.
+native steps made, in the iterating thread, after the native batch is built. And the loader's
+batch transform (torchvision's MixUp, CutMix, timm's Mixup, ...), on the whole batch after them.
 
 A step gets what the step before it gave: first the native steps' sample, a torch tensor
 [C, H, W] (uint8, or float32 after ToTensor/Normalize), so torchvision's tensor backend runs
@@ -10,7 +11,8 @@ Random draws: before each sample, torch's, Python's ``random`` and numpy's globa
 are seeded by sample_seed(loader seed, epoch, rank, position, slot), the position being the
 loader's global position in the epoch after the sample's batch (state_dict()["position"]), and
 the iterating thread's own states are put back after the batch: the same batches for any number
-of native workers, again after a resume. An exception (or an output that is not a tensor, or of another shape or dtype) is
+of native workers, again after a resume. A batch transform is seeded likewise by
+batch_seed(seed, epoch, rank, position). An exception (or an output that is not a tensor, or of another shape or dtype) is
 one stoker.Error naming the field, the sample and the step; with on_error="skip" the sample is
 dropped from its batch instead and counted.
 """
@@ -40,6 +42,35 @@ def sample_seed(seed: int, epoch: int, rank: int, position: int, slot: int) -> i
     for part in (epoch, rank, position, slot):
         x = _mix(x ^ part)
     return x
+
+
+def batch_seed(seed: int, epoch: int, rank: int, position: int) -> int:
+    """The seed of one batch's batch transform."""
+    return sample_seed(seed, epoch, rank, position, 2**64 - 1)
+
+
+class _Seeded:
+    """While it is entered, seed(s) seeds torch's, Python's and numpy's global generators; on
+    exit their states are put back as they were."""
+
+    def __init__(self, torch, numpy):
+        self._torch = torch
+        self._numpy = numpy
+
+    def __enter__(self):
+        self._saved = (self._torch.get_rng_state(), random.getstate(),
+                       self._numpy.random.get_state())
+        return self
+
+    def seed(self, seed: int) -> None:
+        self._torch.manual_seed(seed)
+        random.seed(seed)
+        self._numpy.random.seed(seed & 0xFFFFFFFF)
+
+    def __exit__(self, *exc):
+        self._torch.set_rng_state(self._saved[0])
+        random.setstate(self._saved[1])
+        self._numpy.random.set_state(self._saved[2])
 
 
 def step_name(step) -> str:
@@ -101,20 +132,14 @@ class PythonSteps:
         """`batch` with each field that has Python steps replaced by the stack of its samples
         after them (batch `index` of this iteration of `epoch`, the loader at global `position`
         after it); samples that failed dropped from every field under on_error="skip"."""
-        torch = self._torch
         start = time.perf_counter()
-        saved = (torch.get_rng_state(), random.getstate(), self._numpy.random.get_state())
-        try:
+        with _Seeded(self._torch, self._numpy) as generators:
             size = len(next(iter(batch.values())))
             made: Dict[str, List] = {}
             failed = set()
             for field, steps in self._steps.items():
-                made[field] = self._samples(field, steps, batch[field], epoch, index,
-                                            position, size, failed)
-        finally:
-            torch.set_rng_state(saved[0])
-            random.setstate(saved[1])
-            self._numpy.random.set_state(saved[2])
+                made[field] = self._samples(generators, field, steps, batch[field], epoch,
+                                            index, position, size, failed)
         keep = [slot for slot in range(size) if slot not in failed]
         out = {}
         for field, values in batch.items():
@@ -129,16 +154,14 @@ class PythonSteps:
         self.seconds += time.perf_counter() - start
         return out
 
-    def _samples(self, field, steps, values, epoch, index, position, size, failed) -> list:
+    def _samples(self, generators, field, steps, values, epoch, index, position, size,
+                 failed) -> list:
         torch = self._torch
         samples = [None] * size
         for slot in range(size):
             if slot in failed:
                 continue
-            seed = sample_seed(self._seed, epoch, self._rank, position, slot)
-            torch.manual_seed(seed)
-            random.seed(seed)
-            self._numpy.random.seed(seed & 0xFFFFFFFF)
+            generators.seed(sample_seed(self._seed, epoch, self._rank, position, slot))
             x = values[slot]
             for step in steps:
                 try:
@@ -174,3 +197,34 @@ class PythonSteps:
                     f"steps gave {x.dtype} {list(x.shape)}, but sample {slots[0]} "
                     f"{first.dtype} {list(first.shape)}: a batch stacks one shape and dtype")
         return self._torch.stack(samples)
+
+
+class BatchTransform:
+    """The loader's batch transform `function`, called on each batch as the loader yields it (a
+    tuple as ``function(*batch)``, a dict as ``function(batch)``), seeded per batch."""
+
+    def __init__(self, torch, function, seed: int, rank: int):
+        import numpy
+        self._torch = torch
+        self._numpy = numpy
+        self._function = function
+        self._seed = seed
+        self._rank = rank
+        self.seconds = 0.0
+
+    def apply(self, batch, epoch: int, index: int, position: int):
+        start = time.perf_counter()
+        with _Seeded(self._torch, self._numpy) as generators:
+            generators.seed(batch_seed(self._seed, epoch, self._rank, position))
+            try:
+                out = self._function(*batch) if isinstance(batch, tuple) else \
+                    self._function(batch)
+            except Exception as e:  # a user's code: anything it raises is the batch's error
+                raise _stoker.Error(" ".join(
+                    f"batch {index} (epoch {epoch}): the batch transform "
+                    f"{step_name(self._function)} raised {type(e).__name__}: {e}".split())) \
+                    from None
+        if isinstance(batch, tuple) and isinstance(out, list):
+            out = tuple(out)
+        self.seconds += time.perf_counter() - start
+        return out

@@ -12,7 +12,7 @@ from typing import Optional
 
 from stoker import _device, _stoker
 from stoker._data_access import data_access
-from stoker._python_steps import PythonSteps, step_name
+from stoker._python_steps import BatchTransform, PythonSteps, step_name
 from stoker.transforms import defer_normalization, plan_fields
 
 __all__ = ["Loader"]
@@ -166,6 +166,36 @@ class _Formatted:
         if self._names is None:
             return FieldDict(batch)
         return tuple(batch[name] for name in self._names)
+
+    def __len__(self):
+        return len(self.inner)
+
+    @property
+    def live(self):
+        return self.inner.live
+
+    def close(self):
+        self.inner.close()
+
+
+class _BatchTransformEpoch:
+    """An iteration whose batches (as the loader yields them) go through its batch transform;
+    ``state()`` gives the loader's (seed, epoch, position) after the batch just made."""
+
+    def __init__(self, inner, transform: BatchTransform, epoch: int, state):
+        self.inner = inner
+        self._transform = transform
+        self._epoch = epoch
+        self._state = state
+        self._index = 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        batch = next(self.inner)
+        self._index += 1
+        return self._transform.apply(batch, self._epoch, self._index - 1, self._state()[2])
 
     def __len__(self):
         return len(self.inner)
@@ -425,7 +455,11 @@ class Loader:
     natively (a torchvision class it does not translate, your own function) is not refused: it
     and the steps after it run in Python on each sample the native steps made (a tensor),
     seeded per sample, after the batch is built; ``loader.plan`` says which steps run where,
-    ``stats()["python_seconds"]`` what they cost. ``batch_format`` says
+    ``stats()["python_seconds"]`` what they cost. ``batch_transform`` is called on every
+    batch as it is yielded (a tuple as ``f(*batch)``, a dict as ``f(batch)``), seeded per batch:
+    torchvision's ``v2.MixUp``/``v2.CutMix`` (or a ``RandomChoice`` of them) and timm's
+    ``Mixup`` give their own soft targets, the same for any workers and after a resume.
+    ``batch_format`` says
     how a batch holds them: a sequence of field names gives tuples of those fields in that
     order (``("image", "label")``: ``for image, target in loader``, as with a DataLoader over
     ImageFolder), and the fields it does not name are not read; "tuple" every field in the
@@ -501,7 +535,8 @@ class Loader:
                  workers=None, prefetch=None, transforms=None, device="cpu", rank=None,
                  world_size=None, verify="once", on_error="raise", normalize_on_device=False,
                  last_batch=None, mesh=None, shuffle_window="all", cache_dir=None,
-                 cache_gb=None, cache_policy="next-use", batch_format=None):
+                 cache_gb=None, cache_policy="next-use", batch_format=None,
+                 batch_transform=None):
         torch = _import_torch()
         self._torch = torch
         path = os.fsdecode(path)  # str, bytes or os.PathLike; the name need not be UTF-8
@@ -555,6 +590,11 @@ class Loader:
             for name, (mean, std) in deferred.items()}
         self._plan = plan
         self._python = PythonSteps(torch, plan.python, seed, rank, on_error)
+        if batch_transform is not None and not callable(batch_transform):
+            raise ValueError(f"batch_transform must be callable (torchvision's MixUp, CutMix, "
+                             f"...), not {type(batch_transform).__name__}")
+        self._batch_transform = batch_transform and BatchTransform(torch, batch_transform, seed,
+                                                                   rank)
         self._path = path
         self._names = self._tuple_names(batch_format, names, last_batch == "pad")
         self._access = access
@@ -609,11 +649,15 @@ class Loader:
                 iteration = _PythonStepsEpoch(iteration, self._python, epoch, self._native)
             if self._native.options["last_batch"] == "pad":
                 iteration = _ValidMasks(self._torch, iteration)
+            state = self._native.state
             if self._device.type == "cuda":
                 iteration = _device.CudaEpoch(self._torch, self._native, iteration, self._device,
                                               self._normalize)
+                state = lambda cuda=iteration: cuda.state  # noqa: E731 (it runs ahead)
             if self._names != "dict":
                 iteration = _Formatted(iteration, self._names)
+            if self._batch_transform:
+                iteration = _BatchTransformEpoch(iteration, self._batch_transform, epoch, state)
             self._live = weakref.ref(iteration)
             self._live_thread = threading.get_ident()
             return iteration
@@ -641,7 +685,8 @@ class Loader:
         with self._lock:
             self._check_thread("state_dict")
             live = self._live_iteration()
-            live = getattr(live, "inner", live)
+            while hasattr(live, "inner") and not isinstance(live, _device.CudaEpoch):
+                live = live.inner
             seed, epoch, position = live.state if isinstance(live, _device.CudaEpoch) else \
                 self._native.state()
         options = self._native.options
@@ -755,7 +800,8 @@ class Loader:
         """Time per stage and counts since the loader was made (summed over its threads);
         "python_seconds" and "python_skipped": the Python steps' time and the samples they
         dropped (on_error="skip")."""
-        return dict(self._native.stats(), python_seconds=self._python.seconds,
+        batch = self._batch_transform.seconds if self._batch_transform else 0.0
+        return dict(self._native.stats(), python_seconds=self._python.seconds + batch,
                     python_skipped=self._python.skipped)
 
     def __repr__(self):

@@ -13,7 +13,7 @@ import torchvision.transforms.v2 as T2
 
 import stoker
 from stoker import transforms as S
-from stoker._python_steps import sample_seed
+from stoker._python_steps import batch_seed, sample_seed
 
 CROP = [T.RandomResizedCrop(24), T.RandomHorizontalFlip()]
 
@@ -163,3 +163,59 @@ def test_a_stored_field_of_any_dtype_takes_python_steps(labelled):
                          transforms={"label": lambda y: y * 10})
     assert made.plan["label"] == [("<lambda>", "python")]
     assert next(iter(made))["label"].tolist() == [0, 10, 20, 30]
+
+
+def test_mixup_and_cutmix_on_the_batch_are_torchvisions_for_the_batch_seed(images):
+    path, _ = images
+    steps = CROP + [T.ToTensor()]
+    plain = loader(path, steps, batch_format=("image", "label"))
+    for transform in (T2.MixUp(alpha=0.2, num_classes=8), T2.CutMix(alpha=1.0, num_classes=8)):
+        mixed = loader(path, steps, batch_format=("image", "label"), batch_transform=transform)
+        positions = []
+        got = []
+        for batch in mixed.epoch(1):
+            got.append(batch)
+            positions.append(mixed.state_dict()["position"])
+        for (image, target), (base_image, base_label), position in zip(
+                got, plain.epoch(1), positions):
+            torch.manual_seed(batch_seed(5, 1, 0, position))
+            want_image, want_target = transform(base_image, base_label)
+            assert torch.equal(image, want_image) and torch.equal(target, want_target)
+            assert target.shape == (len(base_label), 8)
+
+
+def test_a_batch_transform_gives_the_same_batches_for_any_workers_and_a_resume(images):
+    path, _ = images
+    choice = T2.RandomChoice([T2.MixUp(alpha=0.2, num_classes=8),
+                              T2.CutMix(alpha=1.0, num_classes=8)])
+
+    def run(**options):
+        made = loader(path, CROP + [T.ToTensor()], batch_format=("image", "label"),
+                      batch_transform=choice, **options)
+        return made, [torch.cat([b[0].flatten(1), b[1]], 1) for b in made.epoch(3)]
+
+    _, reference = run(workers=0)
+    assert all(torch.equal(a, b) for a, b in zip(run(workers=2)[1], reference))
+    first, _ = run(workers=1)
+    next(first.epoch(3))
+    resumed = loader(path, CROP + [T.ToTensor()], batch_format=("image", "label"),
+                     batch_transform=choice)
+    resumed.load_state_dict(first.state_dict())
+    rest = [torch.cat([b[0].flatten(1), b[1]], 1) for b in resumed]
+    assert all(torch.equal(a, b) for a, b in zip(rest, reference[1:]))
+
+
+def test_a_failing_batch_transform_is_one_line_and_a_bad_one_refused(images):
+    path, _ = images
+
+    def broken(images, labels):
+        raise RuntimeError("no\nlabels")
+
+    made = loader(path, CROP, batch_format=("image", "label"), batch_transform=broken,
+                  shuffle=False)
+    with pytest.raises(stoker.Error) as raised:
+        next(iter(made))
+    assert str(raised.value) == ("batch 0 (epoch 0): the batch transform broken raised "
+                                 "RuntimeError: no labels")
+    with pytest.raises(ValueError, match="batch_transform must be callable"):
+        loader(path, CROP, batch_transform=3)
