@@ -2,8 +2,9 @@
 // image [C, H, W], C 1 or 3: with probability p each channel through PIL's ImageOps.equalize
 // table of its own histogram h: step = (pixels - h[highest value present]) / 255 (integer
 // division); value i becomes (step / 2 + h[0] + ... + h[i - 1]) / step, clipped to 255; a
-// channel of step 0 (one value, or under 256 pixels) stays. One draw per sample (channel_table.h:
-// next_double() < p). ops/random_equalize_test.cc compares with torchvision.
+// channel of step 0 (under 255 pixels below its highest value: one value, a small image) stays.
+// One draw per sample (channel_table.h: next_double() < p). ops/random_equalize_test.cc
+// compares with torchvision.
 
 #include "stoker/pipeline/ops/channel_table.h"
 
