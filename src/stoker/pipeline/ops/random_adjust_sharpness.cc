@@ -8,9 +8,12 @@
 //   blend    PIL's Image.blend(smooth, image, a), a = float32(sharpness_factor): smooth if
 //            a == 0, the image if a == 1, else float32 smooth + a * (image - smooth) clipped to
 //            [0, 255] and truncated.
-// Every float step rounded once (built with -ffp-contract=off). One draw per sample from the
-// operation's own stream: sharpened if CounterRng::next_double() < p
-// (ops/random_adjust_sharpness_test.cc compares with torchvision).
+// Every float step rounded once (built with -ffp-contract=off): the blend's float32 roundings
+// decide pixels; the smoothing's cannot (its exact value, a whole number / 13 + 0.5, is never
+// within 1/26 of a whole number). A factor past float32's range is infinite, as in PIL: the
+// pixels where smooth == image become 0 (PIL's NaN). One draw per sample from the operation's
+// own stream: sharpened if CounterRng::next_double() < p (ops/random_adjust_sharpness_test.cc
+// compares with torchvision).
 
 #include <algorithm>
 #include <vector>
@@ -20,7 +23,7 @@
 namespace stoker::ops {
 namespace {
 
-// PIL's clip then (UINT8) cast; NaN (an infinite factor times 0) 0, as x86's conversion gives.
+// PIL's clip then (UINT8) cast; NaN (an infinite factor times 0) 0, as PIL gives it.
 uint8_t truncated_in_range(float value) {
   if (!(value > 0.0f)) return 0;
   if (value >= 255.0f) return 255;

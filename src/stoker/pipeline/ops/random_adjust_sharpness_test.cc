@@ -1,6 +1,6 @@
 // random_adjust_sharpness against torchvision.transforms.v2.functional.adjust_sharpness on PIL
 // images (pil_reference_testing.h), pixel for pixel: factors 0 (the smoothed image), between 0
-// and 1, 1 (the image), above 1, and one float32 rounds to 0.
+// and 1, 1 (the image), above 1, one float32 rounds to 0 and one it rounds to infinity.
 #include "stoker/pipeline/ops/pil_reference_testing.h"
 
 namespace stoker {
@@ -9,7 +9,7 @@ namespace {
 TEST(RandomAdjustSharpnessTest, IsTorchvisionsOnPilImagesWhereDrawn) {
   std::vector<pil_reference::ReferenceCase> cases;
   for (const std::string factor :
-       {"0", "1e-50", "0.3", "0.5", "0.7", "1.3", "1.7", "2", "3.3", "10"})
+       {"0", "1e-50", "0.3", "0.5", "0.7", "1.3", "1.7", "2", "3.3", "10", "1e39"})
     cases.push_back({{{"sharpness_factor", factor}}, "F.adjust_sharpness(image, " + factor + ")"});
   pil_reference::expect_torchvision_pixels("random_adjust_sharpness", cases);
 }
