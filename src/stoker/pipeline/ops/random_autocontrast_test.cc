@@ -1,0 +1,22 @@
+// random_autocontrast against torchvision.transforms.v2.functional.autocontrast on PIL images
+// (pil_reference_testing.h), pixel for pixel.
+#include "stoker/pipeline/ops/pil_reference_testing.h"
+
+namespace stoker {
+namespace {
+
+TEST(RandomAutocontrastTest, IsTorchvisionsOnPilImagesWhereDrawn) {
+  pil_reference::expect_torchvision_pixels("random_autocontrast", {{{}, "F.autocontrast(image)"}});
+}
+
+TEST(RandomAutocontrastTest, RefusesPOutsideZeroToOneAndOtherShapes) {
+  EXPECT_EQ(pil_reference::call_error("random_autocontrast", {{"p", 1.5}}),
+            "random_autocontrast: p must be a number in [0, 1], not 1.5");
+  const OpCall call = make_op_call("random_autocontrast", {}).value();
+  EXPECT_EQ(call.params.real("p"), 0.5);  // torchvision's default
+  EXPECT_EQ(call.op->make_pixel(call.params, {"image", {4, 4, 4}}).status().message(),
+            "field 'image': random_autocontrast needs images [1 or 3, H, W], not [4, 4, 4]");
+}
+
+}  // namespace
+}  // namespace stoker
