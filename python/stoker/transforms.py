@@ -48,20 +48,22 @@ def _param(op: str, name: str) -> dict:
     return next(p for p in _OPERATIONS[op]["params"] if p["name"] == name)
 
 
-def _square_size(name: str, size, op: str) -> int:
-    """An output side from an int or an (h, w) pair with h == w, within native `op`'s size."""
+def _output_size(name: str, size, op: str) -> tuple:
+    """(height, width) from an int (a square) or an (h, w) pair, each within native `op`'s
+    size."""
+    pair = size
     if isinstance(size, Sequence) and not isinstance(size, str):
-        if len(size) == 1:
-            size = size[0]
-        elif len(size) == 2 and size[0] == size[1]:
-            size = size[0]
-        else:
-            raise ValueError(f"{name}: size {tuple(size)} is not square; stoker makes square "
-                             "outputs (an int, or (n, n))")
+        if len(size) not in (1, 2):
+            raise ValueError(f"{name}: size must be an int or (h, w), not {tuple(size)}")
+        pair = (size[0], size[-1])
+    else:
+        pair = (size, size)
     largest = _param(op, "size")["max"]
-    if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= largest:
-        raise ValueError(f"{name}: size must be a positive int up to {largest}, not {size!r}")
-    return size
+    for side in pair:
+        if isinstance(side, bool) or not isinstance(side, int) or not 1 <= side <= largest:
+            raise ValueError(f"{name}: size must be a positive int or (h, w) of them up to "
+                             f"{largest}, not {size!r}")
+    return pair
 
 
 def _pair(name: str, what: str, value) -> tuple:
@@ -143,7 +145,7 @@ class RandomResizedCrop:
 
     def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0),
                  interpolation="bilinear", dct_scaling=False):
-        self.size = _square_size("RandomResizedCrop", size, "random_resized_crop")
+        self.size = _output_size("RandomResizedCrop", size, "random_resized_crop")
         self.scale = _pair("RandomResizedCrop", "scale", scale)
         self.ratio = _pair("RandomResizedCrop", "ratio", ratio)
         self.interpolation = _interpolation("RandomResizedCrop", "random_resized_crop",
@@ -175,10 +177,10 @@ class Resize:
 
 
 class CenterCrop:
-    """The central size × size crop (after Resize)."""
+    """The central crop of size (h, w), or an int for a square (after Resize)."""
 
     def __init__(self, size):
-        self.size = _square_size("CenterCrop", size, "center_crop")
+        self.size = _output_size("CenterCrop", size, "center_crop")
 
     def __repr__(self):
         return f"CenterCrop({self.size})"
@@ -303,7 +305,13 @@ def _same_parameters(cls: type):
     the torchvision object's attributes of the same names (RandomInvert's p, RandomPosterize's
     bits and p, ...)."""
     names = list(cls.__signature__.parameters)
-    return lambda t: cls(**{n: getattr(t, n) for n in names if hasattr(t, n)})
+
+    def native_value(value):
+        # An enum (InterpolationMode.NEAREST) by its value; a fill of None is the default's.
+        return getattr(value, "value", value)
+
+    return lambda t: cls(**{n: native_value(getattr(t, n)) for n in names
+                            if getattr(t, n, None) is not None})
 
 
 # torchvision's classes (transforms v1 and v2, the same names) and timm's, by class name, and
@@ -436,6 +444,11 @@ def _tensor_tail(field: str, steps: list) -> list:
                      f"{' + '.join(names)} ({', '.join(_PIXEL_NAMES)} come right after the crop)")
 
 
+def _size_call(size: tuple) -> dict:
+    """The crops' size parameters of (height, width): width 0 for a square."""
+    return {"size": size[0], "width": 0 if size[0] == size[1] else size[1]}
+
+
 def _encoded_image_spec(field: str, steps: list) -> dict:
     names = [type(s).__name__ for s in steps]
     if names[:1] == ["RandomResizedCrop"]:
@@ -445,11 +458,11 @@ def _encoded_image_spec(field: str, steps: list) -> dict:
         if rest and type(rest[0]).__name__ == "RandomHorizontalFlip":
             flip = rest[0].p  # fused into the crop's resize
             rest = rest[1:]
-        source = {"op": "random_resized_crop", "size": crop.size, "scale": list(crop.scale),
+        source = {"op": "random_resized_crop", **_size_call(crop.size), "scale": list(crop.scale),
                   "ratio": list(crop.ratio), "flip": flip,
                   "interpolation": crop.interpolation, "dct_scaling": crop.dct_scaling}
     elif names[:2] == ["Resize", "CenterCrop"]:
-        source = {"op": "center_crop", "size": steps[1].size, "resize": steps[0].size,
+        source = {"op": "center_crop", **_size_call(steps[1].size), "resize": steps[0].size,
                   "interpolation": steps[0].interpolation, "dct_scaling": steps[0].dct_scaling}
         rest = steps[2:]
     else:

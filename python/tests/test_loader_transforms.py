@@ -73,6 +73,14 @@ def test_bicubic_and_bilinear_are_pils_byte_for_byte(images, interpolation):
     assert torch.equal(stoker_batch(path, training), torchvision_batch(encoded, expected))
 
 
+def test_non_square_outputs_are_torchvisions(images):
+    path, encoded = images
+    evaluation = T.Compose([T.Resize(40), T.CenterCrop((24, 31)), T.PILToTensor()])
+    assert torch.equal(stoker_batch(path, evaluation), torchvision_batch(encoded, evaluation))
+    crop = stoker_batch(path, T.Compose([T.RandomResizedCrop((20, 28)), T.ToTensor()]))
+    assert crop.shape[1:] == (3, 20, 28)
+
+
 def test_random_erasing_after_normalize_erases_one_rectangle_with_the_value(images):
     path, _ = images
     head = [T.RandomResizedCrop(24), T.ToTensor(), T.Normalize(MEAN, STD)]
@@ -192,7 +200,7 @@ def test_a_field_left_out(images):
      "Resize: interpolation must be bilinear or bicubic"),
     (T.Compose([T.Resize((40, 50)), T.CenterCrop(32)]), "one positive int"),
     (S.RandomResizedCrop(32, scale=(0.5, 0.1)), r"field 'image': crop scale \(0.5"),
-    (T.RandomResizedCrop((32, 48)), "not square"),
+    (T.RandomResizedCrop((32, 0)), "size must be a positive int or \\(h, w\\)"),
 ])
 def test_unsupported_image_pipelines_say_what_is_supported(images, transforms, message):
     path, _ = images
@@ -214,9 +222,10 @@ def test_a_corrupt_image_raises_naming_it_or_is_skipped(tmp_path):
 def test_sizes_are_bounded_by_the_native_limit():
     limit = stoker._stoker.MAX_IMAGE_SIZE
     sizes = {(op["name"], p["name"]): p["max"] for op in stoker._stoker.operations()
-             for p in op["params"] if p["name"] in ("size", "resize")}
+             for p in op["params"] if p["name"] in ("size", "width", "resize")}
     assert set(sizes.values()) == {limit}, sizes
-    assert S.RandomResizedCrop(limit).size == limit
+    assert S.RandomResizedCrop(limit).size == (limit, limit)
+    assert S.CenterCrop((limit, 1)).size == (limit, 1)
     assert S.Resize(limit).size == limit
     for make in (S.RandomResizedCrop, S.Resize, S.CenterCrop):
         with pytest.raises(ValueError, match=rf"up to {limit}"):
@@ -310,6 +319,6 @@ def test_every_step_stoker_cannot_run_is_named_at_once(images):
     loader = stoker.Loader(path, batch_size=4, transforms=pipeline, batch_format="dict")
     assert [where for _, where in loader.plan["image"]] == ["native"] + ["python"] * 6
     assert loader.plan["image"][0][0].startswith(
-        "random_resized_crop(size=32, scale=[0.08, 1.0], ratio=[0.75, 1.3333333333333333], "
-        "flip=0.5, interpolation='bicubic'")
+        "random_resized_crop(size=32, width=0, scale=[0.08, 1.0], ratio=[0.75, "
+        "1.3333333333333333], flip=0.5, interpolation='bicubic'")
     assert next(iter(loader))["image"].dtype == torch.float32

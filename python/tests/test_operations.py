@@ -213,3 +213,20 @@ def test_pipelines_with_pixel_operations_out_of_place_say_where_they_go(images, 
     path, _ = images
     with pytest.raises(ValueError, match=message):
         stoker.Loader(path, transforms=transforms, batch_format="dict")
+
+
+@pytest.mark.parametrize("theirs", [
+    T2.RandomPosterize(bits=3, p=0.5), T2.RandomSolarize(threshold=100.0, p=0.5),
+    T2.RandomInvert(p=0.5), T2.RandomAutocontrast(p=0.5), T2.RandomEqualize(p=0.5),
+    T2.RandomAdjustSharpness(sharpness_factor=1.7, p=0.5), T2.RandomVerticalFlip(p=0.5),
+])
+def test_torchvisions_pil_operations_translate_by_their_attributes(noise, theirs):
+    path, images = noise
+    ours = S._stoker_transform(theirs)
+    assert type(ours).__name__ == type(theirs).__name__
+    for name, value in ours.params.items():
+        assert value == pytest.approx(getattr(theirs, name)), name
+    loader = stoker.Loader(path, batch_size=64, transforms=theirs, batch_format="dict")
+    [(step, where)] = loader.plan["image"]
+    assert where == "native" and step.startswith(ours._op + "(")
+    assert next(iter(loader))["image"].shape == images.shape

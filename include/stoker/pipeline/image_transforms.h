@@ -10,9 +10,8 @@
 // Per sample: the crop is drawn from the sample's own random stream (seed, epoch, index), so
 // the same images come out for any worker count; only the crop's rows and iMCU columns are
 // decoded (image/decode.h), then one fused pass resizes with PIL's antialiased bilinear (or
-// bicubic) filter,
-// flips, normalises and writes CHW (image/resample.h). Output is float32 [3, size, size], or
-// uint8 [3, size, size] as resized, for normalising where the model runs.
+// bicubic) filter, flips, normalises and writes CHW (image/resample.h). Output is float32 [3, size,
+// width], or uint8 [3, size, width] as resized, for normalising where the model runs.
 //
 // A record that cannot be made into a sample (a corrupt or truncated image, an image over the
 // pixel cap) is a Status naming the field; the loader adds dataset, shard and record and
@@ -47,7 +46,8 @@ ImageInterpolation interpolation_named(const std::string& name);
 
 // What an image transform writes.
 struct ImageOutput {
-  int size = 224;      // square output side, >= 1
+  int size = 224;      // the output's height, >= 1, and its width unless `width` is set
+  int width = 0;       // the output's width, >= 1; 0: size (a square)
   bool uint8 = false;  // true: uint8 as resized; false: float32 (x / 255 - mean[c]) / std[c]
   std::vector<float> mean = kImageNetMean;  // float32 only; one value or one per channel
   std::vector<float> std = kImageNetStd;
@@ -76,8 +76,8 @@ Result<std::shared_ptr<const Transform>> random_resized_crop_transform(
     const Schema& schema, const std::string& field, const ImageOutput& output,
     const RandomCropOptions& options = {});
 
-// The evaluation transform: the shorter side resized to `resize` (0: size * 256 / 224, the
-// usual 256 for 224), then the central size × size crop. Same errors.
+// The evaluation transform: the shorter side resized to `resize` (0: the crop's larger side
+// * 256 / 224, the usual 256 for 224), then the central size × width crop. Same errors.
 Result<std::shared_ptr<const Transform>> center_crop_transform(const Schema& schema,
                                                                const std::string& field,
                                                                const ImageOutput& output,

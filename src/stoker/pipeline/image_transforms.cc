@@ -46,7 +46,8 @@ class EncodedImageTransform : public Transform {
         height_field_(int64_scalar_field(schema, "height")),
         width_field_(int64_scalar_field(schema, "width")),
         output_(output) {
-    out_.width = out_.height = output.size;
+    out_.height = output.size;
+    out_.width = output.width > 0 ? output.width : output.size;
     out_.type =
         output.uint8 ? image::ResampleOutput::Type::kUint8 : image::ResampleOutput::Type::kFloat32;
     out_.filter = output.interpolation == ImageInterpolation::kBicubic
@@ -216,6 +217,9 @@ Status check_output(const Schema& schema, const std::string& field, const ImageO
   if (output.size < 1 || output.size > kMaxImageSize)
     return invalid_argument(fmt::format("field '{}': image size {} is outside [1, {}]", field,
                                         output.size, kMaxImageSize));
+  if (output.width < 0 || output.width > kMaxImageSize)
+    return invalid_argument(fmt::format("field '{}': image width {} is outside [0, {}]", field,
+                                        output.width, kMaxImageSize));
   if (output.uint8) return Status::ok();
   for (const std::vector<float>* values : {&output.mean, &output.std}) {
     if (values->size() != 1 && values->size() != 3)
@@ -264,10 +268,11 @@ Result<std::shared_ptr<const Transform>> center_crop_transform(const Schema& sch
   if (output.interpolation == ImageInterpolation::kRandom)
     return invalid_argument(
         fmt::format("field '{}': the evaluation resize is bilinear or bicubic, not random", field));
-  if (resize == 0) resize = static_cast<int>(std::lround(output.size * 256.0 / 224.0));
-  if (resize < output.size || resize > kMaxImageSize)
+  const int side = std::max(output.size, output.width);  // the crop's larger side
+  if (resize == 0) resize = static_cast<int>(std::lround(side * 256.0 / 224.0));
+  if (resize < side || resize > kMaxImageSize)
     return invalid_argument(fmt::format("field '{}': resize {} is outside [{}, {}] (the crop size)",
-                                        field, resize, output.size, kMaxImageSize));
+                                        field, resize, side, kMaxImageSize));
   return std::shared_ptr<const Transform>(
       std::make_shared<CenterCrop>(schema, schema.find(field), output, resize));
 }

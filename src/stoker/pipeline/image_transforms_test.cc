@@ -149,6 +149,33 @@ TEST_F(ImageTransformsTest, CropDecodeEqualsWholeDecode) {
   }
 }
 
+// Non-square outputs (size x width) and the bicubic filter, whose reach is twice the bilinear's:
+// decoding only what the sample needs still gives a whole-image decode's pixels.
+TEST_F(ImageTransformsTest, NonSquareAndBicubicSamplesAreTheWholeDecodes) {
+  for (ImageInterpolation filter : {ImageInterpolation::kBilinear, ImageInterpolation::kBicubic}) {
+    ImageOutput o = output(24, true);
+    o.width = 37;
+    o.interpolation = filter;
+    ImageOutput whole = o;
+    whole.crop_decode = false;
+    EXPECT_EQ(train(*dataset_, o)->sample_shape(), (std::vector<int64_t>{3, 24, 37}));
+    EXPECT_EQ(eval(*dataset_, o)->sample_shape(), (std::vector<int64_t>{3, 24, 37}));
+    EXPECT_EQ(apply_all(*dataset_, *train(*dataset_, o)),
+              apply_all(*dataset_, *train(*dataset_, whole)));
+    EXPECT_EQ(apply_all(*dataset_, *eval(*dataset_, o)),
+              apply_all(*dataset_, *eval(*dataset_, whole)));
+  }
+  ImageOutput random = output(24, true);
+  random.interpolation = ImageInterpolation::kRandom;
+  EXPECT_EQ(center_crop_transform(dataset_->schema(), "image", random).status().message(),
+            "field 'image': the evaluation resize is bilinear or bicubic, not random");
+  // A crop wider than the resize is refused in one line.
+  ImageOutput wide = output(24, true);
+  wide.width = 300;
+  EXPECT_EQ(center_crop_transform(dataset_->schema(), "image", wide, 256).status().message(),
+            "field 'image': resize 256 is outside [300, 32768] (the crop size)");
+}
+
 // The training sample of record i is its RandomResizedCrop drawn from the sample's own stream,
 // resampled, flipped when the next draw says so: recomputed here from the parts.
 TEST_F(ImageTransformsTest, TrainingSampleIsTheSampledCropResampled) {

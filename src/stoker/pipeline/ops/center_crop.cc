@@ -11,10 +11,12 @@ OpSpec center_crop() {
   op.role = OpRole::kSource;
   op.doc =
       "Decodes a JPEG/PNG field, resizes its shorter side to resize and crops the central "
-      "size x size (torchvision's Resize + CenterCrop, PIL's antialiased bilinear or bicubic)";
+      "size x width (torchvision's Resize + CenterCrop, PIL's antialiased bilinear or bicubic)";
   const double max_side = kMaxImageSize;
   op.params = {
-      ParamSpec::integer("size", 224, "side of the square output").in(1, max_side),
+      ParamSpec::integer("size", 224, "the output's height, and its width unless width is set")
+          .in(1, max_side),
+      ParamSpec::integer("width", 0, "the output's width (0: size, a square)").in(0, max_side),
       ParamSpec::integer("resize", 0,
                          "the shorter side before the crop, at least size (0: size x 256 / 224)")
           .in(0, max_side),
@@ -27,6 +29,7 @@ OpSpec center_crop() {
   op.make_source = [](const Params& p, const SourceContext& context) {
     ImageOutput output = context.output;
     output.size = static_cast<int>(p.integer("size"));
+    output.width = static_cast<int>(p.integer("width"));
     output.dct_scaling = p.flag("dct_scaling");
     output.interpolation = interpolation_named(p.choice("interpolation"));
     return center_crop_transform(*context.schema, context.field, output,

@@ -10,12 +10,14 @@ OpSpec random_resized_crop() {
   op.name = "random_resized_crop";
   op.role = OpRole::kSource;
   op.doc =
-      "Decodes a random crop of a JPEG/PNG field and resizes it to size x size "
+      "Decodes a random crop of a JPEG/PNG field and resizes it to size x width "
       "(torchvision's RandomResizedCrop, PIL's antialiased bilinear or bicubic), flipped with "
       "probability flip";
   const double max_side = kMaxImageSize;
   op.params = {
-      ParamSpec::integer("size", 224, "side of the square output").in(1, max_side),
+      ParamSpec::integer("size", 224, "the output's height, and its width unless width is set")
+          .in(1, max_side),
+      ParamSpec::integer("width", 0, "the output's width (0: size, a square)").in(0, max_side),
       ParamSpec::reals("scale", {0.08, 1.0},
                        "smallest and largest crop area, as fractions of the image's", 2, 2)
           .above(0),
@@ -33,6 +35,7 @@ OpSpec random_resized_crop() {
   op.make_source = [](const Params& p, const SourceContext& context) {
     ImageOutput output = context.output;
     output.size = static_cast<int>(p.integer("size"));
+    output.width = static_cast<int>(p.integer("width"));
     output.dct_scaling = p.flag("dct_scaling");
     output.interpolation = interpolation_named(p.choice("interpolation"));
     RandomCropOptions options;
