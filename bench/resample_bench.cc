@@ -29,7 +29,7 @@ const ResampleCase kCases[] = {
 };
 
 // Arg 0: the case; arg 1: 0 SIMD (the best build this CPU runs), 1 scalar, 2 SIMD limited to
-// AVX2 (to compare it with AVX-512 where the CPU has both).
+// AVX2 (to compare it with AVX-512 where the CPU has both); arg 2: 0 bilinear, 1 bicubic.
 void BM_Resample(benchmark::State& state) {
   const ResampleCase& c = kCases[state.range(0)];
   const bool scalar = state.range(1) == 1;
@@ -43,6 +43,8 @@ void BM_Resample(benchmark::State& state) {
   out.width = out.height = c.out_size;
   out.type = c.type;
   out.flip_horizontal = true;
+  out.filter =
+      state.range(2) == 1 ? image::ResampleFilter::kBicubic : image::ResampleFilter::kBilinear;
   out.mean = {0.485f, 0.456f, 0.406f};
   out.std = {0.229f, 0.224f, 0.225f};
   std::vector<float> dst(static_cast<size_t>(3) * c.out_size * c.out_size);
@@ -55,11 +57,14 @@ void BM_Resample(benchmark::State& state) {
       state.SkipWithError("resample failed");
     benchmark::ClobberMemory();
   }
-  state.SetLabel(std::string(c.name) + " " + resampler.kernel_name());
+  state.SetLabel(std::string(c.name) + " " + resampler.kernel_name() +
+                 (state.range(2) == 1 ? " bicubic" : ""));
   hwy::SetSupportedTargetsForTest(0);
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_Resample)->ArgsProduct({{0, 1, 2, 3, 4}, {0, 1, 2}})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Resample)
+    ->ArgsProduct({{0, 1, 2, 3, 4}, {0, 1, 2}, {0, 1}})
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace stoker::bench

@@ -402,6 +402,8 @@ TEST(CliTest, UsageErrorsExitTwoWithOneLineAndDoNothing) {
       {"train --resume", "--resume requires --checkpoint-dir"},
       {"train --dist-backend mpi" + outputs,
        "--dist-backend: unknown value 'mpi' (choose gloo or nccl)"},
+      {"train --interpolation bicubc" + outputs,
+       "--interpolation: unknown value 'bicubc' (did you mean 'bicubic'?"},
       // Debian's LibTorch has neither CUDA nor NCCL (a CUDA build refuses nccl on the CPU).
       {"train --device cpu --dist-backend nccl" + outputs,
        STOKER_TEST_NCCL ? "--dist-backend nccl carries CUDA tensors: train with --device cuda, "

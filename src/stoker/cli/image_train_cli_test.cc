@@ -120,6 +120,22 @@ TEST_F(ImageTrainCliTest, BenchLoaderAppliesTheTrainingTransforms) {
               (3 * 48 * 48 * 4 + 8) / 1e6, 1e-9);
 }
 
+// --interpolation bicubic trains, and a checkpoint holds it: a resume with another filter is
+// refused in one line naming it.
+TEST_F(ImageTrainCliTest, BicubicTrainsAndItsCheckpointKeepsTheFilter) {
+  const std::string train = "train --data " + dir_ / "out" +
+                            " --model cnn --image-size 16 --batch 6 --workers 1 --checkpoint-dir " +
+                            dir_ / "ckpt";
+  const RunResult bicubic = run(train + " --epochs 1 --interpolation bicubic", dir_);
+  ASSERT_EQ(bicubic.exit_code, 0) << bicubic.err;
+  const RunResult resumed = run(train + " --epochs 2 --resume", dir_);
+  EXPECT_EQ(resumed.exit_code, 1);
+  EXPECT_NE(resumed.err.find("--interpolation bicubic (this run: bilinear)"), std::string::npos)
+      << resumed.err;
+  const RunResult same = run(train + " --epochs 2 --resume --interpolation bicubic", dir_);
+  EXPECT_EQ(same.exit_code, 0) << same.err;
+}
+
 TEST_F(ImageTrainCliTest, BadImageOptionsAreOneLine) {
   expect_one_line_error(
       run("train --data " + dir_ / "out" + " --model cnn --image-size 0 --epochs 1", dir_),

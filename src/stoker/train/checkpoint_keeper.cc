@@ -136,8 +136,7 @@ RunSettings CheckpointKeeper::run_settings() const {
     settings["--crop-ratio-max"] = text(a.crop.ratio_max);
     settings["--flip"] = text(a.flip_probability);
     settings["--dct-scaling"] = on_off(o.dct_scaling);
-    // Named only when not the default, so that checkpoints from before the option still match.
-    if (o.interpolation != "bilinear") settings["--interpolation"] = o.interpolation;
+    settings["--interpolation"] = o.interpolation;  // a checkpoint from before it has none
   }
   settings["--augment"] =
       o.augment_ops.empty() ? "none" : fmt::format("{}", fmt::join(o.augment_ops, " "));
