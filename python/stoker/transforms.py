@@ -300,6 +300,16 @@ def _normalize(t):
     return Normalize(t.mean, t.std)
 
 
+def _image_classification(t):
+    """torchvision's weights' eval preset (``weights.transforms()``): resize, center crop,
+    float, normalize."""
+    if getattr(t, "antialias", True) is False:
+        raise ValueError("torchvision ImageClassification(antialias=False): stoker resizes "
+                         "with PIL's antialiased filters only")
+    return Compose([Resize(t.resize_size, interpolation=t.interpolation),
+                    CenterCrop(t.crop_size), ToTensor(), Normalize(t.mean, t.std)])
+
+
 def _same_parameters(cls: type):
     """The translation of a torchvision class into native class `cls` whose parameters are
     the torchvision object's attributes of the same names (RandomInvert's p, RandomPosterize's
@@ -332,6 +342,7 @@ _TRANSLATIONS = {
     "CenterCrop": lambda t: CenterCrop(t.size),
     "ColorJitter": _color_jitter,
     "RandomErasing": _random_erasing,
+    "ImageClassification": _image_classification,
     # timm's (timm.data.transforms): its crop with "random" interpolation, its tensor steps.
     "RandomResizedCropAndInterpolation": lambda t: RandomResizedCrop(
         t.size, t.scale, t.ratio, interpolation=t.interpolation),
@@ -368,12 +379,20 @@ _STOKER_CLASSES = (Compose, ToTensor, PILToTensor, Normalize, RandomResizedCrop,
                    CenterCrop, _NativeOperation)
 
 
+def _is_compose(transform) -> bool:
+    return isinstance(transform, Compose) or (
+        type(transform).__name__ == "Compose" and
+        type(transform).__module__.startswith("torchvision.transforms"))
+
+
 def _flatten(transform) -> list:
-    """The steps of `transform`, Compose nests (stoker's and torchvision's) flattened."""
-    if isinstance(transform, Compose) or (
-            type(transform).__name__ == "Compose" and
-            type(transform).__module__.startswith("torchvision.transforms")):
+    """The steps of `transform`, Compose nests (stoker's and torchvision's) flattened, and so
+    is an object that only holds one in ``.transforms`` (torchvision's reference presets,
+    ClassificationPresetTrain/Eval, passed whole as its train.py does)."""
+    if _is_compose(transform):
         return [step for inner in transform.transforms for step in _flatten(inner)]
+    if _is_compose(getattr(transform, "transforms", None)) and callable(transform):
+        return _flatten(transform.transforms)
     return [transform]
 
 
@@ -404,8 +423,9 @@ def _split(field: str, transform, python: Optional[list]) -> tuple:
                 python.append(original)
                 why = str(e)
             continue
-        if t is not None and not isinstance(t, PILToTensor):
-            steps.append(t)
+        for step in _flatten(t) if t is not None else []:
+            if not isinstance(step, PILToTensor):
+                steps.append(step)
     if not problems:
         return steps, why
     text = "; ".join(str(p) for p in problems)

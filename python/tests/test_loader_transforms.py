@@ -322,3 +322,44 @@ def test_every_step_stoker_cannot_run_is_named_at_once(images):
         "random_resized_crop(size=32, width=0, scale=[0.08, 1.0], ratio=[0.75, "
         "1.3333333333333333], flip=0.5, interpolation='bicubic'")
     assert next(iter(loader))["image"].dtype == torch.float32
+
+
+# The weights' eval transforms and the reference's preset objects, passed whole ---------------
+
+@pytest.mark.parametrize("weights", ["ResNet50_Weights.IMAGENET1K_V2",
+                                     "EfficientNet_B0_Weights.IMAGENET1K_V1",
+                                     "ViT_B_16_Weights.IMAGENET1K_V1"])
+def test_weights_transforms_run_natively_with_torchvisions_pixels(images, weights):
+    import torchvision.models as models
+    path, encoded = images
+    enum, member = weights.split(".")
+    preset = getattr(getattr(models, enum), member).transforms()
+    loader = stoker.Loader(path, batch_size=64, shuffle=False, transforms=preset,
+                           batch_format="dict")
+    assert {where for _, where in loader.plan["image"]} == {"native"}
+    torch.testing.assert_close(next(iter(loader))["image"], torchvision_batch(encoded, preset),
+                               rtol=0, atol=1e-5)
+
+
+class ReferencePresetEval:
+    """Shaped as torchvision's classification reference's ClassificationPresetEval: a callable
+    holding its steps in ``.transforms``."""
+
+    def __init__(self, crop_size, resize_size, interpolation):
+        self.transforms = T2.Compose([
+            T2.Resize(resize_size, interpolation=interpolation, antialias=True),
+            T2.CenterCrop(crop_size), T2.PILToTensor(), T2.ToDtype(torch.float, scale=True),
+            T2.Normalize(mean=MEAN, std=STD), T2.ToPureTensor()])
+
+    def __call__(self, image):
+        return self.transforms(image)
+
+
+def test_a_reference_preset_object_is_flattened(images):
+    path, encoded = images
+    preset = ReferencePresetEval(30, 37, T2.InterpolationMode.BICUBIC)
+    loader = stoker.Loader(path, batch_size=64, shuffle=False, transforms=preset,
+                           batch_format="dict")
+    assert {where for _, where in loader.plan["image"]} == {"native"}
+    torch.testing.assert_close(next(iter(loader))["image"], torchvision_batch(encoded, preset),
+                               rtol=0, atol=1e-5)
