@@ -4,8 +4,12 @@ native steps made, in the iterating thread, after the native batch is built. And
 batch transform (torchvision's MixUp, CutMix, timm's Mixup, ...), on the whole batch after them.
 
 A step gets what the step before it gave: first the native steps' sample, a torch tensor
-[C, H, W] (uint8, or float32 after ToTensor/Normalize), so torchvision's tensor backend runs
-it. It must return a tensor, of one shape and dtype across a batch (they are stacked).
+[C, H, W] (uint8, or float32 after ToTensor/Normalize), or, for a uint8 sample whose Python steps
+convert a PIL image themselves (they hold a ToTensor, PILToTensor, ToImage or timm's
+MaybeToTensor, as recipes written for PIL do) or with ``python_input="pil"``, that sample as a
+PIL image, so that those steps run as in the recipe (torchvision's PIL backend, timm's PIL-only
+RandAugment). The steps must end in a tensor (a PIL image at the end becomes uint8 [C, H, W]),
+of one shape and dtype across a batch (they are stacked).
 
 Random draws: before each sample, torch's, Python's ``random`` and numpy's global generators
 are seeded by sample_seed(loader seed, epoch, rank, position, slot), the position being the
@@ -93,6 +97,15 @@ class _ToFloat:
         return "ToTensor()"
 
 
+# The steps that turn a PIL image into a tensor: Python steps holding one expect PIL images.
+_PIL_CONVERSIONS = {"ToTensor", "PILToTensor", "ToImage", "MaybeToTensor", "MaybePILToTensor"}
+
+
+def wants_pil(steps: list) -> bool:
+    """Whether `steps` convert a PIL image themselves (so expect one)."""
+    return any(type(step).__name__ in _PIL_CONVERSIONS for step in steps)
+
+
 def tensor_steps(torch, steps: list) -> list:
     """`steps` ready for tensors: torchvision v1's ToTensor (which takes PIL images and arrays
     only) as its tensor equivalent, and PILToTensor (a no-op on a uint8 tensor) left out."""
@@ -110,15 +123,37 @@ def tensor_steps(torch, steps: list) -> list:
     return out
 
 
+def _to_pil(x):
+    from PIL import Image
+    array = x.numpy()
+    return Image.fromarray(array[0] if len(array) == 1 else array.transpose(1, 2, 0))
+
+
+def _is_pil(x) -> bool:
+    return type(x).__module__.startswith("PIL.")
+
+
+def _from_pil(torch, numpy, image):
+    array = numpy.asarray(image)
+    array = array[None] if array.ndim == 2 else array.transpose(2, 0, 1)
+    return torch.from_numpy(numpy.ascontiguousarray(array))
+
+
 class PythonSteps:
     """The Python steps of every field that has some ({field: [callable, ...]}), applied to
     native batches (dicts of tensors)."""
 
-    def __init__(self, torch, steps: Dict[str, list], seed: int, rank: int, on_error: str):
+    def __init__(self, torch, steps: Dict[str, list], seed: int, rank: int, on_error: str,
+                 python_input=None):
+        """`python_input`: "tensor", "pil" (uint8 samples given as PIL images), or None to
+        give PIL images where the steps convert them (wants_pil)."""
         import numpy
         self._torch = torch
         self._numpy = numpy
-        self._steps = {field: tensor_steps(torch, s) for field, s in steps.items()}
+        self._pil = {field: python_input == "pil" or (python_input is None and wants_pil(s))
+                     for field, s in steps.items()}
+        self._steps = {field: s if self._pil[field] else tensor_steps(torch, s)
+                       for field, s in steps.items()}
         self._seed = seed
         self._rank = rank
         self._skip = on_error == "skip"
@@ -163,6 +198,8 @@ class PythonSteps:
                 continue
             generators.seed(sample_seed(self._seed, epoch, self._rank, position, slot))
             x = values[slot]
+            if self._pil[field] and x.dtype == torch.uint8 and x.dim() == 3:
+                x = _to_pil(x)
             for step in steps:
                 try:
                     x = step(x)
@@ -172,6 +209,8 @@ class PythonSteps:
                                f"{type(e).__name__}: {e}")
                     break
             else:
+                if _is_pil(x):
+                    x = _from_pil(torch, self._numpy, x)
                 if not isinstance(x, torch.Tensor):
                     self._fail(failed, slot, f"field '{field}', sample {slot} of batch {index} "
                                f"(epoch {epoch}): the Python steps gave a "

@@ -455,7 +455,10 @@ class Loader:
     natively (a torchvision class it does not translate, your own function) is not refused: it
     and the steps after it run in Python on each sample the native steps made (a tensor),
     seeded per sample, after the batch is built; ``loader.plan`` says which steps run where,
-    ``stats()["python_seconds"]`` what they cost. ``batch_transform`` is called on every
+    ``stats()["python_seconds"]`` what they cost. They get each sample as a tensor, or as a PIL
+    image where they convert one themselves (a recipe's ToTensor/PILToTensor/ToImage among
+    them: then they run as in the recipe) or with ``python_input="pil"``
+    (``python_input="tensor"`` always gives tensors). ``batch_transform`` is called on every
     batch as it is yielded (a tuple as ``f(*batch)``, a dict as ``f(batch)``), seeded per batch:
     torchvision's ``v2.MixUp``/``v2.CutMix`` (or a ``RandomChoice`` of them) and timm's
     ``Mixup`` give their own soft targets, the same for any workers and after a resume.
@@ -536,7 +539,7 @@ class Loader:
                  world_size=None, verify="once", on_error="raise", normalize_on_device=False,
                  last_batch=None, mesh=None, shuffle_window="all", cache_dir=None,
                  cache_gb=None, cache_policy="next-use", batch_format=None,
-                 batch_transform=None):
+                 batch_transform=None, python_input=None):
         torch = _import_torch()
         self._torch = torch
         path = os.fsdecode(path)  # str, bytes or os.PathLike; the name need not be UTF-8
@@ -589,7 +592,10 @@ class Loader:
                                      len(shapes[name]), self._device)
             for name, (mean, std) in deferred.items()}
         self._plan = plan
-        self._python = PythonSteps(torch, plan.python, seed, rank, on_error)
+        if python_input not in (None, "tensor", "pil"):
+            raise ValueError(f"python_input must be None, 'tensor' or 'pil', not "
+                             f"{python_input!r}")
+        self._python = PythonSteps(torch, plan.python, seed, rank, on_error, python_input)
         if batch_transform is not None and not callable(batch_transform):
             raise ValueError(f"batch_transform must be callable (torchvision's MixUp, CutMix, "
                              f"...), not {type(batch_transform).__name__}")

@@ -343,23 +343,34 @@ _TRANSLATIONS = {
     "ColorJitter": _color_jitter,
     "RandomErasing": _random_erasing,
     "ImageClassification": _image_classification,
-    # timm's (timm.data.transforms): its crop with "random" interpolation, its tensor steps.
+}
+for _name, _cls in _NATIVE_CLASSES.items():
+    _TRANSLATIONS.setdefault(_name, _same_parameters(_cls))
+
+# timm's (timm.data): its crop with "random" interpolation, its tensor steps. Its other classes
+# (its RandAugment, RandomErasing) run in Python.
+_TIMM_TRANSLATIONS = {
     "RandomResizedCropAndInterpolation": lambda t: RandomResizedCrop(
         t.size, t.scale, t.ratio, interpolation=t.interpolation),
     "MaybeToTensor": lambda t: ToTensor(),
     "MaybePILToTensor": lambda t: PILToTensor(),
 }
-for _name, _cls in _NATIVE_CLASSES.items():
-    _TRANSLATIONS.setdefault(_name, _same_parameters(_cls))
 
 
 def _from_torchvision(t):
     """stoker's equivalent of torchvision's (or timm's) transform `t`, or None for a step with
     nothing to do; ValueError if there is none."""
     name = type(t).__name__
-    if name not in _TRANSLATIONS:
-        raise _Unknown(f"torchvision transform {name} is not supported by stoker.Loader")
-    return _TRANSLATIONS[name](t)
+    timm = type(t).__module__.startswith("timm.")
+    table = _TIMM_TRANSLATIONS if timm else _TRANSLATIONS
+    if name not in table:
+        raise _Unknown(f"{'timm' if timm else 'torchvision'} transform {name} is not supported "
+                       "by stoker.Loader")
+    try:
+        return table[name](t)
+    except (AttributeError, TypeError) as e:  # a class of that name but another shape
+        raise _Unknown(f"{type(t).__module__}.{name} is not the transform stoker translates: "
+                       f"{e}") from None
 
 
 class _Unknown(ValueError):

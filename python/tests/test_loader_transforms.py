@@ -363,3 +363,34 @@ def test_a_reference_preset_object_is_flattened(images):
     assert {where for _, where in loader.plan["image"]} == {"native"}
     torch.testing.assert_close(next(iter(loader))["image"], torchvision_batch(encoded, preset),
                                rtol=0, atol=1e-5)
+
+
+# timm's create_transform --------------------------------------------------------------------
+
+def test_timms_eval_transform_runs_natively_with_its_pixels(images):
+    import timm.data
+    path, encoded = images
+    for interpolation in ("bilinear", "bicubic"):
+        timms = timm.data.create_transform(30, is_training=False, interpolation=interpolation)
+        loader = stoker.Loader(path, batch_size=64, shuffle=False, transforms=timms,
+                               batch_format="dict")
+        assert {where for _, where in loader.plan["image"]} == {"native"}
+        torch.testing.assert_close(next(iter(loader))["image"],
+                                   torchvision_batch(encoded, timms), rtol=0, atol=1e-5)
+
+
+def test_timms_train_transforms_run_natively_or_in_python(images):
+    import timm.data
+    path, _ = images
+    plain = timm.data.create_transform(24, is_training=True, interpolation="random")
+    loader = stoker.Loader(path, batch_size=4, transforms=plain, batch_format="dict")
+    assert {where for _, where in loader.plan["image"]} == {"native"}
+    assert "interpolation='random'" in loader.plan["image"][0][0]
+    assert next(iter(loader))["image"].shape == (4, 3, 24, 24)
+    # timm's RandAugment (PIL-only: it gets PIL images) and RandomErasing: in Python.
+    augmented = timm.data.create_transform(24, is_training=True, re_prob=0.25,
+                                           auto_augment="rand-m9-mstd0.5-inc1")
+    loader = stoker.Loader(path, batch_size=4, transforms=augmented, batch_format="dict")
+    assert [where for _, where in loader.plan["image"]][-1] == "python"
+    assert loader.plan["image"][-1][0].startswith("RandomErasing(")
+    assert next(iter(loader))["image"].dtype == torch.float32

@@ -36,7 +36,7 @@ def images_of(path, steps, epoch=1, **options):
 
 def test_an_untranslated_step_runs_in_python_and_the_plan_says_so(images):
     path, _ = images
-    made = loader(path, CROP + [T2.GaussianBlur(3), noisy, T.ToTensor()])
+    made = loader(path, CROP + [T2.GaussianBlur(3), noisy, T.ToTensor()], python_input="tensor")
     assert [where for _, where in made.plan["image"]] == ["native", "python", "python",
                                                           "python"]
     assert made.plan["image"][0][0].startswith("random_resized_crop(size=24")
@@ -69,6 +69,24 @@ def test_the_python_steps_are_the_callable_on_the_native_sample_under_its_seed(i
             assert torch.equal(got[slot], expected), (index, slot)
             changed += not torch.equal(expected, before[slot])
     assert changed > 0
+
+
+def test_a_recipe_written_for_pil_gets_pil_images_and_the_recipes_pixels(images):
+    from PIL import Image
+    path, _ = images
+    tail = [T2.TrivialAugmentWide(), T2.PILToTensor(), T2.ToDtype(torch.float32, scale=True),
+            T2.Normalize([0.5] * 3, [0.25] * 3)]
+    native = [b["image"] for b in loader(path, CROP).epoch(0)]
+    made = loader(path, CROP + tail)
+    assert [where for _, where in made.plan["image"]] == ["native"] + ["python"] * 4
+    for index, batch in enumerate(made.epoch(0)):
+        position = made.state_dict()["position"]
+        for slot, got in enumerate(batch["image"]):
+            torch.manual_seed(sample_seed(5, 0, 0, position, slot))
+            image = Image.fromarray(native[index][slot].numpy().transpose(1, 2, 0))
+            assert torch.equal(got, T2.Compose(tail)(image)), (index, slot)
+    with pytest.raises(ValueError, match="python_input must be None, 'tensor' or 'pil'"):
+        loader(path, CROP + tail, python_input="numpy")
 
 
 def test_the_same_batches_for_any_workers_and_after_a_resume(images):
