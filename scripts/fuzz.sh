@@ -7,6 +7,8 @@
 #   shard  the shard reader (shard_fuzz; seeds: shard_fuzz_seeds; dictionary fuzz/shard.dict)
 #   image  JPEG/PNG header, crop, streamed and full decode, JPEG/PNG transcode
 #          (image_decode_fuzz; seeds: image_fuzz_seeds; dictionary fuzz/image.dict)
+#   ops    the operation-call parser and every pixel/float operation on its parameters
+#          (op_call_fuzz; seeds: op_call_fuzz_seeds; dictionary fuzz/ops.dict)
 # Environment: STOKER_FUZZ_BUILD_DIR overrides build-fuzz/; STOKER_FUZZ_CORPUS overrides the
 # corpus directory (default build-fuzz/corpus for shard, build-fuzz/corpus-image for image,
 # kept between runs, seeded when empty). STOKER_FUZZ_ARGS adds libFuzzer options (e.g.
@@ -23,8 +25,10 @@ case $target in
     fuzzer=shard_fuzz seeds=shard_fuzz_seeds dict=fuzz/shard.dict suffix= ;;
   image)
     fuzzer=image_decode_fuzz seeds=image_fuzz_seeds dict=fuzz/image.dict suffix=-image ;;
+  ops)
+    fuzzer=op_call_fuzz seeds=op_call_fuzz_seeds dict=fuzz/ops.dict suffix=-ops ;;
   *)
-    echo "fuzz.sh: unknown target '$target' (shard, image)" >&2
+    echo "fuzz.sh: unknown target '$target' (shard, image, ops)" >&2
     exit 2 ;;
 esac
 corpus=${STOKER_FUZZ_CORPUS:-$build_dir/corpus$suffix}

@@ -150,22 +150,21 @@ def _transforms_for_names(transforms, names: tuple, schema: list, pad: bool):
     return mapping
 
 
-class _Formatted:
-    """An iteration whose dict batches become tuples of the fields `names` in that order, or
-    FieldDicts where `names` is None. ``inner`` is the iteration it wraps."""
+class _Wrapped:
+    """An iteration that changes each batch of the iteration ``inner`` (its ``change``) and
+    passes the rest through: its length, liveness, the last batch's padding and closing."""
 
-    def __init__(self, inner, names: Optional[tuple]):
+    def __init__(self, inner):
         self.inner = inner
-        self._names = names
 
     def __iter__(self):
         return self
 
     def __next__(self):
-        batch = next(self.inner)
-        if self._names is None:
-            return FieldDict(batch)
-        return tuple(batch[name] for name in self._names)
+        return self.change(next(self.inner))
+
+    def change(self, batch):
+        raise NotImplementedError
 
     def __len__(self):
         return len(self.inner)
@@ -174,70 +173,56 @@ class _Formatted:
     def live(self):
         return self.inner.live
 
+    @property
+    def last_padding(self):
+        return self.inner.last_padding
+
     def close(self):
         self.inner.close()
 
 
-class _BatchTransformEpoch:
+class _Formatted(_Wrapped):
+    """An iteration whose dict batches become tuples of the fields `names` in that order, or
+    FieldDicts where `names` is None."""
+
+    def __init__(self, inner, names: Optional[tuple]):
+        super().__init__(inner)
+        self._names = names
+
+    def change(self, batch):
+        if self._names is None:
+            return FieldDict(batch)
+        return tuple(batch[name] for name in self._names)
+
+
+class _BatchTransformEpoch(_Wrapped):
     """An iteration whose batches (as the loader yields them) go through its batch transform;
     ``state()`` gives the loader's (seed, epoch, position) after the batch just made."""
 
     def __init__(self, inner, transform: BatchTransform, epoch: int, state):
-        self.inner = inner
+        super().__init__(inner)
         self._transform = transform
         self._epoch = epoch
         self._state = state
         self._index = 0
 
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        batch = next(self.inner)
+    def change(self, batch):
         self._index += 1
         return self._transform.apply(batch, self._epoch, self._index - 1, self._state()[2])
 
-    def __len__(self):
-        return len(self.inner)
 
-    @property
-    def live(self):
-        return self.inner.live
-
-    def close(self):
-        self.inner.close()
-
-
-class _PythonStepsEpoch:
+class _PythonStepsEpoch(_Wrapped):
     """A native epoch whose batches go through the loader's Python steps."""
 
     def __init__(self, native_epoch, steps: PythonSteps, epoch: int, core):
-        self._native = native_epoch
+        super().__init__(native_epoch)
         self._steps = steps
         self._epoch = epoch
         self._core = core  # the LoaderCore, for its position after each batch
 
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        batch = next(self._native)
-        return self._steps.apply(batch, self._epoch, self._native.last_index,
+    def change(self, batch):
+        return self._steps.apply(batch, self._epoch, self.inner.last_index,
                                  self._core.state()[2])
-
-    def __len__(self):
-        return len(self._native)
-
-    @property
-    def live(self):
-        return self._native.live
-
-    @property
-    def last_padding(self):
-        return self._native.last_padding
-
-    def close(self):
-        self._native.close()
 
 
 def _python_step_names(plan) -> list:
@@ -303,34 +288,20 @@ class LoaderSampler:
         return f"stoker.LoaderSampler({self._loader!r})"
 
 
-class _ValidMasks:
+class _ValidMasks(_Wrapped):
     """A native epoch whose batches gain VALID: a bool [batch_size] tensor, False for the
     padding at the batch's end (samples repeated from the epoch's start)."""
 
     def __init__(self, torch, native_epoch):
+        super().__init__(native_epoch)
         self._torch = torch
-        self._native = native_epoch
 
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        batch = next(self._native)
+    def change(self, batch):
         size = len(next(iter(batch.values())))
         valid = self._torch.ones(size, dtype=self._torch.bool)
-        valid[size - self._native.last_padding:] = False
+        valid[size - self.inner.last_padding:] = False
         batch[VALID] = valid
         return batch
-
-    def __len__(self):
-        return len(self._native)
-
-    @property
-    def live(self):
-        return self._native.live
-
-    def close(self):
-        self._native.close()
 
 
 class _FirstBatchEpoch:
