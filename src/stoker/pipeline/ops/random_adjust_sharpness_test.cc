@@ -1,7 +1,7 @@
 // random_adjust_sharpness against torchvision.transforms.v2.functional.adjust_sharpness on PIL
-// images (pil_reference_testing.h), pixel for pixel: factors 0 (the smoothed image), between 0
+// images (testing/pil_reference.h), pixel for pixel: factors 0 (the smoothed image), between 0
 // and 1, 1 (the image), above 1, one float32 rounds to 0 and one it rounds to infinity.
-#include "stoker/pipeline/ops/pil_reference_testing.h"
+#include "stoker/testing/pil_reference.h"
 
 namespace stoker {
 namespace {

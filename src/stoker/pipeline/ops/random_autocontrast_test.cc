@@ -1,6 +1,6 @@
 // random_autocontrast against torchvision.transforms.v2.functional.autocontrast on PIL images
-// (pil_reference_testing.h), pixel for pixel.
-#include "stoker/pipeline/ops/pil_reference_testing.h"
+// (testing/pil_reference.h), pixel for pixel.
+#include "stoker/testing/pil_reference.h"
 
 namespace stoker {
 namespace {

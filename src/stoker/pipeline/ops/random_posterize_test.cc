@@ -1,6 +1,6 @@
 // random_posterize against torchvision.transforms.v2.functional.posterize on PIL images
-// (pil_reference_testing.h), pixel for pixel, every bits.
-#include "stoker/pipeline/ops/pil_reference_testing.h"
+// (testing/pil_reference.h), pixel for pixel, every bits.
+#include "stoker/testing/pil_reference.h"
 
 namespace stoker {
 namespace {

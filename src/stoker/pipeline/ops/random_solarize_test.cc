@@ -1,6 +1,6 @@
 // random_solarize against torchvision.transforms.v2.functional.solarize on PIL images
-// (pil_reference_testing.h), pixel for pixel, thresholds at the ends and between whole values.
-#include "stoker/pipeline/ops/pil_reference_testing.h"
+// (testing/pil_reference.h), pixel for pixel, thresholds at the ends and between whole values.
+#include "stoker/testing/pil_reference.h"
 
 namespace stoker {
 namespace {
