@@ -6,13 +6,17 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "stoker/pipeline/ops/augment_policies.h"
 #include "stoker/pipeline/ops/pil_policy_ops.h"
 #include "stoker/pipeline/ops/pil_reference_testing.h"
 #include "stoker/testing/temp_dir.h"
@@ -175,5 +179,73 @@ inline std::vector<TestImage> policy_test_images() {
   }
   return images;
 }
+
+// Samples of a policy operation and torchvision's steps for the same draws, compared at once
+// (one Python run).
+class PolicySamples {
+ public:
+  PolicySamples() : images_(policy_test_images()) {}
+
+  // `samples` samples of `op` (`given`), each image in turn (but those of another channel count
+  // than a fill of several numbers), each against the steps `draw` gives the same sample with
+  // the magnitudes of `space` (`bins` bins) and `fill`.
+  void add(const std::string& op, const std::vector<std::pair<std::string, ParamValue>>& given,
+           PolicySpace space, int64_t bins, const std::vector<double>& fill, int64_t samples,
+           const std::function<std::vector<ops::PolicyStepDraw>(CounterRng&)>& draw) {
+    for (int64_t i = 0; i < samples; ++i) {
+      const size_t k = static_cast<size_t>(i) % images_.size();
+      if (fill.size() > 1 && static_cast<int64_t>(fill.size()) != images_[k].shape[0]) continue;
+      const SampleInput sample = pil_reference::op_sample(i);
+      std::vector<uint8_t> pixels = images_[k].pixels;
+      const Status applied =
+          pil_reference::make_pixel_op(op, given, images_[k].shape)->apply(sample, pixels.data());
+      ASSERT_TRUE(applied.is_ok());
+      mine_.push_back(std::move(pixels));
+      labels_.push_back(op + " sample " + std::to_string(i) + " bins " + std::to_string(bins) +
+                        " fill " + std::to_string(fill.size()));
+      CounterRng rng = sample.rng();
+      PolicyJob job{k, space, bins, fill, {}};
+      for (const ops::PolicyStepDraw& step : draw(rng)) {
+        job.steps.push_back({step.op, step.bin, step.negative});
+        ++ops_seen_[static_cast<size_t>(step.op)];
+      }
+      jobs_.push_back(std::move(job));
+    }
+  }
+
+  // Every sample the same as torchvision's, most changed, each of `ops` drawn.
+  void expect_torchvision(const std::vector<PolicyOp>& ops) {
+    const std::vector<std::vector<uint8_t>> want = torchvision_policy_pixels(images_, jobs_);
+    ASSERT_EQ(want.size(), jobs_.size());
+    int failures = 0;
+    size_t changed = 0;
+    for (size_t j = 0; j < jobs_.size(); ++j) {
+      changed += want[j] != images_[jobs_[j].image].pixels;
+      const auto [at, theirs] = std::mismatch(mine_[j].begin(), mine_[j].end(), want[j].begin());
+      if (at != mine_[j].end() && ++failures <= 5) {
+        std::string steps;
+        for (const PolicyStep& step : jobs_[j].steps) {
+          steps += std::string(" ") + ops::policy_op_name(step.op) + "/" +
+                   std::to_string(step.bin) + (step.negative ? "-" : "+");
+        }
+        ADD_FAILURE() << labels_[j] << " image " << jobs_[j].image << steps << ": at "
+                      << (at - mine_[j].begin()) << " " << static_cast<int>(*at) << ", torchvision "
+                      << static_cast<int>(*theirs);
+      }
+    }
+    EXPECT_EQ(failures, 0) << "samples unlike torchvision's, of " << jobs_.size();
+    EXPECT_GT(changed, jobs_.size() / 2);
+    for (PolicyOp op : ops) {
+      EXPECT_GT(ops_seen_[static_cast<size_t>(op)], 0) << ops::policy_op_name(op);
+    }
+  }
+
+ private:
+  std::vector<TestImage> images_;
+  std::vector<PolicyJob> jobs_;
+  std::vector<std::vector<uint8_t>> mine_;
+  std::vector<std::string> labels_;
+  std::array<int, 15> ops_seen_{};
+};
 
 }  // namespace stoker::pil_policy_testing
