@@ -164,8 +164,8 @@ inline std::vector<PolicyStepDraw> draw_auto_augment(CounterRng& rng, const std:
 
 // The parameters every policy takes: interpolation and fill, torchvision's.
 inline std::vector<ParamSpec> policy_common_params() {
-  return {ParamSpec::choice("interpolation", "nearest", {"nearest"},
-                            "how geometric operations sample (PIL's NEAREST)"),
+  return {ParamSpec::choice("interpolation", "nearest", {"nearest", "bilinear"},
+                            "how geometric operations sample (PIL's NEAREST or BILINEAR)"),
           ParamSpec::reals("fill", {},
                            "colour outside a moved image: none 0, one number every channel, "
                            "else one per channel (each truncated, clipped to [0, 255])",
@@ -177,9 +177,10 @@ inline std::vector<ParamSpec> policy_common_params() {
 class AugmentPolicyOp : public PixelOp {
  public:
   using Draw = std::function<std::vector<PolicyStepDraw>(CounterRng&)>;
-  AugmentPolicyOp(PolicySpace space, int64_t bins, std::vector<uint8_t> fill,
-                  const std::vector<int64_t>& shape, Draw draw)
+  AugmentPolicyOp(PolicySpace space, int64_t bins, PolicyInterpolation interpolation,
+                  std::vector<uint8_t> fill, const std::vector<int64_t>& shape, Draw draw)
       : space_(space),
+        interpolation_(interpolation),
         bins_(bins),
         fill_(std::move(fill)),
         channels_(shape[0]),
@@ -198,13 +199,15 @@ class AugmentPolicyOp : public PixelOp {
       const std::vector<double>& table = magnitudes_[static_cast<int>(step.op)];
       double magnitude = table.empty() ? 0.0 : table[static_cast<size_t>(step.bin)];
       if (step.negative && policy_op_signed(step.op)) magnitude = -magnitude;
-      apply_policy_op(step.op, magnitude, fill_, pixels, channels_, height_, width_);
+      apply_policy_op(step.op, magnitude, fill_, pixels, channels_, height_, width_,
+                      interpolation_);
     }
     return Status::ok();
   }
 
  private:
   const PolicySpace space_;
+  const PolicyInterpolation interpolation_;
   const int64_t bins_;
   const std::vector<uint8_t> fill_;
   const int64_t channels_;
@@ -228,7 +231,8 @@ inline Result<std::shared_ptr<const PixelOp>> make_augment_policy_op(
                             std::to_string(channels));
   }
   return std::shared_ptr<const PixelOp>(std::make_shared<AugmentPolicyOp>(
-      space, bins, policy_fill(fill, channels), context.shape, std::move(draw)));
+      space, bins, policy_interpolation(params.choice("interpolation")),
+      policy_fill(fill, channels), context.shape, std::move(draw)));
 }
 
 }  // namespace stoker::ops

@@ -1,10 +1,10 @@
-// auto_augment: torchvision's AutoAugment(policy, NEAREST, fill) on a PIL image, pixel for
+// auto_augment: torchvision's AutoAugment(policy, interpolation, fill) on a PIL image, pixel for
 // pixel, for a uint8 image [C, H, W], C 1 or 3: one of the policy's 25 sub-policies (its
 // "imagenet", "cifar10" or "svhn" table) drawn uniformly; each of its two operations applied
 // with its probability, at its magnitude bin of 10 (RandAugment's magnitudes), negated with
-// probability 1/2 where signed, as torchvision's _apply_op (pil_policy_ops.h). Five draws per
-// sample (augment_policies.h: draw_auto_augment). ops/auto_augment_test.cc compares with
-// torchvision for the same draws.
+// probability 1/2 where signed, as torchvision's _apply_op (pil_policy_ops.h; interpolation
+// PIL's NEAREST or BILINEAR). Five draws per sample (augment_policies.h: draw_auto_augment).
+// ops/auto_augment_test.cc compares with torchvision for the same draws.
 
 #include "stoker/pipeline/ops/augment_policies.h"
 

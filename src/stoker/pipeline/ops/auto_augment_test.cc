@@ -2,7 +2,7 @@
 // (augment_policies.h: the sub-policy, which of its operations apply, their signs) handed to
 // torchvision's _apply_op in turn with the magnitudes of its own _augmentation_space (10 bins),
 // pixel for pixel, over many samples of each policy; fill none, one number, one per channel (on
-// "RGB" images). The policy tables against torchvision's.
+// "RGB" images); NEAREST and BILINEAR. The policy tables against torchvision's.
 #include <map>
 #include <sstream>
 
@@ -16,9 +16,12 @@ TEST(AutoAugmentTest, IsTorchvisionsForTheSameDraws) {
   for (const std::string policy : {"imagenet", "cifar10", "svhn"}) {
     for (const std::vector<double>& fill :
          std::vector<std::vector<double>>{{}, {128.6}, {10, 200, 300}}) {
-      samples.add("auto_augment", {{"policy", policy}, {"fill", fill}},
-                  ops::PolicySpace::kAutoAugment, 10, fill, 400,
-                  [policy](CounterRng& rng) { return ops::draw_auto_augment(rng, policy); });
+      for (const std::string interpolation : {"nearest", "bilinear"}) {
+        samples.add("auto_augment",
+                    {{"policy", policy}, {"fill", fill}, {"interpolation", interpolation}},
+                    ops::PolicySpace::kAutoAugment, 10, fill, 300,
+                    [policy](CounterRng& rng) { return ops::draw_auto_augment(rng, policy); });
+      }
     }
   }
   std::vector<ops::PolicyOp> every;

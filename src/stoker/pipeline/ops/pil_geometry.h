@@ -18,7 +18,9 @@
 //   pil_rotate_sources  Image.rotate(angle, NEAREST, expand=False): angle % 360 (Python's);
 //       0 the image; 180 turned; 90 and 270 on a square image transposed; else the matrix
 //       [c, s, 0, -s, c, 0], c = round(cos(-radians(angle)), 15) and s = round(sin(...), 15)
-//       (Python's decimal rounding), centred at (W / 2, H / 2), through pil_affine_sources.
+//       (Python's decimal rounding), centred at (W / 2, H / 2), through pil_affine_sources
+//       (pil_rotate_transpose, pil_rotate_matrix).
+//   pil_affine_bilinear  the same with BILINEAR (below).
 // Sources are flat indices y * W + x of the source plane, -1 for the fill. libm's sin, cos,
 // tan and atan as Python's (the same glibc). Pure; the including file is built with
 // -ffp-contract=off.
@@ -174,10 +176,10 @@ inline AffineMatrix torchvision_inverse_affine(double cx, double cy, double angl
   return m;
 }
 
-// The source of each output pixel of Image.rotate(angle, NEAREST) ([height * width]).
-inline std::vector<int64_t> pil_rotate_sources(double angle, int64_t height, int64_t width) {
-  using namespace pil_geometry_detail;
-  angle = python_mod360(angle);
+// Image.rotate's transposes: the source of each output pixel where `angle` (after % 360) is 0,
+// 180, or 90 or 270 on a square image; else empty.
+inline std::vector<int64_t> pil_rotate_transpose(double angle, int64_t height, int64_t width) {
+  angle = pil_geometry_detail::python_mod360(angle);
   std::vector<int64_t> sources(static_cast<size_t>(height * width));
   auto each = [&](auto source_of) {
     for (int64_t y = 0; y < height; ++y)
@@ -194,7 +196,13 @@ inline std::vector<int64_t> pil_rotate_sources(double angle, int64_t height, int
   if (width == height && angle == 270.0) {
     return each([&](int64_t x, int64_t y) { return (height - 1 - x) * width + y; });
   }
-  const double turn = -radians(angle);
+  return {};
+}
+
+// Image.rotate's matrix (where pil_rotate_transpose is empty).
+inline AffineMatrix pil_rotate_matrix(double angle, int64_t height, int64_t width) {
+  using namespace pil_geometry_detail;
+  const double turn = -radians(python_mod360(angle));
   AffineMatrix m = {round15(std::cos(turn)),  round15(std::sin(turn)), 0.0,
                     round15(-std::sin(turn)), round15(std::cos(turn)), 0.0};
   const double cx = static_cast<double>(width) / 2.0;
@@ -203,7 +211,55 @@ inline std::vector<int64_t> pil_rotate_sources(double angle, int64_t height, int
   m[5] = m[3] * -cx + m[4] * -cy + m[5];
   m[2] += cx;
   m[5] += cy;
-  return pil_affine_sources(m, height, width);
+  return m;
+}
+
+// The source of each output pixel of Image.rotate(angle, NEAREST) ([height * width]).
+inline std::vector<int64_t> pil_rotate_sources(double angle, int64_t height, int64_t width) {
+  std::vector<int64_t> sources = pil_rotate_transpose(angle, height, width);
+  if (!sources.empty()) return sources;
+  return pil_affine_sources(pil_rotate_matrix(angle, height, width), height, width);
+}
+
+// Image.transform(size, AFFINE, a, BILINEAR) of one channel [height, width] into `out`
+// (libImaging's generic transform with its bilinear filter): output pixel (x, y) samples
+// u = (a0 X + a1 Y) + a2, v = (a3 X + a4 Y) + a5 (X = x + 0.5, Y = y + 0.5), `fill` where
+// u or v is outside [0, size); else with u' = u - 0.5, i = floor(u'), du = u' - i (v
+// likewise), columns i and i + 1 clamped to the image, row j clamped, row j + 1 where inside
+// (else row j's value): in doubles, p + (q - p) * du along each row, then r + (s - r) * dv,
+// truncated.
+inline void pil_affine_bilinear(const AffineMatrix& a, const uint8_t* in, int64_t height,
+                                int64_t width, uint8_t fill, uint8_t* out) {
+  auto clamp_x = [&](int64_t x) { return x < 0 ? 0 : x < width ? x : width - 1; };
+  auto clamp_y = [&](int64_t y) { return y < 0 ? 0 : y < height ? y : height - 1; };
+  for (int64_t y = 0; y < height; ++y) {
+    for (int64_t x = 0; x < width; ++x) {
+      const double px = static_cast<double>(x) + 0.5;
+      const double py = static_cast<double>(y) + 0.5;
+      double u = a[0] * px + a[1] * py + a[2];
+      double v = a[3] * px + a[4] * py + a[5];
+      uint8_t& result = out[y * width + x];
+      if (u < 0.0 || u >= static_cast<double>(width) || v < 0.0 ||
+          v >= static_cast<double>(height)) {
+        result = fill;
+        continue;
+      }
+      u -= 0.5;
+      v -= 0.5;
+      const int64_t i = static_cast<int64_t>(std::floor(u));
+      const int64_t j = static_cast<int64_t>(std::floor(v));
+      const double du = u - static_cast<double>(i);
+      const double dv = v - static_cast<double>(j);
+      const int64_t x0 = clamp_x(i);
+      const int64_t x1 = clamp_x(i + 1);
+      auto along = [&](const uint8_t* row) {
+        return static_cast<double>(row[x0]) + static_cast<double>(row[x1] - row[x0]) * du;
+      };
+      const double top = along(in + clamp_y(j) * width);
+      const double bottom = j + 1 >= 0 && j + 1 < height ? along(in + (j + 1) * width) : top;
+      result = static_cast<uint8_t>(top + (bottom - top) * dv);
+    }
+  }
 }
 
 }  // namespace stoker::ops

@@ -1,12 +1,13 @@
 #pragma once
 // The operations of torchvision's augmentation policies (transforms/autoaugment.py:
 // TrivialAugmentWide, RandAugment, AutoAugment) as their _apply_op(image, name, magnitude,
-// NEAREST, fill) gives them on a PIL image ("L" or "RGB"), pixel for pixel, for a uint8 image
-// [C, H, W], C 1 or 3:
+// NEAREST or BILINEAR, fill) gives them on a PIL image ("L" or "RGB"), pixel for pixel, for a
+// uint8 image [C, H, W], C 1 or 3:
 //   Identity                 the image
 //   ShearX, ShearY           F.affine(shear degrees(atan(m)) along x or y, centre (0, 0))
 //   TranslateX, TranslateY   F.affine(translate int(m) along x or y, centre (W / 2, H / 2))
-//   Rotate                   F.rotate(m)                  (both: pil_geometry.h, the fill outside)
+//   Rotate                   F.rotate(m)
+//                            (the three: pil_geometry.h, the fill outside)
 //   Brightness, Color,       ImageEnhance's blend of black, the grey image, the mean grey or
 //   Contrast, Sharpness      the smoothed image with the image, factor float32(1 + m)
 //                            (pil_enhance.h; Color leaves an "L" image as it is)
@@ -134,17 +135,35 @@ inline std::vector<uint8_t> policy_fill(const std::vector<double>& fill, int64_t
   return colour;
 }
 
+// How the geometric operations sample: PIL's NEAREST or BILINEAR.
+enum class PolicyInterpolation { kNearest, kBilinear };
+
+inline PolicyInterpolation policy_interpolation(const std::string& name) {
+  return name == "bilinear" ? PolicyInterpolation::kBilinear : PolicyInterpolation::kNearest;
+}
+
 // `op` with `magnitude` on the image `pixels` [channels, height, width], in place; `fill` one
 // colour per channel (policy_fill).
 inline void apply_policy_op(PolicyOp op, double magnitude, const std::vector<uint8_t>& fill,
-                            uint8_t* pixels, int64_t channels, int64_t height, int64_t width) {
+                            uint8_t* pixels, int64_t channels, int64_t height, int64_t width,
+                            PolicyInterpolation interpolation = PolicyInterpolation::kNearest) {
   const size_t plane = static_cast<size_t>(height * width);
+  const bool bilinear = interpolation == PolicyInterpolation::kBilinear;
   auto move = [&](const std::vector<int64_t>& sources) {
     const std::vector<uint8_t> input(pixels, pixels + channels * plane);
     for (int64_t c = 0; c < channels; ++c) {
       const uint8_t* from = input.data() + c * plane;
       uint8_t* to = pixels + c * plane;
       for (size_t i = 0; i < plane; ++i) to[i] = sources[i] < 0 ? fill[c] : from[sources[i]];
+    }
+  };
+  // Image.transform(AFFINE, matrix) in the interpolation.
+  auto transform = [&](const AffineMatrix& matrix) {
+    if (!bilinear) return move(pil_affine_sources(matrix, height, width));
+    const std::vector<uint8_t> input(pixels, pixels + channels * plane);
+    for (int64_t c = 0; c < channels; ++c) {
+      pil_affine_bilinear(matrix, input.data() + c * plane, height, width, fill[c],
+                          pixels + c * plane);
     }
   };
   auto blend = [&](auto degenerate_of) {
@@ -172,23 +191,23 @@ inline void apply_policy_op(PolicyOp op, double magnitude, const std::vector<uin
     case PolicyOp::kShearY: {
       const double shear = pil_geometry_detail::degrees(std::atan(magnitude));
       const bool x = op == PolicyOp::kShearX;
-      move(pil_affine_sources(
-          torchvision_inverse_affine(0, 0, 0.0, 0, 0, 1.0, x ? shear : 0.0, x ? 0.0 : shear),
-          height, width));
+      transform(torchvision_inverse_affine(0, 0, 0.0, 0, 0, 1.0, x ? shear : 0.0, x ? 0.0 : shear));
       return;
     }
     case PolicyOp::kTranslateX:
     case PolicyOp::kTranslateY: {
       const double shift = std::trunc(magnitude);
       const bool x = op == PolicyOp::kTranslateX;
-      move(pil_affine_sources(torchvision_inverse_affine(w * 0.5, h * 0.5, 0.0, x ? shift : 0,
-                                                         x ? 0 : shift, 1.0, 0.0, 0.0),
-                              height, width));
+      transform(torchvision_inverse_affine(w * 0.5, h * 0.5, 0.0, x ? shift : 0, x ? 0 : shift, 1.0,
+                                           0.0, 0.0));
       return;
     }
-    case PolicyOp::kRotate:
-      move(pil_rotate_sources(magnitude, height, width));
+    case PolicyOp::kRotate: {
+      const std::vector<int64_t> turned = pil_rotate_transpose(magnitude, height, width);
+      if (!turned.empty()) return move(turned);
+      transform(pil_rotate_matrix(magnitude, height, width));
       return;
+    }
     case PolicyOp::kBrightness:
       blend([](int64_t, size_t) { return uint8_t{0}; });
       return;

@@ -1,8 +1,9 @@
 // pil_policy_ops.h against torchvision's _apply_op on PIL images (NEAREST), pixel for pixel:
 // every operation over every magnitude of each policy's space (TrivialAugmentWide's and
 // RandAugment's 31 bins, AutoAugment's 10), both signs, on noise and smooth images, "RGB" and
-// "L", odd and square sizes; the geometric ones with fill None and one per channel (some past
-// [0, 255], some fractional). The magnitude tables against torchvision's for 2 to 80 bins.
+// "L", odd and square sizes; the geometric ones NEAREST and BILINEAR, with fill None and one
+// per channel (some past [0, 255], some fractional). The magnitude tables against torchvision's for
+// 2 to 80 bins.
 #include <algorithm>
 #include <map>
 
@@ -19,77 +20,68 @@ bool pil_policy_ops_geometric(PolicyOp op) {
   return op >= PolicyOp::kShearX && op <= PolicyOp::kRotate;
 }
 
-class PilPolicyOpsTest : public ::testing::TestWithParam<PolicyOp> {
- protected:
-  static void SetUpTestSuite() {
-    images_ = new std::vector<pil_reference::TestImage>(pil_policy_testing::policy_test_images());
-    jobs_ = new std::vector<PolicyJob>();
-    for (int k = 0; k <= static_cast<int>(PolicyOp::kInvert); ++k) {
-      const PolicyOp op = static_cast<PolicyOp>(k);
-      for (PolicySpace space : {PolicySpace::kTrivialAugmentWide, PolicySpace::kRandAugment,
-                                PolicySpace::kAutoAugment}) {
-        if (op == PolicyOp::kInvert && space != PolicySpace::kAutoAugment) continue;
-        if (op == PolicyOp::kIdentity && space == PolicySpace::kAutoAugment) continue;
-        const int64_t bins = space == PolicySpace::kAutoAugment ? 10 : 31;
-        for (size_t i = 0; i < images_->size(); ++i) {
-          const int64_t channels = (*images_)[i].shape[0];
-          std::vector<std::vector<double>> fills = {{}};
-          if (pil_policy_ops_geometric(op)) {
-            fills.push_back(channels == 1 ? std::vector<double>{77.9}
-                                          : std::vector<double>{10, 200.7, 300});
-            fills.push_back({-3});
-          }
-          const bool scalar = ops::policy_magnitudes(space, op, bins, 8, 8).empty();
-          for (int64_t bin = 0; bin < (scalar ? 1 : bins); ++bin) {
-            for (bool negative : {false, true}) {
-              if (negative && !ops::policy_op_signed(op)) continue;
-              for (const std::vector<double>& fill : fills) {
-                jobs_->push_back({i, space, bins, fill, {{op, bin, negative}}});
-              }
+// Every magnitude of `op` in every space that has it, each sign, on every image; the
+// geometric ones in both interpolations and with three fills.
+std::vector<PolicyJob> pil_policy_ops_jobs(PolicyOp op,
+                                           const std::vector<pil_reference::TestImage>& images) {
+  std::vector<PolicyJob> jobs;
+  for (PolicySpace space :
+       {PolicySpace::kTrivialAugmentWide, PolicySpace::kRandAugment, PolicySpace::kAutoAugment}) {
+    if (op == PolicyOp::kInvert && space != PolicySpace::kAutoAugment) continue;
+    if (op == PolicyOp::kIdentity && space == PolicySpace::kAutoAugment) continue;
+    const int64_t bins = space == PolicySpace::kAutoAugment ? 10 : 31;
+    for (size_t i = 0; i < images.size(); ++i) {
+      const int64_t channels = images[i].shape[0];
+      std::vector<std::vector<double>> fills = {{}};
+      if (pil_policy_ops_geometric(op)) {
+        fills.push_back(channels == 1 ? std::vector<double>{77.9}
+                                      : std::vector<double>{10, 200.7, 300});
+        fills.push_back({-3});
+      }
+      const bool scalar = ops::policy_magnitudes(space, op, bins, 8, 8).empty();
+      for (int64_t bin = 0; bin < (scalar ? 1 : bins); ++bin) {
+        for (bool negative : {false, true}) {
+          if (negative && !ops::policy_op_signed(op)) continue;
+          for (const std::vector<double>& fill : fills) {
+            jobs.push_back({i, space, bins, fill, {{op, bin, negative}}});
+            if (pil_policy_ops_geometric(op)) {
+              jobs.push_back({i, space, bins, fill, {{op, bin, negative}}, true});
             }
           }
         }
       }
     }
-    reference_ = new std::vector<std::vector<uint8_t>>(
-        pil_policy_testing::torchvision_policy_pixels(*images_, *jobs_));
   }
-  static void TearDownTestSuite() {
-    delete images_;
-    delete jobs_;
-    delete reference_;
-  }
+  return jobs;
+}
 
-  static std::vector<pil_reference::TestImage>* images_;
-  static std::vector<PolicyJob>* jobs_;
-  static std::vector<std::vector<uint8_t>>* reference_;
-};
-
-std::vector<pil_reference::TestImage>* PilPolicyOpsTest::images_ = nullptr;
-std::vector<PolicyJob>* PilPolicyOpsTest::jobs_ = nullptr;
-std::vector<std::vector<uint8_t>>* PilPolicyOpsTest::reference_ = nullptr;
+class PilPolicyOpsTest : public ::testing::TestWithParam<PolicyOp> {};
 
 TEST_P(PilPolicyOpsTest, IsTorchvisionsApplyOpOnPilImages) {
   const PolicyOp op = GetParam();
-  ASSERT_EQ(reference_->size(), jobs_->size());
+  const std::vector<pil_reference::TestImage> images = pil_policy_testing::policy_test_images();
+  const std::vector<PolicyJob> jobs = pil_policy_ops_jobs(op, images);
+  const std::vector<std::vector<uint8_t>> reference =
+      pil_policy_testing::torchvision_policy_pixels(images, jobs);
+  ASSERT_EQ(reference.size(), jobs.size());
   size_t compared = 0;
   size_t changed = 0;
   int failures = 0;
-  for (size_t j = 0; j < jobs_->size(); ++j) {
-    const PolicyJob& job = (*jobs_)[j];
-    if (job.steps[0].op != op) continue;
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    const PolicyJob& job = jobs[j];
     ++compared;
-    const std::vector<uint8_t>& want = (*reference_)[j];
-    changed += want != (*images_)[job.image].pixels;
-    const std::vector<uint8_t> mine = pil_policy_testing::stoker_policy_pixels(*images_, job);
+    const std::vector<uint8_t>& want = reference[j];
+    changed += want != images[job.image].pixels;
+    const std::vector<uint8_t> mine = pil_policy_testing::stoker_policy_pixels(images, job);
     ASSERT_EQ(mine.size(), want.size());
     const auto [at, theirs] = std::mismatch(mine.begin(), mine.end(), want.begin());
     if (at != mine.end() && ++failures <= 5) {
       ADD_FAILURE() << ops::policy_op_name(op) << " space "
                     << pil_policy_testing::space_name(job.space) << " bin " << job.steps[0].bin
                     << (job.steps[0].negative ? " negative" : "") << " image " << job.image
-                    << " fill " << job.fill.size() << ": at " << (at - mine.begin()) << " "
-                    << static_cast<int>(*at) << ", torchvision " << static_cast<int>(*theirs);
+                    << " fill " << job.fill.size() << (job.bilinear ? " bilinear" : "") << ": at "
+                    << (at - mine.begin()) << " " << static_cast<int>(*at) << ", torchvision "
+                    << static_cast<int>(*theirs);
     }
   }
   EXPECT_EQ(failures, 0) << ops::policy_op_name(op) << ": jobs that differ";

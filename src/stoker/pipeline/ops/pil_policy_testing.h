@@ -42,6 +42,7 @@ struct PolicyJob {
   int64_t bins = 31;
   std::vector<double> fill;
   std::vector<PolicyStep> steps;
+  bool bilinear = false;  // else NEAREST
 };
 
 // Reads argv[1]/shapes.json, argv[1]/I.in and argv[1]/jobs.json; writes every job's result,
@@ -73,8 +74,8 @@ with open(d + "/out", "wb") as out:
             m = float(magnitudes[b].item()) if magnitudes.ndim > 0 else 0.0
             if signed and negative:
                 m *= -1.0
-            image = A._apply_op(image, name, m, interpolation=InterpolationMode.NEAREST,
-                                fill=job["fill"])
+            mode = InterpolationMode.BILINEAR if job["bilinear"] else InterpolationMode.NEAREST
+            image = A._apply_op(image, name, m, interpolation=mode, fill=job["fill"])
         y = np.asarray(image)
         y = y[None] if y.ndim == 2 else y.transpose(2, 0, 1)
         out.write(np.ascontiguousarray(y).tobytes())
@@ -109,7 +110,8 @@ inline std::vector<std::vector<uint8_t>> torchvision_policy_pixels(
          {"space", space_name(job.space)},
          {"bins", job.bins},
          {"fill", job.fill.empty() ? nlohmann::json(nullptr) : nlohmann::json(job.fill)},
-         {"steps", steps}});
+         {"steps", steps},
+         {"bilinear", job.bilinear}});
   }
   std::ofstream(dir / "jobs.json") << listed.dump();
   std::ofstream(dir / "policy.py") << kPolicyScript;
@@ -145,7 +147,9 @@ inline std::vector<uint8_t> stoker_policy_pixels(const std::vector<TestImage>& i
         ops::policy_magnitudes(job.space, step.op, job.bins, h, w);
     double m = magnitudes.empty() ? 0.0 : magnitudes[step.bin];
     if (ops::policy_op_signed(step.op) && step.negative) m = -m;
-    ops::apply_policy_op(step.op, m, ops::policy_fill(job.fill, c), pixels.data(), c, h, w);
+    ops::apply_policy_op(
+        step.op, m, ops::policy_fill(job.fill, c), pixels.data(), c, h, w,
+        job.bilinear ? ops::PolicyInterpolation::kBilinear : ops::PolicyInterpolation::kNearest);
   }
   return pixels;
 }
@@ -203,8 +207,14 @@ class PolicySamples {
       mine_.push_back(std::move(pixels));
       labels_.push_back(op + " sample " + std::to_string(i) + " bins " + std::to_string(bins) +
                         " fill " + std::to_string(fill.size()));
+      for (const auto& [name, value] : given) {
+        if (name == "interpolation") labels_.back() += " " + std::get<std::string>(value);
+      }
       CounterRng rng = sample.rng();
       PolicyJob job{k, space, bins, fill, {}};
+      for (const auto& [name, value] : given) {
+        if (name == "interpolation") job.bilinear = std::get<std::string>(value) == "bilinear";
+      }
       for (const ops::PolicyStepDraw& step : draw(rng)) {
         job.steps.push_back({step.op, step.bin, step.negative});
         ++ops_seen_[static_cast<size_t>(step.op)];

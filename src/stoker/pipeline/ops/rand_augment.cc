@@ -1,9 +1,10 @@
-// rand_augment: torchvision's RandAugment(num_ops, magnitude, num_magnitude_bins, NEAREST, fill)
-// on a PIL image, pixel for pixel, for a uint8 image [C, H, W], C 1 or 3: num_ops times, one
-// operation of its 14 (Identity ... Equalize, TrivialAugmentWide's list with RandAugment's
-// magnitudes) drawn uniformly, at bin `magnitude`, negated with probability 1/2 where signed,
-// applied as torchvision's _apply_op (pil_policy_ops.h). Two draws per step (augment_policies.h:
-// draw_rand_augment). ops/rand_augment_test.cc compares with torchvision for the same draws.
+// rand_augment: torchvision's RandAugment(num_ops, magnitude, num_magnitude_bins,
+// interpolation, fill) on a PIL image, pixel for pixel, for a uint8 image [C, H, W], C 1 or 3:
+// num_ops times, one operation of its 14 (Identity ... Equalize, TrivialAugmentWide's list
+// with RandAugment's magnitudes) drawn uniformly, at bin `magnitude`, negated with probability
+// 1/2 where signed, applied as torchvision's _apply_op (pil_policy_ops.h; interpolation PIL's
+// NEAREST or BILINEAR). Two draws per step (augment_policies.h: draw_rand_augment).
+// ops/rand_augment_test.cc compares with torchvision for the same draws.
 
 #include "stoker/pipeline/ops/augment_policies.h"
 

@@ -1,7 +1,7 @@
 // rand_augment against torchvision's RandAugment on PIL images: each sample's draws
 // (augment_policies.h) handed to torchvision's _apply_op in turn, with the magnitudes of its own
 // _augmentation_space, pixel for pixel, over many samples; several num_ops, magnitudes and bins;
-// fill none, one number, one per channel (on "RGB" images).
+// fill none, one number, one per channel (on "RGB" images); NEAREST and BILINEAR.
 #include "stoker/pipeline/ops/pil_policy_testing.h"
 
 namespace stoker {
@@ -16,14 +16,17 @@ TEST(RandAugmentTest, IsTorchvisionsForTheSameDraws) {
                           Config{4, 17, 31}}) {
     for (const std::vector<double>& fill :
          std::vector<std::vector<double>>{{}, {128.6}, {10, 200, 300}}) {
-      samples.add("rand_augment",
-                  {{"num_ops", c.num_ops},
-                   {"magnitude", c.magnitude},
-                   {"num_magnitude_bins", c.bins},
-                   {"fill", fill}},
-                  ops::PolicySpace::kRandAugment, c.bins, fill, 300, [c](CounterRng& rng) {
-                    return ops::draw_rand_augment(rng, c.num_ops, c.magnitude);
-                  });
+      for (const std::string interpolation : {"nearest", "bilinear"}) {
+        samples.add("rand_augment",
+                    {{"num_ops", c.num_ops},
+                     {"magnitude", c.magnitude},
+                     {"num_magnitude_bins", c.bins},
+                     {"fill", fill},
+                     {"interpolation", interpolation}},
+                    ops::PolicySpace::kRandAugment, c.bins, fill, 200, [c](CounterRng& rng) {
+                      return ops::draw_rand_augment(rng, c.num_ops, c.magnitude);
+                    });
+      }
     }
   }
   std::vector<ops::PolicyOp> every;

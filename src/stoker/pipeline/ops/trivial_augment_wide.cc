@@ -1,10 +1,11 @@
-// trivial_augment_wide: torchvision's TrivialAugmentWide(num_magnitude_bins, NEAREST, fill) on a
-// PIL image, pixel for pixel, for a uint8 image [C, H, W], C 1 or 3: one operation of its 14
-// (Identity, ShearX, ShearY, TranslateX, TranslateY, Rotate, Brightness, Color, Contrast,
-// Sharpness, Posterize, Solarize, AutoContrast, Equalize) drawn uniformly, a magnitude bin
-// uniformly, negated with probability 1/2 where signed, applied as torchvision's _apply_op
-// (pil_policy_ops.h). Three draws per sample (augment_policies.h: draw_trivial_augment_wide).
-// ops/trivial_augment_wide_test.cc compares with torchvision for the same draws.
+// trivial_augment_wide: torchvision's TrivialAugmentWide(num_magnitude_bins, interpolation,
+// fill) on a PIL image, pixel for pixel, for a uint8 image [C, H, W], C 1 or 3: one operation
+// of its 14 (Identity, ShearX, ShearY, TranslateX, TranslateY, Rotate, Brightness, Color,
+// Contrast, Sharpness, Posterize, Solarize, AutoContrast, Equalize) drawn uniformly, a
+// magnitude bin uniformly, negated with probability 1/2 where signed, applied as torchvision's
+// _apply_op (pil_policy_ops.h; interpolation PIL's NEAREST or BILINEAR). Three draws per
+// sample (augment_policies.h: draw_trivial_augment_wide). ops/trivial_augment_wide_test.cc
+// compares with torchvision for the same draws.
 
 #include "stoker/pipeline/ops/augment_policies.h"
 

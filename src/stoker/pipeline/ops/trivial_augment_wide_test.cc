@@ -1,7 +1,7 @@
 // trivial_augment_wide against torchvision's TrivialAugmentWide on PIL images: each sample's
 // draw (augment_policies.h) handed to torchvision's _apply_op with the magnitude of its own
 // _augmentation_space, pixel for pixel, over many samples; bins 31 and 5; fill none, one
-// number, one per channel (on "RGB" images).
+// number, one per channel (on "RGB" images); NEAREST and BILINEAR.
 #include "stoker/pipeline/ops/augment_policies.h"
 #include "stoker/pipeline/ops/pil_policy_testing.h"
 
@@ -13,11 +13,14 @@ TEST(TrivialAugmentWideTest, IsTorchvisionsForTheSameDraws) {
   for (const std::vector<double>& fill :
        std::vector<std::vector<double>>{{}, {128.6}, {-1}, {10, 200, 300}}) {
     for (int64_t bins : {31, 5}) {
-      samples.add(
-          "trivial_augment_wide", {{"num_magnitude_bins", bins}, {"fill", fill}},
-          ops::PolicySpace::kTrivialAugmentWide, bins, fill, 600, [bins](CounterRng& rng) {
-            return std::vector<ops::PolicyStepDraw>{ops::draw_trivial_augment_wide(rng, bins)};
-          });
+      for (const std::string interpolation : {"nearest", "bilinear"}) {
+        samples.add(
+            "trivial_augment_wide",
+            {{"num_magnitude_bins", bins}, {"fill", fill}, {"interpolation", interpolation}},
+            ops::PolicySpace::kTrivialAugmentWide, bins, fill, 600, [bins](CounterRng& rng) {
+              return std::vector<ops::PolicyStepDraw>{ops::draw_trivial_augment_wide(rng, bins)};
+            });
+      }
     }
   }
   std::vector<ops::PolicyOp> every;
@@ -46,7 +49,7 @@ TEST(TrivialAugmentWideTest, RefusesBadParameters) {
       pil_reference::call_error("trivial_augment_wide", {{"num_magnitude_bins", int64_t{1}}}),
       "trivial_augment_wide: num_magnitude_bins must be a whole number in [2, 1000000], not 1");
   EXPECT_EQ(pil_reference::call_error("trivial_augment_wide", {{"interpolation", "bicubic"}}),
-            "trivial_augment_wide: interpolation must be one of nearest, not 'bicubic'");
+            "trivial_augment_wide: interpolation must be one of nearest, bilinear, not 'bicubic'");
   const OpCall call =
       make_op_call("trivial_augment_wide", {{"fill", std::vector<double>{1, 2}}}).value();
   const auto made = call.op->make_pixel(call.params, {"image", {3, 8, 8}});
