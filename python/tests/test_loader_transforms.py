@@ -303,7 +303,7 @@ def test_other_dtypes_run_in_python(images, step, message):
 def test_every_step_stoker_cannot_run_is_named_at_once(images):
     path, _ = images
     pipeline = T2.Compose([T2.RandomResizedCrop(32, interpolation=T2.InterpolationMode.BICUBIC),
-                           T2.RandomHorizontalFlip(), T2.TrivialAugmentWide(), T2.PILToTensor(),
+                           T2.RandomHorizontalFlip(), T2.AugMix(), T2.PILToTensor(),
                            T2.ToDtype(torch.float32, scale=True), T2.Normalize(MEAN, STD),
                            T2.GaussianBlur(3), T2.RandomErasing(0.1)])
     schema = stoker.Loader(path, transforms={"image": None})._native.schema
@@ -312,7 +312,7 @@ def test_every_step_stoker_cannot_run_is_named_at_once(images):
     message = str(raised.value)
     assert "\n" not in message
     assert message.startswith("field 'image': 2 steps stoker.Loader cannot run: torchvision "
-                              "transform TrivialAugmentWide is not supported")
+                              "transform AugMix is not supported")
     assert "; torchvision transform GaussianBlur is not supported" in message
     assert "; supported: Compose, ToTensor" in message
     # The loader runs them: the crop (bicubic, the flip fused) natively, the rest in Python.

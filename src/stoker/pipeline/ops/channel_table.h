@@ -42,6 +42,40 @@ inline ChannelHistogram channel_histogram(const uint8_t* channel, size_t count) 
   return histogram;
 }
 
+// ImageOps.autocontrast's table of a channel (random_autocontrast.cc).
+inline ChannelTable autocontrast_table(const uint8_t* channel, size_t count) {
+  const ChannelHistogram histogram = channel_histogram(channel, count);
+  int lo = 0;
+  while (lo < 255 && histogram[lo] == 0) ++lo;
+  int hi = 255;
+  while (hi > 0 && histogram[hi] == 0) --hi;
+  if (hi <= lo) return identity_table();
+  const double scale = 255.0 / (hi - lo);
+  const double offset = -lo * scale;
+  ChannelTable table;
+  for (int i = 0; i < 256; ++i) {
+    const double stretched = i * scale;
+    table[i] = clipped_entry(static_cast<int64_t>(stretched + offset));
+  }
+  return table;
+}
+
+// ImageOps.equalize's table of a channel (random_equalize.cc).
+inline ChannelTable equalize_table(const uint8_t* channel, size_t count) {
+  const ChannelHistogram histogram = channel_histogram(channel, count);
+  int highest = 255;
+  while (highest > 0 && histogram[highest] == 0) --highest;
+  const int64_t step = (static_cast<int64_t>(count) - histogram[highest]) / 255;
+  if (step == 0) return identity_table();
+  ChannelTable table;
+  int64_t below = step / 2;  // rounds each quotient to nearest
+  for (int i = 0; i < 256; ++i) {
+    table[i] = clipped_entry(below / step);
+    below += histogram[i];
+  }
+  return table;
+}
+
 class ChannelTableOp : public PixelOp {
  public:
   ChannelTableOp(double p, const std::vector<int64_t>& shape, ChannelTableOf table_of)

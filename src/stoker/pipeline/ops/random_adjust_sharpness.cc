@@ -19,41 +19,10 @@
 #include <vector>
 
 #include "stoker/pipeline/ops/channel_table.h"
+#include "stoker/pipeline/ops/pil_enhance.h"
 
 namespace stoker::ops {
 namespace {
-
-// PIL's clip then (UINT8) cast; NaN (an infinite factor times 0) 0, as PIL gives it.
-uint8_t truncated_in_range(float value) {
-  if (!(value > 0.0f)) return 0;
-  if (value >= 255.0f) return 255;
-  return static_cast<uint8_t>(value);
-}
-
-// PIL's 3x3 SMOOTH of a channel [height, width] into `smooth`.
-void smooth_channel(const uint8_t* channel, size_t height, size_t width, uint8_t* smooth) {
-  std::copy(channel, channel + height * width, smooth);
-  if (height < 3 || width < 3) return;
-  const float side = 1.0f / 13.0f;
-  const float centre = 5.0f / 13.0f;
-  auto row_sum = [&](const uint8_t* row, size_t x, float middle) {
-    const float left = static_cast<float>(row[x - 1]) * side;
-    const float mid = static_cast<float>(row[x]) * middle;
-    const float right = static_cast<float>(row[x + 1]) * side;
-    return (left + mid) + right;
-  };
-  for (size_t y = 1; y + 1 < height; ++y) {
-    const uint8_t* above = channel + (y - 1) * width;
-    const uint8_t* row = channel + y * width;
-    const uint8_t* below = channel + (y + 1) * width;
-    for (size_t x = 1; x + 1 < width; ++x) {
-      float sum = 0.5f + row_sum(below, x, side);
-      sum += row_sum(row, x, centre);
-      sum += row_sum(above, x, side);
-      smooth[y * width + x] = truncated_in_range(sum);
-    }
-  }
-}
 
 class RandomAdjustSharpness : public PixelOp {
  public:
@@ -70,16 +39,12 @@ class RandomAdjustSharpness : public PixelOp {
     std::vector<uint8_t> smooth(plane);
     for (size_t c = 0; c < channels_; ++c) {
       uint8_t* channel = pixels + c * plane;
-      smooth_channel(channel, height_, width_, smooth.data());
+      pil_smooth(channel, height_, width_, smooth.data());
       if (alpha_ == 0.0f) {
         std::copy(smooth.begin(), smooth.end(), channel);
         continue;
       }
-      for (size_t i = 0; i < plane; ++i) {
-        const float difference = static_cast<float>(channel[i] - smooth[i]);
-        const float step = alpha_ * difference;
-        channel[i] = truncated_in_range(static_cast<float>(smooth[i]) + step);
-      }
+      for (size_t i = 0; i < plane; ++i) channel[i] = pil_blend(smooth[i], channel[i], alpha_);
     }
     return Status::ok();
   }

@@ -9,27 +9,6 @@
 #include "stoker/pipeline/ops/channel_table.h"
 
 namespace stoker::ops {
-namespace {
-
-ChannelTable autocontrast_table(const uint8_t* channel, size_t count) {
-  const ChannelHistogram histogram = channel_histogram(channel, count);
-  int lo = 0;
-  while (lo < 255 && histogram[lo] == 0) ++lo;
-  int hi = 255;
-  while (hi > 0 && histogram[hi] == 0) --hi;
-  if (hi <= lo) return identity_table();
-  const double scale = 255.0 / (hi - lo);
-  const double offset = -lo * scale;
-  ChannelTable table;
-  for (int i = 0; i < 256; ++i) {
-    const double stretched = i * scale;
-    table[i] = clipped_entry(static_cast<int64_t>(stretched + offset));
-  }
-  return table;
-}
-
-}  // namespace
-
 OpSpec random_autocontrast() {
   OpSpec op;
   op.name = "random_autocontrast";

@@ -9,25 +9,6 @@
 #include "stoker/pipeline/ops/channel_table.h"
 
 namespace stoker::ops {
-namespace {
-
-ChannelTable equalize_table(const uint8_t* channel, size_t count) {
-  const ChannelHistogram histogram = channel_histogram(channel, count);
-  int highest = 255;
-  while (highest > 0 && histogram[highest] == 0) --highest;
-  const int64_t step = (static_cast<int64_t>(count) - histogram[highest]) / 255;
-  if (step == 0) return identity_table();
-  ChannelTable table;
-  int64_t below = step / 2;  // rounds each quotient to nearest
-  for (int i = 0; i < 256; ++i) {
-    table[i] = clipped_entry(below / step);
-    below += histogram[i];
-  }
-  return table;
-}
-
-}  // namespace
-
 OpSpec random_equalize() {
   OpSpec op;
   op.name = "random_equalize";

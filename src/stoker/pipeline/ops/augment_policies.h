@@ -1,0 +1,238 @@
+#pragma once
+// What trivial_augment_wide, rand_augment and auto_augment share: their draws from the
+// operation's own stream of a sample (CounterRng, every draw made whatever the outcome, in
+// this order), the parameters they share, and the PixelOp that applies the drawn steps with
+// apply_policy_op (pil_policy_ops.h). A test draws the same steps from the same sample.
+//   TrivialAugmentWide  op = uniform_below(14) (Identity ... Equalize, torchvision's order),
+//                       bin = uniform_below(num_magnitude_bins), negative = uniform_below(2) == 1
+//   RandAugment         per step of num_ops: op = uniform_below(14), negative =
+//                       uniform_below(2) == 1; the bin is `magnitude`
+//   AutoAugment         sub-policy = uniform_below(25) of the policy's table; per operation of
+//                       the two: applied = next_double() < its probability, negative =
+//                       uniform_below(2) == 1; the bin its magnitude id (10 bins)
+// A sign only matters to the signed operations (policy_op_signed); a bin only to those with a
+// magnitude table.
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "stoker/pipeline/op_registry.h"
+#include "stoker/pipeline/ops/pil_policy_ops.h"
+
+namespace stoker::ops {
+
+struct PolicyStepDraw {
+  PolicyOp op = PolicyOp::kIdentity;
+  int64_t bin = 0;
+  bool negative = false;
+};
+
+inline PolicyStepDraw draw_trivial_augment_wide(CounterRng& rng, int64_t bins) {
+  PolicyStepDraw step;
+  step.op = static_cast<PolicyOp>(rng.uniform_below(14));
+  step.bin = static_cast<int64_t>(rng.uniform_below(static_cast<uint64_t>(bins)));
+  step.negative = rng.uniform_below(2) == 1;
+  return step;
+}
+
+inline std::vector<PolicyStepDraw> draw_rand_augment(CounterRng& rng, int64_t num_ops,
+                                                     int64_t magnitude) {
+  std::vector<PolicyStepDraw> steps;
+  for (int64_t k = 0; k < num_ops; ++k) {
+    PolicyStepDraw step;
+    step.op = static_cast<PolicyOp>(rng.uniform_below(14));
+    step.bin = magnitude;
+    step.negative = rng.uniform_below(2) == 1;
+    steps.push_back(step);
+  }
+  return steps;
+}
+
+// One operation of an AutoAugment sub-policy: applied with probability p, magnitude bin `bin`
+// (-1: none, magnitude 0).
+struct AutoAugmentEntry {
+  PolicyOp op;
+  double p;
+  int bin;
+};
+using AutoAugmentSubPolicy = std::array<AutoAugmentEntry, 2>;
+
+// torchvision's AutoAugmentPolicy tables ("imagenet", "cifar10", "svhn"), 25 sub-policies each.
+inline const std::vector<AutoAugmentSubPolicy>& auto_augment_policy(const std::string& name) {
+  using P = PolicyOp;
+  static const std::vector<AutoAugmentSubPolicy> kImagenet = {
+      {{{P::kPosterize, 0.4, 8}, {P::kRotate, 0.6, 9}}},
+      {{{P::kSolarize, 0.6, 5}, {P::kAutoContrast, 0.6, -1}}},
+      {{{P::kEqualize, 0.8, -1}, {P::kEqualize, 0.6, -1}}},
+      {{{P::kPosterize, 0.6, 7}, {P::kPosterize, 0.6, 6}}},
+      {{{P::kEqualize, 0.4, -1}, {P::kSolarize, 0.2, 4}}},
+      {{{P::kEqualize, 0.4, -1}, {P::kRotate, 0.8, 8}}},
+      {{{P::kSolarize, 0.6, 3}, {P::kEqualize, 0.6, -1}}},
+      {{{P::kPosterize, 0.8, 5}, {P::kEqualize, 1.0, -1}}},
+      {{{P::kRotate, 0.2, 3}, {P::kSolarize, 0.6, 8}}},
+      {{{P::kEqualize, 0.6, -1}, {P::kPosterize, 0.4, 6}}},
+      {{{P::kRotate, 0.8, 8}, {P::kColor, 0.4, 0}}},
+      {{{P::kRotate, 0.4, 9}, {P::kEqualize, 0.6, -1}}},
+      {{{P::kEqualize, 0.0, -1}, {P::kEqualize, 0.8, -1}}},
+      {{{P::kInvert, 0.6, -1}, {P::kEqualize, 1.0, -1}}},
+      {{{P::kColor, 0.6, 4}, {P::kContrast, 1.0, 8}}},
+      {{{P::kRotate, 0.8, 8}, {P::kColor, 1.0, 2}}},
+      {{{P::kColor, 0.8, 8}, {P::kSolarize, 0.8, 7}}},
+      {{{P::kSharpness, 0.4, 7}, {P::kInvert, 0.6, -1}}},
+      {{{P::kShearX, 0.6, 5}, {P::kEqualize, 1.0, -1}}},
+      {{{P::kColor, 0.4, 0}, {P::kEqualize, 0.6, -1}}},
+      {{{P::kEqualize, 0.4, -1}, {P::kSolarize, 0.2, 4}}},
+      {{{P::kSolarize, 0.6, 5}, {P::kAutoContrast, 0.6, -1}}},
+      {{{P::kInvert, 0.6, -1}, {P::kEqualize, 1.0, -1}}},
+      {{{P::kColor, 0.6, 4}, {P::kContrast, 1.0, 8}}},
+      {{{P::kEqualize, 0.8, -1}, {P::kEqualize, 0.6, -1}}},
+  };
+  static const std::vector<AutoAugmentSubPolicy> kCifar10 = {
+      {{{P::kInvert, 0.1, -1}, {P::kContrast, 0.2, 6}}},
+      {{{P::kRotate, 0.7, 2}, {P::kTranslateX, 0.3, 9}}},
+      {{{P::kSharpness, 0.8, 1}, {P::kSharpness, 0.9, 3}}},
+      {{{P::kShearY, 0.5, 8}, {P::kTranslateY, 0.7, 9}}},
+      {{{P::kAutoContrast, 0.5, -1}, {P::kEqualize, 0.9, -1}}},
+      {{{P::kShearY, 0.2, 7}, {P::kPosterize, 0.3, 7}}},
+      {{{P::kColor, 0.4, 3}, {P::kBrightness, 0.6, 7}}},
+      {{{P::kSharpness, 0.3, 9}, {P::kBrightness, 0.7, 9}}},
+      {{{P::kEqualize, 0.6, -1}, {P::kEqualize, 0.5, -1}}},
+      {{{P::kContrast, 0.6, 7}, {P::kSharpness, 0.6, 5}}},
+      {{{P::kColor, 0.7, 7}, {P::kTranslateX, 0.5, 8}}},
+      {{{P::kEqualize, 0.3, -1}, {P::kAutoContrast, 0.4, -1}}},
+      {{{P::kTranslateY, 0.4, 3}, {P::kSharpness, 0.2, 6}}},
+      {{{P::kBrightness, 0.9, 6}, {P::kColor, 0.2, 8}}},
+      {{{P::kSolarize, 0.5, 2}, {P::kInvert, 0.0, -1}}},
+      {{{P::kEqualize, 0.2, -1}, {P::kAutoContrast, 0.6, -1}}},
+      {{{P::kEqualize, 0.2, -1}, {P::kEqualize, 0.6, -1}}},
+      {{{P::kColor, 0.9, 9}, {P::kEqualize, 0.6, -1}}},
+      {{{P::kAutoContrast, 0.8, -1}, {P::kSolarize, 0.2, 8}}},
+      {{{P::kBrightness, 0.1, 3}, {P::kColor, 0.7, 0}}},
+      {{{P::kSolarize, 0.4, 5}, {P::kAutoContrast, 0.9, -1}}},
+      {{{P::kTranslateY, 0.9, 9}, {P::kTranslateY, 0.7, 9}}},
+      {{{P::kAutoContrast, 0.9, -1}, {P::kSolarize, 0.8, 3}}},
+      {{{P::kEqualize, 0.8, -1}, {P::kInvert, 0.1, -1}}},
+      {{{P::kTranslateY, 0.7, 9}, {P::kAutoContrast, 0.9, -1}}},
+  };
+  static const std::vector<AutoAugmentSubPolicy> kSvhn = {
+      {{{P::kShearX, 0.9, 4}, {P::kInvert, 0.2, -1}}},
+      {{{P::kShearY, 0.9, 8}, {P::kInvert, 0.7, -1}}},
+      {{{P::kEqualize, 0.6, -1}, {P::kSolarize, 0.6, 6}}},
+      {{{P::kInvert, 0.9, -1}, {P::kEqualize, 0.6, -1}}},
+      {{{P::kEqualize, 0.6, -1}, {P::kRotate, 0.9, 3}}},
+      {{{P::kShearX, 0.9, 4}, {P::kAutoContrast, 0.8, -1}}},
+      {{{P::kShearY, 0.9, 8}, {P::kInvert, 0.4, -1}}},
+      {{{P::kShearY, 0.9, 5}, {P::kSolarize, 0.2, 6}}},
+      {{{P::kInvert, 0.9, -1}, {P::kAutoContrast, 0.8, -1}}},
+      {{{P::kEqualize, 0.6, -1}, {P::kRotate, 0.9, 3}}},
+      {{{P::kShearX, 0.9, 4}, {P::kSolarize, 0.3, 3}}},
+      {{{P::kShearY, 0.8, 8}, {P::kInvert, 0.7, -1}}},
+      {{{P::kEqualize, 0.9, -1}, {P::kTranslateY, 0.6, 6}}},
+      {{{P::kInvert, 0.9, -1}, {P::kEqualize, 0.6, -1}}},
+      {{{P::kContrast, 0.3, 3}, {P::kRotate, 0.8, 4}}},
+      {{{P::kInvert, 0.8, -1}, {P::kTranslateY, 0.0, 2}}},
+      {{{P::kShearY, 0.7, 6}, {P::kSolarize, 0.4, 8}}},
+      {{{P::kInvert, 0.6, -1}, {P::kRotate, 0.8, 4}}},
+      {{{P::kShearY, 0.3, 7}, {P::kTranslateX, 0.9, 3}}},
+      {{{P::kShearX, 0.1, 6}, {P::kInvert, 0.6, -1}}},
+      {{{P::kSolarize, 0.7, 2}, {P::kTranslateY, 0.6, 7}}},
+      {{{P::kShearY, 0.8, 4}, {P::kInvert, 0.8, -1}}},
+      {{{P::kShearX, 0.7, 9}, {P::kTranslateY, 0.8, 3}}},
+      {{{P::kShearY, 0.8, 5}, {P::kAutoContrast, 0.7, -1}}},
+      {{{P::kShearX, 0.7, 2}, {P::kInvert, 0.1, -1}}},
+  };
+  return name == "cifar10" ? kCifar10 : name == "svhn" ? kSvhn : kImagenet;
+}
+
+// The steps an AutoAugment sample applies (the drawn sub-policy's applied operations).
+inline std::vector<PolicyStepDraw> draw_auto_augment(CounterRng& rng, const std::string& policy) {
+  const std::vector<AutoAugmentSubPolicy>& table = auto_augment_policy(policy);
+  const AutoAugmentSubPolicy& chosen = table[rng.uniform_below(table.size())];
+  std::vector<PolicyStepDraw> steps;
+  for (const AutoAugmentEntry& entry : chosen) {
+    const bool applied = rng.next_double() < entry.p;
+    const bool negative = rng.uniform_below(2) == 1;
+    if (applied) steps.push_back({entry.op, entry.bin < 0 ? 0 : entry.bin, negative});
+  }
+  return steps;
+}
+
+// The parameters every policy takes: interpolation and fill, torchvision's.
+inline std::vector<ParamSpec> policy_common_params() {
+  return {ParamSpec::choice("interpolation", "nearest", {"nearest", "bilinear"},
+                            "how geometric operations sample (PIL's NEAREST or BILINEAR)"),
+          ParamSpec::reals("fill", {},
+                           "colour outside a moved image: none 0, one number every channel, "
+                           "else one per channel (each truncated, clipped to [0, 255])",
+                           0, ParamSpec::kAnyCount)};
+}
+
+// A policy's operation: the steps `draw` gives a sample, each through apply_policy_op with the
+// magnitudes of `space` (`bins` bins).
+class AugmentPolicyOp : public PixelOp {
+ public:
+  using Draw = std::function<std::vector<PolicyStepDraw>(CounterRng&)>;
+  AugmentPolicyOp(PolicySpace space, int64_t bins, PolicyInterpolation interpolation,
+                  std::vector<uint8_t> fill, const std::vector<int64_t>& shape, Draw draw)
+      : space_(space),
+        interpolation_(interpolation),
+        bins_(bins),
+        fill_(std::move(fill)),
+        channels_(shape[0]),
+        height_(shape[1]),
+        width_(shape[2]),
+        draw_(std::move(draw)) {
+    for (int k = 0; k <= static_cast<int>(PolicyOp::kInvert); ++k) {
+      magnitudes_.push_back(
+          policy_magnitudes(space_, static_cast<PolicyOp>(k), bins_, height_, width_));
+    }
+  }
+
+  Status apply(const SampleInput& input, uint8_t* pixels) const override {
+    CounterRng rng = input.rng();
+    for (const PolicyStepDraw& step : draw_(rng)) {
+      const std::vector<double>& table = magnitudes_[static_cast<int>(step.op)];
+      double magnitude = table.empty() ? 0.0 : table[static_cast<size_t>(step.bin)];
+      if (step.negative && policy_op_signed(step.op)) magnitude = -magnitude;
+      apply_policy_op(step.op, magnitude, fill_, pixels, channels_, height_, width_,
+                      interpolation_);
+    }
+    return Status::ok();
+  }
+
+ private:
+  const PolicySpace space_;
+  const PolicyInterpolation interpolation_;
+  const int64_t bins_;
+  const std::vector<uint8_t> fill_;
+  const int64_t channels_;
+  const int64_t height_;
+  const int64_t width_;
+  const Draw draw_;
+  std::vector<std::vector<double>> magnitudes_;  // by PolicyOp
+};
+
+// The factory's checks (an image, a fill of 0, 1 or C numbers) and the op.
+inline Result<std::shared_ptr<const PixelOp>> make_augment_policy_op(
+    const std::string& op, const Params& params, const PixelContext& context, PolicySpace space,
+    int64_t bins, AugmentPolicyOp::Draw draw) {
+  if (Status s = context.check_image(op); !s.is_ok()) return s;
+  const std::vector<double>& fill = params.reals("fill");
+  const int64_t channels = context.shape[0];
+  if (fill.size() > 1 && static_cast<int64_t>(fill.size()) != channels) {
+    return invalid_argument("field '" + context.field + "': " + op + ": fill has " +
+                            std::to_string(fill.size()) + " numbers, an image of " +
+                            std::to_string(channels) + " channels takes 1 or " +
+                            std::to_string(channels));
+  }
+  return std::shared_ptr<const PixelOp>(std::make_shared<AugmentPolicyOp>(
+      space, bins, policy_interpolation(params.choice("interpolation")),
+      policy_fill(fill, channels), context.shape, std::move(draw)));
+}
+
+}  // namespace stoker::ops

@@ -1,0 +1,265 @@
+#pragma once
+// Pillow's nearest-neighbour geometry of torchvision's F.affine and F.rotate on a PIL image,
+// for a uint8 image [C, H, W] (the output the input's size, a fill colour outside):
+//   pil_affine_sources  Image.transform(size, AFFINE, a, NEAREST) (libImaging's
+//       ImagingTransformAffine): output pixel (x, y) takes the source pixel at
+//       (a0 X + a1 Y + a2, a3 X + a4 Y + a5), X = x + 0.5, Y = y + 0.5, floored; outside the
+//       source, the fill. Three ways, each its own roundings:
+//         a1 == a3 == 0   per-column and per-row tables: x0 = a2 + a0 / 2 then += a0 per column
+//                         (y likewise with a5, a4); the columns from the first to the last one
+//                         inside, a column between them that falls outside reading column 0;
+//         else, when the matrix at the four corners (0 or W, 0 or H) is under 32768 in size:
+//                         16.16 fixed point, each of a0, a1, a3, a4 and the starts
+//                         (a2 + a0 / 2) + a1 / 2, (a5 + a3 / 2) + a4 / 2 as
+//                         floor(v * 65536 + 0.5), stepped in integers, >> 16;
+//         else            doubles stepped from (a2 + a1 / 2) + a0 / 2 (rows by a1, columns
+//                         by a0), truncated (below 0: outside).
+//   torchvision_inverse_affine  _get_inverse_affine_matrix, its double steps in its order.
+//   pil_rotate_sources  Image.rotate(angle, NEAREST, expand=False): angle % 360 (Python's);
+//       0 the image; 180 turned; 90 and 270 on a square image transposed; else the matrix
+//       [c, s, 0, -s, c, 0], c = round(cos(-radians(angle)), 15) and s = round(sin(...), 15)
+//       (Python's decimal rounding), centred at (W / 2, H / 2), through pil_affine_sources
+//       (pil_rotate_transpose, pil_rotate_matrix).
+//   pil_affine_bilinear  the same with BILINEAR (below).
+// Sources are flat indices y * W + x of the source plane, -1 for the fill. libm's sin, cos,
+// tan and atan as Python's (the same glibc). Pure; the including file is built with
+// -ffp-contract=off.
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace stoker::ops {
+
+using AffineMatrix = std::array<double, 6>;
+
+namespace pil_geometry_detail {
+
+// libImaging's COORD: -1 below 0, else truncated (huge values outside too).
+inline int64_t coord(double v) {
+  if (v < 0.0) return -1;
+  if (v >= 2147483647.0) return 2147483647;
+  return static_cast<int64_t>(v);
+}
+
+// libImaging's FIX: floor(v * 65536 + 0.5) as an int.
+inline int64_t fix(double v) {
+  const double scaled = v * 65536.0 + 0.5;
+  return scaled < 0.0 ? static_cast<int64_t>(std::floor(scaled)) : static_cast<int64_t>(scaled);
+}
+
+inline bool fits_fixed(const AffineMatrix& a, int64_t x, int64_t y) {
+  const double u = static_cast<double>(x) * a[0] + static_cast<double>(y) * a[1] + a[2];
+  const double v = static_cast<double>(x) * a[3] + static_cast<double>(y) * a[4] + a[5];
+  return std::fabs(u) < 32768.0 && std::fabs(v) < 32768.0;
+}
+
+inline constexpr double kPi = 3.141592653589793238462643383279502884;
+
+// Python's math.radians and math.degrees.
+inline double radians(double degrees) { return degrees * (kPi / 180.0); }
+inline double degrees(double radians) { return radians * (180.0 / kPi); }
+
+// Python's round(x, 15): the decimal of 15 places nearest x, read back.
+inline double round15(double x) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.15f", x);
+  return std::strtod(text, nullptr);
+}
+
+// Python's x % 360.0 (the sign of 360).
+inline double python_mod360(double x) {
+  double mod = std::fmod(x, 360.0);
+  if (mod != 0.0) {
+    if (mod < 0.0) mod += 360.0;
+  } else {
+    mod = 0.0;
+  }
+  return mod;
+}
+
+}  // namespace pil_geometry_detail
+
+// The source of each output pixel of Image.transform(AFFINE, a, NEAREST), [height * width].
+inline std::vector<int64_t> pil_affine_sources(const AffineMatrix& a, int64_t height,
+                                               int64_t width) {
+  using pil_geometry_detail::coord;
+  using pil_geometry_detail::fix;
+  std::vector<int64_t> sources(static_cast<size_t>(height * width), -1);
+  auto set = [&](int64_t x, int64_t y, int64_t xin, int64_t yin) {
+    if (xin >= 0 && xin < width && yin >= 0 && yin < height)
+      sources[y * width + x] = yin * width + xin;
+  };
+  if (a[1] == 0.0 && a[3] == 0.0) {
+    std::vector<int64_t> column(static_cast<size_t>(width), 0);
+    int64_t first = width;
+    int64_t end = 0;
+    double xo = a[2] + a[0] * 0.5;
+    for (int64_t x = 0; x < width; ++x) {
+      const int64_t xin = coord(xo);
+      if (xin >= 0 && xin < width) {
+        end = x + 1;
+        if (x < first) first = x;
+        column[x] = xin;
+      }
+      xo += a[0];
+    }
+    double yo = a[5] + a[4] * 0.5;
+    for (int64_t y = 0; y < height; ++y) {
+      const int64_t yin = coord(yo);
+      if (yin >= 0 && yin < height) {
+        for (int64_t x = first; x < end; ++x) sources[y * width + x] = yin * width + column[x];
+      }
+      yo += a[4];
+    }
+    return sources;
+  }
+  if (pil_geometry_detail::fits_fixed(a, 0, 0) &&
+      pil_geometry_detail::fits_fixed(a, width, height) &&
+      pil_geometry_detail::fits_fixed(a, 0, height) &&
+      pil_geometry_detail::fits_fixed(a, width, 0)) {
+    const int64_t a0 = fix(a[0]);
+    const int64_t a1 = fix(a[1]);
+    const int64_t a3 = fix(a[3]);
+    const int64_t a4 = fix(a[4]);
+    int64_t row_x = fix(a[2] + a[0] * 0.5 + a[1] * 0.5);
+    int64_t row_y = fix(a[5] + a[3] * 0.5 + a[4] * 0.5);
+    for (int64_t y = 0; y < height; ++y) {
+      int64_t xx = row_x;
+      int64_t yy = row_y;
+      for (int64_t x = 0; x < width; ++x) {
+        set(x, y, xx >> 16, yy >> 16);  // an arithmetic shift: the floor
+        xx += a0;
+        yy += a3;
+      }
+      row_x += a1;
+      row_y += a4;
+    }
+    return sources;
+  }
+  double xo = a[2] + a[1] * 0.5 + a[0] * 0.5;
+  double yo = a[5] + a[4] * 0.5 + a[3] * 0.5;
+  for (int64_t y = 0; y < height; ++y) {
+    double xx = xo;
+    double yy = yo;
+    for (int64_t x = 0; x < width; ++x) {
+      set(x, y, coord(xx), coord(yy));
+      xx += a[0];
+      yy += a[3];
+    }
+    xo += a[1];
+    yo += a[4];
+  }
+  return sources;
+}
+
+// torchvision's _get_inverse_affine_matrix(center, angle, translate, scale, shear) (degrees).
+inline AffineMatrix torchvision_inverse_affine(double cx, double cy, double angle, double tx,
+                                               double ty, double scale, double shear_x,
+                                               double shear_y) {
+  using pil_geometry_detail::radians;
+  const double rot = radians(angle);
+  const double sx = radians(shear_x);
+  const double sy = radians(shear_y);
+  const double a = std::cos(rot - sy) / std::cos(sy);
+  const double b = -std::cos(rot - sy) * std::tan(sx) / std::cos(sy) - std::sin(rot);
+  const double c = std::sin(rot - sy) / std::cos(sy);
+  const double d = -std::sin(rot - sy) * std::tan(sx) / std::cos(sy) + std::cos(rot);
+  AffineMatrix m = {d / scale, -b / scale, 0.0 / scale, -c / scale, a / scale, 0.0 / scale};
+  m[2] += m[0] * (-cx - tx) + m[1] * (-cy - ty);
+  m[5] += m[3] * (-cx - tx) + m[4] * (-cy - ty);
+  m[2] += cx;
+  m[5] += cy;
+  return m;
+}
+
+// Image.rotate's transposes: the source of each output pixel where `angle` (after % 360) is 0,
+// 180, or 90 or 270 on a square image; else empty.
+inline std::vector<int64_t> pil_rotate_transpose(double angle, int64_t height, int64_t width) {
+  angle = pil_geometry_detail::python_mod360(angle);
+  std::vector<int64_t> sources(static_cast<size_t>(height * width));
+  auto each = [&](auto source_of) {
+    for (int64_t y = 0; y < height; ++y)
+      for (int64_t x = 0; x < width; ++x) sources[y * width + x] = source_of(x, y);
+    return sources;
+  };
+  if (angle == 0.0) return each([&](int64_t x, int64_t y) { return y * width + x; });
+  if (angle == 180.0) {
+    return each([&](int64_t x, int64_t y) { return (height - 1 - y) * width + (width - 1 - x); });
+  }
+  if (width == height && angle == 90.0) {
+    return each([&](int64_t x, int64_t y) { return x * width + (width - 1 - y); });
+  }
+  if (width == height && angle == 270.0) {
+    return each([&](int64_t x, int64_t y) { return (height - 1 - x) * width + y; });
+  }
+  return {};
+}
+
+// Image.rotate's matrix (where pil_rotate_transpose is empty).
+inline AffineMatrix pil_rotate_matrix(double angle, int64_t height, int64_t width) {
+  using namespace pil_geometry_detail;
+  const double turn = -radians(python_mod360(angle));
+  AffineMatrix m = {round15(std::cos(turn)),  round15(std::sin(turn)), 0.0,
+                    round15(-std::sin(turn)), round15(std::cos(turn)), 0.0};
+  const double cx = static_cast<double>(width) / 2.0;
+  const double cy = static_cast<double>(height) / 2.0;
+  m[2] = m[0] * -cx + m[1] * -cy + m[2];
+  m[5] = m[3] * -cx + m[4] * -cy + m[5];
+  m[2] += cx;
+  m[5] += cy;
+  return m;
+}
+
+// The source of each output pixel of Image.rotate(angle, NEAREST) ([height * width]).
+inline std::vector<int64_t> pil_rotate_sources(double angle, int64_t height, int64_t width) {
+  std::vector<int64_t> sources = pil_rotate_transpose(angle, height, width);
+  if (!sources.empty()) return sources;
+  return pil_affine_sources(pil_rotate_matrix(angle, height, width), height, width);
+}
+
+// Image.transform(size, AFFINE, a, BILINEAR) of one channel [height, width] into `out`
+// (libImaging's generic transform with its bilinear filter): output pixel (x, y) samples
+// u = (a0 X + a1 Y) + a2, v = (a3 X + a4 Y) + a5 (X = x + 0.5, Y = y + 0.5), `fill` where
+// u or v is outside [0, size); else with u' = u - 0.5, i = floor(u'), du = u' - i (v
+// likewise), columns i and i + 1 clamped to the image, row j clamped, row j + 1 where inside
+// (else row j's value): in doubles, p + (q - p) * du along each row, then r + (s - r) * dv,
+// truncated.
+inline void pil_affine_bilinear(const AffineMatrix& a, const uint8_t* in, int64_t height,
+                                int64_t width, uint8_t fill, uint8_t* out) {
+  auto clamp_x = [&](int64_t x) { return x < 0 ? 0 : x < width ? x : width - 1; };
+  auto clamp_y = [&](int64_t y) { return y < 0 ? 0 : y < height ? y : height - 1; };
+  for (int64_t y = 0; y < height; ++y) {
+    for (int64_t x = 0; x < width; ++x) {
+      const double px = static_cast<double>(x) + 0.5;
+      const double py = static_cast<double>(y) + 0.5;
+      double u = a[0] * px + a[1] * py + a[2];
+      double v = a[3] * px + a[4] * py + a[5];
+      uint8_t& result = out[y * width + x];
+      if (u < 0.0 || u >= static_cast<double>(width) || v < 0.0 ||
+          v >= static_cast<double>(height)) {
+        result = fill;
+        continue;
+      }
+      u -= 0.5;
+      v -= 0.5;
+      const int64_t i = static_cast<int64_t>(std::floor(u));
+      const int64_t j = static_cast<int64_t>(std::floor(v));
+      const double du = u - static_cast<double>(i);
+      const double dv = v - static_cast<double>(j);
+      const int64_t x0 = clamp_x(i);
+      const int64_t x1 = clamp_x(i + 1);
+      auto along = [&](const uint8_t* row) {
+        return static_cast<double>(row[x0]) + static_cast<double>(row[x1] - row[x0]) * du;
+      };
+      const double top = along(in + clamp_y(j) * width);
+      const double bottom = j + 1 >= 0 && j + 1 < height ? along(in + (j + 1) * width) : top;
+      result = static_cast<uint8_t>(top + (bottom - top) * dv);
+    }
+  }
+}
+
+}  // namespace stoker::ops

@@ -1,0 +1,268 @@
+#pragma once
+// The operations of torchvision's augmentation policies (transforms/autoaugment.py:
+// TrivialAugmentWide, RandAugment, AutoAugment) as their _apply_op(image, name, magnitude,
+// NEAREST or BILINEAR, fill) gives them on a PIL image ("L" or "RGB"), pixel for pixel, for a
+// uint8 image [C, H, W], C 1 or 3:
+//   Identity                 the image
+//   ShearX, ShearY           F.affine(shear degrees(atan(m)) along x or y, centre (0, 0))
+//   TranslateX, TranslateY   F.affine(translate int(m) along x or y, centre (W / 2, H / 2))
+//   Rotate                   F.rotate(m)
+//                            (the three: pil_geometry.h, the fill outside)
+//   Brightness, Color,       ImageEnhance's blend of black, the grey image, the mean grey or
+//   Contrast, Sharpness      the smoothed image with the image, factor float32(1 + m)
+//                            (pil_enhance.h; Color leaves an "L" image as it is)
+//   Posterize, Solarize      ImageOps.posterize(int(m)), ImageOps.solarize(m)
+//   AutoContrast, Equalize,  ImageOps' (channel_table.h)
+//   Invert
+// The fill: torchvision's `fill` (none: 0; one number: every channel; else one per channel),
+// each int()-truncated and clipped to [0, 255] (PIL's fillcolor).
+// Magnitudes: torchvision's _augmentation_space tables, float32 torch.linspace(lo, hi, n) as
+// ATen's CPU kernel computes it where it fuses multiply-adds (AVX2 and AVX512, x86's usual
+// dispatch): step = float32(hi - lo) / (n - 1), entry i = fma(step, i, lo) for i < n / 2, else
+// fma(-step, n - 1 - i, hi); Posterize's 8 - round_half_even(float32(i) / float32((n - 1) / k)),
+// k 6 (TrivialAugmentWide) or 4. Pure; the including file is built with -ffp-contract=off.
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "stoker/pipeline/ops/channel_table.h"
+#include "stoker/pipeline/ops/pil_enhance.h"
+#include "stoker/pipeline/ops/pil_geometry.h"
+
+namespace stoker::ops {
+
+// In the order of TrivialAugmentWide's and RandAugment's op spaces (Invert: AutoAugment's).
+enum class PolicyOp {
+  kIdentity,
+  kShearX,
+  kShearY,
+  kTranslateX,
+  kTranslateY,
+  kRotate,
+  kBrightness,
+  kColor,
+  kContrast,
+  kSharpness,
+  kPosterize,
+  kSolarize,
+  kAutoContrast,
+  kEqualize,
+  kInvert,
+};
+
+// The op spaces: whose magnitude tables.
+enum class PolicySpace { kTrivialAugmentWide, kRandAugment, kAutoAugment };
+
+inline const char* policy_op_name(PolicyOp op) {
+  static const char* const kNames[] = {"Identity",     "ShearX",    "ShearY",     "TranslateX",
+                                       "TranslateY",   "Rotate",    "Brightness", "Color",
+                                       "Contrast",     "Sharpness", "Posterize",  "Solarize",
+                                       "AutoContrast", "Equalize",  "Invert"};
+  return kNames[static_cast<int>(op)];
+}
+
+// Whether torchvision negates the magnitude half the time.
+inline bool policy_op_signed(PolicyOp op) {
+  return op >= PolicyOp::kShearX && op <= PolicyOp::kSharpness;
+}
+
+// float32 torch.linspace(lo, hi, count) (see above).
+inline std::vector<float> torch_linspace(double lo, double hi, int64_t count) {
+  const float start = static_cast<float>(lo);
+  const float end = static_cast<float>(hi);
+  std::vector<float> values(static_cast<size_t>(count));
+  if (count == 1) {
+    values[0] = start;
+    return values;
+  }
+  const float step = (end - start) / static_cast<float>(count - 1);
+  const int64_t halfway = count / 2;
+  for (int64_t i = 0; i < count; ++i) {
+    values[i] = i < halfway ? std::fma(step, static_cast<float>(i), start)
+                            : std::fma(-step, static_cast<float>(count - 1 - i), end);
+  }
+  return values;
+}
+
+// The magnitudes `space` gives `op` with `bins` bins for an image [height, width]; empty where
+// torchvision's is a scalar (magnitude 0).
+inline std::vector<double> policy_magnitudes(PolicySpace space, PolicyOp op, int64_t bins,
+                                             int64_t height, int64_t width) {
+  const bool wide = space == PolicySpace::kTrivialAugmentWide;
+  auto linspace = [&](double lo, double hi) {
+    const std::vector<float> values = torch_linspace(lo, hi, bins);
+    return std::vector<double>(values.begin(), values.end());
+  };
+  switch (op) {
+    case PolicyOp::kShearX:
+    case PolicyOp::kShearY:
+      return linspace(0.0, wide ? 0.99 : 0.3);
+    case PolicyOp::kTranslateX:
+      return linspace(0.0, wide ? 32.0 : 150.0 / 331.0 * static_cast<double>(width));
+    case PolicyOp::kTranslateY:
+      return linspace(0.0, wide ? 32.0 : 150.0 / 331.0 * static_cast<double>(height));
+    case PolicyOp::kRotate:
+      return linspace(0.0, wide ? 135.0 : 30.0);
+    case PolicyOp::kBrightness:
+    case PolicyOp::kColor:
+    case PolicyOp::kContrast:
+    case PolicyOp::kSharpness:
+      return linspace(0.0, wide ? 0.99 : 0.9);
+    case PolicyOp::kPosterize: {
+      const float divisor = static_cast<float>(static_cast<double>(bins - 1) / (wide ? 6.0 : 4.0));
+      std::vector<double> bits(static_cast<size_t>(bins));
+      for (int64_t i = 0; i < bins; ++i) {
+        bits[i] = 8.0 - static_cast<double>(std::nearbyint(static_cast<float>(i) / divisor));
+      }
+      return bits;
+    }
+    case PolicyOp::kSolarize:
+      return linspace(255.0, 0.0);
+    default:
+      return {};
+  }
+}
+
+// torchvision's fill for an image of `channels`: one colour per channel.
+inline std::vector<uint8_t> policy_fill(const std::vector<double>& fill, int64_t channels) {
+  std::vector<uint8_t> colour(static_cast<size_t>(channels), 0);
+  for (int64_t c = 0; c < channels && !fill.empty(); ++c) {
+    const double value = std::trunc(fill.size() == 1 ? fill[0] : fill[c]);
+    colour[c] = static_cast<uint8_t>(value < 0.0 ? 0.0 : value > 255.0 ? 255.0 : value);
+  }
+  return colour;
+}
+
+// How the geometric operations sample: PIL's NEAREST or BILINEAR.
+enum class PolicyInterpolation { kNearest, kBilinear };
+
+inline PolicyInterpolation policy_interpolation(const std::string& name) {
+  return name == "bilinear" ? PolicyInterpolation::kBilinear : PolicyInterpolation::kNearest;
+}
+
+// `op` with `magnitude` on the image `pixels` [channels, height, width], in place; `fill` one
+// colour per channel (policy_fill).
+inline void apply_policy_op(PolicyOp op, double magnitude, const std::vector<uint8_t>& fill,
+                            uint8_t* pixels, int64_t channels, int64_t height, int64_t width,
+                            PolicyInterpolation interpolation = PolicyInterpolation::kNearest) {
+  const size_t plane = static_cast<size_t>(height * width);
+  const bool bilinear = interpolation == PolicyInterpolation::kBilinear;
+  auto move = [&](const std::vector<int64_t>& sources) {
+    const std::vector<uint8_t> input(pixels, pixels + channels * plane);
+    for (int64_t c = 0; c < channels; ++c) {
+      const uint8_t* from = input.data() + c * plane;
+      uint8_t* to = pixels + c * plane;
+      for (size_t i = 0; i < plane; ++i) to[i] = sources[i] < 0 ? fill[c] : from[sources[i]];
+    }
+  };
+  // Image.transform(AFFINE, matrix) in the interpolation.
+  auto transform = [&](const AffineMatrix& matrix) {
+    if (!bilinear) return move(pil_affine_sources(matrix, height, width));
+    const std::vector<uint8_t> input(pixels, pixels + channels * plane);
+    for (int64_t c = 0; c < channels; ++c) {
+      pil_affine_bilinear(matrix, input.data() + c * plane, height, width, fill[c],
+                          pixels + c * plane);
+    }
+  };
+  auto blend = [&](auto degenerate_of) {
+    const float alpha = static_cast<float>(1.0 + magnitude);
+    for (int64_t c = 0; c < channels; ++c) {
+      uint8_t* channel = pixels + c * plane;
+      for (size_t i = 0; i < plane; ++i) {
+        channel[i] = pil_blend(degenerate_of(c, i), channel[i], alpha);
+      }
+    }
+  };
+  auto tables = [&](auto table_of) {
+    for (int64_t c = 0; c < channels; ++c) {
+      uint8_t* channel = pixels + c * plane;
+      const ChannelTable table = table_of(channel, plane);
+      for (size_t i = 0; i < plane; ++i) channel[i] = table[channel[i]];
+    }
+  };
+  const double w = static_cast<double>(width);
+  const double h = static_cast<double>(height);
+  switch (op) {
+    case PolicyOp::kIdentity:
+      return;
+    case PolicyOp::kShearX:
+    case PolicyOp::kShearY: {
+      const double shear = pil_geometry_detail::degrees(std::atan(magnitude));
+      const bool x = op == PolicyOp::kShearX;
+      transform(torchvision_inverse_affine(0, 0, 0.0, 0, 0, 1.0, x ? shear : 0.0, x ? 0.0 : shear));
+      return;
+    }
+    case PolicyOp::kTranslateX:
+    case PolicyOp::kTranslateY: {
+      const double shift = std::trunc(magnitude);
+      const bool x = op == PolicyOp::kTranslateX;
+      transform(torchvision_inverse_affine(w * 0.5, h * 0.5, 0.0, x ? shift : 0, x ? 0 : shift, 1.0,
+                                           0.0, 0.0));
+      return;
+    }
+    case PolicyOp::kRotate: {
+      const std::vector<int64_t> turned = pil_rotate_transpose(magnitude, height, width);
+      if (!turned.empty()) return move(turned);
+      transform(pil_rotate_matrix(magnitude, height, width));
+      return;
+    }
+    case PolicyOp::kBrightness:
+      blend([](int64_t, size_t) { return uint8_t{0}; });
+      return;
+    case PolicyOp::kColor: {
+      if (channels == 1) return;
+      std::vector<uint8_t> grey(plane);
+      for (size_t i = 0; i < plane; ++i) {
+        grey[i] = pil_grey(pixels[i], pixels[plane + i], pixels[2 * plane + i]);
+      }
+      blend([&](int64_t, size_t i) { return grey[i]; });
+      return;
+    }
+    case PolicyOp::kContrast: {
+      const uint8_t mean = static_cast<uint8_t>(pil_mean_grey(pixels, channels, plane));
+      blend([mean](int64_t, size_t) { return mean; });
+      return;
+    }
+    case PolicyOp::kSharpness: {
+      std::vector<uint8_t> smooth(channels * plane);
+      for (int64_t c = 0; c < channels; ++c) {
+        pil_smooth(pixels + c * plane, height, width, smooth.data() + c * plane);
+      }
+      blend([&](int64_t c, size_t i) { return smooth[c * plane + i]; });
+      return;
+    }
+    case PolicyOp::kPosterize: {
+      const int low_bits = 8 - static_cast<int>(magnitude);
+      tables([low_bits](const uint8_t*, size_t) {
+        ChannelTable table;
+        for (int i = 0; i < 256; ++i) table[i] = static_cast<uint8_t>(i >> low_bits << low_bits);
+        return table;
+      });
+      return;
+    }
+    case PolicyOp::kSolarize:
+      tables([magnitude](const uint8_t*, size_t) {
+        ChannelTable table;
+        for (int i = 0; i < 256; ++i) table[i] = static_cast<uint8_t>(i < magnitude ? i : 255 - i);
+        return table;
+      });
+      return;
+    case PolicyOp::kAutoContrast:
+      tables(autocontrast_table);
+      return;
+    case PolicyOp::kEqualize:
+      tables(equalize_table);
+      return;
+    case PolicyOp::kInvert:
+      tables([](const uint8_t*, size_t) {
+        ChannelTable table;
+        for (int i = 0; i < 256; ++i) table[i] = static_cast<uint8_t>(255 - i);
+        return table;
+      });
+      return;
+  }
+}
+
+}  // namespace stoker::ops

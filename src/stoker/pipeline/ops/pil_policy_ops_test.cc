@@ -1,0 +1,153 @@
+// pil_policy_ops.h against torchvision's _apply_op on PIL images (NEAREST), pixel for pixel:
+// every operation over every magnitude of each policy's space (TrivialAugmentWide's and
+// RandAugment's 31 bins, AutoAugment's 10), both signs, on noise and smooth images, "RGB" and
+// "L", odd and square sizes; the geometric ones NEAREST and BILINEAR, with fill None and one
+// per channel (some past [0, 255], some fractional). The magnitude tables against torchvision's for
+// 2 to 80 bins.
+#include <algorithm>
+#include <map>
+
+#include "stoker/pipeline/ops/pil_policy_testing.h"
+
+namespace stoker {
+namespace {
+
+using ops::PolicyOp;
+using ops::PolicySpace;
+using pil_policy_testing::PolicyJob;
+
+bool pil_policy_ops_geometric(PolicyOp op) {
+  return op >= PolicyOp::kShearX && op <= PolicyOp::kRotate;
+}
+
+// Every magnitude of `op` in every space that has it, each sign, on every image; the
+// geometric ones in both interpolations and with three fills.
+std::vector<PolicyJob> pil_policy_ops_jobs(PolicyOp op,
+                                           const std::vector<pil_reference::TestImage>& images) {
+  std::vector<PolicyJob> jobs;
+  for (PolicySpace space :
+       {PolicySpace::kTrivialAugmentWide, PolicySpace::kRandAugment, PolicySpace::kAutoAugment}) {
+    if (op == PolicyOp::kInvert && space != PolicySpace::kAutoAugment) continue;
+    if (op == PolicyOp::kIdentity && space == PolicySpace::kAutoAugment) continue;
+    const int64_t bins = space == PolicySpace::kAutoAugment ? 10 : 31;
+    for (size_t i = 0; i < images.size(); ++i) {
+      const int64_t channels = images[i].shape[0];
+      std::vector<std::vector<double>> fills = {{}};
+      if (pil_policy_ops_geometric(op)) {
+        fills.push_back(channels == 1 ? std::vector<double>{77.9}
+                                      : std::vector<double>{10, 200.7, 300});
+        fills.push_back({-3});
+      }
+      const bool scalar = ops::policy_magnitudes(space, op, bins, 8, 8).empty();
+      for (int64_t bin = 0; bin < (scalar ? 1 : bins); ++bin) {
+        for (bool negative : {false, true}) {
+          if (negative && !ops::policy_op_signed(op)) continue;
+          for (const std::vector<double>& fill : fills) {
+            jobs.push_back({i, space, bins, fill, {{op, bin, negative}}});
+            if (pil_policy_ops_geometric(op)) {
+              jobs.push_back({i, space, bins, fill, {{op, bin, negative}}, true});
+            }
+          }
+        }
+      }
+    }
+  }
+  return jobs;
+}
+
+class PilPolicyOpsTest : public ::testing::TestWithParam<PolicyOp> {};
+
+TEST_P(PilPolicyOpsTest, IsTorchvisionsApplyOpOnPilImages) {
+  const PolicyOp op = GetParam();
+  const std::vector<pil_reference::TestImage> images = pil_policy_testing::policy_test_images();
+  const std::vector<PolicyJob> jobs = pil_policy_ops_jobs(op, images);
+  const std::vector<std::vector<uint8_t>> reference =
+      pil_policy_testing::torchvision_policy_pixels(images, jobs);
+  ASSERT_EQ(reference.size(), jobs.size());
+  size_t compared = 0;
+  size_t changed = 0;
+  int failures = 0;
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    const PolicyJob& job = jobs[j];
+    ++compared;
+    const std::vector<uint8_t>& want = reference[j];
+    changed += want != images[job.image].pixels;
+    const std::vector<uint8_t> mine = pil_policy_testing::stoker_policy_pixels(images, job);
+    ASSERT_EQ(mine.size(), want.size());
+    const auto [at, theirs] = std::mismatch(mine.begin(), mine.end(), want.begin());
+    if (at != mine.end() && ++failures <= 5) {
+      ADD_FAILURE() << ops::policy_op_name(op) << " space "
+                    << pil_policy_testing::space_name(job.space) << " bin " << job.steps[0].bin
+                    << (job.steps[0].negative ? " negative" : "") << " image " << job.image
+                    << " fill " << job.fill.size() << (job.bilinear ? " bilinear" : "") << ": at "
+                    << (at - mine.begin()) << " " << static_cast<int>(*at) << ", torchvision "
+                    << static_cast<int>(*theirs);
+    }
+  }
+  EXPECT_EQ(failures, 0) << ops::policy_op_name(op) << ": jobs that differ";
+  EXPECT_GT(compared, 0u);
+  if (op != PolicyOp::kIdentity) {
+    EXPECT_GT(changed, compared / 3);  // not vacuous (Color leaves "L" images)
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryOp, PilPolicyOpsTest,
+    ::testing::Values(PolicyOp::kIdentity, PolicyOp::kShearX, PolicyOp::kShearY,
+                      PolicyOp::kTranslateX, PolicyOp::kTranslateY, PolicyOp::kRotate,
+                      PolicyOp::kBrightness, PolicyOp::kColor, PolicyOp::kContrast,
+                      PolicyOp::kSharpness, PolicyOp::kPosterize, PolicyOp::kSolarize,
+                      PolicyOp::kAutoContrast, PolicyOp::kEqualize, PolicyOp::kInvert),
+    [](const ::testing::TestParamInfo<PolicyOp>& info) {
+      return std::string(ops::policy_op_name(info.param));
+    });
+
+// Prints every magnitude table of torchvision's spaces: "space bins height width name v v ...".
+constexpr const char* kPilPolicyOpsMagnitudeScript = R"(
+import sys
+from torchvision.transforms import autoaugment as A
+for bins in range(2, 81):
+    for h, w in ((37, 29), (224, 224), (1, 1001)):
+        spaces = {"wide": A.TrivialAugmentWide(bins)._augmentation_space(bins),
+                  "rand": A.RandAugment()._augmentation_space(bins, (h, w)),
+                  "auto": A.AutoAugment()._augmentation_space(bins, (h, w))}
+        for space, ops in spaces.items():
+            for name, (m, signed) in ops.items():
+                values = [float(v) for v in m.reshape(-1).tolist()] if m.ndim > 0 else []
+                print(space, bins, h, w, name, int(signed), *[repr(v) for v in values])
+)";
+
+TEST(PilPolicyOpsMagnitudesTest, AreTorchvisionsTables) {
+  stoker::testing::TempDir dir;
+  std::ofstream(dir / "magnitudes.py") << kPilPolicyOpsMagnitudeScript;
+  const std::string command =
+      std::string(STOKER_PYTHON) + " " + (dir / "magnitudes.py") + " > " + (dir / "magnitudes.txt");
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  std::map<std::string, PolicyOp> by_name;
+  for (int k = 0; k <= static_cast<int>(PolicyOp::kInvert); ++k) {
+    by_name[ops::policy_op_name(static_cast<PolicyOp>(k))] = static_cast<PolicyOp>(k);
+  }
+  std::ifstream in(dir / "magnitudes.txt");
+  std::string line;
+  int tables = 0;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string space_text, name;
+    int64_t bins = 0, h = 0, w = 0;
+    int is_signed = 0;
+    fields >> space_text >> bins >> h >> w >> name >> is_signed;
+    const PolicySpace space = space_text == "wide"   ? PolicySpace::kTrivialAugmentWide
+                              : space_text == "rand" ? PolicySpace::kRandAugment
+                                                     : PolicySpace::kAutoAugment;
+    ASSERT_TRUE(by_name.count(name)) << line;
+    std::vector<double> want;
+    for (double v; fields >> v;) want.push_back(v);
+    EXPECT_EQ(ops::policy_magnitudes(space, by_name[name], bins, h, w), want) << line;
+    EXPECT_EQ(ops::policy_op_signed(by_name[name]), is_signed == 1) << line;
+    ++tables;
+  }
+  EXPECT_EQ(tables, 79 * 3 * (14 + 14 + 14));
+}
+
+}  // namespace
+}  // namespace stoker

@@ -1,0 +1,68 @@
+// trivial_augment_wide against torchvision's TrivialAugmentWide on PIL images: each sample's
+// draw (augment_policies.h) handed to torchvision's _apply_op with the magnitude of its own
+// _augmentation_space, pixel for pixel, over many samples; bins 31 and 5; fill none, one
+// number, one per channel (on "RGB" images); NEAREST and BILINEAR.
+#include "stoker/pipeline/ops/augment_policies.h"
+#include "stoker/pipeline/ops/pil_policy_testing.h"
+
+namespace stoker {
+namespace {
+
+TEST(TrivialAugmentWideTest, IsTorchvisionsForTheSameDraws) {
+  pil_policy_testing::PolicySamples samples;
+  for (const std::vector<double>& fill :
+       std::vector<std::vector<double>>{{}, {128.6}, {-1}, {10, 200, 300}}) {
+    for (int64_t bins : {31, 5}) {
+      for (const std::string interpolation : {"nearest", "bilinear"}) {
+        samples.add(
+            "trivial_augment_wide",
+            {{"num_magnitude_bins", bins}, {"fill", fill}, {"interpolation", interpolation}},
+            ops::PolicySpace::kTrivialAugmentWide, bins, fill, 600, [bins](CounterRng& rng) {
+              return std::vector<ops::PolicyStepDraw>{ops::draw_trivial_augment_wide(rng, bins)};
+            });
+      }
+    }
+  }
+  std::vector<ops::PolicyOp> every;
+  for (int k = 0; k < 14; ++k) every.push_back(static_cast<ops::PolicyOp>(k));
+  samples.expect_torchvision(every);
+}
+
+TEST(TrivialAugmentWideTest, DrawsEachOpBinAndSignUniformly) {
+  std::vector<int> ops(14, 0), bins(31, 0);
+  int negative = 0;
+  const int n = 14000;
+  for (int i = 0; i < n; ++i) {
+    CounterRng rng = pil_reference::op_sample(i).rng();
+    const ops::PolicyStepDraw step = ops::draw_trivial_augment_wide(rng, 31);
+    ++ops[static_cast<int>(step.op)];
+    ++bins[step.bin];
+    negative += step.negative;
+  }
+  for (int count : ops) EXPECT_NEAR(count, n / 14, 150);
+  for (int count : bins) EXPECT_NEAR(count, n / 31, 100);
+  EXPECT_NEAR(negative, n / 2, 250);
+}
+
+TEST(TrivialAugmentWideTest, RefusesBadParameters) {
+  EXPECT_EQ(
+      pil_reference::call_error("trivial_augment_wide", {{"num_magnitude_bins", int64_t{1}}}),
+      "trivial_augment_wide: num_magnitude_bins must be a whole number in [2, 1000000], not 1");
+  EXPECT_EQ(pil_reference::call_error("trivial_augment_wide", {{"interpolation", "bicubic"}}),
+            "trivial_augment_wide: interpolation must be one of nearest, bilinear, not 'bicubic'");
+  const OpCall call =
+      make_op_call("trivial_augment_wide", {{"fill", std::vector<double>{1, 2}}}).value();
+  const auto made = call.op->make_pixel(call.params, {"image", {3, 8, 8}});
+  ASSERT_FALSE(made.is_ok());
+  EXPECT_EQ(made.status().message(),
+            "field 'image': trivial_augment_wide: fill has 2 numbers, an image of 3 channels "
+            "takes 1 or 3");
+  EXPECT_FALSE(call.op->make_pixel(call.params, {"image", {1, 8, 8}}).is_ok());
+  const OpCall one =
+      make_op_call("trivial_augment_wide", {{"fill", std::vector<double>{1}}}).value();
+  EXPECT_TRUE(one.op->make_pixel(one.params, {"image", {1, 8, 8}}).is_ok());
+  EXPECT_TRUE(one.op->make_pixel(one.params, {"image", {3, 8, 8}}).is_ok());
+}
+
+}  // namespace
+}  // namespace stoker
