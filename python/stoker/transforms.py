@@ -347,6 +347,23 @@ _TRANSLATIONS = {
 for _name, _cls in _NATIVE_CLASSES.items():
     _TRANSLATIONS.setdefault(_name, _same_parameters(_cls))
 
+
+def _v1_policy(name: str):
+    """The augmentation policy `name` of torchvision.transforms (v1), whose PIL pixels the
+    native one equals; v2's computes some magnitudes otherwise, so it runs in Python."""
+    native = _TRANSLATIONS[name]
+
+    def translate(t):
+        if ".v2" in type(t).__module__:
+            raise _Unknown(f"torchvision v2 {name} is not v1's on PIL images, whose pixels "
+                           "stoker's equal")
+        return native(t)
+    return translate
+
+
+for _name in ("TrivialAugmentWide", "RandAugment", "AutoAugment"):
+    _TRANSLATIONS[_name] = _v1_policy(_name)
+
 # timm's (timm.data): its crop with "random" interpolation, its tensor steps. Its other classes
 # (its RandAugment, RandomErasing) run in Python.
 _TIMM_TRANSLATIONS = {

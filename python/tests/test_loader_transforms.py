@@ -394,3 +394,29 @@ def test_timms_train_transforms_run_natively_or_in_python(images):
     assert [where for _, where in loader.plan["image"]][-1] == "python"
     assert loader.plan["image"][-1][0].startswith("RandomErasing(")
     assert next(iter(loader))["image"].dtype == torch.float32
+
+
+# The augmentation policies ------------------------------------------------------------------
+
+@pytest.mark.parametrize("policy", [T.TrivialAugmentWide(), T.RandAugment(num_ops=2, magnitude=9),
+                                    T.AutoAugment(T.AutoAugmentPolicy.IMAGENET, fill=[9, 9, 9])])
+def test_torchvisions_v1_policies_run_natively_and_v2s_in_python(images, policy):
+    path, _ = images
+    recipe = T.Compose([T.RandomResizedCrop(24, interpolation=T.InterpolationMode.BICUBIC),
+                        T.RandomHorizontalFlip(), policy, T.PILToTensor(),
+                        T.ConvertImageDtype(torch.float), T.Normalize(MEAN, STD),
+                        T.RandomErasing(0.1)])
+
+    def epoch(workers):
+        loader = stoker.Loader(path, batch_size=3, seed=2, workers=workers, transforms=recipe,
+                               batch_format="dict")
+        assert {where for _, where in loader.plan["image"]} == {"native"}
+        return torch.cat([b["image"] for b in loader.epoch(1)])
+
+    reference = epoch(0)
+    assert reference.shape == (8, 3, 24, 24)
+    assert torch.equal(epoch(2), reference)
+    v2 = getattr(T2, type(policy).__name__)()
+    loader = stoker.Loader(path, batch_size=3, transforms=T2.Compose([T2.RandomResizedCrop(24), v2]),
+                           batch_format="dict")
+    assert [where for _, where in loader.plan["image"]] == ["native", "python"]

@@ -6,7 +6,7 @@
 #include <map>
 #include <sstream>
 
-#include "stoker/pipeline/ops/pil_policy_testing.h"
+#include "stoker/testing/pil_policy.h"
 
 namespace stoker {
 namespace {

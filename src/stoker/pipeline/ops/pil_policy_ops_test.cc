@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <map>
 
-#include "stoker/pipeline/ops/pil_policy_testing.h"
+#include "stoker/testing/pil_policy.h"
 
 namespace stoker {
 namespace {

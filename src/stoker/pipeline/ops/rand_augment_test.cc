@@ -2,7 +2,7 @@
 // (augment_policies.h) handed to torchvision's _apply_op in turn, with the magnitudes of its own
 // _augmentation_space, pixel for pixel, over many samples; several num_ops, magnitudes and bins;
 // fill none, one number, one per channel (on "RGB" images); NEAREST and BILINEAR.
-#include "stoker/pipeline/ops/pil_policy_testing.h"
+#include "stoker/testing/pil_policy.h"
 
 namespace stoker {
 namespace {

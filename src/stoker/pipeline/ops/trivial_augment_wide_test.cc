@@ -3,7 +3,7 @@
 // _augmentation_space, pixel for pixel, over many samples; bins 31 and 5; fill none, one
 // number, one per channel (on "RGB" images); NEAREST and BILINEAR.
 #include "stoker/pipeline/ops/augment_policies.h"
-#include "stoker/pipeline/ops/pil_policy_testing.h"
+#include "stoker/testing/pil_policy.h"
 
 namespace stoker {
 namespace {

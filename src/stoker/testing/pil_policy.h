@@ -18,7 +18,7 @@
 
 #include "stoker/pipeline/ops/augment_policies.h"
 #include "stoker/pipeline/ops/pil_policy_ops.h"
-#include "stoker/pipeline/ops/pil_reference_testing.h"
+#include "stoker/testing/pil_reference.h"
 #include "stoker/testing/temp_dir.h"
 
 namespace stoker::pil_policy_testing {
