@@ -111,6 +111,19 @@ TEST(OpRegistryTest, TextRoundTripsEveryOperationsCall) {
 }
 
 // The description Python and `stoker ops --json` read says what the specs say.
+// A name, key or value with a line break or bytes that are not UTF-8 is named printably, on
+// one line (found by fuzz/op_call_fuzz.cc).
+TEST(OpRegistryTest, UntrustedTextIsNamedOnOneLine) {
+  EXPECT_EQ(parse_op_call("busy_wa\xff\n:microseconds=0").status().message().substr(0, 39),
+            "unknown operation 'busy_wa\\xff\\x0a' (op");
+  EXPECT_EQ(parse_op_call("random_erasing:fi\nll=1").status().message().substr(0, 44),
+            "random_erasing: unknown parameter 'fi\\x0all'");
+  EXPECT_EQ(parse_op_call("random_erasing:fill=ran\ndom").status().message(),
+            "random_erasing: fill must be one of value, random, not 'ran\\x0adom'");
+  EXPECT_EQ(parse_op_call("random_erasing:p\n").status().message(),
+            "random_erasing: 'p\\x0a' is not key=value (write random_erasing:key=value,key=value)");
+}
+
 TEST(OpRegistryTest, AChoiceIsOneOfItsNamesAsTextOrTyped) {
   EXPECT_EQ(parse_op_call("random_resized_crop:interpolation=bicubic")
                 .value()
