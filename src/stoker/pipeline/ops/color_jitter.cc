@@ -48,10 +48,12 @@ void apply_table(const Table& table, uint8_t* pixels, size_t n) {
   for (size_t i = 0; i < n; ++i) pixels[i] = table[pixels[i]];
 }
 
-// The factor drawn by `u` from [max(0, 1 - amount), 1 + amount].
+// The factor drawn by `u` from [max(0, 1 - amount), 1 + amount], at most 1e30: a larger one would
+// be infinite in float32 and make 0 * f a NaN (found by fuzz/op_call_fuzz.cc; torchvision's
+// pixels are NaN casts there), while any factor past 255 saturates every non-zero pixel.
 double factor(double amount, double u) {
   const double lo = std::max(0.0, 1 - amount);
-  return lo + (1 + amount - lo) * u;
+  return std::min(lo + (1 + amount - lo) * u, 1e30);
 }
 
 class ColorJitter : public PixelOp {
