@@ -172,6 +172,18 @@ TEST(ColorJitterTest, SaturationAndHueLeaveOneChannelAsItIs) {
   EXPECT_EQ(out, image);
 }
 
+// Huge amounts saturate: every value ends 0 or 255, none cast from a NaN (UBSan checks the
+// casts in the asan stage; found by fuzz/op_call_fuzz.cc).
+TEST(ColorJitterTest, HugeAmountsSaturateWithoutANaN) {
+  for (int64_t index = 0; index < 8; ++index) {
+    std::vector<uint8_t> out = pixels(3 * 64, 0, 7);
+    out[0] = out[64] = out[128] = 0;
+    ASSERT_TRUE(
+        jitter({1e300, 1e300, 1e300, 0}, {3, 8, 8})->apply(sample(index), out.data()).is_ok());
+    for (uint8_t v : out) EXPECT_TRUE(v == 0 || v == 255) << int(v);
+  }
+}
+
 TEST(ColorJitterTest, ImagesOfOneOrThreeChannelsOnly) {
   const OpCall call = make_op_call("color_jitter", {{"brightness", 0.1}}).value();
   EXPECT_EQ(call.op->make_pixel(call.params, {"image", {28, 28}}).status().message(),
