@@ -25,13 +25,16 @@ EraseBox draw_erase_box(CounterRng& rng, int64_t height, int64_t width, double s
         scale_min + (scale_max - scale_min) * static_cast<double>(rng.next_float()));
     const float aspect = std::exp(log_min + (log_max - log_min) * rng.next_float());
     const double erase_area = area * fraction;
-    // Python's round: half to even, std::nearbyint's default rounding.
-    const auto h = static_cast<int64_t>(std::nearbyint(std::sqrt(erase_area * aspect)));
-    const auto w = static_cast<int64_t>(std::nearbyint(std::sqrt(erase_area / aspect)));
-    if (!(h < height && w < width)) continue;
-    EraseBox box{true, 0, 0, h, w};
-    box.top = static_cast<int64_t>(rng.uniform_below(static_cast<uint64_t>(height - h + 1)));
-    box.left = static_cast<int64_t>(rng.uniform_below(static_cast<uint64_t>(width - w + 1)));
+    // Python's round: half to even, std::nearbyint's default rounding. Compared before the
+    // cast: a ratio past float32's range makes a side infinite (torchvision raises there).
+    const double h = std::nearbyint(std::sqrt(erase_area * aspect));
+    const double w = std::nearbyint(std::sqrt(erase_area / aspect));
+    if (!(h < static_cast<double>(height) && w < static_cast<double>(width))) continue;
+    EraseBox box{true, 0, 0, static_cast<int64_t>(h), static_cast<int64_t>(w)};
+    box.top =
+        static_cast<int64_t>(rng.uniform_below(static_cast<uint64_t>(height - box.height + 1)));
+    box.left =
+        static_cast<int64_t>(rng.uniform_below(static_cast<uint64_t>(width - box.width + 1)));
     return box;
   }
   return {};

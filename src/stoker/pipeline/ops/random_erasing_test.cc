@@ -190,6 +190,12 @@ TEST(RandomErasingTest, PZeroLeavesEveryImageAndBadParametersAreOneLine) {
             "field 'image': random_erasing: scale must be (min, max)");
   EXPECT_EQ(parse_op_call("random_erasing:p=1.5").status().message(),
             "random_erasing: p must be a number in [0, 1], not 1.5");
+  // Ratios past float32's range give no rectangle, never an overflowing cast (fuzz finding).
+  std::vector<float> wide = before;
+  ASSERT_TRUE(erasing("random_erasing:p=1,ratio=[1e39,1e40]")
+                  ->apply(erasing_sample(0), wide.data())
+                  .is_ok());
+  EXPECT_EQ(wide, before);
   EXPECT_EQ(parse_op_call("random_erasing:fill=noise").status().message(),
             "random_erasing: fill must be one of value, random, not 'noise'");
 }
