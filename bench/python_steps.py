@@ -1,21 +1,23 @@
 #!/usr/bin/env python3
-"""A recipe with steps stoker runs in Python, against DataLoader running all of it in Python.
+"""torchvision's ResNet-50 v2 training recipe on stoker, natively and with steps in Python,
+against DataLoader running all of it in Python.
 
-The recipe is torchvision's ResNet-50 v2 training pipeline (its classification reference):
-RandomResizedCrop(176) + RandomHorizontalFlip + TrivialAugmentWide + PILToTensor +
-ToDtype(float32) + Normalize + RandomErasing(0.1), then a RandomChoice of MixUp(0.2) and
-CutMix(1.0) on each batch of 64. Whatever stoker.transforms does not translate runs in Python
-after the native steps (``loader.plan`` is printed); the batch transform runs on each batch.
+The recipe (torchvision's classification reference): RandomResizedCrop(176) +
+RandomHorizontalFlip + TrivialAugmentWide + PILToTensor + ConvertImageDtype(float32) +
+Normalize + RandomErasing(0.1), then a RandomChoice of MixUp(0.2) and CutMix(1.0) on each batch
+of 64, written with torchvision.transforms (v1, the reference's default) or transforms.v2.
 
-  stoker      stoker.Loader over the stoker dataset (--data), native workers (--workers),
-              the Python steps in the iterating thread, batch_transform=the RandomChoice
+  stoker-v1   stoker.Loader over the stoker dataset (--data), --workers native workers: every
+              step native (v1's TrivialAugmentWide is), batch_transform=the RandomChoice
+  stoker-v2   the same with v2's classes: v2's TrivialAugmentWide and the steps after it run in
+              Python in the iterating thread, on PIL images (``loader.plan`` is printed)
   dataloader  torchvision ImageFolder (--src) through DataLoader with --workers processes, the
-              whole pipeline on PIL images in them, MixUp/CutMix in the collate function (as
-              the reference does)
+              v1 recipe on PIL images in them, MixUp/CutMix in the collate function (as the
+              reference does)
 
-Each round times --batches batches of each (after 3 warm-up batches), the two alternated;
-medians over --rounds and the ratio stoker / dataloader (issue 47's target >= 1). Then the
-first batches of stoker with 1 and 2 workers are compared (the same, or not).
+Each round times --batches batches of each (after 3 warm-up batches), the three alternated;
+medians over --rounds and the ratios to dataloader (issue 47's target for Python steps >= 1).
+Then the first batches of stoker-v2 with 1 and 2 workers are compared (the same, or not).
 
 Usage: .venv/bin/python bench/python_steps.py --src IMAGES/train --data DATASET
        [--workers 2] [--rounds 3] [--batches 20] [--json]
@@ -32,6 +34,7 @@ import time
 
 import torch
 import torchvision
+import torchvision.transforms as T1
 import torchvision.transforms.v2 as T2
 
 import stoker
@@ -41,11 +44,10 @@ STD = [0.229, 0.224, 0.225]
 CLASSES = 10
 
 
-def recipe():
-    return T2.Compose([T2.RandomResizedCrop(176, antialias=True), T2.RandomHorizontalFlip(),
-                       T2.TrivialAugmentWide(), T2.PILToTensor(),
-                       T2.ToDtype(torch.float32, scale=True), T2.Normalize(MEAN, STD),
-                       T2.RandomErasing(0.1), T2.ToPureTensor()])
+def recipe(T=T1):
+    return T.Compose([T.RandomResizedCrop(176), T.RandomHorizontalFlip(), T.TrivialAugmentWide(),
+                      T.PILToTensor(), T.ConvertImageDtype(torch.float32), T.Normalize(MEAN, STD),
+                      T.RandomErasing(0.1)])
 
 
 def mix():
@@ -53,8 +55,8 @@ def mix():
                             T2.CutMix(alpha=1.0, num_classes=CLASSES)])
 
 
-def stoker_loader(data, workers):
-    return stoker.Loader(data, batch_size=64, workers=workers, seed=1, transforms=recipe(),
+def stoker_loader(data, workers, T=T1):
+    return stoker.Loader(data, batch_size=64, workers=workers, seed=1, transforms=recipe(T),
                          batch_format=("image", "label"), batch_transform=mix(),
                          last_batch="drop")
 
@@ -102,32 +104,38 @@ def main():
     a = p.parse_args()
     torch.set_num_threads(1)
 
-    ours = stoker_loader(a.data, a.workers)
-    theirs = dataloader(a.src, a.workers)
-    runs = {"stoker": [], "dataloader": []}
+    loaders = {"stoker-v1": stoker_loader(a.data, a.workers),
+               "stoker-v2": stoker_loader(a.data, a.workers, T2),
+               "dataloader": dataloader(a.src, a.workers)}
+    runs = {name: [] for name in loaders}
     for _ in range(a.rounds):
-        runs["stoker"].append(rate(ours, a.batches))
-        runs["dataloader"].append(rate(theirs, a.batches))
+        for name, loader in loaders.items():
+            runs[name].append(rate(loader, a.batches))
     medians = {name: statistics.median(r) for name, r in runs.items()}
 
     def first(workers):
-        return [b[0] for _, b in zip(range(3), stoker_loader(a.data, workers).epoch(0))]
+        return [b[0] for _, b in zip(range(3), stoker_loader(a.data, workers, T2).epoch(0))]
 
     same = all(torch.equal(x, y) for x, y in zip(first(1), first(2)))
-    result = {"plan": ours.plan["image"], "images_per_s": runs, "medians": medians,
-              "ratio": medians["stoker"] / medians["dataloader"], "workers": a.workers,
-              "same_batches_1_and_2_workers": same,
-              "python_seconds": ours.stats()["python_seconds"]}
+    result = {"plans": {name: loaders[name].plan["image"] for name in ("stoker-v1", "stoker-v2")},
+              "images_per_s": runs, "medians": medians,
+              "ratios": {name: medians[name] / medians["dataloader"]
+                         for name in ("stoker-v1", "stoker-v2")},
+              "workers": a.workers, "same_batches_1_and_2_workers": same,
+              "python_seconds": loaders["stoker-v2"].stats()["python_seconds"]}
     if a.json:
         print(json.dumps(result))
         return
-    for step, where in result["plan"]:
-        print(f"  {where:<7} {step}")
+    for name, plan in result["plans"].items():
+        print(name)
+        for step, where in plan:
+            print(f"  {where:<7} {step}")
     for name, r in runs.items():
         print(f"{name:<11} images/s by round {', '.join(f'{x:.0f}' for x in r)}; "
               f"median {medians[name]:.0f}")
-    print(f"stoker / dataloader: {result['ratio']:.2f} ({a.workers} workers); the same batches "
-          f"for 1 and 2 workers: {same}")
+    for name, ratio in result["ratios"].items():
+        print(f"{name} / dataloader: {ratio:.2f} ({a.workers} workers)")
+    print(f"stoker-v2, the same batches for 1 and 2 workers: {same}")
 
 
 if __name__ == "__main__":
