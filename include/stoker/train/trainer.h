@@ -82,6 +82,9 @@ struct TrainerOptions {
   AmpMode amp = AmpMode::kOff;
   int64_t accum = 1;     // batches per optimizer step (gradient accumulation), >= 1
   double clip_grad = 0;  // max gradient norm; 0 = no clipping
+  // The cross-entropy's label smoothing in [0, 1] (torchvision's reference --label-smoothing),
+  // in training and evaluation alike.
+  double label_smoothing = 0;
   // The loaders' settings (loader_settings.h, which checks them), for training and evaluation
   // alike: one worker by default, the other cores computing. Tuned workers are tuned while
   // training, from 1 worker up to the machine's cores, during about the first 100 steps (the

@@ -404,6 +404,9 @@ TEST(CliTest, UsageErrorsExitTwoWithOneLineAndDoNothing) {
        "--dist-backend: unknown value 'mpi' (choose gloo or nccl)"},
       {"train --interpolation bicubc" + outputs,
        "--interpolation: unknown value 'bicubc' (did you mean 'bicubic'?"},
+      {"train --auto-augment tawide" + outputs,
+       "--auto-augment: unknown value 'tawide' (did you mean 'ta_wide'?"},
+      {"train --label-smoothing 1.5" + outputs, "--label-smoothing"},
       // Debian's LibTorch has neither CUDA nor NCCL (a CUDA build refuses nccl on the CPU).
       {"train --device cpu --dist-backend nccl" + outputs,
        STOKER_TEST_NCCL ? "--dist-backend nccl carries CUDA tensors: train with --device cuda, "

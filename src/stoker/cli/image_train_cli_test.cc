@@ -120,6 +120,34 @@ TEST_F(ImageTrainCliTest, BenchLoaderAppliesTheTrainingTransforms) {
               (3 * 48 * 48 * 4 + 8) / 1e6, 1e-9);
 }
 
+// The reference's --auto-augment ta_wide (the native TrivialAugmentWide, with --interpolation)
+// and --label-smoothing train, and the log says them in full.
+TEST_F(ImageTrainCliTest, ReferenceRecipeFlagsTrainAndAreLogged) {
+  const RunResult r = run("train --data " + dir_ / "out" +
+                              " --model cnn --image-size 16 --batch 6 --workers 1 --epochs 1 "
+                              "--auto-augment ta_wide --label-smoothing 0.1 --augment "
+                              "random_invert:p=0.5 --log " +
+                              dir_ / "recipe.jsonl",
+                          dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string log = read_file(dir_ / "recipe.jsonl").value_or_throw();
+  const nlohmann::json config = nlohmann::json::parse(log.substr(0, log.find('\n')))["config"];
+  EXPECT_EQ(
+      config["augment"],
+      (nlohmann::json{"trivial_augment_wide:num_magnitude_bins=31,interpolation=bilinear,fill=[]",
+                      "random_invert:p=0.5"}));
+  EXPECT_EQ(config["label_smoothing"], 0.1);
+  const RunResult bicubic = run("train --data " + dir_ / "out" +
+                                    " --model cnn --image-size 16 --epochs 1 --auto-augment ra "
+                                    "--interpolation bicubic",
+                                dir_);
+  EXPECT_EQ(bicubic.exit_code, 1);
+  EXPECT_NE(bicubic.err.find("rand_augment: interpolation must be one of nearest, bilinear, not "
+                             "'bicubic'"),
+            std::string::npos)
+      << bicubic.err;
+}
+
 // --interpolation bicubic trains, and a checkpoint holds it: a resume with another filter is
 // refused in one line naming it.
 TEST_F(ImageTrainCliTest, BicubicTrainsAndItsCheckpointKeepsTheFilter) {

@@ -108,6 +108,11 @@ void add_run_options(CLI::App& command, TrainerOptions& o, TrainFlags& flags) {
   command.add_option("--clip-grad", o.clip_grad, "Clip the gradient norm to this (0: off)")
       ->check(real_number("--clip-grad", 0, true))
       ->capture_default_str();
+  command
+      .add_option("--label-smoothing", o.label_smoothing,
+                  "The cross-entropy's label smoothing (torchvision's reference's; 0: off)")
+      ->check(real_number("--label-smoothing", 0, true, 1))
+      ->capture_default_str();
   add_whole_number(
       command, "--threads", flags.threads,
       "LibTorch intra-op threads (default 0: the cores the loader's workers leave; with "
@@ -168,6 +173,11 @@ void add_run_options(CLI::App& command, TrainerOptions& o, TrainFlags& flags) {
       ->check(real_number("--flip", 0, true, 1))
       ->capture_default_str();
   add_augment_option(command, o.augment_ops);
+  add_choice(command, "--auto-augment", flags.auto_augment,
+             "An augmentation policy after the crop, before the --augment operations, as "
+             "torchvision's reference names them: {} (ta_wide: TrivialAugmentWide, ra: "
+             "RandAugment, the others AutoAugment's policies), with --interpolation",
+             {"ta_wide", "ra", "imagenet", "cifar10", "svhn"});
   command.add_flag("--dct-scaling", flags.dct_scaling,
                    "JPEG/PNG datasets: the fast mode, decoding large JPEG crops at a reduced DCT "
                    "scale (pixels differ from torchvision's; without it they are its exactly)");
@@ -184,6 +194,15 @@ void apply_run_flags(const TrainFlags& flags, TrainerOptions& options) {
   options.amp = parse_amp_mode(flags.amp).value_or_throw();
   if (flags.weight_decay >= 0) options.optimizer.weight_decay = flags.weight_decay;
   options.dct_scaling = flags.dct_scaling;
+  if (!flags.auto_augment.empty()) {
+    const std::string& policy = flags.auto_augment;
+    const std::string call = policy == "ta_wide" ? "trivial_augment_wide"
+                             : policy == "ra"    ? "rand_augment"
+                                                 : "auto_augment:policy=" + policy;
+    options.augment_ops.insert(options.augment_ops.begin(),
+                               call + (call.find(':') == std::string::npos ? ":" : ",") +
+                                   "interpolation=" + options.interpolation);
+  }
   options.sample_cost = std::chrono::microseconds(flags.sample_cost_us);
   check_option_pairs(options);
 }

@@ -24,8 +24,9 @@ struct TrainFlags {
   double weight_decay = -1;  // < 0: the optimizer's default
   bool no_eval = false;
   bool dct_scaling = false;
-  int threads = 0;  // compute threads; 0: the cores the loader's workers leave
-  int nproc = 0;    // local ranks to start; 0 or 1: this process
+  std::string auto_augment;  // --auto-augment: a policy before the --augment operations
+  int threads = 0;           // compute threads; 0: the cores the loader's workers leave
+  int nproc = 0;             // local ranks to start; 0 or 1: this process
   double dist_timeout = kDefaultDistTimeout.count();  // seconds
   std::string dist_backend;  // --dist-backend; empty: nccl for CUDA where this build has it
   std::string trace;         // --trace: rank 0's Chrome trace

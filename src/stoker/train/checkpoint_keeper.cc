@@ -121,7 +121,8 @@ RunSettings CheckpointKeeper::run_settings() const {
                           {"--weight-decay", text(weight_decay_of(o.optimizer))},
                           {"--warmup", text(o.schedule.warmup_steps)},
                           {"--amp", to_string(o.amp)},
-                          {"--clip-grad", text(o.clip_grad)}};
+                          {"--clip-grad", text(o.clip_grad)},
+                          {"--label-smoothing", text(o.label_smoothing)}};
   if (o.schedule.kind == ScheduleKind::kStep) {
     settings["--step-size"] = text(o.schedule.step_size);
     settings["--gamma"] = text(o.schedule.gamma);

@@ -56,6 +56,7 @@ std::string run_record(const TrainingSetup& setup, int64_t step, const std::stri
         {"dist_backend",
          o.process_group ? kDistBackendNames.name(o.process_group->backend()) : "none"},
         {"clip_grad", o.clip_grad},
+        {"label_smoothing", o.label_smoothing},
         {"threads", setup.threads},
         {"workers", setup.workers.is_tuned() ? nlohmann::json("auto")
                                              : nlohmann::json(setup.workers.threads())},

@@ -78,7 +78,8 @@ double StepRunner::forward_backward(const Batch& batch, bool ends_step) {
   {
     TraceSpan span(o.tracer, "train", "forward");
     AutocastGuard autocast(o.amp, setup_.device.type());
-    loss = at::cross_entropy_loss(logits(input, epoch_, batch_number_).to(at::kFloat), target);
+    loss = at::cross_entropy_loss(logits(input, epoch_, batch_number_).to(at::kFloat), target, {},
+                                  at::Reduction::Mean, -100, o.label_smoothing);
   }
   const double value = loss.item<double>();
   if (!std::isfinite(value) && !setup_.scaler.enabled()) {

@@ -722,6 +722,8 @@ TEST(ValidateTest, NamesTheFirstOptionOutOfRange) {
   EXPECT_EQ(error([](TrainerOptions& o) { o.accum = 0; }), "accum must be >= 1");
   EXPECT_EQ(error([](TrainerOptions& o) { o.clip_grad = std::nan(""); }),
             "clip-grad must be >= 0 (0 = off)");
+  EXPECT_EQ(error([](TrainerOptions& o) { o.label_smoothing = std::nan(""); }),
+            "label smoothing must be in [0, 1]");
   EXPECT_EQ(error([](TrainerOptions& o) { o.max_steps = -1; }),
             "max steps must be >= 0 (0 = no limit)");
   EXPECT_EQ(error([](TrainerOptions& o) { o.sample_cost = std::chrono::microseconds(-1); }),

@@ -251,7 +251,9 @@ void TrainingRun::evaluate(int64_t e, EpochMetrics& m) {
       AutocastGuard autocast(s.options.amp, s.device.type());
       scores = steps_.logits(input, e, 0).to(at::kFloat);
     }
-    loss_sum += at::cross_entropy_loss(scores, target, {}, at::Reduction::Sum).item<double>();
+    loss_sum += at::cross_entropy_loss(scores, target, {}, at::Reduction::Sum, -100,
+                                       s.options.label_smoothing)
+                    .item<double>();
     correct += scores.argmax(1).eq(target).sum().item<int64_t>();
     samples += n;
   }

@@ -211,6 +211,8 @@ Status validate(const TrainerOptions& o) {
   auto fail = [](const char* message) { return invalid_argument(message); };
   if (o.epochs < 1) return fail("epochs must be >= 1");
   if (o.accum < 1) return fail("accum must be >= 1");
+  if (!(o.label_smoothing >= 0 && o.label_smoothing <= 1))
+    return fail("label smoothing must be in [0, 1]");
   if (!(o.clip_grad >= 0 && std::isfinite(o.clip_grad)))
     return fail("clip-grad must be >= 0 (0 = off)");
   if (o.max_steps < 0) return fail("max steps must be >= 0 (0 = no limit)");
