@@ -310,6 +310,18 @@ def _image_classification(t):
                     CenterCrop(t.crop_size), ToTensor(), Normalize(t.mean, t.std)])
 
 
+def _random_apply(t):
+    """RandomApply([step], p) of one step whose native operation has its own probability p:
+    that operation with p times it (independent draws); anything else runs in Python."""
+    steps = list(t.transforms)
+    inner = _stoker_transform(steps[0]) if len(steps) == 1 else None
+    params = getattr(inner, "params", {})
+    if "p" not in params:
+        raise _Unknown("torchvision RandomApply runs natively around one operation with a "
+                       "probability p only")
+    return type(inner)(**dict(params, p=params["p"] * float(t.p)))
+
+
 def _same_parameters(cls: type):
     """The translation of a torchvision class into native class `cls` whose parameters are
     the torchvision object's attributes of the same names (RandomInvert's p, RandomPosterize's
@@ -343,6 +355,7 @@ _TRANSLATIONS = {
     "ColorJitter": _color_jitter,
     "RandomErasing": _random_erasing,
     "ImageClassification": _image_classification,
+    "RandomApply": _random_apply,
 }
 for _name, _cls in _NATIVE_CLASSES.items():
     _TRANSLATIONS.setdefault(_name, _same_parameters(_cls))

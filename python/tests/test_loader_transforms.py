@@ -420,3 +420,16 @@ def test_torchvisions_v1_policies_run_natively_and_v2s_in_python(images, policy)
     loader = stoker.Loader(path, batch_size=3, transforms=T2.Compose([T2.RandomResizedCrop(24), v2]),
                            batch_format="dict")
     assert [where for _, where in loader.plan["image"]] == ["native", "python"]
+
+
+def test_random_apply_around_an_operation_with_a_probability_is_native(images):
+    for module in (T, T2):
+        step = S._stoker_transform(module.RandomApply([module.RandomGrayscale(0.5)], p=0.4))
+        assert type(step).__name__ == "RandomGrayscale" and step.p == pytest.approx(0.2)
+    path, _ = images
+    loader = stoker.Loader(path, batch_size=4, batch_format="dict", transforms=T.Compose([
+        T.RandomResizedCrop(24), T.RandomApply([T.RandomVerticalFlip(1.0)], p=0.3),
+        T.RandomApply([T.ColorJitter(0.4, 0.4)], p=0.8)]))
+    assert [where for _, where in loader.plan["image"]] == ["native", "native", "python"]
+    assert loader.plan["image"][1][0].startswith("random_vertical_flip(p=0.3")
+    assert next(iter(loader))["image"].shape == (4, 3, 24, 24)
