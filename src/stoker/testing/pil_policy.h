@@ -91,14 +91,7 @@ inline const char* space_name(PolicySpace space) {
 inline std::vector<std::vector<uint8_t>> torchvision_policy_pixels(
     const std::vector<TestImage>& images, const std::vector<PolicyJob>& jobs) {
   stoker::testing::TempDir dir;
-  nlohmann::json shapes = nlohmann::json::array();
-  for (size_t i = 0; i < images.size(); ++i) {
-    shapes.push_back(images[i].shape);
-    std::ofstream(dir / (std::to_string(i) + ".in"), std::ios::binary)
-        .write(reinterpret_cast<const char*>(images[i].pixels.data()),
-               static_cast<std::streamsize>(images[i].pixels.size()));
-  }
-  std::ofstream(dir / "shapes.json") << shapes.dump();
+  pil_reference::write_test_images(dir, images);
   nlohmann::json listed = nlohmann::json::array();
   for (const PolicyJob& job : jobs) {
     nlohmann::json steps = nlohmann::json::array();

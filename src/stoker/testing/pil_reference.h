@@ -83,10 +83,10 @@ inline std::vector<TestImage> test_images() {
   return images;
 }
 
-// torchvision's answer for each call (Python, of the PIL image `image`) and each image.
-inline std::vector<std::vector<std::vector<uint8_t>>> reference_pixels(
-    const std::vector<TestImage>& images, const std::vector<std::string>& calls) {
-  stoker::testing::TempDir dir;
+// Writes `images` into `dir` as the reference scripts read them: I.in (the pixels [C, H, W]) and
+// shapes.json (every image's shape).
+inline void write_test_images(const stoker::testing::TempDir& dir,
+                              const std::vector<TestImage>& images) {
   nlohmann::json shapes = nlohmann::json::array();
   for (size_t i = 0; i < images.size(); ++i) {
     shapes.push_back(images[i].shape);
@@ -95,6 +95,13 @@ inline std::vector<std::vector<std::vector<uint8_t>>> reference_pixels(
                static_cast<std::streamsize>(images[i].pixels.size()));
   }
   std::ofstream(dir / "shapes.json") << shapes.dump();
+}
+
+// torchvision's answer for each call (Python, of the PIL image `image`) and each image.
+inline std::vector<std::vector<std::vector<uint8_t>>> reference_pixels(
+    const std::vector<TestImage>& images, const std::vector<std::string>& calls) {
+  stoker::testing::TempDir dir;
+  write_test_images(dir, images);
   std::ofstream(dir / "reference.py") << kReferenceScript;
   const std::string command = std::string(STOKER_PYTHON) + " " + (dir / "reference.py") + " " +
                               dir.path() + " '" + nlohmann::json(calls).dump() + "'";
