@@ -322,6 +322,10 @@ def _random_apply(t):
     return type(inner)(**dict(params, p=params["p"] * float(t.p)))
 
 
+def _raise(error: Exception):
+    raise error
+
+
 def _same_parameters(cls: type):
     """The translation of a torchvision class into native class `cls` whose parameters are
     the torchvision object's attributes of the same names (RandomInvert's p, RandomPosterize's
@@ -356,6 +360,9 @@ _TRANSLATIONS = {
     "RandomErasing": _random_erasing,
     "ImageClassification": _image_classification,
     "RandomApply": _random_apply,
+    # Its size need not be the image's, which only the native operation's factory knows.
+    "RandomCrop": lambda t: _raise(_Unknown("torchvision RandomCrop runs in Python (stoker's "
+                                            "RandomCrop(size, padding) keeps the image's size)")),
 }
 for _name, _cls in _NATIVE_CLASSES.items():
     _TRANSLATIONS.setdefault(_name, _same_parameters(_cls))

@@ -433,3 +433,18 @@ def test_random_apply_around_an_operation_with_a_probability_is_native(images):
     assert [where for _, where in loader.plan["image"]] == ["native", "native", "python"]
     assert loader.plan["image"][1][0].startswith("random_vertical_flip(p=0.3")
     assert next(iter(loader))["image"].shape == (4, 3, 24, 24)
+
+
+def test_cifars_random_crop_is_native_in_stokers_class_and_python_in_torchvisions(labelled):
+    def loader(transform):
+        return stoker.Loader(labelled, batch_size=8, shuffle=False, batch_format="dict",
+                             transforms={"image": transform})
+
+    native = loader(S.RandomCrop((4, 4), padding=1, padding_mode="reflect"))
+    assert [where for _, where in native.plan["image"]] == ["native"]
+    assert next(iter(native))["image"].shape == (8, 1, 4, 4)
+    theirs = loader(T.RandomCrop(4, padding=1))
+    assert [where for _, where in theirs.plan["image"]] == ["python"]
+    assert next(iter(theirs))["image"].shape == (8, 1, 4, 4)
+    with pytest.raises(ValueError, match="random_crop: crops to the image's own size"):
+        loader(S.RandomCrop((3, 3), padding=1))
