@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <memory>
+#include <string>
+#include <utility>
 
 #include "stoker/pipeline/op_registry.h"
 
@@ -45,15 +47,27 @@ class MirrorOp : public PixelOp {
   const size_t planes_, height_, width_;
 };
 
-// The flip for `context`'s images [C, H, W]; kInvalidArgument naming the field and `op` for
-// another shape.
-inline Result<std::shared_ptr<const PixelOp>> make_mirror(double p, Mirror axis,
-                                                          const PixelContext& context,
-                                                          const char* op) {
-  if (context.shape.size() != 3)
-    return invalid_argument(fmt::format("field '{}': {} needs images [C, H, W], not {} dimensions",
-                                        context.field, op, context.shape.size()));
-  return std::shared_ptr<const PixelOp>(std::make_shared<MirrorOp>(p, axis, context.shape));
+// The OpSpec of the flip `name` along `axis` (python_class and doc as OpSpec's), its one
+// parameter p; a shape other than [C, H, W] is refused in one line naming the field.
+inline OpSpec mirror_spec(std::string name, std::string python_class, std::string doc,
+                          Mirror axis) {
+  OpSpec op;
+  op.name = std::move(name);
+  op.role = OpRole::kPixel;
+  op.python_class = std::move(python_class);
+  op.doc = std::move(doc);
+  op.params = {ParamSpec::real("p", 0.5, "probability of a flip").in(0, 1)};
+  op.make_pixel = [axis, name = op.name](
+                      const Params& params,
+                      const PixelContext& context) -> Result<std::shared_ptr<const PixelOp>> {
+    if (context.shape.size() != 3)
+      return invalid_argument(
+          fmt::format("field '{}': {} needs images [C, H, W], not {} dimensions", context.field,
+                      name, context.shape.size()));
+    return std::shared_ptr<const PixelOp>(
+        std::make_shared<MirrorOp>(params.real("p"), axis, context.shape));
+  };
+  return op;
 }
 
 }  // namespace stoker::ops

@@ -7,16 +7,10 @@
 namespace stoker::ops {
 
 OpSpec random_vertical_flip() {
-  OpSpec op;
-  op.name = "random_vertical_flip";
-  op.role = OpRole::kPixel;
-  op.python_class = "RandomVerticalFlip";
-  op.doc = "The image's rows mirrored with probability p (torchvision's RandomVerticalFlip)";
-  op.params = {ParamSpec::real("p", 0.5, "probability of a flip").in(0, 1)};
-  op.make_pixel = [](const Params& params, const PixelContext& context) {
-    return make_mirror(params.real("p"), Mirror::kRows, context, "random_vertical_flip");
-  };
-  return op;
+  return mirror_spec(
+      "random_vertical_flip", "RandomVerticalFlip",
+      "The image's rows mirrored with probability p (torchvision's RandomVerticalFlip)",
+      Mirror::kRows);
 }
 
 }  // namespace stoker::ops
