@@ -445,11 +445,15 @@ class Loader:
     (``set_epoch``, ``len()``) answer what scripts ask of a DataLoader's.
 
     Order: batch b of epoch e on rank r depends only on (seed, epoch, rank, world_size,
-    batch_size, last_batch, shuffle_window), never on ``workers``. ``shuffle=False`` keeps
+    batch_size, last_batch, shuffle_window, ra_reps), never on ``workers``. ``shuffle=False`` keeps
     dataset order. ``shuffle_window``: "all" (the default) shuffles the whole dataset; a number
     w of shards draws each batch from a window of about w shards at a time (the shards
     permuted every epoch), so at most about w shards are read at once: locality for data
-    streamed from object storage, at the cost of less mixing within a batch.
+    streamed from object storage, at the cost of less mixing within a batch. ``ra_reps=k``
+    (repeated augmentation, the references' RASampler and ``--ra-reps``): the order holds each
+    sample k times in a row, dealt to k different ranks where world_size >= k, each repeat with
+    its own augmentation; an epoch keeps the dataset's length, so it sees about N/k distinct
+    samples (RASampler's further cut to a multiple of 256 is left to ``last_batch``).
     Every rank gets ``len(loader)`` batches. ``last_batch`` says what ends an epoch whose
     samples do not fill a batch on every rank: "short" (the default; DataLoader's
     ``drop_last=False``) pads the epoch's samples by wrapping around to a multiple of the world
@@ -510,7 +514,7 @@ class Loader:
                  world_size=None, verify="once", on_error="raise", normalize_on_device=False,
                  last_batch=None, mesh=None, shuffle_window="all", cache_dir=None,
                  cache_gb=None, cache_policy="next-use", batch_format=None,
-                 batch_transform=None, python_input=None):
+                 batch_transform=None, python_input=None, ra_reps=1):
         torch = _import_torch()
         self._torch = torch
         path = os.fsdecode(path)  # str, bytes or os.PathLike; the name need not be UTF-8
@@ -521,7 +525,8 @@ class Loader:
         settings = {"workers": _count("workers", workers, 0, auto=True),
                     "prefetch": _count("prefetch", prefetch, 1),
                     "verify": _text("verify", verify), "on_error": _text("on_error", on_error),
-                    "shuffle_window": _shuffle_window(shuffle_window)}
+                    "shuffle_window": _shuffle_window(shuffle_window),
+                    "ra_reps": _count("ra_reps", ra_reps, 1)}
         rank, world_size = _distributed_defaults(torch, rank, world_size, mesh)
         world_size = _int("world_size", world_size, *_INT32)
         rank = _int("rank", rank, *_INT32)
@@ -577,6 +582,7 @@ class Loader:
         self._access = access
         self._dataset_view = None  # loader.dataset
         self._shuffle_window = settings["shuffle_window"]  # the native form (0: all)
+        self._ra_reps = self._native.options["ra_reps"]
         self._dataset = _dataset_id(self._native)
         self._epoch: Optional[int] = None  # set_epoch's
         self._resume = False  # load_state_dict positioned the next iteration
@@ -619,7 +625,7 @@ class Loader:
             if not (self._resume and state_epoch == epoch) and \
                     (state_epoch, position) != (epoch, 0):
                 self._native.restore(seed=seed, epoch=epoch, position=0,
-                                     shuffle_window=self._shuffle_window)
+                                     shuffle_window=self._shuffle_window, ra_reps=self._ra_reps)
             self._resume = False
             iteration = self._native.epoch(epoch)
             if self._python:
@@ -670,15 +676,16 @@ class Loader:
         return {"format": _STATE_FORMAT, "seed": seed, "epoch": epoch, "position": position,
                 "records": len(self._native), "dataset": self._dataset,
                 "batch_size": options["batch_size"], "world_size": options["world_size"],
-                "shuffle_window": options["shuffle_window"]}
+                "shuffle_window": options["shuffle_window"], "ra_reps": options["ra_reps"]}
 
     def load_state_dict(self, state: dict) -> None:
         """Continues from `state` (state_dict() of a loader over the same dataset, with the
-        same seed and shuffle_window; batch_size and world_size may differ: the global sample
-        order goes on). Ends this thread's live iteration; the next one continues the saved
+        same seed, shuffle_window and ra_reps; batch_size and world_size may differ: the global
+        sample order goes on). Ends this thread's live iteration; the next one continues the saved
         epoch. A `state` that is not such a dict — a key missing, a value not an int or out of
-        range, another seed, shuffle_window or dataset — raises ValueError naming the key, and
-        changes nothing. A state without "shuffle_window" (saved before it existed) is "all"'s."""
+        range, another seed, shuffle_window, ra_reps or dataset — raises ValueError naming the
+        key, and changes nothing. A state without "shuffle_window" or "ra_reps" (saved before
+        they existed) is "all"'s or 1's."""
         if not isinstance(state, dict) or state.get("format") != _STATE_FORMAT:
             raise ValueError(f"not a stoker.Loader state_dict (format {_STATE_FORMAT!r})")
         values = {}
@@ -694,10 +701,11 @@ class Loader:
         if values["seed"] != self._native.options["seed"]:
             raise ValueError(f"state_dict['seed'] is {values['seed']}; this loader's seed is "
                              f"{self._native.options['seed']}")
-        window = state.get("shuffle_window", "all")
-        if window != self._native.options["shuffle_window"]:
-            raise ValueError(f"state_dict['shuffle_window'] is {window!r}; this loader's "
-                             f"shuffle_window is {self._native.options['shuffle_window']!r}")
+        for key, default in (("shuffle_window", "all"), ("ra_reps", 1)):
+            value = state.get(key, default)
+            if value != self._native.options[key]:
+                raise ValueError(f"state_dict[{key!r}] is {value!r}; this loader's {key} is "
+                                 f"{self._native.options[key]!r}")
         if values["records"] != len(self._native):
             raise ValueError(f"the state_dict is of a dataset of {values['records']} records; "
                              f"{self._path} has {len(self._native)}")
@@ -710,7 +718,8 @@ class Loader:
         with self._lock:
             self._end_live("load a state_dict")
             self._native.restore(seed=values["seed"], epoch=values["epoch"],
-                                 position=values["position"], shuffle_window=self._shuffle_window)
+                                 position=values["position"], shuffle_window=self._shuffle_window,
+                                 ra_reps=self._ra_reps)
             self._resume = True
             self._epoch = None
 
