@@ -27,6 +27,8 @@
 //                                                sample_stream(epoch, index))
 //   operation k >= 1 of a field  = derive_stream(the sample's stream, k)
 //                                  (SampleInput::step, pipeline/transform.h)
+//   operation j of a combinator that is step s: step derive_stream(s, j + 1)
+//                                  (pipeline/ops/combinator.h)
 // where kOrderTag = 0x6f72646572 ("order"), kShardOrderTag = 0x736861726473 ("shards"),
 // kWindowTag = 0x77696e646f77 ("window"), kSampleTag = 0x73616d706c65 ("sample") and
 // kRepeatTag = 0x726570656174 ("repeat"); epochs
