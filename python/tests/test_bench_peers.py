@@ -182,3 +182,34 @@ def test_the_recipe_table_and_chart_give_each_core_count_its_ratio():
     svg = peers_report.chart(report, ["1c_float32", "2c_float32"], "recipe")
     assert svg.count("<rect") == 6  # two bars for each measured peer
     assert "3.0× fastest peer" in svg and "4.0× fastest peer" in svg
+
+
+def test_stoker_runs_each_recipe_with_its_batch_step_and_names_its_python_steps(tmp_path):
+    import stoker
+    import torch
+    images = tmp_path / "images"
+    subprocess.run([sys.executable, os.path.join(ROOT, "bench", "make_image_set.py"), str(images),
+                    "--per-class", "2", "--val-per-class", "1"], check=True, capture_output=True)
+    store = str(tmp_path / "store")
+    stoker.convert("imagefolder", str(images / "train"), store)
+    sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))
+    try:
+        import peer_stoker
+        import recipes
+    finally:
+        sys.path.pop(0)
+    batch, recipes.BATCH = recipes.BATCH, 8
+    try:
+        for name, size in (("recipe", 176), ("timm-ra", 224)):
+            w = recipes.WORKS[name]
+            got = list(peer_stoker.recipe_batches(store, 2, w, 0))
+            assert len(got) == 2  # 20 images, the partial batch dropped
+            for image, target in got:
+                assert image.dtype == torch.float32 and image.shape == (8, 3, size, size)
+                # MixUp/CutMix's soft targets over the 10 classes, each row summing to 1.
+                assert target.dtype == torch.float32 and target.shape == (8, 10)
+                assert torch.allclose(target.sum(1), torch.ones(8))
+                assert (target > 0).sum(1).max() >= 2
+            assert peer_stoker.recipe_note(store, w).startswith("loader.plan")
+    finally:
+        recipes.BATCH = batch
