@@ -102,8 +102,9 @@ def chart(report, keys, title):
             if key in report[name]["median"]]
     if not rows:
         return ""
-    width, bar_h, left = 720, 24, 170
+    bar_h, left = 24, 170
     gap = bar_h // 2 if len(keys) > 1 else 0
+    width = 820 if gap else 720
     top = max(rate for _, _, rate in rows)
     svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" '
            f'height="{40 + bar_h * len(rows) + gap * len(names)}" font-family="sans-serif" '
@@ -112,7 +113,7 @@ def chart(report, keys, title):
     for i, (name, key, rate) in enumerate(rows):
         first = i == 0 or rows[i - 1][0] != name
         y += gap if first else 0
-        w = (width - left - (150 if gap else 90)) * rate / top
+        w = (width - left - (250 if gap else 90)) * rate / top
         eval_ = report[name].get("eval")
         note = f" (mean px diff {eval_['mean_abs_diff']:.2f})" if eval_ and eval_[
             "mean_abs_diff"] is not None else ""
