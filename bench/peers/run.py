@@ -24,7 +24,7 @@ Usage: .venv/bin/python bench/peers/run.py IMAGES [--out DIR] [--rounds 3] [--pe
        [--pipeline textbook|recipe|timm-ra]
 IMAGES: an ImageFolder (class folders of JPEGs), e.g. bench/make_image_set.py's OUT/train.
 Writes DIR/results.json, DIR/table.md and DIR/chart.svg (DIR default: bench-peers-out); a
-recipe work DIR/results-WORK.json, DIR/table-WORK.md and DIR/chart-WORK.svg.
+recipe DIR/results-PIPELINE.json, DIR/table-PIPELINE.md and DIR/chart-PIPELINE.svg.
 """
 import argparse
 import json
