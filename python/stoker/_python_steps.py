@@ -139,21 +139,74 @@ def _from_pil(torch, numpy, image):
     return torch.from_numpy(numpy.ascontiguousarray(array))
 
 
+class SampleError(Exception):
+    """A sample's Python steps failed: the one-line message names the field, the sample and the
+    step."""
+
+
+def sample_message(field: str, slot: int, index: int, epoch: int, text: str) -> str:
+    """One line naming sample `slot` of batch `index` of `epoch` and field `field`."""
+    return " ".join(f"field '{field}', sample {slot} of batch {index} (epoch {epoch}): "
+                    f"{text}".split())
+
+
+def field_steps(torch, steps: Dict[str, list], python_input) -> Dict[str, tuple]:
+    """{field: (steps ready to run, whether they get PIL images)} of the loader's Python steps
+    {field: [callable, ...]}. `python_input`: "tensor", "pil" (uint8 samples given as PIL
+    images), or None to give PIL images where the steps convert them (wants_pil)."""
+    out = {}
+    for field, s in steps.items():
+        pil = python_input == "pil" or (python_input is None and wants_pil(s))
+        out[field] = (s if pil else tensor_steps(torch, s), pil)
+    return out
+
+
+def run_sample(torch, numpy, steps: list, pil: bool, x, where: tuple, on_step=None):
+    """`x` after `steps`, a plain torch.Tensor; SampleError if a step raises or they give no
+    tensor. `where`: (field, slot, batch index, epoch), for the message; on_step(i) is called
+    before step i."""
+    if pil and x.dtype == torch.uint8 and x.dim() == 3:
+        x = _to_pil(x)
+    for number, step in enumerate(steps):
+        if on_step is not None:
+            on_step(number)
+        try:
+            x = step(x)
+        except Exception as e:  # a user's code: anything it raises is the sample's error
+            raise SampleError(sample_message(*where, f"{step_name(step)} raised "
+                                             f"{type(e).__name__}: {e}")) from None
+    if _is_pil(x):
+        x = _from_pil(torch, numpy, x)
+    if not isinstance(x, torch.Tensor):
+        raise SampleError(sample_message(*where, f"the Python steps gave a {type(x).__name__}, "
+                                         f"not a torch.Tensor (last step "
+                                         f"{step_name(steps[-1])})"))
+    return x.as_subclass(torch.Tensor)
+
+
+def check_uniform(field: str, index: int, epoch: int, samples: list) -> None:
+    """SampleError unless every (slot, dtype, shape) of `samples` has the first one's dtype
+    and shape (a batch stacks them)."""
+    first_slot, dtype, shape = samples[0]
+    for slot, other_dtype, other_shape in samples:
+        if other_shape != shape or other_dtype != dtype:
+            raise SampleError(sample_message(
+                field, slot, index, epoch, f"the Python steps gave {other_dtype} "
+                f"{list(other_shape)}, but sample {first_slot} {dtype} {list(shape)}: a batch "
+                "stacks one shape and dtype"))
+
+
 class PythonSteps:
     """The Python steps of every field that has some ({field: [callable, ...]}), applied to
-    native batches (dicts of tensors)."""
+    native batches (dicts of tensors) in the iterating thread."""
 
     def __init__(self, torch, steps: Dict[str, list], seed: int, rank: int, on_error: str,
                  python_input=None):
-        """`python_input`: "tensor", "pil" (uint8 samples given as PIL images), or None to
-        give PIL images where the steps convert them (wants_pil)."""
+        """`python_input` as field_steps takes it."""
         import numpy
         self._torch = torch
         self._numpy = numpy
-        self._pil = {field: python_input == "pil" or (python_input is None and wants_pil(s))
-                     for field, s in steps.items()}
-        self._steps = {field: s if self._pil[field] else tensor_steps(torch, s)
-                       for field, s in steps.items()}
+        self._steps = field_steps(torch, steps, python_input)
         self._seed = seed
         self._rank = rank
         self._skip = on_error == "skip"
@@ -163,79 +216,102 @@ class PythonSteps:
     def __bool__(self):
         return bool(self._steps)
 
+    def stats(self) -> dict:
+        return {"python_seconds": self.seconds, "python_skipped": self.skipped}
+
+    def epoch(self, native_epoch, epoch: int, core):
+        """The iteration of `native_epoch` (epoch `epoch` of the LoaderCore `core`) through
+        these steps."""
+        return SerialEpoch(native_epoch, self, epoch, core)
+
+    def close(self) -> None:
+        """Nothing to stop: the steps run in the iterating thread."""
+
     def apply(self, batch: dict, epoch: int, index: int, position: int) -> dict:
         """`batch` with each field that has Python steps replaced by the stack of its samples
         after them (batch `index` of this iteration of `epoch`, the loader at global `position`
         after it); samples that failed dropped from every field under on_error="skip"."""
         start = time.perf_counter()
-        with _Seeded(self._torch, self._numpy) as generators:
-            size = len(next(iter(batch.values())))
-            made: Dict[str, List] = {}
-            failed = set()
-            for field, steps in self._steps.items():
-                made[field] = self._samples(generators, field, steps, batch[field], epoch,
-                                            index, position, size, failed)
-        keep = [slot for slot in range(size) if slot not in failed]
-        out = {}
-        for field, values in batch.items():
-            if field in made:
-                out[field] = self._stack(field, [made[field][slot] for slot in keep], epoch,
-                                         index, keep)
-            elif failed:
-                out[field] = values[keep]
-            else:
-                out[field] = values
+        try:
+            with _Seeded(self._torch, self._numpy) as generators:
+                size = len(next(iter(batch.values())))
+                made: Dict[str, List] = {}
+                failed = set()
+                for field, (steps, pil) in self._steps.items():
+                    made[field] = self._samples(generators, field, steps, pil, batch[field],
+                                                epoch, index, position, size, failed)
+            keep = [slot for slot in range(size) if slot not in failed]
+            out = {}
+            for field, values in batch.items():
+                if field in made:
+                    out[field] = self._stack(field, [made[field][slot] for slot in keep],
+                                             epoch, index, keep)
+                elif failed:
+                    out[field] = values[keep]
+                else:
+                    out[field] = values
+        except SampleError as e:
+            raise _stoker.Error(str(e)) from None
         self.skipped += len(failed)
         self.seconds += time.perf_counter() - start
         return out
 
-    def _samples(self, generators, field, steps, values, epoch, index, position, size,
+    def _samples(self, generators, field, steps, pil, values, epoch, index, position, size,
                  failed) -> list:
-        torch = self._torch
         samples = [None] * size
         for slot in range(size):
             if slot in failed:
                 continue
             generators.seed(sample_seed(self._seed, epoch, self._rank, position, slot))
-            x = values[slot]
-            if self._pil[field] and x.dtype == torch.uint8 and x.dim() == 3:
-                x = _to_pil(x)
-            for step in steps:
-                try:
-                    x = step(x)
-                except Exception as e:  # a user's code: anything it raises is the sample's error
-                    self._fail(failed, slot, f"field '{field}', sample {slot} of batch {index} "
-                               f"(epoch {epoch}): {step_name(step)} raised "
-                               f"{type(e).__name__}: {e}")
-                    break
-            else:
-                if _is_pil(x):
-                    x = _from_pil(torch, self._numpy, x)
-                if not isinstance(x, torch.Tensor):
-                    self._fail(failed, slot, f"field '{field}', sample {slot} of batch {index} "
-                               f"(epoch {epoch}): the Python steps gave a "
-                               f"{type(x).__name__}, not a torch.Tensor (last step "
-                               f"{step_name(steps[-1])})")
-                    continue
-                samples[slot] = x.as_subclass(torch.Tensor)
+            try:
+                samples[slot] = run_sample(self._torch, self._numpy, steps, pil, values[slot],
+                                           (field, slot, index, epoch))
+            except SampleError:
+                if not self._skip:
+                    raise
+                failed.add(slot)
         return samples
-
-    def _fail(self, failed: set, slot: int, message: str) -> None:
-        if not self._skip:
-            raise _stoker.Error(" ".join(message.split()))
-        failed.add(slot)
 
     def _stack(self, field, samples, epoch, index, slots):
         if not samples:
             return self._torch.empty(0)
-        first = samples[0]
-        for slot, x in zip(slots, samples):
-            if x.shape != first.shape or x.dtype != first.dtype:
-                raise _stoker.Error(
-                    f"field '{field}', sample {slot} of batch {index} (epoch {epoch}): the Python "
-                    f"steps gave {x.dtype} {list(x.shape)}, but sample {slots[0]} "
-                    f"{first.dtype} {list(first.shape)}: a batch stacks one shape and dtype")
+        check_uniform(field, index, epoch,
+                      [(slot, x.dtype, x.shape) for slot, x in zip(slots, samples)])
         return self._torch.stack(samples)
+
+
+class SerialEpoch:
+    """A native epoch whose batches go through the Python steps in the iterating thread.
+    ``state``: the loader's (seed, epoch, position) after the batch last yielded."""
+
+    def __init__(self, native_epoch, steps: PythonSteps, epoch: int, core):
+        self.inner = native_epoch
+        self._steps = steps
+        self._epoch = epoch
+        self._core = core
+        self.state = core.state()
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        batch = next(self.inner)
+        self.state = self._core.state()
+        return self._steps.apply(batch, self._epoch, self.inner.last_index, self.state[2])
+
+    def __len__(self):
+        return len(self.inner)
+
+    @property
+    def live(self):
+        return self.inner.live
+
+    @property
+    def last_padding(self):
+        return self.inner.last_padding
+
+    def close(self):
+        self.inner.close()
 
 
 class BatchTransform:

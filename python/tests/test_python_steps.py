@@ -139,7 +139,7 @@ class FailsOnce:
 
 def test_a_failing_step_is_one_line_naming_field_sample_and_step(images):
     path, _ = images
-    made = loader(path, CROP + [FailsOnce()], shuffle=False)
+    made = loader(path, CROP + [FailsOnce()], shuffle=False, python_workers=0)
     iteration = made.epoch(0)
     with pytest.raises(stoker.Error) as raised:
         next(iteration)
@@ -147,7 +147,8 @@ def test_a_failing_step_is_one_line_naming_field_sample_and_step(images):
                                  "raised RuntimeError: bad sample")
     assert next(iteration)["image"].shape == (3, 3, 24, 24)  # the loader goes on
 
-    skipping = loader(path, CROP + [FailsOnce()], shuffle=False, on_error="skip")
+    skipping = loader(path, CROP + [FailsOnce()], shuffle=False, on_error="skip",
+                      python_workers=0)
     batch = next(iter(skipping.epoch(0)))
     assert batch["image"].shape[0] == 2 and batch["label"].tolist() == [1, 2]
     assert skipping.stats()["python_skipped"] == 1
