@@ -80,9 +80,14 @@ class _Shared:
         self.bytes = torch.frombuffer(self.map, dtype=torch.uint8)
 
     def close(self) -> None:
+        """Closes the fd (the mapping stays while this object does)."""
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
+
+    def __del__(self):
+        if hasattr(self, "fd"):
+            self.close()
 
 
 # The worker process --------------------------------------------------------------------------
@@ -293,9 +298,10 @@ class _Worker:
 
 
 def _stop_all(workers: list) -> None:
+    """Stops `workers`: asked to, or killed where they still have work."""
     for number, worker in enumerate(workers):
         if worker is not None:
-            worker.stop(kill=False)
+            worker.stop(kill=bool(worker.tasks))
             workers[number] = None
 
 
@@ -488,12 +494,14 @@ class PythonPool:
                     old.close()
                 worker.outputs[message[1]] = _Shared(self._torch, message[2],
                                                      reduction.recv_handle(worker.conn))
-            else:  # "done"
-                task = worker.tasks.pop(message[1])
-                worker.free_outputs.append(task.out)
-                self.seconds += message[2]
+                worker.outputs[message[1]].close()  # the mapping stays
+            else:  # "done"; the task leaves the worker's only once taken (Ctrl-C)
+                task = worker.tasks[message[1]]
                 if not task.batch.cancelled:
                     self._take(task, worker.outputs.get(task.out), message[3])
+                del worker.tasks[message[1]]
+                worker.free_outputs.append(task.out)
+                self.seconds += message[2]
                 self._done(task)
 
     def _take(self, task: _Task, output: Optional[_Shared], results: list) -> None:
@@ -532,7 +540,9 @@ class PythonPool:
             self._stop_all_workers(kill=True)
             raise _stoker.Error(f"a Python worker process exited with code "
                                 f"{worker.process.exitcode} before it started (its error is "
-                                "above, on stderr)")
+                                "above, on stderr; a script whose steps run in worker "
+                                "processes needs if __name__ == '__main__': around its main "
+                                "code)")
         if hung is None:
             task_id, slot, number, started = _STATUS.unpack_from(worker.status.map)
             code = worker.process.exitcode

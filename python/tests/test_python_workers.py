@@ -269,3 +269,42 @@ def test_ctrl_c_while_waiting_stops_the_workers_and_the_loader_stays_usable(imag
     reference = batches(loader(path, CROP, python_workers=0), epoch=0)
     assert same([(b["image"], b["label"]) for b in iteration], reference)
     assert same(batches(made, epoch=0), reference)
+
+
+SCRIPT = '''
+import sys
+
+import torch
+import torchvision.transforms as T
+
+import stoker
+
+
+def brighten(x):
+    return (x.to(torch.int32) + int(torch.randint(0, 9, ()))).clamp(0, 255).to(torch.uint8)
+
+
+def images(python_workers):
+    made = stoker.Loader(sys.argv[1], batch_size=3, seed=5, batch_format="dict",
+                         python_workers=python_workers,
+                         transforms=T.Compose([T.RandomResizedCrop(24), brighten]))
+    return made.options["python_workers"], torch.cat([b["image"] for b in made])
+
+
+if __name__ == "__main__":
+    workers, there = images(2)
+    print(workers, torch.equal(images(0)[1], there))
+'''
+
+
+def test_a_step_defined_in_the_users_script_runs_in_the_workers(images, tmp_path):
+    import subprocess
+    import sys
+    path, _ = images
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT)
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(stoker.__file__)))
+    done = subprocess.run([sys.executable, str(script), str(path)], capture_output=True,
+                          text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["2", "True"]
