@@ -40,8 +40,8 @@ from multiprocessing import connection, reduction
 from typing import Dict, List, Optional
 
 from stoker import _stoker
-from stoker._python_steps import (SampleError, _Seeded, check_uniform, field_steps,
-                                  run_sample, sample_message, sample_seed, step_name)
+from stoker._python_steps import (FieldSteps, SampleError, _Seeded, check_uniform,
+                                  sample_message, sample_seed, step_name)
 
 # A worker's status block: the task, slot and step it runs, and when the sample started
 # (time.monotonic_ns(); 0 while it runs none).
@@ -117,7 +117,7 @@ def _worker_main(conn, pickled: Dict[str, List[bytes]], python_input, seed: int,
                            f"cannot be loaded in a worker process ({type(e).__name__}: {e}): "
                            "define it in an importable module, or pass python_workers=0"))
                 return
-    steps = field_steps(torch, steps, python_input)
+    steps = {field: FieldSteps(torch, s, python_input) for field, s in steps.items()}
     conn.send(("ready",))
     status = None
     inputs: Dict[int, _Shared] = {}
@@ -146,7 +146,7 @@ def _worker_main(conn, pickled: Dict[str, List[bytes]], python_input, seed: int,
 def _run_task(torch, numpy, conn, steps, seed, rank, status, inputs, outputs, generators,
               task_id, field, buffer_id, shape, dtype, epoch, position, index, slots, out_index):
     start = time.perf_counter()
-    field_steps_, pil = steps[field]
+    field_steps_ = steps[field]
     dtype = getattr(torch, dtype)
     sample_bytes = torch.empty(shape, dtype=dtype).nbytes
     source = inputs[buffer_id].bytes
@@ -159,10 +159,11 @@ def _run_task(torch, numpy, conn, steps, seed, rank, status, inputs, outputs, ge
 
     for slot in slots:
         x = source[slot * sample_bytes:(slot + 1) * sample_bytes].view(dtype).view(shape)
-        generators.seed(sample_seed(seed, epoch, rank, position, slot))
+        sample = sample_seed(seed, epoch, rank, position, slot)
+        generators.seed(sample)
         try:
-            y = run_sample(torch, numpy, field_steps_, pil, x, (field, slot, index, epoch),
-                           lambda number, slot=slot: on_step(number, slot))
+            y = field_steps_.run(torch, numpy, x, sample, (field, slot, index, epoch),
+                                 lambda number, slot=slot: on_step(number, slot))
         except SampleError as e:
             results.append((slot, None, str(e), None))
             continue

@@ -213,16 +213,26 @@ class _BatchTransformEpoch(_Wrapped):
 
 
 def _python_steps(torch, plan, seed, rank, on_error, python_input, python_workers,
-                  python_timeout, pin):
-    """The loader's Python steps: run in the iterating thread (PythonSteps) or by worker
-    processes (PythonPool). python_workers None: min(2, cores) processes where there are two
-    cores or more and every step can be sent to a process, else the iterating thread."""
+                  python_parallel, python_timeout, pin):
+    """The loader's Python steps: run in the iterating thread or threads (PythonSteps) or by
+    worker processes (PythonPool). python_workers None: min(2, cores) where there are two
+    cores or more (and, for processes, every step can be sent to one), else the iterating
+    thread."""
+    if python_parallel not in ("processes", "threads"):
+        raise ValueError(f"python_parallel must be 'processes' or 'threads', not "
+                         f"{python_parallel!r}")
     if python_input not in (None, "tensor", "pil"):
         raise ValueError(f"python_input must be None, 'tensor' or 'pil', not {python_input!r}")
     if isinstance(python_timeout, bool) or not isinstance(python_timeout, numbers.Real) or \
             not python_timeout > 0:
         raise ValueError(f"python_timeout must be a number of seconds > 0, not "
                          f"{python_timeout!r}")
+    if python_parallel == "threads":
+        if python_workers is None:
+            python_workers = min(2, len(os.sched_getaffinity(0)))
+        python_workers = _int("python_workers", python_workers, 0, 1024)
+        return PythonSteps(torch, plan.python, seed, rank, on_error, python_input,
+                           threads=python_workers)
     if python_workers is None:
         cores = len(os.sched_getaffinity(0))
         python_workers = min(2, cores) if cores > 1 and plan.python else 0
@@ -452,7 +462,10 @@ class Loader:
     ``if __name__ == "__main__":`` guard), samples passed through shared memory, a few batches
     ahead of the consumer; 0 runs them in the iterating thread; None (the default) is 2 where
     there are two cores or more and every step can be pickled, else 0. The batches are the
-    same for any number. A sample whose step raises, gives no tensor, kills its worker or runs
+    same for any number. ``python_parallel="threads"`` runs them in that many threads instead,
+    each batch's samples at once (for steps that release the GIL: torch ops, PIL, OpenCV),
+    where every step takes a ``generator=`` keyword: a step that does is given a
+    torch.Generator seeded per sample (in every mode), its draws then need no global state. A sample whose step raises, gives no tensor, kills its worker or runs
     longer than ``python_timeout`` seconds (its worker is then replaced) is one stoker.Error
     naming the field, the sample and the step, or is skipped with on_error="skip". They get each sample as a tensor, or as a PIL
     image where they convert one themselves (a recipe's ToTensor/PILToTensor/ToImage among
@@ -543,7 +556,7 @@ class Loader:
                  last_batch=None, mesh=None, shuffle_window="all", cache_dir=None,
                  cache_gb=None, cache_policy="next-use", batch_format=None,
                  batch_transform=None, python_input=None, ra_reps=1, python_workers=None,
-                 python_timeout=300):
+                 python_parallel="processes", python_timeout=300):
         torch = _import_torch()
         self._torch = torch
         path = os.fsdecode(path)  # str, bytes or os.PathLike; the name need not be UTF-8
@@ -593,8 +606,9 @@ class Loader:
                                      len(shapes[name]), self._device)
             for name, (mean, std) in deferred.items()}
         self._plan = plan
+        self._python_parallel = python_parallel
         self._python = _python_steps(torch, plan, seed, rank, on_error, python_input,
-                                     python_workers, python_timeout, cuda)
+                                     python_workers, python_parallel, python_timeout, cuda)
         if batch_transform is not None and not callable(batch_transform):
             raise ValueError(f"batch_transform must be callable (torchvision's MixUp, CutMix, "
                              f"...), not {type(batch_transform).__name__}")
@@ -757,6 +771,7 @@ class Loader:
         return dict(self._native.options, device=str(self._device),
                     normalize_on_device=bool(self._normalize),
                     python_workers=getattr(self._python, "workers", 0),
+                    python_parallel=self._python_parallel,
                     pinned_by_workers=self._pinned is not None, batch_format=self._names)
 
     @property

@@ -308,3 +308,32 @@ def test_a_step_defined_in_the_users_script_runs_in_the_workers(images, tmp_path
                           text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["2", "True"]
+
+
+def speckle(x, generator):
+    """A step that draws from the generator it is given only."""
+    noise = torch.randint(0, 30, x.shape, generator=generator, dtype=torch.uint8)
+    return x.to(torch.int32).add(noise).clamp(0, 255).to(torch.uint8)
+
+
+def test_a_step_taking_a_generator_gets_the_samples_seed_in_threads_or_processes(images):
+    from stoker._python_steps import sample_seed
+    path, _ = images
+    steps = CROP + [speckle]
+    native = batches(loader(path, CROP, python_workers=0, shuffle=False))
+    here = loader(path, steps, python_workers=0, shuffle=False)
+    reference = batches(here)
+    position = 3  # after batch 0
+    for slot in range(3):
+        generator = torch.Generator().manual_seed(sample_seed(5, 1, 0, position, slot))
+        assert torch.equal(reference[0][0][slot], speckle(native[0][0][slot], generator))
+    threads = loader(path, steps, python_workers=2, python_parallel="threads", shuffle=False)
+    assert threads.options["python_workers"] == 2
+    assert threads.options["python_parallel"] == "threads"
+    assert same(batches(threads), reference)
+    assert same(batches(loader(path, steps, python_workers=2, shuffle=False)), reference)
+    with pytest.raises(ValueError, match=r"python_parallel='threads' needs every Python step "
+                       r"to take a generator= keyword .* jitter does not"):
+        loader(path, CROP + [speckle, jitter], python_workers=2, python_parallel="threads")
+    with pytest.raises(ValueError, match="python_parallel must be 'processes' or 'threads'"):
+        loader(path, steps, python_parallel="fork")
