@@ -668,11 +668,22 @@ class PooledEpoch:
         return bool(self._pending) or not self._exhausted
 
     def close(self):
+        """Ends the iteration; the native loader goes back to the consumer's position (it ran
+        ahead), so that state_dict() says where the consumer stopped, as without workers."""
+        ahead = bool(self._pending)
         self._pool.cancel([b for b in self._pending if isinstance(b, _Batch)])
         self._pending.clear()
         self._exhausted = True
         self.inner.close()
+        if ahead:
+            seed, epoch, position = self.state
+            window = self._core.options["shuffle_window"]
+            self._core.restore(seed=seed, epoch=epoch, position=position,
+                               shuffle_window=0 if window == "all" else window)
 
     def __del__(self):
-        if hasattr(self, "_pending"):
-            self._pool.cancel([b for b in self._pending if isinstance(b, _Batch)])
+        if getattr(self, "_pending", None):
+            try:
+                self.close()
+            except Exception:  # noqa: BLE001 (the loader already gone, or being torn down)
+                pass

@@ -337,3 +337,17 @@ def test_a_step_taking_a_generator_gets_the_samples_seed_in_threads_or_processes
         loader(path, CROP + [speckle, jitter], python_workers=2, python_parallel="threads")
     with pytest.raises(ValueError, match="python_parallel must be 'processes' or 'threads'"):
         loader(path, steps, python_parallel="fork")
+
+
+def test_a_loop_left_early_leaves_the_state_at_the_consumers_batch(images):
+    path, _ = images
+    reference = batches(loader(path, STEPS, python_workers=0))
+    made = loader(path, STEPS, python_workers=2)
+    for batch in made.epoch(1):
+        head = (batch["image"], batch["label"])
+        break  # the iteration is dropped with the workers batches ahead
+    state = made.state_dict()
+    assert state["epoch"] == 1 and state["position"] == 3
+    made.load_state_dict(state)
+    assert same([head] + [(b["image"], b["label"]) for b in made], reference)
+    assert same(batches(made), reference)  # and a whole epoch again
