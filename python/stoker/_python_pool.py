@@ -147,6 +147,7 @@ def _run_task(torch, numpy, conn, steps, seed, rank, status, inputs, outputs, ge
               task_id, field, buffer_id, shape, dtype, epoch, position, index, slots, out_index):
     start = time.perf_counter()
     field_steps_ = steps[field]
+    before = list(field_steps_.seconds)
     dtype = getattr(torch, dtype)
     sample_bytes = torch.empty(shape, dtype=dtype).nbytes
     source = inputs[buffer_id].bytes
@@ -182,7 +183,8 @@ def _run_task(torch, numpy, conn, steps, seed, rank, status, inputs, outputs, ge
         results.append((slot, offset, tuple(y.shape), str(y.dtype).rsplit(".", 1)[-1]))
         offset = end
     _STATUS.pack_into(status.map, 0, 0, 0, 0, 0)
-    conn.send(("done", task_id, time.perf_counter() - start, results))
+    conn.send(("done", task_id, time.perf_counter() - start, results,
+               [now - then for now, then in zip(field_steps_.seconds, before)]))
 
 
 # The loader's side ---------------------------------------------------------------------------
@@ -316,8 +318,8 @@ class PythonPool:
         self._pickled = picklable_steps(steps)
         self._modules = _step_modules(steps)
         self._fields = list(steps)
-        self._names = {field: [step_name(s) for s in field_steps_]
-                       for field, field_steps_ in steps.items()}
+        # The steps as the workers run them (FieldSteps), for their names and times.
+        self._steps = {field: FieldSteps(torch, s, python_input) for field, s in steps.items()}
         self._python_input = python_input
         self._seed = seed
         self._rank = rank
@@ -344,6 +346,8 @@ class PythonPool:
 
     def stats(self) -> dict:
         return {"python_seconds": self.seconds, "python_skipped": self.skipped,
+                "python_step_seconds": {field: steps.timing()
+                                        for field, steps in self._steps.items()},
                 "python_wait_seconds": self.wait_seconds, "python_workers": len(self._workers),
                 "python_restarts": self.restarts}
 
@@ -503,6 +507,9 @@ class PythonPool:
                 del worker.tasks[message[1]]
                 worker.free_outputs.append(task.out)
                 self.seconds += message[2]
+                timing = self._steps[task.field].seconds
+                for number, seconds in enumerate(message[4]):
+                    timing[number] += seconds
                 self._done(task)
 
     def _take(self, task: _Task, output: Optional[_Shared], results: list) -> None:
@@ -559,7 +566,8 @@ class PythonPool:
         for task in reversed(tasks):
             if hung is not None and task.id == hung[0] and hung[1] in task.slots:
                 _, slot, number, text = hung
-                step = self._names[task.field][min(number, len(self._names[task.field]) - 1)]
+                names = self._steps[task.field].steps
+                step = step_name(names[min(number, len(names) - 1)])
                 task.batch.errors[task.field][slot] = sample_message(
                     task.field, slot, task.batch.index, task.epoch, f"{step} {text}")
                 task.slots = [s for s in task.slots if s != slot]

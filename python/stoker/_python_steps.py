@@ -175,6 +175,11 @@ class FieldSteps:
         self.pil = python_input == "pil" or (python_input is None and wants_pil(steps))
         self.steps = steps if self.pil else tensor_steps(torch, steps)
         self.generator = [takes_generator(step) for step in self.steps]
+        self.seconds = [0.0] * len(self.steps)  # in each step, over every sample
+
+    def timing(self) -> list:
+        """[(step, seconds in it)]."""
+        return [(step_name(step), seconds) for step, seconds in zip(self.steps, self.seconds)]
 
     def run(self, torch, numpy, x, seed: int, where: tuple, on_step=None):
         """`x` after the steps, a plain torch.Tensor; SampleError if a step raises or they give
@@ -187,11 +192,14 @@ class FieldSteps:
         for number, step in enumerate(self.steps):
             if on_step is not None:
                 on_step(number)
+            start = time.perf_counter()
             try:
                 x = step(x, generator=generator) if self.generator[number] else step(x)
             except Exception as e:  # a user's code: anything it raises is the sample's error
                 raise SampleError(sample_message(*where, f"{step_name(step)} raised "
                                                  f"{type(e).__name__}: {e}")) from None
+            finally:
+                self.seconds[number] += time.perf_counter() - start
         if _is_pil(x):
             x = _from_pil(torch, numpy, x)
         if not isinstance(x, torch.Tensor):
@@ -248,7 +256,9 @@ class PythonSteps:
         return bool(self._steps)
 
     def stats(self) -> dict:
-        return {"python_seconds": self.seconds, "python_skipped": self.skipped}
+        return {"python_seconds": self.seconds, "python_skipped": self.skipped,
+                "python_step_seconds": {field: steps.timing()
+                                        for field, steps in self._steps.items()}}
 
     def epoch(self, native_epoch, epoch: int, core):
         """The iteration of `native_epoch` (epoch `epoch` of the LoaderCore `core`) through

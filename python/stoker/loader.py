@@ -828,7 +828,8 @@ class Loader:
         """Time per stage and counts since the loader was made (summed over its threads);
         "python_seconds" and "python_skipped": the Python steps' time (summed over their
         worker processes, batch_transform's included) and the samples they dropped
-        (on_error="skip"). With Python worker processes also "python_wait_seconds" (the
+        (on_error="skip"); "python_step_seconds", {field: [(step, seconds)]}, the time in
+        each of them (summed over samples and workers). With Python worker processes also "python_wait_seconds" (the
         iterating thread waiting for them: when it is most of the time, they limit the
         loader), "python_workers" and "python_restarts" (workers replaced: died or hung)."""
         batch = self._batch_transform.seconds if self._batch_transform else 0.0

@@ -47,6 +47,9 @@ def test_an_untranslated_step_runs_in_python_and_the_plan_says_so(images):
     assert batch["label"].dtype == torch.int64
     assert dict((name, shape) for name, _, shape in made.fields)["image"] is None
     assert made.stats()["python_seconds"] > 0
+    timing = made.stats()["python_step_seconds"]["image"]
+    assert [name for name, _ in timing][1:] == ["noisy", "ToTensor()"]
+    assert all(seconds > 0 for _, seconds in timing)
 
 
 def test_the_python_steps_are_the_callable_on_the_native_sample_under_its_seed(images):
