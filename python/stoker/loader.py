@@ -457,17 +457,19 @@ class Loader:
     natively (a torchvision class it does not translate, your own function) is not refused: it
     and the steps after it run in Python on each sample the native steps made (a tensor),
     seeded per sample, after the batch is built; ``loader.plan`` says which steps run where,
-    ``stats()["python_seconds"]`` what they cost. They run in ``python_workers`` worker
-    processes (started with spawn: a script defining its steps needs the
-    ``if __name__ == "__main__":`` guard), samples passed through shared memory, a few batches
-    ahead of the consumer; 0 runs them in the iterating thread; None (the default) is 2 where
-    there are two cores or more and every step can be pickled, else 0. The batches are the
-    same for any number. ``python_parallel="threads"`` runs them in that many threads instead,
-    each batch's samples at once (for steps that release the GIL: torch ops, PIL, OpenCV),
-    where every step takes a ``generator=`` keyword: a step that does is given a
-    torch.Generator seeded per sample (in every mode), its draws then need no global state. A sample whose step raises, gives no tensor, kills its worker or runs
-    longer than ``python_timeout`` seconds (its worker is then replaced) is one stoker.Error
-    naming the field, the sample and the step, or is skipped with on_error="skip". They get each sample as a tensor, or as a PIL
+    ``stats()["python_seconds"]`` what they cost.
+    They run in ``python_workers`` worker processes (started by a forkserver: a script defining
+    its steps needs the ``if __name__ == "__main__":`` guard), samples passed through shared
+    memory, a few batches ahead of the consumer; 0 runs them in the iterating thread; None (the
+    default) is 2 where there are two cores or more and every step can be pickled, else 0. The
+    batches are the same for any number. ``python_parallel="threads"`` runs them in that many
+    threads instead, each batch's samples at once (for steps that release the GIL: torch ops,
+    PIL, OpenCV), where every step takes a ``generator=`` keyword: a step that does is given a
+    torch.Generator seeded per sample (in every mode), its draws then need no global state. A
+    sample whose step raises, gives no tensor, kills its worker or runs longer than
+    ``python_timeout`` seconds (its worker is then replaced) is one stoker.Error naming the
+    field, the sample and the step, or is skipped with on_error="skip".
+    They get each sample as a tensor, or as a PIL
     image where they convert one themselves (a recipe's ToTensor/PILToTensor/ToImage among
     them: then they run as in the recipe) or with ``python_input="pil"``
     (``python_input="tensor"`` always gives tensors). ``batch_transform`` is called on every
@@ -826,12 +828,12 @@ class Loader:
 
     def stats(self) -> dict:
         """Time per stage and counts since the loader was made (summed over its threads);
-        "python_seconds" and "python_skipped": the Python steps' time (summed over their
-        worker processes, batch_transform's included) and the samples they dropped
-        (on_error="skip"); "python_step_seconds", {field: [(step, seconds)]}, the time in
-        each of them (summed over samples and workers). With Python worker processes also "python_wait_seconds" (the
-        iterating thread waiting for them: when it is most of the time, they limit the
-        loader), "python_workers" and "python_restarts" (workers replaced: died or hung)."""
+        "python_seconds" and "python_skipped": the Python steps' time (summed over their worker
+        processes, batch_transform's included) and the samples they dropped (on_error="skip");
+        "python_step_seconds", {field: [(step, seconds)]}, the time in each of them (summed over
+        samples and workers). With Python worker processes also "python_wait_seconds" (the iterating
+        thread waiting for them: when it is most of the time, they limit the loader),
+        "python_workers" and "python_restarts" (workers replaced: died or hung)."""
         batch = self._batch_transform.seconds if self._batch_transform else 0.0
         python = self._python.stats()
         python["python_seconds"] += batch
