@@ -48,6 +48,9 @@ from stoker._python_steps import (FieldSteps, SampleError, _Seeded, check_unifor
 _STATUS = struct.Struct("qqqq")
 # The longest the loader blocks without looking at the clock (timeouts) and at Ctrl-C.
 _POLL_SECONDS = 0.1
+# The least time a worker is given to start (import and unpickle the steps) before it is
+# killed.
+_START_SECONDS = 60.0
 
 
 def picklable_steps(steps: Dict[str, list]) -> Dict[str, List[bytes]]:
@@ -113,9 +116,7 @@ def _worker_main(conn, pickled: Dict[str, List[bytes]], python_input, seed: int,
             try:
                 steps[field].append(pickle.loads(payload))
             except Exception as e:  # unpickling runs the object's own code
-                conn.send(("fatal", f"field '{field}': step {number + 1} of its Python steps "
-                           f"cannot be loaded in a worker process ({type(e).__name__}: {e}): "
-                           "define it in an importable module, or pass python_workers=0"))
+                conn.send(("fatal", field, number, f"{type(e).__name__}: {e}"))
                 return
     steps = {field: FieldSteps(torch, s, python_input) for field, s in steps.items()}
     conn.send(("ready",))
@@ -281,6 +282,7 @@ class _Worker:
         self.output_count = 0
         self.tasks: Dict[int, _Task] = {}  # sent, not done, in order
         self.ready = False
+        self.started = time.monotonic_ns()
 
     def stop(self, kill: bool) -> None:
         if kill:
@@ -318,6 +320,8 @@ class PythonPool:
         self._pickled = picklable_steps(steps)
         self._modules = _step_modules(steps)
         self._fields = list(steps)
+        self._raw_names = {field: [step_name(s) for s in field_steps_]
+                           for field, field_steps_ in steps.items()}
         # The steps as the workers run them (FieldSteps), for their names and times.
         self._steps = {field: FieldSteps(torch, s, python_input) for field, s in steps.items()}
         self._python_input = python_input
@@ -355,8 +359,8 @@ class PythonPool:
         """The worker processes' ids (those started)."""
         return [w.process.pid for w in self._workers if w is not None]
 
-    def epoch(self, native_epoch, epoch: int, core):
-        return PooledEpoch(self, native_epoch, epoch, core)
+    def epoch(self, native_epoch, epoch: int, core, rewind):
+        return PooledEpoch(self, native_epoch, epoch, core, rewind)
 
     def close(self) -> None:
         """Stops the worker processes (new ones start when needed)."""
@@ -490,9 +494,13 @@ class PythonPool:
             kind = message[0]
             if kind == "ready":
                 worker.ready = True
-            elif kind == "fatal":
+            elif kind == "fatal":  # a step it could not unpickle
+                _, field, number, error = message
                 self._stop_all_workers(kill=True)
-                raise _stoker.Error(message[1])
+                raise _stoker.Error(" ".join(
+                    f"field '{field}': the Python step {self._raw_names[field][number]} cannot "
+                    f"be loaded in a worker process ({error}): define it in an importable "
+                    "module, or pass python_workers=0".split()))
             elif kind == "output":
                 old = worker.outputs.get(message[1])
                 if old is not None:
@@ -531,8 +539,14 @@ class PythonPool:
                 target.copy_(output.bytes[offset:offset + len(target)])
 
     def _check_hangs(self) -> None:
+        """Kills a worker whose step has run past the timeout, or that has not started in
+        max(timeout, _START_SECONDS)."""
         now = time.monotonic_ns()
         for worker in [w for w in self._workers if w is not None and w.tasks]:
+            if not worker.ready and now - worker.started > max(self._timeout,
+                                                               _START_SECONDS) * 1e9:
+                worker.process.kill()
+                self._lost(worker, None)  # raises: it did not start
             task_id, slot, number, started = _STATUS.unpack_from(worker.status.map)
             if started and now - started > self._timeout * 1e9:
                 worker.process.kill()
@@ -623,10 +637,11 @@ class PythonPool:
 class PooledEpoch:
     """A native epoch whose batches go through a PythonPool, ``window`` batches ahead of the
     consumer. ``state``: the loader's (seed, epoch, position) after the batch last yielded
-    (the native loader is further on)."""
+    (the native loader is further on); rewind(state) puts the native loader there."""
 
-    def __init__(self, pool: PythonPool, native_epoch, epoch: int, core):
+    def __init__(self, pool: PythonPool, native_epoch, epoch: int, core, rewind):
         self.inner = native_epoch
+        self._rewind = rewind
         self._pool = pool
         self._epoch = epoch
         self._core = core
@@ -684,10 +699,7 @@ class PooledEpoch:
         self._exhausted = True
         self.inner.close()
         if ahead:
-            seed, epoch, position = self.state
-            window = self._core.options["shuffle_window"]
-            self._core.restore(seed=seed, epoch=epoch, position=position,
-                               shuffle_window=0 if window == "all" else window)
+            self._rewind(self.state)
 
     def __del__(self):
         if getattr(self, "_pending", None):

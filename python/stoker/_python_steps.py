@@ -260,9 +260,9 @@ class PythonSteps:
                 "python_step_seconds": {field: steps.timing()
                                         for field, steps in self._steps.items()}}
 
-    def epoch(self, native_epoch, epoch: int, core):
+    def epoch(self, native_epoch, epoch: int, core, rewind=None):
         """The iteration of `native_epoch` (epoch `epoch` of the LoaderCore `core`) through
-        these steps."""
+        these steps (it never runs ahead: nothing to `rewind`)."""
         return SerialEpoch(native_epoch, self, epoch, core)
 
     def close(self) -> None:

@@ -669,7 +669,7 @@ class Loader:
             iteration = self._native.epoch(epoch)
             source = self._native  # what says the state after each batch of `iteration`
             if self._python:
-                iteration = self._python.epoch(iteration, epoch, self._native)
+                iteration = self._python.epoch(iteration, epoch, self._native, self._rewind)
                 source = _StateOf(iteration)
             state = source.state
             if self._native.options["last_batch"] == "pad":
@@ -700,6 +700,12 @@ class Loader:
         return names + (VALID,) if pad and VALID not in names else names
 
     # State -------------------------------------------------------------------------------
+
+    def _rewind(self, state) -> None:
+        """The native loader back at `state` (seed, epoch, position), where an iteration that
+        ran ahead of its consumer (the Python workers') left it."""
+        self._native.restore(seed=state[0], epoch=state[1], position=state[2],
+                             shuffle_window=self._shuffle_window, ra_reps=self._ra_reps)
 
     def state_dict(self) -> dict:
         """Where the loader is, as a JSON-serialisable dict: restoring it (into a loader over

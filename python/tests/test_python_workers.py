@@ -149,7 +149,7 @@ def test_a_step_that_cannot_go_to_a_process_is_named_up_front(images):
         loader(path, CROP + [lambda x: x], python_workers=2)
     made = loader(path, CROP + [Unloadable()], python_workers=2)
     for _ in range(2):  # said again, and nothing crashes
-        with pytest.raises(stoker.Error, match=r"field 'image': step 1 of its Python steps "
+        with pytest.raises(stoker.Error, match=r"field 'image': the Python step Unloadable "
                            r"cannot be loaded in a worker process \(RuntimeError: not here\)"):
             next(iter(made))
     with pytest.raises(ValueError, match="python_workers must be in"):
