@@ -478,9 +478,6 @@ class PythonPool:
                         self._lost(worker, None)
                 self._check_hangs()
                 self._send_unsent()
-        except KeyboardInterrupt:
-            self._stop_for_interrupt()
-            raise
         finally:
             self.wait_seconds += time.perf_counter() - start
 
@@ -599,7 +596,9 @@ class PythonPool:
                 worker.stop(kill=kill)
                 self._workers[number] = None
 
-    def _stop_for_interrupt(self) -> None:
+    def interrupted(self) -> None:
+        """Ctrl-C: every worker stopped at once; their unfinished tasks go to new ones if the
+        iteration goes on."""
         self._stop_all_workers(kill=True)
 
     # Finishing -------------------------------------------------------------------------------
@@ -668,6 +667,13 @@ class PooledEpoch:
                                                    state[2], state, self.inner.last_padding))
 
     def __next__(self):
+        try:
+            return self._next()
+        except KeyboardInterrupt:
+            self._pool.interrupted()
+            raise
+
+    def _next(self):
         self._fill()
         if not self._pending:
             raise StopIteration

@@ -261,10 +261,14 @@ def test_ctrl_c_while_waiting_stops_the_workers_and_the_loader_stays_usable(imag
     pids = []
 
     def interrupt(main=threading.get_ident()):
+        deadline = time.monotonic() + 120
+        while len(made._python.pids()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)  # both workers started (and busy sleeping)
+        time.sleep(0.5)
         pids.extend(made._python.pids())
         signal.pthread_kill(main, signal.SIGINT)
 
-    timer = threading.Timer(2.0, interrupt)
+    timer = threading.Thread(target=interrupt)
     timer.start()
     with pytest.raises(KeyboardInterrupt):
         next(iteration)
