@@ -362,3 +362,30 @@ def test_a_loop_left_early_leaves_the_state_at_the_consumers_batch(images):
     made.load_state_dict(state)
     assert same([head] + [(b["image"], b["label"]) for b in made], reference)
     assert same(batches(made), reference)  # and a whole epoch again
+
+
+def link(fd):
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:  # the listing's own fd, closed since
+        return ""
+
+
+def test_epochs_reuse_the_workers_and_a_bounded_shared_memory(images):
+    path, _ = images
+    made = loader(path, STEPS, python_workers=2)
+    batches(made, epoch=0)
+    pids = made._python.pids()
+
+    def memfds():  # each mapping holds one (mmap's own copy), each input buffer one more
+        return len([fd for fd in os.listdir("/proc/self/fd")
+                    if "stoker-python-steps" in link(fd)])
+
+    counts = []
+    for epoch in range(1, 31):
+        batches(made, epoch=epoch)
+        next(iter(made.epoch(epoch)))  # an iteration left early, its window dropped
+        counts.append(memfds())
+    assert made._python.pids() == pids
+    # Buffers are reused: a few more may be made while dropped windows finish, not one an epoch.
+    assert counts[-1] <= counts[9] + 4, counts
