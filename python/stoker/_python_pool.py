@@ -1,5 +1,6 @@
 """The Python steps in worker processes (stoker.Loader's ``python_workers=N``): the same steps,
-seeds and errors as _python_steps.PythonSteps, on N processes at once.
+seeds and errors as _python_steps.PythonSteps, on N processes at once (each runs
+_python_worker.worker_main).
 
 Processes start with "forkserver" (never fork: the loader's process has native threads): a
 server process, started once per Python process with torch, numpy and the first loader's step
@@ -27,25 +28,18 @@ the iteration goes on). Workers ignore SIGINT and exit when the loader's process
 from __future__ import annotations
 
 import collections
-import mmap
 import multiprocessing
-import os
 import pickle
 import signal
-import struct
-import threading
 import time
 import weakref
 from multiprocessing import connection, reduction
 from typing import Dict, List, Optional
 
 from stoker import _stoker
-from stoker._python_steps import (FieldSteps, SampleError, _Seeded, check_uniform,
-                                  sample_message, sample_seed, step_name)
+from stoker._python_steps import FieldSteps, SampleError, check_uniform, sample_message, step_name
+from stoker._python_worker import STATUS, Shared, worker_main
 
-# A worker's status block: the task, slot and step it runs, and when the sample started
-# (time.monotonic_ns(); 0 while it runs none).
-_STATUS = struct.Struct("qqqq")
 # The longest the loader blocks without looking at the clock (timeouts) and at Ctrl-C.
 _POLL_SECONDS = 0.1
 # The least time a worker is given to start (import and unpickle the steps) before it is
@@ -70,124 +64,6 @@ def picklable_steps(steps: Dict[str, list]) -> Dict[str, List[bytes]]:
     return out
 
 
-class _Shared:
-    """A memfd of `size` bytes mapped here (its own fd unless one is given, then adopted)."""
-
-    def __init__(self, torch, size: int, fd: Optional[int] = None):
-        if fd is None:
-            fd = os.memfd_create("stoker-python-steps", os.MFD_CLOEXEC)
-            os.ftruncate(fd, size)
-        self.fd = fd
-        self.size = size
-        self.map = mmap.mmap(fd, size)
-        self.bytes = torch.frombuffer(self.map, dtype=torch.uint8)
-
-    def close(self) -> None:
-        """Closes the fd (the mapping stays while this object does)."""
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
-
-    def __del__(self):
-        if hasattr(self, "fd"):
-            self.close()
-
-
-# The worker process --------------------------------------------------------------------------
-
-
-def _exit_with_parent(parent: int) -> None:
-    while os.getppid() == parent:
-        time.sleep(0.5)
-    os._exit(0)
-
-
-def _worker_main(conn, pickled: Dict[str, List[bytes]], python_input, seed: int, rank: int):
-    """A worker process: runs the tasks the loader sends until it says stop or goes away."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the loader's to handle
-    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
-    import numpy
-    import torch
-    torch.set_num_threads(1)
-    steps = {}
-    for field, payloads in pickled.items():
-        steps[field] = []
-        for number, payload in enumerate(payloads):
-            try:
-                steps[field].append(pickle.loads(payload))
-            except Exception as e:  # unpickling runs the object's own code
-                conn.send(("fatal", field, number, f"{type(e).__name__}: {e}"))
-                return
-    steps = {field: FieldSteps(torch, s, python_input) for field, s in steps.items()}
-    conn.send(("ready",))
-    status = None
-    inputs: Dict[int, _Shared] = {}
-    outputs: Dict[int, _Shared] = {}
-    generators = _Seeded(torch, numpy)
-    while True:
-        try:
-            message = conn.recv()
-        except (EOFError, OSError):
-            return
-        kind = message[0]
-        if kind == "status":
-            status = _Shared(torch, _STATUS.size, reduction.recv_handle(conn))
-        elif kind == "buffer":
-            inputs[message[1]] = _Shared(torch, message[2], reduction.recv_handle(conn))
-            inputs[message[1]].close()  # the mapping stays
-        elif kind == "forget":
-            inputs.pop(message[1], None)
-        elif kind == "task":
-            _run_task(torch, numpy, conn, steps, seed, rank, status, inputs, outputs, generators,
-                      *message[1:])
-        else:  # "stop"
-            return
-
-
-def _run_task(torch, numpy, conn, steps, seed, rank, status, inputs, outputs, generators,
-              task_id, field, buffer_id, shape, dtype, epoch, position, index, slots, out_index):
-    start = time.perf_counter()
-    field_steps_ = steps[field]
-    before = list(field_steps_.seconds)
-    dtype = getattr(torch, dtype)
-    sample_bytes = torch.empty(shape, dtype=dtype).nbytes
-    source = inputs[buffer_id].bytes
-    output = outputs.get(out_index)
-    results = []
-    offset = 0
-
-    def on_step(number, slot=0):
-        _STATUS.pack_into(status.map, 0, task_id, slot, number, time.monotonic_ns())
-
-    for slot in slots:
-        x = source[slot * sample_bytes:(slot + 1) * sample_bytes].view(dtype).view(shape)
-        sample = sample_seed(seed, epoch, rank, position, slot)
-        generators.seed(sample)
-        try:
-            y = field_steps_.run(torch, numpy, x, sample, (field, slot, index, epoch),
-                                 lambda number, slot=slot: on_step(number, slot))
-        except SampleError as e:
-            results.append((slot, None, str(e), None))
-            continue
-        y = y.contiguous()
-        flat = y.reshape(-1).view(torch.uint8) if y.numel() else torch.empty(0, dtype=torch.uint8)
-        end = offset + len(flat)
-        if output is None or end > output.size:
-            grown = _Shared(torch, max(end, 2 * (output.size if output else 0), 4096))
-            if offset:
-                grown.bytes[:offset].copy_(output.bytes[:offset])
-            conn.send(("output", out_index, grown.size))
-            reduction.send_handle(conn, grown.fd, os.getppid())
-            grown.close()
-            outputs[out_index] = output = grown
-        output.bytes[offset:end].copy_(flat)
-        results.append((slot, offset, tuple(y.shape), str(y.dtype).rsplit(".", 1)[-1]))
-        offset = end
-    _STATUS.pack_into(status.map, 0, 0, 0, 0, 0)
-    conn.send(("done", task_id, time.perf_counter() - start, results,
-               [now - then for now, then in zip(field_steps_.seconds, before)]))
-
-
 # The loader's side ---------------------------------------------------------------------------
 
 
@@ -209,7 +85,7 @@ class _Batch:
         self.out: Dict[str, object] = {field: None for field in fields}
         self.described = {field: [None] * self.size for field in fields}  # (dtype, shape)
         self.errors: Dict[str, Dict[int, str]] = {field: {} for field in fields}
-        self.inputs: List[_Shared] = []
+        self.inputs: List[Shared] = []
         self.tasks = 0  # not yet done
         self.cancelled = False
 
@@ -220,7 +96,7 @@ def _copy(torch, value, pin: bool):
 
 
 class _Task:
-    def __init__(self, task_id, batch: _Batch, field: str, buffer: _Shared, buffer_id: int,
+    def __init__(self, task_id, batch: _Batch, field: str, buffer: Shared, buffer_id: int,
                  shape, dtype: str, epoch: int, slots: list):
         self.id = task_id
         self.batch = batch
@@ -237,13 +113,14 @@ _preloaded = False
 
 
 def _context(modules):
-    """The forkserver context; the first call has its server import torch, numpy, this module
+    """The forkserver context; the first call has its server import torch, numpy, the worker
     and `modules` (those of the steps) before it forks any worker."""
     global _preloaded
     context = multiprocessing.get_context("forkserver")
     if not _preloaded:
         _preloaded = True
-        context.set_forkserver_preload(["torch", "numpy", __name__] + sorted(modules))
+        context.set_forkserver_preload(["torch", "numpy", worker_main.__module__] +
+                                       sorted(modules))
     return context
 
 
@@ -268,16 +145,16 @@ class _Worker:
         context = _context(modules)
         self.conn, child = context.Pipe(duplex=True)
         self.process = context.Process(
-            target=_worker_main, args=(child, pickled, python_input, seed, rank), daemon=True,
+            target=worker_main, args=(child, pickled, python_input, seed, rank), daemon=True,
             name=f"stoker-python-steps-{number}")
         self.process.start()
         child.close()
         self.number = number
-        self.status = _Shared(torch, _STATUS.size)
+        self.status = Shared(torch, STATUS.size)
         self.conn.send(("status",))
         reduction.send_handle(self.conn, self.status.fd, self.process.pid)
         self.known = set()  # input buffer ids it has mapped
-        self.outputs: Dict[int, _Shared] = {}
+        self.outputs: Dict[int, Shared] = {}
         self.free_outputs: List[int] = []
         self.output_count = 0
         self.tasks: Dict[int, _Task] = {}  # sent, not done, in order
@@ -332,7 +209,7 @@ class PythonPool:
         self._pin = pin
         self.window = 2 * workers + 2  # native batches taken ahead of the consumer
         self._workers: List[Optional[_Worker]] = [None] * workers
-        self._free_inputs: List[_Shared] = []
+        self._free_inputs: List[Shared] = []
         self._unsent: collections.deque = collections.deque()  # tasks to (re)send, in order
         self._next_id = 0
         self.seconds = 0.0  # in the steps, summed over the workers
@@ -390,18 +267,18 @@ class PythonPool:
         self._send_unsent()
         return made
 
-    def _input(self, size: int) -> _Shared:
+    def _input(self, size: int) -> Shared:
         for number, buffer in enumerate(self._free_inputs):
             if buffer.size >= size:
                 return self._free_inputs.pop(number)
         if len(self._free_inputs) >= self.window * len(self._fields):
             self._forget(self._free_inputs.pop(0))
         self._next_id += 1
-        buffer = _Shared(self._torch, max(size, 1))
+        buffer = Shared(self._torch, max(size, 1))
         buffer.id = self._next_id
         return buffer
 
-    def _forget(self, buffer: _Shared) -> None:
+    def _forget(self, buffer: Shared) -> None:
         for worker in self._workers:
             if worker is not None and buffer.id in worker.known:
                 worker.known.discard(buffer.id)
@@ -502,7 +379,7 @@ class PythonPool:
                 old = worker.outputs.get(message[1])
                 if old is not None:
                     old.close()
-                worker.outputs[message[1]] = _Shared(self._torch, message[2],
+                worker.outputs[message[1]] = Shared(self._torch, message[2],
                                                      reduction.recv_handle(worker.conn))
                 worker.outputs[message[1]].close()  # the mapping stays
             else:  # "done"; the task leaves the worker's only once taken (Ctrl-C)
@@ -517,7 +394,7 @@ class PythonPool:
                     timing[number] += seconds
                 self._done(task)
 
-    def _take(self, task: _Task, output: Optional[_Shared], results: list) -> None:
+    def _take(self, task: _Task, output: Optional[Shared], results: list) -> None:
         torch = self._torch
         batch = task.batch
         field = task.field
@@ -544,7 +421,7 @@ class PythonPool:
                                                                _START_SECONDS) * 1e9:
                 worker.process.kill()
                 self._lost(worker, None)  # raises: it did not start
-            task_id, slot, number, started = _STATUS.unpack_from(worker.status.map)
+            task_id, slot, number, started = STATUS.unpack_from(worker.status.map)
             if started and now - started > self._timeout * 1e9:
                 worker.process.kill()
                 self._lost(worker, (task_id, slot, number, "ran longer than python_timeout="
@@ -563,7 +440,7 @@ class PythonPool:
                                 "processes needs if __name__ == '__main__': around its main "
                                 "code)")
         if hung is None:
-            task_id, slot, number, started = _STATUS.unpack_from(worker.status.map)
+            task_id, slot, number, started = STATUS.unpack_from(worker.status.map)
             code = worker.process.exitcode
             how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
             hung = (task_id, slot, number, f"was running when its worker process (pid "
