@@ -389,3 +389,15 @@ def test_epochs_reuse_the_workers_and_a_bounded_shared_memory(images):
     assert made._python.pids() == pids
     # Buffers are reused: a few more may be made while dropped windows finish, not one an epoch.
     assert counts[-1] <= counts[9] + 4, counts
+
+
+def test_a_worker_killed_between_samples_is_replaced_and_no_sample_lost(images):
+    path, _ = images
+    reference = batches(loader(path, STEPS, python_workers=0))
+    made = loader(path, STEPS, python_workers=2)
+    batches(made, epoch=0)
+    victim = made._python.pids()[0]
+    os.kill(victim, signal.SIGKILL)  # idle: no sample of its is running
+    assert same(batches(made), reference)
+    assert made.stats()["python_restarts"] == 1 and made.stats()["python_skipped"] == 0
+    assert victim not in made._python.pids() and len(made._python.pids()) == 2
