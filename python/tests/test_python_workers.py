@@ -401,3 +401,15 @@ def test_a_worker_killed_between_samples_is_replaced_and_no_sample_lost(images):
     assert same(batches(made), reference)
     assert made.stats()["python_restarts"] == 1 and made.stats()["python_skipped"] == 0
     assert victim not in made._python.pids() and len(made._python.pids()) == 2
+
+
+def test_padded_batches_keep_their_valid_masks(images):
+    path, _ = images
+
+    def padded(python_workers):
+        made = loader(path, STEPS, python_workers=python_workers, last_batch="pad")
+        return [(b["image"], b["label"], b["valid"]) for b in made.epoch(1)]
+
+    here, there = padded(0), padded(2)
+    assert [b[2].tolist() for b in there] == [[True] * 3, [True] * 3, [True, True, False]]
+    assert all(torch.equal(x, y) for a, b in zip(here, there) for x, y in zip(a, b))
