@@ -12,7 +12,8 @@ from typing import Optional
 
 from stoker import _device, _stoker
 from stoker._data_access import data_access
-from stoker._python_steps import BatchTransform, PythonSteps, step_name
+from stoker._python_pool import PythonPool
+from stoker._python_steps import BatchTransform, PythonSteps
 from stoker.transforms import defer_normalization, plan_fields
 
 __all__ = ["Loader"]
@@ -211,22 +212,52 @@ class _BatchTransformEpoch(_Wrapped):
         return self._transform.apply(batch, self._epoch, self._index - 1, self._state()[2])
 
 
-class _PythonStepsEpoch(_Wrapped):
-    """A native epoch whose batches go through the loader's Python steps."""
+def _python_steps(torch, plan, seed, rank, on_error, python_input, python_workers,
+                  python_parallel, python_timeout, pin):
+    """The loader's Python steps: run in the iterating thread or threads (PythonSteps) or by
+    worker processes (PythonPool). python_workers None: min(2, cores) where there are two
+    cores or more (and, for processes, every step can be sent to one), else the iterating
+    thread."""
+    if python_parallel not in ("processes", "threads"):
+        raise ValueError(f"python_parallel must be 'processes' or 'threads', not "
+                         f"{python_parallel!r}")
+    if python_input not in (None, "tensor", "pil"):
+        raise ValueError(f"python_input must be None, 'tensor' or 'pil', not {python_input!r}")
+    if isinstance(python_timeout, bool) or not isinstance(python_timeout, numbers.Real) or \
+            not python_timeout > 0:
+        raise ValueError(f"python_timeout must be a number of seconds > 0, not "
+                         f"{python_timeout!r}")
+    if python_parallel == "threads":
+        if python_workers is None:
+            python_workers = min(2, len(os.sched_getaffinity(0)))
+        python_workers = _int("python_workers", python_workers, 0, 1024)
+        return PythonSteps(torch, plan.python, seed, rank, on_error, python_input,
+                           threads=python_workers)
+    if python_workers is None:
+        cores = len(os.sched_getaffinity(0))
+        python_workers = min(2, cores) if cores > 1 and plan.python else 0
+        if python_workers:
+            try:
+                return PythonPool(torch, plan.python, seed, rank, on_error, python_input,
+                                  python_workers, float(python_timeout), pin)
+            except ValueError:  # a step that cannot go to a process: run them here
+                python_workers = 0
+    python_workers = _int("python_workers", python_workers, 0, 1024)
+    if python_workers and plan.python:
+        return PythonPool(torch, plan.python, seed, rank, on_error, python_input,
+                          python_workers, float(python_timeout), pin)
+    return PythonSteps(torch, plan.python, seed, rank, on_error, python_input)
 
-    def __init__(self, native_epoch, steps: PythonSteps, epoch: int, core):
-        super().__init__(native_epoch)
-        self._steps = steps
-        self._epoch = epoch
-        self._core = core  # the LoaderCore, for its position after each batch
 
-    def change(self, batch):
-        return self._steps.apply(batch, self._epoch, self.inner.last_index,
-                                 self._core.state()[2])
+class _StateOf:
+    """An iteration that runs ahead of the batches it yields, as CudaEpoch takes a native
+    loader: ``state()`` is its ``state``."""
 
+    def __init__(self, iteration):
+        self._iteration = iteration
 
-def _python_step_names(plan) -> list:
-    return [step_name(step) for steps in plan.python.values() for step in steps]
+    def state(self):
+        return self._iteration.state
 
 
 class LoaderDataset:
@@ -426,7 +457,19 @@ class Loader:
     natively (a torchvision class it does not translate, your own function) is not refused: it
     and the steps after it run in Python on each sample the native steps made (a tensor),
     seeded per sample, after the batch is built; ``loader.plan`` says which steps run where,
-    ``stats()["python_seconds"]`` what they cost. They get each sample as a tensor, or as a PIL
+    ``stats()["python_seconds"]`` what they cost.
+    They run in ``python_workers`` worker processes (started by a forkserver: a script defining
+    its steps needs the ``if __name__ == "__main__":`` guard), samples passed through shared
+    memory, a few batches ahead of the consumer; 0 runs them in the iterating thread; None (the
+    default) is 2 where there are two cores or more and every step can be pickled, else 0. The
+    batches are the same for any number. ``python_parallel="threads"`` runs them in that many
+    threads instead, each batch's samples at once (for steps that release the GIL: torch ops,
+    PIL, OpenCV), where every step takes a ``generator=`` keyword: a step that does is given a
+    torch.Generator seeded per sample (in every mode), its draws then need no global state. A
+    sample whose step raises, gives no tensor, kills its worker or runs longer than
+    ``python_timeout`` seconds (its worker is then replaced) is one stoker.Error naming the
+    field, the sample and the step, or is skipped with on_error="skip".
+    They get each sample as a tensor, or as a PIL
     image where they convert one themselves (a recipe's ToTensor/PILToTensor/ToImage among
     them: then they run as in the recipe) or with ``python_input="pil"``
     (``python_input="tensor"`` always gives tensors). ``batch_transform`` is called on every
@@ -514,7 +557,8 @@ class Loader:
                  world_size=None, verify="once", on_error="raise", normalize_on_device=False,
                  last_batch=None, mesh=None, shuffle_window="all", cache_dir=None,
                  cache_gb=None, cache_policy="next-use", batch_format=None,
-                 batch_transform=None, python_input=None, ra_reps=1):
+                 batch_transform=None, python_input=None, ra_reps=1, python_workers=None,
+                 python_parallel="processes", python_timeout=300):
         torch = _import_torch()
         self._torch = torch
         path = os.fsdecode(path)  # str, bytes or os.PathLike; the name need not be UTF-8
@@ -545,18 +589,14 @@ class Loader:
                                                last_batch == "pad")
         plan = plan_fields(transforms, self._native.schema)
         specs = plan.specs
-        if plan.python and cuda:
-            raise ValueError(
-                f"the steps of {', '.join(map(repr, plan.python))} that run in Python "
-                f"({', '.join(_python_step_names(plan))}) run on CPU batches: use device='cpu' "
-                "and move each batch (batch.to('cuda', non_blocking=True)), or only steps "
-                "stoker runs natively (stoker.transforms)")
         if last_batch == "pad" and any(spec["name"] == VALID for spec in specs):
             raise ValueError(f"last_batch='pad' adds the field {VALID!r}, which {path} has: "
                              f"leave it out (transforms={{{VALID!r}: None}})")
         deferred = {}
-        if normalize_on_device:
-            specs, deferred = defer_normalization(specs)
+        if normalize_on_device:  # not where Python steps follow the normalisation
+            _, deferred = defer_normalization([s for s in specs if s["name"] not in plan.python])
+            specs = [defer_normalization([s])[0][0] if s["name"] in deferred else s
+                     for s in specs]
         self._pinned = _device.pinned_memory(torch) if cuda else None
         self._native.configure(
             batch_size=batch_size, shuffle=bool(shuffle), seed=seed, last_batch=last_batch,
@@ -568,10 +608,9 @@ class Loader:
                                      len(shapes[name]), self._device)
             for name, (mean, std) in deferred.items()}
         self._plan = plan
-        if python_input not in (None, "tensor", "pil"):
-            raise ValueError(f"python_input must be None, 'tensor' or 'pil', not "
-                             f"{python_input!r}")
-        self._python = PythonSteps(torch, plan.python, seed, rank, on_error, python_input)
+        self._python_parallel = python_parallel
+        self._python = _python_steps(torch, plan, seed, rank, on_error, python_input,
+                                     python_workers, python_parallel, python_timeout, cuda)
         if batch_transform is not None and not callable(batch_transform):
             raise ValueError(f"batch_transform must be callable (torchvision's MixUp, CutMix, "
                              f"...), not {type(batch_transform).__name__}")
@@ -628,13 +667,15 @@ class Loader:
                                      shuffle_window=self._shuffle_window, ra_reps=self._ra_reps)
             self._resume = False
             iteration = self._native.epoch(epoch)
+            source = self._native  # what says the state after each batch of `iteration`
             if self._python:
-                iteration = _PythonStepsEpoch(iteration, self._python, epoch, self._native)
+                iteration = self._python.epoch(iteration, epoch, self._native, self._rewind)
+                source = _StateOf(iteration)
+            state = source.state
             if self._native.options["last_batch"] == "pad":
                 iteration = _ValidMasks(self._torch, iteration)
-            state = self._native.state
             if self._device.type == "cuda":
-                iteration = _device.CudaEpoch(self._torch, self._native, iteration, self._device,
+                iteration = _device.CudaEpoch(self._torch, source, iteration, self._device,
                                               self._normalize)
                 state = lambda cuda=iteration: cuda.state  # noqa: E731 (it runs ahead)
             if self._names != "dict":
@@ -660,6 +701,12 @@ class Loader:
 
     # State -------------------------------------------------------------------------------
 
+    def _rewind(self, state) -> None:
+        """The native loader back at `state` (seed, epoch, position), where an iteration that
+        ran ahead of its consumer (the Python workers') left it."""
+        self._native.restore(seed=state[0], epoch=state[1], position=state[2],
+                             shuffle_window=self._shuffle_window, ra_reps=self._ra_reps)
+
     def state_dict(self) -> dict:
         """Where the loader is, as a JSON-serialisable dict: restoring it (into a loader over
         the same dataset with the same seed and batch_size, any workers, world_size or
@@ -668,9 +715,9 @@ class Loader:
         with self._lock:
             self._check_thread("state_dict")
             live = self._live_iteration()
-            while hasattr(live, "inner") and not isinstance(live, _device.CudaEpoch):
-                live = live.inner
-            seed, epoch, position = live.state if isinstance(live, _device.CudaEpoch) else \
+            while hasattr(live, "inner") and not hasattr(live, "state"):
+                live = live.inner  # to the outermost iteration that runs ahead, if one does
+            seed, epoch, position = live.state if hasattr(live, "state") else \
                 self._native.state()
         options = self._native.options
         return {"format": _STATE_FORMAT, "seed": seed, "epoch": epoch, "position": position,
@@ -731,6 +778,8 @@ class Loader:
         tuple of field names, or None for FieldDicts)."""
         return dict(self._native.options, device=str(self._device),
                     normalize_on_device=bool(self._normalize),
+                    python_workers=getattr(self._python, "workers", 0),
+                    python_parallel=self._python_parallel,
                     pinned_by_workers=self._pinned is not None, batch_format=self._names)
 
     @property
@@ -778,17 +827,30 @@ class Loader:
     def plan(self) -> dict:
         """Every field's steps and where each runs: {field: [(step, "native" or "python")]}.
         The native operations run on the loader's worker threads; the Python steps (what
-        stoker.transforms cannot translate) after them, in the iterating thread
-        (stoker/_python_steps.py)."""
+        stoker.transforms cannot translate) after them, in ``options["python_workers"]``
+        worker processes, or in the iterating thread where that is 0
+        (stoker/_python_steps.py, stoker/_python_pool.py)."""
         return self._plan.describe()
 
     def stats(self) -> dict:
         """Time per stage and counts since the loader was made (summed over its threads);
-        "python_seconds" and "python_skipped": the Python steps' time and the samples they
-        dropped (on_error="skip")."""
+        "python_seconds" and "python_skipped": the Python steps' time (summed over their worker
+        processes, batch_transform's included) and the samples they dropped (on_error="skip");
+        "python_step_seconds", {field: [(step, seconds)]}, the time in each of them (summed over
+        samples and workers). With Python worker processes also "python_wait_seconds" (the iterating
+        thread waiting for them: when it is most of the time, they limit the loader),
+        "python_workers" and "python_restarts" (workers replaced: died or hung)."""
         batch = self._batch_transform.seconds if self._batch_transform else 0.0
-        return dict(self._native.stats(), python_seconds=self._python.seconds + batch,
-                    python_skipped=self._python.skipped)
+        python = self._python.stats()
+        python["python_seconds"] += batch
+        return dict(self._native.stats(), **python)
+
+    def close(self) -> None:
+        """Ends this thread's live iteration and stops the Python steps' worker processes
+        (new ones start if the loader is iterated again)."""
+        with self._lock:
+            self._end_live("close")
+        self._python.close()
 
     def __repr__(self):
         o = self._native.options
