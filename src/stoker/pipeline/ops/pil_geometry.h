@@ -248,10 +248,10 @@ void generic_affine(const AffineMatrix& a, int64_t height, int64_t width, uint8_
       const double py = static_cast<double>(y) + 0.5;
       const double u = a[0] * px + a[1] * py + a[2];
       const double v = a[3] * px + a[4] * py + a[5];
-      out[y * width + x] = u < 0.0 || u >= static_cast<double>(width) || v < 0.0 ||
-                                   v >= static_cast<double>(height)
-                               ? fill
-                               : sample(u - 0.5, v - 0.5);
+      out[y * width + x] =
+          u < 0.0 || u >= static_cast<double>(width) || v < 0.0 || v >= static_cast<double>(height)
+              ? fill
+              : sample(u - 0.5, v - 0.5);
     }
   }
 }
@@ -306,9 +306,7 @@ inline void pil_affine_bicubic(const AffineMatrix& a, const uint8_t* in, int64_t
     const int64_t i = fx - 1;
     const int64_t j = fy - 1;
     const int64_t x0 = clamp_x(i), x1 = clamp_x(i + 1), x2 = clamp_x(i + 2), x3 = clamp_x(i + 3);
-    auto along = [&](const uint8_t* row) {
-      return cubic(row[x0], row[x1], row[x2], row[x3], du);
-    };
+    auto along = [&](const uint8_t* row) { return cubic(row[x0], row[x1], row[x2], row[x3], du); };
     const int64_t first = j < 0 ? 0 : j < height ? j : height - 1;
     double rows[4];
     rows[0] = along(in + first * width);
@@ -323,8 +321,8 @@ inline void pil_affine_bicubic(const AffineMatrix& a, const uint8_t* in, int64_t
 // Image.transform(size, AFFINE, a, filter, fillcolor=fill) of the image [channels, height,
 // width] in place; `fill` one value per channel.
 inline void pil_transform_image(const AffineMatrix& a, PilFilter filter,
-                                const std::vector<uint8_t>& fill, uint8_t* pixels,
-                                int64_t channels, int64_t height, int64_t width) {
+                                const std::vector<uint8_t>& fill, uint8_t* pixels, int64_t channels,
+                                int64_t height, int64_t width) {
   const size_t plane = static_cast<size_t>(height * width);
   const std::vector<uint8_t> input(pixels, pixels + channels * plane);
   if (filter == PilFilter::kNearest) {
