@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "stoker/pipeline/op_registry.h"
+#include "stoker/pipeline/ops/channel_count.h"
 #include "stoker/pipeline/ops/normal_draw.h"
 
 namespace stoker::ops {
@@ -110,11 +111,10 @@ OpSpec random_erasing() {
           fmt::format("field '{}': random_erasing needs images [C, H, W], not "
                       "{} dimensions",
                       context.field, shape.size()));
-    const size_t values = params.reals("value").size();
-    if (values != 1 && values != static_cast<size_t>(shape[0]))
-      return invalid_argument(fmt::format(
-          "field '{}': random_erasing: value has {} numbers; give one or one per channel ({})",
-          context.field, values, shape[0]));
+    if (Status s =
+            check_per_channel(context, "random_erasing", "value", params.reals("value").size());
+        !s.is_ok())
+      return s;
     for (const char* pair : {"scale", "ratio"})
       if (params.reals(pair)[0] > params.reals(pair)[1])
         return invalid_argument(

@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "stoker/pipeline/op_registry.h"
+#include "stoker/pipeline/ops/channel_count.h"
 #include "stoker/pipeline/ops/channel_table.h"
 #include "stoker/pipeline/ops/normal_draw.h"
 #include "stoker/pipeline/ops/pil_enhance.h"
@@ -389,12 +390,8 @@ OpSpec timm_rand_augment() {
     }
     const std::vector<double>& fill = params.reals("fill");
     const int64_t channels = context.shape[0];
-    if (fill.size() > 1 && static_cast<int64_t>(fill.size()) != channels) {
-      return invalid_argument(fmt::format(
-          "field '{}': timm_rand_augment: fill has {} numbers, an image of {} channels takes 1 "
-          "or {}",
-          context.field, fill.size(), channels, channels));
-    }
+    if (Status s = check_per_channel(context, "timm_rand_augment", "fill", fill.size()); !s.is_ok())
+      return s;
     return std::shared_ptr<const PixelOp>(std::make_shared<TimmRandAugment>(
         std::move(config.value()), params.choice("interpolation"), params.real("translate_pct"),
         policy_fill(fill, channels), context.shape));

@@ -272,8 +272,8 @@ TEST(TimmRandAugmentTest, BadConfigsAreOneLineNamingThePart) {
   const OpCall wrong_fill =
       make_op_call("timm_rand_augment", {{"fill", std::vector<double>{1, 2}}}).value();
   EXPECT_EQ(wrong_fill.op->make_pixel(wrong_fill.params, {"image", {3, 8, 8}}).status().message(),
-            "field 'image': timm_rand_augment: fill has 2 numbers, an image of 3 channels takes "
-            "1 or 3");
+            "field 'image': timm_rand_augment: fill has 2 numbers; give one or one per channel "
+            "(3)");
 }
 
 }  // namespace
