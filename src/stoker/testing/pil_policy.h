@@ -142,7 +142,7 @@ inline std::vector<uint8_t> stoker_policy_pixels(const std::vector<TestImage>& i
     if (ops::policy_op_signed(step.op) && step.negative) m = -m;
     ops::apply_policy_op(
         step.op, m, ops::policy_fill(job.fill, c), pixels.data(), c, h, w,
-        job.bilinear ? ops::PolicyInterpolation::kBilinear : ops::PolicyInterpolation::kNearest);
+        job.bilinear ? ops::PilFilter::kBilinear : ops::PilFilter::kNearest);
   }
   return pixels;
 }

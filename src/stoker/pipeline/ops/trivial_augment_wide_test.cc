@@ -55,8 +55,8 @@ TEST(TrivialAugmentWideTest, RefusesBadParameters) {
   const auto made = call.op->make_pixel(call.params, {"image", {3, 8, 8}});
   ASSERT_FALSE(made.is_ok());
   EXPECT_EQ(made.status().message(),
-            "field 'image': trivial_augment_wide: fill has 2 numbers, an image of 3 channels "
-            "takes 1 or 3");
+            "field 'image': trivial_augment_wide: fill has 2 numbers; give one or one per "
+            "channel (3)");
   EXPECT_FALSE(call.op->make_pixel(call.params, {"image", {1, 8, 8}}).is_ok());
   const OpCall one =
       make_op_call("trivial_augment_wide", {{"fill", std::vector<double>{1}}}).value();
