@@ -165,8 +165,9 @@ inline std::vector<PolicyStepDraw> draw_auto_augment(CounterRng& rng, const std:
 
 // The parameters every policy takes: interpolation and fill, torchvision's.
 inline std::vector<ParamSpec> policy_common_params() {
-  return {ParamSpec::choice("interpolation", "nearest", {"nearest", "bilinear"},
-                            "how geometric operations sample (PIL's NEAREST or BILINEAR)"),
+  return {ParamSpec::choice("interpolation", "nearest", {"nearest", "bilinear", "bicubic"},
+                            "how geometric operations sample (PIL's NEAREST, BILINEAR or "
+                            "BICUBIC)"),
           ParamSpec::reals("fill", {},
                            "colour outside a moved image: none 0, one number every channel, "
                            "else one per channel (each truncated, clipped to [0, 255])",

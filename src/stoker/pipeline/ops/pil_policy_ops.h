@@ -1,7 +1,7 @@
 #pragma once
 // The operations of torchvision's augmentation policies (transforms/autoaugment.py:
 // TrivialAugmentWide, RandAugment, AutoAugment) as their _apply_op(image, name, magnitude,
-// NEAREST or BILINEAR, fill) gives them on a PIL image ("L" or "RGB"), pixel for pixel, for a
+// NEAREST, BILINEAR or BICUBIC, fill) gives them on a PIL image ("L" or "RGB"), pixel for pixel, for a
 // uint8 image [C, H, W], C 1 or 3:
 //   Identity                 the image
 //   ShearX, ShearY           F.affine(shear degrees(atan(m)) along x or y, centre (0, 0))
@@ -137,7 +137,7 @@ inline std::vector<uint8_t> policy_fill(const std::vector<double>& fill, int64_t
 
 // `op` with `magnitude` on the image `pixels` [channels, height, width], in place; `fill` one
 // colour per channel (policy_fill); geometric operations sample with `filter` (torchvision's
-// NEAREST or BILINEAR).
+// NEAREST, BILINEAR or BICUBIC).
 inline void apply_policy_op(PolicyOp op, double magnitude, const std::vector<uint8_t>& fill,
                             uint8_t* pixels, int64_t channels, int64_t height, int64_t width,
                             PilFilter filter = PilFilter::kNearest) {
