@@ -140,6 +140,34 @@ TEST_F(RemoteCliTest, BadInputIsOneLineNamingTheUrl) {
   EXPECT_NE(holed.err.find(": HTTP 404"), std::string::npos) << holed.err;
 }
 
+// A URL's password and presigned signature (nginx ignores both) reach no output of `train` or
+// `bench loader`: not stdout or stderr, the log, the trace, the checkpoints, the cache, nor the
+// report's report.json and index.html (its data fact and command line).
+TEST_F(RemoteCliTest, APasswordAndSignatureInTheUrlReachNoOutput) {
+  const auto secret_url = [](const std::string& path) {
+    return "http://user:PW-" + std::string(kSentinel) + "@" + url(path).substr(7) +
+           "?X-Amz-Signature=SIG-" + kSentinel;
+  };
+  const std::string outputs = " --log " + (tmp_ / "run.jsonl") + " --trace " +
+                              (tmp_ / "trace.json") + cache();
+  RunResult trained = run("train --data " + secret_url("data") + " --epochs 1 --batch 64" +
+                              " --checkpoint-dir " + (tmp_ / "ckpt") + " --report " +
+                              (tmp_ / "train-report") + outputs,
+                          tmp_);
+  ASSERT_EQ(trained.exit_code, 0) << trained.err;
+  RunResult bench = run("bench loader --data=" + secret_url("data/train") + " --epochs 1 --report " +
+                            (tmp_ / "bench-report") + cache(),
+                        tmp_);
+  ASSERT_EQ(bench.exit_code, 0) << bench.err;
+  const std::string report = contents_of(tmp_ / "train-report");
+  EXPECT_NE(report.find(url("data")), std::string::npos) << "the report names the data";
+  EXPECT_NE(contents_of(tmp_ / "bench-report").find("--data=" + url("data/train")),
+            std::string::npos);
+  for (const std::string& text :
+       {trained.out, trained.err, bench.out, bench.err, contents_of(tmp_.path())})
+    EXPECT_EQ(text.find(kSentinel), std::string::npos) << text.substr(0, 2000);
+}
+
 // weed holding the dataset under s3://BUCKET/ds, uploaded with signed PUTs.
 class S3CliTest : public testing::ServerSuite<S3CliTest> {
  protected:

@@ -30,6 +30,7 @@
 #include "stoker/distributed/launch_env.h"
 #include "stoker/distributed/process_group.h"
 #include "stoker/doctor/run_report.h"
+#include "stoker/remote/remote_url.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/train/checkpoint.h"
 #include "stoker/train/compute_settings.h"
@@ -136,7 +137,7 @@ std::vector<std::pair<std::string, std::string>> train_facts(const TrainerOption
                                                              int world_size, int threads,
                                                              const TrainResult& result) {
   std::vector<std::pair<std::string, std::string>> facts = {
-      {"data", o.data_dir},
+      {"data", remote::shown_location(o.data_dir)},
       {"model", o.model},
       {"epochs", std::to_string(o.epochs)},
       {"batch", world_size > 1 ? fmt::format("{} per rank, {} ranks", o.batch_size, world_size)
