@@ -250,12 +250,18 @@ class Transfer {
 
   // Attempts until success, a final failure, the retry policy's end or a cancel.
   Result<HttpResponse> run(Attempt& state, const std::function<Status()>& rewind) {
-    const RetryPolicy policy(options_.retry, seconds_now, random_unit);
+    // A total limit bounds the transfer, its retries included: no retry starts after it, and
+    // each attempt may take only what is left of it.
+    RetryLimits limits = options_.retry;
+    const double total = request_.total_timeout_s;
+    if (total > 0) limits.budget_s = std::min(limits.budget_s, total);
+    const RetryPolicy policy(limits, seconds_now, random_unit);
     const double started = policy.now();
     std::string first_etag;
     for (int attempt = 1;; ++attempt) {
       STOKER_RETURN_IF_ERROR(rewind());
-      const CURLcode code = attempt_once(state, first_etag);
+      const CURLcode code =
+          attempt_once(state, first_etag, total > 0 ? started + total - policy.now() : 0);
       if (!state.sink_status.is_ok()) return state.sink_status;
       if (code == CURLE_ABORTED_BY_CALLBACK || cancelled(request_)) {
         return Status(StatusCode::kCancelled, request_.redacted_url + ": cancelled");
@@ -296,7 +302,8 @@ class Transfer {
   }
 
  private:
-  CURLcode attempt_once(Attempt& state, const std::string& first_etag) {
+  // One attempt; `time_left_s` > 0 bounds it (0: only a stall does).
+  CURLcode attempt_once(Attempt& state, const std::string& first_etag, double time_left_s) {
     state.status = 0;
     state.error_body.clear();
     CURL* easy = curl_easy_init();
@@ -311,7 +318,7 @@ class Transfer {
     curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, options_.low_speed_time_s);
     if (request_.total_timeout_s > 0) {
       curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS,
-                       static_cast<long>(request_.total_timeout_s * 1000));
+                       std::max(1L, static_cast<long>(time_left_s * 1000)));
     }
     curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(easy, CURLOPT_HEADERDATA, &state);

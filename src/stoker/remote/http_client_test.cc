@@ -312,5 +312,25 @@ TEST(HttpClient, ACancelBeforeTheStartSendsNothing) {
   EXPECT_EQ(response.status().code(), StatusCode::kCancelled);
 }
 
+// A total limit bounds the transfer, retries included (REMOTE-DESIGN.md: 60 s for manifests
+// and HEADs): a server that accepts and never answers, retried with a long budget and no
+// stall detection in sight, ends at the limit, not after 10 attempts of it.
+TEST(HttpClient, ATotalLimitBoundsEveryAttemptTogether) {
+  const Listener silent(true);
+  HttpClientOptions options;
+  options.retry = {10, 0.01, 0.02, 120};
+  options.low_speed_time_s = 600;
+  HttpRequest request = request_for(silent.url());
+  request.total_timeout_s = 0.5;
+  StringSink out;
+  const Clock::time_point started = Clock::now();
+  Result<HttpResponse> response = client(options)->get(request, {}, out.sink());
+  const Clock::duration took = Clock::now() - started;
+  ASSERT_FALSE(response.is_ok());
+  expect_one_line(response.status(), silent.url() + ": Timeout was reached after ");
+  EXPECT_GE(took, std::chrono::milliseconds(450));
+  EXPECT_LT(took, std::chrono::milliseconds(2500)) << "the limit is the transfer's, not an attempt's";
+}
+
 }  // namespace
 }  // namespace stoker::remote

@@ -65,8 +65,10 @@ std::vector<std::string_view> elements(std::string_view xml, std::string_view ta
 Result<HttpResponse> ObjectStore::get(const std::string& name, std::optional<ByteRange> range,
                                       const ByteSink& sink, const std::string& if_match,
                                       const std::atomic<bool>* cancel,
-                                      const std::string& if_none_match) const {
+                                      const std::string& if_none_match,
+                                      double total_timeout_s) const {
   HttpRequest r = request(name);
+  r.total_timeout_s = total_timeout_s;
   r.if_match = if_match;
   r.if_none_match = if_none_match;
   r.cancel = cancel;
@@ -76,7 +78,7 @@ Result<HttpResponse> ObjectStore::get(const std::string& name, std::optional<Byt
 Result<HttpResponse> ObjectStore::head(const std::string& name,
                                        const std::atomic<bool>* cancel) const {
   HttpRequest r = request(name);
-  r.total_timeout_s = 60;
+  r.total_timeout_s = kSmallRequestSeconds;
   r.cancel = cancel;
   return client_->head(r);
 }
@@ -164,7 +166,7 @@ Result<std::vector<std::string>> S3Store::list(const std::string& folder) const 
             (token.empty() ? "" : "continuation-token=" + encoded(token) + "&") +
             "delimiter=%2F&list-type=2&prefix=" + encoded(prefix);
     r.redacted_url = describe(folder);
-    r.total_timeout_s = 60;
+    r.total_timeout_s = kSmallRequestSeconds;
     std::string body;
     STOKER_RETURN_IF_ERROR(client_
                                ->get(r, std::nullopt,
@@ -208,7 +210,7 @@ Status S3Store::check_bucket() const {
   HttpRequest r = request("");
   r.url = s3_object_url(url_.host, "", credentials_.region, credentials_.endpoint);
   r.redacted_url = "s3://" + url_.host;
-  r.total_timeout_s = 60;
+  r.total_timeout_s = kSmallRequestSeconds;
   const Status status = client_->head(r).status();
   if (status.code() == StatusCode::kNotFound)
     return not_found(r.redacted_url + ": no such bucket (create it first)");
