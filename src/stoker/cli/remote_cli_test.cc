@@ -5,6 +5,7 @@
 // naming the URL once the retries are spent; a cache on a full disk evicts to make room, or
 // stops with one line naming it, leaving nothing half-written.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <chrono>
@@ -19,6 +20,7 @@
 
 #include "stoker/remote/object_store.h"
 #include "stoker/testing/classification.h"
+#include "stoker/testing/cli_process.h"
 #include "stoker/testing/cli_run.h"
 #include "stoker/testing/loopback_server.h"
 #include "stoker/testing/records.h"
@@ -166,6 +168,53 @@ TEST_F(RemoteCliTest, APasswordAndSignatureInTheUrlReachNoOutput) {
   for (const std::string& text :
        {trained.out, trained.err, bench.out, bench.err, contents_of(tmp_.path())})
     EXPECT_EQ(text.find(kSentinel), std::string::npos) << text.substr(0, 2000);
+}
+
+// Whether a download into `cache` is under way (a .part file exists).
+bool downloading(const std::string& cache) {
+  std::error_code ec;
+  for (const auto& entry : fs::recursive_directory_iterator(cache, ec))
+    if (entry.path().extension() == ".part") return true;
+  return false;
+}
+
+// Interrupts end a stalled download (nginx's /_slow/ sends a 12 MB shard at 100 KB/s): `verify`
+// and `bench loader` quit at the first SIGINT, `train` by the third (its setup quits at the
+// first; a run under way stops after its step, and a third SIGINT quits at once), with exit
+// code 130; also when stoker started with SIGINT ignored, as a script's background job does.
+TEST(StalledDownloadCliTest, InterruptsEndTheWait) {
+  testing::TempDir dir;
+  testing::write_labelled_dataset(dir / "root/ds", 300000);
+  auto server = std::make_unique<testing::LoopbackServer>(
+      testing::LoopbackServer::nginx(dir / "root", dir / "nginx"));
+  if (!server->skip_reason().empty()) GTEST_SKIP() << server->skip_reason();
+  const std::string url = server->url() + "/_slow/ds";
+  const std::vector<std::pair<std::vector<std::string>, int>> commands = {
+      {{"verify", url}, 1}, {{"bench", "loader", "--data", url}, 1},
+      {{"train", "--data", url, "--epochs", "1"}, 3}};
+  int run = 0;
+  for (const auto& [args, interrupts] : commands) {
+    const std::string cache = dir / ("cache" + std::to_string(run++));
+    std::vector<std::string> with_cache = args;
+    with_cache.insert(with_cache.end(), {"--cache-dir", cache});
+    struct sigaction ignore = {}, previous = {};
+    ignore.sa_handler = SIG_IGN;
+    sigaction(SIGINT, &ignore, &previous);  // inherited by the child, as `stoker ... &` in sh
+    testing::CliProcess stoker(with_cache, dir);
+    sigaction(SIGINT, &previous, nullptr);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!downloading(cache) && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_TRUE(downloading(cache)) << args[0] << ": " << stoker.err();
+    for (int i = 0; i < interrupts; ++i) {
+      stoker.signal(SIGINT);
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    const std::optional<int> code = stoker.wait_for(std::chrono::seconds(10));
+    ASSERT_TRUE(code.has_value()) << args[0] << " still waits after " << interrupts
+                                  << " SIGINT";
+    EXPECT_EQ(*code, 130) << args[0] << ": " << stoker.err();
+  }
 }
 
 // weed holding the dataset under s3://BUCKET/ds, uploaded with signed PUTs.
