@@ -283,8 +283,8 @@ void add_train_command(CLI::App& app) {
   train
       ->add_option("--log,--run-log", o.log_path,
                    "Append the run's records to this JSONL file: the run (configuration, "
-                   "versions, machine), then each epoch (--run-log under torchrun, whose own "
-                   "parser takes --log for its --log-dir)")
+                   "versions, machine), then each epoch (under torchrun, put `--` before the "
+                   "program, or its own parser takes --log for its --log-dir)")
       ->check(path_value("--log"));
   CLI::Option* trace = add_trace_option(*train, flags->trace);
   train
