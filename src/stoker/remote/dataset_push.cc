@@ -118,6 +118,17 @@ Result<PushSummary> push_dataset(const std::string& dir, const RemoteUrl& url,
                                  const ObjectStore& store, const PushOptions& options) {
   STOKER_RETURN_IF_ERROR(check_push_target(url, store));
   STOKER_ASSIGN_OR_RETURN(const DataLocation where, locate_data(dir));
+  if (where.folder) {
+    // A reader of the URL takes its manifest.json before any train/ or test/ under it.
+    Result<HttpResponse> single = store.head(kManifestName);
+    if (single.is_ok())
+      return invalid_argument(fmt::format(
+          "{}: holds a single dataset ({}), which readers of the URL would go on reading "
+          "instead of the folder of datasets {} holds; push it to another prefix, or delete "
+          "that manifest first; nothing was uploaded",
+          url.redacted(), kManifestName, printable(dir)));
+    if (single.status().code() != StatusCode::kNotFound) return single.status();
+  }
   std::vector<Upload> uploads;
   for (const std::string& path : where.datasets) {
     const std::string folder = where.folder ? fs::path(path).filename().string() + "/" : "";

@@ -179,6 +179,25 @@ TEST_F(DatasetPushTest, ANewVersionKeepsTheOldShardsUntilPruned) {
   expect_complete("", tmp_ / "v2");
 }
 
+// A folder of datasets over a single one would be hidden by its manifest.json (readers take
+// it first): refused before anything is sent. A single dataset over a folder is read.
+TEST_F(DatasetPushTest, AFolderOverASingleDatasetIsRefused) {
+  testing::write_labelled_dataset(tmp_ / "single", 100, 10, 2048);
+  testing::write_labelled_dataset(tmp_ / "ds/train", 120, 10, 2048);
+  testing::write_labelled_dataset(tmp_ / "ds/test", 30, 10, 2048);
+  push(tmp_ / "single").value_or_throw();
+  const std::vector<std::string> before = listed("");
+  const Status refused = push(tmp_ / "ds").status();
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument) << refused.message();
+  EXPECT_NE(refused.message().find(url_text() + ": holds a single dataset (manifest.json)"),
+            std::string::npos)
+      << refused.message();
+  EXPECT_EQ(refused.message().find('\n'), std::string::npos);
+  EXPECT_EQ(listed(""), before);
+  EXPECT_TRUE(listed("train/").empty()) << "nothing was uploaded";
+  expect_complete("", tmp_ / "single");
+}
+
 // Stopped part way (as by a kill), the URL shows the previous version, complete; the next push
 // sends only what is missing and completes.
 TEST_F(DatasetPushTest, AnInterruptedPushLeavesTheOldVersionAndARerunCompletes) {
