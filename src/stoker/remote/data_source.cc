@@ -60,7 +60,7 @@ Result<std::shared_ptr<ShardCache>> open_cache(const DataAccessOptions& access) 
 ShardDownload download_from(std::shared_ptr<const ObjectStore> store) {
   return [store = std::move(store)](const ShardInfo& info, int fd) -> Status {
     const ByteSink sink = [&](uint64_t offset, const char* data, size_t size) -> Status {
-      if (offset + size > info.bytes)
+      if (offset > info.bytes || size > info.bytes - offset)  // never wraps
         return corrupt(fmt::format("{}: larger than the {} bytes its manifest gives",
                                    store->describe(info.file), info.bytes));
       while (size > 0) {

@@ -80,11 +80,12 @@ Result<bool> upload_shard(const ObjectStore& store, const Upload& upload, size_t
   return true;
 }
 
-// Deletes the shards directly in `upload.folder` that its new manifest does not name.
-Result<uint64_t> prune(const ObjectStore& store, const Upload& upload) {
+// Deletes the shards of `present` (the objects directly in `upload.folder`, listed before its
+// new manifest went up) that its new manifest does not name.
+Result<uint64_t> prune(const ObjectStore& store, const Upload& upload,
+                       const std::vector<std::string>& present) {
   std::set<std::string> named;
   for (const ShardInfo& shard : upload.remote.shards) named.insert(shard.file);
-  STOKER_ASSIGN_OR_RETURN(const std::vector<std::string> present, store.list(upload.folder));
   uint64_t pruned = 0;
   for (const std::string& name : present) {
     if (!ends_with(name, kShardEnding) || named.count(name) > 0) continue;
@@ -152,6 +153,16 @@ Result<PushSummary> push_dataset(const std::string& dir, const RemoteUrl& url,
     summary.shards += upload.remote.shards.size();
     summary.records += upload.remote.records;
   }
+  // Listed (and the listings checked) before any manifest changes: a listing that cannot be
+  // trusted stops the push while the URL still holds its previous version. Every shard the new
+  // manifests name is up already, so the listings hold all that prune may delete.
+  std::vector<std::vector<std::string>> listings;
+  if (options.prune) {
+    for (const Upload& upload : uploads) {
+      STOKER_ASSIGN_OR_RETURN(std::vector<std::string> present, store.list(upload.folder));
+      listings.push_back(std::move(present));
+    }
+  }
   for (const Upload& upload : uploads) {
     STOKER_RETURN_IF_ERROR(
         store.put_bytes(upload.folder + kManifestName, upload.remote.to_json()).status());
@@ -160,8 +171,8 @@ Result<PushSummary> push_dataset(const std::string& dir, const RemoteUrl& url,
     summary.datasets.push_back(std::move(written));
   }
   if (options.prune) {
-    for (const Upload& upload : uploads) {
-      STOKER_ASSIGN_OR_RETURN(const uint64_t pruned, prune(store, upload));
+    for (size_t u = 0; u < uploads.size(); ++u) {
+      STOKER_ASSIGN_OR_RETURN(const uint64_t pruned, prune(store, uploads[u], listings[u]));
       summary.pruned += pruned;
     }
   }

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "stoker/store/manifest.h"
+#include "stoker/testing/hostile_http_server.h"
 #include "stoker/testing/loopback_server.h"
 #include "stoker/testing/records.h"
 #include "stoker/testing/temp_dir.h"
@@ -43,6 +44,50 @@ TEST(ContentQualifiedName, AddsTheIndexChecksumOnce) {
   EXPECT_EQ(content_qualified_name(shard), "part.0000000000000001.37c8c13198acad03.stk");
   shard.file = "data";
   EXPECT_EQ(content_qualified_name(shard), "data.37c8c13198acad03.stk");
+}
+
+// push --prune against a server whose listing ignores the delimiter ("data/../other/x.stk"):
+// the push stops on the listing, before its manifest goes up and before any DELETE, so the URL
+// keeps its previous version and nothing outside it is touched.
+TEST(HostilePushTest, AnUntrustworthyListingStopsThePushBeforeItsManifest) {
+  testing::TempDir tmp;
+  testing::write_labelled_dataset(tmp / "ds", 100, 10, 2048);
+  testing::HostileHttpServer server([](const testing::HostileRequest& r) {
+    const std::string& line = r.line;
+    std::string response;
+    if (line.find("list-type=2") != std::string::npos) {
+      response = testing::http_response(
+          "200 OK", "",
+          "<ListBucketResult><Contents><Key>data/../other/shard.stk</Key></Contents>"
+          "</ListBucketResult>");
+    } else if (line.rfind("HEAD /bucket ", 0) == 0 || line.rfind("HEAD /bucket/ ", 0) == 0 ||
+               line.rfind("PUT ", 0) == 0 || line.rfind("DELETE ", 0) == 0) {
+      response = testing::http_response("200 OK", "ETag: \"e\"\r\n", "");
+    } else {
+      response = testing::http_response("404 Not Found", "", "");
+    }
+    return testing::HostileResponse{response};
+  });
+  const RemoteUrl url = parse_remote_url("s3://bucket/data").value_or_throw();
+  const auto store = open_object_store(url, HttpClient::create().value_or_throw(),
+                                       environment({{"AWS_ENDPOINT_URL_S3", server.url()},
+                                                    {"AWS_REGION", "us-east-1"}}))
+                         .value_or_throw();
+  PushOptions prune;
+  prune.prune = true;
+  const Status status = push_dataset(tmp / "ds", url, *store, prune).status();
+  EXPECT_EQ(status.code(), StatusCode::kCorrupt) << status.message();
+  EXPECT_NE(status.message().find("'data/../other/shard.stk', not an object directly in"),
+            std::string::npos)
+      << status.message();
+  bool shards_sent = false;
+  for (const std::string& line : server.requests()) {
+    const bool put = line.rfind("PUT ", 0) == 0;
+    if (put) EXPECT_EQ(line.find("manifest.json"), std::string::npos) << line;
+    EXPECT_NE(line.rfind("DELETE ", 0), 0u) << line;
+    shards_sent = shards_sent || (put && line.find(".stk") != std::string::npos);
+  }
+  EXPECT_TRUE(shards_sent) << "the shards went up, the manifest did not";
 }
 
 class DatasetPushTest : public testing::ServerSuite<DatasetPushTest> {

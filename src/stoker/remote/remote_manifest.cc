@@ -57,7 +57,7 @@ Result<RemoteManifest> fetch_manifest(const ObjectStore& store, const std::strin
   const std::optional<KnownVersion> known = known_version(dir);
   std::string text;
   const ByteSink sink = [&](uint64_t offset, const char* data, size_t size) {
-    if (offset + size > kMaxManifestBytes)
+    if (offset > kMaxManifestBytes || size > kMaxManifestBytes - offset)  // never wraps
       return invalid_argument(
           fmt::format("{}: larger than {} bytes, the limit for this file", url, kMaxManifestBytes));
     if (offset + size > text.size()) text.resize(offset + size);
