@@ -84,6 +84,16 @@ std::string trimmed(std::string_view text) {
   return std::string(text.substr(begin, text.find_last_not_of(" \t\r\n") + 1 - begin));
 }
 
+// An ETag as it may be sent back in If-Match and If-None-Match: up to 1 KiB of visible ASCII
+// (RFC 9110's etagc, quotes and W/ included); anything else is no ETag, so that a server's bare
+// CR never starts a header of its choosing in a later request.
+std::string safe_etag(std::string_view value) {
+  const bool visible = std::all_of(value.begin(), value.end(), [](char c) {
+    return static_cast<unsigned char>(c) > 0x20 && static_cast<unsigned char>(c) < 0x7f;
+  });
+  return visible && value.size() <= 1024 ? std::string(value) : std::string();
+}
+
 // Where a PUT's body comes from; re-read from its start by each attempt (and on libcurl's seeks).
 struct Upload {
   std::string_view bytes;
@@ -123,7 +133,7 @@ size_t on_header(char* data, size_t one, size_t count, void* user) {
     a.body_start = 0;
     a.body_seen = 0;
   } else if (starts_with_nocase(line, "ETag:")) {
-    a.etag = trimmed(line.substr(5));
+    a.etag = safe_etag(trimmed(line.substr(5)));
   } else if (starts_with_nocase(line, "Content-Length:") && a.status == 200) {
     a.size = std::strtoull(trimmed(line.substr(15)).c_str(), nullptr, 10);
   } else if (starts_with_nocase(line, "Content-Range:")) {
