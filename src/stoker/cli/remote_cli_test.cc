@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "stoker/remote/object_store.h"
+#include "stoker/store/manifest.h"
 #include "stoker/testing/classification.h"
 #include "stoker/testing/cli_process.h"
 #include "stoker/testing/cli_run.h"
@@ -150,15 +151,15 @@ TEST_F(RemoteCliTest, APasswordAndSignatureInTheUrlReachNoOutput) {
     return "http://user:PW-" + std::string(kSentinel) + "@" + url(path).substr(7) +
            "?X-Amz-Signature=SIG-" + kSentinel;
   };
-  const std::string outputs = " --log " + (tmp_ / "run.jsonl") + " --trace " +
-                              (tmp_ / "trace.json") + cache();
-  RunResult trained = run("train --data " + secret_url("data") + " --epochs 1 --batch 64" +
-                              " --checkpoint-dir " + (tmp_ / "ckpt") + " --report " +
-                              (tmp_ / "train-report") + outputs,
-                          tmp_);
+  const std::string outputs =
+      " --log " + (tmp_ / "run.jsonl") + " --trace " + (tmp_ / "trace.json") + cache();
+  RunResult trained =
+      run("train --data " + secret_url("data") + " --epochs 1 --batch 64" + " --checkpoint-dir " +
+              (tmp_ / "ckpt") + " --report " + (tmp_ / "train-report") + outputs,
+          tmp_);
   ASSERT_EQ(trained.exit_code, 0) << trained.err;
-  RunResult bench = run("bench loader --data=" + secret_url("data/train") + " --epochs 1 --report " +
-                            (tmp_ / "bench-report") + cache(),
+  RunResult bench = run("bench loader --data=" + secret_url("data/train") +
+                            " --epochs 1 --report " + (tmp_ / "bench-report") + cache(),
                         tmp_);
   ASSERT_EQ(bench.exit_code, 0) << bench.err;
   const std::string report = contents_of(tmp_ / "train-report");
@@ -168,6 +169,20 @@ TEST_F(RemoteCliTest, APasswordAndSignatureInTheUrlReachNoOutput) {
   for (const std::string& text :
        {trained.out, trained.err, bench.out, bench.err, contents_of(tmp_.path())})
     EXPECT_EQ(text.find(kSentinel), std::string::npos) << text.substr(0, 2000);
+}
+
+// bench loader reads in the order it measures: with --shuffle-window 2 and a cache just over
+// that window's floor (5 of 12 shards), which train accepts, its bare loop reads windows too
+// (not a global shuffle that needs every shard at once) and advises the cache of its own order.
+TEST_F(RemoteCliTest, BenchLoaderRunsInTheCacheTrainRunsIn) {
+  testing::write_labelled_dataset(root() + "/windowed", 30000, 10, 100 * 1024);
+  const Manifest m = Manifest::load(root() + "/windowed").value_or_throw();
+  ASSERT_GE(m.shards.size(), 10u);
+  const std::string args = " --data " + url("windowed") + " --shuffle-window 2 --cache-gb 0.0006";
+  const RunResult trained = run("train --epochs 1 --batch 32" + args + cache(), tmp_);
+  ASSERT_EQ(trained.exit_code, 0) << trained.err;
+  const RunResult bench = run("bench loader --epochs 1 --batch 32" + args + cache(), tmp_);
+  EXPECT_EQ(bench.exit_code, 0) << bench.err;
 }
 
 // Whether a download into `cache` is under way (a .part file exists).
@@ -190,7 +205,8 @@ TEST(StalledDownloadCliTest, InterruptsEndTheWait) {
   if (!server->skip_reason().empty()) GTEST_SKIP() << server->skip_reason();
   const std::string url = server->url() + "/_slow/ds";
   const std::vector<std::pair<std::vector<std::string>, int>> commands = {
-      {{"verify", url}, 1}, {{"bench", "loader", "--data", url}, 1},
+      {{"verify", url}, 1},
+      {{"bench", "loader", "--data", url}, 1},
       {{"train", "--data", url, "--epochs", "1"}, 3}};
   int run = 0;
   for (const auto& [args, interrupts] : commands) {
@@ -211,8 +227,7 @@ TEST(StalledDownloadCliTest, InterruptsEndTheWait) {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
     const std::optional<int> code = stoker.wait_for(std::chrono::seconds(10));
-    ASSERT_TRUE(code.has_value()) << args[0] << " still waits after " << interrupts
-                                  << " SIGINT";
+    ASSERT_TRUE(code.has_value()) << args[0] << " still waits after " << interrupts << " SIGINT";
     EXPECT_EQ(*code, 130) << args[0] << ": " << stoker.err();
   }
 }
