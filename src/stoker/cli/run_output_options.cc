@@ -71,7 +71,8 @@ void write_report_option(const RunReport& report, const std::string& dir) {
 
 std::string command_line() {
   std::string line = "stoker";
-  for (const std::string& word : command_arguments()) line += " " + shell_quoted(remote::shown_argument(word));
+  for (const std::string& word : command_arguments())
+    line += " " + shell_quoted(remote::shown_argument(word));
   return line;
 }
 

@@ -69,10 +69,11 @@ TEST(HostilePushTest, AnUntrustworthyListingStopsThePushBeforeItsManifest) {
     return testing::HostileResponse{response};
   });
   const RemoteUrl url = parse_remote_url("s3://bucket/data").value_or_throw();
-  const auto store = open_object_store(url, HttpClient::create().value_or_throw(),
-                                       environment({{"AWS_ENDPOINT_URL_S3", server.url()},
-                                                    {"AWS_REGION", "us-east-1"}}))
-                         .value_or_throw();
+  const auto store =
+      open_object_store(
+          url, HttpClient::create().value_or_throw(),
+          environment({{"AWS_ENDPOINT_URL_S3", server.url()}, {"AWS_REGION", "us-east-1"}}))
+          .value_or_throw();
   PushOptions prune;
   prune.prune = true;
   const Status status = push_dataset(tmp / "ds", url, *store, prune).status();

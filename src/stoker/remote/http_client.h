@@ -43,11 +43,11 @@ struct HttpRequest {
   std::string redacted_url;  // for messages
   // S3 signing (SigV4 by libcurl) with these keys and region; nullptr: unsigned.
   const AwsCredentials* sigv4 = nullptr;
-  std::string if_match;        // an ETag the object must still have; "" for none
-  std::string if_none_match;   // an ETag for which the server answers 304; "" for none
+  std::string if_match;       // an ETag the object must still have; "" for none
+  std::string if_none_match;  // an ETag for which the server answers 304; "" for none
   // The whole transfer's limit, its retries included; 0: none (a stall still ends an attempt).
   double total_timeout_s = 0;
-  std::string denied_hint;     // appended to a 401 or 403 message (where the keys came from)
+  std::string denied_hint;  // appended to a 401 or 403 message (where the keys came from)
   const std::atomic<bool>* cancel = nullptr;
 };
 

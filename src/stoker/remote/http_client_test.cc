@@ -316,16 +316,18 @@ TEST(HttpClient, ACancelBeforeTheStartSendsNothing) {
 // An ETag with a bare CR (or any control byte) is no ETag: it is never sent back in If-Match
 // or If-None-Match, where it would start a header of the server's choosing.
 TEST(HttpClient, AnEtagWithControlBytesIsDropped) {
-  for (const auto& [etag, kept] : std::vector<std::pair<std::string, bool>>{
-           {"\"abc\"", true}, {"W/\"abc\"", true}, {"\"abc\rX-Injected: 1\"", false},
-           {"\"a\x01b\"", false}, {"\"" + std::string(2000, 'e') + "\"", false}}) {
+  for (const auto& [etag, kept] :
+       std::vector<std::pair<std::string, bool>>{{"\"abc\"", true},
+                                                 {"W/\"abc\"", true},
+                                                 {"\"abc\rX-Injected: 1\"", false},
+                                                 {"\"a\x01b\"", false},
+                                                 {"\"" + std::string(2000, 'e') + "\"", false}}) {
     testing::HostileHttpServer server([&etag = etag](const testing::HostileRequest&) {
       return testing::HostileResponse{
           testing::http_response("200 OK", "ETag: " + etag + "\r\n", "body")};
     });
     StringSink out;
-    Result<HttpResponse> response =
-        client()->get(request_for(server.url() + "/x"), {}, out.sink());
+    Result<HttpResponse> response = client()->get(request_for(server.url() + "/x"), {}, out.sink());
     ASSERT_TRUE(response.is_ok()) << response.status().message();
     EXPECT_EQ(out.bytes, "body");
     EXPECT_EQ(response.value().etag, kept ? etag : "") << etag.size();
@@ -349,7 +351,8 @@ TEST(HttpClient, ATotalLimitBoundsEveryAttemptTogether) {
   ASSERT_FALSE(response.is_ok());
   expect_one_line(response.status(), silent.url() + ": Timeout was reached after ");
   EXPECT_GE(took, std::chrono::milliseconds(450));
-  EXPECT_LT(took, std::chrono::milliseconds(2500)) << "the limit is the transfer's, not an attempt's";
+  EXPECT_LT(took, std::chrono::milliseconds(2500))
+      << "the limit is the transfer's, not an attempt's";
 }
 
 }  // namespace

@@ -202,13 +202,13 @@ Result<std::vector<std::string>> S3Store::list(const std::string& folder) const 
       if (key == prefix) continue;  // a folder's own marker object
       // Delimited by '/', a listing names only objects directly in the folder: another key
       // (a server that ignores the delimiter, "prefix/../other") is refused, never used.
-      const std::string name = key.compare(0, prefix.size(), prefix) == 0
-                                   ? key.substr(prefix.size())
-                                   : std::string();
+      const std::string name =
+          key.compare(0, prefix.size(), prefix) == 0 ? key.substr(prefix.size()) : std::string();
       if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
-        return corrupt(fmt::format("{}: the listing names '{}', not an object directly in the "
-                                   "folder (does the server ignore the delimiter?); not used",
-                                   r.redacted_url, printable(key)));
+        return corrupt(
+            fmt::format("{}: the listing names '{}', not an object directly in the "
+                        "folder (does the server ignore the delimiter?); not used",
+                        r.redacted_url, printable(key)));
       names.push_back(name);
     }
     if (page.next_token.size() > kMaxListTokenBytes || tokens.count(page.next_token) > 0)

@@ -38,8 +38,7 @@ class ObjectStore {
   Result<HttpResponse> get(const std::string& name, std::optional<ByteRange> range,
                            const ByteSink& sink, const std::string& if_match = "",
                            const std::atomic<bool>* cancel = nullptr,
-                           const std::string& if_none_match = "",
-                           double total_timeout_s = 0) const;
+                           const std::string& if_none_match = "", double total_timeout_s = 0) const;
   // Object `name`'s size and ETag, within kSmallRequestSeconds.
   Result<HttpResponse> head(const std::string& name,
                             const std::atomic<bool>* cancel = nullptr) const;

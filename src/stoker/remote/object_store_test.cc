@@ -194,9 +194,9 @@ std::string list_page(const std::vector<std::string>& keys, const std::string& t
 
 // A store of s3://bucket/data on `server`, unsigned.
 std::unique_ptr<ObjectStore> hostile_store(const testing::HostileHttpServer& server) {
-  return open_object_store(parse_remote_url("s3://bucket/data").value_or_throw(), client(),
-                           environment({{"AWS_ENDPOINT_URL_S3", server.url()},
-                                        {"AWS_REGION", "us-east-1"}}))
+  return open_object_store(
+             parse_remote_url("s3://bucket/data").value_or_throw(), client(),
+             environment({{"AWS_ENDPOINT_URL_S3", server.url()}, {"AWS_REGION", "us-east-1"}}))
       .value_or_throw();
 }
 

@@ -64,10 +64,10 @@ Result<RemoteManifest> fetch_manifest(const ObjectStore& store, const std::strin
     text.replace(offset, size, data, size);
     return Status::ok();
   };
-  STOKER_ASSIGN_OR_RETURN(HttpResponse response,
-                          store.get(kManifestName, std::nullopt, sink, /*if_match=*/"",
-                                    /*cancel=*/nullptr, known ? known->etag : "",
-                                    kSmallRequestSeconds));
+  STOKER_ASSIGN_OR_RETURN(
+      HttpResponse response,
+      store.get(kManifestName, std::nullopt, sink, /*if_match=*/"",
+                /*cancel=*/nullptr, known ? known->etag : "", kSmallRequestSeconds));
   RemoteManifest fetched;
   fetched.etag = response.etag;
   if (response.status == 304 && known) {

@@ -164,8 +164,9 @@ Result<RemoteUrl> parse_remote_url(std::string_view text) {
       slash == std::string_view::npos ? std::string_view() : rest.substr(slash);
   if (rest.substr(authority.size()).find('@') != std::string_view::npos ||
       url.query.find('@') != std::string::npos) {
-    return bad_url(text, "an '@' after the host: percent-encode it (%40), and a password's "
-                         "reserved characters as well");
+    return bad_url(text,
+                   "an '@' after the host: percent-encode it (%40), and a password's "
+                   "reserved characters as well");
   }
   const size_t at = authority.rfind('@');
   if (at != std::string_view::npos) {

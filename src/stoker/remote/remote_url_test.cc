@@ -138,9 +138,9 @@ TEST(RemoteUrl, MalformedPasswordsNeverShow) {
     for (const std::string tail : {"/ds", "/ds?X-Amz-Signature=SIG", ""}) {
       const std::string text = "http://user:" + password + "@host" + tail;
       Result<RemoteUrl> url = parse_remote_url(text);
-      const std::string shown[] = {
-          url.is_ok() ? url.value().redacted() : url.status().message(), shown_location(text),
-          shown_argument("--data=" + text), shown_argument(text), redact_url_text(text)};
+      const std::string shown[] = {url.is_ok() ? url.value().redacted() : url.status().message(),
+                                   shown_location(text), shown_argument("--data=" + text),
+                                   shown_argument(text), redact_url_text(text)};
       for (const std::string& s : shown) {
         for (const char* secret : {"PW", "SIG", "1234", "user"}) {
           EXPECT_EQ(s.find(secret), std::string::npos) << text << " shown as " << s;

@@ -1,11 +1,11 @@
 // Manifest::load parses manifest.json as strictly as docs/FORMAT.md specifies it.
 #include "stoker/store/manifest.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <functional>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <regex>
 
