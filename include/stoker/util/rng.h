@@ -24,8 +24,12 @@
 //   sample_stream(epoch, index)  = derive_stream(derive_stream(kSampleTag, epoch), index)
 //   operation k >= 1 of a field  = derive_stream(sample_stream(epoch, index), k)
 //                                  (SampleInput::step, pipeline/transform.h)
+//   batch_stream(epoch, position, rank)
+//                                = derive_stream(derive_stream(derive_stream(kBatchTag, epoch),
+//                                  position), rank)   (a batch transform's, batch_transform.h)
 // where kOrderTag = 0x6f72646572 ("order"), kShardOrderTag = 0x736861726473 ("shards"),
-// kWindowTag = 0x77696e646f77 ("window") and kSampleTag = 0x73616d706c65 ("sample"); epochs
+// kWindowTag = 0x77696e646f77 ("window"), kSampleTag = 0x73616d706c65 ("sample") and
+// kBatchTag = 0x6261746368 ("batch"); epochs
 // and indices are converted to uint64 by two's complement. For a fixed first argument
 // derive_stream is a bijection in its second, so distinct epochs (or distinct samples of one
 // epoch) always get distinct streams.
@@ -49,6 +53,7 @@ inline constexpr uint64_t kOrderTag = 0x6f72646572ULL;         // "order"
 inline constexpr uint64_t kSampleTag = 0x73616d706c65ULL;      // "sample"
 inline constexpr uint64_t kShardOrderTag = 0x736861726473ULL;  // "shards"
 inline constexpr uint64_t kWindowTag = 0x77696e646f77ULL;      // "window"
+inline constexpr uint64_t kBatchTag = 0x6261746368ULL;         // "batch"
 
 // The SplitMix64 finalizer: a bijection on uint64 with good avalanche.
 constexpr uint64_t mix64(uint64_t z) {
@@ -91,6 +96,15 @@ constexpr uint64_t window_stream(int64_t epoch) {
 constexpr uint64_t sample_stream(int64_t epoch, int64_t sample_index) {
   return derive_stream(derive_stream(kSampleTag, static_cast<uint64_t>(epoch)),
                        static_cast<uint64_t>(sample_index));
+}
+
+// The stream of a batch transform's randomness (MixUp, CutMix) for the batch of rank `rank` that
+// ends at global position `position` of epoch `epoch` (the loader's position once it is
+// consumed): independent of the worker that builds it, the same after a resume.
+constexpr uint64_t batch_stream(int64_t epoch, int64_t position, int64_t rank) {
+  return derive_stream(derive_stream(derive_stream(kBatchTag, static_cast<uint64_t>(epoch)),
+                                     static_cast<uint64_t>(position)),
+                       static_cast<uint64_t>(rank));
 }
 
 // A cursor over one stream: draw i is random_at(seed, stream, first_counter + i). A small value
