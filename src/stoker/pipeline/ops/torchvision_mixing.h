@@ -22,20 +22,23 @@ inline double draw_mixup_lambda(CounterRng& rng, double alpha) {
   return static_cast<float>(beta_draw(rng, alpha, alpha));
 }
 
-// CutMix's box and its labels' weight, as torchvision's CutMix.make_params.
+// CutMix's draws, its box and its labels' weight, as torchvision's CutMix.make_params.
 struct CutMixDraw {
+  double drawn = 1;  // lam
+  int64_t r_x = 0, r_y = 0;
   MixBox box;
-  double lam = 1;
+  double lam = 1;  // lam_adjusted
 };
 
 inline CutMixDraw draw_cutmix(CounterRng& rng, double alpha, int64_t height, int64_t width) {
-  const double lam = draw_mixup_lambda(rng, alpha);
-  const auto r_x = static_cast<int64_t>(rng.uniform_below(static_cast<uint64_t>(width)));
-  const auto r_y = static_cast<int64_t>(rng.uniform_below(static_cast<uint64_t>(height)));
-  const double r = 0.5 * std::sqrt(1.0 - lam);
+  CutMixDraw d;
+  d.drawn = draw_mixup_lambda(rng, alpha);
+  d.r_x = static_cast<int64_t>(rng.uniform_below(static_cast<uint64_t>(width)));
+  d.r_y = static_cast<int64_t>(rng.uniform_below(static_cast<uint64_t>(height)));
+  const int64_t r_x = d.r_x, r_y = d.r_y;
+  const double r = 0.5 * std::sqrt(1.0 - d.drawn);
   const auto half_w = static_cast<int64_t>(r * static_cast<double>(width));
   const auto half_h = static_cast<int64_t>(r * static_cast<double>(height));
-  CutMixDraw d;
   d.box.left = std::max<int64_t>(r_x - half_w, 0);
   d.box.top = std::max<int64_t>(r_y - half_h, 0);
   d.box.right = std::min(r_x + half_w, width);
