@@ -12,8 +12,9 @@ from typing import Optional
 
 from stoker import _device, _stoker
 from stoker._data_access import data_access
+from stoker._batch_transforms import native_call
 from stoker._python_steps import BatchTransform, PythonSteps, step_name
-from stoker.transforms import defer_normalization, plan_fields
+from stoker.transforms import call_text, defer_normalization, plan_fields
 
 __all__ = ["Loader"]
 
@@ -430,9 +431,11 @@ class Loader:
     image where they convert one themselves (a recipe's ToTensor/PILToTensor/ToImage among
     them: then they run as in the recipe) or with ``python_input="pil"``
     (``python_input="tensor"`` always gives tensors). ``batch_transform`` is called on every
-    batch as it is yielded (a tuple as ``f(*batch)``, a dict as ``f(batch)``), seeded per batch:
-    torchvision's ``v2.MixUp``/``v2.CutMix`` (or a ``RandomChoice`` of them) and timm's
-    ``Mixup`` give their own soft targets, the same for any workers and after a resume.
+    batch: torchvision's ``v2.MixUp``/``v2.CutMix`` (or a ``RandomChoice`` of them) and timm's
+    ``Mixup`` natively, by the workers after the native steps, from the batch's own stream
+    (soft targets over num_classes; ``loader.plan["batch_transform"]``); any other callable in
+    Python as the batch is yielded (a tuple as ``f(*batch)``, a dict as ``f(batch)``), seeded
+    per batch; either the same for any workers and after a resume.
     ``batch_format`` says
     how a batch holds them: a sequence of field names gives tuples of those fields in that
     order (``("image", "label")``: ``for image, target in loader``, as with a DataLoader over
@@ -552,11 +555,16 @@ class Loader:
         deferred = {}
         if normalize_on_device:
             specs, deferred = defer_normalization(specs)
+        if batch_transform is not None and not callable(batch_transform):
+            raise ValueError(f"batch_transform must be callable (torchvision's MixUp, CutMix, "
+                             f"...), not {type(batch_transform).__name__}")
+        # Natively after the native steps; after Python steps or device normalisation, in Python.
+        native_batch = None if plan.python or deferred else native_call(batch_transform)
         self._pinned = _device.pinned_memory(torch) if cuda else None
         self._native.configure(
             batch_size=batch_size, shuffle=bool(shuffle), seed=seed, last_batch=last_batch,
             rank=rank, world_size=world_size, fields=specs, to_tensor=_tensor_from_dlpack(torch),
-            pinned_memory=self._pinned, **settings)
+            pinned_memory=self._pinned, batch_transform=native_batch, **settings)
         shapes = {name: shape for name, _, shape in self._native.fields}
         self._normalize = {
             name: _device.normalizer(torch, *_stoker.normalization(shapes[name], mean, std),
@@ -567,11 +575,11 @@ class Loader:
             raise ValueError(f"python_input must be None, 'tensor' or 'pil', not "
                              f"{python_input!r}")
         self._python = PythonSteps(torch, plan.python, seed, rank, on_error, python_input)
-        if batch_transform is not None and not callable(batch_transform):
-            raise ValueError(f"batch_transform must be callable (torchvision's MixUp, CutMix, "
-                             f"...), not {type(batch_transform).__name__}")
-        self._batch_transform = batch_transform and BatchTransform(torch, batch_transform, seed,
-                                                                   rank)
+        self._batch_plan = [] if batch_transform is None else \
+            [(call_text(native_batch), "native") if native_batch else
+             (step_name(batch_transform), "python")]
+        self._batch_transform = not native_batch and batch_transform and \
+            BatchTransform(torch, batch_transform, seed, rank)
         self._path = path
         self._names = self._tuple_names(batch_format, names, last_batch == "pad")
         self._access = access
@@ -767,11 +775,14 @@ class Loader:
 
     @property
     def plan(self) -> dict:
-        """Every field's steps and where each runs: {field: [(step, "native" or "python")]}.
-        The native operations run on the loader's worker threads; the Python steps (what
-        stoker.transforms cannot translate) after them, in the iterating thread
-        (stoker/_python_steps.py)."""
-        return self._plan.describe()
+        """Every field's steps and where each runs: {field: [(step, "native" or "python")]},
+        and the batch transform's under "batch_transform". The native operations run on the
+        loader's worker threads; the Python steps (what stoker.transforms cannot translate)
+        after them, in the iterating thread (stoker/_python_steps.py)."""
+        plan = self._plan.describe()
+        if self._batch_plan:
+            plan["batch_transform"] = self._batch_plan
+        return plan
 
     def stats(self) -> dict:
         """Time per stage and counts since the loader was made (summed over its threads);
