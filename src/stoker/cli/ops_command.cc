@@ -25,8 +25,8 @@ std::string use_of(const OpSpec& op) {
     case OpRole::kFloat:
       return fmt::format("float: after normalize, Python stoker.transforms.{}", op.python_class);
     case OpRole::kBatch:
-      return fmt::format("batch: train --mixup-alpha/--cutmix-alpha, Python batch_transform={}",
-                         op.python_class);
+      return fmt::format("batch: the loader's batch transform{}",
+                         op.python_class.empty() ? "" : ", Python's " + op.python_class);
   }
   return "";
 }

@@ -113,6 +113,23 @@ void add_run_options(CLI::App& command, TrainerOptions& o, TrainFlags& flags) {
                   "The cross-entropy's label smoothing (torchvision's reference's; 0: off)")
       ->check(real_number("--label-smoothing", 0, true, 1))
       ->capture_default_str();
+  command
+      .add_option("--mixup-alpha", o.mixup_alpha,
+                  "MixUp of the training batches, Beta(alpha, alpha) (torchvision's reference's; "
+                  "0: off; with --cutmix-alpha, one of the two per batch); soft targets")
+      ->check(real_number("--mixup-alpha", 0, true))
+      ->capture_default_str();
+  command
+      .add_option("--cutmix-alpha", o.cutmix_alpha,
+                  "CutMix of the training batches, Beta(alpha, alpha) (the reference's; 0: off)")
+      ->check(real_number("--cutmix-alpha", 0, true))
+      ->capture_default_str();
+  command
+      .add_option("--random-erase", o.random_erase,
+                  "Probability of RandomErasing each normalised training image (the "
+                  "reference's; 0: off)")
+      ->check(real_number("--random-erase", 0, true, 1))
+      ->capture_default_str();
   add_whole_number(
       command, "--threads", flags.threads,
       "LibTorch intra-op threads (default 0: the cores the loader's workers leave; with "

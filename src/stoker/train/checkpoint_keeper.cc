@@ -122,7 +122,10 @@ RunSettings CheckpointKeeper::run_settings() const {
                           {"--warmup", text(o.schedule.warmup_steps)},
                           {"--amp", to_string(o.amp)},
                           {"--clip-grad", text(o.clip_grad)},
-                          {"--label-smoothing", text(o.label_smoothing)}};
+                          {"--label-smoothing", text(o.label_smoothing)},
+                          {"--mixup-alpha", text(o.mixup_alpha)},
+                          {"--cutmix-alpha", text(o.cutmix_alpha)},
+                          {"--random-erase", text(o.random_erase)}};
   if (o.schedule.kind == ScheduleKind::kStep) {
     settings["--step-size"] = text(o.schedule.step_size);
     settings["--gamma"] = text(o.schedule.gamma);

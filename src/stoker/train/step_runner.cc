@@ -58,10 +58,16 @@ void StepRunner::end_epoch() {
 
 std::pair<at::Tensor, at::Tensor> StepRunner::on_device(const Batch& batch, const Dataset& data) {
   const ModelSpec& spec = setup_.spec;
-  check_batch_labels(batch["label"], data, spec.num_classes);
+  // Soft targets (MixUp, CutMix): checked in range by the loader's batch operation.
+  const at::Tensor& labels = batch["label"];
+  if (!labels.is_floating_point()) check_batch_labels(labels, data, spec.num_classes);
   TraceSpan span(setup_.options.tracer, "train", "h2d");
-  return {(*setup_.normalize)(batch["image"]).view({-1, spec.channels, spec.height, spec.width}),
-          batch["label"].to(setup_.device, /*non_blocking=*/true)};
+  const at::Tensor& images = batch["image"];
+  const at::Tensor input = images.is_floating_point()  // normalised by the loader
+                               ? images.to(setup_.device, /*non_blocking=*/true)
+                               : (*setup_.normalize)(images);
+  return {input.view({-1, spec.channels, spec.height, spec.width}),
+          labels.to(setup_.device, /*non_blocking=*/true)};
 }
 
 double StepRunner::forward_backward() {
