@@ -41,6 +41,20 @@ class BatchEcho : public BatchTransform {
   }
 };
 
+// The stored label (int64 at record offset 4), failing the samples of label 5.
+class LabelFailingOnFive : public Transform {
+ public:
+  DType dtype() const override { return DType::kInt64; }
+  std::vector<int64_t> sample_shape() const override { return {}; }
+  Status apply(const SampleInput& in, uint8_t* slot) const override {
+    int64_t label;
+    std::memcpy(&label, in.record.data + 4, sizeof label);
+    if (label == 5) return corrupt("label five");
+    std::memcpy(slot, &label, sizeof label);
+    return Status::ok();
+  }
+};
+
 std::shared_ptr<const BatchTransform> registry_batch(const std::string& text) {
   const OpCall call = parse_op_call(text).value();
   return call.op->make_batch(call.params).value();
@@ -92,6 +106,27 @@ TEST_F(BatchTransformTest, RunsOncePerBatchOnItsOwnStreamWithTheFieldRetyped) {
     }
   }
   EXPECT_EQ(position, kRecords);
+}
+
+TEST_F(BatchTransformTest, SeesTheBatchAfterSkippedSamplesAreDropped) {
+  LoaderOptions o = with(std::make_shared<BatchEcho>(), 3);
+  o.on_error = ErrorPolicy::kSkip;
+  o.fields = {{"image", true, {0.5f}, {0.5f}}, {"label", std::make_shared<LabelFailingOnFive>()}};
+  LoaderCore loader(dataset_, o);
+  LoaderCore::Epoch epoch = loader.epoch(0);
+  HostBatch b;
+  int64_t samples = 0, skipped = 0;
+  while (epoch.next(b)) {
+    const auto* out = static_cast<const int64_t*>(b["label"].data);
+    for (int64_t k = 0; k < b.size; ++k) {
+      EXPECT_EQ(out[3 * k + 1], b.size);
+      EXPECT_NE(out[3 * k + 2], 5);
+    }
+    samples += b.size;
+    skipped += b.skipped;
+  }
+  EXPECT_EQ(skipped, 1);  // label 5: record 5 alone (labels are index % 1000)
+  EXPECT_EQ(samples, kRecords - 1);
 }
 
 TEST_F(BatchTransformTest, SameBytesForAnyWorkerCountAndAfterARestore) {
