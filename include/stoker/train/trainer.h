@@ -117,6 +117,13 @@ struct TrainerOptions {
   // RandomResizedCrop(image_size) + RandomHorizontalFlip with `augment`, evaluation samples
   // through Resize(image_size * 256 / 224) + CenterCrop(image_size), torchvision's recipe.
   int image_size = 224;
+  // The reference's --train-crop-size, --val-resize-size and --val-crop-size: the training crop's
+  // side, and evaluation's Resize then CenterCrop (0: image_size, image_size; and the crop's
+  // side x 256 / 224). The model is made for the training crop; a built-in model whose size
+  // depends on its input's (mlp, cnn) needs the two crops equal.
+  int train_crop_size = 0;
+  int val_resize_size = 0;
+  int val_crop_size = 0;
   // The resize filter of both transforms: "bilinear" or "bicubic" (PIL's, as torchvision's
   // reference `--interpolation`).
   std::string interpolation = "bilinear";

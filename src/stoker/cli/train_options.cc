@@ -165,6 +165,21 @@ void add_run_options(CLI::App& command, TrainerOptions& o, TrainFlags& flags) {
                   "JPEG/PNG datasets: side of the square crops the model sees")
       ->check(whole_number("--image-size", 1, kMaxImageSize))
       ->capture_default_str();
+  command
+      .add_option("--train-crop-size", o.train_crop_size,
+                  "JPEG/PNG datasets: side of the training crops (the reference's; default: "
+                  "--image-size)")
+      ->check(whole_number("--train-crop-size", 1, kMaxImageSize));
+  command
+      .add_option("--val-resize-size", o.val_resize_size,
+                  "JPEG/PNG datasets: evaluation's Resize before its CenterCrop (the reference's; "
+                  "default: the crop's side x 256 / 224)")
+      ->check(whole_number("--val-resize-size", 1, kMaxImageSize));
+  command
+      .add_option("--val-crop-size", o.val_crop_size,
+                  "JPEG/PNG datasets: side of evaluation's CenterCrop (the reference's; default: "
+                  "--image-size)")
+      ->check(whole_number("--val-crop-size", 1, kMaxImageSize));
   add_choice(command, "--interpolation", o.interpolation,
              "JPEG/PNG datasets: the resize filter, PIL's {} (torchvision's pixels either way)",
              {"bilinear", "bicubic"})

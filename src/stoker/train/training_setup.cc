@@ -129,13 +129,14 @@ FieldRequest image_request(const Dataset& data, const TrainerOptions& o, bool tr
     const image::RandomResizedCropParams& crop = o.augment.crop;
     calls.push_back(
         (train ? make_op_call("random_resized_crop",
-                              {{"size", int64_t{o.image_size}},
+                              {{"size", int64_t{o.train_crop_size}},
                                {"scale", std::vector<double>{crop.scale_min, crop.scale_max}},
                                {"ratio", std::vector<double>{crop.ratio_min, crop.ratio_max}},
                                {"flip", o.augment.flip_probability},
                                {"interpolation", o.interpolation},
                                {"dct_scaling", o.dct_scaling}})
-               : make_op_call("center_crop", {{"size", int64_t{o.image_size}},
+               : make_op_call("center_crop", {{"size", int64_t{o.val_crop_size}},
+                                              {"resize", int64_t{o.val_resize_size}},
                                               {"interpolation", o.interpolation},
                                               {"dct_scaling", o.dct_scaling}}))
             .value_or_throw());
@@ -256,6 +257,8 @@ Status validate(const TrainerOptions& o) {
   if (o.sample_cost.count() < 0) return fail("sample cost must be >= 0 (0 = none)");
   if (o.resume && o.checkpoint_dir.empty()) return fail("resume needs a checkpoint directory");
   if (o.image_size < 1) return fail("image size must be >= 1");
+  if (o.train_crop_size < 0 || o.val_resize_size < 0 || o.val_crop_size < 0)
+    return fail("crop and resize sizes must be >= 1 (0 = from the image size)");
   for (const std::string& text : o.augment_ops)
     if (Result<OpCall> op = augment_op(text); !op.is_ok()) return op.status();
   return Status();
@@ -285,6 +288,8 @@ std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
   TrainingSetup& s = *setup;
   s.options = std::move(options);
   TrainerOptions& o = s.options;
+  if (o.train_crop_size == 0) o.train_crop_size = o.image_size;
+  if (o.val_crop_size == 0) o.val_crop_size = o.image_size;
   for (std::string& op : o.augment_ops) op = to_text(augment_op(op).value_or_throw());
   if (o.process_group) {
     s.rank = o.process_group->rank();
@@ -308,7 +313,7 @@ std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
   }
   const Dataset& train = *s.train_data;
   require(train.size() > 0, train.dir() + " holds no records: there is nothing to train on");
-  s.spec = input_spec(train, o.image_size);
+  s.spec = input_spec(train, o.train_crop_size);
   s.spec.num_classes = count_classes(train).value_or_throw();
   check_labels(train, s.spec.num_classes);
   const int64_t largest_batch = o.eval ? std::max(o.batch_size, kEvalBatchSize) : o.batch_size;
@@ -333,6 +338,16 @@ std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
   }
 
   const double builtin_parameters = builtin_parameter_count(o.model, s.spec);
+  if (o.eval && is_encoded_image_field(train.schema(), "image") &&
+      o.val_crop_size != o.train_crop_size) {
+    ModelSpec eval_spec = s.spec;
+    eval_spec.height = eval_spec.width = o.val_crop_size;
+    require(
+        builtin_parameters < 0 || builtin_parameter_count(o.model, eval_spec) == builtin_parameters,
+        fmt::format("model {} takes inputs of one size: --val-crop-size {} needs "
+                    "--train-crop-size {} too (resnet18 takes both)",
+                    o.model, o.val_crop_size, o.val_crop_size));
+  }
   if (builtin_parameters >= 0) check_model_fits(o.model, s.spec, builtin_parameters, o.optimizer);
   {
     const ScopedSeed seeded(o.seed);  // initialised from the seed; the caller's stream untouched
@@ -387,10 +402,18 @@ std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
       o.amp, s.device.is_cpu(), bf16_not_native(machine_cpu_flags(), libtorch_cpu_capability()),
       s.threads, s.workers.is_tuned() ? 1 : s.workers.threads(), machine_cores());
   if (!s.normalization.warning.empty()) s.warnings.push_back(s.normalization.warning);
-  s.normalize = std::make_unique<InputNormalizer>(
-      encoded ? std::vector<int64_t>{s.spec.channels, s.spec.height, s.spec.width}
-              : schema.fields()[schema.find("image")].shape,
-      s.normalization.mean, s.normalization.std, largest_batch, s.device);
+  const std::vector<int64_t> stored =
+      encoded ? std::vector<int64_t>{} : schema.fields()[schema.find("image")].shape;
+  const auto shape_at = [&](int64_t side) {
+    return encoded ? std::vector<int64_t>{s.spec.channels, side, side} : stored;
+  };
+  s.normalize = std::make_unique<InputNormalizer>(shape_at(s.spec.height), s.normalization.mean,
+                                                  s.normalization.std, o.batch_size, s.device);
+  if (o.eval) {
+    s.eval_shape = shape_at(o.val_crop_size);
+    s.eval_normalize = std::make_unique<InputNormalizer>(
+        s.eval_shape, s.normalization.mean, s.normalization.std, kEvalBatchSize, s.device);
+  }
   ScheduleSpec schedule = o.schedule;
   schedule.lr = o.optimizer.lr;
   const int64_t steps_per_epoch = s.steps_per_epoch();

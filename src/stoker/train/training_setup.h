@@ -79,8 +79,11 @@ struct TrainingSetup {
   LossScaler scaler{AmpMode::kOff};
   NormalizationChoice normalization;           // the mean and std in use, and their origin
   std::unique_ptr<InputNormalizer> normalize;  // uint8 images -> model input, on `device`
-  std::unique_ptr<Loader> loader;              // this rank's shard of the training data
-  std::unique_ptr<Loader> test_loader;         // null without evaluation
+  // Evaluation's (its crop may differ from training's): the sample shape and its normalizer.
+  std::vector<int64_t> eval_shape;
+  std::unique_ptr<InputNormalizer> eval_normalize;
+  std::unique_ptr<Loader> loader;       // this rank's shard of the training data
+  std::unique_ptr<Loader> test_loader;  // null without evaluation
 
   // This process prints and writes files: rank 0, or the only process.
   bool leads() const { return rank == 0; }
