@@ -42,11 +42,13 @@ inline double log_gamma_draw(CounterRng& rng, double k) {
   }
 }
 
-// A Beta(a, b) draw in [0, 1]. Precondition: a, b > 0 and finite.
+// A Beta(a, b) draw in [0, 1]. Precondition: a, b > 0 and finite. Where both logs underflow to
+// -infinity (a and b far below 1e-300), 0.5.
 inline double beta_draw(CounterRng& rng, double a, double b) {
   const double log_x = log_gamma_draw(rng, a);
   const double log_y = log_gamma_draw(rng, b);
-  return 1.0 / (1.0 + std::exp(log_y - log_x));
+  const double difference = log_y - log_x;
+  return std::isnan(difference) ? 0.5 : 1.0 / (1.0 + std::exp(difference));
 }
 
 }  // namespace stoker::ops

@@ -50,6 +50,13 @@ TEST(BetaDrawTest, DrawsFollowTheBetaDistribution) {
     }
   }
   list.close();
+  for (const double tiny : {1e-300, 4.9e-324}) {  // the logs underflow: still in [0, 1]
+    CounterRng rng(1, 2);
+    for (int i = 0; i < 100; ++i) {
+      const double x = ops::beta_draw(rng, tiny, tiny);
+      ASSERT_TRUE(x >= 0 && x <= 1) << tiny << " " << x;
+    }
+  }
   ASSERT_TRUE(batch_reference::run_reference(dir, kBetaKs));
   for (const Shape& s : shapes) {
     std::ifstream in(dir / (std::string(s.name) + ".p"));
