@@ -9,18 +9,22 @@ of 64, written with torchvision.transforms (v1, the reference's default) or tran
 
   stoker-v1   stoker.Loader over the stoker dataset (--data), --workers native workers: every
               step native (v1's TrivialAugmentWide is), batch_transform=the RandomChoice
-  stoker-v2   the same with v2's classes: v2's TrivialAugmentWide and the steps after it run in
-              Python in the iterating thread, on PIL images (``loader.plan`` is printed)
+  stoker-v2-pN  the same with v2's classes: v2's TrivialAugmentWide and the steps after it run in
+              Python, on PIL images (``loader.plan`` is printed), in N Python worker processes
+              (python_workers=N, each N of --python-workers; 0: the iterating thread). The
+              medians choose the loader's default python_workers (today 2 where there are two
+              cores or more: to be confirmed on a quiet machine at 1, 2 and 4 cores)
   dataloader  torchvision ImageFolder (--src) through DataLoader with --workers processes, the
               v1 recipe on PIL images in them, MixUp/CutMix in the collate function (as the
               reference does)
 
 Each round times --batches batches of each (after 3 warm-up batches), the three alternated;
 medians over --rounds and the ratios to dataloader (issue 47's target for Python steps >= 1).
-Then the first batches of stoker-v2 with 1 and 2 workers are compared (the same, or not).
+Then the first batches of stoker-v2 with 1 and 2 native workers and with python_workers 0 and
+the last of --python-workers are compared (the same, or not).
 
 Usage: .venv/bin/python bench/python_steps.py --src IMAGES/train --data DATASET
-       [--workers 2] [--rounds 3] [--batches 20] [--json]
+       [--workers 2] [--python-workers 0,1,2] [--rounds 3] [--batches 20] [--json]
 (a Python with the stoker package: PYTHONPATH=python after building the extension, or the
 README's venv)
 """
@@ -55,10 +59,10 @@ def mix():
                             T2.CutMix(alpha=1.0, num_classes=CLASSES)])
 
 
-def stoker_loader(data, workers, T=T1):
+def stoker_loader(data, workers, T=T1, python_workers=None):
     return stoker.Loader(data, batch_size=64, workers=workers, seed=1, transforms=recipe(T),
                          batch_format=("image", "label"), batch_transform=mix(),
-                         last_batch="drop")
+                         last_batch="drop", python_workers=python_workers)
 
 
 def dataloader(src, workers):
@@ -98,31 +102,39 @@ def main():
     p.add_argument("--src", required=True, help="the ImageFolder's train/ folder")
     p.add_argument("--data", required=True, help="the stoker dataset converted from it")
     p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--python-workers", default="0,1,2",
+                   help="the python_workers of stoker-v2, comma-separated")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--batches", type=int, default=20)
     p.add_argument("--json", action="store_true")
     a = p.parse_args()
     torch.set_num_threads(1)
 
-    loaders = {"stoker-v1": stoker_loader(a.data, a.workers),
-               "stoker-v2": stoker_loader(a.data, a.workers, T2),
-               "dataloader": dataloader(a.src, a.workers)}
+    python_workers = [int(n) for n in a.python_workers.split(",")]
+    loaders = {"stoker-v1": stoker_loader(a.data, a.workers)}
+    for n in python_workers:
+        loaders[f"stoker-v2-p{n}"] = stoker_loader(a.data, a.workers, T2, n)
+    loaders["dataloader"] = dataloader(a.src, a.workers)
+    stokers = [name for name in loaders if name != "dataloader"]
     runs = {name: [] for name in loaders}
     for _ in range(a.rounds):
         for name, loader in loaders.items():
             runs[name].append(rate(loader, a.batches))
     medians = {name: statistics.median(r) for name, r in runs.items()}
 
-    def first(workers):
-        return [b[0] for _, b in zip(range(3), stoker_loader(a.data, workers, T2).epoch(0))]
+    def first(workers, python_workers):
+        made = stoker_loader(a.data, workers, T2, python_workers)
+        return [b[0] for _, b in zip(range(3), made.epoch(0))]
 
-    same = all(torch.equal(x, y) for x, y in zip(first(1), first(2)))
-    result = {"plans": {name: loaders[name].plan["image"] for name in ("stoker-v1", "stoker-v2")},
+    reference = first(1, 0)
+    same = all(torch.equal(x, y) for x, y in zip(first(2, python_workers[-1]), reference))
+    v2 = f"stoker-v2-p{python_workers[-1]}"
+    result = {"plans": {name: loaders[name].plan["image"] for name in ("stoker-v1", v2)},
               "images_per_s": runs, "medians": medians,
-              "ratios": {name: medians[name] / medians["dataloader"]
-                         for name in ("stoker-v1", "stoker-v2")},
+              "ratios": {name: medians[name] / medians["dataloader"] for name in stokers},
               "workers": a.workers, "same_batches_1_and_2_workers": same,
-              "python_seconds": loaders["stoker-v2"].stats()["python_seconds"]}
+              "python_stats": {name: {k: v for k, v in loaders[name].stats().items()
+                                      if k.startswith("python")} for name in stokers}}
     if a.json:
         print(json.dumps(result))
         return
@@ -131,11 +143,14 @@ def main():
         for step, where in plan:
             print(f"  {where:<7} {step}")
     for name, r in runs.items():
-        print(f"{name:<11} images/s by round {', '.join(f'{x:.0f}' for x in r)}; "
+        print(f"{name:<13} images/s by round {', '.join(f'{x:.0f}' for x in r)}; "
               f"median {medians[name]:.0f}")
     for name, ratio in result["ratios"].items():
         print(f"{name} / dataloader: {ratio:.2f} ({a.workers} workers)")
-    print(f"stoker-v2, the same batches for 1 and 2 workers: {same}")
+    for name, stats in result["python_stats"].items():
+        print(f"{name:<13} " + ", ".join(f"{k} {v:.3g}" for k, v in stats.items()))
+    print(f"stoker-v2, the same batches for 1 native worker and python_workers=0 as for 2 and "
+          f"python_workers={python_workers[-1]}: {same}")
 
 
 if __name__ == "__main__":

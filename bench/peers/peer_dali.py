@@ -1,11 +1,23 @@
 """NVIDIA DALI, CPU only (`device_id=None`): its file reader, the fused decode-and-random-crop
 operator (libjpeg-turbo decoding only the crop's region), resize with antialias, and
-crop_mirror_normalize, handed over by its PyTorch iterator."""
+crop_mirror_normalize, handed over by its PyTorch iterator.
+
+The recipe works (recipes.py): its auto_aug policies (trivial_augment_wide; rand_augment for
+timm's, 2 ops at magnitude 9 of 11 bins, increasing, without timm's magnitude noise and
+per-op probability 0.5) on the crop (the flip after them, in crop_mirror_normalize: the same
+distribution), RandomErasing as its `erase` of a region drawn as torchvision draws it
+(clamped instead of redrawn; constant 0 where timm's "pixel" mode fills noise), and
+MixUp/CutMix in PyTorch on the batch: DALI has none."""
+import math
+
 import nvidia.dali.fn as fn
+import nvidia.dali.math as dmath
 import nvidia.dali.types as types
 from nvidia.dali import pipeline_def
+from nvidia.dali.auto_aug import rand_augment, trivial_augment
 from nvidia.dali.plugin.pytorch import DALIGenericIterator, LastBatchPolicy
 
+import recipes
 import work
 
 # DALI reads the original files.
@@ -43,6 +55,50 @@ def batches(store, cores, dtype, seed):
     for out in DALIGenericIterator(pipe, ["image", "label"], reader_name="reader",
                                    last_batch_policy=LastBatchPolicy.PARTIAL):
         yield out[0]["image"], out[0]["label"]
+
+
+def _random_erasing(images, p):
+    """torchvision's RandomErasing on CHW images, with probability p: area 2-33 %, aspect
+    ratio 0.3-3.3 (log-uniform), the region clamped to the image, filled with 0."""
+    area = fn.random.uniform(range=[0.02, 0.33])
+    ratio = dmath.exp(fn.random.uniform(range=[math.log(0.3), math.log(3.3)]))
+    erase = fn.cast(fn.random.coin_flip(probability=p), dtype=types.FLOAT)
+    h = dmath.min(dmath.sqrt(area * ratio), 1.0) * erase
+    w = dmath.min(dmath.sqrt(area / ratio), 1.0) * erase
+    anchor = fn.stack(fn.random.uniform(range=[0, 1]) * (1 - h),
+                      fn.random.uniform(range=[0, 1]) * (1 - w))
+    return fn.erase(images, anchor=anchor, shape=fn.stack(h, w), axis_names="HW",
+                    normalized_anchor=True, normalized_shape=True, fill_value=0)
+
+
+def recipe_batches(store, cores, w, seed):
+    files = work.read_file_list(store)
+
+    @pipeline_def(batch_size=recipes.BATCH, num_threads=cores, device_id=None, seed=seed,
+                  prefetch_queue_depth=2, enable_conditionals=True)
+    def train():
+        jpegs, labels = _reader(store, seed, shuffle=True)
+        images = fn.decoders.image_random_crop(jpegs, device="cpu", output_type=types.RGB,
+                                               random_area=list(work.SCALE),
+                                               random_aspect_ratio=list(work.RATIO))
+        interp = types.INTERP_CUBIC if w.interpolation == "bicubic" else types.INTERP_LINEAR
+        images = fn.resize(images, resize_x=w.size, resize_y=w.size, antialias=True,
+                           interp_type=interp)
+        if w.name == "recipe":  # torchvision's fill (0) and interpolation (nearest)
+            images = trivial_augment.trivial_augment_wide(images, fill_value=0,
+                                                          interp_type=types.INTERP_NN)
+        else:
+            images = rand_augment.rand_augment(images, n=2, m=9, num_magnitude_bins=11,
+                                               monotonic_mag=True)
+        images = _finish(images, "float32", mirror=fn.random.coin_flip())
+        return _random_erasing(images, w.erase_p), labels
+
+    pipe = train()
+    pipe.build()
+    mix = recipes.batch_mix(w, recipes.num_classes(files))
+    for out in DALIGenericIterator(pipe, ["image", "label"], reader_name="reader",
+                                   last_batch_policy=LastBatchPolicy.DROP):
+        yield mix(out[0]["image"], out[0]["label"].view(-1).long())
 
 
 def eval_images(store):

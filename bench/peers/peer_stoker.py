@@ -7,6 +7,7 @@ import os
 import stoker
 from stoker import transforms as S
 
+import recipes
 import work
 
 
@@ -33,6 +34,34 @@ def train_batches(store, cores, dtype, seed, fast, prefetch=None):
 
 def batches(store, cores, dtype, seed):
     return train_batches(store, cores, dtype, seed, fast=False)
+
+
+def _recipe_loader(store, cores, seed, w):
+    """The recipe's own transform object as stoker.Loader takes it (recipe: the reference's v1
+    preset; timm-ra: timm's create_transform), the batch step as its batch_transform; what it
+    cannot run natively runs in Python."""
+    if w.name == "recipe":
+        from torchvision import transforms as T
+        transform = recipes.torchvision_transform(w, T)
+    else:
+        from timm.data import create_transform
+        transform = create_transform(w.size, **recipes.timm_transform_args(w))
+    classes = len(stoker.Loader(store, batch_size=1, transforms={"image": None}).dataset.classes)
+    return stoker.Loader(store, batch_size=recipes.BATCH, shuffle=True, seed=seed,
+                         workers=cores, transforms=transform, batch_format=("image", "label"),
+                         last_batch="drop", batch_transform=recipes.batch_mix(w, classes))
+
+
+def recipe_batches(store, cores, w, seed):
+    yield from _recipe_loader(store, cores, seed, w)
+
+
+def recipe_note(store, w):
+    """The steps stoker runs in Python (loader.plan), for the table."""
+    python = [step.split("(")[0] for steps in _recipe_loader(store, 1, 0, w).plan.values()
+              for step, where in steps if where != "native"]
+    return ("loader.plan in Python: " + ", ".join(python) if python else
+            "loader.plan: every step native")
 
 
 def eval_images(store, fast=False):

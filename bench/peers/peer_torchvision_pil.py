@@ -4,6 +4,7 @@ import torch
 import torchvision
 from torchvision import transforms as T
 
+import recipes
 import work
 
 
@@ -34,15 +35,33 @@ def train_transform(dtype):
     return T.Compose(ops + [T.ToTensor(), T.Normalize(work.MEAN, work.STD)])
 
 
-def data_loader(dataset, cores, seed):
+def data_loader(dataset, cores, seed, batch=work.BATCH, **options):
     """DataLoader at its documented best for `cores`: in-process on one core (no worker beats
-    one worker sharing the core), else one worker process per core, persistent, prefetching."""
+    one worker sharing the core), else one worker process per core, persistent, prefetching;
+    `options` DataLoader's others (collate_fn, drop_last)."""
     g = torch.Generator()
     g.manual_seed(seed)
     workers = 0 if cores == 1 else cores
     extra = {"persistent_workers": True, "prefetch_factor": 2} if workers else {}
-    return torch.utils.data.DataLoader(dataset, batch_size=work.BATCH, shuffle=True, generator=g,
-                                       num_workers=workers, **extra)
+    return torch.utils.data.DataLoader(dataset, batch_size=batch, shuffle=True, generator=g,
+                                       num_workers=workers, **extra, **options)
+
+
+def recipe_loader(files, transform, w, cores, seed, load=torchvision.datasets.folder.pil_loader):
+    """A recipe work (recipes.py) through DataLoader: `transform` in its workers, the batch
+    step in the collate function, as torchvision's reference does."""
+    mix = recipes.batch_mix(w, recipes.num_classes(files))
+
+    def collate(samples):
+        return mix(*torch.utils.data.default_collate(samples))
+    return data_loader(Files(files, transform, load), cores, seed, batch=recipes.BATCH,
+                       collate_fn=collate, drop_last=True)
+
+
+def recipe_batches(store, cores, w, seed):
+    """The reference's v1 recipe on PIL images (timm-ra: torchvision's closest classes)."""
+    yield from recipe_loader(work.read_file_list(store), recipes.torchvision_transform(w, T), w,
+                             cores, seed)
 
 
 def batches(store, cores, dtype, seed):

@@ -5,6 +5,7 @@ from torchvision.io import ImageReadMode, decode_image, read_file
 from torchvision.transforms import v2
 
 import peer_torchvision_pil
+import recipes
 import work
 
 prepare = peer_torchvision_pil.prepare
@@ -25,6 +26,13 @@ def train_transform(dtype):
 def batches(store, cores, dtype, seed):
     dataset = peer_torchvision_pil.Files(work.read_file_list(store), train_transform(dtype), _load)
     yield from peer_torchvision_pil.data_loader(dataset, cores, seed)
+
+
+def recipe_batches(store, cores, w, seed):
+    """The recipe with transforms.v2 on the decoded tensors (the reference's `--backend tensor
+    --use-v2`; timm-ra: torchvision's closest classes)."""
+    yield from peer_torchvision_pil.recipe_loader(
+        work.read_file_list(store), recipes.torchvision_transform(w, v2), w, cores, seed, _load)
 
 
 def eval_image(path):

@@ -4,7 +4,10 @@ under taskset). One JSON object on stdout; a failure is one line on stderr and e
   peer_worker.py PEER prepare FOLDER STORE [MAX_SIDE]
                                                     the peer's own storage, from the files
                                                     (reduced copies with MAX_SIDE)
-  peer_worker.py PEER run STORE CORES DTYPE SEED    one epoch: rate, time to first batch, CPU
+  peer_worker.py PEER run STORE CORES DTYPE SEED [WORK]
+                                                    one epoch: rate, time to first batch, CPU
+                                                    (WORK: textbook, or a recipe of recipes.py,
+                                                    float32 only)
   peer_worker.py PEER eval STORE OUT                the evaluation transform of every file,
                                                     uint8, saved to OUT (torch.save)
 """
@@ -17,18 +20,31 @@ import time
 import proc_tree
 
 
-def run(peer, store, cores, dtype, seed):
+def run(peer, store, cores, dtype, seed, work="textbook"):
     import torch
+    import recipes
     torch.set_num_threads(1)
+    if work == "textbook":
+        stream, size = peer.batches(store, int(cores), dtype, int(seed)), 224
+    elif work in recipes.WORKS and hasattr(peer, "recipe_batches"):
+        if dtype != "float32":
+            raise RuntimeError(f"work {work}: float32 out only, not {dtype}")
+        w = recipes.WORKS[work]
+        stream, size = peer.recipe_batches(store, int(cores), w, int(seed)), w.size
+    else:
+        raise RuntimeError(f"no work {work!r} for this peer")
     start = time.perf_counter()
     images = batches = 0
     first = cpu_first = None
-    for image, label in peer.batches(store, int(cores), dtype, int(seed)):
-        if image.dtype != getattr(torch, dtype) or tuple(image.shape[1:]) != (3, 224, 224):
+    for image, label in stream:
+        if image.dtype != getattr(torch, dtype) or tuple(image.shape[1:]) != (3, size, size):
             raise RuntimeError(f"batch {batches}: {image.dtype} {tuple(image.shape)}, "
-                               f"expected {dtype} [B, 3, 224, 224]")
+                               f"expected {dtype} [B, 3, {size}, {size}]")
         if len(label) != len(image):
             raise RuntimeError(f"batch {batches}: {len(label)} labels for {len(image)} images")
+        if work != "textbook" and (label.dtype != torch.float32 or label.dim() != 2):
+            raise RuntimeError(f"batch {batches}: labels {label.dtype} {tuple(label.shape)}, "
+                               "expected the soft targets of MixUp/CutMix, float32 [B, classes]")
         image[-1, -1, -1, -1].item()  # the batch is there
         batches += 1
         if first is None:
@@ -40,9 +56,12 @@ def run(peer, store, cores, dtype, seed):
         raise RuntimeError(f"{images} images make {batches} batch: nothing is timed after the "
                            "first; use more images (or STOKER_PEERS_BATCH for a smoke run)")
     timed = images - first_images
-    return {"images": images, "batches": batches, "first_batch_s": first - start,
-            "images_per_s": timed / (end - first),
-            "cpu_s_per_image": (cpu_end - cpu_first) / timed}
+    result = {"images": images, "batches": batches, "first_batch_s": first - start,
+              "images_per_s": timed / (end - first),
+              "cpu_s_per_image": (cpu_end - cpu_first) / timed}
+    if work != "textbook" and hasattr(peer, "recipe_note"):
+        result["note"] = peer.recipe_note(store, recipes.WORKS[work])
+    return result
 
 
 def evaluate(peer, store, out):

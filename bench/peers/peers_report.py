@@ -42,47 +42,119 @@ def table(report, cores_list, dtype):
     return "\n".join(lines)
 
 
+def fastest_peer(report, key):
+    """(name, images/s) of the fastest peer other than stoker's rows for `key`, or None."""
+    rates = [(peer["median"][key]["images_per_s"], name) for name, peer in report.items()
+             if not name.startswith("stoker") and key in peer.get("median", {})]
+    return max(rates)[::-1] if rates else None
+
+
+def recipe_table(report, cores_list, dtype):
+    """A recipe work's table: images/s per core and the ratio to the fastest peer at each
+    core count, then the 1-core costs; a peer's note (stoker's steps in Python) after it."""
+    head = ([f"images/s per core, {c} core{'s' if c > 1 else ''}" for c in cores_list] +
+            [f"× fastest peer, {c}c" for c in cores_list] +
+            ["CPU ms/image (1 core)", "peak RSS MB (1 core)", "first batch s (1 core)"])
+    lines = ["| peer | " + " | ".join(head) + " |", "|---|" + "---:|" * len(head)]
+    fastest = {c: fastest_peer(report, f"{c}c_{dtype}") for c in cores_list}
+    for name, peer in report.items():
+        medians = peer.get("median", {})
+        one = medians.get(f"{cores_list[0]}c_{dtype}")
+        row = [f"{name} ({peer['what']})"]
+        for c in cores_list:
+            m = medians.get(f"{c}c_{dtype}")
+            row.append(_cell(m, "images_per_s", 1 / c))
+        for c in cores_list:
+            m = medians.get(f"{c}c_{dtype}")
+            row.append(f"{m['images_per_s'] / fastest[c][1]:.2f}" if m and fastest[c] else "-")
+        row += [_cell(one, "cpu_s_per_image", 1000, 2), _cell(one, "peak_rss_bytes", 2 ** -20),
+                _cell(one, "first_batch_s", 1, 2)]
+        notes = [peer["note"]] if "note" in peer else []
+        notes += [peer["error"]] if "error" in peer else []
+        notes += [f"{k}: {v}" for k, v in peer.get("run_errors", {}).items()]
+        if notes:
+            row[0] += " — " + "; ".join(notes)
+        lines.append("| " + " | ".join(row) + " |")
+    summary = [f"{c} core{'s' if c > 1 else ''}: {fastest[c][0]}" for c in cores_list
+               if fastest[c]]
+    if summary:
+        lines += ["", "Fastest peer (stoker's rows aside): " + "; ".join(summary) + "."]
+    return "\n".join(lines)
+
+
 def eval_table(report):
     lines = ["| peer | evaluation pixels against torchvision's PIL path |", "|---|---|"]
     lines += [f"| {name} | {_eval_cell(peer)} |" for name, peer in report.items()]
     return "\n".join(lines)
 
 
-def chart(report, key, title):
-    """Horizontal bars of images/s per core for `key` (e.g. "1c_float32")."""
-    rows = [(name, peer["median"][key]["images_per_s"] / int(key.split("c")[0]))
-            for name, peer in report.items() if key in peer.get("median", {})]
+def _per_core(peer, key):
+    return peer["median"][key]["images_per_s"] / int(key.split("c")[0])
+
+
+def chart(report, keys, title):
+    """Horizontal bars of images/s per core, one per key of `keys` (e.g. "1c_float32") for
+    each peer, peers ordered by the first key; with several keys each bar names its key and
+    stoker's the ratio to the fastest peer."""
+    names = sorted((name for name, peer in report.items() if keys[0] in peer.get("median", {})),
+                   key=lambda name: -_per_core(report[name], keys[0]))
+    rows = [(name, key, _per_core(report[name], key)) for name in names for key in keys
+            if key in report[name]["median"]]
     if not rows:
         return ""
-    width, bar_h, left = 720, 24, 170
-    top = max(rate for _, rate in rows)
+    bar_h, left = 24, 170
+    gap = bar_h // 2 if len(keys) > 1 else 0
+    width = 820 if gap else 720
+    top = max(rate for _, _, rate in rows)
     svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" '
-           f'height="{40 + bar_h * len(rows)}" font-family="sans-serif" font-size="13">',
-           f'<text x="8" y="20" font-weight="bold">{title}</text>']
-    for i, (name, rate) in enumerate(sorted(rows, key=lambda r: -r[1])):
-        y = 32 + i * bar_h
-        w = (width - left - 90) * rate / top
+           f'height="{40 + bar_h * len(rows) + gap * len(names)}" font-family="sans-serif" '
+           f'font-size="13">', f'<text x="8" y="20" font-weight="bold">{title}</text>']
+    y = 32 - gap
+    for i, (name, key, rate) in enumerate(rows):
+        first = i == 0 or rows[i - 1][0] != name
+        y += gap if first else 0
+        w = (width - left - (250 if gap else 90)) * rate / top
         eval_ = report[name].get("eval")
         note = f" (mean px diff {eval_['mean_abs_diff']:.2f})" if eval_ and eval_[
             "mean_abs_diff"] is not None else ""
+        if len(keys) > 1:
+            label = key.split("_")[0].replace("c", " core" + ("s" if key[0] != "1" else ""))
+            fastest = fastest_peer(report, key)
+            if name.startswith("stoker") and fastest:
+                label += f", {rate * int(key.split('c')[0]) / fastest[1]:.1f}× fastest peer"
+            note += f" ({label})"
         fill = "#d9541e" if name.startswith("stoker") else "#4c78a8"
-        svg += [f'<text x="{left - 6}" y="{y + 16}" text-anchor="end">{name}</text>',
-                f'<rect x="{left}" y="{y + 3}" width="{w:.1f}" height="{bar_h - 6}" '
+        if first:
+            svg.append(f'<text x="{left - 6}" y="{y + 16}" text-anchor="end">{name}</text>')
+        fill += '" fill-opacity="0.6' if key != keys[0] else ""
+        svg += [f'<rect x="{left}" y="{y + 3}" width="{w:.1f}" height="{bar_h - 6}" '
                 f'fill="{fill}"/>',
                 f'<text x="{left + w + 4:.1f}" y="{y + 16}">{rate:,.0f}{note}</text>']
+        y += bar_h
     return "\n".join(svg + ["</svg>"])
 
 
-def write(report, machine, cores_list, dtypes, out):
+def write(report, machine, cores_list, dtypes, out, suffix=""):
+    """table{suffix}.md and chart{suffix}.svg in `out`; a recipe work (machine["work"]) gets
+    its own table and a chart of every core count."""
     parts = [f"Machine: {machine['cpus']} CPUs, {machine['uname']}; {machine['date']}."]
+    work = machine.get("work", "textbook")
     if machine.get("max_side"):
         parts += ["", f"Reduced copies, largest side {machine['max_side']}; evaluation pixels "
                   "against torchvision's PIL path on the original files."]
-    for dtype in dtypes:
-        parts += ["", f"### {dtype}", "", table(report, cores_list, dtype)]
-    parts += ["", "### Evaluation transform (Resize 256 + CenterCrop 224)", "", eval_table(report)]
-    with open(os.path.join(out, "table.md"), "w") as f:
+    if work != "textbook":
+        parts += ["", f"### Work {work} ({dtypes[0]}, bench/peers/recipes.py)", "",
+                  recipe_table(report, cores_list, dtypes[0])]
+        keys = [f"{c}c_{dtypes[0]}" for c in cores_list]
+        title = f"{work}: images/s per core, {dtypes[0]}"
+    else:
+        for dtype in dtypes:
+            parts += ["", f"### {dtype}", "", table(report, cores_list, dtype)]
+        parts += ["", "### Evaluation transform (Resize 256 + CenterCrop 224)", "",
+                  eval_table(report)]
+        keys = [f"{cores_list[0]}c_{dtypes[-1]}"]
+        title = f"images/s per core, {keys[0].replace('_', ', ')}"
+    with open(os.path.join(out, f"table{suffix}.md"), "w") as f:
         f.write("\n".join(parts) + "\n")
-    key = f"{cores_list[0]}c_{dtypes[-1]}"
-    with open(os.path.join(out, "chart.svg"), "w") as f:
-        f.write(chart(report, key, f"images/s per core, {key.replace('_', ', ')}"))
+    with open(os.path.join(out, f"chart{suffix}.svg"), "w") as f:
+        f.write(chart(report, keys, title))

@@ -15,10 +15,16 @@ store them with their own setting (REDUCES_ITSELF), the others read a reduced co
 (reduced_copy.py); the evaluation pixels are still compared with torchvision's PIL path on the
 original files, so they show what the reduction costs.
 
+With `--pipeline recipe` or `--pipeline timm-ra` (the third and fourth tables, recipes.py), the
+peers that run a training recipe do it instead of the textbook work: float32 out, soft targets;
+no evaluation pixels.
+
 Usage: .venv/bin/python bench/peers/run.py IMAGES [--out DIR] [--rounds 3] [--peers a,b]
        [--cores 1,2] [--dtypes uint8,float32] [--no-eval] [--max-side N]
+       [--pipeline textbook|recipe|timm-ra]
 IMAGES: an ImageFolder (class folders of JPEGs), e.g. bench/make_image_set.py's OUT/train.
-Writes DIR/results.json, DIR/table.md and DIR/chart.svg (DIR default: bench-peers-out).
+Writes DIR/results.json, DIR/table.md and DIR/chart.svg (DIR default: bench-peers-out); a
+recipe DIR/results-PIPELINE.json, DIR/table-PIPELINE.md and DIR/chart-PIPELINE.svg.
 """
 import argparse
 import json
@@ -31,6 +37,7 @@ import time
 
 import peers_report  # this folder: the script's, first on sys.path
 import proc_tree
+import recipes
 import reduced_copy
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -49,7 +56,34 @@ PEERS = {
     "tfdata": ("tfdata", "torchvision_pil", "tf.data, decode_and_crop_jpeg"),
     "stoker": ("stoker", None, "stoker, exact (default)"),
     "stoker_fast": ("stoker", "stoker", "stoker, fast mode (dct_scaling)"),
+    "timm": (None, "torchvision_pil", "timm's create_loader, CPU (no prefetcher)"),
 }
+# The peers of each work (the default of --peers): the recipes' are those with recipe_batches.
+WORK_PEERS = {
+    "textbook": [p for p in PEERS if p != "timm"],
+    "recipe": ["torchvision_pil", "torchvision_tensor", "pillow_simd", "timm", "dali", "stoker"],
+}
+WORK_PEERS["timm-ra"] = WORK_PEERS["recipe"]
+# What each peer runs of a recipe work where it is not the recipe's own classes (their files
+# say how); the table shows it beside the peer's name.
+RECIPE_WHAT = {
+    ("torchvision_pil", "recipe"): "the reference's v1 preset; MixUp/CutMix in the collate",
+    ("torchvision_tensor", "recipe"): "the reference's v2 preset on tensors; MixUp/CutMix in "
+                                      "the collate",
+    ("timm", "recipe"): f"closest: {recipes.TIMM_TRIVIAL} for TrivialAugmentWide; its Mixup",
+    ("dali", "recipe"): "its trivial_augment_wide, erase; MixUp/CutMix in PyTorch (DALI has "
+                        "none)",
+    ("torchvision_pil", "timm-ra"): "closest: torchvision's RandAugment(2, 9 of 11 bins), "
+                                    "RandomErasing(value='random'); timm's Mixup in the collate",
+    ("timm", "timm-ra"): "create_transform; its Mixup",
+    ("dali", "timm-ra"): "closest: its rand_augment(n=2, m=9 of 11 bins), erase with 0; "
+                         "timm's Mixup in PyTorch (DALI has none)",
+    ("stoker", "recipe"): "the reference's v1 preset; MixUp/CutMix as batch_transform",
+    ("stoker", "timm-ra"): "timm's create_transform; its Mixup as batch_transform",
+}
+RECIPE_WHAT[("torchvision_tensor", "timm-ra")] = RECIPE_WHAT[("torchvision_pil", "timm-ra")]
+RECIPE_WHAT[("pillow_simd", "recipe")] = RECIPE_WHAT[("torchvision_pil", "recipe")]
+RECIPE_WHAT[("pillow_simd", "timm-ra")] = RECIPE_WHAT[("torchvision_pil", "timm-ra")]
 REFERENCE = "torchvision_pil"
 # Peers whose own tool stores reduced copies (their prepare takes max_side): what it does.
 REDUCES_ITSELF = {
@@ -148,7 +182,7 @@ def prepare(peers, images, work_dir, report, max_side=None):
         report[peer]["store"] = store
 
 
-def measure(peers, report, rounds, cores_list, dtypes):
+def measure(peers, report, rounds, cores_list, dtypes, work="textbook"):
     """Alternating rounds: the peers' order reverses every round."""
     order = list(peers)
     for r in range(rounds):
@@ -161,11 +195,13 @@ def measure(peers, report, rounds, cores_list, dtypes):
                     print(f"round {r + 1}/{rounds}: {peer} {key}", file=sys.stderr)
                     try:
                         result, rss = worker(peer, ["run", report[peer]["store"], cores, dtype,
-                                                    r], cores=cores)
+                                                    r, work], cores=cores)
                     except RuntimeError as e:
                         report[peer].setdefault("run_errors", {})[key] = str(e)
                         continue
                     result["peak_rss_bytes"] = rss
+                    if "note" in result:  # what the peer says of how it ran the work
+                        report[peer]["note"] = result.pop("note")
                     report[peer].setdefault("runs", {}).setdefault(key, []).append(result)
         order.reverse()
     for peer in peers:
@@ -222,22 +258,34 @@ def main(argv=None):
     p.add_argument("--work", default=os.path.join(os.path.dirname(PEERS_DIR), "peers-work"),
                    help="where the peers' stores go (kept between runs)")
     p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--peers", default=",".join(PEERS))
+    p.add_argument("--pipeline", default="textbook", choices=list(WORK_PEERS),
+                   help="the textbook work (work.py) or a training recipe (recipes.py)")
+    p.add_argument("--peers", help="default: the work's (WORK_PEERS)")
     p.add_argument("--cores", default="1,2")
-    p.add_argument("--dtypes", default="uint8,float32")
+    p.add_argument("--dtypes", help="default: uint8,float32; a recipe float32 only")
     p.add_argument("--no-eval", action="store_true")
     p.add_argument("--max-side", type=int, help="the second table: reduced copies, largest side N")
     a = p.parse_args(argv)
-    peers = a.peers.split(",")
-    unknown = [x for x in peers if x not in PEERS]
+    recipe = a.pipeline != "textbook"
+    peers = a.peers.split(",") if a.peers else WORK_PEERS[a.pipeline]
+    unknown = [x for x in peers if x not in WORK_PEERS[a.pipeline]]
     if unknown:
-        p.error(f"unknown peers {unknown}: {', '.join(PEERS)}")
+        p.error(f"peers {unknown}: the pipeline {a.pipeline} has "
+                f"{', '.join(WORK_PEERS[a.pipeline])}")
+    dtypes = (a.dtypes or ("float32" if recipe else "uint8,float32")).split(",")
+    if recipe and dtypes != ["float32"]:
+        p.error(f"--dtypes {a.dtypes}: the pipeline {a.pipeline} is float32 only")
+    if recipe and a.max_side:
+        p.error(f"--max-side with --pipeline {a.pipeline}: the recipes read the original files")
     if not os.path.isdir(a.images):
         p.error(f"{a.images}: not a directory")
     cores_list = [int(c) for c in a.cores.split(",")]
     if max(cores_list) > os.cpu_count():
         p.error(f"--cores {a.cores}: this machine has {os.cpu_count()}")
     report = {peer: {"what": PEERS[peer][2]} for peer in peers}
+    for peer in peers:
+        if (peer, a.pipeline) in RECIPE_WHAT:
+            report[peer]["what"] += "; " + RECIPE_WHAT[(peer, a.pipeline)]
     if a.max_side:
         for peer in peers:
             owner = PEERS[peer][1] or peer
@@ -251,8 +299,8 @@ def main(argv=None):
     os.makedirs(a.work, exist_ok=True)
     images = os.path.abspath(a.images)
     prepare(peers, images, a.work, report, a.max_side)
-    measure(peers, report, a.rounds, cores_list, a.dtypes.split(","))
-    if not a.no_eval:
+    measure(peers, report, a.rounds, cores_list, dtypes, a.pipeline)
+    if not a.no_eval and not recipe:
         reference_store = store_path(a.work, REFERENCE, None)
         if not os.path.exists(reference_store):
             worker(REFERENCE, ["prepare", images, reference_store])
@@ -260,11 +308,12 @@ def main(argv=None):
     os.makedirs(a.out, exist_ok=True)
     machine = {"cpus": os.cpu_count(), "uname": " ".join(os.uname()),
                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-               "max_side": a.max_side}
-    with open(os.path.join(a.out, "results.json"), "w") as f:
+               "max_side": a.max_side, "work": a.pipeline}
+    suffix = f"-{a.pipeline}" if recipe else ""
+    with open(os.path.join(a.out, f"results{suffix}.json"), "w") as f:
         json.dump({"machine": machine, "peers": report}, f, indent=1)
-    peers_report.write(report, machine, cores_list, a.dtypes.split(","), a.out)
-    print(open(os.path.join(a.out, "table.md")).read())
+    peers_report.write(report, machine, cores_list, dtypes, a.out, suffix)
+    print(open(os.path.join(a.out, f"table{suffix}.md")).read())
 
 
 if __name__ == "__main__":

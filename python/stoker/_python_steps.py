@@ -1,6 +1,7 @@
 """The Python steps of a field: the transforms stoker.transforms cannot run natively (a user's
 function, a torchvision class it does not translate, kornia, ...) run here, on each sample the
-native steps made, in the iterating thread, after the native batch is built. And the loader's
+native steps made, in the iterating thread (or its threads), after the native batch is built
+(or in worker processes: _python_pool.py, with the same seeds and errors). And the loader's
 batch transform (torchvision's MixUp, CutMix, timm's Mixup, ...), on the whole batch after them.
 
 A step gets what the step before it gave: first the native steps' sample, a torch tensor
@@ -15,7 +16,9 @@ Random draws: before each sample, torch's, Python's ``random`` and numpy's globa
 are seeded by sample_seed(loader seed, epoch, rank, position, slot), the position being the
 loader's global position in the epoch after the sample's batch (state_dict()["position"]), and
 the iterating thread's own states are put back after the batch: the same batches for any number
-of native workers, again after a resume. A batch transform is seeded likewise by
+of native workers, again after a resume. A step taking a ``generator=`` keyword is also given
+a torch.Generator seeded by that seed (FieldSteps): its draws need no global state, so such
+steps may run in threads (python_parallel="threads"). A batch transform is seeded likewise by
 batch_seed(seed, epoch, rank, position). An exception (or an output that is not a tensor, or of another shape or dtype) is
 one stoker.Error naming the field, the sample and the step; with on_error="skip" the sample is
 dropped from its batch instead and counted.
@@ -23,8 +26,10 @@ dropped from its batch instead and counted.
 
 from __future__ import annotations
 
+import inspect
 import random
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Dict, List
 
 from stoker import _stoker
@@ -139,21 +144,108 @@ def _from_pil(torch, numpy, image):
     return torch.from_numpy(numpy.ascontiguousarray(array))
 
 
+class SampleError(Exception):
+    """A sample's Python steps failed: the one-line message names the field, the sample and the
+    step."""
+
+
+def sample_message(field: str, slot: int, index: int, epoch: int, text: str) -> str:
+    """One line naming sample `slot` of batch `index` of `epoch` and field `field`."""
+    return " ".join(f"field '{field}', sample {slot} of batch {index} (epoch {epoch}): "
+                    f"{text}".split())
+
+
+def takes_generator(step) -> bool:
+    """Whether `step` takes a ``generator=`` keyword (by its signature)."""
+    try:
+        parameter = inspect.signature(step).parameters.get("generator")
+    except (TypeError, ValueError):  # no signature to read (a builtin)
+        return False
+    return parameter is not None and parameter.kind in (parameter.KEYWORD_ONLY,
+                                                        parameter.POSITIONAL_OR_KEYWORD)
+
+
+class FieldSteps:
+    """A field's Python steps ready to run: ``steps``, ``pil`` (whether they get PIL images:
+    with `python_input` "pil", or None where they convert one themselves, wants_pil), and
+    ``generator``, for each step whether it takes a generator= keyword: it is then called with
+    a torch.Generator seeded by the sample's seed, so its draws need no global state."""
+
+    def __init__(self, torch, steps: list, python_input):
+        self.pil = python_input == "pil" or (python_input is None and wants_pil(steps))
+        self.steps = steps if self.pil else tensor_steps(torch, steps)
+        self.generator = [takes_generator(step) for step in self.steps]
+        self.seconds = [0.0] * len(self.steps)  # in each step, over every sample
+
+    def timing(self) -> list:
+        """[(step, seconds in it)]."""
+        return [(step_name(step), seconds) for step, seconds in zip(self.steps, self.seconds)]
+
+    def run(self, torch, numpy, x, seed: int, where: tuple, on_step=None):
+        """`x` after the steps, a plain torch.Tensor; SampleError if a step raises or they give
+        no tensor. `seed`: the sample's (for the generator= steps; the caller seeds the global
+        generators); `where`: (field, slot, batch index, epoch), for the message; on_step(i)
+        is called before step i."""
+        generator = torch.Generator().manual_seed(seed) if any(self.generator) else None
+        if self.pil and x.dtype == torch.uint8 and x.dim() == 3:
+            x = _to_pil(x)
+        for number, step in enumerate(self.steps):
+            if on_step is not None:
+                on_step(number)
+            start = time.perf_counter()
+            try:
+                x = step(x, generator=generator) if self.generator[number] else step(x)
+            except Exception as e:  # a user's code: anything it raises is the sample's error
+                raise SampleError(sample_message(*where, f"{step_name(step)} raised "
+                                                 f"{type(e).__name__}: {e}")) from None
+            finally:
+                self.seconds[number] += time.perf_counter() - start
+        if _is_pil(x):
+            x = _from_pil(torch, numpy, x)
+        if not isinstance(x, torch.Tensor):
+            raise SampleError(sample_message(
+                *where, f"the Python steps gave a {type(x).__name__}, not a torch.Tensor (last "
+                f"step {step_name(self.steps[-1])})"))
+        return x.as_subclass(torch.Tensor)
+
+
+def check_uniform(field: str, index: int, epoch: int, samples: list) -> None:
+    """SampleError unless every (slot, dtype, shape) of `samples` has the first one's dtype
+    and shape (a batch stacks them)."""
+    first_slot, dtype, shape = samples[0]
+    for slot, other_dtype, other_shape in samples:
+        if other_shape != shape or other_dtype != dtype:
+            raise SampleError(sample_message(
+                field, slot, index, epoch, f"the Python steps gave {other_dtype} "
+                f"{list(other_shape)}, but sample {first_slot} {dtype} {list(shape)}: a batch "
+                "stacks one shape and dtype"))
+
+
 class PythonSteps:
     """The Python steps of every field that has some ({field: [callable, ...]}), applied to
-    native batches (dicts of tensors)."""
+    native batches (dicts of tensors) in the iterating thread, or with `threads` > 1 by that
+    many threads, each batch's samples at once; threads need every step to take a
+    generator= keyword (FieldSteps): the global generators are not seeded there."""
 
     def __init__(self, torch, steps: Dict[str, list], seed: int, rank: int, on_error: str,
-                 python_input=None):
-        """`python_input`: "tensor", "pil" (uint8 samples given as PIL images), or None to
-        give PIL images where the steps convert them (wants_pil)."""
+                 python_input=None, threads: int = 0):
+        """`python_input` as FieldSteps takes it."""
         import numpy
         self._torch = torch
         self._numpy = numpy
-        self._pil = {field: python_input == "pil" or (python_input is None and wants_pil(s))
-                     for field, s in steps.items()}
-        self._steps = {field: s if self._pil[field] else tensor_steps(torch, s)
-                       for field, s in steps.items()}
+        self._steps = {field: FieldSteps(torch, s, python_input) for field, s in steps.items()}
+        self._threads = None
+        if threads > 1 and steps:
+            for field, field_steps_ in self._steps.items():
+                for step, generator in zip(field_steps_.steps, field_steps_.generator):
+                    if not generator:
+                        raise ValueError(
+                            f"field '{field}': python_parallel='threads' needs every Python "
+                            f"step to take a generator= keyword (a torch.Generator seeded per "
+                            f"sample); {step_name(step)} does not: use "
+                            "python_parallel='processes'")
+            self._threads = ThreadPoolExecutor(threads, thread_name_prefix="stoker-python")
+        self.workers = threads if self._threads else 0
         self._seed = seed
         self._rank = rank
         self._skip = on_error == "skip"
@@ -163,79 +255,115 @@ class PythonSteps:
     def __bool__(self):
         return bool(self._steps)
 
+    def stats(self) -> dict:
+        return {"python_seconds": self.seconds, "python_skipped": self.skipped,
+                "python_step_seconds": {field: steps.timing()
+                                        for field, steps in self._steps.items()}}
+
+    def epoch(self, native_epoch, epoch: int, core, rewind=None):
+        """The iteration of `native_epoch` (epoch `epoch` of the LoaderCore `core`) through
+        these steps (it never runs ahead: nothing to `rewind`)."""
+        return SerialEpoch(native_epoch, self, epoch, core)
+
+    def close(self) -> None:
+        """Stops the threads, if any (new ones start when needed)."""
+        if self._threads is not None:
+            self._threads.shutdown(wait=True)
+            self._threads = ThreadPoolExecutor(self.workers, thread_name_prefix="stoker-python")
+
     def apply(self, batch: dict, epoch: int, index: int, position: int) -> dict:
         """`batch` with each field that has Python steps replaced by the stack of its samples
         after them (batch `index` of this iteration of `epoch`, the loader at global `position`
         after it); samples that failed dropped from every field under on_error="skip"."""
         start = time.perf_counter()
-        with _Seeded(self._torch, self._numpy) as generators:
-            size = len(next(iter(batch.values())))
-            made: Dict[str, List] = {}
-            failed = set()
-            for field, steps in self._steps.items():
-                made[field] = self._samples(generators, field, steps, batch[field], epoch,
-                                            index, position, size, failed)
-        keep = [slot for slot in range(size) if slot not in failed]
-        out = {}
-        for field, values in batch.items():
-            if field in made:
-                out[field] = self._stack(field, [made[field][slot] for slot in keep], epoch,
-                                         index, keep)
-            elif failed:
-                out[field] = values[keep]
-            else:
-                out[field] = values
+        try:
+            with _Seeded(self._torch, self._numpy) as generators:
+                size = len(next(iter(batch.values())))
+                made: Dict[str, List] = {}
+                failed = set()
+                for field, steps in self._steps.items():
+                    made[field] = self._samples(generators, field, steps, batch[field],
+                                                epoch, index, position, size, failed)
+            keep = [slot for slot in range(size) if slot not in failed]
+            out = {}
+            for field, values in batch.items():
+                if field in made:
+                    out[field] = self._stack(field, [made[field][slot] for slot in keep],
+                                             epoch, index, keep)
+                elif failed:
+                    out[field] = values[keep]
+                else:
+                    out[field] = values
+        except SampleError as e:
+            raise _stoker.Error(str(e)) from None
         self.skipped += len(failed)
         self.seconds += time.perf_counter() - start
         return out
 
     def _samples(self, generators, field, steps, values, epoch, index, position, size,
                  failed) -> list:
-        torch = self._torch
-        samples = [None] * size
-        for slot in range(size):
-            if slot in failed:
-                continue
-            generators.seed(sample_seed(self._seed, epoch, self._rank, position, slot))
-            x = values[slot]
-            if self._pil[field] and x.dtype == torch.uint8 and x.dim() == 3:
-                x = _to_pil(x)
-            for step in steps:
-                try:
-                    x = step(x)
-                except Exception as e:  # a user's code: anything it raises is the sample's error
-                    self._fail(failed, slot, f"field '{field}', sample {slot} of batch {index} "
-                               f"(epoch {epoch}): {step_name(step)} raised "
-                               f"{type(e).__name__}: {e}")
-                    break
-            else:
-                if _is_pil(x):
-                    x = _from_pil(torch, self._numpy, x)
-                if not isinstance(x, torch.Tensor):
-                    self._fail(failed, slot, f"field '{field}', sample {slot} of batch {index} "
-                               f"(epoch {epoch}): the Python steps gave a "
-                               f"{type(x).__name__}, not a torch.Tensor (last step "
-                               f"{step_name(steps[-1])})")
-                    continue
-                samples[slot] = x.as_subclass(torch.Tensor)
-        return samples
+        def one(slot):
+            seed = sample_seed(self._seed, epoch, self._rank, position, slot)
+            if self._threads is None:
+                generators.seed(seed)
+            try:
+                return steps.run(self._torch, self._numpy, values[slot], seed,
+                                 (field, slot, index, epoch))
+            except SampleError as e:
+                return e
 
-    def _fail(self, failed: set, slot: int, message: str) -> None:
-        if not self._skip:
-            raise _stoker.Error(" ".join(message.split()))
-        failed.add(slot)
+        slots = [slot for slot in range(size) if slot not in failed]
+        samples = [None] * size
+        made = self._threads.map(one, slots) if self._threads else map(one, slots)
+        for slot, x in zip(slots, made):
+            if isinstance(x, SampleError):
+                if not self._skip:
+                    raise x
+                failed.add(slot)
+            else:
+                samples[slot] = x
+        return samples
 
     def _stack(self, field, samples, epoch, index, slots):
         if not samples:
             return self._torch.empty(0)
-        first = samples[0]
-        for slot, x in zip(slots, samples):
-            if x.shape != first.shape or x.dtype != first.dtype:
-                raise _stoker.Error(
-                    f"field '{field}', sample {slot} of batch {index} (epoch {epoch}): the Python "
-                    f"steps gave {x.dtype} {list(x.shape)}, but sample {slots[0]} "
-                    f"{first.dtype} {list(first.shape)}: a batch stacks one shape and dtype")
+        check_uniform(field, index, epoch,
+                      [(slot, x.dtype, x.shape) for slot, x in zip(slots, samples)])
         return self._torch.stack(samples)
+
+
+class SerialEpoch:
+    """A native epoch whose batches go through the Python steps in the iterating thread.
+    ``state``: the loader's (seed, epoch, position) after the batch last yielded."""
+
+    def __init__(self, native_epoch, steps: PythonSteps, epoch: int, core):
+        self.inner = native_epoch
+        self._steps = steps
+        self._epoch = epoch
+        self._core = core
+        self.state = core.state()
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        batch = next(self.inner)
+        self.state = self._core.state()
+        return self._steps.apply(batch, self._epoch, self.inner.last_index, self.state[2])
+
+    def __len__(self):
+        return len(self.inner)
+
+    @property
+    def live(self):
+        return self.inner.live
+
+    @property
+    def last_padding(self):
+        return self.inner.last_padding
+
+    def close(self):
+        self.inner.close()
 
 
 class BatchTransform:

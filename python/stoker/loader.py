@@ -13,6 +13,7 @@ from typing import Optional
 from stoker import _device, _stoker
 from stoker._data_access import data_access
 from stoker._batch_transforms import native_call
+from stoker._python_pool import PythonPool
 from stoker._python_steps import BatchTransform, PythonSteps, step_name
 from stoker.transforms import call_text, defer_normalization, plan_fields
 
@@ -212,22 +213,52 @@ class _BatchTransformEpoch(_Wrapped):
         return self._transform.apply(batch, self._epoch, self._index - 1, self._state()[2])
 
 
-class _PythonStepsEpoch(_Wrapped):
-    """A native epoch whose batches go through the loader's Python steps."""
+def _python_steps(torch, plan, seed, rank, on_error, python_input, python_workers,
+                  python_parallel, python_timeout, pin):
+    """The loader's Python steps: run in the iterating thread or threads (PythonSteps) or by
+    worker processes (PythonPool). python_workers None: min(2, cores) where there are two
+    cores or more (and, for processes, every step can be sent to one), else the iterating
+    thread."""
+    if python_parallel not in ("processes", "threads"):
+        raise ValueError(f"python_parallel must be 'processes' or 'threads', not "
+                         f"{python_parallel!r}")
+    if python_input not in (None, "tensor", "pil"):
+        raise ValueError(f"python_input must be None, 'tensor' or 'pil', not {python_input!r}")
+    if isinstance(python_timeout, bool) or not isinstance(python_timeout, numbers.Real) or \
+            not python_timeout > 0:
+        raise ValueError(f"python_timeout must be a number of seconds > 0, not "
+                         f"{python_timeout!r}")
+    if python_parallel == "threads":
+        if python_workers is None:
+            python_workers = min(2, len(os.sched_getaffinity(0)))
+        python_workers = _int("python_workers", python_workers, 0, 1024)
+        return PythonSteps(torch, plan.python, seed, rank, on_error, python_input,
+                           threads=python_workers)
+    if python_workers is None:
+        cores = len(os.sched_getaffinity(0))
+        python_workers = min(2, cores) if cores > 1 and plan.python else 0
+        if python_workers:
+            try:
+                return PythonPool(torch, plan.python, seed, rank, on_error, python_input,
+                                  python_workers, float(python_timeout), pin)
+            except ValueError:  # a step that cannot go to a process: run them here
+                python_workers = 0
+    python_workers = _int("python_workers", python_workers, 0, 1024)
+    if python_workers and plan.python:
+        return PythonPool(torch, plan.python, seed, rank, on_error, python_input,
+                          python_workers, float(python_timeout), pin)
+    return PythonSteps(torch, plan.python, seed, rank, on_error, python_input)
 
-    def __init__(self, native_epoch, steps: PythonSteps, epoch: int, core):
-        super().__init__(native_epoch)
-        self._steps = steps
-        self._epoch = epoch
-        self._core = core  # the LoaderCore, for its position after each batch
 
-    def change(self, batch):
-        return self._steps.apply(batch, self._epoch, self.inner.last_index,
-                                 self._core.state()[2])
+class _StateOf:
+    """An iteration that runs ahead of the batches it yields, as CudaEpoch takes a native
+    loader: ``state()`` is its ``state``."""
 
+    def __init__(self, iteration):
+        self._iteration = iteration
 
-def _python_step_names(plan) -> list:
-    return [step_name(step) for steps in plan.python.values() for step in steps]
+    def state(self):
+        return self._iteration.state
 
 
 class LoaderDataset:
@@ -427,7 +458,19 @@ class Loader:
     natively (a torchvision class it does not translate, your own function) is not refused: it
     and the steps after it run in Python on each sample the native steps made (a tensor),
     seeded per sample, after the batch is built; ``loader.plan`` says which steps run where,
-    ``stats()["python_seconds"]`` what they cost. They get each sample as a tensor, or as a PIL
+    ``stats()["python_seconds"]`` what they cost.
+    They run in ``python_workers`` worker processes (started by a forkserver: a script defining
+    its steps needs the ``if __name__ == "__main__":`` guard), samples passed through shared
+    memory, a few batches ahead of the consumer; 0 runs them in the iterating thread; None (the
+    default) is 2 where there are two cores or more and every step can be pickled, else 0. The
+    batches are the same for any number. ``python_parallel="threads"`` runs them in that many
+    threads instead, each batch's samples at once (for steps that release the GIL: torch ops,
+    PIL, OpenCV), where every step takes a ``generator=`` keyword: a step that does is given a
+    torch.Generator seeded per sample (in every mode), its draws then need no global state. A
+    sample whose step raises, gives no tensor, kills its worker or runs longer than
+    ``python_timeout`` seconds (its worker is then replaced) is one stoker.Error naming the
+    field, the sample and the step, or is skipped with on_error="skip".
+    They get each sample as a tensor, or as a PIL
     image where they convert one themselves (a recipe's ToTensor/PILToTensor/ToImage among
     them: then they run as in the recipe) or with ``python_input="pil"``
     (``python_input="tensor"`` always gives tensors). ``batch_transform`` is called on every
@@ -448,11 +491,15 @@ class Loader:
     (``set_epoch``, ``len()``) answer what scripts ask of a DataLoader's.
 
     Order: batch b of epoch e on rank r depends only on (seed, epoch, rank, world_size,
-    batch_size, last_batch, shuffle_window), never on ``workers``. ``shuffle=False`` keeps
+    batch_size, last_batch, shuffle_window, ra_reps), never on ``workers``. ``shuffle=False`` keeps
     dataset order. ``shuffle_window``: "all" (the default) shuffles the whole dataset; a number
     w of shards draws each batch from a window of about w shards at a time (the shards
     permuted every epoch), so at most about w shards are read at once: locality for data
-    streamed from object storage, at the cost of less mixing within a batch.
+    streamed from object storage, at the cost of less mixing within a batch. ``ra_reps=k``
+    (repeated augmentation, the references' RASampler and ``--ra-reps``): the order holds each
+    sample k times in a row, dealt to k different ranks where world_size >= k, each repeat with
+    its own augmentation; an epoch keeps the dataset's length, so it sees about N/k distinct
+    samples (RASampler's further cut to a multiple of 256 is left to ``last_batch``).
     Every rank gets ``len(loader)`` batches. ``last_batch`` says what ends an epoch whose
     samples do not fill a batch on every rank: "short" (the default; DataLoader's
     ``drop_last=False``) pads the epoch's samples by wrapping around to a multiple of the world
@@ -513,7 +560,8 @@ class Loader:
                  world_size=None, verify="once", on_error="raise", normalize_on_device=False,
                  last_batch=None, mesh=None, shuffle_window="all", cache_dir=None,
                  cache_gb=None, cache_policy="next-use", batch_format=None,
-                 batch_transform=None, python_input=None):
+                 batch_transform=None, python_input=None, ra_reps=1, python_workers=None,
+                 python_parallel="processes", python_timeout=300):
         torch = _import_torch()
         self._torch = torch
         path = os.fsdecode(path)  # str, bytes or os.PathLike; the name need not be UTF-8
@@ -524,7 +572,8 @@ class Loader:
         settings = {"workers": _count("workers", workers, 0, auto=True),
                     "prefetch": _count("prefetch", prefetch, 1),
                     "verify": _text("verify", verify), "on_error": _text("on_error", on_error),
-                    "shuffle_window": _shuffle_window(shuffle_window)}
+                    "shuffle_window": _shuffle_window(shuffle_window),
+                    "ra_reps": _count("ra_reps", ra_reps, 1)}
         rank, world_size = _distributed_defaults(torch, rank, world_size, mesh)
         world_size = _int("world_size", world_size, *_INT32)
         rank = _int("rank", rank, *_INT32)
@@ -543,18 +592,14 @@ class Loader:
                                                last_batch == "pad")
         plan = plan_fields(transforms, self._native.schema)
         specs = plan.specs
-        if plan.python and cuda:
-            raise ValueError(
-                f"the steps of {', '.join(map(repr, plan.python))} that run in Python "
-                f"({', '.join(_python_step_names(plan))}) run on CPU batches: use device='cpu' "
-                "and move each batch (batch.to('cuda', non_blocking=True)), or only steps "
-                "stoker runs natively (stoker.transforms)")
         if last_batch == "pad" and any(spec["name"] == VALID for spec in specs):
             raise ValueError(f"last_batch='pad' adds the field {VALID!r}, which {path} has: "
                              f"leave it out (transforms={{{VALID!r}: None}})")
         deferred = {}
-        if normalize_on_device:
-            specs, deferred = defer_normalization(specs)
+        if normalize_on_device:  # not where Python steps follow the normalisation
+            _, deferred = defer_normalization([s for s in specs if s["name"] not in plan.python])
+            specs = [defer_normalization([s])[0][0] if s["name"] in deferred else s
+                     for s in specs]
         if batch_transform is not None and not callable(batch_transform):
             raise ValueError(f"batch_transform must be callable (torchvision's MixUp, CutMix, "
                              f"...), not {type(batch_transform).__name__}")
@@ -571,10 +616,9 @@ class Loader:
                                      len(shapes[name]), self._device)
             for name, (mean, std) in deferred.items()}
         self._plan = plan
-        if python_input not in (None, "tensor", "pil"):
-            raise ValueError(f"python_input must be None, 'tensor' or 'pil', not "
-                             f"{python_input!r}")
-        self._python = PythonSteps(torch, plan.python, seed, rank, on_error, python_input)
+        self._python_parallel = python_parallel
+        self._python = _python_steps(torch, plan, seed, rank, on_error, python_input,
+                                     python_workers, python_parallel, python_timeout, cuda)
         self._batch_plan = [] if batch_transform is None else \
             [(call_text(native_batch), "native") if native_batch else
              (step_name(batch_transform), "python")]
@@ -585,6 +629,7 @@ class Loader:
         self._access = access
         self._dataset_view = None  # loader.dataset
         self._shuffle_window = settings["shuffle_window"]  # the native form (0: all)
+        self._ra_reps = self._native.options["ra_reps"]
         self._dataset = _dataset_id(self._native)
         self._epoch: Optional[int] = None  # set_epoch's
         self._resume = False  # load_state_dict positioned the next iteration
@@ -627,16 +672,18 @@ class Loader:
             if not (self._resume and state_epoch == epoch) and \
                     (state_epoch, position) != (epoch, 0):
                 self._native.restore(seed=seed, epoch=epoch, position=0,
-                                     shuffle_window=self._shuffle_window)
+                                     shuffle_window=self._shuffle_window, ra_reps=self._ra_reps)
             self._resume = False
             iteration = self._native.epoch(epoch)
+            source = self._native  # what says the state after each batch of `iteration`
             if self._python:
-                iteration = _PythonStepsEpoch(iteration, self._python, epoch, self._native)
+                iteration = self._python.epoch(iteration, epoch, self._native, self._rewind)
+                source = _StateOf(iteration)
+            state = source.state
             if self._native.options["last_batch"] == "pad":
                 iteration = _ValidMasks(self._torch, iteration)
-            state = self._native.state
             if self._device.type == "cuda":
-                iteration = _device.CudaEpoch(self._torch, self._native, iteration, self._device,
+                iteration = _device.CudaEpoch(self._torch, source, iteration, self._device,
                                               self._normalize)
                 state = lambda cuda=iteration: cuda.state  # noqa: E731 (it runs ahead)
             if self._names != "dict":
@@ -662,6 +709,12 @@ class Loader:
 
     # State -------------------------------------------------------------------------------
 
+    def _rewind(self, state) -> None:
+        """The native loader back at `state` (seed, epoch, position), where an iteration that
+        ran ahead of its consumer (the Python workers') left it."""
+        self._native.restore(seed=state[0], epoch=state[1], position=state[2],
+                             shuffle_window=self._shuffle_window, ra_reps=self._ra_reps)
+
     def state_dict(self) -> dict:
         """Where the loader is, as a JSON-serialisable dict: restoring it (into a loader over
         the same dataset with the same seed and batch_size, any workers, world_size or
@@ -670,23 +723,24 @@ class Loader:
         with self._lock:
             self._check_thread("state_dict")
             live = self._live_iteration()
-            while hasattr(live, "inner") and not isinstance(live, _device.CudaEpoch):
-                live = live.inner
-            seed, epoch, position = live.state if isinstance(live, _device.CudaEpoch) else \
+            while hasattr(live, "inner") and not hasattr(live, "state"):
+                live = live.inner  # to the outermost iteration that runs ahead, if one does
+            seed, epoch, position = live.state if hasattr(live, "state") else \
                 self._native.state()
         options = self._native.options
         return {"format": _STATE_FORMAT, "seed": seed, "epoch": epoch, "position": position,
                 "records": len(self._native), "dataset": self._dataset,
                 "batch_size": options["batch_size"], "world_size": options["world_size"],
-                "shuffle_window": options["shuffle_window"]}
+                "shuffle_window": options["shuffle_window"], "ra_reps": options["ra_reps"]}
 
     def load_state_dict(self, state: dict) -> None:
         """Continues from `state` (state_dict() of a loader over the same dataset, with the
-        same seed and shuffle_window; batch_size and world_size may differ: the global sample
-        order goes on). Ends this thread's live iteration; the next one continues the saved
+        same seed, shuffle_window and ra_reps; batch_size and world_size may differ: the global
+        sample order goes on). Ends this thread's live iteration; the next one continues the saved
         epoch. A `state` that is not such a dict — a key missing, a value not an int or out of
-        range, another seed, shuffle_window or dataset — raises ValueError naming the key, and
-        changes nothing. A state without "shuffle_window" (saved before it existed) is "all"'s."""
+        range, another seed, shuffle_window, ra_reps or dataset — raises ValueError naming the
+        key, and changes nothing. A state without "shuffle_window" or "ra_reps" (saved before
+        they existed) is "all"'s or 1's."""
         if not isinstance(state, dict) or state.get("format") != _STATE_FORMAT:
             raise ValueError(f"not a stoker.Loader state_dict (format {_STATE_FORMAT!r})")
         values = {}
@@ -702,10 +756,11 @@ class Loader:
         if values["seed"] != self._native.options["seed"]:
             raise ValueError(f"state_dict['seed'] is {values['seed']}; this loader's seed is "
                              f"{self._native.options['seed']}")
-        window = state.get("shuffle_window", "all")
-        if window != self._native.options["shuffle_window"]:
-            raise ValueError(f"state_dict['shuffle_window'] is {window!r}; this loader's "
-                             f"shuffle_window is {self._native.options['shuffle_window']!r}")
+        for key, default in (("shuffle_window", "all"), ("ra_reps", 1)):
+            value = state.get(key, default)
+            if value != self._native.options[key]:
+                raise ValueError(f"state_dict[{key!r}] is {value!r}; this loader's {key} is "
+                                 f"{self._native.options[key]!r}")
         if values["records"] != len(self._native):
             raise ValueError(f"the state_dict is of a dataset of {values['records']} records; "
                              f"{self._path} has {len(self._native)}")
@@ -718,7 +773,8 @@ class Loader:
         with self._lock:
             self._end_live("load a state_dict")
             self._native.restore(seed=values["seed"], epoch=values["epoch"],
-                                 position=values["position"], shuffle_window=self._shuffle_window)
+                                 position=values["position"], shuffle_window=self._shuffle_window,
+                                 ra_reps=self._ra_reps)
             self._resume = True
             self._epoch = None
 
@@ -730,6 +786,8 @@ class Loader:
         tuple of field names, or None for FieldDicts)."""
         return dict(self._native.options, device=str(self._device),
                     normalize_on_device=bool(self._normalize),
+                    python_workers=getattr(self._python, "workers", 0),
+                    python_parallel=self._python_parallel,
                     pinned_by_workers=self._pinned is not None, batch_format=self._names)
 
     @property
@@ -778,7 +836,9 @@ class Loader:
         """Every field's steps and where each runs: {field: [(step, "native" or "python")]},
         and the batch transform's under "batch_transform". The native operations run on the
         loader's worker threads; the Python steps (what stoker.transforms cannot translate)
-        after them, in the iterating thread (stoker/_python_steps.py)."""
+        after them, in ``options["python_workers"]`` worker processes, or in the iterating
+        thread where that is 0 (stoker/_python_steps.py, stoker/_python_pool.py); a batch
+        transform stoker does not run natively as each batch is yielded."""
         plan = self._plan.describe()
         if self._batch_plan:
             plan["batch_transform"] = self._batch_plan
@@ -786,11 +846,23 @@ class Loader:
 
     def stats(self) -> dict:
         """Time per stage and counts since the loader was made (summed over its threads);
-        "python_seconds" and "python_skipped": the Python steps' time and the samples they
-        dropped (on_error="skip")."""
+        "python_seconds" and "python_skipped": the Python steps' time (summed over their worker
+        processes, batch_transform's included) and the samples they dropped (on_error="skip");
+        "python_step_seconds", {field: [(step, seconds)]}, the time in each of them (summed over
+        samples and workers). With Python worker processes also "python_wait_seconds" (the iterating
+        thread waiting for them: when it is most of the time, they limit the loader),
+        "python_workers" and "python_restarts" (workers replaced: died or hung)."""
         batch = self._batch_transform.seconds if self._batch_transform else 0.0
-        return dict(self._native.stats(), python_seconds=self._python.seconds + batch,
-                    python_skipped=self._python.skipped)
+        python = self._python.stats()
+        python["python_seconds"] += batch
+        return dict(self._native.stats(), **python)
+
+    def close(self) -> None:
+        """Ends this thread's live iteration and stops the Python steps' worker processes
+        (new ones start if the loader is iterated again)."""
+        with self._lock:
+            self._end_live("close")
+        self._python.close()
 
     def __repr__(self):
         o = self._native.options

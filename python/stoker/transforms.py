@@ -204,6 +204,10 @@ class _NativeOperation:
             if key in given:
                 raise TypeError(f"{type(self).__name__} got multiple values for '{key}'")
             given[key] = value
+        for key, value in given.items():  # a combinator's operations, as their calls
+            if isinstance(value, (list, tuple)) and value and \
+                    all(isinstance(v, _NativeOperation) for v in value):
+                given[key] = [v.native() for v in value]
         self.params = _stoker.check_operation(self._op, given)
         for key, value in self.params.items():
             setattr(self, key, value)
@@ -310,16 +314,32 @@ def _image_classification(t):
                     CenterCrop(t.crop_size), ToTensor(), Normalize(t.mean, t.std)])
 
 
+def _pixel_steps(t) -> list:
+    """The native pixel operations of torchvision combinator `t`'s steps (``t.transforms``)."""
+    steps = [_stoker_transform(step) for step in t.transforms]
+    for step in steps:
+        if getattr(step, "_role", None) != "pixel":
+            raise _Unknown(f"torchvision {type(t).__name__} runs natively around image "
+                           f"operations only ({', '.join(_PIXEL_NAMES)}), not "
+                           f"{type(step).__name__}")
+    return steps
+
+
 def _random_apply(t):
-    """RandomApply([step], p) of one step whose native operation has its own probability p:
-    that operation with p times it (independent draws); anything else runs in Python."""
-    steps = list(t.transforms)
-    inner = _stoker_transform(steps[0]) if len(steps) == 1 else None
-    params = getattr(inner, "params", {})
-    if "p" not in params:
-        raise _Unknown("torchvision RandomApply runs natively around one operation with a "
-                       "probability p only")
-    return type(inner)(**dict(params, p=params["p"] * float(t.p)))
+    """RandomApply(steps, p): one step whose native operation has its own probability p is
+    that operation with p times it (independent draws); other image operations run in the native
+    RandomApply."""
+    steps = _pixel_steps(t)
+    params = steps[0].params if len(steps) == 1 else {}
+    if "p" in params:
+        return type(steps[0])(**dict(params, p=params["p"] * float(t.p)))
+    return _NATIVE_CLASSES["RandomApply"](ops=steps, p=float(t.p))
+
+
+def _random_choice(t):
+    """RandomChoice(steps, p) of image operations: the native RandomChoice, same weights."""
+    weights = [] if t.p is None else [float(w) for w in t.p]
+    return _NATIVE_CLASSES["RandomChoice"](ops=_pixel_steps(t), p=weights)
 
 
 def _raise(error: Exception):
@@ -360,6 +380,7 @@ _TRANSLATIONS = {
     "RandomErasing": _random_erasing,
     "ImageClassification": _image_classification,
     "RandomApply": _random_apply,
+    "RandomChoice": _random_choice,
     # Its size need not be the image's, which only the native operation's factory knows.
     "RandomCrop": lambda t: _raise(_Unknown("torchvision RandomCrop runs in Python (stoker's "
                                             "RandomCrop(size, padding) keeps the image's size)")),

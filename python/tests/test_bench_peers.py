@@ -118,3 +118,98 @@ def test_store_bytes_splits_a_reduced_store_from_its_reduced_copy(tmp_path):
     assert fmt["images"] == counts["stored"]
     assert fmt["index (offset, length, xxh3 per record)"] == 20 * 24
     assert 0 < fmt["header, footer, padding, manifest"] < 4096
+
+
+def test_the_recipe_pipelines_give_soft_targets_and_the_ratio_to_the_fastest_peer(tmp_path):
+    images = tmp_path / "images"
+    subprocess.run([sys.executable, os.path.join(ROOT, "bench", "make_image_set.py"), str(images),
+                    "--per-class", "3", "--val-per-class", "1"], check=True, capture_output=True)
+    env = dict(os.environ, STOKER_PEERS=str(tmp_path / "no-peers"), STOKER_PEERS_BATCH="8")
+    command = [sys.executable, os.path.join(ROOT, "bench", "peers", "run.py"),
+               str(images / "train"), "--out", str(tmp_path / "out"), "--work",
+               str(tmp_path / "work"), "--rounds", "1", "--cores", "1"]
+    for pipeline in ("recipe", "timm-ra"):
+        run = subprocess.run(command + ["--pipeline", pipeline, "--peers",
+                                        "torchvision_pil,torchvision_tensor,timm,dali"],
+                             env=env, capture_output=True, text=True, timeout=600)
+        assert run.returncode == 0, run.stderr[-2000:]
+        peers = json.loads((tmp_path / "out" / f"results-{pipeline}.json").read_text())["peers"]
+        for name in ("torchvision_pil", "torchvision_tensor", "timm"):
+            (only_run,) = peers[name]["runs"]["1c_float32"]
+            # 30 images, batches of 8, the partial one dropped (timm's Mixup needs pairs); the
+            # worker refused anything but float32 [B, 3, size, size] and soft targets.
+            assert only_run["images"] == 24 and only_run["batches"] == 3, name
+        assert peers["dali"]["error"].startswith("not installed")
+        assert "eval" not in peers["torchvision_pil"]
+        table = (tmp_path / "out" / f"table-{pipeline}.md").read_text()
+        assert f"### Work {pipeline} (float32" in table and "× fastest peer, 1c" in table
+        assert "Fastest peer (stoker's rows aside): 1 core: " in table
+        assert "timm (timm's create_loader" in table
+        assert (tmp_path / "out" / f"chart-{pipeline}.svg").read_text().startswith("<svg")
+    assert not (tmp_path / "out" / "table.md").exists()  # the textbook table is not touched
+    refused = subprocess.run(command + ["--pipeline", "recipe", "--dtypes", "uint8"], env=env,
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2
+    assert refused.stderr.strip().splitlines()[-1].endswith(
+        "--dtypes uint8: the pipeline recipe is float32 only")
+
+
+def test_the_recipe_table_and_chart_give_each_core_count_its_ratio():
+    sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))
+    try:
+        import peers_report
+    finally:
+        sys.path.pop(0)
+
+    def peer(what, one, two, note=None):
+        median = {"1c_float32": {"images_per_s": one, "cpu_s_per_image": 0.01,
+                                 "peak_rss_bytes": 2 ** 30, "first_batch_s": 1.0},
+                  "2c_float32": {"images_per_s": two, "cpu_s_per_image": 0.01,
+                                 "peak_rss_bytes": 2 ** 30, "first_batch_s": 1.0}}
+        return dict(what=what, median=median, **({"note": note} if note else {}))
+    report = {"torchvision_pil": peer("PIL", 100, 300), "dali": peer("DALI", 150, 200),
+              "stoker": peer("stoker", 450, 1200, note="loader.plan: every step native"),
+              "timm": {"what": "timm", "error": "not installed"}}
+    table = peers_report.recipe_table(report, [1, 2], "float32")
+    rows = {line.split(" (")[0].strip("| "): line for line in table.splitlines()}
+    # Per core: 2 cores halve the rate; the ratio is to the fastest other peer at that count.
+    assert "| 450 | 600 | 3.00 | 4.00 |" in rows["stoker"]
+    assert "— loader.plan: every step native" in rows["stoker"]
+    assert "| 100 | 150 | 0.67 | 1.00 |" in rows["torchvision_pil"]
+    assert "| 150 | 100 | 1.00 | 0.67 |" in rows["dali"]
+    assert "— not installed | - |" in rows["timm"]
+    assert table.endswith("1 core: dali; 2 cores: torchvision_pil.")
+    svg = peers_report.chart(report, ["1c_float32", "2c_float32"], "recipe")
+    assert svg.count("<rect") == 6  # two bars for each measured peer
+    assert "3.0× fastest peer" in svg and "4.0× fastest peer" in svg
+
+
+def test_stoker_runs_each_recipe_with_its_batch_step_and_names_its_python_steps(tmp_path):
+    import stoker
+    import torch
+    images = tmp_path / "images"
+    subprocess.run([sys.executable, os.path.join(ROOT, "bench", "make_image_set.py"), str(images),
+                    "--per-class", "2", "--val-per-class", "1"], check=True, capture_output=True)
+    store = str(tmp_path / "store")
+    stoker.convert("imagefolder", str(images / "train"), store)
+    sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))
+    try:
+        import peer_stoker
+        import recipes
+    finally:
+        sys.path.pop(0)
+    batch, recipes.BATCH = recipes.BATCH, 8
+    try:
+        for name, size in (("recipe", 176), ("timm-ra", 224)):
+            w = recipes.WORKS[name]
+            got = list(peer_stoker.recipe_batches(store, 2, w, 0))
+            assert len(got) == 2  # 20 images, the partial batch dropped
+            for image, target in got:
+                assert image.dtype == torch.float32 and image.shape == (8, 3, size, size)
+                # MixUp/CutMix's soft targets over the 10 classes, each row summing to 1.
+                assert target.dtype == torch.float32 and target.shape == (8, 10)
+                assert torch.allclose(target.sum(1), torch.ones(8))
+                assert (target > 0).sum(1).max() >= 2
+            assert peer_stoker.recipe_note(store, w).startswith("loader.plan")
+    finally:
+        recipes.BATCH = batch

@@ -17,7 +17,7 @@ import pytest
 import torch
 
 import stoker
-from loader_datasets import RECORDS, pixels, write_labelled
+from loader_datasets import IMAGE_SIZES, RECORDS, pixels, write_labelled
 from stoker.transforms import Normalize, RandomResizedCrop
 
 
@@ -285,6 +285,47 @@ def test_elastic_restore_from_two_ranks_to_three(labelled):
     assert max(seen.values()) <= 2
 
 
+def test_ra_reps_repeat_each_sample_with_its_own_crop_and_resume_only_themselves(images):
+    """ra_reps=3 (the references' RASampler): each sample three times in a row, each repeat
+    cropped by its own draws, the same for any workers; the state restores only ra_reps=3."""
+    path, _ = images
+    def loader(ra_reps=3, workers=0, world_size=1, rank=0):
+        return stoker.Loader(path, batch_size=3, seed=4, ra_reps=ra_reps, workers=workers,
+                             rank=rank, world_size=world_size,
+                             transforms={"image": RandomResizedCrop(12)})
+    reference = [(image.clone(), label.tolist()) for image, label in loader().epoch(1)]
+    batches = len(loader())
+    assert loader().options["ra_reps"] == 3
+    assert len(loader()) == len(loader(ra_reps=1))  # an epoch keeps the dataset's length
+    for image, labels in reference[:-1]:
+        assert labels == [labels[0]] * 3
+        assert not torch.equal(image[0], image[1]) or not torch.equal(image[1], image[2])
+    for workers in (1, 3):
+        assert all(torch.equal(a[0], b[0]) and a[1] == b[1].tolist()
+                   for a, b in zip(reference, loader(workers=workers).epoch(1)))
+    # On three ranks, each rank gets one repeat of every sample.
+    ranks = [sum((labels.tolist() for _, labels in loader(world_size=3, rank=r).epoch(1)), [])
+             for r in range(3)]
+    assert ranks[0][:len(ranks[0]) - 1] == ranks[1][:len(ranks[0]) - 1]
+    first = loader()
+    iterator = first.epoch(2)
+    next(iterator)
+    state = json.loads(json.dumps(first.state_dict()))
+    assert state["ra_reps"] == 3
+    resumed = loader(workers=2)
+    resumed.load_state_dict(state)
+    resumed.set_epoch(2)
+    assert [labels.tolist() for _, labels in resumed] == \
+        [labels.tolist() for _, labels in loader().epoch(2)][1:]
+    with pytest.raises(ValueError, match=r"state_dict\['ra_reps'\] is 3; this loader's ra_reps is 1"):
+        loader(ra_reps=1).load_state_dict(state)
+    with pytest.raises(ValueError, match="ra_reps must be an int >= 1 or None, not 0"):
+        loader(ra_reps=0)
+    with pytest.raises(ValueError, match="ra_reps must be from 1 to 256, not 257"):
+        loader(ra_reps=257)
+    assert batches == -(-len(IMAGE_SIZES) // 3)
+
+
 def test_shuffle_window_reads_a_few_shards_at_a_time_and_resumes_only_itself(labelled):
     with open(os.path.join(labelled, "manifest.json")) as f:
         counts = [shard["records"] for shard in json.load(f)["shards"]]
@@ -434,9 +475,10 @@ def test_every_native_loader_setting_is_a_keyword_of_loader(labelled):
     keywords = inspect.signature(stoker.Loader).parameters
     assert set(stoker._stoker.LOADER_SETTINGS) <= set(keywords)
     options = stoker.Loader(labelled, workers=1, prefetch=3, verify="off", on_error="skip",
-                            shuffle_window=2, batch_format="dict").options
+                            shuffle_window=2, ra_reps=2, batch_format="dict").options
     assert {name: options[name] for name in stoker._stoker.LOADER_SETTINGS} == {
-        "workers": 1, "shuffle_window": 2, "prefetch": 3, "verify": "off", "on_error": "skip"}
+        "workers": 1, "shuffle_window": 2, "prefetch": 3, "verify": "off", "on_error": "skip",
+        "ra_reps": 2}
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA is present here")

@@ -422,7 +422,7 @@ def test_torchvisions_v1_policies_run_natively_and_v2s_in_python(images, policy)
     assert [where for _, where in loader.plan["image"]] == ["native", "python"]
 
 
-def test_random_apply_around_an_operation_with_a_probability_is_native(images):
+def test_random_apply_around_image_operations_is_native(images):
     for module in (T, T2):
         step = S._stoker_transform(module.RandomApply([module.RandomGrayscale(0.5)], p=0.4))
         assert type(step).__name__ == "RandomGrayscale" and step.p == pytest.approx(0.2)
@@ -430,8 +430,10 @@ def test_random_apply_around_an_operation_with_a_probability_is_native(images):
     loader = stoker.Loader(path, batch_size=4, batch_format="dict", transforms=T.Compose([
         T.RandomResizedCrop(24), T.RandomApply([T.RandomVerticalFlip(1.0)], p=0.3),
         T.RandomApply([T.ColorJitter(0.4, 0.4)], p=0.8)]))
-    assert [where for _, where in loader.plan["image"]] == ["native", "native", "python"]
+    assert [where for _, where in loader.plan["image"]] == ["native", "native", "native"]
     assert loader.plan["image"][1][0].startswith("random_vertical_flip(p=0.3")
+    # An operation without its own p runs in the native RandomApply.
+    assert loader.plan["image"][2][0].startswith("random_apply(ops='[color_jitter:")
     assert next(iter(loader))["image"].shape == (4, 3, 24, 24)
 
 

@@ -230,3 +230,40 @@ def test_torchvisions_pil_operations_translate_by_their_attributes(noise, theirs
     [(step, where)] = loader.plan["image"]
     assert where == "native" and step.startswith(ours._op + "(")
     assert next(iter(loader))["image"].shape == images.shape
+
+
+@pytest.mark.parametrize("module", [T, T2])
+def test_torchvisions_random_choice_and_random_apply_run_natively(noise, module):
+    """RandomChoice and RandomApply of image operations translate into the native combinators:
+    no step in Python, and every image is what one of torchvision's choices makes of it."""
+    path, images = noise
+    invert, posterize = F.invert(images), F.posterize(images, 2)
+    choice = module.RandomChoice([module.RandomInvert(1.0), module.RandomPosterize(2, 1.0)],
+                                 p=[1, 3])
+    both = module.RandomApply([module.RandomInvert(1.0), module.RandomPosterize(2, 1.0)], p=0.5)
+    for transform, outcomes in ((choice, (invert, posterize)),
+                                (both, (images, F.posterize(invert, 2)))):
+        loader = stoker.Loader(path, batch_size=16, shuffle=False, transforms=transform,
+                               batch_format="dict")
+        [(step, where)] = loader.plan["image"]
+        assert where == "native"
+        assert step.startswith(f"random_{type(transform).__name__[6:].lower()}(")
+        seen = set()
+        for epoch in range(4):
+            batch = next(iter(loader.epoch(epoch)))["image"]
+            for k in range(len(images)):
+                which = [j for j, out in enumerate(outcomes) if torch.equal(batch[k], out[k])]
+                assert which, f"{type(transform).__name__}: image {k} is none of its outcomes"
+                seen.update(which)
+        assert seen == {0, 1}, type(transform).__name__
+
+
+def test_combinators_take_stoker_operations_and_refuse_others():
+    choice = S.RandomChoice(ops=[S.RandomInvert(1.0), S.RandomHorizontalFlip()], p=[2, 1])
+    assert choice.params["ops"] == "[random_invert:p=1;random_horizontal_flip:p=0.5]"
+    assert S.RandomApply().params == {"ops": "[]", "p": 0.5}
+    with pytest.raises(ValueError, match="random_apply: ops: normalize is not a pixel operation"):
+        _stoker.check_operation("random_apply", {"ops": [{"op": "normalize"}]})
+    with pytest.raises(ValueError, match=r"RandomChoice runs natively around image operations "
+                                         r"only .*not Normalize"):
+        S._stoker_transform(T.RandomChoice([T.Normalize(MEAN, STD)]))

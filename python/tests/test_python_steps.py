@@ -47,6 +47,9 @@ def test_an_untranslated_step_runs_in_python_and_the_plan_says_so(images):
     assert batch["label"].dtype == torch.int64
     assert dict((name, shape) for name, _, shape in made.fields)["image"] is None
     assert made.stats()["python_seconds"] > 0
+    timing = made.stats()["python_step_seconds"]["image"]
+    assert [name for name, _ in timing][1:] == ["noisy", "ToTensor()"]
+    assert all(seconds > 0 for _, seconds in timing)
 
 
 def test_the_python_steps_are_the_callable_on_the_native_sample_under_its_seed(images):
@@ -139,7 +142,7 @@ class FailsOnce:
 
 def test_a_failing_step_is_one_line_naming_field_sample_and_step(images):
     path, _ = images
-    made = loader(path, CROP + [FailsOnce()], shuffle=False)
+    made = loader(path, CROP + [FailsOnce()], shuffle=False, python_workers=0)
     iteration = made.epoch(0)
     with pytest.raises(stoker.Error) as raised:
         next(iteration)
@@ -147,7 +150,8 @@ def test_a_failing_step_is_one_line_naming_field_sample_and_step(images):
                                  "raised RuntimeError: bad sample")
     assert next(iteration)["image"].shape == (3, 3, 24, 24)  # the loader goes on
 
-    skipping = loader(path, CROP + [FailsOnce()], shuffle=False, on_error="skip")
+    skipping = loader(path, CROP + [FailsOnce()], shuffle=False, on_error="skip",
+                      python_workers=0)
     batch = next(iter(skipping.epoch(0)))
     assert batch["image"].shape[0] == 2 and batch["label"].tolist() == [1, 2]
     assert skipping.stats()["python_skipped"] == 1

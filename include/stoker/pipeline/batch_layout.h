@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "stoker/pipeline/batch_transform.h"
+#include "stoker/pipeline/sampler.h"
 #include "stoker/pipeline/transform.h"
 #include "stoker/store/schema.h"
 #include "stoker/util/status.h"
@@ -74,14 +75,14 @@ class BatchLayout {
   const std::shared_ptr<const BatchTransform>& batch_transform() const { return batch_; }
 
   // Writes samples k in [begin, end) of every field, computed from records[k] (dataset index
-  // indices[k], epoch `epoch`, loader seed `seed`), into dst[f] + k * sample_bytes, prefetching
-  // records a few samples ahead. Sample k is at dst[f] + k * slot_bytes. With `failed` null, stops
-  // at the first failing sample; otherwise skips samples with failed[k] set and sets failed[k] for
-  // each sample that fails. Returns the first failure and sets *failed_at to its k. A transform
-  // that throws fails its sample (kInternal). The message names the field; the caller adds shard
-  // and record. `cancelled`, if set, is asked before each sample: true stops there with kCancelled
-  // (the samples left unwritten), so a loader being destroyed need not finish heavy samples.
-  Status write_samples(const ByteSpan* records, const int64_t* indices, size_t begin, size_t end,
+  // samples[k] and its repeat, epoch `epoch`, loader seed `seed`), into dst[f] + k * slot_bytes,
+  // prefetching records a few samples ahead. With `failed` null, stops at the first failing sample;
+  // otherwise skips samples with failed[k] set and sets failed[k] for each sample that fails.
+  // Returns the first failure and sets *failed_at to its k. A transform that throws fails its
+  // sample (kInternal). The message names the field; the caller adds shard and record.
+  // `cancelled`, if set, is asked before each sample: true stops there with kCancelled (the
+  // samples left unwritten), so a loader being destroyed need not finish heavy samples.
+  Status write_samples(const ByteSpan* records, const IndexSpan& samples, size_t begin, size_t end,
                        int64_t epoch, uint64_t seed, uint8_t* const* dst, uint8_t* failed,
                        size_t* failed_at, const std::function<bool()>& cancelled = {}) const;
 

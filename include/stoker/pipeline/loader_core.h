@@ -2,7 +2,7 @@
 // LoaderCore: the loader without LibTorch. Batches of plain host buffers from a dataset, built
 // ahead of the consumer by a persistent pool of worker threads straight into pooled buffers, in
 // an order that is a function of (seed, epoch, rank, world_size, batch_size, last_batch,
-// shuffle_window and the shards' record counts) and
+// shuffle_window, ra_reps and the shards' record counts) and
 // never of worker count or timing (docs/DESIGN.md contracts 1-6). Everything the loader decides —
 // order, state()/restore() (elastic too), option checks and auto values, verify-once, the error
 // policy, the rule of one live epoch, stats — lives here; the LibTorch `Loader` (loader.h) and
@@ -68,6 +68,7 @@ struct LoaderState {
   int64_t epoch = 0;
   int64_t position = 0;                  // global samples of `epoch` consumed by all ranks together
   int64_t shuffle_window = kShuffleAll;  // the order's (LoaderSettings::shuffle_window)
+  int64_t ra_reps = 1;                   // the order's (LoaderSettings::ra_reps)
 };
 
 // One field of a batch: a C-contiguous array in a pooled buffer.

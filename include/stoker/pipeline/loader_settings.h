@@ -1,7 +1,8 @@
 #pragma once
 // LoaderSettings: how a loader runs, as opposed to what it delivers — its worker count (fixed,
 // one per core, or tuned), prefetch depth, checksum and error policies and tuning budget — and
-// the one setting of its order that every command offers alike, the shuffle window; with each
+// the settings of its order that every command offers alike, the shuffle window and repeated
+// augmentation; with each
 // limit, default, spelling and check declared once, and each setting described as data
 // (loader_setting_descriptions()). Below both the loader front end (loader_core.h, whose
 // LoaderOptions extends it) and the engine; the trainer embeds it (TrainerOptions::loader), the
@@ -29,6 +30,8 @@ inline constexpr int64_t kMaxEpoch = int64_t{1} << 62;
 inline constexpr size_t kMaxBatchBytes = size_t{16} << 30;
 // The widest shuffle window, in shards (LoaderSettings::shuffle_window).
 inline constexpr int64_t kMaxShuffleWindow = int64_t{1} << 20;
+// The most repeats of a sample in an epoch's order (LoaderSettings::ra_reps).
+inline constexpr int64_t kMaxRaReps = 256;
 // LoaderSettings::prefetch: as many batches as fit in 16 MiB, 4 to 64 (auto_prefetch).
 inline constexpr int kAutoPrefetch = -1;
 
@@ -117,6 +120,10 @@ struct LoaderSettings {
   // Shards the shuffled order draws from at a time (>= 1), or kShuffleAll: the global shuffle
   // (sampler.h). Shapes the order: a resume keeps it (LoaderState::shuffle_window).
   int64_t shuffle_window = kShuffleAll;
+  // Repeated augmentation: each sample's repeats in a row of the order, in [1, kMaxRaReps]
+  // (sampler.h; the references' RASampler, --ra-reps). Shapes the order: a resume keeps it
+  // (LoaderState::ra_reps).
+  int64_t ra_reps = 1;
 
   // The one check of these settings: a message naming the setting and its value for one out of
   // range ("workers must be at most 1024, not 2000").

@@ -22,6 +22,14 @@
 // are live (between their first and last position) at any position. It depends only on (seed,
 // epoch, w, the shards' record counts).
 // Without shuffle, the identity.
+// Repeated augmentation (repeats k >= 2, the references' RASampler): the order above is the
+// base order B, and the epoch's order holds each of its samples k times in a row, for an
+// epoch of the same length: order[q] = B[floor(q / k)] for q in [0, N), position q being repeat
+// q mod k of its sample (which draws its own augmentation: rng.h's sample_stream with a repeat).
+// An epoch so sees ceil(N / k) distinct samples, each k times (the last one maybe fewer), as
+// RASampler does (which also cuts each rank's share to a multiple of 256 / W: stoker keeps
+// last_batch's modes instead). Dealt strided, a sample's repeats go to k different ranks when
+// W >= k. Each (sample, repeat) pair lies at one position: exactly once per repeat.
 //
 // Global position. A position p in [0, N] counts the samples of the global order consumed so far
 // in the epoch, by all ranks together; it is the resume point ("global samples consumed").
@@ -78,6 +86,7 @@ struct SamplerOptions {
   int64_t batch_size = 1;                    // samples per batch on each rank
   LastBatch last_batch = LastBatch::kShort;  // the epoch's tail
   int64_t shuffle_window = kShuffleAll;      // shards per window (>= 1), or all: see above
+  int64_t repeats = 1;                       // >= 1: each sample's repeats in a row, see above
 };
 
 // A read-only view of contiguous dataset indices. Borrowed: valid while the EpochPlan it came
@@ -85,10 +94,12 @@ struct SamplerOptions {
 struct IndexSpan {
   const int64_t* data = nullptr;
   size_t size = 0;
+  const int32_t* repeats = nullptr;  // each sample's repeat (see above), or null: all 0
 
   const int64_t* begin() const { return data; }
   const int64_t* end() const { return data + size; }
   int64_t operator[](size_t i) const { return data[i]; }
+  int64_t repeat(size_t i) const { return repeats ? repeats[i] : 0; }
 };
 
 // The batches of one epoch for one rank, from a given global position. Immutable; copies share
@@ -120,7 +131,8 @@ class EpochPlan {
  private:
   friend class Sampler;
   EpochPlan(int64_t epoch, int64_t start, int64_t dataset_size, int64_t batch_size,
-            int64_t world_size, int64_t unpadded, std::vector<int64_t> indices);
+            int64_t world_size, int64_t unpadded, std::vector<int64_t> indices,
+            std::vector<int32_t> repeats);
   void check_batch(int64_t b) const;
 
   int64_t epoch_ = 0;
@@ -130,8 +142,9 @@ class EpochPlan {
   int64_t world_size_ = 1;
   int64_t num_batches_ = 0;
   int64_t unpadded_ = 0;  // this rank's samples that are not padding: the first ones
-  // This rank's indices, batch after batch.
+  // This rank's indices, batch after batch, and their repeats (empty without repeats).
   std::shared_ptr<const std::vector<int64_t>> indices_;
+  std::shared_ptr<const std::vector<int32_t>> repeats_;
 };
 
 // Plans epochs over a dataset of fixed size (the semantics at the top of this file). Immutable
@@ -140,7 +153,8 @@ class Sampler {
  public:
   // Over a dataset of shards of `shard_records` records each. Precondition (asserted;
   // LoaderCore checks its options before it makes one): the records sum to more than 0, every
-  // count >= 0, batch_size > 0, world_size > 0, rank in [0, world_size), shuffle_window >= 0.
+  // count >= 0, batch_size > 0, world_size > 0, rank in [0, world_size), shuffle_window >= 0,
+  // repeats in [1, 2^31).
   Sampler(std::vector<int64_t> shard_records, SamplerOptions options);
   // Over a dataset of one shard of `dataset_size` records.
   Sampler(int64_t dataset_size, SamplerOptions options);
@@ -150,7 +164,8 @@ class Sampler {
   // while building, O(N / world_size) kept. Throws Error (kInvalidArgument) if epoch < 0 or
   // start < 0.
   EpochPlan plan(int64_t epoch, int64_t start = 0) const;
-  // The global order of epoch `epoch` (the definition above). O(N) time and memory. Throws
+  // The global order of epoch `epoch` (the definition above, repeats included). O(N) time and
+  // memory. Throws
   // Error (kInvalidArgument) if epoch < 0.
   std::vector<int64_t> order(int64_t epoch) const;
   // plan(e, start).num_batches() for any epoch e, in O(1).

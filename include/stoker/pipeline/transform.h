@@ -5,7 +5,8 @@
 // the sample straight into its slot of the pooled batch buffer (docs/DESIGN.md contract 4).
 //
 // Determinism (contract 1): a transform's output must depend only on its SampleInput. Random
-// augmentations draw from input.rng(), a counter-based stream of (seed, epoch, sample index):
+// augmentations draw from input.rng(), a counter-based stream of (seed, epoch, sample index and
+// its repeat):
 // the same draws with 1 or 16 workers, on any rank, after any resume.
 //
 // Errors (contract 5): a transform returns a Status for a sample it cannot make (a corrupt
@@ -34,15 +35,16 @@ struct SampleInput {
   const Schema* schema = nullptr;
   int64_t index = 0;  // global dataset index
   int64_t epoch = 0;
+  int64_t repeat = 0;  // which repeat of the sample in the epoch's order (SamplerOptions::repeats)
   uint64_t seed = 0;  // the loader's seed
   // Which operation of the field draws: 0 the field's transform, k >= 1 the k-th operation
   // applied after it (field_pipeline.h), each with a stream of its own.
   uint64_t step = 0;
 
-  // The sample's own random stream: CounterRng(seed, sample_stream(epoch, index)) for step 0,
-  // else CounterRng(seed, derive_stream(sample_stream(epoch, index), step)).
+  // The sample's own random stream: CounterRng(seed, sample_stream(epoch, index, repeat)) for
+  // step 0, else CounterRng(seed, derive_stream(sample_stream(epoch, index, repeat), step)).
   CounterRng rng() const {
-    const uint64_t stream = sample_stream(epoch, index);
+    const uint64_t stream = sample_stream(epoch, index, repeat);
     return CounterRng(seed, step == 0 ? stream : derive_stream(stream, step));
   }
 };

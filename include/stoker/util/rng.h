@@ -22,14 +22,19 @@
 //   shard_order_stream(epoch)    = derive_stream(kShardOrderTag, epoch)
 //   window_stream(epoch)         = derive_stream(kWindowTag, epoch)
 //   sample_stream(epoch, index)  = derive_stream(derive_stream(kSampleTag, epoch), index)
-//   operation k >= 1 of a field  = derive_stream(sample_stream(epoch, index), k)
+//   sample_stream(epoch, index, repeat), repeat >= 1 (repeated augmentation, sampler.h)
+//                                = derive_stream(derive_stream(kRepeatTag, repeat),
+//                                                sample_stream(epoch, index))
+//   operation k >= 1 of a field  = derive_stream(the sample's stream, k)
 //                                  (SampleInput::step, pipeline/transform.h)
+//   operation j of a combinator that is step s: step derive_stream(s, j + 1)
+//                                  (pipeline/ops/combinator.h)
 //   batch_stream(epoch, position, rank)
 //                                = derive_stream(derive_stream(derive_stream(kBatchTag, epoch),
 //                                  position), rank)   (a batch transform's, batch_transform.h)
 // where kOrderTag = 0x6f72646572 ("order"), kShardOrderTag = 0x736861726473 ("shards"),
-// kWindowTag = 0x77696e646f77 ("window"), kSampleTag = 0x73616d706c65 ("sample") and
-// kBatchTag = 0x6261746368 ("batch"); epochs
+// kWindowTag = 0x77696e646f77 ("window"), kSampleTag = 0x73616d706c65 ("sample"),
+// kRepeatTag = 0x726570656174 ("repeat") and kBatchTag = 0x6261746368 ("batch"); epochs
 // and indices are converted to uint64 by two's complement. For a fixed first argument
 // derive_stream is a bijection in its second, so distinct epochs (or distinct samples of one
 // epoch) always get distinct streams.
@@ -53,6 +58,7 @@ inline constexpr uint64_t kOrderTag = 0x6f72646572ULL;         // "order"
 inline constexpr uint64_t kSampleTag = 0x73616d706c65ULL;      // "sample"
 inline constexpr uint64_t kShardOrderTag = 0x736861726473ULL;  // "shards"
 inline constexpr uint64_t kWindowTag = 0x77696e646f77ULL;      // "window"
+inline constexpr uint64_t kRepeatTag = 0x726570656174ULL;      // "repeat"
 inline constexpr uint64_t kBatchTag = 0x6261746368ULL;         // "batch"
 
 // The SplitMix64 finalizer: a bijection on uint64 with good avalanche.
@@ -96,6 +102,16 @@ constexpr uint64_t window_stream(int64_t epoch) {
 constexpr uint64_t sample_stream(int64_t epoch, int64_t sample_index) {
   return derive_stream(derive_stream(kSampleTag, static_cast<uint64_t>(epoch)),
                        static_cast<uint64_t>(sample_index));
+}
+
+// The stream of repeat `repeat` of a sample that an epoch's order holds several times
+// (SamplerOptions::repeats): repeat 0 is sample_stream(epoch, sample_index), each other repeat a
+// stream of its own, so every repeat draws its own augmentation.
+constexpr uint64_t sample_stream(int64_t epoch, int64_t sample_index, int64_t repeat) {
+  const uint64_t stream = sample_stream(epoch, sample_index);
+  return repeat == 0 ? stream
+                     : derive_stream(derive_stream(kRepeatTag, static_cast<uint64_t>(repeat)),
+                                     stream);
 }
 
 // The stream of a batch transform's randomness (MixUp, CutMix) for the batch of rank `rank` that

@@ -133,7 +133,7 @@ double bare_loop(const Dataset& dataset, const BatchLayout& layout, int64_t batc
       }
       dataset.resolve(idx.data, idx.size, records.data());
       size_t failed_at = 0;
-      throw_if_error(layout.write_samples(records.data(), idx.data, 0, idx.size, e, 7, dst.data(),
+      throw_if_error(layout.write_samples(records.data(), idx, 0, idx.size, e, 7, dst.data(),
                                           nullptr, &failed_at));
       held = std::move(pins);
     }

@@ -57,6 +57,9 @@ TEST(LoaderSettingsOptionsTest, RejectsTheRestInOneLine) {
             "--prefetch must be at most " + std::to_string(kMaxPrefetch) + " (the loader's limit)");
   EXPECT_EQ(parse("--verify", "sometimes").rfind("--verify: ", 0), 0u);
   EXPECT_EQ(parse("--shuffle-window", "0"), "--shuffle-window must be at least 1");
+  EXPECT_EQ(parse("--ra-reps", "0"), "--ra-reps must be at least 1");
+  EXPECT_EQ(parse("--ra-reps", "257"), "--ra-reps must be at most 256 (the loader's limit)");
+  EXPECT_EQ(parse("--ra-reps", "x"), "--ra-reps: 'x' is not a whole number");
   EXPECT_EQ(parse("--shuffle-window", "wide"),
             "--shuffle-window: 'wide' is not a whole number or all");
   EXPECT_EQ(parse("--shuffle-window", std::to_string(kMaxShuffleWindow + 1)),

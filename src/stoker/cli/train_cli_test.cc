@@ -503,6 +503,7 @@ TEST_F(TrainCliTest, TheLogKeepsTheRunItsEpochsAndSteps) {
   EXPECT_EQ(run["config"]["schedule"]["total_steps"], 20);
   EXPECT_EQ(run["config"]["device"], "cpu");
   EXPECT_EQ(run["config"]["log_every"], 4);
+  EXPECT_EQ(run["config"]["ra_reps"], 1);
   EXPECT_EQ(run["data"]["train"], dir_ / "data/train");
   EXPECT_EQ(run["data"]["eval"], dir_ / "data/test");
   EXPECT_EQ(run["data"]["train_records"], 300);
@@ -606,6 +607,9 @@ TEST_F(TrainCliTest, ResumeRefusesACheckpointOfAnotherRun) {
   expect_one_line_error(
       Cli(with({"--resume", "--epochs", "2", "--shuffle-window", "2"}), dir_),
       "belongs to another run: --shuffle-window all (this run: 2); resume with the same settings");
+  expect_one_line_error(Cli(with({"--resume", "--epochs", "2", "--ra-reps", "3"}), dir_),
+                        "belongs to another run: --ra-reps 1 (this run: 3); resume with the same "
+                        "settings");
   std::vector<std::string> other = with({"--resume", "--epochs", "2"});
   other[1] = dir_ / "other";
   expect_one_line_error(Cli(other, dir_), "belongs to another run: other training data");

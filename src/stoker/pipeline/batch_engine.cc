@@ -310,7 +310,7 @@ bool BatchEngine::build_piece(const Piece& piece, Scratch& scratch) {
   for (const auto& block : buffer.fields) scratch.field_dst.push_back(block.get());
   size_t at = 0;
   Status written =
-      layout_.write_samples(scratch.records.data(), indices.data, begin, resolved_end, buffer.epoch,
+      layout_.write_samples(scratch.records.data(), indices, begin, resolved_end, buffer.epoch,
                             options_.seed, scratch.field_dst.data(), failed, &at, is_cancelled);
   if (is_cancelled()) return false;
   // A shard that shrank fails the batch under either policy (what was read of it is zeros): the

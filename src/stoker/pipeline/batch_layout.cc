@@ -127,7 +127,7 @@ Status BatchLayout::write_sample(const SampleInput& input, uint8_t* const* dst, 
   return Status::ok();
 }
 
-Status BatchLayout::write_samples(const ByteSpan* records, const int64_t* indices, size_t begin,
+Status BatchLayout::write_samples(const ByteSpan* records, const IndexSpan& samples, size_t begin,
                                   size_t end, int64_t epoch, uint64_t seed, uint8_t* const* dst,
                                   uint8_t* failed, size_t* failed_at,
                                   const std::function<bool()>& cancelled) const {
@@ -148,7 +148,8 @@ Status BatchLayout::write_samples(const ByteSpan* records, const int64_t* indice
     if (failed && failed[k]) continue;
     if (cancelled && cancelled()) return Status(StatusCode::kCancelled, "cancelled");
     input.record = records[k];
-    input.index = indices[k];
+    input.index = samples[k];
+    input.repeat = samples.repeat(k);
     Status status = write_sample(input, dst, k);
     if (status.is_ok()) continue;
     if (first.is_ok()) {

@@ -42,7 +42,8 @@ std::vector<std::vector<uint8_t>> write(const BatchLayout& layout,
   std::vector<int64_t> indices(records.size());
   for (size_t k = 0; k < indices.size(); ++k) indices[k] = static_cast<int64_t>(k);
   size_t at = 0;
-  *status = layout.write_samples(records.data(), indices.data(), 0, records.size(), 0, 0,
+  *status = layout.write_samples(records.data(), IndexSpan{indices.data(), indices.size()}, 0,
+                                 records.size(), 0, 0,
                                  dst.data(), failed ? failed->data() : nullptr, &at);
   return out;
 }
@@ -119,8 +120,9 @@ TEST(BatchLayoutTest, CancellationStopsBeforeTheNextSample) {
   uint8_t* dst[] = {out.data()};
   size_t at = 0;
   int asked = 0;
-  const Status status = layout.write_samples(records.data(), indices.data(), 0, 6, 0, 0, dst,
-                                             nullptr, &at, [&] { return ++asked > 2; });
+  const Status status =
+      layout.write_samples(records.data(), IndexSpan{indices.data(), indices.size()}, 0, 6, 0, 0,
+                           dst, nullptr, &at, [&] { return ++asked > 2; });
   EXPECT_EQ(status.code(), StatusCode::kCancelled);
   EXPECT_EQ(asked, 3);
   EXPECT_EQ(out[2 * 8 - 1], 7);  // samples 0 and 1 written

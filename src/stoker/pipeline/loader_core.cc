@@ -24,6 +24,7 @@ SamplerOptions sampler_options(const LoaderOptions& o) {
   s.batch_size = o.batch_size;
   s.last_batch = o.last_batch;
   s.shuffle_window = o.shuffle_window;
+  s.repeats = o.ra_reps;
   return s;
 }
 
@@ -157,6 +158,7 @@ LoaderCore::LoaderCore(std::shared_ptr<const Dataset> dataset, LoaderOptions opt
   }
   state_.seed = options_.seed;
   state_.shuffle_window = options_.shuffle_window;
+  state_.ra_reps = options_.ra_reps;
 }
 
 LoaderCore::~LoaderCore() = default;
@@ -201,6 +203,10 @@ void LoaderCore::restore(const LoaderState& state) {
     throw Error(invalid_argument(fmt::format(
         "cannot restore a loader state of shuffle window {} into a loader of shuffle window {}",
         shuffle_window_text(state.shuffle_window), shuffle_window_text(options_.shuffle_window))));
+  if (state.ra_reps != options_.ra_reps)
+    throw Error(invalid_argument(
+        fmt::format("cannot restore a loader state of ra_reps {} into a loader of ra_reps {}",
+                    state.ra_reps, options_.ra_reps)));
   if (state.epoch < 0 || state.epoch > kMaxEpoch || state.position < 0) {
     throw Error(invalid_argument(fmt::format(
         "a loader state's epoch must be in [0, {}] and its position >= 0, not {} and {}", kMaxEpoch,

@@ -410,6 +410,42 @@ TEST_F(LoaderCoreTest, TransformsSeeTheRecordIndexEpochAndTheirOwnRandomStream) 
   }
 }
 
+// Repeated augmentation: each sample comes ra_reps times in a row, each repeat drawing from its
+// own stream (rng.h), the same bytes for any workers; a state restores only into the same ra_reps.
+TEST_F(LoaderCoreTest, RepeatedSamplesDrawTheirOwnAugmentationAndRestoreOnlyIntoTheirReps) {
+  LoaderOptions o = options(0);
+  o.ra_reps = 3;
+  o.fields = {{"echo", std::make_shared<EchoInput>()}};
+  LoaderCore reference(dataset_, o);
+  const auto expected = bytes(reference, 2);
+  ASSERT_EQ(expected.size(), 24u * kRecords);
+  for (int workers : {1, 3}) {
+    o.workers = workers;
+    LoaderCore loader(dataset_, o);
+    EXPECT_EQ(bytes(loader, 2), expected) << workers;
+  }
+  for (size_t k = 0; k + 3 <= expected.size() / 24; k += 3) {
+    int64_t v[3][3];
+    std::memcpy(v, expected.data() + 24 * k, sizeof v);
+    for (int64_t r = 0; r < 3; ++r) {
+      ASSERT_EQ(v[r][1], v[0][1]) << "position " << k + r << " is not a repeat";
+      EXPECT_EQ(static_cast<uint64_t>(v[r][0]),
+                CounterRng(5, sample_stream(2, v[r][1], r)).next_u64());
+    }
+    EXPECT_NE(v[0][0], v[1][0]);
+    EXPECT_NE(v[1][0], v[2][0]);
+  }
+  LoaderCore first(dataset_, o);
+  first.restore({5, 2, 9, kShuffleAll, 3});
+  try {
+    LoaderCore other(dataset_, options(0));
+    other.restore(first.state());
+    ADD_FAILURE() << "restored an ra_reps 3 state into a loader of ra_reps 1";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "cannot restore a loader state of ra_reps 3 into a loader of ra_reps 1");
+  }
+}
+
 TEST_F(LoaderCoreTest, FailedTransformsRaiseNamingTheRecordOrAreSkipped) {
   // Label 700 is record 700 only. Every way of failing, every policy, several worker counts.
   for (auto how : {FailOn::kStatus, FailOn::kThrowStd, FailOn::kThrowInt}) {
@@ -594,6 +630,11 @@ TEST_F(LoaderCoreTest, BadOptionsAreRejected) {
     o = options(1);
     o.workers = count;
     says(o, message);
+  }
+  for (int64_t reps : {int64_t{0}, kMaxRaReps + 1}) {
+    o = options(1);
+    o.ra_reps = reps;
+    says(o, "ra_reps must be from 1 to 256, not " + std::to_string(reps));
   }
   for (int budget : {-1, kMaxWorkers + 1}) {
     o = options(WorkerCount::tuned());

@@ -37,6 +37,13 @@ Result<int> parse_prefetch(const std::string& text) {
   return static_cast<int>(*value);
 }
 
+// Repeats of a sample: a whole number (its range is check()'s).
+Result<int64_t> parse_ra_reps(const std::string& text) {
+  const std::optional<long long> value = parse_whole_number(text);
+  if (!value) return invalid_argument("ra_reps: '" + text + "' is not a whole number");
+  return static_cast<int64_t>(*value);
+}
+
 // -1 (one per core, as the command line spells it), "auto" or a whole number.
 Result<WorkerCount> parse_workers(const std::string& text) {
   if (text == "-1") return WorkerCount::per_core();
@@ -123,6 +130,9 @@ Status LoaderSettings::check() const {
     return invalid_argument(
         fmt::format("shuffle_window must be all or a number of shards from 1 to {}, not {}",
                     kMaxShuffleWindow, shuffle_window));
+  if (ra_reps < 1 || ra_reps > kMaxRaReps)
+    return invalid_argument(
+        fmt::format("ra_reps must be from 1 to {}, not {}", kMaxRaReps, ra_reps));
   return Status::ok();
 }
 
@@ -144,6 +154,13 @@ const std::vector<LoaderSettingDescription>& loader_setting_descriptions() {
        [](const LoaderSettings& s) { return shuffle_window_text(s.shuffle_window); },
        /*choices=*/{}, /*word=*/"all", /*minimum=*/1, /*maximum=*/kMaxShuffleWindow,
        /*zero_refused=*/""},
+      {"ra_reps",
+       "Repeated augmentation (the references' RASampler): each sample N times in a row of the "
+       "shuffled order, dealt to different ranks, each with its own augmentation; an epoch keeps "
+       "the dataset's length (N/ra_reps distinct samples). Training only",
+       parse_into<&LoaderSettings::ra_reps, parse_ra_reps>,
+       [](const LoaderSettings& s) { return std::to_string(s.ra_reps); }, /*choices=*/{},
+       /*word=*/"", /*minimum=*/1, /*maximum=*/kMaxRaReps, /*zero_refused=*/""},
       {"prefetch", "Batches in flight (-1 = auto: 16 MiB, 4 to 64)",
        parse_into<&LoaderSettings::prefetch, parse_prefetch>,
        [](const LoaderSettings& s) { return std::to_string(s.prefetch); }, /*choices=*/{},

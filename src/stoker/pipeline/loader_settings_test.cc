@@ -80,6 +80,11 @@ TEST(LoaderSettingsTest, EachSettingIsCheckedOnceNamingItsValue) {
             "shuffle_window must be all or a number of shards from 1 to 1048576, not 1048577");
   s.shuffle_window = kMaxShuffleWindow;
   EXPECT_EQ(check(s), "ok");
+  s = LoaderSettings();
+  s.ra_reps = 0;
+  EXPECT_EQ(check(s), "ra_reps must be from 1 to 256, not 0");
+  s.ra_reps = kMaxRaReps;
+  EXPECT_EQ(check(s), "ok");
 }
 
 TEST(LoaderSettingsTest, ShuffleWindowsParseAsAllOrANumber) {
@@ -112,6 +117,7 @@ TEST(LoaderSettingsTest, EachSettingsTextParsesBackAndABadOneNamesIt) {
   changed.verify = VerifyPolicy::kAlways;
   changed.on_error = ErrorPolicy::kSkip;
   changed.shuffle_window = 16;
+  changed.ra_reps = 3;
   const LoaderSettings defaults;
   for (const LoaderSettingDescription& setting : loader_setting_descriptions()) {
     const std::string name(setting.name);

@@ -56,6 +56,9 @@ std::string values_text(const ParamSpec& p) {
     }
     case ParamType::kChoice:
       return fmt::format("one of {}", fmt::join(p.choices, ", "));
+    case ParamType::kOps: {
+      return fmt::format("at most {} pixel operations, [NAME:key=value;NAME]", p.max_count);
+    }
   }
   return "";
 }
@@ -116,6 +119,7 @@ std::optional<ParamValue> parse_text(ParamType type, const std::string& text) {
       return ParamValue(std::move(list));
     }
     case ParamType::kChoice:
+    case ParamType::kOps:
       return ParamValue(text);
   }
   return std::nullopt;
@@ -164,8 +168,33 @@ std::optional<ParamValue> typed(const ParamSpec& p, const ParamValue& value) {
           text && std::find(p.choices.begin(), p.choices.end(), *text) != p.choices.end())
         return value;
       return std::nullopt;
+    case ParamType::kOps:  // its calls are make_op_call's to check
+      if (std::holds_alternative<std::string>(value)) return value;
+      return std::nullopt;
   }
   return std::nullopt;
+}
+
+// The deepest nesting of brackets in `text`.
+int bracket_depth(const std::string& text) {
+  int depth = 0, deepest = 0;
+  for (const char c : text) {
+    depth += c == '[' ? 1 : c == ']' ? -1 : 0;
+    deepest = std::max(deepest, depth);
+  }
+  return deepest;
+}
+
+// A kOps value of `p` as its canonical text, "[call;call]", each call checked.
+Result<ParamValue> checked_ops(const ParamSpec& p, const std::string& text) {
+  Result<std::vector<OpCall>> calls = parse_op_list(text);
+  if (!calls.is_ok()) return calls.status();
+  const size_t count = calls.value().size();
+  if (count < p.min_count || count > p.max_count)
+    return invalid_argument(fmt::format("must be {}, not {} of them", values_text(p), count));
+  std::vector<std::string> texts;
+  for (const OpCall& call : calls.value()) texts.push_back(to_text(call));
+  return ParamValue(fmt::format("[{}]", fmt::join(texts, ";")));
 }
 
 // The table, sorted by name; a spec that contradicts itself is a bug of its file.
@@ -251,6 +280,15 @@ ParamSpec ParamSpec::choice(std::string name, std::string default_value,
   return p;
 }
 
+ParamSpec ParamSpec::ops(std::string name, std::string doc, size_t max_count) {
+  ParamSpec p = flag(std::move(name), false, std::move(doc));
+  p.type = ParamType::kOps;
+  p.default_value = std::string("[]");
+  p.min_count = 0;
+  p.max_count = max_count;
+  return p;
+}
+
 ParamSpec ParamSpec::in(double lo, double hi) const {
   ParamSpec p = at_least(lo);
   p.max = hi;
@@ -306,6 +344,17 @@ Result<OpCall> make_op_call(const std::string& name,
                                           printable(key), names_of(op.params)));
     std::optional<ParamValue>& slot = values[p - op.params.begin()];
     if (slot) return invalid_argument(fmt::format("{}: {} is given twice", op.name, key));
+    if (p->type == ParamType::kOps) {
+      const auto* text = std::get_if<std::string>(&value);
+      Result<ParamValue> ops = text ? checked_ops(*p, *text)
+                                    : Result<ParamValue>(invalid_argument(fmt::format(
+                                          "must be {}, not {}", values_text(*p),
+                                          value_text(value))));
+      if (!ops.is_ok())
+        return invalid_argument(fmt::format("{}: {}: {}", op.name, key, ops.status().message()));
+      slot = std::move(ops).value();
+      continue;
+    }
     // Text that reads as the type is that value, and named as one if it is out of bounds.
     ParamValue read = value;
     if (const auto* text = std::get_if<std::string>(&value))
@@ -322,6 +371,9 @@ Result<OpCall> make_op_call(const std::string& name,
 }
 
 Result<OpCall> parse_op_call(const std::string& text) {
+  if (bracket_depth(text) > kMaxOpNesting)
+    return invalid_argument(fmt::format("'{}' nests brackets more than {} deep",
+                                        printable(text.substr(0, 80)), kMaxOpNesting));
   const size_t colon = text.find(':');
   const std::string name = text.substr(0, colon);
   if (Result<const OpSpec*> op = find_operation(name); !op.is_ok()) return op.status();
@@ -348,6 +400,30 @@ Result<OpCall> parse_op_call(const std::string& text) {
     }
   }
   return make_op_call(name, given);
+}
+
+Result<std::vector<OpCall>> parse_op_list(const std::string& text) {
+  if (text.size() < 2 || text.front() != '[' || text.back() != ']')
+    return invalid_argument(
+        fmt::format("'{}' is not a list of calls [NAME:key=value;NAME]", printable(text)));
+  const std::string inner = text.substr(1, text.size() - 2);
+  std::vector<OpCall> calls;
+  size_t begin = 0;
+  int depth = 0;
+  for (size_t i = 0; i <= inner.size() && !inner.empty(); ++i) {
+    if (i < inner.size() && (inner[i] != ';' || depth > 0)) {
+      depth += inner[i] == '[' ? 1 : inner[i] == ']' ? -1 : 0;
+      continue;
+    }
+    Result<OpCall> call = parse_op_call(inner.substr(begin, i - begin));
+    if (!call.is_ok()) return call.status();
+    if (call.value().op->role != OpRole::kPixel)
+      return invalid_argument(fmt::format("{} is not a pixel operation (uint8 image -> image)",
+                                          call.value().op->name));
+    calls.push_back(std::move(call).value());
+    begin = i + 1;
+  }
+  return calls;
 }
 
 std::string to_text(const ParamValue& value) { return value_text(value, /*quote_text=*/false); }
@@ -422,6 +498,8 @@ const char* to_string(ParamType type) {
       return "floats";
     case ParamType::kChoice:
       return "choice";
+    case ParamType::kOps:
+      return "ops";
   }
   return "?";
 }

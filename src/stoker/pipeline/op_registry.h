@@ -29,10 +29,12 @@
 
 namespace stoker {
 
-enum class ParamType { kBool, kInt, kFloat, kFloats, kChoice };
+enum class ParamType { kBool, kInt, kFloat, kFloats, kChoice, kOps };
 
 // A parameter's value: typed (bool, int64, double, a list of doubles, a name) or, as a command
-// line gives it, text still to parse by the parameter's type.
+// line gives it, text still to parse by the parameter's type. A kOps value (a list of pixel
+// operations' calls, for the combinators) is its text, "[NAME:key=value;NAME]", checked and
+// written back by make_op_call, read by parse_op_list.
 using ParamValue = std::variant<bool, int64_t, double, std::vector<double>, std::string>;
 
 // One parameter of an operation, declared as
@@ -49,6 +51,8 @@ struct ParamSpec {
   // One of `choices` (names, such as "bilinear" or "random"); the default is one of them.
   static ParamSpec choice(std::string name, std::string default_value,
                           std::vector<std::string> choices, std::string doc);
+  // A list of at most max_count pixel operations' calls (a combinator's); the default is none.
+  static ParamSpec ops(std::string name, std::string doc, size_t max_count);
   // Bounds of a number (each number of a list): [lo, hi], >= lo, > lo.
   ParamSpec in(double lo, double hi) const;
   ParamSpec at_least(double lo) const;
@@ -63,7 +67,7 @@ struct ParamSpec {
   std::optional<double> min;
   std::optional<double> max;
   bool min_open = false;
-  // kFloats: how many numbers.
+  // kFloats: how many numbers; kOps: how many calls.
   size_t min_count = 1;
   size_t max_count = 1;
   // kChoice: the names it may take.
@@ -86,6 +90,8 @@ class Params {
   const std::string& choice(const std::string& name) const {
     return std::get<std::string>(at(name));
   }
+  // A kOps value's text, "[call;call]" (parse_op_list reads it).
+  const std::string& ops(const std::string& name) const { return choice(name); }
   const std::vector<std::pair<std::string, ParamValue>>& values() const { return values_; }
 
  private:
@@ -178,8 +184,13 @@ Result<OpCall> make_op_call(const std::string& name,
                             const std::vector<std::pair<std::string, ParamValue>>& given);
 
 // A call as a command line writes it, "NAME" or "NAME:key=value,key=value" (a list of numbers
-// in brackets, "[0.5,0.5]"; booleans true or false), checked as make_op_call.
+// in brackets, "[0.5,0.5]"; booleans true or false; a list of calls "[NAME:k=v;NAME]"), checked as
+// make_op_call. Brackets nest at most kMaxOpNesting deep.
 Result<OpCall> parse_op_call(const std::string& text);
+inline constexpr int kMaxOpNesting = 8;
+// A kOps value's calls: "[call;call]" (or "[]"), each parsed as parse_op_call and a pixel
+// operation; kInvalidArgument naming the call that is not.
+Result<std::vector<OpCall>> parse_op_list(const std::string& text);
 
 // `call` as text that parse_op_call reads back: every parameter, in the spec's order.
 std::string to_text(const OpCall& call);

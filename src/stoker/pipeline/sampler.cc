@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <climits>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -29,7 +30,8 @@ std::vector<int64_t> fisher_yates_order(int64_t n, const SamplerOptions& options
 }  // namespace
 
 EpochPlan::EpochPlan(int64_t epoch, int64_t start, int64_t dataset_size, int64_t batch_size,
-                     int64_t world_size, int64_t unpadded, std::vector<int64_t> indices)
+                     int64_t world_size, int64_t unpadded, std::vector<int64_t> indices,
+                     std::vector<int32_t> repeats)
     : epoch_(epoch),
       start_(start),
       dataset_size_(dataset_size),
@@ -37,7 +39,8 @@ EpochPlan::EpochPlan(int64_t epoch, int64_t start, int64_t dataset_size, int64_t
       world_size_(world_size),
       num_batches_((static_cast<int64_t>(indices.size()) + batch_size - 1) / batch_size),
       unpadded_(std::min(unpadded, static_cast<int64_t>(indices.size()))),
-      indices_(std::make_shared<const std::vector<int64_t>>(std::move(indices))) {}
+      indices_(std::make_shared<const std::vector<int64_t>>(std::move(indices))),
+      repeats_(std::make_shared<const std::vector<int32_t>>(std::move(repeats))) {}
 
 void EpochPlan::check_batch(int64_t b) const {
   if (b < 0 || b >= num_batches_) {
@@ -50,7 +53,8 @@ IndexSpan EpochPlan::batch(int64_t b) const {
   check_batch(b);
   const int64_t first = b * batch_size_;
   const int64_t size = std::min(batch_size_, static_cast<int64_t>(indices_->size()) - first);
-  return IndexSpan{indices_->data() + first, static_cast<size_t>(size)};
+  return IndexSpan{indices_->data() + first, static_cast<size_t>(size),
+                   repeats_->empty() ? nullptr : repeats_->data() + first};
 }
 
 int64_t EpochPlan::padding(int64_t b) const {
@@ -71,6 +75,7 @@ Sampler::Sampler(std::vector<int64_t> shard_records, SamplerOptions options)
       options_(options) {
   assert(dataset_size_ > 0 && options.batch_size > 0 && options.world_size > 0);
   assert(options.rank >= 0 && options.rank < options.world_size && options.shuffle_window >= 0);
+  assert(options.repeats >= 1 && options.repeats <= INT32_MAX);
   assert(
       std::all_of(shard_records_.begin(), shard_records_.end(), [](int64_t c) { return c >= 0; }));
 }
@@ -81,9 +86,14 @@ Sampler::Sampler(int64_t dataset_size, SamplerOptions options)
 std::vector<int64_t> Sampler::order(int64_t epoch) const {
   if (epoch < 0)
     throw Error(invalid_argument("Sampler: epoch must be >= 0, got " + std::to_string(epoch)));
-  if (options_.shuffle && options_.shuffle_window != kShuffleAll)
-    return shard_window_order(options_.seed, epoch, options_.shuffle_window, shard_records_);
-  return fisher_yates_order(dataset_size_, options_, epoch);
+  std::vector<int64_t> order =
+      options_.shuffle && options_.shuffle_window != kShuffleAll
+          ? shard_window_order(options_.seed, epoch, options_.shuffle_window, shard_records_)
+          : fisher_yates_order(dataset_size_, options_, epoch);
+  // Each base sample `repeats` times in a row; backwards, so that order[q / k] is still unread.
+  for (int64_t q = dataset_size_ - 1; q >= 0 && options_.repeats > 1; --q)
+    order[q] = order[q / options_.repeats];
+  return order;
 }
 
 EpochPlan Sampler::plan(int64_t epoch, int64_t start) const {
@@ -95,18 +105,23 @@ EpochPlan Sampler::plan(int64_t epoch, int64_t start) const {
   const int64_t w = options_.world_size;
   const int64_t r = options_.rank;
   const int64_t per_rank = samples_per_rank(start);
+  const int64_t k = options_.repeats;
   std::vector<int64_t> indices;
+  std::vector<int32_t> repeats;
   if (per_rank > 0) {
     const std::vector<int64_t> order = this->order(epoch);
     indices.resize(static_cast<size_t>(per_rank));
+    if (k > 1) repeats.resize(static_cast<size_t>(per_rank));
     for (int64_t i = 0; i < per_rank; ++i) {
       // Positions past n (padding) wrap to the start of the order.
-      indices[i] = order[(start + i * w + r) % n];
+      const int64_t position = (start + i * w + r) % n;
+      indices[i] = order[position];
+      if (k > 1) repeats[i] = static_cast<int32_t>(position % k);
     }
   }
   return EpochPlan(epoch, start, n, options_.batch_size, w,
                    unpadded_samples(n, start, options_.rank, options_.world_size),
-                   std::move(indices));
+                   std::move(indices), std::move(repeats));
 }
 
 int64_t Sampler::samples_per_rank(int64_t start) const {

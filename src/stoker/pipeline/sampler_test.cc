@@ -311,6 +311,78 @@ TEST(SamplerTest, WindowedOrderIsDealtExactlyOnceAndResumesElastically) {
   }
 }
 
+// Repeated augmentation: the order holds each base sample k times in a row for an epoch of N
+// positions; a plan carries each position's repeat (its position mod k); the pairs (sample,
+// repeat) are dealt exactly once over the ranks, the repeats of a sample to distinct ranks when
+// W >= k, and a resume on another world size goes on with the pairs left.
+TEST(SamplerTest, RepeatsHoldEachSampleKTimesInARowOncePerRepeat) {
+  for (int64_t n : {7, 100, 1001}) {
+    for (int64_t k : {2, 3, 4}) {
+      SamplerOptions base_options = make_options(3, 0, 1, 1, LastBatch::kShort);
+      const std::vector<int64_t> base = Sampler(n, base_options).order(1);
+      base_options.repeats = k;
+      const std::vector<int64_t> order = Sampler(n, base_options).order(1);
+      ASSERT_EQ(static_cast<int64_t>(order.size()), n);
+      for (int64_t q = 0; q < n; ++q) ASSERT_EQ(order[q], base[q / k]) << "q=" << q;
+      for (auto [w, w2] : {std::pair<int, int>{1, 1}, {4, 2}, {3, 5}, {int(k), int(k)}}) {
+        for (int64_t batch : {1, 3, 8}) {
+          SCOPED_TRACE(::testing::Message()
+                       << "n=" << n << " k=" << k << " W=" << w << "->" << w2 << " B=" << batch);
+          auto plans = [&](int world_size, int64_t start) {
+            std::vector<EpochPlan> out;
+            for (int r = 0; r < world_size; ++r) {
+              SamplerOptions o = make_options(3, r, world_size, batch, LastBatch::kDrop);
+              o.repeats = k;
+              out.push_back(Sampler(n, o).plan(1, start));
+            }
+            return out;
+          };
+          // pair id (position of the pair in the order) -> times dealt; sample -> its ranks.
+          std::vector<int64_t> dealt(n, 0);
+          std::vector<std::vector<int>> ranks_of(n);
+          auto deal = [&](const std::vector<EpochPlan>& world, int64_t last_batch) {
+            for (size_t r = 0; r < world.size(); ++r) {
+              for (int64_t b = 0; b < last_batch; ++b) {
+                const IndexSpan span = world[r].batch(b);
+                ASSERT_NE(span.repeats, nullptr);
+                for (size_t i = 0; i < span.size; ++i) {
+                  const int64_t repeat = span.repeat(i);
+                  ASSERT_GE(repeat, 0);
+                  ASSERT_LT(repeat, k);
+                  const auto at = std::find(base.begin(), base.end(), span[i]) - base.begin();
+                  const int64_t q = at * k + repeat;
+                  ASSERT_LT(q, n);
+                  ++dealt[q];
+                  ranks_of[span[i]].push_back(static_cast<int>(r));
+                }
+              }
+            }
+          };
+          const std::vector<EpochPlan> before = plans(w, 0);
+          const int64_t stop = std::max<int64_t>(before[0].num_batches() / 2, 0);
+          deal(before, stop);
+          const int64_t position = stop > 0 ? before[0].global_position_after(stop - 1) : 0;
+          const std::vector<EpochPlan> after = plans(w2, position);
+          deal(after, after[0].num_batches());
+          const int64_t kept = position + after[0].num_batches() * batch * w2;
+          for (int64_t q = 0; q < n; ++q) ASSERT_EQ(dealt[q], q < kept ? 1 : 0) << "q=" << q;
+          if (w2 == w && w >= k) {
+            for (const std::vector<int>& ranks : ranks_of) {
+              std::vector<int> sorted = ranks;
+              std::sort(sorted.begin(), sorted.end());
+              ASSERT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end());
+            }
+          }
+        }
+      }
+    }
+  }
+  // Without repeats a plan carries none: every repeat is 0.
+  const EpochPlan plain = Sampler(10, make_options(0, 0, 1, 4, LastBatch::kShort)).plan(0);
+  EXPECT_EQ(plain.batch(0).repeats, nullptr);
+  EXPECT_EQ(plain.batch(0).repeat(3), 0);
+}
+
 TEST(SamplerTest, StartAtOrPastEndIsEmpty) {
   const Sampler sampler(10, make_options(0, 0, 2, 3, LastBatch::kShort));
   EXPECT_EQ(sampler.plan(0, 10).num_batches(), 0);

@@ -198,9 +198,10 @@ class BoundLoader {
     return py::make_tuple(s.seed, s.epoch, s.position);
   }
 
-  void restore(uint64_t seed, int64_t epoch, int64_t position, int64_t shuffle_window) {
+  void restore(uint64_t seed, int64_t epoch, int64_t position, int64_t shuffle_window,
+               int64_t ra_reps) {
     BusyScope busy(shared_->busy, kLoaderBusy);
-    configured(*shared_).restore({seed, epoch, position, shuffle_window});
+    configured(*shared_).restore({seed, epoch, position, shuffle_window, ra_reps});
   }
 
   size_t buffer_bytes() const { return configured(*shared_).buffer_bytes(); }
@@ -369,7 +370,7 @@ void register_loader(py::module_& module) {
       .def("batches_per_epoch", &BoundLoader::batches_per_epoch)
       .def("state", &BoundLoader::state)
       .def("restore", &BoundLoader::restore, py::kw_only(), "seed"_a, "epoch"_a, "position"_a,
-           "shuffle_window"_a)
+           "shuffle_window"_a, "ra_reps"_a)
       .def("buffer_bytes", &BoundLoader::buffer_bytes)
       .def("stats", &BoundLoader::stats)
       .def(

@@ -11,8 +11,9 @@ using namespace py::literals;
 namespace {
 
 // A Python value as the registry takes it: bool, int, float and a sequence of real numbers
-// typed; anything else as text (str as it is, other objects as their repr), which the registry
-// reads as a command line's or names in its message.
+// typed; a sequence of calls ({"op": name, ...}, a combinator's operations) as their text
+// "[call;call]"; anything else as text (str as it is, other objects as their repr), which the
+// registry reads as a command line's or names in its message.
 ParamValue param_value(const py::handle value) {
   PyObject* object = value.ptr();
   if (PyBool_Check(object)) return value.cast<bool>();
@@ -27,6 +28,15 @@ ParamValue param_value(const py::handle value) {
   }
   if (PyFloat_Check(object) || PyObject_HasAttrString(object, "__float__"))
     return py::float_(py::reinterpret_borrow<py::object>(value)).cast<double>();
+  if (py::isinstance<py::sequence>(value) && py::len(value) > 0 &&
+      py::isinstance<py::dict>(value[py::int_(0)])) {
+    std::string calls;
+    for (const py::handle item : py::reinterpret_borrow<py::sequence>(value)) {
+      if (!py::isinstance<py::dict>(item)) return py::repr(value).cast<std::string>();
+      calls += (calls.empty() ? "" : ";") + to_text(op_call_from(item.cast<py::dict>()));
+    }
+    return "[" + calls + "]";
+  }
   if (py::isinstance<py::sequence>(value)) {
     std::vector<double> list;
     for (const py::handle item : py::reinterpret_borrow<py::sequence>(value)) {

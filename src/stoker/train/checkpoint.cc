@@ -48,6 +48,7 @@ std::string meta_json(const CheckpointState& s) {
                         {"accum", r.accum},
                         {"seed", r.seed},
                         {"shuffle_window", r.shuffle_window},
+                        {"ra_reps", r.ra_reps},
                         {"mean", r.mean},
                         {"std", r.std}}},
                       {"step", s.step},
@@ -55,7 +56,8 @@ std::string meta_json(const CheckpointState& s) {
                        {{"seed", s.loader.seed},
                         {"epoch", s.loader.epoch},
                         {"position", s.loader.position},
-                        {"shuffle_window", s.loader.shuffle_window}}},
+                        {"shuffle_window", s.loader.shuffle_window},
+                        {"ra_reps", s.loader.ra_reps}}},
                       {"scaler", {{"scale", s.scaler.scale}, {"good_steps", s.scaler.good_steps}}},
                       {"epoch_loss_sum", s.epoch_loss_sum},
                       {"epoch_samples", s.epoch_samples},
@@ -74,6 +76,8 @@ std::string out_of_range(const CheckpointState& s) {
   if (s.loader.shuffle_window < 0 || s.loader.shuffle_window != s.run.shuffle_window)
     return fmt::format("loader shuffle_window {} (the run's: {})", s.loader.shuffle_window,
                        s.run.shuffle_window);
+  if (s.loader.ra_reps < 1 || s.loader.ra_reps != s.run.ra_reps)
+    return fmt::format("loader ra_reps {} (the run's: {})", s.loader.ra_reps, s.run.ra_reps);
   if (!std::isfinite(s.scaler.scale) || s.scaler.scale <= 0)
     return "loss scale " + fmt::format("{}", s.scaler.scale);
   if (s.scaler.good_steps < 0) return "scaler good_steps " + std::to_string(s.scaler.good_steps);
@@ -135,6 +139,7 @@ Result<CheckpointState> parse_meta(const std::string& text, const std::string& p
     s.run.seed = whole_number<uint64_t>(run, "seed");
     if (run.contains("shuffle_window"))
       s.run.shuffle_window = whole_number<int64_t>(run, "shuffle_window");
+    if (run.contains("ra_reps")) s.run.ra_reps = whole_number<int64_t>(run, "ra_reps");
     if (run.contains("mean")) s.run.mean = run.at("mean").get<std::vector<float>>();
     if (run.contains("std")) s.run.std = run.at("std").get<std::vector<float>>();
     s.step = whole_number<int64_t>(j, "step");
@@ -144,6 +149,8 @@ Result<CheckpointState> parse_meta(const std::string& text, const std::string& p
     s.loader.position = whole_number<int64_t>(loader, "position", "loader ");
     if (loader.contains("shuffle_window"))
       s.loader.shuffle_window = whole_number<int64_t>(loader, "shuffle_window", "loader ");
+    if (loader.contains("ra_reps"))
+      s.loader.ra_reps = whole_number<int64_t>(loader, "ra_reps", "loader ");
     s.scaler.scale = j.at("scaler").at("scale").get<double>();
     s.scaler.good_steps = whole_number<int64_t>(j.at("scaler"), "good_steps", "scaler ");
     s.epoch_loss_sum = j.at("epoch_loss_sum").get<double>();
@@ -302,6 +309,7 @@ std::string run_difference(const RunIdentity& saved, const RunIdentity& current)
   compare("seed", saved.seed, current.seed);
   compare("--shuffle-window", shuffle_window_text(saved.shuffle_window),
           shuffle_window_text(current.shuffle_window));
+  compare("--ra-reps", saved.ra_reps, current.ra_reps);
   if (!saved.mean.empty() && (saved.mean != current.mean || saved.std != current.std)) {
     differences.push_back(
         fmt::format("input normalisation --mean {} --std {} (this run: --mean {} --std {})",

@@ -65,6 +65,8 @@ struct RunIdentity {
   // The data order's shuffle window (LoaderSettings::shuffle_window; all in a checkpoint
   // written before stoker recorded it).
   int64_t shuffle_window = kShuffleAll;
+  // Its repeats (LoaderSettings::ra_reps; 1 in a checkpoint written before stoker had them).
+  int64_t ra_reps = 1;
 };
 
 // The settings of a run that shape its updates beside its identity, by the option of `stoker

@@ -106,6 +106,7 @@ RunIdentity CheckpointKeeper::run_identity() const {
   run.accum = o.accum;
   run.seed = o.seed;
   run.shuffle_window = o.loader.shuffle_window;
+  run.ra_reps = o.loader.ra_reps;
   run.mean = setup_.normalization.mean;
   run.std = setup_.normalization.std;
   return run;

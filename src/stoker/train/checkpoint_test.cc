@@ -62,7 +62,8 @@ CheckpointState sample_state() {
                {0.25f, 0.5f},      {0.125f, 0.2f}};
   state.step = 17;
   state.run.shuffle_window = 16;
-  state.loader = {7, 2, 640, 16};
+  state.run.ra_reps = 3;
+  state.loader = {7, 2, 640, 16, 3};
   state.scaler = {1024.0, 5};
   state.epoch_loss_sum = 123.456789012345678;
   state.epoch_samples = 640;
@@ -111,6 +112,8 @@ TEST(CheckpointTest, RoundTripRestoresModelOptimizerRngAndState) {
   EXPECT_EQ(s.loader.position, expected.loader.position);
   EXPECT_EQ(s.run.shuffle_window, 16);
   EXPECT_EQ(s.loader.shuffle_window, 16);
+  EXPECT_EQ(s.run.ra_reps, 3);
+  EXPECT_EQ(s.loader.ra_reps, 3);
   EXPECT_EQ(s.scaler.scale, expected.scaler.scale);
   EXPECT_EQ(s.scaler.good_steps, expected.scaler.good_steps);
   EXPECT_EQ(s.epoch_loss_sum, expected.epoch_loss_sum);
@@ -224,6 +227,7 @@ TEST(CheckpointTest, LoadErrorsNameTheProblem) {
            {"\"position\": 640", "\"position\": -1", "loader position -1"},
            {"\"shuffle_window\": 16", "\"shuffle_window\": 4",
             "loader shuffle_window 4 (the run's: 16)"},
+           {"\"ra_reps\": 3", "\"ra_reps\": 0", "loader ra_reps 0 (the run's: 3)"},
            {"\"scale\": 1024.0", "\"scale\": 0.0", "loss scale 0"},
            {"\"epoch_samples\": 640", "\"epoch_samples\": 641", "epoch_samples 641"},
            {"\"batch_size\": 64", "\"batch_size\": 0", "batch_size 0"},
@@ -243,11 +247,15 @@ TEST(CheckpointTest, LoadErrorsNameTheProblem) {
   nlohmann::json unwindowed = nlohmann::json::parse(meta);
   unwindowed["run"].erase("shuffle_window");
   unwindowed["loader"].erase("shuffle_window");
+  unwindowed["run"].erase("ra_reps");
+  unwindowed["loader"].erase("ra_reps");
   ASSERT_TRUE(write_file_atomically(sub + "/meta.json", unwindowed.dump()).is_ok());
   Result<FoundCheckpoint> before_windows = find_checkpoint(dir.path());
   ASSERT_TRUE(before_windows.is_ok()) << before_windows.status().message();
   EXPECT_EQ(before_windows.value().state.run.shuffle_window, kShuffleAll);
   EXPECT_EQ(before_windows.value().state.loader.shuffle_window, kShuffleAll);
+  EXPECT_EQ(before_windows.value().state.run.ra_reps, 1);
+  EXPECT_EQ(before_windows.value().state.loader.ra_reps, 1);
 
   std::string old = meta;
   old.replace(old.find("\"format_version\": 2"), 19, "\"format_version\": 1");

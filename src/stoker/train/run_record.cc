@@ -71,6 +71,7 @@ std::string run_record(const TrainingSetup& setup, int64_t step, const std::stri
         {"verify", to_string(o.loader.verify)},
         {"seed", o.seed},
         {"shuffle_window", shuffle_window_text(o.loader.shuffle_window)},
+        {"ra_reps", o.loader.ra_reps},
         {"mean", normalization.mean},
         {"std", normalization.std},
         {"mean_from", to_string(normalization.mean_from)},

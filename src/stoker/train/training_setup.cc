@@ -228,6 +228,7 @@ std::unique_ptr<Loader> make_loader(std::shared_ptr<const Dataset> data, const T
   static_cast<LoaderSettings&>(lo) = o.loader;
   lo.seed = o.seed;
   lo.shuffle = train;
+  if (!train) lo.ra_reps = 1;  // evaluation sees each sample once
   lo.tracer = o.tracer;
   // Images as uint8: InputNormalizer turns them into float where the model runs.
   lo.fields = {image_request(*data, o, train, normalization), FieldRequest("label")};

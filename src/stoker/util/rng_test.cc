@@ -71,10 +71,15 @@ TEST(RngTest, DerivedStreamsAreDistinct) {
   std::set<uint64_t> streams;
   for (int64_t epoch = 0; epoch < 20; ++epoch) {
     streams.insert(order_stream(epoch));
-    for (int64_t index = 0; index < 500; ++index) streams.insert(sample_stream(epoch, index));
+    for (int64_t index = 0; index < 500; ++index) {
+      streams.insert(sample_stream(epoch, index));
+      for (int64_t repeat = 1; repeat < 4; ++repeat)
+        streams.insert(sample_stream(epoch, index, repeat));
+    }
   }
-  EXPECT_EQ(streams.size(), 20u + 20u * 500u);
+  EXPECT_EQ(streams.size(), 20u + 20u * 500u * 4u);
   EXPECT_EQ(sample_stream(3, 17), sample_stream(3, 17));
+  EXPECT_EQ(sample_stream(3, 17, 0), sample_stream(3, 17));  // repeat 0 is the sample's stream
 }
 
 TEST(RngTest, Next64BitsAreRoughlyUniform) {

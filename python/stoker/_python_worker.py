@@ -1,0 +1,144 @@
+"""A worker process of the Python steps (_python_pool.py is the loader's side): it unpickles
+the steps once, then runs each task the loader sends through its pipe (a chunk of one field's
+samples of one batch, in an input buffer) and writes the outputs into an output buffer of its
+own, grown as needed and handed to the loader once. Before each step it writes (task, sample,
+step, start time) into its status block, so that the loader can name the sample of a worker
+that hangs or dies. It ignores SIGINT (Ctrl-C is the loader's) and exits when its parent, the
+forkserver, is gone (which goes with the loader's process).
+
+The buffers are memfds: no name in /dev/shm, so none can be left behind.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import pickle
+import signal
+import struct
+import threading
+import time
+from multiprocessing import reduction
+from typing import Dict, List, Optional
+
+from stoker._python_steps import FieldSteps, SampleError, _Seeded, sample_seed
+
+
+# A worker's status block: the task, slot and step it runs, and when the sample started
+# (time.monotonic_ns(); 0 while it runs none).
+STATUS = struct.Struct("qqqq")
+
+
+class Shared:
+    """A memfd of `size` bytes mapped here (its own fd unless one is given, then adopted)."""
+
+    def __init__(self, torch, size: int, fd: Optional[int] = None):
+        if fd is None:
+            fd = os.memfd_create("stoker-python-steps", os.MFD_CLOEXEC)
+            os.ftruncate(fd, size)
+        self.fd = fd
+        self.size = size
+        self.map = mmap.mmap(fd, size)
+        self.bytes = torch.frombuffer(self.map, dtype=torch.uint8)
+
+    def close(self) -> None:
+        """Closes the fd (the mapping stays while this object does)."""
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def __del__(self):
+        if hasattr(self, "fd"):
+            self.close()
+
+
+def _exit_with_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(0)
+
+
+def worker_main(conn, pickled: Dict[str, List[bytes]], python_input, seed: int, rank: int):
+    """A worker process: runs the tasks the loader sends until it says stop or goes away."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the loader's to handle
+    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
+    import numpy
+    import torch
+    torch.set_num_threads(1)
+    steps = {}
+    for field, payloads in pickled.items():
+        steps[field] = []
+        for number, payload in enumerate(payloads):
+            try:
+                steps[field].append(pickle.loads(payload))
+            except Exception as e:  # unpickling runs the object's own code
+                conn.send(("fatal", field, number, f"{type(e).__name__}: {e}"))
+                return
+    steps = {field: FieldSteps(torch, s, python_input) for field, s in steps.items()}
+    conn.send(("ready",))
+    status = None
+    inputs: Dict[int, Shared] = {}
+    outputs: Dict[int, Shared] = {}
+    generators = _Seeded(torch, numpy)
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return
+        kind = message[0]
+        if kind == "status":
+            status = Shared(torch, STATUS.size, reduction.recv_handle(conn))
+        elif kind == "buffer":
+            inputs[message[1]] = Shared(torch, message[2], reduction.recv_handle(conn))
+            inputs[message[1]].close()  # the mapping stays
+        elif kind == "forget":
+            inputs.pop(message[1], None)
+        elif kind == "task":
+            _run_task(torch, numpy, conn, steps, seed, rank, status, inputs, outputs, generators,
+                      *message[1:])
+        else:  # "stop"
+            return
+
+
+def _run_task(torch, numpy, conn, steps, seed, rank, status, inputs, outputs, generators,
+              task_id, field, buffer_id, shape, dtype, epoch, position, index, slots, out_index):
+    start = time.perf_counter()
+    field_steps_ = steps[field]
+    before = list(field_steps_.seconds)
+    dtype = getattr(torch, dtype)
+    sample_bytes = torch.empty(shape, dtype=dtype).nbytes
+    source = inputs[buffer_id].bytes
+    output = outputs.get(out_index)
+    results = []
+    offset = 0
+
+    def on_step(number, slot=0):
+        STATUS.pack_into(status.map, 0, task_id, slot, number, time.monotonic_ns())
+
+    for slot in slots:
+        x = source[slot * sample_bytes:(slot + 1) * sample_bytes].view(dtype).view(shape)
+        sample = sample_seed(seed, epoch, rank, position, slot)
+        generators.seed(sample)
+        try:
+            y = field_steps_.run(torch, numpy, x, sample, (field, slot, index, epoch),
+                                 lambda number, slot=slot: on_step(number, slot))
+        except SampleError as e:
+            results.append((slot, None, str(e), None))
+            continue
+        y = y.contiguous()
+        flat = y.reshape(-1).view(torch.uint8) if y.numel() else torch.empty(0, dtype=torch.uint8)
+        end = offset + len(flat)
+        if output is None or end > output.size:
+            grown = Shared(torch, max(end, 2 * (output.size if output else 0), 4096))
+            if offset:
+                grown.bytes[:offset].copy_(output.bytes[:offset])
+            conn.send(("output", out_index, grown.size))
+            reduction.send_handle(conn, grown.fd, os.getppid())
+            grown.close()
+            outputs[out_index] = output = grown
+        output.bytes[offset:end].copy_(flat)
+        results.append((slot, offset, tuple(y.shape), str(y.dtype).rsplit(".", 1)[-1]))
+        offset = end
+    STATUS.pack_into(status.map, 0, 0, 0, 0, 0)
+    conn.send(("done", task_id, time.perf_counter() - start, results,
+               [now - then for now, then in zip(field_steps_.seconds, before)]))

@@ -1,0 +1,415 @@
+"""The Python steps in worker processes (python_workers=N, stoker/_python_pool.py): the same
+batches as in the iterating thread (python_workers=0) for any number of them and of native
+workers, and after a resume; a sample whose step raises, gives the wrong thing, kills its
+worker or hangs is one line naming it (or is skipped), and the loader goes on; no worker
+process is left behind by close, del or Ctrl-C. No timing is asserted."""
+
+import gc
+import os
+import random
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+import torch
+import torchvision.transforms as T
+import torchvision.transforms.v2 as T2
+
+import stoker
+
+CROP = [T.RandomResizedCrop(24), T.RandomHorizontalFlip()]
+
+
+def jitter(x):
+    """A step that draws from torch, random and numpy (module level: it pickles)."""
+    shift = int(torch.randint(0, 50, ())) + random.randint(0, 50) + int(np.random.randint(50))
+    return (x.to(torch.int32) + shift).clamp(0, 255).to(torch.uint8)
+
+
+class Trap:
+    """Passes a sample through, except where a draw of torch's (under the sample's seed) is
+    below 1/4: then it raises, kills its own process, hangs, or gives a float64 image."""
+
+    def __init__(self, does):
+        self.does = does
+
+    def __call__(self, x):
+        if float(torch.rand(())) >= 0.25:
+            return x
+        if self.does == "raise":
+            raise RuntimeError("trapped\nhere")
+        if self.does == "kill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        if self.does == "hang":
+            time.sleep(3600)
+        return x.to(torch.float64)
+
+    def __repr__(self):
+        return f"Trap({self.does!r})"
+
+
+class Sleepy:
+    """Sleeps a minute on every sample while the file `flag` exists."""
+
+    def __init__(self, flag):
+        self.flag = flag
+
+    def __call__(self, x):
+        if os.path.exists(self.flag):
+            time.sleep(60)
+        return x
+
+
+class Unloadable:
+    """Pickles, but cannot be unpickled (in a worker)."""
+
+    def __call__(self, x):
+        return x
+
+    def __reduce__(self):
+        return (_refuse, ())
+
+
+def _refuse():
+    raise RuntimeError("not here")
+
+
+def loader(path, steps, **options):
+    options.setdefault("batch_format", "dict")
+    return stoker.Loader(path, batch_size=3, seed=5, transforms=T.Compose(steps), **options)
+
+
+def batches(made, epoch=1):
+    return [(b["image"], b["label"]) for b in made.epoch(epoch)]
+
+
+def same(a, b):
+    return len(a) == len(b) and all(torch.equal(x[0], y[0]) and torch.equal(x[1], y[1])
+                                    for x, y in zip(a, b))
+
+
+def dead(pid):
+    return not os.path.exists(f"/proc/{pid}") or \
+        open(f"/proc/{pid}/stat").read().split(")")[-1].split()[0] == "Z"
+
+
+STEPS = CROP + [T2.RandomRotation(30), jitter, T2.ToDtype(torch.float32, scale=True)]
+
+
+def test_the_same_batches_for_any_python_and_native_workers(images):
+    path, _ = images
+    reference = batches(loader(path, STEPS, python_workers=0, workers=1))
+    assert len(reference) == 3 and reference[0][0].dtype == torch.float32
+    for python_workers, workers in ((1, 1), (2, 2), (3, 1)):
+        made = loader(path, STEPS, python_workers=python_workers, workers=workers)
+        assert made.options["python_workers"] == python_workers
+        assert same(batches(made), reference), (python_workers, workers)
+        assert same(batches(made), reference)  # the next epoch, on the same processes
+        stats = made.stats()
+        assert stats["python_seconds"] > 0 and stats["python_workers"] == python_workers
+        timing = stats["python_step_seconds"]["image"]
+        assert [name for name, _ in timing] == [name for name, where in made.plan["image"]
+                                                if where == "python"]
+        assert all(seconds > 0 for _, seconds in timing)
+        assert stats["python_wait_seconds"] >= 0 and stats["python_restarts"] == 0
+    assert not same(batches(loader(path, STEPS, python_workers=2), epoch=2), reference)
+
+
+def test_a_resume_mid_epoch_continues_the_same_batches(images):
+    path, _ = images
+    reference = batches(loader(path, STEPS, python_workers=0))
+    first = loader(path, STEPS, python_workers=2)
+    iteration = first.epoch(1)
+    head = next(iteration)
+    head = (head["image"], head["label"])
+    state = first.state_dict()  # the workers are batches ahead; the state is the consumer's
+    assert state["position"] == 3
+    for python_workers in (0, 2):
+        resumed = loader(path, STEPS, python_workers=python_workers)
+        resumed.load_state_dict(state)
+        assert same([head] + [(b["image"], b["label"]) for b in resumed], reference)
+    first.load_state_dict(state)  # in the loader whose iteration ran ahead
+    assert same([head] + [(b["image"], b["label"]) for b in first], reference)
+
+
+def test_the_default_is_processes_where_the_steps_pickle_and_the_plan_says_python(images):
+    path, _ = images
+    made = loader(path, STEPS)
+    assert made.options["python_workers"] == (2 if len(os.sched_getaffinity(0)) > 1 else 0)
+    assert [where for _, where in made.plan["image"]][-3:] == ["python"] * 3
+    assert loader(path, CROP + [lambda x: x]).options["python_workers"] == 0
+
+
+def test_a_step_that_cannot_go_to_a_process_is_named_up_front(images):
+    path, _ = images
+    with pytest.raises(ValueError, match=r"field 'image': the Python step <lambda> cannot be "
+                       r"sent to a worker process .*python_workers=0"):
+        loader(path, CROP + [lambda x: x], python_workers=2)
+    made = loader(path, CROP + [Unloadable()], python_workers=2)
+    for _ in range(2):  # said again, and nothing crashes
+        with pytest.raises(stoker.Error, match=r"field 'image': the Python step Unloadable "
+                           r"cannot be loaded in a worker process \(RuntimeError: not here\)"):
+            next(iter(made))
+    with pytest.raises(ValueError, match="python_workers must be in"):
+        loader(path, STEPS, python_workers=-1)
+    with pytest.raises(ValueError, match="python_timeout must be a number of seconds > 0"):
+        loader(path, STEPS, python_timeout=0)
+
+
+def outcomes(made, epochs=(0, 1)):
+    """Each batch of `epochs`, or the one-line error it raised (the iteration goes on)."""
+    out = []
+    for epoch in epochs:
+        iteration = made.epoch(epoch)
+        for _ in range(len(iteration)):
+            try:
+                b = next(iteration)
+                out.append((b["image"], b["label"]))
+            except stoker.Error as e:
+                out.append(str(e))
+    return out
+
+
+def same_outcomes(a, b):
+    return len(a) == len(b) and all(
+        x == y if isinstance(x, str) else not isinstance(y, str) and same([x], [y])
+        for x, y in zip(a, b))
+
+
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+def test_a_raising_step_is_the_same_line_in_a_worker_and_follows_on_error(images, on_error):
+    path, _ = images
+    steps = CROP + [Trap("raise")]
+    here = loader(path, steps, python_workers=0, on_error=on_error)
+    there = loader(path, steps, python_workers=2, on_error=on_error)
+    expected = outcomes(here)
+    got = outcomes(there)
+    assert same_outcomes(got, expected)
+    errors = [x for x in got if isinstance(x, str)]
+    if on_error == "raise":
+        assert errors and all("Trap('raise') raised RuntimeError: trapped here" in e
+                              for e in errors)
+        assert errors[0].startswith("field 'image', sample ")
+    else:
+        assert not errors and there.stats()["python_skipped"] == here.stats()[
+            "python_skipped"] > 0
+
+
+@pytest.mark.parametrize("step, message", [
+    (Trap("float64"), "a batch stacks one shape and dtype"),
+    (np.asarray, "the Python steps gave a ndarray, not a torch.Tensor (last step asarray)"),
+])
+def test_a_wrong_dtype_or_no_tensor_is_named_as_in_the_iterating_thread(images, step, message):
+    path, _ = images
+    expected = outcomes(loader(path, CROP + [step], python_workers=0))
+    got = outcomes(loader(path, CROP + [step], python_workers=2))
+    assert same_outcomes(got, expected)
+    assert any(isinstance(x, str) and message in x for x in got)
+
+
+@pytest.mark.parametrize("does", ["kill", "hang"])
+def test_a_worker_killed_or_hung_is_named_replaced_and_the_loader_goes_on(images, does):
+    path, _ = images
+    # PILToTensor, a no-op on tensors, is left out of the steps: the trap is still named.
+    expected = outcomes(loader(path, CROP + [T.PILToTensor(), Trap("raise")], python_workers=0,
+                               on_error="skip", python_input="tensor"))
+    made = loader(path, CROP + [T.PILToTensor(), Trap(does)], python_workers=2,
+                  python_timeout=2, python_input="tensor")
+    got = outcomes(made)
+    errors = [x for x in got if isinstance(x, str)]
+    assert errors, got
+    for error in errors:
+        assert error.startswith("field 'image', sample ")
+        assert ("Trap('kill') was running when its worker process (pid " in error and
+                "died (signal SIGKILL); a new one took its place" in error) if does == "kill" \
+            else ("Trap('hang') ran longer than python_timeout=2 s: its worker process (pid "
+                  in error and "was killed and replaced" in error)
+    assert made.stats()["python_restarts"] >= len(errors)  # a batch may lose two samples
+    # Every other batch is the batch the iterating thread makes.
+    assert len(got) == len(expected)
+    assert all(same([x], [y]) for x, y in zip(got, expected) if not isinstance(x, str))
+
+    skipping = loader(path, CROP + [T.PILToTensor(), Trap(does)], python_workers=2,
+                      python_timeout=2, on_error="skip", python_input="tensor")
+    assert same_outcomes(outcomes(skipping), expected)
+    assert skipping.stats()["python_skipped"] == skipping.stats()["python_restarts"] > 0
+
+
+def test_close_and_del_leave_no_worker_process(images):
+    path, _ = images
+    made = loader(path, STEPS, python_workers=2)
+    reference = batches(made)
+    pids = made._python.pids()
+    assert len(pids) == 2 and not any(dead(pid) for pid in pids)
+    made.close()
+    assert all(dead(pid) for pid in pids)
+    assert same(batches(made), reference)  # new workers
+    pids = made._python.pids()
+    del made
+    gc.collect()
+    assert all(dead(pid) for pid in pids)
+
+
+def test_ctrl_c_while_waiting_stops_the_workers_and_the_loader_stays_usable(images, tmp_path):
+    path, _ = images
+    flag = tmp_path / "sleep"
+    flag.write_text("")
+    made = loader(path, CROP + [Sleepy(str(flag))], python_workers=2)
+    iteration = made.epoch(0)
+    pids = []
+
+    def interrupt(main=threading.get_ident()):
+        deadline = time.monotonic() + 120
+        while len(made._python.pids()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)  # both workers started (and busy sleeping)
+        time.sleep(0.5)
+        pids.extend(made._python.pids())
+        signal.pthread_kill(main, signal.SIGINT)
+
+    timer = threading.Thread(target=interrupt)
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        next(iteration)
+    timer.join()
+    assert len(pids) == 2 and all(dead(pid) for pid in pids)
+    assert made._python.pids() == []
+    flag.unlink()
+    # The iteration goes on (its unfinished work in new workers), as does the loader.
+    reference = batches(loader(path, CROP, python_workers=0), epoch=0)
+    assert same([(b["image"], b["label"]) for b in iteration], reference)
+    assert same(batches(made, epoch=0), reference)
+
+
+SCRIPT = '''
+import sys
+
+import torch
+import torchvision.transforms as T
+
+import stoker
+
+
+def brighten(x):
+    return (x.to(torch.int32) + int(torch.randint(0, 9, ()))).clamp(0, 255).to(torch.uint8)
+
+
+def images(python_workers):
+    made = stoker.Loader(sys.argv[1], batch_size=3, seed=5, batch_format="dict",
+                         python_workers=python_workers,
+                         transforms=T.Compose([T.RandomResizedCrop(24), brighten]))
+    return made.options["python_workers"], torch.cat([b["image"] for b in made])
+
+
+if __name__ == "__main__":
+    workers, there = images(2)
+    print(workers, torch.equal(images(0)[1], there))
+'''
+
+
+def test_a_step_defined_in_the_users_script_runs_in_the_workers(images, tmp_path):
+    import subprocess
+    import sys
+    path, _ = images
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT)
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(stoker.__file__)))
+    done = subprocess.run([sys.executable, str(script), str(path)], capture_output=True,
+                          text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["2", "True"]
+
+
+def speckle(x, generator):
+    """A step that draws from the generator it is given only."""
+    noise = torch.randint(0, 30, x.shape, generator=generator, dtype=torch.uint8)
+    return x.to(torch.int32).add(noise).clamp(0, 255).to(torch.uint8)
+
+
+def test_a_step_taking_a_generator_gets_the_samples_seed_in_threads_or_processes(images):
+    from stoker._python_steps import sample_seed
+    path, _ = images
+    steps = CROP + [speckle]
+    native = batches(loader(path, CROP, python_workers=0, shuffle=False))
+    here = loader(path, steps, python_workers=0, shuffle=False)
+    reference = batches(here)
+    position = 3  # after batch 0
+    for slot in range(3):
+        generator = torch.Generator().manual_seed(sample_seed(5, 1, 0, position, slot))
+        assert torch.equal(reference[0][0][slot], speckle(native[0][0][slot], generator))
+    threads = loader(path, steps, python_workers=2, python_parallel="threads", shuffle=False)
+    assert threads.options["python_workers"] == 2
+    assert threads.options["python_parallel"] == "threads"
+    assert same(batches(threads), reference)
+    assert same(batches(loader(path, steps, python_workers=2, shuffle=False)), reference)
+    with pytest.raises(ValueError, match=r"python_parallel='threads' needs every Python step "
+                       r"to take a generator= keyword .* jitter does not"):
+        loader(path, CROP + [speckle, jitter], python_workers=2, python_parallel="threads")
+    with pytest.raises(ValueError, match="python_parallel must be 'processes' or 'threads'"):
+        loader(path, steps, python_parallel="fork")
+
+
+def test_a_loop_left_early_leaves_the_state_at_the_consumers_batch(images):
+    path, _ = images
+    reference = batches(loader(path, STEPS, python_workers=0))
+    made = loader(path, STEPS, python_workers=2)
+    for batch in made.epoch(1):
+        head = (batch["image"], batch["label"])
+        break  # the iteration is dropped with the workers batches ahead
+    state = made.state_dict()
+    assert state["epoch"] == 1 and state["position"] == 3
+    made.load_state_dict(state)
+    assert same([head] + [(b["image"], b["label"]) for b in made], reference)
+    assert same(batches(made), reference)  # and a whole epoch again
+
+
+def link(fd):
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:  # the listing's own fd, closed since
+        return ""
+
+
+def test_epochs_reuse_the_workers_and_a_bounded_shared_memory(images):
+    path, _ = images
+    made = loader(path, STEPS, python_workers=2)
+    batches(made, epoch=0)
+    pids = made._python.pids()
+
+    def memfds():  # each mapping holds one (mmap's own copy), each input buffer one more
+        return len([fd for fd in os.listdir("/proc/self/fd")
+                    if "stoker-python-steps" in link(fd)])
+
+    counts = []
+    for epoch in range(1, 31):
+        batches(made, epoch=epoch)
+        next(iter(made.epoch(epoch)))  # an iteration left early, its window dropped
+        counts.append(memfds())
+    assert made._python.pids() == pids
+    # Buffers are reused: a few more may be made while dropped windows finish, not one an epoch.
+    assert counts[-1] <= counts[9] + 4, counts
+
+
+def test_a_worker_killed_between_samples_is_replaced_and_no_sample_lost(images):
+    path, _ = images
+    reference = batches(loader(path, STEPS, python_workers=0))
+    made = loader(path, STEPS, python_workers=2)
+    batches(made, epoch=0)
+    victim = made._python.pids()[0]
+    os.kill(victim, signal.SIGKILL)  # idle: no sample of its is running
+    assert same(batches(made), reference)
+    assert made.stats()["python_restarts"] == 1 and made.stats()["python_skipped"] == 0
+    assert victim not in made._python.pids() and len(made._python.pids()) == 2
+
+
+def test_padded_batches_keep_their_valid_masks(images):
+    path, _ = images
+
+    def padded(python_workers):
+        made = loader(path, STEPS, python_workers=python_workers, last_batch="pad")
+        return [(b["image"], b["label"], b["valid"]) for b in made.epoch(1)]
+
+    here, there = padded(0), padded(2)
+    assert [b[2].tolist() for b in there] == [[True] * 3, [True] * 3, [True, True, False]]
+    assert all(torch.equal(x, y) for a, b in zip(here, there) for x, y in zip(a, b))
