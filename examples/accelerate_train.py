@@ -1,7 +1,7 @@
 """Hugging Face Accelerate: prepare() the model and optimizer; the loader stays stoker's.
 
     python examples/accelerate_train.py DATA [--epochs 1] [--batch-size 64] [--arch mlp|cnn]
-    torchrun --nproc-per-node 2 examples/accelerate_train.py DATA    # 2 processes, gloo
+    torchrun --nproc-per-node 2 -- examples/accelerate_train.py DATA    # 2 processes, gloo
 
 accelerator.prepare(loader) returns a stoker.Loader as it is (Accelerate wraps DataLoaders
 only), so its sharding (torch.distributed's rank) and order are stoker's. One line puts the

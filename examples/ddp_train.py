@@ -1,6 +1,6 @@
 """torchrun + DistributedDataParallel on the CPU (gloo).
 
-    torchrun --nproc-per-node 2 examples/ddp_train.py DATA [--epochs 1] [--batch-size 64]
+    torchrun --nproc-per-node 2 -- examples/ddp_train.py DATA [--epochs 1] [--batch-size 64]
 
 Each rank's stoker.Loader takes its rank and world size from torch.distributed and reads its
 own share of every epoch; every rank gets len(loader) batches, so no rank waits at an epoch's

@@ -1,6 +1,6 @@
 """A 2-D DeviceMesh on the CPU (gloo): data parallel (FSDP2's fully_shard) x tensor parallel.
 
-    torchrun --nproc-per-node 4 examples/mesh_train.py DATA [--epochs 1] [--batch-size 64]
+    torchrun --nproc-per-node 4 -- examples/mesh_train.py DATA [--epochs 1] [--batch-size 64]
 
 The loader shards by the mesh's "dp" dimension (mesh=mesh["dp"]): the two ranks of a
 tensor-parallel group get the same batches, the data-parallel groups disjoint ones.

@@ -9,6 +9,8 @@
 #          (image_decode_fuzz; seeds: image_fuzz_seeds; dictionary fuzz/image.dict)
 #   ops    the operation-call parser and every pixel/float operation on its parameters
 #          (op_call_fuzz; seeds: op_call_fuzz_seeds; dictionary fuzz/ops.dict)
+#   timm   timm's RandAugment config strings, their draws and operations
+#          (timm_config_fuzz; seeds: timm_config_fuzz_seeds; dictionary fuzz/timm.dict)
 # Environment: STOKER_FUZZ_BUILD_DIR overrides build-fuzz/; STOKER_FUZZ_CORPUS overrides the
 # corpus directory (default build-fuzz/corpus for shard, build-fuzz/corpus-image for image,
 # kept between runs, seeded when empty). STOKER_FUZZ_ARGS adds libFuzzer options (e.g.
@@ -27,8 +29,10 @@ case $target in
     fuzzer=image_decode_fuzz seeds=image_fuzz_seeds dict=fuzz/image.dict suffix=-image ;;
   ops)
     fuzzer=op_call_fuzz seeds=op_call_fuzz_seeds dict=fuzz/ops.dict suffix=-ops ;;
+  timm)
+    fuzzer=timm_config_fuzz seeds=timm_config_fuzz_seeds dict=fuzz/timm.dict suffix=-timm ;;
   *)
-    echo "fuzz.sh: unknown target '$target' (shard, image, ops)" >&2
+    echo "fuzz.sh: unknown target '$target' (shard, image, ops, timm)" >&2
     exit 2 ;;
 esac
 corpus=${STOKER_FUZZ_CORPUS:-$build_dir/corpus$suffix}

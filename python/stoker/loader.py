@@ -625,6 +625,7 @@ class Loader:
         self._batch_transform = not native_batch and batch_transform and \
             BatchTransform(torch, batch_transform, seed, rank)
         self._path = path
+        self._shown = _stoker.shown_location(os.fsencode(path))  # a URL without its secrets
         self._names = self._tuple_names(batch_format, names, last_batch == "pad")
         self._access = access
         self._dataset_view = None  # loader.dataset
@@ -763,10 +764,10 @@ class Loader:
                                  f"{self._native.options[key]!r}")
         if values["records"] != len(self._native):
             raise ValueError(f"the state_dict is of a dataset of {values['records']} records; "
-                             f"{self._path} has {len(self._native)}")
+                             f"{self._shown} has {len(self._native)}")
         if state.get("dataset", self._dataset) != self._dataset:
             raise ValueError(f"the state_dict is of another dataset (id {state['dataset']!r}); "
-                             f"{self._path} is {self._dataset!r}")
+                             f"{self._shown} is {self._dataset!r}")
         if values["position"] >= values["records"]:
             raise ValueError(f"the state_dict's position {values['position']} is not inside an "
                              f"epoch of {values['records']} records")
@@ -798,7 +799,7 @@ class Loader:
     def dataset(self) -> LoaderDataset:
         """The dataset's length and classes (LoaderDataset)."""
         if self._dataset_view is None:  # one, so that its classes are read once
-            self._dataset_view = LoaderDataset(self._path, len(self._native),
+            self._dataset_view = LoaderDataset(self._shown, len(self._native),
                                                self._native.schema, self._manifest)
         return self._dataset_view
 
@@ -866,7 +867,7 @@ class Loader:
 
     def __repr__(self):
         o = self._native.options
-        return (f"stoker.Loader({self._path!r}, batch_size={o['batch_size']}, "
+        return (f"stoker.Loader({self._shown!r}, batch_size={o['batch_size']}, "
                 f"workers={o['workers']}, rank={o['rank']}, world_size={o['world_size']}, "
                 f"device='{self._device}')")
 

@@ -160,7 +160,7 @@ def inspect(path=None, *, cache_dir=None, cache_gb=None, cache_policy="next-use"
                                       **data_access(cache_dir, cache_gb, cache_policy))
     summary = json.loads(text)
     if "datasets" in summary and "records" not in summary:
-        summary["dir"] = os.fsdecode(path)
+        summary["dir"] = _stoker.shown_location(os.fsencode(path))
         summary["datasets"] = [_with_int_labels(dict(s, dir=d))
                                for s, d in zip(summary["datasets"], dirs)]
         return summary
@@ -172,7 +172,7 @@ def verify(path, *, progress=None, cache_dir=None, cache_gb=None, cache_policy="
     its format, then every record's checksum, layout and label. Returns {"datasets": [{"path",
     "records", "shards"}]}; raises stoker.Error with the command's one-line message if a record
     is bad, its ``errors`` listing the bad records' messages (the first 1000 per dataset)."""
-    line = ProgressLine(progress, f"verifying {os.fsdecode(path)}")
+    line = ProgressLine(progress, f"verifying {_stoker.shown_location(os.fsencode(path))}")
     try:
         reports = _stoker.verify_datasets(os.fsencode(path), progress=line,
                                           **data_access(cache_dir, cache_gb, cache_policy))

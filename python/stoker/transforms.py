@@ -14,7 +14,8 @@ translated into native operations, in the order of their roles:
 * float operations (``RandomErasing``).
 
 torchvision's own classes (transforms v1 and v2, ``Compose`` of them) and timm's
-(``RandomResizedCropAndInterpolation``, ``MaybeToTensor``) translate through one table
+(``RandomResizedCropAndInterpolation``, ``MaybeToTensor``, its ``RandAugment`` as its config
+string, its ``RandomErasing``) translate through one table
 (``_TRANSLATIONS``), with the same checks; ``ToDtype(torch.float32, scale=True)`` and
 ``ConvertImageDtype(torch.float)`` are ``ToTensor``; ``PILToTensor``, ``ToImage`` and
 ``ToPureTensor`` may stand anywhere. A pipeline stoker cannot run raises one ValueError naming
@@ -126,7 +127,8 @@ def _interpolation(name: str, op: str, mode) -> str:
         mode = "random" if modes == {"bilinear", "bicubic"} else modes.pop() if len(modes) == 1 \
             else mode
     mode = getattr(mode, "value", mode)
-    mode = {2: "bilinear", 3: "bicubic"}.get(mode, mode) if not isinstance(mode, bool) else mode
+    mode = {0: "nearest", 2: "bilinear", 3: "bicubic"}.get(mode, mode) \
+        if not isinstance(mode, bool) else mode
     choices = _param(op, "interpolation")["choices"]
     if mode not in choices:
         raise ValueError(f"{name}: interpolation must be {' or '.join(choices)} (PIL's "
@@ -405,9 +407,79 @@ def _v1_policy(name: str):
 for _name in ("TrivialAugmentWide", "RandAugment", "AutoAugment"):
     _TRANSLATIONS[_name] = _v1_policy(_name)
 
-# timm's (timm.data): its crop with "random" interpolation, its tensor steps. Its other classes
-# (its RandAugment, RandomErasing) run in Python.
+def _timm_rand_augment(t):
+    """stoker's TimmRandAugment of timm's RandAugment `t` (rand_augment_transform's): its
+    config string rebuilt from the operations it holds, which must share their parameters and
+    be one of timm's lists; anything else runs in Python."""
+    ops = list(t.ops)
+    first = ops[0] if ops else None
+    shared = ("prob", "magnitude", "magnitude_std", "magnitude_max", "kwargs", "hparams")
+    if first is None or any(getattr(op, a) != getattr(first, a) for op in ops for a in shared):
+        raise _Unknown("timm RandAugment runs natively with one probability, magnitude and "
+                       "hparams for all its operations only")
+    from timm.data import auto_augment as timm_aa
+    names = [op.name for op in ops]
+    weighted = timm_aa._RAND_WEIGHTED_0
+    if t.choice_weights is not None:
+        weights = [w / sum(weighted.values()) for w in weighted.values()]
+        if names != list(weighted) or any(not math.isclose(a, b, rel_tol=1e-12)
+                                          for a, b in zip(t.choice_weights, weights)):
+            raise _Unknown("timm RandAugment with weights other than tweights' runs in Python")
+        sections = ["tweights"]
+    elif names in (timm_aa._RAND_TRANSFORMS, timm_aa._RAND_INCREASING_TRANSFORMS):
+        sections = ["inc1" if names == timm_aa._RAND_INCREASING_TRANSFORMS else "inc0"]
+    else:
+        raise _Unknown(f"timm RandAugment of the operations {names} runs in Python (native: "
+                       "its standard, increasing and tweights lists)")
+    m, p, mstd, mmax = first.magnitude, first.prob, first.magnitude_std, first.magnitude_max
+    if isinstance(m, bool) or not isinstance(m, int) or m < 0 or not 0 <= p or mstd < 0 or \
+            mmax not in (None, 0) and (isinstance(mmax, bool) or not isinstance(mmax, int)
+                                       or mmax < 0):
+        raise _Unknown(f"timm RandAugment(m={m!r}, p={p!r}, mstd={mstd!r}, mmax={mmax!r}) "
+                       "runs in Python (native: whole m and mmax, p and mstd at least 0)")
+    sections += [f"m{m}", f"n{int(t.num_layers)}", f"p{float(p)!r}"]
+    if mstd:
+        sections.append("mstd1000" if math.isinf(mstd) else f"mstd{float(mstd)!r}")
+    if mmax:
+        sections.append(f"mmax{mmax}")
+    fill = first.kwargs.get("fillcolor")
+    if not isinstance(fill, (tuple, list)):
+        raise _Unknown(f"timm RandAugment with img_mean {fill!r} runs in Python (native: one "
+                       "value per channel)")
+    return _NATIVE_CLASSES["TimmRandAugment"](
+        config="-".join(["rand"] + sections),
+        interpolation=_interpolation("timm RandAugment", "timm_rand_augment",
+                                     first.kwargs.get("resample")),
+        fill=list(fill), translate_pct=first.hparams.get("translate_pct", 0.45))
+
+
+def _timm_aspect(log_aspect: float) -> float:
+    """The aspect ratio whose math.log is timm's stored `log_aspect` exactly (exp may be an
+    ulp off), so that the native draw's logarithm is timm's."""
+    aspect = math.exp(log_aspect)
+    for candidate in (aspect, math.nextafter(aspect, 0), math.nextafter(aspect, math.inf)):
+        if math.log(candidate) == log_aspect:
+            return candidate
+    return aspect
+
+
+def _timm_random_erasing(t):
+    """stoker's TimmRandomErasing of timm's RandomErasing `t` (per image; num_splits, a
+    batch's clean part, runs in Python)."""
+    if t.num_splits > 1:
+        raise _Unknown("timm RandomErasing with num_splits runs in Python (it erases per batch)")
+    low, high = t.log_aspect_ratio
+    return _NATIVE_CLASSES["TimmRandomErasing"](
+        probability=t.probability, min_area=t.min_area, max_area=t.max_area,
+        min_aspect=_timm_aspect(low), max_aspect=_timm_aspect(high), mode=t.mode or "const",
+        min_count=t.min_count, max_count=t.max_count)
+
+
+# timm's (timm.data): its crop with "random" interpolation, its tensor steps, its RandAugment
+# and RandomErasing. Its other classes run in Python.
 _TIMM_TRANSLATIONS = {
+    "RandAugment": _timm_rand_augment,
+    "RandomErasing": _timm_random_erasing,
     "RandomResizedCropAndInterpolation": lambda t: RandomResizedCrop(
         t.size, t.scale, t.ratio, interpolation=t.interpolation),
     "MaybeToTensor": lambda t: ToTensor(),

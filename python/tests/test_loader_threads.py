@@ -172,3 +172,41 @@ def test_ctrl_c_while_waiting_for_a_batch_stops_cleanly(labelled):
     # The wait woke up for the signal and the worker mid-batch was cancelled and joined (the
     # same monotonic clock in both processes): far sooner than the batch would have been ready.
     assert float(lines[1].split()[1]) - sent < 1.2
+
+
+FORK_SCRIPT = """
+import os, sys
+import stoker
+path, iterate_first = sys.argv[1], sys.argv[2] == "1"
+loader = stoker.Loader(path, batch_size=16, workers=2, batch_format="dict")
+if iterate_first:
+    next(iter(loader))
+pid = os.fork()
+if pid == 0:
+    try:
+        next(iter(loader))
+        print("iterated", flush=True)
+    except RuntimeError as e:
+        print("raised", str(e), flush=True)
+    # A loader made after the fork runs in the child.
+    print("own", len(list(stoker.Loader(path, batch_size=16, workers=2, batch_format="dict"))),
+          flush=True)
+    sys.exit(0)  # the inherited loader is let go as the child ends: no join of absent threads
+_, status = os.waitpid(pid, 0)
+print("child status", status, flush=True)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork")
+@pytest.mark.parametrize("iterate_first", [False, True])
+def test_a_loader_used_after_fork_raises_one_line_and_the_child_ends(labelled, iterate_first):
+    """The loader's threads stay in the parent: in a fork's child it raises one line saying to
+    make the loader after forking (never a hang, nor at the child's exit); one made there runs."""
+    run = subprocess.run([sys.executable, "-c", FORK_SCRIPT, str(labelled),
+                          str(int(iterate_first))], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0].startswith("raised this stoker.Loader was made in process "), lines
+    assert "make the Loader after forking" in lines[0]
+    assert lines[1] == f"own {-(-RECORDS // 16)}", lines
+    assert lines[2] == "child status 0", lines

@@ -387,12 +387,12 @@ def test_timms_train_transforms_run_natively_or_in_python(images):
     assert {where for _, where in loader.plan["image"]} == {"native"}
     assert "interpolation='random'" in loader.plan["image"][0][0]
     assert next(iter(loader))["image"].shape == (4, 3, 24, 24)
-    # timm's RandAugment (PIL-only: it gets PIL images) and RandomErasing: in Python.
+    # timm's RandAugment and RandomErasing: native too (test_timm_transforms.py).
     augmented = timm.data.create_transform(24, is_training=True, re_prob=0.25,
                                            auto_augment="rand-m9-mstd0.5-inc1")
     loader = stoker.Loader(path, batch_size=4, transforms=augmented, batch_format="dict")
-    assert [where for _, where in loader.plan["image"]][-1] == "python"
-    assert loader.plan["image"][-1][0].startswith("RandomErasing(")
+    assert {where for _, where in loader.plan["image"]} == {"native"}
+    assert loader.plan["image"][-1][0].startswith("timm_random_erasing(")
     assert next(iter(loader))["image"].dtype == torch.float32
 
 

@@ -79,3 +79,37 @@ def test_bad_urls_are_one_line_errors(nginx_server, s3_env, tmp_path):
     with pytest.raises((stoker.Error, FileNotFoundError)) as e:
         stoker.push(tmp_path / "absent", f"s3://{s3_env.bucket}/x")
     assert "\n" not in str(e.value)
+
+
+def test_a_password_and_signature_in_a_url_show_nowhere(labelled, nginx_server, tmp_path, capsys):
+    """One redaction (the CLI's) wherever Python shows or returns a URL: reprs, inspect's and
+    verify's paths, the verify progress line, load_state_dict's errors; and a malformed URL, with
+    '/' or '?' in its password, in no error either. nginx ignores the password and the query."""
+    shutil.copytree(labelled, nginx_server.root / "ds")
+    shutil.copytree(labelled, nginx_server.root / "folder" / "train")
+    shutil.copytree(labelled, nginx_server.root / "folder" / "test")
+    secret = "SENTINEL-py-5d1f"
+    host = nginx_server.url[len("http://"):]
+    query = f"?X-Amz-Signature=SIG-{secret}"
+    url = f"http://user:PW-{secret}@{host}/ds{query}"
+    folder = f"http://user:PW-{secret}@{host}/folder{query}"
+    cache = {"cache_dir": tmp_path / "cache"}
+    loader = stoker.Loader(url, batch_size=16, batch_format="dict", **cache)
+    shown = [repr(loader), repr(loader.dataset), repr(loader.sampler), str(loader.dataset.root),
+             str(stoker.inspect(url, **cache)), str(stoker.inspect(folder, **cache)),
+             str(stoker.verify(url, progress=True, **cache)), str(stoker.verify(folder, **cache))]
+    assert f"{nginx_server.url}/ds" in shown[0]
+    state = loader.state_dict()
+    for changed in ({"records": state["records"] + 1}, {"dataset": "another"}):
+        with pytest.raises(ValueError) as e:
+            loader.load_state_dict(dict(state, **changed))
+        shown.append(str(e.value))
+    for malformed in (f"http://user:PW/{secret}@{host}/ds", f"http://user:1?{secret}@{host}/ds",
+                      f"http://user:80/{secret}@{host}/ds{query}"):
+        with pytest.raises((stoker.Error, ValueError)) as e:
+            stoker.Loader(malformed, batch_size=16, **cache)
+        shown.append(str(e.value))
+    captured = capsys.readouterr()
+    shown += [captured.out, captured.err]
+    for text in shown:
+        assert secret not in text, text

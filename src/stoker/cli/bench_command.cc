@@ -32,6 +32,7 @@
 #include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/loader_core.h"
 #include "stoker/pipeline/sample_cost.h"
+#include "stoker/pipeline/schedule_from_order.h"
 #include "stoker/remote/data_source.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/train/normalization_choice.h"
@@ -106,26 +107,38 @@ double rss_anon_bytes() {
   return kb * 1024;
 }
 
-// The bare loop: one thread, a shuffled order, checksums as the policy says, each batch's
-// records resolved and written by BatchLayout::write_samples into one reused batch buffer: the
-// loader's work without its queue, ordering and pool. Returns samples/s.
+// The bare loop: one thread, the loader's shuffled order (its --shuffle-window: a remote
+// dataset's cache holds the shards that order reads at once, not a global shuffle's), checksums
+// as the policy says, each batch's records resolved and written by BatchLayout::write_samples
+// into one reused batch buffer: the loader's work without its queue, ordering and pool. Returns
+// samples/s.
 double bare_loop(const Dataset& dataset, const BatchLayout& layout, int64_t batch, int epochs,
-                 VerifyPolicy verify) {
+                 VerifyPolicy verify, int64_t shuffle_window) {
   const int64_t n = static_cast<int64_t>(dataset.size());
   const auto buffer = BufferPool::create(layout, batch, 1, default_host_allocator())->acquire();
   std::vector<uint8_t*> dst;
   for (const auto& block : buffer->fields) dst.push_back(block.get());
   std::vector<ByteSpan> records(batch);
-  Sampler sampler(n, SamplerOptions{7, true, 0, 1, batch, LastBatch::kShort});
+  std::vector<int64_t> shard_records;
+  for (const ShardInfo& shard : dataset.manifest().shards)
+    shard_records.push_back(static_cast<int64_t>(shard.records));
+  Sampler sampler(std::move(shard_records),
+                  SamplerOptions{7, true, 0, 1, batch, LastBatch::kShort, shuffle_window});
   // The last batch's pins are let go after the next batch's are taken: the shards the two share
   // stay mapped (a remote dataset maps a shard only while pinned).
   ShardPins held;
   const Stopwatch since_start;
+  const std::vector<int64_t> starts(dataset.shard_starts().begin(), dataset.shard_starts().end());
   for (int e = 0; e < epochs; ++e) {
+    // A remote dataset's cache keeps what this loop reads next (not the timed loader's plan).
+    if (dataset.needs_pins())
+      dataset.advise(schedule_from_order(e, sampler.order(e), sampler.order(e + 1), starts),
+                     2 * batch);
     EpochPlan plan = sampler.plan(e);
     const bool check = verify == VerifyPolicy::kAlways || (verify == VerifyPolicy::kOnce && e == 0);
     for (int64_t b = 0; b < plan.num_batches(); ++b) {
       IndexSpan idx = plan.batch(b);
+      dataset.advance(b * batch);
       ShardPins pins = dataset.pin(idx.data, idx.size, nullptr).value_or_throw();
       for (size_t k = 0; check && k < idx.size; ++k) {
         dataset.prefetch_ahead(idx.data, idx.size, k);
@@ -308,7 +321,8 @@ void run_loader_bench(const LoaderBenchOptions& o) {
   const double busy_seconds = run.busy_seconds;
   const double rss_after_loader = run.rss_anon_bytes;
   const double rate = samples / seconds;
-  const double bare = bare_loop(*dataset, loader.layout(), o.batch, epochs, options.verify);
+  const double bare =
+      bare_loop(*dataset, loader.layout(), o.batch, epochs, options.verify, options.shuffle_window);
   const PipelineStats& s = loader.stats();
   const std::optional<TuningReport> tuning = loader.tuning();
   // A tuned loader: the workers and prefetch it chose (it measured the rest of the run with).

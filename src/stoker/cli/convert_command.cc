@@ -43,10 +43,12 @@ void add_shard_mb_option(CLI::App* command, uint64_t& shard_mb) {
 
 using Clock = std::chrono::steady_clock;
 
-// SIGINT/SIGTERM during a conversion: the import stops before its next record, its writers
-// remove what they staged, and the command says so and exits 130. A second signal ends the
-// process at once (SA_RESETHAND); the staging directory it leaves is no dataset and is removed
-// by the next convert to the same --out. The handler only stores an atomic.
+// SIGINT, SIGTERM, SIGHUP (the terminal closed) or SIGPIPE (stdout's reader gone) during a
+// conversion: the import stops before its next record, its writers remove what they staged
+// (and `--out s3://`'s temporary copy goes), and the command says so and exits 130. A second
+// SIGINT, SIGTERM or SIGHUP ends the process at once (SA_RESETHAND); the staging directory it
+// leaves is no dataset and is removed by the next convert to the same --out. SIGPIPE recurs at
+// every write to the closed pipe: it only asks again. The handler only stores an atomic.
 std::atomic<int> stop_signal{0};
 
 void on_stop_signal(int number) { stop_signal.store(number); }
@@ -72,8 +74,9 @@ void run_stoppable(const std::vector<std::string>& outputs, const std::function<
   action.sa_handler = on_stop_signal;
   action.sa_flags = SA_RESETHAND;
   sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
+  for (const int signal : {SIGINT, SIGTERM, SIGHUP}) sigaction(signal, &action, nullptr);
+  action.sa_flags = 0;
+  sigaction(SIGPIPE, &action, nullptr);
   try {
     convert();
   } catch (const Error&) {
@@ -84,7 +87,10 @@ void run_stoppable(const std::vector<std::string>& outputs, const std::function<
     throw Error(Status(StatusCode::kCancelled,
                        fmt::format("interrupted ({}): the conversion stopped and its partial "
                                    "output was removed; nothing was written to {}",
-                                   signal == SIGINT ? "SIGINT" : "SIGTERM",
+                                   signal == SIGINT    ? "SIGINT"
+                                   : signal == SIGTERM ? "SIGTERM"
+                                   : signal == SIGHUP  ? "SIGHUP"
+                                                       : "SIGPIPE",
                                    printable(fmt::to_string(fmt::join(outputs, " and "))))));
   }
 }

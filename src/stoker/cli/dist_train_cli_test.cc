@@ -48,7 +48,7 @@ class DistTrainCliTest : public ::testing::Test {
   // thread, a seed), logged to `name`.jsonl.
   std::vector<std::string> train(const std::string& data, int batch, const std::string& name,
                                  const std::vector<std::string>& more = {}) const {
-    // --run-log: torchrun's own parser takes --log for its --log-dir.
+    // --log, as users write it: under torchrun after a `--` (TwoTorchrunAgentsAsTwoNodes).
     std::vector<std::string> args = {testing::kStokerCliPath,
                                      "train",
                                      "--data",
@@ -63,7 +63,7 @@ class DistTrainCliTest : public ::testing::Test {
                                      "1",
                                      "--seed",
                                      "3",
-                                     "--run-log",
+                                     "--log",
                                      dir_ / (name + ".jsonl")};
     args.insert(args.end(), more.begin(), more.end());
     return args;
@@ -385,7 +385,8 @@ TEST_F(DistTrainCliTest, TwoTorchrunAgentsAsTwoNodes) {
                   "--redirects",
                   "1",
                   "--tee",
-                  "1"};
+                  "1",
+                  "--"};  // torchrun's options end: its parser would take --log for --log-dir
     const std::vector<std::string> args =
         train(data, 8, "agents", {"--save-model", dir_ / "agents.pt"});
     agent.argv.insert(agent.argv.end(), args.begin(), args.end());

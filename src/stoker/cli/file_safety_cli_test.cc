@@ -443,7 +443,9 @@ class ConvertSafetyCliTest : public ::testing::Test {
 };
 
 TEST_F(ConvertSafetyCliTest, AnInterruptedConversionSaysSoAndLeavesNothing) {
-  for (int signal : {SIGINT, SIGTERM}) {
+  // SIGHUP (a closed terminal) and SIGPIPE (stdout's reader gone) as SIGINT and SIGTERM.
+  for (const auto& [signal, name] : std::vector<std::pair<int, std::string>>{
+           {SIGINT, "SIGINT"}, {SIGTERM, "SIGTERM"}, {SIGHUP, "SIGHUP"}, {SIGPIPE, "SIGPIPE"}}) {
     const std::string out = dir_ / ("fm" + std::to_string(signal));
     CliProcess run = convert(out);
     ASSERT_TRUE(wait_for_staging(out)) << run.err();
@@ -451,9 +453,7 @@ TEST_F(ConvertSafetyCliTest, AnInterruptedConversionSaysSoAndLeavesNothing) {
     EXPECT_EQ(run.wait(), 130) << run.err();
     const std::string err = run.err();
     EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
-    EXPECT_NE(err.find(signal == SIGINT ? "interrupted (SIGINT)" : "interrupted (SIGTERM)"),
-              std::string::npos)
-        << err;
+    EXPECT_NE(err.find("interrupted (" + name + ")"), std::string::npos) << err;
     EXPECT_NE(err.find("nothing was written to " + out + "/train"), std::string::npos) << err;
     EXPECT_TRUE(!fs::exists(out) || fs::is_empty(out)) << "nothing left in " << out;
   }

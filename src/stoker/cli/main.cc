@@ -70,6 +70,24 @@ void install_sigbus_handler() {
   sigaction(SIGBUS, &action, nullptr);
 }
 
+// SIGINT and SIGTERM until a command installs its own handling (train's stop with a checkpoint,
+// convert's cleanup): quit at once, in one line, exit 130, as the default action would; also
+// where stoker started with them ignored (a script's background job), so that an interrupt ends
+// a wait on the network (a stalled download) as it ends any other. Async-signal-safe.
+void on_interrupt(int) {
+  static constexpr char kLine[] = "stoker: interrupted\n";
+  [[maybe_unused]] const ssize_t written = ::write(STDERR_FILENO, kLine, sizeof(kLine) - 1);
+  ::_exit(stoker::cli::kExitInterrupted);
+}
+
+void install_interrupt_handlers() {
+  struct sigaction action = {};
+  action.sa_handler = on_interrupt;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
 // `stoker --version`: what a bug report needs to name.
 std::string version_text() {
   return fmt::format("stoker {} (LibTorch {}, dataset format {}, checkpoint format {})",
@@ -94,6 +112,7 @@ const std::vector<std::string>& stoker::cli::command_arguments() { return argume
 int main(int argc, char** argv) {
   using namespace stoker::cli;
   install_sigbus_handler();
+  install_interrupt_handlers();
   // Installed after (chained to) the handler above: a shard truncated under the loader fails its
   // batch with the usual one-line error naming shard and record; the handler above remains for
   // faults outside guarded reads (mapped_read_guard.h).

@@ -5,6 +5,7 @@
 // naming the URL once the retries are spent; a cache on a full disk evicts to make room, or
 // stops with one line naming it, leaving nothing half-written.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <chrono>
@@ -18,7 +19,9 @@
 #include <vector>
 
 #include "stoker/remote/object_store.h"
+#include "stoker/store/manifest.h"
 #include "stoker/testing/classification.h"
+#include "stoker/testing/cli_process.h"
 #include "stoker/testing/cli_run.h"
 #include "stoker/testing/loopback_server.h"
 #include "stoker/testing/records.h"
@@ -138,6 +141,95 @@ TEST_F(RemoteCliTest, BadInputIsOneLineNamingTheUrl) {
   RunResult holed = run("verify " + url("holed") + cache(), tmp_);
   expect_one_line_error(holed, url("holed") + "/");
   EXPECT_NE(holed.err.find(": HTTP 404"), std::string::npos) << holed.err;
+}
+
+// A URL's password and presigned signature (nginx ignores both) reach no output of `train` or
+// `bench loader`: not stdout or stderr, the log, the trace, the checkpoints, the cache, nor the
+// report's report.json and index.html (its data fact and command line).
+TEST_F(RemoteCliTest, APasswordAndSignatureInTheUrlReachNoOutput) {
+  const auto secret_url = [](const std::string& path) {
+    return "http://user:PW-" + std::string(kSentinel) + "@" + url(path).substr(7) +
+           "?X-Amz-Signature=SIG-" + kSentinel;
+  };
+  const std::string outputs =
+      " --log " + (tmp_ / "run.jsonl") + " --trace " + (tmp_ / "trace.json") + cache();
+  RunResult trained =
+      run("train --data " + secret_url("data") + " --epochs 1 --batch 64" + " --checkpoint-dir " +
+              (tmp_ / "ckpt") + " --report " + (tmp_ / "train-report") + outputs,
+          tmp_);
+  ASSERT_EQ(trained.exit_code, 0) << trained.err;
+  RunResult bench = run("bench loader --data=" + secret_url("data/train") +
+                            " --epochs 1 --report " + (tmp_ / "bench-report") + cache(),
+                        tmp_);
+  ASSERT_EQ(bench.exit_code, 0) << bench.err;
+  const std::string report = contents_of(tmp_ / "train-report");
+  EXPECT_NE(report.find(url("data")), std::string::npos) << "the report names the data";
+  EXPECT_NE(contents_of(tmp_ / "bench-report").find("--data=" + url("data/train")),
+            std::string::npos);
+  for (const std::string& text :
+       {trained.out, trained.err, bench.out, bench.err, contents_of(tmp_.path())})
+    EXPECT_EQ(text.find(kSentinel), std::string::npos) << text.substr(0, 2000);
+}
+
+// bench loader reads in the order it measures: with --shuffle-window 2 and a cache just over
+// that window's floor (5 of 12 shards), which train accepts, its bare loop reads windows too
+// (not a global shuffle that needs every shard at once) and advises the cache of its own order.
+TEST_F(RemoteCliTest, BenchLoaderRunsInTheCacheTrainRunsIn) {
+  testing::write_labelled_dataset(root() + "/windowed", 30000, 10, 100 * 1024);
+  const Manifest m = Manifest::load(root() + "/windowed").value_or_throw();
+  ASSERT_GE(m.shards.size(), 10u);
+  const std::string args = " --data " + url("windowed") + " --shuffle-window 2 --cache-gb 0.0006";
+  const RunResult trained = run("train --epochs 1 --batch 32" + args + cache(), tmp_);
+  ASSERT_EQ(trained.exit_code, 0) << trained.err;
+  const RunResult bench = run("bench loader --epochs 1 --batch 32" + args + cache(), tmp_);
+  EXPECT_EQ(bench.exit_code, 0) << bench.err;
+}
+
+// Whether a download into `cache` is under way (a .part file exists).
+bool downloading(const std::string& cache) {
+  std::error_code ec;
+  for (const auto& entry : fs::recursive_directory_iterator(cache, ec))
+    if (entry.path().extension() == ".part") return true;
+  return false;
+}
+
+// Interrupts end a stalled download (nginx's /_slow/ sends a 12 MB shard at 100 KB/s): `verify`
+// and `bench loader` quit at the first SIGINT, `train` by the third (its setup quits at the
+// first; a run under way stops after its step, and a third SIGINT quits at once), with exit
+// code 130; also when stoker started with SIGINT ignored, as a script's background job does.
+TEST(StalledDownloadCliTest, InterruptsEndTheWait) {
+  testing::TempDir dir;
+  testing::write_labelled_dataset(dir / "root/ds", 300000);
+  auto server = std::make_unique<testing::LoopbackServer>(
+      testing::LoopbackServer::nginx(dir / "root", dir / "nginx"));
+  if (!server->skip_reason().empty()) GTEST_SKIP() << server->skip_reason();
+  const std::string url = server->url() + "/_slow/ds";
+  const std::vector<std::pair<std::vector<std::string>, int>> commands = {
+      {{"verify", url}, 1},
+      {{"bench", "loader", "--data", url}, 1},
+      {{"train", "--data", url, "--epochs", "1"}, 3}};
+  int run = 0;
+  for (const auto& [args, interrupts] : commands) {
+    const std::string cache = dir / ("cache" + std::to_string(run++));
+    std::vector<std::string> with_cache = args;
+    with_cache.insert(with_cache.end(), {"--cache-dir", cache});
+    struct sigaction ignore = {}, previous = {};
+    ignore.sa_handler = SIG_IGN;
+    sigaction(SIGINT, &ignore, &previous);  // inherited by the child, as `stoker ... &` in sh
+    testing::CliProcess stoker(with_cache, dir);
+    sigaction(SIGINT, &previous, nullptr);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!downloading(cache) && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_TRUE(downloading(cache)) << args[0] << ": " << stoker.err();
+    for (int i = 0; i < interrupts; ++i) {
+      stoker.signal(SIGINT);
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    const std::optional<int> code = stoker.wait_for(std::chrono::seconds(10));
+    ASSERT_TRUE(code.has_value()) << args[0] << " still waits after " << interrupts << " SIGINT";
+    EXPECT_EQ(*code, 130) << args[0] << ": " << stoker.err();
+  }
 }
 
 // weed holding the dataset under s3://BUCKET/ds, uploaded with signed PUTs.

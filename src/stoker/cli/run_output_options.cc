@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/usage.h"
+#include "stoker/remote/remote_url.h"
 #include "stoker/trace/chrome_trace.h"
 #include "stoker/util/output_rescue.h"
 
@@ -70,7 +71,8 @@ void write_report_option(const RunReport& report, const std::string& dir) {
 
 std::string command_line() {
   std::string line = "stoker";
-  for (const std::string& word : command_arguments()) line += " " + shell_quoted(word);
+  for (const std::string& word : command_arguments())
+    line += " " + shell_quoted(remote::shown_argument(word));
   return line;
 }
 

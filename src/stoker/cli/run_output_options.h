@@ -39,7 +39,7 @@ void check_report_option(const std::string& dir);
 void write_report_option(const RunReport& report, const std::string& dir);
 
 // The command line as run, for a report: "stoker" and main()'s arguments, each quoted for a
-// POSIX shell when it needs it.
+// POSIX shell when it needs it, a URL's password and query cut out (remote::shown_argument).
 std::string command_line();
 
 }  // namespace stoker::cli

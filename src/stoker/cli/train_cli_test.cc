@@ -411,11 +411,14 @@ TEST_F(TrainCliTest, WorkersAutoTrainsTheSameParametersAsOneWorker) {
   for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(a[i].equal(b[i])) << "tensor " << i;
   const std::string out = tuned.out();
   EXPECT_NE(out.find(", auto workers, "), std::string::npos) << out;
-  // Said once: after the epoch it settled in, or at the end.
+  // Said once: after the epoch it settled in, or at the end. Whether it settled, and the
+  // rates it measured, depend on the machine's load (a loaded machine may end the run before
+  // the first trial is measured): "settled after N batches" or "not settled after N batches",
+  // nothing more is asserted. How fast it settles is a benchmark's question.
   const size_t said = out.find("workers auto: ");
   ASSERT_NE(said, std::string::npos) << out;
   EXPECT_EQ(out.find("workers auto: ", said + 1), std::string::npos) << out;
-  EXPECT_NE(out.find(" batches/s", said), std::string::npos) << out;
+  EXPECT_NE(out.find("settled after ", said), std::string::npos) << out;
   EXPECT_EQ(one.out().find("workers auto: "), std::string::npos);
   EXPECT_EQ(log_records(dir_ / "auto.pt.jsonl", "run").at(0)["config"]["workers"], "auto");
 }

@@ -30,6 +30,7 @@
 #include "stoker/distributed/launch_env.h"
 #include "stoker/distributed/process_group.h"
 #include "stoker/doctor/run_report.h"
+#include "stoker/remote/remote_url.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/train/checkpoint.h"
 #include "stoker/train/compute_settings.h"
@@ -136,7 +137,7 @@ std::vector<std::pair<std::string, std::string>> train_facts(const TrainerOption
                                                              int world_size, int threads,
                                                              const TrainResult& result) {
   std::vector<std::pair<std::string, std::string>> facts = {
-      {"data", o.data_dir},
+      {"data", remote::shown_location(o.data_dir)},
       {"model", o.model},
       {"epochs", std::to_string(o.epochs)},
       {"batch", world_size > 1 ? fmt::format("{} per rank, {} ranks", o.batch_size, world_size)
@@ -282,8 +283,8 @@ void add_train_command(CLI::App& app) {
   train
       ->add_option("--log,--run-log", o.log_path,
                    "Append the run's records to this JSONL file: the run (configuration, "
-                   "versions, machine), then each epoch (--run-log under torchrun, whose own "
-                   "parser takes --log for its --log-dir)")
+                   "versions, machine), then each epoch (under torchrun, put `--` before the "
+                   "program, or its own parser takes --log for its --log-dir)")
       ->check(path_value("--log"));
   CLI::Option* trace = add_trace_option(*train, flags->trace);
   train

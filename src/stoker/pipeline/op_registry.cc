@@ -59,6 +59,8 @@ std::string values_text(const ParamSpec& p) {
     case ParamType::kOps: {
       return fmt::format("at most {} pixel operations, [NAME:key=value;NAME]", p.max_count);
     }
+    case ParamType::kText:
+      return "text of up to 256 printable characters but , ; [ ]";
   }
   return "";
 }
@@ -120,9 +122,18 @@ std::optional<ParamValue> parse_text(ParamType type, const std::string& text) {
     }
     case ParamType::kChoice:
     case ParamType::kOps:
+    case ParamType::kText:
       return ParamValue(text);
   }
   return std::nullopt;
+}
+
+// A kText value: short, printable ASCII, none of the characters that split a call's text.
+bool plain_text(const std::string& text) {
+  if (text.size() > 256) return false;
+  for (char c : text)
+    if (c < 0x20 || c > 0x7e || c == ',' || c == ';' || c == '[' || c == ']') return false;
+  return true;
 }
 
 // `value` as `p`'s type, within its bounds; nullopt if it is not (text included).
@@ -170,6 +181,10 @@ std::optional<ParamValue> typed(const ParamSpec& p, const ParamValue& value) {
       return std::nullopt;
     case ParamType::kOps:  // its calls are make_op_call's to check
       if (std::holds_alternative<std::string>(value)) return value;
+      return std::nullopt;
+    case ParamType::kText:
+      if (const auto* text = std::get_if<std::string>(&value); text && plain_text(*text))
+        return value;
       return std::nullopt;
   }
   return std::nullopt;
@@ -286,6 +301,13 @@ ParamSpec ParamSpec::ops(std::string name, std::string doc, size_t max_count) {
   p.default_value = std::string("[]");
   p.min_count = 0;
   p.max_count = max_count;
+  return p;
+}
+
+ParamSpec ParamSpec::text(std::string name, std::string default_value, std::string doc) {
+  ParamSpec p = flag(std::move(name), false, std::move(doc));
+  p.type = ParamType::kText;
+  p.default_value = std::move(default_value);
   return p;
 }
 
@@ -500,6 +522,8 @@ const char* to_string(ParamType type) {
       return "choice";
     case ParamType::kOps:
       return "ops";
+    case ParamType::kText:
+      return "text";
   }
   return "?";
 }

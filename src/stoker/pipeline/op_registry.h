@@ -29,12 +29,12 @@
 
 namespace stoker {
 
-enum class ParamType { kBool, kInt, kFloat, kFloats, kChoice, kOps };
+enum class ParamType { kBool, kInt, kFloat, kFloats, kChoice, kOps, kText };
 
-// A parameter's value: typed (bool, int64, double, a list of doubles, a name) or, as a command
-// line gives it, text still to parse by the parameter's type. A kOps value (a list of pixel
-// operations' calls, for the combinators) is its text, "[NAME:key=value;NAME]", checked and
-// written back by make_op_call, read by parse_op_list.
+// A parameter's value: typed (bool, int64, double, a list of doubles, a name or text) or, as a
+// command line gives it, text still to parse by the parameter's type. A kOps value (a list of
+// pixel operations' calls, for the combinators) is its text, "[NAME:key=value;NAME]", checked
+// and written back by make_op_call, read by parse_op_list.
 using ParamValue = std::variant<bool, int64_t, double, std::vector<double>, std::string>;
 
 // One parameter of an operation, declared as
@@ -53,6 +53,10 @@ struct ParamSpec {
                           std::vector<std::string> choices, std::string doc);
   // A list of at most max_count pixel operations' calls (a combinator's); the default is none.
   static ParamSpec ops(std::string name, std::string doc, size_t max_count);
+  // Free text (a policy string, "rand-m9-mstd0.5-inc1"), which the operation's factory reads:
+  // up to 256 printable ASCII characters but `,`, `;`, `[` and `]` (a call's text, also in a
+  // list of calls, stays one call).
+  static ParamSpec text(std::string name, std::string default_value, std::string doc);
   // Bounds of a number (each number of a list): [lo, hi], >= lo, > lo.
   ParamSpec in(double lo, double hi) const;
   ParamSpec at_least(double lo) const;
@@ -92,6 +96,7 @@ class Params {
   }
   // A kOps value's text, "[call;call]" (parse_op_list reads it).
   const std::string& ops(const std::string& name) const { return choice(name); }
+  const std::string& text(const std::string& name) const { return choice(name); }
   const std::vector<std::pair<std::string, ParamValue>>& values() const { return values_; }
 
  private:

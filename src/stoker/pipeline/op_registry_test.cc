@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "stoker/util/utf8.h"
+
 namespace stoker {
 namespace {
 
@@ -141,6 +143,23 @@ TEST(OpRegistryTest, AChoiceIsOneOfItsNamesAsTextOrTyped) {
   EXPECT_EQ(to_text(call),
             "random_erasing:p=0.5,scale=[0.02,0.33],ratio=[0.3,3.3],value=[1,2,3],fill=random");
   EXPECT_EQ(to_text(parse_op_call(to_text(call)).value()), to_text(call));
+}
+
+TEST(OpRegistryTest, TextIsAnyShortPrintableTextThatKeepsTheCallOneCall) {
+  const OpCall call = parse_op_call("timm_rand_augment:config=rand-m7-n3=x:y").value();
+  EXPECT_EQ(call.params.text("config"), "rand-m7-n3=x:y");
+  EXPECT_EQ(to_text(parse_op_call(to_text(call)).value()), to_text(call));
+  for (const std::string& bad : std::vector<std::string>{
+           "rand;m9", "rand[", "rand]", std::string(257, 'r'), std::string("rand\nm9")}) {
+    EXPECT_EQ(make_op_call("timm_rand_augment", {{"config", bad}}).status().message(),
+              "timm_rand_augment: config must be text of up to 256 printable characters but , ; "
+              "[ ], not '" +
+                  printable(bad) + "'")
+        << bad;
+  }
+  EXPECT_EQ(make_op_call("timm_rand_augment", {{"config", 1.5}}).status().message(),
+            "timm_rand_augment: config must be text of up to 256 printable characters but , ; "
+            "[ ], not 1.5");
 }
 
 TEST(OpRegistryTest, TheJsonDescriptionHoldsEveryParametersTypeDefaultAndBounds) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <pybind11/stl.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <charconv>
@@ -41,6 +42,19 @@ struct Shared {
   // A thread waits for a batch with the GIL released: calls from other threads must not touch
   // the loader meanwhile.
   std::atomic<bool> busy{false};
+  // The process that made the loader, the only one its threads run in: os.fork() copies none.
+  const pid_t pid = ::getpid();
+
+  Shared() = default;
+  Shared(const Shared&) = delete;
+  Shared& operator=(const Shared&) = delete;
+  // In a fork's child the loader and its dataset are left as they are (a copy of the parent's
+  // memory): destroying them would join threads the child does not have, and wait for ever.
+  ~Shared() {
+    if (::getpid() == pid) return;
+    static_cast<void>(core.release());
+    static_cast<void>(new std::shared_ptr<const Dataset>(std::move(dataset)));
+  }
 };
 
 constexpr const char* kLoaderBusy =
@@ -50,6 +64,18 @@ constexpr const char* kLoaderBusy =
 LoaderCore& configured(Shared& shared) {
   if (!shared.core) throw std::logic_error("LoaderCore.configure() was not called");
   return *shared.core;
+}
+
+// The loader, to run it: RuntimeError, one line, in a fork's child.
+LoaderCore& working(Shared& shared) {
+  if (::getpid() != shared.pid) {
+    throw std::runtime_error(fmt::format(
+        "this stoker.Loader was made in process {} and cannot run in process {}, a fork of it "
+        "(os.fork, multiprocessing's fork): its threads stayed in the parent; make the Loader "
+        "after forking, in the process that iterates it",
+        shared.pid, ::getpid()));
+  }
+  return configured(shared);
 }
 
 // A batch field from its spec {"name", "ops": [{"op": NAME, PARAM: value, ...}]}, as
@@ -201,7 +227,7 @@ class BoundLoader {
   void restore(uint64_t seed, int64_t epoch, int64_t position, int64_t shuffle_window,
                int64_t ra_reps) {
     BusyScope busy(shared_->busy, kLoaderBusy);
-    configured(*shared_).restore({seed, epoch, position, shuffle_window, ra_reps});
+    working(*shared_).restore({seed, epoch, position, shuffle_window, ra_reps});
   }
 
   size_t buffer_bytes() const { return configured(*shared_).buffer_bytes(); }
@@ -229,7 +255,7 @@ class BoundEpoch {
       : shared_(loader.shared()), owner_thread_(PyThread_get_thread_ident()) {
     BusyScope busy(shared_->busy, kLoaderBusy);
     install_mapped_read_fault_handler();
-    epoch_.emplace(configured(*shared_).epoch(e));
+    epoch_.emplace(working(*shared_).epoch(e));
     size_ = epoch_->size();
   }
 
@@ -240,6 +266,7 @@ class BoundEpoch {
           "an epoch's batches are taken by the thread that started it; start an iteration in "
           "this thread instead (one at a time per loader)");
     BusyScope busy(shared_->busy, kLoaderBusy);
+    working(*shared_);
     if (!epoch_) throw py::stop_iteration();
     LoaderCore::Epoch::Next got;
     do {

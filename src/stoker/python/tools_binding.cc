@@ -14,6 +14,7 @@
 #include "stoker/python/py_text.h"
 #include "stoker/remote/data_source.h"
 #include "stoker/remote/dataset_push.h"
+#include "stoker/remote/remote_url.h"
 #include "stoker/store/data_location.h"
 #include "stoker/store/dataset_check.h"
 #include "stoker/store/dataset_summary.h"
@@ -167,7 +168,8 @@ py::dict import_image_folder_files(std::string src, std::string out, bool keep_o
 
 // `stoker inspect --json`: one dataset's summary, or for a folder of datasets
 // {"dir", "datasets": [summaries]}; and the datasets' directories as os.fsdecode gives them (the
-// JSON's "dir" values are printable(), as JSON holds only UTF-8), for the package to put back.
+// JSON's "dir" values are printable(), as JSON holds only UTF-8), for the package to put back; a
+// URL in remote::shown_location's form, as everywhere.
 py::tuple inspect_json(const std::string& path, const DataAccessOptions& access) {
   install_mapped_read_fault_handler();  // again, if another handler replaced it since import
   DataLocation where;
@@ -188,7 +190,7 @@ py::tuple inspect_json(const std::string& path, const DataAccessOptions& access)
     out = where.folder ? nlohmann::json{{"dir", printable(where.path)}, {"datasets", all}} : all[0];
   }
   py::list dirs;
-  for (const std::string& dir : where.datasets) dirs.append(fs_str(dir));
+  for (const std::string& dir : where.datasets) dirs.append(fs_str(remote::shown_location(dir)));
   return py::make_tuple(out.dump(), dirs);
 }
 
@@ -224,7 +226,7 @@ py::list verify_datasets(const std::string& path, const DataAccessOptions& acces
     }
     poll.rethrow();
     py::dict report;
-    report["path"] = fs_str(dir);
+    report["path"] = fs_str(remote::shown_location(dir));
     report["records"] = dataset->size();
     report["shards"] = dataset->num_shards();
     report["bad"] = bad;
@@ -288,6 +290,10 @@ void register_tools(py::module_& module) {
              py::kw_only(), py::arg("keep_original"), py::arg("max_side"), py::arg("skip_bad"),
              py::arg("workers"), py::arg("shard_bytes"), py::arg("shuffled"), py::arg("seed"),
              py::arg("progress"), py::arg("on_bad"));
+  module.def(
+      "shown_location",
+      [](const std::string& path) { return fs_str(remote::shown_location(path)); },
+      py::arg("path"));
   module.def("check_push_target", &check_push_target, py::arg("url"));
   module.def("push_dataset", &push_dataset, py::arg("path"), py::arg("url"), py::kw_only(),
              py::arg("prune"));

@@ -56,11 +56,17 @@ Result<std::shared_ptr<ShardCache>> open_cache(const DataAccessOptions& access) 
   return ShardCache::open(dir, cache_budget_bytes(access, free_disk_bytes(dir), held));
 }
 
+// `bytes` in GB from 1 GB up, else in MB: "2.3 GB", "16.8 MB".
+std::string size_text(uint64_t bytes) {
+  return bytes >= 1'000'000'000 ? fmt::format("{:.1f} GB", bytes / 1e9)
+                                : fmt::format("{:.1f} MB", bytes / 1e6);
+}
+
 // A download that GETs the shard into the .part file `fd`, refusing bytes past its size.
 ShardDownload download_from(std::shared_ptr<const ObjectStore> store) {
   return [store = std::move(store)](const ShardInfo& info, int fd) -> Status {
     const ByteSink sink = [&](uint64_t offset, const char* data, size_t size) -> Status {
-      if (offset + size > info.bytes)
+      if (offset > info.bytes || size > info.bytes - offset)  // never wraps
         return corrupt(fmt::format("{}: larger than the {} bytes its manifest gives",
                                    store->describe(info.file), info.bytes));
       while (size > 0) {
@@ -119,9 +125,9 @@ Status check_cache_floor(const Manifest& manifest, uint64_t budget_bytes,
                         budget_bytes / 1e9);
   if (shuffle_window == kShardByShard) {
     return invalid_argument(fmt::format(
-        "{}: {} holds fewer than the {} shards ({:.1f} GB) that reading it needs at once; raise "
+        "{}: {} holds fewer than the {} shards ({}) that reading it needs at once; raise "
         "--cache-gb",
-        where, budget, floor.shards, floor.bytes / 1e9));
+        where, budget, floor.shards, size_text(floor.bytes)));
   }
   // The largest window that fits (the need grows with the window).
   int64_t lo = 0, hi = static_cast<int64_t>(manifest.shards.size());
@@ -135,9 +141,9 @@ Status check_cache_floor(const Manifest& manifest, uint64_t budget_bytes,
   }
   const std::string window = shuffle_window == 0 ? "all" : fmt::format("{}", shuffle_window);
   return invalid_argument(fmt::format(
-      "{}: {} holds fewer than the {} shards ({:.1f} GB) that --shuffle-window {} needs at once; "
+      "{}: {} holds fewer than the {} shards ({}) that --shuffle-window {} needs at once; "
       "raise --cache-gb{}",
-      where, budget, floor.shards, floor.bytes / 1e9, window,
+      where, budget, floor.shards, size_text(floor.bytes), window,
       lo > 0 ? fmt::format(" or lower --shuffle-window ({} fits)", lo) : std::string()));
 }
 

@@ -66,6 +66,15 @@ TEST(CacheFloorTest, NamesTheBudgetTheWindowItsShardsAndTheLargestWindowThatFits
   EXPECT_EQ(check_cache_floor(m, 1'500'000'000, access, kShardByShard, "s3://b/ds").message(),
             "s3://b/ds: the default --cache-gb 1.5 (half the cache disk's free space) holds fewer "
             "than the 2 shards (2.0 GB) that reading it needs at once; raise --cache-gb");
+  // Under 1 GB in MB, not "0.0 GB".
+  Manifest small;
+  for (int s = 0; s < 4; ++s) small.shards.push_back({"s" + std::to_string(s), 100, 4'200'000, 0});
+  small.records = 400;
+  access.cache_gb = 0.01;
+  EXPECT_NE(check_cache_floor(small, 5'000'000, access, kShardByShard, "s3://b/ds")
+                .message()
+                .find("fewer than the 2 shards (8.4 MB)"),
+            std::string::npos);
 }
 
 // Shards of unequal size: the floor is the sum of the largest, whatever their order.

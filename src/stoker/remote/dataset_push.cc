@@ -80,11 +80,12 @@ Result<bool> upload_shard(const ObjectStore& store, const Upload& upload, size_t
   return true;
 }
 
-// Deletes the shards directly in `upload.folder` that its new manifest does not name.
-Result<uint64_t> prune(const ObjectStore& store, const Upload& upload) {
+// Deletes the shards of `present` (the objects directly in `upload.folder`, listed before its
+// new manifest went up) that its new manifest does not name.
+Result<uint64_t> prune(const ObjectStore& store, const Upload& upload,
+                       const std::vector<std::string>& present) {
   std::set<std::string> named;
   for (const ShardInfo& shard : upload.remote.shards) named.insert(shard.file);
-  STOKER_ASSIGN_OR_RETURN(const std::vector<std::string> present, store.list(upload.folder));
   uint64_t pruned = 0;
   for (const std::string& name : present) {
     if (!ends_with(name, kShardEnding) || named.count(name) > 0) continue;
@@ -118,6 +119,17 @@ Result<PushSummary> push_dataset(const std::string& dir, const RemoteUrl& url,
                                  const ObjectStore& store, const PushOptions& options) {
   STOKER_RETURN_IF_ERROR(check_push_target(url, store));
   STOKER_ASSIGN_OR_RETURN(const DataLocation where, locate_data(dir));
+  if (where.folder) {
+    // A reader of the URL takes its manifest.json before any train/ or test/ under it.
+    Result<HttpResponse> single = store.head(kManifestName);
+    if (single.is_ok())
+      return invalid_argument(fmt::format(
+          "{}: holds a single dataset ({}), which readers of the URL would go on reading "
+          "instead of the folder of datasets {} holds; push it to another prefix, or delete "
+          "that manifest first; nothing was uploaded",
+          url.redacted(), kManifestName, printable(dir)));
+    if (single.status().code() != StatusCode::kNotFound) return single.status();
+  }
   std::vector<Upload> uploads;
   for (const std::string& path : where.datasets) {
     const std::string folder = where.folder ? fs::path(path).filename().string() + "/" : "";
@@ -141,6 +153,16 @@ Result<PushSummary> push_dataset(const std::string& dir, const RemoteUrl& url,
     summary.shards += upload.remote.shards.size();
     summary.records += upload.remote.records;
   }
+  // Listed (and the listings checked) before any manifest changes: a listing that cannot be
+  // trusted stops the push while the URL still holds its previous version. Every shard the new
+  // manifests name is up already, so the listings hold all that prune may delete.
+  std::vector<std::vector<std::string>> listings;
+  if (options.prune) {
+    for (const Upload& upload : uploads) {
+      STOKER_ASSIGN_OR_RETURN(std::vector<std::string> present, store.list(upload.folder));
+      listings.push_back(std::move(present));
+    }
+  }
   for (const Upload& upload : uploads) {
     STOKER_RETURN_IF_ERROR(
         store.put_bytes(upload.folder + kManifestName, upload.remote.to_json()).status());
@@ -149,8 +171,8 @@ Result<PushSummary> push_dataset(const std::string& dir, const RemoteUrl& url,
     summary.datasets.push_back(std::move(written));
   }
   if (options.prune) {
-    for (const Upload& upload : uploads) {
-      STOKER_ASSIGN_OR_RETURN(const uint64_t pruned, prune(store, upload));
+    for (size_t u = 0; u < uploads.size(); ++u) {
+      STOKER_ASSIGN_OR_RETURN(const uint64_t pruned, prune(store, uploads[u], listings[u]));
       summary.pruned += pruned;
     }
   }

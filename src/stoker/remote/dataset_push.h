@@ -20,7 +20,8 @@
 //
 // Errors are one line naming the file or URL, before any upload where they can be found then:
 // those of check_push_target (an http(s):// URL, a missing bucket, a wrong key); no dataset at
-// DIR; a dataset that fails
+// DIR; a folder of datasets (train/, test/) pushed where a single dataset's manifest.json is,
+// which readers would go on reading; a dataset that fails
 // verification; a shard over max_object_bytes (no multipart upload in v1); then the store's own
 // (credentials, a missing bucket, the network), with the upload stopped there. Thread-compatible.
 

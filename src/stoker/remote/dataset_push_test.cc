@@ -11,6 +11,7 @@
 #include <set>
 
 #include "stoker/store/manifest.h"
+#include "stoker/testing/hostile_http_server.h"
 #include "stoker/testing/loopback_server.h"
 #include "stoker/testing/records.h"
 #include "stoker/testing/temp_dir.h"
@@ -43,6 +44,51 @@ TEST(ContentQualifiedName, AddsTheIndexChecksumOnce) {
   EXPECT_EQ(content_qualified_name(shard), "part.0000000000000001.37c8c13198acad03.stk");
   shard.file = "data";
   EXPECT_EQ(content_qualified_name(shard), "data.37c8c13198acad03.stk");
+}
+
+// push --prune against a server whose listing ignores the delimiter ("data/../other/x.stk"):
+// the push stops on the listing, before its manifest goes up and before any DELETE, so the URL
+// keeps its previous version and nothing outside it is touched.
+TEST(HostilePushTest, AnUntrustworthyListingStopsThePushBeforeItsManifest) {
+  testing::TempDir tmp;
+  testing::write_labelled_dataset(tmp / "ds", 100, 10, 2048);
+  testing::HostileHttpServer server([](const testing::HostileRequest& r) {
+    const std::string& line = r.line;
+    std::string response;
+    if (line.find("list-type=2") != std::string::npos) {
+      response = testing::http_response(
+          "200 OK", "",
+          "<ListBucketResult><Contents><Key>data/../other/shard.stk</Key></Contents>"
+          "</ListBucketResult>");
+    } else if (line.rfind("HEAD /bucket ", 0) == 0 || line.rfind("HEAD /bucket/ ", 0) == 0 ||
+               line.rfind("PUT ", 0) == 0 || line.rfind("DELETE ", 0) == 0) {
+      response = testing::http_response("200 OK", "ETag: \"e\"\r\n", "");
+    } else {
+      response = testing::http_response("404 Not Found", "", "");
+    }
+    return testing::HostileResponse{response};
+  });
+  const RemoteUrl url = parse_remote_url("s3://bucket/data").value_or_throw();
+  const auto store =
+      open_object_store(
+          url, HttpClient::create().value_or_throw(),
+          environment({{"AWS_ENDPOINT_URL_S3", server.url()}, {"AWS_REGION", "us-east-1"}}))
+          .value_or_throw();
+  PushOptions prune;
+  prune.prune = true;
+  const Status status = push_dataset(tmp / "ds", url, *store, prune).status();
+  EXPECT_EQ(status.code(), StatusCode::kCorrupt) << status.message();
+  EXPECT_NE(status.message().find("'data/../other/shard.stk', not an object directly in"),
+            std::string::npos)
+      << status.message();
+  bool shards_sent = false;
+  for (const std::string& line : server.requests()) {
+    const bool put = line.rfind("PUT ", 0) == 0;
+    if (put) EXPECT_EQ(line.find("manifest.json"), std::string::npos) << line;
+    EXPECT_NE(line.rfind("DELETE ", 0), 0u) << line;
+    shards_sent = shards_sent || (put && line.find(".stk") != std::string::npos);
+  }
+  EXPECT_TRUE(shards_sent) << "the shards went up, the manifest did not";
 }
 
 class DatasetPushTest : public testing::ServerSuite<DatasetPushTest> {
@@ -177,6 +223,25 @@ TEST_F(DatasetPushTest, ANewVersionKeepsTheOldShardsUntilPruned) {
   EXPECT_EQ(listed(""), expected);
   EXPECT_EQ(get("sub/kept.stk"), "mine");
   expect_complete("", tmp_ / "v2");
+}
+
+// A folder of datasets over a single one would be hidden by its manifest.json (readers take
+// it first): refused before anything is sent. A single dataset over a folder is read.
+TEST_F(DatasetPushTest, AFolderOverASingleDatasetIsRefused) {
+  testing::write_labelled_dataset(tmp_ / "single", 100, 10, 2048);
+  testing::write_labelled_dataset(tmp_ / "ds/train", 120, 10, 2048);
+  testing::write_labelled_dataset(tmp_ / "ds/test", 30, 10, 2048);
+  push(tmp_ / "single").value_or_throw();
+  const std::vector<std::string> before = listed("");
+  const Status refused = push(tmp_ / "ds").status();
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument) << refused.message();
+  EXPECT_NE(refused.message().find(url_text() + ": holds a single dataset (manifest.json)"),
+            std::string::npos)
+      << refused.message();
+  EXPECT_EQ(refused.message().find('\n'), std::string::npos);
+  EXPECT_EQ(listed(""), before);
+  EXPECT_TRUE(listed("train/").empty()) << "nothing was uploaded";
+  expect_complete("", tmp_ / "single");
 }
 
 // Stopped part way (as by a kill), the URL shows the previous version, complete; the next push

@@ -84,6 +84,16 @@ std::string trimmed(std::string_view text) {
   return std::string(text.substr(begin, text.find_last_not_of(" \t\r\n") + 1 - begin));
 }
 
+// An ETag as it may be sent back in If-Match and If-None-Match: up to 1 KiB of visible ASCII
+// (RFC 9110's etagc, quotes and W/ included); anything else is no ETag, so that a server's bare
+// CR never starts a header of its choosing in a later request.
+std::string safe_etag(std::string_view value) {
+  const bool visible = std::all_of(value.begin(), value.end(), [](char c) {
+    return static_cast<unsigned char>(c) > 0x20 && static_cast<unsigned char>(c) < 0x7f;
+  });
+  return visible && value.size() <= 1024 ? std::string(value) : std::string();
+}
+
 // Where a PUT's body comes from; re-read from its start by each attempt (and on libcurl's seeks).
 struct Upload {
   std::string_view bytes;
@@ -123,7 +133,7 @@ size_t on_header(char* data, size_t one, size_t count, void* user) {
     a.body_start = 0;
     a.body_seen = 0;
   } else if (starts_with_nocase(line, "ETag:")) {
-    a.etag = trimmed(line.substr(5));
+    a.etag = safe_etag(trimmed(line.substr(5)));
   } else if (starts_with_nocase(line, "Content-Length:") && a.status == 200) {
     a.size = std::strtoull(trimmed(line.substr(15)).c_str(), nullptr, 10);
   } else if (starts_with_nocase(line, "Content-Range:")) {
@@ -250,12 +260,18 @@ class Transfer {
 
   // Attempts until success, a final failure, the retry policy's end or a cancel.
   Result<HttpResponse> run(Attempt& state, const std::function<Status()>& rewind) {
-    const RetryPolicy policy(options_.retry, seconds_now, random_unit);
+    // A total limit bounds the transfer, its retries included: no retry starts after it, and
+    // each attempt may take only what is left of it.
+    RetryLimits limits = options_.retry;
+    const double total = request_.total_timeout_s;
+    if (total > 0) limits.budget_s = std::min(limits.budget_s, total);
+    const RetryPolicy policy(limits, seconds_now, random_unit);
     const double started = policy.now();
     std::string first_etag;
     for (int attempt = 1;; ++attempt) {
       STOKER_RETURN_IF_ERROR(rewind());
-      const CURLcode code = attempt_once(state, first_etag);
+      const CURLcode code =
+          attempt_once(state, first_etag, total > 0 ? started + total - policy.now() : 0);
       if (!state.sink_status.is_ok()) return state.sink_status;
       if (code == CURLE_ABORTED_BY_CALLBACK || cancelled(request_)) {
         return Status(StatusCode::kCancelled, request_.redacted_url + ": cancelled");
@@ -296,7 +312,8 @@ class Transfer {
   }
 
  private:
-  CURLcode attempt_once(Attempt& state, const std::string& first_etag) {
+  // One attempt; `time_left_s` > 0 bounds it (0: only a stall does).
+  CURLcode attempt_once(Attempt& state, const std::string& first_etag, double time_left_s) {
     state.status = 0;
     state.error_body.clear();
     CURL* easy = curl_easy_init();
@@ -311,7 +328,7 @@ class Transfer {
     curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, options_.low_speed_time_s);
     if (request_.total_timeout_s > 0) {
       curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS,
-                       static_cast<long>(request_.total_timeout_s * 1000));
+                       std::max(1L, static_cast<long>(time_left_s * 1000)));
     }
     curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(easy, CURLOPT_HEADERDATA, &state);

@@ -2,7 +2,8 @@
 // HttpClient: GET (whole or a byte range), HEAD, PUT and DELETE over libcurl
 // (docs/REMOTE-DESIGN.md, section 4). One libcurl share handle per process holds the connections,
 // DNS answers and TLS sessions, so transfers from any thread reuse them. Each transfer:
-// - times out: connect 10 s; a stall (under 16 KiB/s for 30 s); a total limit when asked;
+// - times out: connect 10 s; a stall (under 16 KiB/s for 30 s); a total limit when asked (the
+//   transfer's, retries included);
 // - retries what RetryPolicy says, a cut body resumed from the bytes received with `Range` and
 //   `If-Match` (the ETag first seen), a body the server sends whole again rewritten from 0;
 // - is cancelled within ~50 ms of `*cancel` turning true (a transfer is driven in 50 ms polls);
@@ -42,10 +43,11 @@ struct HttpRequest {
   std::string redacted_url;  // for messages
   // S3 signing (SigV4 by libcurl) with these keys and region; nullptr: unsigned.
   const AwsCredentials* sigv4 = nullptr;
-  std::string if_match;        // an ETag the object must still have; "" for none
-  std::string if_none_match;   // an ETag for which the server answers 304; "" for none
-  double total_timeout_s = 0;  // 0: none (a stall still ends an attempt)
-  std::string denied_hint;     // appended to a 401 or 403 message (where the keys came from)
+  std::string if_match;       // an ETag the object must still have; "" for none
+  std::string if_none_match;  // an ETag for which the server answers 304; "" for none
+  // The whole transfer's limit, its retries included; 0: none (a stall still ends an attempt).
+  double total_timeout_s = 0;
+  std::string denied_hint;  // appended to a 401 or 403 message (where the keys came from)
   const std::atomic<bool>* cancel = nullptr;
 };
 

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "stoker/testing/hostile_http_server.h"
 #include "stoker/testing/loopback_server.h"
 #include "stoker/testing/temp_dir.h"
 
@@ -310,6 +311,48 @@ TEST(HttpClient, ACancelBeforeTheStartSendsNothing) {
   Result<HttpResponse> response = client()->get(request, {}, out.sink());
   ASSERT_FALSE(response.is_ok());
   EXPECT_EQ(response.status().code(), StatusCode::kCancelled);
+}
+
+// An ETag with a bare CR (or any control byte) is no ETag: it is never sent back in If-Match
+// or If-None-Match, where it would start a header of the server's choosing.
+TEST(HttpClient, AnEtagWithControlBytesIsDropped) {
+  for (const auto& [etag, kept] :
+       std::vector<std::pair<std::string, bool>>{{"\"abc\"", true},
+                                                 {"W/\"abc\"", true},
+                                                 {"\"abc\rX-Injected: 1\"", false},
+                                                 {"\"a\x01b\"", false},
+                                                 {"\"" + std::string(2000, 'e') + "\"", false}}) {
+    testing::HostileHttpServer server([&etag = etag](const testing::HostileRequest&) {
+      return testing::HostileResponse{
+          testing::http_response("200 OK", "ETag: " + etag + "\r\n", "body")};
+    });
+    StringSink out;
+    Result<HttpResponse> response = client()->get(request_for(server.url() + "/x"), {}, out.sink());
+    ASSERT_TRUE(response.is_ok()) << response.status().message();
+    EXPECT_EQ(out.bytes, "body");
+    EXPECT_EQ(response.value().etag, kept ? etag : "") << etag.size();
+  }
+}
+
+// A total limit bounds the transfer, retries included (REMOTE-DESIGN.md: 60 s for manifests
+// and HEADs): a server that accepts and never answers, retried with a long budget and no
+// stall detection in sight, ends at the limit, not after 10 attempts of it.
+TEST(HttpClient, ATotalLimitBoundsEveryAttemptTogether) {
+  const Listener silent(true);
+  HttpClientOptions options;
+  options.retry = {10, 0.01, 0.02, 120};
+  options.low_speed_time_s = 600;
+  HttpRequest request = request_for(silent.url());
+  request.total_timeout_s = 0.5;
+  StringSink out;
+  const Clock::time_point started = Clock::now();
+  Result<HttpResponse> response = client(options)->get(request, {}, out.sink());
+  const Clock::duration took = Clock::now() - started;
+  ASSERT_FALSE(response.is_ok());
+  expect_one_line(response.status(), silent.url() + ": Timeout was reached after ");
+  EXPECT_GE(took, std::chrono::milliseconds(450));
+  EXPECT_LT(took, std::chrono::milliseconds(2500))
+      << "the limit is the transfer's, not an attempt's";
 }
 
 }  // namespace

@@ -3,12 +3,23 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
+#include <set>
 #include <utility>
+
+#include "stoker/util/utf8.h"
 
 namespace stoker::remote {
 
 namespace {
+
+// A listing's bounds: a page of 1000 keys of 1 KiB is about 1.5 MB; a real token is a few
+// hundred bytes.
+constexpr uint64_t kMaxListPageBytes = uint64_t{8} << 20;
+constexpr size_t kMaxListTokenBytes = 4096;
+constexpr size_t kMaxListPages = 100000;
+constexpr int kMaxListSeconds = 600;
 
 // `text` with XML's five predefined entities and numeric character references below 128
 // decoded (S3 escapes keys so).
@@ -65,8 +76,10 @@ std::vector<std::string_view> elements(std::string_view xml, std::string_view ta
 Result<HttpResponse> ObjectStore::get(const std::string& name, std::optional<ByteRange> range,
                                       const ByteSink& sink, const std::string& if_match,
                                       const std::atomic<bool>* cancel,
-                                      const std::string& if_none_match) const {
+                                      const std::string& if_none_match,
+                                      double total_timeout_s) const {
   HttpRequest r = request(name);
+  r.total_timeout_s = total_timeout_s;
   r.if_match = if_match;
   r.if_none_match = if_none_match;
   r.cancel = cancel;
@@ -76,7 +89,7 @@ Result<HttpResponse> ObjectStore::get(const std::string& name, std::optional<Byt
 Result<HttpResponse> ObjectStore::head(const std::string& name,
                                        const std::atomic<bool>* cancel) const {
   HttpRequest r = request(name);
-  r.total_timeout_s = 60;
+  r.total_timeout_s = kSmallRequestSeconds;
   r.cancel = cancel;
   return client_->head(r);
 }
@@ -158,28 +171,51 @@ Result<std::vector<std::string>> S3Store::list(const std::string& folder) const 
   };
   std::vector<std::string> names;
   std::string token;
+  std::set<std::string> tokens;  // a token seen twice would loop for ever
+  const auto started = std::chrono::steady_clock::now();
   do {
+    if (tokens.size() >= kMaxListPages ||
+        std::chrono::steady_clock::now() - started > std::chrono::seconds(kMaxListSeconds))
+      return io_error(fmt::format("{}: the listing goes on past {} pages or {} s; not used",
+                                  describe(folder), kMaxListPages, kMaxListSeconds));
     HttpRequest r = request("");
     r.url = s3_object_url(url_.host, "", credentials_.region, credentials_.endpoint) + "?" +
             (token.empty() ? "" : "continuation-token=" + encoded(token) + "&") +
             "delimiter=%2F&list-type=2&prefix=" + encoded(prefix);
     r.redacted_url = describe(folder);
-    r.total_timeout_s = 60;
+    r.total_timeout_s = kSmallRequestSeconds;
     std::string body;
-    STOKER_RETURN_IF_ERROR(client_
-                               ->get(r, std::nullopt,
-                                     [&body](uint64_t offset, const char* data, size_t size) {
-                                       body.resize(std::max<size_t>(body.size(), offset + size));
-                                       body.replace(offset, size, data, size);
-                                       return Status::ok();
-                                     })
-                               .status());
+    STOKER_RETURN_IF_ERROR(
+        client_
+            ->get(r, std::nullopt,
+                  [&](uint64_t offset, const char* data, size_t size) {
+                    if (offset > kMaxListPageBytes || size > kMaxListPageBytes - offset)
+                      return corrupt(fmt::format("{}: a listing page over {} bytes; not used",
+                                                 r.redacted_url, kMaxListPageBytes));
+                    body.resize(std::max<size_t>(body.size(), offset + size));
+                    body.replace(offset, size, data, size);
+                    return Status::ok();
+                  })
+            .status());
     STOKER_ASSIGN_OR_RETURN(S3ListPage page, parse_s3_list_page(body, r.redacted_url));
     for (const std::string& key : page.keys) {
-      if (key.size() > prefix.size() && key.compare(0, prefix.size(), prefix) == 0)
-        names.push_back(key.substr(prefix.size()));
+      if (key == prefix) continue;  // a folder's own marker object
+      // Delimited by '/', a listing names only objects directly in the folder: another key
+      // (a server that ignores the delimiter, "prefix/../other") is refused, never used.
+      const std::string name =
+          key.compare(0, prefix.size(), prefix) == 0 ? key.substr(prefix.size()) : std::string();
+      if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
+        return corrupt(
+            fmt::format("{}: the listing names '{}', not an object directly in the "
+                        "folder (does the server ignore the delimiter?); not used",
+                        r.redacted_url, printable(key)));
+      names.push_back(name);
     }
+    if (page.next_token.size() > kMaxListTokenBytes || tokens.count(page.next_token) > 0)
+      return corrupt(fmt::format("{}: a continuation token too long or given twice; not used",
+                                 r.redacted_url));
     token = std::move(page.next_token);
+    tokens.insert(token);
   } while (!token.empty());
   std::sort(names.begin(), names.end());
   return names;
@@ -208,7 +244,7 @@ Status S3Store::check_bucket() const {
   HttpRequest r = request("");
   r.url = s3_object_url(url_.host, "", credentials_.region, credentials_.endpoint);
   r.redacted_url = "s3://" + url_.host;
-  r.total_timeout_s = 60;
+  r.total_timeout_s = kSmallRequestSeconds;
   const Status status = client_->head(r).status();
   if (status.code() == StatusCode::kNotFound)
     return not_found(r.redacted_url + ": no such bucket (create it first)");

@@ -20,6 +20,10 @@
 
 namespace stoker::remote {
 
+// The time a HEAD, a listing's page or a manifest's GET may take, retries included
+// (docs/REMOTE-DESIGN.md, section 4: a small request served slowly is not waited on for ever).
+inline constexpr double kSmallRequestSeconds = 60;
+
 class ObjectStore {
  public:
   virtual ~ObjectStore() = default;
@@ -29,12 +33,13 @@ class ObjectStore {
 
   // Object `name`'s body (or `range` of it) into `sink`; with `if_match`, only while its ETag
   // is that (else kCorrupt: it changed on the server); with `if_none_match`, status 304 and no
-  // body while it is that. kNotFound if there is no such object.
+  // body while it is that; within `total_timeout_s` (retries included) when it is > 0.
+  // kNotFound if there is no such object.
   Result<HttpResponse> get(const std::string& name, std::optional<ByteRange> range,
                            const ByteSink& sink, const std::string& if_match = "",
                            const std::atomic<bool>* cancel = nullptr,
-                           const std::string& if_none_match = "") const;
-  // Object `name`'s size and ETag.
+                           const std::string& if_none_match = "", double total_timeout_s = 0) const;
+  // Object `name`'s size and ETag, within kSmallRequestSeconds.
   Result<HttpResponse> head(const std::string& name,
                             const std::atomic<bool>* cancel = nullptr) const;
   // Writes object `name` from the file at `path`, or from `bytes`; kUnsupported for a
@@ -83,7 +88,9 @@ class S3Store : public ObjectStore {
  public:
   S3Store(std::shared_ptr<HttpClient> client, RemoteUrl url, AwsCredentials credentials);
   std::string describe(const std::string& name) const override;
-  // ListObjectsV2 with a '/' delimiter, page by page.
+  // ListObjectsV2 with a '/' delimiter, page by page. The listing is checked, not trusted:
+  // kCorrupt for a key not directly in the folder ('/' or ".." after the prefix), a token given
+  // twice or over 4 KiB, a page over 8 MiB; kIoError past 100,000 pages or 10 minutes.
   Result<std::vector<std::string>> list(const std::string& folder) const override;
   Status check_bucket() const override;
 

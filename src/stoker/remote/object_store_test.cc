@@ -7,6 +7,7 @@
 #include <map>
 #include <random>
 
+#include "stoker/testing/hostile_http_server.h"
 #include "stoker/testing/loopback_server.h"
 #include "stoker/testing/temp_dir.h"
 
@@ -179,6 +180,61 @@ TEST_F(HttpStoreTest, GetsObjectsAndNeverShowsUserinfoOrQuery) {
   const Status put = http->put_bytes("new.stk", "x").status();
   EXPECT_EQ(put.code(), StatusCode::kUnsupported);
   expect_one_line_without_secrets(put, "/ds/new.stk: an HTTP dataset is read-only");
+}
+
+// A ListBucketResult naming `keys`, truncated with `token` when it is not empty.
+std::string list_page(const std::vector<std::string>& keys, const std::string& token = "") {
+  std::string xml = "<?xml version=\"1.0\"?><ListBucketResult>";
+  for (const std::string& key : keys) xml += "<Contents><Key>" + key + "</Key></Contents>";
+  if (!token.empty())
+    xml += "<IsTruncated>true</IsTruncated><NextContinuationToken>" + token +
+           "</NextContinuationToken>";
+  return xml + "</ListBucketResult>";
+}
+
+// A store of s3://bucket/data on `server`, unsigned.
+std::unique_ptr<ObjectStore> hostile_store(const testing::HostileHttpServer& server) {
+  return open_object_store(
+             parse_remote_url("s3://bucket/data").value_or_throw(), client(),
+             environment({{"AWS_ENDPOINT_URL_S3", server.url()}, {"AWS_REGION", "us-east-1"}}))
+      .value_or_throw();
+}
+
+// A hostile server's listings are checked, not trusted: keys that are not directly in the
+// folder (the delimiter ignored, "..", another prefix), a continuation token given again (a
+// loop), an oversized page or a 206 far past any size are one-line errors naming the URL, never
+// a name to delete, a hang or "out of memory".
+TEST(S3StoreListing, HostileListingsAreOneLineErrors) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {list_page({"data/a.stk", "data/../other/shard.stk"}), "'data/../other/shard.stk'"},
+      {list_page({"data/nested/shard.stk"}), "'data/nested/shard.stk'"},
+      {list_page({"other/shard.stk"}), "'other/shard.stk'"},
+      {list_page({"data/.."}), "'data/..'"},
+      {list_page({"data/a.stk"}, "SAME"), "a continuation token too long or given twice"},
+      {list_page({"data/a.stk"}, std::string(5000, 't')), "too long or given twice"},
+      {list_page({}) + std::string(9 << 20, ' '), "a listing page over 8388608 bytes"},
+  };
+  for (const auto& [body, words] : cases) {
+    testing::HostileHttpServer server([&body = body](const testing::HostileRequest&) {
+      return testing::HostileResponse{testing::http_response("200 OK", "", body)};
+    });
+    Result<std::vector<std::string>> listed = hostile_store(server)->list("");
+    ASSERT_FALSE(listed.is_ok()) << words;
+    EXPECT_EQ(listed.status().message().find('\n'), std::string::npos) << listed.status().message();
+    EXPECT_NE(listed.status().message().find("s3://bucket/data"), std::string::npos)
+        << listed.status().message();
+    EXPECT_NE(listed.status().message().find(words), std::string::npos)
+        << listed.status().message();
+  }
+  testing::HostileHttpServer far([](const testing::HostileRequest&) {
+    return testing::HostileResponse{testing::http_response(
+        "206 Partial Content",
+        "Content-Range: bytes 18446744073709550000-18446744073709550009/18446744073709551615\r\n",
+        "0123456789")};
+  });
+  const Status status = hostile_store(far)->list("").status();
+  EXPECT_FALSE(status.is_ok());
+  EXPECT_NE(status.message().find("s3://bucket/data"), std::string::npos) << status.message();
 }
 
 }  // namespace

@@ -57,16 +57,17 @@ Result<RemoteManifest> fetch_manifest(const ObjectStore& store, const std::strin
   const std::optional<KnownVersion> known = known_version(dir);
   std::string text;
   const ByteSink sink = [&](uint64_t offset, const char* data, size_t size) {
-    if (offset + size > kMaxManifestBytes)
+    if (offset > kMaxManifestBytes || size > kMaxManifestBytes - offset)  // never wraps
       return invalid_argument(
           fmt::format("{}: larger than {} bytes, the limit for this file", url, kMaxManifestBytes));
     if (offset + size > text.size()) text.resize(offset + size);
     text.replace(offset, size, data, size);
     return Status::ok();
   };
-  STOKER_ASSIGN_OR_RETURN(HttpResponse response,
-                          store.get(kManifestName, std::nullopt, sink, /*if_match=*/"",
-                                    /*cancel=*/nullptr, known ? known->etag : ""));
+  STOKER_ASSIGN_OR_RETURN(
+      HttpResponse response,
+      store.get(kManifestName, std::nullopt, sink, /*if_match=*/"",
+                /*cancel=*/nullptr, known ? known->etag : "", kSmallRequestSeconds));
   RemoteManifest fetched;
   fetched.etag = response.etag;
   if (response.status == 304 && known) {

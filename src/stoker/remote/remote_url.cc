@@ -162,6 +162,12 @@ Result<RemoteUrl> parse_remote_url(std::string_view text) {
   std::string_view authority = rest.substr(0, slash);
   const std::string_view raw_path =
       slash == std::string_view::npos ? std::string_view() : rest.substr(slash);
+  if (rest.substr(authority.size()).find('@') != std::string_view::npos ||
+      url.query.find('@') != std::string::npos) {
+    return bad_url(text,
+                   "an '@' after the host: percent-encode it (%40), and a password's "
+                   "reserved characters as well");
+  }
   const size_t at = authority.rfind('@');
   if (at != std::string_view::npos) {
     url.userinfo = std::string(authority.substr(0, at));
@@ -210,13 +216,28 @@ std::string RemoteUrl::object_key(const std::string& name) const {
 }
 
 std::string redact_url_text(std::string_view text) {
-  std::string out(text.substr(0, text.find_first_of("?#")));
+  std::string out(text);
   const size_t separator = out.find("://");
   const size_t authority = separator == std::string::npos ? 0 : separator + 3;
-  const size_t authority_end = std::min(out.find('/', authority), out.size());
-  const size_t at = out.substr(authority, authority_end - authority).rfind('@');
-  if (at != std::string::npos) out.erase(authority, at + 1);
-  return out;
+  const size_t at = out.rfind('@');
+  if (at != std::string::npos && at >= authority) out.erase(authority, at + 1 - authority);
+  return out.substr(0, out.find_first_of("?#"));
+}
+
+std::string shown_location(std::string_view path_or_url) {
+  if (!is_remote_url(path_or_url)) return std::string(path_or_url);
+  Result<RemoteUrl> url = parse_remote_url(path_or_url);
+  return url.is_ok() ? url.value().redacted() : redact_url_text(path_or_url);
+}
+
+std::string shown_argument(std::string_view word) {
+  const size_t separator = word.find("://");
+  if (separator == std::string_view::npos) return std::string(word);
+  size_t scheme = separator;
+  while (scheme > 0 && is_alnum(word[scheme - 1])) --scheme;
+  const std::string_view url = word.substr(scheme);
+  return std::string(word.substr(0, scheme)) +
+         (is_remote_url(url) ? shown_location(url) : redact_url_text(url));
 }
 
 std::string uri_encode_path(std::string_view path) {

@@ -43,12 +43,23 @@ bool is_remote_url(std::string_view text);
 // Parses `text`. kInvalidArgument, one line naming the URL in redacted, printable form, for:
 // another scheme; no bucket or host; a bucket that is not 3-63 of [a-z0-9.-_] starting and ending
 // with a letter or digit; a bad port; a bad percent escape, a control character, an empty, "." or
-// ".." path segment; a fragment ('#'); userinfo or a query in an s3 URL.
+// ".." path segment; a fragment ('#'); userinfo or a query in an s3 URL; an '@' after the host
+// (a password's '/', '?', '#' or '@' must be percent-encoded, else part of it would be read as
+// the host, path or query and shown).
 Result<RemoteUrl> parse_remote_url(std::string_view text);
 
-// `text` with what could be secret cut out: between "://" and an '@' of the authority, and from
-// '?' on. For messages about text that did not parse.
+// `text` with what could be secret cut out: from "://" to the last '@' (a malformed URL may
+// hold '/', '?' or '#' in its password), then from '?' or '#' on. For text that did not parse.
 std::string redact_url_text(std::string_view text);
+
+// The one form in which a dataset's path or URL is shown or stored for people (messages, logs,
+// reports, Python's reprs and results): a URL's redacted() when it parses, else
+// redact_url_text(); a local path as it is.
+std::string shown_location(std::string_view path_or_url);
+
+// A command-line argument as a report shows it: from a "scheme://" in it on (`--data=URL`),
+// shown_location()'s form (redact_url_text()'s for other schemes); other words as they are.
+std::string shown_argument(std::string_view word);
 
 // `path` percent-encoded as S3 and SigV4 expect: every byte but A-Z a-z 0-9 - . _ ~ and '/'.
 std::string uri_encode_path(std::string_view path);

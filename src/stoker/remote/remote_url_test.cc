@@ -124,8 +124,37 @@ TEST(RemoteUrl, MessagesNeverHoldUserinfoOrQuery) {
   const RemoteUrl url = parsed("https://u:SENTINEL@host/x?sig=SENTINEL");
   EXPECT_EQ(url.redacted().find("SENTINEL"), std::string::npos);
   EXPECT_EQ(url.normal().find("u:"), std::string::npos);
-  EXPECT_EQ(redact_url_text("http://a:b@c@host/p@q?x@y"), "http://host/p@q");
+  // Up to the last '@': where the password ends cannot be told in a malformed URL.
+  EXPECT_EQ(redact_url_text("http://a:b@c@host/p@q?x@y"), "http://y");
   EXPECT_EQ(redact_url_text("no-scheme@host/p"), "host/p");
+}
+
+// A password holding '/', '?', '#' or '@' (not percent-encoded) is never shown, in part either:
+// not by parse errors, not by a URL that parses (its host or path would hold part of it), not
+// by shown_location() or shown_argument().
+TEST(RemoteUrl, MalformedPasswordsNeverShow) {
+  for (const std::string password :
+       {"PWA/PWB", "PWA?PWB", "1234?PWB", "80/PWB", "PWA#PWB", "PWA@PWB", "PWA/PWB?PWC@PWD"}) {
+    for (const std::string tail : {"/ds", "/ds?X-Amz-Signature=SIG", ""}) {
+      const std::string text = "http://user:" + password + "@host" + tail;
+      Result<RemoteUrl> url = parse_remote_url(text);
+      const std::string shown[] = {url.is_ok() ? url.value().redacted() : url.status().message(),
+                                   shown_location(text), shown_argument("--data=" + text),
+                                   shown_argument(text), redact_url_text(text)};
+      for (const std::string& s : shown) {
+        for (const char* secret : {"PW", "SIG", "1234", "user"}) {
+          EXPECT_EQ(s.find(secret), std::string::npos) << text << " shown as " << s;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(shown_location("http://u:p@host/ds?sig=1"), "http://host/ds");
+  EXPECT_EQ(shown_location("/data/a@b?c"), "/data/a@b?c");  // a path is not a URL
+  EXPECT_EQ(shown_argument("--data=HTTPS://u:p@host/ds?s=1"), "--data=https://host/ds");
+  EXPECT_EQ(shown_argument("ftp://u:p@host/x?y"), "ftp://host/x");
+  EXPECT_EQ(shown_argument("--epochs"), "--epochs");
+  EXPECT_FALSE(parse_remote_url("http://host/a@b").is_ok());
+  EXPECT_EQ(parsed("http://u:p%2Fq%40r@host/a%40b").path, "a@b");
 }
 
 TEST(RemoteUrl, PathEncodingKeepsOnlyUnreservedBytesAndSlashes) {

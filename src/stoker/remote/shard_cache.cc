@@ -139,6 +139,16 @@ Result<std::shared_ptr<ShardCache>> ShardCache::open(const std::string& dir,
                             std::to_string(kShardCacheLayout) +
                             "); name another folder for the cache");
   }
+  {
+    // The .part files of downloaders gone (killed, interrupted) hold no shard but count against
+    // the budget: removed now, under the lock admissions take, not when room is next needed.
+    STOKER_ASSIGN_OR_RETURN(FileLock cache_lock,
+                            FileLock::acquire(dir + "/" + kLockFile, LockMode::kExclusive,
+                                              /*wait=*/true, true));
+    for (const std::string& d : dataset_dirs(dir))
+      for (const CachedFile& part : list_files(d + "/tmp", is_part_name))
+        unlink_if_unpinned(part.path);
+  }
   return std::shared_ptr<ShardCache>(new ShardCache(dir, budget_bytes));
 }
 

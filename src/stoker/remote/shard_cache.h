@@ -20,7 +20,8 @@
 // cache then evicts what it may to make room on the disk and tries once more),
 // checked in full (size, header, index against the manifest's checksum, every record's
 // XXH3), fsynced and renamed into shards/ (docs/DESIGN.md contract 7): a kill leaves no shard
-// or a verified one, and a .part whose writer is gone is removed by the next admission.
+// or a verified one, and a .part whose writer is gone is removed when the cache is next opened
+// (and by the next admission).
 // The budget covers shards/ and .part files of every dataset, summed from the directory under
 // cache.lock (no ledger file to go stale).
 //

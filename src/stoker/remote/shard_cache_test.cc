@@ -378,5 +378,29 @@ TEST(ShardCacheTest, ADownloaderKilledMidwayLeavesNoShardAndTheNextOneCleansUp) 
   EXPECT_EQ(files_in(ds.dir() + "/shards").size(), 2u);
 }
 
+// A killed downloader's .part (and an interrupted Python loader's preallocated ones) go when
+// the cache is next opened, not when a later download needs room; a live writer's stays.
+TEST(ShardCacheTest, OpeningTheCacheRemovesDeadDownloadsOnly) {
+  Remote remote;
+  testing::TempDir dir;
+  const std::string log = dir.path() + "/gets";
+  auto cache = ShardCache::open(dir.path() + "/cache", uint64_t{1} << 30).value_or_throw();
+  DatasetCache ds = cache->dataset("09", "s3://b/ds", remote.manifest).value_or_throw();
+  const pid_t child = ::fork();
+  if (child == 0) {
+    (void)ds.fetch(0, logged_download(remote, log, 60'000), EvictionAdvice());
+    ::_exit(0);
+  }
+  while (lines_in(log) < 1) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(files_in(ds.dir() + "/tmp").size(), 1u) << "its .part, mid-download";
+  ShardCache::open(dir.path() + "/cache", uint64_t{1} << 30).value_or_throw();
+  EXPECT_EQ(files_in(ds.dir() + "/tmp").size(), 1u) << "a live writer's .part stays";
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  ShardCache::open(dir.path() + "/cache", uint64_t{1} << 30).value_or_throw();
+  EXPECT_TRUE(files_in(ds.dir() + "/tmp").empty()) << "the dead .part was removed at open";
+  EXPECT_EQ(lines_in(log), 1) << "nothing downloaded";
+}
+
 }  // namespace
 }  // namespace stoker

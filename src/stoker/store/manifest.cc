@@ -11,12 +11,15 @@
 #include <set>
 #include <vector>
 
+#include "stoker/store/shard_format.h"
 #include "stoker/util/atomic_file.h"
 
 namespace stoker {
 namespace {
 
 using nlohmann::json;
+
+constexpr uint64_t kMaxManifestShardBytes = uint64_t{1} << 50;
 
 // Checks a JSON document without building it (nlohmann's SAX interface), before it is parsed
 // into values: at most kMaxManifestValues values (objects, arrays, keys, scalars: a parsed
@@ -144,6 +147,11 @@ Result<ShardInfo> parse_shard(const json& shard, const std::string& where) {
     return corrupt(where + ": " + json(info.file).dump() + " is not a plain file name");
   STOKER_ASSIGN_OR_RETURN(info.records, get_count(shard, "records", where));
   STOKER_ASSIGN_OR_RETURN(info.bytes, get_count(shard, "bytes", where));
+  // No shard is smaller than its header and footer; none is near 2^64 (sums of sizes, a
+  // cache's budget, must not wrap): 2^50 (1 PiB) is more than any file system holds.
+  if (info.bytes < shard_format::kMinShardBytes || info.bytes > kMaxManifestShardBytes)
+    return corrupt(fmt::format("{}: 'bytes' is {}, not a shard's size ({} to 2^50)", where,
+                               info.bytes, shard_format::kMinShardBytes));
   STOKER_ASSIGN_OR_RETURN(std::string checksum, get_string(shard, "index_xxh3", where));
   if (checksum.size() != 16 || !std::all_of(checksum.begin(), checksum.end(),
                                             [](unsigned char c) { return std::isxdigit(c) != 0; }))

@@ -1,6 +1,7 @@
 // Manifest::load parses manifest.json as strictly as docs/FORMAT.md specifies it.
 #include "stoker/store/manifest.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -235,6 +236,15 @@ TEST_F(ManifestTest, RecordCountsThatWrapAroundAreCorrupt) {
                  j["shards"][2]["records"] = 300;
                }),
                StatusCode::kCorrupt, "add up to more than 2^64");
+}
+
+// A shard of 0 bytes (an "Invalid argument" from the cache's preallocation) or of 2^64 - 1 (a
+// floor sum that wraps) is no shard's size.
+TEST_F(ManifestTest, ShardSizesAreSizesAShardCanHave) {
+  for (const uint64_t bytes : {uint64_t{0}, uint64_t{7}, ~uint64_t{0}, (uint64_t{1} << 50) + 1}) {
+    expect_error(load_edited([bytes](json& j) { j["shards"][0]["bytes"] = bytes; }),
+                 StatusCode::kCorrupt, fmt::format("'bytes' is {}, not a shard's size", bytes));
+  }
 }
 
 TEST_F(ManifestTest, NothingMayFollowTheDocumentAndNoKeyRepeats) {

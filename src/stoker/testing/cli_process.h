@@ -81,6 +81,21 @@ class CliProcess {
   }
   void signal(int number) const { ::kill(pid_, number); }
   pid_t pid() const { return pid_; }
+  // The exit code if the process ends within `timeout`, else nullopt (it runs on).
+  std::optional<int> wait_for(std::chrono::milliseconds timeout) const {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!exit_code_) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      } else if (std::chrono::steady_clock::now() > deadline) {
+        return std::nullopt;
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    }
+    return exit_code_;
+  }
   // The exit code (128 + signal number if killed); waits for it the first time.
   int wait() const {
     if (!exit_code_) {

@@ -42,7 +42,7 @@ struct PolicyJob {
   int64_t bins = 31;
   std::vector<double> fill;
   std::vector<PolicyStep> steps;
-  bool bilinear = false;  // else NEAREST
+  std::string interpolation = "nearest";  // torchvision's name: nearest, bilinear, bicubic
 };
 
 // Reads argv[1]/shapes.json, argv[1]/I.in and argv[1]/jobs.json; writes every job's result,
@@ -74,7 +74,7 @@ with open(d + "/out", "wb") as out:
             m = float(magnitudes[b].item()) if magnitudes.ndim > 0 else 0.0
             if signed and negative:
                 m *= -1.0
-            mode = InterpolationMode.BILINEAR if job["bilinear"] else InterpolationMode.NEAREST
+            mode = InterpolationMode(job["interpolation"])
             image = A._apply_op(image, name, m, interpolation=mode, fill=job["fill"])
         y = np.asarray(image)
         y = y[None] if y.ndim == 2 else y.transpose(2, 0, 1)
@@ -104,7 +104,7 @@ inline std::vector<std::vector<uint8_t>> torchvision_policy_pixels(
          {"bins", job.bins},
          {"fill", job.fill.empty() ? nlohmann::json(nullptr) : nlohmann::json(job.fill)},
          {"steps", steps},
-         {"bilinear", job.bilinear}});
+         {"interpolation", job.interpolation}});
   }
   std::ofstream(dir / "jobs.json") << listed.dump();
   std::ofstream(dir / "policy.py") << kPolicyScript;
@@ -142,7 +142,7 @@ inline std::vector<uint8_t> stoker_policy_pixels(const std::vector<TestImage>& i
     if (ops::policy_op_signed(step.op) && step.negative) m = -m;
     ops::apply_policy_op(
         step.op, m, ops::policy_fill(job.fill, c), pixels.data(), c, h, w,
-        job.bilinear ? ops::PolicyInterpolation::kBilinear : ops::PolicyInterpolation::kNearest);
+        ops::pil_filter(job.interpolation));
   }
   return pixels;
 }
@@ -206,7 +206,7 @@ class PolicySamples {
       CounterRng rng = sample.rng();
       PolicyJob job{k, space, bins, fill, {}};
       for (const auto& [name, value] : given) {
-        if (name == "interpolation") job.bilinear = std::get<std::string>(value) == "bilinear";
+        if (name == "interpolation") job.interpolation = std::get<std::string>(value);
       }
       for (const ops::PolicyStepDraw& step : draw(rng)) {
         job.steps.push_back({step.op, step.bin, step.negative});

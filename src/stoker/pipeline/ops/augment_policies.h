@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "stoker/pipeline/op_registry.h"
+#include "stoker/pipeline/ops/channel_count.h"
 #include "stoker/pipeline/ops/pil_policy_ops.h"
 
 namespace stoker::ops {
@@ -164,8 +165,9 @@ inline std::vector<PolicyStepDraw> draw_auto_augment(CounterRng& rng, const std:
 
 // The parameters every policy takes: interpolation and fill, torchvision's.
 inline std::vector<ParamSpec> policy_common_params() {
-  return {ParamSpec::choice("interpolation", "nearest", {"nearest", "bilinear"},
-                            "how geometric operations sample (PIL's NEAREST or BILINEAR)"),
+  return {ParamSpec::choice("interpolation", "nearest", {"nearest", "bilinear", "bicubic"},
+                            "how geometric operations sample (PIL's NEAREST, BILINEAR or "
+                            "BICUBIC)"),
           ParamSpec::reals("fill", {},
                            "colour outside a moved image: none 0, one number every channel, "
                            "else one per channel (each truncated, clipped to [0, 255])",
@@ -177,10 +179,10 @@ inline std::vector<ParamSpec> policy_common_params() {
 class AugmentPolicyOp : public PixelOp {
  public:
   using Draw = std::function<std::vector<PolicyStepDraw>(CounterRng&)>;
-  AugmentPolicyOp(PolicySpace space, int64_t bins, PolicyInterpolation interpolation,
-                  std::vector<uint8_t> fill, const std::vector<int64_t>& shape, Draw draw)
+  AugmentPolicyOp(PolicySpace space, int64_t bins, PilFilter filter, std::vector<uint8_t> fill,
+                  const std::vector<int64_t>& shape, Draw draw)
       : space_(space),
-        interpolation_(interpolation),
+        filter_(filter),
         bins_(bins),
         fill_(std::move(fill)),
         channels_(shape[0]),
@@ -199,15 +201,14 @@ class AugmentPolicyOp : public PixelOp {
       const std::vector<double>& table = magnitudes_[static_cast<int>(step.op)];
       double magnitude = table.empty() ? 0.0 : table[static_cast<size_t>(step.bin)];
       if (step.negative && policy_op_signed(step.op)) magnitude = -magnitude;
-      apply_policy_op(step.op, magnitude, fill_, pixels, channels_, height_, width_,
-                      interpolation_);
+      apply_policy_op(step.op, magnitude, fill_, pixels, channels_, height_, width_, filter_);
     }
     return Status::ok();
   }
 
  private:
   const PolicySpace space_;
-  const PolicyInterpolation interpolation_;
+  const PilFilter filter_;
   const int64_t bins_;
   const std::vector<uint8_t> fill_;
   const int64_t channels_;
@@ -224,15 +225,12 @@ inline Result<std::shared_ptr<const PixelOp>> make_augment_policy_op(
   if (Status s = context.check_image(op); !s.is_ok()) return s;
   const std::vector<double>& fill = params.reals("fill");
   const int64_t channels = context.shape[0];
-  if (fill.size() > 1 && static_cast<int64_t>(fill.size()) != channels) {
-    return invalid_argument("field '" + context.field + "': " + op + ": fill has " +
-                            std::to_string(fill.size()) + " numbers, an image of " +
-                            std::to_string(channels) + " channels takes 1 or " +
-                            std::to_string(channels));
+  if (!fill.empty()) {
+    if (Status s = check_per_channel(context, op, "fill", fill.size()); !s.is_ok()) return s;
   }
   return std::shared_ptr<const PixelOp>(std::make_shared<AugmentPolicyOp>(
-      space, bins, policy_interpolation(params.choice("interpolation")),
-      policy_fill(fill, channels), context.shape, std::move(draw)));
+      space, bins, pil_filter(params.choice("interpolation")), policy_fill(fill, channels),
+      context.shape, std::move(draw)));
 }
 
 }  // namespace stoker::ops

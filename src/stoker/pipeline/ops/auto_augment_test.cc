@@ -2,7 +2,7 @@
 // (augment_policies.h: the sub-policy, which of its operations apply, their signs) handed to
 // torchvision's _apply_op in turn with the magnitudes of its own _augmentation_space (10 bins),
 // pixel for pixel, over many samples of each policy; fill none, one number, one per channel (on
-// "RGB" images); NEAREST and BILINEAR. The policy tables against torchvision's.
+// "RGB" images); NEAREST, BILINEAR and BICUBIC. The policy tables against torchvision's.
 #include <map>
 #include <sstream>
 
@@ -16,7 +16,7 @@ TEST(AutoAugmentTest, IsTorchvisionsForTheSameDraws) {
   for (const std::string policy : {"imagenet", "cifar10", "svhn"}) {
     for (const std::vector<double>& fill :
          std::vector<std::vector<double>>{{}, {128.6}, {10, 200, 300}}) {
-      for (const std::string interpolation : {"nearest", "bilinear"}) {
+      for (const std::string interpolation : {"nearest", "bilinear", "bicubic"}) {
         samples.add("auto_augment",
                     {{"policy", policy}, {"fill", fill}, {"interpolation", interpolation}},
                     ops::PolicySpace::kAutoAugment, 10, fill, 300,

@@ -36,6 +36,37 @@ inline uint8_t clipped_entry(int64_t value) {
   return static_cast<uint8_t>(std::clamp<int64_t>(value, 0, 255));
 }
 
+// Each of the `channels` channels of `count` pixels at `pixels` through its table.
+inline void apply_channel_tables(uint8_t* pixels, int64_t channels, size_t count,
+                                 const ChannelTableOf& table_of) {
+  for (int64_t c = 0; c < channels; ++c) {
+    uint8_t* channel = pixels + c * count;
+    const ChannelTable table = table_of(channel, count);
+    for (size_t i = 0; i < count; ++i) channel[i] = table[channel[i]];
+  }
+}
+
+// ImageOps.posterize(bits) (bits may be 0 or negative: every value 0), ImageOps.solarize(
+// threshold) and ImageOps.invert's tables.
+inline ChannelTable posterize_table(int64_t bits) {
+  ChannelTable table;
+  const int64_t low_bits = std::clamp<int64_t>(8 - bits, 0, 9);
+  for (int i = 0; i < 256; ++i) table[i] = static_cast<uint8_t>(i >> low_bits << low_bits);
+  return table;
+}
+
+inline ChannelTable solarize_table(double threshold) {
+  ChannelTable table;
+  for (int i = 0; i < 256; ++i) table[i] = static_cast<uint8_t>(i < threshold ? i : 255 - i);
+  return table;
+}
+
+inline ChannelTable invert_table() {
+  ChannelTable table;
+  for (int i = 0; i < 256; ++i) table[i] = static_cast<uint8_t>(255 - i);
+  return table;
+}
+
 inline ChannelHistogram channel_histogram(const uint8_t* channel, size_t count) {
   ChannelHistogram histogram{};
   for (size_t i = 0; i < count; ++i) ++histogram[channel[i]];
@@ -86,11 +117,7 @@ class ChannelTableOp : public PixelOp {
 
   Status apply(const SampleInput& input, uint8_t* pixels) const override {
     if (!(input.rng().next_double() < p_)) return Status::ok();
-    for (size_t c = 0; c < channels_; ++c) {
-      uint8_t* channel = pixels + c * plane_;
-      const ChannelTable table = table_of_(channel, plane_);
-      for (size_t i = 0; i < plane_; ++i) channel[i] = table[channel[i]];
-    }
+    apply_channel_tables(pixels, static_cast<int64_t>(channels_), plane_, table_of_);
     return Status::ok();
   }
 

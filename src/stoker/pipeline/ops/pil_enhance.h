@@ -12,11 +12,16 @@
 //   pil_grey         convert("L") of an RGB pixel: (19595 r + 38470 g + 7471 b + 0x8000) >> 16
 //   pil_mean_grey    ImageEnhance.Contrast's grey: int(mean of the L histogram + 0.5), the mean
 //                    a double sum of value * count over the pixel count
+//   pil_enhance_image  ImageEnhance's Brightness, Color, Contrast or Sharpness .enhance(factor)
+//                    of an image [C, H, W] in place: its degenerate image (black, the grey
+//                    image, the mean grey, SMOOTH) blended with it, alpha float32 factor (Color
+//                    leaves an "L" image as it is)
 // Pure.
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace stoker::ops {
 
@@ -72,6 +77,48 @@ inline int pil_mean_grey(const uint8_t* pixels, size_t channels, size_t plane) {
   double sum = 0.0;
   for (int v = 0; v < 256; ++v) sum += static_cast<double>(v * histogram[v]);
   return static_cast<int>(sum / static_cast<double>(plane) + 0.5);
+}
+
+enum class PilEnhance { kBrightness, kColor, kContrast, kSharpness };
+
+inline void pil_enhance_image(PilEnhance kind, float factor, uint8_t* pixels, int64_t channels,
+                              int64_t height, int64_t width) {
+  const size_t plane = static_cast<size_t>(height * width);
+  auto blend = [&](auto degenerate_of) {
+    for (int64_t c = 0; c < channels; ++c) {
+      uint8_t* channel = pixels + c * plane;
+      for (size_t i = 0; i < plane; ++i) {
+        channel[i] = pil_blend(degenerate_of(c, i), channel[i], factor);
+      }
+    }
+  };
+  switch (kind) {
+    case PilEnhance::kBrightness:
+      blend([](int64_t, size_t) { return uint8_t{0}; });
+      return;
+    case PilEnhance::kColor: {
+      if (channels == 1) return;
+      std::vector<uint8_t> grey(plane);
+      for (size_t i = 0; i < plane; ++i) {
+        grey[i] = pil_grey(pixels[i], pixels[plane + i], pixels[2 * plane + i]);
+      }
+      blend([&](int64_t, size_t i) { return grey[i]; });
+      return;
+    }
+    case PilEnhance::kContrast: {
+      const uint8_t mean = static_cast<uint8_t>(pil_mean_grey(pixels, channels, plane));
+      blend([mean](int64_t, size_t) { return mean; });
+      return;
+    }
+    case PilEnhance::kSharpness: {
+      std::vector<uint8_t> smooth(channels * plane);
+      for (int64_t c = 0; c < channels; ++c) {
+        pil_smooth(pixels + c * plane, height, width, smooth.data() + c * plane);
+      }
+      blend([&](int64_t c, size_t i) { return smooth[c * plane + i]; });
+      return;
+    }
+  }
 }
 
 }  // namespace stoker::ops

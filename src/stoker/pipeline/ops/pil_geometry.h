@@ -20,7 +20,9 @@
 //       [c, s, 0, -s, c, 0], c = round(cos(-radians(angle)), 15) and s = round(sin(...), 15)
 //       (Python's decimal rounding), centred at (W / 2, H / 2), through pil_affine_sources
 //       (pil_rotate_transpose, pil_rotate_matrix).
-//   pil_affine_bilinear  the same with BILINEAR (below).
+//   pil_affine_bilinear, pil_affine_bicubic  the same with BILINEAR or BICUBIC (below).
+//   pil_transform_image, pil_rotate_image  Image.transform(AFFINE) and Image.rotate of a whole
+//       image [C, H, W] in place in any of the three filters, `fillcolor` one value per channel.
 // Sources are flat indices y * W + x of the source plane, -1 for the fill. libm's sin, cos,
 // tan and atan as Python's (the same glibc). Pure; the including file is built with
 // -ffp-contract=off.
@@ -30,6 +32,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 namespace stoker::ops {
@@ -221,44 +224,134 @@ inline std::vector<int64_t> pil_rotate_sources(double angle, int64_t height, int
   return pil_affine_sources(pil_rotate_matrix(angle, height, width), height, width);
 }
 
-// Image.transform(size, AFFINE, a, BILINEAR) of one channel [height, width] into `out`
-// (libImaging's generic transform with its bilinear filter): output pixel (x, y) samples
-// u = (a0 X + a1 Y) + a2, v = (a3 X + a4 Y) + a5 (X = x + 0.5, Y = y + 0.5), `fill` where
-// u or v is outside [0, size); else with u' = u - 0.5, i = floor(u'), du = u' - i (v
-// likewise), columns i and i + 1 clamped to the image, row j clamped, row j + 1 where inside
-// (else row j's value): in doubles, p + (q - p) * du along each row, then r + (s - r) * dv,
-// truncated.
-inline void pil_affine_bilinear(const AffineMatrix& a, const uint8_t* in, int64_t height,
-                                int64_t width, uint8_t fill, uint8_t* out) {
-  auto clamp_x = [&](int64_t x) { return x < 0 ? 0 : x < width ? x : width - 1; };
-  auto clamp_y = [&](int64_t y) { return y < 0 ? 0 : y < height ? y : height - 1; };
+// PIL's resampling filters of Image.transform and Image.rotate.
+enum class PilFilter { kNearest, kBilinear, kBicubic };
+
+// "bilinear" and "bicubic" by name; anything else NEAREST.
+inline PilFilter pil_filter(const std::string& name) {
+  return name == "bilinear"  ? PilFilter::kBilinear
+         : name == "bicubic" ? PilFilter::kBicubic
+                             : PilFilter::kNearest;
+}
+
+namespace pil_geometry_detail {
+
+// libImaging's generic transform of one channel [height, width] into `out`: output pixel (x, y)
+// samples u = (a0 X + a1 Y) + a2, v = (a3 X + a4 Y) + a5 (X = x + 0.5, Y = y + 0.5), `fill`
+// where u or v is outside [0, size); else `sample(u - 0.5, v - 0.5)`.
+template <typename Sample>
+void generic_affine(const AffineMatrix& a, int64_t height, int64_t width, uint8_t fill,
+                    uint8_t* out, Sample sample) {
   for (int64_t y = 0; y < height; ++y) {
     for (int64_t x = 0; x < width; ++x) {
       const double px = static_cast<double>(x) + 0.5;
       const double py = static_cast<double>(y) + 0.5;
-      double u = a[0] * px + a[1] * py + a[2];
-      double v = a[3] * px + a[4] * py + a[5];
-      uint8_t& result = out[y * width + x];
-      if (u < 0.0 || u >= static_cast<double>(width) || v < 0.0 ||
-          v >= static_cast<double>(height)) {
-        result = fill;
-        continue;
-      }
-      u -= 0.5;
-      v -= 0.5;
-      const int64_t i = static_cast<int64_t>(std::floor(u));
-      const int64_t j = static_cast<int64_t>(std::floor(v));
-      const double du = u - static_cast<double>(i);
-      const double dv = v - static_cast<double>(j);
-      const int64_t x0 = clamp_x(i);
-      const int64_t x1 = clamp_x(i + 1);
-      auto along = [&](const uint8_t* row) {
-        return static_cast<double>(row[x0]) + static_cast<double>(row[x1] - row[x0]) * du;
-      };
-      const double top = along(in + clamp_y(j) * width);
-      const double bottom = j + 1 >= 0 && j + 1 < height ? along(in + (j + 1) * width) : top;
-      result = static_cast<uint8_t>(top + (bottom - top) * dv);
+      const double u = a[0] * px + a[1] * py + a[2];
+      const double v = a[3] * px + a[4] * py + a[5];
+      out[y * width + x] =
+          u < 0.0 || u >= static_cast<double>(width) || v < 0.0 || v >= static_cast<double>(height)
+              ? fill
+              : sample(u - 0.5, v - 0.5);
     }
+  }
+}
+
+}  // namespace pil_geometry_detail
+
+// Image.transform(size, AFFINE, a, BILINEAR) of one channel [height, width] into `out`
+// (libImaging's bilinear filter): with i = floor(u'), du = u' - i (v likewise), columns i and
+// i + 1 clamped to the image, row j clamped, row j + 1 where inside (else row j's value): in
+// doubles, p + (q - p) * du along each row, then r + (s - r) * dv, truncated.
+inline void pil_affine_bilinear(const AffineMatrix& a, const uint8_t* in, int64_t height,
+                                int64_t width, uint8_t fill, uint8_t* out) {
+  auto clamp_x = [&](int64_t x) { return x < 0 ? 0 : x < width ? x : width - 1; };
+  auto clamp_y = [&](int64_t y) { return y < 0 ? 0 : y < height ? y : height - 1; };
+  pil_geometry_detail::generic_affine(a, height, width, fill, out, [&](double u, double v) {
+    const int64_t i = static_cast<int64_t>(std::floor(u));
+    const int64_t j = static_cast<int64_t>(std::floor(v));
+    const double du = u - static_cast<double>(i);
+    const double dv = v - static_cast<double>(j);
+    const int64_t x0 = clamp_x(i);
+    const int64_t x1 = clamp_x(i + 1);
+    auto along = [&](const uint8_t* row) {
+      return static_cast<double>(row[x0]) + static_cast<double>(row[x1] - row[x0]) * du;
+    };
+    const double top = along(in + clamp_y(j) * width);
+    const double bottom = j + 1 >= 0 && j + 1 < height ? along(in + (j + 1) * width) : top;
+    return static_cast<uint8_t>(top + (bottom - top) * dv);
+  });
+}
+
+// Image.transform(size, AFFINE, a, BICUBIC) of one channel (libImaging's bicubic filter): with
+// i = floor(u') - 1, du = u' - floor(u') (v likewise), columns i .. i + 3 clamped to the image,
+// row j clamped, rows j + 1 .. j + 3 where inside (else the row before's value); each row and
+// then the column of rows through PIL's cubic in doubles (v1 v2 v3 v4, d):
+//   v2 + d ((v3 - v1) + d ((2 (v1 - v2) + v3 - v4) + d (v2 - v1 - v3 + v4))),
+// 0 at or below 0, 255 at or above 255, else truncated.
+inline void pil_affine_bicubic(const AffineMatrix& a, const uint8_t* in, int64_t height,
+                               int64_t width, uint8_t fill, uint8_t* out) {
+  auto clamp_x = [&](int64_t x) { return x < 0 ? 0 : x < width ? x : width - 1; };
+  auto cubic = [](double v1, double v2, double v3, double v4, double d) {
+    const double p1 = v2;
+    const double p2 = -v1 + v3;
+    const double p3 = 2 * (v1 - v2) + v3 - v4;
+    const double p4 = -v1 + v2 - v3 + v4;
+    return p1 + d * (p2 + d * (p3 + d * p4));
+  };
+  pil_geometry_detail::generic_affine(a, height, width, fill, out, [&](double u, double v) {
+    const int64_t fx = static_cast<int64_t>(std::floor(u));
+    const int64_t fy = static_cast<int64_t>(std::floor(v));
+    const double du = u - static_cast<double>(fx);
+    const double dv = v - static_cast<double>(fy);
+    const int64_t i = fx - 1;
+    const int64_t j = fy - 1;
+    const int64_t x0 = clamp_x(i), x1 = clamp_x(i + 1), x2 = clamp_x(i + 2), x3 = clamp_x(i + 3);
+    auto along = [&](const uint8_t* row) { return cubic(row[x0], row[x1], row[x2], row[x3], du); };
+    const int64_t first = j < 0 ? 0 : j < height ? j : height - 1;
+    double rows[4];
+    rows[0] = along(in + first * width);
+    for (int k = 1; k < 4; ++k) {
+      rows[k] = j + k >= 0 && j + k < height ? along(in + (j + k) * width) : rows[k - 1];
+    }
+    const double value = cubic(rows[0], rows[1], rows[2], rows[3], dv);
+    return value <= 0.0 ? uint8_t{0} : value >= 255.0 ? uint8_t{255} : static_cast<uint8_t>(value);
+  });
+}
+
+// Image.transform(size, AFFINE, a, filter, fillcolor=fill) of the image [channels, height,
+// width] in place; `fill` one value per channel.
+inline void pil_transform_image(const AffineMatrix& a, PilFilter filter,
+                                const std::vector<uint8_t>& fill, uint8_t* pixels, int64_t channels,
+                                int64_t height, int64_t width) {
+  const size_t plane = static_cast<size_t>(height * width);
+  const std::vector<uint8_t> input(pixels, pixels + channels * plane);
+  if (filter == PilFilter::kNearest) {
+    const std::vector<int64_t> sources = pil_affine_sources(a, height, width);
+    for (int64_t c = 0; c < channels; ++c) {
+      const uint8_t* from = input.data() + c * plane;
+      uint8_t* to = pixels + c * plane;
+      for (size_t i = 0; i < plane; ++i) to[i] = sources[i] < 0 ? fill[c] : from[sources[i]];
+    }
+    return;
+  }
+  for (int64_t c = 0; c < channels; ++c) {
+    (filter == PilFilter::kBilinear ? pil_affine_bilinear : pil_affine_bicubic)(
+        a, input.data() + c * plane, height, width, fill[c], pixels + c * plane);
+  }
+}
+
+// Image.rotate(angle, filter, fillcolor=fill) (expand=False) of the image in place.
+inline void pil_rotate_image(double angle, PilFilter filter, const std::vector<uint8_t>& fill,
+                             uint8_t* pixels, int64_t channels, int64_t height, int64_t width) {
+  const std::vector<int64_t> turned = pil_rotate_transpose(angle, height, width);
+  if (turned.empty()) {
+    return pil_transform_image(pil_rotate_matrix(angle, height, width), filter, fill, pixels,
+                               channels, height, width);
+  }
+  const size_t plane = static_cast<size_t>(height * width);
+  const std::vector<uint8_t> input(pixels, pixels + channels * plane);
+  for (int64_t c = 0; c < channels; ++c) {
+    for (size_t i = 0; i < plane; ++i) pixels[c * plane + i] = input[c * plane + turned[i]];
   }
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // The operations of torchvision's augmentation policies (transforms/autoaugment.py:
 // TrivialAugmentWide, RandAugment, AutoAugment) as their _apply_op(image, name, magnitude,
-// NEAREST or BILINEAR, fill) gives them on a PIL image ("L" or "RGB"), pixel for pixel, for a
+// NEAREST, BILINEAR or BICUBIC, fill) gives them on a PIL image ("L" or "RGB"), pixel for pixel, for a
 // uint8 image [C, H, W], C 1 or 3:
 //   Identity                 the image
 //   ShearX, ShearY           F.affine(shear degrees(atan(m)) along x or y, centre (0, 0))
@@ -135,52 +135,21 @@ inline std::vector<uint8_t> policy_fill(const std::vector<double>& fill, int64_t
   return colour;
 }
 
-// How the geometric operations sample: PIL's NEAREST or BILINEAR.
-enum class PolicyInterpolation { kNearest, kBilinear };
-
-inline PolicyInterpolation policy_interpolation(const std::string& name) {
-  return name == "bilinear" ? PolicyInterpolation::kBilinear : PolicyInterpolation::kNearest;
-}
-
 // `op` with `magnitude` on the image `pixels` [channels, height, width], in place; `fill` one
-// colour per channel (policy_fill).
+// colour per channel (policy_fill); geometric operations sample with `filter` (torchvision's
+// NEAREST, BILINEAR or BICUBIC).
 inline void apply_policy_op(PolicyOp op, double magnitude, const std::vector<uint8_t>& fill,
                             uint8_t* pixels, int64_t channels, int64_t height, int64_t width,
-                            PolicyInterpolation interpolation = PolicyInterpolation::kNearest) {
+                            PilFilter filter = PilFilter::kNearest) {
   const size_t plane = static_cast<size_t>(height * width);
-  const bool bilinear = interpolation == PolicyInterpolation::kBilinear;
-  auto move = [&](const std::vector<int64_t>& sources) {
-    const std::vector<uint8_t> input(pixels, pixels + channels * plane);
-    for (int64_t c = 0; c < channels; ++c) {
-      const uint8_t* from = input.data() + c * plane;
-      uint8_t* to = pixels + c * plane;
-      for (size_t i = 0; i < plane; ++i) to[i] = sources[i] < 0 ? fill[c] : from[sources[i]];
-    }
-  };
-  // Image.transform(AFFINE, matrix) in the interpolation.
   auto transform = [&](const AffineMatrix& matrix) {
-    if (!bilinear) return move(pil_affine_sources(matrix, height, width));
-    const std::vector<uint8_t> input(pixels, pixels + channels * plane);
-    for (int64_t c = 0; c < channels; ++c) {
-      pil_affine_bilinear(matrix, input.data() + c * plane, height, width, fill[c],
-                          pixels + c * plane);
-    }
+    pil_transform_image(matrix, filter, fill, pixels, channels, height, width);
   };
-  auto blend = [&](auto degenerate_of) {
-    const float alpha = static_cast<float>(1.0 + magnitude);
-    for (int64_t c = 0; c < channels; ++c) {
-      uint8_t* channel = pixels + c * plane;
-      for (size_t i = 0; i < plane; ++i) {
-        channel[i] = pil_blend(degenerate_of(c, i), channel[i], alpha);
-      }
-    }
+  auto enhance = [&](PilEnhance kind) {
+    pil_enhance_image(kind, static_cast<float>(1.0 + magnitude), pixels, channels, height, width);
   };
-  auto tables = [&](auto table_of) {
-    for (int64_t c = 0; c < channels; ++c) {
-      uint8_t* channel = pixels + c * plane;
-      const ChannelTable table = table_of(channel, plane);
-      for (size_t i = 0; i < plane; ++i) channel[i] = table[channel[i]];
-    }
+  auto table = [&](const ChannelTable& fixed) {
+    apply_channel_tables(pixels, channels, plane, [&](const uint8_t*, size_t) { return fixed; });
   };
   const double w = static_cast<double>(width);
   const double h = static_cast<double>(height);
@@ -202,66 +171,29 @@ inline void apply_policy_op(PolicyOp op, double magnitude, const std::vector<uin
                                            0.0, 0.0));
       return;
     }
-    case PolicyOp::kRotate: {
-      const std::vector<int64_t> turned = pil_rotate_transpose(magnitude, height, width);
-      if (!turned.empty()) return move(turned);
-      transform(pil_rotate_matrix(magnitude, height, width));
+    case PolicyOp::kRotate:
+      pil_rotate_image(magnitude, filter, fill, pixels, channels, height, width);
       return;
-    }
     case PolicyOp::kBrightness:
-      blend([](int64_t, size_t) { return uint8_t{0}; });
-      return;
-    case PolicyOp::kColor: {
-      if (channels == 1) return;
-      std::vector<uint8_t> grey(plane);
-      for (size_t i = 0; i < plane; ++i) {
-        grey[i] = pil_grey(pixels[i], pixels[plane + i], pixels[2 * plane + i]);
-      }
-      blend([&](int64_t, size_t i) { return grey[i]; });
-      return;
-    }
-    case PolicyOp::kContrast: {
-      const uint8_t mean = static_cast<uint8_t>(pil_mean_grey(pixels, channels, plane));
-      blend([mean](int64_t, size_t) { return mean; });
-      return;
-    }
-    case PolicyOp::kSharpness: {
-      std::vector<uint8_t> smooth(channels * plane);
-      for (int64_t c = 0; c < channels; ++c) {
-        pil_smooth(pixels + c * plane, height, width, smooth.data() + c * plane);
-      }
-      blend([&](int64_t c, size_t i) { return smooth[c * plane + i]; });
-      return;
-    }
-    case PolicyOp::kPosterize: {
-      const int low_bits = 8 - static_cast<int>(magnitude);
-      tables([low_bits](const uint8_t*, size_t) {
-        ChannelTable table;
-        for (int i = 0; i < 256; ++i) table[i] = static_cast<uint8_t>(i >> low_bits << low_bits);
-        return table;
-      });
-      return;
-    }
+      return enhance(PilEnhance::kBrightness);
+    case PolicyOp::kColor:
+      return enhance(PilEnhance::kColor);
+    case PolicyOp::kContrast:
+      return enhance(PilEnhance::kContrast);
+    case PolicyOp::kSharpness:
+      return enhance(PilEnhance::kSharpness);
+    case PolicyOp::kPosterize:
+      return table(posterize_table(static_cast<int64_t>(magnitude)));
     case PolicyOp::kSolarize:
-      tables([magnitude](const uint8_t*, size_t) {
-        ChannelTable table;
-        for (int i = 0; i < 256; ++i) table[i] = static_cast<uint8_t>(i < magnitude ? i : 255 - i);
-        return table;
-      });
-      return;
+      return table(solarize_table(magnitude));
     case PolicyOp::kAutoContrast:
-      tables(autocontrast_table);
+      apply_channel_tables(pixels, channels, plane, autocontrast_table);
       return;
     case PolicyOp::kEqualize:
-      tables(equalize_table);
+      apply_channel_tables(pixels, channels, plane, equalize_table);
       return;
     case PolicyOp::kInvert:
-      tables([](const uint8_t*, size_t) {
-        ChannelTable table;
-        for (int i = 0; i < 256; ++i) table[i] = static_cast<uint8_t>(255 - i);
-        return table;
-      });
-      return;
+      return table(invert_table());
   }
 }
 

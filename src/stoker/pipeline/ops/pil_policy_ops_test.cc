@@ -1,7 +1,7 @@
 // pil_policy_ops.h against torchvision's _apply_op on PIL images (NEAREST), pixel for pixel:
 // every operation over every magnitude of each policy's space (TrivialAugmentWide's and
 // RandAugment's 31 bins, AutoAugment's 10), both signs, on noise and smooth images, "RGB" and
-// "L", odd and square sizes; the geometric ones NEAREST and BILINEAR, with fill None and one
+// "L", odd and square sizes; the geometric ones NEAREST, BILINEAR and BICUBIC, with fill None and one
 // per channel (some past [0, 255], some fractional). The magnitude tables against torchvision's for
 // 2 to 80 bins.
 #include <algorithm>
@@ -45,7 +45,8 @@ std::vector<PolicyJob> pil_policy_ops_jobs(PolicyOp op,
           for (const std::vector<double>& fill : fills) {
             jobs.push_back({i, space, bins, fill, {{op, bin, negative}}});
             if (pil_policy_ops_geometric(op)) {
-              jobs.push_back({i, space, bins, fill, {{op, bin, negative}}, true});
+              for (const char* filter : {"bilinear", "bicubic"})
+                jobs.push_back({i, space, bins, fill, {{op, bin, negative}}, filter});
             }
           }
         }
@@ -79,7 +80,7 @@ TEST_P(PilPolicyOpsTest, IsTorchvisionsApplyOpOnPilImages) {
       ADD_FAILURE() << ops::policy_op_name(op) << " space "
                     << pil_policy_testing::space_name(job.space) << " bin " << job.steps[0].bin
                     << (job.steps[0].negative ? " negative" : "") << " image " << job.image
-                    << " fill " << job.fill.size() << (job.bilinear ? " bilinear" : "") << ": at "
+                    << " fill " << job.fill.size() << " " << job.interpolation << ": at "
                     << (at - mine.begin()) << " " << static_cast<int>(*at) << ", torchvision "
                     << static_cast<int>(*theirs);
     }

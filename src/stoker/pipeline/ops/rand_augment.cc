@@ -3,7 +3,7 @@
 // num_ops times, one operation of its 14 (Identity ... Equalize, TrivialAugmentWide's list
 // with RandAugment's magnitudes) drawn uniformly, at bin `magnitude`, negated with probability
 // 1/2 where signed, applied as torchvision's _apply_op (pil_policy_ops.h; interpolation PIL's
-// NEAREST or BILINEAR). Two draws per step (augment_policies.h: draw_rand_augment).
+// NEAREST, BILINEAR or BICUBIC). Two draws per step (augment_policies.h: draw_rand_augment).
 // ops/rand_augment_test.cc compares with torchvision for the same draws.
 
 #include "stoker/pipeline/ops/augment_policies.h"

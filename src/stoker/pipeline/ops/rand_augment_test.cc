@@ -1,7 +1,7 @@
 // rand_augment against torchvision's RandAugment on PIL images: each sample's draws
 // (augment_policies.h) handed to torchvision's _apply_op in turn, with the magnitudes of its own
 // _augmentation_space, pixel for pixel, over many samples; several num_ops, magnitudes and bins;
-// fill none, one number, one per channel (on "RGB" images); NEAREST and BILINEAR.
+// fill none, one number, one per channel (on "RGB" images); NEAREST, BILINEAR and BICUBIC.
 #include "stoker/testing/pil_policy.h"
 
 namespace stoker {
@@ -16,7 +16,7 @@ TEST(RandAugmentTest, IsTorchvisionsForTheSameDraws) {
                           Config{4, 17, 31}}) {
     for (const std::vector<double>& fill :
          std::vector<std::vector<double>>{{}, {128.6}, {10, 200, 300}}) {
-      for (const std::string interpolation : {"nearest", "bilinear"}) {
+      for (const std::string interpolation : {"nearest", "bilinear", "bicubic"}) {
         samples.add("rand_augment",
                     {{"num_ops", c.num_ops},
                      {"magnitude", c.magnitude},

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "stoker/pipeline/op_registry.h"
+#include "stoker/pipeline/ops/channel_count.h"
 
 namespace stoker::ops {
 namespace {
@@ -134,9 +135,8 @@ OpSpec random_crop() {
         (pad[0] >= shape[2] || pad[2] >= shape[2] || pad[1] >= shape[1] || pad[3] >= shape[1]))
       return fail("reflect padding must be smaller than the image");
     const std::vector<double>& f = params.reals("fill");
-    if (f.size() != 1 && f.size() != static_cast<size_t>(shape[0]))
-      return fail(
-          fmt::format("fill has {} values; give one or one per channel ({})", f.size(), shape[0]));
+    if (Status s = check_per_channel(context, "random_crop", "fill", f.size()); !s.is_ok())
+      return s;
     std::vector<uint8_t> fill;
     for (double v : f) fill.push_back(static_cast<uint8_t>(v));
     return std::shared_ptr<const PixelOp>(

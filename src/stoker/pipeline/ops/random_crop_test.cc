@@ -116,7 +116,7 @@ TEST(RandomCropTest, BadParametersAreOneLine) {
   EXPECT_EQ(error("random_crop:padding=9,padding_mode=reflect"),
             "field 'image': random_crop: reflect padding must be smaller than the image");
   EXPECT_EQ(error("random_crop:fill=[1,2]"),
-            "field 'image': random_crop: fill has 2 values; give one or one per channel (3)");
+            "field 'image': random_crop: fill has 2 numbers; give one or one per channel (3)");
   EXPECT_EQ(error("random_crop:size=[9,13],padding=4"),
             "field 'image': random_crop: crops to the image's own size (9 x 14) only, not 9 x 13");
   EXPECT_TRUE(error("random_crop:size=[9,14],padding=4").empty());

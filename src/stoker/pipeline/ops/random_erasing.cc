@@ -12,6 +12,8 @@
 #include <cmath>
 
 #include "stoker/pipeline/op_registry.h"
+#include "stoker/pipeline/ops/channel_count.h"
+#include "stoker/pipeline/ops/normal_draw.h"
 
 namespace stoker::ops {
 
@@ -42,14 +44,6 @@ EraseBox draw_erase_box(CounterRng& rng, int64_t height, int64_t width, double s
 
 namespace {
 
-// A standard normal value from two uniform draws (Box-Muller).
-float standard_normal(CounterRng& rng) {
-  const double u = 1.0 - rng.next_double();  // (0, 1]
-  const double v = rng.next_double();
-  constexpr double kTwoPi = 6.283185307179586;
-  return static_cast<float>(std::sqrt(-2.0 * std::log(u)) * std::cos(kTwoPi * v));
-}
-
 class RandomErasing : public FloatOp {
  public:
   RandomErasing(const Params& params, const std::vector<int64_t>& shape)
@@ -72,7 +66,8 @@ class RandomErasing : public FloatOp {
       const float value = static_cast<float>(value_[value_.size() == 1 ? 0 : c]);
       for (int64_t y = box.top; y < box.top + box.height; ++y) {
         float* row = values + (c * height_ + y) * width_ + box.left;
-        for (int64_t x = 0; x < box.width; ++x) row[x] = random_ ? standard_normal(rng) : value;
+        for (int64_t x = 0; x < box.width; ++x)
+          row[x] = random_ ? static_cast<float>(standard_normal(rng)) : value;
       }
     }
     return Status::ok();
@@ -116,11 +111,10 @@ OpSpec random_erasing() {
           fmt::format("field '{}': random_erasing needs images [C, H, W], not "
                       "{} dimensions",
                       context.field, shape.size()));
-    const size_t values = params.reals("value").size();
-    if (values != 1 && values != static_cast<size_t>(shape[0]))
-      return invalid_argument(fmt::format(
-          "field '{}': random_erasing: value has {} numbers; give one or one per channel ({})",
-          context.field, values, shape[0]));
+    if (Status s =
+            check_per_channel(context, "random_erasing", "value", params.reals("value").size());
+        !s.is_ok())
+      return s;
     for (const char* pair : {"scale", "ratio"})
       if (params.reals(pair)[0] > params.reals(pair)[1])
         return invalid_argument(

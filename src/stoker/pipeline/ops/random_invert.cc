@@ -18,8 +18,7 @@ OpSpec random_invert() {
   op.params = {probability_param("inverting the image")};
   op.make_pixel = [](const Params& params,
                      const PixelContext& context) -> Result<std::shared_ptr<const PixelOp>> {
-    ChannelTable table;
-    for (int i = 0; i < 256; ++i) table[i] = static_cast<uint8_t>(255 - i);
+    const ChannelTable table = invert_table();
     return make_channel_table_op("random_invert", params.real("p"), context,
                                  [table](const uint8_t*, size_t) { return table; });
   };

@@ -19,9 +19,7 @@ OpSpec random_posterize() {
                probability_param("posterizing the image")};
   op.make_pixel = [](const Params& params,
                      const PixelContext& context) -> Result<std::shared_ptr<const PixelOp>> {
-    const int low_bits = 8 - static_cast<int>(params.integer("bits"));
-    ChannelTable table;
-    for (int i = 0; i < 256; ++i) table[i] = static_cast<uint8_t>(i >> low_bits << low_bits);
+    const ChannelTable table = posterize_table(params.integer("bits"));
     return make_channel_table_op("random_posterize", params.real("p"), context,
                                  [table](const uint8_t*, size_t) { return table; });
   };

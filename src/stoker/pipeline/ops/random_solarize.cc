@@ -19,9 +19,7 @@ OpSpec random_solarize() {
                probability_param("solarizing the image")};
   op.make_pixel = [](const Params& params,
                      const PixelContext& context) -> Result<std::shared_ptr<const PixelOp>> {
-    const double threshold = params.real("threshold");
-    ChannelTable table;
-    for (int i = 0; i < 256; ++i) table[i] = static_cast<uint8_t>(i < threshold ? i : 255 - i);
+    const ChannelTable table = solarize_table(params.real("threshold"));
     return make_channel_table_op("random_solarize", params.real("p"), context,
                                  [table](const uint8_t*, size_t) { return table; });
   };

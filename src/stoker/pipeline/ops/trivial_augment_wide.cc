@@ -3,7 +3,7 @@
 // of its 14 (Identity, ShearX, ShearY, TranslateX, TranslateY, Rotate, Brightness, Color,
 // Contrast, Sharpness, Posterize, Solarize, AutoContrast, Equalize) drawn uniformly, a
 // magnitude bin uniformly, negated with probability 1/2 where signed, applied as torchvision's
-// _apply_op (pil_policy_ops.h; interpolation PIL's NEAREST or BILINEAR). Three draws per
+// _apply_op (pil_policy_ops.h; interpolation PIL's NEAREST, BILINEAR or BICUBIC). Three draws per
 // sample (augment_policies.h: draw_trivial_augment_wide). ops/trivial_augment_wide_test.cc
 // compares with torchvision for the same draws.
 

@@ -1,7 +1,7 @@
 // trivial_augment_wide against torchvision's TrivialAugmentWide on PIL images: each sample's
 // draw (augment_policies.h) handed to torchvision's _apply_op with the magnitude of its own
 // _augmentation_space, pixel for pixel, over many samples; bins 31 and 5; fill none, one
-// number, one per channel (on "RGB" images); NEAREST and BILINEAR.
+// number, one per channel (on "RGB" images); NEAREST, BILINEAR and BICUBIC.
 #include "stoker/pipeline/ops/augment_policies.h"
 #include "stoker/testing/pil_policy.h"
 
@@ -13,7 +13,7 @@ TEST(TrivialAugmentWideTest, IsTorchvisionsForTheSameDraws) {
   for (const std::vector<double>& fill :
        std::vector<std::vector<double>>{{}, {128.6}, {-1}, {10, 200, 300}}) {
     for (int64_t bins : {31, 5}) {
-      for (const std::string interpolation : {"nearest", "bilinear"}) {
+      for (const std::string interpolation : {"nearest", "bilinear", "bicubic"}) {
         samples.add(
             "trivial_augment_wide",
             {{"num_magnitude_bins", bins}, {"fill", fill}, {"interpolation", interpolation}},
@@ -48,15 +48,16 @@ TEST(TrivialAugmentWideTest, RefusesBadParameters) {
   EXPECT_EQ(
       pil_reference::call_error("trivial_augment_wide", {{"num_magnitude_bins", int64_t{1}}}),
       "trivial_augment_wide: num_magnitude_bins must be a whole number in [2, 1000000], not 1");
-  EXPECT_EQ(pil_reference::call_error("trivial_augment_wide", {{"interpolation", "bicubic"}}),
-            "trivial_augment_wide: interpolation must be one of nearest, bilinear, not 'bicubic'");
+  EXPECT_EQ(pil_reference::call_error("trivial_augment_wide", {{"interpolation", "lanczos"}}),
+            "trivial_augment_wide: interpolation must be one of nearest, bilinear, bicubic, not "
+            "'lanczos'");
   const OpCall call =
       make_op_call("trivial_augment_wide", {{"fill", std::vector<double>{1, 2}}}).value();
   const auto made = call.op->make_pixel(call.params, {"image", {3, 8, 8}});
   ASSERT_FALSE(made.is_ok());
   EXPECT_EQ(made.status().message(),
-            "field 'image': trivial_augment_wide: fill has 2 numbers, an image of 3 channels "
-            "takes 1 or 3");
+            "field 'image': trivial_augment_wide: fill has 2 numbers; give one or one per "
+            "channel (3)");
   EXPECT_FALSE(call.op->make_pixel(call.params, {"image", {1, 8, 8}}).is_ok());
   const OpCall one =
       make_op_call("trivial_augment_wide", {{"fill", std::vector<double>{1}}}).value();

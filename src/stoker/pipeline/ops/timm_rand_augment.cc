@@ -1,0 +1,402 @@
+// timm_rand_augment: timm's RandAugment as create_transform(auto_augment="rand-...") builds it,
+// pixel for pixel on a PIL image, for a uint8 image [C, H, W], C 1 or 3: the config string,
+// the operations and the draws of timm_rand_augment.h; `fill` timm's img_mean (fillcolor),
+// `translate_pct` its hparam, `interpolation` its "random" (BILINEAR or BICUBIC per operation)
+// or one filter. ops/timm_rand_augment_test.cc runs timm's own RandAugment, built from the same
+// config, on the same draws.
+
+#include "stoker/pipeline/ops/timm_rand_augment.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <utility>
+
+#include "stoker/pipeline/op_registry.h"
+#include "stoker/pipeline/ops/channel_count.h"
+#include "stoker/pipeline/ops/channel_table.h"
+#include "stoker/pipeline/ops/normal_draw.h"
+#include "stoker/pipeline/ops/pil_enhance.h"
+#include "stoker/pipeline/ops/pil_policy_ops.h"
+#include "stoker/util/utf8.h"
+
+namespace stoker::ops {
+
+const char* timm_op_name(TimmOp op) {
+  static const char* const kNames[] = {"AutoContrast",
+                                       "Equalize",
+                                       "Invert",
+                                       "Rotate",
+                                       "Posterize",
+                                       "PosterizeIncreasing",
+                                       "Solarize",
+                                       "SolarizeIncreasing",
+                                       "SolarizeAdd",
+                                       "Color",
+                                       "ColorIncreasing",
+                                       "Contrast",
+                                       "ContrastIncreasing",
+                                       "Brightness",
+                                       "BrightnessIncreasing",
+                                       "Sharpness",
+                                       "SharpnessIncreasing",
+                                       "ShearX",
+                                       "ShearY",
+                                       "TranslateXRel",
+                                       "TranslateYRel"};
+  return kNames[static_cast<int>(op)];
+}
+
+namespace {
+
+using T = TimmOp;
+
+// timm's _RAND_TRANSFORMS, _RAND_INCREASING_TRANSFORMS and _RAND_WEIGHTED_0, in its order.
+const std::vector<TimmOp> kStandard = {
+    T::kAutoContrast, T::kEqualize,    T::kInvert, T::kRotate,        T::kPosterize,
+    T::kSolarize,     T::kSolarizeAdd, T::kColor,  T::kContrast,      T::kBrightness,
+    T::kSharpness,    T::kShearX,      T::kShearY, T::kTranslateXRel, T::kTranslateYRel};
+const std::vector<TimmOp> kIncreasing = {T::kAutoContrast,
+                                         T::kEqualize,
+                                         T::kInvert,
+                                         T::kRotate,
+                                         T::kPosterizeIncreasing,
+                                         T::kSolarizeIncreasing,
+                                         T::kSolarizeAdd,
+                                         T::kColorIncreasing,
+                                         T::kContrastIncreasing,
+                                         T::kBrightnessIncreasing,
+                                         T::kSharpnessIncreasing,
+                                         T::kShearX,
+                                         T::kShearY,
+                                         T::kTranslateXRel,
+                                         T::kTranslateYRel};
+const std::vector<std::pair<TimmOp, double>> kWeighted = {{T::kRotate, 3},
+                                                          {T::kShearX, 2},
+                                                          {T::kShearY, 2},
+                                                          {T::kTranslateXRel, 1},
+                                                          {T::kTranslateYRel, 1},
+                                                          {T::kColorIncreasing, .25},
+                                                          {T::kSharpnessIncreasing, 0.25},
+                                                          {T::kAutoContrast, 0.25},
+                                                          {T::kSolarizeIncreasing, .05},
+                                                          {T::kSolarizeAdd, .05},
+                                                          {T::kContrastIncreasing, .05},
+                                                          {T::kBrightnessIncreasing, .05},
+                                                          {T::kEqualize, .05},
+                                                          {T::kPosterizeIncreasing, 0.05},
+                                                          {T::kInvert, 0.05}};
+
+// Digits only, at most 9 (timm's int()).
+std::optional<int64_t> plain_int(const std::string& text) {
+  if (text.empty() || text.size() > 9) return std::nullopt;
+  for (char c : text)
+    if (c < '0' || c > '9') return std::nullopt;
+  return std::stoll(text);
+}
+
+// digits[.digits][e[+-]digits], finite (timm's float()).
+std::optional<double> plain_float(const std::string& text) {
+  size_t i = 0;
+  auto digits = [&] {
+    const size_t start = i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+    return i > start;
+  };
+  if (!digits()) return std::nullopt;
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    digits();
+  }
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+    if (!digits()) return std::nullopt;
+  }
+  if (i != text.size()) return std::nullopt;
+  double value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(value))
+    return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+Result<TimmRandAugmentConfig> parse_timm_rand_augment(const std::string& config) {
+  const auto fail = [&](const std::string& what) {
+    return invalid_argument(
+        fmt::format("timm RandAugment config '{}': {}", printable(config), what));
+  };
+  std::vector<std::string> sections;
+  size_t begin = 0;
+  while (true) {
+    const size_t dash = config.find('-', begin);
+    sections.push_back(config.substr(begin, dash - begin));
+    if (dash == std::string::npos) break;
+    begin = dash + 1;
+  }
+  if (sections[0] != "rand") return fail("must start with 'rand'");
+  TimmRandAugmentConfig out;
+  bool increasing = false;
+  bool std_given = false;  // timm keeps the first mstd and mmax (hparams.setdefault)
+  bool max_given = false;
+  std::optional<std::string> list;
+  for (size_t k = 1; k < sections.size(); ++k) {
+    const std::string& section = sections[k];
+    if (!section.empty() && section[0] == 't') {
+      if (!list) list = section.substr(1);
+      continue;
+    }
+    const size_t digit = section.find_first_of("0123456789");
+    if (section.empty() || digit == std::string::npos || digit == 0)
+      return fail(
+          fmt::format("section '{}' is not a key and a number (m9, n2, p0.5, mstd0.5, "
+                      "mmax10, inc1, t<list>)",
+                      printable(section)));
+    const std::string key = section.substr(0, digit);
+    const std::string value = section.substr(digit);
+    if (key == "mstd" || key == "p") {
+      const std::optional<double> number = plain_float(value);
+      if (!number) return fail(fmt::format("{} '{}' is not a number", key, printable(value)));
+      if (key == "p") out.prob = *number;
+      if (key == "mstd" && !std_given) {  // above 100: uniform sampling
+        out.magnitude_std = *number > 100 ? std::numeric_limits<double>::infinity() : *number;
+        std_given = true;
+      }
+      continue;
+    }
+    if (key != "m" && key != "n" && key != "mmax" && key != "inc")
+      return fail(fmt::format("unknown section '{}' (m, n, p, mstd, mmax, inc, t<list>)",
+                              printable(section)));
+    const std::optional<int64_t> number = plain_int(value);
+    if (!number)
+      return fail(
+          fmt::format("{} '{}' is not a whole number of at most 9 digits", key, printable(value)));
+    if (key == "m") out.magnitude = static_cast<double>(*number);
+    if (key == "n") out.num_layers = *number;
+    if (key == "mmax" && !max_given) {
+      out.magnitude_max = static_cast<double>(*number);
+      max_given = true;
+    }
+    if (key == "inc") increasing = *number != 0;
+  }
+  if (out.num_layers > 1000) return fail(fmt::format("n{} is over 1000", out.num_layers));
+  if (list && (*list == "3a" || *list == "3aw"))
+    return fail(
+        fmt::format("t{}: GaussianBlur and Desaturate are not native (use timm's own)", *list));
+  if (list && *list == "weights") {
+    for (const auto& [op, weight] : kWeighted) {
+      out.ops.push_back(op);
+      out.weights.push_back(weight);
+    }
+    double sum = 0;
+    for (double w : out.weights) sum += w;
+    for (double& w : out.weights) w /= sum;
+    if (out.num_layers > static_cast<int64_t>(out.ops.size()))
+      return fail(
+          fmt::format("n{} is more than the {} operations tweights draws without "
+                      "replacement",
+                      out.num_layers, out.ops.size()));
+  } else {
+    out.ops = increasing ? kIncreasing : kStandard;  // timm: any other name, the default list
+  }
+  return out;
+}
+
+std::vector<TimmStepDraw> draw_timm_rand_augment(CounterRng& rng,
+                                                 const TimmRandAugmentConfig& config) {
+  std::vector<TimmStepDraw> steps;
+  std::vector<bool> taken(config.ops.size(), false);
+  for (int64_t k = 0; k < config.num_layers; ++k) {
+    TimmStepDraw step;
+    if (config.weights.empty()) {
+      step.op = config.ops[rng.uniform_below(config.ops.size())];
+    } else {
+      double left = 0;
+      for (size_t i = 0; i < config.ops.size(); ++i) left += taken[i] ? 0 : config.weights[i];
+      const double u = rng.next_double() * left;
+      size_t chosen = config.ops.size();
+      double below = 0;
+      for (size_t i = 0; i < config.ops.size(); ++i) {
+        if (taken[i]) continue;
+        chosen = i;  // the last one not taken catches rounding at the top
+        below += config.weights[i];
+        if (u < below) break;
+      }
+      taken[chosen] = true;
+      step.op = config.ops[chosen];
+    }
+    step.applied = rng.next_double() <= config.prob;
+    const double z = standard_normal(rng);
+    const double r = rng.next_double();
+    step.magnitude = std::isinf(config.magnitude_std) ? config.magnitude * r
+                     : config.magnitude_std > 0       ? config.magnitude + config.magnitude_std * z
+                                                      : config.magnitude;
+    step.negative = rng.uniform_below(2) == 1;
+    step.bicubic = rng.uniform_below(2) == 1;
+    steps.push_back(step);
+  }
+  return steps;
+}
+
+void apply_timm_op(TimmOp op, double level, bool negative, PilFilter filter, double translate_pct,
+                   const std::vector<uint8_t>& fill, uint8_t* pixels, int64_t channels,
+                   int64_t height, int64_t width) {
+  const size_t plane = static_cast<size_t>(height * width);
+  const double fraction = level / 10.0;
+  const auto sign = [negative](double v) { return negative ? -v : v; };
+  const auto table = [&](const ChannelTable& fixed) {
+    apply_channel_tables(pixels, channels, plane, [&](const uint8_t*, size_t) { return fixed; });
+  };
+  const auto enhance = [&](PilEnhance kind, bool increasing) {
+    double factor = fraction * 1.8 + 0.1;
+    if (increasing) factor = std::max(0.1, 1.0 + sign(fraction * 0.9));
+    pil_enhance_image(kind, static_cast<float>(factor), pixels, channels, height, width);
+  };
+  const auto transform = [&](const AffineMatrix& matrix) {
+    pil_transform_image(matrix, filter, fill, pixels, channels, height, width);
+  };
+  // int(level / 10 * k), the level bounded so that the cast is defined (the results agree).
+  const auto whole = [&](double k) { return static_cast<int64_t>(std::min(fraction * k, 1e12)); };
+  switch (op) {
+    case T::kAutoContrast:
+      return apply_channel_tables(pixels, channels, plane, autocontrast_table);
+    case T::kEqualize:
+      return apply_channel_tables(pixels, channels, plane, equalize_table);
+    case T::kInvert:
+      return table(invert_table());
+    case T::kRotate:
+      return pil_rotate_image(sign(fraction * 30.0), filter, fill, pixels, channels, height, width);
+    case T::kPosterize:
+    case T::kPosterizeIncreasing: {
+      const int64_t bits = op == T::kPosterize ? whole(4) : 4 - whole(4);
+      if (bits < 8) table(posterize_table(bits));
+      return;
+    }
+    case T::kSolarize:
+    case T::kSolarizeIncreasing: {
+      const int64_t threshold = std::min<int64_t>(256, whole(256));
+      return table(
+          solarize_table(static_cast<double>(op == T::kSolarize ? threshold : 256 - threshold)));
+    }
+    case T::kSolarizeAdd: {
+      const int64_t add = std::min<int64_t>(128, whole(110));
+      ChannelTable lut;
+      for (int i = 0; i < 256; ++i)
+        lut[i] = static_cast<uint8_t>(i < 128 ? std::min<int64_t>(255, i + add) : i);
+      return table(lut);
+    }
+    case T::kColor:
+    case T::kColorIncreasing:
+      return enhance(PilEnhance::kColor, op == T::kColorIncreasing);
+    case T::kContrast:
+    case T::kContrastIncreasing:
+      return enhance(PilEnhance::kContrast, op == T::kContrastIncreasing);
+    case T::kBrightness:
+    case T::kBrightnessIncreasing:
+      return enhance(PilEnhance::kBrightness, op == T::kBrightnessIncreasing);
+    case T::kSharpness:
+    case T::kSharpnessIncreasing:
+      return enhance(PilEnhance::kSharpness, op == T::kSharpnessIncreasing);
+    case T::kShearX:
+      return transform({1, sign(fraction * 0.3), 0, 0, 1, 0});
+    case T::kShearY:
+      return transform({1, 0, 0, sign(fraction * 0.3), 1, 0});
+    case T::kTranslateXRel:
+      return transform(
+          {1, 0, sign(fraction * translate_pct) * static_cast<double>(width), 0, 1, 0});
+    case T::kTranslateYRel:
+      return transform(
+          {1, 0, 0, 0, 1, sign(fraction * translate_pct) * static_cast<double>(height)});
+  }
+}
+
+namespace {
+
+// The operation: each sample's draws, each applied step at its clamped level.
+class TimmRandAugment : public PixelOp {
+ public:
+  TimmRandAugment(TimmRandAugmentConfig config, std::string interpolation, double translate_pct,
+                  std::vector<uint8_t> fill, const std::vector<int64_t>& shape)
+      : config_(std::move(config)),
+        random_filter_(interpolation == "random"),
+        filter_(pil_filter(interpolation)),
+        translate_pct_(translate_pct),
+        fill_(std::move(fill)),
+        channels_(shape[0]),
+        height_(shape[1]),
+        width_(shape[2]) {}
+
+  Status apply(const SampleInput& input, uint8_t* pixels) const override {
+    CounterRng rng = input.rng();
+    const double upper = config_.magnitude_max != 0 ? config_.magnitude_max : 10.0;
+    for (const TimmStepDraw& step : draw_timm_rand_augment(rng, config_)) {
+      if (!step.applied) continue;
+      const double level = std::max(0.0, std::min(step.magnitude, upper));
+      const PilFilter filter = !random_filter_ ? filter_
+                               : step.bicubic  ? PilFilter::kBicubic
+                                               : PilFilter::kBilinear;
+      apply_timm_op(step.op, level, step.negative, filter, translate_pct_, fill_, pixels, channels_,
+                    height_, width_);
+    }
+    return Status::ok();
+  }
+
+ private:
+  const TimmRandAugmentConfig config_;
+  const bool random_filter_;
+  const PilFilter filter_;
+  const double translate_pct_;
+  const std::vector<uint8_t> fill_;
+  const int64_t channels_, height_, width_;
+};
+
+}  // namespace
+
+OpSpec timm_rand_augment() {
+  OpSpec op;
+  op.name = "timm_rand_augment";
+  op.role = OpRole::kPixel;
+  op.python_class = "TimmRandAugment";
+  op.doc =
+      "timm's RandAugment from its config string (create_transform's auto_augment='rand-...', "
+      "on a PIL image, to the pixel)";
+  op.params = {
+      ParamSpec::text("config", "rand-m9-mstd0.5-inc1",
+                      "timm's string: rand, then m, n, p, mstd, mmax, inc, t sections"),
+      ParamSpec::choice("interpolation", "random", {"random", "bilinear", "bicubic", "nearest"},
+                        "the geometric operations' filter: random (bilinear or bicubic each "
+                        "time, timm's), or one"),
+      ParamSpec::reals("fill", {128},
+                       "colour outside a moved image (timm's img_mean): one number, or one "
+                       "per channel",
+                       1, ParamSpec::kAnyCount)
+          .in(0, 255),
+      ParamSpec::real("translate_pct", 0.45, "the largest translation, a fraction of the side")
+          .in(0, 100)};
+  op.make_pixel = [](const Params& params,
+                     const PixelContext& context) -> Result<std::shared_ptr<const PixelOp>> {
+    if (Status s = context.check_image("timm_rand_augment"); !s.is_ok()) return s;
+    Result<TimmRandAugmentConfig> config = parse_timm_rand_augment(params.text("config"));
+    if (!config.is_ok()) {
+      return invalid_argument(fmt::format("field '{}': timm_rand_augment: {}", context.field,
+                                          config.status().message()));
+    }
+    const std::vector<double>& fill = params.reals("fill");
+    const int64_t channels = context.shape[0];
+    if (Status s = check_per_channel(context, "timm_rand_augment", "fill", fill.size()); !s.is_ok())
+      return s;
+    return std::shared_ptr<const PixelOp>(std::make_shared<TimmRandAugment>(
+        std::move(config.value()), params.choice("interpolation"), params.real("translate_pct"),
+        policy_fill(fill, channels), context.shape));
+  };
+  return op;
+}
+
+}  // namespace stoker::ops
