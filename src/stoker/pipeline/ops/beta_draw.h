@@ -3,26 +3,21 @@
 // cutmix.cc, mixup_cutmix.cc, timm_mixup.cc). A distribution, not torch's or numpy's sequence:
 // its test compares it with the Beta CDF (Kolmogorov-Smirnov, ops/beta_draw_test.cc).
 //
-//   standard normal   Box-Muller: sqrt(-2 log u) cos(2 pi v), u = 1 - next_double() in (0, 1]
+//   u                 1 - next_double(), in (0, 1]
+//   standard normal   normal_draw.h's Box-Muller
 //   log Gamma(k >= 1) Marsaglia and Tsang (ACM TOMS 2000): d = k - 1/3, c = 1 / sqrt(9 d);
 //                     repeat z normal, v = (1 + c z)^3 until v > 0 and
-//                     log u < z^2 / 2 + d - d v + d log v (u as above); log(d v)
+//                     log u < z^2 / 2 + d - d v + d log v; log(d v)
 //   log Gamma(k < 1)  log Gamma(k + 1) + log(u) / k (the boost; in logs, so that a small k,
 //                     MixUp's 0.2, never underflows to 0)
 //   Beta(a, b)        1 / (1 + exp(log Y - log X)), X ~ Gamma(a) drawn before Y ~ Gamma(b)
 
 #include <cmath>
 
+#include "stoker/pipeline/ops/normal_draw.h"
 #include "stoker/util/rng.h"
 
 namespace stoker::ops {
-
-inline double standard_normal_draw(CounterRng& rng) {
-  const double u = 1.0 - rng.next_double();
-  const double v = rng.next_double();
-  constexpr double kTwoPi = 6.283185307179586;
-  return std::sqrt(-2.0 * std::log(u)) * std::cos(kTwoPi * v);
-}
 
 // The log of a Gamma(k, 1) draw. Precondition: k > 0 and finite.
 inline double log_gamma_draw(CounterRng& rng, double k) {
@@ -33,7 +28,7 @@ inline double log_gamma_draw(CounterRng& rng, double k) {
   const double d = k - 1.0 / 3.0;
   const double c = 1.0 / std::sqrt(9.0 * d);
   while (true) {
-    const double z = standard_normal_draw(rng);
+    const double z = standard_normal(rng);
     const double t = 1.0 + c * z;
     if (t <= 0) continue;
     const double v = t * t * t;
