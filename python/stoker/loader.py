@@ -12,9 +12,10 @@ from typing import Optional
 
 from stoker import _device, _stoker
 from stoker._data_access import data_access
+from stoker._batch_transforms import native_call
 from stoker._python_pool import PythonPool
-from stoker._python_steps import BatchTransform, PythonSteps
-from stoker.transforms import defer_normalization, plan_fields
+from stoker._python_steps import BatchTransform, PythonSteps, step_name
+from stoker.transforms import call_text, defer_normalization, plan_fields
 
 __all__ = ["Loader"]
 
@@ -473,9 +474,11 @@ class Loader:
     image where they convert one themselves (a recipe's ToTensor/PILToTensor/ToImage among
     them: then they run as in the recipe) or with ``python_input="pil"``
     (``python_input="tensor"`` always gives tensors). ``batch_transform`` is called on every
-    batch as it is yielded (a tuple as ``f(*batch)``, a dict as ``f(batch)``), seeded per batch:
-    torchvision's ``v2.MixUp``/``v2.CutMix`` (or a ``RandomChoice`` of them) and timm's
-    ``Mixup`` give their own soft targets, the same for any workers and after a resume.
+    batch: torchvision's ``v2.MixUp``/``v2.CutMix`` (or a ``RandomChoice`` of them) and timm's
+    ``Mixup`` natively, by the workers after the native steps, from the batch's own stream
+    (soft targets over num_classes; ``loader.plan["batch_transform"]``); any other callable in
+    Python as the batch is yielded (a tuple as ``f(*batch)``, a dict as ``f(batch)``), seeded
+    per batch; either the same for any workers and after a resume.
     ``batch_format`` says
     how a batch holds them: a sequence of field names gives tuples of those fields in that
     order (``("image", "label")``: ``for image, target in loader``, as with a DataLoader over
@@ -597,11 +600,16 @@ class Loader:
             _, deferred = defer_normalization([s for s in specs if s["name"] not in plan.python])
             specs = [defer_normalization([s])[0][0] if s["name"] in deferred else s
                      for s in specs]
+        if batch_transform is not None and not callable(batch_transform):
+            raise ValueError(f"batch_transform must be callable (torchvision's MixUp, CutMix, "
+                             f"...), not {type(batch_transform).__name__}")
+        # Natively after the native steps; after Python steps or device normalisation, in Python.
+        native_batch = None if plan.python or deferred else native_call(batch_transform)
         self._pinned = _device.pinned_memory(torch) if cuda else None
         self._native.configure(
             batch_size=batch_size, shuffle=bool(shuffle), seed=seed, last_batch=last_batch,
             rank=rank, world_size=world_size, fields=specs, to_tensor=_tensor_from_dlpack(torch),
-            pinned_memory=self._pinned, **settings)
+            pinned_memory=self._pinned, batch_transform=native_batch, **settings)
         shapes = {name: shape for name, _, shape in self._native.fields}
         self._normalize = {
             name: _device.normalizer(torch, *_stoker.normalization(shapes[name], mean, std),
@@ -611,11 +619,11 @@ class Loader:
         self._python_parallel = python_parallel
         self._python = _python_steps(torch, plan, seed, rank, on_error, python_input,
                                      python_workers, python_parallel, python_timeout, cuda)
-        if batch_transform is not None and not callable(batch_transform):
-            raise ValueError(f"batch_transform must be callable (torchvision's MixUp, CutMix, "
-                             f"...), not {type(batch_transform).__name__}")
-        self._batch_transform = batch_transform and BatchTransform(torch, batch_transform, seed,
-                                                                   rank)
+        self._batch_plan = [] if batch_transform is None else \
+            [(call_text(native_batch), "native") if native_batch else
+             (step_name(batch_transform), "python")]
+        self._batch_transform = not native_batch and batch_transform and \
+            BatchTransform(torch, batch_transform, seed, rank)
         self._path = path
         self._shown = _stoker.shown_location(os.fsencode(path))  # a URL without its secrets
         self._names = self._tuple_names(batch_format, names, last_batch == "pad")
@@ -826,12 +834,16 @@ class Loader:
 
     @property
     def plan(self) -> dict:
-        """Every field's steps and where each runs: {field: [(step, "native" or "python")]}.
-        The native operations run on the loader's worker threads; the Python steps (what
-        stoker.transforms cannot translate) after them, in ``options["python_workers"]``
-        worker processes, or in the iterating thread where that is 0
-        (stoker/_python_steps.py, stoker/_python_pool.py)."""
-        return self._plan.describe()
+        """Every field's steps and where each runs: {field: [(step, "native" or "python")]},
+        and the batch transform's under "batch_transform". The native operations run on the
+        loader's worker threads; the Python steps (what stoker.transforms cannot translate)
+        after them, in ``options["python_workers"]`` worker processes, or in the iterating
+        thread where that is 0 (stoker/_python_steps.py, stoker/_python_pool.py); a batch
+        transform stoker does not run natively as each batch is yielded."""
+        plan = self._plan.describe()
+        if self._batch_plan:
+            plan["batch_transform"] = self._batch_plan
+        return plan
 
     def stats(self) -> dict:
         """Time per stage and counts since the loader was made (summed over its threads);

@@ -652,6 +652,11 @@ def _fixed_spec(field: str, dtype: str, steps: list) -> dict:
     return {"name": field, "ops": pixels + _tensor_tail(field, rest)}
 
 
+def call_text(call: dict) -> str:
+    """A native operation's call as plans show it: ``random_resized_crop(size=224, ...)``."""
+    return f"{call['op']}({', '.join(f'{k}={v!r}' for k, v in call.items() if k != 'op')})"
+
+
 class FieldPlan:
     """How the loader makes a batch's fields: ``specs``, the native calls of each field;
     ``python``, {field: [steps]} of the fields with steps that run in Python after them
@@ -666,8 +671,7 @@ class FieldPlan:
         runs, native operations as their calls (``random_resized_crop(size=224, ...)``)."""
         out = {}
         for spec in self.specs:
-            rows = [(f"{call['op']}({', '.join(f'{k}={v!r}' for k, v in call.items() if k != 'op')})",
-                     "native") for call in spec["ops"]]
+            rows = [(call_text(call), "native") for call in spec["ops"]]
             rows += [(_python_steps.step_name(step), "python")
                      for step in self.python.get(spec["name"], [])]
             out[spec["name"]] = rows

@@ -192,7 +192,10 @@ def test_mixup_and_cutmix_on_the_batch_are_torchvisions_for_the_batch_seed(image
     steps = CROP + [T.ToTensor()]
     plain = loader(path, steps, batch_format=("image", "label"))
     for transform in (T2.MixUp(alpha=0.2, num_classes=8), T2.CutMix(alpha=1.0, num_classes=8)):
-        mixed = loader(path, steps, batch_format=("image", "label"), batch_transform=transform)
+        # Wrapped, they run in Python (stoker runs the classes themselves natively).
+        mixed = loader(path, steps, batch_format=("image", "label"),
+                       batch_transform=lambda images, labels, t=transform: t(images, labels))
+        assert mixed.plan["batch_transform"] == [("<lambda>", "python")]
         positions = []
         got = []
         for batch in mixed.epoch(1):

@@ -3,7 +3,9 @@
 // into its slot of a batch buffer (docs/DESIGN.md contract 4: straight into the pooled buffer, no
 // per-sample allocation). A field is a stored fixed field copied as stored, a uint8 field
 // normalised to float32 (Normalization), or any field computed by a caller's Transform (decode,
-// augment, ...; variable-size bytes fields included). Immutable after create(): thread-safe.
+// augment, ...; variable-size bytes fields included). A batch transform (batch_transform.h) may
+// then change whole batches, and the type of the fields it writes (labels to soft targets).
+// Immutable after create(): thread-safe.
 
 #include <cstddef>
 #include <cstdint>
@@ -12,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "stoker/pipeline/batch_transform.h"
 #include "stoker/pipeline/sampler.h"
 #include "stoker/pipeline/transform.h"
 #include "stoker/store/schema.h"
@@ -43,27 +46,36 @@ struct BatchField {
   std::vector<int64_t> sample_shape;  // per sample; the batch adds a leading dimension
   size_t sample_bytes = 0;
   std::shared_ptr<const Transform> transform;
+  // What the transform writes per sample: the above unless the batch transform changes it.
+  BatchFieldType written;
+  // Bytes between two samples' slots while the batch is built: the larger of what the
+  // transform writes and sample_bytes. The block holds capacity * slot_bytes.
+  size_t slot_bytes = 0;
 };
 
 class BatchLayout {
  public:
   // Stored fields must exist and be fixed-size; normalisation needs a uint8 field and
   // Normalization's mean/std rules; a transform must write a fixed dtype; names are unique and
-  // there is at least one field. Errors are kInvalidArgument naming the field.
-  static Result<BatchLayout> create(const Schema& schema,
-                                    const std::vector<FieldRequest>& requests);
+  // there is at least one field; `batch`, if set, applies to the fields. Errors are
+  // kInvalidArgument naming the field.
+  static Result<BatchLayout> create(const Schema& schema, const std::vector<FieldRequest>& requests,
+                                    std::shared_ptr<const BatchTransform> batch = nullptr);
   // Every fixed field of the schema, copied as stored; kInvalidArgument if there is none (a
-  // dataset of bytes fields only needs transforms).
-  static Result<BatchLayout> copy_all(const Schema& schema);
+  // dataset of bytes fields only needs transforms); `batch` as create's.
+  static Result<BatchLayout> copy_all(const Schema& schema,
+                                      std::shared_ptr<const BatchTransform> batch = nullptr);
 
   const std::vector<BatchField>& fields() const { return fields_; }
   // Index of the batch field called `name`, or -1.
   int find(const std::string& name) const;
-  // Bytes of one sample over all fields.
+  // Bytes of one sample over all fields (slots while the batch is built).
   size_t sample_bytes() const;
+  // The transform of whole batches, or null.
+  const std::shared_ptr<const BatchTransform>& batch_transform() const { return batch_; }
 
   // Writes samples k in [begin, end) of every field, computed from records[k] (dataset index
-  // samples[k] and its repeat, epoch `epoch`, loader seed `seed`), into dst[f] + k * sample_bytes,
+  // samples[k] and its repeat, epoch `epoch`, loader seed `seed`), into dst[f] + k * slot_bytes,
   // prefetching records a few samples ahead. With `failed` null, stops at the first failing sample;
   // otherwise skips samples with failed[k] set and sets failed[k] for each sample that fails.
   // Returns the first failure and sets *failed_at to its k. A transform that throws fails its
@@ -79,6 +91,7 @@ class BatchLayout {
 
   Schema schema_;  // of the records; transforms see it
   std::vector<BatchField> fields_;
+  std::shared_ptr<const BatchTransform> batch_;
   size_t record_prefix_ = 0;  // bytes at the start of a record that the fields read
 };
 

@@ -55,6 +55,8 @@ struct LoaderOptions : LoaderSettings {
   int rank = 0;
   int world_size = 1;
   std::vector<FieldRequest> fields;  // empty: every fixed field as stored
+  // Run on each finished batch (MixUp, CutMix: batch_transform.h); null: none.
+  std::shared_ptr<const BatchTransform> batch_transform;
   // Receives the workers' and the consumer's "pipeline" spans (docs/ARCHITECTURE.md, trace/);
   // null: not traced. Borrowed: must outlive the loader.
   Tracer* tracer = nullptr;

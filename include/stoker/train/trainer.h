@@ -85,6 +85,15 @@ struct TrainerOptions {
   // The cross-entropy's label smoothing in [0, 1] (torchvision's reference --label-smoothing),
   // in training and evaluation alike.
   double label_smoothing = 0;
+  // Training batches mixed as torchvision's reference --mixup-alpha and --cutmix-alpha mix them
+  // (0: off; both set: one of the two per batch, a RandomChoice): by the loader's workers, the
+  // labels made soft targets over the classes and the loss a soft-target cross-entropy (with
+  // label_smoothing, as the reference's).
+  double mixup_alpha = 0;
+  double cutmix_alpha = 0;
+  // The reference's --random-erase: RandomErasing(p) on each normalised training image (0: off).
+  // With it or mixing, the training loader normalises (float32 batches) instead of the device.
+  double random_erase = 0;
   // The loaders' settings (loader_settings.h, which checks them), for training and evaluation
   // alike: one worker by default, the other cores computing. Tuned workers are tuned while
   // training, from 1 worker up to the machine's cores, during about the first 100 steps (the
@@ -108,6 +117,13 @@ struct TrainerOptions {
   // RandomResizedCrop(image_size) + RandomHorizontalFlip with `augment`, evaluation samples
   // through Resize(image_size * 256 / 224) + CenterCrop(image_size), torchvision's recipe.
   int image_size = 224;
+  // The reference's --train-crop-size, --val-resize-size and --val-crop-size: the training crop's
+  // side, and evaluation's Resize then CenterCrop (0: image_size, image_size; and the crop's
+  // side x 256 / 224). The model is made for the training crop; a built-in model whose size
+  // depends on its input's (mlp, cnn) needs the two crops equal.
+  int train_crop_size = 0;
+  int val_resize_size = 0;
+  int val_crop_size = 0;
   // The resize filter of both transforms: "bilinear" or "bicubic" (PIL's, as torchvision's
   // reference `--interpolation`).
   std::string interpolation = "bilinear";

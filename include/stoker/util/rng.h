@@ -29,9 +29,12 @@
 //                                  (SampleInput::step, pipeline/transform.h)
 //   operation j of a combinator that is step s: step derive_stream(s, j + 1)
 //                                  (pipeline/ops/combinator.h)
+//   batch_stream(epoch, position, rank)
+//                                = derive_stream(derive_stream(derive_stream(kBatchTag, epoch),
+//                                  position), rank)   (a batch transform's, batch_transform.h)
 // where kOrderTag = 0x6f72646572 ("order"), kShardOrderTag = 0x736861726473 ("shards"),
-// kWindowTag = 0x77696e646f77 ("window"), kSampleTag = 0x73616d706c65 ("sample") and
-// kRepeatTag = 0x726570656174 ("repeat"); epochs
+// kWindowTag = 0x77696e646f77 ("window"), kSampleTag = 0x73616d706c65 ("sample"),
+// kRepeatTag = 0x726570656174 ("repeat") and kBatchTag = 0x6261746368 ("batch"); epochs
 // and indices are converted to uint64 by two's complement. For a fixed first argument
 // derive_stream is a bijection in its second, so distinct epochs (or distinct samples of one
 // epoch) always get distinct streams.
@@ -56,6 +59,7 @@ inline constexpr uint64_t kSampleTag = 0x73616d706c65ULL;      // "sample"
 inline constexpr uint64_t kShardOrderTag = 0x736861726473ULL;  // "shards"
 inline constexpr uint64_t kWindowTag = 0x77696e646f77ULL;      // "window"
 inline constexpr uint64_t kRepeatTag = 0x726570656174ULL;      // "repeat"
+inline constexpr uint64_t kBatchTag = 0x6261746368ULL;         // "batch"
 
 // The SplitMix64 finalizer: a bijection on uint64 with good avalanche.
 constexpr uint64_t mix64(uint64_t z) {
@@ -108,6 +112,15 @@ constexpr uint64_t sample_stream(int64_t epoch, int64_t sample_index, int64_t re
   return repeat == 0 ? stream
                      : derive_stream(derive_stream(kRepeatTag, static_cast<uint64_t>(repeat)),
                                      stream);
+}
+
+// The stream of a batch transform's randomness (MixUp, CutMix) for the batch of rank `rank` that
+// ends at global position `position` of epoch `epoch` (the loader's position once it is
+// consumed): independent of the worker that builds it, the same after a resume.
+constexpr uint64_t batch_stream(int64_t epoch, int64_t position, int64_t rank) {
+  return derive_stream(derive_stream(derive_stream(kBatchTag, static_cast<uint64_t>(epoch)),
+                                     static_cast<uint64_t>(position)),
+                       static_cast<uint64_t>(rank));
 }
 
 // A cursor over one stream: draw i is random_at(seed, stream, first_counter + i). A small value

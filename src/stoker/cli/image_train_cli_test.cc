@@ -167,6 +167,69 @@ TEST_F(ImageTrainCliTest, BicubicTrainsAndItsCheckpointKeepsTheFilter) {
   EXPECT_EQ(same.exit_code, 0) << same.err;
 }
 
+// The reference's --mixup-alpha, --cutmix-alpha and --random-erase train (soft targets, the
+// loader normalising), are logged, and a checkpoint holds them: a resume with others is refused
+// in one line naming them.
+TEST_F(ImageTrainCliTest, MixupCutmixAndRandomEraseTrainAndTheCheckpointKeepsThem) {
+  const std::string train = "train --data " + dir_ / "out" +
+                            " --model cnn --image-size 16 --batch 6 --workers 2 --checkpoint-dir " +
+                            dir_ / "ckpt";
+  const std::string recipe =
+      " --auto-augment ta_wide --random-erase 0.1 --mixup-alpha 0.2 --cutmix-alpha 1.0 "
+      "--label-smoothing 0.1";
+  const RunResult mixed = run(train + " --epochs 1 --log " + dir_ / "mixed.jsonl" + recipe, dir_);
+  ASSERT_EQ(mixed.exit_code, 0) << mixed.err;
+  const std::string log = read_file(dir_ / "mixed.jsonl").value_or_throw();
+  const nlohmann::json config = nlohmann::json::parse(log.substr(0, log.find('\n')))["config"];
+  EXPECT_EQ(config["mixup_alpha"], 0.2);
+  EXPECT_EQ(config["cutmix_alpha"], 1.0);
+  EXPECT_EQ(config["random_erase"], 0.1);
+  const RunResult resumed = run(train + " --epochs 2 --resume --label-smoothing 0.1", dir_);
+  EXPECT_EQ(resumed.exit_code, 1);
+  for (const char* setting : {"--mixup-alpha 0.2 (this run: 0)", "--cutmix-alpha 1 (this run: 0)",
+                              "--random-erase 0.1 (this run: 0)"})
+    EXPECT_NE(resumed.err.find(setting), std::string::npos) << resumed.err;
+  const RunResult same = run(train + " --epochs 2 --resume" + recipe, dir_);
+  EXPECT_EQ(same.exit_code, 0) << same.err;
+  expect_one_line_error(run(train + " --epochs 1 --mixup-alpha -1", dir_), "--mixup-alpha");
+  expect_one_line_error(run(train + " --epochs 1 --random-erase 2", dir_), "--random-erase");
+}
+
+// The reference's --train-crop-size, --val-resize-size and --val-crop-size: training crops of
+// one size, evaluation's of another (resnet18 takes both; the cnn, made for one size, is refused
+// in one line), logged and kept by the checkpoint.
+TEST_F(ImageTrainCliTest, TrainAndValidationCropSizesAreTheReferences) {
+  const std::string train = "train --data " + dir_ / "out" +
+                            " --model resnet18 --batch 6 --workers 1 --checkpoint-dir " +
+                            dir_ / "ckpt";
+  const std::string sizes = " --train-crop-size 24 --val-resize-size 36 --val-crop-size 32";
+  const RunResult r = run(train + " --epochs 1 --log " + dir_ / "sizes.jsonl" + sizes, dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string log = read_file(dir_ / "sizes.jsonl").value_or_throw();
+  const nlohmann::json config = nlohmann::json::parse(log.substr(0, log.find('\n')))["config"];
+  EXPECT_EQ(config["train_crop_size"], 24);
+  EXPECT_EQ(config["val_resize_size"], 36);
+  EXPECT_EQ(config["val_crop_size"], 32);
+  const RunResult resumed =
+      run(train +
+              " --epochs 2 --resume --train-crop-size 28 --val-resize-size 36 "
+              "--val-crop-size 32",
+          dir_);
+  EXPECT_EQ(resumed.exit_code, 1);
+  EXPECT_NE(resumed.err.find("--train-crop-size 24 (this run: 28)"), std::string::npos)
+      << resumed.err;
+  EXPECT_EQ(run(train + " --epochs 2 --resume" + sizes, dir_).exit_code, 0);
+  expect_one_line_error(run("train --data " + dir_ / "out" +
+                                " --model cnn --batch 6 --epochs 1 --train-crop-size 16 "
+                                "--val-crop-size 24",
+                            dir_),
+                        "model cnn takes inputs of one size: --val-crop-size 24 needs "
+                        "--train-crop-size 24 too");
+  expect_one_line_error(
+      run("train --data " + dir_ / "out" + " --model cnn --epochs 1 --val-crop-size 0", dir_),
+      "--val-crop-size");
+}
+
 TEST_F(ImageTrainCliTest, BadImageOptionsAreOneLine) {
   expect_one_line_error(
       run("train --data " + dir_ / "out" + " --model cnn --image-size 0 --epochs 1", dir_),

@@ -24,6 +24,9 @@ std::string use_of(const OpSpec& op) {
       return "uint8 to float32, after the pixel operations";
     case OpRole::kFloat:
       return fmt::format("float: after normalize, Python stoker.transforms.{}", op.python_class);
+    case OpRole::kBatch:
+      return fmt::format("batch: the loader's batch transform{}",
+                         op.python_class.empty() ? "" : ", Python's " + op.python_class);
   }
   return "";
 }

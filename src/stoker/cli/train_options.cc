@@ -113,6 +113,23 @@ void add_run_options(CLI::App& command, TrainerOptions& o, TrainFlags& flags) {
                   "The cross-entropy's label smoothing (torchvision's reference's; 0: off)")
       ->check(real_number("--label-smoothing", 0, true, 1))
       ->capture_default_str();
+  command
+      .add_option("--mixup-alpha", o.mixup_alpha,
+                  "MixUp of the training batches, Beta(alpha, alpha) (torchvision's reference's; "
+                  "0: off; with --cutmix-alpha, one of the two per batch); soft targets")
+      ->check(real_number("--mixup-alpha", 0, true))
+      ->capture_default_str();
+  command
+      .add_option("--cutmix-alpha", o.cutmix_alpha,
+                  "CutMix of the training batches, Beta(alpha, alpha) (the reference's; 0: off)")
+      ->check(real_number("--cutmix-alpha", 0, true))
+      ->capture_default_str();
+  command
+      .add_option("--random-erase", o.random_erase,
+                  "Probability of RandomErasing each normalised training image (the "
+                  "reference's; 0: off)")
+      ->check(real_number("--random-erase", 0, true, 1))
+      ->capture_default_str();
   add_whole_number(
       command, "--threads", flags.threads,
       "LibTorch intra-op threads (default 0: the cores the loader's workers leave; with "
@@ -148,6 +165,21 @@ void add_run_options(CLI::App& command, TrainerOptions& o, TrainFlags& flags) {
                   "JPEG/PNG datasets: side of the square crops the model sees")
       ->check(whole_number("--image-size", 1, kMaxImageSize))
       ->capture_default_str();
+  command
+      .add_option("--train-crop-size", o.train_crop_size,
+                  "JPEG/PNG datasets: side of the training crops (the reference's; default: "
+                  "--image-size)")
+      ->check(whole_number("--train-crop-size", 1, kMaxImageSize));
+  command
+      .add_option("--val-resize-size", o.val_resize_size,
+                  "JPEG/PNG datasets: evaluation's Resize before its CenterCrop (the reference's; "
+                  "default: the crop's side x 256 / 224)")
+      ->check(whole_number("--val-resize-size", 1, kMaxImageSize));
+  command
+      .add_option("--val-crop-size", o.val_crop_size,
+                  "JPEG/PNG datasets: side of evaluation's CenterCrop (the reference's; default: "
+                  "--image-size)")
+      ->check(whole_number("--val-crop-size", 1, kMaxImageSize));
   add_choice(command, "--interpolation", o.interpolation,
              "JPEG/PNG datasets: the resize filter, PIL's {} (torchvision's pixels either way)",
              {"bilinear", "bicubic"})

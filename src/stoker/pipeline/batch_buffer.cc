@@ -17,7 +17,7 @@ std::shared_ptr<BufferPool> BufferPool::create(const BatchLayout& layout, int64_
                                                size_t max_idle, HostAllocator allocator) {
   std::vector<size_t> field_bytes;
   for (const BatchField& f : layout.fields())
-    field_bytes.push_back(f.sample_bytes * static_cast<size_t>(capacity));
+    field_bytes.push_back(f.slot_bytes * static_cast<size_t>(capacity));
   return std::shared_ptr<BufferPool>(
       new BufferPool(std::move(field_bytes), capacity, max_idle, std::move(allocator)));
 }

@@ -20,7 +20,7 @@ namespace stoker {
 
 // One batch's memory and what was put in it. Written by one worker, then read by the consumer.
 struct BatchBuffer {
-  std::vector<std::shared_ptr<uint8_t>> fields;  // per BatchField: capacity * sample_bytes
+  std::vector<std::shared_ptr<uint8_t>> fields;  // per BatchField: capacity * slot_bytes
   int64_t capacity = 0;                          // samples the buffer can hold
   int64_t size = 0;                              // samples it holds now
   int64_t epoch = 0;

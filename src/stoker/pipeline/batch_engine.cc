@@ -363,7 +363,7 @@ void BatchEngine::finalize(BatchBuffer& buffer) const {
       if (kept != k) {
         const auto& fields = layout_.fields();
         for (size_t f = 0; f < fields.size(); ++f) {
-          const size_t bytes = fields[f].sample_bytes;
+          const size_t bytes = fields[f].slot_bytes;
           std::memmove(buffer.fields[f].get() + kept * bytes, buffer.fields[f].get() + k * bytes,
                        bytes);
         }
@@ -372,6 +372,27 @@ void BatchEngine::finalize(BatchBuffer& buffer) const {
     }
     buffer.skipped = static_cast<int64_t>(n - kept);
     buffer.size = static_cast<int64_t>(kept);
+  }
+  if (const auto& batch = layout_.batch_transform(); batch && buffer.size > 0) {
+    BatchInput input;
+    input.size = buffer.size;
+    input.epoch = buffer.epoch;
+    input.position = buffer.position_after;
+    input.rank = sampler_.options().rank;
+    input.seed = options_.seed;
+    const auto& fields = layout_.fields();
+    for (size_t f = 0; f < fields.size(); ++f)
+      input.fields.push_back({&fields[f].written, buffer.fields[f].get(), fields[f].slot_bytes});
+    try {
+      buffer.status = batch->apply(input);
+    } catch (const std::exception& e) {
+      buffer.status =
+          Status(StatusCode::kInternal, std::string("the batch transform threw: ") + e.what());
+    } catch (...) {
+      buffer.status =
+          Status(StatusCode::kInternal, "the batch transform threw a non-standard exception");
+    }
+    if (!buffer.status.is_ok()) return;
   }
   stats_->batches += 1;
   stats_->samples += buffer.size;

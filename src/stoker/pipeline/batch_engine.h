@@ -6,7 +6,7 @@
 // Work unit: a piece of a batch. Each batch is split into as many contiguous pieces as there
 // are workers, so heavy samples (decode, augmentation) keep every worker busy whatever the
 // prefetch depth. The last worker to finish a piece of a batch finalises it (failures, skip
-// compaction) and publishes it.
+// compaction, the batch transform: batch_transform.h) and publishes it.
 //
 // Window: at most `prefetch` batches are open (some piece assigned) and not yet taken by the
 // consumer, so memory stays bounded whatever the dataset size. Workers that find no piece to
@@ -151,7 +151,8 @@ class BatchEngine {
   // The first of records[0..n) whose shard a guarded read found shrunk (mapped_read_guard.h),
   // as an error naming shard and record; ok if none (one atomic load while no file shrank).
   Status changed_shard_error(const int64_t* records, size_t n) const;
-  // Settles a built batch: status of its first failing sample, or compaction under skip.
+  // Settles a built batch: status of its first failing sample, or compaction under skip; then
+  // the layout's batch transform, if any, on what is left.
   void finalize(BatchBuffer& buffer) const;
   // Records a "pipeline" span on options_.tracer, if any.
   void trace_span(const char* name, int64_t start_ns, int64_t end_ns) const;

@@ -29,13 +29,28 @@ Result<std::shared_ptr<const Transform>> stored_field(const Schema& schema,
   return normalize_field(schema, f, normalization.value());
 }
 
+// Bytes of a sample of `type`; kInvalidArgument naming field `name` past 2^40 elements.
+Result<size_t> sample_bytes_of(const BatchFieldType& type) {
+  if (type.dtype == DType::kBytes)
+    return invalid_argument("field '" + type.name + "': a transform must write a fixed dtype");
+  size_t elements = 1;
+  for (int64_t d : type.sample_shape) {
+    if (d <= 0 || elements > (size_t{1} << 40) / static_cast<size_t>(d))
+      return invalid_argument("field '" + type.name + "': sample shape out of range");
+    elements *= static_cast<size_t>(d);
+  }
+  return elements * dtype_size(type.dtype);
+}
+
 }  // namespace
 
 Result<BatchLayout> BatchLayout::create(const Schema& schema,
-                                        const std::vector<FieldRequest>& requests) {
+                                        const std::vector<FieldRequest>& requests,
+                                        std::shared_ptr<const BatchTransform> batch) {
   if (requests.empty()) return invalid_argument("a batch needs at least one field");
   BatchLayout layout;
   layout.schema_ = schema;
+  std::vector<BatchFieldType> written;
   for (const FieldRequest& request : requests) {
     if (layout.find(request.name) >= 0)
       return invalid_argument("field '" + request.name + "' is requested twice");
@@ -45,25 +60,32 @@ Result<BatchLayout> BatchLayout::create(const Schema& schema,
     }
     BatchField out;
     out.name = request.name;
-    out.dtype = transform->dtype();
-    out.sample_shape = transform->sample_shape();
-    if (out.dtype == DType::kBytes)
-      return invalid_argument("field '" + request.name + "': a transform must write a fixed dtype");
-    size_t elements = 1;
-    for (int64_t d : out.sample_shape) {
-      if (d <= 0 || elements > (size_t{1} << 40) / static_cast<size_t>(d))
-        return invalid_argument("field '" + request.name + "': sample shape out of range");
-      elements *= static_cast<size_t>(d);
-    }
-    out.sample_bytes = elements * dtype_size(out.dtype);
+    out.written = {request.name, transform->dtype(), transform->sample_shape()};
+    STOKER_ASSIGN_OR_RETURN(out.slot_bytes, sample_bytes_of(out.written));
     out.transform = std::move(transform);
     layout.record_prefix_ = std::max(layout.record_prefix_, out.transform->record_prefix());
+    written.push_back(out.written);
     layout.fields_.push_back(std::move(out));
   }
+  std::vector<BatchFieldType> held = written;
+  if (batch) {
+    STOKER_ASSIGN_OR_RETURN(held, batch->outputs(written));
+    if (held.size() != written.size())
+      return invalid_argument("the batch transform changed the number of fields");
+  }
+  for (size_t f = 0; f < held.size(); ++f) {
+    BatchField& out = layout.fields_[f];
+    out.dtype = held[f].dtype;
+    out.sample_shape = held[f].sample_shape;
+    STOKER_ASSIGN_OR_RETURN(out.sample_bytes, sample_bytes_of(held[f]));
+    out.slot_bytes = std::max(out.slot_bytes, out.sample_bytes);
+  }
+  layout.batch_ = std::move(batch);
   return layout;
 }
 
-Result<BatchLayout> BatchLayout::copy_all(const Schema& schema) {
+Result<BatchLayout> BatchLayout::copy_all(const Schema& schema,
+                                          std::shared_ptr<const BatchTransform> batch) {
   std::vector<FieldRequest> requests;
   for (const Field& f : schema.fields()) {
     if (f.is_fixed()) requests.push_back({f.name});
@@ -72,7 +94,7 @@ Result<BatchLayout> BatchLayout::copy_all(const Schema& schema) {
     return invalid_argument(
         "the dataset has no fixed-size field to load as stored; its bytes "
         "fields need transforms (decoders)");
-  return create(schema, requests);
+  return create(schema, requests, std::move(batch));
 }
 
 int BatchLayout::find(const std::string& name) const {
@@ -84,7 +106,7 @@ int BatchLayout::find(const std::string& name) const {
 
 size_t BatchLayout::sample_bytes() const {
   size_t bytes = 0;
-  for (const BatchField& f : fields_) bytes += f.sample_bytes;
+  for (const BatchField& f : fields_) bytes += f.slot_bytes;
   return bytes;
 }
 
@@ -93,7 +115,7 @@ Status BatchLayout::write_sample(const SampleInput& input, uint8_t* const* dst, 
     const BatchField& field = fields_[f];
     Status status;
     try {
-      status = field.transform->apply(input, dst[f] + k * field.sample_bytes);
+      status = field.transform->apply(input, dst[f] + k * field.slot_bytes);
     } catch (const std::exception& e) {
       status = Status(StatusCode::kInternal, std::string("the transform threw: ") + e.what());
     } catch (...) {

@@ -112,6 +112,10 @@ Result<FieldCalls> sort_calls(const std::string& field, const std::vector<OpCall
           return fail(fmt::format("{} changes float images: it must come after normalize", name));
         sorted.floats.push_back(&call);
         break;
+      case OpRole::kBatch:
+        return fail(fmt::format(
+            "{} changes whole batches, not a field's samples: give it as the batch transform",
+            name));
     }
   }
   return sorted;

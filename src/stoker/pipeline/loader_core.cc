@@ -51,9 +51,10 @@ void advise_dataset(const Dataset& dataset, const LoaderOptions& options, int64_
 }
 
 BatchLayout make_layout(const Dataset& dataset, const LoaderOptions& options) {
-  Result<BatchLayout> layout = options.fields.empty()
-                                   ? BatchLayout::copy_all(dataset.schema())
-                                   : BatchLayout::create(dataset.schema(), options.fields);
+  Result<BatchLayout> layout =
+      options.fields.empty()
+          ? BatchLayout::copy_all(dataset.schema(), options.batch_transform)
+          : BatchLayout::create(dataset.schema(), options.fields, options.batch_transform);
   if (!layout.is_ok())
     throw Error(invalid_argument(dataset.dir() + ": " + layout.status().message()));
   return std::move(layout).value();

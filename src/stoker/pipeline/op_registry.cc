@@ -222,6 +222,7 @@ std::vector<OpSpec> checked_table() {
     const bool factory = op.role == OpRole::kSource  ? static_cast<bool>(op.make_source)
                          : op.role == OpRole::kPixel ? static_cast<bool>(op.make_pixel)
                          : op.role == OpRole::kFloat ? static_cast<bool>(op.make_float)
+                         : op.role == OpRole::kBatch ? static_cast<bool>(op.make_batch)
                                                      : true;
     if (!factory || (i > 0 && table[i - 1].name == op.name))
       throw std::logic_error("operation '" + op.name + "': duplicate, or no factory for its role");
@@ -501,6 +502,8 @@ const char* to_string(OpRole role) {
       return "normalize";
     case OpRole::kFloat:
       return "float";
+    case OpRole::kBatch:
+      return "batch";
   }
   return "?";
 }

@@ -21,6 +21,7 @@
 #include <variant>
 #include <vector>
 
+#include "stoker/pipeline/batch_transform.h"
 #include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/transform.h"
 #include "stoker/store/schema.h"
@@ -110,8 +111,11 @@ class Params {
 //   kNormalize  image -> float: uint8 to float32 (x / 255 - mean[c]) / std[c] (parameters
 //               "mean" and "std"); at most one
 //   kFloat      float -> float: changes the float32 [C, H, W] sample in place; after normalize
-// Every operation after the source draws from its own random stream of the sample.
-enum class OpRole { kSource, kPixel, kNormalize, kFloat };
+//   kBatch      batch -> batch: changes the finished batch as a whole (MixUp, CutMix), not one
+//               field's sample: the loader's batch transform (batch_transform.h), at most one
+// Every operation after the source draws from its own random stream of the sample; a batch
+// operation from the batch's stream.
+enum class OpRole { kSource, kPixel, kNormalize, kFloat, kBatch };
 
 // A kPixel operation made for one field. Thread-safety: apply() runs concurrently on every
 // worker.
@@ -162,6 +166,8 @@ struct OpSpec {
       make_pixel;
   std::function<Result<std::shared_ptr<const FloatOp>>(const Params&, const PixelContext&)>
       make_float;
+  // kBatch: the batch transform; it checks the fields it is given in outputs().
+  std::function<Result<std::shared_ptr<const BatchTransform>>(const Params&)> make_batch;
 };
 
 // A checked call of an operation.

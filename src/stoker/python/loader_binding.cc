@@ -86,6 +86,16 @@ FieldRequest field_request(const Schema& schema, const py::dict& spec) {
   return make_field_request(schema, spec["name"].cast<std::string>(), calls).value_or_throw();
 }
 
+// The loader's batch transform from its call {"op": NAME, PARAM: value, ...}
+// (python/stoker/_batch_transforms.py), or null for None.
+std::shared_ptr<const BatchTransform> batch_transform(const py::object& call) {
+  if (call.is_none()) return nullptr;
+  const OpCall op = op_call_from(call.cast<py::dict>());
+  if (op.op->role != OpRole::kBatch)
+    throw Error(invalid_argument(op.op->name + " is not a batch operation"));
+  return op.op->make_batch(op.params).value_or_throw();
+}
+
 LastBatch parse_last_batch(const std::string& name) {
   if (std::optional<LastBatch> last = kLastBatchNames.find(name)) return *last;
   throw Error(
@@ -155,7 +165,7 @@ class BoundLoader {
   void configure(int64_t batch_size, bool shuffle, uint64_t seed, const std::string& last_batch,
                  int rank, int world_size, const py::list& fields, py::object to_tensor,
                  std::optional<std::pair<uintptr_t, uintptr_t>> pinned_memory,
-                 const py::kwargs& settings) {
+                 const py::object& batch, const py::kwargs& settings) {
     BusyScope busy(shared_->busy, kLoaderBusy);
     if (shared_->core) throw std::logic_error("LoaderCore.configure() was called already");
     LoaderOptions o;
@@ -168,6 +178,7 @@ class BoundLoader {
     apply_settings(settings, o);
     for (const py::handle spec : fields)
       o.fields.push_back(field_request(shared_->dataset->schema(), spec.cast<py::dict>()));
+    o.batch_transform = batch_transform(batch);
     shared_->core = std::make_unique<LoaderCore>(
         shared_->dataset, std::move(o),
         pinned_memory ? pinned_host_allocator(pinned_memory->first, pinned_memory->second)
@@ -374,10 +385,12 @@ void register_loader(py::module_& module) {
       .def("__len__", &BoundLoader::size)
       .def("configure", &BoundLoader::configure, py::kw_only(), "batch_size"_a, "shuffle"_a,
            "seed"_a, "last_batch"_a, "rank"_a, "world_size"_a, "fields"_a, "to_tensor"_a,
-           "pinned_memory"_a = py::none(),
+           "pinned_memory"_a = py::none(), "batch_transform"_a = py::none(),
            "The loader settings (LOADER_SETTINGS) as further keywords: None (the default), a "
            "str or an int. pinned_memory: None, or the addresses of (cudaHostAlloc, "
-           "cudaFreeHost): the workers build batches in page-locked memory (pinned_allocator.h)")
+           "cudaFreeHost): the workers build batches in page-locked memory (pinned_allocator.h). "
+           "batch_transform: None, or a batch operation's call {\"op\": NAME, ...} the workers "
+           "run on each finished batch (batch_transform.h)")
       .def_property_readonly("options", &BoundLoader::options)
       .def_property_readonly("tuning", &BoundLoader::tuning)
       .def_property_readonly("fields", &BoundLoader::fields)

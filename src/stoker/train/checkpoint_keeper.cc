@@ -123,7 +123,10 @@ RunSettings CheckpointKeeper::run_settings() const {
                           {"--warmup", text(o.schedule.warmup_steps)},
                           {"--amp", to_string(o.amp)},
                           {"--clip-grad", text(o.clip_grad)},
-                          {"--label-smoothing", text(o.label_smoothing)}};
+                          {"--label-smoothing", text(o.label_smoothing)},
+                          {"--mixup-alpha", text(o.mixup_alpha)},
+                          {"--cutmix-alpha", text(o.cutmix_alpha)},
+                          {"--random-erase", text(o.random_erase)}};
   if (o.schedule.kind == ScheduleKind::kStep) {
     settings["--step-size"] = text(o.schedule.step_size);
     settings["--gamma"] = text(o.schedule.gamma);
@@ -133,6 +136,9 @@ RunSettings CheckpointKeeper::run_settings() const {
   if (is_encoded_image_field(setup_.train_data->schema(), "image")) {  // what crops and flips
     const RandomCropOptions& a = o.augment;
     settings["--image-size"] = text(o.image_size);
+    settings["--train-crop-size"] = text(o.train_crop_size);  // resolved (training_setup.h)
+    settings["--val-crop-size"] = text(o.val_crop_size);
+    settings["--val-resize-size"] = text(o.val_resize_size);
     settings["--crop-scale"] = text(a.crop.scale_min);
     settings["--crop-ratio-min"] = text(a.crop.ratio_min);
     settings["--crop-ratio-max"] = text(a.crop.ratio_max);

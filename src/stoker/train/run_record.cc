@@ -57,6 +57,12 @@ std::string run_record(const TrainingSetup& setup, int64_t step, const std::stri
          o.process_group ? kDistBackendNames.name(o.process_group->backend()) : "none"},
         {"clip_grad", o.clip_grad},
         {"label_smoothing", o.label_smoothing},
+        {"mixup_alpha", o.mixup_alpha},
+        {"cutmix_alpha", o.cutmix_alpha},
+        {"random_erase", o.random_erase},
+        {"train_crop_size", o.train_crop_size},
+        {"val_resize_size", o.val_resize_size},
+        {"val_crop_size", o.val_crop_size},
         {"threads", setup.threads},
         {"workers", setup.workers.is_tuned() ? nlohmann::json("auto")
                                              : nlohmann::json(setup.workers.threads())},

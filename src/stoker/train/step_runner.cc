@@ -58,10 +58,21 @@ void StepRunner::end_epoch() {
 
 std::pair<at::Tensor, at::Tensor> StepRunner::on_device(const Batch& batch, const Dataset& data) {
   const ModelSpec& spec = setup_.spec;
-  check_batch_labels(batch["label"], data, spec.num_classes);
+  // Evaluation's crop may be another size than training's (--val-crop-size).
+  const bool eval = setup_.test_data && &data == setup_.test_data.get();
+  // Soft targets (MixUp, CutMix): checked in range by the loader's batch operation.
+  const at::Tensor& labels = batch["label"];
+  if (!labels.is_floating_point()) check_batch_labels(labels, data, spec.num_classes);
   TraceSpan span(setup_.options.tracer, "train", "h2d");
-  return {(*setup_.normalize)(batch["image"]).view({-1, spec.channels, spec.height, spec.width}),
-          batch["label"].to(setup_.device, /*non_blocking=*/true)};
+  const at::Tensor& images = batch["image"];
+  const at::Tensor input = images.is_floating_point()  // normalised by the loader
+                               ? images.to(setup_.device, /*non_blocking=*/true)
+                               : (*(eval ? setup_.eval_normalize : setup_.normalize))(images);
+  const std::vector<int64_t>& eval_shape = setup_.eval_shape;
+  const bool sized = eval && eval_shape.size() == 3;
+  return {input.view({-1, spec.channels, sized ? eval_shape[1] : spec.height,
+                      sized ? eval_shape[2] : spec.width}),
+          labels.to(setup_.device, /*non_blocking=*/true)};
 }
 
 double StepRunner::forward_backward() {

@@ -69,7 +69,8 @@ class StepRunner {
 
   // The batch's images as float NCHW model input (on the CPU valid until the next call) and its
   // labels, on the model's device ("h2d"). The labels are checked against the model's classes
-  // first (train/label_check.h); `data` is the dataset the batch is of.
+  // first (train/label_check.h); `data` is the dataset the batch is of (the test data's
+  // batches are evaluation's, normalised at its size).
   std::pair<at::Tensor, at::Tensor> on_device(const Batch& batch, const Dataset& data);
   // The model's logits for `input`, checked (run_model), else an Error saying where; batch
   // number 0 is the evaluation after epoch `e`.

@@ -679,6 +679,37 @@ TEST_F(TrainerTest, TrainStepsTrainAsTheTrainerDoes) {
   }
 }
 
+// The reference's --mixup-alpha, --cutmix-alpha and --random-erase: the training loader
+// normalises, erases and mixes, its labels soft targets over the classes; the steps take them
+// (a soft-target cross-entropy) and the run learns. Evaluation batches stay uint8 and labels.
+TEST_F(TrainerTest, MixingTrainsOnTheLoadersSoftTargets) {
+  TrainerOptions o = options();
+  o.mixup_alpha = 0.2;
+  o.cutmix_alpha = 1.0;
+  o.random_erase = 0.25;
+  o.label_smoothing = 0.1;
+  const std::unique_ptr<TrainingSetup> setup = set_up_training(o);
+  for (Batch& batch : setup->loader->epoch(0)) {
+    EXPECT_EQ(batch["image"].scalar_type(), at::kFloat);
+    const at::Tensor& target = batch["label"];
+    ASSERT_EQ(target.scalar_type(), at::kFloat);
+    EXPECT_EQ(target.sizes(), (std::vector<int64_t>{batch.size(), kRowClasses}));
+    EXPECT_TRUE(target.sum(1).allclose(at::ones({batch.size()})));
+    EXPECT_GT(target.gt(0).sum().item<int64_t>(), batch.size());  // mixed rows
+    break;
+  }
+  for (Batch& batch : setup->test_loader->epoch(0)) {
+    EXPECT_EQ(batch["image"].scalar_type(), at::kByte);
+    EXPECT_EQ(batch["label"].scalar_type(), at::kLong);
+    break;
+  }
+  Trainer trainer(o);
+  const TrainResult result = trainer.run();
+  EXPECT_TRUE(std::isfinite(result.epochs.back().train_loss));
+  ASSERT_TRUE(result.epochs.back().test_accuracy.has_value());
+  EXPECT_GT(*result.epochs.back().test_accuracy, 0.5);
+}
+
 TEST_F(TrainerTest, DataStepsTakeBatchesWithoutTheModel) {
   Tracer tracer;
   const std::unique_ptr<TrainingSetup> setup = traced_setup(tracer);
@@ -731,6 +762,12 @@ TEST(ValidateTest, NamesTheFirstOptionOutOfRange) {
   EXPECT_EQ(error([](TrainerOptions& o) { o.resume = true; }),
             "resume needs a checkpoint directory");
   EXPECT_EQ(error([](TrainerOptions& o) { o.image_size = 0; }), "image size must be >= 1");
+  EXPECT_EQ(error([](TrainerOptions& o) { o.mixup_alpha = -0.5; }),
+            "mixup alpha must be >= 0 (0 = off)");
+  EXPECT_EQ(error([](TrainerOptions& o) { o.cutmix_alpha = INFINITY; }),
+            "cutmix alpha must be >= 0 (0 = off)");
+  EXPECT_EQ(error([](TrainerOptions& o) { o.random_erase = 1.5; }),
+            "random erase must be in [0, 1] (0 = off)");
 }
 
 }  // namespace

@@ -120,20 +120,23 @@ void check_batch_fits(const ModelSpec& spec, int64_t batch) {
 
 // The image field as the model takes it before normalisation, uint8: as stored, or for encoded
 // images torchvision's training (`train`) or evaluation transform at image_size; in training
-// then the augment_ops.
-FieldRequest image_request(const Dataset& data, const TrainerOptions& o, bool train) {
+// then the augment_ops, and where the loader normalises (normalizes_in_loader) normalised by
+// `normalization` and randomly erased.
+FieldRequest image_request(const Dataset& data, const TrainerOptions& o, bool train,
+                           const NormalizationChoice& normalization) {
   std::vector<OpCall> calls;
   if (is_encoded_image_field(data.schema(), "image")) {
     const image::RandomResizedCropParams& crop = o.augment.crop;
     calls.push_back(
         (train ? make_op_call("random_resized_crop",
-                              {{"size", int64_t{o.image_size}},
+                              {{"size", int64_t{o.train_crop_size}},
                                {"scale", std::vector<double>{crop.scale_min, crop.scale_max}},
                                {"ratio", std::vector<double>{crop.ratio_min, crop.ratio_max}},
                                {"flip", o.augment.flip_probability},
                                {"interpolation", o.interpolation},
                                {"dct_scaling", o.dct_scaling}})
-               : make_op_call("center_crop", {{"size", int64_t{o.image_size}},
+               : make_op_call("center_crop", {{"size", int64_t{o.val_crop_size}},
+                                              {"resize", int64_t{o.val_resize_size}},
                                               {"interpolation", o.interpolation},
                                               {"dct_scaling", o.dct_scaling}}))
             .value_or_throw());
@@ -141,6 +144,16 @@ FieldRequest image_request(const Dataset& data, const TrainerOptions& o, bool tr
   if (train)
     for (const std::string& text : o.augment_ops)
       calls.push_back(augment_op(text).value_or_throw());
+  if (train && normalizes_in_loader(o)) {
+    const auto reals = [](const std::vector<float>& v) {
+      return std::vector<double>(v.begin(), v.end());
+    };
+    calls.push_back(make_op_call("normalize", {{"mean", reals(normalization.mean)},
+                                               {"std", reals(normalization.std)}})
+                        .value_or_throw());
+    if (o.random_erase > 0)
+      calls.push_back(make_op_call("random_erasing", {{"p", o.random_erase}}).value_or_throw());
+  }
   return make_field_request(data.schema(), "image", calls).value_or_throw();
 }
 
@@ -186,8 +199,26 @@ void check_model_fits(const std::string& model, const ModelSpec& spec, double pa
       human_bytes(bytes), human_bytes(memory))));
 }
 
+// Training batches' MixUp, CutMix or a choice of them (the reference's get_mixup_cutmix), over
+// `num_classes`; null without.
+std::shared_ptr<const BatchTransform> batch_mixing(const TrainerOptions& o, int64_t num_classes) {
+  if (o.mixup_alpha <= 0 && o.cutmix_alpha <= 0) return nullptr;
+  const ParamValue classes = int64_t{num_classes};
+  const OpCall call =
+      (o.cutmix_alpha <= 0
+           ? make_op_call("mixup", {{"alpha", o.mixup_alpha}, {"num_classes", classes}})
+       : o.mixup_alpha <= 0
+           ? make_op_call("cutmix", {{"alpha", o.cutmix_alpha}, {"num_classes", classes}})
+           : make_op_call("mixup_cutmix", {{"mixup_alpha", o.mixup_alpha},
+                                           {"cutmix_alpha", o.cutmix_alpha},
+                                           {"num_classes", classes}}))
+          .value_or_throw();
+  return call.op->make_batch(call.params).value_or_throw();
+}
+
 std::unique_ptr<Loader> make_loader(std::shared_ptr<const Dataset> data, const TrainerOptions& o,
-                                    int64_t batch_size, bool train, const c10::Device& device) {
+                                    int64_t batch_size, bool train, const c10::Device& device,
+                                    const NormalizationChoice& normalization, int64_t num_classes) {
   LoaderOptions lo;
   lo.batch_size = batch_size;
   if (o.process_group) {  // this rank's shard
@@ -200,7 +231,8 @@ std::unique_ptr<Loader> make_loader(std::shared_ptr<const Dataset> data, const T
   if (!train) lo.ra_reps = 1;  // evaluation sees each sample once
   lo.tracer = o.tracer;
   // Images as uint8: InputNormalizer turns them into float where the model runs.
-  lo.fields = {image_request(*data, o, train), FieldRequest("label")};
+  lo.fields = {image_request(*data, o, train, normalization), FieldRequest("label")};
+  if (train) lo.batch_transform = batch_mixing(o, num_classes);
   if (train && o.sample_cost.count() > 0)
     lo.fields.emplace_back(kSampleCostField, busy_wait_transform(o.sample_cost));
   return std::make_unique<Loader>(std::move(data), lo, device);
@@ -214,15 +246,27 @@ Status validate(const TrainerOptions& o) {
   if (o.accum < 1) return fail("accum must be >= 1");
   if (!(o.label_smoothing >= 0 && o.label_smoothing <= 1))
     return fail("label smoothing must be in [0, 1]");
+  if (!(o.mixup_alpha >= 0 && std::isfinite(o.mixup_alpha)))
+    return fail("mixup alpha must be >= 0 (0 = off)");
+  if (!(o.cutmix_alpha >= 0 && std::isfinite(o.cutmix_alpha)))
+    return fail("cutmix alpha must be >= 0 (0 = off)");
+  if (!(o.random_erase >= 0 && o.random_erase <= 1))
+    return fail("random erase must be in [0, 1] (0 = off)");
   if (!(o.clip_grad >= 0 && std::isfinite(o.clip_grad)))
     return fail("clip-grad must be >= 0 (0 = off)");
   if (o.max_steps < 0) return fail("max steps must be >= 0 (0 = no limit)");
   if (o.sample_cost.count() < 0) return fail("sample cost must be >= 0 (0 = none)");
   if (o.resume && o.checkpoint_dir.empty()) return fail("resume needs a checkpoint directory");
   if (o.image_size < 1) return fail("image size must be >= 1");
+  if (o.train_crop_size < 0 || o.val_resize_size < 0 || o.val_crop_size < 0)
+    return fail("crop and resize sizes must be >= 1 (0 = from the image size)");
   for (const std::string& text : o.augment_ops)
     if (Result<OpCall> op = augment_op(text); !op.is_ok()) return op.status();
   return Status();
+}
+
+bool normalizes_in_loader(const TrainerOptions& o) {
+  return o.mixup_alpha > 0 || o.cutmix_alpha > 0 || o.random_erase > 0;
 }
 
 Result<OpCall> augment_op(const std::string& text) {
@@ -245,6 +289,8 @@ std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
   TrainingSetup& s = *setup;
   s.options = std::move(options);
   TrainerOptions& o = s.options;
+  if (o.train_crop_size == 0) o.train_crop_size = o.image_size;
+  if (o.val_crop_size == 0) o.val_crop_size = o.image_size;
   for (std::string& op : o.augment_ops) op = to_text(augment_op(op).value_or_throw());
   if (o.process_group) {
     s.rank = o.process_group->rank();
@@ -268,7 +314,7 @@ std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
   }
   const Dataset& train = *s.train_data;
   require(train.size() > 0, train.dir() + " holds no records: there is nothing to train on");
-  s.spec = input_spec(train, o.image_size);
+  s.spec = input_spec(train, o.train_crop_size);
   s.spec.num_classes = count_classes(train).value_or_throw();
   check_labels(train, s.spec.num_classes);
   const int64_t largest_batch = o.eval ? std::max(o.batch_size, kEvalBatchSize) : o.batch_size;
@@ -293,6 +339,16 @@ std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
   }
 
   const double builtin_parameters = builtin_parameter_count(o.model, s.spec);
+  if (o.eval && is_encoded_image_field(train.schema(), "image") &&
+      o.val_crop_size != o.train_crop_size) {
+    ModelSpec eval_spec = s.spec;
+    eval_spec.height = eval_spec.width = o.val_crop_size;
+    require(
+        builtin_parameters < 0 || builtin_parameter_count(o.model, eval_spec) == builtin_parameters,
+        fmt::format("model {} takes inputs of one size: --val-crop-size {} needs "
+                    "--train-crop-size {} too (resnet18 takes both)",
+                    o.model, o.val_crop_size, o.val_crop_size));
+  }
   if (builtin_parameters >= 0) check_model_fits(o.model, s.spec, builtin_parameters, o.optimizer);
   {
     const ScopedSeed seeded(o.seed);  // initialised from the seed; the caller's stream untouched
@@ -331,24 +387,34 @@ std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
   s.optimizer = make_optimizer(o.optimizer, s.params);
   if (o.process_group) s.reducer = std::make_unique<GradientReducer>(*o.process_group, s.params);
 
-  // The loaders check batch_size and workers (LoaderOptions) before anything uses them.
-  s.loader = make_loader(s.train_data, o, o.batch_size, /*train=*/true, s.device);
-  s.workers = o.loader.workers.is_tuned() ? o.loader.workers
-                                          : WorkerCount(s.loader->options().workers.threads());
-  if (o.eval)
-    s.test_loader = make_loader(s.test_data, o, kEvalBatchSize, /*train=*/false, s.device);
-  s.warnings = slow_configuration_warnings(
-      o.amp, s.device.is_cpu(), bf16_not_native(machine_cpu_flags(), libtorch_cpu_capability()),
-      s.threads, s.workers.is_tuned() ? 1 : s.workers.threads(), machine_cores());
   const bool encoded = is_encoded_image_field(train.schema(), "image");
   const Schema& schema = train.schema();
   // The training data's own statistics (unless given), for training and evaluation alike.
   s.normalization = choose_normalization(train.manifest(), train.dir(), encoded, o.mean, o.std);
+  // The loaders check batch_size and workers (LoaderOptions) before anything uses them.
+  s.loader = make_loader(s.train_data, o, o.batch_size, /*train=*/true, s.device, s.normalization,
+                         s.spec.num_classes);
+  s.workers = o.loader.workers.is_tuned() ? o.loader.workers
+                                          : WorkerCount(s.loader->options().workers.threads());
+  if (o.eval)
+    s.test_loader = make_loader(s.test_data, o, kEvalBatchSize, /*train=*/false, s.device,
+                                s.normalization, s.spec.num_classes);
+  s.warnings = slow_configuration_warnings(
+      o.amp, s.device.is_cpu(), bf16_not_native(machine_cpu_flags(), libtorch_cpu_capability()),
+      s.threads, s.workers.is_tuned() ? 1 : s.workers.threads(), machine_cores());
   if (!s.normalization.warning.empty()) s.warnings.push_back(s.normalization.warning);
-  s.normalize = std::make_unique<InputNormalizer>(
-      encoded ? std::vector<int64_t>{s.spec.channels, s.spec.height, s.spec.width}
-              : schema.fields()[schema.find("image")].shape,
-      s.normalization.mean, s.normalization.std, largest_batch, s.device);
+  const std::vector<int64_t> stored =
+      encoded ? std::vector<int64_t>{} : schema.fields()[schema.find("image")].shape;
+  const auto shape_at = [&](int64_t side) {
+    return encoded ? std::vector<int64_t>{s.spec.channels, side, side} : stored;
+  };
+  s.normalize = std::make_unique<InputNormalizer>(shape_at(s.spec.height), s.normalization.mean,
+                                                  s.normalization.std, o.batch_size, s.device);
+  if (o.eval) {
+    s.eval_shape = shape_at(o.val_crop_size);
+    s.eval_normalize = std::make_unique<InputNormalizer>(
+        s.eval_shape, s.normalization.mean, s.normalization.std, kEvalBatchSize, s.device);
+  }
   ScheduleSpec schedule = o.schedule;
   schedule.lr = o.optimizer.lr;
   const int64_t steps_per_epoch = s.steps_per_epoch();

@@ -40,7 +40,8 @@ namespace stoker {
 inline constexpr int64_t kEvalBatchSize = 256;
 
 // kInvalidArgument naming the first of `options`' own values out of range (epochs, accum,
-// clip_grad, max_steps, sample_cost, image_size, augment_ops; resume without a checkpoint
+// clip_grad, max_steps, sample_cost, image_size, augment_ops, mixup_alpha, cutmix_alpha,
+// random_erase; resume without a checkpoint
 // directory), else
 // ok. What needs the data or the device is checked as the setup finds them.
 Status validate(const TrainerOptions& options);
@@ -48,6 +49,10 @@ Status validate(const TrainerOptions& options);
 // The call of a training augmentation (TrainerOptions::augment_ops) `text` names: a pixel
 // operation's, checked by the registry; kInvalidArgument otherwise.
 Result<OpCall> augment_op(const std::string& text);
+
+// Whether the training loader normalises its images (float32 batches) rather than the device:
+// for MixUp, CutMix and RandomErasing, which work on the normalised image.
+bool normalizes_in_loader(const TrainerOptions& o);
 
 // The parts of a run, ready for its first step. Owns everything but the borrowed pointers of
 // `options` (process group, tracer, stop, out).
@@ -74,8 +79,11 @@ struct TrainingSetup {
   LossScaler scaler{AmpMode::kOff};
   NormalizationChoice normalization;           // the mean and std in use, and their origin
   std::unique_ptr<InputNormalizer> normalize;  // uint8 images -> model input, on `device`
-  std::unique_ptr<Loader> loader;              // this rank's shard of the training data
-  std::unique_ptr<Loader> test_loader;         // null without evaluation
+  // Evaluation's (its crop may differ from training's): the sample shape and its normalizer.
+  std::vector<int64_t> eval_shape;
+  std::unique_ptr<InputNormalizer> eval_normalize;
+  std::unique_ptr<Loader> loader;       // this rank's shard of the training data
+  std::unique_ptr<Loader> test_loader;  // null without evaluation
 
   // This process prints and writes files: rank 0, or the only process.
   bool leads() const { return rank == 0; }
