@@ -33,6 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Dict, List
 
 from stoker import _stoker
+from stoker._wrapped import Wrapped
 
 _MASK = 2**64 - 1
 
@@ -332,38 +333,20 @@ class PythonSteps:
         return self._torch.stack(samples)
 
 
-class SerialEpoch:
+class SerialEpoch(Wrapped):
     """A native epoch whose batches go through the Python steps in the iterating thread.
     ``state``: the loader's (seed, epoch, position) after the batch last yielded."""
 
     def __init__(self, native_epoch, steps: PythonSteps, epoch: int, core):
-        self.inner = native_epoch
+        super().__init__(native_epoch)
         self._steps = steps
         self._epoch = epoch
         self._core = core
         self.state = core.state()
 
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        batch = next(self.inner)
+    def change(self, batch):
         self.state = self._core.state()
         return self._steps.apply(batch, self._epoch, self.inner.last_index, self.state[2])
-
-    def __len__(self):
-        return len(self.inner)
-
-    @property
-    def live(self):
-        return self.inner.live
-
-    @property
-    def last_padding(self):
-        return self.inner.last_padding
-
-    def close(self):
-        self.inner.close()
 
 
 class BatchTransform:

@@ -15,6 +15,7 @@ from stoker._data_access import data_access
 from stoker._batch_transforms import native_call
 from stoker._python_pool import PythonPool
 from stoker._python_steps import BatchTransform, PythonSteps, step_name
+from stoker._wrapped import Wrapped as _Wrapped
 from stoker.transforms import call_text, defer_normalization, plan_fields
 
 __all__ = ["Loader"]
@@ -150,37 +151,6 @@ def _transforms_for_names(transforms, names: tuple, schema: list, pad: bool):
         if name not in names:
             mapping[name] = None
     return mapping
-
-
-class _Wrapped:
-    """An iteration that changes each batch of the iteration ``inner`` (its ``change``) and
-    passes the rest through: its length, liveness, the last batch's padding and closing."""
-
-    def __init__(self, inner):
-        self.inner = inner
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        return self.change(next(self.inner))
-
-    def change(self, batch):
-        raise NotImplementedError
-
-    def __len__(self):
-        return len(self.inner)
-
-    @property
-    def live(self):
-        return self.inner.live
-
-    @property
-    def last_padding(self):
-        return self.inner.last_padding
-
-    def close(self):
-        self.inner.close()
 
 
 class _Formatted(_Wrapped):
