@@ -148,9 +148,19 @@ def main():
     for name, ratio in result["ratios"].items():
         print(f"{name} / dataloader: {ratio:.2f} ({a.workers} workers)")
     for name, stats in result["python_stats"].items():
-        print(f"{name:<13} " + ", ".join(f"{k} {v:.3g}" for k, v in stats.items()))
+        print(f"{name:<13} " + ", ".join(f"{k} {_shown(v)}" for k, v in stats.items()))
     print(f"stoker-v2, the same batches for 1 native worker and python_workers=0 as for 2 and "
           f"python_workers={python_workers[-1]}: {same}")
+
+
+def _shown(value) -> str:
+    """A stat as the summary prints it: a number to 3 digits, a dict or list of them (per
+    step) in brackets."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_shown(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_shown(v) for v in value) + "]"
+    return f"{value:.3g}" if isinstance(value, (int, float)) else str(value)
 
 
 if __name__ == "__main__":
