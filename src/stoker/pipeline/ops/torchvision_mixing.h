@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "stoker/pipeline/op_registry.h"
 #include "stoker/pipeline/ops/batch_mixing.h"
 #include "stoker/pipeline/ops/beta_draw.h"
 
@@ -94,6 +95,32 @@ template <typename Mix>
 std::shared_ptr<const BatchTransform> torchvision_mixing(std::string op, int64_t num_classes,
                                                          Mix mix) {
   return std::make_shared<TorchvisionMixing<Mix>>(std::move(op), num_classes, std::move(mix));
+}
+
+// The OpSpec of torchvision's MixUp (cutmix false) or CutMix as operation `name` (python_class
+// and doc as OpSpec's): parameters alpha and num_classes, one mix per batch from its stream.
+inline OpSpec torchvision_mixing_spec(std::string name, std::string python_class, std::string doc,
+                                      bool cutmix) {
+  OpSpec op;
+  op.name = std::move(name);
+  op.role = OpRole::kBatch;
+  op.python_class = std::move(python_class);
+  op.doc = std::move(doc);
+  op.params = {
+      ParamSpec::real("alpha", 1.0, "the Beta distribution's parameter of the weight").above(0),
+      ParamSpec::integer("num_classes", 1000, "classes of the soft targets").at_least(1),
+  };
+  op.make_batch = [cutmix, name = op.name](
+                      const Params& params) -> Result<std::shared_ptr<const BatchTransform>> {
+    const double alpha = params.real("alpha");
+    return torchvision_mixing(
+        name, params.integer("num_classes"),
+        [alpha, cutmix](const BatchInput& input, const std::string& op, int64_t num_classes) {
+          CounterRng rng = input.rng();
+          return torchvision_mix(input, rng, cutmix, alpha, num_classes, op);
+        });
+  };
+  return op;
 }
 
 }  // namespace stoker::ops
