@@ -30,8 +30,9 @@ void BM_WriteSamples(benchmark::State& state) {
       const size_t n = std::min<size_t>(kBatch, f.order.size() - start);
       f.dataset->resolve(f.order.data() + start, n, records.data());
       size_t failed_at = 0;
-      const Status status = layout.write_samples(records.data(), IndexSpan{f.order.data() + start, n},
-                                                 0, n, 0, 0, dst.data(), nullptr, &failed_at);
+      const Status status =
+          layout.write_samples(records.data(), IndexSpan{f.order.data() + start, n}, 0, n, 0, 0,
+                               dst.data(), nullptr, &failed_at);
       if (!status.is_ok()) state.SkipWithError(status.message().c_str());
       benchmark::ClobberMemory();
     }

@@ -36,7 +36,7 @@ struct SampleInput {
   int64_t index = 0;  // global dataset index
   int64_t epoch = 0;
   int64_t repeat = 0;  // which repeat of the sample in the epoch's order (SamplerOptions::repeats)
-  uint64_t seed = 0;  // the loader's seed
+  uint64_t seed = 0;   // the loader's seed
   // Which operation of the field draws: 0 the field's transform, k >= 1 the k-th operation
   // applied after it (field_pipeline.h), each with a stream of its own.
   uint64_t step = 0;

@@ -109,9 +109,9 @@ constexpr uint64_t sample_stream(int64_t epoch, int64_t sample_index) {
 // stream of its own, so every repeat draws its own augmentation.
 constexpr uint64_t sample_stream(int64_t epoch, int64_t sample_index, int64_t repeat) {
   const uint64_t stream = sample_stream(epoch, sample_index);
-  return repeat == 0 ? stream
-                     : derive_stream(derive_stream(kRepeatTag, static_cast<uint64_t>(repeat)),
-                                     stream);
+  return repeat == 0
+             ? stream
+             : derive_stream(derive_stream(kRepeatTag, static_cast<uint64_t>(repeat)), stream);
 }
 
 // The stream of a batch transform's randomness (MixUp, CutMix) for the batch of rank `rank` that

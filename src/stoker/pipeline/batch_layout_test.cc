@@ -43,8 +43,8 @@ std::vector<std::vector<uint8_t>> write(const BatchLayout& layout,
   for (size_t k = 0; k < indices.size(); ++k) indices[k] = static_cast<int64_t>(k);
   size_t at = 0;
   *status = layout.write_samples(records.data(), IndexSpan{indices.data(), indices.size()}, 0,
-                                 records.size(), 0, 0,
-                                 dst.data(), failed ? failed->data() : nullptr, &at);
+                                 records.size(), 0, 0, dst.data(),
+                                 failed ? failed->data() : nullptr, &at);
   return out;
 }
 

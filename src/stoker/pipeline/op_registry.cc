@@ -368,10 +368,10 @@ Result<OpCall> make_op_call(const std::string& name,
     if (slot) return invalid_argument(fmt::format("{}: {} is given twice", op.name, key));
     if (p->type == ParamType::kOps) {
       const auto* text = std::get_if<std::string>(&value);
-      Result<ParamValue> ops = text ? checked_ops(*p, *text)
-                                    : Result<ParamValue>(invalid_argument(fmt::format(
-                                          "must be {}, not {}", values_text(*p),
-                                          value_text(value))));
+      Result<ParamValue> ops =
+          text ? checked_ops(*p, *text)
+               : Result<ParamValue>(invalid_argument(
+                     fmt::format("must be {}, not {}", values_text(*p), value_text(value))));
       if (!ops.is_ok())
         return invalid_argument(fmt::format("{}: {}: {}", op.name, key, ops.status().message()));
       slot = std::move(ops).value();
@@ -440,8 +440,8 @@ Result<std::vector<OpCall>> parse_op_list(const std::string& text) {
     Result<OpCall> call = parse_op_call(inner.substr(begin, i - begin));
     if (!call.is_ok()) return call.status();
     if (call.value().op->role != OpRole::kPixel)
-      return invalid_argument(fmt::format("{} is not a pixel operation (uint8 image -> image)",
-                                          call.value().op->name));
+      return invalid_argument(
+          fmt::format("{} is not a pixel operation (uint8 image -> image)", call.value().op->name));
     calls.push_back(std::move(call).value());
     begin = i + 1;
   }

@@ -3,8 +3,8 @@
 // "imagenet", "cifar10" or "svhn" table) drawn uniformly; each of its two operations applied
 // with its probability, at its magnitude bin of 10 (RandAugment's magnitudes), negated with
 // probability 1/2 where signed, as torchvision's _apply_op (pil_policy_ops.h; interpolation
-// PIL's NEAREST, BILINEAR or BICUBIC). Five draws per sample (augment_policies.h: draw_auto_augment).
-// ops/auto_augment_test.cc compares with torchvision for the same draws.
+// PIL's NEAREST, BILINEAR or BICUBIC). Five draws per sample (augment_policies.h:
+// draw_auto_augment). ops/auto_augment_test.cc compares with torchvision for the same draws.
 
 #include "stoker/pipeline/ops/augment_policies.h"
 

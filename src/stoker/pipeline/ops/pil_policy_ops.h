@@ -1,8 +1,8 @@
 #pragma once
 // The operations of torchvision's augmentation policies (transforms/autoaugment.py:
 // TrivialAugmentWide, RandAugment, AutoAugment) as their _apply_op(image, name, magnitude,
-// NEAREST, BILINEAR or BICUBIC, fill) gives them on a PIL image ("L" or "RGB"), pixel for pixel, for a
-// uint8 image [C, H, W], C 1 or 3:
+// NEAREST, BILINEAR or BICUBIC, fill) gives them on a PIL image ("L" or "RGB"), pixel for pixel,
+// for a uint8 image [C, H, W], C 1 or 3:
 //   Identity                 the image
 //   ShearX, ShearY           F.affine(shear degrees(atan(m)) along x or y, centre (0, 0))
 //   TranslateX, TranslateY   F.affine(translate int(m) along x or y, centre (W / 2, H / 2))

@@ -1,9 +1,9 @@
 // pil_policy_ops.h against torchvision's _apply_op on PIL images (NEAREST), pixel for pixel:
 // every operation over every magnitude of each policy's space (TrivialAugmentWide's and
 // RandAugment's 31 bins, AutoAugment's 10), both signs, on noise and smooth images, "RGB" and
-// "L", odd and square sizes; the geometric ones NEAREST, BILINEAR and BICUBIC, with fill None and one
-// per channel (some past [0, 255], some fractional). The magnitude tables against torchvision's for
-// 2 to 80 bins.
+// "L", odd and square sizes; the geometric ones NEAREST, BILINEAR and BICUBIC, with fill None and
+// one per channel (some past [0, 255], some fractional). The magnitude tables against torchvision's
+// for 2 to 80 bins.
 #include <algorithm>
 #include <map>
 

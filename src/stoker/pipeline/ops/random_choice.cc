@@ -39,8 +39,9 @@ OpSpec random_choice() {
   op.name = "random_choice";
   op.role = OpRole::kPixel;
   op.python_class = "RandomChoice";
-  op.doc = "One of the pixel operations ops, picked with the weights p (equal when empty), as "
-           "torchvision's RandomChoice";
+  op.doc =
+      "One of the pixel operations ops, picked with the weights p (equal when empty), as "
+      "torchvision's RandomChoice";
   op.params = {
       ParamSpec::ops("ops", "the operations, [NAME:key=value;NAME] (none: the image as it is)", 64),
       ParamSpec::reals("p", {}, "each operation's weight (empty: equal)", 0, 64).at_least(0),

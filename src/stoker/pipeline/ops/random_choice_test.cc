@@ -4,8 +4,8 @@
 // text; their one-line errors.
 #include <map>
 
-#include "stoker/util/rng.h"
 #include "stoker/testing/pil_reference.h"
+#include "stoker/util/rng.h"
 
 namespace stoker {
 namespace {
@@ -26,9 +26,9 @@ TEST(CombinatorTest, RandomChoiceIsTheDrawnOperationsResult) {
       pil_reference::reference_pixels(images, {"F.invert(image)", "F.posterize(image, 2)"});
   int first = 0, total = 0;
   for (size_t i = 0; i < images.size(); ++i) {
-    const auto op = combinator(
-        "random_choice:ops=[random_invert:p=1;random_posterize:bits=2,p=1],p=[1,3]",
-        images[i].shape);
+    const auto op =
+        combinator("random_choice:ops=[random_invert:p=1;random_posterize:bits=2,p=1],p=[1,3]",
+                   images[i].shape);
     for (int64_t r = 0; r < 8; ++r) {
       const SampleInput sample = op_sample(static_cast<int64_t>(i) + 1000 * r);
       std::vector<uint8_t> pixels = images[i].pixels;
@@ -78,9 +78,9 @@ TEST(CombinatorTest, RandomApplyRunsItsOperationsInOrderWhereDrawn) {
       images, {"F.posterize(F.invert(image), 2)", "F.posterize(image, 2)"});
   int applied = 0, inverted = 0;
   for (size_t i = 0; i < images.size(); ++i) {
-    const auto op = combinator(
-        "random_apply:ops=[random_invert:p=0.5;random_posterize:bits=2,p=1],p=0.7",
-        images[i].shape);
+    const auto op =
+        combinator("random_apply:ops=[random_invert:p=0.5;random_posterize:bits=2,p=1],p=0.7",
+                   images[i].shape);
     for (int64_t r = 0; r < 4; ++r) {
       const SampleInput sample = op_sample(static_cast<int64_t>(i) + 1000 * r);
       std::vector<uint8_t> pixels = images[i].pixels;
@@ -92,8 +92,7 @@ TEST(CombinatorTest, RandomApplyRunsItsOperationsInOrderWhereDrawn) {
       const bool invert = inner.rng().next_double() < 0.5;
       applied += drawn;
       inverted += drawn && invert;
-      const std::vector<uint8_t>& want =
-          !drawn ? images[i].pixels : reference[invert ? 0 : 1][i];
+      const std::vector<uint8_t>& want = !drawn ? images[i].pixels : reference[invert ? 0 : 1][i];
       EXPECT_EQ(pixels, want) << "image " << i << " r " << r;
     }
   }
@@ -139,9 +138,10 @@ TEST(CombinatorTest, BadListsAreOneLine) {
             "random_apply: ops: random_invert: p must be a number in [0, 1], not 2");
   EXPECT_EQ(error("random_apply:ops=[normalize]"),
             "random_apply: ops: normalize is not a pixel operation (uint8 image -> image)");
-  EXPECT_EQ(error("random_apply:ops=[random_invert;]").rfind("random_apply: ops: unknown "
-                                                             "operation ''",
-                                                             0),
+  EXPECT_EQ(error("random_apply:ops=[random_invert;]")
+                .rfind("random_apply: ops: unknown "
+                       "operation ''",
+                       0),
             0u);
   std::string deep = "random_invert";
   for (int i = 0; i < kMaxOpNesting + 1; ++i) deep = "random_apply:ops=[" + deep + "]";
