@@ -438,7 +438,7 @@ def test_torch_distributed_rank_comes_before_the_environment(labelled, tmp_path)
     ({"rank": 2, "world_size": 2}, ValueError, r"rank must be in \[0, 1\], not 2"),
     ({"rank": 0, "world_size": 0}, ValueError, "world_size must be at least 1, not 0"),
     ({"rank": -1, "world_size": 2}, ValueError, r"rank must be in \[0, 1\], not -1"),
-    ({"verify": "sometimes"}, ValueError, "verify policy 'sometimes' is not one of always"),
+    ({"verify": "sometimes"}, ValueError, "verify 'sometimes' is not one of always"),
     ({"verify": None}, TypeError, "verify must be a str"),
     ({"on_error": "ignore"}, ValueError, "on_error 'ignore' is not one of raise, skip"),
     ({"device": "tpu"}, ValueError, "is not a device|delivers to 'cpu' or 'cuda'"),

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "stoker/pipeline/param_spec.h"
 #include "stoker/pipeline/sampler.h"
 #include "stoker/util/enum_names.h"
 #include "stoker/util/status.h"
@@ -48,13 +49,9 @@ inline constexpr auto kVerifyPolicyNames =
                               {VerifyPolicy::kOff, "off"}});
 
 // "always", "once" or "off".
-Result<VerifyPolicy> parse_verify_policy(const std::string& name);
-// The inverse of parse_verify_policy.
 std::string to_string(VerifyPolicy policy);
 
-// A shuffle window: "all" (kShuffleAll) or a whole number of shards (not yet checked).
-Result<int64_t> parse_shuffle_window(const std::string& text);
-// The inverse of parse_shuffle_window: "all" or the number.
+// A shuffle window as its setting's text: "all" (kShuffleAll) or the number of shards.
 std::string shuffle_window_text(int64_t window);
 
 // What a bad sample does: kRaise fails its batch, kSkip drops and counts it.
@@ -62,9 +59,6 @@ enum class ErrorPolicy { kRaise, kSkip };
 
 inline constexpr auto kErrorPolicyNames =
     enum_names<ErrorPolicy>({{ErrorPolicy::kRaise, "raise"}, {ErrorPolicy::kSkip, "skip"}});
-
-// "raise" or "skip".
-Result<ErrorPolicy> parse_error_policy(const std::string& name);
 
 // How many threads build batches. Spelt "auto" (tuned) or a whole number (fixed) on the command
 // line and in Python, where one per core is the default (None in Python).
@@ -79,8 +73,6 @@ class WorkerCount {
   constexpr WorkerCount(int fixed) : mode_(Mode::kFixed), count_(fixed) {}  // NOLINT
   static constexpr WorkerCount per_core() { return WorkerCount(Mode::kPerCore); }
   static constexpr WorkerCount tuned() { return WorkerCount(Mode::kTuned); }
-  // "auto" (tuned) or a whole number (fixed, not yet checked).
-  static Result<WorkerCount> parse(const std::string& text);
 
   constexpr Mode mode() const { return mode_; }
   constexpr bool is_tuned() const { return mode_ == Mode::kTuned; }
@@ -135,24 +127,26 @@ struct LoaderSettings {
 // (python/loader_binding.cc: keyword, options in force). A new setting is its field above, its
 // entry in loader_settings.cc's table and its keyword in python/stoker/loader.py.
 struct LoaderSettingDescription {
-  // The Python keyword; the command line's flag is --name, '_' spelt '-'.
-  std::string_view name;
-  // The flag's --help text; empty where the command line does not offer the setting.
-  std::string_view help;
-  // Sets the setting in `settings` from its text; a text of no form of the setting is refused
-  // naming it ("workers: 'x' is not a whole number or auto"). The limits are check()'s.
-  Status (*parse)(const std::string& text, LoaderSettings& settings);
-  // The setting's text in `settings`, which parse takes back (the default's, for --help).
+  // The setting as a parameter (param_spec.h, the schema operations' parameters have too): its
+  // name (the Python keyword; the command line's flag is --name, '_' spelt '-'), its help (the
+  // flag's --help; empty where the command line does not offer it), its default, and its form:
+  // a kChoice, or a kInt within [min, max] (check()'s limits) that may also take a word.
+  ParamSpec spec;
+  // Sets the setting in `settings` from a value of spec's form (a word as its text).
+  // A whole number beyond the field's type is refused by spec's bounds.
+  Status (*set)(const ParamSpec& spec, const ParamValue& value, LoaderSettings& settings);
+  // The setting's text in `settings`, which parse_loader_setting takes back.
   std::string (*text)(const LoaderSettings& settings);
-  // The forms of its text, which the command line checks: one of `choices` (an enum's names);
-  // else `word` (when not empty) or a whole number in [minimum, maximum], 0 refused where
-  // `zero_refused` says why ("must be -1 (auto) or at least 1").
-  std::vector<std::string> choices;
-  std::string_view word;
-  int64_t minimum = 0;
-  int64_t maximum = 0;
+  // Why a kInt's 0 is refused although within [min, max] ("must be -1 (auto) or at least 1");
+  // empty where 0 is taken.
   std::string_view zero_refused;
 };
+
+// Sets `setting` in `settings` from its text, read by the setting's spec (param_spec.h); a text
+// of no form of the setting is refused naming it ("workers: 'x' is not a whole number or auto",
+// "verify 'x' is not one of always, once, off"). The limits are check()'s.
+Status parse_loader_setting(const LoaderSettingDescription& setting, const std::string& text,
+                            LoaderSettings& settings);
 
 // Every setting, in the order --help lists them.
 const std::vector<LoaderSettingDescription>& loader_setting_descriptions();

@@ -130,12 +130,6 @@ class LoaderCoreTest : public testing::LoaderFixture {
   }
 };
 
-TEST(VerifyPolicyTest, NamesRoundTrip) {
-  for (const char* name : {"always", "once", "off"})
-    EXPECT_EQ(to_string(parse_verify_policy(name).value()), name);
-  EXPECT_FALSE(parse_verify_policy("sometimes").is_ok());
-}
-
 TEST_F(LoaderCoreTest, BatchesArePlainBuffersOfTheRightShapeAndValue) {
   LoaderCore loader(dataset_, options(2));
   EXPECT_EQ(loader.batches_per_epoch(), (kRecords + 15) / 16);

@@ -1,88 +1,87 @@
 #include "stoker/pipeline/loader_settings.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <climits>
-#include <cstdlib>
 #include <optional>
 
 #include "stoker/util/machine.h"
+#include "stoker/util/utf8.h"
 
 namespace stoker {
 namespace {
 
-// `text` as a whole number (decimal digits, optional sign); nullopt beyond long long.
-std::optional<long long> parse_whole_number(const std::string& text) {
-  char* end = nullptr;
-  errno = 0;
-  const long long value = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno == ERANGE) return std::nullopt;
-  return value;
+// `value` (a whole number) as an int setting: one beyond int's range is named by its bounds.
+Result<int> int_setting(const ParamSpec& spec, const ParamValue& value) {
+  const int64_t number = std::get<int64_t>(value);
+  if (number > INT_MAX)
+    return invalid_argument(
+        fmt::format("{} must be at most {}, not {}", spec.name, *spec.max, number));
+  if (number < INT_MIN)
+    return invalid_argument(
+        fmt::format("{} must be at least {}, not {}", spec.name, *spec.min, number));
+  return static_cast<int>(number);
 }
 
-// A table entry's parse: `parse_value`'s value of the text into `settings.*field`.
-template <auto field, auto parse_value>
-Status parse_into(const std::string& text, LoaderSettings& settings) {
-  STOKER_ASSIGN_OR_RETURN(settings.*field, parse_value(text));
+// -1 (one per core, as the command line spells it), "auto" (tuned) or a fixed count.
+Status set_workers(const ParamSpec& spec, const ParamValue& value, LoaderSettings& settings) {
+  if (std::holds_alternative<std::string>(value)) {
+    settings.workers = WorkerCount::tuned();
+    return Status::ok();
+  }
+  STOKER_ASSIGN_OR_RETURN(const int count, int_setting(spec, value));
+  settings.workers = count == -1 ? WorkerCount::per_core() : WorkerCount(count);
   return Status::ok();
 }
 
-// The prefetch depth: a whole number (kAutoPrefetch or >= 1 is check()'s).
-Result<int> parse_prefetch(const std::string& text) {
-  const std::optional<long long> value = parse_whole_number(text);
-  if (!value || *value < INT_MIN || *value > INT_MAX)
-    return invalid_argument("prefetch: '" + text + "' is not a whole number");
-  return static_cast<int>(*value);
+Status set_prefetch(const ParamSpec& spec, const ParamValue& value, LoaderSettings& settings) {
+  STOKER_ASSIGN_OR_RETURN(settings.prefetch, int_setting(spec, value));
+  return Status::ok();
 }
 
-// Repeats of a sample: a whole number (its range is check()'s).
-Result<int64_t> parse_ra_reps(const std::string& text) {
-  const std::optional<long long> value = parse_whole_number(text);
-  if (!value) return invalid_argument("ra_reps: '" + text + "' is not a whole number");
-  return static_cast<int64_t>(*value);
+Status set_shuffle_window(const ParamSpec&, const ParamValue& value, LoaderSettings& settings) {
+  settings.shuffle_window =
+      std::holds_alternative<std::string>(value) ? kShuffleAll : std::get<int64_t>(value);
+  return Status::ok();
 }
 
-// -1 (one per core, as the command line spells it), "auto" or a whole number.
-Result<WorkerCount> parse_workers(const std::string& text) {
-  if (text == "-1") return WorkerCount::per_core();
-  return WorkerCount::parse(text);
+Status set_ra_reps(const ParamSpec&, const ParamValue& value, LoaderSettings& settings) {
+  settings.ra_reps = std::get<int64_t>(value);
+  return Status::ok();
+}
+
+Status set_verify(const ParamSpec&, const ParamValue& value, LoaderSettings& settings) {
+  settings.verify = *kVerifyPolicyNames.find(std::get<std::string>(value));
+  return Status::ok();
+}
+
+Status set_on_error(const ParamSpec&, const ParamValue& value, LoaderSettings& settings) {
+  settings.on_error = *kErrorPolicyNames.find(std::get<std::string>(value));
+  return Status::ok();
 }
 
 }  // namespace
 
 std::string to_string(VerifyPolicy policy) { return kVerifyPolicyNames.name(policy); }
 
-Result<VerifyPolicy> parse_verify_policy(const std::string& name) {
-  if (std::optional<VerifyPolicy> policy = kVerifyPolicyNames.find(name)) return *policy;
-  return invalid_argument("verify policy '" + name + "' is not one of " +
-                          kVerifyPolicyNames.joined());
-}
-
-Result<ErrorPolicy> parse_error_policy(const std::string& name) {
-  if (std::optional<ErrorPolicy> policy = kErrorPolicyNames.find(name)) return *policy;
-  return invalid_argument("on_error '" + name + "' is not one of " + kErrorPolicyNames.joined());
-}
-
-Result<int64_t> parse_shuffle_window(const std::string& text) {
-  if (text == "all") return kShuffleAll;
-  const std::optional<long long> value = parse_whole_number(text);
-  if (!value)
-    return invalid_argument("shuffle_window: '" + text + "' is not a whole number or all");
-  return static_cast<int64_t>(*value);
-}
-
 std::string shuffle_window_text(int64_t window) {
   return window == kShuffleAll ? "all" : std::to_string(window);
 }
 
-Result<WorkerCount> WorkerCount::parse(const std::string& text) {
-  if (text == "auto") return tuned();
-  const std::optional<long long> value = parse_whole_number(text);
-  if (!value || *value < INT_MIN || *value > INT_MAX)
-    return invalid_argument("workers: '" + text + "' is not a whole number or auto");
-  return WorkerCount(static_cast<int>(*value));
+Status parse_loader_setting(const LoaderSettingDescription& setting, const std::string& text,
+                            LoaderSettings& settings) {
+  const ParamSpec& spec = setting.spec;
+  const std::optional<ParamValue> value = parse_param_text(spec, text);
+  if (spec.type == ParamType::kChoice && !(value && param_value(spec, *value)))
+    return invalid_argument(fmt::format("{} '{}' is not one of {}", spec.name, printable(text),
+                                        fmt::join(spec.choices, ", ")));
+  if (!value)
+    return invalid_argument(fmt::format("{}: '{}' is not a whole number{}", spec.name,
+                                        printable(text),
+                                        spec.word.empty() ? "" : " or " + spec.word));
+  return setting.set(spec, *value, settings);
 }
 
 int WorkerCount::threads() const {
@@ -137,53 +136,54 @@ Status LoaderSettings::check() const {
 }
 
 const std::vector<LoaderSettingDescription>& loader_setting_descriptions() {
+  const LoaderSettings defaults;
   static const std::vector<LoaderSettingDescription> settings = {
-      {"workers",
-       "Loader worker threads (0: build batches inline; auto: tuned during about the first 100 "
-       "steps, from 1 up to the machine's cores)",
-       parse_into<&LoaderSettings::workers, parse_workers>,
+      {ParamSpec::integer("workers", -1,
+                          "Loader worker threads (0: build batches inline; auto: tuned during "
+                          "about the first 100 steps, from 1 up to the machine's cores)")
+           .in(-1, kMaxWorkers)
+           .or_word("auto"),
+       set_workers,
        [](const LoaderSettings& s) {
          return s.workers.mode() == WorkerCount::Mode::kPerCore ? "-1" : s.workers.to_string();
-       },
-       /*choices=*/{}, /*word=*/"auto", /*minimum=*/-1, /*maximum=*/kMaxWorkers,
-       /*zero_refused=*/""},
-      {"shuffle_window",
-       "Shuffle within a window of N shards at a time (shards permuted each epoch: locality for "
-       "streamed data), or all: the whole dataset",
-       parse_into<&LoaderSettings::shuffle_window, parse_shuffle_window>,
-       [](const LoaderSettings& s) { return shuffle_window_text(s.shuffle_window); },
-       /*choices=*/{}, /*word=*/"all", /*minimum=*/1, /*maximum=*/kMaxShuffleWindow,
-       /*zero_refused=*/""},
-      {"ra_reps",
-       "Repeated augmentation (the references' RASampler): each sample N times in a row of the "
-       "shuffled order, dealt to different ranks, each with its own augmentation; an epoch keeps "
-       "the dataset's length (N/ra_reps distinct samples). Training only",
-       parse_into<&LoaderSettings::ra_reps, parse_ra_reps>,
-       [](const LoaderSettings& s) { return std::to_string(s.ra_reps); }, /*choices=*/{},
-       /*word=*/"", /*minimum=*/1, /*maximum=*/kMaxRaReps, /*zero_refused=*/""},
-      {"prefetch", "Batches in flight (-1 = auto: 16 MiB, 4 to 64)",
-       parse_into<&LoaderSettings::prefetch, parse_prefetch>,
-       [](const LoaderSettings& s) { return std::to_string(s.prefetch); }, /*choices=*/{},
-       /*word=*/"", /*minimum=*/kAutoPrefetch, /*maximum=*/kMaxPrefetch,
+       }},
+      {ParamSpec::integer("shuffle_window", 0,
+                          "Shuffle within a window of N shards at a time (shards permuted each "
+                          "epoch: locality for streamed data), or all: the whole dataset")
+           .in(1, kMaxShuffleWindow)
+           .or_word("all")
+           .defaulting_to(std::string("all")),
+       set_shuffle_window,
+       [](const LoaderSettings& s) { return shuffle_window_text(s.shuffle_window); }},
+      {ParamSpec::integer("ra_reps", defaults.ra_reps,
+                          "Repeated augmentation (the references' RASampler): each sample N times "
+                          "in a row of the shuffled order, dealt to different ranks, each with its "
+                          "own augmentation; an epoch keeps the dataset's length (N/ra_reps "
+                          "distinct samples). Training only")
+           .in(1, kMaxRaReps),
+       set_ra_reps, [](const LoaderSettings& s) { return std::to_string(s.ra_reps); }},
+      {ParamSpec::integer("prefetch", kAutoPrefetch,
+                          "Batches in flight (-1 = auto: 16 MiB, 4 to 64)")
+           .in(kAutoPrefetch, kMaxPrefetch),
+       set_prefetch, [](const LoaderSettings& s) { return std::to_string(s.prefetch); },
        /*zero_refused=*/"must be -1 (auto) or at least 1"},
-      {"verify", "Record checksums: always, once or off (once: at the first read)",
-       parse_into<&LoaderSettings::verify, parse_verify_policy>,
-       [](const LoaderSettings& s) { return to_string(s.verify); },
-       /*choices=*/kVerifyPolicyNames.names(), /*word=*/"", /*minimum=*/0, /*maximum=*/0,
-       /*zero_refused=*/""},
+      {ParamSpec::choice("verify", to_string(defaults.verify), kVerifyPolicyNames.names(),
+                         "Record checksums: always, once or off (once: at the first read)"),
+       set_verify, [](const LoaderSettings& s) { return to_string(s.verify); }},
       // Python's only (no help): the commands keep the default, raise.
-      {"on_error", "", parse_into<&LoaderSettings::on_error, parse_error_policy>,
-       [](const LoaderSettings& s) { return std::string(kErrorPolicyNames.name(s.on_error)); },
-       /*choices=*/kErrorPolicyNames.names(), /*word=*/"", /*minimum=*/0, /*maximum=*/0,
-       /*zero_refused=*/""},
+      {ParamSpec::choice("on_error", std::string(kErrorPolicyNames.name(defaults.on_error)),
+                         kErrorPolicyNames.names(), ""),
+       set_on_error,
+       [](const LoaderSettings& s) { return std::string(kErrorPolicyNames.name(s.on_error)); }},
   };
   return settings;
 }
 
 const LoaderSettingDescription* find_loader_setting(std::string_view name) {
   const std::vector<LoaderSettingDescription>& table = loader_setting_descriptions();
-  const auto found = std::find_if(table.begin(), table.end(),
-                                  [name](const auto& setting) { return setting.name == name; });
+  const auto found = std::find_if(table.begin(), table.end(), [name](const auto& setting) {
+    return setting.spec.name == name;
+  });
   return found == table.end() ? nullptr : &*found;
 }
 

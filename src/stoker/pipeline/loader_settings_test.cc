@@ -15,15 +15,28 @@ std::string check(const LoaderSettings& s) {
   return status.is_ok() ? "ok" : status.message();
 }
 
+// `text` read by the setting called `name` into default settings: the settings, or the error.
+Result<LoaderSettings> parsed(const char* name, const std::string& text) {
+  LoaderSettings settings;
+  STOKER_RETURN_IF_ERROR(parse_loader_setting(*find_loader_setting(name), text, settings));
+  return settings;
+}
+
 TEST(LoaderSettingsTest, WorkerCountsParseAsTheCommandLineAndPythonSpellThem) {
-  EXPECT_EQ(WorkerCount::parse("auto").value(), WorkerCount::tuned());
-  EXPECT_EQ(WorkerCount::parse("3").value(), WorkerCount(3));
-  EXPECT_EQ(WorkerCount::parse("0").value(), WorkerCount(0));
-  EXPECT_EQ(WorkerCount::parse("5000").value(), WorkerCount(5000));  // check() bounds it
-  for (const char* bad : {"", "Auto", "many", "3x", "99999999999999999999"})
-    EXPECT_FALSE(WorkerCount::parse(bad).is_ok()) << bad;
-  EXPECT_EQ(WorkerCount::parse("many").status().message(),
+  EXPECT_EQ(parsed("workers", "auto").value().workers, WorkerCount::tuned());
+  EXPECT_EQ(parsed("workers", "3").value().workers, WorkerCount(3));
+  EXPECT_EQ(parsed("workers", "0").value().workers, WorkerCount(0));
+  EXPECT_EQ(parsed("workers", "-1").value().workers, WorkerCount::per_core());
+  EXPECT_EQ(parsed("workers", "5000").value().workers, WorkerCount(5000));  // check() bounds it
+  for (const char* bad : {"", "Auto", "many", "3x", "+3", " 3", "99999999999999999999"})
+    EXPECT_FALSE(parsed("workers", bad).is_ok()) << bad;
+  EXPECT_EQ(parsed("workers", "many").status().message(),
             "workers: 'many' is not a whole number or auto");
+  // A whole number beyond an int: named by the setting's bounds, not wrapped.
+  EXPECT_EQ(parsed("workers", "5000000000").status().message(),
+            "workers must be at most 1024, not 5000000000");
+  EXPECT_EQ(parsed("prefetch", "-5000000000").status().message(),
+            "prefetch must be at least -1, not -5000000000");
   EXPECT_EQ(WorkerCount::tuned().to_string(), "auto");
   EXPECT_EQ(WorkerCount(5).to_string(), "5");
   EXPECT_NE(WorkerCount(0), WorkerCount::per_core());
@@ -88,23 +101,23 @@ TEST(LoaderSettingsTest, EachSettingIsCheckedOnceNamingItsValue) {
 }
 
 TEST(LoaderSettingsTest, ShuffleWindowsParseAsAllOrANumber) {
-  EXPECT_EQ(parse_shuffle_window("all").value(), kShuffleAll);
-  EXPECT_EQ(parse_shuffle_window("16").value(), 16);
+  EXPECT_EQ(parsed("shuffle_window", "all").value().shuffle_window, kShuffleAll);
+  EXPECT_EQ(parsed("shuffle_window", "16").value().shuffle_window, 16);
   EXPECT_EQ(shuffle_window_text(kShuffleAll), "all");
   EXPECT_EQ(shuffle_window_text(16), "16");
   for (const char* bad : {"", "All", "4x", "99999999999999999999"}) {
-    EXPECT_EQ(parse_shuffle_window(bad).status().message(),
+    EXPECT_EQ(parsed("shuffle_window", bad).status().message(),
               std::string("shuffle_window: '") + bad + "' is not a whole number or all");
   }
 }
 
 TEST(LoaderSettingsTest, PoliciesParseByName) {
-  EXPECT_EQ(parse_verify_policy("always").value(), VerifyPolicy::kAlways);
+  EXPECT_EQ(parsed("verify", "always").value().verify, VerifyPolicy::kAlways);
   EXPECT_EQ(to_string(VerifyPolicy::kOff), "off");
-  EXPECT_EQ(parse_verify_policy("never").status().message(),
-            "verify policy 'never' is not one of always, once, off");
-  EXPECT_EQ(parse_error_policy("skip").value(), ErrorPolicy::kSkip);
-  EXPECT_EQ(parse_error_policy("ignore").status().message(),
+  EXPECT_EQ(parsed("verify", "never").status().message(),
+            "verify 'never' is not one of always, once, off");
+  EXPECT_EQ(parsed("on_error", "skip").value().on_error, ErrorPolicy::kSkip);
+  EXPECT_EQ(parsed("on_error", "ignore").status().message(),
             "on_error 'ignore' is not one of raise, skip");
 }
 
@@ -120,25 +133,25 @@ TEST(LoaderSettingsTest, EachSettingsTextParsesBackAndABadOneNamesIt) {
   changed.ra_reps = 3;
   const LoaderSettings defaults;
   for (const LoaderSettingDescription& setting : loader_setting_descriptions()) {
-    const std::string name(setting.name);
+    const std::string& name = setting.spec.name;
     EXPECT_NE(setting.text(changed), setting.text(defaults)) << name;
     LoaderSettings s = defaults;
-    ASSERT_TRUE(setting.parse(setting.text(changed), s).is_ok()) << name;
+    ASSERT_TRUE(parse_loader_setting(setting, setting.text(changed), s).is_ok()) << name;
     EXPECT_EQ(setting.text(s), setting.text(changed)) << name;
-    EXPECT_EQ(setting.parse("bogus", s).message().rfind(name, 0), 0u) << name;
+    EXPECT_EQ(parse_loader_setting(setting, "bogus", s).message().rfind(name, 0), 0u) << name;
     EXPECT_EQ(setting.text(s), setting.text(changed)) << name;
   }
   LoaderSettings s;
   const auto& table = loader_setting_descriptions();
-  EXPECT_EQ(table.front().name, "workers");
-  EXPECT_TRUE(table.front().parse("-1", s).is_ok());
+  EXPECT_EQ(table.front().spec.name, "workers");
+  EXPECT_TRUE(parse_loader_setting(table.front(), "-1", s).is_ok());
   EXPECT_EQ(s.workers, WorkerCount::per_core());
   EXPECT_EQ(table.front().text(s), "-1");
 }
 
 TEST(LoaderSettingsTest, FindsEachSettingByItsNameAndNoneByAnother) {
   for (const LoaderSettingDescription& setting : loader_setting_descriptions())
-    EXPECT_EQ(find_loader_setting(setting.name), &setting) << setting.name;
+    EXPECT_EQ(find_loader_setting(setting.spec.name), &setting) << setting.spec.name;
   EXPECT_EQ(find_loader_setting("worker"), nullptr);
   EXPECT_EQ(find_loader_setting(""), nullptr);
 }

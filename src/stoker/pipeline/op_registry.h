@@ -23,60 +23,12 @@
 
 #include "stoker/pipeline/batch_transform.h"
 #include "stoker/pipeline/image_transforms.h"
+#include "stoker/pipeline/param_spec.h"
 #include "stoker/pipeline/transform.h"
 #include "stoker/store/schema.h"
 #include "stoker/util/status.h"
 
 namespace stoker {
-
-enum class ParamType { kBool, kInt, kFloat, kFloats, kChoice, kOps, kText };
-
-// A parameter's value: typed (bool, int64, double, a list of doubles, a name or text) or, as a
-// command line gives it, text still to parse by the parameter's type. A kOps value (a list of
-// pixel operations' calls, for the combinators) is its text, "[NAME:key=value;NAME]", checked
-// and written back by make_op_call, read by parse_op_list.
-using ParamValue = std::variant<bool, int64_t, double, std::vector<double>, std::string>;
-
-// One parameter of an operation, declared as
-//   ParamSpec::real("flip", 0.0, "probability of a flip").in(0, 1)
-struct ParamSpec {
-  static constexpr size_t kAnyCount = static_cast<size_t>(-1);
-
-  static ParamSpec flag(std::string name, bool default_value, std::string doc);
-  static ParamSpec integer(std::string name, int64_t default_value, std::string doc);
-  static ParamSpec real(std::string name, double default_value, std::string doc);
-  // From min_count to max_count numbers (kAnyCount: no limit).
-  static ParamSpec reals(std::string name, std::vector<double> default_value, std::string doc,
-                         size_t min_count, size_t max_count);
-  // One of `choices` (names, such as "bilinear" or "random"); the default is one of them.
-  static ParamSpec choice(std::string name, std::string default_value,
-                          std::vector<std::string> choices, std::string doc);
-  // A list of at most max_count pixel operations' calls (a combinator's); the default is none.
-  static ParamSpec ops(std::string name, std::string doc, size_t max_count);
-  // Free text (a policy string, "rand-m9-mstd0.5-inc1"), which the operation's factory reads:
-  // up to 256 printable ASCII characters but `,`, `;`, `[` and `]` (a call's text, also in a
-  // list of calls, stays one call).
-  static ParamSpec text(std::string name, std::string default_value, std::string doc);
-  // Bounds of a number (each number of a list): [lo, hi], >= lo, > lo.
-  ParamSpec in(double lo, double hi) const;
-  ParamSpec at_least(double lo) const;
-  ParamSpec above(double lo) const;
-
-  std::string name;
-  ParamType type = ParamType::kFloat;
-  ParamValue default_value;  // of `type`
-  std::string doc;
-  // kInt, kFloat, kFloats (each number): the bounds, an open minimum excluding its bound. A
-  // float is always finite.
-  std::optional<double> min;
-  std::optional<double> max;
-  bool min_open = false;
-  // kFloats: how many numbers; kOps: how many calls.
-  size_t min_count = 1;
-  size_t max_count = 1;
-  // kChoice: the names it may take.
-  std::vector<std::string> choices;
-};
 
 // An operation's checked parameters: every one of its ParamSpecs, typed, defaults filled in, in
 // the order of the spec.
@@ -199,10 +151,6 @@ Result<std::vector<OpCall>> parse_op_list(const std::string& text);
 
 // `call` as text that parse_op_call reads back: every parameter, in the spec's order.
 std::string to_text(const OpCall& call);
-// A value as a call's text writes it ("0.5", "[0.08,1]", "true").
-std::string to_text(const ParamValue& value);
-// What a value of `p` must be, as the errors say it: "a number at least 0", "2 numbers above 0".
-std::string values_text(const ParamSpec& p);
 
 // The registry's description as JSON: [{"name", "role", "doc", "python_class", "params":
 // [{"name", "type", "default", "doc", "min", "max", "min_open", "min_count", "max_count",
@@ -213,6 +161,5 @@ std::string operations_json();
 std::string params_json(const OpCall& call);
 
 const char* to_string(OpRole role);
-const char* to_string(ParamType type);
 
 }  // namespace stoker

@@ -113,7 +113,7 @@ void apply_settings(const py::kwargs& given, LoaderSettings& settings) {
     if (value.is_none()) continue;
     const std::string text = py::isinstance<py::str>(value) ? value.cast<std::string>()
                                                             : std::to_string(value.cast<int64_t>());
-    throw_if_error(setting->parse(text, settings));
+    throw_if_error(parse_loader_setting(*setting, text, settings));
   }
 }
 
@@ -195,7 +195,7 @@ class BoundLoader {
                  "last_batch"_a = kLastBatchNames.name(o.last_batch), "rank"_a = o.rank,
                  "world_size"_a = o.world_size);
     for (const LoaderSettingDescription& setting : loader_setting_descriptions())
-      out[py::str(std::string(setting.name))] = setting_object(setting.text(o));
+      out[py::str(setting.spec.name)] = setting_object(setting.text(o));
     return out;
   }
 
@@ -348,9 +348,9 @@ class BoundEpoch {
 void register_loader(py::module_& module) {
   // The loader's limits and names (loader_settings.h), so Python copies none; the settings are
   // checked by LoaderCore, once. LOADER_SETTINGS: the keywords of LoaderCore.configure's settings.
-  std::vector<std::string_view> settings;
+  std::vector<std::string> settings;
   for (const LoaderSettingDescription& setting : loader_setting_descriptions())
-    settings.push_back(setting.name);
+    settings.push_back(setting.spec.name);
   module.attr("LOADER_SETTINGS") = py::tuple(py::cast(settings));
   module.attr("MAX_WORKERS") = kMaxWorkers;
   module.attr("MAX_PREFETCH") = kMaxPrefetch;
