@@ -11,6 +11,8 @@
 #          (op_call_fuzz; seeds: op_call_fuzz_seeds; dictionary fuzz/ops.dict)
 #   timm   timm's RandAugment config strings, their draws and operations
 #          (timm_config_fuzz; seeds: timm_config_fuzz_seeds; dictionary fuzz/timm.dict)
+#   coco   COCO's instances JSON and its segmentations' masks
+#          (coco_json_fuzz; seeds: coco_json_fuzz_seeds; dictionary fuzz/coco.dict)
 # Environment: STOKER_FUZZ_BUILD_DIR overrides build-fuzz/; STOKER_FUZZ_CORPUS overrides the
 # corpus directory (default build-fuzz/corpus for shard, build-fuzz/corpus-image for image,
 # kept between runs, seeded when empty). STOKER_FUZZ_ARGS adds libFuzzer options (e.g.
@@ -31,8 +33,10 @@ case $target in
     fuzzer=op_call_fuzz seeds=op_call_fuzz_seeds dict=fuzz/ops.dict suffix=-ops ;;
   timm)
     fuzzer=timm_config_fuzz seeds=timm_config_fuzz_seeds dict=fuzz/timm.dict suffix=-timm ;;
+  coco)
+    fuzzer=coco_json_fuzz seeds=coco_json_fuzz_seeds dict=fuzz/coco.dict suffix=-coco ;;
   *)
-    echo "fuzz.sh: unknown target '$target' (shard, image, ops, timm)" >&2
+    echo "fuzz.sh: unknown target '$target' (shard, image, ops, timm, coco)" >&2
     exit 2 ;;
 esac
 corpus=${STOKER_FUZZ_CORPUS:-$build_dir/corpus$suffix}

@@ -146,7 +146,8 @@ const std::vector<LoaderSettingDescription>& loader_setting_descriptions() {
        set_workers,
        [](const LoaderSettings& s) {
          return s.workers.mode() == WorkerCount::Mode::kPerCore ? "-1" : s.workers.to_string();
-       }},
+       },
+       /*zero_refused=*/""},
       {ParamSpec::integer("shuffle_window", 0,
                           "Shuffle within a window of N shards at a time (shards permuted each "
                           "epoch: locality for streamed data), or all: the whole dataset")
@@ -154,14 +155,16 @@ const std::vector<LoaderSettingDescription>& loader_setting_descriptions() {
            .or_word("all")
            .defaulting_to(std::string("all")),
        set_shuffle_window,
-       [](const LoaderSettings& s) { return shuffle_window_text(s.shuffle_window); }},
+       [](const LoaderSettings& s) { return shuffle_window_text(s.shuffle_window); },
+       /*zero_refused=*/""},
       {ParamSpec::integer("ra_reps", defaults.ra_reps,
                           "Repeated augmentation (the references' RASampler): each sample N times "
                           "in a row of the shuffled order, dealt to different ranks, each with its "
                           "own augmentation; an epoch keeps the dataset's length (N/ra_reps "
                           "distinct samples). Training only")
            .in(1, kMaxRaReps),
-       set_ra_reps, [](const LoaderSettings& s) { return std::to_string(s.ra_reps); }},
+       set_ra_reps, [](const LoaderSettings& s) { return std::to_string(s.ra_reps); },
+       /*zero_refused=*/""},
       {ParamSpec::integer("prefetch", kAutoPrefetch,
                           "Batches in flight (-1 = auto: 16 MiB, 4 to 64)")
            .in(kAutoPrefetch, kMaxPrefetch),
@@ -169,12 +172,14 @@ const std::vector<LoaderSettingDescription>& loader_setting_descriptions() {
        /*zero_refused=*/"must be -1 (auto) or at least 1"},
       {ParamSpec::choice("verify", to_string(defaults.verify), kVerifyPolicyNames.names(),
                          "Record checksums: always, once or off (once: at the first read)"),
-       set_verify, [](const LoaderSettings& s) { return to_string(s.verify); }},
+       set_verify, [](const LoaderSettings& s) { return to_string(s.verify); },
+       /*zero_refused=*/""},
       // Python's only (no help): the commands keep the default, raise.
       {ParamSpec::choice("on_error", std::string(kErrorPolicyNames.name(defaults.on_error)),
                          kErrorPolicyNames.names(), ""),
        set_on_error,
-       [](const LoaderSettings& s) { return std::string(kErrorPolicyNames.name(s.on_error)); }},
+       [](const LoaderSettings& s) { return std::string(kErrorPolicyNames.name(s.on_error)); },
+       /*zero_refused=*/""},
   };
   return settings;
 }
