@@ -4,8 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
+
+#include "stoker/testing/build_paths.h"
+#include "stoker/testing/temp_dir.h"
 
 namespace stoker {
 namespace {
@@ -127,6 +133,49 @@ TEST(CocoAnnotationsTest, EachBadAnnotationIsOneLineNamingFileAndAnnotation) {
   EXPECT_EQ(parse_coco_annotations("{\"images\": [", "ann.json").status().message(),
             "ann.json: not JSON");
   EXPECT_EQ(read_coco_annotations("/nonexistent/ann.json").status().code(), StatusCode::kNotFound);
+}
+
+// Each object's mask as pycocotools' COCO.annToMask gives it (what torchvision's detection
+// reference and its v2 COCO wrapper decode), written row-major to DIR/masks/ANNOTATION_ID.
+constexpr const char* kAnnToMaskScript = R"(
+import os, sys
+from pycocotools.coco import COCO
+coco = COCO(sys.argv[1] + "/annotations/instances.json")
+os.makedirs(sys.argv[1] + "/masks")
+for ann in coco.anns.values():
+    coco.annToMask(ann).tofile(f"{sys.argv[1]}/masks/{ann['id']}")
+)";
+
+// A COCO-shaped set from bench/make_coco_set.py (polygons past the edges, several polygons to an
+// object, crowds as plain counts): every object's mask is pycocotools' own.
+TEST(CocoAnnotationsTest, AGeneratedSetsMasksArePycocotoolsAnnToMask) {
+  stoker::testing::TempDir dir;
+  const std::string set = dir / "coco";
+  std::ofstream(dir / "masks.py") << kAnnToMaskScript;
+  const std::string make = std::string(STOKER_PYTHON) + " " + stoker::testing::kSourceDir +
+                           "/bench/make_coco_set.py " + set + " --images 24 --seed 3 > /dev/null";
+  ASSERT_EQ(std::system(make.c_str()), 0) << make;
+  const std::string masks = std::string(STOKER_PYTHON) + " " + (dir / "masks.py") + " " + set +
+                            " > /dev/null";
+  ASSERT_EQ(std::system(masks.c_str()), 0) << masks;
+  const CocoAnnotations coco = read_coco_annotations(set + "/annotations/instances.json").value();
+  ASSERT_EQ(coco.images.size(), 24u);
+  int objects = 0, crowds = 0, multi = 0;
+  for (const CocoImage& image : coco.images) {
+    for (const CocoObject& object : image.objects) {
+      std::vector<uint8_t> pixels(image.height * image.width, 0);
+      ASSERT_TRUE(paint_coco_object(object, image, pixels.data()).is_ok()) << object.id;
+      std::ifstream in(set + "/masks/" + std::to_string(object.id), std::ios::binary);
+      const std::vector<uint8_t> expected{std::istreambuf_iterator<char>(in),
+                                          std::istreambuf_iterator<char>()};
+      ASSERT_EQ(pixels, expected) << "annotation " << object.id;
+      ++objects;
+      crowds += object.crowd;
+      multi += object.polygons.size() > 1;
+    }
+  }
+  EXPECT_GT(objects, 80);
+  EXPECT_GT(multi + crowds, 0);
 }
 
 }  // namespace
