@@ -85,12 +85,12 @@ class BatchLayout {
   // Writes samples k in [begin, end) of every field, computed from records[k] (dataset index
   // samples[k] and its repeat, epoch `epoch`, loader seed `seed`), into dst[f] + k * slot_bytes,
   // and a variable field's sample shape into shapes[f] + k * its rank, prefetching records a few
-  // samples ahead (`shapes` may be null where every field is fixed). With `failed` null, stops at the first failing sample;
-  // otherwise skips samples with failed[k] set and sets failed[k] for each sample that fails.
-  // Returns the first failure and sets *failed_at to its k. A transform that throws fails its
-  // sample (kInternal). The message names the field; the caller adds shard and record.
-  // `cancelled`, if set, is asked before each sample: true stops there with kCancelled (the
-  // samples left unwritten), so a loader being destroyed need not finish heavy samples.
+  // samples ahead (`shapes` may be null where every field is fixed). With `failed` null, stops at
+  // the first failing sample; otherwise skips samples with failed[k] set and sets failed[k] for
+  // each sample that fails. Returns the first failure and sets *failed_at to its k. A transform
+  // that throws fails its sample (kInternal). The message names the field; the caller adds shard
+  // and record. `cancelled`, if set, is asked before each sample: true stops there with kCancelled
+  // (the samples left unwritten), so a loader being destroyed need not finish heavy samples.
   Status write_samples(const ByteSpan* records, const IndexSpan& samples, size_t begin, size_t end,
                        int64_t epoch, uint64_t seed, uint8_t* const* dst, uint8_t* failed,
                        size_t* failed_at, const std::function<bool()>& cancelled = {},

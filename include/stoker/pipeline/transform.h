@@ -84,9 +84,9 @@ class VariableTransform : public Transform {
 
 // Fixed field `field` of `schema`, copied as stored.
 std::shared_ptr<const Transform> copy_field(const Schema& schema, int field);
-// Bytes field `field` (of the records' schema) as a variable-length array of `dtype` [N, row_shape...], N at
-// most `max_rows`: its bytes copied as stored, whose length must be a whole number of rows
-// (kCorrupt otherwise). A bytes field as uint8 [N] is (kUint8, {}, max length).
+// Bytes field `field` (of the records' schema) as a variable-length array of `dtype` [N,
+// row_shape...], N at most `max_rows`: its bytes copied as stored, whose length must be a whole
+// number of rows (kCorrupt otherwise). A bytes field as uint8 [N] is (kUint8, {}, max length).
 std::shared_ptr<const Transform> copy_variable_field(int field, DType dtype,
                                                      std::vector<int64_t> row_shape,
                                                      int64_t max_rows);

@@ -25,8 +25,8 @@ std::shared_ptr<BufferPool> BufferPool::create(const BatchLayout& layout, int64_
                                                     capacity, max_idle, std::move(allocator)));
 }
 
-BufferPool::BufferPool(std::vector<size_t> field_bytes, std::vector<size_t> ranks,
-                       int64_t capacity, size_t max_idle, HostAllocator allocator)
+BufferPool::BufferPool(std::vector<size_t> field_bytes, std::vector<size_t> ranks, int64_t capacity,
+                       size_t max_idle, HostAllocator allocator)
     : field_bytes_(std::move(field_bytes)),
       ranks_(std::move(ranks)),
       capacity_(capacity),

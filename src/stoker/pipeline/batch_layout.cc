@@ -147,8 +147,9 @@ Status BatchLayout::write_sample(const SampleInput& input, uint8_t* const* dst,
     Status status;
     try {
       uint8_t* slot = dst[f] + k * field.slot_bytes;
-      status = field.variable ? write_variable(field, input, slot, shapes[f] + k * field.sample_shape.size())
-                              : field.transform->apply(input, slot);
+      status = field.variable
+                   ? write_variable(field, input, slot, shapes[f] + k * field.sample_shape.size())
+                   : field.transform->apply(input, slot);
     } catch (const std::exception& e) {
       status = Status(StatusCode::kInternal, std::string("the transform threw: ") + e.what());
     } catch (...) {

@@ -32,8 +32,7 @@ class CopyField : public Transform {
 
 class CopyVariableField : public VariableTransform {
  public:
-  CopyVariableField(int field, DType dtype, std::vector<int64_t> row_shape,
-                    int64_t max_rows)
+  CopyVariableField(int field, DType dtype, std::vector<int64_t> row_shape, int64_t max_rows)
       : field_(field), dtype_(dtype), row_shape_(row_shape) {
     row_bytes_ = dtype_size(dtype);
     for (int64_t d : row_shape) row_bytes_ *= static_cast<size_t>(d);
