@@ -16,7 +16,7 @@ from stoker._batch_transforms import native_call
 from stoker._python_pool import PythonPool
 from stoker._python_steps import BatchTransform, PythonSteps, step_name
 from stoker._wrapped import Wrapped as _Wrapped
-from stoker.transforms import call_text, defer_normalization, plan_fields
+from stoker.transforms import call_text, defer_normalization, is_variable, plan_fields
 
 __all__ = ["Loader"]
 
@@ -132,6 +132,9 @@ def _transforms_for_names(transforms, names: tuple, schema: list, pad: bool):
     """`transforms` as a mapping that leaves out the dataset's fields `names` does not name
     (so they are never read); ValueError for a name the dataset lacks or the transforms drop."""
     fields = [f["name"] for f in schema]
+    # A padded field's sizes (NAME_sizes) stand for the field.
+    names = tuple(n[:-len("_sizes")] if n.endswith("_sizes") and n[:-len("_sizes")] in fields
+                  else n for n in names)
     unknown = [n for n in names if n not in fields and not (pad and n == VALID)]
     if unknown:
         extra = f" (and {VALID!r} with last_batch='pad')" if not pad else f" and {VALID!r}"
@@ -151,6 +154,29 @@ def _transforms_for_names(transforms, names: tuple, schema: list, pad: bool):
         if name not in names:
             mapping[name] = None
     return mapping
+
+
+_VARIABLE_FORMS = ("list", "padded")
+
+
+def _variable_forms(variable, specs: list) -> dict:
+    """{field: "list" or "padded"} for the variable fields of `specs` (RawBytes, DecodeImage),
+    from the loader's `variable`: one form for all, or a mapping {field: form} (the rest
+    "list"); ValueError naming a bad form or a field that does not vary."""
+    names = [s["name"] for s in specs if is_variable(s)]
+    if isinstance(variable, dict):
+        fixed = [n for n in variable if n not in names]
+        if fixed:
+            raise ValueError(f"variable names {', '.join(map(repr, fixed))}, which "
+                             f"{'is not a field' if len(fixed) == 1 else 'are not fields'} of "
+                             f"varying size (those: {', '.join(names) or 'none'})")
+        forms = {n: variable.get(n, "list") for n in names}
+    else:
+        forms = {n: variable for n in names}
+    for name, form in forms.items():
+        if form not in _VARIABLE_FORMS:
+            raise ValueError(f"variable: field {name!r} must be 'list' or 'padded', not {form!r}")
+    return forms
 
 
 class _Formatted(_Wrapped):
@@ -457,6 +483,12 @@ class Loader:
     where those are exactly the batch's fields, else a dict that refuses to be iterated
     (stoker.loader.FieldDict), so that unpacking a batch never yields field names. With
     last_batch="pad" a tuple ends with the VALID mask ("valid") unless the names place it.
+    Fields of varying size (``stoker.transforms.RawBytes`` of a bytes field,
+    ``DecodeImage`` of encoded images at their own size) are held as ``variable`` says, one
+    form for all or a mapping {field: form}: "list" (the default) a list of per-sample
+    tensors (what torchvision's detection models take), "padded" one tensor
+    [batch, largest sample...] padded with zeros plus ``NAME_sizes``, int64 [batch, rank],
+    each sample's shape. Both view the pooled buffers without a copy, as every field does.
     ``loader.dataset`` (its ``len()``, the manifest's ``classes``) and ``loader.sampler``
     (``set_epoch``, ``len()``) answer what scripts ask of a DataLoader's.
 
@@ -531,7 +563,7 @@ class Loader:
                  last_batch=None, mesh=None, shuffle_window="all", cache_dir=None,
                  cache_gb=None, cache_policy="next-use", batch_format=None,
                  batch_transform=None, python_input=None, ra_reps=1, python_workers=None,
-                 python_parallel="processes", python_timeout=300):
+                 python_parallel="processes", python_timeout=300, variable="list"):
         torch = _import_torch()
         self._torch = torch
         path = os.fsdecode(path)  # str, bytes or os.PathLike; the name need not be UTF-8
@@ -565,6 +597,11 @@ class Loader:
         if last_batch == "pad" and any(spec["name"] == VALID for spec in specs):
             raise ValueError(f"last_batch='pad' adds the field {VALID!r}, which {path} has: "
                              f"leave it out (transforms={{{VALID!r}: None}})")
+        forms = _variable_forms(variable, specs)
+        if forms and cuda:
+            raise ValueError(f"fields of varying size ({', '.join(forms)}) are delivered on the "
+                             f"CPU only for now: device='cpu', then move them")
+        specs = [dict(s, padded=True) if forms.get(s["name"]) == "padded" else s for s in specs]
         deferred = {}
         if normalize_on_device:  # not where Python steps follow the normalisation
             _, deferred = defer_normalization([s for s in specs if s["name"] not in plan.python])
@@ -667,7 +704,11 @@ class Loader:
 
     def _tuple_names(self, batch_format, names, pad: bool):
         """The fields of a tuple batch in order; "dict" for plain dicts, None for FieldDicts."""
-        delivered = [name for name, _, _ in self._native.fields]
+        delivered = []
+        for name, _, _ in self._native.fields:
+            delivered.append(name)
+            if self._native.variable_fields.get(name) == "padded":
+                delivered.append(name + "_sizes")
         if batch_format == "dict":
             return "dict"
         if batch_format == "tuple":

@@ -38,7 +38,7 @@ from typing import Dict, List, Optional, Sequence
 from stoker import _python_steps, _stoker
 
 __all__ = ["Compose", "ToTensor", "PILToTensor", "Normalize", "RandomResizedCrop", "Resize",
-           "CenterCrop"]
+           "CenterCrop", "RawBytes", "DecodeImage"]
 
 # The native operations by name (pipeline/op_registry.h): their parameters' bounds are read from
 # here, and the pixel and float operations' classes are built from it (below).
@@ -188,6 +188,39 @@ class CenterCrop:
         return f"CenterCrop({self.size})"
 
 
+def _cap(name: str, op: str, param: str, value) -> int:
+    largest = _param(op, param)["max"]
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= largest:
+        raise ValueError(f"{name}: {param} must be an int from 1 to {largest:g}, not {value!r}")
+    return value
+
+
+class RawBytes:
+    """A bytes field as stored: a uint8 tensor [N] per sample (a caption, encoded bytes), N at
+    most ``max_length``, which sizes the loader's buffers; a longer value is an error naming
+    the record (or skipped, on_error="skip"). A batch holds the field as the loader's
+    ``variable`` option says (a list of tensors, or padded)."""
+
+    def __init__(self, max_length=4096):
+        self.max_length = _cap("RawBytes", "raw_bytes", "max_length", max_length)
+
+    def __repr__(self):
+        return f"RawBytes(max_length={self.max_length})"
+
+
+class DecodeImage:
+    """An encoded image (JPEG or PNG) decoded at its own size: uint8 [3, H, W], PIL's RGB
+    pixels (torchvision's ``decode_image``/``PILToTensor`` of the file), no resize; H and W at
+    most ``max_size`` (it sizes the loader's buffers), a larger image is an error naming the
+    record. A batch holds the field as the loader's ``variable`` option says."""
+
+    def __init__(self, max_size=1024):
+        self.max_size = _cap("DecodeImage", "decode_image", "max_size", max_size)
+
+    def __repr__(self):
+        return f"DecodeImage(max_size={self.max_size})"
+
+
 class _NativeOperation:
     """A native pixel operation (uint8 image in place: a colour change, a flip) or float
     operation (float image in place, after Normalize: RandomErasing), its parameters checked by
@@ -242,7 +275,8 @@ _PIXEL_NAMES = sorted(name for name, cls in _NATIVE_CLASSES.items() if cls._role
 _FLOAT_NAMES = sorted(name for name, cls in _NATIVE_CLASSES.items() if cls._role == "float")
 
 _SUPPORTED = ", ".join(["Compose", "ToTensor", "PILToTensor", "Normalize", "RandomResizedCrop",
-                        "Resize", "CenterCrop", *sorted(_NATIVE_CLASSES)])
+                        "Resize", "CenterCrop", "RawBytes", "DecodeImage",
+                        *sorted(_NATIVE_CLASSES)])
 
 
 def _jitter_amount(name: str, bounds, center: float) -> float:
@@ -508,8 +542,7 @@ class _Unknown(ValueError):
 
 
 def _stoker_transform(t):
-    if isinstance(t, (Compose, ToTensor, PILToTensor, Normalize, RandomResizedCrop, Resize,
-                      CenterCrop, _NativeOperation)):
+    if isinstance(t, _STOKER_CLASSES):
         return t
     if type(t).__module__.startswith(("torchvision.transforms", "timm.data")):
         return _from_torchvision(t)
@@ -517,7 +550,7 @@ def _stoker_transform(t):
 
 
 _STOKER_CLASSES = (Compose, ToTensor, PILToTensor, Normalize, RandomResizedCrop, Resize,
-                   CenterCrop, _NativeOperation)
+                   CenterCrop, RawBytes, DecodeImage, _NativeOperation)
 
 
 def _is_compose(transform) -> bool:
@@ -612,6 +645,13 @@ def _size_call(size: tuple) -> dict:
 
 def _encoded_image_spec(field: str, steps: list) -> dict:
     names = [type(s).__name__ for s in steps]
+    if names[:1] in (["RawBytes"], ["DecodeImage"]):
+        if len(steps) > 1:
+            raise ValueError(f"field '{field}': {names[0]} makes samples of varying size; no "
+                             f"step may follow it, not {' + '.join(names[1:])}")
+        if isinstance(steps[0], RawBytes):
+            return {"name": field, "ops": [{"op": "raw_bytes", "max_length": steps[0].max_length}]}
+        return {"name": field, "ops": [{"op": "decode_image", "max_size": steps[0].max_size}]}
     if names[:1] == ["RandomResizedCrop"]:
         crop = steps[0]
         flip = 0.0
@@ -720,11 +760,19 @@ def plan_fields(transforms, schema: List[dict], allow_python: bool = True) -> Fi
                 raise
             raise ValueError(f"{e}; the steps from {_python_steps.step_name(in_python[0])} on "
                              f"would run in Python, after the native ones ({why})") from None
+        if in_python and is_variable(specs[-1]):
+            raise ValueError(f"field '{name}': {_python_steps.step_name(in_python[0])} cannot "
+                             f"run in Python on samples of varying size ({why})")
         if in_python:
             python[name] = in_python
     if not specs:
         raise ValueError("the transforms leave no field in the batch")
     return FieldPlan(specs, python)
+
+
+def is_variable(spec: dict) -> bool:
+    """True if the field of `spec` varies in size per sample (RawBytes, DecodeImage)."""
+    return bool(spec["ops"]) and spec["ops"][0]["op"] in ("raw_bytes", "decode_image")
 
 
 def field_specs(transforms, schema: List[dict]) -> List[dict]:

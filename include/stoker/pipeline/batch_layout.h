@@ -37,6 +37,10 @@ struct FieldRequest {
   std::vector<float> mean;
   std::vector<float> std;
   std::shared_ptr<const Transform> transform;  // set: computes the field; the above is ignored
+  // A variable transform's samples (Transform::as_variable) laid out padded: each batch on the
+  // grid of its largest sample, zeros around each (one strided tensor). Else each sample
+  // C-contiguous at its slot's start (a list of tensors).
+  bool padded = false;
 };
 
 // One field of a batch as laid out in a buffer.
@@ -51,14 +55,18 @@ struct BatchField {
   // Bytes between two samples' slots while the batch is built: the larger of what the
   // transform writes and sample_bytes. The block holds capacity * slot_bytes.
   size_t slot_bytes = 0;
+  // The transform's samples vary in shape (sample_shape is then the capacity): each batch
+  // carries their shapes; null for a fixed field, whose path has no per-sample work added.
+  const VariableTransform* variable = nullptr;
+  bool padded = false;  // FieldRequest::padded
 };
 
 class BatchLayout {
  public:
   // Stored fields must exist and be fixed-size; normalisation needs a uint8 field and
   // Normalization's mean/std rules; a transform must write a fixed dtype; names are unique and
-  // there is at least one field; `batch`, if set, applies to the fields. Errors are
-  // kInvalidArgument naming the field.
+  // there is at least one field; `batch`, if set, applies to the fields, which are then all
+  // fixed; `padded` needs a variable transform. Errors are kInvalidArgument naming the field.
   static Result<BatchLayout> create(const Schema& schema, const std::vector<FieldRequest>& requests,
                                     std::shared_ptr<const BatchTransform> batch = nullptr);
   // Every fixed field of the schema, copied as stored; kInvalidArgument if there is none (a
@@ -76,23 +84,29 @@ class BatchLayout {
 
   // Writes samples k in [begin, end) of every field, computed from records[k] (dataset index
   // samples[k] and its repeat, epoch `epoch`, loader seed `seed`), into dst[f] + k * slot_bytes,
-  // prefetching records a few samples ahead. With `failed` null, stops at the first failing sample;
-  // otherwise skips samples with failed[k] set and sets failed[k] for each sample that fails.
-  // Returns the first failure and sets *failed_at to its k. A transform that throws fails its
-  // sample (kInternal). The message names the field; the caller adds shard and record.
-  // `cancelled`, if set, is asked before each sample: true stops there with kCancelled (the
-  // samples left unwritten), so a loader being destroyed need not finish heavy samples.
+  // and a variable field's sample shape into shapes[f] + k * its rank, prefetching records a few
+  // samples ahead (`shapes` may be null where every field is fixed). With `failed` null, stops at
+  // the first failing sample; otherwise skips samples with failed[k] set and sets failed[k] for
+  // each sample that fails. Returns the first failure and sets *failed_at to its k. A transform
+  // that throws fails its sample (kInternal). The message names the field; the caller adds shard
+  // and record. `cancelled`, if set, is asked before each sample: true stops there with kCancelled
+  // (the samples left unwritten), so a loader being destroyed need not finish heavy samples.
   Status write_samples(const ByteSpan* records, const IndexSpan& samples, size_t begin, size_t end,
                        int64_t epoch, uint64_t seed, uint8_t* const* dst, uint8_t* failed,
-                       size_t* failed_at, const std::function<bool()>& cancelled = {}) const;
+                       size_t* failed_at, const std::function<bool()>& cancelled = {},
+                       int64_t* const* shapes = nullptr) const;
+  // True if a field is variable (BatchField::variable).
+  bool any_variable() const { return any_variable_; }
 
  private:
-  Status write_sample(const SampleInput& input, uint8_t* const* dst, size_t k) const;
+  Status write_sample(const SampleInput& input, uint8_t* const* dst, int64_t* const* shapes,
+                      size_t k) const;
 
   Schema schema_;  // of the records; transforms see it
   std::vector<BatchField> fields_;
   std::shared_ptr<const BatchTransform> batch_;
   size_t record_prefix_ = 0;  // bytes at the start of a record that the fields read
+  bool any_variable_ = false;
 };
 
 }  // namespace stoker

@@ -31,18 +31,26 @@ class DeviceFeed;
 // caller that keeps tensors across many steps should clone() to let buffers recycle.
 class Batch {
  public:
-  // The field `name` as a tensor [size, sample shape...] on the loader's device.
-  // Throws Error if the batch has no such field.
+  // The field `name` as a tensor [size, sample shape...] on the loader's device; a padded
+  // variable field's is [size, largest sample...], zeros around each sample. Throws Error if
+  // the batch has no such field, or it is a variable field laid out as a list (samples()).
   const at::Tensor& operator[](const std::string& name) const;
+  // A variable field's samples, each a tensor of its own shape viewing its slot (padded or
+  // not), and their shapes, int64 [size, rank] (HostField::sizes). Throws Error for a fixed
+  // field or none.
+  std::vector<at::Tensor> samples(const std::string& name) const;
+  at::Tensor sizes(const std::string& name) const;
   int64_t size() const { return host_.size; }
   int64_t epoch() const { return host_.epoch; }
   int64_t index() const { return host_.index; }      // batch number within the epoch
   int64_t skipped() const { return host_.skipped; }  // bad samples dropped (skip policy)
-  // Deep copies of every field, independent of the pool.
+  // Deep copies of every field but list-laid variable ones, independent of the pool.
   std::map<std::string, at::Tensor> clone() const;
 
  private:
   friend class EpochRange;
+  // The host field `name`; throws Error if there is none.
+  size_t index_of(const std::string& name) const;
   HostBatch host_;
   std::vector<at::Tensor> tensors_;
 };
@@ -86,7 +94,8 @@ class EpochRange {
 
 class Loader {
  public:
-  // Throws Error (kInvalidArgument) for bad options or fields the dataset lacks.
+  // Throws Error (kInvalidArgument) for bad options or fields the dataset lacks, and for
+  // variable fields (Transform::as_variable) on a device other than the CPU (not built yet).
   Loader(std::shared_ptr<const Dataset> dataset, LoaderOptions options,
          c10::Device device = c10::kCPU);
   ~Loader();

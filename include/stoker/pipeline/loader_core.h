@@ -71,13 +71,19 @@ struct LoaderState {
   int64_t ra_reps = 1;                   // the order's (LoaderSettings::ra_reps)
 };
 
-// One field of a batch: a C-contiguous array in a pooled buffer.
+// One field of a batch: a C-contiguous array in a pooled buffer. A variable field's
+// (BatchField::variable) samples differ in shape: `sizes` holds sample k's shape at
+// k * (rank of shape - 1), `shape` is [batch size, the largest sample's shape...] and sample k
+// lies at data + k * strides[0] elements: C-contiguous of its own shape, or, padded, on the grid
+// of `strides` with zeros around it (then the whole field is one strided array).
 struct HostField {
   std::string name;
   DType dtype = DType::kUint8;
   std::vector<int64_t> shape;    // [batch size, sample shape...]
-  std::vector<int64_t> strides;  // in elements, C-contiguous
+  std::vector<int64_t> strides;  // in elements, C-contiguous (a variable field's: its slots')
   void* data = nullptr;
+  const int64_t* sizes = nullptr;  // a variable field's sample shapes; null for a fixed field
+  bool padded = false;             // a variable field's layout (BatchField::padded)
 };
 
 // One batch of plain buffers. `owner` keeps the pooled buffer alive: it returns to the pool once

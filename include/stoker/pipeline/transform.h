@@ -26,6 +26,7 @@
 namespace stoker {
 
 class Normalization;
+class VariableTransform;
 
 // What a transform sees of one sample. Borrowed: valid during the call only.
 struct SampleInput {
@@ -60,10 +61,35 @@ class Transform {
   virtual size_t record_prefix() const { return 0; }
   // Writes one sample into `slot` (dtype_size(dtype()) × elements of sample_shape() bytes).
   virtual Status apply(const SampleInput& input, uint8_t* slot) const = 0;
+  // This transform as one of variable samples, or null (a fixed one).
+  virtual const VariableTransform* as_variable() const { return nullptr; }
+};
+
+// A transform whose samples differ in shape (a variable-length field, an image at its own
+// size): sample_shape() is its capacity, the largest sample in every dimension, which sizes the
+// slot (the pool stays preallocated); apply_sized() writes each sample and says its shape, which
+// the batch carries (HostField::sizes).
+class VariableTransform : public Transform {
+ public:
+  // Writes one sample C-contiguous at the start of `slot` and its shape into `shape`
+  // (sample_shape().size() values). A sample over the capacity in any dimension is refused
+  // before anything is written: a Status naming its size and the capacity.
+  virtual Status apply_sized(const SampleInput& input, uint8_t* slot, int64_t* shape) const = 0;
+  // Variable samples are written by apply_sized only.
+  Status apply(const SampleInput&, uint8_t*) const final {
+    return Status(StatusCode::kInternal, "a variable transform is applied by apply_sized");
+  }
+  const VariableTransform* as_variable() const final { return this; }
 };
 
 // Fixed field `field` of `schema`, copied as stored.
 std::shared_ptr<const Transform> copy_field(const Schema& schema, int field);
+// Bytes field `field` (of the records' schema) as a variable-length array of `dtype` [N,
+// row_shape...], N at most `max_rows`: its bytes copied as stored, whose length must be a whole
+// number of rows (kCorrupt otherwise). A bytes field as uint8 [N] is (kUint8, {}, max length).
+std::shared_ptr<const Transform> copy_variable_field(int field, DType dtype,
+                                                     std::vector<int64_t> row_shape,
+                                                     int64_t max_rows);
 // uint8 fixed field `field` of `schema` normalised to float32 by `normalization` (made for the
 // field's shape).
 std::shared_ptr<const Transform> normalize_field(const Schema& schema, int field,

@@ -16,15 +16,19 @@ HostAllocator default_host_allocator() {
 std::shared_ptr<BufferPool> BufferPool::create(const BatchLayout& layout, int64_t capacity,
                                                size_t max_idle, HostAllocator allocator) {
   std::vector<size_t> field_bytes;
-  for (const BatchField& f : layout.fields())
+  std::vector<size_t> ranks;
+  for (const BatchField& f : layout.fields()) {
     field_bytes.push_back(f.slot_bytes * static_cast<size_t>(capacity));
-  return std::shared_ptr<BufferPool>(
-      new BufferPool(std::move(field_bytes), capacity, max_idle, std::move(allocator)));
+    ranks.push_back(f.variable ? f.sample_shape.size() : 0);
+  }
+  return std::shared_ptr<BufferPool>(new BufferPool(std::move(field_bytes), std::move(ranks),
+                                                    capacity, max_idle, std::move(allocator)));
 }
 
-BufferPool::BufferPool(std::vector<size_t> field_bytes, int64_t capacity, size_t max_idle,
-                       HostAllocator allocator)
+BufferPool::BufferPool(std::vector<size_t> field_bytes, std::vector<size_t> ranks, int64_t capacity,
+                       size_t max_idle, HostAllocator allocator)
     : field_bytes_(std::move(field_bytes)),
+      ranks_(std::move(ranks)),
       capacity_(capacity),
       max_idle_(max_idle),
       allocator_(std::move(allocator)) {
@@ -40,6 +44,10 @@ std::shared_ptr<BatchBuffer> BufferPool::acquire() {
   auto buffer = std::make_unique<BatchBuffer>();
   buffer->capacity = capacity_;
   for (size_t bytes : field_bytes_) buffer->fields.push_back(allocator_(bytes));
+  for (size_t rank : ranks_) {
+    buffer->shapes.emplace_back(rank * static_cast<size_t>(capacity_));
+    buffer->largest.emplace_back(rank);
+  }
   return hand_out(std::move(buffer));
 }
 

@@ -29,6 +29,11 @@ struct BatchBuffer {
   int64_t skipped = 0;         // records dropped under the skip policy
   int64_t padding = 0;         // samples at its end that are padding (EpochPlan::padding)
   Status status;               // the first error met while building the batch
+  // Per field, empty for a fixed one: a variable field's sample shapes (sample k's rank values
+  // at k * rank) and, once the batch is complete, its largest sample's shape
+  // (variable_samples.h). Allocated with the buffer, reused.
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<std::vector<int64_t>> largest;
   // The engine's working state while workers build the batch's pieces (reused, not
   // reallocated): which samples failed, and each piece's first failure.
   std::vector<uint8_t> failed;
@@ -52,13 +57,14 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
   size_t allocations() const STOKER_EXCLUDES(mutex_);
 
  private:
-  BufferPool(std::vector<size_t> field_bytes, int64_t capacity, size_t max_idle,
-             HostAllocator allocator);
+  BufferPool(std::vector<size_t> field_bytes, std::vector<size_t> ranks, int64_t capacity,
+             size_t max_idle, HostAllocator allocator);
   // `buffer` reset (size, status) and owned by a shared_ptr that gives it back.
   std::shared_ptr<BatchBuffer> hand_out(std::unique_ptr<BatchBuffer> buffer);
   void give_back(BatchBuffer* buffer) STOKER_EXCLUDES(mutex_);
 
   const std::vector<size_t> field_bytes_;  // bytes of each field's block
+  const std::vector<size_t> ranks_;        // each variable field's sample rank; 0 fixed
   const int64_t capacity_;
   const size_t max_idle_;
   HostAllocator allocator_;

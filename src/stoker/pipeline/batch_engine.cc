@@ -8,6 +8,7 @@
 #include <cstring>
 #include <exception>
 
+#include "stoker/pipeline/variable_samples.h"
 #include "stoker/util/mapped_read_guard.h"
 
 namespace stoker {
@@ -308,10 +309,12 @@ bool BatchEngine::build_piece(const Piece& piece, Scratch& scratch) {
   // Pass 2: the fields' transforms, straight into the buffer.
   scratch.field_dst.clear();
   for (const auto& block : buffer.fields) scratch.field_dst.push_back(block.get());
+  scratch.field_shapes.clear();
+  for (auto& shapes : buffer.shapes) scratch.field_shapes.push_back(shapes.data());
   size_t at = 0;
-  Status written =
-      layout_.write_samples(scratch.records.data(), indices, begin, resolved_end, buffer.epoch,
-                            options_.seed, scratch.field_dst.data(), failed, &at, is_cancelled);
+  Status written = layout_.write_samples(scratch.records.data(), indices, begin, resolved_end,
+                                         buffer.epoch, options_.seed, scratch.field_dst.data(),
+                                         failed, &at, is_cancelled, scratch.field_shapes.data());
   if (is_cancelled()) return false;
   // A shard that shrank fails the batch under either policy (what was read of it is zeros): the
   // dataset changed under the run, not one record.
@@ -366,6 +369,10 @@ void BatchEngine::finalize(BatchBuffer& buffer) const {
           const size_t bytes = fields[f].slot_bytes;
           std::memmove(buffer.fields[f].get() + kept * bytes, buffer.fields[f].get() + k * bytes,
                        bytes);
+          if (std::vector<int64_t>& shapes = buffer.shapes[f]; !shapes.empty()) {
+            const size_t rank = fields[f].sample_shape.size();
+            std::copy_n(shapes.begin() + k * rank, rank, shapes.begin() + kept * rank);
+          }
         }
       }
       ++kept;
@@ -373,6 +380,7 @@ void BatchEngine::finalize(BatchBuffer& buffer) const {
     buffer.skipped = static_cast<int64_t>(n - kept);
     buffer.size = static_cast<int64_t>(kept);
   }
+  if (layout_.any_variable()) arrange_variable(buffer);
   if (const auto& batch = layout_.batch_transform(); batch && buffer.size > 0) {
     BatchInput input;
     input.size = buffer.size;
@@ -396,6 +404,18 @@ void BatchEngine::finalize(BatchBuffer& buffer) const {
   }
   stats_->batches += 1;
   stats_->samples += buffer.size;
+}
+
+void BatchEngine::arrange_variable(BatchBuffer& buffer) const {
+  const auto& fields = layout_.fields();
+  for (size_t f = 0; f < fields.size(); ++f) {
+    if (!fields[f].variable) continue;
+    const size_t rank = fields[f].sample_shape.size();
+    largest_shape(buffer.shapes[f].data(), rank, buffer.size, buffer.largest[f].data());
+    if (fields[f].padded)
+      pad_samples(buffer.fields[f].get(), fields[f].slot_bytes, dtype_size(fields[f].dtype),
+                  buffer.shapes[f].data(), rank, buffer.size, buffer.largest[f].data());
+  }
 }
 
 std::shared_ptr<BatchBuffer> BatchEngine::next() { return take_next(std::nullopt, nullptr); }

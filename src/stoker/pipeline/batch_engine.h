@@ -126,6 +126,7 @@ class BatchEngine {
   struct Scratch {
     std::vector<ByteSpan> records;
     std::vector<uint8_t*> field_dst;
+    std::vector<int64_t*> field_shapes;
   };
 
   // Worker `index`'s loop.
@@ -152,8 +153,10 @@ class BatchEngine {
   // as an error naming shard and record; ok if none (one atomic load while no file shrank).
   Status changed_shard_error(const int64_t* records, size_t n) const;
   // Settles a built batch: status of its first failing sample, or compaction under skip; then
-  // the layout's batch transform, if any, on what is left.
+  // the variable fields' largest shapes (and padding, variable_samples.h); then the layout's
+  // batch transform, if any, on what is left.
   void finalize(BatchBuffer& buffer) const;
+  void arrange_variable(BatchBuffer& buffer) const;
   // Records a "pipeline" span on options_.tracer, if any.
   void trace_span(const char* name, int64_t start_ns, int64_t end_ns) const;
   // Samples [begin, end) of piece `p` of a batch of `n`.

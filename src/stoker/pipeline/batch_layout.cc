@@ -1,5 +1,7 @@
 #include "stoker/pipeline/batch_layout.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <exception>
 
@@ -42,6 +44,23 @@ Result<size_t> sample_bytes_of(const BatchFieldType& type) {
   return elements * dtype_size(type.dtype);
 }
 
+// Variable field `field`'s sample into `slot`, its shape into `shape`: the transform's, checked
+// against the capacity again (a shape outside it is the transform's bug, refused rather than
+// delivered).
+Status write_variable(const BatchField& field, const SampleInput& input, uint8_t* slot,
+                      int64_t* shape) {
+  Status status = field.variable->apply_sized(input, slot, shape);
+  if (!status.is_ok()) return status;
+  for (size_t d = 0; d < field.sample_shape.size(); ++d) {
+    if (shape[d] < 0 || shape[d] > field.sample_shape[d])
+      return Status(StatusCode::kInternal,
+                    fmt::format("the transform wrote a sample of dimension {} = {}, outside its "
+                                "capacity of {}",
+                                d, shape[d], field.sample_shape[d]));
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Result<BatchLayout> BatchLayout::create(const Schema& schema,
@@ -62,6 +81,17 @@ Result<BatchLayout> BatchLayout::create(const Schema& schema,
     out.name = request.name;
     out.written = {request.name, transform->dtype(), transform->sample_shape()};
     STOKER_ASSIGN_OR_RETURN(out.slot_bytes, sample_bytes_of(out.written));
+    out.variable = transform->as_variable();
+    if (out.variable && out.written.sample_shape.empty())
+      return invalid_argument("field '" + request.name + "': a variable sample needs a shape");
+    if (request.padded && !out.variable)
+      return invalid_argument("field '" + request.name +
+                              "' is fixed-size; only a variable field is padded");
+    out.padded = request.padded;
+    if (out.variable && batch)
+      return invalid_argument("field '" + request.name +
+                              "' varies in size; batch transforms take fixed fields only");
+    layout.any_variable_ = layout.any_variable_ || out.variable;
     out.transform = std::move(transform);
     layout.record_prefix_ = std::max(layout.record_prefix_, out.transform->record_prefix());
     written.push_back(out.written);
@@ -110,12 +140,16 @@ size_t BatchLayout::sample_bytes() const {
   return bytes;
 }
 
-Status BatchLayout::write_sample(const SampleInput& input, uint8_t* const* dst, size_t k) const {
+Status BatchLayout::write_sample(const SampleInput& input, uint8_t* const* dst,
+                                 int64_t* const* shapes, size_t k) const {
   for (size_t f = 0; f < fields_.size(); ++f) {
     const BatchField& field = fields_[f];
     Status status;
     try {
-      status = field.transform->apply(input, dst[f] + k * field.slot_bytes);
+      uint8_t* slot = dst[f] + k * field.slot_bytes;
+      status = field.variable
+                   ? write_variable(field, input, slot, shapes[f] + k * field.sample_shape.size())
+                   : field.transform->apply(input, slot);
     } catch (const std::exception& e) {
       status = Status(StatusCode::kInternal, std::string("the transform threw: ") + e.what());
     } catch (...) {
@@ -130,7 +164,10 @@ Status BatchLayout::write_sample(const SampleInput& input, uint8_t* const* dst, 
 Status BatchLayout::write_samples(const ByteSpan* records, const IndexSpan& samples, size_t begin,
                                   size_t end, int64_t epoch, uint64_t seed, uint8_t* const* dst,
                                   uint8_t* failed, size_t* failed_at,
-                                  const std::function<bool()>& cancelled) const {
+                                  const std::function<bool()>& cancelled,
+                                  int64_t* const* shapes) const {
+  if (any_variable_ && shapes == nullptr)
+    return Status(StatusCode::kInternal, "a batch of variable fields needs their shapes' arrays");
   // Every cache line the fields read, the last one included (records are not line-aligned).
   // The prefix lies within every record (a record holds at least the fixed part), and a
   // prefetch never faults. (Bounding it by record.size made GCC 12 -O2 drop the prefetches.)
@@ -150,7 +187,7 @@ Status BatchLayout::write_samples(const ByteSpan* records, const IndexSpan& samp
     input.record = records[k];
     input.index = samples[k];
     input.repeat = samples.repeat(k);
-    Status status = write_sample(input, dst, k);
+    Status status = write_sample(input, dst, shapes, k);
     if (status.is_ok()) continue;
     if (first.is_ok()) {
       first = std::move(status);

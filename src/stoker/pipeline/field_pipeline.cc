@@ -161,6 +161,9 @@ Result<FieldRequest> make_field_request(const Schema& schema, const std::string&
     if (!transform.is_ok()) return transform.status();
     made = transform.value();
     if (!c.normalize && c.pixels.empty()) return FieldRequest(field, made);  // as it writes
+    if (made->as_variable())
+      return fail(fmt::format("{} makes samples of varying size: no operation may follow it",
+                              c.source->op->name));
     if (made->dtype() != (fused ? DType::kFloat32 : DType::kUint8))
       return fail(fmt::format(
           "{} writes {}: {} applies to uint8 images", c.source->op->name, dtype_name(made->dtype()),

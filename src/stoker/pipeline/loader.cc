@@ -19,25 +19,73 @@ at::ScalarType scalar_type(DType dtype) {
   throw Error(invalid_argument("bytes fields have no tensor type"));
 }
 
+// A view of `data` keeping `owner` alive.
+at::Tensor view(void* data, at::IntArrayRef shape, at::IntArrayRef strides, DType dtype,
+                std::shared_ptr<const void> owner) {
+  return at::from_blob(
+      data, shape, strides, [owner](void*) {}, at::TensorOptions(scalar_type(dtype)));
+}
+
 }  // namespace
 
-const at::Tensor& Batch::operator[](const std::string& name) const {
+size_t Batch::index_of(const std::string& name) const {
   for (size_t i = 0; i < host_.fields.size(); ++i) {
-    if (host_.fields[i].name == name) return tensors_[i];
+    if (host_.fields[i].name == name) return i;
   }
   throw Error(invalid_argument("the batch has no field '" + name + "'"));
 }
 
+const at::Tensor& Batch::operator[](const std::string& name) const {
+  const size_t i = index_of(name);
+  if (!tensors_[i].defined())
+    throw Error(invalid_argument("field '" + name +
+                                 "' varies in size and is laid out as a list: use samples()"));
+  return tensors_[i];
+}
+
+std::vector<at::Tensor> Batch::samples(const std::string& name) const {
+  const HostField& f = host_.fields[index_of(name)];
+  if (!f.sizes) throw Error(invalid_argument("field '" + name + "' is fixed-size"));
+  const size_t rank = f.shape.size() - 1;
+  std::vector<at::Tensor> out;
+  for (int64_t k = 0; k < host_.size; ++k) {
+    const std::vector<int64_t> shape(f.sizes + k * rank, f.sizes + (k + 1) * rank);
+    std::vector<int64_t> strides(f.strides.begin() + 1, f.strides.end());  // padded: the grid's
+    if (!f.padded) {
+      for (size_t d = rank - 1; d > 0; --d) strides[d - 1] = strides[d] * shape[d];
+    }
+    out.push_back(view(static_cast<uint8_t*>(f.data) + k * f.strides[0] * dtype_size(f.dtype),
+                       shape, strides, f.dtype, host_.owner));
+  }
+  return out;
+}
+
+at::Tensor Batch::sizes(const std::string& name) const {
+  const HostField& f = host_.fields[index_of(name)];
+  if (!f.sizes) throw Error(invalid_argument("field '" + name + "' is fixed-size"));
+  const auto rank = static_cast<int64_t>(f.shape.size() - 1);
+  return view(const_cast<int64_t*>(f.sizes), {host_.size, rank}, {rank, 1}, DType::kInt64,
+              host_.owner);
+}
+
 std::map<std::string, at::Tensor> Batch::clone() const {
   std::map<std::string, at::Tensor> out;
-  for (size_t i = 0; i < host_.fields.size(); ++i) out[host_.fields[i].name] = tensors_[i].clone();
+  for (size_t i = 0; i < host_.fields.size(); ++i) {
+    if (tensors_[i].defined()) out[host_.fields[i].name] = tensors_[i].clone();
+  }
   return out;
 }
 
 Loader::Loader(std::shared_ptr<const Dataset> dataset, LoaderOptions options, torch::Device device)
     : device_(device),
       feed_(std::make_unique<DeviceFeed>(device)),
-      core_(std::move(dataset), std::move(options), feed_->host_allocator()) {}
+      core_(std::move(dataset), std::move(options), feed_->host_allocator()) {
+  for (const BatchField& f : core_.layout().fields()) {
+    if (f.variable && !device.is_cpu())
+      throw Error(invalid_argument("field '" + f.name +
+                                   "' varies in size: it is delivered on the CPU only for now"));
+  }
+}
 
 Loader::~Loader() = default;
 
@@ -65,9 +113,9 @@ void EpochRange::advance() {
   const HostBatch& host = current_.host_;
   std::vector<at::Tensor> tensors;
   for (const HostField& f : host.fields) {
-    std::shared_ptr<const void> owner = host.owner;
-    tensors.push_back(at::from_blob(
-        f.data, f.shape, f.strides, [owner](void*) {}, at::TensorOptions(scalar_type(f.dtype))));
+    // A list-laid variable field has no one tensor (samples()); the CPU keeps it undefined.
+    tensors.push_back(f.sizes && !f.padded ? at::Tensor()
+                                           : view(f.data, f.shape, f.strides, f.dtype, host.owner));
   }
   current_.tensors_ = loader_->feed_->to_device(std::move(tensors));
 }

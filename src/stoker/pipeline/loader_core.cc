@@ -154,6 +154,7 @@ LoaderCore::LoaderCore(std::shared_ptr<const Dataset> dataset, LoaderOptions opt
     h.shape.insert(h.shape.end(), f.sample_shape.begin(), f.sample_shape.end());
     h.strides.assign(h.shape.size(), 1);
     for (size_t d = h.shape.size() - 1; d > 0; --d) h.strides[d - 1] = h.strides[d] * h.shape[d];
+    h.padded = f.padded;
     field_shapes_.push_back(std::move(h));
   }
   state_.seed = options_.seed;
@@ -259,9 +260,16 @@ bool LoaderCore::Epoch::deliver(std::shared_ptr<BatchBuffer> buffer, HostBatch& 
   const std::vector<HostField>& shapes = loader_->field_shapes_;
   out.fields.resize(shapes.size());
   for (size_t f = 0; f < shapes.size(); ++f) {
-    out.fields[f] = shapes[f];
-    out.fields[f].shape[0] = buffer->size;
-    out.fields[f].data = buffer->fields[f].get();
+    HostField& field = out.fields[f];
+    field = shapes[f];
+    field.shape[0] = buffer->size;
+    field.data = buffer->fields[f].get();
+    if (const std::vector<int64_t>& largest = buffer->largest[f]; !largest.empty()) {
+      std::copy(largest.begin(), largest.end(), field.shape.begin() + 1);
+      for (size_t d = field.shape.size() - 1; d > 1; --d)
+        field.strides[d - 1] = field.strides[d] * field.shape[d];
+      field.sizes = buffer->shapes[f].data();
+    }
   }
   out.size = buffer->size;
   out.epoch = buffer->epoch;

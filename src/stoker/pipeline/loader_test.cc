@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "stoker/testing/loader_fixture.h"
+#include "stoker/testing/records.h"
 
 namespace stoker {
 namespace {
@@ -93,6 +94,58 @@ TEST_F(LoaderTest, TensorsOutliveTheLoader) {
     copy = b.clone();
   }
   EXPECT_TRUE(at::equal(kept, copy["label"]));
+}
+
+// A bytes field as uint8 [N] (copy_variable_field): samples() are the stored bytes, list-laid
+// or padded; sizes() their lengths; the padded tensor has zeros past each; operator[] refuses
+// the list form.
+TEST_F(LoaderTest, VariableFieldsGiveTheirSamplesAndSizes) {
+  const Schema schema =
+      Schema::create({{"label", DType::kInt64, {}}, {"text", DType::kBytes, {}}}).value_or_throw();
+  RecordEncoder encoder(schema);
+  std::vector<std::vector<uint8_t>> records;
+  const auto text_of = [](int64_t i) { return std::vector<uint8_t>(i % 5, uint8_t(i + 1)); };
+  for (int64_t i = 0; i < 30; ++i) {
+    const std::vector<uint8_t> text = text_of(i);
+    throw_if_error(encoder.set_fixed(0, &i, sizeof i));
+    throw_if_error(encoder.set_bytes(1, text.data(), text.size()));
+    records.push_back(encoder.encode());
+  }
+  testing::write_dataset(dir_ / "texts", schema, records);
+  auto texts = Dataset::open(dir_ / "texts").value_or_throw();
+  for (bool padded : {false, true}) {
+    LoaderOptions o;
+    o.batch_size = 4;
+    o.workers = 2;
+    FieldRequest text("text", copy_variable_field(1, DType::kUint8, {}, 6));
+    text.padded = padded;
+    o.fields = {{"label"}, text};
+    Loader loader(texts, o);
+    int64_t seen = 0;
+    for (Batch& b : loader.epoch(0)) {
+      const std::vector<at::Tensor> samples = b.samples("text");
+      const at::Tensor sizes = b.sizes("text");
+      ASSERT_EQ(static_cast<int64_t>(samples.size()), b.size());
+      for (int64_t k = 0; k < b.size(); ++k, ++seen) {
+        const int64_t label = b["label"][k].item<int64_t>();
+        const std::vector<uint8_t> want = text_of(label);
+        EXPECT_EQ(sizes[k][0].item<int64_t>(), static_cast<int64_t>(want.size()));
+        const at::Tensor got = samples[k].contiguous();
+        EXPECT_EQ(
+            std::vector<uint8_t>(got.data_ptr<uint8_t>(), got.data_ptr<uint8_t>() + got.numel()),
+            want);
+        if (padded) {
+          EXPECT_EQ(b["text"][k].slice(0, static_cast<int64_t>(want.size())).sum().item<int64_t>(),
+                    0);
+        }
+      }
+      if (!padded) {
+        EXPECT_THROW(b["text"], Error);
+      }
+      EXPECT_THROW(b.samples("label"), Error);
+    }
+    EXPECT_EQ(seen, 30);
+  }
 }
 
 }  // namespace

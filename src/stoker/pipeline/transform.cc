@@ -1,8 +1,11 @@
 #include "stoker/pipeline/transform.h"
 
+#include <fmt/format.h>
+
 #include <cstring>
 
 #include "stoker/pipeline/normalization.h"
+#include "stoker/store/record_view.h"
 
 namespace stoker {
 namespace {
@@ -25,6 +28,41 @@ class CopyField : public Transform {
   const Field field_;
   const size_t offset_;
   const size_t bytes_;
+};
+
+class CopyVariableField : public VariableTransform {
+ public:
+  CopyVariableField(int field, DType dtype, std::vector<int64_t> row_shape, int64_t max_rows)
+      : field_(field), dtype_(dtype), row_shape_(row_shape) {
+    row_bytes_ = dtype_size(dtype);
+    for (int64_t d : row_shape) row_bytes_ *= static_cast<size_t>(d);
+    capacity_ = {max_rows};
+    capacity_.insert(capacity_.end(), row_shape.begin(), row_shape.end());
+  }
+  DType dtype() const override { return dtype_; }
+  std::vector<int64_t> sample_shape() const override { return capacity_; }
+  Status apply_sized(const SampleInput& input, uint8_t* slot, int64_t* shape) const override {
+    Result<ByteSpan> bytes = variable_field(*input.schema, input.record, field_);
+    if (!bytes.is_ok()) return bytes.status();
+    const size_t size = bytes.value().size;
+    if (size % row_bytes_ != 0)
+      return corrupt(fmt::format("{} bytes are not whole rows of {} bytes", size, row_bytes_));
+    const auto rows = static_cast<int64_t>(size / row_bytes_);
+    if (rows > capacity_[0])
+      return invalid_argument(
+          fmt::format("{} rows, more than the capacity of {}", rows, capacity_[0]));
+    if (size > 0) std::memcpy(slot, bytes.value().data, size);
+    shape[0] = rows;
+    for (size_t d = 0; d < row_shape_.size(); ++d) shape[d + 1] = row_shape_[d];
+    return Status::ok();
+  }
+
+ private:
+  const int field_;
+  const DType dtype_;
+  const std::vector<int64_t> row_shape_;
+  size_t row_bytes_ = 0;
+  std::vector<int64_t> capacity_;
 };
 
 class NormalizeField : public Transform {
@@ -51,6 +89,12 @@ class NormalizeField : public Transform {
 
 std::shared_ptr<const Transform> copy_field(const Schema& schema, int field) {
   return std::make_shared<CopyField>(schema, field);
+}
+
+std::shared_ptr<const Transform> copy_variable_field(int field, DType dtype,
+                                                     std::vector<int64_t> row_shape,
+                                                     int64_t max_rows) {
+  return std::make_shared<CopyVariableField>(field, dtype, std::move(row_shape), max_rows);
 }
 
 std::shared_ptr<const Transform> normalize_field(const Schema& schema, int field,

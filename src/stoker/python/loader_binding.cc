@@ -39,6 +39,7 @@ struct Shared {
   std::unique_ptr<LoaderCore> core;  // set by configure()
   py::object to_tensor;              // DLPack capsule -> tensor
   std::vector<py::str> names;        // the batch fields', made once
+  std::vector<py::str> sizes_names;  // a padded field's NAME_sizes; empty for the others
   // A thread waits for a batch with the GIL released: calls from other threads must not touch
   // the loader meanwhile.
   std::atomic<bool> busy{false};
@@ -83,7 +84,33 @@ LoaderCore& working(Shared& shared) {
 FieldRequest field_request(const Schema& schema, const py::dict& spec) {
   std::vector<OpCall> calls;
   for (const py::handle op : spec["ops"]) calls.push_back(op_call_from(op.cast<py::dict>()));
-  return make_field_request(schema, spec["name"].cast<std::string>(), calls).value_or_throw();
+  FieldRequest request =
+      make_field_request(schema, spec["name"].cast<std::string>(), calls).value_or_throw();
+  request.padded = spec.contains("padded") && spec["padded"].cast<bool>();
+  return request;
+}
+
+// Sample k of a variable field laid out as a list (HostField::sizes) as its own array.
+HostField sample_of(const HostField& field, int64_t k) {
+  HostField sample;
+  sample.dtype = field.dtype;
+  const size_t rank = field.shape.size() - 1;
+  sample.shape.assign(field.sizes + k * rank, field.sizes + (k + 1) * rank);
+  sample.strides.assign(rank, 1);
+  for (size_t d = rank - 1; d > 0; --d) sample.strides[d - 1] = sample.strides[d] * sample.shape[d];
+  sample.data = static_cast<uint8_t*>(field.data) + k * field.strides[0] * dtype_size(field.dtype);
+  return sample;
+}
+
+// A padded field's sample shapes, int64 [size, rank].
+HostField sizes_of(const HostField& field) {
+  HostField sizes;
+  sizes.dtype = DType::kInt64;
+  const auto rank = static_cast<int64_t>(field.shape.size() - 1);
+  sizes.shape = {field.shape[0], rank};
+  sizes.strides = {rank, 1};
+  sizes.data = const_cast<int64_t*>(field.sizes);
+  return sizes;
 }
 
 // The loader's batch transform from its call {"op": NAME, PARAM: value, ...}
@@ -183,8 +210,10 @@ class BoundLoader {
         shared_->dataset, std::move(o),
         pinned_memory ? pinned_host_allocator(pinned_memory->first, pinned_memory->second)
                       : default_host_allocator());
-    for (const BatchField& f : shared_->core->layout().fields())
+    for (const BatchField& f : shared_->core->layout().fields()) {
       shared_->names.emplace_back(f.name);
+      shared_->sizes_names.emplace_back(f.padded ? f.name + "_sizes" : "");
+    }
     shared_->to_tensor = std::move(to_tensor);
   }
 
@@ -208,11 +237,21 @@ class BoundLoader {
     return py::module_::import("json").attr("loads")(report->to_json());
   }
 
-  // The batch fields in order: [(name, dtype, sample shape)].
+  // The batch fields in order: [(name, dtype, sample shape)]; a variable field's shape is its
+  // capacity.
   py::list fields() const {
     py::list out;
     for (const BatchField& f : configured(*shared_).layout().fields())
       out.append(py::make_tuple(f.name, dtype_name(f.dtype), f.sample_shape));
+    return out;
+  }
+
+  // The variable fields: {name: "padded" or "list"}.
+  py::dict variable_fields() const {
+    py::dict out;
+    for (const BatchField& f : configured(*shared_).layout().fields()) {
+      if (f.variable) out[py::str(f.name)] = f.padded ? "padded" : "list";
+    }
     return out;
   }
 
@@ -282,8 +321,19 @@ class BoundEpoch {
       throw py::stop_iteration();
     }
     py::dict out;
-    for (size_t f = 0; f < batch_.fields.size(); ++f)
-      out[shared_->names[f]] = shared_->to_tensor(to_dlpack(batch_.fields[f], batch_.owner));
+    for (size_t f = 0; f < batch_.fields.size(); ++f) {
+      const HostField& field = batch_.fields[f];
+      if (!field.sizes || field.padded) {
+        out[shared_->names[f]] = shared_->to_tensor(to_dlpack(field, batch_.owner));
+      } else {  // a list of the samples, each a view of its slot
+        py::list samples;
+        for (int64_t k = 0; k < batch_.size; ++k)
+          samples.append(shared_->to_tensor(to_dlpack(sample_of(field, k), batch_.owner)));
+        out[shared_->names[f]] = std::move(samples);
+      }
+      if (field.padded)
+        out[shared_->sizes_names[f]] = shared_->to_tensor(to_dlpack(sizes_of(field), batch_.owner));
+    }
     batch_.owner.reset();  // the tensors alone keep the buffer from the pool
     last_padding_ = batch_.padding;
     last_index_ = batch_.index;
@@ -394,6 +444,7 @@ void register_loader(py::module_& module) {
       .def_property_readonly("options", &BoundLoader::options)
       .def_property_readonly("tuning", &BoundLoader::tuning)
       .def_property_readonly("fields", &BoundLoader::fields)
+      .def_property_readonly("variable_fields", &BoundLoader::variable_fields)
       .def("batches_per_epoch", &BoundLoader::batches_per_epoch)
       .def("state", &BoundLoader::state)
       .def("restore", &BoundLoader::restore, py::kw_only(), "seed"_a, "epoch"_a, "position"_a,

@@ -1,0 +1,137 @@
+"""Fields of varying size in stoker.Loader: a bytes field as uint8 [N] (RawBytes) and encoded
+images at their own size (DecodeImage), delivered as a list of tensors or padded with their
+sizes; values equal the stored ones (PIL's pixels), tensors view the batch without a copy and
+stay valid after the next batch, and bad requests are one line."""
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+import stoker
+from stoker.transforms import DecodeImage, RawBytes
+
+from loader_datasets import images  # noqa: F401 (fixture)
+
+CAPTIONS = 61
+
+
+def caption(i):
+    """Record i's caption: i % 11 bytes."""
+    return bytes((i * 7 + j) % 256 for j in range(i % 11))
+
+
+@pytest.fixture(scope="module")
+def captions(tmp_path_factory):
+    path = tmp_path_factory.mktemp("captions") / "ds"
+    with stoker.DatasetWriter(path, {"label": "int64", "caption": "bytes"},
+                              shard_mb=1 / 1024) as writer:
+        for i in range(CAPTIONS):
+            writer.append({"label": i, "caption": caption(i)})
+    return path
+
+
+def loader(path, **options):
+    options.setdefault("transforms", {"caption": RawBytes(max_length=16)})
+    return stoker.Loader(path, batch_size=8, seed=4, batch_format="dict", **options)
+
+
+@pytest.mark.parametrize("workers", [0, 3])
+def test_list_form_is_the_stored_bytes_viewing_the_batch(captions, workers):
+    seen = []
+    for batch in loader(captions, workers=workers):
+        texts = batch["caption"]
+        assert isinstance(texts, list) and len(texts) == len(batch["label"])
+        for label, text in zip(batch["label"].tolist(), texts):
+            assert text.dtype == torch.uint8 and text.shape == (len(caption(label)),)
+            assert bytes(text.tolist()) == caption(label)
+            seen.append(label)
+        # Each sample views its slot of one pooled block: capacity 16 bytes apart (an empty
+        # tensor has no storage to compare).
+        start = batch["caption"][0].data_ptr() if len(texts[0]) else None
+        for k, text in enumerate(texts):
+            if len(text) and start is not None:
+                assert text.data_ptr() - start == 16 * k
+    assert sorted(seen) == list(range(CAPTIONS))
+    assert seen == [l for b in loader(captions, workers=1) for l in b["label"].tolist()]
+
+
+def test_padded_form_is_zero_padded_with_its_sizes(captions):
+    for batch in loader(captions, workers=2, variable="padded"):
+        padded, sizes = batch["caption"], batch["caption_sizes"]
+        labels = batch["label"].tolist()
+        assert sizes.dtype == torch.int64 and sizes.shape == (len(labels), 1)
+        assert sizes[:, 0].tolist() == [len(caption(i)) for i in labels]
+        assert padded.shape == (len(labels), max(len(caption(i)) for i in labels))
+        assert padded.stride() == (16, 1)  # a strided view of the slots, not a copy
+        for row, label in zip(padded, labels):
+            n = len(caption(label))
+            assert bytes(row[:n].tolist()) == caption(label)
+            assert not row[n:].any()
+
+
+def test_tensors_kept_after_the_next_batch_stay_valid(captions):
+    kept = []
+    for batch in loader(captions, workers=2, prefetch=1, variable={"caption": "padded"}):
+        kept.append((batch["label"], batch["caption"], batch["caption_sizes"]))
+    for label, padded, sizes in kept:
+        for i, row, n in zip(label.tolist(), padded, sizes[:, 0].tolist()):
+            assert bytes(row[:n].tolist()) == caption(i)
+    kept = [(b["label"], b["caption"]) for b in loader(captions, workers=2, prefetch=1)]
+    for label, texts in kept:
+        assert [bytes(t.tolist()) for t in texts] == [caption(i) for i in label.tolist()]
+
+
+def test_tuples_may_name_the_sizes(captions):
+    batch = next(iter(stoker.Loader(captions, batch_size=4, shuffle=False, variable="padded",
+                                    transforms={"caption": RawBytes(max_length=16)},
+                                    batch_format=("caption", "caption_sizes", "label"))))
+    padded, sizes, label = batch
+    assert label.tolist() == [0, 1, 2, 3] and sizes[:, 0].tolist() == [0, 1, 2, 3]
+
+
+def test_a_caption_over_max_length_names_the_record(captions):
+    with pytest.raises(ValueError, match=r"shard-.*record 10: field 'caption': 10 rows, more "
+                                         r"than the capacity of 9 \(dataset record 10\)"):
+        list(loader(captions, shuffle=False, transforms={"caption": RawBytes(max_length=9)}))
+    skipped = loader(captions, on_error="skip", transforms={"caption": RawBytes(max_length=9)})
+    labels = [l for b in skipped for l in b["label"].tolist()]
+    assert sorted(labels) == [i for i in range(CAPTIONS) if i % 11 <= 9]
+
+
+def test_images_at_their_own_size_are_pils(images):  # noqa: F811
+    path, encoded = images
+    seen = 0
+    for form in ("list", "padded"):
+        batches = stoker.Loader(path, batch_size=3, shuffle=False, variable=form,
+                                transforms={"image": DecodeImage(max_size=128)},
+                                batch_format="dict")
+        for batch in batches:
+            for k, label in enumerate(batch["label"].tolist()):
+                import io
+                want = np.asarray(Image.open(io.BytesIO(encoded[label])).convert("RGB"))
+                want = torch.from_numpy(want.transpose(2, 0, 1).copy())
+                if form == "list":
+                    got = batch["image"][k]
+                else:
+                    h, w = batch["image_sizes"][k, 1:].tolist()
+                    got = batch["image"][k, :, :h, :w]
+                    assert not batch["image"][k, :, h:, :].any()
+                    assert not batch["image"][k, :, :, w:].any()
+                assert torch.equal(got, want), (form, label)
+                seen += 1
+    assert seen == 2 * len(encoded)
+
+
+def test_bad_requests_are_one_line(captions, images):  # noqa: F811
+    with pytest.raises(ValueError, match="variable: field 'caption' must be 'list' or 'padded', "
+                                         "not 'nested'"):
+        loader(captions, variable="nested")
+    with pytest.raises(ValueError, match="variable names 'label', which is not a field of "
+                                         "varying size"):
+        loader(captions, variable={"label": "padded"})
+    with pytest.raises(ValueError, match="max_length must be an int from 1"):
+        RawBytes(max_length=0)
+    with pytest.raises(ValueError, match="DecodeImage makes samples of varying size; no step"):
+        stoker.Loader(images[0], transforms={"image": stoker.transforms.Compose(
+            [DecodeImage(), stoker.transforms.Normalize([0.5], [0.5])])})
