@@ -92,8 +92,9 @@ class Dataset {
     Location at = locate(i);
     return readers_[at.shard]->record(at.record);
   }
-  // `status` about global record i, named the way every record error is:
-  // "SHARD_PATH: record R: MESSAGE (dataset record I)", with status's code.
+  // `status` about global record i, named the way every record error is, by its source
+  // (ShardSource::record_error: "SHARD_PATH: record R: MESSAGE (dataset record I)" for
+  // stoker's shards), with status's code.
   Status record_error(uint64_t i, const Status& status) const;
   // Bytes of fixed field `field` of global record i.
   const uint8_t* fixed_field(uint64_t i, int field) const {

@@ -84,6 +84,11 @@ class ShardSource {
   virtual uint64_t room_changes() const { return 0; }
   virtual bool wait_for_room(uint64_t /*since*/, bool /*awaited*/) { return false; }
   virtual ShardSourceStats stats() const = 0;
+  // `status` about record `record` of shard `shard`, global record `global`, named the way
+  // every record error is. Default: "SHARD_PATH: record R: MESSAGE (dataset record I)"; a
+  // source whose shards present other files names the file the record came from.
+  virtual Status record_error(int shard, uint64_t record, uint64_t global,
+                              const Status& status) const;
   // The loader's plan, for a source that fetches ahead: the schedule of its current epoch (and
   // the next), and how many positions from the current one its next batches may read (shards
   // used there are never evicted). Called at each epoch's start and on a restore. Default: none.

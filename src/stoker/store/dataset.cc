@@ -87,9 +87,7 @@ Status Dataset::for_each_record(const std::function<Status(uint64_t i)>& visit) 
 
 Status Dataset::record_error(uint64_t i, const Status& status) const {
   Location at = locate(i);
-  return Status(status.code(),
-                fmt::format("{}: record {}: {} (dataset record {})", readers_[at.shard]->path(),
-                            at.record, status.message(), i));
+  return source_->record_error(at.shard, at.record, i, status);
 }
 
 Status Dataset::verify_record(uint64_t i) const {
