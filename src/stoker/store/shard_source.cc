@@ -11,4 +11,16 @@ Status ShardSource::record_error(int shard, uint64_t record, uint64_t global,
                                            global));
 }
 
+Result<ShardPins> ShardSource::acquire_all(const std::vector<int>& shards,
+                                           const std::function<bool()>& cancelled,
+                                           const std::function<bool()>& /*awaited*/) {
+  ShardPins pins;
+  pins.reserve(shards.size());
+  for (int s : shards) {
+    STOKER_ASSIGN_OR_RETURN(ShardPin pin, acquire(s, cancelled));
+    pins.push_back(std::move(pin));
+  }
+  return pins;
+}
+
 }  // namespace stoker
