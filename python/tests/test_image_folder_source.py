@@ -120,3 +120,9 @@ def test_a_dataset_has_no_samples(tmp_path, folder, cache):
     assert loader.dataset.classes == list(CLASSES)
     with pytest.raises(AttributeError, match="do not name their source files"):
         loader.dataset.samples
+
+
+def test_inspect_and_verify_take_an_image_folder(folder, cache):
+    info = stoker.inspect(folder, cache_dir=cache)
+    assert (info["records"], info["class_names"]) == (23, list(CLASSES))
+    assert stoker.verify(folder, cache_dir=cache)["datasets"][0]["records"] == 23
