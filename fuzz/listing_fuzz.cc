@@ -29,8 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   for (const ImageFolderSample& sample : decoded.value().samples)
-    check(sample.label >= 0 &&
-          static_cast<size_t>(sample.label) < decoded.value().classes.size());
+    check(sample.label >= 0 && static_cast<size_t>(sample.label) < decoded.value().classes.size());
   check(encode_listing(root, decoded.value()) ==
         std::string(reinterpret_cast<const char*>(data), size));
   return 0;

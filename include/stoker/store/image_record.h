@@ -36,7 +36,7 @@ struct ImageRecordFields {
 
 // One image record's values: the stored image, its size, its label and the file it came from.
 struct ImageRecordValues {
-  ByteSpan stored;    // the image field
+  ByteSpan stored;  // the image field
   int64_t label = 0;
   int64_t height = 0;  // of the stored image
   int64_t width = 0;

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <filesystem>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <vector>
 
@@ -99,7 +99,8 @@ constexpr auto kSourceKindNames = enum_names<SourceKind>({
 bool is_image_folder(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (!fs::is_directory(path, ec) || fs::exists(fs::symlink_status(fs::path(path) / kManifestName, ec)))
+  if (!fs::is_directory(path, ec) ||
+      fs::exists(fs::symlink_status(fs::path(path) / kManifestName, ec)))
     return false;
   for (const auto& entry : fs::directory_iterator(path, ec)) {
     if (fs::exists(fs::symlink_status(entry.path() / kManifestName, ec))) return false;
@@ -134,7 +135,8 @@ DataLocation locate_image_folders(const std::string& path) {
 Result<std::shared_ptr<const Dataset>> open_image_folder(const std::string& root,
                                                          const DataAccessOptions& access) {
   ImageFolderSourceOptions options;
-  if (Result<std::string> dir = cache_dir_of(access); dir.is_ok()) options.listing_cache_dir = dir.value();
+  if (Result<std::string> dir = cache_dir_of(access); dir.is_ok())
+    options.listing_cache_dir = dir.value();
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ImageFolderSource> source,
                           ImageFolderSource::open(root, options));
   return Dataset::open(std::move(source));

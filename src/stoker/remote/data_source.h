@@ -28,10 +28,10 @@ enum class SourceKind { kAuto, kStoker, kImageFolder };
 Result<SourceKind> parse_source_kind(const std::string& name);
 
 // locate_data for a local path, where a directory that is neither a dataset nor a folder of
-// them but holds a directory is an image folder, or with train/ and val/ (or test/) two; for a URL: URL/manifest.json, else the datasets train/, test/
-// and val/ under it, probed by HEAD (their DataLocation entries are URLs; `path` is the
-// redacted one). kNotFound naming the URL when it holds neither; the probes' errors (a 403
-// naming the URL and where the keys came from).
+// them but holds a directory is an image folder, or with train/ and val/ (or test/) two; for a URL:
+// URL/manifest.json, else the datasets train/, test/ and val/ under it, probed by HEAD (their
+// DataLocation entries are URLs; `path` is the redacted one). kNotFound naming the URL when it
+// holds neither; the probes' errors (a 403 naming the URL and where the keys came from).
 Result<DataLocation> locate(const std::string& path_or_url);
 
 // The dataset at `path_or_url`: Dataset::open(dir) for a local path; for a URL, its manifest

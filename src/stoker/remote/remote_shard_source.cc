@@ -204,7 +204,6 @@ Result<ShardPins> RemoteShardSource::acquire_all(const std::vector<int>& shards,
   }
 }
 
-
 uint64_t RemoteShardSource::room_changes() const {
   MutexLock lock(mutex_);
   return room_changes_;

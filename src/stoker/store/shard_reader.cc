@@ -49,8 +49,8 @@ ShardReader ShardReader::in_memory(std::string name, Schema schema,
   reader.memory_.reserve(size);
   reader.index_.reserve(records.size());
   for (const std::vector<uint8_t>& record : records) {
-    reader.index_.push_back({reader.memory_.size(), record.size(),
-                             xxh3_64(record.data(), record.size())});
+    reader.index_.push_back(
+        {reader.memory_.size(), record.size(), xxh3_64(record.data(), record.size())});
     reader.memory_.insert(reader.memory_.end(), record.begin(), record.end());
   }
   reader.count_ = records.size();

@@ -6,9 +6,9 @@ namespace stoker {
 
 Status ShardSource::record_error(int shard, uint64_t record, uint64_t global,
                                  const Status& status) const {
-  return Status(status.code(), fmt::format("{}: record {}: {} (dataset record {})",
-                                           readers()[shard]->path(), record, status.message(),
-                                           global));
+  return Status(status.code(),
+                fmt::format("{}: record {}: {} (dataset record {})", readers()[shard]->path(),
+                            record, status.message(), global));
 }
 
 Result<ShardPins> ShardSource::acquire_all(const std::vector<int>& shards,

@@ -155,10 +155,9 @@ class FileImporter {
     const ByteSpan stored =
         image.bytes.empty() ? bytes : ByteSpan{image.bytes.data(), image.bytes.size()};
     STOKER_RETURN_IF_ERROR(add_pixels(stored, worker, out.pixels));
-    STOKER_ASSIGN_OR_RETURN(out.record,
-                            encode_image_record(schema_, fields_,
-                                                {stored, sample.label, image.height, image.width,
-                                                 bytes}));
+    STOKER_ASSIGN_OR_RETURN(
+        out.record, encode_image_record(schema_, fields_,
+                                        {stored, sample.label, image.height, image.width, bytes}));
     out.bytes_in = bytes.size;
     out.bytes_out = stored.size;
     return Status::ok();

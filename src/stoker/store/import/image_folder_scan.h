@@ -54,10 +54,10 @@ struct ListedDirectory {
 };
 
 struct ImageFolderListing {
-  std::vector<std::string> classes;        // sorted class folder names; label = position
-  std::vector<ImageFolderSample> samples;  // ImageFolder's order
-  uint64_t ignored_files = 0;              // files in class folders without an image extension
-  std::vector<BadEntry> bad;               // symbolic link loops, unreadable directories
+  std::vector<std::string> classes;          // sorted class folder names; label = position
+  std::vector<ImageFolderSample> samples;    // ImageFolder's order
+  uint64_t ignored_files = 0;                // files in class folders without an image extension
+  std::vector<BadEntry> bad;                 // symbolic link loops, unreadable directories
   std::vector<ListedDirectory> directories;  // root, then every directory walked
 };
 

@@ -76,8 +76,7 @@ ShardReader ImageFolderSource::read_unit(int u, std::map<uint64_t, std::string>&
     // A file is at most kMaxImageFileBytes: its record always encodes.
     records.push_back(encode_image_record(manifest_.schema, fields, values).value());
   }
-  return ShardReader::in_memory(listing_.samples[unit_starts_[u]].path, manifest_.schema,
-                                records);
+  return ShardReader::in_memory(listing_.samples[unit_starts_[u]].path, manifest_.schema, records);
 }
 
 Result<ShardPin> ImageFolderSource::acquire(int u, const std::function<bool()>& /*cancelled*/) {
@@ -101,9 +100,9 @@ Result<ShardPin> ImageFolderSource::acquire(int u, const std::function<bool()>& 
     idle_.erase(std::find(idle_.begin(), idle_.end(), u));
   }
   ++units_[u].pins;
-  wait_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(
-                  std::chrono::steady_clock::now() - start)
-                  .count();
+  wait_ns_ +=
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count();
   // The hold keeps the source alive; letting it go releases the pin (it deletes nothing).
   std::shared_ptr<void> hold(this, [self = shared_from_this(), u](void*) { self->release(u); });
   return ShardPin(u, std::move(hold));
@@ -121,9 +120,8 @@ bool ImageFolderSource::wanted(int u) const {
 }
 
 void ImageFolderSource::sweep() {
-  auto kept = std::partition(idle_.begin(), idle_.end(), [&](int u) STOKER_REQUIRES(mutex_) {
-    return wanted(u);
-  });
+  auto kept = std::partition(idle_.begin(), idle_.end(),
+                             [&](int u) STOKER_REQUIRES(mutex_) { return wanted(u); });
   for (auto it = kept; it != idle_.end(); ++it) {
     readers_[*it] = nullptr;
     units_[*it].reader.reset();

@@ -80,13 +80,13 @@ class ImageFolderSource : public ShardSource,
   ImageFolderSourceOptions options_;
   ImageFolderListing listing_;
   Manifest manifest_;
-  std::vector<uint64_t> unit_starts_;  // first sample of each unit, then the sample count
+  std::vector<uint64_t> unit_starts_;        // first sample of each unit, then the sample count
   std::vector<const ShardReader*> readers_;  // entry u set while unit u is read
 
   mutable Mutex mutex_;
   std::condition_variable read_;  // a unit's read ended
   std::vector<Unit> units_ STOKER_GUARDED_BY(mutex_);
-  std::vector<int> idle_ STOKER_GUARDED_BY(mutex_);  // units read and not pinned
+  std::vector<int> idle_ STOKER_GUARDED_BY(mutex_);                // units read and not pinned
   std::map<uint64_t, std::string> bad_ STOKER_GUARDED_BY(mutex_);  // global index -> reason
   ShardSchedule schedule_ STOKER_GUARDED_BY(mutex_);
   bool advised_ STOKER_GUARDED_BY(mutex_) = false;

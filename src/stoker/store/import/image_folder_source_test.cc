@@ -55,7 +55,8 @@ TEST(ImageFolderSource, RecordsAreTheListingsFilesInTheImageLayout) {
   const ImageFolderListing listing = list_image_folder(root).value_or_throw();
   ASSERT_EQ(source->listing().samples.size(), 5u);
   EXPECT_EQ(source->listing().classes, listing.classes);
-  for (size_t i = 0; i < 5; ++i) EXPECT_EQ(source->listing().samples[i].path, listing.samples[i].path);
+  for (size_t i = 0; i < 5; ++i)
+    EXPECT_EQ(source->listing().samples[i].path, listing.samples[i].path);
   const Manifest& manifest = source->manifest();
   EXPECT_EQ(manifest.class_names, (std::vector<std::string>{"cat", "dog"}));
   ASSERT_EQ(manifest.shards.size(), 3u);  // 2 + 2 + 1
