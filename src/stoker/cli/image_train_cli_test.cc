@@ -128,7 +128,7 @@ TEST_F(ImageTrainCliTest, AnImageFolderTrainsAndBenchesInPlace) {
                             dir_ / "folder.jsonl";
   const RunResult r = run(train, dir_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("trained cnn: 1 epochs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("trained cnn: 1 epoch,"), std::string::npos) << r.out;
   const std::string log = read_file(dir_ / "folder.jsonl").value_or_throw();
   const nlohmann::json last = nlohmann::json::parse(log.substr(log.rfind('{')));
   EXPECT_EQ(last["samples"], 18);
