@@ -12,6 +12,7 @@ from typing import Optional
 
 from stoker import _device, _stoker
 from stoker._data_access import data_access
+from stoker.sources import source_of
 from stoker._batch_transforms import native_call
 from stoker._python_pool import PythonPool
 from stoker._python_steps import BatchTransform, PythonSteps, step_name
@@ -261,29 +262,34 @@ class LoaderDataset:
     """``loader.dataset``: what a script reads of a DataLoader's dataset, as far as the stored
     data has it. ``len()`` is the number of records; ``classes`` (and ``class_to_idx``) are the
     manifest's ``class_names`` (as ``stoker convert imagefolder`` writes them: ImageFolder's
-    classes), and absent (AttributeError) where it has none; ``root`` is the loader's path and
-    ``fields`` the stored schema. There is no ``samples``: records do not name their source
-    files. It cannot be indexed: samples come from the loader."""
+    classes), or an image folder's, and absent (AttributeError) where it has none; ``samples``
+    an image folder's [(path, class index)], as ImageFolder's (a dataset's records do not name
+    their source files: AttributeError); ``root`` is the loader's path and ``fields`` the
+    stored schema. It cannot be indexed: samples come from the loader."""
 
-    def __init__(self, path: str, records: int, schema: list, manifest):
+    def __init__(self, path: str, records: int, schema: list, classes: list, samples):
         self.root = path
         self.fields = [dict(f) for f in schema]
         self._records = records
-        self._manifest = manifest  # () -> the manifest as a dict
-        self._classes = None
+        self._classes = list(classes)
+        self._samples = samples
 
     def __len__(self):
         return self._records
 
     @property
     def classes(self) -> list:
-        if self._classes is None:
-            names = self._manifest().get("class_names")
-            if not names:
-                raise AttributeError(f"{self.root} has no class names (its manifest has no "
-                                     "class_names)")
-            self._classes = list(names)
+        if not self._classes:
+            raise AttributeError(f"{self.root} has no class names (its manifest has no "
+                                 "class_names)")
         return list(self._classes)
+
+    @property
+    def samples(self) -> list:
+        if self._samples is None:
+            raise AttributeError(f"{self.root} has no samples: a dataset's records do not name "
+                                 "their source files")
+        return list(self._samples)
 
     @property
     def class_to_idx(self) -> dict:
@@ -438,7 +444,9 @@ def _tensor_from_dlpack(torch):
 class Loader:
     """Batches of a stoker dataset, a drop-in for ``torch.utils.data.DataLoader``.
 
-    ``path`` is a dataset directory (``stoker convert``, ``stoker.write_dataset``), or its URL
+    ``path`` is a dataset directory (``stoker convert``, ``stoker.write_dataset``), an image
+    folder in torchvision's layout read in place (``stoker.ImageFolder(root)``, or its path:
+    a directory without a manifest.json that holds folders), or a dataset's URL
     in S3 (``s3://bucket/prefix``) or behind HTTP (``http(s)://host/path``): shards are then
     downloaded into a cache folder (``cache_dir``, default $STOKER_CACHE, else
     $XDG_CACHE_HOME/stoker/remote, else ~/.cache/stoker/remote) of ``cache_gb`` GB (default:
@@ -566,7 +574,8 @@ class Loader:
                  python_parallel="processes", python_timeout=300, variable="list"):
         torch = _import_torch()
         self._torch = torch
-        path = os.fsdecode(path)  # str, bytes or os.PathLike; the name need not be UTF-8
+        # str, bytes, os.PathLike (the name need not be UTF-8) or a source (stoker.ImageFolder)
+        path, source = source_of(path)
         batch_size = _int("batch_size", batch_size, *_INT64)
         seed = _int("seed", seed, 0, 2**64 - 1)
         # The loader settings (_stoker.LOADER_SETTINGS) as Python spells them, for the native
@@ -587,7 +596,8 @@ class Loader:
                              "workers normalise, in the same pass as the crop)")
         access = data_access(cache_dir, cache_gb, cache_policy)
         self._native = _stoker.LoaderCore(os.fsencode(path),
-                                          shuffle_window=settings["shuffle_window"], **access)
+                                          shuffle_window=settings["shuffle_window"],
+                                          source=source, **access)
         names = _batch_names(batch_format)
         if names is not None:
             transforms = _transforms_for_names(transforms, names, self._native.schema,
@@ -634,7 +644,6 @@ class Loader:
         self._path = path
         self._shown = _stoker.shown_location(os.fsencode(path))  # a URL without its secrets
         self._names = self._tuple_names(batch_format, names, last_batch == "pad")
-        self._access = access
         self._dataset_view = None  # loader.dataset
         self._shuffle_window = settings["shuffle_window"]  # the native form (0: all)
         self._ra_reps = self._native.options["ra_reps"]
@@ -811,7 +820,8 @@ class Loader:
         """The dataset's length and classes (LoaderDataset)."""
         if self._dataset_view is None:  # one, so that its classes are read once
             self._dataset_view = LoaderDataset(self._shown, len(self._native),
-                                               self._native.schema, self._manifest)
+                                               self._native.schema, self._native.class_names,
+                                               self._native.samples)
         return self._dataset_view
 
     @property
@@ -819,14 +829,6 @@ class Loader:
         """``set_epoch`` and ``len()`` as a DistributedSampler's (LoaderSampler)."""
         return LoaderSampler(self)
 
-    def _manifest(self) -> dict:
-        if "://" in self._path:
-            from stoker.tools import inspect
-            return inspect(self._path, cache_dir=self._access.get("cache_dir") or None,
-                           cache_gb=self._access.get("cache_gb") or None,
-                           cache_policy=self._access.get("cache_policy", "next-use"))
-        with open(os.path.join(self._path, "manifest.json"), encoding="utf-8") as f:
-            return json.load(f)
 
     @property
     def tuning(self) -> Optional[dict]:

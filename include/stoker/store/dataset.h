@@ -47,14 +47,11 @@ class Dataset {
   // shards stay mapped (then pin() is free and returns no pins).
   bool needs_pins() const { return needs_pins_; }
   // Pins of the shards of records indices[0..n), fetched first where they are not at hand, in
-  // shard order: the first failure (a one-line error naming its shard) or kCancelled when
-  // `cancelled` (may be empty) returns true while a fetch waits. The records' bytes are valid
-  // while the pins are held. A cache with no room now (kNoRoom: other pieces' pins, or shards
-  // needed before these, fill its budget) is waited for with no pin held, so that the loader
-  // moves on and makes room. The failure stands when the loader waits for these records
-  // (`awaited` true, or empty) and no other pin is held in the process, or after
-  // kRoomWaitSeconds with no pin released and no move of the loader.
-  static constexpr double kRoomWaitSeconds = 30;
+  // shard order (ShardSource::acquire_all): the first failure (a one-line error naming its
+  // shard) or kCancelled when `cancelled` (may be empty) returns true while a fetch waits. The
+  // records' bytes are valid while the pins are held. `awaited` (may be empty) says whether
+  // the loader waits for these records now (a remote source's cache waits for room unless it
+  // does).
   Result<ShardPins> pin(const int64_t* indices, size_t n, const std::function<bool()>& cancelled,
                         const std::function<bool()>& awaited = nullptr) const {
     if (!needs_pins_) return ShardPins();
@@ -92,8 +89,9 @@ class Dataset {
     Location at = locate(i);
     return readers_[at.shard]->record(at.record);
   }
-  // `status` about global record i, named the way every record error is:
-  // "SHARD_PATH: record R: MESSAGE (dataset record I)", with status's code.
+  // `status` about global record i, named the way every record error is, by its source
+  // (ShardSource::record_error: "SHARD_PATH: record R: MESSAGE (dataset record I)" for
+  // stoker's shards), with status's code.
   Status record_error(uint64_t i, const Status& status) const;
   // Bytes of fixed field `field` of global record i.
   const uint8_t* fixed_field(uint64_t i, int field) const {

@@ -8,7 +8,11 @@
 //   original_size      int64   bytes of the imported file
 //   original_checksum  int64   XXH3-64 (seed 0) of the imported file, its 64 bits as an int64
 
+#include <cstdint>
+#include <vector>
+
 #include "stoker/store/schema.h"
+#include "stoker/util/byte_span.h"
 #include "stoker/util/status.h"
 
 namespace stoker {
@@ -29,5 +33,20 @@ struct ImageRecordFields {
   // missing or of another type (the image must be bytes, the others int64 scalars).
   static Result<ImageRecordFields> find(const Schema& schema);
 };
+
+// One image record's values: the stored image, its size, its label and the file it came from.
+struct ImageRecordValues {
+  ByteSpan stored;  // the image field
+  int64_t label = 0;
+  int64_t height = 0;  // of the stored image
+  int64_t width = 0;
+  ByteSpan original;  // the imported file: original_size and original_checksum are its
+};
+
+// The bytes of the record of `values` in `schema`, whose fields are `fields`; the stored image
+// at most shard_format::kMaxPayloadBytes (kInvalidArgument otherwise).
+Result<std::vector<uint8_t>> encode_image_record(const Schema& schema,
+                                                 const ImageRecordFields& fields,
+                                                 const ImageRecordValues& values);
 
 }  // namespace stoker

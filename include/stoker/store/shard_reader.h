@@ -4,7 +4,9 @@
 // record access afterwards is O(1) and cannot read outside the file. The index is copied when
 // it is checked, so a record is always read and verified as the entry checked at open says (a
 // shard swapped in place fails its records' checksums). Record checksums are checked on demand
-// (verify_record). Immutable after open: thread-safe for concurrent reads.
+// (verify_record). A reader may also hold records built in memory (in_memory: a data source
+// that presents other files in stoker's record layout, store/shard_source.h). Immutable after
+// open: thread-safe for concurrent reads.
 
 #include <cstddef>
 #include <cstdint>
@@ -22,16 +24,21 @@ namespace stoker {
 class ShardReader {
  public:
   static Result<ShardReader> open(const std::string& path);
+  // A reader of `records` (each an encoded record of `schema`, at least its min_record_bytes()),
+  // held in memory under the name `name` (what errors name), their checksums computed here.
+  static ShardReader in_memory(std::string name, Schema schema,
+                               const std::vector<std::vector<uint8_t>>& records);
 
   ShardReader(ShardReader&&) noexcept = default;
   ShardReader& operator=(ShardReader&&) noexcept = default;
   ShardReader(const ShardReader&) = delete;
   ShardReader& operator=(const ShardReader&) = delete;
 
-  const std::string& path() const { return file_.path(); }
+  // The shard file's path, or an in-memory reader's name.
+  const std::string& path() const { return name_; }
   const Schema& schema() const { return schema_; }
   uint64_t records() const { return count_; }
-  uint64_t file_bytes() const { return file_.size(); }
+  uint64_t file_bytes() const { return bytes_; }
   uint64_t index_checksum() const { return index_checksum_; }
 
   // Bytes of record i (i < records()).
@@ -62,6 +69,9 @@ class ShardReader {
   const shard_format::IndexEntry& entry(uint64_t i) const { return index_[i]; }
 
   MappedFile file_;
+  std::vector<uint8_t> memory_;  // an in-memory reader's records (data_ points into it)
+  std::string name_;
+  uint64_t bytes_ = 0;
   Schema schema_;
   const uint8_t* data_ = nullptr;
   std::vector<shard_format::IndexEntry> index_;  // checked at open (see above)

@@ -76,14 +76,19 @@ class ShardSource {
   // there, a failure (a one-line error naming the shard), or `cancelled` (asked while it waits;
   // may be empty) returning true (kCancelled).
   virtual Result<ShardPin> acquire(int shard, const std::function<bool()>& cancelled) = 0;
-  // For a caller whose acquire() failed with kNoRoom and who then let go of all its pins: the
-  // count of pins released and moves of the loader so far (room_changes()), and a wait of at
-  // most a moment for the next one after `since`. wait_for_room is false, at once, when the
-  // loader waits for the caller (`awaited`) and no pin is held here and nothing changed (the
-  // failure stands); true otherwise: try again. Default: no pins, never room.
-  virtual uint64_t room_changes() const { return 0; }
-  virtual bool wait_for_room(uint64_t /*since*/, bool /*awaited*/) { return false; }
+  // Pins of `shards` (sorted, distinct; Dataset::pin), in that order: the first failure, or
+  // kCancelled when `cancelled` (may be empty) returns true while one waits. `awaited` (may be
+  // empty) says whether the loader waits for these records now, for a source that waits for
+  // room before it fails. Default: acquire() each.
+  virtual Result<ShardPins> acquire_all(const std::vector<int>& shards,
+                                        const std::function<bool()>& cancelled,
+                                        const std::function<bool()>& awaited);
   virtual ShardSourceStats stats() const = 0;
+  // `status` about record `record` of shard `shard`, global record `global`, named the way
+  // every record error is. Default: "SHARD_PATH: record R: MESSAGE (dataset record I)"; a
+  // source whose shards present other files names the file the record came from.
+  virtual Status record_error(int shard, uint64_t record, uint64_t global,
+                              const Status& status) const;
   // The loader's plan, for a source that fetches ahead: the schedule of its current epoch (and
   // the next), and how many positions from the current one its next batches may read (shards
   // used there are never evicted). Called at each epoch's start and on a restore. Default: none.

@@ -120,6 +120,31 @@ TEST_F(ImageTrainCliTest, BenchLoaderAppliesTheTrainingTransforms) {
               (3 * 48 * 48 * 4 + 8) / 1e6, 1e-9);
 }
 
+// The image folder read in place (no convert): train/ and val/ found as a converted folder's
+// splits, the same samples as the converted dataset's; a bad file named by --on-error.
+TEST_F(ImageTrainCliTest, AnImageFolderTrainsAndBenchesInPlace) {
+  const std::string train = "train --data " + dir_ / "src" +
+                            " --model cnn --image-size 32 --epochs 1 --batch 6 --workers 1 --log " +
+                            dir_ / "folder.jsonl";
+  const RunResult r = run(train, dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("trained cnn: 1 epoch,"), std::string::npos) << r.out;
+  const std::string log = read_file(dir_ / "folder.jsonl").value_or_throw();
+  const nlohmann::json last = nlohmann::json::parse(log.substr(log.rfind('{')));
+  EXPECT_EQ(last["samples"], 18);
+  EXPECT_TRUE(last.contains("test_accuracy"));
+  const RunResult bench = run("bench loader --data " + dir_ / "src/train" +
+                                  " --batch 5 --epochs 1 --min-seconds 0 --image-size 48 --json",
+                              dir_);
+  ASSERT_EQ(bench.exit_code, 0) << bench.err;
+  EXPECT_EQ(nlohmann::json::parse(bench.out)["samples"], 18);
+  throw_if_error(write_file_atomically(dir_ / "src/train/b/3.jpg", "not an image"));
+  expect_one_line_error(run("bench loader --data " + dir_ / "src/train" +
+                                " --batch 5 --epochs 1 --min-seconds 0 --image-size 48",
+                            dir_),
+                        dir_ / "src/train/b/3.jpg: ");
+}
+
 // The reference's --auto-augment ta_wide (the native TrivialAugmentWide, with --interpolation)
 // and --label-smoothing train, and the log says them in full.
 TEST_F(ImageTrainCliTest, ReferenceRecipeFlagsTrainAndAreLogged) {

@@ -22,6 +22,7 @@
 #include "stoker/python/pinned_allocator.h"
 #include "stoker/remote/data_source.h"
 #include "stoker/store/dataset.h"
+#include "stoker/store/import/image_folder_source.h"
 #include "stoker/util/mapped_read_guard.h"
 
 namespace stoker::python {
@@ -158,11 +159,27 @@ class BoundLoader {
  public:
   // A dataset directory or URL (remote/data_source.h), its shards cached as `access` says and
   // checked against the cache's floor for `shuffle_window`.
-  BoundLoader(const std::string& path, const DataAccessOptions& access, int64_t shuffle_window)
+  // `source` is what the path names (remote::SourceKind).
+  BoundLoader(const std::string& path, const DataAccessOptions& access, int64_t shuffle_window,
+              remote::SourceKind source)
       : shared_(std::make_shared<Shared>()) {
     install_mapped_read_fault_handler();  // again, if faulthandler (say) replaced it since import
     py::gil_scoped_release no_gil;        // a URL's manifest is fetched
-    shared_->dataset = remote::open_dataset(path, access, shuffle_window).value_or_throw();
+    shared_->dataset = remote::open_dataset(path, access, shuffle_window, source).value_or_throw();
+  }
+
+  // The manifest's class names (an image folder's classes), [] where it has none.
+  std::vector<std::string> class_names() const { return shared_->dataset->manifest().class_names; }
+
+  // An image folder's samples [(path, class index)] in torchvision's order; None for a dataset,
+  // whose records do not name their files.
+  py::object samples() const {
+    const auto* folder = dynamic_cast<const ImageFolderSource*>(&shared_->dataset->source());
+    if (folder == nullptr) return py::none();
+    py::list out;
+    for (const ImageFolderSample& sample : folder->listing().samples)
+      out.append(py::make_tuple(sample.path, sample.label));
+    return out;
   }
 
   // Each shard's [file, records, index checksum in hex], in manifest order: the dataset's
@@ -423,12 +440,16 @@ void register_loader(py::module_& module) {
   py::class_<BoundLoader>(module, "LoaderCore",
                           "The native loader over a dataset directory (stoker.Loader wraps it).")
       .def(py::init([](const std::string& path, const std::string& cache_dir, double cache_gb,
-                       const std::string& cache_policy, int64_t shuffle_window) {
+                       const std::string& cache_policy, int64_t shuffle_window,
+                       const std::string& source) {
              return std::make_unique<BoundLoader>(
-                 path, data_access_arguments(cache_dir, cache_gb, cache_policy), shuffle_window);
+                 path, data_access_arguments(cache_dir, cache_gb, cache_policy), shuffle_window,
+                 remote::parse_source_kind(source).value_or_throw());
            }),
            "path"_a, py::kw_only(), "cache_dir"_a = "", "cache_gb"_a = 0.0,
-           "cache_policy"_a = "next-use", "shuffle_window"_a = kShuffleAll)
+           "cache_policy"_a = "next-use", "shuffle_window"_a = kShuffleAll, "source"_a = "auto")
+      .def_property_readonly("class_names", &BoundLoader::class_names)
+      .def_property_readonly("samples", &BoundLoader::samples)
       .def_property_readonly("schema", &BoundLoader::schema)
       .def_property_readonly("shards", &BoundLoader::shards)
       .def_property_readonly("describe", &BoundLoader::describe)

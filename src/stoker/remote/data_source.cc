@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <vector>
 
@@ -13,7 +14,9 @@
 #include "stoker/remote/remote_manifest.h"
 #include "stoker/remote/remote_shard_source.h"
 #include "stoker/remote/remote_url.h"
+#include "stoker/store/import/image_folder_source.h"
 #include "stoker/store/shard_window_bound.h"
+#include "stoker/util/enum_names.h"
 
 namespace stoker::remote {
 namespace {
@@ -85,7 +88,66 @@ ShardDownload download_from(std::shared_ptr<const ObjectStore> store) {
   };
 }
 
+constexpr auto kSourceKindNames = enum_names<SourceKind>({
+    {SourceKind::kAuto, "auto"},
+    {SourceKind::kStoker, "stoker"},
+    {SourceKind::kImageFolder, "imagefolder"},
+});
+
+// A local directory with no manifest.json that holds a directory: an image folder, unless it
+// holds a dataset (locate_data's business).
+bool is_image_folder(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(path, ec) ||
+      fs::exists(fs::symlink_status(fs::path(path) / kManifestName, ec)))
+    return false;
+  for (const auto& entry : fs::directory_iterator(path, ec)) {
+    if (fs::exists(fs::symlink_status(entry.path() / kManifestName, ec))) return false;
+  }
+  for (const auto& entry : fs::directory_iterator(path, ec))
+    if (entry.is_directory(ec)) return true;
+  return false;
+}
+
+// The image folder(s) at `path` (is_image_folder): train/ with val/ or test/, else one.
+DataLocation locate_image_folders(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  DataLocation where;
+  where.path = path;
+  const std::string base = path.back() == '/' ? path : path + "/";
+  auto dir = [&](const char* name) { return fs::is_directory(base + name, ec); };
+  if (dir("train") && (dir("test") || dir("val"))) {
+    where.folder = true;
+    where.train = base + "train";
+    where.eval = base + (dir("test") ? "test" : "val");
+    where.datasets = {where.eval, where.train};
+    std::sort(where.datasets.begin(), where.datasets.end());
+    return where;
+  }
+  where.datasets = {path};
+  where.train = path;
+  return where;
+}
+
+// The image folder `root` read in place, its listing cached in the cache folder.
+Result<std::shared_ptr<const Dataset>> open_image_folder(const std::string& root,
+                                                         const DataAccessOptions& access) {
+  ImageFolderSourceOptions options;
+  if (Result<std::string> dir = cache_dir_of(access); dir.is_ok())
+    options.listing_cache_dir = dir.value();
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ImageFolderSource> source,
+                          ImageFolderSource::open(root, options));
+  return Dataset::open(std::move(source));
+}
+
 }  // namespace
+
+Result<SourceKind> parse_source_kind(const std::string& name) {
+  if (std::optional<SourceKind> kind = kSourceKindNames.find(name)) return *kind;
+  return invalid_argument("source '" + name + "' is not one of " + kSourceKindNames.joined());
+}
 
 CacheFloor cache_floor(const Manifest& manifest, int64_t shuffle_window) {
   std::vector<int64_t> records;
@@ -148,7 +210,12 @@ Status check_cache_floor(const Manifest& manifest, uint64_t budget_bytes,
 }
 
 Result<DataLocation> locate(const std::string& path_or_url) {
-  if (!is_remote_url(path_or_url)) return locate_data(path_or_url);
+  if (!is_remote_url(path_or_url)) {
+    Result<DataLocation> where = locate_data(path_or_url);
+    if (where.status().code() == StatusCode::kNotFound && is_image_folder(path_or_url))
+      return locate_image_folders(path_or_url);
+    return where;
+  }
   STOKER_ASSIGN_OR_RETURN(RemoteUrl url, parse_remote_url(path_or_url));
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const ObjectStore> store, store_of(url));
   DataLocation where;
@@ -179,7 +246,12 @@ Result<DataLocation> locate(const std::string& path_or_url) {
 
 Result<std::shared_ptr<const Dataset>> open_dataset(const std::string& path_or_url,
                                                     const DataAccessOptions& access,
-                                                    int64_t shuffle_window) {
+                                                    int64_t shuffle_window, SourceKind kind) {
+  if (kind == SourceKind::kImageFolder && is_remote_url(path_or_url))
+    return invalid_argument(path_or_url + ": image folders are read from local paths only");
+  if (kind == SourceKind::kImageFolder ||
+      (kind == SourceKind::kAuto && !is_remote_url(path_or_url) && is_image_folder(path_or_url)))
+    return open_image_folder(path_or_url, access);
   if (!is_remote_url(path_or_url)) return Dataset::open(path_or_url);
   STOKER_ASSIGN_OR_RETURN(RemoteUrl url, parse_remote_url(path_or_url));
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const ObjectStore> store, store_of(url));

@@ -1,7 +1,8 @@
 #pragma once
 // Where a command's data comes from, local or remote, the one way every command opens a
 // dataset (docs/REMOTE-DESIGN.md section 1): a local path exactly as before
-// (store/data_location.h, Dataset::open), or an s3:// or http(s):// URL, read through the
+// (store/data_location.h, Dataset::open), a local image folder read in place
+// (store/import/image_folder_source.h), or an s3:// or http(s):// URL, read through the
 // machine's shard cache (remote/shard_cache.h) by a RemoteShardSource whose downloads are the
 // object store's GETs. Credentials come from the environment (remote/aws_credentials.h); no
 // message holds them. Stateless functions; thread-safe.
@@ -20,19 +21,29 @@ namespace stoker::remote {
 // verify, an evaluation in order): the cache must hold two shards at once.
 inline constexpr int64_t kShardByShard = -1;
 
-// locate_data for a local path; for a URL: URL/manifest.json, else the datasets train/, test/
-// and val/ under it, probed by HEAD (their DataLocation entries are URLs; `path` is the
-// redacted one). kNotFound naming the URL when it holds neither; the probes' errors (a 403
-// naming the URL and where the keys came from).
+// What kind of data a path names (Python's `source=`): kAuto finds out (a dataset directory, a
+// folder of them, else an image folder), the others say.
+enum class SourceKind { kAuto, kStoker, kImageFolder };
+// "auto", "stoker", "imagefolder"; kInvalidArgument naming the others.
+Result<SourceKind> parse_source_kind(const std::string& name);
+
+// locate_data for a local path, where a directory that is neither a dataset nor a folder of
+// them but holds a directory is an image folder, or with train/ and val/ (or test/) two; for a URL:
+// URL/manifest.json, else the datasets train/, test/ and val/ under it, probed by HEAD (their
+// DataLocation entries are URLs; `path` is the redacted one). kNotFound naming the URL when it
+// holds neither; the probes' errors (a 403 naming the URL and where the keys came from).
 Result<DataLocation> locate(const std::string& path_or_url);
 
 // The dataset at `path_or_url`: Dataset::open(dir) for a local path; for a URL, its manifest
 // (remote/remote_manifest.h), then shards through the cache that `access` describes, checked
 // first against the budget floor (check_cache_floor for `shuffle_window`: a loader's window,
 // kShuffleAll 0 for the whole dataset, or kShardByShard).
+// A local image folder (kImageFolder, or kAuto for a directory without a manifest.json holding
+// a directory) is read in place, its listing cached in the cache folder `access` names.
 Result<std::shared_ptr<const Dataset>> open_dataset(const std::string& path_or_url,
                                                     const DataAccessOptions& access,
-                                                    int64_t shuffle_window);
+                                                    int64_t shuffle_window,
+                                                    SourceKind kind = SourceKind::kAuto);
 
 // What a cache must hold for `shuffle_window` to read `manifest`: the M largest shards, M =
 // live_shard_bound plus one in flight (all of them for window 0, two for kShardByShard); and

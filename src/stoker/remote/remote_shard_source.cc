@@ -172,6 +172,38 @@ void RemoteShardSource::room_changed(int pins_released) {
   room_.notify_all();
 }
 
+Result<ShardPins> RemoteShardSource::acquire_all(const std::vector<int>& shards,
+                                                 const std::function<bool()>& cancelled,
+                                                 const std::function<bool()>& awaited) {
+  using Clock = std::chrono::steady_clock;
+  const auto patience =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(kRoomWaitSeconds));
+  Clock::time_point give_up_at = Clock::now() + patience;
+  bool last_try = false;
+  while (true) {
+    ShardPins pins;
+    pins.reserve(shards.size());
+    Status failed;
+    for (int s : shards) {
+      Result<ShardPin> pin = acquire(s, cancelled);
+      if (!pin.is_ok()) {
+        failed = pin.status();
+        break;
+      }
+      pins.push_back(std::move(pin).value());
+    }
+    if (failed.is_ok()) return pins;
+    if (failed.code() != StatusCode::kNoRoom) return failed;
+    pins.clear();  // held while waiting, they could be the room another piece waits for
+    if (last_try || Clock::now() >= give_up_at) return failed;
+    // Counted after this piece's own releases: what changes next is others' doing.
+    const uint64_t changes = room_changes();
+    if (!wait_for_room(changes, !awaited || awaited())) last_try = true;
+    if (cancelled && cancelled()) return Status(StatusCode::kCancelled, "cancelled");
+    if (room_changes() != changes) give_up_at = Clock::now() + patience;  // moving on
+  }
+}
+
 uint64_t RemoteShardSource::room_changes() const {
   MutexLock lock(mutex_);
   return room_changes_;

@@ -68,10 +68,24 @@ class RemoteShardSource : public ShardSource,
   ShardSourceStats stats() const override;
   void advise(const ShardSchedule& schedule, int64_t lookahead) override;
   void advance(int64_t position) override;
-  uint64_t room_changes() const override;
-  bool wait_for_room(uint64_t since, bool awaited) override;
+  // acquire() each, and where one fails with kNoRoom (other pieces' pins, or shards needed
+  // before these, fill the cache's budget), again once room may have been made, with no pin
+  // held meanwhile so that the loader moves on and makes room. The failure stands when the
+  // loader waits for these records (`awaited` true, or empty) and no other pin is held in the
+  // process, or after kRoomWaitSeconds with no pin released and no move of the loader.
+  static constexpr double kRoomWaitSeconds = 30;
+  Result<ShardPins> acquire_all(const std::vector<int>& shards,
+                                const std::function<bool()>& cancelled,
+                                const std::function<bool()>& awaited) override;
 
  private:
+  // The count of pins released and moves of the loader so far.
+  uint64_t room_changes() const STOKER_EXCLUDES(mutex_);
+  // For a caller whose acquire() failed with kNoRoom and who then let go of all its pins: a
+  // wait of at most a moment for the next room change after `since`. False, at once, when the
+  // loader waits for the caller (`awaited`) and no pin is held here and nothing changed (the
+  // failure stands); true otherwise: try again.
+  bool wait_for_room(uint64_t since, bool awaited) STOKER_EXCLUDES(mutex_);
   RemoteShardSource(Manifest manifest, std::string location, DatasetCache cache,
                     ShardDownload download, RemoteSourceOptions options);
   EvictionAdvice advice() const STOKER_EXCLUDES(mutex_);

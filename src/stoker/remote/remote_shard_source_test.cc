@@ -420,7 +420,7 @@ TEST(RemoteShardSourceTest, NoRoomWithNothingHeldHereFailsAtOnce) {
   const auto start = std::chrono::steady_clock::now();
   Status failed = dataset->pin(&first[0], 1, nullptr).status();
   EXPECT_LT(std::chrono::steady_clock::now() - start,
-            std::chrono::duration<double>(Dataset::kRoomWaitSeconds / 3));
+            std::chrono::duration<double>(RemoteShardSource::kRoomWaitSeconds / 3));
   EXPECT_EQ(failed.code(), StatusCode::kNoRoom);
   EXPECT_EQ(failed.message().find('\n'), std::string::npos);
   EXPECT_NE(failed.message().find("its budget of"), std::string::npos) << failed.message();

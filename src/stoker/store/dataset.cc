@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
+#include <algorithm>
 
 #include "stoker/store/local_shard_source.h"
 
@@ -43,33 +43,7 @@ Result<ShardPins> Dataset::pin_shards(const int64_t* indices, size_t n,
   for (size_t k = 0; k < n; ++k) shards[k] = locate(static_cast<uint64_t>(indices[k])).shard;
   std::sort(shards.begin(), shards.end());
   shards.erase(std::unique(shards.begin(), shards.end()), shards.end());
-  using Clock = std::chrono::steady_clock;
-  const auto patience =
-      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(kRoomWaitSeconds));
-  Clock::time_point give_up_at = Clock::now() + patience;
-  bool last_try = false;
-  while (true) {
-    ShardPins pins;
-    pins.reserve(shards.size());
-    Status failed;
-    for (int s : shards) {
-      Result<ShardPin> pin = source_->acquire(s, cancelled);
-      if (!pin.is_ok()) {
-        failed = pin.status();
-        break;
-      }
-      pins.push_back(std::move(pin).value());
-    }
-    if (failed.is_ok()) return pins;
-    if (failed.code() != StatusCode::kNoRoom) return failed;
-    pins.clear();  // held while waiting, they could be the room another piece waits for
-    if (last_try || Clock::now() >= give_up_at) return failed;
-    // Counted after this piece's own releases: what changes next is others' doing.
-    const uint64_t changes = source_->room_changes();
-    if (!source_->wait_for_room(changes, !awaited || awaited())) last_try = true;
-    if (cancelled && cancelled()) return Status(StatusCode::kCancelled, "cancelled");
-    if (source_->room_changes() != changes) give_up_at = Clock::now() + patience;  // moving on
-  }
+  return source_->acquire_all(shards, cancelled, awaited);
 }
 
 Status Dataset::for_each_record(const std::function<Status(uint64_t i)>& visit) const {
@@ -87,9 +61,7 @@ Status Dataset::for_each_record(const std::function<Status(uint64_t i)>& visit) 
 
 Status Dataset::record_error(uint64_t i, const Status& status) const {
   Location at = locate(i);
-  return Status(status.code(),
-                fmt::format("{}: record {}: {} (dataset record {})", readers_[at.shard]->path(),
-                            at.record, status.message(), i));
+  return source_->record_error(at.shard, at.record, i, status);
 }
 
 Status Dataset::verify_record(uint64_t i) const {

@@ -1,5 +1,8 @@
 #include "stoker/store/image_record.h"
 
+#include "stoker/store/record_encoder.h"
+#include "stoker/util/checksum.h"
+
 namespace stoker {
 namespace {
 
@@ -30,6 +33,23 @@ Result<ImageRecordFields> ImageRecordFields::find(const Schema& schema) {
     *scalars[i] = f;
   }
   return found;
+}
+
+Result<std::vector<uint8_t>> encode_image_record(const Schema& schema,
+                                                 const ImageRecordFields& fields,
+                                                 const ImageRecordValues& values) {
+  const int64_t scalars[][2] = {
+      {fields.label, values.label},
+      {fields.height, values.height},
+      {fields.width, values.width},
+      {fields.original_size, static_cast<int64_t>(values.original.size)},
+      {fields.original_checksum,
+       static_cast<int64_t>(xxh3_64(values.original.data, values.original.size))}};
+  RecordEncoder encoder(schema);
+  for (const auto& [field, value] : scalars)
+    STOKER_RETURN_IF_ERROR(encoder.set_fixed(static_cast<int>(field), &value, sizeof value));
+  STOKER_RETURN_IF_ERROR(encoder.set_bytes(fields.image, values.stored.data, values.stored.size));
+  return encoder.encode();
 }
 
 }  // namespace stoker

@@ -35,7 +35,30 @@ Result<ShardReader> ShardReader::open(const std::string& path) {
   reader.index_checksum_ = layout.index_checksum;
   reader.data_ = base;
   reader.schema_ = std::move(schema);
+  reader.name_ = path;
+  reader.bytes_ = file.size();
   reader.file_ = std::move(file);
+  return reader;
+}
+
+ShardReader ShardReader::in_memory(std::string name, Schema schema,
+                                   const std::vector<std::vector<uint8_t>>& records) {
+  ShardReader reader;
+  uint64_t size = 0;
+  for (const std::vector<uint8_t>& record : records) size += record.size();
+  reader.memory_.reserve(size);
+  reader.index_.reserve(records.size());
+  for (const std::vector<uint8_t>& record : records) {
+    reader.index_.push_back(
+        {reader.memory_.size(), record.size(), xxh3_64(record.data(), record.size())});
+    reader.memory_.insert(reader.memory_.end(), record.begin(), record.end());
+  }
+  reader.count_ = records.size();
+  reader.index_checksum_ = xxh3_64(reader.index_.data(), reader.count_ * kIndexEntryBytes);
+  reader.data_ = reader.memory_.data();
+  reader.schema_ = std::move(schema);
+  reader.name_ = std::move(name);
+  reader.bytes_ = size;
   return reader;
 }
 

@@ -85,18 +85,6 @@ struct Imported {
   uint64_t bytes_out = 0;
 };
 
-// Why `path` could not be read: the error of `status` without the path it starts with, or
-// what a missing file is.
-std::string read_error(const Status& status, const std::string& path) {
-  struct stat st {};
-  if (status.code() == StatusCode::kNotFound && ::lstat(path.c_str(), &st) == 0 &&
-      S_ISLNK(st.st_mode))
-    return "a dangling symbolic link";
-  const std::string& message = status.message();
-  const std::string prefix = path + ": ";
-  return message.rfind(prefix, 0) == 0 ? message.substr(prefix.size()) : message;
-}
-
 // The size of a `width` x `height` image whose longer side exceeds `max_side` once downsized:
 // the longer side max_side, the other in proportion, rounded half up, at least 1.
 std::pair<int, int> downsized_size(int width, int height, int max_side) {
@@ -138,7 +126,7 @@ class FileImporter {
     Imported out;
     Result<std::string> file = read_file(sample.path, kMaxImageFileBytes);
     if (!file.is_ok()) {
-      out.bad = read_error(file.status(), sample.path);
+      out.bad = image_file_read_error(file.status(), sample.path);
       return out;
     }
     const Status status = encode(sample, file.value(), worker, out);
@@ -167,17 +155,9 @@ class FileImporter {
     const ByteSpan stored =
         image.bytes.empty() ? bytes : ByteSpan{image.bytes.data(), image.bytes.size()};
     STOKER_RETURN_IF_ERROR(add_pixels(stored, worker, out.pixels));
-    const int64_t scalars[][2] = {
-        {fields_.label, sample.label},
-        {fields_.height, image.height},
-        {fields_.width, image.width},
-        {fields_.original_size, static_cast<int64_t>(bytes.size)},
-        {fields_.original_checksum, static_cast<int64_t>(xxh3_64(bytes.data, bytes.size))}};
-    RecordEncoder encoder(schema_);
-    for (const auto& [field, value] : scalars)
-      STOKER_RETURN_IF_ERROR(encoder.set_fixed(static_cast<int>(field), &value, sizeof value));
-    STOKER_RETURN_IF_ERROR(encoder.set_bytes(fields_.image, stored.data, stored.size));
-    out.record = encoder.encode();
+    STOKER_ASSIGN_OR_RETURN(
+        out.record, encode_image_record(schema_, fields_,
+                                        {stored, sample.label, image.height, image.width, bytes}));
     out.bytes_in = bytes.size;
     out.bytes_out = stored.size;
     return Status::ok();
@@ -252,6 +232,16 @@ class FileImporter {
 };
 
 }  // namespace
+
+std::string image_file_read_error(const Status& status, const std::string& path) {
+  struct stat st {};
+  if (status.code() == StatusCode::kNotFound && ::lstat(path.c_str(), &st) == 0 &&
+      S_ISLNK(st.st_mode))
+    return "a dangling symbolic link";
+  const std::string& message = status.message();
+  const std::string prefix = path + ": ";
+  return message.rfind(prefix, 0) == 0 ? message.substr(prefix.size()) : message;
+}
 
 Result<ImageFolderImportSummary> import_image_folder(const ImageFolderImportOptions& options) {
   if (options.max_side < 0 || options.max_side > image::kMaxJpegSide)

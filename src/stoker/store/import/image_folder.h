@@ -99,6 +99,10 @@ struct ImageFolderImportSummary {
   std::string skipped_list;    // OUT/skipped.txt if written
 };
 
+// Why `path` could not be read, from read_file's `status`: its error without the path it starts
+// with, or "a dangling symbolic link".
+std::string image_file_read_error(const Status& status, const std::string& path);
+
 // Imports options.src into options.out as described above. Errors (one line): a max_side
 // outside 0..image::kMaxJpegSide (kInvalidArgument); those of list_image_folder; SRC with both val/
 // and test/; splits whose classes differ; OUT exists (kAlreadyExists); without skip_bad, any bad

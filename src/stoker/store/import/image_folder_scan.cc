@@ -27,6 +27,7 @@ struct Entries {
   std::vector<std::string> dirs;   // names of entries that are directories (links followed)
   std::vector<FileId> dir_ids;     // and what they are
   std::vector<std::string> files;  // names of everything else
+  ListedDirectory self;            // the directory, as it was before it was read
 };
 
 // The entries of directory `path` as os.scandir + DirEntry.is_dir() sort them: a symbolic link
@@ -35,6 +36,10 @@ Result<Entries> read_entries(const std::string& path) {
   std::unique_ptr<DIR, DirCloser> dir(::opendir(path.c_str()));
   if (!dir) return io_error(std::string("cannot read the directory: ") + std::strerror(errno));
   Entries entries;
+  struct stat self {};
+  if (::fstat(::dirfd(dir.get()), &self) != 0)
+    return io_error(std::string("cannot stat the directory: ") + std::strerror(errno));
+  entries.self = {path, directory_stamp(self)};
   errno = 0;
   while (const dirent* entry = ::readdir(dir.get())) {
     const std::string name = entry->d_name;
@@ -88,6 +93,7 @@ void walk_class(const std::string& top, int64_t label, ImageFolderListing& listi
       listing.bad.push_back({dir.path, entries.status().message()});
       continue;
     }
+    listing.directories.push_back(entries.value().self);
     Found here{fsdecode_code_points(dir.path), dir.path, {}};
     for (std::string& name : entries.value().files) {
       if (has_image_extension(name)) {
@@ -132,6 +138,11 @@ bool has_image_extension(std::string_view name) {
   return false;
 }
 
+std::string directory_stamp(const struct stat& st) {
+  return fmt::format("{}:{}:{}.{:09}:{}.{:09}", st.st_dev, st.st_ino, st.st_mtim.tv_sec,
+                     st.st_mtim.tv_nsec, st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
+}
+
 Result<ImageFolderListing> list_image_folder(const std::string& root) {
   struct stat st {};
   if (::stat(root.c_str(), &st) != 0) {
@@ -142,6 +153,7 @@ Result<ImageFolderListing> list_image_folder(const std::string& root) {
   Result<Entries> entries = read_entries(root);
   if (!entries.is_ok()) return io_error(printable(root) + ": " + entries.status().message());
   ImageFolderListing listing;
+  listing.directories.push_back(entries.value().self);
   listing.classes = std::move(entries.value().dirs);
   if (listing.classes.empty())
     return invalid_argument(printable(root) +

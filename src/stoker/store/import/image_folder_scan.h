@@ -17,6 +17,8 @@
 // dozens of times) and a directory that cannot be read (which os.walk skips silently) are
 // listed as bad entries instead of being walked.
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -44,12 +46,23 @@ struct BadEntry {
   std::string reason;
 };
 
-struct ImageFolderListing {
-  std::vector<std::string> classes;        // sorted class folder names; label = position
-  std::vector<ImageFolderSample> samples;  // ImageFolder's order
-  uint64_t ignored_files = 0;              // files in class folders without an image extension
-  std::vector<BadEntry> bad;               // symbolic link loops, unreadable directories
+// A directory the listing read, and its stamp (directory_stamp) from just before it was read:
+// a directory whose entries change gets another stamp.
+struct ListedDirectory {
+  std::string path;
+  std::string stamp;
 };
+
+struct ImageFolderListing {
+  std::vector<std::string> classes;          // sorted class folder names; label = position
+  std::vector<ImageFolderSample> samples;    // ImageFolder's order
+  uint64_t ignored_files = 0;                // files in class folders without an image extension
+  std::vector<BadEntry> bad;                 // symbolic link loops, unreadable directories
+  std::vector<ListedDirectory> directories;  // root, then every directory walked
+};
+
+// A directory's identity and times (device, inode, mtime and ctime in ns) as one string.
+std::string directory_stamp(const struct stat& st);
 
 // Lists `root`. Errors (kNotFound / kInvalidArgument, one line naming the path): root missing or
 // not a directory; no class folder; a class folder name that is not UTF-8 (its bytes escaped);

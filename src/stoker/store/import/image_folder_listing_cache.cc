@@ -1,0 +1,141 @@
+#include "stoker/store/import/image_folder_listing_cache.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "stoker/util/atomic_file.h"
+#include "stoker/util/checksum.h"
+
+namespace stoker {
+namespace {
+
+constexpr char kMagic[8] = {'S', 'T', 'K', 'I', 'F', 'L', 'S', '1'};
+constexpr uint64_t kMaxListingBytes = uint64_t{4} << 30;
+
+void put_u64(std::string& out, uint64_t v) { out.append(reinterpret_cast<const char*>(&v), 8); }
+void put_text(std::string& out, const std::string& text) {
+  put_u64(out, text.size());
+  out += text;
+}
+
+// Reads the body of a saved listing; every read checked against its end.
+class Reader {
+ public:
+  explicit Reader(ByteSpan bytes) : at_(bytes.data), end_(bytes.data + bytes.size) {}
+  bool u64(uint64_t& v) {
+    if (end_ - at_ < 8) return false;
+    std::memcpy(&v, at_, 8);
+    at_ += 8;
+    return true;
+  }
+  bool text(std::string& out) {
+    uint64_t n = 0;
+    if (!u64(n) || n > static_cast<uint64_t>(end_ - at_)) return false;
+    out.assign(reinterpret_cast<const char*>(at_), n);
+    at_ += n;
+    return true;
+  }
+  // A count of items of at least `min_bytes` each that the rest can hold.
+  bool count(uint64_t& n, uint64_t min_bytes) {
+    return u64(n) && n <= static_cast<uint64_t>(end_ - at_) / min_bytes;
+  }
+  bool done() const { return at_ == end_; }
+
+ private:
+  const uint8_t* at_;
+  const uint8_t* end_;
+};
+
+std::string cache_file(const std::string& root, const std::string& cache_dir) {
+  std::error_code ignored;
+  const std::string absolute = std::filesystem::absolute(root, ignored).lexically_normal().string();
+  const uint64_t key = xxh3_64(absolute.data(), absolute.size());
+  return fmt::format("{}/image-folders/{:016x}.listing", cache_dir, key);
+}
+
+// Whether every directory the listing read still has its stamp.
+bool current(const ImageFolderListing& listing) {
+  for (const ListedDirectory& dir : listing.directories) {
+    struct stat st {};
+    if (::stat(dir.path.c_str(), &st) != 0 || directory_stamp(st) != dir.stamp) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string encode_listing(const std::string& root, const ImageFolderListing& listing) {
+  std::string body;
+  put_text(body, root);
+  put_u64(body, listing.ignored_files);
+  put_u64(body, listing.directories.size());
+  for (const ListedDirectory& dir : listing.directories) {
+    put_text(body, dir.path);
+    put_text(body, dir.stamp);
+  }
+  put_u64(body, listing.classes.size());
+  for (const std::string& name : listing.classes) put_text(body, name);
+  put_u64(body, listing.samples.size());
+  for (const ImageFolderSample& sample : listing.samples) {
+    put_u64(body, static_cast<uint64_t>(sample.label));
+    put_text(body, sample.path);
+  }
+  std::string out(kMagic, sizeof kMagic);
+  put_u64(out, xxh3_64(body.data(), body.size()));
+  return out + body;
+}
+
+Result<ImageFolderListing> decode_listing(ByteSpan bytes, const std::string& root) {
+  const Status damaged = corrupt(fmt::format("{}: its saved listing is damaged", root));
+  if (bytes.size < 16 || std::memcmp(bytes.data, kMagic, sizeof kMagic) != 0) return damaged;
+  uint64_t checksum = 0;
+  std::memcpy(&checksum, bytes.data + 8, 8);
+  const ByteSpan body{bytes.data + 16, bytes.size - 16};
+  if (xxh3_64(body.data, body.size) != checksum) return damaged;
+  Reader in(body);
+  std::string saved_root;
+  ImageFolderListing listing;
+  uint64_t n = 0;
+  if (!in.text(saved_root) || saved_root != root || !in.u64(listing.ignored_files) ||
+      !in.count(n, 16))
+    return damaged;
+  listing.directories.resize(n);
+  for (ListedDirectory& dir : listing.directories)
+    if (!in.text(dir.path) || !in.text(dir.stamp)) return damaged;
+  if (!in.count(n, 8)) return damaged;
+  listing.classes.resize(n);
+  for (std::string& name : listing.classes)
+    if (!in.text(name)) return damaged;
+  if (!in.count(n, 16)) return damaged;
+  listing.samples.resize(n);
+  for (ImageFolderSample& sample : listing.samples) {
+    uint64_t label = 0;
+    if (!in.u64(label) || label >= listing.classes.size() || !in.text(sample.path)) return damaged;
+    sample.label = static_cast<int64_t>(label);
+  }
+  if (!in.done()) return damaged;
+  return listing;
+}
+
+Result<ImageFolderListing> cached_image_folder_listing(const std::string& root,
+                                                       const std::string& cache_dir) {
+  if (cache_dir.empty()) return list_image_folder(root);
+  const std::string file = cache_file(root, cache_dir);
+  if (Result<std::string> saved = read_file(file, kMaxListingBytes); saved.is_ok()) {
+    Result<ImageFolderListing> listing = decode_listing(
+        {reinterpret_cast<const uint8_t*>(saved.value().data()), saved.value().size()}, root);
+    if (listing.is_ok() && current(listing.value())) return listing;
+  }
+  STOKER_ASSIGN_OR_RETURN(ImageFolderListing listing, list_image_folder(root));
+  if (listing.bad.empty()) {
+    std::error_code ignored;
+    std::filesystem::create_directories(std::filesystem::path(file).parent_path(), ignored);
+    (void)write_file_atomically(file, encode_listing(root, listing));  // a cache: best effort
+  }
+  return listing;
+}
+
+}  // namespace stoker
