@@ -41,8 +41,8 @@ struct JobResult {
   std::string label;
 };
 
-// Runs kReadImages then `script` on `jobs` and expects its answers to be `results`' (the first five differences
-// reported); more than half of them must change their image (the test is not vacuous).
+// Runs kReadImages then `script` on `jobs` and expects its answers to be `results`' (the first five
+// differences reported); more than half of them must change their image (the test is not vacuous).
 inline void expect_script_pixels(const std::vector<pil_reference::TestImage>& images,
                                  const nlohmann::json& jobs, const std::string& script,
                                  const std::vector<JobResult>& results) {

@@ -44,9 +44,9 @@ Result<TimmAugMixConfig> parse_timm_augmix(const std::string& config) {
     const std::string& section = sections[k];
     const size_t digit = section.find_first_of("0123456789");
     if (section.empty() || digit == std::string::npos || digit == 0)
-      return fail(fmt::format(
-          "section '{}' is not a key and a number (m3, w3, d0, a1, b0, mstd0.5)",
-          printable(section)));
+      return fail(
+          fmt::format("section '{}' is not a key and a number (m3, w3, d0, a1, b0, mstd0.5)",
+                      printable(section)));
     const std::string key = section.substr(0, digit);
     const std::string value = section.substr(digit);
     if (key == "mstd" || key == "a") {
@@ -82,12 +82,19 @@ Result<TimmAugMixConfig> parse_timm_augmix(const std::string& config) {
 
 const std::vector<TimmOp>& timm_augmix_ops() {
   using T = TimmOp;
-  static const std::vector<TimmOp> kOps = {
-      T::kAutoContrast,        T::kColorIncreasing,     T::kContrastIncreasing,
-      T::kBrightnessIncreasing, T::kSharpnessIncreasing, T::kEqualize,
-      T::kRotate,              T::kPosterizeIncreasing, T::kSolarizeIncreasing,
-      T::kShearX,              T::kShearY,              T::kTranslateXRel,
-      T::kTranslateYRel};
+  static const std::vector<TimmOp> kOps = {T::kAutoContrast,
+                                           T::kColorIncreasing,
+                                           T::kContrastIncreasing,
+                                           T::kBrightnessIncreasing,
+                                           T::kSharpnessIncreasing,
+                                           T::kEqualize,
+                                           T::kRotate,
+                                           T::kPosterizeIncreasing,
+                                           T::kSolarizeIncreasing,
+                                           T::kShearX,
+                                           T::kShearY,
+                                           T::kTranslateXRel,
+                                           T::kTranslateYRel};
   return kOps;
 }
 
@@ -114,8 +121,8 @@ TimmAugMixDraw draw_timm_augmix(CounterRng& rng, const TimmAugMixConfig& config)
   return draw;
 }
 
-void apply_timm_augmix(const TimmAugMixDraw& draw, const TimmOpSettings& settings,
-                       uint8_t* pixels, int64_t channels, int64_t height, int64_t width) {
+void apply_timm_augmix(const TimmAugMixDraw& draw, const TimmOpSettings& settings, uint8_t* pixels,
+                       int64_t channels, int64_t height, int64_t width) {
   const size_t size = static_cast<size_t>(channels * height * width);
   std::vector<float> mixed(size, 0.0f);
   std::vector<uint8_t> chain_image(size);
@@ -177,13 +184,13 @@ OpSpec timm_augmix() {
     if (Status s = context.check_image("timm_augmix"); !s.is_ok()) return s;
     Result<TimmAugMixConfig> config = parse_timm_augmix(params.text("config"));
     if (!config.is_ok()) {
-      return invalid_argument(fmt::format("field '{}': timm_augmix: {}", context.field,
-                                          config.status().message()));
+      return invalid_argument(
+          fmt::format("field '{}': timm_augmix: {}", context.field, config.status().message()));
     }
     Result<TimmOpSettings> settings = timm_op_settings("timm_augmix", params, context);
     if (!settings.is_ok()) return settings.status();
-    return std::shared_ptr<const PixelOp>(std::make_shared<TimmAugMix>(
-        config.value(), std::move(settings.value()), context.shape));
+    return std::shared_ptr<const PixelOp>(
+        std::make_shared<TimmAugMix>(config.value(), std::move(settings.value()), context.shape));
   };
   return op;
 }

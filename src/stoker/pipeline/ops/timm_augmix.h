@@ -54,7 +54,7 @@ struct TimmAugMixDraw {
 TimmAugMixDraw draw_timm_augmix(CounterRng& rng, const TimmAugMixConfig& config);
 
 // The drawn mix of the image [channels, height, width] in place.
-void apply_timm_augmix(const TimmAugMixDraw& draw, const TimmOpSettings& settings,
-                       uint8_t* pixels, int64_t channels, int64_t height, int64_t width);
+void apply_timm_augmix(const TimmAugMixDraw& draw, const TimmOpSettings& settings, uint8_t* pixels,
+                       int64_t channels, int64_t height, int64_t width);
 
 }  // namespace stoker::ops

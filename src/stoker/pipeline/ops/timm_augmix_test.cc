@@ -134,8 +134,8 @@ TEST(TimmAugMixTest, IsTimmsForTheSameDraws) {
                                                images[k].shape)
                       ->apply(sample, pixels.data())
                       .is_ok());
-      results.push_back(
-          {k, std::move(pixels), c.config + " " + c.interpolation + " sample " + std::to_string(i)});
+      results.push_back({k, std::move(pixels),
+                         c.config + " " + c.interpolation + " sample " + std::to_string(i)});
       CounterRng rng = sample.rng();
       const ops::TimmAugMixDraw draw = ops::draw_timm_augmix(rng, config);
       nlohmann::json chains = nlohmann::json::array();
@@ -226,7 +226,8 @@ TEST(TimmAugMixTest, BadConfigsAreOneLineNamingThePart) {
   EXPECT_EQ(error("augmix-w2.5"),
             "timm AugMix config 'augmix-w2.5': w '2.5' is not a whole number of at most 9 "
             "digits");
-  EXPECT_EQ(error("augmix-a1e999"), "timm AugMix config 'augmix-a1e999': a '1e999' is not a number");
+  EXPECT_EQ(error("augmix-a1e999"),
+            "timm AugMix config 'augmix-a1e999': a '1e999' is not a number");
   EXPECT_EQ(error("augmix-a0"), "timm AugMix config 'augmix-a0': a0 is not in [0.001, 1000]");
   EXPECT_EQ(error("augmix--m3"),
             "timm AugMix config 'augmix--m3': section '' is not a key and a number (m3, w3, d0, "

@@ -340,8 +340,7 @@ class TimmRandAugment : public PixelOp {
     CounterRng rng = input.rng();
     const double upper = config_.magnitude_max != 0 ? config_.magnitude_max : 10.0;
     for (const TimmStepDraw& step : draw_timm_rand_augment(rng, config_)) {
-      if (step.applied)
-        apply_timm_step(step, upper, settings_, pixels, channels_, height_, width_);
+      if (step.applied) apply_timm_step(step, upper, settings_, pixels, channels_, height_, width_);
     }
     return Status::ok();
   }

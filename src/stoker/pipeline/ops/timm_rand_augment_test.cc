@@ -132,8 +132,8 @@ TEST(TimmRandAugmentTest, IsTimmsForTheSameDraws) {
                                                images[k].shape)
                       ->apply(sample, pixels.data())
                       .is_ok());
-      results.push_back(
-          {k, std::move(pixels), c.config + " " + c.interpolation + " sample " + std::to_string(i)});
+      results.push_back({k, std::move(pixels),
+                         c.config + " " + c.interpolation + " sample " + std::to_string(i)});
       CounterRng rng = sample.rng();
       nlohmann::json steps = nlohmann::json::array();
       for (const ops::TimmStepDraw& step : ops::draw_timm_rand_augment(rng, config)) {
@@ -144,8 +144,8 @@ TEST(TimmRandAugmentTest, IsTimmsForTheSameDraws) {
                          {"bicubic", step.bicubic}});
         if (step.applied) ++applied_ops[static_cast<size_t>(step.op)];
         results.back().label += std::string(" ") + ops::timm_op_name(step.op) +
-                         (step.applied ? "" : "(skipped)") + (step.negative ? "-" : "+") +
-                         (step.bicubic ? "c" : "l") + std::to_string(step.magnitude);
+                                (step.applied ? "" : "(skipped)") + (step.negative ? "-" : "+") +
+                                (step.bicubic ? "c" : "l") + std::to_string(step.magnitude);
       }
       jobs.push_back({{"image", k},
                       {"config", c.config},
