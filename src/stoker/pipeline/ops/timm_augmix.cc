@@ -100,12 +100,8 @@ const std::vector<TimmOp>& timm_augmix_ops() {
 
 TimmAugMixDraw draw_timm_augmix(CounterRng& rng, const TimmAugMixConfig& config) {
   TimmAugMixDraw draw;
-  std::vector<double> logs;
-  for (int64_t i = 0; i < config.width; ++i) logs.push_back(log_gamma_draw(rng, config.alpha));
-  const double top = *std::max_element(logs.begin(), logs.end());
-  double sum = 0;
-  for (double& value : logs) sum += (value = std::exp(value - top));
-  for (double value : logs) draw.weights.push_back(static_cast<float>(value / sum));
+  for (double w : dirichlet_draw(rng, config.alpha, config.width))
+    draw.weights.push_back(static_cast<float>(w));
   draw.mix = static_cast<float>(beta_draw(rng, config.alpha, config.alpha));
   const std::vector<TimmOp>& ops = timm_augmix_ops();
   for (int64_t i = 0; i < config.width; ++i) {

@@ -16,9 +16,9 @@
 // = sum over chains of weight * chain's image (each product and sum rounded), clipped to
 // [0, 255] and truncated, then Image.blend(image, mixed, m).
 //
-// A sample's draws, from the operation's own stream: w log-Gamma(alpha) draws (beta_draw.h),
-// the weights their normalised exponentials in float32 (Dirichlet); m = float32 of
-// beta_draw(alpha, alpha); then per chain its depth (d, else 1 + uniform_below(3)) and per
+// A sample's draws, from the operation's own stream: the weights dirichlet_draw(alpha, w)
+// (beta_draw.h) in float32; m = float32 of beta_draw(alpha, alpha); then per chain its depth
+// (d, else 1 + uniform_below(3)) and per
 // operation uniform_below(13) and draw_timm_step_outcome (timm_rand_augment.h).
 
 #include <cstdint>
