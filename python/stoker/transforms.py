@@ -392,8 +392,9 @@ for _name, _cls in _NATIVE_CLASSES.items():
 
 
 def _v1_policy(name: str):
-    """The augmentation policy `name` of torchvision.transforms (v1), whose PIL pixels the
-    native one equals; v2's computes some magnitudes otherwise, so it runs in Python."""
+    """The augmentation policy `name` of torchvision.transforms (v1), whose pixels on PIL
+    images the native one equals; v2's computes some magnitudes (AugMix: its draws and
+    kernels) otherwise, so it runs in Python."""
     native = _TRANSLATIONS[name]
 
     def translate(t):
@@ -404,7 +405,7 @@ def _v1_policy(name: str):
     return translate
 
 
-for _name in ("TrivialAugmentWide", "RandAugment", "AutoAugment"):
+for _name in ("TrivialAugmentWide", "RandAugment", "AutoAugment", "AugMix"):
     _TRANSLATIONS[_name] = _v1_policy(_name)
 
 def _timm_rand_augment(t):
