@@ -475,8 +475,8 @@ def _timm_op_settings(name: str, op: str, first) -> dict:
 
 def _timm_augmix(t):
     """stoker's TimmAugMix of timm's AugMixAugment `t` (augment_and_mix_transform's): its
-    config string rebuilt from what it holds; blended mode, other operations or a magnitude
-    bound run in Python."""
+    config string rebuilt from what it holds; other operations or a magnitude bound run in
+    Python."""
     first = _timm_shared_op("AugMix", t.ops)
     from timm.data import auto_augment as timm_aa
     names = [op.name for op in t.ops]
@@ -484,14 +484,14 @@ def _timm_augmix(t):
         raise _Unknown(f"timm AugMix of the operations {names} runs in Python (native: its "
                        "own list)")
     m, mstd, alpha = first.magnitude, first.magnitude_std, t.alpha
-    if t.blended or first.prob != 1.0 or first.magnitude_max or isinstance(m, bool) or \
-            not isinstance(m, int) or m < 0 or mstd < 0 or not 0.001 <= alpha <= 1000 or \
-            not 1 <= t.width <= 64 or t.depth > 64:
-        raise _Unknown(f"timm AugMix(m={m!r}, mstd={mstd!r}, alpha={alpha!r}, width={t.width!r}, "
-                       f"depth={t.depth!r}, blended={t.blended!r}) runs in Python (native: its "
-                       "basic mode, whole m, alpha in [0.001, 1000], width 1 to 64)")
+    mmax = first.magnitude_max
+    if first.prob != 1.0 or mmax or isinstance(m, bool) or not isinstance(m, int) or m < 0 or \
+            mstd < 0 or not 0.001 <= alpha <= 1000 or not 1 <= t.width <= 64 or t.depth > 64:
+        raise _Unknown(f"timm AugMix(m={m!r}, mstd={mstd!r}, mmax={mmax!r}, alpha={alpha!r}, "
+                       f"width={t.width!r}, depth={t.depth!r}) runs in Python (native: whole m, "
+                       "no mmax, alpha in [0.001, 1000], width 1 to 64, depth up to 64)")
     sections = [f"m{m}", f"w{int(t.width)}", f"d{max(int(t.depth), 0)}",
-                f"a{_timm_number(alpha)}"]
+                f"a{_timm_number(alpha)}", f"b{int(bool(t.blended))}"]
     if not math.isinf(mstd):
         sections.append(f"mstd{_timm_number(mstd)}")
     return _NATIVE_CLASSES["TimmAugMix"](config="-".join(["augmix"] + sections),

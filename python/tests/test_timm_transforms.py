@@ -48,6 +48,7 @@ def test_timms_rand_augment_is_its_config_string(auto_augment, interpolation):
     ("augmix-m5-w4-d2-mstd0.5", "bicubic"),
     ("augmix-m9-w2-d3-a0.5-mstd0", "bilinear"),
     ("augmix-m1-w1-a2-mstd0.00001", "random"),
+    ("augmix-m3-w3-b1", "random"),
 ])
 def test_timms_augmix_is_its_config_string(auto_augment, interpolation):
     train = timm_data.create_transform(24, is_training=True, auto_augment=auto_augment,
@@ -68,8 +69,9 @@ def test_timms_augmix_is_its_config_string(auto_augment, interpolation):
 
 
 def test_an_augmix_stoker_cannot_express_runs_in_python():
-    with pytest.raises(ValueError, match="blended=True"):
-        S._stoker_transform(timm_aa.augment_and_mix_transform("augmix-b1", {}))
+    with pytest.raises(ValueError, match="mmax=12"):
+        S._stoker_transform(timm_aa.augment_and_mix_transform("augmix", {"magnitude_max": 12,
+                                                                        "img_mean": (1, 2, 3)}))
     with pytest.raises(ValueError, match="img_mean 128"):
         S._stoker_transform(timm_aa.augment_and_mix_transform("augmix", {"img_mean": 128}))
 

@@ -72,8 +72,7 @@ Result<TimmAugMixConfig> parse_timm_augmix(const std::string& config) {
     if (key == "m") out.magnitude = static_cast<double>(*number);
     if (key == "w") out.width = *number;
     if (key == "d") out.depth = *number;
-    if (key == "b" && *number != 0)
-      return fail(fmt::format("b{}: timm's blended mode is not native (use timm's own)", *number));
+    if (key == "b") out.blended = *number != 0;
   }
   if (out.width < 1 || out.width > 64) return fail(fmt::format("w{} is not in [1, 64]", out.width));
   if (out.depth > 64) return fail(fmt::format("d{} is over 64", out.depth));
@@ -100,6 +99,7 @@ const std::vector<TimmOp>& timm_augmix_ops() {
 
 TimmAugMixDraw draw_timm_augmix(CounterRng& rng, const TimmAugMixConfig& config) {
   TimmAugMixDraw draw;
+  draw.blended = config.blended;
   for (double w : dirichlet_draw(rng, config.alpha, config.width))
     draw.weights.push_back(static_cast<float>(w));
   draw.mix = static_cast<float>(beta_draw(rng, config.alpha, config.alpha));
@@ -122,16 +122,28 @@ void apply_timm_augmix(const TimmAugMixDraw& draw, const TimmOpSettings& setting
   const size_t size = static_cast<size_t>(channels * height * width);
   std::vector<float> mixed(size, 0.0f);
   std::vector<uint8_t> chain_image(size);
+  const std::vector<uint8_t> original(pixels, pixels + size);
+  std::vector<float> alphas(draw.weights.size());  // blended: each chain's blend
+  float left = 1.0f;
+  for (size_t i = draw.weights.size(); i-- > 0;) {
+    alphas[i] = (draw.weights[i] * draw.mix) / left;
+    left *= 1.0f - alphas[i];
+  }
   for (size_t i = 0; i < draw.chains.size(); ++i) {
-    std::copy(pixels, pixels + size, chain_image.begin());
+    std::copy(original.begin(), original.end(), chain_image.begin());
     for (const TimmStepDraw& step : draw.chains[i])
       apply_timm_step(step, 10.0, settings, chain_image.data(), channels, height, width);
+    if (draw.blended) {
+      for (size_t p = 0; p < size; ++p) pixels[p] = pil_blend(pixels[p], chain_image[p], alphas[i]);
+      continue;
+    }
     const float weight = draw.weights[i];
     for (size_t p = 0; p < size; ++p) {
       const float product = weight * static_cast<float>(chain_image[p]);
       mixed[p] += product;
     }
   }
+  if (draw.blended) return;
   for (size_t p = 0; p < size; ++p) {
     const float clipped = std::min(255.0f, std::max(0.0f, mixed[p]));
     pixels[p] = pil_blend(pixels[p], static_cast<uint8_t>(clipped), draw.mix);

@@ -4,7 +4,8 @@
 // run on the PIL image with stoker's draws handed to it (np.random's dirichlet, beta, randint
 // and choice give the drawn weights, chains and operations, random's uniform / gauss / random /
 // choice each operation's outcomes): pixel for pixel, over many samples and configs (drawn and
-// fixed depths, uniform and normal magnitudes, small and large alpha), every filter and fills.
+// fixed depths, uniform and normal magnitudes, small and large alpha, basic and blended mode),
+// every filter and fills.
 // Then the parser's errors.
 #include "stoker/pipeline/ops/timm_augmix.h"
 
@@ -79,7 +80,7 @@ with open(d + "/out", "wb") as out:
         parsed = job["parsed"]
         assert [op.name for op in am.ops] == parsed["ops"], ([op.name for op in am.ops], parsed)
         assert (am.width, max(am.depth, 0), am.alpha, am.blended) == \
-            (parsed["w"], parsed["d"], parsed["a"], False), (am, parsed)
+            (parsed["w"], parsed["d"], parsed["a"], parsed["b"]), (am, parsed)
         mstd = parsed["mstd"] if parsed["mstd"] >= 0 else math.inf
         for op in am.ops:
             assert (op.prob, op.magnitude, op.magnitude_std, op.magnitude_max) == \
@@ -105,6 +106,8 @@ TEST(TimmAugMixTest, IsTimmsForTheSameDraws) {
       {"augmix-m9-w2-d3-mstd0.5-a0.5", "bilinear", {0, 255, 30}, 0.45},
       {"augmix-m10-w1-d1-mstd0", "nearest", {10, 20, 30}, 0.2},
       {"augmix-a3-mstd2-m7-w5-d0-b0-mstd9", "random", {128, 128, 128}, 0.3},
+      {"augmix-m3-w3-b1", "random", {124, 116, 104}, 0.3},
+      {"augmix-m8-w4-d2-a0.7-b1", "bilinear", {20, 40, 60}, 0.45},
   };
   nlohmann::json jobs = nlohmann::json::array();
   std::vector<reference_jobs::JobResult> results;
@@ -119,6 +122,7 @@ TEST(TimmAugMixTest, IsTimmsForTheSameDraws) {
         {"w", config.width},
         {"d", config.depth},
         {"a", config.alpha},
+        {"b", config.blended},
         {"mstd", std::isinf(config.magnitude_std) ? -1.0 : config.magnitude_std}};
     for (int64_t i = 0; i < 100; ++i) {
       const size_t k = static_cast<size_t>(i) % images.size();
@@ -204,6 +208,9 @@ TEST(TimmAugMixTest, ParsesTimmsGrammar) {
   EXPECT_EQ(defaults.magnitude, 3);
   EXPECT_EQ(defaults.width, 3);
   EXPECT_EQ(defaults.depth, 0);
+  EXPECT_FALSE(defaults.blended);
+  EXPECT_TRUE(ops::parse_timm_augmix("augmix-b2").value().blended);
+  EXPECT_FALSE(ops::parse_timm_augmix("augmix-b1-b0").value().blended);
   // As timm: the first mstd is kept, the last m, w, d, a; mstd over 100 stays a deviation.
   const ops::TimmAugMixConfig repeated =
       ops::parse_timm_augmix("augmix-mstd0-mstd3-m3-m4-a2-a0.5-b0-w1-w2").value();
@@ -232,9 +239,6 @@ TEST(TimmAugMixTest, BadConfigsAreOneLineNamingThePart) {
   EXPECT_EQ(error("augmix--m3"),
             "timm AugMix config 'augmix--m3': section '' is not a key and a number (m3, w3, d0, "
             "a1, b0, mstd0.5)");
-  EXPECT_EQ(error("augmix-b1"),
-            "timm AugMix config 'augmix-b1': b1: timm's blended mode is not native (use timm's "
-            "own)");
   EXPECT_EQ(error("augmix-w0"), "timm AugMix config 'augmix-w0': w0 is not in [1, 64]");
   EXPECT_EQ(error("augmix-w65"), "timm AugMix config 'augmix-w65': w65 is not in [1, 64]");
   EXPECT_EQ(error("augmix-d65"), "timm AugMix config 'augmix-d65': d65 is over 64");
