@@ -426,8 +426,9 @@ for _name, _cls in _NATIVE_CLASSES.items():
 
 
 def _v1_policy(name: str):
-    """The augmentation policy `name` of torchvision.transforms (v1), whose PIL pixels the
-    native one equals; v2's computes some magnitudes otherwise, so it runs in Python."""
+    """The augmentation policy `name` of torchvision.transforms (v1), whose pixels on PIL
+    images the native one equals; v2's computes some magnitudes (AugMix: its draws and
+    kernels) otherwise, so it runs in Python."""
     native = _TRANSLATIONS[name]
 
     def translate(t):
@@ -438,21 +439,16 @@ def _v1_policy(name: str):
     return translate
 
 
-for _name in ("TrivialAugmentWide", "RandAugment", "AutoAugment"):
+for _name in ("TrivialAugmentWide", "RandAugment", "AutoAugment", "AugMix"):
     _TRANSLATIONS[_name] = _v1_policy(_name)
 
 def _timm_rand_augment(t):
     """stoker's TimmRandAugment of timm's RandAugment `t` (rand_augment_transform's): its
     config string rebuilt from the operations it holds, which must share their parameters and
     be one of timm's lists; anything else runs in Python."""
-    ops = list(t.ops)
-    first = ops[0] if ops else None
-    shared = ("prob", "magnitude", "magnitude_std", "magnitude_max", "kwargs", "hparams")
-    if first is None or any(getattr(op, a) != getattr(first, a) for op in ops for a in shared):
-        raise _Unknown("timm RandAugment runs natively with one probability, magnitude and "
-                       "hparams for all its operations only")
+    first = _timm_shared_op("RandAugment", t.ops)
     from timm.data import auto_augment as timm_aa
-    names = [op.name for op in ops]
+    names = [op.name for op in t.ops]
     weighted = timm_aa._RAND_WEIGHTED_0
     if t.choice_weights is not None:
         weights = [w / sum(weighted.values()) for w in weighted.values()]
@@ -471,20 +467,69 @@ def _timm_rand_augment(t):
                                        or mmax < 0):
         raise _Unknown(f"timm RandAugment(m={m!r}, p={p!r}, mstd={mstd!r}, mmax={mmax!r}) "
                        "runs in Python (native: whole m and mmax, p and mstd at least 0)")
-    sections += [f"m{m}", f"n{int(t.num_layers)}", f"p{float(p)!r}"]
+    sections += [f"m{m}", f"n{int(t.num_layers)}", f"p{_timm_number(p)}"]
     if mstd:
-        sections.append("mstd1000" if math.isinf(mstd) else f"mstd{float(mstd)!r}")
+        sections.append("mstd1000" if math.isinf(mstd) else f"mstd{_timm_number(mstd)}")
     if mmax:
         sections.append(f"mmax{mmax}")
-    fill = first.kwargs.get("fillcolor")
-    if not isinstance(fill, (tuple, list)):
-        raise _Unknown(f"timm RandAugment with img_mean {fill!r} runs in Python (native: one "
-                       "value per channel)")
     return _NATIVE_CLASSES["TimmRandAugment"](
         config="-".join(["rand"] + sections),
-        interpolation=_interpolation("timm RandAugment", "timm_rand_augment",
-                                     first.kwargs.get("resample")),
-        fill=list(fill), translate_pct=first.hparams.get("translate_pct", 0.45))
+        **_timm_op_settings("RandAugment", "timm_rand_augment", first))
+
+
+def _timm_number(x) -> str:
+    """`x` as a timm config writes it and reads it back exactly: digits and a point, never
+    an exponent (whose "-" would split the string)."""
+    import numpy
+    return numpy.format_float_positional(float(x), trim="-")
+
+
+def _timm_shared_op(name: str, ops):
+    """The first of timm's AugmentOps `ops` (of its RandAugment or AugMix `name`), which must
+    share their parameters: stoker's operation takes one set."""
+    ops = list(ops)
+    first = ops[0] if ops else None
+    shared = ("prob", "magnitude", "magnitude_std", "magnitude_max", "kwargs", "hparams")
+    if first is None or any(getattr(op, a) != getattr(first, a) for op in ops for a in shared):
+        raise _Unknown(f"timm {name} runs natively with one probability, magnitude and "
+                       "hparams for all its operations only")
+    return first
+
+
+def _timm_op_settings(name: str, op: str, first) -> dict:
+    """The interpolation, fill and translate_pct of native operation `op` from timm's
+    AugmentOp `first` (its hparams)."""
+    fill = first.kwargs.get("fillcolor")
+    if not isinstance(fill, (tuple, list)):
+        raise _Unknown(f"timm {name} with img_mean {fill!r} runs in Python (native: one "
+                       "value per channel)")
+    return dict(interpolation=_interpolation(f"timm {name}", op, first.kwargs.get("resample")),
+                fill=list(fill), translate_pct=first.hparams.get("translate_pct", 0.45))
+
+
+def _timm_augmix(t):
+    """stoker's TimmAugMix of timm's AugMixAugment `t` (augment_and_mix_transform's): its
+    config string rebuilt from what it holds; other operations or a magnitude bound run in
+    Python."""
+    first = _timm_shared_op("AugMix", t.ops)
+    from timm.data import auto_augment as timm_aa
+    names = [op.name for op in t.ops]
+    if names != timm_aa._AUGMIX_TRANSFORMS:
+        raise _Unknown(f"timm AugMix of the operations {names} runs in Python (native: its "
+                       "own list)")
+    m, mstd, alpha = first.magnitude, first.magnitude_std, t.alpha
+    mmax = first.magnitude_max
+    if first.prob != 1.0 or mmax or isinstance(m, bool) or not isinstance(m, int) or m < 0 or \
+            mstd < 0 or not 0.001 <= alpha <= 1000 or not 1 <= t.width <= 64 or t.depth > 64:
+        raise _Unknown(f"timm AugMix(m={m!r}, mstd={mstd!r}, mmax={mmax!r}, alpha={alpha!r}, "
+                       f"width={t.width!r}, depth={t.depth!r}) runs in Python (native: whole m, "
+                       "no mmax, alpha in [0.001, 1000], width 1 to 64, depth up to 64)")
+    sections = [f"m{m}", f"w{int(t.width)}", f"d{max(int(t.depth), 0)}",
+                f"a{_timm_number(alpha)}", f"b{int(bool(t.blended))}"]
+    if not math.isinf(mstd):
+        sections.append(f"mstd{_timm_number(mstd)}")
+    return _NATIVE_CLASSES["TimmAugMix"](config="-".join(["augmix"] + sections),
+                                         **_timm_op_settings("AugMix", "timm_augmix", first))
 
 
 def _timm_aspect(log_aspect: float) -> float:
@@ -509,10 +554,11 @@ def _timm_random_erasing(t):
         min_count=t.min_count, max_count=t.max_count)
 
 
-# timm's (timm.data): its crop with "random" interpolation, its tensor steps, its RandAugment
-# and RandomErasing. Its other classes run in Python.
+# timm's (timm.data): its crop with "random" interpolation, its tensor steps, its RandAugment,
+# AugMix and RandomErasing. Its other classes run in Python.
 _TIMM_TRANSLATIONS = {
     "RandAugment": _timm_rand_augment,
+    "AugMixAugment": _timm_augmix,
     "RandomErasing": _timm_random_erasing,
     "RandomResizedCropAndInterpolation": lambda t: RandomResizedCrop(
         t.size, t.scale, t.ratio, interpolation=t.interpolation),

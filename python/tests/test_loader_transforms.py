@@ -311,8 +311,8 @@ def test_every_step_stoker_cannot_run_is_named_at_once(images):
         S.field_specs(pipeline, schema)
     message = str(raised.value)
     assert "\n" not in message
-    assert message.startswith("field 'image': 2 steps stoker.Loader cannot run: torchvision "
-                              "transform AugMix is not supported")
+    assert message.startswith("field 'image': 2 steps stoker.Loader cannot run: torchvision v2 "
+                              "AugMix is not v1's on PIL images")
     assert "; torchvision transform GaussianBlur is not supported" in message
     assert "; supported: Compose, ToTensor" in message
     # The loader runs them: the crop (bicubic, the flip fused) natively, the rest in Python.
@@ -399,7 +399,8 @@ def test_timms_train_transforms_run_natively_or_in_python(images):
 # The augmentation policies ------------------------------------------------------------------
 
 @pytest.mark.parametrize("policy", [T.TrivialAugmentWide(), T.RandAugment(num_ops=2, magnitude=9),
-                                    T.AutoAugment(T.AutoAugmentPolicy.IMAGENET, fill=[9, 9, 9])])
+                                    T.AutoAugment(T.AutoAugmentPolicy.IMAGENET, fill=[9, 9, 9]),
+                                    T.AugMix(severity=5, mixture_width=2, fill=[1, 2, 3])])
 def test_torchvisions_v1_policies_run_natively_and_v2s_in_python(images, policy):
     path, _ = images
     recipe = T.Compose([T.RandomResizedCrop(24, interpolation=T.InterpolationMode.BICUBIC),
@@ -420,6 +421,20 @@ def test_torchvisions_v1_policies_run_natively_and_v2s_in_python(images, policy)
     loader = stoker.Loader(path, batch_size=3, transforms=T2.Compose([T2.RandomResizedCrop(24), v2]),
                            batch_format="dict")
     assert [where for _, where in loader.plan["image"]] == ["native", "python"]
+
+
+def test_torchvisions_augmix_translates_with_its_parameters():
+    theirs = T.AugMix(severity=7, mixture_width=4, chain_depth=2, alpha=0.5, all_ops=False,
+                      interpolation=T.InterpolationMode.NEAREST, fill=[10, 20, 30])
+    ours = S._stoker_transform(theirs)
+    assert type(ours).__name__ == "AugMix"
+    assert (ours.severity, ours.mixture_width, ours.chain_depth, ours.alpha, ours.all_ops,
+            ours.interpolation, ours.fill) == (7, 4, 2, 0.5, False, "nearest", [10, 20, 30])
+    assert S._stoker_transform(T.AugMix()).fill == []
+    with pytest.raises(ValueError, match="augmix: interpolation must be one of nearest, bilinear"):
+        S._stoker_transform(T.AugMix(interpolation=T.InterpolationMode.BICUBIC))
+    with pytest.raises(ValueError, match="augmix: mixture_width must be a whole number in"):
+        S._stoker_transform(T.AugMix(mixture_width=0))
 
 
 def test_random_apply_around_image_operations_is_native(images):

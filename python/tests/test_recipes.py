@@ -16,7 +16,7 @@ STD = (0.229, 0.224, 0.225)
 
 
 def preset_train(T, crop_size, interpolation="bilinear", auto_augment=None,
-                 random_erase=0.0, use_v2=False):
+                 random_erase=0.0, augmix_severity=3, use_v2=False):
     """torchvision's references/classification/presets.py ClassificationPresetTrain, PIL
     backend (its default), as it composes the steps."""
     mode = T.InterpolationMode(interpolation)
@@ -26,6 +26,8 @@ def preset_train(T, crop_size, interpolation="bilinear", auto_augment=None,
         steps.append(T.RandAugment(interpolation=mode, magnitude=9))
     elif auto_augment == "ta_wide":
         steps.append(T.TrivialAugmentWide(interpolation=mode))
+    elif auto_augment == "augmix":
+        steps.append(T.AugMix(interpolation=mode, severity=augmix_severity))
     elif auto_augment is not None:
         steps.append(T.AutoAugment(policy=T.AutoAugmentPolicy(auto_augment), interpolation=mode))
     steps.append(T.PILToTensor())
@@ -71,6 +73,9 @@ REFERENCE = [
     ("mobilenet_v3_large", dict(crop_size=224, auto_augment="imagenet", random_erase=0.2),
      (224, 256, "bilinear")),
     ("mobilenet_v2", dict(crop_size=224), (224, 256, "bilinear")),
+    ("resnet50 --auto-augment augmix", dict(crop_size=176, auto_augment="augmix",
+                                            augmix_severity=5, random_erase=0.1),
+     (224, 232, "bilinear")),
     ("efficientnet_b7 (eval)", None, (600, 600, "bicubic")),
 ]
 

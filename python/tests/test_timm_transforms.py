@@ -1,7 +1,7 @@
-"""timm's create_transform through stoker.Loader: its RandAugment and RandomErasing translate
-to the native operations (whose pixels equal timm's for the same draws: the C++ tests
-ops/timm_rand_augment_test.cc and ops/timm_random_erasing_test.cc), its usual training
-configurations run with no step in Python, its eval configurations give its own pixels."""
+"""timm's create_transform through stoker.Loader: its RandAugment, AugMix and RandomErasing
+translate to the native operations (whose pixels equal timm's for the same draws: the C++ tests
+ops/timm_rand_augment_test.cc, ops/timm_augmix_test.cc and ops/timm_random_erasing_test.cc),
+its usual training configurations run with no step in Python, its eval configurations give its own pixels."""
 
 import io
 import math
@@ -43,6 +43,39 @@ def test_timms_rand_augment_is_its_config_string(auto_augment, interpolation):
     assert (again.choice_weights is None) == (theirs.choice_weights is None)
 
 
+@pytest.mark.parametrize("auto_augment, interpolation", [
+    ("augmix-m3-w3", "random"),
+    ("augmix-m5-w4-d2-mstd0.5", "bicubic"),
+    ("augmix-m9-w2-d3-a0.5-mstd0", "bilinear"),
+    ("augmix-m1-w1-a2-mstd0.00001", "random"),
+    ("augmix-m3-w3-b1", "random"),
+])
+def test_timms_augmix_is_its_config_string(auto_augment, interpolation):
+    train = timm_data.create_transform(24, is_training=True, auto_augment=auto_augment,
+                                       interpolation=interpolation)
+    theirs = timm_step(train, "AugMixAugment")
+    ours = S._stoker_transform(theirs)
+    assert type(ours).__name__ == "TimmAugMix"
+    assert ours.fill == [124.0, 116.0, 104.0]
+    assert ours.interpolation == interpolation
+    assert ours.translate_pct == 0.3
+    # The rebuilt string makes timm's same AugMix.
+    hparams = {k: v for k, v in theirs.ops[0].hparams.items() if k != "magnitude_std"}
+    again = timm_aa.augment_and_mix_transform(ours.config, hparams)
+    assert (again.alpha, again.width, max(again.depth, 0), again.blended) == \
+        (theirs.alpha, theirs.width, max(theirs.depth, 0), theirs.blended)
+    assert [(o.name, o.prob, o.magnitude, o.magnitude_std) for o in again.ops] == \
+        [(o.name, o.prob, o.magnitude, o.magnitude_std) for o in theirs.ops]
+
+
+def test_an_augmix_stoker_cannot_express_runs_in_python():
+    with pytest.raises(ValueError, match="mmax=12"):
+        S._stoker_transform(timm_aa.augment_and_mix_transform("augmix", {"magnitude_max": 12,
+                                                                        "img_mean": (1, 2, 3)}))
+    with pytest.raises(ValueError, match="img_mean 128"):
+        S._stoker_transform(timm_aa.augment_and_mix_transform("augmix", {"img_mean": 128}))
+
+
 def test_a_rand_augment_stoker_cannot_express_runs_in_python(images):
     path, _ = images
     three_a = timm_aa.rand_augment_transform("rand-m9-t3a", {"img_mean": (1, 2, 3)})
@@ -80,6 +113,8 @@ TRAINING = [
          interpolation="random", scale=(0.5, 1.0)),
     dict(color_jitter=0.4, re_prob=0.1, interpolation="bilinear"),
     dict(auto_augment="rand-m6-n4-p0.7-tweights", interpolation="random", hflip=0.0),
+    dict(auto_augment="augmix-m3-w3", re_prob=0.25, interpolation="random"),
+    dict(auto_augment="augmix-m9-mstd0.5-w4-d2", interpolation="bicubic"),
 ]
 
 

@@ -11,8 +11,13 @@
 //   log Gamma(k < 1)  log Gamma(k + 1) + log(u) / k (the boost; in logs, so that a small k,
 //                     MixUp's 0.2, never underflows to 0)
 //   Beta(a, b)        1 / (1 + exp(log Y - log X)), X ~ Gamma(a) drawn before Y ~ Gamma(b)
+//   Dirichlet(a, k)   k Gamma(a) draws in order, each exp(log X_i - max) over their sum
+//                     (AugMix's weights: ops/timm_augmix.cc, ops/augmix.cc)
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <vector>
 
 #include "stoker/pipeline/ops/normal_draw.h"
 #include "stoker/util/rng.h"
@@ -44,6 +49,18 @@ inline double beta_draw(CounterRng& rng, double a, double b) {
   const double log_y = log_gamma_draw(rng, b);
   const double difference = log_y - log_x;
   return std::isnan(difference) ? 0.5 : 1.0 / (1.0 + std::exp(difference));
+}
+
+// A Dirichlet draw of `count` weights, all `alpha`: non-negative, summing to 1. Precondition:
+// alpha > 0 and finite, count >= 1.
+inline std::vector<double> dirichlet_draw(CounterRng& rng, double alpha, int64_t count) {
+  std::vector<double> weights;
+  for (int64_t i = 0; i < count; ++i) weights.push_back(log_gamma_draw(rng, alpha));
+  const double top = *std::max_element(weights.begin(), weights.end());
+  double sum = 0;
+  for (double& w : weights) sum += (w = std::isinf(top) ? 1.0 : std::exp(w - top));
+  for (double& w : weights) w /= sum;
+  return weights;
 }
 
 }  // namespace stoker::ops

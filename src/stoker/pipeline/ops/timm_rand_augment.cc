@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -23,6 +22,7 @@
 #include "stoker/pipeline/ops/normal_draw.h"
 #include "stoker/pipeline/ops/pil_enhance.h"
 #include "stoker/pipeline/ops/pil_policy_ops.h"
+#include "stoker/pipeline/ops/timm_config_numbers.h"
 #include "stoker/util/utf8.h"
 
 namespace stoker::ops {
@@ -91,40 +91,6 @@ const std::vector<std::pair<TimmOp, double>> kWeighted = {{T::kRotate, 3},
                                                           {T::kEqualize, .05},
                                                           {T::kPosterizeIncreasing, 0.05},
                                                           {T::kInvert, 0.05}};
-
-// Digits only, at most 9 (timm's int()).
-std::optional<int64_t> plain_int(const std::string& text) {
-  if (text.empty() || text.size() > 9) return std::nullopt;
-  for (char c : text)
-    if (c < '0' || c > '9') return std::nullopt;
-  return std::stoll(text);
-}
-
-// digits[.digits][e[+-]digits], finite (timm's float()).
-std::optional<double> plain_float(const std::string& text) {
-  size_t i = 0;
-  auto digits = [&] {
-    const size_t start = i;
-    while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
-    return i > start;
-  };
-  if (!digits()) return std::nullopt;
-  if (i < text.size() && text[i] == '.') {
-    ++i;
-    digits();
-  }
-  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
-    ++i;
-    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
-    if (!digits()) return std::nullopt;
-  }
-  if (i != text.size()) return std::nullopt;
-  double value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(value))
-    return std::nullopt;
-  return value;
-}
 
 }  // namespace
 
@@ -233,16 +199,21 @@ std::vector<TimmStepDraw> draw_timm_rand_augment(CounterRng& rng,
       step.op = config.ops[chosen];
     }
     step.applied = rng.next_double() <= config.prob;
-    const double z = standard_normal(rng);
-    const double r = rng.next_double();
-    step.magnitude = std::isinf(config.magnitude_std) ? config.magnitude * r
-                     : config.magnitude_std > 0       ? config.magnitude + config.magnitude_std * z
-                                                      : config.magnitude;
-    step.negative = rng.uniform_below(2) == 1;
-    step.bicubic = rng.uniform_below(2) == 1;
+    draw_timm_step_outcome(rng, config.magnitude, config.magnitude_std, step);
     steps.push_back(step);
   }
   return steps;
+}
+
+void draw_timm_step_outcome(CounterRng& rng, double magnitude, double magnitude_std,
+                            TimmStepDraw& step) {
+  const double z = standard_normal(rng);
+  const double r = rng.next_double();
+  step.magnitude = std::isinf(magnitude_std) ? magnitude * r
+                   : magnitude_std > 0       ? magnitude + magnitude_std * z
+                                             : magnitude;
+  step.negative = rng.uniform_below(2) == 1;
+  step.bicubic = rng.uniform_below(2) == 1;
 }
 
 void apply_timm_op(TimmOp op, double level, bool negative, PilFilter filter, double translate_pct,
@@ -317,18 +288,50 @@ void apply_timm_op(TimmOp op, double level, bool negative, PilFilter filter, dou
   }
 }
 
+std::vector<ParamSpec> timm_op_params() {
+  return {ParamSpec::choice("interpolation", "random", {"random", "bilinear", "bicubic", "nearest"},
+                            "the geometric operations' filter: random (bilinear or bicubic each "
+                            "time, timm's), or one"),
+          ParamSpec::reals("fill", {128},
+                           "colour outside a moved image (timm's img_mean): one number, or one "
+                           "per channel",
+                           1, ParamSpec::kAnyCount)
+              .in(0, 255),
+          ParamSpec::real("translate_pct", 0.45, "the largest translation, a fraction of the side")
+              .in(0, 100)};
+}
+
+Result<TimmOpSettings> timm_op_settings(const std::string& op, const Params& params,
+                                        const PixelContext& context) {
+  const std::vector<double>& fill = params.reals("fill");
+  if (Status s = check_per_channel(context, op, "fill", fill.size()); !s.is_ok()) return s;
+  TimmOpSettings settings;
+  if (params.choice("interpolation") != "random")
+    settings.filter = pil_filter(params.choice("interpolation"));
+  settings.translate_pct = params.real("translate_pct");
+  settings.fill = policy_fill(fill, context.shape[0]);
+  return settings;
+}
+
+void apply_timm_step(const TimmStepDraw& step, double upper, const TimmOpSettings& settings,
+                     uint8_t* pixels, int64_t channels, int64_t height, int64_t width) {
+  const double level = std::max(0.0, std::min(step.magnitude, upper));
+  const PilFilter filter = settings.filter ? *settings.filter
+                           : step.bicubic  ? PilFilter::kBicubic
+                                           : PilFilter::kBilinear;
+  apply_timm_op(step.op, level, step.negative, filter, settings.translate_pct, settings.fill,
+                pixels, channels, height, width);
+}
+
 namespace {
 
-// The operation: each sample's draws, each applied step at its clamped level.
+// The operation: each sample's draws, each applied step.
 class TimmRandAugment : public PixelOp {
  public:
-  TimmRandAugment(TimmRandAugmentConfig config, std::string interpolation, double translate_pct,
-                  std::vector<uint8_t> fill, const std::vector<int64_t>& shape)
+  TimmRandAugment(TimmRandAugmentConfig config, TimmOpSettings settings,
+                  const std::vector<int64_t>& shape)
       : config_(std::move(config)),
-        random_filter_(interpolation == "random"),
-        filter_(pil_filter(interpolation)),
-        translate_pct_(translate_pct),
-        fill_(std::move(fill)),
+        settings_(std::move(settings)),
         channels_(shape[0]),
         height_(shape[1]),
         width_(shape[2]) {}
@@ -337,23 +340,14 @@ class TimmRandAugment : public PixelOp {
     CounterRng rng = input.rng();
     const double upper = config_.magnitude_max != 0 ? config_.magnitude_max : 10.0;
     for (const TimmStepDraw& step : draw_timm_rand_augment(rng, config_)) {
-      if (!step.applied) continue;
-      const double level = std::max(0.0, std::min(step.magnitude, upper));
-      const PilFilter filter = !random_filter_ ? filter_
-                               : step.bicubic  ? PilFilter::kBicubic
-                                               : PilFilter::kBilinear;
-      apply_timm_op(step.op, level, step.negative, filter, translate_pct_, fill_, pixels, channels_,
-                    height_, width_);
+      if (step.applied) apply_timm_step(step, upper, settings_, pixels, channels_, height_, width_);
     }
     return Status::ok();
   }
 
  private:
   const TimmRandAugmentConfig config_;
-  const bool random_filter_;
-  const PilFilter filter_;
-  const double translate_pct_;
-  const std::vector<uint8_t> fill_;
+  const TimmOpSettings settings_;
   const int64_t channels_, height_, width_;
 };
 
@@ -367,19 +361,9 @@ OpSpec timm_rand_augment() {
   op.doc =
       "timm's RandAugment from its config string (create_transform's auto_augment='rand-...', "
       "on a PIL image, to the pixel)";
-  op.params = {
-      ParamSpec::text("config", "rand-m9-mstd0.5-inc1",
-                      "timm's string: rand, then m, n, p, mstd, mmax, inc, t sections"),
-      ParamSpec::choice("interpolation", "random", {"random", "bilinear", "bicubic", "nearest"},
-                        "the geometric operations' filter: random (bilinear or bicubic each "
-                        "time, timm's), or one"),
-      ParamSpec::reals("fill", {128},
-                       "colour outside a moved image (timm's img_mean): one number, or one "
-                       "per channel",
-                       1, ParamSpec::kAnyCount)
-          .in(0, 255),
-      ParamSpec::real("translate_pct", 0.45, "the largest translation, a fraction of the side")
-          .in(0, 100)};
+  op.params = {ParamSpec::text("config", "rand-m9-mstd0.5-inc1",
+                               "timm's string: rand, then m, n, p, mstd, mmax, inc, t sections")};
+  for (ParamSpec& param : timm_op_params()) op.params.push_back(std::move(param));
   op.make_pixel = [](const Params& params,
                      const PixelContext& context) -> Result<std::shared_ptr<const PixelOp>> {
     if (Status s = context.check_image("timm_rand_augment"); !s.is_ok()) return s;
@@ -388,13 +372,10 @@ OpSpec timm_rand_augment() {
       return invalid_argument(fmt::format("field '{}': timm_rand_augment: {}", context.field,
                                           config.status().message()));
     }
-    const std::vector<double>& fill = params.reals("fill");
-    const int64_t channels = context.shape[0];
-    if (Status s = check_per_channel(context, "timm_rand_augment", "fill", fill.size()); !s.is_ok())
-      return s;
+    Result<TimmOpSettings> settings = timm_op_settings("timm_rand_augment", params, context);
+    if (!settings.is_ok()) return settings.status();
     return std::shared_ptr<const PixelOp>(std::make_shared<TimmRandAugment>(
-        std::move(config.value()), params.choice("interpolation"), params.real("translate_pct"),
-        policy_fill(fill, channels), context.shape));
+        std::move(config.value()), std::move(settings.value()), context.shape));
   };
   return op;
 }

@@ -33,15 +33,18 @@
 //
 // A sample's draws, from the operation's own stream, every one made whatever the outcome: per
 // layer of n, the operation (uniform_below(list size); "weights": next_double() against the
-// cumulative weights of those not drawn yet), then applied = next_double() <= p, z =
-// standard_normal (normal_draw.h), r = next_double(), negative = uniform_below(2) == 1,
-// bicubic = uniform_below(2) == 1; the magnitude is m * r where mstd is infinite, m + mstd * z
-// where it is above 0, else m.
+// cumulative weights of those not drawn yet), then applied = next_double() <= p, then the
+// step's outcome (draw_timm_step_outcome, shared with timm_augmix.h): z = standard_normal
+// (normal_draw.h), r = next_double(), negative = uniform_below(2) == 1, bicubic =
+// uniform_below(2) == 1; the magnitude is m * r where mstd is infinite, m + mstd * z where it
+// is above 0, else m.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "stoker/pipeline/op_registry.h"
 #include "stoker/pipeline/ops/pil_geometry.h"
 #include "stoker/util/rng.h"
 #include "stoker/util/status.h"
@@ -100,9 +103,31 @@ struct TimmStepDraw {
 std::vector<TimmStepDraw> draw_timm_rand_augment(CounterRng& rng,
                                                  const TimmRandAugmentConfig& config);
 
+// A step's magnitude (noise of `magnitude_std` around `magnitude`), sign and filter (above).
+void draw_timm_step_outcome(CounterRng& rng, double magnitude, double magnitude_std,
+                            TimmStepDraw& step);
+
 // One operation on the image [channels, height, width] in place, at `level` (clamped already).
 void apply_timm_op(TimmOp op, double level, bool negative, PilFilter filter, double translate_pct,
                    const std::vector<uint8_t>& fill, uint8_t* pixels, int64_t channels,
                    int64_t height, int64_t width);
+
+// What timm's operations take from its hparams: the operation parameters interpolation
+// ("random" or one filter), fill (img_mean) and translate_pct, shared by timm_rand_augment and
+// timm_augmix.
+struct TimmOpSettings {
+  std::optional<PilFilter> filter;  // none: timm's "random", the step's drawn one
+  double translate_pct = 0.45;
+  std::vector<uint8_t> fill;  // one per channel
+};
+std::vector<ParamSpec> timm_op_params();
+// The settings of operation `op`'s parameters for an image of `context`; fill checked.
+Result<TimmOpSettings> timm_op_settings(const std::string& op, const Params& params,
+                                        const PixelContext& context);
+
+// A drawn step on the image in place: its magnitude clamped to [0, upper], its filter the
+// settings' or the drawn one.
+void apply_timm_step(const TimmStepDraw& step, double upper, const TimmOpSettings& settings,
+                     uint8_t* pixels, int64_t channels, int64_t height, int64_t width);
 
 }  // namespace stoker::ops

@@ -11,9 +11,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -21,26 +18,18 @@
 #include "stoker/pipeline/op_registry.h"
 #include "stoker/testing/pil_policy.h"
 #include "stoker/testing/pil_reference.h"
-#include "stoker/testing/temp_dir.h"
+#include "stoker/testing/reference_jobs.h"
 
 namespace stoker {
 namespace {
 
 using ops::TimmOp;
 
-// Reads argv[1]/shapes.json, I.in and jobs.json; writes each job's result [C, H, W] to out.
+// The reference script of reference_jobs.h: each job's RandAugment.
 constexpr const char* kTimmScript = R"(
-import json, math, sys
+import math
 from types import SimpleNamespace
-import numpy as np
-import PIL.Image
 from timm.data import auto_augment as A
-d = sys.argv[1]
-shapes = json.load(open(d + "/shapes.json"))
-images = []
-for i, shape in enumerate(shapes):
-    x = np.fromfile(f"{d}/{i}.in", dtype=np.uint8).reshape(shape)
-    images.append(PIL.Image.fromarray(x[0] if shape[0] == 1 else x.transpose(1, 2, 0)))
 
 class Draws:  # timm's `random`, answering with stoker's outcomes of the step under way
     randoms, magnitude, resample = [], 0.0, 0
@@ -115,9 +104,7 @@ TEST(TimmRandAugmentTest, IsTimmsForTheSameDraws) {
       {"rand-inc1-n1-p0.3-mstd2-m6", "bicubic", {200, 100, 50}, 0.6},
   };
   nlohmann::json jobs = nlohmann::json::array();
-  std::vector<std::vector<uint8_t>> mine;
-  std::vector<size_t> image_of;
-  std::vector<std::string> labels;
+  std::vector<reference_jobs::JobResult> results;
   std::array<int, 21> applied_ops{};
   for (const TimmCase& c : cases) {
     const ops::TimmRandAugmentConfig config = ops::parse_timm_rand_augment(c.config).value();
@@ -145,9 +132,8 @@ TEST(TimmRandAugmentTest, IsTimmsForTheSameDraws) {
                                                images[k].shape)
                       ->apply(sample, pixels.data())
                       .is_ok());
-      mine.push_back(std::move(pixels));
-      image_of.push_back(k);
-      labels.push_back(c.config + " " + c.interpolation + " sample " + std::to_string(i));
+      results.push_back({k, std::move(pixels),
+                         c.config + " " + c.interpolation + " sample " + std::to_string(i)});
       CounterRng rng = sample.rng();
       nlohmann::json steps = nlohmann::json::array();
       for (const ops::TimmStepDraw& step : ops::draw_timm_rand_augment(rng, config)) {
@@ -157,9 +143,9 @@ TEST(TimmRandAugmentTest, IsTimmsForTheSameDraws) {
                          {"negative", step.negative},
                          {"bicubic", step.bicubic}});
         if (step.applied) ++applied_ops[static_cast<size_t>(step.op)];
-        labels.back() += std::string(" ") + ops::timm_op_name(step.op) +
-                         (step.applied ? "" : "(skipped)") + (step.negative ? "-" : "+") +
-                         (step.bicubic ? "c" : "l") + std::to_string(step.magnitude);
+        results.back().label += std::string(" ") + ops::timm_op_name(step.op) +
+                                (step.applied ? "" : "(skipped)") + (step.negative ? "-" : "+") +
+                                (step.bicubic ? "c" : "l") + std::to_string(step.magnitude);
       }
       jobs.push_back({{"image", k},
                       {"config", c.config},
@@ -170,34 +156,7 @@ TEST(TimmRandAugmentTest, IsTimmsForTheSameDraws) {
                       {"steps", steps}});
     }
   }
-  testing::TempDir dir;
-  pil_reference::write_test_images(dir, images);
-  std::ofstream(dir / "jobs.json") << jobs.dump();
-  std::ofstream(dir / "timm_reference.py") << kTimmScript;
-  const std::string command =
-      std::string(STOKER_PYTHON) + " " + (dir / "timm_reference.py") + " " + dir.path();
-  ASSERT_EQ(std::system(command.c_str()), 0) << command;
-  std::ifstream in(dir / "out", std::ios::binary);
-  const std::vector<uint8_t> all((std::istreambuf_iterator<char>(in)),
-                                 std::istreambuf_iterator<char>());
-  size_t at = 0;
-  int failures = 0;
-  size_t changed = 0;
-  for (size_t j = 0; j < mine.size(); ++j) {
-    const size_t size = mine[j].size();
-    ASSERT_LE(at + size, all.size());
-    const std::vector<uint8_t> want(all.begin() + at, all.begin() + at + size);
-    at += size;
-    changed += want != images[image_of[j]].pixels;
-    const auto [diff, theirs] = std::mismatch(mine[j].begin(), mine[j].end(), want.begin());
-    if (diff != mine[j].end() && ++failures <= 5) {
-      ADD_FAILURE() << labels[j] << " image " << image_of[j] << ": at " << (diff - mine[j].begin())
-                    << " " << static_cast<int>(*diff) << ", timm " << static_cast<int>(*theirs);
-    }
-  }
-  EXPECT_EQ(at, all.size());
-  EXPECT_EQ(failures, 0) << "samples unlike timm's, of " << mine.size();
-  EXPECT_GT(changed, mine.size() / 2);
+  reference_jobs::expect_script_pixels(images, jobs, kTimmScript, results);
   for (size_t op = 0; op < applied_ops.size(); ++op) {
     EXPECT_GT(applied_ops[op], 0) << ops::timm_op_name(static_cast<TimmOp>(op));
   }

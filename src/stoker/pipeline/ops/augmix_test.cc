@@ -1,0 +1,169 @@
+// augmix against torchvision's own AugMix (transforms v1, STOKER_PYTHON) on PIL images: for
+// each sample, torchvision.transforms.AugMix is built with the same parameters and run with
+// stoker's draws handed to it (its _sample_dirichlet gives the drawn (m0, m1) and chain
+// weights, torch.randint in its module the drawn depths, operations, bins and signs): pixel for
+// pixel over many samples, every operation, both filters, with and without a fill. Then the
+// parameters' errors.
+#include "stoker/pipeline/ops/augmix.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "stoker/testing/pil_policy.h"
+#include "stoker/testing/reference_jobs.h"
+
+namespace stoker {
+namespace {
+
+// The reference script of reference_jobs.h: each job's AugMix.
+constexpr const char* kAugMixScript = R"(
+import torch
+from torchvision import transforms as T
+from torchvision.transforms import autoaugment as AA
+real_torch = AA.torch
+
+class Randint:  # torch.randint, answering with stoker's draws in torchvision's order
+    queue = []
+    def __call__(self, *args, **kwargs):
+        return real_torch.tensor([self.queue.pop(0)])
+
+class Torch:  # the module's torch, but its randint
+    randint = Randint()
+    def __getattr__(self, name): return getattr(real_torch, name)
+
+class Drawn(T.AugMix):
+    def _sample_dirichlet(self, params):
+        return real_torch.tensor([self.dirichlet.pop(0)], dtype=real_torch.float32)
+
+AA.torch = Torch()
+modes = {"bilinear": T.InterpolationMode.BILINEAR, "nearest": T.InterpolationMode.NEAREST}
+with open(d + "/out", "wb") as out:
+    for job in json.load(open(d + "/jobs.json")):
+        image = images[job["image"]]
+        aug = Drawn(severity=job["severity"], mixture_width=job["width"],
+                    chain_depth=job["depth"], alpha=job["alpha"], all_ops=job["all_ops"],
+                    interpolation=modes[job["interpolation"]], fill=job["fill"] or None)
+        aug.dirichlet = [job["m"], job["w"]]
+        space = list(aug._augmentation_space(10, (image.height, image.width)).items())
+        assert [name for name, _ in space] == job["names"], space
+        queue = []
+        for chain in job["chains"]:
+            if job["depth"] <= 0:
+                queue.append(len(chain))
+            for s in chain:
+                index = job["names"].index(s["op"])
+                queue.append(index)
+                magnitudes, signed = space[index][1]
+                if magnitudes.ndim > 0:
+                    queue.append(s["bin"])
+                if signed:
+                    queue.append(1 if s["negative"] else 0)
+        Randint.queue = queue
+        y = np.asarray(aug(image))
+        assert not queue and not aug.dirichlet, (queue, aug.dirichlet)
+        y = y[None] if y.ndim == 2 else y.transpose(2, 0, 1)
+        out.write(np.ascontiguousarray(y).tobytes())
+)";
+
+struct AugMixCase {
+  int64_t severity, width, depth;
+  double alpha;
+  bool all_ops;
+  std::string interpolation;
+  std::vector<double> fill;  // RGB's; "L" images take its first number
+};
+
+TEST(AugMixTest, IsTorchvisionsForTheSameDraws) {
+  const std::vector<pil_reference::TestImage> images = pil_policy_testing::policy_test_images();
+  const std::vector<AugMixCase> cases = {
+      {3, 3, -1, 1.0, true, "bilinear", {}},
+      {10, 4, 2, 0.5, true, "nearest", {}},
+      {7, 2, 3, 2.0, false, "bilinear", {10, 20, 30}},
+      {1, 1, 1, 1.0, true, "nearest", {128, 64, 255}},
+      {10, 5, -1, 1.0, true, "bilinear", {200, 0, 77}},
+  };
+  nlohmann::json jobs = nlohmann::json::array();
+  std::vector<reference_jobs::JobResult> results;
+  std::array<int, 15> used_ops{};
+  for (const AugMixCase& c : cases) {
+    ops::AugMixSettings settings;
+    settings.severity = c.severity;
+    settings.width = c.width;
+    settings.depth = c.depth;
+    settings.alpha = c.alpha;
+    settings.all_ops = c.all_ops;
+    nlohmann::json names = nlohmann::json::array();
+    for (size_t k = 0; k < ops::augmix_ops().size() - (c.all_ops ? 0 : 4); ++k)
+      names.push_back(ops::policy_op_name(ops::augmix_ops()[k]));
+    for (int64_t i = 0; i < 60; ++i) {
+      const size_t k = static_cast<size_t>(i) % images.size();
+      const std::vector<double> fill =
+          images[k].shape[0] == 1 && !c.fill.empty() ? std::vector<double>{c.fill[0]} : c.fill;
+      const SampleInput sample = pil_reference::op_sample(i);
+      std::vector<uint8_t> pixels = images[k].pixels;
+      ASSERT_TRUE(pil_reference::make_pixel_op("augmix",
+                                               {{"severity", c.severity},
+                                                {"mixture_width", c.width},
+                                                {"chain_depth", c.depth},
+                                                {"alpha", c.alpha},
+                                                {"all_ops", c.all_ops},
+                                                {"interpolation", c.interpolation},
+                                                {"fill", fill}},
+                                               images[k].shape)
+                      ->apply(sample, pixels.data())
+                      .is_ok());
+      CounterRng rng = sample.rng();
+      const ops::AugMixDraw draw = ops::draw_augmix(rng, settings);
+      nlohmann::json chains = nlohmann::json::array();
+      for (const std::vector<ops::PolicyStepDraw>& chain : draw.chains) {
+        nlohmann::json steps = nlohmann::json::array();
+        for (const ops::PolicyStepDraw& step : chain) {
+          steps.push_back({{"op", ops::policy_op_name(step.op)},
+                           {"bin", step.bin},
+                           {"negative", step.negative}});
+          ++used_ops[static_cast<size_t>(step.op)];
+        }
+        chains.push_back(steps);
+      }
+      results.push_back({k, std::move(pixels),
+                         c.interpolation + " severity " + std::to_string(c.severity) + " sample " +
+                             std::to_string(i) + " chains " + chains.dump()});
+      jobs.push_back({{"image", k},
+                      {"severity", c.severity},
+                      {"width", c.width},
+                      {"depth", c.depth},
+                      {"alpha", c.alpha},
+                      {"all_ops", c.all_ops},
+                      {"interpolation", c.interpolation},
+                      {"fill", fill},
+                      {"names", names},
+                      {"m", std::vector<float>{draw.original, draw.augmented}},
+                      {"w", draw.weights},
+                      {"chains", chains}});
+    }
+  }
+  reference_jobs::expect_script_pixels(images, jobs, kAugMixScript, results);
+  for (ops::PolicyOp op : ops::augmix_ops())
+    EXPECT_GT(used_ops[static_cast<size_t>(op)], 0) << ops::policy_op_name(op);
+}
+
+TEST(AugMixTest, BadParametersAreOneLine) {
+  EXPECT_EQ(pil_reference::call_error("augmix", {{"severity", int64_t{11}}}),
+            "augmix: severity must be a whole number in [1, 10], not 11");
+  EXPECT_EQ(pil_reference::call_error("augmix", {{"mixture_width", int64_t{0}}}),
+            "augmix: mixture_width must be a whole number in [1, 64], not 0");
+  EXPECT_EQ(pil_reference::call_error("augmix", {{"alpha", 0.0}}),
+            "augmix: alpha must be a number in [0.001, 1000], not 0");
+  EXPECT_EQ(pil_reference::call_error("augmix", {{"interpolation", std::string("bicubic")}}),
+            "augmix: interpolation must be one of nearest, bilinear, not 'bicubic'");
+  const OpCall wrong_fill = make_op_call("augmix", {{"fill", std::vector<double>{1, 2}}}).value();
+  EXPECT_EQ(wrong_fill.op->make_pixel(wrong_fill.params, {"image", {3, 8, 8}}).status().message(),
+            "field 'image': augmix: fill has 2 numbers; give one or one per channel (3)");
+}
+
+}  // namespace
+}  // namespace stoker
