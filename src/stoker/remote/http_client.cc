@@ -95,7 +95,7 @@ std::string safe_etag(std::string_view value) {
 }
 
 // Where a PUT's body comes from; re-read from its start by each attempt (and on libcurl's seeks).
-struct Upload {
+struct BodyUpload {
   std::string_view bytes;
   FILE* file = nullptr;
   size_t position = 0;
@@ -107,7 +107,7 @@ struct Attempt {
   uint64_t want_begin = 0;  // the object's bytes wanted: [want_begin, want_end)
   uint64_t want_end = kUnknownEnd;
   uint64_t cursor = 0;  // bytes [want_begin, cursor) are in the sink
-  Upload* upload = nullptr;
+  BodyUpload* upload = nullptr;
   // The current response (a redirect or a 100 Continue starts another).
   long status = 0;
   std::string etag;
@@ -170,7 +170,7 @@ size_t on_body(char* data, size_t one, size_t count, void* user) {
 }
 
 size_t on_upload(char* buffer, size_t one, size_t count, void* user) {
-  Upload& u = *static_cast<Upload*>(user);
+  BodyUpload& u = *static_cast<BodyUpload*>(user);
   if (u.file != nullptr) {
     const size_t n = std::fread(buffer, 1, one * count, u.file);
     return std::ferror(u.file) ? CURL_READFUNC_ABORT : n;
@@ -182,7 +182,7 @@ size_t on_upload(char* buffer, size_t one, size_t count, void* user) {
 }
 
 int on_upload_seek(void* user, curl_off_t offset, int origin) {
-  Upload& u = *static_cast<Upload*>(user);
+  BodyUpload& u = *static_cast<BodyUpload*>(user);
   if (origin != SEEK_SET || offset < 0) return CURL_SEEKFUNC_CANTSEEK;
   if (u.file != nullptr)
     return fseeko(u.file, offset, SEEK_SET) == 0 ? CURL_SEEKFUNC_OK : CURL_SEEKFUNC_FAIL;
@@ -449,7 +449,7 @@ Result<HttpResponse> HttpClient::put_file(const HttpRequest& request,
   if (file == nullptr) return io_error(path + ": cannot open for upload: " + std::strerror(errno));
   std::unique_ptr<FILE, int (*)(FILE*)> closer(file, std::fclose);
   if (fseeko(file, 0, SEEK_END) != 0) return io_error(path + ": cannot seek");
-  Upload upload;
+  BodyUpload upload;
   upload.file = file;
   Attempt state;
   state.upload = &upload;
@@ -461,7 +461,7 @@ Result<HttpResponse> HttpClient::put_file(const HttpRequest& request,
 
 Result<HttpResponse> HttpClient::put_bytes(const HttpRequest& request,
                                            std::string_view bytes) const {
-  Upload upload;
+  BodyUpload upload;
   upload.bytes = bytes;
   Attempt state;
   state.upload = &upload;

@@ -11,7 +11,7 @@
 namespace stoker {
 namespace {
 
-int64_t now_ns() {
+int64_t steady_now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
@@ -41,7 +41,7 @@ RemoteShardSource::RemoteShardSource(Manifest manifest, std::string location, Da
       location_(std::move(location)),
       cache_(std::move(cache)),
       download_([this, inner = std::move(download)](const ShardInfo& info, int fd) {
-        const int64_t start = now_ns();
+        const int64_t start = steady_now_ns();
         const int running = ++downloads_;
         for (int most = most_downloads_.load(); running > most;) {
           if (most_downloads_.compare_exchange_weak(most, running)) break;
@@ -51,7 +51,7 @@ RemoteShardSource::RemoteShardSource(Manifest manifest, std::string location, Da
         if (status.is_ok()) {
           fetched_bytes_ += info.bytes;
           MutexLock lock(mutex_);
-          bandwidth_.add(static_cast<double>(info.bytes), (now_ns() - start) / 1e9);
+          bandwidth_.add(static_cast<double>(info.bytes), (steady_now_ns() - start) / 1e9);
         }
         return status;
       }),
@@ -108,7 +108,7 @@ Result<ShardPin> RemoteShardSource::acquire(int shard, const std::function<bool(
     EvictionAdvice now = advice();
     if (now.next_use)
       now.needed_soon_before = std::min(now.needed_soon_before, now.next_use(shard) + 1);
-    const int64_t start = now_ns();
+    const int64_t start = steady_now_ns();
     {
       MutexLock state(mutex_);
       in_flight_[shard] = true;  // the downloaders fetch others meanwhile
@@ -126,7 +126,7 @@ Result<ShardPin> RemoteShardSource::acquire(int shard, const std::function<bool(
       --starved_;
     }
     wake_.notify_all();
-    wait_ns_ += now_ns() - start;
+    wait_ns_ += steady_now_ns() - start;
     if (!fetched.is_ok()) return fetched.status();
     cached = std::make_shared<CachedShard>(std::move(fetched).value());
   }
@@ -270,7 +270,7 @@ void RemoteShardSource::advise(const ShardSchedule& schedule, int64_t lookahead)
     lookahead_ = lookahead;
     position_ = 0;
     blocked_at_ = -1;
-    pace_since_ns_ = now_ns();
+    pace_since_ns_ = steady_now_ns();
     pace_since_position_ = 0;
   }
   release_dead_shards();
@@ -283,7 +283,7 @@ void RemoteShardSource::advance(int64_t position) {
     if (position == position_) return;
     position_ = position;
     // The pace over spans of at least a tenth of a second: batch by batch it is too jittery.
-    const int64_t now = now_ns();
+    const int64_t now = steady_now_ns();
     if (now - pace_since_ns_ >= 100'000'000 && position > pace_since_position_) {
       pace_.add(static_cast<double>(position - pace_since_position_), (now - pace_since_ns_) / 1e9);
       pace_since_ns_ = now;
