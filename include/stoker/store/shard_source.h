@@ -78,9 +78,11 @@ class ShardSource {
   virtual Result<ShardPin> acquire(int shard, const std::function<bool()>& cancelled) = 0;
   // For a caller whose acquire() failed with kNoRoom and who then let go of all its pins: the
   // count of pins released and moves of the loader so far (room_changes()), and a wait of at
-  // most a moment for the next one after `since`. wait_for_room is false, at once, when the
-  // loader waits for the caller (`awaited`) and no pin is held here and nothing changed (the
-  // failure stands); true otherwise: try again. Default: no pins, never room.
+  // most a moment for the next one after `since`. When the loader waits for the caller
+  // (`awaited`) and no pin is held here, a source shared with other processes takes turns with
+  // them (lets go of what it keeps, waits for them to move on: a change); wait_for_room is
+  // false, at once, when nothing changed and nothing else could make room (the failure
+  // stands); true otherwise: try again. Default: no pins, never room.
   virtual uint64_t room_changes() const { return 0; }
   virtual bool wait_for_room(uint64_t /*since*/, bool /*awaited*/) { return false; }
   virtual ShardSourceStats stats() const = 0;

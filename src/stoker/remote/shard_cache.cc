@@ -27,6 +27,7 @@ namespace fs = std::filesystem;
 
 constexpr const char* kLockFile = "cache.lock";
 constexpr const char* kPartSuffix = ".part";
+constexpr const char* kUsersDir = "users";
 constexpr auto kPollInterval = std::chrono::milliseconds(10);
 
 std::string marker_text() {
@@ -149,7 +150,49 @@ Result<std::shared_ptr<ShardCache>> ShardCache::open(const std::string& dir,
       for (const CachedFile& part : list_files(d + "/tmp", is_part_name))
         unlink_if_unpinned(part.path);
   }
-  return std::shared_ptr<ShardCache>(new ShardCache(dir, budget_bytes));
+  // This cache's user record: its shared flock tells others it is alive.
+  static std::atomic<uint64_t> users{0};
+  STOKER_RETURN_IF_ERROR(make_dirs(dir + "/" + kUsersDir));
+  while (true) {
+    const std::string user_path =
+        fmt::format("{}/{}/{}.{}", dir, kUsersDir, ::getpid(), users.fetch_add(1));
+    STOKER_ASSIGN_OR_RETURN(FileLock user,
+                            FileLock::acquire(user_path, LockMode::kShared, false, true));
+    // (another's other_users() may have taken it for a dead one's between open and flock)
+    if (user.still_at(user_path)) {
+      return std::shared_ptr<ShardCache>(
+          new ShardCache(dir, budget_bytes, user_path, std::move(user)));
+    }
+  }
+}
+
+ShardCache::~ShardCache() { ::unlink(user_path_.c_str()); }
+
+int ShardCache::other_users() const {
+  int others = 0;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir_ + "/" + kUsersDir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string path = it->path().string();
+    if (path == user_path_) continue;
+    // A record whose flock can be taken is a user gone (its process killed, say).
+    if (!unlink_if_unpinned(path)) ++others;
+  }
+  return others;
+}
+
+uint64_t ShardCache::contents_digest() const {
+  uint64_t digest = 14695981039346656037u;  // FNV-1a over names and sizes
+  const auto add = [&](const std::string& text) {
+    for (unsigned char c : text) digest = (digest ^ c) * 1099511628211u;
+  };
+  for (const std::string& d : dataset_dirs(dir_)) {
+    for (const CachedFile& f : list_files(d + "/shards", is_shard_name))
+      add(f.path + "\n" + std::to_string(f.bytes) + "\n");
+    for (const CachedFile& f : list_files(d + "/tmp", is_part_name))
+      add(f.path + "\n" + std::to_string(f.bytes) + "\n");
+  }
+  return digest;
 }
 
 Result<DatasetCache> ShardCache::dataset(const std::string& key, const std::string& source,
@@ -305,10 +348,14 @@ Status DatasetCache::make_room(int shard, const EvictionAdvice& advice, bool dis
         "needed sooner, and other files; free some space or name another --cache-dir",
         cache_->dir(), shards_[shard].file, megabytes(needed), megabytes(used)));
   }
+  const int peers = cache_->other_users();
   return no_room(fmt::format(
       "cache {}: its budget of {} cannot hold {} ({}) beside the {} it holds that are in use "
-      "or needed sooner; raise --cache-gb or lower --shuffle-window",
-      cache_->dir(), megabytes(budget), shards_[shard].file, megabytes(needed), megabytes(used)));
+      "or needed sooner{}; raise --cache-gb or lower --shuffle-window",
+      cache_->dir(), megabytes(budget), shards_[shard].file, megabytes(needed), megabytes(used),
+      peers > 0 ? fmt::format(", here or by {} other loader{} sharing the cache", peers,
+                              peers > 1 ? "s" : "")
+                 : std::string()));
 }
 
 Result<CachedShard> DatasetCache::admit(int shard, const ShardDownload& download,

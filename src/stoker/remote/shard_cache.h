@@ -12,6 +12,8 @@
 //                                        unchanged shards and never reads a stale one
 //   DIR/<key>/locks/<file>.<index>.lock  one download per shard per machine
 //   DIR/<key>/tmp/<file>.<pid>.part      downloads in progress, flocked by their writer
+//   DIR/users/<pid>.<n>                  one per open ShardCache, flocked while it lives: the
+//                                        processes that may free room for another
 //
 // A shard is readable only while pinned: mapped and holding a shared flock on its file. An
 // evictor unlinks a shard only once it holds the exclusive flock, so a pinned shard is never
@@ -151,14 +153,32 @@ class ShardCache : public std::enable_shared_from_this<ShardCache> {
   // What the cache holds now (a directory walk).
   ShardCacheUsage usage() const;
 
+  // How many other open ShardCaches (of other processes, or others of this one) use the
+  // directory now: those that may free room for this one. Removes the records of users gone.
+  int other_users() const;
+
+  // A digest of the names and sizes of the shards and downloads the cache holds: it changes
+  // when any of its users downloads or evicts.
+  uint64_t contents_digest() const;
+
+  ~ShardCache();
+  ShardCache(const ShardCache&) = delete;
+  ShardCache& operator=(const ShardCache&) = delete;
+
   const std::string& dir() const { return dir_; }
   uint64_t budget_bytes() const { return budget_; }
 
  private:
-  ShardCache(std::string dir, uint64_t budget) : dir_(std::move(dir)), budget_(budget) {}
+  ShardCache(std::string dir, uint64_t budget, std::string user_path, FileLock user)
+      : dir_(std::move(dir)),
+        budget_(budget),
+        user_path_(std::move(user_path)),
+        user_(std::move(user)) {}
 
   std::string dir_;
   uint64_t budget_;
+  std::string user_path_;  // DIR/users/<pid>.<n>, flocked shared by user_ while this lives
+  FileLock user_;
 };
 
 }  // namespace stoker
