@@ -336,6 +336,20 @@ TEST(RemoteShardSourceTest, BytesFailingVerificationAreFetchedOnceMore) {
   EXPECT_EQ(f.downloads(), (std::vector<int>{0, 0, 1, 1}));
 }
 
+// A cached shard whose record was damaged since an earlier run is fetched again, once, by the
+// next run's pin: the run goes on.
+TEST(RemoteShardSourceTest, ACachedShardFailingItsRecordChecksIsFetchedAgain) {
+  Fixture f;
+  { ASSERT_TRUE(f.source(uint64_t{1} << 30, 0)->acquire(0, nullptr).is_ok()); }
+  for (const auto& entry : std::filesystem::directory_iterator(f.dir.path() + "/cache/0c/shards"))
+    testing::flip_byte(entry.path().string(),
+                       testing::record_location(f.dir.path() + "/ds", 0).second);
+  auto next = f.source(uint64_t{1} << 30, 0);
+  Result<ShardPin> pin = next->acquire(0, nullptr);
+  EXPECT_TRUE(pin.is_ok()) << pin.status().to_string();
+  EXPECT_EQ(f.downloads(), (std::vector<int>{0, 0}));
+}
+
 // The first record of each shard, as the dataset numbers records.
 std::vector<int64_t> first_records(const Manifest& m) {
   std::vector<int64_t> first;

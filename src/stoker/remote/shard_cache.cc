@@ -106,6 +106,12 @@ bool empty_but_for_marker_temporaries(const std::string& dir) {
   return !ec;
 }
 
+// Every record's XXH3.
+Status verify_records(const ShardReader& reader, uint64_t records) {
+  for (uint64_t r = 0; r < records; ++r) STOKER_RETURN_IF_ERROR(reader.verify_record(r));
+  return Status::ok();
+}
+
 Status make_dirs(const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -122,7 +128,7 @@ uint64_t free_disk_bytes(const std::string& dir) {
 }
 
 Result<std::shared_ptr<ShardCache>> ShardCache::open(const std::string& dir,
-                                                     uint64_t budget_bytes) {
+                                                     uint64_t budget_bytes, std::string advice) {
   STOKER_RETURN_IF_ERROR(make_dirs(dir));
   const std::string marker = dir + "/" + kShardCacheMarker;
   if (!fs::exists(marker)) {
@@ -161,7 +167,7 @@ Result<std::shared_ptr<ShardCache>> ShardCache::open(const std::string& dir,
     // (another's other_users() may have taken it for a dead one's between open and flock)
     if (user.still_at(user_path)) {
       return std::shared_ptr<ShardCache>(
-          new ShardCache(dir, budget_bytes, user_path, std::move(user)));
+          new ShardCache(dir, budget_bytes, std::move(advice), user_path, std::move(user)));
     }
   }
 }
@@ -241,9 +247,13 @@ Result<std::optional<CachedShard>> DatasetCache::find(int shard) const {
   }
   if (!pin.value().still_at(path)) return std::optional<CachedShard>();  // evicted meanwhile
   Result<ShardReader> reader = ShardReader::open(path);
-  const Status checked = reader.is_ok()
-                             ? check_shard_matches(reader.value(), shards_[shard], schema_)
-                             : reader.status();
+  Status checked = reader.is_ok() ? check_shard_matches(reader.value(), shards_[shard], schema_)
+                                  : reader.status();
+  std::atomic<bool>& records_checked = (*records_checked_)[shard];
+  if (checked.is_ok() && !records_checked.load()) {
+    checked = verify_records(reader.value(), shards_[shard].records);
+    records_checked = checked.is_ok();
+  }
   if (checked.is_ok()) {
     ::futimens(pin.value().fd(), nullptr);  // its last use, for eviction across datasets
     return std::optional<CachedShard>(
@@ -351,11 +361,12 @@ Status DatasetCache::make_room(int shard, const EvictionAdvice& advice, bool dis
   const int peers = cache_->other_users();
   return no_room(fmt::format(
       "cache {}: its budget of {} cannot hold {} ({}) beside the {} it holds that are in use "
-      "or needed sooner{}; raise --cache-gb or lower --shuffle-window",
+      "or needed sooner{}; {}",
       cache_->dir(), megabytes(budget), shards_[shard].file, megabytes(needed), megabytes(used),
       peers > 0 ? fmt::format(", here or by {} other loader{} sharing the cache", peers,
                               peers > 1 ? "s" : "")
-                 : std::string()));
+                 : std::string(),
+      cache_->advice_));
 }
 
 Result<CachedShard> DatasetCache::admit(int shard, const ShardDownload& download,
@@ -412,8 +423,7 @@ Result<CachedShard> DatasetCache::admit(int shard, const ShardDownload& download
     Result<ShardReader> reader = ShardReader::open(part);
     verified =
         reader.is_ok() ? check_shard_matches(reader.value(), info, schema_) : reader.status();
-    for (uint64_t r = 0; verified.is_ok() && r < info.records; ++r)
-      verified = reader.value().verify_record(r);
+    if (verified.is_ok()) verified = verify_records(reader.value(), info.records);
   }
   if (!verified.is_ok()) {
     // The .part named at the message's start is gone: the shard's URL stands for it.
@@ -424,6 +434,7 @@ Result<CachedShard> DatasetCache::admit(int shard, const ShardDownload& download
         "server since, or the file there is damaged; nothing was kept",
         source_, info.file, detail)));
   }
+  (*records_checked_)[shard] = true;
   const std::string path = shard_path(shard);
   if (::rename(part.c_str(), path.c_str()) != 0) {
     return discard(io_error("cannot rename " + part + " to " + path + ": " + std::strerror(errno)));
