@@ -519,3 +519,32 @@ TEST(RemoteShardSourceTest, ProcessesSharingACacheAtItsFloorTakeTurns) {
 
 }  // namespace
 }  // namespace stoker
+
+namespace stoker {
+namespace {
+
+// A reader going shard by shard (verify, inspect) over a cache whose room another user's pins
+// hold waits for them to go, as the loader's pieces do, instead of failing at once.
+TEST(RemoteShardSourceTest, ShardByShardReadersWaitForAnotherUsersPins) {
+  Fixture f;
+  const uint64_t budget = f.bytes_of({0, 1});
+  auto holder = f.source(budget, /*downloaders=*/0);
+  std::optional<ShardPin> a = holder->acquire(0, nullptr).value_or_throw();
+  std::optional<ShardPin> b = holder->acquire(1, nullptr).value_or_throw();
+  auto reader = Dataset::open(f.source(budget, 0)).value_or_throw();
+  std::atomic<bool> done{false};
+  Status read;
+  std::thread verify([&] {
+    read = reader->for_each_record([&](uint64_t i) { return reader->verify_record(i); });
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(done) << "failed at once: " << read.to_string();
+  a.reset();
+  b.reset();
+  verify.join();
+  EXPECT_TRUE(read.is_ok()) << read.to_string();
+}
+
+}  // namespace
+}  // namespace stoker
