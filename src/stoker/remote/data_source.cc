@@ -121,10 +121,10 @@ Status check_cache_floor(const Manifest& manifest, uint64_t budget_bytes,
   const CacheFloor floor = cache_floor(manifest, shuffle_window);
   if (floor.bytes <= budget_bytes) return Status::ok();
   const std::string budget =
-      access.cache_gb > 0
-          ? option_value(access, "cache-gb", fmt::format("{:g}", access.cache_gb))
-          : fmt::format("the default {} (half the cache disk's free space)",
-                        option_value(access, "cache-gb", fmt::format("{:.1f}", budget_bytes / 1e9)));
+      access.cache_gb > 0 ? option_value(access, "cache-gb", fmt::format("{:g}", access.cache_gb))
+                          : fmt::format("the default {} (half the cache disk's free space)",
+                                        option_value(access, "cache-gb",
+                                                     fmt::format("{:.1f}", budget_bytes / 1e9)));
   const std::string cache_gb = option_name(access, "cache-gb");
   if (shuffle_window == kShardByShard) {
     return invalid_argument(
@@ -144,8 +144,8 @@ Status check_cache_floor(const Manifest& manifest, uint64_t budget_bytes,
   }
   const std::string window = shuffle_window == 0 ? "all" : fmt::format("{}", shuffle_window);
   return invalid_argument(fmt::format(
-      "{}: {} holds fewer than the {} shards ({}) that {} needs at once; raise {}{}", where,
-      budget, floor.shards, size_text(floor.bytes), option_value(access, "shuffle-window", window),
+      "{}: {} holds fewer than the {} shards ({}) that {} needs at once; raise {}{}", where, budget,
+      floor.shards, size_text(floor.bytes), option_value(access, "shuffle-window", window),
       cache_gb,
       lo > 0 ? fmt::format(" or lower {} ({} fits)", option_name(access, "shuffle-window"), lo)
              : std::string()));

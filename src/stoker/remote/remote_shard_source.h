@@ -127,7 +127,7 @@ class RemoteShardSource : public ShardSource,
   std::condition_variable room_;  // room_changes_ moved on
   uint64_t room_changes_ STOKER_GUARDED_BY(mutex_) = 0;
   uint64_t peers_digest_ STOKER_GUARDED_BY(mutex_) = 0;  // the cache's contents, last seen
-  int pinned_ STOKER_GUARDED_BY(mutex_) = 0;   // shards with a pin held now
+  int pinned_ STOKER_GUARDED_BY(mutex_) = 0;             // shards with a pin held now
   int starved_ STOKER_GUARDED_BY(mutex_) = 0;  // acquire() calls waiting for a download now
   ShardSchedule schedule_ STOKER_GUARDED_BY(mutex_);
   bool advised_ STOKER_GUARDED_BY(mutex_) = false;

@@ -127,8 +127,8 @@ uint64_t free_disk_bytes(const std::string& dir) {
   return static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
 }
 
-Result<std::shared_ptr<ShardCache>> ShardCache::open(const std::string& dir,
-                                                     uint64_t budget_bytes, std::string advice) {
+Result<std::shared_ptr<ShardCache>> ShardCache::open(const std::string& dir, uint64_t budget_bytes,
+                                                     std::string advice) {
   STOKER_RETURN_IF_ERROR(make_dirs(dir));
   const std::string marker = dir + "/" + kShardCacheMarker;
   if (!fs::exists(marker)) {
@@ -365,7 +365,7 @@ Status DatasetCache::make_room(int shard, const EvictionAdvice& advice, bool dis
       cache_->dir(), megabytes(budget), shards_[shard].file, megabytes(needed), megabytes(used),
       peers > 0 ? fmt::format(", here or by {} other loader{} sharing the cache", peers,
                               peers > 1 ? "s" : "")
-                 : std::string(),
+                : std::string(),
       cache_->advice_));
 }
 
