@@ -22,11 +22,11 @@ of an image dataset (``stoker.IMAGE_SCHEMA``) decoded to RGB, as ``stoker conver
 computes them, unless ``image_statistics=False``.
 """
 
-import os
 
 import numpy as np
 
 from stoker import _stoker
+from stoker._paths import native_path
 
 __all__ = ["DatasetWriter", "normalize_schema"]
 
@@ -127,7 +127,7 @@ class DatasetWriter:
         if not isinstance(shard_mb, (int, float)) or not shard_mb > 0:
             raise ValueError(f"shard_mb must be a positive number, not {shard_mb!r}")
         self._native = _stoker.DatasetWriter(
-            os.fsencode(out), fields, shard_bytes=max(1, int(shard_mb * (1 << 20))),
+            native_path(out), fields, shard_bytes=max(1, int(shard_mb * (1 << 20))),
             source=str(source), class_names=[str(name) for name in class_names],
             image_statistics=bool(image_statistics))
 

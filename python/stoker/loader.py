@@ -12,6 +12,7 @@ from typing import Optional
 
 from stoker import _device, _stoker
 from stoker._data_access import data_access
+from stoker._paths import native_path
 from stoker.sources import source_of
 from stoker._batch_transforms import native_call
 from stoker._python_pool import PythonPool
@@ -383,6 +384,9 @@ def _mesh_shard(mesh, rank, world_size):
     if not all(hasattr(mesh, name) for name in ("ndim", "get_local_rank", "size")):
         raise TypeError(f"mesh must be a torch.distributed DeviceMesh, not "
                         f"{type(mesh).__name__}")
+    if isinstance(mesh.ndim, bool) or not isinstance(mesh.ndim, numbers.Integral):
+        raise TypeError(f"mesh.ndim must be an int, not {type(mesh.ndim).__name__}: mesh must be "
+                        f"a torch.distributed DeviceMesh")
     if mesh.ndim != 1:
         names = getattr(mesh, "mesh_dim_names", None) or ()
         raise ValueError(f"mesh has {mesh.ndim} dimensions {tuple(names)}: pass its "
@@ -595,7 +599,7 @@ class Loader:
             raise ValueError("normalize_on_device=True needs device='cuda' (on the CPU the "
                              "workers normalise, in the same pass as the crop)")
         access = data_access(cache_dir, cache_gb, cache_policy)
-        self._native = _stoker.LoaderCore(os.fsencode(path),
+        self._native = _stoker.LoaderCore(native_path(path),
                                           shuffle_window=settings["shuffle_window"],
                                           source=source, **access)
         names = _batch_names(batch_format)
@@ -642,7 +646,7 @@ class Loader:
         self._batch_transform = not native_batch and batch_transform and \
             BatchTransform(torch, batch_transform, seed, rank)
         self._path = path
-        self._shown = _stoker.shown_location(os.fsencode(path))  # a URL without its secrets
+        self._shown = _stoker.shown_location(native_path(path))  # a URL without its secrets
         self._names = self._tuple_names(batch_format, names, last_batch == "pad")
         self._dataset_view = None  # loader.dataset
         self._shuffle_window = settings["shuffle_window"]  # the native form (0: all)

@@ -13,6 +13,7 @@ import tempfile
 
 from stoker import _stoker
 from stoker._data_access import data_access
+from stoker._paths import native_path
 from stoker._progress import ProgressLine
 
 __all__ = ["convert", "inspect", "push", "verify"]
@@ -80,7 +81,7 @@ def convert(kind, src=None, out=None, **options):
     if kind == "fashion-mnist":
         src = src if src is not None else _stoker.fashion_mnist_debian_dir
         out = os.fsdecode(out) if out is not None else _stoker.default_fashion_mnist_dir()
-        _stoker.convert_fashion_mnist(os.fsencode(src), os.fsencode(out))
+        _stoker.convert_fashion_mnist(native_path(src), native_path(out))
         return {"datasets": [os.path.join(out, "train"), os.path.join(out, "test")]}
     if src is None or out is None:
         raise ValueError(f"convert {kind!r} needs src and out")
@@ -89,12 +90,12 @@ def convert(kind, src=None, out=None, **options):
     if kind == "idx":
         if not isinstance(src, (tuple, list)) or len(src) != 2:
             raise ValueError("convert 'idx' takes src=(images, labels), the two IDX files")
-        records = _stoker.import_idx(os.fsencode(src[0]), os.fsencode(src[1]), os.fsencode(out),
+        records = _stoker.import_idx(native_path(src[0]), native_path(src[1]), native_path(out),
                                      shard_bytes=shard_bytes,
                                      class_names=[str(name) for name in options["class_names"]])
         return {"datasets": [out], "records": records}
     if kind == "cifar10":
-        train, test = _stoker.import_cifar10(os.fsencode(src), os.fsencode(out),
+        train, test = _stoker.import_cifar10(native_path(src), native_path(out),
                                              shard_bytes=shard_bytes)
         return {"datasets": [os.path.join(out, "train"), os.path.join(out, "test")],
                 "train": train, "test": test}
@@ -116,7 +117,7 @@ def _import_image_folder(src, out, shard_bytes, *, keep_original, max_side, skip
     line = ProgressLine(progress, f"importing {os.fsdecode(src)}")
     try:
         summary = _stoker.import_image_folder(
-            os.fsencode(src), os.fsencode(out), keep_original=bool(keep_original), max_side=max_side,
+            native_path(src), native_path(out), keep_original=bool(keep_original), max_side=max_side,
             skip_bad=bool(skip_bad), workers=workers, shard_bytes=shard_bytes,
             shuffled=record_order == "shuffled", seed=seed, progress=line,
             on_bad=lambda path, reason: bad.append((path, reason)))
@@ -138,7 +139,7 @@ def push(path, url, *, prune=False):
     variables and files. Returns {"datasets": [URLs], "records", "shards", "uploaded",
     "uploaded_bytes", "present", "pruned"}; raises stoker.Error with one line naming the file
     or URL."""
-    return _stoker.push_dataset(os.fsencode(path), str(url), prune=bool(prune))
+    return _stoker.push_dataset(native_path(path), str(url), prune=bool(prune))
 
 
 def _with_int_labels(summary):
@@ -156,11 +157,11 @@ def inspect(path=None, *, cache_dir=None, cache_gb=None, cache_policy="next-use"
     an s3:// or http(s):// URL (as stoker.Loader's, with its cache keywords): sizes come from
     the manifest, no shard is downloaded, and there are no label keys."""
     path = path if path is not None else _stoker.default_fashion_mnist_dir()
-    text, dirs = _stoker.inspect_json(os.fsencode(path),
+    text, dirs = _stoker.inspect_json(native_path(path),
                                       **data_access(cache_dir, cache_gb, cache_policy))
     summary = json.loads(text)
     if "datasets" in summary and "records" not in summary:
-        summary["dir"] = _stoker.shown_location(os.fsencode(path))
+        summary["dir"] = _stoker.shown_location(native_path(path))
         summary["datasets"] = [_with_int_labels(dict(s, dir=d))
                                for s, d in zip(summary["datasets"], dirs)]
         return summary
@@ -172,9 +173,9 @@ def verify(path, *, progress=None, cache_dir=None, cache_gb=None, cache_policy="
     its format, then every record's checksum, layout and label. Returns {"datasets": [{"path",
     "records", "shards"}]}; raises stoker.Error with the command's one-line message if a record
     is bad, its ``errors`` listing the bad records' messages (the first 1000 per dataset)."""
-    line = ProgressLine(progress, f"verifying {_stoker.shown_location(os.fsencode(path))}")
+    line = ProgressLine(progress, f"verifying {_stoker.shown_location(native_path(path))}")
     try:
-        reports = _stoker.verify_datasets(os.fsencode(path), progress=line,
+        reports = _stoker.verify_datasets(native_path(path), progress=line,
                                           **data_access(cache_dir, cache_gb, cache_policy))
     finally:
         line.close()

@@ -167,6 +167,24 @@ def test_mesh_takes_the_data_parallel_dimension(labelled, one_process_group):
         stoker.Loader(labelled, mesh=2, batch_format="dict")
 
 
+class NotQuiteAMesh:
+    """A DeviceMesh's names, with `ndim` of another type."""
+    def __init__(self, ndim):
+        self.ndim = ndim
+
+    def get_local_rank(self):
+        return 0
+
+    def size(self):
+        return 1
+
+
+@pytest.mark.parametrize("ndim", ["1", 1.0, None, True, [1]])
+def test_a_mesh_whose_ndim_is_not_an_int_is_one_line(labelled, ndim):
+    with pytest.raises(TypeError, match=f"^mesh.ndim must be an int, not {type(ndim).__name__}: "):
+        stoker.Loader(labelled, mesh=NotQuiteAMesh(ndim), batch_format="dict")
+
+
 MESH_SCRIPT = """
 import json, sys
 import torch.distributed as dist

@@ -71,6 +71,17 @@ def test_convert_to_s3_with_a_shuffled_record_order(s3_env, tmp_path):
     assert labels != sorted(labels), "the records are not class by class"
 
 
+def test_a_cache_below_the_floor_names_pythons_keywords(labelled, nginx_server, tmp_path):
+    shutil.copytree(labelled, nginx_server.root / "ds")
+    url = f"{nginx_server.url}/ds"
+    with pytest.raises(ValueError) as e:
+        stoker.Loader(url, batch_size=8, shuffle_window=2, cache_dir=tmp_path / "cache",
+                      cache_gb=1e-6, batch_format="dict")
+    assert "cache_gb=1e-06 holds fewer than" in str(e.value)
+    assert "shuffle_window=2 needs at once; raise cache_gb=" in str(e.value)
+    assert "--" not in str(e.value)
+
+
 def test_bad_urls_are_one_line_errors(nginx_server, s3_env, tmp_path):
     for url in (f"{nginx_server.url}/nothing-here", f"s3://{s3_env.bucket}/nothing-here"):
         with pytest.raises((stoker.Error, FileNotFoundError)) as e:  # a local path's too

@@ -301,3 +301,16 @@ def test_a_users_folders_named_like_staging_are_kept(tmp_path):
     for name in ("ds.partial-mybackup", "ds.partial-12345"):
         assert (tmp_path / name / "notes.txt").read_text() == "mine", name
     assert stoker.verify(tmp_path / "ds")["datasets"][0]["records"] == 1
+
+
+def test_a_nul_byte_in_a_path_is_one_line_naming_it(labelled, tmp_path):
+    calls = [lambda p: stoker.Loader(p, batch_size=4, batch_format="dict"), stoker.inspect,
+             stoker.verify, lambda p: stoker.DatasetWriter(p, {"label": "int64"}),
+             lambda p: stoker.push(p, "s3://b/x")]
+    for path in (str(labelled) + "\0x", os.fsencode(labelled) + b"\0x",
+                 "http://user:PASSWORD@127.0.0.1:1/ds?X-Amz-Signature=SIG\0"):
+        for call in calls:
+            with pytest.raises(ValueError, match=r"a NUL byte follows \(byte \d+\)") as e:
+                call(path)
+            assert "\n" not in str(e.value)
+            assert "PASSWORD" not in str(e.value) and "SIG" not in str(e.value)

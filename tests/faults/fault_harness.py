@@ -20,6 +20,19 @@ and SIGPIPE, sent or from a real closed pipe, `train | head -1`):
   writer   a Python script writing a dataset with stoker.DatasetWriter (with --python, the
            interpreter that has the package): the same checks as convert.
 
+With nginx (python/tests/servers.py) serving the sharded dataset on loopback, also:
+
+  remote   `stoker verify URL` through tests/fault_proxy.py serving a random fault (a stall of
+           60 s, a 0.5 MB/s trickle, a reset, a 503 burst, a corrupt byte), its URL carrying a
+           password and a presigned signature, interrupted at a random moment (or, but for the
+           stall, left alone): an interrupt ends it within 10 s (a stalled transfer included),
+           a run left alone ends with 0 or one line naming the URL, no output holds the
+           password or signature, and a clean run over the same cache then verifies with no
+           .part left.
+  shared   three `stoker verify URL` at once on one cache of the floor's budget (two shards),
+           one of them interrupted: the others take turns and succeed; a clean run then
+           verifies.
+
 After every kill: the inputs are byte for byte unchanged (SHA-256), no process died of a crash
 signal or failed with an error, the current checkpoint (if any) is complete and the next run
 loads it, and once the next run has ended no temporary of stoker's remains (*.tmp-<pid>,
@@ -44,6 +57,21 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "python", "tests"))
+import servers  # noqa: E402  (the loopback nginx fixture)
+PROXY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                     "fault_proxy.py")
+PASSWORD, SIGNATURE = "pw-5ecret", "s1gnature-5ecret"
+# A proxy's faults, each as the script's one rule (shards only: the manifest is read first).
+REMOTE_FAULTS = {
+    "stall": {"path": ".stk", "stall_after": 1000, "stall_s": 60, "times": 1000},
+    "trickle": None,  # the whole script: rate_mb_s
+    "reset": {"path": ".stk", "reset_after": 3000, "times": 3},
+    "503": {"path": ".stk", "status": 503, "times": 5},
+    "corrupt": {"path": ".stk", "corrupt_at": 2000, "times": 1},
+}
 
 PATTERNS = [
     ("SIGINT",), ("SIGTERM",), ("SIGKILL",), ("SIGINT", "SIGINT"),
@@ -348,6 +376,107 @@ class Harness:
         self.say(what, p.returncode, passed)
         return passed
 
+    def start_server(self):
+        """nginx serving the sharded dataset as ROOT/ds; None where nginx is missing."""
+        root = os.path.join(self.work, "root")
+        os.makedirs(root)
+        shutil.copytree(self.sharded, os.path.join(root, "ds"))
+        try:
+            self.server = servers.start_nginx(root, os.path.join(self.work, "nginx"))
+        except servers.Missing as e:
+            print(f"no remote subjects: {e}")
+            return None
+        sizes = sorted((os.path.getsize(os.path.join(self.sharded, n))
+                        for n in os.listdir(self.sharded) if n.endswith(".stk")), reverse=True)
+        self.floor_gb = (sizes[0] + sizes[1]) / 1e9
+        return self.server
+
+    def proxy(self, fault):
+        """A fault proxy in front of nginx serving `fault`: (its Popen, "host:port")."""
+        script = ({"rate_mb_s": 0.5} if fault == "trickle"
+                  else {"faults": [REMOTE_FAULTS[fault]]})
+        path = os.path.join(self.work, "fault-script.json")
+        with open(path, "w") as f:
+            json.dump(script, f)
+        upstream = self.server.url.split("://", 1)[1]
+        p = subprocess.Popen([sys.executable, PROXY, "--upstream", upstream, "--script", path],
+                             stdout=subprocess.PIPE, text=True)
+        return p, p.stdout.readline().split()[1]
+
+    def clean_verify(self, what, cache):
+        """A run with no fault over `cache` verifies; no .part is left."""
+        r = self.stoker("verify", f"{self.server.url}/ds", "--cache-dir", cache, check=False)
+        parts = [os.path.join(d, n) for d, _, names in os.walk(cache) for n in names
+                 if n.endswith(".part")]
+        return (self.check(what, r.returncode == 0, f"the clean run failed: {r.stderr.strip()}")
+                and self.check(what, not parts, f"left behind: {parts}"))
+
+    def remote_campaign(self):
+        fault = self.rng.choice(sorted(REMOTE_FAULTS))
+        # Left alone, a stalled run would take its 30 s low-speed limit per attempt.
+        pattern = self.rng.choice(PATTERNS + ([("none",)] if fault != "stall" else []))
+        cache = os.path.join(self.work, "cache-remote")
+        shutil.rmtree(cache, ignore_errors=True)
+        proxy, address = self.proxy(fault)
+        url = f"http://user:{PASSWORD}@{address}/ds?X-Amz-Signature={SIGNATURE}"
+        argv = [self.args.stoker, "verify", url, "--cache-dir", cache]
+        env = dict(os.environ, STOKER_RETRY_SECONDS="3")
+        what = f"remote {fault} {'+'.join(pattern)}"
+        self.counts[("remote", f"{fault} {'+'.join(pattern)}")] += 1
+        try:
+            if pattern == ("none",):
+                self.runs += 1
+                start = time.monotonic()
+                r = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=200)
+                status, err = r.returncode, r.stdout + r.stderr
+                passed = self.check(what, status == 0 or (status == 1 and err.count("\n") == 1
+                                                          and f"{address}/ds" in err),
+                                    f"exit {status}: {err.strip()}")
+            else:
+                start = time.monotonic()
+                delay = self.rng.uniform(0.0, 1.5)
+                status, err = self.kill(argv, delay, pattern, env)
+                took = time.monotonic() - start - delay
+                passed = self.check(what, status in ACCEPTED or (status == 1 and
+                                                                  err.count("\n") == 1),
+                                    f"exit {status}: {err.strip()}")
+                passed = self.check(what, took < 10 or status == 0,
+                                    f"ended {took:.1f} s after the interrupt") and passed
+            passed = self.check(what, PASSWORD not in err and SIGNATURE not in err,
+                                f"a secret shows: {err.strip()}") and passed
+            passed = self.check(what, "internal" not in err and "Traceback" not in err,
+                                err.strip()) and passed
+        finally:
+            proxy.terminate()
+            proxy.wait()
+        passed = self.clean_verify(what, cache) and passed
+        self.say(what, status, passed)
+        return passed
+
+    def shared_campaign(self):
+        pattern = self.rng.choice(PATTERNS)
+        cache = os.path.join(self.work, "cache-shared")
+        shutil.rmtree(cache, ignore_errors=True)
+        argv = [self.args.stoker, "verify", f"{self.server.url}/ds", "--cache-dir", cache,
+                "--cache-gb", repr(self.floor_gb)]
+        peers = [subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                  text=True) for _ in range(2)]
+        status, err = self.kill(argv, self.rng.uniform(0.0, 1.0), pattern)
+        what = f"shared {'+'.join(pattern)}"
+        self.counts[("shared", "+".join(pattern))] += 1
+        passed = self.check(what, status in ACCEPTED, f"exit {status}: {err.strip()}")
+        for peer in peers:
+            try:
+                _, peer_err = peer.communicate(timeout=120)
+            except subprocess.TimeoutExpired:
+                peer.kill()
+                _, peer_err = peer.communicate()
+            passed = self.check(what, peer.returncode == 0,
+                                f"a peer: exit {peer.returncode}: {peer_err.strip()}") and passed
+        passed = self.clean_verify(what, cache) and passed
+        self.say(what, status, passed)
+        return passed
+
     def say(self, what, status, passed):
         if self.args.verbose:
             print(f"{'ok  ' if passed else 'FAIL'} {what}: exit {status}", flush=True)
@@ -367,7 +496,9 @@ class Harness:
                     "'label': i % 10})\n")
         passed = failed = 0
         subjects = (["train", "convert", "dotdot", "collide", "foreign"]
-                    + (["writer"] if self.args.python else []))
+                    + (["writer"] if self.args.python else [])
+                    + (["remote", "shared"] if self.start_server() else []))
+        subjects = [s for s in subjects if not self.args.only or s in self.args.only]
         while self.kills + self.runs < self.args.kills:
             subject = self.rng.choice(subjects)
             before = len(self.failures)
@@ -381,6 +512,10 @@ class Harness:
                 self.collide_campaign()
             elif subject == "foreign":
                 self.foreign_campaign()
+            elif subject == "remote":
+                self.remote_campaign()
+            elif subject == "shared":
+                self.shared_campaign()
             else:
                 out = os.path.join(self.work, "written")
                 self.output_campaign("writer", [self.args.python, writer_script, out], out,
@@ -395,6 +530,8 @@ class Harness:
         for failure in self.failures:
             print(f"FAILED {failure}")
         print(f"{passed} passed, {failed} failed")
+        if getattr(self, "server", None):
+            self.server.stop()
         if not self.args.keep:
             shutil.rmtree(self.work, ignore_errors=True)
         return failed == 0
@@ -411,6 +548,7 @@ def main():
     parser.add_argument("--work", help="where to make the working directory")
     parser.add_argument("--keep", action="store_true", help="keep the working directory")
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--only", nargs="+", help="run these subjects only")
     sys.exit(0 if Harness(parser.parse_args()).run() else 1)
 
 

@@ -29,7 +29,17 @@ struct DataAccessOptions {
   double cache_gb = 0;
   // --cache-policy.
   EvictionPolicy cache_policy = EvictionPolicy::kNextUse;
+  // How messages name these options and --shuffle-window: the command line's flags, or (true)
+  // Python's keywords (cache_gb=).
+  bool keywords = false;
 };
+
+// Option `flag` ("cache-gb", "shuffle-window") as messages to `options`' caller name it:
+// "--cache-gb", or with options.keywords "cache_gb=".
+std::string option_name(const DataAccessOptions& options, const std::string& flag);
+// The option set to `value`: "--cache-gb 2", or "cache_gb=2".
+std::string option_value(const DataAccessOptions& options, const std::string& flag,
+                         const std::string& value);
 
 // A variable of the environment, or nullopt if unset.
 using EnvironmentLookup = std::function<std::optional<std::string>(const std::string& name)>;

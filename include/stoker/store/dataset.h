@@ -69,8 +69,9 @@ class Dataset {
   // Each shard's first global index, then size() (num_shards() + 1 values).
   const std::vector<uint64_t>& shard_starts() const { return shard_starts_; }
   // Calls visit(i) for every record i in order, each shard pinned (fetched first where it must
-  // be) while its records are visited: a pin's failure, or visit's first non-ok Status, ends it
-  // and is returned. For readers that go through the whole dataset (verify, label checks).
+  // be, waiting for room as pin() does) while its records are visited: a pin's failure, or
+  // visit's first non-ok Status, ends it and is returned. For readers that go through the whole
+  // dataset (verify, label checks).
   Status for_each_record(const std::function<Status(uint64_t i)>& visit) const;
 
   // Shard and index within it of global record i (i < size()).

@@ -17,6 +17,7 @@ inline DataAccessOptions data_access_arguments(const std::string& cache_dir, dou
   DataAccessOptions access;
   access.cache_dir = cache_dir;
   access.cache_gb = cache_gb;
+  access.keywords = true;
   const std::optional<EvictionPolicy> policy = kEvictionPolicyNames.find(cache_policy);
   if (!policy)
     throw Error(invalid_argument("cache_policy '" + cache_policy + "' is not one of " +

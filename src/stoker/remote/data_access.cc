@@ -1,5 +1,6 @@
 #include "stoker/remote/data_access.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "stoker/remote/aws_credentials.h"
@@ -25,9 +26,21 @@ Result<std::string> default_cache_dir(const EnvironmentLookup& env) {
       "--cache-dir");
 }
 
+std::string option_name(const DataAccessOptions& options, const std::string& flag) {
+  if (!options.keywords) return "--" + flag;
+  std::string keyword = flag;
+  std::replace(keyword.begin(), keyword.end(), '-', '_');
+  return keyword + "=";
+}
+
+std::string option_value(const DataAccessOptions& options, const std::string& flag,
+                         const std::string& value) {
+  return option_name(options, flag) + (options.keywords ? "" : " ") + value;
+}
+
 Status check_data_access(const DataAccessOptions& options) {
   if (!std::isfinite(options.cache_gb) || options.cache_gb < 0)
-    return invalid_argument("--cache-gb must be a number of GB above 0");
+    return invalid_argument(option_name(options, "cache-gb") + " must be a number of GB above 0");
   return Status::ok();
 }
 

@@ -56,7 +56,9 @@ Result<std::shared_ptr<ShardCache>> open_cache(const DataAccessOptions& access) 
   STOKER_ASSIGN_OR_RETURN(std::string dir, cache_dir_of(access));
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ShardCache> cache, ShardCache::open(dir, 0));
   const uint64_t held = access.cache_gb > 0 ? 0 : cache->usage().bytes;
-  return ShardCache::open(dir, cache_budget_bytes(access, free_disk_bytes(dir), held));
+  return ShardCache::open(dir, cache_budget_bytes(access, free_disk_bytes(dir), held),
+                          fmt::format("raise {} or lower {}", option_name(access, "cache-gb"),
+                                      option_name(access, "shuffle-window")));
 }
 
 // `bytes` in GB from 1 GB up, else in MB: "2.3 GB", "16.8 MB".
@@ -181,15 +183,16 @@ Status check_cache_floor(const Manifest& manifest, uint64_t budget_bytes,
   const CacheFloor floor = cache_floor(manifest, shuffle_window);
   if (floor.bytes <= budget_bytes) return Status::ok();
   const std::string budget =
-      access.cache_gb > 0
-          ? fmt::format("--cache-gb {:g}", access.cache_gb)
-          : fmt::format("the default --cache-gb {:.1f} (half the cache disk's free space)",
-                        budget_bytes / 1e9);
+      access.cache_gb > 0 ? option_value(access, "cache-gb", fmt::format("{:g}", access.cache_gb))
+                          : fmt::format("the default {} (half the cache disk's free space)",
+                                        option_value(access, "cache-gb",
+                                                     fmt::format("{:.1f}", budget_bytes / 1e9)));
+  const std::string cache_gb = option_name(access, "cache-gb");
   if (shuffle_window == kShardByShard) {
-    return invalid_argument(fmt::format(
-        "{}: {} holds fewer than the {} shards ({}) that reading it needs at once; raise "
-        "--cache-gb",
-        where, budget, floor.shards, size_text(floor.bytes)));
+    return invalid_argument(
+        fmt::format("{}: {} holds fewer than the {} shards ({}) that reading it needs at once; "
+                    "raise {}",
+                    where, budget, floor.shards, size_text(floor.bytes), cache_gb));
   }
   // The largest window that fits (the need grows with the window).
   int64_t lo = 0, hi = static_cast<int64_t>(manifest.shards.size());
@@ -203,10 +206,11 @@ Status check_cache_floor(const Manifest& manifest, uint64_t budget_bytes,
   }
   const std::string window = shuffle_window == 0 ? "all" : fmt::format("{}", shuffle_window);
   return invalid_argument(fmt::format(
-      "{}: {} holds fewer than the {} shards ({}) that --shuffle-window {} needs at once; "
-      "raise --cache-gb{}",
-      where, budget, floor.shards, size_text(floor.bytes), window,
-      lo > 0 ? fmt::format(" or lower --shuffle-window ({} fits)", lo) : std::string()));
+      "{}: {} holds fewer than the {} shards ({}) that {} needs at once; raise {}{}", where, budget,
+      floor.shards, size_text(floor.bytes), option_value(access, "shuffle-window", window),
+      cache_gb,
+      lo > 0 ? fmt::format(" or lower {} ({} fits)", option_name(access, "shuffle-window"), lo)
+             : std::string()));
 }
 
 Result<DataLocation> locate(const std::string& path_or_url) {

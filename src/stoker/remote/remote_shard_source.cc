@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <numeric>
+#include <random>
 #include <thread>
 
 namespace stoker {
@@ -212,13 +213,68 @@ uint64_t RemoteShardSource::room_changes() const {
 bool RemoteShardSource::wait_for_room(uint64_t since, bool awaited) {
   MutexLock lock(mutex_);
   if (room_changes_ != since) return true;
-  // The loader waits for this caller, no other piece holds a pin: nothing will make room (the
-  // kept shards are live, needed by this caller's records too).
-  if (awaited && pinned_ == 0) return false;
+  if (awaited && pinned_ == 0) {
+    lock.unlock();
+    return wait_for_peers();
+  }
   // A moment at most: another process's pins are not signalled here.
   lock.wait_until(room_, std::chrono::steady_clock::now() + std::chrono::milliseconds(100),
                   [&]() STOKER_REQUIRES(mutex_) { return room_changes_ != since || stop_; });
   return true;
+}
+
+bool RemoteShardSource::wait_for_peers() {
+  // The loader waits for this caller and no other piece holds a pin: nothing of this process
+  // will make room. It takes turns with the other users of the cache (other ranks, other
+  // loaders): it lets go of its kept shards (which a peer may then evict: fetched again when
+  // needed) and waits for a peer to move on; a peer waiting likewise holds no pins, so one of
+  // them always finds room. Alone, the failure stands.
+  if (release_kept_shards()) {
+    room_changed(0);
+    return true;
+  }
+  const ShardCache& cache = cache_.cache();
+  if (cache.other_users() == 0) return false;
+  // A moment, a little different each time, so that waiting peers do not retry in step.
+  thread_local std::minstd_rand jitter(std::random_device{}());
+  const auto moment = std::chrono::milliseconds(50 + jitter() % 100);
+  {
+    MutexLock lock(mutex_);
+    lock.wait_until(room_, std::chrono::steady_clock::now() + moment,
+                    [&]() STOKER_REQUIRES(mutex_) { return stop_; });
+  }
+  // What the peers download or evict is their moving on: it renews the caller's patience.
+  const uint64_t digest = cache.contents_digest();
+  bool moved;
+  {
+    MutexLock lock(mutex_);
+    moved = digest != peers_digest_;
+    peers_digest_ = digest;
+  }
+  if (moved) room_changed(0);
+  return true;
+}
+
+bool RemoteShardSource::release_kept_shards() {
+  std::vector<int> kept;
+  {
+    MutexLock lock(mutex_);
+    kept = kept_;
+  }
+  bool released = false;
+  // Slot before state, the order acquire() takes them; unmapped outside both.
+  for (int shard : kept) {
+    std::shared_ptr<CachedShard> unmapped;
+    std::unique_lock<std::mutex> slot_lock(slots_[shard].mutex, std::try_to_lock);
+    if (!slot_lock.owns_lock()) continue;  // being pinned now
+    MutexLock lock(mutex_);
+    const auto at = std::find(kept_.begin(), kept_.end(), shard);
+    if (at == kept_.end()) continue;
+    kept_.erase(at);
+    unmapped = std::move(slots_[shard].kept);
+    released = released || unmapped != nullptr;
+  }
+  return released;
 }
 
 ShardSourceStats RemoteShardSource::stats() const {

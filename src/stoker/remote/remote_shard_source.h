@@ -82,9 +82,10 @@ class RemoteShardSource : public ShardSource,
   // The count of pins released and moves of the loader so far.
   uint64_t room_changes() const STOKER_EXCLUDES(mutex_);
   // For a caller whose acquire() failed with kNoRoom and who then let go of all its pins: a
-  // wait of at most a moment for the next room change after `since`. False, at once, when the
-  // loader waits for the caller (`awaited`) and no pin is held here and nothing changed (the
-  // failure stands); true otherwise: try again.
+  // wait of at most a moment for the next room change after `since`. When the loader waits for
+  // the caller (`awaited`) and no pin is held here, it takes turns with the cache's other users
+  // (wait_for_peers); false, at once, when it is alone and nothing changed (the failure
+  // stands); true otherwise: try again.
   bool wait_for_room(uint64_t since, bool awaited) STOKER_EXCLUDES(mutex_);
   RemoteShardSource(Manifest manifest, std::string location, DatasetCache cache,
                     ShardDownload download, RemoteSourceOptions options);
@@ -103,6 +104,10 @@ class RemoteShardSource : public ShardSource,
   bool live(int shard) const STOKER_REQUIRES(mutex_);
   // Lets go of the kept mappings of the shards no longer live.
   void release_dead_shards() STOKER_EXCLUDES(mutex_);
+  // Lets go of every kept mapping not being pinned now; whether it let go of any.
+  bool release_kept_shards() STOKER_EXCLUDES(mutex_);
+  // wait_for_room() where nothing of this process will make room (see there).
+  bool wait_for_peers() STOKER_EXCLUDES(mutex_);
   // Counts a change that may make room in the cache (a pin or mapping let go, a move of the
   // loader) and wakes wait_for_room().
   void room_changed(int pins_released) STOKER_EXCLUDES(mutex_);
@@ -136,7 +141,8 @@ class RemoteShardSource : public ShardSource,
   std::condition_variable wake_;  // a new plan or position, a fetch ended, or stop
   std::condition_variable room_;  // room_changes_ moved on
   uint64_t room_changes_ STOKER_GUARDED_BY(mutex_) = 0;
-  int pinned_ STOKER_GUARDED_BY(mutex_) = 0;   // shards with a pin held now
+  uint64_t peers_digest_ STOKER_GUARDED_BY(mutex_) = 0;  // the cache's contents, last seen
+  int pinned_ STOKER_GUARDED_BY(mutex_) = 0;             // shards with a pin held now
   int starved_ STOKER_GUARDED_BY(mutex_) = 0;  // acquire() calls waiting for a download now
   ShardSchedule schedule_ STOKER_GUARDED_BY(mutex_);
   bool advised_ STOKER_GUARDED_BY(mutex_) = false;

@@ -1,6 +1,7 @@
 #include "stoker/remote/remote_shard_source.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -335,6 +336,20 @@ TEST(RemoteShardSourceTest, BytesFailingVerificationAreFetchedOnceMore) {
   EXPECT_EQ(f.downloads(), (std::vector<int>{0, 0, 1, 1}));
 }
 
+// A cached shard whose record was damaged since an earlier run is fetched again, once, by the
+// next run's pin: the run goes on.
+TEST(RemoteShardSourceTest, ACachedShardFailingItsRecordChecksIsFetchedAgain) {
+  Fixture f;
+  { ASSERT_TRUE(f.source(uint64_t{1} << 30, 0)->acquire(0, nullptr).is_ok()); }
+  for (const auto& entry : std::filesystem::directory_iterator(f.dir.path() + "/cache/0c/shards"))
+    testing::flip_byte(entry.path().string(),
+                       testing::record_location(f.dir.path() + "/ds", 0).second);
+  auto next = f.source(uint64_t{1} << 30, 0);
+  Result<ShardPin> pin = next->acquire(0, nullptr);
+  EXPECT_TRUE(pin.is_ok()) << pin.status().to_string();
+  EXPECT_EQ(f.downloads(), (std::vector<int>{0, 0}));
+}
+
 // The first record of each shard, as the dataset numbers records.
 std::vector<int64_t> first_records(const Manifest& m) {
   std::vector<int64_t> first;
@@ -424,6 +439,111 @@ TEST(RemoteShardSourceTest, NoRoomWithNothingHeldHereFailsAtOnce) {
   EXPECT_EQ(failed.code(), StatusCode::kNoRoom);
   EXPECT_EQ(failed.message().find('\n'), std::string::npos);
   EXPECT_NE(failed.message().find("its budget of"), std::string::npos) << failed.message();
+}
+
+}  // namespace
+}  // namespace stoker
+
+namespace stoker {
+namespace {
+
+// Two users of one cache at its floor (one live shard each and one coming), in one thread,
+// deterministic: a user whose awaited shard finds no room lets go of the shard it keeps, so
+// that the other can evict it; alone, it fails at once.
+TEST(RemoteShardSourceTest, UsersOfOneCacheAtItsFloorTakeTurns) {
+  Fixture f;
+  const uint64_t budget = f.bytes_of({0, 1});
+  auto a = f.source(budget, /*downloaders=*/0);
+  auto b = f.source(budget, /*downloaders=*/0);
+  const ShardSchedule schedule = in_turn(f.manifest, {0, 1, 2, 3, 4});
+  a->advise(schedule, 0);
+  b->advise(in_turn(f.manifest, {3, 4, 0, 1, 2}), 0);
+  { ShardPin pin = a->acquire(0, nullptr).value_or_throw(); }  // kept: live
+  { ShardPin pin = b->acquire(3, nullptr).value_or_throw(); }  // kept: live
+  ASSERT_EQ(b->acquire(4, nullptr).status().code(), StatusCode::kNoRoom);
+  uint64_t changes = b->room_changes();
+  EXPECT_TRUE(b->wait_for_room(changes, /*awaited=*/true));
+  EXPECT_NE(b->room_changes(), changes) << "shard 3 let go: a change";
+  a->advance(schedule.now[0].last);  // shard 0 still live for a
+  EXPECT_TRUE(a->acquire(1, nullptr).is_ok()) << "b's shard 3 gives way";
+  EXPECT_EQ(f.downloads(), (std::vector<int>{0, 3, 1}));
+  changes = b->room_changes();
+  EXPECT_TRUE(b->wait_for_room(changes, true)) << "a may still move on";
+  a.reset();
+  EXPECT_FALSE(b->wait_for_room(b->room_changes(), true)) << "alone: nothing will make room";
+}
+
+// Three processes read their own orders through one cache at its floor (room for 2 shards;
+// each keeps its live one while it reads it for a while): they take turns, and each reads every
+// shard's records. Before, the one finding no room failed within a second.
+TEST(RemoteShardSourceTest, ProcessesSharingACacheAtItsFloorTakeTurns) {
+  Fixture f;
+  const uint64_t budget = f.bytes_of({0, 1});
+  const std::vector<std::vector<int>> orders = {
+      {0, 1, 2, 3, 4, 5}, {5, 4, 3, 2, 1, 0}, {2, 5, 0, 3, 1, 4}};
+  const std::string out = f.dir.path() + "/out";
+  std::vector<pid_t> children;
+  for (size_t c = 0; c < orders.size(); ++c) {
+    const pid_t child = ::fork();
+    if (child == 0) {
+      auto source = f.source(budget, /*downloaders=*/2);
+      auto dataset = Dataset::open(source).value_or_throw();
+      const ShardSchedule schedule = in_turn(f.manifest, orders[c]);
+      source->advise(schedule, 0);
+      int code = 0;
+      for (int s : orders[c]) {
+        source->advance(schedule.now[s].first);
+        int64_t record = 0;  // the shard's first record
+        for (int k = 0; k < s; ++k) record += static_cast<int64_t>(f.manifest.shards[k].records);
+        Result<ShardPins> pins = dataset->pin(&record, 1, nullptr, [] { return true; });
+        if (!pins.is_ok()) {
+          (void)write_file_atomically(out + std::to_string(c), pins.status().message());
+          ::_exit(1);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));  // reading it
+        if (!dataset->verify_record(static_cast<uint64_t>(record)).is_ok()) code = 2;
+      }
+      source.reset();
+      ::_exit(code);
+    }
+    children.push_back(child);
+  }
+  for (size_t c = 0; c < children.size(); ++c) {
+    int status = 0;
+    ::waitpid(children[c], &status, 0);
+    Result<std::string> failure = read_file(out + std::to_string(c));
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        << "process " << c << ": " << (failure.is_ok() ? failure.value() : "");
+  }
+}
+
+}  // namespace
+}  // namespace stoker
+
+namespace stoker {
+namespace {
+
+// A reader going shard by shard (verify, inspect) over a cache whose room another user's pins
+// hold waits for them to go, as the loader's pieces do, instead of failing at once.
+TEST(RemoteShardSourceTest, ShardByShardReadersWaitForAnotherUsersPins) {
+  Fixture f;
+  const uint64_t budget = f.bytes_of({0, 1});
+  auto holder = f.source(budget, /*downloaders=*/0);
+  std::optional<ShardPin> a = holder->acquire(0, nullptr).value_or_throw();
+  std::optional<ShardPin> b = holder->acquire(1, nullptr).value_or_throw();
+  auto reader = Dataset::open(f.source(budget, 0)).value_or_throw();
+  std::atomic<bool> done{false};
+  Status read;
+  std::thread verify([&] {
+    read = reader->for_each_record([&](uint64_t i) { return reader->verify_record(i); });
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(done) << "failed at once: " << read.to_string();
+  a.reset();
+  b.reset();
+  verify.join();
+  EXPECT_TRUE(read.is_ok()) << read.to_string();
 }
 
 }  // namespace

@@ -27,6 +27,7 @@ namespace fs = std::filesystem;
 
 constexpr const char* kLockFile = "cache.lock";
 constexpr const char* kPartSuffix = ".part";
+constexpr const char* kUsersDir = "users";
 constexpr auto kPollInterval = std::chrono::milliseconds(10);
 
 std::string marker_text() {
@@ -105,6 +106,12 @@ bool empty_but_for_marker_temporaries(const std::string& dir) {
   return !ec;
 }
 
+// Every record's XXH3.
+Status verify_records(const ShardReader& reader, uint64_t records) {
+  for (uint64_t r = 0; r < records; ++r) STOKER_RETURN_IF_ERROR(reader.verify_record(r));
+  return Status::ok();
+}
+
 Status make_dirs(const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -120,8 +127,8 @@ uint64_t free_disk_bytes(const std::string& dir) {
   return static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
 }
 
-Result<std::shared_ptr<ShardCache>> ShardCache::open(const std::string& dir,
-                                                     uint64_t budget_bytes) {
+Result<std::shared_ptr<ShardCache>> ShardCache::open(const std::string& dir, uint64_t budget_bytes,
+                                                     std::string advice) {
   STOKER_RETURN_IF_ERROR(make_dirs(dir));
   const std::string marker = dir + "/" + kShardCacheMarker;
   if (!fs::exists(marker)) {
@@ -149,7 +156,49 @@ Result<std::shared_ptr<ShardCache>> ShardCache::open(const std::string& dir,
       for (const CachedFile& part : list_files(d + "/tmp", is_part_name))
         unlink_if_unpinned(part.path);
   }
-  return std::shared_ptr<ShardCache>(new ShardCache(dir, budget_bytes));
+  // This cache's user record: its shared flock tells others it is alive.
+  static std::atomic<uint64_t> users{0};
+  STOKER_RETURN_IF_ERROR(make_dirs(dir + "/" + kUsersDir));
+  while (true) {
+    const std::string user_path =
+        fmt::format("{}/{}/{}.{}", dir, kUsersDir, ::getpid(), users.fetch_add(1));
+    STOKER_ASSIGN_OR_RETURN(FileLock user,
+                            FileLock::acquire(user_path, LockMode::kShared, false, true));
+    // (another's other_users() may have taken it for a dead one's between open and flock)
+    if (user.still_at(user_path)) {
+      return std::shared_ptr<ShardCache>(
+          new ShardCache(dir, budget_bytes, std::move(advice), user_path, std::move(user)));
+    }
+  }
+}
+
+ShardCache::~ShardCache() { ::unlink(user_path_.c_str()); }
+
+int ShardCache::other_users() const {
+  int others = 0;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir_ + "/" + kUsersDir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string path = it->path().string();
+    if (path == user_path_) continue;
+    // A record whose flock can be taken is a user gone (its process killed, say).
+    if (!unlink_if_unpinned(path)) ++others;
+  }
+  return others;
+}
+
+uint64_t ShardCache::contents_digest() const {
+  uint64_t digest = 14695981039346656037u;  // FNV-1a over names and sizes
+  const auto add = [&](const std::string& text) {
+    for (unsigned char c : text) digest = (digest ^ c) * 1099511628211u;
+  };
+  for (const std::string& d : dataset_dirs(dir_)) {
+    for (const CachedFile& f : list_files(d + "/shards", is_shard_name))
+      add(f.path + "\n" + std::to_string(f.bytes) + "\n");
+    for (const CachedFile& f : list_files(d + "/tmp", is_part_name))
+      add(f.path + "\n" + std::to_string(f.bytes) + "\n");
+  }
+  return digest;
 }
 
 Result<DatasetCache> ShardCache::dataset(const std::string& key, const std::string& source,
@@ -198,9 +247,13 @@ Result<std::optional<CachedShard>> DatasetCache::find(int shard) const {
   }
   if (!pin.value().still_at(path)) return std::optional<CachedShard>();  // evicted meanwhile
   Result<ShardReader> reader = ShardReader::open(path);
-  const Status checked = reader.is_ok()
-                             ? check_shard_matches(reader.value(), shards_[shard], schema_)
-                             : reader.status();
+  Status checked = reader.is_ok() ? check_shard_matches(reader.value(), shards_[shard], schema_)
+                                  : reader.status();
+  std::atomic<bool>& records_checked = (*records_checked_)[shard];
+  if (checked.is_ok() && !records_checked.load()) {
+    checked = verify_records(reader.value(), shards_[shard].records);
+    records_checked = checked.is_ok();
+  }
   if (checked.is_ok()) {
     ::futimens(pin.value().fd(), nullptr);  // its last use, for eviction across datasets
     return std::optional<CachedShard>(
@@ -305,10 +358,15 @@ Status DatasetCache::make_room(int shard, const EvictionAdvice& advice, bool dis
         "needed sooner, and other files; free some space or name another --cache-dir",
         cache_->dir(), shards_[shard].file, megabytes(needed), megabytes(used)));
   }
+  const int peers = cache_->other_users();
   return no_room(fmt::format(
       "cache {}: its budget of {} cannot hold {} ({}) beside the {} it holds that are in use "
-      "or needed sooner; raise --cache-gb or lower --shuffle-window",
-      cache_->dir(), megabytes(budget), shards_[shard].file, megabytes(needed), megabytes(used)));
+      "or needed sooner{}; {}",
+      cache_->dir(), megabytes(budget), shards_[shard].file, megabytes(needed), megabytes(used),
+      peers > 0 ? fmt::format(", here or by {} other loader{} sharing the cache", peers,
+                              peers > 1 ? "s" : "")
+                : std::string(),
+      cache_->advice_));
 }
 
 Result<CachedShard> DatasetCache::admit(int shard, const ShardDownload& download,
@@ -365,8 +423,7 @@ Result<CachedShard> DatasetCache::admit(int shard, const ShardDownload& download
     Result<ShardReader> reader = ShardReader::open(part);
     verified =
         reader.is_ok() ? check_shard_matches(reader.value(), info, schema_) : reader.status();
-    for (uint64_t r = 0; verified.is_ok() && r < info.records; ++r)
-      verified = reader.value().verify_record(r);
+    if (verified.is_ok()) verified = verify_records(reader.value(), info.records);
   }
   if (!verified.is_ok()) {
     // The .part named at the message's start is gone: the shard's URL stands for it.
@@ -377,6 +434,7 @@ Result<CachedShard> DatasetCache::admit(int shard, const ShardDownload& download
         "server since, or the file there is damaged; nothing was kept",
         source_, info.file, detail)));
   }
+  (*records_checked_)[shard] = true;
   const std::string path = shard_path(shard);
   if (::rename(part.c_str(), path.c_str()) != 0) {
     return discard(io_error("cannot rename " + part + " to " + path + ": " + std::strerror(errno)));

@@ -12,6 +12,8 @@
 //                                        unchanged shards and never reads a stale one
 //   DIR/<key>/locks/<file>.<index>.lock  one download per shard per machine
 //   DIR/<key>/tmp/<file>.<pid>.part      downloads in progress, flocked by their writer
+//   DIR/users/<pid>.<n>                  one per open ShardCache, flocked while it lives: the
+//                                        processes that may free room for another
 //
 // A shard is readable only while pinned: mapped and holding a shared flock on its file. An
 // evictor unlinks a shard only once it holds the exclusive flock, so a pinned shard is never
@@ -28,6 +30,7 @@
 // Thread-safe: ShardCache and DatasetCache may be used from any thread (state is on disk,
 // under flocks); CachedShard is an immutable pin.
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -79,7 +82,9 @@ class ShardCache;
 class DatasetCache {
  public:
   // Pins shard `shard` (manifest index) if the cache holds it; nullopt if not. kCorrupt if the
-  // file there fails its header or index checks (it is then removed).
+  // file there fails its header or index checks, or, the first time this DatasetCache finds it
+  // (a shard it did not download: an earlier run's, another process's), any record's XXH3
+  // (it is then removed, so that fetch() downloads it again).
   Result<std::optional<CachedShard>> find(int shard) const;
 
   // Pins shard `shard`: found, or downloaded by `download` (by one process of the machine at a
@@ -110,7 +115,8 @@ class DatasetCache {
         dir_(std::move(dir)),
         source_(std::move(source)),
         shards_(std::move(shards)),
-        schema_(std::move(schema)) {}
+        schema_(std::move(schema)),
+        records_checked_(std::make_shared<std::vector<std::atomic<bool>>>(shards_.size())) {}
 
   std::string shard_path(int shard) const;
   // Evicts (under cache.lock) until shard `shard` fits the budget, or with `disk_full` (a
@@ -124,6 +130,8 @@ class DatasetCache {
   std::string source_;             // the dataset's redacted URL, for messages
   std::vector<ShardInfo> shards_;  // the manifest's
   Schema schema_;
+  // Per shard: its records' checksums were checked by this DatasetCache (or its copies).
+  std::shared_ptr<std::vector<std::atomic<bool>>> records_checked_;
 };
 
 // Bytes and shards the cache holds (shards/ and .part files of every dataset).
@@ -138,10 +146,13 @@ uint64_t free_disk_bytes(const std::string& dir);
 
 class ShardCache : public std::enable_shared_from_this<ShardCache> {
  public:
-  // Opens (creating it if missing or empty) the cache at `dir` with `budget_bytes`.
+  // Opens (creating it if missing or empty) the cache at `dir` with `budget_bytes`; `advice`
+  // ends the message of a budget without room (the caller's names of the options).
   // kInvalidArgument if `dir` is a non-empty folder without the marker, or holds another
   // layout version; kIoError naming the path if it cannot be made.
-  static Result<std::shared_ptr<ShardCache>> open(const std::string& dir, uint64_t budget_bytes);
+  static Result<std::shared_ptr<ShardCache>> open(
+      const std::string& dir, uint64_t budget_bytes,
+      std::string advice = "raise --cache-gb or lower --shuffle-window");
 
   // The part of dataset `key` (lower-case hex: the cache key of its URL), made if missing,
   // for `manifest`; `source` (the redacted URL) goes into its source.json.
@@ -151,14 +162,36 @@ class ShardCache : public std::enable_shared_from_this<ShardCache> {
   // What the cache holds now (a directory walk).
   ShardCacheUsage usage() const;
 
+  // How many other open ShardCaches (of other processes, or others of this one) use the
+  // directory now: those that may free room for this one. Removes the records of users gone.
+  int other_users() const;
+
+  // A digest of the names and sizes of the shards and downloads the cache holds: it changes
+  // when any of its users downloads or evicts.
+  uint64_t contents_digest() const;
+
+  ~ShardCache();
+  ShardCache(const ShardCache&) = delete;
+  ShardCache& operator=(const ShardCache&) = delete;
+
   const std::string& dir() const { return dir_; }
   uint64_t budget_bytes() const { return budget_; }
 
  private:
-  ShardCache(std::string dir, uint64_t budget) : dir_(std::move(dir)), budget_(budget) {}
+  friend class DatasetCache;
+  ShardCache(std::string dir, uint64_t budget, std::string advice, std::string user_path,
+             FileLock user)
+      : dir_(std::move(dir)),
+        budget_(budget),
+        advice_(std::move(advice)),
+        user_path_(std::move(user_path)),
+        user_(std::move(user)) {}
 
   std::string dir_;
   uint64_t budget_;
+  std::string advice_;     // for a budget without room: "raise --cache-gb or ..."
+  std::string user_path_;  // DIR/users/<pid>.<n>, flocked shared by user_ while this lives
+  FileLock user_;
 };
 
 }  // namespace stoker

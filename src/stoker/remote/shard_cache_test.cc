@@ -293,6 +293,32 @@ TEST(ShardCacheTest, ACorruptedCachedShardIsRemovedAndDownloadedAgain) {
   EXPECT_EQ(downloads.count[remote.manifest.shards[0].file], 2);
 }
 
+// A record damaged in the cache after its download (its header and index intact) is found by
+// the next run's first pin, which removes it: fetch() downloads it again. A run checks each
+// shard it did not download once.
+TEST(ShardCacheTest, ACachedShardWithADamagedRecordIsDownloadedAgainByTheNextRun) {
+  Remote remote;
+  testing::TempDir dir;
+  auto cache = ShardCache::open(dir.path(), uint64_t{1} << 30).value_or_throw();
+  DatasetCache run = cache->dataset("08", "s3://b/ds", remote.manifest).value_or_throw();
+  Downloads downloads{remote, {}};
+  ASSERT_TRUE(run.fetch(0, downloads.copy(), EvictionAdvice()).is_ok());
+  const std::string cached = run.dir() + "/shards/" + cached_name(remote.manifest, 0);
+  testing::flip_byte(cached, testing::record_location(remote.dir.path() + "/ds", 0).second);
+  {
+    Result<std::optional<CachedShard>> again = run.find(0);
+    EXPECT_TRUE(again.is_ok()) << "checked at its download: " << again.status().to_string();
+  }
+  DatasetCache next = cache->dataset("08", "s3://b/ds", remote.manifest).value_or_throw();
+  Result<std::optional<CachedShard>> found = next.find(0);
+  ASSERT_EQ(found.status().code(), StatusCode::kCorrupt);
+  EXPECT_NE(found.status().message().find(cached_name(remote.manifest, 0)), std::string::npos)
+      << found.status().message();
+  EXPECT_FALSE(fs::exists(cached));
+  ASSERT_TRUE(next.fetch(0, downloads.copy(), EvictionAdvice()).is_ok());
+  EXPECT_EQ(downloads.count[remote.manifest.shards[0].file], 2);
+}
+
 // Processes of one machine: one download per shard, and a killed downloader leaves nothing.
 
 // Appends a line to `log` (O_APPEND: atomic) per download, slowly.

@@ -49,9 +49,10 @@ Result<ShardPins> Dataset::pin_shards(const int64_t* indices, size_t n,
 Status Dataset::for_each_record(const std::function<Status(uint64_t i)>& visit) const {
   for (int s = 0; s < num_shards(); ++s) {
     if (shard_starts_[s] == shard_starts_[s + 1]) continue;
-    ShardPin pin;
+    ShardPins pins;  // waiting for room as a piece does (other users of a shared cache)
     if (needs_pins_) {
-      STOKER_ASSIGN_OR_RETURN(pin, source_->acquire(s, nullptr));
+      const int64_t first = static_cast<int64_t>(shard_starts_[s]);
+      STOKER_ASSIGN_OR_RETURN(pins, pin_shards(&first, 1, nullptr, nullptr));
     }
     for (uint64_t i = shard_starts_[s]; i < shard_starts_[s + 1]; ++i)
       STOKER_RETURN_IF_ERROR(visit(i));
