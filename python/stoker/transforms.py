@@ -344,8 +344,25 @@ def _random_choice(t):
     return _NATIVE_CLASSES["RandomChoice"](ops=_pixel_steps(t), p=weights)
 
 
-def _raise(error: Exception):
-    raise error
+def _random_crop(t):
+    """stoker's RandomCrop of torchvision's `t`: v1's padding as given (1, 2 or 4 values), v2's
+    as [left, right, top, bottom]. v2 pads once where v1 pads again for pad_if_needed, which
+    differs for reflect and symmetric padding on both: that one runs in Python."""
+    padding = [0] if t.padding is None else \
+        [t.padding] if isinstance(t.padding, int) else list(t.padding)
+    if ".v2" in type(t).__module__:
+        left, right, top, bottom = padding * 4 if len(padding) == 1 else padding
+        padding = [left, top, right, bottom]
+        if t.pad_if_needed and any(padding) and t.padding_mode in ("reflect", "symmetric"):
+            raise _Unknown(f"torchvision v2 RandomCrop(padding={t.padding}, pad_if_needed=True, "
+                           f"padding_mode={t.padding_mode!r}) pads in one step, not v1's two")
+    fill = t.fill
+    if isinstance(fill, dict):
+        raise _Unknown(f"torchvision RandomCrop with fill {fill!r} per type runs in Python")
+    return _NATIVE_CLASSES["RandomCrop"](
+        size=list(t.size), padding=padding, pad_if_needed=bool(t.pad_if_needed),
+        fill=[fill] if isinstance(fill, (int, float)) else list(fill),
+        padding_mode=t.padding_mode)
 
 
 def _same_parameters(cls: type):
@@ -383,9 +400,7 @@ _TRANSLATIONS = {
     "ImageClassification": _image_classification,
     "RandomApply": _random_apply,
     "RandomChoice": _random_choice,
-    # Its size need not be the image's, which only the native operation's factory knows.
-    "RandomCrop": lambda t: _raise(_Unknown("torchvision RandomCrop runs in Python (stoker's "
-                                            "RandomCrop(size, padding) keeps the image's size)")),
+    "RandomCrop": _random_crop,
 }
 for _name, _cls in _NATIVE_CLASSES.items():
     _TRANSLATIONS.setdefault(_name, _same_parameters(_cls))
