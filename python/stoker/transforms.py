@@ -479,10 +479,9 @@ def _timm_aspect(log_aspect: float) -> float:
 
 
 def _timm_random_erasing(t):
-    """stoker's TimmRandomErasing of timm's RandomErasing `t` (per image; num_splits, a
-    batch's clean part, runs in Python)."""
-    if t.num_splits > 1:
-        raise _Unknown("timm RandomErasing with num_splits runs in Python (it erases per batch)")
+    """stoker's TimmRandomErasing of timm's RandomErasing `t`, a per-sample step: num_splits
+    (the clean first part of a batch) acts on a batch [N, C, H, W] only, and timm's call on
+    one image [C, H, W] erases as without it, so it is left out."""
     low, high = t.log_aspect_ratio
     return _NATIVE_CLASSES["TimmRandomErasing"](
         probability=t.probability, min_area=t.min_area, max_area=t.max_area,
