@@ -160,10 +160,11 @@ class RandomResizedCrop:
 
 
 class Resize:
-    """The shorter side resized to ``size`` (PIL's antialiased bilinear or bicubic); then
-    CenterCrop."""
+    """The shorter side resized to ``size`` (PIL's antialiased bilinear or bicubic), or the
+    longer to ``max_size`` where it would pass it (torchvision's rule); then CenterCrop, which
+    pads with zeros where the resized image is smaller."""
 
-    def __init__(self, size, interpolation="bilinear", dct_scaling=False):
+    def __init__(self, size, interpolation="bilinear", max_size=None, dct_scaling=False):
         if isinstance(size, Sequence) and len(size) == 1:
             size = size[0]
         largest = _param("center_crop", "resize")["max"]
@@ -172,10 +173,16 @@ class Resize:
                              f"{largest}, not {size!r}")
         self.size = size
         self.interpolation = _interpolation("Resize", "center_crop", interpolation)
+        if max_size is not None and (isinstance(max_size, bool) or not isinstance(max_size, int)
+                                     or not size < max_size <= largest):
+            raise ValueError(f"Resize: max_size must be an int above size ({size}) up to "
+                             f"{largest}, not {max_size!r}")
+        self.max_size = max_size
         self.dct_scaling = bool(dct_scaling)
 
     def __repr__(self):
-        return f"Resize({self.size}, interpolation={self.interpolation!r})"
+        return (f"Resize({self.size}, interpolation={self.interpolation!r}, "
+                f"max_size={self.max_size!r})")
 
 
 class CenterCrop:
@@ -295,9 +302,7 @@ def _to_float(t):
 
 
 def _resize(t):
-    if getattr(t, "max_size", None) is not None:
-        raise ValueError("torchvision Resize with max_size is not supported")
-    return Resize(t.size, interpolation=t.interpolation)
+    return Resize(t.size, interpolation=t.interpolation, max_size=getattr(t, "max_size", None))
 
 
 def _normalize(t):
@@ -638,7 +643,8 @@ def _encoded_image_spec(field: str, steps: list) -> dict:
                   "interpolation": crop.interpolation, "dct_scaling": crop.dct_scaling}
     elif names[:2] == ["Resize", "CenterCrop"]:
         source = {"op": "center_crop", **_size_call(steps[1].size), "resize": steps[0].size,
-                  "interpolation": steps[0].interpolation, "dct_scaling": steps[0].dct_scaling}
+                  "max_size": steps[0].max_size or 0, "interpolation": steps[0].interpolation,
+                  "dct_scaling": steps[0].dct_scaling}
         rest = steps[2:]
     else:
         raise ValueError(
