@@ -160,10 +160,11 @@ class RandomResizedCrop:
 
 
 class Resize:
-    """The shorter side resized to ``size`` (PIL's antialiased bilinear or bicubic); then
-    CenterCrop."""
+    """The shorter side resized to ``size`` (PIL's antialiased bilinear or bicubic), or the
+    longer to ``max_size`` where it would pass it (torchvision's rule); then CenterCrop, which
+    pads with zeros where the resized image is smaller."""
 
-    def __init__(self, size, interpolation="bilinear", dct_scaling=False):
+    def __init__(self, size, interpolation="bilinear", max_size=None, dct_scaling=False):
         if isinstance(size, Sequence) and len(size) == 1:
             size = size[0]
         largest = _param("center_crop", "resize")["max"]
@@ -172,10 +173,16 @@ class Resize:
                              f"{largest}, not {size!r}")
         self.size = size
         self.interpolation = _interpolation("Resize", "center_crop", interpolation)
+        if max_size is not None and (isinstance(max_size, bool) or not isinstance(max_size, int)
+                                     or not size < max_size <= largest):
+            raise ValueError(f"Resize: max_size must be an int above size ({size}) up to "
+                             f"{largest}, not {max_size!r}")
+        self.max_size = max_size
         self.dct_scaling = bool(dct_scaling)
 
     def __repr__(self):
-        return f"Resize({self.size}, interpolation={self.interpolation!r})"
+        return (f"Resize({self.size}, interpolation={self.interpolation!r}, "
+                f"max_size={self.max_size!r})")
 
 
 class CenterCrop:
@@ -329,9 +336,7 @@ def _to_float(t):
 
 
 def _resize(t):
-    if getattr(t, "max_size", None) is not None:
-        raise ValueError("torchvision Resize with max_size is not supported")
-    return Resize(t.size, interpolation=t.interpolation)
+    return Resize(t.size, interpolation=t.interpolation, max_size=getattr(t, "max_size", None))
 
 
 def _normalize(t):
@@ -378,8 +383,25 @@ def _random_choice(t):
     return _NATIVE_CLASSES["RandomChoice"](ops=_pixel_steps(t), p=weights)
 
 
-def _raise(error: Exception):
-    raise error
+def _random_crop(t):
+    """stoker's RandomCrop of torchvision's `t`: v1's padding as given (1, 2 or 4 values), v2's
+    as [left, right, top, bottom]. v2 pads once where v1 pads again for pad_if_needed, which
+    differs for reflect and symmetric padding on both: that one runs in Python."""
+    padding = [0] if t.padding is None else \
+        [t.padding] if isinstance(t.padding, int) else list(t.padding)
+    if ".v2" in type(t).__module__:
+        left, right, top, bottom = padding * 4 if len(padding) == 1 else padding
+        padding = [left, top, right, bottom]
+        if t.pad_if_needed and any(padding) and t.padding_mode in ("reflect", "symmetric"):
+            raise _Unknown(f"torchvision v2 RandomCrop(padding={t.padding}, pad_if_needed=True, "
+                           f"padding_mode={t.padding_mode!r}) pads in one step, not v1's two")
+    fill = t.fill
+    if isinstance(fill, dict):
+        raise _Unknown(f"torchvision RandomCrop with fill {fill!r} per type runs in Python")
+    return _NATIVE_CLASSES["RandomCrop"](
+        size=list(t.size), padding=padding, pad_if_needed=bool(t.pad_if_needed),
+        fill=[fill] if isinstance(fill, (int, float)) else list(fill),
+        padding_mode=t.padding_mode)
 
 
 def _same_parameters(cls: type):
@@ -417,9 +439,7 @@ _TRANSLATIONS = {
     "ImageClassification": _image_classification,
     "RandomApply": _random_apply,
     "RandomChoice": _random_choice,
-    # Its size need not be the image's, which only the native operation's factory knows.
-    "RandomCrop": lambda t: _raise(_Unknown("torchvision RandomCrop runs in Python (stoker's "
-                                            "RandomCrop(size, padding) keeps the image's size)")),
+    "RandomCrop": _random_crop,
 }
 for _name, _cls in _NATIVE_CLASSES.items():
     _TRANSLATIONS.setdefault(_name, _same_parameters(_cls))
@@ -543,10 +563,9 @@ def _timm_aspect(log_aspect: float) -> float:
 
 
 def _timm_random_erasing(t):
-    """stoker's TimmRandomErasing of timm's RandomErasing `t` (per image; num_splits, a
-    batch's clean part, runs in Python)."""
-    if t.num_splits > 1:
-        raise _Unknown("timm RandomErasing with num_splits runs in Python (it erases per batch)")
+    """stoker's TimmRandomErasing of timm's RandomErasing `t`, a per-sample step: num_splits
+    (the clean first part of a batch) acts on a batch [N, C, H, W] only, and timm's call on
+    one image [C, H, W] erases as without it, so it is left out."""
     low, high = t.log_aspect_ratio
     return _NATIVE_CLASSES["TimmRandomErasing"](
         probability=t.probability, min_area=t.min_area, max_area=t.max_area,
@@ -710,7 +729,8 @@ def _encoded_image_spec(field: str, steps: list) -> dict:
                   "interpolation": crop.interpolation, "dct_scaling": crop.dct_scaling}
     elif names[:2] == ["Resize", "CenterCrop"]:
         source = {"op": "center_crop", **_size_call(steps[1].size), "resize": steps[0].size,
-                  "interpolation": steps[0].interpolation, "dct_scaling": steps[0].dct_scaling}
+                  "max_size": steps[0].max_size or 0, "interpolation": steps[0].interpolation,
+                  "dct_scaling": steps[0].dct_scaling}
         rest = steps[2:]
     else:
         raise ValueError(

@@ -40,6 +40,17 @@ def full_square_crop(image):
      T.Compose([T.Resize(40), T.CenterCrop(32), T.ToTensor(), T.Normalize(MEAN, STD)])),
     ("evaluation, uint8", S.Compose([S.Resize(40), S.CenterCrop(32)]),
      T.Compose([T.Resize(40), T.CenterCrop(32), T.PILToTensor()])),
+    # max_size: some images' longer side limited to 60, their shorter under the crop's 40,
+    # which is then zero-padded (torchvision's CenterCrop), before normalisation too.
+    ("Resize max_size, CenterCrop padded, float",
+     T.Compose([T.Resize(44, max_size=60), T.CenterCrop(40), T.ToTensor(),
+                T.Normalize(MEAN, STD)]),
+     T.Compose([T.Resize(44, max_size=60), T.CenterCrop(40), T.ToTensor(),
+                T.Normalize(MEAN, STD)])),
+    ("Resize max_size, CenterCrop padded, uint8",
+     S.Compose([S.Resize(44, max_size=60, interpolation="bicubic"), S.CenterCrop((40, 42))]),
+     T.Compose([T.Resize(44, max_size=60, interpolation=T.InterpolationMode.BICUBIC),
+                T.CenterCrop((40, 42)), T.PILToTensor()])),
     ("whole-image crop, flipped",
      S.Compose([S.RandomResizedCrop(24, scale=(1, 1), ratio=(1, 1)),
                 S.RandomHorizontalFlip(1.0), S.ToTensor()]),
@@ -452,16 +463,33 @@ def test_random_apply_around_image_operations_is_native(images):
     assert next(iter(loader))["image"].shape == (4, 3, 24, 24)
 
 
-def test_cifars_random_crop_is_native_in_stokers_class_and_python_in_torchvisions(labelled):
+def test_random_crop_of_any_size_is_native_and_torchvisions_pixels(labelled):
     def loader(transform):
         return stoker.Loader(labelled, batch_size=8, shuffle=False, batch_format="dict",
                              transforms={"image": transform})
 
-    native = loader(S.RandomCrop((4, 4), padding=1, padding_mode="reflect"))
-    assert [where for _, where in native.plan["image"]] == ["native"]
-    assert next(iter(native))["image"].shape == (8, 1, 4, 4)
-    theirs = loader(T.RandomCrop(4, padding=1))
-    assert [where for _, where in theirs.plan["image"]] == ["python"]
-    assert next(iter(theirs))["image"].shape == (8, 1, 4, 4)
-    with pytest.raises(ValueError, match="random_crop: crops to the image's own size"):
-        loader(S.RandomCrop((3, 3), padding=1))
+    for crop in (S.RandomCrop((4, 4), padding=1, padding_mode="reflect"), T.RandomCrop(4, padding=1),
+                 T2.RandomCrop(4, padding=1)):
+        native = loader(crop)
+        assert [where for _, where in native.plan["image"]] == ["native"]
+        assert next(iter(native))["image"].shape == (8, 1, 4, 4)
+    # Smaller and larger than the image, the size after it its steps' and the batch's.
+    smaller = loader(T.Compose([T.RandomCrop(3), T.ToTensor()]))
+    assert next(iter(smaller))["image"].shape == (8, 1, 3, 3)
+    larger = loader(T2.RandomCrop((5, 9), pad_if_needed=True, padding_mode="edge"))
+    assert next(iter(larger))["image"].shape == (8, 1, 5, 9)
+    # A crop as large as the padded image has one place: torchvision's pixels, v1 and v2 (whose
+    # padding is [left, right, top, bottom]), padding left 1, top 0, right 2, bottom 3.
+    records = [pixels(i) for i in range(8)]
+    for mode in ("constant", "edge", "reflect", "symmetric"):
+        v1 = T.RandomCrop((7, 7), padding=(1, 0, 2, 3), fill=5, padding_mode=mode)
+        expected = np.stack([np.asarray(v1(Image.fromarray(r[0])))[None] for r in records])
+        for crop in (v1, T2.RandomCrop((7, 7), padding=(1, 0, 2, 3), fill=5, padding_mode=mode)):
+            assert np.array_equal(next(iter(loader(crop)))["image"].numpy(), expected), (crop,
+                                                                                        mode)
+    # v2 pads pad_if_needed's part in one step with the padding: reflect then runs in Python.
+    v2 = loader(T2.RandomCrop(9, padding=1, pad_if_needed=True, padding_mode="reflect"))
+    assert [where for _, where in v2.plan["image"]] == ["python"]
+    with pytest.raises(ValueError, match="random_crop: the crop 7 x 7 is larger than the padded "
+                                         "image 6 x 6"):
+        loader(S.RandomCrop((7, 7), padding=1))

@@ -5,6 +5,7 @@ its usual training configurations run with no step in Python, its eval configura
 
 import io
 import math
+import random
 
 import pytest
 import torch
@@ -99,9 +100,22 @@ def test_timms_random_erasing_translates(mode, count):
     assert (ours.probability, ours.mode, ours.min_count, ours.max_count) == \
         (0.25, mode or "const", 1, count)
     assert (math.log(ours.min_aspect), math.log(ours.max_aspect)) == theirs.log_aspect_ratio
-    split = timm_data.random_erasing.RandomErasing(0.25, num_splits=2, device="cpu")
-    with pytest.raises(ValueError, match="num_splits"):
-        S._stoker_transform(split)
+
+def test_timms_random_erasing_with_num_splits_is_native_as_timm_erases_one_image():
+    # timm's num_splits spares a batch's first part; on one image it erases as without it.
+    split = timm_data.random_erasing.RandomErasing(0.5, num_splits=2, max_count=2, device="cpu")
+    plain = timm_data.random_erasing.RandomErasing(0.5, max_count=2, device="cpu")
+    image = torch.rand(3, 16, 12)
+    for seed in range(8):
+        random.seed(seed)
+        torch.manual_seed(seed)
+        theirs = split(image.clone())
+        random.seed(seed)
+        torch.manual_seed(seed)
+        assert torch.equal(theirs, plain(image.clone()))
+    ours = S._stoker_transform(split)
+    assert type(ours).__name__ == "TimmRandomErasing"
+    assert ours.params == S._stoker_transform(plain).params
 
 
 TRAINING = [

@@ -14,12 +14,14 @@
 // the integers CounterRng::uniform_below, so the crops follow the same distribution, not the
 // same sequence.
 //
-// resize_center_crop is Resize(S) then CenterCrop(cw, ch) on a PIL image: the shorter side
-// becomes S and the longer int(S * long / short); the crop's top-left corner is
+// resize_center_crop is Resize(S, max_size) then CenterCrop(cw, ch) on a PIL image: the shorter
+// side becomes S and the longer int(S * long / short), or, where that is above max_size, the
+// longer max_size and the shorter int(max_size * S / long'); the crop's top-left corner is
 // (round((Rh - ch) / 2), round((Rw - cw) / 2)) in the resized image. It is returned as the crop's
 // pre-image in the source (a PixelBox) and an output size: resampling that box of the whole
-// source to (cw, ch) (resample.h) gives PIL's resize-then-crop pixels. torchvision pads with
-// zeros when the crop is larger than the resized image; stoker refuses that (kInvalidArgument).
+// source to (cw, ch) (resample.h) gives PIL's resize-then-crop pixels. A side of the crop larger
+// than the resized image's is torchvision's zero padding: the whole side resampled into the
+// middle of the crop, (c - R) // 2 zeros before it.
 //
 // Pure functions of their arguments (and of the rng's position): thread-safe.
 
@@ -47,20 +49,28 @@ Status check_random_resized_crop_params(const RandomResizedCropParams& params);
 Result<CropRect> random_resized_crop(int width, int height, const RandomResizedCropParams& params,
                                      CounterRng& rng, bool* fell_back = nullptr);
 
-// Resize(resize_size) + CenterCrop(crop_width, crop_height) of a width x height image: the box
-// to resample from the whole image and the output size, plus the size the image is resized to.
+// Resize(resize_size, max_size) + CenterCrop(crop_width, crop_height) of a width x height image:
+// the box to resample from the whole image and the output size, plus the size the image is
+// resized to.
 struct ResizedCenterCrop {
   PixelBox box;   // the crop's pre-image, in source pixels
   int width = 0;  // output size: the crop's
   int height = 0;
   int resized_width = 0;  // the size Resize gives the whole image
   int resized_height = 0;
+  // Where the crop is larger than the resized image: the box resampled into the inner_width x
+  // inner_height rectangle at (pad_left, pad_top) of the output, zeros around it (else the
+  // whole output).
+  int pad_left = 0;
+  int pad_top = 0;
+  int inner_width = 0;
+  int inner_height = 0;
 };
 
-// kInvalidArgument for an empty image, a size below 1, or a crop larger than the resized image
-// (torchvision would pad it with zeros).
+// kInvalidArgument for an empty image, a size below 1, or a max_size (0: none) not above
+// resize_size (torchvision's rule).
 Result<ResizedCenterCrop> resize_center_crop(int width, int height, int resize_size, int crop_width,
-                                             int crop_height);
+                                             int crop_height, int max_size = 0);
 
 // Python's round() of a double to an integral double: the nearest, ties to even.
 double round_half_even(double x);

@@ -77,11 +77,13 @@ Result<std::shared_ptr<const Transform>> random_resized_crop_transform(
     const RandomCropOptions& options = {});
 
 // The evaluation transform: the shorter side resized to `resize` (0: the crop's larger side
-// * 256 / 224, the usual 256 for 224), then the central size × width crop. Same errors.
+// * 256 / 224, the usual 256 for 224) unless the longer would pass `max_size` (0: no limit;
+// then the longer is max_size, torchvision's Resize(max_size=)), then the central size × width
+// crop, zero-padded where the resized image is smaller (torchvision's CenterCrop). Same errors.
 Result<std::shared_ptr<const Transform>> center_crop_transform(const Schema& schema,
                                                                const std::string& field,
                                                                const ImageOutput& output,
-                                                               int resize = 0);
+                                                               int resize = 0, int max_size = 0);
 
 // True if field `field` of `schema` holds encoded images (a bytes field); the trainer and
 // `bench loader` then use the transforms above.

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -174,6 +175,27 @@ TEST_F(ImageTrainCliTest, ReferenceRecipeFlagsTrainAndAreLogged) {
                              "interpolation=bicubic"),
             std::string::npos)
       << bicubic_log.substr(0, 600);
+  // timm's RandAugment string, as its --aa: the native timm_rand_augment, its fill timm's
+  // img_mean from --mean; a wrong string is one line.
+  const RunResult timm =
+      run("train --data " + dir_ / "out" +
+              " --model cnn --image-size 16 --batch 6 --epochs 1 --auto-augment "
+              "rand-m9-mstd0.5-inc1 --mean 0.485 0.456 0.406 --std 0.229 0.224 0.225 --log " +
+              dir_ / "timm.jsonl",
+          dir_);
+  ASSERT_EQ(timm.exit_code, 0) << timm.err;
+  const std::string timm_log = read_file(dir_ / "timm.jsonl").value_or_throw();
+  EXPECT_NE(timm_log.find("timm_rand_augment:config=rand-m9-mstd0.5-inc1,interpolation=bilinear,"
+                          "fill=[124,116,104]"),
+            std::string::npos)
+      << timm_log.substr(0, 600);
+  const RunResult wrong =
+      run("train --data " + dir_ / "out" +
+              " --model cnn --image-size 16 --batch 6 --epochs 1 --auto-augment rand-q9",
+          dir_);
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_NE(wrong.err.find("timm_rand_augment"), std::string::npos) << wrong.err;
+  EXPECT_EQ(std::count(wrong.err.begin(), wrong.err.end(), '\n'), 1) << wrong.err;
 }
 
 // --interpolation bicubic trains, and a checkpoint holds it: a resume with another filter is

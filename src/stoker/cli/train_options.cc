@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "cli/data_access_options.h"
 #include "cli/loader_settings_options.h"
 #include "cli/usage.h"
+#include "stoker/pipeline/op_registry.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/train/compute_settings.h"
 #include "stoker/train/models.h"
@@ -58,6 +60,11 @@ void check_option_pairs(const TrainerOptions& o) {
   if (crop.ratio_min > crop.ratio_max)
     throw UsageError(fmt::format("--crop-ratio-min {} is above --crop-ratio-max {}", crop.ratio_min,
                                  crop.ratio_max));
+}
+
+// timm's RandAugment strings, "rand" and its sections ("rand-m9-mstd0.5-inc1").
+bool is_timm_rand(const std::string& policy) {
+  return policy == "rand" || policy.rfind("rand-", 0) == 0;
 }
 
 }  // namespace
@@ -205,11 +212,19 @@ void add_run_options(CLI::App& command, TrainerOptions& o, TrainFlags& flags) {
       ->check(real_number("--flip", 0, true, 1))
       ->capture_default_str();
   add_augment_option(command, o.augment_ops);
-  add_choice(command, "--auto-augment", flags.auto_augment,
-             "An augmentation policy after the crop, before the --augment operations, as "
-             "torchvision's reference names them: {} (ta_wide: TrivialAugmentWide, ra: "
-             "RandAugment, the others AutoAugment's policies), with --interpolation",
-             {"ta_wide", "ra", "imagenet", "cifar10", "svhn"});
+  // torchvision's reference's names, or timm's RandAugment string, which its factory checks.
+  const CLI::Validator policy = one_of(
+      "--auto-augment", {"ta_wide", "ra", "imagenet", "cifar10", "svhn", "rand-m9-mstd0.5-inc1"});
+  command
+      .add_option("--auto-augment", flags.auto_augment,
+                  "An augmentation policy after the crop, before the --augment operations, as "
+                  "torchvision's reference names them: ta_wide (TrivialAugmentWide), ra "
+                  "(RandAugment), imagenet, cifar10 or svhn (AutoAugment's policies); or timm's "
+                  "RandAugment string, as its --aa (rand-m9-mstd0.5-inc1; fill: timm's img_mean, "
+                  "255 x --mean where given, else 128); with --interpolation")
+      ->check(CLI::Validator(
+          [policy](std::string& text) { return is_timm_rand(text) ? std::string() : policy(text); },
+          "", "policy"));
   command.add_flag("--dct-scaling", flags.dct_scaling,
                    "JPEG/PNG datasets: the fast mode, decoding large JPEG crops at a reduced DCT "
                    "scale (pixels differ from torchvision's; without it they are its exactly)");
@@ -228,9 +243,17 @@ void apply_run_flags(const TrainFlags& flags, TrainerOptions& options) {
   options.dct_scaling = flags.dct_scaling;
   if (!flags.auto_augment.empty()) {
     const std::string& policy = flags.auto_augment;
-    const std::string call = policy == "ta_wide" ? "trivial_augment_wide"
-                             : policy == "ra"    ? "rand_augment"
-                                                 : "auto_augment:policy=" + policy;
+    std::string call = policy == "ta_wide" ? "trivial_augment_wide"
+                       : policy == "ra"    ? "rand_augment"
+                                           : "auto_augment:policy=" + policy;
+    if (is_timm_rand(policy)) {
+      call = "timm_rand_augment:config=" + policy;
+      // timm's img_mean: min(255, round(255 x mean)), Python's round (half to even).
+      std::vector<double> fill;
+      for (float m : options.mean)
+        fill.push_back(std::clamp(std::nearbyint(255.0 * m), 0.0, 255.0));
+      if (!fill.empty()) call += ",fill=" + to_text(ParamValue(fill));
+    }
     options.augment_ops.insert(options.augment_ops.begin(),
                                call + (call.find(':') == std::string::npos ? ":" : ",") +
                                    "interpolation=" + options.interpolation);

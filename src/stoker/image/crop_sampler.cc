@@ -78,36 +78,51 @@ Result<CropRect> random_resized_crop(int width, int height, const RandomResizedC
 }
 
 Result<ResizedCenterCrop> resize_center_crop(int width, int height, int resize_size, int crop_width,
-                                             int crop_height) {
+                                             int crop_height, int max_size) {
   STOKER_RETURN_IF_ERROR(check_size(width, height));
   if (resize_size < 1 || crop_width < 1 || crop_height < 1)
     return invalid_argument("resize size " + std::to_string(resize_size) + " and crop size " +
                             std::to_string(crop_width) + "x" + std::to_string(crop_height) +
                             " must be at least 1");
+  if (max_size != 0 && max_size <= resize_size)
+    return invalid_argument("max_size " + std::to_string(max_size) +
+                            " must be above the resize size " + std::to_string(resize_size));
   ResizedCenterCrop out;
   const bool portrait = width <= height;
   const int shorter = portrait ? width : height, longer = portrait ? height : width;
-  // torchvision: int(size * long / short), Python's true division of two integers.
-  const int resized_longer = static_cast<int>(static_cast<double>(int64_t{resize_size} * longer) /
-                                              static_cast<double>(shorter));
-  out.resized_width = portrait ? resize_size : resized_longer;
-  out.resized_height = portrait ? resized_longer : resize_size;
-  if (crop_width > out.resized_width || crop_height > out.resized_height)
-    return invalid_argument("center crop " + std::to_string(crop_width) + "x" +
-                            std::to_string(crop_height) + " is larger than the resized image " +
-                            std::to_string(out.resized_width) + "x" +
-                            std::to_string(out.resized_height) +
-                            " (torchvision would pad it with zeros; stoker does not)");
-  const int top = static_cast<int>(round_half_even((out.resized_height - crop_height) / 2.0));
-  const int left = static_cast<int>(round_half_even((out.resized_width - crop_width) / 2.0));
+  // torchvision: int(size * long / short), Python's true division of two integers; then
+  // int(max_size * short' / long') where the longer is above max_size.
+  int resized_shorter = resize_size;
+  int resized_longer = static_cast<int>(static_cast<double>(int64_t{resize_size} * longer) /
+                                        static_cast<double>(shorter));
+  if (max_size != 0 && resized_longer > max_size) {
+    resized_shorter = static_cast<int>(static_cast<double>(int64_t{max_size} * resized_shorter) /
+                                       static_cast<double>(resized_longer));
+    resized_longer = max_size;
+  }
+  out.resized_width = portrait ? resized_shorter : resized_longer;
+  out.resized_height = portrait ? resized_longer : resized_shorter;
+  // Per side: the crop's start in the resized image and its length there; zeros before it
+  // where the crop is the longer (torchvision pads (c - r) // 2 before, the rest after).
+  const auto place = [](int resized, int crop, int& pad, int& inner) {
+    if (crop > resized) {
+      pad = (crop - resized) / 2;
+      inner = resized;
+      return 0;
+    }
+    inner = crop;
+    return static_cast<int>(round_half_even((resized - crop) / 2.0));
+  };
+  const int top = place(out.resized_height, crop_height, out.pad_top, out.inner_height);
+  const int left = place(out.resized_width, crop_width, out.pad_left, out.inner_width);
   // (edge * size) / resized: exact at the image's own edges, so the box never leaves it.
   const auto to_source = [](int edge, int size, int resized) {
     return static_cast<double>(int64_t{edge} * size) / resized;
   };
   out.box = PixelBox{to_source(left, width, out.resized_width),
                      to_source(top, height, out.resized_height),
-                     to_source(left + crop_width, width, out.resized_width),
-                     to_source(top + crop_height, height, out.resized_height)};
+                     to_source(left + out.inner_width, width, out.resized_width),
+                     to_source(top + out.inner_height, height, out.resized_height)};
   out.width = crop_width;
   out.height = crop_height;
   return out;

@@ -182,9 +182,28 @@ TEST(CropSamplerTest, ResizeCenterCropFollowsTorchvisionsArithmetic) {
   c = resize_center_crop(333, 222, 64, 96, 64).value();
   EXPECT_EQ(c.resized_width, 96);
   EXPECT_EQ(std::tuple(c.box.x0, c.box.y0, c.box.x1, c.box.y1), std::tuple(0.0, 0.0, 333.0, 222.0));
-  // A crop larger than the resized image (torchvision pads) and empty sizes are refused.
-  EXPECT_EQ(resize_center_crop(500, 375, 200, 224, 224).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(std::tuple(c.pad_left, c.pad_top, c.inner_width, c.inner_height),
+            std::tuple(0, 0, 96, 64));
+  // A crop larger than the resized image: torchvision pads (c - r) // 2 zeros before, the whole
+  // side resampled between. 500x375 -> 266x200; crop 224x231: rows padded 15 before.
+  c = resize_center_crop(500, 375, 200, 224, 231).value();
+  EXPECT_EQ(std::tuple(c.resized_width, c.resized_height), std::tuple(266, 200));
+  EXPECT_EQ(std::tuple(c.pad_left, c.pad_top, c.inner_width, c.inner_height),
+            std::tuple(0, 15, 224, 200));
+  EXPECT_DOUBLE_EQ(c.box.x0, 21 * 500.0 / 266);
+  EXPECT_EQ(std::tuple(c.box.y0, c.box.y1), std::tuple(0.0, 375.0));
+  // max_size: 1000x250, Resize(256) would be 1024x256; max_size 600 makes it
+  // 600 x int(600 * 256 / 1024) = 600x150; a 224 crop pads rows by 37 before, 37 after.
+  c = resize_center_crop(1000, 250, 256, 224, 224, 600).value();
+  EXPECT_EQ(std::tuple(c.resized_width, c.resized_height), std::tuple(600, 150));
+  EXPECT_EQ(std::tuple(c.pad_left, c.pad_top, c.inner_width, c.inner_height),
+            std::tuple(0, 37, 224, 150));
+  // Under max_size, as without it.
+  c = resize_center_crop(500, 375, 256, 224, 224, 342).value();
+  EXPECT_EQ(std::tuple(c.resized_width, c.resized_height), std::tuple(341, 256));
+  // max_size not above the size (torchvision's ValueError) and empty sizes are refused.
+  EXPECT_EQ(resize_center_crop(500, 375, 256, 224, 224, 256).status().message(),
+            "max_size 256 must be above the resize size 256");
   EXPECT_EQ(resize_center_crop(0, 375, 256, 224, 224).status().code(),
             StatusCode::kInvalidArgument);
   EXPECT_EQ(resize_center_crop(500, 375, 0, 224, 224).status().code(),

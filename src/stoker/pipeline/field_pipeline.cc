@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstring>
 #include <memory>
 #include <optional>
 
@@ -10,26 +12,42 @@
 namespace stoker {
 namespace {
 
-// A sample made by `source` (uint8, or float32 when it normalises as it writes), changed in place
-// by each pixel operation, normalised to float32 if `normalization` is set, then changed in place
-// by each float operation. Operation k after the source draws from stream step k, normalize
-// counted (fused into the source or not).
+size_t element_count(const std::vector<int64_t>& shape) {
+  size_t n = 1;
+  for (int64_t d : shape) n *= static_cast<size_t>(d);
+  return n;
+}
+
+// A pixel operation of a field: `resizing` (the operation's) where it makes another shape, of
+// `elements` values, else null (it changes the image in place).
+struct PixelStep {
+  std::shared_ptr<const PixelOp> op;
+  const ResizingPixelOp* resizing = nullptr;
+  size_t elements = 0;
+};
+
+// A sample made by `source` (uint8, or float32 when it normalises as it writes), changed by each
+// pixel operation (in place, or into another buffer where it makes another shape), normalised to
+// float32 if `normalization` is set, then changed in place by each float operation. Operation k
+// after the source draws from stream step k, normalize counted (fused into the source or not).
+// `shape` is the last pixel operation's (the source's if none changes it).
 class FieldPipeline : public Transform {
  public:
   FieldPipeline(std::string field, std::shared_ptr<const Transform> source,
-                std::vector<std::shared_ptr<const PixelOp>> pixel_ops,
-                std::optional<Normalization> normalization,
-                std::vector<std::shared_ptr<const FloatOp>> float_ops, uint64_t first_float_step)
+                std::vector<PixelStep> pixel_steps, std::optional<Normalization> normalization,
+                std::vector<std::shared_ptr<const FloatOp>> float_ops, uint64_t first_float_step,
+                std::vector<int64_t> shape)
       : field_(std::move(field)),
         source_(std::move(source)),
-        pixel_ops_(std::move(pixel_ops)),
+        pixel_steps_(std::move(pixel_steps)),
         normalization_(std::move(normalization)),
         float_ops_(std::move(float_ops)),
         first_float_step_(first_float_step),
-        shape_(source_->sample_shape()) {
-    elements_ = 1;
-    for (int64_t d : shape_) elements_ *= static_cast<size_t>(d);
-  }
+        shape_(std::move(shape)),
+        elements_(element_count(shape_)),
+        source_elements_(element_count(source_->sample_shape())),
+        resizes_(std::any_of(pixel_steps_.begin(), pixel_steps_.end(),
+                             [](const PixelStep& step) { return step.resizing != nullptr; })) {}
 
   DType dtype() const override {
     return normalization_ || source_->dtype() == DType::kFloat32 ? DType::kFloat32 : DType::kUint8;
@@ -38,19 +56,31 @@ class FieldPipeline : public Transform {
   size_t record_prefix() const override { return source_->record_prefix(); }
 
   Status apply(const SampleInput& input, uint8_t* slot) const override {
-    thread_local std::vector<uint8_t> scratch;
+    // The image in the slot itself unless it is normalised or changes shape on the way.
+    thread_local std::vector<uint8_t> scratch, resized;
     uint8_t* pixels = slot;
-    if (normalization_) {
-      scratch.resize(elements_);
+    if (normalization_ || resizes_) {
+      scratch.resize(source_elements_);
       pixels = scratch.data();
     }
     if (Status s = source_->apply(input, pixels); !s.is_ok()) return s;
     SampleInput own = input;
-    for (const auto& op : pixel_ops_) {
+    for (const PixelStep& step : pixel_steps_) {
       ++own.step;
-      if (Status s = op->apply(own, pixels); !s.is_ok()) return named(s);
+      if (!step.resizing) {
+        if (Status s = step.op->apply(own, pixels); !s.is_ok()) return named(s);
+        continue;
+      }
+      resized.resize(step.elements);
+      if (Status s = step.resizing->apply_to(own, pixels, resized.data()); !s.is_ok())
+        return named(s);
+      scratch.swap(resized);
+      pixels = scratch.data();
     }
-    if (normalization_) normalization_->apply(pixels, reinterpret_cast<float*>(slot), 1);
+    if (normalization_)
+      normalization_->apply(pixels, reinterpret_cast<float*>(slot), 1);
+    else if (pixels != slot)
+      std::memcpy(slot, pixels, elements_);
     own.step = first_float_step_;
     for (const auto& op : float_ops_) {
       if (Status s = op->apply(own, reinterpret_cast<float*>(slot)); !s.is_ok()) return named(s);
@@ -66,12 +96,13 @@ class FieldPipeline : public Transform {
 
   const std::string field_;
   const std::shared_ptr<const Transform> source_;
-  const std::vector<std::shared_ptr<const PixelOp>> pixel_ops_;
+  const std::vector<PixelStep> pixel_steps_;
   const std::optional<Normalization> normalization_;
   const std::vector<std::shared_ptr<const FloatOp>> float_ops_;
   const uint64_t first_float_step_;
   const std::vector<int64_t> shape_;
-  size_t elements_;
+  const size_t elements_, source_elements_;
+  const bool resizes_;
 };
 
 // A field's calls sorted by role; kInvalidArgument naming the field for calls out of order.
@@ -183,12 +214,20 @@ Result<FieldRequest> make_field_request(const Schema& schema, const std::string&
     made = copy_field(schema, f);
   }
 
-  const PixelContext context{field, made->sample_shape()};
-  std::vector<std::shared_ptr<const PixelOp>> pixel_ops;
+  // Each pixel operation made for the shape the ones before it make.
+  PixelContext context{field, made->sample_shape()};
+  std::vector<PixelStep> pixel_steps;
   for (const OpCall* call : c.pixels) {
     Result<std::shared_ptr<const PixelOp>> op = call->op->make_pixel(call->params, context);
     if (!op.is_ok()) return op.status();
-    pixel_ops.push_back(op.value());
+    PixelStep step{op.value()};
+    std::vector<int64_t> shape = output_shape(*step.op, context.shape);
+    if (shape != context.shape) {
+      step.resizing = dynamic_cast<const ResizingPixelOp*>(step.op.get());
+      step.elements = element_count(shape);
+      context.shape = std::move(shape);
+    }
+    pixel_steps.push_back(std::move(step));
   }
   std::optional<Normalization> normalization;
   if (c.normalize && !fused) {
@@ -203,9 +242,9 @@ Result<FieldRequest> make_field_request(const Schema& schema, const std::string&
     float_ops.push_back(op.value());
   }
   return FieldRequest(
-      field, std::make_shared<FieldPipeline>(field, std::move(made), std::move(pixel_ops),
+      field, std::make_shared<FieldPipeline>(field, std::move(made), std::move(pixel_steps),
                                              std::move(normalization), std::move(float_ops),
-                                             c.pixels.size() + 2));
+                                             c.pixels.size() + 2, context.shape));
 }
 
 }  // namespace stoker

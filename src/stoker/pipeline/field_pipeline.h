@@ -10,8 +10,13 @@
 //                                    each float operation changes the float32 sample in place
 //   [source?, pixel..., normalize?, float...]
 //                                    the source's uint8 sample (or the stored uint8 field), each
-//                                    pixel operation in place, normalised into the batch, then
-//                                    each float operation in place
+//                                    pixel operation in place (or into another buffer, one that
+//                                    changes H and W: ResizingPixelOp), normalised into the
+//                                    batch, then each float operation in place
+//
+// Each operation is made for the shape the steps before it make; the batch's sample shape is the
+// last one's. Where no operation changes the shape, the image stays in the batch's slot (or in
+// one scratch buffer before normalize), as fast as before.
 //
 // Determinism (docs/DESIGN.md contract 1): the source draws from the sample's stream as any
 // transform does; the k-th call after the source (1, 2, ..., normalize counted) draws from its

@@ -65,13 +65,13 @@ class FieldPipelineTest : public ::testing::Test {
     return out;
   }
 
-  // `pixels` after color_jitter (brightness and contrast 0.5) as the pipeline's first pixel
-  // operation draws.
+  // `pixels` after color_jitter (brightness and contrast 0.5) as the pipeline's pixel operation
+  // number `step` draws.
   std::vector<uint8_t> jittered(std::vector<uint8_t> pixels, const std::vector<int64_t>& shape,
-                                int64_t index) const {
+                                int64_t index, uint64_t step = 1) const {
     const OpCall call = parse_op_call("color_jitter:brightness=0.5,contrast=0.5").value();
     const auto op = call.op->make_pixel(call.params, {"image", shape}).value();
-    EXPECT_TRUE(op->apply(input(index, 1), pixels.data()).is_ok());
+    EXPECT_TRUE(op->apply(input(index, step), pixels.data()).is_ok());
     return pixels;
   }
 
@@ -194,6 +194,54 @@ TEST_F(FieldPipelineTest, FloatOperationsFollowNormalizeFusedOrNotOnTheirOwnStre
       as_floats(sample(*stored.transform, 1)),
       erased(as_floats(sample(*request("pixels", {normalize, "random_erasing:p=0"}).transform, 1)),
              {3, 4, 5}, input(1, 2)));
+}
+
+// `pixels` [3, 4, 5] cropped by `crop` as the field's call number `step` draws.
+std::vector<uint8_t> field_cropped(const std::vector<uint8_t>& pixels, const std::string& crop,
+                                   const std::vector<int64_t>& shape, SampleInput input) {
+  const OpCall call = parse_op_call(crop).value();
+  const auto op = call.op->make_pixel(call.params, {"image", shape}).value();
+  const auto& resizing = dynamic_cast<const ResizingPixelOp&>(*op);
+  const std::vector<int64_t>& out_shape = resizing.output_shape();
+  std::vector<uint8_t> out(static_cast<size_t>(out_shape[0] * out_shape[1] * out_shape[2]));
+  EXPECT_TRUE(resizing.apply_to(input, pixels.data(), out.data()).is_ok());
+  return out;
+}
+
+TEST_F(FieldPipelineTest, AStepThatChangesTheSizeGivesTheNextStepsAndTheBatchItsShape) {
+  const std::string larger = "random_crop:size=[6,9],padding=1,pad_if_needed=true";
+  const std::string smaller = "random_crop:size=[2,3]";
+  const std::string jitter = "color_jitter:brightness=0.5,contrast=0.5";
+  const FieldRequest grown = request("pixels", {larger});
+  EXPECT_EQ(grown.transform->sample_shape(), (std::vector<int64_t>{3, 6, 9}));
+  EXPECT_EQ(grown.transform->dtype(), DType::kUint8);
+  const FieldRequest chain = request("pixels", {larger, jitter, smaller});
+  EXPECT_EQ(chain.transform->sample_shape(), (std::vector<int64_t>{3, 2, 3}));
+  const FieldRequest normalized =
+      request("pixels", {larger, jitter, smaller, "normalize:mean=0.5,std=0.25"});
+  EXPECT_EQ(normalized.transform->sample_shape(), (std::vector<int64_t>{3, 2, 3}));
+  const Normalization n = Normalization::create({3, 2, 3}, {0.5f}, {0.25f}).value();
+  const uint8_t* stored = fixed_field(schema_, input(0).record, 1);
+  for (int64_t i = 0; i < 6; ++i) {
+    // Each step made for the shape before it, drawing from its own stream (steps 1, 2, 3).
+    const std::vector<uint8_t> first =
+        field_cropped(std::vector<uint8_t>(stored, stored + 60), larger, {3, 4, 5}, input(i, 1));
+    EXPECT_EQ(sample(*grown.transform, i), first);
+    const std::vector<uint8_t> expected =
+        field_cropped(jittered(first, {3, 6, 9}, i, 2), smaller, {3, 6, 9}, input(i, 3));
+    EXPECT_EQ(sample(*chain.transform, i), expected);
+    std::vector<float> floats(expected.size());
+    n.apply(expected.data(), floats.data(), 1);
+    const std::vector<uint8_t> got = sample(*normalized.transform, i);
+    EXPECT_EQ(std::memcmp(got.data(), floats.data(), got.size()), 0);
+  }
+  // After a source; and a combinator's operations keep the size.
+  EXPECT_EQ(request("image", {"random_resized_crop:size=16", "random_crop:size=12,padding=2"})
+                .transform->sample_shape(),
+            (std::vector<int64_t>{3, 12, 12}));
+  EXPECT_EQ(error("pixels", {"random_apply:ops=[random_crop:size=2]"}),
+            "field 'pixels': random_crop changes the image's size: a combinator's operations "
+            "keep it");
 }
 
 TEST_F(FieldPipelineTest, CallsOutOfOrderOrOnTheWrongFieldAreOneLine) {

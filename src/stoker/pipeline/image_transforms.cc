@@ -33,6 +33,12 @@ struct SamplePlan {
   image::PixelBox box;
   bool flip = false;
   bool bicubic = false;  // the filter drawn for the sample (random interpolation)
+  // A box resized into the inner_width x inner_height rectangle at (pad_left, pad_top) of the
+  // output, zeros around it (torchvision's CenterCrop padding); inner_width 0: the whole output.
+  int pad_left = 0;
+  int pad_top = 0;
+  int inner_width = 0;
+  int inner_height = 0;
 };
 
 // The common part of the image transforms: find the bytes and the image's size, decode the
@@ -75,6 +81,18 @@ class EncodedImageTransform : public Transform {
     if (!planned.is_ok()) return with_field(planned.status());
     const SamplePlan& plan = planned.value();
 
+    // A padded plan resamples into `inner`, then placed in the slot.
+    thread_local std::vector<uint8_t> inner;
+    uint8_t* target = slot;
+    if (plan.inner_width > 0) {
+      inner.resize(3 * static_cast<size_t>(plan.inner_width) * plan.inner_height *
+                   dtype_size(dtype()));
+      target = inner.data();
+    }
+    const auto finish = [&](Status status) {
+      if (status.is_ok() && target != slot) place_padded(plan, target, slot);
+      return with_field(status);
+    };
     thread_local image::DecodeBuffer buffer;
     thread_local image::Resampler simd(image::ResampleKernel::kSimd);
     thread_local image::Resampler scalar(image::ResampleKernel::kScalar);
@@ -92,23 +110,24 @@ class EncodedImageTransform : public Transform {
                                    plan.decode.height, all.stride};
       const image::PixelBox box = {plan.box.x0 - plan.decode.x, plan.box.y0 - plan.decode.y,
                                    plan.box.x1 - plan.decode.x, plan.box.y1 - plan.decode.y};
-      return with_field(resampler.resample(part, box, output(plan), slot));
+      return finish(resampler.resample(part, box, output(plan), target));
     }
     request.crop = plan.decode;
     if (output_.dct_scaling) {
       // The scaled rectangle must still cover the output box at full resolution: a reduced
       // decode then only replaces part of the downscale the resize would do anyway.
+      const image::ResampleOutput out = output(plan);
       request.min_width =
-          static_cast<int>(std::ceil(out_.width * plan.decode.width / (plan.box.x1 - plan.box.x0)));
+          static_cast<int>(std::ceil(out.width * plan.decode.width / (plan.box.x1 - plan.box.x0)));
       request.min_height = static_cast<int>(
-          std::ceil(out_.height * plan.decode.height / (plan.box.y1 - plan.box.y0)));
+          std::ceil(out.height * plan.decode.height / (plan.box.y1 - plan.box.y0)));
     }
     // Decoded rows go straight into the resize, a few at a time: the crop is never whole.
     Result<image::DecodedRows*> decoded = image::decode_rgb_rows(bytes, request, buffer);
     if (!decoded.is_ok()) return with_field(decoded.status());
     image::DecodedRows& rows = *decoded.value();
-    return with_field(resampler.resample(rows, image::map_into(rows.box, plan.decode, plan.box),
-                                         output(plan), slot));
+    return finish(resampler.resample(rows, image::map_into(rows.box, plan.decode, plan.box),
+                                     output(plan), target));
   }
 
  protected:
@@ -123,7 +142,30 @@ class EncodedImageTransform : public Transform {
     image::ResampleOutput out = out_;
     out.flip_horizontal = plan.flip;
     if (plan.bicubic) out.filter = image::ResampleFilter::kBicubic;
+    if (plan.inner_width > 0) {
+      out.width = plan.inner_width;
+      out.height = plan.inner_height;
+    }
     return out;
+  }
+
+  // The slot: zeros (normalised, for float32 output) around `inner`, the plan's rectangle.
+  void place_padded(const SamplePlan& plan, const uint8_t* inner, uint8_t* slot) const {
+    const auto place = [&](const auto* from, auto* to, const auto& zero) {
+      for (int c = 0; c < 3; ++c) {
+        auto* plane = to + static_cast<size_t>(c) * out_.height * out_.width;
+        std::fill(plane, plane + static_cast<size_t>(out_.height) * out_.width, zero(c));
+        for (int y = 0; y < plan.inner_height; ++y)
+          std::copy_n(from + (static_cast<size_t>(c) * plan.inner_height + y) * plan.inner_width,
+                      plan.inner_width,
+                      plane + static_cast<size_t>(plan.pad_top + y) * out_.width + plan.pad_left);
+      }
+    };
+    if (out_.type == image::ResampleOutput::Type::kUint8)
+      place(inner, slot, [](int) { return uint8_t{0}; });
+    else
+      place(reinterpret_cast<const float*>(inner), reinterpret_cast<float*>(slot),
+            [&](int c) { return (0.0f - out_.mean[c]) / out_.std[c]; });
   }
 
   // The image's (width, height): the record's width/height fields if the schema has them
@@ -182,21 +224,29 @@ class RandomResizedCrop : public EncodedImageTransform {
 
 class CenterCrop : public EncodedImageTransform {
  public:
-  CenterCrop(const Schema& schema, int field, const ImageOutput& output, int resize)
-      : EncodedImageTransform(schema, field, output), resize_(resize) {}
+  CenterCrop(const Schema& schema, int field, const ImageOutput& output, int resize, int max_size)
+      : EncodedImageTransform(schema, field, output), resize_(resize), max_size_(max_size) {}
 
  protected:
   Result<SamplePlan> plan(int width, int height, const SampleInput&) const override {
     Result<image::ResizedCenterCrop> crop =
-        image::resize_center_crop(width, height, resize_, out_.width, out_.height);
+        image::resize_center_crop(width, height, resize_, out_.width, out_.height, max_size_);
     if (!crop.is_ok()) return crop.status();
     SamplePlan plan;
     plan.box = crop.value().box;
+    const image::ResizedCenterCrop& c = crop.value();
+    if (c.inner_width != c.width || c.inner_height != c.height) {
+      plan.pad_left = c.pad_left;
+      plan.pad_top = c.pad_top;
+      plan.inner_width = c.inner_width;
+      plan.inner_height = c.inner_height;
+    }
     // torchvision resizes the whole image, so the filter reaches past the crop's edges by its
     // support (1 or 2 source pixels per output pixel's width when downscaling): decode that too.
     const double reach = out_.filter == image::ResampleFilter::kBicubic ? 2.0 : 1.0;
-    const double support_x = reach * std::max(1.0, (plan.box.x1 - plan.box.x0) / out_.width) + 1;
-    const double support_y = reach * std::max(1.0, (plan.box.y1 - plan.box.y0) / out_.height) + 1;
+    const double support_x = reach * std::max(1.0, (plan.box.x1 - plan.box.x0) / c.inner_width) + 1;
+    const double support_y =
+        reach * std::max(1.0, (plan.box.y1 - plan.box.y0) / c.inner_height) + 1;
     const int x0 = std::max(0, static_cast<int>(std::floor(plan.box.x0 - support_x)));
     const int y0 = std::max(0, static_cast<int>(std::floor(plan.box.y0 - support_y)));
     const int x1 = std::min(width, static_cast<int>(std::ceil(plan.box.x1 + support_x)));
@@ -207,6 +257,7 @@ class CenterCrop : public EncodedImageTransform {
 
  private:
   const int resize_;
+  const int max_size_;  // 0: none
 };
 
 static_assert(kMaxImageSize == image::kMaxResampleOutputSide);
@@ -263,7 +314,7 @@ Result<std::shared_ptr<const Transform>> random_resized_crop_transform(
 Result<std::shared_ptr<const Transform>> center_crop_transform(const Schema& schema,
                                                                const std::string& field,
                                                                const ImageOutput& output,
-                                                               int resize) {
+                                                               int resize, int max_size) {
   if (Status s = check_output(schema, field, output); !s.is_ok()) return s;
   if (output.interpolation == ImageInterpolation::kRandom)
     return invalid_argument(
@@ -273,8 +324,12 @@ Result<std::shared_ptr<const Transform>> center_crop_transform(const Schema& sch
   if (resize < side || resize > kMaxImageSize)
     return invalid_argument(fmt::format("field '{}': resize {} is outside [{}, {}] (the crop size)",
                                         field, resize, side, kMaxImageSize));
+  if (max_size != 0 && (max_size <= resize || max_size > kMaxImageSize))
+    return invalid_argument(
+        fmt::format("field '{}': max_size {} is outside [{}, {}] (above resize)", field, max_size,
+                    resize + 1, kMaxImageSize));
   return std::shared_ptr<const Transform>(
-      std::make_shared<CenterCrop>(schema, schema.find(field), output, resize));
+      std::make_shared<CenterCrop>(schema, schema.find(field), output, resize, max_size));
 }
 
 }  // namespace stoker

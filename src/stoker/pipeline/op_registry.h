@@ -59,7 +59,9 @@ class Params {
 // What an operation takes and makes, which decides where it may stand in a field's list:
 //   kSource     encoded record -> image: makes the field's sample from the record (decode and
 //               crop an image, a synthetic field); first, or none (the stored field, as stored)
-//   kPixel      image -> image: changes a uint8 [C, H, W] sample in place; after the source
+//   kPixel      image -> image: changes a uint8 [C, H, W] sample in place, or makes one of
+//               another H and W (a ResizingPixelOp: a crop to another size); after the source.
+//               The next operation is made for the shape it makes; the field's is the last's
 //   kNormalize  image -> float: uint8 to float32 (x / 255 - mean[c]) / std[c] (parameters
 //               "mean" and "std"); at most one
 //   kFloat      float -> float: changes the float32 [C, H, W] sample in place; after normalize
@@ -79,6 +81,23 @@ class PixelOp {
   virtual Status apply(const SampleInput& input, uint8_t* pixels) const = 0;
 };
 
+// A kPixel operation that may change the image's height and width (a crop to another size):
+// apply_to makes its image, output_shape() [C, H', W'], from the input (the shape it was made
+// for) in another buffer. Its in-place apply() is for an output of the input's shape only (a
+// combinator's operations, which keep the shape).
+class ResizingPixelOp : public PixelOp {
+ public:
+  virtual const std::vector<int64_t>& output_shape() const = 0;
+  virtual Status apply_to(const SampleInput& input, const uint8_t* in, uint8_t* out) const = 0;
+};
+
+// The shape `op`, made for an image of `shape`, makes.
+inline const std::vector<int64_t>& output_shape(const PixelOp& op,
+                                                const std::vector<int64_t>& shape) {
+  const auto* resizing = dynamic_cast<const ResizingPixelOp*>(&op);
+  return resizing ? resizing->output_shape() : shape;
+}
+
 // A kFloat operation made for one field: as PixelOp, on the float32 sample.
 class FloatOp {
  public:
@@ -96,7 +115,7 @@ struct SourceContext {
 // What a kPixel or kFloat factory makes its operation for.
 struct PixelContext {
   std::string field;
-  std::vector<int64_t> shape;  // the uint8 sample's
+  std::vector<int64_t> shape;  // the uint8 sample's, as the operations before this one make it
 
   // Ok for an image sample [1 or 3, H, W]; else the error of operation `op`, naming the field.
   Status check_image(const std::string& op) const;

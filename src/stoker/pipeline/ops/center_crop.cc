@@ -1,5 +1,5 @@
-// center_crop: torchvision's Resize + CenterCrop of an encoded image, the evaluation transform
-// (image_transforms.h).
+// center_crop: torchvision's Resize (with max_size) + CenterCrop (zero padding where the crop
+// is larger) of an encoded image, the evaluation transform (image_transforms.h).
 #include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/op_registry.h"
 
@@ -20,6 +20,10 @@ OpSpec center_crop() {
       ParamSpec::integer("resize", 0,
                          "the shorter side before the crop, at least size (0: size x 256 / 224)")
           .in(0, max_side),
+      ParamSpec::integer("max_size", 0,
+                         "the longer side's limit after the resize, above resize (0: none; "
+                         "torchvision's Resize max_size, the crop zero-padded where larger)")
+          .in(0, max_side),
       ParamSpec::choice("interpolation", "bilinear", {"bilinear", "bicubic"},
                         "the resize filter, PIL's"),
       ParamSpec::flag(
@@ -33,7 +37,8 @@ OpSpec center_crop() {
     output.dct_scaling = p.flag("dct_scaling");
     output.interpolation = interpolation_named(p.choice("interpolation"));
     return center_crop_transform(*context.schema, context.field, output,
-                                 static_cast<int>(p.integer("resize")));
+                                 static_cast<int>(p.integer("resize")),
+                                 static_cast<int>(p.integer("max_size")));
   };
   return op;
 }

@@ -18,7 +18,8 @@ namespace stoker::ops {
 
 using PixelOps = std::vector<std::shared_ptr<const PixelOp>>;
 
-// Each call of `list` made for `context`; the first factory's error (it names the field).
+// Each call of `list` made for `context`; the first factory's error (it names the field), or
+// the first operation that changes the image's size (a combinator's keep it).
 inline Result<PixelOps> make_pixel_ops(const std::string& list, const PixelContext& context) {
   Result<std::vector<OpCall>> calls = parse_op_list(list);
   if (!calls.is_ok()) return calls.status();
@@ -26,6 +27,10 @@ inline Result<PixelOps> make_pixel_ops(const std::string& list, const PixelConte
   for (const OpCall& call : calls.value()) {
     Result<std::shared_ptr<const PixelOp>> op = call.op->make_pixel(call.params, context);
     if (!op.is_ok()) return op.status();
+    if (output_shape(*op.value(), context.shape) != context.shape)
+      return invalid_argument(
+          fmt::format("field '{}': {} changes the image's size: a combinator's operations keep it",
+                      context.field, call.op->name));
     made.push_back(std::move(op).value());
   }
   return made;

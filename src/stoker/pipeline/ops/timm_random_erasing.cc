@@ -2,8 +2,8 @@
 // max_aspect, mode, min_count, max_count) on the float32 image [C, H, W] after normalize: up to
 // count boxes set to 0, a normal colour per box or normal values per element, as
 // timm_random_erasing.h draws them. Pixels equal timm's _erase for the same draws
-// (ops/timm_random_erasing_test.cc). num_splits (a batch's clean part) has no per-sample
-// equivalent: the translation keeps it at 0.
+// (ops/timm_random_erasing_test.cc). num_splits (a batch's clean part) acts on a batch only:
+// timm's call on one image erases as without it, so the translation leaves it out.
 
 #include "stoker/pipeline/ops/timm_random_erasing.h"
 
