@@ -14,7 +14,7 @@ int label_field(const Schema& schema) {
   const int f = schema.find("label");
   if (f < 0) return -1;
   const Field& field = schema.fields()[f];
-  return field.dtype == DType::kInt64 && field.shape.empty() ? f : -1;
+  return field.dtype == DType::kInt64 && field.is_fixed() && field.shape.empty() ? f : -1;
 }
 
 int64_t label_of(const Dataset& dataset, uint64_t record, int field) {
@@ -38,9 +38,10 @@ DatasetSummary summarize(const Dataset& dataset, bool read_labels) {
         dataset.needs_pins() ? dataset.manifest().shards[i].bytes : dataset.shard(i).file_bytes();
   const auto& fields = dataset.schema().fields();
   for (size_t f = 0; f < fields.size(); ++f) {
-    std::string shape;
+    // A variable-length field's leading dimension shows as its name: float32[N,4].
+    std::string shape = fields[f].length_dim;
     for (size_t d = 0; d < fields[f].shape.size(); ++d)
-      shape += (d ? "," : "") + std::to_string(fields[f].shape[d]);
+      shape += (shape.empty() ? "" : ",") + std::to_string(fields[f].shape[d]);
     s.schema_text +=
         fmt::format("{}{} {}{}", f ? ", " : "", fields[f].name, dtype_name(fields[f].dtype),
                     shape.empty() ? "" : "[" + shape + "]");
