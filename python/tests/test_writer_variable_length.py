@@ -46,7 +46,9 @@ def test_rows_of_any_count_round_trip(tmp_path):
         "labels": max(len(s["labels"]) for s in samples),
         "tokens": max(len(s["tokens"]) for s in samples)}
     assert stoker.verify(tmp_path / "ds")["datasets"][0]["records"] == 40
-    schema = stoker.inspect(tmp_path / "ds")["schema"]
+    summary = stoker.inspect(tmp_path / "ds")
+    assert summary["max_lengths"] == manifest["max_lengths"]
+    schema = summary["schema"]
     assert schema["fields"][1]["shape"] == ["N", 4]
     # The JSON form of a dataset's schema writes another dataset.
     with stoker.DatasetWriter(tmp_path / "again", schema) as writer:

@@ -47,6 +47,7 @@ DatasetSummary summarize(const Dataset& dataset, bool read_labels) {
                     shape.empty() ? "" : "[" + shape + "]");
   }
   s.statistics = dataset.manifest().statistics;
+  s.max_lengths = dataset.manifest().max_lengths;
   s.statistics_missing = s.statistics.empty() &&
                          std::any_of(fields.begin(), fields.end(),
                                      [](const Field& f) { return statistics_channels(f) > 0; });
@@ -110,6 +111,7 @@ std::string DatasetSummary::to_json(const Schema& schema) const {
     j["record_order"] = {{"order", "shuffled"}, {"seed", *record_shuffle_seed}};
   for (const auto& [field, stats] : statistics)
     j["statistics"][field] = {{"mean", stats.mean}, {"std", stats.std}, {"pixels", stats.pixels}};
+  if (!max_lengths.empty()) j["max_lengths"] = max_lengths;
   return j.dump();
 }
 

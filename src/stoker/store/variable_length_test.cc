@@ -307,6 +307,9 @@ TEST_F(VariableLengthDatasetCheckTest, InspectShowsTheDimensionNames) {
   EXPECT_EQ(summary.schema_text,
             "image bytes, boxes float32[N,4], id int64, labels int64[N], tokens int64[T]");
   EXPECT_EQ(summary.format_version, 2u);
+  const json shown = json::parse(summary.to_json(schema_));
+  EXPECT_EQ(shown["max_lengths"], (json{{"boxes", 3}, {"labels", 3}, {"tokens", 3}}));
+  EXPECT_EQ(shown["schema"]["fields"][4]["shape"], json::array({"T"}));
   // An int64 [N] field named "label" is no class label: inspect and verify read none.
   const Schema labels = Schema::create({{"label", DType::kInt64, {}, "N"}}).value_or_throw();
   RecordEncoder encoder(labels);
