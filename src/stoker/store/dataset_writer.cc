@@ -143,9 +143,10 @@ Status DatasetWriter::append(const uint8_t* record, size_t size) {
   if (finished_) return Status(StatusCode::kInternal, dir_ + ": append after finish");
   if (options_.stop_requested && options_.stop_requested())
     return Status(StatusCode::kCancelled, dir_ + ": stopped before it was complete");
+  // A bad record is refused before anything is written for it.
+  if (!manifest_.max_lengths.empty()) STOKER_RETURN_IF_ERROR(count_rows(record, size));
   if (shard_ && shard_->records() > 0 && shard_->projected_bytes(size) > options_.shard_bytes)
     STOKER_RETURN_IF_ERROR(finish_shard());
-  if (!manifest_.max_lengths.empty()) STOKER_RETURN_IF_ERROR(count_rows(record, size));
   if (!shard_) {
     std::string name = fmt::format("shard-{:05d}.stk", manifest_.shards.size());
     STOKER_ASSIGN_OR_RETURN(ShardWriter writer,
