@@ -55,7 +55,7 @@ std::vector<uint8_t> detection_record(const Schema& schema, int64_t i) {
 }
 
 template <typename T>
-std::vector<T> values(const VariableRows& rows) {
+std::vector<T> rows_as(const VariableRows& rows) {
   std::vector<T> out(rows.bytes.size / sizeof(T));
   std::memcpy(out.data(), rows.bytes.data, rows.bytes.size);
   return out;
@@ -116,9 +116,9 @@ TEST(VariableLengthRecordTest, RowsComeBackAsEncoded) {
   ASSERT_TRUE(check_record_layout(schema, span).is_ok());
   const VariableRows boxes = variable_rows(schema, span, 1).value_or_throw();
   EXPECT_EQ(boxes.rows, 2u);
-  EXPECT_EQ(values<float>(boxes), (std::vector<float>{6, 0, 6, 0, 6, 1, 7, 2}));
+  EXPECT_EQ(rows_as<float>(boxes), (std::vector<float>{6, 0, 6, 0, 6, 1, 7, 2}));
   const VariableRows labels = variable_rows(schema, span, 3).value_or_throw();
-  EXPECT_EQ(values<int64_t>(labels), (std::vector<int64_t>{60, 61}));
+  EXPECT_EQ(rows_as<int64_t>(labels), (std::vector<int64_t>{60, 61}));
   EXPECT_EQ(variable_rows(schema, span, 4).value_or_throw().rows, 1u);
   EXPECT_EQ(variable_rows(schema, span, 0).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(variable_rows(schema, span, 2).status().code(), StatusCode::kInvalidArgument);
@@ -143,7 +143,7 @@ TEST(VariableLengthRecordTest, EncoderTakesRowsOfVariableLengthFieldsOnly) {
 }
 
 // Lengths in the record's table at `table` (the fixed part's end): image, boxes, labels, tokens.
-void set_length(std::vector<uint8_t>* record, int variable, uint32_t length) {
+void set_table_length(std::vector<uint8_t>* record, int variable, uint32_t length) {
   std::memcpy(record->data() + 8 + 4 * variable, &length, 4);
 }
 
@@ -152,25 +152,25 @@ TEST(VariableLengthRecordTest, LayoutChecksRowsAndSharedCounts) {
   std::vector<uint8_t> record = detection_record(schema, 6);  // image 4, boxes 32, labels 16
   const auto layout = [&] { return check_record_layout(schema, {record.data(), record.size()}); };
   // Boxes 31 bytes and image 5: the payloads still end where the record does.
-  set_length(&record, 0, 5);
-  set_length(&record, 1, 31);
+  set_table_length(&record, 0, 5);
+  set_table_length(&record, 1, 31);
   Status s = layout();
   EXPECT_EQ(s.code(), StatusCode::kCorrupt);
   EXPECT_EQ(s.message(), "field 'boxes' length 31 is not a multiple of its 16-byte row");
   EXPECT_EQ(variable_rows(schema, {record.data(), record.size()}, 1).status().message(),
             s.message());
   // Boxes 16 bytes (1 row), image 20: one box but two labels.
-  set_length(&record, 0, 20);
-  set_length(&record, 1, 16);
+  set_table_length(&record, 0, 20);
+  set_table_length(&record, 1, 16);
   s = layout();
   EXPECT_EQ(s.code(), StatusCode::kCorrupt);
   EXPECT_EQ(s.message(),
             "field 'labels' has 2 rows but 'boxes', which shares dimension 'N', has 1");
   // A length that runs past the record (truncated).
-  set_length(&record, 0, 4);
-  set_length(&record, 1, 48);
+  set_table_length(&record, 0, 4);
+  set_table_length(&record, 1, 48);
   EXPECT_EQ(layout().code(), StatusCode::kCorrupt);
-  set_length(&record, 1, 32);
+  set_table_length(&record, 1, 32);
   EXPECT_TRUE(layout().is_ok());
   record.resize(record.size() - 1);
   s = layout();
@@ -435,8 +435,8 @@ TEST_F(VariableLengthDatasetCheckTest, WriterRefusesRecordsWhoseCountsDisagree) 
   testing::TempDir dir;
   auto writer = DatasetWriter::create(dir / "ds", schema_).value_or_throw();
   std::vector<uint8_t> record = detection_record(schema_, 6);
-  set_length(&record, 0, 20);  // 1 box, 2 labels
-  set_length(&record, 1, 16);
+  set_table_length(&record, 0, 20);  // 1 box, 2 labels
+  set_table_length(&record, 1, 16);
   const Status s = writer->append(record.data(), record.size());
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(
