@@ -19,6 +19,11 @@ int main(int argc, char** argv) {
       {{"a", DType::kBytes, {}}, {"label", DType::kInt64, {}}, {"b", DType::kBytes, {}}},
       {{"jpeg", DType::kBytes, {}}},
       {{"x", DType::kFloat32, {2, 3}}},
+      // Version 2: boxes and labels sharing N, tokens of their own length.
+      {{"boxes", DType::kFloat32, {4}, "N"},
+       {"id", DType::kInt64, {}},
+       {"labels", DType::kInt64, {}, "N"},
+       {"tokens", DType::kUint8, {}, "T"}},
   };
   std::mt19937_64 rng(1);
   try {

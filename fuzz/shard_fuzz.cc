@@ -2,9 +2,9 @@
 // file, with its header and index checksums made consistent where its numbers let them be
 // located (so inputs get past the checksums to the bounds checks behind them). The target opens
 // it, reads and verifies every record (checksum and layout), reads every fixed field and decodes
-// every bytes field. It traps if open() accepts a shard whose records do not lie inside its
-// records region, if a decoded field does not lie inside its record, or if an error is not one
-// line.
+// every bytes and variable-length field. It traps if open() accepts a shard whose records do not
+// lie inside its records region, if a decoded field does not lie inside its record, or if an error
+// is not one line.
 #include <unistd.h>
 
 #include <cstdint>
@@ -72,6 +72,13 @@ void read_everything(const ShardReader& reader, const std::string& bytes) {
       if (!value.is_ok()) continue;
       check_span_inside(value.value(), record);
       sum += touch(value.value());
+      if (!field.is_variable_length()) continue;
+      // Its rows are the payload, whole (or kCorrupt).
+      Result<VariableRows> rows = variable_rows(schema, record, f);
+      require_clean(rows.status());
+      if (rows.is_ok())
+        require(rows.value().bytes.data == value.value().data &&
+                rows.value().rows * field.row_bytes() == value.value().size);
     }
   }
   static volatile uint64_t sink;

@@ -7,7 +7,10 @@ A schema names each field of a record and its type::
 
 A field is a fixed-size array, ``(dtype, shape)`` with dtype ``"uint8"``, ``"int64"`` or
 ``"float32"`` (numpy dtypes such as ``np.uint8`` work too) and a shape (``()`` or a bare dtype:
-a scalar), or ``"bytes"``: a value of any length, such as an encoded JPEG. A list of
+a scalar), a variable-length array whose leading dimension is a name, ``("float32", ("N", 4))``
+(boxes: any number of rows per sample, as numpy arrays or CPU tensors of shape ``[n, 4]``;
+fields naming the same dimension, such as ``"labels": ("int64", ("N",))``, have as many rows in
+every sample), or ``"bytes"``: a value of any length, such as an encoded JPEG. A list of
 ``(name, dtype, shape)`` tuples (``DatasetWriter.schema``) and the fields of an existing
 dataset (``stoker.inspect(path)["schema"]``) are schemas too.
 
@@ -65,10 +68,12 @@ def _field(name, spec):
     if isinstance(shape, int):
         shape = (shape,)
     try:
-        shape = tuple(int(d) for d in shape)
+        # A leading str names the dimension of a variable-length field.
+        shape = tuple(d if i == 0 and isinstance(d, str) else int(d)
+                      for i, d in enumerate(shape))
     except (TypeError, ValueError):
         raise ValueError(f"schema field {name!r}: shape {shape!r} is not a tuple of "
-                         "integers") from None
+                         "integers (the first may be a dimension name)") from None
     if dtype == "bytes" and shape:
         raise ValueError(f"schema field {name!r}: bytes fields have no shape")
     return name, dtype, shape
@@ -163,7 +168,8 @@ class DatasetWriter:
 
     @property
     def schema(self):
-        """The fields as (name, dtype, shape) tuples."""
+        """The fields as (name, dtype, shape) tuples (a variable-length field's shape starts
+        with its dimension's name)."""
         return [(name, dtype, tuple(shape)) for name, dtype, shape in self._native.fields]
 
     def __enter__(self):

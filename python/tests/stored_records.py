@@ -25,11 +25,16 @@ def _shard_records(file):
         yield data[offset:offset + length]
 
 
+def _is_variable(field):
+    """A bytes field, or a variable-length one (its shape starts with a dimension's name)."""
+    return field["dtype"] == "bytes" or isinstance(field["shape"][:1] and field["shape"][0], str)
+
+
 def _decode(record, fields):
     sample, offset = {}, 0
-    variable = [f for f in fields if f["dtype"] == "bytes"]
+    variable = [f for f in fields if _is_variable(f)]
     for f in fields:
-        if f["dtype"] == "bytes":
+        if _is_variable(f):
             continue
         dtype = np.dtype(_NUMPY[f["dtype"]]).newbyteorder("<")
         count = int(np.prod(f["shape"], dtype=np.int64))
@@ -39,7 +44,14 @@ def _decode(record, fields):
     lengths = struct.unpack_from(f"<{len(variable)}I", record, offset)
     offset += 4 * len(variable)
     for f, length in zip(variable, lengths):
-        sample[f["name"]] = bytes(record[offset:offset + length])
+        if f["dtype"] == "bytes":
+            sample[f["name"]] = bytes(record[offset:offset + length])
+        else:  # rows of shape[1:], as many as the length holds
+            dtype = np.dtype(_NUMPY[f["dtype"]]).newbyteorder("<")
+            row = dtype.itemsize * int(np.prod(f["shape"][1:], dtype=np.int64))
+            assert length % row == 0, f"field {f['name']}: {length} bytes, not whole rows"
+            value = np.frombuffer(record, dtype, length // dtype.itemsize, offset)
+            sample[f["name"]] = value.reshape([length // row] + f["shape"][1:])
         offset += length
     assert offset == len(record), "record longer than its fields"
     return sample

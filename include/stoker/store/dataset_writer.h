@@ -51,7 +51,10 @@ class DatasetWriter {
   DatasetWriter& operator=(const DatasetWriter&) = delete;
   ~DatasetWriter();
 
-  // Appends one encoded record (RecordEncoder).
+  // Appends one encoded record (RecordEncoder). With variable-length fields, checks its layout
+  // (check_record_layout: whole rows, fields sharing a dimension with as many rows;
+  // kInvalidArgument naming the record otherwise) and counts their rows for the manifest's
+  // max_lengths.
   Status append(const uint8_t* record, size_t size);
   // Adds the pixels of the image in bytes field `field` of the record appended last, decoded to
   // RGB by the caller: one call per record, right after its append(). kInvalidArgument if
@@ -71,6 +74,8 @@ class DatasetWriter {
   DatasetWriter(std::string dir, std::string staging, Manifest manifest,
                 DatasetWriterOptions options);
   Status finish_shard();
+  // Checks the layout of a record with variable-length fields and adds its rows to max_lengths.
+  Status count_rows(const uint8_t* record, size_t size);
   // Puts the statistics computed into the manifest.
   Status finish_statistics();
 

@@ -15,7 +15,9 @@
 namespace stoker {
 
 constexpr const char* kManifestName = "manifest.json";
-constexpr uint32_t kDatasetFormatVersion = 1;
+// The newest manifest version this build reads (docs/FORMAT.md "Versioning"); a dataset is
+// written in the version its schema needs (Schema::format_version).
+constexpr uint32_t kDatasetFormatVersion = 2;
 // A larger manifest is refused without reading it (docs/FORMAT.md).
 constexpr uint64_t kMaxManifestBytes = uint64_t{64} << 20;
 // A manifest holding more JSON values (objects, arrays, keys and scalars) is refused while it is
@@ -33,7 +35,7 @@ struct ShardInfo {
 };
 
 struct Manifest {
-  uint32_t format_version = kDatasetFormatVersion;
+  uint32_t format_version = 1;  // at least schema.format_version()
   Schema schema;
   uint64_t records = 0;
   std::vector<ShardInfo> shards;
@@ -45,11 +47,15 @@ struct Manifest {
   // Set when the converter wrote the records in a permutation of the source's order drawn from
   // this seed (`convert imagefolder --record-order shuffled`); unset: the source's order.
   std::optional<uint64_t> record_shuffle_seed;
+  // "max_lengths": for each variable-length field of the schema (and no other), by name, the
+  // most rows any record has (0 without records); what a batch sizes its slots from.
+  std::map<std::string, uint64_t> max_lengths;
 
   // Reads DIR/manifest.json, checking every key docs/FORMAT.md specifies (type, range, plain
   // and unique shard names, record counts that add up, statistics of a field of the schema that
   // has them, with one finite value per channel of the field, mean in [0, 1], std in (0, 0.5],
-  // at least one pixel). kNotFound if the directory holds none;
+  // at least one pixel; a max_lengths entry for every variable-length field and none else; a
+  // format version no older than the schema needs). kNotFound if the directory holds none;
   // kInvalidArgument if it is not a regular file or is larger than kMaxManifestBytes; kCorrupt
   // if it is not valid (too many values or too deep included); kUnsupported if its format
   // version is newer than this build reads.

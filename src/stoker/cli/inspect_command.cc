@@ -7,6 +7,8 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/data_access_options.h"
@@ -35,6 +37,12 @@ void print_text(const DatasetSummary& s) {
   fmt::print("records   {} in {} shard{} ({:.1f} MB)\n", s.records, s.shards,
              s.shards == 1 ? "" : "s", s.bytes / 1e6);
   fmt::print("schema    {}\n", s.schema_text);
+  if (!s.max_lengths.empty()) {
+    std::vector<std::string> rows;
+    for (const auto& [field, most] : s.max_lengths)
+      rows.push_back(fmt::format("{} {}", field, most));
+    fmt::print("rows      at most: {}\n", fmt::join(rows, ", "));
+  }
   if (!s.class_names.empty()) fmt::print("classes   {}\n", class_list(s.class_names));
   if (s.record_shuffle_seed)
     fmt::print("order     records shuffled when converted (seed {}), not class by class\n",

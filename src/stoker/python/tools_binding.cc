@@ -214,14 +214,19 @@ py::list verify_datasets(const std::string& path, const DataAccessOptions& acces
       py::gil_scoped_release no_gil;
       dataset = remote::open_dataset(dir, access, remote::kShardByShard).value_or_throw();
       MappedReadGuard guard;
+      RecordCheck check(*dataset);
       const Status walked = dataset->for_each_record([&](uint64_t i) {
-        const Status status = check_record(*dataset, i);
+        const Status status = check.check(i);
         if (!status.is_ok() && bad++ < kMaxErrorsKept) errors.push_back(status.message());
         if ((i + 1) % kRecordsPerPoll == 0 && poll.stop_requested(i + 1, dataset->size()))
           return Status(StatusCode::kCancelled, "");  // stops the walk
         return Status::ok();
       });
-      if (walked.code() != StatusCode::kCancelled) throw_if_error(walked);
+      if (walked.code() != StatusCode::kCancelled) {
+        throw_if_error(walked);
+        if (const Status status = check.finish(); !status.is_ok() && bad++ < kMaxErrorsKept)
+          errors.push_back(status.message());
+      }
       throw_if_changed(guard);
     }
     poll.rethrow();

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <tuple>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "stoker/python/busy_scope.h"
@@ -36,8 +37,11 @@ constexpr size_t kReleaseGilBytes = size_t{256} << 10;
 // The decode buffer is dropped once an image grew it past this, not kept for the writer's life.
 constexpr size_t kKeepScratchBytes = size_t{64} << 20;
 
+// A dimension of a shape as Python gives it: a size, or the name of a variable-length field's
+// leading dimension.
+using Dim = std::variant<int64_t, std::string>;
 // A field as the constructor takes it: name, dtype name, shape.
-using FieldSpec = std::tuple<std::string, std::string, std::vector<int64_t>>;
+using FieldSpec = std::tuple<std::string, std::string, std::vector<Dim>>;
 
 // "(1, 28, 28)", "(5,)", "()": a shape as Python prints a tuple.
 template <typename Dim>
@@ -74,6 +78,7 @@ struct FieldValue {
   alignas(8) uint8_t scalar[8] = {};
   const void* data = nullptr;
   size_t size = 0;
+  uint64_t rows = 0;  // of a variable-length field
 
   FieldValue() = default;
   FieldValue(const FieldValue&) = delete;
@@ -117,7 +122,20 @@ Schema make_schema(const std::vector<FieldSpec>& specs) {
     if (!dtype)
       throw Error(invalid_argument("schema field '" + name + "': unknown dtype '" + dtype_name +
                                    "' (uint8, int64, float32 or bytes)"));
-    fields.push_back({name, *dtype, shape});
+    Field field(name, *dtype);
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (const auto* size = std::get_if<int64_t>(&shape[d])) {
+        field.shape.push_back(*size);
+      } else if (d == 0) {
+        field.length_dim = std::get<std::string>(shape[d]);
+        if (field.length_dim.empty())
+          throw Error(invalid_argument("schema field '" + name + "': empty dimension name"));
+      } else {
+        throw Error(invalid_argument("schema field '" + name +
+                                     "': only the first dimension may be a name"));
+      }
+    }
+    fields.push_back(std::move(field));
   }
   return Schema::create(std::move(fields)).value_or_throw();
 }
@@ -170,6 +188,7 @@ class NativeDatasetWriter {
     }
     if (static_cast<size_t>(PyDict_Size(sample.ptr())) > values_.size())
       throw py::value_error(unknown_field(sample, index));
+    check_shared_rows(index);
     std::optional<ChannelStatistics> pixels = given_statistics(statistics, index);
     const bool decode = image_field_ >= 0 && !pixels;
     Status status;
@@ -226,8 +245,12 @@ class NativeDatasetWriter {
   bool open() const { return writer_ != nullptr && !finished_; }
   std::vector<FieldSpec> fields() const {
     std::vector<FieldSpec> specs;
-    for (const Field& f : schema_.fields())
-      specs.emplace_back(f.name, dtype_name(f.dtype), f.shape);
+    for (const Field& f : schema_.fields()) {
+      std::vector<Dim> shape;
+      if (f.is_variable_length()) shape.emplace_back(f.length_dim);
+      shape.insert(shape.end(), f.shape.begin(), f.shape.end());
+      specs.emplace_back(f.name, dtype_name(f.dtype), std::move(shape));
+    }
     return specs;
   }
 
@@ -245,8 +268,8 @@ class NativeDatasetWriter {
   // Fills values_[field] from `value`, or raises ValueError saying what is wrong with it.
   void read_value(int field, PyObject* value, uint64_t index) {
     const Field& f = schema_.fields()[field];
-    if (!f.is_fixed()) return read_bytes(field, value, index);
-    if (f.shape.empty()) return read_scalar(field, value, index);
+    if (f.dtype == DType::kBytes) return read_bytes(field, value, index);
+    if (f.shape.empty() && f.is_fixed()) return read_scalar(field, value, index);
     FieldValue& v = values_[field];
     py::object array = py::reinterpret_borrow<py::object>(value);
     if (!PyObject_CheckBuffer(value)) {
@@ -261,15 +284,47 @@ class NativeDatasetWriter {
     if (!v.get_buffer(array.ptr()))
       throw py::value_error(where(index, field) + type_name(value) + " is not an array");
     const std::string type = element_type(v.view);
+    // A variable-length field's value has one dimension more: its rows, any number.
+    const size_t leading = f.is_variable_length() ? 1 : 0;
     const bool same_shape =
-        static_cast<size_t>(v.view.ndim) == f.shape.size() &&
-        std::equal(f.shape.begin(), f.shape.end(), v.view.shape,
+        static_cast<size_t>(v.view.ndim) == leading + f.shape.size() &&
+        std::equal(f.shape.begin(), f.shape.end(), v.view.shape + leading,
                    [](int64_t a, Py_ssize_t b) { return a == static_cast<int64_t>(b); });
-    if (type != dtype_name(f.dtype) || !same_shape)
+    if (type != dtype_name(f.dtype) || !same_shape) {
+      std::string expected = shape_text(f.shape.data(), f.shape.size());
+      if (f.is_variable_length()) {  // "(N, 4)", "(N,)"
+        expected = "(" + f.length_dim + (f.shape.empty() ? "," : "");
+        for (int64_t d : f.shape) expected += ", " + std::to_string(d);
+        expected += ")";
+      }
       throw py::value_error(where(index, field) + type + " array of shape " +
                             shape_text(v.view.shape, static_cast<size_t>(v.view.ndim)) +
-                            ", the schema says " + dtype_name(f.dtype) + " " +
-                            shape_text(f.shape.data(), f.shape.size()));
+                            ", the schema says " + dtype_name(f.dtype) + " " + expected);
+    }
+    if (f.is_variable_length()) {
+      v.rows = static_cast<uint64_t>(v.view.shape[0]);
+      if (v.size > shard_format::kMaxPayloadBytes)
+        throw py::value_error(where(index, field) + std::to_string(v.rows) + " rows take " +
+                              std::to_string(v.size) + " bytes, more than a field holds (" +
+                              std::to_string(shard_format::kMaxPayloadBytes) + ")");
+    }
+  }
+
+  // ValueError if two variable-length fields of the sample read into values_ that share a
+  // dimension have different numbers of rows.
+  void check_shared_rows(uint64_t index) const {
+    const std::vector<Field>& fields = schema_.fields();
+    for (size_t f = 0; f < fields.size(); ++f) {
+      if (!fields[f].is_variable_length()) continue;
+      for (size_t g = 0; g < f; ++g) {
+        if (fields[g].length_dim != fields[f].length_dim || values_[g].rows == values_[f].rows)
+          continue;
+        throw py::value_error(where(index, static_cast<int>(f)) + std::to_string(values_[f].rows) +
+                              " rows, but field '" + fields[g].name +
+                              "', which shares dimension '" + fields[f].length_dim + "', has " +
+                              std::to_string(values_[g].rows));
+      }
+    }
   }
 
   // A scalar field: an integer (anything with __index__) for uint8 and int64, a number (anything
@@ -365,8 +420,11 @@ class NativeDatasetWriter {
   Status write_record() {
     for (size_t f = 0; f < values_.size(); ++f) {
       const int field = static_cast<int>(f);
-      STOKER_RETURN_IF_ERROR(schema_.fields()[f].is_fixed()
+      const Field& spec = schema_.fields()[f];
+      STOKER_RETURN_IF_ERROR(spec.is_fixed()
                                  ? encoder_.set_fixed(field, values_[f].data, values_[f].size)
+                             : spec.is_variable_length()
+                                 ? encoder_.set_rows(field, values_[f].data, values_[f].rows)
                                  : encoder_.set_bytes(field, values_[f].data, values_[f].size));
     }
     const std::vector<uint8_t>& record = encoder_.encode();
@@ -397,7 +455,9 @@ void register_writer(py::module_& module) {
                     std::vector<std::string>, bool>(),
            py::arg("out"), py::arg("fields"), py::kw_only(), py::arg("shard_bytes"),
            py::arg("source"), py::arg("class_names"), py::arg("image_statistics"),
-           "`fields`: (name, dtype, shape) tuples, dtype uint8, int64, float32 or bytes. With "
+           "`fields`: (name, dtype, shape) tuples, dtype uint8, int64, float32 or bytes; a shape "
+           "starting with a str names the varying leading dimension of a variable-length "
+           "field. With "
            "`image_statistics` and the image record's fields, the manifest gets the statistics "
            "of the images.")
       .def("append", &NativeDatasetWriter::append, py::arg("sample"), py::kw_only(),

@@ -100,7 +100,7 @@ std::optional<ScaledVariance> scaled_variance(Sum sum, Sum squares, Sum n) {
 
 int statistics_channels(const Field& field) {
   if (field.dtype == DType::kBytes) return 3;
-  if (field.dtype != DType::kUint8) return 0;
+  if (field.dtype != DType::kUint8 || field.is_variable_length()) return 0;
   if (field.shape.size() == 2) return 1;
   if (field.shape.size() == 3 && field.shape[0] <= kMaxStatisticsChannels)
     return static_cast<int>(field.shape[0]);

@@ -14,7 +14,7 @@ int label_field(const Schema& schema) {
   const int f = schema.find("label");
   if (f < 0) return -1;
   const Field& field = schema.fields()[f];
-  return field.dtype == DType::kInt64 && field.shape.empty() ? f : -1;
+  return field.dtype == DType::kInt64 && field.is_fixed() && field.shape.empty() ? f : -1;
 }
 
 int64_t label_of(const Dataset& dataset, uint64_t record, int field) {
@@ -38,14 +38,16 @@ DatasetSummary summarize(const Dataset& dataset, bool read_labels) {
         dataset.needs_pins() ? dataset.manifest().shards[i].bytes : dataset.shard(i).file_bytes();
   const auto& fields = dataset.schema().fields();
   for (size_t f = 0; f < fields.size(); ++f) {
-    std::string shape;
+    // A variable-length field's leading dimension shows as its name: float32[N,4].
+    std::string shape = fields[f].length_dim;
     for (size_t d = 0; d < fields[f].shape.size(); ++d)
-      shape += (d ? "," : "") + std::to_string(fields[f].shape[d]);
+      shape += (shape.empty() ? "" : ",") + std::to_string(fields[f].shape[d]);
     s.schema_text +=
         fmt::format("{}{} {}{}", f ? ", " : "", fields[f].name, dtype_name(fields[f].dtype),
                     shape.empty() ? "" : "[" + shape + "]");
   }
   s.statistics = dataset.manifest().statistics;
+  s.max_lengths = dataset.manifest().max_lengths;
   s.statistics_missing = s.statistics.empty() &&
                          std::any_of(fields.begin(), fields.end(),
                                      [](const Field& f) { return statistics_channels(f) > 0; });
@@ -109,6 +111,7 @@ std::string DatasetSummary::to_json(const Schema& schema) const {
     j["record_order"] = {{"order", "shuffled"}, {"seed", *record_shuffle_seed}};
   for (const auto& [field, stats] : statistics)
     j["statistics"][field] = {{"mean", stats.mean}, {"std", stats.std}, {"pixels", stats.pixels}};
+  if (!max_lengths.empty()) j["max_lengths"] = max_lengths;
   return j.dump();
 }
 

@@ -41,11 +41,14 @@ struct DatasetSummary {
   // field could have them (a dataset converted by an older stoker).
   std::map<std::string, FieldStatistics> statistics;
   bool statistics_missing = false;
+  // The manifest's max_lengths: the most rows of each variable-length field.
+  std::map<std::string, uint64_t> max_lengths;
 
   // One JSON object: dir, format_version, records, shards, bytes, schema (the JSON form),
   // when the labels were read label_min, label_max and label_histogram {"value": count},
-  // class_names, record_order {"order": "shuffled", "seed": N} and statistics
-  // {"field": {"mean": [...], "std": [...], "pixels": n}} when present.
+  // class_names, record_order {"order": "shuffled", "seed": N}, statistics
+  // {"field": {"mean": [...], "std": [...], "pixels": n}} and max_lengths {"field": rows} when
+  // present.
   std::string to_json(const Schema& schema) const;
 };
 

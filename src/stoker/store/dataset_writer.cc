@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "stoker/store/record_view.h"
 #include "stoker/util/atomic_file.h"
 #include "stoker/util/resolved_path.h"
 
@@ -85,7 +86,11 @@ Result<std::unique_ptr<DatasetWriter>> DatasetWriter::create(const std::string& 
     return cleared;
   }
   Manifest manifest;
+  manifest.format_version = schema.format_version();
   manifest.schema = schema;
+  for (const Field& field : schema.fields()) {
+    if (field.is_variable_length()) manifest.max_lengths[field.name] = 0;
+  }
   manifest.source = options.source;
   manifest.class_names = options.class_names;
   manifest.record_shuffle_seed = options.record_shuffle_seed;
@@ -108,6 +113,24 @@ DatasetWriter::DatasetWriter(std::string dir, std::string staging, Manifest mani
   }
 }
 
+Status DatasetWriter::count_rows(const uint8_t* record, size_t size) {
+  const Schema& schema = manifest_.schema;
+  const ByteSpan span{record, size};
+  const auto where = [&](const Status& status) {
+    return invalid_argument(
+        fmt::format("{}: record {}: {}", dir_, manifest_.records, status.message()));
+  };
+  if (Status layout = check_record_layout(schema, span); !layout.is_ok()) return where(layout);
+  for (int f = 0; f < static_cast<int>(schema.fields().size()); ++f) {
+    if (!schema.fields()[f].is_variable_length()) continue;
+    Result<VariableRows> rows = variable_rows(schema, span, f);  // checked above
+    if (!rows.is_ok()) return where(rows.status());
+    uint64_t& most = manifest_.max_lengths[schema.fields()[f].name];
+    most = std::max(most, rows.value().rows);
+  }
+  return Status::ok();
+}
+
 DatasetWriter::~DatasetWriter() {
   if (!finished_) {
     shard_.reset();
@@ -120,6 +143,8 @@ Status DatasetWriter::append(const uint8_t* record, size_t size) {
   if (finished_) return Status(StatusCode::kInternal, dir_ + ": append after finish");
   if (options_.stop_requested && options_.stop_requested())
     return Status(StatusCode::kCancelled, dir_ + ": stopped before it was complete");
+  // A bad record is refused before anything is written for it.
+  if (!manifest_.max_lengths.empty()) STOKER_RETURN_IF_ERROR(count_rows(record, size));
   if (shard_ && shard_->records() > 0 && shard_->projected_bytes(size) > options_.shard_bytes)
     STOKER_RETURN_IF_ERROR(finish_shard());
   if (!shard_) {

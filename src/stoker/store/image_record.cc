@@ -27,7 +27,8 @@ Result<ImageRecordFields> ImageRecordFields::find(const Schema& schema) {
                           &found.original_checksum};
   for (size_t i = 0; i < std::size(kScalars); ++i) {
     const int f = schema.find(kScalars[i]);
-    if (f < 0 || schema.fields()[f].dtype != DType::kInt64 || !schema.fields()[f].shape.empty())
+    if (f < 0 || schema.fields()[f].dtype != DType::kInt64 || !schema.fields()[f].shape.empty() ||
+        !schema.fields()[f].is_fixed())
       return invalid_argument(std::string("not an image dataset: no int64 scalar field '") +
                               kScalars[i] + "'");
     *scalars[i] = f;

@@ -212,6 +212,40 @@ Result<FieldStatistics> parse_statistics(const json& value, const std::string& n
   return stats;
 }
 
+// The "max_lengths" of `manifest`: required with, and only with, variable-length fields: one
+// count per such field, at most the rows a u32 length holds.
+Result<std::map<std::string, uint64_t>> parse_max_lengths(const json& manifest,
+                                                          const Schema& schema,
+                                                          const std::string& path) {
+  std::map<std::string, uint64_t> max_lengths;
+  const bool needed = schema.format_version() >= 2;
+  if (!manifest.contains("max_lengths")) {
+    if (needed) return corrupt(path + ": no 'max_lengths' (the schema has variable-length fields)");
+    return max_lengths;
+  }
+  const json& value = manifest.at("max_lengths");
+  if (!value.is_object()) return wrong_type(path, "max_lengths", "an object");
+  const std::string where = path + ": max_lengths";
+  for (const auto& [name, count] : value.items()) {
+    const int f = schema.find(name);
+    if (f < 0 || !schema.fields()[f].is_variable_length())
+      return corrupt(fmt::format("{}: {} is not a variable-length field of the schema", where,
+                                 json(name).dump()));
+    STOKER_ASSIGN_OR_RETURN(const uint64_t rows, get_count(value, name.c_str(), where));
+    const uint64_t most = shard_format::kMaxPayloadBytes / schema.fields()[f].row_bytes();
+    if (rows > most)
+      return corrupt(fmt::format("{}: {} of {} is more than the {} rows a record can hold", where,
+                                 rows, json(name).dump(), most));
+    max_lengths[name] = rows;
+  }
+  for (const Field& field : schema.fields()) {
+    if (field.is_variable_length() && !max_lengths.count(field.name))
+      return corrupt(
+          fmt::format("{}: no entry for variable-length field {}", where, json(field.name).dump()));
+  }
+  return max_lengths;
+}
+
 }  // namespace
 
 std::string Manifest::to_json() const {
@@ -233,6 +267,7 @@ std::string Manifest::to_json() const {
     j["statistics"][field] = {{"mean", stats.mean}, {"std", stats.std}, {"pixels", stats.pixels}};
   if (record_shuffle_seed)
     j["record_order"] = {{"order", "shuffled"}, {"seed", *record_shuffle_seed}};
+  if (!max_lengths.empty()) j["max_lengths"] = max_lengths;
   return j.dump(2) + "\n";
 }
 
@@ -265,6 +300,10 @@ Result<Manifest> Manifest::parse(const std::string& text, const std::string& pat
   STOKER_ASSIGN_OR_RETURN(const json* schema, get_key(j, "schema", path));
   if (!schema->is_object()) return wrong_type(path, "schema", "an object");
   STOKER_ASSIGN_OR_RETURN(m.schema, Schema::from_json(schema->dump(), path));
+  if (m.format_version < m.schema.format_version())
+    return corrupt(
+        fmt::format("{}: format_version {} with variable-length fields (which need version {})",
+                    path, m.format_version, m.schema.format_version()));
   STOKER_ASSIGN_OR_RETURN(m.records, get_count(j, "records", path));
   STOKER_ASSIGN_OR_RETURN(const json* shards, get_key(j, "shards", path));
   if (!shards->is_array()) return wrong_type(path, "shards", "an array");
@@ -302,6 +341,7 @@ Result<Manifest> Manifest::parse(const std::string& text, const std::string& pat
       return corrupt(where + ": 'order' " + json(kind).dump() + " is not \"shuffled\"");
     STOKER_ASSIGN_OR_RETURN(m.record_shuffle_seed, get_count(order, "seed", where));
   }
+  STOKER_ASSIGN_OR_RETURN(m.max_lengths, parse_max_lengths(j, m.schema, path));
   if (j.contains("statistics")) {
     const json& statistics = j.at("statistics");
     if (!statistics.is_object()) return wrong_type(path, "statistics", "an object");

@@ -74,7 +74,7 @@ TEST_F(ManifestTest, FormatVersionIsAnIntegerFromOne) {
                  "format_version");
   }
   // 2^32 + 1 must not wrap to version 1.
-  for (json newer : {json(2), json(uint64_t{1} << 32 | 1)}) {
+  for (json newer : {json(kDatasetFormatVersion + 1), json(uint64_t{1} << 32 | 1)}) {
     expect_error(load_edited([&](json& j) { j["format_version"] = newer; }),
                  StatusCode::kUnsupported, "newer than this stoker reads");
   }

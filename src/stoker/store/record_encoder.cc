@@ -21,9 +21,26 @@ Status RecordEncoder::set_fixed(int field, const void* data, size_t size) {
 
 Status RecordEncoder::set_bytes(int field, const void* data, size_t size) {
   const Field& f = schema_.fields().at(field);
-  if (f.is_fixed()) return invalid_argument("field '" + f.name + "' is not a bytes field");
+  if (f.dtype != DType::kBytes)
+    return invalid_argument("field '" + f.name + "' is not a bytes field");
+  return set_payload(field, data, size);
+}
+
+Status RecordEncoder::set_rows(int field, const void* data, uint64_t rows) {
+  const Field& f = schema_.fields().at(field);
+  if (!f.is_variable_length())
+    return invalid_argument("field '" + f.name + "' is not a variable-length field");
+  // row_bytes() >= 1: the division keeps rows × row_bytes() from overflowing.
+  if (rows > shard_format::kMaxPayloadBytes / f.row_bytes())
+    return invalid_argument("field '" + f.name + "': " + std::to_string(rows) +
+                            " rows take 4 GiB or more");
+  return set_payload(field, data, rows * f.row_bytes());
+}
+
+Status RecordEncoder::set_payload(int field, const void* data, size_t size) {
   if (size > shard_format::kMaxPayloadBytes)
-    return invalid_argument("field '" + f.name + "': value larger than 4 GiB");
+    return invalid_argument("field '" + schema_.fields()[field].name +
+                            "': value larger than 4 GiB");
   const auto* p = static_cast<const uint8_t*>(data);
   variable_[field].assign(p, p + size);
   return Status::ok();

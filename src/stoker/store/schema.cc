@@ -48,8 +48,19 @@ size_t Field::fixed_bytes() const {
   return is_fixed() ? dtype_size(dtype) * static_cast<size_t>(num_elements()) : 0;
 }
 
+size_t Field::row_bytes() const {
+  return is_variable_length() ? dtype_size(dtype) * static_cast<size_t>(num_elements()) : 0;
+}
+
 bool Field::operator==(const Field& other) const {
-  return name == other.name && dtype == other.dtype && shape == other.shape;
+  return name == other.name && dtype == other.dtype && shape == other.shape &&
+         length_dim == other.length_dim;
+}
+
+uint32_t Schema::format_version() const {
+  const bool variable_length = std::any_of(fields_.begin(), fields_.end(),
+                                           [](const Field& f) { return f.is_variable_length(); });
+  return variable_length ? 2 : 1;
 }
 
 Result<Schema> Schema::create(std::vector<Field> fields) {
@@ -64,8 +75,11 @@ Result<Schema> Schema::create(std::vector<Field> fields) {
                               " holds a control character");
     if (!names.insert(f.name).second)
       return invalid_argument("schema field '" + f.name + "' repeats");
-    if (!f.is_fixed() && !f.shape.empty())
+    if (f.dtype == DType::kBytes && (!f.shape.empty() || f.is_variable_length()))
       return invalid_argument("schema field '" + f.name + "': bytes fields have no shape");
+    if (f.is_variable_length() && has_control_character(f.length_dim))
+      return invalid_argument("schema field '" + f.name + "': dimension name " +
+                              json_quoted(f.length_dim) + " holds a control character");
     uint64_t bytes = dtype_size(f.dtype);
     for (int64_t d : f.shape) {
       if (d <= 0 || d > kMaxDimension)
@@ -75,6 +89,8 @@ Result<Schema> Schema::create(std::vector<Field> fields) {
       if (bytes > kMaxFixedBytes)
         return invalid_argument("schema field '" + f.name + "' takes more than 4 GiB");
     }
+    if (f.is_variable_length() && bytes > kMaxRowBytes)
+      return invalid_argument("schema field '" + f.name + "': a row takes 4 GiB or more");
     if (f.is_fixed()) {
       schema.offsets_.push_back(schema.fixed_bytes_);
       schema.fixed_bytes_ += bytes;
@@ -94,6 +110,10 @@ std::string Schema::to_json() const {
   for (const Field& f : fields_) {
     nlohmann::json j = {{"name", f.name}, {"dtype", dtype_name(f.dtype)}};
     if (f.is_fixed()) j["shape"] = f.shape;
+    if (f.is_variable_length()) {
+      j["shape"] = nlohmann::json::array({f.length_dim});
+      for (int64_t d : f.shape) j["shape"].push_back(d);
+    }
     fields.push_back(j);
   }
   return nlohmann::json{{"fields", fields}}.dump();
@@ -124,11 +144,19 @@ Result<Schema> Schema::from_json(const std::string& text, const std::string& ori
                      json_quoted(dtype));
     f.dtype = *known;
     if (jf.contains("shape")) {
-      if (!jf["shape"].is_array()) return corrupt(origin + ": schema field '" + f.name + "' shape");
-      for (const auto& d : jf["shape"]) {
-        if (!d.is_number_integer())
+      const nlohmann::json& shape = jf["shape"];
+      if (!shape.is_array()) return corrupt(origin + ": schema field '" + f.name + "' shape");
+      for (size_t i = 0; i < shape.size(); ++i) {
+        // Only the leading dimension may be a name: that of a variable-length field.
+        if (i == 0 && shape[i].is_string()) {
+          f.length_dim = shape[i].get<std::string>();
+          if (f.length_dim.empty())
+            return corrupt(origin + ": schema field '" + f.name + "' has an empty dimension name");
+          continue;
+        }
+        if (!shape[i].is_number_integer())
           return corrupt(origin + ": schema field '" + f.name + "' shape");
-        f.shape.push_back(d.get<int64_t>());
+        f.shape.push_back(shape[i].get<int64_t>());
       }
     }
     fields.push_back(std::move(f));

@@ -1,19 +1,21 @@
 #include "stoker/store/shard_format.h"
 
+#include <map>
 #include <string>
+#include <utility>
 
 #include "stoker/store/record_view.h"
 
 namespace stoker {
 namespace shard_format {
 
-Result<std::vector<uint8_t>> encode_header(const std::string& schema_json) {
+Result<std::vector<uint8_t>> encode_header(const std::string& schema_json, uint32_t version) {
   if (schema_json.size() > std::numeric_limits<uint32_t>::max())
     return invalid_argument("schema JSON of " + std::to_string(schema_json.size()) +
                             " bytes does not fit a shard header");
   HeaderPrefix prefix;
   std::memcpy(prefix.magic, kHeaderMagic, sizeof prefix.magic);
-  prefix.version = kVersion;
+  prefix.version = version;
   prefix.schema_len = static_cast<uint32_t>(schema_json.size());
   std::vector<uint8_t> header(data_start(prefix.schema_len), 0);
   std::memcpy(header.data(), &prefix, sizeof prefix);
@@ -48,6 +50,7 @@ Result<Layout> decode_layout(const uint8_t* file, uint64_t size, const std::stri
   // wrap: data_start() of a u32 is far below 2^64.
   const uint64_t footer_at = size - kFooterBytes;
   Layout layout;
+  layout.version = prefix.version;
   layout.schema_len = prefix.schema_len;
   layout.data_begin = data_start(prefix.schema_len);
   if (layout.data_begin > footer_at)
@@ -129,13 +132,33 @@ Result<ByteSpan> walk_payloads(const Schema& schema, ByteSpan record, int field)
   return ByteSpan{record.data + payload, 0};
 }
 
+// Rows of a variable-length field whose payload is `length` bytes; kCorrupt naming the field if
+// that is not a whole number of rows.
+Result<uint64_t> row_count(const Field& field, uint64_t length) {
+  const uint64_t row = field.row_bytes();  // >= 1 in a valid schema
+  if (length % row != 0)
+    return corrupt("field '" + field.name + "' length " + std::to_string(length) +
+                   " is not a multiple of its " + std::to_string(row) + "-byte row");
+  return length / row;
+}
+
 }  // namespace
 
 Result<ByteSpan> variable_field(const Schema& schema, ByteSpan record, int field) {
   const auto& fields = schema.fields();
   if (field < 0 || field >= static_cast<int>(fields.size()) || fields[field].is_fixed())
-    return invalid_argument("field " + std::to_string(field) + " is not a bytes field");
+    return invalid_argument("field " + std::to_string(field) +
+                            " is not a bytes or variable-length field");
   return walk_payloads(schema, record, field);
+}
+
+Result<VariableRows> variable_rows(const Schema& schema, ByteSpan record, int field) {
+  const auto& fields = schema.fields();
+  if (field < 0 || field >= static_cast<int>(fields.size()) || !fields[field].is_variable_length())
+    return invalid_argument("field " + std::to_string(field) + " is not a variable-length field");
+  STOKER_ASSIGN_OR_RETURN(ByteSpan payload, walk_payloads(schema, record, field));
+  STOKER_ASSIGN_OR_RETURN(uint64_t rows, row_count(fields[field], payload.size));
+  return VariableRows{rows, payload};
 }
 
 Status check_record_layout(const Schema& schema, ByteSpan record) {
@@ -144,6 +167,23 @@ Status check_record_layout(const Schema& schema, ByteSpan record) {
   if (used != record.size)
     return corrupt("fields end at byte " + std::to_string(used) + " of a " +
                    std::to_string(record.size) + "-byte record");
+  // The length table fits (walked above): each variable-length field's rows, and the first
+  // field that named each dimension.
+  const auto& fields = schema.fields();
+  std::map<std::string, std::pair<uint64_t, int>> dims;
+  const uint8_t* table = record.data + schema.fixed_bytes();
+  for (int f = 0; f < static_cast<int>(fields.size()); ++f) {
+    if (fields[f].is_fixed()) continue;
+    const uint32_t len = shard_format::load_u32(table);
+    table += shard_format::kLengthBytes;
+    if (!fields[f].is_variable_length()) continue;
+    STOKER_ASSIGN_OR_RETURN(uint64_t rows, row_count(fields[f], len));
+    const auto [it, first] = dims.try_emplace(fields[f].length_dim, rows, f);
+    if (!first && it->second.first != rows)
+      return corrupt("field '" + fields[f].name + "' has " + std::to_string(rows) + " rows but '" +
+                     fields[it->second.second].name + "', which shares dimension '" +
+                     fields[f].length_dim + "', has " + std::to_string(it->second.first));
+  }
   return Status::ok();
 }
 

@@ -7,7 +7,8 @@
 // All integers little-endian. Constants and free functions; thread-safe.
 //
 //   header : magic "STKSHARD" | u32 version | u32 schema_len | schema JSON | zero pad to 64
-//   data   : records, back to back (fixed part, u32 length per bytes field, bytes payloads),
+//   data   : records, back to back (fixed part, u32 length per bytes or variable-length field,
+//            payloads),
 //            then zero padding to a multiple of 8
 //   index  : per record { u64 offset, u64 length, u64 xxh3_64(record) }
 //   footer : u64 index_offset | u64 record_count | u64 xxh3_64(index) | u64 xxh3_64(header) |
@@ -28,7 +29,9 @@ namespace stoker::shard_format {
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "stoker's shard format is little-endian");
 
-constexpr uint32_t kVersion = 1;
+// The newest shard version this code reads (docs/FORMAT.md "Versioning"); it writes each shard
+// in the version its schema needs (Schema::format_version): 1 without variable-length fields.
+constexpr uint32_t kVersion = 2;
 constexpr char kHeaderMagic[8] = {'S', 'T', 'K', 'S', 'H', 'A', 'R', 'D'};
 constexpr char kFooterMagic[8] = {'S', 'T', 'K', 'I', 'N', 'D', 'E', 'X'};
 
@@ -59,7 +62,7 @@ static_assert(kFooterBytes == 40, "footer is 40 bytes");
 constexpr uint64_t kDataAlignment = 64;  // the first record's offset
 constexpr uint64_t kIndexAlignment = 8;  // index_offset; zero padding after the last record
 constexpr uint64_t kMinShardBytes = kHeaderFixedBytes + kFooterBytes;
-// Record layout: one u32 length per bytes field after the fixed part.
+// Record layout: one u32 length per bytes or variable-length field after the fixed part.
 constexpr size_t kLengthBytes = sizeof(uint32_t);
 constexpr uint64_t kMaxPayloadBytes = std::numeric_limits<uint32_t>::max();
 
@@ -77,9 +80,9 @@ inline uint64_t shard_bytes(uint64_t records_end, uint64_t record_count) {
   return round_up(records_end, kIndexAlignment) + record_count * kIndexEntryBytes + kFooterBytes;
 }
 
-// Header: the bytes from offset 0 to data_start(schema_json.size()). kInvalidArgument if the
-// JSON does not fit a u32 length.
-Result<std::vector<uint8_t>> encode_header(const std::string& schema_json);
+// Header: the bytes from offset 0 to data_start(schema_json.size()), of format `version`.
+// kInvalidArgument if the JSON does not fit a u32 length.
+Result<std::vector<uint8_t>> encode_header(const std::string& schema_json, uint32_t version = 1);
 
 // Footer: the last kFooterBytes bytes of a shard.
 Footer encode_footer(uint64_t index_offset, uint64_t record_count, uint64_t index_checksum,
@@ -87,6 +90,7 @@ Footer encode_footer(uint64_t index_offset, uint64_t record_count, uint64_t inde
 
 // Where the parts of a shard lie, as its header and footer say.
 struct Layout {
+  uint32_t version = 0;  // 1 .. kVersion
   uint32_t schema_len = 0;
   uint64_t data_begin = 0;    // first record, data_start(schema_len)
   uint64_t index_offset = 0;  // first index entry; records lie in [data_begin, index_offset)
@@ -112,9 +116,9 @@ inline const IndexEntry* index_entries(const uint8_t* file, const Layout& layout
 Status check_index_entry(const Layout& layout, const IndexEntry& entry, uint64_t min_record_bytes,
                          uint64_t record, const std::string& origin);
 
-// Record layout: appends the length table and the payloads of the bytes fields to `record`,
-// which holds the fixed part (schema.fixed_bytes() bytes). payloads[f] is the value of bytes
-// field f (entries of fixed fields are ignored); each at most kMaxPayloadBytes.
+// Record layout: appends the length table and the payloads of the bytes and variable-length
+// fields to `record`, which holds the fixed part (schema.fixed_bytes() bytes). payloads[f] is the
+// value of field f (entries of fixed fields are ignored); each at most kMaxPayloadBytes.
 void encode_variable_part(const Schema& schema, const std::vector<std::vector<uint8_t>>& payloads,
                           std::vector<uint8_t>* record);
 

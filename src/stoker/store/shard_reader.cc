@@ -18,6 +18,10 @@ Result<ShardReader> ShardReader::open(const std::string& path) {
     return corrupt(path + ": header checksum mismatch");
   std::string json(reinterpret_cast<const char*>(base + kHeaderFixedBytes), layout.schema_len);
   STOKER_ASSIGN_OR_RETURN(Schema schema, Schema::from_json(json, path));
+  if (layout.version < schema.format_version())
+    return corrupt(path + ": a shard of format version " + std::to_string(layout.version) +
+                   " with variable-length fields (which need version " +
+                   std::to_string(schema.format_version()) + ")");
   // A copy, checked as copied: the offsets and record checksums used from now on are the ones
   // verified here (and against the manifest, by Dataset), whatever is later written over the
   // mapped file. A shard replaced in place by another one, each record of it valid on its own,

@@ -11,7 +11,8 @@ using namespace shard_format;
 
 Result<ShardWriter> ShardWriter::create(const std::string& path, const Schema& schema) {
   const std::string json = schema.to_json();
-  STOKER_ASSIGN_OR_RETURN(std::vector<uint8_t> header, encode_header(json));
+  STOKER_ASSIGN_OR_RETURN(std::vector<uint8_t> header,
+                          encode_header(json, schema.format_version()));
   STOKER_ASSIGN_OR_RETURN(AtomicFile file, AtomicFile::create(path));
   STOKER_RETURN_IF_ERROR(file.append(header.data(), header.size()));
   const uint64_t header_checksum = xxh3_64(header.data(), header_bytes(json.size()));

@@ -2,6 +2,7 @@
 // Test helpers: random schemas and records, and writing them as a dataset.
 
 #include <cstdint>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -31,12 +32,22 @@ inline Schema random_schema(std::mt19937_64& rng) {
   return Schema::create(fields).value_or_throw();
 }
 
-// A record of random field values; bytes fields get 0..max_bytes random bytes.
+// A record of random field values; bytes fields get 0..max_bytes random bytes, variable-length
+// fields as many rows as fit max_bytes (0 included), the same for fields sharing a dimension.
 inline std::vector<uint8_t> random_record(const Schema& schema, std::mt19937_64& rng,
                                           size_t max_bytes = 300) {
   RecordEncoder encoder(schema);
+  std::map<std::string, uint64_t> rows;  // per dimension name
   for (int f = 0; f < static_cast<int>(schema.fields().size()); ++f) {
     const Field& field = schema.fields()[f];
+    if (field.is_variable_length()) {
+      auto [dim, first] = rows.try_emplace(field.length_dim, 0);
+      if (first) dim->second = rng() % (max_bytes / field.row_bytes() + 1);
+      std::vector<uint8_t> value(dim->second * field.row_bytes());
+      for (uint8_t& b : value) b = static_cast<uint8_t>(rng());
+      throw_if_error(encoder.set_rows(f, value.data(), dim->second));
+      continue;
+    }
     std::vector<uint8_t> value(field.is_fixed() ? field.fixed_bytes() : rng() % (max_bytes + 1));
     for (uint8_t& b : value) b = static_cast<uint8_t>(rng());
     Status s = field.is_fixed() ? encoder.set_fixed(f, value.data(), value.size())

@@ -68,7 +68,7 @@ int require_field(const Dataset& data, const std::string& name, DType dtype) {
 // RGB at image_size for encoded images.
 ModelSpec input_spec(const Dataset& data, int image_size) {
   const Field& label = data.schema().fields()[require_field(data, "label", DType::kInt64)];
-  require(label.shape.empty(), data.dir() + ": field 'label' must be a scalar");
+  require(label.is_fixed() && label.shape.empty(), data.dir() + ": field 'label' must be a scalar");
   ModelSpec spec;
   if (is_encoded_image_field(data.schema(), "image")) {
     spec.channels = 3;
