@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -63,16 +64,20 @@ struct BatchField {
 
 class BatchLayout {
  public:
-  // Stored fields must exist and be fixed-size; normalisation needs a uint8 field and
-  // Normalization's mean/std rules; a transform must write a fixed dtype; names are unique and
-  // there is at least one field; `batch`, if set, applies to the fields, which are then all
-  // fixed; `padded` needs a variable transform. Errors are kInvalidArgument naming the field.
+  // Stored fields must exist and be fixed-size or variable-length (copied as stored, a variable
+  // field of `max_lengths[name]` rows at most: the manifest's); normalisation needs a uint8
+  // field and Normalization's mean/std rules; a transform must write a fixed dtype; names are
+  // unique and there is at least one field; `batch`, if set, applies to the fields, which are
+  // then all fixed; `padded` needs a variable field. Errors are kInvalidArgument naming the
+  // field.
   static Result<BatchLayout> create(const Schema& schema, const std::vector<FieldRequest>& requests,
-                                    std::shared_ptr<const BatchTransform> batch = nullptr);
-  // Every fixed field of the schema, copied as stored; kInvalidArgument if there is none (a
-  // dataset of bytes fields only needs transforms); `batch` as create's.
+                                    std::shared_ptr<const BatchTransform> batch = nullptr,
+                                    const std::map<std::string, uint64_t>& max_lengths = {});
+  // Every fixed and variable-length field of the schema, copied as stored; kInvalidArgument if
+  // there is none (a dataset of bytes fields only needs transforms); the rest as create's.
   static Result<BatchLayout> copy_all(const Schema& schema,
-                                      std::shared_ptr<const BatchTransform> batch = nullptr);
+                                      std::shared_ptr<const BatchTransform> batch = nullptr,
+                                      const std::map<std::string, uint64_t>& max_lengths = {});
 
   const std::vector<BatchField>& fields() const { return fields_; }
   // Index of the batch field called `name`, or -1.

@@ -13,11 +13,26 @@ namespace {
 // Samples ahead of the one being written whose records are prefetched.
 constexpr size_t kPrefetchDistance = 8;
 
-Result<std::shared_ptr<const Transform>> stored_field(const Schema& schema,
-                                                      const FieldRequest& request) {
+Result<std::shared_ptr<const Transform>> stored_field(
+    const Schema& schema, const FieldRequest& request,
+    const std::map<std::string, uint64_t>& max_lengths) {
   const int f = schema.find(request.name);
   if (f < 0) return invalid_argument("the dataset has no field '" + request.name + "'");
   const Field& field = schema.fields()[f];
+  if (field.is_variable_length()) {
+    if (request.normalize)
+      return invalid_argument("field '" + request.name +
+                              "' varies in length; it does not normalise");
+    const auto most = max_lengths.find(field.name);
+    if (most == max_lengths.end())
+      return invalid_argument("field '" + request.name +
+                              "' varies in length and the manifest "
+                              "gives no max_lengths for it");
+    // A capacity of at least one row: a slot of none would be an empty field.
+    const auto rows = static_cast<int64_t>(std::min<uint64_t>(
+        std::max<uint64_t>(most->second, 1), static_cast<uint64_t>(kMaxDimension)));
+    return copy_variable_field(f, field.dtype, field.shape, rows);
+  }
   if (!field.is_fixed())
     return invalid_argument("field '" + request.name +
                             "' is variable-size bytes; it needs a transform (a decoder)");
@@ -65,7 +80,8 @@ Status write_variable(const BatchField& field, const SampleInput& input, uint8_t
 
 Result<BatchLayout> BatchLayout::create(const Schema& schema,
                                         const std::vector<FieldRequest>& requests,
-                                        std::shared_ptr<const BatchTransform> batch) {
+                                        std::shared_ptr<const BatchTransform> batch,
+                                        const std::map<std::string, uint64_t>& max_lengths) {
   if (requests.empty()) return invalid_argument("a batch needs at least one field");
   BatchLayout layout;
   layout.schema_ = schema;
@@ -75,7 +91,7 @@ Result<BatchLayout> BatchLayout::create(const Schema& schema,
       return invalid_argument("field '" + request.name + "' is requested twice");
     std::shared_ptr<const Transform> transform = request.transform;
     if (!transform) {
-      STOKER_ASSIGN_OR_RETURN(transform, stored_field(schema, request));
+      STOKER_ASSIGN_OR_RETURN(transform, stored_field(schema, request, max_lengths));
     }
     BatchField out;
     out.name = request.name;
@@ -115,16 +131,17 @@ Result<BatchLayout> BatchLayout::create(const Schema& schema,
 }
 
 Result<BatchLayout> BatchLayout::copy_all(const Schema& schema,
-                                          std::shared_ptr<const BatchTransform> batch) {
+                                          std::shared_ptr<const BatchTransform> batch,
+                                          const std::map<std::string, uint64_t>& max_lengths) {
   std::vector<FieldRequest> requests;
   for (const Field& f : schema.fields()) {
-    if (f.is_fixed()) requests.push_back({f.name});
+    if (f.is_fixed() || f.is_variable_length()) requests.push_back({f.name});
   }
   if (requests.empty())
     return invalid_argument(
         "the dataset has no fixed-size field to load as stored; its bytes "
         "fields need transforms (decoders)");
-  return create(schema, requests, std::move(batch));
+  return create(schema, requests, std::move(batch), max_lengths);
 }
 
 int BatchLayout::find(const std::string& name) const {

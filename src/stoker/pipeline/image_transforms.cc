@@ -23,7 +23,7 @@ int int64_scalar_field(const Schema& schema, const char* name) {
   const int f = schema.find(name);
   if (f < 0) return -1;
   const Field& field = schema.fields()[f];
-  return field.dtype == DType::kInt64 && field.shape.empty() ? f : -1;
+  return field.is_fixed() && field.dtype == DType::kInt64 && field.shape.empty() ? f : -1;
 }
 
 // What one sample becomes: the rectangle of the image to decode, the box inside it (in the

@@ -53,8 +53,10 @@ void advise_dataset(const Dataset& dataset, const LoaderOptions& options, int64_
 BatchLayout make_layout(const Dataset& dataset, const LoaderOptions& options) {
   Result<BatchLayout> layout =
       options.fields.empty()
-          ? BatchLayout::copy_all(dataset.schema(), options.batch_transform)
-          : BatchLayout::create(dataset.schema(), options.fields, options.batch_transform);
+          ? BatchLayout::copy_all(dataset.schema(), options.batch_transform,
+                                  dataset.manifest().max_lengths)
+          : BatchLayout::create(dataset.schema(), options.fields, options.batch_transform,
+                                dataset.manifest().max_lengths);
   if (!layout.is_ok())
     throw Error(invalid_argument(dataset.dir() + ": " + layout.status().message()));
   return std::move(layout).value();

@@ -77,8 +77,7 @@ class RemoteShardSource : public ShardSource,
   Result<ShardPins> acquire_all(const std::vector<int>& shards,
                                 const std::function<bool()>& cancelled,
                                 const std::function<bool()>& awaited) override;
-
- private:
+  // acquire_all's steps, public for a test that takes them one at a time:
   // The count of pins released and moves of the loader so far.
   uint64_t room_changes() const STOKER_EXCLUDES(mutex_);
   // For a caller whose acquire() failed with kNoRoom and who then let go of all its pins: a
@@ -87,6 +86,8 @@ class RemoteShardSource : public ShardSource,
   // (wait_for_peers); false, at once, when it is alone and nothing changed (the failure
   // stands); true otherwise: try again.
   bool wait_for_room(uint64_t since, bool awaited) STOKER_EXCLUDES(mutex_);
+
+ private:
   RemoteShardSource(Manifest manifest, std::string location, DatasetCache cache,
                     ShardDownload download, RemoteSourceOptions options);
   EvictionAdvice advice() const STOKER_EXCLUDES(mutex_);

@@ -15,7 +15,7 @@ namespace stoker {
 namespace {
 
 // Class names an error message lists before "and N more".
-constexpr size_t kNamesInMessage = 10;
+constexpr size_t kScanNamesInMessage = 10;
 
 struct DirCloser {
   void operator()(DIR* dir) const { ::closedir(dir); }
@@ -181,7 +181,7 @@ Result<ImageFolderListing> list_image_folder(const std::string& root) {
         fmt::format("{}: found no file with an image extension ({}) for the "
                     "class{} {}",
                     printable(root), extensions, empty.size() == 1 ? "" : "es",
-                    printable_list(empty, kNamesInMessage)));
+                    printable_list(empty, kScanNamesInMessage)));
   }
   return listing;
 }
