@@ -161,11 +161,12 @@ def _transforms_for_names(transforms, names: tuple, schema: list, pad: bool):
 _VARIABLE_FORMS = ("list", "padded")
 
 
-def _variable_forms(variable, specs: list) -> dict:
-    """{field: "list" or "padded"} for the variable fields of `specs` (RawBytes, DecodeImage),
-    from the loader's `variable`: one form for all, or a mapping {field: form} (the rest
-    "list"); ValueError naming a bad form or a field that does not vary."""
-    names = [s["name"] for s in specs if is_variable(s)]
+def _variable_forms(variable, specs: list, schema: list) -> dict:
+    """{field: "list" or "padded"} for the variable fields of `specs` (RawBytes, DecodeImage,
+    stored variable-length fields of `schema`), from the loader's `variable`: one form for all,
+    or a mapping {field: form} (the rest "list"); ValueError naming a bad form or a field that
+    does not vary."""
+    names = [s["name"] for s in specs if is_variable(s, schema)]
     if isinstance(variable, dict):
         fixed = [n for n in variable if n not in names]
         if fixed:
@@ -611,7 +612,7 @@ class Loader:
         if last_batch == "pad" and any(spec["name"] == VALID for spec in specs):
             raise ValueError(f"last_batch='pad' adds the field {VALID!r}, which {path} has: "
                              f"leave it out (transforms={{{VALID!r}: None}})")
-        forms = _variable_forms(variable, specs)
+        forms = _variable_forms(variable, specs, self._native.schema)
         if forms and cuda:
             raise ValueError(f"fields of varying size ({', '.join(forms)}) are delivered on the "
                              f"CPU only for now: device='cpu', then move them")

@@ -836,9 +836,13 @@ def plan_fields(transforms, schema: List[dict], allow_python: bool = True) -> Fi
     return FieldPlan(specs, python)
 
 
-def is_variable(spec: dict) -> bool:
-    """True if the field of `spec` varies in size per sample (RawBytes, DecodeImage)."""
-    return bool(spec["ops"]) and spec["ops"][0]["op"] in ("raw_bytes", "decode_image")
+def is_variable(spec: dict, schema: List[dict] = ()) -> bool:
+    """True if the field of `spec` varies in size per sample: RawBytes, DecodeImage, or a stored
+    variable-length field of `schema` (its shape names its first dimension: ["N", 4])."""
+    if spec["ops"]:
+        return spec["ops"][0]["op"] in ("raw_bytes", "decode_image")
+    stored = next((f for f in schema if f["name"] == spec["name"]), None)
+    return stored is not None and bool(stored["shape"]) and isinstance(stored["shape"][0], str)
 
 
 def field_specs(transforms, schema: List[dict]) -> List[dict]:

@@ -135,3 +135,48 @@ def test_bad_requests_are_one_line(captions, images):  # noqa: F811
     with pytest.raises(ValueError, match="DecodeImage makes samples of varying size; no step"):
         stoker.Loader(images[0], transforms={"image": stoker.transforms.Compose(
             [DecodeImage(), stoker.transforms.Normalize([0.5], [0.5])])})
+
+
+DETECTIONS = 37
+
+
+def detection(i):
+    """Record i's boxes (float32 [N, 4]) and labels (int64 [N]), N = i % 5 (0 included)."""
+    rng = np.random.default_rng(i)
+    n = i % 5
+    return {"image_id": i, "boxes": rng.random((n, 4), dtype=np.float32),
+            "labels": rng.integers(1, 91, n).astype(np.int64)}
+
+
+@pytest.fixture(scope="module")
+def detections(tmp_path_factory):
+    path = tmp_path_factory.mktemp("detections") / "ds"
+    schema = {"image_id": "int64", "boxes": ("float32", ("N", 4)), "labels": ("int64", ("N",))}
+    stoker.write_dataset(path, [detection(i) for i in range(DETECTIONS)], schema=schema,
+                         shard_mb=1 / 1024)
+    return path
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_stored_variable_length_fields_load_as_lists_and_padded(detections, workers):
+    """Stored [N, 4] and [N] fields come as written: per-sample tensors, or one zero-padded
+    tensor (to the batch's most rows) with NAME_sizes; the same for any number of workers."""
+    seen = 0
+    for form in ("list", "padded"):
+        for batch in stoker.Loader(detections, batch_size=8, shuffle=False, workers=workers,
+                                   batch_format="dict", variable=form):
+            for k, i in enumerate(batch["image_id"].tolist()):
+                want = detection(i)
+                if form == "list":
+                    boxes, labels = batch["boxes"][k], batch["labels"][k]
+                else:
+                    n = int(batch["boxes_sizes"][k][0])
+                    assert batch["boxes_sizes"][k].tolist() == [n, 4]
+                    assert batch["labels_sizes"][k].tolist() == [n]
+                    assert batch["boxes"].shape[1] == int(batch["boxes_sizes"][:, 0].max())
+                    assert not batch["boxes"][k, n:].any() and not batch["labels"][k, n:].any()
+                    boxes, labels = batch["boxes"][k, :n], batch["labels"][k, :n]
+                assert np.array_equal(boxes.numpy(), want["boxes"])
+                assert np.array_equal(labels.numpy(), want["labels"])
+                seen += 1
+    assert seen == 2 * DETECTIONS

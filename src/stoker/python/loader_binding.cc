@@ -193,11 +193,19 @@ class BoundLoader {
 
   std::string describe() const { return shared_->dataset->describe(); }
 
-  // The dataset's fields: [{"name", "dtype", "shape"}], shape None for bytes fields.
+  // The dataset's fields: [{"name", "dtype", "shape"}], shape None for bytes fields and, for a
+  // variable-length field, its dimension's name first (["N", 4]).
   py::list schema() const {
     py::list out;
     for (const Field& f : shared_->dataset->schema().fields()) {
-      py::object shape = f.is_fixed() ? py::cast(f.shape) : py::none();
+      py::object shape = py::none();
+      if (f.is_fixed()) shape = py::cast(f.shape);
+      if (f.is_variable_length()) {
+        py::list dims;
+        dims.append(f.length_dim);
+        for (const int64_t d : f.shape) dims.append(d);
+        shape = dims;
+      }
       out.append(py::dict("name"_a = f.name, "dtype"_a = dtype_name(f.dtype), "shape"_a = shape));
     }
     return out;
