@@ -6,7 +6,9 @@ import hashlib
 import json
 import numbers
 import os
+import re
 import threading
+import warnings
 import weakref
 from typing import Optional
 
@@ -180,6 +182,24 @@ def _variable_forms(variable, specs: list, schema: list) -> dict:
         if form not in _VARIABLE_FORMS:
             raise ValueError(f"variable: field {name!r} must be 'list' or 'padded', not {form!r}")
     return forms
+
+
+def _warn_gray_color_jitter(specs: list, schema: list) -> None:
+    """Warns where ColorJitter's saturation or hue (natively, or inside a RandomApply or
+    RandomChoice) meets a 1-channel field: torchvision leaves such images unchanged by them, and
+    so does stoker, but not in silence."""
+    shapes = {f["name"]: f["shape"] for f in schema}
+    for spec in specs:
+        shape = shapes.get(spec["name"])
+        if not spec["ops"] or not shape or shape[0] != 1:
+            continue
+        calls = [op for op in spec["ops"] if op["op"] == "color_jitter"]
+        for op in spec["ops"]:  # a combinator's calls: "[color_jitter:k=v,...;NAME]"
+            for text in re.findall(r"color_jitter:([^;\]]*)", str(op.get("ops", ""))):
+                calls.append(dict(pair.split("=", 1) for pair in text.split(",") if "=" in pair))
+        if any(float(call.get(k, 0) or 0) != 0 for call in calls for k in ("saturation", "hue")):
+            warnings.warn(f"field '{spec['name']}' has 1 channel: ColorJitter's saturation and "
+                          f"hue leave it unchanged (as torchvision's do)", stacklevel=3)
 
 
 class _Formatted(_Wrapped):
@@ -613,6 +633,7 @@ class Loader:
             raise ValueError(f"last_batch='pad' adds the field {VALID!r}, which {path} has: "
                              f"leave it out (transforms={{{VALID!r}: None}})")
         forms = _variable_forms(variable, specs, self._native.schema)
+        _warn_gray_color_jitter(specs, self._native.schema)
         if forms and cuda:
             raise ValueError(f"fields of varying size ({', '.join(forms)}) are delivered on the "
                              f"CPU only for now: device='cpu', then move them")

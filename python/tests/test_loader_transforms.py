@@ -493,3 +493,25 @@ def test_random_crop_of_any_size_is_native_and_torchvisions_pixels(labelled):
     with pytest.raises(ValueError, match="random_crop: the crop 7 x 7 is larger than the padded "
                                          "image 6 x 6"):
         loader(S.RandomCrop((7, 7), padding=1))
+
+
+def test_saturation_and_hue_on_one_channel_warn_and_leave_it_as_torchvision(tmp_path):
+    """ColorJitter's saturation and hue leave a 1-channel image unchanged, as torchvision's do:
+    stoker says so once at construction (also inside RandomApply); brightness alone, or 3
+    channels, say nothing."""
+    import warnings
+    import numpy as np
+    import torchvision.transforms as T
+    gray = tmp_path / "gray"
+    stoker.write_dataset(gray, [{"image": np.full((1, 6, 6), 7 * i, np.uint8), "label": i}
+                                for i in range(4)])
+    for jitter in (T.ColorJitter(saturation=0.4), T.ColorJitter(hue=0.1),
+                   T.RandomApply([T.ColorJitter(0.2, 0.2, 0.2, 0.1)], p=0.5)):
+        with pytest.warns(UserWarning, match="'image' has 1 channel: ColorJitter's saturation"):
+            stoker.Loader(gray, batch_size=2, transforms=jitter)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        stoker.Loader(gray, batch_size=2, transforms=T.ColorJitter(brightness=0.4))
+        color = tmp_path / "color"
+        stoker.write_dataset(color, [{"image": np.zeros((3, 6, 6), np.uint8), "label": 0}] * 2)
+        stoker.Loader(color, batch_size=2, transforms=T.ColorJitter(saturation=0.4, hue=0.1))
