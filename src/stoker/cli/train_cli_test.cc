@@ -683,6 +683,31 @@ TEST_F(TrainCliTest, AugmentationsChangeTheTrainingImagesAndAreLogged) {
   EXPECT_NE(plain.back()["train_loss"], augmented.back()["train_loss"]);
 }
 
+// ColorJitter's saturation and hue change nothing on 1-channel images, as torchvision's: the
+// run says so before training, also inside a RandomApply; brightness alone says nothing.
+TEST_F(TrainCliTest, SaturationAndHueOnOneChannelAreNamedBeforeTraining) {
+  write_data("data", 100);
+  Cli hue(
+      {"--data", dir_ / "data", "--max-steps", "1", "--no-eval", "--augment",
+       "color_jitter:hue=0.1", "--augment", "random_apply:ops=[color_jitter:saturation=0.4],p=0.5"},
+      dir_);
+  ASSERT_EQ(hue.wait(), 0) << hue.err();
+  const std::string out = hue.out();
+  const std::string said = ": saturation and hue leave 1-channel images unchanged";
+  EXPECT_NE(out.find("warning: --augment color_jitter:brightness=0,contrast=0,saturation=0,"
+                     "hue=0.1" +
+                     said),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("warning: --augment random_apply:"), std::string::npos) << out;
+  EXPECT_LT(out.find(said), out.find("training mlp on")) << out;
+  Cli bright({"--data", dir_ / "data", "--max-steps", "1", "--no-eval", "--augment",
+              "color_jitter:brightness=0.2"},
+             dir_);
+  ASSERT_EQ(bright.wait(), 0) << bright.err();
+  EXPECT_EQ(bright.out().find("1-channel"), std::string::npos) << bright.out();
+}
+
 // Two runs on one checkpoint directory: the second fails at once; the first goes on.
 TEST_F(TrainCliTest, ASecondRunOnTheCheckpointDirectoryFailsAtOnce) {
   write_data("data", 2000);

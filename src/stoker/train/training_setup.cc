@@ -269,6 +269,25 @@ bool normalizes_in_loader(const TrainerOptions& o) {
   return o.mixup_alpha > 0 || o.cutmix_alpha > 0 || o.random_erase > 0;
 }
 
+namespace {
+
+// Whether `call`, or a call in its combinator's lists, is a ColorJitter with saturation or hue,
+// which change nothing on 1-channel images (as torchvision's).
+bool jitters_colour(const OpCall& call) {
+  if (call.op->name == "color_jitter")
+    return call.params.real("saturation") != 0 || call.params.real("hue") != 0;
+  for (const ParamSpec& p : call.op->params) {
+    if (p.type != ParamType::kOps) continue;
+    Result<std::vector<OpCall>> inner = parse_op_list(call.params.ops(p.name));
+    if (!inner.is_ok()) continue;
+    for (const OpCall& c : inner.value())
+      if (jitters_colour(c)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 Result<OpCall> augment_op(const std::string& text) {
   Result<OpCall> call = parse_op_call(text);
   if (!call.is_ok() || call.value().op->role == OpRole::kPixel) return call;
@@ -403,6 +422,13 @@ std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
       o.amp, s.device.is_cpu(), bf16_not_native(machine_cpu_flags(), libtorch_cpu_capability()),
       s.threads, s.workers.is_tuned() ? 1 : s.workers.threads(), machine_cores());
   if (!s.normalization.warning.empty()) s.warnings.push_back(s.normalization.warning);
+  if (s.spec.channels == 1) {
+    for (const std::string& op : o.augment_ops)
+      if (jitters_colour(augment_op(op).value_or_throw()))
+        s.warnings.push_back("warning: --augment " + op +
+                             ": saturation and hue leave 1-channel images unchanged (as "
+                             "torchvision's ColorJitter does)");
+  }
   const std::vector<int64_t> stored =
       encoded ? std::vector<int64_t>{} : schema.fields()[schema.find("image")].shape;
   const auto shape_at = [&](int64_t side) {
