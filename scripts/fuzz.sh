@@ -13,6 +13,8 @@
 #          (timm_config_fuzz; seeds: timm_config_fuzz_seeds; dictionary fuzz/timm.dict)
 #   coco   COCO's instances JSON and its segmentations' masks
 #          (coco_json_fuzz; seeds: coco_json_fuzz_seeds; dictionary fuzz/coco.dict)
+#   listing  an image folder's saved listing (listing_fuzz; seeds: listing_fuzz_seeds; no
+#          dictionary)
 # Environment: STOKER_FUZZ_BUILD_DIR overrides build-fuzz/; STOKER_FUZZ_CORPUS overrides the
 # corpus directory (default build-fuzz/corpus for shard, build-fuzz/corpus-image for image,
 # kept between runs, seeded when empty). STOKER_FUZZ_ARGS adds libFuzzer options (e.g.
@@ -35,8 +37,10 @@ case $target in
     fuzzer=timm_config_fuzz seeds=timm_config_fuzz_seeds dict=fuzz/timm.dict suffix=-timm ;;
   coco)
     fuzzer=coco_json_fuzz seeds=coco_json_fuzz_seeds dict=fuzz/coco.dict suffix=-coco ;;
+  listing)
+    fuzzer=listing_fuzz seeds=listing_fuzz_seeds dict= suffix=-listing ;;
   *)
-    echo "fuzz.sh: unknown target '$target' (shard, image, ops, timm, coco)" >&2
+    echo "fuzz.sh: unknown target '$target' (shard, image, ops, timm, coco, listing)" >&2
     exit 2 ;;
 esac
 corpus=${STOKER_FUZZ_CORPUS:-$build_dir/corpus$suffix}
@@ -58,5 +62,5 @@ fi
 if [ -d /dev/shm ]; then export TMPDIR=/dev/shm; fi
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-"$build_dir/fuzz/$fuzzer" -max_total_time="$seconds" -dict="$dict" \
+"$build_dir/fuzz/$fuzzer" -max_total_time="$seconds" ${dict:+-dict="$dict"} \
   -artifact_prefix="$artifacts/" -print_final_stats=1 ${STOKER_FUZZ_ARGS:-} "$corpus"
