@@ -34,8 +34,9 @@ std::string class_list(const std::vector<std::string>& names) {
 void print_text(const DatasetSummary& s) {
   fmt::print("dataset   {}\n", s.dir);
   fmt::print("format    version {}\n", s.format_version);
-  fmt::print("records   {} in {} shard{} ({:.1f} MB)\n", s.records, s.shards,
-             s.shards == 1 ? "" : "s", s.bytes / 1e6);
+  // An image folder read in place has no byte counts: its size is left out, not 0.0 MB.
+  const std::string size = s.bytes > 0 ? fmt::format(" ({:.1f} MB)", s.bytes / 1e6) : "";
+  fmt::print("records   {} in {} shard{}{}\n", s.records, s.shards, s.shards == 1 ? "" : "s", size);
   fmt::print("schema    {}\n", s.schema_text);
   if (!s.max_lengths.empty()) {
     std::vector<std::string> rows;
@@ -52,10 +53,12 @@ void print_text(const DatasetSummary& s) {
                fmt::join(stats.mean, ","), fmt::join(stats.std, ","), stats.pixels);
   if (s.statistics_missing)
     fmt::print(
-        "pixels    no statistics (converted by an older stoker, or constant images: "
-        "training uses default mean/std)\n");
+        "pixels    no statistics (converted by an older stoker, read in place, or constant "
+        "images: training uses default mean/std)\n");
   if (s.has_labels && !s.labels_read) {
-    fmt::print("labels    not read: inspect downloads no shards of a remote dataset\n");
+    fmt::print(
+        "labels    not read: inspect fetches no shard of a remote dataset and opens no file of an "
+        "image folder\n");
   } else if (s.has_labels && !s.label_histogram_complete) {
     fmt::print("labels    more than {} distinct values, from {} to {} (no histogram)\n",
                kMaxClasses, s.label_min, s.label_max);
