@@ -155,8 +155,8 @@ TEST(CocoAnnotationsTest, AGeneratedSetsMasksArePycocotoolsAnnToMask) {
   const std::string make = std::string(STOKER_PYTHON) + " " + stoker::testing::kSourceDir +
                            "/bench/make_coco_set.py " + set + " --images 24 --seed 3 > /dev/null";
   ASSERT_EQ(std::system(make.c_str()), 0) << make;
-  const std::string masks = std::string(STOKER_PYTHON) + " " + (dir / "masks.py") + " " + set +
-                            " > /dev/null";
+  const std::string masks =
+      std::string(STOKER_PYTHON) + " " + (dir / "masks.py") + " " + set + " > /dev/null";
   ASSERT_EQ(std::system(masks.c_str()), 0) << masks;
   const CocoAnnotations coco = read_coco_annotations(set + "/annotations/instances.json").value();
   ASSERT_EQ(coco.images.size(), 24u);

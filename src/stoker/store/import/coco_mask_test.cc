@@ -100,7 +100,8 @@ TEST(CocoMaskTest, PolygonsGivePycocotoolsPixels) {
     ASSERT_EQ(pixels, expected[i]["pixels"].get<std::vector<int>>()) << cases[i].dump();
     nonempty += std::count(pixels.begin(), pixels.end(), 1) > 0;
     // The compact string pycocotools wrote reads back to the same pixels.
-    const RunLengthMask read = mask_from_string(expected[i]["string"].get<std::string>(), h, w).value();
+    const RunLengthMask read =
+        mask_from_string(expected[i]["string"].get<std::string>(), h, w).value();
     ASSERT_EQ(painted({read}), pixels) << cases[i].dump();
   }
   EXPECT_GT(nonempty, 200);  // the cases are not mostly empty masks
@@ -127,7 +128,8 @@ TEST(CocoMaskTest, PlainCountsGivePycocotoolsPixels) {
     const auto counts = cases[i]["counts"].get<std::vector<int64_t>>();
     const RunLengthMask mask = mask_from_counts(counts, h, w).value();
     EXPECT_EQ(painted({mask}), expected[i]["pixels"].get<std::vector<int>>()) << cases[i].dump();
-    const RunLengthMask read = mask_from_string(expected[i]["string"].get<std::string>(), h, w).value();
+    const RunLengthMask read =
+        mask_from_string(expected[i]["string"].get<std::string>(), h, w).value();
     EXPECT_EQ(painted({read}), painted({mask})) << cases[i].dump();
   }
 }
