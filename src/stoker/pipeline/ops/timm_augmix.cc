@@ -177,30 +177,16 @@ class TimmAugMix : public PixelOp {
 }  // namespace
 
 OpSpec timm_augmix() {
-  OpSpec op;
-  op.name = "timm_augmix";
-  op.role = OpRole::kPixel;
-  op.python_class = "TimmAugMix";
-  op.doc =
+  return timm_config_op<TimmAugMixConfig>(
+      "timm_augmix", "TimmAugMix",
       "timm's AugMix from its config string (create_transform's auto_augment='augmix-...', on "
-      "a PIL image, to the pixel)";
-  op.params = {ParamSpec::text("config", "augmix-m3-w3",
-                               "timm's string: augmix, then m, w, d, a, b0, mstd sections")};
-  for (ParamSpec& param : timm_op_params()) op.params.push_back(std::move(param));
-  op.make_pixel = [](const Params& params,
-                     const PixelContext& context) -> Result<std::shared_ptr<const PixelOp>> {
-    if (Status s = context.check_image("timm_augmix"); !s.is_ok()) return s;
-    Result<TimmAugMixConfig> config = parse_timm_augmix(params.text("config"));
-    if (!config.is_ok()) {
-      return invalid_argument(
-          fmt::format("field '{}': timm_augmix: {}", context.field, config.status().message()));
-    }
-    Result<TimmOpSettings> settings = timm_op_settings("timm_augmix", params, context);
-    if (!settings.is_ok()) return settings.status();
-    return std::shared_ptr<const PixelOp>(
-        std::make_shared<TimmAugMix>(config.value(), std::move(settings.value()), context.shape));
-  };
-  return op;
+      "a PIL image, to the pixel)",
+      "augmix-m3-w3", "timm's string: augmix, then m, w, d, a, b0, mstd sections",
+      parse_timm_augmix,
+      [](TimmAugMixConfig config, TimmOpSettings settings,
+         const std::vector<int64_t>& shape) -> std::shared_ptr<const PixelOp> {
+        return std::make_shared<TimmAugMix>(config, std::move(settings), shape);
+      });
 }
 
 }  // namespace stoker::ops

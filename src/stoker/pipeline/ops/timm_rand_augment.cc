@@ -354,30 +354,16 @@ class TimmRandAugment : public PixelOp {
 }  // namespace
 
 OpSpec timm_rand_augment() {
-  OpSpec op;
-  op.name = "timm_rand_augment";
-  op.role = OpRole::kPixel;
-  op.python_class = "TimmRandAugment";
-  op.doc =
+  return timm_config_op<TimmRandAugmentConfig>(
+      "timm_rand_augment", "TimmRandAugment",
       "timm's RandAugment from its config string (create_transform's auto_augment='rand-...', "
-      "on a PIL image, to the pixel)";
-  op.params = {ParamSpec::text("config", "rand-m9-mstd0.5-inc1",
-                               "timm's string: rand, then m, n, p, mstd, mmax, inc, t sections")};
-  for (ParamSpec& param : timm_op_params()) op.params.push_back(std::move(param));
-  op.make_pixel = [](const Params& params,
-                     const PixelContext& context) -> Result<std::shared_ptr<const PixelOp>> {
-    if (Status s = context.check_image("timm_rand_augment"); !s.is_ok()) return s;
-    Result<TimmRandAugmentConfig> config = parse_timm_rand_augment(params.text("config"));
-    if (!config.is_ok()) {
-      return invalid_argument(fmt::format("field '{}': timm_rand_augment: {}", context.field,
-                                          config.status().message()));
-    }
-    Result<TimmOpSettings> settings = timm_op_settings("timm_rand_augment", params, context);
-    if (!settings.is_ok()) return settings.status();
-    return std::shared_ptr<const PixelOp>(std::make_shared<TimmRandAugment>(
-        std::move(config.value()), std::move(settings.value()), context.shape));
-  };
-  return op;
+      "on a PIL image, to the pixel)",
+      "rand-m9-mstd0.5-inc1", "timm's string: rand, then m, n, p, mstd, mmax, inc, t sections",
+      parse_timm_rand_augment,
+      [](TimmRandAugmentConfig config, TimmOpSettings settings,
+         const std::vector<int64_t>& shape) -> std::shared_ptr<const PixelOp> {
+        return std::make_shared<TimmRandAugment>(std::move(config), std::move(settings), shape);
+      });
 }
 
 }  // namespace stoker::ops

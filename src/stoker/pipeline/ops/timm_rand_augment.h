@@ -40,6 +40,7 @@
 // is above 0, else m.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -124,6 +125,38 @@ std::vector<ParamSpec> timm_op_params();
 // The settings of operation `op`'s parameters for an image of `context`; fill checked.
 Result<TimmOpSettings> timm_op_settings(const std::string& op, const Params& params,
                                         const PixelContext& context);
+
+// The OpSpec of a pixel operation made from a timm config string (timm_rand_augment,
+// timm_augmix): the parameter `config` (its default and doc), then timm_op_params(); the factory
+// parses the string with `parse` and makes the operation with `make`, each error one line
+// naming the field and the operation.
+template <typename Config>
+OpSpec timm_config_op(std::string name, std::string python_class, std::string doc,
+                      std::string default_config, std::string config_doc,
+                      Result<Config> (*parse)(const std::string&),
+                      std::shared_ptr<const PixelOp> (*make)(Config, TimmOpSettings,
+                                                             const std::vector<int64_t>&)) {
+  OpSpec op;
+  op.name = name;
+  op.role = OpRole::kPixel;
+  op.python_class = std::move(python_class);
+  op.doc = std::move(doc);
+  op.params = {ParamSpec::text("config", std::move(default_config), std::move(config_doc))};
+  for (ParamSpec& param : timm_op_params()) op.params.push_back(std::move(param));
+  op.make_pixel = [name, parse, make](
+                      const Params& params,
+                      const PixelContext& context) -> Result<std::shared_ptr<const PixelOp>> {
+    if (Status s = context.check_image(name); !s.is_ok()) return s;
+    Result<Config> config = parse(params.text("config"));
+    if (!config.is_ok())
+      return invalid_argument("field '" + context.field + "': " + name + ": " +
+                              config.status().message());
+    Result<TimmOpSettings> settings = timm_op_settings(name, params, context);
+    if (!settings.is_ok()) return settings.status();
+    return make(std::move(config).value(), std::move(settings).value(), context.shape);
+  };
+  return op;
+}
 
 // A drawn step on the image in place: its magnitude clamped to [0, upper], its filter the
 // settings' or the drawn one.
