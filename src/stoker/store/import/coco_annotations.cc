@@ -213,9 +213,8 @@ Status paint_coco_object(const CocoObject& object, const CocoImage& image, uint8
   };
   if (object.has_counts) {
     Result<RunLengthMask> mask =
-        object.counts_text.empty() && !object.counts.empty()
-            ? mask_from_counts(object.counts, image.height, image.width)
-            : mask_from_string(object.counts_text, image.height, image.width);
+        object.counts.empty() ? mask_from_string(object.counts_text, image.height, image.width)
+                              : mask_from_counts(object.counts, image.height, image.width);
     if (!mask.is_ok()) return bad(mask.status());
     paint_mask(mask.value(), pixels);
     return Status::ok();
