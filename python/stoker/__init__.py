@@ -5,6 +5,7 @@ torch tensors without a copy (DLPack). The native part links no LibTorch, so it 
 whatever PyTorch the process has.
 """
 
+from stoker import _arrow_libraries  # noqa: F401  (before the extension, which links them)
 from stoker import transforms
 from stoker._stoker import Error, __version__, dataset_format_version
 from stoker.loader import Loader
