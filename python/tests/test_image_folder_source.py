@@ -1,28 +1,14 @@
 """An image folder read in place (stoker.ImageFolder): torchvision's classes and samples, the
 converted dataset's pixels for the same transforms and draws, the source contract every source
-keeps (order, exactly once across ranks, resume), a changed folder listed again, bad files named."""
+keeps (order, exactly once across ranks, resume: Parquet files too), a changed folder listed
+again, bad files named."""
 
-import numpy as np
 import pytest
 
 import stoker
 from batches import assert_same, epochs
+from image_sources import CLASSES, NO_IMAGE, crop_loader, make_folder, write_parquet
 from loader_datasets import encode, photo
-from stoker import transforms as S
-
-CLASSES = ("cat", "dog", "eel")
-NO_IMAGE = {"image": None}  # the loader's other fields, for what it says of its dataset
-
-
-def make_folder(root, count=23):
-    """`count` photos of several sizes over three classes (one in a sub-folder, one a PNG)."""
-    for i in range(count):
-        name = ("sub/" if i == 4 else "") + f"{i:02d}." + ("png" if i == 7 else "jpg")
-        path = root / CLASSES[i % 3] / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(encode(photo(i, 40 + i, 30 + 2 * i), "PNG" if i == 7 else "JPEG"))
-    (root / "cat" / "notes.txt").write_text("not an image")
-    return root
 
 
 @pytest.fixture
@@ -33,12 +19,6 @@ def folder(tmp_path):
 @pytest.fixture
 def cache(tmp_path):
     return str(tmp_path / "cache")
-
-
-def crop_loader(path, cache, **options):
-    transforms = S.Compose([S.RandomResizedCrop(24), S.RandomHorizontalFlip(), S.ToTensor()])
-    return stoker.Loader(path, batch_size=5, seed=3, transforms=transforms, cache_dir=cache,
-                         **options)
 
 
 def test_classes_and_samples_are_torchvisions(folder, cache):
@@ -61,12 +41,14 @@ def test_pixels_are_the_converted_datasets(folder, tmp_path, cache):
     assert_same(epochs(crop_loader(folder, cache, workers=0), 2), converted)
 
 
-@pytest.fixture(params=["converted", "imagefolder"])
-def source(request, folder, tmp_path):
+@pytest.fixture(params=["converted", "imagefolder", "parquet"])
+def source(request, folder, tmp_path, cache):
     """Every source, for the contract each keeps."""
     if request.param == "converted":
         stoker.convert("imagefolder", folder, tmp_path / "converted", keep_original=True)
         return tmp_path / "converted"
+    if request.param == "parquet":
+        return stoker.Parquet(write_parquet(folder, tmp_path / "train.parquet", cache))
     return stoker.ImageFolder(folder)
 
 
