@@ -15,6 +15,9 @@
 #          (coco_json_fuzz; seeds: coco_json_fuzz_seeds; dictionary fuzz/coco.dict)
 #   listing  an image folder's saved listing (listing_fuzz; seeds: listing_fuzz_seeds; no
 #          dictionary)
+#   parquet  Parquet files read in place (parquet_fuzz; seeds: parquet_fuzz_seeds; no
+#          dictionary): builds with -DSTOKER_WITH_PARQUET=ON, so STOKER_PYTHON (else python3)
+#          must have pyarrow
 # Environment: STOKER_FUZZ_BUILD_DIR overrides build-fuzz/; STOKER_FUZZ_CORPUS overrides the
 # corpus directory (default build-fuzz/corpus for shard, build-fuzz/corpus-image for image,
 # kept between runs, seeded when empty). STOKER_FUZZ_ARGS adds libFuzzer options (e.g.
@@ -39,8 +42,10 @@ case $target in
     fuzzer=coco_json_fuzz seeds=coco_json_fuzz_seeds dict=fuzz/coco.dict suffix=-coco ;;
   listing)
     fuzzer=listing_fuzz seeds=listing_fuzz_seeds dict= suffix=-listing ;;
+  parquet)
+    fuzzer=parquet_fuzz seeds=parquet_fuzz_seeds dict= suffix=-parquet ;;
   *)
-    echo "fuzz.sh: unknown target '$target' (shard, image, ops, timm, coco, listing)" >&2
+    echo "fuzz.sh: unknown target '$target' (shard, image, ops, timm, coco, listing, parquet)" >&2
     exit 2 ;;
 esac
 corpus=${STOKER_FUZZ_CORPUS:-$build_dir/corpus$suffix}
@@ -50,7 +55,8 @@ export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
 export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 CC=clang CXX=clang++ cmake -S . -B "$build_dir" -G Ninja -DSTOKER_BUILD_FUZZ=ON \
   -DSTOKER_SANITIZE=address,undefined -DSTOKER_WITH_TORCH=OFF -DSTOKER_BUILD_TESTS=OFF \
-  -DSTOKER_BUILD_BENCH=OFF >/dev/null
+  -DSTOKER_BUILD_BENCH=OFF -DSTOKER_WITH_PARQUET=$([ "$target" = parquet ] && echo ON || echo OFF) \
+  ${STOKER_PYTHON:+-DSTOKER_PYTHON="$STOKER_PYTHON"} >/dev/null
 cmake --build "$build_dir" -j2 --target "$fuzzer" "$seeds"
 
 mkdir -p "$corpus" "$artifacts"
