@@ -447,16 +447,27 @@ for _name, _cls in _NATIVE_CLASSES.items():
 
 def _v1_policy(name: str):
     """The augmentation policy `name` of torchvision.transforms (v1), whose pixels on PIL
-    images the native one equals; v2's computes some magnitudes (AugMix: its draws and
-    kernels) otherwise, so it runs in Python."""
+    images the native one equals; v2's computes some magnitudes otherwise, so it runs in
+    Python (AugMix's v2: native with its draws and kernels, _augmix_v2)."""
     native = _TRANSLATIONS[name]
 
     def translate(t):
         if ".v2" in type(t).__module__:
+            if name == "AugMix":
+                return _augmix_v2(native, t)
             raise _Unknown(f"torchvision v2 {name} is not v1's on PIL images, whose pixels "
                            "stoker's equal")
         return native(t)
     return translate
+
+
+def _augmix_v2(native, t):
+    """stoker's AugMix of torchvision v2's AugMix `t` (translated as v1's by `native`): v2's
+    draws and tensor kernels; a fill per input type runs in Python."""
+    if isinstance(t.fill, dict):
+        raise _Unknown(f"torchvision v2 AugMix with a fill per type ({t.fill!r}) runs in Python")
+    ours = native(t)
+    return type(ours)(**{**ours.params, "kernels": "v2"})
 
 
 for _name in ("TrivialAugmentWide", "RandAugment", "AutoAugment", "AugMix"):

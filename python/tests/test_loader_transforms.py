@@ -314,7 +314,7 @@ def test_other_dtypes_run_in_python(images, step, message):
 def test_every_step_stoker_cannot_run_is_named_at_once(images):
     path, _ = images
     pipeline = T2.Compose([T2.RandomResizedCrop(32, interpolation=T2.InterpolationMode.BICUBIC),
-                           T2.RandomHorizontalFlip(), T2.AugMix(), T2.PILToTensor(),
+                           T2.RandomHorizontalFlip(), T2.TrivialAugmentWide(), T2.PILToTensor(),
                            T2.ToDtype(torch.float32, scale=True), T2.Normalize(MEAN, STD),
                            T2.GaussianBlur(3), T2.RandomErasing(0.1)])
     schema = stoker.Loader(path, transforms={"image": None})._native.schema
@@ -323,7 +323,7 @@ def test_every_step_stoker_cannot_run_is_named_at_once(images):
     message = str(raised.value)
     assert "\n" not in message
     assert message.startswith("field 'image': 2 steps stoker.Loader cannot run: torchvision v2 "
-                              "AugMix is not v1's on PIL images")
+                              "TrivialAugmentWide is not v1's on PIL images")
     assert "; torchvision transform GaussianBlur is not supported" in message
     assert "; supported: Compose, ToTensor" in message
     # The loader runs them: the crop (bicubic, the flip fused) natively, the rest in Python.
@@ -412,7 +412,7 @@ def test_timms_train_transforms_run_natively_or_in_python(images):
 @pytest.mark.parametrize("policy", [T.TrivialAugmentWide(), T.RandAugment(num_ops=2, magnitude=9),
                                     T.AutoAugment(T.AutoAugmentPolicy.IMAGENET, fill=[9, 9, 9]),
                                     T.AugMix(severity=5, mixture_width=2, fill=[1, 2, 3])])
-def test_torchvisions_v1_policies_run_natively_and_v2s_in_python(images, policy):
+def test_torchvisions_v1_policies_run_natively_and_v2s_but_augmix_in_python(images, policy):
     path, _ = images
     recipe = T.Compose([T.RandomResizedCrop(24, interpolation=T.InterpolationMode.BICUBIC),
                         T.RandomHorizontalFlip(), policy, T.PILToTensor(),
@@ -431,7 +431,8 @@ def test_torchvisions_v1_policies_run_natively_and_v2s_in_python(images, policy)
     v2 = getattr(T2, type(policy).__name__)()
     loader = stoker.Loader(path, batch_size=3, transforms=T2.Compose([T2.RandomResizedCrop(24), v2]),
                            batch_format="dict")
-    assert [where for _, where in loader.plan["image"]] == ["native", "python"]
+    v2_where = "native" if type(policy).__name__ == "AugMix" else "python"
+    assert [where for _, where in loader.plan["image"]] == ["native", v2_where]
 
 
 def test_torchvisions_augmix_translates_with_its_parameters():
@@ -446,6 +447,17 @@ def test_torchvisions_augmix_translates_with_its_parameters():
         S._stoker_transform(T.AugMix(interpolation=T.InterpolationMode.BICUBIC))
     with pytest.raises(ValueError, match="augmix: mixture_width must be a whole number in"):
         S._stoker_transform(T.AugMix(mixture_width=0))
+    assert ours.kernels == "v1"
+    # v2's, with its own draws and kernels (ops/augmix_test.cc: its pixels for the same draws).
+    v2 = S._stoker_transform(T2.AugMix(severity=7, mixture_width=4, chain_depth=2, alpha=0.5,
+                                       all_ops=False, interpolation=T2.InterpolationMode.NEAREST,
+                                       fill=[10, 20, 30]))
+    assert (v2.severity, v2.mixture_width, v2.chain_depth, v2.alpha, v2.all_ops,
+            v2.interpolation, v2.fill, v2.kernels) == (7, 4, 2, 0.5, False, "nearest",
+                                                       [10, 20, 30], "v2")
+    assert S._stoker_transform(T2.AugMix(fill=4)).fill == [4]
+    with pytest.raises(ValueError, match=r"torchvision v2 AugMix with a fill per type"):
+        S._stoker_transform(T2.AugMix(fill={"others": 4}))
 
 
 def test_random_apply_around_image_operations_is_native(images):
