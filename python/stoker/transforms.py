@@ -480,18 +480,26 @@ def _timm_rand_augment(t):
     first = _timm_shared_op("RandAugment", t.ops)
     from timm.data import auto_augment as timm_aa
     names = [op.name for op in t.ops]
-    weighted = timm_aa._RAND_WEIGHTED_0
-    if t.choice_weights is not None:
+
+    def is_weighted(weighted: dict) -> bool:
         weights = [w / sum(weighted.values()) for w in weighted.values()]
-        if names != list(weighted) or any(not math.isclose(a, b, rel_tol=1e-12)
-                                          for a, b in zip(t.choice_weights, weights)):
-            raise _Unknown("timm RandAugment with weights other than tweights' runs in Python")
-        sections = ["tweights"]
+        return names == list(weighted) and all(math.isclose(a, b, rel_tol=1e-12)
+                                               for a, b in zip(t.choice_weights, weights))
+
+    if t.choice_weights is not None:
+        sections = [section for section, weighted in (("tweights", timm_aa._RAND_WEIGHTED_0),
+                                                      ("t3aw", timm_aa._RAND_WEIGHTED_3A))
+                    if is_weighted(weighted)]
+        if not sections:
+            raise _Unknown("timm RandAugment with weights other than tweights' or t3aw's runs "
+                           "in Python")
+    elif names == timm_aa._RAND_3A:
+        sections = ["t3a"]
     elif names in (timm_aa._RAND_TRANSFORMS, timm_aa._RAND_INCREASING_TRANSFORMS):
         sections = ["inc1" if names == timm_aa._RAND_INCREASING_TRANSFORMS else "inc0"]
     else:
         raise _Unknown(f"timm RandAugment of the operations {names} runs in Python (native: "
-                       "its standard, increasing and tweights lists)")
+                       "its standard, increasing, tweights, 3a and 3aw lists)")
     m, p, mstd, mmax = first.magnitude, first.prob, first.magnitude_std, first.magnitude_max
     if isinstance(m, bool) or not isinstance(m, int) or m < 0 or not 0 <= p or mstd < 0 or \
             mmax not in (None, 0) and (isinstance(mmax, bool) or not isinstance(mmax, int)
