@@ -321,9 +321,9 @@ Result<std::shared_ptr<const Transform>> center_crop_transform(const Schema& sch
         fmt::format("field '{}': the evaluation resize is bilinear or bicubic, not random", field));
   const int side = std::max(output.size, output.width);  // the crop's larger side
   if (resize == 0) resize = static_cast<int>(std::lround(side * 256.0 / 224.0));
-  if (resize < side || resize > kMaxImageSize)
-    return invalid_argument(fmt::format("field '{}': resize {} is outside [{}, {}] (the crop size)",
-                                        field, resize, side, kMaxImageSize));
+  if (resize < 1 || resize > kMaxImageSize)  // below the crop: zero-padded, as torchvision's
+    return invalid_argument(
+        fmt::format("field '{}': resize {} is outside [1, {}]", field, resize, kMaxImageSize));
   if (max_size != 0 && (max_size <= resize || max_size > kMaxImageSize))
     return invalid_argument(
         fmt::format("field '{}': max_size {} is outside [{}, {}] (above resize)", field, max_size,
