@@ -162,9 +162,12 @@ class RandomResizedCrop:
 class Resize:
     """The shorter side resized to ``size`` (PIL's antialiased bilinear or bicubic), or the
     longer to ``max_size`` where it would pass it (torchvision's rule); then CenterCrop, which
-    pads with zeros where the resized image is smaller."""
+    pads with zeros where the resized image is smaller. Alone (last), each image keeps its
+    resized size, uint8 [3, H, W], held as the loader's ``variable`` option says; H and W at
+    most ``capacity`` (None: max_size, else 4 x size), which sizes the loader's buffers."""
 
-    def __init__(self, size, interpolation="bilinear", max_size=None, dct_scaling=False):
+    def __init__(self, size, interpolation="bilinear", max_size=None, dct_scaling=False,
+                 capacity=None):
         if isinstance(size, Sequence) and len(size) == 1:
             size = size[0]
         largest = _param("center_crop", "resize")["max"]
@@ -179,6 +182,8 @@ class Resize:
                              f"{largest}, not {max_size!r}")
         self.max_size = max_size
         self.dct_scaling = bool(dct_scaling)
+        self.capacity = None if capacity is None else _cap("Resize", "resize", "capacity",
+                                                           capacity)
 
     def __repr__(self):
         return (f"Resize({self.size}, interpolation={self.interpolation!r}, "
@@ -746,6 +751,18 @@ def _encoded_image_spec(field: str, steps: list) -> dict:
         source = {"op": "random_resized_crop", **_size_call(crop.size), "scale": list(crop.scale),
                   "ratio": list(crop.ratio), "flip": flip,
                   "interpolation": crop.interpolation, "dct_scaling": crop.dct_scaling}
+    elif names == ["Resize"]:
+        resize = steps[0]
+        if resize.dct_scaling:
+            raise ValueError(f"field '{field}': Resize alone (images of their own size) has no "
+                             "dct_scaling")
+        return {"name": field, "ops": [{"op": "resize", "size": resize.size,
+                                        "max_size": resize.max_size or 0,
+                                        "capacity": resize.capacity or 0,
+                                        "interpolation": resize.interpolation}]}
+    elif names[:1] == ["Resize"] and names[1:2] != ["CenterCrop"]:
+        raise ValueError(f"field '{field}': Resize without CenterCrop makes samples of varying "
+                         f"size; no step may follow it, not {' + '.join(names[1:])}")
     elif names[:2] == ["Resize", "CenterCrop"]:
         source = {"op": "center_crop", **_size_call(steps[1].size), "resize": steps[0].size,
                   "max_size": steps[0].max_size or 0, "interpolation": steps[0].interpolation,
@@ -754,7 +771,8 @@ def _encoded_image_spec(field: str, steps: list) -> dict:
     else:
         raise ValueError(
             f"field '{field}' holds encoded images of varying size: its transforms must start "
-            f"with RandomResizedCrop or Resize + CenterCrop, then optionally "
+            f"with RandomResizedCrop or Resize + CenterCrop (or be Resize alone, images of "
+            f"their resized size, or DecodeImage), then optionally "
             f"{' or '.join(_PIXEL_NAMES)}, then ToTensor and/or Normalize, then optionally "
             f"{' or '.join(_FLOAT_NAMES)}; got {' + '.join(names) or 'nothing'}")
     pixels, rest = _native_steps(rest, "pixel")
@@ -856,10 +874,11 @@ def plan_fields(transforms, schema: List[dict], allow_python: bool = True) -> Fi
 
 
 def is_variable(spec: dict, schema: List[dict] = ()) -> bool:
-    """True if the field of `spec` varies in size per sample: RawBytes, DecodeImage, or a stored
+    """True if the field of `spec` varies in size per sample: RawBytes, DecodeImage, Resize
+    alone, or a stored
     variable-length field of `schema` (its shape names its first dimension: ["N", 4])."""
     if spec["ops"]:
-        return spec["ops"][0]["op"] in ("raw_bytes", "decode_image")
+        return spec["ops"][0]["op"] in ("raw_bytes", "decode_image", "resize")
     stored = next((f for f in schema if f["name"] == spec["name"]), None)
     return stored is not None and bool(stored["shape"]) and isinstance(stored["shape"][0], str)
 

@@ -300,6 +300,15 @@ TEST_F(ImageTransformsTest, BadOptionsAreRefusedNamingTheField) {
   EXPECT_FALSE(center_crop_transform(schema, "image", output(8, true), -1).is_ok());
   // A resize below the crop is torchvision's zero-padded CenterCrop (test_loader_transforms.py).
   EXPECT_TRUE(center_crop_transform(schema, "image", output(8, true), 7).is_ok());
+  // Resize alone: a variable transform of capacity [3, size, size]; its own bounds.
+  const auto resized = resize_transform(schema, "image", output(64, true), 20, 30);
+  ASSERT_TRUE(resized.is_ok());
+  EXPECT_NE(resized.value()->as_variable(), nullptr);
+  EXPECT_EQ(resized.value()->sample_shape(), (std::vector<int64_t>{3, 64, 64}));
+  EXPECT_EQ(resize_transform(schema, "image", output(64, true), 0).status().message(),
+            "field 'image': resize 0 is outside [1, 32768]");
+  EXPECT_EQ(resize_transform(schema, "image", output(64, true), 20, 20).status().message(),
+            "field 'image': max_size 20 is outside [21, 32768] (above resize)");
 }
 
 // A corrupt image is a per-sample error naming the field; the loader's policies apply: raise
