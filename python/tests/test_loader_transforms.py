@@ -482,6 +482,21 @@ def test_random_apply_around_image_operations_is_native(images):
     assert next(iter(loader))["image"].shape == (4, 3, 24, 24)
 
 
+def test_random_choice_of_crops_to_one_size_is_native(labelled):
+    """torchvision's RandomChoice of crops that make one size runs natively (the chosen crop's
+    pixels: ops/random_choice_test.cc); crops to two sizes are one line naming them."""
+    for module in (T, T2):
+        loader = stoker.Loader(labelled, batch_size=8, shuffle=False, batch_format="dict",
+                               transforms={"image": module.RandomChoice(
+                                   [module.RandomCrop(4), module.RandomCrop(4, padding=2)])})
+        assert [where for _, where in loader.plan["image"]] == ["native"]
+        assert next(iter(loader))["image"].shape == (8, 1, 4, 4)
+    with pytest.raises(ValueError, match="random_crop makes images 4 x 4, random_crop makes 3 x "
+                                         "3: a combinator's operations make one size"):
+        stoker.Loader(labelled, batch_format="dict", transforms={"image": T.RandomChoice(
+            [T.RandomCrop(4), T.RandomCrop(3)])})
+
+
 def test_random_crop_of_any_size_is_native_and_torchvisions_pixels(labelled):
     def loader(transform):
         return stoker.Loader(labelled, batch_size=8, shuffle=False, batch_format="dict",
