@@ -391,20 +391,18 @@ def _random_choice(t):
 def _random_crop(t):
     """stoker's RandomCrop of torchvision's `t`: v1's padding as given (1, 2 or 4 values), v2's
     as [left, right, top, bottom]. v2 pads once where v1 pads again for pad_if_needed, which
-    differs for reflect and symmetric padding on both: that one runs in Python."""
+    differs for reflect and symmetric padding on both (pad_once)."""
     padding = [0] if t.padding is None else \
         [t.padding] if isinstance(t.padding, int) else list(t.padding)
-    if ".v2" in type(t).__module__:
+    v2 = ".v2" in type(t).__module__
+    if v2:
         left, right, top, bottom = padding * 4 if len(padding) == 1 else padding
         padding = [left, top, right, bottom]
-        if t.pad_if_needed and any(padding) and t.padding_mode in ("reflect", "symmetric"):
-            raise _Unknown(f"torchvision v2 RandomCrop(padding={t.padding}, pad_if_needed=True, "
-                           f"padding_mode={t.padding_mode!r}) pads in one step, not v1's two")
     fill = t.fill
     if isinstance(fill, dict):
         raise _Unknown(f"torchvision RandomCrop with fill {fill!r} per type runs in Python")
     return _NATIVE_CLASSES["RandomCrop"](
-        size=list(t.size), padding=padding, pad_if_needed=bool(t.pad_if_needed),
+        size=list(t.size), padding=padding, pad_if_needed=bool(t.pad_if_needed), pad_once=v2,
         fill=[fill] if isinstance(fill, (int, float)) else list(fill),
         padding_mode=t.padding_mode)
 

@@ -521,9 +521,12 @@ def test_random_crop_of_any_size_is_native_and_torchvisions_pixels(labelled):
         for crop in (v1, T2.RandomCrop((7, 7), padding=(1, 0, 2, 3), fill=5, padding_mode=mode)):
             assert np.array_equal(next(iter(loader(crop)))["image"].numpy(), expected), (crop,
                                                                                         mode)
-    # v2 pads pad_if_needed's part in one step with the padding: reflect then runs in Python.
-    v2 = loader(T2.RandomCrop(9, padding=1, pad_if_needed=True, padding_mode="reflect"))
-    assert [where for _, where in v2.plan["image"]] == ["python"]
+    # v2 pads pad_if_needed's part in one step with the padding (pad_once, natively; its pixels
+    # against torchvision v2's: ops/random_crop_test.cc).
+    v2 = loader(T2.RandomCrop(7, padding=1, pad_if_needed=True, padding_mode="symmetric"))
+    assert [where for _, where in v2.plan["image"]] == ["native"]
+    assert v2.plan["image"][0][0].endswith("pad_once=True, fill=[0.0], padding_mode='symmetric')")
+    assert next(iter(v2))["image"].shape == (8, 1, 7, 7)
     with pytest.raises(ValueError, match="random_crop: the crop 7 x 7 is larger than the padded "
                                          "image 6 x 6"):
         loader(S.RandomCrop((7, 7), padding=1))
