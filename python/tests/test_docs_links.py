@@ -37,8 +37,9 @@ def test_every_relative_link_and_anchor_resolves(page):
 
 
 def test_anchors_follow_githubs_rules():
-    page = "# Top\n## `stoker doctor`\n## pipeline/ — the data path\n## Top\n" \
-           "## The fast mode's pixels\n## A [link](x.md) and <b>tags</b>\n```\n# not a heading\n```\n"
+    page = ("# Top\n## `stoker doctor`\n## pipeline/ — the data path\n## Top\n"
+            "## The fast mode's pixels\n## A [link](x.md) and <b>tags</b>\n"
+            "```\n# not a heading\n```\n")
     assert anchors(page) == {"top", "stoker-doctor", "pipeline--the-data-path", "top-1",
                              "the-fast-modes-pixels", "a-link-and-tags"}
 
