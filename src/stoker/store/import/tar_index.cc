@@ -88,6 +88,7 @@ std::string encode_tar_index(const TarIndex& index) {
   put_u64(body, index.identity.size);
   put_u64(body, static_cast<uint64_t>(index.identity.mtime_ns));
   put_text(body, index.listing.damage);
+  put_text(body, index.listing.cut_member);
   put_u64(body, index.listing.members.size());
   for (size_t i = 0; i < index.listing.members.size(); ++i) {
     const TarMember& member = index.listing.members[i];
@@ -108,7 +109,7 @@ Result<TarIndex> decode_tar_index(ByteSpan bytes, const std::string& path) {
   TarIndex index;
   uint64_t mtime = 0, n = 0;
   if (!in.text(index.path) || index.path != path || !in.u64(index.identity.size) ||
-      !in.u64(mtime) || !in.text(index.listing.damage) || !in.count(n, 40))
+      !in.u64(mtime) || !in.text(index.listing.damage) || !in.text(index.listing.cut_member) || !in.count(n, 40))
     return damaged;
   index.identity.mtime_ns = static_cast<int64_t>(mtime);
   index.listing.members.resize(n);

@@ -128,8 +128,11 @@ Result<TarListing> list_tar(uint64_t size, const TarReadAt& read) {
   uint64_t at = 0;
   while (true) {
     if (at >= size) {
+      // No end-of-archive blocks: tarfile reads this too, unless the last block is cut.
       if (at == 0) listing.damage = "not a tar: it is empty";
-      return listing;  // no end-of-archive blocks: tarfile reads this too
+      if (at > size || long_name || pax_path || pax_size)
+        listing.damage = fmt::format("cut short {}", where(at));
+      return listing;
     }
     STOKER_ASSIGN_OR_RETURN(bool whole, read_exactly(at, header, kBlock));
     if (!whole) {
@@ -161,6 +164,7 @@ Result<TarListing> list_tar(uint64_t size, const TarReadAt& read) {
     if (*member_size > size - std::min(size, data)) {
       listing.damage = fmt::format("member {}: cut short: its {} bytes run past the tar's end",
                                    name, *member_size);
+      listing.cut_member = name;
       return listing;
     }
     const uint64_t next = data + padded(*member_size);

@@ -61,6 +61,11 @@ TEST(TarMembers, DamageStopsTheListingAndNamesTheMember) {
   TarListing cut = list_tar_text(whole.substr(0, last + 1));
   EXPECT_EQ(cut.members.size(), 2u);
   EXPECT_EQ(cut.damage, "member m.jpg: cut short: its 2 bytes run past the tar's end");
+  EXPECT_EQ(cut.cut_member, "m.jpg");
+  // Cut in a member's padding: the last block is not whole.
+  cut = list_tar_text(whole.substr(0, last + 100));
+  EXPECT_EQ(cut.members.size(), 3u);
+  EXPECT_EQ(cut.damage, "cut short after member m.jpg at byte 3584");
   // A header cut short.
   cut = list_tar_text(whole.substr(0, last - 100));
   EXPECT_EQ(cut.damage, "a header cut short after member k.cls at byte 2560");

@@ -81,7 +81,14 @@ std::vector<WebDatasetSample> group_samples(const TarListing& listing) {
       sample.problem = fmt::format("member {}: {}, not a file", m.name, m.unsupported);
     sample.fields.emplace_back(name, i);
   }
-  if (!listing.damage.empty()) samples.push_back({"", {}, listing.damage});
+  if (listing.damage.empty()) return samples;
+  // A member cut short spoils the sample it belongs to; other damage is a record of its own.
+  const auto cut = split_key(listing.cut_member);
+  if (open && cut && cut->first == samples.back().key) {
+    samples.back().problem = listing.damage;
+  } else {
+    samples.push_back({"", {}, listing.damage});
+  }
   return samples;
 }
 

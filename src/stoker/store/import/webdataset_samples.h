@@ -6,8 +6,8 @@
 // form `__NAME__` (its metadata), directories. Stricter than webdataset, so that nothing is
 // dropped unseen, these are samples with a problem (a bad record, named by tar and member): a
 // member whose name has no key, a field twice in a sample, a key seen earlier in the tar (a
-// duplicate key), a member that is not a regular file, and the listing's damage (one sample of
-// its own, at the end). Functions; thread-safe.
+// duplicate key), a member that is not a regular file, and the listing's damage (the last
+// sample's problem where it cuts that sample's member short, else a sample of its own). Functions; thread-safe.
 
 #include <optional>
 #include <string>

@@ -82,5 +82,18 @@ TEST(WebDatasetSamples, BadMembersAreSamplesWithAProblem) {
   EXPECT_EQ(samples[6].problem, "damage here");
 }
 
+TEST(WebDatasetSamples, AMemberCutShortSpoilsItsSample) {
+  TarListing listing = listing_of({"a.jpg", "a.cls", "b.cls"}, "member b.jpg: cut short");
+  listing.cut_member = "b.jpg";
+  auto samples = group_samples(listing);
+  ASSERT_EQ(samples.size(), 2u);
+  EXPECT_EQ(samples[1].problem, "member b.jpg: cut short");
+  listing.cut_member = "c.jpg";  // the first member of the next sample: a record of its own
+  samples = group_samples(listing);
+  ASSERT_EQ(samples.size(), 3u);
+  EXPECT_EQ(samples[1].problem, "");
+  EXPECT_EQ(samples[2].problem, "member b.jpg: cut short");
+}
+
 }  // namespace
 }  // namespace stoker
