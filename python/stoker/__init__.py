@@ -8,11 +8,11 @@ whatever PyTorch the process has.
 from stoker import transforms
 from stoker._stoker import Error, __version__, dataset_format_version
 from stoker.loader import Loader
-from stoker.sources import ImageFolder
+from stoker.sources import ImageFolder, WebDataset
 from stoker.tools import convert, inspect, push, verify
 from stoker.bulk_write import IMAGE_SCHEMA, image_sample, write_dataset
 from stoker.dataset_writer import DatasetWriter
 
 __all__ = ["DatasetWriter", "Error", "IMAGE_SCHEMA", "ImageFolder", "Loader", "__version__",
            "convert", "dataset_format_version", "image_sample", "inspect", "push", "transforms",
-           "verify", "write_dataset"]
+           "verify", "WebDataset", "write_dataset"]
