@@ -20,7 +20,10 @@ std::string member(const std::string& name, const std::string& data, char type =
   std::snprintf(&header[124], 12, "%011o", static_cast<unsigned>(data.size()));
   std::snprintf(&header[136], 12, "%011o", 0);
   header[156] = type;
-  std::memcpy(&header[257], "ustar\0" "00", 8);
+  std::memcpy(&header[257],
+              "ustar\0"
+              "00",
+              8);
   std::memset(&header[148], ' ', 8);
   unsigned sum = 0;
   for (char c : header) sum += static_cast<unsigned char>(c);

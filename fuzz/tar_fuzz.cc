@@ -37,7 +37,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string path = "t.tar";
   const Result<TarIndex> index = decode_tar_index({data, size}, path);
   if (index.is_ok()) {
-    check(encode_tar_index(index.value()) == std::string(reinterpret_cast<const char*>(data), size));
+    check(encode_tar_index(index.value()) ==
+          std::string(reinterpret_cast<const char*>(data), size));
   } else {
     check(index.status().code() == StatusCode::kCorrupt);
     check(index.status().message() == path + ": its saved index is damaged");

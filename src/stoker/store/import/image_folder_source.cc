@@ -47,7 +47,8 @@ std::string ImageFolderSource::describe() const {
                      listing_.samples.size(), listing_.classes.size());
 }
 
-Result<ShardReader> ImageFolderSource::read_unit(int u, std::map<uint64_t, std::string>& bad) const {
+Result<ShardReader> ImageFolderSource::read_unit(int u,
+                                                 std::map<uint64_t, std::string>& bad) const {
   static const ImageRecordFields fields = ImageRecordFields::find(manifest().schema).value();
   std::vector<std::vector<uint8_t>> records;
   for (uint64_t i = unit_starts_[u]; i < unit_starts_[u + 1]; ++i) {
@@ -79,9 +80,9 @@ Result<ShardReader> ImageFolderSource::read_unit(int u, std::map<uint64_t, std::
 Status ImageFolderSource::record_error(int /*unit*/, uint64_t /*record*/, uint64_t global,
                                        const Status& status) const {
   const std::string bad = bad_reason(global);
-  return Status(status.code(), fmt::format("{}: {} (dataset record {})",
-                                           listing_.samples[global].path,
-                                           bad.empty() ? status.message() : bad, global));
+  return Status(status.code(),
+                fmt::format("{}: {} (dataset record {})", listing_.samples[global].path,
+                            bad.empty() ? status.message() : bad, global));
 }
 
 }  // namespace stoker

@@ -109,7 +109,8 @@ Result<TarIndex> decode_tar_index(ByteSpan bytes, const std::string& path) {
   TarIndex index;
   uint64_t mtime = 0, n = 0;
   if (!in.text(index.path) || index.path != path || !in.u64(index.identity.size) ||
-      !in.u64(mtime) || !in.text(index.listing.damage) || !in.text(index.listing.cut_member) || !in.count(n, 40))
+      !in.u64(mtime) || !in.text(index.listing.damage) || !in.text(index.listing.cut_member) ||
+      !in.count(n, 40))
     return damaged;
   index.identity.mtime_ns = static_cast<int64_t>(mtime);
   index.listing.members.resize(n);

@@ -97,13 +97,20 @@ bool apply_pax(const std::string& records, std::optional<std::string>& path,
 
 std::string unsupported_kind(char type, const std::string& link) {
   switch (type) {
-    case '1': return "a hard link to " + link;
-    case '2': return "a symbolic link to " + link;
-    case '3': return "a character device";
-    case '4': return "a block device";
-    case '6': return "a FIFO";
-    case 'S': return "a sparse file";
-    default: return fmt::format("a member of type '{}'", type);
+    case '1':
+      return "a hard link to " + link;
+    case '2':
+      return "a symbolic link to " + link;
+    case '3':
+      return "a character device";
+    case '4':
+      return "a block device";
+    case '6':
+      return "a FIFO";
+    case 'S':
+      return "a sparse file";
+    default:
+      return fmt::format("a member of type '{}'", type);
   }
 }
 
@@ -170,14 +177,14 @@ Result<TarListing> list_tar(uint64_t size, const TarReadAt& read) {
     const uint64_t next = data + padded(*member_size);
     if (type == 'L' || type == 'x' || type == 'g' || type == 'K') {
       if (*member_size > kMaxExtendedHeader) {
-        listing.damage = fmt::format("member {}: an extended header of {} bytes", name,
-                                     *member_size);
+        listing.damage =
+            fmt::format("member {}: an extended header of {} bytes", name, *member_size);
         return listing;
       }
       std::string text(*member_size, '\0');
-      STOKER_ASSIGN_OR_RETURN(bool read_whole, read_exactly(data, reinterpret_cast<uint8_t*>(
-                                                                      text.data()),
-                                                            text.size()));
+      STOKER_ASSIGN_OR_RETURN(
+          bool read_whole,
+          read_exactly(data, reinterpret_cast<uint8_t*>(text.data()), text.size()));
       if (!read_whole) {
         listing.damage = fmt::format("member {}: cut short", name);
         return listing;

@@ -35,7 +35,6 @@ struct TarListing {
   // "" for a whole tar; else why the listing stopped early, one line naming the member.
   std::string damage;
   std::string cut_member;  // the member whose data the damage cut short, if it is that
-
 };
 
 // Reads up to `n` bytes at `offset` into `out`, giving how many (fewer only at the end).

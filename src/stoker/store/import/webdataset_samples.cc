@@ -71,7 +71,8 @@ std::vector<WebDatasetSample> group_samples(const TarListing& listing) {
       samples.push_back({key, {}, ""});
       open = true;
       if (!keys.insert(key).second)
-        samples.back().problem = fmt::format("member {}: key {} again (a duplicate key)", m.name, key);
+        samples.back().problem =
+            fmt::format("member {}: key {} again (a duplicate key)", m.name, key);
     }
     WebDatasetSample& sample = samples.back();
     const std::string name = lower(field);

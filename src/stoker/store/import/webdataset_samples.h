@@ -7,7 +7,8 @@
 // dropped unseen, these are samples with a problem (a bad record, named by tar and member): a
 // member whose name has no key, a field twice in a sample, a key seen earlier in the tar (a
 // duplicate key), a member that is not a regular file, and the listing's damage (the last
-// sample's problem where it cuts that sample's member short, else a sample of its own). Functions; thread-safe.
+// sample's problem where it cuts that sample's member short, else a sample of its own). Functions;
+// thread-safe.
 
 #include <optional>
 #include <string>

@@ -16,9 +16,9 @@ namespace {
 
 TEST(WebDatasetSamples, KeysArePythonsRegularExpressions) {
   const std::vector<std::string> names = {
-      "a.jpg",  "dir/a.b.c", "a.b/c.jpg", "dir/.hidden", ".jpg",       "noext",  "x/y.z/w.tar.gz",
-      "a..b",   "a/",        "a.b/",      "/a.b",        "a\nb/c.d",   "a/b\n.c", "a.\n",
-      "./a.b",  "../x.y",    "k.JPG",     "a/b/c",       "a/b.c/d.e.f", "."};
+      "a.jpg", "dir/a.b.c", "a.b/c.jpg", "dir/.hidden", ".jpg",     "noext",       "x/y.z/w.tar.gz",
+      "a..b",  "a/",        "a.b/",      "/a.b",        "a\nb/c.d", "a/b\n.c",     "a.\n",
+      "./a.b", "x.\n/c.d",  "../x.y",    "k.JPG",       "a/b/c",    "a/b.c/d.e.f", "."};
   testing::TempDir dir;
   std::ofstream(dir / "names.json") << nlohmann::json(names).dump();
   std::ofstream(dir / "split.py") << R"(
@@ -29,11 +29,12 @@ def base_plus_ext(path):  # webdataset.tariterators.base_plus_ext
     return None if not match else [match.group(1), match.group(2)]
 json.dump([base_plus_ext(n) for n in names], open(sys.argv[1] + "/keys.json", "w"))
 )";
-  ASSERT_EQ(std::system((std::string(STOKER_PYTHON) + " " + (dir / "split.py") + " " + dir.path())
-                            .c_str()),
+  ASSERT_EQ(std::system(
+                (std::string(STOKER_PYTHON) + " " + (dir / "split.py") + " " + dir.path()).c_str()),
             0);
   std::ifstream in(dir / "keys.json");
-  const nlohmann::json keys = nlohmann::json::parse(std::string(std::istreambuf_iterator<char>(in), {}));
+  const nlohmann::json keys =
+      nlohmann::json::parse(std::string(std::istreambuf_iterator<char>(in), {}));
   for (size_t i = 0; i < names.size(); ++i) {
     const auto split = split_key(names[i]);
     if (keys[i].is_null()) {
@@ -54,8 +55,8 @@ TarListing listing_of(const std::vector<std::string>& names, const std::string& 
 }
 
 TEST(WebDatasetSamples, ConsecutiveMembersOfAKeyAreASample) {
-  const auto samples = group_samples(
-      listing_of({"__meta__", "s/0.jpg", "s/0.CLS", "s/0.seg.png", "s/1.jpg", "__x__/y.z", "s/1.cls"}));
+  const auto samples = group_samples(listing_of(
+      {"__meta__", "s/0.jpg", "s/0.CLS", "s/0.seg.png", "s/1.jpg", "__x__/y.z", "s/1.cls"}));
   ASSERT_EQ(samples.size(), 2u);
   EXPECT_EQ(samples[0].key, "s/0");
   EXPECT_EQ(samples[0].problem, "");

@@ -106,7 +106,8 @@ Result<ShardReader> WebDatasetSource::read_unit(int u, std::map<uint64_t, std::s
       values.original = {reinterpret_cast<const uint8_t*>(image.data()), image.size()};
       Result<image::ImageHeader> header =
           image::read_image_header(values.original, options_.max_pixels);
-      if (!header.is_ok()) return fmt::format("member {}: {}", member.name, header.status().message());
+      if (!header.is_ok())
+        return fmt::format("member {}: {}", member.name, header.status().message());
       values.stored = values.original;
       values.height = header.value().height;
       values.width = header.value().width;
@@ -129,8 +130,8 @@ Status WebDatasetSource::record_error(int unit, uint64_t record, uint64_t global
     return Status(status.code(),
                   fmt::format("{}: {} (dataset record {})", tars_[unit].path, bad, global));
   const std::optional<size_t> image = image_member(samples_[unit][record]);
-  const std::string member = image ? tars_[unit].listing.members[*image].name
-                                   : samples_[unit][record].key;
+  const std::string member =
+      image ? tars_[unit].listing.members[*image].name : samples_[unit][record].key;
   return Status(status.code(), fmt::format("{}: member {}: {} (dataset record {})",
                                            tars_[unit].path, member, status.message(), global));
 }

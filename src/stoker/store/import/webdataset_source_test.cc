@@ -38,10 +38,12 @@ TEST(WebDatasetSource, RecordsAreTheTarsSamplesInTheImageLayout) {
   testing::TempDir tmp;
   fs::create_directories(tmp / "tars");
   const std::string a = wds_test_jpeg(20, 10), b = wds_test_jpeg(8, 24), c = wds_test_jpeg(5, 6);
-  tar_fixtures::write_tar(tmp / "tars/d-01.tar", {{"x/0.jpg", a}, {"x/0.cls", " 3\n"},
-                                                   {"x/1.cls", "-2"}, {"x/1.jpeg", b}});
-  tar_fixtures::write_tar(tmp / "tars/d-02.tar", {{"y/2.png", "not read"}, {"y/2.jpg", c},
-                                                   {"y/2.cls", "+7"}, {"y/2.txt", "a caption"}});
+  tar_fixtures::write_tar(
+      tmp / "tars/d-01.tar",
+      {{"x/0.jpg", a}, {"x/0.cls", " 3\n"}, {"x/1.cls", "-2"}, {"x/1.jpeg", b}});
+  tar_fixtures::write_tar(
+      tmp / "tars/d-02.tar",
+      {{"y/2.png", "not read"}, {"y/2.jpg", c}, {"y/2.cls", "+7"}, {"y/2.txt", "a caption"}});
   for (const std::string spec : {tmp / "tars", tmp / "tars/d-{01..02}.tar",
                                  tmp / "tars/d-01.tar\n" + tmp / "tars/d-02.tar"}) {
     auto source = WebDatasetSource::open(spec, {}).value_or_throw();
@@ -80,18 +82,22 @@ TEST(WebDatasetSource, BadSamplesAreNamedByTarAndMember) {
   testing::TempDir tmp;
   const std::string tar = tmp / "t.tar";
   const std::string jpeg = wds_test_jpeg(4, 4);
-  tar_fixtures::write_tar(tar, {{"a.jpg", jpeg},        {"a.cls", "1"},     // good
-                                {"b.jpg", jpeg},                           // no label
-                                {"c.cls", "2"},                            // no image
-                                {"d.jpg", jpeg},        {"d.cls", "two"},   // a bad label
-                                {"e.jpg", "not a jpeg"}, {"e.cls", "0"},    // a bad image
-                                {"nokey", "x"},                            // no key
-                                {"a.png", jpeg}});                         // a duplicate key
+  tar_fixtures::write_tar(tar, {{"a.jpg", jpeg},
+                                {"a.cls", "1"},   // good
+                                {"b.jpg", jpeg},  // no label
+                                {"c.cls", "2"},   // no image
+                                {"d.jpg", jpeg},
+                                {"d.cls", "two"},  // a bad label
+                                {"e.jpg", "not a jpeg"},
+                                {"e.cls", "0"},     // a bad image
+                                {"nokey", "x"},     // no key
+                                {"a.png", jpeg}});  // a duplicate key
   EXPECT_EQ(wds_test_error(tar, 0), tar + ": member a.jpg: the transform's (dataset record 0)");
   EXPECT_EQ(wds_test_error(tar, 1), tar + ": sample b: no label (cls) (dataset record 1)");
   EXPECT_EQ(wds_test_error(tar, 2),
             tar + ": sample c: no image (jpg, jpeg, png or webp) (dataset record 2)");
-  EXPECT_EQ(wds_test_error(tar, 3), tar + ": member d.cls: not an integer label (dataset record 3)");
+  EXPECT_EQ(wds_test_error(tar, 3),
+            tar + ": member d.cls: not an integer label (dataset record 3)");
   EXPECT_NE(wds_test_error(tar, 4).find(tar + ": member e.jpg: "), std::string::npos);
   EXPECT_EQ(wds_test_error(tar, 5), tar + ": member nokey: its name has no key (dataset record 5)");
   EXPECT_EQ(wds_test_error(tar, 6),
@@ -120,7 +126,8 @@ TEST(WebDatasetSource, ATarChangedAfterItsIndexIsCaught) {
   tar_fixtures::write_tar(tar, {{"a.jpg", jpeg}, {"a.cls", "1"}, {"b.jpg", jpeg}, {"b.cls", "0"}});
   WebDatasetSourceOptions options;
   options.index_cache_dir = tmp / "cache";
-  auto dataset = Dataset::open(WebDatasetSource::open(tar, options).value_or_throw()).value_or_throw();
+  auto dataset =
+      Dataset::open(WebDatasetSource::open(tar, options).value_or_throw()).value_or_throw();
   // Rewritten (another size) after the open: every sample is bad.
   tar_fixtures::write_tar(tar, {{"a.jpg", jpeg + "x"}, {"a.cls", "1"}});
   const int64_t first = 0;
