@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 
 #include "stoker/store/image_record.h"
 #include "stoker/store/import/image_folder.h"
 #include "stoker/store/import/webdataset_tars.h"
+#include "stoker/util/ordered_map.h"
 #include "stoker/util/regular_file.h"
 
 namespace stoker {
@@ -44,19 +46,26 @@ Result<std::shared_ptr<WebDatasetSource>> WebDatasetSource::open(
   Manifest manifest;
   manifest.schema = image_record_schema();
   manifest.source = spec;
-  for (const std::string& tar : tars) {
-    STOKER_ASSIGN_OR_RETURN(TarIndex index, cached_tar_index(tar, options.index_cache_dir));
-    std::vector<WebDatasetSample> samples = group_samples(index.listing);
-    ShardInfo unit;
-    unit.file = tar;
-    unit.records = samples.size();
-    unit.bytes = index.identity.size;
-    source->starts_.push_back(manifest.records);
-    manifest.records += unit.records;
-    manifest.shards.push_back(std::move(unit));
-    source->tars_.push_back(std::move(index));
-    source->samples_.push_back(std::move(samples));
-  }
+  // Tars indexed on several threads (reads overlap), taken in order.
+  const int workers = std::max(1, std::min(options.index_threads, static_cast<int>(tars.size())));
+  STOKER_RETURN_IF_ERROR(ordered_map<Result<TarIndex>>(
+      tars.size(), workers, 2 * static_cast<size_t>(workers),
+      [&](size_t i, int /*worker*/) { return cached_tar_index(tars[i], options.index_cache_dir); },
+      [&](size_t i, Result<TarIndex>& indexed) -> Status {
+        STOKER_RETURN_IF_ERROR(indexed.status());
+        TarIndex index = std::move(indexed).value();
+        std::vector<WebDatasetSample> samples = group_samples(index.listing);
+        ShardInfo unit;
+        unit.file = tars[i];
+        unit.records = samples.size();
+        unit.bytes = index.identity.size;
+        source->starts_.push_back(manifest.records);
+        manifest.records += unit.records;
+        manifest.shards.push_back(std::move(unit));
+        source->tars_.push_back(std::move(index));
+        source->samples_.push_back(std::move(samples));
+        return Status::ok();
+      }));
   source->starts_.push_back(manifest.records);
   source->set_manifest(std::move(manifest));
   return source;

@@ -8,8 +8,8 @@
 // height and width from the image's header, original_size and original_checksum the image
 // member's. Other fields are not read. Classes have no names.
 //
-// Each tar's index (tar_index.h) is built when the source opens, from the cache folder's copy
-// where it is current; a unit then reads only its members, each checked against the index's
+// Each tar's index (tar_index.h) is built when the source opens (`index_threads` at once), from
+// the cache folder's copy where it is current; a unit then reads only its members, each checked against the index's
 // checksum. A bad record, named by record_error with its tar and member, is a sample the grouping
 // refuses, one missing its image or label or whose label is not an integer, an image stoker does
 // not decode, and every sample of a tar changed since its index was built; the loader's on_error
@@ -30,6 +30,7 @@ namespace stoker {
 
 struct WebDatasetSourceOptions {
   std::string index_cache_dir;  // where tar indexes are kept ("": built at every open)
+  int index_threads = 8;        // tars indexed at once when the source opens (>= 1)
   int64_t max_pixels = image::kDefaultMaxPixels;  // larger images are bad records
 };
 
