@@ -140,3 +140,11 @@ def test_a_missing_tar_is_one_line(tmp_path, cache):
 def test_inspect_and_verify_take_tars(tars, tmp_path, cache):
     assert stoker.inspect(tmp_path / "tars", cache_dir=cache)["records"] == 23
     assert stoker.verify(tmp_path / "tars", cache_dir=cache)["datasets"][0]["records"] == 23
+
+
+def test_a_tar_gone_after_the_open_is_one_line(tars, cache):
+    loader = stoker.Loader(stoker.WebDataset(tars), cache_dir=cache, transforms=NO_IMAGE,
+                           batch_format="dict", on_error="skip")
+    os.remove(tars[2])
+    with pytest.raises(FileNotFoundError, match=f"^{tars[2]}: no such file$"):
+        list(loader)
