@@ -15,6 +15,7 @@ namespace stoker {
 namespace {
 
 constexpr const char* kImageFields[] = {"jpg", "jpeg", "png", "webp"};
+constexpr uint64_t kMaxLabelBytes = 64;  // a longer `cls` member is no integer label
 
 std::optional<size_t> image_member(const WebDatasetSample& sample) {
   for (const char* field : kImageFields)
@@ -102,12 +103,13 @@ Result<ShardReader> WebDatasetSource::read_unit(int u, std::map<uint64_t, std::s
       if (member.size > kMaxImageFileBytes)
         return fmt::format("member {}: {} bytes, more than an image may have", member.name,
                            member.size);
+      const std::string& label_name = index.listing.members[*label_at].name;
+      if (index.listing.members[*label_at].size > kMaxLabelBytes)
+        return fmt::format("member {}: not an integer label", label_name);
       Result<std::string> label = read_member(tar.fd(), index, *label_at);
       if (!label.is_ok()) return label.status().message();
-      const std::optional<int64_t> value = parse_label(label.value().substr(0, 64));
-      if (!value || label.value().size() > 64)
-        return fmt::format("member {}: not an integer label",
-                           index.listing.members[*label_at].name);
+      const std::optional<int64_t> value = parse_label(label.value());
+      if (!value) return fmt::format("member {}: not an integer label", label_name);
       values.label = *value;
       Result<std::string> read = read_member(tar.fd(), index, *image_at);
       if (!read.is_ok()) return read.status().message();
