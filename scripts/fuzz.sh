@@ -15,6 +15,8 @@
 #          (coco_json_fuzz; seeds: coco_json_fuzz_seeds; dictionary fuzz/coco.dict)
 #   listing  an image folder's saved listing (listing_fuzz; seeds: listing_fuzz_seeds; no
 #          dictionary)
+#   tar    WebDataset tars' headers and samples, saved tar indexes, brace patterns
+#          (tar_fuzz; seeds: tar_fuzz_seeds; no dictionary)
 # Environment: STOKER_FUZZ_BUILD_DIR overrides build-fuzz/; STOKER_FUZZ_CORPUS overrides the
 # corpus directory (default build-fuzz/corpus for shard, build-fuzz/corpus-image for image,
 # kept between runs, seeded when empty). STOKER_FUZZ_ARGS adds libFuzzer options (e.g.
@@ -39,8 +41,10 @@ case $target in
     fuzzer=coco_json_fuzz seeds=coco_json_fuzz_seeds dict=fuzz/coco.dict suffix=-coco ;;
   listing)
     fuzzer=listing_fuzz seeds=listing_fuzz_seeds dict= suffix=-listing ;;
+  tar)
+    fuzzer=tar_fuzz seeds=tar_fuzz_seeds dict= suffix=-tar ;;
   *)
-    echo "fuzz.sh: unknown target '$target' (shard, image, ops, timm, coco, listing)" >&2
+    echo "fuzz.sh: unknown target '$target' (shard, image, ops, timm, coco, listing, tar)" >&2
     exit 2 ;;
 esac
 corpus=${STOKER_FUZZ_CORPUS:-$build_dir/corpus$suffix}

@@ -9,7 +9,7 @@ from stoker import transforms
 from stoker import _sample_values, _stoker
 from stoker._stoker import Error
 from stoker.loader import Loader
-from stoker.sources import ImageFolder
+from stoker.sources import ImageFolder, WebDataset
 from stoker.tools import convert, inspect, push, verify
 from stoker.bulk_write import image_sample, write_dataset
 from stoker.dataset_writer import DatasetWriter
@@ -26,4 +26,4 @@ them: the encoded image, its label, height, width, and the original file's size 
 
 __all__ = ["DatasetWriter", "Error", "IMAGE_SCHEMA", "ImageFolder", "Loader", "__version__",
            "convert", "dataset_format_version", "image_sample", "inspect", "push", "transforms",
-           "verify", "write_dataset"]
+           "verify", "WebDataset", "write_dataset"]

@@ -1,6 +1,8 @@
 """Data read in place, without ``stoker convert``: each class names a source kind the native
-loader opens (``remote::SourceKind``). ``stoker.Loader(stoker.ImageFolder(root))``; a plain
-path is a dataset, a folder of datasets, or else an image folder."""
+loader opens (``remote::SourceKind``). ``stoker.Loader(stoker.ImageFolder(root))``,
+``stoker.Loader(stoker.WebDataset("data-{000..009}.tar"))``; a plain path is a dataset, a folder
+of datasets, WebDataset tars (a ``.tar``, a folder of them, a brace pattern), or else an image
+folder."""
 
 import os
 
@@ -20,8 +22,31 @@ class ImageFolder:
         return f"stoker.ImageFolder({self.root!r})"
 
 
+class WebDataset:
+    """WebDataset tars read in place: ``urls`` a ``.tar`` file, a folder of them, a brace
+    pattern (``"data-{000000..000999}.tar"``, as ``braceexpand`` expands it) or a list of
+    these; local paths. Samples are grouped by key as the ``webdataset`` library groups them;
+    each sample's ``jpg``/``jpeg``/``png``/``webp`` member is the image, its ``cls`` member the
+    label. Each tar's index (member offsets and checksums) is built on first open and kept in
+    the cache folder, so later runs seek directly and a tar changed since is caught."""
+
+    source = "webdataset"
+
+    def __init__(self, urls):
+        names = [urls] if isinstance(urls, (str, bytes, os.PathLike)) else list(urls)
+        self.urls = [os.fsdecode(u) for u in names]
+        if not self.urls or any("\n" in u for u in self.urls):
+            raise ValueError(f"WebDataset: {urls!r} names no tar, or a name holds a newline")
+
+    def __repr__(self):
+        return f"stoker.WebDataset({self.urls!r})"
+
+
 def source_of(path) -> tuple:
-    """(path as str, source kind) for a path or a source object."""
+    """(path as str, source kind) for a path or a source object; a WebDataset's names one a
+    line (remote::SourceKind's kWebDataset)."""
     if isinstance(path, ImageFolder):
         return path.root, path.source
+    if isinstance(path, WebDataset):
+        return "\n".join(path.urls), path.source
     return os.fsdecode(path), "auto"

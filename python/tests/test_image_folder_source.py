@@ -8,10 +8,10 @@ import pytest
 import stoker
 from batches import assert_same, epochs
 from loader_datasets import encode, photo
+from source_contract import NO_IMAGE, check_source_contract
 from stoker import transforms as S
 
 CLASSES = ("cat", "dog", "eel")
-NO_IMAGE = {"image": None}  # the loader's other fields, for what it says of its dataset
 
 
 def make_folder(root, count=23):
@@ -70,30 +70,8 @@ def source(request, folder, tmp_path):
     return stoker.ImageFolder(folder)
 
 
-def checksums(loader):
-    return [c for b in loader for c in b["original_checksum"].tolist()]
-
-
 def test_source_contract_order_ranks_and_resume(source, cache):
-    def loader(**options):
-        return stoker.Loader(source, batch_size=4, seed=5, batch_format="dict", cache_dir=cache,
-                             transforms=NO_IMAGE, **options)
-    everything = checksums(loader(shuffle=False))
-    assert len(set(everything)) == len(everything) == 23
-    # Exactly once across ranks, but for the one sample that pads 23 to 3 x 8.
-    dealt = sum([checksums(loader(rank=r, world_size=3, last_batch="short")) for r in range(3)],
-                [])
-    assert len(dealt) == 24 and set(dealt) == set(everything)
-    # A shuffle window of units too.
-    assert sorted(checksums(loader(shuffle_window=2))) == sorted(everything)
-    # Resumed mid-epoch, it continues with the same batches.
-    whole = checksums(loader())
-    first = loader()
-    iterator = iter(first)
-    taken = [c for _ in range(2) for c in next(iterator)["original_checksum"].tolist()]
-    resumed = loader(workers=1)
-    resumed.load_state_dict(first.state_dict())
-    assert taken + checksums(resumed) == whole
+    check_source_contract(source, cache)
 
 
 def test_a_changed_folder_is_listed_again(folder, cache):

@@ -2,7 +2,8 @@
 // Where a command's data comes from, local or remote, the one way every command opens a
 // dataset (docs/REMOTE-DESIGN.md section 1): a local path exactly as before
 // (store/data_location.h, Dataset::open), a local image folder read in place
-// (store/import/image_folder_source.h), or an s3:// or http(s):// URL, read through the
+// (store/import/image_folder_source.h), local WebDataset tars read in place
+// (store/import/webdataset_source.h), or an s3:// or http(s):// URL, read through the
 // machine's shard cache (remote/shard_cache.h) by a RemoteShardSource whose downloads are the
 // object store's GETs. Credentials come from the environment (remote/aws_credentials.h); no
 // message holds them. Stateless functions; thread-safe.
@@ -22,13 +23,16 @@ namespace stoker::remote {
 inline constexpr int64_t kShardByShard = -1;
 
 // What kind of data a path names (Python's `source=`): kAuto finds out (a dataset directory, a
-// folder of them, else an image folder), the others say.
-enum class SourceKind { kAuto, kStoker, kImageFolder };
-// "auto", "stoker", "imagefolder"; kInvalidArgument naming the others.
+// folder of them, WebDataset tars (looks_like_webdataset), else an image folder), the others say.
+// kWebDataset's path is webdataset_tars.h's: a tar, a folder of tars, a brace pattern, or
+// several of these one a line.
+enum class SourceKind { kAuto, kStoker, kImageFolder, kWebDataset };
+// "auto", "stoker", "imagefolder", "webdataset"; kInvalidArgument naming the others.
 Result<SourceKind> parse_source_kind(const std::string& name);
 
-// locate_data for a local path, where a directory that is neither a dataset nor a folder of
-// them but holds a directory is an image folder, or with train/ and val/ (or test/) two; for a URL:
+// locate_data for a local path, where WebDataset tars (looks_like_webdataset) are one dataset,
+// and a directory that is neither a dataset nor a folder of them but holds a directory is an
+// image folder, or with train/ and val/ (or test/) two; for a URL:
 // URL/manifest.json, else the datasets train/, test/ and val/ under it, probed by HEAD (their
 // DataLocation entries are URLs; `path` is the redacted one). kNotFound naming the URL when it
 // holds neither; the probes' errors (a 403 naming the URL and where the keys came from).
@@ -39,7 +43,8 @@ Result<DataLocation> locate(const std::string& path_or_url);
 // first against the budget floor (check_cache_floor for `shuffle_window`: a loader's window,
 // kShuffleAll 0 for the whole dataset, or kShardByShard).
 // A local image folder (kImageFolder, or kAuto for a directory without a manifest.json holding
-// a directory) is read in place, its listing cached in the cache folder `access` names.
+// a directory) is read in place, its listing cached in the cache folder `access` names; so are
+// local WebDataset tars (kWebDataset, or kAuto as above), their indexes cached there.
 Result<std::shared_ptr<const Dataset>> open_dataset(const std::string& path_or_url,
                                                     const DataAccessOptions& access,
                                                     int64_t shuffle_window,

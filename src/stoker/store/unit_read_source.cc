@@ -1,0 +1,96 @@
+#include "stoker/store/unit_read_source.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace stoker {
+
+void UnitReadSource::set_manifest(Manifest manifest) {
+  manifest_ = std::move(manifest);
+  readers_.assign(manifest_.shards.size(), nullptr);
+  MutexLock lock(mutex_);
+  units_.resize(manifest_.shards.size());
+}
+
+Result<ShardPin> UnitReadSource::acquire(int u, const std::function<bool()>& /*cancelled*/) {
+  const auto start = std::chrono::steady_clock::now();
+  MutexLock lock(mutex_);
+  lock.wait(read_, [&]() STOKER_REQUIRES(mutex_) { return !units_[u].reading; });
+  if (!units_[u].reader) {
+    units_[u].reading = true;
+    lock.unlock();
+    std::map<uint64_t, std::string> bad;
+    Result<ShardReader> read = read_unit(u, bad);
+    lock.lock();
+    Unit& unit = units_[u];
+    unit.reading = false;
+    read_.notify_all();
+    if (!read.is_ok()) return read.status();
+    auto reader = std::make_unique<ShardReader>(std::move(read).value());
+    read_bytes_ += reader->file_bytes();
+    readers_[u] = reader.get();
+    unit.reader = std::move(reader);
+    bad_.merge(bad);
+  } else if (units_[u].pins == 0) {
+    idle_.erase(std::find(idle_.begin(), idle_.end(), u));
+  }
+  ++units_[u].pins;
+  wait_ns_ +=
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count();
+  // The hold keeps the source alive; letting it go releases the pin (it deletes nothing).
+  std::shared_ptr<void> hold(this, [self = shared_from_this(), u](void*) { self->release(u); });
+  return ShardPin(u, std::move(hold));
+}
+
+void UnitReadSource::release(int u) {
+  MutexLock lock(mutex_);
+  if (--units_[u].pins > 0) return;
+  idle_.push_back(u);
+  sweep();
+}
+
+bool UnitReadSource::wanted(int u) const {
+  return advised_ && schedule_.next_use(u, position_) <= position_ + lookahead_;
+}
+
+void UnitReadSource::sweep() {
+  auto kept = std::partition(idle_.begin(), idle_.end(),
+                             [&](int u) STOKER_REQUIRES(mutex_) { return wanted(u); });
+  for (auto it = kept; it != idle_.end(); ++it) {
+    readers_[*it] = nullptr;
+    units_[*it].reader.reset();
+  }
+  idle_.erase(kept, idle_.end());
+}
+
+void UnitReadSource::advise(const ShardSchedule& schedule, int64_t lookahead) {
+  MutexLock lock(mutex_);
+  schedule_ = schedule;
+  advised_ = true;
+  lookahead_ = lookahead;
+  position_ = 0;
+  sweep();
+}
+
+void UnitReadSource::advance(int64_t position) {
+  MutexLock lock(mutex_);
+  position_ = position;
+  sweep();
+}
+
+ShardSourceStats UnitReadSource::stats() const {
+  MutexLock lock(mutex_);
+  ShardSourceStats stats;
+  stats.fetched_bytes = read_bytes_;
+  stats.wait_ns = wait_ns_;
+  return stats;
+}
+
+std::string UnitReadSource::bad_reason(uint64_t global) const {
+  MutexLock lock(mutex_);
+  auto bad = bad_.find(global);
+  return bad != bad_.end() ? bad->second : std::string();
+}
+
+}  // namespace stoker

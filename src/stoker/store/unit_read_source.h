@@ -1,0 +1,69 @@
+#pragma once
+// UnitReadSource: the part every record source that reads files in place shares (an image
+// folder, WebDataset tars): a unit (a manifest shard) is read into memory when a pin of it is
+// asked for, on the asking thread (others asking for it wait), its records built by the derived
+// class's read_unit (ShardReader::in_memory). It is let go when its last pin is, unless the
+// loader's plan (advise, advance) uses it again within its lookahead. The reasons of a unit's
+// bad records are kept by global record index for record_error. Thread-safe.
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "stoker/store/shard_source.h"
+#include "stoker/util/thread_annotations.h"
+
+namespace stoker {
+
+class UnitReadSource : public ShardSource, public std::enable_shared_from_this<UnitReadSource> {
+ public:
+  const Manifest& manifest() const override { return manifest_; }
+  const std::vector<const ShardReader*>& readers() const override { return readers_; }
+  bool needs_pins() const override { return true; }
+  Result<ShardPin> acquire(int unit, const std::function<bool()>& cancelled) override;
+  ShardSourceStats stats() const override;
+  void advise(const ShardSchedule& schedule, int64_t lookahead) override;
+  void advance(int64_t position) override;
+
+ protected:
+  UnitReadSource() = default;
+  // Sets the manifest (its shards are the units) once, before any pin is asked for.
+  void set_manifest(Manifest manifest);
+  // Unit u's records, with the reasons of its bad records by global index in `bad`; an error
+  // when the unit cannot be read at all (acquire's).
+  virtual Result<ShardReader> read_unit(int u, std::map<uint64_t, std::string>& bad) const = 0;
+  // The reason record `global` was found bad when read, or "" if it was not.
+  std::string bad_reason(uint64_t global) const;
+
+ private:
+  struct Unit {
+    int pins = 0;
+    bool reading = false;
+    std::unique_ptr<ShardReader> reader;
+  };
+  void release(int u);
+  // Whether unpinned unit u is kept: the plan uses it within the lookahead.
+  bool wanted(int u) const STOKER_REQUIRES(mutex_);
+  // Lets go of the unpinned units the plan no longer wants.
+  void sweep() STOKER_REQUIRES(mutex_);
+
+  Manifest manifest_;
+  std::vector<const ShardReader*> readers_;  // entry u set while unit u is read
+
+  mutable Mutex mutex_;
+  std::condition_variable read_;  // a unit's read ended
+  std::vector<Unit> units_ STOKER_GUARDED_BY(mutex_);
+  std::vector<int> idle_ STOKER_GUARDED_BY(mutex_);                // units read and not pinned
+  std::map<uint64_t, std::string> bad_ STOKER_GUARDED_BY(mutex_);  // global index -> reason
+  ShardSchedule schedule_ STOKER_GUARDED_BY(mutex_);
+  bool advised_ STOKER_GUARDED_BY(mutex_) = false;
+  int64_t lookahead_ STOKER_GUARDED_BY(mutex_) = 0;
+  int64_t position_ STOKER_GUARDED_BY(mutex_) = 0;
+  uint64_t read_bytes_ STOKER_GUARDED_BY(mutex_) = 0;
+  int64_t wait_ns_ STOKER_GUARDED_BY(mutex_) = 0;
+};
+
+}  // namespace stoker
