@@ -31,6 +31,8 @@ _OPTIONS = {
     "cifar10": {"shard_mb": 256},
     "imagefolder": {"shard_mb": 256, "keep_original": False, "max_side": 0, "skip_bad": False,
                     "workers": None, "record_order": "folder", "seed": 0, "progress": None},
+    "coco": {"annotations": None, "shard_mb": 256, "keep_original": False, "workers": None,
+             "progress": None},
 }
 
 
@@ -53,6 +55,13 @@ def convert(kind, src=None, out=None, **options):
       when it is a terminal). Bad files raise stoker.Error, whose ``bad_files`` lists
       (path, reason) pairs; with skip_bad they are in the result's ``bad_files`` and
       ``skipped_list``.
+    - ``"coco"``: COCO's images directory `src` and its instances file (option annotations)
+      into a detection dataset at `out`, one record per image in torchvision's CocoDetection
+      order: image, image_id, height, width, boxes float32 [N, 4] (XYXY, as torchvision's v2
+      COCO wrapper gives them), labels int64 [N] (category ids), area float32 [N], iscrowd
+      int64 [N] and masks (one grayscale PNG of the N masks stacked: ``stoker.decode_masks``
+      reads it). Options: annotations (required), keep_original, workers, shard_mb, progress.
+      A bad annotation or image raises stoker.Error, one line naming the file and annotation.
 
     `out` may be an s3://bucket/prefix: the conversion goes into a temporary directory, which is
     pushed there as push() does and removed (on failure too); "datasets" are then the URLs and
@@ -99,7 +108,25 @@ def convert(kind, src=None, out=None, **options):
                                              shard_bytes=shard_bytes)
         return {"datasets": [os.path.join(out, "train"), os.path.join(out, "test")],
                 "train": train, "test": test}
+    if kind == "coco":
+        return _import_coco(src, out, shard_bytes, **options)
     return _import_image_folder(src, out, shard_bytes, **options)
+
+
+def _import_coco(src, out, shard_bytes, *, annotations, keep_original, workers, progress):
+    if annotations is None:
+        raise ValueError("convert 'coco' needs annotations=, the instances JSON file")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)):
+        raise ValueError(f"workers must be a whole number, not {workers!r}")
+    line = ProgressLine(progress, f"importing {os.fsdecode(src)}")
+    try:
+        summary = _stoker.import_coco(native_path(src), native_path(annotations),
+                                      native_path(out), keep_original=bool(keep_original),
+                                      workers=workers, shard_bytes=shard_bytes, progress=line)
+    finally:
+        line.close()
+    summary["datasets"] = list(summary["datasets"])
+    return summary
 
 
 def _import_image_folder(src, out, shard_bytes, *, keep_original, max_side, skip_bad, workers,
