@@ -11,10 +11,8 @@
 #include "stoker/store/channel_statistics.h"
 #include "stoker/store/dataset_writer.h"
 #include "stoker/store/import/coco_annotations.h"
-#include "stoker/store/import/image_folder.h"
 #include "stoker/store/import/stored_image.h"
 #include "stoker/store/record_encoder.h"
-#include "stoker/util/atomic_file.h"
 #include "stoker/util/machine.h"
 #include "stoker/util/ordered_map.h"
 #include "stoker/util/utf8.h"
@@ -23,12 +21,22 @@ namespace stoker {
 namespace {
 
 // Results a worker may produce ahead of the writer, per worker.
-constexpr size_t kWindowPerWorker = 4;
+constexpr size_t kCocoWindowPerWorker = 4;
 
-enum CocoField { kImage, kImageId, kHeight, kWidth, kBoxes, kLabels, kArea, kIsCrowd, kMasks };
+enum CocoField {
+  kCocoImage,
+  kCocoImageId,
+  kCocoHeight,
+  kCocoWidth,
+  kCocoBoxes,
+  kCocoLabels,
+  kCocoArea,
+  kCocoIsCrowd,
+  kCocoMasks
+};
 
 // One image's record, made by a worker, or why it failed.
-struct Encoded {
+struct CocoEncoded {
   std::vector<uint8_t> record;
   ChannelStatistics pixels{3};
   Status status;
@@ -50,36 +58,27 @@ class CocoEncoder {
   CocoEncoder(const CocoImportOptions& options, const Schema& schema)
       : options_(options), schema_(schema) {}
 
-  Encoded encode(const CocoImage& image, image::DecodeBuffer& buffer) const {
-    Encoded out;
+  CocoEncoded encode(const CocoImage& image, image::DecodeBuffer& buffer) const {
+    CocoEncoded out;
     out.status = encode_into(image, buffer, out);
     return out;
   }
 
  private:
-  Status encode_into(const CocoImage& image, image::DecodeBuffer& buffer, Encoded& out) const {
+  Status encode_into(const CocoImage& image, image::DecodeBuffer& buffer, CocoEncoded& out) const {
     const std::string path = (std::filesystem::path(options_.images) / image.file_name).string();
     const auto bad = [&](const std::string& why) {
       return corrupt(fmt::format("{} (image {}): {}", printable(path), image.id, why));
     };
-    Result<std::string> file = read_file(path, kMaxImageFileBytes);
-    if (!file.is_ok()) return bad(image_file_read_error(file.status(), path));
-    const ByteSpan bytes{reinterpret_cast<const uint8_t*>(file.value().data()),
-                         file.value().size()};
-    Result<image::ImageHeader> header = image::read_image_header(bytes, options_.max_pixels);
-    if (!header.is_ok()) return bad(header.status().message());
-    if (header.value().width != image.width || header.value().height != image.height)
-      return bad(fmt::format("the image is {}x{}, but {} says {}x{}", header.value().width,
-                             header.value().height, printable(options_.annotations), image.width,
-                             image.height));
-    Result<std::vector<uint8_t>> transcoded =
-        transcode_for_storage(bytes, header.value(), options_.keep_original, options_.max_pixels);
-    if (!transcoded.is_ok()) return bad(transcoded.status().message());
-    const ByteSpan stored = transcoded.value().empty()
-                                ? bytes
-                                : ByteSpan{transcoded.value().data(), transcoded.value().size()};
-    if (Status s = add_stored_pixels(stored, options_.max_pixels, buffer, out.pixels); !s.is_ok())
-      return bad(s.message());
+    Result<ImageToStore> read =
+        read_image_to_store(path, fmt::format("{} (image {})", printable(path), image.id),
+                            options_.keep_original, options_.max_pixels, buffer, out.pixels);
+    if (!read.is_ok()) return read.status();
+    const image::ImageHeader& header = read.value().header;
+    if (header.width != image.width || header.height != image.height)
+      return bad(fmt::format("the image is {}x{}, but {} says {}x{}", header.width, header.height,
+                             printable(options_.annotations), image.width, image.height));
+    const ByteSpan stored = read.value().stored();
 
     const size_t n = image.objects.size();
     std::vector<float> boxes(4 * n), area(n);
@@ -111,17 +110,17 @@ class CocoEncoder {
 
     RecordEncoder encoder(schema_);
     const int64_t scalars[][2] = {
-        {kImageId, image.id}, {kHeight, image.height}, {kWidth, image.width}};
+        {kCocoImageId, image.id}, {kCocoHeight, image.height}, {kCocoWidth, image.width}};
     for (const auto& [field, value] : scalars)
       STOKER_RETURN_IF_ERROR(encoder.set_fixed(static_cast<int>(field), &value, sizeof value));
-    STOKER_RETURN_IF_ERROR(encoder.set_bytes(kImage, stored.data, stored.size));
-    STOKER_RETURN_IF_ERROR(encoder.set_rows(kBoxes, boxes.data(), n));
-    STOKER_RETURN_IF_ERROR(encoder.set_rows(kLabels, labels.data(), n));
-    STOKER_RETURN_IF_ERROR(encoder.set_rows(kArea, area.data(), n));
-    STOKER_RETURN_IF_ERROR(encoder.set_rows(kIsCrowd, crowd.data(), n));
-    STOKER_RETURN_IF_ERROR(encoder.set_bytes(kMasks, png.data(), png.size()));
+    STOKER_RETURN_IF_ERROR(encoder.set_bytes(kCocoImage, stored.data, stored.size));
+    STOKER_RETURN_IF_ERROR(encoder.set_rows(kCocoBoxes, boxes.data(), n));
+    STOKER_RETURN_IF_ERROR(encoder.set_rows(kCocoLabels, labels.data(), n));
+    STOKER_RETURN_IF_ERROR(encoder.set_rows(kCocoArea, area.data(), n));
+    STOKER_RETURN_IF_ERROR(encoder.set_rows(kCocoIsCrowd, crowd.data(), n));
+    STOKER_RETURN_IF_ERROR(encoder.set_bytes(kCocoMasks, png.data(), png.size()));
     out.record = encoder.encode();
-    out.bytes_in = bytes.size;
+    out.bytes_in = read.value().file.size();
     return Status::ok();
   }
 
@@ -161,13 +160,13 @@ Result<CocoImportSummary> import_coco(const CocoImportOptions& options) {
   CocoImportSummary summary;
   summary.categories = annotations.categories.size();
   const std::vector<CocoImage>& images = annotations.images;
-  STOKER_RETURN_IF_ERROR(ordered_map<Encoded>(
-      images.size(), workers, kWindowPerWorker * static_cast<size_t>(workers),
+  STOKER_RETURN_IF_ERROR(ordered_map<CocoEncoded>(
+      images.size(), workers, kCocoWindowPerWorker * static_cast<size_t>(workers),
       [&](size_t i, int worker) { return encoder.encode(images[i], buffers[worker]); },
-      [&](size_t i, Encoded& encoded) -> Status {
+      [&](size_t i, CocoEncoded& encoded) -> Status {
         STOKER_RETURN_IF_ERROR(encoded.status);
         STOKER_RETURN_IF_ERROR(writer->append(encoded.record.data(), encoded.record.size()));
-        STOKER_RETURN_IF_ERROR(writer->add_decoded_statistics(kImage, encoded.pixels));
+        STOKER_RETURN_IF_ERROR(writer->add_decoded_statistics(kCocoImage, encoded.pixels));
         ++summary.images;
         summary.objects += images[i].objects.size();
         summary.bytes_in += encoded.bytes_in;

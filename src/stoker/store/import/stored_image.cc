@@ -1,7 +1,11 @@
 #include "stoker/store/import/stored_image.h"
 
+#include <fmt/format.h>
+
 #include "stoker/image/jpeg_transcode.h"
 #include "stoker/image/png_transcode.h"
+#include "stoker/store/import/image_folder.h"
+#include "stoker/util/atomic_file.h"
 
 namespace stoker {
 
@@ -27,6 +31,28 @@ Status add_stored_pixels(ByteSpan stored, int64_t max_pixels, image::DecodeBuffe
   const image::RgbView& rgb = decoded.pixels;
   pixels.add_interleaved(rgb.data, rgb.width, rgb.height, rgb.stride);
   return Status::ok();
+}
+
+Result<ImageToStore> read_image_to_store(const std::string& path, const std::string& named,
+                                         bool keep_original, int64_t max_pixels,
+                                         image::DecodeBuffer& buffer, ChannelStatistics& pixels) {
+  const auto bad = [&](const std::string& why) {
+    return corrupt(fmt::format("{}: {}", named, why));
+  };
+  ImageToStore image;
+  Result<std::string> file = read_file(path, kMaxImageFileBytes);
+  if (!file.is_ok()) return bad(image_file_read_error(file.status(), path));
+  image.file = std::move(file).value();
+  Result<image::ImageHeader> header = image::read_image_header(image.file_bytes(), max_pixels);
+  if (!header.is_ok()) return bad(header.status().message());
+  image.header = header.value();
+  Result<std::vector<uint8_t>> transcoded =
+      transcode_for_storage(image.file_bytes(), image.header, keep_original, max_pixels);
+  if (!transcoded.is_ok()) return bad(transcoded.status().message());
+  image.transcoded = std::move(transcoded).value();
+  if (Status s = add_stored_pixels(image.stored(), max_pixels, buffer, pixels); !s.is_ok())
+    return bad(s.message());
+  return image;
 }
 
 }  // namespace stoker

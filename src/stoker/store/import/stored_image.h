@@ -6,6 +6,7 @@
 // thread-safe, each caller passing its own DecodeBuffer.
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "stoker/image/decode.h"
@@ -27,5 +28,26 @@ Result<std::vector<uint8_t>> transcode_for_storage(ByteSpan file, const image::I
 // `pixels`: this reads all of its data, so a truncated or corrupt image is an error here.
 Status add_stored_pixels(ByteSpan stored, int64_t max_pixels, image::DecodeBuffer& buffer,
                          ChannelStatistics& pixels);
+
+// An image file read and made ready to store: its bytes, header and what to store of it.
+struct ImageToStore {
+  std::string file;
+  image::ImageHeader header;
+  std::vector<uint8_t> transcoded;  // empty: the file is stored as it is
+
+  ByteSpan file_bytes() const {
+    return {reinterpret_cast<const uint8_t*>(file.data()), file.size()};
+  }
+  ByteSpan stored() const {
+    return transcoded.empty() ? file_bytes() : ByteSpan{transcoded.data(), transcoded.size()};
+  }
+};
+
+// Reads the image at `path` (at most kMaxImageFileBytes), transcodes it (transcode_for_storage)
+// and checks it whole (add_stored_pixels into `pixels`). Errors: one line, `named` (the file as
+// the caller names it) then why.
+Result<ImageToStore> read_image_to_store(const std::string& path, const std::string& named,
+                                         bool keep_original, int64_t max_pixels,
+                                         image::DecodeBuffer& buffer, ChannelStatistics& pixels);
 
 }  // namespace stoker
