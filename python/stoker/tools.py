@@ -33,6 +33,8 @@ _OPTIONS = {
                     "workers": None, "record_order": "folder", "seed": 0, "progress": None},
     "coco": {"annotations": None, "shard_mb": 256, "keep_original": False, "workers": None,
              "progress": None},
+    "voc": {"split": "train", "shard_mb": 256, "keep_original": False, "workers": None},
+    "masks": {"masks": None, "shard_mb": 256, "keep_original": False, "workers": None},
 }
 
 
@@ -62,6 +64,15 @@ def convert(kind, src=None, out=None, **options):
       int64 [N] and masks (one grayscale PNG of the N masks stacked: ``stoker.decode_masks``
       reads it). Options: annotations (required), keep_original, workers, shard_mb, progress.
       A bad annotation or image raises stoker.Error, one line naming the file and annotation.
+    - ``"voc"``: a Pascal VOC year's folder `src` (VOCdevkit/VOC2012) into a detection dataset
+      at `out`, one record per image of ImageSets/Main/SPLIT.txt (option split, default
+      "train") in its order, as torchvision's VOCDetection: image, height, width, boxes float32
+      [N, 4] (XYXY as written), labels int64 [N] (1 + the class's index among VOC's 20) and
+      difficult int64 [N]. Options: split, keep_original, workers, shard_mb.
+    - ``"masks"``: a folder of images `src` and a folder of PNG class masks (option masks),
+      paired by file stem, into a segmentation dataset at `out` in stem order: image, mask
+      (the PNG as it is: ``stoker.decode_masks(png, H, W)[0]`` gives its class indices),
+      height, width. Options: masks (required), keep_original, workers, shard_mb.
 
     `out` may be an s3://bucket/prefix: the conversion goes into a temporary directory, which is
     pushed there as push() does and removed (on failure too); "datasets" are then the URLs and
@@ -110,14 +121,37 @@ def convert(kind, src=None, out=None, **options):
                 "train": train, "test": test}
     if kind == "coco":
         return _import_coco(src, out, shard_bytes, **options)
+    if kind == "masks":
+        return _import_mask_folder(src, out, shard_bytes, **options)
+    if kind == "voc":
+        _check_workers(options["workers"])
+        summary = _stoker.import_voc(native_path(src), str(options["split"]), native_path(out),
+                                     keep_original=bool(options["keep_original"]),
+                                     workers=options["workers"], shard_bytes=shard_bytes)
+        return dict(summary, datasets=list(summary["datasets"]))
     return _import_image_folder(src, out, shard_bytes, **options)
+
+
+def _check_workers(workers):
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)):
+        raise ValueError(f"workers must be a whole number, not {workers!r}")
+
+
+def _import_mask_folder(src, out, shard_bytes, *, masks, keep_original, workers):
+    if masks is None:
+        raise ValueError("convert 'masks' needs masks=, the folder of PNG masks")
+    _check_workers(workers)
+    summary = _stoker.import_mask_folder(native_path(src), native_path(masks), native_path(out),
+                                         keep_original=bool(keep_original), workers=workers,
+                                         shard_bytes=shard_bytes)
+    summary["datasets"] = list(summary["datasets"])
+    return summary
 
 
 def _import_coco(src, out, shard_bytes, *, annotations, keep_original, workers, progress):
     if annotations is None:
         raise ValueError("convert 'coco' needs annotations=, the instances JSON file")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)):
-        raise ValueError(f"workers must be a whole number, not {workers!r}")
+    _check_workers(workers)
     line = ProgressLine(progress, f"importing {os.fsdecode(src)}")
     try:
         summary = _stoker.import_coco(native_path(src), native_path(annotations),

@@ -64,3 +64,62 @@ def coco_dataset(coco_set, tmp_path_factory):
 
 def annotations_of(coco_set):
     return os.fspath(coco_set / "annotations" / "instances.json")
+
+
+def class_map(annotations, height, width):
+    """An image's class map as torchvision's segmentation reference makes it from COCO (its
+    ConvertCocoPolysToMask): each object's mask painted with its category id, 255 where
+    objects overlap, 0 elsewhere; uint8 [H, W]."""
+    import numpy as np
+    from pycocotools import mask as coco_mask
+    if not annotations:
+        return np.zeros((height, width), np.uint8)
+    masks = []
+    for a in annotations:
+        segmentation = a["segmentation"]
+        if isinstance(segmentation, list):
+            rle = coco_mask.merge(coco_mask.frPyObjects(segmentation, height, width))
+        elif isinstance(segmentation["counts"], list):
+            rle = coco_mask.frPyObjects(segmentation, height, width)
+        else:
+            rle = segmentation
+        masks.append(coco_mask.decode(rle))
+    masks = np.stack(masks)
+    categories = np.array([a["category_id"] for a in annotations], np.uint8)
+    target = (masks * categories[:, None, None]).max(axis=0)
+    target[masks.sum(axis=0) > 1] = 255
+    return target
+
+
+def make_mask_folders(coco_set, out):
+    """out/images (the set's images) and out/masks (each image's class map, class_map, as a
+    PNG of the same stem: even images' gray "L", odd images' palette "P" as VOC's)."""
+    from PIL import Image
+    data = json.loads((coco_set / "annotations" / "instances.json").read_text())
+    (out / "masks").mkdir(parents=True)
+    images = out / "images"
+    images.mkdir()
+    for k, image in enumerate(sorted(data["images"], key=lambda i: i["id"])):
+        name = image["file_name"]
+        (images / name).write_bytes((coco_set / "images" / name).read_bytes())
+        objects = [a for a in data["annotations"] if a["image_id"] == image["id"]]
+        mask = Image.fromarray(class_map(objects, image["height"], image["width"]))
+        if k % 2:
+            mask = mask.convert("P")
+            mask.putpalette([v for i in range(256) for v in (i, 255 - i, (7 * i) % 256)])
+        mask.save(out / "masks" / (os.path.splitext(name)[0] + ".png"))
+    return out
+
+
+@pytest.fixture(scope="session")
+def mask_folders(coco_set, tmp_path_factory):
+    return make_mask_folders(coco_set, tmp_path_factory.mktemp("mask_folders"))
+
+
+@pytest.fixture(scope="session")
+def voc_set(coco_set, tmp_path_factory):
+    """bench/make_voc_set.py's VOC-shaped set made from coco_set: the VOC2012 folder."""
+    out = tmp_path_factory.mktemp("voc") / "set"
+    subprocess.run([sys.executable, ROOT / "bench" / "make_voc_set.py", coco_set, out],
+                   check=True, capture_output=True)
+    return out / "VOCdevkit" / "VOC2012"
