@@ -57,22 +57,10 @@ def convert(kind, src=None, out=None, **options):
       when it is a terminal). Bad files raise stoker.Error, whose ``bad_files`` lists
       (path, reason) pairs; with skip_bad they are in the result's ``bad_files`` and
       ``skipped_list``.
-    - ``"coco"``: COCO's images directory `src` and its instances file (option annotations)
-      into a detection dataset at `out`, one record per image in torchvision's CocoDetection
-      order: image, image_id, height, width, boxes float32 [N, 4] (XYXY, as torchvision's v2
-      COCO wrapper gives them), labels int64 [N] (category ids), area float32 [N], iscrowd
-      int64 [N] and masks (one grayscale PNG of the N masks stacked: ``stoker.decode_masks``
-      reads it). Options: annotations (required), keep_original, workers, shard_mb, progress.
-      A bad annotation or image raises stoker.Error, one line naming the file and annotation.
-    - ``"voc"``: a Pascal VOC year's folder `src` (VOCdevkit/VOC2012) into a detection dataset
-      at `out`, one record per image of ImageSets/Main/SPLIT.txt (option split, default
-      "train") in its order, as torchvision's VOCDetection: image, height, width, boxes float32
-      [N, 4] (XYXY as written), labels int64 [N] (1 + the class's index among VOC's 20) and
-      difficult int64 [N]. Options: split, keep_original, workers, shard_mb.
-    - ``"masks"``: a folder of images `src` and a folder of PNG class masks (option masks),
-      paired by file stem, into a segmentation dataset at `out` in stem order: image, mask
-      (the PNG as it is: ``stoker.decode_masks(png, H, W)[0]`` gives its class indices),
-      height, width. Options: masks (required), keep_original, workers, shard_mb.
+    - ``"coco"`` (`src` the images, option annotations: the instances JSON), ``"voc"`` (`src`
+      VOCdevkit/VOC2012, option split) and ``"masks"`` (`src` images, option masks: PNG class
+      masks paired by stem) write the datasets of FORMAT.md's "What the importers write"
+      (``stoker.decode_masks`` reads masks). Options: keep_original, workers, shard_mb.
 
     `out` may be an s3://bucket/prefix: the conversion goes into a temporary directory, which is
     pushed there as push() does and removed (on failure too); "datasets" are then the URLs and
@@ -80,9 +68,7 @@ def convert(kind, src=None, out=None, **options):
 
     shard_mb is the shard size in MiB (default 256). The outputs must not exist
     (FileExistsError); nothing is left behind on failure. Paths may be str, bytes or
-    os.PathLike; file names need not be UTF-8: the paths given back (and those of bad files)
-    are str as os.fsdecode gives them (os.fsencode gives the bytes back), and messages show a
-    byte that is not UTF-8 as \\xNN.
+    os.PathLike (names need not be UTF-8: paths given back are os.fsdecode's str).
     """
     if kind not in _OPTIONS:
         raise ValueError(f"unknown kind {kind!r}: one of {', '.join(_OPTIONS)}")
