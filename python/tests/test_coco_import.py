@@ -103,6 +103,10 @@ def first_object(data):
      r"images/0+1\.jpg \(image 1\): the image is \d+x\d+, but .*instances.json says"),
     (lambda d: d["images"][0].update(file_name="missing.jpg"),
      r"images/missing.jpg \(image 1\): "),
+    (lambda d: d["annotations"].extend(
+        {"id": 10 ** 6 + k, "image_id": 1, "category_id": 1, "bbox": [0, 0, 1, 1]}
+        for k in range((1 << 30) // (d["images"][0]["width"] * d["images"][0]["height"]) + 1)),
+     r"images/0+1\.jpg \(image 1\): \d+ objects' \d+x\d+ masks are over 1 GiB$"),
 ])
 def test_bad_annotations_are_one_line_and_write_nothing(coco_set, tmp_path, change, message):
     annotations = broken_copy(coco_set, tmp_path, change)

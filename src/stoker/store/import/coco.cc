@@ -22,6 +22,9 @@ namespace {
 
 // Results a worker may produce ahead of the writer, per worker.
 constexpr size_t kCocoWindowPerWorker = 4;
+// The most bytes an image's masks may take, N x H x W (COCO's largest is under 40 MB): it bounds
+// a worker's memory on a file with absurdly many objects.
+constexpr uint64_t kMaxCocoMaskBytes = uint64_t{1} << 30;
 
 enum CocoField {
   kCocoImage,
@@ -84,6 +87,9 @@ class CocoEncoder {
     std::vector<float> boxes(4 * n), area(n);
     std::vector<int64_t> labels(n), crowd(n);
     const size_t plane = static_cast<size_t>(image.height) * static_cast<size_t>(image.width);
+    if (n > 0 && plane > kMaxCocoMaskBytes / n)
+      return bad(fmt::format("{} objects' {}x{} masks are over {} GiB", n, image.width,
+                             image.height, kMaxCocoMaskBytes >> 30));
     std::vector<uint8_t> masks(n * plane, 0);
     for (size_t k = 0; k < n; ++k) {
       const CocoObject& object = image.objects[k];
