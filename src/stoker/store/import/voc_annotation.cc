@@ -89,6 +89,7 @@ void voc_on_end(void* data, const XML_Char*) {
     (width ? r.has_width : r.has_height) = true;
   } else if (r.at({"annotation", "object", "name"})) {
     VocObject& object = r.out.objects.back();
+    if (r.has_name.back()) return r.fail(fmt::format("{}: has two <name>s", r.where()));
     object.name = r.text;
     for (size_t i = 0; i < std::size(kVocClasses); ++i) {
       if (object.name == kVocClasses[i]) object.label = static_cast<int64_t>(i) + 1;
@@ -106,6 +107,8 @@ void voc_on_end(void* data, const XML_Char*) {
     static constexpr const char* kCorners[] = {"xmin", "ymin", "xmax", "ymax"};
     for (int i = 0; i < 4; ++i) {
       if (r.path[3] != kCorners[i]) continue;
+      if (r.box_seen.back() & (1 << i))
+        return r.fail(fmt::format("{}: has two <{}>s", r.where(), kCorners[i]));
       r.out.objects.back().box[i] = voc_number(r, r.text, kCorners[i]);
       r.box_seen.back() |= 1 << i;
     }

@@ -53,6 +53,11 @@ TEST(VocAnnotation, BadFilesAreOneLineNamingTheFileAndObject) {
       {voc_replaced("<difficult>1<", "<difficult>2<"),
        "a.xml: object 1: difficult 2 is not 0 or 1"},
       {voc_replaced("<width>50<", "<width>5x<"), "a.xml: width '5x' is not a number"},
+      // Found by voc_xml_fuzz: a second name of an unknown class kept the first one's label.
+      {voc_replaced("<name>tvmonitor</name>", "<name>tvmonitor</name><name>tv</name>"),
+       "a.xml: object 2: has two <name>s"},
+      {voc_replaced("<xmin>3</xmin>", "<xmin>3</xmin><xmin>4</xmin>"),
+       "a.xml: object 2: has two <xmin>s"},
       {voc_replaced("<width>50</width>", ""), "a.xml: no <size> with <width> and <height>"},
       {voc_replaced("</annotation>", ""), "a.xml: not XML: "},
       {"<root/>", "a.xml: the root element is <root>, not <annotation>"},
