@@ -13,6 +13,7 @@
 #          (timm_config_fuzz; seeds: timm_config_fuzz_seeds; dictionary fuzz/timm.dict)
 #   coco   COCO's instances JSON and its segmentations' masks
 #          (coco_json_fuzz; seeds: coco_json_fuzz_seeds; dictionary fuzz/coco.dict)
+#   voc    Pascal VOC's annotation XML (voc_xml_fuzz; seeds: voc_xml_fuzz_seeds; fuzz/voc.dict)
 #   listing  an image folder's saved listing (listing_fuzz; seeds: listing_fuzz_seeds; no
 #          dictionary)
 #   tar    WebDataset tars' headers and samples, saved tar indexes, brace patterns
@@ -39,12 +40,14 @@ case $target in
     fuzzer=timm_config_fuzz seeds=timm_config_fuzz_seeds dict=fuzz/timm.dict suffix=-timm ;;
   coco)
     fuzzer=coco_json_fuzz seeds=coco_json_fuzz_seeds dict=fuzz/coco.dict suffix=-coco ;;
+  voc)
+    fuzzer=voc_xml_fuzz seeds=voc_xml_fuzz_seeds dict=fuzz/voc.dict suffix=-voc ;;
   listing)
     fuzzer=listing_fuzz seeds=listing_fuzz_seeds dict= suffix=-listing ;;
   tar)
     fuzzer=tar_fuzz seeds=tar_fuzz_seeds dict= suffix=-tar ;;
   *)
-    echo "fuzz.sh: unknown target '$target' (shard, image, ops, timm, coco, listing, tar)" >&2
+    echo "fuzz.sh: unknown target '$target' (shard, image, ops, timm, coco, voc, listing, tar)" >&2
     exit 2 ;;
 esac
 corpus=${STOKER_FUZZ_CORPUS:-$build_dir/corpus$suffix}

@@ -9,6 +9,7 @@ from stoker import transforms
 from stoker import _sample_values, _stoker
 from stoker._stoker import Error
 from stoker.loader import Loader
+from stoker.masks import decode_masks
 from stoker.sources import ImageFolder, WebDataset
 from stoker.tools import convert, inspect, push, verify
 from stoker.bulk_write import image_sample, write_dataset
@@ -25,5 +26,5 @@ IMAGE_SCHEMA = _sample_values.IMAGE_SCHEMA
 them: the encoded image, its label, height, width, and the original file's size and checksum."""
 
 __all__ = ["DatasetWriter", "Error", "IMAGE_SCHEMA", "ImageFolder", "Loader", "__version__",
-           "convert", "dataset_format_version", "image_sample", "inspect", "push", "transforms",
-           "verify", "WebDataset", "write_dataset"]
+           "convert", "dataset_format_version", "decode_masks", "image_sample", "inspect", "push",
+           "transforms", "verify", "WebDataset", "write_dataset"]
