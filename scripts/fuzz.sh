@@ -13,11 +13,14 @@
 #          (timm_config_fuzz; seeds: timm_config_fuzz_seeds; dictionary fuzz/timm.dict)
 #   coco   COCO's instances JSON and its segmentations' masks
 #          (coco_json_fuzz; seeds: coco_json_fuzz_seeds; dictionary fuzz/coco.dict)
+#   voc    Pascal VOC's annotation XML (voc_xml_fuzz; seeds: voc_xml_fuzz_seeds; fuzz/voc.dict)
 #   listing  an image folder's saved listing (listing_fuzz; seeds: listing_fuzz_seeds; no
 #          dictionary)
 #   parquet  Parquet files read in place (parquet_fuzz; seeds: parquet_fuzz_seeds; no
 #          dictionary): builds with -DSTOKER_WITH_PARQUET=ON, so STOKER_PYTHON (else python3)
 #          must have pyarrow
+#   tar    WebDataset tars' headers and samples, saved tar indexes, brace patterns
+#          (tar_fuzz; seeds: tar_fuzz_seeds; no dictionary)
 # Environment: STOKER_FUZZ_BUILD_DIR overrides build-fuzz/; STOKER_FUZZ_CORPUS overrides the
 # corpus directory (default build-fuzz/corpus for shard, build-fuzz/corpus-image for image,
 # kept between runs, seeded when empty). STOKER_FUZZ_ARGS adds libFuzzer options (e.g.
@@ -40,12 +43,17 @@ case $target in
     fuzzer=timm_config_fuzz seeds=timm_config_fuzz_seeds dict=fuzz/timm.dict suffix=-timm ;;
   coco)
     fuzzer=coco_json_fuzz seeds=coco_json_fuzz_seeds dict=fuzz/coco.dict suffix=-coco ;;
+  voc)
+    fuzzer=voc_xml_fuzz seeds=voc_xml_fuzz_seeds dict=fuzz/voc.dict suffix=-voc ;;
   listing)
     fuzzer=listing_fuzz seeds=listing_fuzz_seeds dict= suffix=-listing ;;
+  tar)
+    fuzzer=tar_fuzz seeds=tar_fuzz_seeds dict= suffix=-tar ;;
   parquet)
     fuzzer=parquet_fuzz seeds=parquet_fuzz_seeds dict= suffix=-parquet ;;
   *)
-    echo "fuzz.sh: unknown target '$target' (shard, image, ops, timm, coco, listing, parquet)" >&2
+    echo "fuzz.sh: unknown target '$target' (shard, image, ops, timm, coco, voc, listing, tar," \
+      "parquet)" >&2
     exit 2 ;;
 esac
 corpus=${STOKER_FUZZ_CORPUS:-$build_dir/corpus$suffix}

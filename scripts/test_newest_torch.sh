@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The compatibility run of the README's table: the C++ build with its tests and the Python
+# The compatibility run of docs/INSTALL.md's table: the C++ build with its tests and the Python
 # suite (scripts/test.sh's `build` and `python` stages) against the newest torch and
 # torchvision on PyPI instead of the pinned ones. Its own environment, $STOKER_VENV_NEWEST
 # (default ~/.cache/stoker/venv-newest: another 3 GB download once, 5 GB on disk), from

@@ -1,13 +1,13 @@
-# The README's C++ example is tests/readme_example.cc, built as readme_example: the two texts
-# must be the same, and the program must handle a missing argument (exit 2, usage) and a bad
-# dataset (exit 1, one line naming it) as the README says.
+# The C++ example of docs/INSTALL.md ("Use from C++") is tests/readme_example.cc, built as
+# readme_example: the two texts must be the same, and the program must handle a missing argument
+# (exit 2, usage) and a bad dataset (exit 1, one line naming it) as the page says.
 # -DREADME=... -DEXAMPLE=... -DPROGRAM=... -DWORK_DIR=...
 file(READ ${README} readme)
 string(FIND "${readme}" "## Use from C++" section)
 string(SUBSTRING "${readme}" ${section} -1 readme)
 string(FIND "${readme}" "```cpp\n" start)
 if(start EQUAL -1)
-  message(FATAL_ERROR "README.md: no ```cpp block under 'Use from C++'")
+  message(FATAL_ERROR "${README}: no ```cpp block under 'Use from C++'")
 endif()
 math(EXPR start "${start} + 7")
 string(SUBSTRING "${readme}" ${start} -1 readme)
@@ -15,7 +15,7 @@ string(FIND "${readme}" "```" end)
 string(SUBSTRING "${readme}" 0 ${end} snippet)
 file(READ ${EXAMPLE} example)
 if(NOT snippet STREQUAL example)
-  message(FATAL_ERROR "README.md's C++ example differs from ${EXAMPLE}:\n${snippet}")
+  message(FATAL_ERROR "${README}'s C++ example differs from ${EXAMPLE}:\n${snippet}")
 endif()
 
 execute_process(COMMAND ${PROGRAM} RESULT_VARIABLE code ERROR_VARIABLE err)

@@ -57,10 +57,17 @@ PEERS = {
     "stoker": ("stoker", None, "stoker, exact (default)"),
     "stoker_fast": ("stoker", "stoker", "stoker, fast mode (dct_scaling)"),
     "timm": (None, "torchvision_pil", "timm's create_loader, CPU (no prefetcher)"),
+    "webdataset": ("webdataset", None, "webdataset + DataLoader, tars"),
+    "stoker_tar": ("stoker", "webdataset", "stoker, the same tars in place"),
+    "hf_parquet": ("hf_parquet", None, "HF datasets + DataLoader, Parquet"),
+    "stoker_parquet": ("stoker", "hf_parquet", "stoker, the same Parquet files in place"),
 }
+# The data-in-place peers (issue 50's table): the textbook work on tars and Parquet files, run
+# with --peers IN_PLACE,stoker (the converted format beside them) and --no-eval.
+IN_PLACE = ["webdataset", "stoker_tar", "hf_parquet", "stoker_parquet"]
 # The peers of each work (the default of --peers): the recipes' are those with recipe_batches.
 WORK_PEERS = {
-    "textbook": [p for p in PEERS if p != "timm"],
+    "textbook": [p for p in PEERS if p != "timm" and p not in IN_PLACE],
     "recipe": ["torchvision_pil", "torchvision_tensor", "pillow_simd", "timm", "dali", "stoker"],
 }
 WORK_PEERS["timm-ra"] = WORK_PEERS["recipe"]

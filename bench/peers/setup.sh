@@ -26,9 +26,13 @@ apt_of[ffcv]="pkg-config libopencv-dev libturbojpeg0-dev"
 pip_of[ffcv]="ffcv==1.0.2"
 apt_of[tfdata]=""
 pip_of[tfdata]="tensorflow-cpu==2.21.0"
+apt_of[webdataset]=""
+pip_of[webdataset]="webdataset==1.0.2"
+apt_of[hf_parquet]=""
+pip_of[hf_parquet]="datasets==5.2.0"
 apt_of[stoker]=""
 pip_of[stoker]="$root"
-names=("${@:-pillow_simd dali spdl ffcv tfdata stoker}")
+names=("${@:-pillow_simd dali spdl ffcv tfdata webdataset hf_parquet stoker}")
 names=(${names[*]})
 
 install_peer() {  # NAME: 0 when its environment is ready

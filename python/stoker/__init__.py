@@ -7,13 +7,25 @@ whatever PyTorch the process has.
 
 from stoker import _arrow_libraries  # noqa: F401  (before the extension, which links them)
 from stoker import transforms
-from stoker._stoker import Error, __version__, dataset_format_version
+from stoker import _sample_values, _stoker
+from stoker._stoker import Error
 from stoker.loader import Loader
-from stoker.sources import ImageFolder, Parquet
+from stoker.masks import decode_masks
+from stoker.sources import ImageFolder, Parquet, WebDataset
 from stoker.tools import convert, inspect, push, verify
-from stoker.bulk_write import IMAGE_SCHEMA, image_sample, write_dataset
+from stoker.bulk_write import image_sample, write_dataset
 from stoker.dataset_writer import DatasetWriter
 
+__version__ = _stoker.__version__
+"""stoker's version, as ``stoker --version`` prints it."""
+
+dataset_format_version = _stoker.dataset_format_version
+"""The newest dataset format version (docs/FORMAT.md) this stoker reads and writes."""
+
+IMAGE_SCHEMA = _sample_values.IMAGE_SCHEMA
+"""An image dataset's fields, (name, dtype, shape), as ``stoker convert imagefolder`` writes
+them: the encoded image, its label, height, width, and the original file's size and checksum."""
+
 __all__ = ["DatasetWriter", "Error", "IMAGE_SCHEMA", "ImageFolder", "Loader", "Parquet",
-           "__version__", "convert", "dataset_format_version", "image_sample", "inspect", "push",
-           "transforms", "verify", "write_dataset"]
+           "__version__", "convert", "dataset_format_version", "decode_masks", "image_sample",
+           "inspect", "push", "transforms", "verify", "WebDataset", "write_dataset"]

@@ -164,6 +164,7 @@ class DatasetWriter:
 
     @property
     def finished(self):
+        """True once finish() has put the dataset in place."""
         return self._native.finished
 
     @property

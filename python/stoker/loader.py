@@ -469,125 +469,22 @@ def _tensor_from_dlpack(torch):
 class Loader:
     """Batches of a stoker dataset, a drop-in for ``torch.utils.data.DataLoader``.
 
-    ``path`` is a dataset directory (``stoker convert``, ``stoker.write_dataset``), an image
-    folder in torchvision's layout read in place (``stoker.ImageFolder(root)``, or its path:
-    a directory without a manifest.json that holds folders), or a dataset's URL
-    in S3 (``s3://bucket/prefix``) or behind HTTP (``http(s)://host/path``): shards are then
-    downloaded into a cache folder (``cache_dir``, default $STOKER_CACHE, else
-    $XDG_CACHE_HOME/stoker/remote, else ~/.cache/stoker/remote) of ``cache_gb`` GB (default:
-    half the disk's free space plus what it holds), evicting by next use (``cache_policy``
-    "next-use", or "lru" to compare); S3 keys, region and endpoint come from the AWS
-    variables or profile files, as the AWS tools read them.
+    ``path``: a dataset directory, an image folder read in place (``stoker.ImageFolder``) or
+    a dataset's ``s3://`` or ``http(s)://`` URL (cached in ``cache_dir``, ``cache_gb``).
+    ``transforms``: {field: transform} or one transform for "image" (stoker.transforms, or
+    torchvision's and timm's, translated; what cannot be runs in Python worker processes).
+    Fields come as stored otherwise, as tensors viewing pooled buffers (no copy: ``.clone()``
+    what you keep). ``batch_format``: field names for tuples, "tuple" or "dict";
+    ``variable``: "list" or "padded" for fields of varying size.
 
-    Batches hold a tensor per field: stored fields as stored (uint8 images, int64 labels)
-    unless ``transforms`` says otherwise (stoker.transforms: a mapping {field: transform}, or
-    one transform for the field "image"; None in the mapping leaves a field out). Tensors view
-    the loader's pooled buffers without a copy; a buffer is reused once every tensor viewing
-    it is gone (keep ``.clone()`` of what you hold across many steps). A step stoker cannot run
-    natively (a torchvision class it does not translate, your own function) is not refused: it
-    and the steps after it run in Python on each sample the native steps made (a tensor),
-    seeded per sample, after the batch is built; ``loader.plan`` says which steps run where,
-    ``stats()["python_seconds"]`` what they cost.
-    They run in ``python_workers`` worker processes (started by a forkserver: a script defining
-    its steps needs the ``if __name__ == "__main__":`` guard), samples passed through shared
-    memory, a few batches ahead of the consumer; 0 runs them in the iterating thread; None (the
-    default) is 2 where there are two cores or more and every step can be pickled, else 0. The
-    batches are the same for any number. ``python_parallel="threads"`` runs them in that many
-    threads instead, each batch's samples at once (for steps that release the GIL: torch ops,
-    PIL, OpenCV), where every step takes a ``generator=`` keyword: a step that does is given a
-    torch.Generator seeded per sample (in every mode), its draws then need no global state. A
-    sample whose step raises, gives no tensor, kills its worker or runs longer than
-    ``python_timeout`` seconds (its worker is then replaced) is one stoker.Error naming the
-    field, the sample and the step, or is skipped with on_error="skip".
-    They get each sample as a tensor, or as a PIL
-    image where they convert one themselves (a recipe's ToTensor/PILToTensor/ToImage among
-    them: then they run as in the recipe) or with ``python_input="pil"``
-    (``python_input="tensor"`` always gives tensors). ``batch_transform`` is called on every
-    batch: torchvision's ``v2.MixUp``/``v2.CutMix`` (or a ``RandomChoice`` of them) and timm's
-    ``Mixup`` natively, by the workers after the native steps, from the batch's own stream
-    (soft targets over num_classes; ``loader.plan["batch_transform"]``); any other callable in
-    Python as the batch is yielded (a tuple as ``f(*batch)``, a dict as ``f(batch)``), seeded
-    per batch; either the same for any workers and after a resume.
-    ``batch_format`` says
-    how a batch holds them: a sequence of field names gives tuples of those fields in that
-    order (``("image", "label")``: ``for image, target in loader``, as with a DataLoader over
-    ImageFolder), and the fields it does not name are not read; "tuple" every field in the
-    dataset's order; "dict" a dict {field: tensor}; None (the default) is ("image", "label")
-    where those are exactly the batch's fields, else a dict that refuses to be iterated
-    (stoker.loader.FieldDict), so that unpacking a batch never yields field names. With
-    last_batch="pad" a tuple ends with the VALID mask ("valid") unless the names place it.
-    Fields of varying size (``stoker.transforms.RawBytes`` of a bytes field,
-    ``DecodeImage`` of encoded images at their own size) are held as ``variable`` says, one
-    form for all or a mapping {field: form}: "list" (the default) a list of per-sample
-    tensors (what torchvision's detection models take), "padded" one tensor
-    [batch, largest sample...] padded with zeros plus ``NAME_sizes``, int64 [batch, rank],
-    each sample's shape. Both view the pooled buffers without a copy, as every field does.
-    ``loader.dataset`` (its ``len()``, the manifest's ``classes``) and ``loader.sampler``
-    (``set_epoch``, ``len()``) answer what scripts ask of a DataLoader's.
+    ``loader.set_epoch(e)`` then ``for batch in loader``; batch b of an epoch depends on
+    (seed, epoch, rank, world_size, batch_size, last_batch, shuffle_window, ra_reps), never
+    on ``workers`` (None: a thread per core; "auto": tuned). ``rank``/``world_size`` default
+    to torch.distributed's. ``last_batch``: "short", "drop" or "pad" (a ``valid`` mask).
+    ``state_dict()``/``load_state_dict()`` resume mid-epoch. ``device="cuda"`` copies batches
+    ahead on a side stream. One thread at a time uses a Loader.
 
-    Order: batch b of epoch e on rank r depends only on (seed, epoch, rank, world_size,
-    batch_size, last_batch, shuffle_window, ra_reps), never on ``workers``. ``shuffle=False`` keeps
-    dataset order. ``shuffle_window``: "all" (the default) shuffles the whole dataset; a number
-    w of shards draws each batch from a window of about w shards at a time (the shards
-    permuted every epoch), so at most about w shards are read at once: locality for data
-    streamed from object storage, at the cost of less mixing within a batch. ``ra_reps=k``
-    (repeated augmentation, the references' RASampler and ``--ra-reps``): the order holds each
-    sample k times in a row, dealt to k different ranks where world_size >= k, each repeat with
-    its own augmentation; an epoch keeps the dataset's length, so it sees about N/k distinct
-    samples (RASampler's further cut to a multiple of 256 is left to ``last_batch``).
-    Every rank gets ``len(loader)`` batches. ``last_batch`` says what ends an epoch whose
-    samples do not fill a batch on every rank: "short" (the default; DataLoader's
-    ``drop_last=False``) pads the epoch's samples by wrapping around to a multiple of the world
-    size (as DistributedSampler), and the last batch may be short; "drop" (``drop_last=True``)
-    drops that tail, so every batch has ``batch_size`` samples; "pad" keeps every sample and
-    fills the last batch up to ``batch_size`` with samples from the epoch's start, and every
-    batch carries ``"valid"`` (a dict's key; a tuple's last element), a bool tensor that is
-    False for that padding (weigh the loss and metrics by it). "drop" and "pad" give every batch one shape, what
-    ``torch.compile`` needs to compile once; "pad" needs ``on_error="raise"``.
-
-    Epochs: ``loader.set_epoch(e)`` then ``for batch in loader`` (DistributedSampler's
-    convention: every later iteration is epoch e until set_epoch is called again; as with a
-    DataLoader, ``iter(loader)``'s epoch is the one set when its first batch is asked for);
-    without set_epoch, each completed iteration moves on to the next epoch. ``loader.epoch(e)``
-    iterates epoch e once. An iteration always starts its epoch at batch 0, except the first
-    one after ``load_state_dict``, which continues the saved epoch where it stopped (when
-    set_epoch names another epoch, that epoch starts at batch 0).
-
-    ``workers``: native threads building batches (None: one per core beyond this thread's;
-    0: built in the iterating thread; "auto": tuned while iterating, within about the first
-    100 batches, from one worker up to the machine's cores, with the prefetch depth; the
-    choice and why are in ``loader.tuning``). ``prefetch``: batches built ahead (None: as many as fit
-    in 16 MiB, 4 to 64). ``rank``/``world_size``: torch.distributed's when it is initialised,
-    else the RANK/WORLD_SIZE environment variables, else 0/1; with model parallelism, pass
-    ``mesh=``, the data-parallel dimension of the DeviceMesh (``mesh["dp"]``): the ranks of one
-    tensor-parallel group then get the same batches. ``verify``: record checksums
-    "always", "once" (first read) or "off". ``on_error``: "raise" (stoker.Error naming the
-    shard and record) or "skip" (drop and count bad samples). ``device``: "cpu", or "cuda"
-    (ValueError where CUDA is absent): the workers build batches in pinned memory and each is
-    copied to the GPU on a side stream, two batches ahead of the one you hold;
-    ``options["pinned_by_workers"]`` says False where this process has no shared CUDA runtime
-    library and each batch is pinned on the iterating thread instead.
-    ``normalize_on_device=True`` (device "cuda" only): ToTensor/Normalize run on the GPU after
-    the copy instead of in the workers, so images cross the bus as uint8 (4x fewer bytes than
-    float32) and the workers skip a pass; the same float32 scale, bias and rounding as the
-    workers (bit for bit on CPU tensors; the GPU test is python/tests/test_cuda.py).
-
-    Threads: the GIL is released while waiting for a batch, and Ctrl-C stops the wait
-    (KeyboardInterrupt). A Loader and its iterations are used from one thread at a time: an
-    iteration is taken by the thread that started it, and starting an iteration, state_dict,
-    load_state_dict or set_epoch from another thread while one is live raises RuntimeError
-    (also when two threads start iterations at the same moment: one of them gets it).
-    Batches (plain tensors) may go to any thread. Separate Loaders are independent.
-
-    Files changed while a Loader reads them: a shard truncated (or rewritten in place) under a
-    running Loader does not end the interpreter with SIGBUS: importing stoker installs a SIGBUS
-    handler (chained to the one before it, e.g. faulthandler's; put back on top by each Loader
-    and epoch if another replaced it since) that lets the read finish on zeros, and the batch
-    holding a record of that shard raises stoker.Error, in order, naming the shard and the record
-    ("...: the file changed size while it was being read"), under either on_error policy; so do
-    later batches of that shard. Treat a dataset being read as
-    read-only: write a new one beside it and rename. Bytes rewritten in place without a change
-    of size are found by the record checksums (verify).
+    Every argument in full: docs/PYTHON-LOADER.md, "stoker.Loader's arguments in full".
     """
 
     def __init__(self, path, batch_size=256, shuffle=True, seed=0, drop_last=False,
@@ -840,6 +737,7 @@ class Loader:
 
     @property
     def batch_size(self) -> int:
+        """Samples per batch (the last one of an epoch may have fewer: ``last_batch``)."""
         return self._native.options["batch_size"]
 
     @property

@@ -31,6 +31,10 @@ _OPTIONS = {
     "cifar10": {"shard_mb": 256},
     "imagefolder": {"shard_mb": 256, "keep_original": False, "max_side": 0, "skip_bad": False,
                     "workers": None, "record_order": "folder", "seed": 0, "progress": None},
+    "coco": {"annotations": None, "shard_mb": 256, "keep_original": False, "workers": None,
+             "progress": None},
+    "voc": {"split": "train", "shard_mb": 256, "keep_original": False, "workers": None},
+    "masks": {"masks": None, "shard_mb": 256, "keep_original": False, "workers": None},
 }
 
 
@@ -53,6 +57,10 @@ def convert(kind, src=None, out=None, **options):
       when it is a terminal). Bad files raise stoker.Error, whose ``bad_files`` lists
       (path, reason) pairs; with skip_bad they are in the result's ``bad_files`` and
       ``skipped_list``.
+    - ``"coco"`` (`src` the images, option annotations: the instances JSON), ``"voc"`` (`src`
+      VOCdevkit/VOC2012, option split) and ``"masks"`` (`src` images, option masks: PNG class
+      masks paired by stem) write the datasets of FORMAT.md's "What the importers write"
+      (``stoker.decode_masks`` reads masks). Options: keep_original, workers, shard_mb.
 
     `out` may be an s3://bucket/prefix: the conversion goes into a temporary directory, which is
     pushed there as push() does and removed (on failure too); "datasets" are then the URLs and
@@ -60,9 +68,7 @@ def convert(kind, src=None, out=None, **options):
 
     shard_mb is the shard size in MiB (default 256). The outputs must not exist
     (FileExistsError); nothing is left behind on failure. Paths may be str, bytes or
-    os.PathLike; file names need not be UTF-8: the paths given back (and those of bad files)
-    are str as os.fsdecode gives them (os.fsencode gives the bytes back), and messages show a
-    byte that is not UTF-8 as \\xNN.
+    os.PathLike (names need not be UTF-8: paths given back are os.fsdecode's str).
     """
     if kind not in _OPTIONS:
         raise ValueError(f"unknown kind {kind!r}: one of {', '.join(_OPTIONS)}")
@@ -99,7 +105,48 @@ def convert(kind, src=None, out=None, **options):
                                              shard_bytes=shard_bytes)
         return {"datasets": [os.path.join(out, "train"), os.path.join(out, "test")],
                 "train": train, "test": test}
+    if kind == "coco":
+        return _import_coco(src, out, shard_bytes, **options)
+    if kind == "masks":
+        return _import_mask_folder(src, out, shard_bytes, **options)
+    if kind == "voc":
+        _check_workers(options["workers"])
+        summary = _stoker.import_voc(native_path(src), str(options["split"]), native_path(out),
+                                     keep_original=bool(options["keep_original"]),
+                                     workers=options["workers"], shard_bytes=shard_bytes)
+        return dict(summary, datasets=list(summary["datasets"]))
     return _import_image_folder(src, out, shard_bytes, **options)
+
+
+def _check_workers(workers):
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)):
+        raise ValueError(f"workers must be a whole number, not {workers!r}")
+
+
+def _import_mask_folder(src, out, shard_bytes, *, masks, keep_original, workers):
+    if masks is None:
+        raise ValueError("convert 'masks' needs masks=, the folder of PNG masks")
+    _check_workers(workers)
+    summary = _stoker.import_mask_folder(native_path(src), native_path(masks), native_path(out),
+                                         keep_original=bool(keep_original), workers=workers,
+                                         shard_bytes=shard_bytes)
+    summary["datasets"] = list(summary["datasets"])
+    return summary
+
+
+def _import_coco(src, out, shard_bytes, *, annotations, keep_original, workers, progress):
+    if annotations is None:
+        raise ValueError("convert 'coco' needs annotations=, the instances JSON file")
+    _check_workers(workers)
+    line = ProgressLine(progress, f"importing {os.fsdecode(src)}")
+    try:
+        summary = _stoker.import_coco(native_path(src), native_path(annotations),
+                                      native_path(out), keep_original=bool(keep_original),
+                                      workers=workers, shard_bytes=shard_bytes, progress=line)
+    finally:
+        line.close()
+    summary["datasets"] = list(summary["datasets"])
+    return summary
 
 
 def _import_image_folder(src, out, shard_bytes, *, keep_original, max_side, skip_bad, workers,

@@ -162,9 +162,12 @@ class RandomResizedCrop:
 class Resize:
     """The shorter side resized to ``size`` (PIL's antialiased bilinear or bicubic), or the
     longer to ``max_size`` where it would pass it (torchvision's rule); then CenterCrop, which
-    pads with zeros where the resized image is smaller."""
+    pads with zeros where the resized image is smaller. Alone (last), each image keeps its
+    resized size, uint8 [3, H, W], held as the loader's ``variable`` option says; H and W at
+    most ``capacity`` (None: max_size, else 4 x size), which sizes the loader's buffers."""
 
-    def __init__(self, size, interpolation="bilinear", max_size=None, dct_scaling=False):
+    def __init__(self, size, interpolation="bilinear", max_size=None, dct_scaling=False,
+                 capacity=None):
         if isinstance(size, Sequence) and len(size) == 1:
             size = size[0]
         largest = _param("center_crop", "resize")["max"]
@@ -179,6 +182,8 @@ class Resize:
                              f"{largest}, not {max_size!r}")
         self.max_size = max_size
         self.dct_scaling = bool(dct_scaling)
+        self.capacity = None if capacity is None else _cap("Resize", "resize", "capacity",
+                                                           capacity)
 
     def __repr__(self):
         return (f"Resize({self.size}, interpolation={self.interpolation!r}, "
@@ -386,20 +391,18 @@ def _random_choice(t):
 def _random_crop(t):
     """stoker's RandomCrop of torchvision's `t`: v1's padding as given (1, 2 or 4 values), v2's
     as [left, right, top, bottom]. v2 pads once where v1 pads again for pad_if_needed, which
-    differs for reflect and symmetric padding on both: that one runs in Python."""
+    differs for reflect and symmetric padding on both (pad_once)."""
     padding = [0] if t.padding is None else \
         [t.padding] if isinstance(t.padding, int) else list(t.padding)
-    if ".v2" in type(t).__module__:
+    v2 = ".v2" in type(t).__module__
+    if v2:
         left, right, top, bottom = padding * 4 if len(padding) == 1 else padding
         padding = [left, top, right, bottom]
-        if t.pad_if_needed and any(padding) and t.padding_mode in ("reflect", "symmetric"):
-            raise _Unknown(f"torchvision v2 RandomCrop(padding={t.padding}, pad_if_needed=True, "
-                           f"padding_mode={t.padding_mode!r}) pads in one step, not v1's two")
     fill = t.fill
     if isinstance(fill, dict):
         raise _Unknown(f"torchvision RandomCrop with fill {fill!r} per type runs in Python")
     return _NATIVE_CLASSES["RandomCrop"](
-        size=list(t.size), padding=padding, pad_if_needed=bool(t.pad_if_needed),
+        size=list(t.size), padding=padding, pad_if_needed=bool(t.pad_if_needed), pad_once=v2,
         fill=[fill] if isinstance(fill, (int, float)) else list(fill),
         padding_mode=t.padding_mode)
 
@@ -447,16 +450,27 @@ for _name, _cls in _NATIVE_CLASSES.items():
 
 def _v1_policy(name: str):
     """The augmentation policy `name` of torchvision.transforms (v1), whose pixels on PIL
-    images the native one equals; v2's computes some magnitudes (AugMix: its draws and
-    kernels) otherwise, so it runs in Python."""
+    images the native one equals; v2's computes some magnitudes otherwise, so it runs in
+    Python (AugMix's v2: native with its draws and kernels, _augmix_v2)."""
     native = _TRANSLATIONS[name]
 
     def translate(t):
         if ".v2" in type(t).__module__:
+            if name == "AugMix":
+                return _augmix_v2(native, t)
             raise _Unknown(f"torchvision v2 {name} is not v1's on PIL images, whose pixels "
                            "stoker's equal")
         return native(t)
     return translate
+
+
+def _augmix_v2(native, t):
+    """stoker's AugMix of torchvision v2's AugMix `t` (translated as v1's by `native`): v2's
+    draws and tensor kernels; a fill per input type runs in Python."""
+    if isinstance(t.fill, dict):
+        raise _Unknown(f"torchvision v2 AugMix with a fill per type ({t.fill!r}) runs in Python")
+    ours = native(t)
+    return type(ours)(**{**ours.params, "kernels": "v2"})
 
 
 for _name in ("TrivialAugmentWide", "RandAugment", "AutoAugment", "AugMix"):
@@ -469,18 +483,26 @@ def _timm_rand_augment(t):
     first = _timm_shared_op("RandAugment", t.ops)
     from timm.data import auto_augment as timm_aa
     names = [op.name for op in t.ops]
-    weighted = timm_aa._RAND_WEIGHTED_0
-    if t.choice_weights is not None:
+
+    def is_weighted(weighted: dict) -> bool:
         weights = [w / sum(weighted.values()) for w in weighted.values()]
-        if names != list(weighted) or any(not math.isclose(a, b, rel_tol=1e-12)
-                                          for a, b in zip(t.choice_weights, weights)):
-            raise _Unknown("timm RandAugment with weights other than tweights' runs in Python")
-        sections = ["tweights"]
+        return names == list(weighted) and all(math.isclose(a, b, rel_tol=1e-12)
+                                               for a, b in zip(t.choice_weights, weights))
+
+    if t.choice_weights is not None:
+        sections = [section for section, weighted in (("tweights", timm_aa._RAND_WEIGHTED_0),
+                                                      ("t3aw", timm_aa._RAND_WEIGHTED_3A))
+                    if is_weighted(weighted)]
+        if not sections:
+            raise _Unknown("timm RandAugment with weights other than tweights' or t3aw's runs "
+                           "in Python")
+    elif names == timm_aa._RAND_3A:
+        sections = ["t3a"]
     elif names in (timm_aa._RAND_TRANSFORMS, timm_aa._RAND_INCREASING_TRANSFORMS):
         sections = ["inc1" if names == timm_aa._RAND_INCREASING_TRANSFORMS else "inc0"]
     else:
         raise _Unknown(f"timm RandAugment of the operations {names} runs in Python (native: "
-                       "its standard, increasing and tweights lists)")
+                       "its standard, increasing, tweights, 3a and 3aw lists)")
     m, p, mstd, mmax = first.magnitude, first.prob, first.magnitude_std, first.magnitude_max
     if isinstance(m, bool) or not isinstance(m, int) or m < 0 or not 0 <= p or mstd < 0 or \
             mmax not in (None, 0) and (isinstance(mmax, bool) or not isinstance(mmax, int)
@@ -727,6 +749,18 @@ def _encoded_image_spec(field: str, steps: list) -> dict:
         source = {"op": "random_resized_crop", **_size_call(crop.size), "scale": list(crop.scale),
                   "ratio": list(crop.ratio), "flip": flip,
                   "interpolation": crop.interpolation, "dct_scaling": crop.dct_scaling}
+    elif names == ["Resize"]:
+        resize = steps[0]
+        if resize.dct_scaling:
+            raise ValueError(f"field '{field}': Resize alone (images of their own size) has no "
+                             "dct_scaling")
+        return {"name": field, "ops": [{"op": "resize", "size": resize.size,
+                                        "max_size": resize.max_size or 0,
+                                        "capacity": resize.capacity or 0,
+                                        "interpolation": resize.interpolation}]}
+    elif names[:1] == ["Resize"] and names[1:2] != ["CenterCrop"]:
+        raise ValueError(f"field '{field}': Resize without CenterCrop makes samples of varying "
+                         f"size; no step may follow it, not {' + '.join(names[1:])}")
     elif names[:2] == ["Resize", "CenterCrop"]:
         source = {"op": "center_crop", **_size_call(steps[1].size), "resize": steps[0].size,
                   "max_size": steps[0].max_size or 0, "interpolation": steps[0].interpolation,
@@ -735,7 +769,8 @@ def _encoded_image_spec(field: str, steps: list) -> dict:
     else:
         raise ValueError(
             f"field '{field}' holds encoded images of varying size: its transforms must start "
-            f"with RandomResizedCrop or Resize + CenterCrop, then optionally "
+            f"with RandomResizedCrop or Resize + CenterCrop (or be Resize alone, images of "
+            f"their resized size, or DecodeImage), then optionally "
             f"{' or '.join(_PIXEL_NAMES)}, then ToTensor and/or Normalize, then optionally "
             f"{' or '.join(_FLOAT_NAMES)}; got {' + '.join(names) or 'nothing'}")
     pixels, rest = _native_steps(rest, "pixel")
@@ -837,10 +872,11 @@ def plan_fields(transforms, schema: List[dict], allow_python: bool = True) -> Fi
 
 
 def is_variable(spec: dict, schema: List[dict] = ()) -> bool:
-    """True if the field of `spec` varies in size per sample: RawBytes, DecodeImage, or a stored
+    """True if the field of `spec` varies in size per sample: RawBytes, DecodeImage, Resize
+    alone, or a stored
     variable-length field of `schema` (its shape names its first dimension: ["N", 4])."""
     if spec["ops"]:
-        return spec["ops"][0]["op"] in ("raw_bytes", "decode_image")
+        return spec["ops"][0]["op"] in ("raw_bytes", "decode_image", "resize")
     stored = next((f for f in schema if f["name"] == spec["name"]), None)
     return stored is not None and bool(stored["shape"]) and isinstance(stored["shape"][0], str)
 

@@ -140,17 +140,17 @@ def test_torchvision_image_folder_is_the_importers_dataset(tmp_path):
     assert manifest["schema"] == read_manifest(tmp_path / "imported")["schema"]
 
 
-def test_the_readme_example(tmp_path, monkeypatch):
-    """README.md's Python example, run as written in a scratch directory holding photos/."""
+def test_the_data_guides_example(tmp_path, monkeypatch):
+    """docs/DATA.md's Python example, run as written in a scratch directory holding photos/."""
     pytest.importorskip("torchvision")
-    code = re.search(r"## Python\n.*?```python\n(.*?)```", (ROOT / "README.md").read_text(),
-                     re.S).group(1)
+    code = re.search(r"## Writing datasets from Python\n.*?```python\n(.*?)```",
+                     (ROOT / "docs" / "DATA.md").read_text(), re.S).group(1)
     for i in range(3):
         path = tmp_path / "photos" / ("x", "y")[i % 2] / f"{i}.jpg"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(jpeg(i, width=700, height=300))
     monkeypatch.chdir(tmp_path)
-    exec(compile(code, "README.md", "exec"), {})
-    assert len(read_records("data/fake-train")) == 1000
+    exec(compile(code, "docs/DATA.md", "exec"), {})
+    assert len(read_records("data/fake")) == 1000
     assert len(read_records("data/points")) == 1000
     assert [r["width"] for r in read_records("data/photos")] == [512, 512, 512]

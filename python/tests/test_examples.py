@@ -47,3 +47,20 @@ def test_the_mesh_example_trains_fsdp_and_tensor_parallel(classes):
     losses = [line.rsplit(" ", 1)[1] for line in lines]
     assert losses[0] == losses[1] and losses[2] == losses[3], out
     assert "(dp 1, tp 1): epoch 0, 7 batches" in lines[3], out
+
+
+def step_losses(out):
+    """The losses of a detection or segmentation example's "step k: loss X" lines."""
+    return [float(x) for x in re.findall(r"^step \d+: loss ([\d.]+)$", out, re.MULTILINE)]
+
+
+@pytest.mark.parametrize("name", ["detection", "segmentation"])
+def test_detection_and_segmentation_examples_lower_their_loss(coco_dataset, name):
+    """Faster R-CNN and DeepLabV3 (MobileNetV3, no weights) on the converted COCO-shaped set,
+    8 steps of 2 images at 128 px, one torch thread (much faster on a busy machine)."""
+    out = succeeded(subprocess.run([sys.executable, EXAMPLES / f"{name}_train.py",
+                                    coco_dataset, "--steps", "8", "--threads", "1"],
+                                   capture_output=True, text=True, timeout=300))
+    losses = step_losses(out)
+    assert len(losses) == 8, out
+    assert sum(losses[-3:]) < sum(losses[:3]), out

@@ -555,7 +555,7 @@ def test_options_report_auto_values(labelled):
 def test_the_readme_loader_example(tmp_path, monkeypatch):
     """README.md's loader example, run as written over a dataset shaped like its FakeData."""
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme.split("\n## Python\n", 1)[1].split("\n## ", 1)[0]
+    section = readme.split("\n## `stoker.Loader` in a PyTorch loop\n", 1)[1].split("\n## ", 1)[0]
     code = next(block for block in re.findall(r"```python\n(.*?)```", section, re.S)
                 if "stoker.Loader(" in block)
     monkeypatch.chdir(tmp_path)

@@ -51,6 +51,14 @@ def full_square_crop(image):
      S.Compose([S.Resize(44, max_size=60, interpolation="bicubic"), S.CenterCrop((40, 42))]),
      T.Compose([T.Resize(44, max_size=60, interpolation=T.InterpolationMode.BICUBIC),
                 T.CenterCrop((40, 42)), T.PILToTensor()])),
+    # A Resize smaller than the crop: CenterCrop zero-pads on every side.
+    ("Resize smaller than the crop, uint8", T.Compose([T.Resize(20), T.CenterCrop((27, 33))]),
+     T.Compose([T.Resize(20), T.CenterCrop((27, 33)), T.PILToTensor()])),
+    ("Resize smaller than the crop, float",
+     T.Compose([T.Resize(17, interpolation=T.InterpolationMode.BICUBIC), T.CenterCrop(32),
+                T.ToTensor(), T.Normalize(MEAN, STD)]),
+     T.Compose([T.Resize(17, interpolation=T.InterpolationMode.BICUBIC), T.CenterCrop(32),
+                T.ToTensor(), T.Normalize(MEAN, STD)])),
     ("whole-image crop, flipped",
      S.Compose([S.RandomResizedCrop(24, scale=(1, 1), ratio=(1, 1)),
                 S.RandomHorizontalFlip(1.0), S.ToTensor()]),
@@ -200,7 +208,6 @@ def test_a_field_left_out(images):
 
 @pytest.mark.parametrize("transforms, message", [
     (None, "field 'image' holds encoded images of varying size"),
-    (S.Resize(40), "must start with RandomResizedCrop"),
     (S.CenterCrop(32), "must start with RandomResizedCrop"),
     (S.Compose([S.RandomHorizontalFlip(), S.RandomResizedCrop(32)]),
      "must start with RandomResizedCrop"),
@@ -314,7 +321,7 @@ def test_other_dtypes_run_in_python(images, step, message):
 def test_every_step_stoker_cannot_run_is_named_at_once(images):
     path, _ = images
     pipeline = T2.Compose([T2.RandomResizedCrop(32, interpolation=T2.InterpolationMode.BICUBIC),
-                           T2.RandomHorizontalFlip(), T2.AugMix(), T2.PILToTensor(),
+                           T2.RandomHorizontalFlip(), T2.TrivialAugmentWide(), T2.PILToTensor(),
                            T2.ToDtype(torch.float32, scale=True), T2.Normalize(MEAN, STD),
                            T2.GaussianBlur(3), T2.RandomErasing(0.1)])
     schema = stoker.Loader(path, transforms={"image": None})._native.schema
@@ -323,7 +330,7 @@ def test_every_step_stoker_cannot_run_is_named_at_once(images):
     message = str(raised.value)
     assert "\n" not in message
     assert message.startswith("field 'image': 2 steps stoker.Loader cannot run: torchvision v2 "
-                              "AugMix is not v1's on PIL images")
+                              "TrivialAugmentWide is not v1's on PIL images")
     assert "; torchvision transform GaussianBlur is not supported" in message
     assert "; supported: Compose, ToTensor" in message
     # The loader runs them: the crop (bicubic, the flip fused) natively, the rest in Python.
@@ -412,7 +419,7 @@ def test_timms_train_transforms_run_natively_or_in_python(images):
 @pytest.mark.parametrize("policy", [T.TrivialAugmentWide(), T.RandAugment(num_ops=2, magnitude=9),
                                     T.AutoAugment(T.AutoAugmentPolicy.IMAGENET, fill=[9, 9, 9]),
                                     T.AugMix(severity=5, mixture_width=2, fill=[1, 2, 3])])
-def test_torchvisions_v1_policies_run_natively_and_v2s_in_python(images, policy):
+def test_torchvisions_v1_policies_run_natively_and_v2s_but_augmix_in_python(images, policy):
     path, _ = images
     recipe = T.Compose([T.RandomResizedCrop(24, interpolation=T.InterpolationMode.BICUBIC),
                         T.RandomHorizontalFlip(), policy, T.PILToTensor(),
@@ -431,7 +438,8 @@ def test_torchvisions_v1_policies_run_natively_and_v2s_in_python(images, policy)
     v2 = getattr(T2, type(policy).__name__)()
     loader = stoker.Loader(path, batch_size=3, transforms=T2.Compose([T2.RandomResizedCrop(24), v2]),
                            batch_format="dict")
-    assert [where for _, where in loader.plan["image"]] == ["native", "python"]
+    v2_where = "native" if type(policy).__name__ == "AugMix" else "python"
+    assert [where for _, where in loader.plan["image"]] == ["native", v2_where]
 
 
 def test_torchvisions_augmix_translates_with_its_parameters():
@@ -446,6 +454,17 @@ def test_torchvisions_augmix_translates_with_its_parameters():
         S._stoker_transform(T.AugMix(interpolation=T.InterpolationMode.BICUBIC))
     with pytest.raises(ValueError, match="augmix: mixture_width must be a whole number in"):
         S._stoker_transform(T.AugMix(mixture_width=0))
+    assert ours.kernels == "v1"
+    # v2's, with its own draws and kernels (ops/augmix_test.cc: its pixels for the same draws).
+    v2 = S._stoker_transform(T2.AugMix(severity=7, mixture_width=4, chain_depth=2, alpha=0.5,
+                                       all_ops=False, interpolation=T2.InterpolationMode.NEAREST,
+                                       fill=[10, 20, 30]))
+    assert (v2.severity, v2.mixture_width, v2.chain_depth, v2.alpha, v2.all_ops,
+            v2.interpolation, v2.fill, v2.kernels) == (7, 4, 2, 0.5, False, "nearest",
+                                                       [10, 20, 30], "v2")
+    assert S._stoker_transform(T2.AugMix(fill=4)).fill == [4]
+    with pytest.raises(ValueError, match=r"torchvision v2 AugMix with a fill per type"):
+        S._stoker_transform(T2.AugMix(fill={"others": 4}))
 
 
 def test_random_apply_around_image_operations_is_native(images):
@@ -461,6 +480,21 @@ def test_random_apply_around_image_operations_is_native(images):
     # An operation without its own p runs in the native RandomApply.
     assert loader.plan["image"][2][0].startswith("random_apply(ops='[color_jitter:")
     assert next(iter(loader))["image"].shape == (4, 3, 24, 24)
+
+
+def test_random_choice_of_crops_to_one_size_is_native(labelled):
+    """torchvision's RandomChoice of crops that make one size runs natively (the chosen crop's
+    pixels: ops/random_choice_test.cc); crops to two sizes are one line naming them."""
+    for module in (T, T2):
+        loader = stoker.Loader(labelled, batch_size=8, shuffle=False, batch_format="dict",
+                               transforms={"image": module.RandomChoice(
+                                   [module.RandomCrop(4), module.RandomCrop(4, padding=2)])})
+        assert [where for _, where in loader.plan["image"]] == ["native"]
+        assert next(iter(loader))["image"].shape == (8, 1, 4, 4)
+    with pytest.raises(ValueError, match="random_crop makes images 4 x 4, random_crop makes 3 x "
+                                         "3: a combinator's operations make one size"):
+        stoker.Loader(labelled, batch_format="dict", transforms={"image": T.RandomChoice(
+            [T.RandomCrop(4), T.RandomCrop(3)])})
 
 
 def test_random_crop_of_any_size_is_native_and_torchvisions_pixels(labelled):
@@ -487,9 +521,12 @@ def test_random_crop_of_any_size_is_native_and_torchvisions_pixels(labelled):
         for crop in (v1, T2.RandomCrop((7, 7), padding=(1, 0, 2, 3), fill=5, padding_mode=mode)):
             assert np.array_equal(next(iter(loader(crop)))["image"].numpy(), expected), (crop,
                                                                                         mode)
-    # v2 pads pad_if_needed's part in one step with the padding: reflect then runs in Python.
-    v2 = loader(T2.RandomCrop(9, padding=1, pad_if_needed=True, padding_mode="reflect"))
-    assert [where for _, where in v2.plan["image"]] == ["python"]
+    # v2 pads pad_if_needed's part in one step with the padding (pad_once, natively; its pixels
+    # against torchvision v2's: ops/random_crop_test.cc).
+    v2 = loader(T2.RandomCrop(7, padding=1, pad_if_needed=True, padding_mode="symmetric"))
+    assert [where for _, where in v2.plan["image"]] == ["native"]
+    assert v2.plan["image"][0][0].endswith("pad_once=True, fill=[0.0], padding_mode='symmetric')")
+    assert next(iter(v2))["image"].shape == (8, 1, 7, 7)
     with pytest.raises(ValueError, match="random_crop: the crop 7 x 7 is larger than the padded "
                                          "image 6 x 6"):
         loader(S.RandomCrop((7, 7), padding=1))

@@ -1,16 +1,37 @@
 """Parquet files read in place (stoker.Parquet): Hugging Face's layout gives pyarrow's labels and
-the converted dataset's pixels for the same transforms and draws; Spark's layout with its column
-names, a folder and a glob; found out from a plain path; bad files and rows named. The source
-contract (order, exactly once across ranks, resume) is test_image_folder_source.py's."""
+the converted dataset's pixels for the same transforms and draws, and keeps the source contract
+(order, exactly once across ranks, resume); Spark's layout with its column names, a folder and a
+glob; found out from a plain path; bad files and rows named."""
+
+import json
 
 import pytest
 
 import stoker
 from batches import assert_same, epochs
-from image_sources import CLASSES, NO_IMAGE, crop_loader, make_folder, write_parquet
+from source_contract import NO_IMAGE, check_source_contract
+from test_image_folder_source import CLASSES, crop_loader, make_folder
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
+
+
+def write_parquet(folder, path, cache, rows_per_group=4):
+    """The image folder's samples, in its order, as Hugging Face datasets writes them: an `image`
+    struct of bytes and path, a `label` int64 column with its ClassLabel names in the schema's
+    metadata, and another column; row groups of `rows_per_group` rows."""
+    samples = stoker.Loader(stoker.ImageFolder(folder), cache_dir=cache,
+                            transforms=NO_IMAGE).dataset.samples
+    images = [{"bytes": open(p, "rb").read(), "path": p} for p, _ in samples]
+    table = pa.table({"image": images, "label": pa.array([c for _, c in samples], pa.int64()),
+                      "caption": [f"a photo {i}" for i in range(len(samples))]})
+    features = {"image": {"_type": "Image"}, "label": {"names": list(CLASSES),
+                                                        "_type": "ClassLabel"},
+                "caption": {"dtype": "string", "_type": "Value"}}
+    table = table.replace_schema_metadata(
+        {"huggingface": json.dumps({"info": {"features": features}})})
+    pq.write_table(table, path, row_group_size=rows_per_group)
+    return path
 
 
 @pytest.fixture
@@ -41,6 +62,10 @@ def test_labels_and_classes_are_pyarrows(hf_file, cache):
     assert labels(loader) == table.column("label").to_pylist()
 
 
+def test_source_contract_order_ranks_and_resume(hf_file, cache):
+    check_source_contract(stoker.Parquet(hf_file), cache)
+
+
 def test_pixels_are_the_converted_datasets(folder, hf_file, tmp_path, cache):
     stoker.convert("imagefolder", folder, tmp_path / "converted")
     converted = epochs(crop_loader(tmp_path / "converted", cache), 2)
@@ -62,7 +87,8 @@ def test_spark_layout_in_a_folder_and_by_glob(hf_file, tmp_path, cache):
     (data / "_SUCCESS").write_text("")
     want = labels(stoker.Loader(hf_file, batch_size=4, shuffle=False, batch_format="dict",
                                 cache_dir=cache, transforms=NO_IMAGE))
-    for path in (data, data / "part-*.parquet"):
+    listed = [data / "part-0.parquet", data / "part-1.parquet"]
+    for path in (data, data / "part-*.parquet", listed):
         loader = stoker.Loader(stoker.Parquet(path, image="jpg", label="cls"), batch_size=4,
                                shuffle=False, batch_format="dict", cache_dir=cache,
                                transforms=NO_IMAGE)

@@ -27,6 +27,8 @@ def timm_step(pipeline, name):
     ("rand-m9-mstd0.5", "random"),
     ("rand-m7-n3-p1-mmax12-tweights", "bilinear"),
     ("rand-n1-mstd101-m5", "random"),
+    ("rand-m9-mstd0.5-t3a", "bicubic"),
+    ("rand-m6-n3-mmax12-t3aw", "random"),
 ])
 def test_timms_rand_augment_is_its_config_string(auto_augment, interpolation):
     train = timm_data.create_transform(24, is_training=True, auto_augment=auto_augment,
@@ -42,6 +44,8 @@ def test_timms_rand_augment_is_its_config_string(auto_augment, interpolation):
     assert [(o.name, o.prob, o.magnitude, o.magnitude_std, o.magnitude_max) for o in again.ops] \
         == [(o.name, o.prob, o.magnitude, o.magnitude_std, o.magnitude_max) for o in theirs.ops]
     assert (again.choice_weights is None) == (theirs.choice_weights is None)
+    if theirs.choice_weights is not None:
+        assert list(again.choice_weights) == list(theirs.choice_weights)
 
 
 @pytest.mark.parametrize("auto_augment, interpolation", [
@@ -79,11 +83,12 @@ def test_an_augmix_stoker_cannot_express_runs_in_python():
 
 def test_a_rand_augment_stoker_cannot_express_runs_in_python(images):
     path, _ = images
-    three_a = timm_aa.rand_augment_transform("rand-m9-t3a", {"img_mean": (1, 2, 3)})
-    with pytest.raises(ValueError, match="GaussianBlur"):
-        S._stoker_transform(timm_aa.rand_augment_transform("rand-m9-t3a", {}))
+    own_list = timm_aa.rand_augment_transform("rand-m9", {"img_mean": (1, 2, 3)},
+                                              transforms=["Rotate", "GaussianBlurRand"])
+    with pytest.raises(ValueError, match="GaussianBlurRand"):
+        S._stoker_transform(own_list)
     pipeline = timm_data.create_transform(24, is_training=True)
-    pipeline.transforms.insert(2, three_a)
+    pipeline.transforms.insert(2, own_list)
     loader = stoker.Loader(path, batch_size=4, transforms=pipeline, batch_format="dict")
     plan = loader.plan["image"]
     assert plan[0][1] == "native" and plan[1][1] == "python", plan  # the flip is in the crop

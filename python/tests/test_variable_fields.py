@@ -1,11 +1,15 @@
 """Fields of varying size in stoker.Loader: a bytes field as uint8 [N] (RawBytes) and encoded
-images at their own size (DecodeImage), delivered as a list of tensors or padded with their
+images at their own size (DecodeImage) or resized alone (torchvision's Resize), delivered as a list of tensors or padded with their
 sizes; values equal the stored ones (PIL's pixels), tensors view the batch without a copy and
 stay valid after the next batch, and bad requests are one line."""
+
+import io
 
 import numpy as np
 import pytest
 import torch
+import torchvision.transforms as T
+import torchvision.transforms.v2 as T2
 from PIL import Image
 
 import stoker
@@ -108,7 +112,6 @@ def test_images_at_their_own_size_are_pils(images):  # noqa: F811
                                 batch_format="dict")
         for batch in batches:
             for k, label in enumerate(batch["label"].tolist()):
-                import io
                 want = np.asarray(Image.open(io.BytesIO(encoded[label])).convert("RGB"))
                 want = torch.from_numpy(want.transpose(2, 0, 1).copy())
                 if form == "list":
@@ -123,6 +126,39 @@ def test_images_at_their_own_size_are_pils(images):  # noqa: F811
     assert seen == 2 * len(encoded)
 
 
+@pytest.mark.parametrize("theirs", [
+    T.Resize(20), T.Resize(23, max_size=30, interpolation=T.InterpolationMode.BICUBIC),
+    T2.Resize(26, max_size=40), T.Compose([T.Resize(17), T.PILToTensor()])])
+def test_resize_alone_gives_torchvisions_images_at_their_resized_size(images, theirs):  # noqa: F811
+    path, encoded = images
+    sizes = set()
+    for form in ("list", "padded"):
+        loader = stoker.Loader(path, batch_size=4, shuffle=False, variable=form,
+                               transforms={"image": theirs}, batch_format="dict", workers=2)
+        assert [where for _, where in loader.plan["image"]] == ["native"]
+        for batch in loader:
+            for k, label in enumerate(batch["label"].tolist()):
+                want = np.asarray(theirs(Image.open(io.BytesIO(encoded[label])).convert("RGB")))
+                want = torch.from_numpy(want if want.shape[0] == 3 else
+                                        want.transpose(2, 0, 1).copy())
+                if form == "list":
+                    got = batch["image"][k]
+                else:
+                    h, w = batch["image_sizes"][k, 1:].tolist()
+                    got = batch["image"][k, :, :h, :w]
+                assert torch.equal(got, want), (form, label)
+                sizes.add(tuple(got.shape))
+    assert len(sizes) > 1, sizes
+
+
+def test_resize_alone_over_its_capacity_names_the_record(images):  # noqa: F811
+    loader = stoker.Loader(images[0], batch_size=4, shuffle=False, batch_format="dict",
+                           transforms={"image": stoker.transforms.Resize(20, capacity=21)})
+    with pytest.raises(ValueError, match=r"record \d+: field 'image': .*the image resized is "
+                                         r"\d+x\d+, over the capacity 21x21 \(dataset record"):
+        list(loader)
+
+
 def test_bad_requests_are_one_line(captions, images):  # noqa: F811
     with pytest.raises(ValueError, match="variable: field 'caption' must be 'list' or 'padded', "
                                          "not 'nested'"):
@@ -135,6 +171,9 @@ def test_bad_requests_are_one_line(captions, images):  # noqa: F811
     with pytest.raises(ValueError, match="DecodeImage makes samples of varying size; no step"):
         stoker.Loader(images[0], transforms={"image": stoker.transforms.Compose(
             [DecodeImage(), stoker.transforms.Normalize([0.5], [0.5])])})
+    with pytest.raises(ValueError, match="Resize without CenterCrop makes samples of varying "
+                                         "size; no step may follow it, not ToTensor"):
+        stoker.Loader(images[0], transforms=T.Compose([T.Resize(20), T.ToTensor()]))
 
 
 DETECTIONS = 37

@@ -14,11 +14,12 @@ pack=${1:-$root/.gpu-pack}
 photos=/usr/share/backgrounds/mate/nature
 
 # The build's dependencies with their runtime libraries: the image layer (libjpeg-turbo, spng,
-# Highway, zlib), checksums (xxHash), fmt, nlohmann-json, CLI11, DLPack and pybind11 (the Python
-# extension), GoogleTest/GoogleMock, Gloo's headers (ProcessGroupGloo.hpp includes them),
+# Highway, zlib), VOC's XML (expat), checksums (xxHash), fmt, nlohmann-json, CLI11, DLPack and
+# pybind11 (the Python extension), GoogleTest/GoogleMock, Gloo's headers (ProcessGroupGloo.hpp includes them),
 # pkgconf for a machine without pkg-config, and libcurl (remote datasets) with what it loads.
 packages=(
   libjpeg62-turbo libjpeg62-turbo-dev libspng0 libspng-dev libhwy1 libhwy-dev zlib1g zlib1g-dev
+  libexpat1 libexpat1-dev
   libxxhash0 libxxhash-dev libfmt9 libfmt-dev nlohmann-json3-dev libcli11-dev libdlpack-dev
   libgtest-dev libgmock-dev libgloo-dev pybind11-dev pkgconf pkgconf-bin libpkgconf3
   libcurl4-openssl-dev libcurl4 libbrotli1 libgssapi-krb5-2 libidn2-0 libldap-2.5-0

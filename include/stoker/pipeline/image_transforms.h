@@ -85,6 +85,15 @@ Result<std::shared_ptr<const Transform>> center_crop_transform(const Schema& sch
                                                                const ImageOutput& output,
                                                                int resize = 0, int max_size = 0);
 
+// torchvision's Resize alone: the shorter side resized to `resize` unless the longer would
+// pass `max_size` (as above), no crop: a variable transform (transform.h) of uint8 samples
+// [3, H, W] at their resized size, of capacity [3, output.size, output.size]; a sample over it
+// is refused naming its size. Same errors.
+Result<std::shared_ptr<const Transform>> resize_transform(const Schema& schema,
+                                                          const std::string& field,
+                                                          const ImageOutput& output, int resize,
+                                                          int max_size = 0);
+
 // True if field `field` of `schema` holds encoded images (a bytes field); the trainer and
 // `bench loader` then use the transforms above.
 bool is_encoded_image_field(const Schema& schema, const std::string& field);

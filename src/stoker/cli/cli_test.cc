@@ -504,7 +504,8 @@ TEST(CliTest, OpsListsEveryOperationWithItsParameters) {
 TEST(CliTest, HelpOnEveryCommand) {
   testing::TempDir dir;
   for (const char* cmd : {"", "convert", "convert idx", "convert fashion-mnist", "convert cifar10",
-                          "convert imagefolder", "env", "inspect", "ops", "verify"}) {
+                          "convert imagefolder", "convert coco", "convert voc", "convert masks",
+                          "env", "inspect", "ops", "verify"}) {
     RunResult r = run(std::string(cmd) + " --help", dir);
     EXPECT_EQ(r.exit_code, 0) << cmd;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << cmd;

@@ -1,4 +1,5 @@
-// `stoker convert idx|fashion-mnist|cifar10|imagefolder`: build datasets from source files.
+// `stoker convert idx|fashion-mnist|cifar10|imagefolder|coco|voc|masks`: build datasets from source
+// files.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <signal.h>
@@ -20,9 +21,12 @@
 #include "stoker/image/jpeg_encode.h"
 #include "stoker/pipeline/loader_settings.h"
 #include "stoker/store/import/cifar10.h"
+#include "stoker/store/import/coco.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/store/import/idx.h"
 #include "stoker/store/import/image_folder.h"
+#include "stoker/store/import/mask_folder.h"
+#include "stoker/store/import/voc.h"
 #include "stoker/train/progress.h"
 #include "stoker/util/stopwatch.h"
 #include "stoker/util/utf8.h"
@@ -205,6 +209,131 @@ void add_imagefolder_command(CLI::App* convert) {
   });
 }
 
+void add_coco_command(CLI::App* convert) {
+  auto options = std::make_shared<CocoImportOptions>();
+  auto shard_mb = std::make_shared<uint64_t>(256);
+  CLI::App* cmd = convert->add_subcommand(
+      "coco",
+      "Convert COCO instances annotations and their images into a detection dataset: one record "
+      "per image (CocoDetection's order) with boxes (XYXY), labels, area, iscrowd and masks");
+  cmd->add_option("--images", options->images, "Directory of the images (train2017/)")
+      ->required()
+      ->check(path_value("--images"));
+  cmd->add_option("--annotations", options->annotations,
+                  "Instances annotations file (annotations/instances_train2017.json)")
+      ->required()
+      ->check(path_value("--annotations"));
+  cmd->add_option("--out", options->out,
+                  std::string("Dataset directory to create (must not exist)") + kOutUrlHelp)
+      ->required()
+      ->check(path_value("--out"));
+  cmd->add_flag("--keep-original", options->keep_original,
+                "Store JPEGs as they are instead of transcoding them for fast crops");
+  cmd->add_option("--workers", options->workers,
+                  "Threads reading and encoding images (0: one at a time; default: one per core)")
+      ->check(whole_number("--workers", 0, kMaxWorkers));
+  add_shard_mb_option(cmd, *shard_mb);
+  cmd->callback([options, shard_mb] {
+    options->shard_bytes = *shard_mb << 20;
+    const ConvertOutput output(options->out);
+    options->out = output.dir();
+    InputSet inputs;
+    inputs.add_tree(options->images, "the images");
+    inputs.add_file(options->annotations, "the annotations");
+    check_output_dir(inputs, "--out", options->out);
+    options->stop_requested = stop_requested;
+    const Stopwatch since_start;
+    CocoImportSummary summary;
+    run_stoppable({options->out}, [&] { summary = import_coco(*options).value_or_throw(); });
+    fmt::print(
+        "wrote {} images with {} objects of {} categories to {}: {:.1f} MB in, {:.1f} MB "
+        "stored, {:.1f} s\n",
+        summary.images, summary.objects, summary.categories, printable(options->out),
+        summary.bytes_in / 1e6, summary.bytes_out / 1e6, since_start.seconds());
+    output.finish(stop_requested);
+  });
+}
+
+void add_masks_command(CLI::App* convert) {
+  auto options = std::make_shared<MaskFolderImportOptions>();
+  auto shard_mb = std::make_shared<uint64_t>(256);
+  CLI::App* cmd = convert->add_subcommand(
+      "masks",
+      "Convert a folder of images and a folder of PNG class masks, paired by file stem, into a "
+      "segmentation dataset (image, mask, height, width), in stem order");
+  cmd->add_option("--images", options->images, "Folder of the images (JPEG or PNG)")
+      ->required()
+      ->check(path_value("--images"));
+  cmd->add_option("--masks", options->masks,
+                  "Folder of the masks: PNGs of class indices (gray or palette), one per image")
+      ->required()
+      ->check(path_value("--masks"));
+  cmd->add_option("--out", options->out,
+                  std::string("Dataset directory to create (must not exist)") + kOutUrlHelp)
+      ->required()
+      ->check(path_value("--out"));
+  cmd->add_flag("--keep-original", options->keep_original,
+                "Store JPEGs as they are instead of transcoding them for fast crops");
+  cmd->add_option("--workers", options->workers,
+                  "Threads reading and checking files (0: one at a time; default: one per core)")
+      ->check(whole_number("--workers", 0, kMaxWorkers));
+  add_shard_mb_option(cmd, *shard_mb);
+  cmd->callback([options, shard_mb] {
+    options->shard_bytes = *shard_mb << 20;
+    const ConvertOutput output(options->out);
+    options->out = output.dir();
+    InputSet inputs;
+    inputs.add_tree(options->images, "the images");
+    inputs.add_tree(options->masks, "the masks");
+    check_output_dir(inputs, "--out", options->out);
+    options->stop_requested = stop_requested;
+    const Stopwatch since_start;
+    MaskFolderImportSummary summary;
+    run_stoppable({options->out}, [&] { summary = import_mask_folder(*options).value_or_throw(); });
+    fmt::print("wrote {} images with their masks to {}: {:.1f} MB in, {:.1f} MB stored, {:.1f} s\n",
+               summary.pairs, printable(options->out), summary.bytes_in / 1e6,
+               summary.bytes_out / 1e6, since_start.seconds());
+    output.finish(stop_requested);
+  });
+}
+
+void add_voc_command(CLI::App* convert) {
+  auto options = std::make_shared<VocImportOptions>();
+  auto shard_mb = std::make_shared<uint64_t>(256);
+  CLI::App* cmd = convert->add_subcommand(
+      "voc",
+      "Convert a Pascal VOC split (its XML boxes) into a detection dataset: one record per "
+      "image of ImageSets/Main/SPLIT.txt, in its order, with boxes, labels and difficult");
+  cmd->add_option("src", options->src, "The year's folder: VOCdevkit/VOC2012")
+      ->required()
+      ->check(path_value("SRC"));
+  cmd->add_option("--split", options->split, "The image set: ImageSets/Main/SPLIT.txt")
+      ->capture_default_str();
+  cmd->add_option("--out", options->out,
+                  std::string("Dataset directory to create (must not exist)") + kOutUrlHelp)
+      ->required()
+      ->check(path_value("--out"));
+  cmd->add_flag("--keep-original", options->keep_original,
+                "Store JPEGs as they are instead of transcoding them for fast crops");
+  cmd->add_option("--workers", options->workers,
+                  "Threads reading images (0: one at a time; default: one per core)")
+      ->check(whole_number("--workers", 0, kMaxWorkers));
+  add_shard_mb_option(cmd, *shard_mb);
+  cmd->callback([options, shard_mb] {
+    options->shard_bytes = *shard_mb << 20;
+    const ConvertOutput output(options->out);
+    options->out = output.dir();
+    check_out_outside(options->src, options->out);
+    options->stop_requested = stop_requested;
+    const Stopwatch since_start;
+    VocImportSummary summary;
+    run_stoppable({options->out}, [&] { summary = import_voc(*options).value_or_throw(); });
+    fmt::print("wrote {} images with {} objects to {}, {:.1f} s\n", summary.images, summary.objects,
+               printable(options->out), since_start.seconds());
+    output.finish(stop_requested);
+  });
+}
+
 }  // namespace
 
 void add_convert_command(CLI::App& app) {
@@ -297,6 +426,9 @@ void add_convert_command(CLI::App& app) {
   });
 
   add_imagefolder_command(convert);
+  add_coco_command(convert);
+  add_voc_command(convert);
+  add_masks_command(convert);
 }
 
 }  // namespace stoker::cli

@@ -39,11 +39,17 @@ struct SamplePlan {
   int pad_top = 0;
   int inner_width = 0;
   int inner_height = 0;
+  // A sample of its own size (a variable transform's): the box resized to out_width x
+  // out_height, no padding; 0: the transform's output size.
+  int out_width = 0;
+  int out_height = 0;
 };
 
 // The common part of the image transforms: find the bytes and the image's size, decode the
-// planned rectangle, resample it into the slot. Subclasses plan the sample.
-class EncodedImageTransform : public Transform {
+// planned rectangle, resample it into the slot. Subclasses plan the sample; Base is Transform
+// (FixedImageTransform) or VariableTransform (a sample of its own size).
+template <typename Base>
+class EncodedImageTransform : public Base {
  public:
   EncodedImageTransform(const Schema& schema, int field, const ImageOutput& output)
       : random_filter_(output.interpolation == ImageInterpolation::kRandom),
@@ -70,7 +76,9 @@ class EncodedImageTransform : public Transform {
   }
   std::vector<int64_t> sample_shape() const override { return {3, out_.height, out_.width}; }
 
-  Status apply(const SampleInput& input, uint8_t* slot) const override {
+ protected:
+  // The sample into `slot`; its shape [3, H, W] into `shape` where not null.
+  Status render(const SampleInput& input, uint8_t* slot, int64_t* shape) const {
     Result<ByteSpan> field = variable_field(*input.schema, input.record, field_);
     if (!field.is_ok()) return field.status();
     const ByteSpan bytes = field.value();
@@ -80,13 +88,18 @@ class EncodedImageTransform : public Transform {
     Result<SamplePlan> planned = plan(width, height, input);
     if (!planned.is_ok()) return with_field(planned.status());
     const SamplePlan& plan = planned.value();
+    if (shape != nullptr) {
+      shape[0] = 3;
+      shape[1] = plan.out_height > 0 ? plan.out_height : out_.height;
+      shape[2] = plan.out_width > 0 ? plan.out_width : out_.width;
+    }
 
     // A padded plan resamples into `inner`, then placed in the slot.
     thread_local std::vector<uint8_t> inner;
     uint8_t* target = slot;
     if (plan.inner_width > 0) {
       inner.resize(3 * static_cast<size_t>(plan.inner_width) * plan.inner_height *
-                   dtype_size(dtype()));
+                   dtype_size(this->dtype()));
       target = inner.data();
     }
     const auto finish = [&](Status status) {
@@ -130,7 +143,6 @@ class EncodedImageTransform : public Transform {
                                      output(plan), target));
   }
 
- protected:
   // The sample's plan for an image of width × height pixels.
   virtual Result<SamplePlan> plan(int width, int height, const SampleInput& input) const = 0;
 
@@ -145,6 +157,10 @@ class EncodedImageTransform : public Transform {
     if (plan.inner_width > 0) {
       out.width = plan.inner_width;
       out.height = plan.inner_height;
+    }
+    if (plan.out_width > 0) {
+      out.width = plan.out_width;
+      out.height = plan.out_height;
     }
     return out;
   }
@@ -197,11 +213,20 @@ class EncodedImageTransform : public Transform {
   const ImageOutput output_;  // the decode switches (dct_scaling, crop_decode, simd_resize)
 };
 
-class RandomResizedCrop : public EncodedImageTransform {
+// A sample of the output's fixed size.
+class FixedImageTransform : public EncodedImageTransform<Transform> {
+ public:
+  using EncodedImageTransform::EncodedImageTransform;
+  Status apply(const SampleInput& input, uint8_t* slot) const override {
+    return render(input, slot, nullptr);
+  }
+};
+
+class RandomResizedCrop : public FixedImageTransform {
  public:
   RandomResizedCrop(const Schema& schema, int field, const ImageOutput& output,
                     const RandomCropOptions& options)
-      : EncodedImageTransform(schema, field, output), options_(options) {}
+      : FixedImageTransform(schema, field, output), options_(options) {}
 
  protected:
   Result<SamplePlan> plan(int width, int height, const SampleInput& input) const override {
@@ -222,10 +247,10 @@ class RandomResizedCrop : public EncodedImageTransform {
   const RandomCropOptions options_;
 };
 
-class CenterCrop : public EncodedImageTransform {
+class CenterCrop : public FixedImageTransform {
  public:
   CenterCrop(const Schema& schema, int field, const ImageOutput& output, int resize, int max_size)
-      : EncodedImageTransform(schema, field, output), resize_(resize), max_size_(max_size) {}
+      : FixedImageTransform(schema, field, output), resize_(resize), max_size_(max_size) {}
 
  protected:
   Result<SamplePlan> plan(int width, int height, const SampleInput&) const override {
@@ -252,6 +277,41 @@ class CenterCrop : public EncodedImageTransform {
     const int x1 = std::min(width, static_cast<int>(std::ceil(plan.box.x1 + support_x)));
     const int y1 = std::min(height, static_cast<int>(std::ceil(plan.box.y1 + support_y)));
     plan.decode = {x0, y0, x1 - x0, y1 - y0};
+    return plan;
+  }
+
+ private:
+  const int resize_;
+  const int max_size_;  // 0: none
+};
+
+// torchvision's Resize alone (shorter side to `resize`, the longer at most max_size): the whole
+// image resampled to its resized size, a variable sample of capacity [3, output.size,
+// output.size]; a larger one is refused naming its size.
+class ResizeImage : public EncodedImageTransform<VariableTransform> {
+ public:
+  ResizeImage(const Schema& schema, int field, const ImageOutput& output, int resize, int max_size)
+      : EncodedImageTransform(schema, field, output), resize_(resize), max_size_(max_size) {}
+
+  Status apply_sized(const SampleInput& input, uint8_t* slot, int64_t* shape) const override {
+    return render(input, slot, shape);
+  }
+
+ protected:
+  Result<SamplePlan> plan(int width, int height, const SampleInput&) const override {
+    Result<image::ResizedCenterCrop> resized =
+        image::resize_center_crop(width, height, resize_, 1, 1, max_size_);
+    if (!resized.is_ok()) return resized.status();
+    const int out_width = resized.value().resized_width;
+    const int out_height = resized.value().resized_height;
+    if (out_width > out_.width || out_height > out_.height)
+      return invalid_argument(fmt::format("the image resized is {}x{}, over the capacity {}x{}",
+                                          out_width, out_height, out_.width, out_.height));
+    SamplePlan plan;
+    plan.decode = {0, 0, width, height};
+    plan.box = {0.0, 0.0, 0.0 + width, 0.0 + height};
+    plan.out_width = out_width;
+    plan.out_height = out_height;
     return plan;
   }
 
@@ -321,15 +381,34 @@ Result<std::shared_ptr<const Transform>> center_crop_transform(const Schema& sch
         fmt::format("field '{}': the evaluation resize is bilinear or bicubic, not random", field));
   const int side = std::max(output.size, output.width);  // the crop's larger side
   if (resize == 0) resize = static_cast<int>(std::lround(side * 256.0 / 224.0));
-  if (resize < side || resize > kMaxImageSize)
-    return invalid_argument(fmt::format("field '{}': resize {} is outside [{}, {}] (the crop size)",
-                                        field, resize, side, kMaxImageSize));
+  if (resize < 1 || resize > kMaxImageSize)  // below the crop: zero-padded, as torchvision's
+    return invalid_argument(
+        fmt::format("field '{}': resize {} is outside [1, {}]", field, resize, kMaxImageSize));
   if (max_size != 0 && (max_size <= resize || max_size > kMaxImageSize))
     return invalid_argument(
         fmt::format("field '{}': max_size {} is outside [{}, {}] (above resize)", field, max_size,
                     resize + 1, kMaxImageSize));
   return std::shared_ptr<const Transform>(
       std::make_shared<CenterCrop>(schema, schema.find(field), output, resize, max_size));
+}
+
+Result<std::shared_ptr<const Transform>> resize_transform(const Schema& schema,
+                                                          const std::string& field,
+                                                          const ImageOutput& output, int resize,
+                                                          int max_size) {
+  if (Status s = check_output(schema, field, output); !s.is_ok()) return s;
+  if (output.interpolation == ImageInterpolation::kRandom)
+    return invalid_argument(
+        fmt::format("field '{}': the resize is bilinear or bicubic, not random", field));
+  if (resize < 1 || resize > kMaxImageSize)
+    return invalid_argument(
+        fmt::format("field '{}': resize {} is outside [1, {}]", field, resize, kMaxImageSize));
+  if (max_size != 0 && (max_size <= resize || max_size > kMaxImageSize))
+    return invalid_argument(
+        fmt::format("field '{}': max_size {} is outside [{}, {}] (above resize)", field, max_size,
+                    resize + 1, kMaxImageSize));
+  return std::shared_ptr<const Transform>(
+      std::make_shared<ResizeImage>(schema, schema.find(field), output, resize, max_size));
 }
 
 }  // namespace stoker

@@ -169,11 +169,11 @@ TEST_F(ImageTransformsTest, NonSquareAndBicubicSamplesAreTheWholeDecodes) {
   random.interpolation = ImageInterpolation::kRandom;
   EXPECT_EQ(center_crop_transform(dataset_->schema(), "image", random).status().message(),
             "field 'image': the evaluation resize is bilinear or bicubic, not random");
-  // A crop wider than the resize is refused in one line.
-  ImageOutput wide = output(24, true);
-  wide.width = 300;
-  EXPECT_EQ(center_crop_transform(dataset_->schema(), "image", wide, 256).status().message(),
-            "field 'image': resize 256 is outside [300, 32768] (the crop size)");
+  // A resize out of bounds is refused in one line.
+  EXPECT_EQ(center_crop_transform(dataset_->schema(), "image", output(24, true), 32769)
+                .status()
+                .message(),
+            "field 'image': resize 32769 is outside [1, 32768]");
 }
 
 // The training sample of record i is its RandomResizedCrop drawn from the sample's own stream,
@@ -297,7 +297,18 @@ TEST_F(ImageTransformsTest, BadOptionsAreRefusedNamingTheField) {
   ImageOutput two_means = output(8, false);
   two_means.mean = {0.2f, 0.3f};
   EXPECT_FALSE(random_resized_crop_transform(schema, "image", two_means).is_ok());
-  EXPECT_FALSE(center_crop_transform(schema, "image", output(8, true), 7).is_ok());  // < size
+  EXPECT_FALSE(center_crop_transform(schema, "image", output(8, true), -1).is_ok());
+  // A resize below the crop is torchvision's zero-padded CenterCrop (test_loader_transforms.py).
+  EXPECT_TRUE(center_crop_transform(schema, "image", output(8, true), 7).is_ok());
+  // Resize alone: a variable transform of capacity [3, size, size]; its own bounds.
+  const auto resized = resize_transform(schema, "image", output(64, true), 20, 30);
+  ASSERT_TRUE(resized.is_ok());
+  EXPECT_NE(resized.value()->as_variable(), nullptr);
+  EXPECT_EQ(resized.value()->sample_shape(), (std::vector<int64_t>{3, 64, 64}));
+  EXPECT_EQ(resize_transform(schema, "image", output(64, true), 0).status().message(),
+            "field 'image': resize 0 is outside [1, 32768]");
+  EXPECT_EQ(resize_transform(schema, "image", output(64, true), 20, 20).status().message(),
+            "field 'image': max_size 20 is outside [21, 32768] (above resize)");
 }
 
 // A corrupt image is a per-sample error naming the field; the loader's policies apply: raise

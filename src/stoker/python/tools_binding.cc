@@ -19,9 +19,12 @@
 #include "stoker/store/dataset_check.h"
 #include "stoker/store/dataset_summary.h"
 #include "stoker/store/import/cifar10.h"
+#include "stoker/store/import/coco.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/store/import/idx.h"
 #include "stoker/store/import/image_folder.h"
+#include "stoker/store/import/mask_folder.h"
+#include "stoker/store/import/voc.h"
 #include "stoker/util/mapped_read_guard.h"
 #include "stoker/util/utf8.h"
 
@@ -166,6 +169,89 @@ py::dict import_image_folder_files(std::string src, std::string out, bool keep_o
   return out_summary;
 }
 
+py::dict import_coco_files(std::string images, std::string annotations, std::string out,
+                           bool keep_original, std::optional<int> workers, uint64_t shard_bytes,
+                           py::object progress) {
+  CocoImportOptions options;
+  options.images = std::move(images);
+  options.annotations = std::move(annotations);
+  options.out = std::move(out);
+  options.keep_original = keep_original;
+  options.workers = workers;
+  options.shard_bytes = shard_bytes;
+  PythonPoll poll(std::move(progress));
+  uint64_t done = 0, total = 0;
+  options.on_progress = [&](uint64_t d, uint64_t t) { done = d, total = t; };
+  options.stop_requested = [&] { return poll.stop_requested(done, total, done == total); };
+  std::optional<Result<CocoImportSummary>> result;
+  {
+    py::gil_scoped_release no_gil;
+    result.emplace(import_coco(options));
+  }
+  poll.rethrow();  // Ctrl-C, or a callable that raised, stopped the import
+  const CocoImportSummary summary = std::move(*result).value_or_throw();
+  py::dict out_summary;
+  out_summary["datasets"] = py::make_tuple(fs_str(options.out));
+  out_summary["images"] = summary.images;
+  out_summary["objects"] = summary.objects;
+  out_summary["categories"] = summary.categories;
+  out_summary["bytes_in"] = summary.bytes_in;
+  out_summary["bytes_out"] = summary.bytes_out;
+  return out_summary;
+}
+
+py::dict import_mask_folder_files(std::string images, std::string masks, std::string out,
+                                  bool keep_original, std::optional<int> workers,
+                                  uint64_t shard_bytes) {
+  MaskFolderImportOptions options;
+  options.images = std::move(images);
+  options.masks = std::move(masks);
+  options.out = std::move(out);
+  options.keep_original = keep_original;
+  options.workers = workers;
+  options.shard_bytes = shard_bytes;
+  PythonPoll poll{py::none()};
+  options.stop_requested = [&] { return poll.stop_requested(0, 0); };
+  std::optional<Result<MaskFolderImportSummary>> result;
+  {
+    py::gil_scoped_release no_gil;
+    result.emplace(import_mask_folder(options));
+  }
+  poll.rethrow();  // Ctrl-C stopped the import
+  const MaskFolderImportSummary summary = std::move(*result).value_or_throw();
+  py::dict out_summary;
+  out_summary["datasets"] = py::make_tuple(fs_str(options.out));
+  out_summary["images"] = summary.pairs;
+  out_summary["bytes_in"] = summary.bytes_in;
+  out_summary["bytes_out"] = summary.bytes_out;
+  return out_summary;
+}
+
+py::dict import_voc_files(std::string src, std::string split, std::string out, bool keep_original,
+                          std::optional<int> workers, uint64_t shard_bytes) {
+  VocImportOptions options;
+  options.src = std::move(src);
+  options.split = std::move(split);
+  options.out = std::move(out);
+  options.keep_original = keep_original;
+  options.workers = workers;
+  options.shard_bytes = shard_bytes;
+  PythonPoll poll{py::none()};
+  options.stop_requested = [&] { return poll.stop_requested(0, 0); };
+  std::optional<Result<VocImportSummary>> result;
+  {
+    py::gil_scoped_release no_gil;
+    result.emplace(import_voc(options));
+  }
+  poll.rethrow();  // Ctrl-C stopped the import
+  const VocImportSummary summary = std::move(*result).value_or_throw();
+  py::dict out_summary;
+  out_summary["datasets"] = py::make_tuple(fs_str(options.out));
+  out_summary["images"] = summary.images;
+  out_summary["objects"] = summary.objects;
+  return out_summary;
+}
+
 // `stoker inspect --json`: one dataset's summary, or for a folder of datasets
 // {"dir", "datasets": [summaries]}; and the datasets' directories as os.fsdecode gives them (the
 // JSON's "dir" values are printable(), as JSON holds only UTF-8), for the package to put back; a
@@ -295,6 +381,14 @@ void register_tools(py::module_& module) {
              py::kw_only(), py::arg("keep_original"), py::arg("max_side"), py::arg("skip_bad"),
              py::arg("workers"), py::arg("shard_bytes"), py::arg("shuffled"), py::arg("seed"),
              py::arg("progress"), py::arg("on_bad"));
+  module.def("import_coco", &import_coco_files, py::arg("images"), py::arg("annotations"),
+             py::arg("out"), py::kw_only(), py::arg("keep_original"), py::arg("workers"),
+             py::arg("shard_bytes"), py::arg("progress"));
+  module.def("import_mask_folder", &import_mask_folder_files, py::arg("images"), py::arg("masks"),
+             py::arg("out"), py::kw_only(), py::arg("keep_original"), py::arg("workers"),
+             py::arg("shard_bytes"));
+  module.def("import_voc", &import_voc_files, py::arg("src"), py::arg("split"), py::arg("out"),
+             py::kw_only(), py::arg("keep_original"), py::arg("workers"), py::arg("shard_bytes"));
   module.def(
       "shown_location",
       [](const std::string& path) { return fs_str(remote::shown_location(path)); },

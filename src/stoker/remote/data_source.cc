@@ -15,6 +15,8 @@
 #include "stoker/remote/remote_shard_source.h"
 #include "stoker/remote/remote_url.h"
 #include "stoker/store/import/image_folder_source.h"
+#include "stoker/store/import/webdataset_source.h"
+#include "stoker/store/import/webdataset_tars.h"
 #include "stoker/store/shard_window_bound.h"
 #include "stoker/util/enum_names.h"
 
@@ -95,6 +97,7 @@ constexpr auto kSourceKindNames = enum_names<SourceKind>({
     {SourceKind::kStoker, "stoker"},
     {SourceKind::kImageFolder, "imagefolder"},
     {SourceKind::kParquet, "parquet"},
+    {SourceKind::kWebDataset, "webdataset"},
 });
 
 // Hugging Face's split files in a folder of Parquet files: DIR/train-*.parquet with
@@ -188,6 +191,17 @@ Result<std::shared_ptr<const Dataset>> open_parquet(const std::string& path,
 #endif
 }
 
+// The WebDataset tars `spec` names read in place, their indexes cached in the cache folder.
+Result<std::shared_ptr<const Dataset>> open_webdataset(const std::string& spec,
+                                                       const DataAccessOptions& access) {
+  WebDatasetSourceOptions options;
+  if (Result<std::string> dir = cache_dir_of(access); dir.is_ok())
+    options.index_cache_dir = dir.value();
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<WebDatasetSource> source,
+                          WebDatasetSource::open(spec, options));
+  return Dataset::open(std::move(source));
+}
+
 }  // namespace
 
 Result<SourceKind> parse_source_kind(const std::string& name) {
@@ -261,6 +275,13 @@ Result<DataLocation> locate(const std::string& path_or_url) {
   if (!is_remote_url(path_or_url) && is_parquet_path(path_or_url))
     return locate_parquet(path_or_url);
   if (!is_remote_url(path_or_url)) {
+    if (looks_like_webdataset(path_or_url)) {
+      DataLocation where;
+      where.path = path_or_url;
+      where.datasets = {path_or_url};
+      where.train = path_or_url;
+      return where;
+    }
     Result<DataLocation> where = locate_data(path_or_url);
     if (where.status().code() == StatusCode::kNotFound && is_image_folder(path_or_url))
       return locate_image_folders(path_or_url);
@@ -305,6 +326,12 @@ Result<std::shared_ptr<const Dataset>> open_dataset(const std::string& path_or_u
   if (kind == SourceKind::kParquet ||
       (kind == SourceKind::kAuto && !is_remote_url(path_or_url) && is_parquet_path(path_or_url)))
     return open_parquet(path_or_url, parquet);
+  if (kind == SourceKind::kWebDataset && is_remote_url(path_or_url))
+    return invalid_argument(path_or_url + ": WebDataset tars are read from local paths only");
+  if (kind == SourceKind::kWebDataset ||
+      (kind == SourceKind::kAuto && !is_remote_url(path_or_url) &&
+       looks_like_webdataset(path_or_url)))
+    return open_webdataset(path_or_url, access);
   if (kind == SourceKind::kImageFolder ||
       (kind == SourceKind::kAuto && !is_remote_url(path_or_url) && is_image_folder(path_or_url)))
     return open_image_folder(path_or_url, access);

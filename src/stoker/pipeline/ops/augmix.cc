@@ -1,13 +1,15 @@
 // augmix: torchvision's AugMix(severity, mixture_width, chain_depth, alpha, all_ops,
-// interpolation, fill) (transforms v1) on a PIL image, for a uint8 image [C, H, W], C 1 or 3:
-// the image made a tensor, each chain's operations as _apply_op runs them on a tensor
-// (torchvision_tensor_ops.h; affine and rotate through grid_sample, NEAREST or BILINEAR), the
-// mix in float32: m0 * image, then + (w_i * m1) * chain i's image (each product and sum
-// rounded), truncated to uint8.
+// interpolation, fill) (transforms v1, or v2 with kernels=v2) on a PIL image, for a uint8
+// image [C, H, W], C 1 or 3: the image made a tensor, each chain's operations as _apply_op
+// (v2: _apply_image_or_video_transform) runs them on a tensor (torchvision_tensor_ops.h; affine
+// and rotate through grid_sample, NEAREST or BILINEAR; v2 rotates by the angle modulo 360, 0
+// leaving the image as it is), the mix in float32: m0 * image, then + (w_i * m1) * chain i's
+// image (each product and sum rounded), truncated to uint8.
 //
 // The operations and magnitudes of its _augmentation_space(10, (H, W)): ShearX, ShearY
 // (linspace(0, 0.3)), TranslateX, TranslateY (linspace(0, W / 3), (0, H / 3), truncated),
-// Rotate (0, 30), Posterize (4 - round(bin / 2.25) bits), Solarize (linspace(255, 0)),
+// Rotate (0, 30), Posterize (4 - round(bin / 2.25) bits), Solarize (linspace(255, 0); v2:
+// 255 * linspace(1, 0) as float32),
 // AutoContrast, Equalize, and with all_ops Brightness, Color, Contrast, Sharpness (factor
 // 1 + linspace(0, 0.9)); the signed ones negated half the time.
 //
@@ -60,8 +62,13 @@ AugMixDraw draw_augmix(CounterRng& rng, const AugMixSettings& settings) {
     for (int64_t k = 0; k < depth; ++k) {
       PolicyStepDraw& step = chain.emplace_back();
       step.op = kAugMixOps[rng.uniform_below(count)];
-      step.bin = static_cast<int64_t>(rng.uniform_below(static_cast<uint64_t>(settings.severity)));
-      step.negative = rng.uniform_below(2) == 1;
+      const bool v1 = settings.kernels == TorchKernels::kV1;
+      const bool unsigned_op = step.op == P::kPosterize || step.op == P::kSolarize;
+      const bool fixed = step.op == P::kAutoContrast || step.op == P::kEqualize;
+      if (v1 || !fixed)
+        step.bin =
+            static_cast<int64_t>(rng.uniform_below(static_cast<uint64_t>(settings.severity)));
+      if (v1 || !(fixed || unsigned_op)) step.negative = rng.uniform_below(2) == 1;
     }
   }
   return draw;
@@ -70,7 +77,8 @@ AugMixDraw draw_augmix(CounterRng& rng, const AugMixSettings& settings) {
 namespace {
 
 // The magnitude of `step` on an image [height, width] (0 for AutoContrast and Equalize).
-double augmix_magnitude(const PolicyStepDraw& step, int64_t height, int64_t width) {
+double augmix_magnitude(const PolicyStepDraw& step, TorchKernels kernels, int64_t height,
+                        int64_t width) {
   const auto bin_of = [&](double end) {
     return static_cast<double>(torch_linspace(0.0, end, 10)[static_cast<size_t>(step.bin)]);
   };
@@ -93,6 +101,9 @@ double augmix_magnitude(const PolicyStepDraw& step, int64_t height, int64_t widt
       return 4.0 - static_cast<double>(
                        std::nearbyint(static_cast<float>(step.bin) / static_cast<float>(2.25)));
     case P::kSolarize:
+      if (kernels == TorchKernels::kV2)  // compared with the uint8 image in float32
+        return static_cast<float>(255.0 * static_cast<double>(torch_linspace(
+                                              1.0, 0.0, 10)[static_cast<size_t>(step.bin)]));
       return static_cast<double>(torch_linspace(255.0, 0.0, 10)[static_cast<size_t>(step.bin)]);
     case P::kBrightness:
     case P::kColor:
@@ -109,12 +120,14 @@ double augmix_magnitude(const PolicyStepDraw& step, int64_t height, int64_t widt
 // _apply_op on the tensor image.
 void apply_augmix_step(const PolicyStepDraw& step, const AugMixSettings& settings, uint8_t* pixels,
                        int64_t channels, int64_t height, int64_t width) {
-  const double magnitude = augmix_magnitude(step, height, width);
+  const TorchKernels kernels = settings.kernels;
+  const double magnitude = augmix_magnitude(step, kernels, height, width);
   const size_t plane = static_cast<size_t>(height * width);
   const double w = static_cast<double>(width);
   const double h = static_cast<double>(height);
   const auto grid = [&](const AffineMatrix& matrix) {
-    torch_grid_transform(matrix, settings.bilinear, settings.fill, pixels, channels, height, width);
+    torch_grid_transform(kernels, matrix, settings.bilinear, settings.fill, pixels, channels,
+                         height, width);
   };
   const auto table = [&](const ChannelTable& fixed) {
     apply_channel_tables(pixels, channels, plane, [&](const uint8_t*, size_t) { return fixed; });
@@ -134,27 +147,35 @@ void apply_augmix_step(const PolicyStepDraw& step, const AugMixSettings& setting
       return grid(
           torchvision_inverse_affine(0, 0, 0.0, x ? shift : 0, x ? 0 : shift, 1.0, 0.0, 0.0));
     }
-    case P::kRotate:
-      return grid(torchvision_inverse_affine(0, 0, -magnitude, 0, 0, 1.0, 0.0, 0.0));
+    case P::kRotate: {
+      double angle = magnitude;
+      if (kernels == TorchKernels::kV2) {  // Python's angle % 360
+        angle = std::fmod(magnitude, 360.0);
+        if (angle < 0) angle += 360.0;
+        if (angle == 0) return;
+      }
+      return grid(torchvision_inverse_affine(0, 0, -angle, 0, 0, 1.0, 0.0, 0.0));
+    }
     case P::kPosterize:
       return table(posterize_table(static_cast<int64_t>(magnitude)));
     case P::kSolarize:
       return table(solarize_table(magnitude));
     case P::kAutoContrast:
-      return torch_autocontrast(pixels, channels, plane);
+      return torch_autocontrast(kernels, pixels, channels, plane);
     case P::kEqualize:
       return apply_channel_tables(pixels, channels, plane, equalize_table);
     case P::kBrightness:
-      return torch_adjust(TorchAdjust::kBrightness, 1.0 + magnitude, pixels, channels, height,
-                          width);
+      return torch_adjust(kernels, TorchAdjust::kBrightness, 1.0 + magnitude, pixels, channels,
+                          height, width);
     case P::kColor:
-      return torch_adjust(TorchAdjust::kSaturation, 1.0 + magnitude, pixels, channels, height,
-                          width);
+      return torch_adjust(kernels, TorchAdjust::kSaturation, 1.0 + magnitude, pixels, channels,
+                          height, width);
     case P::kContrast:
-      return torch_adjust(TorchAdjust::kContrast, 1.0 + magnitude, pixels, channels, height, width);
+      return torch_adjust(kernels, TorchAdjust::kContrast, 1.0 + magnitude, pixels, channels,
+                          height, width);
     case P::kSharpness:
-      return torch_adjust(TorchAdjust::kSharpness, 1.0 + magnitude, pixels, channels, height,
-                          width);
+      return torch_adjust(kernels, TorchAdjust::kSharpness, 1.0 + magnitude, pixels, channels,
+                          height, width);
     default:
       return;
   }
@@ -208,6 +229,9 @@ OpSpec augmix() {
           .in(-1000000, 64),
       ParamSpec::real("alpha", 1.0, "the Dirichlet and Beta draws' parameter").in(0.001, 1000),
       ParamSpec::flag("all_ops", true, "with Brightness, Color, Contrast and Sharpness"),
+      ParamSpec::choice("kernels", "v1", {"v1", "v2"},
+                        "torchvision's transforms version whose draws and tensor kernels it "
+                        "equals (v2: torchvision.transforms.v2.AugMix)"),
       ParamSpec::choice("interpolation", "bilinear", {"nearest", "bilinear"},
                         "how geometric operations sample (grid_sample's)"),
       ParamSpec::reals("fill", {},
@@ -225,6 +249,7 @@ OpSpec augmix() {
     settings.alpha = params.real("alpha");
     settings.all_ops = params.flag("all_ops");
     settings.bilinear = params.choice("interpolation") == "bilinear";
+    if (params.choice("kernels") == "v2") settings.kernels = TorchKernels::kV2;
     const std::vector<double>& fill = params.reals("fill");
     if (!fill.empty()) {
       if (Status s = check_per_channel(context, "augmix", "fill", fill.size()); !s.is_ok())

@@ -6,12 +6,14 @@
 // the chains' w = dirichlet_draw(alpha, mixture_width) (beta_draw.h), each in float32; then
 // per chain its depth (chain_depth if above 0, else 1 + uniform_below(3)) and per operation
 // uniform_below(number of operations), its bin uniform_below(severity) and its sign
-// uniform_below(2), all three drawn whatever the operation.
+// uniform_below(2): v1 draws all three whatever the operation, v2 the bin only where the
+// operation has magnitudes (not AutoContrast, Equalize) and the sign only where it is signed.
 
 #include <cstdint>
 #include <vector>
 
 #include "stoker/pipeline/ops/augment_policies.h"
+#include "stoker/pipeline/ops/torchvision_tensor_ops.h"
 #include "stoker/util/rng.h"
 
 namespace stoker::ops {
@@ -23,7 +25,8 @@ struct AugMixSettings {
   double alpha = 1;
   bool all_ops = true;
   bool bilinear = true;
-  std::vector<float> fill;  // empty: none (zeros padding)
+  std::vector<float> fill;                   // empty: none (zeros padding)
+  TorchKernels kernels = TorchKernels::kV1;  // torchvision's transforms v1 or v2
 };
 
 struct AugMixDraw {

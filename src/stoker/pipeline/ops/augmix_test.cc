@@ -1,9 +1,9 @@
-// augmix against torchvision's own AugMix (transforms v1, STOKER_PYTHON) on PIL images: for
-// each sample, torchvision.transforms.AugMix is built with the same parameters and run with
-// stoker's draws handed to it (its _sample_dirichlet gives the drawn (m0, m1) and chain
-// weights, torch.randint in its module the drawn depths, operations, bins and signs): pixel for
-// pixel over many samples, every operation, both filters, with and without a fill. Then the
-// parameters' errors.
+// augmix against torchvision's own AugMix (transforms v1, and v2 with kernels=v2,
+// STOKER_PYTHON) on PIL images: for each sample, torchvision's AugMix is built with the same
+// parameters and run with stoker's draws handed to it (its _sample_dirichlet gives the drawn
+// (m0, m1) and chain weights, torch.randint in its module the drawn depths, operations, bins
+// and v1's signs, v2's torch.rand its signs): pixel for pixel over many samples, every
+// operation, both filters, with and without a fill. Then the parameters' errors.
 #include "stoker/pipeline/ops/augmix.h"
 
 #include <gtest/gtest.h>
@@ -24,33 +24,44 @@ constexpr const char* kAugMixScript = R"(
 import torch
 from torchvision import transforms as T
 from torchvision.transforms import autoaugment as AA
+from torchvision.transforms.v2 import _auto_augment as AA2
 real_torch = AA.torch
 
-class Randint:  # torch.randint, answering with stoker's draws in torchvision's order
-    queue = []
+class Queue:  # torch.randint or torch.rand, answering with stoker's draws in torchvision's order
+    def __init__(self): self.queue = []
     def __call__(self, *args, **kwargs):
         return real_torch.tensor([self.queue.pop(0)])
 
-class Torch:  # the module's torch, but its randint
-    randint = Randint()
+class Torch:  # the modules' torch, but its randint and rand
+    randint = Queue()
+    rand = Queue()
     def __getattr__(self, name): return getattr(real_torch, name)
 
-class Drawn(T.AugMix):
-    def _sample_dirichlet(self, params):
-        return real_torch.tensor([self.dirichlet.pop(0)], dtype=real_torch.float32)
+def drawn(cls):
+    class Drawn(cls):
+        def _sample_dirichlet(self, params):
+            return real_torch.tensor([self.dirichlet.pop(0)], dtype=real_torch.float32)
+    return Drawn
 
-AA.torch = Torch()
+AA.torch = AA2.torch = Torch()
+classes = {"v1": drawn(T.AugMix), "v2": drawn(AA2.AugMix)}
 modes = {"bilinear": T.InterpolationMode.BILINEAR, "nearest": T.InterpolationMode.NEAREST}
 with open(d + "/out", "wb") as out:
     for job in json.load(open(d + "/jobs.json")):
         image = images[job["image"]]
-        aug = Drawn(severity=job["severity"], mixture_width=job["width"],
-                    chain_depth=job["depth"], alpha=job["alpha"], all_ops=job["all_ops"],
-                    interpolation=modes[job["interpolation"]], fill=job["fill"] or None)
+        v2 = job["kernels"] == "v2"
+        aug = classes[job["kernels"]](
+            severity=job["severity"], mixture_width=job["width"], chain_depth=job["depth"],
+            alpha=job["alpha"], all_ops=job["all_ops"],
+            interpolation=modes[job["interpolation"]], fill=job["fill"] or None)
         aug.dirichlet = [job["m"], job["w"]]
-        space = list(aug._augmentation_space(10, (image.height, image.width)).items())
+        if v2:
+            space = list((aug._AUGMENTATION_SPACE if job["all_ops"]
+                          else aug._PARTIAL_AUGMENTATION_SPACE).items())
+        else:
+            space = list(aug._augmentation_space(10, (image.height, image.width)).items())
         assert [name for name, _ in space] == job["names"], space
-        queue = []
+        queue, signs = Torch.randint.queue, Torch.rand.queue
         for chain in job["chains"]:
             if job["depth"] <= 0:
                 queue.append(len(chain))
@@ -58,13 +69,18 @@ with open(d + "/out", "wb") as out:
                 index = job["names"].index(s["op"])
                 queue.append(index)
                 magnitudes, signed = space[index][1]
+                if v2:
+                    if magnitudes(10, image.height, image.width) is not None:
+                        queue.append(s["bin"])
+                        if signed:
+                            signs.append(0.25 if s["negative"] else 0.75)
+                    continue
                 if magnitudes.ndim > 0:
                     queue.append(s["bin"])
                 if signed:
                     queue.append(1 if s["negative"] else 0)
-        Randint.queue = queue
         y = np.asarray(aug(image))
-        assert not queue and not aug.dirichlet, (queue, aug.dirichlet)
+        assert not queue and not signs and not aug.dirichlet, (queue, signs, aug.dirichlet)
         y = y[None] if y.ndim == 2 else y.transpose(2, 0, 1)
         out.write(np.ascontiguousarray(y).tobytes())
 )";
@@ -77,7 +93,8 @@ struct AugMixCase {
   std::vector<double> fill;  // RGB's; "L" images take its first number
 };
 
-TEST(AugMixTest, IsTorchvisionsForTheSameDraws) {
+// augmix with `kernels` (v1 or v2) against torchvision's AugMix of that version.
+void expect_augmix_is_torchvisions(const std::string& kernels) {
   const std::vector<pil_reference::TestImage> images = pil_policy_testing::policy_test_images();
   const std::vector<AugMixCase> cases = {
       {3, 3, -1, 1.0, true, "bilinear", {}},
@@ -96,6 +113,7 @@ TEST(AugMixTest, IsTorchvisionsForTheSameDraws) {
     settings.depth = c.depth;
     settings.alpha = c.alpha;
     settings.all_ops = c.all_ops;
+    if (kernels == "v2") settings.kernels = ops::TorchKernels::kV2;
     nlohmann::json names = nlohmann::json::array();
     for (size_t k = 0; k < ops::augmix_ops().size() - (c.all_ops ? 0 : 4); ++k)
       names.push_back(ops::policy_op_name(ops::augmix_ops()[k]));
@@ -112,7 +130,8 @@ TEST(AugMixTest, IsTorchvisionsForTheSameDraws) {
                                                 {"alpha", c.alpha},
                                                 {"all_ops", c.all_ops},
                                                 {"interpolation", c.interpolation},
-                                                {"fill", fill}},
+                                                {"fill", fill},
+                                                {"kernels", kernels}},
                                                images[k].shape)
                       ->apply(sample, pixels.data())
                       .is_ok());
@@ -130,9 +149,11 @@ TEST(AugMixTest, IsTorchvisionsForTheSameDraws) {
         chains.push_back(steps);
       }
       results.push_back({k, std::move(pixels),
-                         c.interpolation + " severity " + std::to_string(c.severity) + " sample " +
-                             std::to_string(i) + " chains " + chains.dump()});
+                         kernels + " " + c.interpolation + " severity " +
+                             std::to_string(c.severity) + " sample " + std::to_string(i) +
+                             " chains " + chains.dump()});
       jobs.push_back({{"image", k},
+                      {"kernels", kernels},
                       {"severity", c.severity},
                       {"width", c.width},
                       {"depth", c.depth},
@@ -149,6 +170,12 @@ TEST(AugMixTest, IsTorchvisionsForTheSameDraws) {
   reference_jobs::expect_script_pixels(images, jobs, kAugMixScript, results);
   for (ops::PolicyOp op : ops::augmix_ops())
     EXPECT_GT(used_ops[static_cast<size_t>(op)], 0) << ops::policy_op_name(op);
+}
+
+TEST(AugMixTest, IsTorchvisionsForTheSameDraws) { expect_augmix_is_torchvisions("v1"); }
+
+TEST(AugMixTest, WithV2KernelsIsTorchvisionV2sForTheSameDraws) {
+  expect_augmix_is_torchvisions("v2");
 }
 
 TEST(AugMixTest, BadParametersAreOneLine) {

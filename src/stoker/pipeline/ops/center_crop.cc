@@ -17,8 +17,10 @@ OpSpec center_crop() {
       ParamSpec::integer("size", 224, "the output's height, and its width unless width is set")
           .in(1, max_side),
       ParamSpec::integer("width", 0, "the output's width (0: size, a square)").in(0, max_side),
-      ParamSpec::integer("resize", 0,
-                         "the shorter side before the crop, at least size (0: size x 256 / 224)")
+      ParamSpec::integer(
+          "resize", 0,
+          "the shorter side before the crop (0: size x 256 / 224; below the crop, the "
+          "crop zero-padded)")
           .in(0, max_side),
       ParamSpec::integer("max_size", 0,
                          "the longer side's limit after the resize, above resize (0: none; "

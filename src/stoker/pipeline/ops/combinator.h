@@ -18,21 +18,38 @@ namespace stoker::ops {
 
 using PixelOps = std::vector<std::shared_ptr<const PixelOp>>;
 
-// Each call of `list` made for `context`; the first factory's error (it names the field), or
-// the first operation that changes the image's size (a combinator's keep it).
-inline Result<PixelOps> make_pixel_ops(const std::string& list, const PixelContext& context) {
+// Each call of `list` made for `context`; the first factory's error (it names the field). With
+// `shape` null, the first operation that changes the image's size is an error (random_apply's
+// keep it: not applied, the image stays); else the operations may change it if all make one
+// size (ResizingPixelOp, op_registry.h), written to *shape (the input's if none changes it), and
+// two sizes are an error.
+inline Result<PixelOps> make_pixel_ops(const std::string& list, const PixelContext& context,
+                                       std::vector<int64_t>* shape = nullptr) {
   Result<std::vector<OpCall>> calls = parse_op_list(list);
   if (!calls.is_ok()) return calls.status();
   PixelOps made;
+  std::string first_name;
   for (const OpCall& call : calls.value()) {
     Result<std::shared_ptr<const PixelOp>> op = call.op->make_pixel(call.params, context);
     if (!op.is_ok()) return op.status();
-    if (output_shape(*op.value(), context.shape) != context.shape)
+    const std::vector<int64_t>& made_shape = output_shape(*op.value(), context.shape);
+    if (shape == nullptr && made_shape != context.shape)
       return invalid_argument(
           fmt::format("field '{}': {} changes the image's size: a combinator's operations keep it",
                       context.field, call.op->name));
+    if (shape != nullptr && made.empty()) {
+      *shape = made_shape;
+      first_name = call.op->name;
+    } else if (shape != nullptr && made_shape != *shape) {
+      return invalid_argument(fmt::format(
+          "field '{}': {} makes images {} x {}, {} makes {} x {}: a combinator's operations make "
+          "one size",
+          context.field, first_name, (*shape)[1], (*shape)[2], call.op->name, made_shape[1],
+          made_shape[2]));
+    }
     made.push_back(std::move(op).value());
   }
+  if (shape != nullptr && made.empty()) *shape = context.shape;
   return made;
 }
 

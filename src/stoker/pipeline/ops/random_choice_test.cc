@@ -101,6 +101,52 @@ TEST(CombinatorTest, RandomApplyRunsItsOperationsInOrderWhereDrawn) {
   EXPECT_LT(inverted, applied);
 }
 
+// random_choice of operations that change the size to one size (random_crop): a resizing
+// operation of that size whose image is the chosen crop's, drawn from its own stream.
+TEST(CombinatorTest, RandomChoiceOfCropsToOneSizeIsTheChosenCrop) {
+  const std::vector<int64_t> shape = {3, 9, 11};
+  std::vector<uint8_t> image(3 * 9 * 11);
+  for (size_t k = 0; k < image.size(); ++k) image[k] = static_cast<uint8_t>(k * 7 % 251);
+  const char* crops[] = {"random_crop:size=[5,6]", "random_crop:size=[5,6],padding=[3]"};
+  const auto op = combinator(
+      std::string("random_choice:ops=[") + crops[0] + ";" + crops[1] + "],p=[1,1]", shape);
+  const auto* resizing = dynamic_cast<const ResizingPixelOp*>(op.get());
+  ASSERT_NE(resizing, nullptr);
+  EXPECT_EQ(resizing->output_shape(), (std::vector<int64_t>{3, 5, 6}));
+  int padded = 0;
+  for (int64_t r = 0; r < 40; ++r) {
+    const SampleInput sample = op_sample(r);
+    std::vector<uint8_t> got(3 * 5 * 6), want(3 * 5 * 6);
+    ASSERT_TRUE(resizing->apply_to(sample, image.data(), got.data()).is_ok());
+    const size_t j = sample.rng().next_double() * 2 < 1 ? 0 : 1;
+    SampleInput inner = sample;
+    inner.step = derive_stream(sample.step, j + 1);
+    const auto crop = combinator(crops[j], shape);
+    ASSERT_TRUE(dynamic_cast<const ResizingPixelOp&>(*crop)
+                    .apply_to(inner, image.data(), want.data())
+                    .is_ok());
+    EXPECT_EQ(got, want) << "sample " << r << " choice " << j;
+    padded += static_cast<int>(j);
+  }
+  EXPECT_GT(padded, 0);
+  EXPECT_LT(padded, 40);
+  // Two sizes, or a crop beside an operation that keeps the size, are one line.
+  const OpCall two =
+      parse_op_call("random_choice:ops=[random_crop:size=[5,6];random_crop:size=[4]]").value();
+  EXPECT_EQ(two.op->make_pixel(two.params, {"image", shape}).status().message(),
+            "field 'image': random_crop makes images 5 x 6, random_crop makes 4 x 4: a "
+            "combinator's operations make one size");
+  const OpCall mixed =
+      parse_op_call("random_choice:ops=[random_crop:size=[5,6];random_invert]").value();
+  EXPECT_EQ(mixed.op->make_pixel(mixed.params, {"image", shape}).status().message(),
+            "field 'image': random_crop makes images 5 x 6, random_invert makes 9 x 11: a "
+            "combinator's operations make one size");
+  const OpCall applied = parse_op_call("random_apply:ops=[random_crop:size=[5]]").value();
+  EXPECT_EQ(applied.op->make_pixel(applied.params, {"image", shape}).status().message(),
+            "field 'image': random_crop changes the image's size: a combinator's operations "
+            "keep it");
+}
+
 TEST(CombinatorTest, CallsReadBackAndNest) {
   const std::string text =
       "random_apply:ops=[random_choice:ops=[random_invert:p=1;random_equalize:p=0.5],p=[];"

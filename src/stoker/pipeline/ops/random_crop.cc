@@ -3,7 +3,9 @@
 // 2: left/right, top/bottom; 4: left, top, right, bottom) with `fill` (constant, one value or one
 // per channel) or its edge, reflection or symmetric copy; then, with pad_if_needed, a width W'
 // narrower than the crop's tw padded again by tw - W' on both sides, then a height likewise
-// (each a second F.pad of the padded image); then cut to the crop (th, tw) at
+// (each a second F.pad of the padded image; with pad_once, v2's make_params: those pixels
+// added to the padding, one pad, which differs for reflect and symmetric); then cut to the
+// crop (th, tw) at
 // top = uniform_below(H'' - th + 1), left = uniform_below(W'' - tw + 1), two draws from the
 // operation's own stream (torchvision's get_params' randint). The crop may be smaller or larger
 // than the image (a ResizingPixelOp, op_registry.h); no size is the image's own. Pixel copies
@@ -126,6 +128,9 @@ OpSpec random_crop() {
           .in(0, 1 << 15),
       ParamSpec::flag("pad_if_needed", false,
                       "a side shorter than the crop padded on both ends by the difference"),
+      ParamSpec::flag("pad_once", false,
+                      "pad_if_needed's pixels added to the padding, one pad (torchvision v2's), "
+                      "not a second pad (v1's)"),
       ParamSpec::reals("fill", {0}, "the constant padding's value, one or one per channel", 1,
                        ParamSpec::kAnyCount)
           .in(0, 255),
@@ -159,13 +164,19 @@ OpSpec random_crop() {
     const int64_t padded_height = shape[1] + pad[1] + pad[3];
     const int64_t padded_width = shape[2] + pad[0] + pad[2];
     const bool pad_if_needed = params.flag("pad_if_needed");
-    const int64_t again_rows = pad_if_needed ? std::max<int64_t>(0, height - padded_height) : 0;
-    const int64_t again_columns = pad_if_needed ? std::max<int64_t>(0, width - padded_width) : 0;
+    int64_t again_rows = pad_if_needed ? std::max<int64_t>(0, height - padded_height) : 0;
+    int64_t again_columns = pad_if_needed ? std::max<int64_t>(0, width - padded_width) : 0;
+    if (params.flag("pad_once")) {  // v2: one pad of the padding and pad_if_needed's pixels
+      for (size_t side : {1, 3}) pad[side] += again_rows;
+      for (size_t side : {0, 2}) pad[side] += again_columns;
+      again_rows = again_columns = 0;
+    }
     if (mode == PadMode::kReflect &&
         (pad[0] >= shape[2] || pad[2] >= shape[2] || pad[1] >= shape[1] || pad[3] >= shape[1] ||
          again_rows >= padded_height || again_columns >= padded_width))
       return fail("reflect padding must be smaller than the image");
-    if (padded_height + 2 * again_rows < height || padded_width + 2 * again_columns < width)
+    if (shape[1] + pad[1] + pad[3] + 2 * again_rows < height ||
+        shape[2] + pad[0] + pad[2] + 2 * again_columns < width)
       return fail(fmt::format(
           "the crop {} x {} is larger than the padded image {} x {} (pad_if_needed pads it)",
           height, width, padded_height, padded_width));

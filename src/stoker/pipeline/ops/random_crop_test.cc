@@ -1,7 +1,7 @@
 // random_crop against torchvision's RandomCrop on PIL images (v1's forward: F.pad, pad_if_needed's
-// second F.pad, F.crop) with get_params answering the place the operation draws: each padding
-// mode and form, crops of the image's size, smaller and larger, 1 and 3 channels, byte for byte;
-// bad parameters are one line.
+// second F.pad, F.crop; with pad_once v2's: one F.pad) with get_params (v2: torch.randint)
+// answering the place the operation draws: each padding mode and form, crops of the image's
+// size, smaller and larger, 1 and 3 channels, byte for byte; bad parameters are one line.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -19,23 +19,38 @@ constexpr const char* kRandomCropReference = R"(
 import json, sys
 import numpy as np
 import PIL.Image
+import torch
 import torchvision.transforms as T
+import torchvision.transforms.v2 as T2
+from torchvision.transforms.v2 import _geometry as G2
+real_torch = G2.torch
+class Torch:  # v2's module torch, its randint answering the drawn place
+    queue = []
+    def randint(self, *args, **kwargs): return real_torch.tensor(self.queue.pop(0))
+    def __getattr__(self, name): return getattr(real_torch, name)
+G2.torch = Torch()
 d = sys.argv[1]
 with open(d + "/out", "wb") as out:
     for case in json.load(open(d + "/cases.json")):
         c, h, w = case["shape"]
         x = np.fromfile(d + "/in", dtype=np.uint8)[:c * h * w].reshape(c, h, w)
         image = PIL.Image.fromarray(x[0] if c == 1 else x.transpose(1, 2, 0))
-        crop = T.RandomCrop(case["size"], padding=case["padding"],
-                            pad_if_needed=case["pad_if_needed"], fill=case["fill"],
-                            padding_mode=case["mode"])
+        v2 = case["pad_once"]
+        crop = (T2 if v2 else T).RandomCrop(case["size"], padding=case["padding"],
+                                             pad_if_needed=case["pad_if_needed"],
+                                             fill=case["fill"], padding_mode=case["mode"])
         drawn = (case["top"], case["left"])
+        if v2:  # make_params draws where the padded image is larger than the crop
+            Torch.queue = [p for p, n, s in zip(drawn, (case["rows"], case["columns"]),
+                                                 case["size"]) if n > s]
         def place(img, size):
             width, height = img.size
             assert case["rows"] == height and case["columns"] == width, (img.size, case)
             return drawn[0], drawn[1], size[0], size[1]
-        crop.get_params = place
+        if not v2:
+            crop.get_params = place
         y = np.asarray(crop(image))
+        assert not Torch.queue, Torch.queue
         y = y[None] if y.ndim == 2 else y.transpose(2, 0, 1)
         out.write(np.ascontiguousarray(y).tobytes())
 )";
@@ -72,68 +87,78 @@ TEST(RandomCropTest, IsTorchvisionsRandomCropOnPilForTheSameDraws) {
   };
   nlohmann::json cases = nlohmann::json::array();
   std::vector<uint8_t> ours;
-  for (const char* mode : {"constant", "edge", "reflect", "symmetric"}) {
-    for (const RandomCropCase& crop : crops) {
-      const std::vector<int64_t> shape = {crop.channels, kHeight, kWidth};
-      // torchvision's constant fill on PIL: one value, or one per channel as a tuple.
-      const std::vector<double> fill =
-          crop.channels == 3 ? std::vector<double>{7, 8, 9} : std::vector<double>{8};
-      for (int64_t index = 0; index < 3; ++index) {
-        const OpCall call =
-            make_op_call(
-                "random_crop",
-                {{"size", std::vector<double>(crop.size.begin(), crop.size.end())},
-                 {"padding", std::vector<double>(crop.padding.begin(), crop.padding.end())},
-                 {"pad_if_needed", crop.pad_if_needed},
-                 {"fill", fill},
-                 {"padding_mode", std::string(mode)}})
-                .value();
-        const Result<std::shared_ptr<const PixelOp>> made =
-            call.op->make_pixel(call.params, {"image", shape});
-        ASSERT_TRUE(made.is_ok()) << made.status().message();
-        const std::shared_ptr<const PixelOp> op = made.value();
-        const auto& resizing = dynamic_cast<const ResizingPixelOp&>(*op);
-        const std::vector<int64_t>& out_shape = resizing.output_shape();
-        std::vector<uint8_t> out(static_cast<size_t>(out_shape[0] * out_shape[1] * out_shape[2]));
-        ASSERT_TRUE(resizing.apply_to(random_crop_sample(index), image.data(), out.data()).is_ok());
-        if (out_shape == shape) {  // in place too (a combinator's)
-          std::vector<uint8_t> in_place(image.begin(), image.begin() + out.size());
-          ASSERT_TRUE(op->apply(random_crop_sample(index), in_place.data()).is_ok());
-          EXPECT_EQ(in_place, out);
+  for (const bool once : {false, true})
+    for (const char* mode : {"constant", "edge", "reflect", "symmetric"}) {
+      for (const RandomCropCase& crop : crops) {
+        if (once && !crop.pad_if_needed) continue;  // v2's then v1's
+        const std::vector<int64_t> shape = {crop.channels, kHeight, kWidth};
+        // torchvision's constant fill on PIL: one value, or one per channel as a tuple.
+        const std::vector<double> fill =
+            crop.channels == 3 ? std::vector<double>{7, 8, 9} : std::vector<double>{8};
+        for (int64_t index = 0; index < 3; ++index) {
+          const OpCall call =
+              make_op_call(
+                  "random_crop",
+                  {{"size", std::vector<double>(crop.size.begin(), crop.size.end())},
+                   {"padding", std::vector<double>(crop.padding.begin(), crop.padding.end())},
+                   {"pad_if_needed", crop.pad_if_needed},
+                   {"pad_once", once},
+                   {"fill", fill},
+                   {"padding_mode", std::string(mode)}})
+                  .value();
+          const Result<std::shared_ptr<const PixelOp>> made =
+              call.op->make_pixel(call.params, {"image", shape});
+          if (once && !made.is_ok() && std::string(mode) == "reflect") {  // one pad of 14 on 14
+            EXPECT_EQ(made.status().message(),
+                      "field 'image': random_crop: reflect padding must be smaller than the image");
+            continue;
+          }
+          ASSERT_TRUE(made.is_ok()) << made.status().message();
+          const std::shared_ptr<const PixelOp> op = made.value();
+          const auto& resizing = dynamic_cast<const ResizingPixelOp&>(*op);
+          const std::vector<int64_t>& out_shape = resizing.output_shape();
+          std::vector<uint8_t> out(static_cast<size_t>(out_shape[0] * out_shape[1] * out_shape[2]));
+          ASSERT_TRUE(
+              resizing.apply_to(random_crop_sample(index), image.data(), out.data()).is_ok());
+          if (out_shape == shape) {  // in place too (a combinator's)
+            std::vector<uint8_t> in_place(image.begin(), image.begin() + out.size());
+            ASSERT_TRUE(op->apply(random_crop_sample(index), in_place.data()).is_ok());
+            EXPECT_EQ(in_place, out);
+          }
+          ours.insert(ours.end(), out.begin(), out.end());
+          // The place drawn: rows then columns, each over the padded image's extra length.
+          const int left = crop.padding[0];
+          const int top = crop.padding.size() == 1 ? crop.padding[0] : crop.padding[1];
+          const int right = crop.padding.size() == 4 ? crop.padding[2] : left;
+          const int bottom = crop.padding.size() == 4 ? crop.padding[3] : top;
+          int rows = static_cast<int>(kHeight) + top + bottom;
+          int columns = static_cast<int>(kWidth) + left + right;
+          const int crop_rows = crop.size.empty() ? static_cast<int>(kHeight) : crop.size.front();
+          const int crop_columns = crop.size.empty() ? static_cast<int>(kWidth) : crop.size.back();
+          if (crop.pad_if_needed) {
+            columns += 2 * std::max(0, crop_columns - columns);
+            rows += 2 * std::max(0, crop_rows - rows);
+          }
+          CounterRng rng = random_crop_sample(index).rng();
+          const auto row = rng.uniform_below(static_cast<uint64_t>(rows - crop_rows + 1));
+          const auto column = rng.uniform_below(static_cast<uint64_t>(columns - crop_columns + 1));
+          cases.push_back(
+              {{"shape", shape},
+               {"size", crop.size.empty()
+                            ? std::vector<int>{static_cast<int>(kHeight), static_cast<int>(kWidth)}
+                            : crop.size},
+               {"padding", crop.padding},
+               {"pad_if_needed", crop.pad_if_needed},
+               {"pad_once", once},
+               {"fill", crop.channels == 3 ? nlohmann::json({7, 8, 9}) : nlohmann::json(8)},
+               {"mode", mode},
+               {"rows", rows},
+               {"columns", columns},
+               {"top", row},
+               {"left", column}});
         }
-        ours.insert(ours.end(), out.begin(), out.end());
-        // The place drawn: rows then columns, each over the padded image's extra length.
-        const int left = crop.padding[0];
-        const int top = crop.padding.size() == 1 ? crop.padding[0] : crop.padding[1];
-        const int right = crop.padding.size() == 4 ? crop.padding[2] : left;
-        const int bottom = crop.padding.size() == 4 ? crop.padding[3] : top;
-        int rows = static_cast<int>(kHeight) + top + bottom;
-        int columns = static_cast<int>(kWidth) + left + right;
-        const int crop_rows = crop.size.empty() ? static_cast<int>(kHeight) : crop.size.front();
-        const int crop_columns = crop.size.empty() ? static_cast<int>(kWidth) : crop.size.back();
-        if (crop.pad_if_needed) {
-          columns += 2 * std::max(0, crop_columns - columns);
-          rows += 2 * std::max(0, crop_rows - rows);
-        }
-        CounterRng rng = random_crop_sample(index).rng();
-        const auto row = rng.uniform_below(static_cast<uint64_t>(rows - crop_rows + 1));
-        const auto column = rng.uniform_below(static_cast<uint64_t>(columns - crop_columns + 1));
-        cases.push_back(
-            {{"shape", shape},
-             {"size", crop.size.empty()
-                          ? std::vector<int>{static_cast<int>(kHeight), static_cast<int>(kWidth)}
-                          : crop.size},
-             {"padding", crop.padding},
-             {"pad_if_needed", crop.pad_if_needed},
-             {"fill", crop.channels == 3 ? nlohmann::json({7, 8, 9}) : nlohmann::json(8)},
-             {"mode", mode},
-             {"rows", rows},
-             {"columns", columns},
-             {"top", row},
-             {"left", column}});
       }
     }
-  }
   std::ofstream(dir / "cases.json") << cases.dump();
   std::ofstream(dir / "crop.py") << kRandomCropReference;
   ASSERT_EQ(std::system(

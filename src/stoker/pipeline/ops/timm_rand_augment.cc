@@ -21,6 +21,7 @@
 #include "stoker/pipeline/ops/channel_table.h"
 #include "stoker/pipeline/ops/normal_draw.h"
 #include "stoker/pipeline/ops/pil_enhance.h"
+#include "stoker/pipeline/ops/pil_gaussian_blur.h"
 #include "stoker/pipeline/ops/pil_policy_ops.h"
 #include "stoker/pipeline/ops/timm_config_numbers.h"
 #include "stoker/util/utf8.h"
@@ -48,7 +49,9 @@ const char* timm_op_name(TimmOp op) {
                                        "ShearX",
                                        "ShearY",
                                        "TranslateXRel",
-                                       "TranslateYRel"};
+                                       "TranslateYRel",
+                                       "Desaturate",
+                                       "GaussianBlur"};
   return kNames[static_cast<int>(op)];
 }
 
@@ -56,7 +59,8 @@ namespace {
 
 using T = TimmOp;
 
-// timm's _RAND_TRANSFORMS, _RAND_INCREASING_TRANSFORMS and _RAND_WEIGHTED_0, in its order.
+// timm's _RAND_TRANSFORMS, _RAND_INCREASING_TRANSFORMS, _RAND_WEIGHTED_0, _RAND_3A and
+// _RAND_WEIGHTED_3A, in its order.
 const std::vector<TimmOp> kStandard = {
     T::kAutoContrast, T::kEqualize,    T::kInvert, T::kRotate,        T::kPosterize,
     T::kSolarize,     T::kSolarizeAdd, T::kColor,  T::kContrast,      T::kBrightness,
@@ -91,6 +95,21 @@ const std::vector<std::pair<TimmOp, double>> kWeighted = {{T::kRotate, 3},
                                                           {T::kEqualize, .05},
                                                           {T::kPosterizeIncreasing, 0.05},
                                                           {T::kInvert, 0.05}};
+const std::vector<TimmOp> k3a = {T::kSolarizeIncreasing, T::kDesaturate, T::kGaussianBlur};
+const std::vector<std::pair<TimmOp, double>> kWeighted3a = {{T::kSolarizeIncreasing, 6},
+                                                            {T::kDesaturate, 6},
+                                                            {T::kGaussianBlur, 6},
+                                                            {T::kRotate, 3},
+                                                            {T::kShearX, 2},
+                                                            {T::kShearY, 2},
+                                                            {T::kPosterizeIncreasing, 1},
+                                                            {T::kAutoContrast, 1},
+                                                            {T::kColorIncreasing, 1},
+                                                            {T::kSharpnessIncreasing, 1},
+                                                            {T::kContrastIncreasing, 1},
+                                                            {T::kBrightnessIncreasing, 1},
+                                                            {T::kEqualize, 1},
+                                                            {T::kInvert, 1}};
 
 }  // namespace
 
@@ -153,11 +172,8 @@ Result<TimmRandAugmentConfig> parse_timm_rand_augment(const std::string& config)
     if (key == "inc") increasing = *number != 0;
   }
   if (out.num_layers > 1000) return fail(fmt::format("n{} is over 1000", out.num_layers));
-  if (list && (*list == "3a" || *list == "3aw"))
-    return fail(
-        fmt::format("t{}: GaussianBlur and Desaturate are not native (use timm's own)", *list));
-  if (list && *list == "weights") {
-    for (const auto& [op, weight] : kWeighted) {
+  if (list && (*list == "weights" || *list == "3aw")) {
+    for (const auto& [op, weight] : *list == "weights" ? kWeighted : kWeighted3a) {
       out.ops.push_back(op);
       out.weights.push_back(weight);
     }
@@ -166,9 +182,11 @@ Result<TimmRandAugmentConfig> parse_timm_rand_augment(const std::string& config)
     for (double& w : out.weights) w /= sum;
     if (out.num_layers > static_cast<int64_t>(out.ops.size()))
       return fail(
-          fmt::format("n{} is more than the {} operations tweights draws without "
+          fmt::format("n{} is more than the {} operations t{} draws without "
                       "replacement",
-                      out.num_layers, out.ops.size()));
+                      out.num_layers, out.ops.size(), *list));
+  } else if (list && *list == "3a") {
+    out.ops = k3a;
   } else {
     out.ops = increasing ? kIncreasing : kStandard;  // timm: any other name, the default list
   }
@@ -285,6 +303,16 @@ void apply_timm_op(TimmOp op, double level, bool negative, PilFilter filter, dou
     case T::kTranslateYRel:
       return transform(
           {1, 0, 0, 0, 1, sign(fraction * translate_pct) * static_cast<double>(height)});
+    case T::kDesaturate: {
+      const double grey = std::max(0.5, std::min(1.0, 0.5 + (1.0 - 0.5) * fraction));
+      const double factor = std::min(1.0, std::max(0.0, 1.0 - grey));
+      return pil_enhance_image(PilEnhance::kColor, static_cast<float>(factor), pixels, channels,
+                               height, width);
+    }
+    case T::kGaussianBlur: {
+      const double radius = std::max(0.1, std::min(2.0, 0.1 + (2.0 - 0.1) * fraction));
+      return pil_gaussian_blur(static_cast<float>(radius), pixels, channels, height, width);
+    }
   }
 }
 

@@ -6,11 +6,11 @@
 // The config (rand_augment_transform's grammar): "rand" then sections joined by "-", in any
 // order: m<int> magnitude (10), n<int> operations per image (2), p<float> probability of each
 // (0.5), mstd<float> magnitude noise (0; above 100: uniform on [0, m]), mmax<int> magnitude
-// bound (0: 10), inc<int> the increasing operations if not 0, t<name> the list: "weights"
-// (timm's weighted list, drawn without replacement), else the standard or increasing list.
+// bound (0: 10), inc<int> the increasing operations if not 0, t<name> the list: "weights" or
+// "3aw" (timm's weighted lists, drawn without replacement), "3a" (SolarizeIncreasing,
+// Desaturate, GaussianBlur), else the standard or increasing list.
 // Stricter than timm: a section timm would skip (no number, empty) or answer with an assertion
-// is an error naming it; numbers are plain (digits, a point, an exponent); "3a" and "3aw"
-// (GaussianBlur, Desaturate) are refused.
+// is an error naming it; numbers are plain (digits, a point, an exponent).
 //
 // The operations (AugmentOp.__call__ with its level functions, in doubles as Python computes
 // them; level the magnitude after noise, clamped to [0, mmax or 10]; a sign where timm negates):
@@ -28,6 +28,10 @@
 //                                    (the shear in the fourth place for y)
 //   TranslateXRel, TranslateYRel     Image.transform(AFFINE, (1, 0, d, 0, 1, 0)) (d in the last
 //                                    place for y), d = +-level / 10 * translate_pct * W (H)
+//   Desaturate                       ImageEnhance.Color's .enhance(1 - clamp(0.5 + 0.5 *
+//                                    level / 10, 0.5, 1))
+//   GaussianBlur                     ImageFilter.GaussianBlur(clamp(0.1 + 1.9 * level / 10,
+//                                    0.1, 2)) (pil_gaussian_blur.h)
 // The geometric ones with `fillcolor` and a filter: the given one, or timm's "random" choice of
 // BILINEAR and BICUBIC per operation.
 //
@@ -74,6 +78,8 @@ enum class TimmOp {
   kShearY,
   kTranslateXRel,
   kTranslateYRel,
+  kDesaturate,
+  kGaussianBlur,
 };
 
 // timm's name of `op` ("PosterizeIncreasing").

@@ -3,8 +3,9 @@
 // string, checked to hold the operations, probability, magnitude, noise and bound the parser
 // read, and run on the PIL image with stoker's draws handed to it (np.random.choice gives the
 // drawn operations, random.random / gauss / uniform / choice the drawn outcomes): pixel for
-// pixel, over many samples and configs (standard, increasing and weighted lists, noise, uniform
-// magnitudes, mmax past 10, p below and at 1), every filter and fills. Then the parser's errors.
+// pixel, over many samples and configs (standard, increasing, weighted and 3a lists, noise,
+// uniform magnitudes, mmax past 10, p below and at 1), every filter and fills. Then the
+// parser's errors.
 #include "stoker/pipeline/ops/timm_rand_augment.h"
 
 #include <gtest/gtest.h>
@@ -102,10 +103,13 @@ TEST(TimmRandAugmentTest, IsTimmsForTheSameDraws) {
       {"rand-m9-mstd101-n3", "random", {124, 116, 104}, 0.45},
       {"rand-m10-n4-p0.7-tweights", "random", {124, 116, 104}, 0.45},
       {"rand-inc1-n1-p0.3-mstd2-m6", "bicubic", {200, 100, 50}, 0.6},
+      {"rand-m9-mstd0.5-n3-p0.9-t3a", "random", {124, 116, 104}, 0.45},
+      {"rand-m12-mmax15-mstd101-t3a", "bilinear", {124, 116, 104}, 0.45},
+      {"rand-m7-n4-mstd1-t3aw", "random", {124, 116, 104}, 0.45},
   };
   nlohmann::json jobs = nlohmann::json::array();
   std::vector<reference_jobs::JobResult> results;
-  std::array<int, 21> applied_ops{};
+  std::array<int, 23> applied_ops{};
   for (const TimmCase& c : cases) {
     const ops::TimmRandAugmentConfig config = ops::parse_timm_rand_augment(c.config).value();
     nlohmann::json names = nlohmann::json::array();
@@ -183,6 +187,11 @@ TEST(TimmRandAugmentTest, ParsesTimmsGrammar) {
   EXPECT_EQ(repeated.magnitude, 4);
   EXPECT_EQ(repeated.ops[4], TimmOp::kPosterizeIncreasing);
   EXPECT_TRUE(std::isinf(ops::parse_timm_rand_augment("rand-mstd101").value().magnitude_std));
+  const ops::TimmRandAugmentConfig three_a = ops::parse_timm_rand_augment("rand-t3a").value();
+  EXPECT_EQ(three_a.ops, (std::vector<TimmOp>{TimmOp::kSolarizeIncreasing, TimmOp::kDesaturate,
+                                              TimmOp::kGaussianBlur}));
+  EXPECT_TRUE(three_a.weights.empty());
+  EXPECT_EQ(ops::parse_timm_rand_augment("rand-t3aw").value().weights.size(), 14u);
 }
 
 TEST(TimmRandAugmentTest, BadConfigsAreOneLineNamingThePart) {
@@ -207,9 +216,9 @@ TEST(TimmRandAugmentTest, BadConfigsAreOneLineNamingThePart) {
   EXPECT_EQ(error("rand-inc"),
             "timm RandAugment config 'rand-inc': section 'inc' is not a key and a number (m9, "
             "n2, p0.5, mstd0.5, mmax10, inc1, t<list>)");
-  EXPECT_EQ(error("rand-t3a"),
-            "timm RandAugment config 'rand-t3a': t3a: GaussianBlur and Desaturate are not "
-            "native (use timm's own)");
+  EXPECT_EQ(error("rand-n15-t3aw"),
+            "timm RandAugment config 'rand-n15-t3aw': n15 is more than the 14 operations "
+            "t3aw draws without replacement");
   EXPECT_EQ(error("rand-n16-tweights"),
             "timm RandAugment config 'rand-n16-tweights': n16 is more than the 15 operations "
             "tweights draws without replacement");

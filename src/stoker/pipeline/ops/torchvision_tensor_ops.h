@@ -24,6 +24,11 @@
 //   torch_autocontrast     per channel (x - min) * ((1 / (max - min)) * 255) (torch's scalar
 //       over tensor is a reciprocal times) clamped and truncated; min == max: the image as it
 //       is.
+// TorchKernels::kV2 gives transforms v2's kernels (v2/functional/_color.py, _geometry.py) where
+// they round otherwise: the bilinear fill (v - fill) * mask + fill; _blend fma(b, 1 - ratio,
+// ratio * a) (add_'s alpha, a fused multiply-add in torch's vector kernels); the grey
+// fma(b, 0.114, fma(g, 0.587, 0.2989 r)) floored; sharpness fma(blur - x, 1 - factor, x) inside
+// the border; autocontrast (x - min) / ((max - min) * (1 / 255)).
 // Pure.
 
 #include <algorithm>
@@ -35,6 +40,9 @@
 
 namespace stoker::ops {
 
+// Which of torchvision's tensor kernels: transforms v1's (_functional_tensor.py) or v2's.
+enum class TorchKernels { kV1, kV2 };
+
 // torch's float32 to uint8 of a value in [0, 255] after clamp: truncation.
 inline uint8_t torch_truncated(float value) {
   if (!(value > 0.0f)) return 0;
@@ -42,7 +50,7 @@ inline uint8_t torch_truncated(float value) {
   return static_cast<uint8_t>(value);
 }
 
-inline void torch_grid_transform(const AffineMatrix& matrix, bool bilinear,
+inline void torch_grid_transform(TorchKernels kernels, const AffineMatrix& matrix, bool bilinear,
                                  const std::vector<float>& fill, uint8_t* pixels, int64_t channels,
                                  int64_t height, int64_t width) {
   const bool masked = !fill.empty();
@@ -101,7 +109,11 @@ inline void torch_grid_transform(const AffineMatrix& matrix, bool bilinear,
         if (masked) {
           const float mask = values[static_cast<size_t>(channels)];
           const float colour = fill[fill.size() == 1 ? 0 : static_cast<size_t>(c)];
-          if (bilinear) {
+          if (bilinear && kernels == TorchKernels::kV2) {
+            const float moved = v - colour;
+            const float masked_moved = moved * mask;
+            v = masked_moved + colour;
+          } else if (bilinear) {
             const float kept = v * mask;
             const float filled = (1.0f - mask) * colour;
             v = kept + filled;
@@ -119,8 +131,8 @@ inline void torch_grid_transform(const AffineMatrix& matrix, bool bilinear,
 
 // _blend of the image with `other` (one value per pixel of a plane, or of every plane where
 // `other_planes` is 1).
-inline void torch_blend(double ratio, const std::vector<float>& other, int64_t other_planes,
-                        uint8_t* pixels, int64_t channels, size_t plane) {
+inline void torch_blend(TorchKernels kernels, double ratio, const std::vector<float>& other,
+                        int64_t other_planes, uint8_t* pixels, int64_t channels, size_t plane) {
   const float r = static_cast<float>(ratio);
   const float q = static_cast<float>(1.0 - ratio);
   for (int64_t c = 0; c < channels; ++c) {
@@ -128,6 +140,10 @@ inline void torch_blend(double ratio, const std::vector<float>& other, int64_t o
     uint8_t* a = pixels + static_cast<size_t>(c) * plane;
     for (size_t i = 0; i < plane; ++i) {
       const float first = r * static_cast<float>(a[i]);
+      if (kernels == TorchKernels::kV2) {
+        a[i] = torch_truncated(std::fma(b[i], q, first));
+        continue;
+      }
       const float second = q * b[i];
       a[i] = torch_truncated(first + second);
     }
@@ -135,11 +151,16 @@ inline void torch_blend(double ratio, const std::vector<float>& other, int64_t o
 }
 
 // rgb_to_grayscale of an RGB image, as floats of its uint8 values.
-inline std::vector<float> torch_grey(const uint8_t* pixels, size_t plane) {
+inline std::vector<float> torch_grey(TorchKernels kernels, const uint8_t* pixels, size_t plane) {
   std::vector<float> grey(plane);
   const float kr = 0.2989f, kg = 0.587f, kb = 0.114f;
   for (size_t i = 0; i < plane; ++i) {
     const float r = kr * static_cast<float>(pixels[i]);
+    if (kernels == TorchKernels::kV2) {
+      const float rg = std::fma(static_cast<float>(pixels[plane + i]), kg, r);
+      grey[i] = std::floor(std::fma(static_cast<float>(pixels[2 * plane + i]), kb, rg));
+      continue;
+    }
     const float g = kg * static_cast<float>(pixels[plane + i]);
     const float b = kb * static_cast<float>(pixels[2 * plane + i]);
     grey[i] = static_cast<float>(torch_truncated((r + g) + b));
@@ -149,22 +170,25 @@ inline std::vector<float> torch_grey(const uint8_t* pixels, size_t plane) {
 
 enum class TorchAdjust { kBrightness, kSaturation, kContrast, kSharpness };
 
-inline void torch_adjust(TorchAdjust kind, double factor, uint8_t* pixels, int64_t channels,
-                         int64_t height, int64_t width) {
+inline void torch_adjust(TorchKernels kernels, TorchAdjust kind, double factor, uint8_t* pixels,
+                         int64_t channels, int64_t height, int64_t width) {
   const size_t plane = static_cast<size_t>(height * width);
   switch (kind) {
     case TorchAdjust::kBrightness:
-      return torch_blend(factor, std::vector<float>(plane, 0.0f), 1, pixels, channels, plane);
+      return torch_blend(kernels, factor, std::vector<float>(plane, 0.0f), 1, pixels, channels,
+                         plane);
     case TorchAdjust::kSaturation:
       if (channels == 1) return;
-      return torch_blend(factor, torch_grey(pixels, plane), 1, pixels, channels, plane);
+      return torch_blend(kernels, factor, torch_grey(kernels, pixels, plane), 1, pixels, channels,
+                         plane);
     case TorchAdjust::kContrast: {
-      const std::vector<float> grey =
-          channels == 3 ? torch_grey(pixels, plane) : std::vector<float>(pixels, pixels + plane);
+      const std::vector<float> grey = channels == 3 ? torch_grey(kernels, pixels, plane)
+                                                    : std::vector<float>(pixels, pixels + plane);
       float sum = 0.0f;
       for (float v : grey) sum += v;
       const float mean = sum / static_cast<float>(plane);
-      return torch_blend(factor, std::vector<float>(plane, mean), 1, pixels, channels, plane);
+      return torch_blend(kernels, factor, std::vector<float>(plane, mean), 1, pixels, channels,
+                         plane);
     }
     case TorchAdjust::kSharpness: {
       if (height <= 2 || width <= 2) return;
@@ -181,20 +205,38 @@ inline void torch_adjust(TorchAdjust kind, double factor, uint8_t* pixels, int64
           }
         }
       }
-      return torch_blend(factor, blurred, channels, pixels, channels, plane);
+      if (kernels == TorchKernels::kV1)
+        return torch_blend(kernels, factor, blurred, channels, pixels, channels, plane);
+      const float alpha = static_cast<float>(1.0 - factor);
+      for (int64_t c = 0; c < channels; ++c) {
+        uint8_t* a = pixels + static_cast<size_t>(c) * plane;
+        const float* b = blurred.data() + static_cast<size_t>(c) * plane;
+        for (int64_t y = 1; y + 1 < height; ++y) {
+          for (int64_t x = 1; x + 1 < width; ++x) {
+            const float value = static_cast<float>(a[y * width + x]);
+            a[y * width + x] = torch_truncated(std::fma(b[y * width + x] - value, alpha, value));
+          }
+        }
+      }
+      return;
     }
   }
 }
 
-inline void torch_autocontrast(uint8_t* pixels, int64_t channels, size_t plane) {
+inline void torch_autocontrast(TorchKernels kernels, uint8_t* pixels, int64_t channels,
+                               size_t plane) {
   for (int64_t c = 0; c < channels; ++c) {
     uint8_t* a = pixels + static_cast<size_t>(c) * plane;
     const auto [low, high] = std::minmax_element(a, a + plane);
     if (*low == *high) continue;
     const float minimum = static_cast<float>(*low);
-    const float scale = (1.0f / (static_cast<float>(*high) - minimum)) * 255.0f;
-    for (size_t i = 0; i < plane; ++i)
-      a[i] = torch_truncated((static_cast<float>(a[i]) - minimum) * scale);
+    const float range = static_cast<float>(*high) - minimum;
+    const float scale = (1.0f / range) * 255.0f;
+    const float inverse_scale = range * static_cast<float>(1.0 / 255.0);
+    for (size_t i = 0; i < plane; ++i) {
+      const float moved = static_cast<float>(a[i]) - minimum;
+      a[i] = torch_truncated(kernels == TorchKernels::kV2 ? moved / inverse_scale : moved * scale);
+    }
   }
 }
 

@@ -13,12 +13,11 @@
 
 #include "stoker/image/decode.h"
 #include "stoker/image/jpeg_encode.h"
-#include "stoker/image/jpeg_transcode.h"
-#include "stoker/image/png_transcode.h"
 #include "stoker/image/resample.h"
 #include "stoker/store/channel_statistics.h"
 #include "stoker/store/image_record.h"
 #include "stoker/store/import/split_writer.h"
+#include "stoker/store/import/stored_image.h"
 #include "stoker/store/record_encoder.h"
 #include "stoker/util/atomic_file.h"
 #include "stoker/util/checksum.h"
@@ -147,47 +146,22 @@ class FileImporter {
     if (options_.max_side > 0 && std::max(header.width, header.height) > options_.max_side) {
       STOKER_ASSIGN_OR_RETURN(image, downsize(bytes, header, worker));
     } else {
-      STOKER_ASSIGN_OR_RETURN(image.bytes, transcode(bytes, header));
+      STOKER_ASSIGN_OR_RETURN(
+          image.bytes,
+          transcode_for_storage(bytes, header, options_.keep_original, options_.max_pixels));
       // The transcode is lossless: the stored image has the original's size.
       image.width = header.width;
       image.height = header.height;
     }
     const ByteSpan stored =
         image.bytes.empty() ? bytes : ByteSpan{image.bytes.data(), image.bytes.size()};
-    STOKER_RETURN_IF_ERROR(add_pixels(stored, worker, out.pixels));
+    STOKER_RETURN_IF_ERROR(
+        add_stored_pixels(stored, options_.max_pixels, scratch_[worker]->decode, out.pixels));
     STOKER_ASSIGN_OR_RETURN(
         out.record, encode_image_record(schema_, fields_,
                                         {stored, sample.label, image.height, image.width, bytes}));
     out.bytes_in = bytes.size;
     out.bytes_out = stored.size;
-    return Status::ok();
-  }
-
-  // A JPEG or PNG transcoded for crops; empty to store the file as it is: with keep_original,
-  // or an image the transcode cannot copy with the same pixels or would make larger.
-  Result<std::vector<uint8_t>> transcode(ByteSpan bytes, const image::ImageHeader& header) {
-    if (options_.keep_original) return std::vector<uint8_t>();
-    Result<std::vector<uint8_t>> result =
-        header.format == image::ImageFormat::kJpeg
-            ? image::transcode_jpeg_for_crops(bytes, options_.max_pixels)
-            : image::transcode_png_for_crops(bytes, options_.max_pixels);
-    // kUnsupported here, after the header passed, is an image the transcode leaves as it is (a
-    // progressive JPEG whose scans leave bits unsent; a gray, palette or 16-bit PNG, or one whose
-    // transcode would be larger): stored as it is.
-    if (result.status().code() == StatusCode::kUnsupported) return std::vector<uint8_t>();
-    return result;
-  }
-
-  // Decodes the whole stored image, as PIL's convert("RGB") would, into `pixels`. This reads all
-  // of its data: the check of an image stored as it is (the transcode and the downsizing have
-  // read all of theirs).
-  Status add_pixels(ByteSpan stored, int worker, ChannelStatistics& pixels) {
-    image::DecodeRequest request;
-    request.max_pixels = options_.max_pixels;
-    STOKER_ASSIGN_OR_RETURN(const image::DecodedCrop decoded,
-                            image::decode_rgb(stored, request, scratch_[worker]->decode));
-    const image::RgbView& rgb = decoded.pixels;
-    pixels.add_interleaved(rgb.data, rgb.width, rgb.height, rgb.stride);
     return Status::ok();
   }
 

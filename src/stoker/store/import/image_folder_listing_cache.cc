@@ -3,58 +3,16 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
-#include <cstring>
 #include <filesystem>
 
 #include "stoker/util/atomic_file.h"
-#include "stoker/util/checksum.h"
+#include "stoker/util/saved_form.h"
 
 namespace stoker {
 namespace {
 
 constexpr char kMagic[8] = {'S', 'T', 'K', 'I', 'F', 'L', 'S', '1'};
 constexpr uint64_t kMaxListingBytes = uint64_t{4} << 30;
-
-void put_u64(std::string& out, uint64_t v) { out.append(reinterpret_cast<const char*>(&v), 8); }
-void put_text(std::string& out, const std::string& text) {
-  put_u64(out, text.size());
-  out += text;
-}
-
-// Reads the body of a saved listing; every read checked against its end.
-class Reader {
- public:
-  explicit Reader(ByteSpan bytes) : at_(bytes.data), end_(bytes.data + bytes.size) {}
-  bool u64(uint64_t& v) {
-    if (end_ - at_ < 8) return false;
-    std::memcpy(&v, at_, 8);
-    at_ += 8;
-    return true;
-  }
-  bool text(std::string& out) {
-    uint64_t n = 0;
-    if (!u64(n) || n > static_cast<uint64_t>(end_ - at_)) return false;
-    out.assign(reinterpret_cast<const char*>(at_), n);
-    at_ += n;
-    return true;
-  }
-  // A count of items of at least `min_bytes` each that the rest can hold.
-  bool count(uint64_t& n, uint64_t min_bytes) {
-    return u64(n) && n <= static_cast<uint64_t>(end_ - at_) / min_bytes;
-  }
-  bool done() const { return at_ == end_; }
-
- private:
-  const uint8_t* at_;
-  const uint8_t* end_;
-};
-
-std::string cache_file(const std::string& root, const std::string& cache_dir) {
-  std::error_code ignored;
-  const std::string absolute = std::filesystem::absolute(root, ignored).lexically_normal().string();
-  const uint64_t key = xxh3_64(absolute.data(), absolute.size());
-  return fmt::format("{}/image-folders/{:016x}.listing", cache_dir, key);
-}
 
 // Whether every directory the listing read still has its stamp.
 bool current(const ImageFolderListing& listing) {
@@ -83,19 +41,14 @@ std::string encode_listing(const std::string& root, const ImageFolderListing& li
     put_u64(body, static_cast<uint64_t>(sample.label));
     put_text(body, sample.path);
   }
-  std::string out(kMagic, sizeof kMagic);
-  put_u64(out, xxh3_64(body.data(), body.size()));
-  return out + body;
+  return seal(kMagic, body);
 }
 
 Result<ImageFolderListing> decode_listing(ByteSpan bytes, const std::string& root) {
   const Status damaged = corrupt(fmt::format("{}: its saved listing is damaged", root));
-  if (bytes.size < 16 || std::memcmp(bytes.data, kMagic, sizeof kMagic) != 0) return damaged;
-  uint64_t checksum = 0;
-  std::memcpy(&checksum, bytes.data + 8, 8);
-  const ByteSpan body{bytes.data + 16, bytes.size - 16};
-  if (xxh3_64(body.data, body.size) != checksum) return damaged;
-  Reader in(body);
+  const std::optional<ByteSpan> body = unseal(bytes, kMagic);
+  if (!body) return damaged;
+  SavedReader in(*body);
   std::string saved_root;
   ImageFolderListing listing;
   uint64_t n = 0;
@@ -123,7 +76,7 @@ Result<ImageFolderListing> decode_listing(ByteSpan bytes, const std::string& roo
 Result<ImageFolderListing> cached_image_folder_listing(const std::string& root,
                                                        const std::string& cache_dir) {
   if (cache_dir.empty()) return list_image_folder(root);
-  const std::string file = cache_file(root, cache_dir);
+  const std::string file = cache_file_of(root, cache_dir, "image-folders", "listing");
   if (Result<std::string> saved = read_file(file, kMaxListingBytes); saved.is_ok()) {
     Result<ImageFolderListing> listing = decode_listing(
         {reinterpret_cast<const uint8_t*>(saved.value().data()), saved.value().size()}, root);

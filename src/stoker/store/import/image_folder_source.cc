@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <utility>
 
 #include "stoker/store/image_record.h"
 #include "stoker/store/import/image_folder.h"
@@ -48,7 +47,8 @@ std::string ImageFolderSource::describe() const {
                      listing_.samples.size(), listing_.classes.size());
 }
 
-ShardReader ImageFolderSource::read_unit(int u, std::map<uint64_t, std::string>& bad) const {
+Result<ShardReader> ImageFolderSource::read_unit(int u,
+                                                 std::map<uint64_t, std::string>& bad) const {
   static const ImageRecordFields fields = ImageRecordFields::find(manifest().schema).value();
   std::vector<std::vector<uint8_t>> records;
   for (uint64_t i = unit_starts_[u]; i < unit_starts_[u + 1]; ++i) {
@@ -74,15 +74,15 @@ ShardReader ImageFolderSource::read_unit(int u, std::map<uint64_t, std::string>&
     // A file is at most kMaxImageFileBytes: its record always encodes.
     records.push_back(encode_image_record(manifest().schema, fields, values).value());
   }
-  return ShardReader::in_memory(listing_.samples[unit_starts_[u]].path, manifest().schema,
-                                 records);
+  return ShardReader::in_memory(listing_.samples[unit_starts_[u]].path, manifest().schema, records);
 }
 
 Status ImageFolderSource::record_error(int /*unit*/, uint64_t /*record*/, uint64_t global,
                                        const Status& status) const {
-  return Status(status.code(), fmt::format("{}: {} (dataset record {})",
-                                           listing_.samples[global].path,
-                                           bad_reason(global).value_or(status.message()), global));
+  const std::string bad = bad_reason(global);
+  return Status(status.code(),
+                fmt::format("{}: {} (dataset record {})", listing_.samples[global].path,
+                            bad.empty() ? status.message() : bad, global));
 }
 
 }  // namespace stoker

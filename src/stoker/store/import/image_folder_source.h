@@ -7,10 +7,10 @@
 // index, the size its header gives, the file's size and XXH3-64.
 //
 // Units of reading (the manifest's shards): `files_per_unit` consecutive samples, each named by
-// its first file's path relative to root, read on demand (store/read_on_demand_source.h): its
-// files read and their headers parsed. A file that cannot be read, or is not a JPEG or PNG
-// stoker decodes, gives a record whose image is empty; record_error then names the file and
-// why, so the loader's on_error reports or skips it.
+// its first file's path relative to root, read and let go as store/unit_read_source.h says: its
+// files read and their headers parsed when a pin of it is asked for. A file that cannot be read,
+// or is not a JPEG or PNG stoker decodes, gives a record whose image is empty; record_error
+// then names the file and why, so the loader's on_error reports or skips it.
 //
 // The listing is kept under `listing_cache_dir` (image_folder_listing_cache.h) when one is
 // given. Thread-safe.
@@ -23,7 +23,7 @@
 
 #include "stoker/image/image_header.h"
 #include "stoker/store/import/image_folder_scan.h"
-#include "stoker/store/read_on_demand_source.h"
+#include "stoker/store/unit_read_source.h"
 
 namespace stoker {
 
@@ -35,7 +35,7 @@ struct ImageFolderSourceOptions {
   int64_t max_pixels = image::kDefaultMaxPixels;  // larger images are bad records
 };
 
-class ImageFolderSource : public ReadOnDemandSource {
+class ImageFolderSource : public UnitReadSource {
  public:
   // Lists `root` (list_image_folder's errors) and lays its samples out in units.
   static Result<std::shared_ptr<ImageFolderSource>> open(const std::string& root,
@@ -51,7 +51,7 @@ class ImageFolderSource : public ReadOnDemandSource {
 
  private:
   ImageFolderSource() = default;
-  ShardReader read_unit(int u, std::map<uint64_t, std::string>& bad) const override;
+  Result<ShardReader> read_unit(int u, std::map<uint64_t, std::string>& bad) const override;
 
   std::string root_;
   ImageFolderSourceOptions options_;

@@ -28,6 +28,17 @@ bool is_parquet_path(const std::string& path) {
 }
 
 Result<std::vector<std::string>> list_parquet_files(const std::string& path) {
+  if (path.find('\n') != std::string::npos) {
+    std::vector<std::string> files;
+    for (size_t start = 0; start <= path.size();) {
+      const size_t end = std::min(path.find('\n', start), path.size());
+      STOKER_ASSIGN_OR_RETURN(std::vector<std::string> some,
+                              list_parquet_files(path.substr(start, end - start)));
+      files.insert(files.end(), some.begin(), some.end());
+      start = end + 1;
+    }
+    return files;
+  }
   namespace fs = std::filesystem;
   std::vector<std::string> files;
   std::error_code ec;

@@ -15,8 +15,8 @@ namespace stoker {
 bool is_parquet_path(const std::string& path);
 
 // The files `path` names, sorted by name: the file itself, a directory's regular `*.parquet`
-// files (not its sub-folders'), or a glob pattern's regular files. kNotFound naming `path`
-// when there is none.
+// files (not its sub-folders'), or a glob pattern's regular files; several such paths one a
+// line, each one's files in turn. kNotFound naming the path that names none.
 Result<std::vector<std::string>> list_parquet_files(const std::string& path);
 
 }  // namespace stoker

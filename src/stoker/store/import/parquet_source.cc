@@ -180,7 +180,8 @@ std::string ParquetSource::describe() const {
                      manifest().records);
 }
 
-ShardReader ParquetSource::read_unit(int u, std::map<uint64_t, std::string>& bad) const {
+Result<ShardReader> ParquetSource::read_unit(int u,
+                                               std::map<uint64_t, std::string>& bad) const {
   static const ImageRecordFields fields = ImageRecordFields::find(manifest().schema).value();
   const Group& unit = groups_[u];
   const File& file = files_[unit.file];
@@ -246,8 +247,9 @@ std::string ParquetSource::row_name(int u, uint64_t global) const {
 
 Status ParquetSource::record_error(int unit, uint64_t /*record*/, uint64_t global,
                                    const Status& status) const {
+  const std::string reason = bad_reason(global);
   return Status(status.code(), fmt::format("{}: {} (dataset record {})", row_name(unit, global),
-                                           bad_reason(global).value_or(status.message()), global));
+                                           reason.empty() ? status.message() : reason, global));
 }
 
 }  // namespace stoker

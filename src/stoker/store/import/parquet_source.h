@@ -9,7 +9,7 @@
 //
 // Record i is the i-th row of the files in order (store/import/parquet_files.h: a file, a
 // folder's `*.parquet` files or a glob pattern's, sorted by name). A unit of reading (a manifest shard) is one
-// row group, named FILE#GROUP, read on demand (store/read_on_demand_source.h): its two columns
+// row group, named FILE#GROUP, read on demand (store/unit_read_source.h): its two columns
 // only, the image bytes as they are (a JPEG is not transcoded), the height and width from their
 // header. A null or undecodable image, a null label, a corrupt page, or a file changed (size or
 // time) since it was opened give records whose image is empty; record_error names the file, row
@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "stoker/image/image_header.h"
-#include "stoker/store/read_on_demand_source.h"
+#include "stoker/store/unit_read_source.h"
 
 namespace stoker {
 
@@ -36,7 +36,7 @@ struct ParquetSourceOptions {
   int64_t max_pixels = image::kDefaultMaxPixels;  // larger images are bad records
 };
 
-class ParquetSource : public ReadOnDemandSource {
+class ParquetSource : public UnitReadSource {
  public:
   static Result<std::shared_ptr<ParquetSource>> open(const std::string& path,
                                                      const ParquetSourceOptions& options);
@@ -61,7 +61,7 @@ class ParquetSource : public ReadOnDemandSource {
     uint64_t first = 0;      // global index of its first record
   };
   ParquetSource() = default;
-  ShardReader read_unit(int u, std::map<uint64_t, std::string>& bad) const override;
+  Result<ShardReader> read_unit(int u, std::map<uint64_t, std::string>& bad) const override;
   // "FILE: row R (row group G)" of global record `global` in unit u.
   std::string row_name(int u, uint64_t global) const;
 

@@ -145,7 +145,10 @@ TEST_F(ParquetSourceTest, SparkLayoutFolderAndGlobWithNamedColumns) {
   options.label_column = "cls";
   EXPECT_TRUE(is_parquet_path(tmp_.path() + "/data"));
   EXPECT_FALSE(is_parquet_path(tmp_.path() + "/img"));
-  for (const std::string& path : {tmp_.path() + "/data", tmp_.path() + "/data/part-*.parquet"}) {
+  const std::string listed =
+      tmp_.path() + "/data/part-0.parquet\n" + tmp_.path() + "/data/part-1.parquet";
+  for (const std::string& path :
+       {tmp_.path() + "/data", tmp_.path() + "/data/part-*.parquet", listed}) {
     auto source = ParquetSource::open(path, options).value_or_throw();
     EXPECT_EQ(source->manifest().shards.size(), 5u);  // 2 + 3 row groups, part-0 first
     EXPECT_TRUE(source->manifest().class_names.empty());

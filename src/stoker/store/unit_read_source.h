@@ -1,17 +1,15 @@
 #pragma once
-// ReadOnDemandSource: the part of a record source (store/shard_source.h) over data read in place
-// (an image folder, Parquet files) that every such source shares. A unit (a manifest shard) is
-// read when a pin of it is asked for: on the asking thread (others asking for it wait), into
-// memory (ShardReader::in_memory) by the subclass's read_unit, which also gives the reasons of
-// the unit's bad records (a record the transforms refuse, e.g. an empty image). A unit is let go
-// when its last pin is, unless the loader's plan (advise, advance) uses it again within its
-// lookahead. Thread-safe.
+// UnitReadSource: the part every record source that reads files in place shares (an image
+// folder, WebDataset tars): a unit (a manifest shard) is read into memory when a pin of it is
+// asked for, on the asking thread (others asking for it wait), its records built by the derived
+// class's read_unit (ShardReader::in_memory). It is let go when its last pin is, unless the
+// loader's plan (advise, advance) uses it again within its lookahead. The reasons of a unit's
+// bad records are kept by global record index for record_error. Thread-safe.
 
 #include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,8 +18,7 @@
 
 namespace stoker {
 
-class ReadOnDemandSource : public ShardSource,
-                           public std::enable_shared_from_this<ReadOnDemandSource> {
+class UnitReadSource : public ShardSource, public std::enable_shared_from_this<UnitReadSource> {
  public:
   const Manifest& manifest() const override { return manifest_; }
   const std::vector<const ShardReader*>& readers() const override { return readers_; }
@@ -32,13 +29,14 @@ class ReadOnDemandSource : public ShardSource,
   void advance(int64_t position) override;
 
  protected:
-  ReadOnDemandSource() = default;
-  // Unit u's records, and the reasons of its bad records by global index in `bad`.
-  virtual ShardReader read_unit(int u, std::map<uint64_t, std::string>& bad) const = 0;
-  // Sets the manifest (once, before any other call): one unit per shard.
+  UnitReadSource() = default;
+  // Sets the manifest (its shards are the units) once, before any pin is asked for.
   void set_manifest(Manifest manifest);
-  // What read_unit said of global record `global`, if it was bad.
-  std::optional<std::string> bad_reason(uint64_t global) const;
+  // Unit u's records, with the reasons of its bad records by global index in `bad`; an error
+  // when the unit cannot be read at all (acquire's).
+  virtual Result<ShardReader> read_unit(int u, std::map<uint64_t, std::string>& bad) const = 0;
+  // The reason record `global` was found bad when read, or "" if it was not.
+  std::string bad_reason(uint64_t global) const;
 
  private:
   struct Unit {

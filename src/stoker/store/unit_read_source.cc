@@ -1,26 +1,18 @@
-#include "stoker/store/read_on_demand_source.h"
+#include "stoker/store/unit_read_source.h"
 
 #include <algorithm>
 #include <chrono>
-#include <utility>
 
 namespace stoker {
 
-void ReadOnDemandSource::set_manifest(Manifest manifest) {
+void UnitReadSource::set_manifest(Manifest manifest) {
   manifest_ = std::move(manifest);
   readers_.assign(manifest_.shards.size(), nullptr);
   MutexLock lock(mutex_);
   units_.resize(manifest_.shards.size());
 }
 
-std::optional<std::string> ReadOnDemandSource::bad_reason(uint64_t global) const {
-  MutexLock lock(mutex_);
-  auto bad = bad_.find(global);
-  if (bad == bad_.end()) return std::nullopt;
-  return bad->second;
-}
-
-Result<ShardPin> ReadOnDemandSource::acquire(int u, const std::function<bool()>& /*cancelled*/) {
+Result<ShardPin> UnitReadSource::acquire(int u, const std::function<bool()>& /*cancelled*/) {
   const auto start = std::chrono::steady_clock::now();
   MutexLock lock(mutex_);
   lock.wait(read_, [&]() STOKER_REQUIRES(mutex_) { return !units_[u].reading; });
@@ -28,15 +20,17 @@ Result<ShardPin> ReadOnDemandSource::acquire(int u, const std::function<bool()>&
     units_[u].reading = true;
     lock.unlock();
     std::map<uint64_t, std::string> bad;
-    auto reader = std::make_unique<ShardReader>(read_unit(u, bad));
+    Result<ShardReader> read = read_unit(u, bad);
     lock.lock();
     Unit& unit = units_[u];
     unit.reading = false;
+    read_.notify_all();
+    if (!read.is_ok()) return read.status();
+    auto reader = std::make_unique<ShardReader>(std::move(read).value());
     read_bytes_ += reader->file_bytes();
     readers_[u] = reader.get();
     unit.reader = std::move(reader);
     bad_.merge(bad);
-    read_.notify_all();
   } else if (units_[u].pins == 0) {
     idle_.erase(std::find(idle_.begin(), idle_.end(), u));
   }
@@ -49,18 +43,18 @@ Result<ShardPin> ReadOnDemandSource::acquire(int u, const std::function<bool()>&
   return ShardPin(u, std::move(hold));
 }
 
-void ReadOnDemandSource::release(int u) {
+void UnitReadSource::release(int u) {
   MutexLock lock(mutex_);
   if (--units_[u].pins > 0) return;
   idle_.push_back(u);
   sweep();
 }
 
-bool ReadOnDemandSource::wanted(int u) const {
+bool UnitReadSource::wanted(int u) const {
   return advised_ && schedule_.next_use(u, position_) <= position_ + lookahead_;
 }
 
-void ReadOnDemandSource::sweep() {
+void UnitReadSource::sweep() {
   auto kept = std::partition(idle_.begin(), idle_.end(),
                              [&](int u) STOKER_REQUIRES(mutex_) { return wanted(u); });
   for (auto it = kept; it != idle_.end(); ++it) {
@@ -70,7 +64,7 @@ void ReadOnDemandSource::sweep() {
   idle_.erase(kept, idle_.end());
 }
 
-void ReadOnDemandSource::advise(const ShardSchedule& schedule, int64_t lookahead) {
+void UnitReadSource::advise(const ShardSchedule& schedule, int64_t lookahead) {
   MutexLock lock(mutex_);
   schedule_ = schedule;
   advised_ = true;
@@ -79,18 +73,24 @@ void ReadOnDemandSource::advise(const ShardSchedule& schedule, int64_t lookahead
   sweep();
 }
 
-void ReadOnDemandSource::advance(int64_t position) {
+void UnitReadSource::advance(int64_t position) {
   MutexLock lock(mutex_);
   position_ = position;
   sweep();
 }
 
-ShardSourceStats ReadOnDemandSource::stats() const {
+ShardSourceStats UnitReadSource::stats() const {
   MutexLock lock(mutex_);
   ShardSourceStats stats;
   stats.fetched_bytes = read_bytes_;
   stats.wait_ns = wait_ns_;
   return stats;
+}
+
+std::string UnitReadSource::bad_reason(uint64_t global) const {
+  MutexLock lock(mutex_);
+  auto bad = bad_.find(global);
+  return bad != bad_.end() ? bad->second : std::string();
 }
 
 }  // namespace stoker

@@ -1,0 +1,56 @@
+"""What the detection and segmentation examples share: a stoker.Loader over a dataset of
+`stoker convert coco` (image, boxes, labels, masks, ...) whose batches are lists of samples at
+their own sizes (variable="list", what torchvision's detection models take), and each sample
+brought to one small fixed size in Python (a plain resize: the examples train on the CPU).
+"""
+
+import torch
+import torch.nn.functional as F
+
+import stoker
+from stoker.transforms import DecodeImage, RawBytes
+
+# Largest image side and mask PNG the loaders' slots hold.
+MAX_IMAGE_SIDE = 2048
+MAX_MASKS_BYTES = 4 << 20
+
+
+def coco_loader(data: str, batch_size: int, masks: bool, seed: int = 0) -> stoker.Loader:
+    """Batches of dicts: "image" a list of uint8 [3, H, W], "boxes", "labels" lists of [N, 4]
+    and [N], "height"/"width" int64 [B]; "masks" a list of stacked mask PNGs if `masks`."""
+    transforms = {"image": DecodeImage(max_size=MAX_IMAGE_SIDE), "area": None, "iscrowd": None,
+                  "image_id": None,
+                  "masks": RawBytes(max_length=MAX_MASKS_BYTES) if masks else None}
+    return stoker.Loader(data, batch_size=batch_size, seed=seed, transforms=transforms,
+                         batch_format="dict", variable="list")
+
+
+def resized_image(image: torch.Tensor, size: int) -> torch.Tensor:
+    """uint8 [3, H, W] to float32 [3, size, size] in [0, 1] (bilinear)."""
+    x = image.unsqueeze(0).float() / 255
+    return F.interpolate(x, size=(size, size), mode="bilinear", align_corners=False)[0]
+
+
+def resized_boxes(boxes: torch.Tensor, height: int, width: int, size: int) -> torch.Tensor:
+    """XYXY boxes of an H x W image scaled to a size x size one."""
+    scale = torch.tensor([size / width, size / height, size / width, size / height])
+    return boxes * scale
+
+
+def resized_masks(masks: torch.Tensor, size: int) -> torch.Tensor:
+    """uint8 [N, H, W] masks to [N, size, size] (nearest)."""
+    if len(masks) == 0:
+        return torch.zeros((0, size, size), dtype=torch.uint8)
+    return F.interpolate(masks.unsqueeze(0).float(), size=(size, size), mode="nearest")[0].byte()
+
+
+def samples(batch: dict, size: int):
+    """Per sample of `batch`: (image, boxes, labels, masks or None, height, width), the image
+    and boxes at size x size and masks (decoded from their PNG) too."""
+    for k, image in enumerate(batch["image"]):
+        h, w = int(batch["height"][k]), int(batch["width"][k])
+        masks = None
+        if "masks" in batch:
+            masks = resized_masks(stoker.decode_masks(batch["masks"][k], h, w), size)
+        yield (resized_image(image, size), resized_boxes(batch["boxes"][k], h, w, size),
+               batch["labels"][k], masks)

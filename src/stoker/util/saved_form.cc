@@ -1,0 +1,61 @@
+#include "stoker/util/saved_form.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "stoker/util/checksum.h"
+
+namespace stoker {
+
+void put_u64(std::string& out, uint64_t v) { out.append(reinterpret_cast<const char*>(&v), 8); }
+
+void put_text(std::string& out, const std::string& text) {
+  put_u64(out, text.size());
+  out += text;
+}
+
+std::string seal(const char (&magic)[8], const std::string& body) {
+  std::string out(magic, sizeof magic);
+  put_u64(out, xxh3_64(body.data(), body.size()));
+  return out + body;
+}
+
+std::optional<ByteSpan> unseal(ByteSpan bytes, const char (&magic)[8]) {
+  if (bytes.size < 16 || std::memcmp(bytes.data, magic, sizeof magic) != 0) return std::nullopt;
+  uint64_t checksum = 0;
+  std::memcpy(&checksum, bytes.data + 8, 8);
+  const ByteSpan body{bytes.data + 16, bytes.size - 16};
+  if (xxh3_64(body.data, body.size) != checksum) return std::nullopt;
+  return body;
+}
+
+bool SavedReader::u64(uint64_t& v) {
+  if (end_ - at_ < 8) return false;
+  std::memcpy(&v, at_, 8);
+  at_ += 8;
+  return true;
+}
+
+bool SavedReader::text(std::string& out) {
+  uint64_t n = 0;
+  if (!u64(n) || n > static_cast<uint64_t>(end_ - at_)) return false;
+  out.assign(reinterpret_cast<const char*>(at_), n);
+  at_ += n;
+  return true;
+}
+
+bool SavedReader::count(uint64_t& n, uint64_t min_bytes) {
+  return u64(n) && n <= static_cast<uint64_t>(end_ - at_) / min_bytes;
+}
+
+std::string cache_file_of(const std::string& path, const std::string& cache_dir,
+                          const std::string& kind, const std::string& extension) {
+  std::error_code ignored;
+  const std::string absolute = std::filesystem::absolute(path, ignored).lexically_normal().string();
+  const uint64_t key = xxh3_64(absolute.data(), absolute.size());
+  return fmt::format("{}/{}/{:016x}.{}", cache_dir, kind, key, extension);
+}
+
+}  // namespace stoker

@@ -1,0 +1,44 @@
+#pragma once
+// The saved form of what a cache keeps between runs (an image folder's listing, a tar's index):
+// 8 bytes of magic, the XXH3-64 of the body, then the body, written with put_u64 and put_text
+// and read back by SavedReader, every read checked against the end. Functions and a plain
+// reader; thread-safe to use on distinct objects.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "stoker/util/byte_span.h"
+
+namespace stoker {
+
+void put_u64(std::string& out, uint64_t v);
+// The size, then the bytes.
+void put_text(std::string& out, const std::string& text);
+
+// `magic` (8 bytes), the body's checksum, the body.
+std::string seal(const char (&magic)[8], const std::string& body);
+// The body of `bytes` when it starts with `magic` and its checksum holds; nullopt otherwise.
+std::optional<ByteSpan> unseal(ByteSpan bytes, const char (&magic)[8]);
+
+// Reads a body: each call false when the rest is too short.
+class SavedReader {
+ public:
+  explicit SavedReader(ByteSpan bytes) : at_(bytes.data), end_(bytes.data + bytes.size) {}
+  bool u64(uint64_t& v);
+  bool text(std::string& out);
+  // A count of items of at least `min_bytes` each that the rest can hold.
+  bool count(uint64_t& n, uint64_t min_bytes);
+  bool done() const { return at_ == end_; }
+
+ private:
+  const uint8_t* at_;
+  const uint8_t* end_;
+};
+
+// CACHE_DIR/KIND/XXXXXXXXXXXXXXXX.EXTENSION: the file a cache keeps for `path`, named by the
+// XXH3-64 of its absolute, normal form.
+std::string cache_file_of(const std::string& path, const std::string& cache_dir,
+                          const std::string& kind, const std::string& extension);
+
+}  // namespace stoker
