@@ -5,7 +5,8 @@ build-python/ beside this file, or in $STOKER_PYTHON_BUILD_DIR, so rebuilds are 
 (and use ccache when installed); $STOKER_CMAKE_ARGS adds arguments to its configure (e.g.
 -DCMAKE_PREFIX_PATH=..., as scripts/gpu/build.sh gives). It links no LibTorch, so one wheel
 serves every torch version. As users install it (build requirements from PyPI: setuptools,
-pybind11; a C++ compiler, CMake and the libraries of scripts/setup.sh from the system):
+pybind11, pyarrow (its Arrow C++ libraries read Parquet; the package then needs the same
+pyarrow); a C++ compiler, CMake and the libraries of scripts/setup.sh from the system):
 
     pip install .
     pip wheel .          # then: auditwheel show stoker-*.whl
@@ -84,6 +85,6 @@ setup(
     # setuptools' own scratch space beside the CMake build, not in the C++ build's build/.
     options={"build": {"build_base": "build-python/setuptools"}},
     python_requires=">=3.9",
-    install_requires=["numpy"],
+    install_requires=["numpy", "pyarrow==26.0.1"],
     zip_safe=False,
 )

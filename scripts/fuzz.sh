@@ -16,6 +16,9 @@
 #   voc    Pascal VOC's annotation XML (voc_xml_fuzz; seeds: voc_xml_fuzz_seeds; fuzz/voc.dict)
 #   listing  an image folder's saved listing (listing_fuzz; seeds: listing_fuzz_seeds; no
 #          dictionary)
+#   parquet  Parquet files read in place (parquet_fuzz; seeds: parquet_fuzz_seeds; no
+#          dictionary): builds with -DSTOKER_WITH_PARQUET=ON, so STOKER_PYTHON (else python3)
+#          must have pyarrow
 #   tar    WebDataset tars' headers and samples, saved tar indexes, brace patterns
 #          (tar_fuzz; seeds: tar_fuzz_seeds; no dictionary)
 # Environment: STOKER_FUZZ_BUILD_DIR overrides build-fuzz/; STOKER_FUZZ_CORPUS overrides the
@@ -46,8 +49,11 @@ case $target in
     fuzzer=listing_fuzz seeds=listing_fuzz_seeds dict= suffix=-listing ;;
   tar)
     fuzzer=tar_fuzz seeds=tar_fuzz_seeds dict= suffix=-tar ;;
+  parquet)
+    fuzzer=parquet_fuzz seeds=parquet_fuzz_seeds dict= suffix=-parquet ;;
   *)
-    echo "fuzz.sh: unknown target '$target' (shard, image, ops, timm, coco, voc, listing, tar)" >&2
+    echo "fuzz.sh: unknown target '$target' (shard, image, ops, timm, coco, voc, listing, tar," \
+      "parquet)" >&2
     exit 2 ;;
 esac
 corpus=${STOKER_FUZZ_CORPUS:-$build_dir/corpus$suffix}
@@ -57,7 +63,8 @@ export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
 export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 CC=clang CXX=clang++ cmake -S . -B "$build_dir" -G Ninja -DSTOKER_BUILD_FUZZ=ON \
   -DSTOKER_SANITIZE=address,undefined -DSTOKER_WITH_TORCH=OFF -DSTOKER_BUILD_TESTS=OFF \
-  -DSTOKER_BUILD_BENCH=OFF >/dev/null
+  -DSTOKER_BUILD_BENCH=OFF -DSTOKER_WITH_PARQUET=$([ "$target" = parquet ] && echo ON || echo OFF) \
+  ${STOKER_PYTHON:+-DSTOKER_PYTHON="$STOKER_PYTHON"} >/dev/null
 cmake --build "$build_dir" -j2 --target "$fuzzer" "$seeds"
 
 mkdir -p "$corpus" "$artifacts"

@@ -5,12 +5,13 @@ torch tensors without a copy (DLPack). The native part links no LibTorch, so it 
 whatever PyTorch the process has.
 """
 
+from stoker import _arrow_libraries  # noqa: F401  (before the extension, which links them)
 from stoker import transforms
 from stoker import _sample_values, _stoker
 from stoker._stoker import Error
 from stoker.loader import Loader
 from stoker.masks import decode_masks
-from stoker.sources import ImageFolder, WebDataset
+from stoker.sources import ImageFolder, Parquet, WebDataset
 from stoker.tools import convert, inspect, push, verify
 from stoker.bulk_write import image_sample, write_dataset
 from stoker.dataset_writer import DatasetWriter
@@ -25,6 +26,6 @@ IMAGE_SCHEMA = _sample_values.IMAGE_SCHEMA
 """An image dataset's fields, (name, dtype, shape), as ``stoker convert imagefolder`` writes
 them: the encoded image, its label, height, width, and the original file's size and checksum."""
 
-__all__ = ["DatasetWriter", "Error", "IMAGE_SCHEMA", "ImageFolder", "Loader", "__version__",
-           "convert", "dataset_format_version", "decode_masks", "image_sample", "inspect", "push",
-           "transforms", "verify", "WebDataset", "write_dataset"]
+__all__ = ["DatasetWriter", "Error", "IMAGE_SCHEMA", "ImageFolder", "Loader", "Parquet",
+           "__version__", "convert", "dataset_format_version", "decode_masks", "image_sample",
+           "inspect", "push", "transforms", "verify", "WebDataset", "write_dataset"]

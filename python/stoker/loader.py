@@ -496,8 +496,9 @@ class Loader:
                  python_parallel="processes", python_timeout=300, variable="list"):
         torch = _import_torch()
         self._torch = torch
-        # str, bytes, os.PathLike (the name need not be UTF-8) or a source (stoker.ImageFolder)
-        path, source = source_of(path)
+        # str, bytes, os.PathLike (the name need not be UTF-8) or a source (stoker.ImageFolder,
+        # stoker.Parquet)
+        path, source, source_options = source_of(path)
         batch_size = _int("batch_size", batch_size, *_INT64)
         seed = _int("seed", seed, 0, 2**64 - 1)
         # The loader settings (_stoker.LOADER_SETTINGS) as Python spells them, for the native
@@ -519,7 +520,7 @@ class Loader:
         access = data_access(cache_dir, cache_gb, cache_policy)
         self._native = _stoker.LoaderCore(native_path(path),
                                           shuffle_window=settings["shuffle_window"],
-                                          source=source, **access)
+                                          source=source, **source_options, **access)
         names = _batch_names(batch_format)
         if names is not None:
             transforms = _transforms_for_names(transforms, names, self._native.schema,

@@ -1,8 +1,9 @@
 """Data read in place, without ``stoker convert``: each class names a source kind the native
 loader opens (``remote::SourceKind``). ``stoker.Loader(stoker.ImageFolder(root))``,
-``stoker.Loader(stoker.WebDataset("data-{000..009}.tar"))``; a plain path is a dataset, a folder
-of datasets, WebDataset tars (a ``.tar``, a folder of them, a brace pattern), or else an image
-folder."""
+``stoker.Loader(stoker.WebDataset("data-{000..009}.tar"))``,
+``stoker.Loader(stoker.Parquet(path))``; a plain path is a dataset, a folder of datasets, WebDataset tars (a ``.tar``, a folder of them, a
+brace pattern), Parquet files (a ``.parquet`` file or pattern, or a folder holding them), or else
+an image folder."""
 
 import os
 
@@ -42,11 +43,36 @@ class WebDataset:
         return f"stoker.WebDataset({self.urls!r})"
 
 
+class Parquet:
+    """Parquet files read in place, row group by row group: a file, a folder's ``*.parquet``
+    files, a glob pattern (``"data/train-*.parquet"``), in name order, or a list of these. ``image`` names a binary
+    column, or a struct with a binary ``bytes`` field (Hugging Face datasets' Image feature);
+    ``label`` an integer column (Spark's layout: ``image="jpg", label="cls"``). Only those two
+    columns are read; the class names are Hugging Face's ClassLabel names where the files have
+    them."""
+
+    source = "parquet"
+
+    def __init__(self, paths, image="image", label="label"):
+        names = [paths] if isinstance(paths, (str, bytes, os.PathLike)) else list(paths)
+        self.paths = [os.fsdecode(p) for p in names]
+        if not self.paths or any("\n" in p for p in self.paths):
+            raise ValueError(f"Parquet: {paths!r} names no file, or a name holds a newline")
+        self.image = image
+        self.label = label
+
+    def __repr__(self):
+        return f"stoker.Parquet({self.paths!r}, image={self.image!r}, label={self.label!r})"
+
+
 def source_of(path) -> tuple:
-    """(path as str, source kind) for a path or a source object; a WebDataset's names one a
-    line (remote::SourceKind's kWebDataset)."""
+    """(path as str, source kind, the native loader's keywords for it) for a path or a source
+    object; a WebDataset's names one a line (remote::SourceKind's kWebDataset)."""
     if isinstance(path, ImageFolder):
-        return path.root, path.source
+        return path.root, path.source, {}
     if isinstance(path, WebDataset):
-        return "\n".join(path.urls), path.source
-    return os.fsdecode(path), "auto"
+        return "\n".join(path.urls), path.source, {}
+    if isinstance(path, Parquet):
+        return ("\n".join(path.paths), path.source,
+                {"image_column": path.image, "label_column": path.label})
+    return os.fsdecode(path), "auto", {}

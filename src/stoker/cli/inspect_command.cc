@@ -57,8 +57,8 @@ void print_text(const DatasetSummary& s) {
         "images: training uses default mean/std)\n");
   if (s.has_labels && !s.labels_read) {
     fmt::print(
-        "labels    not read: inspect fetches no shard of a remote dataset and opens no file of an "
-        "image folder\n");
+        "labels    not read: inspect fetches no shard of a remote dataset and reads no data read "
+        "in place (an image folder, Parquet files)\n");
   } else if (s.has_labels && !s.label_histogram_complete) {
     fmt::print("labels    more than {} distinct values, from {} to {} (no histogram)\n",
                kMaxClasses, s.label_min, s.label_max);

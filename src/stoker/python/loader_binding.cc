@@ -159,13 +159,14 @@ class BoundLoader {
  public:
   // A dataset directory or URL (remote/data_source.h), its shards cached as `access` says and
   // checked against the cache's floor for `shuffle_window`.
-  // `source` is what the path names (remote::SourceKind).
+  // `source` is what the path names (remote::SourceKind); `parquet` the columns of Parquet files.
   BoundLoader(const std::string& path, const DataAccessOptions& access, int64_t shuffle_window,
-              remote::SourceKind source)
+              remote::SourceKind source, const ParquetSourceOptions& parquet)
       : shared_(std::make_shared<Shared>()) {
     install_mapped_read_fault_handler();  // again, if faulthandler (say) replaced it since import
     py::gil_scoped_release no_gil;        // a URL's manifest is fetched
-    shared_->dataset = remote::open_dataset(path, access, shuffle_window, source).value_or_throw();
+    shared_->dataset = remote::open_dataset(path, access, shuffle_window, source, parquet)
+                           .value_or_throw();
   }
 
   // The manifest's class names (an image folder's classes), [] where it has none.
@@ -449,13 +450,18 @@ void register_loader(py::module_& module) {
                           "The native loader over a dataset directory (stoker.Loader wraps it).")
       .def(py::init([](const std::string& path, const std::string& cache_dir, double cache_gb,
                        const std::string& cache_policy, int64_t shuffle_window,
-                       const std::string& source) {
+                       const std::string& source, const std::string& image_column,
+                       const std::string& label_column) {
+             ParquetSourceOptions parquet;
+             parquet.image_column = image_column;
+             parquet.label_column = label_column;
              return std::make_unique<BoundLoader>(
                  path, data_access_arguments(cache_dir, cache_gb, cache_policy), shuffle_window,
-                 remote::parse_source_kind(source).value_or_throw());
+                 remote::parse_source_kind(source).value_or_throw(), parquet);
            }),
            "path"_a, py::kw_only(), "cache_dir"_a = "", "cache_gb"_a = 0.0,
-           "cache_policy"_a = "next-use", "shuffle_window"_a = kShuffleAll, "source"_a = "auto")
+           "cache_policy"_a = "next-use", "shuffle_window"_a = kShuffleAll, "source"_a = "auto",
+           "image_column"_a = "image", "label_column"_a = "label")
       .def_property_readonly("class_names", &BoundLoader::class_names)
       .def_property_readonly("samples", &BoundLoader::samples)
       .def_property_readonly("schema", &BoundLoader::schema)

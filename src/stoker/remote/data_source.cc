@@ -96,8 +96,40 @@ constexpr auto kSourceKindNames = enum_names<SourceKind>({
     {SourceKind::kAuto, "auto"},
     {SourceKind::kStoker, "stoker"},
     {SourceKind::kImageFolder, "imagefolder"},
+    {SourceKind::kParquet, "parquet"},
     {SourceKind::kWebDataset, "webdataset"},
 });
+
+// Hugging Face's split files in a folder of Parquet files: DIR/train-*.parquet with
+// DIR/test-*.parquet or DIR/validation-*.parquet, as globs; else the path as one dataset.
+DataLocation locate_parquet(const std::string& path) {
+  namespace fs = std::filesystem;
+  DataLocation where;
+  where.path = path;
+  where.datasets = {path};
+  where.train = path;
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) return where;
+  const std::string base = path.back() == '/' ? path : path + "/";
+  auto split = [&](const char* name) {
+    for (const auto& entry : fs::directory_iterator(path, ec)) {
+      const std::string file = entry.path().filename().string();
+      if (file.rfind(std::string(name) + "-", 0) == 0 && is_parquet_path(entry.path().string()))
+        return base + name + "-*.parquet";
+    }
+    return std::string();
+  };
+  const std::string train = split("train");
+  std::string eval = split("test");
+  if (eval.empty()) eval = split("validation");
+  if (train.empty() || eval.empty()) return where;
+  where.folder = true;
+  where.train = train;
+  where.eval = eval;
+  where.datasets = {eval, train};
+  std::sort(where.datasets.begin(), where.datasets.end());
+  return where;
+}
 
 // A local directory with no manifest.json that holds a directory: an image folder, unless it
 // holds a dataset (locate_data's business).
@@ -145,6 +177,18 @@ Result<std::shared_ptr<const Dataset>> open_image_folder(const std::string& root
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ImageFolderSource> source,
                           ImageFolderSource::open(root, options));
   return Dataset::open(std::move(source));
+}
+
+// The Parquet files at `path` read in place.
+Result<std::shared_ptr<const Dataset>> open_parquet(const std::string& path,
+                                                    const ParquetSourceOptions& options) {
+#if STOKER_WITH_PARQUET
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ParquetSource> source,
+                          ParquetSource::open(path, options));
+  return Dataset::open(std::move(source));
+#else
+  return unsupported(path + ": this stoker was built without Parquet (STOKER_WITH_PARQUET)");
+#endif
 }
 
 // The WebDataset tars `spec` names read in place, their indexes cached in the cache folder.
@@ -228,6 +272,8 @@ Status check_cache_floor(const Manifest& manifest, uint64_t budget_bytes,
 }
 
 Result<DataLocation> locate(const std::string& path_or_url) {
+  if (!is_remote_url(path_or_url) && is_parquet_path(path_or_url))
+    return locate_parquet(path_or_url);
   if (!is_remote_url(path_or_url)) {
     if (looks_like_webdataset(path_or_url)) {
       DataLocation where;
@@ -271,9 +317,15 @@ Result<DataLocation> locate(const std::string& path_or_url) {
 
 Result<std::shared_ptr<const Dataset>> open_dataset(const std::string& path_or_url,
                                                     const DataAccessOptions& access,
-                                                    int64_t shuffle_window, SourceKind kind) {
+                                                    int64_t shuffle_window, SourceKind kind,
+                                                    const ParquetSourceOptions& parquet) {
   if (kind == SourceKind::kImageFolder && is_remote_url(path_or_url))
     return invalid_argument(path_or_url + ": image folders are read from local paths only");
+  if (kind == SourceKind::kParquet && is_remote_url(path_or_url))
+    return invalid_argument(path_or_url + ": Parquet files are read from local paths only");
+  if (kind == SourceKind::kParquet ||
+      (kind == SourceKind::kAuto && !is_remote_url(path_or_url) && is_parquet_path(path_or_url)))
+    return open_parquet(path_or_url, parquet);
   if (kind == SourceKind::kWebDataset && is_remote_url(path_or_url))
     return invalid_argument(path_or_url + ": WebDataset tars are read from local paths only");
   if (kind == SourceKind::kWebDataset ||

@@ -119,6 +119,30 @@ TEST(LocateTest, ALocalPathIsLocatedAsBefore) {
   EXPECT_EQ(where.train, dir / "ds");
 }
 
+TEST(LocateTest, ParquetFilesAreOneDatasetOrHuggingFacesSplits) {
+  testing::TempDir dir;
+  for (const char* name : {"hf/train-00000-of-00002.parquet", "hf/train-00001-of-00002.parquet",
+                           "hf/validation-00000-of-00001.parquet", "one/part-0.parquet"}) {
+    fs::create_directories(fs::path(dir / name).parent_path());
+    std::ofstream(dir / name) << "PAR1";
+  }
+  const DataLocation splits = locate(dir / "hf").value_or_throw();
+  EXPECT_TRUE(splits.folder);
+  EXPECT_EQ(splits.train, dir / "hf/train-*.parquet");
+  EXPECT_EQ(splits.eval, dir / "hf/validation-*.parquet");
+  for (const std::string& path : {dir / "one", dir / "one/part-0.parquet", dir / "one/*.parquet"}) {
+    const DataLocation one = locate(path).value_or_throw();
+    EXPECT_FALSE(one.folder) << path;
+    EXPECT_EQ(one.train, path);
+  }
+  EXPECT_EQ(parse_source_kind("parquet").value_or_throw(), SourceKind::kParquet);
+  // Only local files are read.
+  DataAccessOptions access;
+  expect_one_line(open_dataset("http://127.0.0.1:9/x.parquet", access, 0, SourceKind::kParquet)
+                      .status(),
+                  "http://127.0.0.1:9/x.parquet: Parquet files are read from local paths only");
+}
+
 // nginx serving ROOT/ds (one dataset) and ROOT/folder/{train,test}.
 class HttpDataSourceTest : public testing::ServerSuite<HttpDataSourceTest> {
  protected:

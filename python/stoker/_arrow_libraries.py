@@ -1,0 +1,26 @@
+"""Arrow's C++ libraries, which the extension links to read Parquet (cmake/StokerParquet.cmake),
+are pyarrow's: imported first (stoker/__init__.py), this module loads them from the installed
+pyarrow, wherever it is, so that the extension's needs are met by the libraries already loaded.
+pyarrow itself is not imported."""
+
+import ctypes
+import importlib.util
+import os
+
+PYARROW = "26.0.1"  # the pyarrow the extension is built against
+
+
+def _load():
+    major, minor = (int(part) for part in PYARROW.split(".")[:2])
+    spec = importlib.util.find_spec("pyarrow")
+    folder = spec.submodule_search_locations[0] if spec and spec.submodule_search_locations else ""
+    paths = [os.path.join(folder, f"lib{name}.so.{major * 100 + minor}")
+             for name in ("arrow", "parquet")]
+    if not folder or not all(os.path.exists(path) for path in paths):
+        raise ImportError(f"stoker needs pyarrow {PYARROW} (Arrow's C++ libraries read Parquet): "
+                          f"pip install pyarrow=={PYARROW}")
+    for path in paths:
+        ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+
+
+_load()

@@ -1,0 +1,125 @@
+"""Parquet files read in place (stoker.Parquet): Hugging Face's layout gives pyarrow's labels and
+the converted dataset's pixels for the same transforms and draws, and keeps the source contract
+(order, exactly once across ranks, resume); Spark's layout with its column names, a folder and a
+glob; found out from a plain path; bad files and rows named."""
+
+import json
+
+import pytest
+
+import stoker
+from batches import assert_same, epochs
+from source_contract import NO_IMAGE, check_source_contract
+from test_image_folder_source import CLASSES, crop_loader, make_folder
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+
+def write_parquet(folder, path, cache, rows_per_group=4):
+    """The image folder's samples, in its order, as Hugging Face datasets writes them: an `image`
+    struct of bytes and path, a `label` int64 column with its ClassLabel names in the schema's
+    metadata, and another column; row groups of `rows_per_group` rows."""
+    samples = stoker.Loader(stoker.ImageFolder(folder), cache_dir=cache,
+                            transforms=NO_IMAGE).dataset.samples
+    images = [{"bytes": open(p, "rb").read(), "path": p} for p, _ in samples]
+    table = pa.table({"image": images, "label": pa.array([c for _, c in samples], pa.int64()),
+                      "caption": [f"a photo {i}" for i in range(len(samples))]})
+    features = {"image": {"_type": "Image"}, "label": {"names": list(CLASSES),
+                                                        "_type": "ClassLabel"},
+                "caption": {"dtype": "string", "_type": "Value"}}
+    table = table.replace_schema_metadata(
+        {"huggingface": json.dumps({"info": {"features": features}})})
+    pq.write_table(table, path, row_group_size=rows_per_group)
+    return path
+
+
+@pytest.fixture
+def folder(tmp_path):
+    return make_folder(tmp_path / "folder")
+
+
+@pytest.fixture
+def cache(tmp_path):
+    return str(tmp_path / "cache")
+
+
+@pytest.fixture
+def hf_file(folder, tmp_path, cache):
+    return write_parquet(folder, tmp_path / "train.parquet", cache)
+
+
+def labels(loader):
+    return [label for batch in loader for label in batch["label"].tolist()]
+
+
+def test_labels_and_classes_are_pyarrows(hf_file, cache):
+    loader = stoker.Loader(stoker.Parquet(hf_file), batch_size=4, shuffle=False,
+                           batch_format="dict", cache_dir=cache, transforms=NO_IMAGE)
+    table = pq.read_table(hf_file)
+    assert len(loader.dataset) == table.num_rows == 23
+    assert loader.dataset.classes == list(CLASSES)
+    assert labels(loader) == table.column("label").to_pylist()
+
+
+def test_source_contract_order_ranks_and_resume(hf_file, cache):
+    check_source_contract(stoker.Parquet(hf_file), cache)
+
+
+def test_pixels_are_the_converted_datasets(folder, hf_file, tmp_path, cache):
+    stoker.convert("imagefolder", folder, tmp_path / "converted")
+    converted = epochs(crop_loader(tmp_path / "converted", cache), 2)
+    assert_same(epochs(crop_loader(stoker.Parquet(hf_file), cache), 2), converted)
+    # Found out from the path, and on a single thread, the same batches.
+    assert_same(epochs(crop_loader(str(hf_file), cache, workers=0), 2), converted)
+
+
+def test_spark_layout_in_a_folder_and_by_glob(hf_file, tmp_path, cache):
+    table = pq.read_table(hf_file)
+    jpg = pa.array([image["bytes"] for image in table.column("image").to_pylist()], pa.binary())
+    cls = table.column("label").cast(pa.int32())
+    data = tmp_path / "spark"
+    data.mkdir()
+    pq.write_table(pa.table({"jpg": jpg[10:], "cls": cls[10:]}), data / "part-1.parquet",
+                   row_group_size=5)
+    pq.write_table(pa.table({"jpg": jpg[:10], "cls": cls[:10]}), data / "part-0.parquet",
+                   row_group_size=5)
+    (data / "_SUCCESS").write_text("")
+    want = labels(stoker.Loader(hf_file, batch_size=4, shuffle=False, batch_format="dict",
+                                cache_dir=cache, transforms=NO_IMAGE))
+    listed = [data / "part-0.parquet", data / "part-1.parquet"]
+    for path in (data, data / "part-*.parquet", listed):
+        loader = stoker.Loader(stoker.Parquet(path, image="jpg", label="cls"), batch_size=4,
+                               shuffle=False, batch_format="dict", cache_dir=cache,
+                               transforms=NO_IMAGE)
+        assert labels(loader) == want
+        with pytest.raises(AttributeError, match="has no class names"):
+            loader.dataset.classes
+    with pytest.raises(ValueError, match=r"part-0.parquet: no column .image. \(its columns: "
+                                           r"jpg, cls\)"):
+        stoker.Loader(data, cache_dir=cache)
+
+
+def test_bad_files_and_rows_are_named(hf_file, tmp_path, cache):
+    table = pq.read_table(hf_file)
+    images = table.column("image").to_pylist()
+    images[9] = {"bytes": b"text, not a JPEG", "path": "bad.jpg"}
+    bad_file = tmp_path / "bad.parquet"
+    pq.write_table(table.set_column(0, "image", pa.array(images, table.schema.field(0).type)),
+                   bad_file, row_group_size=4)
+    with pytest.raises(stoker.Error, match=rf"{bad_file}: row 9 \(row group 2\): .*JPEG"):
+        epochs(crop_loader(stoker.Parquet(bad_file), cache, shuffle=False), 1)
+    kept = epochs(crop_loader(stoker.Parquet(bad_file), cache, shuffle=False, on_error="skip"), 1)
+    assert sum(len(labels) for _, labels in kept) == 22
+    not_parquet = tmp_path / "notes.parquet"
+    not_parquet.write_text("not Parquet")
+    with pytest.raises(stoker.Error, match=rf"^{not_parquet}: not a Parquet file"):
+        stoker.Loader(stoker.Parquet(not_parquet), cache_dir=cache)
+    with pytest.raises(ValueError, match=rf"{hf_file}: no column .picture."):
+        stoker.Loader(stoker.Parquet(hf_file, image="picture"), cache_dir=cache)
+
+
+def test_inspect_and_verify_take_parquet_files(hf_file, cache):
+    info = stoker.inspect(hf_file, cache_dir=cache)
+    assert (info["records"], info["class_names"]) == (23, list(CLASSES))
+    assert stoker.verify(hf_file, cache_dir=cache)["datasets"][0]["records"] == 23

@@ -1,0 +1,255 @@
+#include "stoker/store/import/parquet_source.h"
+
+#include <arrow/util/key_value_metadata.h>
+#include <fmt/format.h>
+#include <parquet/api/reader.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+
+#include "stoker/store/image_record.h"
+#include "stoker/store/import/image_folder.h"
+#include "stoker/store/import/parquet_files.h"
+
+namespace stoker {
+namespace {
+
+// The most rows a row group may have: a unit's records are built in memory, and a damaged
+// footer may claim any number (Spark's and Hugging Face's image row groups hold thousands).
+constexpr int64_t kMaxRowsPerGroup = int64_t{1} << 20;
+
+// Arrow's message `what` on one line: its lines joined by "; ", blank ones dropped.
+std::string arrow_message(const char* what) {
+  std::string text;
+  std::string line;
+  for (const char* c = what;; ++c) {
+    if (*c != '\n' && *c != '\0') {
+      line += *c;
+      continue;
+    }
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.pop_back();
+    if (!line.empty()) text += (text.empty() ? "" : "; ") + line;
+    line.clear();
+    if (*c == '\0') return text;
+  }
+}
+
+// A file's size and modification time, to tell a file changed since it was opened.
+Result<std::pair<uint64_t, int64_t>> file_identity(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    return io_error(fmt::format("{}: {}", path, std::strerror(errno)));
+  return std::make_pair(static_cast<uint64_t>(st.st_size),
+                        int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec);
+}
+
+// The leaf column of `path` ("a" or "a.b") in `schema`, or -1.
+int find_leaf(const parquet::SchemaDescriptor& schema, const std::string& path) {
+  for (int i = 0; i < schema.num_columns(); ++i)
+    if (schema.Column(i)->path()->ToDotString() == path) return i;
+  return -1;
+}
+
+std::string column_names(const parquet::SchemaDescriptor& schema) {
+  std::string names;
+  for (int i = 0; i < schema.num_columns(); ++i)
+    names += (i ? ", " : "") + schema.Column(i)->path()->ToDotString();
+  return names;
+}
+
+// Leaf `leaf` is a plain (not repeated) column of one of `types`; else the one-line error.
+Status check_leaf(const std::string& file, const parquet::SchemaDescriptor& schema, int leaf,
+                  std::initializer_list<parquet::Type::type> types, const char* wanted) {
+  const parquet::ColumnDescriptor* column = schema.Column(leaf);
+  const std::string name = column->path()->ToDotString();
+  if (column->max_repetition_level() > 0)
+    return invalid_argument(fmt::format("{}: column '{}' is a list, not {}", file, name, wanted));
+  if (std::find(types.begin(), types.end(), column->physical_type()) == types.end())
+    return invalid_argument(fmt::format("{}: column '{}' is {}, not {}", file, name,
+                                        parquet::TypeToString(column->physical_type()), wanted));
+  return Status::ok();
+}
+
+// The class names of Hugging Face's ClassLabel feature `label` in the schema's metadata, or none.
+std::vector<std::string> hugging_face_class_names(const parquet::FileMetaData& meta,
+                                                  const std::string& label) {
+  const auto& metadata = meta.key_value_metadata();
+  if (!metadata) return {};
+  auto text = metadata->Get("huggingface");
+  if (!text.ok()) return {};
+  const nlohmann::json json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json::json_pointer names("/info/features/" + label + "/names");
+  if (json.is_discarded() || !json.contains(names) || !json[names].is_array()) return {};
+  std::vector<std::string> classes;
+  for (const nlohmann::json& name : json[names]) {
+    if (!name.is_string()) return {};
+    classes.push_back(name.get<std::string>());
+  }
+  return classes;
+}
+
+// visit(row, value) for each of the `rows` values of leaf `leaf` of `group`, in order; a null
+// value is nullptr. Throws parquet::ParquetException on bad data.
+template <typename DType, typename Visit>
+void for_each_value(parquet::RowGroupReader& group, int leaf, int64_t rows, Visit&& visit) {
+  auto reader = std::static_pointer_cast<parquet::TypedColumnReader<DType>>(group.Column(leaf));
+  const int16_t max_def = group.metadata()->schema()->Column(leaf)->max_definition_level();
+  constexpr int64_t kBatch = 256;
+  std::vector<int16_t> levels(kBatch);
+  std::vector<typename DType::c_type> values(kBatch);
+  for (int64_t row = 0; row < rows;) {
+    int64_t read = 0;
+    const int64_t n = reader->ReadBatch(std::min(kBatch, rows - row), levels.data(), nullptr,
+                                        values.data(), &read);
+    if (n <= 0) throw std::runtime_error("the row group ends before its rows do");
+    for (int64_t i = 0, v = 0; i < n; ++i, ++row)
+      visit(row, levels[i] == max_def ? &values[v++] : nullptr);
+  }
+}
+
+}  // namespace
+
+Result<std::shared_ptr<ParquetSource>> ParquetSource::open(const std::string& path,
+                                                           const ParquetSourceOptions& options) {
+  STOKER_ASSIGN_OR_RETURN(std::vector<std::string> paths, list_parquet_files(path));
+  std::shared_ptr<ParquetSource> source(new ParquetSource());
+  source->path_ = path;
+  source->options_ = options;
+  Manifest manifest;
+  manifest.schema = image_record_schema();
+  manifest.source = path;
+  const std::string base = std::filesystem::is_directory(path) ? path + "/" : std::string();
+  for (const std::string& name : paths) {
+    File file;
+    file.path = name;
+    STOKER_ASSIGN_OR_RETURN(std::tie(file.size, file.mtime_ns), file_identity(name));
+    std::shared_ptr<parquet::FileMetaData> meta;
+    try {
+      meta = parquet::ParquetFileReader::OpenFile(name, /*memory_map=*/false)->metadata();
+    } catch (const std::exception& e) {
+      return corrupt(
+          fmt::format("{}: not a Parquet file stoker reads: {}", name, arrow_message(e.what())));
+    }
+    const parquet::SchemaDescriptor& schema = *meta->schema();
+    file.image_leaf = find_leaf(schema, options.image_column);
+    if (file.image_leaf < 0) file.image_leaf = find_leaf(schema, options.image_column + ".bytes");
+    file.label_leaf = find_leaf(schema, options.label_column);
+    for (const auto& [leaf, column] :
+         {std::pair{file.image_leaf, &options.image_column}, {file.label_leaf, &options.label_column}})
+      if (leaf < 0)
+        return invalid_argument(fmt::format("{}: no column '{}' (its columns: {})", name, *column,
+                                            column_names(schema)));
+    STOKER_RETURN_IF_ERROR(check_leaf(name, schema, file.image_leaf, {parquet::Type::BYTE_ARRAY},
+                                      "binary (the image's bytes)"));
+    STOKER_RETURN_IF_ERROR(check_leaf(name, schema, file.label_leaf,
+                                      {parquet::Type::INT32, parquet::Type::INT64},
+                                      "an integer (the label)"));
+    if (manifest.class_names.empty())
+      manifest.class_names = hugging_face_class_names(*meta, options.label_column);
+    uint64_t row = 0;
+    for (int g = 0; g < meta->num_row_groups(); ++g) {
+      const std::unique_ptr<parquet::RowGroupMetaData> group = meta->RowGroup(g);
+      if (group->num_rows() < 0 || group->num_rows() > kMaxRowsPerGroup)
+        return corrupt(fmt::format("{}: row group {} has {} rows, not 0 to {}", name, g,
+                                   group->num_rows(), kMaxRowsPerGroup));
+      ShardInfo unit;
+      unit.file = fmt::format("{}#{}", name.substr(name.rfind(base, 0) == 0 ? base.size() : 0), g);
+      unit.records = static_cast<uint64_t>(group->num_rows());
+      unit.bytes = static_cast<uint64_t>(group->total_byte_size());
+      source->groups_.push_back({static_cast<int>(source->files_.size()), g, row, manifest.records});
+      row += unit.records;
+      manifest.records += unit.records;
+      manifest.shards.push_back(std::move(unit));
+    }
+    source->files_.push_back(std::move(file));
+  }
+  source->set_manifest(std::move(manifest));
+  return source;
+}
+
+std::string ParquetSource::describe() const {
+  return fmt::format("{} (Parquet: {} file{}, {} row groups, {} images, read in place)", path_,
+                     files_.size(), files_.size() == 1 ? "" : "s", groups_.size(),
+                     manifest().records);
+}
+
+Result<ShardReader> ParquetSource::read_unit(int u,
+                                               std::map<uint64_t, std::string>& bad) const {
+  static const ImageRecordFields fields = ImageRecordFields::find(manifest().schema).value();
+  const Group& unit = groups_[u];
+  const File& file = files_[unit.file];
+  const int64_t rows = static_cast<int64_t>(manifest().shards[u].records);
+  std::vector<std::vector<uint8_t>> records;
+  records.reserve(rows);
+  // Appends the next row's record; a reason makes it a bad one.
+  auto add = [&](const ImageRecordValues& values, std::optional<std::string> reason) {
+    if (reason) bad[unit.first + records.size()] = std::move(*reason);
+    // An image is at most kMaxImageFileBytes: its record always encodes.
+    records.push_back(encode_image_record(manifest().schema, fields, values).value());
+  };
+  try {
+    Result<std::pair<uint64_t, int64_t>> now = file_identity(file.path);
+    if (!now.is_ok()) throw std::runtime_error(now.status().message());
+    if (now.value() != std::make_pair(file.size, file.mtime_ns))
+      throw std::runtime_error("the file changed since it was opened (its size or time)");
+    std::unique_ptr<parquet::ParquetFileReader> reader =
+        parquet::ParquetFileReader::OpenFile(file.path, /*memory_map=*/false);
+    const std::shared_ptr<parquet::FileMetaData> meta = reader->metadata();
+    if (unit.row_group >= meta->num_row_groups() ||
+        meta->RowGroup(unit.row_group)->num_rows() != rows)
+      throw std::runtime_error("the file changed since it was opened (its row groups)");
+    std::shared_ptr<parquet::RowGroupReader> group = reader->RowGroup(unit.row_group);
+    std::vector<std::optional<int64_t>> labels(rows);
+    auto keep_label = [&](int64_t row, const auto* value) {
+      if (value) labels[row] = *value;
+    };
+    if (meta->schema()->Column(file.label_leaf)->physical_type() == parquet::Type::INT32) {
+      for_each_value<parquet::Int32Type>(*group, file.label_leaf, rows, keep_label);
+    } else {
+      for_each_value<parquet::Int64Type>(*group, file.label_leaf, rows, keep_label);
+    }
+    for_each_value<parquet::ByteArrayType>(
+        *group, file.image_leaf, rows, [&](int64_t row, const parquet::ByteArray* image) {
+          ImageRecordValues values;
+          values.label = labels[row].value_or(0);
+          if (!labels[row]) return add(values, "its label is null");
+          if (!image) return add(values, "its image is null");
+          if (image->len > kMaxImageFileBytes)
+            return add(values, fmt::format("its image is larger than {} bytes", kMaxImageFileBytes));
+          values.original = {image->ptr, image->len};
+          Result<image::ImageHeader> header =
+              image::read_image_header(values.original, options_.max_pixels);
+          if (!header.is_ok()) return add(values, header.status().message());
+          values.stored = values.original;
+          values.height = header.value().height;
+          values.width = header.value().width;
+          add(values, std::nullopt);
+        });
+  } catch (const std::exception& e) {
+    const std::string reason = fmt::format("cannot read it: {}", arrow_message(e.what()));
+    while (static_cast<int64_t>(records.size()) < rows) add(ImageRecordValues{}, reason);
+  }
+  return ShardReader::in_memory(manifest().shards[u].file, manifest().schema, records);
+}
+
+std::string ParquetSource::row_name(int u, uint64_t global) const {
+  const Group& unit = groups_[u];
+  return fmt::format("{}: row {} (row group {})", files_[unit.file].path,
+                     unit.first_row + (global - unit.first), unit.row_group);
+}
+
+Status ParquetSource::record_error(int unit, uint64_t /*record*/, uint64_t global,
+                                   const Status& status) const {
+  const std::string reason = bad_reason(global);
+  return Status(status.code(), fmt::format("{}: {} (dataset record {})", row_name(unit, global),
+                                           reason.empty() ? status.message() : reason, global));
+}
+
+}  // namespace stoker

@@ -1,0 +1,74 @@
+#pragma once
+// ParquetSource: Parquet files read in place, as a record source (store/shard_source.h) of the
+// image dataset's layout (store/image_record.h), so that the loader and every operation read
+// them as they read a converted dataset. Two layouts: Hugging Face datasets' (an `image` struct of
+// `bytes` and `path`, a `label` integer column; the class names from the schema's `huggingface`
+// metadata, its ClassLabel's names) and Spark's (a binary column and an integer column), the
+// columns named by the options. Other columns are never read. Apache Arrow's C++ Parquet reader
+// (the one inside pyarrow; cmake/StokerParquet.cmake) reads them.
+//
+// Record i is the i-th row of the files in order (store/import/parquet_files.h: a file, a
+// folder's `*.parquet` files or a glob pattern's, sorted by name). A unit of reading (a manifest shard) is one
+// row group, named FILE#GROUP, read on demand (store/unit_read_source.h): its two columns
+// only, the image bytes as they are (a JPEG is not transcoded), the height and width from their
+// header. A null or undecodable image, a null label, a corrupt page, or a file changed (size or
+// time) since it was opened give records whose image is empty; record_error names the file, row
+// and row group and why, so the loader's on_error raises or skips them. A path that holds no
+// Parquet file, a file that is not Parquet, or a missing or mistyped column fails open in one
+// line naming the file, as does a row group of more than 2^20 rows (a unit is built in memory).
+// Thread-safe.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "stoker/image/image_header.h"
+#include "stoker/store/unit_read_source.h"
+
+namespace stoker {
+
+struct ParquetSourceOptions {
+  // The image: a binary column, or a struct whose `bytes` field is binary (Hugging Face's Image).
+  std::string image_column = "image";
+  std::string label_column = "label";  // an integer column
+  int64_t max_pixels = image::kDefaultMaxPixels;  // larger images are bad records
+};
+
+class ParquetSource : public UnitReadSource {
+ public:
+  static Result<std::shared_ptr<ParquetSource>> open(const std::string& path,
+                                                     const ParquetSourceOptions& options);
+
+  const std::string& location() const override { return path_; }
+  std::string describe() const override;
+  Status record_error(int unit, uint64_t record, uint64_t global,
+                      const Status& status) const override;
+
+ private:
+  struct File {
+    std::string path;
+    uint64_t size = 0;
+    int64_t mtime_ns = 0;
+    int image_leaf = -1;  // the leaf columns read
+    int label_leaf = -1;
+  };
+  struct Group {  // a unit: one row group
+    int file = 0;
+    int row_group = 0;
+    uint64_t first_row = 0;  // in its file
+    uint64_t first = 0;      // global index of its first record
+  };
+  ParquetSource() = default;
+  Result<ShardReader> read_unit(int u, std::map<uint64_t, std::string>& bad) const override;
+  // "FILE: row R (row group G)" of global record `global` in unit u.
+  std::string row_name(int u, uint64_t global) const;
+
+  std::string path_;
+  ParquetSourceOptions options_;
+  std::vector<File> files_;
+  std::vector<Group> groups_;
+};
+
+}  // namespace stoker
