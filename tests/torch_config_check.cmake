@@ -67,14 +67,18 @@ if(NOT TORCH_CUDA OR NOT CUDA_COMPILER)
 endif()
 
 # stand_in(NAME CUDA [PREFIX]): writes ${WORK_DIR}/NAME/python, PYTHON answering torch's CUDA
-# version CUDA (and cmake prefix PREFIX) instead of its own; sets stand_in to its path.
+# version CUDA (and cmake prefix PREFIX) instead of its own to StokerTorch.cmake's question
+# (the one that imports torch.utils), and every other question (pyarrow's) as PYTHON does;
+# sets stand_in to its path.
 function(stand_in name cuda)
   set(edit "-e '3s|.*|${cuda}|'")
   if(ARGC GREATER 2)
     string(APPEND edit " -e '1s|.*|${ARGV2}|'")
   endif()
   set(stand_in ${WORK_DIR}/${name}_python/python)
-  file(WRITE ${stand_in} "#!/bin/sh\n'${PYTHON}' \"$@\" | sed ${edit}\n")
+  file(WRITE ${stand_in} "#!/bin/sh\ncase \"$*\" in\n"
+    "  *torch.utils*) '${PYTHON}' \"$@\" | sed ${edit} ;;\n"
+    "  *) exec '${PYTHON}' \"$@\" ;;\nesac\n")
   file(CHMOD ${stand_in} PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE)
   set(stand_in ${stand_in} PARENT_SCOPE)
 endfunction()
