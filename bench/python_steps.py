@@ -9,7 +9,9 @@ of 64, written with torchvision.transforms (v1, the reference's default) or tran
 
   stoker-v1   stoker.Loader over the stoker dataset (--data), --workers native workers: every
               step native (v1's TrivialAugmentWide is), batch_transform=the RandomChoice
-  stoker-v2-pN  the same with v2's classes: v2's TrivialAugmentWide and the steps after it run in
+  stoker-v2-pN  the same with v2's classes, its TrivialAugmentWide given a fill per input type
+              (PIL images: 0, the default's pixels), which stoker leaves to Python (v2's policy
+              is native otherwise): it and the steps after it run in
               Python, on PIL images (``loader.plan`` is printed), in N Python worker processes
               (python_workers=N, each N of --python-workers; 0: the iterating thread). The
               medians choose the loader's default python_workers (today 2 where there are two
@@ -36,6 +38,7 @@ import json
 import statistics
 import time
 
+import PIL.Image
 import torch
 import torchvision
 import torchvision.transforms as T1
@@ -49,7 +52,8 @@ CLASSES = 10
 
 
 def recipe(T=T1):
-    return T.Compose([T.RandomResizedCrop(176), T.RandomHorizontalFlip(), T.TrivialAugmentWide(),
+    policy = T2.TrivialAugmentWide(fill={PIL.Image.Image: 0}) if T is T2 else T.TrivialAugmentWide()
+    return T.Compose([T.RandomResizedCrop(176), T.RandomHorizontalFlip(), policy,
                       T.PILToTensor(), T.ConvertImageDtype(torch.float32), T.Normalize(MEAN, STD),
                       T.RandomErasing(0.1)])
 

@@ -448,33 +448,26 @@ for _name, _cls in _NATIVE_CLASSES.items():
     _TRANSLATIONS.setdefault(_name, _same_parameters(_cls))
 
 
-def _v1_policy(name: str):
-    """The augmentation policy `name` of torchvision.transforms (v1), whose pixels on PIL
-    images the native one equals; v2's computes some magnitudes otherwise, so it runs in
-    Python (AugMix's v2: native with its draws and kernels, _augmix_v2)."""
+def _policy(name: str):
+    """The augmentation policy `name` of torchvision, transforms v1's or v2's: v2's with
+    version="v2" (its Solarize threshold, 255 times linspace(1, 0)), AugMix's with kernels="v2"
+    (its draws and tensor kernels); v2's fill per input type runs in Python."""
     native = _TRANSLATIONS[name]
+    v2_param = "kernels" if name == "AugMix" else "version"
 
     def translate(t):
-        if ".v2" in type(t).__module__:
-            if name == "AugMix":
-                return _augmix_v2(native, t)
-            raise _Unknown(f"torchvision v2 {name} is not v1's on PIL images, whose pixels "
-                           "stoker's equal")
-        return native(t)
+        if ".v2" not in type(t).__module__:
+            return native(t)
+        if isinstance(t.fill, dict):
+            raise _Unknown(f"torchvision v2 {name} with a fill per type ({t.fill!r}) runs in "
+                           "Python")
+        ours = native(t)
+        return type(ours)(**{**ours.params, v2_param: "v2"})
     return translate
 
 
-def _augmix_v2(native, t):
-    """stoker's AugMix of torchvision v2's AugMix `t` (translated as v1's by `native`): v2's
-    draws and tensor kernels; a fill per input type runs in Python."""
-    if isinstance(t.fill, dict):
-        raise _Unknown(f"torchvision v2 AugMix with a fill per type ({t.fill!r}) runs in Python")
-    ours = native(t)
-    return type(ours)(**{**ours.params, "kernels": "v2"})
-
-
 for _name in ("TrivialAugmentWide", "RandAugment", "AutoAugment", "AugMix"):
-    _TRANSLATIONS[_name] = _v1_policy(_name)
+    _TRANSLATIONS[_name] = _policy(_name)
 
 def _timm_rand_augment(t):
     """stoker's TimmRandAugment of timm's RandAugment `t` (rand_augment_transform's): its

@@ -321,7 +321,8 @@ def test_other_dtypes_run_in_python(images, step, message):
 def test_every_step_stoker_cannot_run_is_named_at_once(images):
     path, _ = images
     pipeline = T2.Compose([T2.RandomResizedCrop(32, interpolation=T2.InterpolationMode.BICUBIC),
-                           T2.RandomHorizontalFlip(), T2.TrivialAugmentWide(), T2.PILToTensor(),
+                           T2.RandomHorizontalFlip(), T2.TrivialAugmentWide(fill={"others": 0}),
+                           T2.PILToTensor(),
                            T2.ToDtype(torch.float32, scale=True), T2.Normalize(MEAN, STD),
                            T2.GaussianBlur(3), T2.RandomErasing(0.1)])
     schema = stoker.Loader(path, transforms={"image": None})._native.schema
@@ -330,7 +331,8 @@ def test_every_step_stoker_cannot_run_is_named_at_once(images):
     message = str(raised.value)
     assert "\n" not in message
     assert message.startswith("field 'image': 2 steps stoker.Loader cannot run: torchvision v2 "
-                              "TrivialAugmentWide is not v1's on PIL images")
+                              "TrivialAugmentWide with a fill per type ({'others': 0}) runs in "
+                              "Python")
     assert "; torchvision transform GaussianBlur is not supported" in message
     assert "; supported: Compose, ToTensor" in message
     # The loader runs them: the crop (bicubic, the flip fused) natively, the rest in Python.
@@ -419,7 +421,7 @@ def test_timms_train_transforms_run_natively_or_in_python(images):
 @pytest.mark.parametrize("policy", [T.TrivialAugmentWide(), T.RandAugment(num_ops=2, magnitude=9),
                                     T.AutoAugment(T.AutoAugmentPolicy.IMAGENET, fill=[9, 9, 9]),
                                     T.AugMix(severity=5, mixture_width=2, fill=[1, 2, 3])])
-def test_torchvisions_v1_policies_run_natively_and_v2s_but_augmix_in_python(images, policy):
+def test_torchvisions_v1_and_v2_policies_run_natively(images, policy):
     path, _ = images
     recipe = T.Compose([T.RandomResizedCrop(24, interpolation=T.InterpolationMode.BICUBIC),
                         T.RandomHorizontalFlip(), policy, T.PILToTensor(),
@@ -438,8 +440,30 @@ def test_torchvisions_v1_policies_run_natively_and_v2s_but_augmix_in_python(imag
     v2 = getattr(T2, type(policy).__name__)()
     loader = stoker.Loader(path, batch_size=3, transforms=T2.Compose([T2.RandomResizedCrop(24), v2]),
                            batch_format="dict")
-    v2_where = "native" if type(policy).__name__ == "AugMix" else "python"
-    assert [where for _, where in loader.plan["image"]] == ["native", v2_where]
+    assert [where for _, where in loader.plan["image"]] == ["native", "native"]
+    assert next(iter(loader))["image"].shape == (3, 3, 24, 24)
+
+
+def test_torchvisions_v2_policies_translate_with_their_parameters_and_version_v2():
+    # v2's classes: v1's parameters and version="v2" (ops/*_test.cc: torchvision v2's own class
+    # run with stoker's draws, pixel for pixel).
+    cases = [(T.TrivialAugmentWide(num_magnitude_bins=7, fill=[1, 2, 3],
+                                   interpolation=T.InterpolationMode.BICUBIC),
+              T2.TrivialAugmentWide(num_magnitude_bins=7, fill=[1, 2, 3],
+                                    interpolation=T2.InterpolationMode.BICUBIC)),
+             (T.RandAugment(num_ops=3, magnitude=4, num_magnitude_bins=5, fill=7,
+                            interpolation=T.InterpolationMode.BILINEAR),
+              T2.RandAugment(num_ops=3, magnitude=4, num_magnitude_bins=5, fill=7,
+                             interpolation=T2.InterpolationMode.BILINEAR)),
+             (T.AutoAugment(T.AutoAugmentPolicy.SVHN, fill=[9, 9, 9]),
+              T2.AutoAugment(T2.AutoAugmentPolicy.SVHN, fill=[9, 9, 9]))]
+    for v1, v2 in cases:
+        ours_v1, ours_v2 = S._stoker_transform(v1), S._stoker_transform(v2)
+        assert type(ours_v1) is type(ours_v2) and ours_v1.version == "v1"
+        assert ours_v2.params == {**ours_v1.params, "version": "v2"}
+        with pytest.raises(ValueError, match=r"torchvision v2 .* with a fill per type"):
+            S._stoker_transform(type(v2)(fill={"others": 4}))
+    assert S._stoker_transform(T2.TrivialAugmentWide()).fill == []
 
 
 def test_torchvisions_augmix_translates_with_its_parameters():

@@ -160,8 +160,9 @@ TEST_F(ImageTrainCliTest, ReferenceRecipeFlagsTrainAndAreLogged) {
   const nlohmann::json config = nlohmann::json::parse(log.substr(0, log.find('\n')))["config"];
   EXPECT_EQ(
       config["augment"],
-      (nlohmann::json{"trivial_augment_wide:num_magnitude_bins=31,interpolation=bilinear,fill=[]",
-                      "random_invert:p=0.5"}));
+      (nlohmann::json{
+          "trivial_augment_wide:num_magnitude_bins=31,interpolation=bilinear,fill=[],version=v1",
+          "random_invert:p=0.5"}));
   EXPECT_EQ(config["label_smoothing"], 0.1);
   // The swin and maxvit commands' --interpolation bicubic reaches the policy too.
   const RunResult bicubic = run("train --data " + dir_ / "out" +

@@ -2,7 +2,8 @@
 // Test helper of the augmentation policies (pil_policy_ops.h, trivial_augment_wide, ...):
 // chains of policy operations applied to images by torchvision's own _apply_op on PIL images
 // (STOKER_PYTHON), each magnitude read from torchvision's _augmentation_space of the policy
-// class, against apply_policy_op, pixel for pixel.
+// class, against apply_policy_op, pixel for pixel; for transforms v2, its policy class's
+// _apply_image_or_video_transform with the magnitudes of its _AUGMENTATION_SPACE.
 
 #include <gtest/gtest.h>
 
@@ -34,8 +35,8 @@ struct PolicyStep {
   bool negative = false;
 };
 
-// Steps applied in order to image `image` with the magnitudes of `space` (`bins` bins) and
-// torchvision's `fill` (empty: None).
+// Steps applied in order to image `image` with the magnitudes of `space` (`bins` bins) of
+// transforms `version` and torchvision's `fill` (empty: None).
 struct PolicyJob {
   size_t image = 0;
   PolicySpace space = PolicySpace::kTrivialAugmentWide;
@@ -43,6 +44,7 @@ struct PolicyJob {
   std::vector<double> fill;
   std::vector<PolicyStep> steps;
   std::string interpolation = "nearest";  // torchvision's name: nearest, bilinear, bicubic
+  ops::PolicyVersion version = ops::PolicyVersion::kV1;
 };
 
 // Reads argv[1]/shapes.json, argv[1]/I.in and argv[1]/jobs.json; writes every job's result,
@@ -53,7 +55,9 @@ import numpy as np
 import PIL.Image
 from torchvision.transforms import InterpolationMode
 from torchvision.transforms import autoaugment as A
+from torchvision.transforms.v2 import _auto_augment as A2
 d = sys.argv[1]
+v2_classes = {"wide": A2.TrivialAugmentWide, "rand": A2.RandAugment, "auto": A2.AutoAugment}
 shapes = json.load(open(d + "/shapes.json"))
 images = []
 for i, shape in enumerate(shapes):
@@ -63,19 +67,31 @@ with open(d + "/out", "wb") as out:
     for job in json.load(open(d + "/jobs.json")):
         image = images[job["image"]]
         size = (image.height, image.width)
-        if job["space"] == "wide":
-            space = A.TrivialAugmentWide(job["bins"])._augmentation_space(job["bins"])
-        elif job["space"] == "rand":
-            space = A.RandAugment()._augmentation_space(job["bins"], size)
+        mode = InterpolationMode(job["interpolation"])
+        if job["version"] == "v2":
+            cls = v2_classes[job["space"]]
+            policy = cls(interpolation=mode, fill=job["fill"])
+            for name, b, negative in job["steps"]:
+                magnitudes, signed = cls._AUGMENTATION_SPACE[name]
+                table = magnitudes(job["bins"], image.height, image.width)
+                m = float(table[b]) if table is not None else 0.0
+                if signed and negative:
+                    m *= -1.0
+                image = policy._apply_image_or_video_transform(
+                    image, name, m, interpolation=policy.interpolation, fill=policy._fill)
         else:
-            space = A.AutoAugment()._augmentation_space(job["bins"], size)
-        for name, b, negative in job["steps"]:
-            magnitudes, signed = space[name]
-            m = float(magnitudes[b].item()) if magnitudes.ndim > 0 else 0.0
-            if signed and negative:
-                m *= -1.0
-            mode = InterpolationMode(job["interpolation"])
-            image = A._apply_op(image, name, m, interpolation=mode, fill=job["fill"])
+            if job["space"] == "wide":
+                space = A.TrivialAugmentWide(job["bins"])._augmentation_space(job["bins"])
+            elif job["space"] == "rand":
+                space = A.RandAugment()._augmentation_space(job["bins"], size)
+            else:
+                space = A.AutoAugment()._augmentation_space(job["bins"], size)
+            for name, b, negative in job["steps"]:
+                magnitudes, signed = space[name]
+                m = float(magnitudes[b].item()) if magnitudes.ndim > 0 else 0.0
+                if signed and negative:
+                    m *= -1.0
+                image = A._apply_op(image, name, m, interpolation=mode, fill=job["fill"])
         y = np.asarray(image)
         y = y[None] if y.ndim == 2 else y.transpose(2, 0, 1)
         out.write(np.ascontiguousarray(y).tobytes())
@@ -104,7 +120,8 @@ inline std::vector<std::vector<uint8_t>> torchvision_policy_pixels(
          {"bins", job.bins},
          {"fill", job.fill.empty() ? nlohmann::json(nullptr) : nlohmann::json(job.fill)},
          {"steps", steps},
-         {"interpolation", job.interpolation}});
+         {"interpolation", job.interpolation},
+         {"version", job.version == ops::PolicyVersion::kV2 ? "v2" : "v1"}});
   }
   std::ofstream(dir / "jobs.json") << listed.dump();
   std::ofstream(dir / "policy.py") << kPolicyScript;
@@ -137,12 +154,11 @@ inline std::vector<uint8_t> stoker_policy_pixels(const std::vector<TestImage>& i
   const int64_t w = image.shape[2];
   for (const PolicyStep& step : job.steps) {
     const std::vector<double> magnitudes =
-        ops::policy_magnitudes(job.space, step.op, job.bins, h, w);
+        ops::policy_magnitudes(job.space, step.op, job.bins, h, w, job.version);
     double m = magnitudes.empty() ? 0.0 : magnitudes[step.bin];
     if (ops::policy_op_signed(step.op) && step.negative) m = -m;
-    ops::apply_policy_op(
-        step.op, m, ops::policy_fill(job.fill, c), pixels.data(), c, h, w,
-        ops::pil_filter(job.interpolation));
+    ops::apply_policy_op(step.op, m, ops::policy_fill(job.fill, c), pixels.data(), c, h, w,
+                         ops::pil_filter(job.interpolation));
   }
   return pixels;
 }

@@ -11,7 +11,10 @@
 //                       the two: applied = next_double() < its probability, negative =
 //                       uniform_below(2) == 1; the bin its magnitude id (10 bins)
 // A sign only matters to the signed operations (policy_op_signed); a bin only to those with a
-// magnitude table.
+// magnitude table. transforms v2's classes draw the same choices where they matter: v2 skips the
+// bin and the sign where they do not, and draws a sign as rand() <= 0.5 and AutoAugment's
+// "applied" as rand() <= p, probabilities within 2^-24 of 1/2 and p. So `version` changes the
+// magnitudes only, and a sample draws the same steps in both versions.
 
 #include <array>
 #include <cstdint>
@@ -150,20 +153,40 @@ inline const std::vector<AutoAugmentSubPolicy>& auto_augment_policy(const std::s
   return name == "cifar10" ? kCifar10 : name == "svhn" ? kSvhn : kImagenet;
 }
 
+// An AutoAugment sample's draws: the sub-policy (its row of the policy's table) and, for each
+// of its two operations, whether it applies and is negated.
+struct AutoAugmentDraw {
+  size_t sub_policy = 0;
+  std::array<bool, 2> applied{};
+  std::array<bool, 2> negative{};
+};
+
+inline AutoAugmentDraw draw_auto_augment_sub_policy(CounterRng& rng, const std::string& policy) {
+  const std::vector<AutoAugmentSubPolicy>& table = auto_augment_policy(policy);
+  AutoAugmentDraw draw;
+  draw.sub_policy = static_cast<size_t>(rng.uniform_below(table.size()));
+  for (size_t k = 0; k < 2; ++k) {
+    draw.applied[k] = rng.next_double() < table[draw.sub_policy][k].p;
+    draw.negative[k] = rng.uniform_below(2) == 1;
+  }
+  return draw;
+}
+
 // The steps an AutoAugment sample applies (the drawn sub-policy's applied operations).
 inline std::vector<PolicyStepDraw> draw_auto_augment(CounterRng& rng, const std::string& policy) {
-  const std::vector<AutoAugmentSubPolicy>& table = auto_augment_policy(policy);
-  const AutoAugmentSubPolicy& chosen = table[rng.uniform_below(table.size())];
+  const AutoAugmentDraw draw = draw_auto_augment_sub_policy(rng, policy);
+  const AutoAugmentSubPolicy& chosen = auto_augment_policy(policy)[draw.sub_policy];
   std::vector<PolicyStepDraw> steps;
-  for (const AutoAugmentEntry& entry : chosen) {
-    const bool applied = rng.next_double() < entry.p;
-    const bool negative = rng.uniform_below(2) == 1;
-    if (applied) steps.push_back({entry.op, entry.bin < 0 ? 0 : entry.bin, negative});
+  for (size_t k = 0; k < 2; ++k) {
+    const AutoAugmentEntry& entry = chosen[k];
+    if (draw.applied[k])
+      steps.push_back({entry.op, entry.bin < 0 ? 0 : entry.bin, draw.negative[k]});
   }
   return steps;
 }
 
-// The parameters every policy takes: interpolation and fill, torchvision's.
+// The parameters every policy takes: interpolation and fill, torchvision's, and the version of
+// its class.
 inline std::vector<ParamSpec> policy_common_params() {
   return {ParamSpec::choice("interpolation", "nearest", {"nearest", "bilinear", "bicubic"},
                             "how geometric operations sample (PIL's NEAREST, BILINEAR or "
@@ -171,16 +194,20 @@ inline std::vector<ParamSpec> policy_common_params() {
           ParamSpec::reals("fill", {},
                            "colour outside a moved image: none 0, one number every channel, "
                            "else one per channel (each truncated, clipped to [0, 255])",
-                           0, ParamSpec::kAnyCount)};
+                           0, ParamSpec::kAnyCount),
+          ParamSpec::choice("version", "v1", {"v1", "v2"},
+                            "torchvision's transforms version whose class it equals (v2: "
+                            "torchvision.transforms.v2's, whose Solarize threshold is 255 "
+                            "times its linspace(1, 0))")};
 }
 
 // A policy's operation: the steps `draw` gives a sample, each through apply_policy_op with the
-// magnitudes of `space` (`bins` bins).
+// magnitudes of `space` (`bins` bins) of transforms `version`.
 class AugmentPolicyOp : public PixelOp {
  public:
   using Draw = std::function<std::vector<PolicyStepDraw>(CounterRng&)>;
-  AugmentPolicyOp(PolicySpace space, int64_t bins, PilFilter filter, std::vector<uint8_t> fill,
-                  const std::vector<int64_t>& shape, Draw draw)
+  AugmentPolicyOp(PolicySpace space, PolicyVersion version, int64_t bins, PilFilter filter,
+                  std::vector<uint8_t> fill, const std::vector<int64_t>& shape, Draw draw)
       : space_(space),
         filter_(filter),
         bins_(bins),
@@ -191,7 +218,7 @@ class AugmentPolicyOp : public PixelOp {
         draw_(std::move(draw)) {
     for (int k = 0; k <= static_cast<int>(PolicyOp::kInvert); ++k) {
       magnitudes_.push_back(
-          policy_magnitudes(space_, static_cast<PolicyOp>(k), bins_, height_, width_));
+          policy_magnitudes(space_, static_cast<PolicyOp>(k), bins_, height_, width_, version));
     }
   }
 
@@ -228,8 +255,10 @@ inline Result<std::shared_ptr<const PixelOp>> make_augment_policy_op(
   if (!fill.empty()) {
     if (Status s = check_per_channel(context, op, "fill", fill.size()); !s.is_ok()) return s;
   }
+  const PolicyVersion version =
+      params.choice("version") == "v2" ? PolicyVersion::kV2 : PolicyVersion::kV1;
   return std::shared_ptr<const PixelOp>(std::make_shared<AugmentPolicyOp>(
-      space, bins, pil_filter(params.choice("interpolation")), policy_fill(fill, channels),
+      space, version, bins, pil_filter(params.choice("interpolation")), policy_fill(fill, channels),
       context.shape, std::move(draw)));
 }
 

@@ -1,5 +1,6 @@
-// auto_augment: torchvision's AutoAugment(policy, interpolation, fill) on a PIL image, pixel for
-// pixel, for a uint8 image [C, H, W], C 1 or 3: one of the policy's 25 sub-policies (its
+// auto_augment: torchvision's AutoAugment(policy, interpolation, fill) on a PIL image
+// (transforms v1's, or with version=v2 v2's: Solarize's threshold otherwise, pil_policy_ops.h),
+// pixel for pixel, for a uint8 image [C, H, W], C 1 or 3: one of the policy's 25 sub-policies (its
 // "imagenet", "cifar10" or "svhn" table) drawn uniformly; each of its two operations applied
 // with its probability, at its magnitude bin of 10 (RandAugment's magnitudes), negated with
 // probability 1/2 where signed, as torchvision's _apply_op (pil_policy_ops.h; interpolation

@@ -2,11 +2,14 @@
 // (augment_policies.h: the sub-policy, which of its operations apply, their signs) handed to
 // torchvision's _apply_op in turn with the magnitudes of its own _augmentation_space (10 bins),
 // pixel for pixel, over many samples of each policy; fill none, one number, one per channel (on
-// "RGB" images); NEAREST, BILINEAR and BICUBIC. The policy tables against torchvision's.
+// "RGB" images); NEAREST, BILINEAR and BICUBIC. With version=v2, torchvision v2's AutoAugment
+// itself run with the same draws (pil_policy_v2.h), which also checks v2's tables. The policy
+// tables against torchvision's.
 #include <map>
 #include <sstream>
 
 #include "stoker/testing/pil_policy.h"
+#include "stoker/testing/pil_policy_v2.h"
 
 namespace stoker {
 namespace {
@@ -21,6 +24,38 @@ TEST(AutoAugmentTest, IsTorchvisionsForTheSameDraws) {
                     {{"policy", policy}, {"fill", fill}, {"interpolation", interpolation}},
                     ops::PolicySpace::kAutoAugment, 10, fill, 300,
                     [policy](CounterRng& rng) { return ops::draw_auto_augment(rng, policy); });
+      }
+    }
+  }
+  std::vector<ops::PolicyOp> every;
+  for (int k = 1; k <= 14; ++k) every.push_back(static_cast<ops::PolicyOp>(k));
+  samples.expect_torchvision(every);
+}
+
+TEST(AutoAugmentTest, WithVersionV2IsTorchvisionV2sForTheSameDraws) {
+  pil_policy_testing::V2PolicySamples samples;
+  for (const std::string policy : {"imagenet", "cifar10", "svhn"}) {
+    for (const std::vector<double>& fill :
+         std::vector<std::vector<double>>{{}, {128.6}, {10, 200, 300}}) {
+      for (const std::string interpolation : {"nearest", "bilinear", "bicubic"}) {
+        samples.add(
+            "auto_augment", "AutoAugment",
+            {{"policy", policy}, {"fill", fill}, {"interpolation", interpolation}}, 200,
+            [policy](CounterRng& rng) {
+              const ops::AutoAugmentDraw draw = ops::draw_auto_augment_sub_policy(rng, policy);
+              const ops::AutoAugmentSubPolicy& sub =
+                  ops::auto_augment_policy(policy)[draw.sub_policy];
+              pil_policy_testing::V2PolicySamples::Draws drawn{
+                  {{"sub_policy", draw.sub_policy},
+                   {"ops", {ops::policy_op_name(sub[0].op), ops::policy_op_name(sub[1].op)}},
+                   {"applied", draw.applied},
+                   {"negative", draw.negative}},
+                  {}};
+              for (size_t k = 0; k < 2; ++k) {
+                if (draw.applied[k]) drawn.applied.push_back(sub[k].op);
+              }
+              return drawn;
+            });
       }
     }
   }

@@ -20,7 +20,12 @@
 // ATen's CPU kernel computes it where it fuses multiply-adds (AVX2 and AVX512, x86's usual
 // dispatch): step = float32(hi - lo) / (n - 1), entry i = fma(step, i, lo) for i < n / 2, else
 // fma(-step, n - 1 - i, hi); Posterize's 8 - round_half_even(float32(i) / float32((n - 1) / k)),
-// k 6 (TrivialAugmentWide) or 4. Pure; the including file is built with -ffp-contract=off.
+// k 6 (TrivialAugmentWide) or 4.
+// transforms v2's classes (v2/_auto_augment.py) reach the same PIL kernels with the same
+// magnitudes but Solarize's: its table is linspace(1, 0) and the threshold 255.0 times the
+// float32 entry, a double (v1: the float32 entry of linspace(255, 0)), so a pixel at an integer
+// threshold v1 inverts (238 at bin 2 of 31) v2 may leave as it is (238.0000009...).
+// Pure; the including file is built with -ffp-contract=off.
 
 #include <cmath>
 #include <cstdint>
@@ -55,6 +60,9 @@ enum class PolicyOp {
 // The op spaces: whose magnitude tables.
 enum class PolicySpace { kTrivialAugmentWide, kRandAugment, kAutoAugment };
 
+// torchvision's transforms version whose policy class: transforms v1's or v2's.
+enum class PolicyVersion { kV1, kV2 };
+
 inline const char* policy_op_name(PolicyOp op) {
   static const char* const kNames[] = {"Identity",     "ShearX",    "ShearY",     "TranslateX",
                                        "TranslateY",   "Rotate",    "Brightness", "Color",
@@ -86,10 +94,10 @@ inline std::vector<float> torch_linspace(double lo, double hi, int64_t count) {
   return values;
 }
 
-// The magnitudes `space` gives `op` with `bins` bins for an image [height, width]; empty where
-// torchvision's is a scalar (magnitude 0).
+// The magnitudes `space` of transforms `version` gives `op` with `bins` bins for an image
+// [height, width]; empty where torchvision's is a scalar (magnitude 0).
 inline std::vector<double> policy_magnitudes(PolicySpace space, PolicyOp op, int64_t bins,
-                                             int64_t height, int64_t width) {
+                                             int64_t height, int64_t width, PolicyVersion version) {
   const bool wide = space == PolicySpace::kTrivialAugmentWide;
   auto linspace = [&](double lo, double hi) {
     const std::vector<float> values = torch_linspace(lo, hi, bins);
@@ -118,8 +126,12 @@ inline std::vector<double> policy_magnitudes(PolicySpace space, PolicyOp op, int
       }
       return bits;
     }
-    case PolicyOp::kSolarize:
-      return linspace(255.0, 0.0);
+    case PolicyOp::kSolarize: {
+      if (version == PolicyVersion::kV1) return linspace(255.0, 0.0);
+      std::vector<double> thresholds = linspace(1.0, 0.0);
+      for (double& threshold : thresholds) threshold *= 255.0;
+      return thresholds;
+    }
     default:
       return {};
   }

@@ -1,5 +1,6 @@
 // rand_augment: torchvision's RandAugment(num_ops, magnitude, num_magnitude_bins,
-// interpolation, fill) on a PIL image, pixel for pixel, for a uint8 image [C, H, W], C 1 or 3:
+// interpolation, fill) on a PIL image (transforms v1's, or with version=v2 v2's: Solarize's
+// threshold otherwise, pil_policy_ops.h), pixel for pixel, for a uint8 image [C, H, W], C 1 or 3:
 // num_ops times, one operation of its 14 (Identity ... Equalize, TrivialAugmentWide's list
 // with RandAugment's magnitudes) drawn uniformly, at bin `magnitude`, negated with probability
 // 1/2 where signed, applied as torchvision's _apply_op (pil_policy_ops.h; interpolation PIL's

@@ -1,8 +1,10 @@
 // rand_augment against torchvision's RandAugment on PIL images: each sample's draws
 // (augment_policies.h) handed to torchvision's _apply_op in turn, with the magnitudes of its own
 // _augmentation_space, pixel for pixel, over many samples; several num_ops, magnitudes and bins;
-// fill none, one number, one per channel (on "RGB" images); NEAREST, BILINEAR and BICUBIC.
+// fill none, one number, one per channel (on "RGB" images); NEAREST, BILINEAR and BICUBIC. With
+// version=v2, torchvision v2's RandAugment itself run with the same draws (pil_policy_v2.h).
 #include "stoker/testing/pil_policy.h"
+#include "stoker/testing/pil_policy_v2.h"
 
 namespace stoker {
 namespace {
@@ -25,6 +27,39 @@ TEST(RandAugmentTest, IsTorchvisionsForTheSameDraws) {
                      {"interpolation", interpolation}},
                     ops::PolicySpace::kRandAugment, c.bins, fill, 200, [c](CounterRng& rng) {
                       return ops::draw_rand_augment(rng, c.num_ops, c.magnitude);
+                    });
+      }
+    }
+  }
+  std::vector<ops::PolicyOp> every;
+  for (int k = 0; k < 14; ++k) every.push_back(static_cast<ops::PolicyOp>(k));
+  samples.expect_torchvision(every);
+}
+
+TEST(RandAugmentTest, WithVersionV2IsTorchvisionV2sForTheSameDraws) {
+  pil_policy_testing::V2PolicySamples samples;
+  struct Config {
+    int64_t num_ops, magnitude, bins;
+  };
+  for (const Config& c : {Config{2, 9, 31}, Config{3, 30, 31}, Config{1, 0, 31}, Config{2, 4, 5},
+                          Config{4, 17, 31}, Config{2, 2, 31}}) {
+    for (const std::vector<double>& fill :
+         std::vector<std::vector<double>>{{}, {128.6}, {10, 200, 300}}) {
+      for (const std::string interpolation : {"nearest", "bilinear", "bicubic"}) {
+        samples.add("rand_augment", "RandAugment",
+                    {{"num_ops", c.num_ops},
+                     {"magnitude", c.magnitude},
+                     {"num_magnitude_bins", c.bins},
+                     {"fill", fill},
+                     {"interpolation", interpolation}},
+                    100, [c](CounterRng& rng) {
+                      const std::vector<ops::PolicyStepDraw> steps =
+                          ops::draw_rand_augment(rng, c.num_ops, c.magnitude);
+                      pil_policy_testing::V2PolicySamples::Draws drawn{
+                          {{"steps", pil_policy_testing::v2_policy_steps(steps)}}, {}};
+                      for (const ops::PolicyStepDraw& step : steps)
+                        drawn.applied.push_back(step.op);
+                      return drawn;
                     });
       }
     }

@@ -1,6 +1,7 @@
 // trivial_augment_wide: torchvision's TrivialAugmentWide(num_magnitude_bins, interpolation,
-// fill) on a PIL image, pixel for pixel, for a uint8 image [C, H, W], C 1 or 3: one operation
-// of its 14 (Identity, ShearX, ShearY, TranslateX, TranslateY, Rotate, Brightness, Color,
+// fill) on a PIL image (transforms v1's, or with version=v2 v2's: Solarize's threshold
+// otherwise, pil_policy_ops.h), pixel for pixel, for a uint8 image [C, H, W], C 1 or 3: one
+// operation of its 14 (Identity, ShearX, ShearY, TranslateX, TranslateY, Rotate, Brightness, Color,
 // Contrast, Sharpness, Posterize, Solarize, AutoContrast, Equalize) drawn uniformly, a
 // magnitude bin uniformly, negated with probability 1/2 where signed, applied as torchvision's
 // _apply_op (pil_policy_ops.h; interpolation PIL's NEAREST, BILINEAR or BICUBIC). Three draws per

@@ -1,9 +1,11 @@
 // trivial_augment_wide against torchvision's TrivialAugmentWide on PIL images: each sample's
 // draw (augment_policies.h) handed to torchvision's _apply_op with the magnitude of its own
 // _augmentation_space, pixel for pixel, over many samples; bins 31 and 5; fill none, one
-// number, one per channel (on "RGB" images); NEAREST, BILINEAR and BICUBIC.
+// number, one per channel (on "RGB" images); NEAREST, BILINEAR and BICUBIC. With version=v2,
+// torchvision v2's TrivialAugmentWide itself run with the same draws (pil_policy_v2.h).
 #include "stoker/pipeline/ops/augment_policies.h"
 #include "stoker/testing/pil_policy.h"
+#include "stoker/testing/pil_policy_v2.h"
 
 namespace stoker {
 namespace {
@@ -19,6 +21,28 @@ TEST(TrivialAugmentWideTest, IsTorchvisionsForTheSameDraws) {
             {{"num_magnitude_bins", bins}, {"fill", fill}, {"interpolation", interpolation}},
             ops::PolicySpace::kTrivialAugmentWide, bins, fill, 600, [bins](CounterRng& rng) {
               return std::vector<ops::PolicyStepDraw>{ops::draw_trivial_augment_wide(rng, bins)};
+            });
+      }
+    }
+  }
+  std::vector<ops::PolicyOp> every;
+  for (int k = 0; k < 14; ++k) every.push_back(static_cast<ops::PolicyOp>(k));
+  samples.expect_torchvision(every);
+}
+
+TEST(TrivialAugmentWideTest, WithVersionV2IsTorchvisionV2sForTheSameDraws) {
+  pil_policy_testing::V2PolicySamples samples;
+  for (const std::vector<double>& fill :
+       std::vector<std::vector<double>>{{}, {128.6}, {-1}, {10, 200, 300}}) {
+    for (int64_t bins : {31, 5}) {
+      for (const std::string interpolation : {"nearest", "bilinear", "bicubic"}) {
+        samples.add(
+            "trivial_augment_wide", "TrivialAugmentWide",
+            {{"num_magnitude_bins", bins}, {"fill", fill}, {"interpolation", interpolation}}, 300,
+            [bins](CounterRng& rng) {
+              const ops::PolicyStepDraw step = ops::draw_trivial_augment_wide(rng, bins);
+              return pil_policy_testing::V2PolicySamples::Draws{
+                  {{"steps", pil_policy_testing::v2_policy_steps({step})}}, {step.op}};
             });
       }
     }
