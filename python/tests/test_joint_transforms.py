@@ -1,0 +1,142 @@
+"""torchvision v2 transforms on a detection sample (image, target) run natively by stoker.Loader
+(stoker/_joint.py, pipeline/joint_pipeline.h): the detection reference's `hflip` preset on the
+converted COCO-shaped set equals torchvision's v2 on CocoDetection's samples for the same flip
+draws (image floats, boxes, labels, masks, each bit); bad records are one line naming the field."""
+
+import numpy as np
+import pytest
+import torch
+from torchvision import tv_tensors
+from torchvision.transforms import v2
+
+import stoker
+from stoker.transforms import DecodeImage
+
+from test_coco_import import torchvision_samples
+
+
+def hflip_preset(p, max_size=None, min_size=1.0):
+    """The detection reference's DetectionPresetTrain(data_augmentation="hflip", backend="pil",
+    use_v2=True) with flip probability p and SanitizeBoundingBoxes' min_size (stoker's
+    DecodeImage first, where given, sets the image's capacity)."""
+    steps = [v2.RandomHorizontalFlip(p=p), v2.ToImage(), v2.ToDtype(torch.float, scale=True),
+             v2.ConvertBoundingBoxFormat(tv_tensors.BoundingBoxFormat.XYXY),
+             v2.SanitizeBoundingBoxes(min_size=min_size), v2.ToPureTensor()]
+    return v2.Compose(([DecodeImage(max_size=max_size)] if max_size else []) + steps)
+
+
+def reference_target(image, target):
+    """`target` with the empty boxes, labels and masks of an image without objects (the v2
+    wrapper leaves them out; SanitizeBoundingBoxes needs boxes)."""
+    if "boxes" in target:
+        return target
+    h, w = image.height, image.width
+    return dict(target, boxes=tv_tensors.BoundingBoxes(torch.zeros((0, 4)), format="XYXY",
+                                                       canvas_size=(h, w)),
+                labels=torch.zeros(0, dtype=torch.int64),
+                masks=tv_tensors.Mask(torch.zeros((0, h, w), dtype=torch.uint8)))
+
+
+def largest_side(reference):
+    return max(max(image.size) for image, _ in reference)
+
+
+def stoker_samples(dataset, transforms):
+    loader = stoker.Loader(dataset, batch_size=5, shuffle=False, batch_format="dict",
+                           variable="list", transforms=transforms, seed=3)
+    for batch in loader:
+        for k in range(len(batch["image"])):
+            yield {name: batch[name][k].clone() for name in ("image", "boxes", "labels", "masks")}
+
+
+def equal_to(sample, image, target):
+    """True if stoker's `sample` is torchvision's (image, target), each bit."""
+    return (torch.equal(sample["image"], image) and torch.equal(sample["boxes"], target["boxes"])
+            and torch.equal(sample["labels"], target["labels"])
+            and torch.equal(sample["masks"], target["masks"]))
+
+
+@pytest.mark.parametrize("p, min_size", [(0.0, 1.0), (1.0, 1.0), (1.0, 40.0)])
+def test_the_hflip_preset_equals_torchvision_v2(coco_set, coco_dataset, p, min_size):
+    """The preset as the reference has it, and with SanitizeBoundingBoxes(min_size=40), which
+    drops objects of the set (its default drops none: no degenerate box)."""
+    reference = torchvision_samples(coco_set)
+    preset = hflip_preset(p, min_size=min_size)
+    samples = list(stoker_samples(coco_dataset, hflip_preset(p, largest_side(reference),
+                                                             min_size)))
+    assert len(samples) == len(reference) == 24
+    dropped = 0
+    for k, sample in enumerate(samples):
+        image, target = reference[k]
+        target = reference_target(image, target)
+        want_image, want = preset(image, target)
+        assert sample["image"].dtype == torch.float32
+        assert torch.equal(sample["image"], want_image), k
+        assert torch.equal(sample["boxes"], want["boxes"]), k
+        assert torch.equal(sample["labels"], want["labels"]), k
+        assert torch.equal(sample["masks"], want["masks"]), k
+        dropped += len(target["labels"]) - len(want["labels"])
+    # SanitizeBoundingBoxes dropped objects (boxes, labels and masks) where it should.
+    assert (dropped > 0) == (min_size > 1)
+
+
+def test_one_flip_draw_moves_image_boxes_and_masks(coco_set, coco_dataset):
+    """p=0.5: each sample is torchvision's unflipped or flipped sample, whole; both occur."""
+    reference = torchvision_samples(coco_set)
+    flipped = []
+    for k, sample in enumerate(stoker_samples(coco_dataset,
+                                              hflip_preset(0.5, largest_side(reference)))):
+        image, target = reference[k]
+        target = reference_target(image, target)
+        kept, mirrored = (hflip_preset(p)(image, target) for p in (0.0, 1.0))
+        flipped.append(equal_to(sample, *mirrored))
+        assert flipped[-1] or equal_to(sample, *kept), k
+    assert 0 < sum(flipped) < len(flipped)
+
+
+def png_of(width, height):
+    import io
+
+    from PIL import Image
+    out = io.BytesIO()
+    Image.new("RGB", (width, height), (10, 20, 30)).save(out, format="PNG")
+    return out.getvalue()
+
+
+def detections_with(path, boxes, labels):
+    """A dataset of two records of an 8x6 image: record 0 one fine box, record 1 `boxes` and
+    `labels` (boxes and labels name different dimensions, so the writer takes any counts)."""
+    schema = {"image": "bytes", "boxes": ("float32", ("N", 4)), "labels": ("int64", ("M",))}
+    samples = [{"image": png_of(8, 6), "boxes": np.array(b, np.float32).reshape(-1, 4),
+                "labels": np.array(l, np.int64)}
+               for b, l in [([[1, 1, 4, 4]], [1]), (boxes, labels)]]
+    stoker.write_dataset(path, samples, schema=schema)
+    return path
+
+
+@pytest.mark.parametrize("boxes, labels, message", [
+    ([[1, 1, 8.5, 4]], [1], r"field 'boxes': box 0 \(1, 1, 8.5, 4\) lies outside the 8x6 image"),
+    ([[1, -1, 3, 4]], [1], r"field 'boxes': box 0 \(1, -1, 3, 4\) lies outside the 8x6 image"),
+    ([[1, 1, 4, 4], [2, 2, 5, 5]], [1], r"field 'labels': 1 labels for 2 boxes in 'boxes'"),
+])
+def test_a_bad_detection_record_is_one_line_naming_it_and_the_field(tmp_path, boxes, labels,
+                                                                    message):
+    path = detections_with(tmp_path / "ds", boxes, labels)
+    loader = stoker.Loader(path, batch_size=2, shuffle=False, batch_format="dict",
+                           transforms=hflip_preset(1.0, 16))
+    with pytest.raises(ValueError, match=r"record 1: " + message) as raised:
+        list(loader)
+    assert "\n" not in str(raised.value)
+    skipped = stoker.Loader(path, batch_size=2, shuffle=False, batch_format="dict",
+                            transforms=hflip_preset(1.0, 16), on_error="skip")
+    batches = list(skipped)
+    assert len(batches) == 1 and len(batches[0]["image"]) == 1
+    assert batches[0]["boxes"][0].tolist() == [[4, 1, 7, 4]]  # record 0, flipped
+
+
+def test_unsupported_steps_on_a_detection_sample_are_named(coco_dataset):
+    with pytest.raises(ValueError, match=r"field 'image' \(a detection sample.*RandomVertical"
+                                         r"Flip is not supported"):
+        stoker.Loader(coco_dataset, transforms=v2.Compose([v2.RandomVerticalFlip(),
+                                                           v2.ToImage()]))
+

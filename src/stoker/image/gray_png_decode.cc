@@ -1,0 +1,26 @@
+#include "stoker/image/gray_png_decode.h"
+
+#include <fmt/format.h>
+
+#include "stoker/image/png_reader.h"
+
+namespace stoker::image {
+
+Result<GraySize> decode_gray_png(ByteSpan bytes, int64_t max_pixels, std::vector<uint8_t>& pixels) {
+  STOKER_ASSIGN_OR_RETURN(PngOpened png, open_png(bytes, max_pixels));
+  const spng_ihdr& ihdr = png.ihdr;
+  if (ihdr.color_type != SPNG_COLOR_TYPE_GRAYSCALE || ihdr.bit_depth != 8)
+    return corrupt(fmt::format("PNG: colour type {} of {} bits, not 8-bit grayscale",
+                               ihdr.color_type, ihdr.bit_depth));
+  size_t size = 0;
+  int err = spng_decoded_image_size(png.ctx.get(), SPNG_FMT_PNG, &size);
+  if (err == 0) {
+    pixels.resize(size);
+    err = spng_decode_image(png.ctx.get(), pixels.data(), size, SPNG_FMT_PNG, 0);
+  }
+  if (err == 0) err = spng_decode_chunks(png.ctx.get());
+  if (err != 0) return png_error_status(err);
+  return GraySize{ihdr.width, ihdr.height};
+}
+
+}  // namespace stoker::image
