@@ -14,7 +14,8 @@ IMAGE, BOXES, LABELS, MASKS = "image", "boxes", "labels", "masks"
 _DEFAULT_MAX_SIZE = 1024
 # Steps with nothing to do on the stored sample: type conversions, XYXY kept as stored.
 _MARKERS = ("PILToTensor", "ToImage", "ToPureTensor")
-_SUPPORTED = ("RandomHorizontalFlip, SanitizeBoundingBoxes (labels_getter='default'), "
+_SUPPORTED = ("RandomShortestSize (bilinear, before ToImage), RandomHorizontalFlip, "
+              "SanitizeBoundingBoxes (labels_getter='default'), "
               "ConvertBoundingBoxFormat('XYXY'), ToDtype(torch.float32, scale=True) last, "
               "PILToTensor, ToImage, ToPureTensor, and stoker.transforms.DecodeImage first "
               "(its max_size)")
@@ -32,8 +33,23 @@ def applies(steps: list, schema: Dict[str, dict], mapping: dict) -> bool:
             any(_is_v2(step) for step in steps))
 
 
-def _joint_call(step, name: str) -> Optional[dict]:
-    """The native joint operation of v2 step `step` (None: nothing to do); ValueError if none."""
+def _interpolation_name(mode) -> str:
+    return str(getattr(mode, "value", mode)).lower()
+
+
+def _joint_call(step, name: str, tensor: bool) -> Optional[dict]:
+    """The native joint operation of v2 step `step` (None: nothing to do), `tensor` if the image
+    is a tensor there (after ToImage/PILToTensor); ValueError if none."""
+    if name == "RandomShortestSize":
+        if tensor:
+            raise ValueError("RandomShortestSize after ToImage/PILToTensor resizes a tensor; "
+                             "stoker resizes as on PIL images (the reference's backend='pil'): "
+                             "put ToImage after it")
+        if _interpolation_name(step.interpolation) not in ("bilinear", "2"):
+            raise ValueError(f"RandomShortestSize(interpolation={step.interpolation}): stoker "
+                             "resizes with BILINEAR")
+        return {"op": "random_shortest_size", "min_size": [float(s) for s in step.min_size],
+                "max_size": int(step.max_size or 0)}
     if name == "RandomHorizontalFlip":
         return {"op": "joint_horizontal_flip", "p": float(step.p)}
     if name == "SanitizeBoundingBoxes":
@@ -57,7 +73,7 @@ def specs(steps: list, schema: Dict[str, dict], mapping: dict, to_float) -> Dict
     `to_float` checks a ToDtype/ConvertImageDtype (transforms._to_float). ValueError naming the
     steps stoker cannot run, all at once."""
     calls: List[dict] = []
-    max_size, made_float, problems = _DEFAULT_MAX_SIZE, False, []
+    max_size, made_float, tensor, problems = _DEFAULT_MAX_SIZE, False, False, []
     for k, step in enumerate(steps):
         name = type(step).__name__
         try:
@@ -69,12 +85,13 @@ def specs(steps: list, schema: Dict[str, dict], mapping: dict, to_float) -> Dict
                 to_float(step)
                 made_float = True
             elif name in _MARKERS:
+                tensor = tensor or name != "ToPureTensor"
                 continue
             elif not _is_v2(step):
                 raise ValueError(f"{type(step).__module__}.{name} changes the image alone; on "
                                  "a detection sample stoker runs torchvision.transforms.v2's")
             else:
-                call = _joint_call(step, name)
+                call = _joint_call(step, name, tensor or made_float)
                 if call is not None:
                     calls.append(call)
         except ValueError as e:

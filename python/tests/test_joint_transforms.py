@@ -140,3 +140,30 @@ def test_unsupported_steps_on_a_detection_sample_are_named(coco_dataset):
         stoker.Loader(coco_dataset, transforms=v2.Compose([v2.RandomVerticalFlip(),
                                                            v2.ToImage()]))
 
+
+def multiscale_preset(min_size, max_size=None):
+    """The detection reference's `multiscale` preset (backend="pil", use_v2=True) with its
+    RandomShortestSize's sizes `min_size`, the flip left out (p=0)."""
+    return v2.Compose([v2.RandomShortestSize(min_size=min_size, max_size=max_size),
+                       v2.RandomHorizontalFlip(p=0.0), v2.ToImage(),
+                       v2.ToDtype(torch.float, scale=True),
+                       v2.ConvertBoundingBoxFormat(tv_tensors.BoundingBoxFormat.XYXY),
+                       v2.SanitizeBoundingBoxes(), v2.ToPureTensor()])
+
+
+def test_the_multiscale_preset_equals_torchvision_v2(coco_set, coco_dataset):
+    """RandomShortestSize: each sample is torchvision's for one of the sizes (stoker's draw),
+    the image by PIL's bilinear, masks nearest, boxes scaled; several sizes occur."""
+    sizes, max_size = (96, 160, 211), 300
+    reference = torchvision_samples(coco_set)
+    natively = v2.Compose([DecodeImage(max_size=largest_side(reference)),
+                           *multiscale_preset(sizes, max_size).transforms])
+    chosen = set()
+    for k, sample in enumerate(stoker_samples(coco_dataset, natively)):
+        image, target = reference[k]
+        target = reference_target(image, target)
+        matches = [s for s in sizes if equal_to(sample, *multiscale_preset([s], max_size)(
+            image, target))]
+        assert matches, k
+        chosen.add(matches[0])
+    assert len(chosen) > 1
