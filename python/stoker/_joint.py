@@ -15,8 +15,8 @@ _DEFAULT_MAX_SIZE = 1024
 # Steps with nothing to do on the stored sample: type conversions, XYXY kept as stored.
 _MARKERS = ("PILToTensor", "ToImage", "ToPureTensor")
 _SUPPORTED = ("RandomShortestSize (bilinear, before ToImage), RandomHorizontalFlip, "
-              "SanitizeBoundingBoxes (labels_getter='default'), "
-              "ConvertBoundingBoxFormat('XYXY'), ToDtype(torch.float32, scale=True) last, "
+              "SanitizeBoundingBoxes (labels_getter='default'), ClampBoundingBoxes, "
+              "ConvertBoundingBoxFormat('XYXY'), ToDtype(torch.float32, scale=True), "
               "PILToTensor, ToImage, ToPureTensor, and stoker.transforms.DecodeImage first "
               "(its max_size)")
 
@@ -58,6 +58,9 @@ def _joint_call(step, name: str, tensor: bool) -> Optional[dict]:
                              "stoker drops the rows of 'labels' (labels_getter='default')")
         return {"op": "sanitize_bounding_boxes", "min_size": float(step.min_size),
                 "min_area": float(step.min_area)}
+    if name == "ClampBoundingBoxes":
+        # "auto" is the boxes' own mode, "soft" as stored; None leaves them as they are.
+        return None if step.clamping_mode is None else {"op": "clamp_bounding_boxes"}
     if name == "ConvertBoundingBoxFormat":
         form = getattr(step.format, "name", step.format)
         if form != "XYXY":

@@ -22,15 +22,11 @@ string, its ``RandomErasing``) translate through one table
 every step it cannot run. Parameters are checked by the native registry: a wrong one raises the
 CLI's one-line message.
 
-On a dataset with an encoded ``image``, ``boxes`` and ``labels``, torchvision v2 transforms of
-the image run on the whole detection sample instead, as the detection references run their
-presets on (image, target): ``stoker/_joint.py``.
-
 Pixels are torchvision's with PIL (decode, resize) byte for byte in uint8, to float rounding in
 float32. ``dct_scaling=True`` on the crops is the opt-in fast mode: JPEGs decoded at 1/2 or 1/4
 scale where the crop still covers the output (pixels slightly different). Random steps draw
 from each sample's own stream of (seed, epoch, index): the same for any number of workers, not
-the same draws as torchvision's.
+the same draws as torchvision's. On a detection dataset, v2 transforms move the whole sample.
 """
 
 from __future__ import annotations

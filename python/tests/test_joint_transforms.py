@@ -167,3 +167,28 @@ def test_the_multiscale_preset_equals_torchvision_v2(coco_set, coco_dataset):
         assert matches, k
         chosen.add(matches[0])
     assert len(chosen) > 1
+
+
+def test_clamp_and_the_padded_form(coco_set, coco_dataset):
+    """ClampBoundingBoxes in the preset (stoker's boxes are inside their image: clamping keeps
+    them), and variable="padded": each sample's rows within its NAME_sizes, zeros around."""
+    reference = torchvision_samples(coco_set)
+    steps = hflip_preset(1.0).transforms
+    preset = v2.Compose([steps[0], v2.ClampBoundingBoxes(), *steps[1:]])
+    loader = stoker.Loader(coco_dataset, batch_size=5, shuffle=False, batch_format="dict",
+                           variable="padded", transforms=v2.Compose(
+                               [DecodeImage(max_size=largest_side(reference)), preset]))
+    seen = 0
+    for batch in loader:
+        for k in range(len(batch["image"])):
+            image, target = reference[seen]
+            want_image, want = preset(image, reference_target(image, target))
+            h, w = batch["image_sizes"][k, 1:].tolist()
+            n = batch["boxes_sizes"][k, 0].item()
+            assert torch.equal(batch["image"][k, :, :h, :w], want_image)
+            assert batch["image"][k, :, h:].abs().sum() == 0
+            assert torch.equal(batch["boxes"][k, :n], want["boxes"])
+            assert torch.equal(batch["labels"][k, :n], want["labels"])
+            assert torch.equal(batch["masks"][k, :n, :h, :w], want["masks"])
+            seen += 1
+    assert seen == 24
