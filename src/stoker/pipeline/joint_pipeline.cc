@@ -49,22 +49,26 @@ class JointPipeline : public JointTransform {
   }
 
  private:
-  Status fail(const std::string& field, const std::string& message) const {
+  // A bad sample's one line naming `field`: kInvalidArgument, or the code of `cause`.
+  static Status fail(const std::string& field, const std::string& message) {
     return invalid_argument(fmt::format("field '{}': {}", field, message));
+  }
+  static Status fail(const std::string& field, const Status& cause) {
+    return Status(cause.code(), fmt::format("field '{}': {}", field, cause.message()));
   }
 
   // The sample as stored: the image decoded, boxes and labels of one count, boxes within the
   // image, masks of its size.
   Status read(const SampleInput& input, JointSample& sample) const {
     Result<ByteSpan> encoded = variable_field(*input.schema, input.record, index_.image);
-    if (!encoded.is_ok()) return fail(names_.image, encoded.status().message());
+    if (!encoded.is_ok()) return fail(names_.image, encoded.status());
     Result<PlanesSize> size = image_size_within(encoded.value(), names_.max_size);
-    if (!size.is_ok()) return fail(names_.image, size.status().message());
+    if (!size.is_ok()) return fail(names_.image, size.status());
     sample.height = size.value().height;
     sample.width = size.value().width;
     sample.image.resize(static_cast<size_t>(3 * sample.height * sample.width));
     if (Status s = decode_planes(encoded.value(), size.value(), sample.image.data()); !s.is_ok())
-      return fail(names_.image, s.message());
+      return fail(names_.image, s);
     if (Status s = read_rows(input, index_.boxes, names_.boxes, sample.boxes); !s.is_ok()) return s;
     if (Status s = read_rows(input, index_.labels, names_.labels, sample.labels); !s.is_ok())
       return s;
@@ -91,9 +95,9 @@ class JointPipeline : public JointTransform {
   Status read_rows(const SampleInput& input, int field, const std::string& name,
                    std::vector<T>& values) const {
     Result<ByteSpan> bytes = variable_field(*input.schema, input.record, field);
-    if (!bytes.is_ok()) return fail(name, bytes.status().message());
+    if (!bytes.is_ok()) return fail(name, bytes.status());
     if (bytes.value().size % sizeof(T) != 0)
-      return fail(name, fmt::format("{} bytes are not whole values", bytes.value().size));
+      return fail(name, corrupt(fmt::format("{} bytes are not whole values", bytes.value().size)));
     values.resize(bytes.value().size / sizeof(T));
     if (!values.empty()) std::memcpy(values.data(), bytes.value().data, bytes.value().size);
     return Status::ok();
@@ -101,7 +105,7 @@ class JointPipeline : public JointTransform {
 
   Status read_masks(const SampleInput& input, JointSample& sample) const {
     Result<ByteSpan> png = variable_field(*input.schema, input.record, index_.masks);
-    if (!png.is_ok()) return fail(names_.masks, png.status().message());
+    if (!png.is_ok()) return fail(names_.masks, png.status());
     const int64_t n = sample.rows();
     if (png.value().size == 0) {
       if (n == 0) return Status::ok();
@@ -109,7 +113,7 @@ class JointPipeline : public JointTransform {
     }
     const int64_t most = std::max<int64_t>(n, 1) * sample.height * sample.width;
     Result<image::GraySize> size = image::decode_gray_png(png.value(), most, sample.masks);
-    if (!size.is_ok()) return fail(names_.masks, size.status().message());
+    if (!size.is_ok()) return fail(names_.masks, size.status());
     if (size.value().width != sample.width || size.value().height != n * sample.height)
       return fail(names_.masks,
                   fmt::format("a {}x{} PNG is not {} masks of the {}x{} image", size.value().width,
