@@ -192,3 +192,71 @@ def test_clamp_and_the_padded_form(coco_set, coco_dataset):
             assert torch.equal(batch["masks"][k, :n, :h, :w], want["masks"])
             seen += 1
     assert seen == 24
+
+
+MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+
+
+def segmentation_tail(crop):
+    """The segmentation reference's preset after its resize and flip (backend="pil",
+    use_v2=True), its padding as RandomCrop's pad_if_needed (fill 255 for the mask, 0 else)."""
+    return [v2.RandomCrop(crop, pad_if_needed=True, fill={tv_tensors.Mask: 255, "others": 0}),
+            v2.PILToTensor(),
+            v2.ToDtype({torch.Tensor: torch.float32, tv_tensors.Mask: torch.int64,
+                        "others": None}, scale=True),
+            v2.Normalize(MEAN, STD), v2.ToPureTensor()]
+
+
+def segmentation_head(size, p):
+    """RandomResize to a shorter side of `size` (its one choice) and a flip of probability p."""
+    return [v2.RandomResize(size, size + 1), v2.RandomHorizontalFlip(p)]
+
+
+def every_crop(image, mask, crop):
+    """What segmentation_tail(crop) makes of (image, mask) at every crop position: torchvision's
+    RandomCrop with its draws (torch.randint) replaced by each top and left in turn."""
+    tail = v2.Compose(segmentation_tail(crop))
+    h, w = mask.shape[-2:]
+    padded_h, padded_w = h + 2 * max(crop - h, 0), w + 2 * max(crop - w, 0)
+    randint = torch.randint
+    try:
+        for top in range(padded_h - crop + 1):
+            for left in range(padded_w - crop + 1):
+                draws = iter([top] * (padded_h > crop) + [left] * (padded_w > crop))
+                torch.randint = lambda *args, **kwargs: torch.tensor(next(draws))
+                yield tail(image, mask)
+    finally:
+        torch.randint = randint
+
+
+@pytest.mark.parametrize("size, p", [(56, 0.0), (72, 1.0)])
+def test_the_segmentation_preset_equals_torchvision_v2(mask_folders, tmp_path, size, p):
+    """RandomResize + flip + RandomCrop(pad_if_needed) + ToDtype + Normalize on (image, class
+    map) of `stoker convert masks`: each sample is torchvision's at one crop position (the
+    image padded with 0, the mask with 255 where the resized image is smaller than the crop)."""
+    from PIL import Image
+    stoker.convert("masks", mask_folders / "images", tmp_path / "ds",
+                   masks=mask_folders / "masks")
+    crop = 64
+    natively = v2.Compose([DecodeImage(max_size=1600), *segmentation_head(size, p),
+                           *segmentation_tail(crop)])
+    loader = stoker.Loader(tmp_path / "ds", batch_size=4, shuffle=False, batch_format="dict",
+                           variable="list", transforms=natively, prefetch=1)
+    names = sorted(path.name for path in (mask_folders / "images").iterdir())
+    seen, padded = 0, 0
+    for batch in loader:
+        for k in range(len(batch["image"])):
+            name = names[seen]
+            with Image.open(mask_folders / "images" / name) as pil:
+                image = pil.convert("RGB")
+            with Image.open(mask_folders / "masks" / name.replace(".jpg", ".png")) as pil:
+                mask = tv_tensors.Mask(torch.from_numpy(np.asarray(pil).copy()))
+            image, mask = v2.Compose(segmentation_head(size, p))(image, mask)
+            got_image, got_mask = batch["image"][k], batch["mask"][k]
+            assert got_image.shape == (3, crop, crop) and got_mask.dtype == torch.int64
+            assert any(torch.equal(got_image, want_image) and torch.equal(got_mask, want_mask)
+                       for want_image, want_mask in every_crop(image, mask, crop)), name
+            padded += int((got_mask == 255).all(dim=1).any())
+            seen += 1
+    assert seen == 24
+    assert (padded > 0) == (size < crop)  # rows of the mask's fill where the crop padded

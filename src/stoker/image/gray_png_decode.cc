@@ -9,8 +9,10 @@ namespace stoker::image {
 Result<GraySize> decode_gray_png(ByteSpan bytes, int64_t max_pixels, std::vector<uint8_t>& pixels) {
   STOKER_ASSIGN_OR_RETURN(PngOpened png, open_png(bytes, max_pixels));
   const spng_ihdr& ihdr = png.ihdr;
-  if (ihdr.color_type != SPNG_COLOR_TYPE_GRAYSCALE || ihdr.bit_depth != 8)
-    return corrupt(fmt::format("PNG: colour type {} of {} bits, not 8-bit grayscale",
+  const bool one_byte =
+      ihdr.color_type == SPNG_COLOR_TYPE_GRAYSCALE || ihdr.color_type == SPNG_COLOR_TYPE_INDEXED;
+  if (!one_byte || ihdr.bit_depth != 8)
+    return corrupt(fmt::format("PNG: colour type {} of {} bits, not 8-bit grayscale or palette",
                                ihdr.color_type, ihdr.bit_depth));
   size_t size = 0;
   int err = spng_decoded_image_size(png.ctx.get(), SPNG_FMT_PNG, &size);

@@ -17,7 +17,7 @@ namespace {
 
 // The stored fields' indices in the records' schema (masks -1: none).
 struct JointFieldIndex {
-  int image = -1, boxes = -1, labels = -1, masks = -1;
+  int image = -1, boxes = -1, labels = -1, masks = -1, class_map = -1;
 };
 
 class JointPipeline : public JointTransform {
@@ -27,11 +27,16 @@ class JointPipeline : public JointTransform {
       : names_(std::move(names)), index_(index), max_rows_(max_rows), ops_(std::move(ops)) {
     const int64_t side = names_.max_size;
     outputs_ = {
-        {names_.image, names_.float_image ? DType::kFloat32 : DType::kUint8, {3, side, side}},
-        {names_.boxes, DType::kFloat32, {max_rows_, 4}},
-        {names_.labels, DType::kInt64, {max_rows_}}};
+        {names_.image, names_.float_image ? DType::kFloat32 : DType::kUint8, {3, side, side}}};
+    if (index_.boxes >= 0) {
+      outputs_.push_back({names_.boxes, DType::kFloat32, {max_rows_, 4}});
+      outputs_.push_back({names_.labels, DType::kInt64, {max_rows_}});
+    }
     if (index_.masks >= 0)
       outputs_.push_back({names_.masks, DType::kUint8, {max_rows_, side, side}});
+    if (index_.class_map >= 0)
+      outputs_.push_back(
+          {names_.class_map, names_.class_map_int64 ? DType::kInt64 : DType::kUint8, {side, side}});
   }
 
   const std::vector<Output>& outputs() const override { return outputs_; }
@@ -69,6 +74,22 @@ class JointPipeline : public JointTransform {
     sample.image.resize(static_cast<size_t>(3 * sample.height * sample.width));
     if (Status s = decode_planes(encoded.value(), size.value(), sample.image.data()); !s.is_ok())
       return fail(names_.image, s);
+    sample.boxes.clear();
+    sample.labels.clear();
+    if (index_.boxes >= 0) {
+      if (Status s = read_boxes(input, sample); !s.is_ok()) return s;
+    }
+    sample.has_masks = index_.masks >= 0;
+    sample.masks.clear();
+    if (sample.has_masks) {
+      if (Status s = read_masks(input, sample); !s.is_ok()) return s;
+    }
+    sample.has_class_map = index_.class_map >= 0;
+    return sample.has_class_map ? read_class_map(input, sample) : Status::ok();
+  }
+
+  // Boxes and labels of one count, every box inside the image.
+  Status read_boxes(const SampleInput& input, JointSample& sample) const {
     if (Status s = read_rows(input, index_.boxes, names_.boxes, sample.boxes); !s.is_ok()) return s;
     if (Status s = read_rows(input, index_.labels, names_.labels, sample.labels); !s.is_ok())
       return s;
@@ -85,9 +106,21 @@ class JointPipeline : public JointTransform {
                     fmt::format("box {} ({}, {}, {}, {}) lies outside the {}x{} image", k, box[0],
                                 box[1], box[2], box[3], sample.width, sample.height));
     }
-    sample.has_masks = index_.masks >= 0;
-    sample.masks.clear();
-    return sample.has_masks ? read_masks(input, sample) : Status::ok();
+    return Status::ok();
+  }
+
+  // The class map: a PNG of the image's size.
+  Status read_class_map(const SampleInput& input, JointSample& sample) const {
+    Result<ByteSpan> png = variable_field(*input.schema, input.record, index_.class_map);
+    if (!png.is_ok()) return fail(names_.class_map, png.status());
+    Result<image::GraySize> size =
+        image::decode_gray_png(png.value(), sample.height * sample.width, sample.class_map);
+    if (!size.is_ok()) return fail(names_.class_map, size.status());
+    if (size.value().width != sample.width || size.value().height != sample.height)
+      return fail(names_.class_map,
+                  fmt::format("a {}x{} mask for the {}x{} image", size.value().width,
+                              size.value().height, sample.width, sample.height));
+    return Status::ok();
   }
 
   // Stored variable-length field `field` as values of T.
@@ -129,26 +162,47 @@ class JointPipeline : public JointTransform {
     if (n > max_rows_)
       return fail(names_.boxes, fmt::format("{} rows, more than the capacity of {}", n, max_rows_));
     const size_t pixels = sample.image.size();
-    if (names_.float_image) {  // torchvision's ToDtype(float32, scale=True): x * float(1 / 255)
+    if (names_.float_image) {
+      // torchvision's ToDtype(float32, scale=True): x * float(1 / 255); then Normalize's
+      // (x - mean[c]) / std[c], in float32.
       const auto scale = static_cast<float>(1.0 / 255.0);
       auto* out = reinterpret_cast<float*>(slots[0]);
-      for (size_t i = 0; i < pixels; ++i) out[i] = static_cast<float>(sample.image[i]) * scale;
+      const size_t plane = pixels / 3;
+      for (size_t i = 0; i < pixels; ++i) {
+        out[i] = static_cast<float>(sample.image[i]) * scale;
+        if (!names_.mean.empty())
+          out[i] = (out[i] - names_.mean[i / plane]) / names_.std[i / plane];
+      }
     } else {
       std::memcpy(slots[0], sample.image.data(), pixels);
     }
     shapes[0][0] = 3;
     shapes[0][1] = sample.height;
     shapes[0][2] = sample.width;
-    std::memcpy(slots[1], sample.boxes.data(), sample.boxes.size() * sizeof(float));
-    shapes[1][0] = n;
-    shapes[1][1] = 4;
-    std::memcpy(slots[2], sample.labels.data(), sample.labels.size() * sizeof(int64_t));
-    shapes[2][0] = n;
+    int o = 1;
+    if (index_.boxes >= 0) {
+      std::memcpy(slots[o], sample.boxes.data(), sample.boxes.size() * sizeof(float));
+      shapes[o][0] = n;
+      shapes[o][1] = 4;
+      std::memcpy(slots[o + 1], sample.labels.data(), sample.labels.size() * sizeof(int64_t));
+      shapes[o + 1][0] = n;
+      o += 2;
+    }
     if (index_.masks >= 0) {
-      std::memcpy(slots[3], sample.masks.data(), sample.masks.size());
-      shapes[3][0] = n;
-      shapes[3][1] = sample.height;
-      shapes[3][2] = sample.width;
+      std::memcpy(slots[o], sample.masks.data(), sample.masks.size());
+      shapes[o][0] = n;
+      shapes[o][1] = sample.height;
+      shapes[o][2] = sample.width;
+      ++o;
+    }
+    if (index_.class_map >= 0) {
+      if (names_.class_map_int64)
+        std::copy(sample.class_map.begin(), sample.class_map.end(),
+                  reinterpret_cast<int64_t*>(slots[o]));
+      else
+        std::memcpy(slots[o], sample.class_map.data(), sample.class_map.size());
+      shapes[o][0] = sample.height;
+      shapes[o][1] = sample.width;
     }
     return Status::ok();
   }
@@ -187,20 +241,37 @@ Result<std::vector<FieldRequest>> make_joint_requests(
   JointFieldIndex index;
   STOKER_ASSIGN_OR_RETURN(index.image,
                           stored(schema, fields.image, "encoded images (bytes)", {}, {}));
-  STOKER_ASSIGN_OR_RETURN(
-      index.boxes, stored(schema, fields.boxes, "float32 boxes [N, 4]", DType::kFloat32, {4}));
-  STOKER_ASSIGN_OR_RETURN(index.labels,
-                          stored(schema, fields.labels, "int64 labels [N]", DType::kInt64, {}));
+  if (fields.boxes.empty() != fields.labels.empty() ||
+      (fields.boxes.empty() && !fields.masks.empty()))
+    return invalid_argument(fmt::format(
+        "field '{}': a joint transform reads boxes and labels together, masks with them",
+        fields.image));
+  if (!fields.mean.empty() &&
+      (!fields.float_image || fields.mean.size() != 3 || fields.std.size() != 3))
+    return invalid_argument(fmt::format(
+        "field '{}': a joint transform normalises float images by 3 means and stds", fields.image));
+  int64_t max_rows = 1;
+  if (!fields.boxes.empty()) {
+    STOKER_ASSIGN_OR_RETURN(
+        index.boxes, stored(schema, fields.boxes, "float32 boxes [N, 4]", DType::kFloat32, {4}));
+    STOKER_ASSIGN_OR_RETURN(index.labels,
+                            stored(schema, fields.labels, "int64 labels [N]", DType::kInt64, {}));
+    const auto most = max_lengths.find(fields.boxes);
+    if (most == max_lengths.end())
+      return invalid_argument(
+          fmt::format("field '{}' varies in length and the manifest gives no max_lengths for it",
+                      fields.boxes));
+    max_rows = static_cast<int64_t>(std::min<uint64_t>(std::max<uint64_t>(most->second, 1),
+                                                       static_cast<uint64_t>(kMaxDimension)));
+  }
   if (!fields.masks.empty()) {
     STOKER_ASSIGN_OR_RETURN(index.masks,
                             stored(schema, fields.masks, "a PNG of stacked masks (bytes)", {}, {}));
   }
-  const auto most = max_lengths.find(fields.boxes);
-  if (most == max_lengths.end())
-    return invalid_argument(fmt::format(
-        "field '{}' varies in length and the manifest gives no max_lengths for it", fields.boxes));
-  const auto max_rows = static_cast<int64_t>(std::min<uint64_t>(
-      std::max<uint64_t>(most->second, 1), static_cast<uint64_t>(kMaxDimension)));
+  if (!fields.class_map.empty()) {
+    STOKER_ASSIGN_OR_RETURN(index.class_map,
+                            stored(schema, fields.class_map, "a PNG class map (bytes)", {}, {}));
+  }
   std::vector<std::shared_ptr<const JointOp>> ops;
   for (const OpCall& call : calls) {
     if (call.op->role != OpRole::kJoint)

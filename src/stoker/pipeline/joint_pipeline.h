@@ -10,6 +10,7 @@
 //           H and W at most max_size
 //   boxes   float32 [N, 4] XYXY in pixels; labels int64 [N]; masks uint8 [N, H, W] (the
 //           importers' stacked PNG decoded), N at most the manifest's max_lengths of boxes
+//   a class map (a segmentation sample's) uint8 or int64 [H, W]
 //
 // Determinism (docs/DESIGN.md contract 1): the k-th operation draws from the sample's stream
 // step k (SampleInput::step = k, transform.h). Bad input (contract 5), one line naming the field:
@@ -30,17 +31,22 @@ namespace stoker {
 
 // The stored fields a joint transform reads (and the batch fields it makes, of the same names).
 struct JointFields {
-  std::string image = "image";    // an encoded image (bytes)
-  std::string boxes = "boxes";    // float32 [N, 4], XYXY
-  std::string labels = "labels";  // int64 [N]
-  std::string masks;              // an 8-bit grayscale PNG of the N masks stacked; empty: none
-  int64_t max_size = 1024;        // the largest image side, which sizes the slots
-  bool float_image = false;       // the image delivered as float32 x / 255
+  std::string image = "image";  // an encoded image (bytes)
+  // A detection sample's: float32 [N, 4] XYXY boxes and int64 [N] labels (both or neither), and
+  // an 8-bit PNG of its N masks stacked (or none).
+  std::string boxes, labels, masks;
+  std::string class_map;     // a segmentation sample's: an 8-bit PNG class map (or none)
+  int64_t max_size = 1024;   // the largest image side, which sizes the slots
+  bool float_image = false;  // the image delivered as float32 x / 255
+  // With float_image, the image then normalised (x - mean[c]) / std[c] (3 each), or not (empty).
+  std::vector<float> mean, std;
+  bool class_map_int64 = false;  // the class map delivered as int64, else uint8
 };
 
 // The batch fields of `fields` made by `calls` (kJoint operations), one request per output
-// (image, boxes, labels, then masks), sharing one JointTransform. kInvalidArgument naming the
-// field for a stored field of the wrong kind, the operation for a call that is not a joint one.
+// (image, boxes, labels, masks, then the class map: those named), sharing one JointTransform.
+// kInvalidArgument naming the field for a stored field of the wrong kind, the operation for a call
+// that is not a joint one.
 Result<std::vector<FieldRequest>> make_joint_requests(
     const Schema& schema, const JointFields& fields, const std::vector<OpCall>& calls,
     const std::map<std::string, uint64_t>& max_lengths);

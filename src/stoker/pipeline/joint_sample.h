@@ -1,8 +1,8 @@
 #pragma once
 // JointSample: one detection or segmentation sample while its joint operations change it
-// together (joint_pipeline.h): the image, its boxes and labels, and its masks, as torchvision's
-// v2 transforms see (image, target). Geometry moves all of them; dropping an object drops its
-// box, label and mask together (keep_rows).
+// together (joint_pipeline.h): the image, its boxes and labels, its object masks, or its class
+// map, as torchvision's v2 transforms see (image, target). Geometry moves all of them; dropping
+// an object drops its box, label and mask together (keep_rows).
 
 #include <algorithm>
 #include <cstddef>
@@ -18,6 +18,8 @@ struct JointSample {
   std::vector<int64_t> labels;    // int64 [N]
   bool has_masks = false;
   std::vector<uint8_t> masks;  // uint8 [N, height, width] when has_masks, else empty
+  bool has_class_map = false;
+  std::vector<uint8_t> class_map;  // uint8 [height, width] class indices when has_class_map
 
   int64_t rows() const { return static_cast<int64_t>(labels.size()); }
 

@@ -94,18 +94,26 @@ FieldRequest field_request(const Schema& schema, const py::dict& spec) {
 }
 
 // The batch fields of a joint spec {"name": image field, "ops": [joint calls], "joint": {"boxes",
-// "labels", "masks" (or None), "max_size", "float"}} (joint_pipeline.h), by name.
+// "labels", "masks", "class_map" (each a field's name or None), "max_size", "float", "mean",
+// "std", "class_map_int64"}} (joint_pipeline.h), by name.
 std::map<std::string, FieldRequest> joint_requests(const Dataset& dataset, const py::dict& spec) {
   std::vector<OpCall> calls;
   for (const py::handle op : spec["ops"]) calls.push_back(op_call_from(op.cast<py::dict>()));
   const py::dict joint = spec["joint"].cast<py::dict>();
+  const auto name = [&](const char* key) {
+    return joint[key].is_none() ? std::string() : joint[key].cast<std::string>();
+  };
   JointFields fields;
   fields.image = spec["name"].cast<std::string>();
-  fields.boxes = joint["boxes"].cast<std::string>();
-  fields.labels = joint["labels"].cast<std::string>();
-  if (!joint["masks"].is_none()) fields.masks = joint["masks"].cast<std::string>();
+  fields.boxes = name("boxes");
+  fields.labels = name("labels");
+  fields.masks = name("masks");
+  fields.class_map = name("class_map");
   fields.max_size = joint["max_size"].cast<int64_t>();
   fields.float_image = joint["float"].cast<bool>();
+  fields.mean = joint["mean"].cast<std::vector<float>>();
+  fields.std = joint["std"].cast<std::vector<float>>();
+  fields.class_map_int64 = joint["class_map_int64"].cast<bool>();
   std::map<std::string, FieldRequest> requests;
   for (FieldRequest& request :
        make_joint_requests(dataset.schema(), fields, calls, dataset.manifest().max_lengths)

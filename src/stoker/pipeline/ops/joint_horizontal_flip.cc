@@ -1,7 +1,8 @@
 // joint_horizontal_flip: torchvision v2's RandomHorizontalFlip(p) on a detection sample (image,
 // target): with probability p (one draw from the operation's own stream, next_double() < p, as
-// random_horizontal_flip's) the image's and every mask's columns are mirrored and each XYXY box
-// becomes (W - x2, y1, W - x1, y2), as v2's horizontal_flip_bounding_boxes computes it in float32.
+// random_horizontal_flip's) the image's, every mask's and the class map's columns are mirrored and
+// each XYXY box becomes (W - x2, y1, W - x1, y2), as v2's horizontal_flip_bounding_boxes computes
+// it in float32.
 #include "stoker/pipeline/op_registry.h"
 #include "stoker/pipeline/ops/mirror.h"
 
@@ -19,6 +20,8 @@ class JointHorizontalFlip : public JointOp {
     if (sample.has_masks)
       mirror_planes(sample.masks.data(), static_cast<size_t>(sample.rows()), height, width,
                     Mirror::kColumns);
+    if (sample.has_class_map)
+      mirror_planes(sample.class_map.data(), 1, height, width, Mirror::kColumns);
     const auto right = static_cast<float>(sample.width);
     for (size_t k = 0; k < sample.boxes.size(); k += 4) {
       const float x1 = sample.boxes[k];
