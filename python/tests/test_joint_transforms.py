@@ -94,34 +94,42 @@ def test_one_flip_draw_moves_image_boxes_and_masks(coco_set, coco_dataset):
     assert 0 < sum(flipped) < len(flipped)
 
 
-def png_of(width, height):
+def png_of(width, height, mode="RGB"):
     import io
 
     from PIL import Image
     out = io.BytesIO()
-    Image.new("RGB", (width, height), (10, 20, 30)).save(out, format="PNG")
+    Image.new(mode, (width, height), (10, 20, 30) if mode == "RGB" else 1).save(out, format="PNG")
     return out.getvalue()
 
 
-def detections_with(path, boxes, labels):
-    """A dataset of two records of an 8x6 image: record 0 one fine box, record 1 `boxes` and
-    `labels` (boxes and labels name different dimensions, so the writer takes any counts)."""
-    schema = {"image": "bytes", "boxes": ("float32", ("N", 4)), "labels": ("int64", ("M",))}
+def detections_with(path, boxes, labels, masks=None):
+    """A dataset of two records of an 8x6 image: record 0 one fine box (and mask), record 1
+    `boxes`, `labels` and `masks` (a PNG of its masks stacked; default one a box). Boxes and
+    labels name different dimensions, so the writer takes any counts."""
+    schema = {"image": "bytes", "boxes": ("float32", ("N", 4)), "labels": ("int64", ("M",)),
+              "masks": "bytes"}
+    masks = png_of(8, 6 * len(boxes), "L") if masks is None else masks
     samples = [{"image": png_of(8, 6), "boxes": np.array(b, np.float32).reshape(-1, 4),
-                "labels": np.array(l, np.int64)}
-               for b, l in [([[1, 1, 4, 4]], [1]), (boxes, labels)]]
+                "labels": np.array(l, np.int64), "masks": m}
+               for b, l, m in [([[1, 1, 4, 4]], [1], png_of(8, 6, "L")),
+                               (boxes, labels, masks)]]
     stoker.write_dataset(path, samples, schema=schema)
     return path
 
 
-@pytest.mark.parametrize("boxes, labels, message", [
-    ([[1, 1, 8.5, 4]], [1], r"field 'boxes': box 0 \(1, 1, 8.5, 4\) lies outside the 8x6 image"),
-    ([[1, -1, 3, 4]], [1], r"field 'boxes': box 0 \(1, -1, 3, 4\) lies outside the 8x6 image"),
-    ([[1, 1, 4, 4], [2, 2, 5, 5]], [1], r"field 'labels': 1 labels for 2 boxes in 'boxes'"),
+@pytest.mark.parametrize("boxes, labels, masks, message", [
+    ([[1, 1, 8.5, 4]], [1], None,
+     r"field 'boxes': box 0 \(1, 1, 8.5, 4\) lies outside the 8x6 image"),
+    ([[1, -1, 3, 4]], [1], None,
+     r"field 'boxes': box 0 \(1, -1, 3, 4\) lies outside the 8x6 image"),
+    ([[1, 1, 4, 4], [2, 2, 5, 5]], [1], None, r"field 'labels': 1 labels for 2 boxes in 'boxes'"),
+    ([[1, 1, 4, 4]], [1], png_of(8, 12, "L"),
+     r"field 'masks': 1 masks of the 8x6 image: PNG: 8x12, not 8x6"),
 ])
 def test_a_bad_detection_record_is_one_line_naming_it_and_the_field(tmp_path, boxes, labels,
-                                                                    message):
-    path = detections_with(tmp_path / "ds", boxes, labels)
+                                                                    masks, message):
+    path = detections_with(tmp_path / "ds", boxes, labels, masks)
     loader = stoker.Loader(path, batch_size=2, shuffle=False, batch_format="dict",
                            transforms=hflip_preset(1.0, 16))
     with pytest.raises(ValueError, match=r"record 1: " + message) as raised:
@@ -132,6 +140,7 @@ def test_a_bad_detection_record_is_one_line_naming_it_and_the_field(tmp_path, bo
     batches = list(skipped)
     assert len(batches) == 1 and len(batches[0]["image"]) == 1
     assert batches[0]["boxes"][0].tolist() == [[4, 1, 7, 4]]  # record 0, flipped
+    assert batches[0]["masks"][0].shape == (1, 6, 8)
 
 
 def test_unsupported_steps_on_a_detection_sample_are_named(coco_dataset):

@@ -6,9 +6,13 @@
 
 namespace stoker::image {
 
-Result<GraySize> decode_gray_png(ByteSpan bytes, int64_t max_pixels, std::vector<uint8_t>& pixels) {
-  STOKER_ASSIGN_OR_RETURN(PngOpened png, open_png(bytes, max_pixels));
+Status decode_gray_png(ByteSpan bytes, GraySize expected, std::vector<uint8_t>& pixels) {
+  // No pixel cap here: a PNG of another size is refused from its header, below.
+  STOKER_ASSIGN_OR_RETURN(PngOpened png, open_png(bytes, int64_t{1} << 62));
   const spng_ihdr& ihdr = png.ihdr;
+  if (ihdr.width != expected.width || ihdr.height != expected.height)
+    return invalid_argument(fmt::format("PNG: {}x{}, not {}x{}", ihdr.width, ihdr.height,
+                                        expected.width, expected.height));
   const bool one_byte =
       ihdr.color_type == SPNG_COLOR_TYPE_GRAYSCALE || ihdr.color_type == SPNG_COLOR_TYPE_INDEXED;
   if (!one_byte || ihdr.bit_depth != 8)
@@ -21,8 +25,7 @@ Result<GraySize> decode_gray_png(ByteSpan bytes, int64_t max_pixels, std::vector
     err = spng_decode_image(png.ctx.get(), pixels.data(), size, SPNG_FMT_PNG, 0);
   }
   if (err == 0) err = spng_decode_chunks(png.ctx.get());
-  if (err != 0) return png_error_status(err);
-  return GraySize{ihdr.width, ihdr.height};
+  return err == 0 ? Status::ok() : png_error_status(err);
 }
 
 }  // namespace stoker::image

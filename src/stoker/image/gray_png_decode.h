@@ -15,9 +15,9 @@ struct GraySize {
   int64_t width = 0, height = 0;
 };
 
-// The PNG in `bytes` decoded into `pixels` (resized to height rows of width bytes). Errors (one
-// line): not 8-bit grayscale or palette, more than `max_pixels` pixels (refused from its header),
-// libspng's.
-Result<GraySize> decode_gray_png(ByteSpan bytes, int64_t max_pixels, std::vector<uint8_t>& pixels);
+// The PNG in `bytes`, which must be `expected` in size, decoded into `pixels` (resized to its
+// height rows of width bytes). Errors (one line): another size (kInvalidArgument, from its
+// header, before anything is decoded), not 8-bit grayscale or palette, libspng's.
+Status decode_gray_png(ByteSpan bytes, GraySize expected, std::vector<uint8_t>& pixels);
 
 }  // namespace stoker::image

@@ -113,13 +113,11 @@ class JointPipeline : public JointTransform {
   Status read_class_map(const SampleInput& input, JointSample& sample) const {
     Result<ByteSpan> png = variable_field(*input.schema, input.record, index_.class_map);
     if (!png.is_ok()) return fail(names_.class_map, png.status());
-    Result<image::GraySize> size =
-        image::decode_gray_png(png.value(), sample.height * sample.width, sample.class_map);
-    if (!size.is_ok()) return fail(names_.class_map, size.status());
-    if (size.value().width != sample.width || size.value().height != sample.height)
+    const image::GraySize size = {sample.width, sample.height};
+    if (Status s = image::decode_gray_png(png.value(), size, sample.class_map); !s.is_ok())
       return fail(names_.class_map,
-                  fmt::format("a {}x{} mask for the {}x{} image", size.value().width,
-                              size.value().height, sample.width, sample.height));
+                  Status(s.code(), fmt::format("the class map of the {}x{} image: {}", sample.width,
+                                               sample.height, s.message())));
     return Status::ok();
   }
 
@@ -144,13 +142,11 @@ class JointPipeline : public JointTransform {
       if (n == 0) return Status::ok();
       return fail(names_.masks, fmt::format("no masks for {} boxes", n));
     }
-    const int64_t most = std::max<int64_t>(n, 1) * sample.height * sample.width;
-    Result<image::GraySize> size = image::decode_gray_png(png.value(), most, sample.masks);
-    if (!size.is_ok()) return fail(names_.masks, size.status());
-    if (size.value().width != sample.width || size.value().height != n * sample.height)
+    const image::GraySize stacked = {sample.width, n * sample.height};
+    if (Status s = image::decode_gray_png(png.value(), stacked, sample.masks); !s.is_ok())
       return fail(names_.masks,
-                  fmt::format("a {}x{} PNG is not {} masks of the {}x{} image", size.value().width,
-                              size.value().height, n, sample.width, sample.height));
+                  Status(s.code(), fmt::format("{} masks of the {}x{} image: {}", n, sample.width,
+                                               sample.height, s.message())));
     return Status::ok();
   }
 
