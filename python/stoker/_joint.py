@@ -15,7 +15,8 @@ _DEFAULT_MAX_SIZE = 1024
 # Steps with nothing to do on the stored sample: type conversions, XYXY kept as stored.
 _MARKERS = ("PILToTensor", "ToImage", "ToPureTensor")
 _SUPPORTED = ("RandomShortestSize and RandomResize (bilinear, before ToImage), "
-              "RandomHorizontalFlip, SanitizeBoundingBoxes (labels_getter='default'), "
+              "RandomHorizontalFlip, RandomIoUCrop, "
+              "SanitizeBoundingBoxes (labels_getter='default'), "
               "ClampBoundingBoxes, ConvertBoundingBoxFormat('XYXY'), on a segmentation sample "
               "RandomCrop(size, pad_if_needed=True), ToDtype(torch.float32, scale=True) (or "
               "{image: float32, Mask: int64}), Normalize after it, PILToTensor, ToImage, "
@@ -94,6 +95,12 @@ def _joint_call(step, name: str, tensor: bool, segmentation: bool) -> Optional[d
         fill, mask_fill = _crop_fills(step.fill)
         return {"op": "joint_random_crop", "size": int(step.size[0]),
                 "width": int(step.size[1]), "fill": fill, "mask_fill": mask_fill}
+    if name == "RandomIoUCrop" and not segmentation:
+        return {"op": "random_iou_crop", "min_scale": float(step.min_scale),
+                "max_scale": float(step.max_scale),
+                "min_aspect_ratio": float(step.min_aspect_ratio),
+                "max_aspect_ratio": float(step.max_aspect_ratio),
+                "sampler_options": [float(o) for o in step.options], "trials": int(step.trials)}
     if name == "RandomHorizontalFlip":
         return {"op": "joint_horizontal_flip", "p": float(step.p)}
     if name == "SanitizeBoundingBoxes" and not segmentation:

@@ -269,3 +269,57 @@ def test_the_segmentation_preset_equals_torchvision_v2(mask_folders, tmp_path, s
             seen += 1
     assert seen == 24
     assert (padded > 0) == (size < crop)  # rows of the mask's fill where the crop padded
+
+
+def ssdlite_preset(p, to_float=True):
+    """The detection reference's `ssdlite` preset (backend="pil", use_v2=True), flip
+    probability p; without ToDtype where not `to_float` (the same draws: the crop found in
+    uint8)."""
+    return v2.Compose([v2.RandomIoUCrop(), v2.RandomHorizontalFlip(p=p), v2.ToImage(),
+                       *([v2.ToDtype(torch.float, scale=True)] if to_float else []),
+                       v2.ConvertBoundingBoxFormat(tv_tensors.BoundingBoxFormat.XYXY),
+                       v2.SanitizeBoundingBoxes(), v2.ToPureTensor()])
+
+
+def crop_position(image, cropped):
+    """(top, left) of the uint8 [3, h, w] `cropped` in the PIL `image`."""
+    whole = np.asarray(image)
+    part = cropped.permute(1, 2, 0).numpy()
+    h, w = part.shape[:2]
+    first = part[0].tobytes()
+    for top in range(whole.shape[0] - h + 1):
+        row, at = whole[top].tobytes(), -1
+        while (at := row.find(first, at + 1)) >= 0:
+            if at % 3 == 0 and np.array_equal(whole[top:top + h, at // 3:at // 3 + w], part):
+                return top, at // 3
+    raise AssertionError("the crop is not in the image")
+
+
+def test_the_ssdlite_preset_equals_torchvision_v2(coco_set, coco_dataset):
+    """RandomIoUCrop: each sample is torchvision's RandomIoUCrop output for the crop stoker drew
+    (found in the image; the boxes whose centre it holds kept and clamped, the others zeroed,
+    then sanitized); crops and uncropped samples both occur."""
+    reference = torchvision_samples(coco_set)
+    first = DecodeImage(max_size=largest_side(reference))
+    natively = list(stoker_samples(coco_dataset, v2.Compose([first, ssdlite_preset(0.0)])))
+    in_uint8 = list(stoker_samples(coco_dataset, v2.Compose([first,
+                                                             ssdlite_preset(0.0, False)])))
+    cropped = 0
+    for k, (sample, plain) in enumerate(zip(natively, in_uint8)):
+        image, target = reference[k]
+        target = reference_target(image, target)
+        params = {}
+        h, w = plain["image"].shape[1:]
+        if (h, w) != (image.height, image.width):
+            top, left = crop_position(image, plain["image"])
+            boxes = target["boxes"].as_subclass(torch.Tensor)
+            cx, cy = 0.5 * (boxes[:, 0] + boxes[:, 2]), 0.5 * (boxes[:, 1] + boxes[:, 3])
+            within = (left < cx) & (cx < left + w) & (top < cy) & (cy < top + h)
+            params = dict(top=top, left=left, height=h, width=w, is_within_crop_area=within)
+            cropped += 1
+        crop = v2.RandomIoUCrop()
+        crop.make_params = lambda flat_inputs: params  # the crop stoker drew
+        want_image, want = v2.Compose([crop, *ssdlite_preset(0.0).transforms[1:]])(image,
+                                                                                   target)
+        assert equal_to(sample, want_image, want), k
+    assert 0 < cropped < len(natively)
