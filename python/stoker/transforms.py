@@ -824,10 +824,11 @@ def plan_fields(transforms, schema: List[dict], allow_python: bool = True) -> Fi
 
     `transforms` is None, a mapping {field: transform or None} (None leaves the field out),
     or one transform (a Compose) for the field "image". torchvision v2 transforms of the image
-    of a dataset with boxes and labels apply to the detection sample (stoker/_joint.py). Fields without a transform are
-    copied as stored; an encoded-image field must have one (or be left out with None) that
-    starts natively with a crop. With `allow_python`, steps stoker cannot run natively run in
-    Python after the native ones; without, they are a ValueError naming them all.
+    of a dataset with boxes and labels, or a class map "mask", apply to the whole sample
+    (stoker/_joint.py). Fields without a transform are copied as stored; an encoded-image field
+    must have one (or be left out with None) that starts natively with a crop. With
+    `allow_python`, steps stoker cannot run natively run in Python after the native ones;
+    without, they are a ValueError naming them all.
     """
     by_name: Dict[str, dict] = {f["name"]: f for f in schema}
     if transforms is None:
