@@ -1,11 +1,14 @@
 """What the detection and segmentation examples share: a stoker.Loader over a dataset of
 `stoker convert coco` (image, boxes, labels, masks, ...) whose batches are lists of samples at
-their own sizes (variable="list", what torchvision's detection models take), and each sample
-brought to one small fixed size in Python (a plain resize: the examples train on the CPU).
+their own sizes (variable="list", what torchvision's detection models take): the detection
+reference's `hflip` preset run natively (detection_loader), or each sample brought to one small
+fixed size in Python (a plain resize: the segmentation example trains on the CPU).
 """
 
 import torch
 import torch.nn.functional as F
+
+from torchvision.transforms import v2
 
 import stoker
 from stoker.transforms import DecodeImage, RawBytes
@@ -23,6 +26,24 @@ def coco_loader(data: str, batch_size: int, masks: bool, seed: int = 0) -> stoke
                   "masks": RawBytes(max_length=MAX_MASKS_BYTES) if masks else None}
     return stoker.Loader(data, batch_size=batch_size, seed=seed, transforms=transforms,
                          batch_format="dict", variable="list")
+
+
+def hflip_preset(hflip_prob: float = 0.5) -> v2.Compose:
+    """The detection reference's DetectionPresetTrain(data_augmentation="hflip", backend="pil",
+    use_v2=True), DecodeImage first for the image's capacity: stoker.Loader runs it natively on
+    each (image, target)."""
+    return v2.Compose([DecodeImage(max_size=MAX_IMAGE_SIDE), v2.RandomHorizontalFlip(hflip_prob),
+                       v2.ToImage(), v2.ToDtype(torch.float, scale=True),
+                       v2.ConvertBoundingBoxFormat("XYXY"), v2.SanitizeBoundingBoxes(),
+                       v2.ToPureTensor()])
+
+
+def detection_loader(data: str, batch_size: int, seed: int = 0) -> stoker.Loader:
+    """Batches of (images, boxes, labels), lists of float32 [3, H, W], [N, 4] and [N]: the
+    hflip preset's samples (degenerate boxes dropped with their labels). Two batches ahead: a
+    float32 image's slot holds MAX_IMAGE_SIDE² pixels."""
+    return stoker.Loader(data, batch_size=batch_size, seed=seed, transforms=hflip_preset(),
+                         batch_format=("image", "boxes", "labels"), variable="list", prefetch=2)
 
 
 def resized_image(image: torch.Tensor, size: int) -> torch.Tensor:

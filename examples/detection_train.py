@@ -1,6 +1,8 @@
 """Object detection from stoker.Loader: torchvision's Faster R-CNN (MobileNetV3 backbone, no
 pretrained weights: nothing is downloaded) trained on a dataset of `stoker convert coco`, on
-the CPU, at a small fixed image size. Prints the loss of every step.
+the CPU, at a small image size. The detection reference's `hflip` preset (torchvision v2 on
+image and target) runs natively in the loader's workers; the model resizes each image (and its
+boxes) to --size itself. Prints the loss of every step.
 
     stoker convert coco --images DIR --annotations FILE --out DATA
     python examples/detection_train.py DATA [--steps 8] [--batch-size 2] [--size 128]
@@ -15,7 +17,7 @@ import argparse
 import torch
 import torchvision
 
-from detection_data import coco_loader, samples
+from detection_data import detection_loader
 
 
 def train(data: str, steps: int, batch_size: int, size: int) -> list:
@@ -27,16 +29,12 @@ def train(data: str, steps: int, batch_size: int, size: int) -> list:
         box_batch_size_per_image=64)
     model.train()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    loader = coco_loader(data, batch_size, masks=False)
+    loader = detection_loader(data, batch_size)
     losses, epoch = [], 0
     while len(losses) < steps:
         loader.set_epoch(epoch)
-        for batch in loader:
-            images, targets = [], []
-            for image, boxes, labels, _ in samples(batch, size):
-                keep = (boxes[:, 2] > boxes[:, 0]) & (boxes[:, 3] > boxes[:, 1])
-                images.append(image)
-                targets.append({"boxes": boxes[keep], "labels": labels[keep]})
+        for images, boxes, labels in loader:
+            targets = [{"boxes": b, "labels": l} for b, l in zip(boxes, labels)]
             loss = sum(model(images, targets).values())
             optimizer.zero_grad()
             loss.backward()

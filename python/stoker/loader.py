@@ -472,7 +472,8 @@ class Loader:
     ``path``: a dataset directory, an image folder read in place (``stoker.ImageFolder``) or
     a dataset's ``s3://`` or ``http(s)://`` URL (cached in ``cache_dir``, ``cache_gb``).
     ``transforms``: {field: transform} or one transform for "image" (stoker.transforms, or
-    torchvision's and timm's, translated; what cannot be runs in Python worker processes).
+    torchvision's and timm's, translated; what cannot be runs in Python worker processes);
+    torchvision v2's on a detection dataset move its image, boxes, labels and masks together.
     Fields come as stored otherwise, as tensors viewing pooled buffers (no copy: ``.clone()``
     what you keep). ``batch_format``: field names for tuples, "tuple" or "dict";
     ``variable``: "list" or "padded" for fields of varying size.

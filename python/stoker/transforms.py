@@ -26,7 +26,7 @@ Pixels are torchvision's with PIL (decode, resize) byte for byte in uint8, to fl
 float32. ``dct_scaling=True`` on the crops is the opt-in fast mode: JPEGs decoded at 1/2 or 1/4
 scale where the crop still covers the output (pixels slightly different). Random steps draw
 from each sample's own stream of (seed, epoch, index): the same for any number of workers, not
-the same draws as torchvision's.
+the same draws as torchvision's. On a detection dataset, v2 transforms move the whole sample.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import inspect
 import math
 from typing import Dict, List, Optional, Sequence
 
-from stoker import _python_steps, _stoker
+from stoker import _joint, _python_steps, _stoker
 
 __all__ = ["Compose", "ToTensor", "PILToTensor", "Normalize", "RandomResizedCrop", "Resize",
            "CenterCrop", "RawBytes", "DecodeImage"]
@@ -816,10 +816,12 @@ def plan_fields(transforms, schema: List[dict], allow_python: bool = True) -> Fi
     """The loader's plan for `transforms` over a dataset of `schema`.
 
     `transforms` is None, a mapping {field: transform or None} (None leaves the field out),
-    or one transform (a Compose) for the field "image". Fields without a transform are
-    copied as stored; an encoded-image field must have one (or be left out with None) that
-    starts natively with a crop. With `allow_python`, steps stoker cannot run natively run in
-    Python after the native ones; without, they are a ValueError naming them all.
+    or one transform (a Compose) for the field "image". torchvision v2 transforms of the image
+    of a dataset with boxes and labels, or a class map "mask", apply to the whole sample
+    (stoker/_joint.py). Fields without a transform are copied as stored; an encoded-image field
+    must have one (or be left out with None) that starts natively with a crop. With
+    `allow_python`, steps stoker cannot run natively run in Python after the native ones;
+    without, they are a ValueError naming them all.
     """
     by_name: Dict[str, dict] = {f["name"]: f for f in schema}
     if transforms is None:
@@ -836,10 +838,17 @@ def plan_fields(transforms, schema: List[dict], allow_python: bool = True) -> Fi
         if name not in by_name:
             raise ValueError(f"transforms name the field '{name}', which the dataset lacks "
                              f"(fields: {', '.join(by_name)})")
+    joint: Dict[str, dict] = {}
+    image = mapping.get(_joint.IMAGE)
+    if image is not None and _joint.applies(_flatten(image), by_name, mapping):
+        joint = _joint.specs(_flatten(image), by_name, mapping, _to_float)
     specs = []
     python: Dict[str, list] = {}
     for field in schema:
         name = field["name"]
+        if name in joint:
+            specs.append(joint[name])
+            continue
         if name in mapping and mapping[name] is None:
             continue
         in_python: Optional[list] = [] if allow_python else None
@@ -868,6 +877,8 @@ def is_variable(spec: dict, schema: List[dict] = ()) -> bool:
     """True if the field of `spec` varies in size per sample: RawBytes, DecodeImage, Resize
     alone, or a stored
     variable-length field of `schema` (its shape names its first dimension: ["N", 4])."""
+    if "joint" in spec:  # a detection sample's field (stoker/_joint.py)
+        return True
     if spec["ops"]:
         return spec["ops"][0]["op"] in ("raw_bytes", "decode_image", "resize")
     stored = next((f for f in schema if f["name"] == spec["name"]), None)

@@ -3,8 +3,9 @@
 // into its slot of a batch buffer (docs/DESIGN.md contract 4: straight into the pooled buffer, no
 // per-sample allocation). A field is a stored fixed field copied as stored, a uint8 field
 // normalised to float32 (Normalization), or any field computed by a caller's Transform (decode,
-// augment, ...; variable-size bytes fields included). A batch transform (batch_transform.h) may
-// then change whole batches, and the type of the fields it writes (labels to soft targets).
+// augment, ...; variable-size bytes fields included), or several fields made together by a
+// JointTransform (an image with its boxes, labels and masks). A batch transform (batch_transform.h)
+// may then change whole batches, and the type of the fields it writes (labels to soft targets).
 // Immutable after create(): thread-safe.
 
 #include <cstddef>
@@ -31,13 +32,22 @@ struct FieldRequest {
   // A batch field `name` computed by `transform` (need not be a stored field's name).
   FieldRequest(std::string name, std::shared_ptr<const Transform> transform)
       : name(std::move(name)), normalize(false), transform(std::move(transform)) {}
+  // Batch field `output` of `joint` (named as that output), made with the joint's other outputs
+  // in one call per sample; a layout holds every output of a joint it is given.
+  FieldRequest(std::shared_ptr<const JointTransform> joint, int output)
+      : name(joint->outputs().at(output).name),
+        normalize(false),
+        joint(std::move(joint)),
+        joint_output(output) {}
 
   std::string name;
   bool normalize;  // uint8 -> float32 (x/255 - mean[c]) / std[c]; else copy as stored
   // One value, or one per channel: dim 0 of a [C,H,W] sample; any other shape is one channel.
   std::vector<float> mean;
   std::vector<float> std;
-  std::shared_ptr<const Transform> transform;  // set: computes the field; the above is ignored
+  std::shared_ptr<const Transform> transform;   // set: computes the field; the above is ignored
+  std::shared_ptr<const JointTransform> joint;  // set: the field is output joint_output of it
+  int joint_output = -1;
   // A variable transform's samples (Transform::as_variable) laid out padded: each batch on the
   // grid of its largest sample, zeros around each (one strided tensor). Else each sample
   // C-contiguous at its slot's start (a list of tensors).
@@ -60,6 +70,10 @@ struct BatchField {
   // carries their shapes; null for a fixed field, whose path has no per-sample work added.
   const VariableTransform* variable = nullptr;
   bool padded = false;  // FieldRequest::padded
+  // An output of a joint transform (a variable field): the first of its fields in the batch
+  // runs it, for all of them, and holds in joint_fields the batch field of each output.
+  std::shared_ptr<const JointTransform> joint;
+  std::vector<int> joint_fields;
 };
 
 class BatchLayout {
@@ -68,8 +82,8 @@ class BatchLayout {
   // field of `max_lengths[name]` rows at most: the manifest's); normalisation needs a uint8
   // field and Normalization's mean/std rules; a transform must write a fixed dtype; names are
   // unique and there is at least one field; `batch`, if set, applies to the fields, which are
-  // then all fixed; `padded` needs a variable field. Errors are kInvalidArgument naming the
-  // field.
+  // then all fixed; `padded` needs a variable field; a joint transform's outputs are all
+  // requested. Errors are kInvalidArgument naming the field.
   static Result<BatchLayout> create(const Schema& schema, const std::vector<FieldRequest>& requests,
                                     std::shared_ptr<const BatchTransform> batch = nullptr,
                                     const std::map<std::string, uint64_t>& max_lengths = {});
@@ -106,6 +120,8 @@ class BatchLayout {
  private:
   Status write_sample(const SampleInput& input, uint8_t* const* dst, int64_t* const* shapes,
                       size_t k) const;
+  Status write_joint(const BatchField& field, const SampleInput& input, uint8_t* const* dst,
+                     int64_t* const* shapes, size_t k) const;
 
   Schema schema_;  // of the records; transforms see it
   std::vector<BatchField> fields_;

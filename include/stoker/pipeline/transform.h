@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "stoker/store/record_view.h"
@@ -80,6 +81,28 @@ class VariableTransform : public Transform {
     return Status(StatusCode::kInternal, "a variable transform is applied by apply_sized");
   }
   const VariableTransform* as_variable() const final { return this; }
+};
+
+// Several fields of one sample made together from its record, under one set of random draws (an
+// image and its boxes, labels and masks, moved by the same flip or crop; rows dropped from all
+// of them at once): a detection sample's transforms, as torchvision's v2 applies them to (image,
+// target). Each output is a variable sample (a field of the batch, FieldRequest's joint form);
+// the layout calls apply() once per sample with every output's slot and shape.
+// Thread-safety: apply() is called concurrently from every worker.
+class JointTransform {
+ public:
+  struct Output {
+    std::string name;
+    DType dtype = DType::kUint8;
+    std::vector<int64_t> capacity;  // the largest sample in every dimension, which sizes its slot
+  };
+  virtual ~JointTransform() = default;
+  virtual const std::vector<Output>& outputs() const = 0;
+  // Writes output o's sample C-contiguous at slots[o] and its shape into shapes[o]. A sample
+  // over an output's capacity is refused before anything is written: a Status naming the field,
+  // its size and the capacity.
+  virtual Status apply(const SampleInput& input, uint8_t* const* slots,
+                       int64_t* const* shapes) const = 0;
 };
 
 // Fixed field `field` of `schema`, copied as stored.

@@ -27,6 +27,9 @@ std::string use_of(const OpSpec& op) {
     case OpRole::kBatch:
       return fmt::format("batch: the loader's batch transform{}",
                          op.python_class.empty() ? "" : ", Python's " + op.python_class);
+    case OpRole::kJoint:
+      return fmt::format("joint: a detection sample's image, boxes and masks together, Python's {}",
+                         op.python_class);
   }
   return "";
 }

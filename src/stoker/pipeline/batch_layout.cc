@@ -59,19 +59,71 @@ Result<size_t> sample_bytes_of(const BatchFieldType& type) {
   return elements * dtype_size(type.dtype);
 }
 
+// Ok if a sample of `shape` lies within `capacity`; else kInternal (the transform's bug, refused
+// rather than delivered).
+Status check_within_capacity(const int64_t* shape, const std::vector<int64_t>& capacity) {
+  for (size_t d = 0; d < capacity.size(); ++d) {
+    if (shape[d] < 0 || shape[d] > capacity[d])
+      return Status(StatusCode::kInternal,
+                    fmt::format("the transform wrote a sample of dimension {} = {}, outside its "
+                                "capacity of {}",
+                                d, shape[d], capacity[d]));
+  }
+  return Status::ok();
+}
+
 // Variable field `field`'s sample into `slot`, its shape into `shape`: the transform's, checked
-// against the capacity again (a shape outside it is the transform's bug, refused rather than
-// delivered).
+// against the capacity again.
 Status write_variable(const BatchField& field, const SampleInput& input, uint8_t* slot,
                       int64_t* shape) {
   Status status = field.variable->apply_sized(input, slot, shape);
   if (!status.is_ok()) return status;
-  for (size_t d = 0; d < field.sample_shape.size(); ++d) {
-    if (shape[d] < 0 || shape[d] > field.sample_shape[d])
-      return Status(StatusCode::kInternal,
-                    fmt::format("the transform wrote a sample of dimension {} = {}, outside its "
-                                "capacity of {}",
-                                d, shape[d], field.sample_shape[d]));
+  return check_within_capacity(shape, field.sample_shape);
+}
+
+// The field of a joint transform's output: its type and capacity, written by the joint alone
+// (BatchLayout::write_joint).
+class JointOutputField : public VariableTransform {
+ public:
+  explicit JointOutputField(const JointTransform::Output& output) : output_(output) {}
+  DType dtype() const override { return output_.dtype; }
+  std::vector<int64_t> sample_shape() const override { return output_.capacity; }
+  Status apply_sized(const SampleInput&, uint8_t*, int64_t*) const override {
+    return Status(StatusCode::kInternal, "a joint transform's field is written by the joint");
+  }
+
+ private:
+  const JointTransform::Output output_;
+};
+
+// Checks that every output of each joint transform of `fields` is one field, and gives the first
+// field of each joint the batch field of every output.
+Status link_joint_fields(std::vector<BatchField>& fields,
+                         const std::vector<FieldRequest>& requests) {
+  for (size_t f = 0; f < fields.size(); ++f) {
+    const JointTransform* joint = requests[f].joint.get();
+    if (!joint) continue;
+    const int output = requests[f].joint_output;
+    if (output < 0 || static_cast<size_t>(output) >= joint->outputs().size())
+      return invalid_argument(
+          fmt::format("field '{}': the joint transform has no output {}", fields[f].name, output));
+    size_t first = 0;
+    while (requests[first].joint.get() != joint) ++first;
+    std::vector<int>& linked = fields[first].joint_fields;
+    if (linked.empty()) linked.assign(joint->outputs().size(), -1);
+    if (linked[output] >= 0)
+      return invalid_argument(fmt::format(
+          "field '{}': the joint transform's output is requested twice", fields[f].name));
+    linked[output] = static_cast<int>(f);
+  }
+  for (size_t f = 0; f < fields.size(); ++f) {
+    for (size_t o = 0; o < fields[f].joint_fields.size(); ++o) {
+      if (fields[f].joint_fields[o] < 0)
+        return invalid_argument(
+            fmt::format("field '{}': its joint transform also makes '{}', "
+                        "which the batch must hold",
+                        fields[f].name, fields[f].joint->outputs()[o].name));
+    }
   }
   return Status::ok();
 }
@@ -90,7 +142,11 @@ Result<BatchLayout> BatchLayout::create(const Schema& schema,
     if (layout.find(request.name) >= 0)
       return invalid_argument("field '" + request.name + "' is requested twice");
     std::shared_ptr<const Transform> transform = request.transform;
-    if (!transform) {
+    if (request.joint && request.joint_output >= 0 &&
+        static_cast<size_t>(request.joint_output) < request.joint->outputs().size()) {
+      transform =
+          std::make_shared<JointOutputField>(request.joint->outputs()[request.joint_output]);
+    } else if (!transform) {
       STOKER_ASSIGN_OR_RETURN(transform, stored_field(schema, request, max_lengths));
     }
     BatchField out;
@@ -109,10 +165,12 @@ Result<BatchLayout> BatchLayout::create(const Schema& schema,
                               "' varies in size; batch transforms take fixed fields only");
     layout.any_variable_ = layout.any_variable_ || out.variable;
     out.transform = std::move(transform);
+    out.joint = request.joint;
     layout.record_prefix_ = std::max(layout.record_prefix_, out.transform->record_prefix());
     written.push_back(out.written);
     layout.fields_.push_back(std::move(out));
   }
+  if (Status linked = link_joint_fields(layout.fields_, requests); !linked.is_ok()) return linked;
   std::vector<BatchFieldType> held = written;
   if (batch) {
     STOKER_ASSIGN_OR_RETURN(held, batch->outputs(written));
@@ -164,9 +222,16 @@ Status BatchLayout::write_sample(const SampleInput& input, uint8_t* const* dst,
     Status status;
     try {
       uint8_t* slot = dst[f] + k * field.slot_bytes;
-      status = field.variable
-                   ? write_variable(field, input, slot, shapes[f] + k * field.sample_shape.size())
-                   : field.transform->apply(input, slot);
+      if (!field.variable) {
+        status = field.transform->apply(input, slot);
+      } else if (field.joint) {
+        // Its message names the field; the joint runs once, for its first field.
+        if (!field.joint_fields.empty()) status = write_joint(field, input, dst, shapes, k);
+        if (!status.is_ok()) return status;
+        continue;
+      } else {
+        status = write_variable(field, input, slot, shapes[f] + k * field.sample_shape.size());
+      }
     } catch (const std::exception& e) {
       status = Status(StatusCode::kInternal, std::string("the transform threw: ") + e.what());
     } catch (...) {
@@ -174,6 +239,28 @@ Status BatchLayout::write_sample(const SampleInput& input, uint8_t* const* dst,
     }
     if (!status.is_ok())
       return Status(status.code(), "field '" + field.name + "': " + status.message());
+  }
+  return Status::ok();
+}
+
+Status BatchLayout::write_joint(const BatchField& field, const SampleInput& input,
+                                uint8_t* const* dst, int64_t* const* shapes, size_t k) const {
+  thread_local std::vector<uint8_t*> slots;
+  thread_local std::vector<int64_t*> shapes_out;
+  slots.clear();
+  shapes_out.clear();
+  for (int f : field.joint_fields) {
+    const BatchField& out = fields_[f];
+    slots.push_back(dst[f] + k * out.slot_bytes);
+    shapes_out.push_back(shapes[f] + k * out.sample_shape.size());
+  }
+  Status status = field.joint->apply(input, slots.data(), shapes_out.data());
+  if (!status.is_ok()) return status;
+  for (size_t o = 0; o < field.joint_fields.size(); ++o) {
+    const BatchField& out = fields_[field.joint_fields[o]];
+    status = check_within_capacity(shapes_out[o], out.sample_shape);
+    if (!status.is_ok())
+      return Status(status.code(), "field '" + out.name + "': " + status.message());
   }
   return Status::ok();
 }

@@ -147,6 +147,11 @@ Result<FieldCalls> sort_calls(const std::string& field, const std::vector<OpCall
         return fail(fmt::format(
             "{} changes whole batches, not a field's samples: give it as the batch transform",
             name));
+      case OpRole::kJoint:
+        return fail(
+            fmt::format("{} changes a sample's image, boxes and masks together: give it in a joint "
+                        "transform (joint_pipeline.h), after detection_sample",
+                        name));
     }
   }
   return sorted;

@@ -50,6 +50,7 @@ std::vector<OpSpec> checked_table() {
                          : op.role == OpRole::kPixel ? static_cast<bool>(op.make_pixel)
                          : op.role == OpRole::kFloat ? static_cast<bool>(op.make_float)
                          : op.role == OpRole::kBatch ? static_cast<bool>(op.make_batch)
+                         : op.role == OpRole::kJoint ? static_cast<bool>(op.make_joint)
                                                      : true;
     if (!factory || (i > 0 && table[i - 1].name == op.name))
       throw std::logic_error("operation '" + op.name + "': duplicate, or no factory for its role");
@@ -253,6 +254,8 @@ const char* to_string(OpRole role) {
       return "float";
     case OpRole::kBatch:
       return "batch";
+    case OpRole::kJoint:
+      return "joint";
   }
   return "?";
 }

@@ -23,6 +23,7 @@
 
 #include "stoker/pipeline/batch_transform.h"
 #include "stoker/pipeline/image_transforms.h"
+#include "stoker/pipeline/joint_sample.h"
 #include "stoker/pipeline/param_spec.h"
 #include "stoker/pipeline/transform.h"
 #include "stoker/store/schema.h"
@@ -67,9 +68,11 @@ class Params {
 //   kFloat      float -> float: changes the float32 [C, H, W] sample in place; after normalize
 //   kBatch      batch -> batch: changes the finished batch as a whole (MixUp, CutMix), not one
 //               field's sample: the loader's batch transform (batch_transform.h), at most one
+//   kJoint      sample -> sample: changes a detection sample's image, boxes, labels and masks
+//               together (a flip, dropping degenerate boxes): joint_pipeline.h's operations
 // Every operation after the source draws from its own random stream of the sample; a batch
 // operation from the batch's stream.
-enum class OpRole { kSource, kPixel, kNormalize, kFloat, kBatch };
+enum class OpRole { kSource, kPixel, kNormalize, kFloat, kBatch, kJoint };
 
 // A kPixel operation made for one field. Thread-safety: apply() runs concurrently on every
 // worker.
@@ -103,6 +106,15 @@ class FloatOp {
  public:
   virtual ~FloatOp() = default;
   virtual Status apply(const SampleInput& input, float* values) const = 0;
+};
+
+// A kJoint operation: changes a whole sample (JointSample) in place. input.rng() is its own
+// stream of the sample. A Status (naming the field) for a sample it cannot change.
+// Thread-safety: apply() runs concurrently on every worker.
+class JointOp {
+ public:
+  virtual ~JointOp() = default;
+  virtual Status apply(const SampleInput& input, JointSample& sample) const = 0;
 };
 
 // What a kSource factory makes its transform for.
@@ -139,6 +151,8 @@ struct OpSpec {
       make_float;
   // kBatch: the batch transform; it checks the fields it is given in outputs().
   std::function<Result<std::shared_ptr<const BatchTransform>>(const Params&)> make_batch;
+  // kJoint: the sample operation (its parameters checked here, the sample's at apply()).
+  std::function<Result<std::shared_ptr<const JointOp>>(const Params&)> make_joint;
 };
 
 // A checked call of an operation.

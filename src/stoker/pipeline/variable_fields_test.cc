@@ -1,9 +1,11 @@
 // Variable fields (Transform::as_variable) through LoaderCore: a stored bytes field delivered as
 // uint8 [N] with its lengths, the same for any worker count; padded batches on the grid of their
 // largest sample with zeros; samples over the capacity refused naming the record, or skipped
-// with their shapes moved along with the samples; and the grid layout of variable_samples.h.
+// with their shapes moved along with the samples; a joint transform's fields made in one call
+// per sample wherever they stand in the batch; and the grid layout of variable_samples.h.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -131,6 +133,69 @@ TEST_F(VariableFieldsTest, RequestsAreChecked) {
   auto dataset = write("checked", false);
   LoaderOptions o = options(0, false);
   o.fields[0].padded = true;  // a fixed field
+  EXPECT_THROW(LoaderCore(dataset, o), Error);
+}
+
+// A joint transform of two outputs from the caption: "text" (its bytes, uint8 [N]) and "twice"
+// (each byte doubled as int64 [N]), counting its calls for each sample of epoch 0 (the engine
+// may start the next epoch's first batches early).
+class CaptionPair : public JointTransform {
+ public:
+  const std::vector<Output>& outputs() const override { return outputs_; }
+  Status apply(const SampleInput& input, uint8_t* const* slots,
+               int64_t* const* shapes) const override {
+    if (input.epoch == 0) calls[input.index].fetch_add(1);
+    Result<ByteSpan> bytes = variable_field(*input.schema, input.record, 1);
+    if (!bytes.is_ok()) return bytes.status();
+    const size_t n = bytes.value().size;
+    if (n > static_cast<size_t>(kCaptionCapacity))
+      return invalid_argument("field 'text': more than the capacity of 8");
+    std::memcpy(slots[0], bytes.value().data, n);
+    auto* twice = reinterpret_cast<int64_t*>(slots[1]);
+    for (size_t j = 0; j < n; ++j) twice[j] = 2 * bytes.value().data[j];
+    shapes[0][0] = shapes[1][0] = static_cast<int64_t>(n);
+    return Status::ok();
+  }
+  mutable std::atomic<int> calls[kCaptionRecords] = {};
+
+ private:
+  const std::vector<Output> outputs_ = {{"text", DType::kUint8, {kCaptionCapacity}},
+                                        {"twice", DType::kInt64, {kCaptionCapacity}}};
+};
+
+TEST_F(VariableFieldsTest, AJointTransformMakesItsFieldsInOneCallPerSample) {
+  auto dataset = write("joint", false);
+  auto joint = std::make_shared<CaptionPair>();
+  LoaderOptions o = options(2, false);
+  o.fields = {FieldRequest(joint, 1), {"label"}, FieldRequest(joint, 0)};
+  o.fields[0].padded = true;
+  LoaderCore loader(dataset, o);
+  LoaderCore::Epoch epoch = loader.epoch(0);
+  HostBatch b;
+  int64_t samples = 0;
+  while (epoch.next(b)) {
+    const auto* label = static_cast<const int64_t*>(b["label"].data);
+    const HostField& text = b["text"];
+    const HostField& twice = b["twice"];
+    EXPECT_TRUE(twice.padded);
+    for (int64_t k = 0; k < b.size; ++k, ++samples) {
+      const std::vector<uint8_t> want = caption(label[k], false);
+      ASSERT_EQ(text.sizes[k], static_cast<int64_t>(want.size()));
+      const auto* got = static_cast<const uint8_t*>(text.data) + k * text.strides[0];
+      const auto* doubled = static_cast<const int64_t*>(twice.data) + k * twice.strides[0];
+      for (size_t j = 0; j < want.size(); ++j) {
+        EXPECT_EQ(got[j], want[j]);
+        EXPECT_EQ(doubled[j], 2 * want[j]);
+      }
+    }
+  }
+  EXPECT_EQ(samples, kCaptionRecords);
+  for (int64_t i = 0; i < kCaptionRecords; ++i)  // once a sample, not once a field
+    EXPECT_EQ(joint->calls[i].load(), 1) << "record " << i;
+
+  o.fields = {FieldRequest(joint, 0), {"label"}};  // "twice" left out
+  EXPECT_THROW(LoaderCore(dataset, o), Error);
+  o.fields = {FieldRequest(joint, 0), FieldRequest(joint, 1), FieldRequest(joint, 1)};
   EXPECT_THROW(LoaderCore(dataset, o), Error);
 }
 

@@ -7,12 +7,14 @@
 #include <atomic>
 #include <charconv>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "stoker/pipeline/field_pipeline.h"
+#include "stoker/pipeline/joint_pipeline.h"
 #include "stoker/pipeline/loader_core.h"
 #include "stoker/pipeline/normalization.h"
 #include "stoker/python/busy_scope.h"
@@ -91,6 +93,61 @@ FieldRequest field_request(const Schema& schema, const py::dict& spec) {
   return request;
 }
 
+// The batch fields of a joint spec {"name": image field, "ops": [joint calls], "joint": {"boxes",
+// "labels", "masks", "class_map" (each a field's name or None), "max_size", "float", "mean",
+// "std", "class_map_int64"}} (joint_pipeline.h), by name.
+std::map<std::string, FieldRequest> joint_requests(const Dataset& dataset, const py::dict& spec) {
+  std::vector<OpCall> calls;
+  for (const py::handle op : spec["ops"]) calls.push_back(op_call_from(op.cast<py::dict>()));
+  const py::dict joint = spec["joint"].cast<py::dict>();
+  const auto name = [&](const char* key) {
+    return joint[key].is_none() ? std::string() : joint[key].cast<std::string>();
+  };
+  JointFields fields;
+  fields.image = spec["name"].cast<std::string>();
+  fields.boxes = name("boxes");
+  fields.labels = name("labels");
+  fields.masks = name("masks");
+  fields.class_map = name("class_map");
+  fields.max_size = joint["max_size"].cast<int64_t>();
+  fields.float_image = joint["float"].cast<bool>();
+  fields.mean = joint["mean"].cast<std::vector<float>>();
+  fields.std = joint["std"].cast<std::vector<float>>();
+  fields.class_map_int64 = joint["class_map_int64"].cast<bool>();
+  std::map<std::string, FieldRequest> requests;
+  for (FieldRequest& request :
+       make_joint_requests(dataset.schema(), fields, calls, dataset.manifest().max_lengths)
+           .value_or_throw())
+    requests.emplace(request.name, std::move(request));
+  return requests;
+}
+
+// The batch's fields from their specs, in their order: field_request's, or a joint spec's
+// fields, each where its spec ({"name", "joint": the image field's name} for the others) stands.
+std::vector<FieldRequest> field_requests(const Dataset& dataset, const py::list& specs) {
+  std::map<std::string, FieldRequest> joint;
+  for (const py::handle handle : specs) {
+    const py::dict spec = handle.cast<py::dict>();
+    if (spec.contains("joint") && py::isinstance<py::dict>(spec["joint"]))
+      joint = joint_requests(dataset, spec);
+  }
+  std::vector<FieldRequest> requests;
+  for (const py::handle handle : specs) {
+    const py::dict spec = handle.cast<py::dict>();
+    if (!spec.contains("joint")) {
+      requests.push_back(field_request(dataset.schema(), spec));
+      continue;
+    }
+    const auto made = joint.find(spec["name"].cast<std::string>());
+    if (made == joint.end())
+      throw py::value_error("field '" + spec["name"].cast<std::string>() +
+                            "': no joint transform makes it");
+    requests.push_back(made->second);
+    requests.back().padded = spec.contains("padded") && spec["padded"].cast<bool>();
+  }
+  return requests;
+}
+
 // Sample k of a variable field laid out as a list (HostField::sizes) as its own array.
 HostField sample_of(const HostField& field, int64_t k) {
   HostField sample;
@@ -165,8 +222,8 @@ class BoundLoader {
       : shared_(std::make_shared<Shared>()) {
     install_mapped_read_fault_handler();  // again, if faulthandler (say) replaced it since import
     py::gil_scoped_release no_gil;        // a URL's manifest is fetched
-    shared_->dataset = remote::open_dataset(path, access, shuffle_window, source, parquet)
-                           .value_or_throw();
+    shared_->dataset =
+        remote::open_dataset(path, access, shuffle_window, source, parquet).value_or_throw();
   }
 
   // The manifest's class names (an image folder's classes), [] where it has none.
@@ -229,8 +286,7 @@ class BoundLoader {
     o.rank = rank;
     o.world_size = world_size;
     apply_settings(settings, o);
-    for (const py::handle spec : fields)
-      o.fields.push_back(field_request(shared_->dataset->schema(), spec.cast<py::dict>()));
+    o.fields = field_requests(*shared_->dataset, fields);
     o.batch_transform = batch_transform(batch);
     shared_->core = std::make_unique<LoaderCore>(
         shared_->dataset, std::move(o),

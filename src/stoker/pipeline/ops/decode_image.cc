@@ -3,8 +3,7 @@
 // (transform.h) of capacity [3, max_size, max_size]; a larger image is an error naming its size.
 #include <fmt/format.h>
 
-#include "stoker/image/decode.h"
-#include "stoker/image/image_header.h"
+#include "stoker/pipeline/image_planes.h"
 #include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/op_registry.h"
 #include "stoker/store/record_view.h"
@@ -20,34 +19,12 @@ class DecodeImage : public VariableTransform {
   Status apply_sized(const SampleInput& input, uint8_t* slot, int64_t* shape) const override {
     Result<ByteSpan> bytes = variable_field(*input.schema, input.record, field_);
     if (!bytes.is_ok()) return bytes.status();
-    Result<image::ImageHeader> header = image::read_image_header(bytes.value());
-    if (!header.is_ok()) return header.status();
-    const int width = header.value().width;
-    const int height = header.value().height;
-    if (width > max_size_ || height > max_size_)
-      return invalid_argument(
-          fmt::format("the image is {}x{}, larger than max_size {}", width, height, max_size_));
-    thread_local image::DecodeBuffer buffer;
-    Result<image::DecodedCrop> decoded = image::decode_rgb(bytes.value(), {}, buffer);
-    if (!decoded.is_ok()) return decoded.status();
-    const image::RgbView& rgb = decoded.value().pixels;
-    if (rgb.width != width || rgb.height != height)
-      return corrupt(fmt::format("the header says {}x{} but the image is {}x{}", width, height,
-                                 rgb.width, rgb.height));
-    // Interleaved RGB rows to planes [3, H, W].
-    const size_t plane = static_cast<size_t>(width) * height;
-    for (int y = 0; y < height; ++y) {
-      const uint8_t* row = rgb.row(y);
-      uint8_t* out = slot + static_cast<size_t>(y) * width;
-      for (int x = 0; x < width; ++x) {
-        out[x] = row[3 * x];
-        out[plane + x] = row[3 * x + 1];
-        out[2 * plane + x] = row[3 * x + 2];
-      }
-    }
+    Result<PlanesSize> size = image_size_within(bytes.value(), max_size_);
+    if (!size.is_ok()) return size.status();
+    if (Status s = decode_planes(bytes.value(), size.value(), slot); !s.is_ok()) return s;
     shape[0] = 3;
-    shape[1] = height;
-    shape[2] = width;
+    shape[1] = size.value().height;
+    shape[2] = size.value().width;
     return Status::ok();
   }
 

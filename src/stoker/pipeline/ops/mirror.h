@@ -16,6 +16,21 @@ namespace stoker::ops {
 
 enum class Mirror { kColumns, kRows };
 
+// `planes` planes of height x width at `pixels` mirrored along `axis`.
+inline void mirror_planes(uint8_t* pixels, size_t planes, size_t height, size_t width,
+                          Mirror axis) {
+  for (size_t c = 0; c < planes; ++c) {
+    uint8_t* plane = pixels + c * height * width;
+    if (axis == Mirror::kColumns) {
+      for (size_t y = 0; y < height; ++y) std::reverse(plane + y * width, plane + (y + 1) * width);
+    } else {
+      for (size_t y = 0; y < height / 2; ++y)
+        std::swap_ranges(plane + y * width, plane + (y + 1) * width,
+                         plane + (height - 1 - y) * width);
+    }
+  }
+}
+
 class MirrorOp : public PixelOp {
  public:
   MirrorOp(double p, Mirror axis, const std::vector<int64_t>& shape)
@@ -27,17 +42,7 @@ class MirrorOp : public PixelOp {
 
   Status apply(const SampleInput& input, uint8_t* pixels) const override {
     if (!(input.rng().next_double() < p_)) return Status::ok();
-    for (size_t c = 0; c < planes_; ++c) {
-      uint8_t* plane = pixels + c * height_ * width_;
-      if (axis_ == Mirror::kColumns) {
-        for (size_t y = 0; y < height_; ++y)
-          std::reverse(plane + y * width_, plane + (y + 1) * width_);
-      } else {
-        for (size_t y = 0; y < height_ / 2; ++y)
-          std::swap_ranges(plane + y * width_, plane + (y + 1) * width_,
-                           plane + (height_ - 1 - y) * width_);
-      }
-    }
+    mirror_planes(pixels, planes_, height_, width_, axis_);
     return Status::ok();
   }
 

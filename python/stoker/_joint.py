@@ -1,0 +1,202 @@
+"""A detection or segmentation sample's transforms as one native joint transform
+(pipeline/joint_pipeline.h): torchvision's v2 transforms applied to (image, target), as the
+references apply their presets. A detection sample: an encoded ``image``, ``boxes`` (float32
+[N, 4], XYXY), ``labels`` (int64 [N]), and ``masks`` (the importers' stacked PNG) unless the
+mapping names them; a segmentation sample: an encoded ``image`` and its ``mask`` (a PNG class
+map, ``stoker convert masks``). They come out together: one flip draw moves all of them,
+SanitizeBoundingBoxes drops an object's box, label and mask at once. Other fields (area,
+iscrowd, ...) come as stored, as torchvision's v2 leaves a target's plain tensors."""
+
+from typing import Dict, List, Optional
+
+# The stored fields a joint transform reads and makes.
+IMAGE, BOXES, LABELS, MASKS, CLASS_MAP = "image", "boxes", "labels", "masks", "mask"
+_DEFAULT_MAX_SIZE = 1024
+# Steps with nothing to do on the stored sample: type conversions, XYXY kept as stored.
+_MARKERS = ("PILToTensor", "ToImage", "ToPureTensor")
+_SUPPORTED = ("RandomShortestSize and RandomResize (bilinear, before ToImage), "
+              "RandomHorizontalFlip, RandomIoUCrop, "
+              "SanitizeBoundingBoxes (labels_getter='default'), "
+              "ClampBoundingBoxes, ConvertBoundingBoxFormat('XYXY'), on a segmentation sample "
+              "RandomCrop(size, pad_if_needed=True), ToDtype(torch.float32, scale=True) (or "
+              "{image: float32, Mask: int64}), Normalize after it, PILToTensor, ToImage, "
+              "ToPureTensor, and stoker.transforms.DecodeImage first (its max_size)")
+
+
+def _is_v2(step) -> bool:
+    return type(step).__module__.startswith("torchvision.transforms.v2")
+
+
+def _detection(schema: Dict[str, dict], mapping: dict) -> bool:
+    return all(name in schema and name not in mapping for name in (BOXES, LABELS))
+
+
+def _segmentation(schema: Dict[str, dict], mapping: dict) -> bool:
+    return (BOXES not in schema and schema.get(CLASS_MAP, {}).get("dtype") == "bytes" and
+            CLASS_MAP not in mapping)
+
+
+def applies(steps: list, schema: Dict[str, dict], mapping: dict) -> bool:
+    """True where the image's `steps` (flattened) are torchvision v2's on a dataset with an
+    encoded image and boxes and labels, or a class map, that the transforms keep (no transform
+    of their own)."""
+    return ((_detection(schema, mapping) or _segmentation(schema, mapping)) and
+            schema.get(IMAGE, {}).get("dtype") == "bytes" and any(_is_v2(s) for s in steps))
+
+
+def _interpolation_name(mode) -> str:
+    return str(getattr(mode, "value", mode)).lower()
+
+
+def _resize_check(step, name: str, tensor: bool) -> None:
+    if tensor:
+        raise ValueError(f"{name} after ToImage/PILToTensor resizes a tensor; stoker resizes as "
+                         "on PIL images (the references' backend='pil'): put ToImage after it")
+    if _interpolation_name(step.interpolation) not in ("bilinear", "2"):
+        raise ValueError(f"{name}(interpolation={step.interpolation}): stoker resizes with "
+                         "BILINEAR")
+
+
+def _crop_fills(fill) -> tuple:
+    """(image fill, mask fill) of RandomCrop's fill (v2 keeps it as {type: value})."""
+    def value(v):
+        if v is None:
+            return 0
+        if isinstance(v, (list, tuple)):
+            if len(set(v)) != 1:
+                raise ValueError(f"RandomCrop(fill={fill!r}): stoker fills with one value")
+            v = v[0]
+        if v != int(v) or not 0 <= v <= 255:
+            raise ValueError(f"RandomCrop(fill={fill!r}): stoker fills with 0 to 255")
+        return int(v)
+    if not isinstance(fill, dict):
+        return value(fill), value(fill)
+    others = fill.get("others", 0)
+    mask = next((v for k, v in fill.items() if getattr(k, "__name__", None) == "Mask"), others)
+    return value(others), value(mask)
+
+
+def _joint_call(step, name: str, tensor: bool, segmentation: bool) -> Optional[dict]:
+    """The native joint operation of v2 step `step` (None: nothing to do), `tensor` if the image
+    is a tensor there (after ToImage/PILToTensor); ValueError if none."""
+    if name == "RandomShortestSize":
+        _resize_check(step, name, tensor)
+        return {"op": "random_shortest_size", "min_size": [float(s) for s in step.min_size],
+                "max_size": int(step.max_size or 0)}
+    if name == "RandomResize":
+        _resize_check(step, name, tensor)
+        return {"op": "random_resize", "min_size": int(step.min_size),
+                "max_size": int(step.max_size)}
+    if name == "RandomCrop" and segmentation:
+        if step.padding is not None or not step.pad_if_needed or \
+                step.padding_mode != "constant" or tensor:
+            raise ValueError("RandomCrop: stoker crops a segmentation sample with "
+                             "pad_if_needed=True, no padding, constant fill, before ToImage")
+        fill, mask_fill = _crop_fills(step.fill)
+        return {"op": "joint_random_crop", "size": int(step.size[0]),
+                "width": int(step.size[1]), "fill": fill, "mask_fill": mask_fill}
+    if name == "RandomIoUCrop" and not segmentation:
+        return {"op": "random_iou_crop", "min_scale": float(step.min_scale),
+                "max_scale": float(step.max_scale),
+                "min_aspect_ratio": float(step.min_aspect_ratio),
+                "max_aspect_ratio": float(step.max_aspect_ratio),
+                "sampler_options": [float(o) for o in step.options], "trials": int(step.trials)}
+    if name == "RandomHorizontalFlip":
+        return {"op": "joint_horizontal_flip", "p": float(step.p)}
+    if name == "SanitizeBoundingBoxes" and not segmentation:
+        if step.labels_getter != "default":
+            raise ValueError(f"SanitizeBoundingBoxes(labels_getter={step.labels_getter!r}): "
+                             "stoker drops the rows of 'labels' (labels_getter='default')")
+        return {"op": "sanitize_bounding_boxes", "min_size": float(step.min_size),
+                "min_area": float(step.min_area)}
+    if name == "ClampBoundingBoxes" and not segmentation:
+        # "auto" is the boxes' own mode, "soft" as stored; None leaves them as they are.
+        return None if step.clamping_mode is None else {"op": "clamp_bounding_boxes"}
+    if name == "ConvertBoundingBoxFormat" and not segmentation:
+        form = getattr(step.format, "name", step.format)
+        if form != "XYXY":
+            raise ValueError(f"ConvertBoundingBoxFormat({form!r}): stoker's boxes are XYXY")
+        return None
+    raise ValueError(f"torchvision {name} is not supported on a "
+                     f"{'segmentation' if segmentation else 'detection'} sample "
+                     f"(supported: {_SUPPORTED})")
+
+
+def _float32(dtype) -> bool:
+    return str(dtype) == "torch.float32"
+
+
+def _to_dtype(step) -> bool:
+    """True if ToDtype `step` (scale=True) makes the class map int64 too: ToDtype(float32) or
+    ToDtype({image type: float32, Mask: int64 or absent, "others": None}); ValueError else."""
+    dtype = step.dtype
+    if not isinstance(dtype, dict):
+        if not _float32(dtype) or not step.scale:
+            raise ValueError(f"ToDtype(dtype={dtype}, scale={step.scale}): stoker converts "
+                             "images to torch.float32 with scale=True only")
+        return False
+    by_name = {getattr(k, "__name__", k): v for k, v in dtype.items()}
+    image = by_name.get("Image", by_name.get("Tensor"))
+    mask = by_name.get("Mask")
+    if not _float32(image) or not step.scale or str(mask) not in ("None", "torch.int64") or \
+            by_name.get("others") is not None:
+        raise ValueError(f"ToDtype(dtype={dtype}, scale={step.scale}): stoker converts the "
+                         "image to torch.float32 (scale=True) and the Mask to torch.int64")
+    return mask is not None
+
+
+def specs(steps: list, schema: Dict[str, dict], mapping: dict, to_float) -> Dict[str, dict]:
+    """{field: spec} of the joint transform of `steps`: the image's spec holds the calls and
+    {"joint": {boxes, labels, masks, class_map, max_size, float, mean, std, class_map_int64}},
+    the other fields' {"joint": "image"}. `to_float` checks a ConvertImageDtype
+    (transforms._to_float). ValueError naming the steps stoker cannot run, all at once."""
+    segmentation = not _detection(schema, mapping)
+    calls: List[dict] = []
+    joint = {"max_size": _DEFAULT_MAX_SIZE, "float": False, "mean": [], "std": [],
+             "class_map_int64": False}
+    tensor, problems = False, []
+    for k, step in enumerate(steps):
+        name = type(step).__name__
+        try:
+            if name == "DecodeImage" and type(step).__module__ == "stoker.transforms":
+                if k != 0:
+                    raise ValueError("DecodeImage sets the image's max_size: it comes first")
+                joint["max_size"] = step.max_size
+            elif name == "ToDtype":
+                joint["class_map_int64"] = _to_dtype(step)
+                joint["float"] = True
+            elif name == "ConvertImageDtype":
+                to_float(step)
+                joint["float"] = True
+            elif name == "Normalize" and _is_v2(step):
+                if not joint["float"] or joint["mean"]:
+                    raise ValueError("Normalize comes once, after ToDtype(float32)")
+                joint["mean"], joint["std"] = list(step.mean), list(step.std)
+            elif name in _MARKERS:
+                tensor = tensor or name != "ToPureTensor"
+                continue
+            elif not _is_v2(step):
+                raise ValueError(f"{type(step).__module__}.{name} changes the image alone; on "
+                                 "a detection sample stoker runs torchvision.transforms.v2's")
+            elif joint["mean"]:
+                raise ValueError(f"{name} after Normalize: stoker normalises last")
+            else:
+                call = _joint_call(step, name, tensor or joint["float"], segmentation)
+                if call is not None:
+                    calls.append(call)
+        except ValueError as e:
+            problems.append(str(e))
+    kept = [CLASS_MAP] if segmentation else [BOXES, LABELS]
+    # The masks as a joint output unless left out (None) or given a transform (RawBytes).
+    if not segmentation and MASKS in schema and MASKS not in mapping:
+        kept.append(MASKS)
+    if problems:
+        raise ValueError(f"field '{IMAGE}' (a {'segmentation' if segmentation else 'detection'}"
+                         f" sample: {', '.join([IMAGE] + kept)}): {'; '.join(problems)}")
+    for key, name in (("boxes", BOXES), ("labels", LABELS), ("masks", MASKS),
+                      ("class_map", CLASS_MAP)):
+        joint[key] = name if name in kept else None
+    out = {IMAGE: {"name": IMAGE, "ops": calls, "joint": joint}}
+    for name in kept:
+        out[name] = {"name": name, "ops": [], "joint": IMAGE}
+    return out

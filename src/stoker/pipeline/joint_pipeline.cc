@@ -1,0 +1,288 @@
+#include "stoker/pipeline/joint_pipeline.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <optional>
+
+#include "stoker/image/gray_png_decode.h"
+#include "stoker/pipeline/image_planes.h"
+#include "stoker/store/record_view.h"
+
+namespace stoker {
+namespace {
+
+// The stored fields' indices in the records' schema (masks -1: none).
+struct JointFieldIndex {
+  int image = -1, boxes = -1, labels = -1, masks = -1, class_map = -1;
+};
+
+class JointPipeline : public JointTransform {
+ public:
+  JointPipeline(JointFields names, JointFieldIndex index, int64_t max_rows,
+                std::vector<std::shared_ptr<const JointOp>> ops)
+      : names_(std::move(names)), index_(index), max_rows_(max_rows), ops_(std::move(ops)) {
+    const int64_t side = names_.max_size;
+    outputs_ = {
+        {names_.image, names_.float_image ? DType::kFloat32 : DType::kUint8, {3, side, side}}};
+    if (index_.boxes >= 0) {
+      outputs_.push_back({names_.boxes, DType::kFloat32, {max_rows_, 4}});
+      outputs_.push_back({names_.labels, DType::kInt64, {max_rows_}});
+    }
+    if (index_.masks >= 0)
+      outputs_.push_back({names_.masks, DType::kUint8, {max_rows_, side, side}});
+    if (index_.class_map >= 0)
+      outputs_.push_back(
+          {names_.class_map, names_.class_map_int64 ? DType::kInt64 : DType::kUint8, {side, side}});
+  }
+
+  const std::vector<Output>& outputs() const override { return outputs_; }
+
+  Status apply(const SampleInput& input, uint8_t* const* slots,
+               int64_t* const* shapes) const override {
+    thread_local JointSample sample;
+    if (Status s = read(input, sample); !s.is_ok()) return s;
+    SampleInput own = input;
+    for (const auto& op : ops_) {
+      ++own.step;
+      if (Status s = op->apply(own, sample); !s.is_ok()) return s;
+    }
+    return write(sample, slots, shapes);
+  }
+
+ private:
+  // A bad sample's one line naming `field`: kInvalidArgument, or the code of `cause`.
+  static Status fail(const std::string& field, const std::string& message) {
+    return invalid_argument(fmt::format("field '{}': {}", field, message));
+  }
+  static Status fail(const std::string& field, const Status& cause) {
+    return Status(cause.code(), fmt::format("field '{}': {}", field, cause.message()));
+  }
+
+  // The sample as stored: the image decoded, boxes and labels of one count, boxes within the
+  // image, masks of its size.
+  Status read(const SampleInput& input, JointSample& sample) const {
+    Result<ByteSpan> encoded = variable_field(*input.schema, input.record, index_.image);
+    if (!encoded.is_ok()) return fail(names_.image, encoded.status());
+    Result<PlanesSize> size = image_size_within(encoded.value(), names_.max_size);
+    if (!size.is_ok()) return fail(names_.image, size.status());
+    sample.height = size.value().height;
+    sample.width = size.value().width;
+    sample.image.resize(static_cast<size_t>(3 * sample.height * sample.width));
+    if (Status s = decode_planes(encoded.value(), size.value(), sample.image.data()); !s.is_ok())
+      return fail(names_.image, s);
+    sample.boxes.clear();
+    sample.labels.clear();
+    if (index_.boxes >= 0) {
+      if (Status s = read_boxes(input, sample); !s.is_ok()) return s;
+    }
+    sample.has_masks = index_.masks >= 0;
+    sample.masks.clear();
+    if (sample.has_masks) {
+      if (Status s = read_masks(input, sample); !s.is_ok()) return s;
+    }
+    sample.has_class_map = index_.class_map >= 0;
+    return sample.has_class_map ? read_class_map(input, sample) : Status::ok();
+  }
+
+  // Boxes and labels of one count, every box inside the image.
+  Status read_boxes(const SampleInput& input, JointSample& sample) const {
+    if (Status s = read_rows(input, index_.boxes, names_.boxes, sample.boxes); !s.is_ok()) return s;
+    if (Status s = read_rows(input, index_.labels, names_.labels, sample.labels); !s.is_ok())
+      return s;
+    if (sample.boxes.size() != 4 * sample.labels.size())
+      return fail(names_.labels, fmt::format("{} labels for {} boxes in '{}'", sample.labels.size(),
+                                             sample.boxes.size() / 4, names_.boxes));
+    for (int64_t k = 0; k < sample.rows(); ++k) {
+      const float* box = &sample.boxes[4 * k];
+      const bool inside = box[0] >= 0 && box[1] >= 0 && box[2] <= sample.width &&
+                          box[3] <= sample.height && box[2] >= 0 && box[3] >= 0 &&
+                          box[0] <= sample.width && box[1] <= sample.height;
+      if (!inside)  // NaN compares false: not inside
+        return fail(names_.boxes,
+                    fmt::format("box {} ({}, {}, {}, {}) lies outside the {}x{} image", k, box[0],
+                                box[1], box[2], box[3], sample.width, sample.height));
+    }
+    return Status::ok();
+  }
+
+  // The class map: a PNG of the image's size.
+  Status read_class_map(const SampleInput& input, JointSample& sample) const {
+    Result<ByteSpan> png = variable_field(*input.schema, input.record, index_.class_map);
+    if (!png.is_ok()) return fail(names_.class_map, png.status());
+    const image::GraySize size = {sample.width, sample.height};
+    if (Status s = image::decode_gray_png(png.value(), size, sample.class_map); !s.is_ok())
+      return fail(names_.class_map,
+                  Status(s.code(), fmt::format("the class map of the {}x{} image: {}", sample.width,
+                                               sample.height, s.message())));
+    return Status::ok();
+  }
+
+  // Stored variable-length field `field` as values of T.
+  template <typename T>
+  Status read_rows(const SampleInput& input, int field, const std::string& name,
+                   std::vector<T>& values) const {
+    Result<ByteSpan> bytes = variable_field(*input.schema, input.record, field);
+    if (!bytes.is_ok()) return fail(name, bytes.status());
+    if (bytes.value().size % sizeof(T) != 0)
+      return fail(name, corrupt(fmt::format("{} bytes are not whole values", bytes.value().size)));
+    values.resize(bytes.value().size / sizeof(T));
+    if (!values.empty()) std::memcpy(values.data(), bytes.value().data, bytes.value().size);
+    return Status::ok();
+  }
+
+  Status read_masks(const SampleInput& input, JointSample& sample) const {
+    Result<ByteSpan> png = variable_field(*input.schema, input.record, index_.masks);
+    if (!png.is_ok()) return fail(names_.masks, png.status());
+    const int64_t n = sample.rows();
+    if (png.value().size == 0) {
+      if (n == 0) return Status::ok();
+      return fail(names_.masks, fmt::format("no masks for {} boxes", n));
+    }
+    const image::GraySize stacked = {sample.width, n * sample.height};
+    if (Status s = image::decode_gray_png(png.value(), stacked, sample.masks); !s.is_ok())
+      return fail(names_.masks,
+                  Status(s.code(), fmt::format("{} masks of the {}x{} image: {}", n, sample.width,
+                                               sample.height, s.message())));
+    return Status::ok();
+  }
+
+  Status write(const JointSample& sample, uint8_t* const* slots, int64_t* const* shapes) const {
+    if (sample.height > names_.max_size || sample.width > names_.max_size)
+      return fail(names_.image, fmt::format("the image is {}x{}, larger than max_size {}",
+                                            sample.width, sample.height, names_.max_size));
+    const int64_t n = sample.rows();
+    if (n > max_rows_)
+      return fail(names_.boxes, fmt::format("{} rows, more than the capacity of {}", n, max_rows_));
+    const size_t pixels = sample.image.size();
+    if (names_.float_image) {
+      // torchvision's ToDtype(float32, scale=True): x * float(1 / 255); then Normalize's
+      // (x - mean[c]) / std[c], in float32.
+      const auto scale = static_cast<float>(1.0 / 255.0);
+      auto* out = reinterpret_cast<float*>(slots[0]);
+      const size_t plane = pixels / 3;
+      for (size_t i = 0; i < pixels; ++i) {
+        out[i] = static_cast<float>(sample.image[i]) * scale;
+        if (!names_.mean.empty())
+          out[i] = (out[i] - names_.mean[i / plane]) / names_.std[i / plane];
+      }
+    } else {
+      std::memcpy(slots[0], sample.image.data(), pixels);
+    }
+    shapes[0][0] = 3;
+    shapes[0][1] = sample.height;
+    shapes[0][2] = sample.width;
+    int o = 1;
+    if (index_.boxes >= 0) {
+      std::memcpy(slots[o], sample.boxes.data(), sample.boxes.size() * sizeof(float));
+      shapes[o][0] = n;
+      shapes[o][1] = 4;
+      std::memcpy(slots[o + 1], sample.labels.data(), sample.labels.size() * sizeof(int64_t));
+      shapes[o + 1][0] = n;
+      o += 2;
+    }
+    if (index_.masks >= 0) {
+      std::memcpy(slots[o], sample.masks.data(), sample.masks.size());
+      shapes[o][0] = n;
+      shapes[o][1] = sample.height;
+      shapes[o][2] = sample.width;
+      ++o;
+    }
+    if (index_.class_map >= 0) {
+      if (names_.class_map_int64)
+        std::copy(sample.class_map.begin(), sample.class_map.end(),
+                  reinterpret_cast<int64_t*>(slots[o]));
+      else
+        std::memcpy(slots[o], sample.class_map.data(), sample.class_map.size());
+      shapes[o][0] = sample.height;
+      shapes[o][1] = sample.width;
+    }
+    return Status::ok();
+  }
+
+  const JointFields names_;
+  const JointFieldIndex index_;
+  const int64_t max_rows_;
+  const std::vector<std::shared_ptr<const JointOp>> ops_;
+  std::vector<Output> outputs_;
+};
+
+// Field `name` of `schema` if it is `want`: "bytes" (an encoded image or PNG), or a
+// variable-length `dtype` field of `row_shape` rows.
+Result<int> stored(const Schema& schema, const std::string& name, const char* what,
+                   std::optional<DType> dtype, const std::vector<int64_t>& row_shape) {
+  const int f = schema.find(name);
+  if (f < 0) return invalid_argument("the dataset has no field '" + name + "'");
+  const Field& field = schema.fields()[f];
+  const bool fits =
+      dtype ? field.is_variable_length() && field.dtype == *dtype && field.shape == row_shape
+            : field.dtype == DType::kBytes;
+  if (!fits)
+    return invalid_argument(
+        fmt::format("field '{}': a joint transform reads it as {}", name, what));
+  return f;
+}
+
+}  // namespace
+
+Result<std::vector<FieldRequest>> make_joint_requests(
+    const Schema& schema, const JointFields& fields, const std::vector<OpCall>& calls,
+    const std::map<std::string, uint64_t>& max_lengths) {
+  if (fields.max_size < 1 || fields.max_size > kMaxImageSize)
+    return invalid_argument(fmt::format("field '{}': max_size {} is outside 1..{}", fields.image,
+                                        fields.max_size, kMaxImageSize));
+  JointFieldIndex index;
+  STOKER_ASSIGN_OR_RETURN(index.image,
+                          stored(schema, fields.image, "encoded images (bytes)", {}, {}));
+  if (fields.boxes.empty() != fields.labels.empty() ||
+      (fields.boxes.empty() && !fields.masks.empty()))
+    return invalid_argument(fmt::format(
+        "field '{}': a joint transform reads boxes and labels together, masks with them",
+        fields.image));
+  if (!fields.mean.empty() &&
+      (!fields.float_image || fields.mean.size() != 3 || fields.std.size() != 3))
+    return invalid_argument(fmt::format(
+        "field '{}': a joint transform normalises float images by 3 means and stds", fields.image));
+  int64_t max_rows = 1;
+  if (!fields.boxes.empty()) {
+    STOKER_ASSIGN_OR_RETURN(
+        index.boxes, stored(schema, fields.boxes, "float32 boxes [N, 4]", DType::kFloat32, {4}));
+    STOKER_ASSIGN_OR_RETURN(index.labels,
+                            stored(schema, fields.labels, "int64 labels [N]", DType::kInt64, {}));
+    const auto most = max_lengths.find(fields.boxes);
+    if (most == max_lengths.end())
+      return invalid_argument(
+          fmt::format("field '{}' varies in length and the manifest gives no max_lengths for it",
+                      fields.boxes));
+    max_rows = static_cast<int64_t>(std::min<uint64_t>(std::max<uint64_t>(most->second, 1),
+                                                       static_cast<uint64_t>(kMaxDimension)));
+  }
+  if (!fields.masks.empty()) {
+    STOKER_ASSIGN_OR_RETURN(index.masks,
+                            stored(schema, fields.masks, "a PNG of stacked masks (bytes)", {}, {}));
+  }
+  if (!fields.class_map.empty()) {
+    STOKER_ASSIGN_OR_RETURN(index.class_map,
+                            stored(schema, fields.class_map, "a PNG class map (bytes)", {}, {}));
+  }
+  std::vector<std::shared_ptr<const JointOp>> ops;
+  for (const OpCall& call : calls) {
+    if (call.op->role != OpRole::kJoint)
+      return invalid_argument(fmt::format(
+          "field '{}': {} is a {} operation; a joint transform takes joint operations only",
+          fields.image, call.op->name, to_string(call.op->role)));
+    Result<std::shared_ptr<const JointOp>> op = call.op->make_joint(call.params);
+    if (!op.is_ok()) return op.status();
+    ops.push_back(op.value());
+  }
+  auto joint = std::make_shared<JointPipeline>(fields, index, max_rows, std::move(ops));
+  std::vector<FieldRequest> requests;
+  for (size_t o = 0; o < joint->outputs().size(); ++o)
+    requests.emplace_back(joint, static_cast<int>(o));
+  return requests;
+}
+
+}  // namespace stoker

@@ -1,0 +1,45 @@
+#pragma once
+// JointSample: one detection or segmentation sample while its joint operations change it
+// together (joint_pipeline.h): the image, its boxes and labels, its object masks, or its class
+// map, as torchvision's v2 transforms see (image, target). Geometry moves all of them; dropping
+// an object drops its box, label and mask together (keep_rows).
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace stoker {
+
+struct JointSample {
+  int64_t height = 0, width = 0;  // the image's and every mask's
+  std::vector<uint8_t> image;     // uint8 [3, height, width]
+  std::vector<float> boxes;       // float32 [N, 4], XYXY in pixels
+  std::vector<int64_t> labels;    // int64 [N]
+  bool has_masks = false;
+  std::vector<uint8_t> masks;  // uint8 [N, height, width] when has_masks, else empty
+  bool has_class_map = false;
+  std::vector<uint8_t> class_map;  // uint8 [height, width] class indices when has_class_map
+
+  int64_t rows() const { return static_cast<int64_t>(labels.size()); }
+
+  // Keeps the objects k with keep[k] set (rows() values), in their order: box, label and mask.
+  void keep_rows(const std::vector<uint8_t>& keep) {
+    const size_t plane = static_cast<size_t>(height * width);
+    size_t kept = 0;
+    for (size_t k = 0; k < labels.size(); ++k) {
+      if (!keep[k]) continue;
+      if (kept != k) {
+        std::copy_n(boxes.begin() + 4 * k, 4, boxes.begin() + 4 * kept);
+        labels[kept] = labels[k];
+        if (has_masks) std::copy_n(masks.begin() + k * plane, plane, masks.begin() + kept * plane);
+      }
+      ++kept;
+    }
+    boxes.resize(4 * kept);
+    labels.resize(kept);
+    if (has_masks) masks.resize(kept * plane);
+  }
+};
+
+}  // namespace stoker

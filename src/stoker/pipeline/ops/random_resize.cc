@@ -1,0 +1,59 @@
+// random_resize: torchvision v2's RandomResize(min_size, max_size) on a sample (image, target) of
+// PIL images, as the segmentation reference's preset runs it. One draw (uniform_below, from the
+// operation's own stream) picks a size s in [min_size, max_size); the shorter side becomes s and
+// the longer int(s * long / short) (v2's _compute_resized_output_size, in doubles), resized as
+// ops/joint_resize.h says (image PIL's bilinear, masks and class map nearest, boxes scaled).
+#include <fmt/format.h>
+
+#include "stoker/pipeline/op_registry.h"
+#include "stoker/pipeline/ops/joint_resize.h"
+
+namespace stoker::ops {
+namespace {
+
+class RandomResize : public JointOp {
+ public:
+  RandomResize(int64_t min_size, int64_t max_size) : min_size_(min_size), max_size_(max_size) {}
+
+  Status apply(const SampleInput& input, JointSample& sample) const override {
+    const int64_t size = min_size_ + static_cast<int64_t>(input.rng().uniform_below(
+                                         static_cast<uint64_t>(max_size_ - min_size_)));
+    const bool wide = sample.width > sample.height;
+    const int64_t shorter = wide ? sample.height : sample.width;
+    const int64_t longer = wide ? sample.width : sample.height;
+    const auto resized_longer = static_cast<int64_t>(
+        static_cast<double>(size) * static_cast<double>(longer) / static_cast<double>(shorter));
+    return resize_joint_sample("random_resize", sample, wide ? resized_longer : size,
+                               wide ? size : resized_longer);
+  }
+
+ private:
+  const int64_t min_size_, max_size_;
+};
+
+}  // namespace
+
+OpSpec random_resize() {
+  OpSpec op;
+  op.name = "random_resize";
+  op.role = OpRole::kJoint;
+  op.python_class = "RandomResize";
+  op.doc =
+      "The sample's shorter side resized to a size drawn in [min_size, max_size): image PIL's "
+      "bilinear, masks nearest, boxes scaled (torchvision v2's RandomResize)";
+  op.params = {
+      ParamSpec::integer("min_size", 256, "the smallest shorter side").in(1, kMaxImageSize),
+      ParamSpec::integer("max_size", 512, "above the largest shorter side").in(2, kMaxImageSize),
+  };
+  op.make_joint = [](const Params& p) -> Result<std::shared_ptr<const JointOp>> {
+    const int64_t min_size = p.integer("min_size");
+    const int64_t max_size = p.integer("max_size");
+    if (max_size <= min_size)
+      return invalid_argument(
+          fmt::format("random_resize: max_size {} must be above min_size {}", max_size, min_size));
+    return std::shared_ptr<const JointOp>(std::make_shared<RandomResize>(min_size, max_size));
+  };
+  return op;
+}
+
+}  // namespace stoker::ops
