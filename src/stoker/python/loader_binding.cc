@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "stoker/access/data_source.h"
 #include "stoker/pipeline/field_pipeline.h"
 #include "stoker/pipeline/loader_core.h"
 #include "stoker/pipeline/normalization.h"
@@ -20,7 +21,6 @@
 #include "stoker/python/dlpack_export.h"
 #include "stoker/python/op_binding.h"
 #include "stoker/python/pinned_allocator.h"
-#include "stoker/remote/data_source.h"
 #include "stoker/store/dataset.h"
 #include "stoker/store/import/image_folder_source.h"
 #include "stoker/util/mapped_read_guard.h"
@@ -157,7 +157,7 @@ py::object setting_object(const std::string& text) {
 // _stoker.LoaderCore: opened on a dataset directory, then configured once.
 class BoundLoader {
  public:
-  // A dataset directory or URL (remote/data_source.h), its shards cached as `access` says and
+  // A dataset directory or URL (access/data_source.h), its shards cached as `access` says and
   // checked against the cache's floor for `shuffle_window`.
   // `source` is what the path names (remote::SourceKind); `parquet` the columns of Parquet files.
   BoundLoader(const std::string& path, const DataAccessOptions& access, int64_t shuffle_window,
@@ -165,8 +165,8 @@ class BoundLoader {
       : shared_(std::make_shared<Shared>()) {
     install_mapped_read_fault_handler();  // again, if faulthandler (say) replaced it since import
     py::gil_scoped_release no_gil;        // a URL's manifest is fetched
-    shared_->dataset = remote::open_dataset(path, access, shuffle_window, source, parquet)
-                           .value_or_throw();
+    shared_->dataset =
+        remote::open_dataset(path, access, shuffle_window, source, parquet).value_or_throw();
   }
 
   // The manifest's class names (an image folder's classes), [] where it has none.
