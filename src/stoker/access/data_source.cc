@@ -10,7 +10,9 @@
 #include <functional>
 #include <vector>
 
+#include "stoker/access/remote_files.h"
 #include "stoker/access/remote_manifest.h"
+#include "stoker/access/remote_objects.h"
 #include "stoker/cache/remote_shard_source.h"
 #include "stoker/net/object_store.h"
 #include "stoker/net/remote_url.h"
@@ -22,18 +24,6 @@
 
 namespace stoker::remote {
 namespace {
-
-// The client and the store of `url`, credentials and retry limits (STOKER_RETRY_SECONDS)
-// from the process's environment.
-Result<std::shared_ptr<const ObjectStore>> store_of(const RemoteUrl& url) {
-  const Environment env = process_environment();
-  HttpClientOptions options;
-  STOKER_ASSIGN_OR_RETURN(options.retry, retry_limits_for(env(kRetrySecondsVariable)));
-  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<HttpClient> client, HttpClient::create(options));
-  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ObjectStore> store,
-                          open_object_store(url, std::move(client), env));
-  return std::shared_ptr<const ObjectStore>(std::move(store));
-}
 
 // Whether object `name` exists: a HEAD's 404 is no; another failure is the error.
 Result<bool> exists(const ObjectStore& store, const std::string& name) {
@@ -67,29 +57,6 @@ Result<std::shared_ptr<ShardCache>> open_cache(const DataAccessOptions& access) 
 std::string size_text(uint64_t bytes) {
   return bytes >= 1'000'000'000 ? fmt::format("{:.1f} GB", bytes / 1e9)
                                 : fmt::format("{:.1f} MB", bytes / 1e6);
-}
-
-// A download that GETs the shard into the .part file `fd`, refusing bytes past its size.
-ShardDownload download_from(std::shared_ptr<const ObjectStore> store) {
-  return [store = std::move(store)](const ShardInfo& info, int fd) -> Status {
-    const ByteSink sink = [&](uint64_t offset, const char* data, size_t size) -> Status {
-      if (offset > info.bytes || size > info.bytes - offset)  // never wraps
-        return corrupt(fmt::format("{}: larger than the {} bytes its manifest gives",
-                                   store->describe(info.file), info.bytes));
-      while (size > 0) {
-        const ssize_t n = ::pwrite(fd, data, size, static_cast<off_t>(offset));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0)
-          return io_error(fmt::format("{}: cannot write its download: {}",
-                                      store->describe(info.file), std::strerror(errno)));
-        data += n;
-        size -= static_cast<size_t>(n);
-        offset += static_cast<uint64_t>(n);
-      }
-      return Status::ok();
-    };
-    return store->get(info.file, std::nullopt, sink).status();
-  };
 }
 
 constexpr auto kSourceKindNames = enum_names<SourceKind>({
@@ -202,6 +169,27 @@ Result<std::shared_ptr<const Dataset>> open_webdataset(const std::string& spec,
   return Dataset::open(std::move(source));
 }
 
+// The WebDataset tars at the URLs `spec` names, read through the shard cache.
+Result<std::shared_ptr<const Dataset>> open_remote_webdataset(const std::string& spec,
+                                                              const DataAccessOptions& access) {
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ShardCache> cache, open_cache(access));
+  WebDatasetSourceOptions options;
+  options.index_cache_dir = cache->dir();
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const RemoteFiles> files,
+                          RemoteFiles::open(spec, ".tar", std::move(cache)));
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<WebDatasetSource> source,
+                          WebDatasetSource::open(files, files->location(), options));
+  return Dataset::open(std::move(source));
+}
+
+// Whether the URL `spec` reads as WebDataset tars (for `auto`): several lines, a brace
+// pattern, or a name ending in .tar.
+bool looks_like_remote_webdataset(const std::string& spec) {
+  const std::string path = spec.substr(0, spec.find('?'));
+  return spec.find('\n') != std::string::npos || spec.find('{') != std::string::npos ||
+         (path.size() > 4 && path.compare(path.size() - 4, 4, ".tar") == 0);
+}
+
 }  // namespace
 
 Result<SourceKind> parse_source_kind(const std::string& name) {
@@ -274,14 +262,15 @@ Status check_cache_floor(const Manifest& manifest, uint64_t budget_bytes,
 Result<DataLocation> locate(const std::string& path_or_url) {
   if (!is_remote_url(path_or_url) && is_parquet_path(path_or_url))
     return locate_parquet(path_or_url);
+  if (!is_remote_url(path_or_url) ? looks_like_webdataset(path_or_url)
+                                  : looks_like_remote_webdataset(path_or_url)) {
+    DataLocation where;
+    where.path = is_remote_url(path_or_url) ? shown_location(path_or_url) : path_or_url;
+    where.datasets = {path_or_url};
+    where.train = path_or_url;
+    return where;
+  }
   if (!is_remote_url(path_or_url)) {
-    if (looks_like_webdataset(path_or_url)) {
-      DataLocation where;
-      where.path = path_or_url;
-      where.datasets = {path_or_url};
-      where.train = path_or_url;
-      return where;
-    }
     Result<DataLocation> where = locate_data(path_or_url);
     if (where.status().code() == StatusCode::kNotFound && is_image_folder(path_or_url))
       return locate_image_folders(path_or_url);
@@ -326,8 +315,10 @@ Result<std::shared_ptr<const Dataset>> open_dataset(const std::string& path_or_u
   if (kind == SourceKind::kParquet ||
       (kind == SourceKind::kAuto && !is_remote_url(path_or_url) && is_parquet_path(path_or_url)))
     return open_parquet(path_or_url, parquet);
-  if (kind == SourceKind::kWebDataset && is_remote_url(path_or_url))
-    return invalid_argument(path_or_url + ": WebDataset tars are read from local paths only");
+  if (is_remote_url(path_or_url) &&
+      (kind == SourceKind::kWebDataset ||
+       (kind == SourceKind::kAuto && looks_like_remote_webdataset(path_or_url))))
+    return open_remote_webdataset(path_or_url, access);
   if (kind == SourceKind::kWebDataset ||
       (kind == SourceKind::kAuto && !is_remote_url(path_or_url) &&
        looks_like_webdataset(path_or_url)))

@@ -19,6 +19,7 @@
 #include "stoker/store/shard_check.h"
 #include "stoker/store/shard_schedule.h"
 #include "stoker/util/atomic_file.h"
+#include "stoker/util/saved_form.h"
 
 namespace stoker {
 namespace {
@@ -97,10 +98,15 @@ bool unlink_if_unpinned(const std::string& path) {
   return ::unlink(path.c_str()) == 0;
 }
 
+// Whether `dir` holds nothing but a marker being written and the saved forms of the sources
+// read in place (a tar's index, an image folder's listing: util/saved_form.h), which share
+// the cache folder.
 bool empty_but_for_marker_temporaries(const std::string& dir) {
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->path().filename().string().rfind(std::string(kShardCacheMarker) + ".tmp-", 0) != 0)
+    const std::string name = it->path().filename().string();
+    if (name.rfind(std::string(kShardCacheMarker) + ".tmp-", 0) != 0 &&
+        !(is_saved_form_folder(name) && it->is_directory(ec)))
       return false;
   }
   return !ec;
@@ -201,8 +207,9 @@ uint64_t ShardCache::contents_digest() const {
   return digest;
 }
 
-Result<DatasetCache> ShardCache::dataset(const std::string& key, const std::string& source,
-                                         const Manifest& manifest) const {
+Result<DatasetCache> ShardCache::part(const std::string& key, const std::string& source,
+                                      std::vector<ShardInfo> shards, Schema schema,
+                                      bool objects) const {
   if (key.empty() || key.size() > 64 ||
       key.find_first_not_of("0123456789abcdef") != std::string::npos)
     return invalid_argument("cache key '" + key + "': not 1 to 64 lower-case hex digits");
@@ -211,9 +218,26 @@ Result<DatasetCache> ShardCache::dataset(const std::string& key, const std::stri
     STOKER_RETURN_IF_ERROR(make_dirs(dir + sub));
   if (!fs::exists(dir + "/source.json")) {
     STOKER_RETURN_IF_ERROR(write_file_atomically(
-        dir + "/source.json", nlohmann::json({{"source", source}}).dump() + "\n"));
+        dir + "/source.json",
+        nlohmann::json({{"source", objects ? "objects read in place" : source}}).dump() + "\n"));
   }
-  return DatasetCache(shared_from_this(), dir, source, manifest.shards, manifest.schema);
+  return DatasetCache(shared_from_this(), dir, source, std::move(shards), std::move(schema),
+                      objects);
+}
+
+Result<DatasetCache> ShardCache::dataset(const std::string& key, const std::string& source,
+                                         const Manifest& manifest) const {
+  return part(key, source, manifest.shards, manifest.schema, /*objects=*/false);
+}
+
+Result<DatasetCache> ShardCache::objects(const std::string& source,
+                                         std::vector<ShardInfo> objects) const {
+  for (const ShardInfo& object : objects) {
+    if (object.file.empty() || object.file.find('/') != std::string::npos || object.file == "." ||
+        object.file == "..")
+      return invalid_argument(source + ": object name '" + object.file + "' is not a file name");
+  }
+  return part(kObjectsKey, source, std::move(objects), Schema(), /*objects=*/true);
 }
 
 ShardCacheUsage ShardCache::usage() const {
@@ -238,6 +262,27 @@ bool DatasetCache::holds(int shard) const {
   return ::stat(shard_path(shard).c_str(), &st) == 0;
 }
 
+Result<std::optional<ShardReader>> DatasetCache::check(int shard, const std::string& path, int fd,
+                                                       bool downloaded) const {
+  const ShardInfo& info = shards_[shard];
+  if (objects_) {
+    struct stat st;
+    if (::fstat(fd, &st) != 0) return io_error(path + ": " + std::strerror(errno));
+    if (static_cast<uint64_t>(st.st_size) != info.bytes)
+      return corrupt(
+          fmt::format("{}: {} bytes, its listing says {}", path, st.st_size, info.bytes));
+    return std::optional<ShardReader>();
+  }
+  STOKER_ASSIGN_OR_RETURN(ShardReader reader, ShardReader::open(path));
+  STOKER_RETURN_IF_ERROR(check_shard_matches(reader, info, schema_));
+  std::atomic<bool>& records_checked = (*records_checked_)[shard];
+  if (downloaded || !records_checked.load()) {
+    STOKER_RETURN_IF_ERROR(verify_records(reader, info.records));
+    records_checked = true;
+  }
+  return std::optional<ShardReader>(std::move(reader));
+}
+
 Result<std::optional<CachedShard>> DatasetCache::find(int shard) const {
   const std::string path = shard_path(shard);
   Result<FileLock> pin = FileLock::acquire(path, LockMode::kShared, /*wait=*/true, false);
@@ -246,23 +291,17 @@ Result<std::optional<CachedShard>> DatasetCache::find(int shard) const {
     return pin.status();
   }
   if (!pin.value().still_at(path)) return std::optional<CachedShard>();  // evicted meanwhile
-  Result<ShardReader> reader = ShardReader::open(path);
-  Status checked = reader.is_ok() ? check_shard_matches(reader.value(), shards_[shard], schema_)
-                                  : reader.status();
-  std::atomic<bool>& records_checked = (*records_checked_)[shard];
-  if (checked.is_ok() && !records_checked.load()) {
-    checked = verify_records(reader.value(), shards_[shard].records);
-    records_checked = checked.is_ok();
-  }
+  Result<std::optional<ShardReader>> checked = check(shard, path, pin.value().fd(), false);
   if (checked.is_ok()) {
     ::futimens(pin.value().fd(), nullptr);  // its last use, for eviction across datasets
+    if (objects_) return std::optional<CachedShard>(CachedShard(std::move(pin).value()));
     return std::optional<CachedShard>(
-        CachedShard(std::move(pin).value(), std::move(reader).value()));
+        CachedShard(std::move(pin).value(), std::move(*checked.value())));
   }
   ::close(pin.value().release());  // lets go of the pin, so that the file can go
   unlink_if_unpinned(path);
   return corrupt(fmt::format("{} (in the cache {}; removed, so that it is downloaded again)",
-                             checked.message(), cache_->dir()));
+                             checked.status().message(), cache_->dir()));
 }
 
 Result<CachedShard> DatasetCache::fetch(int shard, const ShardDownload& download,
@@ -317,8 +356,14 @@ Status DatasetCache::make_room(int shard, const EvictionAdvice& advice, bool dis
   std::unordered_map<std::string, int> shard_at;  // this manifest's cached names
   for (size_t s = 0; s < shards_.size(); ++s)
     shard_at.emplace(shard_path(static_cast<int>(s)), static_cast<int>(s));
+  // (Objects read in place share one part: those of other sources go as other datasets' do.)
   for (const CachedFile& f : mine) {
-    if (!fits() && !shard_at.count(f.path)) evict(f);
+    if (shard_at.count(f.path)) continue;
+    if (objects_) {
+      others.push_back(f);
+    } else if (!fits()) {
+      evict(f);
+    }
   }
   // 2. Other datasets' shards, least recently used first: their future is unknown here.
   std::vector<CacheEntry> entries;
@@ -411,30 +456,22 @@ Result<CachedShard> DatasetCache::admit(int shard, const ShardDownload& download
   if (!downloaded.is_ok()) return discard(downloaded);
   struct stat st;
   if (::fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) != info.bytes) {
-    return discard(
-        corrupt(fmt::format("{}/{}: {} bytes downloaded, the manifest says {}; nothing "
-                            "was kept",
-                            source_, info.file, st.st_size, info.bytes)));
+    return discard(corrupt(fmt::format("{}/{}: {} bytes downloaded, {} says {}; nothing was kept",
+                                       source_, info.file, st.st_size,
+                                       objects_ ? "its listing" : "the manifest", info.bytes)));
   }
   if (::fsync(fd) != 0)
     return discard(io_error("cannot sync " + part + ": " + std::strerror(errno)));
-  Status verified;
-  {
-    Result<ShardReader> reader = ShardReader::open(part);
-    verified =
-        reader.is_ok() ? check_shard_matches(reader.value(), info, schema_) : reader.status();
-    if (verified.is_ok()) verified = verify_records(reader.value(), info.records);
-  }
-  if (!verified.is_ok()) {
+  if (Result<std::optional<ShardReader>> verified = check(shard, part, fd, true);
+      !verified.is_ok()) {
     // The .part named at the message's start is gone: the shard's URL stands for it.
-    std::string detail = verified.message();
+    std::string detail = verified.status().message();
     if (detail.rfind(part + ": ", 0) == 0) detail.erase(0, part.size() + 2);
     return discard(corrupt(fmt::format(
         "{}/{}: does not match the manifest this run read ({}); the dataset changed on the "
         "server since, or the file there is damaged; nothing was kept",
         source_, info.file, detail)));
   }
-  (*records_checked_)[shard] = true;
   const std::string path = shard_path(shard);
   if (::rename(part.c_str(), path.c_str()) != 0) {
     return discard(io_error("cannot rename " + part + " to " + path + ": " + std::strerror(errno)));
@@ -442,6 +479,7 @@ Result<CachedShard> DatasetCache::admit(int shard, const ShardDownload& download
   ::close(fd);
   STOKER_RETURN_IF_ERROR(fsync_directory(dir_ + "/shards"));
   // The writer's flock, on the same file under its shard name, is now the pin.
+  if (objects_) return CachedShard(std::move(*writer));
   STOKER_ASSIGN_OR_RETURN(ShardReader reader, ShardReader::open(path));
   return CachedShard(std::move(*writer), std::move(reader));
 }

@@ -12,6 +12,7 @@
 //                                        unchanged shards and never reads a stale one
 //   DIR/<key>/locks/<file>.<index>.lock  one download per shard per machine
 //   DIR/<key>/tmp/<file>.<pid>.part      downloads in progress, flocked by their writer
+//   DIR/0b1ec75/                         the objects read in place (ShardCache::objects)
 //   DIR/users/<pid>.<n>                  one per open ShardCache, flocked while it lives: the
 //                                        processes that may free room for another
 //
@@ -26,6 +27,11 @@
 // (and by the next admission).
 // The budget covers shards/ and .part files of every dataset, summed from the directory under
 // cache.lock (no ledger file to go stale).
+//
+// Objects read in place (WebDataset tars) are kept the same way, in a part of their own
+// (ShardCache::objects): a file there is named by the XXH3 of the object's URL, ETag and size,
+// downloaded only while the object keeps that ETag, and checked by its size only (a tar's
+// index checks each member's bytes when read).
 //
 // Thread-safe: ShardCache and DatasetCache may be used from any thread (state is on disk,
 // under flocks); CachedShard is an immutable pin.
@@ -46,6 +52,9 @@
 
 namespace stoker {
 
+// The part (DIR/<key>) of the objects read in place (ShardCache::objects).
+inline constexpr const char* kObjectsKey = "0b1ec75";
+
 // The marker's name and the layout version it holds.
 inline constexpr const char* kShardCacheMarker = "STOKER-CACHE";
 inline constexpr int kShardCacheLayout = 1;
@@ -64,16 +73,21 @@ struct EvictionAdvice {
   int64_t needed_soon_before = 0;              // next use < this: protected
 };
 
-// A pinned shard: mapped, checked, and not evictable while this object lives. Move-only.
+// A pinned shard: mapped, checked, and not evictable while this object lives; or a pinned
+// object (ShardCache::objects), read through fd(). Move-only.
 class CachedShard {
  public:
   CachedShard(FileLock pin, ShardReader reader)
       : pin_(std::move(pin)), reader_(std::move(reader)) {}
-  const ShardReader& reader() const { return reader_; }
+  explicit CachedShard(FileLock pin) : pin_(std::move(pin)) {}
+  // A shard's reader (not an object's).
+  const ShardReader& reader() const { return *reader_; }
+  // The cached file, open read-only.
+  int fd() const { return pin_.fd(); }
 
  private:
   FileLock pin_;
-  ShardReader reader_;
+  std::optional<ShardReader> reader_;
 };
 
 class ShardCache;
@@ -110,15 +124,20 @@ class DatasetCache {
  private:
   friend class ShardCache;
   DatasetCache(std::shared_ptr<const ShardCache> cache, std::string dir, std::string source,
-               std::vector<ShardInfo> shards, Schema schema)
+               std::vector<ShardInfo> shards, Schema schema, bool objects)
       : cache_(std::move(cache)),
         dir_(std::move(dir)),
         source_(std::move(source)),
         shards_(std::move(shards)),
         schema_(std::move(schema)),
+        objects_(objects),
         records_checked_(std::make_shared<std::vector<std::atomic<bool>>>(shards_.size())) {}
 
   std::string shard_path(int shard) const;
+  // Checks the file `path` open as `fd` as shard `shard` (an object: its size), giving its
+  // reader (none for an object); `downloaded`: this DatasetCache wrote it.
+  Result<std::optional<ShardReader>> check(int shard, const std::string& path, int fd,
+                                           bool downloaded) const;
   // Evicts (under cache.lock) until shard `shard` fits the budget, or with `disk_full` (a
   // preallocation found the disk full) also the disk's free space.
   Status make_room(int shard, const EvictionAdvice& advice, bool disk_full) const;
@@ -130,6 +149,7 @@ class DatasetCache {
   std::string source_;             // the dataset's redacted URL, for messages
   std::vector<ShardInfo> shards_;  // the manifest's
   Schema schema_;
+  bool objects_;  // ShardCache::objects' part: files checked by size
   // Per shard: its records' checksums were checked by this DatasetCache (or its copies).
   std::shared_ptr<std::vector<std::atomic<bool>>> records_checked_;
 };
@@ -159,6 +179,13 @@ class ShardCache : public std::enable_shared_from_this<ShardCache> {
   Result<DatasetCache> dataset(const std::string& key, const std::string& source,
                                const Manifest& manifest) const;
 
+  // The part of the cache holding objects read in place, for `objects` (ShardInfo: file, the
+  // object's name in its folder; bytes, its size; index_checksum, the XXH3 of its URL, ETag and
+  // size) of `source` (their folder's redacted URL, or the spec naming them), made if missing.
+  // One part holds the objects of every source, so that two sources naming one object share
+  // its copy; eviction takes those of other sources as it takes other datasets' shards.
+  Result<DatasetCache> objects(const std::string& source, std::vector<ShardInfo> objects) const;
+
   // What the cache holds now (a directory walk).
   ShardCacheUsage usage() const;
 
@@ -179,6 +206,8 @@ class ShardCache : public std::enable_shared_from_this<ShardCache> {
 
  private:
   friend class DatasetCache;
+  Result<DatasetCache> part(const std::string& key, const std::string& source,
+                            std::vector<ShardInfo> shards, Schema schema, bool objects) const;
   ShardCache(std::string dir, uint64_t budget, std::string advice, std::string user_path,
              FileLock user)
       : dir_(std::move(dir)),
