@@ -1,7 +1,8 @@
 // WebDataset tars over HTTP through the shard cache (remote_files.h), on nginx on loopback:
 // the records are the local tars' records; a later run reads the index and the tars from the
 // cache (no GET); a tar changed on the server between runs is indexed again and read as it is
-// now; a missing tar is one line naming its URL, its secrets cut out.
+// now; a missing tar, or one whose download comes short of the size listed (a hostile server),
+// is one line naming its URL, its secrets cut out, and nothing of it is kept.
 #include "stoker/access/remote_files.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <fstream>
 
 #include "stoker/access/data_source.h"
+#include "stoker/testing/hostile_http_server.h"
 #include "stoker/testing/loopback_server.h"
 #include "stoker/testing/tar_fixtures.h"
 #include "stoker/testing/temp_dir.h"
@@ -127,6 +129,35 @@ TEST_F(RemoteFilesTest, AMissingTarIsOneLineNamingItsUrlWithoutItsSecrets) {
   const Status folder = open(url("tars/"), SourceKind::kWebDataset).status();
   EXPECT_EQ(folder.code(), StatusCode::kInvalidArgument) << folder.message();
   EXPECT_NE(folder.message().find("cannot be listed"), std::string::npos) << folder.message();
+}
+
+TEST(HostileRemoteFilesTest, ADownloadShortOfTheListedSizeIsOneLineAndNothingIsKept) {
+  testing::TempDir tmp;
+  tar_fixtures::write_tar(tmp / "t.tar", {{"a.jpg", std::string(3000, 'a')}, {"a.cls", "1"}});
+  const std::string tar = tar_fixtures::file_bytes(tmp / "t.tar");
+  // HEAD lists the whole tar; GET sends its first half, as a whole response.
+  testing::HostileHttpServer server([&](const testing::HostileRequest& r) {
+    if (r.line.rfind("HEAD /t.tar", 0) == 0)
+      return testing::HostileResponse{
+          "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(tar.size()) +
+          "\r\nETag: \"v1\"\r\nConnection: close\r\n\r\n"};
+    if (r.line.rfind("GET /t.tar", 0) == 0)
+      return testing::HostileResponse{
+          testing::http_response("200 OK", "ETag: \"v1\"\r\n", tar.substr(0, tar.size() / 2))};
+    return testing::HostileResponse{testing::http_response("404 Not Found", "", "")};
+  });
+  DataAccessOptions access;
+  access.cache_dir = tmp / "cache";
+  const Status status = open_dataset(server.url() + "/t.tar?sig=" + kTarSecret, access,
+                                     kShardByShard, SourceKind::kAuto)
+                            .status();
+  EXPECT_EQ(status.code(), StatusCode::kCorrupt) << status.message();
+  EXPECT_EQ(status.message().rfind(server.url() + "/t.tar: ", 0), 0u) << status.message();
+  EXPECT_NE(status.message().find("nothing was kept"), std::string::npos) << status.message();
+  EXPECT_EQ(status.message().find('\n'), std::string::npos) << status.message();
+  EXPECT_EQ(status.message().find(kTarSecret), std::string::npos) << status.message();
+  for (const auto& entry : fs::recursive_directory_iterator(tmp / "cache"))
+    EXPECT_NE(entry.path().extension(), ".part") << entry.path();
 }
 
 }  // namespace

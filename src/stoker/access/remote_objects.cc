@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -21,10 +22,12 @@ Result<std::shared_ptr<const ObjectStore>> store_of(const RemoteUrl& url) {
 ShardDownload download_from(std::shared_ptr<const ObjectStore> store, std::string if_match) {
   return [store = std::move(store), if_match = std::move(if_match)](const ShardInfo& info,
                                                                     int fd) -> Status {
+    uint64_t end = 0;  // of the bytes received (a transfer resumes where it was cut)
     const ByteSink sink = [&](uint64_t offset, const char* data, size_t size) -> Status {
       if (offset > info.bytes || size > info.bytes - offset)  // never wraps
         return corrupt(fmt::format("{}: larger than the {} bytes expected",
                                    store->describe(info.file), info.bytes));
+      end = std::max(end, offset + size);
       while (size > 0) {
         const ssize_t n = ::pwrite(fd, data, size, static_cast<off_t>(offset));
         if (n < 0 && errno == EINTR) continue;
@@ -37,7 +40,12 @@ ShardDownload download_from(std::shared_ptr<const ObjectStore> store, std::strin
       }
       return Status::ok();
     };
-    return store->get(info.file, std::nullopt, sink, if_match).status();
+    STOKER_RETURN_IF_ERROR(store->get(info.file, std::nullopt, sink, if_match).status());
+    // The file was preallocated to its size: bytes short of it would read as zeros.
+    if (end != info.bytes)
+      return corrupt(fmt::format("{}: {} bytes downloaded, {} expected; nothing was kept",
+                                 store->describe(info.file), end, info.bytes));
+    return Status::ok();
   };
 }
 

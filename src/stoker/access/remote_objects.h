@@ -18,7 +18,8 @@ namespace stoker::remote {
 // from the process's environment.
 Result<std::shared_ptr<const ObjectStore>> store_of(const RemoteUrl& url);
 
-// GETs object `info.file` of `store` into the file `fd`; with `if_match`, only while the object
+// GETs object `info.file` of `store` into the file `fd` (preallocated to `info.bytes`): kCorrupt
+// naming its URL when it sends more or fewer bytes; with `if_match`, only while the object
 // keeps that ETag (else kCorrupt: it changed on the server).
 ShardDownload download_from(std::shared_ptr<const ObjectStore> store, std::string if_match = "");
 
