@@ -158,6 +158,31 @@ Result<std::shared_ptr<const Dataset>> open_parquet(const std::string& path,
 #endif
 }
 
+// The Parquet files at the URLs `spec` names, each copied whole into the shard cache.
+Result<std::shared_ptr<const Dataset>> open_remote_parquet(const std::string& spec,
+                                                           const DataAccessOptions& access,
+                                                           const ParquetSourceOptions& options) {
+#if STOKER_WITH_PARQUET
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ShardCache> cache, open_cache(access));
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const RemoteFiles> files,
+                          RemoteFiles::open(spec, ".parquet", std::move(cache)));
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ParquetSource> source,
+                          ParquetSource::open(files, files->location(), options));
+  return Dataset::open(std::move(source));
+#else
+  return unsupported(shown_location(spec) +
+                     ": this stoker was built without Parquet (STOKER_WITH_PARQUET)");
+#endif
+}
+
+// Whether the URL `spec` reads as Parquet files (for `auto`): its last line's name, without
+// the query, ends in .parquet.
+bool looks_like_remote_parquet(const std::string& spec) {
+  const std::string last = spec.substr(spec.rfind('\n') + 1);
+  const std::string path = last.substr(0, last.find('?'));
+  return path.size() > 8 && path.compare(path.size() - 8, 8, ".parquet") == 0;
+}
+
 // The WebDataset tars `spec` names read in place, their indexes cached in the cache folder.
 Result<std::shared_ptr<const Dataset>> open_webdataset(const std::string& spec,
                                                        const DataAccessOptions& access) {
@@ -262,8 +287,9 @@ Status check_cache_floor(const Manifest& manifest, uint64_t budget_bytes,
 Result<DataLocation> locate(const std::string& path_or_url) {
   if (!is_remote_url(path_or_url) && is_parquet_path(path_or_url))
     return locate_parquet(path_or_url);
-  if (!is_remote_url(path_or_url) ? looks_like_webdataset(path_or_url)
-                                  : looks_like_remote_webdataset(path_or_url)) {
+  if (!is_remote_url(path_or_url)
+          ? looks_like_webdataset(path_or_url)
+          : looks_like_remote_webdataset(path_or_url) || looks_like_remote_parquet(path_or_url)) {
     DataLocation where;
     where.path = is_remote_url(path_or_url) ? shown_location(path_or_url) : path_or_url;
     where.datasets = {path_or_url};
@@ -310,8 +336,10 @@ Result<std::shared_ptr<const Dataset>> open_dataset(const std::string& path_or_u
                                                     const ParquetSourceOptions& parquet) {
   if (kind == SourceKind::kImageFolder && is_remote_url(path_or_url))
     return invalid_argument(path_or_url + ": image folders are read from local paths only");
-  if (kind == SourceKind::kParquet && is_remote_url(path_or_url))
-    return invalid_argument(path_or_url + ": Parquet files are read from local paths only");
+  if (is_remote_url(path_or_url) &&
+      (kind == SourceKind::kParquet ||
+       (kind == SourceKind::kAuto && looks_like_remote_parquet(path_or_url))))
+    return open_remote_parquet(path_or_url, access, parquet);
   if (kind == SourceKind::kParquet ||
       (kind == SourceKind::kAuto && !is_remote_url(path_or_url) && is_parquet_path(path_or_url)))
     return open_parquet(path_or_url, parquet);

@@ -2,8 +2,9 @@
 // Where a command's data comes from, local or remote, the one way every command opens a
 // dataset (docs/REMOTE-DESIGN.md section 1): a local path exactly as before
 // (store/data_location.h, Dataset::open), a local image folder read in place
-// (store/import/image_folder_source.h), local WebDataset tars or Parquet files read in place
-// (store/import/webdataset_source.h, parquet_source.h), or an s3:// or http(s):// URL, read
+// (store/import/image_folder_source.h), WebDataset tars or Parquet files read in place
+// (store/import/webdataset_source.h, parquet_source.h), local or at URLs (access/remote_files.h:
+// copied whole into the shard cache), or a dataset at an s3:// or http(s):// URL, read
 // through the machine's shard cache (cache/shard_cache.h) by a RemoteShardSource whose
 // downloads are the object store's GETs. Credentials come from the environment
 // (net/aws_credentials.h); no message holds them. Stateless functions; thread-safe.
@@ -48,8 +49,10 @@ Result<DataLocation> locate(const std::string& path_or_url);
 // kShuffleAll 0 for the whole dataset, or kShardByShard).
 // A local image folder (kImageFolder, or kAuto for a directory without a manifest.json holding
 // a directory) is read in place, its listing cached in the cache folder `access` names; so are
-// local WebDataset tars (kWebDataset, or kAuto as above), their indexes cached there, and local
-// Parquet files (kParquet, or kAuto where is_parquet_path), their columns `parquet`'s.
+// WebDataset tars (kWebDataset, or kAuto as above or for URLs a name ending in .tar, a brace
+// pattern or several lines), their indexes cached there, and Parquet files (kParquet, or kAuto
+// where is_parquet_path or a URL's name ends in .parquet), their columns `parquet`'s; remote
+// ones through the cache.
 Result<std::shared_ptr<const Dataset>> open_dataset(const std::string& path_or_url,
                                                     const DataAccessOptions& access,
                                                     int64_t shuffle_window,

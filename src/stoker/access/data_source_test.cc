@@ -136,11 +136,12 @@ TEST(LocateTest, ParquetFilesAreOneDatasetOrHuggingFacesSplits) {
     EXPECT_EQ(one.train, path);
   }
   EXPECT_EQ(parse_source_kind("parquet").value_or_throw(), SourceKind::kParquet);
-  // Only local files are read.
-  DataAccessOptions access;
-  expect_one_line(
-      open_dataset("http://127.0.0.1:9/x.parquet", access, 0, SourceKind::kParquet).status(),
-      "http://127.0.0.1:9/x.parquet: Parquet files are read from local paths only");
+  // A URL ending in .parquet is one dataset, located without a request (its files are read
+  // through the cache: remote_files_test.cc, python/tests/test_remote_sources.py).
+  const DataLocation remote = locate("http://127.0.0.1:9/x.parquet?sig=s").value_or_throw();
+  EXPECT_FALSE(remote.folder);
+  EXPECT_EQ(remote.train, "http://127.0.0.1:9/x.parquet?sig=s");
+  EXPECT_EQ(remote.path, "http://127.0.0.1:9/x.parquet");
 }
 
 // nginx serving ROOT/ds (one dataset) and ROOT/folder/{train,test}.
