@@ -194,12 +194,17 @@ Result<std::shared_ptr<const Dataset>> open_webdataset(const std::string& spec,
   return Dataset::open(std::move(source));
 }
 
+// Remote tars fetched ahead of the loader's order: a download each for RemoteFiles' threads,
+// and as many waiting behind them.
+constexpr int kTarsAhead = 2 * RemoteFiles::kAheadDownloads;
+
 // The WebDataset tars at the URLs `spec` names, read through the shard cache.
 Result<std::shared_ptr<const Dataset>> open_remote_webdataset(const std::string& spec,
                                                               const DataAccessOptions& access) {
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ShardCache> cache, open_cache(access));
   WebDatasetSourceOptions options;
   options.index_cache_dir = cache->dir();
+  options.tars_ahead = kTarsAhead;
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const RemoteFiles> files,
                           RemoteFiles::open(spec, ".tar", std::move(cache)));
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<WebDatasetSource> source,

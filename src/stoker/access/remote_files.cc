@@ -3,13 +3,18 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <map>
+#include <set>
 #include <sstream>
+#include <thread>
 
 #include "stoker/access/remote_objects.h"
 #include "stoker/net/remote_url.h"
 #include "stoker/store/import/webdataset_tars.h"
 #include "stoker/util/checksum.h"
+#include "stoker/util/thread_annotations.h"
 
 namespace stoker::remote {
 namespace {
@@ -102,6 +107,81 @@ Result<std::shared_ptr<const RemoteFiles>> RemoteFiles::open(const std::string& 
   opened->names_ = std::move(names);
   opened->location_ = std::move(location);
   return std::shared_ptr<const RemoteFiles>(std::move(opened));
+}
+
+// Downloads into the cache the files a reader needs next (fetch_ahead), the soonest first not
+// cached nor being downloaded, on kAheadDownloads threads; a file that fails is left to the
+// reader (its own open says why). Its destructor cancels the downloads and joins the threads.
+class RemoteFiles::Ahead {
+ public:
+  explicit Ahead(const RemoteFiles& files) : files_(files) {
+    for (int i = 0; i < kAheadDownloads; ++i) threads_.emplace_back([this] { download(); });
+  }
+  ~Ahead() {
+    {
+      MutexLock lock(mutex_);
+      stop_ = true;
+    }
+    cancel_ = true;
+    wake_.notify_all();
+    for (std::thread& thread : threads_) thread.join();
+  }
+  void want(std::vector<size_t> files) {
+    {
+      MutexLock lock(mutex_);
+      wanted_ = std::move(files);
+    }
+    wake_.notify_all();
+  }
+
+ private:
+  // The file to download next, or -1.
+  int64_t next() const STOKER_REQUIRES(mutex_) {
+    for (size_t f : wanted_)
+      if (!busy_.count(f) && !failed_.count(f) && !files_.objects_.holds(static_cast<int>(f)))
+        return static_cast<int64_t>(f);
+    return -1;
+  }
+  void download() {
+    MutexLock lock(mutex_);
+    while (true) {
+      lock.wait(wake_, [&]() STOKER_REQUIRES(mutex_) { return stop_ || next() >= 0; });
+      if (stop_) return;
+      const size_t file = static_cast<size_t>(next());
+      busy_.insert(file);
+      lock.unlock();
+      const File& f = files_.files_[file];
+      // Into the cache; the pin goes at once.
+      const bool fetched =
+          files_.objects_
+              .fetch(static_cast<int>(file), download_from(f.store, f.etag, &cancel_),
+                     EvictionAdvice(), [this] { return cancel_.load(); })
+              .is_ok();
+      lock.lock();
+      busy_.erase(file);
+      if (!fetched) failed_.insert(file);
+    }
+  }
+
+  const RemoteFiles& files_;
+  std::atomic<bool> cancel_{false};
+  Mutex mutex_;
+  std::condition_variable wake_;
+  std::vector<size_t> wanted_ STOKER_GUARDED_BY(mutex_);
+  std::set<size_t> busy_ STOKER_GUARDED_BY(mutex_);    // being downloaded
+  std::set<size_t> failed_ STOKER_GUARDED_BY(mutex_);  // left to the reader
+  bool stop_ STOKER_GUARDED_BY(mutex_) = false;
+  std::vector<std::thread> threads_;
+};
+
+RemoteFiles::RemoteFiles(std::shared_ptr<ShardCache> cache, DatasetCache objects)
+    : cache_(std::move(cache)), objects_(std::move(objects)) {}
+
+RemoteFiles::~RemoteFiles() = default;
+
+void RemoteFiles::fetch_ahead(const std::vector<size_t>& files) const {
+  std::call_once(ahead_started_, [&] { ahead_ = std::make_unique<Ahead>(*this); });
+  ahead_->want(files);
 }
 
 Result<OpenFile> RemoteFiles::open(size_t file) const {

@@ -11,9 +11,12 @@
 // The spec: a URL, a brace pattern of URLs (`https://host/data-{000..099}.tar`, as
 // webdataset_tars.h expands it), several of these one a line, or an s3:// folder ending in '/'
 // (its objects with the suffix, by name). Every file is asked for its size and ETag (HEAD) when
-// the spec is opened. Thread-safe.
+// the spec is opened. fetch_ahead downloads the files a reader needs next on kAheadDownloads
+// threads, in its order, one at a time each; the destructor cancels and joins them.
+// Thread-safe.
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -37,6 +40,10 @@ class RemoteFiles : public InPlaceFiles {
   Result<FileIdentity> identity(size_t file) const override { return files_[file].identity; }
   std::string key(size_t file) const override { return files_[file].key; }
   Result<OpenFile> open(size_t file) const override;
+  void fetch_ahead(const std::vector<size_t>& files) const override;
+  ~RemoteFiles() override;
+
+  static constexpr int kAheadDownloads = 2;
 
   // The spec with every URL redacted, for messages.
   const std::string& location() const { return location_; }
@@ -48,14 +55,17 @@ class RemoteFiles : public InPlaceFiles {
     FileIdentity identity;
     std::string key;  // its URL's cache key
   };
-  RemoteFiles(std::shared_ptr<ShardCache> cache, DatasetCache objects)
-      : cache_(std::move(cache)), objects_(std::move(objects)) {}
+  RemoteFiles(std::shared_ptr<ShardCache> cache, DatasetCache objects);
 
   std::shared_ptr<ShardCache> cache_;  // keeps the cache open while objects_ is used
   DatasetCache objects_;
   std::vector<File> files_;
   std::vector<std::string> names_;  // redacted URLs
   std::string location_;
+  // The downloads ahead, started by the first fetch_ahead; gone first (declared last).
+  class Ahead;
+  mutable std::once_flag ahead_started_;
+  mutable std::unique_ptr<Ahead> ahead_;
 };
 
 }  // namespace stoker::remote

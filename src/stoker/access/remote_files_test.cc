@@ -10,8 +10,10 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "stoker/access/data_source.h"
+#include "stoker/store/shard_schedule.h"
 #include "stoker/testing/hostile_http_server.h"
 #include "stoker/testing/loopback_server.h"
 #include "stoker/testing/tar_fixtures.h"
@@ -103,6 +105,40 @@ TEST_F(RemoteFilesTest, RecordsAreTheLocalTarsAndALaterRunReadsTheCache) {
                    .value_or_throw();
   EXPECT_EQ(tar_records(*again), local);
   EXPECT_EQ(tar_gets() - before, 3) << "a later run reads the cache";
+}
+
+TEST_F(RemoteFilesTest, TarsAreDownloadedAheadInTheLoadersOrder) {
+  const std::string spec = url("tars/d-{0..2}.tar");
+  open(spec).value_or_throw();  // each tar downloaded and indexed
+  // The copies gone from the cache (evicted), their indexes kept: opening downloads nothing.
+  std::vector<fs::path> copies;
+  for (const auto& entry :
+       fs::directory_iterator(access_.cache_dir + "/" + kObjectsKey + "/shards"))
+    copies.push_back(entry.path());
+  ASSERT_EQ(copies.size(), 3u);
+  for (const fs::path& copy : copies) fs::remove(copy);
+  auto dataset = open(spec).value_or_throw();
+  const int before = tar_gets();
+  // The loader's plan: tar 1's samples first, then tar 2's, then tar 0's.
+  ShardSchedule plan;
+  plan.epoch_size = 12;
+  plan.now = {{8, 11}, {0, 3}, {4, 7}};
+  plan.after = plan.now;
+  dataset->advise(plan, 0);
+  for (int waited = 0; tar_gets() - before < 3 && waited < 1000; ++waited)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(tar_gets() - before, 3) << "all three downloaded before any was pinned";
+  // Two downloads at once: tar 0, needed last, starts only when one of the others is done.
+  std::ifstream log(*dir_ / "nginx/access.log");
+  std::vector<std::string> gets;
+  for (std::string line; std::getline(log, line);)
+    if (line.rfind("GET /tars/", 0) == 0) gets.push_back(line);
+  EXPECT_EQ(gets[before].find("GET /tars/d-0.tar"), std::string::npos) << gets[before];
+  const std::vector<std::string> local = tar_records(
+      *open_dataset(root() + "/tars/d-{0..2}.tar", access_, kShardByShard, SourceKind::kWebDataset)
+           .value_or_throw());
+  EXPECT_EQ(tar_records(*dataset), local);
+  EXPECT_EQ(tar_gets() - before, 3) << "the reader found every tar in the cache";
 }
 
 TEST_F(RemoteFilesTest, ATarChangedOnTheServerIsIndexedAgainAndReadAsItIsNow) {

@@ -19,9 +19,10 @@ Result<std::shared_ptr<const ObjectStore>> store_of(const RemoteUrl& url) {
   return std::shared_ptr<const ObjectStore>(std::move(store));
 }
 
-ShardDownload download_from(std::shared_ptr<const ObjectStore> store, std::string if_match) {
-  return [store = std::move(store), if_match = std::move(if_match)](const ShardInfo& info,
-                                                                    int fd) -> Status {
+ShardDownload download_from(std::shared_ptr<const ObjectStore> store, std::string if_match,
+                            const std::atomic<bool>* cancel) {
+  return [store = std::move(store), if_match = std::move(if_match), cancel](const ShardInfo& info,
+                                                                            int fd) -> Status {
     uint64_t end = 0;  // of the bytes received (a transfer resumes where it was cut)
     const ByteSink sink = [&](uint64_t offset, const char* data, size_t size) -> Status {
       if (offset > info.bytes || size > info.bytes - offset)  // never wraps
@@ -40,7 +41,7 @@ ShardDownload download_from(std::shared_ptr<const ObjectStore> store, std::strin
       }
       return Status::ok();
     };
-    STOKER_RETURN_IF_ERROR(store->get(info.file, std::nullopt, sink, if_match).status());
+    STOKER_RETURN_IF_ERROR(store->get(info.file, std::nullopt, sink, if_match, cancel).status());
     // The file was preallocated to its size: bytes short of it would read as zeros.
     if (end != info.bytes)
       return corrupt(fmt::format("{}: {} bytes downloaded, {} expected; nothing was kept",

@@ -6,6 +6,7 @@
 // tar read in place (named by its URL, only while it keeps the ETag it was listed with).
 // Thread-safe.
 
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -21,6 +22,8 @@ Result<std::shared_ptr<const ObjectStore>> store_of(const RemoteUrl& url);
 // GETs object `info.file` of `store` into the file `fd` (preallocated to `info.bytes`): kCorrupt
 // naming its URL when it sends more or fewer bytes; with `if_match`, only while the object
 // keeps that ETag (else kCorrupt: it changed on the server).
-ShardDownload download_from(std::shared_ptr<const ObjectStore> store, std::string if_match = "");
+// `cancel` (optional, outliving the download) turning true ends it (kCancelled).
+ShardDownload download_from(std::shared_ptr<const ObjectStore> store, std::string if_match = "",
+                            const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace stoker::remote

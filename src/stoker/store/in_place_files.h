@@ -44,6 +44,9 @@ class InPlaceFiles {
   virtual std::string key(size_t file) const = 0;
   // File `file` open for reading: one line naming it when it cannot be read.
   virtual Result<OpenFile> open(size_t file) const = 0;
+  // The files a reader needs next, soonest first (replacing the previous ones): remote files
+  // are downloaded ahead of the reader; local ones need nothing.
+  virtual void fetch_ahead(const std::vector<size_t>& /*files*/) const {}
 };
 
 // The identity of the regular file open as `fd`; errors name `path`.

@@ -76,7 +76,12 @@ Result<std::shared_ptr<WebDatasetSource>> WebDatasetSource::open(
       }));
   source->starts_.push_back(manifest.records);
   source->set_manifest(std::move(manifest));
+  source->set_units_ahead(options.tars_ahead);
   return source;
+}
+
+void WebDatasetSource::units_ahead(const std::vector<int>& units) {
+  files_->fetch_ahead(std::vector<size_t>(units.begin(), units.end()));
 }
 
 std::string WebDatasetSource::describe() const {

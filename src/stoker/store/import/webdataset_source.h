@@ -36,6 +36,9 @@ struct WebDatasetSourceOptions {
   std::string index_cache_dir;  // where tar indexes are kept ("": built at every open)
   int index_threads = 8;        // tars indexed at once when the source opens (>= 1)
   int64_t max_pixels = image::kDefaultMaxPixels;  // larger images are bad records
+  // Tars fetched ahead of the loader's order (InPlaceFiles::fetch_ahead: remote tars): the
+  // next ones the plan needs that are not in memory. 0: none.
+  int tars_ahead = 0;
 };
 
 class WebDatasetSource : public UnitReadSource {
@@ -57,6 +60,7 @@ class WebDatasetSource : public UnitReadSource {
  private:
   WebDatasetSource() = default;
   Result<ShardReader> read_unit(int u, std::map<uint64_t, std::string>& bad) const override;
+  void units_ahead(const std::vector<int>& units) override;
 
   std::string spec_;
   WebDatasetSourceOptions options_;
