@@ -76,6 +76,23 @@ def test_a_missing_tar_is_one_line_naming_its_url_without_secrets(served, nginx_
     assert secret not in message and "\n" not in message
 
 
+def test_a_bad_member_of_a_remote_tar_is_named_by_url_and_member(tars, served, nginx_server,
+                                                                 tmp_path):
+    import tarfile
+    from batches import epochs
+    from test_webdataset_source import crop_loader, truncate
+    served_tar = nginx_server.root / "tars" / os.path.basename(tars[1])
+    with tarfile.open(served_tar) as tar:
+        image = tar.getmember("s/0005.jpg").offset_data
+    truncate(served_tar, image + 100)  # inside the first sample's image
+    url = f"{nginx_server.url}/tars/{os.path.basename(tars[1])}"
+    cache = str(tmp_path / "cache")
+    with pytest.raises(stoker.Error, match=f"^{url}: member s/0005.jpg: cut short"):
+        epochs(crop_loader(stoker.WebDataset(served), cache, shuffle=False), 1)
+    kept = epochs(crop_loader(stoker.WebDataset(served), cache, shuffle=False, on_error="skip"), 1)
+    assert sum(len(labels) for _, labels in kept) == 23 - PER_TAR
+
+
 def test_tars_in_an_s3_folder_are_listed(tars, s3_env, tmp_path):
     for path in tars:
         with open(path, "rb") as f:

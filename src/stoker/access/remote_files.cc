@@ -19,7 +19,7 @@
 namespace stoker::remote {
 namespace {
 
-bool has_suffix(const std::string& name, const std::string& suffix) {
+bool file_has_suffix(const std::string& name, const std::string& suffix) {
   return name.size() > suffix.size() &&
          name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
@@ -41,7 +41,7 @@ Result<std::vector<std::string>> file_urls(const std::string& line, const std::s
   STOKER_ASSIGN_OR_RETURN(std::vector<std::string> names, store->list(""));
   std::vector<std::string> urls;
   for (const std::string& name : names)
-    if (has_suffix(name, suffix)) urls.push_back(line + name);
+    if (file_has_suffix(name, suffix)) urls.push_back(line + name);
   std::sort(urls.begin(), urls.end());
   if (urls.empty())
     return not_found(folder.redacted() + "/: no " + suffix + " objects in this folder");
@@ -74,7 +74,7 @@ Result<std::shared_ptr<const RemoteFiles>> RemoteFiles::open(const std::string& 
     STOKER_ASSIGN_OR_RETURN(RemoteUrl url, parse_remote_url(urls[i]));
     const size_t slash = url.path.rfind('/');
     const std::string name = slash == std::string::npos ? url.path : url.path.substr(slash + 1);
-    if (!has_suffix(name, suffix))
+    if (!file_has_suffix(name, suffix))
       return invalid_argument(url.redacted() + ": not a name ending in " + suffix);
     RemoteUrl folder = url;
     folder.path = slash == std::string::npos ? "" : url.path.substr(0, slash);
