@@ -107,6 +107,20 @@ TEST_F(RemoteFilesTest, RecordsAreTheLocalTarsAndALaterRunReadsTheCache) {
   EXPECT_EQ(tar_gets() - before, 3) << "a later run reads the cache";
 }
 
+TEST_F(RemoteFilesTest, LoadersSharingTheCacheDownloadEachTarOnce) {
+  const std::string spec = url("tars/d-{0..2}.tar");
+  const int before = tar_gets();
+  // Each open is a cache of its own (its own flocks, as another process's would be).
+  std::vector<std::thread> loaders;
+  std::vector<std::vector<std::string>> records(4);
+  for (auto& read : records)
+    loaders.emplace_back([&] { read = tar_records(*open(spec).value_or_throw()); });
+  for (std::thread& loader : loaders) loader.join();
+  EXPECT_EQ(tar_gets() - before, 3) << "one download per tar for all of them";
+  for (const auto& read : records) EXPECT_EQ(read, records[0]);
+  EXPECT_EQ(records[0].size(), 12u);
+}
+
 TEST_F(RemoteFilesTest, TarsAreDownloadedAheadInTheLoadersOrder) {
   const std::string spec = url("tars/d-{0..2}.tar");
   open(spec).value_or_throw();  // each tar downloaded and indexed
