@@ -183,8 +183,8 @@ for stage in $stages; do
       # memory mapping"); run without it when the machine allows.
       wrap=()
       if setarch "$(uname -m)" -R true 2>/dev/null; then wrap=(setarch "$(uname -m)" -R); fi
-      run_stage tsan build-tsan "pipeline_engine_test feed_protocol_test util_test trace_test remote_test" \
-        "-L pipeline_engine_test|feed_protocol_test|util_test|trace_test|remote_test" -- -DSTOKER_WITH_TORCH=OFF \
+      run_stage tsan build-tsan "pipeline_engine_test feed_protocol_test util_test trace_test net_test cache_test access_test" \
+        "-L pipeline_engine_test|feed_protocol_test|util_test|trace_test|net_test|cache_test|access_test" -- -DSTOKER_WITH_TORCH=OFF \
         -DSTOKER_SANITIZE=thread -DSTOKER_BUILD_BENCH=OFF "$sanitizer_flags" ;;
     clang)
       # Clang's thread-safety analysis proves the STOKER_GUARDED_BY/REQUIRES annotations

@@ -28,10 +28,10 @@
 #include <string>
 #include <vector>
 
+#include "stoker/cache/eviction_policy.h"
 #include "stoker/pipeline/sampler.h"
 #include "stoker/pipeline/schedule_from_order.h"
 #include "stoker/pipeline/shard_window_order.h"
-#include "stoker/remote/eviction_policy.h"
 #include "stoker/util/rng.h"
 
 namespace {

@@ -36,9 +36,9 @@
 #include <string>
 #include <vector>
 
+#include "stoker/cache/data_access.h"
 #include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/loader_core.h"
-#include "stoker/remote/data_access.h"
 #include "stoker/trace/tracer.h"
 #include "stoker/train/amp.h"
 #include "stoker/train/models.h"

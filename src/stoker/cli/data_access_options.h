@@ -1,12 +1,12 @@
 #pragma once
-// How a command reads remote data (remote/data_access.h) on the command line, bound once for
+// How a command reads remote data (cache/data_access.h) on the command line, bound once for
 // every command that reads a dataset (train, doctor, bench loader, inspect, verify):
 // --cache-dir DIR, --cache-gb GB (> 0), --cache-policy next-use|lru. Checks and messages are
 // usage.h's. Stateless functions.
 
 #include <CLI/CLI.hpp>
 
-#include "stoker/remote/data_access.h"
+#include "stoker/cache/data_access.h"
 
 namespace stoker::cli {
 

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "stoker/remote/dataset_push.h"
+#include "stoker/access/dataset_push.h"
 #include "stoker/util/utf8.h"
 
 namespace stoker::cli {

@@ -1,15 +1,15 @@
 #pragma once
 // Uploading from the command line: `stoker push DIR URL` and `convert ... --out s3://...` (which
 // converts into a temporary directory, pushes it, and removes it, on failure too). The store
-// comes from the usual AWS settings (remote/aws_credentials.h); remote/dataset_push.h does the
+// comes from the usual AWS settings (net/aws_credentials.h); access/dataset_push.h does the
 // upload; one summary line on stdout. Errors throw Error (one line naming the file or URL).
 
 #include <functional>
 #include <memory>
 #include <string>
 
-#include "stoker/remote/object_store.h"
-#include "stoker/remote/remote_url.h"
+#include "stoker/net/object_store.h"
+#include "stoker/net/remote_url.h"
 
 namespace stoker::cli {
 

@@ -13,7 +13,7 @@
 #include "cli/commands.h"
 #include "cli/data_access_options.h"
 #include "cli/usage.h"
-#include "stoker/remote/data_source.h"
+#include "stoker/access/data_source.h"
 #include "stoker/store/dataset_summary.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/util/utf8.h"

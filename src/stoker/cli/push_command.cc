@@ -1,6 +1,6 @@
 // `stoker push DIR s3://bucket/prefix`: uploads a verified dataset (or a folder of them) so that
 // readers of the URL see the previous version or the new one whole (cli/dataset_upload.h,
-// remote/dataset_push.h).
+// access/dataset_push.h).
 #include <CLI/CLI.hpp>
 #include <memory>
 

@@ -1,4 +1,4 @@
-// The commands on datasets by URL (remote/data_source.h): nginx serving a converted folder,
+// The commands on datasets by URL (access/data_source.h): nginx serving a converted folder,
 // weed's S3 gateway holding a dataset uploaded by signed PUTs. A run from a URL trains exactly
 // as from the folder; inspect and verify read URLs; bad input is one line naming the URL; a
 // sentinel secret appears in no output, log or cache file; a server gone mid-run is one line
@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "stoker/remote/object_store.h"
+#include "stoker/net/object_store.h"
 #include "stoker/store/manifest.h"
 #include "stoker/testing/classification.h"
 #include "stoker/testing/cli_process.h"

@@ -4,7 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/usage.h"
-#include "stoker/remote/remote_url.h"
+#include "stoker/net/remote_url.h"
 #include "stoker/trace/chrome_trace.h"
 #include "stoker/util/output_rescue.h"
 

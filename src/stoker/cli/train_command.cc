@@ -30,7 +30,7 @@
 #include "stoker/distributed/launch_env.h"
 #include "stoker/distributed/process_group.h"
 #include "stoker/doctor/run_report.h"
-#include "stoker/remote/remote_url.h"
+#include "stoker/net/remote_url.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/train/checkpoint.h"
 #include "stoker/train/compute_settings.h"

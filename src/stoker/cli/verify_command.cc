@@ -1,7 +1,7 @@
 // `stoker verify DIR`: everything a reader relies on (store/dataset_check.h): Dataset::open's
 // checks of manifest, schema, shard headers, index bounds and footers, then every record's
 // checksum, layout and label. DIR is a dataset or a folder of them (each is verified). Lists
-// every bad record and exits 1 if any. DIR may be a URL (remote/data_source.h).
+// every bad record and exits 1 if any. DIR may be a URL (access/data_source.h).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -11,7 +11,7 @@
 #include "cli/commands.h"
 #include "cli/data_access_options.h"
 #include "cli/usage.h"
-#include "stoker/remote/data_source.h"
+#include "stoker/access/data_source.h"
 #include "stoker/store/dataset_check.h"
 
 namespace stoker::cli {

@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "stoker/access/data_source.h"
 #include "stoker/doctor/throughput_recorder.h"
 #include "stoker/pipeline/image_transforms.h"
-#include "stoker/remote/data_source.h"
 #include "stoker/store/dataset.h"
 #include "stoker/train/step_runner.h"
 #include "stoker/train/training_setup.h"

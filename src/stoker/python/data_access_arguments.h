@@ -1,11 +1,11 @@
 #pragma once
 // The keywords cache_dir=, cache_gb=, cache_policy= of stoker.Loader and the tools, as
-// DataAccessOptions (remote/data_access.h): the package checks their types, this their values.
+// DataAccessOptions (cache/data_access.h): the package checks their types, this their values.
 // Stateless; call with the GIL held or not.
 
 #include <string>
 
-#include "stoker/remote/data_access.h"
+#include "stoker/cache/data_access.h"
 #include "stoker/util/status.h"
 
 namespace stoker::python {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "stoker/access/data_source.h"
 #include "stoker/pipeline/field_pipeline.h"
 #include "stoker/pipeline/joint_pipeline.h"
 #include "stoker/pipeline/loader_core.h"
@@ -22,7 +23,6 @@
 #include "stoker/python/dlpack_export.h"
 #include "stoker/python/op_binding.h"
 #include "stoker/python/pinned_allocator.h"
-#include "stoker/remote/data_source.h"
 #include "stoker/store/dataset.h"
 #include "stoker/store/import/image_folder_source.h"
 #include "stoker/util/mapped_read_guard.h"
@@ -214,7 +214,7 @@ py::object setting_object(const std::string& text) {
 // _stoker.LoaderCore: opened on a dataset directory, then configured once.
 class BoundLoader {
  public:
-  // A dataset directory or URL (remote/data_source.h), its shards cached as `access` says and
+  // A dataset directory or URL (access/data_source.h), its shards cached as `access` says and
   // checked against the cache's floor for `shuffle_window`.
   // `source` is what the path names (remote::SourceKind); `parquet` the columns of Parquet files.
   BoundLoader(const std::string& path, const DataAccessOptions& access, int64_t shuffle_window,

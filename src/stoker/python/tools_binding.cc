@@ -10,11 +10,11 @@
 #include <utility>
 #include <vector>
 
+#include "stoker/access/data_source.h"
+#include "stoker/access/dataset_push.h"
+#include "stoker/net/remote_url.h"
 #include "stoker/python/data_access_arguments.h"
 #include "stoker/python/py_text.h"
-#include "stoker/remote/data_source.h"
-#include "stoker/remote/dataset_push.h"
-#include "stoker/remote/remote_url.h"
 #include "stoker/store/data_location.h"
 #include "stoker/store/dataset_check.h"
 #include "stoker/store/dataset_summary.h"

@@ -62,6 +62,23 @@ void UnitReadSource::sweep() {
     units_[*it].reader.reset();
   }
   idle_.erase(kept, idle_.end());
+  if (!advised_ || units_ahead_ == 0) return;
+  std::vector<std::pair<int64_t, int>> next;  // (next use, unit) of the units not in memory
+  for (int u = 0; u < static_cast<int>(units_.size()); ++u) {
+    if (units_[u].reader || units_[u].reading) continue;
+    const int64_t use = schedule_.next_use(u, position_);
+    if (use != ShardSchedule::kNever) next.emplace_back(use, u);
+  }
+  const size_t count = std::min(next.size(), static_cast<size_t>(units_ahead_));
+  std::partial_sort(next.begin(), next.begin() + static_cast<ptrdiff_t>(count), next.end());
+  std::vector<int> ahead;
+  for (size_t i = 0; i < count; ++i) ahead.push_back(next[i].second);
+  units_ahead(ahead);
+}
+
+void UnitReadSource::set_units_ahead(int count) {
+  MutexLock lock(mutex_);
+  units_ahead_ = count;
 }
 
 void UnitReadSource::advise(const ShardSchedule& schedule, int64_t lookahead) {

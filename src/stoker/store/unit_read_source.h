@@ -3,8 +3,10 @@
 // folder, WebDataset tars): a unit (a manifest shard) is read into memory when a pin of it is
 // asked for, on the asking thread (others asking for it wait), its records built by the derived
 // class's read_unit (ShardReader::in_memory). It is let go when its last pin is, unless the
-// loader's plan (advise, advance) uses it again within its lookahead. The reasons of a unit's
-// bad records are kept by global record index for record_error. Thread-safe.
+// loader's plan (advise, advance) uses it again within its lookahead. A derived class that
+// reads ahead (set_units_ahead) is told, at each move of the plan, the units not in memory that
+// the plan needs next, soonest first. The reasons of a unit's bad records are kept by global
+// record index for record_error. Thread-safe.
 
 #include <condition_variable>
 #include <cstdint>
@@ -37,6 +39,11 @@ class UnitReadSource : public ShardSource, public std::enable_shared_from_this<U
   virtual Result<ShardReader> read_unit(int u, std::map<uint64_t, std::string>& bad) const = 0;
   // The reason record `global` was found bad when read, or "" if it was not.
   std::string bad_reason(uint64_t global) const;
+  // How many units units_ahead names (0, the default: it is not called).
+  void set_units_ahead(int count);
+  // The `count` units not in memory that the plan needs next, soonest first; called under the
+  // source's lock, so it must not call back into it.
+  virtual void units_ahead(const std::vector<int>& /*units*/) {}
 
  private:
   struct Unit {
@@ -47,7 +54,8 @@ class UnitReadSource : public ShardSource, public std::enable_shared_from_this<U
   void release(int u);
   // Whether unpinned unit u is kept: the plan uses it within the lookahead.
   bool wanted(int u) const STOKER_REQUIRES(mutex_);
-  // Lets go of the unpinned units the plan no longer wants.
+  // Lets go of the unpinned units the plan no longer wants, and names those it needs next
+  // (units_ahead).
   void sweep() STOKER_REQUIRES(mutex_);
 
   Manifest manifest_;
@@ -62,6 +70,7 @@ class UnitReadSource : public ShardSource, public std::enable_shared_from_this<U
   bool advised_ STOKER_GUARDED_BY(mutex_) = false;
   int64_t lookahead_ STOKER_GUARDED_BY(mutex_) = 0;
   int64_t position_ STOKER_GUARDED_BY(mutex_) = 0;
+  int units_ahead_ STOKER_GUARDED_BY(mutex_) = 0;
   uint64_t read_bytes_ STOKER_GUARDED_BY(mutex_) = 0;
   int64_t wait_ns_ STOKER_GUARDED_BY(mutex_) = 0;
 };

@@ -12,11 +12,11 @@
 #include <cstring>
 #include <limits>
 
+#include "stoker/access/data_source.h"
 #include "stoker/distributed/process_group.h"
 #include "stoker/pipeline/field_pipeline.h"
 #include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/sample_cost.h"
-#include "stoker/remote/data_source.h"
 #include "stoker/store/dataset_summary.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/train/default_generator.h"

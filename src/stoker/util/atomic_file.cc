@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -19,13 +20,15 @@ constexpr size_t kBufferBytes = 1 << 20;
 
 std::string errno_text() { return std::strerror(errno); }
 
-// The temporary name of `path` for this process.
+// A new temporary name of `path` for this process, `path.tmp-<pid>.<n>`: unique among its
+// writers, so that threads writing one path at once do not take each other's temporary.
 std::string temp_name(const std::string& path) {
-  return path + ".tmp-" + std::to_string(::getpid());
+  static std::atomic<uint64_t> written{0};
+  return path + ".tmp-" + std::to_string(::getpid()) + "." + std::to_string(written++);
 }
 
-// Removes the temporaries of `path` that killed processes left (`path.tmp-<pid>` of a pid that
-// no longer runs); a live writer's stays.
+// Removes the temporaries of `path` that killed processes left (`path.tmp-<pid>[.<n>]` of a pid
+// that no longer runs); a live writer's stays.
 void remove_stale_temporaries(const std::string& path) {
   const std::filesystem::path target(path);
   const std::string prefix = target.filename().string() + ".tmp-";
@@ -33,9 +36,12 @@ void remove_stale_temporaries(const std::string& path) {
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(parent, ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0 ||
-        name.find_first_not_of("0123456789", prefix.size()) != std::string::npos)
-      continue;
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    const size_t pid_end = name.find_first_not_of("0123456789", prefix.size());
+    const bool numbered = pid_end != std::string::npos && name[pid_end] == '.' &&
+                          pid_end + 1 < name.size() &&
+                          name.find_first_not_of("0123456789", pid_end + 1) == std::string::npos;
+    if (pid_end == prefix.size() || (pid_end != std::string::npos && !numbered)) continue;
     const long pid = std::atol(name.c_str() + prefix.size());
     if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
       std::filesystem::remove(entry.path(), ec);

@@ -5,7 +5,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
+#include <thread>
 #include <vector>
 
 #include "stoker/testing/special_files.h"
@@ -92,14 +94,31 @@ TEST(AtomicFileTest, TemporariesOfKilledWritersAreRemovedByTheNextOne) {
   ASSERT_GT(gone, 0);
   ::waitpid(gone, nullptr, 0);
   const std::string stale = dir / ("f.tmp-" + std::to_string(gone));
-  const std::string live = dir / ("f.tmp-" + std::to_string(::getppid()));
+  const std::string numbered = dir / ("f.tmp-" + std::to_string(gone) + ".3");
+  const std::string live = dir / ("f.tmp-" + std::to_string(::getppid()) + ".0");
   const std::string other = dir / "g.tmp-1x";  // not a temporary of f: never touched
-  for (const std::string& p : {stale, live, other})
+  for (const std::string& p : {stale, numbered, live, other})
     ASSERT_TRUE(write_file_atomically(p, "").is_ok());
   ASSERT_TRUE(write_file_atomically(dir / "f", "new").is_ok());
   EXPECT_FALSE(fs::exists(stale));
+  EXPECT_FALSE(fs::exists(numbered));
   EXPECT_TRUE(fs::exists(live)) << "a running writer's temporary stays";
   EXPECT_TRUE(fs::exists(other));
+}
+
+TEST(AtomicFileTest, ThreadsWritingOneFileAtOnceEachSucceed) {
+  testing::TempDir dir;
+  std::vector<std::thread> writers;
+  std::atomic<int> failed{0};
+  for (int t = 0; t < 8; ++t)
+    writers.emplace_back([&, t] {
+      for (int i = 0; i < 20; ++i)
+        failed += !write_file_atomically(dir / "f", std::to_string(t)).is_ok();
+    });
+  for (std::thread& writer : writers) writer.join();
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1)
+      << "no temporary left";
 }
 
 TEST(AtomicFileTest, CheckWritableProvesTheDirectoryTakesAFileAndLeavesNothing) {

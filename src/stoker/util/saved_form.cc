@@ -50,12 +50,19 @@ bool SavedReader::count(uint64_t& n, uint64_t min_bytes) {
   return u64(n) && n <= static_cast<uint64_t>(end_ - at_) / min_bytes;
 }
 
-std::string cache_file_of(const std::string& path, const std::string& cache_dir,
-                          const std::string& kind, const std::string& extension) {
+bool is_saved_form_folder(const std::string& name) {
+  return name == kTarIndexFolder || name == kImageFolderListingFolder;
+}
+
+std::string path_key(const std::string& path) {
   std::error_code ignored;
   const std::string absolute = std::filesystem::absolute(path, ignored).lexically_normal().string();
-  const uint64_t key = xxh3_64(absolute.data(), absolute.size());
-  return fmt::format("{}/{}/{:016x}.{}", cache_dir, kind, key, extension);
+  return fmt::format("{:016x}", xxh3_64(absolute.data(), absolute.size()));
+}
+
+std::string cache_file_of(const std::string& path, const std::string& cache_dir,
+                          const std::string& kind, const std::string& extension) {
+  return fmt::format("{}/{}/{}.{}", cache_dir, kind, path_key(path), extension);
 }
 
 }  // namespace stoker

@@ -36,8 +36,18 @@ class SavedReader {
   const uint8_t* end_;
 };
 
-// CACHE_DIR/KIND/XXXXXXXXXXXXXXXX.EXTENSION: the file a cache keeps for `path`, named by the
-// XXH3-64 of its absolute, normal form.
+// The folders of a cache folder holding saved forms, beside the shard cache's datasets (which a
+// shard cache opened on the folder takes for its own): tars' indexes, image folders' listings.
+inline constexpr const char* kTarIndexFolder = "tar-indexes";
+inline constexpr const char* kImageFolderListingFolder = "image-folders";
+// Whether `name` is one of them.
+bool is_saved_form_folder(const std::string& name);
+
+// 16 hex digits of the XXH3-64 of `path`'s absolute, normal form: its name in a cache.
+std::string path_key(const std::string& path);
+
+// CACHE_DIR/KIND/XXXXXXXXXXXXXXXX.EXTENSION: the file a cache keeps for `path`, named by
+// path_key(path).
 std::string cache_file_of(const std::string& path, const std::string& cache_dir,
                           const std::string& kind, const std::string& extension);
 

@@ -76,7 +76,7 @@ Result<ImageFolderListing> decode_listing(ByteSpan bytes, const std::string& roo
 Result<ImageFolderListing> cached_image_folder_listing(const std::string& root,
                                                        const std::string& cache_dir) {
   if (cache_dir.empty()) return list_image_folder(root);
-  const std::string file = cache_file_of(root, cache_dir, "image-folders", "listing");
+  const std::string file = cache_file_of(root, cache_dir, kImageFolderListingFolder, "listing");
   if (Result<std::string> saved = read_file(file, kMaxListingBytes); saved.is_ok()) {
     Result<ImageFolderListing> listing = decode_listing(
         {reinterpret_cast<const uint8_t*>(saved.value().data()), saved.value().size()}, root);

@@ -1,9 +1,10 @@
 #include "stoker/store/import/parquet_source.h"
 
+#include <arrow/io/file.h>
 #include <arrow/util/key_value_metadata.h>
 #include <fmt/format.h>
 #include <parquet/api/reader.h>
-#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -41,13 +42,14 @@ std::string arrow_message(const char* what) {
   }
 }
 
-// A file's size and modification time, to tell a file changed since it was opened.
-Result<std::pair<uint64_t, int64_t>> file_identity(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0)
-    return io_error(fmt::format("{}: {}", path, std::strerror(errno)));
-  return std::make_pair(static_cast<uint64_t>(st.st_size),
-                        int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec);
+// A Parquet reader of the file `opened` (its descriptor duplicated: Arrow closes its own).
+// Throws as Arrow does.
+std::unique_ptr<parquet::ParquetFileReader> parquet_reader(const OpenFile& opened) {
+  const int fd = ::dup(opened.fd);
+  if (fd < 0) throw std::runtime_error(std::strerror(errno));
+  PARQUET_ASSIGN_OR_THROW(std::shared_ptr<arrow::io::ReadableFile> file,
+                          arrow::io::ReadableFile::Open(fd));
+  return parquet::ParquetFileReader::Open(std::move(file));
 }
 
 // The leaf column of `path` ("a" or "a.b") in `schema`, or -1.
@@ -119,20 +121,29 @@ void for_each_value(parquet::RowGroupReader& group, int leaf, int64_t rows, Visi
 Result<std::shared_ptr<ParquetSource>> ParquetSource::open(const std::string& path,
                                                            const ParquetSourceOptions& options) {
   STOKER_ASSIGN_OR_RETURN(std::vector<std::string> paths, list_parquet_files(path));
+  return open(local_files(std::move(paths)), path, options);
+}
+
+Result<std::shared_ptr<ParquetSource>> ParquetSource::open(
+    std::shared_ptr<const InPlaceFiles> files, const std::string& path,
+    const ParquetSourceOptions& options) {
   std::shared_ptr<ParquetSource> source(new ParquetSource());
   source->path_ = path;
   source->options_ = options;
+  source->in_place_ = files;
   Manifest manifest;
   manifest.schema = image_record_schema();
   manifest.source = path;
   const std::string base = std::filesystem::is_directory(path) ? path + "/" : std::string();
-  for (const std::string& name : paths) {
+  for (size_t i = 0; i < files->names().size(); ++i) {
+    const std::string& name = files->names()[i];
     File file;
     file.path = name;
-    STOKER_ASSIGN_OR_RETURN(std::tie(file.size, file.mtime_ns), file_identity(name));
+    STOKER_ASSIGN_OR_RETURN(OpenFile opened, files->open(i));
+    file.identity = opened.identity;
     std::shared_ptr<parquet::FileMetaData> meta;
     try {
-      meta = parquet::ParquetFileReader::OpenFile(name, /*memory_map=*/false)->metadata();
+      meta = parquet_reader(opened)->metadata();
     } catch (const std::exception& e) {
       return corrupt(
           fmt::format("{}: not a Parquet file stoker reads: {}", name, arrow_message(e.what())));
@@ -141,8 +152,8 @@ Result<std::shared_ptr<ParquetSource>> ParquetSource::open(const std::string& pa
     file.image_leaf = find_leaf(schema, options.image_column);
     if (file.image_leaf < 0) file.image_leaf = find_leaf(schema, options.image_column + ".bytes");
     file.label_leaf = find_leaf(schema, options.label_column);
-    for (const auto& [leaf, column] :
-         {std::pair{file.image_leaf, &options.image_column}, {file.label_leaf, &options.label_column}})
+    for (const auto& [leaf, column] : {std::pair{file.image_leaf, &options.image_column},
+                                       {file.label_leaf, &options.label_column}})
       if (leaf < 0)
         return invalid_argument(fmt::format("{}: no column '{}' (its columns: {})", name, *column,
                                             column_names(schema)));
@@ -163,7 +174,8 @@ Result<std::shared_ptr<ParquetSource>> ParquetSource::open(const std::string& pa
       unit.file = fmt::format("{}#{}", name.substr(name.rfind(base, 0) == 0 ? base.size() : 0), g);
       unit.records = static_cast<uint64_t>(group->num_rows());
       unit.bytes = static_cast<uint64_t>(group->total_byte_size());
-      source->groups_.push_back({static_cast<int>(source->files_.size()), g, row, manifest.records});
+      source->groups_.push_back(
+          {static_cast<int>(source->files_.size()), g, row, manifest.records});
       row += unit.records;
       manifest.records += unit.records;
       manifest.shards.push_back(std::move(unit));
@@ -180,8 +192,7 @@ std::string ParquetSource::describe() const {
                      manifest().records);
 }
 
-Result<ShardReader> ParquetSource::read_unit(int u,
-                                               std::map<uint64_t, std::string>& bad) const {
+Result<ShardReader> ParquetSource::read_unit(int u, std::map<uint64_t, std::string>& bad) const {
   static const ImageRecordFields fields = ImageRecordFields::find(manifest().schema).value();
   const Group& unit = groups_[u];
   const File& file = files_[unit.file];
@@ -195,12 +206,11 @@ Result<ShardReader> ParquetSource::read_unit(int u,
     records.push_back(encode_image_record(manifest().schema, fields, values).value());
   };
   try {
-    Result<std::pair<uint64_t, int64_t>> now = file_identity(file.path);
+    Result<OpenFile> now = in_place_->open(static_cast<size_t>(unit.file));
     if (!now.is_ok()) throw std::runtime_error(now.status().message());
-    if (now.value() != std::make_pair(file.size, file.mtime_ns))
-      throw std::runtime_error("the file changed since it was opened (its size or time)");
-    std::unique_ptr<parquet::ParquetFileReader> reader =
-        parquet::ParquetFileReader::OpenFile(file.path, /*memory_map=*/false);
+    if (now.value().identity != file.identity)
+      throw std::runtime_error("the file changed since it was opened (its size, time or ETag)");
+    std::unique_ptr<parquet::ParquetFileReader> reader = parquet_reader(now.value());
     const std::shared_ptr<parquet::FileMetaData> meta = reader->metadata();
     if (unit.row_group >= meta->num_row_groups() ||
         meta->RowGroup(unit.row_group)->num_rows() != rows)
@@ -222,7 +232,8 @@ Result<ShardReader> ParquetSource::read_unit(int u,
           if (!labels[row]) return add(values, "its label is null");
           if (!image) return add(values, "its image is null");
           if (image->len > kMaxImageFileBytes)
-            return add(values, fmt::format("its image is larger than {} bytes", kMaxImageFileBytes));
+            return add(values,
+                       fmt::format("its image is larger than {} bytes", kMaxImageFileBytes));
           values.original = {image->ptr, image->len};
           Result<image::ImageHeader> header =
               image::read_image_header(values.original, options_.max_pixels);

@@ -8,15 +8,16 @@
 // (the one inside pyarrow; cmake/StokerParquet.cmake) reads them.
 //
 // Record i is the i-th row of the files in order (store/import/parquet_files.h: a file, a
-// folder's `*.parquet` files or a glob pattern's, sorted by name). A unit of reading (a manifest shard) is one
-// row group, named FILE#GROUP, read on demand (store/unit_read_source.h): its two columns
-// only, the image bytes as they are (a JPEG is not transcoded), the height and width from their
-// header. A null or undecodable image, a null label, a corrupt page, or a file changed (size or
-// time) since it was opened give records whose image is empty; record_error names the file, row
-// and row group and why, so the loader's on_error raises or skips them. A path that holds no
-// Parquet file, a file that is not Parquet, or a missing or mistyped column fails open in one
-// line naming the file, as does a row group of more than 2^20 rows (a unit is built in memory).
-// Thread-safe.
+// folder's `*.parquet` files or a glob pattern's, sorted by name; or remote files copied whole
+// into the shard cache, store/in_place_files.h and access/remote_files.h). A unit of reading (a
+// manifest shard) is one row group, named FILE#GROUP, read on demand (store/unit_read_source.h):
+// its two columns only, the image bytes as they are (a JPEG is not transcoded), the height and
+// width from their header. A null or undecodable image, a null label, a corrupt page, or a file
+// changed (size and time or ETag) since it was opened give records whose image is empty;
+// record_error names the file, row and row group and why, so the loader's on_error raises or skips
+// them. A path that holds no Parquet file, a file that is not Parquet, or a missing or mistyped
+// column fails open in one line naming the file, as does a row group of more than 2^20 rows (a unit
+// is built in memory). Thread-safe.
 
 #include <cstdint>
 #include <map>
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "stoker/image/image_header.h"
+#include "stoker/store/in_place_files.h"
 #include "stoker/store/unit_read_source.h"
 
 namespace stoker {
@@ -32,13 +34,17 @@ namespace stoker {
 struct ParquetSourceOptions {
   // The image: a binary column, or a struct whose `bytes` field is binary (Hugging Face's Image).
   std::string image_column = "image";
-  std::string label_column = "label";  // an integer column
+  std::string label_column = "label";             // an integer column
   int64_t max_pixels = image::kDefaultMaxPixels;  // larger images are bad records
 };
 
 class ParquetSource : public UnitReadSource {
  public:
   static Result<std::shared_ptr<ParquetSource>> open(const std::string& path,
+                                                     const ParquetSourceOptions& options);
+  // The Parquet files of `files`; `location` names them all (the spec, its URLs redacted).
+  static Result<std::shared_ptr<ParquetSource>> open(std::shared_ptr<const InPlaceFiles> files,
+                                                     const std::string& location,
                                                      const ParquetSourceOptions& options);
 
   const std::string& location() const override { return path_; }
@@ -48,10 +54,9 @@ class ParquetSource : public UnitReadSource {
 
  private:
   struct File {
-    std::string path;
-    uint64_t size = 0;
-    int64_t mtime_ns = 0;
-    int image_leaf = -1;  // the leaf columns read
+    std::string path;       // or redacted URL
+    FileIdentity identity;  // when it was opened
+    int image_leaf = -1;    // the leaf columns read
     int label_leaf = -1;
   };
   struct Group {  // a unit: one row group
@@ -67,6 +72,7 @@ class ParquetSource : public UnitReadSource {
 
   std::string path_;
   ParquetSourceOptions options_;
+  std::shared_ptr<const InPlaceFiles> in_place_;
   std::vector<File> files_;
   std::vector<Group> groups_;
 };

@@ -247,7 +247,7 @@ TEST_F(ParquetSourceTest, AFileChangedAfterOpenIsNamed) {
   auto dataset = Dataset::open(source).value_or_throw();
   const std::string bad = parquet_record_error(dataset, 3);
   EXPECT_EQ(bad, path + ": row 3 (row group 1): cannot read it: the file changed since it was "
-                        "opened (its size or time) (dataset record 3)");
+                        "opened (its size, time or ETag) (dataset record 3)");
 }
 
 }  // namespace

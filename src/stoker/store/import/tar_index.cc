@@ -1,7 +1,6 @@
 #include "stoker/store/import/tar_index.h"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -37,20 +36,18 @@ Result<size_t> read_at(int fd, const std::string& path, uint64_t offset, uint8_t
 
 }  // namespace
 
-Result<TarIdentity> tar_identity(int fd, const std::string& path) {
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return io_error(fmt::format("{}: {}", path, std::strerror(errno)));
-  return TarIdentity{static_cast<uint64_t>(st.st_size),
-                     int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec};
-}
-
 Result<TarIndex> build_tar_index(const std::string& path) {
   STOKER_ASSIGN_OR_RETURN(RegularFile file, RegularFile::open(path));
+  STOKER_ASSIGN_OR_RETURN(FileIdentity identity, file_identity(file.fd(), path));
+  return build_tar_index(path, file.fd(), identity);
+}
+
+Result<TarIndex> build_tar_index(const std::string& path, int fd, const FileIdentity& identity) {
   TarIndex index;
   index.path = path;
-  STOKER_ASSIGN_OR_RETURN(index.identity, tar_identity(file.fd(), path));
+  index.identity = identity;
   auto read = [&](uint64_t offset, uint8_t* out, size_t n) {
-    return read_at(file.fd(), path, offset, out, n);
+    return read_at(fd, path, offset, out, n);
   };
   STOKER_ASSIGN_OR_RETURN(index.listing, list_tar(index.identity.size, read));
   std::vector<uint8_t> chunk(kChunk);
@@ -86,7 +83,7 @@ std::string encode_tar_index(const TarIndex& index) {
   std::string body;
   put_text(body, index.path);
   put_u64(body, index.identity.size);
-  put_u64(body, static_cast<uint64_t>(index.identity.mtime_ns));
+  put_u64(body, static_cast<uint64_t>(index.identity.stamp));
   put_text(body, index.listing.damage);
   put_text(body, index.listing.cut_member);
   put_u64(body, index.listing.members.size());
@@ -112,7 +109,7 @@ Result<TarIndex> decode_tar_index(ByteSpan bytes, const std::string& path) {
       !in.u64(mtime) || !in.text(index.listing.damage) || !in.text(index.listing.cut_member) ||
       !in.count(n, 40))
     return damaged;
-  index.identity.mtime_ns = static_cast<int64_t>(mtime);
+  index.identity.stamp = static_cast<int64_t>(mtime);
   index.listing.members.resize(n);
   index.checksums.resize(n);
   for (size_t i = 0; i < n; ++i) {
@@ -126,22 +123,25 @@ Result<TarIndex> decode_tar_index(ByteSpan bytes, const std::string& path) {
   return index;
 }
 
-Result<TarIndex> cached_tar_index(const std::string& path, const std::string& cache_dir) {
-  if (cache_dir.empty()) return build_tar_index(path);
-  const std::string file = cache_file_of(path, cache_dir, "tar-indexes", "index");
-  {
-    STOKER_ASSIGN_OR_RETURN(RegularFile tar, RegularFile::open(path));
-    STOKER_ASSIGN_OR_RETURN(TarIdentity now, tar_identity(tar.fd(), path));
-    if (Result<std::string> saved = read_file(file, kMaxIndexBytes); saved.is_ok()) {
-      Result<TarIndex> index = decode_tar_index(
-          {reinterpret_cast<const uint8_t*>(saved.value().data()), saved.value().size()}, path);
-      if (index.is_ok() && index.value().identity == now) return index;
-    }
+Result<TarIndex> tar_index_of(const InPlaceFiles& files, size_t tar, const std::string& cache_dir) {
+  const std::string& name = files.names()[tar];
+  auto build = [&]() -> Result<TarIndex> {
+    STOKER_ASSIGN_OR_RETURN(OpenFile opened, files.open(tar));
+    return build_tar_index(name, opened.fd, opened.identity);
+  };
+  if (cache_dir.empty()) return build();
+  const std::string saved =
+      fmt::format("{}/{}/{}.index", cache_dir, kTarIndexFolder, files.key(tar));
+  STOKER_ASSIGN_OR_RETURN(FileIdentity now, files.identity(tar));
+  if (Result<std::string> bytes = read_file(saved, kMaxIndexBytes); bytes.is_ok()) {
+    Result<TarIndex> index = decode_tar_index(
+        {reinterpret_cast<const uint8_t*>(bytes.value().data()), bytes.value().size()}, name);
+    if (index.is_ok() && index.value().identity == now) return index;
   }
-  STOKER_ASSIGN_OR_RETURN(TarIndex index, build_tar_index(path));
+  STOKER_ASSIGN_OR_RETURN(TarIndex index, build());
   std::error_code ignored;
-  std::filesystem::create_directories(std::filesystem::path(file).parent_path(), ignored);
-  (void)write_file_atomically(file, encode_tar_index(index));  // a cache: best effort
+  std::filesystem::create_directories(std::filesystem::path(saved).parent_path(), ignored);
+  (void)write_file_atomically(saved, encode_tar_index(index));  // a cache: best effort
   return index;
 }
 

@@ -1,46 +1,43 @@
 #pragma once
 // A tar's index: its members (tar_members.h) and the XXH3-64 of each member's bytes, with the
-// identity of the tar it was built from (path, size, modification time). Built by reading the
-// tar once; kept under CACHE_DIR/tar-indexes/ (one file per tar, named by the XXH3-64 of its
-// absolute path) so that later opens read it instead of the tar, while the tar's size and time
-// are the same. Nothing is written next to the tar. A reader that seeks to a member checks the
-// member's bytes against the checksum here: a tar changed since (same size and time) is caught
-// there. Functions; thread-safe (the saved file is replaced atomically).
+// identity of the tar it was built from (size, and a local file's modification time or a remote
+// object's ETag). Built by reading the tar once; kept under CACHE_DIR/tar-indexes/ (one file per
+// tar, named by the XXH3-64 of its absolute path or of its URL) so that later opens read it
+// instead of the tar, while the tar's identity is the same. Nothing is written next to the tar. A
+// reader that seeks to a member checks the member's bytes against the checksum here: a tar changed
+// since (same size and time) is caught there. Functions; thread-safe (the saved file is replaced
+// atomically).
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "stoker/store/import/tar_members.h"
+#include "stoker/store/in_place_files.h"
 #include "stoker/util/byte_span.h"
 #include "stoker/util/status.h"
 
 namespace stoker {
 
-// What a tar was when its index was built.
-struct TarIdentity {
-  uint64_t size = 0;
-  int64_t mtime_ns = 0;
-  bool operator==(const TarIdentity& o) const { return size == o.size && mtime_ns == o.mtime_ns; }
-};
-
 struct TarIndex {
   std::string path;
-  TarIdentity identity;
+  FileIdentity identity;  // of the tar it was built from
   TarListing listing;
   std::vector<uint64_t> checksums;  // of each listed member's bytes
 };
-
-// The identity of the regular file open as `fd`.
-Result<TarIdentity> tar_identity(int fd, const std::string& path);
 
 // The index of the tar at `path`, read whole: one line naming it when it cannot be read (not
 // found, not a regular file, an I/O error). Its damage is in the listing, not an error.
 Result<TarIndex> build_tar_index(const std::string& path);
 
-// The index of `path` from `cache_dir`'s copy when it is of the tar as it is now, else built
-// and saved there ("" : built every time). A cache that cannot be written is passed over.
-Result<TarIndex> cached_tar_index(const std::string& path, const std::string& cache_dir);
+// The index of the tar `name` (its path or URL, for messages) read from `fd` (that tar, open,
+// of `identity`).
+Result<TarIndex> build_tar_index(const std::string& name, int fd, const FileIdentity& identity);
+
+// The index of tar `tar` of `files`: the copy kept in `cache_dir` (tar-indexes/KEY.index) when
+// it is of the tar as it is now, else built (the tar opened) and kept there ("": built every
+// time). A cache that cannot be written is passed over.
+Result<TarIndex> tar_index_of(const InPlaceFiles& files, size_t tar, const std::string& cache_dir);
 
 // The bytes of member `member` of the tar `index` is of, read from `fd` (that tar, open):
 // kCorrupt when they are not the bytes indexed (the tar changed since), kIoError when they

@@ -9,7 +9,6 @@
 #include "stoker/store/import/image_folder.h"
 #include "stoker/store/import/webdataset_tars.h"
 #include "stoker/util/ordered_map.h"
-#include "stoker/util/regular_file.h"
 
 namespace stoker {
 namespace {
@@ -40,18 +39,26 @@ std::optional<int64_t> parse_label(const std::string& text) {
 
 Result<std::shared_ptr<WebDatasetSource>> WebDatasetSource::open(
     const std::string& spec, const WebDatasetSourceOptions& options) {
-  std::shared_ptr<WebDatasetSource> source(new WebDatasetSource());
-  source->spec_ = spec;
-  source->options_ = options;
   STOKER_ASSIGN_OR_RETURN(std::vector<std::string> tars, webdataset_tars(spec));
+  return open(local_files(std::move(tars)), spec, options);
+}
+
+Result<std::shared_ptr<WebDatasetSource>> WebDatasetSource::open(
+    std::shared_ptr<const InPlaceFiles> files, const std::string& location,
+    const WebDatasetSourceOptions& options) {
+  std::shared_ptr<WebDatasetSource> source(new WebDatasetSource());
+  source->spec_ = location;
+  source->options_ = options;
+  source->files_ = files;
+  const std::vector<std::string>& tars = files->names();
   Manifest manifest;
   manifest.schema = image_record_schema();
-  manifest.source = spec;
+  manifest.source = location;
   // Tars indexed on several threads (reads overlap), taken in order.
   const int workers = std::max(1, std::min(options.index_threads, static_cast<int>(tars.size())));
   STOKER_RETURN_IF_ERROR(ordered_map<Result<TarIndex>>(
       tars.size(), workers, 2 * static_cast<size_t>(workers),
-      [&](size_t i, int /*worker*/) { return cached_tar_index(tars[i], options.index_cache_dir); },
+      [&](size_t i, int /*worker*/) { return tar_index_of(*files, i, options.index_cache_dir); },
       [&](size_t i, Result<TarIndex>& indexed) -> Status {
         STOKER_RETURN_IF_ERROR(indexed.status());
         TarIndex index = std::move(indexed).value();
@@ -69,7 +76,12 @@ Result<std::shared_ptr<WebDatasetSource>> WebDatasetSource::open(
       }));
   source->starts_.push_back(manifest.records);
   source->set_manifest(std::move(manifest));
+  source->set_units_ahead(options.tars_ahead);
   return source;
+}
+
+void WebDatasetSource::units_ahead(const std::vector<int>& units) {
+  files_->fetch_ahead(std::vector<size_t>(units.begin(), units.end()));
 }
 
 std::string WebDatasetSource::describe() const {
@@ -81,9 +93,8 @@ std::string WebDatasetSource::describe() const {
 Result<ShardReader> WebDatasetSource::read_unit(int u, std::map<uint64_t, std::string>& bad) const {
   static const ImageRecordFields fields = ImageRecordFields::find(manifest().schema).value();
   const TarIndex& index = tars_[u];
-  STOKER_ASSIGN_OR_RETURN(RegularFile tar, RegularFile::open(index.path));
-  STOKER_ASSIGN_OR_RETURN(TarIdentity now, tar_identity(tar.fd(), index.path));
-  const bool changed = !(now == index.identity);
+  STOKER_ASSIGN_OR_RETURN(OpenFile tar, files_->open(u));
+  const bool changed = !(tar.identity == index.identity);
   std::vector<std::vector<uint8_t>> records;
   const std::vector<WebDatasetSample>& samples = samples_[u];
   for (size_t i = 0; i < samples.size(); ++i) {
@@ -106,12 +117,12 @@ Result<ShardReader> WebDatasetSource::read_unit(int u, std::map<uint64_t, std::s
       const std::string& label_name = index.listing.members[*label_at].name;
       if (index.listing.members[*label_at].size > kMaxLabelBytes)
         return fmt::format("member {}: not an integer label", label_name);
-      Result<std::string> label = read_member(tar.fd(), index, *label_at);
+      Result<std::string> label = read_member(tar.fd, index, *label_at);
       if (!label.is_ok()) return label.status().message();
       const std::optional<int64_t> value = parse_label(label.value());
       if (!value) return fmt::format("member {}: not an integer label", label_name);
       values.label = *value;
-      Result<std::string> read = read_member(tar.fd(), index, *image_at);
+      Result<std::string> read = read_member(tar.fd, index, *image_at);
       if (!read.is_ok()) return read.status().message();
       image = std::move(read).value();
       values.original = {reinterpret_cast<const uint8_t*>(image.data()), image.size()};

@@ -1,5 +1,7 @@
 #pragma once
-// WebDatasetSource: WebDataset tars (webdataset_tars.h names them) read in place, as a record
+// WebDatasetSource: WebDataset tars (store/in_place_files.h: local ones named as
+// webdataset_tars.h says, or remote ones through the shard cache, access/remote_files.h) read
+// in place, as a record
 // source (store/shard_source.h) of the image dataset's layout (store/image_record.h), so that the
 // loader and every operation read them as they read a converted dataset. A unit of reading (a
 // manifest shard) is one tar, read as store/unit_read_source.h says; record i of a tar is its
@@ -9,11 +11,12 @@
 // member's. Other fields are not read. Classes have no names.
 //
 // Each tar's index (tar_index.h) is built when the source opens (`index_threads` at once), from
-// the cache folder's copy where it is current; a unit then reads only its members, each checked against the index's
-// checksum. A bad record, named by record_error with its tar and member, is a sample the grouping
-// refuses, one missing its image or label or whose label is not an integer, an image stoker does
-// not decode, and every sample of a tar changed since its index was built; the loader's on_error
-// raises or skips it. A tar that cannot be opened is acquire's error. Thread-safe.
+// the cache folder's copy where it is current; a unit then reads only its members, each checked
+// against the index's checksum. A bad record, named by record_error with its tar and member, is a
+// sample the grouping refuses, one missing its image or label or whose label is not an integer, an
+// image stoker does not decode, and every sample of a tar changed since its index was built; the
+// loader's on_error raises or skips it. A tar that cannot be opened is acquire's error.
+// Thread-safe.
 
 #include <cstdint>
 #include <map>
@@ -24,6 +27,7 @@
 #include "stoker/image/image_header.h"
 #include "stoker/store/import/tar_index.h"
 #include "stoker/store/import/webdataset_samples.h"
+#include "stoker/store/in_place_files.h"
 #include "stoker/store/unit_read_source.h"
 
 namespace stoker {
@@ -32,12 +36,20 @@ struct WebDatasetSourceOptions {
   std::string index_cache_dir;  // where tar indexes are kept ("": built at every open)
   int index_threads = 8;        // tars indexed at once when the source opens (>= 1)
   int64_t max_pixels = image::kDefaultMaxPixels;  // larger images are bad records
+  // Tars fetched ahead of the loader's order (InPlaceFiles::fetch_ahead: remote tars): the
+  // next ones the plan needs that are not in memory. 0: none.
+  int tars_ahead = 0;
 };
 
 class WebDatasetSource : public UnitReadSource {
  public:
-  // The tars `spec` names (webdataset_tars' errors), each indexed (cached_tar_index's errors).
+  // The local tars `spec` names (webdataset_tars' errors), each indexed (its errors).
   static Result<std::shared_ptr<WebDatasetSource>> open(const std::string& spec,
+                                                        const WebDatasetSourceOptions& options);
+  // The tars of `files`, each indexed (tar_index_of's errors); `location` names them all (the
+  // spec, its URLs redacted).
+  static Result<std::shared_ptr<WebDatasetSource>> open(std::shared_ptr<const InPlaceFiles> files,
+                                                        const std::string& location,
                                                         const WebDatasetSourceOptions& options);
 
   const std::string& location() const override { return spec_; }
@@ -48,9 +60,11 @@ class WebDatasetSource : public UnitReadSource {
  private:
   WebDatasetSource() = default;
   Result<ShardReader> read_unit(int u, std::map<uint64_t, std::string>& bad) const override;
+  void units_ahead(const std::vector<int>& units) override;
 
   std::string spec_;
   WebDatasetSourceOptions options_;
+  std::shared_ptr<const InPlaceFiles> files_;
   std::vector<TarIndex> tars_;
   std::vector<std::vector<WebDatasetSample>> samples_;  // of each tar
   std::vector<uint64_t> starts_;                        // first record of each tar, then the count

@@ -1,0 +1,382 @@
+#include "stoker/access/data_source.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <vector>
+
+#include "stoker/access/remote_files.h"
+#include "stoker/access/remote_manifest.h"
+#include "stoker/access/remote_objects.h"
+#include "stoker/cache/remote_shard_source.h"
+#include "stoker/net/object_store.h"
+#include "stoker/net/remote_url.h"
+#include "stoker/store/import/image_folder_source.h"
+#include "stoker/store/import/webdataset_source.h"
+#include "stoker/store/import/webdataset_tars.h"
+#include "stoker/store/shard_window_bound.h"
+#include "stoker/util/enum_names.h"
+
+namespace stoker::remote {
+namespace {
+
+// Whether object `name` exists: a HEAD's 404 is no; another failure is the error.
+Result<bool> exists(const ObjectStore& store, const std::string& name) {
+  Result<HttpResponse> head = store.head(name);
+  if (head.is_ok()) return true;
+  if (head.status().code() == StatusCode::kNotFound) return false;
+  return head.status();
+}
+
+// The text of the dataset `sub` under `url` (its userinfo and query kept, for opening it).
+std::string child_url(const RemoteUrl& url, const std::string& sub) {
+  RemoteUrl child = url;
+  child.path = url.path.empty() ? sub : url.path + "/" + sub;
+  std::string text = child.normal();
+  if (!url.userinfo.empty()) text.insert(text.find("://") + 3, url.userinfo + "@");
+  return text;
+}
+
+// The cache at options' folder with options' budget (its default counts what it holds).
+Result<std::shared_ptr<ShardCache>> open_cache(const DataAccessOptions& access) {
+  STOKER_RETURN_IF_ERROR(check_data_access(access));
+  STOKER_ASSIGN_OR_RETURN(std::string dir, cache_dir_of(access));
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ShardCache> cache, ShardCache::open(dir, 0));
+  const uint64_t held = access.cache_gb > 0 ? 0 : cache->usage().bytes;
+  return ShardCache::open(dir, cache_budget_bytes(access, free_disk_bytes(dir), held),
+                          fmt::format("raise {} or lower {}", option_name(access, "cache-gb"),
+                                      option_name(access, "shuffle-window")));
+}
+
+// `bytes` in GB from 1 GB up, else in MB: "2.3 GB", "16.8 MB".
+std::string size_text(uint64_t bytes) {
+  return bytes >= 1'000'000'000 ? fmt::format("{:.1f} GB", bytes / 1e9)
+                                : fmt::format("{:.1f} MB", bytes / 1e6);
+}
+
+constexpr auto kSourceKindNames = enum_names<SourceKind>({
+    {SourceKind::kAuto, "auto"},
+    {SourceKind::kStoker, "stoker"},
+    {SourceKind::kImageFolder, "imagefolder"},
+    {SourceKind::kParquet, "parquet"},
+    {SourceKind::kWebDataset, "webdataset"},
+});
+
+// Hugging Face's split files in a folder of Parquet files: DIR/train-*.parquet with
+// DIR/test-*.parquet or DIR/validation-*.parquet, as globs; else the path as one dataset.
+DataLocation locate_parquet(const std::string& path) {
+  namespace fs = std::filesystem;
+  DataLocation where;
+  where.path = path;
+  where.datasets = {path};
+  where.train = path;
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) return where;
+  const std::string base = path.back() == '/' ? path : path + "/";
+  auto split = [&](const char* name) {
+    for (const auto& entry : fs::directory_iterator(path, ec)) {
+      const std::string file = entry.path().filename().string();
+      if (file.rfind(std::string(name) + "-", 0) == 0 && is_parquet_path(entry.path().string()))
+        return base + name + "-*.parquet";
+    }
+    return std::string();
+  };
+  const std::string train = split("train");
+  std::string eval = split("test");
+  if (eval.empty()) eval = split("validation");
+  if (train.empty() || eval.empty()) return where;
+  where.folder = true;
+  where.train = train;
+  where.eval = eval;
+  where.datasets = {eval, train};
+  std::sort(where.datasets.begin(), where.datasets.end());
+  return where;
+}
+
+// A local directory with no manifest.json that holds a directory: an image folder, unless it
+// holds a dataset (locate_data's business).
+bool is_image_folder(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(path, ec) ||
+      fs::exists(fs::symlink_status(fs::path(path) / kManifestName, ec)))
+    return false;
+  for (const auto& entry : fs::directory_iterator(path, ec)) {
+    if (fs::exists(fs::symlink_status(entry.path() / kManifestName, ec))) return false;
+  }
+  for (const auto& entry : fs::directory_iterator(path, ec))
+    if (entry.is_directory(ec)) return true;
+  return false;
+}
+
+// The image folder(s) at `path` (is_image_folder): train/ with val/ or test/, else one.
+DataLocation locate_image_folders(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  DataLocation where;
+  where.path = path;
+  const std::string base = path.back() == '/' ? path : path + "/";
+  auto dir = [&](const char* name) { return fs::is_directory(base + name, ec); };
+  if (dir("train") && (dir("test") || dir("val"))) {
+    where.folder = true;
+    where.train = base + "train";
+    where.eval = base + (dir("test") ? "test" : "val");
+    where.datasets = {where.eval, where.train};
+    std::sort(where.datasets.begin(), where.datasets.end());
+    return where;
+  }
+  where.datasets = {path};
+  where.train = path;
+  return where;
+}
+
+// The image folder `root` read in place, its listing cached in the cache folder.
+Result<std::shared_ptr<const Dataset>> open_image_folder(const std::string& root,
+                                                         const DataAccessOptions& access) {
+  ImageFolderSourceOptions options;
+  if (Result<std::string> dir = cache_dir_of(access); dir.is_ok())
+    options.listing_cache_dir = dir.value();
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ImageFolderSource> source,
+                          ImageFolderSource::open(root, options));
+  return Dataset::open(std::move(source));
+}
+
+// The Parquet files at `path` read in place.
+Result<std::shared_ptr<const Dataset>> open_parquet(const std::string& path,
+                                                    const ParquetSourceOptions& options) {
+#if STOKER_WITH_PARQUET
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ParquetSource> source,
+                          ParquetSource::open(path, options));
+  return Dataset::open(std::move(source));
+#else
+  return unsupported(path + ": this stoker was built without Parquet (STOKER_WITH_PARQUET)");
+#endif
+}
+
+// The Parquet files at the URLs `spec` names, each copied whole into the shard cache.
+Result<std::shared_ptr<const Dataset>> open_remote_parquet(const std::string& spec,
+                                                           const DataAccessOptions& access,
+                                                           const ParquetSourceOptions& options) {
+#if STOKER_WITH_PARQUET
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ShardCache> cache, open_cache(access));
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const RemoteFiles> files,
+                          RemoteFiles::open(spec, ".parquet", std::move(cache)));
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ParquetSource> source,
+                          ParquetSource::open(files, files->location(), options));
+  return Dataset::open(std::move(source));
+#else
+  return unsupported(shown_location(spec) +
+                     ": this stoker was built without Parquet (STOKER_WITH_PARQUET)");
+#endif
+}
+
+// Whether the URL `spec` reads as Parquet files (for `auto`): its last line's name, without
+// the query, ends in .parquet.
+bool looks_like_remote_parquet(const std::string& spec) {
+  const std::string last = spec.substr(spec.rfind('\n') + 1);
+  const std::string path = last.substr(0, last.find('?'));
+  return path.size() > 8 && path.compare(path.size() - 8, 8, ".parquet") == 0;
+}
+
+// The WebDataset tars `spec` names read in place, their indexes cached in the cache folder.
+Result<std::shared_ptr<const Dataset>> open_webdataset(const std::string& spec,
+                                                       const DataAccessOptions& access) {
+  WebDatasetSourceOptions options;
+  if (Result<std::string> dir = cache_dir_of(access); dir.is_ok())
+    options.index_cache_dir = dir.value();
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<WebDatasetSource> source,
+                          WebDatasetSource::open(spec, options));
+  return Dataset::open(std::move(source));
+}
+
+// Remote tars fetched ahead of the loader's order: a download each for RemoteFiles' threads,
+// and as many waiting behind them.
+constexpr int kTarsAhead = 2 * RemoteFiles::kAheadDownloads;
+
+// The WebDataset tars at the URLs `spec` names, read through the shard cache.
+Result<std::shared_ptr<const Dataset>> open_remote_webdataset(const std::string& spec,
+                                                              const DataAccessOptions& access) {
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ShardCache> cache, open_cache(access));
+  WebDatasetSourceOptions options;
+  options.index_cache_dir = cache->dir();
+  options.tars_ahead = kTarsAhead;
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const RemoteFiles> files,
+                          RemoteFiles::open(spec, ".tar", std::move(cache)));
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<WebDatasetSource> source,
+                          WebDatasetSource::open(files, files->location(), options));
+  return Dataset::open(std::move(source));
+}
+
+// Whether the URL `spec` reads as WebDataset tars (for `auto`): several lines, a brace
+// pattern, or a name ending in .tar.
+bool looks_like_remote_webdataset(const std::string& spec) {
+  const std::string path = spec.substr(0, spec.find('?'));
+  return spec.find('\n') != std::string::npos || spec.find('{') != std::string::npos ||
+         (path.size() > 4 && path.compare(path.size() - 4, 4, ".tar") == 0);
+}
+
+}  // namespace
+
+Result<SourceKind> parse_source_kind(const std::string& name) {
+  if (std::optional<SourceKind> kind = kSourceKindNames.find(name)) return *kind;
+  return invalid_argument("source '" + name + "' is not one of " + kSourceKindNames.joined());
+}
+
+CacheFloor cache_floor(const Manifest& manifest, int64_t shuffle_window) {
+  std::vector<int64_t> records;
+  std::vector<uint64_t> largest;
+  for (const ShardInfo& shard : manifest.shards) {
+    records.push_back(static_cast<int64_t>(shard.records));
+    largest.push_back(shard.bytes);
+  }
+  const size_t shards = records.size();
+  CacheFloor floor;
+  if (!largest.empty()) floor.largest_shard = *std::max_element(largest.begin(), largest.end());
+  if (shuffle_window == 0) {
+    floor.shards = shards;
+  } else if (shuffle_window == kShardByShard) {
+    floor.shards = std::min<size_t>(2, shards);
+  } else if (std::any_of(records.begin(), records.end(), [](int64_t r) { return r > 0; })) {
+    // (live_shard_bound's precondition; a dataset of no records reads no shard)
+    floor.shards = std::min<size_t>(
+        static_cast<size_t>(live_shard_bound(shuffle_window, records)) + 1, shards);
+  }
+  std::partial_sort(largest.begin(), largest.begin() + static_cast<ptrdiff_t>(floor.shards),
+                    largest.end(), std::greater<>());
+  for (size_t i = 0; i < floor.shards; ++i) floor.bytes += largest[i];
+  return floor;
+}
+
+Status check_cache_floor(const Manifest& manifest, uint64_t budget_bytes,
+                         const DataAccessOptions& access, int64_t shuffle_window,
+                         const std::string& where) {
+  if (manifest.records == 0) return Status::ok();
+  const CacheFloor floor = cache_floor(manifest, shuffle_window);
+  if (floor.bytes <= budget_bytes) return Status::ok();
+  const std::string budget =
+      access.cache_gb > 0 ? option_value(access, "cache-gb", fmt::format("{:g}", access.cache_gb))
+                          : fmt::format("the default {} (half the cache disk's free space)",
+                                        option_value(access, "cache-gb",
+                                                     fmt::format("{:.1f}", budget_bytes / 1e9)));
+  const std::string cache_gb = option_name(access, "cache-gb");
+  if (shuffle_window == kShardByShard) {
+    return invalid_argument(
+        fmt::format("{}: {} holds fewer than the {} shards ({}) that reading it needs at once; "
+                    "raise {}",
+                    where, budget, floor.shards, size_text(floor.bytes), cache_gb));
+  }
+  // The largest window that fits (the need grows with the window).
+  int64_t lo = 0, hi = static_cast<int64_t>(manifest.shards.size());
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo + 1) / 2;
+    if (cache_floor(manifest, mid).bytes <= budget_bytes) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  const std::string window = shuffle_window == 0 ? "all" : fmt::format("{}", shuffle_window);
+  return invalid_argument(fmt::format(
+      "{}: {} holds fewer than the {} shards ({}) that {} needs at once; raise {}{}", where, budget,
+      floor.shards, size_text(floor.bytes), option_value(access, "shuffle-window", window),
+      cache_gb,
+      lo > 0 ? fmt::format(" or lower {} ({} fits)", option_name(access, "shuffle-window"), lo)
+             : std::string()));
+}
+
+Result<DataLocation> locate(const std::string& path_or_url) {
+  if (!is_remote_url(path_or_url) && is_parquet_path(path_or_url))
+    return locate_parquet(path_or_url);
+  if (!is_remote_url(path_or_url)
+          ? looks_like_webdataset(path_or_url)
+          : looks_like_remote_webdataset(path_or_url) || looks_like_remote_parquet(path_or_url)) {
+    DataLocation where;
+    where.path = is_remote_url(path_or_url) ? shown_location(path_or_url) : path_or_url;
+    where.datasets = {path_or_url};
+    where.train = path_or_url;
+    return where;
+  }
+  if (!is_remote_url(path_or_url)) {
+    Result<DataLocation> where = locate_data(path_or_url);
+    if (where.status().code() == StatusCode::kNotFound && is_image_folder(path_or_url))
+      return locate_image_folders(path_or_url);
+    return where;
+  }
+  STOKER_ASSIGN_OR_RETURN(RemoteUrl url, parse_remote_url(path_or_url));
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const ObjectStore> store, store_of(url));
+  DataLocation where;
+  where.path = url.redacted();
+  STOKER_ASSIGN_OR_RETURN(bool dataset, exists(*store, kManifestName));
+  if (dataset) {
+    where.datasets = {path_or_url};
+    where.train = path_or_url;
+    return where;
+  }
+  for (const char* split : {"test", "train", "val"}) {
+    STOKER_ASSIGN_OR_RETURN(bool found, exists(*store, std::string(split) + "/" + kManifestName));
+    if (found) where.datasets.push_back(child_url(url, split));
+  }
+  if (where.datasets.empty()) {
+    return not_found(where.path + ": neither a dataset (no " + kManifestName +
+                     ") nor a folder of datasets (train/ and test/ or val/)");
+  }
+  where.folder = true;
+  for (const std::string& dataset : where.datasets) {
+    const std::string split = dataset.substr(dataset.rfind('/') + 1);
+    const std::string name = split.substr(0, split.find('?'));
+    if (name == "train") where.train = dataset;
+    if (name == "test" || (name == "val" && where.eval.empty())) where.eval = dataset;
+  }
+  return where;
+}
+
+Result<std::shared_ptr<const Dataset>> open_dataset(const std::string& path_or_url,
+                                                    const DataAccessOptions& access,
+                                                    int64_t shuffle_window, SourceKind kind,
+                                                    const ParquetSourceOptions& parquet) {
+  if (kind == SourceKind::kImageFolder && is_remote_url(path_or_url))
+    return invalid_argument(path_or_url + ": image folders are read from local paths only");
+  if (is_remote_url(path_or_url) &&
+      (kind == SourceKind::kParquet ||
+       (kind == SourceKind::kAuto && looks_like_remote_parquet(path_or_url))))
+    return open_remote_parquet(path_or_url, access, parquet);
+  if (kind == SourceKind::kParquet ||
+      (kind == SourceKind::kAuto && !is_remote_url(path_or_url) && is_parquet_path(path_or_url)))
+    return open_parquet(path_or_url, parquet);
+  if (is_remote_url(path_or_url) &&
+      (kind == SourceKind::kWebDataset ||
+       (kind == SourceKind::kAuto && looks_like_remote_webdataset(path_or_url))))
+    return open_remote_webdataset(path_or_url, access);
+  if (kind == SourceKind::kWebDataset ||
+      (kind == SourceKind::kAuto && !is_remote_url(path_or_url) &&
+       looks_like_webdataset(path_or_url)))
+    return open_webdataset(path_or_url, access);
+  if (kind == SourceKind::kImageFolder ||
+      (kind == SourceKind::kAuto && !is_remote_url(path_or_url) && is_image_folder(path_or_url)))
+    return open_image_folder(path_or_url, access);
+  if (!is_remote_url(path_or_url)) return Dataset::open(path_or_url);
+  STOKER_ASSIGN_OR_RETURN(RemoteUrl url, parse_remote_url(path_or_url));
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const ObjectStore> store, store_of(url));
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ShardCache> cache, open_cache(access));
+  const std::string key = url.cache_key();
+  STOKER_ASSIGN_OR_RETURN(RemoteManifest fetched,
+                          fetch_manifest(*store, url.redacted(), cache->dir() + "/" + key));
+  STOKER_RETURN_IF_ERROR(check_cache_floor(fetched.manifest, cache->budget_bytes(), access,
+                                           shuffle_window, url.redacted()));
+  STOKER_ASSIGN_OR_RETURN(DatasetCache shards,
+                          cache->dataset(key, url.redacted(), fetched.manifest));
+  RemoteSourceOptions options;
+  options.policy = access.cache_policy;
+  const CacheFloor floor = cache_floor(fetched.manifest, shuffle_window);
+  options.max_streams = streams_that_fit(cache->budget_bytes(), floor.bytes, floor.largest_shard,
+                                         options.max_streams);
+  return Dataset::open(RemoteShardSource::create(std::move(fetched.manifest), url.redacted(),
+                                                 std::move(shards), download_from(store), options));
+}
+
+}  // namespace stoker::remote

@@ -1,0 +1,196 @@
+#include "stoker/access/remote_files.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "stoker/access/remote_objects.h"
+#include "stoker/net/remote_url.h"
+#include "stoker/store/import/webdataset_tars.h"
+#include "stoker/util/checksum.h"
+#include "stoker/util/thread_annotations.h"
+
+namespace stoker::remote {
+namespace {
+
+bool file_has_suffix(const std::string& name, const std::string& suffix) {
+  return name.size() > suffix.size() &&
+         name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The URLs one line of a spec names: an s3:// folder's files with `suffix`, or a brace
+// pattern's URLs.
+Result<std::vector<std::string>> file_urls(const std::string& line, const std::string& suffix) {
+  if (!is_remote_url(line))
+    return invalid_argument(shown_location(line) +
+                            ": not a URL (remote data names every file by URL)");
+  if (line.back() != '/') return expand_braces(line);
+  STOKER_ASSIGN_OR_RETURN(RemoteUrl folder, parse_remote_url(line));
+  if (folder.scheme != UrlScheme::kS3)
+    return invalid_argument(folder.redacted() +
+                            "/: an http(s):// folder cannot be listed; name its files, e.g. "
+                            "as a brace pattern (data-{000..099}" +
+                            suffix + ")");
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const ObjectStore> store, store_of(folder));
+  STOKER_ASSIGN_OR_RETURN(std::vector<std::string> names, store->list(""));
+  std::vector<std::string> urls;
+  for (const std::string& name : names)
+    if (file_has_suffix(name, suffix)) urls.push_back(line + name);
+  std::sort(urls.begin(), urls.end());
+  if (urls.empty())
+    return not_found(folder.redacted() + "/: no " + suffix + " objects in this folder");
+  return urls;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const RemoteFiles>> RemoteFiles::open(const std::string& spec,
+                                                             const std::string& suffix,
+                                                             std::shared_ptr<ShardCache> cache) {
+  std::vector<std::string> urls, shown;
+  std::istringstream lines(spec);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty()) continue;
+    shown.push_back(redact_url_text(line));
+    STOKER_ASSIGN_OR_RETURN(std::vector<std::string> expanded, file_urls(line, suffix));
+    urls.insert(urls.end(), expanded.begin(), expanded.end());
+  }
+  if (urls.empty()) return invalid_argument("no files named");
+  std::string location;
+  for (const std::string& line : shown) location += (location.empty() ? "" : "\n") + line;
+
+  std::map<std::string, std::shared_ptr<const ObjectStore>> stores;  // by folder
+  std::vector<File> files;
+  std::vector<std::string> names;
+  std::vector<ShardInfo> objects;
+  std::string folders;  // the files' one folder, or "" when they are in several
+  for (size_t i = 0; i < urls.size(); ++i) {
+    STOKER_ASSIGN_OR_RETURN(RemoteUrl url, parse_remote_url(urls[i]));
+    const size_t slash = url.path.rfind('/');
+    const std::string name = slash == std::string::npos ? url.path : url.path.substr(slash + 1);
+    if (!file_has_suffix(name, suffix))
+      return invalid_argument(url.redacted() + ": not a name ending in " + suffix);
+    RemoteUrl folder = url;
+    folder.path = slash == std::string::npos ? "" : url.path.substr(0, slash);
+    std::shared_ptr<const ObjectStore>& store = stores[folder.normal()];
+    if (!store) {
+      STOKER_ASSIGN_OR_RETURN(store, store_of(folder));
+    }
+    folders = i == 0 || folders == folder.redacted() ? folder.redacted() : std::string();
+    STOKER_ASSIGN_OR_RETURN(HttpResponse head, store->head(name));
+    if (!head.size) return io_error(url.redacted() + ": the server gives no size for it");
+    File file;
+    file.store = store;
+    file.etag = head.etag;
+    file.identity.size = *head.size;
+    file.identity.stamp = static_cast<int64_t>(xxh3_64(head.etag.data(), head.etag.size()));
+    file.key = url.cache_key();
+    const std::string identity = fmt::format("{}\n{}\n{}", url.normal(), head.etag, *head.size);
+    ShardInfo object;
+    object.file = name;
+    object.bytes = *head.size;
+    object.index_checksum = xxh3_64(identity.data(), identity.size());
+    objects.push_back(std::move(object));
+    names.push_back(url.redacted());
+    files.push_back(std::move(file));
+  }
+  STOKER_ASSIGN_OR_RETURN(DatasetCache part,
+                          cache->objects(folders.empty() ? location : folders, std::move(objects)));
+  std::shared_ptr<RemoteFiles> opened(new RemoteFiles(std::move(cache), std::move(part)));
+  opened->files_ = std::move(files);
+  opened->names_ = std::move(names);
+  opened->location_ = std::move(location);
+  return std::shared_ptr<const RemoteFiles>(std::move(opened));
+}
+
+// Downloads into the cache the files a reader needs next (fetch_ahead), the soonest first not
+// cached nor being downloaded, on kAheadDownloads threads; a file that fails is left to the
+// reader (its own open says why). Its destructor cancels the downloads and joins the threads.
+class RemoteFiles::Ahead {
+ public:
+  explicit Ahead(const RemoteFiles& files) : files_(files) {
+    for (int i = 0; i < kAheadDownloads; ++i) threads_.emplace_back([this] { download(); });
+  }
+  ~Ahead() {
+    {
+      MutexLock lock(mutex_);
+      stop_ = true;
+    }
+    cancel_ = true;
+    wake_.notify_all();
+    for (std::thread& thread : threads_) thread.join();
+  }
+  void want(std::vector<size_t> files) {
+    {
+      MutexLock lock(mutex_);
+      wanted_ = std::move(files);
+    }
+    wake_.notify_all();
+  }
+
+ private:
+  // The file to download next, or -1.
+  int64_t next() const STOKER_REQUIRES(mutex_) {
+    for (size_t f : wanted_)
+      if (!busy_.count(f) && !failed_.count(f) && !files_.objects_.holds(static_cast<int>(f)))
+        return static_cast<int64_t>(f);
+    return -1;
+  }
+  void download() {
+    MutexLock lock(mutex_);
+    while (true) {
+      lock.wait(wake_, [&]() STOKER_REQUIRES(mutex_) { return stop_ || next() >= 0; });
+      if (stop_) return;
+      const size_t file = static_cast<size_t>(next());
+      busy_.insert(file);
+      lock.unlock();
+      const File& f = files_.files_[file];
+      // Into the cache; the pin goes at once.
+      const bool fetched =
+          files_.objects_
+              .fetch(static_cast<int>(file), download_from(f.store, f.etag, &cancel_),
+                     EvictionAdvice(), [this] { return cancel_.load(); })
+              .is_ok();
+      lock.lock();
+      busy_.erase(file);
+      if (!fetched) failed_.insert(file);
+    }
+  }
+
+  const RemoteFiles& files_;
+  std::atomic<bool> cancel_{false};
+  Mutex mutex_;
+  std::condition_variable wake_;
+  std::vector<size_t> wanted_ STOKER_GUARDED_BY(mutex_);
+  std::set<size_t> busy_ STOKER_GUARDED_BY(mutex_);    // being downloaded
+  std::set<size_t> failed_ STOKER_GUARDED_BY(mutex_);  // left to the reader
+  bool stop_ STOKER_GUARDED_BY(mutex_) = false;
+  std::vector<std::thread> threads_;
+};
+
+RemoteFiles::RemoteFiles(std::shared_ptr<ShardCache> cache, DatasetCache objects)
+    : cache_(std::move(cache)), objects_(std::move(objects)) {}
+
+RemoteFiles::~RemoteFiles() = default;
+
+void RemoteFiles::fetch_ahead(const std::vector<size_t>& files) const {
+  std::call_once(ahead_started_, [&] { ahead_ = std::make_unique<Ahead>(*this); });
+  ahead_->want(files);
+}
+
+Result<OpenFile> RemoteFiles::open(size_t file) const {
+  const File& f = files_[file];
+  STOKER_ASSIGN_OR_RETURN(
+      CachedShard copy,
+      objects_.fetch(static_cast<int>(file), download_from(f.store, f.etag), EvictionAdvice()));
+  auto held = std::make_shared<CachedShard>(std::move(copy));
+  return OpenFile{held->fd(), f.identity, std::move(held)};
+}
+
+}  // namespace stoker::remote

@@ -1,0 +1,71 @@
+#pragma once
+// RemoteFiles: files read in place (store/in_place_files.h: WebDataset tars, Parquet files) at
+// http(s):// or s3:// URLs, read through the machine's shard cache (cache/shard_cache.h,
+// ShardCache::objects): a file is downloaded whole into the cache when it is first opened
+// (under the cache's budget, shared between processes: one download per file per machine;
+// retries and redaction by net/), and read there while pinned. Its identity is its size and
+// ETag, so what a cache keeps about it (a tar's index, keyed by its URL) is made again for a file
+// changed on the server; a download asks for the ETag listed (If-Match), so a file changed
+// during a run is an error naming its URL, never a mix of two versions.
+//
+// The spec: a URL, a brace pattern of URLs (`https://host/data-{000..099}.tar`, as
+// webdataset_tars.h expands it), several of these one a line, or an s3:// folder ending in '/'
+// (its objects with the suffix, by name). Every file is asked for its size and ETag (HEAD) when
+// the spec is opened. fetch_ahead downloads the files a reader needs next on kAheadDownloads
+// threads, in its order, one at a time each; the destructor cancels and joins them.
+// Thread-safe.
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "stoker/cache/shard_cache.h"
+#include "stoker/net/object_store.h"
+#include "stoker/store/in_place_files.h"
+
+namespace stoker::remote {
+
+class RemoteFiles : public InPlaceFiles {
+ public:
+  // The files `spec` names, each a name ending in `suffix` (".tar"), copied into `cache`.
+  // kNotFound naming a file's redacted URL that the server does not have, or a folder without
+  // such files; kInvalidArgument for a bad URL or pattern, a name without the suffix, or an
+  // http(s):// folder (HTTP cannot list).
+  static Result<std::shared_ptr<const RemoteFiles>> open(const std::string& spec,
+                                                         const std::string& suffix,
+                                                         std::shared_ptr<ShardCache> cache);
+
+  const std::vector<std::string>& names() const override { return names_; }
+  Result<FileIdentity> identity(size_t file) const override { return files_[file].identity; }
+  std::string key(size_t file) const override { return files_[file].key; }
+  Result<OpenFile> open(size_t file) const override;
+  void fetch_ahead(const std::vector<size_t>& files) const override;
+  ~RemoteFiles() override;
+
+  static constexpr int kAheadDownloads = 2;
+
+  // The spec with every URL redacted, for messages.
+  const std::string& location() const { return location_; }
+
+ private:
+  struct File {
+    std::shared_ptr<const ObjectStore> store;  // of the file's folder
+    std::string etag;
+    FileIdentity identity;
+    std::string key;  // its URL's cache key
+  };
+  RemoteFiles(std::shared_ptr<ShardCache> cache, DatasetCache objects);
+
+  std::shared_ptr<ShardCache> cache_;  // keeps the cache open while objects_ is used
+  DatasetCache objects_;
+  std::vector<File> files_;
+  std::vector<std::string> names_;  // redacted URLs
+  std::string location_;
+  // The downloads ahead, started by the first fetch_ahead; gone first (declared last).
+  class Ahead;
+  mutable std::once_flag ahead_started_;
+  mutable std::unique_ptr<Ahead> ahead_;
+};
+
+}  // namespace stoker::remote

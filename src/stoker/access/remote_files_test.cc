@@ -1,0 +1,214 @@
+// WebDataset tars over HTTP through the shard cache (remote_files.h), on nginx on loopback:
+// the records are the local tars' records; a later run reads the index and the tars from the
+// cache (no GET); a tar changed on the server between runs is indexed again and read as it is
+// now; a missing tar, or one whose download comes short of the size listed (a hostile server),
+// is one line naming its URL, its secrets cut out, and nothing of it is kept.
+#include "stoker/access/remote_files.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "stoker/access/data_source.h"
+#include "stoker/store/shard_schedule.h"
+#include "stoker/testing/hostile_http_server.h"
+#include "stoker/testing/loopback_server.h"
+#include "stoker/testing/tar_fixtures.h"
+#include "stoker/testing/temp_dir.h"
+#include "stoker/testing/test_images.h"
+
+namespace stoker::remote {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kTarSecret = "SENTINEL-remote-tars-81c2";
+
+// Every record of `dataset` as bytes, its units pinned while read.
+std::vector<std::string> tar_records(const Dataset& dataset) {
+  std::vector<std::string> records;
+  for (int64_t i = 0; i < static_cast<int64_t>(dataset.size()); ++i) {
+    ShardPins pins = dataset.pin(&i, 1, nullptr).value_or_throw();
+    ByteSpan r = dataset.record(static_cast<uint64_t>(i));
+    records.emplace_back(reinterpret_cast<const char*>(r.data), r.size);
+  }
+  return records;
+}
+
+// nginx serving ROOT/tars/d-{0..2}.tar.
+class RemoteFilesTest : public testing::ServerSuite<RemoteFilesTest> {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = std::make_unique<testing::TempDir>();
+    fs::create_directories(root() + "/tars");
+    for (int t = 0; t < 3; ++t) write_tar(t);
+    server_ = std::make_unique<testing::LoopbackServer>(
+        testing::LoopbackServer::nginx(root(), *dir_ / "nginx"));
+  }
+  void SetUp() override {
+    ServerSuite::SetUp();
+    if (IsSkipped()) return;
+    access_.cache_dir = cache_.path() + "/cache";
+  }
+  // Tar t: samples t*10 .. t*10+3, JPEGs of a size that `grow` changes, labels 0..3; its
+  // time moved `later` seconds on, so that nginx's ETag (time and size) tells versions apart.
+  static void write_tar(int t, int grow = 0, int later = 0) {
+    std::vector<tar_fixtures::Member> members;
+    for (int s = 0; s < 4; ++s) {
+      const std::string key = "k" + std::to_string(t * 10 + s);
+      image::testing::JpegSpec jpeg;
+      jpeg.width = 8 + t * 4 + s + grow;
+      jpeg.height = 6 + s;
+      const std::vector<uint8_t> bytes = image::testing::encode_jpeg(jpeg);
+      members.push_back({key + ".jpg", std::string(bytes.begin(), bytes.end())});
+      members.push_back({key + ".cls", std::to_string(s)});
+    }
+    const std::string path = root() + "/tars/d-" + std::to_string(t) + ".tar";
+    tar_fixtures::write_tar(path, members);
+    fs::last_write_time(path, fs::last_write_time(path) + std::chrono::seconds(later));
+  }
+  static std::string root() { return *dir_ / "root"; }
+  static std::string url(const std::string& path) { return server_->url() + "/" + path; }
+  // The tar GETs in nginx's access log since the suite began.
+  static int tar_gets() {
+    std::ifstream log(*dir_ / "nginx/access.log");
+    int gets = 0;
+    for (std::string line; std::getline(log, line);) gets += line.rfind("GET /tars/", 0) == 0;
+    return gets;
+  }
+  Result<std::shared_ptr<const Dataset>> open(const std::string& spec,
+                                              SourceKind kind = SourceKind::kAuto) {
+    return open_dataset(spec, access_, kShardByShard, kind);
+  }
+
+  testing::TempDir cache_;
+  DataAccessOptions access_;
+};
+
+TEST_F(RemoteFilesTest, RecordsAreTheLocalTarsAndALaterRunReadsTheCache) {
+  const std::vector<std::string> local = tar_records(
+      *open_dataset(root() + "/tars/d-{0..2}.tar", access_, kShardByShard, SourceKind::kWebDataset)
+           .value_or_throw());
+  ASSERT_EQ(local.size(), 12u);
+  const int before = tar_gets();
+  {
+    auto remote = open(url("tars/d-{0..2}.tar")).value_or_throw();
+    EXPECT_NE(remote->describe().find(url("tars/d-{0..2}.tar")), std::string::npos);
+    EXPECT_EQ(tar_records(*remote), local);
+  }
+  EXPECT_EQ(tar_gets() - before, 3) << "each tar downloaded once, to index and read it";
+  // A list of URLs names the same tars; the cache already holds them and their indexes.
+  auto again = open(url("tars/d-0.tar") + "\n" + url("tars/d-{1,2}.tar"), SourceKind::kWebDataset)
+                   .value_or_throw();
+  EXPECT_EQ(tar_records(*again), local);
+  EXPECT_EQ(tar_gets() - before, 3) << "a later run reads the cache";
+}
+
+TEST_F(RemoteFilesTest, LoadersSharingTheCacheDownloadEachTarOnce) {
+  const std::string spec = url("tars/d-{0..2}.tar");
+  const int before = tar_gets();
+  // Each open is a cache of its own (its own flocks, as another process's would be).
+  std::vector<std::thread> loaders;
+  std::vector<std::vector<std::string>> records(4);
+  for (auto& read : records)
+    loaders.emplace_back([&] { read = tar_records(*open(spec).value_or_throw()); });
+  for (std::thread& loader : loaders) loader.join();
+  EXPECT_EQ(tar_gets() - before, 3) << "one download per tar for all of them";
+  for (const auto& read : records) EXPECT_EQ(read, records[0]);
+  EXPECT_EQ(records[0].size(), 12u);
+}
+
+TEST_F(RemoteFilesTest, TarsAreDownloadedAheadInTheLoadersOrder) {
+  const std::string spec = url("tars/d-{0..2}.tar");
+  open(spec).value_or_throw();  // each tar downloaded and indexed
+  // The copies gone from the cache (evicted), their indexes kept: opening downloads nothing.
+  std::vector<fs::path> copies;
+  for (const auto& entry :
+       fs::directory_iterator(access_.cache_dir + "/" + kObjectsKey + "/shards"))
+    copies.push_back(entry.path());
+  ASSERT_EQ(copies.size(), 3u);
+  for (const fs::path& copy : copies) fs::remove(copy);
+  auto dataset = open(spec).value_or_throw();
+  const int before = tar_gets();
+  // The loader's plan: tar 1's samples first, then tar 2's, then tar 0's.
+  ShardSchedule plan;
+  plan.epoch_size = 12;
+  plan.now = {{8, 11}, {0, 3}, {4, 7}};
+  plan.after = plan.now;
+  dataset->advise(plan, 0);
+  for (int waited = 0; tar_gets() - before < 3 && waited < 1000; ++waited)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(tar_gets() - before, 3) << "all three downloaded before any was pinned";
+  // Two downloads at once: tar 0, needed last, starts only when one of the others is done.
+  std::ifstream log(*dir_ / "nginx/access.log");
+  std::vector<std::string> gets;
+  for (std::string line; std::getline(log, line);)
+    if (line.rfind("GET /tars/", 0) == 0) gets.push_back(line);
+  EXPECT_EQ(gets[before].find("GET /tars/d-0.tar"), std::string::npos) << gets[before];
+  const std::vector<std::string> local = tar_records(
+      *open_dataset(root() + "/tars/d-{0..2}.tar", access_, kShardByShard, SourceKind::kWebDataset)
+           .value_or_throw());
+  EXPECT_EQ(tar_records(*dataset), local);
+  EXPECT_EQ(tar_gets() - before, 3) << "the reader found every tar in the cache";
+}
+
+TEST_F(RemoteFilesTest, ATarChangedOnTheServerIsIndexedAgainAndReadAsItIsNow) {
+  const std::string spec = url("tars/d-{0..2}.tar");
+  const std::vector<std::string> first = tar_records(*open(spec).value_or_throw());
+  write_tar(1, /*grow=*/5, /*later=*/10);
+  const std::vector<std::string> now = tar_records(*open(spec).value_or_throw());
+  const std::vector<std::string> local = tar_records(
+      *open_dataset(root() + "/tars/d-{0..2}.tar", access_, kShardByShard, SourceKind::kWebDataset)
+           .value_or_throw());
+  EXPECT_EQ(now, local);
+  EXPECT_NE(now, first);
+  write_tar(1, /*grow=*/0, /*later=*/20);
+}
+
+TEST_F(RemoteFilesTest, AMissingTarIsOneLineNamingItsUrlWithoutItsSecrets) {
+  const std::string spec = url("tars/d-{0..3}.tar") + "?token=" + kTarSecret;
+  const Status status = open(spec).status();
+  EXPECT_EQ(status.code(), StatusCode::kNotFound) << status.message();
+  EXPECT_NE(status.message().find(url("tars/d-3.tar")), std::string::npos) << status.message();
+  EXPECT_EQ(status.message().find('\n'), std::string::npos) << status.message();
+  EXPECT_EQ(status.message().find(kTarSecret), std::string::npos) << status.message();
+  // An http:// folder cannot be listed: one line saying to name the tars.
+  const Status folder = open(url("tars/"), SourceKind::kWebDataset).status();
+  EXPECT_EQ(folder.code(), StatusCode::kInvalidArgument) << folder.message();
+  EXPECT_NE(folder.message().find("cannot be listed"), std::string::npos) << folder.message();
+}
+
+TEST(HostileRemoteFilesTest, ADownloadShortOfTheListedSizeIsOneLineAndNothingIsKept) {
+  testing::TempDir tmp;
+  tar_fixtures::write_tar(tmp / "t.tar", {{"a.jpg", std::string(3000, 'a')}, {"a.cls", "1"}});
+  const std::string tar = tar_fixtures::file_bytes(tmp / "t.tar");
+  // HEAD lists the whole tar; GET sends its first half, as a whole response.
+  testing::HostileHttpServer server([&](const testing::HostileRequest& r) {
+    if (r.line.rfind("HEAD /t.tar", 0) == 0)
+      return testing::HostileResponse{
+          "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(tar.size()) +
+          "\r\nETag: \"v1\"\r\nConnection: close\r\n\r\n"};
+    if (r.line.rfind("GET /t.tar", 0) == 0)
+      return testing::HostileResponse{
+          testing::http_response("200 OK", "ETag: \"v1\"\r\n", tar.substr(0, tar.size() / 2))};
+    return testing::HostileResponse{testing::http_response("404 Not Found", "", "")};
+  });
+  DataAccessOptions access;
+  access.cache_dir = tmp / "cache";
+  const Status status = open_dataset(server.url() + "/t.tar?sig=" + kTarSecret, access,
+                                     kShardByShard, SourceKind::kAuto)
+                            .status();
+  EXPECT_EQ(status.code(), StatusCode::kCorrupt) << status.message();
+  EXPECT_EQ(status.message().rfind(server.url() + "/t.tar: ", 0), 0u) << status.message();
+  EXPECT_NE(status.message().find("nothing was kept"), std::string::npos) << status.message();
+  EXPECT_EQ(status.message().find('\n'), std::string::npos) << status.message();
+  EXPECT_EQ(status.message().find(kTarSecret), std::string::npos) << status.message();
+  for (const auto& entry : fs::recursive_directory_iterator(tmp / "cache"))
+    EXPECT_NE(entry.path().extension(), ".part") << entry.path();
+}
+
+}  // namespace
+}  // namespace stoker::remote

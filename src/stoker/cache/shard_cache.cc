@@ -1,0 +1,487 @@
+#include "stoker/cache/shard_cache.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <unordered_map>
+
+#include "stoker/store/shard_check.h"
+#include "stoker/store/shard_schedule.h"
+#include "stoker/util/atomic_file.h"
+#include "stoker/util/saved_form.h"
+
+namespace stoker {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kLockFile = "cache.lock";
+constexpr const char* kPartSuffix = ".part";
+constexpr const char* kUsersDir = "users";
+constexpr auto kPollInterval = std::chrono::milliseconds(10);
+
+std::string marker_text() {
+  return fmt::format("stoker shard cache\nlayout {}\n", kShardCacheLayout);
+}
+
+// "12.3 MB", or "4096 bytes" below 0.1 MB (a test's tiny shards).
+std::string megabytes(uint64_t bytes) {
+  return bytes < 100'000 ? fmt::format("{} bytes", bytes) : fmt::format("{:.1f} MB", bytes / 1e6);
+}
+
+bool has_suffix(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// A file of the cache as eviction and accounting see it.
+struct CachedFile {
+  std::string path;
+  uint64_t bytes = 0;
+  int64_t mtime_ns = 0;
+};
+
+// Names the cache writes, so that it counts and removes nothing else (a file put there by
+// hand stays): a shard's "<file>.<16 hex digits>" and a download's "<...>.part".
+bool is_shard_name(const std::string& name) {
+  const size_t dot = name.rfind('.');
+  return dot != std::string::npos && dot > 0 && name.size() - dot - 1 == 16 &&
+         name.find_first_not_of("0123456789abcdef", dot + 1) == std::string::npos;
+}
+bool is_part_name(const std::string& name) { return has_suffix(name, kPartSuffix); }
+
+std::vector<CachedFile> list_files(const std::string& dir,
+                                   bool (*written_by_cache)(const std::string&)) {
+  std::vector<CachedFile> files;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string path = it->path().string();
+    if (!written_by_cache(it->path().filename().string())) continue;
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    files.push_back({path, static_cast<uint64_t>(st.st_size),
+                     int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec});
+  }
+  std::sort(files.begin(), files.end(),  // the same order on every file system
+            [](const CachedFile& a, const CachedFile& b) { return a.path < b.path; });
+  return files;
+}
+
+// The dataset folders of the cache: its lower-case hex names.
+std::vector<std::string> dataset_dirs(const std::string& cache_dir) {
+  std::vector<std::string> dirs;
+  std::error_code ec;
+  for (fs::directory_iterator it(cache_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (it->is_directory(ec) && !name.empty() &&
+        name.find_first_not_of("0123456789abcdef") == std::string::npos)
+      dirs.push_back(it->path().string());
+  }
+  return dirs;
+}
+
+// Unlinks `path` if no process pins it (the exclusive flock is free); whether it did.
+bool unlink_if_unpinned(const std::string& path) {
+  Result<FileLock> lock = FileLock::acquire(path, LockMode::kExclusive, false, false);
+  if (!lock.is_ok() || !lock.value().still_at(path)) return false;
+  return ::unlink(path.c_str()) == 0;
+}
+
+// Whether `dir` holds nothing but a marker being written and the saved forms of the sources
+// read in place (a tar's index, an image folder's listing: util/saved_form.h), which share
+// the cache folder.
+bool empty_but_for_marker_temporaries(const std::string& dir) {
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(std::string(kShardCacheMarker) + ".tmp-", 0) != 0 &&
+        !(is_saved_form_folder(name) && it->is_directory(ec)))
+      return false;
+  }
+  return !ec;
+}
+
+// Every record's XXH3.
+Status verify_records(const ShardReader& reader, uint64_t records) {
+  for (uint64_t r = 0; r < records; ++r) STOKER_RETURN_IF_ERROR(reader.verify_record(r));
+  return Status::ok();
+}
+
+Status make_dirs(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return io_error("cannot make the cache folder " + dir + ": " + ec.message());
+  return Status::ok();
+}
+
+}  // namespace
+
+uint64_t free_disk_bytes(const std::string& dir) {
+  struct statvfs fs;
+  if (::statvfs(dir.c_str(), &fs) != 0) return 0;
+  return static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+}
+
+Result<std::shared_ptr<ShardCache>> ShardCache::open(const std::string& dir, uint64_t budget_bytes,
+                                                     std::string advice) {
+  STOKER_RETURN_IF_ERROR(make_dirs(dir));
+  const std::string marker = dir + "/" + kShardCacheMarker;
+  if (!fs::exists(marker)) {
+    // Another process may have made the marker and its first dataset since the check above:
+    // a stoker writes the marker before anything else, so look for it again before refusing.
+    if (!empty_but_for_marker_temporaries(dir) && !fs::exists(marker)) {
+      return invalid_argument(dir + ": not a stoker cache (no " + kShardCacheMarker +
+                              ") and not empty; name an empty or new folder for the cache");
+    }
+    if (!fs::exists(marker)) STOKER_RETURN_IF_ERROR(write_file_atomically(marker, marker_text()));
+  }
+  STOKER_ASSIGN_OR_RETURN(std::string text, read_file(marker, 4096));
+  if (text != marker_text()) {
+    return invalid_argument(marker + ": another cache layout than this stoker's (" +
+                            std::to_string(kShardCacheLayout) +
+                            "); name another folder for the cache");
+  }
+  {
+    // The .part files of downloaders gone (killed, interrupted) hold no shard but count against
+    // the budget: removed now, under the lock admissions take, not when room is next needed.
+    STOKER_ASSIGN_OR_RETURN(FileLock cache_lock,
+                            FileLock::acquire(dir + "/" + kLockFile, LockMode::kExclusive,
+                                              /*wait=*/true, true));
+    for (const std::string& d : dataset_dirs(dir))
+      for (const CachedFile& part : list_files(d + "/tmp", is_part_name))
+        unlink_if_unpinned(part.path);
+  }
+  // This cache's user record: its shared flock tells others it is alive.
+  static std::atomic<uint64_t> users{0};
+  STOKER_RETURN_IF_ERROR(make_dirs(dir + "/" + kUsersDir));
+  while (true) {
+    const std::string user_path =
+        fmt::format("{}/{}/{}.{}", dir, kUsersDir, ::getpid(), users.fetch_add(1));
+    STOKER_ASSIGN_OR_RETURN(FileLock user,
+                            FileLock::acquire(user_path, LockMode::kShared, false, true));
+    // (another's other_users() may have taken it for a dead one's between open and flock)
+    if (user.still_at(user_path)) {
+      return std::shared_ptr<ShardCache>(
+          new ShardCache(dir, budget_bytes, std::move(advice), user_path, std::move(user)));
+    }
+  }
+}
+
+ShardCache::~ShardCache() { ::unlink(user_path_.c_str()); }
+
+int ShardCache::other_users() const {
+  int others = 0;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir_ + "/" + kUsersDir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string path = it->path().string();
+    if (path == user_path_) continue;
+    // A record whose flock can be taken is a user gone (its process killed, say).
+    if (!unlink_if_unpinned(path)) ++others;
+  }
+  return others;
+}
+
+uint64_t ShardCache::contents_digest() const {
+  uint64_t digest = 14695981039346656037u;  // FNV-1a over names and sizes
+  const auto add = [&](const std::string& text) {
+    for (unsigned char c : text) digest = (digest ^ c) * 1099511628211u;
+  };
+  for (const std::string& d : dataset_dirs(dir_)) {
+    for (const CachedFile& f : list_files(d + "/shards", is_shard_name))
+      add(f.path + "\n" + std::to_string(f.bytes) + "\n");
+    for (const CachedFile& f : list_files(d + "/tmp", is_part_name))
+      add(f.path + "\n" + std::to_string(f.bytes) + "\n");
+  }
+  return digest;
+}
+
+Result<DatasetCache> ShardCache::part(const std::string& key, const std::string& source,
+                                      std::vector<ShardInfo> shards, Schema schema,
+                                      bool objects) const {
+  if (key.empty() || key.size() > 64 ||
+      key.find_first_not_of("0123456789abcdef") != std::string::npos)
+    return invalid_argument("cache key '" + key + "': not 1 to 64 lower-case hex digits");
+  const std::string dir = dir_ + "/" + key;
+  for (const char* sub : {"/shards", "/locks", "/tmp"})
+    STOKER_RETURN_IF_ERROR(make_dirs(dir + sub));
+  if (!fs::exists(dir + "/source.json")) {
+    STOKER_RETURN_IF_ERROR(write_file_atomically(
+        dir + "/source.json",
+        nlohmann::json({{"source", objects ? "objects read in place" : source}}).dump() + "\n"));
+  }
+  return DatasetCache(shared_from_this(), dir, source, std::move(shards), std::move(schema),
+                      objects);
+}
+
+Result<DatasetCache> ShardCache::dataset(const std::string& key, const std::string& source,
+                                         const Manifest& manifest) const {
+  return part(key, source, manifest.shards, manifest.schema, /*objects=*/false);
+}
+
+Result<DatasetCache> ShardCache::objects(const std::string& source,
+                                         std::vector<ShardInfo> objects) const {
+  for (const ShardInfo& object : objects) {
+    if (object.file.empty() || object.file.find('/') != std::string::npos || object.file == "." ||
+        object.file == "..")
+      return invalid_argument(source + ": object name '" + object.file + "' is not a file name");
+  }
+  return part(kObjectsKey, source, std::move(objects), Schema(), /*objects=*/true);
+}
+
+ShardCacheUsage ShardCache::usage() const {
+  ShardCacheUsage usage;
+  for (const std::string& d : dataset_dirs(dir_)) {
+    for (const CachedFile& f : list_files(d + "/shards", is_shard_name)) {
+      usage.bytes += f.bytes;
+      ++usage.shards;
+    }
+    for (const CachedFile& f : list_files(d + "/tmp", is_part_name)) usage.bytes += f.bytes;
+  }
+  return usage;
+}
+
+std::string DatasetCache::shard_path(int shard) const {
+  const ShardInfo& info = shards_[shard];
+  return fmt::format("{}/shards/{}.{:016x}", dir_, info.file, info.index_checksum);
+}
+
+bool DatasetCache::holds(int shard) const {
+  struct stat st;
+  return ::stat(shard_path(shard).c_str(), &st) == 0;
+}
+
+Result<std::optional<ShardReader>> DatasetCache::check(int shard, const std::string& path, int fd,
+                                                       bool downloaded) const {
+  const ShardInfo& info = shards_[shard];
+  if (objects_) {
+    struct stat st;
+    if (::fstat(fd, &st) != 0) return io_error(path + ": " + std::strerror(errno));
+    if (static_cast<uint64_t>(st.st_size) != info.bytes)
+      return corrupt(
+          fmt::format("{}: {} bytes, its listing says {}", path, st.st_size, info.bytes));
+    return std::optional<ShardReader>();
+  }
+  STOKER_ASSIGN_OR_RETURN(ShardReader reader, ShardReader::open(path));
+  STOKER_RETURN_IF_ERROR(check_shard_matches(reader, info, schema_));
+  std::atomic<bool>& records_checked = (*records_checked_)[shard];
+  if (downloaded || !records_checked.load()) {
+    STOKER_RETURN_IF_ERROR(verify_records(reader, info.records));
+    records_checked = true;
+  }
+  return std::optional<ShardReader>(std::move(reader));
+}
+
+Result<std::optional<CachedShard>> DatasetCache::find(int shard) const {
+  const std::string path = shard_path(shard);
+  Result<FileLock> pin = FileLock::acquire(path, LockMode::kShared, /*wait=*/true, false);
+  if (!pin.is_ok()) {
+    if (pin.status().code() == StatusCode::kNotFound) return std::optional<CachedShard>();
+    return pin.status();
+  }
+  if (!pin.value().still_at(path)) return std::optional<CachedShard>();  // evicted meanwhile
+  Result<std::optional<ShardReader>> checked = check(shard, path, pin.value().fd(), false);
+  if (checked.is_ok()) {
+    ::futimens(pin.value().fd(), nullptr);  // its last use, for eviction across datasets
+    if (objects_) return std::optional<CachedShard>(CachedShard(std::move(pin).value()));
+    return std::optional<CachedShard>(
+        CachedShard(std::move(pin).value(), std::move(*checked.value())));
+  }
+  ::close(pin.value().release());  // lets go of the pin, so that the file can go
+  unlink_if_unpinned(path);
+  return corrupt(fmt::format("{} (in the cache {}; removed, so that it is downloaded again)",
+                             checked.status().message(), cache_->dir()));
+}
+
+Result<CachedShard> DatasetCache::fetch(int shard, const ShardDownload& download,
+                                        const EvictionAdvice& advice,
+                                        const std::function<bool()>& cancelled,
+                                        const std::function<void()>& admitted) const {
+  const std::string lock_path = fmt::format("{}/locks/{}.{:016x}.lock", dir_, shards_[shard].file,
+                                            shards_[shard].index_checksum);
+  bool told = false;
+  const auto admitted_once = [&] {
+    if (!told && admitted) admitted();
+    told = true;
+  };
+  while (true) {
+    STOKER_ASSIGN_OR_RETURN(std::optional<CachedShard> found, find(shard));
+    if (found) return std::move(*found);
+    Result<FileLock> downloading = FileLock::acquire(lock_path, LockMode::kExclusive, false, true);
+    if (downloading.is_ok()) {
+      STOKER_ASSIGN_OR_RETURN(found, find(shard));  // finished while this one waited
+      if (found) return std::move(*found);
+      return admit(shard, download, advice, admitted_once);
+    }
+    if (downloading.status().code() != StatusCode::kAlreadyExists) return downloading.status();
+    admitted_once();  // another admits this one: this caller's turn is over
+    if (cancelled && cancelled())
+      return Status(StatusCode::kCancelled, shards_[shard].file + ": fetch cancelled");
+    std::this_thread::sleep_for(kPollInterval);  // another process downloads it
+  }
+}
+
+Status DatasetCache::make_room(int shard, const EvictionAdvice& advice, bool disk_full) const {
+  const uint64_t needed = shards_[shard].bytes;
+  std::vector<CachedFile> mine, others;
+  uint64_t used = 0;
+  for (const std::string& d : dataset_dirs(cache_->dir())) {
+    for (const CachedFile& part : list_files(d + "/tmp", is_part_name)) {
+      if (!unlink_if_unpinned(part.path)) used += part.bytes;  // its writer is alive
+    }
+    for (CachedFile& f : list_files(d + "/shards", is_shard_name)) {
+      used += f.bytes;
+      (d == dir_ ? mine : others).push_back(std::move(f));
+    }
+  }
+  // A full disk holds no more than the cache has on it and the room left there.
+  const uint64_t budget = disk_full ? std::min(cache_->budget_bytes(), used + free_disk_bytes(dir_))
+                                    : cache_->budget_bytes();
+  auto fits = [&] { return used + needed <= budget; };
+  auto evict = [&](const CachedFile& f) {
+    if (unlink_if_unpinned(f.path)) used -= f.bytes;
+  };
+  // 1. This dataset's shards that its manifest no longer names (an older version).
+  std::unordered_map<std::string, int> shard_at;  // this manifest's cached names
+  for (size_t s = 0; s < shards_.size(); ++s)
+    shard_at.emplace(shard_path(static_cast<int>(s)), static_cast<int>(s));
+  // (Objects read in place share one part: those of other sources go as other datasets' do.)
+  for (const CachedFile& f : mine) {
+    if (shard_at.count(f.path)) continue;
+    if (objects_) {
+      others.push_back(f);
+    } else if (!fits()) {
+      evict(f);
+    }
+  }
+  // 2. Other datasets' shards, least recently used first: their future is unknown here.
+  std::vector<CacheEntry> entries;
+  uint64_t others_bytes = 0;
+  for (const CachedFile& f : others) {
+    entries.push_back({f.bytes, 0, f.mtime_ns, false, false});
+    others_bytes += f.bytes;
+  }
+  if (!fits()) {  // all of them in LRU order, for those pinned by a process are skipped
+    for (size_t i : choose_victims(EvictionPolicy::kLru, entries, others_bytes, 0)
+                        .value_or(std::vector<size_t>())) {
+      if (!fits()) evict(others[i]);
+    }
+  }
+  if (fits()) return Status::ok();
+  // 3. This dataset's, by `advice`: pinned ones (a flock held) and those needed soon stay.
+  std::vector<CachedFile> candidates;
+  entries.clear();
+  for (const CachedFile& f : mine) {
+    const auto at = shard_at.find(f.path);
+    if (at == shard_at.end() || at->second == shard) continue;  // an old version: gone above
+    const int64_t next = advice.next_use ? advice.next_use(at->second) : ShardSchedule::kNever;
+    Result<FileLock> probe = FileLock::acquire(f.path, LockMode::kExclusive, false, false);
+    entries.push_back(
+        {f.bytes, next, f.mtime_ns, !probe.is_ok(), next < advice.needed_soon_before});
+    candidates.push_back(f);
+  }
+  const int64_t incoming = advice.next_use ? advice.next_use(shard) : 0;
+  auto victims = choose_victims(advice.policy, entries, used + needed - budget, incoming);
+  if (victims) {
+    for (size_t i : *victims) evict(candidates[i]);
+  }
+  if (fits()) return Status::ok();
+  if (disk_full) {
+    return io_error(fmt::format(
+        "cache {}: its disk has no room for {} ({}) beside the {} it holds that are in use or "
+        "needed sooner, and other files; free some space or name another --cache-dir",
+        cache_->dir(), shards_[shard].file, megabytes(needed), megabytes(used)));
+  }
+  const int peers = cache_->other_users();
+  return no_room(fmt::format(
+      "cache {}: its budget of {} cannot hold {} ({}) beside the {} it holds that are in use "
+      "or needed sooner{}; {}",
+      cache_->dir(), megabytes(budget), shards_[shard].file, megabytes(needed), megabytes(used),
+      peers > 0 ? fmt::format(", here or by {} other loader{} sharing the cache", peers,
+                              peers > 1 ? "s" : "")
+                : std::string(),
+      cache_->advice_));
+}
+
+Result<CachedShard> DatasetCache::admit(int shard, const ShardDownload& download,
+                                        const EvictionAdvice& advice,
+                                        const std::function<void()>& admitted) const {
+  static std::atomic<uint64_t> counter{0};
+  const ShardInfo& info = shards_[shard];
+  const std::string part = fmt::format("{}/tmp/{}.{}.{}{}", dir_, info.file, ::getpid(),
+                                       counter.fetch_add(1), kPartSuffix);
+  std::optional<FileLock> writer;  // its shared flock marks the .part alive
+  int fd = -1;
+  auto discard = [&](Status status) -> Status {
+    if (fd >= 0) ::close(fd);
+    ::unlink(part.c_str());
+    return status;
+  };
+  {
+    STOKER_ASSIGN_OR_RETURN(FileLock cache_lock,
+                            FileLock::acquire(cache_->dir() + "/" + kLockFile, LockMode::kExclusive,
+                                              /*wait=*/true, true));
+    STOKER_RETURN_IF_ERROR(make_room(shard, advice, /*disk_full=*/false));
+    fd = ::open(part.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return io_error("cannot create " + part + ": " + std::strerror(errno));
+    Result<FileLock> lock = FileLock::acquire(part, LockMode::kShared, false, false);
+    if (!lock.is_ok()) return discard(lock.status());
+    writer.emplace(std::move(lock).value());
+    int rc = ::posix_fallocate(fd, 0, static_cast<off_t>(info.bytes));
+    if (rc == ENOSPC) {  // the disk is fuller than the budget knows: evict for it, once
+      if (::ftruncate(fd, 0) != 0) return discard(io_error("cannot truncate " + part));
+      const Status room = make_room(shard, advice, /*disk_full=*/true);
+      if (!room.is_ok()) return discard(room);
+      rc = ::posix_fallocate(fd, 0, static_cast<off_t>(info.bytes));
+    }
+    if (rc != 0) {
+      return discard(
+          io_error(fmt::format("cache {}: no room on its disk for {} ({}): {}", cache_->dir(),
+                               info.file, megabytes(info.bytes), std::strerror(rc))));
+    }
+  }
+  if (admitted) admitted();
+  const Status downloaded = download(info, fd);
+  if (!downloaded.is_ok()) return discard(downloaded);
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) != info.bytes) {
+    return discard(corrupt(fmt::format("{}/{}: {} bytes downloaded, {} says {}; nothing was kept",
+                                       source_, info.file, st.st_size,
+                                       objects_ ? "its listing" : "the manifest", info.bytes)));
+  }
+  if (::fsync(fd) != 0)
+    return discard(io_error("cannot sync " + part + ": " + std::strerror(errno)));
+  if (Result<std::optional<ShardReader>> verified = check(shard, part, fd, true);
+      !verified.is_ok()) {
+    // The .part named at the message's start is gone: the shard's URL stands for it.
+    std::string detail = verified.status().message();
+    if (detail.rfind(part + ": ", 0) == 0) detail.erase(0, part.size() + 2);
+    return discard(corrupt(fmt::format(
+        "{}/{}: does not match the manifest this run read ({}); the dataset changed on the "
+        "server since, or the file there is damaged; nothing was kept",
+        source_, info.file, detail)));
+  }
+  const std::string path = shard_path(shard);
+  if (::rename(part.c_str(), path.c_str()) != 0) {
+    return discard(io_error("cannot rename " + part + " to " + path + ": " + std::strerror(errno)));
+  }
+  ::close(fd);
+  STOKER_RETURN_IF_ERROR(fsync_directory(dir_ + "/shards"));
+  // The writer's flock, on the same file under its shard name, is now the pin.
+  if (objects_) return CachedShard(std::move(*writer));
+  STOKER_ASSIGN_OR_RETURN(ShardReader reader, ShardReader::open(path));
+  return CachedShard(std::move(*writer), std::move(reader));
+}
+
+}  // namespace stoker

@@ -1,0 +1,274 @@
+#include "stoker/net/object_store.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <set>
+#include <utility>
+
+#include "stoker/util/utf8.h"
+
+namespace stoker::remote {
+
+namespace {
+
+// A listing's bounds: a page of 1000 keys of 1 KiB is about 1.5 MB; a real token is a few
+// hundred bytes.
+constexpr uint64_t kMaxListPageBytes = uint64_t{8} << 20;
+constexpr size_t kMaxListTokenBytes = 4096;
+constexpr size_t kMaxListPages = 100000;
+constexpr int kMaxListSeconds = 600;
+
+// `text` with XML's five predefined entities and numeric character references below 128
+// decoded (S3 escapes keys so).
+std::string xml_text(std::string_view text) {
+  static const std::pair<std::string_view, char> kEntities[] = {
+      {"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    bool decoded = false;
+    for (const auto& [entity, c] : kEntities) {
+      if (text.substr(i, entity.size()) == entity) {
+        out += c;
+        i += entity.size();
+        decoded = true;
+        break;
+      }
+    }
+    if (!decoded && text.substr(i, 2) == "&#") {
+      const size_t end = text.find(';', i);
+      const bool hex = i + 2 < text.size() && (text[i + 2] == 'x' || text[i + 2] == 'X');
+      const std::string digits(end == std::string_view::npos
+                                   ? std::string_view()
+                                   : text.substr(i + (hex ? 3 : 2), end - i - (hex ? 3 : 2)));
+      char* stop = nullptr;
+      const long code = std::strtol(digits.c_str(), &stop, hex ? 16 : 10);
+      if (!digits.empty() && *stop == '\0' && code > 0 && code < 128) {
+        out += static_cast<char>(code);
+        i = end + 1;
+        decoded = true;
+      }
+    }
+    if (!decoded) out += text[i++];
+  }
+  return out;
+}
+
+// The text of each <tag>...</tag> of `xml`, in order (elements of one tag do not nest in S3's
+// responses).
+std::vector<std::string_view> elements(std::string_view xml, std::string_view tag) {
+  const std::string open = "<" + std::string(tag) + ">", close = "</" + std::string(tag) + ">";
+  std::vector<std::string_view> found;
+  for (size_t at = xml.find(open); at != std::string_view::npos; at = xml.find(open, at)) {
+    const size_t start = at + open.size();
+    const size_t stop = xml.find(close, start);
+    if (stop == std::string_view::npos) break;
+    found.push_back(xml.substr(start, stop - start));
+    at = stop + close.size();
+  }
+  return found;
+}
+
+}  // namespace
+
+Result<HttpResponse> ObjectStore::get(const std::string& name, std::optional<ByteRange> range,
+                                      const ByteSink& sink, const std::string& if_match,
+                                      const std::atomic<bool>* cancel,
+                                      const std::string& if_none_match,
+                                      double total_timeout_s) const {
+  HttpRequest r = request(name);
+  r.total_timeout_s = total_timeout_s;
+  r.if_match = if_match;
+  r.if_none_match = if_none_match;
+  r.cancel = cancel;
+  return client_->get(r, range, sink);
+}
+
+Result<HttpResponse> ObjectStore::head(const std::string& name,
+                                       const std::atomic<bool>* cancel) const {
+  HttpRequest r = request(name);
+  r.total_timeout_s = kSmallRequestSeconds;
+  r.cancel = cancel;
+  return client_->head(r);
+}
+
+Result<HttpResponse> ObjectStore::put_file(const std::string& name, const std::string& path) const {
+  return client_->put_file(request(name), path);
+}
+
+Result<HttpResponse> ObjectStore::put_bytes(const std::string& name, std::string_view bytes) const {
+  return client_->put_bytes(request(name), bytes);
+}
+
+Result<HttpResponse> ObjectStore::remove(const std::string& name) const {
+  return client_->remove(request(name));
+}
+
+HttpStore::HttpStore(std::shared_ptr<HttpClient> client, RemoteUrl url)
+    : ObjectStore(std::move(client)), url_(std::move(url)) {}
+
+std::string HttpStore::describe(const std::string& name) const {
+  return fmt::format("{}/{}", url_.redacted(), uri_encode_path(name));
+}
+
+HttpRequest HttpStore::request(const std::string& name) const {
+  HttpRequest r;
+  const std::string scheme = url_.scheme == UrlScheme::kHttps ? "https" : "http";
+  const std::string userinfo = url_.userinfo.empty() ? "" : url_.userinfo + "@";
+  r.url = fmt::format("{}://{}{}/{}", scheme, userinfo, url_.host,
+                      uri_encode_path(url_.object_key(name)));
+  if (!url_.query.empty()) r.url += "?" + url_.query;
+  r.redacted_url = describe(name);
+  return r;
+}
+
+Status HttpStore::read_only(const std::string& name) const {
+  return unsupported(describe(name) + ": an HTTP dataset is read-only (push to s3:// instead)");
+}
+
+Result<HttpResponse> HttpStore::put_file(const std::string& name, const std::string&) const {
+  return read_only(name);
+}
+
+Result<HttpResponse> HttpStore::put_bytes(const std::string& name, std::string_view) const {
+  return read_only(name);
+}
+
+Result<HttpResponse> HttpStore::remove(const std::string& name) const { return read_only(name); }
+
+Result<std::vector<std::string>> HttpStore::list(const std::string& folder) const {
+  return unsupported(describe(folder) + ": an HTTP folder cannot be listed");
+}
+
+S3Store::S3Store(std::shared_ptr<HttpClient> client, RemoteUrl url, AwsCredentials credentials)
+    : ObjectStore(std::move(client)), url_(std::move(url)), credentials_(std::move(credentials)) {}
+
+std::string S3Store::describe(const std::string& name) const {
+  return fmt::format("s3://{}/{}", url_.host, uri_encode_path(url_.object_key(name)));
+}
+
+HttpRequest S3Store::request(const std::string& name) const {
+  HttpRequest r;
+  r.url =
+      s3_object_url(url_.host, url_.object_key(name), credentials_.region, credentials_.endpoint);
+  r.redacted_url = describe(name);
+  r.sigv4 = &credentials_;
+  r.denied_hint = "AWS keys: " + credentials_.keys_from;
+  return r;
+}
+
+Result<std::vector<std::string>> S3Store::list(const std::string& folder) const {
+  const std::string prefix = url_.object_key(folder);
+  // The query in SigV4's canonical form (libcurl signs it as given: REMOTE-DESIGN.md, section
+  // 4): parameters sorted by name, values encoded with '/' too.
+  const auto encoded = [](const std::string& value) {
+    std::string out;
+    for (const char c : uri_encode_path(value))
+      out += c == '/' ? std::string("%2F") : std::string(1, c);
+    return out;
+  };
+  std::vector<std::string> names;
+  std::string token;
+  std::set<std::string> tokens;  // a token seen twice would loop for ever
+  const auto started = std::chrono::steady_clock::now();
+  do {
+    if (tokens.size() >= kMaxListPages ||
+        std::chrono::steady_clock::now() - started > std::chrono::seconds(kMaxListSeconds))
+      return io_error(fmt::format("{}: the listing goes on past {} pages or {} s; not used",
+                                  describe(folder), kMaxListPages, kMaxListSeconds));
+    HttpRequest r = request("");
+    r.url = s3_object_url(url_.host, "", credentials_.region, credentials_.endpoint) + "?" +
+            (token.empty() ? "" : "continuation-token=" + encoded(token) + "&") +
+            "delimiter=%2F&list-type=2&prefix=" + encoded(prefix);
+    r.redacted_url = describe(folder);
+    r.total_timeout_s = kSmallRequestSeconds;
+    std::string body;
+    STOKER_RETURN_IF_ERROR(
+        client_
+            ->get(r, std::nullopt,
+                  [&](uint64_t offset, const char* data, size_t size) {
+                    if (offset > kMaxListPageBytes || size > kMaxListPageBytes - offset)
+                      return corrupt(fmt::format("{}: a listing page over {} bytes; not used",
+                                                 r.redacted_url, kMaxListPageBytes));
+                    body.resize(std::max<size_t>(body.size(), offset + size));
+                    body.replace(offset, size, data, size);
+                    return Status::ok();
+                  })
+            .status());
+    STOKER_ASSIGN_OR_RETURN(S3ListPage page, parse_s3_list_page(body, r.redacted_url));
+    for (const std::string& key : page.keys) {
+      if (key == prefix) continue;  // a folder's own marker object
+      // Delimited by '/', a listing names only objects directly in the folder: another key
+      // (a server that ignores the delimiter, "prefix/../other") is refused, never used.
+      const std::string name =
+          key.compare(0, prefix.size(), prefix) == 0 ? key.substr(prefix.size()) : std::string();
+      if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
+        return corrupt(
+            fmt::format("{}: the listing names '{}', not an object directly in the "
+                        "folder (does the server ignore the delimiter?); not used",
+                        r.redacted_url, printable(key)));
+      names.push_back(name);
+    }
+    if (page.next_token.size() > kMaxListTokenBytes || tokens.count(page.next_token) > 0)
+      return corrupt(fmt::format("{}: a continuation token too long or given twice; not used",
+                                 r.redacted_url));
+    token = std::move(page.next_token);
+    tokens.insert(token);
+  } while (!token.empty());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Result<S3ListPage> parse_s3_list_page(const std::string& xml, const std::string& where) {
+  if (xml.find("<ListBucketResult") == std::string::npos)
+    return corrupt(where + ": the listing is not an S3 ListBucketResult");
+  S3ListPage page;
+  for (const std::string_view contents : elements(xml, "Contents")) {
+    const std::vector<std::string_view> key = elements(contents, "Key");
+    if (key.size() != 1) return corrupt(where + ": a listed object without one <Key>");
+    page.keys.push_back(xml_text(key[0]));
+  }
+  const std::vector<std::string_view> truncated = elements(xml, "IsTruncated");
+  if (!truncated.empty() && truncated[0] == "true") {
+    const std::vector<std::string_view> token = elements(xml, "NextContinuationToken");
+    if (token.empty() || token[0].empty())
+      return corrupt(where + ": a truncated listing without a continuation token");
+    page.next_token = xml_text(token[0]);
+  }
+  return page;
+}
+
+Status S3Store::check_bucket() const {
+  HttpRequest r = request("");
+  r.url = s3_object_url(url_.host, "", credentials_.region, credentials_.endpoint);
+  r.redacted_url = "s3://" + url_.host;
+  r.total_timeout_s = kSmallRequestSeconds;
+  const Status status = client_->head(r).status();
+  if (status.code() == StatusCode::kNotFound)
+    return not_found(r.redacted_url + ": no such bucket (create it first)");
+  return status;
+}
+
+std::string s3_object_url(const std::string& bucket, const std::string& key,
+                          const std::string& region, const std::string& endpoint) {
+  const std::string path = uri_encode_path(key);
+  if (!endpoint.empty()) return fmt::format("{}/{}/{}", endpoint, bucket, path);
+  if (bucket.find('.') != std::string::npos) {
+    return fmt::format("https://s3.{}.amazonaws.com/{}/{}", region, bucket, path);
+  }
+  return fmt::format("https://{}.s3.{}.amazonaws.com/{}", bucket, region, path);
+}
+
+Result<std::unique_ptr<ObjectStore>> open_object_store(const RemoteUrl& url,
+                                                       std::shared_ptr<HttpClient> client,
+                                                       const Environment& env) {
+  if (url.scheme != UrlScheme::kS3) {
+    return std::unique_ptr<ObjectStore>(new HttpStore(std::move(client), url));
+  }
+  STOKER_ASSIGN_OR_RETURN(AwsCredentials credentials, load_aws_credentials(env));
+  return std::unique_ptr<ObjectStore>(new S3Store(std::move(client), url, std::move(credentials)));
+}
+
+}  // namespace stoker::remote

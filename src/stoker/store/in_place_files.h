@@ -1,0 +1,58 @@
+#pragma once
+// InPlaceFiles: the files a record source reads in place (WebDataset tars, Parquet files):
+// local files (local_files, here), or remote objects copied into the shard cache
+// (access/remote_files.h). Each file has a name for messages (its path, or its redacted URL),
+// an identity (its size, and its modification time or ETag: what a cache keeps about the file,
+// such as a tar's index, is of the file while its identity holds), a key under which such a
+// cache keeps it, and is opened for reading as a file descriptor that an OpenFile holds open (a
+// remote file's cached copy, pinned so that no process evicts it meanwhile). Thread-safe.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "stoker/util/status.h"
+
+namespace stoker {
+
+// What a file is: its size, and a local file's modification time in ns or a remote object's
+// XXH3-64 of its ETag.
+struct FileIdentity {
+  uint64_t size = 0;
+  int64_t stamp = 0;
+  bool operator==(const FileIdentity& o) const { return size == o.size && stamp == o.stamp; }
+  bool operator!=(const FileIdentity& o) const { return !(*this == o); }
+};
+
+// A file open for reading: `fd` reads the bytes whose identity is `identity`, while `hold` lives.
+struct OpenFile {
+  int fd = -1;
+  FileIdentity identity;
+  std::shared_ptr<void> hold;
+};
+
+class InPlaceFiles {
+ public:
+  virtual ~InPlaceFiles() = default;
+  // Each file's name, in the dataset's order.
+  virtual const std::vector<std::string>& names() const = 0;
+  // File `file`'s identity now (a local file's stat; a remote one's as listed when opened).
+  virtual Result<FileIdentity> identity(size_t file) const = 0;
+  // 16 hex digits naming file `file` in a cache folder (its absolute path's or URL's XXH3-64).
+  virtual std::string key(size_t file) const = 0;
+  // File `file` open for reading: one line naming it when it cannot be read.
+  virtual Result<OpenFile> open(size_t file) const = 0;
+  // The files a reader needs next, soonest first (replacing the previous ones): remote files
+  // are downloaded ahead of the reader; local ones need nothing.
+  virtual void fetch_ahead(const std::vector<size_t>& /*files*/) const {}
+};
+
+// The identity of the regular file open as `fd`; errors name `path`.
+Result<FileIdentity> file_identity(int fd, const std::string& path);
+
+// The local files at `paths`.
+std::shared_ptr<const InPlaceFiles> local_files(std::vector<std::string> paths);
+
+}  // namespace stoker
