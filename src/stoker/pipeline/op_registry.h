@@ -71,6 +71,15 @@ class Params {
 // operation from the batch's stream.
 enum class OpRole { kSource, kPixel, kNormalize, kFloat, kBatch };
 
+// Which of torchvision's two backends an operation's pixels equal for the same draws:
+//   kPil     its PIL kernels (a step before PILToTensor, ToImage or ToTensor in the user's Compose)
+//   kTensor  its uint8 tensor kernels (a step after one)
+//   kBoth    both: the two backends are bit-equal there (flips, crops, invert, posterize, ...)
+// stoker.transforms runs natively only a step whose backend matches the pipeline's where it
+// stands. Every operation declares one (kUnset is a mistake); python/tests/test_backends.py
+// checks each claim against torchvision. A combinator's is its operations'.
+enum class OpBackend { kUnset, kPil, kTensor, kBoth };
+
 // A kPixel operation made for one field. Thread-safety: apply() runs concurrently on every
 // worker.
 class PixelOp {
@@ -128,6 +137,7 @@ struct OpSpec {
   // kPixel, kFloat: the class stoker.transforms builds from this description (e.g.
   // "ColorJitter"), and the torchvision class it translates.
   std::string python_class;
+  OpBackend backend = OpBackend::kUnset;
   std::vector<ParamSpec> params;
   // The role's factory (kNormalize has none: field_pipeline.h reads its mean and std). Errors
   // are kInvalidArgument naming the context's field.
@@ -171,7 +181,8 @@ Result<std::vector<OpCall>> parse_op_list(const std::string& text);
 // `call` as text that parse_op_call reads back: every parameter, in the spec's order.
 std::string to_text(const OpCall& call);
 
-// The registry's description as JSON: [{"name", "role", "doc", "python_class", "params":
+// The registry's description as JSON: [{"name", "role", "doc", "python_class", "backend"
+// ("pil", "tensor", "both"), "params":
 // [{"name", "type", "default", "doc", "min", "max", "min_open", "min_count", "max_count",
 // "choices"}]}], "min"/"max" null when unbounded, "choices" [] but for a kChoice.
 std::string operations_json();
@@ -180,5 +191,6 @@ std::string operations_json();
 std::string params_json(const OpCall& call);
 
 const char* to_string(OpRole role);
+const char* to_string(OpBackend backend);
 
 }  // namespace stoker

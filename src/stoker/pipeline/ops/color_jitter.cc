@@ -157,6 +157,7 @@ OpSpec color_jitter() {
   OpSpec op;
   op.name = "color_jitter";
   op.role = OpRole::kPixel;
+  op.backend = OpBackend::kTensor;
   op.python_class = "ColorJitter";
   op.doc =
       "Random brightness, contrast, saturation and hue of a uint8 image, in a random order "

@@ -37,6 +37,7 @@ OpSpec random_grayscale() {
   OpSpec op;
   op.name = "random_grayscale";
   op.role = OpRole::kPixel;
+  op.backend = OpBackend::kTensor;
   op.python_class = "RandomGrayscale";
   op.doc =
       "An RGB image made grey with probability p (torchvision's RandomGrayscale, to the "
