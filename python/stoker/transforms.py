@@ -18,11 +18,9 @@ torchvision's own classes (transforms v1 and v2, ``Compose`` of them) and timm's
 string, its ``RandomErasing``) translate through one table
 (``_TRANSLATIONS``), with the same checks; ``ToDtype(torch.float32, scale=True)`` and
 ``ConvertImageDtype(torch.float)`` are ``ToTensor``; ``PILToTensor``, ``ToImage`` and
-``ToPureTensor`` leave a uint8 image as it is, but say which torchvision backend the steps after
-them use: each native operation equals one (its registry "backend": PIL's, the uint8 tensor's,
-or both), and a torchvision step whose native pixels are the other backend's runs in Python
-(``loader.plan["notes"]`` says why; a crop after ToImage stays native with a UserWarning). A
-pipeline stoker cannot run raises one ValueError naming every step it cannot run. Parameters are
+``ToPureTensor`` keep the pixels but start torchvision's tensor backend: a step whose native
+operation equals the other backend's pixels (its "backend") runs in Python (_split). A pipeline
+stoker cannot run raises one ValueError naming every step it cannot run. Parameters are
 checked by the native registry: a wrong one raises the CLI's one-line message.
 
 Pixels are torchvision's with PIL (decode, resize) byte for byte in uint8, to float rounding in
@@ -668,13 +666,29 @@ _BACKEND_WORDS = {"pil": "a PIL image", "tensor": "a uint8 tensor"}
 
 def _backends(step) -> set:
     """The torchvision backends native pixel operation `step` equals ({"pil"}, {"tensor"}, both,
-    or none: a combinator of operations of each), from the registry's "backend"."""
-    names = [step._op] + re.findall(r"(?<=[\[;])[a-z][a-z0-9_]*", str(step.params.get("ops", "")))
+    or none: a combinator of operations of each), from the registry's "backend" (a call's own
+    "backend" parameter where the operation has one: color_jitter)."""
+    text = str(step.params.get("ops", ""))
+    calls = [(step._op, step.params.get("backend"))] + [
+        (name, backend or None) for name, backend in
+        re.findall(r"(?<=[\[;])([a-z][a-z0-9_]*)(?:[^;\]]*?backend=([a-z]+))?", text)]
     backends = {"pil", "tensor"}
-    for name in names:
-        backend = _OPERATIONS[name]["backend"]
+    for name, backend in calls:
+        backend = backend or _OPERATIONS[name]["backend"]
         backends &= {"pil", "tensor"} if backend == "both" else {backend}
     return backends
+
+
+def _on_backend(step, backend: str):
+    """`step` called for torchvision's `backend` where it is an operation with a "backend"
+    parameter (color_jitter) or a combinator of some; `step` as it is otherwise."""
+    params = getattr(step, "params", {})
+    if "backend" in params:
+        return type(step)(**dict(params, backend=backend))
+    if "backend=" in str(params.get("ops", "")):
+        return type(step)(**dict(params, ops=re.sub(r"backend=[a-z]+", f"backend={backend}",
+                                                    params["ops"])))
+    return step
 
 
 def _backend_mismatch(original, step, backend: str) -> Optional[str]:
@@ -682,7 +696,8 @@ def _backend_mismatch(original, step, backend: str) -> Optional[str]:
     `backend` where it stands (None if it can): stoker's pixels are the other backend's."""
     if getattr(step, "_role", None) != "pixel" or backend in _backends(step):
         return None
-    kernels = " and ".join(sorted(_backends(step))) or "both backends' mixed"
+    kernels = {"pil": "PIL", "tensor": "tensor"}.get("".join(_backends(step)),
+                                                     "both backends' mixed")
     return (f"{type(original).__name__} on {_BACKEND_WORDS[backend]}: stoker's equals "
             f"torchvision's {kernels} kernels")
 
@@ -725,6 +740,7 @@ def _split(field: str, transform, python: Optional[list]) -> tuple:
         try:
             t = _stoker_transform(original)
             if t is not original:
+                t = _on_backend(t, backend)
                 mismatch = _backend_mismatch(original, t, backend)
                 if mismatch:
                     raise _BackendMismatch(mismatch)

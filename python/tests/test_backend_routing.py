@@ -45,32 +45,39 @@ def python_pixels_are_torchvisions(path, tail, backend):
             assert torch.equal(got, want), (index, slot)
 
 
-def test_color_jitter_on_a_pil_image_gets_torchvisions_pil_pixels(images):
+def test_a_step_on_the_other_backend_runs_in_python_with_torchvisions_pixels(images):
     path, _ = images
-    tail = [T.ColorJitter(0.4, 0.4, 0.4, 0.1), T.PILToTensor()]
+    tail = [T.RandomGrayscale(0.5), T.PILToTensor()]  # stoker's grey is the tensor kernels'
     made = loader(path, CROP + tail)
     assert where(made) == ["native", "python", "python"]
     assert made.plan["notes"] == {"image": [
-        "ColorJitter and the steps after it run in Python: ColorJitter on a PIL image: "
+        "RandomGrayscale and the steps after it run in Python: RandomGrayscale on a PIL image: "
         "stoker's equals torchvision's tensor kernels"]}
     python_pixels_are_torchvisions(path, tail, "pil")
 
 
-def test_the_classic_v1_pipeline_gets_torchvisions_pil_pixels(images):
+def test_the_classic_v1_pipeline_is_native_with_pils_color_jitter(images):
+    """ColorJitter on a PIL image is color_jitter's PIL backend (its pixels against
+    torchvision's PIL functions for the same factors: ops/color_jitter_test.cc)."""
     path, _ = images
     classic = [T.RandomResizedCrop(24), T.RandomHorizontalFlip(), T.ColorJitter(0.4, 0.4, 0.4),
                T.ToTensor(), T.Normalize([0.5] * 3, [0.25] * 3)]
     made = loader(path, classic)
-    assert where(made) == ["native", "python", "python", "python"]
+    assert where(made) == ["native"] * 3
+    assert made.plan["image"][1][0].endswith("backend='pil')")
     assert next(iter(made))["image"].shape == (3, 3, 24, 24)
+    made = loader(path, CROP + [T.RandomApply([T.ColorJitter(0.4, 0.4)], p=0.8), T.ToTensor()])
+    assert where(made) == ["native"] * 3
+    assert "backend=pil]" in made.plan["image"][1][0]
 
 
-def test_color_jitter_on_a_tensor_is_native(images):
+def test_color_jitter_on_a_tensor_is_the_tensor_backends(images):
     path, _ = images
     for steps in ([T.PILToTensor(), T.ColorJitter(0.4, 0.4, 0.4, 0.1)],
                   [T2.ToImage(), T2.ColorJitter(0.4, 0.4, 0.4, 0.1)]):
         made = loader(path, CROP + steps)
         assert where(made) == ["native", "native"]
+        assert made.plan["image"][1][0].endswith("backend='tensor')")
         assert "notes" not in made.plan
 
 
@@ -81,7 +88,7 @@ def test_a_policy_on_a_tensor_runs_in_python_with_torchvisions_tensor_pixels(ima
         assert where(made) == ["native", "python"]
         assert made.plan["notes"]["image"] == [
             f"{type(policy).__name__} and the steps after it run in Python: "
-            f"{type(policy).__name__} on a uint8 tensor: stoker's equals torchvision's pil "
+            f"{type(policy).__name__} on a uint8 tensor: stoker's equals torchvision's PIL "
             "kernels"]
     python_pixels_are_torchvisions(path, [T.TrivialAugmentWide()], "tensor")
     # On a PIL image (before PILToTensor), the policies stay native.

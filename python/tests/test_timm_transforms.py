@@ -130,6 +130,7 @@ TRAINING = [
          interpolation="bicubic"),
     dict(auto_augment="rand-m9-mstd0.5-inc1", re_prob=0.25, re_mode="pixel", vflip=0.5,
          interpolation="random", scale=(0.5, 1.0)),
+    dict(color_jitter=0.4, re_prob=0.1, interpolation="bilinear"),
     dict(auto_augment="rand-m6-n4-p0.7-tweights", interpolation="random", hflip=0.0),
     dict(auto_augment="augmix-m3-w3", re_prob=0.25, interpolation="random"),
     dict(auto_augment="augmix-m9-mstd0.5-w4-d2", interpolation="bicubic"),

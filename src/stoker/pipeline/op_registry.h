@@ -77,7 +77,8 @@ enum class OpRole { kSource, kPixel, kNormalize, kFloat, kBatch };
 //   kBoth    both: the two backends are bit-equal there (flips, crops, invert, posterize, ...)
 // stoker.transforms runs natively only a step whose backend matches the pipeline's where it
 // stands. Every operation declares one (kUnset is a mistake); python/tests/test_backends.py
-// checks each claim against torchvision. A combinator's is its operations'.
+// checks each claim against torchvision. A combinator's is its operations'; an operation with a
+// "backend" parameter (color_jitter) equals the backend its call names, this its default's.
 enum class OpBackend { kUnset, kPil, kTensor, kBoth };
 
 // A kPixel operation made for one field. Thread-safety: apply() runs concurrently on every
