@@ -47,13 +47,13 @@ def python_pixels_are_torchvisions(path, tail, backend):
 
 def test_a_step_on_the_other_backend_runs_in_python_with_torchvisions_pixels(images):
     path, _ = images
-    tail = [T.RandomGrayscale(0.5), T.PILToTensor()]  # stoker's grey is the tensor kernels'
-    made = loader(path, CROP + tail)
-    assert where(made) == ["native", "python", "python"]
+    tail = [T.RandomAdjustSharpness(0.3, p=0.5)]  # stoker's is PIL's: here a tensor's
+    made = loader(path, CROP + [T.PILToTensor()] + tail)
+    assert where(made) == ["native", "python"]
     assert made.plan["notes"] == {"image": [
-        "RandomGrayscale and the steps after it run in Python: RandomGrayscale on a PIL image: "
-        "stoker's equals torchvision's tensor kernels"]}
-    python_pixels_are_torchvisions(path, tail, "pil")
+        "RandomAdjustSharpness and the steps after it run in Python: RandomAdjustSharpness on a "
+        "uint8 tensor: stoker's equals torchvision's PIL kernels"]}
+    python_pixels_are_torchvisions(path, tail, "tensor")
 
 
 def test_the_classic_v1_pipeline_is_native_with_pils_color_jitter(images):
@@ -71,14 +71,17 @@ def test_the_classic_v1_pipeline_is_native_with_pils_color_jitter(images):
     assert "backend=pil]" in made.plan["image"][1][0]
 
 
-def test_color_jitter_on_a_tensor_is_the_tensor_backends(images):
+def test_color_jitter_and_grey_take_the_backend_of_their_place(images):
     path, _ = images
     for steps in ([T.PILToTensor(), T.ColorJitter(0.4, 0.4, 0.4, 0.1)],
-                  [T2.ToImage(), T2.ColorJitter(0.4, 0.4, 0.4, 0.1)]):
+                  [T2.ToImage(), T2.ColorJitter(0.4, 0.4, 0.4, 0.1)],
+                  [T.PILToTensor(), T.RandomGrayscale()]):
         made = loader(path, CROP + steps)
         assert where(made) == ["native", "native"]
         assert made.plan["image"][1][0].endswith("backend='tensor')")
         assert "notes" not in made.plan
+    made = loader(path, CROP + [T.RandomGrayscale(), T.PILToTensor()])
+    assert made.plan["image"][1][0] == "random_grayscale(p=0.1, backend='pil')"
 
 
 def test_a_policy_on_a_tensor_runs_in_python_with_torchvisions_tensor_pixels(images):
@@ -102,11 +105,11 @@ def test_operations_equal_on_both_backends_are_native_anywhere(images):
             T.RandomSolarize(100), T.RandomAutocontrast(), T.RandomEqualize()]
     for steps in (both + [T.PILToTensor()], [T.PILToTensor()] + both):
         assert set(where(loader(path, CROP + steps))) == {"native"}
-    # A combinator is as its operations are: grey (tensor) in one on a PIL image is Python's.
-    made = loader(path, CROP + [T.RandomChoice([T.RandomInvert(), T.RandomGrayscale()]),
-                                T.PILToTensor()])
-    assert where(made) == ["native", "python", "python"]
-    assert "RandomChoice on a PIL image: stoker's equals torchvision's tensor kernels" in \
+    # A combinator is as its operations are: sharpness (PIL) in one on a tensor is Python's.
+    made = loader(path, CROP + [T.PILToTensor(),
+                                T.RandomChoice([T.RandomInvert(), T.RandomAdjustSharpness(2)])])
+    assert where(made) == ["native", "python"]
+    assert "RandomChoice on a uint8 tensor: stoker's equals torchvision's PIL kernels" in \
         made.plan["notes"]["image"][0]
 
 
