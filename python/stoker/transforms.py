@@ -737,6 +737,8 @@ def _split(field: str, transform, python: Optional[list]) -> tuple:
                     f"torchvision's {type(original).__name__} there")
             python.append(original)
             continue
+        if type(original).__name__ in _TO_TENSOR or isinstance(original, (ToTensor, PILToTensor)):
+            backend = "tensor"  # from this step on (a conversion, no pixels of its own to check)
         try:
             t = _stoker_transform(original)
             if t is not original:
@@ -754,10 +756,6 @@ def _split(field: str, transform, python: Optional[list]) -> tuple:
                 python.append(original)
                 why = str(e)
             continue
-        finally:
-            if type(original).__name__ in _TO_TENSOR or isinstance(original, (ToTensor,
-                                                                                PILToTensor)):
-                backend = "tensor"
         for step in _flatten(t) if t is not None else []:
             if not isinstance(step, PILToTensor):
                 steps.append(step)
