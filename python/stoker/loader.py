@@ -774,12 +774,17 @@ class Loader:
     @property
     def plan(self) -> dict:
         """Every field's steps and where each runs: {field: [(step, "native" or "python")]},
-        and the batch transform's under "batch_transform". The native operations run on the
+        the batch transform's under "batch_transform", and under "notes" {field: [sentence]}
+        why a field's steps from one on run in Python (a step stoker cannot run, or whose
+        native pixels are torchvision's other backend's) and where a native step deviates from
+        torchvision (a crop after ToImage). The native operations run on the
         loader's worker threads; the Python steps (what stoker.transforms cannot translate)
         after them, in ``options["python_workers"]`` worker processes, or in the iterating
         thread where that is 0 (stoker/_python_steps.py, stoker/_python_pool.py); a batch
         transform stoker does not run natively as each batch is yielded."""
         plan = self._plan.describe()
+        if self._plan.notes:
+            plan["notes"] = self._plan.notes
         if self._batch_plan:
             plan["batch_transform"] = self._batch_plan
         return plan

@@ -18,9 +18,10 @@ torchvision's own classes (transforms v1 and v2, ``Compose`` of them) and timm's
 string, its ``RandomErasing``) translate through one table
 (``_TRANSLATIONS``), with the same checks; ``ToDtype(torch.float32, scale=True)`` and
 ``ConvertImageDtype(torch.float)`` are ``ToTensor``; ``PILToTensor``, ``ToImage`` and
-``ToPureTensor`` may stand anywhere. A pipeline stoker cannot run raises one ValueError naming
-every step it cannot run. Parameters are checked by the native registry: a wrong one raises the
-CLI's one-line message.
+``ToPureTensor`` keep the pixels but start torchvision's tensor backend: a step whose native
+operation equals the other backend's pixels (its "backend") runs in Python (_split). A pipeline
+stoker cannot run raises one ValueError naming every step it cannot run. Parameters are
+checked by the native registry: a wrong one raises the CLI's one-line message.
 
 Pixels are torchvision's with PIL (decode, resize) byte for byte in uint8, to float rounding in
 float32. ``dct_scaling=True`` on the crops is the opt-in fast mode: JPEGs decoded at 1/2 or 1/4
@@ -33,6 +34,8 @@ from __future__ import annotations
 
 import inspect
 import math
+import re
+import warnings
 from typing import Dict, List, Optional, Sequence
 
 from stoker import _joint, _python_steps, _stoker
@@ -621,6 +624,10 @@ class _Unknown(ValueError):
     """A transform class stoker has no equivalent of (the message then lists what it has)."""
 
 
+class _BackendMismatch(ValueError):
+    """A transform stoker translates, but to the pixels of torchvision's other backend."""
+
+
 def _stoker_transform(t):
     if isinstance(t, _STOKER_CLASSES):
         return t
@@ -650,15 +657,77 @@ def _flatten(transform) -> list:
     return [transform]
 
 
+# The torchvision (and timm) steps after which the image is a tensor: the steps after them run
+# on torchvision's tensor backend, those before on its PIL backend.
+_TO_TENSOR = {"PILToTensor", "ToImage", "ToTensor", "ConvertImageDtype", "MaybeToTensor",
+              "MaybePILToTensor"}
+_BACKEND_WORDS = {"pil": "a PIL image", "tensor": "a uint8 tensor"}
+
+
+def _backends(step) -> set:
+    """The torchvision backends native pixel operation `step` equals ({"pil"}, {"tensor"}, both,
+    or none: a combinator of operations of each), from the registry's "backend" (a call's own
+    "backend" parameter where the operation has one: color_jitter)."""
+    text = str(step.params.get("ops", ""))
+    calls = [(step._op, step.params.get("backend"))] + [
+        (name, backend or None) for name, backend in
+        re.findall(r"(?<=[\[;])([a-z][a-z0-9_]*)(?:[^;\]]*?backend=([a-z]+))?", text)]
+    backends = {"pil", "tensor"}
+    for name, backend in calls:
+        backend = backend or _OPERATIONS[name]["backend"]
+        backends &= {"pil", "tensor"} if backend == "both" else {backend}
+    return backends
+
+
+def _on_backend(step, backend: str):
+    """`step` called for torchvision's `backend` where it is an operation with a "backend"
+    parameter (color_jitter) or a combinator of some; `step` as it is otherwise."""
+    params = getattr(step, "params", {})
+    if "backend" in params:
+        return type(step)(**dict(params, backend=backend))
+    if "backend=" in str(params.get("ops", "")):
+        return type(step)(**dict(params, ops=re.sub(r"backend=[a-z]+", f"backend={backend}",
+                                                    params["ops"])))
+    return step
+
+
+def _backend_mismatch(original, step, backend: str) -> Optional[str]:
+    """Why torchvision's `original`, translated as `step`, cannot run natively on torchvision's
+    `backend` where it stands (None if it can): stoker's pixels are the other backend's."""
+    if getattr(step, "_role", None) != "pixel" or backend in _backends(step):
+        return None
+    kernels = {"pil": "PIL", "tensor": "tensor"}.get("".join(_backends(step)),
+                                                     "both backends' mixed")
+    return (f"{type(original).__name__} on {_BACKEND_WORDS[backend]}: stoker's equals "
+            f"torchvision's {kernels} kernels")
+
+
+def _source_deviation(original) -> str:
+    """The deviation of a resampling source after the image became a tensor: stoker decodes and
+    crops in one pass, and Python steps cannot follow its only source that leaves the crop to
+    them (DecodeImage: samples of varying size), so it stays native."""
+    return (f"{type(original).__name__} on a uint8 tensor runs natively with PIL's resampling, "
+            f"not torchvision's tensor kernels (pixels differ slightly; put it before "
+            f"ToImage/PILToTensor for torchvision's own)")
+
+
 def _split(field: str, transform, python: Optional[list]) -> tuple:
     """The stoker transforms of `transform` that run natively (the markers PILToTensor, ToImage
-    and ToPureTensor, which leave a uint8 image as it is, left out wherever they stand), and
-    why the first step that does not cannot (None if all do). With `python` a list, that step
-    and every step after it go there, to run in Python; without, a ValueError names every step
-    stoker cannot run, all at once."""
+    and ToPureTensor, which leave a uint8 image as it is, left out wherever they stand), why the
+    first step that does not cannot (None if all do), and the deviations to tell (a source
+    after the image became a tensor). With `python` a list, that step and every step after it go
+    there, to run in Python; without, a ValueError names every step stoker cannot run, all at
+    once.
+
+    A torchvision step runs on PIL images until the first step of _TO_TENSOR (torchvision's PIL
+    backend), on tensors after it: a pixel step whose native operation equals the other
+    backend's pixels runs in Python, as one stoker cannot translate. stoker.transforms' own
+    classes are taken as written."""
     steps: List = []
     why = None
+    deviations: List[str] = []
     problems: List[ValueError] = []
+    backend = "pil"
     for original in _flatten(transform):
         if python:
             if isinstance(original, _STOKER_CLASSES):
@@ -668,8 +737,18 @@ def _split(field: str, transform, python: Optional[list]) -> tuple:
                     f"torchvision's {type(original).__name__} there")
             python.append(original)
             continue
+        if type(original).__name__ in _TO_TENSOR or isinstance(original, (ToTensor, PILToTensor)):
+            backend = "tensor"  # from this step on (a conversion, no pixels of its own to check)
         try:
             t = _stoker_transform(original)
+            if t is not original:
+                t = _on_backend(t, backend)
+                mismatch = _backend_mismatch(original, t, backend)
+                if mismatch:
+                    raise _BackendMismatch(mismatch)
+                if backend == "tensor" and isinstance(t, (RandomResizedCrop, Resize)) and \
+                        not deviations:
+                    deviations.append(_source_deviation(original))
         except ValueError as e:
             if python is None or not callable(original):
                 problems.append(e)
@@ -681,7 +760,7 @@ def _split(field: str, transform, python: Optional[list]) -> tuple:
             if not isinstance(step, PILToTensor):
                 steps.append(step)
     if not problems:
-        return steps, why
+        return steps, why, deviations
     text = "; ".join(str(p) for p in problems)
     if len(problems) > 1:
         text = f"field '{field}': {len(problems)} steps stoker.Loader cannot run: {text}"
@@ -794,11 +873,14 @@ def call_text(call: dict) -> str:
 class FieldPlan:
     """How the loader makes a batch's fields: ``specs``, the native calls of each field;
     ``python``, {field: [steps]} of the fields with steps that run in Python after them
-    (stoker/_python_steps.py)."""
+    (stoker/_python_steps.py); ``notes``, {field: [sentence]}: why a field's steps from one on
+    run in Python, and where a native step deviates from torchvision (a source after ToImage)."""
 
-    def __init__(self, specs: List[dict], python: Dict[str, list]):
+    def __init__(self, specs: List[dict], python: Dict[str, list],
+                 notes: Optional[Dict[str, list]] = None):
         self.specs = specs
         self.python = python
+        self.notes = notes or {}
 
     def describe(self) -> Dict[str, list]:
         """{field: [(step, "native" or "python"), ...]}: every field's steps and where each
@@ -844,6 +926,7 @@ def plan_fields(transforms, schema: List[dict], allow_python: bool = True) -> Fi
         joint = _joint.specs(_flatten(image), by_name, mapping, _to_float)
     specs = []
     python: Dict[str, list] = {}
+    notes: Dict[str, list] = {}
     for field in schema:
         name = field["name"]
         if name in joint:
@@ -852,7 +935,10 @@ def plan_fields(transforms, schema: List[dict], allow_python: bool = True) -> Fi
         if name in mapping and mapping[name] is None:
             continue
         in_python: Optional[list] = [] if allow_python else None
-        steps, why = _split(name, mapping[name], in_python) if name in mapping else ([], None)
+        steps, why, deviations = _split(name, mapping[name], in_python) if name in mapping \
+            else ([], None, [])
+        for deviation in deviations:
+            warnings.warn(f"field '{name}': {deviation}", UserWarning, stacklevel=3)
         try:
             if field["dtype"] == "bytes":
                 specs.append(_encoded_image_spec(name, steps))
@@ -868,9 +954,13 @@ def plan_fields(transforms, schema: List[dict], allow_python: bool = True) -> Fi
                              f"run in Python on samples of varying size ({why})")
         if in_python:
             python[name] = in_python
+            deviations.append(f"{type(in_python[0]).__name__} and the steps after it run in "
+                              f"Python: {why}")
+        if deviations:
+            notes[name] = deviations
     if not specs:
         raise ValueError("the transforms leave no field in the batch")
-    return FieldPlan(specs, python)
+    return FieldPlan(specs, python, notes)
 
 
 def is_variable(spec: dict, schema: List[dict] = ()) -> bool:

@@ -498,7 +498,7 @@ def test_random_apply_around_image_operations_is_native(images):
     path, _ = images
     loader = stoker.Loader(path, batch_size=4, batch_format="dict", transforms=T.Compose([
         T.RandomResizedCrop(24), T.RandomApply([T.RandomVerticalFlip(1.0)], p=0.3),
-        T.RandomApply([T.ColorJitter(0.4, 0.4)], p=0.8)]))
+        T.PILToTensor(), T.RandomApply([T.ColorJitter(0.4, 0.4)], p=0.8)]))
     assert [where for _, where in loader.plan["image"]] == ["native", "native", "native"]
     assert loader.plan["image"][1][0].startswith("random_vertical_flip(p=0.3")
     # An operation without its own p runs in the native RandomApply.
@@ -569,7 +569,7 @@ def test_saturation_and_hue_on_one_channel_warn_and_leave_it_as_torchvision(tmp_
     for jitter in (T.ColorJitter(saturation=0.4), T.ColorJitter(hue=0.1),
                    T.RandomApply([T.ColorJitter(0.2, 0.2, 0.2, 0.1)], p=0.5)):
         with pytest.warns(UserWarning, match="'image' has 1 channel: ColorJitter's saturation"):
-            stoker.Loader(gray, batch_size=2, transforms=jitter)
+            stoker.Loader(gray, batch_size=2, transforms=T.Compose([T.PILToTensor(), jitter]))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         stoker.Loader(gray, batch_size=2, transforms=T.ColorJitter(brightness=0.4))

@@ -93,7 +93,8 @@ def test_the_pixel_classes_are_built_from_the_description():
         assert cls().params == {p["name"]: p["default"] for p in op["params"]}
     jitter = S.ColorJitter(0.4, contrast=np.float32(0.5))
     assert (jitter.brightness, jitter.contrast) == (0.4, 0.5)
-    assert repr(jitter) == "ColorJitter(brightness=0.4, contrast=0.5, saturation=0.0, hue=0.0)"
+    assert repr(jitter) == ("ColorJitter(brightness=0.4, contrast=0.5, saturation=0.0, hue=0.0, "
+                            "backend='tensor')")
 
 
 def test_a_wrong_parameter_is_the_clis_one_line_error():
@@ -114,13 +115,13 @@ def test_a_wrong_parameter_is_the_clis_one_line_error():
         "color_jitter: contrast must be a number at least 0, not 'high'")
     assert message(lambda: S.ColorJitter(sharpness=0.1)) == (
         "color_jitter: unknown parameter 'sharpness' (parameters: brightness, contrast, "
-        "saturation, hue)")
+        "saturation, hue, backend)")
     assert message(lambda: _stoker.check_operation("normalize", {"std": []})) == (
         "normalize: std must be 1 or more finite numbers, not []")
     assert message(lambda: _stoker.check_operation("random_resized_crop", {"size": True})) == (
         "random_resized_crop: size must be a whole number in [1, 32768], not true")
     with pytest.raises(TypeError):
-        S.ColorJitter(0.1, 0.2, 0.3, 0.4, 0.5)
+        S.ColorJitter(0.1, 0.2, 0.3, 0.4, "pil", 0.5)
 
 
 def test_color_jitter_is_torchvisions_adjustments_of_the_crop(images):
@@ -172,13 +173,15 @@ def test_color_jitter_on_a_stored_uint8_image(labelled):
 @pytest.mark.parametrize("module", [T, T2])
 def test_torchvisions_colour_classes_translate(noise, module):
     path, _ = noise
-    theirs = module.Compose([module.ColorJitter(0.4, (0.2, 1.8), 0.3, (-0.1, 0.1)),
+    theirs = module.Compose([module.PILToTensor(),  # the tensor backend, which stoker's equals
+                             module.ColorJitter(0.4, (0.2, 1.8), 0.3, (-0.1, 0.1)),
                              module.RandomGrayscale(0.3)])
     ours = S.Compose([S.ColorJitter(brightness=0.4, contrast=0.8, saturation=0.3, hue=0.1),
                       S.RandomGrayscale(0.3)])
     assert torch.equal(batch(path, theirs), batch(path, ours))
     translated = S._stoker_transform(module.ColorJitter(brightness=1.5, hue=0.5))
-    assert translated.params == dict(brightness=1.5, contrast=0.0, saturation=0.0, hue=0.5)
+    assert translated.params == dict(brightness=1.5, contrast=0.0, saturation=0.0, hue=0.5,
+                                     backend="tensor")
 
 
 @pytest.mark.parametrize("jitter, message", [

@@ -114,8 +114,9 @@ TEST_F(ImageTrainCliTest, BenchLoaderAppliesTheTrainingTransforms) {
           dir_);
   ASSERT_EQ(augmented.exit_code, 0) << augmented.err;
   const nlohmann::json a = nlohmann::json::parse(augmented.out);
-  EXPECT_EQ(a["augment"],
-            nlohmann::json{"color_jitter:brightness=0,contrast=0.4,saturation=0,hue=0"});
+  EXPECT_EQ(
+      a["augment"],
+      nlohmann::json{"color_jitter:brightness=0,contrast=0.4,saturation=0,hue=0,backend=tensor"});
   EXPECT_EQ(a["samples"], 18);
   EXPECT_NEAR(a["mb_per_s"].get<double>() / a["samples_per_s"].get<double>(),
               (3 * 48 * 48 * 4 + 8) / 1e6, 1e-9);

@@ -640,14 +640,15 @@ TEST_F(TrainCliTest, ResumeWithOtherSettingsNeedsOverride) {
   ASSERT_EQ(first.wait(), 0) << first.err();
   const std::string checkpoint = latest_checkpoint(dir_ / "ckpt").value_or_throw();
 
-  expect_one_line_error(Cli(with(run, {"--resume", "--epochs", "2", "--lr", "0.5", "--clip-grad",
-                                       "1", "--augment", "color_jitter:brightness=0.2"}),
-                            dir_),
-                        "checkpoint " + checkpoint +
-                            " was written with other settings: --augment none (this run: "
-                            "color_jitter:brightness=0.2,contrast=0,saturation=0,hue=0), "
-                            "--clip-grad 0 (this run: 1), --lr 0.001 (this run: 0.5); resume "
-                            "with the same options, or add --override to go on with this run's");
+  expect_one_line_error(
+      Cli(with(run, {"--resume", "--epochs", "2", "--lr", "0.5", "--clip-grad", "1", "--augment",
+                     "color_jitter:brightness=0.2"}),
+          dir_),
+      "checkpoint " + checkpoint +
+          " was written with other settings: --augment none (this run: "
+          "color_jitter:brightness=0.2,contrast=0,saturation=0,hue=0,backend=tensor), "
+          "--clip-grad 0 (this run: 1), --lr 0.001 (this run: 0.5); resume "
+          "with the same options, or add --override to go on with this run's");
   EXPECT_EQ(latest_checkpoint(dir_ / "ckpt").value_or_throw(), checkpoint);
   const testing::RunResult usage =
       testing::run("train --data " + dir_ / "data" + " --override", dir_);
@@ -677,9 +678,10 @@ TEST_F(TrainCliTest, AugmentationsChangeTheTrainingImagesAndAreLogged) {
   const auto augmented = train("augmented.jsonl", {"--augment", "color_jitter:contrast=0.5",
                                                    "--augment", "color_jitter:brightness=0.3"});
   EXPECT_FALSE(plain.front()["config"].contains("augment"));
-  EXPECT_EQ(augmented.front()["config"]["augment"],
-            (nlohmann::json{"color_jitter:brightness=0,contrast=0.5,saturation=0,hue=0",
-                            "color_jitter:brightness=0.3,contrast=0,saturation=0,hue=0"}));
+  EXPECT_EQ(
+      augmented.front()["config"]["augment"],
+      (nlohmann::json{"color_jitter:brightness=0,contrast=0.5,saturation=0,hue=0,backend=tensor",
+                      "color_jitter:brightness=0.3,contrast=0,saturation=0,hue=0,backend=tensor"}));
   EXPECT_NE(plain.back()["train_loss"], augmented.back()["train_loss"]);
 }
 
@@ -695,7 +697,7 @@ TEST_F(TrainCliTest, SaturationAndHueOnOneChannelAreNamedBeforeTraining) {
   const std::string out = hue.out();
   const std::string said = ": saturation and hue leave 1-channel images unchanged";
   EXPECT_NE(out.find("warning: --augment color_jitter:brightness=0,contrast=0,saturation=0,"
-                     "hue=0.1" +
+                     "hue=0.1,backend=tensor" +
                      said),
             std::string::npos)
       << out;

@@ -231,6 +231,7 @@ std::string operations_json() {
                    {"role", to_string(op.role)},
                    {"doc", op.doc},
                    {"python_class", op.python_class},
+                   {"backend", to_string(op.backend)},
                    {"params", params}});
   }
   return out.dump();
@@ -256,6 +257,20 @@ const char* to_string(OpRole role) {
       return "batch";
     case OpRole::kJoint:
       return "joint";
+  }
+  return "?";
+}
+
+const char* to_string(OpBackend backend) {
+  switch (backend) {
+    case OpBackend::kUnset:
+      return "unset";
+    case OpBackend::kPil:
+      return "pil";
+    case OpBackend::kTensor:
+      return "tensor";
+    case OpBackend::kBoth:
+      return "both";
   }
   return "?";
 }

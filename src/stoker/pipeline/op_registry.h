@@ -74,6 +74,16 @@ class Params {
 // operation from the batch's stream.
 enum class OpRole { kSource, kPixel, kNormalize, kFloat, kBatch, kJoint };
 
+// Which of torchvision's two backends an operation's pixels equal for the same draws:
+//   kPil     its PIL kernels (a step before PILToTensor, ToImage or ToTensor in the user's Compose)
+//   kTensor  its uint8 tensor kernels (a step after one)
+//   kBoth    both: the two backends are bit-equal there (flips, crops, invert, posterize, ...)
+// stoker.transforms runs natively only a step whose backend matches the pipeline's where it
+// stands. Every operation declares one (kUnset is a mistake); python/tests/test_backends.py
+// checks each claim against torchvision. A combinator's is its operations'; an operation with a
+// "backend" parameter (color_jitter) equals the backend its call names, this its default's.
+enum class OpBackend { kUnset, kPil, kTensor, kBoth };
+
 // A kPixel operation made for one field. Thread-safety: apply() runs concurrently on every
 // worker.
 class PixelOp {
@@ -140,6 +150,7 @@ struct OpSpec {
   // kPixel, kFloat: the class stoker.transforms builds from this description (e.g.
   // "ColorJitter"), and the torchvision class it translates.
   std::string python_class;
+  OpBackend backend = OpBackend::kUnset;
   std::vector<ParamSpec> params;
   // The role's factory (kNormalize has none: field_pipeline.h reads its mean and std). Errors
   // are kInvalidArgument naming the context's field.
@@ -185,7 +196,8 @@ Result<std::vector<OpCall>> parse_op_list(const std::string& text);
 // `call` as text that parse_op_call reads back: every parameter, in the spec's order.
 std::string to_text(const OpCall& call);
 
-// The registry's description as JSON: [{"name", "role", "doc", "python_class", "params":
+// The registry's description as JSON: [{"name", "role", "doc", "python_class", "backend"
+// ("pil", "tensor", "both"), "params":
 // [{"name", "type", "default", "doc", "min", "max", "min_open", "min_count", "max_count",
 // "choices"}]}], "min"/"max" null when unbounded, "choices" [] but for a kChoice.
 std::string operations_json();
@@ -194,5 +206,6 @@ std::string operations_json();
 std::string params_json(const OpCall& call);
 
 const char* to_string(OpRole role);
+const char* to_string(OpBackend backend);
 
 }  // namespace stoker

@@ -76,7 +76,7 @@ TEST(OpRegistryTest, AWrongParameterIsOneLineNamingOperationParameterAndValue) {
             "normalize: mean must be 1 or more finite numbers, not nan");
   EXPECT_EQ(call("color_jitter", "sharpness", 0.1),
             "color_jitter: unknown parameter 'sharpness' (parameters: brightness, contrast, "
-            "saturation, hue)");
+            "saturation, hue, backend)");
   EXPECT_EQ(error_of(make_op_call("color_jitter", {{"contrast", 0.1}, {"contrast", 0.2}})),
             "color_jitter: contrast is given twice");
 }
@@ -109,7 +109,8 @@ TEST(OpRegistryTest, TextRoundTripsEveryOperationsCall) {
     EXPECT_EQ(back.params.values(), call.params.values()) << text;
   }
   const OpCall jitter = parse_op_call("color_jitter:contrast=0.25").value();
-  EXPECT_EQ(to_text(jitter), "color_jitter:brightness=0,contrast=0.25,saturation=0,hue=0");
+  EXPECT_EQ(to_text(jitter),
+            "color_jitter:brightness=0,contrast=0.25,saturation=0,hue=0,backend=tensor");
 }
 
 // The description Python and `stoker ops --json` read says what the specs say.
@@ -171,6 +172,8 @@ TEST(OpRegistryTest, TheJsonDescriptionHoldsEveryParametersTypeDefaultAndBounds)
     EXPECT_EQ(described["name"], op.name);
     EXPECT_EQ(described["role"], to_string(op.role));
     EXPECT_EQ(described["python_class"], op.python_class);
+    EXPECT_EQ(described["backend"], to_string(op.backend));
+    EXPECT_NE(op.backend, OpBackend::kUnset) << op.name << " declares no backend";
     ASSERT_EQ(described["params"].size(), op.params.size());
     for (size_t k = 0; k < op.params.size(); ++k) {
       const ParamSpec& p = op.params[k];
@@ -205,9 +208,11 @@ TEST(OpRegistryTest, TheJsonDescriptionHoldsEveryParametersTypeDefaultAndBounds)
     }
   }
   const OpCall call = parse_op_call("color_jitter:brightness=0.5").value();
-  EXPECT_EQ(
-      nlohmann::json::parse(params_json(call)),
-      (nlohmann::json{{"brightness", 0.5}, {"contrast", 0.0}, {"saturation", 0.0}, {"hue", 0.0}}));
+  EXPECT_EQ(nlohmann::json::parse(params_json(call)), (nlohmann::json{{"brightness", 0.5},
+                                                                      {"contrast", 0.0},
+                                                                      {"saturation", 0.0},
+                                                                      {"hue", 0.0},
+                                                                      {"backend", "tensor"}}));
 }
 
 }  // namespace

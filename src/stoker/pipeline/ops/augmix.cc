@@ -218,6 +218,7 @@ OpSpec augmix() {
   OpSpec op;
   op.name = "augmix";
   op.role = OpRole::kPixel;
+  op.backend = OpBackend::kBoth;
   op.python_class = "AugMix";
   op.doc =
       "Chains of operations mixed with the image (torchvision's AugMix on a PIL image: its "

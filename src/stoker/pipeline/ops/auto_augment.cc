@@ -15,6 +15,7 @@ OpSpec auto_augment() {
   OpSpec op;
   op.name = "auto_augment";
   op.role = OpRole::kPixel;
+  op.backend = OpBackend::kPil;
   op.python_class = "AutoAugment";
   op.doc =
       "A random sub-policy of a learned policy (torchvision's AutoAugment on a PIL image, to "

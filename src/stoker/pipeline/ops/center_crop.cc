@@ -9,6 +9,7 @@ OpSpec center_crop() {
   OpSpec op;
   op.name = "center_crop";
   op.role = OpRole::kSource;
+  op.backend = OpBackend::kPil;
   op.doc =
       "Decodes a JPEG/PNG field, resizes its shorter side to resize and crops the central "
       "size x width (torchvision's Resize + CenterCrop, PIL's antialiased bilinear or bicubic)";

@@ -27,6 +27,13 @@
 // Once f and the mean are known, brightness and contrast make each output from x alone: a table
 // of 256 values. The sum of grey levels here is exact; torchvision's float32 sum is exact too up
 // to 2^24 (any image up to 256 x 256), and may differ in its last bit beyond.
+//
+// With backend=pil, the same draws and order give torchvision's ColorJitter on a PIL image
+// (its PIL backend: a step before PILToTensor/ToImage/ToTensor), whose pixels differ:
+//   brightness, contrast, saturation  PIL's ImageEnhance.Brightness, Contrast and Color
+//               .enhance(float(f)) (pil_enhance.h)
+//   hue         torchvision's PIL adjust_hue: convert("HSV") (pil_hsv.h), h + uint8(int32(fh *
+//               255)) wrapping modulo 256, back to RGB
 
 #include <algorithm>
 #include <array>
@@ -34,6 +41,8 @@
 #include <vector>
 
 #include "stoker/pipeline/op_registry.h"
+#include "stoker/pipeline/ops/pil_enhance.h"
+#include "stoker/pipeline/ops/pil_hsv.h"
 #include "stoker/pipeline/ops/torchvision_grey.h"
 #include "stoker/pipeline/ops/torchvision_hue.h"
 
@@ -61,6 +70,8 @@ class ColorJitter : public PixelOp {
   ColorJitter(const Params& params, const std::vector<int64_t>& shape)
       : amounts_{params.real("brightness"), params.real("contrast"), params.real("saturation"),
                  params.real("hue")},
+        pil_(params.choice("backend") == "pil"),
+        shape_(shape),
         channels_(shape[0]),
         plane_(static_cast<size_t>(shape[1] * shape[2])) {}
 
@@ -83,6 +94,7 @@ class ColorJitter : public PixelOp {
 
  private:
   void adjust(Adjustment a, double factor, uint8_t* pixels) const {
+    if (pil_) return adjust_pil(a, factor, pixels);
     switch (a) {
       case kBrightness:
         return adjust_brightness(pixels, factor);
@@ -94,6 +106,27 @@ class ColorJitter : public PixelOp {
       case kHue:
         if (channels_ == 3) adjust_hue(pixels, static_cast<float>(factor));
         return;
+    }
+  }
+
+  void adjust_pil(Adjustment a, double factor, uint8_t* pixels) const {
+    static constexpr PilEnhance kEnhance[] = {PilEnhance::kBrightness, PilEnhance::kContrast,
+                                              PilEnhance::kColor};
+    if (a != kHue) {
+      pil_enhance_image(kEnhance[a], static_cast<float>(factor), pixels, shape_[0], shape_[1],
+                        shape_[2]);
+    } else if (channels_ == 3) {
+      adjust_pil_hue(pixels, static_cast<uint8_t>(static_cast<int32_t>(factor * 255)));
+    }
+  }
+
+  void adjust_pil_hue(uint8_t* pixels, uint8_t shift) const {
+    uint8_t* g = pixels + plane_;
+    uint8_t* b = pixels + 2 * plane_;
+    for (size_t i = 0; i < plane_; ++i) {
+      uint8_t h, s, v;
+      pil_rgb_to_hsv(pixels[i], g[i], b[i], &h, &s, &v);
+      pil_hsv_to_rgb(static_cast<uint8_t>(h + shift), s, v, &pixels[i], &g[i], &b[i]);
     }
   }
 
@@ -147,6 +180,8 @@ class ColorJitter : public PixelOp {
   }
 
   const double amounts_[4];  // by Adjustment
+  const bool pil_;           // backend=pil: PIL's kernels
+  const std::vector<int64_t> shape_;
   const size_t channels_;
   const size_t plane_;  // H * W
 };
@@ -157,6 +192,7 @@ OpSpec color_jitter() {
   OpSpec op;
   op.name = "color_jitter";
   op.role = OpRole::kPixel;
+  op.backend = OpBackend::kTensor;
   op.python_class = "ColorJitter";
   op.doc =
       "Random brightness, contrast, saturation and hue of a uint8 image, in a random order "
@@ -173,6 +209,9 @@ OpSpec color_jitter() {
       factor_range("saturation"),
       ParamSpec::real("hue", 0.0, "hue shift drawn from [-hue, hue] (of a turn); 0: unchanged")
           .in(0, 0.5),
+      ParamSpec::choice("backend", "tensor", {"tensor", "pil"},
+                        "torchvision's kernels it equals: the uint8 tensor's, or the PIL "
+                        "image's (ImageEnhance, PIL's HSV)"),
   };
   op.make_pixel = [](const Params& p,
                      const PixelContext& context) -> Result<std::shared_ptr<const PixelOp>> {

@@ -1,6 +1,7 @@
 // color_jitter against torchvision: the same images and factors through
 // torchvision.transforms.v2.functional's adjust_brightness, adjust_contrast, adjust_saturation
-// and adjust_hue (STOKER_PYTHON), in the drawn order, pixel for pixel.
+// and adjust_hue (STOKER_PYTHON), in the drawn order, pixel for pixel: on uint8 tensors, and
+// with backend=pil on PIL images.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,30 +17,38 @@
 namespace stoker {
 namespace {
 
+// The reference: a case's image, as a uint8 tensor or (backend "pil") a PIL image of mode "L" or
+// "RGB", through torchvision's functions, which take the backend of their input.
 constexpr const char* kTorchvision = R"(
 import json, sys
 import numpy as np
 import torch
+from PIL import Image
 from torchvision.transforms.v2 import functional as F
 adjust = {"brightness": F.adjust_brightness, "contrast": F.adjust_contrast,
           "saturation": F.adjust_saturation, "hue": F.adjust_hue}
 cases = json.load(open(sys.argv[1]))
 for i, case in enumerate(cases):
-    x = np.fromfile(f"{sys.argv[2]}/{i}.in", dtype=np.uint8).reshape(case["shape"])
-    x = torch.from_numpy(x)
+    c, h, w = case["shape"]
+    x = np.fromfile(f"{sys.argv[2]}/{i}.in", dtype=np.uint8).reshape(c, h, w)
+    pil = case["backend"] == "pil"
+    x = Image.fromarray(x[0] if c == 1 else x.transpose(1, 2, 0)) if pil else torch.from_numpy(x)
     for name in case["order"]:
         if case[name] is not None:
             x = adjust[name](x, case[name])
-    x.numpy().tofile(f"{sys.argv[2]}/{i}.out")
+    x = np.asarray(x).reshape(h, w, c).transpose(2, 0, 1) if pil else x.numpy()
+    np.ascontiguousarray(x).tofile(f"{sys.argv[2]}/{i}.out")
 )";
 
 // brightness, contrast, saturation, hue
 using Amounts = std::array<double, 4>;
 const char* const kNames[4] = {"brightness", "contrast", "saturation", "hue"};
 
-std::shared_ptr<const PixelOp> jitter(const Amounts& amounts, const std::vector<int64_t>& shape) {
+std::shared_ptr<const PixelOp> jitter(const Amounts& amounts, const std::vector<int64_t>& shape,
+                                      const std::string& backend = "tensor") {
   std::vector<std::pair<std::string, ParamValue>> given;
   for (int a = 0; a < 4; ++a) given.emplace_back(kNames[a], amounts[a]);
+  given.emplace_back("backend", backend);
   const OpCall call = make_op_call("color_jitter", given).value();
   return call.op->make_pixel(call.params, {"image", shape}).value();
 }
@@ -85,7 +94,9 @@ std::vector<uint8_t> pixels(size_t n, int kind, uint64_t seed) {
   return out;
 }
 
-TEST(ColorJitterTest, EqualsTorchvisionsAdjustmentsPixelForPixel) {
+// color_jitter with `backend` against torchvision's functions on that backend, for the same
+// factors and order: every pixel equal.
+void expect_torchvisions_pixels(const std::string& backend) {
   const std::vector<std::vector<int64_t>> shapes = {{3, 224, 224}, {3, 256, 256}, {3, 17, 23},
                                                     {1, 28, 28},   {1, 5, 7},     {3, 1, 1}};
   // Each adjustment alone, small and large, then all four together.
@@ -107,8 +118,9 @@ TEST(ColorJitterTest, EqualsTorchvisionsAdjustmentsPixelForPixel) {
         const SampleInput input = sample(index + 10 * static_cast<int64_t>(i));
         nlohmann::json c = draws(input, amount);
         c["shape"] = shape;
+        c["backend"] = backend;
         cases.push_back(c);
-        ASSERT_TRUE(jitter(amount, shape)->apply(input, image.data()).is_ok());
+        ASSERT_TRUE(jitter(amount, shape, backend)->apply(input, image.data()).is_ok());
         ours.push_back(std::move(image));
       }
     }
@@ -131,6 +143,14 @@ TEST(ColorJitterTest, EqualsTorchvisionsAdjustmentsPixelForPixel) {
     }
     EXPECT_EQ(differ, 0u) << "case " << i << " (at most " << most << " apart): " << cases[i].dump();
   }
+}
+
+TEST(ColorJitterTest, EqualsTorchvisionsTensorAdjustmentsPixelForPixel) {
+  expect_torchvisions_pixels("tensor");
+}
+
+TEST(ColorJitterTest, WithBackendPilEqualsTorchvisionsPilAdjustmentsPixelForPixel) {
+  expect_torchvisions_pixels("pil");
 }
 
 TEST(ColorJitterTest, EachOfTheTwentyFourOrdersIsDrawnAlike) {

@@ -60,6 +60,7 @@ inline OpSpec mirror_spec(std::string name, std::string python_class, std::strin
   op.name = std::move(name);
   op.role = OpRole::kPixel;
   op.python_class = std::move(python_class);
+  op.backend = OpBackend::kBoth;
   op.doc = std::move(doc);
   op.params = {ParamSpec::real("p", 0.5, "probability of a flip").in(0, 1)};
   op.make_pixel = [axis, name = op.name](

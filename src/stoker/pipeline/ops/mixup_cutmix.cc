@@ -16,6 +16,7 @@ OpSpec mixup_cutmix() {
   OpSpec op;
   op.name = "mixup_cutmix";
   op.role = OpRole::kBatch;
+  op.backend = OpBackend::kBoth;
   op.doc =
       "MixUp or CutMix, one of them per batch (torchvision's RandomChoice of MixUp and CutMix)";
   op.params = {

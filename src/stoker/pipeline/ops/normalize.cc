@@ -8,6 +8,7 @@ OpSpec normalize() {
   OpSpec op;
   op.name = "normalize";
   op.role = OpRole::kNormalize;
+  op.backend = OpBackend::kTensor;
   op.doc = "uint8 to float32 (x / 255 - mean[c]) / std[c], one value or one per channel "
            "(torchvision's ToTensor + Normalize)";
   op.params = {

@@ -15,6 +15,7 @@ OpSpec rand_augment() {
   OpSpec op;
   op.name = "rand_augment";
   op.role = OpRole::kPixel;
+  op.backend = OpBackend::kPil;
   op.python_class = "RandAugment";
   op.doc =
       "num_ops random operations of 14 at one magnitude (torchvision's RandAugment on a PIL "

@@ -63,6 +63,7 @@ OpSpec random_adjust_sharpness() {
   OpSpec op;
   op.name = "random_adjust_sharpness";
   op.role = OpRole::kPixel;
+  op.backend = OpBackend::kPil;
   op.python_class = "RandomAdjustSharpness";
   op.doc =
       "The image sharpened (or blurred) with probability p (torchvision's "

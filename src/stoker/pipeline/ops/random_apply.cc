@@ -29,6 +29,7 @@ OpSpec random_apply() {
   OpSpec op;
   op.name = "random_apply";
   op.role = OpRole::kPixel;
+  op.backend = OpBackend::kBoth;
   op.python_class = "RandomApply";
   op.doc = "The pixel operations ops, in order, with probability p (torchvision's RandomApply)";
   op.params = {

@@ -13,6 +13,7 @@ OpSpec random_autocontrast() {
   OpSpec op;
   op.name = "random_autocontrast";
   op.role = OpRole::kPixel;
+  op.backend = OpBackend::kBoth;
   op.python_class = "RandomAutocontrast";
   op.doc =
       "Each channel stretched to [0, 255] with probability p (torchvision's RandomAutocontrast "

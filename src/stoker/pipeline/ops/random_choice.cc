@@ -53,6 +53,7 @@ OpSpec random_choice() {
   OpSpec op;
   op.name = "random_choice";
   op.role = OpRole::kPixel;
+  op.backend = OpBackend::kBoth;
   op.python_class = "RandomChoice";
   op.doc =
       "One of the pixel operations ops, picked with the weights p (equal when empty), as "

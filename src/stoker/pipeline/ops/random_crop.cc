@@ -114,6 +114,7 @@ OpSpec random_crop() {
   OpSpec op;
   op.name = "random_crop";
   op.role = OpRole::kPixel;
+  op.backend = OpBackend::kBoth;
   op.python_class = "RandomCrop";
   op.doc =
       "The image padded, then a crop of size at a random place, smaller or larger than the "

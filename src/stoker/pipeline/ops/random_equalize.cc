@@ -13,6 +13,7 @@ OpSpec random_equalize() {
   OpSpec op;
   op.name = "random_equalize";
   op.role = OpRole::kPixel;
+  op.backend = OpBackend::kBoth;
   op.python_class = "RandomEqualize";
   op.doc =
       "Each channel's histogram equalized with probability p (torchvision's RandomEqualize on a "

@@ -86,6 +86,7 @@ OpSpec random_erasing() {
   OpSpec op;
   op.name = "random_erasing";
   op.role = OpRole::kFloat;
+  op.backend = OpBackend::kTensor;
   op.python_class = "RandomErasing";
   op.doc =
       "A random rectangle of the normalised image erased with probability p (torchvision's "

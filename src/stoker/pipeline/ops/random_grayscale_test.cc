@@ -1,6 +1,7 @@
 // random_grayscale against torchvision: the same images through
 // torchvision.transforms.v2.functional.rgb_to_grayscale (STOKER_PYTHON) where the sample's draw
-// says grey, pixel for pixel; unchanged where it does not.
+// says grey, pixel for pixel (on uint8 tensors, and with backend=pil on PIL images); unchanged
+// where it does not.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -17,13 +18,19 @@ constexpr const char* kGrayscaleReference = R"(
 import sys
 import numpy as np
 import torch
+from PIL import Image
 from torchvision.transforms.v2 import functional as F
 x = np.fromfile(sys.argv[1], dtype=np.uint8).reshape(-1, 3, 37, 29)
-F.rgb_to_grayscale(torch.from_numpy(x), num_output_channels=3).numpy().tofile(sys.argv[2])
+if sys.argv[3] == "pil":
+    grey = [np.asarray(F.rgb_to_grayscale(Image.fromarray(i.transpose(1, 2, 0)), 3)) for i in x]
+    np.stack(grey).transpose(0, 3, 1, 2).copy().tofile(sys.argv[2])
+else:
+    F.rgb_to_grayscale(torch.from_numpy(x), num_output_channels=3).numpy().tofile(sys.argv[2])
 )";
 
-std::shared_ptr<const PixelOp> grayscale(double p, const std::vector<int64_t>& shape) {
-  const OpCall call = make_op_call("random_grayscale", {{"p", p}}).value();
+std::shared_ptr<const PixelOp> grayscale(double p, const std::vector<int64_t>& shape,
+                                         const std::string& backend = "tensor") {
+  const OpCall call = make_op_call("random_grayscale", {{"p", p}, {"backend", backend}}).value();
   return call.op->make_pixel(call.params, {"image", shape}).value();
 }
 
@@ -42,7 +49,8 @@ std::vector<uint8_t> noise(size_t n, uint64_t seed) {
   return out;
 }
 
-TEST(RandomGrayscaleTest, GreyWhereDrawnIsTorchvisionsPixelForPixel) {
+// random_grayscale with `backend` against torchvision's rgb_to_grayscale on that backend.
+void expect_torchvisions_grey(const std::string& backend) {
   const std::vector<int64_t> shape = {3, 37, 29};
   const size_t n = 3 * 37 * 29;
   constexpr int kImages = 40;
@@ -53,7 +61,7 @@ TEST(RandomGrayscaleTest, GreyWhereDrawnIsTorchvisionsPixelForPixel) {
              static_cast<std::streamsize>(n * kImages));
   std::ofstream(dir / "reference.py") << kGrayscaleReference;
   ASSERT_EQ(std::system((std::string(STOKER_PYTHON) + " " + (dir / "reference.py") + " " +
-                         (dir / "in") + " " + (dir / "out"))
+                         (dir / "in") + " " + (dir / "out") + " " + backend)
                             .c_str()),
             0);
   std::ifstream in(dir / "out", std::ios::binary);
@@ -62,7 +70,7 @@ TEST(RandomGrayscaleTest, GreyWhereDrawnIsTorchvisionsPixelForPixel) {
   int made_grey = 0;
   for (int i = 0; i < kImages; ++i) {
     std::vector<uint8_t> image(images.begin() + i * n, images.begin() + (i + 1) * n);
-    ASSERT_TRUE(grayscale(0.5, shape)->apply(grayscale_sample(i), image.data()).is_ok());
+    ASSERT_TRUE(grayscale(0.5, shape, backend)->apply(grayscale_sample(i), image.data()).is_ok());
     const bool drawn = grayscale_sample(i).rng().next_double() < 0.5;
     made_grey += drawn;
     const auto expected = (drawn ? grey : images).begin() + i * n;
@@ -70,6 +78,14 @@ TEST(RandomGrayscaleTest, GreyWhereDrawnIsTorchvisionsPixelForPixel) {
   }
   EXPECT_GT(made_grey, 5);
   EXPECT_LT(made_grey, kImages - 5);
+}
+
+TEST(RandomGrayscaleTest, GreyWhereDrawnIsTorchvisionsTensorGreyPixelForPixel) {
+  expect_torchvisions_grey("tensor");
+}
+
+TEST(RandomGrayscaleTest, WithBackendPilGreyIsTorchvisionsPilGreyPixelForPixel) {
+  expect_torchvisions_grey("pil");
 }
 
 TEST(RandomGrayscaleTest, OneChannelStaysAndOtherShapesAreRefused) {

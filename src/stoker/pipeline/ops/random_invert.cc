@@ -11,6 +11,7 @@ OpSpec random_invert() {
   OpSpec op;
   op.name = "random_invert";
   op.role = OpRole::kPixel;
+  op.backend = OpBackend::kBoth;
   op.python_class = "RandomInvert";
   op.doc =
       "The image inverted with probability p (torchvision's RandomInvert on a PIL image, to the "

@@ -11,6 +11,7 @@ OpSpec random_posterize() {
   OpSpec op;
   op.name = "random_posterize";
   op.role = OpRole::kPixel;
+  op.backend = OpBackend::kBoth;
   op.python_class = "RandomPosterize";
   op.doc =
       "Each value cut to its high bits with probability p (torchvision's RandomPosterize on a "

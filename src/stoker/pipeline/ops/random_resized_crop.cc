@@ -9,6 +9,7 @@ OpSpec random_resized_crop() {
   OpSpec op;
   op.name = "random_resized_crop";
   op.role = OpRole::kSource;
+  op.backend = OpBackend::kPil;
   op.doc =
       "Decodes a random crop of a JPEG/PNG field and resizes it to size x width "
       "(torchvision's RandomResizedCrop, PIL's antialiased bilinear or bicubic), flipped with "

@@ -11,6 +11,7 @@ OpSpec random_solarize() {
   OpSpec op;
   op.name = "random_solarize";
   op.role = OpRole::kPixel;
+  op.backend = OpBackend::kBoth;
   op.python_class = "RandomSolarize";
   op.doc =
       "Values at or above a threshold inverted with probability p (torchvision's RandomSolarize "

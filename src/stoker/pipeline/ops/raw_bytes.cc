@@ -10,6 +10,7 @@ OpSpec raw_bytes() {
   OpSpec op;
   op.name = "raw_bytes";
   op.role = OpRole::kSource;
+  op.backend = OpBackend::kBoth;
   op.doc =
       "Delivers a bytes field as stored: a uint8 [N] sample per record, N at most max_length "
       "(a longer one is an error naming the record)";

@@ -9,6 +9,7 @@ OpSpec resize() {
   OpSpec op;
   op.name = "resize";
   op.role = OpRole::kSource;
+  op.backend = OpBackend::kPil;
   op.doc =
       "Decodes a JPEG/PNG field and resizes its shorter side to size (torchvision's Resize "
       "alone, PIL's antialiased bilinear or bicubic): uint8 [3, H, W] of varying H and W";

@@ -151,6 +151,7 @@ OpSpec timm_mixup() {
   OpSpec op;
   op.name = "timm_mixup";
   op.role = OpRole::kBatch;
+  op.backend = OpBackend::kBoth;
   op.python_class = "Mixup";
   op.doc = "MixUp and CutMix per batch, pair or element with smoothed soft targets (timm's Mixup)";
   op.params = {

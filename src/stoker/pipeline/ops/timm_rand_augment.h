@@ -146,6 +146,7 @@ OpSpec timm_config_op(std::string name, std::string python_class, std::string do
   op.name = name;
   op.role = OpRole::kPixel;
   op.python_class = std::move(python_class);
+  op.backend = OpBackend::kPil;
   op.doc = std::move(doc);
   op.params = {ParamSpec::text("config", std::move(default_config), std::move(config_doc))};
   for (ParamSpec& param : timm_op_params()) op.params.push_back(std::move(param));

@@ -97,6 +97,7 @@ OpSpec timm_random_erasing() {
   OpSpec op;
   op.name = "timm_random_erasing";
   op.role = OpRole::kFloat;
+  op.backend = OpBackend::kTensor;
   op.python_class = "TimmRandomErasing";
   op.doc =
       "Up to max_count random boxes of the normalised image erased with probability "

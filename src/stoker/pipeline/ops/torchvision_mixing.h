@@ -105,6 +105,7 @@ inline OpSpec torchvision_mixing_spec(std::string name, std::string python_class
   op.name = std::move(name);
   op.role = OpRole::kBatch;
   op.python_class = std::move(python_class);
+  op.backend = OpBackend::kBoth;
   op.doc = std::move(doc);
   op.params = {
       ParamSpec::real("alpha", 1.0, "the Beta distribution's parameter of the weight").above(0),

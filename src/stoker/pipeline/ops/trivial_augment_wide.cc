@@ -16,6 +16,7 @@ OpSpec trivial_augment_wide() {
   OpSpec op;
   op.name = "trivial_augment_wide";
   op.role = OpRole::kPixel;
+  op.backend = OpBackend::kPil;
   op.python_class = "TrivialAugmentWide";
   op.doc =
       "One of 14 operations at a random magnitude (torchvision's TrivialAugmentWide on a PIL "

@@ -1,0 +1,138 @@
+"""The translation honours the torchvision backend each native operation equals (the registry's
+"backend", test_backends.py): a torchvision step runs on PIL images until the first
+PILToTensor/ToImage/ToTensor/ConvertImageDtype of the user's Compose and on uint8 tensors after
+it; a step whose native pixels are the other backend's runs in Python, with torchvision's own
+pixels for the same draws, and loader.plan says why; a resampling source after ToImage stays
+native with one UserWarning."""
+
+import warnings
+
+import pytest
+import torch
+import torchvision.transforms as T
+import torchvision.transforms.v2 as T2
+from PIL import Image
+
+import stoker
+from stoker import transforms as S
+from stoker._python_steps import sample_seed
+
+CROP = [T.Resize(40), T.CenterCrop(32)]  # no draws: the native pixels are torchvision's
+
+
+def loader(path, steps):
+    return stoker.Loader(path, batch_size=3, seed=5, shuffle=True, batch_format="dict",
+                         transforms=T.Compose(steps))
+
+
+def where(made) -> list:
+    return [place for _, place in made.plan["image"]]
+
+
+def python_pixels_are_torchvisions(path, tail, backend):
+    """Every sample of `tail` in Python is torchvision's `tail` on the native crop, on a PIL
+    image (backend "pil") or its uint8 tensor (after PILToTensor), with the sample's seed."""
+    native = [b["image"] for b in loader(path, CROP + [T.PILToTensor()]).epoch(0)]
+    made = loader(path, CROP + ([] if backend == "pil" else [T.PILToTensor()]) + tail)
+    for index, batch in enumerate(made.epoch(0)):
+        position = made.state_dict()["position"]
+        for slot, got in enumerate(batch["image"]):
+            image = native[index][slot]
+            if backend == "pil":
+                image = Image.fromarray(image.numpy().transpose(1, 2, 0))
+            torch.manual_seed(sample_seed(5, 0, 0, position, slot))
+            want = T.Compose(tail)(image)
+            assert torch.equal(got, want), (index, slot)
+
+
+def test_a_step_on_the_other_backend_runs_in_python_with_torchvisions_pixels(images):
+    path, _ = images
+    tail = [T.RandomAdjustSharpness(0.3, p=0.5)]  # stoker's is PIL's: here a tensor's
+    made = loader(path, CROP + [T.PILToTensor()] + tail)
+    assert where(made) == ["native", "python"]
+    assert made.plan["notes"] == {"image": [
+        "RandomAdjustSharpness and the steps after it run in Python: RandomAdjustSharpness on a "
+        "uint8 tensor: stoker's equals torchvision's PIL kernels"]}
+    python_pixels_are_torchvisions(path, tail, "tensor")
+
+
+def test_the_classic_v1_pipeline_is_native_with_pils_color_jitter(images):
+    """ColorJitter on a PIL image is color_jitter's PIL backend (its pixels against
+    torchvision's PIL functions for the same factors: ops/color_jitter_test.cc)."""
+    path, _ = images
+    classic = [T.RandomResizedCrop(24), T.RandomHorizontalFlip(), T.ColorJitter(0.4, 0.4, 0.4),
+               T.ToTensor(), T.Normalize([0.5] * 3, [0.25] * 3)]
+    made = loader(path, classic)
+    assert where(made) == ["native"] * 3
+    assert made.plan["image"][1][0].endswith("backend='pil')")
+    assert next(iter(made))["image"].shape == (3, 3, 24, 24)
+    made = loader(path, CROP + [T.RandomApply([T.ColorJitter(0.4, 0.4)], p=0.8), T.ToTensor()])
+    assert where(made) == ["native"] * 3
+    assert "backend=pil]" in made.plan["image"][1][0]
+
+
+def test_color_jitter_and_grey_take_the_backend_of_their_place(images):
+    path, _ = images
+    for steps in ([T.PILToTensor(), T.ColorJitter(0.4, 0.4, 0.4, 0.1)],
+                  [T2.ToImage(), T2.ColorJitter(0.4, 0.4, 0.4, 0.1)],
+                  [T.PILToTensor(), T.RandomGrayscale()]):
+        made = loader(path, CROP + steps)
+        assert where(made) == ["native", "native"]
+        assert made.plan["image"][1][0].endswith("backend='tensor')")
+        assert "notes" not in made.plan
+    made = loader(path, CROP + [T.RandomGrayscale(), T.PILToTensor()])
+    assert made.plan["image"][1][0] == "random_grayscale(p=0.1, backend='pil')"
+
+
+def test_a_policy_on_a_tensor_runs_in_python_with_torchvisions_tensor_pixels(images):
+    path, _ = images
+    for policy in (T.TrivialAugmentWide(), T2.RandAugment(), T.AutoAugment()):
+        made = loader(path, CROP + [T.PILToTensor(), policy])
+        assert where(made) == ["native", "python"]
+        assert made.plan["notes"]["image"] == [
+            f"{type(policy).__name__} and the steps after it run in Python: "
+            f"{type(policy).__name__} on a uint8 tensor: stoker's equals torchvision's PIL "
+            "kernels"]
+    python_pixels_are_torchvisions(path, [T.TrivialAugmentWide()], "tensor")
+    # On a PIL image (before PILToTensor), the policies stay native.
+    made = loader(path, CROP + [T.TrivialAugmentWide(), T.PILToTensor()])
+    assert where(made) == ["native", "native"]
+
+
+def test_operations_equal_on_both_backends_are_native_anywhere(images):
+    path, _ = images
+    both = [T.RandomHorizontalFlip(), T.RandomInvert(), T.RandomPosterize(3),
+            T.RandomSolarize(100), T.RandomAutocontrast(), T.RandomEqualize()]
+    for steps in (both + [T.PILToTensor()], [T.PILToTensor()] + both):
+        assert set(where(loader(path, CROP + steps))) == {"native"}
+    # A combinator is as its operations are: sharpness (PIL) in one on a tensor is Python's.
+    made = loader(path, CROP + [T.PILToTensor(),
+                                T.RandomChoice([T.RandomInvert(), T.RandomAdjustSharpness(2)])])
+    assert where(made) == ["native", "python"]
+    assert "RandomChoice on a uint8 tensor: stoker's equals torchvision's PIL kernels" in \
+        made.plan["notes"]["image"][0]
+
+
+def test_stokers_own_classes_are_taken_as_written(images):
+    path, _ = images
+    made = loader(path, [S.Resize(40), S.CenterCrop(32), S.ColorJitter(0.4, 0.4),
+                         S.TrivialAugmentWide()])
+    assert set(where(made)) == {"native"}
+
+
+def test_a_crop_after_toimage_stays_native_and_says_so_once(images):
+    path, _ = images
+    steps = [T2.ToImage(), T2.RandomResizedCrop(24), T2.RandomHorizontalFlip(),
+             T2.ToDtype(torch.float32, scale=True)]
+    with pytest.warns(UserWarning) as caught:
+        made = loader(path, steps)
+    said = [str(w.message) for w in caught if "resampling" in str(w.message)]
+    assert said == ["field 'image': RandomResizedCrop on a uint8 tensor runs natively with PIL's "
+                    "resampling, not torchvision's tensor kernels (pixels differ slightly; put "
+                    "it before ToImage/PILToTensor for torchvision's own)"]
+    assert "\n" not in said[0]
+    assert set(where(made)) == {"native"}
+    assert made.plan["notes"]["image"] == [said[0][len("field 'image': "):]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loader(path, [T2.RandomResizedCrop(24), T2.ToImage()])  # before it: no warning
