@@ -17,6 +17,7 @@
 
 #include "stoker/train/default_generator.h"
 #include "stoker/train/torch_archive.h"
+#include "stoker/train/training_setup.h"
 #include "stoker/util/atomic_file.h"
 #include "stoker/util/checksum.h"
 #include "stoker/util/file_checksum.h"
@@ -321,10 +322,34 @@ std::string run_difference(const RunIdentity& saved, const RunIdentity& current)
   return out;
 }
 
+namespace {
+
+// A saved --augment as this build writes it: each call read and written again (augment_op,
+// to_text), so that a parameter added since, whose default gives the pixels the call gave
+// before (color_jitter's backend, the policies' version), is no difference. A call this build
+// cannot read stays as it was written.
+std::string augment_as_written_now(const std::string& saved) {
+  if (saved == "none") return saved;
+  std::string out;
+  size_t start = 0;
+  while (start <= saved.size()) {
+    const size_t end = std::min(saved.find(' ', start), saved.size());
+    const std::string text = saved.substr(start, end - start);
+    Result<OpCall> call = augment_op(text);
+    out += (out.empty() ? "" : " ") + (call.is_ok() ? to_text(call.value()) : text);
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string settings_difference(const RunSettings& saved, const RunSettings& current) {
   std::string out;
-  for (const auto& [option, value] : saved) {
+  for (const auto& [option, saved_value] : saved) {
     const auto now = current.find(option);
+    const std::string value =
+        option == "--augment" ? augment_as_written_now(saved_value) : saved_value;
     if (now != current.end() && now->second != value)
       out += fmt::format("{}{} {} (this run: {})", out.empty() ? "" : ", ", option, value,
                          now->second);

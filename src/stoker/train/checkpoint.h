@@ -77,7 +77,8 @@ using RunSettings = std::map<std::string, std::string>;
 
 // "" if every setting both hold has the same value, else each that differs, e.g. "--lr 0.001
 // (this run: 0.5)". A setting only one of them holds is not compared (a checkpoint written
-// before stoker recorded settings holds none).
+// before stoker recorded settings holds none). A saved --augment is read as this build reads
+// its calls, so a parameter added since with the default the call had is no difference.
 std::string settings_difference(const RunSettings& saved, const RunSettings& current);
 
 // The training data's identity: a digest of its manifest's record count, schema and the shards'

@@ -12,6 +12,7 @@
 
 #include "stoker/testing/temp_dir.h"
 #include "stoker/train/optimizers.h"
+#include "stoker/train/training_setup.h"
 #include "stoker/util/atomic_file.h"
 
 namespace stoker {
@@ -425,6 +426,28 @@ TEST(CheckpointTest, PrepareCreatesTheDirectoryOrSaysWhyNot) {
   Status s = prepare_checkpoint_dir(dir / "file/ckpt");
   EXPECT_EQ(s.code(), StatusCode::kIoError);
   EXPECT_NE(s.message().find(dir / "file/ckpt"), std::string::npos) << s.message();
+}
+
+TEST(CheckpointTest, AnAugmentWrittenBeforeAParameterExistedIsTheSameSetting) {
+  // What this build writes, and what a build before color_jitter's backend and the policies'
+  // version wrote: the same calls without them (their defaults give the pixels they gave).
+  const std::string now = to_text(augment_op("color_jitter:brightness=0.4").value_or_throw()) +
+                          " " + to_text(augment_op("trivial_augment_wide").value_or_throw());
+  std::string before = now;
+  for (const std::string added : {",backend=tensor", ",version=v1"}) {
+    const size_t at = before.find(added);
+    ASSERT_NE(at, std::string::npos) << now;
+    before.erase(at, added.size());
+  }
+  EXPECT_EQ(settings_difference({{"--augment", before}}, {{"--augment", now}}), "");
+  // Another value still differs, shown as this build writes it.
+  const std::string other = to_text(augment_op("color_jitter:brightness=0.2").value_or_throw()) +
+                            " " + to_text(augment_op("trivial_augment_wide").value_or_throw());
+  EXPECT_EQ(settings_difference({{"--augment", before}}, {{"--augment", other}}),
+            "--augment " + now + " (this run: " + other + ")");
+  // A call this build cannot read differs as it was written.
+  EXPECT_EQ(settings_difference({{"--augment", "gone:x=1"}}, {{"--augment", "none"}}),
+            "--augment gone:x=1 (this run: none)");
 }
 
 }  // namespace

@@ -29,6 +29,7 @@ OpSpec clamp_bounding_boxes() {
   OpSpec op;
   op.name = "clamp_bounding_boxes";
   op.role = OpRole::kJoint;
+  op.backend = OpBackend::kBoth;
   op.python_class = "ClampBoundingBoxes";
   op.doc = "Clamps each box's x to [0, W] and y to [0, H] (torchvision v2's ClampBoundingBoxes)";
   op.make_joint = [](const Params&) -> Result<std::shared_ptr<const JointOp>> {

@@ -41,6 +41,7 @@ OpSpec joint_horizontal_flip() {
   OpSpec op;
   op.name = "joint_horizontal_flip";
   op.role = OpRole::kJoint;
+  op.backend = OpBackend::kBoth;
   op.python_class = "RandomHorizontalFlip";
   op.doc =
       "The image, its masks and its boxes mirrored left to right with probability p "

@@ -72,6 +72,7 @@ OpSpec joint_random_crop() {
   OpSpec op;
   op.name = "joint_random_crop";
   op.role = OpRole::kJoint;
+  op.backend = OpBackend::kBoth;
   op.python_class = "RandomCrop";
   op.doc =
       "A random size x width crop of the image and its class map, padded where shorter "

@@ -129,6 +129,7 @@ OpSpec random_iou_crop() {
   OpSpec op;
   op.name = "random_iou_crop";
   op.role = OpRole::kJoint;
+  op.backend = OpBackend::kBoth;
   op.python_class = "RandomIoUCrop";
   op.doc =
       "A random crop holding a box's centre and overlapping one by at least a drawn IoU (the SSD "

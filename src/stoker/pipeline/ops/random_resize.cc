@@ -37,6 +37,7 @@ OpSpec random_resize() {
   OpSpec op;
   op.name = "random_resize";
   op.role = OpRole::kJoint;
+  op.backend = OpBackend::kPil;
   op.python_class = "RandomResize";
   op.doc =
       "The sample's shorter side resized to a size drawn in [min_size, max_size): image PIL's "

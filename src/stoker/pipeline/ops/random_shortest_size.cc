@@ -40,6 +40,7 @@ OpSpec random_shortest_size() {
   OpSpec op;
   op.name = "random_shortest_size";
   op.role = OpRole::kJoint;
+  op.backend = OpBackend::kPil;
   op.python_class = "RandomShortestSize";
   op.doc =
       "The sample resized so that its shorter side is one of min_size (drawn), its longer at "

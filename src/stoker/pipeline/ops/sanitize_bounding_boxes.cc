@@ -41,6 +41,7 @@ OpSpec sanitize_bounding_boxes() {
   OpSpec op;
   op.name = "sanitize_bounding_boxes";
   op.role = OpRole::kJoint;
+  op.backend = OpBackend::kBoth;
   op.python_class = "SanitizeBoundingBoxes";
   op.doc =
       "Drops the objects whose box is degenerate, below min_size or min_area, or outside the "
