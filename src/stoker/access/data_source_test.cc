@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "stoker/net/object_store.h"
+#include "stoker/testing/dataset_records.h"
 #include "stoker/testing/loopback_server.h"
 #include "stoker/testing/records.h"
 #include "stoker/testing/temp_dir.h"
@@ -19,17 +20,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kSentinel = "SENTINEL-data-source-5d1e";
-
-// Every record of `dataset`, its shards pinned while read.
-std::vector<std::string> all_records(const Dataset& dataset) {
-  std::vector<std::string> records;
-  for (int64_t i = 0; i < static_cast<int64_t>(dataset.size()); ++i) {
-    ShardPins pins = dataset.pin(&i, 1, nullptr).value_or_throw();
-    ByteSpan r = dataset.record(static_cast<uint64_t>(i));
-    records.emplace_back(reinterpret_cast<const char*>(r.data), r.size);
-  }
-  return records;
-}
 
 void expect_one_line(const Status& status, const std::string& starts) {
   EXPECT_FALSE(status.is_ok());
@@ -196,7 +186,7 @@ TEST_F(HttpDataSourceTest, ReadsTheLocalRecordsAndAWarmCacheDownloadsNothing) {
     auto remote = open_dataset(url("ds"), access_, 4).value_or_throw();
     EXPECT_EQ(remote->dir(), url("ds"));
     EXPECT_TRUE(remote->needs_pins());
-    EXPECT_EQ(all_records(*remote), all_records(*local));
+    EXPECT_EQ(testing::all_records(*remote), testing::all_records(*local));
     EXPECT_NE(
         remote->describe().find(url("ds") + " (" + std::to_string(local->num_shards()) + " shards"),
         std::string::npos)
@@ -204,7 +194,7 @@ TEST_F(HttpDataSourceTest, ReadsTheLocalRecordsAndAWarmCacheDownloadsNothing) {
   }
   EXPECT_EQ(shard_gets("ds") - before, local->num_shards()) << "each shard downloaded once";
   auto again = open_dataset(url("ds"), access_, 4).value_or_throw();
-  EXPECT_EQ(all_records(*again), all_records(*local));
+  EXPECT_EQ(testing::all_records(*again), testing::all_records(*local));
   EXPECT_EQ(shard_gets("ds") - before, local->num_shards()) << "a warm cache downloads nothing";
   std::ifstream log(*dir_ / "nginx/access.log");
   const std::string requests(std::istreambuf_iterator<char>(log), {});
@@ -220,7 +210,8 @@ TEST_F(HttpDataSourceTest, AnEditedManifestIsANewVersion) {
   testing::write_labelled_dataset(root() + "/edited", 130, 10, 2048);
   auto edited = open_dataset(url("edited"), access_, 1).value_or_throw();
   EXPECT_EQ(edited->size(), 130u);
-  EXPECT_EQ(all_records(*edited), all_records(*Dataset::open(root() + "/edited").value_or_throw()));
+  EXPECT_EQ(testing::all_records(*edited),
+            testing::all_records(*Dataset::open(root() + "/edited").value_or_throw()));
   const std::string key = parse_remote_url(url("edited")).value().cache_key();
   int versions = 0;
   for (const auto& entry : fs::directory_iterator(access_.cache_dir + "/" + key))
@@ -295,7 +286,8 @@ class S3DataSourceTest : public testing::ServerSuite<S3DataSourceTest> {
 
 TEST_F(S3DataSourceTest, ReadsTheLocalRecords) {
   auto remote = open_dataset(dataset_url(), access_, 2).value_or_throw();
-  EXPECT_EQ(all_records(*remote), all_records(*Dataset::open(*dir_ / "ds").value_or_throw()));
+  EXPECT_EQ(testing::all_records(*remote),
+            testing::all_records(*Dataset::open(*dir_ / "ds").value_or_throw()));
 }
 
 TEST_F(S3DataSourceTest, WrongKeysAreOneLine403NamingTheUrlAndNeverTheSecret) {

@@ -14,6 +14,7 @@
 
 #include "stoker/access/data_source.h"
 #include "stoker/store/shard_schedule.h"
+#include "stoker/testing/dataset_records.h"
 #include "stoker/testing/hostile_http_server.h"
 #include "stoker/testing/loopback_server.h"
 #include "stoker/testing/tar_fixtures.h"
@@ -26,17 +27,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kTarSecret = "SENTINEL-remote-tars-81c2";
-
-// Every record of `dataset` as bytes, its units pinned while read.
-std::vector<std::string> tar_records(const Dataset& dataset) {
-  std::vector<std::string> records;
-  for (int64_t i = 0; i < static_cast<int64_t>(dataset.size()); ++i) {
-    ShardPins pins = dataset.pin(&i, 1, nullptr).value_or_throw();
-    ByteSpan r = dataset.record(static_cast<uint64_t>(i));
-    records.emplace_back(reinterpret_cast<const char*>(r.data), r.size);
-  }
-  return records;
-}
 
 // nginx serving ROOT/tars/d-{0..2}.tar.
 class RemoteFilesTest : public testing::ServerSuite<RemoteFilesTest> {
@@ -89,7 +79,7 @@ class RemoteFilesTest : public testing::ServerSuite<RemoteFilesTest> {
 };
 
 TEST_F(RemoteFilesTest, RecordsAreTheLocalTarsAndALaterRunReadsTheCache) {
-  const std::vector<std::string> local = tar_records(
+  const std::vector<std::string> local = testing::all_records(
       *open_dataset(root() + "/tars/d-{0..2}.tar", access_, kShardByShard, SourceKind::kWebDataset)
            .value_or_throw());
   ASSERT_EQ(local.size(), 12u);
@@ -97,13 +87,13 @@ TEST_F(RemoteFilesTest, RecordsAreTheLocalTarsAndALaterRunReadsTheCache) {
   {
     auto remote = open(url("tars/d-{0..2}.tar")).value_or_throw();
     EXPECT_NE(remote->describe().find(url("tars/d-{0..2}.tar")), std::string::npos);
-    EXPECT_EQ(tar_records(*remote), local);
+    EXPECT_EQ(testing::all_records(*remote), local);
   }
   EXPECT_EQ(tar_gets() - before, 3) << "each tar downloaded once, to index and read it";
   // A list of URLs names the same tars; the cache already holds them and their indexes.
   auto again = open(url("tars/d-0.tar") + "\n" + url("tars/d-{1,2}.tar"), SourceKind::kWebDataset)
                    .value_or_throw();
-  EXPECT_EQ(tar_records(*again), local);
+  EXPECT_EQ(testing::all_records(*again), local);
   EXPECT_EQ(tar_gets() - before, 3) << "a later run reads the cache";
 }
 
@@ -114,7 +104,7 @@ TEST_F(RemoteFilesTest, LoadersSharingTheCacheDownloadEachTarOnce) {
   std::vector<std::thread> loaders;
   std::vector<std::vector<std::string>> records(4);
   for (auto& read : records)
-    loaders.emplace_back([&] { read = tar_records(*open(spec).value_or_throw()); });
+    loaders.emplace_back([&] { read = testing::all_records(*open(spec).value_or_throw()); });
   for (std::thread& loader : loaders) loader.join();
   EXPECT_EQ(tar_gets() - before, 3) << "one download per tar for all of them";
   for (const auto& read : records) EXPECT_EQ(read, records[0]);
@@ -148,19 +138,19 @@ TEST_F(RemoteFilesTest, TarsAreDownloadedAheadInTheLoadersOrder) {
   for (std::string line; std::getline(log, line);)
     if (line.rfind("GET /tars/", 0) == 0) gets.push_back(line);
   EXPECT_EQ(gets[before].find("GET /tars/d-0.tar"), std::string::npos) << gets[before];
-  const std::vector<std::string> local = tar_records(
+  const std::vector<std::string> local = testing::all_records(
       *open_dataset(root() + "/tars/d-{0..2}.tar", access_, kShardByShard, SourceKind::kWebDataset)
            .value_or_throw());
-  EXPECT_EQ(tar_records(*dataset), local);
+  EXPECT_EQ(testing::all_records(*dataset), local);
   EXPECT_EQ(tar_gets() - before, 3) << "the reader found every tar in the cache";
 }
 
 TEST_F(RemoteFilesTest, ATarChangedOnTheServerIsIndexedAgainAndReadAsItIsNow) {
   const std::string spec = url("tars/d-{0..2}.tar");
-  const std::vector<std::string> first = tar_records(*open(spec).value_or_throw());
+  const std::vector<std::string> first = testing::all_records(*open(spec).value_or_throw());
   write_tar(1, /*grow=*/5, /*later=*/10);
-  const std::vector<std::string> now = tar_records(*open(spec).value_or_throw());
-  const std::vector<std::string> local = tar_records(
+  const std::vector<std::string> now = testing::all_records(*open(spec).value_or_throw());
+  const std::vector<std::string> local = testing::all_records(
       *open_dataset(root() + "/tars/d-{0..2}.tar", access_, kShardByShard, SourceKind::kWebDataset)
            .value_or_throw());
   EXPECT_EQ(now, local);
