@@ -710,7 +710,9 @@ class Loader:
         if values["records"] != len(self._native):
             raise ValueError(f"the state_dict is of a dataset of {values['records']} records; "
                              f"{self._shown} has {len(self._native)}")
-        if state.get("dataset", self._dataset) != self._dataset:
+        if "dataset" not in state:  # the one thing that tells another dataset of as many records
+            raise ValueError("the state_dict lacks 'dataset'")
+        if state["dataset"] != self._dataset:
             raise ValueError(f"the state_dict is of another dataset (id {state['dataset']!r}); "
                              f"{self._shown} is {self._dataset!r}")
         if values["position"] >= values["records"]:

@@ -383,6 +383,7 @@ def test_shuffle_window_reads_a_few_shards_at_a_time_and_resumes_only_itself(lab
     (lambda s: {**s, "position": RECORDS}, f"position {RECORDS} is not inside an epoch"),
     (lambda s: {**s, "seed": 8}, r"state_dict\['seed'\] is 8; this loader's seed is 0"),
     (lambda s: {**s, "dataset": "0" * 16}, "of another dataset .* is '[0-9a-f]{16}'"),
+    (lambda s: {k: v for k, v in s.items() if k != "dataset"}, "lacks 'dataset'"),
 ])
 def test_bad_state_dicts_raise(labelled, mutate, message):
     loader = stoker.Loader(labelled, batch_size=16, batch_format="dict")
