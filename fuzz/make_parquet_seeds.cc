@@ -37,8 +37,8 @@ std::shared_ptr<arrow::Table> hugging_face_table(int rows) {
   std::shared_ptr<arrow::Array> l = labels.Finish().ValueOrDie();
   std::shared_ptr<arrow::Array> image =
       arrow::StructArray::Make({b, p}, std::vector<std::string>{"bytes", "path"}).ValueOrDie();
-  auto schema = arrow::schema({arrow::field("image", image->type()),
-                               arrow::field("label", arrow::int64())});
+  auto schema =
+      arrow::schema({arrow::field("image", image->type()), arrow::field("label", arrow::int64())});
   return arrow::Table::Make(schema, {image, l});
 }
 

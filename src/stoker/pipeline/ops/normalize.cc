@@ -9,11 +9,11 @@ OpSpec normalize() {
   op.name = "normalize";
   op.role = OpRole::kNormalize;
   op.backend = OpBackend::kTensor;
-  op.doc = "uint8 to float32 (x / 255 - mean[c]) / std[c], one value or one per channel "
-           "(torchvision's ToTensor + Normalize)";
+  op.doc =
+      "uint8 to float32 (x / 255 - mean[c]) / std[c], one value or one per channel "
+      "(torchvision's ToTensor + Normalize)";
   op.params = {
-      ParamSpec::reals("mean", {0.0}, "per-channel mean, in [0, 1] units", 1,
-                       ParamSpec::kAnyCount),
+      ParamSpec::reals("mean", {0.0}, "per-channel mean, in [0, 1] units", 1, ParamSpec::kAnyCount),
       ParamSpec::reals("std", {1.0}, "per-channel standard deviation, non-zero", 1,
                        ParamSpec::kAnyCount),
   };

@@ -74,10 +74,9 @@ class ParquetSourceTest : public ::testing::Test {
                     int null_image = -1) {
     const std::string script = tmp_.path() + "/writer.py";
     throw_if_error(write_file_atomically(script, kParquetWriter));
-    const std::string command =
-        std::string(STOKER_PYTHON) + " " + script + " " + tmp_.path() + " " + name + " " +
-        layout + " " + std::to_string(images_.size()) + " " + std::to_string(per_group) + " " +
-        std::to_string(null_image);
+    const std::string command = std::string(STOKER_PYTHON) + " " + script + " " + tmp_.path() +
+                                " " + name + " " + layout + " " + std::to_string(images_.size()) +
+                                " " + std::to_string(per_group) + " " + std::to_string(null_image);
     EXPECT_EQ(std::system(command.c_str()), 0) << command;
     return tmp_.path() + "/" + name + ".parquet";
   }
@@ -138,8 +137,7 @@ TEST_F(ParquetSourceTest, SparkLayoutFolderAndGlobWithNamedColumns) {
   write("part-0", "spark", 4);
   fs::create_directories(tmp_.path() + "/data");
   for (const char* name : {"part-0", "part-1"})
-    fs::rename(tmp_.path() + "/" + name + ".parquet",
-               tmp_.path() + "/data/" + name + ".parquet");
+    fs::rename(tmp_.path() + "/" + name + ".parquet", tmp_.path() + "/data/" + name + ".parquet");
   ParquetSourceOptions options;
   options.image_column = "jpg";
   options.label_column = "cls";
@@ -159,16 +157,16 @@ TEST_F(ParquetSourceTest, SparkLayoutFolderAndGlobWithNamedColumns) {
   }
   // Hugging Face's column names are not there.
   const Status missing = ParquetSource::open(tmp_.path() + "/data", {}).status();
-  EXPECT_EQ(missing.message(), tmp_.path() + "/data/part-0.parquet: no column 'image' (its "
-                                             "columns: jpg, cls)");
+  EXPECT_EQ(missing.message(), tmp_.path() +
+                                   "/data/part-0.parquet: no column 'image' (its "
+                                   "columns: jpg, cls)");
 }
 
 TEST_F(ParquetSourceTest, WrongSchemaAndNonParquetFilesFailOpenNamingTheFile) {
   make_images(2);
   const std::string path = write("text", "text_label", 2);
   const Status typed = ParquetSource::open(path, {}).status();
-  EXPECT_EQ(typed.message(),
-            path + ": column 'label' is BYTE_ARRAY, not an integer (the label)");
+  EXPECT_EQ(typed.message(), path + ": column 'label' is BYTE_ARRAY, not an integer (the label)");
   const std::string jpeg = tmp_.path() + "/img/0.jpg";
   const Status not_parquet = ParquetSource::open(jpeg, {}).status();
   EXPECT_EQ(not_parquet.code(), StatusCode::kCorrupt);
@@ -177,8 +175,7 @@ TEST_F(ParquetSourceTest, WrongSchemaAndNonParquetFilesFailOpenNamingTheFile) {
   EXPECT_EQ(not_parquet.message().find('\n'), std::string::npos);
   EXPECT_EQ(ParquetSource::open(tmp_.path() + "/img", {}).status().message(),
             tmp_.path() + "/img: holds no .parquet file");
-  EXPECT_EQ(ParquetSource::open(tmp_.path() + "/none", {}).status().code(),
-            StatusCode::kNotFound);
+  EXPECT_EQ(ParquetSource::open(tmp_.path() + "/none", {}).status().code(), StatusCode::kNotFound);
 }
 
 TEST_F(ParquetSourceTest, ARowGroupTooLargeToBuildInMemoryFailsOpen) {
@@ -246,8 +243,9 @@ TEST_F(ParquetSourceTest, AFileChangedAfterOpenIsNamed) {
   write("train", "hf", 4);  // rewritten in place: one row group now
   auto dataset = Dataset::open(source).value_or_throw();
   const std::string bad = parquet_record_error(dataset, 3);
-  EXPECT_EQ(bad, path + ": row 3 (row group 1): cannot read it: the file changed since it was "
-                        "opened (its size, time or ETag) (dataset record 3)");
+  EXPECT_EQ(bad, path +
+                     ": row 3 (row group 1): cannot read it: the file changed since it was "
+                     "opened (its size, time or ETag) (dataset record 3)");
 }
 
 }  // namespace
