@@ -209,6 +209,23 @@ void add_imagefolder_command(CLI::App* convert) {
   });
 }
 
+// --out (a directory or an s3:// URL), --keep-original, --workers (threads doing `work`) and
+// --shard-mb: the options the detection and segmentation importers share.
+template <typename Options>
+void add_importer_options(CLI::App* cmd, Options& options, uint64_t& shard_mb,
+                          const std::string& work) {
+  cmd->add_option("--out", options.out,
+                  std::string("Dataset directory to create (must not exist)") + kOutUrlHelp)
+      ->required()
+      ->check(path_value("--out"));
+  cmd->add_flag("--keep-original", options.keep_original,
+                "Store JPEGs as they are instead of transcoding them for fast crops");
+  cmd->add_option("--workers", options.workers,
+                  "Threads " + work + " (0: one at a time; default: one per core)")
+      ->check(whole_number("--workers", 0, kMaxWorkers));
+  add_shard_mb_option(cmd, shard_mb);
+}
+
 void add_coco_command(CLI::App* convert) {
   auto options = std::make_shared<CocoImportOptions>();
   auto shard_mb = std::make_shared<uint64_t>(256);
@@ -223,16 +240,7 @@ void add_coco_command(CLI::App* convert) {
                   "Instances annotations file (annotations/instances_train2017.json)")
       ->required()
       ->check(path_value("--annotations"));
-  cmd->add_option("--out", options->out,
-                  std::string("Dataset directory to create (must not exist)") + kOutUrlHelp)
-      ->required()
-      ->check(path_value("--out"));
-  cmd->add_flag("--keep-original", options->keep_original,
-                "Store JPEGs as they are instead of transcoding them for fast crops");
-  cmd->add_option("--workers", options->workers,
-                  "Threads reading and encoding images (0: one at a time; default: one per core)")
-      ->check(whole_number("--workers", 0, kMaxWorkers));
-  add_shard_mb_option(cmd, *shard_mb);
+  add_importer_options(cmd, *options, *shard_mb, "reading and encoding images");
   cmd->callback([options, shard_mb] {
     options->shard_bytes = *shard_mb << 20;
     const ConvertOutput output(options->out);
@@ -268,16 +276,7 @@ void add_masks_command(CLI::App* convert) {
                   "Folder of the masks: PNGs of class indices (gray or palette), one per image")
       ->required()
       ->check(path_value("--masks"));
-  cmd->add_option("--out", options->out,
-                  std::string("Dataset directory to create (must not exist)") + kOutUrlHelp)
-      ->required()
-      ->check(path_value("--out"));
-  cmd->add_flag("--keep-original", options->keep_original,
-                "Store JPEGs as they are instead of transcoding them for fast crops");
-  cmd->add_option("--workers", options->workers,
-                  "Threads reading and checking files (0: one at a time; default: one per core)")
-      ->check(whole_number("--workers", 0, kMaxWorkers));
-  add_shard_mb_option(cmd, *shard_mb);
+  add_importer_options(cmd, *options, *shard_mb, "reading and checking files");
   cmd->callback([options, shard_mb] {
     options->shard_bytes = *shard_mb << 20;
     const ConvertOutput output(options->out);
@@ -309,16 +308,7 @@ void add_voc_command(CLI::App* convert) {
       ->check(path_value("SRC"));
   cmd->add_option("--split", options->split, "The image set: ImageSets/Main/SPLIT.txt")
       ->capture_default_str();
-  cmd->add_option("--out", options->out,
-                  std::string("Dataset directory to create (must not exist)") + kOutUrlHelp)
-      ->required()
-      ->check(path_value("--out"));
-  cmd->add_flag("--keep-original", options->keep_original,
-                "Store JPEGs as they are instead of transcoding them for fast crops");
-  cmd->add_option("--workers", options->workers,
-                  "Threads reading images (0: one at a time; default: one per core)")
-      ->check(whole_number("--workers", 0, kMaxWorkers));
-  add_shard_mb_option(cmd, *shard_mb);
+  add_importer_options(cmd, *options, *shard_mb, "reading images");
   cmd->callback([options, shard_mb] {
     options->shard_bytes = *shard_mb << 20;
     const ConvertOutput output(options->out);
