@@ -2,8 +2,11 @@
 `stoker convert coco` (image, boxes, labels, masks, ...) whose batches are lists of samples at
 their own sizes (variable="list", what torchvision's detection models take): the detection
 reference's `hflip` preset run natively (detection_loader), or each sample brought to one small
-fixed size in Python (a plain resize: the segmentation example trains on the CPU).
+fixed size in Python (a plain resize: the segmentation example trains on the CPU); their training loop
+(train_steps) and command line (main).
 """
+
+import argparse
 
 import torch
 import torch.nn.functional as F
@@ -75,3 +78,38 @@ def samples(batch: dict, size: int):
             masks = resized_masks(stoker.decode_masks(batch["masks"][k], h, w), size)
         yield (resized_image(image, size), resized_boxes(batch["boxes"][k], h, w, size),
                batch["labels"][k], masks)
+
+
+def train_steps(loader: stoker.Loader, optimizer, steps: int, loss_of) -> list:
+    """`steps` optimizer steps on `loss_of(batch)` over `loader`'s batches, epochs repeating as
+    needed; prints and returns each step's loss."""
+    losses, epoch = [], 0
+    while len(losses) < steps:
+        loader.set_epoch(epoch)
+        for batch in loader:
+            loss = loss_of(batch)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+            print(f"step {len(losses)}: loss {losses[-1]:.4f}", flush=True)
+            if len(losses) == steps:
+                break
+        epoch += 1
+    return losses
+
+
+def main(doc: str, train) -> None:
+    """An example's command line: DATA [--steps] [--batch-size] [--size] [--threads], then
+    train(data, steps, batch_size, size)."""
+    parser = argparse.ArgumentParser(description=doc,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("data", help="a dataset of `stoker convert coco`")
+    parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--batch-size", type=int, default=2)
+    parser.add_argument("--size", type=int, default=128)
+    parser.add_argument("--threads", type=int, default=torch.get_num_threads(),
+                        help="torch's threads (on a busy machine 1 is much faster)")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    train(args.data, args.steps, args.batch_size, args.size)

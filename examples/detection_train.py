@@ -12,12 +12,10 @@ The model samples fewer proposals and regions than torchvision's defaults (64 a 
 instead of 512), which makes a CPU step about 4x cheaper.
 """
 
-import argparse
-
 import torch
 import torchvision
 
-from detection_data import detection_loader
+from detection_data import detection_loader, main, train_steps
 
 
 def train(data: str, steps: int, batch_size: int, size: int) -> list:
@@ -30,32 +28,13 @@ def train(data: str, steps: int, batch_size: int, size: int) -> list:
     model.train()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     loader = detection_loader(data, batch_size)
-    losses, epoch = [], 0
-    while len(losses) < steps:
-        loader.set_epoch(epoch)
-        for images, boxes, labels in loader:
-            targets = [{"boxes": b, "labels": l} for b, l in zip(boxes, labels)]
-            loss = sum(model(images, targets).values())
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            losses.append(loss.item())
-            print(f"step {len(losses)}: loss {losses[-1]:.4f}", flush=True)
-            if len(losses) == steps:
-                break
-        epoch += 1
-    return losses
+
+    def loss_of(batch):
+        images, boxes, labels = batch
+        targets = [{"boxes": b, "labels": l} for b, l in zip(boxes, labels)]
+        return sum(model(images, targets).values())
+    return train_steps(loader, optimizer, steps, loss_of)
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("data", help="a dataset of `stoker convert coco`")
-    parser.add_argument("--steps", type=int, default=8)
-    parser.add_argument("--batch-size", type=int, default=2)
-    parser.add_argument("--size", type=int, default=128)
-    parser.add_argument("--threads", type=int, default=torch.get_num_threads(),
-                        help="torch's threads (on a busy machine 1 is much faster)")
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
-    train(args.data, args.steps, args.batch_size, args.size)
+    main(__doc__, train)

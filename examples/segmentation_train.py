@@ -12,12 +12,10 @@ here all of COCO's ids are classes (91 outputs).
                                                [--threads N]
 """
 
-import argparse
-
 import torch
 import torchvision
 
-from detection_data import coco_loader, samples
+from detection_data import coco_loader, main, samples, train_steps
 
 IGNORED = 255
 
@@ -40,37 +38,17 @@ def train(data: str, steps: int, batch_size: int, size: int) -> list:
     model.train()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.005, momentum=0.9)
     loader = coco_loader(data, batch_size, masks=True)
-    losses, epoch = [], 0
-    while len(losses) < steps:
-        loader.set_epoch(epoch)
-        for batch in loader:
-            images, targets = [], []
-            for image, _, labels, masks in samples(batch, size):
-                images.append(image)
-                targets.append(class_map(masks, labels, size))
-            out = model(torch.stack(images))["out"]
-            loss = torch.nn.functional.cross_entropy(out, torch.stack(targets),
-                                                     ignore_index=IGNORED)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            losses.append(loss.item())
-            print(f"step {len(losses)}: loss {losses[-1]:.4f}", flush=True)
-            if len(losses) == steps:
-                break
-        epoch += 1
-    return losses
+
+    def loss_of(batch):
+        images, targets = [], []
+        for image, _, labels, masks in samples(batch, size):
+            images.append(image)
+            targets.append(class_map(masks, labels, size))
+        out = model(torch.stack(images))["out"]
+        return torch.nn.functional.cross_entropy(out, torch.stack(targets),
+                                                 ignore_index=IGNORED)
+    return train_steps(loader, optimizer, steps, loss_of)
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("data", help="a dataset of `stoker convert coco`")
-    parser.add_argument("--steps", type=int, default=8)
-    parser.add_argument("--batch-size", type=int, default=2)
-    parser.add_argument("--size", type=int, default=128)
-    parser.add_argument("--threads", type=int, default=torch.get_num_threads(),
-                        help="torch's threads (on a busy machine 1 is much faster)")
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
-    train(args.data, args.steps, args.batch_size, args.size)
+    main(__doc__, train)
