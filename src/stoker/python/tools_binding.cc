@@ -169,6 +169,19 @@ py::dict import_image_folder_files(std::string src, std::string out, bool keep_o
   return out_summary;
 }
 
+// `import(options)` without the GIL, stopped by Ctrl-C (or a progress callable that raised)
+// through `poll`, which options.stop_requested asks: its summary, or its error raised.
+template <typename Import, typename Options>
+auto run_import(Import import, const Options& options, PythonPoll& poll) {
+  std::optional<decltype(import(options))> result;
+  {
+    py::gil_scoped_release no_gil;
+    result.emplace(import(options));
+  }
+  poll.rethrow();
+  return std::move(*result).value_or_throw();
+}
+
 py::dict import_coco_files(std::string images, std::string annotations, std::string out,
                            bool keep_original, std::optional<int> workers, uint64_t shard_bytes,
                            py::object progress) {
@@ -183,13 +196,7 @@ py::dict import_coco_files(std::string images, std::string annotations, std::str
   uint64_t done = 0, total = 0;
   options.on_progress = [&](uint64_t d, uint64_t t) { done = d, total = t; };
   options.stop_requested = [&] { return poll.stop_requested(done, total, done == total); };
-  std::optional<Result<CocoImportSummary>> result;
-  {
-    py::gil_scoped_release no_gil;
-    result.emplace(import_coco(options));
-  }
-  poll.rethrow();  // Ctrl-C, or a callable that raised, stopped the import
-  const CocoImportSummary summary = std::move(*result).value_or_throw();
+  const CocoImportSummary summary = run_import(import_coco, options, poll);
   py::dict out_summary;
   out_summary["datasets"] = py::make_tuple(fs_str(options.out));
   out_summary["images"] = summary.images;
@@ -212,13 +219,7 @@ py::dict import_mask_folder_files(std::string images, std::string masks, std::st
   options.shard_bytes = shard_bytes;
   PythonPoll poll{py::none()};
   options.stop_requested = [&] { return poll.stop_requested(0, 0); };
-  std::optional<Result<MaskFolderImportSummary>> result;
-  {
-    py::gil_scoped_release no_gil;
-    result.emplace(import_mask_folder(options));
-  }
-  poll.rethrow();  // Ctrl-C stopped the import
-  const MaskFolderImportSummary summary = std::move(*result).value_or_throw();
+  const MaskFolderImportSummary summary = run_import(import_mask_folder, options, poll);
   py::dict out_summary;
   out_summary["datasets"] = py::make_tuple(fs_str(options.out));
   out_summary["images"] = summary.pairs;
@@ -238,13 +239,7 @@ py::dict import_voc_files(std::string src, std::string split, std::string out, b
   options.shard_bytes = shard_bytes;
   PythonPoll poll{py::none()};
   options.stop_requested = [&] { return poll.stop_requested(0, 0); };
-  std::optional<Result<VocImportSummary>> result;
-  {
-    py::gil_scoped_release no_gil;
-    result.emplace(import_voc(options));
-  }
-  poll.rethrow();  // Ctrl-C stopped the import
-  const VocImportSummary summary = std::move(*result).value_or_throw();
+  const VocImportSummary summary = run_import(import_voc, options, poll);
   py::dict out_summary;
   out_summary["datasets"] = py::make_tuple(fs_str(options.out));
   out_summary["images"] = summary.images;
