@@ -71,6 +71,9 @@ WORK_PEERS = {
     "recipe": ["torchvision_pil", "torchvision_tensor", "pillow_simd", "timm", "dali", "stoker"],
 }
 WORK_PEERS["timm-ra"] = WORK_PEERS["recipe"]
+# The peers a work accepts with --peers: its default ones, and for the textbook work the
+# data-in-place peers too.
+WORK_ACCEPTS = dict(WORK_PEERS, textbook=WORK_PEERS["textbook"] + IN_PLACE)
 # What each peer runs of a recipe work where it is not the recipe's own classes (their files
 # say how); the table shows it beside the peer's name.
 RECIPE_WHAT = {
@@ -169,6 +172,8 @@ def prepare(peers, images, work_dir, report, max_side=None):
         files_folder = reduced_copy.make(images, os.path.join(work_dir, f"images-max{max_side}"),
                                          max_side)
     for peer in peers:
+        if "error" in report[peer]:  # not installed: its row says why
+            continue
         owner = PEERS[peer][1] or peer
         store = store_path(work_dir, owner, max_side)
         if owner == peer and not os.path.exists(store):
@@ -275,10 +280,10 @@ def main(argv=None):
     a = p.parse_args(argv)
     recipe = a.pipeline != "textbook"
     peers = a.peers.split(",") if a.peers else WORK_PEERS[a.pipeline]
-    unknown = [x for x in peers if x not in WORK_PEERS[a.pipeline]]
+    unknown = [x for x in peers if x not in WORK_ACCEPTS[a.pipeline]]
     if unknown:
         p.error(f"peers {unknown}: the pipeline {a.pipeline} has "
-                f"{', '.join(WORK_PEERS[a.pipeline])}")
+                f"{', '.join(WORK_ACCEPTS[a.pipeline])}")
     dtypes = (a.dtypes or ("float32" if recipe else "uint8,float32")).split(",")
     if recipe and dtypes != ["float32"]:
         p.error(f"--dtypes {a.dtypes}: the pipeline {a.pipeline} is float32 only")

@@ -17,7 +17,8 @@ def test_the_peers_benchmark_measures_and_names_what_it_cannot_run(tmp_path):
     run = subprocess.run(
         [sys.executable, os.path.join(ROOT, "bench", "peers", "run.py"), str(images / "train"),
          "--out", str(tmp_path / "out"), "--work", str(tmp_path / "work"), "--rounds", "1",
-         "--cores", "1", "--dtypes", "uint8", "--peers", "torchvision_pil,torchvision_tensor,dali"],
+         "--cores", "1", "--dtypes", "uint8", "--peers",
+         "torchvision_pil,torchvision_tensor,dali,webdataset"],
         env=env, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
     peers = json.loads((tmp_path / "out" / "results.json").read_text())["peers"]
@@ -30,6 +31,8 @@ def test_the_peers_benchmark_measures_and_names_what_it_cannot_run(tmp_path):
     assert peers["torchvision_tensor"]["eval"]["compared"] == 30
     assert peers["torchvision_tensor"]["eval"]["worst_abs_diff"] <= 1
     assert peers["dali"]["error"].startswith("not installed")
+    # The data-in-place peers are the textbook work's too (issue 50's table).
+    assert peers["webdataset"]["error"].startswith("not installed")
     table = (tmp_path / "out" / "table.md").read_text()
     assert "dali (DALI, CPU pipeline) — not installed" in table
     assert (tmp_path / "out" / "chart.svg").read_text().startswith("<svg")
