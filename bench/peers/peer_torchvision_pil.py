@@ -1,15 +1,21 @@
 """PyTorch DataLoader + torchvision ImageFolder with PIL: what most users run. Also the
-Pillow-SIMD peer (the same code in an environment where Pillow-SIMD replaces Pillow)."""
+Pillow-SIMD peer (the same code in an environment where Pillow-SIMD replaces Pillow), and the
+detection works' reference: CocoDetection and the preset as torchvision's detection reference
+loads them."""
 import torch
 import torchvision
 from torchvision import transforms as T
 
+import detection
 import recipes
 import work
 
 
 def prepare(folder, files, store):
     work.write_file_list(store, files)  # reads the original files
+
+
+prepare_coco = detection.write_set  # reads the set's files
 
 
 class Files(torch.utils.data.Dataset):
@@ -62,6 +68,18 @@ def recipe_batches(store, cores, w, seed):
     """The reference's v1 recipe on PIL images (timm-ra: torchvision's closest classes)."""
     yield from recipe_loader(work.read_file_list(store), recipes.torchvision_transform(w, T), w,
                              cores, seed)
+
+
+def detection_batches(store, cores, w, seed):
+    """The detection reference's train.py with --use-v2 --aspect-ratio-group-factor -1: its
+    get_coco (CocoDetection, wrap_dataset_for_transforms_v2, the train split), its preset, its
+    collate_fn; DataLoader's workers as data_loader's."""
+    from torchvision.datasets import CocoDetection, wrap_dataset_for_transforms_v2
+    coco = detection.read_set(store)
+    dataset = CocoDetection(coco["images"], coco["annotations"], transforms=detection.preset(w))
+    dataset = wrap_dataset_for_transforms_v2(dataset, target_keys=["boxes", "labels", "image_id"])
+    yield from data_loader(dataset, cores, seed, batch=detection.BATCH,
+                           collate_fn=detection.collate, drop_last=True)
 
 
 def batches(store, cores, dtype, seed):

@@ -17,12 +17,15 @@ original files, so they show what the reduction costs.
 
 With `--pipeline recipe` or `--pipeline timm-ra` (the third and fourth tables, recipes.py), the
 peers that run a training recipe do it instead of the textbook work: float32 out, soft targets;
-no evaluation pixels.
+no evaluation pixels. With `--pipeline det-hflip` or `det-lsj` (detection.py), IMAGES is a
+COCO-shaped set (bench/make_coco_set.py's OUT) and the peers run the detection reference's
+training pipeline on it: lists of images and targets, float32; no evaluation pixels.
 
 Usage: .venv/bin/python bench/peers/run.py IMAGES [--out DIR] [--rounds 3] [--peers a,b]
        [--cores 1,2] [--dtypes uint8,float32] [--no-eval] [--max-side N]
-       [--pipeline textbook|recipe|timm-ra]
-IMAGES: an ImageFolder (class folders of JPEGs), e.g. bench/make_image_set.py's OUT/train.
+       [--pipeline textbook|recipe|timm-ra|det-hflip|det-lsj]
+IMAGES: an ImageFolder (class folders of JPEGs), e.g. bench/make_image_set.py's OUT/train; for
+the detection works a COCO-shaped set (OUT/images, OUT/annotations/instances.json).
 Writes DIR/results.json, DIR/table.md and DIR/chart.svg (DIR default: bench-peers-out); a
 recipe DIR/results-PIPELINE.json, DIR/table-PIPELINE.md and DIR/chart-PIPELINE.svg.
 """
@@ -35,7 +38,8 @@ import sys
 import threading
 import time
 
-import peers_report  # this folder: the script's, first on sys.path
+import detection  # this folder: the script's, first on sys.path
+import peers_report
 import proc_tree
 import recipes
 import reduced_copy
@@ -65,15 +69,29 @@ PEERS = {
 # The data-in-place peers (issue 50's table): the textbook work on tars and Parquet files, run
 # with --peers IN_PLACE,stoker (the converted format beside them) and --no-eval.
 IN_PLACE = ["webdataset", "stoker_tar", "hf_parquet", "stoker_parquet"]
-# The peers of each work (the default of --peers): the recipes' are those with recipe_batches.
+# The peers of each work (the default of --peers): the recipes' are those with recipe_batches,
+# the detection works' those with detection_batches.
 WORK_PEERS = {
     "textbook": [p for p in PEERS if p != "timm" and p not in IN_PLACE],
     "recipe": ["torchvision_pil", "torchvision_tensor", "pillow_simd", "timm", "dali", "stoker"],
 }
 WORK_PEERS["timm-ra"] = WORK_PEERS["recipe"]
-# What each peer runs of a recipe work where it is not the recipe's own classes (their files
-# say how); the table shows it beside the peer's name.
-RECIPE_WHAT = {
+for _work in detection.WORKS:
+    WORK_PEERS[_work] = ["torchvision_pil", "dali", "stoker"]
+# What a detection work's peers are (PEERS' texts name the image-folder works').
+DETECTION_WHAT = {
+    "torchvision_pil": "DataLoader + torchvision v2 as the detection reference's train.py: "
+                       "CocoDetection + wrap_dataset_for_transforms_v2 (boxes, labels, "
+                       "image_id), the preset on PIL images, shuffled batches with drop_last "
+                       "(its --aspect-ratio-group-factor -1), its collate_fn",
+    "dali": "DALI, CPU pipeline: readers.coco (ltrb), decoders.image, boxes to pixels and the "
+            "targets' dicts in PyTorch",
+    "stoker": "stoker.Loader on `stoker convert coco` of the same split, the preset object as "
+              "its transforms, variable='list'",
+}
+# What each peer runs of a work where it is not the work's own classes (their files say how);
+# the table shows it beside the peer's name.
+WORK_WHAT = {
     ("torchvision_pil", "recipe"): "the reference's v1 preset; MixUp/CutMix in the collate",
     ("torchvision_tensor", "recipe"): "the reference's v2 preset on tensors; MixUp/CutMix in "
                                       "the collate",
@@ -87,10 +105,18 @@ RECIPE_WHAT = {
                          "timm's Mixup in PyTorch (DALI has none)",
     ("stoker", "recipe"): "the reference's v1 preset; MixUp/CutMix as batch_transform",
     ("stoker", "timm-ra"): "timm's create_transform; its Mixup as batch_transform",
+    ("torchvision_pil", "det-lsj"): "FixedSizeCrop: the reference's own, as a v2 transform "
+                                    "(fixed_size_crop.py)",
+    ("dali", "det-hflip"): "bb_flip + flip (crop_mirror_normalize) and to float; no "
+                           "SanitizeBoundingBoxes",
+    ("dali", "det-lsj"): "its COCO example's augmentation in lsj's place: random_bbox_crop "
+                         "(box-aware, SSD's thresholds) + slice, bb_flip + flip, resize to "
+                         "1024 x 1024 (not ScaleJitter + FixedSizeCrop's pad); no "
+                         "SanitizeBoundingBoxes",
 }
-RECIPE_WHAT[("torchvision_tensor", "timm-ra")] = RECIPE_WHAT[("torchvision_pil", "timm-ra")]
-RECIPE_WHAT[("pillow_simd", "recipe")] = RECIPE_WHAT[("torchvision_pil", "recipe")]
-RECIPE_WHAT[("pillow_simd", "timm-ra")] = RECIPE_WHAT[("torchvision_pil", "timm-ra")]
+WORK_WHAT[("torchvision_tensor", "timm-ra")] = WORK_WHAT[("torchvision_pil", "timm-ra")]
+WORK_WHAT[("pillow_simd", "recipe")] = WORK_WHAT[("torchvision_pil", "recipe")]
+WORK_WHAT[("pillow_simd", "timm-ra")] = WORK_WHAT[("torchvision_pil", "timm-ra")]
 REFERENCE = "torchvision_pil"
 # Peers whose own tool stores reduced copies (their prepare takes max_side): what it does.
 REDUCES_ITSELF = {
@@ -155,14 +181,15 @@ def disk_bytes(path):
     return total
 
 
-def store_path(work_dir, owner, max_side):
-    return os.path.join(work_dir, f"store-{owner}" + (f"-max{max_side}" if max_side else ""))
+def store_path(work_dir, owner, max_side, coco=False):
+    return os.path.join(work_dir, f"store-{owner}" + (f"-max{max_side}" if max_side else "") +
+                        ("-coco" if coco else ""))
 
 
-def prepare(peers, images, work_dir, report, max_side=None):
+def prepare(peers, images, work_dir, report, max_side=None, coco=False):
     """Each peer's store (once per shared store); the size on disk it stands for. With
     max_side, of reduced copies: the peer's own (REDUCES_ITSELF) or a reduced copy of the
-    files."""
+    files; with `coco`, of the COCO-shaped set `images` (prepare_coco)."""
     files_folder = images
     if max_side and any((PEERS[p][1] or p) not in REDUCES_ITSELF for p in peers):
         print(f"reduced copy, largest side {max_side}", file=sys.stderr)
@@ -170,10 +197,10 @@ def prepare(peers, images, work_dir, report, max_side=None):
                                          max_side)
     for peer in peers:
         owner = PEERS[peer][1] or peer
-        store = store_path(work_dir, owner, max_side)
+        store = store_path(work_dir, owner, max_side, coco)
         if owner == peer and not os.path.exists(store):
             print(f"prepare {peer}", file=sys.stderr)
-            args = ["prepare", files_folder, store]
+            args = ["prepare_coco" if coco else "prepare", files_folder, store]
             if max_side and owner in REDUCES_ITSELF:
                 args = ["prepare", images, store, max_side]
             try:
@@ -266,10 +293,11 @@ def main(argv=None):
                    help="where the peers' stores go (kept between runs)")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--pipeline", default="textbook", choices=list(WORK_PEERS),
-                   help="the textbook work (work.py) or a training recipe (recipes.py)")
+                   help="the textbook work (work.py), a training recipe (recipes.py) or a "
+                        "detection work (detection.py)")
     p.add_argument("--peers", help="default: the work's (WORK_PEERS)")
     p.add_argument("--cores", default="1,2")
-    p.add_argument("--dtypes", help="default: uint8,float32; a recipe float32 only")
+    p.add_argument("--dtypes", help="default: uint8,float32; the other works float32 only")
     p.add_argument("--no-eval", action="store_true")
     p.add_argument("--max-side", type=int, help="the second table: reduced copies, largest side N")
     a = p.parse_args(argv)
@@ -283,16 +311,18 @@ def main(argv=None):
     if recipe and dtypes != ["float32"]:
         p.error(f"--dtypes {a.dtypes}: the pipeline {a.pipeline} is float32 only")
     if recipe and a.max_side:
-        p.error(f"--max-side with --pipeline {a.pipeline}: the recipes read the original files")
+        p.error(f"--max-side with --pipeline {a.pipeline}: only the textbook work reads "
+                "reduced copies")
     if not os.path.isdir(a.images):
         p.error(f"{a.images}: not a directory")
     cores_list = [int(c) for c in a.cores.split(",")]
     if max(cores_list) > os.cpu_count():
         p.error(f"--cores {a.cores}: this machine has {os.cpu_count()}")
-    report = {peer: {"what": PEERS[peer][2]} for peer in peers}
+    coco = a.pipeline in detection.WORKS
+    report = {peer: {"what": DETECTION_WHAT[peer] if coco else PEERS[peer][2]} for peer in peers}
     for peer in peers:
-        if (peer, a.pipeline) in RECIPE_WHAT:
-            report[peer]["what"] += "; " + RECIPE_WHAT[(peer, a.pipeline)]
+        if (peer, a.pipeline) in WORK_WHAT:
+            report[peer]["what"] += "; " + WORK_WHAT[(peer, a.pipeline)]
     if a.max_side:
         for peer in peers:
             owner = PEERS[peer][1] or peer
@@ -305,7 +335,7 @@ def main(argv=None):
         p.error(f"--max-side {a.max_side}: must be at least 1")
     os.makedirs(a.work, exist_ok=True)
     images = os.path.abspath(a.images)
-    prepare(peers, images, a.work, report, a.max_side)
+    prepare(peers, images, a.work, report, a.max_side, coco)
     measure(peers, report, a.rounds, cores_list, dtypes, a.pipeline)
     if not a.no_eval and not recipe:
         reference_store = store_path(a.work, REFERENCE, None)
@@ -315,7 +345,8 @@ def main(argv=None):
     os.makedirs(a.out, exist_ok=True)
     machine = {"cpus": os.cpu_count(), "uname": " ".join(os.uname()),
                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-               "max_side": a.max_side, "work": a.pipeline}
+               "max_side": a.max_side, "work": a.pipeline,
+               "defined_in": "detection.py" if coco else "recipes.py"}
     suffix = f"-{a.pipeline}" if recipe else ""
     with open(os.path.join(a.out, f"results{suffix}.json"), "w") as f:
         json.dump({"machine": machine, "peers": report}, f, indent=1)

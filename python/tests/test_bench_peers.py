@@ -213,3 +213,105 @@ def test_stoker_runs_each_recipe_with_its_batch_step_and_names_its_python_steps(
             assert peer_stoker.recipe_note(store, w).startswith("loader.plan")
     finally:
         recipes.BATCH = batch
+
+
+def make_coco_set(out, images):
+    subprocess.run([sys.executable, os.path.join(ROOT, "bench", "make_coco_set.py"), str(out),
+                    "--images", str(images)], check=True, capture_output=True)
+    return out
+
+
+def test_the_detection_works_run_the_reference_loader_on_its_train_split(tmp_path):
+    coco = make_coco_set(tmp_path / "coco", 20)
+    env = dict(os.environ, STOKER_PEERS=str(tmp_path / "no-peers"), STOKER_PEERS_BATCH="4")
+    command = [sys.executable, os.path.join(ROOT, "bench", "peers", "run.py"), str(coco),
+               "--out", str(tmp_path / "out"), "--work", str(tmp_path / "work"), "--rounds", "1",
+               "--cores", "1", "--peers", "torchvision_pil,dali"]
+    data = json.loads((coco / "annotations" / "instances.json").read_text())
+    usable = {a["image_id"] for a in data["annotations"] if min(a["bbox"][2:]) > 1}
+    for pipeline in ("det-hflip", "det-lsj"):
+        run = subprocess.run(command + ["--pipeline", pipeline], env=env, capture_output=True,
+                             text=True, timeout=600)
+        assert run.returncode == 0, run.stderr[-2000:]
+        peers = json.loads((tmp_path / "out" / f"results-{pipeline}.json").read_text())["peers"]
+        (only_run,) = peers["torchvision_pil"]["runs"]["1c_float32"]
+        # The train split (images with a usable object) in whole batches of 4; the worker
+        # refused anything but float32 images and targets of boxes [N, 4] and labels [N] (lsj's
+        # images 1024 x 1024).
+        assert only_run["images"] == len(usable) // 4 * 4, pipeline
+        assert only_run["batches"] == len(usable) // 4
+        assert peers["dali"]["error"].startswith("not installed")
+        table = (tmp_path / "out" / f"table-{pipeline}.md").read_text()
+        assert f"### Work {pipeline} (float32, bench/peers/detection.py)" in table
+        assert "torchvision_pil (DataLoader + torchvision v2 as the detection reference" in table
+        assert (tmp_path / "out" / f"chart-{pipeline}.svg").read_text().startswith("<svg")
+    train = json.loads((tmp_path / "work" / "store-torchvision_pil-coco" /
+                        "instances-train.json").read_text())
+    assert {i["id"] for i in train["images"]} == usable
+
+
+def test_the_lsj_fixed_size_crop_crops_at_one_draw_and_pads_right_and_bottom():
+    import numpy as np
+    import torch
+    from PIL import Image
+    from torchvision import tv_tensors
+    sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))
+    try:
+        from fixed_size_crop import FixedSizeCrop
+    finally:
+        sys.path.pop(0)
+    pixels = torch.randint(0, 256, (12, 30, 3), dtype=torch.uint8)
+    image = Image.fromarray(pixels.numpy())
+    stored = torch.tensor([[0, 0, 10, 5], [20, 2, 29, 10], [2, 1, 26, 11]], dtype=torch.float32)
+    boxes = tv_tensors.BoundingBoxes(stored, format="XYXY", canvas_size=(12, 30))
+    masks = tv_tensors.Mask(torch.ones((3, 12, 30), dtype=torch.uint8))
+    crop = FixedSizeCrop(size=(16, 16), fill=(7, 8, 9))
+    torch.manual_seed(5)
+    left = int((30 - 16) * torch.rand(1))  # the one draw; no crop of the height (12 < 16)
+    torch.manual_seed(5)
+    out, target = crop(image, {"boxes": boxes, "masks": masks})
+    got = torch.from_numpy(np.asarray(out).copy())
+    assert got.shape == (16, 16, 3)
+    assert torch.equal(got[:12], pixels[:, left:left + 16])
+    assert (got[12:] == torch.tensor([7, 8, 9], dtype=torch.uint8)).all()  # padded below
+    # The boxes moved by the crop and clamped to it (the empty ones SanitizeBoundingBoxes drops).
+    want = (stored - torch.tensor([left, 0, left, 0])).clamp(min=0, max=16)
+    assert torch.equal(target["boxes"].as_subclass(torch.Tensor), want)
+    assert target["boxes"].canvas_size == (16, 16)
+    assert target["masks"].shape == (3, 16, 16) and target["masks"][:, 12:].sum() == 0
+    assert target["masks"][:, :12].all()
+
+
+def test_stoker_runs_the_hflip_preset_natively_on_the_converted_train_split(tmp_path):
+    coco = make_coco_set(tmp_path / "coco", 12)
+    sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))
+    try:
+        import detection
+        import peer_stoker
+    finally:
+        sys.path.pop(0)
+    store = str(tmp_path / "store")
+    peer_stoker.prepare_coco(str(coco), store)
+    train = json.loads((tmp_path / "store" / "instances-train.json").read_text())
+    sizes = {i["id"]: (i["height"], i["width"]) for i in train["images"]}
+    batch, detection.BATCH = detection.BATCH, 4
+    try:
+        w = detection.WORKS["det-hflip"]
+        seen = []
+        for k, (images, targets) in enumerate(peer_stoker.detection_batches(store, 1, w, 0)):
+            assert detection.check(k, (images, targets), w) == 4
+            for image, target in zip(images, targets):
+                assert tuple(image.shape[1:]) == sizes[target["image_id"]]
+                seen.append(target["image_id"])
+        # One epoch of the split in whole batches, each image once, at its own size.
+        assert len(seen) == len(sizes) // 4 * 4 and len(set(seen)) == len(seen)
+        assert peer_stoker.detection_note(store, w) == "loader.plan: every step native"
+        lsj = detection.WORKS["det-lsj"]
+        try:
+            first = next(peer_stoker.detection_batches(store, 1, lsj, 0))
+        except ValueError as e:  # refused, naming the step, until stoker runs lsj
+            assert "ScaleJitter" in str(e)
+        else:
+            assert detection.check(0, first, lsj) == 4
+    finally:
+        detection.BATCH = batch
