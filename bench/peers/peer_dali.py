@@ -72,7 +72,8 @@ def _detection_pipeline(store, cores, w, seed):
     def train():
         jpegs, boxes, labels = fn.readers.coco(
             file_root=coco["images"], annotations_file=coco["annotations"], ltrb=True,
-            ratio=True, skip_empty=True, random_shuffle=True, seed=seed, name="reader")
+            ratio=True, skip_empty=True, avoid_class_remapping=True, random_shuffle=True,
+            seed=seed, name="reader")
         images = fn.decoders.image(jpegs, device="cpu", output_type=types.RGB)
         if w.augmentation == "lsj":
             begin, size, boxes, labels = fn.random_bbox_crop(
