@@ -13,7 +13,8 @@ The detection works (detection.py): its COCO reader (ltrb boxes, relative to the
 decoder, then, for lsj, its COCO example's augmentation (random_bbox_crop, the box-aware crop
 of SSD, + slice, resize to the work's size), bb_flip + flip, the image to float; each batch
 run through `pipe.run()` (its PyTorch iterator takes no batch of differing shapes), the boxes
-scaled to pixels and the targets' dicts made in PyTorch."""
+scaled to pixels and the targets' dicts made in PyTorch. The segmentation work: not run
+(segmentation_batches says why)."""
 import math
 
 import nvidia.dali.fn as fn
@@ -110,6 +111,12 @@ def detection_batches(store, cores, w, seed):
             targets.append({"boxes": torch.from_numpy(boxes.at(k)).reshape(-1, 4) * scale,
                             "labels": torch.from_numpy(labels.at(k)).reshape(-1).long()})
         yield tuple(out), tuple(targets)
+
+
+def segmentation_batches(store, cores, w, seed):
+    """The segmentation work's row: why DALI cannot run it on these files."""
+    raise RuntimeError("its decoders.image gives a palette PNG's colours, not its class "
+                       "indices (VOC's SegmentationClass; tried with output_type ANY_DATA)")
 
 
 def _random_erasing(images, p):

@@ -11,6 +11,7 @@ from torchvision.transforms import v2
 
 import detection
 import recipes
+import segmentation
 import work
 
 
@@ -103,6 +104,45 @@ def detection_batches(store, cores, w, seed):
 
 def detection_note(store, w):
     return _plan_note(_detection_loader(store, 1, 0, w))
+
+
+def prepare_voc(folder, store):
+    """`stoker convert masks` of the split's pairs (linked into two folders for it) into
+    STORE/dataset; STORE/set.json the largest side an image reaches (segmentation.largest)."""
+    import json
+    import tempfile
+    pairs = segmentation.split(folder)
+    with tempfile.TemporaryDirectory() as linked:
+        for sub in ("images", "masks"):
+            os.makedirs(os.path.join(linked, sub))
+        for image, mask in pairs:
+            os.symlink(image, os.path.join(linked, "images", os.path.basename(image)))
+            os.symlink(mask, os.path.join(linked, "masks", os.path.basename(mask)))
+        stoker.convert("masks", os.path.join(linked, "images"), os.path.join(store, "dataset"),
+                       masks=os.path.join(linked, "masks"))
+    with open(os.path.join(store, "set.json"), "w") as f:
+        json.dump({"largest_side": segmentation.largest(image for image, _ in pairs)}, f)
+
+
+def _segmentation_loader(store, cores, seed, w):
+    """The preset object as stoker.Loader's transforms, DecodeImage first for the image's
+    capacity."""
+    preset = v2.Compose([S.DecodeImage(max_size=detection.read_set(store)["largest_side"]),
+                         segmentation.preset(w)])
+    return stoker.Loader(os.path.join(store, "dataset"), batch_size=segmentation.BATCH,
+                         shuffle=True, seed=seed, workers=cores, prefetch=2, transforms=preset,
+                         batch_format=("image", "mask"), variable="list", last_batch="drop")
+
+
+def segmentation_batches(store, cores, w, seed):
+    """The batches as the reference's collate_fn gives them (every crop is the same size)."""
+    import torch
+    for images, masks in _segmentation_loader(store, cores, seed, w):
+        yield torch.stack(images), torch.stack(masks)
+
+
+def segmentation_note(store, w):
+    return _plan_note(_segmentation_loader(store, 1, 0, w))
 
 
 def eval_images(store, fast=False):

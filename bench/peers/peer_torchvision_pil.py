@@ -8,6 +8,7 @@ from torchvision import transforms as T
 
 import detection
 import recipes
+import segmentation
 import work
 
 
@@ -16,6 +17,7 @@ def prepare(folder, files, store):
 
 
 prepare_coco = detection.write_set  # reads the set's files
+prepare_voc = segmentation.write_split
 
 
 class Files(torch.utils.data.Dataset):
@@ -80,6 +82,31 @@ def detection_batches(store, cores, w, seed):
     dataset = wrap_dataset_for_transforms_v2(dataset, target_keys=["boxes", "labels", "image_id"])
     yield from data_loader(dataset, cores, seed, batch=detection.BATCH,
                            collate_fn=detection.collate, drop_last=True)
+
+
+def _image_and_mask(paths):
+    """VOCSegmentation's loading (PIL: the image in RGB, the class map's indices), the class
+    map as a tv_tensors.Mask (what the reference's v2 path, on COCO, hands its preset)."""
+    import numpy as np
+    from PIL import Image
+    from torchvision import tv_tensors
+    image, mask = Image.open(paths[0]).convert("RGB"), Image.open(paths[1])
+    return image, tv_tensors.Mask(torch.from_numpy(np.array(mask)))
+
+
+class Pairs(Files):
+    """transform(*load(pair)) over the stored list of (image, class map) paths."""
+
+    def __getitem__(self, i):
+        return self.transform(*self.load(self.files[i]))
+
+
+def segmentation_batches(store, cores, w, seed):
+    """The segmentation reference's train.py: its preset on each pair, its collate_fn,
+    shuffled batches with drop_last."""
+    dataset = Pairs(work.read_file_list(store), segmentation.preset(w), _image_and_mask)
+    yield from data_loader(dataset, cores, seed, batch=segmentation.BATCH,
+                           collate_fn=segmentation.collate, drop_last=True)
 
 
 def batches(store, cores, dtype, seed):

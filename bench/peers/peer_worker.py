@@ -5,11 +5,12 @@ under taskset). One JSON object on stdout; a failure is one line on stderr and e
                                                     the peer's own storage, from the files
                                                     (reduced copies with MAX_SIDE)
   peer_worker.py PEER prepare_coco SET STORE      the same from a COCO-shaped set (detection
-                                                    works: detection.py)
+                                                    works: detection.py) or a VOC-shaped one
+  peer_worker.py PEER prepare_voc SET STORE       (segmentation.py)
   peer_worker.py PEER run STORE CORES DTYPE SEED [WORK]
                                                     one epoch: rate, time to first batch, CPU
-                                                    (WORK: textbook, or a recipe of recipes.py
-                                                    or a detection work of detection.py,
+                                                    (WORK: textbook, or a recipe of recipes.py,
+                                                    a work of detection.py or segmentation.py,
                                                     float32 only)
   peer_worker.py PEER eval STORE OUT                the evaluation transform of every file,
                                                     uint8, saved to OUT (torch.save)
@@ -48,23 +49,24 @@ def _work(peer, store, cores, dtype, seed, work):
     """(batches, check, note) of `work` for `peer`: its batch stream, the check of a batch (the
     number of images it holds) and a function giving the peer's note on how it ran the work,
     or None."""
-    import detection  # both light: torch comes with the peer
+    import detection  # all light: torch comes with the peer
     import recipes
+    import segmentation
     if work == "textbook":
         return peer.batches(store, cores, dtype, seed), _image_check(dtype, 224, False), None
-    kind, works = (("recipe", recipes.WORKS) if work in recipes.WORKS else
-                   ("detection", detection.WORKS) if work in detection.WORKS else (None, {}))
+    kinds = {"recipe": recipes, "detection": detection, "segmentation": segmentation}
+    kind = next((k for k, module in kinds.items() if work in module.WORKS), None)
     if not hasattr(peer, f"{kind}_batches"):
         raise RuntimeError(f"no work {work!r} for this peer")
     if dtype != "float32":
         raise RuntimeError(f"work {work}: float32 out only, not {dtype}")
-    w = works[work]
+    w = kinds[kind].WORKS[work]
     stream = getattr(peer, f"{kind}_batches")(store, cores, w, seed)
     if kind == "recipe":
         check = _image_check(dtype, w.size, True)
     else:
         def check(index, batch):
-            return detection.check(index, batch, w)
+            return kinds[kind].check(index, batch, w)
     note = getattr(peer, f"{kind}_note", None)
     return stream, check, (lambda: note(store, w)) if note else None
 
@@ -121,9 +123,9 @@ def main(argv):
         reduce = {"max_side": int(args[2])} if len(args) > 2 else {}
         peer.prepare(args[0], __import__("work").image_files(args[0]), args[1], **reduce)
         result = {"prepare_s": time.perf_counter() - start}
-    elif mode == "prepare_coco":
+    elif mode in ("prepare_coco", "prepare_voc"):
         start = time.perf_counter()
-        peer.prepare_coco(*args)
+        getattr(peer, mode)(*args)
         result = {"prepare_s": time.perf_counter() - start}
     elif mode == "run":
         result = run(peer, *args)

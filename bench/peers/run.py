@@ -19,13 +19,16 @@ With `--pipeline recipe` or `--pipeline timm-ra` (the third and fourth tables, r
 peers that run a training recipe do it instead of the textbook work: float32 out, soft targets;
 no evaluation pixels. With `--pipeline det-hflip` or `det-lsj` (detection.py), IMAGES is a
 COCO-shaped set (bench/make_coco_set.py's OUT) and the peers run the detection reference's
-training pipeline on it: lists of images and targets, float32; no evaluation pixels.
+training pipeline on it: lists of images and targets, float32; with `--pipeline seg`
+(segmentation.py) a VOC-shaped set (bench/make_voc_set.py's OUT) and the segmentation
+reference's; no evaluation pixels.
 
 Usage: .venv/bin/python bench/peers/run.py IMAGES [--out DIR] [--rounds 3] [--peers a,b]
        [--cores 1,2] [--dtypes uint8,float32] [--no-eval] [--max-side N]
-       [--pipeline textbook|recipe|timm-ra|det-hflip|det-lsj]
+       [--pipeline textbook|recipe|timm-ra|det-hflip|det-lsj|seg]
 IMAGES: an ImageFolder (class folders of JPEGs), e.g. bench/make_image_set.py's OUT/train; for
-the detection works a COCO-shaped set (OUT/images, OUT/annotations/instances.json).
+the detection works a COCO-shaped set (OUT/images, OUT/annotations/instances.json), for seg a
+VOC-shaped one (OUT/VOCdevkit/VOC2012).
 Writes DIR/results.json, DIR/table.md and DIR/chart.svg (DIR default: bench-peers-out); a
 recipe DIR/results-PIPELINE.json, DIR/table-PIPELINE.md and DIR/chart-PIPELINE.svg.
 """
@@ -43,6 +46,7 @@ import peers_report
 import proc_tree
 import recipes
 import reduced_copy
+import segmentation
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PEERS_DIR = os.environ.get("STOKER_PEERS", os.path.join(
@@ -76,10 +80,13 @@ WORK_PEERS = {
     "recipe": ["torchvision_pil", "torchvision_tensor", "pillow_simd", "timm", "dali", "stoker"],
 }
 WORK_PEERS["timm-ra"] = WORK_PEERS["recipe"]
-for _work in detection.WORKS:
+for _work in list(detection.WORKS) + list(segmentation.WORKS):
     WORK_PEERS[_work] = ["torchvision_pil", "dali", "stoker"]
-# What a detection work's peers are (PEERS' texts name the image-folder works').
-DETECTION_WHAT = {
+# The kind of set a work reads where it is not an image folder: its peers' prepare_KIND.
+SET_KIND = {**{w: "coco" for w in detection.WORKS}, **{w: "voc" for w in segmentation.WORKS}}
+# What a detection or segmentation work's peers are (PEERS' texts name the image-folder
+# works').
+SET_WHAT = {"coco": {
     "torchvision_pil": "DataLoader + torchvision v2 as the detection reference's train.py: "
                        "CocoDetection + wrap_dataset_for_transforms_v2 (boxes, labels, "
                        "image_id), the preset on PIL images, shuffled batches with drop_last "
@@ -88,7 +95,14 @@ DETECTION_WHAT = {
             "targets' dicts in PyTorch",
     "stoker": "stoker.Loader on `stoker convert coco` of the same split, the preset object as "
               "its transforms, variable='list'",
-}
+}, "voc": {
+    "torchvision_pil": "DataLoader + torchvision v2 as the segmentation reference's train.py: "
+                       "the pairs read as VOCSegmentation reads them, the class map a Mask, the "
+                       "preset on PIL images, shuffled batches with drop_last, its collate_fn",
+    "dali": "DALI, CPU pipeline",
+    "stoker": "stoker.Loader on `stoker convert masks` of the same split, the preset object "
+              "as its transforms, the list stacked",
+}}
 # What each peer runs of a work where it is not the work's own classes (their files say how);
 # the table shows it beside the peer's name.
 WORK_WHAT = {
@@ -181,15 +195,15 @@ def disk_bytes(path):
     return total
 
 
-def store_path(work_dir, owner, max_side, coco=False):
+def store_path(work_dir, owner, max_side, kind=None):
     return os.path.join(work_dir, f"store-{owner}" + (f"-max{max_side}" if max_side else "") +
-                        ("-coco" if coco else ""))
+                        (f"-{kind}" if kind else ""))
 
 
-def prepare(peers, images, work_dir, report, max_side=None, coco=False):
+def prepare(peers, images, work_dir, report, max_side=None, kind=None):
     """Each peer's store (once per shared store); the size on disk it stands for. With
     max_side, of reduced copies: the peer's own (REDUCES_ITSELF) or a reduced copy of the
-    files; with `coco`, of the COCO-shaped set `images` (prepare_coco)."""
+    files; with `kind` (SET_KIND's), of the set `images` (prepare_KIND)."""
     files_folder = images
     if max_side and any((PEERS[p][1] or p) not in REDUCES_ITSELF for p in peers):
         print(f"reduced copy, largest side {max_side}", file=sys.stderr)
@@ -197,10 +211,10 @@ def prepare(peers, images, work_dir, report, max_side=None, coco=False):
                                          max_side)
     for peer in peers:
         owner = PEERS[peer][1] or peer
-        store = store_path(work_dir, owner, max_side, coco)
+        store = store_path(work_dir, owner, max_side, kind)
         if owner == peer and not os.path.exists(store):
             print(f"prepare {peer}", file=sys.stderr)
-            args = ["prepare_coco" if coco else "prepare", files_folder, store]
+            args = [f"prepare_{kind}" if kind else "prepare", files_folder, store]
             if max_side and owner in REDUCES_ITSELF:
                 args = ["prepare", images, store, max_side]
             try:
@@ -293,8 +307,9 @@ def main(argv=None):
                    help="where the peers' stores go (kept between runs)")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--pipeline", default="textbook", choices=list(WORK_PEERS),
-                   help="the textbook work (work.py), a training recipe (recipes.py) or a "
-                        "detection work (detection.py)")
+                   help="the textbook work (work.py), a training recipe (recipes.py), a "
+                        "detection work (detection.py) or the segmentation one "
+                        "(segmentation.py)")
     p.add_argument("--peers", help="default: the work's (WORK_PEERS)")
     p.add_argument("--cores", default="1,2")
     p.add_argument("--dtypes", help="default: uint8,float32; the other works float32 only")
@@ -318,8 +333,8 @@ def main(argv=None):
     cores_list = [int(c) for c in a.cores.split(",")]
     if max(cores_list) > os.cpu_count():
         p.error(f"--cores {a.cores}: this machine has {os.cpu_count()}")
-    coco = a.pipeline in detection.WORKS
-    report = {peer: {"what": DETECTION_WHAT[peer] if coco else PEERS[peer][2]} for peer in peers}
+    kind = SET_KIND.get(a.pipeline)
+    report = {peer: {"what": SET_WHAT[kind][peer] if kind else PEERS[peer][2]} for peer in peers}
     for peer in peers:
         if (peer, a.pipeline) in WORK_WHAT:
             report[peer]["what"] += "; " + WORK_WHAT[(peer, a.pipeline)]
@@ -335,7 +350,7 @@ def main(argv=None):
         p.error(f"--max-side {a.max_side}: must be at least 1")
     os.makedirs(a.work, exist_ok=True)
     images = os.path.abspath(a.images)
-    prepare(peers, images, a.work, report, a.max_side, coco)
+    prepare(peers, images, a.work, report, a.max_side, kind)
     measure(peers, report, a.rounds, cores_list, dtypes, a.pipeline)
     if not a.no_eval and not recipe:
         reference_store = store_path(a.work, REFERENCE, None)
@@ -346,7 +361,8 @@ def main(argv=None):
     machine = {"cpus": os.cpu_count(), "uname": " ".join(os.uname()),
                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                "max_side": a.max_side, "work": a.pipeline,
-               "defined_in": "detection.py" if coco else "recipes.py"}
+               "defined_in": {"coco": "detection.py", "voc": "segmentation.py"}.get(
+                   kind, "recipes.py")}
     suffix = f"-{a.pipeline}" if recipe else ""
     with open(os.path.join(a.out, f"results{suffix}.json"), "w") as f:
         json.dump({"machine": machine, "peers": report}, f, indent=1)

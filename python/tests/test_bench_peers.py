@@ -324,3 +324,53 @@ def test_stoker_runs_the_hflip_preset_natively_on_the_converted_train_split(tmp_
     finally:
         detection.BATCH = batch
         sys.path.remove(os.path.join(ROOT, "bench", "peers"))
+
+
+def make_voc_set(tmp_path, images):
+    out = tmp_path / "voc"
+    subprocess.run([sys.executable, os.path.join(ROOT, "bench", "make_voc_set.py"),
+                    str(make_coco_set(tmp_path / "coco", images)), str(out)], check=True,
+                   capture_output=True)
+    return out
+
+
+def test_the_segmentation_work_runs_the_reference_preset_on_the_voc_split(tmp_path):
+    voc = make_voc_set(tmp_path, 16)
+    env = dict(os.environ, STOKER_PEERS=str(tmp_path / "no-peers"), STOKER_PEERS_BATCH="4")
+    run = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "bench", "peers", "run.py"), str(voc), "--out",
+         str(tmp_path / "out"), "--work", str(tmp_path / "work"), "--rounds", "1", "--cores",
+         "1", "--peers", "torchvision_pil,dali", "--pipeline", "seg"],
+        env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    peers = json.loads((tmp_path / "out" / "results-seg.json").read_text())["peers"]
+    (only_run,) = peers["torchvision_pil"]["runs"]["1c_float32"]
+    # The 12 images of the train split in batches of 4: float32 [4, 3, 480, 480] and int64
+    # [4, 480, 480], or the worker refused them.
+    assert only_run["images"] == 12 and only_run["batches"] == 3
+    assert peers["dali"]["error"].startswith("not installed")
+    table = (tmp_path / "out" / "table-seg.md").read_text()
+    assert "### Work seg (float32, bench/peers/segmentation.py)" in table
+
+
+def test_stoker_runs_the_segmentation_preset_natively_on_the_converted_split(tmp_path):
+    import torch
+    voc = make_voc_set(tmp_path, 16)
+    sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))
+    import peer_stoker
+    import segmentation
+    store = str(tmp_path / "store")
+    batch, segmentation.BATCH = segmentation.BATCH, 5
+    try:
+        peer_stoker.prepare_voc(str(voc), store)
+        w = segmentation.WORKS["seg"]
+        got = list(peer_stoker.segmentation_batches(store, 1, w, 0))
+        assert len(got) == 2  # 12 images, the partial batch dropped
+        for k, (images, masks) in enumerate(got):
+            assert segmentation.check(k, (images, masks), w) == 5
+            # Classes 0 to 20, 255 on the objects' borders and where the crop padded.
+            assert set(masks.unique().tolist()) <= set(range(21)) | {255}
+        assert peer_stoker.segmentation_note(store, w) == "loader.plan: every step native"
+    finally:
+        segmentation.BATCH = batch
+        sys.path.remove(os.path.join(ROOT, "bench", "peers"))
