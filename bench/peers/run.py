@@ -99,7 +99,9 @@ SET_WHAT = {"coco": {
     "torchvision_pil": "DataLoader + torchvision v2 as the segmentation reference's train.py: "
                        "the pairs read as VOCSegmentation reads them, the class map a Mask, the "
                        "preset on PIL images, shuffled batches with drop_last, its collate_fn",
-    "dali": "DALI, CPU pipeline",
+    "dali": "DALI, CPU pipeline: two readers.file (images, class maps) in one order, "
+            "decoders.image, resize to the drawn shorter side, flip, crop with padding, "
+            "crop_mirror_normalize",
     "stoker": "stoker.Loader on `stoker convert masks` of the same split, the preset object "
               "as its transforms, the list stacked",
 }}
@@ -127,6 +129,8 @@ WORK_WHAT = {
                          "(box-aware, SSD's thresholds) + slice, bb_flip + flip, resize to "
                          "1024 x 1024 (not ScaleJitter + FixedSizeCrop's pad); no "
                          "SanitizeBoundingBoxes",
+    ("dali", "seg"): "gray copies of the class maps (its decoder gives a palette's colours); "
+                     "the crop placed by a uniform draw per side, padding around where smaller",
 }
 WORK_WHAT[("torchvision_tensor", "timm-ra")] = WORK_WHAT[("torchvision_pil", "timm-ra")]
 WORK_WHAT[("pillow_simd", "recipe")] = WORK_WHAT[("torchvision_pil", "recipe")]
