@@ -27,10 +27,10 @@ Usage: .venv/bin/python bench/peers/run.py IMAGES [--out DIR] [--rounds 3] [--pe
        [--cores 1,2] [--dtypes uint8,float32] [--no-eval] [--max-side N]
        [--pipeline textbook|recipe|timm-ra|det-hflip|det-lsj|seg]
 IMAGES: an ImageFolder (class folders of JPEGs), e.g. bench/make_image_set.py's OUT/train; for
-the detection works a COCO-shaped set (OUT/images, OUT/annotations/instances.json), for seg a
-VOC-shaped one (OUT/VOCdevkit/VOC2012).
-Writes DIR/results.json, DIR/table.md and DIR/chart.svg (DIR default: bench-peers-out); a
-recipe DIR/results-PIPELINE.json, DIR/table-PIPELINE.md and DIR/chart-PIPELINE.svg.
+the detection works a COCO-shaped set (OUT, holding images/ and annotations/instances.json),
+for seg a VOC-shaped one (OUT, holding VOCdevkit/VOC2012).
+Writes DIR/results.json, DIR/table.md and DIR/chart.svg (DIR default: bench-peers-out); the
+other works DIR/results-PIPELINE.json, DIR/table-PIPELINE.md and DIR/chart-PIPELINE.svg.
 """
 import argparse
 import json
