@@ -1,15 +1,23 @@
 """PyTorch DataLoader + torchvision ImageFolder with PIL: what most users run. Also the
-Pillow-SIMD peer (the same code in an environment where Pillow-SIMD replaces Pillow)."""
+Pillow-SIMD peer (the same code in an environment where Pillow-SIMD replaces Pillow), and the
+detection works' reference: CocoDetection and the preset as torchvision's detection reference
+loads them."""
 import torch
 import torchvision
 from torchvision import transforms as T
 
+import detection
 import recipes
+import segmentation
 import work
 
 
 def prepare(folder, files, store):
     work.write_file_list(store, files)  # reads the original files
+
+
+prepare_coco = detection.write_set  # reads the set's files
+prepare_voc = segmentation.write_split
 
 
 class Files(torch.utils.data.Dataset):
@@ -62,6 +70,43 @@ def recipe_batches(store, cores, w, seed):
     """The reference's v1 recipe on PIL images (timm-ra: torchvision's closest classes)."""
     yield from recipe_loader(work.read_file_list(store), recipes.torchvision_transform(w, T), w,
                              cores, seed)
+
+
+def detection_batches(store, cores, w, seed):
+    """The detection reference's train.py with --use-v2 --aspect-ratio-group-factor -1: its
+    get_coco (CocoDetection, wrap_dataset_for_transforms_v2, the train split), its preset, its
+    collate_fn; DataLoader's workers as data_loader's."""
+    from torchvision.datasets import CocoDetection, wrap_dataset_for_transforms_v2
+    coco = detection.read_set(store)
+    dataset = CocoDetection(coco["images"], coco["annotations"], transforms=detection.preset(w))
+    dataset = wrap_dataset_for_transforms_v2(dataset, target_keys=["boxes", "labels", "image_id"])
+    yield from data_loader(dataset, cores, seed, batch=detection.BATCH,
+                           collate_fn=detection.collate, drop_last=True)
+
+
+def _image_and_mask(paths):
+    """VOCSegmentation's loading (PIL: the image in RGB, the class map's indices), the class
+    map as a tv_tensors.Mask (what the reference's v2 path, on COCO, hands its preset)."""
+    import numpy as np
+    from PIL import Image
+    from torchvision import tv_tensors
+    image, mask = Image.open(paths[0]).convert("RGB"), Image.open(paths[1])
+    return image, tv_tensors.Mask(torch.from_numpy(np.array(mask)))
+
+
+class Pairs(Files):
+    """transform(*load(pair)) over the stored list of (image, class map) paths."""
+
+    def __getitem__(self, i):
+        return self.transform(*self.load(self.files[i]))
+
+
+def segmentation_batches(store, cores, w, seed):
+    """The segmentation reference's train.py: its preset on each pair, its collate_fn,
+    shuffled batches with drop_last."""
+    dataset = Pairs(work.read_file_list(store), segmentation.preset(w), _image_and_mask)
+    yield from data_loader(dataset, cores, seed, batch=segmentation.BATCH,
+                           collate_fn=segmentation.collate, drop_last=True)
 
 
 def batches(store, cores, dtype, seed):

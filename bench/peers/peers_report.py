@@ -50,8 +50,9 @@ def fastest_peer(report, key):
 
 
 def recipe_table(report, cores_list, dtype):
-    """A recipe work's table: images/s per core and the ratio to the fastest peer at each
-    core count, then the 1-core costs; a peer's note (stoker's steps in Python) after it."""
+    """A recipe's or detection work's table: images/s per core and the ratio to the fastest
+    peer at each core count, then the 1-core costs; a peer's note (stoker's steps in Python)
+    after it."""
     head = ([f"images/s per core, {c} core{'s' if c > 1 else ''}" for c in cores_list] +
             [f"× fastest peer, {c}c" for c in cores_list] +
             ["CPU ms/image (1 core)", "peak RSS MB (1 core)", "first batch s (1 core)"])
@@ -135,7 +136,8 @@ def chart(report, keys, title):
 
 
 def write(report, machine, cores_list, dtypes, out, suffix=""):
-    """table{suffix}.md and chart{suffix}.svg in `out`; a recipe work (machine["work"]) gets
+    """table{suffix}.md and chart{suffix}.svg in `out`; a recipe or detection work
+    (machine["work"]) gets
     its own table and a chart of every core count."""
     parts = [f"Machine: {machine['cpus']} CPUs, {machine['uname']}; {machine['date']}."]
     work = machine.get("work", "textbook")
@@ -143,7 +145,8 @@ def write(report, machine, cores_list, dtypes, out, suffix=""):
         parts += ["", f"Reduced copies, largest side {machine['max_side']}; evaluation pixels "
                   "against torchvision's PIL path on the original files."]
     if work != "textbook":
-        parts += ["", f"### Work {work} ({dtypes[0]}, bench/peers/recipes.py)", "",
+        defined_in = machine.get("defined_in", "recipes.py")
+        parts += ["", f"### Work {work} ({dtypes[0]}, bench/peers/{defined_in})", "",
                   recipe_table(report, cores_list, dtypes[0])]
         keys = [f"{c}c_{dtypes[0]}" for c in cores_list]
         title = f"{work}: images/s per core, {dtypes[0]}"

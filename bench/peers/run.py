@@ -17,14 +17,20 @@ original files, so they show what the reduction costs.
 
 With `--pipeline recipe` or `--pipeline timm-ra` (the third and fourth tables, recipes.py), the
 peers that run a training recipe do it instead of the textbook work: float32 out, soft targets;
-no evaluation pixels.
+no evaluation pixels. With `--pipeline det-hflip` or `det-lsj` (detection.py), IMAGES is a
+COCO-shaped set (bench/make_coco_set.py's OUT) and the peers run the detection reference's
+training pipeline on it: lists of images and targets, float32; with `--pipeline seg`
+(segmentation.py) a VOC-shaped set (bench/make_voc_set.py's OUT) and the segmentation
+reference's; no evaluation pixels.
 
 Usage: .venv/bin/python bench/peers/run.py IMAGES [--out DIR] [--rounds 3] [--peers a,b]
        [--cores 1,2] [--dtypes uint8,float32] [--no-eval] [--max-side N]
-       [--pipeline textbook|recipe|timm-ra]
-IMAGES: an ImageFolder (class folders of JPEGs), e.g. bench/make_image_set.py's OUT/train.
-Writes DIR/results.json, DIR/table.md and DIR/chart.svg (DIR default: bench-peers-out); a
-recipe DIR/results-PIPELINE.json, DIR/table-PIPELINE.md and DIR/chart-PIPELINE.svg.
+       [--pipeline textbook|recipe|timm-ra|det-hflip|det-lsj|seg]
+IMAGES: an ImageFolder (class folders of JPEGs), e.g. bench/make_image_set.py's OUT/train; for
+the detection works a COCO-shaped set (OUT, holding images/ and annotations/instances.json),
+for seg a VOC-shaped one (OUT, holding VOCdevkit/VOC2012).
+Writes DIR/results.json, DIR/table.md and DIR/chart.svg (DIR default: bench-peers-out); the
+other works DIR/results-PIPELINE.json, DIR/table-PIPELINE.md and DIR/chart-PIPELINE.svg.
 """
 import argparse
 import json
@@ -35,10 +41,12 @@ import sys
 import threading
 import time
 
-import peers_report  # this folder: the script's, first on sys.path
+import detection  # this folder: the script's, first on sys.path
+import peers_report
 import proc_tree
 import recipes
 import reduced_copy
+import segmentation
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PEERS_DIR = os.environ.get("STOKER_PEERS", os.path.join(
@@ -65,18 +73,44 @@ PEERS = {
 # The data-in-place peers (issue 50's table): the textbook work on tars and Parquet files, run
 # with --peers IN_PLACE,stoker (the converted format beside them) and --no-eval.
 IN_PLACE = ["webdataset", "stoker_tar", "hf_parquet", "stoker_parquet"]
-# The peers of each work (the default of --peers): the recipes' are those with recipe_batches.
+# The peers of each work (the default of --peers): the recipes' are those with recipe_batches,
+# the detection works' those with detection_batches.
 WORK_PEERS = {
     "textbook": [p for p in PEERS if p != "timm" and p not in IN_PLACE],
     "recipe": ["torchvision_pil", "torchvision_tensor", "pillow_simd", "timm", "dali", "stoker"],
 }
 WORK_PEERS["timm-ra"] = WORK_PEERS["recipe"]
+for _work in list(detection.WORKS) + list(segmentation.WORKS):
+    WORK_PEERS[_work] = ["torchvision_pil", "dali", "stoker"]
 # The peers a work accepts with --peers: its default ones, and for the textbook work the
 # data-in-place peers too.
 WORK_ACCEPTS = dict(WORK_PEERS, textbook=WORK_PEERS["textbook"] + IN_PLACE)
-# What each peer runs of a recipe work where it is not the recipe's own classes (their files
-# say how); the table shows it beside the peer's name.
-RECIPE_WHAT = {
+# The kind of set a work reads where it is not an image folder: its peers' prepare_KIND.
+SET_KIND = {**{w: "coco" for w in detection.WORKS}, **{w: "voc" for w in segmentation.WORKS}}
+# What a detection or segmentation work's peers are (PEERS' texts name the image-folder
+# works').
+SET_WHAT = {"coco": {
+    "torchvision_pil": "DataLoader + torchvision v2 as the detection reference's train.py: "
+                       "CocoDetection + wrap_dataset_for_transforms_v2 (boxes, labels, "
+                       "image_id), the preset on PIL images, shuffled batches with drop_last "
+                       "(its --aspect-ratio-group-factor -1), its collate_fn",
+    "dali": "DALI, CPU pipeline: readers.coco (ltrb), decoders.image, boxes to pixels and the "
+            "targets' dicts in PyTorch",
+    "stoker": "stoker.Loader on `stoker convert coco` of the same split, the preset object as "
+              "its transforms, variable='list'",
+}, "voc": {
+    "torchvision_pil": "DataLoader + torchvision v2 as the segmentation reference's train.py: "
+                       "the pairs read as VOCSegmentation reads them, the class map a Mask, the "
+                       "preset on PIL images, shuffled batches with drop_last, its collate_fn",
+    "dali": "DALI, CPU pipeline: two readers.file (images, class maps) in one order, "
+            "decoders.image, resize to the drawn shorter side, flip, crop with padding, "
+            "crop_mirror_normalize",
+    "stoker": "stoker.Loader on `stoker convert masks` of the same split, the preset object "
+              "as its transforms, the list stacked",
+}}
+# What each peer runs of a work where it is not the work's own classes (their files say how);
+# the table shows it beside the peer's name.
+WORK_WHAT = {
     ("torchvision_pil", "recipe"): "the reference's v1 preset; MixUp/CutMix in the collate",
     ("torchvision_tensor", "recipe"): "the reference's v2 preset on tensors; MixUp/CutMix in "
                                       "the collate",
@@ -90,10 +124,20 @@ RECIPE_WHAT = {
                          "timm's Mixup in PyTorch (DALI has none)",
     ("stoker", "recipe"): "the reference's v1 preset; MixUp/CutMix as batch_transform",
     ("stoker", "timm-ra"): "timm's create_transform; its Mixup as batch_transform",
+    ("torchvision_pil", "det-lsj"): "FixedSizeCrop: the reference's own, as a v2 transform "
+                                    "(fixed_size_crop.py)",
+    ("dali", "det-hflip"): "bb_flip + flip (crop_mirror_normalize) and to float; no "
+                           "SanitizeBoundingBoxes",
+    ("dali", "det-lsj"): "its COCO example's augmentation in lsj's place: random_bbox_crop "
+                         "(box-aware, SSD's thresholds) + slice, bb_flip + flip, resize to "
+                         "1024 x 1024 (not ScaleJitter + FixedSizeCrop's pad); no "
+                         "SanitizeBoundingBoxes",
+    ("dali", "seg"): "gray copies of the class maps (its decoder gives a palette's colours); "
+                     "the crop placed by a uniform draw per side, padding around where smaller",
 }
-RECIPE_WHAT[("torchvision_tensor", "timm-ra")] = RECIPE_WHAT[("torchvision_pil", "timm-ra")]
-RECIPE_WHAT[("pillow_simd", "recipe")] = RECIPE_WHAT[("torchvision_pil", "recipe")]
-RECIPE_WHAT[("pillow_simd", "timm-ra")] = RECIPE_WHAT[("torchvision_pil", "timm-ra")]
+WORK_WHAT[("torchvision_tensor", "timm-ra")] = WORK_WHAT[("torchvision_pil", "timm-ra")]
+WORK_WHAT[("pillow_simd", "recipe")] = WORK_WHAT[("torchvision_pil", "recipe")]
+WORK_WHAT[("pillow_simd", "timm-ra")] = WORK_WHAT[("torchvision_pil", "timm-ra")]
 REFERENCE = "torchvision_pil"
 # Peers whose own tool stores reduced copies (their prepare takes max_side): what it does.
 REDUCES_ITSELF = {
@@ -158,14 +202,15 @@ def disk_bytes(path):
     return total
 
 
-def store_path(work_dir, owner, max_side):
-    return os.path.join(work_dir, f"store-{owner}" + (f"-max{max_side}" if max_side else ""))
+def store_path(work_dir, owner, max_side, kind=None):
+    return os.path.join(work_dir, f"store-{owner}" + (f"-max{max_side}" if max_side else "") +
+                        (f"-{kind}" if kind else ""))
 
 
-def prepare(peers, images, work_dir, report, max_side=None):
+def prepare(peers, images, work_dir, report, max_side=None, kind=None):
     """Each peer's store (once per shared store); the size on disk it stands for. With
     max_side, of reduced copies: the peer's own (REDUCES_ITSELF) or a reduced copy of the
-    files."""
+    files; with `kind` (SET_KIND's), of the set `images` (prepare_KIND)."""
     files_folder = images
     if max_side and any((PEERS[p][1] or p) not in REDUCES_ITSELF for p in peers):
         print(f"reduced copy, largest side {max_side}", file=sys.stderr)
@@ -175,10 +220,10 @@ def prepare(peers, images, work_dir, report, max_side=None):
         if "error" in report[peer]:  # not installed: its row says why
             continue
         owner = PEERS[peer][1] or peer
-        store = store_path(work_dir, owner, max_side)
+        store = store_path(work_dir, owner, max_side, kind)
         if owner == peer and not os.path.exists(store):
             print(f"prepare {peer}", file=sys.stderr)
-            args = ["prepare", files_folder, store]
+            args = [f"prepare_{kind}" if kind else "prepare", files_folder, store]
             if max_side and owner in REDUCES_ITSELF:
                 args = ["prepare", images, store, max_side]
             try:
@@ -271,10 +316,12 @@ def main(argv=None):
                    help="where the peers' stores go (kept between runs)")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--pipeline", default="textbook", choices=list(WORK_PEERS),
-                   help="the textbook work (work.py) or a training recipe (recipes.py)")
+                   help="the textbook work (work.py), a training recipe (recipes.py), a "
+                        "detection work (detection.py) or the segmentation one "
+                        "(segmentation.py)")
     p.add_argument("--peers", help="default: the work's (WORK_PEERS)")
     p.add_argument("--cores", default="1,2")
-    p.add_argument("--dtypes", help="default: uint8,float32; a recipe float32 only")
+    p.add_argument("--dtypes", help="default: uint8,float32; the other works float32 only")
     p.add_argument("--no-eval", action="store_true")
     p.add_argument("--max-side", type=int, help="the second table: reduced copies, largest side N")
     a = p.parse_args(argv)
@@ -288,16 +335,18 @@ def main(argv=None):
     if recipe and dtypes != ["float32"]:
         p.error(f"--dtypes {a.dtypes}: the pipeline {a.pipeline} is float32 only")
     if recipe and a.max_side:
-        p.error(f"--max-side with --pipeline {a.pipeline}: the recipes read the original files")
+        p.error(f"--max-side with --pipeline {a.pipeline}: only the textbook work reads "
+                "reduced copies")
     if not os.path.isdir(a.images):
         p.error(f"{a.images}: not a directory")
     cores_list = [int(c) for c in a.cores.split(",")]
     if max(cores_list) > os.cpu_count():
         p.error(f"--cores {a.cores}: this machine has {os.cpu_count()}")
-    report = {peer: {"what": PEERS[peer][2]} for peer in peers}
+    kind = SET_KIND.get(a.pipeline)
+    report = {peer: {"what": SET_WHAT[kind][peer] if kind else PEERS[peer][2]} for peer in peers}
     for peer in peers:
-        if (peer, a.pipeline) in RECIPE_WHAT:
-            report[peer]["what"] += "; " + RECIPE_WHAT[(peer, a.pipeline)]
+        if (peer, a.pipeline) in WORK_WHAT:
+            report[peer]["what"] += "; " + WORK_WHAT[(peer, a.pipeline)]
     if a.max_side:
         for peer in peers:
             owner = PEERS[peer][1] or peer
@@ -310,7 +359,7 @@ def main(argv=None):
         p.error(f"--max-side {a.max_side}: must be at least 1")
     os.makedirs(a.work, exist_ok=True)
     images = os.path.abspath(a.images)
-    prepare(peers, images, a.work, report, a.max_side)
+    prepare(peers, images, a.work, report, a.max_side, kind)
     measure(peers, report, a.rounds, cores_list, dtypes, a.pipeline)
     if not a.no_eval and not recipe:
         reference_store = store_path(a.work, REFERENCE, None)
@@ -320,7 +369,9 @@ def main(argv=None):
     os.makedirs(a.out, exist_ok=True)
     machine = {"cpus": os.cpu_count(), "uname": " ".join(os.uname()),
                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-               "max_side": a.max_side, "work": a.pipeline}
+               "max_side": a.max_side, "work": a.pipeline,
+               "defined_in": {"coco": "detection.py", "voc": "segmentation.py"}.get(
+                   kind, "recipes.py")}
     suffix = f"-{a.pipeline}" if recipe else ""
     with open(os.path.join(a.out, f"results{suffix}.json"), "w") as f:
         json.dump({"machine": machine, "peers": report}, f, indent=1)

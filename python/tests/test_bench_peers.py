@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -216,3 +218,162 @@ def test_stoker_runs_each_recipe_with_its_batch_step_and_names_its_python_steps(
             assert peer_stoker.recipe_note(store, w).startswith("loader.plan")
     finally:
         recipes.BATCH = batch
+
+
+def make_coco_set(out, images):
+    subprocess.run([sys.executable, os.path.join(ROOT, "bench", "make_coco_set.py"), str(out),
+                    "--images", str(images)], check=True, capture_output=True)
+    return out
+
+
+def test_the_detection_works_run_the_reference_loader_on_its_train_split(tmp_path):
+    coco = make_coco_set(tmp_path / "coco", 20)
+    env = dict(os.environ, STOKER_PEERS=str(tmp_path / "no-peers"), STOKER_PEERS_BATCH="4")
+    command = [sys.executable, os.path.join(ROOT, "bench", "peers", "run.py"), str(coco),
+               "--out", str(tmp_path / "out"), "--work", str(tmp_path / "work"), "--rounds", "1",
+               "--cores", "1", "--peers", "torchvision_pil,dali"]
+    data = json.loads((coco / "annotations" / "instances.json").read_text())
+    usable = {a["image_id"] for a in data["annotations"] if min(a["bbox"][2:]) > 1}
+    for pipeline in ("det-hflip", "det-lsj"):
+        run = subprocess.run(command + ["--pipeline", pipeline], env=env, capture_output=True,
+                             text=True, timeout=600)
+        assert run.returncode == 0, run.stderr[-2000:]
+        peers = json.loads((tmp_path / "out" / f"results-{pipeline}.json").read_text())["peers"]
+        (only_run,) = peers["torchvision_pil"]["runs"]["1c_float32"]
+        # The train split (images with a usable object) in whole batches of 4; the worker
+        # refused anything but float32 images and targets of boxes [N, 4] and labels [N] (lsj's
+        # images 1024 x 1024).
+        assert only_run["images"] == len(usable) // 4 * 4, pipeline
+        assert only_run["batches"] == len(usable) // 4
+        assert peers["dali"]["error"].startswith("not installed")
+        table = (tmp_path / "out" / f"table-{pipeline}.md").read_text()
+        assert f"### Work {pipeline} (float32, bench/peers/detection.py)" in table
+        assert "torchvision_pil (DataLoader + torchvision v2 as the detection reference" in table
+        assert (tmp_path / "out" / f"chart-{pipeline}.svg").read_text().startswith("<svg")
+    train = json.loads((tmp_path / "work" / "store-torchvision_pil-coco" /
+                        "instances-train.json").read_text())
+    assert {i["id"] for i in train["images"]} == usable
+
+
+@pytest.mark.parametrize("height, width", [(12, 30), (24, 40), (30, 12)])
+def test_the_lsj_fixed_size_crop_crops_at_one_draw_and_pads_right_and_bottom(height, width):
+    """The reference's FixedSizeCrop(16): a crop where a side is longer, at both offsets of
+    one draw, then padding to 16 x 16 at the right and bottom (fill; masks 0)."""
+    import numpy as np
+    import torch
+    from PIL import Image
+    from torchvision import tv_tensors
+    sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))
+    try:
+        from fixed_size_crop import FixedSizeCrop
+    finally:
+        sys.path.pop(0)
+    pixels = torch.randint(0, 256, (height, width, 3), dtype=torch.uint8)
+    stored = torch.tensor([[0, 0, 10, 5], [width - 10, 2, width - 1, 10],
+                           [2, 1, width - 4, height - 1]], dtype=torch.float32)
+    boxes = tv_tensors.BoundingBoxes(stored, format="XYXY", canvas_size=(height, width))
+    masks = tv_tensors.Mask(torch.ones((3, height, width), dtype=torch.uint8))
+    crop = FixedSizeCrop(size=(16, 16), fill=(7, 8, 9))
+    torch.manual_seed(5)
+    r = torch.rand(1)  # the one draw
+    top, left = int(max(height - 16, 0) * r), int(max(width - 16, 0) * r)
+    h, w = min(height, 16), min(width, 16)
+    torch.manual_seed(5)
+    out, target = crop(Image.fromarray(pixels.numpy()), {"boxes": boxes, "masks": masks})
+    got = torch.from_numpy(np.asarray(out).copy())
+    want = torch.tensor([7, 8, 9], dtype=torch.uint8).expand(16, 16, 3).clone()
+    want[:h, :w] = pixels[top:top + h, left:left + w]
+    assert torch.equal(got, want)
+    # The boxes moved by the crop and clamped to it (the empty ones SanitizeBoundingBoxes drops).
+    moved = stored - torch.tensor([left, top, left, top])
+    want_boxes = torch.stack([moved[:, 0].clamp(0, w), moved[:, 1].clamp(0, h),
+                              moved[:, 2].clamp(0, w), moved[:, 3].clamp(0, h)], dim=1)
+    assert torch.equal(target["boxes"].as_subclass(torch.Tensor), want_boxes)
+    assert target["boxes"].canvas_size == (16, 16)
+    want_masks = torch.zeros((3, 16, 16), dtype=torch.uint8)
+    want_masks[:, :h, :w] = 1
+    assert torch.equal(target["masks"].as_subclass(torch.Tensor), want_masks)
+
+
+def test_stoker_runs_the_hflip_preset_natively_on_the_converted_train_split(tmp_path):
+    coco = make_coco_set(tmp_path / "coco", 14)
+    sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))  # the presets import from there
+    import detection
+    import peer_stoker
+    store = str(tmp_path / "store")
+    peer_stoker.prepare_coco(str(coco), store)
+    train = json.loads((tmp_path / "store" / "instances-train.json").read_text())
+    sizes = {i["id"]: (i["height"], i["width"]) for i in train["images"]}
+    assert len(sizes) % 4  # a partial batch, which the reference's drop_last drops
+    batch, detection.BATCH = detection.BATCH, 4
+    try:
+        w = detection.WORKS["det-hflip"]
+        seen = []
+        for k, (images, targets) in enumerate(peer_stoker.detection_batches(store, 1, w, 0)):
+            assert detection.check(k, (images, targets), w) == 4
+            for image, target in zip(images, targets):
+                assert tuple(image.shape[1:]) == sizes[target["image_id"]]
+                seen.append(target["image_id"])
+        # One epoch of the split in whole batches, each image once, at its own size.
+        assert len(seen) == len(sizes) // 4 * 4 and len(set(seen)) == len(seen)
+        assert peer_stoker.detection_note(store, w) == "loader.plan: every step native"
+        lsj = detection.WORKS["det-lsj"]
+        try:
+            first = next(peer_stoker.detection_batches(store, 1, lsj, 0))
+        except ValueError as e:  # refused, naming the step, until stoker runs lsj
+            assert "ScaleJitter" in str(e)
+        else:
+            assert detection.check(0, first, lsj) == 4
+    finally:
+        detection.BATCH = batch
+        sys.path.remove(os.path.join(ROOT, "bench", "peers"))
+
+
+def make_voc_set(tmp_path, images):
+    out = tmp_path / "voc"
+    subprocess.run([sys.executable, os.path.join(ROOT, "bench", "make_voc_set.py"),
+                    str(make_coco_set(tmp_path / "coco", images)), str(out)], check=True,
+                   capture_output=True)
+    return out
+
+
+def test_the_segmentation_work_runs_the_reference_preset_on_the_voc_split(tmp_path):
+    voc = make_voc_set(tmp_path, 16)
+    env = dict(os.environ, STOKER_PEERS=str(tmp_path / "no-peers"), STOKER_PEERS_BATCH="4")
+    run = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "bench", "peers", "run.py"), str(voc), "--out",
+         str(tmp_path / "out"), "--work", str(tmp_path / "work"), "--rounds", "1", "--cores",
+         "1", "--peers", "torchvision_pil,dali", "--pipeline", "seg"],
+        env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    peers = json.loads((tmp_path / "out" / "results-seg.json").read_text())["peers"]
+    (only_run,) = peers["torchvision_pil"]["runs"]["1c_float32"]
+    # The 12 images of the train split in batches of 4: float32 [4, 3, 480, 480] and int64
+    # [4, 480, 480], or the worker refused them.
+    assert only_run["images"] == 12 and only_run["batches"] == 3
+    assert peers["dali"]["error"].startswith("not installed")
+    table = (tmp_path / "out" / "table-seg.md").read_text()
+    assert "### Work seg (float32, bench/peers/segmentation.py)" in table
+
+
+def test_stoker_runs_the_segmentation_preset_natively_on_the_converted_split(tmp_path):
+    import torch
+    voc = make_voc_set(tmp_path, 16)
+    sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))
+    import peer_stoker
+    import segmentation
+    store = str(tmp_path / "store")
+    batch, segmentation.BATCH = segmentation.BATCH, 5
+    try:
+        peer_stoker.prepare_voc(str(voc), store)
+        w = segmentation.WORKS["seg"]
+        got = list(peer_stoker.segmentation_batches(store, 1, w, 0))
+        assert len(got) == 2  # 12 images, the partial batch dropped
+        for k, (images, masks) in enumerate(got):
+            assert segmentation.check(k, (images, masks), w) == 5
+            # Classes 0 to 20, 255 on the objects' borders and where the crop padded.
+            assert set(masks.unique().tolist()) <= set(range(21)) | {255}
+        assert peer_stoker.segmentation_note(store, w) == "loader.plan: every step native"
+    finally:
+        segmentation.BATCH = batch
+        sys.path.remove(os.path.join(ROOT, "bench", "peers"))
