@@ -6,9 +6,10 @@
 // longer. Samples with boxes or object masks are refused (their crop is not built yet).
 #include <fmt/format.h>
 
-#include <vector>
+#include <algorithm>
 
 #include "stoker/pipeline/op_registry.h"
+#include "stoker/pipeline/ops/joint_canvas.h"
 
 namespace stoker::ops {
 namespace {
@@ -16,7 +17,7 @@ namespace {
 class JointRandomCrop : public JointOp {
  public:
   JointRandomCrop(int64_t height, int64_t width, uint8_t fill, uint8_t mask_fill)
-      : height_(height), width_(width), fill_(fill), mask_fill_(mask_fill) {}
+      : height_(height), width_(width), fill_{{fill, fill, fill}, 0, mask_fill} {}
 
   Status apply(const SampleInput& input, JointSample& sample) const override {
     if (!sample.boxes.empty() || sample.has_masks)
@@ -32,38 +33,14 @@ class JointRandomCrop : public JointOp {
     const int64_t left = padded_width > width_
                              ? static_cast<int64_t>(rng.uniform_below(padded_width - width_ + 1))
                              : 0;
-    // Output (y, x) reads the sample at (y + top - pad_top, x + left - pad_left), else the fill.
-    const int64_t dy = top - pad_top, dx = left - pad_left;
-    crop_planes(sample.image, 3, sample, dy, dx, fill_);
-    if (sample.has_class_map) crop_planes(sample.class_map, 1, sample, dy, dx, mask_fill_);
-    sample.height = height_;
-    sample.width = width_;
-    return Status::ok();
+    // The crop at (left - pad_left, top - pad_top) of the sample, outside it the fills.
+    return place_joint_sample("joint_random_crop", sample, left - pad_left, top - pad_top, width_,
+                              height_, fill_);
   }
 
  private:
-  void crop_planes(std::vector<uint8_t>& data, int64_t planes, const JointSample& sample,
-                   int64_t dy, int64_t dx, uint8_t fill) const {
-    thread_local std::vector<uint8_t> out;
-    out.assign(static_cast<size_t>(planes * height_ * width_), fill);
-    for (int64_t c = 0; c < planes; ++c) {
-      const uint8_t* plane = data.data() + c * sample.height * sample.width;
-      uint8_t* to = out.data() + c * height_ * width_;
-      for (int64_t y = 0; y < height_; ++y) {
-        const int64_t sy = y + dy;
-        if (sy < 0 || sy >= sample.height) continue;
-        const int64_t x0 = std::max<int64_t>(0, -dx);
-        const int64_t x1 = std::min<int64_t>(width_, sample.width - dx);
-        if (x1 > x0)
-          std::copy(plane + sy * sample.width + x0 + dx, plane + sy * sample.width + x1 + dx,
-                    to + y * width_ + x0);
-      }
-    }
-    data.swap(out);
-  }
-
   const int64_t height_, width_;
-  const uint8_t fill_, mask_fill_;
+  const CanvasFill fill_;
 };
 
 }  // namespace
