@@ -14,9 +14,10 @@ IMAGE, BOXES, LABELS, MASKS, CLASS_MAP = "image", "boxes", "labels", "masks", "m
 _DEFAULT_MAX_SIZE = 1024
 # Steps with nothing to do on the stored sample: type conversions, XYXY kept as stored.
 _MARKERS = ("PILToTensor", "ToImage", "ToPureTensor")
-_SUPPORTED = ("RandomShortestSize and RandomResize (bilinear, before ToImage), "
+_SUPPORTED = ("RandomShortestSize, RandomResize and ScaleJitter (bilinear, before ToImage), "
               "RandomHorizontalFlip, RandomIoUCrop, RandomPhotometricDistort and RandomZoomOut "
-              "(before ToImage), "
+              "(before ToImage), the detection reference's FixedSizeCrop (constant padding, "
+              "before ToImage), "
               "SanitizeBoundingBoxes (labels_getter='default'), "
               "ClampBoundingBoxes, ConvertBoundingBoxFormat('XYXY'), on a segmentation sample "
               "RandomCrop(size, pad_if_needed=True), ToDtype(torch.float32, scale=True) (or "
@@ -26,6 +27,16 @@ _SUPPORTED = ("RandomShortestSize and RandomResize (bilinear, before ToImage), "
 
 def _is_v2(step) -> bool:
     return type(step).__module__.startswith("torchvision.transforms.v2")
+
+
+# The references' own steps (references/detection/transforms.py), not installed with
+# torchvision: known by class name and attributes.
+_REFERENCE_STEPS = {"FixedSizeCrop": ("crop_height", "crop_width", "fill", "padding_mode")}
+
+
+def _reference_step(step) -> bool:
+    attributes = _REFERENCE_STEPS.get(type(step).__name__)
+    return attributes is not None and all(hasattr(step, a) for a in attributes)
 
 
 def _detection(schema: Dict[str, dict], mapping: dict) -> bool:
@@ -128,6 +139,19 @@ def _joint_call(step, name: str, tensor: bool, segmentation: bool) -> Optional[d
         fill, mask_fill = _fills(step._fill, name, step.fill)
         return {"op": "random_zoom_out", "fill": fill, "mask_fill": mask_fill,
                 "side_range": _range(step, "side_range"), "p": float(step.p)}
+    if name == "ScaleJitter":
+        _resize_check(step, name, tensor)
+        return {"op": "scale_jitter", "target_size": _range(step, "target_size"),
+                "scale_range": _range(step, "scale_range")}
+    if name == "FixedSizeCrop" and not segmentation:
+        _pil_only(name, tensor)
+        if step.padding_mode != "constant" or isinstance(step.fill, dict):
+            raise ValueError(f"FixedSizeCrop(fill={step.fill!r}, padding_mode="
+                             f"{step.padding_mode!r}): stoker pads with a constant fill, one "
+                             "value or 3")
+        return {"op": "fixed_size_crop", "size": int(step.crop_height),
+                "width": int(step.crop_width),
+                "fill": _fill_values(step.fill, name, step.fill, False)}
     if name == "RandomHorizontalFlip":
         return {"op": "joint_horizontal_flip", "p": float(step.p)}
     if name == "SanitizeBoundingBoxes" and not segmentation:
@@ -202,7 +226,7 @@ def specs(steps: list, schema: Dict[str, dict], mapping: dict, to_float) -> Dict
             elif name in _MARKERS:
                 tensor = tensor or name != "ToPureTensor"
                 continue
-            elif not _is_v2(step):
+            elif not _is_v2(step) and not _reference_step(step):
                 raise ValueError(f"{type(step).__module__}.{name} changes the image alone; on "
                                  "a detection sample stoker runs torchvision.transforms.v2's")
             elif joint["mean"]:

@@ -15,6 +15,7 @@ import pytest
 import torch
 from torchvision import tv_tensors
 from torchvision.transforms import v2
+from torchvision.transforms.v2 import functional as F
 
 import stoker
 from stoker.transforms import DecodeImage
@@ -498,6 +499,104 @@ def test_the_ssd_preset_equals_torchvision_v2(coco_set, coco_dataset):
     assert zoomed > 0 and cropped > 0
 
 
+class FixedSizeCrop:
+    """The detection reference's FixedSizeCrop(size, fill, padding_mode) (references/detection/
+    transforms.py, which torchvision does not install), by its definition with torchvision's
+    kernels on (PIL image, v2 target): where a side is longer than the crop, one torch.rand(1)
+    r places a cut at int((side - crop) r) of each, boxes moved and clamped to the cut, those
+    left empty dropped with their labels and masks; then the right and bottom padded to the
+    crop, the image with `fill` (PIL's pad), masks with 0. stoker knows it by its name and
+    attributes."""
+
+    def __init__(self, size, fill=0, padding_mode="constant"):
+        self.crop_height, self.crop_width = size
+        self.fill, self.padding_mode = fill, padding_mode
+        self.dropped = 0
+
+    def __call__(self, image, target):
+        height, width = image.height, image.width
+        cut_h, cut_w = min(height, self.crop_height), min(width, self.crop_width)
+        boxes, labels, masks = (target[key].as_subclass(torch.Tensor)
+                                for key in ("boxes", "labels", "masks"))
+        if (cut_h, cut_w) != (height, width):
+            r = torch.rand(1)
+            top = int(max(height - self.crop_height, 0) * r)
+            left = int(max(width - self.crop_width, 0) * r)
+            image = F.crop(image, top, left, cut_h, cut_w)
+            boxes = boxes - torch.tensor([left, top, left, top], dtype=boxes.dtype)
+            boxes[:, 0::2] = boxes[:, 0::2].clamp(0, cut_w)
+            boxes[:, 1::2] = boxes[:, 1::2].clamp(0, cut_h)
+            keep = (boxes[:, 0] < boxes[:, 2]) & (boxes[:, 1] < boxes[:, 3])
+            self.dropped += int((~keep).sum())
+            boxes, labels = boxes[keep], labels[keep]
+            masks = masks[keep][:, top:top + cut_h, left:left + cut_w]
+        padding = [0, 0, self.crop_width - cut_w, self.crop_height - cut_h]
+        image = F.pad(image, padding, fill=self.fill, padding_mode=self.padding_mode)
+        masks = F.pad(tv_tensors.Mask(masks), padding, fill=0)
+        canvas = (self.crop_height, self.crop_width)
+        return image, dict(target, labels=labels, masks=masks,
+                           boxes=tv_tensors.BoundingBoxes(boxes, format="XYXY",
+                                                          canvas_size=canvas))
+
+
+def lsj_preset(size, p):
+    """The detection reference's `lsj` preset (backend="pil", use_v2=True) at target size `size`
+    (the reference's is 1024), flip probability p."""
+    return [v2.ScaleJitter(target_size=(size, size), antialias=True),
+            FixedSizeCrop(size=(size, size), fill=MEAN_PIXEL), v2.RandomHorizontalFlip(p=p),
+            v2.ToImage(), v2.ToDtype(torch.float, scale=True),
+            v2.ConvertBoundingBoxFormat(tv_tensors.BoundingBoxFormat.XYXY),
+            v2.SanitizeBoundingBoxes(), v2.ToPureTensor()]
+
+
+@pytest.mark.parametrize("size, p, count", [(96, 0.0, 24), (160, 1.0, 24), (1024, 1.0, 3)])
+def test_the_lsj_preset_equals_torchvision_v2(coco_set, coco_dataset, size, p, count):
+    """ScaleJitter (torchvision's make_params given stoker's draw), the reference's
+    FixedSizeCrop (its draw stoker's), flip, ToDtype, sanitize: each of the first `count`
+    samples is torchvision's, size x size; cuts drop objects, smaller images are padded."""
+    reference = torchvision_samples(coco_set)
+    natively = v2.Compose([DecodeImage(max_size=max(size, largest_side(reference))),
+                           *lsj_preset(size, p)])
+    dropped, padded = 0, 0
+    for k, sample in enumerate(itertools.islice(stoker_samples(coco_dataset, natively), count)):
+        image, target = reference[k]
+        target = reference_target(image, target)
+        jitter, crop, *rest = lsj_preset(size, p)
+        want = v2.Compose([drawing(jitter, draws_of(k, 1)), drawing(crop, draws_of(k, 2)),
+                           *rest])(image, target)
+        assert sample["image"].shape == (3, size, size)
+        assert equal_to(sample, *want), k
+        dropped += crop.dropped
+        bottom = (sample["image"][:, -1] * 255).round()
+        padded += bool((bottom == torch.tensor(MEAN_PIXEL)[:, None]).all())
+    assert padded > 0 and (dropped > 0 or count < 24)
+
+
+def test_fixed_size_crop_drops_the_objects_it_cuts_off(tmp_path):
+    """An object wholly outside the cut goes, box, label and mask; one across its edge stays,
+    clamped, its mask cut."""
+    import io
+    from PIL import Image
+    masks = np.zeros((12, 8), np.uint8)  # two 8x6 masks stacked
+    masks[:2, :1] = 1
+    masks[7:11, 1:7] = 1
+    png = io.BytesIO()
+    Image.fromarray(masks).save(png, format="PNG")
+    path = detections_with(tmp_path / "ds", [[0, 0, 1, 2], [1, 1, 7, 5]], [5, 6], png.getvalue())
+    # A 4 wide cut of the 8x6 image at int(4 u): this seed's draw u for record 1 cuts at 1.
+    assert int(4 * np.float32(draws_of(1, 1).next_float())) == 1
+    crop = FixedSizeCrop(size=(6, 4), fill=MEAN_PIXEL)
+    loader = stoker.Loader(path, batch_size=2, shuffle=False, batch_format="dict", seed=SEED,
+                           variable="list",
+                           transforms=v2.Compose([crop, v2.ToImage(), v2.ToPureTensor()]))
+    batch = next(iter(loader))
+    assert batch["labels"][1].tolist() == [6]
+    assert batch["boxes"][1].tolist() == [[0, 1, 4, 5]]
+    want = np.zeros((1, 6, 4), np.uint8)
+    want[0, 1:5] = 1
+    assert np.array_equal(batch["masks"][1].numpy(), want)
+
+
 @pytest.mark.parametrize("steps, message", [
     ([v2.RandomZoomOut(fill=300)], r"RandomZoomOut\(fill=300\): stoker fills"),
     ([v2.RandomZoomOut(side_range=(1.0, 100.0))], r"random_zoom_out.*side_range.*100"),
@@ -505,6 +604,11 @@ def test_the_ssd_preset_equals_torchvision_v2(coco_set, coco_dataset):
     ([v2.RandomPhotometricDistort(hue=(-0.7, 0.2))], r"random_photometric_distort.*hue.*-0.7"),
     ([v2.RandomPhotometricDistort(contrast=(1.5, 0.5))],
      r"random_photometric_distort: contrast \[1.5, 0.5\] has its minimum above its maximum"),
+    ([v2.ScaleJitter((64, 64), scale_range=(2.0, 1.0))],
+     r"scale_jitter: scale_range \[2, 1\] has its minimum above"),
+    ([FixedSizeCrop((64, 64), padding_mode="edge")],
+     r"FixedSizeCrop\(fill=0, padding_mode='edge'\)"),
+    ([FixedSizeCrop((64, 64), fill=(1, 2))], r"FixedSizeCrop\(fill=\(1, 2\)\): stoker fills"),
 ])
 def test_bad_parameters_are_one_line_naming_the_transform(coco_dataset, steps, message):
     with pytest.raises(ValueError, match=message) as raised:
