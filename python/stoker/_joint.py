@@ -16,11 +16,11 @@ _DEFAULT_MAX_SIZE = 1024
 _MARKERS = ("PILToTensor", "ToImage", "ToPureTensor")
 _SUPPORTED = ("RandomShortestSize, RandomResize and ScaleJitter (bilinear, before ToImage), "
               "RandomHorizontalFlip, RandomIoUCrop, RandomPhotometricDistort and RandomZoomOut "
-              "(before ToImage), the detection reference's FixedSizeCrop (constant padding, "
-              "before ToImage), "
+              "(before ToImage), the detection reference's FixedSizeCrop (constant padding) and "
+              "the segmentation reference's PadIfSmaller (before ToImage), "
               "SanitizeBoundingBoxes (labels_getter='default'), "
               "ClampBoundingBoxes, ConvertBoundingBoxFormat('XYXY'), on a segmentation sample "
-              "RandomCrop(size, pad_if_needed=True), ToDtype(torch.float32, scale=True) (or "
+              "RandomCrop(size), ToDtype(torch.float32, scale=True) (or "
               "{image: float32, Mask: int64}), Normalize after it, PILToTensor, ToImage, "
               "ToPureTensor, and stoker.transforms.DecodeImage first (its max_size)")
 
@@ -29,9 +29,11 @@ def _is_v2(step) -> bool:
     return type(step).__module__.startswith("torchvision.transforms.v2")
 
 
-# The references' own steps (references/detection/transforms.py), not installed with
-# torchvision: known by class name and attributes.
-_REFERENCE_STEPS = {"FixedSizeCrop": ("crop_height", "crop_width", "fill", "padding_mode")}
+# The references' own steps (references/detection/transforms.py,
+# references/segmentation/v2_extras.py), not installed with torchvision: known by class name and
+# attributes.
+_REFERENCE_STEPS = {"FixedSizeCrop": ("crop_height", "crop_width", "fill", "padding_mode"),
+                    "PadIfSmaller": ("size", "fill")}
 
 
 def _reference_step(step) -> bool:
@@ -115,15 +117,15 @@ def _joint_call(step, name: str, tensor: bool, segmentation: bool) -> Optional[d
         return {"op": "random_resize", "min_size": int(step.min_size),
                 "max_size": int(step.max_size)}
     if name == "RandomCrop" and segmentation:
-        if step.padding is not None or not step.pad_if_needed or \
-                step.padding_mode != "constant" or tensor:
-            raise ValueError("RandomCrop: stoker crops a segmentation sample with "
-                             "pad_if_needed=True, no padding, constant fill, before ToImage")
+        if step.padding is not None or step.padding_mode != "constant" or tensor:
+            raise ValueError("RandomCrop: stoker crops a segmentation sample with no padding "
+                             "but pad_if_needed's, constant fill, before ToImage")
         fill, mask_fill = _fills(step._fill, name, step.fill)
         if len(set(fill)) != 1:
             raise ValueError(f"RandomCrop(fill={step.fill!r}): stoker fills with one value")
         return {"op": "joint_random_crop", "size": int(step.size[0]),
-                "width": int(step.size[1]), "fill": int(fill[0]), "mask_fill": mask_fill}
+                "width": int(step.size[1]), "fill": int(fill[0]), "mask_fill": mask_fill,
+                "pad_if_needed": bool(step.pad_if_needed)}
     if name == "RandomIoUCrop" and not segmentation:
         return {"op": "random_iou_crop", "min_scale": float(step.min_scale),
                 "max_scale": float(step.max_scale),
@@ -152,6 +154,11 @@ def _joint_call(step, name: str, tensor: bool, segmentation: bool) -> Optional[d
         return {"op": "fixed_size_crop", "size": int(step.crop_height),
                 "width": int(step.crop_width),
                 "fill": _fill_values(step.fill, name, step.fill, False)}
+    if name == "PadIfSmaller":
+        _pil_only(name, tensor)
+        fill, mask_fill = _fills(step.fill, name, step.fill)
+        return {"op": "pad_if_smaller", "size": int(step.size), "fill": fill,
+                "mask_fill": mask_fill}
     if name == "RandomHorizontalFlip":
         return {"op": "joint_horizontal_flip", "p": float(step.p)}
     if name == "SanitizeBoundingBoxes" and not segmentation:

@@ -16,6 +16,7 @@ import torch
 from torchvision import tv_tensors
 from torchvision.transforms import v2
 from torchvision.transforms.v2 import functional as F
+from torchvision.transforms.v2._utils import _get_fill, _setup_fill_arg
 
 import stoker
 from stoker.transforms import DecodeImage
@@ -220,11 +221,34 @@ def test_clamp_and_the_padded_form(coco_set, coco_dataset):
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
 
-def segmentation_tail(crop):
+SEGMENTATION_FILL = {tv_tensors.Mask: 255, "others": 0}
+
+
+class PadIfSmaller:
+    """The segmentation reference's PadIfSmaller(size, fill) (references/segmentation/
+    v2_extras.py, which torchvision does not install), by its definition: the right and bottom
+    of (image, mask) padded up to `size`, each with its type's fill (v2's _get_fill of the fill
+    dict). stoker knows it by its name and attributes."""
+
+    def __init__(self, size, fill=0):
+        self.size, self.fill = size, _setup_fill_arg(fill)
+
+    def __call__(self, image, mask):
+        padding = [0, 0, max(self.size - image.width, 0), max(self.size - image.height, 0)]
+        if not any(padding):
+            return image, mask
+        return tuple(F.pad(x, padding, fill=_get_fill(self.fill, type(x))) for x in (image, mask))
+
+
+def segmentation_tail(crop, pad="pad_if_needed"):
     """The segmentation reference's preset after its resize and flip (backend="pil",
-    use_v2=True), its padding as RandomCrop's pad_if_needed (fill 255 for the mask, 0 else)."""
-    return [v2.RandomCrop(crop, pad_if_needed=True, fill={tv_tensors.Mask: 255, "others": 0}),
-            v2.PILToTensor(),
+    use_v2=True): its PadIfSmaller and RandomCrop (fill 255 for the mask, 0 else), or RandomCrop's
+    pad_if_needed padding both ends instead."""
+    if pad == "pad_if_smaller":
+        cropping = [PadIfSmaller(crop, fill=dict(SEGMENTATION_FILL)), v2.RandomCrop(crop)]
+    else:
+        cropping = [v2.RandomCrop(crop, pad_if_needed=True, fill=dict(SEGMENTATION_FILL))]
+    return [*cropping, v2.PILToTensor(),
             v2.ToDtype({torch.Tensor: torch.float32, tv_tensors.Mask: torch.int64,
                         "others": None}, scale=True),
             v2.Normalize(MEAN, STD), v2.ToPureTensor()]
@@ -235,12 +259,15 @@ def segmentation_head(size, p):
     return [v2.RandomResize(size, size + 1), v2.RandomHorizontalFlip(p)]
 
 
-def every_crop(image, mask, crop):
-    """What segmentation_tail(crop) makes of (image, mask) at every crop position: torchvision's
-    RandomCrop with its draws (torch.randint) replaced by each top and left in turn."""
-    tail = v2.Compose(segmentation_tail(crop))
+def every_crop(image, mask, crop, pad):
+    """What segmentation_tail(crop, pad) makes of (image, mask) at every crop position:
+    torchvision's RandomCrop with its draws (torch.randint) replaced by each top and left."""
+    tail = v2.Compose(segmentation_tail(crop, pad))
     h, w = mask.shape[-2:]
-    padded_h, padded_w = h + 2 * max(crop - h, 0), w + 2 * max(crop - w, 0)
+    if pad == "pad_if_smaller":
+        padded_h, padded_w = max(h, crop), max(w, crop)
+    else:
+        padded_h, padded_w = h + 2 * max(crop - h, 0), w + 2 * max(crop - w, 0)
     randint = torch.randint
     try:
         for top in range(padded_h - crop + 1):
@@ -252,17 +279,20 @@ def every_crop(image, mask, crop):
         torch.randint = randint
 
 
-@pytest.mark.parametrize("size, p", [(56, 0.0), (72, 1.0)])
-def test_the_segmentation_preset_equals_torchvision_v2(mask_folders, tmp_path, size, p):
-    """RandomResize + flip + RandomCrop(pad_if_needed) + ToDtype + Normalize on (image, class
-    map) of `stoker convert masks`: each sample is torchvision's at one crop position (the
-    image padded with 0, the mask with 255 where the resized image is smaller than the crop)."""
+@pytest.mark.parametrize("size, p, pad", [(56, 0.0, "pad_if_needed"), (72, 1.0, "pad_if_needed"),
+                                         (56, 1.0, "pad_if_smaller"),
+                                         (72, 0.0, "pad_if_smaller")])
+def test_the_segmentation_preset_equals_torchvision_v2(mask_folders, tmp_path, size, p, pad):
+    """RandomResize + flip + PadIfSmaller and RandomCrop (or RandomCrop(pad_if_needed)) +
+    ToDtype + Normalize on (image, class map) of `stoker convert masks`: each sample is
+    torchvision's at one crop position (the image padded with 0, the mask with 255 where the
+    resized image is smaller than the crop: right and bottom, or both ends)."""
     from PIL import Image
     stoker.convert("masks", mask_folders / "images", tmp_path / "ds",
                    masks=mask_folders / "masks")
     crop = 64
     natively = v2.Compose([DecodeImage(max_size=1600), *segmentation_head(size, p),
-                           *segmentation_tail(crop)])
+                           *segmentation_tail(crop, pad)])
     loader = stoker.Loader(tmp_path / "ds", batch_size=4, shuffle=False, batch_format="dict",
                            variable="list", transforms=natively, prefetch=1)
     names = sorted(path.name for path in (mask_folders / "images").iterdir())
@@ -278,11 +308,30 @@ def test_the_segmentation_preset_equals_torchvision_v2(mask_folders, tmp_path, s
             got_image, got_mask = batch["image"][k], batch["mask"][k]
             assert got_image.shape == (3, crop, crop) and got_mask.dtype == torch.int64
             assert any(torch.equal(got_image, want_image) and torch.equal(got_mask, want_mask)
-                       for want_image, want_mask in every_crop(image, mask, crop)), name
+                       for want_image, want_mask in every_crop(image, mask, crop, pad)), name
             padded += int((got_mask == 255).all(dim=1).any())
             seen += 1
     assert seen == 24
     assert (padded > 0) == (size < crop)  # rows of the mask's fill where the crop padded
+
+
+@pytest.mark.parametrize("steps, message", [
+    ([v2.RandomResize(40, 41), v2.RandomCrop(64)],
+     r"joint_random_crop: the \d+x40 image is smaller than the 64x64 crop \(no pad_if_needed\)"),
+    ([PadIfSmaller(64, fill={tv_tensors.Mask: 300, "others": 0}), v2.RandomCrop(64)],
+     r"PadIfSmaller\(fill=\{.*Mask.*300.*\}\): stoker fills"),
+])
+def test_bad_segmentation_steps_are_one_line(mask_folders, tmp_path, steps, message):
+    """RandomCrop without padding on a smaller sample (torchvision refuses it too), a fill
+    stoker does not pad with."""
+    stoker.convert("masks", mask_folders / "images", tmp_path / "ds",
+                   masks=mask_folders / "masks")
+    with pytest.raises(ValueError, match=message) as raised:
+        loader = stoker.Loader(tmp_path / "ds", batch_size=2, batch_format="dict",
+                               transforms=v2.Compose([DecodeImage(max_size=1600), *steps,
+                                                      v2.PILToTensor()]))
+        next(iter(loader))
+    assert "\n" not in str(raised.value)
 
 
 def ssdlite_preset(p, to_float=True):

@@ -1,9 +1,10 @@
-// joint_random_crop: torchvision v2's RandomCrop(size, pad_if_needed=True, fill) on a
-// segmentation sample (image, class map), as the segmentation reference crops: a side shorter
-// than the crop is padded by its shortfall on both ends (image with `fill`, the class map with
-// `mask_fill`: v2's fill={Mask: 255, "others": 0}), then a crop of size x width at a top and left
-// drawn uniformly (uniform_below, from the operation's own stream) where the padded side is
-// longer. Samples with boxes or object masks are refused (their crop is not built yet).
+// joint_random_crop: torchvision v2's RandomCrop(size, pad_if_needed, fill) on a segmentation
+// sample (image, class map), as the segmentation reference crops: with pad_if_needed, a side
+// shorter than the crop is padded by its shortfall on both ends (image with `fill`, the class
+// map with `mask_fill`: v2's fill={Mask: 255, "others": 0}; without, a sample smaller than the
+// crop is an error, as v2's), then a crop of size x width at a top and left drawn uniformly
+// (uniform_below, from the operation's own stream) where the padded side is longer. Samples with
+// boxes or object masks are refused (their crop is not built yet).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -16,12 +17,21 @@ namespace {
 
 class JointRandomCrop : public JointOp {
  public:
-  JointRandomCrop(int64_t height, int64_t width, uint8_t fill, uint8_t mask_fill)
-      : height_(height), width_(width), fill_{{fill, fill, fill}, 0, mask_fill} {}
+  JointRandomCrop(int64_t height, int64_t width, uint8_t fill, uint8_t mask_fill,
+                  bool pad_if_needed)
+      : height_(height),
+        width_(width),
+        fill_{{fill, fill, fill}, 0, mask_fill},
+        pad_if_needed_(pad_if_needed) {}
 
   Status apply(const SampleInput& input, JointSample& sample) const override {
     if (!sample.boxes.empty() || sample.has_masks)
       return invalid_argument("joint_random_crop: crops of boxes and object masks are not built");
+    if (!pad_if_needed_ && (sample.height < height_ || sample.width < width_))
+      return invalid_argument(
+          fmt::format("joint_random_crop: the {}x{} image is smaller than the {}x{} crop (no "
+                      "pad_if_needed)",
+                      sample.width, sample.height, width_, height_));
     const int64_t pad_top = std::max<int64_t>(height_ - sample.height, 0);
     const int64_t pad_left = std::max<int64_t>(width_ - sample.width, 0);
     const int64_t padded_height = sample.height + 2 * pad_top;
@@ -41,6 +51,7 @@ class JointRandomCrop : public JointOp {
  private:
   const int64_t height_, width_;
   const CanvasFill fill_;
+  const bool pad_if_needed_;
 };
 
 }  // namespace
@@ -59,13 +70,14 @@ OpSpec joint_random_crop() {
       ParamSpec::integer("width", 0, "the crop's width (0: size)").in(0, kMaxImageSize),
       ParamSpec::integer("fill", 0, "the image's padding value").in(0, 255),
       ParamSpec::integer("mask_fill", 255, "the class map's padding value").in(0, 255),
+      ParamSpec::flag("pad_if_needed", true, "pad a side shorter than the crop (else an error)"),
   };
   op.make_joint = [](const Params& p) -> Result<std::shared_ptr<const JointOp>> {
     const int64_t size = p.integer("size");
     const int64_t width = p.integer("width") == 0 ? size : p.integer("width");
-    return std::shared_ptr<const JointOp>(
-        std::make_shared<JointRandomCrop>(size, width, static_cast<uint8_t>(p.integer("fill")),
-                                          static_cast<uint8_t>(p.integer("mask_fill"))));
+    return std::shared_ptr<const JointOp>(std::make_shared<JointRandomCrop>(
+        size, width, static_cast<uint8_t>(p.integer("fill")),
+        static_cast<uint8_t>(p.integer("mask_fill")), p.flag("pad_if_needed")));
   };
   return op;
 }
