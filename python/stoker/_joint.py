@@ -14,17 +14,31 @@ IMAGE, BOXES, LABELS, MASKS, CLASS_MAP = "image", "boxes", "labels", "masks", "m
 _DEFAULT_MAX_SIZE = 1024
 # Steps with nothing to do on the stored sample: type conversions, XYXY kept as stored.
 _MARKERS = ("PILToTensor", "ToImage", "ToPureTensor")
-_SUPPORTED = ("RandomShortestSize and RandomResize (bilinear, before ToImage), "
-              "RandomHorizontalFlip, RandomIoUCrop, "
+_SUPPORTED = ("RandomShortestSize, RandomResize and ScaleJitter (bilinear, before ToImage), "
+              "RandomHorizontalFlip, RandomIoUCrop, RandomPhotometricDistort and RandomZoomOut "
+              "(before ToImage), the detection reference's FixedSizeCrop (constant padding) and "
+              "the segmentation reference's PadIfSmaller (before ToImage), "
               "SanitizeBoundingBoxes (labels_getter='default'), "
               "ClampBoundingBoxes, ConvertBoundingBoxFormat('XYXY'), on a segmentation sample "
-              "RandomCrop(size, pad_if_needed=True), ToDtype(torch.float32, scale=True) (or "
+              "RandomCrop(size), ToDtype(torch.float32, scale=True) (or "
               "{image: float32, Mask: int64}), Normalize after it, PILToTensor, ToImage, "
               "ToPureTensor, and stoker.transforms.DecodeImage first (its max_size)")
 
 
 def _is_v2(step) -> bool:
     return type(step).__module__.startswith("torchvision.transforms.v2")
+
+
+# The references' own steps (references/detection/transforms.py,
+# references/segmentation/v2_extras.py), not installed with torchvision: known by class name and
+# attributes.
+_REFERENCE_STEPS = {"FixedSizeCrop": ("crop_height", "crop_width", "fill", "padding_mode"),
+                    "PadIfSmaller": ("size", "fill")}
+
+
+def _reference_step(step) -> bool:
+    attributes = _REFERENCE_STEPS.get(type(step).__name__)
+    return attributes is not None and all(hasattr(step, a) for a in attributes)
 
 
 def _detection(schema: Dict[str, dict], mapping: dict) -> bool:
@@ -57,23 +71,38 @@ def _resize_check(step, name: str, tensor: bool) -> None:
                          "BILINEAR")
 
 
-def _crop_fills(fill) -> tuple:
-    """(image fill, mask fill) of RandomCrop's fill (v2 keeps it as {type: value})."""
-    def value(v):
-        if v is None:
-            return 0
-        if isinstance(v, (list, tuple)):
-            if len(set(v)) != 1:
-                raise ValueError(f"RandomCrop(fill={fill!r}): stoker fills with one value")
-            v = v[0]
-        if v != int(v) or not 0 <= v <= 255:
-            raise ValueError(f"RandomCrop(fill={fill!r}): stoker fills with 0 to 255")
-        return int(v)
-    if not isinstance(fill, dict):
-        return value(fill), value(fill)
-    others = fill.get("others", 0)
-    mask = next((v for k, v in fill.items() if getattr(k, "__name__", None) == "Mask"), others)
-    return value(others), value(mask)
+def _fill_values(value, name: str, given, mask: bool) -> List[float]:
+    """A fill as F.pad takes it (None: 0) as a list: one value or 3 from 0 to 255, a mask's one
+    whole number; ValueError naming step `name` and its `given` fill else."""
+    values = [0] if value is None else list(value) if isinstance(value, (list, tuple)) else [value]
+    if len(values) not in (1, 3) or not all(0 <= v <= 255 for v in values) or \
+            (mask and (len(values) != 1 or values[0] != int(values[0]))):
+        raise ValueError(f"{name}(fill={given!r}): stoker fills images with one value or 3 from "
+                         "0 to 255, masks with a whole number from 0 to 255")
+    return [float(v) for v in values]
+
+
+def _fills(fill: dict, name: str, given) -> tuple:
+    """(the image's fill: one value or 3, the masks' and class map's) of a v2 fill dict
+    ({type or "others": value}, as _setup_fill_arg keeps it), as F.pad fills a PIL image and a
+    Mask: torchvision's own _get_fill picks each (a defaultdict's default is not "others": None,
+    which F.pad takes as 0)."""
+    import PIL.Image
+    from torchvision import tv_tensors
+    from torchvision.transforms.v2._utils import _get_fill
+    image = _fill_values(_get_fill(fill, PIL.Image.Image), name, given, False)
+    mask = _fill_values(_get_fill(fill, tv_tensors.Mask), name, given, True)
+    return image, int(mask[0])
+
+
+def _pil_only(name: str, tensor: bool) -> None:
+    if tensor:
+        raise ValueError(f"{name} after ToImage/PILToTensor changes a tensor; stoker runs it as "
+                         "on PIL images (the references' backend='pil'): put ToImage after it")
+
+
+def _range(step, attribute: str) -> List[float]:
+    return [float(v) for v in getattr(step, attribute)]
 
 
 def _joint_call(step, name: str, tensor: bool, segmentation: bool) -> Optional[dict]:
@@ -88,19 +117,48 @@ def _joint_call(step, name: str, tensor: bool, segmentation: bool) -> Optional[d
         return {"op": "random_resize", "min_size": int(step.min_size),
                 "max_size": int(step.max_size)}
     if name == "RandomCrop" and segmentation:
-        if step.padding is not None or not step.pad_if_needed or \
-                step.padding_mode != "constant" or tensor:
-            raise ValueError("RandomCrop: stoker crops a segmentation sample with "
-                             "pad_if_needed=True, no padding, constant fill, before ToImage")
-        fill, mask_fill = _crop_fills(step.fill)
+        if step.padding is not None or step.padding_mode != "constant" or tensor:
+            raise ValueError("RandomCrop: stoker crops a segmentation sample with no padding "
+                             "but pad_if_needed's, constant fill, before ToImage")
+        fill, mask_fill = _fills(step._fill, name, step.fill)
+        if len(set(fill)) != 1:
+            raise ValueError(f"RandomCrop(fill={step.fill!r}): stoker fills with one value")
         return {"op": "joint_random_crop", "size": int(step.size[0]),
-                "width": int(step.size[1]), "fill": fill, "mask_fill": mask_fill}
+                "width": int(step.size[1]), "fill": int(fill[0]), "mask_fill": mask_fill,
+                "pad_if_needed": bool(step.pad_if_needed)}
     if name == "RandomIoUCrop" and not segmentation:
         return {"op": "random_iou_crop", "min_scale": float(step.min_scale),
                 "max_scale": float(step.max_scale),
                 "min_aspect_ratio": float(step.min_aspect_ratio),
                 "max_aspect_ratio": float(step.max_aspect_ratio),
                 "sampler_options": [float(o) for o in step.options], "trials": int(step.trials)}
+    if name == "RandomPhotometricDistort":
+        _pil_only(name, tensor)
+        return {"op": "random_photometric_distort", "p": float(step.p),
+                **{a: _range(step, a) for a in ("brightness", "contrast", "saturation", "hue")}}
+    if name == "RandomZoomOut":
+        _pil_only(name, tensor)
+        fill, mask_fill = _fills(step._fill, name, step.fill)
+        return {"op": "random_zoom_out", "fill": fill, "mask_fill": mask_fill,
+                "side_range": _range(step, "side_range"), "p": float(step.p)}
+    if name == "ScaleJitter":
+        _resize_check(step, name, tensor)
+        return {"op": "scale_jitter", "target_size": _range(step, "target_size"),
+                "scale_range": _range(step, "scale_range")}
+    if name == "FixedSizeCrop" and not segmentation:
+        _pil_only(name, tensor)
+        if step.padding_mode != "constant" or isinstance(step.fill, dict):
+            raise ValueError(f"FixedSizeCrop(fill={step.fill!r}, padding_mode="
+                             f"{step.padding_mode!r}): stoker pads with a constant fill, one "
+                             "value or 3")
+        return {"op": "fixed_size_crop", "size": int(step.crop_height),
+                "width": int(step.crop_width),
+                "fill": _fill_values(step.fill, name, step.fill, False)}
+    if name == "PadIfSmaller":
+        _pil_only(name, tensor)
+        fill, mask_fill = _fills(step.fill, name, step.fill)
+        return {"op": "pad_if_smaller", "size": int(step.size), "fill": fill,
+                "mask_fill": mask_fill}
     if name == "RandomHorizontalFlip":
         return {"op": "joint_horizontal_flip", "p": float(step.p)}
     if name == "SanitizeBoundingBoxes" and not segmentation:
@@ -175,7 +233,7 @@ def specs(steps: list, schema: Dict[str, dict], mapping: dict, to_float) -> Dict
             elif name in _MARKERS:
                 tensor = tensor or name != "ToPureTensor"
                 continue
-            elif not _is_v2(step):
+            elif not _is_v2(step) and not _reference_step(step):
                 raise ValueError(f"{type(step).__module__}.{name} changes the image alone; on "
                                  "a detection sample stoker runs torchvision.transforms.v2's")
             elif joint["mean"]:

@@ -14,26 +14,12 @@ from torchvision.transforms.v2 import functional as F
 
 import stoker
 from loader_datasets import pixels
+from sample_draws import SampleDraws
 from stoker import _stoker
 from stoker import transforms as S
 
 MEAN = [0.485, 0.456, 0.406]
 STD = [0.229, 0.224, 0.225]
-
-# util/rng.h's counter-based generator, as it documents it.
-MASK = 2**64 - 1
-GOLDEN = 0x9E3779B97F4A7C15
-
-
-def mix64(z):
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
-    return z ^ (z >> 31)
-
-
-def derive_stream(a, b):
-    return mix64((mix64(a) + b) & MASK)
-
 
 ADJUSTMENTS = {"brightness": F.adjust_brightness, "contrast": F.adjust_contrast,
                "saturation": F.adjust_saturation, "hue": F.adjust_hue}
@@ -42,9 +28,8 @@ ADJUSTMENTS = {"brightness": F.adjust_brightness, "contrast": F.adjust_contrast,
 def jitter_draws(seed, epoch, index, **amounts):
     """ops/color_jitter.cc's draws for a field's first pixel operation (step 1): (the names of
     the four adjustments in the drawn order, {name: factor, None where its amount is 0})."""
-    stream = derive_stream(derive_stream(derive_stream(0x73616D706C65, epoch), index), 1)
-    key = mix64(mix64(seed) ^ stream)
-    u = [(mix64((key + (i + 1) * GOLDEN) & MASK) >> 11) * 2.0**-53 for i in range(7)]
+    draws = SampleDraws(seed, epoch, index, 1)
+    u = [draws.next_double() for _ in range(7)]
     factors = {}
     for name, draw in zip(ADJUSTMENTS, u[1:5]):
         amount = amounts.get(name, 0)

@@ -116,17 +116,7 @@ class ColorJitter : public PixelOp {
       pil_enhance_image(kEnhance[a], static_cast<float>(factor), pixels, shape_[0], shape_[1],
                         shape_[2]);
     } else if (channels_ == 3) {
-      adjust_pil_hue(pixels, static_cast<uint8_t>(static_cast<int32_t>(factor * 255)));
-    }
-  }
-
-  void adjust_pil_hue(uint8_t* pixels, uint8_t shift) const {
-    uint8_t* g = pixels + plane_;
-    uint8_t* b = pixels + 2 * plane_;
-    for (size_t i = 0; i < plane_; ++i) {
-      uint8_t h, s, v;
-      pil_rgb_to_hsv(pixels[i], g[i], b[i], &h, &s, &v);
-      pil_hsv_to_rgb(static_cast<uint8_t>(h + shift), s, v, &pixels[i], &g[i], &b[i]);
+      pil_adjust_hue(pixels, plane_, factor);
     }
   }
 

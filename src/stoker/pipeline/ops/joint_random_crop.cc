@@ -1,26 +1,37 @@
-// joint_random_crop: torchvision v2's RandomCrop(size, pad_if_needed=True, fill) on a
-// segmentation sample (image, class map), as the segmentation reference crops: a side shorter
-// than the crop is padded by its shortfall on both ends (image with `fill`, the class map with
-// `mask_fill`: v2's fill={Mask: 255, "others": 0}), then a crop of size x width at a top and left
-// drawn uniformly (uniform_below, from the operation's own stream) where the padded side is
-// longer. Samples with boxes or object masks are refused (their crop is not built yet).
+// joint_random_crop: torchvision v2's RandomCrop(size, pad_if_needed, fill) on a segmentation
+// sample (image, class map), as the segmentation reference crops: with pad_if_needed, a side
+// shorter than the crop is padded by its shortfall on both ends (image with `fill`, the class
+// map with `mask_fill`: v2's fill={Mask: 255, "others": 0}; without, a sample smaller than the
+// crop is an error, as v2's), then a crop of size x width at a top and left drawn uniformly
+// (uniform_below, from the operation's own stream) where the padded side is longer. Samples with
+// boxes or object masks are refused (their crop is not built yet).
 #include <fmt/format.h>
 
-#include <vector>
+#include <algorithm>
 
 #include "stoker/pipeline/op_registry.h"
+#include "stoker/pipeline/ops/joint_canvas.h"
 
 namespace stoker::ops {
 namespace {
 
 class JointRandomCrop : public JointOp {
  public:
-  JointRandomCrop(int64_t height, int64_t width, uint8_t fill, uint8_t mask_fill)
-      : height_(height), width_(width), fill_(fill), mask_fill_(mask_fill) {}
+  JointRandomCrop(int64_t height, int64_t width, uint8_t fill, uint8_t mask_fill,
+                  bool pad_if_needed)
+      : height_(height),
+        width_(width),
+        fill_{{fill, fill, fill}, 0, mask_fill},
+        pad_if_needed_(pad_if_needed) {}
 
   Status apply(const SampleInput& input, JointSample& sample) const override {
     if (!sample.boxes.empty() || sample.has_masks)
       return invalid_argument("joint_random_crop: crops of boxes and object masks are not built");
+    if (!pad_if_needed_ && (sample.height < height_ || sample.width < width_))
+      return invalid_argument(
+          fmt::format("joint_random_crop: the {}x{} image is smaller than the {}x{} crop (no "
+                      "pad_if_needed)",
+                      sample.width, sample.height, width_, height_));
     const int64_t pad_top = std::max<int64_t>(height_ - sample.height, 0);
     const int64_t pad_left = std::max<int64_t>(width_ - sample.width, 0);
     const int64_t padded_height = sample.height + 2 * pad_top;
@@ -32,38 +43,15 @@ class JointRandomCrop : public JointOp {
     const int64_t left = padded_width > width_
                              ? static_cast<int64_t>(rng.uniform_below(padded_width - width_ + 1))
                              : 0;
-    // Output (y, x) reads the sample at (y + top - pad_top, x + left - pad_left), else the fill.
-    const int64_t dy = top - pad_top, dx = left - pad_left;
-    crop_planes(sample.image, 3, sample, dy, dx, fill_);
-    if (sample.has_class_map) crop_planes(sample.class_map, 1, sample, dy, dx, mask_fill_);
-    sample.height = height_;
-    sample.width = width_;
-    return Status::ok();
+    // The crop at (left - pad_left, top - pad_top) of the sample, outside it the fills.
+    return place_joint_sample("joint_random_crop", sample, left - pad_left, top - pad_top, width_,
+                              height_, fill_);
   }
 
  private:
-  void crop_planes(std::vector<uint8_t>& data, int64_t planes, const JointSample& sample,
-                   int64_t dy, int64_t dx, uint8_t fill) const {
-    thread_local std::vector<uint8_t> out;
-    out.assign(static_cast<size_t>(planes * height_ * width_), fill);
-    for (int64_t c = 0; c < planes; ++c) {
-      const uint8_t* plane = data.data() + c * sample.height * sample.width;
-      uint8_t* to = out.data() + c * height_ * width_;
-      for (int64_t y = 0; y < height_; ++y) {
-        const int64_t sy = y + dy;
-        if (sy < 0 || sy >= sample.height) continue;
-        const int64_t x0 = std::max<int64_t>(0, -dx);
-        const int64_t x1 = std::min<int64_t>(width_, sample.width - dx);
-        if (x1 > x0)
-          std::copy(plane + sy * sample.width + x0 + dx, plane + sy * sample.width + x1 + dx,
-                    to + y * width_ + x0);
-      }
-    }
-    data.swap(out);
-  }
-
   const int64_t height_, width_;
-  const uint8_t fill_, mask_fill_;
+  const CanvasFill fill_;
+  const bool pad_if_needed_;
 };
 
 }  // namespace
@@ -82,13 +70,14 @@ OpSpec joint_random_crop() {
       ParamSpec::integer("width", 0, "the crop's width (0: size)").in(0, kMaxImageSize),
       ParamSpec::integer("fill", 0, "the image's padding value").in(0, 255),
       ParamSpec::integer("mask_fill", 255, "the class map's padding value").in(0, 255),
+      ParamSpec::flag("pad_if_needed", true, "pad a side shorter than the crop (else an error)"),
   };
   op.make_joint = [](const Params& p) -> Result<std::shared_ptr<const JointOp>> {
     const int64_t size = p.integer("size");
     const int64_t width = p.integer("width") == 0 ? size : p.integer("width");
-    return std::shared_ptr<const JointOp>(
-        std::make_shared<JointRandomCrop>(size, width, static_cast<uint8_t>(p.integer("fill")),
-                                          static_cast<uint8_t>(p.integer("mask_fill"))));
+    return std::shared_ptr<const JointOp>(std::make_shared<JointRandomCrop>(
+        size, width, static_cast<uint8_t>(p.integer("fill")),
+        static_cast<uint8_t>(p.integer("mask_fill")), p.flag("pad_if_needed")));
   };
   return op;
 }

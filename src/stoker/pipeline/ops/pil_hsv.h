@@ -12,10 +12,13 @@
 //                   p, q, t = round(v * (1.0 - fs), v * (1.0 - fs * f), v * (1.0 - fs * (1.0 -
 //                   f))) in double from float32 products, clipped; sector i % 6 picks (v, t, p),
 //                   (q, v, p), (p, v, t), (p, q, v), (t, p, v), (v, p, q)
+//   pil_adjust_hue  torchvision's adjust_hue of a PIL RGB image: convert("HSV"), h plus
+//                   uint8(int32(factor * 255)) wrapping modulo 256, back to RGB
 // ops/color_jitter_test.cc compares every RGB colour with Pillow's. Pure.
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 
 namespace stoker::ops {
@@ -65,6 +68,18 @@ inline void pil_hsv_to_rgb(uint8_t h, uint8_t s, uint8_t v, uint8_t* r, uint8_t*
   *r = rgb[sector % 6][0];
   *g = rgb[sector % 6][1];
   *b = rgb[sector % 6][2];
+}
+
+// pil_adjust_hue of the planes R, G, B of `plane` pixels each at `pixels`, in place.
+inline void pil_adjust_hue(uint8_t* pixels, size_t plane, double factor) {
+  const auto shift = static_cast<uint8_t>(static_cast<int32_t>(factor * 255));
+  uint8_t* g = pixels + plane;
+  uint8_t* b = pixels + 2 * plane;
+  for (size_t i = 0; i < plane; ++i) {
+    uint8_t h, s, v;
+    pil_rgb_to_hsv(pixels[i], g[i], b[i], &h, &s, &v);
+    pil_hsv_to_rgb(static_cast<uint8_t>(h + shift), s, v, &pixels[i], &g[i], &b[i]);
+  }
 }
 
 }  // namespace stoker::ops
