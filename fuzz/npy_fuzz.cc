@@ -8,19 +8,13 @@
 #include <cstdint>
 #include <string>
 
+#include "fuzz_check.h"
 #include "stoker/store/import/npy_header.h"
 #include "stoker/store/import/webdataset_fields.h"
 
-namespace {
-
-void check(bool ok) {
-  if (!ok) __builtin_trap();
-}
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace stoker;
+  using fuzz::check;
   const ByteSpan file{data, size};
   const size_t head = npy_header_size(file);
   check(head <= size && head <= kMaxNpyHeaderBytes);
