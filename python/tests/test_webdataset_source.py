@@ -214,6 +214,7 @@ def test_other_members_are_fields_as_webdataset_decodes_them(tmp_path, cache):
     info = stoker.inspect(tmp_path / "tars", cache_dir=cache)
     assert [f["name"] for f in info["schema"]["fields"]][6:] == ["json", "npy", "seq.npy", "txt"]
     assert info["max_lengths"] == {"seq.npy": 3}
+    assert stoker.verify(tmp_path / "tars", cache_dir=cache)["datasets"][0]["records"] == 6
 
 
 def corrupt_npy(kind):
