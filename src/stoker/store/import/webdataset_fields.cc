@@ -4,7 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <set>
+#include <map>
 
 #include "stoker/store/import/npy_header.h"
 
@@ -92,23 +92,30 @@ std::optional<size_t> image_member(const WebDatasetSample& sample) {
 WebDatasetFields webdataset_fields(const std::vector<TarIndex>& tars,
                                    const std::vector<std::vector<WebDatasetSample>>& samples,
                                    const std::vector<Field>& base) {
-  std::set<std::string> names;
+  std::map<std::string, uint64_t> holding;  // field -> the samples holding it
+  uint64_t grouped = 0;                     // the samples the grouping accepts
   for (const std::vector<WebDatasetSample>& tar : samples)
     for (const WebDatasetSample& sample : tar)
-      if (sample.problem.empty())
-        for (const auto& field : sample.fields) names.insert(field.first);
+      if (sample.problem.empty()) {
+        ++grouped;
+        for (const auto& field : sample.fields) ++holding[field.first];
+      }
   WebDatasetFields out;
   out.label = kLabelFields[0];
   for (const char* label : kLabelFields) {
-    if (names.count(label)) {
+    if (holding.count(label)) {
       out.label = label;
       break;
     }
   }
-  names.erase(out.label);
-  for (const char* image : kImageFields) names.erase(image);
+  holding.erase(out.label);
+  for (const char* image : kImageFields) holding.erase(image);
   std::vector<Field> schema = base;
-  for (const std::string& name : names) {
+  for (const auto& [name, held] : holding) {
+    if (held < grouped) {
+      out.left_out.push_back(fmt::format("{} (in {} of {} samples)", name, held, grouped));
+      continue;
+    }
     const bool npy = is_npy_name("." + name);
     auto [field, rows] = npy ? npy_field(name, tars, samples)
                              : std::pair<Field, uint64_t>{Field(name, DType::kBytes), 0};

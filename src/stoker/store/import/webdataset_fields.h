@@ -4,14 +4,16 @@
 // without reading the tars:
 //  - the label: the samples' first field of `cls`, `label`, `class` and `txt` that some sample
 //    holds (`cls` where none does), a decimal integer as text;
-//  - every other field some sample holds, named as the samples name it (`json`, `txt`,
-//    `feat.npy`): a .npy member's field (its name ends in `npy`) is an array of the dtype and
-//    trailing shape of its first member whose header is whole and of a dtype stoker's format
-//    holds (npy_header.h), fixed where every such member has the same shape, else
-//    variable-length in its leading dimension (named N_FIELD, its most rows kept); any other
+//  - every other field every sample holds (of those the grouping accepts), named as the
+//    samples name it (`json`, `txt`, `feat.npy`): a .npy member's field (its name ends in `npy`) is
+//    an array of the dtype and trailing shape of its first member whose header is whole and of a
+//    dtype stoker's format holds (npy_header.h), fixed where every such member has the same shape,
+//    else variable-length in its leading dimension (named N_FIELD, its most rows kept); any other
 //    field, or an npy field none of whose headers is read, is bytes, the member as it is.
-// Left out, with why: the image's fields (jpg, jpeg, png, webp), and a field the schema refuses
-// (a name the image layout has, or a shape it cannot hold). Functions; thread-safe.
+// Left out: the image's fields (jpg, jpeg, png, webp); named with why, a field only some samples
+// hold ("txt (in 3 of 10 samples)"), so that no sample is a bad record for lacking it, and a
+// field the schema refuses (a name the image layout has, or a shape it cannot hold). Functions;
+// thread-safe.
 
 #include <cstdint>
 #include <optional>

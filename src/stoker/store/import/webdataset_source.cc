@@ -98,7 +98,7 @@ std::string WebDatasetSource::describe() const {
       spec_.find('\n') == std::string::npos ? spec_ : tars_.front().path + ", ...", tars_.size(),
       manifest().records, fields_.label,
       read.empty() ? "none" : fmt::format("{}", fmt::join(read, ", ")),
-      fields_.left_out.empty() ? "" : "; not read: ", fmt::join(fields_.left_out, ", "));
+      fields_.left_out.empty() ? "" : "; left out: ", fmt::join(fields_.left_out, ", "));
 }
 
 Result<ShardReader> WebDatasetSource::read_unit(int u, std::map<uint64_t, std::string>& bad) const {

@@ -9,13 +9,13 @@
 // members, as it is (not transcoded), the label its `cls` member or the one webdataset_fields.h
 // chooses (a decimal integer as text), height and width from the image's header,
 // original_size and original_checksum the image member's; then a field for each other member
-// field the samples hold (webdataset_fields.h: bytes, or a .npy member's array). Classes have
-// no names.
+// field every sample holds (webdataset_fields.h: bytes, or a .npy member's array; one only some
+// samples hold is left out, and describe() names it with how many do). Classes have no names.
 //
 // Each tar's index (tar_index.h) is built when the source opens (`index_threads` at once), from
 // the cache folder's copy where it is current; a unit then reads only its members, each checked
 // against the index's checksum. A bad record, named by record_error with its tar and member, is a
-// sample the grouping refuses, one missing its image, its label or another field, whose label is
+// sample the grouping refuses, one missing its image or its label, whose label is
 // not an integer, whose image stoker does not decode, whose .npy member is not an array of its
 // field's dtype and shape, and every sample of a tar changed since its index was built; the
 // loader's on_error raises or skips it. A tar that cannot be opened is acquire's error.

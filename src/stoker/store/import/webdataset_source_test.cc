@@ -43,15 +43,21 @@ TEST(WebDatasetSource, RecordsAreTheTarsSamplesInTheImageLayout) {
   tar_fixtures::write_tar(
       tmp / "tars/d-01.tar",
       {{"x/0.jpg", a}, {"x/0.cls", " 3\n"}, {"x/1.cls", "-2"}, {"x/1.jpeg", b}});
-  tar_fixtures::write_tar(tmp / "tars/d-02.tar",
-                          {{"y/2.png", "not read"}, {"y/2.jpg", c}, {"y/2.cls", "+7"}});
+  // A member only some samples hold (y/2.txt) is no field, so no sample lacks it.
+  tar_fixtures::write_tar(
+      tmp / "tars/d-02.tar",
+      {{"y/2.png", "not read"}, {"y/2.jpg", c}, {"y/2.cls", "+7"}, {"y/2.txt", "a caption"}});
   for (const std::string spec : {tmp / "tars", tmp / "tars/d-{01..02}.tar",
                                  tmp / "tars/d-01.tar\n" + tmp / "tars/d-02.tar"}) {
     auto source = WebDatasetSource::open(spec, {}).value_or_throw();
     ASSERT_EQ(source->manifest().shards.size(), 2u) << spec;
     EXPECT_EQ(source->manifest().shards[1].file, tmp / "tars/d-02.tar");
     EXPECT_EQ(source->manifest().shards[0].records, 2u);
+    EXPECT_NE(source->describe().find("fields none; left out: txt (in 1 of 3 samples)"),
+              std::string::npos)
+        << source->describe();
     auto dataset = Dataset::open(source).value_or_throw();
+    EXPECT_EQ(dataset->schema().find("txt"), -1);
     const ImageRecordFields fields = ImageRecordFields::find(dataset->schema()).value_or_throw();
     const std::string images[] = {a, b, c};
     const int64_t labels[] = {3, -2, 7}, widths[] = {20, 8, 5}, heights[] = {10, 24, 6};
@@ -129,7 +135,7 @@ TEST(WebDatasetSource, OtherMembersAreFieldsNamedByTheirExtension) {
     for (size_t k = 0; k < want.size(); ++k) EXPECT_EQ(schema.fields()[6 + k], want[k]) << k;
     EXPECT_EQ(source->manifest().max_lengths, (std::map<std::string, uint64_t>{{"rows.npy", 3}}));
     EXPECT_NE(source->describe().find(
-                  "label cls, fields json, npy, one.npy, rows.npy, txt, wide.npy; not read: "
+                  "label cls, fields json, npy, one.npy, rows.npy, txt, wide.npy; left out: "
                   "height (schema field 'height' repeats)"),
               std::string::npos)
         << source->describe();
@@ -157,7 +163,7 @@ TEST(WebDatasetSource, TheLabelIsTheFirstLabelFieldTheSamplesHold) {
     std::string described;                                    // its label and fields
   };
   const Case cases[] = {
-      {{{"cls", "5"}, {"label", "6"}, {"txt", "7"}}, "label cls, fields txt; not read: label"},
+      {{{"cls", "5"}, {"label", "6"}, {"txt", "7"}}, "label cls, fields txt; left out: label"},
       {{{"label", "5"}, {"class", "6"}}, "label label, fields class,"},
       {{{"class", "5"}, {"txt", "a caption"}}, "label class, fields txt,"},
       {{{"txt", " 5\n"}, {"json", "{}"}}, "label txt, fields json,"}};
@@ -239,7 +245,7 @@ TEST(WebDatasetSource, ATarChangedAfterItsIndexIsCaught) {
             tar + ": changed after its index was built (dataset record 1)");
 }
 
-TEST(WebDatasetSource, AFieldAMemberDoesNotHoldIsABadRecord) {
+TEST(WebDatasetSource, AMemberNotOfItsFieldsArrayIsABadRecord) {
   testing::TempDir tmp;
   const std::string tar = tmp / "t.tar";
   const std::string jpeg = wds_test_jpeg(4, 4);
@@ -252,7 +258,7 @@ TEST(WebDatasetSource, AFieldAMemberDoesNotHoldIsABadRecord) {
   std::vector<tar_fixtures::Member> members;
   const std::pair<std::string, std::string> samples[] = {
       {"a", good},
-      {"b", ""},  // no npy member
+      {"b", good},
       {"c", tar_fixtures::npy_file("np.zeros((2, 3))")},
       {"d", tar_fixtures::npy_file("np.zeros((2, 4), dtype='<f4')")},
       {"e", cut_header},
@@ -262,19 +268,22 @@ TEST(WebDatasetSource, AFieldAMemberDoesNotHoldIsABadRecord) {
   for (const auto& [key, npy] : samples) {
     members.push_back({key + ".jpg", jpeg});
     members.push_back({key + ".cls", "1"});
-    if (!npy.empty()) members.push_back({key + ".npy", npy});
-    if (key != "h") members.push_back({key + ".json", "{}"});
+    members.push_back({key + ".npy", npy});
+    if (key != "h") members.push_back({key + ".json", "{}"});  // no field: h lacks it
   }
   tar_fixtures::write_tar(tar, members);
+  EXPECT_NE(WebDatasetSource::open(tar, {}).value_or_throw()->describe().find(
+                "fields npy; left out: json (in 7 of 8 samples)"),
+            std::string::npos);
   const std::string why[] = {
       "member a.jpg: the transform's",
-      "sample b: no npy",
+      "member b.jpg: the transform's",
       "member c.npy: field npy: dtype '<f8', not float32",
       "member d.npy: field npy: shape (2, 4), not (2, 3)",
       "member e.npy: field npy: not a .npy array stoker reads: cut short in its header",
       "member f.npy: field npy: shape (9999999999, 3), not (2, 3)",
       "member g.npy: field npy: 26 bytes of data where its shape (2, 3) takes 24",
-      "sample h: no json"};
+      "member h.jpg: the transform's"};
   for (int64_t i = 0; i < static_cast<int64_t>(std::size(why)); ++i)
     EXPECT_EQ(wds_test_error(tar, i), fmt::format("{}: {} (dataset record {})", tar, why[i], i));
 }
