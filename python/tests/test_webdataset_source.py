@@ -21,9 +21,9 @@ from test_image_folder_source import make_folder
 PER_TAR = 5
 
 
-def write_tars(folder, out):
+def write_tars(folder, out, extra=lambda i: {}):
     """The image folder's samples, in torchvision's order, as tars of PER_TAR samples written
-    by webdataset's TarWriter: KEY.jpg (or .png) and KEY.cls."""
+    by webdataset's TarWriter: KEY.jpg (or .png), KEY.cls and the members `extra(i)` gives."""
     datasets = pytest.importorskip("torchvision.datasets")
     wds = pytest.importorskip("webdataset")
     samples = datasets.ImageFolder(str(folder)).samples
@@ -32,7 +32,8 @@ def write_tars(folder, out):
         with wds.TarWriter(str(out / f"data-{start // PER_TAR:03d}.tar")) as sink:
             for i, (path, label) in enumerate(samples[start:start + PER_TAR], start):
                 ext = "png" if path.endswith(".png") else "jpg"
-                sink.write({"__key__": f"s/{i:04d}", ext: open(path, "rb").read(), "cls": label})
+                sink.write({"__key__": f"s/{i:04d}", ext: open(path, "rb").read(), "cls": label,
+                            **extra(i)})
     return sorted(str(p) for p in out.glob("*.tar"))
 
 
@@ -57,13 +58,16 @@ def crop_loader(path, cache, **options):
                          **options)
 
 
-def test_samples_are_webdatasets(tars, cache):
+def assert_samples_are_webdatasets(tars, cache):
+    """stoker's images (as stored and decoded) and labels of `tars` are webdataset's, read with
+    on_error="raise"."""
     wds = pytest.importorskip("webdataset")
     from PIL import Image
     reference = list(wds.WebDataset(tars, shardshuffle=False, empty_check=False))
     def loader(image):
         return stoker.Loader(stoker.WebDataset(tars), batch_size=1, shuffle=False,
-                             cache_dir=cache, batch_format="dict", transforms={"image": image})
+                             cache_dir=cache, batch_format="dict", transforms={"image": image},
+                             on_error="raise")
     as_stored = list(loader(S.RawBytes(max_length=1 << 20)))
     decoded = list(loader(S.DecodeImage()))
     assert len(as_stored) == len(decoded) == len(reference) == 23
@@ -73,6 +77,20 @@ def test_samples_are_webdatasets(tars, cache):
         assert bytes(stored["image"][0].numpy()) == image
         want = np.asarray(Image.open(io.BytesIO(image)).convert("RGB"))
         np.testing.assert_array_equal(pixels["image"][0].numpy().transpose(1, 2, 0), want)
+
+
+def test_samples_are_webdatasets(tars, cache):
+    assert_samples_are_webdatasets(tars, cache)
+
+
+def test_a_member_only_some_samples_hold_is_left_out_and_named(folder, tmp_path, cache):
+    # img2dataset's optional members: one sample of 23 has a caption.
+    tars = write_tars(folder, tmp_path / "tars", lambda i: {"txt": "a caption"} if i == 7 else {})
+    assert_samples_are_webdatasets(tars, cache)
+    loader = stoker.Loader(stoker.WebDataset(tars), cache_dir=cache, transforms=NO_IMAGE)
+    assert "label cls, fields none; left out: txt (in 1 of 23 samples)" in loader._native.describe
+    info = stoker.inspect(tmp_path / "tars", cache_dir=cache)
+    assert "txt" not in [f["name"] for f in info["schema"]["fields"]]
 
 
 def test_pixels_are_the_converted_datasets(folder, tars, tmp_path, cache):
@@ -236,9 +254,6 @@ def corrupt_npy(kind):
             data = data.replace(b" " * 11 + b"\n", b"\n", 1)
         elif kind == "wrong length":
             data = data[:-4]
-        elif kind == "missing":
-            del sample["npy"]
-            return
         del sample["npy"]
         sample["npy"] = data  # TarWriter writes bytes as they are
     return change
@@ -248,15 +263,22 @@ def corrupt_npy(kind):
     ("truncated header", "field npy: not a .npy array stoker reads: cut short in its header"),
     ("bad dtype", "field npy: dtype '<f8', not float32"),
     ("huge shape", r"field npy: shape \(2, 300000000000\), not \(2, 3\)"),
-    ("wrong length", "field npy: 20 bytes of data where its shape \\(2, 3\\) takes 24"),
-    ("missing", None)])
+    ("wrong length", "field npy: 20 bytes of data where its shape \\(2, 3\\) takes 24")])
 def test_a_bad_field_is_a_record_named_by_tar_member_and_field(tmp_path, cache, kind, why):
     tars = write_field_tars(tmp_path / "tars", change=corrupt_npy(kind))
-    named = (f"{tars[1]}: sample k004: no npy" if why is None
-             else f"{tars[1]}: member k004.npy: {why}")
+    named = f"{tars[1]}: member k004.npy: {why}"
     transforms = {"image": S.Compose([S.RandomResizedCrop(16), S.ToTensor()]), "json": None,
                   "txt": None}
     with pytest.raises(stoker.Error, match=named):
         list(field_loader(tars, cache, transforms=transforms))
     kept = list(field_loader(tars, cache, transforms=transforms, on_error="skip"))
     assert [l for b in kept for l in b["label"].tolist()] == [i % 4 for i in range(6) if i != 4]
+
+
+def test_an_npy_member_one_sample_lacks_is_no_field(tmp_path, cache):
+    tars = write_field_tars(tmp_path / "tars", change=lambda i, s: s.pop("npy") if i == 4 else 0)
+    loader = field_loader(tars, cache, on_error="raise")
+    assert "left out: npy (in 5 of 6 samples)" in loader._native.describe
+    batches = list(loader)
+    assert [b["label"].item() for b in batches] == [i % 4 for i in range(6)]
+    assert all("npy" not in b for b in batches)
