@@ -91,6 +91,7 @@ def test_a_member_only_some_samples_hold_is_left_out_and_named(folder, tmp_path,
     assert "label cls, fields none; left out: txt (in 1 of 23 samples)" in loader._native.describe
     info = stoker.inspect(tmp_path / "tars", cache_dir=cache)
     assert "txt" not in [f["name"] for f in info["schema"]["fields"]]
+    assert "left out: txt (in 1 of 23 samples)" in info["source"]
 
 
 def test_pixels_are_the_converted_datasets(folder, tars, tmp_path, cache):
