@@ -62,6 +62,7 @@ int main(int argc, char** argv) {
   index.listing.members = {{"a.jpg", 512, 10, ""}, {"b", 1536, 0, "a FIFO"}};
   index.listing.damage = "member z: cut short";
   index.checksums = {1, 2};
+  index.npy_heads = {"", ""};
   const std::string seeds[] = {simple,
                                long_name,
                                paxed,

@@ -21,6 +21,8 @@
 #          must have pyarrow
 #   tar    WebDataset tars' headers and samples, saved tar indexes, brace patterns
 #          (tar_fuzz; seeds: tar_fuzz_seeds; no dictionary)
+#   npy    .npy headers and a WebDataset member read as a field (npy_fuzz; seeds:
+#          npy_fuzz_seeds; no dictionary)
 # Environment: STOKER_FUZZ_BUILD_DIR overrides build-fuzz/; STOKER_FUZZ_CORPUS overrides the
 # corpus directory (default build-fuzz/corpus for shard, build-fuzz/corpus-image for image,
 # kept between runs, seeded when empty). STOKER_FUZZ_ARGS adds libFuzzer options (e.g.
@@ -49,11 +51,13 @@ case $target in
     fuzzer=listing_fuzz seeds=listing_fuzz_seeds dict= suffix=-listing ;;
   tar)
     fuzzer=tar_fuzz seeds=tar_fuzz_seeds dict= suffix=-tar ;;
+  npy)
+    fuzzer=npy_fuzz seeds=npy_fuzz_seeds dict= suffix=-npy ;;
   parquet)
     fuzzer=parquet_fuzz seeds=parquet_fuzz_seeds dict= suffix=-parquet ;;
   *)
     echo "fuzz.sh: unknown target '$target' (shard, image, ops, timm, coco, voc, listing, tar," \
-      "parquet)" >&2
+      "npy, parquet)" >&2
     exit 2 ;;
 esac
 corpus=${STOKER_FUZZ_CORPUS:-$build_dir/corpus$suffix}

@@ -154,6 +154,13 @@ def _transforms_for_names(transforms, names: tuple, schema: list, pad: bool):
     if dropped:
         raise ValueError(f"batch_format names {', '.join(map(repr, dropped))}, which the "
                          "transforms leave out (None)")
+    untransformed = [f["name"] for f in schema if f["dtype"] == "bytes" and f["name"] in names
+                     and f["name"] not in mapping and f["name"] != "image"]
+    if untransformed:
+        raise ValueError(f"batch_format names the bytes field{'s' * (len(untransformed) > 1)} "
+                         f"{', '.join(map(repr, untransformed))}: give "
+                         f"{'them' if len(untransformed) > 1 else 'it'} a transform, "
+                         f"stoker.transforms.RawBytes(max_length) for the bytes as stored")
     for name in fields:
         if name not in names:
             mapping[name] = None

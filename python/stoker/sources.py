@@ -27,11 +27,14 @@ class WebDataset:
     """WebDataset tars read in place: ``urls`` a ``.tar`` file, a folder of them, a brace
     pattern (``"data-{000000..000999}.tar"``, as ``braceexpand`` expands it) or a list of
     these; local paths or ``http(s)://`` and ``s3://`` URLs (an ``s3://bucket/prefix/`` folder
-    too), remote tars downloaded whole into the cache folder when first needed. Samples are grouped by key as the ``webdataset`` library groups them;
-    each sample's ``jpg``/``jpeg``/``png``/``webp`` member is the image, its ``cls`` member the
-    label. Each tar's index (member offsets and checksums) is built on first open and kept in
-    the cache folder (a remote tar's keyed by its URL, size and ETag), so later runs seek
-    directly and a tar changed since is caught."""
+    too), remote tars downloaded whole into the cache folder when first needed. Samples are
+    grouped by key as the ``webdataset`` library groups them; each sample's
+    ``jpg``/``jpeg``/``png``/``webp`` member is the image, its ``cls`` member the label (where
+    no sample has one: ``label``, ``class`` or ``txt``), and every other member a field named
+    by its extension: a ``.npy`` member's an array of its header's dtype and shape, the others
+    bytes as stored (read with ``RawBytes``). Each tar's index (member offsets, checksums and
+    .npy headers) is built on first open and kept in the cache folder (a remote tar's keyed by
+    its URL, size and ETag), so later runs seek directly and a tar changed since is caught."""
 
     source = "webdataset"
 

@@ -200,10 +200,11 @@ def inspect(path=None, *, cache_dir=None, cache_gb=None, cache_policy="next-use"
     Fashion-MNIST): a dict with dir, format_version, records, shards, bytes, schema (its JSON
     form, which DatasetWriter takes), label_min, label_max and label_histogram {label: count}
     for an int64 field "label", class_names and max_lengths (the most rows of each
-    variable-length field) when the manifest has them. For a folder of
-    datasets (train/, test/): {"dir": path, "datasets": [one dict per dataset]}. `path` may be
-    an s3:// or http(s):// URL (as stoker.Loader's, with its cache keywords): sizes come from
-    the manifest, no shard is downloaded, and there are no label keys."""
+    variable-length field) when the manifest has them, and source (the description of a
+    source read in place: what it reads and leaves out) where it says more than dir. For a
+    folder of datasets (train/, test/): {"dir": path, "datasets": [one dict per dataset]}.
+    `path` may be an s3:// or http(s):// URL (as stoker.Loader's, with its cache keywords):
+    sizes come from the manifest, no shard is downloaded, and there are no label keys."""
     path = path if path is not None else _stoker.default_fashion_mnist_dir()
     text, dirs = _stoker.inspect_json(native_path(path),
                                       **data_access(cache_dir, cache_gb, cache_policy))

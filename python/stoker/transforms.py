@@ -900,8 +900,9 @@ def plan_fields(transforms, schema: List[dict], allow_python: bool = True) -> Fi
     `transforms` is None, a mapping {field: transform or None} (None leaves the field out),
     or one transform (a Compose) for the field "image". torchvision v2 transforms of the image
     of a dataset with boxes and labels, or a class map "mask", apply to the whole sample
-    (stoker/_joint.py). Fields without a transform are copied as stored; an encoded-image field
-    must have one (or be left out with None) that starts natively with a crop. With
+    (stoker/_joint.py). Fields without a transform are copied as stored, but bytes fields
+    other than "image", which come only where a transform (RawBytes) names them; the "image"
+    field must have one (or be left out with None) that starts natively with a crop. With
     `allow_python`, steps stoker cannot run natively run in Python after the native ones;
     without, they are a ValueError naming them all.
     """
@@ -934,6 +935,8 @@ def plan_fields(transforms, schema: List[dict], allow_python: bool = True) -> Fi
             continue
         if name in mapping and mapping[name] is None:
             continue
+        if name not in mapping and field["dtype"] == "bytes" and name != _joint.IMAGE:
+            continue  # a bytes field comes where a transform (RawBytes) names it
         in_python: Optional[list] = [] if allow_python else None
         steps, why, deviations = _split(name, mapping[name], in_python) if name in mapping \
             else ([], None, [])

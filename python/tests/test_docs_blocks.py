@@ -71,8 +71,8 @@ def make_scratch(folder: Path) -> None:
 
 
 def write_photos_in_place_formats(folder: Path) -> None:
-    """photos/'s JPEGs as two WebDataset tars (tars/photos-000000.tar, -000001.tar: KEY.jpg and
-    KEY.cls) and as one Parquet file laid out as Hugging Face's datasets writes it
+    """photos/'s JPEGs as two WebDataset tars (tars/photos-000000.tar, -000001.tar: KEY.jpg,
+    KEY.cls, KEY.json and KEY.npy, a float32 (4,)) and as one Parquet file laid out as Hugging Face's datasets writes it
     (parquet/train-00000-of-00001.parquet: an `image` struct of bytes and path, a `label`)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -84,9 +84,14 @@ def write_photos_in_place_formats(folder: Path) -> None:
         with tarfile.open(folder / "tars" / f"photos-{shard:06d}.tar", "w") as tar:
             for path, label in list(zip(photos, labels))[shard::2]:
                 tar.add(path, arcname=f"{path.stem}.jpg")
-                cls = tarfile.TarInfo(f"{path.stem}.cls")
-                cls.size = len(str(label))
-                tar.addfile(cls, io.BytesIO(str(label).encode()))
+                features = io.BytesIO()
+                np.save(features, np.full(4, int(path.stem), dtype=np.float32))
+                members = {"cls": str(label).encode(), "npy": features.getvalue(),
+                           "json": json.dumps({"file": path.name}).encode()}
+                for extension, data in members.items():
+                    info = tarfile.TarInfo(f"{path.stem}.{extension}")
+                    info.size = len(data)
+                    tar.addfile(info, io.BytesIO(data))
     (folder / "parquet").mkdir()
     images = [{"bytes": p.read_bytes(), "path": p.name} for p in photos]
     pq.write_table(pa.table({"image": images, "label": labels}),

@@ -1,14 +1,16 @@
 """WebDataset tars read in place (stoker.WebDataset): the webdataset library's samples (keys,
-labels, bytes, pixels), the converted dataset's pixels for the same transforms and draws, the
-source contract (order, exactly once across ranks, resume), the index kept in the cache only,
-bad tars named by tar and member under on_error."""
+labels, bytes, pixels, the other members as it decodes them), the converted dataset's pixels for
+the same transforms and draws, the source contract (order, exactly once across ranks, resume),
+the index kept in the cache only, bad tars and fields named by tar and member under on_error."""
 
 import io
+import json
 import os
 import tarfile
 
 import numpy as np
 import pytest
+import torch
 
 import stoker
 from batches import assert_same, epochs
@@ -19,9 +21,9 @@ from test_image_folder_source import make_folder
 PER_TAR = 5
 
 
-def write_tars(folder, out):
+def write_tars(folder, out, extra=lambda i: {}):
     """The image folder's samples, in torchvision's order, as tars of PER_TAR samples written
-    by webdataset's TarWriter: KEY.jpg (or .png) and KEY.cls."""
+    by webdataset's TarWriter: KEY.jpg (or .png), KEY.cls and the members `extra(i)` gives."""
     datasets = pytest.importorskip("torchvision.datasets")
     wds = pytest.importorskip("webdataset")
     samples = datasets.ImageFolder(str(folder)).samples
@@ -30,7 +32,8 @@ def write_tars(folder, out):
         with wds.TarWriter(str(out / f"data-{start // PER_TAR:03d}.tar")) as sink:
             for i, (path, label) in enumerate(samples[start:start + PER_TAR], start):
                 ext = "png" if path.endswith(".png") else "jpg"
-                sink.write({"__key__": f"s/{i:04d}", ext: open(path, "rb").read(), "cls": label})
+                sink.write({"__key__": f"s/{i:04d}", ext: open(path, "rb").read(), "cls": label,
+                            **extra(i)})
     return sorted(str(p) for p in out.glob("*.tar"))
 
 
@@ -55,13 +58,16 @@ def crop_loader(path, cache, **options):
                          **options)
 
 
-def test_samples_are_webdatasets(tars, cache):
+def assert_samples_are_webdatasets(tars, cache):
+    """stoker's images (as stored and decoded) and labels of `tars` are webdataset's, read with
+    on_error="raise"."""
     wds = pytest.importorskip("webdataset")
     from PIL import Image
     reference = list(wds.WebDataset(tars, shardshuffle=False, empty_check=False))
     def loader(image):
         return stoker.Loader(stoker.WebDataset(tars), batch_size=1, shuffle=False,
-                             cache_dir=cache, batch_format="dict", transforms={"image": image})
+                             cache_dir=cache, batch_format="dict", transforms={"image": image},
+                             on_error="raise")
     as_stored = list(loader(S.RawBytes(max_length=1 << 20)))
     decoded = list(loader(S.DecodeImage()))
     assert len(as_stored) == len(decoded) == len(reference) == 23
@@ -71,6 +77,21 @@ def test_samples_are_webdatasets(tars, cache):
         assert bytes(stored["image"][0].numpy()) == image
         want = np.asarray(Image.open(io.BytesIO(image)).convert("RGB"))
         np.testing.assert_array_equal(pixels["image"][0].numpy().transpose(1, 2, 0), want)
+
+
+def test_samples_are_webdatasets(tars, cache):
+    assert_samples_are_webdatasets(tars, cache)
+
+
+def test_a_member_only_some_samples_hold_is_left_out_and_named(folder, tmp_path, cache):
+    # img2dataset's optional members: one sample of 23 has a caption.
+    tars = write_tars(folder, tmp_path / "tars", lambda i: {"txt": "a caption"} if i == 7 else {})
+    assert_samples_are_webdatasets(tars, cache)
+    loader = stoker.Loader(stoker.WebDataset(tars), cache_dir=cache, transforms=NO_IMAGE)
+    assert "label cls, fields none; left out: txt (in 1 of 23 samples)" in loader._native.describe
+    info = stoker.inspect(tmp_path / "tars", cache_dir=cache)
+    assert "txt" not in [f["name"] for f in info["schema"]["fields"]]
+    assert "left out: txt (in 1 of 23 samples)" in info["source"]
 
 
 def test_pixels_are_the_converted_datasets(folder, tars, tmp_path, cache):
@@ -148,3 +169,117 @@ def test_a_tar_gone_after_the_open_is_one_line(tars, cache):
     os.remove(tars[2])
     with pytest.raises(FileNotFoundError, match=f"^{tars[2]}: no such file$"):
         list(loader)
+
+
+def write_field_tars(out, count=6, per_tar=3, change=None):
+    """`count` samples as tars of `per_tar` written by webdataset's TarWriter: KEY.jpg, .cls,
+    .json, .txt, .npy (float32 (2, 3)) and .seq.npy (int64 (i % 3 + 1, 2)); `change(i, sample)`
+    may alter a sample's members before it is written."""
+    wds = pytest.importorskip("webdataset")
+    from loader_datasets import encode, photo
+    out.mkdir()
+    for start in range(0, count, per_tar):
+        with wds.TarWriter(str(out / f"f-{start // per_tar:03d}.tar")) as sink:
+            for i in range(start, min(start + per_tar, count)):
+                sample = {"__key__": f"k{i:03d}", "jpg": encode(photo(i, 24, 20), "JPEG"),
+                          "cls": i % 4, "json": {"i": i, "tags": ["a"] * i}, "txt": f"sample {i}",
+                          "npy": np.arange(6, dtype=np.float32).reshape(2, 3) * i,
+                          "seq.npy": np.full((i % 3 + 1, 2), i, dtype=np.int64)}
+                if change:
+                    change(i, sample)
+                sink.write(sample)
+    return sorted(str(p) for p in out.glob("*.tar"))
+
+
+def field_loader(tars, cache, **options):
+    options.setdefault("transforms", {"image": None, "json": S.RawBytes(max_length=256),
+                                      "txt": S.RawBytes(max_length=64)})
+    return stoker.Loader(stoker.WebDataset(tars), batch_size=1, shuffle=False, cache_dir=cache,
+                         batch_format="dict", **options)
+
+
+def test_other_members_are_fields_as_webdataset_decodes_them(tmp_path, cache):
+    wds = pytest.importorskip("webdataset")
+    tars = write_field_tars(tmp_path / "tars")
+    reference = list(wds.WebDataset(tars, shardshuffle=False, empty_check=False).decode())
+    loader = field_loader(tars, cache)
+    schema = {f["name"]: (f["dtype"], f["shape"]) for f in loader._native.schema}
+    assert schema["npy"] == ("float32", [2, 3])
+    assert schema["seq.npy"] == ("int64", ["N_seq.npy", 2])
+    assert schema["json"] == schema["txt"] == ("bytes", None)
+    batches = list(loader)
+    assert len(batches) == len(reference) == 6
+    for batch, sample in zip(batches, reference):
+        assert batch["label"].item() == sample["cls"]
+        assert json.loads(bytes(batch["json"][0].numpy())) == sample["json"]
+        assert bytes(batch["txt"][0].numpy()).decode() == sample["txt"]
+        np.testing.assert_array_equal(batch["npy"][0].numpy(), sample["npy"])
+        assert batch["npy"].dtype == torch.float32
+        np.testing.assert_array_equal(batch["seq.npy"][0].numpy(), sample["seq.npy"])
+    # One transform, the image's: the bytes fields no transform names are left out.
+    crop = S.Compose([S.RandomResizedCrop(16), S.ToTensor()])
+    plain = stoker.Loader(stoker.WebDataset(tars), batch_size=2, cache_dir=cache, transforms=crop)
+    assert sorted(next(iter(plain)).keys()) == sorted(
+        ["image", "label", "height", "width", "original_size", "original_checksum", "npy",
+         "seq.npy"])
+    # Named in a tuple with the image cropped; the bytes fields need a transform to come.
+    tuples = stoker.Loader(tmp_path / "tars", batch_size=3, shuffle=False, cache_dir=cache,
+                           transforms=crop, batch_format=("image", "npy", "label"))
+    image, npy, label = next(iter(tuples))
+    assert image.shape == (3, 3, 16, 16) and npy.shape == (3, 2, 3)
+    np.testing.assert_array_equal(npy.numpy(), np.stack([s["npy"] for s in reference[:3]]))
+    with pytest.raises(ValueError, match="names the bytes field 'json': give it a transform"):
+        stoker.Loader(stoker.WebDataset(tars), cache_dir=cache, batch_format=("label", "json"))
+    info = stoker.inspect(tmp_path / "tars", cache_dir=cache)
+    assert [f["name"] for f in info["schema"]["fields"]][6:] == ["json", "npy", "seq.npy", "txt"]
+    assert info["max_lengths"] == {"seq.npy": 3}
+    assert stoker.verify(tmp_path / "tars", cache_dir=cache)["datasets"][0]["records"] == 6
+
+
+def corrupt_npy(kind):
+    """change() for write_field_tars: sample 4's .npy made bad as `kind` says."""
+    def change(i, sample):
+        if i != 4:
+            return
+        good = io.BytesIO()
+        np.save(good, sample["npy"])
+        data = good.getvalue()
+        if kind == "truncated header":
+            data = data[:40]
+        elif kind == "bad dtype":
+            saved = io.BytesIO()
+            np.save(saved, sample["npy"].astype(np.float64))
+            data = saved.getvalue()
+        elif kind == "huge shape":
+            data = data.replace(b"(2, 3), }", b"(2, 300000000000), }")
+            data = data.replace(b" " * 11 + b"\n", b"\n", 1)
+        elif kind == "wrong length":
+            data = data[:-4]
+        del sample["npy"]
+        sample["npy"] = data  # TarWriter writes bytes as they are
+    return change
+
+
+@pytest.mark.parametrize("kind, why", [
+    ("truncated header", "field npy: not a .npy array stoker reads: cut short in its header"),
+    ("bad dtype", "field npy: dtype '<f8', not float32"),
+    ("huge shape", r"field npy: shape \(2, 300000000000\), not \(2, 3\)"),
+    ("wrong length", "field npy: 20 bytes of data where its shape \\(2, 3\\) takes 24")])
+def test_a_bad_field_is_a_record_named_by_tar_member_and_field(tmp_path, cache, kind, why):
+    tars = write_field_tars(tmp_path / "tars", change=corrupt_npy(kind))
+    named = f"{tars[1]}: member k004.npy: {why}"
+    transforms = {"image": S.Compose([S.RandomResizedCrop(16), S.ToTensor()]), "json": None,
+                  "txt": None}
+    with pytest.raises(stoker.Error, match=named):
+        list(field_loader(tars, cache, transforms=transforms))
+    kept = list(field_loader(tars, cache, transforms=transforms, on_error="skip"))
+    assert [l for b in kept for l in b["label"].tolist()] == [i % 4 for i in range(6) if i != 4]
+
+
+def test_an_npy_member_one_sample_lacks_is_no_field(tmp_path, cache):
+    tars = write_field_tars(tmp_path / "tars", change=lambda i, s: s.pop("npy") if i == 4 else 0)
+    loader = field_loader(tars, cache, on_error="raise")
+    assert "left out: npy (in 5 of 6 samples)" in loader._native.describe
+    batches = list(loader)
+    assert [b["label"].item() for b in batches] == [i % 4 for i in range(6)]
+    assert all("npy" not in b for b in batches)

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "stoker/store/record_encoder.h"
 #include "stoker/store/schema.h"
 #include "stoker/util/byte_span.h"
 #include "stoker/util/status.h"
@@ -43,8 +44,14 @@ struct ImageRecordValues {
   ByteSpan original;  // the imported file: original_size and original_checksum are its
 };
 
-// The bytes of the record of `values` in `schema`, whose fields are `fields`; the stored image
-// at most shard_format::kMaxPayloadBytes (kInvalidArgument otherwise).
+// Sets the image record's fields `fields` of `encoder` to `values` (a schema with more fields
+// has the rest set by the caller); the stored image at most shard_format::kMaxPayloadBytes
+// (kInvalidArgument otherwise).
+Status set_image_record(RecordEncoder& encoder, const ImageRecordFields& fields,
+                        const ImageRecordValues& values);
+
+// The bytes of the record of `values` in `schema`, whose fields are `fields` and no others
+// (set_image_record's errors).
 Result<std::vector<uint8_t>> encode_image_record(const Schema& schema,
                                                  const ImageRecordFields& fields,
                                                  const ImageRecordValues& values);

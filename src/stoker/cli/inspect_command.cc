@@ -33,6 +33,7 @@ std::string class_list(const std::vector<std::string>& names) {
 
 void print_text(const DatasetSummary& s) {
   fmt::print("dataset   {}\n", s.dir);
+  if (!s.source.empty()) fmt::print("source    {}\n", s.source);
   fmt::print("format    version {}\n", s.format_version);
   // An image folder read in place has no byte counts: its size is left out, not 0.0 MB.
   const std::string size = s.bytes > 0 ? fmt::format(" ({:.1f} MB)", s.bytes / 1e6) : "";

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
 
 namespace stoker {
 namespace {
@@ -28,6 +30,7 @@ int64_t label_of(const Dataset& dataset, uint64_t record, int field) {
 DatasetSummary summarize(const Dataset& dataset, bool read_labels) {
   DatasetSummary s;
   s.dir = dataset.dir();
+  if (std::string source = dataset.describe(); source != s.dir) s.source = std::move(source);
   s.format_version = dataset.manifest().format_version;
   s.records = dataset.size();
   s.shards = dataset.num_shards();
@@ -112,6 +115,7 @@ std::string DatasetSummary::to_json(const Schema& schema) const {
   for (const auto& [field, stats] : statistics)
     j["statistics"][field] = {{"mean", stats.mean}, {"std", stats.std}, {"pixels", stats.pixels}};
   if (!max_lengths.empty()) j["max_lengths"] = max_lengths;
+  if (!source.empty()) j["source"] = source;
   return j.dump();
 }
 

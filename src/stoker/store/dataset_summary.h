@@ -19,6 +19,9 @@ constexpr int64_t kMaxClasses = int64_t{1} << 16;
 
 struct DatasetSummary {
   std::string dir;
+  // The source's description (ShardSource::describe) where it says more than `dir`: what a
+  // source read in place reads and leaves out (e.g. a WebDataset member only some samples hold).
+  std::string source;
   uint32_t format_version = 0;
   uint64_t records = 0;
   int shards = 0;
@@ -44,9 +47,9 @@ struct DatasetSummary {
   // The manifest's max_lengths: the most rows of each variable-length field.
   std::map<std::string, uint64_t> max_lengths;
 
-  // One JSON object: dir, format_version, records, shards, bytes, schema (the JSON form),
-  // when the labels were read label_min, label_max and label_histogram {"value": count},
-  // class_names, record_order {"order": "shuffled", "seed": N}, statistics
+  // One JSON object: dir, source (where there is one), format_version, records, shards, bytes,
+  // schema (the JSON form), when the labels were read label_min, label_max and label_histogram
+  // {"value": count}, class_names, record_order {"order": "shuffled", "seed": N}, statistics
   // {"field": {"mean": [...], "std": [...], "pixels": n}} and max_lengths {"field": rows} when
   // present.
   std::string to_json(const Schema& schema) const;

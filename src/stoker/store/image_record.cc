@@ -1,6 +1,5 @@
 #include "stoker/store/image_record.h"
 
-#include "stoker/store/record_encoder.h"
 #include "stoker/util/checksum.h"
 
 namespace stoker {
@@ -36,9 +35,8 @@ Result<ImageRecordFields> ImageRecordFields::find(const Schema& schema) {
   return found;
 }
 
-Result<std::vector<uint8_t>> encode_image_record(const Schema& schema,
-                                                 const ImageRecordFields& fields,
-                                                 const ImageRecordValues& values) {
+Status set_image_record(RecordEncoder& encoder, const ImageRecordFields& fields,
+                        const ImageRecordValues& values) {
   const int64_t scalars[][2] = {
       {fields.label, values.label},
       {fields.height, values.height},
@@ -46,10 +44,16 @@ Result<std::vector<uint8_t>> encode_image_record(const Schema& schema,
       {fields.original_size, static_cast<int64_t>(values.original.size)},
       {fields.original_checksum,
        static_cast<int64_t>(xxh3_64(values.original.data, values.original.size))}};
-  RecordEncoder encoder(schema);
   for (const auto& [field, value] : scalars)
     STOKER_RETURN_IF_ERROR(encoder.set_fixed(static_cast<int>(field), &value, sizeof value));
-  STOKER_RETURN_IF_ERROR(encoder.set_bytes(fields.image, values.stored.data, values.stored.size));
+  return encoder.set_bytes(fields.image, values.stored.data, values.stored.size);
+}
+
+Result<std::vector<uint8_t>> encode_image_record(const Schema& schema,
+                                                 const ImageRecordFields& fields,
+                                                 const ImageRecordValues& values) {
+  RecordEncoder encoder(schema);
+  STOKER_RETURN_IF_ERROR(set_image_record(encoder, fields, values));
   return encoder.encode();
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Tars written by Python's tarfile (STOKER_PYTHON), the reference of the tar parser and the
-// WebDataset source's tests, and tarfile's own listing of a tar. Test-only.
+// WebDataset source's tests, tarfile's own listing of a tar, and .npy files written by numpy.
+// Test-only.
 
 #include <gtest/gtest.h>
 
@@ -68,6 +69,18 @@ json.dump(out, open(sys.argv[1] + "/listing.json", "w"))
 inline std::string file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// The .npy file numpy.save writes of the array the Python expression `array` makes (numpy is
+// `np`).
+inline std::string npy_file(const std::string& array) {
+  testing::TempDir dir;
+  std::ofstream(dir / "save.py") << "import sys\nimport numpy as np\nnp.save(sys.argv[1], " << array
+                                 << ")\n";
+  const std::string command =
+      std::string(STOKER_PYTHON) + " " + (dir / "save.py") + " " + (dir / "a.npy");
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  return file_bytes(dir / "a.npy");
 }
 
 }  // namespace stoker::tar_fixtures

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "stoker/store/import/npy_header.h"
 #include "stoker/util/atomic_file.h"
 #include "stoker/util/checksum.h"
 #include "stoker/util/regular_file.h"
@@ -17,7 +18,7 @@
 namespace stoker {
 namespace {
 
-constexpr char kMagic[8] = {'S', 'T', 'K', 'T', 'A', 'R', 'I', '1'};
+constexpr char kMagic[8] = {'S', 'T', 'K', 'T', 'A', 'R', 'I', '2'};
 constexpr uint64_t kMaxIndexBytes = uint64_t{4} << 30;
 constexpr size_t kChunk = size_t{1} << 20;
 
@@ -35,6 +36,14 @@ Result<size_t> read_at(int fd, const std::string& path, uint64_t offset, uint8_t
 }
 
 }  // namespace
+
+bool is_npy_name(const std::string& name) {
+  if (name.size() < 4) return false;
+  std::string tail = name.substr(name.size() - 4);
+  for (char& c : tail)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return tail == ".npy";
+}
 
 Result<TarIndex> build_tar_index(const std::string& path) {
   STOKER_ASSIGN_OR_RETURN(RegularFile file, RegularFile::open(path));
@@ -54,13 +63,18 @@ Result<TarIndex> build_tar_index(const std::string& path, int fd, const FileIden
   const std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state(XXH3_createState(),
                                                                        &XXH3_freeState);
   if (!state) return io_error(fmt::format("{}: no memory to index it", path));
+  static_assert(kChunk >= kMaxNpyHeaderBytes, "a member's first chunk holds its npy header");
   for (const TarMember& member : index.listing.members) {
     XXH3_64bits_reset(state.get());
+    std::string& head = index.npy_heads.emplace_back();
     for (uint64_t done = 0; done < member.size;) {
       const size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, member.size - done));
       STOKER_ASSIGN_OR_RETURN(size_t got, read(member.offset + done, chunk.data(), n));
       if (got != n) return io_error(fmt::format("{}: it shrank while its index was built", path));
       XXH3_64bits_update(state.get(), chunk.data(), n);
+      if (done == 0 && is_npy_name(member.name))
+        head.assign(reinterpret_cast<const char*>(chunk.data()),
+                    npy_header_size({chunk.data(), n}));
       done += n;
     }
     index.checksums.push_back(XXH3_64bits_digest(state.get()));
@@ -94,6 +108,7 @@ std::string encode_tar_index(const TarIndex& index) {
     put_u64(body, member.size);
     put_text(body, member.unsupported);
     put_u64(body, index.checksums[i]);
+    put_text(body, index.npy_heads[i]);
   }
   return seal(kMagic, body);
 }
@@ -107,15 +122,17 @@ Result<TarIndex> decode_tar_index(ByteSpan bytes, const std::string& path) {
   uint64_t mtime = 0, n = 0;
   if (!in.text(index.path) || index.path != path || !in.u64(index.identity.size) ||
       !in.u64(mtime) || !in.text(index.listing.damage) || !in.text(index.listing.cut_member) ||
-      !in.count(n, 40))
+      !in.count(n, 48))
     return damaged;
   index.identity.stamp = static_cast<int64_t>(mtime);
   index.listing.members.resize(n);
   index.checksums.resize(n);
+  index.npy_heads.resize(n);
   for (size_t i = 0; i < n; ++i) {
     TarMember& member = index.listing.members[i];
     if (!in.text(member.name) || !in.u64(member.offset) || !in.u64(member.size) ||
         !in.text(member.unsupported) || !in.u64(index.checksums[i]) ||
+        !in.text(index.npy_heads[i]) || index.npy_heads[i].size() > kMaxNpyHeaderBytes ||
         member.offset > index.identity.size || member.size > index.identity.size - member.offset)
       return damaged;
   }

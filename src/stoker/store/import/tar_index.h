@@ -1,12 +1,12 @@
 #pragma once
-// A tar's index: its members (tar_members.h) and the XXH3-64 of each member's bytes, with the
-// identity of the tar it was built from (size, and a local file's modification time or a remote
-// object's ETag). Built by reading the tar once; kept under CACHE_DIR/tar-indexes/ (one file per
-// tar, named by the XXH3-64 of its absolute path or of its URL) so that later opens read it
-// instead of the tar, while the tar's identity is the same. Nothing is written next to the tar. A
-// reader that seeks to a member checks the member's bytes against the checksum here: a tar changed
-// since (same size and time) is caught there. Functions; thread-safe (the saved file is replaced
-// atomically).
+// A tar's index: its members (tar_members.h), the XXH3-64 of each member's bytes and the header
+// of each `.npy` member (npy_header.h), with the identity of the tar it was built from (size, and a
+// local file's modification time or a remote object's ETag). Built by reading the tar once; kept
+// under CACHE_DIR/tar-indexes/ (one file per tar, named by the XXH3-64 of its absolute path or of
+// its URL) so that later opens read it instead of the tar, while the tar's identity is the same.
+// Nothing is written next to the tar. A reader that seeks to a member checks the member's bytes
+// against the checksum here: a tar changed since (same size and time) is caught there. Functions;
+// thread-safe (the saved file is replaced atomically).
 
 #include <cstdint>
 #include <string>
@@ -24,7 +24,12 @@ struct TarIndex {
   FileIdentity identity;  // of the tar it was built from
   TarListing listing;
   std::vector<uint64_t> checksums;  // of each listed member's bytes
+  // Of each listed member named *.npy (any case), its first npy_header_size bytes; else "".
+  std::vector<std::string> npy_heads;
 };
+
+// Whether a member called `name` is a .npy file (its name ends in .npy, any case).
+bool is_npy_name(const std::string& name);
 
 // The index of the tar at `path`, read whole: one line naming it when it cannot be read (not
 // found, not a regular file, an I/O error). Its damage is in the listing, not an error.

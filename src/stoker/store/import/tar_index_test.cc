@@ -1,5 +1,5 @@
-// Tar indexes: members and checksums, kept in the cache folder only, read back while the tar
-// is the same, built again when it changed; a member changed in place is caught when read.
+// Tar indexes: members, checksums and .npy headers, kept in the cache folder only, read back while
+// the tar is the same, built again when it changed; a member changed in place is caught when read.
 #include "stoker/store/import/tar_index.h"
 
 #include <gtest/gtest.h>
@@ -38,6 +38,7 @@ TEST(TarIndex, HoldsEachMembersChecksumAndIsKeptInTheCacheOnly) {
   ASSERT_EQ(built.listing.members.size(), 2u);
   EXPECT_EQ(built.checksums[0], xxh3_64("AAAA", 4));
   EXPECT_EQ(built.checksums[1], xxh3_64("7", 1));
+  EXPECT_EQ(built.npy_heads, std::vector<std::string>(2));
   EXPECT_EQ(built.identity.size, fs::file_size(tar));
   EXPECT_EQ(index_test_files(dir / "data"), 1u) << "nothing written next to the tar";
   EXPECT_EQ(index_test_files(dir / "cache"), 1u);
@@ -58,6 +59,21 @@ TEST(TarIndex, HoldsEachMembersChecksumAndIsKeptInTheCacheOnly) {
   // A damaged saved index is built again too.
   ASSERT_TRUE(write_file_atomically(saved, "garbage").is_ok());
   EXPECT_EQ(local_index(tar, dir / "cache").listing.members.size(), 3u);
+}
+
+TEST(TarIndex, HoldsEachNpyMembersHeader) {
+  testing::TempDir dir;
+  const std::string tar = dir / "t.tar";
+  const std::string npy = tar_fixtures::npy_file("np.arange(100, dtype='<f4')");
+  tar_fixtures::write_tar(tar, {{"a.NPY", npy}, {"a.x.npy", "short"}, {"a.npz", npy}});
+  const TarIndex index = build_tar_index(tar).value_or_throw();
+  EXPECT_EQ(index.npy_heads,
+            (std::vector<std::string>{npy.substr(0, npy.size() - 400), "short", ""}));
+  const std::string saved = encode_tar_index(index);
+  EXPECT_EQ(decode_tar_index({reinterpret_cast<const uint8_t*>(saved.data()), saved.size()}, tar)
+                .value_or_throw()
+                .npy_heads,
+            index.npy_heads);
 }
 
 TEST(TarIndex, AMemberChangedInPlaceIsCaughtWhenRead) {
@@ -86,6 +102,7 @@ TEST(TarIndex, SavedFormRoundTripsAndRefusesDamage) {
   index.listing.members = {{"a.jpg", 512, 10, ""}, {"l", 1536, 0, "a FIFO"}};
   index.listing.damage = "member z: cut short";
   index.checksums = {1, 2};
+  index.npy_heads = {"", ""};
   const std::string saved = encode_tar_index(index);
   const ByteSpan bytes{reinterpret_cast<const uint8_t*>(saved.data()), saved.size()};
   const TarIndex back = decode_tar_index(bytes, "x.tar").value_or_throw();

@@ -1,6 +1,7 @@
 #include "stoker/store/import/webdataset_source.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <charconv>
@@ -8,21 +9,15 @@
 #include "stoker/store/image_record.h"
 #include "stoker/store/import/image_folder.h"
 #include "stoker/store/import/webdataset_tars.h"
+#include "stoker/store/record_encoder.h"
 #include "stoker/util/ordered_map.h"
 
 namespace stoker {
 namespace {
 
-constexpr const char* kImageFields[] = {"jpg", "jpeg", "png", "webp"};
-constexpr uint64_t kMaxLabelBytes = 64;  // a longer `cls` member is no integer label
+constexpr uint64_t kMaxLabelBytes = 64;  // a longer label member is no integer label
 
-std::optional<size_t> image_member(const WebDatasetSample& sample) {
-  for (const char* field : kImageFields)
-    if (std::optional<size_t> member = sample.member(field)) return member;
-  return std::nullopt;
-}
-
-// A `cls` member's integer: decimal digits, a sign, ASCII white space around (Python's int()).
+// A label member's integer: decimal digits, a sign, ASCII white space around (Python's int()).
 std::optional<int64_t> parse_label(const std::string& text) {
   const size_t first = text.find_first_not_of(" \t\n\r\f\v");
   if (first == std::string::npos) return std::nullopt;
@@ -52,7 +47,6 @@ Result<std::shared_ptr<WebDatasetSource>> WebDatasetSource::open(
   source->files_ = files;
   const std::vector<std::string>& tars = files->names();
   Manifest manifest;
-  manifest.schema = image_record_schema();
   manifest.source = location;
   // Tars indexed on several threads (reads overlap), taken in order.
   const int workers = std::max(1, std::min(options.index_threads, static_cast<int>(tars.size())));
@@ -75,6 +69,18 @@ Result<std::shared_ptr<WebDatasetSource>> WebDatasetSource::open(
         return Status::ok();
       }));
   source->starts_.push_back(manifest.records);
+  const Schema base = image_record_schema();
+  source->fields_ = webdataset_fields(source->tars_, source->samples_, base.fields());
+  std::vector<Field> fields = base.fields();
+  for (size_t k = 0; k < source->fields_.fields.size(); ++k) {
+    const Field& field = source->fields_.fields[k];
+    fields.push_back(field);
+    if (field.is_variable_length()) manifest.max_lengths[field.name] = source->fields_.max_rows[k];
+  }
+  // Valid: webdataset_fields keeps the fields the schema holds.
+  manifest.schema = Schema::create(std::move(fields)).value();
+  manifest.format_version = manifest.schema.format_version();
+  source->image_fields_ = ImageRecordFields::find(manifest.schema).value();
   source->set_manifest(std::move(manifest));
   source->set_units_ahead(options.tars_ahead);
   return source;
@@ -85,16 +91,23 @@ void WebDatasetSource::units_ahead(const std::vector<int>& units) {
 }
 
 std::string WebDatasetSource::describe() const {
-  return fmt::format("{} (WebDataset: {} tars, {} samples, read in place)",
-                     spec_.find('\n') == std::string::npos ? spec_ : tars_.front().path + ", ...",
-                     tars_.size(), manifest().records);
+  std::vector<std::string> read;
+  for (const Field& field : fields_.fields) read.push_back(field.name);
+  return fmt::format(
+      "{} (WebDataset: {} tars, {} samples, label {}, fields {}{}{}, read in place)",
+      spec_.find('\n') == std::string::npos ? spec_ : tars_.front().path + ", ...", tars_.size(),
+      manifest().records, fields_.label,
+      read.empty() ? "none" : fmt::format("{}", fmt::join(read, ", ")),
+      fields_.left_out.empty() ? "" : "; left out: ", fmt::join(fields_.left_out, ", "));
 }
 
 Result<ShardReader> WebDatasetSource::read_unit(int u, std::map<uint64_t, std::string>& bad) const {
-  static const ImageRecordFields fields = ImageRecordFields::find(manifest().schema).value();
+  const Schema& schema = manifest().schema;
   const TarIndex& index = tars_[u];
   STOKER_ASSIGN_OR_RETURN(OpenFile tar, files_->open(u));
   const bool changed = !(tar.identity == index.identity);
+  const size_t first_extra = schema.fields().size() - fields_.fields.size();
+  RecordEncoder encoder(schema);
   std::vector<std::vector<uint8_t>> records;
   const std::vector<WebDatasetSample>& samples = samples_[u];
   for (size_t i = 0; i < samples.size(); ++i) {
@@ -102,47 +115,72 @@ Result<ShardReader> WebDatasetSource::read_unit(int u, std::map<uint64_t, std::s
     const uint64_t global = starts_[u] + i;
     ImageRecordValues values;
     std::string image;
+    std::vector<std::string> members(fields_.fields.size());  // the other fields' bytes
+    std::vector<WebDatasetValue> extra(fields_.fields.size());
+    // Member `at`'s bytes, or the reason the record is bad.
+    auto read = [&](size_t at, std::string& out) -> std::string {
+      const TarMember& member = index.listing.members[at];
+      if (member.size > kMaxImageFileBytes)
+        return fmt::format("member {}: {} bytes, more than a member may have", member.name,
+                           member.size);
+      Result<std::string> bytes = read_member(tar.fd, index, at);
+      if (!bytes.is_ok()) return bytes.status().message();
+      out = std::move(bytes).value();
+      return "";
+    };
     // The reason the record is bad, "" if it is not.
     auto check = [&]() -> std::string {
       if (changed) return "changed after its index was built";
       if (!sample.problem.empty()) return sample.problem;
       const std::optional<size_t> image_at = image_member(sample);
-      const std::optional<size_t> label_at = sample.member("cls");
+      const std::optional<size_t> label_at = sample.member(fields_.label);
       if (!image_at) return fmt::format("sample {}: no image (jpg, jpeg, png or webp)", sample.key);
-      if (!label_at) return fmt::format("sample {}: no label (cls)", sample.key);
-      const TarMember& member = index.listing.members[*image_at];
-      if (member.size > kMaxImageFileBytes)
-        return fmt::format("member {}: {} bytes, more than an image may have", member.name,
-                           member.size);
+      if (!label_at) return fmt::format("sample {}: no label ({})", sample.key, fields_.label);
       const std::string& label_name = index.listing.members[*label_at].name;
       if (index.listing.members[*label_at].size > kMaxLabelBytes)
         return fmt::format("member {}: not an integer label", label_name);
-      Result<std::string> label = read_member(tar.fd, index, *label_at);
-      if (!label.is_ok()) return label.status().message();
-      const std::optional<int64_t> value = parse_label(label.value());
+      std::string label;
+      if (std::string why = read(*label_at, label); !why.empty()) return why;
+      const std::optional<int64_t> value = parse_label(label);
       if (!value) return fmt::format("member {}: not an integer label", label_name);
       values.label = *value;
-      Result<std::string> read = read_member(tar.fd, index, *image_at);
-      if (!read.is_ok()) return read.status().message();
-      image = std::move(read).value();
+      if (std::string why = read(*image_at, image); !why.empty()) return why;
       values.original = {reinterpret_cast<const uint8_t*>(image.data()), image.size()};
       Result<image::ImageHeader> header =
           image::read_image_header(values.original, options_.max_pixels);
       if (!header.is_ok())
-        return fmt::format("member {}: {}", member.name, header.status().message());
+        return fmt::format("member {}: {}", index.listing.members[*image_at].name,
+                           header.status().message());
       values.stored = values.original;
       values.height = header.value().height;
       values.width = header.value().width;
+      for (size_t k = 0; k < fields_.fields.size(); ++k) {
+        const Field& field = fields_.fields[k];
+        const std::optional<size_t> at = sample.member(field.name);
+        if (!at) return fmt::format("sample {}: no {}", sample.key, field.name);
+        if (std::string why = read(*at, members[k]); !why.empty()) return why;
+        Result<WebDatasetValue> value = webdataset_value(
+            field, {reinterpret_cast<const uint8_t*>(members[k].data()), members[k].size()});
+        if (!value.is_ok())
+          return fmt::format("member {}: field {}: {}", index.listing.members[*at].name, field.name,
+                             value.status().message());
+        extra[k] = value.value();
+      }
       return "";
     };
     if (std::string reason = check(); !reason.empty()) {
       bad[global] = std::move(reason);
       values = ImageRecordValues();
+      extra.assign(extra.size(), WebDatasetValue());
     }
-    // An image is at most kMaxImageFileBytes: its record always encodes.
-    records.push_back(encode_image_record(manifest().schema, fields, values).value());
+    // Every value is at most kMaxImageFileBytes: the record encodes.
+    STOKER_RETURN_IF_ERROR(set_image_record(encoder, image_fields_, values));
+    for (size_t k = 0; k < fields_.fields.size(); ++k)
+      STOKER_RETURN_IF_ERROR(set_webdataset_value(encoder, static_cast<int>(first_extra + k),
+                                                  fields_.fields[k], extra[k]));
+    records.push_back(encoder.encode());
   }
-  return ShardReader::in_memory(index.path, manifest().schema, records);
+  return ShardReader::in_memory(index.path, schema, records);
 }
 
 Status WebDatasetSource::record_error(int unit, uint64_t record, uint64_t global,

@@ -6,15 +6,18 @@
 // loader and every operation read them as they read a converted dataset. A unit of reading (a
 // manifest shard) is one tar, read as store/unit_read_source.h says; record i of a tar is its
 // i-th sample (webdataset_samples.h): the image is the first of its `jpg`, `jpeg`, `png`, `webp`
-// members, as it is (not transcoded), the label its `cls` member (a decimal integer as text),
-// height and width from the image's header, original_size and original_checksum the image
-// member's. Other fields are not read. Classes have no names.
+// members, as it is (not transcoded), the label its `cls` member or the one webdataset_fields.h
+// chooses (a decimal integer as text), height and width from the image's header,
+// original_size and original_checksum the image member's; then a field for each other member
+// field every sample holds (webdataset_fields.h: bytes, or a .npy member's array; one only some
+// samples hold is left out, and describe() names it with how many do). Classes have no names.
 //
 // Each tar's index (tar_index.h) is built when the source opens (`index_threads` at once), from
 // the cache folder's copy where it is current; a unit then reads only its members, each checked
 // against the index's checksum. A bad record, named by record_error with its tar and member, is a
-// sample the grouping refuses, one missing its image or label or whose label is not an integer, an
-// image stoker does not decode, and every sample of a tar changed since its index was built; the
+// sample the grouping refuses, one missing its image or its label, whose label is
+// not an integer, whose image stoker does not decode, whose .npy member is not an array of its
+// field's dtype and shape, and every sample of a tar changed since its index was built; the
 // loader's on_error raises or skips it. A tar that cannot be opened is acquire's error.
 // Thread-safe.
 
@@ -25,7 +28,9 @@
 #include <vector>
 
 #include "stoker/image/image_header.h"
+#include "stoker/store/image_record.h"
 #include "stoker/store/import/tar_index.h"
+#include "stoker/store/import/webdataset_fields.h"
 #include "stoker/store/import/webdataset_samples.h"
 #include "stoker/store/in_place_files.h"
 #include "stoker/store/unit_read_source.h"
@@ -68,6 +73,8 @@ class WebDatasetSource : public UnitReadSource {
   std::vector<TarIndex> tars_;
   std::vector<std::vector<WebDatasetSample>> samples_;  // of each tar
   std::vector<uint64_t> starts_;                        // first record of each tar, then the count
+  WebDatasetFields fields_;                             // the label's and the other fields
+  ImageRecordFields image_fields_;
 };
 
 }  // namespace stoker

@@ -1,7 +1,9 @@
 // WebDatasetSource: tars written by Python's tarfile read in place, records in the image
-// layout; bad samples and a changed tar named by tar and member.
+// layout and their other members as fields; bad samples and a changed tar named by tar and
+// member.
 #include "stoker/store/import/webdataset_source.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -41,6 +43,7 @@ TEST(WebDatasetSource, RecordsAreTheTarsSamplesInTheImageLayout) {
   tar_fixtures::write_tar(
       tmp / "tars/d-01.tar",
       {{"x/0.jpg", a}, {"x/0.cls", " 3\n"}, {"x/1.cls", "-2"}, {"x/1.jpeg", b}});
+  // A member only some samples hold (y/2.txt) is no field, so no sample lacks it.
   tar_fixtures::write_tar(
       tmp / "tars/d-02.tar",
       {{"y/2.png", "not read"}, {"y/2.jpg", c}, {"y/2.cls", "+7"}, {"y/2.txt", "a caption"}});
@@ -50,7 +53,11 @@ TEST(WebDatasetSource, RecordsAreTheTarsSamplesInTheImageLayout) {
     ASSERT_EQ(source->manifest().shards.size(), 2u) << spec;
     EXPECT_EQ(source->manifest().shards[1].file, tmp / "tars/d-02.tar");
     EXPECT_EQ(source->manifest().shards[0].records, 2u);
+    EXPECT_NE(source->describe().find("fields none; left out: txt (in 1 of 3 samples)"),
+              std::string::npos)
+        << source->describe();
     auto dataset = Dataset::open(source).value_or_throw();
+    EXPECT_EQ(dataset->schema().find("txt"), -1);
     const ImageRecordFields fields = ImageRecordFields::find(dataset->schema()).value_or_throw();
     const std::string images[] = {a, b, c};
     const int64_t labels[] = {3, -2, 7}, widths[] = {20, 8, 5}, heights[] = {10, 24, 6};
@@ -68,6 +75,108 @@ TEST(WebDatasetSource, RecordsAreTheTarsSamplesInTheImageLayout) {
       return Status::ok();
     }));
     EXPECT_EQ(visited, 3);
+  }
+}
+
+// Field `name` of record i of `dataset`: a bytes or variable-length field's payload, else the
+// fixed field's bytes.
+std::string wds_test_field(const Dataset& dataset, uint64_t i, const std::string& name) {
+  const Schema& schema = dataset.schema();
+  const int field = schema.find(name);
+  EXPECT_GE(field, 0) << name;
+  if (schema.fields()[field].is_fixed())
+    return std::string(reinterpret_cast<const char*>(fixed_field(schema, dataset.record(i), field)),
+                       schema.fields()[field].fixed_bytes());
+  const ByteSpan v = variable_field(schema, dataset.record(i), field).value_or_throw();
+  return std::string(reinterpret_cast<const char*>(v.data), v.size);
+}
+
+// The last `n` bytes of `bytes`: a .npy file's data.
+std::string wds_test_tail(const std::string& bytes, size_t n) {
+  return bytes.substr(bytes.size() - n);
+}
+
+TEST(WebDatasetSource, OtherMembersAreFieldsNamedByTheirExtension) {
+  testing::TempDir tmp;
+  const std::string jpeg = wds_test_jpeg(4, 4);
+  const std::string grid[] = {tar_fixtures::npy_file("np.arange(6, dtype='<f4').reshape(2, 3)"),
+                              tar_fixtures::npy_file("-np.arange(6, dtype='<f4').reshape(2, 3)")};
+  const std::string rows[] = {tar_fixtures::npy_file("np.array([[1, 2]], dtype='<i8')"),
+                              tar_fixtures::npy_file("np.array([[3, 4], [5, 6], [7, 8]])")};
+  const std::string wide[] = {tar_fixtures::npy_file("np.zeros(2)"),  // float64: bytes
+                              tar_fixtures::npy_file("np.ones(3)")};
+  const std::string scalar = tar_fixtures::npy_file("np.uint8(9)");
+  std::vector<tar_fixtures::Member> members;
+  for (int i = 0; i < 2; ++i) {
+    const std::string key = "k" + std::to_string(i);
+    for (const tar_fixtures::Member& m :
+         std::vector<tar_fixtures::Member>{{key + ".jpg", jpeg},
+                                           {key + ".cls", std::to_string(i)},
+                                           {key + ".json", "{\"i\": " + std::to_string(i) + "}"},
+                                           {key + ".TXT", "caption " + std::to_string(i)},
+                                           {key + ".npy", grid[i]},
+                                           {key + ".rows.npy", rows[i]},
+                                           {key + ".wide.npy", wide[i]},
+                                           {key + ".one.npy", scalar},
+                                           {key + ".height", "a name the image layout has"}})
+      members.push_back(m);
+  }
+  tar_fixtures::write_tar(tmp / "t.tar", members);
+  WebDatasetSourceOptions options;
+  options.index_cache_dir = tmp / "cache";
+  for (int open = 0; open < 2; ++open) {  // the index built, then read from the cache
+    auto source = WebDatasetSource::open(tmp / "t.tar", options).value_or_throw();
+    const Schema& schema = source->manifest().schema;
+    const std::vector<Field> want = {
+        {"json", DType::kBytes},        {"npy", DType::kFloat32, {2, 3}},
+        {"one.npy", DType::kUint8, {}}, {"rows.npy", DType::kInt64, {2}, "N_rows.npy"},
+        {"txt", DType::kBytes},         {"wide.npy", DType::kBytes}};
+    ASSERT_EQ(schema.fields().size(), 6 + want.size());
+    for (size_t k = 0; k < want.size(); ++k) EXPECT_EQ(schema.fields()[6 + k], want[k]) << k;
+    EXPECT_EQ(source->manifest().max_lengths, (std::map<std::string, uint64_t>{{"rows.npy", 3}}));
+    EXPECT_NE(source->describe().find(
+                  "label cls, fields json, npy, one.npy, rows.npy, txt, wide.npy; left out: "
+                  "height (schema field 'height' repeats)"),
+              std::string::npos)
+        << source->describe();
+    auto dataset = Dataset::open(source).value_or_throw();
+    const int64_t all[] = {0, 1};
+    ShardPins pins = dataset->pin(all, 2, nullptr).value_or_throw();
+    for (uint64_t i = 0; i < 2; ++i) {
+      const std::string n = std::to_string(i);
+      EXPECT_EQ(wds_test_field(*dataset, i, "json"), "{\"i\": " + n + "}");
+      EXPECT_EQ(wds_test_field(*dataset, i, "txt"), "caption " + n);
+      EXPECT_EQ(wds_test_field(*dataset, i, "npy"), wds_test_tail(grid[i], 24));
+      EXPECT_EQ(wds_test_field(*dataset, i, "rows.npy"), wds_test_tail(rows[i], 16 * (1 + 2 * i)));
+      EXPECT_EQ(wds_test_field(*dataset, i, "wide.npy"), wide[i]);
+      EXPECT_EQ(wds_test_field(*dataset, i, "one.npy"), "\x09");
+      EXPECT_EQ(wds_test_scalar(*dataset, i, schema.find("label")), static_cast<int64_t>(i));
+    }
+  }
+}
+
+TEST(WebDatasetSource, TheLabelIsTheFirstLabelFieldTheSamplesHold) {
+  testing::TempDir tmp;
+  const std::string jpeg = wds_test_jpeg(4, 4);
+  struct Case {
+    std::vector<std::pair<std::string, std::string>> fields;  // besides the image
+    std::string described;                                    // its label and fields
+  };
+  const Case cases[] = {
+      {{{"cls", "5"}, {"label", "6"}, {"txt", "7"}}, "label cls, fields txt; left out: label"},
+      {{{"label", "5"}, {"class", "6"}}, "label label, fields class,"},
+      {{{"class", "5"}, {"txt", "a caption"}}, "label class, fields txt,"},
+      {{{"txt", " 5\n"}, {"json", "{}"}}, "label txt, fields json,"}};
+  for (const Case& c : cases) {
+    std::vector<tar_fixtures::Member> members = {{"a.jpg", jpeg}};
+    for (const auto& [field, bytes] : c.fields) members.push_back({"a." + field, bytes});
+    tar_fixtures::write_tar(tmp / "t.tar", members);
+    auto source = WebDatasetSource::open(tmp / "t.tar", {}).value_or_throw();
+    EXPECT_NE(source->describe().find(c.described), std::string::npos) << source->describe();
+    auto dataset = Dataset::open(source).value_or_throw();
+    const int64_t first = 0;
+    ShardPins pins = dataset->pin(&first, 1, nullptr).value_or_throw();
+    EXPECT_EQ(wds_test_scalar(*dataset, 0, dataset->schema().find("label")), 5);
   }
 }
 
@@ -134,6 +243,49 @@ TEST(WebDatasetSource, ATarChangedAfterItsIndexIsCaught) {
   ShardPins pins = dataset->pin(&first, 1, nullptr).value_or_throw();
   EXPECT_EQ(dataset->record_error(1, corrupt("x")).message(),
             tar + ": changed after its index was built (dataset record 1)");
+}
+
+TEST(WebDatasetSource, AMemberNotOfItsFieldsArrayIsABadRecord) {
+  testing::TempDir tmp;
+  const std::string tar = tmp / "t.tar";
+  const std::string jpeg = wds_test_jpeg(4, 4);
+  const std::string good = tar_fixtures::npy_file("np.arange(6, dtype='<f4').reshape(2, 3)");
+  std::string cut_header = good.substr(0, 40);
+  std::string huge = good;  // its shape says more than its bytes hold
+  huge.replace(huge.find("(2, 3)"), 6, "(9999999999, 3)");
+  huge.erase(huge.find('\n') - 9, 9);
+  std::string wrong_length = good + "xx";
+  std::vector<tar_fixtures::Member> members;
+  const std::pair<std::string, std::string> samples[] = {
+      {"a", good},
+      {"b", good},
+      {"c", tar_fixtures::npy_file("np.zeros((2, 3))")},
+      {"d", tar_fixtures::npy_file("np.zeros((2, 4), dtype='<f4')")},
+      {"e", cut_header},
+      {"f", huge},
+      {"g", wrong_length},
+      {"h", good}};
+  for (const auto& [key, npy] : samples) {
+    members.push_back({key + ".jpg", jpeg});
+    members.push_back({key + ".cls", "1"});
+    members.push_back({key + ".npy", npy});
+    if (key != "h") members.push_back({key + ".json", "{}"});  // no field: h lacks it
+  }
+  tar_fixtures::write_tar(tar, members);
+  EXPECT_NE(WebDatasetSource::open(tar, {}).value_or_throw()->describe().find(
+                "fields npy; left out: json (in 7 of 8 samples)"),
+            std::string::npos);
+  const std::string why[] = {
+      "member a.jpg: the transform's",
+      "member b.jpg: the transform's",
+      "member c.npy: field npy: dtype '<f8', not float32",
+      "member d.npy: field npy: shape (2, 4), not (2, 3)",
+      "member e.npy: field npy: not a .npy array stoker reads: cut short in its header",
+      "member f.npy: field npy: shape (9999999999, 3), not (2, 3)",
+      "member g.npy: field npy: 26 bytes of data where its shape (2, 3) takes 24",
+      "member h.jpg: the transform's"};
+  for (int64_t i = 0; i < static_cast<int64_t>(std::size(why)); ++i)
+    EXPECT_EQ(wds_test_error(tar, i), fmt::format("{}: {} (dataset record {})", tar, why[i], i));
 }
 
 }  // namespace
