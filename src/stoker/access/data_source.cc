@@ -138,16 +138,19 @@ DataLocation locate_image_folders(const std::string& path) {
 
 // The dataset of `source`, read in place: through a transcode cache (transcode_cache.h) in the
 // cache folder's transcoded/ when `access` asks for one, its budget --cache-gb's or half the
-// free space.
+// free space plus what it holds.
 Result<std::shared_ptr<const Dataset>> open_in_place(std::shared_ptr<UnitReadSource> source,
                                                      const DataAccessOptions& access) {
   if (access.transcode_cache) {
     STOKER_ASSIGN_OR_RETURN(const std::string dir, cache_dir_of(access));
     const std::string transcoded = dir + "/transcoded";
+    // Opened twice: the budget of a cache_gb of 0 counts what the cache holds.
+    STOKER_ASSIGN_OR_RETURN(std::shared_ptr<TranscodeCache> held,
+                            TranscodeCache::open(transcoded, 0));
     STOKER_ASSIGN_OR_RETURN(
         std::shared_ptr<TranscodeCache> cache,
-        TranscodeCache::open(transcoded,
-                             cache_budget_bytes(access, free_disk_bytes(transcoded), 0)));
+        TranscodeCache::open(transcoded, cache_budget_bytes(access, free_disk_bytes(transcoded),
+                                                            held->held_bytes())));
     source->set_transcode_cache(std::move(cache));
   }
   return Dataset::open(std::move(source));

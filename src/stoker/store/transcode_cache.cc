@@ -93,12 +93,13 @@ ShardReader TranscodeCache::transcoded(ShardReader original) {
       checked_.insert(path);
       return std::move(cached).value();
     }
-    const uintmax_t size = fs::file_size(path, ec);
+    std::error_code size_ec;
+    const uintmax_t size = fs::file_size(path, size_ec);
     fmt::print(stderr, "stoker: transcode cache: {} (of {}) is damaged, rebuilt: {}\n", path,
                original.path(), check.message());
     fs::remove(path, ec);
     MutexLock lock(mutex_);
-    held_ -= std::min<uint64_t>(held_, ec ? 0 : size);
+    held_ -= std::min<uint64_t>(held_, size_ec ? 0 : size);
   }
   // Room for the transcode, reserved at the original's size (a transcode is about as large).
   const uint64_t reserved = original.file_bytes();

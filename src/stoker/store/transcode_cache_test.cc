@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,11 +20,7 @@ namespace stoker {
 namespace {
 
 namespace fs = std::filesystem;
-using image::testing::crops_of;
-using image::testing::Fixture;
-using image::testing::image_fixtures;
-using image::testing::packed;
-using image::testing::span;
+namespace fixtures = image::testing;
 
 // A unit read in place, named `name`: a record of each fixture (JPEGs progressive, grey, CMYK
 // and corrupt ones included; PNGs), its label the fixture's position, its image as it is.
@@ -29,10 +28,10 @@ ShardReader unit(const std::string& name, size_t first = 0) {
   const Schema schema = image_record_schema();
   const ImageRecordFields fields = ImageRecordFields::find(schema).value();
   std::vector<std::vector<uint8_t>> records;
-  const std::vector<Fixture>& all = image_fixtures();
+  const std::vector<fixtures::Fixture>& all = fixtures::image_fixtures();
   for (size_t i = first; i < all.size(); ++i) {
     ImageRecordValues values;
-    values.stored = span(all[i].bytes);
+    values.stored = fixtures::span(all[i].bytes);
     values.original = values.stored;
     values.label = static_cast<int64_t>(i);
     records.push_back(encode_image_record(schema, fields, values).value());
@@ -47,7 +46,7 @@ std::string decoded(ByteSpan stored, std::optional<image::CropRect> crop) {
   request.crop = crop;
   Result<image::DecodedCrop> d = image::decode_rgb(stored, request, buffer);
   if (!d.is_ok()) return "error";
-  const std::vector<uint8_t> pixels = packed(d.value().pixels);
+  const std::vector<uint8_t> pixels = fixtures::packed(d.value().pixels);
   return std::string(pixels.begin(), pixels.end());
 }
 
@@ -59,7 +58,7 @@ int expect_same_pixels(const ShardReader& got, const ShardReader& want) {
   EXPECT_EQ(got.records(), want.records());
   int transcoded = 0;
   for (uint64_t i = 0; i < want.records() && i < got.records(); ++i) {
-    SCOPED_TRACE(image_fixtures()[i].name);
+    SCOPED_TRACE(fixtures::image_fixtures()[i].name);
     EXPECT_EQ(0, std::memcmp(got.record(i).data, want.record(i).data, schema.fixed_bytes()));
     const ByteSpan a = got.variable_field(i, image).value();
     const ByteSpan b = want.variable_field(i, image).value();
@@ -67,7 +66,8 @@ int expect_same_pixels(const ShardReader& got, const ShardReader& want) {
     EXPECT_EQ(decoded(a, std::nullopt), decoded(b, std::nullopt));
     Result<image::ImageHeader> header = image::read_image_header(b);
     if (!header.is_ok()) continue;
-    for (const image::CropRect& c : crops_of(header.value().width, header.value().height, 6, 7))
+    for (const image::CropRect& c :
+         fixtures::crops_of(header.value().width, header.value().height, 6, 7))
       EXPECT_EQ(decoded(a, c), decoded(b, c))
           << c.x << "," << c.y << " " << c.width << "x" << c.height;
   }
