@@ -1,4 +1,4 @@
-"""transcode_cache=True: data read in place (an image folder, WebDataset tars) gives the same
+"""transcode_cache=True: data read in place (an image folder, WebDataset tars, Parquet) gives the same
 batches as without it, epoch after epoch and run after run, from units transcoded once into the
 cache folder's transcoded/; a damaged cached unit is named in one line and rebuilt."""
 
@@ -31,10 +31,15 @@ def folder(tmp_path):
     return add_jpegs_of_every_kind(make_folder(tmp_path / "folder"))
 
 
-@pytest.fixture(params=["imagefolder", "webdataset"])
+@pytest.fixture(params=["imagefolder", "webdataset", "parquet"])
 def data(request, folder, tmp_path):
     if request.param == "imagefolder":
         return folder
+    if request.param == "parquet":
+        pytest.importorskip("pyarrow.parquet")
+        from test_parquet_source import write_parquet
+        return stoker.Parquet(write_parquet(folder, tmp_path / "train.parquet",
+                                            str(tmp_path / "listing")))
     return stoker.WebDataset(write_tars(folder, tmp_path / "tars"))
 
 
