@@ -12,9 +12,11 @@
 
 #include "stoker/image/decode.h"
 #include "stoker/store/image_record.h"
+#include "stoker/store/import/image_folder_source.h"
 #include "stoker/testing/image_fixtures.h"
 #include "stoker/testing/temp_dir.h"
 #include "stoker/testing/test_images.h"
+#include "stoker/util/atomic_file.h"
 
 namespace stoker {
 namespace {
@@ -160,6 +162,28 @@ TEST(TranscodeCacheTest, RecordsNotOfImagesPassAsTheyAre) {
   const std::vector<uint8_t> record(8, 1);
   EXPECT_EQ(cache->transcoded(ShardReader::in_memory("x", schema, {record})).path(), "x");
   EXPECT_TRUE(files_in(dir.path()).empty());
+}
+
+TEST(TranscodeCacheTest, AUnitReadSourceReadsItsUnitsThroughIt) {
+  stoker::testing::TempDir dir;
+  fixtures::JpegSpec spec;
+  spec.progressive = true;
+  const std::vector<uint8_t> jpeg = fixtures::encode_jpeg(spec);
+  fs::create_directories(dir / "folder/cat");
+  throw_if_error(
+      write_file_atomically(dir / "folder/cat/a.jpg", std::string(jpeg.begin(), jpeg.end())));
+  std::shared_ptr<ImageFolderSource> source =
+      ImageFolderSource::open(dir / "folder", {}).value_or_throw();
+  source->set_transcode_cache(TranscodeCache::open(dir / "cache", 1ull << 30).value_or_throw());
+  const ShardPin pin = source->acquire(0, [] { return false; }).value_or_throw();
+  const ShardReader& unit = *source->readers()[0];
+  EXPECT_EQ(fs::path(unit.path()).parent_path(), fs::path(dir / "cache"));
+  const int image = ImageRecordFields::find(unit.schema()).value().image;
+  const ByteSpan stored = unit.variable_field(0, image).value();
+  const image::ImageHeader header = image::read_image_header(stored).value_or_throw();
+  EXPECT_FALSE(header.progressive);
+  EXPECT_GT(header.restart_interval, 0);
+  EXPECT_EQ(decoded(stored, std::nullopt), decoded(fixtures::span(jpeg), std::nullopt));
 }
 
 }  // namespace
