@@ -501,7 +501,8 @@ class Loader:
                  last_batch=None, mesh=None, shuffle_window="all", cache_dir=None,
                  cache_gb=None, cache_policy="next-use", batch_format=None,
                  batch_transform=None, python_input=None, ra_reps=1, python_workers=None,
-                 python_parallel="processes", python_timeout=300, variable="list"):
+                 python_parallel="processes", python_timeout=300, variable="list",
+                 transcode_cache=False):
         torch = _import_torch()
         self._torch = torch
         # str, bytes, os.PathLike (the name need not be UTF-8) or a source (stoker.ImageFolder,
@@ -526,9 +527,13 @@ class Loader:
             raise ValueError("normalize_on_device=True needs device='cuda' (on the CPU the "
                              "workers normalise, in the same pass as the crop)")
         access = data_access(cache_dir, cache_gb, cache_policy)
+        if not isinstance(transcode_cache, bool):
+            raise TypeError(f"transcode_cache must be True or False, not "
+                            f"{type(transcode_cache).__name__}")
         self._native = _stoker.LoaderCore(native_path(path),
                                           shuffle_window=settings["shuffle_window"],
-                                          source=source, **source_options, **access)
+                                          source=source, transcode_cache=transcode_cache,
+                                          **source_options, **access)
         names = _batch_names(batch_format)
         if names is not None:
             transforms = _transforms_for_names(transforms, names, self._native.schema,

@@ -1,8 +1,9 @@
 #pragma once
 // DataAccessOptions: how a command reads a remote dataset (docs/REMOTE-DESIGN.md section 3),
-// the same for every command that reads one (the CLI binds them in cli/data_access_options.h,
-// Python takes them as keywords): the cache folder, its byte budget and its eviction policy.
-// A local dataset ignores them. Values; the functions are stateless and thread-safe.
+// and how data read in place is read faster (transcode_cache), the same for every command that
+// reads one (the CLI binds them in cli/data_access_options.h, Python takes them as keywords): the
+// cache folder, its byte budget and its eviction policy. A local dataset ignores them. Values; the
+// functions are stateless and thread-safe.
 
 #include <cstdint>
 #include <string>
@@ -28,6 +29,10 @@ struct DataAccessOptions {
   double cache_gb = 0;
   // --cache-policy.
   EvictionPolicy cache_policy = EvictionPolicy::kNextUse;
+  // --transcode-cache: data read in place (an image folder, WebDataset tars, Parquet) passes
+  // through a transcode cache (store/transcode_cache.h) under the cache folder's transcoded/,
+  // its budget cache_gb's. A stoker dataset ignores it.
+  bool transcode_cache = false;
   // How messages name these options and --shuffle-window: the command line's flags, or (true)
   // Python's keywords (cache_gb=).
   bool keywords = false;

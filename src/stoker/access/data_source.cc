@@ -20,6 +20,7 @@
 #include "stoker/store/import/webdataset_source.h"
 #include "stoker/store/import/webdataset_tars.h"
 #include "stoker/store/shard_window_bound.h"
+#include "stoker/store/transcode_cache.h"
 #include "stoker/util/enum_names.h"
 
 namespace stoker::remote {
@@ -135,6 +136,26 @@ DataLocation locate_image_folders(const std::string& path) {
   return where;
 }
 
+// The dataset of `source`, read in place: through a transcode cache (transcode_cache.h) in the
+// cache folder's transcoded/ when `access` asks for one, its budget --cache-gb's or half the
+// free space plus what it holds.
+Result<std::shared_ptr<const Dataset>> open_in_place(std::shared_ptr<UnitReadSource> source,
+                                                     const DataAccessOptions& access) {
+  if (access.transcode_cache) {
+    STOKER_ASSIGN_OR_RETURN(const std::string dir, cache_dir_of(access));
+    const std::string transcoded = dir + "/transcoded";
+    // Opened twice: the budget of a cache_gb of 0 counts what the cache holds.
+    STOKER_ASSIGN_OR_RETURN(std::shared_ptr<TranscodeCache> held,
+                            TranscodeCache::open(transcoded, 0));
+    STOKER_ASSIGN_OR_RETURN(
+        std::shared_ptr<TranscodeCache> cache,
+        TranscodeCache::open(transcoded, cache_budget_bytes(access, free_disk_bytes(transcoded),
+                                                            held->held_bytes())));
+    source->set_transcode_cache(std::move(cache));
+  }
+  return Dataset::open(std::move(source));
+}
+
 // The image folder `root` read in place, its listing cached in the cache folder.
 Result<std::shared_ptr<const Dataset>> open_image_folder(const std::string& root,
                                                          const DataAccessOptions& access) {
@@ -143,16 +164,17 @@ Result<std::shared_ptr<const Dataset>> open_image_folder(const std::string& root
     options.listing_cache_dir = dir.value();
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ImageFolderSource> source,
                           ImageFolderSource::open(root, options));
-  return Dataset::open(std::move(source));
+  return open_in_place(std::move(source), access);
 }
 
 // The Parquet files at `path` read in place.
-Result<std::shared_ptr<const Dataset>> open_parquet(const std::string& path,
-                                                    const ParquetSourceOptions& options) {
+Result<std::shared_ptr<const Dataset>> open_parquet(
+    const std::string& path, [[maybe_unused]] const DataAccessOptions& access,
+    const ParquetSourceOptions& options) {
 #if STOKER_WITH_PARQUET
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ParquetSource> source,
                           ParquetSource::open(path, options));
-  return Dataset::open(std::move(source));
+  return open_in_place(std::move(source), access);
 #else
   return unsupported(path + ": this stoker was built without Parquet (STOKER_WITH_PARQUET)");
 #endif
@@ -168,7 +190,7 @@ Result<std::shared_ptr<const Dataset>> open_remote_parquet(const std::string& sp
                           RemoteFiles::open(spec, ".parquet", std::move(cache)));
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ParquetSource> source,
                           ParquetSource::open(files, files->location(), options));
-  return Dataset::open(std::move(source));
+  return open_in_place(std::move(source), access);
 #else
   return unsupported(shown_location(spec) +
                      ": this stoker was built without Parquet (STOKER_WITH_PARQUET)");
@@ -191,7 +213,7 @@ Result<std::shared_ptr<const Dataset>> open_webdataset(const std::string& spec,
     options.index_cache_dir = dir.value();
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<WebDatasetSource> source,
                           WebDatasetSource::open(spec, options));
-  return Dataset::open(std::move(source));
+  return open_in_place(std::move(source), access);
 }
 
 // Remote tars fetched ahead of the loader's order: a download each for RemoteFiles' threads,
@@ -209,7 +231,7 @@ Result<std::shared_ptr<const Dataset>> open_remote_webdataset(const std::string&
                           RemoteFiles::open(spec, ".tar", std::move(cache)));
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<WebDatasetSource> source,
                           WebDatasetSource::open(files, files->location(), options));
-  return Dataset::open(std::move(source));
+  return open_in_place(std::move(source), access);
 }
 
 // Whether the URL `spec` reads as WebDataset tars (for `auto`): several lines, a brace
@@ -347,7 +369,7 @@ Result<std::shared_ptr<const Dataset>> open_dataset(const std::string& path_or_u
     return open_remote_parquet(path_or_url, access, parquet);
   if (kind == SourceKind::kParquet ||
       (kind == SourceKind::kAuto && !is_remote_url(path_or_url) && is_parquet_path(path_or_url)))
-    return open_parquet(path_or_url, parquet);
+    return open_parquet(path_or_url, access, parquet);
   if (is_remote_url(path_or_url) &&
       (kind == SourceKind::kWebDataset ||
        (kind == SourceKind::kAuto && looks_like_remote_webdataset(path_or_url))))

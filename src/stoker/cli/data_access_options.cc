@@ -26,6 +26,11 @@ void add_data_access_options(CLI::App& command, DataAccessOptions& access) {
           "order) or lru (least recently used: only to compare)")
       ->check(one_of("--cache-policy", kEvictionPolicyNames.names()))
       ->default_str(kEvictionPolicyNames.name(access.cache_policy));
+  command.add_flag("--transcode-cache", access.transcode_cache,
+                   "Data read in place (an image folder, WebDataset tars, Parquet): transcode "
+                   "each unit's JPEGs for crops on its first read, as convert does, and keep them "
+                   "under the cache folder (faster crops from then on; the first epoch pays the "
+                   "transcode, the disk holds a copy)");
 }
 
 }  // namespace stoker::cli

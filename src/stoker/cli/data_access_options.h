@@ -1,8 +1,8 @@
 #pragma once
 // How a command reads remote data (cache/data_access.h) on the command line, bound once for
 // every command that reads a dataset (train, doctor, bench loader, inspect, verify):
-// --cache-dir DIR, --cache-gb GB (> 0), --cache-policy next-use|lru. Checks and messages are
-// usage.h's. Stateless functions.
+// --cache-dir DIR, --cache-gb GB (> 0), --cache-policy next-use|lru, --transcode-cache. Checks and
+// messages are usage.h's. Stateless functions.
 
 #include <CLI/CLI.hpp>
 

@@ -13,8 +13,10 @@ namespace stoker::python {
 // `cache_dir` "" and `cache_gb` 0 take the defaults; an unknown policy or a cache_gb that is
 // not above 0 is kInvalidArgument naming the keyword.
 inline DataAccessOptions data_access_arguments(const std::string& cache_dir, double cache_gb,
-                                               const std::string& cache_policy) {
+                                               const std::string& cache_policy,
+                                               bool transcode_cache = false) {
   DataAccessOptions access;
+  access.transcode_cache = transcode_cache;
   access.cache_dir = cache_dir;
   access.cache_gb = cache_gb;
   access.keywords = true;

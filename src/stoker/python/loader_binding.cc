@@ -507,17 +507,17 @@ void register_loader(py::module_& module) {
       .def(py::init([](const std::string& path, const std::string& cache_dir, double cache_gb,
                        const std::string& cache_policy, int64_t shuffle_window,
                        const std::string& source, const std::string& image_column,
-                       const std::string& label_column) {
+                       const std::string& label_column, bool transcode_cache) {
              ParquetSourceOptions parquet;
              parquet.image_column = image_column;
              parquet.label_column = label_column;
              return std::make_unique<BoundLoader>(
-                 path, data_access_arguments(cache_dir, cache_gb, cache_policy), shuffle_window,
-                 remote::parse_source_kind(source).value_or_throw(), parquet);
+                 path, data_access_arguments(cache_dir, cache_gb, cache_policy, transcode_cache),
+                 shuffle_window, remote::parse_source_kind(source).value_or_throw(), parquet);
            }),
            "path"_a, py::kw_only(), "cache_dir"_a = "", "cache_gb"_a = 0.0,
            "cache_policy"_a = "next-use", "shuffle_window"_a = kShuffleAll, "source"_a = "auto",
-           "image_column"_a = "image", "label_column"_a = "label")
+           "image_column"_a = "image", "label_column"_a = "label", "transcode_cache"_a = false)
       .def_property_readonly("class_names", &BoundLoader::class_names)
       .def_property_readonly("samples", &BoundLoader::samples)
       .def_property_readonly("schema", &BoundLoader::schema)

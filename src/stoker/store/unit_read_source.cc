@@ -18,9 +18,11 @@ Result<ShardPin> UnitReadSource::acquire(int u, const std::function<bool()>& /*c
   lock.wait(read_, [&]() STOKER_REQUIRES(mutex_) { return !units_[u].reading; });
   if (!units_[u].reader) {
     units_[u].reading = true;
+    const std::shared_ptr<TranscodeCache> cache = transcode_cache_;
     lock.unlock();
     std::map<uint64_t, std::string> bad;
     Result<ShardReader> read = read_unit(u, bad);
+    if (read.is_ok() && cache) read = cache->transcoded(std::move(read).value());
     lock.lock();
     Unit& unit = units_[u];
     unit.reading = false;
@@ -74,6 +76,11 @@ void UnitReadSource::sweep() {
   std::vector<int> ahead;
   for (size_t i = 0; i < count; ++i) ahead.push_back(next[i].second);
   units_ahead(ahead);
+}
+
+void UnitReadSource::set_transcode_cache(std::shared_ptr<TranscodeCache> cache) {
+  MutexLock lock(mutex_);
+  transcode_cache_ = std::move(cache);
 }
 
 void UnitReadSource::set_units_ahead(int count) {

@@ -1,0 +1,190 @@
+#include "stoker/store/transcode_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "stoker/image/decode.h"
+#include "stoker/store/image_record.h"
+#include "stoker/store/import/image_folder_source.h"
+#include "stoker/testing/image_fixtures.h"
+#include "stoker/testing/temp_dir.h"
+#include "stoker/testing/test_images.h"
+#include "stoker/util/atomic_file.h"
+
+namespace stoker {
+namespace {
+
+namespace fs = std::filesystem;
+namespace fixtures = image::testing;
+
+// A unit read in place, named `name`: a record of each fixture (JPEGs progressive, grey, CMYK
+// and corrupt ones included; PNGs), its label the fixture's position, its image as it is.
+ShardReader unit(const std::string& name, size_t first = 0) {
+  const Schema schema = image_record_schema();
+  const ImageRecordFields fields = ImageRecordFields::find(schema).value();
+  std::vector<std::vector<uint8_t>> records;
+  const std::vector<fixtures::Fixture>& all = fixtures::image_fixtures();
+  for (size_t i = first; i < all.size(); ++i) {
+    ImageRecordValues values;
+    values.stored = fixtures::span(all[i].bytes);
+    values.original = values.stored;
+    values.label = static_cast<int64_t>(i);
+    records.push_back(encode_image_record(schema, fields, values).value());
+  }
+  return ShardReader::in_memory(name, schema, records);
+}
+
+// The pixels of `stored` decoded whole or cropped to `crop`, or the decode's error.
+std::string decoded(ByteSpan stored, std::optional<image::CropRect> crop) {
+  static image::DecodeBuffer buffer;
+  image::DecodeRequest request;
+  request.crop = crop;
+  Result<image::DecodedCrop> d = image::decode_rgb(stored, request, buffer);
+  if (!d.is_ok()) return "error";
+  const std::vector<uint8_t> pixels = fixtures::packed(d.value().pixels);
+  return std::string(pixels.begin(), pixels.end());
+}
+
+// Every record of `got` equals `want`'s but for its image, whose pixels, whole and in crops, are
+// the same; returns how many images differ in bytes (were transcoded).
+int expect_same_pixels(const ShardReader& got, const ShardReader& want) {
+  const Schema& schema = want.schema();
+  const int image = ImageRecordFields::find(schema).value().image;
+  EXPECT_EQ(got.records(), want.records());
+  int transcoded = 0;
+  for (uint64_t i = 0; i < want.records() && i < got.records(); ++i) {
+    SCOPED_TRACE(fixtures::image_fixtures()[i].name);
+    EXPECT_EQ(0, std::memcmp(got.record(i).data, want.record(i).data, schema.fixed_bytes()));
+    const ByteSpan a = got.variable_field(i, image).value();
+    const ByteSpan b = want.variable_field(i, image).value();
+    if (std::string(a.data, a.data + a.size) != std::string(b.data, b.data + b.size)) ++transcoded;
+    EXPECT_EQ(decoded(a, std::nullopt), decoded(b, std::nullopt));
+    Result<image::ImageHeader> header = image::read_image_header(b);
+    if (!header.is_ok()) continue;
+    for (const image::CropRect& c :
+         fixtures::crops_of(header.value().width, header.value().height, 6, 7))
+      EXPECT_EQ(decoded(a, c), decoded(b, c))
+          << c.x << "," << c.y << " " << c.width << "x" << c.height;
+  }
+  return transcoded;
+}
+
+std::vector<std::string> files_in(const std::string& dir) {
+  std::vector<std::string> files;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir))
+    files.push_back(entry.path().string());
+  return files;
+}
+
+TEST(TranscodeCacheTest, TranscodesJpegsWithTheSamePixelsAndKeepsThem) {
+  stoker::testing::TempDir dir;
+  std::shared_ptr<TranscodeCache> cache = TranscodeCache::open(dir.path(), 1ull << 30).value();
+  const ShardReader original = unit("a.tar");
+  const ShardReader first = cache->transcoded(unit("a.tar"));
+  EXPECT_NE(first.path(), "a.tar");
+  EXPECT_GT(expect_same_pixels(first, original), 5);
+  ASSERT_EQ(files_in(dir.path()).size(), 1u);
+  EXPECT_EQ(cache->held_bytes(), fs::file_size(files_in(dir.path())[0]));
+
+  // Later reads, by this process and another, read the kept file.
+  const auto written = fs::last_write_time(files_in(dir.path())[0]);
+  std::shared_ptr<TranscodeCache> later = TranscodeCache::open(dir.path(), 1ull << 30).value();
+  EXPECT_EQ(later->held_bytes(), cache->held_bytes());
+  const ShardReader again = later->transcoded(unit("a.tar"));
+  EXPECT_EQ(again.path(), first.path());
+  EXPECT_EQ(fs::last_write_time(again.path()), written);
+  expect_same_pixels(again, original);
+}
+
+TEST(TranscodeCacheTest, AChangedUnitIsAnotherEntry) {
+  stoker::testing::TempDir dir;
+  std::shared_ptr<TranscodeCache> cache = TranscodeCache::open(dir.path(), 1ull << 30).value();
+  const std::string before = cache->transcoded(unit("a.tar")).path();
+  const std::string after = cache->transcoded(unit("a.tar", 1)).path();
+  EXPECT_NE(before, after);
+  EXPECT_EQ(files_in(dir.path()).size(), 2u);
+}
+
+TEST(TranscodeCacheTest, ADamagedEntryIsNamedDeletedAndRebuilt) {
+  for (const bool truncate : {false, true}) {
+    SCOPED_TRACE(truncate ? "truncated" : "a byte changed");
+    stoker::testing::TempDir dir;
+    const std::string path =
+        TranscodeCache::open(dir.path(), 1ull << 30).value()->transcoded(unit("a.tar")).path();
+    const uintmax_t size = fs::file_size(path);
+    if (truncate) {
+      fs::resize_file(path, size / 2);
+    } else {
+      std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+      file.seekp(static_cast<std::streamoff>(size / 2));
+      file.put('\x5a' ^ static_cast<char>(size));
+    }
+    std::shared_ptr<TranscodeCache> cache = TranscodeCache::open(dir.path(), 1ull << 30).value();
+    ::testing::internal::CaptureStderr();
+    const ShardReader rebuilt = cache->transcoded(unit("a.tar"));
+    const std::string said = ::testing::internal::GetCapturedStderr();
+    EXPECT_NE(said.find(path + " (of a.tar) is damaged, rebuilt"), std::string::npos) << said;
+    EXPECT_EQ(std::count(said.begin(), said.end(), '\n'), 1);
+    EXPECT_EQ(rebuilt.path(), path);
+    EXPECT_EQ(fs::file_size(path), size);
+    EXPECT_EQ(cache->held_bytes(), size);
+    expect_same_pixels(rebuilt, unit("a.tar"));
+  }
+}
+
+TEST(TranscodeCacheTest, AUnitOverTheBudgetIsReadAsItIs) {
+  stoker::testing::TempDir dir;
+  const uint64_t unit_bytes = unit("a.tar").file_bytes();
+  // Room for one unit: the first is kept, the second read as it is, nothing evicted.
+  std::shared_ptr<TranscodeCache> cache =
+      TranscodeCache::open(dir.path(), unit_bytes + unit_bytes / 2).value();
+  const ShardReader a = cache->transcoded(unit("a.tar"));
+  EXPECT_NE(a.path(), "a.tar");
+  const ShardReader b = cache->transcoded(unit("b.tar"));
+  EXPECT_EQ(b.path(), "b.tar");
+  EXPECT_EQ(expect_same_pixels(b, unit("b.tar")), 0);
+  EXPECT_EQ(files_in(dir.path()), std::vector<std::string>{a.path()});
+  // A kept unit is still read from the cache.
+  EXPECT_EQ(cache->transcoded(unit("a.tar")).path(), a.path());
+}
+
+TEST(TranscodeCacheTest, RecordsNotOfImagesPassAsTheyAre) {
+  stoker::testing::TempDir dir;
+  std::shared_ptr<TranscodeCache> cache = TranscodeCache::open(dir.path(), 1ull << 30).value();
+  const Schema schema = Schema::create({Field("x", DType::kInt64)}).value();
+  const std::vector<uint8_t> record(8, 1);
+  EXPECT_EQ(cache->transcoded(ShardReader::in_memory("x", schema, {record})).path(), "x");
+  EXPECT_TRUE(files_in(dir.path()).empty());
+}
+
+TEST(TranscodeCacheTest, AUnitReadSourceReadsItsUnitsThroughIt) {
+  stoker::testing::TempDir dir;
+  fixtures::JpegSpec spec;
+  spec.progressive = true;
+  const std::vector<uint8_t> jpeg = fixtures::encode_jpeg(spec);
+  fs::create_directories(dir / "folder/cat");
+  throw_if_error(
+      write_file_atomically(dir / "folder/cat/a.jpg", std::string(jpeg.begin(), jpeg.end())));
+  std::shared_ptr<ImageFolderSource> source =
+      ImageFolderSource::open(dir / "folder", {}).value_or_throw();
+  source->set_transcode_cache(TranscodeCache::open(dir / "cache", 1ull << 30).value_or_throw());
+  const ShardPin pin = source->acquire(0, [] { return false; }).value_or_throw();
+  const ShardReader& unit = *source->readers()[0];
+  EXPECT_EQ(fs::path(unit.path()).parent_path(), fs::path(dir / "cache"));
+  const int image = ImageRecordFields::find(unit.schema()).value().image;
+  const ByteSpan stored = unit.variable_field(0, image).value();
+  const image::ImageHeader header = image::read_image_header(stored).value_or_throw();
+  EXPECT_FALSE(header.progressive);
+  EXPECT_GT(header.restart_interval, 0);
+  EXPECT_EQ(decoded(stored, std::nullopt), decoded(fixtures::span(jpeg), std::nullopt));
+}
+
+}  // namespace
+}  // namespace stoker
