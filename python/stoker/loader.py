@@ -20,7 +20,8 @@ from stoker._batch_transforms import native_call
 from stoker._python_pool import PythonPool
 from stoker._python_steps import BatchTransform, PythonSteps, step_name
 from stoker._wrapped import Wrapped as _Wrapped
-from stoker.transforms import call_text, defer_normalization, is_variable, plan_fields
+from stoker.transforms import (call_text, defer_normalization, is_variable,
+                               joint_outputs, plan_fields)
 
 __all__ = ["Loader"]
 
@@ -154,8 +155,10 @@ def _transforms_for_names(transforms, names: tuple, schema: list, pad: bool):
     if dropped:
         raise ValueError(f"batch_format names {', '.join(map(repr, dropped))}, which the "
                          "transforms leave out (None)")
+    jointly = joint_outputs(mapping, schema)
     untransformed = [f["name"] for f in schema if f["dtype"] == "bytes" and f["name"] in names
-                     and f["name"] not in mapping and f["name"] != "image"]
+                     and f["name"] not in mapping and f["name"] != "image"
+                     and f["name"] not in jointly]
     if untransformed:
         raise ValueError(f"batch_format names the bytes field{'s' * (len(untransformed) > 1)} "
                          f"{', '.join(map(repr, untransformed))}: give "

@@ -894,6 +894,18 @@ class FieldPlan:
         return out
 
 
+def joint_outputs(mapping: dict, schema: List[dict]) -> set:
+    """The stored fields that a torchvision v2 joint transform of `mapping`'s image makes with
+    it (stoker/_joint.py: boxes, labels, masks, the class map), as plan_fields will read
+    `mapping`; empty where none applies."""
+    by_name = {f["name"]: f for f in schema}
+    image = mapping.get(_joint.IMAGE)
+    if image is None or not _joint.applies(_flatten(image), by_name, mapping):
+        return set()
+    made = (_joint.BOXES, _joint.LABELS, _joint.MASKS, _joint.CLASS_MAP)
+    return {name for name in made if name in by_name and name not in mapping}
+
+
 def plan_fields(transforms, schema: List[dict], allow_python: bool = True) -> FieldPlan:
     """The loader's plan for `transforms` over a dataset of `schema`.
 

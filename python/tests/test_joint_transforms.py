@@ -315,6 +315,22 @@ def test_the_segmentation_preset_equals_torchvision_v2(mask_folders, tmp_path, s
     assert (padded > 0) == (size < crop)  # rows of the mask's fill where the crop padded
 
 
+def test_batch_format_may_name_what_the_joint_transform_makes(mask_folders, tmp_path):
+    """The class map is a bytes field as stored, made by the joint transform: batch_format
+    names it as the segmentation reference's loop unpacks it, the same batches as a dict."""
+    stoker.convert("masks", mask_folders / "images", tmp_path / "ds",
+                   masks=mask_folders / "masks")
+    preset = v2.Compose([DecodeImage(max_size=1600), *segmentation_head(56, 1.0),
+                         *segmentation_tail(64)])
+    common = dict(batch_size=4, shuffle=False, variable="list", transforms=preset, prefetch=1)
+    as_dict = next(iter(stoker.Loader(tmp_path / "ds", batch_format="dict", **common)))
+    image, mask = next(iter(stoker.Loader(tmp_path / "ds", batch_format=("image", "mask"),
+                                          **common)))
+    assert len(mask) == 4 and mask[0].dtype == torch.int64
+    assert all(torch.equal(a, b) for a, b in zip(as_dict["mask"], mask))
+    assert all(torch.equal(a, b) for a, b in zip(as_dict["image"], image))
+
+
 @pytest.mark.parametrize("steps, message", [
     ([v2.RandomResize(40, 41), v2.RandomCrop(64)],
      r"joint_random_crop: the \d+x40 image is smaller than the 64x64 crop \(no pad_if_needed\)"),
