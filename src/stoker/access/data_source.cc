@@ -17,10 +17,10 @@
 #include "stoker/net/object_store.h"
 #include "stoker/net/remote_url.h"
 #include "stoker/store/import/image_folder_source.h"
+#include "stoker/store/import/transcode_cache.h"
 #include "stoker/store/import/webdataset_source.h"
 #include "stoker/store/import/webdataset_tars.h"
 #include "stoker/store/shard_window_bound.h"
-#include "stoker/store/transcode_cache.h"
 #include "stoker/util/enum_names.h"
 
 namespace stoker::remote {
@@ -151,7 +151,7 @@ Result<std::shared_ptr<const Dataset>> open_in_place(std::shared_ptr<UnitReadSou
         std::shared_ptr<TranscodeCache> cache,
         TranscodeCache::open(transcoded, cache_budget_bytes(access, free_disk_bytes(transcoded),
                                                             held->held_bytes())));
-    source->set_transcode_cache(std::move(cache));
+    source->set_unit_pass([cache](ShardReader unit) { return cache->transcoded(std::move(unit)); });
   }
   return Dataset::open(std::move(source));
 }

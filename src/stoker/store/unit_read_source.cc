@@ -18,11 +18,11 @@ Result<ShardPin> UnitReadSource::acquire(int u, const std::function<bool()>& /*c
   lock.wait(read_, [&]() STOKER_REQUIRES(mutex_) { return !units_[u].reading; });
   if (!units_[u].reader) {
     units_[u].reading = true;
-    const std::shared_ptr<TranscodeCache> cache = transcode_cache_;
+    const std::function<ShardReader(ShardReader)> pass = unit_pass_;
     lock.unlock();
     std::map<uint64_t, std::string> bad;
     Result<ShardReader> read = read_unit(u, bad);
-    if (read.is_ok() && cache) read = cache->transcoded(std::move(read).value());
+    if (read.is_ok() && pass) read = pass(std::move(read).value());
     lock.lock();
     Unit& unit = units_[u];
     unit.reading = false;
@@ -78,9 +78,9 @@ void UnitReadSource::sweep() {
   units_ahead(ahead);
 }
 
-void UnitReadSource::set_transcode_cache(std::shared_ptr<TranscodeCache> cache) {
+void UnitReadSource::set_unit_pass(std::function<ShardReader(ShardReader)> pass) {
   MutexLock lock(mutex_);
-  transcode_cache_ = std::move(cache);
+  unit_pass_ = std::move(pass);
 }
 
 void UnitReadSource::set_units_ahead(int count) {

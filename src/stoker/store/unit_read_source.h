@@ -6,19 +6,19 @@
 // loader's plan (advise, advance) uses it again within its lookahead. A derived class that
 // reads ahead (set_units_ahead) is told, at each move of the plan, the units not in memory that
 // the plan needs next, soonest first. The reasons of a unit's bad records are kept by global
-// record index for record_error. With a transcode cache (set_transcode_cache), each unit read
-// passes through it (store/transcode_cache.h): its images are then the transcoded ones.
+// record index for record_error. With a unit pass (set_unit_pass), each unit read passes
+// through it (e.g. store/import/transcode_cache.h: its images are then the transcoded ones).
 // Thread-safe.
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "stoker/store/shard_source.h"
-#include "stoker/store/transcode_cache.h"
 #include "stoker/util/thread_annotations.h"
 
 namespace stoker {
@@ -32,8 +32,8 @@ class UnitReadSource : public ShardSource, public std::enable_shared_from_this<U
   ShardSourceStats stats() const override;
   void advise(const ShardSchedule& schedule, int64_t lookahead) override;
   void advance(int64_t position) override;
-  // Units read from now on pass through `cache` (null: none, the default).
-  void set_transcode_cache(std::shared_ptr<TranscodeCache> cache);
+  // Units read from now on pass through `pass` (empty: none, the default).
+  void set_unit_pass(std::function<ShardReader(ShardReader)> pass);
 
  protected:
   UnitReadSource() = default;
@@ -64,7 +64,7 @@ class UnitReadSource : public ShardSource, public std::enable_shared_from_this<U
   void sweep() STOKER_REQUIRES(mutex_);
 
   Manifest manifest_;
-  std::shared_ptr<TranscodeCache> transcode_cache_ STOKER_GUARDED_BY(mutex_);
+  std::function<ShardReader(ShardReader)> unit_pass_ STOKER_GUARDED_BY(mutex_);
   std::vector<const ShardReader*> readers_;  // entry u set while unit u is read
 
   mutable Mutex mutex_;

@@ -1,4 +1,4 @@
-#include "stoker/store/transcode_cache.h"
+#include "stoker/store/import/transcode_cache.h"
 
 #include <gtest/gtest.h>
 
@@ -174,7 +174,9 @@ TEST(TranscodeCacheTest, AUnitReadSourceReadsItsUnitsThroughIt) {
       write_file_atomically(dir / "folder/cat/a.jpg", std::string(jpeg.begin(), jpeg.end())));
   std::shared_ptr<ImageFolderSource> source =
       ImageFolderSource::open(dir / "folder", {}).value_or_throw();
-  source->set_transcode_cache(TranscodeCache::open(dir / "cache", 1ull << 30).value_or_throw());
+  const std::shared_ptr<TranscodeCache> cache =
+      TranscodeCache::open(dir / "cache", 1ull << 30).value_or_throw();
+  source->set_unit_pass([cache](ShardReader read) { return cache->transcoded(std::move(read)); });
   const ShardPin pin = source->acquire(0, [] { return false; }).value_or_throw();
   const ShardReader& unit = *source->readers()[0];
   EXPECT_EQ(fs::path(unit.path()).parent_path(), fs::path(dir / "cache"));

@@ -1,4 +1,4 @@
-#include "stoker/store/transcode_cache.h"
+#include "stoker/store/import/transcode_cache.h"
 
 #include <fmt/format.h>
 
