@@ -340,6 +340,17 @@ int lines_in(const std::string& path) {
       std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n'));
 }
 
+// A child process downloading shard 0 of `ds` for a minute: its pid, once its GET is logged.
+pid_t downloader_stalled_midway(DatasetCache& ds, const Remote& remote, const std::string& log) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    (void)ds.fetch(0, logged_download(remote, log, 60'000), EvictionAdvice());
+    ::_exit(0);
+  }
+  while (lines_in(log) < 1) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return child;
+}
+
 TEST(ShardCacheTest, TwoProcessesFetchingOneShardDownloadItOnce) {
   Remote remote;
   testing::TempDir dir;
@@ -387,12 +398,7 @@ TEST(ShardCacheTest, ADownloaderKilledMidwayLeavesNoShardAndTheNextOneCleansUp) 
   const std::string log = dir.path() + "/gets";
   auto cache = ShardCache::open(dir.path() + "/cache", uint64_t{1} << 30).value_or_throw();
   DatasetCache ds = cache->dataset("08", "s3://b/ds", remote.manifest).value_or_throw();
-  const pid_t child = ::fork();
-  if (child == 0) {
-    (void)ds.fetch(0, logged_download(remote, log, 60'000), EvictionAdvice());
-    ::_exit(0);
-  }
-  while (lines_in(log) < 1) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const pid_t child = downloader_stalled_midway(ds, remote, log);
   ASSERT_EQ(files_in(ds.dir() + "/tmp").size(), 1u) << "its .part, mid-download";
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
@@ -412,12 +418,7 @@ TEST(ShardCacheTest, OpeningTheCacheRemovesDeadDownloadsOnly) {
   const std::string log = dir.path() + "/gets";
   auto cache = ShardCache::open(dir.path() + "/cache", uint64_t{1} << 30).value_or_throw();
   DatasetCache ds = cache->dataset("09", "s3://b/ds", remote.manifest).value_or_throw();
-  const pid_t child = ::fork();
-  if (child == 0) {
-    (void)ds.fetch(0, logged_download(remote, log, 60'000), EvictionAdvice());
-    ::_exit(0);
-  }
-  while (lines_in(log) < 1) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const pid_t child = downloader_stalled_midway(ds, remote, log);
   ASSERT_EQ(files_in(ds.dir() + "/tmp").size(), 1u) << "its .part, mid-download";
   ShardCache::open(dir.path() + "/cache", uint64_t{1} << 30).value_or_throw();
   EXPECT_EQ(files_in(ds.dir() + "/tmp").size(), 1u) << "a live writer's .part stays";
