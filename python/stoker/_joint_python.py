@@ -112,8 +112,7 @@ class JointSteps:
         """{field: plain tensor} of the steps' last output `made`; SampleError if it is not
         (image, target) holding them."""
         torch = self._torch
-        image, target = made if isinstance(made, (tuple, list)) and len(made) == 2 \
-            else (made, None)
+        image, target = made
         if is_pil(image):
             image = from_pil(torch, self._numpy, image)
         values = {IMAGE: image}
@@ -125,8 +124,8 @@ class JointSteps:
             want = "(image, mask)" if self._tail.segmentation else \
                 f"(image, {{{', '.join(self._tail.outputs[1:])}}})"
             raise SampleError(sample_message(
-                *where, f"the Python steps gave {type(made).__name__} without a tensor for "
-                f"{', '.join(wrong)}: they must give {want} (last step "
+                *where, f"the Python steps gave no tensor for {', '.join(wrong)}: they must "
+                f"give {want} of tensors (last step "
                 f"{step_name(self._tail.steps[-1])})"))
         return {field: value.as_subclass(torch.Tensor) for field, value in values.items()}
 
@@ -135,13 +134,14 @@ class JointSteps:
             start = time.perf_counter()
             try:
                 sample = step(*sample)
-                if not (isinstance(sample, (tuple, list)) and len(sample) == 2):
-                    raise TypeError(f"gave a {type(sample).__name__}, not (image, target)")
             except Exception as e:  # a user's code: anything it raises is the sample's error
                 raise SampleError(sample_message(*where, f"{step_name(step)} raised "
                                                  f"{type(e).__name__}: {e}")) from None
             finally:
                 self._step_seconds[number] += time.perf_counter() - start
+            if not (isinstance(sample, (tuple, list)) and len(sample) == 2):
+                raise SampleError(sample_message(*where, f"{step_name(step)} gave a "
+                                                 f"{type(sample).__name__}, not (image, target)"))
         return self._outputs(sample, where)
 
     def apply(self, batch: dict, epoch: int, index: int, position: int) -> dict:
