@@ -697,3 +697,54 @@ def test_settings_stoker_does_not_run_natively_go_to_python(coco_dataset, steps,
     assert [where for _, where in rows] == ["python"] * (len(steps) - first + 1)
     assert rows[0][0].startswith(type(steps[first]).__name__)
     assert re.search(why, loader.plan["notes"]["image"][0])
+
+
+def segmentation_pairs(mask_folders):
+    """(PIL image, tv_tensors.Mask class map) of the mask folders' pairs, in the order
+    `stoker convert masks` stores them."""
+    from PIL import Image
+    for name in sorted(path.name for path in (mask_folders / "images").iterdir()):
+        with Image.open(mask_folders / "images" / name) as pil:
+            image = pil.convert("RGB")
+        with Image.open(mask_folders / "masks" / name.replace(".jpg", ".png")) as pil:
+            yield image, tv_tensors.Mask(torch.from_numpy(np.asarray(pil).copy()))
+
+
+SEGMENTATION_STEPS = {
+    "ScaleJitter": lambda: v2.ScaleJitter(target_size=(96, 96), antialias=True),
+    "RandomZoomOut": lambda: v2.RandomZoomOut(
+        fill={tv_tensors.Mask: 255, "others": (10, 200, 30)}, side_range=(1.0, 2.0), p=0.5),
+    "RandomPhotometricDistort": lambda: v2.RandomPhotometricDistort(p=0.5),
+}
+
+
+@pytest.mark.parametrize("name", list(SEGMENTATION_STEPS))
+def test_joint_steps_on_a_segmentation_sample_equal_torchvision_v2(mask_folders, tmp_path,
+                                                                   name):
+    """ScaleJitter, RandomZoomOut and RandomPhotometricDistort on (image, class map) of
+    `stoker convert masks`: each sample's image and mask are torchvision's for stoker's draws
+    (ScaleJitter's and RandomZoomOut's as torch.rand's, the distortion's as make_params'): the
+    mask resized with nearest, padded with the Mask's fill, or left as it is; each step
+    changes some samples (p=0.5: not all)."""
+    stoker.convert("masks", mask_folders / "images", tmp_path / "ds",
+                   masks=mask_folders / "masks")
+    pairs = list(segmentation_pairs(mask_folders))
+    largest = max(max(image.size) for image, _ in pairs)
+    natively = v2.Compose([DecodeImage(max_size=2 * largest), SEGMENTATION_STEPS[name](),
+                           v2.PILToTensor(), v2.ToPureTensor()])
+    loader = stoker.Loader(tmp_path / "ds", batch_size=4, shuffle=False, batch_format="dict",
+                           variable="list", transforms=natively, seed=SEED, prefetch=1)
+    samples = [(image, mask) for batch in loader for image, mask in zip(batch["image"],
+                                                                         batch["mask"])]
+    changed = 0
+    for k, ((got_image, got_mask), (image, mask)) in enumerate(zip(samples, pairs)):
+        step = SEGMENTATION_STEPS[name]()
+        step = distorting(step, draws_of(k, 1)) if name == "RandomPhotometricDistort" else \
+            drawing(step, draws_of(k, 1))
+        want_image, want_mask = v2.Compose([step, v2.PILToTensor(), v2.ToPureTensor()])(
+            image, mask)
+        assert torch.equal(got_image, want_image), k
+        assert torch.equal(got_mask, want_mask.as_subclass(torch.Tensor)), k
+        changed += not torch.equal(got_image, F.pil_to_tensor(image))
+    assert len(samples) == len(pairs) and 0 < changed
+    assert name == "ScaleJitter" or changed < len(pairs)
