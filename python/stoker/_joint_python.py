@@ -52,13 +52,10 @@ class JointSteps:
                  forms: Dict[str, str]):
         import numpy
         from torchvision import tv_tensors
-        self._torch = torch
-        self._numpy = numpy
-        self._tv_tensors = tv_tensors
+        self._torch, self._numpy, self._tv_tensors = torch, numpy, tv_tensors
         self._tail = tail
-        self._forms = forms
-        self._seed = seed
-        self._rank = rank
+        self._forms = forms  # {field: "list" or "padded"}
+        self._seed, self._rank = seed, rank  # of sample_seed
         self._skip = on_error == "skip"
         self._step_seconds = [0.0] * len(tail.steps)
         self.seconds = 0.0
