@@ -270,8 +270,8 @@ def specs(steps: list, schema: Dict[str, dict], mapping: dict, to_float,
                     image = "image"
                 elif name == "PILToTensor" and image == "pil":
                     image = "tensor"
-                elif name == "ToPureTensor":
-                    image, plain = "tensor", True
+                elif name == "ToPureTensor":  # tv_tensors only: a PIL image stays one
+                    image, plain = "tensor" if image == "image" else image, True
                 continue
             elif not _is_v2(step) and not _reference_step(step):
                 raise ValueError(f"{type(step).__module__}.{name} is not a torchvision v2 "

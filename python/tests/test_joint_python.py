@@ -184,3 +184,29 @@ def test_untranslated_steps_on_a_segmentation_sample_equal_torchvision(mask_fold
         assert torch.equal(sample["mask"], want_mask), k
         rotated += bool((sample["mask"] == 255).any())
     assert rotated > 0 and k == len(names) - 1
+
+
+def says_types(image, target):
+    """Raises, naming the types (and the image's dtype) it was given."""
+    def name(x):
+        return f"{type(x).__module__.split('.')[0]}.{type(x).__name__}"
+    raise TypeError(" ".join([name(image), str(getattr(image, "dtype", "")),
+                              *(name(target[key]) for key in ("boxes", "masks"))]))
+
+
+@pytest.mark.parametrize("before, given", [
+    ([], "PIL.Image torchvision.BoundingBoxes torchvision.Mask"),
+    ([v2.ToImage()], "torchvision.Image torch.uint8 torchvision.BoundingBoxes torchvision.Mask"),
+    ([v2.PILToTensor()], "torch.Tensor torch.uint8 torchvision.BoundingBoxes torchvision.Mask"),
+    ([v2.ToPureTensor()], "PIL.Image torch.Tensor torch.Tensor"),
+    ([v2.ToImage(), v2.ToPureTensor()], "torch.Tensor torch.uint8 torch.Tensor torch.Tensor"),
+    ([v2.ToImage(), v2.ToDtype(torch.float32, scale=True)],
+     "torchvision.Image torch.float32 torchvision.BoundingBoxes torchvision.Mask"),
+])
+def test_the_python_steps_get_the_types_torchvision_has_there(coco_dataset, before, given):
+    """A PIL image until ToImage (Image) or PILToTensor (a tensor); BoundingBoxes and Mask until
+    ToPureTensor, which leaves a PIL image as it is."""
+    loader = stoker.Loader(coco_dataset, batch_size=1, transforms=v2.Compose(
+        [DecodeImage(max_size=1600), v2.RandomHorizontalFlip(), *before, says_types]))
+    with pytest.raises(stoker.Error, match=f"says_types raised TypeError: {given}$"):
+        next(iter(loader))
