@@ -93,6 +93,25 @@ def test_one_or_two_workers_and_the_padded_form_give_the_same_batches(coco_datas
             assert torch.equal(c[name][cut], a[name])
 
 
+def test_a_resumed_loader_gives_the_same_batches(coco_dataset):
+    def loader():
+        return stoker.Loader(coco_dataset, batch_size=4, seed=SEED, batch_format="dict",
+                             transforms=v2.Compose([DecodeImage(max_size=1600),
+                                                    v2.RandomHorizontalFlip(0.5),
+                                                    *affine_tail()]))
+    first = loader()
+    epoch = iter(first)
+    next(epoch), next(epoch)
+    state = first.state_dict()
+    rest = list(epoch)
+    second = loader()
+    second.load_state_dict(state)
+    resumed = list(second)
+    assert len(resumed) == len(rest) > 0
+    for a, b in zip(rest, resumed):
+        assert all(torch.equal(x, y) for name in a for x, y in zip(a[name], b[name]))
+
+
 def refuses(image, target):
     raise RuntimeError("not this one")
 
