@@ -96,14 +96,14 @@ class JointSteps:
         if self._tail.segmentation:
             mask = self._value(batch, CLASS_MAP, slot)
             return image, mask if plain else tv.Mask(mask)
-        target = {LABELS: self._value(batch, LABELS, slot)}
         boxes = self._value(batch, BOXES, slot)
-        target[BOXES] = boxes if plain else tv.BoundingBoxes(
-            boxes, format="XYXY", canvas_size=(int(height), int(width)))
+        target = {BOXES: boxes if plain else tv.BoundingBoxes(
+            boxes, format="XYXY", canvas_size=(int(height), int(width))),
+            LABELS: self._value(batch, LABELS, slot)}
         if MASKS in self._tail.outputs:
             masks = self._value(batch, MASKS, slot)
             target[MASKS] = masks if plain else tv.Mask(masks)
-        return image, {key: target[key] for key in (BOXES, LABELS, MASKS) if key in target}
+        return image, target
 
     def _outputs(self, made, where: tuple) -> Dict[str, object]:
         """{field: plain tensor} of the steps' last output `made`; SampleError if it is not
