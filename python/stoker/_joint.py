@@ -5,9 +5,11 @@ references apply their presets. A detection sample: an encoded ``image``, ``boxe
 mapping names them; a segmentation sample: an encoded ``image`` and its ``mask`` (a PNG class
 map, ``stoker convert masks``). They come out together: one flip draw moves all of them,
 SanitizeBoundingBoxes drops an object's box, label and mask at once. Other fields (area,
-iscrowd, ...) come as stored, as torchvision's v2 leaves a target's plain tensors."""
+iscrowd, ...) come as stored, as torchvision's v2 leaves a target's plain tensors. The steps from
+the first one stoker cannot run natively on run in Python on the sample the native ones made
+(stoker/_joint_python.py)."""
 
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 # The stored fields a joint transform reads and makes.
 IMAGE, BOXES, LABELS, MASKS, CLASS_MAP = "image", "boxes", "labels", "masks", "mask"
@@ -99,6 +101,14 @@ def _pil_only(name: str, tensor: bool) -> None:
     if tensor:
         raise ValueError(f"{name} after ToImage/PILToTensor changes a tensor; stoker runs it as "
                          "on PIL images (the references' backend='pil'): put ToImage after it")
+
+
+def _may_run_in_python(step) -> bool:
+    """Whether `step` may run in Python on (image, target): a callable, not stoker's own nor a
+    torchvision v1 class (which takes an image alone)."""
+    module = type(step).__module__
+    v1 = module.startswith("torchvision.transforms") and not _is_v2(step)
+    return callable(step) and not module.startswith("stoker.") and not v1
 
 
 def _range(step, attribute: str) -> List[float]:
@@ -203,18 +213,43 @@ def _to_dtype(step) -> bool:
     return mask is not None
 
 
-def specs(steps: list, schema: Dict[str, dict], mapping: dict, to_float) -> Dict[str, dict]:
-    """{field: spec} of the joint transform of `steps`: the image's spec holds the calls and
-    {"joint": {boxes, labels, masks, class_map, max_size, float, mean, std, class_map_int64}},
-    the other fields' {"joint": "image"}. `to_float` checks a ConvertImageDtype
-    (transforms._to_float). ValueError naming the steps stoker cannot run, all at once."""
+class JointTail:
+    """The steps of a joint transform that run in Python (stoker/_joint_python.py): ``steps``,
+    ``why`` the first cannot run natively, ``outputs`` the fields the native steps make (image,
+    then boxes, labels and masks, or the class map "mask"), ``image`` the image's type ("pil",
+    "image": tv_tensors.Image, "tensor": a plain tensor), ``plain`` whether the target's
+    tv_tensors became plain tensors (ToPureTensor)."""
+
+    def __init__(self, steps: list, why: str, outputs: List[str], image: str, plain: bool):
+        self.steps = steps
+        self.why = why
+        self.outputs = outputs
+        self.image = image
+        self.plain = plain
+
+    @property
+    def segmentation(self) -> bool:
+        return CLASS_MAP in self.outputs
+
+
+def specs(steps: list, schema: Dict[str, dict], mapping: dict, to_float,
+          python: bool = False) -> Tuple[Dict[str, dict], Optional[JointTail]]:
+    """({field: spec} of the joint transform of `steps`, the steps that run in Python after it
+    or None): the image's spec holds the calls and {"joint": {boxes, labels, masks, class_map,
+    max_size, float, mean, std, class_map_int64}}, the other fields' {"joint": "image"}.
+    `to_float` checks a ConvertImageDtype (transforms._to_float). With `python`, the first step
+    stoker cannot run natively (a callable: not stoker's own, nor torchvision v1's) and every
+    step after it run in Python; ValueError naming the steps stoker cannot run, all at once."""
     segmentation = not _detection(schema, mapping)
     calls: List[dict] = []
     joint = {"max_size": _DEFAULT_MAX_SIZE, "float": False, "mean": [], "std": [],
              "class_map_int64": False}
-    tensor, problems = False, []
+    image, plain = "pil", False  # the image's type as torchvision has it, a target made plain
+    problems: List[str] = []
+    tail = None
     for k, step in enumerate(steps):
         name = type(step).__name__
+        tensor = image != "pil"
         try:
             if name == "DecodeImage" and type(step).__module__ == "stoker.transforms":
                 if k != 0:
@@ -231,11 +266,16 @@ def specs(steps: list, schema: Dict[str, dict], mapping: dict, to_float) -> Dict
                     raise ValueError("Normalize comes once, after ToDtype(float32)")
                 joint["mean"], joint["std"] = list(step.mean), list(step.std)
             elif name in _MARKERS:
-                tensor = tensor or name != "ToPureTensor"
+                if name == "ToImage":
+                    image = "image"
+                elif name == "PILToTensor" and image == "pil":
+                    image = "tensor"
+                elif name == "ToPureTensor":  # tv_tensors only: a PIL image stays one
+                    image, plain = "tensor" if image == "image" else image, True
                 continue
             elif not _is_v2(step) and not _reference_step(step):
-                raise ValueError(f"{type(step).__module__}.{name} changes the image alone; on "
-                                 "a detection sample stoker runs torchvision.transforms.v2's")
+                raise ValueError(f"{type(step).__module__}.{name} is not a torchvision v2 "
+                                 "transform stoker runs on a detection sample")
             elif joint["mean"]:
                 raise ValueError(f"{name} after Normalize: stoker normalises last")
             else:
@@ -243,6 +283,12 @@ def specs(steps: list, schema: Dict[str, dict], mapping: dict, to_float) -> Dict
                 if call is not None:
                     calls.append(call)
         except ValueError as e:
+            if python and not problems and _may_run_in_python(step):
+                tail = JointTail(steps[k:], str(e), [], image, plain)
+                problems += [f"stoker.transforms.{type(s).__name__} cannot follow a step that "
+                             f"runs in Python ({name})" for s in steps[k:]
+                             if type(s).__module__.startswith("stoker.")]
+                break
             problems.append(str(e))
     kept = [CLASS_MAP] if segmentation else [BOXES, LABELS]
     # The masks as a joint output unless left out (None) or given a transform (RawBytes).
@@ -257,4 +303,8 @@ def specs(steps: list, schema: Dict[str, dict], mapping: dict, to_float) -> Dict
     out = {IMAGE: {"name": IMAGE, "ops": calls, "joint": joint}}
     for name in kept:
         out[name] = {"name": name, "ops": [], "joint": IMAGE}
-    return out
+    if tail is not None:
+        if joint["float"] and tail.image == "pil":
+            tail.image = "image"  # a float image is a tensor
+        tail.outputs = [IMAGE] + kept
+    return out, tail

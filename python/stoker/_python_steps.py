@@ -129,17 +129,17 @@ def tensor_steps(torch, steps: list) -> list:
     return out
 
 
-def _to_pil(x):
+def to_pil(x):
     from PIL import Image
     array = x.numpy()
     return Image.fromarray(array[0] if len(array) == 1 else array.transpose(1, 2, 0))
 
 
-def _is_pil(x) -> bool:
+def is_pil(x) -> bool:
     return type(x).__module__.startswith("PIL.")
 
 
-def _from_pil(torch, numpy, image):
+def from_pil(torch, numpy, image):
     array = numpy.asarray(image)
     array = array[None] if array.ndim == 2 else array.transpose(2, 0, 1)
     return torch.from_numpy(numpy.ascontiguousarray(array))
@@ -189,7 +189,7 @@ class FieldSteps:
         is called before step i."""
         generator = torch.Generator().manual_seed(seed) if any(self.generator) else None
         if self.pil and x.dtype == torch.uint8 and x.dim() == 3:
-            x = _to_pil(x)
+            x = to_pil(x)
         for number, step in enumerate(self.steps):
             if on_step is not None:
                 on_step(number)
@@ -201,8 +201,8 @@ class FieldSteps:
                                                  f"{type(e).__name__}: {e}")) from None
             finally:
                 self.seconds[number] += time.perf_counter() - start
-        if _is_pil(x):
-            x = _from_pil(torch, numpy, x)
+        if is_pil(x):
+            x = from_pil(torch, numpy, x)
         if not isinstance(x, torch.Tensor):
             raise SampleError(sample_message(
                 *where, f"the Python steps gave a {type(x).__name__}, not a torch.Tensor (last "

@@ -17,6 +17,7 @@ from stoker._data_access import data_access
 from stoker._paths import native_path
 from stoker.sources import source_of
 from stoker._batch_transforms import native_call
+from stoker._joint_python import JointSteps
 from stoker._python_pool import PythonPool
 from stoker._python_steps import BatchTransform, PythonSteps, step_name
 from stoker._wrapped import Wrapped as _Wrapped
@@ -243,11 +244,12 @@ class _BatchTransformEpoch(_Wrapped):
 
 
 def _python_steps(torch, plan, seed, rank, on_error, python_input, python_workers,
-                  python_parallel, python_timeout, pin):
+                  python_parallel, python_timeout, pin, forms):
     """The loader's Python steps: run in the iterating thread or threads (PythonSteps) or by
     worker processes (PythonPool). python_workers None: min(2, cores) where there are two
     cores or more (and, for processes, every step can be sent to one), else the iterating
-    thread."""
+    thread. The steps after a joint transform run in the iterating thread (JointSteps, the
+    joint fields in `forms`)."""
     if python_parallel not in ("processes", "threads"):
         raise ValueError(f"python_parallel must be 'processes' or 'threads', not "
                          f"{python_parallel!r}")
@@ -257,6 +259,12 @@ def _python_steps(torch, plan, seed, rank, on_error, python_input, python_worker
             not python_timeout > 0:
         raise ValueError(f"python_timeout must be a number of seconds > 0, not "
                          f"{python_timeout!r}")
+    if plan.joint is not None:
+        if python_workers not in (None, 0):
+            raise ValueError(f"python_workers={python_workers!r}: the Python steps after a "
+                             "joint transform run in the iterating thread for now "
+                             "(python_workers=0, or leave it out)")
+        return JointSteps(torch, plan.joint, seed, rank, on_error, forms)
     if python_parallel == "threads":
         if python_workers is None:
             python_workers = min(2, len(os.sched_getaffinity(0)))
@@ -575,7 +583,8 @@ class Loader:
         self._plan = plan
         self._python_parallel = python_parallel
         self._python = _python_steps(torch, plan, seed, rank, on_error, python_input,
-                                     python_workers, python_parallel, python_timeout, cuda)
+                                     python_workers, python_parallel, python_timeout, cuda,
+                                     forms)
         self._batch_plan = [] if batch_transform is None else \
             [(call_text(native_batch), "native") if native_batch else
              (step_name(batch_transform), "python")]
@@ -784,7 +793,8 @@ class Loader:
     def fields(self) -> list:
         """The batch's fields: [(name, dtype, per-sample shape)], as delivered; (name, None,
         None) for a field whose last steps run in Python (their output decides)."""
-        return [(name, None, None) if name in self._plan.python else
+        python = self._plan.python_fields()
+        return [(name, None, None) if name in python else
                 (name, "float32" if name in self._normalize else dtype, shape)
                 for name, dtype, shape in self._native.fields]
 

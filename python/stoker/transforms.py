@@ -874,13 +874,20 @@ class FieldPlan:
     """How the loader makes a batch's fields: ``specs``, the native calls of each field;
     ``python``, {field: [steps]} of the fields with steps that run in Python after them
     (stoker/_python_steps.py); ``notes``, {field: [sentence]}: why a field's steps from one on
-    run in Python, and where a native step deviates from torchvision (a source after ToImage)."""
+    run in Python, and where a native step deviates from torchvision (a source after ToImage);
+    ``joint``, the steps of a joint transform that run in Python on the whole sample after it
+    (a _joint.JointTail, its steps in ``python`` under "image"), or None."""
 
     def __init__(self, specs: List[dict], python: Dict[str, list],
-                 notes: Optional[Dict[str, list]] = None):
+                 notes: Optional[Dict[str, list]] = None, joint=None):
         self.specs = specs
         self.python = python
         self.notes = notes or {}
+        self.joint = joint
+
+    def python_fields(self) -> set:
+        """The fields whose values the Python steps make (their type and shape theirs)."""
+        return set(self.python) | set(self.joint.outputs if self.joint else ())
 
     def describe(self) -> Dict[str, list]:
         """{field: [(step, "native" or "python"), ...]}: every field's steps and where each
@@ -915,8 +922,9 @@ def plan_fields(transforms, schema: List[dict], allow_python: bool = True) -> Fi
     (stoker/_joint.py). Fields without a transform are copied as stored, but bytes fields
     other than "image", which come only where a transform (RawBytes) names them; the "image"
     field must have one (or be left out with None) that starts natively with a crop. With
-    `allow_python`, steps stoker cannot run natively run in Python after the native ones;
-    without, they are a ValueError naming them all.
+    `allow_python`, steps stoker cannot run natively run in Python after the native ones (on
+    the whole sample after a joint transform's); without, they are a ValueError naming them
+    all.
     """
     by_name: Dict[str, dict] = {f["name"]: f for f in schema}
     if transforms is None:
@@ -934,12 +942,15 @@ def plan_fields(transforms, schema: List[dict], allow_python: bool = True) -> Fi
             raise ValueError(f"transforms name the field '{name}', which the dataset lacks "
                              f"(fields: {', '.join(by_name)})")
     joint: Dict[str, dict] = {}
+    tail = None
     image = mapping.get(_joint.IMAGE)
     if image is not None and _joint.applies(_flatten(image), by_name, mapping):
-        joint = _joint.specs(_flatten(image), by_name, mapping, _to_float)
+        joint, tail = _joint.specs(_flatten(image), by_name, mapping, _to_float, allow_python)
     specs = []
-    python: Dict[str, list] = {}
-    notes: Dict[str, list] = {}
+    python: Dict[str, list] = {} if tail is None else {_joint.IMAGE: tail.steps}
+    notes: Dict[str, list] = {} if tail is None else {_joint.IMAGE: [
+        f"{type(tail.steps[0]).__name__} and the steps after it run in Python on the whole "
+        f"sample ({', '.join(tail.outputs)}): {tail.why}"]}
     for field in schema:
         name = field["name"]
         if name in joint:
@@ -975,7 +986,7 @@ def plan_fields(transforms, schema: List[dict], allow_python: bool = True) -> Fi
             notes[name] = deviations
     if not specs:
         raise ValueError("the transforms leave no field in the batch")
-    return FieldPlan(specs, python, notes)
+    return FieldPlan(specs, python, notes, tail)
 
 
 def is_variable(spec: dict, schema: List[dict] = ()) -> bool:

@@ -8,6 +8,7 @@ field or the transform."""
 
 import itertools
 import math
+import re
 from collections import defaultdict
 
 import numpy as np
@@ -158,10 +159,14 @@ def test_a_bad_detection_record_is_one_line_naming_it_and_the_field(tmp_path, bo
     assert batches[0]["masks"][0].shape == (1, 6, 8)
 
 
-def test_unsupported_steps_on_a_detection_sample_are_named(coco_dataset):
-    with pytest.raises(ValueError, match=r"field 'image' \(a detection sample.*RandomVertical"
-                                         r"Flip is not supported"):
-        stoker.Loader(coco_dataset, transforms=v2.Compose([v2.RandomVerticalFlip(),
+def test_a_v1_step_on_a_detection_sample_is_named(coco_dataset):
+    """torchvision v1's classes take an image alone: on (image, target) a wrong step, not one
+    for Python (an untranslated v2 step runs there: test_joint_python.py)."""
+    from torchvision import transforms as v1
+    with pytest.raises(ValueError, match=r"field 'image' \(a detection sample.*torchvision."
+                                         r"transforms.*RandomVerticalFlip is not a torchvision"
+                                         r" v2 transform"):
+        stoker.Loader(coco_dataset, transforms=v2.Compose([v1.RandomVerticalFlip(),
                                                            v2.ToImage()]))
 
 
@@ -334,12 +339,9 @@ def test_batch_format_may_name_what_the_joint_transform_makes(mask_folders, tmp_
 @pytest.mark.parametrize("steps, message", [
     ([v2.RandomResize(40, 41), v2.RandomCrop(64)],
      r"joint_random_crop: the \d+x40 image is smaller than the 64x64 crop \(no pad_if_needed\)"),
-    ([PadIfSmaller(64, fill={tv_tensors.Mask: 300, "others": 0}), v2.RandomCrop(64)],
-     r"PadIfSmaller\(fill=\{.*Mask.*300.*\}\): stoker fills"),
 ])
 def test_bad_segmentation_steps_are_one_line(mask_folders, tmp_path, steps, message):
-    """RandomCrop without padding on a smaller sample (torchvision refuses it too), a fill
-    stoker does not pad with."""
+    """RandomCrop without padding on a smaller sample (torchvision refuses it too)."""
     stoker.convert("masks", mask_folders / "images", tmp_path / "ds",
                    masks=mask_folders / "masks")
     with pytest.raises(ValueError, match=message) as raised:
@@ -663,17 +665,12 @@ def test_fixed_size_crop_drops_the_objects_it_cuts_off(tmp_path):
 
 
 @pytest.mark.parametrize("steps, message", [
-    ([v2.RandomZoomOut(fill=300)], r"RandomZoomOut\(fill=300\): stoker fills"),
     ([v2.RandomZoomOut(side_range=(1.0, 100.0))], r"random_zoom_out.*side_range.*100"),
-    ([v2.ToImage(), v2.RandomZoomOut()], r"RandomZoomOut after ToImage"),
     ([v2.RandomPhotometricDistort(hue=(-0.7, 0.2))], r"random_photometric_distort.*hue.*-0.7"),
     ([v2.RandomPhotometricDistort(contrast=(1.5, 0.5))],
      r"random_photometric_distort: contrast \[1.5, 0.5\] has its minimum above its maximum"),
     ([v2.ScaleJitter((64, 64), scale_range=(2.0, 1.0))],
      r"scale_jitter: scale_range \[2, 1\] has its minimum above"),
-    ([FixedSizeCrop((64, 64), padding_mode="edge")],
-     r"FixedSizeCrop\(fill=0, padding_mode='edge'\)"),
-    ([FixedSizeCrop((64, 64), fill=(1, 2))], r"FixedSizeCrop\(fill=\(1, 2\)\): stoker fills"),
 ])
 def test_bad_parameters_are_one_line_naming_the_transform(coco_dataset, steps, message):
     with pytest.raises(ValueError, match=message) as raised:
@@ -681,3 +678,73 @@ def test_bad_parameters_are_one_line_naming_the_transform(coco_dataset, steps, m
                                transforms=v2.Compose([*steps, v2.ToImage()]))
         next(iter(loader))
     assert "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize("steps, why", [
+    ([v2.RandomZoomOut(fill=300)], r"RandomZoomOut\(fill=300\): stoker fills"),
+    ([v2.ToImage(), v2.RandomZoomOut()], r"RandomZoomOut after ToImage"),
+    ([FixedSizeCrop((64, 64), padding_mode="edge")],
+     r"FixedSizeCrop\(fill=0, padding_mode='edge'\)"),
+    ([FixedSizeCrop((64, 64), fill=(1, 2))], r"FixedSizeCrop\(fill=\(1, 2\)\): stoker fills"),
+])
+def test_settings_stoker_does_not_run_natively_go_to_python(coco_dataset, steps, why):
+    """A v2 step (or the reference's) with settings the native operation lacks runs in Python
+    from there on (stoker/_joint_python.py), and loader.plan says why."""
+    loader = stoker.Loader(coco_dataset, batch_size=2, batch_format="dict",
+                           transforms=v2.Compose([*steps, v2.ToImage()]))
+    first = next(n for n, s in enumerate(steps) if type(s).__name__ != "ToImage")
+    rows = loader.plan["image"]
+    assert [where for _, where in rows] == ["python"] * (len(steps) - first + 1)
+    assert rows[0][0].startswith(type(steps[first]).__name__)
+    assert re.search(why, loader.plan["notes"]["image"][0])
+
+
+def segmentation_pairs(mask_folders):
+    """(PIL image, tv_tensors.Mask class map) of the mask folders' pairs, in the order
+    `stoker convert masks` stores them."""
+    from PIL import Image
+    for name in sorted(path.name for path in (mask_folders / "images").iterdir()):
+        with Image.open(mask_folders / "images" / name) as pil:
+            image = pil.convert("RGB")
+        with Image.open(mask_folders / "masks" / name.replace(".jpg", ".png")) as pil:
+            yield image, tv_tensors.Mask(torch.from_numpy(np.asarray(pil).copy()))
+
+
+SEGMENTATION_STEPS = {
+    "ScaleJitter": lambda: v2.ScaleJitter(target_size=(96, 96), antialias=True),
+    "RandomZoomOut": lambda: v2.RandomZoomOut(
+        fill={tv_tensors.Mask: 255, "others": (10, 200, 30)}, side_range=(1.0, 2.0), p=0.5),
+    "RandomPhotometricDistort": lambda: v2.RandomPhotometricDistort(p=0.5),
+}
+
+
+@pytest.mark.parametrize("name", list(SEGMENTATION_STEPS))
+def test_joint_steps_on_a_segmentation_sample_equal_torchvision_v2(mask_folders, tmp_path,
+                                                                   name):
+    """ScaleJitter, RandomZoomOut and RandomPhotometricDistort on (image, class map) of
+    `stoker convert masks`: each sample's image and mask are torchvision's for stoker's draws
+    (ScaleJitter's and RandomZoomOut's as torch.rand's, the distortion's as make_params'): the
+    mask resized with nearest, padded with the Mask's fill, or left as it is; each step
+    changes some samples (p=0.5: not all)."""
+    stoker.convert("masks", mask_folders / "images", tmp_path / "ds",
+                   masks=mask_folders / "masks")
+    pairs = list(segmentation_pairs(mask_folders))
+    largest = max(max(image.size) for image, _ in pairs)
+    natively = v2.Compose([DecodeImage(max_size=2 * largest), SEGMENTATION_STEPS[name](),
+                           v2.PILToTensor(), v2.ToPureTensor()])
+    loader = stoker.Loader(tmp_path / "ds", batch_size=4, shuffle=False, batch_format="dict",
+                           variable="list", transforms=natively, seed=SEED, prefetch=1)
+    samples = [(image, mask) for batch in loader for image, mask in zip(batch["image"],
+                                                                         batch["mask"])]
+    changed = 0
+    for k, ((got_image, got_mask), (image, mask)) in enumerate(zip(samples, pairs)):
+        step = SEGMENTATION_STEPS[name]()
+        step = distorting(step, draws_of(k, 1)) if name == "RandomPhotometricDistort" else \
+            drawing(step, draws_of(k, 1))
+        want_image, want_mask = v2.Compose([step, v2.PILToTensor(), v2.ToPureTensor()])(
+            image, mask)
+        assert torch.equal(got_image, want_image), k
+        assert torch.equal(got_mask, want_mask.as_subclass(torch.Tensor)), k
+        changed += not torch.equal(got_image, F.pil_to_tensor(image))
+    assert len(samples) == len(pairs) and 0 < changed
+    assert name == "ScaleJitter" or changed < len(pairs)
