@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <numeric>
 
 #include "stoker/pipeline/ops/combinator.h"
 
@@ -19,11 +18,8 @@ namespace {
 
 class RandomSourceChoice : public Transform {
  public:
-  RandomSourceChoice(std::vector<std::shared_ptr<const Transform>> sources,
-                     std::vector<double> weights)
-      : sources_(std::move(sources)), sums_(std::move(weights)) {
-    std::partial_sum(sums_.begin(), sums_.end(), sums_.begin());
-  }
+  RandomSourceChoice(std::vector<std::shared_ptr<const Transform>> sources, ChoiceWeights weights)
+      : sources_(std::move(sources)), weights_(std::move(weights)) {}
 
   DType dtype() const override { return sources_.front()->dtype(); }
   std::vector<int64_t> sample_shape() const override { return sources_.front()->sample_shape(); }
@@ -37,15 +33,13 @@ class RandomSourceChoice : public Transform {
   }
 
   Status apply(const SampleInput& input, uint8_t* slot) const override {
-    const double u = input.rng().next_double() * sums_.back();
-    size_t j = 0;
-    while (j + 1 < sums_.size() && !(u < sums_[j])) ++j;
+    const size_t j = weights_.pick(input);
     return sources_[j]->apply(inner_input(input, j), slot);
   }
 
  private:
   const std::vector<std::shared_ptr<const Transform>> sources_;
-  std::vector<double> sums_;  // running sums of the weights
+  const ChoiceWeights weights_;
 };
 
 }  // namespace
@@ -61,7 +55,7 @@ OpSpec random_source_choice() {
       "(equal when empty), as torchvision's RandomChoice of RandomResizedCrops";
   op.params = {
       ParamSpec::source_ops("ops", "the decoding operations, [NAME:key=value;NAME]", 64),
-      ParamSpec::reals("p", {}, "each operation's weight (empty: equal)", 0, 64).at_least(0),
+      ChoiceWeights::param(),
   };
   op.make_source = [](const Params& params,
                       const SourceContext& context) -> Result<std::shared_ptr<const Transform>> {
@@ -72,13 +66,9 @@ OpSpec random_source_choice() {
           fmt::format("field '{}': random_source_choice: {}", context.field, message));
     };
     if (calls.value().empty()) return fail("it needs at least one operation");
-    std::vector<double> weights = params.reals("p");
-    if (weights.empty()) weights.assign(calls.value().size(), 1.0);
-    if (weights.size() != calls.value().size())
-      return fail(
-          fmt::format("p has {} weights for {} operations", weights.size(), calls.value().size()));
-    if (!(std::accumulate(weights.begin(), weights.end(), 0.0) > 0))
-      return fail("the weights p sum to 0");
+    Result<ChoiceWeights> weights =
+        ChoiceWeights::make("random_source_choice", params.reals("p"), calls.value().size());
+    if (!weights.is_ok()) return weights.status();
     std::vector<std::shared_ptr<const Transform>> sources;
     for (const OpCall& call : calls.value()) {
       Result<std::shared_ptr<const Transform>> made = call.op->make_source(call.params, context);
@@ -97,7 +87,7 @@ OpSpec random_source_choice() {
       sources.push_back(made.value());
     }
     return std::shared_ptr<const Transform>(
-        std::make_shared<const RandomSourceChoice>(std::move(sources), std::move(weights)));
+        std::make_shared<const RandomSourceChoice>(std::move(sources), std::move(weights).value()));
   };
   return op;
 }

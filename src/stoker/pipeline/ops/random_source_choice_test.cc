@@ -88,7 +88,7 @@ TEST(RandomSourceChoiceTest, WrongListsAreOneLineErrors) {
             "random_source_choice: ops: random_invert is not a decoding operation (encoded record "
             "-> image)");
   EXPECT_EQ(message("random_source_choice:ops=[center_crop],p=[1,2]"),
-            "field 'image': random_source_choice: p has 2 weights for 1 operations");
+            "random_source_choice: p has 2 weights for 1 operations");
   EXPECT_EQ(message("random_source_choice"),
             "field 'image': random_source_choice: it needs at least one operation");
 }
