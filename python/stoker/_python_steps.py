@@ -5,7 +5,8 @@ native steps made, in the iterating thread (or its threads), after the native ba
 batch transform (torchvision's MixUp, CutMix, timm's Mixup, ...), on the whole batch after them.
 
 A step gets what the step before it gave: first the native steps' sample, a torch tensor
-[C, H, W] (uint8, or float32 after ToTensor/Normalize), or, for a uint8 sample whose Python steps
+[C, H, W] (uint8, or float32 after ToTensor/Normalize; of its own size after DecodeImage or
+Resize alone, whose batches come as lists of samples), or, for a uint8 sample whose Python steps
 convert a PIL image themselves (they hold a ToTensor, PILToTensor, ToImage or timm's
 MaybeToTensor, as recipes written for PIL do) or with ``python_input="pil"``, that sample as a
 PIL image, so that those steps run as in the recipe (torchvision's PIL backend, timm's PIL-only
@@ -210,6 +211,12 @@ class FieldSteps:
         return x.as_subclass(torch.Tensor)
 
 
+def kept_samples(values, keep: list):
+    """The samples `keep` of a field's value: a batch tensor, or a list of samples (a field of
+    varying size)."""
+    return [values[k] for k in keep] if isinstance(values, list) else values[keep]
+
+
 def check_uniform(field: str, index: int, epoch: int, samples: list) -> None:
     """SampleError unless every (slot, dtype, shape) of `samples` has the first one's dtype
     and shape (a batch stacks them)."""
@@ -292,7 +299,7 @@ class PythonSteps:
                     out[field] = self._stack(field, [made[field][slot] for slot in keep],
                                              epoch, index, keep)
                 elif failed:
-                    out[field] = values[keep]
+                    out[field] = kept_samples(values, keep)
                 else:
                     out[field] = values
         except SampleError as e:
