@@ -180,14 +180,17 @@ class Resize:
             size = size[0]
         largest = _param("center_crop", "resize")["max"]
         if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= largest:
-            raise ValueError(f"Resize: size must be one positive int (the shorter side) up to "
-                             f"{largest}, not {size!r}")
+            # (h, w) has no native form (Python runs it); anything else no transform takes.
+            wrong = not isinstance(size, Sequence) or len(size) != 2
+            raise (_Wrong if wrong else ValueError)(
+                f"Resize: size must be one positive int (the shorter side) up to {largest}, "
+                f"not {size!r}")
         self.size = size
         self.interpolation = _interpolation("Resize", "center_crop", interpolation)
         if max_size is not None and (isinstance(max_size, bool) or not isinstance(max_size, int)
                                      or not size < max_size <= largest):
-            raise ValueError(f"Resize: max_size must be an int above size ({size}) up to "
-                             f"{largest}, not {max_size!r}")
+            raise _Wrong(f"Resize: max_size must be an int above size ({size}) up to "
+                         f"{largest}, not {max_size!r}")
         self.max_size = max_size
         self.dct_scaling = bool(dct_scaling)
         self.capacity = None if capacity is None else _cap("Resize", "resize", "capacity",

@@ -170,6 +170,8 @@ def test_decode_image_first_sets_the_python_inputs_largest_size(images):
      "42 cannot follow a step that runs in Python \\(RandomRotation.*\\); not callable"),
     # A wrong value: never left to Python, where every sample would fail.
     ([T.RandomResizedCrop((32, 0))], "RandomResizedCrop: size must be a positive int"),
+    ([T.Resize(0), T.CenterCrop(24)], "Resize: size must be one positive int"),
+    ([T.Resize(32, max_size=30), T.CenterCrop(24)], "Resize: max_size must be an int above"),
     # Crops of two sizes in a batch: torchvision's collate refuses them too.
     ([T.RandomChoice([T.RandomResizedCrop(24), T.RandomResizedCrop(18)])],
      "a batch stacks one shape and dtype"),
