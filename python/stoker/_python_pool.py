@@ -607,7 +607,7 @@ class PooledEpoch:
         """Ends the iteration; the native loader goes back to the consumer's position (it ran
         ahead), so that state_dict() says where the consumer stopped, as without workers."""
         ahead = bool(self._pending)
-        self._pool.cancel([b for b in self._pending if isinstance(b, _Batch)])
+        self._pool.cancel([b for b in self._pending if not isinstance(b, tuple)])
         self._pending.clear()
         self._exhausted = True
         self.inner.close()
