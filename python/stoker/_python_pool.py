@@ -8,7 +8,8 @@ modules imported, forks each worker, so a worker starts without importing torch 
 start on a loader's first iteration and serve every epoch after it. Each is fed through a pipe of
 its own: small messages only; the samples travel through shared memory. Each native batch's
 fields with Python steps are copied into an input buffer (a memfd, mapped by the loader and by
-every worker that reads it: no name in /dev/shm, so none can be left behind), split into one
+every worker that reads it: no name in /dev/shm, so none can be left behind; a field of varying
+size, a list of samples, each at its own shape, the task saying where), split into one
 chunk of samples per worker and field, and each chunk's outputs are written by its worker into
 an output buffer of its own (a memfd it grows as needed and hands over once), from which the
 loader copies them into the batch. ``window`` native batches are taken ahead of the one the
@@ -37,7 +38,8 @@ from multiprocessing import connection, reduction
 from typing import Dict, List, Optional
 
 from stoker import _stoker
-from stoker._python_steps import FieldSteps, SampleError, check_uniform, sample_message, step_name
+from stoker._python_steps import (FieldSteps, SampleError, check_uniform, kept_samples,
+                                  sample_message, step_name)
 from stoker._python_worker import STATUS, Shared, worker_main
 
 # The longest the loader blocks without looking at the clock (timeouts) and at Ctrl-C.
@@ -80,7 +82,7 @@ class _Batch:
         self.size = len(next(iter(batch.values())))
         self.order = list(batch)
         # The fields without Python steps, copied out of the native loader's buffers.
-        self.kept = {name: _copy(torch, value, pin) for name, value in batch.items()
+        self.kept = {name: _copy_value(torch, value, pin) for name, value in batch.items()
                      if name not in fields}
         self.out: Dict[str, object] = {field: None for field in fields}
         self.described = {field: [None] * self.size for field in fields}  # (dtype, shape)
@@ -95,15 +97,35 @@ def _copy(torch, value, pin: bool):
     return out.copy_(value)
 
 
+def _copy_value(torch, value, pin: bool):
+    """A field's value copied out of the native loader's buffers: a tensor, or each tensor of a
+    list (a field of varying size)."""
+    if isinstance(value, list):
+        return [_copy(torch, v, pin) for v in value]
+    return _copy(torch, value, pin)
+
+
+def _input_places(values) -> tuple:
+    """Where each sample of a field's value (a batch tensor, or a list of tensors of one dtype
+    and varying shape) lies in an input buffer: (total bytes, [(byte offset, shape)]), each
+    sample C-contiguous after the one before (a batch tensor's own layout)."""
+    places = []
+    offset = 0
+    for k in range(len(values)):
+        places.append((offset, tuple(values[k].shape)))
+        offset += values[k].nbytes
+    return offset, places
+
+
 class _Task:
     def __init__(self, task_id, batch: _Batch, field: str, buffer: Shared, buffer_id: int,
-                 shape, dtype: str, epoch: int, slots: list):
+                 places: dict, dtype: str, epoch: int, slots: list):
         self.id = task_id
         self.batch = batch
         self.field = field
         self.buffer = buffer
         self.buffer_id = buffer_id
-        self.shape = shape
+        self.places = places  # {slot: (byte offset, shape)} of its samples in the buffer
         self.dtype = dtype
         self.epoch = epoch
         self.slots = slots
@@ -252,18 +274,25 @@ class PythonPool:
         made = _Batch(torch, batch, self._fields, epoch, index, position, state, padding, self._pin)
         chunks = len(self._workers)
         for field in self._fields:
-            values = batch[field].contiguous()
-            buffer = self._input(values.nbytes)
+            values = batch[field]
+            size, places = _input_places(values)
+            buffer = self._input(size)
             made.inputs.append(buffer)
-            buffer.bytes[:values.nbytes].view(values.dtype).view(values.shape).copy_(values)
+            dtype = values[0].dtype if len(values) else torch.uint8
+            if isinstance(values, list):  # samples of varying shape (DecodeImage's)
+                for (offset, shape), sample in zip(places, values):
+                    buffer.bytes[offset:offset + sample.nbytes].view(dtype).view(shape) \
+                        .copy_(sample)
+            else:
+                buffer.bytes[:size].view(dtype).view(values.shape).copy_(values)
             per = -(-made.size // chunks)
             for first in range(0, made.size, per):
+                slots = list(range(first, min(first + per, made.size)))
                 self._next_id += 1
                 made.tasks += 1
                 self._unsent.append(_Task(
-                    self._next_id, made, field, buffer, buffer.id, tuple(values.shape[1:]),
-                    str(values.dtype).rsplit(".", 1)[-1], epoch,
-                    list(range(first, min(first + per, made.size)))))
+                    self._next_id, made, field, buffer, buffer.id, {k: places[k] for k in slots},
+                    str(dtype).rsplit(".", 1)[-1], epoch, slots))
         self._send_unsent()
         return made
 
@@ -315,7 +344,8 @@ class PythonPool:
                 else:
                     task.out = worker.output_count
                     worker.output_count += 1
-                worker.conn.send(("task", task.id, task.field, task.buffer_id, task.shape,
+                worker.conn.send(("task", task.id, task.field, task.buffer_id,
+                                  [task.places[slot] for slot in task.slots],
                                   task.dtype, task.epoch, task.batch.position,
                                   task.batch.index, task.slots, task.out))
             except OSError:  # the worker died: the wait finds out and sends the task again
@@ -503,7 +533,7 @@ class PythonPool:
                         values if len(keep) == batch.size else values[keep]
                 else:
                     values = batch.kept[name]
-                    out[name] = values if len(keep) == batch.size else values[keep]
+                    out[name] = values if len(keep) == batch.size else kept_samples(values, keep)
         except SampleError as e:
             raise _stoker.Error(str(e)) from None
         self.skipped += len(failed)
@@ -577,7 +607,7 @@ class PooledEpoch:
         """Ends the iteration; the native loader goes back to the consumer's position (it ran
         ahead), so that state_dict() says where the consumer stopped, as without workers."""
         ahead = bool(self._pending)
-        self._pool.cancel([b for b in self._pending if isinstance(b, _Batch)])
+        self._pool.cancel([b for b in self._pending if not isinstance(b, tuple)])
         self._pending.clear()
         self._exhausted = True
         self.inner.close()

@@ -5,7 +5,8 @@ native steps made, in the iterating thread (or its threads), after the native ba
 batch transform (torchvision's MixUp, CutMix, timm's Mixup, ...), on the whole batch after them.
 
 A step gets what the step before it gave: first the native steps' sample, a torch tensor
-[C, H, W] (uint8, or float32 after ToTensor/Normalize), or, for a uint8 sample whose Python steps
+[C, H, W] (uint8, or float32 after ToTensor/Normalize; of its own size after DecodeImage or
+Resize alone, whose batches come as lists of samples), or, for a uint8 sample whose Python steps
 convert a PIL image themselves (they hold a ToTensor, PILToTensor, ToImage or timm's
 MaybeToTensor, as recipes written for PIL do) or with ``python_input="pil"``, that sample as a
 PIL image, so that those steps run as in the recipe (torchvision's PIL backend, timm's PIL-only
@@ -29,6 +30,7 @@ from __future__ import annotations
 import inspect
 import random
 import time
+from concurrent import futures
 from concurrent.futures import ThreadPoolExecutor
 from typing import Dict, List
 
@@ -210,6 +212,12 @@ class FieldSteps:
         return x.as_subclass(torch.Tensor)
 
 
+def kept_samples(values, keep: list):
+    """The samples `keep` of a field's value: a batch tensor, or a list of samples (a field of
+    varying size)."""
+    return [values[k] for k in keep] if isinstance(values, list) else values[keep]
+
+
 def check_uniform(field: str, index: int, epoch: int, samples: list) -> None:
     """SampleError unless every (slot, dtype, shape) of `samples` has the first one's dtype
     and shape (a batch stacks them)."""
@@ -225,8 +233,9 @@ def check_uniform(field: str, index: int, epoch: int, samples: list) -> None:
 class PythonSteps:
     """The Python steps of every field that has some ({field: [callable, ...]}), applied to
     native batches (dicts of tensors) in the iterating thread, or with `threads` > 1 by that
-    many threads, each batch's samples at once; threads need every step to take a
-    generator= keyword (FieldSteps): the global generators are not seeded there."""
+    many threads, the samples of the next ``window`` batches at once; threads need every step
+    to take a generator= keyword (FieldSteps): the global generators are not seeded there, and
+    each sample's draws depend on its seed only, the same batches for any number of threads."""
 
     def __init__(self, torch, steps: Dict[str, list], seed: int, rank: int, on_error: str,
                  python_input=None, threads: int = 0):
@@ -257,34 +266,112 @@ class PythonSteps:
         return bool(self._steps)
 
     def stats(self) -> dict:
-        return {"python_seconds": self.seconds, "python_skipped": self.skipped,
+        # With threads, the steps' own time (summed over samples and threads), as the worker
+        # processes count theirs, and the batches' assembly.
+        seconds = self.seconds + (sum(sum(steps.seconds) for steps in self._steps.values())
+                                  if self._threads else 0.0)
+        return {"python_seconds": seconds, "python_skipped": self.skipped,
                 "python_step_seconds": {field: steps.timing()
                                         for field, steps in self._steps.items()}}
 
     def epoch(self, native_epoch, epoch: int, core, rewind=None):
         """The iteration of `native_epoch` (epoch `epoch` of the LoaderCore `core`) through
-        these steps (it never runs ahead: nothing to `rewind`)."""
-        return SerialEpoch(native_epoch, self, epoch, core)
+        these steps: in the iterating thread (it never runs ahead), or with threads ``window``
+        batches ahead of the consumer (_python_pool.PooledEpoch, whose `rewind` puts the
+        native loader back where the consumer stopped)."""
+        if self._threads is None:
+            return SerialEpoch(native_epoch, self, epoch, core)
+        from stoker._python_pool import PooledEpoch
+        return PooledEpoch(self, native_epoch, epoch, core, rewind)
 
     def close(self) -> None:
         """Stops the threads, if any (new ones start when needed)."""
         if self._threads is not None:
-            self._threads.shutdown(wait=True)
+            self._threads.shutdown(wait=True, cancel_futures=True)
             self._threads = ThreadPoolExecutor(self.workers, thread_name_prefix="stoker-python")
 
     def apply(self, batch: dict, epoch: int, index: int, position: int) -> dict:
         """`batch` with each field that has Python steps replaced by the stack of its samples
         after them (batch `index` of this iteration of `epoch`, the loader at global `position`
-        after it); samples that failed dropped from every field under on_error="skip"."""
+        after it), in the iterating thread; samples that failed dropped from every field under
+        on_error="skip"."""
         start = time.perf_counter()
+        size = len(next(iter(batch.values())))
+        made: Dict[str, List] = {}
+        failed: set = set()
+        with _Seeded(self._torch, self._numpy) as generators:
+            for field, steps in self._steps.items():
+                made[field] = [None] * size
+                for slot in range(size):
+                    if slot in failed:
+                        continue
+                    generators.seed(sample_seed(self._seed, epoch, self._rank, position, slot))
+                    x = made[field][slot] = self._one(field, steps, batch[field], epoch, index,
+                                                      position, slot)
+                    if isinstance(x, SampleError) and not self._skip:
+                        return self._combine(batch, made, epoch, index, start)  # raises it
+                    if isinstance(x, SampleError):
+                        failed.add(slot)
+        return self._combine(batch, made, epoch, index, start)
+
+    # With threads, batches ahead (PooledEpoch's pool) --------------------------------------
+
+    window = 2  # the native batches whose samples the threads take ahead of the consumer's
+
+    def submit(self, batch: dict, epoch: int, index: int, position: int, state,
+               padding: int) -> "_Ahead":
+        """Every sample of `batch` handed to the threads; the batch copied off the native
+        loader's buffers, which it then holds none of."""
+        batch = {name: [v.clone() for v in value] if isinstance(value, list) else value.clone()
+                 for name, value in batch.items()}
+        size = len(next(iter(batch.values())))
+        futures = {field: [self._threads.submit(self._one, field, steps, batch[field], epoch,
+                                                index, position, slot) for slot in range(size)]
+                   for field, steps in self._steps.items()}
+        return _Ahead(batch, futures, epoch, index, state, padding)
+
+    def wait(self, ahead: "_Ahead") -> None:
+        futures.wait([f for fs in ahead.futures.values() for f in fs])
+
+    def finish(self, ahead: "_Ahead") -> dict:
+        made = {field: [f.result() for f in fs] for field, fs in ahead.futures.items()}
+        return self._combine(ahead.batch, made, ahead.epoch, ahead.index, time.perf_counter())
+
+    def cancel(self, aheads: list) -> None:
+        for ahead in aheads:
+            for fs in ahead.futures.values():
+                for f in fs:
+                    f.cancel()
+
+    def interrupted(self) -> None:
+        """Ctrl-C while the consumer waited: the samples already running finish on their own."""
+
+    # ---------------------------------------------------------------------------------------
+
+    def _one(self, field, steps, values, epoch, index, position, slot):
+        """Sample `slot` of `values` after `steps`, or the SampleError it raised."""
+        seed = sample_seed(self._seed, epoch, self._rank, position, slot)
         try:
-            with _Seeded(self._torch, self._numpy) as generators:
-                size = len(next(iter(batch.values())))
-                made: Dict[str, List] = {}
-                failed = set()
-                for field, steps in self._steps.items():
-                    made[field] = self._samples(generators, field, steps, batch[field],
-                                                epoch, index, position, size, failed)
+            return steps.run(self._torch, self._numpy, values[slot], seed,
+                             (field, slot, index, epoch))
+        except SampleError as e:
+            return e
+
+    def _combine(self, batch: dict, made: Dict[str, List], epoch: int, index: int,
+                 start: float) -> dict:
+        """The batch of `batch`'s fields with each of `made`'s ({field: [sample or
+        SampleError or None (not run: failed before)]}) stacked; the first SampleError, by
+        field and slot, is one stoker.Error, or under on_error="skip" its sample is dropped
+        from every field."""
+        size = len(next(iter(batch.values())))
+        failed: set = set()
+        try:
+            for field in made:
+                for slot in range(size):
+                    if slot not in failed and isinstance(made[field][slot], SampleError):
+                        if not self._skip:
+                            raise made[field][slot]
+                        failed.add(slot)
             keep = [slot for slot in range(size) if slot not in failed]
             out = {}
             for field, values in batch.items():
@@ -292,7 +379,7 @@ class PythonSteps:
                     out[field] = self._stack(field, [made[field][slot] for slot in keep],
                                              epoch, index, keep)
                 elif failed:
-                    out[field] = values[keep]
+                    out[field] = kept_samples(values, keep)
                 else:
                     out[field] = values
         except SampleError as e:
@@ -301,36 +388,25 @@ class PythonSteps:
         self.seconds += time.perf_counter() - start
         return out
 
-    def _samples(self, generators, field, steps, values, epoch, index, position, size,
-                 failed) -> list:
-        def one(slot):
-            seed = sample_seed(self._seed, epoch, self._rank, position, slot)
-            if self._threads is None:
-                generators.seed(seed)
-            try:
-                return steps.run(self._torch, self._numpy, values[slot], seed,
-                                 (field, slot, index, epoch))
-            except SampleError as e:
-                return e
-
-        slots = [slot for slot in range(size) if slot not in failed]
-        samples = [None] * size
-        made = self._threads.map(one, slots) if self._threads else map(one, slots)
-        for slot, x in zip(slots, made):
-            if isinstance(x, SampleError):
-                if not self._skip:
-                    raise x
-                failed.add(slot)
-            else:
-                samples[slot] = x
-        return samples
-
     def _stack(self, field, samples, epoch, index, slots):
         if not samples:
             return self._torch.empty(0)
         check_uniform(field, index, epoch,
                       [(slot, x.dtype, x.shape) for slot, x in zip(slots, samples)])
         return self._torch.stack(samples)
+
+
+class _Ahead:
+    """A native batch (copied) whose samples the threads run: ``futures`` {field: [future per
+    slot]}, and the (epoch, index, state, padding) PooledEpoch reads."""
+
+    def __init__(self, batch, futures_, epoch, index, state, padding):
+        self.batch = batch
+        self.futures = futures_
+        self.epoch = epoch
+        self.index = index
+        self.state = state
+        self.padding = padding
 
 
 class SerialEpoch(Wrapped):

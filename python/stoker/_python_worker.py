@@ -11,6 +11,7 @@ The buffers are memfds: no name in /dev/shm, so none can be left behind.
 
 from __future__ import annotations
 
+import math
 import mmap
 import os
 import pickle
@@ -101,12 +102,12 @@ def worker_main(conn, pickled: Dict[str, List[bytes]], python_input, seed: int, 
 
 
 def _run_task(torch, numpy, conn, steps, seed, rank, status, inputs, outputs, generators,
-              task_id, field, buffer_id, shape, dtype, epoch, position, index, slots, out_index):
+              task_id, field, buffer_id, places, dtype, epoch, position, index, slots, out_index):
     start = time.perf_counter()
     field_steps_ = steps[field]
     before = list(field_steps_.seconds)
     dtype = getattr(torch, dtype)
-    sample_bytes = torch.empty(shape, dtype=dtype).nbytes
+    element = torch.empty(0, dtype=dtype).element_size()
     source = inputs[buffer_id].bytes
     output = outputs.get(out_index)
     results = []
@@ -115,8 +116,9 @@ def _run_task(torch, numpy, conn, steps, seed, rank, status, inputs, outputs, ge
     def on_step(number, slot=0):
         STATUS.pack_into(status.map, 0, task_id, slot, number, time.monotonic_ns())
 
-    for slot in slots:
-        x = source[slot * sample_bytes:(slot + 1) * sample_bytes].view(dtype).view(shape)
+    for slot, (start_byte, shape) in zip(slots, places):
+        count = math.prod(shape) * element
+        x = source[start_byte:start_byte + count].view(dtype).view(shape)
         sample = sample_seed(seed, epoch, rank, position, slot)
         generators.seed(sample)
         try:

@@ -554,7 +554,11 @@ class Loader:
         if last_batch == "pad" and any(spec["name"] == VALID for spec in specs):
             raise ValueError(f"last_batch='pad' adds the field {VALID!r}, which {path} has: "
                              f"leave it out (transforms={{{VALID!r}: None}})")
-        forms = _variable_forms(variable, specs, self._native.schema)
+        # A field of varying size with Python steps comes to them as a list of its samples;
+        # they make it one batch tensor.
+        forms = {name: form for name, form in
+                 _variable_forms(variable, specs, self._native.schema).items()
+                 if name not in plan.python}
         _warn_gray_color_jitter(specs, self._native.schema)
         if forms and cuda:
             raise ValueError(f"fields of varying size ({', '.join(forms)}) are delivered on the "

@@ -52,21 +52,26 @@ def _param(op: str, name: str) -> dict:
     return next(p for p in _OPERATIONS[op]["params"] if p["name"] == name)
 
 
+class _Wrong(ValueError):
+    """A transform given a value no transform takes (a size of 0, a scale that is no pair of
+    numbers): refused, never left to Python, where it would fail on every sample."""
+
+
 def _output_size(name: str, size, op: str) -> tuple:
     """(height, width) from an int (a square) or an (h, w) pair, each within native `op`'s
     size."""
     pair = size
     if isinstance(size, Sequence) and not isinstance(size, str):
         if len(size) not in (1, 2):
-            raise ValueError(f"{name}: size must be an int or (h, w), not {tuple(size)}")
+            raise _Wrong(f"{name}: size must be an int or (h, w), not {tuple(size)}")
         pair = (size[0], size[-1])
     else:
         pair = (size, size)
     largest = _param(op, "size")["max"]
     for side in pair:
         if isinstance(side, bool) or not isinstance(side, int) or not 1 <= side <= largest:
-            raise ValueError(f"{name}: size must be a positive int or (h, w) of them up to "
-                             f"{largest}, not {size!r}")
+            raise _Wrong(f"{name}: size must be a positive int or (h, w) of them up to "
+                         f"{largest}, not {size!r}")
     return pair
 
 
@@ -74,7 +79,7 @@ def _pair(name: str, what: str, value) -> tuple:
     try:
         low, high = (float(v) for v in value)
     except (TypeError, ValueError):
-        raise ValueError(f"{name}: {what} must be a pair of numbers, not {value!r}") from None
+        raise _Wrong(f"{name}: {what} must be a pair of numbers, not {value!r}") from None
     return low, high
 
 
@@ -83,7 +88,7 @@ def _floats(name: str, what: str, value) -> List[float]:
     try:
         return [float(v) for v in values]
     except (TypeError, ValueError):
-        raise ValueError(f"{name}: {what} must be numbers, not {value!r}") from None
+        raise _Wrong(f"{name}: {what} must be numbers, not {value!r}") from None
 
 
 class Compose:
@@ -175,14 +180,17 @@ class Resize:
             size = size[0]
         largest = _param("center_crop", "resize")["max"]
         if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= largest:
-            raise ValueError(f"Resize: size must be one positive int (the shorter side) up to "
-                             f"{largest}, not {size!r}")
+            # (h, w) has no native form (Python runs it); anything else no transform takes.
+            wrong = not isinstance(size, Sequence) or len(size) != 2
+            raise (_Wrong if wrong else ValueError)(
+                f"Resize: size must be one positive int (the shorter side) up to {largest}, "
+                f"not {size!r}")
         self.size = size
         self.interpolation = _interpolation("Resize", "center_crop", interpolation)
         if max_size is not None and (isinstance(max_size, bool) or not isinstance(max_size, int)
                                      or not size < max_size <= largest):
-            raise ValueError(f"Resize: max_size must be an int above size ({size}) up to "
-                             f"{largest}, not {max_size!r}")
+            raise _Wrong(f"Resize: max_size must be an int above size ({size}) up to "
+                         f"{largest}, not {max_size!r}")
         self.max_size = max_size
         self.dct_scaling = bool(dct_scaling)
         self.capacity = None if capacity is None else _cap("Resize", "resize", "capacity",
@@ -374,11 +382,22 @@ def _pixel_steps(t) -> list:
     return steps
 
 
+def _crop_size(step):
+    """The size a native pixel step crops to (random_crop's), None for one that keeps the
+    image's, "?" for a combinator holding a crop."""
+    if step._op == "random_crop":
+        return tuple(step.params["size"])
+    return "?" if "random_crop" in str(step.params.get("ops", "")) else None
+
+
 def _random_apply(t):
     """RandomApply(steps, p): one step whose native operation has its own probability p is
     that operation with p times it (independent draws); other image operations run in the native
-    RandomApply."""
+    RandomApply. A crop inside it (not applied, the image keeps its size) runs in Python."""
     steps = _pixel_steps(t)
+    if any(_crop_size(step) is not None for step in steps):
+        raise _Unknown("torchvision RandomApply of a crop (not applied, the image keeps its "
+                       "size) runs in Python")
     params = steps[0].params if len(steps) == 1 else {}
     if "p" in params:
         return type(steps[0])(**dict(params, p=params["p"] * float(t.p)))
@@ -386,9 +405,50 @@ def _random_apply(t):
 
 
 def _random_choice(t):
-    """RandomChoice(steps, p) of image operations: the native RandomChoice, same weights."""
+    """RandomChoice(steps, p) of image operations: the native RandomChoice, same weights; of
+    decoding crops of one size (RandomResizedCrops, Resize + CenterCrop): _SourceChoice."""
     weights = [] if t.p is None else [float(w) for w in t.p]
-    return _NATIVE_CLASSES["RandomChoice"](ops=_pixel_steps(t), p=weights)
+    options = [_option_steps(option) for option in t.transforms]
+    sources = [_source_call(steps) for steps in options]
+    if options and all(source is not None and not rest for source, rest in sources):
+        calls = [call for call, _ in sources]
+        sizes = {(call["size"], call["width"]) for call in calls}
+        if len(sizes) == 1:
+            return _SourceChoice(calls, weights)
+        raise _Unknown(f"torchvision RandomChoice of crops of {len(sizes)} sizes makes samples "
+                       "of varying size natively")
+    steps = _pixel_steps(t)
+    sizes = {_crop_size(step) for step in steps}
+    if len(sizes) > 1 or "?" in sizes:
+        raise _Unknown("torchvision RandomChoice of steps that make images of other sizes runs "
+                       "in Python")
+    return _NATIVE_CLASSES["RandomChoice"](ops=steps, p=weights)
+
+
+def _option_steps(option) -> list:
+    """The stoker steps of one option of a torchvision combinator (a transform or a Compose)."""
+    steps = []
+    for original in _flatten(option):
+        t = _stoker_transform(original)
+        steps += [step for step in _flatten(t) if not isinstance(step, PILToTensor)] \
+            if t is not None else []
+    return steps
+
+
+class _SourceChoice:
+    """torchvision's RandomChoice of decoding crops of one size: the native
+    random_source_choice of their calls, with the weights p (empty: equal), checked by the
+    registry."""
+
+    def __init__(self, calls: List[dict], weights: List[float]):
+        self.params = _stoker.check_operation("random_source_choice",
+                                              {"ops": calls, "p": weights})
+
+    def native(self) -> dict:
+        return {"op": "random_source_choice", **self.params}
+
+    def __repr__(self):
+        return f"RandomChoice({self.params['ops']}, p={self.params['p']})"
 
 
 def _random_crop(t):
@@ -704,20 +764,25 @@ def _backend_mismatch(original, step, backend: str) -> Optional[str]:
 
 def _source_deviation(original) -> str:
     """The deviation of a resampling source after the image became a tensor: stoker decodes and
-    crops in one pass, and Python steps cannot follow its only source that leaves the crop to
-    them (DecodeImage: samples of varying size), so it stays native."""
+    crops in one pass, and keeps it native (the recipes' v2 presets crop there) rather than
+    leave the whole pipeline to Python on the decoded image."""
     return (f"{type(original).__name__} on a uint8 tensor runs natively with PIL's resampling, "
             f"not torchvision's tensor kernels (pixels differ slightly; put it before "
             f"ToImage/PILToTensor for torchvision's own)")
 
 
-def _split(field: str, transform, python: Optional[list]) -> tuple:
-    """The stoker transforms of `transform` that run natively (the markers PILToTensor, ToImage
-    and ToPureTensor, which leave a uint8 image as it is, left out wherever they stand), why the
-    first step that does not cannot (None if all do), and the deviations to tell (a source
-    after the image became a tensor). With `python` a list, that step and every step after it go
-    there, to run in Python; without, a ValueError names every step stoker cannot run, all at
-    once.
+class _NotInPython(ValueError):
+    """A step that would have to run in Python cannot (one of stoker.transforms' own classes,
+    or not callable)."""
+
+
+def _split(field: str, originals: list, python: Optional[list], native: int) -> tuple:
+    """The stoker transforms of the first `native` steps of `originals` that run natively (the
+    markers PILToTensor, ToImage and ToPureTensor, which leave a uint8 image as it is, left out
+    wherever they stand), why the first step that does not cannot (None if all do or it is the
+    step `native`), and the deviations to tell (a source after the image became a tensor). With
+    `python` a list, that step and every step after it go there, to run in Python (_NotInPython
+    where one cannot); without, a ValueError names every step stoker cannot run, all at once.
 
     A torchvision step runs on PIL images until the first step of _TO_TENSOR (torchvision's PIL
     backend), on tensors after it: a pixel step whose native operation equals the other
@@ -728,13 +793,15 @@ def _split(field: str, transform, python: Optional[list]) -> tuple:
     deviations: List[str] = []
     problems: List[ValueError] = []
     backend = "pil"
-    for original in _flatten(transform):
-        if python:
-            if isinstance(original, _STOKER_CLASSES):
-                raise ValueError(
-                    f"field '{field}': stoker.transforms.{type(original).__name__} cannot follow "
-                    f"a step that runs in Python ({_python_steps.step_name(python[0])}); use "
-                    f"torchvision's {type(original).__name__} there")
+    for number, original in enumerate(originals):
+        if python or (python is not None and number >= native):
+            if isinstance(original, _STOKER_CLASSES) or not callable(original):
+                after = f"follow a step that runs in Python " \
+                    f"({_python_steps.step_name(python[0])})" if python else "run in Python"
+                name = type(original).__name__
+                what, hint = (f"stoker.transforms.{name}", f"use torchvision's {name} there") \
+                    if isinstance(original, _STOKER_CLASSES) else (repr(original), "not callable")
+                raise _NotInPython(f"field '{field}': {what} cannot {after}; {hint}")
             python.append(original)
             continue
         if type(original).__name__ in _TO_TENSOR or isinstance(original, (ToTensor, PILToTensor)):
@@ -746,11 +813,12 @@ def _split(field: str, transform, python: Optional[list]) -> tuple:
                 mismatch = _backend_mismatch(original, t, backend)
                 if mismatch:
                     raise _BackendMismatch(mismatch)
-                if backend == "tensor" and isinstance(t, (RandomResizedCrop, Resize)) and \
+                if backend == "tensor" and \
+                        isinstance(t, (RandomResizedCrop, Resize, _SourceChoice)) and \
                         not deviations:
                     deviations.append(_source_deviation(original))
         except ValueError as e:
-            if python is None or not callable(original):
+            if python is None or not callable(original) or isinstance(e, _Wrong):
                 problems.append(e)
             else:
                 python.append(original)
@@ -802,15 +870,11 @@ def _size_call(size: tuple) -> dict:
     return {"size": size[0], "width": 0 if size[0] == size[1] else size[1]}
 
 
-def _encoded_image_spec(field: str, steps: list) -> dict:
+def _source_call(steps: list) -> tuple:
+    """The native call of the decoding crop that starts `steps` (RandomResizedCrop, with a
+    RandomHorizontalFlip right after it fused into it; Resize + CenterCrop; a RandomChoice of
+    them) and the steps after it; (None, steps) where they start with none."""
     names = [type(s).__name__ for s in steps]
-    if names[:1] in (["RawBytes"], ["DecodeImage"]):
-        if len(steps) > 1:
-            raise ValueError(f"field '{field}': {names[0]} makes samples of varying size; no "
-                             f"step may follow it, not {' + '.join(names[1:])}")
-        if isinstance(steps[0], RawBytes):
-            return {"name": field, "ops": [{"op": "raw_bytes", "max_length": steps[0].max_length}]}
-        return {"name": field, "ops": [{"op": "decode_image", "max_size": steps[0].max_size}]}
     if names[:1] == ["RandomResizedCrop"]:
         crop = steps[0]
         flip = 0.0
@@ -818,10 +882,30 @@ def _encoded_image_spec(field: str, steps: list) -> dict:
         if rest and type(rest[0]).__name__ == "RandomHorizontalFlip":
             flip = rest[0].p  # fused into the crop's resize
             rest = rest[1:]
-        source = {"op": "random_resized_crop", **_size_call(crop.size), "scale": list(crop.scale),
-                  "ratio": list(crop.ratio), "flip": flip,
-                  "interpolation": crop.interpolation, "dct_scaling": crop.dct_scaling}
-    elif names == ["Resize"]:
+        return {"op": "random_resized_crop", **_size_call(crop.size), "scale": list(crop.scale),
+                "ratio": list(crop.ratio), "flip": flip, "interpolation": crop.interpolation,
+                "dct_scaling": crop.dct_scaling}, rest
+    if names[:2] == ["Resize", "CenterCrop"]:
+        return {"op": "center_crop", **_size_call(steps[1].size), "resize": steps[0].size,
+                "max_size": steps[0].max_size or 0, "interpolation": steps[0].interpolation,
+                "dct_scaling": steps[0].dct_scaling}, steps[2:]
+    if names[:1] == ["_SourceChoice"]:
+        return steps[0].native(), steps[1:]
+    return None, steps
+
+
+def _encoded_image_spec(field: str, steps: list) -> dict:
+    """The native spec of an encoded-image field's native `steps`."""
+    names = [type(s).__name__ for s in steps]
+    if names[:1] in (["RawBytes"], ["DecodeImage"]):
+        if len(steps) > 1:
+            raise ValueError(f"field '{field}': {names[0]} makes samples of varying size; no "
+                             f"native step may follow it, not {' + '.join(names[1:])}")
+        if isinstance(steps[0], RawBytes):
+            return {"name": field, "ops": [{"op": "raw_bytes", "max_length": steps[0].max_length}]}
+        return {"name": field, "ops": [{"op": "decode_image", "max_size": steps[0].max_size}]}
+    source, rest = _source_call(steps)
+    if source is None and names == ["Resize"]:
         resize = steps[0]
         if resize.dct_scaling:
             raise ValueError(f"field '{field}': Resize alone (images of their own size) has no "
@@ -830,15 +914,10 @@ def _encoded_image_spec(field: str, steps: list) -> dict:
                                         "max_size": resize.max_size or 0,
                                         "capacity": resize.capacity or 0,
                                         "interpolation": resize.interpolation}]}
-    elif names[:1] == ["Resize"] and names[1:2] != ["CenterCrop"]:
+    if source is None and names[:1] == ["Resize"]:
         raise ValueError(f"field '{field}': Resize without CenterCrop makes samples of varying "
-                         f"size; no step may follow it, not {' + '.join(names[1:])}")
-    elif names[:2] == ["Resize", "CenterCrop"]:
-        source = {"op": "center_crop", **_size_call(steps[1].size), "resize": steps[0].size,
-                  "max_size": steps[0].max_size or 0, "interpolation": steps[0].interpolation,
-                  "dct_scaling": steps[0].dct_scaling}
-        rest = steps[2:]
-    else:
+                         f"size; no native step may follow it, not {' + '.join(names[1:])}")
+    if source is None:
         raise ValueError(
             f"field '{field}' holds encoded images of varying size: its transforms must start "
             f"with RandomResizedCrop or Resize + CenterCrop (or be Resize alone, images of "
@@ -856,7 +935,7 @@ def _fixed_spec(field: str, dtype: str, steps: list) -> dict:
     if dtype != "uint8":
         raise ValueError(f"field '{field}' ({dtype}) is copied as stored; transforms apply to "
                          f"uint8 and encoded-image fields, not {' + '.join(names)}")
-    if any(isinstance(s, (RandomResizedCrop, Resize, CenterCrop)) for s in steps):
+    if any(isinstance(s, (RandomResizedCrop, Resize, CenterCrop, _SourceChoice)) for s in steps):
         raise ValueError(f"field '{field}' is a fixed-size uint8 array: stoker supports "
                          f"{', '.join(_PIXEL_NAMES)}, ToTensor and/or Normalize and "
                          f"{', '.join(_FLOAT_NAMES)} on it, not {' + '.join(names)} (crops "
@@ -960,24 +1039,12 @@ def plan_fields(transforms, schema: List[dict], allow_python: bool = True) -> Fi
             continue
         if name not in mapping and field["dtype"] == "bytes" and name != _joint.IMAGE:
             continue  # a bytes field comes where a transform (RawBytes) names it
-        in_python: Optional[list] = [] if allow_python else None
-        steps, why, deviations = _split(name, mapping[name], in_python) if name in mapping \
-            else ([], None, [])
+        originals = _flatten(mapping[name]) if name in mapping else []
+        spec, in_python, why, deviations = _field_plan(name, field["dtype"], originals,
+                                                       allow_python)
+        specs.append(spec)
         for deviation in deviations:
             warnings.warn(f"field '{name}': {deviation}", UserWarning, stacklevel=3)
-        try:
-            if field["dtype"] == "bytes":
-                specs.append(_encoded_image_spec(name, steps))
-            else:
-                specs.append(_fixed_spec(name, field["dtype"], steps))
-        except ValueError as e:
-            if not in_python:
-                raise
-            raise ValueError(f"{e}; the steps from {_python_steps.step_name(in_python[0])} on "
-                             f"would run in Python, after the native ones ({why})") from None
-        if in_python and is_variable(specs[-1]):
-            raise ValueError(f"field '{name}': {_python_steps.step_name(in_python[0])} cannot "
-                             f"run in Python on samples of varying size ({why})")
         if in_python:
             python[name] = in_python
             deviations.append(f"{type(in_python[0]).__name__} and the steps after it run in "
@@ -987,6 +1054,47 @@ def plan_fields(transforms, schema: List[dict], allow_python: bool = True) -> Fi
     if not specs:
         raise ValueError("the transforms leave no field in the batch")
     return FieldPlan(specs, python, notes, tail)
+
+
+def _field_plan(field: str, dtype: str, originals: list, allow_python: bool) -> tuple:
+    """(native spec, Python steps or None, why they run in Python, deviations) of a field's
+    steps `originals`. With `allow_python`, the longest start of them that the native plan can
+    order runs natively and the rest in Python (a crop inside RandomApply, a step before the
+    crop, a pixel step after Normalize): nothing natively, an encoded image is decoded at its
+    own size (DecodeImage's default) for the Python steps. The native plan's error where no
+    start of them can run so (a step of stoker.transforms' own left to Python)."""
+    first_error = None
+    for native in range(len(originals), -1, -1) if allow_python else [len(originals)]:
+        python: Optional[list] = [] if allow_python else None
+        try:
+            steps, why, deviations = _split(field, originals, python, native)
+        except _NotInPython:
+            if first_error is None:
+                raise
+            break
+        try:
+            if dtype != "bytes":
+                spec = _fixed_spec(field, dtype, steps)
+            elif steps or not python:
+                spec = _encoded_image_spec(field, steps)
+            else:
+                spec = {"name": field, "ops": [{"op": "decode_image",
+                                                "max_size": DecodeImage().max_size}]}
+        except ValueError as e:
+            first_error = first_error or (e, python, why)
+            continue
+        if first_error is not None:
+            why = f"the native plan cannot order the steps ({first_error[0]})"
+        if python and dtype == "bytes" and not steps:
+            why += (f"; the image is decoded at its own size for them, up to DecodeImage's "
+                    f"max_size={DecodeImage().max_size} (give DecodeImage(max_size) first for "
+                    "larger images)")
+        return spec, python, why, deviations
+    error, python, why = first_error
+    if not python:
+        raise error
+    raise ValueError(f"{error}; the steps from {_python_steps.step_name(python[0])} on would run "
+                     f"in Python, after the native ones ({why})") from None
 
 
 def is_variable(spec: dict, schema: List[dict] = ()) -> bool:

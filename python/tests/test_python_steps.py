@@ -168,8 +168,6 @@ def test_a_step_giving_no_tensor_or_another_shape_is_named(images, step, message
 
 
 @pytest.mark.parametrize("steps, message", [
-    ([T2.RandomRotation(30), T.RandomResizedCrop(24)],
-     "must start with RandomResizedCrop.*the steps from RandomRotation"),
     (CROP + [noisy, S.ToTensor()],
      "stoker.transforms.ToTensor cannot follow a step that runs in Python \\(noisy\\)"),
     (CROP + [42], "int is not a transform stoker.Loader runs"),

@@ -350,6 +350,43 @@ def test_a_step_taking_a_generator_gets_the_samples_seed_in_threads_or_processes
         loader(path, steps, python_parallel="fork")
 
 
+def spoiled(x, generator):
+    """speckle, but a sample whose generator's first draw is below 1/4 raises."""
+    if float(torch.rand((), generator=generator)) < 0.25:
+        raise ValueError("spoiled")
+    return speckle(x, generator)
+
+
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+def test_threads_run_batches_ahead_with_the_same_batches_and_errors(images, on_error):
+    path, _ = images
+    steps = CROP + [spoiled]
+    expected = outcomes(loader(path, steps, python_workers=0, on_error=on_error))
+    assert any(isinstance(x, str) for x in expected) == (on_error == "raise")
+    for threads in (2, 3):
+        made = loader(path, steps, python_workers=threads, python_parallel="threads",
+                      on_error=on_error)
+        assert same_outcomes(outcomes(made), expected), threads
+    if on_error == "skip":  # 8 samples an epoch, batches of 3, 3 and 2
+        assert made.stats()["python_skipped"] == sum(
+            size - len(labels) for size, (_, labels) in zip([3, 3, 2] * 2, expected)) > 0
+
+
+def test_threads_left_early_leave_the_state_at_the_consumers_batch(images):
+    path, _ = images
+    steps = CROP + [speckle]
+    reference = batches(loader(path, steps, python_workers=0))
+    made = loader(path, steps, python_workers=2, python_parallel="threads")
+    for batch in made.epoch(1):
+        head = (batch["image"], batch["label"])
+        break  # the threads are batches ahead
+    state = made.state_dict()
+    assert state["position"] == 3
+    resumed = loader(path, steps, python_workers=3, python_parallel="threads")
+    resumed.load_state_dict(state)
+    assert same([head] + [(b["image"], b["label"]) for b in resumed], reference)
+
+
 def test_a_loop_left_early_leaves_the_state_at_the_consumers_batch(images):
     path, _ = images
     reference = batches(loader(path, STEPS, python_workers=0))

@@ -168,12 +168,14 @@ def test_bad_requests_are_one_line(captions, images):  # noqa: F811
         loader(captions, variable={"label": "padded"})
     with pytest.raises(ValueError, match="max_length must be an int from 1"):
         RawBytes(max_length=0)
-    with pytest.raises(ValueError, match="DecodeImage makes samples of varying size; no step"):
+    with pytest.raises(ValueError, match="DecodeImage makes samples of varying size; no native "
+                                         "step"):
         stoker.Loader(images[0], transforms={"image": stoker.transforms.Compose(
             [DecodeImage(), stoker.transforms.Normalize([0.5], [0.5])])})
     with pytest.raises(ValueError, match="Resize without CenterCrop makes samples of varying "
-                                         "size; no step may follow it, not ToTensor"):
-        stoker.Loader(images[0], transforms=T.Compose([T.Resize(20), T.ToTensor()]))
+                                         "size; no native step may follow it, not ToTensor"):
+        stoker.Loader(images[0], transforms=stoker.transforms.Compose(
+            [stoker.transforms.Resize(20), stoker.transforms.ToTensor()]))
 
 
 DETECTIONS = 37

@@ -39,6 +39,8 @@ struct ParamSpec {
                           std::vector<std::string> choices, std::string doc);
   // A list of at most max_count pixel operations' calls (a combinator's); the default is none.
   static ParamSpec ops(std::string name, std::string doc, size_t max_count);
+  // The same of decoding operations' (kSource: a combinator of crops, random_source_choice).
+  static ParamSpec source_ops(std::string name, std::string doc, size_t max_count);
   // Free text (a policy string, "rand-m9-mstd0.5-inc1"), which the operation's factory reads:
   // up to 256 printable ASCII characters but `,`, `;`, `[` and `]` (a call's text, also in a
   // list of calls, stays one call).
@@ -64,6 +66,8 @@ struct ParamSpec {
   // kFloats: how many numbers; kOps: how many calls.
   size_t min_count = 1;
   size_t max_count = 1;
+  // kOps: its calls are decoding operations' (source_ops), not pixel operations'.
+  bool sources = false;
   // kChoice: the names it may take.
   std::vector<std::string> choices;
   // kInt: the word it takes besides numbers; empty: none.

@@ -29,7 +29,8 @@ int bracket_depth(const std::string& text) {
 
 // A kOps value of `p` as its canonical text, "[call;call]", each call checked.
 Result<ParamValue> checked_ops(const ParamSpec& p, const std::string& text) {
-  Result<std::vector<OpCall>> calls = parse_op_list(text);
+  Result<std::vector<OpCall>> calls =
+      parse_op_list(text, p.sources ? OpRole::kSource : OpRole::kPixel);
   if (!calls.is_ok()) return calls.status();
   const size_t count = calls.value().size();
   if (count < p.min_count || count > p.max_count)
@@ -176,7 +177,7 @@ Result<OpCall> parse_op_call(const std::string& text) {
   return make_op_call(name, given);
 }
 
-Result<std::vector<OpCall>> parse_op_list(const std::string& text) {
+Result<std::vector<OpCall>> parse_op_list(const std::string& text, OpRole role) {
   if (text.size() < 2 || text.front() != '[' || text.back() != ']')
     return invalid_argument(
         fmt::format("'{}' is not a list of calls [NAME:key=value;NAME]", printable(text)));
@@ -191,9 +192,11 @@ Result<std::vector<OpCall>> parse_op_list(const std::string& text) {
     }
     Result<OpCall> call = parse_op_call(inner.substr(begin, i - begin));
     if (!call.is_ok()) return call.status();
-    if (call.value().op->role != OpRole::kPixel)
-      return invalid_argument(
-          fmt::format("{} is not a pixel operation (uint8 image -> image)", call.value().op->name));
+    if (call.value().op->role != role)
+      return invalid_argument(fmt::format("{} is not a {}", call.value().op->name,
+                                          role == OpRole::kSource
+                                              ? "decoding operation (encoded record -> image)"
+                                              : "pixel operation (uint8 image -> image)"));
     calls.push_back(std::move(call).value());
     begin = i + 1;
   }

@@ -189,9 +189,10 @@ Result<OpCall> make_op_call(const std::string& name,
 // make_op_call. Brackets nest at most kMaxOpNesting deep.
 Result<OpCall> parse_op_call(const std::string& text);
 inline constexpr int kMaxOpNesting = 8;
-// A kOps value's calls: "[call;call]" (or "[]"), each parsed as parse_op_call and a pixel
-// operation; kInvalidArgument naming the call that is not.
-Result<std::vector<OpCall>> parse_op_list(const std::string& text);
+// A kOps value's calls: "[call;call]" (or "[]"), each parsed as parse_op_call and an operation
+// of `role` (pixel, or kSource for a source_ops list); kInvalidArgument naming the call that is
+// not.
+Result<std::vector<OpCall>> parse_op_list(const std::string& text, OpRole role = OpRole::kPixel);
 
 // `call` as text that parse_op_call reads back: every parameter, in the spec's order.
 std::string to_text(const OpCall& call);

@@ -180,7 +180,8 @@ std::string values_text(const ParamSpec& p) {
     case ParamType::kChoice:
       return fmt::format("one of {}", fmt::join(p.choices, ", "));
     case ParamType::kOps: {
-      return fmt::format("at most {} pixel operations, [NAME:key=value;NAME]", p.max_count);
+      return fmt::format("at most {} {} operations, [NAME:key=value;NAME]", p.max_count,
+                         p.sources ? "decoding" : "pixel");
     }
     case ParamType::kText:
       return "text of up to 256 printable characters but , ; [ ]";
@@ -222,6 +223,12 @@ ParamSpec ParamSpec::reals(std::string name, std::vector<double> default_value, 
   p.default_value = std::move(default_value);
   p.min_count = min_count;
   p.max_count = max_count;
+  return p;
+}
+
+ParamSpec ParamSpec::source_ops(std::string name, std::string doc, size_t max_count) {
+  ParamSpec p = ops(std::move(name), std::move(doc), max_count);
+  p.sources = true;
   return p;
 }
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,40 @@ inline Result<PixelOps> make_pixel_ops(const std::string& list, const PixelConte
   if (shape != nullptr && made.empty()) *shape = context.shape;
   return made;
 }
+
+// The random choices' weights (random_choice, random_source_choice): parameter p, and the draw
+// of operation j with probability p[j] / sum(p), one next_double() of the combinator's stream
+// against the running sums.
+class ChoiceWeights {
+ public:
+  static ParamSpec param() {
+    return ParamSpec::reals("p", {}, "each operation's weight (empty: equal)", 0, 64).at_least(0);
+  }
+
+  // The weights p of `op` for `count` operations (equal ones when p is empty); a one-line
+  // error for another number of weights or weights that sum to 0.
+  static Result<ChoiceWeights> make(const char* op, std::vector<double> p, size_t count) {
+    if (p.empty()) p.assign(count, 1.0);
+    if (p.size() != count)
+      return invalid_argument(
+          fmt::format("{}: p has {} weights for {} operations", op, p.size(), count));
+    std::partial_sum(p.begin(), p.end(), p.begin());
+    if (!p.empty() && !(p.back() > 0))
+      return invalid_argument(fmt::format("{}: the weights p sum to 0", op));
+    return ChoiceWeights(std::move(p));
+  }
+
+  size_t pick(const SampleInput& input) const {
+    const double u = input.rng().next_double() * sums_.back();
+    size_t j = 0;
+    while (j + 1 < sums_.size() && !(u < sums_[j])) ++j;
+    return j;
+  }
+
+ private:
+  explicit ChoiceWeights(std::vector<double> sums) : sums_(std::move(sums)) {}
+  std::vector<double> sums_;  // running sums of the weights
+};
 
 // Operation j's input inside a combinator called with `input`.
 inline SampleInput inner_input(const SampleInput& input, size_t j) {
