@@ -555,10 +555,11 @@ class Loader:
             raise ValueError(f"last_batch='pad' adds the field {VALID!r}, which {path} has: "
                              f"leave it out (transforms={{{VALID!r}: None}})")
         # A field of varying size with Python steps comes to them as a list of its samples;
-        # they make it one batch tensor.
+        # they make it one batch tensor. The steps after a joint transform read either form
+        # and give back the one asked for.
         forms = {name: form for name, form in
                  _variable_forms(variable, specs, self._native.schema).items()
-                 if name not in plan.python}
+                 if plan.joint or name not in plan.python}
         _warn_gray_color_jitter(specs, self._native.schema)
         if forms and cuda:
             raise ValueError(f"fields of varying size ({', '.join(forms)}) are delivered on the "
