@@ -52,7 +52,8 @@ Result<std::vector<std::string>> file_urls(const std::string& line, const std::s
 
 Result<std::shared_ptr<const RemoteFiles>> RemoteFiles::open(const std::string& spec,
                                                              const std::string& suffix,
-                                                             std::shared_ptr<ShardCache> cache) {
+                                                             std::shared_ptr<ShardCache> cache,
+                                                             EvictionPolicy policy) {
   std::vector<std::string> urls, shown;
   std::istringstream lines(spec);
   for (std::string line; std::getline(lines, line);) {
@@ -102,7 +103,7 @@ Result<std::shared_ptr<const RemoteFiles>> RemoteFiles::open(const std::string& 
   }
   STOKER_ASSIGN_OR_RETURN(DatasetCache part,
                           cache->objects(folders.empty() ? location : folders, std::move(objects)));
-  std::shared_ptr<RemoteFiles> opened(new RemoteFiles(std::move(cache), std::move(part)));
+  std::shared_ptr<RemoteFiles> opened(new RemoteFiles(std::move(cache), std::move(part), policy));
   opened->files_ = std::move(files);
   opened->names_ = std::move(names);
   opened->location_ = std::move(location);
@@ -155,7 +156,7 @@ class RemoteFiles::Ahead {
       const bool fetched =
           files_.objects_
               .fetch(static_cast<int>(file), download_from(f.store, f.etag, &cancel_),
-                     EvictionAdvice(), [this] { return cancel_.load(); })
+                     files_.advice(file, /*now=*/false), [this] { return cancel_.load(); })
               .is_ok();
       lock.lock();
       busy_.erase(file);
@@ -174,8 +175,9 @@ class RemoteFiles::Ahead {
   std::vector<std::thread> threads_;
 };
 
-RemoteFiles::RemoteFiles(std::shared_ptr<ShardCache> cache, DatasetCache objects)
-    : cache_(std::move(cache)), objects_(std::move(objects)) {}
+RemoteFiles::RemoteFiles(std::shared_ptr<ShardCache> cache, DatasetCache objects,
+                         EvictionPolicy policy)
+    : cache_(std::move(cache)), objects_(std::move(objects)), policy_(policy) {}
 
 RemoteFiles::~RemoteFiles() = default;
 
@@ -184,11 +186,31 @@ void RemoteFiles::fetch_ahead(const std::vector<size_t>& files) const {
   ahead_->want(files);
 }
 
+void RemoteFiles::plan(std::function<int64_t(size_t file)> next_read, int64_t position) const {
+  MutexLock lock(plan_mutex_);
+  next_read_ = std::move(next_read);
+  position_ = position;
+}
+
+EvictionAdvice RemoteFiles::advice(size_t file, bool now) const {
+  EvictionAdvice advice;
+  advice.policy = policy_;
+  MutexLock lock(plan_mutex_);
+  if (!next_read_) return advice;  // no plan yet: every file alike
+  // A file needed now comes before every file read later, whatever its next read says (it may
+  // be read again within its use, e.g. after a resume).
+  advice.next_use = [next_read = next_read_, file, at = now ? position_ : -1](int f) {
+    const size_t asked = static_cast<size_t>(f);
+    return asked == file && at >= 0 ? at : next_read(asked);
+  };
+  return advice;
+}
+
 Result<OpenFile> RemoteFiles::open(size_t file) const {
   const File& f = files_[file];
   STOKER_ASSIGN_OR_RETURN(
       CachedShard copy,
-      objects_.fetch(static_cast<int>(file), download_from(f.store, f.etag), EvictionAdvice()));
+      objects_.fetch(static_cast<int>(file), download_from(f.store, f.etag), advice(file, true)));
   auto held = std::make_shared<CachedShard>(std::move(copy));
   return OpenFile{held->fd(), f.identity, std::move(held)};
 }

@@ -12,7 +12,9 @@
 // webdataset_tars.h expands it), several of these one a line, or an s3:// folder ending in '/'
 // (its objects with the suffix, by name). Every file is asked for its size and ETag (HEAD) when
 // the spec is opened. fetch_ahead downloads the files a reader needs next on kAheadDownloads
-// threads, in its order, one at a time each; the destructor cancels and joins them.
+// threads, in its order, one at a time each; the destructor cancels and joins them. A full
+// cache gives up files by the policy: next-use (the reader's plan, InPlaceFiles::plan: the file
+// read farthest ahead, never one read sooner than the incoming one), or least recently used.
 // Thread-safe.
 
 #include <memory>
@@ -23,6 +25,7 @@
 #include "stoker/cache/shard_cache.h"
 #include "stoker/net/object_store.h"
 #include "stoker/store/in_place_files.h"
+#include "stoker/util/thread_annotations.h"
 
 namespace stoker::remote {
 
@@ -32,15 +35,16 @@ class RemoteFiles : public InPlaceFiles {
   // kNotFound naming a file's redacted URL that the server does not have, or a folder without
   // such files; kInvalidArgument for a bad URL or pattern, a name without the suffix, or an
   // http(s):// folder (HTTP cannot list).
-  static Result<std::shared_ptr<const RemoteFiles>> open(const std::string& spec,
-                                                         const std::string& suffix,
-                                                         std::shared_ptr<ShardCache> cache);
+  static Result<std::shared_ptr<const RemoteFiles>> open(
+      const std::string& spec, const std::string& suffix, std::shared_ptr<ShardCache> cache,
+      EvictionPolicy policy = EvictionPolicy::kNextUse);
 
   const std::vector<std::string>& names() const override { return names_; }
   Result<FileIdentity> identity(size_t file) const override { return files_[file].identity; }
   std::string key(size_t file) const override { return files_[file].key; }
   Result<OpenFile> open(size_t file) const override;
   void fetch_ahead(const std::vector<size_t>& files) const override;
+  void plan(std::function<int64_t(size_t file)> next_read, int64_t position) const override;
   ~RemoteFiles() override;
 
   static constexpr int kAheadDownloads = 2;
@@ -55,13 +59,21 @@ class RemoteFiles : public InPlaceFiles {
     FileIdentity identity;
     std::string key;  // its URL's cache key
   };
-  RemoteFiles(std::shared_ptr<ShardCache> cache, DatasetCache objects);
+  RemoteFiles(std::shared_ptr<ShardCache> cache, DatasetCache objects, EvictionPolicy policy);
+  // What eviction knows for admitting `file`, needed at the plan's position now (`now`) or
+  // at its next read.
+  EvictionAdvice advice(size_t file, bool now) const STOKER_EXCLUDES(plan_mutex_);
 
   std::shared_ptr<ShardCache> cache_;  // keeps the cache open while objects_ is used
   DatasetCache objects_;
   std::vector<File> files_;
   std::vector<std::string> names_;  // redacted URLs
   std::string location_;
+  EvictionPolicy policy_;
+  mutable Mutex plan_mutex_;
+  mutable std::function<int64_t(size_t)> next_read_
+      STOKER_GUARDED_BY(plan_mutex_);  // unset: no plan
+  mutable int64_t position_ STOKER_GUARDED_BY(plan_mutex_) = 0;
   // The downloads ahead, started by the first fetch_ahead; gone first (declared last).
   class Ahead;
   mutable std::once_flag ahead_started_;

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,6 +48,11 @@ class InPlaceFiles {
   // The files a reader needs next, soonest first (replacing the previous ones): remote files
   // are downloaded ahead of the reader; local ones need nothing.
   virtual void fetch_ahead(const std::vector<size_t>& /*files*/) const {}
+  // The reader's plan (replacing the previous): when each file is next read whole, as a
+  // position of its ShardSchedule (kNever: not again), and the position now. A cache of remote
+  // files gives up the file read farthest ahead; local ones need nothing.
+  virtual void plan(std::function<int64_t(size_t file)> /*next_read*/, int64_t /*position*/) const {
+  }
 };
 
 // The identity of the regular file open as `fd`; errors name `path`.

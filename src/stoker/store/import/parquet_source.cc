@@ -18,6 +18,7 @@
 #include "stoker/store/image_record.h"
 #include "stoker/store/import/image_folder.h"
 #include "stoker/store/import/parquet_files.h"
+#include "stoker/store/shard_schedule.h"
 
 namespace stoker {
 namespace {
@@ -164,6 +165,7 @@ Result<std::shared_ptr<ParquetSource>> ParquetSource::open(
                                       "an integer (the label)"));
     if (manifest.class_names.empty())
       manifest.class_names = hugging_face_class_names(*meta, options.label_column);
+    source->first_units_->push_back(static_cast<int>(source->groups_.size()));
     uint64_t row = 0;
     for (int g = 0; g < meta->num_row_groups(); ++g) {
       const std::unique_ptr<parquet::RowGroupMetaData> group = meta->RowGroup(g);
@@ -182,8 +184,21 @@ Result<std::shared_ptr<ParquetSource>> ParquetSource::open(
     }
     source->files_.push_back(std::move(file));
   }
+  source->first_units_->push_back(static_cast<int>(source->groups_.size()));
   source->set_manifest(std::move(manifest));
   return source;
+}
+
+void ParquetSource::reads_planned(std::function<int64_t(int unit)> next_read, int64_t position) {
+  // A file is read at each of its row groups' reads: next at the soonest.
+  in_place_->plan(
+      [next_read = std::move(next_read), first = first_units_](size_t file) {
+        int64_t soonest = ShardSchedule::kNever;
+        for (int u = (*first)[file]; u < (*first)[file + 1]; ++u)
+          soonest = std::min(soonest, next_read(u));
+        return soonest;
+      },
+      position);
 }
 
 std::string ParquetSource::describe() const {

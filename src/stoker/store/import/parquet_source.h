@@ -67,6 +67,7 @@ class ParquetSource : public UnitReadSource {
   };
   ParquetSource() = default;
   Result<ShardReader> read_unit(int u, std::map<uint64_t, std::string>& bad) const override;
+  void reads_planned(std::function<int64_t(int unit)> next_read, int64_t position) override;
   // "FILE: row R (row group G)" of global record `global` in unit u.
   std::string row_name(int u, uint64_t global) const;
 
@@ -75,6 +76,8 @@ class ParquetSource : public UnitReadSource {
   std::shared_ptr<const InPlaceFiles> in_place_;
   std::vector<File> files_;
   std::vector<Group> groups_;
+  // The first unit of each file, then the count: a file's units are consecutive.
+  std::shared_ptr<std::vector<int>> first_units_ = std::make_shared<std::vector<int>>();
 };
 
 }  // namespace stoker
