@@ -88,6 +88,8 @@ Result<std::shared_ptr<const RemoteFiles>> RemoteFiles::open(const std::string& 
     if (!head.size) return io_error(url.redacted() + ": the server gives no size for it");
     File file;
     file.store = store;
+    file.name = name;
+    file.normal = url.normal();
     file.etag = head.etag;
     file.identity.size = *head.size;
     file.identity.stamp = static_cast<int64_t>(xxh3_64(head.etag.data(), head.etag.size()));
@@ -204,6 +206,65 @@ EvictionAdvice RemoteFiles::advice(size_t file, bool now) const {
     return asked == file && at >= 0 ? at : next_read(asked);
   };
   return advice;
+}
+
+Result<std::string> RemoteFiles::read_ranges(const FilePiece& piece) const {
+  const File& f = files_[piece.file];
+  std::string bytes;
+  for (const FileRange& range : piece.ranges) bytes.resize(bytes.size() + range.size);
+  STOKER_RETURN_IF_ERROR(get_ranges(*f.store, f.name, f.identity.size, piece.ranges, f.etag,
+                                    piece.what, [&](uint64_t at, const char* data, size_t size) {
+                                      std::copy(data, data + size,
+                                                bytes.begin() + static_cast<ptrdiff_t>(at));
+                                      return Status::ok();
+                                    }));
+  return bytes;
+}
+
+Status RemoteFiles::declare_pieces(const std::vector<FilePiece>& pieces) const {
+  std::vector<ShardInfo> objects;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const File& f = files_[pieces[i].file];
+    // The piece's identity: its file's and its ranges.
+    std::string identity = fmt::format("{}\n{}\n{}", f.normal, f.etag, f.identity.size);
+    ShardInfo object;
+    for (const FileRange& range : pieces[i].ranges) {
+      identity += fmt::format("\n{}+{}", range.offset, range.size);
+      object.bytes += range.size;
+    }
+    object.file = fmt::format("{}#{}", f.name, i);
+    object.index_checksum = xxh3_64(identity.data(), identity.size());
+    objects.push_back(std::move(object));
+  }
+  STOKER_ASSIGN_OR_RETURN(DatasetCache part, cache_->objects(location_, std::move(objects)));
+  MutexLock lock(plan_mutex_);
+  pieces_ = std::make_shared<const DatasetCache>(std::move(part));
+  return Status::ok();
+}
+
+Result<std::string> RemoteFiles::read_piece(size_t index, const FilePiece& piece) const {
+  std::shared_ptr<const DatasetCache> part;
+  {
+    MutexLock lock(plan_mutex_);
+    part = pieces_;
+  }
+  if (!part) return read_ranges(piece);  // none declared: not kept
+  const File& f = files_[piece.file];
+  const std::string shown = names_[piece.file];
+  const ShardDownload download = [&](const ShardInfo& /*info*/, int fd) {
+    return get_ranges(*f.store, f.name, f.identity.size, piece.ranges, f.etag, piece.what,
+                      file_writer(fd, shown + ": " + piece.what));
+  };
+  STOKER_ASSIGN_OR_RETURN(CachedShard copy,
+                          part->fetch(static_cast<int>(index), download, advice(index, true)));
+  uint64_t size = 0;
+  for (const FileRange& range : piece.ranges) size += range.size;
+  std::string bytes(size, '\0');
+  STOKER_ASSIGN_OR_RETURN(size_t got, read_at(copy.fd(), part->dir(), 0,
+                                              reinterpret_cast<uint8_t*>(bytes.data()), size));
+  if (got != size)
+    return io_error(fmt::format("{}: {}: its cached copy is short", shown, piece.what));
+  return bytes;
 }
 
 Result<OpenFile> RemoteFiles::open(size_t file) const {

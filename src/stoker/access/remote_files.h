@@ -15,6 +15,9 @@
 // threads, in its order, one at a time each; the destructor cancels and joins them. A full
 // cache gives up files by the policy: next-use (the reader's plan, InPlaceFiles::plan: the file
 // read farthest ahead, never one read sooner than the incoming one), or least recently used.
+// Pieces read by range (declare_pieces: a Parquet row group's column chunks) are units of the
+// cache of their own, named by the file's URL, ETag and size and the ranges, fetched by ranged
+// GETs with If-Match when first read; read_ranges (a footer) GETs its ranges at once.
 // Thread-safe.
 
 #include <memory>
@@ -45,6 +48,9 @@ class RemoteFiles : public InPlaceFiles {
   Result<OpenFile> open(size_t file) const override;
   void fetch_ahead(const std::vector<size_t>& files) const override;
   void plan(std::function<int64_t(size_t file)> next_read, int64_t position) const override;
+  Result<std::string> read_ranges(const FilePiece& piece) const override;
+  Status declare_pieces(const std::vector<FilePiece>& pieces) const override;
+  Result<std::string> read_piece(size_t index, const FilePiece& piece) const override;
   ~RemoteFiles() override;
 
   static constexpr int kAheadDownloads = 2;
@@ -55,6 +61,8 @@ class RemoteFiles : public InPlaceFiles {
  private:
   struct File {
     std::shared_ptr<const ObjectStore> store;  // of the file's folder
+    std::string name;                          // in its folder
+    std::string normal;                        // its URL, normalised (RemoteUrl::normal)
     std::string etag;
     FileIdentity identity;
     std::string key;  // its URL's cache key
@@ -74,6 +82,8 @@ class RemoteFiles : public InPlaceFiles {
   mutable std::function<int64_t(size_t)> next_read_
       STOKER_GUARDED_BY(plan_mutex_);  // unset: no plan
   mutable int64_t position_ STOKER_GUARDED_BY(plan_mutex_) = 0;
+  // The pieces' part of the cache, once declared.
+  mutable std::shared_ptr<const DatasetCache> pieces_ STOKER_GUARDED_BY(plan_mutex_);
   // The downloads ahead, started by the first fetch_ahead; gone first (declared last).
   class Ahead;
   mutable std::once_flag ahead_started_;

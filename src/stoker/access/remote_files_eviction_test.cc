@@ -50,11 +50,9 @@ class RemoteFilesEvictionTest : public testing::ServerSuite<RemoteFilesEvictionT
     tar_fixtures::write_tar(first, members);
     for (int t = 1; t < kTars; ++t) fs::copy_file(first, tar_path(t));
     tar_bytes_ = fs::file_size(first);
-    server_ = std::make_unique<testing::LoopbackServer>(
-        testing::LoopbackServer::nginx(root(), *dir_ / "nginx"));
+    start_nginx();
   }
 
-  static std::string root() { return *dir_ / "root"; }
   static std::string tar_path(int t) {
     char name[32];
     std::snprintf(name, sizeof(name), "/tars/t-%03d.tar", t);
