@@ -10,9 +10,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "stoker/access/data_source.h"
+#include "stoker/pipeline/loader_core.h"
 #include "stoker/testing/dataset_records.h"
 #include "stoker/testing/hostile_http_server.h"
 #include "stoker/testing/loopback_server.h"
@@ -43,37 +45,35 @@ table = pa.table({"image": pa.array(images, pa.struct([("bytes", pa.binary()), (
 pq.write_table(table, out, row_group_size=per_group, compression="snappy")
 )";
 
-// Writes `path` (kWriter) from the JPEGs in `images`.
-void write_parquet(const std::string& images, const std::string& path) {
-  const std::string script = images + "/writer.py";
-  throw_if_error(write_file_atomically(script, kWriter));
-  const std::string command = std::string(STOKER_PYTHON) + " " + script + " " + images + " " +
-                              path + " " + std::to_string(kRows) + " " +
-                              std::to_string(kRowsPerGroup);
-  ASSERT_EQ(std::system(command.c_str()), 0) << command;
-}
-
-// kRows JPEGs of sizes (8 + i) x (6 + i % 5) as `dir`/I.jpg, and the Parquet file `path` of them.
-void write_images_and_parquet(const std::string& dir, const std::string& path) {
+// Writes `path` (kWriter): `rows` JPEGs of sizes (8 + i % 64) x (6 + i % 5) as `dir`/I.jpg, in
+// row groups of `per_group` rows.
+void write_images_and_parquet(const std::string& dir, const std::string& path, int rows = kRows,
+                              int per_group = kRowsPerGroup) {
   fs::create_directories(dir);
-  for (int i = 0; i < kRows; ++i) {
+  for (int i = 0; i < rows; ++i) {
     image::testing::JpegSpec jpeg;
-    jpeg.width = 8 + i;
+    jpeg.width = 8 + i % 64;
     jpeg.height = 6 + i % 5;
     const std::vector<uint8_t> bytes = image::testing::encode_jpeg(jpeg);
     throw_if_error(write_file_atomically(dir + "/" + std::to_string(i) + ".jpg",
                                          std::string(bytes.begin(), bytes.end())));
   }
-  write_parquet(dir, path);
+  const std::string script = dir + "/writer.py";
+  throw_if_error(write_file_atomically(script, kWriter));
+  const std::string command = std::string(STOKER_PYTHON) + " " + script + " " + dir + " " + path +
+                              " " + std::to_string(rows) + " " + std::to_string(per_group);
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
 }
 
-// nginx serving ROOT/pq/train.parquet.
+// nginx serving ROOT/pq/train.parquet and ROOT/pq/many.parquet (128 row groups: the units the
+// loader keeps in memory are few beside them).
 class RemoteParquetTest : public testing::ServerSuite<RemoteParquetTest> {
  protected:
   static void SetUpTestSuite() {
     dir_ = std::make_unique<testing::TempDir>();
     fs::create_directories(root() + "/pq");
     write_images_and_parquet(*dir_ / "img", root() + "/pq/train.parquet");
+    write_images_and_parquet(*dir_ / "many", root() + "/pq/many.parquet", 2560, 20);
     start_nginx();
   }
   // nginx's log of the requests for /pq/ after the first `skip`, once there are `count` of
@@ -141,6 +141,63 @@ TEST_F(RemoteParquetTest, AFileChangedOnTheServerDuringARunStopsItNamingItsUrl) 
       << status.message();
   EXPECT_NE(status.message().find("changed on the server"), std::string::npos) << status.message();
   EXPECT_EQ(status.message().find('\n'), std::string::npos) << status.message();
+}
+
+// The bytes of the ranges asked in `lines` (requests()).
+uint64_t range_bytes(const std::vector<std::string>& lines) {
+  uint64_t bytes = 0;
+  for (const std::string& line : lines) {
+    uint64_t first = 0, last = 0;
+    const size_t at = line.find("range=bytes=");
+    if (at != std::string::npos &&
+        std::sscanf(line.c_str() + at, "range=bytes=%lu-%lu", &first, &last) == 2)
+      bytes += last - first + 1;
+  }
+  return bytes;
+}
+
+// A cache of half the row groups' chunks, as for tars (remote_files_eviction_test.cc): in the
+// epochs after the first, next-use fetches about the floor (the chunks less the cache), least
+// recently used clearly more.
+TEST_F(RemoteParquetTest, NextUseFetchesAboutTheFloorOfRowGroupsEachEpoch) {
+  const std::string spec = url("pq/many.parquet");
+  size_t seen = requests().size();
+  auto fetched = [&]() {  // the bytes asked since the last call
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // nginx logs after answering
+    const std::vector<std::string> lines = requests(seen);
+    seen += lines.size();
+    return range_bytes(lines);
+  };
+  auto all = open(spec).value_or_throw();  // the footer
+  fetched();
+  testing::all_records(*all);
+  const uint64_t chunks = fetched();  // every row group's, once
+  std::map<EvictionPolicy, double> over_floor;
+  for (EvictionPolicy policy : {EvictionPolicy::kNextUse, EvictionPolicy::kLru}) {
+    access_.cache_dir = cache_.path() + "/half-" + std::to_string(static_cast<int>(policy));
+    access_.cache_gb = static_cast<double>(chunks / 2) / 1e9;
+    access_.cache_policy = policy;
+    LoaderOptions o;
+    o.workers = 2;
+    o.batch_size = 20;
+    o.shuffle_window = 3;
+    LoaderCore loader(open(spec).value_or_throw(), o);
+    for (int64_t e = 0; e < 4; ++e) {
+      if (e == 1) fetched();  // epoch 0's
+      LoaderCore::Epoch epoch = loader.epoch(e);
+      for (HostBatch batch; epoch.next(batch);) {
+      }
+    }
+    over_floor[policy] = double(fetched()) / double(3 * (chunks - chunks / 2));
+    RecordProperty("epochs_1_3_" + std::to_string(static_cast<int>(policy)),
+                   std::to_string(over_floor[policy]));
+  }
+  // (A little under the floor may be: row groups the loader keeps in memory across an epoch's
+  // end are not read again. Without read-ahead a fixed choice of victims comes near the floor
+  // too; the tars' threaded test is the one that tells the plan apart.)
+  EXPECT_LE(over_floor[EvictionPolicy::kNextUse], 1.05);
+  EXPECT_GE(over_floor[EvictionPolicy::kNextUse], 0.9);
+  EXPECT_GE(over_floor[EvictionPolicy::kLru], 1.3);
 }
 
 // A server that answers the footer's ranges as it should and a row group's with `bad`.
