@@ -65,7 +65,7 @@ Result<std::shared_ptr<parquet::FileMetaData>> read_footer(const InPlaceFiles& f
   STOKER_ASSIGN_OR_RETURN(std::string footer,
                           files.read_ranges({i, "its footer", {{size - 8 - length, length}}}));
   try {
-    return parquet::FileMetaData::Make(footer.data(), &length);
+    return parquet::FileMetaData::Make(footer.data(), static_cast<int64_t>(length));
   } catch (const std::exception& e) {
     return refused(arrow_message(e.what()));
   }
