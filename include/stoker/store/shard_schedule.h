@@ -42,6 +42,16 @@ struct ShardSchedule {
     const ShardUse& in_next = after[shard];
     return in_next.first != ShardUse::kUnused ? epoch_size + in_next.first : kNever;
   }
+
+  // The position at which shard `shard` is next read whole from position `position`, for a
+  // reader that keeps it in memory through each use: its first in e if not before `position`,
+  // else N + its first in e + 1, else kNever.
+  int64_t next_read(int shard, int64_t position) const {
+    const ShardUse& in_e = now[shard];
+    if (in_e.first != ShardUse::kUnused && position <= in_e.first) return in_e.first;
+    const ShardUse& in_next = after[shard];
+    return in_next.first != ShardUse::kUnused ? epoch_size + in_next.first : kNever;
+  }
 };
 
 }  // namespace stoker

@@ -186,8 +186,9 @@ Result<std::shared_ptr<const Dataset>> open_remote_parquet(const std::string& sp
                                                            const ParquetSourceOptions& options) {
 #if STOKER_WITH_PARQUET
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ShardCache> cache, open_cache(access));
-  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const RemoteFiles> files,
-                          RemoteFiles::open(spec, ".parquet", std::move(cache)));
+  STOKER_ASSIGN_OR_RETURN(
+      std::shared_ptr<const RemoteFiles> files,
+      RemoteFiles::open(spec, ".parquet", std::move(cache), access.cache_policy));
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ParquetSource> source,
                           ParquetSource::open(files, files->location(), options));
   return open_in_place(std::move(source), access);
@@ -228,7 +229,7 @@ Result<std::shared_ptr<const Dataset>> open_remote_webdataset(const std::string&
   options.index_cache_dir = cache->dir();
   options.tars_ahead = kTarsAhead;
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const RemoteFiles> files,
-                          RemoteFiles::open(spec, ".tar", std::move(cache)));
+                          RemoteFiles::open(spec, ".tar", std::move(cache), access.cache_policy));
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<WebDatasetSource> source,
                           WebDatasetSource::open(files, files->location(), options));
   return open_in_place(std::move(source), access);

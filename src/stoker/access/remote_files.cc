@@ -52,7 +52,8 @@ Result<std::vector<std::string>> file_urls(const std::string& line, const std::s
 
 Result<std::shared_ptr<const RemoteFiles>> RemoteFiles::open(const std::string& spec,
                                                              const std::string& suffix,
-                                                             std::shared_ptr<ShardCache> cache) {
+                                                             std::shared_ptr<ShardCache> cache,
+                                                             EvictionPolicy policy) {
   std::vector<std::string> urls, shown;
   std::istringstream lines(spec);
   for (std::string line; std::getline(lines, line);) {
@@ -87,6 +88,8 @@ Result<std::shared_ptr<const RemoteFiles>> RemoteFiles::open(const std::string& 
     if (!head.size) return io_error(url.redacted() + ": the server gives no size for it");
     File file;
     file.store = store;
+    file.name = name;
+    file.normal = url.normal();
     file.etag = head.etag;
     file.identity.size = *head.size;
     file.identity.stamp = static_cast<int64_t>(xxh3_64(head.etag.data(), head.etag.size()));
@@ -102,7 +105,7 @@ Result<std::shared_ptr<const RemoteFiles>> RemoteFiles::open(const std::string& 
   }
   STOKER_ASSIGN_OR_RETURN(DatasetCache part,
                           cache->objects(folders.empty() ? location : folders, std::move(objects)));
-  std::shared_ptr<RemoteFiles> opened(new RemoteFiles(std::move(cache), std::move(part)));
+  std::shared_ptr<RemoteFiles> opened(new RemoteFiles(std::move(cache), std::move(part), policy));
   opened->files_ = std::move(files);
   opened->names_ = std::move(names);
   opened->location_ = std::move(location);
@@ -155,7 +158,7 @@ class RemoteFiles::Ahead {
       const bool fetched =
           files_.objects_
               .fetch(static_cast<int>(file), download_from(f.store, f.etag, &cancel_),
-                     EvictionAdvice(), [this] { return cancel_.load(); })
+                     files_.advice(file, /*now=*/false), [this] { return cancel_.load(); })
               .is_ok();
       lock.lock();
       busy_.erase(file);
@@ -174,8 +177,9 @@ class RemoteFiles::Ahead {
   std::vector<std::thread> threads_;
 };
 
-RemoteFiles::RemoteFiles(std::shared_ptr<ShardCache> cache, DatasetCache objects)
-    : cache_(std::move(cache)), objects_(std::move(objects)) {}
+RemoteFiles::RemoteFiles(std::shared_ptr<ShardCache> cache, DatasetCache objects,
+                         EvictionPolicy policy)
+    : cache_(std::move(cache)), objects_(std::move(objects)), policy_(policy) {}
 
 RemoteFiles::~RemoteFiles() = default;
 
@@ -184,11 +188,90 @@ void RemoteFiles::fetch_ahead(const std::vector<size_t>& files) const {
   ahead_->want(files);
 }
 
+void RemoteFiles::plan(std::function<int64_t(size_t file)> next_read, int64_t position) const {
+  MutexLock lock(plan_mutex_);
+  next_read_ = std::move(next_read);
+  position_ = position;
+}
+
+EvictionAdvice RemoteFiles::advice(size_t file, bool now) const {
+  EvictionAdvice advice;
+  advice.policy = policy_;
+  MutexLock lock(plan_mutex_);
+  if (!next_read_) return advice;  // no plan yet: every file alike
+  // A file needed now comes before every file read later, whatever its next read says (it may
+  // be read again within its use, e.g. after a resume).
+  advice.next_use = [next_read = next_read_, file, at = now ? position_ : -1](int f) {
+    const size_t asked = static_cast<size_t>(f);
+    return asked == file && at >= 0 ? at : next_read(asked);
+  };
+  return advice;
+}
+
+Result<std::string> RemoteFiles::read_ranges(const FilePiece& piece) const {
+  const File& f = files_[piece.file];
+  std::string bytes;
+  for (const FileRange& range : piece.ranges) bytes.resize(bytes.size() + range.size);
+  STOKER_RETURN_IF_ERROR(get_ranges(*f.store, f.name, f.identity.size, piece.ranges, f.etag,
+                                    piece.what, [&](uint64_t at, const char* data, size_t size) {
+                                      std::copy(data, data + size,
+                                                bytes.begin() + static_cast<ptrdiff_t>(at));
+                                      return Status::ok();
+                                    }));
+  return bytes;
+}
+
+Status RemoteFiles::declare_pieces(const std::vector<FilePiece>& pieces) const {
+  std::vector<ShardInfo> objects;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const File& f = files_[pieces[i].file];
+    // The piece's identity: its file's and its ranges.
+    std::string identity = fmt::format("{}\n{}\n{}", f.normal, f.etag, f.identity.size);
+    ShardInfo object;
+    for (const FileRange& range : pieces[i].ranges) {
+      identity += fmt::format("\n{}+{}", range.offset, range.size);
+      object.bytes += range.size;
+    }
+    object.file = fmt::format("{}#{}", f.name, i);
+    object.index_checksum = xxh3_64(identity.data(), identity.size());
+    objects.push_back(std::move(object));
+  }
+  STOKER_ASSIGN_OR_RETURN(DatasetCache part, cache_->objects(location_, std::move(objects)));
+  MutexLock lock(plan_mutex_);
+  pieces_ = std::make_shared<const DatasetCache>(std::move(part));
+  return Status::ok();
+}
+
+Result<std::string> RemoteFiles::read_piece(size_t index, const FilePiece& piece) const {
+  std::shared_ptr<const DatasetCache> part;
+  {
+    MutexLock lock(plan_mutex_);
+    part = pieces_;
+  }
+  if (!part) return read_ranges(piece);  // none declared: not kept
+  const File& f = files_[piece.file];
+  const std::string shown = names_[piece.file];
+  const ShardDownload download = [&](const ShardInfo& /*info*/, int fd) {
+    return get_ranges(*f.store, f.name, f.identity.size, piece.ranges, f.etag, piece.what,
+                      file_writer(fd, shown + ": " + piece.what));
+  };
+  STOKER_ASSIGN_OR_RETURN(CachedShard copy,
+                          part->fetch(static_cast<int>(index), download, advice(index, true)));
+  uint64_t size = 0;
+  for (const FileRange& range : piece.ranges) size += range.size;
+  std::string bytes(size, '\0');
+  STOKER_ASSIGN_OR_RETURN(size_t got, read_at(copy.fd(), part->dir(), 0,
+                                              reinterpret_cast<uint8_t*>(bytes.data()), size));
+  if (got != size)
+    return io_error(fmt::format("{}: {}: its cached copy is short", shown, piece.what));
+  return bytes;
+}
+
 Result<OpenFile> RemoteFiles::open(size_t file) const {
   const File& f = files_[file];
   STOKER_ASSIGN_OR_RETURN(
       CachedShard copy,
-      objects_.fetch(static_cast<int>(file), download_from(f.store, f.etag), EvictionAdvice()));
+      objects_.fetch(static_cast<int>(file), download_from(f.store, f.etag), advice(file, true)));
   auto held = std::make_shared<CachedShard>(std::move(copy));
   return OpenFile{held->fd(), f.identity, std::move(held)};
 }

@@ -12,7 +12,12 @@
 // webdataset_tars.h expands it), several of these one a line, or an s3:// folder ending in '/'
 // (its objects with the suffix, by name). Every file is asked for its size and ETag (HEAD) when
 // the spec is opened. fetch_ahead downloads the files a reader needs next on kAheadDownloads
-// threads, in its order, one at a time each; the destructor cancels and joins them.
+// threads, in its order, one at a time each; the destructor cancels and joins them. A full
+// cache gives up files by the policy: next-use (the reader's plan, InPlaceFiles::plan: the file
+// read farthest ahead, never one read sooner than the incoming one), or least recently used.
+// Pieces read by range (declare_pieces: a Parquet row group's column chunks) are units of the
+// cache of their own, named by the file's URL, ETag and size and the ranges, fetched by ranged
+// GETs with If-Match when first read; read_ranges (a footer) GETs its ranges at once.
 // Thread-safe.
 
 #include <memory>
@@ -23,6 +28,7 @@
 #include "stoker/cache/shard_cache.h"
 #include "stoker/net/object_store.h"
 #include "stoker/store/in_place_files.h"
+#include "stoker/util/thread_annotations.h"
 
 namespace stoker::remote {
 
@@ -32,15 +38,19 @@ class RemoteFiles : public InPlaceFiles {
   // kNotFound naming a file's redacted URL that the server does not have, or a folder without
   // such files; kInvalidArgument for a bad URL or pattern, a name without the suffix, or an
   // http(s):// folder (HTTP cannot list).
-  static Result<std::shared_ptr<const RemoteFiles>> open(const std::string& spec,
-                                                         const std::string& suffix,
-                                                         std::shared_ptr<ShardCache> cache);
+  static Result<std::shared_ptr<const RemoteFiles>> open(
+      const std::string& spec, const std::string& suffix, std::shared_ptr<ShardCache> cache,
+      EvictionPolicy policy = EvictionPolicy::kNextUse);
 
   const std::vector<std::string>& names() const override { return names_; }
   Result<FileIdentity> identity(size_t file) const override { return files_[file].identity; }
   std::string key(size_t file) const override { return files_[file].key; }
   Result<OpenFile> open(size_t file) const override;
   void fetch_ahead(const std::vector<size_t>& files) const override;
+  void plan(std::function<int64_t(size_t file)> next_read, int64_t position) const override;
+  Result<std::string> read_ranges(const FilePiece& piece) const override;
+  Status declare_pieces(const std::vector<FilePiece>& pieces) const override;
+  Result<std::string> read_piece(size_t index, const FilePiece& piece) const override;
   ~RemoteFiles() override;
 
   static constexpr int kAheadDownloads = 2;
@@ -51,17 +61,29 @@ class RemoteFiles : public InPlaceFiles {
  private:
   struct File {
     std::shared_ptr<const ObjectStore> store;  // of the file's folder
+    std::string name;                          // in its folder
+    std::string normal;                        // its URL, normalised (RemoteUrl::normal)
     std::string etag;
     FileIdentity identity;
     std::string key;  // its URL's cache key
   };
-  RemoteFiles(std::shared_ptr<ShardCache> cache, DatasetCache objects);
+  RemoteFiles(std::shared_ptr<ShardCache> cache, DatasetCache objects, EvictionPolicy policy);
+  // What eviction knows for admitting `file`, needed at the plan's position now (`now`) or
+  // at its next read.
+  EvictionAdvice advice(size_t file, bool now) const STOKER_EXCLUDES(plan_mutex_);
 
   std::shared_ptr<ShardCache> cache_;  // keeps the cache open while objects_ is used
   DatasetCache objects_;
   std::vector<File> files_;
   std::vector<std::string> names_;  // redacted URLs
   std::string location_;
+  EvictionPolicy policy_;
+  mutable Mutex plan_mutex_;
+  mutable std::function<int64_t(size_t)> next_read_
+      STOKER_GUARDED_BY(plan_mutex_);  // unset: no plan
+  mutable int64_t position_ STOKER_GUARDED_BY(plan_mutex_) = 0;
+  // The pieces' part of the cache, once declared.
+  mutable std::shared_ptr<const DatasetCache> pieces_ STOKER_GUARDED_BY(plan_mutex_);
   // The downloads ahead, started by the first fetch_ahead; gone first (declared last).
   class Ahead;
   mutable std::once_flag ahead_started_;

@@ -7,11 +7,14 @@
 // Thread-safe.
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "stoker/cache/shard_cache.h"
 #include "stoker/net/object_store.h"
+#include "stoker/store/in_place_files.h"
 
 namespace stoker::remote {
 
@@ -25,5 +28,21 @@ Result<std::shared_ptr<const ObjectStore>> store_of(const RemoteUrl& url);
 // `cancel` (optional, outliving the download) turning true ends it (kCancelled).
 ShardDownload download_from(std::shared_ptr<const ObjectStore> store, std::string if_match = "",
                             const std::atomic<bool>* cancel = nullptr);
+
+// Writes `size` bytes at `data` to `at` of the place they go (a file, a buffer).
+using RangeWriter = std::function<Status(uint64_t at, const char* data, size_t size)>;
+
+// GETs `ranges` of object `name` of `store`, `object_size` bytes long, only while it keeps the
+// ETag `if_match`, through `write` at their places one after the other (the first range at 0).
+// Every error is one line naming the object's URL and `what` ("row group 3"): kCorrupt when a
+// range comes back as the whole object (status 200, not 206), with fewer bytes than asked, or
+// of an object of another size; get's errors (a 412: the object changed).
+Status get_ranges(const ObjectStore& store, const std::string& name, uint64_t object_size,
+                  const std::vector<FileRange>& ranges, const std::string& if_match,
+                  const std::string& what, const RangeWriter& write,
+                  const std::atomic<bool>* cancel = nullptr);
+
+// A RangeWriter into the open file `fd`; errors name `what`.
+RangeWriter file_writer(int fd, std::string what);
 
 }  // namespace stoker::remote

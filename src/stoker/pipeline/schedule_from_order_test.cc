@@ -42,6 +42,11 @@ TEST(ScheduleFromOrderTest, TheWorkedExampleByHand) {
   EXPECT_EQ(s.next_use(2, 3), 3);
   EXPECT_EQ(s.next_use(2, 4), 12 + 9);
   EXPECT_EQ(s.next_use(1, 11), 11);
+  // next_read: read whole at the start of a use, so once it began, next in e + 1.
+  EXPECT_EQ(s.next_read(0, 0), 2);
+  EXPECT_EQ(s.next_read(0, 2), 2);
+  EXPECT_EQ(s.next_read(0, 3), 12 + 6);
+  EXPECT_EQ(s.next_read(2, 3), 12 + 9);
 }
 
 TEST(ScheduleFromOrderTest, AShardOfNoRecordsIsNeverUsed) {
@@ -49,6 +54,7 @@ TEST(ScheduleFromOrderTest, AShardOfNoRecordsIsNeverUsed) {
   const ShardSchedule s = schedule_from_order(0, {4, 0, 2, 1, 3}, {0, 1, 2, 3, 4}, {0, 2, 2, 5});
   EXPECT_EQ(s.now[1].first, ShardUse::kUnused);
   EXPECT_EQ(s.next_use(1, 0), ShardSchedule::kNever);
+  EXPECT_EQ(s.next_read(1, 0), ShardSchedule::kNever);
   EXPECT_EQ(s.now[0].first, 1);
   EXPECT_EQ(s.now[0].last, 3);
   EXPECT_EQ(s.now[2].first, 0);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -38,6 +39,35 @@ class LocalFiles : public InPlaceFiles {
 };
 
 }  // namespace
+
+Result<std::string> InPlaceFiles::read_ranges(const FilePiece& piece) const {
+  const std::string& name = names()[piece.file];
+  STOKER_ASSIGN_OR_RETURN(OpenFile opened, open(piece.file));
+  std::string bytes;
+  for (const FileRange& range : piece.ranges) {
+    const size_t at = bytes.size();
+    bytes.resize(at + range.size);
+    STOKER_ASSIGN_OR_RETURN(
+        size_t got,
+        read_at(opened.fd, name, range.offset, reinterpret_cast<uint8_t*>(&bytes[at]), range.size));
+    if (got != range.size)
+      return corrupt(fmt::format("{}: {}: the file ends before byte {}", name, piece.what,
+                                 range.offset + range.size));
+  }
+  return bytes;
+}
+
+Result<size_t> read_at(int fd, const std::string& path, uint64_t offset, uint8_t* out, size_t n) {
+  size_t got = 0;
+  while (got < n) {
+    const ssize_t r = ::pread(fd, out + got, n - got, static_cast<off_t>(offset + got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return io_error(fmt::format("{}: {}", path, std::strerror(errno)));
+    if (r == 0) break;
+    got += static_cast<size_t>(r);
+  }
+  return got;
+}
 
 Result<FileIdentity> file_identity(int fd, const std::string& path) {
   struct stat st {};

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,6 +34,20 @@ struct OpenFile {
   std::shared_ptr<void> hold;
 };
 
+// Bytes [offset, offset + size) of a file.
+struct FileRange {
+  uint64_t offset = 0;
+  uint64_t size = 0;
+};
+
+// A piece of a file that a reader reads by range (a Parquet row group's column chunks): its
+// ranges, read as one buffer, their bytes one after the other.
+struct FilePiece {
+  size_t file = 0;
+  std::string what;  // for messages after the file's name: "row group 3"
+  std::vector<FileRange> ranges;
+};
+
 class InPlaceFiles {
  public:
   virtual ~InPlaceFiles() = default;
@@ -44,10 +59,32 @@ class InPlaceFiles {
   virtual std::string key(size_t file) const = 0;
   // File `file` open for reading: one line naming it when it cannot be read.
   virtual Result<OpenFile> open(size_t file) const = 0;
+  // The bytes of `piece`'s ranges, one after the other, read now (not kept: a footer). One line
+  // naming the file (a remote one's URL) and the piece's `what` when they cannot all be read.
+  virtual Result<std::string> read_ranges(const FilePiece& piece) const;
+  // The pieces a reader reads by range, declared once before any is read: remote files keep each
+  // in the cache as a unit of its own, and plan's next_read then numbers the pieces, not the
+  // files. Local ones need nothing.
+  virtual Status declare_pieces(const std::vector<FilePiece>& /*pieces*/) const {
+    return Status::ok();
+  }
+  // Piece `index` of those declared, `piece`: read_ranges' bytes, through the cache for remote
+  // files; its errors.
+  virtual Result<std::string> read_piece(size_t /*index*/, const FilePiece& piece) const {
+    return read_ranges(piece);
+  }
   // The files a reader needs next, soonest first (replacing the previous ones): remote files
   // are downloaded ahead of the reader; local ones need nothing.
   virtual void fetch_ahead(const std::vector<size_t>& /*files*/) const {}
+  // The reader's plan (replacing the previous): when each file is next read whole, as a
+  // position of its ShardSchedule (kNever: not again), and the position now. A cache of remote
+  // files gives up the file read farthest ahead; local ones need nothing.
+  virtual void plan(std::function<int64_t(size_t file)> /*next_read*/, int64_t /*position*/) const {
+  }
 };
+
+// pread into `out` until `n` bytes or the file's end: the bytes read; errors name `path`.
+Result<size_t> read_at(int fd, const std::string& path, uint64_t offset, uint8_t* out, size_t n);
 
 // The identity of the regular file open as `fd`; errors name `path`.
 Result<FileIdentity> file_identity(int fd, const std::string& path);

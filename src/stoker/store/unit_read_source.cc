@@ -53,7 +53,7 @@ void UnitReadSource::release(int u) {
 }
 
 bool UnitReadSource::wanted(int u) const {
-  return advised_ && schedule_.next_use(u, position_) <= position_ + lookahead_;
+  return schedule_ && schedule_->next_use(u, position_) <= position_ + lookahead_;
 }
 
 void UnitReadSource::sweep() {
@@ -64,11 +64,11 @@ void UnitReadSource::sweep() {
     units_[*it].reader.reset();
   }
   idle_.erase(kept, idle_.end());
-  if (!advised_ || units_ahead_ == 0) return;
+  if (!schedule_ || units_ahead_ == 0) return;
   std::vector<std::pair<int64_t, int>> next;  // (next use, unit) of the units not in memory
   for (int u = 0; u < static_cast<int>(units_.size()); ++u) {
     if (units_[u].reader || units_[u].reading) continue;
-    const int64_t use = schedule_.next_use(u, position_);
+    const int64_t use = schedule_->next_use(u, position_);
     if (use != ShardSchedule::kNever) next.emplace_back(use, u);
   }
   const size_t count = std::min(next.size(), static_cast<size_t>(units_ahead_));
@@ -90,17 +90,24 @@ void UnitReadSource::set_units_ahead(int count) {
 
 void UnitReadSource::advise(const ShardSchedule& schedule, int64_t lookahead) {
   MutexLock lock(mutex_);
-  schedule_ = schedule;
-  advised_ = true;
+  schedule_ = std::make_shared<const ShardSchedule>(schedule);
   lookahead_ = lookahead;
   position_ = 0;
+  tell_reads();
   sweep();
 }
 
 void UnitReadSource::advance(int64_t position) {
   MutexLock lock(mutex_);
   position_ = position;
+  tell_reads();
   sweep();
+}
+
+void UnitReadSource::tell_reads() {
+  reads_planned([schedule = schedule_,
+                 position = position_](int u) { return schedule->next_read(u, position); },
+                position_);
 }
 
 ShardSourceStats UnitReadSource::stats() const {

@@ -49,6 +49,11 @@ class UnitReadSource : public ShardSource, public std::enable_shared_from_this<U
   // The `count` units not in memory that the plan needs next, soonest first; called under the
   // source's lock, so it must not call back into it.
   virtual void units_ahead(const std::vector<int>& /*units*/) {}
+  // Told at each move of the plan when each unit is next read into memory
+  // (ShardSchedule::next_read at `position`), e.g. for a cache of the files read; called under
+  // the source's lock, so it must not call back into it.
+  virtual void reads_planned(std::function<int64_t(int unit)> /*next_read*/, int64_t /*position*/) {
+  }
 
  private:
   struct Unit {
@@ -62,6 +67,8 @@ class UnitReadSource : public ShardSource, public std::enable_shared_from_this<U
   // Lets go of the unpinned units the plan no longer wants, and names those it needs next
   // (units_ahead).
   void sweep() STOKER_REQUIRES(mutex_);
+  // Tells reads_planned the plan at the position now.
+  void tell_reads() STOKER_REQUIRES(mutex_);
 
   Manifest manifest_;
   std::function<ShardReader(ShardReader)> unit_pass_ STOKER_GUARDED_BY(mutex_);
@@ -72,8 +79,8 @@ class UnitReadSource : public ShardSource, public std::enable_shared_from_this<U
   std::vector<Unit> units_ STOKER_GUARDED_BY(mutex_);
   std::vector<int> idle_ STOKER_GUARDED_BY(mutex_);                // units read and not pinned
   std::map<uint64_t, std::string> bad_ STOKER_GUARDED_BY(mutex_);  // global index -> reason
-  ShardSchedule schedule_ STOKER_GUARDED_BY(mutex_);
-  bool advised_ STOKER_GUARDED_BY(mutex_) = false;
+  // Shared with the functions given to reads_planned; set (advised) by advise.
+  std::shared_ptr<const ShardSchedule> schedule_ STOKER_GUARDED_BY(mutex_);
   int64_t lookahead_ STOKER_GUARDED_BY(mutex_) = 0;
   int64_t position_ STOKER_GUARDED_BY(mutex_) = 0;
   int units_ahead_ STOKER_GUARDED_BY(mutex_) = 0;

@@ -107,6 +107,13 @@ class ServerSuite : public ::testing::Test {
   void SetUp() override {
     if (!server_->skip_reason().empty()) GTEST_SKIP() << server_->skip_reason();
   }
+  // The folder nginx serves (start_nginx), and the URL of `path` there.
+  static std::string root() { return *dir_ / "root"; }
+  static std::string url(const std::string& path) { return server_->url() + "/" + path; }
+  // Starts nginx serving root(), its log and state in dir_/nginx.
+  static void start_nginx() {
+    server_ = std::make_unique<LoopbackServer>(LoopbackServer::nginx(root(), *dir_ / "nginx"));
+  }
 
   static inline std::unique_ptr<TempDir> dir_;
   static inline std::unique_ptr<LoopbackServer> server_;

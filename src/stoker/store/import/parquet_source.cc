@@ -1,6 +1,7 @@
 #include "stoker/store/import/parquet_source.h"
 
-#include <arrow/io/file.h>
+#include <arrow/buffer.h>
+#include <arrow/io/memory.h>
 #include <arrow/util/key_value_metadata.h>
 #include <fmt/format.h>
 #include <parquet/api/reader.h>
@@ -18,6 +19,7 @@
 #include "stoker/store/image_record.h"
 #include "stoker/store/import/image_folder.h"
 #include "stoker/store/import/parquet_files.h"
+#include "stoker/store/shard_schedule.h"
 
 namespace stoker {
 namespace {
@@ -42,14 +44,59 @@ std::string arrow_message(const char* what) {
   }
 }
 
-// A Parquet reader of the file `opened` (its descriptor duplicated: Arrow closes its own).
-// Throws as Arrow does.
-std::unique_ptr<parquet::ParquetFileReader> parquet_reader(const OpenFile& opened) {
-  const int fd = ::dup(opened.fd);
-  if (fd < 0) throw std::runtime_error(std::strerror(errno));
-  PARQUET_ASSIGN_OR_THROW(std::shared_ptr<arrow::io::ReadableFile> file,
-                          arrow::io::ReadableFile::Open(fd));
-  return parquet::ParquetFileReader::Open(std::move(file));
+// The metadata in the footer of file `i` of `files`, `size` bytes long, read by range: the
+// last 8 bytes (the footer's length, little-endian, and "PAR1"), then the footer.
+Result<std::shared_ptr<parquet::FileMetaData>> read_footer(const InPlaceFiles& files, size_t i,
+                                                           uint64_t size) {
+  const std::string& name = files.names()[i];
+  auto refused = [&](const std::string& why) {
+    return corrupt(fmt::format("{}: not a Parquet file stoker reads: {}", name, why));
+  };
+  constexpr uint64_t kEnds = 12;  // "PAR1" at its start, the length and "PAR1" at its end
+  if (size < kEnds) return refused(fmt::format("{} bytes, fewer than any Parquet file", size));
+  STOKER_ASSIGN_OR_RETURN(std::string tail, files.read_ranges({i, "its end", {{size - 8, 8}}}));
+  if (tail.compare(4, 4, "PAR1") != 0)
+    return refused(tail.compare(4, 4, "PARE") == 0 ? "its footer is encrypted"
+                                                   : "it does not end in PAR1");
+  uint32_t length = 0;
+  for (int k = 3; k >= 0; --k) length = (length << 8) | static_cast<uint8_t>(tail[k]);
+  if (length == 0 || length > size - kEnds)
+    return refused(fmt::format("a footer of {} bytes in a file of {}", length, size));
+  STOKER_ASSIGN_OR_RETURN(std::string footer,
+                          files.read_ranges({i, "its footer", {{size - 8 - length, length}}}));
+  try {
+    return parquet::FileMetaData::Make(footer.data(), static_cast<int64_t>(length));
+  } catch (const std::exception& e) {
+    return refused(arrow_message(e.what()));
+  }
+}
+
+// The bytes of column chunk `leaf` of row group `g`, as Arrow's file reader finds them: from its
+// dictionary page (if any) for its compressed size, and up to 100 bytes more for a file of a
+// writer before PARQUET-816's fix; one line naming the file and row group when outside the file.
+Result<FileRange> chunk_range(const std::string& name, const parquet::FileMetaData& meta, int g,
+                              int leaf, uint64_t size) {
+  std::unique_ptr<parquet::ColumnChunkMetaData> chunk;
+  try {
+    chunk = meta.RowGroup(g)->ColumnChunk(leaf);
+  } catch (const std::exception& e) {
+    return corrupt(fmt::format("{}: row group {}: {}", name, g, arrow_message(e.what())));
+  }
+  int64_t start = chunk->data_page_offset();
+  if (chunk->has_dictionary_page() && chunk->dictionary_page_offset() > 0 &&
+      chunk->dictionary_page_offset() < start)
+    start = chunk->dictionary_page_offset();
+  const int64_t length = chunk->total_compressed_size();
+  const auto file_size = static_cast<int64_t>(size);
+  if (start < 0 || length <= 0 || start > file_size || length > file_size - start)
+    return corrupt(
+        fmt::format("{}: row group {}: column '{}' at bytes [{}, {}), outside the file's {}", name,
+                    g, chunk->path_in_schema()->ToDotString(), start, start + length, size));
+  constexpr int64_t kMaxDictionaryHeader = 100;
+  int64_t padding = 0;
+  if (meta.writer_version().VersionLt(parquet::ApplicationVersion::PARQUET_816_FIXED_VERSION()))
+    padding = std::min(kMaxDictionaryHeader, file_size - start - length);
+  return FileRange{static_cast<uint64_t>(start), static_cast<uint64_t>(length + padding)};
 }
 
 // The leaf column of `path` ("a" or "a.b") in `schema`, or -1.
@@ -97,12 +144,13 @@ std::vector<std::string> hugging_face_class_names(const parquet::FileMetaData& m
   return classes;
 }
 
-// visit(row, value) for each of the `rows` values of leaf `leaf` of `group`, in order; a null
-// value is nullptr. Throws parquet::ParquetException on bad data.
+// visit(row, value) for each of the `rows` values of `column`, in order; a null value is
+// nullptr. Throws parquet::ParquetException on bad data.
 template <typename DType, typename Visit>
-void for_each_value(parquet::RowGroupReader& group, int leaf, int64_t rows, Visit&& visit) {
-  auto reader = std::static_pointer_cast<parquet::TypedColumnReader<DType>>(group.Column(leaf));
-  const int16_t max_def = group.metadata()->schema()->Column(leaf)->max_definition_level();
+void for_each_value(const std::shared_ptr<parquet::ColumnReader>& column, int64_t rows,
+                    Visit&& visit) {
+  auto reader = std::static_pointer_cast<parquet::TypedColumnReader<DType>>(column);
+  const int16_t max_def = column->descr()->max_definition_level();
   constexpr int64_t kBatch = 256;
   std::vector<int16_t> levels(kBatch);
   std::vector<typename DType::c_type> values(kBatch);
@@ -139,15 +187,9 @@ Result<std::shared_ptr<ParquetSource>> ParquetSource::open(
     const std::string& name = files->names()[i];
     File file;
     file.path = name;
-    STOKER_ASSIGN_OR_RETURN(OpenFile opened, files->open(i));
-    file.identity = opened.identity;
-    std::shared_ptr<parquet::FileMetaData> meta;
-    try {
-      meta = parquet_reader(opened)->metadata();
-    } catch (const std::exception& e) {
-      return corrupt(
-          fmt::format("{}: not a Parquet file stoker reads: {}", name, arrow_message(e.what())));
-    }
+    STOKER_ASSIGN_OR_RETURN(file.identity, files->identity(i));
+    STOKER_ASSIGN_OR_RETURN(file.meta, read_footer(*files, i, file.identity.size));
+    const parquet::FileMetaData* meta = file.meta.get();
     const parquet::SchemaDescriptor& schema = *meta->schema();
     file.image_leaf = find_leaf(schema, options.image_column);
     if (file.image_leaf < 0) file.image_leaf = find_leaf(schema, options.image_column + ".bytes");
@@ -170,6 +212,14 @@ Result<std::shared_ptr<ParquetSource>> ParquetSource::open(
       if (group->num_rows() < 0 || group->num_rows() > kMaxRowsPerGroup)
         return corrupt(fmt::format("{}: row group {} has {} rows, not 0 to {}", name, g,
                                    group->num_rows(), kMaxRowsPerGroup));
+      // Its two columns' chunks: the image's, then the label's.
+      FilePiece piece{i, fmt::format("row group {}", g), {}};
+      for (int leaf : {file.image_leaf, file.label_leaf}) {
+        STOKER_ASSIGN_OR_RETURN(FileRange range,
+                                chunk_range(name, *meta, g, leaf, file.identity.size));
+        piece.ranges.push_back(range);
+      }
+      source->pieces_.push_back(std::move(piece));
       ShardInfo unit;
       unit.file = fmt::format("{}#{}", name.substr(name.rfind(base, 0) == 0 ? base.size() : 0), g);
       unit.records = static_cast<uint64_t>(group->num_rows());
@@ -182,8 +232,16 @@ Result<std::shared_ptr<ParquetSource>> ParquetSource::open(
     }
     source->files_.push_back(std::move(file));
   }
+  STOKER_RETURN_IF_ERROR(files->declare_pieces(source->pieces_));
   source->set_manifest(std::move(manifest));
   return source;
+}
+
+void ParquetSource::reads_planned(std::function<int64_t(int unit)> next_read, int64_t position) {
+  // A unit is a piece.
+  in_place_->plan([next_read = std::move(next_read)](
+                      size_t piece) { return next_read(static_cast<int>(piece)); },
+                  position);
 }
 
 std::string ParquetSource::describe() const {
@@ -205,28 +263,47 @@ Result<ShardReader> ParquetSource::read_unit(int u, std::map<uint64_t, std::stri
     // An image is at most kMaxImageFileBytes: its record always encodes.
     records.push_back(encode_image_record(manifest().schema, fields, values).value());
   };
+  // A local file changed since it was opened gives bad records; a piece that cannot be read (a
+  // range refused; a remote file changed: its ranges are fetched only while it keeps its ETag)
+  // is acquire's error.
+  Result<FileIdentity> now = in_place_->identity(static_cast<size_t>(unit.file));
+  const bool same = now.is_ok() && now.value() == file.identity;
+  std::shared_ptr<arrow::Buffer> bytes;
+  if (same) {
+    STOKER_ASSIGN_OR_RETURN(std::string piece, in_place_->read_piece(u, pieces_[u]));
+    bytes = arrow::Buffer::FromString(std::move(piece));
+  }
+  // The reader of column `leaf`, its chunk at `at` of the piece's bytes.
+  auto column = [&](int leaf, uint64_t at, uint64_t size) {
+    const parquet::ColumnDescriptor* descr = file.meta->schema()->Column(leaf);
+    const std::unique_ptr<parquet::ColumnChunkMetaData> chunk =
+        file.meta->RowGroup(unit.row_group)->ColumnChunk(leaf);
+    auto stream = std::make_shared<arrow::io::BufferReader>(
+        arrow::SliceBuffer(bytes, static_cast<int64_t>(at), static_cast<int64_t>(size)));
+    return parquet::ColumnReader::Make(
+        descr,
+        parquet::PageReader::Open(std::move(stream), chunk->num_values(), chunk->compression(),
+                                  parquet::default_reader_properties(), *descr));
+  };
   try {
-    Result<OpenFile> now = in_place_->open(static_cast<size_t>(unit.file));
     if (!now.is_ok()) throw std::runtime_error(now.status().message());
-    if (now.value().identity != file.identity)
+    if (!same)
       throw std::runtime_error("the file changed since it was opened (its size, time or ETag)");
-    std::unique_ptr<parquet::ParquetFileReader> reader = parquet_reader(now.value());
-    const std::shared_ptr<parquet::FileMetaData> meta = reader->metadata();
-    if (unit.row_group >= meta->num_row_groups() ||
-        meta->RowGroup(unit.row_group)->num_rows() != rows)
-      throw std::runtime_error("the file changed since it was opened (its row groups)");
-    std::shared_ptr<parquet::RowGroupReader> group = reader->RowGroup(unit.row_group);
+    const FileRange& image_range = pieces_[u].ranges[0];
+    const FileRange& label_range = pieces_[u].ranges[1];
     std::vector<std::optional<int64_t>> labels(rows);
     auto keep_label = [&](int64_t row, const auto* value) {
       if (value) labels[row] = *value;
     };
-    if (meta->schema()->Column(file.label_leaf)->physical_type() == parquet::Type::INT32) {
-      for_each_value<parquet::Int32Type>(*group, file.label_leaf, rows, keep_label);
+    const auto labels_column = column(file.label_leaf, image_range.size, label_range.size);
+    if (labels_column->descr()->physical_type() == parquet::Type::INT32) {
+      for_each_value<parquet::Int32Type>(labels_column, rows, keep_label);
     } else {
-      for_each_value<parquet::Int64Type>(*group, file.label_leaf, rows, keep_label);
+      for_each_value<parquet::Int64Type>(labels_column, rows, keep_label);
     }
     for_each_value<parquet::ByteArrayType>(
-        *group, file.image_leaf, rows, [&](int64_t row, const parquet::ByteArray* image) {
+        column(file.image_leaf, 0, image_range.size), rows,
+        [&](int64_t row, const parquet::ByteArray* image) {
           ImageRecordValues values;
           values.label = labels[row].value_or(0);
           if (!labels[row]) return add(values, "its label is null");

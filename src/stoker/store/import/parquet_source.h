@@ -8,16 +8,20 @@
 // (the one inside pyarrow; cmake/StokerParquet.cmake) reads them.
 //
 // Record i is the i-th row of the files in order (store/import/parquet_files.h: a file, a
-// folder's `*.parquet` files or a glob pattern's, sorted by name; or remote files copied whole
-// into the shard cache, store/in_place_files.h and access/remote_files.h). A unit of reading (a
-// manifest shard) is one row group, named FILE#GROUP, read on demand (store/unit_read_source.h):
-// its two columns only, the image bytes as they are (a JPEG is not transcoded), the height and
-// width from their header. A null or undecodable image, a null label, a corrupt page, or a file
-// changed (size and time or ETag) since it was opened give records whose image is empty;
+// folder's `*.parquet` files or a glob pattern's, sorted by name; or remote files,
+// access/remote_files.h). Every file is read by range (store/in_place_files.h): its footer when
+// the source opens (the last 8 bytes, then the footer), and a unit of reading (a manifest shard:
+// one row group, named FILE#GROUP, read on demand, store/unit_read_source.h) as one piece, its
+// two column chunks (a remote file's kept in the shard cache, given up by the loader's next
+// read). Its two columns only: the image bytes as they are (a JPEG is not transcoded), the height
+// and width from their header. A null or undecodable image, a null label, a corrupt page, or a
+// local file changed (size and time) since it was opened give records whose image is empty;
 // record_error names the file, row and row group and why, so the loader's on_error raises or skips
-// them. A path that holds no Parquet file, a file that is not Parquet, or a missing or mistyped
-// column fails open in one line naming the file, as does a row group of more than 2^20 rows (a unit
-// is built in memory). Thread-safe.
+// them. A piece that cannot be read (a remote file changed: its ETag; a range refused) is
+// acquire's error, one line naming the file and row group. A path that holds no Parquet file, a
+// file that is not Parquet (or whose footer is encrypted), a column chunk outside the file, or a
+// missing or mistyped column fails open in one line naming the file, as does a row group of more
+// than 2^20 rows (a unit is built in memory). Thread-safe.
 
 #include <cstdint>
 #include <map>
@@ -28,6 +32,10 @@
 #include "stoker/image/image_header.h"
 #include "stoker/store/in_place_files.h"
 #include "stoker/store/unit_read_source.h"
+
+namespace parquet {
+class FileMetaData;
+}  // namespace parquet
 
 namespace stoker {
 
@@ -54,9 +62,10 @@ class ParquetSource : public UnitReadSource {
 
  private:
   struct File {
-    std::string path;       // or redacted URL
-    FileIdentity identity;  // when it was opened
-    int image_leaf = -1;    // the leaf columns read
+    std::string path;                             // or redacted URL
+    FileIdentity identity;                        // when it was opened
+    std::shared_ptr<parquet::FileMetaData> meta;  // its footer's
+    int image_leaf = -1;                          // the leaf columns read
     int label_leaf = -1;
   };
   struct Group {  // a unit: one row group
@@ -67,6 +76,7 @@ class ParquetSource : public UnitReadSource {
   };
   ParquetSource() = default;
   Result<ShardReader> read_unit(int u, std::map<uint64_t, std::string>& bad) const override;
+  void reads_planned(std::function<int64_t(int unit)> next_read, int64_t position) override;
   // "FILE: row R (row group G)" of global record `global` in unit u.
   std::string row_name(int u, uint64_t global) const;
 
@@ -75,6 +85,7 @@ class ParquetSource : public UnitReadSource {
   std::shared_ptr<const InPlaceFiles> in_place_;
   std::vector<File> files_;
   std::vector<Group> groups_;
+  std::vector<FilePiece> pieces_;  // of each unit: its image's and its label's column chunks
 };
 
 }  // namespace stoker

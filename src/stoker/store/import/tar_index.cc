@@ -22,19 +22,6 @@ constexpr char kMagic[8] = {'S', 'T', 'K', 'T', 'A', 'R', 'I', '2'};
 constexpr uint64_t kMaxIndexBytes = uint64_t{4} << 30;
 constexpr size_t kChunk = size_t{1} << 20;
 
-// pread until `n` bytes or the end; errors name `path`.
-Result<size_t> read_at(int fd, const std::string& path, uint64_t offset, uint8_t* out, size_t n) {
-  size_t got = 0;
-  while (got < n) {
-    const ssize_t r = ::pread(fd, out + got, n - got, static_cast<off_t>(offset + got));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return io_error(fmt::format("{}: {}", path, std::strerror(errno)));
-    if (r == 0) break;
-    got += static_cast<size_t>(r);
-  }
-  return got;
-}
-
 }  // namespace
 
 bool is_npy_name(const std::string& name) {

@@ -90,6 +90,13 @@ void WebDatasetSource::units_ahead(const std::vector<int>& units) {
   files_->fetch_ahead(std::vector<size_t>(units.begin(), units.end()));
 }
 
+void WebDatasetSource::reads_planned(std::function<int64_t(int unit)> next_read, int64_t position) {
+  // A unit is a tar.
+  files_->plan(
+      [next_read = std::move(next_read)](size_t tar) { return next_read(static_cast<int>(tar)); },
+      position);
+}
+
 std::string WebDatasetSource::describe() const {
   std::vector<std::string> read;
   for (const Field& field : fields_.fields) read.push_back(field.name);
