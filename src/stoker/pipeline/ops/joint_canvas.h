@@ -126,9 +126,18 @@ inline Status place_unsettled(JointSample& sample, int64_t left, int64_t top, in
   return Status::ok();
 }
 
-// The waiting resize and mirror of `sample` applied to its pixels (nothing when settled).
+// The waiting resize, mirror and decoded layout of `sample` applied to its pixels (nothing when
+// settled; the layout alone in one pass).
 inline Status settle_joint_sample(JointSample& sample) {
   if (sample.settled()) return Status::ok();
+  if (sample.resized_from_width == 0 && !sample.mirrored) {
+    thread_local std::vector<uint8_t> planes;
+    planes.resize(sample.image.size());
+    planes_of_rgb(sample.image.data(), sample.width, sample.height, planes.data());
+    sample.image.swap(planes);
+    sample.interleaved = false;
+    return Status::ok();
+  }
   return place_unsettled(sample, 0, 0, sample.width, sample.height, CanvasFill{});
 }
 

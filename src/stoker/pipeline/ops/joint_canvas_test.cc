@@ -193,6 +193,12 @@ TEST(JointCanvasTest, AWaitingResizeAndMirrorPlacedAreTheWholeSampleResizedThenP
   ASSERT_TRUE(settle_joint_sample(waiting).is_ok());
   EXPECT_EQ(waiting.image, whole.image);
   EXPECT_EQ(waiting.masks, whole.masks);
+  JointSample decoded = random_sample(7, 5, rng);  // the decoded layout alone
+  const std::vector<uint8_t> planes = decoded.image;
+  interleave(decoded);
+  ASSERT_TRUE(settle_joint_sample(decoded).is_ok());
+  EXPECT_TRUE(decoded.settled());
+  EXPECT_EQ(decoded.image, planes);
 }
 
 }  // namespace
