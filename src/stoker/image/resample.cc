@@ -34,6 +34,13 @@ Status check(const RgbView& src, const PixelBox& box, const ResampleOutput& out,
     return invalid_argument("resample output size " + std::to_string(out.width) + "x" +
                             std::to_string(out.height) + " is not within 1.." +
                             std::to_string(kMaxResampleOutputSide));
+  const ResampleWindow& w = out.window;
+  if (w.width != 0 && !(w.x >= 0 && w.y >= 0 && w.width >= 1 && w.height >= 1 &&
+                        w.width <= out.width - w.x && w.height <= out.height - w.y))
+    return invalid_argument(
+        "resample window " + std::to_string(w.width) + "x" + std::to_string(w.height) + " at (" +
+        std::to_string(w.x) + ", " + std::to_string(w.y) + ") is not inside the " +
+        std::to_string(out.width) + "x" + std::to_string(out.height) + " output");
   if (out.type != ResampleOutput::Type::kFloat32 && out.type != ResampleOutput::Type::kUint8)
     return invalid_argument("resample output type is neither float32 nor uint8");
   for (int c = 0; c < 3; ++c) {
@@ -79,20 +86,24 @@ Status Resampler::run(const RgbView& src, RgbRowSource* stream, PixelBox box,
                       const ResampleOutput& out, uint8_t* dst) {
   STOKER_RETURN_IF_ERROR(check(src, box, out, dst));
   Scratch& s = *scratch_;
-  compute_axis_taps(src.width, box.x0, box.x1, out.width, out.filter, s.horizontal);
-  compute_axis_taps(src.height, box.y0, box.y1, out.height, out.filter, s.vertical);
+  const ResampleWindow window =
+      out.window.width != 0 ? out.window : ResampleWindow{0, 0, out.width, out.height};
+  compute_axis_taps(src.width, box.x0, box.x1, out.width, window.x, window.x + window.width,
+                    out.filter, s.horizontal);
+  compute_axis_taps(src.height, box.y0, box.y1, out.height, window.y, window.y + window.height,
+                    out.filter, s.vertical);
   const int64_t rows = s.vertical.source_end() - s.vertical.source_begin();
-  if (rows * out.width > kMaxResampleIntermediatePixels)
+  if (rows * window.width > kMaxResampleIntermediatePixels)
     return invalid_argument("resampling " + std::to_string(rows) + " source rows to width " +
-                            std::to_string(out.width) + " needs an intermediate image over " +
+                            std::to_string(window.width) + " needs an intermediate image over " +
                             std::to_string(kMaxResampleIntermediatePixels) + " pixels");
   ResampleJob job;
   job.src = src;
   job.stream = stream;
   job.horizontal = &s.horizontal;
   job.vertical = &s.vertical;
-  job.width = out.width;
-  job.height = out.height;
+  job.width = window.width;
+  job.height = window.height;
   job.flip = out.flip_horizontal;
   job.to_float = out.type == ResampleOutput::Type::kFloat32;
   for (int c = 0; c < 3; ++c) {  // as the pipeline's Normalization computes them

@@ -29,11 +29,19 @@
 
 namespace stoker::image {
 
-// What one sample becomes: [3, height, width] contiguous, float32 or uint8.
+// A part of the resized image: its columns [x, x + width) and rows [y, y + height), each pixel
+// the whole resize's (a resize followed by a crop computes only the crop). Width 0: all of it.
+struct ResampleWindow {
+  int x = 0, y = 0, width = 0, height = 0;
+};
+
+// What one sample becomes: [3, height, width] contiguous, float32 or uint8 (with a window:
+// [3, window.height, window.width], the window's columns mirrored by flip_horizontal).
 struct ResampleOutput {
   enum class Type { kFloat32, kUint8 };
   int width = 0;
   int height = 0;
+  ResampleWindow window;
   ResampleFilter filter = ResampleFilter::kBilinear;
   bool flip_horizontal = false;  // mirror the columns (RandomHorizontalFlip after the resize)
   Type type = Type::kFloat32;
@@ -62,11 +70,12 @@ class Resampler {
   Resampler(const Resampler&) = delete;
   Resampler& operator=(const Resampler&) = delete;
 
-  // Resizes `box` of `src` to out.width x out.height and writes the sample at `dst` (3 * width *
-  // height elements of out.type; no alignment needed). kInvalidArgument, with nothing written,
-  // for a null or empty source, a stride below 3 * width, a box that is not finite, empty or
-  // not inside the source, an output size below 1 or above the limits, an intermediate image
-  // above its limit, a non-finite mean or a zero or non-finite std.
+  // Resizes `box` of `src` to out.width x out.height and writes the sample (or its window) at
+  // `dst` (3 * width * height elements of out.type; no alignment needed). kInvalidArgument, with
+  // nothing written, for a null or empty source, a stride below 3 * width, a box that is not
+  // finite, empty or not inside the source, an output size below 1 or above the limits, a window
+  // not inside the output, an intermediate image above its limit, a non-finite mean or a zero or
+  // non-finite std.
   Status resample(const RgbView& src, PixelBox box, const ResampleOutput& out, uint8_t* dst);
 
   // The same, from rows read from `src` top to bottom as the resize needs them (all of them are

@@ -24,8 +24,8 @@ double cubic(double x) {
 
 }  // namespace
 
-void compute_axis_taps(int in_size, double in0, double in1, int out_size, ResampleFilter filter,
-                       AxisTaps& taps) {
+void compute_axis_taps(int in_size, double in0, double in1, int out_size, int out_begin,
+                       int out_end, ResampleFilter filter, AxisTaps& taps) {
   const bool bicubic = filter == ResampleFilter::kBicubic;
   // The same operations in the same order as PIL, so the double weights round to the same
   // fixed-point values.
@@ -34,10 +34,11 @@ void compute_axis_taps(int in_size, double in0, double in1, int out_size, Resamp
   const double support = (bicubic ? 2.0 : 1.0) * filter_scale;
   const double inverse_filter_scale = 1.0 / filter_scale;
   taps.stride = static_cast<int>(std::ceil(support)) * 2 + 2;  // PIL's 2 ceil(support) + 1, even
-  taps.first.resize(out_size);
-  taps.count.resize(out_size);
-  taps.weights.assign(static_cast<size_t>(out_size) * taps.stride, 0);
-  for (int i = 0; i < out_size; ++i) {
+  const int outputs = out_end - out_begin;
+  taps.first.resize(outputs);
+  taps.count.resize(outputs);
+  taps.weights.assign(static_cast<size_t>(outputs) * taps.stride, 0);
+  for (int i = out_begin; i < out_end; ++i) {
     const double center = in0 + (i + 0.5) * scale;
     // C's (int) truncation, as PIL: toward zero, also for the small negative values at the left
     // edge.
@@ -51,14 +52,14 @@ void compute_axis_taps(int in_size, double in0, double in1, int out_size, Resamp
     };
     double sum = 0.0;
     for (int t = 0; t < count; ++t) sum += weight(t);
-    int32_t* out = &taps.weights[static_cast<size_t>(i) * taps.stride];
+    int32_t* out = &taps.weights[static_cast<size_t>(i - out_begin) * taps.stride];
     for (int t = 0; t < count; ++t) {
       const double normalised = sum != 0.0 ? weight(t) / sum : weight(t);
       const double fixed = normalised * (1 << kPrecisionBits);
       out[t] = static_cast<int32_t>(normalised < 0 ? fixed - 0.5 : fixed + 0.5);
     }
-    taps.first[i] = first;
-    taps.count[i] = count;
+    taps.first[i - out_begin] = first;
+    taps.count[i - out_begin] = count;
   }
 }
 

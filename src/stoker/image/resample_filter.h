@@ -33,9 +33,10 @@ struct AxisTaps {
 };
 
 // Computes the taps that map [in0, in1) of a source axis of `in_size` pixels onto `out_size`
-// outputs with `filter`. Preconditions (checked by the caller): 0 <= in0 < in1 <= in_size,
-// out_size >= 1.
-void compute_axis_taps(int in_size, double in0, double in1, int out_size, ResampleFilter filter,
-                       AxisTaps& taps);
+// outputs with `filter`, for the outputs [out_begin, out_end) only (taps index 0 is out_begin's:
+// each the same as in the whole axis). Preconditions (checked by the caller): 0 <= in0 < in1 <=
+// in_size, 0 <= out_begin < out_end <= out_size.
+void compute_axis_taps(int in_size, double in0, double in1, int out_size, int out_begin,
+                       int out_end, ResampleFilter filter, AxisTaps& taps);
 
 }  // namespace stoker::image

@@ -30,7 +30,7 @@ TEST(ResampleFilterTest, WeightsSumToOneInFixedPointAndCoverTheBox) {
                          {3, 7},
                          {1000, 1}}) {
     AxisTaps taps;
-    compute_axis_taps(in, 0, in, out, ResampleFilter::kBilinear, taps);
+    compute_axis_taps(in, 0, in, out, 0, out, ResampleFilter::kBilinear, taps);
     ASSERT_EQ(taps.first.size(), static_cast<size_t>(out));
     for (int i = 0; i < out; ++i) {
       ASSERT_GE(taps.first[i], 0);
@@ -43,7 +43,7 @@ TEST(ResampleFilterTest, WeightsSumToOneInFixedPointAndCoverTheBox) {
     }
   }
   AxisTaps same;
-  compute_axis_taps(50, 0, 50, 50, ResampleFilter::kBilinear,
+  compute_axis_taps(50, 0, 50, 50, 0, 50, ResampleFilter::kBilinear,
                     same);  // scale 1: each output is its source pixel
   for (int i = 0; i < 50; ++i)
     EXPECT_EQ(weights_of(same, i), (std::map<int, int32_t>{{i, 1 << 22}}));
@@ -60,9 +60,10 @@ TEST(ResampleFilterTest, CenterCropBoxHasTheTapsOfResizeThenCrop) {
         auto c = resize_center_crop(size, other, resize, crop, std::min(crop, resize));
         if (!c.is_ok()) continue;
         AxisTaps whole, box;
-        compute_axis_taps(size, 0, size, c.value().resized_width, ResampleFilter::kBilinear, whole);
-        compute_axis_taps(size, c.value().box.x0, c.value().box.x1, crop, ResampleFilter::kBilinear,
-                          box);
+        const int resized = c.value().resized_width;
+        compute_axis_taps(size, 0, size, resized, 0, resized, ResampleFilter::kBilinear, whole);
+        compute_axis_taps(size, c.value().box.x0, c.value().box.x1, crop, 0, crop,
+                          ResampleFilter::kBilinear, box);
         const int left = static_cast<int>(round_half_even((c.value().resized_width - crop) / 2.0));
         for (int i = 0; i < crop; ++i)
           ASSERT_EQ(weights_of(box, i), weights_of(whole, left + i))
@@ -73,6 +74,28 @@ TEST(ResampleFilterTest, CenterCropBoxHasTheTapsOfResizeThenCrop) {
     }
   }
   EXPECT_GT(compared, 1000);
+}
+
+// The taps of outputs [begin, end) are the whole axis's outputs begin.. (a resize's window),
+// for both filters, downscaling and upscaling, windows at either edge and inside.
+TEST(ResampleFilterTest, AWindowsTapsAreTheWholeAxissTaps) {
+  for (auto filter : {ResampleFilter::kBilinear, ResampleFilter::kBicubic}) {
+    for (auto [in, out] : {std::pair{500, 224}, {224, 700}, {37, 36}, {5, 1040}}) {
+      AxisTaps whole, window;
+      compute_axis_taps(in, 0, in, out, 0, out, filter, whole);
+      for (auto [begin, end] : {std::pair{0, 1},
+                                {0, out / 2},
+                                {out / 3, out},
+                                {out - 1, out},
+                                {out / 4, out / 4 + 1 + out / 3}}) {
+        compute_axis_taps(in, 0, in, out, begin, end, filter, window);
+        ASSERT_EQ(window.first.size(), static_cast<size_t>(end - begin));
+        for (int i = begin; i < end; ++i)
+          ASSERT_EQ(weights_of(window, i - begin), weights_of(whole, i))
+              << in << " -> " << out << ", window " << begin << ".." << end << ", output " << i;
+      }
+    }
+  }
 }
 
 }  // namespace

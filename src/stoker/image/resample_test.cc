@@ -279,7 +279,9 @@ TEST_F(ResampleTest, FractionalBoxesMatchPil) {
 std::vector<uint8_t> resample_bytes(Resampler& resampler, const RgbView& src, const PixelBox& box,
                                     const ResampleOutput& out, bool aligned = false) {
   const size_t element = out.type == ResampleOutput::Type::kFloat32 ? sizeof(float) : 1;
-  const size_t n = static_cast<size_t>(out.width) * out.height * 3 * element;
+  const bool window = out.window.width != 0;
+  const size_t n = static_cast<size_t>(window ? out.window.width : out.width) *
+                   (window ? out.window.height : out.height) * 3 * element;
   std::vector<uint8_t> buffer(n + 128, 0x5a);
   size_t at = 1;
   if (aligned) at = 64 - reinterpret_cast<uintptr_t>(buffer.data()) % 64;
@@ -312,6 +314,41 @@ TEST(ResamplerTest, FlipMirrorsTheColumns) {
       for (int x = 0; x < 97; ++x)
         ASSERT_EQ(flipped[(c * 64 + y) * 97 + x], plain[(c * 64 + y) * 97 + 96 - x]);
   EXPECT_NE(plain, flipped);
+}
+
+// A window of the output is those pixels of the whole output (flipped: the window's columns
+// mirrored), for both kernels, both filters, down- and upscaling, windows at every edge.
+TEST(ResamplerTest, AWindowIsThosepixelsOfTheWholeOutput) {
+  const TestImage image = make_image(157, 93, Content::kMixed, 11);
+  const PixelBox box{0, 0, 157, 93};
+  CounterRng rng(12, 0);
+  for (auto kernel : {ResampleKernel::kSimd, ResampleKernel::kScalar}) {
+    Resampler resampler(kernel);
+    for (int k = 0; k < 60; ++k) {
+      ResampleOutput out = uint8_output(1 + static_cast<int>(rng.uniform_below(400)),
+                                        1 + static_cast<int>(rng.uniform_below(300)));
+      if (k % 3 == 0) out.filter = ResampleFilter::kBicubic;
+      const std::vector<uint8_t> whole = resample_bytes(resampler, image.view(), box, out);
+      ResampleWindow& w = out.window;
+      w.x = static_cast<int>(rng.uniform_below(out.width));
+      w.y = static_cast<int>(rng.uniform_below(out.height));
+      w.width = 1 + static_cast<int>(rng.uniform_below(out.width - w.x));
+      w.height = 1 + static_cast<int>(rng.uniform_below(out.height - w.y));
+      if (k % 4 == 1) w = {out.width - w.width, out.height - w.height, w.width, w.height};
+      out.flip_horizontal = k % 2 == 1;
+      const std::vector<uint8_t> part = resample_bytes(resampler, image.view(), box, out);
+      for (int c = 0; c < 3; ++c)
+        for (int y = 0; y < w.height; ++y)
+          for (int x = 0; x < w.width; ++x) {
+            const int from = out.flip_horizontal ? w.width - 1 - x : x;
+            ASSERT_EQ(
+                part[(static_cast<size_t>(c) * w.height + y) * w.width + x],
+                whole[(static_cast<size_t>(c) * out.height + w.y + y) * out.width + w.x + from])
+                << out.width << "x" << out.height << " window " << w.width << "x" << w.height
+                << " at " << w.x << "," << w.y << " pixel " << x << "," << y;
+          }
+    }
+  }
 }
 
 TEST(ResamplerTest, OnePixelSourceFillsTheOutput) {
@@ -386,6 +423,12 @@ TEST(ResamplerTest, BadArgumentsAreRefusedWithoutWriting) {
     bad_norm.mean[1] = m;
     bad_norm.std[1] = sd;
     EXPECT_TRUE(refused(src, whole, bad_norm, dst.data()));
+  }
+  for (const ResampleWindow& w : {ResampleWindow{-1, 0, 2, 2}, ResampleWindow{0, 0, 9, 8},
+                                  ResampleWindow{7, 7, 2, 1}, ResampleWindow{0, 0, 1, 0}}) {
+    ResampleOutput bad = out;
+    bad.window = w;
+    EXPECT_TRUE(refused(src, whole, bad, dst.data())) << w.x << " " << w.y << " " << w.width;
   }
   EXPECT_EQ(std::count(dst.begin(), dst.end(), 0xab), static_cast<ptrdiff_t>(dst.size()));
 }

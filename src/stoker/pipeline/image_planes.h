@@ -32,8 +32,9 @@ inline Result<PlanesSize> image_size_within(ByteSpan bytes, int64_t max_size) {
   return PlanesSize{height, width};
 }
 
-// Decodes `bytes`, of `size` (image_size_within's), into planes [3, H, W] at `planes`.
-inline Status decode_planes(ByteSpan bytes, PlanesSize size, uint8_t* planes) {
+// Decodes `bytes`, of `size` (image_size_within's): its RGB rows, in this thread's buffer until
+// its next decode.
+inline Result<image::RgbView> decode_of_size(ByteSpan bytes, PlanesSize size) {
   thread_local image::DecodeBuffer buffer;
   Result<image::DecodedCrop> decoded = image::decode_rgb(bytes, {}, buffer);
   if (!decoded.is_ok()) return decoded.status();
@@ -41,6 +42,14 @@ inline Status decode_planes(ByteSpan bytes, PlanesSize size, uint8_t* planes) {
   if (rgb.width != size.width || rgb.height != size.height)
     return corrupt(fmt::format("the header says {}x{} but the image is {}x{}", size.width,
                                size.height, rgb.width, rgb.height));
+  return rgb;
+}
+
+// Decodes `bytes`, of `size` (image_size_within's), into planes [3, H, W] at `planes`.
+inline Status decode_planes(ByteSpan bytes, PlanesSize size, uint8_t* planes) {
+  Result<image::RgbView> decoded = decode_of_size(bytes, size);
+  if (!decoded.is_ok()) return decoded.status();
+  const image::RgbView& rgb = decoded.value();
   const size_t plane = static_cast<size_t>(size.width) * size.height;
   for (int y = 0; y < size.height; ++y) {
     const uint8_t* row = rgb.row(y);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -10,6 +11,7 @@
 
 #include "stoker/image/gray_png_decode.h"
 #include "stoker/pipeline/image_planes.h"
+#include "stoker/pipeline/ops/joint_canvas.h"
 #include "stoker/store/record_view.h"
 
 namespace stoker {
@@ -25,6 +27,16 @@ class JointPipeline : public JointTransform {
   JointPipeline(JointFields names, JointFieldIndex index, int64_t max_rows,
                 std::vector<std::shared_ptr<const JointOp>> ops)
       : names_(std::move(names)), index_(index), max_rows_(max_rows), ops_(std::move(ops)) {
+    // torchvision's ToDtype(float32, scale=True): x * float(1 / 255); then Normalize's
+    // (x - mean[c]) / std[c], in float32: one value per byte and channel, computed once.
+    const auto scale = static_cast<float>(1.0 / 255.0);
+    for (size_t c = 0; c < 3; ++c) {
+      for (int v = 0; v < 256; ++v) {
+        float x = static_cast<float>(v) * scale;
+        if (!names_.mean.empty()) x = (x - names_.mean[c]) / names_.std[c];
+        float_values_[c][v] = x;
+      }
+    }
     const int64_t side = names_.max_size;
     outputs_ = {
         {names_.image, names_.float_image ? DType::kFloat32 : DType::kUint8, {3, side, side}}};
@@ -48,8 +60,10 @@ class JointPipeline : public JointTransform {
     SampleInput own = input;
     for (const auto& op : ops_) {
       ++own.step;
+      if (!op->takes_unsettled()) STOKER_RETURN_IF_ERROR(ops::settle_joint_sample(sample));
       if (Status s = op->apply(own, sample); !s.is_ok()) return s;
     }
+    if (sample.resized_from_width > 0) STOKER_RETURN_IF_ERROR(ops::settle_joint_sample(sample));
     return write(sample, slots, shapes);
   }
 
@@ -71,9 +85,16 @@ class JointPipeline : public JointTransform {
     if (!size.is_ok()) return fail(names_.image, size.status());
     sample.height = size.value().height;
     sample.width = size.value().width;
-    sample.image.resize(static_cast<size_t>(3 * sample.height * sample.width));
-    if (Status s = decode_planes(encoded.value(), size.value(), sample.image.data()); !s.is_ok())
-      return fail(names_.image, s);
+    sample.resized_from_width = sample.resized_from_height = 0;
+    sample.mirrored = false;
+    sample.interleaved = true;
+    // The decoded rows as they are: the first copy that has to change them changes the layout.
+    Result<image::RgbView> decoded = decode_of_size(encoded.value(), size.value());
+    if (!decoded.is_ok()) return fail(names_.image, decoded.status());
+    const size_t row_bytes = static_cast<size_t>(3 * sample.width);
+    sample.image.resize(row_bytes * static_cast<size_t>(sample.height));
+    for (int y = 0; y < size.value().height; ++y)
+      std::memcpy(sample.image.data() + y * row_bytes, decoded.value().row(y), row_bytes);
     sample.boxes.clear();
     sample.labels.clear();
     if (index_.boxes >= 0) {
@@ -150,6 +171,26 @@ class JointPipeline : public JointTransform {
     return Status::ok();
   }
 
+  // `rows` rows of `width` values from `in` (row r at in + r * stride, its values `step` bytes
+  // apart) to `out` (back to back), each convert(value), mirrored left to right or not.
+  template <typename T, typename Convert>
+  static void copy_rows(const uint8_t* in, int64_t stride, int64_t step, T* out, int64_t rows,
+                        int64_t width, bool mirrored, Convert convert) {
+    for (int64_t r = 0; r < rows; ++r, in += stride, out += width) {
+      if (mirrored && step == 1) {
+        for (int64_t x = 0; x < width; ++x) out[x] = convert(in[width - 1 - x]);
+      } else if (mirrored) {
+        for (int64_t x = 0; x < width; ++x) out[x] = convert(in[(width - 1 - x) * step]);
+      } else if (step == 1) {
+        for (int64_t x = 0; x < width; ++x) out[x] = convert(in[x]);
+      } else {
+        for (int64_t x = 0; x < width; ++x) out[x] = convert(in[x * step]);
+      }
+    }
+  }
+
+  // The sample into its slots: settled, or with its image's mirror and decoded layout waiting
+  // (applied on the way, as the float conversion's copy is made anyway).
   Status write(const JointSample& sample, uint8_t* const* slots, int64_t* const* shapes) const {
     if (sample.height > names_.max_size || sample.width > names_.max_size)
       return fail(names_.image, fmt::format("the image is {}x{}, larger than max_size {}",
@@ -157,20 +198,20 @@ class JointPipeline : public JointTransform {
     const int64_t n = sample.rows();
     if (n > max_rows_)
       return fail(names_.boxes, fmt::format("{} rows, more than the capacity of {}", n, max_rows_));
-    const size_t pixels = sample.image.size();
-    if (names_.float_image) {
-      // torchvision's ToDtype(float32, scale=True): x * float(1 / 255); then Normalize's
-      // (x - mean[c]) / std[c], in float32.
-      const auto scale = static_cast<float>(1.0 / 255.0);
-      auto* out = reinterpret_cast<float*>(slots[0]);
-      const size_t plane = pixels / 3;
-      for (size_t i = 0; i < pixels; ++i) {
-        out[i] = static_cast<float>(sample.image[i]) * scale;
-        if (!names_.mean.empty())
-          out[i] = (out[i] - names_.mean[i / plane]) / names_.std[i / plane];
+    const int64_t width = sample.width, height = sample.height, plane = width * height;
+    const bool mirrored = sample.mirrored;
+    for (int64_t c = 0; c < 3; ++c) {
+      // Channel c's rows: in the decoded RGB rows, or in its plane.
+      const uint8_t* in = sample.image.data() + (sample.interleaved ? c : c * plane);
+      const int64_t step = sample.interleaved ? 3 : 1;
+      if (names_.float_image) {
+        const float* values = float_values_[c].data();
+        copy_rows(in, step * width, step, reinterpret_cast<float*>(slots[0]) + c * plane, height,
+                  width, mirrored, [values](uint8_t v) { return values[v]; });
+      } else {
+        copy_rows(in, step * width, step, slots[0] + c * plane, height, width, mirrored,
+                  [](uint8_t v) { return v; });
       }
-    } else {
-      std::memcpy(slots[0], sample.image.data(), pixels);
     }
     shapes[0][0] = 3;
     shapes[0][1] = sample.height;
@@ -185,7 +226,8 @@ class JointPipeline : public JointTransform {
       o += 2;
     }
     if (index_.masks >= 0) {
-      std::memcpy(slots[o], sample.masks.data(), sample.masks.size());
+      copy_rows(sample.masks.data(), width, 1, slots[o], n * height, width, mirrored,
+                [](uint8_t v) { return v; });
       shapes[o][0] = n;
       shapes[o][1] = sample.height;
       shapes[o][2] = sample.width;
@@ -193,10 +235,11 @@ class JointPipeline : public JointTransform {
     }
     if (index_.class_map >= 0) {
       if (names_.class_map_int64)
-        std::copy(sample.class_map.begin(), sample.class_map.end(),
-                  reinterpret_cast<int64_t*>(slots[o]));
+        copy_rows(sample.class_map.data(), width, 1, reinterpret_cast<int64_t*>(slots[o]), height,
+                  width, mirrored, [](uint8_t v) { return static_cast<int64_t>(v); });
       else
-        std::memcpy(slots[o], sample.class_map.data(), sample.class_map.size());
+        copy_rows(sample.class_map.data(), width, 1, slots[o], height, width, mirrored,
+                  [](uint8_t v) { return v; });
       shapes[o][0] = sample.height;
       shapes[o][1] = sample.width;
     }
@@ -207,6 +250,7 @@ class JointPipeline : public JointTransform {
   const JointFieldIndex index_;
   const int64_t max_rows_;
   const std::vector<std::shared_ptr<const JointOp>> ops_;
+  std::array<std::array<float, 256>, 3> float_values_;  // the float image's value of each byte
   std::vector<Output> outputs_;
 };
 

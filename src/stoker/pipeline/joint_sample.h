@@ -2,7 +2,8 @@
 // JointSample: one detection or segmentation sample while its joint operations change it
 // together (joint_pipeline.h): the image, its boxes and labels, its object masks, or its class
 // map, as torchvision's v2 transforms see (image, target). Geometry moves all of them; dropping
-// an object drops its box, label and mask together (keep_rows).
+// an object drops its box, label and mask together (keep_rows). A resize and a mirror may wait
+// on the pixels (ops/joint_canvas.h applies them, to the window a crop keeps where one follows).
 
 #include <algorithm>
 #include <cstddef>
@@ -20,12 +21,23 @@ struct JointSample {
   std::vector<uint8_t> masks;  // uint8 [N, height, width] when has_masks, else empty
   bool has_class_map = false;
   std::vector<uint8_t> class_map;  // uint8 [height, width] class indices when has_class_map
+  // Geometry waiting on the pixels, the boxes always current: with resized_from_width > 0 the
+  // image, masks and class map hold resized_from_width x resized_from_height pixels that stand
+  // for them resized to width x height (ops/joint_resize.h); then, when mirrored, mirrored left
+  // to right. With interleaved, the image holds those pixels as decoded, [height, width, 3] RGB.
+  // Operations see the pixels only settled (ops/joint_canvas.h), unless they say.
+  int64_t resized_from_width = 0, resized_from_height = 0;
+  bool mirrored = false;
+  bool interleaved = false;
 
   int64_t rows() const { return static_cast<int64_t>(labels.size()); }
+  bool settled() const { return resized_from_width == 0 && !mirrored && !interleaved; }
+  int64_t pixels_width() const { return resized_from_width > 0 ? resized_from_width : width; }
+  int64_t pixels_height() const { return resized_from_width > 0 ? resized_from_height : height; }
 
   // Keeps the objects k with keep[k] set (rows() values), in their order: box, label and mask.
   void keep_rows(const std::vector<uint8_t>& keep) {
-    const size_t plane = static_cast<size_t>(height * width);
+    const size_t plane = static_cast<size_t>(pixels_height() * pixels_width());
     size_t kept = 0;
     for (size_t k = 0; k < labels.size(); ++k) {
       if (!keep[k]) continue;

@@ -125,6 +125,10 @@ class JointOp {
  public:
   virtual ~JointOp() = default;
   virtual Status apply(const SampleInput& input, JointSample& sample) const = 0;
+  // Whether apply() takes a sample whose resize or mirror still waits on its pixels
+  // (JointSample::settled() false) and leaves it waiting or applies it (ops/joint_canvas.h);
+  // the pipeline settles the sample before the other operations.
+  virtual bool takes_unsettled() const { return false; }
 };
 
 // What a kSource factory makes its transform for.

@@ -10,6 +10,7 @@ namespace {
 
 class ClampBoundingBoxes : public JointOp {
  public:
+  bool takes_unsettled() const override { return true; }
   Status apply(const SampleInput&, JointSample& sample) const override {
     const auto width = static_cast<float>(sample.width);
     const auto height = static_cast<float>(sample.height);

@@ -22,6 +22,7 @@ class FixedSizeCrop : public JointOp {
   FixedSizeCrop(int64_t height, int64_t width, const CanvasFill& fill)
       : height_(height), width_(width), fill_(fill) {}
 
+  bool takes_unsettled() const override { return true; }
   Status apply(const SampleInput& input, JointSample& sample) const override {
     const int64_t cut_height = std::min(sample.height, height_);
     const int64_t cut_width = std::min(sample.width, width_);

@@ -4,7 +4,9 @@
 // that lies inside it, else the fill: a negative offset pads, a positive one crops. The image's
 // planes fill with their own values, the object masks and the class map with theirs; each XYXY
 // box moves by (-left, -top) in float32, as v2's pad and crop of boxes (clamping is the
-// caller's): the joint operations that pad or cut with a fill.
+// caller's): the joint operations that pad or cut with a fill. A resize or mirror waiting on the
+// sample's pixels (JointSample::resized_from_width, mirrored) is applied to the part the canvas
+// keeps only, each pixel the whole resize's: a resize then a crop resizes the crop alone.
 
 #include <fmt/format.h>
 
@@ -15,6 +17,7 @@
 
 #include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/joint_sample.h"
+#include "stoker/pipeline/ops/joint_planes.h"
 #include "stoker/util/status.h"
 
 namespace stoker::ops {
@@ -66,6 +69,78 @@ inline void place_planes(std::vector<uint8_t>& data, int64_t planes, int64_t wid
   data.swap(out);
 }
 
+// The pixels of an unsettled `sample` placed as place_joint_sample says, its waiting resize
+// (the image's window by PIL's bilinear, masks and class map by torch's nearest), mirror and
+// decoded layout applied on the way; its boxes and size are the caller's.
+inline Status place_unsettled(JointSample& sample, int64_t left, int64_t top, int64_t canvas_width,
+                              int64_t canvas_height, const CanvasFill& fill) {
+  thread_local PlaneGather gather;
+  thread_local std::vector<uint8_t> part;
+  const int64_t width = sample.width, height = sample.height;
+  const int64_t from_width = sample.pixels_width(), from_height = sample.pixels_height();
+  gather.x0 = std::clamp<int64_t>(-left, 0, canvas_width);
+  gather.x1 = std::clamp<int64_t>(width - left, gather.x0, canvas_width);
+  gather.y0 = std::clamp<int64_t>(-top, 0, canvas_height);
+  gather.y1 = std::clamp<int64_t>(height - top, gather.y0, canvas_height);
+  gather.rows.resize(static_cast<size_t>(gather.y1 - gather.y0));
+  for (int64_t y = gather.y0; y < gather.y1; ++y)
+    gather.rows[y - gather.y0] = torch_nearest_index(y + top, from_height, height);
+  gather.columns.resize(static_cast<size_t>(gather.x1 - gather.x0));
+  for (int64_t x = gather.x0; x < gather.x1; ++x) {
+    const int64_t column = sample.mirrored ? width - 1 - (x + left) : x + left;
+    gather.columns[x - gather.x0] = torch_nearest_index(column, from_width, width);
+  }
+  const int64_t shown_width = gather.x1 - gather.x0, shown_height = gather.y1 - gather.y0;
+  if (sample.resized_from_width > 0 && shown_width > 0 && shown_height > 0) {
+    // The resized image's window the canvas shows (the mirror's: the columns mirrored back).
+    const image::ResampleWindow window = {
+        static_cast<int>(sample.mirrored ? width - (gather.x1 + left) : gather.x0 + left),
+        static_cast<int>(gather.y0 + top), static_cast<int>(shown_width),
+        static_cast<int>(shown_height)};
+    part.resize(static_cast<size_t>(3 * shown_width * shown_height));
+    STOKER_RETURN_IF_ERROR(resample_image(sample.image.data(), sample.interleaved, from_width,
+                                          from_height, width, height, window, sample.mirrored,
+                                          part.data()));
+    if (shown_width != canvas_width || shown_height != canvas_height)
+      place_planes(part, 3, shown_width, shown_height, -gather.x0, -gather.y0, canvas_width,
+                   canvas_height, fill.image.data(), false);
+    sample.image.swap(part);
+  } else {
+    if (sample.interleaved) {
+      part.resize(sample.image.size());
+      planes_of_rgb(sample.image.data(), from_width, from_height, part.data());
+      sample.image.swap(part);
+    }
+    gather_planes(sample.image, 3, from_width, from_height, gather, canvas_width, canvas_height,
+                  fill.image.data(), false);
+  }
+  if (sample.has_masks)
+    gather_planes(sample.masks, sample.rows(), from_width, from_height, gather, canvas_width,
+                  canvas_height, &fill.masks, true);
+  if (sample.has_class_map)
+    gather_planes(sample.class_map, 1, from_width, from_height, gather, canvas_width, canvas_height,
+                  &fill.class_map, true);
+  sample.resized_from_width = sample.resized_from_height = 0;
+  sample.mirrored = false;
+  sample.interleaved = false;
+  return Status::ok();
+}
+
+// The waiting resize, mirror and decoded layout of `sample` applied to its pixels (nothing when
+// settled; the layout alone in one pass).
+inline Status settle_joint_sample(JointSample& sample) {
+  if (sample.settled()) return Status::ok();
+  if (sample.resized_from_width == 0 && !sample.mirrored) {
+    thread_local std::vector<uint8_t> planes;
+    planes.resize(sample.image.size());
+    planes_of_rgb(sample.image.data(), sample.width, sample.height, planes.data());
+    sample.image.swap(planes);
+    sample.interleaved = false;
+    return Status::ok();
+  }
+  return place_unsettled(sample, 0, 0, sample.width, sample.height, CanvasFill{});
+}
+
 // `sample` on a canvas_width x canvas_height canvas whose (0, 0) is the sample's (left, top);
 // kInvalidArgument naming operation `op` for a canvas side outside 1..kMaxImageSize.
 inline Status place_joint_sample(const char* op, JointSample& sample, int64_t left, int64_t top,
@@ -75,14 +150,18 @@ inline Status place_joint_sample(const char* op, JointSample& sample, int64_t le
       canvas_height > kMaxImageSize)
     return invalid_argument(fmt::format("{}: the {}x{} image would be {}x{}", op, sample.width,
                                         sample.height, canvas_width, canvas_height));
-  place_planes(sample.image, 3, sample.width, sample.height, left, top, canvas_width, canvas_height,
-               fill.image.data(), false);
-  if (sample.has_masks)
-    place_planes(sample.masks, sample.rows(), sample.width, sample.height, left, top, canvas_width,
-                 canvas_height, &fill.masks, true);
-  if (sample.has_class_map)
-    place_planes(sample.class_map, 1, sample.width, sample.height, left, top, canvas_width,
-                 canvas_height, &fill.class_map, true);
+  if (!sample.settled()) {
+    STOKER_RETURN_IF_ERROR(place_unsettled(sample, left, top, canvas_width, canvas_height, fill));
+  } else {
+    place_planes(sample.image, 3, sample.width, sample.height, left, top, canvas_width,
+                 canvas_height, fill.image.data(), false);
+    if (sample.has_masks)
+      place_planes(sample.masks, sample.rows(), sample.width, sample.height, left, top,
+                   canvas_width, canvas_height, &fill.masks, true);
+    if (sample.has_class_map)
+      place_planes(sample.class_map, 1, sample.width, sample.height, left, top, canvas_width,
+                   canvas_height, &fill.class_map, true);
+  }
   const auto dx = static_cast<float>(left), dy = static_cast<float>(top);
   for (size_t k = 0; k < sample.boxes.size(); k += 4) {
     sample.boxes[k] -= dx;

@@ -2,9 +2,9 @@
 // target): with probability p (one draw from the operation's own stream, next_double() < p, as
 // random_horizontal_flip's) the image's, every mask's and the class map's columns are mirrored and
 // each XYXY box becomes (W - x2, y1, W - x1, y2), as v2's horizontal_flip_bounding_boxes computes
-// it in float32.
+// it in float32. The pixels' mirror waits (JointSample::mirrored) for the copy a crop or the
+// pipeline makes anyway (ops/joint_canvas.h).
 #include "stoker/pipeline/op_registry.h"
-#include "stoker/pipeline/ops/mirror.h"
 
 namespace stoker::ops {
 namespace {
@@ -12,16 +12,10 @@ namespace {
 class JointHorizontalFlip : public JointOp {
  public:
   explicit JointHorizontalFlip(double p) : p_(p) {}
+  bool takes_unsettled() const override { return true; }
   Status apply(const SampleInput& input, JointSample& sample) const override {
     if (!(input.rng().next_double() < p_)) return Status::ok();
-    const auto height = static_cast<size_t>(sample.height);
-    const auto width = static_cast<size_t>(sample.width);
-    mirror_planes(sample.image.data(), 3, height, width, Mirror::kColumns);
-    if (sample.has_masks)
-      mirror_planes(sample.masks.data(), static_cast<size_t>(sample.rows()), height, width,
-                    Mirror::kColumns);
-    if (sample.has_class_map)
-      mirror_planes(sample.class_map.data(), 1, height, width, Mirror::kColumns);
+    sample.mirrored = !sample.mirrored;
     const auto right = static_cast<float>(sample.width);
     for (size_t k = 0; k < sample.boxes.size(); k += 4) {
       const float x1 = sample.boxes[k];

@@ -24,6 +24,7 @@ class JointRandomCrop : public JointOp {
         fill_{{fill, fill, fill}, 0, mask_fill},
         pad_if_needed_(pad_if_needed) {}
 
+  bool takes_unsettled() const override { return true; }
   Status apply(const SampleInput& input, JointSample& sample) const override {
     if (!sample.boxes.empty() || sample.has_masks)
       return invalid_argument("joint_random_crop: crops of boxes and object masks are not built");

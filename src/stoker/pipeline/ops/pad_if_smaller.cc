@@ -15,6 +15,7 @@ class PadIfSmaller : public JointOp {
  public:
   PadIfSmaller(int64_t size, const CanvasFill& fill) : size_(size), fill_(fill) {}
 
+  bool takes_unsettled() const override { return true; }
   Status apply(const SampleInput&, JointSample& sample) const override {
     if (sample.width >= size_ && sample.height >= size_) return Status::ok();
     return place_joint_sample("pad_if_smaller", sample, 0, 0, std::max(sample.width, size_),

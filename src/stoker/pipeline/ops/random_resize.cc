@@ -15,6 +15,7 @@ class RandomResize : public JointOp {
  public:
   RandomResize(int64_t min_size, int64_t max_size) : min_size_(min_size), max_size_(max_size) {}
 
+  bool takes_unsettled() const override { return true; }
   Status apply(const SampleInput& input, JointSample& sample) const override {
     const int64_t size = min_size_ + static_cast<int64_t>(input.rng().uniform_below(
                                          static_cast<uint64_t>(max_size_ - min_size_)));

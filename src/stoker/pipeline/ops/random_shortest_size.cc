@@ -18,6 +18,7 @@ class RandomShortestSize : public JointOp {
   RandomShortestSize(std::vector<double> min_sizes, int64_t max_size)
       : min_sizes_(std::move(min_sizes)), max_size_(max_size) {}
 
+  bool takes_unsettled() const override { return true; }
   Status apply(const SampleInput& input, JointSample& sample) const override {
     const auto pick = static_cast<size_t>(input.rng().next_double() * min_sizes_.size());
     const double min_size = min_sizes_[std::min(pick, min_sizes_.size() - 1)];

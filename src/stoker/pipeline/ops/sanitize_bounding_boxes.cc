@@ -14,6 +14,7 @@ class SanitizeBoundingBoxes : public JointOp {
  public:
   SanitizeBoundingBoxes(double min_size, double min_area)
       : min_size_(static_cast<float>(min_size)), min_area_(static_cast<float>(min_area)) {}
+  bool takes_unsettled() const override { return true; }
   Status apply(const SampleInput&, JointSample& sample) const override {
     thread_local std::vector<uint8_t> keep;
     keep.assign(static_cast<size_t>(sample.rows()), 0);

@@ -23,6 +23,7 @@ class ScaleJitter : public JointOp {
         min_scale_(static_cast<float>(min_scale)),
         scale_span_(static_cast<float>(max_scale - min_scale)) {}
 
+  bool takes_unsettled() const override { return true; }
   Status apply(const SampleInput& input, JointSample& sample) const override {
     const float scale = min_scale_ + input.rng().next_float() * scale_span_;
     const auto width = static_cast<double>(sample.width);
