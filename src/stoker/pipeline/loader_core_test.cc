@@ -905,7 +905,10 @@ TEST_F(LoaderCoreTest, ShardsFromASlowSourceGiveTheLocalBytesAndTheirWaitIsFetch
         fetches += spans.at("fetch");
       }
       EXPECT_GE(pieces, 2 * slow.batches_per_epoch());
-      EXPECT_EQ(fetches, pieces);
+      // Every piece read was fetched; a worker building the next epoch's first piece ahead when
+      // the loader goes may have fetched it and then found it cancelled (one a worker at most).
+      EXPECT_GE(fetches, pieces);
+      EXPECT_LE(fetches, pieces + workers);
     }
     EXPECT_EQ(source->live_pins(), 0);
   }
