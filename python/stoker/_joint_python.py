@@ -25,8 +25,9 @@ from typing import Dict, List
 
 from stoker import _stoker
 from stoker._joint import BOXES, CLASS_MAP, IMAGE, LABELS, MASKS, JointTail
-from stoker._python_steps import (SampleError, SerialEpoch, _Seeded, from_pil, is_pil,
-                                  sample_message, sample_seed, step_name, to_pil)
+from stoker._python_steps import (SampleError, SerialEpoch, _Seeded, call_step, from_pil,
+                                  is_pil, kept_samples, sample_message, sample_seed, step_name,
+                                  to_pil)
 
 
 def _padded(torch, values: list):
@@ -128,14 +129,7 @@ class JointSteps:
 
     def _run(self, sample: tuple, where: tuple) -> Dict[str, object]:
         for number, step in enumerate(self._tail.steps):
-            start = time.perf_counter()
-            try:
-                sample = step(*sample)
-            except Exception as e:  # a user's code: anything it raises is the sample's error
-                raise SampleError(sample_message(*where, f"{step_name(step)} raised "
-                                                 f"{type(e).__name__}: {e}")) from None
-            finally:
-                self._step_seconds[number] += time.perf_counter() - start
+            sample = call_step(step, tuple(sample), {}, where, self._step_seconds, number)
             if not (isinstance(sample, (tuple, list)) and len(sample) == 2):
                 raise SampleError(sample_message(*where, f"{step_name(step)} gave a "
                                                  f"{type(sample).__name__}, not (image, target)"))
@@ -175,8 +169,7 @@ class JointSteps:
             if stem in outputs:
                 continue  # made with its field
             if field not in outputs:
-                out[field] = value if len(keep) == len(made) else \
-                    [value[slot] for slot in keep] if isinstance(value, list) else value[keep]
+                out[field] = value if len(keep) == len(made) else kept_samples(value, keep)
                 continue
             values = [made[slot][field] for slot in keep]
             if self._forms.get(field) != "padded":

@@ -195,14 +195,8 @@ class FieldSteps:
         for number, step in enumerate(self.steps):
             if on_step is not None:
                 on_step(number)
-            start = time.perf_counter()
-            try:
-                x = step(x, generator=generator) if self.generator[number] else step(x)
-            except Exception as e:  # a user's code: anything it raises is the sample's error
-                raise SampleError(sample_message(*where, f"{step_name(step)} raised "
-                                                 f"{type(e).__name__}: {e}")) from None
-            finally:
-                self.seconds[number] += time.perf_counter() - start
+            kwargs = {"generator": generator} if self.generator[number] else {}
+            x = call_step(step, (x,), kwargs, where, self.seconds, number)
         if is_pil(x):
             x = from_pil(torch, numpy, x)
         if not isinstance(x, torch.Tensor):
@@ -210,6 +204,19 @@ class FieldSteps:
                 *where, f"the Python steps gave a {type(x).__name__}, not a torch.Tensor (last "
                 f"step {step_name(self.steps[-1])})"))
         return x.as_subclass(torch.Tensor)
+
+
+def call_step(step, args: tuple, kwargs: dict, where: tuple, seconds: list, number: int):
+    """step(*args, **kwargs), its time added to seconds[number]; SampleError naming `where`
+    (field, slot, batch index, epoch) and the step if it raises."""
+    start = time.perf_counter()
+    try:
+        return step(*args, **kwargs)
+    except Exception as e:  # a user's code: anything it raises is the sample's error
+        raise SampleError(sample_message(*where, f"{step_name(step)} raised "
+                                         f"{type(e).__name__}: {e}")) from None
+    finally:
+        seconds[number] += time.perf_counter() - start
 
 
 def kept_samples(values, keep: list):
