@@ -92,9 +92,16 @@ inline void pil_enhance_image(PilEnhance kind, float factor, uint8_t* pixels, in
       }
     }
   };
+  // A degenerate of one value: the blend is a table of the pixel's value.
+  auto blend_with = [&](uint8_t degenerate) {
+    uint8_t table[256];
+    for (int value = 0; value < 256; ++value)
+      table[value] = pil_blend(degenerate, static_cast<uint8_t>(value), factor);
+    for (size_t i = 0; i < static_cast<size_t>(channels) * plane; ++i) pixels[i] = table[pixels[i]];
+  };
   switch (kind) {
     case PilEnhance::kBrightness:
-      blend([](int64_t, size_t) { return uint8_t{0}; });
+      blend_with(0);
       return;
     case PilEnhance::kColor: {
       if (channels == 1) return;
@@ -106,8 +113,7 @@ inline void pil_enhance_image(PilEnhance kind, float factor, uint8_t* pixels, in
       return;
     }
     case PilEnhance::kContrast: {
-      const uint8_t mean = static_cast<uint8_t>(pil_mean_grey(pixels, channels, plane));
-      blend([mean](int64_t, size_t) { return mean; });
+      blend_with(static_cast<uint8_t>(pil_mean_grey(pixels, channels, plane)));
       return;
     }
     case PilEnhance::kSharpness: {

@@ -236,60 +236,84 @@ inline PilFilter pil_filter(const std::string& name) {
 
 namespace pil_geometry_detail {
 
-// libImaging's generic transform of one channel [height, width] into `out`: output pixel (x, y)
-// samples u = (a0 X + a1 Y) + a2, v = (a3 X + a4 Y) + a5 (X = x + 0.5, Y = y + 0.5), `fill`
-// where u or v is outside [0, size); else `sample(u - 0.5, v - 0.5)`.
+// floor(v) of a sampled coordinate (|v| far below 2^63), without a call into libm.
+inline int64_t floor_of(double v) {
+  const int64_t truncated = static_cast<int64_t>(v);
+  return static_cast<double>(truncated) > v ? truncated - 1 : truncated;
+}
+
+// libImaging's generic transform of an image [channels, height, width] (`plane` = height *
+// width) into `out`: output pixel (x, y) samples u = (a0 X + a1 Y) + a2, v = (a3 X + a4 Y) + a5
+// (X = x + 0.5, Y = y + 0.5), `fill[c]` in each channel c where u or v is outside [0, size);
+// else `sample(u - 0.5, v - 0.5, y * width + x)`, which sets that pixel in every channel. The
+// coordinates are computed once a pixel; each channel's arithmetic is libImaging's own.
 template <typename Sample>
-void generic_affine(const AffineMatrix& a, int64_t height, int64_t width, uint8_t fill,
-                    uint8_t* out, Sample sample) {
+void generic_affine(const AffineMatrix& a, int64_t channels, int64_t height, int64_t width,
+                    const uint8_t* fill, uint8_t* out, Sample sample) {
+  const size_t plane = static_cast<size_t>(height * width);
   for (int64_t y = 0; y < height; ++y) {
+    const double py = static_cast<double>(y) + 0.5;
     for (int64_t x = 0; x < width; ++x) {
       const double px = static_cast<double>(x) + 0.5;
-      const double py = static_cast<double>(y) + 0.5;
       const double u = a[0] * px + a[1] * py + a[2];
       const double v = a[3] * px + a[4] * py + a[5];
-      out[y * width + x] =
-          u < 0.0 || u >= static_cast<double>(width) || v < 0.0 || v >= static_cast<double>(height)
-              ? fill
-              : sample(u - 0.5, v - 0.5);
+      const size_t at = static_cast<size_t>(y * width + x);
+      if (u < 0.0 || u >= static_cast<double>(width) || v < 0.0 ||
+          v >= static_cast<double>(height)) {
+        for (int64_t c = 0; c < channels; ++c) out[c * plane + at] = fill[c];
+      } else {
+        sample(u - 0.5, v - 0.5, at);
+      }
     }
   }
 }
 
 }  // namespace pil_geometry_detail
 
-// Image.transform(size, AFFINE, a, BILINEAR) of one channel [height, width] into `out`
+// Image.transform(size, AFFINE, a, BILINEAR) of an image [channels, height, width] into `out`
 // (libImaging's bilinear filter): with i = floor(u'), du = u' - i (v likewise), columns i and
 // i + 1 clamped to the image, row j clamped, row j + 1 where inside (else row j's value): in
 // doubles, p + (q - p) * du along each row, then r + (s - r) * dv, truncated.
-inline void pil_affine_bilinear(const AffineMatrix& a, const uint8_t* in, int64_t height,
-                                int64_t width, uint8_t fill, uint8_t* out) {
+inline void pil_affine_bilinear(const AffineMatrix& a, const uint8_t* in, int64_t channels,
+                                int64_t height, int64_t width, const uint8_t* fill,
+                                uint8_t* out) {
+  const size_t plane = static_cast<size_t>(height * width);
   auto clamp_x = [&](int64_t x) { return x < 0 ? 0 : x < width ? x : width - 1; };
   auto clamp_y = [&](int64_t y) { return y < 0 ? 0 : y < height ? y : height - 1; };
-  pil_geometry_detail::generic_affine(a, height, width, fill, out, [&](double u, double v) {
-    const int64_t i = static_cast<int64_t>(std::floor(u));
-    const int64_t j = static_cast<int64_t>(std::floor(v));
+  auto sample = [&](double u, double v, size_t at) {
+    const int64_t i = pil_geometry_detail::floor_of(u);
+    const int64_t j = pil_geometry_detail::floor_of(v);
     const double du = u - static_cast<double>(i);
     const double dv = v - static_cast<double>(j);
     const int64_t x0 = clamp_x(i);
     const int64_t x1 = clamp_x(i + 1);
-    auto along = [&](const uint8_t* row) {
-      return static_cast<double>(row[x0]) + static_cast<double>(row[x1] - row[x0]) * du;
-    };
-    const double top = along(in + clamp_y(j) * width);
-    const double bottom = j + 1 >= 0 && j + 1 < height ? along(in + (j + 1) * width) : top;
-    return static_cast<uint8_t>(top + (bottom - top) * dv);
-  });
+    const int64_t top_row = clamp_y(j) * width;
+    const bool below_inside = j + 1 >= 0 && j + 1 < height;
+    const int64_t bottom_row = (j + 1) * width;
+    for (int64_t c = 0; c < channels; ++c) {
+      const uint8_t* channel = in + c * plane;
+      auto along = [&](const uint8_t* row) {
+        return static_cast<double>(row[x0]) + static_cast<double>(row[x1] - row[x0]) * du;
+      };
+      const double top = along(channel + top_row);
+      const double bottom = below_inside && dv != 0.0 ? along(channel + bottom_row) : top;
+      out[c * plane + at] = static_cast<uint8_t>(top + (bottom - top) * dv);
+    }
+  };
+  pil_geometry_detail::generic_affine(a, channels, height, width, fill, out, sample);
 }
 
-// Image.transform(size, AFFINE, a, BICUBIC) of one channel (libImaging's bicubic filter): with
-// i = floor(u') - 1, du = u' - floor(u') (v likewise), columns i .. i + 3 clamped to the image,
-// row j clamped, rows j + 1 .. j + 3 where inside (else the row before's value); each row and
-// then the column of rows through PIL's cubic in doubles (v1 v2 v3 v4, d):
+// Image.transform(size, AFFINE, a, BICUBIC) of an image [channels, height, width] into `out`
+// (libImaging's bicubic filter): with i = floor(u') - 1, du = u' - floor(u') (v likewise),
+// columns i .. i + 3 clamped to the image, row j clamped, rows j + 1 .. j + 3 where inside (else
+// the row before's value); each row and then the column of rows through PIL's cubic in doubles
+// (v1 v2 v3 v4, d):
 //   v2 + d ((v3 - v1) + d ((2 (v1 - v2) + v3 - v4) + d (v2 - v1 - v3 + v4))),
 // 0 at or below 0, 255 at or above 255, else truncated.
-inline void pil_affine_bicubic(const AffineMatrix& a, const uint8_t* in, int64_t height,
-                               int64_t width, uint8_t fill, uint8_t* out) {
+inline void pil_affine_bicubic(const AffineMatrix& a, const uint8_t* in, int64_t channels,
+                               int64_t height, int64_t width, const uint8_t* fill,
+                               uint8_t* out) {
+  const size_t plane = static_cast<size_t>(height * width);
   auto clamp_x = [&](int64_t x) { return x < 0 ? 0 : x < width ? x : width - 1; };
   auto cubic = [](double v1, double v2, double v3, double v4, double d) {
     const double p1 = v2;
@@ -298,24 +322,35 @@ inline void pil_affine_bicubic(const AffineMatrix& a, const uint8_t* in, int64_t
     const double p4 = -v1 + v2 - v3 + v4;
     return p1 + d * (p2 + d * (p3 + d * p4));
   };
-  pil_geometry_detail::generic_affine(a, height, width, fill, out, [&](double u, double v) {
-    const int64_t fx = static_cast<int64_t>(std::floor(u));
-    const int64_t fy = static_cast<int64_t>(std::floor(v));
+  auto sample = [&](double u, double v, size_t at) {
+    const int64_t fx = pil_geometry_detail::floor_of(u);
+    const int64_t fy = pil_geometry_detail::floor_of(v);
     const double du = u - static_cast<double>(fx);
     const double dv = v - static_cast<double>(fy);
     const int64_t i = fx - 1;
     const int64_t j = fy - 1;
     const int64_t x0 = clamp_x(i), x1 = clamp_x(i + 1), x2 = clamp_x(i + 2), x3 = clamp_x(i + 3);
-    auto along = [&](const uint8_t* row) { return cubic(row[x0], row[x1], row[x2], row[x3], du); };
-    const int64_t first = j < 0 ? 0 : j < height ? j : height - 1;
-    double rows[4];
-    rows[0] = along(in + first * width);
-    for (int k = 1; k < 4; ++k) {
-      rows[k] = j + k >= 0 && j + k < height ? along(in + (j + k) * width) : rows[k - 1];
+    // Each of the four rows' offset; a row outside repeats the one before.
+    int64_t rows[4];
+    rows[0] = (j < 0 ? 0 : j < height ? j : height - 1) * width;
+    for (int k = 1; k < 4; ++k) rows[k] = j + k >= 0 && j + k < height ? (j + k) * width : rows[k - 1];
+    // cubic(v1, v2, v3, v4, 0) is v2 exactly: a step of 0 (every pixel of a shear or a
+    // translation along one axis) skips the other three values.
+    for (int64_t c = 0; c < channels; ++c) {
+      const uint8_t* channel = in + c * plane;
+      auto along = [&](int64_t row) -> double {
+        const uint8_t* r = channel + row;
+        return du == 0.0 ? r[x1] : cubic(r[x0], r[x1], r[x2], r[x3], du);
+      };
+      const double value =
+          dv == 0.0 ? along(rows[1])
+                    : cubic(along(rows[0]), along(rows[1]), along(rows[2]), along(rows[3]), dv);
+      out[c * plane + at] = value <= 0.0     ? uint8_t{0}
+                            : value >= 255.0 ? uint8_t{255}
+                                             : static_cast<uint8_t>(value);
     }
-    const double value = cubic(rows[0], rows[1], rows[2], rows[3], dv);
-    return value <= 0.0 ? uint8_t{0} : value >= 255.0 ? uint8_t{255} : static_cast<uint8_t>(value);
-  });
+  };
+  pil_geometry_detail::generic_affine(a, channels, height, width, fill, out, sample);
 }
 
 // Image.transform(size, AFFINE, a, filter, fillcolor=fill) of the image [channels, height,
@@ -334,10 +369,8 @@ inline void pil_transform_image(const AffineMatrix& a, PilFilter filter,
     }
     return;
   }
-  for (int64_t c = 0; c < channels; ++c) {
-    (filter == PilFilter::kBilinear ? pil_affine_bilinear : pil_affine_bicubic)(
-        a, input.data() + c * plane, height, width, fill[c], pixels + c * plane);
-  }
+  (filter == PilFilter::kBilinear ? pil_affine_bilinear : pil_affine_bicubic)(
+      a, input.data(), channels, height, width, fill.data(), pixels);
 }
 
 // Image.rotate(angle, filter, fillcolor=fill) (expand=False) of the image in place.

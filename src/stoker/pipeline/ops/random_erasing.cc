@@ -2,13 +2,14 @@
 // [C, H, W] after normalize: with probability p (the stream's first draw, next_double() < p) a
 // rectangle (random_erasing.h) is set to `value` (one number, or one per channel), or with
 // fill=random to values drawn from N(0, 1) per element (torchvision's value="random"; stoker's
-// normal draws, Box-Muller on the sample's stream). Pixels equal torchvision.transforms.v2.
+// normal draws, Box-Muller pairs on the sample's stream, row by row). Pixels equal torchvision.transforms.v2.
 // functional.erase for the same rectangle and value (ops/random_erasing_test.cc).
 
 #include "stoker/pipeline/ops/random_erasing.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "stoker/pipeline/op_registry.h"
@@ -66,8 +67,11 @@ class RandomErasing : public FloatOp {
       const float value = static_cast<float>(value_[value_.size() == 1 ? 0 : c]);
       for (int64_t y = box.top; y < box.top + box.height; ++y) {
         float* row = values + (c * height_ + y) * width_ + box.left;
-        for (int64_t x = 0; x < box.width; ++x)
-          row[x] = random_ ? static_cast<float>(standard_normal(rng)) : value;
+        if (random_) {
+          standard_normals(rng, row, static_cast<size_t>(box.width));
+        } else {
+          std::fill(row, row + box.width, value);
+        }
       }
     }
     return Status::ok();

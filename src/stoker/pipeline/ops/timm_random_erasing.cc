@@ -47,8 +47,8 @@ TimmEraseDraw draw_timm_erasing(CounterRng& rng, const TimmErasing& erasing, int
         const int64_t values = erasing.mode == "pixel"  ? channels * a.box.height * a.box.width
                                : erasing.mode == "rand" ? channels
                                                         : 0;
-        for (int64_t i = 0; i < values; ++i)
-          a.values.push_back(static_cast<float>(standard_normal(rng)));
+        a.values.resize(static_cast<size_t>(values));
+        standard_normals(rng, a.values.data(), a.values.size());
         draw.attempts.push_back(std::move(a));
         break;
       }

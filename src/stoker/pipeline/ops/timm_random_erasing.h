@@ -10,7 +10,7 @@
 //     count / exp(log_aspect))) (half to even, in doubles as Python's); the first with
 //     h < H and w < W is placed at top = uniform_below(H - h + 1), left = uniform_below(W - w +
 //     1) and filled: 0 (mode const), one normal value per channel (rand) or per element, in
-//     [C, h, w] order (pixel), float32 of standard_normal (normal_draw.h).
+//     [C, h, w] order (pixel), float32 of standard_normals (normal_draw.h).
 // The draws differ from torchvision's RandomErasing's (random_erasing.h: float32 fractions,
 // no count), so the two keep their own box draws and share EraseBox.
 
