@@ -338,9 +338,15 @@ inline void pil_affine_bicubic(const AffineMatrix& a, const uint8_t* in, int64_t
     // translation along one axis) skips the other three values.
     for (int64_t c = 0; c < channels; ++c) {
       const uint8_t* channel = in + c * plane;
+      // A row's p2, p3 and p4 are small integers: exact in int as in doubles.
       auto along = [&](int64_t row) -> double {
         const uint8_t* r = channel + row;
-        return du == 0.0 ? r[x1] : cubic(r[x0], r[x1], r[x2], r[x3], du);
+        if (du == 0.0) return r[x1];
+        const int v1 = r[x0], v2 = r[x1], v3 = r[x2], v4 = r[x3];
+        const double p2 = -v1 + v3;
+        const double p3 = 2 * (v1 - v2) + v3 - v4;
+        const double p4 = -v1 + v2 - v3 + v4;
+        return v2 + du * (p2 + du * (p3 + du * p4));
       };
       const double value =
           dv == 0.0 ? along(rows[1])
