@@ -14,8 +14,8 @@ of 64, written with torchvision.transforms (v1, the reference's default) or tran
               is native otherwise): it and the steps after it run in
               Python, on PIL images (``loader.plan`` is printed), in N Python worker processes
               (python_workers=N, each N of --python-workers; 0: the iterating thread). The
-              medians choose the loader's default python_workers (today 2 where there are two
-              cores or more: to be confirmed on a quiet machine at 1, 2 and 4 cores)
+              medians choose the loader's default python_workers (2 where there are two
+              cores or more: the fastest at 2 cores, docs/BENCHMARKS.md; 1 and 4 not measured)
   dataloader  torchvision ImageFolder (--src) through DataLoader with --workers processes, the
               v1 recipe on PIL images in them, MixUp/CutMix in the collate function (as the
               reference does)
