@@ -18,7 +18,9 @@ namespace stoker::ops {
 
 namespace normal_draw_detail {
 constexpr double kTwoPi = 6.283185307179586;
-inline double radius(CounterRng& rng) { return std::sqrt(-2.0 * std::log(1.0 - rng.next_double())); }
+inline double radius(CounterRng& rng) {
+  return std::sqrt(-2.0 * std::log(1.0 - rng.next_double()));
+}
 }  // namespace normal_draw_detail
 
 inline double standard_normal(CounterRng& rng) {

@@ -275,8 +275,7 @@ void generic_affine(const AffineMatrix& a, int64_t channels, int64_t height, int
 // i + 1 clamped to the image, row j clamped, row j + 1 where inside (else row j's value): in
 // doubles, p + (q - p) * du along each row, then r + (s - r) * dv, truncated.
 inline void pil_affine_bilinear(const AffineMatrix& a, const uint8_t* in, int64_t channels,
-                                int64_t height, int64_t width, const uint8_t* fill,
-                                uint8_t* out) {
+                                int64_t height, int64_t width, const uint8_t* fill, uint8_t* out) {
   const size_t plane = static_cast<size_t>(height * width);
   auto clamp_x = [&](int64_t x) { return x < 0 ? 0 : x < width ? x : width - 1; };
   auto clamp_y = [&](int64_t y) { return y < 0 ? 0 : y < height ? y : height - 1; };
@@ -311,8 +310,7 @@ inline void pil_affine_bilinear(const AffineMatrix& a, const uint8_t* in, int64_
 //   v2 + d ((v3 - v1) + d ((2 (v1 - v2) + v3 - v4) + d (v2 - v1 - v3 + v4))),
 // 0 at or below 0, 255 at or above 255, else truncated.
 inline void pil_affine_bicubic(const AffineMatrix& a, const uint8_t* in, int64_t channels,
-                               int64_t height, int64_t width, const uint8_t* fill,
-                               uint8_t* out) {
+                               int64_t height, int64_t width, const uint8_t* fill, uint8_t* out) {
   const size_t plane = static_cast<size_t>(height * width);
   auto clamp_x = [&](int64_t x) { return x < 0 ? 0 : x < width ? x : width - 1; };
   auto cubic = [](double v1, double v2, double v3, double v4, double d) {
@@ -333,7 +331,8 @@ inline void pil_affine_bicubic(const AffineMatrix& a, const uint8_t* in, int64_t
     // Each of the four rows' offset; a row outside repeats the one before.
     int64_t rows[4];
     rows[0] = (j < 0 ? 0 : j < height ? j : height - 1) * width;
-    for (int k = 1; k < 4; ++k) rows[k] = j + k >= 0 && j + k < height ? (j + k) * width : rows[k - 1];
+    for (int k = 1; k < 4; ++k)
+      rows[k] = j + k >= 0 && j + k < height ? (j + k) * width : rows[k - 1];
     // cubic(v1, v2, v3, v4, 0) is v2 exactly: a step of 0 (every pixel of a shear or a
     // translation along one axis) skips the other three values.
     for (int64_t c = 0; c < channels; ++c) {

@@ -2,8 +2,9 @@
 // [C, H, W] after normalize: with probability p (the stream's first draw, next_double() < p) a
 // rectangle (random_erasing.h) is set to `value` (one number, or one per channel), or with
 // fill=random to values drawn from N(0, 1) per element (torchvision's value="random"; stoker's
-// normal draws, Box-Muller pairs on the sample's stream, row by row). Pixels equal torchvision.transforms.v2.
-// functional.erase for the same rectangle and value (ops/random_erasing_test.cc).
+// normal draws, Box-Muller pairs on the sample's stream, row by row). Pixels equal
+// torchvision.transforms.v2.functional.erase for the same rectangle and value
+// (ops/random_erasing_test.cc).
 
 #include "stoker/pipeline/ops/random_erasing.h"
 
