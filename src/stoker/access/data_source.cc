@@ -180,11 +180,17 @@ Result<std::shared_ptr<const Dataset>> open_parquet(
 #endif
 }
 
-// The Parquet files at the URLs `spec` names, each copied whole into the shard cache.
+// Remote tars or Parquet row groups fetched ahead of the loader's order: a download each for
+// RemoteFiles' threads, and as many waiting behind them.
+constexpr int kUnitsAhead = 2 * RemoteFiles::kAheadDownloads;
+
+// The Parquet files at the URLs `spec` names, their row groups read by range through the
+// shard cache.
 Result<std::shared_ptr<const Dataset>> open_remote_parquet(const std::string& spec,
                                                            const DataAccessOptions& access,
-                                                           const ParquetSourceOptions& options) {
+                                                           ParquetSourceOptions options) {
 #if STOKER_WITH_PARQUET
+  options.row_groups_ahead = kUnitsAhead;
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ShardCache> cache, open_cache(access));
   STOKER_ASSIGN_OR_RETURN(
       std::shared_ptr<const RemoteFiles> files,
@@ -217,17 +223,13 @@ Result<std::shared_ptr<const Dataset>> open_webdataset(const std::string& spec,
   return open_in_place(std::move(source), access);
 }
 
-// Remote tars fetched ahead of the loader's order: a download each for RemoteFiles' threads,
-// and as many waiting behind them.
-constexpr int kTarsAhead = 2 * RemoteFiles::kAheadDownloads;
-
 // The WebDataset tars at the URLs `spec` names, read through the shard cache.
 Result<std::shared_ptr<const Dataset>> open_remote_webdataset(const std::string& spec,
                                                               const DataAccessOptions& access) {
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ShardCache> cache, open_cache(access));
   WebDatasetSourceOptions options;
   options.index_cache_dir = cache->dir();
-  options.tars_ahead = kTarsAhead;
+  options.tars_ahead = kUnitsAhead;
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const RemoteFiles> files,
                           RemoteFiles::open(spec, ".tar", std::move(cache), access.cache_policy));
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<WebDatasetSource> source,

@@ -112,12 +112,17 @@ Result<std::shared_ptr<const RemoteFiles>> RemoteFiles::open(const std::string& 
   return std::shared_ptr<const RemoteFiles>(std::move(opened));
 }
 
-// Downloads into the cache the files a reader needs next (fetch_ahead), the soonest first not
-// cached nor being downloaded, on kAheadDownloads threads; a file that fails is left to the
-// reader (its own open says why). Its destructor cancels the downloads and joins the threads.
+// Downloads into the cache the units a reader needs next (files: fetch_ahead; pieces:
+// fetch_pieces_ahead), the soonest first not cached nor being downloaded, on kAheadDownloads
+// threads; a unit that fails is left to the reader (its own read says why). Its destructor
+// cancels the downloads and joins the threads.
 class RemoteFiles::Ahead {
  public:
-  explicit Ahead(const RemoteFiles& files) : files_(files) {
+  // `holds(unit)`: the cache has it; `fetch(unit, cancel)`: into the cache (the pin goes at
+  // once), false when it fails; `cancel` turning true ends it.
+  Ahead(std::function<bool(size_t)> holds,
+        std::function<bool(size_t, const std::atomic<bool>*)> fetch)
+      : holds_(std::move(holds)), fetch_(std::move(fetch)) {
     for (int i = 0; i < kAheadDownloads; ++i) threads_.emplace_back([this] { download(); });
   }
   ~Ahead() {
@@ -129,20 +134,19 @@ class RemoteFiles::Ahead {
     wake_.notify_all();
     for (std::thread& thread : threads_) thread.join();
   }
-  void want(std::vector<size_t> files) {
+  void want(std::vector<size_t> units) {
     {
       MutexLock lock(mutex_);
-      wanted_ = std::move(files);
+      wanted_ = std::move(units);
     }
     wake_.notify_all();
   }
 
  private:
-  // The file to download next, or -1.
+  // The unit to download next, or -1.
   int64_t next() const STOKER_REQUIRES(mutex_) {
-    for (size_t f : wanted_)
-      if (!busy_.count(f) && !failed_.count(f) && !files_.objects_.holds(static_cast<int>(f)))
-        return static_cast<int64_t>(f);
+    for (size_t u : wanted_)
+      if (!busy_.count(u) && !failed_.count(u) && !holds_(u)) return static_cast<int64_t>(u);
     return -1;
   }
   void download() {
@@ -150,23 +154,18 @@ class RemoteFiles::Ahead {
     while (true) {
       lock.wait(wake_, [&]() STOKER_REQUIRES(mutex_) { return stop_ || next() >= 0; });
       if (stop_) return;
-      const size_t file = static_cast<size_t>(next());
-      busy_.insert(file);
+      const size_t unit = static_cast<size_t>(next());
+      busy_.insert(unit);
       lock.unlock();
-      const File& f = files_.files_[file];
-      // Into the cache; the pin goes at once.
-      const bool fetched =
-          files_.objects_
-              .fetch(static_cast<int>(file), download_from(f.store, f.etag, &cancel_),
-                     files_.advice(file, /*now=*/false), [this] { return cancel_.load(); })
-              .is_ok();
+      const bool fetched = fetch_(unit, &cancel_);
       lock.lock();
-      busy_.erase(file);
-      if (!fetched) failed_.insert(file);
+      busy_.erase(unit);
+      if (!fetched) failed_.insert(unit);
     }
   }
 
-  const RemoteFiles& files_;
+  const std::function<bool(size_t)> holds_;
+  const std::function<bool(size_t, const std::atomic<bool>*)> fetch_;
   std::atomic<bool> cancel_{false};
   Mutex mutex_;
   std::condition_variable wake_;
@@ -184,8 +183,35 @@ RemoteFiles::RemoteFiles(std::shared_ptr<ShardCache> cache, DatasetCache objects
 RemoteFiles::~RemoteFiles() = default;
 
 void RemoteFiles::fetch_ahead(const std::vector<size_t>& files) const {
-  std::call_once(ahead_started_, [&] { ahead_ = std::make_unique<Ahead>(*this); });
+  std::call_once(ahead_started_, [&] {
+    ahead_ = std::make_unique<Ahead>(
+        [this](size_t file) { return objects_.holds(static_cast<int>(file)); },
+        [this](size_t file, const std::atomic<bool>* cancel) {
+          const File& f = files_[file];
+          return objects_
+              .fetch(static_cast<int>(file), download_from(f.store, f.etag, cancel),
+                     advice(file, /*now=*/false), [cancel] { return cancel->load(); })
+              .is_ok();
+        });
+  });
   ahead_->want(files);
+}
+
+void RemoteFiles::fetch_pieces_ahead(const std::vector<size_t>& pieces) const {
+  std::shared_ptr<const DatasetCache> part;
+  {
+    MutexLock lock(plan_mutex_);
+    part = pieces_;
+  }
+  if (!part) return;  // none declared
+  std::call_once(pieces_ahead_started_, [&] {
+    pieces_ahead_ = std::make_unique<Ahead>(
+        [part](size_t piece) { return part->holds(static_cast<int>(piece)); },
+        [this, part](size_t piece, const std::atomic<bool>* cancel) {
+          return fetch_piece(*part, piece, declared_[piece], /*now=*/false, cancel).is_ok();
+        });
+  });
+  pieces_ahead_->want(pieces);
 }
 
 void RemoteFiles::plan(std::function<int64_t(size_t file)> next_read, int64_t position) const {
@@ -238,8 +264,23 @@ Status RemoteFiles::declare_pieces(const std::vector<FilePiece>& pieces) const {
   }
   STOKER_ASSIGN_OR_RETURN(DatasetCache part, cache_->objects(location_, std::move(objects)));
   MutexLock lock(plan_mutex_);
+  declared_ = pieces;
   pieces_ = std::make_shared<const DatasetCache>(std::move(part));
   return Status::ok();
+}
+
+Result<CachedShard> RemoteFiles::fetch_piece(const DatasetCache& part, size_t index,
+                                             const FilePiece& piece, bool now,
+                                             const std::atomic<bool>* cancel) const {
+  const File& f = files_[piece.file];
+  const std::string shown = names_[piece.file];
+  const ShardDownload download = [&](const ShardInfo& /*info*/, int fd) {
+    return get_ranges(*f.store, f.name, f.identity.size, piece.ranges, f.etag, piece.what,
+                      file_writer(fd, shown + ": " + piece.what), cancel);
+  };
+  std::function<bool()> cancelled;
+  if (cancel) cancelled = [cancel] { return cancel->load(); };
+  return part.fetch(static_cast<int>(index), download, advice(index, now), cancelled);
 }
 
 Result<std::string> RemoteFiles::read_piece(size_t index, const FilePiece& piece) const {
@@ -249,14 +290,9 @@ Result<std::string> RemoteFiles::read_piece(size_t index, const FilePiece& piece
     part = pieces_;
   }
   if (!part) return read_ranges(piece);  // none declared: not kept
-  const File& f = files_[piece.file];
   const std::string shown = names_[piece.file];
-  const ShardDownload download = [&](const ShardInfo& /*info*/, int fd) {
-    return get_ranges(*f.store, f.name, f.identity.size, piece.ranges, f.etag, piece.what,
-                      file_writer(fd, shown + ": " + piece.what));
-  };
   STOKER_ASSIGN_OR_RETURN(CachedShard copy,
-                          part->fetch(static_cast<int>(index), download, advice(index, true)));
+                          fetch_piece(*part, index, piece, /*now=*/true, nullptr));
   uint64_t size = 0;
   for (const FileRange& range : piece.ranges) size += range.size;
   std::string bytes(size, '\0');

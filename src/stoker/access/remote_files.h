@@ -17,9 +17,11 @@
 // read farthest ahead, never one read sooner than the incoming one), or least recently used.
 // Pieces read by range (declare_pieces: a Parquet row group's column chunks) are units of the
 // cache of their own, named by the file's URL, ETag and size and the ranges, fetched by ranged
-// GETs with If-Match when first read; read_ranges (a footer) GETs its ranges at once.
+// GETs with If-Match when first read or ahead of the reader (fetch_pieces_ahead, on threads of
+// their own, as files); read_ranges (a footer) GETs its ranges at once.
 // Thread-safe.
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -47,6 +49,7 @@ class RemoteFiles : public InPlaceFiles {
   std::string key(size_t file) const override { return files_[file].key; }
   Result<OpenFile> open(size_t file) const override;
   void fetch_ahead(const std::vector<size_t>& files) const override;
+  void fetch_pieces_ahead(const std::vector<size_t>& pieces) const override;
   void plan(std::function<int64_t(size_t file)> next_read, int64_t position) const override;
   Result<std::string> read_ranges(const FilePiece& piece) const override;
   Status declare_pieces(const std::vector<FilePiece>& pieces) const override;
@@ -71,6 +74,11 @@ class RemoteFiles : public InPlaceFiles {
   // What eviction knows for admitting `file`, needed at the plan's position now (`now`) or
   // at its next read.
   EvictionAdvice advice(size_t file, bool now) const STOKER_EXCLUDES(plan_mutex_);
+  // Piece `index` (`piece`) of `part`, the pieces' cache, pinned: found or GETted by range;
+  // `now` for a reader that waits for it; `cancel` (optional) turning true ends it.
+  Result<CachedShard> fetch_piece(const DatasetCache& part, size_t index, const FilePiece& piece,
+                                  bool now, const std::atomic<bool>* cancel) const
+      STOKER_EXCLUDES(plan_mutex_);
 
   std::shared_ptr<ShardCache> cache_;  // keeps the cache open while objects_ is used
   DatasetCache objects_;
@@ -82,12 +90,14 @@ class RemoteFiles : public InPlaceFiles {
   mutable std::function<int64_t(size_t)> next_read_
       STOKER_GUARDED_BY(plan_mutex_);  // unset: no plan
   mutable int64_t position_ STOKER_GUARDED_BY(plan_mutex_) = 0;
-  // The pieces' part of the cache, once declared.
+  // The pieces' part of the cache and the pieces, once declared (then never changed).
   mutable std::shared_ptr<const DatasetCache> pieces_ STOKER_GUARDED_BY(plan_mutex_);
-  // The downloads ahead, started by the first fetch_ahead; gone first (declared last).
+  mutable std::vector<FilePiece> declared_;
+  // The downloads ahead, of files and of pieces, started by the first fetch_ahead and
+  // fetch_pieces_ahead; gone first (declared last).
   class Ahead;
-  mutable std::once_flag ahead_started_;
-  mutable std::unique_ptr<Ahead> ahead_;
+  mutable std::once_flag ahead_started_, pieces_ahead_started_;
+  mutable std::unique_ptr<Ahead> ahead_, pieces_ahead_;
 };
 
 }  // namespace stoker::remote

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 namespace stoker::remote {
 
@@ -57,25 +58,71 @@ RangeWriter file_writer(int fd, std::string what) {
   };
 }
 
+namespace {
+
+// One GET: the bytes [offset, offset + size) of the object, covering the asked ranges `parts`
+// (indices, by offset) and the gaps between them.
+struct RangeRequest {
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  std::vector<size_t> parts;
+};
+
+// The ranges in GETs: ranges in offset order, one after another with at most kCoalesceGap
+// bytes between them, are asked in one.
+std::vector<RangeRequest> coalesce(const std::vector<FileRange>& ranges) {
+  std::vector<size_t> order(ranges.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return ranges[a].offset < ranges[b].offset; });
+  std::vector<RangeRequest> requests;
+  for (size_t i : order) {
+    const FileRange& range = ranges[i];
+    if (!requests.empty()) {
+      RangeRequest& last = requests.back();
+      const uint64_t end = last.offset + last.size;
+      if (range.offset >= end && range.offset - end <= kCoalesceGap) {
+        last.size = range.offset + range.size - last.offset;
+        last.parts.push_back(i);
+        continue;
+      }
+    }
+    requests.push_back({range.offset, range.size, {i}});
+  }
+  return requests;
+}
+
+}  // namespace
+
 Status get_ranges(const ObjectStore& store, const std::string& name, uint64_t object_size,
                   const std::vector<FileRange>& ranges, const std::string& if_match,
                   const std::string& what, const RangeWriter& write,
                   const std::atomic<bool>* cancel) {
-  uint64_t at = 0;  // where the range goes
-  for (const FileRange& range : ranges) {
+  std::vector<uint64_t> place(ranges.size());  // where each range goes
+  for (size_t i = 1; i < ranges.size(); ++i) place[i] = place[i - 1] + ranges[i - 1].size;
+  for (const RangeRequest& request : coalesce(ranges)) {
     const std::string asked =
-        fmt::format("bytes [{}, {})", range.offset, range.offset + range.size);
+        fmt::format("bytes [{}, {})", request.offset, request.offset + request.size);
     uint64_t received = 0;
+    // Each byte received goes to the asked range holding it; a gap's are dropped.
     const ByteSink sink = [&](uint64_t offset, const char* data, size_t size) -> Status {
-      if (offset < range.offset || offset - range.offset > range.size ||
-          size > range.size - (offset - range.offset))
+      if (offset < request.offset || offset - request.offset > request.size ||
+          size > request.size - (offset - request.offset))
         return corrupt(
             fmt::format("{}: {}: bytes past the {} asked for", store.describe(name), what, asked));
-      received = std::max(received, offset - range.offset + size);
-      return write(at + (offset - range.offset), data, size);
+      received = std::max(received, offset - request.offset + size);
+      for (size_t i : request.parts) {
+        const FileRange& range = ranges[i];
+        const uint64_t first = std::max(offset, range.offset);
+        const uint64_t end = std::min(offset + size, range.offset + range.size);
+        if (first >= end) continue;
+        STOKER_RETURN_IF_ERROR(write(place[i] + (first - range.offset), data + (first - offset),
+                                     static_cast<size_t>(end - first)));
+      }
+      return Status::ok();
     };
     Result<HttpResponse> got =
-        store.get(name, ByteRange{range.offset, range.size}, sink, if_match, cancel);
+        store.get(name, ByteRange{request.offset, request.size}, sink, if_match, cancel);
     if (!got.is_ok()) {  // "URL: what: why"
       std::string why = got.status().message();
       const std::string url = store.describe(name);
@@ -92,10 +139,9 @@ Status get_ranges(const ObjectStore& store, const std::string& name, uint64_t ob
       return corrupt(fmt::format(
           "{}: {}: the server gives its size as {}, not the {} listed", store.describe(name), what,
           response.size ? std::to_string(*response.size) : "none", object_size));
-    if (received != range.size)
+    if (received != request.size)
       return corrupt(fmt::format("{}: {}: {} bytes received of the {} asked for",
                                  store.describe(name), what, received, asked));
-    at += range.size;
   }
   return Status::ok();
 }

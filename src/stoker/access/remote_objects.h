@@ -32,8 +32,13 @@ ShardDownload download_from(std::shared_ptr<const ObjectStore> store, std::strin
 // Writes `size` bytes at `data` to `at` of the place they go (a file, a buffer).
 using RangeWriter = std::function<Status(uint64_t at, const char* data, size_t size)>;
 
+// At most this many bytes between two ranges asked together are read and dropped rather than
+// asked in a GET of their own (a round trip costs more; Arrow's read coalescing alike).
+inline constexpr uint64_t kCoalesceGap = uint64_t{256} << 10;
+
 // GETs `ranges` of object `name` of `store`, `object_size` bytes long, only while it keeps the
-// ETag `if_match`, through `write` at their places one after the other (the first range at 0).
+// ETag `if_match`, through `write` at their places one after the other (the first range at 0);
+// ranges at most kCoalesceGap apart in one GET.
 // Every error is one line naming the object's URL and `what` ("row group 3"): kCorrupt when a
 // range comes back as the whole object (status 200, not 206), with fewer bytes than asked, or
 // of an object of another size; get's errors (a 412: the object changed).

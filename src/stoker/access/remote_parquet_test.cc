@@ -1,20 +1,26 @@
 // Parquet files over HTTP read by row-group range (remote_files.h, parquet_source.h): opening
-// GETs each file's footer by range (the last 8 bytes, then the footer), a row group's two column
-// chunks are GETted by range, with the ETag listed (If-Match), when it is first read, and kept in
-// the cache; the records are the local file's. A file changed on the server during a run, a
-// server that answers a range with the whole file (200), a range cut short and a size other
-// than the one listed are each one line naming the URL and the row group.
+// GETs each file's footer by range (the last 8 bytes, then the footer); a row group's two column
+// chunks are GETted in one range (the small chunk between them read and dropped), with the ETag
+// listed (If-Match), when it is first read, and kept in the cache; the records are the local
+// file's. A file changed on the server during a run, a server that answers a range with the
+// whole file (200), a range cut short and a size other than the one listed are each one line
+// naming the URL and the row group.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <string>
 #include <thread>
 
 #include "stoker/access/data_source.h"
+#include "stoker/access/remote_objects.h"
+#include "stoker/net/remote_url.h"
 #include "stoker/pipeline/loader_core.h"
+#include "stoker/store/shard_schedule.h"
 #include "stoker/testing/dataset_records.h"
 #include "stoker/testing/hostile_http_server.h"
 #include "stoker/testing/loopback_server.h"
@@ -113,18 +119,46 @@ TEST_F(RemoteParquetTest, RowGroupsAreFetchedByRangeAndAreTheLocalRecords) {
   ASSERT_EQ(asked.size(), 3u);
   EXPECT_EQ(asked[0].rfind("HEAD /pq/train.parquet 200", 0), 0u) << asked[0];
   EXPECT_EQ(testing::all_records(*remote), local);
-  // Then each row group's two column chunks: every GET a range asked with the ETag listed.
-  asked = requests(before + 1, 2 + 2 * kGroups);
-  EXPECT_EQ(asked.size(), 2u + 2u * kGroups);
+  // Then each row group's two column chunks, a small one between them (image.path): one GET
+  // a row group, a range asked with the ETag listed.
+  asked = requests(before + 1, 2 + kGroups);
+  EXPECT_EQ(asked.size(), 2u + kGroups);
   for (const std::string& line : asked) {
     EXPECT_EQ(line.rfind("GET /pq/train.parquet 206 range=bytes=", 0), 0u) << line;
     EXPECT_EQ(line.find("if_match=\""), line.find(" if_match=") + 1) << line;
   }
   // A later run: the footer again, the row groups from the cache.
-  const size_t later = requests(before, 3 + 2 * kGroups).size() + before;
+  const size_t later = requests(before, 3 + kGroups).size() + before;
   EXPECT_EQ(testing::all_records(*open(url("pq/train.parquet")).value_or_throw()), local);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));  // for a GET too many to show
   EXPECT_EQ(requests(later, 3).size(), 3u);
+}
+
+TEST_F(RemoteParquetTest, RowGroupsAreFetchedAheadInTheLoadersOrder) {
+  const std::vector<std::string> local =
+      testing::all_records(*open(root() + "/pq/train.parquet").value_or_throw());
+  auto dataset = open(url("pq/train.parquet")).value_or_throw();
+  const size_t before = requests().size();
+  // The loader's plan: row groups 2 and 3 first, then 0 and 1 (3 rows each).
+  ShardSchedule plan;
+  plan.epoch_size = kRows;
+  plan.now = {{6, 11}, {0, 5}};
+  plan.after = plan.now;
+  dataset->advise(plan, 0);
+  // Every row group GETted before any is pinned, two at a time: 0 and 1 after 2 or 3.
+  std::vector<std::string> asked = requests(before, kGroups);
+  ASSERT_EQ(asked.size(), static_cast<size_t>(kGroups)) << "all fetched ahead";
+  auto first_byte = [](const std::string& line) {
+    const size_t at = line.find("range=bytes=");
+    return at == std::string::npos ? uint64_t{0} : std::stoull(line.substr(at + 12));
+  };
+  std::vector<uint64_t> starts;  // in file order: row groups 0 to 3
+  for (const std::string& line : asked) starts.push_back(first_byte(line));
+  std::sort(starts.begin(), starts.end());
+  EXPECT_GE(first_byte(asked[0]), starts[2]) << asked[0] << ": not row group 2 or 3";
+  EXPECT_EQ(testing::all_records(*dataset), local);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // for a GET too many to show
+  EXPECT_EQ(requests(before).size(), static_cast<size_t>(kGroups)) << "the reader found each";
 }
 
 TEST_F(RemoteParquetTest, AFileChangedOnTheServerDuringARunStopsItNamingItsUrl) {
@@ -141,6 +175,37 @@ TEST_F(RemoteParquetTest, AFileChangedOnTheServerDuringARunStopsItNamingItsUrl) 
       << status.message();
   EXPECT_NE(status.message().find("changed on the server"), std::string::npos) << status.message();
   EXPECT_EQ(status.message().find('\n'), std::string::npos) << status.message();
+}
+
+// get_ranges asks ranges at most kCoalesceGap apart in one GET, whatever their order, drops
+// the bytes between them, and gives each range its own bytes in the order asked.
+TEST_F(RemoteParquetTest, RangesCloseTogetherAreOneGetAndFarApartAreTwo) {
+  const uint64_t size = 2 * kCoalesceGap;
+  std::string content(size, '\0');
+  for (uint64_t i = 0; i < size; ++i) content[i] = static_cast<char>(i % 251);
+  throw_if_error(write_file_atomically(root() + "/pq/bytes.bin", content));
+  auto store = store_of(parse_remote_url(url("pq")).value()).value();
+  auto fetch = [&](const std::vector<FileRange>& ranges) {
+    std::string out;
+    for (const FileRange& r : ranges) out.resize(out.size() + r.size);
+    const size_t before = requests().size();
+    throw_if_error(get_ranges(*store, "bytes.bin", size, ranges, "", "a test",
+                              [&](uint64_t at, const char* data, size_t n) {
+                                std::copy(data, data + n, out.begin() + static_cast<ptrdiff_t>(at));
+                                return Status::ok();
+                              }));
+    std::string expected;
+    for (const FileRange& r : ranges) expected += content.substr(r.offset, r.size);
+    EXPECT_EQ(out, expected);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // for a GET too many to show
+    return requests(before);
+  };
+  std::vector<std::string> asked = fetch({{1000, 10}, {0, 20}, {5000, 7}});
+  ASSERT_EQ(asked.size(), 1u);
+  EXPECT_NE(asked[0].find("range=bytes=0-5006"), std::string::npos) << asked[0];
+  asked = fetch({{kCoalesceGap + 100, 10}, {0, 50}});
+  ASSERT_EQ(asked.size(), 2u);
+  EXPECT_NE(asked[0].find("range=bytes=0-49"), std::string::npos) << asked[0];
 }
 
 // The bytes of the ranges asked in `lines` (requests()).

@@ -76,6 +76,9 @@ class InPlaceFiles {
   // The files a reader needs next, soonest first (replacing the previous ones): remote files
   // are downloaded ahead of the reader; local ones need nothing.
   virtual void fetch_ahead(const std::vector<size_t>& /*files*/) const {}
+  // The declared pieces a reader needs next, soonest first (replacing the previous ones): remote
+  // files download them ahead of the reader; local ones need nothing.
+  virtual void fetch_pieces_ahead(const std::vector<size_t>& /*pieces*/) const {}
   // The reader's plan (replacing the previous): when each file is next read whole, as a
   // position of its ShardSchedule (kNever: not again), and the position now. A cache of remote
   // files gives up the file read farthest ahead; local ones need nothing.

@@ -234,7 +234,13 @@ Result<std::shared_ptr<ParquetSource>> ParquetSource::open(
   }
   STOKER_RETURN_IF_ERROR(files->declare_pieces(source->pieces_));
   source->set_manifest(std::move(manifest));
+  source->set_units_ahead(options.row_groups_ahead);
   return source;
+}
+
+void ParquetSource::units_ahead(const std::vector<int>& units) {
+  // A unit is a piece.
+  in_place_->fetch_pieces_ahead(std::vector<size_t>(units.begin(), units.end()));
 }
 
 void ParquetSource::reads_planned(std::function<int64_t(int unit)> next_read, int64_t position) {

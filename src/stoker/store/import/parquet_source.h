@@ -44,6 +44,7 @@ struct ParquetSourceOptions {
   std::string image_column = "image";
   std::string label_column = "label";             // an integer column
   int64_t max_pixels = image::kDefaultMaxPixels;  // larger images are bad records
+  int row_groups_ahead = 0;  // remote files' row groups fetched ahead of the reader (0: none)
 };
 
 class ParquetSource : public UnitReadSource {
@@ -76,6 +77,7 @@ class ParquetSource : public UnitReadSource {
   };
   ParquetSource() = default;
   Result<ShardReader> read_unit(int u, std::map<uint64_t, std::string>& bad) const override;
+  void units_ahead(const std::vector<int>& units) override;
   void reads_planned(std::function<int64_t(int unit)> next_read, int64_t position) override;
   // "FILE: row R (row group G)" of global record `global` in unit u.
   std::string row_name(int u, uint64_t global) const;
