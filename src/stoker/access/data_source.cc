@@ -192,6 +192,7 @@ Result<std::shared_ptr<const Dataset>> open_remote_parquet(const std::string& sp
 #if STOKER_WITH_PARQUET
   options.row_groups_ahead = kUnitsAhead;
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ShardCache> cache, open_cache(access));
+  options.footer_cache_dir = cache->dir();
   STOKER_ASSIGN_OR_RETURN(
       std::shared_ptr<const RemoteFiles> files,
       RemoteFiles::open(spec, ".parquet", std::move(cache), access.cache_policy));

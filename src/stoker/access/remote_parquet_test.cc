@@ -1,10 +1,11 @@
 // Parquet files over HTTP read by row-group range (remote_files.h, parquet_source.h): opening
-// GETs each file's footer by range (the last 8 bytes, then the footer); a row group's two column
-// chunks are GETted in one range (the small chunk between them read and dropped), with the ETag
-// listed (If-Match), when it is first read, and kept in the cache; the records are the local
-// file's. A file changed on the server during a run, a server that answers a range with the
-// whole file (200), a range cut short and a size other than the one listed are each one line
-// naming the URL and the row group.
+// HEADs each file and GETs its footer by range (the last 8 bytes, then the footer), kept in the
+// cache for a later open of the same file; a row group's two column chunks are GETted in one
+// range (the small chunk between them read and dropped), with the ETag listed (If-Match), when
+// it is first read or ahead of the loader's order, and kept in the cache; the records are the
+// local file's. A file changed on the server during a run, a server that answers a range with
+// the whole file (200), a range cut short and a size other than the one listed are each one
+// line naming the URL and the row group.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -127,11 +128,24 @@ TEST_F(RemoteParquetTest, RowGroupsAreFetchedByRangeAndAreTheLocalRecords) {
     EXPECT_EQ(line.rfind("GET /pq/train.parquet 206 range=bytes=", 0), 0u) << line;
     EXPECT_EQ(line.find("if_match=\""), line.find(" if_match=") + 1) << line;
   }
-  // A later run: the footer again, the row groups from the cache.
+  // A later run: its HEAD alone, the footer and the row groups from the cache.
   const size_t later = requests(before, 3 + kGroups).size() + before;
   EXPECT_EQ(testing::all_records(*open(url("pq/train.parquet")).value_or_throw()), local);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));  // for a GET too many to show
-  EXPECT_EQ(requests(later, 3).size(), 3u);
+  asked = requests(later, 1);
+  ASSERT_EQ(asked.size(), 1u);
+  EXPECT_EQ(asked[0].rfind("HEAD /pq/train.parquet 200", 0), 0u) << asked[0];
+  // A file changed on the server since: its footer is read again.
+  fs::copy_file(root() + "/pq/train.parquet", root() + "/pq/again.parquet",
+                fs::copy_options::overwrite_existing);
+  EXPECT_EQ(testing::all_records(*open(url("pq/again.parquet")).value_or_throw()), local);
+  const fs::path again = root() + "/pq/again.parquet";
+  fs::last_write_time(again, fs::last_write_time(again) + std::chrono::seconds(10));
+  const size_t changed = requests().size();
+  EXPECT_EQ(testing::all_records(*open(url("pq/again.parquet")).value_or_throw()), local);
+  asked = requests(changed, 3);
+  ASSERT_GE(asked.size(), 3u);
+  EXPECT_EQ(asked[1].rfind("GET /pq/again.parquet 206", 0), 0u) << asked[1];
 }
 
 TEST_F(RemoteParquetTest, RowGroupsAreFetchedAheadInTheLoadersOrder) {

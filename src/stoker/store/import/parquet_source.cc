@@ -20,6 +20,8 @@
 #include "stoker/store/import/image_folder.h"
 #include "stoker/store/import/parquet_files.h"
 #include "stoker/store/shard_schedule.h"
+#include "stoker/util/atomic_file.h"
+#include "stoker/util/saved_form.h"
 
 namespace stoker {
 namespace {
@@ -44,14 +46,16 @@ std::string arrow_message(const char* what) {
   }
 }
 
-// The metadata in the footer of file `i` of `files`, `size` bytes long, read by range: the
-// last 8 bytes (the footer's length, little-endian, and "PAR1"), then the footer.
-Result<std::shared_ptr<parquet::FileMetaData>> read_footer(const InPlaceFiles& files, size_t i,
-                                                           uint64_t size) {
+// kCorrupt: file `name` is not a Parquet file stoker reads, for `why`.
+Status not_parquet(const std::string& name, const std::string& why) {
+  return corrupt(fmt::format("{}: not a Parquet file stoker reads: {}", name, why));
+}
+
+// The footer of file `i` of `files`, `size` bytes long, read by range: the last 8 bytes (the
+// footer's length, little-endian, and "PAR1"), then the footer's bytes.
+Result<std::string> read_footer(const InPlaceFiles& files, size_t i, uint64_t size) {
   const std::string& name = files.names()[i];
-  auto refused = [&](const std::string& why) {
-    return corrupt(fmt::format("{}: not a Parquet file stoker reads: {}", name, why));
-  };
+  auto refused = [&](const std::string& why) { return not_parquet(name, why); };
   constexpr uint64_t kEnds = 12;  // "PAR1" at its start, the length and "PAR1" at its end
   if (size < kEnds) return refused(fmt::format("{} bytes, fewer than any Parquet file", size));
   STOKER_ASSIGN_OR_RETURN(std::string tail, files.read_ranges({i, "its end", {{size - 8, 8}}}));
@@ -62,12 +66,50 @@ Result<std::shared_ptr<parquet::FileMetaData>> read_footer(const InPlaceFiles& f
   for (int k = 3; k >= 0; --k) length = (length << 8) | static_cast<uint8_t>(tail[k]);
   if (length == 0 || length > size - kEnds)
     return refused(fmt::format("a footer of {} bytes in a file of {}", length, size));
-  STOKER_ASSIGN_OR_RETURN(std::string footer,
-                          files.read_ranges({i, "its footer", {{size - 8 - length, length}}}));
+  return files.read_ranges({i, "its footer", {{size - 8 - length, length}}});
+}
+
+constexpr char kFooterMagic[8] = {'S', 'T', 'K', 'P', 'Q', 'F', 'T', '1'};
+
+// File `i`'s footer (read_footer), kept in `cache_dir` when given (a remote file's: its HEAD
+// then tells whether it changed), as a saved form of the file's identity and the footer, keyed
+// by the file's key: a later open whose file has the same identity reads it there.
+Result<std::string> footer_of(const InPlaceFiles& files, size_t i, const FileIdentity& identity,
+                              const std::string& cache_dir) {
+  if (cache_dir.empty()) return read_footer(files, i, identity.size);
+  const std::string saved =
+      fmt::format("{}/{}/{}.footer", cache_dir, kParquetFooterFolder, files.key(i));
+  if (Result<std::string> bytes = read_file(saved, identity.size + 64); bytes.is_ok()) {
+    const std::optional<ByteSpan> body =
+        unseal({reinterpret_cast<const uint8_t*>(bytes.value().data()), bytes.value().size()},
+               kFooterMagic);
+    uint64_t size = 0, stamp = 0;
+    std::string footer;
+    if (body) {
+      SavedReader in(*body);
+      if (in.u64(size) && in.u64(stamp) && in.text(footer) && in.done() && size == identity.size &&
+          static_cast<int64_t>(stamp) == identity.stamp)
+        return footer;
+    }
+  }
+  STOKER_ASSIGN_OR_RETURN(std::string footer, read_footer(files, i, identity.size));
+  std::string body;
+  put_u64(body, identity.size);
+  put_u64(body, static_cast<uint64_t>(identity.stamp));
+  put_text(body, footer);
+  std::error_code ignored;
+  std::filesystem::create_directories(std::filesystem::path(saved).parent_path(), ignored);
+  (void)write_file_atomically(saved, seal(kFooterMagic, body));  // a cache: best effort
+  return footer;
+}
+
+// The metadata of file `name` from its footer's bytes.
+Result<std::shared_ptr<parquet::FileMetaData>> parse_footer(const std::string& name,
+                                                            const std::string& footer) {
   try {
-    return parquet::FileMetaData::Make(footer.data(), static_cast<int64_t>(length));
+    return parquet::FileMetaData::Make(footer.data(), static_cast<int64_t>(footer.size()));
   } catch (const std::exception& e) {
-    return refused(arrow_message(e.what()));
+    return not_parquet(name, arrow_message(e.what()));
   }
 }
 
@@ -188,7 +230,9 @@ Result<std::shared_ptr<ParquetSource>> ParquetSource::open(
     File file;
     file.path = name;
     STOKER_ASSIGN_OR_RETURN(file.identity, files->identity(i));
-    STOKER_ASSIGN_OR_RETURN(file.meta, read_footer(*files, i, file.identity.size));
+    STOKER_ASSIGN_OR_RETURN(std::string footer,
+                            footer_of(*files, i, file.identity, options.footer_cache_dir));
+    STOKER_ASSIGN_OR_RETURN(file.meta, parse_footer(name, footer));
     const parquet::FileMetaData* meta = file.meta.get();
     const parquet::SchemaDescriptor& schema = *meta->schema();
     file.image_leaf = find_leaf(schema, options.image_column);

@@ -44,7 +44,8 @@ struct ParquetSourceOptions {
   std::string image_column = "image";
   std::string label_column = "label";             // an integer column
   int64_t max_pixels = image::kDefaultMaxPixels;  // larger images are bad records
-  int row_groups_ahead = 0;  // remote files' row groups fetched ahead of the reader (0: none)
+  int row_groups_ahead = 0;      // remote files' row groups fetched ahead of the reader (0: none)
+  std::string footer_cache_dir;  // each file's footer kept here between runs ("": read each open)
 };
 
 class ParquetSource : public UnitReadSource {
