@@ -153,10 +153,10 @@ TEST_F(RemoteParquetTest, RowGroupsAreFetchedAheadInTheLoadersOrder) {
       testing::all_records(*open(root() + "/pq/train.parquet").value_or_throw());
   auto dataset = open(url("pq/train.parquet")).value_or_throw();
   const size_t before = requests().size();
-  // The loader's plan: row groups 2 and 3 first, then 0 and 1 (3 rows each).
+  // The loader's plan, each row group's first and last position: 2 and 3 first, then 0 and 1.
   ShardSchedule plan;
   plan.epoch_size = kRows;
-  plan.now = {{6, 11}, {0, 5}};
+  plan.now = {{6, 8}, {9, 11}, {0, 2}, {3, 5}};
   plan.after = plan.now;
   dataset->advise(plan, 0);
   // Every row group GETted before any is pinned, two at a time: 0 and 1 after 2 or 3.
