@@ -198,17 +198,13 @@ void RemoteFiles::fetch_ahead(const std::vector<size_t>& files) const {
 }
 
 void RemoteFiles::fetch_pieces_ahead(const std::vector<size_t>& pieces) const {
-  std::shared_ptr<const DatasetCache> part;
-  {
-    MutexLock lock(plan_mutex_);
-    part = pieces_;
-  }
-  if (!part) return;  // none declared
+  const std::shared_ptr<const Pieces> declared = this->declared();
+  if (!declared) return;
   std::call_once(pieces_ahead_started_, [&] {
     pieces_ahead_ = std::make_unique<Ahead>(
-        [part](size_t piece) { return part->holds(static_cast<int>(piece)); },
-        [this, part](size_t piece, const std::atomic<bool>* cancel) {
-          return fetch_piece(*part, piece, declared_[piece], /*now=*/false, cancel).is_ok();
+        [declared](size_t piece) { return declared->cache.holds(static_cast<int>(piece)); },
+        [this, declared](size_t piece, const std::atomic<bool>* cancel) {
+          return fetch_piece(*declared, piece, /*now=*/false, cancel).is_ok();
         });
   });
   pieces_ahead_->want(pieces);
@@ -264,14 +260,18 @@ Status RemoteFiles::declare_pieces(const std::vector<FilePiece>& pieces) const {
   }
   STOKER_ASSIGN_OR_RETURN(DatasetCache part, cache_->objects(location_, std::move(objects)));
   MutexLock lock(plan_mutex_);
-  declared_ = pieces;
-  pieces_ = std::make_shared<const DatasetCache>(std::move(part));
+  pieces_ = std::make_shared<const Pieces>(Pieces{pieces, std::move(part)});
   return Status::ok();
 }
 
-Result<CachedShard> RemoteFiles::fetch_piece(const DatasetCache& part, size_t index,
-                                             const FilePiece& piece, bool now,
+std::shared_ptr<const RemoteFiles::Pieces> RemoteFiles::declared() const {
+  MutexLock lock(plan_mutex_);
+  return pieces_;
+}
+
+Result<CachedShard> RemoteFiles::fetch_piece(const Pieces& declared, size_t index, bool now,
                                              const std::atomic<bool>* cancel) const {
+  const FilePiece& piece = declared.pieces[index];
   const File& f = files_[piece.file];
   const std::string shown = names_[piece.file];
   const ShardDownload download = [&](const ShardInfo& /*info*/, int fd) {
@@ -280,23 +280,18 @@ Result<CachedShard> RemoteFiles::fetch_piece(const DatasetCache& part, size_t in
   };
   std::function<bool()> cancelled;
   if (cancel) cancelled = [cancel] { return cancel->load(); };
-  return part.fetch(static_cast<int>(index), download, advice(index, now), cancelled);
+  return declared.cache.fetch(static_cast<int>(index), download, advice(index, now), cancelled);
 }
 
 Result<std::string> RemoteFiles::read_piece(size_t index, const FilePiece& piece) const {
-  std::shared_ptr<const DatasetCache> part;
-  {
-    MutexLock lock(plan_mutex_);
-    part = pieces_;
-  }
-  if (!part) return read_ranges(piece);  // none declared: not kept
+  const std::shared_ptr<const Pieces> declared = this->declared();
+  if (!declared) return read_ranges(piece);  // none declared: not kept
   const std::string shown = names_[piece.file];
-  STOKER_ASSIGN_OR_RETURN(CachedShard copy,
-                          fetch_piece(*part, index, piece, /*now=*/true, nullptr));
+  STOKER_ASSIGN_OR_RETURN(CachedShard copy, fetch_piece(*declared, index, /*now=*/true, nullptr));
   uint64_t size = 0;
   for (const FileRange& range : piece.ranges) size += range.size;
   std::string bytes(size, '\0');
-  STOKER_ASSIGN_OR_RETURN(size_t got, read_at(copy.fd(), part->dir(), 0,
+  STOKER_ASSIGN_OR_RETURN(size_t got, read_at(copy.fd(), declared->cache.dir(), 0,
                                               reinterpret_cast<uint8_t*>(bytes.data()), size));
   if (got != size)
     return io_error(fmt::format("{}: {}: its cached copy is short", shown, piece.what));

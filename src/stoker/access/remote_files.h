@@ -74,11 +74,18 @@ class RemoteFiles : public InPlaceFiles {
   // What eviction knows for admitting `file`, needed at the plan's position now (`now`) or
   // at its next read.
   EvictionAdvice advice(size_t file, bool now) const STOKER_EXCLUDES(plan_mutex_);
-  // Piece `index` (`piece`) of `part`, the pieces' cache, pinned: found or GETted by range;
-  // `now` for a reader that waits for it; `cancel` (optional) turning true ends it.
-  Result<CachedShard> fetch_piece(const DatasetCache& part, size_t index, const FilePiece& piece,
-                                  bool now, const std::atomic<bool>* cancel) const
+  // The pieces, as declared, and their part of the cache.
+  struct Pieces {
+    std::vector<FilePiece> pieces;
+    DatasetCache cache;
+  };
+  // Piece `index` of `declared`, pinned in its cache: found or GETted by range; `now` for a
+  // reader that waits for it; `cancel` (optional) turning true ends it.
+  Result<CachedShard> fetch_piece(const Pieces& declared, size_t index, bool now,
+                                  const std::atomic<bool>* cancel) const
       STOKER_EXCLUDES(plan_mutex_);
+  // The pieces declared, or null.
+  std::shared_ptr<const Pieces> declared() const STOKER_EXCLUDES(plan_mutex_);
 
   std::shared_ptr<ShardCache> cache_;  // keeps the cache open while objects_ is used
   DatasetCache objects_;
@@ -90,9 +97,8 @@ class RemoteFiles : public InPlaceFiles {
   mutable std::function<int64_t(size_t)> next_read_
       STOKER_GUARDED_BY(plan_mutex_);  // unset: no plan
   mutable int64_t position_ STOKER_GUARDED_BY(plan_mutex_) = 0;
-  // The pieces' part of the cache and the pieces, once declared (then never changed).
-  mutable std::shared_ptr<const DatasetCache> pieces_ STOKER_GUARDED_BY(plan_mutex_);
-  mutable std::vector<FilePiece> declared_;
+  // Set once by declare_pieces.
+  mutable std::shared_ptr<const Pieces> pieces_ STOKER_GUARDED_BY(plan_mutex_);
   // The downloads ahead, of files and of pieces, started by the first fetch_ahead and
   // fetch_pieces_ahead; gone first (declared last).
   class Ahead;

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "stoker/util/atomic_file.h"
 #include "stoker/util/checksum.h"
 
 namespace stoker {
@@ -64,6 +65,12 @@ std::string path_key(const std::string& path) {
 std::string cache_file_of(const std::string& path, const std::string& cache_dir,
                           const std::string& kind, const std::string& extension) {
   return fmt::format("{}/{}/{}.{}", cache_dir, kind, path_key(path), extension);
+}
+
+void save_cache_file(const std::string& file, const std::string& bytes) {
+  std::error_code ignored;
+  std::filesystem::create_directories(std::filesystem::path(file).parent_path(), ignored);
+  (void)write_file_atomically(file, bytes);
 }
 
 }  // namespace stoker

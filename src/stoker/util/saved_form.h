@@ -53,4 +53,8 @@ std::string path_key(const std::string& path);
 std::string cache_file_of(const std::string& path, const std::string& cache_dir,
                           const std::string& kind, const std::string& extension);
 
+// Writes `bytes` to the cache file `file` (atomic_file.h), its folder made first: best effort,
+// as a cache is (a reader that finds no file, or a damaged one, makes it again).
+void save_cache_file(const std::string& file, const std::string& bytes);
+
 }  // namespace stoker

@@ -313,12 +313,13 @@ inline void pil_affine_bicubic(const AffineMatrix& a, const uint8_t* in, int64_t
                                int64_t height, int64_t width, const uint8_t* fill, uint8_t* out) {
   const size_t plane = static_cast<size_t>(height * width);
   auto clamp_x = [&](int64_t x) { return x < 0 ? 0 : x < width ? x : width - 1; };
-  auto cubic = [](double v1, double v2, double v3, double v4, double d) {
-    const double p1 = v2;
-    const double p2 = -v1 + v3;
-    const double p3 = 2 * (v1 - v2) + v3 - v4;
-    const double p4 = -v1 + v2 - v3 + v4;
-    return p1 + d * (p2 + d * (p3 + d * p4));
+  // A row's four bytes go in as ints: p2, p3 and p4 are then small integers, computed exactly
+  // as in doubles and faster; the column's four values go in as doubles.
+  auto cubic = [](auto v1, auto v2, auto v3, auto v4, double d) -> double {
+    const auto p2 = -v1 + v3;
+    const auto p3 = 2 * (v1 - v2) + v3 - v4;
+    const auto p4 = -v1 + v2 - v3 + v4;
+    return v2 + d * (p2 + d * (p3 + d * p4));
   };
   auto sample = [&](double u, double v, size_t at) {
     const int64_t fx = pil_geometry_detail::floor_of(u);
@@ -337,15 +338,10 @@ inline void pil_affine_bicubic(const AffineMatrix& a, const uint8_t* in, int64_t
     // translation along one axis) skips the other three values.
     for (int64_t c = 0; c < channels; ++c) {
       const uint8_t* channel = in + c * plane;
-      // A row's p2, p3 and p4 are small integers: exact in int as in doubles.
       auto along = [&](int64_t row) -> double {
         const uint8_t* r = channel + row;
         if (du == 0.0) return r[x1];
-        const int v1 = r[x0], v2 = r[x1], v3 = r[x2], v4 = r[x3];
-        const double p2 = -v1 + v3;
-        const double p3 = 2 * (v1 - v2) + v3 - v4;
-        const double p4 = -v1 + v2 - v3 + v4;
-        return v2 + du * (p2 + du * (p3 + du * p4));
+        return cubic(int{r[x0]}, int{r[x1]}, int{r[x2]}, int{r[x3]}, du);
       };
       const double value =
           dv == 0.0 ? along(rows[1])

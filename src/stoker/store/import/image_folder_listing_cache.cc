@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
-#include <filesystem>
-
 #include "stoker/util/atomic_file.h"
 #include "stoker/util/saved_form.h"
 
@@ -83,11 +81,7 @@ Result<ImageFolderListing> cached_image_folder_listing(const std::string& root,
     if (listing.is_ok() && current(listing.value())) return listing;
   }
   STOKER_ASSIGN_OR_RETURN(ImageFolderListing listing, list_image_folder(root));
-  if (listing.bad.empty()) {
-    std::error_code ignored;
-    std::filesystem::create_directories(std::filesystem::path(file).parent_path(), ignored);
-    (void)write_file_atomically(file, encode_listing(root, listing));  // a cache: best effort
-  }
+  if (listing.bad.empty()) save_cache_file(file, encode_listing(root, listing));
   return listing;
 }
 

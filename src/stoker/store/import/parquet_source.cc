@@ -97,9 +97,7 @@ Result<std::string> footer_of(const InPlaceFiles& files, size_t i, const FileIde
   put_u64(body, identity.size);
   put_u64(body, static_cast<uint64_t>(identity.stamp));
   put_text(body, footer);
-  std::error_code ignored;
-  std::filesystem::create_directories(std::filesystem::path(saved).parent_path(), ignored);
-  (void)write_file_atomically(saved, seal(kFooterMagic, body));  // a cache: best effort
+  save_cache_file(saved, seal(kFooterMagic, body));
   return footer;
 }
 

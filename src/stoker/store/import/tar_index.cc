@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <memory>
 
 #include "stoker/store/import/npy_header.h"
@@ -47,8 +46,8 @@ Result<TarIndex> build_tar_index(const std::string& path, int fd, const FileIden
     return read_at(fd, path, offset, out, n);
   };
   STOKER_ASSIGN_OR_RETURN(index.listing, list_tar(index.identity.size, read));
-  // The largest member's bytes, up to kChunk: a 1 MiB buffer for tars of small members would
-  // cost page faults and zeroing out of proportion with the reads (a tar of 10 members: 3x).
+  // The largest member's bytes, up to kChunk: a 1 MiB buffer a tar of small members costs
+  // page faults and zeroing out of proportion with its reads.
   uint64_t largest = kMaxNpyHeaderBytes;
   for (const TarMember& member : index.listing.members) largest = std::max(largest, member.size);
   std::vector<uint8_t> chunk(static_cast<size_t>(std::min<uint64_t>(kChunk, largest)));
@@ -148,9 +147,7 @@ Result<TarIndex> tar_index_of(const InPlaceFiles& files, size_t tar, const std::
     if (index.is_ok() && index.value().identity == now) return index;
   }
   STOKER_ASSIGN_OR_RETURN(TarIndex index, build());
-  std::error_code ignored;
-  std::filesystem::create_directories(std::filesystem::path(saved).parent_path(), ignored);
-  (void)write_file_atomically(saved, encode_tar_index(index));  // a cache: best effort
+  save_cache_file(saved, encode_tar_index(index));
   return index;
 }
 
