@@ -5,14 +5,15 @@ alternating the order (reversed every other round), medians:
   first batch   a fresh Python process's time from `stoker.Loader(stoker.WebDataset(tars))` to
                 its first batch, over --tars tars: with an empty cache folder (every tar's index
                 built) and again with the indexes cached; beside it the index build's MB/s
-                (the tars' bytes over the cold open) and a plain read of the same files (`cat`,
-                the page cache warm for both): "the index build at disk speed"
+                (the tars' bytes over the cold open) and a plain read of the same files (`cat`):
+                "the index build at disk speed". The page cache is warm for both, or with
+                --drop-caches (root) dropped before each of the three rows
   warm remote   `stoker bench loader` images/s on tars and on Parquet files read from local
                 disk, and the same files over http:// (nginx on loopback) through a warm cache
                 that holds them all (target: >= 95% of local)
 
   ~/.cache/stoker/peers/stoker/bin/python bench/in_place.py TARS PARQUET [--tars 1000] [--rounds 3] [--work DIR]
-        [--json PATH]
+        [--drop-caches] [--json PATH]
 
 TARS: a folder of WebDataset tars (`KEY.jpg` + `KEY.cls`), PARQUET a folder of Hugging Face
 style Parquet files (bench/peers' webdataset and hf_parquet stores); the Python is one where
@@ -108,6 +109,13 @@ def loader_images_per_s(stoker, data, cache=None, cache_gb=None):
     return json.loads(throughput.run(argv))["samples_per_s"]
 
 
+def drop_page_cache():
+    """Every clean page of the page cache dropped (root: /proc/sys/vm/drop_caches)."""
+    os.sync()
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3\n")
+
+
 def rows_for(args, work, nginx_url):
     """(name, unit, measure) of every row, in the order of a forward round."""
     pattern = repack(args.tars_folder, os.path.join(work, f"tars-{args.tars}"), args.tars)
@@ -118,6 +126,13 @@ def rows_for(args, work, nginx_url):
                      for f in glob.glob(os.path.join(args.parquet_folder, "*.parquet")))
     size_gb = sum(os.path.getsize(os.path.join(args.tars_folder, f)) for f in tars) / 1e9
     size_gb += sum(os.path.getsize(os.path.join(args.parquet_folder, f)) for f in parquet) / 1e9
+
+    def dropped(measure):  # `measure` after the page cache is dropped, with --drop-caches
+        def run():
+            if args.drop_caches:
+                drop_page_cache()
+            return measure()
+        return run
 
     def cold():
         cache = tempfile.mkdtemp(dir=work)
@@ -132,9 +147,9 @@ def rows_for(args, work, nginx_url):
     warm_cache = os.path.join(work, "warm-cache")
     stoker = args.stoker
     return [
-        ("first batch, index built", "s", cold),
-        ("first batch, index cached", "s", lambda: first_batch_s(pattern, cached)),
-        ("plain read of the tars", "MB/s", lambda: plain_read_mb_s(small)),
+        ("first batch, index built", "s", dropped(cold)),
+        ("first batch, index cached", "s", dropped(lambda: first_batch_s(pattern, cached))),
+        ("plain read of the tars", "MB/s", dropped(lambda: plain_read_mb_s(small))),
         ("tars, local disk", "images/s",
          lambda: loader_images_per_s(stoker, over(args.tars_folder, tars, False))),
         ("tars, http warm cache", "images/s",
@@ -156,6 +171,8 @@ def main():
     p.add_argument("--tars", type=int, default=1000)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--work", help="keep the repacked tars and the last run's caches here")
+    p.add_argument("--drop-caches", action="store_true",
+                   help="drop the page cache before each first-batch and plain-read row (root)")
     p.add_argument("--json", metavar="PATH")
     args = p.parse_args()
     if args.tars < 1 or args.rounds < 1:
@@ -191,6 +208,10 @@ def main():
                     for n, u, _ in rows],
            "ratios": {
                "index build MB/s (cold open)": index_mb / medians["first batch, index built"],
+               # the build alone: the first batch's time less the one with the indexes cached
+               "index build / plain read": index_mb / (medians["first batch, index built"] -
+                                                      medians["first batch, index cached"]) /
+               medians["plain read of the tars"],
                "tars: warm / local": medians["tars, http warm cache"] / medians["tars, local disk"],
                "parquet: warm / local":
                    medians["parquet, http warm cache"] / medians["parquet, local disk"]},
