@@ -203,15 +203,16 @@ def main():
         nginx.stop()
     medians = {name: statistics.median(v) for name, v in figures.items()}
     index_mb = sum(os.path.getsize(f) for f in small) / 1e6
+    build_s = medians["first batch, index built"] - medians["first batch, index cached"]
     out = {"tars": args.tars, "tar_mb": index_mb, "rounds": args.rounds,
            "rows": [{"name": n, "unit": u, "median": medians[n], "rounds": figures[n]}
                     for n, u, _ in rows],
            "ratios": {
                "index build MB/s (cold open)": index_mb / medians["first batch, index built"],
                # the build alone: the first batch's time less the one with the indexes cached
-               "index build / plain read": index_mb / (medians["first batch, index built"] -
-                                                      medians["first batch, index cached"]) /
-               medians["plain read of the tars"],
+               # (None where noise makes that no time at all: a tiny run)
+               "index build / plain read": index_mb / build_s / medians["plain read of the tars"]
+               if build_s > 0 else None,
                "tars: warm / local": medians["tars, http warm cache"] / medians["tars, local disk"],
                "parquet: warm / local":
                    medians["parquet, http warm cache"] / medians["parquet, local disk"]},
@@ -219,7 +220,7 @@ def main():
     for row in out["rows"]:
         print(f"{row['name']:<28} {row['median']:>10.2f} {row['unit']}")
     for name, value in out["ratios"].items():
-        print(f"{name:<28} {value:>10.2f}")
+        print(f"{name:<28} {value:>10.2f}" if value is not None else f"{name:<28} {'-':>10}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=2)
