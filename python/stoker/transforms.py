@@ -19,7 +19,8 @@ string, its ``RandomErasing``) translate through one table
 (``_TRANSLATIONS``), with the same checks; ``ToDtype(torch.float32, scale=True)`` and
 ``ConvertImageDtype(torch.float)`` are ``ToTensor``; ``PILToTensor``, ``ToImage`` and
 ``ToPureTensor`` keep the pixels but start torchvision's tensor backend: a step whose native
-operation equals the other backend's pixels (its "backend") runs in Python (_split). A pipeline
+operation equals the other backend's pixels (its "backend") runs in Python (_split); a v2 crop
+or Resize there resamples as torch does a uint8 tensor (``backend="tensor"``). A pipeline
 stoker cannot run raises one ValueError naming every step it cannot run. Parameters are
 checked by the native registry: a wrong one raises the CLI's one-line message.
 
@@ -32,6 +33,7 @@ the same draws as torchvision's. On a detection dataset, v2 transforms move the 
 
 from __future__ import annotations
 
+import copy
 import inspect
 import math
 import re
@@ -144,9 +146,19 @@ def _interpolation(name: str, op: str, mode) -> str:
     return mode
 
 
+def _resize_backend(name: str, backend) -> str:
+    """Whose resize a source's pixels are: "pil" (torchvision's of a PIL image) or "tensor"
+    (torchvision v2's of a uint8 tensor: torch's antialiased uint8 kernels)."""
+    choices = _param("center_crop", "backend")["choices"]
+    if backend not in choices:
+        raise _Wrong(f"{name}: backend must be {' or '.join(choices)}, not {backend!r}")
+    return backend
+
+
 class RandomResizedCrop:
     """torchvision's RandomResizedCrop of an encoded image, PIL's antialiased bilinear or
-    bicubic filter (or "random": either per sample, timm's).
+    bicubic filter (or "random": either per sample, timm's); ``backend="tensor"``: torchvision
+    v2's resize of a uint8 tensor instead (torch's uint8 kernels, where v2 uses them).
 
     ``dct_scaling=True`` (the fast mode) lets JPEGs decode at 1/2 or 1/4 scale when the crop
     still covers the output: faster, pixels slightly different from a full decode
@@ -154,17 +166,18 @@ class RandomResizedCrop:
     """
 
     def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0),
-                 interpolation="bilinear", dct_scaling=False):
+                 interpolation="bilinear", dct_scaling=False, backend="pil"):
         self.size = _output_size("RandomResizedCrop", size, "random_resized_crop")
         self.scale = _pair("RandomResizedCrop", "scale", scale)
         self.ratio = _pair("RandomResizedCrop", "ratio", ratio)
         self.interpolation = _interpolation("RandomResizedCrop", "random_resized_crop",
                                             interpolation)
         self.dct_scaling = bool(dct_scaling)
+        self.backend = _resize_backend("RandomResizedCrop", backend)
 
     def __repr__(self):
         return (f"RandomResizedCrop({self.size}, scale={self.scale}, ratio={self.ratio}, "
-                f"interpolation={self.interpolation!r})")
+                f"interpolation={self.interpolation!r}, backend={self.backend!r})")
 
 
 class Resize:
@@ -172,10 +185,11 @@ class Resize:
     longer to ``max_size`` where it would pass it (torchvision's rule); then CenterCrop, which
     pads with zeros where the resized image is smaller. Alone (last), each image keeps its
     resized size, uint8 [3, H, W], held as the loader's ``variable`` option says; H and W at
-    most ``capacity`` (None: max_size, else 4 x size), which sizes the loader's buffers."""
+    most ``capacity`` (None: max_size, else 4 x size), which sizes the loader's buffers.
+    ``backend``: as RandomResizedCrop's."""
 
     def __init__(self, size, interpolation="bilinear", max_size=None, dct_scaling=False,
-                 capacity=None):
+                 capacity=None, backend="pil"):
         if isinstance(size, Sequence) and len(size) == 1:
             size = size[0]
         largest = _param("center_crop", "resize")["max"]
@@ -195,10 +209,11 @@ class Resize:
         self.dct_scaling = bool(dct_scaling)
         self.capacity = None if capacity is None else _cap("Resize", "resize", "capacity",
                                                            capacity)
+        self.backend = _resize_backend("Resize", backend)
 
     def __repr__(self):
         return (f"Resize({self.size}, interpolation={self.interpolation!r}, "
-                f"max_size={self.max_size!r})")
+                f"max_size={self.max_size!r}, backend={self.backend!r})")
 
 
 class CenterCrop:
@@ -444,11 +459,22 @@ class _SourceChoice:
         self.params = _stoker.check_operation("random_source_choice",
                                               {"ops": calls, "p": weights})
 
+    @classmethod
+    def of_text(cls, ops: str, weights: List[float]) -> "_SourceChoice":
+        """The choice of the calls written as the registry writes them (its params' "ops")."""
+        choice = cls.__new__(cls)
+        choice.params = _stoker.check_operation("random_source_choice", {"ops": ops, "p": weights})
+        return choice
+
     def native(self) -> dict:
         return {"op": "random_source_choice", **self.params}
 
     def __repr__(self):
         return f"RandomChoice({self.params['ops']}, p={self.params['p']})"
+
+
+# The steps that decode and resample: their pixels are one backend's by their "backend".
+_RESAMPLING = (RandomResizedCrop, Resize, _SourceChoice)
 
 
 def _random_crop(t):
@@ -741,7 +767,10 @@ def _backends(step) -> set:
 
 def _on_backend(step, backend: str):
     """`step` called for torchvision's `backend` where it is an operation with a "backend"
-    parameter (color_jitter) or a combinator of some; `step` as it is otherwise."""
+    parameter (color_jitter) or a combinator of some; `step` as it is otherwise (a resampling
+    source: _resize_on_tensor)."""
+    if isinstance(step, _RESAMPLING):
+        return step
     params = getattr(step, "params", {})
     if "backend" in params:
         return type(step)(**dict(params, backend=backend))
@@ -762,12 +791,37 @@ def _backend_mismatch(original, step, backend: str) -> Optional[str]:
             f"torchvision's {kernels} kernels")
 
 
-def _source_deviation(original) -> str:
-    """The deviation of a resampling source after the image became a tensor: stoker decodes and
-    crops in one pass, and keeps it native (the recipes' v2 presets crop there) rather than
-    leave the whole pipeline to Python on the decoded image."""
+def _float_resize(original, step) -> Optional[str]:
+    """Why torchvision's resampling `original` (translated as `step`) resizes a uint8 tensor in
+    float32, not with torch's uint8 kernels (stoker's backend "tensor"); None where it does
+    not: v2's resize uses them for bicubic, and for bilinear where torch's CPU kernels are AVX2
+    or AVX-512 (its _do_native_uint8_resize_on_cpu); v1's converts to float32."""
+    if ".v2" not in type(original).__module__:
+        return "torchvision v1 resizes a tensor in float32"
+    modes = {call.group(1) for call in re.finditer(r"interpolation='?(\w+)", repr(step))}
+    if "bicubic" not in modes or len(modes) > 1:
+        import torch  # a v2 transform is given, so torch is there
+        if torch.backends.cpu.get_cpu_capability() not in ("AVX2", "AVX512"):
+            return "on this CPU torch resizes a uint8 tensor bilinearly in float32"
+    return None
+
+
+def _resize_on_tensor(step):
+    """Resampling source `step` with torchvision v2's uint8 tensor kernels."""
+    if isinstance(step, _SourceChoice):
+        return _SourceChoice.of_text(step.params["ops"].replace("backend=pil", "backend=tensor"),
+                                     step.params["p"])
+    step = copy.copy(step)
+    step.backend = "tensor"
+    return step
+
+
+def _source_deviation(original, reason: str) -> str:
+    """The deviation of a resampling source after the image became a tensor that torchvision
+    resizes in float32: stoker decodes and crops in one pass, and keeps it native (the recipes'
+    presets crop there) rather than leave the whole pipeline to Python on the decoded image."""
     return (f"{type(original).__name__} on a uint8 tensor runs natively with PIL's resampling, "
-            f"not torchvision's tensor kernels (pixels differ slightly; put it before "
+            f"not torchvision's float32 resize ({reason}; pixels differ slightly; put it before "
             f"ToImage/PILToTensor for torchvision's own)")
 
 
@@ -813,10 +867,12 @@ def _split(field: str, originals: list, python: Optional[list], native: int) -> 
                 mismatch = _backend_mismatch(original, t, backend)
                 if mismatch:
                     raise _BackendMismatch(mismatch)
-                if backend == "tensor" and \
-                        isinstance(t, (RandomResizedCrop, Resize, _SourceChoice)) and \
-                        not deviations:
-                    deviations.append(_source_deviation(original))
+                if backend == "tensor" and isinstance(t, _RESAMPLING):
+                    in_float = _float_resize(original, t)
+                    if in_float is None:
+                        t = _resize_on_tensor(t)
+                    elif not deviations:
+                        deviations.append(_source_deviation(original, in_float))
         except ValueError as e:
             if python is None or not callable(original) or isinstance(e, _Wrong):
                 problems.append(e)
@@ -884,11 +940,11 @@ def _source_call(steps: list) -> tuple:
             rest = rest[1:]
         return {"op": "random_resized_crop", **_size_call(crop.size), "scale": list(crop.scale),
                 "ratio": list(crop.ratio), "flip": flip, "interpolation": crop.interpolation,
-                "dct_scaling": crop.dct_scaling}, rest
+                "backend": crop.backend, "dct_scaling": crop.dct_scaling}, rest
     if names[:2] == ["Resize", "CenterCrop"]:
         return {"op": "center_crop", **_size_call(steps[1].size), "resize": steps[0].size,
                 "max_size": steps[0].max_size or 0, "interpolation": steps[0].interpolation,
-                "dct_scaling": steps[0].dct_scaling}, steps[2:]
+                "backend": steps[0].backend, "dct_scaling": steps[0].dct_scaling}, steps[2:]
     if names[:1] == ["_SourceChoice"]:
         return steps[0].native(), steps[1:]
     return None, steps
@@ -913,7 +969,8 @@ def _encoded_image_spec(field: str, steps: list) -> dict:
         return {"name": field, "ops": [{"op": "resize", "size": resize.size,
                                         "max_size": resize.max_size or 0,
                                         "capacity": resize.capacity or 0,
-                                        "interpolation": resize.interpolation}]}
+                                        "interpolation": resize.interpolation,
+                                        "backend": resize.backend}]}
     if source is None and names[:1] == ["Resize"]:
         raise ValueError(f"field '{field}': Resize without CenterCrop makes samples of varying "
                          f"size; no native step may follow it, not {' + '.join(names[1:])}")

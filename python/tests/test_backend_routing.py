@@ -2,8 +2,8 @@
 "backend", test_backends.py): a torchvision step runs on PIL images until the first
 PILToTensor/ToImage/ToTensor/ConvertImageDtype of the user's Compose and on uint8 tensors after
 it; a step whose native pixels are the other backend's runs in Python, with torchvision's own
-pixels for the same draws, and loader.plan says why; a resampling source after ToImage stays
-native with one UserWarning."""
+pixels for the same draws, and loader.plan says why; a v2 resampling source after ToImage
+resamples as torch does a uint8 tensor."""
 
 import warnings
 
@@ -120,19 +120,16 @@ def test_stokers_own_classes_are_taken_as_written(images):
     assert set(where(made)) == {"native"}
 
 
-def test_a_crop_after_toimage_stays_native_and_says_so_once(images):
+def test_a_v2_crop_after_toimage_resamples_as_torch_does_a_tensor(images):
+    """Its pixels against torchvision's: test_tensor_resize.py."""
     path, _ = images
     steps = [T2.ToImage(), T2.RandomResizedCrop(24), T2.RandomHorizontalFlip(),
              T2.ToDtype(torch.float32, scale=True)]
-    with pytest.warns(UserWarning) as caught:
-        made = loader(path, steps)
-    said = [str(w.message) for w in caught if "resampling" in str(w.message)]
-    assert said == ["field 'image': RandomResizedCrop on a uint8 tensor runs natively with PIL's "
-                    "resampling, not torchvision's tensor kernels (pixels differ slightly; put "
-                    "it before ToImage/PILToTensor for torchvision's own)"]
-    assert "\n" not in said[0]
-    assert set(where(made)) == {"native"}
-    assert made.plan["notes"]["image"] == [said[0][len("field 'image': "):]]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        loader(path, [T2.RandomResizedCrop(24), T2.ToImage()])  # before it: no warning
+        made = loader(path, steps)
+    assert set(where(made)) == {"native"}
+    assert "backend='tensor'" in made.plan["image"][0][0]
+    assert "notes" not in made.plan
+    before = loader(path, [T2.RandomResizedCrop(24), T2.ToImage()])  # on the PIL image
+    assert "backend='pil'" in before.plan["image"][0][0]

@@ -52,6 +52,10 @@ struct ImageOutput {
   std::vector<float> mean = kImageNetMean;  // float32 only; one value or one per channel
   std::vector<float> std = kImageNetStd;
   ImageInterpolation interpolation = ImageInterpolation::kBilinear;
+  // Whose resize the pixels are: torchvision's of a PIL image (PIL's filters), or, true, its v2
+  // resize of a uint8 tensor (torch's antialiased uint8 kernels: the same filters with fewer
+  // fractional bits, image/resample_filter.h).
+  bool tensor_backend = false;
   // The fast mode, opt-in (`--dct-scaling`, Python's dct_scaling=True): decode JPEGs at a
   // reduced DCT scale (1/2, 1/4) when the scaled crop still covers the output, which is faster;
   // its pixels then differ from a full-resolution decode (docs/BENCHMARKS.md says by how much

@@ -41,6 +41,11 @@ Status check(const RgbView& src, const PixelBox& box, const ResampleOutput& out,
         "resample window " + std::to_string(w.width) + "x" + std::to_string(w.height) + " at (" +
         std::to_string(w.x) + ", " + std::to_string(w.y) + ") is not inside the " +
         std::to_string(out.width) + "x" + std::to_string(out.height) + " output");
+  if (out.precision_x < 1 || out.precision_x > kPrecisionBits || out.precision_y < 1 ||
+      out.precision_y > kPrecisionBits)
+    return invalid_argument("resample precision " + std::to_string(out.precision_x) + ", " +
+                            std::to_string(out.precision_y) + " is not within 1.." +
+                            std::to_string(kPrecisionBits) + " bits");
   if (out.type != ResampleOutput::Type::kFloat32 && out.type != ResampleOutput::Type::kUint8)
     return invalid_argument("resample output type is neither float32 nor uint8");
   for (int c = 0; c < 3; ++c) {
@@ -89,9 +94,9 @@ Status Resampler::run(const RgbView& src, RgbRowSource* stream, PixelBox box,
   const ResampleWindow window =
       out.window.width != 0 ? out.window : ResampleWindow{0, 0, out.width, out.height};
   compute_axis_taps(src.width, box.x0, box.x1, out.width, window.x, window.x + window.width,
-                    out.filter, s.horizontal);
+                    out.filter, s.horizontal, out.precision_x);
   compute_axis_taps(src.height, box.y0, box.y1, out.height, window.y, window.y + window.height,
-                    out.filter, s.vertical);
+                    out.filter, s.vertical, out.precision_y);
   const int64_t rows = s.vertical.source_end() - s.vertical.source_begin();
   if (rows * window.width > kMaxResampleIntermediatePixels)
     return invalid_argument("resampling " + std::to_string(rows) + " source rows to width " +

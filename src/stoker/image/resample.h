@@ -17,6 +17,9 @@
 // bit for bit), or stays v as kUint8 (for normalising on the device). torchvision computes
 // ((v / 255) - mean) / std; the two differ by at most (7 + 4 |mean|) * 2^-24 before
 // normalisation (docs/ARCHITECTURE.md derives it), and not at all in the uint8 values.
+//
+// With torch's precision (ResampleOutput::precision_x/y, resample_filter.h) the pixels are
+// torchvision v2's resize of a uint8 tensor instead (torch's antialiased uint8 kernels).
 
 #include <array>
 #include <cstdint>
@@ -44,6 +47,10 @@ struct ResampleOutput {
   ResampleWindow window;
   ResampleFilter filter = ResampleFilter::kBilinear;
   bool flip_horizontal = false;  // mirror the columns (RandomHorizontalFlip after the resize)
+  // Fractional bits of each axis's weights, 1..22: PIL's 22, or torch's (torch_precision_bits of
+  // the axis's whole resize) for torchvision v2's uint8 tensor kernels.
+  int precision_x = kPrecisionBits;
+  int precision_y = kPrecisionBits;
   Type type = Type::kFloat32;
   std::array<float, 3> mean{0, 0, 0};  // kFloat32 only: ((v / 255) - mean[c]) / std[c]
   std::array<float, 3> std{1, 1, 1};

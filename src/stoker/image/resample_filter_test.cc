@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <numeric>
 
@@ -93,6 +94,39 @@ TEST(ResampleFilterTest, AWindowsTapsAreTheWholeAxissTaps) {
         for (int i = begin; i < end; ++i)
           ASSERT_EQ(weights_of(window, i - begin), weights_of(whole, i))
               << in << " -> " << out << ", window " << begin << ".." << end << ", output " << i;
+      }
+    }
+  }
+}
+
+// torch's precision: 100 -> 50 bilinear has scale 2, so support 2; output 0 (center 1) reads
+// sources 0..2 at distances 0.25, 0.25, 0.75 of the filter's width: 0.75, 0.75, 0.25,
+// normalised 3/7, 3/7, 1/7; inside, 1/4 1/2 1/4 (and 1/8 3/8 3/8 1/8 nowhere larger), so the
+// largest weight is 3/7: 3/7 * 2^17 = 56174 passes 2^15, 3/7 * 2^16 = 28087 does not: 16 bits.
+// Upscaling 10 -> 20, output 0 reads source 0 alone (its neighbour is clipped): a weight of 1,
+// 2^14 fits, 2^15 does not: 14. Upscaling bicubic, output 0 of 4 -> 16 has a clipped negative
+// lobe, renormalised above 1 (1.11): still 14.
+TEST(ResampleFilterTest, TorchPrecisionKeepsTheLargestWeightInInt16) {
+  EXPECT_EQ(torch_precision_bits(100, 50, ResampleFilter::kBilinear), 16);
+  EXPECT_EQ(torch_precision_bits(10, 20, ResampleFilter::kBilinear), 14);
+  EXPECT_EQ(torch_precision_bits(1, 1, ResampleFilter::kBilinear), 14);
+  EXPECT_EQ(torch_precision_bits(4, 16, ResampleFilter::kBicubic), 14);
+  // Downscaling a lot spreads the weights: at most 22 bits, PIL's.
+  EXPECT_EQ(torch_precision_bits(100000, 3, ResampleFilter::kBilinear), kPrecisionBits);
+  for (auto filter : {ResampleFilter::kBilinear, ResampleFilter::kBicubic}) {
+    for (auto [in, out] : {std::pair{500, 224}, {224, 700}, {37, 36}, {5, 1040}, {333, 17}}) {
+      const int bits = torch_precision_bits(in, out, filter);
+      AxisTaps taps;
+      compute_axis_taps(in, 0, in, out, 0, out, filter, taps, bits);
+      EXPECT_EQ(taps.precision, bits);
+      const int32_t largest = *std::max_element(taps.weights.begin(), taps.weights.end());
+      // In int16, and with one more bit it would not be.
+      EXPECT_LT(largest, 1 << 15) << in << " -> " << out;
+      if (bits < kPrecisionBits) EXPECT_GE(2 * largest + 1, 1 << 15) << in << " -> " << out;
+      for (int i = 0; i < out; ++i) {
+        const auto* w = &taps.weights[static_cast<size_t>(i) * taps.stride];
+        EXPECT_NEAR(std::accumulate(w, w + taps.stride, int64_t{0}), 1 << bits,
+                    taps.count[i] / 2 + 1);
       }
     }
   }

@@ -32,17 +32,18 @@ struct ResampleJob {
   uint8_t* dst = nullptr;
 };
 
-// PIL's rounding of a fixed-point sum (which starts at 2^21) to a pixel value.
-inline uint8_t clip_pixel(int32_t sum) {
-  const int32_t v = sum >> kPrecisionBits;
+// PIL's rounding of a fixed-point sum (which starts at half of 2^precision) to a pixel value.
+inline uint8_t clip_pixel(int32_t sum, int precision) {
+  const int32_t v = sum >> precision;
   return static_cast<uint8_t>(v < 0 ? 0 : (v > 255 ? 255 : v));
 }
 
 // PIL's value of one output: the taps' weighted sum of the bytes at p, p + step, ...
-inline uint8_t filter_bytes(const uint8_t* p, size_t step, const int32_t* w, int count) {
-  int32_t sum = 1 << (kPrecisionBits - 1);
+inline uint8_t filter_bytes(const uint8_t* p, size_t step, const int32_t* w, int count,
+                            int precision) {
+  int32_t sum = 1 << (precision - 1);
   for (int t = 0; t < count; ++t) sum += p[t * step] * w[t];
-  return clip_pixel(sum);
+  return clip_pixel(sum, precision);
 }
 
 // Writes `value` of channel `c` at element `at` of its plane (row * width + column).

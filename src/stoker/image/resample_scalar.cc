@@ -29,7 +29,8 @@ Status resample_scalar(const ResampleJob& job, std::vector<uint8_t>& rows,
     for (int x = 0; x < job.width; ++x) {
       const int32_t* w = &h.weights[static_cast<size_t>(x) * h.stride];
       const uint8_t* p = in + h.first[x] * 3;
-      for (int c = 0; c < 3; ++c) out[x * 3 + c] = filter_bytes(p + c, 3, w, h.count[x]);
+      for (int c = 0; c < 3; ++c)
+        out[x * 3 + c] = filter_bytes(p + c, 3, w, h.count[x], h.precision);
     }
   }
 
@@ -40,7 +41,8 @@ Status resample_scalar(const ResampleJob& job, std::vector<uint8_t>& rows,
     for (int x = 0; x < job.width; ++x) {
       const size_t at = static_cast<size_t>(y) * job.width + (job.flip ? job.width - 1 - x : x);
       for (int c = 0; c < 3; ++c)
-        write_value(job, c, at, filter_bytes(in + x * 3 + c, row_bytes, w, v.count[y]));
+        write_value(job, c, at,
+                    filter_bytes(in + x * 3 + c, row_bytes, w, v.count[y], v.precision));
     }
   }
   return Status::ok();

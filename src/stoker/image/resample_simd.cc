@@ -49,27 +49,28 @@ constexpr size_t kGroup = 8;
 constexpr size_t kGroupBytes = 32;
 constexpr size_t kColumnVectors = kGroupBytes / kLanes;
 static_assert(kColumnVectors >= 1 && kGroupBytes % kLanes == 0, "vectors of 128 to 512 bits");
-constexpr int32_t kHalf = 1 << (kPrecisionBits - 1);
+// The start of a fixed-point sum: half of 2^precision, so that the shift rounds.
+HWY_INLINE hn::Vec<D32> half(int precision) { return hn::Set(D32(), 1 << (precision - 1)); }
 
 // PIL's rounding and clipping of fixed-point sums (a bicubic filter's can be negative).
-HWY_INLINE hn::Vec<D32> round_and_clip(hn::Vec<D32> sum) {
-  return hn::Min(hn::Max(hn::ShiftRight<kPrecisionBits>(sum), hn::Zero(D32())),
-                 hn::Set(D32(), 255));
+HWY_INLINE hn::Vec<D32> round_and_clip(hn::Vec<D32> sum, int precision) {
+  return hn::Min(hn::Max(hn::ShiftRightSame(sum, precision), hn::Zero(D32())), hn::Set(D32(), 255));
 }
 
 // The taps' weighted sum of the bytes at p, p + step, ... (count of them, rounded up to even:
 // w is 0 past count and the bytes after the last are readable), rounded and clipped.
-HWY_INLINE hn::Vec<D32> weighted_sum(const uint8_t* p, size_t step, const int32_t* w, int count) {
+HWY_INLINE hn::Vec<D32> weighted_sum(const uint8_t* p, size_t step, const int32_t* w, int count,
+                                     int precision) {
   const D32 d32;
   const auto tap = [&](int t) {
     return hn::Mul(hn::PromoteTo(d32, hn::LoadU(D8(), p + t * step)), hn::Set(d32, w[t]));
   };
-  auto even = hn::Set(d32, kHalf), odd = hn::Zero(d32);
+  auto even = half(precision), odd = hn::Zero(d32);
   for (int t = 0; t < count; t += 2) {
     even = hn::Add(even, tap(t));
     odd = hn::Add(odd, tap(t + 1));
   }
-  return round_and_clip(hn::Add(even, odd));
+  return round_and_clip(hn::Add(even, odd), precision);
 }
 
 HWY_INLINE hn::Vec<D8> to_bytes(hn::Vec<D32> v) { return hn::U8FromU32(hn::BitCast(DU32(), v)); }
@@ -148,7 +149,7 @@ void horizontal_group(const AxisTaps& h, int column_begin, size_t width, SimdScr
     // The loops over the column's vectors are unrolled, so the sums stay in registers.
     hn::Vec<D32> sum[kColumnVectors];
 #pragma GCC unroll 8
-    for (size_t k = 0; k < kColumnVectors; ++k) sum[k] = hn::Set(d32, kHalf);
+    for (size_t k = 0; k < kColumnVectors; ++k) sum[k] = half(h.precision);
     for (int t = 0; t < count[x]; ++t) {
       const auto weight = hn::Set(d32, w[t]);
 #pragma GCC unroll 8
@@ -160,7 +161,7 @@ void horizontal_group(const AxisTaps& h, int column_begin, size_t width, SimdScr
 #pragma GCC unroll 8
     for (size_t k = 0; k < kColumnVectors; ++k) {
       const size_t byte = k * kLanes;  // in the group's column
-      hn::StoreU(to_bytes(round_and_clip(sum[k])), D8(),
+      hn::StoreU(to_bytes(round_and_clip(sum[k], h.precision)), D8(),
                  out + (byte / kQuadBytes) * quad_size + x * kQuadBytes + byte % kQuadBytes);
     }
   }
@@ -225,8 +226,8 @@ void split_group(const ResampleJob& job, size_t row, size_t pitch, SimdScratch& 
 // than the caches, so the plain stores missed).
 template <bool kFloat, int kTaps>
 void vertical_row(const uint8_t* HWY_RESTRICT in, size_t step, const int32_t* HWY_RESTRICT w,
-                  int count, size_t width, bool flip, bool stream, float scale, float bias,
-                  uint8_t* HWY_RESTRICT out) {
+                  int count, int precision, size_t width, bool flip, bool stream, float scale,
+                  float bias, uint8_t* HWY_RESTRICT out) {
   const D32 d;
   const DF df;
   const auto scale_v = hn::Set(df, scale), bias_v = hn::Set(df, bias);
@@ -238,14 +239,14 @@ void vertical_row(const uint8_t* HWY_RESTRICT in, size_t step, const int32_t* HW
     const size_t x = std::min(i * kLanes, width - kLanes);
     hn::Vec<D32> v;
     if constexpr (kTaps > 0) {
-      auto sum = hn::Set(d, kHalf);
+      auto sum = half(precision);
 #pragma GCC unroll 8
       for (int t = 0; t < kTaps; ++t)
         sum =
             hn::Add(sum, hn::Mul(hn::PromoteTo(d, hn::LoadU(D8(), in + x + t * step)), weight[t]));
-      v = round_and_clip(sum);
+      v = round_and_clip(sum, precision);
     } else {
-      v = weighted_sum(in + x, step, w, count);
+      v = weighted_sum(in + x, step, w, count, precision);
     }
     size_t column = x;
     if (flip) {
@@ -269,19 +270,24 @@ void vertical_row(const uint8_t* HWY_RESTRICT in, size_t step, const int32_t* HW
 // vertical_row with the weights in registers when there are at most 8 taps (downscales up to
 // about 3.5x), else read per vector.
 template <bool kFloat>
-void vertical_row_any(const uint8_t* in, size_t step, const int32_t* w, int count, size_t width,
-                      bool flip, bool stream, float scale, float bias, uint8_t* out) {
+void vertical_row_any(const uint8_t* in, size_t step, const int32_t* w, int count, int precision,
+                      size_t width, bool flip, bool stream, float scale, float bias, uint8_t* out) {
   switch ((count + 1) / 2) {
     case 1:
-      return vertical_row<kFloat, 2>(in, step, w, count, width, flip, stream, scale, bias, out);
+      return vertical_row<kFloat, 2>(in, step, w, count, precision, width, flip, stream, scale,
+                                     bias, out);
     case 2:
-      return vertical_row<kFloat, 4>(in, step, w, count, width, flip, stream, scale, bias, out);
+      return vertical_row<kFloat, 4>(in, step, w, count, precision, width, flip, stream, scale,
+                                     bias, out);
     case 3:
-      return vertical_row<kFloat, 6>(in, step, w, count, width, flip, stream, scale, bias, out);
+      return vertical_row<kFloat, 6>(in, step, w, count, precision, width, flip, stream, scale,
+                                     bias, out);
     case 4:
-      return vertical_row<kFloat, 8>(in, step, w, count, width, flip, stream, scale, bias, out);
+      return vertical_row<kFloat, 8>(in, step, w, count, precision, width, flip, stream, scale,
+                                     bias, out);
     default:
-      return vertical_row<kFloat, 0>(in, step, w, count, width, flip, stream, scale, bias, out);
+      return vertical_row<kFloat, 0>(in, step, w, count, precision, width, flip, stream, scale,
+                                     bias, out);
   }
 }
 
@@ -299,16 +305,17 @@ void vertical_output_row(const ResampleJob& job, int y, const uint8_t* rows, siz
     if (width < kLanes) {  // narrower than a vector: one value at a time
       for (int x = 0; x < job.width; ++x) {
         const size_t at = static_cast<size_t>(y) * job.width + (job.flip ? job.width - 1 - x : x);
-        write_value(job, c, at, filter_bytes(in + x, row_step, w, v.count[y]));
+        write_value(job, c, at, filter_bytes(in + x, row_step, w, v.count[y], v.precision));
       }
       continue;
     }
     uint8_t* out = job.dst + ((static_cast<size_t>(c) * job.height + y) * width) * element;
     if (job.to_float) {
-      vertical_row_any<true>(in, row_step, w, v.count[y], width, job.flip, stream, job.scale[c],
-                             job.bias[c], out);
+      vertical_row_any<true>(in, row_step, w, v.count[y], v.precision, width, job.flip, stream,
+                             job.scale[c], job.bias[c], out);
     } else {
-      vertical_row_any<false>(in, row_step, w, v.count[y], width, job.flip, false, 0, 0, out);
+      vertical_row_any<false>(in, row_step, w, v.count[y], v.precision, width, job.flip, false, 0,
+                              0, out);
     }
   }
 }

@@ -43,6 +43,13 @@ struct SamplePlan {
   // out_height, no padding; 0: the transform's output size.
   int out_width = 0;
   int out_height = 0;
+  // The resize torchvision's tensor backend runs, whose largest weight sets torch's precision:
+  // the whole source_width x source_height image to resized_width x resized_height; 0: the box
+  // to the output (a crop resized whole).
+  int source_width = 0;
+  int source_height = 0;
+  int resized_width = 0;
+  int resized_height = 0;
 };
 
 // The common part of the image transforms: find the bytes and the image's size, decode the
@@ -162,6 +169,15 @@ class EncodedImageTransform : public Base {
       out.width = plan.out_width;
       out.height = plan.out_height;
     }
+    if (output_.tensor_backend) {
+      const bool whole = plan.resized_width > 0;
+      out.precision_x = image::torch_precision_bits(
+          whole ? plan.source_width : static_cast<int>(std::lround(plan.box.x1 - plan.box.x0)),
+          whole ? plan.resized_width : out.width, out.filter);
+      out.precision_y = image::torch_precision_bits(
+          whole ? plan.source_height : static_cast<int>(std::lround(plan.box.y1 - plan.box.y0)),
+          whole ? plan.resized_height : out.height, out.filter);
+    }
     return out;
   }
 
@@ -260,6 +276,10 @@ class CenterCrop : public FixedImageTransform {
     SamplePlan plan;
     plan.box = crop.value().box;
     const image::ResizedCenterCrop& c = crop.value();
+    plan.source_width = width;
+    plan.source_height = height;
+    plan.resized_width = c.resized_width;
+    plan.resized_height = c.resized_height;
     if (c.inner_width != c.width || c.inner_height != c.height) {
       plan.pad_left = c.pad_left;
       plan.pad_top = c.pad_top;

@@ -41,7 +41,7 @@ TEST(OpRegistryTest, ACallGetsItsDefaultsTypedInTheSpecsOrder) {
   std::vector<std::string> order;
   for (const auto& [name, value] : call.params.values()) order.push_back(name);
   EXPECT_EQ(order, (std::vector<std::string>{"size", "width", "scale", "ratio", "flip",
-                                             "interpolation", "dct_scaling"}));
+                                             "interpolation", "backend", "dct_scaling"}));
   EXPECT_EQ(call.params.choice("interpolation"), "bilinear");
   // A number for a list of numbers is a list of one.
   EXPECT_EQ(make_op_call("normalize", {{"mean", 0.5}}).value().params.reals("mean"),

@@ -2,6 +2,7 @@
 // is larger) of an encoded image, the evaluation transform (image_transforms.h).
 #include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/op_registry.h"
+#include "stoker/pipeline/ops/resize_backend.h"
 
 namespace stoker::ops {
 
@@ -29,6 +30,7 @@ OpSpec center_crop() {
           .in(0, max_side),
       ParamSpec::choice("interpolation", "bilinear", {"bilinear", "bicubic"},
                         "the resize filter, PIL's"),
+      resize_backend_param(),
       ParamSpec::flag(
           "dct_scaling", false,
           "the fast mode: large JPEGs decoded at 1/2 or 1/4 scale (pixels differ slightly)"),
@@ -39,6 +41,7 @@ OpSpec center_crop() {
     output.width = static_cast<int>(p.integer("width"));
     output.dct_scaling = p.flag("dct_scaling");
     output.interpolation = interpolation_named(p.choice("interpolation"));
+    output.tensor_backend = tensor_backend(p);
     return center_crop_transform(*context.schema, context.field, output,
                                  static_cast<int>(p.integer("resize")),
                                  static_cast<int>(p.integer("max_size")));

@@ -2,6 +2,7 @@
 // image, the training transform (image_transforms.h).
 #include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/op_registry.h"
+#include "stoker/pipeline/ops/resize_backend.h"
 
 namespace stoker::ops {
 
@@ -29,6 +30,7 @@ OpSpec random_resized_crop() {
       ParamSpec::choice(
           "interpolation", "bilinear", {"bilinear", "bicubic", "random"},
           "the resize filter, PIL's (random: bilinear or bicubic per sample, timm's)"),
+      resize_backend_param(),
       ParamSpec::flag(
           "dct_scaling", false,
           "the fast mode: large JPEG crops decoded at 1/2 or 1/4 scale (pixels differ slightly)"),
@@ -39,6 +41,7 @@ OpSpec random_resized_crop() {
     output.width = static_cast<int>(p.integer("width"));
     output.dct_scaling = p.flag("dct_scaling");
     output.interpolation = interpolation_named(p.choice("interpolation"));
+    output.tensor_backend = tensor_backend(p);
     RandomCropOptions options;
     options.crop = {p.reals("scale")[0], p.reals("scale")[1], p.reals("ratio")[0],
                     p.reals("ratio")[1]};

@@ -2,6 +2,7 @@
 // at its own resized size, a variable field (image_transforms.h's resize_transform).
 #include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/op_registry.h"
+#include "stoker/pipeline/ops/resize_backend.h"
 
 namespace stoker::ops {
 
@@ -25,6 +26,7 @@ OpSpec resize() {
           .in(0, max_side),
       ParamSpec::choice("interpolation", "bilinear", {"bilinear", "bicubic"},
                         "the resize filter, PIL's"),
+      resize_backend_param(),
   };
   op.make_source = [](const Params& p, const SourceContext& context) {
     const int64_t size = p.integer("size");
@@ -37,6 +39,7 @@ OpSpec resize() {
     output.size = static_cast<int>(capacity);
     output.width = 0;
     output.interpolation = interpolation_named(p.choice("interpolation"));
+    output.tensor_backend = tensor_backend(p);
     return resize_transform(*context.schema, context.field, output, static_cast<int>(size),
                             static_cast<int>(max_size));
   };

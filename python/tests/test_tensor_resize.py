@@ -1,0 +1,116 @@
+"""Resampling sources after ToImage (torchvision v2 on uint8 tensors): stoker's backend="tensor"
+gives torch's antialiased uint8 resize byte for byte (the same filters as PIL's with fewer
+fractional bits, set by each axis's largest weight); torchvision v1, which resizes a tensor in
+float32, stays on PIL's resampling with one note."""
+
+import io
+
+import numpy as np
+import pytest
+import torch
+import torchvision.transforms as T
+import torchvision.transforms.v2 as T2
+from PIL import Image
+
+import stoker
+from loader_datasets import encode
+
+# Odd sizes and both orientations, none nearly square (RandomResizedCrop(scale=(1, 1),
+# ratio=(1, 1)) then takes the central square, no draw); noise, so that a weight rounded
+# otherwise changes pixels.
+SIZES = [(97, 64), (64, 101), (80, 80), (123, 71), (51, 70), (130, 126), (33, 45), (300, 37)]
+UINT8_KERNELS = torch.backends.cpu.get_cpu_capability() in ("AVX2", "AVX512")
+
+
+@pytest.fixture(scope="module")
+def noise(tmp_path_factory):
+    """(path, [PNG bytes by record]): images of random pixels, PNG so the decode is exact."""
+    rng = np.random.default_rng(50)
+    encoded = [encode(rng.integers(0, 256, (h, w, 3), dtype=np.uint8), "PNG") for w, h in SIZES]
+    path = tmp_path_factory.mktemp("noise") / "ds"
+    with stoker.DatasetWriter(path, {"image": "bytes", "label": "int64"}) as writer:
+        for i, data in enumerate(encoded):
+            writer.append({"image": data, "label": i})
+    return path, encoded
+
+
+def stoker_images(path, steps):
+    loader = stoker.Loader(path, batch_size=len(SIZES), shuffle=False, batch_format="dict",
+                           transforms=T2.Compose(steps))
+    return loader, next(iter(loader))["image"]
+
+
+def torchvision_images(encoded, steps):
+    pipeline = T2.Compose(steps)
+    return torch.stack([pipeline(Image.open(io.BytesIO(e)).convert("RGB")).as_subclass(
+        torch.Tensor) for e in encoded])
+
+
+def pipelines(mode):
+    return {
+        "Resize + CenterCrop": [T2.Resize(37, mode), T2.CenterCrop(30)],
+        "Resize + CenterCrop, (h, w)": [T2.Resize(45, mode), T2.CenterCrop((40, 29))],
+        "Resize max_size + CenterCrop padded": [T2.Resize(44, mode, max_size=60),
+                                                T2.CenterCrop((40, 42))],
+        "upscaling": [T2.Resize(150, mode), T2.CenterCrop(140)],
+        "RandomResizedCrop of the whole square": [
+            T2.RandomResizedCrop(26, scale=(1, 1), ratio=(1, 1), interpolation=mode)],
+    }
+
+
+@pytest.mark.parametrize("mode", [T2.InterpolationMode.BILINEAR, T2.InterpolationMode.BICUBIC])
+def test_v2_sources_after_toimage_are_torchs_uint8_resize(noise, mode):
+    if mode == T2.InterpolationMode.BILINEAR and not UINT8_KERNELS:
+        pytest.skip("torch resizes uint8 bilinearly in float32 on this CPU")
+    path, encoded = noise
+    for name, steps in pipelines(mode).items():
+        with_tensors = [T2.ToImage()] + steps
+        loader, got = stoker_images(path, with_tensors)
+        assert "notes" not in loader.plan, name
+        assert "backend='tensor'" in loader.plan["image"][0][0] or \
+            "backend=tensor" in loader.plan["image"][0][0], (name, loader.plan)
+        want = torchvision_images(encoded, with_tensors)
+        assert torch.equal(got, want), name
+        # The same steps on PIL images are PIL's pixels, which differ here.
+        _, on_pil = stoker_images(path, steps + [T2.PILToTensor()])
+        assert torch.equal(on_pil, torchvision_images(encoded, steps + [T2.PILToTensor()])), name
+        assert not torch.equal(on_pil, got), name
+
+
+def test_a_choice_of_v2_crops_after_toimage_takes_the_tensor_backend(noise):
+    path, _ = noise
+    steps = [T2.ToImage(), T2.RandomChoice([T2.RandomResizedCrop(24),
+                                            T2.Compose([T2.Resize(30), T2.CenterCrop(24)])])]
+    loader, got = stoker_images(path, steps)
+    assert got.shape == (len(SIZES), 3, 24, 24)
+    assert loader.plan["image"][0][0].count("backend=tensor") == 2
+    assert "notes" not in loader.plan
+
+
+def test_v1_sources_after_piltotensor_stay_on_pil_resampling_and_say_why(noise):
+    path, encoded = noise
+    steps = [T.PILToTensor(), T.Resize(37), T.CenterCrop(30)]
+    with pytest.warns(UserWarning) as caught:
+        loader = stoker.Loader(path, batch_size=len(SIZES), shuffle=False, batch_format="dict",
+                               transforms=T.Compose(steps))
+    said = [str(w.message) for w in caught if "resampling" in str(w.message)]
+    assert said == ["field 'image': Resize on a uint8 tensor runs natively with PIL's "
+                    "resampling, not torchvision's float32 resize (torchvision v1 resizes a "
+                    "tensor in float32; pixels differ slightly; put it before "
+                    "ToImage/PILToTensor for torchvision's own)"]
+    assert loader.plan["notes"]["image"] == [said[0][len("field 'image': "):]]
+    got = next(iter(loader))["image"]
+    on_pil = torchvision_images(encoded, [T.Resize(37), T.CenterCrop(30), T.PILToTensor()])
+    assert torch.equal(got, on_pil)
+
+
+def test_stokers_own_sources_take_the_backend_as_written(noise):
+    from stoker import transforms as S
+
+    path, encoded = noise
+    _, got = stoker_images(path, [S.Resize(37, backend="tensor"), S.CenterCrop(30)])
+    want = torchvision_images(encoded, [T2.ToImage(), T2.Resize(37), T2.CenterCrop(30)])
+    if UINT8_KERNELS:
+        assert torch.equal(got, want)
+    with pytest.raises(ValueError, match="Resize: backend must be pil or tensor, not 'gpu'"):
+        S.Resize(37, backend="gpu")
