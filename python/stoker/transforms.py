@@ -13,16 +13,15 @@ translated into native operations, in the order of their roles:
   them the field stays uint8 (``PILToTensor``'s values, to normalise on the device);
 * float operations (``RandomErasing``).
 
-torchvision's own classes (transforms v1 and v2, ``Compose`` of them) and timm's
-(``RandomResizedCropAndInterpolation``, ``MaybeToTensor``, its ``RandAugment`` as its config
-string, its ``RandomErasing``) translate through one table
-(``_TRANSLATIONS``), with the same checks; ``ToDtype(torch.float32, scale=True)`` and
-``ConvertImageDtype(torch.float)`` are ``ToTensor``; ``PILToTensor``, ``ToImage`` and
-``ToPureTensor`` keep the pixels but start torchvision's tensor backend: a step whose native
-operation equals the other backend's pixels (its "backend") runs in Python (_split); a v2 crop
-or Resize there resamples as torch does a uint8 tensor (``backend="tensor"``). A pipeline
-stoker cannot run raises one ValueError naming every step it cannot run. Parameters are
-checked by the native registry: a wrong one raises the CLI's one-line message.
+torchvision's own classes (transforms v1 and v2, ``Compose`` of them) and timm's (its crop,
+``MaybeToTensor``, its ``RandAugment`` as its config string, its ``RandomErasing``) translate
+through one table (``_TRANSLATIONS``), with the same checks; ``ToDtype(torch.float32,
+scale=True)`` and ``ConvertImageDtype(torch.float)`` are ``ToTensor``; ``PILToTensor``,
+``ToImage`` and ``ToPureTensor`` keep the pixels but start torchvision's tensor backend: a step
+whose native operation equals the other backend's pixels (its "backend") runs in Python
+(_split); a v2 crop or Resize there resamples as torch does a uint8 tensor. A pipeline stoker
+cannot run raises one ValueError naming every step it cannot run. Parameters are checked by
+the native registry: a wrong one raises the CLI's one-line message.
 
 Pixels are torchvision's with PIL (decode, resize) byte for byte in uint8, to float rounding in
 float32. ``dct_scaling=True`` on the crops is the opt-in fast mode: JPEGs decoded at 1/2 or 1/4
@@ -791,11 +790,13 @@ def _backend_mismatch(original, step, backend: str) -> Optional[str]:
             f"torchvision's {kernels} kernels")
 
 
-def _float_resize(original, step) -> Optional[str]:
-    """Why torchvision's resampling `original` (translated as `step`) resizes a uint8 tensor in
-    float32, not with torch's uint8 kernels (stoker's backend "tensor"); None where it does
-    not: v2's resize uses them for bicubic, and for bilinear where torch's CPU kernels are AVX2
+def _not_torchs_uint8_resize(original, step) -> Optional[str]:
+    """Why torchvision's resampling `original` (translated as `step`) resizes a uint8 tensor
+    otherwise than torch's antialiased uint8 kernels (stoker's backend "tensor"); None where it
+    uses them: v2's resize does for bicubic, and for bilinear where torch's CPU kernels are AVX2
     or AVX-512 (its _do_native_uint8_resize_on_cpu); v1's converts to float32."""
+    if getattr(original, "antialias", True) is False:
+        return "antialias=False, torch's resize without antialiasing"
     if ".v2" not in type(original).__module__:
         return "torchvision v1 resizes a tensor in float32"
     modes = {call.group(1) for call in re.finditer(r"interpolation='?(\w+)", repr(step))}
@@ -818,10 +819,11 @@ def _resize_on_tensor(step):
 
 def _source_deviation(original, reason: str) -> str:
     """The deviation of a resampling source after the image became a tensor that torchvision
-    resizes in float32: stoker decodes and crops in one pass, and keeps it native (the recipes'
-    presets crop there) rather than leave the whole pipeline to Python on the decoded image."""
+    resizes otherwise than stoker can: stoker decodes and crops in one pass, and keeps it native
+    (the recipes' presets crop there) rather than leave the whole pipeline to Python on the
+    decoded image."""
     return (f"{type(original).__name__} on a uint8 tensor runs natively with PIL's resampling, "
-            f"not torchvision's float32 resize ({reason}; pixels differ slightly; put it before "
+            f"not torchvision's tensor resize ({reason}; pixels differ slightly; put it before "
             f"ToImage/PILToTensor for torchvision's own)")
 
 
@@ -868,11 +870,11 @@ def _split(field: str, originals: list, python: Optional[list], native: int) -> 
                 if mismatch:
                     raise _BackendMismatch(mismatch)
                 if backend == "tensor" and isinstance(t, _RESAMPLING):
-                    in_float = _float_resize(original, t)
-                    if in_float is None:
+                    otherwise = _not_torchs_uint8_resize(original, t)
+                    if otherwise is None:
                         t = _resize_on_tensor(t)
                     elif not deviations:
-                        deviations.append(_source_deviation(original, in_float))
+                        deviations.append(_source_deviation(original, otherwise))
         except ValueError as e:
             if python is None or not callable(original) or isinstance(e, _Wrong):
                 problems.append(e)

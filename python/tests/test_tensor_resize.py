@@ -95,13 +95,21 @@ def test_v1_sources_after_piltotensor_stay_on_pil_resampling_and_say_why(noise):
                                transforms=T.Compose(steps))
     said = [str(w.message) for w in caught if "resampling" in str(w.message)]
     assert said == ["field 'image': Resize on a uint8 tensor runs natively with PIL's "
-                    "resampling, not torchvision's float32 resize (torchvision v1 resizes a "
+                    "resampling, not torchvision's tensor resize (torchvision v1 resizes a "
                     "tensor in float32; pixels differ slightly; put it before "
                     "ToImage/PILToTensor for torchvision's own)"]
     assert loader.plan["notes"]["image"] == [said[0][len("field 'image': "):]]
     got = next(iter(loader))["image"]
     on_pil = torchvision_images(encoded, [T.Resize(37), T.CenterCrop(30), T.PILToTensor()])
     assert torch.equal(got, on_pil)
+
+
+def test_a_v2_resize_without_antialiasing_stays_on_pil_resampling_and_says_why(noise):
+    path, _ = noise
+    steps = [T2.ToImage(), T2.Resize(37, antialias=False), T2.CenterCrop(30)]
+    with pytest.warns(UserWarning, match="antialias=False, torch's resize without antialias"):
+        loader, _ = stoker_images(path, steps)
+    assert "backend='pil'" in loader.plan["image"][0][0]
 
 
 def test_stokers_own_sources_take_the_backend_as_written(noise):
