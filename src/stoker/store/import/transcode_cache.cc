@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <utility>
@@ -111,7 +110,7 @@ uint64_t TranscodeCache::held_bytes() const {
   return held_;
 }
 
-ShardReader TranscodeCache::transcoded(ShardReader original) {
+ShardReader TranscodeCache::transcoded(ShardReader original, std::string* note) {
   if (!transcodable(original.schema()) || original.records() == 0) return original;
   const std::string path = cached_path(dir_, original);
   Result<ShardReader> cached = ShardReader::open(path);
@@ -135,8 +134,9 @@ ShardReader TranscodeCache::transcoded(ShardReader original) {
     }
     std::error_code size_ec, ec;
     const uintmax_t size = fs::file_size(path, size_ec);
-    fmt::print(stderr, "stoker: transcode cache: {} (of {}) is damaged, rebuilt: {}\n", path,
-               original.path(), check.message());
+    if (note != nullptr)
+      *note = fmt::format("transcode cache: {} (of {}) is damaged, rebuilt: {}", path,
+                          original.path(), check.message());
     fs::remove(path, ec);
     MutexLock lock(mutex_);
     forget(path, size_ec ? 0 : size);

@@ -11,8 +11,8 @@
 // the source read (their index): a changed file gives other records, so another key, and is never
 // served stale; the source still reads the original (its own checks stay), the saving is the
 // decode. A cached file is checked whole (ShardReader::open, every record's checksum) when first
-// opened by this cache; a corrupt or truncated one is named in one line on stderr, deleted and
-// rebuilt.
+// opened by this cache; a corrupt or truncated one is deleted and rebuilt, and named in a one-line
+// note to the caller (the library prints nothing: docs/DESIGN.md contract 9).
 //
 // The cache holds at most `budget_bytes`. A unit that does not fit makes room by deleting the
 // least recently used cached files, but never one this cache has opened or written, nor one
@@ -49,8 +49,9 @@ class TranscodeCache {
   // The transcoded records of the unit `original` (read by its source): from the cache, else
   // transcoded now and kept when they fit (after room is made: see above); `original` itself
   // when they do not or the unit is not of image records. Never an error: a cache that cannot be
-  // written is passed over.
-  ShardReader transcoded(ShardReader original);
+  // written is passed over. `*note` (where given) is set to a one-line message naming the cached
+  // file when it was found damaged and rebuilt, and left as it is otherwise.
+  ShardReader transcoded(ShardReader original, std::string* note = nullptr);
 
   const std::string& dir() const { return dir_; }
   // The bytes of the cached files as last counted (at open, and when room was made), with this

@@ -132,30 +132,43 @@ TEST(TranscodeCacheTest, AChangedUnitIsAnotherEntry) {
   EXPECT_EQ(files_in(dir.path()).size(), 2u);
 }
 
-TEST(TranscodeCacheTest, ADamagedEntryIsNamedDeletedAndRebuilt) {
+// Damages the cached file `path`: truncated to half, or a byte in its middle changed.
+void damage(const std::string& path, bool truncate) {
+  const uintmax_t size = fs::file_size(path);
+  if (truncate) {
+    fs::resize_file(path, size / 2);
+    return;
+  }
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  file.seekp(static_cast<std::streamoff>(size / 2));
+  file.put('\x5a' ^ static_cast<char>(size));
+}
+
+TEST(TranscodeCacheTest, ADamagedEntryIsNamedInANoteDeletedAndRebuilt) {
   for (const bool truncate : {false, true}) {
     SCOPED_TRACE(truncate ? "truncated" : "a byte changed");
     stoker::testing::TempDir dir;
     const std::string path =
         TranscodeCache::open(dir.path(), 1ull << 30).value()->transcoded(unit("a.tar")).path();
     const uintmax_t size = fs::file_size(path);
-    if (truncate) {
-      fs::resize_file(path, size / 2);
-    } else {
-      std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
-      file.seekp(static_cast<std::streamoff>(size / 2));
-      file.put('\x5a' ^ static_cast<char>(size));
-    }
+    damage(path, truncate);
     std::shared_ptr<TranscodeCache> cache = TranscodeCache::open(dir.path(), 1ull << 30).value();
+    std::string note;
     ::testing::internal::CaptureStderr();
-    const ShardReader rebuilt = cache->transcoded(unit("a.tar"));
-    const std::string said = ::testing::internal::GetCapturedStderr();
-    EXPECT_NE(said.find(path + " (of a.tar) is damaged, rebuilt"), std::string::npos) << said;
-    EXPECT_EQ(std::count(said.begin(), said.end(), '\n'), 1);
+    const ShardReader rebuilt = cache->transcoded(unit("a.tar"), &note);
+    EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");  // the library prints nothing
+    EXPECT_EQ(note.rfind("transcode cache: " + path + " (of a.tar) is damaged, rebuilt: ", 0), 0u)
+        << note;
+    EXPECT_EQ(note.find('\n'), std::string::npos);
     EXPECT_EQ(rebuilt.path(), path);
     EXPECT_EQ(fs::file_size(path), size);
     EXPECT_EQ(cache->held_bytes(), size);
     expect_same_pixels(rebuilt, unit("a.tar"));
+    // A sound file gives no note.
+    std::string none;
+    cache->transcoded(unit("a.tar"), &none);
+    TranscodeCache::open(dir.path(), 1ull << 30).value()->transcoded(unit("a.tar"), &none);
+    EXPECT_EQ(none, "");
   }
 }
 
@@ -302,11 +315,10 @@ TEST(TranscodeCacheTest, RecordsNotOfImagesPassAsTheyAre) {
   EXPECT_TRUE(files_in(dir.path()).empty());
 }
 
-TEST(TranscodeCacheTest, AUnitReadSourceReadsItsUnitsThroughIt) {
-  stoker::testing::TempDir dir;
-  fixtures::JpegSpec spec;
-  spec.progressive = true;
-  const std::vector<uint8_t> jpeg = fixtures::encode_jpeg(spec);
+// An image folder under `dir` of one JPEG, `jpeg`, read in place through a transcode cache in
+// `dir`/cache.
+std::shared_ptr<ImageFolderSource> folder_through_cache(const stoker::testing::TempDir& dir,
+                                                        const std::vector<uint8_t>& jpeg) {
   fs::create_directories(dir / "folder/cat");
   throw_if_error(
       write_file_atomically(dir / "folder/cat/a.jpg", std::string(jpeg.begin(), jpeg.end())));
@@ -314,7 +326,22 @@ TEST(TranscodeCacheTest, AUnitReadSourceReadsItsUnitsThroughIt) {
       ImageFolderSource::open(dir / "folder", {}).value_or_throw();
   const std::shared_ptr<TranscodeCache> cache =
       TranscodeCache::open(dir / "cache", 1ull << 30).value_or_throw();
-  source->set_unit_pass([cache](ShardReader read) { return cache->transcoded(std::move(read)); });
+  source->set_unit_pass([cache](ShardReader read, std::string& note) {
+    return cache->transcoded(std::move(read), &note);
+  });
+  return source;
+}
+
+std::vector<uint8_t> progressive_jpeg() {
+  fixtures::JpegSpec spec;
+  spec.progressive = true;
+  return fixtures::encode_jpeg(spec);
+}
+
+TEST(TranscodeCacheTest, AUnitReadSourceReadsItsUnitsThroughIt) {
+  stoker::testing::TempDir dir;
+  const std::vector<uint8_t> jpeg = progressive_jpeg();
+  std::shared_ptr<ImageFolderSource> source = folder_through_cache(dir, jpeg);
   const ShardPin pin = source->acquire(0, [] { return false; }).value_or_throw();
   const ShardReader& unit = *source->readers()[0];
   EXPECT_EQ(fs::path(unit.path()).parent_path(), fs::path(dir / "cache"));
@@ -324,6 +351,32 @@ TEST(TranscodeCacheTest, AUnitReadSourceReadsItsUnitsThroughIt) {
   EXPECT_FALSE(header.progressive);
   EXPECT_GT(header.restart_interval, 0);
   EXPECT_EQ(decoded(stored, std::nullopt), decoded(fixtures::span(jpeg), std::nullopt));
+  EXPECT_EQ(source->stats().notes, 0);
+}
+
+TEST(TranscodeCacheTest, AUnitReadSourceCountsTheDamagedFilesRebuiltInItsStats) {
+  stoker::testing::TempDir dir;
+  const std::vector<uint8_t> jpeg = progressive_jpeg();
+  std::string cached;
+  {
+    std::shared_ptr<ImageFolderSource> earlier = folder_through_cache(dir, jpeg);
+    const ShardPin pin = earlier->acquire(0, [] { return false; }).value_or_throw();
+    cached = earlier->readers()[0]->path();
+  }
+  damage(cached, /*truncate=*/true);
+  std::shared_ptr<ImageFolderSource> source = folder_through_cache(dir, jpeg);
+  ::testing::internal::CaptureStderr();
+  const ShardPin pin = source->acquire(0, [] { return false; }).value_or_throw();
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  EXPECT_EQ(source->readers()[0]->path(), cached);
+  ShardSourceStats stats = source->stats();
+  EXPECT_EQ(stats.notes, 1);
+  EXPECT_NE(stats.last_note.find(cached + " (of "), std::string::npos) << stats.last_note;
+  // The line a caller prints: the notes after those it told already.
+  EXPECT_EQ(new_notes_line(stats, 0), stats.last_note);
+  EXPECT_EQ(new_notes_line(stats, 1), "");
+  stats.notes = 3;
+  EXPECT_EQ(new_notes_line(stats, 1), stats.last_note + " (the last of 2 notes)");
 }
 
 }  // namespace
