@@ -243,6 +243,19 @@ class _BatchTransformEpoch(_Wrapped):
         return self._transform.apply(batch, self._epoch, self._index - 1, self._state()[2])
 
 
+class _SourceNotes(_Wrapped):
+    """An iteration after each of whose batches ``tell`` says what the dataset's source noted
+    since (a damaged transcode-cache file rebuilt)."""
+
+    def __init__(self, inner, tell):
+        super().__init__(inner)
+        self._tell = tell
+
+    def change(self, batch):
+        self._tell()
+        return batch
+
+
 def _python_steps(torch, plan, seed, rank, on_error, python_input, python_workers,
                   python_parallel, python_timeout, pin, forms):
     """The loader's Python steps: run in the iterating thread or threads (PythonSteps) or by
@@ -606,6 +619,8 @@ class Loader:
         self._resume = False  # load_state_dict positioned the next iteration
         self._live = None  # weakref to the latest iteration
         self._live_thread = None  # the thread that started it
+        self._transcode_cache = transcode_cache
+        self._notes_said = 0  # the source's notes told in a warning
         # Held while the above change, so that two threads starting iterations (or one starting
         # and one saving the state) meet the thread check one after the other.
         self._lock = threading.Lock()
@@ -661,6 +676,8 @@ class Loader:
                 iteration = _Formatted(iteration, self._names)
             if self._batch_transform:
                 iteration = _BatchTransformEpoch(iteration, self._batch_transform, epoch, state)
+            if self._transcode_cache:  # what notes anything (a damaged file rebuilt)
+                iteration = _SourceNotes(iteration, self._warn_source_notes)
             self._live = weakref.ref(iteration)
             self._live_thread = threading.get_ident()
             return iteration
@@ -846,6 +863,14 @@ class Loader:
         return (f"stoker.Loader({self._shown!r}, batch_size={o['batch_size']}, "
                 f"workers={o['workers']}, rank={o['rank']}, world_size={o['world_size']}, "
                 f"device='{self._device}')")
+
+    def _warn_source_notes(self) -> None:
+        """A UserWarning, where the dataset's source noted something since the last one (a
+        damaged transcode-cache file rebuilt: the library prints nothing), telling it once."""
+        count, line = self._native.source_notes(self._notes_said)
+        if line:
+            self._notes_said = count
+            warnings.warn(line, UserWarning, stacklevel=5)  # the loop over the loader's batches
 
     # Threads -----------------------------------------------------------------------------
 

@@ -53,7 +53,16 @@ struct ShardSourceStats {
   int prefetch_shards = 0;          // shards fetched ahead past the loader's lookahead
   int download_streams = 0;         // downloads it runs at once now (tuned or fixed)
   int most_downloads = 0;           // the most that ran at once so far
+  // What it noted that failed no read, for its user (the library prints nothing: the CLI prints
+  // them, Python warns): how many so far, and the last one's one-line message. E.g. a transcode
+  // cache's file found damaged, deleted and rebuilt (store/import/transcode_cache.h).
+  int64_t notes = 0;
+  std::string last_note;
 };
+
+// The line that tells a user the notes of `stats` after the first `said`: "" when there are
+// none; the last one's message, with how many there were where more than one.
+std::string new_notes_line(const ShardSourceStats& stats, int64_t said);
 
 class ShardSource {
  public:

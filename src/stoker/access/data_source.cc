@@ -151,7 +151,9 @@ Result<std::shared_ptr<const Dataset>> open_in_place(std::shared_ptr<UnitReadSou
         std::shared_ptr<TranscodeCache> cache,
         TranscodeCache::open(transcoded, cache_budget_bytes(access, free_disk_bytes(transcoded),
                                                             held->held_bytes())));
-    source->set_unit_pass([cache](ShardReader unit) { return cache->transcoded(std::move(unit)); });
+    source->set_unit_pass([cache](ShardReader unit, std::string& note) {
+      return cache->transcoded(std::move(unit), &note);
+    });
   }
   return Dataset::open(std::move(source));
 }

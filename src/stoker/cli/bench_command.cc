@@ -376,6 +376,8 @@ void run_loader_bench(const LoaderBenchOptions& o) {
                    {"most_downloads", fetched.most_downloads},
                    {"prefetch_shards", fetched.prefetch_shards}};
   }
+  const std::string source_note = new_notes_line(fetched, 0);
+  if (!source_note.empty()) j["source_note"] = source_note;
   write_report_option(loader_report(run, j), o.report);
   if (tuning) j["tuning"] = nlohmann::json::parse(tuning->to_json());
   if (o.json) {
@@ -383,6 +385,7 @@ void run_loader_bench(const LoaderBenchOptions& o) {
     return;
   }
   if (!note.empty()) fmt::print("{}\n", note);
+  if (!source_note.empty()) fmt::print("note: {}\n", source_note);
   fmt::print("dataset    {}\n", dataset->describe());
   if (!o.augment.empty()) fmt::print("augment    {}\n", fmt::join(o.augment, " "));
   fmt::print(

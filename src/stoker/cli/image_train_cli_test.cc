@@ -8,6 +8,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "stoker/testing/cli_run.h"
 #include "stoker/testing/temp_dir.h"
@@ -145,6 +148,50 @@ TEST_F(ImageTrainCliTest, AnImageFolderTrainsAndBenchesInPlace) {
                                 " --batch 5 --epochs 1 --min-seconds 0 --image-size 48",
                             dir_),
                         dir_ / "src/train/b/3.jpg: ");
+}
+
+// Truncates every cached unit of the transcode cache under `cache` to half its size.
+void damage_transcoded_units(const std::string& cache) {
+  for (const fs::directory_entry& entry : fs::directory_iterator(cache + "/transcoded"))
+    if (entry.path().extension() == ".shard") fs::resize_file(entry.path(), entry.file_size() / 2);
+}
+
+// The lines of `text` that hold `part`.
+std::vector<std::string> lines_with(const std::string& text, const std::string& part) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (line.find(part) != std::string::npos) lines.push_back(line);
+  return lines;
+}
+
+// With --transcode-cache, damaged cached units are rebuilt and each data source's are told in
+// one note on stdout, by bench loader and by train (its splits' each), nothing on stderr.
+TEST_F(ImageTrainCliTest, DamagedTranscodedUnitsAreNotesOfBenchAndTrain) {
+  const std::string in_place =
+      " --image-size 32 --batch 6 --workers 1 --epochs 1 --transcode-cache "
+      "--cache-dir " +
+      dir_ / "cache";
+  const std::string train = "train --data " + dir_ / "src" + " --model cnn" + in_place;
+  ASSERT_EQ(run(train, dir_).exit_code, 0);
+  damage_transcoded_units(dir_ / "cache");
+  const RunResult bench =
+      run("bench loader --data " + dir_ / "src/train" + " --min-seconds 0" + in_place, dir_);
+  ASSERT_EQ(bench.exit_code, 0) << bench.err;
+  const std::vector<std::string> told = lines_with(bench.out, "transcode cache");
+  ASSERT_EQ(told.size(), 1u) << bench.out;
+  EXPECT_EQ(told[0].rfind("note: transcode cache: " + dir_ / "cache/transcoded/", 0), 0u);
+  EXPECT_NE(told[0].find(" is damaged, rebuilt: "), std::string::npos) << told[0];
+  EXPECT_EQ(bench.err.find("transcode cache"), std::string::npos) << bench.err;
+
+  damage_transcoded_units(dir_ / "cache");
+  const RunResult r = run(train, dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<std::string> notes = lines_with(r.out, "transcode cache");
+  EXPECT_EQ(notes.size(), 2u) << r.out;  // train/'s and val/'s
+  for (const std::string& note : notes)
+    EXPECT_EQ(note.rfind("note: transcode cache: ", 0), 0u) << note;
+  EXPECT_EQ(r.err.find("transcode cache"), std::string::npos) << r.err;
 }
 
 // The reference's --auto-augment ta_wide (the native TrivialAugmentWide, with --interpolation)

@@ -36,6 +36,8 @@ void add_verify_command(CLI::App& app) {
       const std::string& path = dataset->dir();
       const uint64_t bad = check_records(
           *dataset, [](const Status& s) { std::fprintf(stderr, "%s\n", s.message().c_str()); });
+      const std::string note = new_notes_line(dataset->source().stats(), 0);
+      if (!note.empty()) std::fprintf(stderr, "note: %s\n", note.c_str());
       if (bad > 0) {
         failed.push_back(fmt::format("{}: {} of {} records", path, bad, dataset->size()));
         continue;

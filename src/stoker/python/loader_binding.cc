@@ -251,6 +251,13 @@ class BoundLoader {
 
   std::string describe() const { return shared_->dataset->describe(); }
 
+  // What the dataset's source noted after its first `said` notes (ShardSourceStats::notes):
+  // (how many it has noted, the line that tells the new ones, "" if none).
+  py::tuple source_notes(int64_t said) const {
+    const ShardSourceStats stats = shared_->dataset->source().stats();
+    return py::make_tuple(stats.notes, new_notes_line(stats, said));
+  }
+
   // The dataset's fields: [{"name", "dtype", "shape"}], shape None for bytes fields and, for a
   // variable-length field, its dimension's name first (["N", 4]).
   py::list schema() const {
@@ -542,6 +549,7 @@ void register_loader(py::module_& module) {
            "shuffle_window"_a, "ra_reps"_a)
       .def("buffer_bytes", &BoundLoader::buffer_bytes)
       .def("stats", &BoundLoader::stats)
+      .def("source_notes", &BoundLoader::source_notes, "said"_a)
       .def(
           "epoch", [](const BoundLoader& loader, int64_t e) { return BoundEpoch(loader, e); },
           "epoch"_a);

@@ -11,6 +11,13 @@ Status ShardSource::record_error(int shard, uint64_t record, uint64_t global,
                             record, status.message(), global));
 }
 
+std::string new_notes_line(const ShardSourceStats& stats, int64_t said) {
+  const int64_t count = stats.notes - said;
+  if (count <= 0) return "";
+  if (count == 1) return stats.last_note;
+  return fmt::format("{} (the last of {} notes)", stats.last_note, count);
+}
+
 Result<ShardPins> ShardSource::acquire_all(const std::vector<int>& shards,
                                            const std::function<bool()>& cancelled,
                                            const std::function<bool()>& /*awaited*/) {

@@ -18,12 +18,17 @@ Result<ShardPin> UnitReadSource::acquire(int u, const std::function<bool()>& /*c
   lock.wait(read_, [&]() STOKER_REQUIRES(mutex_) { return !units_[u].reading; });
   if (!units_[u].reader) {
     units_[u].reading = true;
-    const std::function<ShardReader(ShardReader)> pass = unit_pass_;
+    const UnitPass pass = unit_pass_;
     lock.unlock();
     std::map<uint64_t, std::string> bad;
     Result<ShardReader> read = read_unit(u, bad);
-    if (read.is_ok() && pass) read = pass(std::move(read).value());
+    std::string note;
+    if (read.is_ok() && pass) read = pass(std::move(read).value(), note);
     lock.lock();
+    if (!note.empty()) {
+      ++notes_;
+      last_note_ = std::move(note);
+    }
     Unit& unit = units_[u];
     unit.reading = false;
     read_.notify_all();
@@ -78,7 +83,7 @@ void UnitReadSource::sweep() {
   units_ahead(ahead);
 }
 
-void UnitReadSource::set_unit_pass(std::function<ShardReader(ShardReader)> pass) {
+void UnitReadSource::set_unit_pass(UnitPass pass) {
   MutexLock lock(mutex_);
   unit_pass_ = std::move(pass);
 }
@@ -115,6 +120,8 @@ ShardSourceStats UnitReadSource::stats() const {
   ShardSourceStats stats;
   stats.fetched_bytes = read_bytes_;
   stats.wait_ns = wait_ns_;
+  stats.notes = notes_;
+  stats.last_note = last_note_;
   return stats;
 }
 

@@ -7,8 +7,8 @@
 // reads ahead (set_units_ahead) is told, at each move of the plan, the units not in memory that
 // the plan needs next, soonest first. The reasons of a unit's bad records are kept by global
 // record index for record_error. With a unit pass (set_unit_pass), each unit read passes
-// through it (e.g. store/import/transcode_cache.h: its images are then the transcoded ones).
-// Thread-safe.
+// through it (e.g. store/import/transcode_cache.h: its images are then the transcoded ones), and
+// what the pass notes is counted in stats() (ShardSourceStats::notes). Thread-safe.
 
 #include <condition_variable>
 #include <cstdint>
@@ -32,8 +32,11 @@ class UnitReadSource : public ShardSource, public std::enable_shared_from_this<U
   ShardSourceStats stats() const override;
   void advise(const ShardSchedule& schedule, int64_t lookahead) override;
   void advance(int64_t position) override;
+  // What each unit read passes through: the records to serve for the unit read, and a one-line
+  // note, where it has one, in `note` (left empty otherwise).
+  using UnitPass = std::function<ShardReader(ShardReader unit, std::string& note)>;
   // Units read from now on pass through `pass` (empty: none, the default).
-  void set_unit_pass(std::function<ShardReader(ShardReader)> pass);
+  void set_unit_pass(UnitPass pass);
 
  protected:
   UnitReadSource() = default;
@@ -71,7 +74,7 @@ class UnitReadSource : public ShardSource, public std::enable_shared_from_this<U
   void tell_reads() STOKER_REQUIRES(mutex_);
 
   Manifest manifest_;
-  std::function<ShardReader(ShardReader)> unit_pass_ STOKER_GUARDED_BY(mutex_);
+  UnitPass unit_pass_ STOKER_GUARDED_BY(mutex_);
   std::vector<const ShardReader*> readers_;  // entry u set while unit u is read
 
   mutable Mutex mutex_;
@@ -86,6 +89,8 @@ class UnitReadSource : public ShardSource, public std::enable_shared_from_this<U
   int units_ahead_ STOKER_GUARDED_BY(mutex_) = 0;
   uint64_t read_bytes_ STOKER_GUARDED_BY(mutex_) = 0;
   int64_t wait_ns_ STOKER_GUARDED_BY(mutex_) = 0;
+  int64_t notes_ STOKER_GUARDED_BY(mutex_) = 0;  // the unit pass's notes
+  std::string last_note_ STOKER_GUARDED_BY(mutex_);
 };
 
 }  // namespace stoker

@@ -9,6 +9,7 @@
 
 #include "stoker/distributed/gradient_reducer.h"
 #include "stoker/distributed/process_group.h"
+#include "stoker/store/shard_source.h"
 #include "stoker/train/device_memory.h"
 #include "stoker/train/rank_agreement.h"
 #include "stoker/train/run_record.h"
@@ -89,6 +90,7 @@ TrainResult TrainingRun::run() {
   result.seconds = start.seconds();
   result.tuning = s.loader->tuning();
   say_tuning(/*at_end=*/true);
+  say_source_notes();
 
   if (result.reason != StopReason::kStopRequested && !o.save_model.empty() && s.leads()) {
     result.model_error = write_or_rescue(
@@ -184,6 +186,7 @@ bool TrainingRun::train_epoch(int64_t e, EpochMetrics& m, TrainResult& result) {
   m.device_peak_bytes = device_memory_peak(s.device);
   progress_.print(m.to_line());
   say_tuning(/*at_end=*/false);
+  say_source_notes();
   if (log_) throw_if_error(log_->append("epoch", m.to_json()));
   result.checkpoint = keeper_.save(steps_.step(), 0, 0);
   steps_.end_epoch();
@@ -211,6 +214,18 @@ void TrainingRun::say_tuning(bool at_end) {
   if (!tuning || tuning_said_ || (!tuning->settled && !at_end)) return;
   progress_.print("workers auto: " + tuning->summary());
   tuning_said_ = true;
+}
+
+void TrainingRun::say_source_notes() {
+  const auto say = [this](const Dataset& data, int64_t& said) {
+    const ShardSourceStats stats = data.source().stats();
+    const std::string line = new_notes_line(stats, said);
+    if (line.empty()) return;
+    progress_.print("note: " + line);
+    said = stats.notes;
+  };
+  say(*setup_->train_data, train_notes_said_);
+  if (setup_->test_data) say(*setup_->test_data, test_notes_said_);
 }
 
 void TrainingRun::measure(int64_t e, double loss_sum, int64_t loss_samples,

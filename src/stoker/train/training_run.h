@@ -47,6 +47,9 @@ class TrainingRun {
   StopReason stop_reason() const;
   // Prints the training loader's tuning once: when it has settled, or (`at_end`) as it stands.
   void say_tuning(bool at_end);
+  // Prints what the sources of the training and evaluation data noted since it last did (a
+  // damaged transcode-cache file rebuilt: ShardSourceStats::notes).
+  void say_source_notes();
 
   std::unique_ptr<TrainingSetup> setup_;
   Progress progress_;
@@ -60,6 +63,9 @@ class TrainingRun {
   double resumed_loss_sum_ = 0;
   int64_t resumed_samples_ = 0;
   bool tuning_said_ = false;  // say_tuning printed
+  // The notes of the training and evaluation data's sources say_source_notes printed.
+  int64_t train_notes_said_ = 0;
+  int64_t test_notes_said_ = 0;
 };
 
 }  // namespace stoker

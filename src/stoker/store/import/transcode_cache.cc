@@ -1,8 +1,11 @@
 #include "stoker/store/import/transcode_cache.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 
-#include <cstdio>
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <utility>
@@ -20,6 +23,40 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kSuffix = ".shard";
+
+// How long before a cache was opened a file's use still keeps it: mtimes come from the kernel's
+// coarse clock, which may lag the clock the cache reads by some milliseconds.
+constexpr int64_t kClockSlackNs = 1'000'000'000;
+
+// A cached file as listed: its size and when it was last used (its mtime).
+struct CachedFile {
+  std::string path;
+  uint64_t bytes = 0;
+  int64_t used_ns = 0;  // since the epoch
+};
+
+// The cached files under `dir` (those that vanish meanwhile left out); kIoError naming `dir`
+// when it cannot be listed.
+Result<std::vector<CachedFile>> list_cached(const std::string& dir) {
+  std::vector<CachedFile> files;
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.path().extension() != kSuffix) continue;
+    CachedFile file{entry.path().string()};
+    struct stat st {};
+    if (::stat(file.path.c_str(), &st) != 0) continue;
+    file.bytes = static_cast<uint64_t>(st.st_size);
+    file.used_ns = st.st_mtim.tv_sec * int64_t{1'000'000'000} + st.st_mtim.tv_nsec;
+    files.push_back(std::move(file));
+  }
+  if (ec)
+    return io_error(fmt::format("{}: cannot list the transcode cache: {}", dir, ec.message()));
+  return files;
+}
+
+// Records a use of the cached file `path`: its mtime set to now (a file this process may not
+// touch keeps its older time).
+void touch(const std::string& path) { ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0); }
 
 // The file of `original`'s unit under `dir`: named by its name and its records' checksums.
 std::string cached_path(const std::string& dir, const ShardReader& original) {
@@ -57,18 +94,14 @@ Result<std::shared_ptr<TranscodeCache>> TranscodeCache::open(const std::string& 
   fs::create_directories(dir, ec);
   if (ec)
     return io_error(fmt::format("{}: cannot make the transcode cache: {}", dir, ec.message()));
-  std::shared_ptr<TranscodeCache> cache(new TranscodeCache(dir, budget_bytes, max_pixels));
-  uint64_t held = 0;
-  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.path().extension() != kSuffix) continue;
-    std::error_code size_ec;
-    const uintmax_t size = entry.file_size(size_ec);
-    if (!size_ec) held += size;
-  }
-  if (ec)
-    return io_error(fmt::format("{}: cannot list the transcode cache: {}", dir, ec.message()));
+  const int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  std::shared_ptr<TranscodeCache> cache(
+      new TranscodeCache(dir, budget_bytes, max_pixels, now_ns - kClockSlackNs));
+  STOKER_ASSIGN_OR_RETURN(const std::vector<CachedFile> files, list_cached(dir));
   MutexLock lock(cache->mutex_);
-  cache->held_ = held;
+  for (const CachedFile& file : files) cache->held_ += file.bytes;
   return cache;
 }
 
@@ -77,44 +110,90 @@ uint64_t TranscodeCache::held_bytes() const {
   return held_;
 }
 
-ShardReader TranscodeCache::transcoded(ShardReader original) {
+ShardReader TranscodeCache::transcoded(ShardReader original, std::string* note) {
   if (!transcodable(original.schema()) || original.records() == 0) return original;
   const std::string path = cached_path(dir_, original);
-  std::error_code ec;
-  if (fs::exists(path, ec)) {
-    Result<ShardReader> cached = ShardReader::open(path);
+  Result<ShardReader> cached = ShardReader::open(path);
+  if (cached.status().code() == StatusCode::kNotFound) {
+    MutexLock lock(mutex_);
+    forget(path, 0);  // never written, or deleted by another process since
+  } else {
+    bool checked = false;
     {
       MutexLock lock(mutex_);
-      if (cached.is_ok() && checked_.count(path)) return std::move(cached).value();
+      checked = used_.count(path) > 0;
     }
-    Status check = cached.is_ok() ? check_cached(cached.value(), original) : cached.status();
+    const Status check = !cached.is_ok() ? cached.status()
+                         : checked       ? Status::ok()
+                                         : check_cached(cached.value(), original);
     if (check.is_ok()) {
+      touch(path);
       MutexLock lock(mutex_);
-      checked_.insert(path);
+      used_[path] = cached.value().file_bytes();
       return std::move(cached).value();
     }
-    std::error_code size_ec;
+    std::error_code size_ec, ec;
     const uintmax_t size = fs::file_size(path, size_ec);
-    fmt::print(stderr, "stoker: transcode cache: {} (of {}) is damaged, rebuilt: {}\n", path,
-               original.path(), check.message());
+    if (note != nullptr)
+      *note = fmt::format("transcode cache: {} (of {}) is damaged, rebuilt: {}", path,
+                          original.path(), check.message());
     fs::remove(path, ec);
     MutexLock lock(mutex_);
-    held_ -= std::min<uint64_t>(held_, size_ec ? 0 : size);
+    forget(path, size_ec ? 0 : size);
   }
   // Room for the transcode, reserved at the original's size (a transcode is about as large).
   const uint64_t reserved = original.file_bytes();
   {
     MutexLock lock(mutex_);
-    if (held_ + reserved > budget_) return original;
+    if (building_.count(path) || !make_room(reserved)) return original;
     held_ += reserved;
+    reserved_ += reserved;
+    building_.insert(path);
   }
   Result<ShardReader> built = build(original, path);
   const uint64_t size = built.is_ok() ? built.value().file_bytes() : 0;
   MutexLock lock(mutex_);
   held_ = held_ - reserved + size;
+  reserved_ -= reserved;
+  building_.erase(path);
   if (!built.is_ok()) return original;
-  checked_.insert(path);
+  used_[path] = size;
   return std::move(built).value();
+}
+
+void TranscodeCache::forget(const std::string& path, uint64_t bytes) {
+  auto used = used_.find(path);
+  if (used != used_.end()) {
+    bytes = used->second;
+    used_.erase(used);
+  }
+  held_ -= std::min(held_, bytes);
+}
+
+bool TranscodeCache::make_room(uint64_t bytes) {
+  if (held_ + bytes <= budget_) return true;
+  Result<std::vector<CachedFile>> listed = list_cached(dir_);
+  if (!listed.is_ok()) return false;
+  std::vector<CachedFile> may_go;  // used by no run that may still read them
+  uint64_t files = 0, freeable = 0;
+  for (CachedFile& file : listed.value()) {
+    if (building_.count(file.path)) continue;  // counted in reserved_
+    files += file.bytes;
+    if (used_.count(file.path) || file.used_ns >= opened_ns_) continue;
+    freeable += file.bytes;
+    may_go.push_back(std::move(file));
+  }
+  held_ = files + reserved_;
+  if (held_ - freeable + bytes > budget_) return false;
+  std::sort(may_go.begin(), may_go.end(),
+            [](const CachedFile& a, const CachedFile& b) { return a.used_ns < b.used_ns; });
+  for (const CachedFile& file : may_go) {
+    if (held_ + bytes <= budget_) break;
+    std::error_code ec;
+    fs::remove(file.path, ec);  // gone already (another process's eviction): room all the same
+    if (!ec) held_ -= file.bytes;
+  }
+  return held_ + bytes <= budget_;
 }
 
 Result<ShardReader> TranscodeCache::build(const ShardReader& original,
