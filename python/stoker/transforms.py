@@ -19,7 +19,7 @@ through one table (``_TRANSLATIONS``), with the same checks; ``ToDtype(torch.flo
 scale=True)`` and ``ConvertImageDtype(torch.float)`` are ``ToTensor``; ``PILToTensor``,
 ``ToImage`` and ``ToPureTensor`` keep the pixels but start torchvision's tensor backend: a step
 whose native operation equals the other backend's pixels (its "backend") runs in Python
-(_split); a v2 crop or Resize there resamples as torch does a uint8 tensor. A pipeline stoker
+(_split); a crop or Resize there resamples as torch does the tensor. A pipeline stoker
 cannot run raises one ValueError naming every step it cannot run. Parameters are checked by
 the native registry: a wrong one raises the CLI's one-line message.
 
@@ -157,7 +157,8 @@ def _resize_backend(name: str, backend) -> str:
 class RandomResizedCrop:
     """torchvision's RandomResizedCrop of an encoded image, PIL's antialiased bilinear or
     bicubic filter (or "random": either per sample, timm's); ``backend="tensor"``: torchvision
-    v2's resize of a uint8 tensor instead (torch's uint8 kernels, where v2 uses them).
+    v2's resize of a uint8 tensor instead (torch's uint8 kernels), ``"tensor_float"``: its
+    resize of a tensor in float32 (v1's).
 
     ``dct_scaling=True`` (the fast mode) lets JPEGs decode at 1/2 or 1/4 scale when the crop
     still covers the output: faster, pixels slightly different from a full decode
@@ -790,30 +791,60 @@ def _backend_mismatch(original, step, backend: str) -> Optional[str]:
             f"torchvision's {kernels} kernels")
 
 
-def _not_torchs_uint8_resize(original, step) -> Optional[str]:
-    """Why torchvision's resampling `original` (translated as `step`) resizes a uint8 tensor
-    otherwise than torch's antialiased uint8 kernels (stoker's backend "tensor"); None where it
-    uses them: v2's resize does for bicubic, and for bilinear where torch's CPU kernels are AVX2
-    or AVX-512 (its _do_native_uint8_resize_on_cpu); v1's converts to float32."""
+def _tensor_backend(original, step) -> tuple:
+    """(stoker's backend for torchvision's resampling `original` (translated as `step`) after
+    the image became a tensor, or None, and why not): "tensor" where torchvision resizes the
+    uint8 tensor with torch's antialiased uint8 kernels (v2: bicubic, and bilinear where torch's
+    CPU kernels are AVX2 or AVX-512, its _do_native_uint8_resize_on_cpu), "tensor_float" where
+    it resizes it in float32 (v1, and v2 elsewhere) and stoker's float kernel gives this torch's
+    pixels (_float_kernel_is_torchs)."""
     if getattr(original, "antialias", True) is False:
-        return "antialias=False, torch's resize without antialiasing"
-    if ".v2" not in type(original).__module__:
-        return "torchvision v1 resizes a tensor in float32"
+        return None, "antialias=False, torch's resize without antialiasing"
     modes = {call.group(1) for call in re.finditer(r"interpolation='?(\w+)", repr(step))}
-    if "bicubic" not in modes or len(modes) > 1:
-        import torch  # a v2 transform is given, so torch is there
-        if torch.backends.cpu.get_cpu_capability() not in ("AVX2", "AVX512"):
-            return "on this CPU torch resizes a uint8 tensor bilinearly in float32"
-    return None
+    import torch  # a torchvision transform is given, so torch is there
+    if ".v2" in type(original).__module__ and (modes == {"bicubic"} or
+                                               torch.backends.cpu.get_cpu_capability() in
+                                               ("AVX2", "AVX512")):
+        return "tensor", None
+    if all(_float_kernel_is_torchs(mode) for mode in modes):
+        return "tensor_float", None
+    return None, "this torch resizes a tensor in float32 otherwise than stoker"
 
 
-def _resize_on_tensor(step):
-    """Resampling source `step` with torchvision v2's uint8 tensor kernels."""
+_FLOAT_KERNEL_CHECKED: Dict[str, bool] = {}
+
+
+def _float_kernel_is_torchs(mode: str) -> bool:
+    """Whether stoker's float32 resize (backend "tensor_float") gives this torch's pixels for
+    `mode` on a few random images, down and up, with few taps and many (the order of torch's
+    sums depends on how it was built): checked once a process."""
+    if mode not in _FLOAT_KERNEL_CHECKED:
+        import numpy
+        import torch
+        rng = numpy.random.default_rng(47)
+        same = mode in ("bilinear", "bicubic")
+        for (h, w), (out_h, out_w) in (((37, 29), (20, 23)), ((13, 17), (40, 31)),
+                                       ((97, 64), (30, 44)), ((200, 9), (17, 50))):
+            if not same:
+                break
+            pixels = rng.integers(0, 256, (h, w, 3), dtype=numpy.uint8)
+            theirs = torch.nn.functional.interpolate(
+                torch.from_numpy(pixels).permute(2, 0, 1)[None].float(), size=(out_h, out_w),
+                mode=mode, antialias=True, align_corners=False)[0].permute(1, 2, 0).numpy()
+            ours = numpy.frombuffer(_stoker.torch_float_resize(pixels, out_h, out_w, mode),
+                                    dtype=numpy.float32).reshape(out_h, out_w, 3)
+            same = numpy.array_equal(ours, theirs)  # the float32 values, before rounding
+        _FLOAT_KERNEL_CHECKED[mode] = same
+    return _FLOAT_KERNEL_CHECKED[mode]
+
+
+def _resize_on_tensor(step, backend: str):
+    """Resampling source `step` with torchvision's tensor `backend` ("tensor", "tensor_float")."""
     if isinstance(step, _SourceChoice):
-        return _SourceChoice.of_text(step.params["ops"].replace("backend=pil", "backend=tensor"),
-                                     step.params["p"])
+        return _SourceChoice.of_text(
+            step.params["ops"].replace("backend=pil", f"backend={backend}"), step.params["p"])
     step = copy.copy(step)
-    step.backend = "tensor"
+    step.backend = backend
     return step
 
 
@@ -870,11 +901,11 @@ def _split(field: str, originals: list, python: Optional[list], native: int) -> 
                 if mismatch:
                     raise _BackendMismatch(mismatch)
                 if backend == "tensor" and isinstance(t, _RESAMPLING):
-                    otherwise = _not_torchs_uint8_resize(original, t)
-                    if otherwise is None:
-                        t = _resize_on_tensor(t)
+                    tensor, why_not = _tensor_backend(original, t)
+                    if tensor is not None:
+                        t = _resize_on_tensor(t, tensor)
                     elif not deviations:
-                        deviations.append(_source_deviation(original, otherwise))
+                        deviations.append(_source_deviation(original, why_not))
         except ValueError as e:
             if python is None or not callable(original) or isinstance(e, _Wrong):
                 problems.append(e)

@@ -267,26 +267,22 @@ def test_torchvisions_eval_presets_are_accepted_with_their_pixels(images, name, 
 
 
 def test_markers_stand_anywhere_and_dtype_steps_are_totensor(images):
-    """v1's markers anywhere keep PIL's resampling (v1 resizes a tensor in float32, which stoker
-    does not reproduce: test_tensor_resize.py); v2's Resize after ToImage is torch's uint8
-    resize of the tensor."""
+    """The dtype steps are ToTensor wherever they stand; a Resize after a marker is torch's
+    resize of the tensor (v1's float32, v2's uint8: test_tensor_resize.py), before one PIL's."""
     path, encoded = images
     exact = stoker_batch(path, S.Compose([S.Resize(40), S.CenterCrop(32), S.ToTensor(),
                                           S.Normalize(MEAN, STD)]))
-    for pipeline in (
-            T.Compose([T.PILToTensor(), T.Resize(40), T.CenterCrop(32),
-                       T.ConvertImageDtype(torch.float32), T.Normalize(MEAN, STD)]),
-            T.Compose([T.Resize(40), T.CenterCrop(32), T.PILToTensor(),
-                       T.ConvertImageDtype(torch.float), T.Normalize(MEAN, STD)])):
-        assert torch.equal(stoker_batch(path, pipeline), exact), pipeline
-    on_tensors = T2.Compose([T2.ToImage(), T2.Resize(40), T2.CenterCrop(32)])
-    as_float = stoker_batch(path, T2.Compose([on_tensors, T2.ToDtype(torch.float32, scale=True),
-                                              T2.Normalize(MEAN, STD)]))
-    want = torchvision_batch(encoded, T2.Compose([on_tensors, T2.ToPureTensor()]))
-    torch.testing.assert_close(as_float, T2.functional.normalize(want.float() / 255, MEAN, STD),
-                               rtol=0, atol=1e-5)
-    as_uint8 = stoker_batch(path, T2.Compose([on_tensors, T2.ToPureTensor()]))
-    assert torch.equal(as_uint8, want)
+    pil_first = T.Compose([T.Resize(40), T.CenterCrop(32), T.PILToTensor(),
+                           T.ConvertImageDtype(torch.float), T.Normalize(MEAN, STD)])
+    assert torch.equal(stoker_batch(path, pil_first), exact)
+    for marker, module in ((T.PILToTensor(), T), (T2.ToImage(), T2)):
+        on_tensors = module.Compose([marker, module.Resize(40), module.CenterCrop(32)])
+        as_float = stoker_batch(path, module.Compose([
+            on_tensors, module.ConvertImageDtype(torch.float32), module.Normalize(MEAN, STD)]))
+        want = torchvision_batch(encoded, on_tensors).as_subclass(torch.Tensor)
+        torch.testing.assert_close(as_float, T.functional.normalize(want.float() / 255, MEAN,
+                                                                    STD), rtol=0, atol=1e-5)
+        assert torch.equal(stoker_batch(path, on_tensors), want), module
 
 
 def test_torchvisions_v2_training_preset_is_stokers_pipeline(images):

@@ -58,6 +58,8 @@ struct ResizedCenterCrop {
   int height = 0;
   int resized_width = 0;  // the size Resize gives the whole image
   int resized_height = 0;
+  int left = 0;  // where the crop (its inner rectangle) starts in the resized image
+  int top = 0;
   // Where the crop is larger than the resized image: the box resampled into the inner_width x
   // inner_height rectangle at (pad_left, pad_top) of the output, zeros around it (else the
   // whole output).

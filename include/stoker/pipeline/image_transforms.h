@@ -40,6 +40,13 @@ inline constexpr int kMaxImageSize = 1 << 15;
 // per sample with equal odds, as timm's "random" interpolation.
 enum class ImageInterpolation { kBilinear, kBicubic, kRandom };
 
+// Whose resize an image transform's pixels are (ImageOutput::backend, the operations' parameter
+// "backend": "pil", "tensor", "tensor_float").
+enum class ResizeBackend { kPil, kTensor, kTensorFloat };
+
+// The backend called `name`; kPil for any other name.
+ResizeBackend resize_backend_named(const std::string& name);
+
 // The interpolation called `name` ("bilinear", "bicubic" or "random"; the operations' parameter
 // "interpolation"); kBilinear for any other name.
 ImageInterpolation interpolation_named(const std::string& name);
@@ -52,10 +59,11 @@ struct ImageOutput {
   std::vector<float> mean = kImageNetMean;  // float32 only; one value or one per channel
   std::vector<float> std = kImageNetStd;
   ImageInterpolation interpolation = ImageInterpolation::kBilinear;
-  // Whose resize the pixels are: torchvision's of a PIL image (PIL's filters), or, true, its v2
-  // resize of a uint8 tensor (torch's antialiased uint8 kernels: the same filters with fewer
-  // fractional bits, image/resample_filter.h).
-  bool tensor_backend = false;
+  // Whose resize the pixels are: torchvision's of a PIL image (PIL's filters), its v2 resize of
+  // a uint8 tensor (torch's antialiased uint8 kernels: the same filters with fewer fractional
+  // bits, image/resample_filter.h), or its resize of a tensor in float32 (v1's,
+  // image/torch_float_resize.h).
+  ResizeBackend backend = ResizeBackend::kPil;
   // The fast mode, opt-in (`--dct-scaling`, Python's dct_scaling=True): decode JPEGs at a
   // reduced DCT scale (1/2, 1/4) when the scaled crop still covers the output, which is faster;
   // its pixels then differ from a full-resolution decode (docs/BENCHMARKS.md says by how much

@@ -113,8 +113,8 @@ Result<ResizedCenterCrop> resize_center_crop(int width, int height, int resize_s
     inner = crop;
     return static_cast<int>(round_half_even((resized - crop) / 2.0));
   };
-  const int top = place(out.resized_height, crop_height, out.pad_top, out.inner_height);
-  const int left = place(out.resized_width, crop_width, out.pad_left, out.inner_width);
+  const int top = out.top = place(out.resized_height, crop_height, out.pad_top, out.inner_height);
+  const int left = out.left = place(out.resized_width, crop_width, out.pad_left, out.inner_width);
   // (edge * size) / resized: exact at the image's own edges, so the box never leaves it.
   const auto to_source = [](int edge, int size, int resized) {
     return static_cast<double>(int64_t{edge} * size) / resized;

@@ -9,6 +9,7 @@
 #include "stoker/image/decode.h"
 #include "stoker/image/image_header.h"
 #include "stoker/image/resample.h"
+#include "stoker/image/torch_float_resize.h"
 #include "stoker/store/record_view.h"
 
 namespace stoker {
@@ -50,6 +51,8 @@ struct SamplePlan {
   int source_height = 0;
   int resized_width = 0;
   int resized_height = 0;
+  // The part of that resize the sample is (CenterCrop's, in the resized image); width 0: all.
+  image::ResampleWindow window;
 };
 
 // The common part of the image transforms: find the bytes and the image's size, decode the
@@ -117,6 +120,8 @@ class EncodedImageTransform : public Base {
     thread_local image::Resampler simd(image::ResampleKernel::kSimd);
     thread_local image::Resampler scalar(image::ResampleKernel::kScalar);
     image::Resampler& resampler = output_.simd_resize ? simd : scalar;
+    if (output_.backend == ResizeBackend::kTensorFloat)
+      return finish(render_float(bytes, width, height, plan, buffer, resampler, target));
     image::DecodeRequest request;
     if (!output_.crop_decode) {
       // The whole image at full scale, then the plan's rectangle of it: the same pixels.
@@ -157,6 +162,40 @@ class EncodedImageTransform : public Base {
   const bool random_filter_;  // bilinear or bicubic drawn per sample
 
  private:
+  // torchvision's resize of a tensor in float32 (image/torch_float_resize.h): the whole
+  // resize's window, from the decoded crop (RandomResizedCrop: torch crops first) or the whole
+  // image, then written by an identity resample (the flip, the conversion, the layout).
+  Status render_float(ByteSpan bytes, int width, int height, const SamplePlan& plan,
+                      image::DecodeBuffer& buffer, image::Resampler& resampler,
+                      uint8_t* target) const {
+    const bool crop_first = plan.resized_width == 0 && plan.out_width == 0;
+    image::DecodeRequest request;
+    request.crop = crop_first ? plan.decode : image::CropRect{0, 0, width, height};
+    Result<image::DecodedCrop> decoded = image::decode_rgb(bytes, request, buffer);
+    if (!decoded.is_ok()) return decoded.status();
+    const image::RgbView& pixels = decoded.value().pixels;
+    if (pixels.width != request.crop->width || pixels.height != request.crop->height)
+      return corrupt(
+          fmt::format("stored size {}x{} but the image decodes otherwise", width, height));
+    const image::ResampleOutput out = output(plan);
+    const int in_width = pixels.width, in_height = pixels.height;
+    int resized_width = out.width, resized_height = out.height;
+    if (plan.resized_width > 0) {
+      resized_width = plan.resized_width;
+      resized_height = plan.resized_height;
+    }
+    thread_local std::vector<float> values;
+    thread_local std::vector<uint8_t> resized;
+    STOKER_RETURN_IF_ERROR(image::torch_float_resize(pixels, 0, 0, in_width, in_height,
+                                                     resized_width, resized_height, plan.window,
+                                                     out.filter, values));
+    image::round_to_uint8(values, out.filter, resized);
+    const image::RgbView done{resized.data(), out.width, out.height,
+                              static_cast<ptrdiff_t>(out.width) * 3};
+    return resampler.resample(done, image::PixelBox{0.0, 0.0, 0.0 + out.width, 0.0 + out.height},
+                              out, target);
+  }
+
   image::ResampleOutput output(const SamplePlan& plan) const {
     image::ResampleOutput out = out_;
     out.flip_horizontal = plan.flip;
@@ -169,7 +208,7 @@ class EncodedImageTransform : public Base {
       out.width = plan.out_width;
       out.height = plan.out_height;
     }
-    if (output_.tensor_backend) {
+    if (output_.backend == ResizeBackend::kTensor) {
       const bool whole = plan.resized_width > 0;
       out.precision_x = image::torch_precision_bits(
           whole ? plan.source_width : static_cast<int>(std::lround(plan.box.x1 - plan.box.x0)),
@@ -280,6 +319,7 @@ class CenterCrop : public FixedImageTransform {
     plan.source_height = height;
     plan.resized_width = c.resized_width;
     plan.resized_height = c.resized_height;
+    plan.window = {c.left, c.top, c.inner_width, c.inner_height};
     if (c.inner_width != c.width || c.inner_height != c.height) {
       plan.pad_left = c.pad_left;
       plan.pad_top = c.pad_top;
@@ -366,6 +406,12 @@ Status check_output(const Schema& schema, const std::string& field, const ImageO
 }
 
 }  // namespace
+
+ResizeBackend resize_backend_named(const std::string& name) {
+  if (name == "tensor") return ResizeBackend::kTensor;
+  if (name == "tensor_float") return ResizeBackend::kTensorFloat;
+  return ResizeBackend::kPil;
+}
 
 ImageInterpolation interpolation_named(const std::string& name) {
   if (name == "bicubic") return ImageInterpolation::kBicubic;

@@ -8,6 +8,7 @@
 
 #include "stoker/image/decode.h"
 #include "stoker/image/image_header.h"
+#include "stoker/image/torch_float_resize.h"
 #include "stoker/store/image_record.h"
 #include "stoker/util/checksum.h"
 
@@ -99,9 +100,35 @@ py::dict image_info(const py::buffer& data, bool check) {
   return info;
 }
 
+// torch's float32 antialiased resize (image/torch_float_resize.h) of the uint8 RGB image
+// `pixels` (a C-contiguous [H, W, 3] buffer) to height x width, float32 bytes [height, width,
+// 3] before rounding: what stoker.transforms compares with torch itself before it takes
+// backend="tensor_float".
+py::bytes torch_float_resize(const py::buffer& pixels, int height, int width,
+                             const std::string& interpolation) {
+  const py::buffer_info buffer = pixels.request();
+  if (buffer.ndim != 3 || buffer.shape[2] != 3 || buffer.itemsize != 1 || buffer.strides[2] != 1 ||
+      buffer.strides[1] != 3 || buffer.strides[0] != 3 * buffer.shape[1])
+    throw py::value_error("torch_float_resize takes C-contiguous uint8 pixels [H, W, 3]");
+  const image::RgbView view{static_cast<const uint8_t*>(buffer.ptr),
+                            static_cast<int>(buffer.shape[1]), static_cast<int>(buffer.shape[0]),
+                            static_cast<ptrdiff_t>(buffer.strides[0])};
+  const image::ResampleFilter filter = interpolation == "bicubic"
+                                           ? image::ResampleFilter::kBicubic
+                                           : image::ResampleFilter::kBilinear;
+  std::vector<float> out;
+  throw_if_error(image::torch_float_resize(view, 0, 0, view.width, view.height, width, height,
+                                           image::ResampleWindow{}, filter, out));
+  return py::bytes(reinterpret_cast<const char*>(out.data()), out.size() * sizeof(float));
+}
+
 }  // namespace
 
 void register_image(py::module_& module) {
+  module.def("torch_float_resize", &torch_float_resize, py::arg("pixels"), py::arg("height"),
+             py::arg("width"), py::arg("interpolation"),
+             "torch's float32 antialiased resize of uint8 RGB pixels [H, W, 3], as float32 "
+             "bytes [height, width, 3] (\"bilinear\" or \"bicubic\").");
   module.def("image_record_fields", &image_record_fields,
              "The fields of an image dataset's records, as (name, dtype, shape) tuples.");
   module.def("image_info", &image_info, py::arg("data"), py::kw_only(), py::arg("check") = true,

@@ -41,7 +41,7 @@ OpSpec center_crop() {
     output.width = static_cast<int>(p.integer("width"));
     output.dct_scaling = p.flag("dct_scaling");
     output.interpolation = interpolation_named(p.choice("interpolation"));
-    output.tensor_backend = tensor_backend(p);
+    output.backend = resize_backend(p);
     return center_crop_transform(*context.schema, context.field, output,
                                  static_cast<int>(p.integer("resize")),
                                  static_cast<int>(p.integer("max_size")));

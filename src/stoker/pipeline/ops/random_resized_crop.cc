@@ -41,7 +41,7 @@ OpSpec random_resized_crop() {
     output.width = static_cast<int>(p.integer("width"));
     output.dct_scaling = p.flag("dct_scaling");
     output.interpolation = interpolation_named(p.choice("interpolation"));
-    output.tensor_backend = tensor_backend(p);
+    output.backend = resize_backend(p);
     RandomCropOptions options;
     options.crop = {p.reals("scale")[0], p.reals("scale")[1], p.reals("ratio")[0],
                     p.reals("ratio")[1]};

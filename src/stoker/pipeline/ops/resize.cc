@@ -39,7 +39,7 @@ OpSpec resize() {
     output.size = static_cast<int>(capacity);
     output.width = 0;
     output.interpolation = interpolation_named(p.choice("interpolation"));
-    output.tensor_backend = tensor_backend(p);
+    output.backend = resize_backend(p);
     return resize_transform(*context.schema, context.field, output, static_cast<int>(size),
                             static_cast<int>(max_size));
   };

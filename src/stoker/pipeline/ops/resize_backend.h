@@ -1,18 +1,21 @@
 #pragma once
 // The decoding sources' "backend" parameter (random_resized_crop, center_crop, resize): whose
 // resize their pixels are, torchvision's of a PIL image or its v2 resize of a uint8 tensor
-// (ImageOutput::tensor_backend).
+// (ImageOutput::backend).
 #include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/op_registry.h"
 
 namespace stoker::ops {
 
 inline ParamSpec resize_backend_param() {
-  return ParamSpec::choice("backend", "pil", {"pil", "tensor"},
-                           "whose resize: torchvision's of a PIL image (PIL's filters), or its v2 "
-                           "resize of a uint8 tensor (torch's antialiased uint8 kernels)");
+  return ParamSpec::choice(
+      "backend", "pil", {"pil", "tensor", "tensor_float"},
+      "whose resize: torchvision's of a PIL image (PIL's filters), its v2 resize of a uint8 "
+      "tensor (torch's antialiased uint8 kernels), or its resize of a tensor in float32 (v1's)");
 }
 
-inline bool tensor_backend(const Params& p) { return p.choice("backend") == "tensor"; }
+inline ResizeBackend resize_backend(const Params& p) {
+  return resize_backend_named(p.choice("backend"));
+}
 
 }  // namespace stoker::ops
