@@ -838,8 +838,18 @@ def _float_kernel_is_torchs(mode: str) -> bool:
     return _FLOAT_KERNEL_CHECKED[mode]
 
 
+def _resamples(step) -> bool:
+    """Whether `step` is a resampling source, or a Compose holding one (weights.transforms()'s)."""
+    return isinstance(step, _RESAMPLING) or (
+        isinstance(step, Compose) and any(isinstance(s, _RESAMPLING) for s in step.transforms))
+
+
 def _resize_on_tensor(step, backend: str):
-    """Resampling source `step` with torchvision's tensor `backend` ("tensor", "tensor_float")."""
+    """Resampling source `step` (or a Compose's) with torchvision's tensor `backend` ("tensor",
+    "tensor_float")."""
+    if isinstance(step, Compose):
+        return Compose([_resize_on_tensor(s, backend) if isinstance(s, _RESAMPLING) else s
+                        for s in step.transforms])
     if isinstance(step, _SourceChoice):
         return _SourceChoice.of_text(
             step.params["ops"].replace("backend=pil", f"backend={backend}"), step.params["p"])
@@ -900,7 +910,7 @@ def _split(field: str, originals: list, python: Optional[list], native: int) -> 
                 mismatch = _backend_mismatch(original, t, backend)
                 if mismatch:
                     raise _BackendMismatch(mismatch)
-                if backend == "tensor" and isinstance(t, _RESAMPLING):
+                if backend == "tensor" and _resamples(t):
                     tensor, why_not = _tensor_backend(original, t)
                     if tensor is not None:
                         t = _resize_on_tensor(t, tensor)

@@ -356,6 +356,13 @@ def test_weights_transforms_run_natively_with_torchvisions_pixels(images, weight
     assert {where for _, where in loader.plan["image"]} == {"native"}
     torch.testing.assert_close(next(iter(loader))["image"], torchvision_batch(encoded, preset),
                                rtol=0, atol=1e-5)
+    # On a tensor (the reference's --backend tensor): torchvision's float32 resize of it.
+    on_tensor = T.Compose([T.PILToTensor(), preset])
+    loader = stoker.Loader(path, batch_size=64, shuffle=False, transforms=on_tensor,
+                           batch_format="dict")
+    assert "backend='tensor_float'" in loader.plan["image"][0][0]
+    torch.testing.assert_close(next(iter(loader))["image"],
+                               torchvision_batch(encoded, on_tensor), rtol=0, atol=1e-5)
 
 
 class ReferencePresetEval:
