@@ -148,6 +148,14 @@ TEST_F(RemoteParquetTest, RowGroupsAreFetchedByRangeAndAreTheLocalRecords) {
   EXPECT_EQ(asked[1].rfind("GET /pq/again.parquet 206", 0), 0u) << asked[1];
 }
 
+// An http:// folder of Parquet files is listed from its index page (nginx's autoindex): the
+// same records as the brace pattern of its files gives.
+TEST_F(RemoteParquetTest, AFolderIsListedFromItsIndexPage) {
+  const std::vector<std::string> named =
+      testing::all_records(*open(url("pq/{many,train}.parquet")).value_or_throw());
+  EXPECT_EQ(testing::all_records(*open(url("_index/pq/")).value_or_throw()), named);
+}
+
 TEST_F(RemoteParquetTest, RowGroupsAreFetchedAheadInTheLoadersOrder) {
   const std::vector<std::string> local =
       testing::all_records(*open(root() + "/pq/train.parquet").value_or_throw());
