@@ -23,6 +23,9 @@ constexpr size_t kMaxListTokenBytes = 4096;
 constexpr size_t kMaxListPages = 100000;
 constexpr int kMaxListSeconds = 600;
 
+// The longest numeric character reference xml_text decodes, leading zeros and all ("&#x0007F;").
+constexpr size_t kMaxCharacterReference = 12;
+
 // `text` with XML's five predefined entities and numeric character references below 128
 // decoded (S3 escapes keys so).
 std::string xml_text(std::string_view text) {
@@ -40,7 +43,9 @@ std::string xml_text(std::string_view text) {
       }
     }
     if (!decoded && text.substr(i, 2) == "&#") {
-      const size_t end = text.find(';', i);
+      // A reference below 128 is short: looking further would make a run of "&#" quadratic.
+      const size_t near = text.substr(i, kMaxCharacterReference).find(';');
+      const size_t end = near == std::string_view::npos ? near : i + near;
       const bool hex = i + 2 < text.size() && (text[i + 2] == 'x' || text[i + 2] == 'X');
       const std::string digits(end == std::string_view::npos
                                    ? std::string_view()

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <fstream>
 #include <map>
 #include <random>
@@ -315,6 +316,24 @@ TEST(HttpIndexPage, APageCutShortIsOneLineNamingTheUrl) {
     EXPECT_EQ(parsed.status().message().rfind(where + ": ", 0), 0u) << parsed.status().message();
     EXPECT_EQ(parsed.status().message().find('\n'), std::string::npos);
   }
+}
+
+// Pages within the bound that a careless parser would take quadratic time or deep recursion
+// over (a run of "&#" in a link, links by the hundred thousand, deep JSON) are read promptly.
+TEST(HttpIndexPage, PathologicalPagesAreReadPromptly) {
+  const RemoteUrl folder = parse_remote_url("http://h/data").value_or_throw();
+  std::string links;
+  for (int i = 0; i < 200000; ++i) links += "<a href=\"f" + std::to_string(i) + ".tar\">";
+  std::string ampersands;
+  for (int i = 0; i < (4 << 20); ++i) ampersands += "&#";
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(parse_http_index_page(links, folder, "w").value_or_throw().size(), 200000u);
+  EXPECT_EQ(parse_http_index_page("<a href=\"" + ampersands + ".tar\">", folder, "w")
+                .value_or_throw()
+                .size(),
+            0u);
+  EXPECT_FALSE(parse_http_index_page(std::string(8 << 20, '['), folder, "w").is_ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(20));
 }
 
 // A web server's page over the bound (100 MB) stops the listing at 8 MiB, naming the folder's
