@@ -179,6 +179,28 @@ TEST_F(HttpDataSourceTest, LocatesADatasetOrAFolderOfDatasetsOrSaysThereIsNone) 
   expect_one_line(none.status(), url("nothing") + ": neither a dataset (no manifest.json)");
 }
 
+// A folder listed by its index page holding Hugging Face's split files is located as a local
+// one is (its Parquet files are read in remote_parquet_test.cc); without both splits it is
+// neither a dataset nor a folder of them, as before.
+TEST_F(HttpDataSourceTest, LocatesHuggingFacesSplitsInAListedFolder) {
+  for (const char* name :
+       {"hf/train-00000-of-00001.parquet", "hf/validation-00000-of-00001.parquet", "hf/notes.txt",
+        "only/train-00000-of-00001.parquet", "only/other-0.parquet"}) {
+    fs::create_directories(fs::path(root() + "/" + name).parent_path());
+    std::ofstream(root() + "/" + name) << "PAR1";
+  }
+  const DataLocation splits = locate(url("_index/hf/")).value_or_throw();
+  EXPECT_TRUE(splits.folder);
+  EXPECT_EQ(splits.train, url("_index/hf/train-00000-of-00001.parquet"));
+  EXPECT_EQ(splits.eval, url("_index/hf/validation-00000-of-00001.parquet"));
+  EXPECT_EQ(splits.datasets, (std::vector<std::string>{splits.train, splits.eval}));
+  Result<DataLocation> one_split = locate(url("_index/only/"));
+  EXPECT_EQ(one_split.status().code(), StatusCode::kNotFound);
+  expect_one_line(one_split.status(), url("_index/only") + ": neither a dataset");
+  // Without an index page (nginx's 403) the folder is not listed.
+  EXPECT_EQ(locate(url("hf/")).status().code(), StatusCode::kNotFound);
+}
+
 TEST_F(HttpDataSourceTest, ReadsTheLocalRecordsAndAWarmCacheDownloadsNothing) {
   const auto local = Dataset::open(root() + "/ds").value_or_throw();
   const int before = shard_gets("ds");

@@ -156,6 +156,34 @@ TEST_F(RemoteParquetTest, AFolderIsListedFromItsIndexPage) {
   EXPECT_EQ(testing::all_records(*open(url("_index/pq/")).value_or_throw()), named);
 }
 
+// A remote folder of Hugging Face's split files is two datasets, as a local one is: its
+// train-*.parquet files and its test-*.parquet files, each read with the local split's records.
+TEST_F(RemoteParquetTest, AFolderOfHuggingFacesSplitsIsTwoDatasetsAsALocalOne) {
+  fs::create_directories(root() + "/hf");
+  for (const char* name : {"train-00000-of-00002.parquet", "train-00001-of-00002.parquet",
+                           "test-00000-of-00001.parquet"})
+    fs::copy_file(root() + "/pq/train.parquet", root() + "/hf/" + name,
+                  fs::copy_options::overwrite_existing);
+  const DataLocation local = locate(root() + "/hf").value_or_throw();
+  const DataLocation remote = locate(url("_index/hf/")).value_or_throw();
+  ASSERT_TRUE(local.folder);
+  ASSERT_TRUE(remote.folder);
+  EXPECT_EQ(remote.path, url("_index/hf"));
+  EXPECT_EQ(remote.train, url("_index/hf/train-00000-of-00002.parquet") + "\n" +
+                              url("_index/hf/train-00001-of-00002.parquet"));
+  EXPECT_EQ(remote.eval, url("_index/hf/test-00000-of-00001.parquet"));
+  for (const auto& [local_split, remote_split] :
+       {std::pair(local.train, remote.train), std::pair(local.eval, remote.eval)}) {
+    const auto read = [&](const std::string& split) {
+      return testing::all_records(
+          *open_dataset(split, access_, kShardByShard, SourceKind::kAuto).value_or_throw());
+    };
+    const std::vector<std::string> records = read(local_split);
+    EXPECT_EQ(records.size(), local_split == local.train ? 2u * kRows : size_t{kRows});
+    EXPECT_EQ(read(remote_split), records) << remote_split;
+  }
+}
+
 TEST_F(RemoteParquetTest, RowGroupsAreFetchedAheadInTheLoadersOrder) {
   const std::vector<std::string> local =
       testing::all_records(*open(root() + "/pq/train.parquet").value_or_throw());
