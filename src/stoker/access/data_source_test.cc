@@ -312,6 +312,20 @@ TEST_F(S3DataSourceTest, ReadsTheLocalRecords) {
             testing::all_records(*Dataset::open(*dir_ / "ds").value_or_throw()));
 }
 
+// An s3:// folder of Hugging Face's split files is located as a local one is.
+TEST_F(S3DataSourceTest, LocatesHuggingFacesSplitsInAFolder) {
+  const std::string folder = "s3://" + server_->get("bucket") + "/hf/";
+  auto store = open_object_store(parse_remote_url(folder).value_or_throw(),
+                                 HttpClient::create().value_or_throw(), process_environment())
+                   .value_or_throw();
+  for (const char* name : {"train-00000-of-00001.parquet", "test-00000-of-00001.parquet"})
+    throw_if_error(store->put_bytes(name, "PAR1").status());
+  const DataLocation splits = locate(folder).value_or_throw();
+  EXPECT_TRUE(splits.folder);
+  EXPECT_EQ(splits.train, folder + "train-00000-of-00001.parquet");
+  EXPECT_EQ(splits.eval, folder + "test-00000-of-00001.parquet");
+}
+
 TEST_F(S3DataSourceTest, WrongKeysAreOneLine403NamingTheUrlAndNeverTheSecret) {
   set_keys(kSentinel);
   Result<DataLocation> where = locate(dataset_url());
