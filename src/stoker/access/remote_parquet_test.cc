@@ -151,9 +151,14 @@ TEST_F(RemoteParquetTest, RowGroupsAreFetchedByRangeAndAreTheLocalRecords) {
 // An http:// folder of Parquet files is listed from its index page (nginx's autoindex): the
 // same records as the brace pattern of its files gives.
 TEST_F(RemoteParquetTest, AFolderIsListedFromItsIndexPage) {
+  fs::create_directories(root() + "/listed");
+  for (const char* name : {"a.parquet", "b.parquet"})
+    fs::copy_file(root() + "/pq/train.parquet", root() + "/listed/" + name,
+                  fs::copy_options::overwrite_existing);
   const std::vector<std::string> named =
-      testing::all_records(*open(url("pq/{many,train}.parquet")).value_or_throw());
-  EXPECT_EQ(testing::all_records(*open(url("_index/pq/")).value_or_throw()), named);
+      testing::all_records(*open(url("listed/{a,b}.parquet")).value_or_throw());
+  ASSERT_EQ(named.size(), 2u * kRows);
+  EXPECT_TRUE(testing::all_records(*open(url("_index/listed/")).value_or_throw()) == named);
 }
 
 // A remote folder of Hugging Face's split files is two datasets, as a local one is: its
@@ -180,7 +185,7 @@ TEST_F(RemoteParquetTest, AFolderOfHuggingFacesSplitsIsTwoDatasetsAsALocalOne) {
     };
     const std::vector<std::string> records = read(local_split);
     EXPECT_EQ(records.size(), local_split == local.train ? 2u * kRows : size_t{kRows});
-    EXPECT_EQ(read(remote_split), records) << remote_split;
+    EXPECT_TRUE(read(remote_split) == records) << remote_split;
   }
 }
 
