@@ -27,7 +27,7 @@ class WebDataset:
     """WebDataset tars read in place: ``urls`` a ``.tar`` file, a folder of them, a brace
     pattern (``"data-{000000..000999}.tar"``, as ``braceexpand`` expands it) or a list of
     these; local paths or ``http(s)://`` and ``s3://`` URLs (an ``s3://bucket/prefix/`` folder
-    too), remote tars downloaded whole into the cache folder when first needed. Samples are
+    or an ``http(s)://`` folder its server lists too), remote tars downloaded whole into the cache folder when first needed. Samples are
     grouped by key as the ``webdataset`` library groups them; each sample's
     ``jpg``/``jpeg``/``png``/``webp`` member is the image, its ``cls`` member the label (where
     no sample has one: ``label``, ``class`` or ``txt``), and every other member a field named
@@ -52,8 +52,8 @@ class Parquet:
     """Parquet files read in place, row group by row group: a file, a folder's ``*.parquet``
     files, a glob pattern (``"data/train-*.parquet"``), in name order, or a list of these; or
     ``http(s)://`` and ``s3://`` URLs (a URL, a brace pattern, an ``s3://bucket/prefix/``
-    folder), each file downloaded whole into the cache folder when the loader opens. ``image`` names a binary
-    column, or a struct with a binary ``bytes`` field (Hugging Face datasets' Image feature);
+    folder or an ``http(s)://`` folder its server lists), each file downloaded whole into the
+    cache folder when the loader opens. ``image`` names a binary column, or a struct with a binary ``bytes`` field (Hugging Face datasets' Image feature);
     ``label`` an integer column (Spark's layout: ``image="jpg", label="cls"``). Only those two
     columns are read; the class names are Hugging Face's ClassLabel names where the files have
     them."""

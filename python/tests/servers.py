@@ -146,7 +146,8 @@ def nginx_program():
 
 def start_nginx(root, work):
     """nginx serving `root` on 127.0.0.1, and for faults the same files under /_slow/ at
-    100 KB/s and a 503 at /_status/503; WORK/access.log has a line per request: method, path,
+    100 KB/s and a 503 at /_status/503; under /_index/ (HTML) and /_index_json/ (JSON) with
+    folders' index pages (autoindex); WORK/access.log has a line per request: method, path,
     status, its Range and If-Match headers. Run as root, its workers take this user's identity
     (nginx's default would be nobody, who cannot read a test's private temporary folder)."""
     program = nginx_program()
@@ -177,6 +178,8 @@ http {{
     root {Path(root).resolve()};
     location /_slow/ {{ alias {Path(root).resolve()}/; limit_rate 100k; }}
     location = /_status/503 {{ return 503; }}
+    location /_index/ {{ alias {Path(root).resolve()}/; autoindex on; }}
+    location /_index_json/ {{ alias {Path(root).resolve()}/; autoindex on; autoindex_format json; }}
   }}
 }}
 """)

@@ -1,8 +1,8 @@
 """WebDataset tars and Parquet files over http:// (nginx) and s3:// (SeaweedFS) on loopback, read
 through the shard cache: the local files' samples, the source contract (order, exactly once
-across ranks, resume), an s3:// folder listed, a later run served by the cache, a file changed
-on the server between runs read as it is now, and a missing tar one line naming its URL without
-its secrets."""
+across ranks, resume), an s3:// folder listed, an http:// folder listed from its index page, a
+later run served by the cache, a file changed on the server between runs read as it is now, and
+a missing tar one line naming its URL without its secrets."""
 import os
 import shutil
 
@@ -91,6 +91,14 @@ def test_a_bad_member_of_a_remote_tar_is_named_by_url_and_member(tars, served, n
         epochs(crop_loader(stoker.WebDataset(served), cache, shuffle=False), 1)
     kept = epochs(crop_loader(stoker.WebDataset(served), cache, shuffle=False, on_error="skip"), 1)
     assert sum(len(labels) for _, labels in kept) == 23 - PER_TAR
+
+
+def test_tars_in_an_http_folder_are_listed_from_its_index_page(served, nginx_server, tmp_path):
+    cache = str(tmp_path / "cache")
+    for index in ("_index", "_index_json"):  # nginx's autoindex, HTML and JSON
+        folder = stoker.WebDataset(f"{nginx_server.url}/{index}/tars/")
+        assert in_order(folder, cache) == in_order(stoker.WebDataset(served), cache)
+    check_source_contract(folder, cache)
 
 
 def test_tars_in_an_s3_folder_are_listed(tars, s3_env, tmp_path):

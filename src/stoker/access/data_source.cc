@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "stoker/access/remote_files.h"
@@ -68,8 +69,42 @@ constexpr auto kSourceKindNames = enum_names<SourceKind>({
     {SourceKind::kWebDataset, "webdataset"},
 });
 
-// Hugging Face's split files in a folder of Parquet files: DIR/train-*.parquet with
-// DIR/test-*.parquet or DIR/validation-*.parquet, as globs; else the path as one dataset.
+// Whether the file `name` is one of Hugging Face's files of `split`: SPLIT-*.parquet.
+bool in_split(const std::string& name, const std::string& split) {
+  return name.rfind(split + "-", 0) == 0 && name.size() > split.size() + 9 &&
+         name.compare(name.size() - 8, 8, ".parquet") == 0;
+}
+
+// Hugging Face's splits of a folder's Parquet files (`names`, in the folder): "train" and the
+// split evaluated, "test" else "validation", where files of both are there.
+struct ParquetSplits {
+  std::string train, eval;
+};
+std::optional<ParquetSplits> parquet_splits(const std::vector<std::string>& names) {
+  const auto held = [&](const std::string& split) {
+    return std::any_of(names.begin(), names.end(),
+                       [&](const std::string& name) { return in_split(name, split); });
+  };
+  if (!held("train")) return std::nullopt;
+  if (held("test")) return ParquetSplits{"train", "test"};
+  if (held("validation")) return ParquetSplits{"train", "validation"};
+  return std::nullopt;
+}
+
+// The folder of datasets `train` and `eval` at `path`.
+DataLocation split_location(const std::string& path, std::string train, std::string eval) {
+  DataLocation where;
+  where.path = path;
+  where.folder = true;
+  where.datasets = {eval, train};
+  std::sort(where.datasets.begin(), where.datasets.end());
+  where.train = std::move(train);
+  where.eval = std::move(eval);
+  return where;
+}
+
+// Hugging Face's split files in a folder of Parquet files (parquet_splits): DIR/train-*.parquet
+// with DIR/test-*.parquet or DIR/validation-*.parquet, as globs; else the path as one dataset.
 DataLocation locate_parquet(const std::string& path) {
   namespace fs = std::filesystem;
   DataLocation where;
@@ -78,25 +113,33 @@ DataLocation locate_parquet(const std::string& path) {
   where.train = path;
   std::error_code ec;
   if (!fs::is_directory(path, ec)) return where;
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(path, ec))
+    if (is_parquet_path(entry.path().string())) names.push_back(entry.path().filename().string());
+  const std::optional<ParquetSplits> splits = parquet_splits(names);
+  if (!splits) return where;
   const std::string base = path.back() == '/' ? path : path + "/";
-  auto split = [&](const char* name) {
-    for (const auto& entry : fs::directory_iterator(path, ec)) {
-      const std::string file = entry.path().filename().string();
-      if (file.rfind(std::string(name) + "-", 0) == 0 && is_parquet_path(entry.path().string()))
-        return base + name + "-*.parquet";
-    }
-    return std::string();
+  return split_location(path, base + splits->train + "-*.parquet",
+                        base + splits->eval + "-*.parquet");
+}
+
+// Hugging Face's split files in the remote folder `folder` (a URL ending in '/', its `store`
+// listing it), as locate_parquet's in a local one: each split the URLs of its files, one a
+// line, by name; nullopt where the folder has no such splits or cannot be listed.
+std::optional<DataLocation> locate_remote_parquet(const std::string& folder, const RemoteUrl& url,
+                                                  const ObjectStore& store) {
+  Result<std::vector<std::string>> names = store.list("");
+  if (!names.is_ok()) return std::nullopt;
+  const std::optional<ParquetSplits> splits = parquet_splits(names.value());
+  if (!splits) return std::nullopt;
+  const auto urls = [&](const std::string& split) {
+    std::string spec;
+    for (const std::string& name : names.value())
+      if (in_split(name, split))
+        spec += (spec.empty() ? "" : "\n") + folder + uri_encode_path(name);
+    return spec;
   };
-  const std::string train = split("train");
-  std::string eval = split("test");
-  if (eval.empty()) eval = split("validation");
-  if (train.empty() || eval.empty()) return where;
-  where.folder = true;
-  where.train = train;
-  where.eval = eval;
-  where.datasets = {eval, train};
-  std::sort(where.datasets.begin(), where.datasets.end());
-  return where;
+  return split_location(url.redacted(), urls(splits->train), urls(splits->eval));
 }
 
 // A local directory with no manifest.json that holds a directory: an image folder, unless it
@@ -348,6 +391,10 @@ Result<DataLocation> locate(const std::string& path_or_url) {
   for (const char* split : {"test", "train", "val"}) {
     STOKER_ASSIGN_OR_RETURN(bool found, exists(*store, std::string(split) + "/" + kManifestName));
     if (found) where.datasets.push_back(child_url(url, split));
+  }
+  if (where.datasets.empty() && path_or_url.back() == '/') {
+    if (std::optional<DataLocation> splits = locate_remote_parquet(path_or_url, url, *store))
+      return *splits;
   }
   if (where.datasets.empty()) {
     return not_found(where.path + ": neither a dataset (no " + kManifestName +

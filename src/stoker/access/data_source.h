@@ -39,8 +39,10 @@ Result<SourceKind> parse_source_kind(const std::string& name);
 // a folder of them but holds a directory is an image folder, or with train/ and val/ (or test/)
 // two; for a URL:
 // URL/manifest.json, else the datasets train/, test/ and val/ under it, probed by HEAD (their
-// DataLocation entries are URLs; `path` is the redacted one). kNotFound naming the URL when it
-// holds neither; the probes' errors (a 403 naming the URL and where the keys came from).
+// DataLocation entries are URLs; `path` is the redacted one), else for a folder URL (ending in
+// '/') Hugging Face's split files in its listing as for a local folder (each split its files'
+// URLs, one a line). kNotFound naming the URL when it holds none of these; the probes' errors (a
+// 403 naming the URL and where the keys came from).
 Result<DataLocation> locate(const std::string& path_or_url);
 
 // The dataset at `path_or_url`: Dataset::open(dir) for a local path; for a URL, its manifest

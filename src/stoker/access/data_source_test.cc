@@ -179,6 +179,28 @@ TEST_F(HttpDataSourceTest, LocatesADatasetOrAFolderOfDatasetsOrSaysThereIsNone) 
   expect_one_line(none.status(), url("nothing") + ": neither a dataset (no manifest.json)");
 }
 
+// A folder listed by its index page holding Hugging Face's split files is located as a local
+// one is (its Parquet files are read in remote_parquet_test.cc); without both splits it is
+// neither a dataset nor a folder of them, as before.
+TEST_F(HttpDataSourceTest, LocatesHuggingFacesSplitsInAListedFolder) {
+  for (const char* name :
+       {"hf/train-00000-of-00001.parquet", "hf/validation-00000-of-00001.parquet", "hf/notes.txt",
+        "only/train-00000-of-00001.parquet", "only/other-0.parquet"}) {
+    fs::create_directories(fs::path(root() + "/" + name).parent_path());
+    std::ofstream(root() + "/" + name) << "PAR1";
+  }
+  const DataLocation splits = locate(url("_index/hf/")).value_or_throw();
+  EXPECT_TRUE(splits.folder);
+  EXPECT_EQ(splits.train, url("_index/hf/train-00000-of-00001.parquet"));
+  EXPECT_EQ(splits.eval, url("_index/hf/validation-00000-of-00001.parquet"));
+  EXPECT_EQ(splits.datasets, (std::vector<std::string>{splits.train, splits.eval}));
+  Result<DataLocation> one_split = locate(url("_index/only/"));
+  EXPECT_EQ(one_split.status().code(), StatusCode::kNotFound);
+  expect_one_line(one_split.status(), url("_index/only") + ": neither a dataset");
+  // Without an index page (nginx's 403) the folder is not listed.
+  EXPECT_EQ(locate(url("hf/")).status().code(), StatusCode::kNotFound);
+}
+
 TEST_F(HttpDataSourceTest, ReadsTheLocalRecordsAndAWarmCacheDownloadsNothing) {
   const auto local = Dataset::open(root() + "/ds").value_or_throw();
   const int before = shard_gets("ds");
@@ -288,6 +310,20 @@ TEST_F(S3DataSourceTest, ReadsTheLocalRecords) {
   auto remote = open_dataset(dataset_url(), access_, 2).value_or_throw();
   EXPECT_EQ(testing::all_records(*remote),
             testing::all_records(*Dataset::open(*dir_ / "ds").value_or_throw()));
+}
+
+// An s3:// folder of Hugging Face's split files is located as a local one is.
+TEST_F(S3DataSourceTest, LocatesHuggingFacesSplitsInAFolder) {
+  const std::string folder = "s3://" + server_->get("bucket") + "/hf/";
+  auto store = open_object_store(parse_remote_url(folder).value_or_throw(),
+                                 HttpClient::create().value_or_throw(), process_environment())
+                   .value_or_throw();
+  for (const char* name : {"train-00000-of-00001.parquet", "test-00000-of-00001.parquet"})
+    throw_if_error(store->put_bytes(name, "PAR1").status());
+  const DataLocation splits = locate(folder).value_or_throw();
+  EXPECT_TRUE(splits.folder);
+  EXPECT_EQ(splits.train, folder + "train-00000-of-00001.parquet");
+  EXPECT_EQ(splits.eval, folder + "test-00000-of-00001.parquet");
 }
 
 TEST_F(S3DataSourceTest, WrongKeysAreOneLine403NamingTheUrlAndNeverTheSecret) {

@@ -24,27 +24,22 @@ bool file_has_suffix(const std::string& name, const std::string& suffix) {
          name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// The URLs one line of a spec names: an s3:// folder's files with `suffix`, or a brace
-// pattern's URLs.
+// The URLs one line of a spec names: a folder's files with `suffix` (an s3:// folder's
+// listing, an http(s):// folder's index page), or a brace pattern's URLs.
 Result<std::vector<std::string>> file_urls(const std::string& line, const std::string& suffix) {
   if (!is_remote_url(line))
     return invalid_argument(shown_location(line) +
                             ": not a URL (remote data names every file by URL)");
   if (line.back() != '/') return expand_braces(line);
   STOKER_ASSIGN_OR_RETURN(RemoteUrl folder, parse_remote_url(line));
-  if (folder.scheme != UrlScheme::kS3)
-    return invalid_argument(folder.redacted() +
-                            "/: an http(s):// folder cannot be listed; name its files, e.g. "
-                            "as a brace pattern (data-{000..099}" +
-                            suffix + ")");
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const ObjectStore> store, store_of(folder));
   STOKER_ASSIGN_OR_RETURN(std::vector<std::string> names, store->list(""));
-  std::vector<std::string> urls;
+  std::vector<std::string> urls;  // in the listing's order: by name
   for (const std::string& name : names)
-    if (file_has_suffix(name, suffix)) urls.push_back(line + name);
-  std::sort(urls.begin(), urls.end());
+    if (file_has_suffix(name, suffix)) urls.push_back(line + uri_encode_path(name));
   if (urls.empty())
-    return not_found(folder.redacted() + "/: no " + suffix + " objects in this folder");
+    return not_found(folder.redacted() + "/: no " + suffix + " files in this folder" +
+                     (folder.scheme == UrlScheme::kS3 ? "" : " (its index page links to none)"));
   return urls;
 }
 

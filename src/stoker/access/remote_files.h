@@ -9,8 +9,10 @@
 // during a run is an error naming its URL, never a mix of two versions.
 //
 // The spec: a URL, a brace pattern of URLs (`https://host/data-{000..099}.tar`, as
-// webdataset_tars.h expands it), several of these one a line, or an s3:// folder ending in '/'
-// (its objects with the suffix, by name). Every file is asked for its size and ETag (HEAD) when
+// webdataset_tars.h expands it), several of these one a line, or a folder ending in '/': an
+// s3:// folder's objects with the suffix, or an http(s):// folder's files with it that its index
+// page links to (a web server's autoindex: HttpStore::list, parse_http_index_page), by name.
+// Every file is asked for its size and ETag (HEAD) when
 // the spec is opened. fetch_ahead downloads the files a reader needs next on kAheadDownloads
 // threads, in its order, one at a time each; the destructor cancels and joins them. A full
 // cache gives up files by the policy: next-use (the reader's plan, InPlaceFiles::plan: the file
@@ -38,8 +40,9 @@ class RemoteFiles : public InPlaceFiles {
  public:
   // The files `spec` names, each a name ending in `suffix` (".tar"), copied into `cache`.
   // kNotFound naming a file's redacted URL that the server does not have, or a folder without
-  // such files; kInvalidArgument for a bad URL or pattern, a name without the suffix, or an
-  // http(s):// folder (HTTP cannot list).
+  // such files (an http(s):// page that is no index links to none); kInvalidArgument for a bad
+  // URL or pattern, or a name without the suffix; a listing's own errors (kCorrupt for an index
+  // page over 8 MiB or cut short).
   static Result<std::shared_ptr<const RemoteFiles>> open(
       const std::string& spec, const std::string& suffix, std::shared_ptr<ShardCache> cache,
       EvictionPolicy policy = EvictionPolicy::kNextUse);

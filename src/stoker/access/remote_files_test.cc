@@ -165,10 +165,33 @@ TEST_F(RemoteFilesTest, AMissingTarIsOneLineNamingItsUrlWithoutItsSecrets) {
   EXPECT_NE(status.message().find(url("tars/d-3.tar")), std::string::npos) << status.message();
   EXPECT_EQ(status.message().find('\n'), std::string::npos) << status.message();
   EXPECT_EQ(status.message().find(kTarSecret), std::string::npos) << status.message();
-  // An http:// folder cannot be listed: one line saying to name the tars.
-  const Status folder = open(url("tars/"), SourceKind::kWebDataset).status();
-  EXPECT_EQ(folder.code(), StatusCode::kInvalidArgument) << folder.message();
-  EXPECT_NE(folder.message().find("cannot be listed"), std::string::npos) << folder.message();
+}
+
+// An http:// folder is listed from its index page (nginx's autoindex, HTML or JSON): the same
+// tars, in the same order, as the brace pattern names.
+TEST_F(RemoteFilesTest, AFolderIsListedFromItsIndexPage) {
+  const std::vector<std::string> named =
+      testing::all_records(*open(url("tars/d-{0..2}.tar")).value_or_throw());
+  ASSERT_EQ(named.size(), 12u);
+  for (const char* index : {"_index", "_index_json"}) {
+    auto listed =
+        open(url(std::string(index) + "/tars/"), SourceKind::kWebDataset).value_or_throw();
+    EXPECT_EQ(testing::all_records(*listed), named) << index;
+  }
+}
+
+// A folder whose index page links to no tar, or that has no index page (nginx's 403 without
+// autoindex), is one line naming its URL without its secrets.
+TEST_F(RemoteFilesTest, AFolderWithoutTarsIsOneLineNamingItsUrl) {
+  const Status none = open(url("_index/"), SourceKind::kWebDataset).status();
+  EXPECT_EQ(none.code(), StatusCode::kNotFound) << none.message();
+  EXPECT_EQ(none.message(), url("_index") +
+                                "/: no .tar files in this folder (its index page "
+                                "links to none)");
+  const Status unlisted = open(url("tars/"), SourceKind::kWebDataset).status();
+  EXPECT_FALSE(unlisted.is_ok());
+  EXPECT_NE(unlisted.message().find(url("tars/")), std::string::npos) << unlisted.message();
+  EXPECT_EQ(unlisted.message().find('\n'), std::string::npos) << unlisted.message();
 }
 
 TEST(HostileRemoteFilesTest, ADownloadShortOfTheListedSizeIsOneLineAndNothingIsKept) {

@@ -148,6 +148,47 @@ TEST_F(RemoteParquetTest, RowGroupsAreFetchedByRangeAndAreTheLocalRecords) {
   EXPECT_EQ(asked[1].rfind("GET /pq/again.parquet 206", 0), 0u) << asked[1];
 }
 
+// An http:// folder of Parquet files is listed from its index page (nginx's autoindex): the
+// same records as the brace pattern of its files gives.
+TEST_F(RemoteParquetTest, AFolderIsListedFromItsIndexPage) {
+  fs::create_directories(root() + "/listed");
+  for (const char* name : {"a.parquet", "b.parquet"})
+    fs::copy_file(root() + "/pq/train.parquet", root() + "/listed/" + name,
+                  fs::copy_options::overwrite_existing);
+  const std::vector<std::string> named =
+      testing::all_records(*open(url("listed/{a,b}.parquet")).value_or_throw());
+  ASSERT_EQ(named.size(), 2u * kRows);
+  EXPECT_TRUE(testing::all_records(*open(url("_index/listed/")).value_or_throw()) == named);
+}
+
+// A remote folder of Hugging Face's split files is two datasets, as a local one is: its
+// train-*.parquet files and its test-*.parquet files, each read with the local split's records.
+TEST_F(RemoteParquetTest, AFolderOfHuggingFacesSplitsIsTwoDatasetsAsALocalOne) {
+  fs::create_directories(root() + "/hf");
+  for (const char* name : {"train-00000-of-00002.parquet", "train-00001-of-00002.parquet",
+                           "test-00000-of-00001.parquet"})
+    fs::copy_file(root() + "/pq/train.parquet", root() + "/hf/" + name,
+                  fs::copy_options::overwrite_existing);
+  const DataLocation local = locate(root() + "/hf").value_or_throw();
+  const DataLocation remote = locate(url("_index/hf/")).value_or_throw();
+  ASSERT_TRUE(local.folder);
+  ASSERT_TRUE(remote.folder);
+  EXPECT_EQ(remote.path, url("_index/hf"));
+  EXPECT_EQ(remote.train, url("_index/hf/train-00000-of-00002.parquet") + "\n" +
+                              url("_index/hf/train-00001-of-00002.parquet"));
+  EXPECT_EQ(remote.eval, url("_index/hf/test-00000-of-00001.parquet"));
+  for (const auto& [local_split, remote_split] :
+       {std::pair(local.train, remote.train), std::pair(local.eval, remote.eval)}) {
+    const auto read = [&](const std::string& split) {
+      return testing::all_records(
+          *open_dataset(split, access_, kShardByShard, SourceKind::kAuto).value_or_throw());
+    };
+    const std::vector<std::string> records = read(local_split);
+    EXPECT_EQ(records.size(), local_split == local.train ? 2u * kRows : size_t{kRows});
+    EXPECT_TRUE(read(remote_split) == records) << remote_split;
+  }
+}
+
 TEST_F(RemoteParquetTest, RowGroupsAreFetchedAheadInTheLoadersOrder) {
   const std::vector<std::string> local =
       testing::all_records(*open(root() + "/pq/train.parquet").value_or_throw());

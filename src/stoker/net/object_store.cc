@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <utility>
 
@@ -20,6 +22,9 @@ constexpr uint64_t kMaxListPageBytes = uint64_t{8} << 20;
 constexpr size_t kMaxListTokenBytes = 4096;
 constexpr size_t kMaxListPages = 100000;
 constexpr int kMaxListSeconds = 600;
+
+// The longest numeric character reference xml_text decodes, leading zeros and all ("&#x0007F;").
+constexpr size_t kMaxCharacterReference = 12;
 
 // `text` with XML's five predefined entities and numeric character references below 128
 // decoded (S3 escapes keys so).
@@ -38,7 +43,9 @@ std::string xml_text(std::string_view text) {
       }
     }
     if (!decoded && text.substr(i, 2) == "&#") {
-      const size_t end = text.find(';', i);
+      // A reference below 128 is short: looking further would make a run of "&#" quadratic.
+      const size_t near = text.substr(i, kMaxCharacterReference).find(';');
+      const size_t end = near == std::string_view::npos ? near : i + near;
       const bool hex = i + 2 < text.size() && (text[i + 2] == 'x' || text[i + 2] == 'X');
       const std::string digits(end == std::string_view::npos
                                    ? std::string_view()
@@ -69,6 +76,179 @@ std::vector<std::string_view> elements(std::string_view xml, std::string_view ta
     at = stop + close.size();
   }
   return found;
+}
+
+// The body of `r` (a listing's page), refused past kMaxListPageBytes: kCorrupt naming its URL.
+Result<std::string> get_list_page(const HttpClient& client, const HttpRequest& r) {
+  std::string body;
+  STOKER_RETURN_IF_ERROR(
+      client
+          .get(r, std::nullopt,
+               [&](uint64_t offset, const char* data, size_t size) {
+                 if (offset > kMaxListPageBytes || size > kMaxListPageBytes - offset)
+                   return corrupt(fmt::format("{}: a listing page over {} bytes; not used",
+                                              r.redacted_url, kMaxListPageBytes));
+                 body.resize(std::max<size_t>(body.size(), offset + size));
+                 body.replace(offset, size, data, size);
+                 return Status::ok();
+               })
+          .status());
+  return body;
+}
+
+// Whether `a` and `b` are equal, ASCII letters of either case alike (HTML's tag and attribute
+// names).
+bool equal_ignoring_case(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'; }
+
+// The href of each <a> tag of HTML `page`, entities decoded, in order. A small tokenizer, not
+// a parser: comments, <!...> and <?...> declarations, and <script> and <style> text are skipped;
+// text and other tags are passed over. kCorrupt naming `where` for a page that ends inside a
+// tag, a quoted value, a comment or a script (cut short: its links would be some of them).
+Result<std::vector<std::string>> html_links(std::string_view page, const std::string& where) {
+  const auto cut = [&](const char* inside) {
+    return corrupt(where + ": the index page ends inside " + inside + "; not used");
+  };
+  std::vector<std::string> links;
+  size_t i = 0;
+  const auto skip_past = [&](std::string_view end) {
+    const size_t at = page.find(end, i);
+    i = at == std::string_view::npos ? page.size() + 1 : at + end.size();
+    return at != std::string_view::npos;
+  };
+  while ((i = page.find('<', i)) != std::string_view::npos) {
+    const std::string_view rest = page.substr(i);
+    if (rest.substr(0, 4) == "<!--") {
+      i += 4;
+      if (!skip_past("-->")) return cut("a comment");
+      continue;
+    }
+    if (rest.size() > 1 && (rest[1] == '!' || rest[1] == '?')) {
+      if (!skip_past(">")) return cut("a declaration");
+      continue;
+    }
+    const bool closing = rest.size() > 1 && rest[1] == '/';
+    size_t at = i + 1 + closing;
+    if (at >= page.size()) return cut("a tag");
+    if (!std::isalpha(static_cast<unsigned char>(page[at]))) {
+      ++i;  // a '<' in text
+      continue;
+    }
+    const size_t name_start = at;
+    while (at < page.size() && !is_space(page[at]) && page[at] != '/' && page[at] != '>') ++at;
+    const std::string_view tag = page.substr(name_start, at - name_start);
+    std::optional<std::string> href;
+    while (true) {
+      while (at < page.size() && (is_space(page[at]) || page[at] == '/')) ++at;
+      if (at >= page.size()) return cut("a tag");
+      if (page[at] == '>') break;
+      const size_t attribute_start = at;
+      while (at < page.size() && !is_space(page[at]) && page[at] != '=' && page[at] != '>' &&
+             page[at] != '/')
+        ++at;
+      const std::string_view attribute = page.substr(attribute_start, at - attribute_start);
+      while (at < page.size() && is_space(page[at])) ++at;
+      std::string_view value;
+      if (at < page.size() && page[at] == '=') {
+        ++at;
+        while (at < page.size() && is_space(page[at])) ++at;
+        if (at >= page.size()) return cut("a tag");
+        if (page[at] == '"' || page[at] == '\'') {
+          const size_t close = page.find(page[at], at + 1);
+          if (close == std::string_view::npos) return cut("a quoted value");
+          value = page.substr(at + 1, close - at - 1);
+          at = close + 1;
+        } else {
+          const size_t value_start = at;
+          while (at < page.size() && !is_space(page[at]) && page[at] != '>') ++at;
+          value = page.substr(value_start, at - value_start);
+        }
+      }
+      if (equal_ignoring_case(tag, "a") && !closing && equal_ignoring_case(attribute, "href") &&
+          !href)
+        href = xml_text(value);
+    }
+    i = at + 1;
+    if (href) links.push_back(std::move(*href));
+    const bool raw_text = equal_ignoring_case(tag, "script") || equal_ignoring_case(tag, "style");
+    if (!closing && raw_text) {
+      // Its text runs to its end tag, '<' and all.
+      size_t close = i;
+      while ((close = page.find("</", close)) != std::string_view::npos &&
+             !equal_ignoring_case(page.substr(close + 2, tag.size()), tag))
+        close += 2;
+      if (close == std::string_view::npos) return cut("a script or style");
+      i = close;
+    }
+  }
+  return links;
+}
+
+// The name of the file directly in `folder` that `link` (an href of its index page) names, or
+// "" for any other link: a sub-folder, a parent, a query or fragment (a sort order), another
+// host or scheme, a link that is no URL of ours.
+std::string linked_name(const std::string& link, const RemoteUrl& folder) {
+  if (link.empty() || link.find_first_of("?#") != std::string::npos || link.back() == '/')
+    return "";
+  const std::string scheme = folder.scheme == UrlScheme::kHttps ? "https" : "http";
+  std::string absolute;
+  const size_t colon = link.find(':');
+  const bool has_scheme =
+      colon != std::string::npos && colon > 0 && link.find_first_of("/") > colon &&
+      std::all_of(link.begin(), link.begin() + static_cast<ptrdiff_t>(colon), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
+      });
+  if (has_scheme) {
+    absolute = link;
+  } else if (link.rfind("//", 0) == 0) {
+    absolute = scheme + ":" + link;
+  } else if (link.front() == '/') {
+    absolute = scheme + "://" + folder.host + link;
+  } else {
+    // nginx writes "./a:b.tar" for a name with a ':' (else read as a scheme).
+    absolute = folder.redacted() + "/" + (link.rfind("./", 0) == 0 ? link.substr(2) : link);
+  }
+  Result<RemoteUrl> parsed = parse_remote_url(absolute);
+  if (!parsed.is_ok()) return "";
+  const RemoteUrl& url = parsed.value();
+  if (url.scheme != folder.scheme || url.host != folder.host || !url.userinfo.empty()) return "";
+  const size_t slash = url.path.rfind('/');
+  const std::string parent = slash == std::string::npos ? "" : url.path.substr(0, slash);
+  if (parent != folder.path) return "";
+  return slash == std::string::npos ? url.path : url.path.substr(slash + 1);
+}
+
+// Whether `name` (from a JSON index) is a plain name in its folder.
+bool plain_name(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
+         std::none_of(name.begin(), name.end(),
+                      [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+}
+
+// The files of nginx's `autoindex_format json` page: [{"name":..., "type":"file", ...}, ...].
+// kCorrupt naming `where` for a page that is no such JSON.
+Result<std::vector<std::string>> json_index_names(std::string_view page, const std::string& where) {
+  // Values nested deeper than an entry's are dropped as they are parsed.
+  const nlohmann::json::parser_callback_t shallow = [](int depth, nlohmann::json::parse_event_t,
+                                                       nlohmann::json&) { return depth <= 2; };
+  const nlohmann::json index = nlohmann::json::parse(page, shallow, /*allow_exceptions=*/false);
+  if (!index.is_array()) return corrupt(where + ": the index page is not a JSON list; not used");
+  std::vector<std::string> names;
+  for (const nlohmann::json& entry : index) {
+    if (!entry.is_object()) continue;
+    const auto name = entry.find("name");
+    const auto type = entry.find("type");
+    if (name == entry.end() || type == entry.end() || !name->is_string() || *type != "file")
+      continue;
+    if (plain_name(name->get<std::string>())) names.push_back(name->get<std::string>());
+  }
+  return names;
 }
 
 }  // namespace
@@ -139,7 +319,12 @@ Result<HttpResponse> HttpStore::put_bytes(const std::string& name, std::string_v
 Result<HttpResponse> HttpStore::remove(const std::string& name) const { return read_only(name); }
 
 Result<std::vector<std::string>> HttpStore::list(const std::string& folder) const {
-  return unsupported(describe(folder) + ": an HTTP folder cannot be listed");
+  HttpRequest r = request(folder);
+  r.total_timeout_s = kSmallRequestSeconds;
+  STOKER_ASSIGN_OR_RETURN(const std::string page, get_list_page(*client_, r));
+  RemoteUrl listed = url_;
+  if (!folder.empty()) listed.path = url_.object_key(folder.substr(0, folder.size() - 1));
+  return parse_http_index_page(page, listed, r.redacted_url);
 }
 
 S3Store::S3Store(std::shared_ptr<HttpClient> client, RemoteUrl url, AwsCredentials credentials)
@@ -184,19 +369,7 @@ Result<std::vector<std::string>> S3Store::list(const std::string& folder) const 
             "delimiter=%2F&list-type=2&prefix=" + encoded(prefix);
     r.redacted_url = describe(folder);
     r.total_timeout_s = kSmallRequestSeconds;
-    std::string body;
-    STOKER_RETURN_IF_ERROR(
-        client_
-            ->get(r, std::nullopt,
-                  [&](uint64_t offset, const char* data, size_t size) {
-                    if (offset > kMaxListPageBytes || size > kMaxListPageBytes - offset)
-                      return corrupt(fmt::format("{}: a listing page over {} bytes; not used",
-                                                 r.redacted_url, kMaxListPageBytes));
-                    body.resize(std::max<size_t>(body.size(), offset + size));
-                    body.replace(offset, size, data, size);
-                    return Status::ok();
-                  })
-            .status());
+    STOKER_ASSIGN_OR_RETURN(const std::string body, get_list_page(*client_, r));
     STOKER_ASSIGN_OR_RETURN(S3ListPage page, parse_s3_list_page(body, r.redacted_url));
     for (const std::string& key : page.keys) {
       if (key == prefix) continue;  // a folder's own marker object
@@ -238,6 +411,25 @@ Result<S3ListPage> parse_s3_list_page(const std::string& xml, const std::string&
     page.next_token = xml_text(token[0]);
   }
   return page;
+}
+
+Result<std::vector<std::string>> parse_http_index_page(std::string_view page,
+                                                       const RemoteUrl& folder,
+                                                       const std::string& where) {
+  const size_t first = page.find_first_not_of(" \t\r\n");
+  std::vector<std::string> names;
+  if (first != std::string_view::npos && page[first] == '[') {
+    STOKER_ASSIGN_OR_RETURN(names, json_index_names(page, where));
+  } else {
+    STOKER_ASSIGN_OR_RETURN(const std::vector<std::string> links, html_links(page, where));
+    for (const std::string& link : links) {
+      std::string name = linked_name(link, folder);
+      if (!name.empty()) names.push_back(std::move(name));
+    }
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
 }
 
 Status S3Store::check_bucket() const {

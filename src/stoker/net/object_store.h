@@ -49,8 +49,7 @@ class ObjectStore {
   // Deletes object `name` (done too if there was none); kUnsupported for a read-only store.
   virtual Result<HttpResponse> remove(const std::string& name) const;
   // The names of the objects directly in `folder` ("" for the URL's own folder, else names
-  // ending in '/'), relative to it: not those in folders below. kUnsupported where the store
-  // cannot list (HTTP).
+  // ending in '/'), relative to it, sorted: not those in folders below.
   virtual Result<std::vector<std::string>> list(const std::string& folder) const = 0;
   // Whether the store's container exists: S3's bucket (kNotFound naming it if not, or the
   // error of a HEAD of it); always for HTTP. S3 servers may create a missing bucket on a PUT
@@ -73,6 +72,9 @@ class HttpStore : public ObjectStore {
   Result<HttpResponse> put_file(const std::string& name, const std::string& path) const override;
   Result<HttpResponse> put_bytes(const std::string& name, std::string_view bytes) const override;
   Result<HttpResponse> remove(const std::string& name) const override;
+  // The files the folder's index page links to (a web server's autoindex: a GET of the folder's
+  // URL, parse_http_index_page), within kSmallRequestSeconds; kCorrupt naming the URL for a
+  // page over 8 MiB or one parse_http_index_page refuses.
   Result<std::vector<std::string>> list(const std::string& folder) const override;
 
  private:
@@ -115,6 +117,19 @@ struct S3ListPage {
   std::string next_token;
 };
 Result<S3ListPage> parse_s3_list_page(const std::string& xml, const std::string& where);
+
+// The names of the files directly in `folder` that its index page `page` lists, percent-decoded,
+// sorted, each once: a web server's autoindex (nginx's, Apache's, Python's http.server's) or any
+// HTML page, each <a href> resolved against the folder's URL; or nginx's `autoindex_format json`
+// (a page starting with '['), its entries of type "file". Other links are left out: sub-folders
+// (a trailing '/'), parents, links with a query or fragment (sort orders), other schemes, hosts
+// or userinfo, names that are no valid URL path. A small strict tokenizer rather than an HTML
+// library (none is a dependency; an index page is machine-written `<a href="...">`): kCorrupt
+// naming `where` for a page cut inside a tag, quoted value, comment or script, or for a JSON
+// page that is not a list. docs/REMOTE-DESIGN.md, section 1; fuzzed (fuzz/http_index_fuzz.cc).
+Result<std::vector<std::string>> parse_http_index_page(std::string_view page,
+                                                       const RemoteUrl& folder,
+                                                       const std::string& where);
 
 // The store for `url`: HttpStore, or S3Store with the credentials `env` gives.
 Result<std::unique_ptr<ObjectStore>> open_object_store(const RemoteUrl& url,

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <fstream>
 #include <map>
 #include <random>
@@ -235,6 +236,121 @@ TEST(S3StoreListing, HostileListingsAreOneLineErrors) {
   const Status status = hostile_store(far)->list("").status();
   EXPECT_FALSE(status.is_ok());
   EXPECT_NE(status.message().find("s3://bucket/data"), std::string::npos) << status.message();
+}
+
+// An http(s):// folder's index page as web servers write it: the files directly in the folder,
+// percent-decoded and sorted; never a sub-folder, a parent, a sort link, another host's file.
+TEST(HttpIndexPage, ListsTheFilesDirectlyInTheFolder) {
+  const RemoteUrl folder = parse_remote_url("http://127.0.0.1:8080/data/tars").value_or_throw();
+  // nginx's autoindex (with a name holding ':' written as "./a:b.tar"), Apache's (sort links,
+  // a parent), Python's http.server (quoted names), and links a page may hold besides.
+  const std::string page =
+      "<!DOCTYPE html><html><head><title>Index of /data/tars/</title>"
+      "<style>a[href$=\"/\"] { x: '<a href=\"style.tar\">' }</style></head><body>"
+      "<!-- <a href=\"commented.tar\"> -->"
+      "<h1>Index of /data/tars/</h1><hr><pre><a href=\"../\">../</a>\n"
+      "<a href=\"sub/\">sub/</a>   26-Nov-2026 07:00   -\n"
+      "<a href=\"d-1.tar\">d-1.tar</a>   26-Nov-2026 07:00   10240\n"
+      "<A HREF='d-0.tar'>d-0.tar</A>\n"
+      "<a href=\"./a:b.tar\">a:b.tar</a>\n"
+      "<a href=\"with%20space%25.tar\">with space%.tar</a>\n"
+      "<a href=d-2.tar>unquoted</a>\n"
+      "<a class=\"x\" href=\"/data/tars/absolute.tar\">absolute path</a>\n"
+      "<a href=\"http://127.0.0.1:8080/data/tars/full.tar\">full URL</a>\n"
+      "<a href=\"http://127.0.0.1:8080/data/tars/d-1.tar\">d-1.tar again</a>\n"
+      "<a href=\"amp&amp;.tar\">entity</a>\n"
+      "</pre><table><tr><th><a href=\"?C=N;O=D\">Name</a></th></tr>"
+      "<tr><td><a href=\"../other/x.tar\">parent's</a></td></tr>"
+      "<tr><td><a href=\"sub/inner.tar\">sub-folder's</a></td></tr>"
+      "<tr><td><a href=\"sub%2Finner.tar\">an escaped slash</a></td></tr>"
+      "<tr><td><a href=\"/other/y.tar\">another folder</a></td></tr>"
+      "<tr><td><a href=\"http://elsewhere.example/data/tars/z.tar\">another host</a></td></tr>"
+      "<tr><td><a href=\"//elsewhere.example/data/tars/z.tar\">another host</a></td></tr>"
+      "<tr><td><a href=\"https://127.0.0.1:8080/data/tars/s.tar\">another scheme</a></td></tr>"
+      "<tr><td><a href=\"http://u:p@127.0.0.1:8080/data/tars/u.tar\">userinfo</a></td></tr>"
+      "<tr><td><a href=\"q.tar?x=1\">a query</a><a href=\"#top\">top</a></td></tr>"
+      "<tr><td><a href=\"mailto:x@y\">mail</a><a href=\"bad%zz.tar\">bad escape</a></td></tr>"
+      "<tr><td><a href=\"ctl%01.tar\">control</a><a name=\"x\">no href</a></td></tr>"
+      "</table><script>if (a<b) document.write('<a href=\"script.tar\">');</script>"
+      "<p>1 < 2</p></body></html>";
+  const std::vector<std::string> expected = {"a:b.tar",  "absolute.tar",   "amp&.tar",
+                                             "d-0.tar",  "d-1.tar",        "d-2.tar",
+                                             "full.tar", "with space%.tar"};
+  EXPECT_EQ(parse_http_index_page(page, folder, "where").value_or_throw(), expected);
+  // At the server's root.
+  const RemoteUrl root = parse_remote_url("http://127.0.0.1:8080/").value_or_throw();
+  const std::vector<std::string> at_root = {"r.tar", "s.tar"};
+  EXPECT_EQ(parse_http_index_page("<a href=\"s.tar\"></a><a href=\"/r.tar\"></a><a href=\"/d/"
+                                  "x.tar\"></a>",
+                                  root, "where")
+                .value_or_throw(),
+            at_root);
+  // nginx's autoindex_format json.
+  const std::string json =
+      "[\n{ \"name\":\"d-1.tar\", \"type\":\"file\", \"size\":10240 },\n"
+      "{ \"name\":\"sub\", \"type\":\"directory\" },\n{ \"name\":\"..\", \"type\":\"file\" },\n"
+      "{ \"name\":\"a/b.tar\", \"type\":\"file\" },{ \"name\":\"with space%.tar\", "
+      "\"type\":\"file\" },{\"name\":[[[[1]]]],\"type\":\"file\"},{ \"type\":\"file\" },7]";
+  const std::vector<std::string> from_json = {"d-1.tar", "with space%.tar"};
+  EXPECT_EQ(parse_http_index_page(json, folder, "where").value_or_throw(), from_json);
+  // A page of no links lists nothing (the caller says the folder has no such files).
+  EXPECT_TRUE(parse_http_index_page("<html><body>It works!</body></html>", folder, "where")
+                  .value_or_throw()
+                  .empty());
+}
+
+// A page cut short (its links would be some of the folder's) or JSON that is no list is a
+// one-line kCorrupt naming the URL, never a partial listing; so is a page too deep or too odd.
+TEST(HttpIndexPage, APageCutShortIsOneLineNamingTheUrl) {
+  const RemoteUrl folder = parse_remote_url("http://h/data").value_or_throw();
+  const std::string where = "http://h/data/";
+  const std::string page = "<html><a href=\"a.tar\">a</a><a href=\"b.tar\">b</a></html>";
+  for (const std::string& cut :
+       {page.substr(0, page.find("b.tar")), page.substr(0, page.find("href=\"b")),
+        page.substr(0, page.find("<a href=\"b") + 1), std::string("<a href=\"a.tar\"><!-- x"),
+        std::string("<script>x"), std::string("<!DOCTYPE"), std::string("[{\"name\":\"a.tar\""),
+        std::string("[1,2") + std::string(100000, '['), std::string("<a href='a.tar>")}) {
+    const Result<std::vector<std::string>> parsed = parse_http_index_page(cut, folder, where);
+    ASSERT_FALSE(parsed.is_ok()) << cut.substr(0, 80);
+    EXPECT_EQ(parsed.status().code(), StatusCode::kCorrupt) << parsed.status().message();
+    EXPECT_EQ(parsed.status().message().rfind(where + ": ", 0), 0u) << parsed.status().message();
+    EXPECT_EQ(parsed.status().message().find('\n'), std::string::npos);
+  }
+}
+
+// Pages within the bound that a careless parser would take quadratic time or deep recursion
+// over (a run of "&#" in a link, links by the hundred thousand, deep JSON) are read promptly.
+TEST(HttpIndexPage, PathologicalPagesAreReadPromptly) {
+  const RemoteUrl folder = parse_remote_url("http://h/data").value_or_throw();
+  std::string links;
+  for (int i = 0; i < 200000; ++i) links += "<a href=\"f" + std::to_string(i) + ".tar\">";
+  std::string ampersands;
+  for (int i = 0; i < (4 << 20); ++i) ampersands += "&#";
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(parse_http_index_page(links, folder, "w").value_or_throw().size(), 200000u);
+  EXPECT_EQ(parse_http_index_page("<a href=\"" + ampersands + ".tar\">", folder, "w")
+                .value_or_throw()
+                .size(),
+            0u);
+  EXPECT_FALSE(parse_http_index_page(std::string(8 << 20, '['), folder, "w").is_ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(20));
+}
+
+// A web server's page over the bound (100 MB) stops the listing at 8 MiB, naming the folder's
+// URL without its secrets.
+TEST(HttpStoreListing, AHugePageIsOneLineNamingTheUrl) {
+  const std::string huge = "<html>" + std::string(100 << 20, ' ') + "<a href=\"a.tar\"></a>";
+  testing::HostileHttpServer server([&](const testing::HostileRequest&) {
+    return testing::HostileResponse{testing::http_response("200 OK", "", huge)};
+  });
+  const auto http =
+      open_object_store(
+          parse_remote_url(server.url() + "/data?token=" + kSentinel).value_or_throw(), client(),
+          {})
+          .value_or_throw();
+  const Status status = http->list("").status();
+  EXPECT_EQ(status.code(), StatusCode::kCorrupt) << status.message();
+  expect_one_line_without_secrets(status, server.url() + "/data/: a listing page over 8388608");
 }
 
 }  // namespace
