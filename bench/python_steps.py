@@ -15,7 +15,8 @@ of 64, written with torchvision.transforms (v1, the reference's default) or tran
               Python, on PIL images (``loader.plan`` is printed), in N Python worker processes
               (python_workers=N, each N of --python-workers; 0: the iterating thread). The
               medians choose the loader's default python_workers (2 where there are two
-              cores or more: the fastest at 2 cores, docs/BENCHMARKS.md; 1 and 4 not measured)
+              cores or more, the fastest at 2 cores; the iterating thread at 1 core, the
+              fastest there: docs/BENCHMARKS.md; 4 not measured)
   dataloader  torchvision ImageFolder (--src) through DataLoader with --workers processes, the
               v1 recipe on PIL images in them, MixUp/CutMix in the collate function (as the
               reference does)
