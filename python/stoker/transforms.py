@@ -798,7 +798,7 @@ def _tensor_backend(original, step) -> tuple:
     CPU kernels are AVX2 or AVX-512, its _do_native_uint8_resize_on_cpu), "tensor_float" where
     it resizes it in float32 (v1, and v2 elsewhere) and stoker's float kernel gives this torch's
     pixels (_float_kernel_is_torchs)."""
-    if getattr(original, "antialias", True) is False:
+    if getattr(original, "antialias", True) in (False, None):  # None: False on a tensor
         return None, "antialias=False, torch's resize without antialiasing"
     modes = {call.group(1) for call in re.finditer(r"interpolation='?(\w+)", repr(step))}
     import torch  # a torchvision transform is given, so torch is there

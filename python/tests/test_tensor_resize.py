@@ -133,10 +133,11 @@ def test_the_float_kernel_is_torchs_down_and_up_with_few_taps_and_many(interpola
 
 def test_a_v2_resize_without_antialiasing_stays_on_pil_resampling_and_says_why(noise):
     path, _ = noise
-    steps = [T2.ToImage(), T2.Resize(37, antialias=False), T2.CenterCrop(30)]
-    with pytest.warns(UserWarning, match="antialias=False, torch's resize without antialias"):
-        loader, _ = stoker_images(path, steps)
-    assert "backend='pil'" in loader.plan["image"][0][0]
+    for antialias in (False, None):  # None is False on a tensor
+        steps = [T2.ToImage(), T2.Resize(37, antialias=antialias), T2.CenterCrop(30)]
+        with pytest.warns(UserWarning, match="antialias=False, torch's resize without antialias"):
+            loader, _ = stoker_images(path, steps)
+        assert "backend='pil'" in loader.plan["image"][0][0]
 
 
 def test_stokers_own_sources_take_the_backend_as_written(noise):
