@@ -44,7 +44,11 @@ class SlowShardSource : public ShardSource, public std::enable_shared_from_this<
   std::string describe() const override { return "slow " + local_->describe(); }
   const std::vector<const ShardReader*>& readers() const override { return readers_; }
   bool needs_pins() const override { return true; }
-  ShardSourceStats stats() const override { return {0, wait_ns_.load(std::memory_order_relaxed)}; }
+  ShardSourceStats stats() const override {
+    ShardSourceStats stats;
+    stats.wait_ns = wait_ns_.load(std::memory_order_relaxed);
+    return stats;
+  }
 
   Result<ShardPin> acquire(int shard, const std::function<bool()>& cancelled) override {
     using std::chrono::steady_clock;
