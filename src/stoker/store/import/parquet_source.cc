@@ -280,9 +280,9 @@ Result<std::shared_ptr<ParquetSource>> ParquetSource::open(
   return source;
 }
 
-void ParquetSource::units_ahead(const std::vector<int>& units) {
+void ParquetSource::units_ahead(const std::vector<int>& units, size_t soon) {
   // A unit is a piece.
-  in_place_->fetch_pieces_ahead(std::vector<size_t>(units.begin(), units.end()));
+  in_place_->fetch_pieces_ahead(std::vector<size_t>(units.begin(), units.end()), soon);
 }
 
 void ParquetSource::reads_planned(std::function<int64_t(int unit)> next_read, int64_t position) {
