@@ -46,8 +46,7 @@ Result<std::vector<std::string>> file_urls(const std::string& line, const std::s
 }  // namespace
 
 AheadHorizon ahead_horizon(const RemoteFilesOptions& options, const PrefetchInputs& measured) {
-  if (options.units_ahead > 0)
-    return {options.units_ahead, RemoteFiles::kAheadDownloads, /*past_lookahead=*/false};
+  if (options.units_ahead > 0) return {options.units_ahead, RemoteFiles::kAheadDownloads};
   const int streams = download_streams(measured);
   return {std::max(prefetch_depth(measured), streams), streams};
 }
@@ -123,11 +122,10 @@ Result<std::shared_ptr<const RemoteFiles>> RemoteFiles::open(const std::string& 
 }
 
 // Downloads into the cache the units a reader needs next (files: fetch_ahead; pieces:
-// fetch_pieces_ahead), the soonest first not cached nor being downloaded, among those listed
-// within the horizon (AheadHorizon), on as many of its threads as the horizon's streams; a unit
-// that fails is left to the reader (its own read says why), one that finds no room in the cache
-// waits for the next list (the reader's move). Its destructor cancels the downloads and joins the
-// threads.
+// fetch_pieces_ahead), the soonest first not cached nor being downloaded, among the horizon's
+// first units listed, on as many of its threads as the horizon's streams; a unit that fails is
+// left to the reader (its own read says why), one that finds no room in the cache waits for the
+// next list (the reader's move). Its destructor cancels the downloads and joins the threads.
 class RemoteFiles::Ahead {
  public:
   // `holds(unit)`: the cache has it; `fetch(unit, cancel)`: into the cache (the pin goes at
@@ -148,11 +146,10 @@ class RemoteFiles::Ahead {
     wake_.notify_all();
     for (std::thread& thread : threads_) thread.join();
   }
-  void want(std::vector<size_t> units, size_t soon) {
+  void want(std::vector<size_t> units) {
     {
       MutexLock lock(mutex_);
       wanted_ = std::move(units);
-      soon_ = soon;
       no_room_ = false;
     }
     wake_.notify_all();
@@ -164,8 +161,7 @@ class RemoteFiles::Ahead {
     if (no_room_) return -1;
     const AheadHorizon horizon = horizon_();
     if (index >= horizon.streams) return -1;
-    const size_t units = std::min(
-        wanted_.size(), (horizon.past_lookahead ? soon_ : 0) + static_cast<size_t>(horizon.units));
+    const size_t units = std::min(wanted_.size(), static_cast<size_t>(horizon.units));
     for (size_t i = 0; i < units; ++i) {
       const size_t u = wanted_[i];
       if (!busy_.count(u) && !failed_.count(u) && !holds_(u)) return static_cast<int64_t>(u);
@@ -200,7 +196,6 @@ class RemoteFiles::Ahead {
   Mutex mutex_;
   std::condition_variable wake_;
   std::vector<size_t> wanted_ STOKER_GUARDED_BY(mutex_);
-  size_t soon_ STOKER_GUARDED_BY(mutex_) = 0;          // of them within the loader's lookahead
   std::set<size_t> busy_ STOKER_GUARDED_BY(mutex_);    // being downloaded
   std::set<size_t> failed_ STOKER_GUARDED_BY(mutex_);  // left to the reader
   bool no_room_ STOKER_GUARDED_BY(mutex_) = false;     // until the next list
@@ -253,7 +248,7 @@ void RemoteFiles::count_read(Measured& measured) const {
   measured.meter.moved(++measured.reads, steady_now_ns());
 }
 
-void RemoteFiles::fetch_ahead(const std::vector<size_t>& files, size_t soon) const {
+void RemoteFiles::fetch_ahead(const std::vector<size_t>& files) const {
   std::call_once(ahead_started_, [&] {
     ahead_ = std::make_unique<Ahead>(
         [this](size_t file) { return objects_.holds(static_cast<int>(file)); },
@@ -267,10 +262,10 @@ void RemoteFiles::fetch_ahead(const std::vector<size_t>& files, size_t soon) con
         },
         [this] { return horizon_of(files_measured_); }, threads_ahead());
   });
-  ahead_->want(files, soon);
+  ahead_->want(files);
 }
 
-void RemoteFiles::fetch_pieces_ahead(const std::vector<size_t>& pieces, size_t soon) const {
+void RemoteFiles::fetch_pieces_ahead(const std::vector<size_t>& pieces) const {
   const std::shared_ptr<const Pieces> declared = this->declared();
   if (!declared) return;
   std::call_once(pieces_ahead_started_, [&] {
@@ -281,7 +276,7 @@ void RemoteFiles::fetch_pieces_ahead(const std::vector<size_t>& pieces, size_t s
         },
         [this] { return horizon_of(pieces_measured_); }, threads_ahead());
   });
-  pieces_ahead_->want(pieces, soon);
+  pieces_ahead_->want(pieces);
 }
 
 void RemoteFiles::plan(std::function<int64_t(size_t file)> next_read, int64_t position) const {

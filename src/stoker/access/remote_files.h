@@ -44,25 +44,23 @@ namespace stoker::remote {
 
 struct RemoteFilesOptions {
   EvictionPolicy policy = EvictionPolicy::kNextUse;
-  // Units (files, or declared pieces) fetched ahead of the reader: N fixed (the first N listed,
-  // on kAheadDownloads threads); 0 tuned from the measured bandwidth and pace (ahead_horizon),
-  // past the loader's lookahead, as remote shards are.
+  // Units (files, or declared pieces) fetched ahead of the reader: N fixed, on kAheadDownloads
+  // threads; 0 tuned from the measured bandwidth and pace (ahead_horizon).
   int units_ahead = 0;
   // The most downloads at once, tuned (open_dataset: streams_that_fit the cache's budget).
   int max_streams = PrefetchInputs().max_streams;
 };
 
 // How many of the units a reader needs next are fetched ahead, and on how many downloads at
-// once: `units` past those within the loader's lookahead, or the first `units` (fixed).
+// once.
 struct AheadHorizon {
   int units = 0;
   int streams = 0;
-  bool past_lookahead = true;
 };
 
 // The horizon for `options`: fixed, or tuned from `measured` (units of one record each, the pace
-// in units per second): download_streams' streams, and prefetch_depth's units past the
-// lookahead's but at least one per stream.
+// in units per second): download_streams' streams, and prefetch_depth's units but at least one
+// per stream.
 AheadHorizon ahead_horizon(const RemoteFilesOptions& options, const PrefetchInputs& measured);
 
 class RemoteFiles : public InPlaceFiles {
@@ -81,8 +79,8 @@ class RemoteFiles : public InPlaceFiles {
   Result<FileIdentity> identity(size_t file) const override { return files_[file].identity; }
   std::string key(size_t file) const override { return files_[file].key; }
   Result<OpenFile> open(size_t file) const override;
-  void fetch_ahead(const std::vector<size_t>& files, size_t soon) const override;
-  void fetch_pieces_ahead(const std::vector<size_t>& pieces, size_t soon) const override;
+  void fetch_ahead(const std::vector<size_t>& files) const override;
+  void fetch_pieces_ahead(const std::vector<size_t>& pieces) const override;
   void plan(std::function<int64_t(size_t file)> next_read, int64_t position) const override;
   Result<std::string> read_ranges(const FilePiece& piece) const override;
   Status declare_pieces(const std::vector<FilePiece>& pieces) const override;

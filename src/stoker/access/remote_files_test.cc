@@ -267,8 +267,7 @@ TEST(AheadHorizonTest, FixedOrTunedFromTheBandwidthAndThePace) {
 
 // kFiles files f-N.tar (their bytes are not read as tars here) on a loopback server that sends
 // each GET in chunks `pause_ms` apart; a reader reads them in order, one every `read_ms`,
-// naming those after the one it read to fetch_ahead, as a source does, the first `soon` of them
-// within its lookahead.
+// naming those after the one it read to fetch_ahead, as a source does.
 class AheadOverLoopback {
  public:
   static constexpr int kFiles = 24;
@@ -297,7 +296,7 @@ class AheadOverLoopback {
 
   // Reads the first `count` files in order through a cache of their own, a unit every
   // `read_ms`; the horizon at the end.
-  AheadHorizon read(int count, const RemoteFilesOptions& options, int read_ms, size_t soon = 0) {
+  AheadHorizon read(int count, const RemoteFilesOptions& options, int read_ms) {
     testing::TempDir cache_dir;
     auto cache = ShardCache::open(cache_dir / "cache", 1 << 30).value_or_throw();
     char last[16];
@@ -311,7 +310,7 @@ class AheadOverLoopback {
       last_read_ = f;
       std::vector<size_t> next;
       for (int g = f + 1; g < count; ++g) next.push_back(static_cast<size_t>(g));
-      files->fetch_ahead(next, std::min(soon, next.size()));
+      files->fetch_ahead(next);
       std::this_thread::sleep_for(std::chrono::milliseconds(read_ms));
     }
     return files->horizon(/*pieces=*/false);
@@ -337,15 +336,6 @@ TEST(RemoteFilesAheadTest, ASlowReaderOnAFastLinkFetchesLessFarAheadThanTheFixed
   EXPECT_GE(link.most_ahead(), 1);
 }
 
-TEST(RemoteFilesAheadTest, ATunedHorizonStartsPastTheLoadersLookahead) {
-  // As above, the next two units within the lookahead: those, and two or three past them.
-  AheadOverLoopback link(/*pause_ms=*/0);
-  const AheadHorizon tuned = link.read(12, RemoteFilesOptions(), /*read_ms=*/400, /*soon=*/2);
-  EXPECT_LE(tuned.units, 3);
-  EXPECT_LE(link.most_ahead(), 2 + 3);
-  EXPECT_GE(link.most_ahead(), 2 + 1);
-}
-
 TEST(RemoteFilesAheadTest, AFastReaderOnASlowLinkFetchesFartherAheadOnMoreDownloads) {
   // Each download about 0.5 s (ten chunks 50 ms apart), a reader that waits for them: its pace
   // is the downloads', and each measurement asks for 1.5x the streams running, whatever the
@@ -362,10 +352,10 @@ TEST(RemoteFilesAheadTest, AFixedHorizonStaysWhereItIsSet) {
   AheadOverLoopback link(/*pause_ms=*/50);
   RemoteFilesOptions fixed;
   fixed.units_ahead = 3;
-  const AheadHorizon horizon = link.read(12, fixed, /*read_ms=*/0, /*soon=*/2);
+  const AheadHorizon horizon = link.read(12, fixed, /*read_ms=*/0);
   EXPECT_EQ(horizon.units, 3);
   EXPECT_EQ(horizon.streams, RemoteFiles::kAheadDownloads);
-  EXPECT_LE(link.most_ahead(), 3) << "the first three listed, the lookahead's among them";
+  EXPECT_LE(link.most_ahead(), 3);
 }
 
 }  // namespace

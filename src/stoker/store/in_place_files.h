@@ -73,13 +73,12 @@ class InPlaceFiles {
   virtual Result<std::string> read_piece(size_t /*index*/, const FilePiece& piece) const {
     return read_ranges(piece);
   }
-  // The files a reader needs next, soonest first (replacing the previous ones), the first
-  // `soon` of them within the loader's lookahead: remote files are downloaded ahead of the
-  // reader; local ones need nothing.
-  virtual void fetch_ahead(const std::vector<size_t>& /*files*/, size_t /*soon*/) const {}
-  // The declared pieces a reader needs next, as fetch_ahead's files: remote files download them
-  // ahead of the reader; local ones need nothing.
-  virtual void fetch_pieces_ahead(const std::vector<size_t>& /*pieces*/, size_t /*soon*/) const {}
+  // The files a reader needs next, soonest first (replacing the previous ones): remote files
+  // are downloaded ahead of the reader; local ones need nothing.
+  virtual void fetch_ahead(const std::vector<size_t>& /*files*/) const {}
+  // The declared pieces a reader needs next, soonest first (replacing the previous ones): remote
+  // files download them ahead of the reader; local ones need nothing.
+  virtual void fetch_pieces_ahead(const std::vector<size_t>& /*pieces*/) const {}
   // The reader's plan (replacing the previous): when each file is next read whole, as a
   // position of its ShardSchedule (kNever: not again), and the position now. A cache of remote
   // files gives up the file read farthest ahead; local ones need nothing.

@@ -79,12 +79,8 @@ void UnitReadSource::sweep() {
   const size_t count = std::min(next.size(), static_cast<size_t>(units_ahead_));
   std::partial_sort(next.begin(), next.begin() + static_cast<ptrdiff_t>(count), next.end());
   std::vector<int> ahead;
-  size_t soon = 0;
-  for (size_t i = 0; i < count; ++i) {
-    ahead.push_back(next[i].second);
-    soon += next[i].first <= position_ + lookahead_;
-  }
-  units_ahead(ahead, soon);
+  for (size_t i = 0; i < count; ++i) ahead.push_back(next[i].second);
+  units_ahead(ahead);
 }
 
 void UnitReadSource::set_unit_pass(UnitPass pass) {

@@ -49,10 +49,9 @@ class UnitReadSource : public ShardSource, public std::enable_shared_from_this<U
   std::string bad_reason(uint64_t global) const;
   // How many units units_ahead names (0, the default: it is not called).
   void set_units_ahead(int count);
-  // The `count` units not in memory that the plan needs next, soonest first, the first `soon`
-  // of them within the loader's lookahead; called under the source's lock, so it must not call
-  // back into it.
-  virtual void units_ahead(const std::vector<int>& /*units*/, size_t /*soon*/) {}
+  // The `count` units not in memory that the plan needs next, soonest first; called under the
+  // source's lock, so it must not call back into it.
+  virtual void units_ahead(const std::vector<int>& /*units*/) {}
   // Told at each move of the plan when each unit is next read into memory
   // (ShardSchedule::next_read at `position`), e.g. for a cache of the files read; called under
   // the source's lock, so it must not call back into it.

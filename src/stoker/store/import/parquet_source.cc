@@ -280,9 +280,9 @@ Result<std::shared_ptr<ParquetSource>> ParquetSource::open(
   return source;
 }
 
-void ParquetSource::units_ahead(const std::vector<int>& units, size_t soon) {
+void ParquetSource::units_ahead(const std::vector<int>& units) {
   // A unit is a piece.
-  in_place_->fetch_pieces_ahead(std::vector<size_t>(units.begin(), units.end()), soon);
+  in_place_->fetch_pieces_ahead(std::vector<size_t>(units.begin(), units.end()));
 }
 
 void ParquetSource::reads_planned(std::function<int64_t(int unit)> next_read, int64_t position) {

@@ -78,7 +78,7 @@ class ParquetSource : public UnitReadSource {
   };
   ParquetSource() = default;
   Result<ShardReader> read_unit(int u, std::map<uint64_t, std::string>& bad) const override;
-  void units_ahead(const std::vector<int>& units, size_t soon) override;
+  void units_ahead(const std::vector<int>& units) override;
   void reads_planned(std::function<int64_t(int unit)> next_read, int64_t position) override;
   // "FILE: row R (row group G)" of global record `global` in unit u.
   std::string row_name(int u, uint64_t global) const;

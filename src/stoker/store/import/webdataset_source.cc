@@ -86,8 +86,8 @@ Result<std::shared_ptr<WebDatasetSource>> WebDatasetSource::open(
   return source;
 }
 
-void WebDatasetSource::units_ahead(const std::vector<int>& units, size_t soon) {
-  files_->fetch_ahead(std::vector<size_t>(units.begin(), units.end()), soon);
+void WebDatasetSource::units_ahead(const std::vector<int>& units) {
+  files_->fetch_ahead(std::vector<size_t>(units.begin(), units.end()));
 }
 
 void WebDatasetSource::reads_planned(std::function<int64_t(int unit)> next_read, int64_t position) {
