@@ -48,7 +48,7 @@ Result<std::vector<std::string>> file_urls(const std::string& line, const std::s
 AheadHorizon ahead_horizon(const RemoteFilesOptions& options, const PrefetchInputs& measured) {
   if (options.units_ahead > 0) return {options.units_ahead, RemoteFiles::kAheadDownloads};
   const int streams = download_streams(measured);
-  return {std::max(prefetch_depth(measured), streams), streams};
+  return {std::max({prefetch_depth(measured), streams, measured.unmeasured_depth}), streams};
 }
 
 Result<std::shared_ptr<const RemoteFiles>> RemoteFiles::open(const std::string& spec,

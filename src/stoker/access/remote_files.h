@@ -60,7 +60,10 @@ struct AheadHorizon {
 
 // The horizon for `options`: fixed, or tuned from `measured` (units of one record each, the pace
 // in units per second): download_streams' streams, and prefetch_depth's units but at least one
-// per stream.
+// per stream and at least the unmeasured depth (4, the fixed horizon it replaced). The shards'
+// depth counts past the loader's lookahead; this one from the first unit not in memory, so the
+// floor stands for the lookahead's units (counting past them made next-use download more over
+// the floor with a cache of half the units: remote_parquet_test).
 AheadHorizon ahead_horizon(const RemoteFilesOptions& options, const PrefetchInputs& measured);
 
 class RemoteFiles : public InPlaceFiles {

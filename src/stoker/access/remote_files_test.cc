@@ -247,9 +247,9 @@ TEST(AheadHorizonTest, FixedOrTunedFromTheBandwidthAndThePace) {
   const AheadHorizon unmeasured = ahead_horizon(tuned, PrefetchInputs());
   EXPECT_EQ(unmeasured.units, 4) << "as the fixed horizon was";
   EXPECT_EQ(unmeasured.streams, 2);
-  // A slow reader on a fast link: the unit after the next, on two downloads.
+  // A slow reader on a fast link: prefetch_depth's 2, raised to the fixed horizon's 4.
   const AheadHorizon slow_reader = ahead_horizon(tuned, measured(0.01, 1));
-  EXPECT_EQ(slow_reader.units, 2);
+  EXPECT_EQ(slow_reader.units, 4);
   EXPECT_EQ(slow_reader.streams, 2);
   // A fast reader on a slow link: 1 + 1.5 x 2 s / 0.25 s units, on 1.5 x 8 streams' worth.
   const AheadHorizon fast_reader = ahead_horizon(tuned, measured(2, 0.25));
@@ -262,7 +262,9 @@ TEST(AheadHorizonTest, FixedOrTunedFromTheBandwidthAndThePace) {
   EXPECT_EQ(bounded.units, 13);
   const AheadHorizon one = ahead_horizon(tuned, measured(0.01, 1, /*max_streams=*/1));
   EXPECT_EQ(one.streams, 1);
-  EXPECT_EQ(one.units, 2);
+  EXPECT_EQ(one.units, 4);
+  // 1 + 1.5 x 1.2 s / 0.5 s = 5 units, past the floor.
+  EXPECT_EQ(ahead_horizon(tuned, measured(1.2, 0.5)).units, 5);
 }
 
 // kFiles files f-N.tar (their bytes are not read as tars here) on a loopback server that sends
@@ -325,14 +327,14 @@ class AheadOverLoopback {
   testing::HostileHttpServer server_;
 };
 
-TEST(RemoteFilesAheadTest, ASlowReaderOnAFastLinkFetchesLessFarAheadThanTheFixedHorizon) {
-  // A unit every 0.4 s, downloads of a moment: the next unit and the one after (a download
-  // taking up to about 0.5 s, as on a loaded machine, makes it three).
+TEST(RemoteFilesAheadTest, ASlowReaderOnAFastLinkFetchesNoFartherThanTheFixedHorizon) {
+  // A unit every 0.4 s, downloads of a moment: prefetch_depth's two, raised to four (a
+  // download taking up to about 0.8 s, as on a loaded machine, keeps it there).
   AheadOverLoopback link(/*pause_ms=*/0);
   const AheadHorizon tuned = link.read(12, RemoteFilesOptions(), /*read_ms=*/400);
-  EXPECT_LE(tuned.units, 3);
+  EXPECT_EQ(tuned.units, 4);
   EXPECT_EQ(tuned.streams, 2);
-  EXPECT_LE(link.most_ahead(), 3);
+  EXPECT_LE(link.most_ahead(), 4);
   EXPECT_GE(link.most_ahead(), 1);
 }
 
