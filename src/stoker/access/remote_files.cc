@@ -130,27 +130,31 @@ class RemoteFiles::Ahead {
  public:
   // `holds(unit)`: the cache has it; `fetch(unit, cancel)`: into the cache (the pin goes at
   // once), its error when it fails; `cancel` turning true ends it. `horizon()`: the horizon
-  // now, at most `threads` streams.
+  // now; a thread is started for each of its streams, up to `most_threads`.
   Ahead(std::function<bool(size_t)> holds,
         std::function<Status(size_t, const std::atomic<bool>*)> fetch,
-        std::function<AheadHorizon()> horizon, int threads)
-      : holds_(std::move(holds)), fetch_(std::move(fetch)), horizon_(std::move(horizon)) {
-    for (int i = 0; i < threads; ++i) threads_.emplace_back([this, i] { download(i); });
-  }
+        std::function<AheadHorizon()> horizon, int most_threads)
+      : holds_(std::move(holds)),
+        fetch_(std::move(fetch)),
+        horizon_(std::move(horizon)),
+        most_threads_(most_threads) {}
   ~Ahead() {
+    std::vector<std::thread> threads;
     {
       MutexLock lock(mutex_);
       stop_ = true;
+      threads.swap(threads_);
     }
     cancel_ = true;
     wake_.notify_all();
-    for (std::thread& thread : threads_) thread.join();
+    for (std::thread& thread : threads) thread.join();
   }
   void want(std::vector<size_t> units) {
     {
       MutexLock lock(mutex_);
       wanted_ = std::move(units);
       no_room_ = false;
+      start_threads();
     }
     wake_.notify_all();
   }
@@ -167,6 +171,15 @@ class RemoteFiles::Ahead {
       if (!busy_.count(u) && !failed_.count(u) && !holds_(u)) return static_cast<int64_t>(u);
     }
     return -1;
+  }
+  // Threads up to the horizon's streams (idle ones would only wake at every change).
+  void start_threads() STOKER_REQUIRES(mutex_) {
+    if (stop_) return;  // the destructor joins those it found
+    const size_t wanted = static_cast<size_t>(std::min(horizon_().streams, most_threads_));
+    while (threads_.size() < wanted) {
+      const int index = static_cast<int>(threads_.size());
+      threads_.emplace_back([this, index] { download(index); });
+    }
   }
   void download(int index) {
     MutexLock lock(mutex_);
@@ -185,7 +198,8 @@ class RemoteFiles::Ahead {
       } else if (!fetched.is_ok()) {
         failed_.insert(static_cast<size_t>(unit));
       }
-      wake_.notify_all();  // the horizon may have moved with the bandwidth measured
+      start_threads();  // the horizon may have moved with the bandwidth measured
+      wake_.notify_all();
     }
   }
 
@@ -200,7 +214,8 @@ class RemoteFiles::Ahead {
   std::set<size_t> failed_ STOKER_GUARDED_BY(mutex_);  // left to the reader
   bool no_room_ STOKER_GUARDED_BY(mutex_) = false;     // until the next list
   bool stop_ STOKER_GUARDED_BY(mutex_) = false;
-  std::vector<std::thread> threads_;
+  const int most_threads_;
+  std::vector<std::thread> threads_ STOKER_GUARDED_BY(mutex_);
 };
 
 RemoteFiles::RemoteFiles(std::shared_ptr<ShardCache> cache, DatasetCache objects,
