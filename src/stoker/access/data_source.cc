@@ -225,24 +225,33 @@ Result<std::shared_ptr<const Dataset>> open_parquet(
 #endif
 }
 
-// Remote tars or Parquet row groups fetched ahead of the loader's order: a download each for
-// RemoteFiles' threads, and as many waiting behind them.
-constexpr int kUnitsAhead = 2 * RemoteFiles::kAheadDownloads;
+// Remote files read in place, `files`, of the source `source` opened on them: at most as many
+// downloads ahead at once as the cache's budget holds beside what `shuffle_window` needs at
+// once (as a remote dataset's shards).
+void limit_streams(const RemoteFiles& files, const ShardSource& source, const ShardCache& cache,
+                   int64_t shuffle_window) {
+  const CacheFloor floor = cache_floor(source.manifest(), shuffle_window);
+  files.limit_streams(streams_that_fit(cache.budget_bytes(), floor.bytes, floor.largest_shard,
+                                       PrefetchInputs().max_streams));
+}
 
 // The Parquet files at the URLs `spec` names, their row groups read by range through the
 // shard cache.
 Result<std::shared_ptr<const Dataset>> open_remote_parquet(const std::string& spec,
                                                            const DataAccessOptions& access,
+                                                           int64_t shuffle_window,
                                                            ParquetSourceOptions options) {
 #if STOKER_WITH_PARQUET
-  options.row_groups_ahead = kUnitsAhead;
+  options.row_groups_ahead = RemoteFiles::kUnitsListed;
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ShardCache> cache, open_cache(access));
   options.footer_cache_dir = cache->dir();
-  STOKER_ASSIGN_OR_RETURN(
-      std::shared_ptr<const RemoteFiles> files,
-      RemoteFiles::open(spec, ".parquet", std::move(cache), access.cache_policy));
+  RemoteFilesOptions remote;
+  remote.policy = access.cache_policy;
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const RemoteFiles> files,
+                          RemoteFiles::open(spec, ".parquet", cache, remote));
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ParquetSource> source,
                           ParquetSource::open(files, files->location(), options));
+  limit_streams(*files, *source, *cache, shuffle_window);
   return open_in_place(std::move(source), access);
 #else
   return unsupported(shown_location(spec) +
@@ -271,15 +280,19 @@ Result<std::shared_ptr<const Dataset>> open_webdataset(const std::string& spec,
 
 // The WebDataset tars at the URLs `spec` names, read through the shard cache.
 Result<std::shared_ptr<const Dataset>> open_remote_webdataset(const std::string& spec,
-                                                              const DataAccessOptions& access) {
+                                                              const DataAccessOptions& access,
+                                                              int64_t shuffle_window) {
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ShardCache> cache, open_cache(access));
   WebDatasetSourceOptions options;
   options.index_cache_dir = cache->dir();
-  options.tars_ahead = kUnitsAhead;
+  options.tars_ahead = RemoteFiles::kUnitsListed;
+  RemoteFilesOptions remote;
+  remote.policy = access.cache_policy;
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const RemoteFiles> files,
-                          RemoteFiles::open(spec, ".tar", std::move(cache), access.cache_policy));
+                          RemoteFiles::open(spec, ".tar", cache, remote));
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<WebDatasetSource> source,
                           WebDatasetSource::open(files, files->location(), options));
+  limit_streams(*files, *source, *cache, shuffle_window);
   return open_in_place(std::move(source), access);
 }
 
@@ -419,14 +432,14 @@ Result<std::shared_ptr<const Dataset>> open_dataset(const std::string& path_or_u
   if (is_remote_url(path_or_url) &&
       (kind == SourceKind::kParquet ||
        (kind == SourceKind::kAuto && looks_like_remote_parquet(path_or_url))))
-    return open_remote_parquet(path_or_url, access, parquet);
+    return open_remote_parquet(path_or_url, access, shuffle_window, parquet);
   if (kind == SourceKind::kParquet ||
       (kind == SourceKind::kAuto && !is_remote_url(path_or_url) && is_parquet_path(path_or_url)))
     return open_parquet(path_or_url, access, parquet);
   if (is_remote_url(path_or_url) &&
       (kind == SourceKind::kWebDataset ||
        (kind == SourceKind::kAuto && looks_like_remote_webdataset(path_or_url))))
-    return open_remote_webdataset(path_or_url, access);
+    return open_remote_webdataset(path_or_url, access, shuffle_window);
   if (kind == SourceKind::kWebDataset ||
       (kind == SourceKind::kAuto && !is_remote_url(path_or_url) &&
        looks_like_webdataset(path_or_url)))

@@ -45,10 +45,16 @@ Result<std::vector<std::string>> file_urls(const std::string& line, const std::s
 
 }  // namespace
 
+AheadHorizon ahead_horizon(const RemoteFilesOptions& options, const PrefetchInputs& measured) {
+  if (options.units_ahead > 0) return {options.units_ahead, RemoteFiles::kAheadDownloads};
+  const int streams = download_streams(measured);
+  return {std::max({prefetch_depth(measured), streams, measured.unmeasured_depth}), streams};
+}
+
 Result<std::shared_ptr<const RemoteFiles>> RemoteFiles::open(const std::string& spec,
                                                              const std::string& suffix,
                                                              std::shared_ptr<ShardCache> cache,
-                                                             EvictionPolicy policy) {
+                                                             RemoteFilesOptions options) {
   std::vector<std::string> urls, shown;
   std::istringstream lines(spec);
   for (std::string line; std::getline(lines, line);) {
@@ -100,7 +106,15 @@ Result<std::shared_ptr<const RemoteFiles>> RemoteFiles::open(const std::string& 
   }
   STOKER_ASSIGN_OR_RETURN(DatasetCache part,
                           cache->objects(folders.empty() ? location : folders, std::move(objects)));
-  std::shared_ptr<RemoteFiles> opened(new RemoteFiles(std::move(cache), std::move(part), policy));
+  std::shared_ptr<RemoteFiles> opened(
+      new RemoteFiles(std::move(cache), std::move(part), std::move(options)));
+  {
+    uint64_t bytes = 0;
+    for (const File& file : files) bytes += file.identity.size;
+    MutexLock lock(opened->files_measured_.mutex);
+    opened->files_measured_.unit_bytes =
+        static_cast<double>(bytes) / static_cast<double>(files.size());
+  }
   opened->files_ = std::move(files);
   opened->names_ = std::move(names);
   opened->location_ = std::move(location);
@@ -108,74 +122,146 @@ Result<std::shared_ptr<const RemoteFiles>> RemoteFiles::open(const std::string& 
 }
 
 // Downloads into the cache the units a reader needs next (files: fetch_ahead; pieces:
-// fetch_pieces_ahead), the soonest first not cached nor being downloaded, on kAheadDownloads
-// threads; a unit that fails is left to the reader (its own read says why). Its destructor
-// cancels the downloads and joins the threads.
+// fetch_pieces_ahead), the soonest first not cached nor being downloaded, among the horizon's
+// first units listed, on as many of its threads as the horizon's streams; a unit that fails is
+// left to the reader (its own read says why), one that finds no room in the cache waits for the
+// next list (the reader's move). Its destructor cancels the downloads and joins the threads.
 class RemoteFiles::Ahead {
  public:
   // `holds(unit)`: the cache has it; `fetch(unit, cancel)`: into the cache (the pin goes at
-  // once), false when it fails; `cancel` turning true ends it.
+  // once), its error when it fails; `cancel` turning true ends it. `horizon()`: the horizon
+  // now; a thread is started for each of its streams, up to `most_threads`.
   Ahead(std::function<bool(size_t)> holds,
-        std::function<bool(size_t, const std::atomic<bool>*)> fetch)
-      : holds_(std::move(holds)), fetch_(std::move(fetch)) {
-    for (int i = 0; i < kAheadDownloads; ++i) threads_.emplace_back([this] { download(); });
-  }
+        std::function<Status(size_t, const std::atomic<bool>*)> fetch,
+        std::function<AheadHorizon()> horizon, int most_threads)
+      : holds_(std::move(holds)),
+        fetch_(std::move(fetch)),
+        horizon_(std::move(horizon)),
+        most_threads_(most_threads) {}
   ~Ahead() {
+    std::vector<std::thread> threads;
     {
       MutexLock lock(mutex_);
       stop_ = true;
+      threads.swap(threads_);
     }
     cancel_ = true;
     wake_.notify_all();
-    for (std::thread& thread : threads_) thread.join();
+    for (std::thread& thread : threads) thread.join();
   }
   void want(std::vector<size_t> units) {
     {
       MutexLock lock(mutex_);
       wanted_ = std::move(units);
+      no_room_ = false;
+      start_threads();
     }
     wake_.notify_all();
   }
 
  private:
-  // The unit to download next, or -1.
-  int64_t next() const STOKER_REQUIRES(mutex_) {
-    for (size_t u : wanted_)
+  // The unit for thread `index` to download next, or -1.
+  int64_t next(int index) const STOKER_REQUIRES(mutex_) {
+    if (no_room_) return -1;
+    const AheadHorizon horizon = horizon_();
+    if (index >= horizon.streams) return -1;
+    const size_t units = std::min(wanted_.size(), static_cast<size_t>(horizon.units));
+    for (size_t i = 0; i < units; ++i) {
+      const size_t u = wanted_[i];
       if (!busy_.count(u) && !failed_.count(u) && !holds_(u)) return static_cast<int64_t>(u);
+    }
     return -1;
   }
-  void download() {
+  // Threads up to the horizon's streams (idle ones would only wake at every change).
+  void start_threads() STOKER_REQUIRES(mutex_) {
+    if (stop_) return;  // the destructor joins those it found
+    const size_t wanted = static_cast<size_t>(std::min(horizon_().streams, most_threads_));
+    while (threads_.size() < wanted) {
+      const int index = static_cast<int>(threads_.size());
+      threads_.emplace_back([this, index] { download(index); });
+    }
+  }
+  void download(int index) {
     MutexLock lock(mutex_);
     while (true) {
-      lock.wait(wake_, [&]() STOKER_REQUIRES(mutex_) { return stop_ || next() >= 0; });
+      int64_t unit = -1;
+      lock.wait(wake_,
+                [&]() STOKER_REQUIRES(mutex_) { return stop_ || (unit = next(index)) >= 0; });
       if (stop_) return;
-      const size_t unit = static_cast<size_t>(next());
-      busy_.insert(unit);
+      busy_.insert(static_cast<size_t>(unit));
       lock.unlock();
-      const bool fetched = fetch_(unit, &cancel_);
+      const Status fetched = fetch_(static_cast<size_t>(unit), &cancel_);
       lock.lock();
-      busy_.erase(unit);
-      if (!fetched) failed_.insert(unit);
+      busy_.erase(static_cast<size_t>(unit));
+      if (fetched.code() == StatusCode::kNoRoom) {
+        no_room_ = true;
+      } else if (!fetched.is_ok()) {
+        failed_.insert(static_cast<size_t>(unit));
+      }
+      start_threads();  // the horizon may have moved with the bandwidth measured
+      wake_.notify_all();
     }
   }
 
   const std::function<bool(size_t)> holds_;
-  const std::function<bool(size_t, const std::atomic<bool>*)> fetch_;
+  const std::function<Status(size_t, const std::atomic<bool>*)> fetch_;
+  const std::function<AheadHorizon()> horizon_;
   std::atomic<bool> cancel_{false};
   Mutex mutex_;
   std::condition_variable wake_;
   std::vector<size_t> wanted_ STOKER_GUARDED_BY(mutex_);
   std::set<size_t> busy_ STOKER_GUARDED_BY(mutex_);    // being downloaded
   std::set<size_t> failed_ STOKER_GUARDED_BY(mutex_);  // left to the reader
+  bool no_room_ STOKER_GUARDED_BY(mutex_) = false;     // until the next list
   bool stop_ STOKER_GUARDED_BY(mutex_) = false;
-  std::vector<std::thread> threads_;
+  const int most_threads_;
+  std::vector<std::thread> threads_ STOKER_GUARDED_BY(mutex_);
 };
 
 RemoteFiles::RemoteFiles(std::shared_ptr<ShardCache> cache, DatasetCache objects,
-                         EvictionPolicy policy)
-    : cache_(std::move(cache)), objects_(std::move(objects)), policy_(policy) {}
+                         RemoteFilesOptions options)
+    : cache_(std::move(cache)),
+      objects_(std::move(objects)),
+      options_(options),
+      max_streams_(options.max_streams) {}
 
 RemoteFiles::~RemoteFiles() = default;
+
+AheadHorizon RemoteFiles::horizon_of(const Measured& measured) const {
+  RemoteFilesOptions options = options_;
+  options.max_streams = max_streams_;
+  MutexLock lock(measured.mutex);
+  return ahead_horizon(options, measured.meter.inputs(measured.unit_bytes, 1, options.max_streams));
+}
+
+AheadHorizon RemoteFiles::horizon(bool pieces) const {
+  return horizon_of(pieces ? pieces_measured_ : files_measured_);
+}
+
+ShardDownload RemoteFiles::timed(ShardDownload download, Measured& measured) {
+  return [download = std::move(download), &measured](const ShardInfo& info, int fd) {
+    const int64_t start = steady_now_ns();
+    Status status = download(info, fd);
+    if (status.is_ok()) {
+      MutexLock lock(measured.mutex);
+      measured.meter.downloaded(static_cast<double>(info.bytes), (steady_now_ns() - start) / 1e9);
+    }
+    return status;
+  };
+}
+
+int RemoteFiles::threads_ahead() const {
+  return options_.units_ahead > 0 ? kAheadDownloads : std::max(max_streams_.load(), 1);
+}
+
+void RemoteFiles::count_read(Measured& measured) const {
+  {
+    MutexLock lock(plan_mutex_);
+    if (!next_read_) return;  // not the reader's pace (a tar indexed at open)
+  }
+  MutexLock lock(measured.mutex);
+  measured.meter.moved(++measured.reads, steady_now_ns());
+}
 
 void RemoteFiles::fetch_ahead(const std::vector<size_t>& files) const {
   std::call_once(ahead_started_, [&] {
@@ -184,10 +270,12 @@ void RemoteFiles::fetch_ahead(const std::vector<size_t>& files) const {
         [this](size_t file, const std::atomic<bool>* cancel) {
           const File& f = files_[file];
           return objects_
-              .fetch(static_cast<int>(file), download_from(f.store, f.etag, cancel),
+              .fetch(static_cast<int>(file),
+                     timed(download_from(f.store, f.etag, cancel), files_measured_),
                      advice(file, /*now=*/false), [cancel] { return cancel->load(); })
-              .is_ok();
-        });
+              .status();
+        },
+        [this] { return horizon_of(files_measured_); }, threads_ahead());
   });
   ahead_->want(files);
 }
@@ -199,8 +287,9 @@ void RemoteFiles::fetch_pieces_ahead(const std::vector<size_t>& pieces) const {
     pieces_ahead_ = std::make_unique<Ahead>(
         [declared](size_t piece) { return declared->cache.holds(static_cast<int>(piece)); },
         [this, declared](size_t piece, const std::atomic<bool>* cancel) {
-          return fetch_piece(*declared, piece, /*now=*/false, cancel).is_ok();
-        });
+          return fetch_piece(*declared, piece, /*now=*/false, cancel).status();
+        },
+        [this] { return horizon_of(pieces_measured_); }, threads_ahead());
   });
   pieces_ahead_->want(pieces);
 }
@@ -213,7 +302,7 @@ void RemoteFiles::plan(std::function<int64_t(size_t file)> next_read, int64_t po
 
 EvictionAdvice RemoteFiles::advice(size_t file, bool now) const {
   EvictionAdvice advice;
-  advice.policy = policy_;
+  advice.policy = options_.policy;
   MutexLock lock(plan_mutex_);
   if (!next_read_) return advice;  // no plan yet: every file alike
   // A file needed now comes before every file read later, whatever its next read says (it may
@@ -253,6 +342,12 @@ Status RemoteFiles::declare_pieces(const std::vector<FilePiece>& pieces) const {
     object.index_checksum = xxh3_64(identity.data(), identity.size());
     objects.push_back(std::move(object));
   }
+  if (!objects.empty()) {
+    uint64_t bytes = 0;
+    for (const ShardInfo& object : objects) bytes += object.bytes;
+    MutexLock lock(pieces_measured_.mutex);
+    pieces_measured_.unit_bytes = static_cast<double>(bytes) / static_cast<double>(objects.size());
+  }
   STOKER_ASSIGN_OR_RETURN(DatasetCache part, cache_->objects(location_, std::move(objects)));
   MutexLock lock(plan_mutex_);
   pieces_ = std::make_shared<const Pieces>(Pieces{pieces, std::move(part)});
@@ -275,7 +370,8 @@ Result<CachedShard> RemoteFiles::fetch_piece(const Pieces& declared, size_t inde
   };
   std::function<bool()> cancelled;
   if (cancel) cancelled = [cancel] { return cancel->load(); };
-  return declared.cache.fetch(static_cast<int>(index), download, advice(index, now), cancelled);
+  return declared.cache.fetch(static_cast<int>(index), timed(download, pieces_measured_),
+                              advice(index, now), cancelled);
 }
 
 Result<std::string> RemoteFiles::read_piece(size_t index, const FilePiece& piece) const {
@@ -283,6 +379,7 @@ Result<std::string> RemoteFiles::read_piece(size_t index, const FilePiece& piece
   if (!declared) return read_ranges(piece);  // none declared: not kept
   const std::string shown = names_[piece.file];
   STOKER_ASSIGN_OR_RETURN(CachedShard copy, fetch_piece(*declared, index, /*now=*/true, nullptr));
+  count_read(pieces_measured_);
   uint64_t size = 0;
   for (const FileRange& range : piece.ranges) size += range.size;
   std::string bytes(size, '\0');
@@ -297,7 +394,9 @@ Result<OpenFile> RemoteFiles::open(size_t file) const {
   const File& f = files_[file];
   STOKER_ASSIGN_OR_RETURN(
       CachedShard copy,
-      objects_.fetch(static_cast<int>(file), download_from(f.store, f.etag), advice(file, true)));
+      objects_.fetch(static_cast<int>(file), timed(download_from(f.store, f.etag), files_measured_),
+                     advice(file, true)));
+  count_read(files_measured_);
   auto held = std::make_shared<CachedShard>(std::move(copy));
   return OpenFile{held->fd(), f.identity, std::move(held)};
 }

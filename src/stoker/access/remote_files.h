@@ -13,14 +13,19 @@
 // s3:// folder's objects with the suffix, or an http(s):// folder's files with it that its index
 // page links to (a web server's autoindex: HttpStore::list, parse_http_index_page), by name.
 // Every file is asked for its size and ETag (HEAD) when
-// the spec is opened. fetch_ahead downloads the files a reader needs next on kAheadDownloads
-// threads, in its order, one at a time each; the destructor cancels and joins them. A full
-// cache gives up files by the policy: next-use (the reader's plan, InPlaceFiles::plan: the file
-// read farthest ahead, never one read sooner than the incoming one), or least recently used.
-// Pieces read by range (declare_pieces: a Parquet row group's column chunks) are units of the
-// cache of their own, named by the file's URL, ETag and size and the ranges, fetched by ranged
-// GETs with If-Match when first read or ahead of the reader (fetch_pieces_ahead, on threads of
-// their own, as files); read_ranges (a footer) GETs its ranges at once.
+// the spec is opened. fetch_ahead downloads the files a reader needs next, in its order, one at
+// a time per download thread; the destructor cancels and joins them. How many of the files
+// listed it fetches, and on how many downloads at once, is the horizon (ahead_horizon): tuned by
+// default as remote shards' is (cache/prefetch_depth.h), from one download's measured bandwidth
+// and the reader's pace (the files it opened per second while planned), or fixed
+// (RemoteFilesOptions::units_ahead). A full cache gives up files by the policy: next-use (the
+// reader's plan, InPlaceFiles::plan: the file read farthest ahead, never one read sooner than
+// the incoming one), or least recently used; a download ahead that finds no room waits for the
+// reader's next move. Pieces read by range (declare_pieces: a Parquet row group's column
+// chunks) are units of the cache of their own, named by the file's URL, ETag and size and the
+// ranges, fetched by ranged GETs with If-Match when first read or ahead of the reader
+// (fetch_pieces_ahead, on threads of their own and with a horizon of their own, as files);
+// read_ranges (a footer) GETs its ranges at once.
 // Thread-safe.
 
 #include <atomic>
@@ -29,12 +34,37 @@
 #include <string>
 #include <vector>
 
+#include "stoker/cache/prefetch_depth.h"
 #include "stoker/cache/shard_cache.h"
 #include "stoker/net/object_store.h"
 #include "stoker/store/in_place_files.h"
 #include "stoker/util/thread_annotations.h"
 
 namespace stoker::remote {
+
+struct RemoteFilesOptions {
+  EvictionPolicy policy = EvictionPolicy::kNextUse;
+  // Units (files, or declared pieces) fetched ahead of the reader: N fixed, on kAheadDownloads
+  // threads; 0 tuned from the measured bandwidth and pace (ahead_horizon).
+  int units_ahead = 0;
+  // The most downloads at once, tuned (open_dataset: streams_that_fit the cache's budget).
+  int max_streams = PrefetchInputs().max_streams;
+};
+
+// How many of the units a reader needs next are fetched ahead, and on how many downloads at
+// once.
+struct AheadHorizon {
+  int units = 0;
+  int streams = 0;
+};
+
+// The horizon for `options`: fixed, or tuned from `measured` (units of one record each, the pace
+// in units per second): download_streams' streams, and prefetch_depth's units but at least one
+// per stream and at least the unmeasured depth (4, the fixed horizon it replaced). The shards'
+// depth counts past the loader's lookahead; this one from the first unit not in memory, so the
+// floor stands for the lookahead's units (counting past them made next-use download more over
+// the floor with a cache of half the units: remote_parquet_test).
+AheadHorizon ahead_horizon(const RemoteFilesOptions& options, const PrefetchInputs& measured);
 
 class RemoteFiles : public InPlaceFiles {
  public:
@@ -43,9 +73,10 @@ class RemoteFiles : public InPlaceFiles {
   // such files (an http(s):// page that is no index links to none); kInvalidArgument for a bad
   // URL or pattern, or a name without the suffix; a listing's own errors (kCorrupt for an index
   // page over 8 MiB or cut short).
-  static Result<std::shared_ptr<const RemoteFiles>> open(
-      const std::string& spec, const std::string& suffix, std::shared_ptr<ShardCache> cache,
-      EvictionPolicy policy = EvictionPolicy::kNextUse);
+  static Result<std::shared_ptr<const RemoteFiles>> open(const std::string& spec,
+                                                         const std::string& suffix,
+                                                         std::shared_ptr<ShardCache> cache,
+                                                         RemoteFilesOptions options = {});
 
   const std::vector<std::string>& names() const override { return names_; }
   Result<FileIdentity> identity(size_t file) const override { return files_[file].identity; }
@@ -59,7 +90,15 @@ class RemoteFiles : public InPlaceFiles {
   Result<std::string> read_piece(size_t index, const FilePiece& piece) const override;
   ~RemoteFiles() override;
 
+  // A fixed horizon's downloads at once.
   static constexpr int kAheadDownloads = 2;
+  // The most units fetch_ahead and fetch_pieces_ahead look at (a tuned horizon's deepest).
+  static constexpr int kUnitsListed = PrefetchInputs().max_depth;
+
+  // At most `streams` downloads at once from now on; before the first fetch ahead.
+  void limit_streams(int streams) const { max_streams_ = streams; }
+  // The horizon of files (`pieces` false) or pieces fetched ahead now.
+  AheadHorizon horizon(bool pieces) const;
 
   // The spec with every URL redacted, for messages.
   const std::string& location() const { return location_; }
@@ -73,7 +112,21 @@ class RemoteFiles : public InPlaceFiles {
     FileIdentity identity;
     std::string key;  // its URL's cache key
   };
-  RemoteFiles(std::shared_ptr<ShardCache> cache, DatasetCache objects, EvictionPolicy policy);
+  RemoteFiles(std::shared_ptr<ShardCache> cache, DatasetCache objects, RemoteFilesOptions options);
+  // What tunes the horizon of one kind of unit (files, pieces): the measured bandwidth and pace.
+  struct Measured {
+    mutable Mutex mutex;
+    PrefetchMeter meter STOKER_GUARDED_BY(mutex);
+    int64_t reads STOKER_GUARDED_BY(mutex) = 0;      // units the reader read while planned
+    double unit_bytes STOKER_GUARDED_BY(mutex) = 0;  // the mean unit's
+  };
+  AheadHorizon horizon_of(const Measured& measured) const;
+  // The threads of each kind's downloads ahead: the most streams its horizon may have.
+  int threads_ahead() const;
+  // `download` timed into `measured`'s bandwidth.
+  static ShardDownload timed(ShardDownload download, Measured& measured);
+  // A unit read by the reader, counted in `measured`'s pace when the reader has a plan.
+  void count_read(Measured& measured) const STOKER_EXCLUDES(plan_mutex_);
   // What eviction knows for admitting `file`, needed at the plan's position now (`now`) or
   // at its next read.
   EvictionAdvice advice(size_t file, bool now) const STOKER_EXCLUDES(plan_mutex_);
@@ -95,7 +148,9 @@ class RemoteFiles : public InPlaceFiles {
   std::vector<File> files_;
   std::vector<std::string> names_;  // redacted URLs
   std::string location_;
-  EvictionPolicy policy_;
+  RemoteFilesOptions options_;
+  mutable std::atomic<int> max_streams_;
+  mutable Measured files_measured_, pieces_measured_;
   mutable Mutex plan_mutex_;
   mutable std::function<int64_t(size_t)> next_read_
       STOKER_GUARDED_BY(plan_mutex_);  // unset: no plan

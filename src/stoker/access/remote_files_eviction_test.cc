@@ -84,7 +84,7 @@ class RemoteFilesEvictionTest : public testing::ServerSuite<RemoteFilesEvictionT
                      .value_or_throw();
     WebDatasetSourceOptions options;
     options.index_cache_dir = cache->dir();
-    auto files = RemoteFiles::open(spec(), ".tar", cache, policy).value_or_throw();
+    auto files = RemoteFiles::open(spec(), ".tar", cache, {policy}).value_or_throw();
     return Dataset::open(WebDatasetSource::open(files, files->location(), options).value_or_throw())
         .value_or_throw();
   }

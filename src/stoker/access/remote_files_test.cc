@@ -2,12 +2,18 @@
 // the records are the local tars' records; a later run reads the index and the tars from the
 // cache (no GET); a tar changed on the server between runs is indexed again and read as it is
 // now; a missing tar, or one whose download comes short of the size listed (a hostile server),
-// is one line naming its URL, its secrets cut out, and nothing of it is kept.
+// is one line naming its URL, its secrets cut out, and nothing of it is kept. The horizon of
+// files fetched ahead: chosen from given bandwidth and pace figures (ahead_horizon), and over a
+// loopback server, shallow for a slow reader on a fast link, deep for a fast reader on a slow
+// one, as the reader's units per second and the downloads' time set it (counts, not rates).
 #include "stoker/access/remote_files.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -221,6 +227,137 @@ TEST(HostileRemoteFilesTest, ADownloadShortOfTheListedSizeIsOneLineAndNothingIsK
   EXPECT_EQ(status.message().find(kTarSecret), std::string::npos) << status.message();
   for (const auto& entry : fs::recursive_directory_iterator(tmp / "cache"))
     EXPECT_NE(entry.path().extension(), ".part") << entry.path();
+}
+
+TEST(AheadHorizonTest, FixedOrTunedFromTheBandwidthAndThePace) {
+  // Units of 8 MB; `download_s`: one's download time; `read_s`: the reader's time per unit.
+  const auto measured = [](double download_s, double read_s, int max_streams = 8) {
+    PrefetchMeter meter;
+    meter.downloaded(8e6, download_s);
+    meter.moved(0, 0);
+    meter.moved(10, static_cast<int64_t>(10 * read_s * 1e9));
+    return meter.inputs(8e6, 1, max_streams);
+  };
+  RemoteFilesOptions fixed;
+  fixed.units_ahead = 5;
+  const AheadHorizon given = ahead_horizon(fixed, measured(10, 0.1));
+  EXPECT_EQ(given.units, 5);
+  EXPECT_EQ(given.streams, RemoteFiles::kAheadDownloads);
+  const RemoteFilesOptions tuned;
+  const AheadHorizon unmeasured = ahead_horizon(tuned, PrefetchInputs());
+  EXPECT_EQ(unmeasured.units, 4) << "as the fixed horizon was";
+  EXPECT_EQ(unmeasured.streams, 2);
+  // A slow reader on a fast link: prefetch_depth's 2, raised to the fixed horizon's 4.
+  const AheadHorizon slow_reader = ahead_horizon(tuned, measured(0.01, 1));
+  EXPECT_EQ(slow_reader.units, 4);
+  EXPECT_EQ(slow_reader.streams, 2);
+  // A fast reader on a slow link: 1 + 1.5 x 2 s / 0.25 s units, on 1.5 x 8 streams' worth.
+  const AheadHorizon fast_reader = ahead_horizon(tuned, measured(2, 0.25));
+  EXPECT_EQ(fast_reader.units, 13);
+  EXPECT_EQ(fast_reader.streams, 8);
+  EXPECT_GT(fast_reader.units, slow_reader.units);
+  // Never more streams than the cache's budget fits, never fewer units than streams.
+  const AheadHorizon bounded = ahead_horizon(tuned, measured(2, 0.25, /*max_streams=*/3));
+  EXPECT_EQ(bounded.streams, 3);
+  EXPECT_EQ(bounded.units, 13);
+  const AheadHorizon one = ahead_horizon(tuned, measured(0.01, 1, /*max_streams=*/1));
+  EXPECT_EQ(one.streams, 1);
+  EXPECT_EQ(one.units, 4);
+  // 1 + 1.5 x 1.2 s / 0.5 s = 5 units, past the floor.
+  EXPECT_EQ(ahead_horizon(tuned, measured(1.2, 0.5)).units, 5);
+}
+
+// kFiles files f-N.tar (their bytes are not read as tars here) on a loopback server that sends
+// each GET in chunks `pause_ms` apart; a reader reads them in order, one every `read_ms`,
+// naming those after the one it read to fetch_ahead, as a source does.
+class AheadOverLoopback {
+ public:
+  static constexpr int kFiles = 24;
+  explicit AheadOverLoopback(int pause_ms)
+      : body_(4000, 'x'), server_([this, pause_ms](const testing::HostileRequest& r) {
+          const bool head = r.line.rfind("HEAD /", 0) == 0;
+          int file = -1;
+          if (std::sscanf(r.line.c_str(), head ? "HEAD /f-%d.tar" : "GET /f-%d.tar", &file) != 1)
+            return testing::HostileResponse{testing::http_response("404 Not Found", "", "")};
+          if (head)
+            return testing::HostileResponse{
+                "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body_.size()) +
+                "\r\nETag: \"v1\"\r\nConnection: close\r\n\r\n"};
+          // How far past the unit the reader read last this GET is, once the reader has read
+          // three (the figures measured by then).
+          const int read = last_read_.load();
+          if (read >= 3) {
+            const int ahead = file - read;
+            for (int most = most_ahead_.load(); ahead > most;)
+              if (most_ahead_.compare_exchange_weak(most, ahead)) break;
+          }
+          return testing::HostileResponse{
+              testing::http_response("200 OK", "ETag: \"v1\"\r\n", body_),
+              pause_ms > 0 ? body_.size() / 10 : 0, std::chrono::milliseconds(pause_ms)};
+        }) {}
+
+  // Reads the first `count` files in order through a cache of their own, a unit every
+  // `read_ms`; the horizon at the end.
+  AheadHorizon read(int count, const RemoteFilesOptions& options, int read_ms) {
+    testing::TempDir cache_dir;
+    auto cache = ShardCache::open(cache_dir / "cache", 1 << 30).value_or_throw();
+    char last[16];
+    std::snprintf(last, sizeof last, "%d", kFiles - 1);
+    auto files =
+        RemoteFiles::open(server_.url() + "/f-{0.." + last + "}.tar", ".tar", cache, options)
+            .value_or_throw();
+    for (int f = 0; f < count; ++f) {
+      files->plan([](size_t file) { return static_cast<int64_t>(file); }, f);
+      EXPECT_TRUE(files->open(static_cast<size_t>(f)).is_ok()) << f;
+      last_read_ = f;
+      std::vector<size_t> next;
+      for (int g = f + 1; g < count; ++g) next.push_back(static_cast<size_t>(g));
+      files->fetch_ahead(next);
+      std::this_thread::sleep_for(std::chrono::milliseconds(read_ms));
+    }
+    return files->horizon(/*pieces=*/false);
+  }
+  // The most units past the reader's last that a GET asked for.
+  int most_ahead() const { return most_ahead_.load(); }
+
+ private:
+  const std::string body_;
+  std::atomic<int> last_read_{-1};
+  std::atomic<int> most_ahead_{0};
+  testing::HostileHttpServer server_;
+};
+
+TEST(RemoteFilesAheadTest, ASlowReaderOnAFastLinkFetchesNoFartherThanTheFixedHorizon) {
+  // A unit every 0.4 s, downloads of a moment: prefetch_depth's two, raised to four (a
+  // download taking up to about 0.8 s, as on a loaded machine, keeps it there).
+  AheadOverLoopback link(/*pause_ms=*/0);
+  const AheadHorizon tuned = link.read(12, RemoteFilesOptions(), /*read_ms=*/400);
+  EXPECT_EQ(tuned.units, 4);
+  EXPECT_EQ(tuned.streams, 2);
+  EXPECT_LE(link.most_ahead(), 4);
+  EXPECT_GE(link.most_ahead(), 1);
+}
+
+TEST(RemoteFilesAheadTest, AFastReaderOnASlowLinkFetchesFartherAheadOnMoreDownloads) {
+  // Each download about 0.5 s (ten chunks 50 ms apart), a reader that waits for them: its pace
+  // is the downloads', and each measurement asks for 1.5x the streams running, whatever the
+  // machine's speed.
+  AheadOverLoopback link(/*pause_ms=*/50);
+  const AheadHorizon tuned =
+      link.read(AheadOverLoopback::kFiles, RemoteFilesOptions(), /*read_ms=*/0);
+  EXPECT_GT(tuned.streams, RemoteFiles::kAheadDownloads);
+  EXPECT_GT(tuned.units, 4);
+  EXPECT_GT(link.most_ahead(), 4) << "past the fixed horizon";
+}
+
+TEST(RemoteFilesAheadTest, AFixedHorizonStaysWhereItIsSet) {
+  AheadOverLoopback link(/*pause_ms=*/50);
+  RemoteFilesOptions fixed;
+  fixed.units_ahead = 3;
+  const AheadHorizon horizon = link.read(12, fixed, /*read_ms=*/0);
+  EXPECT_EQ(horizon.units, 3);
+  EXPECT_EQ(horizon.streams, RemoteFiles::kAheadDownloads);
+  EXPECT_LE(link.most_ahead(), 3);
 }
 
 }  // namespace

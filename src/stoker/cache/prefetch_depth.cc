@@ -1,14 +1,50 @@
 #include "stoker/cache/prefetch_depth.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 namespace stoker {
+
+int64_t steady_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 void RateMeter::add(double amount, double seconds) {
   if (!(seconds > 0) || !(amount >= 0)) return;
   const double rate = amount / seconds;
   rate_ = rate_ == 0 ? rate : weight_ * rate + (1 - weight_) * rate_;
+}
+
+void PrefetchMeter::restart(int64_t position, int64_t now_ns) {
+  started_ = true;
+  since_ns_ = now_ns;
+  since_position_ = position;
+}
+
+void PrefetchMeter::moved(int64_t position, int64_t now_ns) {
+  if (!started_) {
+    restart(position, now_ns);
+    return;
+  }
+  if (now_ns - since_ns_ < kPaceSpanNs || position <= since_position_) return;
+  pace_.add(static_cast<double>(position - since_position_), (now_ns - since_ns_) / 1e9);
+  since_ns_ = now_ns;
+  since_position_ = position;
+}
+
+PrefetchInputs PrefetchMeter::inputs(double unit_bytes, double unit_records,
+                                     int max_streams) const {
+  PrefetchInputs in;
+  in.shard_bytes = unit_bytes;
+  in.shard_records = unit_records;
+  in.stream_bytes_per_s = bandwidth_.per_second();
+  in.records_per_s = pace_.per_second();
+  in.max_streams = max_streams;
+  in.min_streams = std::min(in.min_streams, in.max_streams);
+  return in;
 }
 
 int prefetch_depth(const PrefetchInputs& in) {

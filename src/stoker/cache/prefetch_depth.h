@@ -5,7 +5,9 @@
 // than the dataset needs for the shards used next (bench/remote/cache_simulation.cc). And how
 // many downloads run at once: enough streams to carry what the loader reads.
 //
-// RateMeter is not thread-safe (its owner locks); prefetch_depth and download_streams are pure.
+// RateMeter and PrefetchMeter are not thread-safe (their owner locks); prefetch_depth and
+// download_streams are pure. Used by remote shards (remote_shard_source.h) and by remote files
+// read in place (access/remote_files.h), whose units are files or row groups.
 
 #include <cstdint>
 
@@ -33,6 +35,36 @@ struct PrefetchInputs {
   int max_depth = 64;
   int min_streams = 2;  // downloads at once, until measured and at least
   int max_streams = 8;
+};
+
+// The steady clock's time in nanoseconds: the clock PrefetchMeter's owners give it.
+int64_t steady_now_ns();
+
+// What prefetch_depth and download_streams are given as measured: one download's bandwidth
+// (each download's bytes over its time) and the reader's pace (its position's moves over spans
+// of at least kPaceSpanNs: move by move it is too jittery). A position counts records, or
+// units read, as its owner chooses; the pace is in the same count per second.
+class PrefetchMeter {
+ public:
+  static constexpr int64_t kPaceSpanNs = 100'000'000;
+  // The pace's next sample starts at `position`, at `now_ns` (a new plan, from its start).
+  void restart(int64_t position, int64_t now_ns);
+  // The reader is at `position` at `now_ns`; the first call after none starts the pace's span.
+  void moved(int64_t position, int64_t now_ns);
+  // A download of `bytes` took `seconds`.
+  void downloaded(double bytes, double seconds) { bandwidth_.add(bytes, seconds); }
+  double bytes_per_s() const { return bandwidth_.per_second(); }
+  double pace() const { return pace_.per_second(); }
+  // These figures for units of `unit_bytes` and `unit_records` (in the position's count) on
+  // average, with at most `max_streams` downloads at once.
+  PrefetchInputs inputs(double unit_bytes, double unit_records, int max_streams) const;
+
+ private:
+  RateMeter bandwidth_;  // bytes/s of one download
+  RateMeter pace_;       // the position's moves per second
+  bool started_ = false;
+  int64_t since_ns_ = 0;  // where the pace's next sample starts
+  int64_t since_position_ = 0;
 };
 
 // The shards to fetch past the loader's lookahead: 1 + 1.5x the ratio of one shard's download

@@ -26,6 +26,31 @@ TEST(RateMeterTest, StartsAtTheFirstSampleThenWeighsEachNewOne) {
   EXPECT_DOUBLE_EQ(meter.per_second(), 0.25 * 90 + 0.75 * 50);
 }
 
+TEST(PrefetchMeterTest, MeasuresThePaceOverSpansOfATenthOfASecondAndEachDownload) {
+  constexpr int64_t kMs = 1'000'000;
+  PrefetchMeter meter;
+  meter.moved(5, 0);  // the first move starts the span
+  EXPECT_EQ(meter.pace(), 0);
+  meter.moved(9, 50 * kMs);  // within the span: no sample
+  EXPECT_EQ(meter.pace(), 0);
+  meter.moved(25, 200 * kMs);
+  EXPECT_DOUBLE_EQ(meter.pace(), 20 / 0.2);
+  meter.restart(0, 1000 * kMs);  // a new plan from its start
+  meter.moved(10, 1100 * kMs);
+  EXPECT_DOUBLE_EQ(meter.pace(), 0.3 * 100 + 0.7 * 100);
+  meter.moved(10, 1300 * kMs);  // no move: no sample
+  EXPECT_DOUBLE_EQ(meter.pace(), 100);
+  EXPECT_EQ(meter.bytes_per_s(), 0);
+  meter.downloaded(4e6, 2);
+  const PrefetchInputs in = meter.inputs(8e6, 1, 3);
+  EXPECT_DOUBLE_EQ(in.stream_bytes_per_s, 2e6);
+  EXPECT_DOUBLE_EQ(in.records_per_s, 100);
+  EXPECT_DOUBLE_EQ(in.shard_bytes, 8e6);
+  EXPECT_DOUBLE_EQ(in.shard_records, 1);
+  EXPECT_EQ(in.max_streams, 3);
+  EXPECT_EQ(meter.inputs(8e6, 1, 1).min_streams, 1) << "at most the most streams";
+}
+
 TEST(PrefetchDepthTest, UnmeasuredGivesTheDefault) {
   PrefetchInputs in = measured(1, 1);
   in.stream_bytes_per_s = 0;

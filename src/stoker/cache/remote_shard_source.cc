@@ -10,15 +10,6 @@
 #include <thread>
 
 namespace stoker {
-namespace {
-
-int64_t steady_now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
 
 std::shared_ptr<RemoteShardSource> RemoteShardSource::create(Manifest manifest,
                                                              std::string location,
@@ -52,7 +43,7 @@ RemoteShardSource::RemoteShardSource(Manifest manifest, std::string location, Da
         if (status.is_ok()) {
           fetched_bytes_ += info.bytes;
           MutexLock lock(mutex_);
-          bandwidth_.add(static_cast<double>(info.bytes), (steady_now_ns() - start) / 1e9);
+          meter_.downloaded(static_cast<double>(info.bytes), (steady_now_ns() - start) / 1e9);
         }
         return status;
       }),
@@ -282,8 +273,8 @@ ShardSourceStats RemoteShardSource::stats() const {
   stats.fetched_bytes = fetched_bytes_.load();
   stats.wait_ns = wait_ns_.load();
   MutexLock lock(mutex_);
-  stats.download_bytes_per_s = bandwidth_.per_second();
-  stats.records_per_s = pace_.per_second();
+  stats.download_bytes_per_s = meter_.bytes_per_s();
+  stats.records_per_s = meter_.pace();
   stats.prefetch_shards = prefetch_shards();
   stats.download_streams = active_downloaders();
   stats.most_downloads = most_downloads_.load();
@@ -326,8 +317,7 @@ void RemoteShardSource::advise(const ShardSchedule& schedule, int64_t lookahead)
     lookahead_ = lookahead;
     position_ = 0;
     blocked_at_ = -1;
-    pace_since_ns_ = steady_now_ns();
-    pace_since_position_ = 0;
+    meter_.restart(0, steady_now_ns());
   }
   release_dead_shards();
   wake_.notify_all();
@@ -338,13 +328,7 @@ void RemoteShardSource::advance(int64_t position) {
     MutexLock lock(mutex_);
     if (position == position_) return;
     position_ = position;
-    // The pace over spans of at least a tenth of a second: batch by batch it is too jittery.
-    const int64_t now = steady_now_ns();
-    if (now - pace_since_ns_ >= 100'000'000 && position > pace_since_position_) {
-      pace_.add(static_cast<double>(position - pace_since_position_), (now - pace_since_ns_) / 1e9);
-      pace_since_ns_ = now;
-      pace_since_position_ = position;
-    }
+    meter_.moved(position, steady_now_ns());
   }
   release_dead_shards();
   wake_.notify_all();
@@ -353,14 +337,8 @@ void RemoteShardSource::advance(int64_t position) {
 
 PrefetchInputs RemoteShardSource::measured() const {
   const double shards = static_cast<double>(std::max<size_t>(manifest_.shards.size(), 1));
-  PrefetchInputs in;
-  in.shard_bytes = static_cast<double>(bytes_) / shards;
-  in.shard_records = static_cast<double>(manifest_.records) / shards;
-  in.stream_bytes_per_s = bandwidth_.per_second();
-  in.records_per_s = pace_.per_second();
-  in.max_streams = options_.max_streams;
-  in.min_streams = std::min(in.min_streams, in.max_streams);
-  return in;
+  return meter_.inputs(static_cast<double>(bytes_) / shards,
+                       static_cast<double>(manifest_.records) / shards, options_.max_streams);
 }
 
 int RemoteShardSource::prefetch_shards() const {

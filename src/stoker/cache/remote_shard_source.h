@@ -149,11 +149,8 @@ class RemoteShardSource : public ShardSource,
   bool advised_ STOKER_GUARDED_BY(mutex_) = false;
   int64_t lookahead_ STOKER_GUARDED_BY(mutex_) = 0;
   int64_t position_ STOKER_GUARDED_BY(mutex_) = 0;
-  int64_t blocked_at_ STOKER_GUARDED_BY(mutex_) = -1;    // the cache had no room at this position
-  RateMeter bandwidth_ STOKER_GUARDED_BY(mutex_);        // bytes/s of one download
-  RateMeter pace_ STOKER_GUARDED_BY(mutex_);             // records/s the loader moves on
-  int64_t pace_since_ns_ STOKER_GUARDED_BY(mutex_) = 0;  // where the pace's next sample starts
-  int64_t pace_since_position_ STOKER_GUARDED_BY(mutex_) = 0;
+  int64_t blocked_at_ STOKER_GUARDED_BY(mutex_) = -1;  // the cache had no room at this position
+  PrefetchMeter meter_ STOKER_GUARDED_BY(mutex_);      // bytes/s of one download, records/s
   std::vector<bool> in_flight_ STOKER_GUARDED_BY(mutex_);
   std::vector<int> kept_ STOKER_GUARDED_BY(mutex_);  // shards whose slot may keep a mapping
   bool stop_ STOKER_GUARDED_BY(mutex_) = false;
