@@ -45,10 +45,8 @@ struct SamplePlan {
   int out_width = 0;
   int out_height = 0;
   // The resize torchvision's tensor backend runs, whose largest weight sets torch's precision:
-  // the whole source_width x source_height image to resized_width x resized_height; 0: the box
-  // to the output (a crop resized whole).
-  int source_width = 0;
-  int source_height = 0;
+  // the whole image to resized_width x resized_height; 0: the box to the output (a crop resized
+  // whole).
   int resized_width = 0;
   int resized_height = 0;
   // The part of that resize the sample is (CenterCrop's, in the resized image); width 0: all.
@@ -135,13 +133,13 @@ class EncodedImageTransform : public Base {
                                    plan.decode.height, all.stride};
       const image::PixelBox box = {plan.box.x0 - plan.decode.x, plan.box.y0 - plan.decode.y,
                                    plan.box.x1 - plan.decode.x, plan.box.y1 - plan.decode.y};
-      return finish(resampler.resample(part, box, output(plan), target));
+      return finish(resampler.resample(part, box, output(plan, width, height), target));
     }
     request.crop = plan.decode;
     if (output_.dct_scaling) {
       // The scaled rectangle must still cover the output box at full resolution: a reduced
       // decode then only replaces part of the downscale the resize would do anyway.
-      const image::ResampleOutput out = output(plan);
+      const image::ResampleOutput out = output(plan, width, height);
       request.min_width =
           static_cast<int>(std::ceil(out.width * plan.decode.width / (plan.box.x1 - plan.box.x0)));
       request.min_height = static_cast<int>(
@@ -152,7 +150,7 @@ class EncodedImageTransform : public Base {
     if (!decoded.is_ok()) return with_field(decoded.status());
     image::DecodedRows& rows = *decoded.value();
     return finish(resampler.resample(rows, image::map_into(rows.box, plan.decode, plan.box),
-                                     output(plan), target));
+                                     output(plan, width, height), target));
   }
 
   // The sample's plan for an image of width × height pixels.
@@ -177,18 +175,13 @@ class EncodedImageTransform : public Base {
     if (pixels.width != request.crop->width || pixels.height != request.crop->height)
       return corrupt(
           fmt::format("stored size {}x{} but the image decodes otherwise", width, height));
-    const image::ResampleOutput out = output(plan);
-    const int in_width = pixels.width, in_height = pixels.height;
-    int resized_width = out.width, resized_height = out.height;
-    if (plan.resized_width > 0) {
-      resized_width = plan.resized_width;
-      resized_height = plan.resized_height;
-    }
+    const image::ResampleOutput out = output(plan, width, height);
+    const bool whole = plan.resized_width > 0;  // CenterCrop's: the window of the whole resize
     thread_local std::vector<float> values;
     thread_local std::vector<uint8_t> resized;
-    STOKER_RETURN_IF_ERROR(image::torch_float_resize(pixels, 0, 0, in_width, in_height,
-                                                     resized_width, resized_height, plan.window,
-                                                     out.filter, values));
+    STOKER_RETURN_IF_ERROR(image::torch_float_resize(
+        pixels, 0, 0, pixels.width, pixels.height, whole ? plan.resized_width : out.width,
+        whole ? plan.resized_height : out.height, plan.window, out.filter, values));
     image::round_to_uint8(values, out.filter, resized);
     const image::RgbView done{resized.data(), out.width, out.height,
                               static_cast<ptrdiff_t>(out.width) * 3};
@@ -196,7 +189,8 @@ class EncodedImageTransform : public Base {
                               out, target);
   }
 
-  image::ResampleOutput output(const SamplePlan& plan) const {
+  // The resample of `plan` for an image of width x height pixels.
+  image::ResampleOutput output(const SamplePlan& plan, int width, int height) const {
     image::ResampleOutput out = out_;
     out.flip_horizontal = plan.flip;
     if (plan.bicubic) out.filter = image::ResampleFilter::kBicubic;
@@ -211,10 +205,10 @@ class EncodedImageTransform : public Base {
     if (output_.backend == ResizeBackend::kTensor) {
       const bool whole = plan.resized_width > 0;
       out.precision_x = image::torch_precision_bits(
-          whole ? plan.source_width : static_cast<int>(std::lround(plan.box.x1 - plan.box.x0)),
+          whole ? width : static_cast<int>(std::lround(plan.box.x1 - plan.box.x0)),
           whole ? plan.resized_width : out.width, out.filter);
       out.precision_y = image::torch_precision_bits(
-          whole ? plan.source_height : static_cast<int>(std::lround(plan.box.y1 - plan.box.y0)),
+          whole ? height : static_cast<int>(std::lround(plan.box.y1 - plan.box.y0)),
           whole ? plan.resized_height : out.height, out.filter);
     }
     return out;
@@ -315,8 +309,6 @@ class CenterCrop : public FixedImageTransform {
     SamplePlan plan;
     plan.box = crop.value().box;
     const image::ResizedCenterCrop& c = crop.value();
-    plan.source_width = width;
-    plan.source_height = height;
     plan.resized_width = c.resized_width;
     plan.resized_height = c.resized_height;
     plan.window = {c.left, c.top, c.inner_width, c.inner_height};

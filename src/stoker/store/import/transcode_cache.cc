@@ -27,6 +27,8 @@ constexpr const char* kSuffix = ".shard";
 // How long before a cache was opened a file's use still keeps it: mtimes come from the kernel's
 // coarse clock, which may lag the clock the cache reads by some milliseconds.
 constexpr int64_t kClockSlackNs = 1'000'000'000;
+// After a listing that could not make room, the least time before the next one.
+constexpr int64_t kRelistingNs = 1'000'000'000;
 
 // A cached file as listed: its size and when it was last used (its mtime).
 struct CachedFile {
@@ -172,6 +174,13 @@ void TranscodeCache::forget(const std::string& path, uint64_t bytes) {
 
 bool TranscodeCache::make_room(uint64_t bytes) {
   if (held_ + bytes <= budget_) return true;
+  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
+  // A full cache of this run's files is the steady state: a unit missed every epoch must not
+  // list the folder every time (under the lock), only when others may have made room since.
+  if (now < next_listing_ns_) return false;
+  next_listing_ns_ = now + kRelistingNs;
   Result<std::vector<CachedFile>> listed = list_cached(dir_);
   if (!listed.is_ok()) return false;
   std::vector<CachedFile> may_go;  // used by no run that may still read them
@@ -193,7 +202,9 @@ bool TranscodeCache::make_room(uint64_t bytes) {
     fs::remove(file.path, ec);  // gone already (another process's eviction): room all the same
     if (!ec) held_ -= file.bytes;
   }
-  return held_ + bytes <= budget_;
+  if (held_ + bytes > budget_) return false;
+  next_listing_ns_ = 0;  // room was made: the next unit may find more
+  return true;
 }
 
 Result<ShardReader> TranscodeCache::build(const ShardReader& original,

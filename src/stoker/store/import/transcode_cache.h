@@ -82,6 +82,8 @@ class TranscodeCache {
   std::map<std::string, uint64_t> used_ STOKER_GUARDED_BY(mutex_);
   std::set<std::string> building_ STOKER_GUARDED_BY(mutex_);  // files it is writing
   uint64_t reserved_ STOKER_GUARDED_BY(mutex_) = 0;           // held_'s part for them
+  // steady_clock ns before which make_room does not list the folder again (it found no room).
+  int64_t next_listing_ns_ STOKER_GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace stoker
