@@ -67,4 +67,9 @@ def test_a_tiny_run_measures_every_row(tmp_path):
     assert sorted(result["ratios"]) == ["index build / plain read",
                                         "index build MB/s (cold open)", "parquet: warm / local",
                                         "tars: warm / local"]
-    assert all(v > 0 for v in result["ratios"].values())
+    # The build / read ratio is None where a tiny run's two first batches take the same time
+    # (the build is then no time at all); every other ratio is measured.
+    ratios = dict(result["ratios"])
+    if ratios["index build / plain read"] is None:
+        del ratios["index build / plain read"]
+    assert all(v > 0 for v in ratios.values())
