@@ -81,6 +81,20 @@ def normalizer(torch, scale, bias, sample_dims: int, device):
     return normalize
 
 
+def _to_device(field, device):
+    """A batch field (a tensor, or a list of them: a field of varying size) copied to `device`
+    on the current stream, without waiting."""
+    if isinstance(field, list):
+        return [sample.to(device, non_blocking=True) for sample in field]
+    return field.to(device, non_blocking=True)
+
+
+def _tensors(batch):
+    """Every tensor of a batch, the samples of its list fields included."""
+    for field in batch.values():
+        yield from field if isinstance(field, list) else (field,)
+
+
 class CudaEpoch:
     """The batches of a native epoch, on a CUDA device, copied ``AHEAD`` batches ahead.
 
@@ -123,7 +137,7 @@ class CudaEpoch:
                 return
             state = self._loader.state()
             with self._torch.cuda.stream(self._stream):
-                batch = {k: v.to(self._device, non_blocking=True) for k, v in host.items()}
+                batch = {k: _to_device(v, self._device) for k, v in host.items()}
                 for name, normalize in self._normalize.items():
                     batch[name] = normalize(batch[name])
                 copied = self._torch.cuda.Event()
@@ -151,7 +165,7 @@ class CudaEpoch:
             raise batch
         current = self._torch.cuda.current_stream(self._device)
         current.wait_event(copied)
-        for tensor in batch.values():
+        for tensor in _tensors(batch):
             tensor.record_stream(current)
         self._fill()
         return batch

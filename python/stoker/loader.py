@@ -574,13 +574,11 @@ class Loader:
                  _variable_forms(variable, specs, self._native.schema).items()
                  if plan.joint or name not in plan.python}
         _warn_gray_color_jitter(specs, self._native.schema)
-        if forms and cuda:
-            raise ValueError(f"fields of varying size ({', '.join(forms)}) are delivered on the "
-                             f"CPU only for now: device='cpu', then move them")
         specs = [dict(s, padded=True) if forms.get(s["name"]) == "padded" else s for s in specs]
         deferred = {}
-        if normalize_on_device:  # not where Python steps follow the normalisation
-            _, deferred = defer_normalization([s for s in specs if s["name"] not in plan.python])
+        if normalize_on_device:  # not where Python steps follow it, nor on a varying size
+            _, deferred = defer_normalization([s for s in specs if s["name"] not in plan.python
+                                               and s["name"] not in forms])
             specs = [defer_normalization([s])[0][0] if s["name"] in deferred else s
                      for s in specs]
         if batch_transform is not None and not callable(batch_transform):

@@ -323,17 +323,25 @@ class _Buffer:
         self.views = 0  # host tensors alive
 
 
+def field_bytes(size):
+    """The bytes of a field given as a size, or as a tuple of its samples' sizes (a field of
+    varying size, delivered as a list)."""
+    return sum(size) if isinstance(size, tuple) else size
+
+
 class Native:
     """The native loader and its epoch as CudaEpoch sees them (one object): `batches` host
-    batches, {name: HostTensor} over one pooled buffer each, `fields` ((name, bytes), ...) with
-    content(); the workers keep `prefetch` batches built ahead."""
+    batches, {name: HostTensor, or a list of them for a field of varying size} over one pooled
+    buffer each, `fields` ((name, bytes or (sample bytes, ...)), ...) with content(); the
+    workers keep `prefetch` batches built ahead."""
 
     def __init__(self, sim, batches, prefetch, fields):
         self.sim = sim
         self._batches = batches
         self.prefetch = prefetch
         self._fields = fields
-        self._starts = [sum(size for _, size in fields[:f]) for f in range(len(fields))]
+        self._starts = [sum(field_bytes(size) for _, size in fields[:f])
+                        for f in range(len(fields))]
         self._built = collections.deque()  # buffers of the next batches, in order
         self._idle = []
         self._next_built = 0
@@ -358,11 +366,17 @@ class Native:
         buffer = self._built.popleft()
         self.delivered += 1
         self.out += 1
-        buffer.views = len(self._fields)
-        host = {name: HostTensor(self, buffer, start, size)
+        host = {name: self._views(buffer, start, size)
                 for (name, size), start in zip(self._fields, self._starts)}
+        buffer.views = sum(len(v) if isinstance(v, list) else 1 for v in host.values())
         self._build_ahead()
         return host
+
+    def _views(self, buffer, start, size):
+        if not isinstance(size, tuple):
+            return HostTensor(self, buffer, start, size)
+        offsets = [start + sum(size[:k]) for k in range(len(size))]
+        return [HostTensor(self, buffer, at, n) for at, n in zip(offsets, size)]
 
     def close(self):
         self._closed = True
@@ -373,9 +387,9 @@ class Native:
         if self._idle:
             buffer = self._idle.pop()
         else:
-            buffer = _Buffer(sum(size for _, size in self._fields))
+            buffer = _Buffer(sum(field_bytes(size) for _, size in self._fields))
             self.allocations += 1
-        built = b"".join(content(self._next_built, f, size)
+        built = b"".join(content(self._next_built, f, field_bytes(size))
                          for f, (_, size) in enumerate(self._fields))
         self.sim._call(buffer.data.__setitem__, slice(None), built)
         self._built.append(buffer)

@@ -1,10 +1,16 @@
 """stoker.Loader(device="cuda") on a real GPU (skipped without one; scripts/gpu/run.sh tests
-runs them on the GPU machine): device batches equal the CPU batches bit for bit, the pinned
-buffers and device memory do not grow, a held batch stays intact, and breaking out of an epoch,
-state_dict resume and workers="auto" work on the device."""
+runs them on the GPU machine): device batches equal the CPU batches bit for bit (Python steps
+and a Python batch transform included), the pinned buffers and device memory do not grow, a
+held batch stays intact, breaking out of an epoch, state_dict resume and workers="auto" work on
+the device, and fields of varying size (images alone, and a detection sample's image, boxes,
+labels and masks) arrive as on the CPU, as lists or padded."""
+
+import random
 
 import pytest
 import torch
+import torchvision.transforms as T
+import torchvision.transforms.v2 as T2
 
 import stoker
 from loader_datasets import write_one_cut_image
@@ -145,3 +151,76 @@ def test_a_corrupt_image_raises_in_order_on_the_device(tmp_path):
         for batch in loader:
             labels += batch["label"].tolist()
     assert labels == list(range(12))  # every batch before the bad one, in order
+
+
+def shifted(x):
+    """A user's own step, drawing from torch and random."""
+    shift = int(torch.randint(0, 40, ())) + random.randint(0, 40)
+    return (x.to(torch.int32) + shift).clamp(0, 255).to(torch.uint8)
+
+
+@pytest.mark.parametrize("python_workers", [0, 2])
+def test_python_steps_and_batch_transform_on_the_device_equal_the_cpu(images, python_workers):
+    path, _ = images
+    steps = T.Compose([T.RandomResizedCrop(24), T.RandomHorizontalFlip(), T2.GaussianBlur(3),
+                       shifted, T.ToTensor()])
+
+    def made(device):
+        return stoker.Loader(path, batch_size=4, seed=7, transforms=steps, device=device,
+                             python_input="tensor", python_workers=python_workers,
+                             batch_transform=T2.MixUp(alpha=0.4, num_classes=30),
+                             batch_format="dict")
+
+    gpu = made("cuda")
+    assert [where for _, where in gpu.plan["image"]][-3:] == ["python"] * 3
+    got = list(gpu.epoch(1))
+    assert all(t.is_cuda for b in got for t in b.values())
+    assert_same([{k: v.cpu() for k, v in b.items()} for b in got], batches(made("cpu"), 1))
+
+
+def on_cpu(field):
+    return [t.cpu() for t in field] if isinstance(field, list) else field.cpu()
+
+
+def assert_same_fields(got, want):
+    """Batches of tensors and lists of tensors, equal each bit; `got` on the device."""
+    assert len(got) == len(want)
+    for x, y in zip(got, want):
+        assert x.keys() == y.keys()
+        for name in x:
+            xs, ys = (x[name], y[name]) if isinstance(y[name], list) else ([x[name]], [y[name]])
+            assert len(xs) == len(ys), name
+            for a, b in zip(xs, ys):
+                assert a.is_cuda and a.dtype == b.dtype and a.shape == b.shape, name
+                assert torch.equal(a.cpu().view(torch.uint8), b.view(torch.uint8)), name
+
+
+@pytest.mark.parametrize("form", ["list", "padded"])
+def test_images_of_varying_size_on_the_device_equal_the_cpu(images, form):
+    path, _ = images
+    def made(device):
+        return stoker.Loader(path, batch_size=3, seed=8, transforms={"image": S.DecodeImage()},
+                             variable=form, device=device, batch_format="dict")
+
+    want = [{k: v if isinstance(v, list) else v.clone() for k, v in b.items()}
+            for b in made("cpu").epoch(1)]
+    assert_same_fields(list(made("cuda").epoch(1)), want)
+
+
+@pytest.mark.parametrize("form", ["list", "padded"])
+def test_a_detection_sample_on_the_device_equals_the_cpu(coco_dataset, form):
+    """The detection reference's hflip preset (a joint transform: image, boxes, labels, masks)
+    delivered to the device: every field and sample as on the CPU."""
+    preset = T2.Compose([S.DecodeImage(max_size=2048), T2.RandomHorizontalFlip(0.5),
+                         T2.ToImage(), T2.ToDtype(torch.float, scale=True),
+                         T2.SanitizeBoundingBoxes(), T2.ToPureTensor()])
+
+    def made(device):
+        return stoker.Loader(coco_dataset, batch_size=5, seed=3, transforms=preset,
+                             variable=form, device=device, batch_format="dict")
+
+    want = [{k: [t.clone() for t in v] if isinstance(v, list) else v.clone()
+             for k, v in b.items()} for b in made("cpu").epoch(0)]
+    got = list(made("cuda").epoch(0))
+    assert {"boxes", "labels", "masks"} <= set(got[0])
+    assert_same_fields(got, want)

@@ -1,7 +1,8 @@
 """stoker._device.CudaEpoch, the code stoker.Loader(device="cuda") runs, on a simulated
 torch.cuda (cuda_sim.py), as feed_protocol_test checks the C++ feed (docs/DESIGN.md contract 11):
 under many random schedules every batch reads, in kernels on the consumer's stream, the bytes
-the workers built (no copy early, torn or overwritten, also in a batch held on); a host batch is
+the workers built (no copy early, torn or overwritten, also in a batch held on; a field of
+varying size as a list of samples too); a host batch is
 let go only after its copy and device memory only after the consumer's kernels; the host pool
 stays at prefetch + 2 buffers. Each of CudaEpoch's waits left out is caught."""
 
@@ -12,9 +13,11 @@ import sys
 import pytest
 
 import cuda_sim
+from stoker import _device
 from stoker._device import CudaEpoch
 
-FIELDS = (("image", 24), ("label", 8))
+# A field of varying size ("boxes") comes as a list of samples viewing the batch's buffer.
+FIELDS = (("image", 24), ("boxes", (8, 0, 16, 4)), ("label", 8))
 # Per seed, EPOCHS epochs of 1 to MAX_BATCHES batches. Short, since only an epoch's last batch
 # is delivered with its copy perhaps still running (CudaEpoch._release waits for the others').
 EPOCHS = 4
@@ -44,8 +47,13 @@ def run_epoch(sim, rng, streams):
 
     def consume(b, batch, stream):
         for f, (name, size) in enumerate(FIELDS):
-            built = cuda_sim.content(b, f, size)
-            sim.read(batch[name], invert(built) if name in normalize else built, stream)
+            built = cuda_sim.content(b, f, cuda_sim.field_bytes(size))
+            if isinstance(size, tuple):  # each sample its own slice of the field's bytes
+                assert len(batch[name]) == len(size)
+                for k, n in enumerate(size):
+                    sim.read(batch[name][k], built[sum(size[:k]):][:n], stream)
+            else:
+                sim.read(batch[name], invert(built) if name in normalize else built, stream)
 
     for b in range(batches + 1):
         stream = streams[b // 4 % 2]
@@ -118,6 +126,10 @@ WAITS = {
     # consumer's kernels.
     "record_stream": (cuda_sim.DeviceTensor, "record_stream", lambda self, stream: None,
                       "freed_while_read"),
+    # __next__: the samples of a list field not recorded on the consumer's stream.
+    "list_samples": (_device, "_tensors",
+                     lambda batch: (f for f in batch.values() if not isinstance(f, list)),
+                     "freed_while_read"),
 }
 
 
