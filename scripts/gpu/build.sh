@@ -65,6 +65,11 @@ if [ ! -f "$stamp" ] || [ "$(ls "$pack/debs")" != "$(cat "$stamp")" ]; then
     -e "s# -I/usr# -I$prefix/usr#g" -e "s# -L/usr# -L$prefix/usr#g" {} +
   ls "$pack/debs" >"$stamp"
 fi
+# The .debs' absolute links (libz.so -> /lib/.../libz.so.1.2.13) into the prefix: this machine's
+# /lib may hold another version, and a dangling libz.so makes the linker take libz.a.
+find "$prefix" -type l -lname '/*' ! -lname "$prefix/*" | while read -r link; do
+  ln -sfn "$prefix$(readlink "$link")" "$link"
+done
 
 # 2. The environment every later step (and run.sh) uses.
 torch_info=$("$PYTHON" -c 'import torch, torch.utils
@@ -109,6 +114,13 @@ cmake_common=(-G Ninja -DCMAKE_LIBRARY_ARCHITECTURE=$arch
   "-DCMAKE_PREFIX_PATH=$prefix/usr" -DPKG_CONFIG_EXECUTABLE="$pkg_config"
   "-DCMAKE_BUILD_RPATH=$prefix/usr/lib/$arch;$prefix/lib/$arch")
 [ -n "$pybind11_dir" ] && cmake_common+=(-Dpybind11_DIR="$pybind11_dir")
+# Parquet needs the pyarrow stoker pins (cmake/StokerParquet.cmake); another one: build without.
+pinned=$(sed -n 's/^set(STOKER_PYARROW_VERSION \([0-9.]*\)).*/\1/p' "$root/cmake/StokerParquet.cmake")
+have=$("$PYTHON" -c 'import pyarrow; print(pyarrow.__version__)' 2>/dev/null || true)
+if [ "$have" != "$pinned" ]; then
+  cmake_common+=(-DSTOKER_WITH_PARQUET=OFF)
+  echo "build.sh: Parquet off (this Python's pyarrow: ${have:-none}; stoker pins $pinned)"
+fi
 echo "build.sh: PyTorch $torch_version (CUDA ${torch_cuda:-none}) from $torch_prefix," \
   "prefix $prefix, $jobs jobs"
 
@@ -120,7 +132,8 @@ if [ "$what" != cpp ]; then
     STOKER_CMAKE_ARGS="$(printf '%q ' "${cmake_common[@]}")" \
     "$PYTHON" -m pip install -q --no-build-isolation --no-deps --no-cache-dir \
     --target "$build/site" "$root"
-  "$PYTHON" -c 'import stoker, torch; print("build.sh: stoker", stoker.__version__, "from",
+  PYTHONUNBUFFERED=1 "$PYTHON" -X faulthandler -c 'import stoker, torch
+print("build.sh: stoker", stoker.__version__, "from",
 stoker.__file__, "with torch", torch.__version__)'
   echo "build.sh: python package built in $((SECONDS - start)) s"
 fi
