@@ -507,7 +507,7 @@ class Loader:
     torchvision v2's on a detection dataset move its image, boxes, labels and masks together.
     Fields come as stored otherwise, as tensors viewing pooled buffers (no copy: ``.clone()``
     what you keep). ``batch_format``: field names for tuples, "tuple" or "dict";
-    ``variable``: "list" or "padded" for fields of varying size.
+    ``variable``: "list" or "padded" for fields of varying size (on a CUDA ``device`` too).
 
     ``loader.set_epoch(e)`` then ``for batch in loader``; batch b of an epoch depends on
     (seed, epoch, rank, world_size, batch_size, last_batch, shuffle_window, ra_reps), never
