@@ -194,6 +194,37 @@ TEST_F(ImageTrainCliTest, DamagedTranscodedUnitsAreNotesOfBenchAndTrain) {
   EXPECT_EQ(r.err.find("transcode cache"), std::string::npos) << r.err;
 }
 
+// doctor on an image folder read in place with --transcode-cache: the damaged cached units the
+// first measured run rebuilds are one note, in the text (after the verdict) and in the JSON.
+TEST_F(ImageTrainCliTest, DoctorOnAnImageFolderSaysTheSourcesNotes) {
+  const std::string doctor = "doctor --data " + dir_ / "src" +
+                             " --model cnn --image-size 32 --batch 6 --workers 1 --steps 2 "
+                             "--seconds 0.05 --transcode-cache --cache-dir " +
+                             dir_ / "cache";
+  const RunResult first = run(doctor, dir_);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_TRUE(lines_with(first.out, "note:").empty()) << first.out;
+  EXPECT_NE(first.out.find("data                   " + dir_ / "src/train"), std::string::npos)
+      << first.out;
+
+  damage_transcoded_units(dir_ / "cache");
+  const RunResult text = run(doctor, dir_);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  const std::vector<std::string> told = lines_with(text.out, "transcode cache");
+  ASSERT_EQ(told.size(), 1u) << text.out;
+  EXPECT_EQ(told[0].rfind("note: transcode cache: " + dir_ / "cache/transcoded/", 0), 0u);
+  EXPECT_NE(told[0].find(" is damaged, rebuilt: "), std::string::npos) << told[0];
+  EXPECT_LT(text.out.find("verdict: "), text.out.find(told[0]));
+  EXPECT_EQ(text.err.find("transcode cache"), std::string::npos) << text.err;
+
+  damage_transcoded_units(dir_ / "cache");
+  const RunResult json = run(doctor + " --json", dir_);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const nlohmann::json notes = nlohmann::json::parse(json.out).at("notes");
+  ASSERT_EQ(notes.size(), 1u) << json.out;
+  EXPECT_EQ(notes[0].get<std::string>().rfind("transcode cache: ", 0), 0u) << notes[0];
+}
+
 // The reference's --auto-augment ta_wide (the native TrivialAugmentWide, with --interpolation)
 // and --label-smoothing train, and the log says them in full.
 TEST_F(ImageTrainCliTest, ReferenceRecipeFlagsTrainAndAreLogged) {

@@ -11,6 +11,7 @@
 #include "stoker/doctor/throughput_recorder.h"
 #include "stoker/pipeline/image_transforms.h"
 #include "stoker/store/dataset.h"
+#include "stoker/store/shard_source.h"
 #include "stoker/train/step_runner.h"
 #include "stoker/train/training_setup.h"
 #include "stoker/util/machine.h"
@@ -37,6 +38,7 @@ struct Window {
   std::optional<TuningReport> tuning;
   std::vector<ReportPoint> throughput;  // samples/s over the run's time, warm-up included
   c10::Device device{c10::kCPU};        // the run's, resolved by the Trainer
+  std::string note;                     // what the train data's source noted (new_notes_line)
 };
 
 // The step a measured run repeats: data_step, resident_step or train_step (step_runner.h).
@@ -88,6 +90,7 @@ Window measure(TrainerOptions run, Step step, DoctorOptions o, Tracer& tracer,
   }
   w.tuning = setup->loader->tuning();
   w.throughput = throughput.points();
+  w.note = new_notes_line(setup->train_data->source().stats(), 0);
   return w;
 }
 
@@ -139,6 +142,10 @@ DoctorResult run_doctor(const TrainerOptions& run, const DoctorOptions& options)
     }
     tuning = w.tuning;
     device = w.device;
+    // Each run opens the data anew: a note (a cached file rebuilt) is the first run's.
+    if (!w.note.empty() &&
+        std::find(result.notes.begin(), result.notes.end(), w.note) == result.notes.end())
+      result.notes.push_back(w.note);
     result.throughput.push_back({name, w.throughput});
     const std::vector<ThreadTrace> trace = tracer.snapshot();
     result.phases.push_back({name, w.batches, (w.to_ns - w.from_ns) * 1e-9});
@@ -250,6 +257,8 @@ std::string DoctorResult::to_text() const {
                          a.why);
     }
   }
+  if (!notes.empty()) out += "\n";
+  for (const std::string& note : notes) out += "note: " + note + "\n";
   return out;
 }
 
@@ -294,7 +303,8 @@ std::string DoctorResult::to_json() const {
                             {"actions", actions},
                             {"phases", phase_list},
                             {"probes", probes},
-                            {"facts", fact_object}};
+                            {"facts", fact_object},
+                            {"notes", notes}};
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -324,6 +334,7 @@ RunReport DoctorResult::to_report(const std::string& command) const {
   }
   for (const DoctorAction& a : diagnosis.actions)
     report.actions.push_back({a.action, a.why, a.expected_gain()});
+  for (const std::string& note : notes) report.facts.emplace_back("note", note);
   report.charts.push_back({"Throughput of each measured run", "seconds since the run started",
                            "samples/s", throughput});
   return report;

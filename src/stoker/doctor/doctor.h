@@ -58,15 +58,18 @@ struct DoctorResult {
   std::vector<ReportSeries> throughput;
   // What was measured, as label and value: data, model, batch, workers, threads, device, ...
   std::vector<std::pair<std::string, std::string>> facts;
+  // What the data sources noted while measured (a damaged transcode-cache file rebuilt, ...),
+  // each once.
+  std::vector<std::string> notes;
   // For people: the measurements, the split (and the workers' wait for shards, if any), the
-  // verdict and the actions.
+  // verdict, the actions and the sources' notes.
   std::string to_text() const;
   // One JSON object: "verdict" (data-bound, transfer-bound, compute-bound or balanced),
   // "reason", "split" (seconds per batch by part), "split_fraction", "fetch_wait" (seconds per
   // batch the loader's workers waited for shards, summed over them), the rates ("loop_rate",
   // "loader_rate", "compute_rate", batches/s), "wait_fraction", "transfer_fraction",
   // "headroom", "actions" (action, why, speedup, upper_bound, expected_gain), "phases",
-  // "facts", "probes".
+  // "facts", "probes", "notes".
   std::string to_json() const;
   // The same for a --report page (run_report.h): the facts with the measured rates, the
   // verdict, the split per batch, the actions, and each measured run's throughput over time as a
