@@ -9,10 +9,12 @@ iscrowd, ...) come as stored, as torchvision's v2 leaves a target's plain tensor
 the first one stoker cannot run natively on run in Python on the sample the native ones made
 (stoker/_joint_python.py)."""
 
+import math
 from typing import Dict, List, Optional, Tuple
 
 # The stored fields a joint transform reads and makes.
 IMAGE, BOXES, LABELS, MASKS, CLASS_MAP = "image", "boxes", "labels", "masks", "mask"
+# The image's capacity (its largest side) where neither a DecodeImage nor the steps bound it.
 _DEFAULT_MAX_SIZE = 1024
 # Steps with nothing to do on the stored sample: type conversions, XYXY kept as stored.
 _MARKERS = ("PILToTensor", "ToImage", "ToPureTensor")
@@ -190,6 +192,29 @@ def _joint_call(step, name: str, tensor: bool, segmentation: bool) -> Optional[d
                      f"(supported: {_SUPPORTED})")
 
 
+def output_bound(calls: List[dict]) -> Optional[int]:
+    """The largest side the native joint `calls` can make whatever the stored image's size, or
+    None where it depends on it. torchvision truncates each new side (int(side * r)), so a
+    resize's bound is its largest target side times its largest scale, rounded up."""
+    bound = None
+    for call in calls:
+        op = call["op"]
+        if op in ("fixed_size_crop", "joint_random_crop"):  # exactly that size (padded)
+            bound = max(call["size"], call["width"])
+        elif op == "random_shortest_size":  # the long side within max_size, if given
+            bound = call["max_size"] or None
+        elif op == "scale_jitter":
+            bound = math.ceil(max(call["target_size"]) * call["scale_range"][1])
+        elif op == "random_resize":  # the short side chosen: the long one is the image's
+            bound = None
+        elif op == "random_zoom_out" and bound is not None:
+            bound = math.ceil(bound * call["side_range"][1])
+        elif op == "pad_if_smaller" and bound is not None:
+            bound = max(bound, call["size"])
+        # flips, RandomIoUCrop (inside the image), the photometric and box steps: no larger
+    return bound
+
+
 def _float32(dtype) -> bool:
     return str(dtype) == "torch.float32"
 
@@ -242,7 +267,7 @@ def specs(steps: list, schema: Dict[str, dict], mapping: dict, to_float,
     step after it run in Python; ValueError naming the steps stoker cannot run, all at once."""
     segmentation = not _detection(schema, mapping)
     calls: List[dict] = []
-    joint = {"max_size": _DEFAULT_MAX_SIZE, "float": False, "mean": [], "std": [],
+    joint = {"max_size": None, "float": False, "mean": [], "std": [],
              "class_map_int64": False}
     image, plain = "pil", False  # the image's type as torchvision has it, a target made plain
     problems: List[str] = []
@@ -300,6 +325,8 @@ def specs(steps: list, schema: Dict[str, dict], mapping: dict, to_float,
     for key, name in (("boxes", BOXES), ("labels", LABELS), ("masks", MASKS),
                       ("class_map", CLASS_MAP)):
         joint[key] = name if name in kept else None
+    if joint["max_size"] is None:  # no DecodeImage: what the steps make, if they bound it
+        joint["max_size"] = output_bound(calls) or _DEFAULT_MAX_SIZE
     out = {IMAGE: {"name": IMAGE, "ops": calls, "joint": joint}}
     for name in kept:
         out[name] = {"name": name, "ops": [], "joint": IMAGE}

@@ -250,7 +250,11 @@ class DecodeImage:
     """An encoded image (JPEG or PNG) decoded at its own size: uint8 [3, H, W], PIL's RGB
     pixels (torchvision's ``decode_image``/``PILToTensor`` of the file), no resize; H and W at
     most ``max_size`` (it sizes the loader's buffers), a larger image is an error naming the
-    record. A batch holds the field as the loader's ``variable`` option says."""
+    record. A batch holds the field as the loader's ``variable`` option says. First in a joint
+    transform (a detection or segmentation sample), ``max_size`` bounds what the steps make: the
+    stored image may be larger where they shrink it; without one, a step that bounds the output
+    (RandomShortestSize's max_size, ScaleJitter, FixedSizeCrop, RandomCrop) sizes the buffers,
+    else 1024."""
 
     def __init__(self, max_size=1024):
         self.max_size = _cap("DecodeImage", "decode_image", "max_size", max_size)

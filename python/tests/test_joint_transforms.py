@@ -748,3 +748,51 @@ def test_joint_steps_on_a_segmentation_sample_equal_torchvision_v2(mask_folders,
         changed += not torch.equal(got_image, F.pil_to_tensor(image))
     assert len(samples) == len(pairs) and 0 < changed
     assert name == "ScaleJitter" or changed < len(pairs)
+
+
+def image_capacity(transforms, dataset):
+    """The largest image side the loader's slots hold for `transforms` on `dataset`."""
+    schema = stoker.Loader(dataset, transforms={"image": None})._native.schema
+    image = [s for s in stoker.transforms.field_specs(transforms, schema) if s["name"] == "image"]
+    return image[0]["joint"]["max_size"]
+
+
+def test_without_decode_image_the_capacity_is_what_the_steps_make(coco_dataset, mask_folders,
+                                                                   tmp_path):
+    """The references' presets without a DecodeImage: a step that bounds the output (the
+    multiscale preset's max_size, lsj's FixedSizeCrop, the segmentation preset's RandomCrop)
+    sizes the slots; where the stored image bounds it (hflip, ssdlite, ssd) 1024; a DecodeImage
+    first is the user's capacity."""
+    assert image_capacity(multiscale_preset((480, 800), 1333), coco_dataset) == 1333
+    assert image_capacity(v2.Compose(lsj_preset(1024, 0.5)), coco_dataset) == 1024
+    jitter = v2.ScaleJitter(target_size=(300, 200), scale_range=(0.5, 1.7))
+    assert image_capacity(v2.Compose([jitter, v2.RandomHorizontalFlip()]), coco_dataset) == 510
+    assert image_capacity(v2.Compose([jitter, v2.RandomZoomOut(side_range=(1.0, 2.5))]),
+                          coco_dataset) == 1275
+    for preset in (hflip_preset(0.5), ssdlite_preset(0.5), ssd_preset(0.5),
+                   multiscale_preset((480, 800))):  # no max_size: the long side is the image's
+        assert image_capacity(preset, coco_dataset) == 1024
+    assert image_capacity(v2.Compose([DecodeImage(max_size=700), *lsj_preset(1024, 0.5)]),
+                          coco_dataset) == 700
+    stoker.convert("masks", mask_folders / "images", tmp_path / "seg",
+                   masks=mask_folders / "masks")
+    for pad in ("pad_if_needed", "pad_if_smaller"):
+        segmentation = v2.Compose([*segmentation_head(520, 0.5), *segmentation_tail(480, pad)])
+        assert image_capacity(segmentation, tmp_path / "seg") == 480
+
+
+def test_the_multiscale_preset_at_its_real_sizes_needs_no_decode_image(coco_set, coco_dataset):
+    """RandomShortestSize((480, ..., 800), max_size=1333), as the reference builds it, on images
+    up to 1466 px: many outputs pass 1024 a side, and each sample is torchvision's for one of the
+    sizes."""
+    sizes = (480, 640, 800)
+    reference = torchvision_samples(coco_set)
+    largest = 0
+    for k, sample in enumerate(stoker_samples(coco_dataset, multiscale_preset(sizes, 1333),
+                                              batch_size=2)):
+        image, target = reference[k]
+        target = reference_target(image, target)
+        assert any(equal_to(sample, *multiscale_preset([s], 1333)(image, target))
+                   for s in sizes), k
+        largest = max(largest, *sample["image"].shape[-2:])
+    assert 1024 < largest <= 1333

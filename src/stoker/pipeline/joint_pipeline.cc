@@ -11,6 +11,7 @@
 
 #include "stoker/image/gray_png_decode.h"
 #include "stoker/pipeline/image_planes.h"
+#include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/ops/joint_canvas.h"
 #include "stoker/store/record_view.h"
 
@@ -81,7 +82,9 @@ class JointPipeline : public JointTransform {
   Status read(const SampleInput& input, JointSample& sample) const {
     Result<ByteSpan> encoded = variable_field(*input.schema, input.record, index_.image);
     if (!encoded.is_ok()) return fail(names_.image, encoded.status());
-    Result<PlanesSize> size = image_size_within(encoded.value(), names_.max_size);
+    // The stored image may pass max_size where the steps shrink it (write checks what they
+    // make); the decoder's own limit guards the decode.
+    Result<PlanesSize> size = image_size_within(encoded.value(), kMaxImageSize);
     if (!size.is_ok()) return fail(names_.image, size.status());
     sample.height = size.value().height;
     sample.width = size.value().width;
