@@ -1,6 +1,8 @@
 // The image layer's resample + fused write (image/resample.h), per core: one Resampler, one
 // source, one output slot, the SIMD kernel (the best instruction set of this CPU) beside the
-// scalar reference. Sizes are those of training on ImageNet-like photographs.
+// scalar reference; and torch's float32 resize of a tensor (image/torch_float_resize.h, the
+// `tensor_float` backend) to uint8 on the same sizes. Sizes are those of training on
+// ImageNet-like photographs.
 #include <benchmark/benchmark.h>
 #include <hwy/targets.h>
 
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include "stoker/image/resample.h"
+#include "stoker/image/torch_float_resize.h"
 #include "stoker/util/rng.h"
 
 namespace stoker::bench {
@@ -64,6 +67,34 @@ void BM_Resample(benchmark::State& state) {
 }
 BENCHMARK(BM_Resample)
     ->ArgsProduct({{0, 1, 2, 3, 4}, {0, 1, 2}, {0, 1}})
+    ->Unit(benchmark::kMicrosecond);
+
+// The same cases through torch's float32 kernel and its rounding to uint8 (no flip, no
+// normalisation: torchvision v1 resizes a uint8 tensor so); arg 1: 0 bilinear, 1 bicubic.
+void BM_TorchFloatResize(benchmark::State& state) {
+  const ResampleCase& c = kCases[state.range(0)];
+  std::vector<uint8_t> pixels(static_cast<size_t>(c.source_width) * c.source_height * 3);
+  CounterRng rng(1, 2);
+  for (uint8_t& p : pixels) p = static_cast<uint8_t>(rng.next_u64());
+  const image::RgbView src{pixels.data(), c.source_width, c.source_height, 3 * c.source_width};
+  const auto filter =
+      state.range(1) == 1 ? image::ResampleFilter::kBicubic : image::ResampleFilter::kBilinear;
+  const image::ResampleWindow window{0, 0, c.out_size, c.out_size};
+  std::vector<float> values;
+  std::vector<uint8_t> out;
+  for (auto _ : state) {
+    if (!image::torch_float_resize(src, 0, 0, c.source_width, c.source_height, c.out_size,
+                                   c.out_size, window, filter, values)
+             .is_ok())
+      state.SkipWithError("resize failed");
+    image::round_to_uint8(values, filter, out);
+    benchmark::ClobberMemory();
+  }
+  state.SetLabel(std::string(c.name) + " torch float" + (state.range(1) == 1 ? " bicubic" : ""));
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_TorchFloatResize)
+    ->ArgsProduct({{0, 1, 2, 3, 4}, {0, 1}})
     ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
