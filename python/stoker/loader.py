@@ -18,11 +18,12 @@ from stoker._paths import native_path
 from stoker.sources import source_of
 from stoker._batch_transforms import native_call
 from stoker._joint_python import JointSteps
+from stoker._nested import NestedFields
 from stoker._python_pool import PythonPool
 from stoker._python_steps import BatchTransform, PythonSteps, step_name
 from stoker._wrapped import Wrapped as _Wrapped
 from stoker.transforms import (call_text, defer_normalization, is_variable,
-                               joint_outputs, plan_fields)
+                               joint_outputs, plan_fields, varies_in_rows_only)
 
 __all__ = ["Loader"]
 
@@ -171,14 +172,14 @@ def _transforms_for_names(transforms, names: tuple, schema: list, pad: bool):
     return mapping
 
 
-_VARIABLE_FORMS = ("list", "padded")
+_VARIABLE_FORMS = ("list", "padded", "nested")
 
 
 def _variable_forms(variable, specs: list, schema: list) -> dict:
-    """{field: "list" or "padded"} for the variable fields of `specs` (RawBytes, DecodeImage,
-    stored variable-length fields of `schema`), from the loader's `variable`: one form for all,
-    or a mapping {field: form} (the rest "list"); ValueError naming a bad form or a field that
-    does not vary."""
+    """{field: "list", "padded" or "nested"} for the variable fields of `specs` (RawBytes,
+    DecodeImage, stored variable-length fields of `schema`), from the loader's `variable`: one
+    form for all, or a mapping {field: form} (the rest "list"); ValueError naming a bad form, a
+    field that does not vary, or "nested" for one that varies in more than its rows."""
     names = [s["name"] for s in specs if is_variable(s, schema)]
     if isinstance(variable, dict):
         fixed = [n for n in variable if n not in names]
@@ -189,9 +190,14 @@ def _variable_forms(variable, specs: list, schema: list) -> dict:
         forms = {n: variable.get(n, "list") for n in names}
     else:
         forms = {n: variable for n in names}
+    by_name = {s["name"]: s for s in specs}
     for name, form in forms.items():
         if form not in _VARIABLE_FORMS:
-            raise ValueError(f"variable: field {name!r} must be 'list' or 'padded', not {form!r}")
+            raise ValueError(f"variable: field {name!r} must be 'list', 'padded' or 'nested', "
+                             f"not {form!r}")
+        if form == "nested" and not varies_in_rows_only(by_name[name], schema):
+            raise ValueError(f"variable: field {name!r} varies in more than its first dimension; "
+                             "'nested' (torch's jagged layout) takes one: 'list' or 'padded'")
     return forms
 
 
@@ -507,7 +513,9 @@ class Loader:
     torchvision v2's on a detection dataset move its image, boxes, labels and masks together.
     Fields come as stored otherwise, as tensors viewing pooled buffers (no copy: ``.clone()``
     what you keep). ``batch_format``: field names for tuples, "tuple" or "dict";
-    ``variable``: "list" or "padded" for fields of varying size (on a CUDA ``device`` too).
+    ``variable``: "list", "padded" (with NAME_sizes) or "nested" (torch's jagged nested tensor,
+    for fields that vary in their first dimension only) for fields of varying size (on a CUDA
+    ``device`` too).
 
     ``loader.set_epoch(e)`` then ``for batch in loader``; batch b of an epoch depends on
     (seed, epoch, rank, world_size, batch_size, last_batch, shuffle_window, ra_reps), never
@@ -574,7 +582,9 @@ class Loader:
                  _variable_forms(variable, specs, self._native.schema).items()
                  if plan.joint or name not in plan.python}
         _warn_gray_color_jitter(specs, self._native.schema)
-        specs = [dict(s, padded=True) if forms.get(s["name"]) == "padded" else s for s in specs]
+        specs = [dict(s, padded=True) if forms.get(s["name"]) in ("padded", "nested") else s
+                 for s in specs]
+        self._nested = [name for name, form in forms.items() if form == "nested"]
         deferred = {}
         if normalize_on_device:  # not where Python steps follow it, nor on a varying size
             _, deferred = defer_normalization([s for s in specs if s["name"] not in plan.python
@@ -600,7 +610,8 @@ class Loader:
         self._python_parallel = python_parallel
         self._python = _python_steps(torch, plan, seed, rank, on_error, python_input,
                                      python_workers, python_parallel, python_timeout, cuda,
-                                     forms)
+                                     {n: "padded" if f == "nested" else f
+                                      for n, f in forms.items()})
         self._batch_plan = [] if batch_transform is None else \
             [(call_text(native_batch), "native") if native_batch else
              (step_name(batch_transform), "python")]
@@ -670,6 +681,8 @@ class Loader:
                 iteration = _device.CudaEpoch(self._torch, source, iteration, self._device,
                                               self._normalize)
                 state = lambda cuda=iteration: cuda.state  # noqa: E731 (it runs ahead)
+            if self._nested:
+                iteration = NestedFields(self._torch, iteration, self._nested)
             if self._names != "dict":
                 iteration = _Formatted(iteration, self._names)
             if self._batch_transform:
@@ -685,7 +698,7 @@ class Loader:
         delivered = []
         for name, _, _ in self._native.fields:
             delivered.append(name)
-            if self._native.variable_fields.get(name) == "padded":
+            if self._native.variable_fields.get(name) == "padded" and name not in self._nested:
                 delivered.append(name + "_sizes")
         if batch_format == "dict":
             return "dict"

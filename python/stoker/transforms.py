@@ -1213,6 +1213,17 @@ def is_variable(spec: dict, schema: List[dict] = ()) -> bool:
     return stored is not None and bool(stored["shape"]) and isinstance(stored["shape"][0], str)
 
 
+def varies_in_rows_only(spec: dict, schema: List[dict] = ()) -> bool:
+    """True if the variable field of `spec` varies in its first dimension only: RawBytes, a
+    stored variable-length field as stored, a detection sample's boxes and labels (not images,
+    masks or class maps, whose height and width vary)."""
+    if "joint" in spec:
+        return spec["joint"] == _joint.IMAGE and spec["name"] in (_joint.BOXES, _joint.LABELS)
+    if spec["ops"]:
+        return spec["ops"][0]["op"] == "raw_bytes"
+    return is_variable(spec, schema)
+
+
 def field_specs(transforms, schema: List[dict]) -> List[dict]:
     """The native field specs of `transforms` over `schema`, every step native (plan_fields
     without Python steps)."""

@@ -229,3 +229,22 @@ def test_a_detection_sample_on_the_device_equals_the_cpu(coco_dataset, form):
     got = list(made("cuda").epoch(0))
     assert {"boxes", "labels", "masks"} <= set(got[0])
     assert_same_fields(got, want)
+
+
+def test_nested_boxes_and_labels_on_the_device_equal_the_cpu(coco_dataset):
+    """variable="nested" after the copy: jagged tensors on the device, each sample as on the
+    CPU."""
+    preset = T2.Compose([S.DecodeImage(max_size=2048), T2.RandomHorizontalFlip(0.5),
+                         T2.ToImage(), T2.ToDtype(torch.float, scale=True),
+                         T2.SanitizeBoundingBoxes(), T2.ToPureTensor()])
+    variable = {"boxes": "nested", "labels": "nested", "image": "list", "masks": "list"}
+
+    def made(device):
+        return stoker.Loader(coco_dataset, batch_size=5, seed=3, transforms=preset,
+                             variable=variable, device=device, batch_format="dict")
+
+    for a, b in zip(made("cuda").epoch(0), made("cpu").epoch(0)):
+        for name in ("boxes", "labels"):
+            assert a[name].is_nested and a[name].is_cuda
+            assert all(torch.equal(x.cpu(), y) for x, y in zip(a[name].unbind(),
+                                                               b[name].unbind()))

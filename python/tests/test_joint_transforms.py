@@ -796,3 +796,33 @@ def test_the_multiscale_preset_at_its_real_sizes_needs_no_decode_image(coco_set,
                    for s in sizes), k
         largest = max(largest, *sample["image"].shape[-2:])
     assert 1024 < largest <= 1333
+
+
+def passing_through(image, target):
+    """A user's step on (image, target): the steps from it on run in Python."""
+    return image, target
+
+
+@pytest.mark.parametrize("python_tail", [False, True])
+def test_the_nested_form_of_boxes_and_labels(coco_dataset, python_tail):
+    """variable="nested" for boxes and labels (images and masks as lists), natively and after
+    a Python step: each sample's rows are the list form's; masks cannot be nested."""
+    steps = hflip_preset(0.5, max_size=2048).transforms
+    preset = v2.Compose(steps + [passing_through] if python_tail else steps)
+
+    def made(variable):
+        return stoker.Loader(coco_dataset, batch_size=5, shuffle=False, seed=SEED,
+                             batch_format="dict", variable=variable, transforms=preset)
+
+    nested = {"boxes": "nested", "labels": "nested", "image": "list", "masks": "list"}
+    batches = 0
+    for a, b in zip(made(nested), made("list")):
+        assert "boxes_sizes" not in a and "labels_sizes" not in a
+        for name in ("boxes", "labels"):
+            assert a[name].is_nested
+            assert [x.shape for x in a[name].unbind()] == [y.shape for y in b[name]]
+            assert all(torch.equal(x, y) for x, y in zip(a[name].unbind(), b[name]))
+        batches += 1
+    assert batches == 5
+    with pytest.raises(ValueError, match="field 'masks' varies in more than its first dimension"):
+        made({"masks": "nested"})

@@ -74,6 +74,44 @@ def test_padded_form_is_zero_padded_with_its_sizes(captions):
             assert not row[n:].any()
 
 
+@pytest.mark.parametrize("workers", [0, 3])
+def test_nested_form_is_a_jagged_tensor_viewing_the_slots(captions, workers):
+    """variable="nested": torch's jagged nested tensor of the samples, their values read in
+    place (the padded batch's slots 16 bytes apart: a copy would pack them), no caption_sizes;
+    the same samples as the list form."""
+    seen = []
+    for batch in loader(captions, workers=workers, variable="nested"):
+        texts, labels = batch["caption"], batch["label"].tolist()
+        assert texts.is_nested and texts.dtype == torch.uint8 and "caption_sizes" not in batch
+        assert [bytes(t.tolist()) for t in texts.unbind()] == [caption(i) for i in labels]
+        longest = max(len(caption(i)) for i in labels)
+        if longest:
+            assert texts.values().shape == ((len(labels) - 1) * 16 + longest,)
+            assert texts.offsets().tolist()[:-1] == [16 * k for k in range(len(labels))]
+        seen += labels
+    assert seen == [l for b in loader(captions, workers=1) for l in b["label"].tolist()]
+    kept = [b for b in loader(captions, variable="nested", prefetch=1)]
+    for batch in kept:  # each batch's tensors hold its buffer after later batches
+        assert [bytes(t.tolist()) for t in batch["caption"].unbind()] == \
+            [caption(i) for i in batch["label"].tolist()]
+    batch = next(iter(stoker.Loader(captions, batch_size=4, shuffle=False, variable="nested",
+                                    transforms={"caption": RawBytes(max_length=16)},
+                                    batch_format="tuple")))
+    assert len(batch) == 2 and batch[1].is_nested  # (label, caption): no caption_sizes
+
+
+def test_nested_form_of_an_all_empty_batch(tmp_path):
+    """A batch whose samples are all empty is a nested tensor of empty samples."""
+    with stoker.DatasetWriter(tmp_path / "ds", {"label": "int64", "caption": "bytes"}) as writer:
+        for i, text in enumerate([b"", b"", b"abc"]):
+            writer.append({"label": i, "caption": text})
+    batches = list(stoker.Loader(tmp_path / "ds", batch_size=2, shuffle=False,
+                                 variable="nested", batch_format="dict",
+                                 transforms={"caption": RawBytes(max_length=4)}))
+    assert [t.shape for t in batches[0]["caption"].unbind()] == [(0,), (0,)]
+    assert [bytes(t.tolist()) for t in batches[1]["caption"].unbind()] == [b"abc"]
+
+
 def test_tensors_kept_after_the_next_batch_stay_valid(captions):
     kept = []
     for batch in loader(captions, workers=2, prefetch=1, variable={"caption": "padded"}):
@@ -160,9 +198,12 @@ def test_resize_alone_over_its_capacity_names_the_record(images):  # noqa: F811
 
 
 def test_bad_requests_are_one_line(captions, images):  # noqa: F811
-    with pytest.raises(ValueError, match="variable: field 'caption' must be 'list' or 'padded', "
-                                         "not 'nested'"):
-        loader(captions, variable="nested")
+    with pytest.raises(ValueError, match="variable: field 'caption' must be 'list', 'padded' "
+                                         "or 'nested', not 'jagged'"):
+        loader(captions, variable="jagged")
+    with pytest.raises(ValueError, match="variable: field 'image' varies in more than its first "
+                                         "dimension; 'nested' .* takes one: 'list' or 'padded'"):
+        stoker.Loader(images[0], transforms={"image": DecodeImage()}, variable="nested")
     with pytest.raises(ValueError, match="variable names 'label', which is not a field of "
                                          "varying size"):
         loader(captions, variable={"label": "padded"})
