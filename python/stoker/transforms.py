@@ -771,12 +771,19 @@ def _backends(step) -> set:
 
 def _on_backend(step, backend: str):
     """`step` called for torchvision's `backend` where it is an operation with a "backend"
-    parameter (color_jitter) or a combinator of some; `step` as it is otherwise (a resampling
-    source: _resize_on_tensor)."""
+    parameter (color_jitter, the policies) or a combinator of some; `step` as it is otherwise
+    (a resampling source: _resize_on_tensor). _BackendMismatch for a policy on a tensor that
+    its tensor kernels do not take (bicubic, a fill outside 0..255)."""
     if isinstance(step, _RESAMPLING):
         return step
     params = getattr(step, "params", {})
     if "backend" in params:
+        if backend == "tensor" and params.get("interpolation") == "bicubic":  # a policy's
+            raise _BackendMismatch(f"{type(step).__name__} bicubic on a uint8 tensor: stoker's "
+                                   "tensor kernels sample nearest or bilinear")
+        if backend == "tensor" and any(not 0 <= v <= 255 for v in params.get("fill") or []):
+            raise _BackendMismatch(f"{type(step).__name__} on a uint8 tensor with fill "
+                                   f"{params['fill']}: stoker's tensor kernels fill from 0 to 255")
         return type(step)(**dict(params, backend=backend))
     if "backend=" in str(params.get("ops", "")):
         return type(step)(**dict(params, ops=re.sub(r"backend=[a-z]+", f"backend={backend}",

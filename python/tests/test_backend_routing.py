@@ -84,19 +84,47 @@ def test_color_jitter_and_grey_take_the_backend_of_their_place(images):
     assert made.plan["image"][1][0] == "random_grayscale(p=0.1, backend='pil')"
 
 
-def test_a_policy_on_a_tensor_runs_in_python_with_torchvisions_tensor_pixels(images):
+def test_a_policy_on_a_tensor_is_native_with_the_tensor_kernels(images):
+    """The reference's --backend tensor: a policy after PILToTensor/ToImage runs natively with
+    backend='tensor' (its pixels against torchvision's on tensors for the same draws:
+    ops/trivial_augment_wide_test.cc, rand_augment_test.cc, auto_augment_test.cc)."""
     path, _ = images
-    for policy in (T.TrivialAugmentWide(), T2.RandAugment(), T.AutoAugment()):
-        made = loader(path, CROP + [T.PILToTensor(), policy])
-        assert where(made) == ["native", "python"]
-        assert made.plan["notes"]["image"] == [
-            f"{type(policy).__name__} and the steps after it run in Python: "
-            f"{type(policy).__name__} on a uint8 tensor: stoker's equals torchvision's PIL "
-            "kernels"]
-    python_pixels_are_torchvisions(path, [T.TrivialAugmentWide()], "tensor")
-    # On a PIL image (before PILToTensor), the policies stay native.
+    bilinear = T2.InterpolationMode.BILINEAR
+    for to_tensor, policy in ((T.PILToTensor(), T.TrivialAugmentWide()),
+                              (T2.ToImage(), T2.TrivialAugmentWide(interpolation=bilinear)),
+                              (T2.ToImage(), T2.RandAugment()), (T.PILToTensor(),
+                                                                 T.AutoAugment(fill=[5, 6, 7]))):
+        made = loader(path, CROP + [to_tensor, policy])
+        assert where(made) == ["native", "native"]
+        assert "backend='tensor'" in made.plan["image"][1][0]
+        assert "notes" not in made.plan
+        assert next(iter(made))["image"].shape == (3, 3, 32, 32)
+    # On a PIL image (before PILToTensor), the policies are PIL's.
     made = loader(path, CROP + [T.TrivialAugmentWide(), T.PILToTensor()])
     assert where(made) == ["native", "native"]
+    assert "backend='pil'" in made.plan["image"][1][0]
+
+
+def test_a_policy_on_a_tensor_its_kernels_lack_runs_in_python(images):
+    """A fill past 255 on a tensor runs in Python, with torchvision's tensor pixels for the
+    sample's seed, and the plan says why; so does bicubic, where torchvision itself refuses a
+    tensor (its error, named with the sample)."""
+    path, _ = images
+    over = T.TrivialAugmentWide(fill=[300])
+    made = loader(path, CROP + [T.PILToTensor(), over])
+    assert where(made) == ["native", "python"]
+    assert made.plan["notes"]["image"] == [
+        "TrivialAugmentWide and the steps after it run in Python: TrivialAugmentWide on a uint8 "
+        "tensor with fill [300.0]: stoker's tensor kernels fill from 0 to 255"]
+    python_pixels_are_torchvisions(path, [over], "tensor")
+    bicubic = T2.TrivialAugmentWide(interpolation=T2.InterpolationMode.BICUBIC)
+    made = loader(path, CROP + [T2.ToImage(), bicubic])
+    assert where(made) == ["native", "python"]
+    assert "TrivialAugmentWide bicubic on a uint8 tensor: stoker's tensor kernels sample " \
+        "nearest or bilinear" in made.plan["notes"]["image"][0]
+    with pytest.raises(stoker.Error, match=r"sample \d+ of batch 0 .*'bicubic' is unsupported "
+                                           r"with Tensor input"):
+        list(made)
 
 
 def test_operations_equal_on_both_backends_are_native_anywhere(images):

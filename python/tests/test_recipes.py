@@ -16,12 +16,13 @@ STD = (0.229, 0.224, 0.225)
 
 
 def preset_train(T, crop_size, interpolation="bilinear", auto_augment=None,
-                 random_erase=0.0, augmix_severity=3, use_v2=False):
+                 random_erase=0.0, augmix_severity=3, use_v2=False, backend="pil"):
     """torchvision's references/classification/presets.py ClassificationPresetTrain, PIL
-    backend (its default), as it composes the steps."""
+    backend (its default) or --backend tensor (PILToTensor first), as it composes the steps."""
     mode = T.InterpolationMode(interpolation)
-    steps = [T.RandomResizedCrop(crop_size, interpolation=mode, antialias=True),
-             T.RandomHorizontalFlip(0.5)]
+    steps = [T.PILToTensor()] if backend == "tensor" else []
+    steps += [T.RandomResizedCrop(crop_size, interpolation=mode, antialias=True),
+              T.RandomHorizontalFlip(0.5)]
     if auto_augment == "ra":
         steps.append(T.RandAugment(interpolation=mode, magnitude=9))
     elif auto_augment == "ta_wide":
@@ -30,7 +31,8 @@ def preset_train(T, crop_size, interpolation="bilinear", auto_augment=None,
         steps.append(T.AugMix(interpolation=mode, severity=augmix_severity))
     elif auto_augment is not None:
         steps.append(T.AutoAugment(policy=T.AutoAugmentPolicy(auto_augment), interpolation=mode))
-    steps.append(T.PILToTensor())
+    if backend == "pil":
+        steps.append(T.PILToTensor())
     steps += [T.ToDtype(torch.float, scale=True) if use_v2 else T.ConvertImageDtype(torch.float),
               T.Normalize(mean=MEAN, std=STD)]
     if random_erase > 0:
@@ -104,6 +106,14 @@ def test_the_references_recipes_run_natively(images, model, train, evaluation):
     where, batch = plan_of(path, preset_train(T2, use_v2=True, **train))
     assert set(where) == {"native"}, (model, "train v2", where)
     assert batch.shape == (4, 3, train["crop_size"], train["crop_size"])
+    # --backend tensor: the policies' tensor kernels (bicubic recipes: torchvision's tensor
+    # geometry refuses bicubic, so theirs do not run on tensors).
+    if train.get("interpolation") == "bicubic" or not train.get("auto_augment"):
+        return
+    for use_v2, T in ((False, T1), (True, T2)):
+        where, batch = plan_of(path, preset_train(T, use_v2=use_v2, backend="tensor", **train))
+        assert set(where) == {"native"}, (model, "train tensor", use_v2, where)
+        assert batch.shape == (4, 3, train["crop_size"], train["crop_size"])
 
 
 def test_pytorch_examples_imagenet_runs_natively(images):

@@ -1,9 +1,10 @@
 #pragma once
 // Test helper of the augmentation policies (pil_policy_ops.h, trivial_augment_wide, ...):
-// chains of policy operations applied to images by torchvision's own _apply_op on PIL images
-// (STOKER_PYTHON), each magnitude read from torchvision's _augmentation_space of the policy
-// class, against apply_policy_op, pixel for pixel; for transforms v2, its policy class's
-// _apply_image_or_video_transform with the magnitudes of its _AUGMENTATION_SPACE.
+// chains of policy operations applied to images by torchvision's own _apply_op on PIL images,
+// or on their uint8 tensors for backend=tensor (STOKER_PYTHON), each magnitude read from
+// torchvision's _augmentation_space of the policy class, against apply_policy_op, pixel for
+// pixel; for transforms v2, its policy class's _apply_image_or_video_transform with the
+// magnitudes of its _AUGMENTATION_SPACE.
 
 #include <gtest/gtest.h>
 
@@ -45,6 +46,7 @@ struct PolicyJob {
   std::vector<PolicyStep> steps;
   std::string interpolation = "nearest";  // torchvision's name: nearest, bilinear, bicubic
   ops::PolicyVersion version = ops::PolicyVersion::kV1;
+  bool tensor = false;  // on the image's uint8 tensor [C, H, W] (AutoAugment.forward's fill)
 };
 
 // Reads argv[1]/shapes.json, argv[1]/I.in and argv[1]/jobs.json; writes every job's result,
@@ -53,6 +55,7 @@ constexpr const char* kPolicyScript = R"(
 import json, sys
 import numpy as np
 import PIL.Image
+import torch
 from torchvision.transforms import InterpolationMode
 from torchvision.transforms import autoaugment as A
 from torchvision.transforms.v2 import _auto_augment as A2
@@ -68,12 +71,20 @@ with open(d + "/out", "wb") as out:
         image = images[job["image"]]
         size = (image.height, image.width)
         mode = InterpolationMode(job["interpolation"])
+        fill = job["fill"]
+        if job["tensor"]:  # as AutoAugment.forward makes a tensor's fill: floats, one a channel
+            channels = len(image.getbands())
+            if fill is not None and job["version"] == "v1":
+                fill = [float(f) for f in fill] * (channels if len(fill) == 1 else 1)
+            x = np.asarray(image)
+            image = torch.from_numpy(np.ascontiguousarray(x[None] if x.ndim == 2 else
+                                                          x.transpose(2, 0, 1)))
         if job["version"] == "v2":
             cls = v2_classes[job["space"]]
-            policy = cls(interpolation=mode, fill=job["fill"])
+            policy = cls(interpolation=mode, fill=fill)
             for name, b, negative in job["steps"]:
                 magnitudes, signed = cls._AUGMENTATION_SPACE[name]
-                table = magnitudes(job["bins"], image.height, image.width)
+                table = magnitudes(job["bins"], *size)
                 m = float(table[b]) if table is not None else 0.0
                 if signed and negative:
                     m *= -1.0
@@ -91,9 +102,12 @@ with open(d + "/out", "wb") as out:
                 m = float(magnitudes[b].item()) if magnitudes.ndim > 0 else 0.0
                 if signed and negative:
                     m *= -1.0
-                image = A._apply_op(image, name, m, interpolation=mode, fill=job["fill"])
-        y = np.asarray(image)
-        y = y[None] if y.ndim == 2 else y.transpose(2, 0, 1)
+                image = A._apply_op(image, name, m, interpolation=mode, fill=fill)
+        if job["tensor"]:
+            y = image.numpy()
+        else:
+            y = np.asarray(image)
+            y = y[None] if y.ndim == 2 else y.transpose(2, 0, 1)
         out.write(np.ascontiguousarray(y).tobytes())
 )";
 
@@ -121,7 +135,8 @@ inline std::vector<std::vector<uint8_t>> torchvision_policy_pixels(
          {"fill", job.fill.empty() ? nlohmann::json(nullptr) : nlohmann::json(job.fill)},
          {"steps", steps},
          {"interpolation", job.interpolation},
-         {"version", job.version == ops::PolicyVersion::kV2 ? "v2" : "v1"}});
+         {"version", job.version == ops::PolicyVersion::kV2 ? "v2" : "v1"},
+         {"tensor", job.tensor}});
   }
   std::ofstream(dir / "jobs.json") << listed.dump();
   std::ofstream(dir / "policy.py") << kPolicyScript;
@@ -217,12 +232,16 @@ class PolicySamples {
       labels_.push_back(op + " sample " + std::to_string(i) + " bins " + std::to_string(bins) +
                         " fill " + std::to_string(fill.size()));
       for (const auto& [name, value] : given) {
-        if (name == "interpolation") labels_.back() += " " + std::get<std::string>(value);
+        if (name == "interpolation" || name == "backend" || name == "version")
+          labels_.back() += " " + std::get<std::string>(value);
       }
       CounterRng rng = sample.rng();
       PolicyJob job{k, space, bins, fill, {}};
       for (const auto& [name, value] : given) {
         if (name == "interpolation") job.interpolation = std::get<std::string>(value);
+        if (name == "backend") job.tensor = std::get<std::string>(value) == "tensor";
+        if (name == "version" && std::get<std::string>(value) == "v2")
+          job.version = ops::PolicyVersion::kV2;
       }
       for (const ops::PolicyStepDraw& step : draw(rng)) {
         job.steps.push_back({step.op, step.bin, step.negative});

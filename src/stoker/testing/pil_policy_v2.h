@@ -1,7 +1,8 @@
 #pragma once
 // Test helper of the augmentation policies with version=v2 (trivial_augment_wide, rand_augment,
 // auto_augment): torchvision.transforms.v2's own class, built with the same parameters, run
-// whole on PIL images (STOKER_PYTHON) with stoker's draws handed to it (its module's
+// whole on PIL images, or on their uint8 tensors for backend=tensor (STOKER_PYTHON), with
+// stoker's draws handed to it (its module's
 // torch.randint and torch.rand answer with them in the order its forward takes them), against
 // stoker's operation on the same sample, pixel for pixel.
 
@@ -47,7 +48,12 @@ ints, reals = Torch.randint.queue, Torch.rand.queue
 with open(d + "/out", "wb") as out:
     for job in json.load(open(d + "/jobs.json")):
         image = images[job["image"]]
+        height, width = image.height, image.width
         args = dict(job["args"])
+        if args.pop("backend", "pil") == "tensor":
+            x = np.asarray(image)
+            image = real_torch.from_numpy(np.ascontiguousarray(x[None] if x.ndim == 2 else
+                                                               x.transpose(2, 0, 1)))
         args["interpolation"] = InterpolationMode(args["interpolation"])
         args["fill"] = args["fill"] or None
         if "policy" in args:
@@ -58,7 +64,7 @@ with open(d + "/out", "wb") as out:
 
         def queue_magnitude(name, b, negative, bin_drawn):
             magnitudes, signed = space[name]
-            if magnitudes(bins, image.height, image.width) is None:
+            if magnitudes(bins, height, width) is None:
                 return
             if bin_drawn:
                 ints.append(b)
@@ -77,9 +83,13 @@ with open(d + "/out", "wb") as out:
             for name, b, negative in job["steps"]:
                 ints.append(list(space).index(name))
                 queue_magnitude(name, b, negative, job["class"] == "TrivialAugmentWide")
-        y = np.asarray(policy(image))
+        y = policy(image)
         assert not ints and not reals, (job, ints, reals)
-        y = y[None] if y.ndim == 2 else y.transpose(2, 0, 1)
+        if real_torch.is_tensor(y):
+            y = y.numpy()
+        else:
+            y = np.asarray(y)
+            y = y[None] if y.ndim == 2 else y.transpose(2, 0, 1)
         out.write(np.ascontiguousarray(y).tobytes())
 )";
 

@@ -16,6 +16,8 @@
 // "applied" as rand() <= p, probabilities within 2^-24 of 1/2 and p. So `version` changes the
 // magnitudes only, and a sample draws the same steps in both versions.
 
+#include <fmt/format.h>
+
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -27,6 +29,7 @@
 #include "stoker/pipeline/op_registry.h"
 #include "stoker/pipeline/ops/channel_count.h"
 #include "stoker/pipeline/ops/pil_policy_ops.h"
+#include "stoker/pipeline/ops/torch_policy_ops.h"
 
 namespace stoker::ops {
 
@@ -185,8 +188,8 @@ inline std::vector<PolicyStepDraw> draw_auto_augment(CounterRng& rng, const std:
   return steps;
 }
 
-// The parameters every policy takes: interpolation and fill, torchvision's, and the version of
-// its class.
+// The parameters every policy takes: interpolation and fill, torchvision's, the version of its
+// class and the backend whose pixels it equals.
 inline std::vector<ParamSpec> policy_common_params() {
   return {ParamSpec::choice("interpolation", "nearest", {"nearest", "bilinear", "bicubic"},
                             "how geometric operations sample (PIL's NEAREST, BILINEAR or "
@@ -198,8 +201,21 @@ inline std::vector<ParamSpec> policy_common_params() {
           ParamSpec::choice("version", "v1", {"v1", "v2"},
                             "torchvision's transforms version whose class it equals (v2: "
                             "torchvision.transforms.v2's, whose Solarize threshold is 255 "
-                            "times its linspace(1, 0))")};
+                            "times its linspace(1, 0))"),
+          ParamSpec::choice("backend", "pil", {"pil", "tensor"},
+                            "torchvision's backend whose pixels it equals: a PIL image's, or a "
+                            "uint8 tensor's (grid_sample geometry, nearest or bilinear; torch's "
+                            "blends; fills from 0 to 255)")};
 }
+
+// backend=tensor: the tensor kernels of transforms `kernels`, geometry NEAREST or BILINEAR,
+// torchvision's fill as floats (empty: None).
+struct PolicyTensorBackend {
+  bool on = false;
+  TorchKernels kernels = TorchKernels::kV1;
+  bool bilinear = false;
+  std::vector<float> fill;
+};
 
 // A policy's operation: the steps `draw` gives a sample, each through apply_policy_op with the
 // magnitudes of `space` (`bins` bins) of transforms `version`.
@@ -207,11 +223,13 @@ class AugmentPolicyOp : public PixelOp {
  public:
   using Draw = std::function<std::vector<PolicyStepDraw>(CounterRng&)>;
   AugmentPolicyOp(PolicySpace space, PolicyVersion version, int64_t bins, PilFilter filter,
-                  std::vector<uint8_t> fill, const std::vector<int64_t>& shape, Draw draw)
+                  std::vector<uint8_t> fill, PolicyTensorBackend tensor,
+                  const std::vector<int64_t>& shape, Draw draw)
       : space_(space),
         filter_(filter),
         bins_(bins),
         fill_(std::move(fill)),
+        tensor_(std::move(tensor)),
         channels_(shape[0]),
         height_(shape[1]),
         width_(shape[2]),
@@ -228,7 +246,11 @@ class AugmentPolicyOp : public PixelOp {
       const std::vector<double>& table = magnitudes_[static_cast<int>(step.op)];
       double magnitude = table.empty() ? 0.0 : table[static_cast<size_t>(step.bin)];
       if (step.negative && policy_op_signed(step.op)) magnitude = -magnitude;
-      apply_policy_op(step.op, magnitude, fill_, pixels, channels_, height_, width_, filter_);
+      if (tensor_.on)
+        apply_torch_policy_op(step.op, magnitude, tensor_.kernels, tensor_.bilinear, tensor_.fill,
+                              pixels, channels_, height_, width_);
+      else
+        apply_policy_op(step.op, magnitude, fill_, pixels, channels_, height_, width_, filter_);
     }
     return Status::ok();
   }
@@ -238,6 +260,7 @@ class AugmentPolicyOp : public PixelOp {
   const PilFilter filter_;
   const int64_t bins_;
   const std::vector<uint8_t> fill_;
+  const PolicyTensorBackend tensor_;
   const int64_t channels_;
   const int64_t height_;
   const int64_t width_;
@@ -257,9 +280,28 @@ inline Result<std::shared_ptr<const PixelOp>> make_augment_policy_op(
   }
   const PolicyVersion version =
       params.choice("version") == "v2" ? PolicyVersion::kV2 : PolicyVersion::kV1;
+  PolicyTensorBackend tensor;
+  if (params.choice("backend") == "tensor") {
+    if (params.choice("interpolation") == "bicubic")
+      return invalid_argument(
+          fmt::format("field '{}': {}: backend=tensor samples nearest or "
+                      "bilinear (grid_sample), not bicubic",
+                      context.field, op));
+    for (double v : fill) {
+      if (!(v >= 0 && v <= 255))
+        return invalid_argument(
+            fmt::format("field '{}': {}: backend=tensor fills from 0 to 255, "
+                        "not {}",
+                        context.field, op, v));
+      tensor.fill.push_back(static_cast<float>(v));
+    }
+    tensor.on = true;
+    tensor.kernels = version == PolicyVersion::kV2 ? TorchKernels::kV2 : TorchKernels::kV1;
+    tensor.bilinear = params.choice("interpolation") == "bilinear";
+  }
   return std::shared_ptr<const PixelOp>(std::make_shared<AugmentPolicyOp>(
       space, version, bins, pil_filter(params.choice("interpolation")), policy_fill(fill, channels),
-      context.shape, std::move(draw)));
+      std::move(tensor), context.shape, std::move(draw)));
 }
 
 }  // namespace stoker::ops

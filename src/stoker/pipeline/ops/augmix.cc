@@ -30,6 +30,7 @@
 #include "stoker/pipeline/ops/beta_draw.h"
 #include "stoker/pipeline/ops/channel_count.h"
 #include "stoker/pipeline/ops/channel_table.h"
+#include "stoker/pipeline/ops/torch_policy_ops.h"
 #include "stoker/pipeline/ops/torchvision_tensor_ops.h"
 
 namespace stoker::ops {
@@ -100,10 +101,10 @@ double augmix_magnitude(const PolicyStepDraw& step, TorchKernels kernels, int64_
     case P::kPosterize:
       return 4.0 - static_cast<double>(
                        std::nearbyint(static_cast<float>(step.bin) / static_cast<float>(2.25)));
-    case P::kSolarize:
-      if (kernels == TorchKernels::kV2)  // compared with the uint8 image in float32
-        return static_cast<float>(255.0 * static_cast<double>(torch_linspace(
-                                              1.0, 0.0, 10)[static_cast<size_t>(step.bin)]));
+    case P::kSolarize:  // v2's threshold, 255 * linspace(1, 0): apply_torch_policy_op rounds it
+      if (kernels == TorchKernels::kV2)
+        return 255.0 *
+               static_cast<double>(torch_linspace(1.0, 0.0, 10)[static_cast<size_t>(step.bin)]);
       return static_cast<double>(torch_linspace(255.0, 0.0, 10)[static_cast<size_t>(step.bin)]);
     case P::kBrightness:
     case P::kColor:
@@ -120,65 +121,9 @@ double augmix_magnitude(const PolicyStepDraw& step, TorchKernels kernels, int64_
 // _apply_op on the tensor image.
 void apply_augmix_step(const PolicyStepDraw& step, const AugMixSettings& settings, uint8_t* pixels,
                        int64_t channels, int64_t height, int64_t width) {
-  const TorchKernels kernels = settings.kernels;
-  const double magnitude = augmix_magnitude(step, kernels, height, width);
-  const size_t plane = static_cast<size_t>(height * width);
-  const double w = static_cast<double>(width);
-  const double h = static_cast<double>(height);
-  const auto grid = [&](const AffineMatrix& matrix) {
-    torch_grid_transform(kernels, matrix, settings.bilinear, settings.fill, pixels, channels,
-                         height, width);
-  };
-  const auto table = [&](const ChannelTable& fixed) {
-    apply_channel_tables(pixels, channels, plane, [&](const uint8_t*, size_t) { return fixed; });
-  };
-  switch (step.op) {
-    case P::kShearX:
-    case P::kShearY: {
-      const double shear = pil_geometry_detail::degrees(std::atan(magnitude));
-      const bool x = step.op == P::kShearX;
-      return grid(torchvision_inverse_affine(-w * 0.5, -h * 0.5, 0.0, 0, 0, 1.0, x ? shear : 0.0,
-                                             x ? 0.0 : shear));
-    }
-    case P::kTranslateX:
-    case P::kTranslateY: {
-      const double shift = std::trunc(magnitude);
-      const bool x = step.op == P::kTranslateX;
-      return grid(
-          torchvision_inverse_affine(0, 0, 0.0, x ? shift : 0, x ? 0 : shift, 1.0, 0.0, 0.0));
-    }
-    case P::kRotate: {
-      double angle = magnitude;
-      if (kernels == TorchKernels::kV2) {  // Python's angle % 360
-        angle = std::fmod(magnitude, 360.0);
-        if (angle < 0) angle += 360.0;
-        if (angle == 0) return;
-      }
-      return grid(torchvision_inverse_affine(0, 0, -angle, 0, 0, 1.0, 0.0, 0.0));
-    }
-    case P::kPosterize:
-      return table(posterize_table(static_cast<int64_t>(magnitude)));
-    case P::kSolarize:
-      return table(solarize_table(magnitude));
-    case P::kAutoContrast:
-      return torch_autocontrast(kernels, pixels, channels, plane);
-    case P::kEqualize:
-      return apply_channel_tables(pixels, channels, plane, equalize_table);
-    case P::kBrightness:
-      return torch_adjust(kernels, TorchAdjust::kBrightness, 1.0 + magnitude, pixels, channels,
-                          height, width);
-    case P::kColor:
-      return torch_adjust(kernels, TorchAdjust::kSaturation, 1.0 + magnitude, pixels, channels,
-                          height, width);
-    case P::kContrast:
-      return torch_adjust(kernels, TorchAdjust::kContrast, 1.0 + magnitude, pixels, channels,
-                          height, width);
-    case P::kSharpness:
-      return torch_adjust(kernels, TorchAdjust::kSharpness, 1.0 + magnitude, pixels, channels,
-                          height, width);
-    default:
-      return;
-  }
+  apply_torch_policy_op(step.op, augmix_magnitude(step, settings.kernels, height, width),
+                        settings.kernels, settings.bilinear, settings.fill, pixels, channels,
+                        height, width);
 }
 
 class AugMix : public PixelOp {

@@ -64,6 +64,27 @@ TEST(AutoAugmentTest, WithVersionV2IsTorchvisionV2sForTheSameDraws) {
   samples.expect_torchvision(every);
 }
 
+// backend=tensor: v1's _apply_op on the image's uint8 tensor, every policy.
+TEST(AutoAugmentTest, WithBackendTensorIsTorchvisionsOnATensor) {
+  pil_policy_testing::PolicySamples samples;
+  for (const std::string policy : {"imagenet", "cifar10", "svhn"}) {
+    for (const std::string interpolation : {"nearest", "bilinear"}) {
+      const std::vector<double> fill =
+          policy == "svhn" ? std::vector<double>{128.6} : std::vector<double>{};
+      samples.add("auto_augment",
+                  {{"policy", policy},
+                   {"fill", fill},
+                   {"interpolation", interpolation},
+                   {"backend", std::string("tensor")}},
+                  ops::PolicySpace::kAutoAugment, 10, fill, 300,
+                  [policy](CounterRng& rng) { return ops::draw_auto_augment(rng, policy); });
+    }
+  }
+  std::vector<ops::PolicyOp> every;
+  for (int k = 1; k <= 14; ++k) every.push_back(static_cast<ops::PolicyOp>(k));
+  samples.expect_torchvision(every);
+}
+
 // Prints torchvision's sub-policies, one a line: "policy name p bin name p bin" (bin -1: None).
 constexpr const char* kAutoAugmentPolicyScript = R"(
 from torchvision.transforms import autoaugment as A

@@ -69,6 +69,35 @@ TEST(RandAugmentTest, WithVersionV2IsTorchvisionV2sForTheSameDraws) {
   samples.expect_torchvision(every);
 }
 
+// backend=tensor, v1's _apply_op and v2's class on the image's uint8 tensor.
+TEST(RandAugmentTest, WithBackendTensorIsTorchvisionsOnATensor) {
+  pil_policy_testing::PolicySamples samples;
+  pil_policy_testing::V2PolicySamples v2;
+  for (const std::vector<double>& fill : std::vector<std::vector<double>>{{}, {10, 200, 250}}) {
+    for (const std::string interpolation : {"nearest", "bilinear"}) {
+      const std::vector<std::pair<std::string, ParamValue>> given = {
+          {"num_ops", int64_t{2}},
+          {"magnitude", int64_t{9}},
+          {"fill", fill},
+          {"interpolation", interpolation},
+          {"backend", std::string("tensor")}};
+      samples.add("rand_augment", given, ops::PolicySpace::kRandAugment, 31, fill, 300,
+                  [](CounterRng& rng) { return ops::draw_rand_augment(rng, 2, 9); });
+      v2.add("rand_augment", "RandAugment", given, 150, [](CounterRng& rng) {
+        const std::vector<ops::PolicyStepDraw> steps = ops::draw_rand_augment(rng, 2, 9);
+        pil_policy_testing::V2PolicySamples::Draws drawn{
+            {{"steps", pil_policy_testing::v2_policy_steps(steps)}}, {}};
+        for (const ops::PolicyStepDraw& step : steps) drawn.applied.push_back(step.op);
+        return drawn;
+      });
+    }
+  }
+  std::vector<ops::PolicyOp> every;
+  for (int k = 0; k < 14; ++k) every.push_back(static_cast<ops::PolicyOp>(k));
+  samples.expect_torchvision(every);
+  v2.expect_torchvision(every);
+}
+
 TEST(RandAugmentTest, NoOpsLeaveTheImage) {
   std::vector<uint8_t> pixels(3 * 9 * 7);
   for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<uint8_t>(i * 29);

@@ -52,6 +52,56 @@ TEST(TrivialAugmentWideTest, WithVersionV2IsTorchvisionV2sForTheSameDraws) {
   samples.expect_torchvision(every);
 }
 
+// backend=tensor: torchvision's _apply_op on the image's uint8 tensor (v1) and v2's own class
+// on it, run with the same draws: grid_sample geometry (NEAREST, BILINEAR), torch's blends.
+TEST(TrivialAugmentWideTest, WithBackendTensorIsTorchvisionsOnATensor) {
+  pil_policy_testing::PolicySamples samples;
+  pil_policy_testing::V2PolicySamples v2;
+  for (const std::vector<double>& fill :
+       std::vector<std::vector<double>>{{}, {128.6}, {10, 200, 250}}) {
+    for (int64_t bins : {31, 5}) {
+      for (const std::string interpolation : {"nearest", "bilinear"}) {
+        const std::vector<std::pair<std::string, ParamValue>> given = {
+            {"num_magnitude_bins", bins},
+            {"fill", fill},
+            {"interpolation", interpolation},
+            {"backend", std::string("tensor")}};
+        samples.add(
+            "trivial_augment_wide", given, ops::PolicySpace::kTrivialAugmentWide, bins, fill, 400,
+            [bins](CounterRng& rng) {
+              return std::vector<ops::PolicyStepDraw>{ops::draw_trivial_augment_wide(rng, bins)};
+            });
+        v2.add("trivial_augment_wide", "TrivialAugmentWide", given, 200, [bins](CounterRng& rng) {
+          const ops::PolicyStepDraw step = ops::draw_trivial_augment_wide(rng, bins);
+          return pil_policy_testing::V2PolicySamples::Draws{
+              {{"steps", pil_policy_testing::v2_policy_steps({step})}}, {step.op}};
+        });
+      }
+    }
+  }
+  std::vector<ops::PolicyOp> every;
+  for (int k = 0; k < 14; ++k) every.push_back(static_cast<ops::PolicyOp>(k));
+  samples.expect_torchvision(every);
+  v2.expect_torchvision(every);
+}
+
+// Bicubic has no tensor kernel here (v1's tensor affine refuses it), nor a fill past 255.
+TEST(TrivialAugmentWideTest, BackendTensorRefusesBicubicAndFillsPast255) {
+  const auto made = [](const std::vector<std::pair<std::string, ParamValue>>& given) {
+    const OpCall call = make_op_call("trivial_augment_wide", given).value();
+    return call.op->make_pixel(call.params, {"image", {3, 8, 8}}).status();
+  };
+  const Status bicubic =
+      made({{"interpolation", std::string("bicubic")}, {"backend", std::string("tensor")}});
+  EXPECT_EQ(bicubic.message(),
+            "field 'image': trivial_augment_wide: backend=tensor samples nearest or bilinear "
+            "(grid_sample), not bicubic");
+  const Status fill =
+      made({{"fill", std::vector<double>{300}}, {"backend", std::string("tensor")}});
+  EXPECT_EQ(fill.message(),
+            "field 'image': trivial_augment_wide: backend=tensor fills from 0 to 255, not 300");
+}
+
 TEST(TrivialAugmentWideTest, DrawsEachOpBinAndSignUniformly) {
   std::vector<int> ops(14, 0), bins(31, 0);
   int negative = 0;
