@@ -77,7 +77,7 @@ with open(d + "/out", "wb") as out:
             if fill is not None and job["version"] == "v1":
                 fill = [float(f) for f in fill] * (channels if len(fill) == 1 else 1)
             x = np.asarray(image)
-            image = torch.from_numpy(np.ascontiguousarray(x[None] if x.ndim == 2 else
+            image = torch.from_numpy(np.array(x[None] if x.ndim == 2 else
                                                           x.transpose(2, 0, 1)))
         if job["version"] == "v2":
             cls = v2_classes[job["space"]]

@@ -52,7 +52,7 @@ with open(d + "/out", "wb") as out:
         args = dict(job["args"])
         if args.pop("backend", "pil") == "tensor":
             x = np.asarray(image)
-            image = real_torch.from_numpy(np.ascontiguousarray(x[None] if x.ndim == 2 else
+            image = real_torch.from_numpy(np.array(x[None] if x.ndim == 2 else
                                                                x.transpose(2, 0, 1)))
         args["interpolation"] = InterpolationMode(args["interpolation"])
         args["fill"] = args["fill"] or None
