@@ -147,6 +147,50 @@ inline std::vector<uint8_t> policy_fill(const std::vector<double>& fill, int64_t
   return colour;
 }
 
+// ShearX/Y (about the image's corner) or TranslateX/Y (about its centre, by the truncated
+// magnitude) as torchvision's _apply_op: the inverse affine matrix, its centre in the backend's
+// coordinates, measured from (origin_x, origin_y): PIL's pixels from (0, 0), the tensor path's
+// from the image's centre.
+inline AffineMatrix policy_affine(PolicyOp op, double magnitude, int64_t width, int64_t height,
+                                  double origin_x, double origin_y) {
+  if (op == PolicyOp::kShearX || op == PolicyOp::kShearY) {
+    const double shear = pil_geometry_detail::degrees(std::atan(magnitude));
+    const bool x = op == PolicyOp::kShearX;
+    return torchvision_inverse_affine(-origin_x, -origin_y, 0.0, 0, 0, 1.0, x ? shear : 0.0,
+                                      x ? 0.0 : shear);
+  }
+  const double shift = std::trunc(magnitude);
+  const bool x = op == PolicyOp::kTranslateX;
+  return torchvision_inverse_affine(static_cast<double>(width) * 0.5 - origin_x,
+                                    static_cast<double>(height) * 0.5 - origin_y, 0.0,
+                                    x ? shift : 0, x ? 0 : shift, 1.0, 0.0, 0.0);
+}
+
+// Posterize, Solarize (`magnitude` its threshold), Equalize and Invert, whose pixels both of
+// torchvision's backends share, on `pixels` [channels, plane]: true if `op` is one of them.
+inline bool apply_policy_table_op(PolicyOp op, double magnitude, uint8_t* pixels, int64_t channels,
+                                  size_t plane) {
+  const auto table = [&](const ChannelTable& fixed) {
+    apply_channel_tables(pixels, channels, plane, [&](const uint8_t*, size_t) { return fixed; });
+  };
+  switch (op) {
+    case PolicyOp::kPosterize:
+      table(posterize_table(static_cast<int64_t>(magnitude)));
+      return true;
+    case PolicyOp::kSolarize:
+      table(solarize_table(magnitude));
+      return true;
+    case PolicyOp::kEqualize:
+      apply_channel_tables(pixels, channels, plane, equalize_table);
+      return true;
+    case PolicyOp::kInvert:
+      table(invert_table());
+      return true;
+    default:
+      return false;
+  }
+}
+
 // `op` with `magnitude` on the image `pixels` [channels, height, width], in place; `fill` one
 // colour per channel (policy_fill); geometric operations sample with `filter` (torchvision's
 // NEAREST, BILINEAR or BICUBIC).
@@ -160,29 +204,15 @@ inline void apply_policy_op(PolicyOp op, double magnitude, const std::vector<uin
   auto enhance = [&](PilEnhance kind) {
     pil_enhance_image(kind, static_cast<float>(1.0 + magnitude), pixels, channels, height, width);
   };
-  auto table = [&](const ChannelTable& fixed) {
-    apply_channel_tables(pixels, channels, plane, [&](const uint8_t*, size_t) { return fixed; });
-  };
-  const double w = static_cast<double>(width);
-  const double h = static_cast<double>(height);
+  if (apply_policy_table_op(op, magnitude, pixels, channels, plane)) return;
   switch (op) {
     case PolicyOp::kIdentity:
       return;
     case PolicyOp::kShearX:
-    case PolicyOp::kShearY: {
-      const double shear = pil_geometry_detail::degrees(std::atan(magnitude));
-      const bool x = op == PolicyOp::kShearX;
-      transform(torchvision_inverse_affine(0, 0, 0.0, 0, 0, 1.0, x ? shear : 0.0, x ? 0.0 : shear));
-      return;
-    }
+    case PolicyOp::kShearY:
     case PolicyOp::kTranslateX:
-    case PolicyOp::kTranslateY: {
-      const double shift = std::trunc(magnitude);
-      const bool x = op == PolicyOp::kTranslateX;
-      transform(torchvision_inverse_affine(w * 0.5, h * 0.5, 0.0, x ? shift : 0, x ? 0 : shift, 1.0,
-                                           0.0, 0.0));
-      return;
-    }
+    case PolicyOp::kTranslateY:
+      return transform(policy_affine(op, magnitude, width, height, 0, 0));
     case PolicyOp::kRotate:
       pil_rotate_image(magnitude, filter, fill, pixels, channels, height, width);
       return;
@@ -194,18 +224,14 @@ inline void apply_policy_op(PolicyOp op, double magnitude, const std::vector<uin
       return enhance(PilEnhance::kContrast);
     case PolicyOp::kSharpness:
       return enhance(PilEnhance::kSharpness);
-    case PolicyOp::kPosterize:
-      return table(posterize_table(static_cast<int64_t>(magnitude)));
-    case PolicyOp::kSolarize:
-      return table(solarize_table(magnitude));
     case PolicyOp::kAutoContrast:
       apply_channel_tables(pixels, channels, plane, autocontrast_table);
       return;
+    case PolicyOp::kPosterize:
+    case PolicyOp::kSolarize:
     case PolicyOp::kEqualize:
-      apply_channel_tables(pixels, channels, plane, equalize_table);
-      return;
     case PolicyOp::kInvert:
-      return table(invert_table());
+      return;  // apply_policy_table_op's
   }
 }
 

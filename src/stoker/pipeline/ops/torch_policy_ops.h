@@ -26,14 +26,14 @@ inline void apply_torch_policy_op(PolicyOp op, double magnitude, TorchKernels ke
                                   bool bilinear, const std::vector<float>& fill, uint8_t* pixels,
                                   int64_t channels, int64_t height, int64_t width) {
   const size_t plane = static_cast<size_t>(height * width);
-  const double w = static_cast<double>(width);
-  const double h = static_cast<double>(height);
   const auto grid = [&](const AffineMatrix& matrix) {
     torch_grid_transform(kernels, matrix, bilinear, fill, pixels, channels, height, width);
   };
-  const auto table = [&](const ChannelTable& fixed) {
-    apply_channel_tables(pixels, channels, plane, [&](const uint8_t*, size_t) { return fixed; });
-  };
+  // v2 compares the uint8 tensor with the Solarize threshold in float32.
+  const bool float_threshold = op == PolicyOp::kSolarize && kernels == TorchKernels::kV2;
+  if (apply_policy_table_op(op, float_threshold ? static_cast<float>(magnitude) : magnitude, pixels,
+                            channels, plane))
+    return;
   const auto adjust = [&](TorchAdjust kind) {
     torch_adjust(kernels, kind, 1.0 + magnitude, pixels, channels, height, width);
   };
@@ -41,19 +41,10 @@ inline void apply_torch_policy_op(PolicyOp op, double magnitude, TorchKernels ke
     case PolicyOp::kIdentity:
       return;
     case PolicyOp::kShearX:
-    case PolicyOp::kShearY: {
-      const double shear = pil_geometry_detail::degrees(std::atan(magnitude));
-      const bool x = op == PolicyOp::kShearX;
-      return grid(torchvision_inverse_affine(-w * 0.5, -h * 0.5, 0.0, 0, 0, 1.0, x ? shear : 0.0,
-                                             x ? 0.0 : shear));
-    }
+    case PolicyOp::kShearY:
     case PolicyOp::kTranslateX:
-    case PolicyOp::kTranslateY: {
-      const double shift = std::trunc(magnitude);
-      const bool x = op == PolicyOp::kTranslateX;
-      return grid(
-          torchvision_inverse_affine(0, 0, 0.0, x ? shift : 0, x ? 0 : shift, 1.0, 0.0, 0.0));
-    }
+    case PolicyOp::kTranslateY:
+      return grid(policy_affine(op, magnitude, width, height, width * 0.5, height * 0.5));
     case PolicyOp::kRotate: {
       double angle = magnitude;
       if (kernels == TorchKernels::kV2) {  // Python's angle % 360
@@ -71,17 +62,13 @@ inline void apply_torch_policy_op(PolicyOp op, double magnitude, TorchKernels ke
       return adjust(TorchAdjust::kContrast);
     case PolicyOp::kSharpness:
       return adjust(TorchAdjust::kSharpness);
-    case PolicyOp::kPosterize:
-      return table(posterize_table(static_cast<int64_t>(magnitude)));
-    case PolicyOp::kSolarize:  // v2 compares the uint8 tensor with the threshold in float32
-      return table(
-          solarize_table(kernels == TorchKernels::kV2 ? static_cast<float>(magnitude) : magnitude));
     case PolicyOp::kAutoContrast:
       return torch_autocontrast(kernels, pixels, channels, plane);
+    case PolicyOp::kPosterize:
+    case PolicyOp::kSolarize:
     case PolicyOp::kEqualize:
-      return apply_channel_tables(pixels, channels, plane, equalize_table);
     case PolicyOp::kInvert:
-      return table(invert_table());
+      return;  // apply_policy_table_op's
   }
 }
 

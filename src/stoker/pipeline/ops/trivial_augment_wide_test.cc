@@ -3,12 +3,29 @@
 // _augmentation_space, pixel for pixel, over many samples; bins 31 and 5; fill none, one
 // number, one per channel (on "RGB" images); NEAREST, BILINEAR and BICUBIC. With version=v2,
 // torchvision v2's TrivialAugmentWide itself run with the same draws (pil_policy_v2.h).
+#include <functional>
+#include <vector>
+
 #include "stoker/pipeline/ops/augment_policies.h"
 #include "stoker/testing/pil_policy.h"
 #include "stoker/testing/pil_policy_v2.h"
 
 namespace stoker {
 namespace {
+
+// A sample's one TrivialAugmentWide step, as stoker draws it and as v2's script takes it.
+std::function<std::vector<ops::PolicyStepDraw>(CounterRng&)> one_step(int64_t bins) {
+  return [bins](CounterRng& rng) {
+    return std::vector<ops::PolicyStepDraw>{ops::draw_trivial_augment_wide(rng, bins)};
+  };
+}
+std::function<pil_policy_testing::V2PolicySamples::Draws(CounterRng&)> v2_one_step(int64_t bins) {
+  return [bins](CounterRng& rng) {
+    const ops::PolicyStepDraw step = ops::draw_trivial_augment_wide(rng, bins);
+    return pil_policy_testing::V2PolicySamples::Draws{
+        {{"steps", pil_policy_testing::v2_policy_steps({step})}}, {step.op}};
+  };
+}
 
 TEST(TrivialAugmentWideTest, IsTorchvisionsForTheSameDraws) {
   pil_policy_testing::PolicySamples samples;
@@ -19,9 +36,7 @@ TEST(TrivialAugmentWideTest, IsTorchvisionsForTheSameDraws) {
         samples.add(
             "trivial_augment_wide",
             {{"num_magnitude_bins", bins}, {"fill", fill}, {"interpolation", interpolation}},
-            ops::PolicySpace::kTrivialAugmentWide, bins, fill, 600, [bins](CounterRng& rng) {
-              return std::vector<ops::PolicyStepDraw>{ops::draw_trivial_augment_wide(rng, bins)};
-            });
+            ops::PolicySpace::kTrivialAugmentWide, bins, fill, 600, one_step(bins));
       }
     }
   }
@@ -39,11 +54,7 @@ TEST(TrivialAugmentWideTest, WithVersionV2IsTorchvisionV2sForTheSameDraws) {
         samples.add(
             "trivial_augment_wide", "TrivialAugmentWide",
             {{"num_magnitude_bins", bins}, {"fill", fill}, {"interpolation", interpolation}}, 300,
-            [bins](CounterRng& rng) {
-              const ops::PolicyStepDraw step = ops::draw_trivial_augment_wide(rng, bins);
-              return pil_policy_testing::V2PolicySamples::Draws{
-                  {{"steps", pil_policy_testing::v2_policy_steps({step})}}, {step.op}};
-            });
+            v2_one_step(bins));
       }
     }
   }
@@ -66,16 +77,9 @@ TEST(TrivialAugmentWideTest, WithBackendTensorIsTorchvisionsOnATensor) {
             {"fill", fill},
             {"interpolation", interpolation},
             {"backend", std::string("tensor")}};
-        samples.add(
-            "trivial_augment_wide", given, ops::PolicySpace::kTrivialAugmentWide, bins, fill, 400,
-            [bins](CounterRng& rng) {
-              return std::vector<ops::PolicyStepDraw>{ops::draw_trivial_augment_wide(rng, bins)};
-            });
-        v2.add("trivial_augment_wide", "TrivialAugmentWide", given, 200, [bins](CounterRng& rng) {
-          const ops::PolicyStepDraw step = ops::draw_trivial_augment_wide(rng, bins);
-          return pil_policy_testing::V2PolicySamples::Draws{
-              {{"steps", pil_policy_testing::v2_policy_steps({step})}}, {step.op}};
-        });
+        samples.add("trivial_augment_wide", given, ops::PolicySpace::kTrivialAugmentWide, bins,
+                    fill, 400, one_step(bins));
+        v2.add("trivial_augment_wide", "TrivialAugmentWide", given, 200, v2_one_step(bins));
       }
     }
   }
