@@ -20,7 +20,8 @@ import sys
 
 from PIL import Image
 
-PHOTOS = "/usr/share/backgrounds/mate/nature"
+# mate-backgrounds' nature photos, or STOKER_PHOTOS (a GPU machine: scripts/gpu/pack.sh's copy).
+PHOTOS = os.environ.get("STOKER_PHOTOS", "/usr/share/backgrounds/mate/nature")
 CLASSES = ["Aqua", "Blinds", "Dune", "FreshFlower", "Garden", "GreenMeadow", "LadyBird",
            "RainDrops", "Storm", "TwoWings"]
 

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Packs what a CUDA machine without Debian's packages (and without network) needs to build and
 # benchmark stoker: Debian 12's .debs of stoker's C++ dependencies (apt-get download; build.sh
-# unpacks them with dpkg -x into a prefix, nothing is installed) and the photographs that
-# bench/make_image_set.py cuts its images from. Run here, on Debian, with network to the archive.
+# unpacks them with dpkg -x into a prefix, nothing is installed), the photographs that
+# bench/make_image_set.py cuts its images from, and the wheels of the Python packages the CUDA
+# tests need that such a machine lacks (pycocotools, for the COCO-shaped set), for its Python
+# (STOKER_GPU_PYTHON_VERSION, default 3.12; lease.sh installs them). Run here, on Debian, with
+# network to the archive and PyPI.
 #
 # Usage: bash scripts/gpu/pack.sh [DIR]      (default .gpu-pack, which .gitignore ignores)
 # Prints the pack's size and the working tree's, which together must stay under the device
@@ -40,11 +43,20 @@ chmod 0777 "$pack/debs"
     exit 1; })
 chmod 0755 "$pack/debs"
 cp -u "$photos"/*.jpg "$pack/photos/"
+python=${PYTHON:-$root/.venv/bin/python}
+cocotools=$("$python" -c 'import importlib.metadata as m; print(m.version("pycocotools"))')
+mkdir -p "$pack/wheels"
+"$python" -m pip download -q --no-deps --only-binary=:all: -d "$pack/wheels" \
+  --python-version "${STOKER_GPU_PYTHON_VERSION:-3.12}" --implementation cp \
+  --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
+  --platform manylinux2014_x86_64 "pycocotools==$cocotools" \
+  || { echo "pack: pip download of pycocotools $cocotools failed (network to PyPI?)" >&2
+    exit 1; }
 
 tree_bytes=$(cd "$root" && git ls-files -co --exclude-standard -z | du -cb --files0-from=- \
   | tail -1 | cut -f1)
 pack_bytes=$(du -sb "$pack" | cut -f1)
-printf 'pack: %s: %d .debs, %d photos, %.1f MiB; working tree %.1f MiB; %.1f MiB of 64\n' \
-  "$pack" "$(ls "$pack/debs" | wc -l)" "$(ls "$pack/photos" | wc -l)" \
+printf 'pack: %s: %d .debs, %d photos, %d wheels, %.1f MiB; working tree %.1f MiB; %.1f MiB of 64\n' \
+  "$pack" "$(ls "$pack/debs" | wc -l)" "$(ls "$pack/photos" | wc -l)" "$(ls "$pack/wheels" | wc -l)" \
   "$(echo "$pack_bytes / 1048576" | bc -l)" "$(echo "$tree_bytes / 1048576" | bc -l)" \
   "$(echo "($pack_bytes + $tree_bytes) / 1048576" | bc -l)"

@@ -6,10 +6,13 @@
 #   env     the machine: GPU, driver, cores, Python, PyTorch, what build.sh built
 #   tests   pytest python/tests (the CUDA-marked tests run where CUDA is) and, when the C++
 #           project was built, its ctest suites
+#   cuda    the CUDA tests alone: test_cuda.py and test_cuda_epoch_protocol.py (a minute)
 #   data    the ImageNet-shaped JPEG set (bench/make_image_set.py from the packed photos,
 #           $STOKER_GPU_IMAGES a class, default 2000: 20,000 train images) and its stoker
 #           dataset; the feed and train phases make it first when it is missing
-#   feed50  bench/gpu_feed.py on ResNet-50: every feeder at 2, 4, 8 and 16 cores (issue 24)
+#   feed50  bench/gpu_feed.py on ResNet-50: every feeder at 2, 4, 8 and 16 cores (issue 24);
+#           STOKER_GPU_FEEDERS picks feeders, STOKER_GPU_SECONDS, STOKER_GPU_STEPS and
+#           STOKER_GPU_WARMUP shorten each row (gpu_feed.py's --seconds, --steps, --warmup-steps)
 #   feed18  the same on ResNet-18
 #   compile torch.compile on the model: the bound and stoker at the most cores, ResNet-50 and
 #           ResNet-18, beside the plain bound
@@ -89,6 +92,11 @@ phase_tests() {
   return $rc
 }
 
+phase_cuda() {
+  (cd "$root/python/tests" && "$PYTHON" -m pytest -q -p no:cacheprovider \
+    --junitxml="$out/cuda-python.xml" test_cuda.py test_cuda_epoch_protocol.py)
+}
+
 phase_data() {
   [ -f "$data/.done" ] && { echo "data: $data already made"; return 0; }
   rm -rf "$data"
@@ -105,7 +113,10 @@ feed() {  # feed NAME ARGS...: bench/gpu_feed.py into $out/NAME.json (and .png, 
   local name=$1
   shift
   [ -f "$data/.done" ] || phase_data || return
-  local args=(--images "$data/images/train" --dataset "$data/dataset" --device "$device")
+  local args=(--images "$data/images/train" --dataset "$data/dataset" --device "$device"
+    --seconds "${STOKER_GPU_SECONDS:-10}" --steps "${STOKER_GPU_STEPS:-100}"
+    --warmup-steps "${STOKER_GPU_WARMUP:-15}")
+  [ -n "${STOKER_GPU_FEEDERS:-}" ] && args+=(--feeders "$STOKER_GPU_FEEDERS")
   [ $dry = 1 ] && args+=(--dry-run)
   "$PYTHON" "$root/bench/gpu_feed.py" "${args[@]}" --out "$out/$name.json" \
     --plot "$out/$name" "$@"
@@ -168,7 +179,8 @@ phase_train() {
 
 for phase in "$@"; do
   if ! declare -F "phase_$phase" >/dev/null; then
-    echo "run.sh: unknown phase '$phase' (env tests data feed50 feed18 compile copy sanitize train)" >&2
+    echo "run.sh: unknown phase '$phase' (env tests cuda data feed50 feed18 compile copy" \
+      "sanitize train)" >&2
     status=${status/#0/2}
     continue
   fi
