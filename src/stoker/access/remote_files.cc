@@ -68,9 +68,7 @@ Result<std::shared_ptr<const RemoteFiles>> RemoteFiles::open(const std::string& 
   for (const std::string& line : shown) location += (location.empty() ? "" : "\n") + line;
 
   std::map<std::string, std::shared_ptr<const ObjectStore>> stores;  // by folder
-  std::vector<File> files;
-  std::vector<std::string> names;
-  std::vector<ShardInfo> objects;
+  std::vector<ListedFile> files;
   std::string folders;  // the files' one folder, or "" when they are in several
   for (size_t i = 0; i < urls.size(); ++i) {
     STOKER_ASSIGN_OR_RETURN(RemoteUrl url, parse_remote_url(urls[i]));
@@ -87,30 +85,52 @@ Result<std::shared_ptr<const RemoteFiles>> RemoteFiles::open(const std::string& 
     folders = i == 0 || folders == folder.redacted() ? folder.redacted() : std::string();
     STOKER_ASSIGN_OR_RETURN(HttpResponse head, store->head(name));
     if (!head.size) return io_error(url.redacted() + ": the server gives no size for it");
+    files.push_back({store, name, std::move(url), *head.size, head.etag, head.etag});
+  }
+  const std::string part = folders.empty() ? location : folders;
+  return create(std::move(files), part, std::move(location), std::move(cache), std::move(options));
+}
+
+Result<std::shared_ptr<const RemoteFiles>> RemoteFiles::open_listed(
+    std::vector<ListedFile> files, std::string location, std::shared_ptr<ShardCache> cache,
+    RemoteFilesOptions options) {
+  if (files.empty()) return invalid_argument(location + ": no files named");
+  const std::string part = location;
+  return create(std::move(files), part, std::move(location), std::move(cache), std::move(options));
+}
+
+Result<std::shared_ptr<const RemoteFiles>> RemoteFiles::create(std::vector<ListedFile> listed,
+                                                               const std::string& part,
+                                                               std::string location,
+                                                               std::shared_ptr<ShardCache> cache,
+                                                               RemoteFilesOptions options) {
+  std::vector<File> files;
+  std::vector<std::string> names;
+  std::vector<ShardInfo> objects;
+  uint64_t bytes = 0;
+  for (ListedFile& l : listed) {
     File file;
-    file.store = store;
-    file.name = name;
-    file.normal = url.normal();
-    file.etag = head.etag;
-    file.identity.size = *head.size;
-    file.identity.stamp = static_cast<int64_t>(xxh3_64(head.etag.data(), head.etag.size()));
-    file.key = url.cache_key();
-    const std::string identity = fmt::format("{}\n{}\n{}", url.normal(), head.etag, *head.size);
+    file.store = std::move(l.store);
+    file.name = std::move(l.name);
+    file.normal = l.url.normal();
+    file.etag = std::move(l.etag);
+    file.identity.size = l.size;
+    file.identity.stamp = static_cast<int64_t>(xxh3_64(l.version.data(), l.version.size()));
+    file.key = l.url.cache_key();
+    const std::string identity = fmt::format("{}\n{}\n{}", file.normal, l.version, l.size);
     ShardInfo object;
-    object.file = name;
-    object.bytes = *head.size;
+    object.file = file.name;
+    object.bytes = l.size;
     object.index_checksum = xxh3_64(identity.data(), identity.size());
     objects.push_back(std::move(object));
-    names.push_back(url.redacted());
+    names.push_back(l.url.redacted());
+    bytes += l.size;
     files.push_back(std::move(file));
   }
-  STOKER_ASSIGN_OR_RETURN(DatasetCache part,
-                          cache->objects(folders.empty() ? location : folders, std::move(objects)));
+  STOKER_ASSIGN_OR_RETURN(DatasetCache objects_part, cache->objects(part, std::move(objects)));
   std::shared_ptr<RemoteFiles> opened(
-      new RemoteFiles(std::move(cache), std::move(part), std::move(options)));
+      new RemoteFiles(std::move(cache), std::move(objects_part), std::move(options)));
   {
-    uint64_t bytes = 0;
-    for (const File& file : files) bytes += file.identity.size;
     MutexLock lock(opened->files_measured_.mutex);
     opened->files_measured_.unit_bytes =
         static_cast<double>(bytes) / static_cast<double>(files.size());

@@ -13,20 +13,19 @@
 // s3:// folder's objects with the suffix, or an http(s):// folder's files with it that its index
 // page links to (a web server's autoindex: HttpStore::list, parse_http_index_page), by name.
 // Every file is asked for its size and ETag (HEAD) when
-// the spec is opened. fetch_ahead downloads the files a reader needs next, in its order, one at
-// a time per download thread; the destructor cancels and joins them. How many of the files
-// listed it fetches, and on how many downloads at once, is the horizon (ahead_horizon): tuned by
-// default as remote shards' is (cache/prefetch_depth.h), from one download's measured bandwidth
-// and the reader's pace (the files it opened per second while planned), or fixed
-// (RemoteFilesOptions::units_ahead). A full cache gives up files by the policy: next-use (the
-// reader's plan, InPlaceFiles::plan: the file read farthest ahead, never one read sooner than
-// the incoming one), or least recently used; a download ahead that finds no room waits for the
-// reader's next move. Pieces read by range (declare_pieces: a Parquet row group's column
-// chunks) are units of the cache of their own, named by the file's URL, ETag and size and the
-// ranges, fetched by ranged GETs with If-Match when first read or ahead of the reader
-// (fetch_pieces_ahead, on threads of their own and with a horizon of their own, as files);
-// read_ranges (a footer) GETs its ranges at once.
-// Thread-safe.
+// the spec is opened; files already listed with them (open_listed: an image folder's) are not.
+// fetch_ahead downloads the files a reader needs next, in its order, one at a time per download
+// thread; the destructor cancels and joins them. How many of the files listed it fetches, and on
+// how many downloads at once, is the horizon (ahead_horizon): tuned by default as remote shards' is
+// (cache/prefetch_depth.h), from one download's measured bandwidth and the reader's pace (the files
+// it opened per second while planned), or fixed (RemoteFilesOptions::units_ahead). A full cache
+// gives up files by the policy: next-use (the reader's plan, InPlaceFiles::plan: the file read
+// farthest ahead, never one read sooner than the incoming one), or least recently used; a download
+// ahead that finds no room waits for the reader's next move. Pieces read by range (declare_pieces:
+// a Parquet row group's column chunks) are units of the cache of their own, named by the file's
+// URL, ETag and size and the ranges, fetched by ranged GETs with If-Match when first read or ahead
+// of the reader (fetch_pieces_ahead, on threads of their own and with a horizon of their own, as
+// files); read_ranges (a footer) GETs its ranges at once. Thread-safe.
 
 #include <atomic>
 #include <memory>
@@ -66,6 +65,19 @@ struct AheadHorizon {
 // the floor with a cache of half the units: remote_parquet_test).
 AheadHorizon ahead_horizon(const RemoteFilesOptions& options, const PrefetchInputs& measured);
 
+// A remote file as a listing names it (access/remote_image_folder.h): its store (of a folder
+// above it), its name there, its URL and size, and its ETag; where the listing gives no ETag,
+// `version` (e.g. a modification time) tells its versions apart and it is downloaded without
+// If-Match (only its size is then checked).
+struct ListedFile {
+  std::shared_ptr<const ObjectStore> store;
+  std::string name;
+  RemoteUrl url;
+  uint64_t size = 0;
+  std::string etag;
+  std::string version;
+};
+
 class RemoteFiles : public InPlaceFiles {
  public:
   // The files `spec` names, each a name ending in `suffix` (".tar"), copied into `cache`.
@@ -77,6 +89,12 @@ class RemoteFiles : public InPlaceFiles {
                                                          const std::string& suffix,
                                                          std::shared_ptr<ShardCache> cache,
                                                          RemoteFilesOptions options = {});
+  // The files `files` (at least one), as listed: nothing is asked of the server until a file is
+  // read. `location` names them in messages (a folder's redacted URL).
+  static Result<std::shared_ptr<const RemoteFiles>> open_listed(std::vector<ListedFile> files,
+                                                                std::string location,
+                                                                std::shared_ptr<ShardCache> cache,
+                                                                RemoteFilesOptions options = {});
 
   const std::vector<std::string>& names() const override { return names_; }
   Result<FileIdentity> identity(size_t file) const override { return files_[file].identity; }
@@ -113,6 +131,12 @@ class RemoteFiles : public InPlaceFiles {
     std::string key;  // its URL's cache key
   };
   RemoteFiles(std::shared_ptr<ShardCache> cache, DatasetCache objects, RemoteFilesOptions options);
+  // The files `listed`, their part of the cache named by `part`.
+  static Result<std::shared_ptr<const RemoteFiles>> create(std::vector<ListedFile> listed,
+                                                           const std::string& part,
+                                                           std::string location,
+                                                           std::shared_ptr<ShardCache> cache,
+                                                           RemoteFilesOptions options);
   // What tunes the horizon of one kind of unit (files, pieces): the measured bandwidth and pace.
   struct Measured {
     mutable Mutex mutex;
