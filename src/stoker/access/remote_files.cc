@@ -119,7 +119,8 @@ Result<std::shared_ptr<const RemoteFiles>> RemoteFiles::create(std::vector<Liste
     file.key = l.url.cache_key();
     const std::string identity = fmt::format("{}\n{}\n{}", file.normal, l.version, l.size);
     ShardInfo object;
-    object.file = file.name;
+    // In the cache by its name in its folder (its URL's checksum tells it from others so named).
+    object.file = file.name.substr(file.name.rfind('/') + 1);
     object.bytes = l.size;
     object.index_checksum = xxh3_64(identity.data(), identity.size());
     objects.push_back(std::move(object));
@@ -270,6 +271,16 @@ ShardDownload RemoteFiles::timed(ShardDownload download, Measured& measured) {
   };
 }
 
+ShardDownload RemoteFiles::download_of(const File& f, const std::atomic<bool>* cancel) {
+  // The object's name in its store, which may be below the store's folder (an image folder's).
+  return [download = download_from(f.store, f.etag, cancel), name = f.name](const ShardInfo& info,
+                                                                            int fd) {
+    ShardInfo named = info;
+    named.file = name;
+    return download(named, fd);
+  };
+}
+
 int RemoteFiles::threads_ahead() const {
   return options_.units_ahead > 0 ? kAheadDownloads : std::max(max_streams_.load(), 1);
 }
@@ -290,8 +301,7 @@ void RemoteFiles::fetch_ahead(const std::vector<size_t>& files) const {
         [this](size_t file, const std::atomic<bool>* cancel) {
           const File& f = files_[file];
           return objects_
-              .fetch(static_cast<int>(file),
-                     timed(download_from(f.store, f.etag, cancel), files_measured_),
+              .fetch(static_cast<int>(file), timed(download_of(f, cancel), files_measured_),
                      advice(file, /*now=*/false), [cancel] { return cancel->load(); })
               .status();
         },
@@ -414,7 +424,7 @@ Result<OpenFile> RemoteFiles::open(size_t file) const {
   const File& f = files_[file];
   STOKER_ASSIGN_OR_RETURN(
       CachedShard copy,
-      objects_.fetch(static_cast<int>(file), timed(download_from(f.store, f.etag), files_measured_),
+      objects_.fetch(static_cast<int>(file), timed(download_of(f, nullptr), files_measured_),
                      advice(file, true)));
   count_read(files_measured_);
   auto held = std::make_shared<CachedShard>(std::move(copy));

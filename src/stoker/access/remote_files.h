@@ -147,6 +147,8 @@ class RemoteFiles : public InPlaceFiles {
   AheadHorizon horizon_of(const Measured& measured) const;
   // The threads of each kind's downloads ahead: the most streams its horizon may have.
   int threads_ahead() const;
+  // The download of `f` into the cache; `cancel` (optional) turning true ends it.
+  static ShardDownload download_of(const File& f, const std::atomic<bool>* cancel);
   // `download` timed into `measured`'s bandwidth.
   static ShardDownload timed(ShardDownload download, Measured& measured);
   // A unit read by the reader, counted in `measured`'s pace when the reader has a plan.
