@@ -2,12 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <atomic>
-#include <thread>
+#include <map>
 #include <unordered_map>
 
 #include "stoker/access/remote_objects.h"
+#include "stoker/util/ordered_map.h"
 
 namespace stoker::remote {
 namespace {
@@ -18,25 +17,37 @@ Result<RemoteUrl> folder_url(std::string url) {
   return parse_remote_url(url);
 }
 
-// Asks the size and ETag of each of `files` that its listing gave no size, kHeadThreads at
+// Asks the size and ETag of each of `files` that its listing gave no size, kRequestThreads at
 // once. A file the HEAD fails for keeps no size: its read fails and names it (a bad record).
 void head_unsized(std::vector<ListedFile>& files, const std::vector<size_t>& unsized) {
-  std::atomic<size_t> next{0};
-  const auto work = [&] {
-    for (size_t i; (i = next++) < unsized.size();) {
-      ListedFile& file = files[unsized[i]];
-      Result<HttpResponse> head = file.store->head(file.name);
-      if (!head.is_ok() || !head.value().size) continue;
-      file.size = *head.value().size;
-      file.etag = head.value().etag;
-      file.version = head.value().etag;
-    }
-  };
-  std::vector<std::thread> threads;
-  const size_t count = std::min<size_t>(kHeadThreads, unsized.size());
-  for (size_t t = 1; t < count; ++t) threads.emplace_back(work);
-  work();
-  for (std::thread& thread : threads) thread.join();
+  throw_if_error(ordered_map<Result<HttpResponse>>(
+      unsized.size(), kRequestThreads, 4 * kRequestThreads,
+      [&](size_t i, int) {
+        const ListedFile& file = files[unsized[i]];
+        return file.store->head(file.name);
+      },
+      [&](size_t i, Result<HttpResponse> head) {
+        if (!head.is_ok() || !head.value().size) return Status::ok();
+        ListedFile& file = files[unsized[i]];
+        file.size = *head.value().size;
+        file.etag = head.value().etag;
+        file.version = head.value().etag;
+        return Status::ok();
+      }));
+}
+
+// The listings of the class folders `classes` of `store`'s folder, kRequestThreads at once.
+std::map<std::string, Result<FolderEntries>> list_class_folders(
+    const ObjectStore& store, const std::vector<std::string>& classes) {
+  std::map<std::string, Result<FolderEntries>> listed;
+  throw_if_error(ordered_map<Result<FolderEntries>>(
+      classes.size(), kRequestThreads, 4 * kRequestThreads,
+      [&](size_t i, int) { return store.list_entries(classes[i] + "/"); },
+      [&](size_t i, Result<FolderEntries> entries) {
+        listed.emplace(classes[i], std::move(entries));
+        return Status::ok();
+      }));
+  return listed;
 }
 
 }  // namespace
@@ -47,6 +58,7 @@ Result<RemoteImageFolder> list_remote_image_folder(const std::string& url) {
   RemoteImageFolder folder;
   folder.location = root.redacted();
   STOKER_ASSIGN_OR_RETURN(FolderEntries top, store->list_entries(""));
+  std::map<std::string, Result<FolderEntries>> classes = list_class_folders(*store, top.folders);
   // Paths in the walk: the location, then the names below it as listed (decoded), so that they
   // sort as the same folder's paths on disk; each file's listing by that path.
   const std::string prefix = folder.location + "/";
@@ -63,7 +75,10 @@ Result<RemoteImageFolder> list_remote_image_folder(const std::string& url) {
             fmt::format("{}: folders nested deeper than {} below the class "
                         "folder; not listed",
                         store->describe(relative + "/"), kMaxDepth));
-      STOKER_ASSIGN_OR_RETURN(FolderEntries entries, store->list_entries(relative + "/"));
+      const auto listed_class = classes.find(relative);
+      STOKER_ASSIGN_OR_RETURN(FolderEntries entries, listed_class != classes.end()
+                                                         ? std::move(listed_class->second)
+                                                         : store->list_entries(relative + "/"));
       WalkedFolder here{prefix + relative, {}};
       for (ListedObject& file : entries.files) {
         if (!has_image_extension(file.name)) {

@@ -4,8 +4,9 @@
 // (store/import/image_folder_scan.h's list_classes: the classes are the root's sub-folders,
 // each walked folder by folder, sorted as Python sorts paths and names). A folder's entries
 // come from its store's listing (ObjectStore::list_entries: S3's common prefixes and objects,
-// an http(s):// folder's index page, HTML or nginx's JSON); each sample's size and ETag as the
-// listing gives them, else asked by HEAD (kHeadThreads at once), so that its file is read
+// an http(s):// folder's index page, HTML or nginx's JSON; the class folders' kRequestThreads at
+// once); each sample's size and ETag as the
+// listing gives them, else asked by HEAD, so that its file is read
 // through the shard cache (access/remote_files.h's RemoteFiles::open_listed) without a request
 // per file at open. Errors are one line naming the folder's redacted URL: a page or listing that
 // cannot be read or parsed, no class folder, classes without images (list_classes'), a folder
@@ -28,8 +29,8 @@ struct RemoteImageFolder {
 // Folders below a class folder that a listing walks at most (an index page can link to
 // sub-folders without end).
 inline constexpr int kMaxDepth = 64;
-// HEADs at once for files whose listing gives no size.
-inline constexpr int kHeadThreads = 8;
+// Listings of class folders, and HEADs of files whose listing gives no size, at once.
+inline constexpr int kRequestThreads = 8;
 
 // The image folder at `url` (a trailing '/' or not).
 Result<RemoteImageFolder> list_remote_image_folder(const std::string& url);
