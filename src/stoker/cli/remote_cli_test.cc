@@ -175,8 +175,8 @@ TEST_F(RemoteImageFolderCliTest, InspectVerifyAndBenchLoaderReadAnImageFolderByU
   RunResult inspect = run("inspect " + photos + " --json" + cache(), tmp_);
   ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
   const nlohmann::json j = nlohmann::json::parse(inspect.out);
-  EXPECT_EQ(j["datasets"][0]["records"], 6) << inspect.out;
-  EXPECT_EQ(j["datasets"][0]["class_names"], nlohmann::json({"cat", "dog"})) << inspect.out;
+  EXPECT_EQ(j["records"], 6) << inspect.out;
+  EXPECT_EQ(j["class_names"], nlohmann::json({"cat", "dog"})) << inspect.out;
   RunResult verify = run("verify " + photos + cache(), tmp_);
   ASSERT_EQ(verify.exit_code, 0) << verify.err;
   EXPECT_NE(verify.out.find("all 6 records"), std::string::npos) << verify.out;
@@ -185,7 +185,7 @@ TEST_F(RemoteImageFolderCliTest, InspectVerifyAndBenchLoaderReadAnImageFolderByU
                         tmp_);
   EXPECT_EQ(bench.exit_code, 0) << bench.err;
   expect_one_line_error(run("inspect " + url("_index/flat/") + cache(), tmp_),
-                        url("_index/flat/") + ": neither a dataset");
+                        url("_index/flat") + ": neither a dataset");
   expect_one_line_error(run("bench loader --data " + url("_index/nothing/") + cache(), tmp_),
                         url("_index/nothing"));
 }
