@@ -306,6 +306,8 @@ Result<std::shared_ptr<const Dataset>> open_remote_image_folder(const std::strin
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ShardCache> cache, open_cache(access));
   RemoteFilesOptions remote;
   remote.policy = access.cache_policy;
+  remote.group_files = kGroupFiles;
+  remote.group_bytes = kGroupBytes;
   STOKER_ASSIGN_OR_RETURN(
       std::shared_ptr<const RemoteFiles> files,
       RemoteFiles::open_listed(std::move(folder.files), folder.location, cache, remote));

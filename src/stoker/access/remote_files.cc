@@ -1,10 +1,14 @@
 #include "stoker/access/remote_files.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <condition_variable>
+#include <cstring>
 #include <map>
 #include <set>
 #include <sstream>
@@ -13,6 +17,7 @@
 #include "stoker/access/remote_objects.h"
 #include "stoker/net/remote_url.h"
 #include "stoker/store/import/webdataset_tars.h"
+#include "stoker/store/shard_schedule.h"
 #include "stoker/util/checksum.h"
 #include "stoker/util/thread_annotations.h"
 
@@ -106,7 +111,7 @@ Result<std::shared_ptr<const RemoteFiles>> RemoteFiles::create(std::vector<Liste
                                                                RemoteFilesOptions options) {
   std::vector<File> files;
   std::vector<std::string> names;
-  std::vector<ShardInfo> objects;
+  std::vector<std::string> identities;  // each file's, as its cache object names it
   uint64_t bytes = 0;
   for (ListedFile& l : listed) {
     File file;
@@ -117,16 +122,40 @@ Result<std::shared_ptr<const RemoteFiles>> RemoteFiles::create(std::vector<Liste
     file.identity.size = l.size;
     file.identity.stamp = static_cast<int64_t>(xxh3_64(l.version.data(), l.version.size()));
     file.key = l.url.cache_key();
-    const std::string identity = fmt::format("{}\n{}\n{}", file.normal, l.version, l.size);
-    ShardInfo object;
-    // In the cache by its name in its folder (its URL's checksum tells it from others so named).
-    object.file = file.name.substr(file.name.rfind('/') + 1);
-    object.bytes = l.size;
-    object.index_checksum = xxh3_64(identity.data(), identity.size());
-    objects.push_back(std::move(object));
+    identities.push_back(fmt::format("{}\n{}\n{}", file.normal, l.version, l.size));
     names.push_back(l.url.redacted());
     bytes += l.size;
     files.push_back(std::move(file));
+  }
+  // Groups of consecutive files (a file each by default), each an object of the cache.
+  std::vector<Group> groups;
+  std::vector<ShardInfo> objects;
+  for (size_t first = 0; first < files.size();) {
+    Group group{first, first + 1};
+    uint64_t group_bytes = files[first].identity.size;
+    while (group.end < files.size() &&
+           group.end - group.first < static_cast<size_t>(std::max(options.group_files, 1)) &&
+           group_bytes + files[group.end].identity.size <= options.group_bytes) {
+      group_bytes += files[group.end].identity.size;
+      ++group.end;
+    }
+    ShardInfo object;
+    // In the cache by its first file's name in its folder (the checksum of its files' URLs
+    // tells it from others so named).
+    const std::string& name = files[first].name;
+    object.file = name.substr(name.rfind('/') + 1);
+    if (group.end - group.first > 1) object.file += fmt::format("+{}", group.end - group.first - 1);
+    std::string identity;
+    for (size_t i = group.first; i < group.end; ++i) {
+      files[i].group = groups.size();
+      files[i].offset = object.bytes;
+      object.bytes += files[i].identity.size;
+      identity += (i == group.first ? "" : "\n") + identities[i];
+    }
+    object.index_checksum = xxh3_64(identity.data(), identity.size());
+    objects.push_back(std::move(object));
+    groups.push_back(group);
+    first = group.end;
   }
   STOKER_ASSIGN_OR_RETURN(DatasetCache objects_part, cache->objects(part, std::move(objects)));
   std::shared_ptr<RemoteFiles> opened(
@@ -137,6 +166,7 @@ Result<std::shared_ptr<const RemoteFiles>> RemoteFiles::create(std::vector<Liste
         static_cast<double>(bytes) / static_cast<double>(files.size());
   }
   opened->files_ = std::move(files);
+  opened->groups_ = std::move(groups);
   opened->names_ = std::move(names);
   opened->location_ = std::move(location);
   return std::shared_ptr<const RemoteFiles>(std::move(opened));
@@ -271,14 +301,27 @@ ShardDownload RemoteFiles::timed(ShardDownload download, Measured& measured) {
   };
 }
 
-ShardDownload RemoteFiles::download_of(const File& f, const std::atomic<bool>* cancel) {
-  // The object's name in its store, which may be below the store's folder (an image folder's).
-  return [download = download_from(f.store, f.etag, cancel), name = f.name](const ShardInfo& info,
-                                                                            int fd) {
-    ShardInfo named = info;
-    named.file = name;
-    return download(named, fd);
+ShardDownload RemoteFiles::download_of(size_t group, const std::atomic<bool>* cancel) const {
+  return [this, group, cancel](const ShardInfo& /*info*/, int fd) {
+    for (size_t i = groups_[group].first; i < groups_[group].end; ++i) {
+      // The object's name in its store, which may be below the store's folder (an image
+      // folder's), at its place in the group.
+      const File& f = files_[i];
+      ShardInfo named;
+      named.file = f.name;
+      named.bytes = f.identity.size;
+      STOKER_RETURN_IF_ERROR(download_from(f.store, f.etag, cancel, f.offset)(named, fd));
+    }
+    return Status::ok();
   };
+}
+
+Result<CachedShard> RemoteFiles::fetch_group(size_t group, bool now,
+                                             const std::atomic<bool>* cancel) const {
+  std::function<bool()> cancelled;
+  if (cancel) cancelled = [cancel] { return cancel->load(); };
+  return objects_.fetch(static_cast<int>(group), timed(download_of(group, cancel), files_measured_),
+                        advice(group, now), cancelled);
 }
 
 int RemoteFiles::threads_ahead() const {
@@ -297,17 +340,18 @@ void RemoteFiles::count_read(Measured& measured) const {
 void RemoteFiles::fetch_ahead(const std::vector<size_t>& files) const {
   std::call_once(ahead_started_, [&] {
     ahead_ = std::make_unique<Ahead>(
-        [this](size_t file) { return objects_.holds(static_cast<int>(file)); },
-        [this](size_t file, const std::atomic<bool>* cancel) {
-          const File& f = files_[file];
-          return objects_
-              .fetch(static_cast<int>(file), timed(download_of(f, cancel), files_measured_),
-                     advice(file, /*now=*/false), [cancel] { return cancel->load(); })
-              .status();
+        [this](size_t group) { return objects_.holds(static_cast<int>(group)); },
+        [this](size_t group, const std::atomic<bool>* cancel) {
+          return fetch_group(group, /*now=*/false, cancel).status();
         },
         [this] { return horizon_of(files_measured_); }, threads_ahead());
   });
-  ahead_->want(files);
+  // Their groups, soonest first, each once.
+  std::vector<size_t> groups;
+  std::set<size_t> listed;
+  for (const size_t file : files)
+    if (listed.insert(files_[file].group).second) groups.push_back(files_[file].group);
+  ahead_->want(std::move(groups));
 }
 
 void RemoteFiles::fetch_pieces_ahead(const std::vector<size_t>& pieces) const {
@@ -330,16 +374,26 @@ void RemoteFiles::plan(std::function<int64_t(size_t file)> next_read, int64_t po
   position_ = position;
 }
 
-EvictionAdvice RemoteFiles::advice(size_t file, bool now) const {
+EvictionAdvice RemoteFiles::advice(size_t unit, bool now) const {
   EvictionAdvice advice;
   advice.policy = options_.policy;
   MutexLock lock(plan_mutex_);
   if (!next_read_) return advice;  // no plan yet: every file alike
-  // A file needed now comes before every file read later, whatever its next read says (it may
-  // be read again within its use, e.g. after a resume).
-  advice.next_use = [next_read = next_read_, file, at = now ? position_ : -1](int f) {
-    const size_t asked = static_cast<size_t>(f);
-    return asked == file && at >= 0 ? at : next_read(asked);
+  // A unit needed now comes before every unit read later, whatever its next read says (it may
+  // be read again within its use, e.g. after a resume). A group is next read when its first
+  // file to be read is (a file each: the unit is its file, or a declared piece).
+  std::function<int64_t(size_t)> next_read = next_read_;
+  if (options_.group_files > 1) {
+    next_read = [next_read = std::move(next_read), this](size_t group) {
+      int64_t soonest = ShardSchedule::kNever;
+      for (size_t i = groups_[group].first; i < groups_[group].end; ++i)
+        soonest = std::min(soonest, next_read(i));
+      return soonest;
+    };
+  }
+  advice.next_use = [next_read = std::move(next_read), unit, at = now ? position_ : -1](int u) {
+    const size_t asked = static_cast<size_t>(u);
+    return asked == unit && at >= 0 ? at : next_read(asked);
   };
   return advice;
 }
@@ -422,13 +476,33 @@ Result<std::string> RemoteFiles::read_piece(size_t index, const FilePiece& piece
 
 Result<OpenFile> RemoteFiles::open(size_t file) const {
   const File& f = files_[file];
-  STOKER_ASSIGN_OR_RETURN(
-      CachedShard copy,
-      objects_.fetch(static_cast<int>(file), timed(download_of(f, nullptr), files_measured_),
-                     advice(file, true)));
+  const size_t group = f.group;
+  Result<CachedShard> copy = fetch_group(group, /*now=*/true, nullptr);
+  const bool alone = groups_[group].end - groups_[group].first == 1;
+  if (!copy.is_ok() && !alone && copy.status().code() != StatusCode::kNoRoom &&
+      copy.status().code() != StatusCode::kCancelled)
+    return open_alone(file);  // a file of the group fails: which one, and why
+  if (!copy.is_ok()) return copy.status();
   count_read(files_measured_);
-  auto held = std::make_shared<CachedShard>(std::move(copy));
-  return OpenFile{held->fd(), f.identity, std::move(held)};
+  auto held = std::make_shared<CachedShard>(std::move(copy).value());
+  return OpenFile{held->fd(), f.identity, std::move(held), f.offset};
+}
+
+Result<OpenFile> RemoteFiles::open_alone(size_t file) const {
+  const File& f = files_[file];
+  const int fd = ::open(objects_.dir().c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return io_error(fmt::format("{}: cannot make a file in {}: {}", names_[file], objects_.dir(),
+                                std::strerror(errno)));
+  auto held = std::shared_ptr<int>(new int(fd), [](int* p) {
+    ::close(*p);
+    delete p;
+  });
+  ShardInfo named;
+  named.file = f.name;
+  named.bytes = f.identity.size;
+  STOKER_RETURN_IF_ERROR(download_from(f.store, f.etag)(named, fd));
+  return OpenFile{fd, f.identity, std::move(held)};
 }
 
 }  // namespace stoker::remote

@@ -48,6 +48,12 @@ struct RemoteFilesOptions {
   int units_ahead = 0;
   // The most downloads at once, tuned (open_dataset: streams_that_fit the cache's budget).
   int max_streams = PrefetchInputs().max_streams;
+  // Consecutive files kept in the cache as one object, a group (of at most group_files files
+  // and group_bytes bytes, and at least one file), downloaded file by file on one stream: small
+  // files (an image folder's), which the cache would admit one by one at a cost each. 1: each
+  // file its own object.
+  int group_files = 1;
+  uint64_t group_bytes = 0;
 };
 
 // How many of the units a reader needs next are fetched ahead, and on how many downloads at
@@ -128,7 +134,14 @@ class RemoteFiles : public InPlaceFiles {
     std::string normal;                        // its URL, normalised (RemoteUrl::normal)
     std::string etag;
     FileIdentity identity;
-    std::string key;  // its URL's cache key
+    std::string key;      // its URL's cache key
+    size_t group = 0;     // the cache's object it is kept in
+    uint64_t offset = 0;  // where its bytes are in that object
+  };
+  // The files [first, end) kept as one object of the cache.
+  struct Group {
+    size_t first = 0;
+    size_t end = 0;
   };
   RemoteFiles(std::shared_ptr<ShardCache> cache, DatasetCache objects, RemoteFilesOptions options);
   // The files `listed`, their part of the cache named by `part`.
@@ -147,15 +160,22 @@ class RemoteFiles : public InPlaceFiles {
   AheadHorizon horizon_of(const Measured& measured) const;
   // The threads of each kind's downloads ahead: the most streams its horizon may have.
   int threads_ahead() const;
-  // The download of `f` into the cache; `cancel` (optional) turning true ends it.
-  static ShardDownload download_of(const File& f, const std::atomic<bool>* cancel);
+  // The download of group `group`'s files into the cache; `cancel` (optional) turning true ends
+  // it.
+  ShardDownload download_of(size_t group, const std::atomic<bool>* cancel) const;
+  // Group `group` pinned in the cache: found, or downloaded now (`now`: for a reader that waits)
+  // or ahead (`cancel` turning true ends it).
+  Result<CachedShard> fetch_group(size_t group, bool now, const std::atomic<bool>* cancel) const
+      STOKER_EXCLUDES(plan_mutex_);
+  // File `file` alone, GETted into a file that is not kept: its own error.
+  Result<OpenFile> open_alone(size_t file) const;
   // `download` timed into `measured`'s bandwidth.
   static ShardDownload timed(ShardDownload download, Measured& measured);
   // A unit read by the reader, counted in `measured`'s pace when the reader has a plan.
   void count_read(Measured& measured) const STOKER_EXCLUDES(plan_mutex_);
-  // What eviction knows for admitting `file`, needed at the plan's position now (`now`) or
-  // at its next read.
-  EvictionAdvice advice(size_t file, bool now) const STOKER_EXCLUDES(plan_mutex_);
+  // What eviction knows for admitting `unit` (a group, or a declared piece), needed at the
+  // plan's position now (`now`) or at its next read (a group's: its files' soonest).
+  EvictionAdvice advice(size_t unit, bool now) const STOKER_EXCLUDES(plan_mutex_);
   // The pieces, as declared, and their part of the cache.
   struct Pieces {
     std::vector<FilePiece> pieces;
@@ -172,6 +192,7 @@ class RemoteFiles : public InPlaceFiles {
   std::shared_ptr<ShardCache> cache_;  // keeps the cache open while objects_ is used
   DatasetCache objects_;
   std::vector<File> files_;
+  std::vector<Group> groups_;       // a file each, but where options_.group_files > 1
   std::vector<std::string> names_;  // redacted URLs
   std::string location_;
   RemoteFilesOptions options_;

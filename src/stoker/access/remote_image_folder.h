@@ -29,6 +29,11 @@ struct RemoteImageFolder {
 // Folders below a class folder that a listing walks at most (an index page can link to
 // sub-folders without end).
 inline constexpr int kMaxDepth = 64;
+// An image folder's files are kept in the cache in groups of consecutive files of at most these
+// (RemoteFilesOptions::group_files, group_bytes): a group is one admission into the cache for
+// many small files, each still GETted alone (measured: docs/BENCHMARKS.md).
+inline constexpr int kGroupFiles = 32;
+inline constexpr uint64_t kGroupBytes = uint64_t{4} << 20;
 // Listings of class folders, and HEADs of files whose listing gives no size, at once.
 inline constexpr int kRequestThreads = 8;
 

@@ -117,8 +117,8 @@ Result<std::string> ImageFolderSource::read_sample(uint64_t i) const {
   if (size > kMaxImageFileBytes)
     return invalid_argument(fmt::format("larger than {} bytes", kMaxImageFileBytes));
   std::string bytes(size, '\0');
-  Result<size_t> got =
-      read_at(open.value().fd, path, 0, reinterpret_cast<uint8_t*>(bytes.data()), size);
+  Result<size_t> got = read_at(open.value().fd, path, open.value().offset,
+                               reinterpret_cast<uint8_t*>(bytes.data()), size);
   if (!got.is_ok()) return without_path(got.status());
   if (got.value() != size) return io_error("its cached copy is short");
   return bytes;
