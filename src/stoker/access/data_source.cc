@@ -312,7 +312,8 @@ Result<std::shared_ptr<const Dataset>> open_remote_image_folder(const std::strin
       std::shared_ptr<const RemoteFiles> files,
       RemoteFiles::open_listed(std::move(folder.files), folder.location, cache, remote));
   ImageFolderSourceOptions options;
-  options.units_ahead = RemoteFiles::kUnitsListed;
+  // Files listed ahead: enough for the deepest horizon of groups.
+  options.units_ahead = RemoteFiles::kUnitsListed * kGroupFiles;
   STOKER_ASSIGN_OR_RETURN(
       std::shared_ptr<ImageFolderSource> source,
       ImageFolderSource::open_listed(folder.location, std::move(folder.listing), files, options));

@@ -179,15 +179,19 @@ Result<std::shared_ptr<const RemoteFiles>> RemoteFiles::create(std::vector<Liste
 // next list (the reader's move). Its destructor cancels the downloads and joins the threads.
 class RemoteFiles::Ahead {
  public:
-  // `holds(unit)`: the cache has it; `fetch(unit, cancel)`: into the cache (the pin goes at
+  // `holds(object)`: the cache has it; `fetch(object, cancel)`: into the cache (the pin goes at
   // once), its error when it fails; `cancel` turning true ends it. `horizon()`: the horizon
-  // now; a thread is started for each of its streams, up to `most_threads`.
+  // now, in units; a thread is started for each of its streams, up to `most_threads`.
+  // `object_of(unit)`: the object of the cache a unit is kept in (a file's group; a piece is
+  // its own).
   Ahead(std::function<bool(size_t)> holds,
         std::function<Status(size_t, const std::atomic<bool>*)> fetch,
-        std::function<AheadHorizon()> horizon, int most_threads)
+        std::function<AheadHorizon()> horizon, int most_threads,
+        std::function<size_t(size_t)> object_of)
       : holds_(std::move(holds)),
         fetch_(std::move(fetch)),
         horizon_(std::move(horizon)),
+        object_of_(std::move(object_of)),
         most_threads_(most_threads) {}
   ~Ahead() {
     std::vector<std::thread> threads;
@@ -211,15 +215,15 @@ class RemoteFiles::Ahead {
   }
 
  private:
-  // The unit for thread `index` to download next, or -1.
+  // The object for thread `index` to download next (of the horizon's units), or -1.
   int64_t next(int index) const STOKER_REQUIRES(mutex_) {
     if (no_room_) return -1;
     const AheadHorizon horizon = horizon_();
     if (index >= horizon.streams) return -1;
     const size_t units = std::min(wanted_.size(), static_cast<size_t>(horizon.units));
     for (size_t i = 0; i < units; ++i) {
-      const size_t u = wanted_[i];
-      if (!busy_.count(u) && !failed_.count(u) && !holds_(u)) return static_cast<int64_t>(u);
+      const size_t o = object_of_(wanted_[i]);
+      if (!busy_.count(o) && !failed_.count(o) && !holds_(o)) return static_cast<int64_t>(o);
     }
     return -1;
   }
@@ -257,12 +261,13 @@ class RemoteFiles::Ahead {
   const std::function<bool(size_t)> holds_;
   const std::function<Status(size_t, const std::atomic<bool>*)> fetch_;
   const std::function<AheadHorizon()> horizon_;
+  const std::function<size_t(size_t)> object_of_;
   std::atomic<bool> cancel_{false};
   Mutex mutex_;
   std::condition_variable wake_;
   std::vector<size_t> wanted_ STOKER_GUARDED_BY(mutex_);
-  std::set<size_t> busy_ STOKER_GUARDED_BY(mutex_);    // being downloaded
-  std::set<size_t> failed_ STOKER_GUARDED_BY(mutex_);  // left to the reader
+  std::set<size_t> busy_ STOKER_GUARDED_BY(mutex_);    // objects being downloaded
+  std::set<size_t> failed_ STOKER_GUARDED_BY(mutex_);  // objects left to the reader
   bool no_room_ STOKER_GUARDED_BY(mutex_) = false;     // until the next list
   bool stop_ STOKER_GUARDED_BY(mutex_) = false;
   const int most_threads_;
@@ -303,16 +308,34 @@ ShardDownload RemoteFiles::timed(ShardDownload download, Measured& measured) {
 
 ShardDownload RemoteFiles::download_of(size_t group, const std::atomic<bool>* cancel) const {
   return [this, group, cancel](const ShardInfo& /*info*/, int fd) {
-    for (size_t i = groups_[group].first; i < groups_[group].end; ++i) {
-      // The object's name in its store, which may be below the store's folder (an image
-      // folder's), at its place in the group.
-      const File& f = files_[i];
-      ShardInfo named;
-      named.file = f.name;
-      named.bytes = f.identity.size;
-      STOKER_RETURN_IF_ERROR(download_from(f.store, f.etag, cancel, f.offset)(named, fd));
-    }
-    return Status::ok();
+    // The group's files, each at its place, options_.group_streams GETs at once (a small
+    // file's GET is mostly a round trip).
+    const Group g = groups_[group];
+    std::atomic<size_t> next{g.first};
+    Mutex failed_mutex;
+    Status failed;
+    const auto work = [&] {
+      for (size_t i; (i = next++) < g.end;) {
+        // The object's name in its store, which may be below the store's folder (an image
+        // folder's).
+        const File& f = files_[i];
+        ShardInfo named;
+        named.file = f.name;
+        named.bytes = f.identity.size;
+        Status status = download_from(f.store, f.etag, cancel, f.offset)(named, fd);
+        if (!status.is_ok()) {
+          next = g.end;  // the others need not start
+          MutexLock lock(failed_mutex);
+          if (failed.is_ok()) failed = std::move(status);
+        }
+      }
+    };
+    std::vector<std::thread> threads;
+    const size_t count = std::min<size_t>(std::max(options_.group_streams, 1), g.end - g.first);
+    for (size_t t = 1; t < count; ++t) threads.emplace_back(work);
+    work();
+    for (std::thread& thread : threads) thread.join();
+    return failed;
   };
 }
 
@@ -344,14 +367,11 @@ void RemoteFiles::fetch_ahead(const std::vector<size_t>& files) const {
         [this](size_t group, const std::atomic<bool>* cancel) {
           return fetch_group(group, /*now=*/false, cancel).status();
         },
-        [this] { return horizon_of(files_measured_); }, threads_ahead());
+        [this] { return horizon_of(files_measured_); }, threads_ahead(),
+        // The horizon counts files; what is fetched is their groups.
+        [this](size_t file) { return files_[file].group; });
   });
-  // Their groups, soonest first, each once.
-  std::vector<size_t> groups;
-  std::set<size_t> listed;
-  for (const size_t file : files)
-    if (listed.insert(files_[file].group).second) groups.push_back(files_[file].group);
-  ahead_->want(std::move(groups));
+  ahead_->want(files);
 }
 
 void RemoteFiles::fetch_pieces_ahead(const std::vector<size_t>& pieces) const {
@@ -363,7 +383,8 @@ void RemoteFiles::fetch_pieces_ahead(const std::vector<size_t>& pieces) const {
         [this, declared](size_t piece, const std::atomic<bool>* cancel) {
           return fetch_piece(*declared, piece, /*now=*/false, cancel).status();
         },
-        [this] { return horizon_of(pieces_measured_); }, threads_ahead());
+        [this] { return horizon_of(pieces_measured_); }, threads_ahead(),
+        [](size_t piece) { return piece; });
   });
   pieces_ahead_->want(pieces);
 }

@@ -49,11 +49,12 @@ struct RemoteFilesOptions {
   // The most downloads at once, tuned (open_dataset: streams_that_fit the cache's budget).
   int max_streams = PrefetchInputs().max_streams;
   // Consecutive files kept in the cache as one object, a group (of at most group_files files
-  // and group_bytes bytes, and at least one file), downloaded file by file on one stream: small
-  // files (an image folder's), which the cache would admit one by one at a cost each. 1: each
-  // file its own object.
+  // and group_bytes bytes, and at least one file), downloaded file by file, group_streams GETs
+  // at once: small files (an image folder's), which the cache would admit one by one at a cost
+  // each, and whose GETs are mostly round trips. 1: each file its own object.
   int group_files = 1;
   uint64_t group_bytes = 0;
+  int group_streams = 8;
 };
 
 // How many of the units a reader needs next are fetched ahead, and on how many downloads at

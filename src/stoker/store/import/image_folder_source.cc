@@ -18,7 +18,7 @@ Result<std::shared_ptr<ImageFolderSource>> ImageFolderSource::open(
                                         options.files_per_unit));
   STOKER_ASSIGN_OR_RETURN(ImageFolderListing listing,
                           cached_image_folder_listing(root, options.listing_cache_dir));
-  return lay_out(root, std::move(listing), options);
+  return lay_out(root, std::move(listing), options, nullptr);
 }
 
 Result<std::shared_ptr<ImageFolderSource>> ImageFolderSource::open_listed(
@@ -30,14 +30,15 @@ Result<std::shared_ptr<ImageFolderSource>> ImageFolderSource::open_listed(
   if (files->names().size() != listing.samples.size())
     return invalid_argument(location + ": not one file per sample");
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ImageFolderSource> source,
-                          lay_out(std::move(location), std::move(listing), options));
+                          lay_out(std::move(location), std::move(listing), options, files.get()));
   source->files_ = std::move(files);
   source->set_units_ahead(options.units_ahead);
   return source;
 }
 
 Result<std::shared_ptr<ImageFolderSource>> ImageFolderSource::lay_out(
-    std::string root, ImageFolderListing listing, const ImageFolderSourceOptions& options) {
+    std::string root, ImageFolderListing listing, const ImageFolderSourceOptions& options,
+    const InPlaceFiles* files) {
   std::shared_ptr<ImageFolderSource> source(new ImageFolderSource());
   source->root_ = std::move(root);
   source->options_ = options;
@@ -56,6 +57,10 @@ Result<std::shared_ptr<ImageFolderSource>> ImageFolderSource::lay_out(
     ShardInfo unit;
     unit.file = path.rfind(prefix, 0) == 0 ? path.substr(prefix.size()) : path;
     unit.records = end - first;
+    for (size_t i = first; files && i < end; ++i) {
+      const Result<FileIdentity> identity = files->identity(i);
+      if (identity.is_ok()) unit.bytes += identity.value().size;
+    }
     manifest.shards.push_back(std::move(unit));
     source->unit_starts_.push_back(first);
   }

@@ -64,8 +64,12 @@ class ImageFolderSource : public UnitReadSource {
  private:
   ImageFolderSource() = default;
   // Lays the listing's samples out in units.
-  static Result<std::shared_ptr<ImageFolderSource>> lay_out(
-      std::string root, ImageFolderListing listing, const ImageFolderSourceOptions& options);
+  // Their bytes are `files`' sizes where given (remote files: what a cache's budget is checked
+  // against).
+  static Result<std::shared_ptr<ImageFolderSource>> lay_out(std::string root,
+                                                            ImageFolderListing listing,
+                                                            const ImageFolderSourceOptions& options,
+                                                            const InPlaceFiles* files);
   Result<ShardReader> read_unit(int u, std::map<uint64_t, std::string>& bad) const override;
   void units_ahead(const std::vector<int>& units) override;
   void reads_planned(std::function<int64_t(int unit)> next_read, int64_t position) override;
