@@ -79,8 +79,10 @@ class ImageFolderSource : public UnitReadSource {
   std::string root_;
   ImageFolderSourceOptions options_;
   ImageFolderListing listing_;
-  std::shared_ptr<const InPlaceFiles> files_;  // null: the listing's local paths
-  std::vector<uint64_t> unit_starts_;          // first sample of each unit, then the sample count
+  std::vector<uint64_t> unit_starts_;  // first sample of each unit, then the sample count
+  // null: the listing's local paths. Declared last, so gone first: its downloads ahead use the
+  // plan given by reads_planned, which reads unit_starts_.
+  std::shared_ptr<const InPlaceFiles> files_;
 };
 
 }  // namespace stoker
