@@ -4,7 +4,8 @@
 // reads the files from the cache (no GET); groups of files the loader's plan needs are fetched
 // ahead, the soonest first;
 // a file gone from the server, a file that is no image, a folder without classes and an index
-// page that cannot be parsed are each one line naming the URL (and the file).
+// page that cannot be parsed are each one line naming the URL (and the file); a group GETted one
+// file at a time (deterministic) or eight at once gives the same records.
 #include "stoker/access/remote_image_folder.h"
 
 #include <gtest/gtest.h>
@@ -173,6 +174,31 @@ TEST_F(RemoteImageFolderTest, GroupsAreFetchedAheadInTheLoadersOrder) {
   EXPECT_EQ(objects[1].rfind("x.jpg+1.", 0), 0u) << objects[1];
   EXPECT_EQ(testing::all_records(*dataset), local_records("folder"));
   EXPECT_EQ(gets("/_index/folder/") - before, 6) << "the second group read when pinned, once";
+}
+
+// A group's files GETted one at a time (the deterministic variant) or eight at once: the same
+// records, the local folder's.
+TEST_F(RemoteImageFolderTest, AGroupIsTheSameFetchedOneOrEightFilesAtOnce) {
+  for (const int streams : {1, 8}) {
+    SCOPED_TRACE(streams);
+    RemoteImageFolder folder =
+        list_remote_image_folder(url("_index_json/folder/")).value_or_throw();
+    auto cache =
+        ShardCache::open(cache_.path() + "/streams-" + std::to_string(streams), uint64_t{1} << 30)
+            .value_or_throw();
+    RemoteFilesOptions options;
+    options.group_files = 32;
+    options.group_bytes = uint64_t{1} << 20;
+    options.group_streams = streams;
+    auto files = RemoteFiles::open_listed(std::move(folder.files), folder.location, cache, options)
+                     .value_or_throw();
+    auto dataset =
+        Dataset::open(ImageFolderSource::open_listed(folder.location, std::move(folder.listing),
+                                                     files, ImageFolderSourceOptions())
+                          .value_or_throw())
+            .value_or_throw();
+    EXPECT_EQ(testing::all_records(*dataset), local_records("folder"));
+  }
 }
 
 TEST_F(RemoteImageFolderTest, BadFilesAreRecordsNamingTheirUrl) {
