@@ -1,11 +1,10 @@
 // An ImageFolder over HTTP (remote_image_folder.h, read through remote_files.h), on nginx on
 // loopback, listed from its HTML and its JSON index pages: the classes and samples are the local
 // folder's, in torchvision's order, and the records are the local folder's records; a later run
-// reads the files from the cache (no GET); groups of files the loader's plan needs are fetched
-// ahead, the soonest first;
-// a file gone from the server, a file that is no image, a folder without classes and an index
-// page that cannot be parsed are each one line naming the URL (and the file); a group GETted one
-// file at a time (deterministic) or eight at once gives the same records.
+// reads the files from the cache (no GET); the groups of the files the loader's plan needs next
+// are fetched ahead; a group GETted one file at a time (deterministic) or eight at once gives the
+// same records; a file gone from the server, a file that is no image, a folder without classes
+// and an index page that cannot be parsed are each one line naming the URL (and the file).
 #include "stoker/access/remote_image_folder.h"
 
 #include <gtest/gtest.h>
