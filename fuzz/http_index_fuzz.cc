@@ -2,7 +2,8 @@
 // net/object_store.h): untrusted bytes any web server sends. For each input, the listing either
 // fails with one line (kCorrupt) starting with the folder's URL, or gives names sorted, each
 // once, each a plain name directly in the folder (not empty, ".", ".." nor holding a '/' or a
-// control character) whose URL names that file in that folder again. Any violation is a
+// control character) whose URL names that file in that folder again; and the sub-folders
+// (parse_http_index_entries) are plain names too, sorted, each once. Any violation is a
 // __builtin_trap(); ASan and UBSan report the rest. docs/FUZZING.md.
 #include <algorithm>
 #include <cstddef>
@@ -41,6 +42,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const Result<RemoteUrl> url = parse_remote_url(folder.redacted() + "/" + uri_encode_path(name));
     check(url.is_ok() && url.value().host == folder.host &&
           url.value().path == folder.path + "/" + name);
+  }
+  const Result<FolderEntries> entries = parse_http_index_entries(page, folder, where);
+  check(entries.is_ok() && entries.value().files.size() == names.size());
+  const std::vector<std::string>& folders = entries.value().folders;
+  check(std::adjacent_find(folders.begin(), folders.end(),
+                           [](const std::string& a, const std::string& b) { return !(a < b); }) ==
+        folders.end());
+  for (const std::string& name : folders) {
+    check(!name.empty() && name != "." && name != "..");
+    check(name.find('/') == std::string::npos);
   }
   return 0;
 }

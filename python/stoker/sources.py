@@ -12,7 +12,10 @@ class ImageFolder:
     """``root`` in torchvision's ImageFolder layout (a folder per class), read in place: the
     same ``classes``, ``class_to_idx`` and ``samples`` as ``torchvision.datasets.ImageFolder
     (root)``, each file's bytes as the image (JPEG and PNG), its listing cached in the cache
-    folder and listed again when a folder in it changes."""
+    folder and listed again when a folder in it changes. ``root`` may be an ``http(s)://``
+    folder its server lists (an index page) or an ``s3://bucket/prefix/`` folder: the same
+    samples, the files downloaded into the cache folder ahead of the loader (listed at every
+    open)."""
 
     source = "imagefolder"
 

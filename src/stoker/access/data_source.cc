@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "stoker/access/remote_files.h"
+#include "stoker/access/remote_image_folder.h"
 #include "stoker/access/remote_manifest.h"
 #include "stoker/access/remote_objects.h"
 #include "stoker/cache/remote_shard_source.h"
@@ -296,6 +297,64 @@ Result<std::shared_ptr<const Dataset>> open_remote_webdataset(const std::string&
   return open_in_place(std::move(source), access);
 }
 
+// The image folder at the URL `url` (access/remote_image_folder.h), its files read through the
+// shard cache, fetched ahead of the loader's order as remote tars are.
+Result<std::shared_ptr<const Dataset>> open_remote_image_folder(const std::string& url,
+                                                                const DataAccessOptions& access,
+                                                                int64_t shuffle_window) {
+  STOKER_ASSIGN_OR_RETURN(RemoteImageFolder folder, list_remote_image_folder(url));
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ShardCache> cache, open_cache(access));
+  RemoteFilesOptions remote;
+  remote.policy = access.cache_policy;
+  remote.group_files = kGroupFiles;
+  remote.group_bytes = kGroupBytes;
+  STOKER_ASSIGN_OR_RETURN(
+      std::shared_ptr<const RemoteFiles> files,
+      RemoteFiles::open_listed(std::move(folder.files), folder.location, cache, remote));
+  ImageFolderSourceOptions options;
+  // Files listed ahead: enough for the deepest horizon of groups.
+  options.units_ahead = RemoteFiles::kUnitsListed * kGroupFiles;
+  STOKER_ASSIGN_OR_RETURN(
+      std::shared_ptr<ImageFolderSource> source,
+      ImageFolderSource::open_listed(folder.location, std::move(folder.listing), files, options));
+  limit_streams(*files, *source, *cache, shuffle_window);
+  return open_in_place(std::move(source), access);
+}
+
+// The image folders under the folder URL `folder` (for `auto`, when it holds no dataset): its
+// train/ with val/ or test/ sub-folders, else itself where it holds sub-folders; nullopt when it
+// holds none or cannot be listed.
+std::optional<DataLocation> locate_remote_image_folders(const std::string& folder,
+                                                        const RemoteUrl& url,
+                                                        const ObjectStore& store) {
+  Result<FolderEntries> entries = store.list_entries("");
+  if (!entries.is_ok() || entries.value().folders.empty()) return std::nullopt;
+  const std::vector<std::string>& sub = entries.value().folders;
+  const auto has = [&](const char* name) {
+    return std::binary_search(sub.begin(), sub.end(), std::string(name));
+  };
+  // A sub-folder's URL, ending in '/' (before the query) as a folder's does.
+  const auto child = [&](const char* name) {
+    std::string text = child_url(url, name);
+    const size_t query = text.find('?');
+    text.insert(query == std::string::npos ? text.size() : query, "/");
+    return text;
+  };
+  DataLocation where;
+  where.path = url.redacted();
+  if (has("train") && (has("test") || has("val"))) {
+    where.folder = true;
+    where.train = child("train");
+    where.eval = child(has("test") ? "test" : "val");
+    where.datasets = {where.eval, where.train};
+    std::sort(where.datasets.begin(), where.datasets.end());
+    return where;
+  }
+  where.datasets = {folder};
+  where.train = folder;
+  return where;
+}
+
 // Whether the URL `spec` reads as WebDataset tars (for `auto`): several lines, a brace
 // pattern, or a name ending in .tar.
 bool looks_like_remote_webdataset(const std::string& spec) {
@@ -408,6 +467,8 @@ Result<DataLocation> locate(const std::string& path_or_url) {
   if (where.datasets.empty() && path_or_url.back() == '/') {
     if (std::optional<DataLocation> splits = locate_remote_parquet(path_or_url, url, *store))
       return *splits;
+    if (std::optional<DataLocation> folders = locate_remote_image_folders(path_or_url, url, *store))
+      return *folders;
   }
   if (where.datasets.empty()) {
     return not_found(where.path + ": neither a dataset (no " + kManifestName +
@@ -428,7 +489,7 @@ Result<std::shared_ptr<const Dataset>> open_dataset(const std::string& path_or_u
                                                     int64_t shuffle_window, SourceKind kind,
                                                     const ParquetSourceOptions& parquet) {
   if (kind == SourceKind::kImageFolder && is_remote_url(path_or_url))
-    return invalid_argument(path_or_url + ": image folders are read from local paths only");
+    return open_remote_image_folder(path_or_url, access, shuffle_window);
   if (is_remote_url(path_or_url) &&
       (kind == SourceKind::kParquet ||
        (kind == SourceKind::kAuto && looks_like_remote_parquet(path_or_url))))
@@ -450,6 +511,13 @@ Result<std::shared_ptr<const Dataset>> open_dataset(const std::string& path_or_u
   if (!is_remote_url(path_or_url)) return Dataset::open(path_or_url);
   STOKER_ASSIGN_OR_RETURN(RemoteUrl url, parse_remote_url(path_or_url));
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const ObjectStore> store, store_of(url));
+  if (kind == SourceKind::kAuto && path_or_url.back() == '/') {
+    // A folder without a manifest whose listing holds folders: an image folder.
+    STOKER_ASSIGN_OR_RETURN(bool dataset, exists(*store, kManifestName));
+    Result<bool> folder = is_remote_image_folder(path_or_url);
+    if (!dataset && folder.is_ok() && folder.value())
+      return open_remote_image_folder(path_or_url, access, shuffle_window);
+  }
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ShardCache> cache, open_cache(access));
   const std::string key = url.cache_key();
   STOKER_ASSIGN_OR_RETURN(RemoteManifest fetched,

@@ -1,10 +1,14 @@
 #include "stoker/access/remote_files.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <condition_variable>
+#include <cstring>
 #include <map>
 #include <set>
 #include <sstream>
@@ -13,6 +17,7 @@
 #include "stoker/access/remote_objects.h"
 #include "stoker/net/remote_url.h"
 #include "stoker/store/import/webdataset_tars.h"
+#include "stoker/store/shard_schedule.h"
 #include "stoker/util/checksum.h"
 #include "stoker/util/thread_annotations.h"
 
@@ -68,9 +73,7 @@ Result<std::shared_ptr<const RemoteFiles>> RemoteFiles::open(const std::string& 
   for (const std::string& line : shown) location += (location.empty() ? "" : "\n") + line;
 
   std::map<std::string, std::shared_ptr<const ObjectStore>> stores;  // by folder
-  std::vector<File> files;
-  std::vector<std::string> names;
-  std::vector<ShardInfo> objects;
+  std::vector<ListedFile> files;
   std::string folders;  // the files' one folder, or "" when they are in several
   for (size_t i = 0; i < urls.size(); ++i) {
     STOKER_ASSIGN_OR_RETURN(RemoteUrl url, parse_remote_url(urls[i]));
@@ -87,35 +90,83 @@ Result<std::shared_ptr<const RemoteFiles>> RemoteFiles::open(const std::string& 
     folders = i == 0 || folders == folder.redacted() ? folder.redacted() : std::string();
     STOKER_ASSIGN_OR_RETURN(HttpResponse head, store->head(name));
     if (!head.size) return io_error(url.redacted() + ": the server gives no size for it");
+    files.push_back({store, name, std::move(url), *head.size, head.etag, head.etag});
+  }
+  const std::string part = folders.empty() ? location : folders;
+  return create(std::move(files), part, std::move(location), std::move(cache), std::move(options));
+}
+
+Result<std::shared_ptr<const RemoteFiles>> RemoteFiles::open_listed(
+    std::vector<ListedFile> files, std::string location, std::shared_ptr<ShardCache> cache,
+    RemoteFilesOptions options) {
+  if (files.empty()) return invalid_argument(location + ": no files named");
+  const std::string part = location;
+  return create(std::move(files), part, std::move(location), std::move(cache), std::move(options));
+}
+
+Result<std::shared_ptr<const RemoteFiles>> RemoteFiles::create(std::vector<ListedFile> listed,
+                                                               const std::string& part,
+                                                               std::string location,
+                                                               std::shared_ptr<ShardCache> cache,
+                                                               RemoteFilesOptions options) {
+  std::vector<File> files;
+  std::vector<std::string> names;
+  std::vector<std::string> identities;  // each file's, as its cache object names it
+  uint64_t bytes = 0;
+  for (ListedFile& l : listed) {
     File file;
-    file.store = store;
-    file.name = name;
-    file.normal = url.normal();
-    file.etag = head.etag;
-    file.identity.size = *head.size;
-    file.identity.stamp = static_cast<int64_t>(xxh3_64(head.etag.data(), head.etag.size()));
-    file.key = url.cache_key();
-    const std::string identity = fmt::format("{}\n{}\n{}", url.normal(), head.etag, *head.size);
-    ShardInfo object;
-    object.file = name;
-    object.bytes = *head.size;
-    object.index_checksum = xxh3_64(identity.data(), identity.size());
-    objects.push_back(std::move(object));
-    names.push_back(url.redacted());
+    file.store = std::move(l.store);
+    file.name = std::move(l.name);
+    file.normal = l.url.normal();
+    file.etag = std::move(l.etag);
+    file.identity.size = l.size;
+    file.identity.stamp = static_cast<int64_t>(xxh3_64(l.version.data(), l.version.size()));
+    file.key = l.url.cache_key();
+    identities.push_back(fmt::format("{}\n{}\n{}", file.normal, l.version, l.size));
+    names.push_back(l.url.redacted());
+    bytes += l.size;
     files.push_back(std::move(file));
   }
-  STOKER_ASSIGN_OR_RETURN(DatasetCache part,
-                          cache->objects(folders.empty() ? location : folders, std::move(objects)));
+  // Groups of consecutive files (a file each by default), each an object of the cache.
+  std::vector<Group> groups;
+  std::vector<ShardInfo> objects;
+  for (size_t first = 0; first < files.size();) {
+    Group group{first, first + 1};
+    uint64_t group_bytes = files[first].identity.size;
+    while (group.end < files.size() &&
+           group.end - group.first < static_cast<size_t>(std::max(options.group_files, 1)) &&
+           group_bytes + files[group.end].identity.size <= options.group_bytes) {
+      group_bytes += files[group.end].identity.size;
+      ++group.end;
+    }
+    ShardInfo object;
+    // In the cache by its first file's name in its folder (the checksum of its files' URLs
+    // tells it from others so named).
+    const std::string& name = files[first].name;
+    object.file = name.substr(name.rfind('/') + 1);
+    if (group.end - group.first > 1) object.file += fmt::format("+{}", group.end - group.first - 1);
+    std::string identity;
+    for (size_t i = group.first; i < group.end; ++i) {
+      files[i].group = groups.size();
+      files[i].offset = object.bytes;
+      object.bytes += files[i].identity.size;
+      identity += (i == group.first ? "" : "\n") + identities[i];
+    }
+    object.index_checksum = xxh3_64(identity.data(), identity.size());
+    objects.push_back(std::move(object));
+    groups.push_back(group);
+    first = group.end;
+  }
+  STOKER_ASSIGN_OR_RETURN(DatasetCache objects_part, cache->objects(part, std::move(objects)));
   std::shared_ptr<RemoteFiles> opened(
-      new RemoteFiles(std::move(cache), std::move(part), std::move(options)));
+      new RemoteFiles(std::move(cache), std::move(objects_part), std::move(options)));
   {
-    uint64_t bytes = 0;
-    for (const File& file : files) bytes += file.identity.size;
     MutexLock lock(opened->files_measured_.mutex);
     opened->files_measured_.unit_bytes =
         static_cast<double>(bytes) / static_cast<double>(files.size());
   }
   opened->files_ = std::move(files);
+  opened->groups_ = std::move(groups);
   opened->names_ = std::move(names);
   opened->location_ = std::move(location);
   return std::shared_ptr<const RemoteFiles>(std::move(opened));
@@ -128,15 +179,19 @@ Result<std::shared_ptr<const RemoteFiles>> RemoteFiles::open(const std::string& 
 // next list (the reader's move). Its destructor cancels the downloads and joins the threads.
 class RemoteFiles::Ahead {
  public:
-  // `holds(unit)`: the cache has it; `fetch(unit, cancel)`: into the cache (the pin goes at
+  // `holds(object)`: the cache has it; `fetch(object, cancel)`: into the cache (the pin goes at
   // once), its error when it fails; `cancel` turning true ends it. `horizon()`: the horizon
-  // now; a thread is started for each of its streams, up to `most_threads`.
+  // now, in units; a thread is started for each of its streams, up to `most_threads`.
+  // `object_of(unit)`: the object of the cache a unit is kept in (a file's group; a piece is
+  // its own).
   Ahead(std::function<bool(size_t)> holds,
         std::function<Status(size_t, const std::atomic<bool>*)> fetch,
-        std::function<AheadHorizon()> horizon, int most_threads)
+        std::function<AheadHorizon()> horizon, int most_threads,
+        std::function<size_t(size_t)> object_of)
       : holds_(std::move(holds)),
         fetch_(std::move(fetch)),
         horizon_(std::move(horizon)),
+        object_of_(std::move(object_of)),
         most_threads_(most_threads) {}
   ~Ahead() {
     std::vector<std::thread> threads;
@@ -160,15 +215,15 @@ class RemoteFiles::Ahead {
   }
 
  private:
-  // The unit for thread `index` to download next, or -1.
+  // The object for thread `index` to download next (of the horizon's units), or -1.
   int64_t next(int index) const STOKER_REQUIRES(mutex_) {
     if (no_room_) return -1;
     const AheadHorizon horizon = horizon_();
     if (index >= horizon.streams) return -1;
     const size_t units = std::min(wanted_.size(), static_cast<size_t>(horizon.units));
     for (size_t i = 0; i < units; ++i) {
-      const size_t u = wanted_[i];
-      if (!busy_.count(u) && !failed_.count(u) && !holds_(u)) return static_cast<int64_t>(u);
+      const size_t o = object_of_(wanted_[i]);
+      if (!busy_.count(o) && !failed_.count(o) && !holds_(o)) return static_cast<int64_t>(o);
     }
     return -1;
   }
@@ -206,12 +261,13 @@ class RemoteFiles::Ahead {
   const std::function<bool(size_t)> holds_;
   const std::function<Status(size_t, const std::atomic<bool>*)> fetch_;
   const std::function<AheadHorizon()> horizon_;
+  const std::function<size_t(size_t)> object_of_;
   std::atomic<bool> cancel_{false};
   Mutex mutex_;
   std::condition_variable wake_;
   std::vector<size_t> wanted_ STOKER_GUARDED_BY(mutex_);
-  std::set<size_t> busy_ STOKER_GUARDED_BY(mutex_);    // being downloaded
-  std::set<size_t> failed_ STOKER_GUARDED_BY(mutex_);  // left to the reader
+  std::set<size_t> busy_ STOKER_GUARDED_BY(mutex_);    // objects being downloaded
+  std::set<size_t> failed_ STOKER_GUARDED_BY(mutex_);  // objects left to the reader
   bool no_room_ STOKER_GUARDED_BY(mutex_) = false;     // until the next list
   bool stop_ STOKER_GUARDED_BY(mutex_) = false;
   const int most_threads_;
@@ -250,6 +306,47 @@ ShardDownload RemoteFiles::timed(ShardDownload download, Measured& measured) {
   };
 }
 
+ShardDownload RemoteFiles::download_of(size_t group, const std::atomic<bool>* cancel) const {
+  return [this, group, cancel](const ShardInfo& /*info*/, int fd) {
+    // The group's files, each at its place, options_.group_streams GETs at once (a small
+    // file's GET is mostly a round trip).
+    const Group g = groups_[group];
+    std::atomic<size_t> next{g.first};
+    Mutex failed_mutex;
+    Status failed;
+    const auto work = [&] {
+      for (size_t i; (i = next++) < g.end;) {
+        // The object's name in its store, which may be below the store's folder (an image
+        // folder's).
+        const File& f = files_[i];
+        ShardInfo named;
+        named.file = f.name;
+        named.bytes = f.identity.size;
+        Status status = download_from(f.store, f.etag, cancel, f.offset)(named, fd);
+        if (!status.is_ok()) {
+          next = g.end;  // the others need not start
+          MutexLock lock(failed_mutex);
+          if (failed.is_ok()) failed = std::move(status);
+        }
+      }
+    };
+    std::vector<std::thread> threads;
+    const size_t count = std::min<size_t>(std::max(options_.group_streams, 1), g.end - g.first);
+    for (size_t t = 1; t < count; ++t) threads.emplace_back(work);
+    work();
+    for (std::thread& thread : threads) thread.join();
+    return failed;
+  };
+}
+
+Result<CachedShard> RemoteFiles::fetch_group(size_t group, bool now,
+                                             const std::atomic<bool>* cancel) const {
+  std::function<bool()> cancelled;
+  if (cancel) cancelled = [cancel] { return cancel->load(); };
+  return objects_.fetch(static_cast<int>(group), timed(download_of(group, cancel), files_measured_),
+                        advice(group, now), cancelled);
+}
+
 int RemoteFiles::threads_ahead() const {
   return options_.units_ahead > 0 ? kAheadDownloads : std::max(max_streams_.load(), 1);
 }
@@ -266,16 +363,13 @@ void RemoteFiles::count_read(Measured& measured) const {
 void RemoteFiles::fetch_ahead(const std::vector<size_t>& files) const {
   std::call_once(ahead_started_, [&] {
     ahead_ = std::make_unique<Ahead>(
-        [this](size_t file) { return objects_.holds(static_cast<int>(file)); },
-        [this](size_t file, const std::atomic<bool>* cancel) {
-          const File& f = files_[file];
-          return objects_
-              .fetch(static_cast<int>(file),
-                     timed(download_from(f.store, f.etag, cancel), files_measured_),
-                     advice(file, /*now=*/false), [cancel] { return cancel->load(); })
-              .status();
+        [this](size_t group) { return objects_.holds(static_cast<int>(group)); },
+        [this](size_t group, const std::atomic<bool>* cancel) {
+          return fetch_group(group, /*now=*/false, cancel).status();
         },
-        [this] { return horizon_of(files_measured_); }, threads_ahead());
+        [this] { return horizon_of(files_measured_); }, threads_ahead(),
+        // The horizon counts files; what is fetched is their groups.
+        [this](size_t file) { return files_[file].group; });
   });
   ahead_->want(files);
 }
@@ -289,7 +383,8 @@ void RemoteFiles::fetch_pieces_ahead(const std::vector<size_t>& pieces) const {
         [this, declared](size_t piece, const std::atomic<bool>* cancel) {
           return fetch_piece(*declared, piece, /*now=*/false, cancel).status();
         },
-        [this] { return horizon_of(pieces_measured_); }, threads_ahead());
+        [this] { return horizon_of(pieces_measured_); }, threads_ahead(),
+        [](size_t piece) { return piece; });
   });
   pieces_ahead_->want(pieces);
 }
@@ -300,16 +395,26 @@ void RemoteFiles::plan(std::function<int64_t(size_t file)> next_read, int64_t po
   position_ = position;
 }
 
-EvictionAdvice RemoteFiles::advice(size_t file, bool now) const {
+EvictionAdvice RemoteFiles::advice(size_t unit, bool now) const {
   EvictionAdvice advice;
   advice.policy = options_.policy;
   MutexLock lock(plan_mutex_);
   if (!next_read_) return advice;  // no plan yet: every file alike
-  // A file needed now comes before every file read later, whatever its next read says (it may
-  // be read again within its use, e.g. after a resume).
-  advice.next_use = [next_read = next_read_, file, at = now ? position_ : -1](int f) {
-    const size_t asked = static_cast<size_t>(f);
-    return asked == file && at >= 0 ? at : next_read(asked);
+  // A unit needed now comes before every unit read later, whatever its next read says (it may
+  // be read again within its use, e.g. after a resume). A group is next read when its first
+  // file to be read is (a file each: the unit is its file, or a declared piece).
+  std::function<int64_t(size_t)> next_read = next_read_;
+  if (options_.group_files > 1) {
+    next_read = [next_read = std::move(next_read), this](size_t group) {
+      int64_t soonest = ShardSchedule::kNever;
+      for (size_t i = groups_[group].first; i < groups_[group].end; ++i)
+        soonest = std::min(soonest, next_read(i));
+      return soonest;
+    };
+  }
+  advice.next_use = [next_read = std::move(next_read), unit, at = now ? position_ : -1](int u) {
+    const size_t asked = static_cast<size_t>(u);
+    return asked == unit && at >= 0 ? at : next_read(asked);
   };
   return advice;
 }
@@ -392,13 +497,33 @@ Result<std::string> RemoteFiles::read_piece(size_t index, const FilePiece& piece
 
 Result<OpenFile> RemoteFiles::open(size_t file) const {
   const File& f = files_[file];
-  STOKER_ASSIGN_OR_RETURN(
-      CachedShard copy,
-      objects_.fetch(static_cast<int>(file), timed(download_from(f.store, f.etag), files_measured_),
-                     advice(file, true)));
+  const size_t group = f.group;
+  Result<CachedShard> copy = fetch_group(group, /*now=*/true, nullptr);
+  const bool alone = groups_[group].end - groups_[group].first == 1;
+  if (!copy.is_ok() && !alone && copy.status().code() != StatusCode::kNoRoom &&
+      copy.status().code() != StatusCode::kCancelled)
+    return open_alone(file);  // a file of the group fails: which one, and why
+  if (!copy.is_ok()) return copy.status();
   count_read(files_measured_);
-  auto held = std::make_shared<CachedShard>(std::move(copy));
-  return OpenFile{held->fd(), f.identity, std::move(held)};
+  auto held = std::make_shared<CachedShard>(std::move(copy).value());
+  return OpenFile{held->fd(), f.identity, std::move(held), f.offset};
+}
+
+Result<OpenFile> RemoteFiles::open_alone(size_t file) const {
+  const File& f = files_[file];
+  const int fd = ::open(objects_.dir().c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return io_error(fmt::format("{}: cannot make a file in {}: {}", names_[file], objects_.dir(),
+                                std::strerror(errno)));
+  auto held = std::shared_ptr<int>(new int(fd), [](int* p) {
+    ::close(*p);
+    delete p;
+  });
+  ShardInfo named;
+  named.file = f.name;
+  named.bytes = f.identity.size;
+  STOKER_RETURN_IF_ERROR(download_from(f.store, f.etag)(named, fd));
+  return OpenFile{fd, f.identity, std::move(held)};
 }
 
 }  // namespace stoker::remote

@@ -13,20 +13,19 @@
 // s3:// folder's objects with the suffix, or an http(s):// folder's files with it that its index
 // page links to (a web server's autoindex: HttpStore::list, parse_http_index_page), by name.
 // Every file is asked for its size and ETag (HEAD) when
-// the spec is opened. fetch_ahead downloads the files a reader needs next, in its order, one at
-// a time per download thread; the destructor cancels and joins them. How many of the files
-// listed it fetches, and on how many downloads at once, is the horizon (ahead_horizon): tuned by
-// default as remote shards' is (cache/prefetch_depth.h), from one download's measured bandwidth
-// and the reader's pace (the files it opened per second while planned), or fixed
-// (RemoteFilesOptions::units_ahead). A full cache gives up files by the policy: next-use (the
-// reader's plan, InPlaceFiles::plan: the file read farthest ahead, never one read sooner than
-// the incoming one), or least recently used; a download ahead that finds no room waits for the
-// reader's next move. Pieces read by range (declare_pieces: a Parquet row group's column
-// chunks) are units of the cache of their own, named by the file's URL, ETag and size and the
-// ranges, fetched by ranged GETs with If-Match when first read or ahead of the reader
-// (fetch_pieces_ahead, on threads of their own and with a horizon of their own, as files);
-// read_ranges (a footer) GETs its ranges at once.
-// Thread-safe.
+// the spec is opened; files already listed with them (open_listed: an image folder's) are not.
+// fetch_ahead downloads the files a reader needs next, in its order, one at a time per download
+// thread; the destructor cancels and joins them. How many of the files listed it fetches, and on
+// how many downloads at once, is the horizon (ahead_horizon): tuned by default as remote shards' is
+// (cache/prefetch_depth.h), from one download's measured bandwidth and the reader's pace (the files
+// it opened per second while planned), or fixed (RemoteFilesOptions::units_ahead). A full cache
+// gives up files by the policy: next-use (the reader's plan, InPlaceFiles::plan: the file read
+// farthest ahead, never one read sooner than the incoming one), or least recently used; a download
+// ahead that finds no room waits for the reader's next move. Pieces read by range (declare_pieces:
+// a Parquet row group's column chunks) are units of the cache of their own, named by the file's
+// URL, ETag and size and the ranges, fetched by ranged GETs with If-Match when first read or ahead
+// of the reader (fetch_pieces_ahead, on threads of their own and with a horizon of their own, as
+// files); read_ranges (a footer) GETs its ranges at once. Thread-safe.
 
 #include <atomic>
 #include <memory>
@@ -49,6 +48,13 @@ struct RemoteFilesOptions {
   int units_ahead = 0;
   // The most downloads at once, tuned (open_dataset: streams_that_fit the cache's budget).
   int max_streams = PrefetchInputs().max_streams;
+  // Consecutive files kept in the cache as one object, a group (of at most group_files files
+  // and group_bytes bytes, and at least one file), downloaded file by file, group_streams GETs
+  // at once: small files (an image folder's), which the cache would admit one by one at a cost
+  // each, and whose GETs are mostly round trips. 1: each file its own object.
+  int group_files = 1;
+  uint64_t group_bytes = 0;
+  int group_streams = 8;
 };
 
 // How many of the units a reader needs next are fetched ahead, and on how many downloads at
@@ -66,6 +72,19 @@ struct AheadHorizon {
 // the floor with a cache of half the units: remote_parquet_test).
 AheadHorizon ahead_horizon(const RemoteFilesOptions& options, const PrefetchInputs& measured);
 
+// A remote file as a listing names it (access/remote_image_folder.h): its store (of a folder
+// above it), its name there, its URL and size, and its ETag; where the listing gives no ETag,
+// `version` (e.g. a modification time) tells its versions apart and it is downloaded without
+// If-Match (only its size is then checked).
+struct ListedFile {
+  std::shared_ptr<const ObjectStore> store;
+  std::string name;
+  RemoteUrl url;
+  uint64_t size = 0;
+  std::string etag;
+  std::string version;
+};
+
 class RemoteFiles : public InPlaceFiles {
  public:
   // The files `spec` names, each a name ending in `suffix` (".tar"), copied into `cache`.
@@ -77,6 +96,12 @@ class RemoteFiles : public InPlaceFiles {
                                                          const std::string& suffix,
                                                          std::shared_ptr<ShardCache> cache,
                                                          RemoteFilesOptions options = {});
+  // The files `files` (at least one), as listed: nothing is asked of the server until a file is
+  // read. `location` names them in messages (a folder's redacted URL).
+  static Result<std::shared_ptr<const RemoteFiles>> open_listed(std::vector<ListedFile> files,
+                                                                std::string location,
+                                                                std::shared_ptr<ShardCache> cache,
+                                                                RemoteFilesOptions options = {});
 
   const std::vector<std::string>& names() const override { return names_; }
   Result<FileIdentity> identity(size_t file) const override { return files_[file].identity; }
@@ -110,9 +135,22 @@ class RemoteFiles : public InPlaceFiles {
     std::string normal;                        // its URL, normalised (RemoteUrl::normal)
     std::string etag;
     FileIdentity identity;
-    std::string key;  // its URL's cache key
+    std::string key;      // its URL's cache key
+    size_t group = 0;     // the cache's object it is kept in
+    uint64_t offset = 0;  // where its bytes are in that object
+  };
+  // The files [first, end) kept as one object of the cache.
+  struct Group {
+    size_t first = 0;
+    size_t end = 0;
   };
   RemoteFiles(std::shared_ptr<ShardCache> cache, DatasetCache objects, RemoteFilesOptions options);
+  // The files `listed`, their part of the cache named by `part`.
+  static Result<std::shared_ptr<const RemoteFiles>> create(std::vector<ListedFile> listed,
+                                                           const std::string& part,
+                                                           std::string location,
+                                                           std::shared_ptr<ShardCache> cache,
+                                                           RemoteFilesOptions options);
   // What tunes the horizon of one kind of unit (files, pieces): the measured bandwidth and pace.
   struct Measured {
     mutable Mutex mutex;
@@ -123,13 +161,22 @@ class RemoteFiles : public InPlaceFiles {
   AheadHorizon horizon_of(const Measured& measured) const;
   // The threads of each kind's downloads ahead: the most streams its horizon may have.
   int threads_ahead() const;
+  // The download of group `group`'s files into the cache; `cancel` (optional) turning true ends
+  // it.
+  ShardDownload download_of(size_t group, const std::atomic<bool>* cancel) const;
+  // Group `group` pinned in the cache: found, or downloaded now (`now`: for a reader that waits)
+  // or ahead (`cancel` turning true ends it).
+  Result<CachedShard> fetch_group(size_t group, bool now, const std::atomic<bool>* cancel) const
+      STOKER_EXCLUDES(plan_mutex_);
+  // File `file` alone, GETted into a file that is not kept: its own error.
+  Result<OpenFile> open_alone(size_t file) const;
   // `download` timed into `measured`'s bandwidth.
   static ShardDownload timed(ShardDownload download, Measured& measured);
   // A unit read by the reader, counted in `measured`'s pace when the reader has a plan.
   void count_read(Measured& measured) const STOKER_EXCLUDES(plan_mutex_);
-  // What eviction knows for admitting `file`, needed at the plan's position now (`now`) or
-  // at its next read.
-  EvictionAdvice advice(size_t file, bool now) const STOKER_EXCLUDES(plan_mutex_);
+  // What eviction knows for admitting `unit` (a group, or a declared piece), needed at the
+  // plan's position now (`now`) or at its next read (a group's: its files' soonest).
+  EvictionAdvice advice(size_t unit, bool now) const STOKER_EXCLUDES(plan_mutex_);
   // The pieces, as declared, and their part of the cache.
   struct Pieces {
     std::vector<FilePiece> pieces;
@@ -146,6 +193,7 @@ class RemoteFiles : public InPlaceFiles {
   std::shared_ptr<ShardCache> cache_;  // keeps the cache open while objects_ is used
   DatasetCache objects_;
   std::vector<File> files_;
+  std::vector<Group> groups_;       // a file each, but where options_.group_files > 1
   std::vector<std::string> names_;  // redacted URLs
   std::string location_;
   RemoteFilesOptions options_;

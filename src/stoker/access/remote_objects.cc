@@ -21,9 +21,9 @@ Result<std::shared_ptr<const ObjectStore>> store_of(const RemoteUrl& url) {
 }
 
 ShardDownload download_from(std::shared_ptr<const ObjectStore> store, std::string if_match,
-                            const std::atomic<bool>* cancel) {
-  return [store = std::move(store), if_match = std::move(if_match), cancel](const ShardInfo& info,
-                                                                            int fd) -> Status {
+                            const std::atomic<bool>* cancel, uint64_t at) {
+  return [store = std::move(store), if_match = std::move(if_match), cancel, at](
+             const ShardInfo& info, int fd) -> Status {
     uint64_t end = 0;  // of the bytes received (a transfer resumes where it was cut)
     const RangeWriter write = file_writer(fd, store->describe(info.file));
     const ByteSink sink = [&](uint64_t offset, const char* data, size_t size) -> Status {
@@ -31,7 +31,7 @@ ShardDownload download_from(std::shared_ptr<const ObjectStore> store, std::strin
         return corrupt(fmt::format("{}: larger than the {} bytes expected",
                                    store->describe(info.file), info.bytes));
       end = std::max(end, offset + size);
-      return write(offset, data, size);
+      return write(at + offset, data, size);
     };
     STOKER_RETURN_IF_ERROR(store->get(info.file, std::nullopt, sink, if_match, cancel).status());
     // The file was preallocated to its size: bytes short of it would read as zeros.

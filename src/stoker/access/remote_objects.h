@@ -25,9 +25,10 @@ Result<std::shared_ptr<const ObjectStore>> store_of(const RemoteUrl& url);
 // GETs object `info.file` of `store` into the file `fd` (preallocated to `info.bytes`): kCorrupt
 // naming its URL when it sends more or fewer bytes; with `if_match`, only while the object
 // keeps that ETag (else kCorrupt: it changed on the server).
-// `cancel` (optional, outliving the download) turning true ends it (kCancelled).
+// `cancel` (optional, outliving the download) turning true ends it (kCancelled). The bytes go
+// to `at` of the file and on (`info.bytes` of them: one object of several in a file).
 ShardDownload download_from(std::shared_ptr<const ObjectStore> store, std::string if_match = "",
-                            const std::atomic<bool>* cancel = nullptr);
+                            const std::atomic<bool>* cancel = nullptr, uint64_t at = 0);
 
 // Writes `size` bytes at `data` to `at` of the place they go (a file, a buffer).
 using RangeWriter = std::function<Status(uint64_t at, const char* data, size_t size)>;

@@ -3,7 +3,8 @@
 // as from the folder; inspect and verify read URLs; bad input is one line naming the URL; a
 // sentinel secret appears in no output, log or cache file; a server gone mid-run is one line
 // naming the URL once the retries are spent; a cache on a full disk evicts to make room, or
-// stops with one line naming it, leaving nothing half-written.
+// stops with one line naming it, leaving nothing half-written. An image folder by URL: inspect,
+// verify and bench loader read it, and a folder without classes is one line naming the URL.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -26,6 +27,8 @@
 #include "stoker/testing/loopback_server.h"
 #include "stoker/testing/records.h"
 #include "stoker/testing/temp_dir.h"
+#include "stoker/testing/test_images.h"
+#include "stoker/util/atomic_file.h"
 
 namespace stoker {
 namespace {
@@ -141,6 +144,50 @@ TEST_F(RemoteCliTest, BadInputIsOneLineNamingTheUrl) {
   RunResult holed = run("verify " + url("holed") + cache(), tmp_);
   expect_one_line_error(holed, url("holed") + "/");
   EXPECT_NE(holed.err.find(": HTTP 404"), std::string::npos) << holed.err;
+}
+
+// nginx serving photos/ (an image folder of 2 classes, 6 JPEGs) and flat/ (no class folders).
+class RemoteImageFolderCliTest : public testing::ServerSuite<RemoteImageFolderCliTest> {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = std::make_unique<testing::TempDir>();
+    for (int i = 0; i < 6; ++i) {
+      image::testing::JpegSpec spec;
+      spec.width = 16 + i;
+      spec.height = 12;
+      const std::vector<uint8_t> jpeg = image::testing::encode_jpeg(spec);
+      const std::string path =
+          root() + "/photos/" + (i % 2 ? "dog" : "cat") + "/" + std::to_string(i) + ".jpg";
+      fs::create_directories(fs::path(path).parent_path());
+      throw_if_error(write_file_atomically(path, std::string(jpeg.begin(), jpeg.end())));
+    }
+    fs::create_directories(root() + "/flat");
+    throw_if_error(write_file_atomically(root() + "/flat/a.jpg", "x"));
+    start_nginx();
+  }
+  std::string cache() const { return " --cache-dir " + (tmp_ / "cache"); }
+
+  testing::TempDir tmp_;
+};
+
+TEST_F(RemoteImageFolderCliTest, InspectVerifyAndBenchLoaderReadAnImageFolderByUrl) {
+  const std::string photos = url("_index_json/photos/");
+  RunResult inspect = run("inspect " + photos + " --json" + cache(), tmp_);
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+  const nlohmann::json j = nlohmann::json::parse(inspect.out);
+  EXPECT_EQ(j["records"], 6) << inspect.out;
+  EXPECT_EQ(j["class_names"], nlohmann::json({"cat", "dog"})) << inspect.out;
+  RunResult verify = run("verify " + photos + cache(), tmp_);
+  ASSERT_EQ(verify.exit_code, 0) << verify.err;
+  EXPECT_NE(verify.out.find("all 6 records"), std::string::npos) << verify.out;
+  RunResult bench = run("bench loader --data " + url("_index/photos/") +
+                            " --epochs 1 --batch 2 --image-size 8" + cache(),
+                        tmp_);
+  EXPECT_EQ(bench.exit_code, 0) << bench.err;
+  expect_one_line_error(run("inspect " + url("_index/flat/") + cache(), tmp_),
+                        url("_index/flat") + ": neither a dataset");
+  expect_one_line_error(run("bench loader --data " + url("_index/nothing/") + cache(), tmp_),
+                        url("_index/nothing"));
 }
 
 // A URL's password and presigned signature (nginx ignores both) reach no output of `train` or

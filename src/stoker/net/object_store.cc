@@ -190,12 +190,20 @@ Result<std::vector<std::string>> html_links(std::string_view page, const std::st
   return links;
 }
 
-// The name of the file directly in `folder` that `link` (an href of its index page) names, or
-// "" for any other link: a sub-folder, a parent, a query or fragment (a sort order), another
-// host or scheme, a link that is no URL of ours.
-std::string linked_name(const std::string& link, const RemoteUrl& folder) {
+// What a link of an index page names directly in `folder`: a file's or a sub-folder's name.
+struct LinkedEntry {
+  std::string name;
+  bool folder = false;
+};
+
+// The file or sub-folder (a link ending in '/') directly in `folder` that `link` (an href of
+// its index page) names, or nullopt for any other link: a parent, a query or fragment (a sort
+// order), another host or scheme, a link that is no URL of ours.
+std::optional<LinkedEntry> linked_entry(std::string link, const RemoteUrl& folder) {
+  const bool is_folder = !link.empty() && link.back() == '/';
+  if (is_folder) link.pop_back();
   if (link.empty() || link.find_first_of("?#") != std::string::npos || link.back() == '/')
-    return "";
+    return std::nullopt;
   const std::string scheme = folder.scheme == UrlScheme::kHttps ? "https" : "http";
   std::string absolute;
   const size_t colon = link.find(':');
@@ -215,13 +223,16 @@ std::string linked_name(const std::string& link, const RemoteUrl& folder) {
     absolute = folder.redacted() + "/" + (link.rfind("./", 0) == 0 ? link.substr(2) : link);
   }
   Result<RemoteUrl> parsed = parse_remote_url(absolute);
-  if (!parsed.is_ok()) return "";
+  if (!parsed.is_ok()) return std::nullopt;
   const RemoteUrl& url = parsed.value();
-  if (url.scheme != folder.scheme || url.host != folder.host || !url.userinfo.empty()) return "";
+  if (url.scheme != folder.scheme || url.host != folder.host || !url.userinfo.empty())
+    return std::nullopt;
   const size_t slash = url.path.rfind('/');
   const std::string parent = slash == std::string::npos ? "" : url.path.substr(0, slash);
-  if (parent != folder.path) return "";
-  return slash == std::string::npos ? url.path : url.path.substr(slash + 1);
+  if (parent != folder.path) return std::nullopt;
+  std::string name = slash == std::string::npos ? url.path : url.path.substr(slash + 1);
+  if (name.empty() || name == "." || name == "..") return std::nullopt;
+  return LinkedEntry{std::move(name), is_folder};
 }
 
 // Whether `name` (from a JSON index) is a plain name in its folder.
@@ -231,24 +242,42 @@ bool plain_name(const std::string& name) {
                       [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
 }
 
-// The files of nginx's `autoindex_format json` page: [{"name":..., "type":"file", ...}, ...].
-// kCorrupt naming `where` for a page that is no such JSON.
-Result<std::vector<std::string>> json_index_names(std::string_view page, const std::string& where) {
+// The files and folders of nginx's `autoindex_format json` page: [{"name":..., "type":"file",
+// "mtime":..., "size":...}, {"name":..., "type":"directory", ...}, ...]. kCorrupt naming `where`
+// for a page that is no such JSON.
+Result<FolderEntries> json_index_entries(std::string_view page, const std::string& where) {
   // Values nested deeper than an entry's are dropped as they are parsed.
   const nlohmann::json::parser_callback_t shallow = [](int depth, nlohmann::json::parse_event_t,
                                                        nlohmann::json&) { return depth <= 2; };
   const nlohmann::json index = nlohmann::json::parse(page, shallow, /*allow_exceptions=*/false);
   if (!index.is_array()) return corrupt(where + ": the index page is not a JSON list; not used");
-  std::vector<std::string> names;
+  FolderEntries entries;
   for (const nlohmann::json& entry : index) {
     if (!entry.is_object()) continue;
     const auto name = entry.find("name");
     const auto type = entry.find("type");
-    if (name == entry.end() || type == entry.end() || !name->is_string() || *type != "file")
+    if (name == entry.end() || type == entry.end() || !name->is_string() ||
+        !plain_name(name->get<std::string>()))
       continue;
-    if (plain_name(name->get<std::string>())) names.push_back(name->get<std::string>());
+    if (*type == "directory") {
+      entries.folders.push_back(name->get<std::string>());
+    } else if (*type == "file") {
+      ListedObject file;
+      file.name = name->get<std::string>();
+      const auto size = entry.find("size");
+      if (size != entry.end() && size->is_number_unsigned()) file.size = size->get<uint64_t>();
+      const auto mtime = entry.find("mtime");
+      if (mtime != entry.end() && mtime->is_string()) file.mtime = mtime->get<std::string>();
+      entries.files.push_back(std::move(file));
+    }
   }
-  return names;
+  return entries;
+}
+
+// `names` sorted, each once.
+void sort_unique(std::vector<std::string>& names) {
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
 }
 
 }  // namespace
@@ -318,13 +347,20 @@ Result<HttpResponse> HttpStore::put_bytes(const std::string& name, std::string_v
 
 Result<HttpResponse> HttpStore::remove(const std::string& name) const { return read_only(name); }
 
-Result<std::vector<std::string>> HttpStore::list(const std::string& folder) const {
+Result<std::vector<std::string>> ObjectStore::list(const std::string& folder) const {
+  STOKER_ASSIGN_OR_RETURN(FolderEntries entries, list_entries(folder));
+  std::vector<std::string> names;
+  for (ListedObject& file : entries.files) names.push_back(std::move(file.name));
+  return names;
+}
+
+Result<FolderEntries> HttpStore::list_entries(const std::string& folder) const {
   HttpRequest r = request(folder);
   r.total_timeout_s = kSmallRequestSeconds;
   STOKER_ASSIGN_OR_RETURN(const std::string page, get_list_page(*client_, r));
   RemoteUrl listed = url_;
   if (!folder.empty()) listed.path = url_.object_key(folder.substr(0, folder.size() - 1));
-  return parse_http_index_page(page, listed, r.redacted_url);
+  return parse_http_index_entries(page, listed, r.redacted_url);
 }
 
 S3Store::S3Store(std::shared_ptr<HttpClient> client, RemoteUrl url, AwsCredentials credentials)
@@ -344,7 +380,7 @@ HttpRequest S3Store::request(const std::string& name) const {
   return r;
 }
 
-Result<std::vector<std::string>> S3Store::list(const std::string& folder) const {
+Result<FolderEntries> S3Store::list_entries(const std::string& folder) const {
   const std::string prefix = url_.object_key(folder);
   // The query in SigV4's canonical form (libcurl signs it as given: REMOTE-DESIGN.md, section
   // 4): parameters sorted by name, values encoded with '/' too.
@@ -354,7 +390,7 @@ Result<std::vector<std::string>> S3Store::list(const std::string& folder) const 
       out += c == '/' ? std::string("%2F") : std::string(1, c);
     return out;
   };
-  std::vector<std::string> names;
+  FolderEntries entries;
   std::string token;
   std::set<std::string> tokens;  // a token seen twice would loop for ever
   const auto started = std::chrono::steady_clock::now();
@@ -371,7 +407,8 @@ Result<std::vector<std::string>> S3Store::list(const std::string& folder) const 
     r.total_timeout_s = kSmallRequestSeconds;
     STOKER_ASSIGN_OR_RETURN(const std::string body, get_list_page(*client_, r));
     STOKER_ASSIGN_OR_RETURN(S3ListPage page, parse_s3_list_page(body, r.redacted_url));
-    for (const std::string& key : page.keys) {
+    for (ListedObject& object : page.objects) {
+      const std::string& key = object.name;
       if (key == prefix) continue;  // a folder's own marker object
       // Delimited by '/', a listing names only objects directly in the folder: another key
       // (a server that ignores the delimiter, "prefix/../other") is refused, never used.
@@ -382,7 +419,22 @@ Result<std::vector<std::string>> S3Store::list(const std::string& folder) const 
             fmt::format("{}: the listing names '{}', not an object directly in the "
                         "folder (does the server ignore the delimiter?); not used",
                         r.redacted_url, printable(key)));
-      names.push_back(name);
+      object.name = name;
+      entries.files.push_back(std::move(object));
+    }
+    for (const std::string& common : page.prefixes) {
+      // A sub-folder: the prefix, a name, then the delimiter.
+      const std::string name = common.size() > prefix.size() + 1 &&
+                                       common.compare(0, prefix.size(), prefix) == 0 &&
+                                       common.back() == '/'
+                                   ? common.substr(prefix.size(), common.size() - prefix.size() - 1)
+                                   : std::string();
+      if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
+        return corrupt(
+            fmt::format("{}: the listing names the folder '{}', not one directly in "
+                        "the folder; not used",
+                        r.redacted_url, printable(common)));
+      entries.folders.push_back(name);
     }
     if (page.next_token.size() > kMaxListTokenBytes || tokens.count(page.next_token) > 0)
       return corrupt(fmt::format("{}: a continuation token too long or given twice; not used",
@@ -390,8 +442,10 @@ Result<std::vector<std::string>> S3Store::list(const std::string& folder) const 
     token = std::move(page.next_token);
     tokens.insert(token);
   } while (!token.empty());
-  std::sort(names.begin(), names.end());
-  return names;
+  std::sort(entries.files.begin(), entries.files.end(),
+            [](const ListedObject& a, const ListedObject& b) { return a.name < b.name; });
+  sort_unique(entries.folders);
+  return entries;
 }
 
 Result<S3ListPage> parse_s3_list_page(const std::string& xml, const std::string& where) {
@@ -402,6 +456,25 @@ Result<S3ListPage> parse_s3_list_page(const std::string& xml, const std::string&
     const std::vector<std::string_view> key = elements(contents, "Key");
     if (key.size() != 1) return corrupt(where + ": a listed object without one <Key>");
     page.keys.push_back(xml_text(key[0]));
+    ListedObject object;
+    object.name = page.keys.back();
+    const std::vector<std::string_view> size = elements(contents, "Size");
+    if (size.size() == 1) {
+      char* end = nullptr;
+      const std::string digits(size[0]);
+      const unsigned long long value = std::strtoull(digits.c_str(), &end, 10);
+      if (digits.empty() || *end != '\0' || digits[0] == '-')
+        return corrupt(where + ": a listed object's <Size> is not a number");
+      object.size = value;
+    }
+    const std::vector<std::string_view> etag = elements(contents, "ETag");
+    if (etag.size() == 1) object.etag = xml_text(etag[0]);
+    page.objects.push_back(std::move(object));
+  }
+  for (const std::string_view common : elements(xml, "CommonPrefixes")) {
+    const std::vector<std::string_view> prefix = elements(common, "Prefix");
+    if (prefix.size() != 1) return corrupt(where + ": a common prefix without one <Prefix>");
+    page.prefixes.push_back(xml_text(prefix[0]));
   }
   const std::vector<std::string_view> truncated = elements(xml, "IsTruncated");
   if (!truncated.empty() && truncated[0] == "true") {
@@ -413,22 +486,40 @@ Result<S3ListPage> parse_s3_list_page(const std::string& xml, const std::string&
   return page;
 }
 
-Result<std::vector<std::string>> parse_http_index_page(std::string_view page,
-                                                       const RemoteUrl& folder,
-                                                       const std::string& where) {
+Result<FolderEntries> parse_http_index_entries(std::string_view page, const RemoteUrl& folder,
+                                               const std::string& where) {
   const size_t first = page.find_first_not_of(" \t\r\n");
-  std::vector<std::string> names;
+  FolderEntries entries;
   if (first != std::string_view::npos && page[first] == '[') {
-    STOKER_ASSIGN_OR_RETURN(names, json_index_names(page, where));
+    STOKER_ASSIGN_OR_RETURN(entries, json_index_entries(page, where));
   } else {
     STOKER_ASSIGN_OR_RETURN(const std::vector<std::string> links, html_links(page, where));
     for (const std::string& link : links) {
-      std::string name = linked_name(link, folder);
-      if (!name.empty()) names.push_back(std::move(name));
+      std::optional<LinkedEntry> entry = linked_entry(link, folder);
+      if (!entry) continue;
+      if (entry->folder) {
+        entries.folders.push_back(std::move(entry->name));
+      } else {
+        entries.files.push_back({std::move(entry->name), std::nullopt, "", ""});
+      }
     }
   }
-  std::sort(names.begin(), names.end());
-  names.erase(std::unique(names.begin(), names.end()), names.end());
+  std::stable_sort(entries.files.begin(), entries.files.end(),
+                   [](const ListedObject& a, const ListedObject& b) { return a.name < b.name; });
+  entries.files.erase(
+      std::unique(entries.files.begin(), entries.files.end(),
+                  [](const ListedObject& a, const ListedObject& b) { return a.name == b.name; }),
+      entries.files.end());
+  sort_unique(entries.folders);
+  return entries;
+}
+
+Result<std::vector<std::string>> parse_http_index_page(std::string_view page,
+                                                       const RemoteUrl& folder,
+                                                       const std::string& where) {
+  STOKER_ASSIGN_OR_RETURN(FolderEntries entries, parse_http_index_entries(page, folder, where));
+  std::vector<std::string> names;
+  for (ListedObject& file : entries.files) names.push_back(std::move(file.name));
   return names;
 }
 

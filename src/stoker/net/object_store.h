@@ -24,6 +24,25 @@ namespace stoker::remote {
 // (docs/REMOTE-DESIGN.md, section 4: a small request served slowly is not waited on for ever).
 inline constexpr double kSmallRequestSeconds = 60;
 
+// An object a folder's listing names, and what the listing says of it where it says it (S3:
+// size and ETag; nginx's JSON index: size and modification time; an HTML index page: nothing).
+struct ListedObject {
+  std::string name;  // in its folder
+  std::optional<uint64_t> size;
+  std::string etag;   // "" when not listed
+  std::string mtime;  // "" when not listed
+  bool operator==(const ListedObject& o) const {
+    return name == o.name && size == o.size && etag == o.etag && mtime == o.mtime;
+  }
+};
+
+// What is directly in a folder: its objects and its sub-folders (names without the '/'), each
+// sorted by name.
+struct FolderEntries {
+  std::vector<ListedObject> files;
+  std::vector<std::string> folders;
+};
+
 class ObjectStore {
  public:
   virtual ~ObjectStore() = default;
@@ -49,8 +68,11 @@ class ObjectStore {
   // Deletes object `name` (done too if there was none); kUnsupported for a read-only store.
   virtual Result<HttpResponse> remove(const std::string& name) const;
   // The names of the objects directly in `folder` ("" for the URL's own folder, else names
-  // ending in '/'), relative to it, sorted: not those in folders below.
-  virtual Result<std::vector<std::string>> list(const std::string& folder) const = 0;
+  // ending in '/'), relative to it, sorted: not those in folders below (list_entries' files).
+  Result<std::vector<std::string>> list(const std::string& folder) const;
+  // The objects and sub-folders directly in `folder` (as list's), with what the listing says of
+  // each object.
+  virtual Result<FolderEntries> list_entries(const std::string& folder) const = 0;
   // Whether the store's container exists: S3's bucket (kNotFound naming it if not, or the
   // error of a HEAD of it); always for HTTP. S3 servers may create a missing bucket on a PUT
   // (SeaweedFS does), so an upload checks this first.
@@ -74,8 +96,9 @@ class HttpStore : public ObjectStore {
   Result<HttpResponse> remove(const std::string& name) const override;
   // The files the folder's index page links to (a web server's autoindex: a GET of the folder's
   // URL, parse_http_index_page), within kSmallRequestSeconds; kCorrupt naming the URL for a
-  // page over 8 MiB or one parse_http_index_page refuses.
-  Result<std::vector<std::string>> list(const std::string& folder) const override;
+  // page over 8 MiB or one parse_http_index_page refuses. Sub-folders are the links ending in
+  // '/' (parse_http_index_entries).
+  Result<FolderEntries> list_entries(const std::string& folder) const override;
 
  private:
   HttpRequest request(const std::string& name) const override;
@@ -92,8 +115,9 @@ class S3Store : public ObjectStore {
   std::string describe(const std::string& name) const override;
   // ListObjectsV2 with a '/' delimiter, page by page. The listing is checked, not trusted:
   // kCorrupt for a key not directly in the folder ('/' or ".." after the prefix), a token given
-  // twice or over 4 KiB, a page over 8 MiB; kIoError past 100,000 pages or 10 minutes.
-  Result<std::vector<std::string>> list(const std::string& folder) const override;
+  // twice or over 4 KiB, a page over 8 MiB; kIoError past 100,000 pages or 10 minutes. The
+  // sub-folders are the listing's common prefixes; each object comes with its size and ETag.
+  Result<FolderEntries> list_entries(const std::string& folder) const override;
   Status check_bucket() const override;
 
  private:
@@ -110,10 +134,13 @@ std::string s3_object_url(const std::string& bucket, const std::string& key,
                           const std::string& region, const std::string& endpoint);
 
 // The keys of a ListObjectsV2 response's <Contents> and its <NextContinuationToken> ("" when
-// <IsTruncated> is not true), XML entities decoded. kCorrupt naming `where` for a body that is
+// <IsTruncated> is not true), XML entities decoded; each key's object (its <Size> and <ETag>
+// where given) and the <CommonPrefixes>' prefixes. kCorrupt naming `where` for a body that is
 // no such response.
 struct S3ListPage {
   std::vector<std::string> keys;
+  std::vector<ListedObject> objects;  // named by their keys, as `keys`
+  std::vector<std::string> prefixes;
   std::string next_token;
 };
 Result<S3ListPage> parse_s3_list_page(const std::string& xml, const std::string& where);
@@ -130,6 +157,10 @@ Result<S3ListPage> parse_s3_list_page(const std::string& xml, const std::string&
 Result<std::vector<std::string>> parse_http_index_page(std::string_view page,
                                                        const RemoteUrl& folder,
                                                        const std::string& where);
+// The files (with a JSON index's size and mtime) and the sub-folders of that page: links to a
+// folder directly in `folder` (ending in '/'), or a JSON index's entries of type "directory".
+Result<FolderEntries> parse_http_index_entries(std::string_view page, const RemoteUrl& folder,
+                                               const std::string& where);
 
 // The store for `url`: HttpStore, or S3Store with the credentials `env` gives.
 Result<std::unique_ptr<ObjectStore>> open_object_store(const RemoteUrl& url,

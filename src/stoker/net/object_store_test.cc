@@ -238,8 +238,32 @@ TEST(S3StoreListing, HostileListingsAreOneLineErrors) {
   EXPECT_NE(status.message().find("s3://bucket/data"), std::string::npos) << status.message();
 }
 
+// An S3 listing's page: its objects with their sizes and ETags, and its common prefixes (the
+// sub-folders).
+TEST(S3ListPage, GivesSizesETagsAndCommonPrefixes) {
+  const std::string xml =
+      "<?xml version=\"1.0\"?><ListBucketResult><Prefix>train/</Prefix>"
+      "<Contents><Key>train/a.jpg</Key><Size>123</Size><ETag>&quot;e1&quot;</ETag></Contents>"
+      "<Contents><Key>train/b.jpg</Key></Contents>"
+      "<CommonPrefixes><Prefix>train/cat/</Prefix></CommonPrefixes>"
+      "<CommonPrefixes><Prefix>train/dog/</Prefix></CommonPrefixes></ListBucketResult>";
+  const S3ListPage page = parse_s3_list_page(xml, "where").value_or_throw();
+  EXPECT_EQ(page.keys, (std::vector<std::string>{"train/a.jpg", "train/b.jpg"}));
+  ASSERT_EQ(page.objects.size(), 2u);
+  EXPECT_EQ(page.objects[0], (ListedObject{"train/a.jpg", 123, "\"e1\"", ""}));
+  EXPECT_FALSE(page.objects[1].size);
+  EXPECT_EQ(page.prefixes, (std::vector<std::string>{"train/cat/", "train/dog/"}));
+  EXPECT_EQ(parse_s3_list_page("<ListBucketResult><Contents><Key>k</Key><Size>-1</Size>"
+                               "</Contents></ListBucketResult>",
+                               "where")
+                .status()
+                .code(),
+            StatusCode::kCorrupt);
+}
+
 // An http(s):// folder's index page as web servers write it: the files directly in the folder,
 // percent-decoded and sorted; never a sub-folder, a parent, a sort link, another host's file.
+// Its entries (parse_http_index_entries): the sub-folders too, and a JSON index's sizes.
 TEST(HttpIndexPage, ListsTheFilesDirectlyInTheFolder) {
   const RemoteUrl folder = parse_remote_url("http://127.0.0.1:8080/data/tars").value_or_throw();
   // nginx's autoindex (with a name holding ':' written as "./a:b.tar"), Apache's (sort links,
@@ -293,6 +317,16 @@ TEST(HttpIndexPage, ListsTheFilesDirectlyInTheFolder) {
       "\"type\":\"file\" },{\"name\":[[[[1]]]],\"type\":\"file\"},{ \"type\":\"file\" },7]";
   const std::vector<std::string> from_json = {"d-1.tar", "with space%.tar"};
   EXPECT_EQ(parse_http_index_page(json, folder, "where").value_or_throw(), from_json);
+  // The entries: the sub-folders too, and what a JSON index says of each file.
+  const FolderEntries html = parse_http_index_entries(page, folder, "where").value_or_throw();
+  EXPECT_EQ(html.folders, std::vector<std::string>{"sub"});
+  EXPECT_EQ(html.files.size(), expected.size());
+  EXPECT_FALSE(html.files[0].size);
+  const FolderEntries listed = parse_http_index_entries(json, folder, "where").value_or_throw();
+  EXPECT_EQ(listed.folders, std::vector<std::string>{"sub"});
+  ASSERT_EQ(listed.files.size(), 2u);
+  EXPECT_EQ(listed.files[0].size, std::optional<uint64_t>(10240));
+  EXPECT_FALSE(listed.files[1].size);
   // A page of no links lists nothing (the caller says the folder has no such files).
   EXPECT_TRUE(parse_http_index_page("<html><body>It works!</body></html>", folder, "where")
                   .value_or_throw()

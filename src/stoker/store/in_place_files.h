@@ -27,11 +27,15 @@ struct FileIdentity {
   bool operator!=(const FileIdentity& o) const { return !(*this == o); }
 };
 
-// A file open for reading: `fd` reads the bytes whose identity is `identity`, while `hold` lives.
+// A file open for reading: `fd` reads the bytes whose identity is `identity` from `offset` on,
+// while `hold` lives. The offset is 0 but for a remote file kept with others in one object of
+// the cache (access/remote_files.h's groups: an image folder's files), which only a reader that
+// asks for groups gets.
 struct OpenFile {
   int fd = -1;
   FileIdentity identity;
   std::shared_ptr<void> hold;
+  uint64_t offset = 0;
 };
 
 // Bytes [offset, offset + size) of a file.

@@ -58,15 +58,6 @@ Result<Entries> read_entries(const std::string& path) {
   return entries;
 }
 
-// Sorts `names` as Python's sorted() sorts the str os.fsdecode makes of them.
-void sort_as_python(std::vector<std::string>& names) {
-  std::vector<std::pair<std::u32string, std::string>> keyed;
-  keyed.reserve(names.size());
-  for (std::string& name : names) keyed.emplace_back(fsdecode_code_points(name), std::move(name));
-  std::sort(keyed.begin(), keyed.end());
-  for (size_t i = 0; i < keyed.size(); ++i) names[i] = std::move(keyed[i].second);
-}
-
 struct Directory {
   std::string path;
   // The directories it is inside, itself included: a link to one of them is a loop.
@@ -76,12 +67,7 @@ struct Directory {
 // Walks class folder `top` as os.walk(top, followlinks=True) and adds its samples (label
 // `label`), in make_dataset's order, to `listing`.
 void walk_class(const std::string& top, int64_t label, ImageFolderListing& listing) {
-  struct Found {
-    std::u32string key;  // the directory's path as Python sorts it
-    std::string path;
-    std::vector<std::string> images;
-  };
-  std::vector<Found> found;
+  std::vector<WalkedFolder> found;
   std::vector<Directory> pending;
   struct stat st {};
   if (::stat(top.c_str(), &st) == 0) pending.push_back({top, {{st.st_dev, st.st_ino}}});
@@ -94,7 +80,7 @@ void walk_class(const std::string& top, int64_t label, ImageFolderListing& listi
       continue;
     }
     listing.directories.push_back(entries.value().self);
-    Found here{fsdecode_code_points(dir.path), dir.path, {}};
+    WalkedFolder here{dir.path, {}};
     for (std::string& name : entries.value().files) {
       if (has_image_extension(name)) {
         here.images.push_back(std::move(name));
@@ -115,16 +101,32 @@ void walk_class(const std::string& top, int64_t label, ImageFolderListing& listi
       pending.push_back(std::move(sub));
     }
   }
-  std::sort(found.begin(), found.end(),
-            [](const Found& a, const Found& b) { return a.key < b.key; });
-  for (Found& dir : found) {
-    sort_as_python(dir.images);
-    for (const std::string& name : dir.images)
-      listing.samples.push_back({dir.path + "/" + name, label});
-  }
+  append_class_samples(std::move(found), label, listing);
 }
 
 }  // namespace
+
+void sort_as_python(std::vector<std::string>& names) {
+  std::vector<std::pair<std::u32string, std::string>> keyed;
+  keyed.reserve(names.size());
+  for (std::string& name : names) keyed.emplace_back(fsdecode_code_points(name), std::move(name));
+  std::sort(keyed.begin(), keyed.end());
+  for (size_t i = 0; i < keyed.size(); ++i) names[i] = std::move(keyed[i].second);
+}
+
+void append_class_samples(std::vector<WalkedFolder> walked, int64_t label,
+                          ImageFolderListing& listing) {
+  std::vector<std::pair<std::u32string, WalkedFolder*>> keyed;  // by path, as Python sorts it
+  for (WalkedFolder& folder : walked)
+    keyed.emplace_back(fsdecode_code_points(folder.path), &folder);
+  std::sort(keyed.begin(), keyed.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [key, folder] : keyed) {
+    sort_as_python(folder->images);
+    for (const std::string& name : folder->images)
+      listing.samples.push_back({folder->path + "/" + name, label});
+  }
+}
 
 bool has_image_extension(std::string_view name) {
   for (std::string_view extension : kImageExtensions) {
@@ -154,7 +156,17 @@ Result<ImageFolderListing> list_image_folder(const std::string& root) {
   if (!entries.is_ok()) return io_error(printable(root) + ": " + entries.status().message());
   ImageFolderListing listing;
   listing.directories.push_back(entries.value().self);
-  listing.classes = std::move(entries.value().dirs);
+  return list_classes(root, std::move(listing), std::move(entries.value().dirs),
+                      [](const std::string& top, int64_t label, ImageFolderListing& listing) {
+                        walk_class(top, label, listing);
+                        return Status::ok();
+                      });
+}
+
+Result<ImageFolderListing> list_classes(const std::string& root, ImageFolderListing listing,
+                                        std::vector<std::string> classes,
+                                        const ClassWalk& walk_class) {
+  listing.classes = std::move(classes);
   if (listing.classes.empty())
     return invalid_argument(printable(root) +
                             ": no class folders (an ImageFolder holds one folder per class)");
@@ -170,7 +182,8 @@ Result<ImageFolderListing> list_image_folder(const std::string& root) {
   std::vector<std::string> empty;
   for (size_t label = 0; label < listing.classes.size(); ++label) {
     const size_t before = listing.samples.size();
-    walk_class(prefix + listing.classes[label], static_cast<int64_t>(label), listing);
+    STOKER_RETURN_IF_ERROR(
+        walk_class(prefix + listing.classes[label], static_cast<int64_t>(label), listing));
     if (listing.samples.size() == before) empty.push_back(listing.classes[label]);
   }
   if (!empty.empty()) {

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,5 +70,34 @@ std::string directory_stamp(const struct stat& st);
 // classes without any file with an image extension (naming them, as torchvision's "Found no
 // valid file for the classes ..."). Thread-safe: reads the file system only.
 Result<ImageFolderListing> list_image_folder(const std::string& root);
+
+// The parts of list_image_folder that a listing of another kind of folder shares (a remote one:
+// access/remote_image_folder.h), so that its classes and samples are in the same order.
+
+// Sorts `names` as Python's sorted() sorts the str os.fsdecode makes of them.
+void sort_as_python(std::vector<std::string>& names);
+
+// A folder a class's walk met, and the names of its files with an image extension.
+struct WalkedFolder {
+  std::string path;
+  std::vector<std::string> images;
+};
+
+// Appends the samples of one class's walk, `walked` (its folders in any order), with `label` to
+// `listing`, in make_dataset's order: folders by path, then files by name, as Python sorts them.
+void append_class_samples(std::vector<WalkedFolder> walked, int64_t label,
+                          ImageFolderListing& listing);
+
+// Walks the class folder at `path` (root/class) as label `label`, adding its samples to the
+// listing (append_class_samples); an error ends the listing.
+using ClassWalk =
+    std::function<Status(const std::string& path, int64_t label, ImageFolderListing& listing)>;
+
+// `listing` (what was read of `root` already) with the class folders `classes` (in any order)
+// checked, sorted and each walked by `walk_class`, and the errors of list_image_folder: no class
+// folder, a name that is not UTF-8, classes without any image file.
+Result<ImageFolderListing> list_classes(const std::string& root, ImageFolderListing listing,
+                                        std::vector<std::string> classes,
+                                        const ClassWalk& walk_class);
 
 }  // namespace stoker

@@ -16,24 +16,51 @@ Result<std::shared_ptr<ImageFolderSource>> ImageFolderSource::open(
   if (options.files_per_unit < 1)
     return invalid_argument(fmt::format("{}: files per unit {} is not a positive number", root,
                                         options.files_per_unit));
-  std::shared_ptr<ImageFolderSource> source(new ImageFolderSource());
-  source->root_ = root;
-  source->options_ = options;
-  STOKER_ASSIGN_OR_RETURN(source->listing_,
+  STOKER_ASSIGN_OR_RETURN(ImageFolderListing listing,
                           cached_image_folder_listing(root, options.listing_cache_dir));
+  return lay_out(root, std::move(listing), options, nullptr);
+}
+
+Result<std::shared_ptr<ImageFolderSource>> ImageFolderSource::open_listed(
+    std::string location, ImageFolderListing listing, std::shared_ptr<const InPlaceFiles> files,
+    const ImageFolderSourceOptions& options) {
+  if (options.files_per_unit < 1)
+    return invalid_argument(fmt::format("{}: files per unit {} is not a positive number", location,
+                                        options.files_per_unit));
+  if (files->names().size() != listing.samples.size())
+    return invalid_argument(location + ": not one file per sample");
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ImageFolderSource> source,
+                          lay_out(std::move(location), std::move(listing), options, files.get()));
+  source->files_ = std::move(files);
+  source->set_units_ahead(options.units_ahead);
+  return source;
+}
+
+Result<std::shared_ptr<ImageFolderSource>> ImageFolderSource::lay_out(
+    std::string root, ImageFolderListing listing, const ImageFolderSourceOptions& options,
+    const InPlaceFiles* files) {
+  std::shared_ptr<ImageFolderSource> source(new ImageFolderSource());
+  source->root_ = std::move(root);
+  source->options_ = options;
+  source->listing_ = std::move(listing);
+  const std::string& root_path = source->root_;
   const std::vector<ImageFolderSample>& samples = source->listing_.samples;
   Manifest manifest;
   manifest.schema = image_record_schema();
   manifest.records = samples.size();
-  manifest.source = root;
+  manifest.source = root_path;
   manifest.class_names = source->listing_.classes;
-  const std::string prefix = root + "/";
+  const std::string prefix = root_path + "/";
   for (size_t first = 0; first < samples.size(); first += options.files_per_unit) {
     const size_t end = std::min(samples.size(), first + options.files_per_unit);
     const std::string& path = samples[first].path;
     ShardInfo unit;
     unit.file = path.rfind(prefix, 0) == 0 ? path.substr(prefix.size()) : path;
     unit.records = end - first;
+    for (size_t i = first; files && i < end; ++i) {
+      const Result<FileIdentity> identity = files->identity(i);
+      if (identity.is_ok()) unit.bytes += identity.value().size;
+    }
     manifest.shards.push_back(std::move(unit));
     source->unit_starts_.push_back(first);
   }
@@ -55,7 +82,7 @@ Result<ShardReader> ImageFolderSource::read_unit(int u,
     const ImageFolderSample& sample = listing_.samples[i];
     ImageRecordValues values;
     values.label = sample.label;
-    Result<std::string> file = read_file(sample.path, kMaxImageFileBytes);
+    Result<std::string> file = read_sample(i);
     if (file.is_ok()) {
       values.original = {reinterpret_cast<const uint8_t*>(file.value().data()),
                          file.value().size()};
@@ -69,12 +96,57 @@ Result<ShardReader> ImageFolderSource::read_unit(int u,
         bad[i] = header.status().message();
       }
     } else {
-      bad[i] = image_file_read_error(file.status(), sample.path);
+      bad[i] = file.status().message();
     }
     // A file is at most kMaxImageFileBytes: its record always encodes.
     records.push_back(encode_image_record(manifest().schema, fields, values).value());
   }
   return ShardReader::in_memory(listing_.samples[unit_starts_[u]].path, manifest().schema, records);
+}
+
+Result<std::string> ImageFolderSource::read_sample(uint64_t i) const {
+  const std::string& path = listing_.samples[i].path;
+  if (!files_) {
+    Result<std::string> file = read_file(path, kMaxImageFileBytes);
+    if (!file.is_ok())
+      return Status(file.status().code(), image_file_read_error(file.status(), path));
+    return file;
+  }
+  // A remote file's errors name its URL, the sample's path.
+  const auto without_path = [&](const Status& status) {
+    return Status(status.code(), image_file_read_error(status, path));
+  };
+  Result<OpenFile> open = files_->open(i);
+  if (!open.is_ok()) return without_path(open.status());
+  const uint64_t size = open.value().identity.size;
+  if (size > kMaxImageFileBytes)
+    return invalid_argument(fmt::format("larger than {} bytes", kMaxImageFileBytes));
+  std::string bytes(size, '\0');
+  Result<size_t> got = read_at(open.value().fd, path, open.value().offset,
+                               reinterpret_cast<uint8_t*>(bytes.data()), size);
+  if (!got.is_ok()) return without_path(got.status());
+  if (got.value() != size) return io_error("its cached copy is short");
+  return bytes;
+}
+
+void ImageFolderSource::units_ahead(const std::vector<int>& units) {
+  if (!files_) return;
+  std::vector<size_t> files;
+  for (const int u : units)
+    for (uint64_t i = unit_starts_[u]; i < unit_starts_[u + 1]; ++i) files.push_back(i);
+  files_->fetch_ahead(files);
+}
+
+void ImageFolderSource::reads_planned(std::function<int64_t(int unit)> next_read,
+                                      int64_t position) {
+  if (!files_) return;
+  // A sample's file is read when its unit is.
+  files_->plan(
+      [next_read = std::move(next_read), starts = &unit_starts_](size_t file) {
+        const auto after = std::upper_bound(starts->begin(), starts->end(), file);
+        return next_read(static_cast<int>(after - starts->begin()) - 1);
+      },
+      position);
 }
 
 Status ImageFolderSource::record_error(int /*unit*/, uint64_t /*record*/, uint64_t global,

@@ -13,7 +13,10 @@
 // then names the file and why, so the loader's on_error reports or skips it.
 //
 // The listing is kept under `listing_cache_dir` (image_folder_listing_cache.h) when one is
-// given. Thread-safe.
+// given. A folder listed elsewhere (a remote one, access/remote_image_folder.h) is opened with
+// open_listed: its files are read through store/in_place_files.h (access/remote_files.h's, from
+// the shard cache), and those the loader's plan needs next are fetched ahead of it
+// (InPlaceFiles::fetch_ahead, plan). Thread-safe.
 
 #include <cstdint>
 #include <map>
@@ -23,6 +26,7 @@
 
 #include "stoker/image/image_header.h"
 #include "stoker/store/import/image_folder_scan.h"
+#include "stoker/store/in_place_files.h"
 #include "stoker/store/unit_read_source.h"
 
 namespace stoker {
@@ -33,6 +37,9 @@ struct ImageFolderSourceOptions {
   // Where the listing is cached ("" : listed at every open).
   std::string listing_cache_dir;
   int64_t max_pixels = image::kDefaultMaxPixels;  // larger images are bad records
+  // Units whose files are fetched ahead of the loader's order (open_listed's files: remote
+  // ones); 0 none.
+  int units_ahead = 0;
 };
 
 class ImageFolderSource : public UnitReadSource {
@@ -40,6 +47,11 @@ class ImageFolderSource : public UnitReadSource {
   // Lists `root` (list_image_folder's errors) and lays its samples out in units.
   static Result<std::shared_ptr<ImageFolderSource>> open(const std::string& root,
                                                          const ImageFolderSourceOptions& options);
+
+  // The folder `location` as `listing` lists it, sample i's file being `files`' file i.
+  static Result<std::shared_ptr<ImageFolderSource>> open_listed(
+      std::string location, ImageFolderListing listing, std::shared_ptr<const InPlaceFiles> files,
+      const ImageFolderSourceOptions& options);
 
   // The classes and samples, torchvision's.
   const ImageFolderListing& listing() const { return listing_; }
@@ -51,12 +63,26 @@ class ImageFolderSource : public UnitReadSource {
 
  private:
   ImageFolderSource() = default;
+  // Lays the listing's samples out in units.
+  // Their bytes are `files`' sizes where given (remote files: what a cache's budget is checked
+  // against).
+  static Result<std::shared_ptr<ImageFolderSource>> lay_out(std::string root,
+                                                            ImageFolderListing listing,
+                                                            const ImageFolderSourceOptions& options,
+                                                            const InPlaceFiles* files);
   Result<ShardReader> read_unit(int u, std::map<uint64_t, std::string>& bad) const override;
+  void units_ahead(const std::vector<int>& units) override;
+  void reads_planned(std::function<int64_t(int unit)> next_read, int64_t position) override;
+  // Sample i's file's bytes, or why they cannot be read (one line, without its path).
+  Result<std::string> read_sample(uint64_t i) const;
 
   std::string root_;
   ImageFolderSourceOptions options_;
   ImageFolderListing listing_;
   std::vector<uint64_t> unit_starts_;  // first sample of each unit, then the sample count
+  // null: the listing's local paths. Declared last, so gone first: its downloads ahead use the
+  // plan given by reads_planned, which reads unit_starts_.
+  std::shared_ptr<const InPlaceFiles> files_;
 };
 
 }  // namespace stoker

@@ -1,0 +1,115 @@
+"""An image folder over http:// (nginx, its HTML and JSON index pages) and s3:// (SeaweedFS) on
+loopback, read in place through the shard cache: the local folder's classes, samples and batches
+(the same pixels and labels for the same draws, for several worker counts), the source contract
+(order, exactly once across ranks, resume), a later run served by the cache, and bad input (a
+file gone from the server, a file that is no image, a folder without classes) as one line naming
+the URL."""
+import os
+import shutil
+
+import pytest
+
+import stoker
+from batches import assert_same, epochs
+from source_contract import NO_IMAGE, check_source_contract, checksums
+from test_image_folder_source import CLASSES, crop_loader, make_folder
+
+
+@pytest.fixture
+def folder(tmp_path):
+    return make_folder(tmp_path / "folder")
+
+
+@pytest.fixture
+def cache(tmp_path):
+    return str(tmp_path / "cache")
+
+
+@pytest.fixture
+def served(folder, nginx_server):
+    """The folder under nginx's root as photos/: its URL through the HTML index, and the JSON."""
+    shutil.copytree(folder, nginx_server.root / "photos")
+    return [f"{nginx_server.url}/{index}/photos/" for index in ("_index", "_index_json")]
+
+
+def image_gets(tmp_path):
+    """The GETs of images (not index pages) in nginx_server's access log."""
+    with open(tmp_path / "nginx" / "access.log") as log:
+        return sum(line.startswith("GET /") and "/ 200 " not in line and " 200 " in line
+                   for line in log)
+
+
+def test_classes_and_samples_are_the_local_folders(folder, served, cache):
+    local = stoker.Loader(folder, cache_dir=cache, transforms=NO_IMAGE).dataset
+    for url in served:
+        remote = stoker.Loader(url, cache_dir=cache, transforms=NO_IMAGE).dataset
+        assert remote.classes == local.classes == list(CLASSES)
+        base = url.rstrip("/")
+        assert remote.samples == [(base + path[len(str(folder)):], label)
+                                  for path, label in local.samples]
+
+
+def test_batches_are_the_local_folders(folder, served, cache):
+    want = epochs(crop_loader(folder, cache), 2)
+    for url in served:
+        for workers in (0, 1, 3):  # 0: one thread, deterministic
+            assert_same(epochs(crop_loader(url, cache, workers=workers), 2), want)
+    assert_same(epochs(crop_loader(stoker.ImageFolder(served[0].rstrip("/")), cache), 2), want)
+
+
+def test_source_contract_order_ranks_and_resume(served, cache):
+    check_source_contract(stoker.ImageFolder(served[0]), cache)
+    check_source_contract(served[1], cache)  # a folder URL found out as an image folder
+
+
+def test_a_later_run_reads_the_cache(folder, served, cache, tmp_path):
+    first = checksums(stoker.Loader(served[1], batch_size=4, shuffle=False, batch_format="dict",
+                                    cache_dir=cache, transforms=NO_IMAGE))
+    gets = image_gets(tmp_path)
+    assert gets == 23  # each file once
+    again = checksums(stoker.Loader(served[1], batch_size=4, shuffle=False, batch_format="dict",
+                                    cache_dir=cache, transforms=NO_IMAGE))
+    assert again == first and image_gets(tmp_path) == gets
+
+
+def test_an_s3_folder_reads_as_the_local_folder(folder, s3_env, cache):
+    for path in sorted(folder.rglob("*")):
+        if path.is_file():
+            key = f"/{s3_env.bucket}/photos/{path.relative_to(folder).as_posix()}"
+            status, _ = s3_env.request("PUT", key, path.read_bytes())
+            assert status == 200
+    url = f"s3://{s3_env.bucket}/photos/"
+    assert_same(epochs(crop_loader(url, cache, workers=2), 1),
+                epochs(crop_loader(folder, cache, workers=2), 1))
+    check_source_contract(stoker.ImageFolder(url), cache)
+
+
+def test_bad_files_are_one_line_naming_their_url(served, nginx_server, cache):
+    url = served[1]
+    (nginx_server.root / "photos" / "dog" / "10.jpg").write_bytes(b"text, not a JPEG")
+    loader = crop_loader(url, cache, shuffle=False)
+    skipping = crop_loader(url, cache, shuffle=False, on_error="skip")
+    os.remove(nginx_server.root / "photos" / "cat" / "00.jpg")  # listed, then gone: a 404
+    with pytest.raises(stoker.Error) as raised:
+        epochs(loader, 1)
+    message = str(raised.value)
+    assert message.startswith(f"{url}cat/00.jpg: HTTP 404") and "\n" not in message, message
+    kept = epochs(skipping, 1)
+    assert sum(len(labels) for _, labels in kept) == 21
+    # Listed now, the folder has no cat/00.jpg; dog/10.jpg is no JPEG.
+    with pytest.raises(stoker.Error, match=f"{served[0]}dog/10.jpg: .*JPEG"):
+        epochs(crop_loader(served[0], cache, shuffle=False), 1)
+
+
+def test_a_folder_without_classes_is_one_line(nginx_server, cache):
+    (nginx_server.root / "flat").mkdir()
+    (nginx_server.root / "flat" / "a.jpg").write_bytes(b"x")
+    url = f"{nginx_server.url}/_index/flat/"
+    with pytest.raises(ValueError, match=f"{url[:-1]}: no class folders"):
+        stoker.Loader(stoker.ImageFolder(url), cache_dir=cache)
+
+
+def test_inspect_and_verify_take_a_remote_image_folder(served, cache):
+    info = stoker.inspect(served[1], cache_dir=cache)
+    assert (info["records"], info["class_names"]) == (23, list(CLASSES))
+    assert stoker.verify(served[0], cache_dir=cache)["datasets"][0]["records"] == 23
