@@ -1,6 +1,7 @@
-"""The Python steps in worker processes (stoker.Loader's ``python_workers=N``): the same steps,
-seeds and errors as _python_steps.PythonSteps, on N processes at once (each runs
-_python_worker.worker_main).
+"""The Python steps in worker processes (stoker.Loader's ``python_workers=N``): the same units of
+steps (a field's, _python_steps.FieldSteps, or the steps after a joint transform on the whole
+sample, _joint_python.JointSteps), seeds and errors as _python_steps.PythonSteps, on N
+processes at once (each runs _python_worker.worker_main).
 
 Processes start with "forkserver" (never fork: the loader's process has native threads): a
 server process, started once per Python process with torch, numpy and the first loader's step
@@ -8,11 +9,13 @@ modules imported, forks each worker, so a worker starts without importing torch 
 start on a loader's first iteration and serve every epoch after it. Each is fed through a pipe of
 its own: small messages only; the samples travel through shared memory. Each native batch's
 fields with Python steps are copied into an input buffer (a memfd, mapped by the loader and by
-every worker that reads it: no name in /dev/shm, so none can be left behind; a field of varying
-size, a list of samples, each at its own shape, the task saying where), split into one
-chunk of samples per worker and field, and each chunk's outputs are written by its worker into
-an output buffer of its own (a memfd it grows as needed and hands over once), from which the
-loader copies them into the batch. ``window`` native batches are taken ahead of the one the
+every worker that reads it: no name in /dev/shm, so none can be left behind; one buffer a unit,
+holding each of its input fields' samples, each at its own shape where a field's size varies,
+the task saying where each sample's tensors lie), split into one chunk of samples per worker
+and unit, and each chunk's outputs (one tensor per output field a sample) are written by its
+worker into an output buffer of its own (a memfd it grows as needed and hands over once), from
+which the loader copies them into the batch (stacked, or a list or padded for a joint
+transform's fields of varying size). ``window`` native batches are taken ahead of the one the
 consumer waits for, so the workers go on while it trains; batches come out in order.
 
 Each sample's generators are seeded in its worker by sample_seed, as in the iterating thread,
@@ -38,8 +41,8 @@ from multiprocessing import connection, reduction
 from typing import Dict, List, Optional
 
 from stoker import _stoker
-from stoker._python_steps import (FieldSteps, SampleError, check_uniform, kept_samples,
-                                  sample_message, step_name)
+from stoker._python_steps import (SampleError, assembled, batch_values, check_uniform,
+                                  kept_samples, sample_message, step_name)
 from stoker._python_worker import STATUS, Shared, worker_main
 
 # The longest the loader blocks without looking at the clock (timeouts) and at Ctrl-C.
@@ -49,14 +52,17 @@ _POLL_SECONDS = 0.1
 _START_SECONDS = 60.0
 
 
-def picklable_steps(steps: Dict[str, list]) -> Dict[str, List[bytes]]:
-    """Each field's steps pickled one by one; ValueError naming the first that cannot be."""
+def picklable_units(units: dict) -> Dict[str, tuple]:
+    """{name: (the unit's type and args pickled, its steps pickled one by one)} of the units of
+    Python steps (a worker makes each as type(torch, steps, *args)); ValueError naming the
+    first step that cannot be pickled."""
     out = {}
-    for field, field_steps_ in steps.items():
-        out[field] = []
-        for step in field_steps_:
+    for field, unit in units.items():
+        steps = []
+        out[field] = (pickle.dumps((type(unit), unit.args)), steps)
+        for step in unit.raw:
             try:
-                out[field].append(pickle.dumps(step))
+                steps.append(pickle.dumps(step))
             except Exception as e:  # pickling runs the object's own code: anything may raise
                 raise ValueError(
                     f"field '{field}': the Python step {step_name(step)} cannot be sent to a "
@@ -70,9 +76,9 @@ def picklable_steps(steps: Dict[str, list]) -> Dict[str, List[bytes]]:
 
 
 class _Batch:
-    """A native batch in the workers' hands: its Python fields' samples as they come back."""
+    """A native batch in the workers' hands: its units' output samples as they come back."""
 
-    def __init__(self, torch, batch: dict, fields: list, epoch: int, index: int, position: int,
+    def __init__(self, torch, batch: dict, units: dict, epoch: int, index: int, position: int,
                  state, padding: int, pin: bool):
         self.epoch = epoch
         self.index = index
@@ -81,12 +87,17 @@ class _Batch:
         self.padding = padding
         self.size = len(next(iter(batch.values())))
         self.order = list(batch)
-        # The fields without Python steps, copied out of the native loader's buffers.
+        outputs = {field: form for unit in units.values() for field, form in unit.outputs.items()}
+        made = set(outputs) | {field + "_sizes" for field, form in outputs.items()
+                               if form == "padded"}
+        # The fields no unit makes, copied out of the native loader's buffers.
         self.kept = {name: _copy_value(torch, value, pin) for name, value in batch.items()
-                     if name not in fields}
-        self.out: Dict[str, object] = {field: None for field in fields}
-        self.described = {field: [None] * self.size for field in fields}  # (dtype, shape)
-        self.errors: Dict[str, Dict[int, str]] = {field: {} for field in fields}
+                     if name not in made}
+        # Each output field's samples: one batch tensor where they are stacked, else a list.
+        self.out: Dict[str, object] = {field: None if form == "stack" else [None] * self.size
+                                       for field, form in outputs.items()}
+        self.described = {field: [None] * self.size for field in outputs}  # (dtype, shape)
+        self.errors: Dict[str, Dict[int, str]] = {name: {} for name in units}
         self.inputs: List[Shared] = []
         self.tasks = 0  # not yet done
         self.cancelled = False
@@ -105,28 +116,39 @@ def _copy_value(torch, value, pin: bool):
     return _copy(torch, value, pin)
 
 
-def _input_places(values) -> tuple:
-    """Where each sample of a field's value (a batch tensor, or a list of tensors of one dtype
-    and varying shape) lies in an input buffer: (total bytes, [(byte offset, shape)]), each
-    sample C-contiguous after the one before (a batch tensor's own layout)."""
-    places = []
+# Where each input field's samples start in a buffer, and each sample of a list, is a multiple of
+# this (a worker views them as their dtype).
+_ALIGN = 16
+
+
+def _input_places(inputs: list, size: int) -> tuple:
+    """Where each sample of each input field (a batch tensor, or a list of tensors) lies in an
+    input buffer: (total bytes, [[(byte offset, shape, dtype name) per field] per slot]), each
+    field's samples C-contiguous after the one before (a batch tensor's own layout)."""
+    places = [[] for _ in range(size)]
     offset = 0
-    for k in range(len(values)):
-        places.append((offset, tuple(values[k].shape)))
-        offset += values[k].nbytes
+    for values in inputs:
+        for slot in range(size):
+            if isinstance(values, list):
+                offset = -(-offset // _ALIGN) * _ALIGN
+            sample = values[slot]
+            places[slot].append((offset, tuple(sample.shape),
+                                 str(sample.dtype).rsplit(".", 1)[-1]))
+            offset += sample.nbytes
+        offset = -(-offset // _ALIGN) * _ALIGN
     return offset, places
 
 
 class _Task:
     def __init__(self, task_id, batch: _Batch, field: str, buffer: Shared, buffer_id: int,
-                 places: dict, dtype: str, epoch: int, slots: list):
+                 places: dict, epoch: int, slots: list):
         self.id = task_id
         self.batch = batch
-        self.field = field
+        self.field = field  # the unit's name
         self.buffer = buffer
         self.buffer_id = buffer_id
-        self.places = places  # {slot: (byte offset, shape)} of its samples in the buffer
-        self.dtype = dtype
+        # {slot: [(byte offset, shape, dtype) of each input field's sample in the buffer]}
+        self.places = places
         self.epoch = epoch
         self.slots = slots
 
@@ -146,12 +168,12 @@ def _context(modules):
     return context
 
 
-def _step_modules(steps: Dict[str, list]) -> set:
-    """The modules of `steps`' functions and classes that a worker can import (not
+def _step_modules(units: dict) -> set:
+    """The modules of the units' steps' functions and classes that a worker can import (not
     __main__)."""
     modules = set()
-    for field_steps_ in steps.values():
-        for step in field_steps_:
+    for unit in units.values():
+        for step in unit.raw:
             for owner in (step, type(step)):
                 module = getattr(owner, "__module__", None)
                 if isinstance(module, str) and module != "__main__" and \
@@ -163,11 +185,11 @@ def _step_modules(steps: Dict[str, list]) -> set:
 class _Worker:
     """One worker process and what the loader knows of it."""
 
-    def __init__(self, torch, number: int, pickled, python_input, seed, rank, modules):
+    def __init__(self, torch, number: int, pickled, seed, rank, modules):
         context = _context(modules)
         self.conn, child = context.Pipe(duplex=True)
         self.process = context.Process(
-            target=worker_main, args=(child, pickled, python_input, seed, rank), daemon=True,
+            target=worker_main, args=(child, pickled, seed, rank), daemon=True,
             name=f"stoker-python-steps-{number}")
         self.process.start()
         child.close()
@@ -210,20 +232,17 @@ def _stop_all(workers: list) -> None:
 
 
 class PythonPool:
-    """The Python steps of every field that has some, run by `workers` processes; what
-    PythonSteps is for the iterating thread."""
+    """The loader's units of Python steps ({name: unit}, as PythonSteps takes them), run by
+    `workers` processes; what PythonSteps is for the iterating thread."""
 
-    def __init__(self, torch, steps: Dict[str, list], seed: int, rank: int, on_error: str,
-                 python_input, workers: int, timeout: float, pin: bool):
+    def __init__(self, torch, units: dict, seed: int, rank: int, on_error: str,
+                 workers: int, timeout: float, pin: bool):
         self._torch = torch
-        self._pickled = picklable_steps(steps)
-        self._modules = _step_modules(steps)
-        self._fields = list(steps)
-        self._raw_names = {field: [step_name(s) for s in field_steps_]
-                           for field, field_steps_ in steps.items()}
-        # The steps as the workers run them (FieldSteps), for their names and times.
-        self._steps = {field: FieldSteps(torch, s, python_input) for field, s in steps.items()}
-        self._python_input = python_input
+        self._pickled = picklable_units(units)
+        self._modules = _step_modules(units)
+        self._raw_names = {name: [step_name(s) for s in unit.raw] for name, unit in units.items()}
+        # The units as the workers run them, for their inputs, outputs, names and times.
+        self._steps = units
         self._seed = seed
         self._rank = rank
         self._skip = on_error == "skip"
@@ -249,8 +268,8 @@ class PythonPool:
 
     def stats(self) -> dict:
         return {"python_seconds": self.seconds, "python_skipped": self.skipped,
-                "python_step_seconds": {field: steps.timing()
-                                        for field, steps in self._steps.items()},
+                "python_step_seconds": {name: unit.timing()
+                                        for name, unit in self._steps.items()},
                 "python_wait_seconds": self.wait_seconds, "python_workers": len(self._workers),
                 "python_restarts": self.restarts}
 
@@ -270,29 +289,31 @@ class PythonPool:
 
     def submit(self, batch: dict, epoch: int, index: int, position: int, state,
                padding: int) -> _Batch:
-        torch = self._torch
-        made = _Batch(torch, batch, self._fields, epoch, index, position, state, padding, self._pin)
+        made = _Batch(self._torch, batch, self._steps, epoch, index, position, state, padding,
+                      self._pin)
         chunks = len(self._workers)
-        for field in self._fields:
-            values = batch[field]
-            size, places = _input_places(values)
+        for name, unit in self._steps.items():
+            inputs = [unit.samples(batch, field) for field in unit.inputs]
+            size, places = _input_places(inputs, made.size)
             buffer = self._input(size)
             made.inputs.append(buffer)
-            dtype = values[0].dtype if len(values) else torch.uint8
-            if isinstance(values, list):  # samples of varying shape (DecodeImage's)
-                for (offset, shape), sample in zip(places, values):
-                    buffer.bytes[offset:offset + sample.nbytes].view(dtype).view(shape) \
-                        .copy_(sample)
-            else:
-                buffer.bytes[:size].view(dtype).view(values.shape).copy_(values)
+            for k, values in enumerate(inputs):
+                if isinstance(values, list):  # samples of varying shape (DecodeImage's)
+                    for slot, sample in enumerate(values):
+                        offset = places[slot][k][0]
+                        buffer.bytes[offset:offset + sample.nbytes].view(sample.dtype) \
+                            .view(sample.shape).copy_(sample)
+                elif made.size:
+                    offset = places[0][k][0]
+                    buffer.bytes[offset:offset + values.nbytes].view(values.dtype) \
+                        .view(values.shape).copy_(values)
             per = -(-made.size // chunks)
             for first in range(0, made.size, per):
                 slots = list(range(first, min(first + per, made.size)))
                 self._next_id += 1
                 made.tasks += 1
-                self._unsent.append(_Task(
-                    self._next_id, made, field, buffer, buffer.id, {k: places[k] for k in slots},
-                    str(dtype).rsplit(".", 1)[-1], epoch, slots))
+                self._unsent.append(_Task(self._next_id, made, name, buffer, buffer.id,
+                                          {k: places[k] for k in slots}, epoch, slots))
         self._send_unsent()
         return made
 
@@ -300,7 +321,7 @@ class PythonPool:
         for number, buffer in enumerate(self._free_inputs):
             if buffer.size >= size:
                 return self._free_inputs.pop(number)
-        if len(self._free_inputs) >= self.window * len(self._fields):
+        if len(self._free_inputs) >= self.window * len(self._steps):
             self._forget(self._free_inputs.pop(0))
         self._next_id += 1
         buffer = Shared(self._torch, max(size, 1))
@@ -332,8 +353,7 @@ class PythonPool:
             worker = self._workers[number]
             if worker is None:
                 worker = self._workers[number] = _Worker(
-                    self._torch, number, self._pickled, self._python_input, self._seed,
-                    self._rank, self._modules)
+                    self._torch, number, self._pickled, self._seed, self._rank, self._modules)
             try:
                 if task.buffer_id not in worker.known:
                     worker.conn.send(("buffer", task.buffer_id, task.buffer.size))
@@ -346,7 +366,7 @@ class PythonPool:
                     worker.output_count += 1
                 worker.conn.send(("task", task.id, task.field, task.buffer_id,
                                   [task.places[slot] for slot in task.slots],
-                                  task.dtype, task.epoch, task.batch.position,
+                                  task.epoch, task.batch.position,
                                   task.batch.index, task.slots, task.out))
             except OSError:  # the worker died: the wait finds out and sends the task again
                 self._unsent.appendleft(task)
@@ -425,21 +445,32 @@ class PythonPool:
                 self._done(task)
 
     def _take(self, task: _Task, output: Optional[Shared], results: list) -> None:
+        """Copies each sample's outputs (`results`: (slot, [(byte offset, shape, dtype) per
+        output field] or None, its error message)) out of the worker's buffer `output`: into
+        the batch tensor of a stacked field (made at the first sample's shape: a sample of
+        another is left out, and refused at finish), else a tensor of its own."""
         torch = self._torch
         batch = task.batch
-        field = task.field
-        for slot, offset, shape, dtype in results:
-            if offset is None:
-                batch.errors[field][slot] = shape  # the message
+        unit = self._steps[task.field]
+        for slot, described, message in results:
+            if described is None:
+                batch.errors[task.field][slot] = message
                 continue
-            batch.described[field][slot] = (getattr(torch, dtype), shape)
-            out = batch.out[field]
-            if out is None:
-                out = batch.out[field] = torch.empty((batch.size,) + shape,
-                                                     dtype=getattr(torch, dtype),
-                                                     pin_memory=self._pin)
-            if tuple(out.shape[1:]) == shape and str(out.dtype).rsplit(".", 1)[-1] == dtype:
-                target = out[slot].reshape(-1).view(torch.uint8)
+            for (field, form), (offset, shape, dtype) in zip(unit.outputs.items(), described):
+                dtype = getattr(torch, dtype)
+                batch.described[field][slot] = (dtype, shape)
+                if form != "stack":
+                    target = batch.out[field][slot] = torch.empty(shape, dtype=dtype,
+                                                                  pin_memory=self._pin)
+                else:
+                    out = batch.out[field]
+                    if out is None:
+                        out = batch.out[field] = torch.empty((batch.size,) + shape,
+                                                             dtype=dtype, pin_memory=self._pin)
+                    if tuple(out.shape[1:]) != shape or out.dtype != dtype:
+                        continue
+                    target = out[slot]
+                target = target.reshape(-1).view(torch.uint8)
                 target.copy_(output.bytes[offset:offset + len(target)])
 
     def _check_hangs(self) -> None:
@@ -514,26 +545,29 @@ class PythonPool:
         """The batch `batch` as the loader yields it, or stoker.Error (a failed sample under
         on_error="raise", samples of different shapes)."""
         self._release(batch)
+        torch = self._torch
         try:
             failed = set()
-            for field in self._fields:
-                for slot in sorted(batch.errors[field]):
+            for name in self._steps:
+                for slot in sorted(batch.errors[name]):
                     if not self._skip:
-                        raise SampleError(batch.errors[field][slot])
+                        raise SampleError(batch.errors[name][slot])
                     failed.add(slot)
             keep = [slot for slot in range(batch.size) if slot not in failed]
-            out = {}
-            for name in batch.order:
-                if name in batch.out:
-                    values = batch.out[name]
-                    if keep:
-                        check_uniform(name, batch.index, batch.epoch,
-                                      [(slot,) + batch.described[name][slot] for slot in keep])
-                    out[name] = self._torch.empty(0) if not keep else \
-                        values if len(keep) == batch.size else values[keep]
-                else:
-                    values = batch.kept[name]
-                    out[name] = values if len(keep) == batch.size else kept_samples(values, keep)
+
+            def output(name, field, form):
+                values = batch.out[field]
+                if form != "stack":
+                    return batch_values(torch, name, field, form, [values[k] for k in keep],
+                                        keep, batch.index, batch.epoch)
+                if keep:
+                    check_uniform(name, batch.index, batch.epoch,
+                                  [(slot,) + batch.described[field][slot] for slot in keep])
+                return {field: torch.empty(0) if not keep else
+                        values if len(keep) == batch.size else values[keep]}
+
+            out = assembled(self._steps, batch.order, lambda field: batch.kept[field] if len(
+                keep) == batch.size else kept_samples(batch.kept[field], keep), output)
         except SampleError as e:
             raise _stoker.Error(str(e)) from None
         self.skipped += len(failed)

@@ -1,7 +1,11 @@
 """The Python steps of a field: the transforms stoker.transforms cannot run natively (a user's
 function, a torchvision class it does not translate, kornia, ...) run here, on each sample the
 native steps made, in the iterating thread (or its threads), after the native batch is built
-(or in worker processes: _python_pool.py, with the same seeds and errors). And the loader's
+(or in worker processes: _python_pool.py, with the same seeds and errors). A field's steps are
+one unit of Python steps (FieldSteps); the steps after a joint transform, on a detection or
+segmentation sample's fields together, another (_joint_python.JointSteps): the iterating thread,
+threads and worker processes run units, a sample's input tensors in, its output tensors out,
+each output field stacked, or listed or padded where its size varies. And the loader's
 batch transform (torchvision's MixUp, CutMix, timm's Mixup, ...), on the whole batch after them.
 
 A step gets what the step before it gave: first the native steps' sample, a torch tensor
@@ -169,12 +173,21 @@ def takes_generator(step) -> bool:
 
 
 class FieldSteps:
-    """A field's Python steps ready to run: ``steps``, ``pil`` (whether they get PIL images:
-    with `python_input` "pil", or None where they convert one themselves, wants_pil), and
-    ``generator``, for each step whether it takes a generator= keyword: it is then called with
-    a torch.Generator seeded by the sample's seed, so its draws need no global state."""
+    """A field's Python steps ready to run, one of the loader's units of Python steps (as the
+    steps after a joint transform, _joint_python.JointSteps): ``inputs`` the fields a sample's
+    steps read, here the field alone, ``outputs`` {field: how its samples make a batch:
+    "stack", "list" or "padded"}, here the field stacked; ``raw`` the steps as given and
+    ``args``, from which a worker process makes the same unit (type(unit)(torch, raw, *args));
+    ``pil`` (whether they get PIL images: with `python_input` "pil", or None where they convert
+    one themselves, wants_pil), and ``generator``, for each step whether it takes a generator=
+    keyword: it is then called with a torch.Generator seeded by the sample's seed, so its draws
+    need no global state."""
 
-    def __init__(self, torch, steps: list, python_input):
+    def __init__(self, torch, steps: list, field: str, python_input=None):
+        self.raw = steps
+        self.args = (field, python_input)
+        self.inputs = (field,)
+        self.outputs = {field: "stack"}
         self.pil = python_input == "pil" or (python_input is None and wants_pil(steps))
         self.steps = steps if self.pil else tensor_steps(torch, steps)
         self.generator = [takes_generator(step) for step in self.steps]
@@ -184,11 +197,16 @@ class FieldSteps:
         """[(step, seconds in it)]."""
         return [(step_name(step), seconds) for step, seconds in zip(self.steps, self.seconds)]
 
-    def run(self, torch, numpy, x, seed: int, where: tuple, on_step=None):
-        """`x` after the steps, a plain torch.Tensor; SampleError if a step raises or they give
-        no tensor. `seed`: the sample's (for the generator= steps; the caller seeds the global
-        generators); `where`: (field, slot, batch index, epoch), for the message; on_step(i)
-        is called before step i."""
+    def samples(self, batch: dict, field: str):
+        """The samples of input `field` of a native batch, each indexed by its slot."""
+        return batch[field]
+
+    def run(self, torch, numpy, values: tuple, seed: int, where: tuple, on_step=None) -> tuple:
+        """(the sample, values[0], after the steps: a plain torch.Tensor); SampleError if a
+        step raises or they give no tensor. `seed`: the sample's (for the generator= steps; the
+        caller seeds the global generators); `where`: (field, slot, batch index, epoch), for the
+        message; on_step(i) is called before step i."""
+        x = values[0]
         generator = torch.Generator().manual_seed(seed) if any(self.generator) else None
         if self.pil and x.dtype == torch.uint8 and x.dim() == 3:
             x = to_pil(x)
@@ -203,7 +221,59 @@ class FieldSteps:
             raise SampleError(sample_message(
                 *where, f"the Python steps gave a {type(x).__name__}, not a torch.Tensor (last "
                 f"step {step_name(self.steps[-1])})"))
-        return x.as_subclass(torch.Tensor)
+        return (x.as_subclass(torch.Tensor),)
+
+
+def padded(torch, values: list):
+    """One tensor [batch, largest sample...] with zeros around each sample, and its sizes,
+    int64 [batch, rank]: the native "padded" form."""
+    if not values:
+        return torch.empty(0), torch.empty((0, 0), dtype=torch.int64)
+    sizes = torch.tensor([list(v.shape) for v in values], dtype=torch.int64)
+    largest = sizes.max(dim=0).values.tolist() if values[0].dim() else []
+    out = torch.zeros([len(values), *largest], dtype=values[0].dtype)
+    for k, v in enumerate(values):
+        out[(k, *(slice(0, n) for n in v.shape))] = v
+    return out, sizes
+
+
+def batch_values(torch, unit: str, field: str, form: str, samples: list, slots: list,
+                 index: int, epoch: int) -> dict:
+    """{field: its batch value} of output `field`'s `samples` (those of `slots`, made by the
+    unit named `unit`) in `form`: stacked (one shape and dtype), a list, or padded (one rank and
+    dtype; with its NAME_sizes); SampleError naming the first sample that does not fit."""
+    if form == "list":
+        return {field: samples}
+    if form == "stack":
+        if not samples:
+            return {field: torch.empty(0)}
+        check_uniform(unit, index, epoch,
+                      [(slot, x.dtype, x.shape) for slot, x in zip(slots, samples)])
+        return {field: torch.stack(samples)}
+    for slot, v in zip(slots, samples):
+        if v.dim() != samples[0].dim() or v.dtype != samples[0].dtype:
+            raise SampleError(sample_message(
+                unit, slot, index, epoch, f"the Python steps gave {field} {v.dtype} "
+                f"{list(v.shape)}, but sample {slots[0]} {samples[0].dtype} "
+                f"{list(samples[0].shape)}: a padded batch holds one rank and dtype"))
+    values, sizes = padded(torch, samples)
+    return {field: values, field + "_sizes": sizes}
+
+
+def assembled(units: dict, names: list, kept, made) -> dict:
+    """The batch of the native batch's fields `names`, in order, after the units of Python
+    steps `units` ({name: unit}): each field a unit makes is made(unit name, field, form), a
+    dict (a padded field's NAME_sizes with it); every other field kept(field)."""
+    outputs = {field: (name, form) for name, unit in units.items()
+               for field, form in unit.outputs.items()}
+    sizes = {field + "_sizes" for field, (_, form) in outputs.items() if form == "padded"}
+    out = {}
+    for field in names:
+        if field in outputs:
+            out.update(made(outputs[field][0], field, outputs[field][1]))
+        elif field not in sizes:  # a padded output's sizes are made with it
+            out[field] = kept(field)
+    return out
 
 
 def call_step(step, args: tuple, kwargs: dict, where: tuple, seconds: list, number: int):
@@ -238,26 +308,26 @@ def check_uniform(field: str, index: int, epoch: int, samples: list) -> None:
 
 
 class PythonSteps:
-    """The Python steps of every field that has some ({field: [callable, ...]}), applied to
-    native batches (dicts of tensors) in the iterating thread, or with `threads` > 1 by that
-    many threads, the samples of the next ``window`` batches at once; threads need every step
-    to take a generator= keyword (FieldSteps): the global generators are not seeded there, and
-    each sample's draws depend on its seed only, the same batches for any number of threads."""
+    """The loader's units of Python steps ({name: unit}: a FieldSteps per field that has some,
+    or the steps after a joint transform, _joint_python.JointSteps), applied to native batches
+    (dicts of tensors) in the iterating thread, or with `threads` > 1 by that many threads,
+    the samples of the next ``window`` batches at once; threads need every step to take a
+    generator= keyword: the global generators are not seeded there, and each sample's draws
+    depend on its seed only, the same batches for any number of threads."""
 
-    def __init__(self, torch, steps: Dict[str, list], seed: int, rank: int, on_error: str,
-                 python_input=None, threads: int = 0):
-        """`python_input` as FieldSteps takes it."""
+    def __init__(self, torch, units: dict, seed: int, rank: int, on_error: str,
+                 threads: int = 0):
         import numpy
         self._torch = torch
         self._numpy = numpy
-        self._steps = {field: FieldSteps(torch, s, python_input) for field, s in steps.items()}
+        self._units = units
         self._threads = None
-        if threads > 1 and steps:
-            for field, field_steps_ in self._steps.items():
-                for step, generator in zip(field_steps_.steps, field_steps_.generator):
+        if threads > 1 and units:
+            for name, unit in units.items():
+                for step, generator in zip(unit.steps, unit.generator):
                     if not generator:
                         raise ValueError(
-                            f"field '{field}': python_parallel='threads' needs every Python "
+                            f"field '{name}': python_parallel='threads' needs every Python "
                             f"step to take a generator= keyword (a torch.Generator seeded per "
                             f"sample); {step_name(step)} does not: use "
                             "python_parallel='processes'")
@@ -270,16 +340,16 @@ class PythonSteps:
         self.skipped = 0  # samples dropped (on_error="skip")
 
     def __bool__(self):
-        return bool(self._steps)
+        return bool(self._units)
 
     def stats(self) -> dict:
         # With threads, the steps' own time (summed over samples and threads), as the worker
         # processes count theirs, and the batches' assembly.
-        seconds = self.seconds + (sum(sum(steps.seconds) for steps in self._steps.values())
+        seconds = self.seconds + (sum(sum(unit.seconds) for unit in self._units.values())
                                   if self._threads else 0.0)
         return {"python_seconds": seconds, "python_skipped": self.skipped,
-                "python_step_seconds": {field: steps.timing()
-                                        for field, steps in self._steps.items()}}
+                "python_step_seconds": {name: unit.timing()
+                                        for name, unit in self._units.items()}}
 
     def epoch(self, native_epoch, epoch: int, core, rewind=None):
         """The iteration of `native_epoch` (epoch `epoch` of the LoaderCore `core`) through
@@ -298,23 +368,24 @@ class PythonSteps:
             self._threads = ThreadPoolExecutor(self.workers, thread_name_prefix="stoker-python")
 
     def apply(self, batch: dict, epoch: int, index: int, position: int) -> dict:
-        """`batch` with each field that has Python steps replaced by the stack of its samples
-        after them (batch `index` of this iteration of `epoch`, the loader at global `position`
-        after it), in the iterating thread; samples that failed dropped from every field under
+        """`batch` with each unit's output fields made by its steps from each sample (batch
+        `index` of this iteration of `epoch`, the loader at global `position` after it), in
+        the iterating thread; samples that failed dropped from every field under
         on_error="skip"."""
         start = time.perf_counter()
         size = len(next(iter(batch.values())))
         made: Dict[str, List] = {}
         failed: set = set()
         with _Seeded(self._torch, self._numpy) as generators:
-            for field, steps in self._steps.items():
-                made[field] = [None] * size
+            for name, unit in self._units.items():
+                inputs = unit_inputs(unit, batch)
+                made[name] = [None] * size
                 for slot in range(size):
                     if slot in failed:
                         continue
                     generators.seed(sample_seed(self._seed, epoch, self._rank, position, slot))
-                    x = made[field][slot] = self._one(field, steps, batch[field], epoch, index,
-                                                      position, slot)
+                    x = made[name][slot] = self._one(name, unit, inputs, epoch, index,
+                                                     position, slot)
                     if isinstance(x, SampleError) and not self._skip:
                         return self._combine(batch, made, epoch, index, start)  # raises it
                     if isinstance(x, SampleError):
@@ -332,16 +403,18 @@ class PythonSteps:
         batch = {name: [v.clone() for v in value] if isinstance(value, list) else value.clone()
                  for name, value in batch.items()}
         size = len(next(iter(batch.values())))
-        futures = {field: [self._threads.submit(self._one, field, steps, batch[field], epoch,
-                                                index, position, slot) for slot in range(size)]
-                   for field, steps in self._steps.items()}
+        futures = {}
+        for name, unit in self._units.items():
+            inputs = unit_inputs(unit, batch)
+            futures[name] = [self._threads.submit(self._one, name, unit, inputs, epoch, index,
+                                                  position, slot) for slot in range(size)]
         return _Ahead(batch, futures, epoch, index, state, padding)
 
     def wait(self, ahead: "_Ahead") -> None:
         futures.wait([f for fs in ahead.futures.values() for f in fs])
 
     def finish(self, ahead: "_Ahead") -> dict:
-        made = {field: [f.result() for f in fs] for field, fs in ahead.futures.items()}
+        made = {name: [f.result() for f in fs] for name, fs in ahead.futures.items()}
         return self._combine(ahead.batch, made, ahead.epoch, ahead.index, time.perf_counter())
 
     def cancel(self, aheads: list) -> None:
@@ -355,52 +428,51 @@ class PythonSteps:
 
     # ---------------------------------------------------------------------------------------
 
-    def _one(self, field, steps, values, epoch, index, position, slot):
-        """Sample `slot` of `values` after `steps`, or the SampleError it raised."""
+    def _one(self, name, unit, inputs, epoch, index, position, slot):
+        """Sample `slot` of `inputs` ({field: samples}) after `unit`'s steps (a tuple, one
+        tensor per output), or the SampleError it raised."""
         seed = sample_seed(self._seed, epoch, self._rank, position, slot)
         try:
-            return steps.run(self._torch, self._numpy, values[slot], seed,
-                             (field, slot, index, epoch))
+            return unit.run(self._torch, self._numpy,
+                            tuple(inputs[field][slot] for field in unit.inputs), seed,
+                            (name, slot, index, epoch))
         except SampleError as e:
             return e
 
     def _combine(self, batch: dict, made: Dict[str, List], epoch: int, index: int,
                  start: float) -> dict:
-        """The batch of `batch`'s fields with each of `made`'s ({field: [sample or
-        SampleError or None (not run: failed before)]}) stacked; the first SampleError, by
-        field and slot, is one stoker.Error, or under on_error="skip" its sample is dropped
+        """The batch of `batch`'s fields with each unit's outputs made of `made`'s ({unit:
+        [outputs or SampleError or None (not run: failed before)]}); the first SampleError, by
+        unit and slot, is one stoker.Error, or under on_error="skip" its sample is dropped
         from every field."""
         size = len(next(iter(batch.values())))
         failed: set = set()
         try:
-            for field in made:
+            for name in made:
                 for slot in range(size):
-                    if slot not in failed and isinstance(made[field][slot], SampleError):
+                    if slot not in failed and isinstance(made[name][slot], SampleError):
                         if not self._skip:
-                            raise made[field][slot]
+                            raise made[name][slot]
                         failed.add(slot)
             keep = [slot for slot in range(size) if slot not in failed]
-            out = {}
-            for field, values in batch.items():
-                if field in made:
-                    out[field] = self._stack(field, [made[field][slot] for slot in keep],
-                                             epoch, index, keep)
-                elif failed:
-                    out[field] = kept_samples(values, keep)
-                else:
-                    out[field] = values
+
+            def output(name, field, form):
+                k = list(self._units[name].outputs).index(field)
+                return batch_values(self._torch, name, field, form,
+                                    [made[name][slot][k] for slot in keep], keep, index, epoch)
+
+            out = assembled(self._units, list(batch), lambda field: kept_samples(
+                batch[field], keep) if failed else batch[field], output)
         except SampleError as e:
             raise _stoker.Error(str(e)) from None
         self.skipped += len(failed)
         self.seconds += time.perf_counter() - start
         return out
 
-    def _stack(self, field, samples, epoch, index, slots):
-        if not samples:
-            return self._torch.empty(0)
-        check_uniform(field, index, epoch,
-                      [(slot, x.dtype, x.shape) for slot, x in zip(slots, samples)])
-        return self._torch.stack(samples)
+
+def unit_inputs(unit, batch: dict) -> dict:
+    """{field: its samples, indexed by slot} of `unit`'s input fields in `batch`."""
+    return {field: unit.samples(batch, field) for field in unit.inputs}
 
 
 class _Ahead:

@@ -1,7 +1,8 @@
 """A worker process of the Python steps (_python_pool.py is the loader's side): it unpickles
-the steps once, then runs each task the loader sends through its pipe (a chunk of one field's
-samples of one batch, in an input buffer) and writes the outputs into an output buffer of its
-own, grown as needed and handed to the loader once. Before each step it writes (task, sample,
+the units of steps once (a field's, or the steps after a joint transform), then runs each task
+the loader sends through its pipe (a chunk of one unit's samples of one batch, each sample's
+input tensors in an input buffer) and writes each sample's output tensors into an output buffer
+of its own, grown as needed and handed to the loader once. Before each step it writes (task, sample,
 step, start time) into its status block, so that the loader can name the sample of a worker
 that hangs or dies. It ignores SIGINT (Ctrl-C is the loader's) and exits when its parent, the
 forkserver, is gone (which goes with the loader's process).
@@ -20,9 +21,9 @@ import struct
 import threading
 import time
 from multiprocessing import reduction
-from typing import Dict, List, Optional
+from typing import Dict, Optional
 
-from stoker._python_steps import FieldSteps, SampleError, _Seeded, sample_seed
+from stoker._python_steps import SampleError, _Seeded, sample_seed
 
 
 # A worker's status block: the task, slot and step it runs, and when the sample started
@@ -59,23 +60,24 @@ def _exit_with_parent(parent: int) -> None:
     os._exit(0)
 
 
-def worker_main(conn, pickled: Dict[str, List[bytes]], python_input, seed: int, rank: int):
+def worker_main(conn, pickled: Dict[str, tuple], seed: int, rank: int):
     """A worker process: runs the tasks the loader sends until it says stop or goes away."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the loader's to handle
     threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
     import numpy
     import torch
     torch.set_num_threads(1)
-    steps = {}
-    for field, payloads in pickled.items():
-        steps[field] = []
+    units = {}
+    for name, (unit, payloads) in pickled.items():
+        steps = []
         for number, payload in enumerate(payloads):
             try:
-                steps[field].append(pickle.loads(payload))
+                steps.append(pickle.loads(payload))
             except Exception as e:  # unpickling runs the object's own code
-                conn.send(("fatal", field, number, f"{type(e).__name__}: {e}"))
+                conn.send(("fatal", name, number, f"{type(e).__name__}: {e}"))
                 return
-    steps = {field: FieldSteps(torch, s, python_input) for field, s in steps.items()}
+        make, args = pickle.loads(unit)  # _python_pool.picklable_units'
+        units[name] = make(torch, steps, *args)
     conn.send(("ready",))
     status = None
     inputs: Dict[int, Shared] = {}
@@ -95,19 +97,17 @@ def worker_main(conn, pickled: Dict[str, List[bytes]], python_input, seed: int, 
         elif kind == "forget":
             inputs.pop(message[1], None)
         elif kind == "task":
-            _run_task(torch, numpy, conn, steps, seed, rank, status, inputs, outputs, generators,
+            _run_task(torch, numpy, conn, units, seed, rank, status, inputs, outputs, generators,
                       *message[1:])
         else:  # "stop"
             return
 
 
-def _run_task(torch, numpy, conn, steps, seed, rank, status, inputs, outputs, generators,
-              task_id, field, buffer_id, places, dtype, epoch, position, index, slots, out_index):
+def _run_task(torch, numpy, conn, units, seed, rank, status, inputs, outputs, generators,
+              task_id, name, buffer_id, places, epoch, position, index, slots, out_index):
     start = time.perf_counter()
-    field_steps_ = steps[field]
-    before = list(field_steps_.seconds)
-    dtype = getattr(torch, dtype)
-    element = torch.empty(0, dtype=dtype).element_size()
+    unit = units[name]
+    before = list(unit.seconds)
     source = inputs[buffer_id].bytes
     output = outputs.get(out_index)
     results = []
@@ -116,31 +116,38 @@ def _run_task(torch, numpy, conn, steps, seed, rank, status, inputs, outputs, ge
     def on_step(number, slot=0):
         STATUS.pack_into(status.map, 0, task_id, slot, number, time.monotonic_ns())
 
-    for slot, (start_byte, shape) in zip(slots, places):
-        count = math.prod(shape) * element
-        x = source[start_byte:start_byte + count].view(dtype).view(shape)
+    for slot, sample_places in zip(slots, places):
+        values = []
+        for start_byte, shape, dtype in sample_places:
+            dtype = getattr(torch, dtype)
+            count = math.prod(shape) * torch.empty(0, dtype=dtype).element_size()
+            values.append(source[start_byte:start_byte + count].view(dtype).view(shape))
         sample = sample_seed(seed, epoch, rank, position, slot)
         generators.seed(sample)
         try:
-            y = field_steps_.run(torch, numpy, x, sample, (field, slot, index, epoch),
-                                 lambda number, slot=slot: on_step(number, slot))
+            made = unit.run(torch, numpy, tuple(values), sample, (name, slot, index, epoch),
+                            lambda number, slot=slot: on_step(number, slot))
         except SampleError as e:
-            results.append((slot, None, str(e), None))
+            results.append((slot, None, str(e)))
             continue
-        y = y.contiguous()
-        flat = y.reshape(-1).view(torch.uint8) if y.numel() else torch.empty(0, dtype=torch.uint8)
-        end = offset + len(flat)
-        if output is None or end > output.size:
-            grown = Shared(torch, max(end, 2 * (output.size if output else 0), 4096))
-            if offset:
-                grown.bytes[:offset].copy_(output.bytes[:offset])
-            conn.send(("output", out_index, grown.size))
-            reduction.send_handle(conn, grown.fd, os.getppid())
-            grown.close()
-            outputs[out_index] = output = grown
-        output.bytes[offset:end].copy_(flat)
-        results.append((slot, offset, tuple(y.shape), str(y.dtype).rsplit(".", 1)[-1]))
-        offset = end
+        described = []
+        for y in made:
+            y = y.contiguous()
+            flat = y.reshape(-1).view(torch.uint8) if y.numel() else \
+                torch.empty(0, dtype=torch.uint8)
+            end = offset + len(flat)
+            if output is None or end > output.size:
+                grown = Shared(torch, max(end, 2 * (output.size if output else 0), 4096))
+                if offset:
+                    grown.bytes[:offset].copy_(output.bytes[:offset])
+                conn.send(("output", out_index, grown.size))
+                reduction.send_handle(conn, grown.fd, os.getppid())
+                grown.close()
+                outputs[out_index] = output = grown
+            output.bytes[offset:end].copy_(flat)
+            described.append((offset, tuple(y.shape), str(y.dtype).rsplit(".", 1)[-1]))
+            offset = end
+        results.append((slot, described, None))
     STATUS.pack_into(status.map, 0, 0, 0, 0, 0)
     conn.send(("done", task_id, time.perf_counter() - start, results,
-               [now - then for now, then in zip(field_steps_.seconds, before)]))
+               [now - then for now, then in zip(unit.seconds, before)]))

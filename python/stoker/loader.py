@@ -17,10 +17,10 @@ from stoker._data_access import data_access
 from stoker._paths import native_path
 from stoker.sources import source_of
 from stoker._batch_transforms import native_call
-from stoker._joint_python import JointSteps
+from stoker._joint_python import joint_units
 from stoker._nested import NestedFields
 from stoker._python_pool import PythonPool
-from stoker._python_steps import BatchTransform, PythonSteps, step_name
+from stoker._python_steps import BatchTransform, FieldSteps, PythonSteps, step_name
 from stoker._wrapped import Wrapped as _Wrapped
 from stoker.transforms import (call_text, defer_normalization, is_variable,
                                joint_outputs, plan_fields, varies_in_rows_only)
@@ -264,11 +264,11 @@ class _SourceNotes(_Wrapped):
 
 def _python_steps(torch, plan, seed, rank, on_error, python_input, python_workers,
                   python_parallel, python_timeout, pin, forms):
-    """The loader's Python steps: run in the iterating thread or threads (PythonSteps) or by
-    worker processes (PythonPool). python_workers None: min(2, cores) where there are two
-    cores or more (and, for processes, every step can be sent to one), else the iterating
-    thread. The steps after a joint transform run in the iterating thread (JointSteps, the
-    joint fields in `forms`)."""
+    """The loader's Python steps: each field's (FieldSteps), or the steps after a joint
+    transform on the whole sample (JointSteps, the joint fields in `forms`), run in the
+    iterating thread or threads (PythonSteps) or by worker processes (PythonPool).
+    python_workers None: min(2, cores) where there are two cores or more (and, for processes,
+    every step can be sent to one), else the iterating thread."""
     if python_parallel not in ("processes", "threads"):
         raise ValueError(f"python_parallel must be 'processes' or 'threads', not "
                          f"{python_parallel!r}")
@@ -279,31 +279,29 @@ def _python_steps(torch, plan, seed, rank, on_error, python_input, python_worker
         raise ValueError(f"python_timeout must be a number of seconds > 0, not "
                          f"{python_timeout!r}")
     if plan.joint is not None:
-        if python_workers not in (None, 0):
-            raise ValueError(f"python_workers={python_workers!r}: the Python steps after a "
-                             "joint transform run in the iterating thread for now "
-                             "(python_workers=0, or leave it out)")
-        return JointSteps(torch, plan.joint, seed, rank, on_error, forms)
+        units = joint_units(torch, plan.joint, forms)
+    else:
+        units = {field: FieldSteps(torch, steps, field, python_input)
+                 for field, steps in plan.python.items()}
     if python_parallel == "threads":
         if python_workers is None:
             python_workers = min(2, len(os.sched_getaffinity(0)))
         python_workers = _int("python_workers", python_workers, 0, 1024)
-        return PythonSteps(torch, plan.python, seed, rank, on_error, python_input,
-                           threads=python_workers)
+        return PythonSteps(torch, units, seed, rank, on_error, threads=python_workers)
     if python_workers is None:
         cores = len(os.sched_getaffinity(0))
-        python_workers = min(2, cores) if cores > 1 and plan.python else 0
+        python_workers = min(2, cores) if cores > 1 and units else 0
         if python_workers:
             try:
-                return PythonPool(torch, plan.python, seed, rank, on_error, python_input,
-                                  python_workers, float(python_timeout), pin)
+                return PythonPool(torch, units, seed, rank, on_error, python_workers,
+                                  float(python_timeout), pin)
             except ValueError:  # a step that cannot go to a process: run them here
                 python_workers = 0
     python_workers = _int("python_workers", python_workers, 0, 1024)
-    if python_workers and plan.python:
-        return PythonPool(torch, plan.python, seed, rank, on_error, python_input,
-                          python_workers, float(python_timeout), pin)
-    return PythonSteps(torch, plan.python, seed, rank, on_error, python_input)
+    if python_workers and units:
+        return PythonPool(torch, units, seed, rank, on_error, python_workers,
+                          float(python_timeout), pin)
+    return PythonSteps(torch, units, seed, rank, on_error)
 
 
 class _StateOf:

@@ -2,10 +2,13 @@
 translate, and the steps after it, run in Python on the sample the native steps made, as
 torchvision has it there; the result equals torchvision running the whole pipeline on
 CocoDetection's v2-wrapped samples (or the mask folders' pairs) with the Python part seeded as
-the loader seeds it; the same batches for 1 and 2 native workers; a raising step is one line
-naming the sample, the field and the step, or skipped."""
+the loader seeds it; the same batches for 1 and 2 native workers, and in the iterating thread,
+1 or 2 worker processes or threads, again after a resume; a raising (or hung) step is one line
+naming the sample, the field and the step, or skipped, wherever it runs."""
 
+import os
 import random
+import time
 
 import numpy as np
 import pytest
@@ -93,18 +96,88 @@ def test_one_or_two_workers_and_the_padded_form_give_the_same_batches(coco_datas
             assert torch.equal(c[name][cut], a[name])
 
 
-def test_a_resumed_loader_gives_the_same_batches(coco_dataset):
-    def loader():
+def affine_after_a_flip():
+    return v2.Compose([DecodeImage(max_size=1600), v2.RandomHorizontalFlip(0.5), *affine_tail()])
+
+
+def same_samples(got, want):
+    assert len(got) == len(want) > 0
+    for a, b in zip(got, want):
+        assert a.keys() == b.keys()
+        assert all(torch.equal(a[name], b[name]) for name in a), a["image_id"]
+
+
+def dead(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_the_iterating_thread_and_one_or_two_worker_processes_give_the_same_batches(
+        coco_dataset):
+    """One native worker and the Python steps in the iterating thread (nothing in parallel)
+    makes the batches that 1 or 2 worker processes make, and the default (2 on 2 cores), in
+    either form; closing the loader stops its worker processes."""
+    alone = [s for s, _ in loaded(coco_dataset, affine_after_a_flip(), workers=1,
+                                  python_workers=0)]
+    for python_workers in (1, 2):
+        same_samples([s for s, _ in loaded(coco_dataset, affine_after_a_flip(),
+                                           python_workers=python_workers)], alone)
+    made = stoker.Loader(coco_dataset, batch_size=5, seed=SEED, shuffle=False,
+                         batch_format="dict", variable="padded",
+                         transforms=affine_after_a_flip())
+    assert made.options["python_workers"] == (2 if len(os.sched_getaffinity(0)) > 1 else 0)
+    padded = [{name: value[k] for name, value in batch.items()}
+              for batch in made for k in range(len(batch["image"]))]
+    assert len(padded) == len(alone)
+    for c, a in zip(padded, alone):
+        for name in ("image", "boxes", "labels", "masks"):
+            cut = tuple(slice(0, n) for n in c[f"{name}_sizes"].tolist())
+            assert torch.equal(c[name][cut], a[name])
+        assert torch.equal(c["image_id"], a["image_id"])
+    pids = made._python.pids() if made.options["python_workers"] else []
+    made.close()
+    assert all(dead(pid) for pid in pids)
+
+
+def jitter(image, target, generator=None):
+    """Moves the boxes by a draw of the generator it is given (so it may run in threads)."""
+    shift = (torch.rand(2, generator=generator) * 8).repeat(2)
+    return image, dict(target, boxes=tv_tensors.wrap(target["boxes"] + shift,
+                                                     like=target["boxes"]))
+
+
+def test_threads_give_the_batches_of_processes_and_of_the_iterating_thread(coco_dataset):
+    transforms = v2.Compose([DecodeImage(max_size=1600), v2.RandomHorizontalFlip(0.5), jitter])
+    alone = [s for s, _ in loaded(coco_dataset, transforms, python_workers=0)]
+    flipped = [s for s, _ in loaded(coco_dataset, v2.Compose(transforms.transforms[:2] + [
+        v2.ToPureTensor()]), python_workers=0)]
+    assert any(not torch.equal(a["boxes"], b["boxes"]) for a, b in zip(alone, flipped))
+    for options in ({"python_parallel": "threads", "python_workers": 2},
+                    {"python_workers": 2}):
+        same_samples([s for s, _ in loaded(coco_dataset, transforms, **options)], alone)
+    with pytest.raises(ValueError, match=r"field 'image': python_parallel='threads' needs every "
+                                         r"Python step to take a generator= keyword .*; "
+                                         r"RandomAffine\("):
+        stoker.Loader(coco_dataset, python_parallel="threads", transforms=affine_after_a_flip())
+
+
+@pytest.mark.parametrize("before, after", [(0, 0), (2, 2), (0, 2), (2, 0)])
+def test_a_resumed_loader_gives_the_same_batches(coco_dataset, before, after):
+    """Stopped after two batches (with `before` Python worker processes) and resumed (with
+    `after`): the rest of the epoch, as without the stop."""
+    def loader(python_workers):
         return stoker.Loader(coco_dataset, batch_size=4, seed=SEED, batch_format="dict",
-                             transforms=v2.Compose([DecodeImage(max_size=1600),
-                                                    v2.RandomHorizontalFlip(0.5),
-                                                    *affine_tail()]))
-    first = loader()
+                             transforms=affine_after_a_flip(), python_workers=python_workers)
+    first = loader(before)
     epoch = iter(first)
     next(epoch), next(epoch)
     state = first.state_dict()
-    rest = list(epoch)
-    second = loader()
+    rest = list(loader(0))[2:]
+    del epoch
+    second = loader(after)
     second.load_state_dict(state)
     resumed = list(second)
     assert len(resumed) == len(rest) > 0
@@ -116,8 +189,11 @@ def refuses(image, target):
     raise RuntimeError("not this one")
 
 
-def test_a_raising_step_is_one_line_naming_the_sample_field_and_step(coco_dataset):
+@pytest.mark.parametrize("python_workers", [0, 2])
+def test_a_raising_step_is_one_line_naming_the_sample_field_and_step(coco_dataset,
+                                                                     python_workers):
     loader = stoker.Loader(coco_dataset, batch_size=2, batch_format="dict",
+                           python_workers=python_workers,
                            transforms=v2.Compose([v2.RandomHorizontalFlip(), refuses,
                                                   v2.ToImage()]))
     with pytest.raises(stoker.Error) as raised:
@@ -133,7 +209,8 @@ def halves(image, target):
     return image, dict(target, labels=target["labels"] + 1)
 
 
-def test_skipped_samples_leave_every_field_of_their_batch(coco_dataset):
+@pytest.mark.parametrize("python_workers", [0, 2])
+def test_skipped_samples_leave_every_field_of_their_batch(coco_dataset, python_workers):
     def steps(*python):
         return v2.Compose([DecodeImage(max_size=1600), v2.RandomHorizontalFlip(0.0), *python,
                            v2.ToImage()])
@@ -144,7 +221,8 @@ def test_skipped_samples_leave_every_field_of_their_batch(coco_dataset):
         if torch.rand(1).item() >= 0.5:
             lucky.add(image_id)
     kept = set()
-    for sample, _ in loaded(coco_dataset, steps(halves), on_error="skip"):
+    for sample, _ in loaded(coco_dataset, steps(halves), on_error="skip",
+                            python_workers=python_workers):
         before = plain[int(sample["image_id"])][0]
         assert torch.equal(sample["labels"], before["labels"] + 1)
         assert torch.equal(sample["area"], before["area"])  # the sample's other fields
@@ -157,19 +235,68 @@ def image_alone(image, target):
     return image
 
 
-def test_a_step_that_gives_no_target_is_named(coco_dataset):
+@pytest.mark.parametrize("python_workers", [0, 2])
+def test_a_step_that_gives_no_target_is_named(coco_dataset, python_workers):
     loader = stoker.Loader(coco_dataset, batch_size=2, batch_format="dict",
+                           python_workers=python_workers,
                            transforms=v2.Compose([v2.RandomHorizontalFlip(), image_alone]))
     with pytest.raises(stoker.Error, match=r"^field 'image', sample 0 of batch 0 \(epoch 0\): "
                                            r"image_alone gave a Image, not \(image, target\)$"):
         next(iter(loader))
 
 
-def test_python_workers_are_refused_after_a_joint_transform_for_now(coco_dataset):
-    with pytest.raises(ValueError, match=r"python_workers=2: the Python steps after a joint "
-                                         r"transform run in the iterating thread"):
-        stoker.Loader(coco_dataset, python_workers=2,
-                      transforms=v2.Compose([v2.RandomHorizontalFlip(), v2.GaussianBlur(3)]))
+class Stall:
+    """Passes a sample through, except where a draw of torch's (under the sample's seed) is
+    below 1/4: then it raises, or hangs."""
+
+    def __init__(self, does):
+        self.does = does
+
+    def __call__(self, image, target):
+        if float(torch.rand(())) >= 0.25:
+            return image, target
+        if self.does == "hang":
+            time.sleep(3600)
+        raise RuntimeError("stalled")
+
+    def __repr__(self):
+        return f"Stall({self.does!r})"
+
+
+def test_a_hung_step_is_named_its_worker_replaced_and_skipped_as_a_raising_one(coco_dataset):
+    def steps(does):
+        return v2.Compose([DecodeImage(max_size=1600), v2.RandomHorizontalFlip(0.5),
+                           Stall(does), v2.ToImage()])
+    want = [s for s, _ in loaded(coco_dataset, steps("raise"), python_workers=0,
+                                 on_error="skip")]
+    made = stoker.Loader(coco_dataset, batch_size=5, seed=SEED, shuffle=False,
+                         transforms=steps("hang"), python_workers=2, python_timeout=2)
+    with pytest.raises(stoker.Error, match=r"^field 'image', sample \d of batch \d \(epoch 0\): "
+                                           r"Stall\('hang'\) ran longer than python_timeout=2 s: "
+                                           r"its worker process \(pid \d+\) was killed and "
+                                           r"replaced$"):
+        list(made)
+    got = [s for s, _ in loaded(coco_dataset, steps("hang"), python_workers=2,
+                                python_timeout=2, on_error="skip")]
+    same_samples(got, want)
+    assert len(want) < 24
+
+
+def test_a_step_that_cannot_go_to_a_process_runs_in_the_iterating_thread_or_is_named(
+        coco_dataset):
+    def local(image, target):
+        return image, target
+    transforms = v2.Compose([DecodeImage(max_size=1600), v2.RandomHorizontalFlip(0.5),
+                             *affine_tail()[:1], local, *affine_tail()[1:]])
+    made = stoker.Loader(coco_dataset, batch_size=5, seed=SEED, shuffle=False,
+                         batch_format="dict", transforms=transforms)
+    assert made.options["python_workers"] == 0
+    same_samples([{name: value[k] for name, value in batch.items()}
+                  for batch in made for k in range(len(batch["image"]))],
+                 [s for s, _ in loaded(coco_dataset, affine_after_a_flip(), python_workers=2)])
+    with pytest.raises(ValueError, match=r"^field 'image': the Python step local cannot be sent "
+                                         r"to a worker process \("):
+        stoker.Loader(coco_dataset, python_workers=2, transforms=transforms)
 
 
 def segmentation_python_tail():
@@ -181,7 +308,9 @@ def segmentation_python_tail():
                    scale=True), v2.Normalize(MEAN, STD), v2.ToPureTensor()]
 
 
-def test_untranslated_steps_on_a_segmentation_sample_equal_torchvision(mask_folders, tmp_path):
+@pytest.mark.parametrize("python_workers", [0, 2])
+def test_untranslated_steps_on_a_segmentation_sample_equal_torchvision(mask_folders, tmp_path,
+                                                                       python_workers):
     """RandomResize and flip native, the rest in Python on (PIL image, Mask): equal to
     torchvision's whole pipeline seeded as the loader seeds the Python part."""
     from PIL import Image
@@ -191,7 +320,8 @@ def test_untranslated_steps_on_a_segmentation_sample_equal_torchvision(mask_fold
                              *segmentation_python_tail()])
     names = sorted(path.name for path in (mask_folders / "images").iterdir())
     rotated = 0
-    for k, (sample, seed) in enumerate(loaded(tmp_path / "ds", transforms)):
+    for k, (sample, seed) in enumerate(loaded(tmp_path / "ds", transforms,
+                                              python_workers=python_workers)):
         with Image.open(mask_folders / "images" / names[k]) as pil:
             image = pil.convert("RGB")
         with Image.open(mask_folders / "masks" / names[k].replace(".jpg", ".png")) as pil:
