@@ -240,7 +240,8 @@ TEST_F(ImageTrainCliTest, ReferenceRecipeFlagsTrainAndAreLogged) {
   EXPECT_EQ(
       config["augment"],
       (nlohmann::json{
-          "trivial_augment_wide:num_magnitude_bins=31,interpolation=bilinear,fill=[],version=v1",
+          "trivial_augment_wide:num_magnitude_bins=31,interpolation=bilinear,fill=[],version=v1,"
+          "backend=pil",
           "random_invert:p=0.5"}));
   EXPECT_EQ(config["label_smoothing"], 0.1);
   // The swin and maxvit commands' --interpolation bicubic reaches the policy too.
