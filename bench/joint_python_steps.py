@@ -43,7 +43,7 @@ from stoker.transforms import DecodeImage
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers"))
 import detection  # noqa: E402  (the reference's preset, train split and collate_fn)
-from python_steps import rate  # noqa: E402  (images/s over batches, after a warm-up)
+from python_steps import print_rounds, rate  # noqa: E402  (images/s after a warm-up; report)
 
 WORK = detection.WORKS["det-hflip"]
 
@@ -130,13 +130,7 @@ def main():
         return
     for step, where in result["plan"]:
         print(f"  {where:<7} {step}")
-    for name, r in runs.items():
-        print(f"{name:<11} images/s by round {', '.join(f'{x:.0f}' for x in r)}; "
-              f"median {medians[name]:.0f}")
-    for name, ratio in result["ratios"].items():
-        print(f"{name} / dataloader: {ratio:.2f} ({a.workers} workers)")
-    for name, stats in result["python_stats"].items():
-        print(f"{name:<11} " + ", ".join(f"{k} {v:.3g}" for k, v in stats.items()))
+    print_rounds(runs, medians, result, a.workers)
     print(f"the same batches for 1 native worker and python_workers=0 as for {a.workers} and "
           f"python_workers={python_workers[-1]}: {same}")
 

@@ -147,15 +147,21 @@ def main():
         print(name)
         for step, where in plan:
             print(f"  {where:<7} {step}")
-    for name, r in runs.items():
-        print(f"{name:<13} images/s by round {', '.join(f'{x:.0f}' for x in r)}; "
-              f"median {medians[name]:.0f}")
-    for name, ratio in result["ratios"].items():
-        print(f"{name} / dataloader: {ratio:.2f} ({a.workers} workers)")
-    for name, stats in result["python_stats"].items():
-        print(f"{name:<13} " + ", ".join(f"{k} {_shown(v)}" for k, v in stats.items()))
+    print_rounds(runs, medians, result, a.workers)
     print(f"stoker-v2, the same batches for 1 native worker and python_workers=0 as for 2 and "
           f"python_workers={python_workers[-1]}: {same}")
+
+
+def print_rounds(runs: dict, medians: dict, result: dict, workers: int) -> None:
+    """Each loader's images/s by round and median, its ratio to DataLoader, its Python stats."""
+    width = max(len(name) for name in runs) + 2
+    for name, r in runs.items():
+        print(f"{name:<{width}} images/s by round {', '.join(f'{x:.0f}' for x in r)}; "
+              f"median {medians[name]:.0f}")
+    for name, ratio in result["ratios"].items():
+        print(f"{name} / dataloader: {ratio:.2f} ({workers} workers)")
+    for name, stats in result["python_stats"].items():
+        print(f"{name:<{width}} " + ", ".join(f"{k} {_shown(v)}" for k, v in stats.items()))
 
 
 def _shown(value) -> str:

@@ -12,17 +12,8 @@ import pytest
 import stoker
 from batches import assert_same, epochs
 from source_contract import NO_IMAGE, check_source_contract, checksums
-from test_image_folder_source import CLASSES, crop_loader, make_folder
-
-
-@pytest.fixture
-def folder(tmp_path):
-    return make_folder(tmp_path / "folder")
-
-
-@pytest.fixture
-def cache(tmp_path):
-    return str(tmp_path / "cache")
+from test_image_folder_source import CLASSES, crop_loader
+from test_image_folder_source import cache, folder  # noqa: F401 (fixtures)
 
 
 @pytest.fixture
