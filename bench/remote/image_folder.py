@@ -30,21 +30,14 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from throughput import MAKE_IMAGE_SET, ROOT, Failed, fault_proxy, machine, run  # noqa: E402
+from throughput import ROOT, Failed, fault_proxy, image_set, machine, run  # noqa: E402
 import servers  # noqa: E402  (throughput.py puts python/tests on the path)
 
 
 def image_folder(work, per_class):
     """bench/make_image_set.py's train/ folder of per_class images a class under work (made
     once, then reused)."""
-    base = os.path.join(work, f"folder-{per_class}-per-class")
-    if not os.path.exists(os.path.join(base, "complete")):
-        shutil.rmtree(base, ignore_errors=True)
-        print(f"making {per_class * 10} images ...", file=sys.stderr, flush=True)
-        run([sys.executable, MAKE_IMAGE_SET, base, "--per-class", str(per_class),
-             "--val-per-class", "0"])
-        open(os.path.join(base, "complete"), "w").close()
-    return os.path.join(base, "train")
+    return image_set(os.path.join(work, f"folder-{per_class}-per-class"), per_class)
 
 
 def loader(args, data, cache, epochs):

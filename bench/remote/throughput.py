@@ -80,6 +80,18 @@ def machine(at_start):
             "stoker_commit": version_line(["git", "-C", ROOT, "rev-parse", "HEAD"])}
 
 
+def image_set(folder, per_class):
+    """bench/make_image_set.py's set of per_class images a class (no val/) at folder, made once
+    (its "complete" mark), then reused: its train/ folder."""
+    if not os.path.exists(os.path.join(folder, "complete")):
+        shutil.rmtree(folder, ignore_errors=True)
+        print(f"making {per_class * 10} images ...", file=sys.stderr, flush=True)
+        run([sys.executable, MAKE_IMAGE_SET, folder, "--per-class", str(per_class),
+             "--val-per-class", "0"])
+        open(os.path.join(folder, "complete"), "w").close()
+    return os.path.join(folder, "train")
+
+
 def image_dataset(stoker, work, size_mb, shard_mib):
     """The converted image set of about size_mb MB under work, in shards of shard_mib MiB
     (made once, then reused): (the dataset's folder, which nginx serves as its parent's ds/,
@@ -88,15 +100,10 @@ def image_dataset(stoker, work, size_mb, shard_mib):
     base = os.path.join(work, f"images-{per_class}-per-class")
     images = os.path.join(base, "images")
     dataset = os.path.join(base, f"shards-of-{shard_mib}-mib", DATASET_NAME)
-    if not os.path.exists(os.path.join(images, "complete")):
-        shutil.rmtree(images, ignore_errors=True)
-        print(f"making {per_class * 10} images ...", file=sys.stderr, flush=True)
-        run([sys.executable, MAKE_IMAGE_SET, images, "--per-class", str(per_class),
-             "--val-per-class", "0"])
-        open(os.path.join(images, "complete"), "w").close()
+    train = image_set(images, per_class)
     if not os.path.exists(os.path.join(dataset, "manifest.json")):
         shutil.rmtree(dataset, ignore_errors=True)
-        run([stoker, "convert", "imagefolder", os.path.join(images, "train"), "--out", dataset,
+        run([stoker, "convert", "imagefolder", train, "--out", dataset,
              "--shard-mb", str(shard_mib)])
     with open(os.path.join(dataset, "manifest.json")) as f:
         return dataset, json.load(f)
