@@ -10,8 +10,10 @@ from stoker import transforms
 from stoker import _sample_values, _stoker
 from stoker._stoker import Error
 from stoker.loader import Loader
+from stoker._python_dataset import SampleError
 from stoker.masks import decode_masks
-from stoker.sources import ImageFolder, Parquet, WebDataset
+from stoker.settings import Batches, Feed, Order, Storage
+from stoker.sources import Dataset, ImageFolder, Parquet, WebDataset
 from stoker.tools import convert, inspect, push, verify
 from stoker.bulk_write import image_sample, write_dataset
 from stoker.dataset_writer import DatasetWriter
@@ -26,6 +28,7 @@ IMAGE_SCHEMA = _sample_values.IMAGE_SCHEMA
 """An image dataset's fields, (name, dtype, shape), as ``stoker convert imagefolder`` writes
 them: the encoded image, its label, height, width, and the original file's size and checksum."""
 
-__all__ = ["DatasetWriter", "Error", "IMAGE_SCHEMA", "ImageFolder", "Loader", "Parquet",
+__all__ = ["Batches", "Dataset", "DatasetWriter", "Error", "Feed", "IMAGE_SCHEMA", "ImageFolder",
+           "Loader", "Order", "Parquet", "SampleError", "Storage",
            "__version__", "convert", "dataset_format_version", "decode_masks", "image_sample",
            "inspect", "push", "transforms", "verify", "WebDataset", "write_dataset"]

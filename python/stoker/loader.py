@@ -1,899 +1,263 @@
-"""stoker.Loader: batches of a stoker dataset as torch tensors, built by native threads."""
+"""stoker.Loader: torch.utils.data.DataLoader's contract — its arguments with their meanings,
+its attributes, samplers, collate_fn and batch structure — with stoker's deterministic order,
+exact resume and native speed behind it. Data stoker reads itself (a path, stoker's sources, a
+recognised torchvision dataset) goes to the native loader (_native_loader.py); any other dataset
+to DataLoader's own worker processes under stoker's order (_python_dataset.py)."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import numbers
 import os
-import re
-import threading
 import warnings
-import weakref
-from typing import Optional
 
-from stoker import _device, _stoker
-from stoker._data_access import data_access
-from stoker._paths import native_path
-from stoker.sources import source_of
-from stoker._batch_transforms import native_call
-from stoker._joint_python import joint_units
-from stoker._nested import NestedFields
-from stoker._python_pool import PythonPool
-from stoker._python_steps import BatchTransform, FieldSteps, PythonSteps, step_name
-from stoker._wrapped import Wrapped as _Wrapped
-from stoker.transforms import (call_text, defer_normalization, is_variable,
-                               joint_outputs, plan_fields, varies_in_rows_only)
+from stoker._collate import Collated, Unbatched, splits_batches
+from stoker._datasets import native_dataset
+from stoker._native_loader import NativeLoader, _import_torch
+from stoker._python_dataset import PythonDatasetLoader
+from stoker._samplers import ExplicitOrder, LoaderBatchSampler, sampler_of
+from stoker.settings import GROUPS
+from stoker.sources import _Source
 
 __all__ = ["Loader"]
 
-_STATE_FORMAT = "stoker.Loader/1"
-# The integers of a state_dict and their largest values (the native types': seed uint64, epoch
-# the loader's largest, position int64, records uint64).
-_STATE_KEYS = (("seed", 2**64 - 1), ("epoch", _stoker.MAX_EPOCH), ("position", 2**63 - 1),
-               ("records", 2**64 - 1))
-
-
-def _int(name: str, value, minimum: int, maximum: int) -> int:
-    """`value` as an int in [minimum, maximum]. For the loader's options that range is the
-    native type's: their own limits are checked once, by the native loader, naming the option."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-    if not minimum <= value <= maximum:
-        raise ValueError(f"{name} must be in [{minimum}, {maximum}], not {value}")
-    return int(value)
-
-
-_INT32 = (-2**31, 2**31 - 1)
-_INT64 = (-2**63, 2**63 - 1)
-
-
-def _count(name: str, value, minimum: int, auto: bool = False):
-    """A count option as the native loader takes it: None (its default), "auto" where `auto`
-    allows it, or an int of at least `minimum` (the largest is the native loader's to check)."""
-    if value is None:
-        return None
-    if isinstance(value, str) and auto:
-        if value != "auto":
-            raise ValueError(f"{name} must be an int, None or 'auto', not {value!r}")
-        return value
-    value = _int(name, value, *_INT32)
-    if value < minimum:
-        choices = ", None or 'auto'" if auto else " or None"
-        raise ValueError(f"{name} must be an int >= {minimum}{choices}, not {value}")
-    return value
-
-
-def _text(name: str, value) -> str:
-    """A setting spelt by name ("once", "raise"): the native loader checks the name."""
-    if not isinstance(value, str):
-        raise TypeError(f"{name} must be a str, not {type(value).__name__}")
-    return value
-
-
-def _last_batch(drop_last, last_batch) -> str:
-    """The native last_batch mode from DataLoader's `drop_last` and stoker's `last_batch`."""
-    if last_batch is None:
-        return "drop" if drop_last else "short"
-    if last_batch not in _stoker.LAST_BATCH_MODES:
-        raise ValueError(f"last_batch must be one of {', '.join(_stoker.LAST_BATCH_MODES)}, "
-                         f"not {last_batch!r}")
-    if drop_last and last_batch != "drop":
-        raise ValueError(f"drop_last=True contradicts last_batch={last_batch!r}")
-    return last_batch
-
-
-def _shuffle_window(value) -> int:
-    """The native shuffle window of Python's "all" (0: the global shuffle) or a number of
-    shards >= 1 (the largest is the native loader's to check)."""
-    if value == "all" and isinstance(value, str):
-        return 0
-    if isinstance(value, str):
-        raise ValueError(f"shuffle_window must be 'all' or an int >= 1, not {value!r}")
-    value = _int("shuffle_window", value, *_INT64)
-    if value < 1:
-        raise ValueError(f"shuffle_window must be 'all' or an int >= 1, not {value}")
-    return value
-
-
-VALID = "valid"  # the mask field of last_batch="pad"
-
-# The fields whose batches are tuples by default: torchvision ImageFolder + DataLoader's.
-DEFAULT_TUPLE = ("image", "label")
-
-
-class FieldDict(dict):
-    """A batch as a dict {field: tensor} that refuses to be iterated over, so that
-    ``image, target = batch`` (or ``for image, target in loader``) can never yield the field
-    names: read it by name, ``.keys()``, ``.values()`` or ``.items()``. The loader's default
-    where a batch is not exactly ("image", "label"); ``batch_format="dict"`` gives plain
-    dicts."""
-
-    def __iter__(self):
-        raise TypeError(
-            f"a stoker batch is a dict of the fields {', '.join(map(repr, self.keys()))}: "
-            "iterating (or unpacking) it would give their names; read batch[name] or "
-            "batch.items(), or pass stoker.Loader(batch_format=(names...)) for tuples "
-            "(batch_format='dict' for plain dicts)")
-
-
-def _batch_names(batch_format) -> Optional[tuple]:
-    """The field names of a `batch_format` that is a sequence of them (else None), checked
-    for type and repeats; "dict", "tuple" and None pass through."""
-    if batch_format is None or batch_format in ("dict", "tuple"):
-        return None
-    if isinstance(batch_format, str) or not isinstance(batch_format, (tuple, list)):
-        raise ValueError(f"batch_format must be 'dict', 'tuple', None or a sequence of field "
-                         f"names, not {batch_format!r}")
-    names = tuple(batch_format)
-    if not names or not all(isinstance(n, str) for n in names):
-        raise ValueError(f"batch_format must name at least one field, each a str, not "
-                         f"{batch_format!r}")
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
-        raise ValueError(f"batch_format names {', '.join(map(repr, repeated))} twice")
-    return names
-
-
-def _transforms_for_names(transforms, names: tuple, schema: list, pad: bool):
-    """`transforms` as a mapping that leaves out the dataset's fields `names` does not name
-    (so they are never read); ValueError for a name the dataset lacks or the transforms drop."""
-    fields = [f["name"] for f in schema]
-    # A padded field's sizes (NAME_sizes) stand for the field.
-    names = tuple(n[:-len("_sizes")] if n.endswith("_sizes") and n[:-len("_sizes")] in fields
-                  else n for n in names)
-    unknown = [n for n in names if n not in fields and not (pad and n == VALID)]
-    if unknown:
-        extra = f" (and {VALID!r} with last_batch='pad')" if not pad else f" and {VALID!r}"
-        raise ValueError(f"batch_format names {', '.join(map(repr, unknown))}, which the "
-                         f"dataset lacks (fields: {', '.join(fields)}{extra})")
-    if transforms is None:
-        mapping = {}
-    elif isinstance(transforms, dict):
-        mapping = dict(transforms)
-    else:
-        mapping = {"image": transforms}  # field_specs says if the dataset has no "image"
-    dropped = [n for n in names if n in mapping and mapping[n] is None]
-    if dropped:
-        raise ValueError(f"batch_format names {', '.join(map(repr, dropped))}, which the "
-                         "transforms leave out (None)")
-    jointly = joint_outputs(mapping, schema)
-    untransformed = [f["name"] for f in schema if f["dtype"] == "bytes" and f["name"] in names
-                     and f["name"] not in mapping and f["name"] != "image"
-                     and f["name"] not in jointly]
-    if untransformed:
-        raise ValueError(f"batch_format names the bytes field{'s' * (len(untransformed) > 1)} "
-                         f"{', '.join(map(repr, untransformed))}: give "
-                         f"{'them' if len(untransformed) > 1 else 'it'} a transform, "
-                         f"stoker.transforms.RawBytes(max_length) for the bytes as stored")
-    for name in fields:
-        if name not in names:
-            mapping[name] = None
-    return mapping
-
-
-_VARIABLE_FORMS = ("list", "padded", "nested")
-
-
-def _variable_forms(variable, specs: list, schema: list) -> dict:
-    """{field: "list", "padded" or "nested"} for the variable fields of `specs` (RawBytes,
-    DecodeImage, stored variable-length fields of `schema`), from the loader's `variable`: one
-    form for all, or a mapping {field: form} (the rest "list"); ValueError naming a bad form, a
-    field that does not vary, or "nested" for one that varies in more than its rows."""
-    names = [s["name"] for s in specs if is_variable(s, schema)]
-    if isinstance(variable, dict):
-        fixed = [n for n in variable if n not in names]
-        if fixed:
-            raise ValueError(f"variable names {', '.join(map(repr, fixed))}, which "
-                             f"{'is not a field' if len(fixed) == 1 else 'are not fields'} of "
-                             f"varying size (those: {', '.join(names) or 'none'})")
-        forms = {n: variable.get(n, "list") for n in names}
-    else:
-        forms = {n: variable for n in names}
-    by_name = {s["name"]: s for s in specs}
-    for name, form in forms.items():
-        if form not in _VARIABLE_FORMS:
-            raise ValueError(f"variable: field {name!r} must be 'list', 'padded' or 'nested', "
-                             f"not {form!r}")
-        if form == "nested" and not varies_in_rows_only(by_name[name], schema):
-            raise ValueError(f"variable: field {name!r} varies in more than its first dimension; "
-                             "'nested' (torch's jagged layout) takes one: 'list' or 'padded'")
-    return forms
-
-
-def _warn_gray_color_jitter(specs: list, schema: list) -> None:
-    """Warns where ColorJitter's saturation or hue (natively, or inside a RandomApply or
-    RandomChoice) meets a 1-channel field: torchvision leaves such images unchanged by them, and
-    so does stoker, but not in silence."""
-    shapes = {f["name"]: f["shape"] for f in schema}
-    for spec in specs:
-        shape = shapes.get(spec["name"])
-        if not spec["ops"] or not shape or shape[0] != 1:
-            continue
-        calls = [op for op in spec["ops"] if op["op"] == "color_jitter"]
-        for op in spec["ops"]:  # a combinator's calls: "[color_jitter:k=v,...;NAME]"
-            for text in re.findall(r"color_jitter:([^;\]]*)", str(op.get("ops", ""))):
-                calls.append(dict(pair.split("=", 1) for pair in text.split(",") if "=" in pair))
-        if any(float(call.get(k, 0) or 0) != 0 for call in calls for k in ("saturation", "hue")):
-            warnings.warn(f"field '{spec['name']}' has 1 channel: ColorJitter's saturation and "
-                          f"hue leave it unchanged (as torchvision's do)", stacklevel=3)
-
-
-class _Formatted(_Wrapped):
-    """An iteration whose dict batches become tuples of the fields `names` in that order, or
-    FieldDicts where `names` is None."""
-
-    def __init__(self, inner, names: Optional[tuple]):
-        super().__init__(inner)
-        self._names = names
-
-    def change(self, batch):
-        if self._names is None:
-            return FieldDict(batch)
-        return tuple(batch[name] for name in self._names)
-
-
-class _BatchTransformEpoch(_Wrapped):
-    """An iteration whose batches (as the loader yields them) go through its batch transform;
-    ``state()`` gives the loader's (seed, epoch, position) after the batch just made."""
-
-    def __init__(self, inner, transform: BatchTransform, epoch: int, state):
-        super().__init__(inner)
-        self._transform = transform
-        self._epoch = epoch
-        self._state = state
-        self._index = 0
-
-    def change(self, batch):
-        self._index += 1
-        return self._transform.apply(batch, self._epoch, self._index - 1, self._state()[2])
-
-
-class _SourceNotes(_Wrapped):
-    """An iteration after each of whose batches ``tell`` says what the dataset's source noted
-    since (a damaged transcode-cache file rebuilt)."""
-
-    def __init__(self, inner, tell):
-        super().__init__(inner)
-        self._tell = tell
-
-    def change(self, batch):
-        self._tell()
-        return batch
-
-
-def _python_steps(torch, plan, seed, rank, on_error, python_input, python_workers,
-                  python_parallel, python_timeout, pin, forms):
-    """The loader's Python steps: each field's (FieldSteps), or the steps after a joint
-    transform on the whole sample (JointSteps, the joint fields in `forms`), run in the
-    iterating thread or threads (PythonSteps) or by worker processes (PythonPool).
-    python_workers None: min(2, cores) where there are two cores or more (and, for processes,
-    every step can be sent to one), else the iterating thread."""
-    if python_parallel not in ("processes", "threads"):
-        raise ValueError(f"python_parallel must be 'processes' or 'threads', not "
-                         f"{python_parallel!r}")
-    if python_input not in (None, "tensor", "pil"):
-        raise ValueError(f"python_input must be None, 'tensor' or 'pil', not {python_input!r}")
-    if isinstance(python_timeout, bool) or not isinstance(python_timeout, numbers.Real) or \
-            not python_timeout > 0:
-        raise ValueError(f"python_timeout must be a number of seconds > 0, not "
-                         f"{python_timeout!r}")
-    if plan.joint is not None:
-        units = joint_units(torch, plan.joint, forms)
-    else:
-        units = {field: FieldSteps(torch, steps, field, python_input)
-                 for field, steps in plan.python.items()}
-    if python_parallel == "threads":
-        if python_workers is None:
-            python_workers = min(2, len(os.sched_getaffinity(0)))
-        python_workers = _int("python_workers", python_workers, 0, 1024)
-        return PythonSteps(torch, units, seed, rank, on_error, threads=python_workers)
-    if python_workers is None:
-        cores = len(os.sched_getaffinity(0))
-        python_workers = min(2, cores) if cores > 1 and units else 0
-        if python_workers:
-            try:
-                return PythonPool(torch, units, seed, rank, on_error, python_workers,
-                                  float(python_timeout), pin)
-            except ValueError:  # a step that cannot go to a process: run them here
-                python_workers = 0
-    python_workers = _int("python_workers", python_workers, 0, 1024)
-    if python_workers and units:
-        return PythonPool(torch, units, seed, rank, on_error, python_workers,
-                          float(python_timeout), pin)
-    return PythonSteps(torch, units, seed, rank, on_error)
-
-
-class _StateOf:
-    """An iteration that runs ahead of the batches it yields, as CudaEpoch takes a native
-    loader: ``state()`` is its ``state``."""
-
-    def __init__(self, iteration):
-        self._iteration = iteration
-
-    def state(self):
-        return self._iteration.state
-
-
-class LoaderDataset:
-    """``loader.dataset``: what a script reads of a DataLoader's dataset, as far as the stored
-    data has it. ``len()`` is the number of records; ``classes`` (and ``class_to_idx``) are the
-    manifest's ``class_names`` (as ``stoker convert imagefolder`` writes them: ImageFolder's
-    classes), or an image folder's, and absent (AttributeError) where it has none; ``samples``
-    an image folder's [(path, class index)], as ImageFolder's (a dataset's records do not name
-    their source files: AttributeError); ``root`` is the loader's path and ``fields`` the
-    stored schema. It cannot be indexed: samples come from the loader."""
-
-    def __init__(self, path: str, records: int, schema: list, classes: list, samples):
-        self.root = path
-        self.fields = [dict(f) for f in schema]
-        self._records = records
-        self._classes = list(classes)
-        self._samples = samples
-
-    def __len__(self):
-        return self._records
-
-    @property
-    def classes(self) -> list:
-        if not self._classes:
-            raise AttributeError(f"{self.root} has no class names (its manifest has no "
-                                 "class_names)")
-        return list(self._classes)
-
-    @property
-    def samples(self) -> list:
-        if self._samples is None:
-            raise AttributeError(f"{self.root} has no samples: a dataset's records do not name "
-                                 "their source files")
-        return list(self._samples)
-
-    @property
-    def class_to_idx(self) -> dict:
-        return {name: i for i, name in enumerate(self.classes)}
-
-    def __repr__(self):
-        return f"stoker.LoaderDataset({self.root!r}, records={self._records})"
-
-
-class LoaderSampler:
-    """``loader.sampler``: DistributedSampler's calls that scripts (and Lightning) make.
-    ``set_epoch(e)`` is ``loader.set_epoch(e)``; ``len()`` the samples this rank is dealt an
-    epoch (padding included, as DistributedSampler counts them: ceil(records / world_size),
-    or ``len(loader) * batch_size`` with last_batch "drop" or "pad"). The order is the loader's
-    own; the sampler yields no indices."""
-
-    def __init__(self, loader: "Loader"):
-        self._loader = loader
-
-    def set_epoch(self, epoch: int) -> None:
-        self._loader.set_epoch(epoch)
-
-    def __len__(self):
-        options = self._loader._native.options
-        if options["last_batch"] == "short":
-            return -(-len(self._loader._native) // options["world_size"])
-        return len(self._loader) * options["batch_size"]
-
-    def __repr__(self):
-        return f"stoker.LoaderSampler({self._loader!r})"
-
-
-class _ValidMasks(_Wrapped):
-    """A native epoch whose batches gain VALID: a bool [batch_size] tensor, False for the
-    padding at the batch's end (samples repeated from the epoch's start)."""
-
-    def __init__(self, torch, native_epoch):
-        super().__init__(native_epoch)
-        self._torch = torch
-
-    def change(self, batch):
-        size = len(next(iter(batch.values())))
-        valid = self._torch.ones(size, dtype=self._torch.bool)
-        valid[size - self.inner.last_padding:] = False
-        batch[VALID] = valid
-        return batch
-
-
-class _FirstBatchEpoch:
-    """``iter(loader)``: an iteration whose epoch is chosen when its first batch (or its len) is
-    asked for, as a DataLoader's DistributedSampler draws its order then; so a set_epoch
-    between iter() and the first batch counts (Lightning sets the epoch there)."""
-
-    def __init__(self, start):
-        self._start = start  # () -> the iteration, Loader.epoch of the epoch chosen
-        self._iteration = None
-
-    def _started(self):
-        if self._iteration is None:
-            self._iteration = self._start()
-        return self._iteration
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        return next(self._started())
-
-    def __len__(self):
-        return len(self._started())
-
-    def close(self):
-        if self._iteration is not None:
-            self._iteration.close()
-
-
-def _env_int(name: str) -> Optional[int]:
-    text = os.environ.get(name)
-    if text is None:
-        return None
-    try:
-        return int(text)
-    except ValueError:
-        raise ValueError(f"the environment variable {name}={text!r} is not an int") from None
-
-
-def _mesh_shard(mesh, rank, world_size):
-    """rank and world_size from a 1-D DeviceMesh: this process's index in it and its size."""
-    if rank is not None or world_size is not None:
-        raise ValueError("give mesh or rank/world_size, not both")
-    if not all(hasattr(mesh, name) for name in ("ndim", "get_local_rank", "size")):
-        raise TypeError(f"mesh must be a torch.distributed DeviceMesh, not "
-                        f"{type(mesh).__name__}")
-    if isinstance(mesh.ndim, bool) or not isinstance(mesh.ndim, numbers.Integral):
-        raise TypeError(f"mesh.ndim must be an int, not {type(mesh.ndim).__name__}: mesh must be "
-                        f"a torch.distributed DeviceMesh")
-    if mesh.ndim != 1:
-        names = getattr(mesh, "mesh_dim_names", None) or ()
-        raise ValueError(f"mesh has {mesh.ndim} dimensions {tuple(names)}: pass its "
-                         f"data-parallel one, e.g. mesh[{(names or ('dp',))[0]!r}]")
-    return mesh.get_local_rank(), mesh.size()
-
-
-def _distributed_defaults(torch, rank, world_size, mesh=None):
-    """rank and world_size: `mesh`'s (a 1-D DeviceMesh, the data-parallel dimension), else as
-    given, else torch.distributed's when it is initialised, else the RANK / WORLD_SIZE
-    environment variables, else 0 and 1. A world_size larger than torch.distributed's (shards
-    no process reads) raises ValueError saying how to reshard."""
-    if mesh is not None:
-        return _mesh_shard(mesh, rank, world_size)
-    dist = torch.distributed
-    initialized = dist.is_available() and dist.is_initialized()
-    if rank is None or world_size is None:
-        if initialized:
-            default_rank, default_world = dist.get_rank(), dist.get_world_size()
-        else:
-            default_rank, default_world = _env_int("RANK"), _env_int("WORLD_SIZE")
-        rank = rank if rank is not None else (default_rank if default_rank is not None else 0)
-        world_size = world_size if world_size is not None else (
-            default_world if default_world is not None else 1)
-    processes = dist.get_world_size() if initialized else None
-    if processes is not None and isinstance(world_size, numbers.Integral) and \
-            world_size > processes:
-        raise ValueError(
-            f"world_size={world_size}, but torch.distributed runs {processes} "
-            f"process{'es' if processes > 1 else ''}: leave rank and world_size out (or pass "
-            f"mesh=) to shard over this run, and load_state_dict() a world size {world_size} "
-            f"run's state to reshard its epoch")
-    return rank, world_size
-
-
-def _dataset_id(native) -> str:
-    """A dataset's identity for state_dict: a digest of its shards' names, record counts and
-    index checksums (its manifest's), so that a state restores only into the dataset it was
-    taken of."""
-    text = json.dumps([list(shard) for shard in native.shards])
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def _import_torch():
-    """torch, or ImportError in one line saying to install it (the rest of stoker needs none)."""
-    try:
-        import torch
-    except ImportError:
-        raise ImportError("stoker.Loader needs PyTorch, which this Python cannot import: "
-                          "pip install torch") from None
-    return torch
-
-
-def _tensor_from_dlpack(torch):
-    """The cheapest DLPack capsule -> tensor call this torch has."""
-    return getattr(torch._C, "_from_dlpack", None) or torch.utils.dlpack.from_dlpack
+# stoker.Loader's keywords before the settings groups, and the group each now belongs to.
+_GROUP_OF = {name: group for group, cls in GROUPS.items()
+             for name in cls.__dataclass_fields__}
+_GROUP_OF["transforms"] = "dataset"
+
+
+def _dataloader_rules(torch, dataset, batch_size, shuffle, sampler, batch_sampler, num_workers,
+                      drop_last, timeout, prefetch_factor, persistent_workers) -> None:
+    """DataLoader's checks of its arguments, with its messages (ValueError)."""
+    if isinstance(num_workers, bool) or not isinstance(num_workers, numbers.Integral):
+        raise TypeError(f"num_workers must be an int, not {type(num_workers).__name__}")
+    if num_workers < 0:
+        raise ValueError("num_workers option should be non-negative; use num_workers=0 to "
+                         "disable multiprocessing.")
+    if timeout < 0:
+        raise ValueError("timeout option should be non-negative")
+    if num_workers == 0 and prefetch_factor is not None:
+        raise ValueError("prefetch_factor option could only be specified in multiprocessing."
+                         "let num_workers > 0 to enable multiprocessing, otherwise set "
+                         "prefetch_factor to None.")
+    if prefetch_factor is not None and prefetch_factor < 0:
+        raise ValueError("prefetch_factor option should be non-negative")
+    if persistent_workers and num_workers == 0:
+        raise ValueError("persistent_workers option needs num_workers > 0")
+    if isinstance(dataset, torch.utils.data.IterableDataset):
+        for name, value in (("shuffle", shuffle not in (None, False) and shuffle),
+                            ("sampler", sampler), ("batch_sampler", batch_sampler)):
+            if value:
+                raise ValueError(f"DataLoader with IterableDataset: expected unspecified {name} "
+                                 f"option, but got {name}={value}")
+    if sampler is not None and shuffle:
+        raise ValueError("sampler option is mutually exclusive with shuffle")
+    if batch_sampler is not None and (batch_size != 1 or shuffle or sampler is not None or
+                                      drop_last):
+        raise ValueError("batch_sampler option is mutually exclusive with batch_size, shuffle, "
+                         "sampler, and drop_last")
+    if batch_size is None and drop_last:
+        raise ValueError("batch_size=None option disables auto-batching and is mutually "
+                         "exclusive with drop_last")
+
+
+def _settings(groups: dict, legacy: dict) -> dict:
+    """{group: {field: value}} from the settings objects given (None: defaults) and the
+    keywords of stoker.Loader before the groups (each into its group; one set both ways, or a
+    keyword no group has, raises TypeError naming it)."""
+    settings = {}
+    for name, cls in GROUPS.items():
+        given = groups[name]
+        if given is None:
+            given = cls()
+        if not isinstance(given, cls):
+            raise TypeError(f"{name} must be a stoker.{cls.__name__}, not "
+                            f"{type(given).__name__}")
+        settings[name] = given.keywords()
+    settings["dataset"] = {}
+    for key, value in legacy.items():
+        group = _GROUP_OF.get(key)
+        if group is None:
+            raise TypeError(f"stoker.Loader() got an unexpected keyword argument {key!r}")
+        default = GROUPS[group]() if group in GROUPS else None
+        if default is not None and settings[group][key] != getattr(default, key):
+            raise TypeError(f"{key} is set twice: as a keyword and in stoker.{group.title()}")
+        settings[group][key] = value
+    return settings
 
 
 class Loader:
-    """Batches of a stoker dataset, a drop-in for ``torch.utils.data.DataLoader``.
+    """``torch.utils.data.DataLoader``'s arguments, attributes and batches, with stoker's
+    guarantees: the order (and every random draw of stoker's transforms) depends on the seed,
+    the epoch, the rank and world size, never on workers or timing; ``state_dict()`` and
+    ``load_state_dict()`` resume mid-epoch exactly, also on another world size.
 
-    ``path``: a dataset directory, an image folder read in place (``stoker.ImageFolder``) or
-    a dataset's ``s3://`` or ``http(s)://`` URL (cached in ``cache_dir``, ``cache_gb``).
-    ``transforms``: {field: transform} or one transform for "image" (stoker.transforms, or
-    torchvision's and timm's, translated; what cannot be runs in Python worker processes);
-    torchvision v2's on a detection dataset move its image, boxes, labels and masks together.
-    Fields come as stored otherwise, as tensors viewing pooled buffers (no copy: ``.clone()``
-    what you keep). ``batch_format``: field names for tuples, "tuple" or "dict";
-    ``variable``: "list", "padded" (with NAME_sizes) or "nested" (torch's jagged nested tensor,
-    for fields that vary in their first dimension only) for fields of varying size (on a CUDA
-    ``device`` too).
+    ``dataset``: a stoker dataset's path or URL, ``stoker.Dataset``, ``stoker.ImageFolder``,
+    ``stoker.WebDataset``, ``stoker.Parquet`` (read natively, their transforms translated), a
+    torchvision dataset stoker recognises (``loader.plan`` says which run natively), or any
+    map-style or iterable dataset (its ``__getitem__`` in ``num_workers`` worker processes, as
+    DataLoader runs it). Every other argument means what DataLoader's does; stoker's own
+    settings come in four groups: ``order=stoker.Order(...)``, ``batches=stoker.Batches(...)``,
+    ``feed=stoker.Feed(...)`` and ``storage=stoker.Storage(...)`` (stoker/settings.py).
 
-    ``loader.set_epoch(e)`` then ``for batch in loader``; batch b of an epoch depends on
-    (seed, epoch, rank, world_size, batch_size, last_batch, shuffle_window, ra_reps), never
-    on ``workers`` (None: a thread per core; "auto": tuned). ``rank``/``world_size`` default
-    to torch.distributed's. ``last_batch``: "short", "drop" or "pad" (a ``valid`` mask).
-    ``state_dict()``/``load_state_dict()`` resume mid-epoch. ``device="cuda"`` copies batches
-    ahead on a side stream. One thread at a time uses a Loader.
+    docs/MIGRATING.md maps DataLoader to stoker.Loader argument by argument."""
 
-    Every argument in full: docs/PYTHON-LOADER.md, "stoker.Loader's arguments in full".
-    """
-
-    def __init__(self, path, batch_size=256, shuffle=True, seed=0, drop_last=False,
-                 workers=None, prefetch=None, transforms=None, device="cpu", rank=None,
-                 world_size=None, verify="once", on_error="raise", normalize_on_device=False,
-                 last_batch=None, mesh=None, shuffle_window="all", cache_dir=None,
-                 cache_gb=None, cache_policy="next-use", batch_format=None,
-                 batch_transform=None, python_input=None, ra_reps=1, python_workers=None,
-                 python_parallel="processes", python_timeout=300, variable="list",
-                 transcode_cache=False):
+    def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
+                 num_workers=0, collate_fn=None, pin_memory=False, drop_last=False, timeout=0,
+                 worker_init_fn=None, multiprocessing_context=None, generator=None, *,
+                 prefetch_factor=None, persistent_workers=False, pin_memory_device="",
+                 in_order=True, order=None, batches=None, feed=None, storage=None, **legacy):
         torch = _import_torch()
-        self._torch = torch
-        # str, bytes, os.PathLike (the name need not be UTF-8) or a source (stoker.ImageFolder,
-        # stoker.Parquet)
-        path, source, source_options = source_of(path)
-        batch_size = _int("batch_size", batch_size, *_INT64)
-        seed = _int("seed", seed, 0, 2**64 - 1)
-        # The loader settings (_stoker.LOADER_SETTINGS) as Python spells them, for the native
-        # loader's table of settings to parse (None: the default) and check.
-        settings = {"workers": _count("workers", workers, 0, auto=True),
-                    "prefetch": _count("prefetch", prefetch, 1),
-                    "verify": _text("verify", verify), "on_error": _text("on_error", on_error),
-                    "shuffle_window": _shuffle_window(shuffle_window),
-                    "ra_reps": _count("ra_reps", ra_reps, 1)}
-        rank, world_size = _distributed_defaults(torch, rank, world_size, mesh)
-        world_size = _int("world_size", world_size, *_INT32)
-        rank = _int("rank", rank, *_INT32)
-        last_batch = _last_batch(drop_last, last_batch)
-        self._device = _device.resolve(torch, device)
-        cuda = self._device.type == "cuda"
-        if normalize_on_device and not cuda:
-            raise ValueError("normalize_on_device=True needs device='cuda' (on the CPU the "
-                             "workers normalise, in the same pass as the crop)")
-        access = data_access(cache_dir, cache_gb, cache_policy)
-        if not isinstance(transcode_cache, bool):
-            raise TypeError(f"transcode_cache must be True or False, not "
-                            f"{type(transcode_cache).__name__}")
-        self._native = _stoker.LoaderCore(native_path(path),
-                                          shuffle_window=settings["shuffle_window"],
-                                          source=source, transcode_cache=transcode_cache,
-                                          **source_options, **access)
-        names = _batch_names(batch_format)
-        if names is not None:
-            transforms = _transforms_for_names(transforms, names, self._native.schema,
-                                               last_batch == "pad")
-        plan = plan_fields(transforms, self._native.schema)
-        specs = plan.specs
-        if last_batch == "pad" and any(spec["name"] == VALID for spec in specs):
-            raise ValueError(f"last_batch='pad' adds the field {VALID!r}, which {path} has: "
-                             f"leave it out (transforms={{{VALID!r}: None}})")
-        # A field of varying size with Python steps comes to them as a list of its samples;
-        # they make it one batch tensor. The steps after a joint transform read either form
-        # and give back the one asked for.
-        forms = {name: form for name, form in
-                 _variable_forms(variable, specs, self._native.schema).items()
-                 if plan.joint or name not in plan.python}
-        _warn_gray_color_jitter(specs, self._native.schema)
-        specs = [dict(s, padded=True) if forms.get(s["name"]) in ("padded", "nested") else s
-                 for s in specs]
-        self._nested = [name for name, form in forms.items() if form == "nested"]
-        deferred = {}
-        if normalize_on_device:  # not where Python steps follow it, nor on a varying size
-            _, deferred = defer_normalization([s for s in specs if s["name"] not in plan.python
-                                               and s["name"] not in forms])
-            specs = [defer_normalization([s])[0][0] if s["name"] in deferred else s
-                     for s in specs]
-        if batch_transform is not None and not callable(batch_transform):
-            raise ValueError(f"batch_transform must be callable (torchvision's MixUp, CutMix, "
-                             f"...), not {type(batch_transform).__name__}")
-        # Natively after the native steps; after Python steps or device normalisation, in Python.
-        native_batch = None if plan.python or deferred else native_call(batch_transform)
-        self._pinned = _device.pinned_memory(torch) if cuda else None
-        self._native.configure(
-            batch_size=batch_size, shuffle=bool(shuffle), seed=seed, last_batch=last_batch,
-            rank=rank, world_size=world_size, fields=specs, to_tensor=_tensor_from_dlpack(torch),
-            pinned_memory=self._pinned, batch_transform=native_batch, **settings)
-        shapes = {name: shape for name, _, shape in self._native.fields}
-        self._normalize = {
-            name: _device.normalizer(torch, *_stoker.normalization(shapes[name], mean, std),
-                                     len(shapes[name]), self._device)
-            for name, (mean, std) in deferred.items()}
-        self._plan = plan
-        self._python_parallel = python_parallel
-        self._python = _python_steps(torch, plan, seed, rank, on_error, python_input,
-                                     python_workers, python_parallel, python_timeout, cuda,
-                                     {n: "padded" if f == "nested" else f
-                                      for n, f in forms.items()})
-        self._batch_plan = [] if batch_transform is None else \
-            [(call_text(native_batch), "native") if native_batch else
-             (step_name(batch_transform), "python")]
-        self._batch_transform = not native_batch and batch_transform and \
-            BatchTransform(torch, batch_transform, seed, rank)
-        self._path = path
-        self._shown = _stoker.shown_location(native_path(path))  # a URL without its secrets
-        self._names = self._tuple_names(batch_format, names, last_batch == "pad")
-        self._dataset_view = None  # loader.dataset
-        self._shuffle_window = settings["shuffle_window"]  # the native form (0: all)
-        self._ra_reps = self._native.options["ra_reps"]
-        self._dataset = _dataset_id(self._native)
-        self._epoch: Optional[int] = None  # set_epoch's
-        self._resume = False  # load_state_dict positioned the next iteration
-        self._live = None  # weakref to the latest iteration
-        self._live_thread = None  # the thread that started it
-        self._transcode_cache = transcode_cache
-        self._notes_said = 0  # the source's notes told in a warning
-        # Held while the above change, so that two threads starting iterations (or one starting
-        # and one saving the state) meet the thread check one after the other.
-        self._lock = threading.Lock()
+        _dataloader_rules(torch, dataset, batch_size, shuffle, sampler, batch_sampler,
+                          num_workers, drop_last, timeout, prefetch_factor, persistent_workers)
+        settings = _settings({"order": order, "batches": batches, "feed": feed,
+                              "storage": storage}, legacy)
+        self.num_workers = num_workers
+        self.collate_fn = collate_fn
+        self.pin_memory = pin_memory
+        self.timeout = timeout
+        self.worker_init_fn = worker_init_fn
+        self.multiprocessing_context = multiprocessing_context
+        self.generator = generator
+        self.prefetch_factor = prefetch_factor
+        self.persistent_workers = persistent_workers
+        self.pin_memory_device = pin_memory_device
+        self.in_order = in_order
+        if pin_memory and not torch.cuda.is_available():
+            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
+                          "then device pinned memory won't be used.", stacklevel=2)
+            pin_memory = False
+        seed = settings["order"]["seed"]
+        if seed is None:
+            seed = generator.initial_seed() if generator is not None else 0
+        settings["order"]["seed"] = seed
+        feed = settings["feed"]
+        if feed["python_workers"] is None:
+            feed["python_workers"] = num_workers
+        if feed["python_timeout"] is None:
+            feed["python_timeout"] = timeout if timeout > 0 else 300
+        if feed["prefetch"] is None and prefetch_factor:
+            feed["prefetch"] = prefetch_factor * num_workers
+        native = native_dataset(torch, dataset, settings["dataset"].get("transforms"))
+        explicit = None
+        if native is not None and (sampler is not None or batch_sampler is not None):
+            explicit = ExplicitOrder(sampler, batch_sampler, batch_size, drop_last, len(dataset))
+        if native is not None:
+            self._engine = NativeLoader(
+                native.source, batch_size=1 if batch_size is None else batch_size,
+                shuffle=bool(shuffle), drop_last=drop_last, transforms=native.transforms,
+                pin_memory=pin_memory, order_of=explicit, **settings["order"],
+                **settings["batches"], **feed, **settings["storage"])
+            self._notes = native.notes
+        else:
+            self._engine = PythonDatasetLoader(
+                torch, dataset, batch_size=batch_size, shuffle=bool(shuffle), sampler=sampler,
+                batch_sampler=batch_sampler, num_workers=num_workers, collate_fn=collate_fn,
+                pin_memory=pin_memory, drop_last=drop_last, timeout=feed["python_timeout"],
+                worker_init_fn=worker_init_fn, multiprocessing_context=multiprocessing_context,
+                prefetch_factor=prefetch_factor, persistent_workers=persistent_workers,
+                in_order=in_order, order=settings["order"], device=feed["device"])
+            self._notes = {}
+        self._native = native is not None
+        # The user's dataset object; for a path, what a script reads of one (len, classes).
+        self.dataset = self._engine.dataset if isinstance(dataset, (str, bytes, os.PathLike)) \
+            else dataset
+        if isinstance(dataset, _Source):
+            dataset._view = self._engine.dataset  # opened with the loader's storage settings
+        self._unbatched = batch_size is None and native is not None  # else DataLoader's own
+        self._collate = native is not None and splits_batches(torch, collate_fn)
+        if batch_sampler is not None:
+            self.batch_size, self.drop_last = None, False
+            self.batch_sampler, self.sampler = batch_sampler, getattr(batch_sampler, "sampler",
+                                                                       None)
+        else:
+            self.batch_size, self.drop_last = batch_size, drop_last
+            self.sampler = sampler if sampler is not None else \
+                sampler_of(self, self.dataset, bool(shuffle))
+            self.batch_sampler = None if batch_size is None else \
+                LoaderBatchSampler(self, self.sampler, batch_size, drop_last)
 
     # Iteration ---------------------------------------------------------------------------
 
     def __iter__(self):
-        """The batches of the epoch set_epoch names when the first of them is asked for, else
-        of the loader's current epoch then."""
-        with self._lock:
-            self._check_thread("start an iteration")
-        return _FirstBatchEpoch(lambda: self.epoch(
-            self._epoch if self._epoch is not None else self._native.state()[1]))
-
-    def __len__(self):
-        """Batches per epoch on this rank."""
-        return self._native.batches_per_epoch()
-
-    def set_epoch(self, epoch: int) -> None:
-        """Makes every later ``for batch in loader`` iterate epoch `epoch` (DistributedSampler's
-        convention); the samples' order and augmentation follow from it."""
-        epoch = _int("epoch", epoch, 0, _stoker.MAX_EPOCH)
-        with self._lock:
-            self._check_thread("set_epoch")
-            self._epoch = epoch
+        """The next epoch's batches (set_epoch's, else the one after the last finished)."""
+        return self._finished(iter(self._engine))
 
     def epoch(self, epoch: int):
-        """An iterator over the batches of epoch `epoch` (from where a restored state left it,
-        if load_state_dict saved this epoch mid-way). Starting it ends this thread's previous
-        iteration of the loader; ``len()`` of it is its number of batches."""
-        epoch = _int("epoch", epoch, 0, _stoker.MAX_EPOCH)
-        with self._lock:
-            self._end_live("start an iteration")
-            seed, state_epoch, position = self._native.state()
-            if not (self._resume and state_epoch == epoch) and \
-                    (state_epoch, position) != (epoch, 0):
-                self._native.restore(seed=seed, epoch=epoch, position=0,
-                                     shuffle_window=self._shuffle_window, ra_reps=self._ra_reps)
-            self._resume = False
-            iteration = self._native.epoch(epoch)
-            source = self._native  # what says the state after each batch of `iteration`
-            if self._python:
-                iteration = self._python.epoch(iteration, epoch, self._native, self._rewind)
-                source = _StateOf(iteration)
-            state = source.state
-            if self._native.options["last_batch"] == "pad":
-                iteration = _ValidMasks(self._torch, iteration)
-            if self._device.type == "cuda":
-                iteration = _device.CudaEpoch(self._torch, source, iteration, self._device,
-                                              self._normalize)
-                state = lambda cuda=iteration: cuda.state  # noqa: E731 (it runs ahead)
-            if self._nested:
-                iteration = NestedFields(self._torch, iteration, self._nested)
-            if self._names != "dict":
-                iteration = _Formatted(iteration, self._names)
-            if self._batch_transform:
-                iteration = _BatchTransformEpoch(iteration, self._batch_transform, epoch, state)
-            if self._transcode_cache:  # what notes anything (a damaged file rebuilt)
-                iteration = _SourceNotes(iteration, self._warn_source_notes)
-            self._live = weakref.ref(iteration)
-            self._live_thread = threading.get_ident()
-            return iteration
+        """An iterator over the batches of epoch `epoch` (from where a restored state left it)."""
+        return self._finished(self._engine.epoch(epoch))
 
-    def _tuple_names(self, batch_format, names, pad: bool):
-        """The fields of a tuple batch in order; "dict" for plain dicts, None for FieldDicts."""
-        delivered = []
-        for name, _, _ in self._native.fields:
-            delivered.append(name)
-            if self._native.variable_fields.get(name) == "padded" and name not in self._nested:
-                delivered.append(name + "_sizes")
-        if batch_format == "dict":
-            return "dict"
-        if batch_format == "tuple":
-            names = tuple(delivered)
-        elif names is None:
-            if sorted(delivered) != sorted(DEFAULT_TUPLE):
-                return None
-            names = DEFAULT_TUPLE
-        return names + (VALID,) if pad and VALID not in names else names
+    def _finished(self, iteration):
+        """`iteration` as the loop sees it: each batch through collate_fn, or one sample at a
+        time for batch_size=None."""
+        if self._collate:
+            iteration = Collated(iteration, self.collate_fn)
+        if self._unbatched:
+            iteration = Unbatched(iteration)
+        return iteration
+
+    def __len__(self):
+        """Batches per epoch on this rank (DataLoader's len: for an IterableDataset, its
+        len() where it has one, batched)."""
+        return len(self._engine)
+
+    def set_epoch(self, epoch: int) -> None:
+        """Makes every later iteration be epoch `epoch` (DistributedSampler's convention): the
+        order and every random draw follow from it."""
+        self._engine.set_epoch(epoch)
 
     # State -------------------------------------------------------------------------------
 
-    def _rewind(self, state) -> None:
-        """The native loader back at `state` (seed, epoch, position), where an iteration that
-        ran ahead of its consumer (the Python workers') left it."""
-        self._native.restore(seed=state[0], epoch=state[1], position=state[2],
-                             shuffle_window=self._shuffle_window, ra_reps=self._ra_reps)
-
     def state_dict(self) -> dict:
-        """Where the loader is, as a JSON-serialisable dict: restoring it (into a loader over
-        the same dataset with the same seed and batch_size, any workers, world_size or
-        batch_format) makes the next iteration continue the epoch after the last batch yielded
-        before this call."""
-        with self._lock:
-            self._check_thread("state_dict")
-            live = self._live_iteration()
-            while hasattr(live, "inner") and not hasattr(live, "state"):
-                live = live.inner  # to the outermost iteration that runs ahead, if one does
-            seed, epoch, position = live.state if hasattr(live, "state") else \
-                self._native.state()
-        options = self._native.options
-        return {"format": _STATE_FORMAT, "seed": seed, "epoch": epoch, "position": position,
-                "records": len(self._native), "dataset": self._dataset,
-                "batch_size": options["batch_size"], "world_size": options["world_size"],
-                "shuffle_window": options["shuffle_window"], "ra_reps": options["ra_reps"]}
+        """Where the loader is (a JSON-serialisable dict): a loader over the same data and seed
+        that loads it continues after the last batch yielded before this call."""
+        return self._engine.state_dict()
 
     def load_state_dict(self, state: dict) -> None:
-        """Continues from `state` (state_dict() of a loader over the same dataset, with the
-        same seed, shuffle_window and ra_reps; batch_size and world_size may differ: the global
-        sample order goes on). Ends this thread's live iteration; the next one continues the saved
-        epoch. A `state` that is not such a dict — a key missing, a value not an int or out of
-        range, another seed, shuffle_window, ra_reps or dataset — raises ValueError naming the
-        key, and changes nothing. A state without "shuffle_window" or "ra_reps" (saved before
-        they existed) is "all"'s or 1's."""
-        if not isinstance(state, dict) or state.get("format") != _STATE_FORMAT:
-            raise ValueError(f"not a stoker.Loader state_dict (format {_STATE_FORMAT!r})")
-        values = {}
-        for key, maximum in _STATE_KEYS:
-            if key not in state:
-                raise ValueError(f"the state_dict lacks '{key}'")
-            value = state[key]
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or \
-                    not 0 <= value <= maximum:
-                raise ValueError(f"state_dict['{key}'] must be an int in [0, {maximum}], not "
-                                 f"{value!r}")
-            values[key] = int(value)
-        if values["seed"] != self._native.options["seed"]:
-            raise ValueError(f"state_dict['seed'] is {values['seed']}; this loader's seed is "
-                             f"{self._native.options['seed']}")
-        for key, default in (("shuffle_window", "all"), ("ra_reps", 1)):
-            value = state.get(key, default)
-            if value != self._native.options[key]:
-                raise ValueError(f"state_dict[{key!r}] is {value!r}; this loader's {key} is "
-                                 f"{self._native.options[key]!r}")
-        if values["records"] != len(self._native):
-            raise ValueError(f"the state_dict is of a dataset of {values['records']} records; "
-                             f"{self._shown} has {len(self._native)}")
-        if "dataset" not in state:  # the one thing that tells another dataset of as many records
-            raise ValueError("the state_dict lacks 'dataset'")
-        if state["dataset"] != self._dataset:
-            raise ValueError(f"the state_dict is of another dataset (id {state['dataset']!r}); "
-                             f"{self._shown} is {self._dataset!r}")
-        if values["position"] >= values["records"]:
-            raise ValueError(f"the state_dict's position {values['position']} is not inside an "
-                             f"epoch of {values['records']} records")
-        with self._lock:
-            self._end_live("load a state_dict")
-            self._native.restore(seed=values["seed"], epoch=values["epoch"],
-                                 position=values["position"], shuffle_window=self._shuffle_window,
-                                 ra_reps=self._ra_reps)
-            self._resume = True
-            self._epoch = None
+        """Continues from `state` (another world size or batch size continues the same global
+        order where stoker orders the samples); ValueError naming the key that does not fit."""
+        self._engine.load_state_dict(state)
 
     # Information -------------------------------------------------------------------------
 
     @property
+    def plan(self) -> dict:
+        """Each field's steps and where each runs ("native" or "python"), with "notes" saying
+        why anything runs in Python (a dataset stoker does not read natively, a step it cannot
+        translate)."""
+        plan = self._engine.plan
+        if self._notes:
+            plan.setdefault("notes", {}).update(self._notes)
+        if self.collate_fn is not None and self._native and self._collate:
+            plan["collate_fn"] = [(getattr(self.collate_fn, "__name__", "collate_fn"), "python")]
+        return plan
+
+    @property
     def options(self) -> dict:
-        """The options in force (auto workers and prefetch resolved; batch_format "dict", a
-        tuple of field names, or None for FieldDicts)."""
-        return dict(self._native.options, device=str(self._device),
-                    normalize_on_device=bool(self._normalize),
-                    python_workers=getattr(self._python, "workers", 0),
-                    python_parallel=self._python_parallel,
-                    pinned_by_workers=self._pinned is not None, batch_format=self._names)
-
-    @property
-    def batch_size(self) -> int:
-        """Samples per batch (the last one of an epoch may have fewer: ``last_batch``)."""
-        return self._native.options["batch_size"]
-
-    @property
-    def dataset(self) -> LoaderDataset:
-        """The dataset's length and classes (LoaderDataset)."""
-        if self._dataset_view is None:  # one, so that its classes are read once
-            self._dataset_view = LoaderDataset(self._shown, len(self._native),
-                                               self._native.schema, self._native.class_names,
-                                               self._native.samples)
-        return self._dataset_view
-
-    @property
-    def sampler(self) -> LoaderSampler:
-        """``set_epoch`` and ``len()`` as a DistributedSampler's (LoaderSampler)."""
-        return LoaderSampler(self)
-
-
-    @property
-    def tuning(self) -> Optional[dict]:
-        """With workers="auto": the tuning so far — "workers" and "prefetch" in use (chosen once
-        "settled"), "reason" with the measured rates, every setting tried in "trials". Else
-        None."""
-        return self._native.tuning
+        return self._engine.options
 
     @property
     def fields(self) -> list:
-        """The batch's fields: [(name, dtype, per-sample shape)], as delivered; (name, None,
-        None) for a field whose last steps run in Python (their output decides)."""
-        python = self._plan.python_fields()
-        return [(name, None, None) if name in python else
-                (name, "float32" if name in self._normalize else dtype, shape)
-                for name, dtype, shape in self._native.fields]
+        return self._engine.fields
 
     @property
-    def plan(self) -> dict:
-        """Every field's steps and where each runs: {field: [(step, "native" or "python")]},
-        the batch transform's under "batch_transform", and under "notes" {field: [sentence]}
-        why a field's steps from one on run in Python (a step stoker cannot run, or whose
-        native pixels are torchvision's other backend's) and where a native step deviates from
-        torchvision (a crop after ToImage). The native operations run on the
-        loader's worker threads; the Python steps (what stoker.transforms cannot translate)
-        after them, in ``options["python_workers"]`` worker processes, or in the iterating
-        thread where that is 0 (stoker/_python_steps.py, stoker/_python_pool.py); a batch
-        transform stoker does not run natively as each batch is yielded."""
-        plan = self._plan.describe()
-        if self._plan.notes:
-            plan["notes"] = self._plan.notes
-        if self._batch_plan:
-            plan["batch_transform"] = self._batch_plan
-        return plan
+    def tuning(self):
+        return self._engine.tuning
 
     def stats(self) -> dict:
-        """Time per stage and counts since the loader was made (summed over its threads);
-        "python_seconds" and "python_skipped": the Python steps' time (summed over their worker
-        processes, batch_transform's included) and the samples they dropped (on_error="skip");
-        "python_step_seconds", {field: [(step, seconds)]}, the time in each of them (summed over
-        samples and workers). With Python worker processes also "python_wait_seconds" (the iterating
-        thread waiting for them: when it is most of the time, they limit the loader),
-        "python_workers" and "python_restarts" (workers replaced: died or hung)."""
-        batch = self._batch_transform.seconds if self._batch_transform else 0.0
-        python = self._python.stats()
-        python["python_seconds"] += batch
-        return dict(self._native.stats(), **python)
+        return self._engine.stats()
 
     def close(self) -> None:
-        """Ends this thread's live iteration and stops the Python steps' worker processes
-        (new ones start if the loader is iterated again)."""
-        with self._lock:
-            self._end_live("close")
-        self._python.close()
+        """Ends the live iteration and stops worker processes (new ones start if iterated)."""
+        self._engine.close()
 
     def __repr__(self):
-        o = self._native.options
-        return (f"stoker.Loader({self._shown!r}, batch_size={o['batch_size']}, "
-                f"workers={o['workers']}, rank={o['rank']}, world_size={o['world_size']}, "
-                f"device='{self._device}')")
+        return repr(self._engine)
 
-    def _warn_source_notes(self) -> None:
-        """A UserWarning, where the dataset's source noted something since the last one (a
-        damaged transcode-cache file rebuilt: the library prints nothing), telling it once."""
-        count, line = self._native.source_notes(self._notes_said)
-        if line:
-            self._notes_said = count
-            warnings.warn(line, UserWarning, stacklevel=5)  # the loop over the loader's batches
+    def _order(self, epoch: int):
+        """This rank's dataset indices of epoch `epoch`, batch after batch (stoker's order)."""
+        return self._engine.indices(epoch)
 
-    # Threads -----------------------------------------------------------------------------
+    def _epoch_now(self) -> int:
+        return self._engine.next_epoch()
 
-    def _live_iteration(self):
-        live = self._live() if self._live is not None else None
-        return live if live is not None and live.live else None
-
-    def _check_thread(self, what: str) -> None:
-        if self._live_iteration() is not None and self._live_thread != threading.get_ident():
-            raise RuntimeError(f"cannot {what}: another thread is iterating this stoker.Loader "
-                               "(use a loader from one thread at a time)")
-
-    def _end_live(self, what: str) -> None:
-        self._check_thread(what)
-        live = self._live_iteration()
-        if live is not None:
-            live.close()

@@ -1,32 +1,109 @@
-"""Data read in place, without ``stoker convert``: each class names a source kind the native
-loader opens (``remote::SourceKind``). ``stoker.Loader(stoker.ImageFolder(root))``,
+"""The datasets stoker reads natively, as dataset objects a DataLoader would take: each carries
+its transforms (as torchvision's datasets do) and answers ``len()``, ``classes``,
+``class_to_idx`` and ``samples`` where the data has them. ``stoker.Dataset(path)`` is a dataset
+``stoker convert`` wrote (or any path: a folder of datasets, tars, Parquet files or an image
+folder, detected); the others read data in place, without ``stoker convert``, each a source
+kind the native loader opens (``remote::SourceKind``):
+``stoker.Loader(stoker.ImageFolder(root, transform=recipe))``,
 ``stoker.Loader(stoker.WebDataset("data-{000..009}.tar"))``,
-``stoker.Loader(stoker.Parquet(path))``; a plain path is a dataset, a folder of datasets, WebDataset tars (a ``.tar``, a folder of them, a
-brace pattern), Parquet files (a ``.parquet`` file or pattern, or a folder holding them), or else
-an image folder."""
+``stoker.Loader(stoker.Parquet(path))``."""
 
 import os
 
+from stoker import _stoker
+from stoker._dataset_view import LoaderDataset
+from stoker._paths import native_path
 
-class ImageFolder:
+
+class _Source:
+    """What the sources share: their transforms ({field: transform}, or one for "image") and
+    the dataset's length, classes and samples, read when first asked for (opened with the
+    default cache where remote)."""
+
+    source = "auto"
+    transforms = None
+    _view = None
+
+    def _options(self) -> dict:
+        return {}
+
+    def _path(self) -> str:
+        raise NotImplementedError
+
+    def view(self) -> LoaderDataset:
+        if self._view is None:
+            core = _stoker.LoaderCore(native_path(self._path()), source=self.source,
+                                      **self._options())
+            self._view = LoaderDataset(_stoker.shown_location(native_path(self._path())),
+                                       len(core), core.schema, core.class_names, core.samples)
+        return self._view
+
+    def __len__(self):
+        return len(self.view())
+
+    @property
+    def classes(self) -> list:
+        return self.view().classes
+
+    @property
+    def class_to_idx(self) -> dict:
+        return self.view().class_to_idx
+
+    @property
+    def samples(self) -> list:
+        return self.view().samples
+
+    @property
+    def fields(self) -> list:
+        return self.view().fields
+
+
+class Dataset(_Source):
+    """A dataset ``stoker convert`` (or stoker.write_dataset) wrote, by path or ``s3://`` /
+    ``http(s)://`` URL; any other path is read as ``stoker.Loader`` detects it (a folder of
+    datasets, WebDataset tars, Parquet files, an image folder). ``transforms``: {field:
+    transform} or one transform for the "image" field (stoker's, torchvision's or timm's)."""
+
+    def __init__(self, path, transforms=None):
+        self.path = os.fsdecode(path)
+        self.transforms = transforms
+
+    def _path(self) -> str:
+        return self.path
+
+    def __repr__(self):
+        return f"stoker.Dataset({self.path!r})"
+
+
+class ImageFolder(_Source):
     """``root`` in torchvision's ImageFolder layout (a folder per class), read in place: the
     same ``classes``, ``class_to_idx`` and ``samples`` as ``torchvision.datasets.ImageFolder
     (root)``, each file's bytes as the image (JPEG and PNG), its listing cached in the cache
     folder and listed again when a folder in it changes. ``root`` may be an ``http(s)://``
     folder its server lists (an index page) or an ``s3://bucket/prefix/`` folder: the same
     samples, the files downloaded into the cache folder ahead of the loader (listed at every
-    open)."""
+    open). ``transform`` and ``target_transform`` as torchvision's: on the image, and on the
+    class index."""
 
     source = "imagefolder"
 
-    def __init__(self, root):
+    def __init__(self, root, transform=None, target_transform=None):
         self.root = os.fsdecode(root)
+        self.transform = transform
+        self.target_transform = target_transform
+        transforms = {} if transform is None else {"image": transform}
+        if target_transform is not None:
+            transforms["label"] = target_transform
+        self.transforms = transforms or None
+
+    def _path(self) -> str:
+        return self.root
 
     def __repr__(self):
         return f"stoker.ImageFolder({self.root!r})"
 
 
-class WebDataset:
+class WebDataset(_Source):
     """WebDataset tars read in place: ``urls`` a ``.tar`` file, a folder of them, a brace
     pattern (``"data-{000000..000999}.tar"``, as ``braceexpand`` expands it) or a list of
     these; local paths or ``http(s)://`` and ``s3://`` URLs (an ``s3://bucket/prefix/`` folder
@@ -41,17 +118,21 @@ class WebDataset:
 
     source = "webdataset"
 
-    def __init__(self, urls):
+    def __init__(self, urls, transforms=None):
+        self.transforms = transforms
         names = [urls] if isinstance(urls, (str, bytes, os.PathLike)) else list(urls)
         self.urls = [os.fsdecode(u) for u in names]
         if not self.urls or any("\n" in u for u in self.urls):
             raise ValueError(f"WebDataset: {urls!r} names no tar, or a name holds a newline")
 
+    def _path(self) -> str:
+        return "\n".join(self.urls)
+
     def __repr__(self):
         return f"stoker.WebDataset({self.urls!r})"
 
 
-class Parquet:
+class Parquet(_Source):
     """Parquet files read in place, row group by row group: a file, a folder's ``*.parquet``
     files, a glob pattern (``"data/train-*.parquet"``), in name order, or a list of these; or
     ``http(s)://`` and ``s3://`` URLs (a URL, a brace pattern, an ``s3://bucket/prefix/``
@@ -63,13 +144,20 @@ class Parquet:
 
     source = "parquet"
 
-    def __init__(self, paths, image="image", label="label"):
+    def __init__(self, paths, image="image", label="label", transforms=None):
+        self.transforms = transforms
         names = [paths] if isinstance(paths, (str, bytes, os.PathLike)) else list(paths)
         self.paths = [os.fsdecode(p) for p in names]
         if not self.paths or any("\n" in p for p in self.paths):
             raise ValueError(f"Parquet: {paths!r} names no file, or a name holds a newline")
         self.image = image
         self.label = label
+
+    def _path(self) -> str:
+        return "\n".join(self.paths)
+
+    def _options(self) -> dict:
+        return {"image_column": self.image, "label_column": self.label}
 
     def __repr__(self):
         return f"stoker.Parquet({self.paths!r}, image={self.image!r}, label={self.label!r})"
@@ -78,11 +166,6 @@ class Parquet:
 def source_of(path) -> tuple:
     """(path as str, source kind, the native loader's keywords for it) for a path or a source
     object; a WebDataset's names one a line (remote::SourceKind's kWebDataset)."""
-    if isinstance(path, ImageFolder):
-        return path.root, path.source, {}
-    if isinstance(path, WebDataset):
-        return "\n".join(path.urls), path.source, {}
-    if isinstance(path, Parquet):
-        return ("\n".join(path.paths), path.source,
-                {"image_column": path.image, "label_column": path.label})
+    if isinstance(path, _Source):
+        return path._path(), path.source, path._options()
     return os.fsdecode(path), "auto", {}

@@ -7,6 +7,7 @@
 #include "stoker/python/image_binding.h"
 #include "stoker/python/loader_binding.h"
 #include "stoker/python/op_binding.h"
+#include "stoker/python/sampler_binding.h"
 #include "stoker/python/tools_binding.h"
 #include "stoker/python/writer_binding.h"
 #include "stoker/store/manifest.h"
@@ -26,6 +27,7 @@ PYBIND11_MODULE(_stoker, module) {
   stoker::python::register_errors(module);
   stoker::python::register_loader(module);
   stoker::python::register_operations(module);
+  stoker::python::register_sampler(module);
   stoker::python::register_writer(module);
   stoker::python::register_image(module);
   stoker::python::register_tools(module);

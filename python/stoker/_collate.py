@@ -1,0 +1,40 @@
+"""A user's collate_fn over batches the native loader built: each batch split into its samples
+(views, no copy), as DataLoader's fetcher hands them to collate_fn; and batch_size=None, one
+sample at a time."""
+
+from stoker._wrapped import Wrapped
+
+
+def splits_batches(torch, collate_fn) -> bool:
+    """Whether batches must be split for `collate_fn`: not for None or default_collate, which
+    would give the batch as the native loader built it."""
+    return collate_fn is not None and collate_fn is not torch.utils.data.default_collate
+
+
+def samples_of(batch) -> list:
+    """The samples of a batch (a list or tuple of fields, or a dict of them; a field a tensor or
+    a list of per-sample values), in the structure each sample had: tuples for a list or tuple
+    batch (as torchvision's datasets give them), dicts for a dict batch."""
+    if isinstance(batch, dict):
+        names = list(batch)
+        return [dict(zip(names, values)) for values in zip(*batch.values())]
+    return [tuple(values) for values in zip(*batch)]
+
+
+class Collated(Wrapped):
+    """An iteration whose batches go through `collate_fn` as lists of their samples."""
+
+    def __init__(self, inner, collate_fn):
+        super().__init__(inner)
+        self._collate_fn = collate_fn
+
+    def change(self, batch):
+        return self._collate_fn(samples_of(batch))
+
+
+class Unbatched(Wrapped):
+    """An iteration of batches of one sample as that sample (DataLoader's batch_size=None)."""
+
+    def change(self, batch):
+        return samples_of(batch)[0] if not isinstance(batch, dict) else \
+            {name: value[0] for name, value in batch.items()}

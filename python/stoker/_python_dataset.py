@@ -1,0 +1,395 @@
+"""stoker.Loader over a dataset stoker does not read natively: its ``__getitem__`` runs in
+DataLoader's own worker processes (torch's machinery: the same speed as DataLoader with the
+same ``num_workers``), under stoker's guarantees:
+
+- the order is stoker's (the native loader's plan over as many samples, _stoker.sampler_plan),
+  or the user's sampler's, never the workers';
+- every sample's random draws are its own: before ``dataset[i]`` torch's, Python's and NumPy's
+  global generators are seeded from (seed, epoch, position), so augmentations do not depend on
+  which worker runs them (in the iterating process the generators are restored after);
+- ``state_dict()`` says the batches yielded; ``load_state_dict()`` continues after them
+  (stoker's order: the global position, so another world size continues the same order).
+
+An IterableDataset is iterated as DataLoader iterates it; resuming skips the batches yielded."""
+
+import pickle
+import random
+import threading
+
+import numpy as np
+
+from stoker._samplers import stoker_order
+
+_STATE_FORMAT = "stoker.Loader/python-dataset/1"
+_MASK64 = 2**64 - 1
+
+
+def sample_seed(seed: int, epoch: int, position: int) -> int:
+    """A 63-bit seed for the sample at `position` of epoch `epoch`: SplitMix64's finaliser over
+    the three, so neighbouring positions get unrelated seeds."""
+    x = (seed * 0x9E3779B97F4A7C15 + epoch * 0xBF58476D1CE4E5B9 + position) & _MASK64
+    for shift, multiplier in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB)):
+        x = ((x ^ (x >> shift)) * multiplier) & _MASK64
+    return (x ^ (x >> 31)) >> 1
+
+
+class SampleError(Exception):
+    """A dataset's __getitem__ (or collate_fn) failed on a sample: one line naming it."""
+
+
+class _Seeded:
+    """The user's dataset, indexed by (index, seed) pairs: seeds the global generators, then
+    ``dataset[index]``. In the iterating process (num_workers=0) the generators' states are
+    put back after, so the training loop's draws are not disturbed."""
+
+    def __init__(self, torch, dataset, in_worker: bool):
+        self.dataset = dataset
+        self._torch = torch
+        self._in_worker = in_worker
+
+    def __len__(self):
+        return len(self.dataset)
+
+    def __getitem__(self, key):
+        index, seed = key
+        if self._in_worker:
+            return self._get(index, seed)
+        torch_state, python_state = self._torch.get_rng_state(), random.getstate()
+        numpy_state = np.random.get_state()
+        try:
+            return self._get(index, seed)
+        finally:
+            self._torch.set_rng_state(torch_state)
+            random.setstate(python_state)
+            np.random.set_state(numpy_state)
+
+    def _get(self, index, seed):
+        if isinstance(index, int) and not 0 <= index < len(self.dataset):
+            raise SampleError(f"the sampler gave index {index}, outside the "
+                              f"{type(self.dataset).__name__}'s {len(self.dataset)} samples")
+        self._torch.manual_seed(seed)
+        random.seed(seed)
+        np.random.seed(seed & 0xFFFFFFFF)
+        try:
+            return self.dataset[index]
+        except Exception as error:
+            raise SampleError(f"{type(self.dataset).__name__}[{index}] raised "
+                              f"{type(error).__name__}: {error}") from None
+
+
+class _Collate:
+    """collate_fn (where None, DataLoader's: default_collate, or default_convert unbatched)
+    naming the failure in one line."""
+
+    def __init__(self, torch, collate_fn, batched: bool):
+        self._collate_fn = collate_fn or (torch.utils.data.default_collate if batched else
+                                          torch.utils.data.default_convert)
+
+    def __call__(self, samples):
+        try:
+            return self._collate_fn(samples)
+        except Exception as error:
+            name = getattr(self._collate_fn, "__name__", type(self._collate_fn).__name__)
+            raise SampleError(f"{name} on {len(samples)} samples raised "
+                              f"{type(error).__name__}: {error}") from None
+
+
+class _Plan:
+    """The batches of the epoch being iterated, as (index, seed) lists, for DataLoader's
+    batch_sampler (or, unbatched, its sampler)."""
+
+    def __init__(self, unbatched: bool):
+        self.batches = []
+        self._unbatched = unbatched
+
+    def __iter__(self):
+        if self._unbatched:
+            return (batch[0] for batch in self.batches)
+        return iter(self.batches)
+
+    def __len__(self):
+        return len(self.batches)
+
+
+def _one_line(error: Exception) -> str:
+    """The SampleError line of an error DataLoader re-raised from a worker (it prefixes the
+    worker's traceback)."""
+    lines = [line for line in str(error).splitlines() if line.strip()]
+    for line in reversed(lines):
+        if "SampleError: " in line:
+            return line.split("SampleError: ", 1)[1]
+    return lines[-1] if lines else type(error).__name__
+
+
+class _Epoch:
+    """One epoch's batches from the inner DataLoader; counts what it yields, for the state."""
+
+    def __init__(self, owner, epoch: int, start_batch: int, positions):
+        self._owner = owner
+        self._epoch = epoch
+        self._batch = start_batch
+        self._positions = positions  # the global position after each batch, or None
+        self._here = 0  # batches this iteration yielded
+        self._iterator = iter(owner._inner)
+        self.live = True
+
+    def __iter__(self):
+        return self
+
+    def __len__(self):
+        return len(self._owner._inner)
+
+    def __next__(self):
+        if not self.live:
+            raise StopIteration
+        try:
+            batch = next(self._iterator)
+        except StopIteration:
+            self.live = False
+            self._owner._finished(self._epoch)
+            raise
+        except SampleError as error:
+            self.live = False
+            raise SampleError(f"epoch {self._epoch}, batch {self._batch}: "
+                              f"{_one_line(error)}") from None
+        position = None if self._positions is None else self._positions[self._here]
+        self._batch += 1
+        self._here += 1
+        self._owner._yielded(self._epoch, self._batch, position)
+        return self._owner._to_device(batch)
+
+    def close(self):
+        self.live = False
+
+
+class PythonDatasetLoader:
+    """DataLoader over `dataset` with stoker's order, per-sample seeds and resume (above)."""
+
+    def __init__(self, torch, dataset, *, batch_size, shuffle, sampler, batch_sampler,
+                 num_workers, collate_fn, pin_memory, drop_last, timeout, worker_init_fn,
+                 multiprocessing_context, prefetch_factor, persistent_workers, in_order, order,
+                 device):
+        from stoker._native_loader import _distributed_defaults  # the native loader's rules
+
+        self._torch = torch
+        self._dataset = dataset
+        self._iterable = isinstance(dataset, torch.utils.data.IterableDataset)
+        self._user_order = sampler is not None or batch_sampler is not None
+        if num_workers > 0 and multiprocessing_context not in (None, "fork"):
+            try:
+                pickle.dumps(dataset)
+            except Exception as error:
+                raise ValueError(f"num_workers={num_workers} with a "
+                                 f"{multiprocessing_context!r} context sends the dataset to each "
+                                 f"worker, and a {type(dataset).__name__} cannot be pickled "
+                                 f"({type(error).__name__}: {error}): make it picklable, or use "
+                                 "num_workers=0") from None
+        rank, world_size = _distributed_defaults(torch, order["rank"], order["world_size"],
+                                                 order["mesh"])
+        last_batch = order["last_batch"] or ("drop" if drop_last else "short")
+        self._options = {"seed": order["seed"], "shuffle": shuffle, "rank": rank,
+                         "world_size": world_size, "batch_size": batch_size or 1,
+                         "last_batch": last_batch, "shuffle_window": order["shuffle_window"],
+                         "ra_reps": order["ra_reps"]}
+        self._device = torch.device(device)
+        self._plan = _Plan(batch_size is None)
+        self._sampler = sampler
+        self._batch_sampler = batch_sampler
+        self._batch_size = batch_size
+        self._drop_last = drop_last
+        common = dict(num_workers=num_workers, collate_fn=_Collate(torch, collate_fn, batch_size is not None),
+                      pin_memory=pin_memory or self._device.type == "cuda",
+                      timeout=timeout if num_workers else 0, worker_init_fn=worker_init_fn,
+                      multiprocessing_context=multiprocessing_context,
+                      prefetch_factor=prefetch_factor, persistent_workers=persistent_workers,
+                      in_order=in_order,
+                      # its own: DataLoader would draw its workers' base seed from torch's
+                      # global generator, moving the training loop's draws
+                      generator=torch.Generator().manual_seed(order["seed"] % 2**63))
+        if self._iterable:
+            self._inner = torch.utils.data.DataLoader(dataset, batch_size=batch_size,
+                                                      drop_last=drop_last, **common)
+        else:
+            seeded = _Seeded(torch, dataset, in_worker=num_workers > 0)
+            if batch_size is None:
+                self._inner = torch.utils.data.DataLoader(seeded, batch_size=None,
+                                                          sampler=self._plan, **common)
+            else:
+                self._inner = torch.utils.data.DataLoader(seeded, batch_sampler=self._plan,
+                                                          **common)
+        self._epoch = None  # set_epoch's
+        self._state = (0, 0)  # (epoch, batches of it yielded)
+        self._position = 0  # the global position after the last batch yielded (stoker's order)
+        self._resume = False
+        self._live = None
+        self._lock = threading.Lock()
+
+    # Order -------------------------------------------------------------------------------
+
+    def indices(self, epoch: int):
+        """This rank's indices of epoch `epoch` in stoker's order."""
+        return stoker_order(len(self._dataset), self._options, epoch)[0]
+
+    def next_epoch(self) -> int:
+        return self._epoch if self._epoch is not None else self._state[0]
+
+    def _batches(self, epoch: int, start_batch: int):
+        """(batches of (index, seed) from batch `start_batch`, global positions after each or
+        None) of epoch `epoch`."""
+        seed = self._options["seed"]
+        if self._user_order:
+            batch_sampler = self._batch_sampler or self._torch.utils.data.BatchSampler(
+                self._sampler, self._batch_size or 1, self._drop_last)
+            batches, position = [], 0
+            for number, batch in enumerate(batch_sampler):
+                keys = []
+                for index in batch:
+                    keys.append((index, sample_seed(seed, epoch, position)))
+                    position += 1
+                if number >= start_batch:
+                    batches.append(keys)
+            return batches, None
+        start = self._position if self._resume else 0
+        indices, sizes, positions = stoker_order(len(self._dataset), self._options, epoch, start)
+        batches, first = [], 0
+        for size in sizes.tolist():
+            batches.append([(int(indices[first + k]),
+                             sample_seed(seed, epoch, first + k + start))
+                            for k in range(size)])
+            first += size
+        return batches, positions.tolist()
+
+    # Iteration ---------------------------------------------------------------------------
+
+    def __iter__(self):
+        return self.epoch(self.next_epoch())
+
+    def epoch(self, epoch: int):
+        with self._lock:
+            if self._live is not None:
+                self._live.close()
+            resumed = self._resume and self._state[0] == epoch
+            start_batch = self._state[1] if resumed else 0
+            if not resumed:
+                self._position = 0
+            if self._iterable:
+                iteration = _SkippedEpoch(self, epoch, start_batch)
+            else:
+                self._plan.batches, positions = self._batches(epoch, start_batch)
+                iteration = _Epoch(self, epoch, start_batch, positions)
+            self._resume = False
+            self._epoch = None
+            self._state = (epoch, start_batch)
+            self._live = iteration
+            return iteration
+
+    def _yielded(self, epoch: int, batches: int, position) -> None:
+        """`batches` of epoch `epoch` yielded, the last ending at global `position` (None: not
+        stoker's order)."""
+        self._state = (epoch, batches)
+        if position is not None:
+            self._position = position
+
+    def _finished(self, epoch: int) -> None:
+        self._state = (epoch + 1, 0)
+        self._position = 0
+
+    def _to_device(self, batch):
+        if self._device.type == "cpu":
+            return batch
+        return self._torch.utils._pytree.tree_map(
+            lambda x: x.to(self._device, non_blocking=True)
+            if isinstance(x, self._torch.Tensor) else x, batch)
+
+    def __len__(self):
+        if self._iterable:
+            return len(self._inner)
+        if self._user_order:
+            batch_sampler = self._batch_sampler or self._torch.utils.data.BatchSampler(
+                self._sampler, self._batch_size or 1, self._drop_last)
+            return len(batch_sampler)
+        return len(stoker_order(len(self._dataset), self._options, self.next_epoch())[1])
+
+    def set_epoch(self, epoch: int) -> None:
+        if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0:
+            raise ValueError(f"epoch must be an int >= 0, not {epoch!r}")
+        self._epoch = epoch
+
+    # State -------------------------------------------------------------------------------
+
+    def state_dict(self) -> dict:
+        epoch, batches = self._state
+        return {"format": _STATE_FORMAT, "seed": self._options["seed"], "epoch": epoch,
+                "batches": batches, "position": self._position,
+                "order": "sampler" if self._user_order or self._iterable else "stoker",
+                "samples": None if self._iterable else len(self._dataset),
+                "dataset": type(self._dataset).__qualname__}
+
+    def load_state_dict(self, state: dict) -> None:
+        if not isinstance(state, dict) or state.get("format") != _STATE_FORMAT:
+            raise ValueError(f"not the state_dict of a stoker.Loader over a Python dataset "
+                             f"(format {_STATE_FORMAT!r})")
+        for key in ("seed", "epoch", "batches", "position"):
+            value = state.get(key)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"state_dict[{key!r}] must be an int >= 0, not {value!r}")
+        if state["seed"] != self._options["seed"]:
+            raise ValueError(f"state_dict['seed'] is {state['seed']}; this loader's seed is "
+                             f"{self._options['seed']}")
+        if state.get("dataset") != type(self._dataset).__qualname__ or \
+                state.get("samples") != (None if self._iterable else len(self._dataset)):
+            raise ValueError(f"the state_dict is of a {state.get('dataset')} of "
+                             f"{state.get('samples')} samples, not this "
+                             f"{type(self._dataset).__qualname__}")
+        with self._lock:
+            if self._live is not None:
+                self._live.close()
+            self._state = (state["epoch"], state["batches"])
+            self._position = state["position"]
+            self._resume = True
+            self._epoch = None
+
+    # Information -------------------------------------------------------------------------
+
+    @property
+    def plan(self) -> dict:
+        name = type(self._dataset).__name__
+        return {"dataset": [(f"{name}.__getitem__", "python")],
+                "notes": {"dataset": [f"stoker does not read a {name} natively: its own "
+                                      "__getitem__ runs in DataLoader's worker processes, in "
+                                      "stoker's order, each sample seeded"]}}
+
+    @property
+    def options(self) -> dict:
+        return dict(self._options, num_workers=self._inner.num_workers,
+                    device=str(self._device))
+
+    @property
+    def fields(self) -> list:
+        return []
+
+    @property
+    def tuning(self):
+        return None
+
+    def stats(self) -> dict:
+        return {}
+
+    def close(self) -> None:
+        with self._lock:
+            if self._live is not None:
+                self._live.close()
+            self._inner._iterator = None
+
+    def __repr__(self):
+        return (f"stoker.Loader({type(self._dataset).__name__}, batch_size={self._batch_size}, "
+                f"num_workers={self._inner.num_workers})")
+
+
+class _SkippedEpoch(_Epoch):
+    """An IterableDataset's epoch, its first `start_batch` batches skipped (a resume)."""
+
+    def __init__(self, owner, epoch: int, start_batch: int):
+        super().__init__(owner, epoch, start_batch, None)
+        for _ in range(start_batch):
+            next(self._iterator)

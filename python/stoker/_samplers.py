@@ -1,0 +1,128 @@
+"""The samplers of stoker.Loader: ``loader.sampler`` and ``loader.batch_sampler`` as DataLoader
+has them (for stoker's own order: its indices, ``set_epoch`` and ``len``), and ExplicitOrder,
+the indices of a user's sampler or batch sampler as the native loader reads them."""
+
+import numpy as np
+import torch.utils.data
+
+from stoker import _stoker
+
+
+class LoaderSampler(torch.utils.data.Sampler):
+    """``loader.sampler`` where stoker orders the samples: iterating it gives this rank's
+    dataset indices of the loader's next epoch (padding included, as DistributedSampler's);
+    ``set_epoch(e)`` is ``loader.set_epoch(e)``; ``len()`` the indices an epoch deals this
+    rank. It is a RandomSampler where the loader shuffles and a SequentialSampler where not
+    (sampler_of), as DataLoader's is: frameworks tell shuffled loaders so."""
+
+    def __init__(self, loader, data_source):
+        self._loader = loader
+        self.data_source = data_source
+        self.replacement = False
+        self._num_samples = None
+        self.generator = loader.generator
+
+    def set_epoch(self, epoch: int) -> None:
+        self._loader.set_epoch(epoch)
+
+    def __iter__(self):
+        return iter(self._loader._order(self._loader._epoch_now()).tolist())
+
+    def __len__(self):
+        return len(self._loader._order(self._loader._epoch_now()))
+
+    def __repr__(self):
+        return f"stoker.LoaderSampler({self._loader!r})"
+
+
+class _RandomLoaderSampler(LoaderSampler, torch.utils.data.RandomSampler):
+    __iter__ = LoaderSampler.__iter__
+    __len__ = LoaderSampler.__len__
+
+
+class _SequentialLoaderSampler(LoaderSampler, torch.utils.data.SequentialSampler):
+    __iter__ = LoaderSampler.__iter__
+    __len__ = LoaderSampler.__len__
+
+
+def sampler_of(loader, data_source, shuffle: bool) -> LoaderSampler:
+    """``loader.sampler`` for stoker's order: a RandomSampler or SequentialSampler, as
+    DataLoader's `shuffle` makes one."""
+    kind = _RandomLoaderSampler if shuffle else _SequentialLoaderSampler
+    return kind(loader, data_source)
+
+
+class LoaderBatchSampler(torch.utils.data.BatchSampler):
+    """``loader.batch_sampler``: DataLoader's BatchSampler over ``loader.sampler`` (its
+    ``sampler``, ``batch_size`` and ``drop_last``); ``set_epoch`` sets the loader's epoch."""
+
+    def __init__(self, loader, sampler, batch_size: int, drop_last: bool):
+        super().__init__(sampler, batch_size, drop_last)
+        self._loader = loader
+
+    def set_epoch(self, epoch: int) -> None:
+        self._loader.set_epoch(epoch)
+
+
+def _indices_of(batch, number: int, size: int) -> list:
+    """The indices of batch `number` of a user's sampler as ints, each in [0, size), else
+    ValueError naming the batch and the index."""
+    indices = []
+    for index in batch:
+        if isinstance(index, torch.Tensor):
+            index = index.item()
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+            raise ValueError(f"the sampler's batch {number} holds {index!r}, not an int: a "
+                             "dataset stoker reads natively takes integer indices")
+        if not 0 <= index < size:
+            raise ValueError(f"the sampler's batch {number} holds index {index}, outside the "
+                             f"dataset's {size} samples")
+        indices.append(int(index))
+    return indices
+
+
+class ExplicitOrder:
+    """A user's ``sampler`` (batched by ``batch_size`` and ``drop_last``, as DataLoader's
+    BatchSampler does) or ``batch_sampler``, as the native loader's explicit epochs take it:
+    ``batches()`` iterates it once (the sampler decides the epoch: DistributedSampler's
+    ``set_epoch``) into (indices int64 [samples], sizes int64 [batches])."""
+
+    def __init__(self, sampler, batch_sampler, batch_size, drop_last: bool, size: int):
+        if batch_sampler is None:
+            batch_sampler = torch.utils.data.BatchSampler(sampler, batch_size or 1, drop_last)
+        self.batch_sampler = batch_sampler
+        self.size = size
+
+    def batches(self):
+        indices, sizes = [], []
+        for number, batch in enumerate(self.batch_sampler):
+            batch = _indices_of(batch, number, self.size)
+            if not batch:
+                raise ValueError(f"the batch sampler's batch {number} is empty")
+            indices.extend(batch)
+            sizes.append(len(batch))
+        return np.asarray(indices, dtype=np.int64), np.asarray(sizes, dtype=np.int64)
+
+    def largest_batch(self) -> int:
+        """The batch size the native buffers are made for: the batch sampler's batch_size
+        where it says one, else its largest batch this epoch."""
+        size = getattr(self.batch_sampler, "batch_size", None)
+        if isinstance(size, int) and size > 0:
+            return size
+        _, sizes = self.batches()
+        return int(sizes.max()) if len(sizes) else 1
+
+    def __len__(self):
+        return len(self.batch_sampler)
+
+
+def stoker_order(size: int, options: dict, epoch: int, start: int = 0):
+    """(indices, sizes, positions) of one rank's epoch in stoker's order over `size` samples:
+    the native loader's plan (sampler.h) for the loader options `options`."""
+    return _stoker.sampler_plan(size, seed=options["seed"], shuffle=options["shuffle"],
+                                rank=options["rank"], world_size=options["world_size"],
+                                batch_size=options["batch_size"],
+                                last_batch=options["last_batch"], epoch=epoch, start=start,
+                                shuffle_window=0 if options["shuffle_window"] == "all"
+                                else options["shuffle_window"],
+                                ra_reps=options["ra_reps"])

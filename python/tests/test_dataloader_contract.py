@@ -1,0 +1,345 @@
+"""stoker.Loader keeps torch.utils.data.DataLoader's contract: its signature, its checks of its
+arguments, its attributes and its batches (each test runs DataLoader beside stoker.Loader on
+the same dataset), over a Python dataset (its __getitem__ in DataLoader's workers, in stoker's
+order) and over data stoker reads natively."""
+
+import inspect
+import pickle
+import random
+
+import numpy as np
+import pytest
+import torch
+from torch.utils.data import (BatchSampler, DataLoader, Dataset, DistributedSampler,
+                              IterableDataset, RandomSampler, SequentialSampler, default_collate)
+
+import stoker
+from loader_datasets import RECORDS
+from test_image_folder_source import make_folder
+
+
+class Squares(Dataset):
+    """Sample i: (a float tensor [3] from i, i, {"square": i * i}): nested structure."""
+
+    def __init__(self, size=37):
+        self.size = size
+
+    def __len__(self):
+        return self.size
+
+    def __getitem__(self, i):
+        return torch.full((3,), float(i)), i, {"square": i * i}
+
+
+class Noisy(Squares):
+    """Sample i: i and a draw from torch's, Python's and NumPy's global generators."""
+
+    def __getitem__(self, i):
+        return i, torch.rand(()).item(), random.random(), float(np.random.rand())
+
+
+class Failing(Squares):
+    def __getitem__(self, i):
+        if i == 7:
+            raise KeyError("no sample 7")
+        return i
+
+
+class Stream(IterableDataset):
+    def __iter__(self):
+        return iter(range(23))
+
+
+def same(a, b):
+    """Equal batches: same structure and types, equal tensors."""
+    assert type(a) is type(b), (type(a), type(b))
+    if isinstance(a, torch.Tensor):
+        assert a.dtype == b.dtype and torch.equal(a, b)
+    elif isinstance(a, dict):
+        assert a.keys() == b.keys()
+        for k in a:
+            same(a[k], b[k])
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b)
+        for x, y in zip(a, b):
+            same(x, y)
+    else:
+        assert a == b
+
+
+def test_the_signature_is_dataloaders_then_the_settings_groups():
+    ours = list(inspect.signature(stoker.Loader).parameters.values())
+    theirs = list(inspect.signature(DataLoader).parameters.values())
+    assert [(p.name, p.kind, p.default) for p in ours[:len(theirs)]] == \
+        [(p.name, p.kind, p.default) for p in theirs]
+    assert [p.name for p in ours[len(theirs):]] == ["order", "batches", "feed", "storage",
+                                                    "legacy"]
+
+
+BAD_ARGUMENTS = [
+    dict(num_workers=-1), dict(timeout=-1), dict(prefetch_factor=2),
+    dict(persistent_workers=True), dict(sampler=[0, 1], shuffle=True),
+    dict(batch_sampler=[[0]], batch_size=2), dict(batch_sampler=[[0]], drop_last=True),
+    dict(batch_sampler=[[0]], shuffle=True), dict(batch_size=None, drop_last=True),
+]
+
+
+@pytest.mark.parametrize("arguments", BAD_ARGUMENTS, ids=str)
+def test_bad_arguments_raise_dataloaders_error(arguments):
+    with pytest.raises(ValueError) as theirs:
+        DataLoader(Squares(), **arguments)
+    with pytest.raises(ValueError) as ours:
+        stoker.Loader(Squares(), **arguments)
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_an_iterable_dataset_refuses_shuffle_as_dataloader_does():
+    with pytest.raises(ValueError) as theirs:
+        DataLoader(Stream(), shuffle=True)
+    with pytest.raises(ValueError) as ours:
+        stoker.Loader(Stream(), shuffle=True)
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_an_unknown_keyword_is_a_type_error():
+    with pytest.raises(TypeError, match="unexpected keyword argument 'num_worker'"):
+        stoker.Loader(Squares(), num_worker=2)
+
+
+def test_a_setting_given_twice_names_it():
+    with pytest.raises(TypeError, match="seed is set twice"):
+        stoker.Loader(Squares(), seed=1, order=stoker.Order(seed=2))
+
+
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_a_python_dataset_in_order_gives_dataloaders_batches(num_workers):
+    theirs = list(DataLoader(Squares(), batch_size=5, num_workers=num_workers))
+    loader = stoker.Loader(Squares(), batch_size=5, num_workers=num_workers)
+    ours = list(loader)
+    assert len(ours) == len(theirs) == len(loader) == 8
+    for a, b in zip(ours, theirs):
+        same(a, b)
+
+
+def test_attributes_are_dataloaders():
+    dataset = Squares()
+    kwargs = dict(batch_size=4, shuffle=True, num_workers=2, drop_last=True, timeout=5,
+                  prefetch_factor=3, persistent_workers=True)
+    theirs, ours = DataLoader(dataset, **kwargs), stoker.Loader(dataset, **kwargs)
+    for name in ("dataset", "batch_size", "drop_last", "num_workers", "timeout",
+                 "prefetch_factor", "persistent_workers", "pin_memory", "collate_fn",
+                 "worker_init_fn", "generator", "in_order", "pin_memory_device"):
+        if name != "collate_fn":  # DataLoader puts default_collate where None was given
+            assert getattr(ours, name) == getattr(theirs, name), name
+    assert isinstance(ours.sampler, RandomSampler) and isinstance(ours.batch_sampler,
+                                                                  BatchSampler)
+    assert ours.batch_sampler.sampler is ours.sampler and ours.batch_sampler.batch_size == 4
+    assert len(ours) == len(theirs) == 9
+    assert isinstance(stoker.Loader(dataset).sampler, SequentialSampler)
+
+
+def test_the_sampler_gives_the_epochs_indices_and_set_epoch_changes_them():
+    loader = stoker.Loader(Squares(), batch_size=4, shuffle=True)
+    order = list(loader.sampler)
+    assert sorted(order) == list(range(37))
+    got = [int(i) for batch in loader for i in batch[1]]
+    assert got == order
+    loader.sampler.set_epoch(5)
+    fifth = list(loader.sampler)
+    assert fifth != order and [int(i) for batch in loader for i in batch[1]] == fifth
+
+
+def test_shuffled_batches_do_not_depend_on_workers_and_seed_each_sample():
+    runs = []
+    for workers in (0, 2):
+        loader = stoker.Loader(Noisy(), batch_size=4, shuffle=True, num_workers=workers,
+                               order=stoker.Order(seed=11))
+        runs.append(list(loader))
+    for a, b in zip(*runs):
+        same(a, b)
+    draws = torch.cat([batch[1] for batch in runs[0]])
+    assert len(set(draws.tolist())) == 37  # each sample its own draw
+
+
+def test_iterating_in_the_main_process_leaves_the_global_generators_alone():
+    torch.manual_seed(3)
+    expected = torch.rand(4)
+    torch.manual_seed(3)
+    list(stoker.Loader(Noisy(), batch_size=4, shuffle=True))
+    assert torch.equal(torch.rand(4), expected)
+
+
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_a_user_sampler_and_batch_sampler_are_honoured(num_workers):
+    sampler = [5, 3, 3, 30, 0, 12, 8]
+    theirs = list(DataLoader(Squares(), batch_size=3, sampler=sampler))
+    ours = list(stoker.Loader(Squares(), batch_size=3, sampler=sampler,
+                              num_workers=num_workers))
+    for a, b in zip(ours, theirs):
+        same(a, b)
+    batches = [[1, 2], [36], [4, 4, 4, 0]]
+    for a, b in zip(stoker.Loader(Squares(), batch_sampler=batches),
+                    DataLoader(Squares(), batch_sampler=batches)):
+        same(a, b)
+
+
+def test_a_distributed_sampler_is_honoured_epoch_by_epoch():
+    sampler = DistributedSampler(Squares(), num_replicas=3, rank=1, shuffle=True, seed=4)
+    loader = stoker.Loader(Squares(), batch_size=5, sampler=sampler)
+    for epoch in (0, 1):
+        sampler.set_epoch(epoch)
+        assert [int(i) for b in loader for i in b[1]] == list(sampler)
+
+
+def test_collate_fn_is_dataloaders():
+    def pairs(batch):
+        return tuple(zip(*batch))
+
+    for a, b in zip(stoker.Loader(Squares(), batch_size=4, collate_fn=pairs),
+                    DataLoader(Squares(), batch_size=4, collate_fn=pairs)):
+        same(a, b)
+
+
+def test_batch_size_none_yields_samples():
+    for a, b in zip(stoker.Loader(Squares(), batch_size=None),
+                    DataLoader(Squares(), batch_size=None)):
+        same(a, b)
+
+
+def test_an_iterable_dataset_is_iterated_as_dataloader_does():
+    for a, b in zip(stoker.Loader(Stream(), batch_size=4), DataLoader(Stream(), batch_size=4)):
+        same(a, b)
+
+
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_resume_mid_epoch_gives_the_rest_exactly(num_workers):
+    def loader():
+        return stoker.Loader(Noisy(), batch_size=4, shuffle=True, num_workers=num_workers,
+                             order=stoker.Order(seed=5))
+
+    whole = list(loader())
+    first = loader()
+    iterator = iter(first)
+    head = [next(iterator) for _ in range(3)]
+    state = pickle.loads(pickle.dumps(first.state_dict()))
+    second = loader()
+    second.load_state_dict(state)
+    for a, b in zip(head + list(second), whole):
+        same(a, b)
+
+
+def test_resume_on_another_world_size_continues_the_global_order():
+    def loader(rank, world):
+        return stoker.Loader(Squares(), batch_size=2, shuffle=True,
+                             order=stoker.Order(seed=2, rank=rank, world_size=world))
+
+    seen, states = [], []
+    for rank in range(2):
+        ranked = loader(rank, 2)
+        iterator = iter(ranked)
+        for _ in range(3):
+            seen += next(iterator)[1].tolist()
+        states.append(ranked.state_dict())
+    assert states[0]["position"] == states[1]["position"] == 12
+    single = loader(0, 1)
+    single.load_state_dict(states[0])
+    rest = [i for batch in single for i in batch[1].tolist()]
+    assert sorted(seen + rest) == list(range(37))
+
+
+def test_a_failing_sample_is_one_line_naming_it_and_the_loader_goes_on():
+    loader = stoker.Loader(Failing(), batch_size=4, num_workers=2)
+    with pytest.raises(stoker.SampleError) as error:
+        list(loader)
+    assert str(error.value) == "epoch 0, batch 1: Failing[7] raised KeyError: 'no sample 7'"
+    assert "\n" not in str(error.value)
+    assert [int(i) for i in next(iter(loader))] == [0, 1, 2, 3]  # usable after
+
+
+def test_a_sampler_index_out_of_range_is_named():
+    loader = stoker.Loader(Squares(), sampler=[0, 99])
+    with pytest.raises(stoker.SampleError,
+                       match=r"batch 1: the sampler gave index 99, outside the Squares.s 37"):
+        list(loader)
+
+
+def test_a_collate_fn_that_raises_is_named():
+    def broken(batch):
+        raise RuntimeError("cannot")
+
+    with pytest.raises(stoker.SampleError, match="broken on 4 samples raised RuntimeError"):
+        next(iter(stoker.Loader(Squares(), batch_size=4, collate_fn=broken)))
+
+
+def test_an_unpicklable_dataset_for_spawned_workers_is_refused_in_one_line():
+    dataset = Squares()
+    dataset.lock = __import__("threading").Lock()
+    with pytest.raises(ValueError, match="cannot be pickled"):
+        stoker.Loader(dataset, num_workers=2, multiprocessing_context="spawn")
+
+
+def test_the_plan_says_the_dataset_runs_in_python():
+    plan = stoker.Loader(Squares()).plan
+    assert plan["dataset"] == [("Squares.__getitem__", "python")]
+    assert "natively" in plan["notes"]["dataset"][0]
+
+
+# Native data ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    return make_folder(tmp_path_factory.mktemp("contract") / "folder")
+
+
+def test_an_image_classification_dataset_gives_lists_of_image_and_label(classes, folder):
+    batch = next(iter(stoker.Loader(classes, batch_size=4)))  # a dataset of three fields
+    assert isinstance(batch, list) and len(batch) == 2
+    image, label = batch
+    assert image.shape == (4, 1, 8, 8) and label.dtype == torch.int64
+    loader = stoker.Loader(stoker.ImageFolder(folder, transform=stoker.transforms.Compose(
+        [stoker.transforms.Resize(8), stoker.transforms.CenterCrop(8),
+         stoker.transforms.ToTensor()])), batch_size=4)
+    image, label = next(iter(loader))
+    assert image.shape == (4, 3, 8, 8)
+    assert loader.dataset.classes == ["cat", "dog", "eel"]
+    assert len(loader.dataset) == len(stoker.ImageFolder(folder).samples)
+
+
+def test_a_torchvision_image_folder_is_read_natively_with_its_pixels(folder):
+    datasets = pytest.importorskip("torchvision.datasets")
+    import torchvision.transforms.v2 as v2
+
+    recipe = v2.Compose([v2.Resize(24), v2.CenterCrop(24), v2.ToImage(),
+                         v2.ToDtype(torch.float32, scale=True)])
+    dataset = datasets.ImageFolder(folder, transform=recipe)
+    loader = stoker.Loader(dataset, batch_size=8)
+    assert loader.dataset is dataset
+    assert all(where == "native" for _, where in loader.plan["image"])
+    assert "read natively" in loader.plan["notes"]["dataset"][0]
+    for a, b in zip(loader, DataLoader(dataset, batch_size=8)):
+        same(a, b)
+
+
+def test_collate_fn_gets_the_samples_of_a_native_batch(labelled):
+    def pairs(batch):
+        return tuple(zip(*batch))
+
+    images, labels = next(iter(stoker.Loader(labelled, batch_size=3, collate_fn=pairs)))
+    assert [int(x) for x in labels] == [0, 1, 2] and images[1].shape == (1, 4, 4)
+    mixed = next(iter(stoker.Loader(labelled, batch_size=3,
+                                    collate_fn=lambda b: default_collate(b)[1] * 2)))
+    assert mixed.tolist() == [0, 2, 4]
+
+
+def test_batch_size_none_on_native_data_yields_samples(labelled):
+    image, label = next(iter(stoker.Loader(labelled, batch_size=None)))
+    assert image.shape == (1, 4, 4) and int(label) == 0
+
+
+def test_native_len_and_sampler_are_dataloaders(labelled):
+    loader = stoker.Loader(labelled, batch_size=10, shuffle=True)
+    assert len(loader) == -(-RECORDS // 10)
+    order = list(loader.sampler)
+    assert sorted(order) == list(range(RECORDS))
+    assert [int(i) for _, labels in loader for i in labels] == order
