@@ -4,18 +4,14 @@ folder and the built `stoker` command; `sh` blocks under bash -e, `python` block
 fresh namespace of one interpreter per page (as a reader's session; torch is imported once). A
 block that cannot run here carries `<!-- not run: REASON -->`."""
 
-import io
 import json
 import os
 import select
 import subprocess
 import sys
-import tarfile
 from pathlib import Path
 
-import numpy as np
 import pytest
-from PIL import Image
 
 import stoker
 from markdown_pages import ROOT, Block, blocks, guides
@@ -39,63 +35,13 @@ def unmarked_blocks(page: Path) -> list:
 
 
 def make_scratch(folder: Path) -> None:
-    """The examples' inputs: data/fake-train (3x32x32 uint8 images, 10 classes), photos/ (an
-    ImageFolder of 12 JPEGs), the same photos as WebDataset tars and as Parquet
-    (write_photos_in_place_formats), data/detection (boxes and labels, 0 to 3 per image), and
-    the CLI as build/stoker and as `stoker` on bin/."""
-    rng = np.random.default_rng(0)
-    classes = [f"class{i}" for i in range(10)]
-    with stoker.DatasetWriter(folder / "data" / "fake-train",
-                              {"image": ("uint8", (3, 32, 32)), "label": "int64"},
-                              class_names=classes) as writer:
-        for i in range(96):
-            writer.append({"image": rng.integers(0, 256, (3, 32, 32), dtype=np.uint8),
-                           "label": i % 10})
-    for i in range(12):
-        path = folder / "photos" / ("cat", "dog")[i % 2] / f"{i}.jpg"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        pixels = rng.integers(0, 256, (72 + i, 96, 3), dtype=np.uint8)
-        Image.fromarray(pixels).save(path, quality=90)
-    write_photos_in_place_formats(folder)
-    schema = {"image": ("uint8", (3, 64, 64)), "boxes": ("float32", ("N", 4)),
-              "labels": ("int64", ("N",))}
-    with stoker.DatasetWriter(folder / "data" / "detection", schema) as writer:
-        for i in range(32):
-            objects = i % 4
-            writer.append({"image": rng.integers(0, 256, (3, 64, 64), dtype=np.uint8),
-                           "boxes": rng.random((objects, 4), dtype=np.float32) * 64,
-                           "labels": rng.integers(0, 10, objects)})
+    """The examples' inputs (examples/doc_inputs.py, the command the README names) and the CLI
+    as build/stoker and as `stoker` on bin/."""
+    subprocess.run([sys.executable, str(ROOT / "examples" / "doc_inputs.py"), str(folder)],
+                   check=True)
     for place in (folder / "build", folder / "bin"):
         place.mkdir()
         (place / "stoker").symlink_to(stoker_cli())
-
-
-def write_photos_in_place_formats(folder: Path) -> None:
-    """photos/'s JPEGs as two WebDataset tars (tars/photos-000000.tar, -000001.tar: KEY.jpg,
-    KEY.cls, KEY.json and KEY.npy, a float32 (4,)) and as one Parquet file laid out as Hugging Face's datasets writes it
-    (parquet/train-00000-of-00001.parquet: an `image` struct of bytes and path, a `label`)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    photos = sorted((folder / "photos").glob("*/*.jpg"), key=lambda p: int(p.stem))
-    labels = [("cat", "dog").index(p.parent.name) for p in photos]
-    (folder / "tars").mkdir()
-    for shard in range(2):
-        with tarfile.open(folder / "tars" / f"photos-{shard:06d}.tar", "w") as tar:
-            for path, label in list(zip(photos, labels))[shard::2]:
-                tar.add(path, arcname=f"{path.stem}.jpg")
-                features = io.BytesIO()
-                np.save(features, np.full(4, int(path.stem), dtype=np.float32))
-                members = {"cls": str(label).encode(), "npy": features.getvalue(),
-                           "json": json.dumps({"file": path.name}).encode()}
-                for extension, data in members.items():
-                    info = tarfile.TarInfo(f"{path.stem}.{extension}")
-                    info.size = len(data)
-                    tar.addfile(info, io.BytesIO(data))
-    (folder / "parquet").mkdir()
-    images = [{"bytes": p.read_bytes(), "path": p.name} for p in photos]
-    pq.write_table(pa.table({"image": images, "label": labels}),
-                   folder / "parquet" / "train-00000-of-00001.parquet")
 
 
 # The page's interpreter: runs each block file named on stdin, answers on fd ARGV[1] with

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""A dataset stoker does not read natively, through DataLoader and through stoker.Loader with
+the same arguments (same num_workers, batch size, shuffle), side by side in one run, rounds
+alternating: images/s of each and their ratio (issue 62's target: stoker >= 1.0x DataLoader,
+with stoker's deterministic order and exact resume on top).
+
+The dataset: a torch Dataset of its own (so nothing recognises it) that opens each JPEG of a
+folder with PIL and applies torchvision's RandomResizedCrop(224) + flip + ToTensor + Normalize:
+the classic Python-side pipeline.
+
+  .venv/bin/python bench/python_dataset.py --images DIR [--workers 2] [--rounds 5]
+      [--batches 30] [--batch 32]
+DIR: a folder of JPEGs (searched recursively), e.g. bench/make_image_set.py's.
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torchvision.transforms as T
+from PIL import Image
+from torch.utils.data import DataLoader, Dataset
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+import stoker  # noqa: E402
+
+
+class JpegFolder(Dataset):
+    """Every .jpg under `root`, label 0, through torchvision's classic training transforms."""
+
+    def __init__(self, root):
+        self.files = sorted(os.path.join(d, f) for d, _, names in os.walk(root)
+                            for f in names if f.lower().endswith((".jpg", ".jpeg")))
+        if not self.files:
+            raise SystemExit(f"python_dataset.py: no JPEG under {root}")
+        self.transform = T.Compose([T.RandomResizedCrop(224), T.RandomHorizontalFlip(),
+                                    T.ToTensor(),
+                                    T.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])])
+
+    def __len__(self):
+        return len(self.files)
+
+    def __getitem__(self, i):
+        with Image.open(self.files[i]) as image:
+            return self.transform(image.convert("RGB")), 0
+
+
+def rate(loader, batches: int) -> float:
+    """Images/s over `batches` batches after the first (workers started, queue filled)."""
+    iterator = iter(loader)
+    next(iterator)
+    start, images = time.perf_counter(), 0
+    for _ in range(batches):
+        images += len(next(iterator)[1])
+    return images / (time.perf_counter() - start)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--images", required=True)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--batches", type=int, default=30)
+    parser.add_argument("--batch", type=int, default=32)
+    a = parser.parse_args()
+    torch.set_num_threads(1)
+    dataset = JpegFolder(a.images)
+    arguments = dict(batch_size=a.batch, shuffle=True, num_workers=a.workers,
+                     persistent_workers=a.workers > 0)
+    makers = {"dataloader": lambda: DataLoader(dataset, **arguments),
+              "stoker": lambda: stoker.Loader(dataset, **arguments)}
+    rates = {name: [] for name in makers}
+    for _ in range(a.rounds):
+        for name, make in makers.items():
+            rates[name].append(rate(make(), a.batches))
+    medians = {name: statistics.median(r) for name, r in rates.items()}
+    for name, r in rates.items():
+        print(f"{name:>10}: median {medians[name]:7.1f} images/s  rounds "
+              f"{' '.join(f'{x:.0f}' for x in r)}")
+    print(f"stoker / DataLoader: {medians['stoker'] / medians['dataloader']:.3f} "
+          f"({len(dataset)} images, batch {a.batch}, {a.workers} workers, "
+          f"{os.cpu_count()} cores)")
+
+
+if __name__ == "__main__":
+    main()
