@@ -99,7 +99,7 @@ def cpp_loader(args, data, batch, *flags):
 
 def python_loader(stoker, cpp, transforms):
     """stoker.Loader in the C++ run's configuration, over as many epochs from epoch 0."""
-    loader = stoker.Loader(cpp["data"], batch_size=cpp["batch"], workers=cpp["workers"],
+    loader = stoker.Loader(cpp["data"], shuffle=True, batch_size=cpp["batch"], workers=cpp["workers"],
                            prefetch=cpp["prefetch"], verify=cpp["verify"],
                            transforms=transforms, batch_format="dict")
     meter = fm.CpuMeter()
@@ -120,7 +120,7 @@ def overhead_section(args, stoker, data_dir):
         progress(args, f"overhead {output} ...")
         transforms = None if output == "uint8" else {
             "image": stoker.transforms.Normalize(fm.MEAN, fm.STD)}
-        loader = stoker.Loader(data_dir, batch_size=256, prefetch=64, transforms=transforms,
+        loader = stoker.Loader(data_dir, shuffle=True, batch_size=256, prefetch=64, transforms=transforms,
                                batch_format="dict")
         for _ in loader:  # the first epoch verifies every record
             pass
@@ -196,7 +196,7 @@ def train_section(args, stoker, torch, data_dir):
         progress(args, f"train: DataLoader {name} ...")
         rows.append(train_baseline.run_variant(name, torch, ds, train_args, device, cuda))
     progress(args, "train: stoker.Loader ...")
-    loader = stoker.Loader(data_dir, batch_size=train_args.batch, seed=train_args.seed,
+    loader = stoker.Loader(data_dir, shuffle=True, batch_size=train_args.batch, seed=train_args.seed,
                            workers=None if args.workers < 0 else args.workers,
                            transforms={"image": stoker.transforms.Normalize(fm.MEAN, fm.STD)},
                            device=str(device), batch_format="dict")

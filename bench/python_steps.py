@@ -65,7 +65,7 @@ def mix():
 
 
 def stoker_loader(data, workers, T=T1, python_workers=None):
-    return stoker.Loader(data, batch_size=64, workers=workers, seed=1, transforms=recipe(T),
+    return stoker.Loader(data, shuffle=True, batch_size=64, workers=workers, seed=1, transforms=recipe(T),
                          batch_format=("image", "label"), batch_transform=mix(),
                          last_batch="drop", python_workers=python_workers)
 

@@ -23,7 +23,7 @@ def train(data: str, epochs: int = 1, batch_size: int = 64, arch: str = "mlp") -
     """Trains the classifier `arch` (common.classifier) for `epochs` epochs; returns the
     images/s."""
     accelerator = accelerate.Accelerator(cpu=True)
-    loader = stoker.Loader(data, batch_size=batch_size, device=accelerator.device,
+    loader = stoker.Loader(data, shuffle=True, batch_size=batch_size, device=accelerator.device,
                            transforms={"image": stoker.transforms.ToTensor()}, batch_format=FIELDS)
     model = classifier(data, arch=arch)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)

@@ -21,7 +21,7 @@ def main():
     args = arguments(__doc__)
     # A rank that dies fails the others' next collective within this timeout, never a hang.
     dist.init_process_group("gloo", timeout=timedelta(seconds=60))
-    loader = stoker.Loader(args.data, batch_size=args.batch_size,
+    loader = stoker.Loader(args.data, shuffle=True, batch_size=args.batch_size,
                            transforms={"image": stoker.transforms.ToTensor()}, batch_format=FIELDS)
     model = torch.nn.parallel.DistributedDataParallel(classifier(args.data))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)

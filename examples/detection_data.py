@@ -27,7 +27,7 @@ def coco_loader(data: str, batch_size: int, masks: bool, seed: int = 0) -> stoke
     transforms = {"image": DecodeImage(max_size=MAX_IMAGE_SIDE), "area": None, "iscrowd": None,
                   "image_id": None,
                   "masks": RawBytes(max_length=MAX_MASKS_BYTES) if masks else None}
-    return stoker.Loader(data, batch_size=batch_size, seed=seed, transforms=transforms,
+    return stoker.Loader(data, shuffle=True, batch_size=batch_size, seed=seed, transforms=transforms,
                          batch_format="dict", variable="list")
 
 
@@ -45,7 +45,7 @@ def detection_loader(data: str, batch_size: int, seed: int = 0) -> stoker.Loader
     """Batches of (images, boxes, labels), lists of float32 [3, H, W], [N, 4] and [N]: the
     hflip preset's samples (degenerate boxes dropped with their labels). Two batches ahead: a
     float32 image's slot holds MAX_IMAGE_SIDE² pixels."""
-    return stoker.Loader(data, batch_size=batch_size, seed=seed, transforms=hflip_preset(),
+    return stoker.Loader(data, shuffle=True, batch_size=batch_size, seed=seed, transforms=hflip_preset(),
                          batch_format=("image", "boxes", "labels"), variable="list", prefetch=2)
 
 

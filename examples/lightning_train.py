@@ -26,7 +26,7 @@ class StokerData(L.LightningDataModule):
 
     def train_dataloader(self):
         # Made here, once torch.distributed runs (under a multi-process strategy).
-        self.loader = stoker.Loader(self.data, batch_size=self.batch_size,
+        self.loader = stoker.Loader(self.data, shuffle=True, batch_size=self.batch_size,
                                     transforms={"image": stoker.transforms.ToTensor()},
                                     batch_format=self.fields)
         return self.loader

@@ -23,7 +23,7 @@ def main():
     # torchrun's processes, two per tensor-parallel group.
     world_size = int(os.environ["WORLD_SIZE"])
     mesh = init_device_mesh("cpu", (world_size // 2, 2), mesh_dim_names=("dp", "tp"))
-    loader = stoker.Loader(args.data, batch_size=args.batch_size, mesh=mesh["dp"],
+    loader = stoker.Loader(args.data, shuffle=True, batch_size=args.batch_size, mesh=mesh["dp"],
                            transforms={"image": stoker.transforms.ToTensor()}, batch_format=FIELDS)
     model = classifier(args.data)  # Flatten, Linear, ReLU, Linear
     parallelize_module(model, mesh["tp"], {"1": ColwiseParallel(), "3": RowwiseParallel()})

@@ -14,7 +14,7 @@ from common import FIELDS, arguments, classifier, train_step
 def train(data: str, epochs: int = 1, batch_size: int = 64, arch: str = "mlp") -> float:
     """Trains the classifier `arch` (common.classifier) for `epochs` epochs; returns the
     images/s."""
-    loader = stoker.Loader(data, batch_size=batch_size,
+    loader = stoker.Loader(data, shuffle=True, batch_size=batch_size,
                            transforms={"image": stoker.transforms.ToTensor()}, batch_format=FIELDS)
     model = classifier(data, arch=arch)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)

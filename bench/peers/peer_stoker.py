@@ -50,7 +50,7 @@ def _recipe_loader(store, cores, seed, w):
     else:
         from timm.data import create_transform
         transform = create_transform(w.size, **recipes.timm_transform_args(w))
-    classes = len(stoker.Loader(store, batch_size=1, transforms={"image": None}).dataset.classes)
+    classes = len(stoker.Loader(store, shuffle=True, batch_size=1, transforms={"image": None}).dataset.classes)
     return stoker.Loader(store, batch_size=recipes.BATCH, shuffle=True, seed=seed,
                          workers=cores, transforms=transform, batch_format=("image", "label"),
                          last_batch="drop", batch_transform=recipes.batch_mix(w, classes))

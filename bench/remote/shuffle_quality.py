@@ -215,7 +215,7 @@ def accuracy(train, test, window, seed, args):
     classes = len(stoker.inspect(train)["class_names"])
     model = small_cnn(torch, classes)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
-    train_loader = stoker.Loader(train, batch_size=args.batch, seed=seed,
+    train_loader = stoker.Loader(train, shuffle=True, batch_size=args.batch, seed=seed,
                                  shuffle_window=window, last_batch="drop", transforms={
                                      "image": T.Compose([
                                          T.RandomResizedCrop(args.size, scale=(0.25, 1.0),

@@ -56,6 +56,9 @@ def native_dataset(torch, dataset, transforms) -> Optional[NativeDataset]:
                              "transforms")
         return NativeDataset(dataset, transforms if transforms is not None
                              else dataset.transforms)
+    if not (hasattr(dataset, "__getitem__") or hasattr(dataset, "__iter__")):
+        raise TypeError(f"dataset must be a path, a stoker dataset or a dataset object (with "
+                        f"__getitem__ and __len__, or __iter__), not {type(dataset).__name__}")
     if transforms is not None:
         raise ValueError(f"transforms= is for a dataset stoker reads natively (a path, "
                          f"stoker.Dataset, ...); a {type(dataset).__name__} applies its own")

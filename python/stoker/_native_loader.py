@@ -18,7 +18,6 @@ from stoker import _device, _stoker
 from stoker._data_access import data_access
 from stoker._paths import native_path
 from stoker.sources import source_of
-from stoker._samplers import stoker_order
 from stoker._dataset_view import LoaderDataset
 from stoker._batch_transforms import native_call
 from stoker._joint_python import joint_units
@@ -112,8 +111,9 @@ def _classification(transforms, schema: list) -> bool:
     torchvision's ImageFolder gives them: the dataset has both fields and `transforms` names no
     other."""
     names = {f["name"] for f in schema}
-    named = set(transforms) if isinstance(transforms, dict) else set()
-    return set(DEFAULT_TUPLE) <= names and named <= set(DEFAULT_TUPLE)
+    mapping = transforms if isinstance(transforms, dict) else {}
+    return set(DEFAULT_TUPLE) <= names and set(mapping) <= set(DEFAULT_TUPLE) and \
+        all(mapping.get(name, True) is not None for name in DEFAULT_TUPLE)
 
 
 def _batch_names(batch_format) -> Optional[tuple]:
@@ -599,6 +599,8 @@ class NativeLoader:
 
     def indices(self, epoch: int):
         """This rank's dataset indices of epoch `epoch`, batch after batch (int64 array)."""
+        from stoker._samplers import stoker_order  # it needs torch
+
         if self._order_of is not None:
             return self._order_of.batches()[0]
         return stoker_order(len(self._native), self._native.options, epoch)[0]

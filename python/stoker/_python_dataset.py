@@ -18,10 +18,17 @@ import threading
 
 import numpy as np
 
-from stoker._samplers import stoker_order
+
 
 _STATE_FORMAT = "stoker.Loader/python-dataset/1"
 _MASK64 = 2**64 - 1
+
+
+def stoker_order(size, options, epoch, start=0):
+    """_samplers.stoker_order, imported when first used (it needs torch)."""
+    from stoker._samplers import stoker_order as order
+
+    return order(size, options, epoch, start)
 
 
 def sample_seed(seed: int, epoch: int, position: int) -> int:

@@ -14,7 +14,6 @@ from stoker._collate import Collated, Unbatched, splits_batches
 from stoker._datasets import native_dataset
 from stoker._native_loader import NativeLoader, _import_torch
 from stoker._python_dataset import PythonDatasetLoader
-from stoker._samplers import ExplicitOrder, LoaderBatchSampler, sampler_of
 from stoker.settings import GROUPS
 from stoker.sources import _Source
 
@@ -108,6 +107,8 @@ class Loader:
                  prefetch_factor=None, persistent_workers=False, pin_memory_device="",
                  in_order=True, order=None, batches=None, feed=None, storage=None, **legacy):
         torch = _import_torch()
+        from stoker._samplers import ExplicitOrder, LoaderBatchSampler, sampler_of  # torch's
+
         _dataloader_rules(torch, dataset, batch_size, shuffle, sampler, batch_sampler,
                           num_workers, drop_last, timeout, prefetch_factor, persistent_workers)
         settings = _settings({"order": order, "batches": batches, "feed": feed,
@@ -234,17 +235,22 @@ class Loader:
 
     @property
     def options(self) -> dict:
+        """The options in force, as the engine resolved them (workers, prefetch, rank, ...)."""
         return self._engine.options
 
     @property
     def fields(self) -> list:
+        """The batch's fields, [(name, dtype, per-sample shape)], where stoker builds the batch
+        natively ((name, None, None) where Python steps decide); [] for a Python dataset."""
         return self._engine.fields
 
     @property
     def tuning(self):
+        """With Feed(workers="auto"): the tuning so far (what it chose and why); else None."""
         return self._engine.tuning
 
     def stats(self) -> dict:
+        """Time per stage and counts since the loader was made (native data; {} otherwise)."""
         return self._engine.stats()
 
     def close(self) -> None:

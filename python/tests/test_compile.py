@@ -60,7 +60,7 @@ def fresh_dynamo():
 
 def test_fixed_shapes_compile_once(labelled, fresh_dynamo):
     compiled, step = model_and_step()
-    loader = stoker.Loader(labelled, batch_size=64, drop_last=True, workers=2, batch_format="dict")
+    loader = stoker.Loader(labelled, shuffle=True, batch_size=64, drop_last=True, workers=2, batch_format="dict")
     shapes, losses, _ = train_two_epochs(loader, step, recompile_after=1)
     assert shapes == {(64, 1, 4, 4)}
     assert len(losses) == 2 * len(loader) == 2 * 15
@@ -73,7 +73,7 @@ def test_fixed_shapes_compile_once(labelled, fresh_dynamo):
 
 def test_a_short_last_batch_compiles_once_more_in_the_first_epoch_only(labelled, fresh_dynamo):
     _, step = model_and_step()
-    loader = stoker.Loader(labelled, batch_size=64, drop_last=False, workers=2, batch_format="dict")
+    loader = stoker.Loader(labelled, shuffle=True, batch_size=64, drop_last=False, workers=2, batch_format="dict")
     shapes, losses, _ = train_two_epochs(loader, step, recompile_after=len(loader))
     assert shapes == {(64, 1, 4, 4), (1003 - 15 * 64, 1, 4, 4)}
     assert len(losses) == 2 * len(loader) == 2 * 16
@@ -83,7 +83,7 @@ def test_a_short_last_batch_compiles_once_more_in_the_first_epoch_only(labelled,
 def test_a_padded_last_batch_compiles_once_and_trains_on_every_sample_once(labelled,
                                                                           fresh_dynamo):
     _, step = model_and_step()
-    loader = stoker.Loader(labelled, batch_size=64, last_batch="pad", workers=2,
+    loader = stoker.Loader(labelled, shuffle=True, batch_size=64, last_batch="pad", workers=2,
                            batch_format="dict")
     shapes, losses, labels = train_two_epochs(loader, step, recompile_after=1)
     assert shapes == {(64, 1, 4, 4)}

@@ -44,8 +44,8 @@ def test_device_batches_equal_cpu_batches_bit_for_bit(images, transforms, normal
     path, _ = images
     if transforms is None:
         transforms = {"image": None}  # encoded bytes have no fixed shape: labels only
-    cpu = stoker.Loader(path, batch_size=8, seed=1, transforms=transforms, batch_format="dict")
-    gpu = stoker.Loader(path, batch_size=8, seed=1, transforms=transforms, device="cuda",
+    cpu = stoker.Loader(path, shuffle=True, batch_size=8, seed=1, transforms=transforms, batch_format="dict")
+    gpu = stoker.Loader(path, shuffle=True, batch_size=8, seed=1, transforms=transforms, device="cuda",
                         normalize_on_device=normalize_on_device, batch_format="dict")
     assert gpu.options["pinned_by_workers"]
     got = list(gpu.epoch(2))
@@ -56,15 +56,15 @@ def test_device_batches_equal_cpu_batches_bit_for_bit(images, transforms, normal
 
 def test_fixed_uint8_fields_normalised_on_the_device_equal_the_workers(labelled):
     transforms = {"image": S.Normalize(0.3, 0.7)}
-    cpu = stoker.Loader(labelled, batch_size=32, seed=2, transforms=transforms, batch_format="dict")
-    gpu = stoker.Loader(labelled, batch_size=32, seed=2, transforms=transforms, device="cuda",
+    cpu = stoker.Loader(labelled, shuffle=True, batch_size=32, seed=2, transforms=transforms, batch_format="dict")
+    gpu = stoker.Loader(labelled, shuffle=True, batch_size=32, seed=2, transforms=transforms, device="cuda",
                         normalize_on_device=True, batch_format="dict")
     assert gpu.options["normalize_on_device"]
     assert_same(batches(gpu), batches(cpu))
 
 
 def test_no_growth_of_pinned_buffers_or_device_memory_over_10000_batches(labelled):
-    loader = stoker.Loader(labelled, batch_size=4, device="cuda", workers=2, batch_format="dict")
+    loader = stoker.Loader(labelled, shuffle=True, batch_size=4, device="cuda", workers=2, batch_format="dict")
     per_epoch = len(loader)
     epochs = -(-10_000 // per_epoch)
     seen = 0
@@ -88,8 +88,8 @@ def test_no_growth_of_pinned_buffers_or_device_memory_over_10000_batches(labelle
 
 
 def test_a_batch_held_across_many_steps_stays_intact(labelled):
-    cpu = batches(stoker.Loader(labelled, batch_size=16, seed=4, batch_format="dict"))
-    loader = stoker.Loader(labelled, batch_size=16, seed=4, device="cuda", workers=2,
+    cpu = batches(stoker.Loader(labelled, shuffle=True, batch_size=16, seed=4, batch_format="dict"))
+    loader = stoker.Loader(labelled, shuffle=True, batch_size=16, seed=4, device="cuda", workers=2,
                            batch_format="dict")
     iterator = loader.epoch(0)
     held = next(iterator)
@@ -102,8 +102,8 @@ def test_a_batch_held_across_many_steps_stays_intact(labelled):
 
 
 def test_breaking_out_and_resuming_on_the_device(labelled):
-    straight = batches(stoker.Loader(labelled, batch_size=16, seed=5, batch_format="dict"), 0)
-    loader = stoker.Loader(labelled, batch_size=16, seed=5, device="cuda", batch_format="dict")
+    straight = batches(stoker.Loader(labelled, shuffle=True, batch_size=16, seed=5, batch_format="dict"), 0)
+    loader = stoker.Loader(labelled, shuffle=True, batch_size=16, seed=5, device="cuda", batch_format="dict")
     first = []
     for batch in loader.epoch(0):
         first.append({k: v.cpu() for k, v in batch.items()})
@@ -112,7 +112,7 @@ def test_breaking_out_and_resuming_on_the_device(labelled):
             break
     again = batches(loader, 0)  # a new iteration of the epoch starts at batch 0
     assert_same(again, straight)
-    resumed = stoker.Loader(labelled, batch_size=16, seed=5, device="cuda", workers=3,
+    resumed = stoker.Loader(labelled, shuffle=True, batch_size=16, seed=5, device="cuda", workers=3,
                             batch_format="dict")
     resumed.load_state_dict(state)
     assert_same(first + [{k: v.cpu() for k, v in b.items()} for b in resumed], straight)
@@ -121,8 +121,8 @@ def test_breaking_out_and_resuming_on_the_device(labelled):
 def test_tuple_batches_on_the_device_resume_after_the_last_one_yielded(labelled):
     """(image, label) tuples over the device epoch: its state (two batches behind the native
     loader's) is the one state_dict saves."""
-    straight = batches(stoker.Loader(labelled, batch_size=16, seed=5, batch_format="dict"))
-    loader = stoker.Loader(labelled, batch_size=16, seed=5, device="cuda", last_batch="pad")
+    straight = batches(stoker.Loader(labelled, shuffle=True, batch_size=16, seed=5, batch_format="dict"))
+    loader = stoker.Loader(labelled, shuffle=True, batch_size=16, seed=5, device="cuda", last_batch="pad")
     first = []
     for image, label, valid in loader:
         assert image.is_cuda and label.is_cuda and valid.is_cuda
@@ -130,7 +130,7 @@ def test_tuple_batches_on_the_device_resume_after_the_last_one_yielded(labelled)
         if len(first) == 5:
             state = loader.state_dict()
             break
-    resumed = stoker.Loader(labelled, batch_size=16, seed=5, device="cuda")
+    resumed = stoker.Loader(labelled, shuffle=True, batch_size=16, seed=5, device="cuda")
     resumed.load_state_dict(state)
     first += [{"image": image.cpu(), "label": label.cpu()} for image, label in resumed]
     assert_same(first, straight)  # the resumed loader's last batch is short, as straight's
@@ -138,9 +138,9 @@ def test_tuple_batches_on_the_device_resume_after_the_last_one_yielded(labelled)
 
 def test_workers_auto_on_the_device(images):
     path, _ = images
-    cpu = batches(stoker.Loader(path, batch_size=8, seed=6, transforms=TRAIN, workers=0,
+    cpu = batches(stoker.Loader(path, shuffle=True, batch_size=8, seed=6, transforms=TRAIN, workers=0,
                                 batch_format="dict"))
-    loader = stoker.Loader(path, batch_size=8, seed=6, transforms=TRAIN, workers="auto",
+    loader = stoker.Loader(path, shuffle=True, batch_size=8, seed=6, transforms=TRAIN, workers="auto",
                            device="cuda", batch_format="dict")
     assert_same(batches(loader), cpu)
     assert loader.tuning is not None
@@ -171,7 +171,7 @@ def test_python_steps_and_batch_transform_on_the_device_equal_the_cpu(images, py
                        shifted, T.ToTensor()])
 
     def made(device):
-        return stoker.Loader(path, batch_size=4, seed=7, transforms=steps, device=device,
+        return stoker.Loader(path, shuffle=True, batch_size=4, seed=7, transforms=steps, device=device,
                              python_input="tensor", python_workers=python_workers,
                              batch_transform=T2.MixUp(alpha=0.4, num_classes=30),
                              batch_format="dict")
@@ -204,7 +204,7 @@ def assert_same_fields(got, want):
 def test_images_of_varying_size_on_the_device_equal_the_cpu(images, form):
     path, _ = images
     def made(device):
-        return stoker.Loader(path, batch_size=3, seed=8, transforms={"image": S.DecodeImage()},
+        return stoker.Loader(path, shuffle=True, batch_size=3, seed=8, transforms={"image": S.DecodeImage()},
                              variable=form, device=device, batch_format="dict")
 
     want = [{k: v if isinstance(v, list) else v.clone() for k, v in b.items()}
@@ -221,7 +221,7 @@ def test_a_detection_sample_on_the_device_equals_the_cpu(coco_dataset, form):
                          T2.SanitizeBoundingBoxes(), T2.ToPureTensor()])
 
     def made(device):
-        return stoker.Loader(coco_dataset, batch_size=5, seed=3, transforms=preset,
+        return stoker.Loader(coco_dataset, shuffle=True, batch_size=5, seed=3, transforms=preset,
                              variable=form, device=device, batch_format="dict")
 
     want = [{k: [t.clone() for t in v] if isinstance(v, list) else v.clone()
@@ -240,7 +240,7 @@ def test_nested_boxes_and_labels_on_the_device_equal_the_cpu(coco_dataset):
     variable = {"boxes": "nested", "labels": "nested", "image": "list", "masks": "list"}
 
     def made(device):
-        return stoker.Loader(coco_dataset, batch_size=5, seed=3, transforms=preset,
+        return stoker.Loader(coco_dataset, shuffle=True, batch_size=5, seed=3, transforms=preset,
                              variable=variable, device=device, batch_format="dict")
 
     for a, b in zip(made("cuda").epoch(0), made("cpu").epoch(0)):

@@ -84,12 +84,12 @@ def test_the_device_normalisation_refuses_what_the_workers_refuse(mean, std, mes
 
 def test_normalize_on_device_needs_cuda(images):
     with pytest.raises(ValueError, match="normalize_on_device=True needs device='cuda'"):
-        stoker.Loader(images[0], transforms=S.Compose([S.RandomResizedCrop(28), S.ToTensor()]),
+        stoker.Loader(images[0], batch_size=256, shuffle=True, transforms=S.Compose([S.RandomResizedCrop(28), S.ToTensor()]),
                       normalize_on_device=True, batch_format="dict")
 
 
 def test_the_loader_says_how_batches_are_delivered(labelled):
-    options = stoker.Loader(labelled, batch_format="dict").options
+    options = stoker.Loader(labelled, batch_size=256, shuffle=True, batch_format="dict").options
     assert options["device"] == "cpu"
     assert options["normalize_on_device"] is False and options["pinned_by_workers"] is False
 

@@ -130,7 +130,7 @@ def accelerate_run(data, checkpoint, save_at=None, resume=False):
     """Two epochs through Accelerate, the loader registered for checkpointing; with `save_at`,
     saves the state after that many batches and stops; the ids of the batches it trained on."""
     accelerator = accelerate.Accelerator(cpu=True)
-    loader = stoker.Loader(data, batch_size=16, seed=5, workers=1, batch_format=FIELDS)
+    loader = stoker.Loader(data, shuffle=True, batch_size=16, seed=5, workers=1, batch_format=FIELDS)
     model = torch.nn.Linear(64, 10)
     model, optimizer, prepared = accelerator.prepare(
         model, torch.optim.SGD(model.parameters(), lr=0.1), loader)

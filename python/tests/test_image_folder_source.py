@@ -45,7 +45,7 @@ def test_classes_and_samples_are_torchvisions(folder, cache):
     datasets = pytest.importorskip("torchvision.datasets")
     reference = datasets.ImageFolder(str(folder))
     for path in (stoker.ImageFolder(folder), folder):  # explicit, or found out
-        loader = stoker.Loader(path, batch_size=4, cache_dir=cache, transforms=NO_IMAGE)
+        loader = stoker.Loader(path, shuffle=True, batch_size=4, cache_dir=cache, transforms=NO_IMAGE)
         assert loader.dataset.classes == reference.classes
         assert loader.dataset.class_to_idx == reference.class_to_idx
         assert loader.dataset.samples == reference.samples
@@ -75,10 +75,10 @@ def test_source_contract_order_ranks_and_resume(source, cache):
 
 
 def test_a_changed_folder_is_listed_again(folder, cache):
-    assert len(stoker.Loader(folder, cache_dir=cache, transforms=NO_IMAGE).dataset) == 23
+    assert len(stoker.Loader(folder, batch_size=256, shuffle=True, cache_dir=cache, transforms=NO_IMAGE).dataset) == 23
     (folder / "eel" / "deeper").mkdir()
     (folder / "eel" / "deeper" / "new.jpg").write_bytes(encode(photo(99, 20, 20), "JPEG"))
-    loader = stoker.Loader(folder, cache_dir=cache, transforms=NO_IMAGE)
+    loader = stoker.Loader(folder, batch_size=256, shuffle=True, cache_dir=cache, transforms=NO_IMAGE)
     assert len(loader.dataset) == 24
     assert str(folder / "eel" / "deeper" / "new.jpg") in [p for p, _ in loader.dataset.samples]
 
@@ -94,7 +94,7 @@ def test_bad_files_are_named(folder, cache):
 
 def test_a_dataset_has_no_samples(tmp_path, folder, cache):
     stoker.convert("imagefolder", folder, tmp_path / "converted")
-    loader = stoker.Loader(tmp_path / "converted", cache_dir=cache, transforms=NO_IMAGE)
+    loader = stoker.Loader(tmp_path / "converted", batch_size=256, shuffle=True, cache_dir=cache, transforms=NO_IMAGE)
     assert loader.dataset.classes == list(CLASSES)
     with pytest.raises(AttributeError, match="do not name their source files"):
         loader.dataset.samples

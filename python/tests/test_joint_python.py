@@ -71,7 +71,7 @@ def test_an_untranslated_step_after_a_joint_flip_equals_torchvision(coco_set, co
 
 
 def test_the_plan_says_which_steps_run_where(coco_dataset):
-    loader = stoker.Loader(coco_dataset, batch_size=2, transforms=v2.Compose(
+    loader = stoker.Loader(coco_dataset, shuffle=True, batch_size=2, transforms=v2.Compose(
         [v2.RandomHorizontalFlip(1.0), *affine_tail()]))
     rows = loader.plan["image"]
     assert rows[0] == ("joint_horizontal_flip(p=1.0)", "native")
@@ -161,7 +161,7 @@ def test_threads_give_the_batches_of_processes_and_of_the_iterating_thread(coco_
     with pytest.raises(ValueError, match=r"field 'image': python_parallel='threads' needs every "
                                          r"Python step to take a generator= keyword .*; "
                                          r"RandomAffine\("):
-        stoker.Loader(coco_dataset, python_parallel="threads", transforms=affine_after_a_flip())
+        stoker.Loader(coco_dataset, batch_size=256, shuffle=True, python_parallel="threads", transforms=affine_after_a_flip())
 
 
 @pytest.mark.parametrize("before, after", [(0, 0), (2, 2), (0, 2), (2, 0)])
@@ -169,7 +169,7 @@ def test_a_resumed_loader_gives_the_same_batches(coco_dataset, before, after):
     """Stopped after two batches (with `before` Python worker processes) and resumed (with
     `after`): the rest of the epoch, as without the stop."""
     def loader(python_workers):
-        return stoker.Loader(coco_dataset, batch_size=4, seed=SEED, batch_format="dict",
+        return stoker.Loader(coco_dataset, shuffle=True, batch_size=4, seed=SEED, batch_format="dict",
                              transforms=affine_after_a_flip(), python_workers=python_workers)
     first = loader(before)
     epoch = iter(first)
@@ -192,7 +192,7 @@ def refuses(image, target):
 @pytest.mark.parametrize("python_workers", [0, 2])
 def test_a_raising_step_is_one_line_naming_the_sample_field_and_step(coco_dataset,
                                                                      python_workers):
-    loader = stoker.Loader(coco_dataset, batch_size=2, batch_format="dict",
+    loader = stoker.Loader(coco_dataset, shuffle=True, batch_size=2, batch_format="dict",
                            python_workers=python_workers,
                            transforms=v2.Compose([v2.RandomHorizontalFlip(), refuses,
                                                   v2.ToImage()]))
@@ -237,7 +237,7 @@ def image_alone(image, target):
 
 @pytest.mark.parametrize("python_workers", [0, 2])
 def test_a_step_that_gives_no_target_is_named(coco_dataset, python_workers):
-    loader = stoker.Loader(coco_dataset, batch_size=2, batch_format="dict",
+    loader = stoker.Loader(coco_dataset, shuffle=True, batch_size=2, batch_format="dict",
                            python_workers=python_workers,
                            transforms=v2.Compose([v2.RandomHorizontalFlip(), image_alone]))
     with pytest.raises(stoker.Error, match=r"^field 'image', sample 0 of batch 0 \(epoch 0\): "
@@ -296,7 +296,7 @@ def test_a_step_that_cannot_go_to_a_process_runs_in_the_iterating_thread_or_is_n
                  [s for s, _ in loaded(coco_dataset, affine_after_a_flip(), python_workers=2)])
     with pytest.raises(ValueError, match=r"^field 'image': the Python step local cannot be sent "
                                          r"to a worker process \("):
-        stoker.Loader(coco_dataset, python_workers=2, transforms=transforms)
+        stoker.Loader(coco_dataset, batch_size=256, shuffle=True, python_workers=2, transforms=transforms)
 
 
 def segmentation_python_tail():
@@ -355,7 +355,7 @@ def says_types(image, target):
 def test_the_python_steps_get_the_types_torchvision_has_there(coco_dataset, before, given):
     """A PIL image until ToImage (Image) or PILToTensor (a tensor); BoundingBoxes and Mask until
     ToPureTensor, which leaves a PIL image as it is."""
-    loader = stoker.Loader(coco_dataset, batch_size=1, transforms=v2.Compose(
+    loader = stoker.Loader(coco_dataset, shuffle=True, batch_size=1, transforms=v2.Compose(
         [DecodeImage(max_size=1600), v2.RandomHorizontalFlip(), *before, says_types]))
     with pytest.raises(stoker.Error, match=f"says_types raised TypeError: {given}$"):
         next(iter(loader))

@@ -166,7 +166,7 @@ def test_a_v1_step_on_a_detection_sample_is_named(coco_dataset):
     with pytest.raises(ValueError, match=r"field 'image' \(a detection sample.*torchvision."
                                          r"transforms.*RandomVerticalFlip is not a torchvision"
                                          r" v2 transform"):
-        stoker.Loader(coco_dataset, transforms=v2.Compose([v1.RandomVerticalFlip(),
+        stoker.Loader(coco_dataset, batch_size=256, shuffle=True, transforms=v2.Compose([v1.RandomVerticalFlip(),
                                                            v2.ToImage()]))
 
 
@@ -345,7 +345,7 @@ def test_bad_segmentation_steps_are_one_line(mask_folders, tmp_path, steps, mess
     stoker.convert("masks", mask_folders / "images", tmp_path / "ds",
                    masks=mask_folders / "masks")
     with pytest.raises(ValueError, match=message) as raised:
-        loader = stoker.Loader(tmp_path / "ds", batch_size=2, batch_format="dict",
+        loader = stoker.Loader(tmp_path / "ds", shuffle=True, batch_size=2, batch_format="dict",
                                transforms=v2.Compose([DecodeImage(max_size=1600), *steps,
                                                       v2.PILToTensor()]))
         next(iter(loader))
@@ -674,7 +674,7 @@ def test_fixed_size_crop_drops_the_objects_it_cuts_off(tmp_path):
 ])
 def test_bad_parameters_are_one_line_naming_the_transform(coco_dataset, steps, message):
     with pytest.raises(ValueError, match=message) as raised:
-        loader = stoker.Loader(coco_dataset, batch_size=2, batch_format="dict",
+        loader = stoker.Loader(coco_dataset, shuffle=True, batch_size=2, batch_format="dict",
                                transforms=v2.Compose([*steps, v2.ToImage()]))
         next(iter(loader))
     assert "\n" not in str(raised.value)
@@ -690,7 +690,7 @@ def test_bad_parameters_are_one_line_naming_the_transform(coco_dataset, steps, m
 def test_settings_stoker_does_not_run_natively_go_to_python(coco_dataset, steps, why):
     """A v2 step (or the reference's) with settings the native operation lacks runs in Python
     from there on (stoker/_joint_python.py), and loader.plan says why."""
-    loader = stoker.Loader(coco_dataset, batch_size=2, batch_format="dict",
+    loader = stoker.Loader(coco_dataset, shuffle=True, batch_size=2, batch_format="dict",
                            transforms=v2.Compose([*steps, v2.ToImage()]))
     first = next(n for n, s in enumerate(steps) if type(s).__name__ != "ToImage")
     rows = loader.plan["image"]
@@ -752,7 +752,7 @@ def test_joint_steps_on_a_segmentation_sample_equal_torchvision_v2(mask_folders,
 
 def image_capacity(transforms, dataset):
     """The largest image side the loader's slots hold for `transforms` on `dataset`."""
-    schema = stoker.Loader(dataset, transforms={"image": None})._native.schema
+    schema = stoker.Loader(dataset, batch_size=256, shuffle=True, transforms={"image": None})._native.schema
     image = [s for s in stoker.transforms.field_specs(transforms, schema) if s["name"] == "image"]
     return image[0]["joint"]["max_size"]
 

@@ -47,23 +47,25 @@ def test_batches_hold_the_records_as_stored(labelled):
 
 
 def test_order_depends_on_seed_and_epoch_never_on_workers(labelled):
-    reference = stoker.Loader(labelled, batch_size=16, seed=3, workers=0, batch_format="dict")
+    reference = stoker.Loader(labelled, batch_size=16, shuffle=True, seed=3, workers=0,
+                              batch_format="dict")
     epoch0 = epoch_labels(reference, 0)
     assert sorted(sum(epoch0, [])) == list(range(RECORDS))
     assert sum(epoch0, []) != list(range(RECORDS))
     assert epoch_labels(reference, 1) != epoch0
     for workers, prefetch in ((1, 1), (3, 2), (2, None)):
-        other = stoker.Loader(labelled, batch_size=16, seed=3, workers=workers, prefetch=prefetch,
+        other = stoker.Loader(labelled, batch_size=16, shuffle=True, seed=3, workers=workers,
+                              prefetch=prefetch,
                               batch_format="dict")
         assert epoch_labels(other, 0) == epoch0
-    assert epoch_labels(stoker.Loader(labelled, batch_size=16, seed=4,
+    assert epoch_labels(stoker.Loader(labelled, shuffle=True, batch_size=16, seed=4,
                                       batch_format="dict"), 0) != epoch0
 
 
 def test_workers_auto_tunes_without_changing_the_batches(labelled):
-    fixed = stoker.Loader(labelled, batch_size=4, seed=3, workers=1, batch_format="dict")
+    fixed = stoker.Loader(labelled, shuffle=True, batch_size=4, seed=3, workers=1, batch_format="dict")
     assert fixed.tuning is None
-    tuned = stoker.Loader(labelled, batch_size=4, seed=3, workers="auto", batch_format="dict")
+    tuned = stoker.Loader(labelled, shuffle=True, batch_size=4, seed=3, workers="auto", batch_format="dict")
     assert tuned.tuning is None or tuned.tuning["trials"] == []  # nothing measured yet
     # Cheap batches: a measuring window (12 batches, at least 50 ms) spans a few epochs.
     for epoch in range(200):
@@ -78,8 +80,8 @@ def test_workers_auto_tunes_without_changing_the_batches(labelled):
 
 
 def test_set_epoch_and_plain_iteration(labelled):
-    loader = stoker.Loader(labelled, batch_size=64, batch_format="dict")
-    reference = stoker.Loader(labelled, batch_size=64, batch_format="dict")
+    loader = stoker.Loader(labelled, shuffle=True, batch_size=64, batch_format="dict")
+    reference = stoker.Loader(labelled, shuffle=True, batch_size=64, batch_format="dict")
     # Without set_epoch each completed iteration moves to the next epoch.
     assert [b["label"].tolist() for b in loader] == epoch_labels(reference, 0)
     assert [b["label"].tolist() for b in loader] == epoch_labels(reference, 1)
@@ -137,7 +139,7 @@ def test_a_batch_outlives_its_loader(labelled):
 def test_exactly_once_across_ranks(labelled, world_size, last_batch):
     per_rank, unpadded = [], []
     for rank in range(world_size):
-        loader = stoker.Loader(labelled, batch_size=16, rank=rank, world_size=world_size,
+        loader = stoker.Loader(labelled, shuffle=True, batch_size=16, rank=rank, world_size=world_size,
                                drop_last=last_batch == "drop", seed=9, workers=1,
                                last_batch=None if last_batch == "drop" else last_batch,
                                batch_format="dict")
@@ -173,7 +175,7 @@ def test_a_padded_epoch_resumes_mid_way_elastically(labelled):
 
     seen = []
     for rank in range(2):
-        loader = stoker.Loader(labelled, batch_size=16, rank=rank, world_size=2, seed=4,
+        loader = stoker.Loader(labelled, shuffle=True, batch_size=16, rank=rank, world_size=2, seed=4,
                                last_batch="pad", workers=1, batch_format="dict")
         loader.set_epoch(1)
         iterator = iter(loader)
@@ -181,7 +183,7 @@ def test_a_padded_epoch_resumes_mid_way_elastically(labelled):
         state = loader.state_dict()
     assert state["position"] == 10 * 16 * 2
     for rank in range(3):
-        loader = stoker.Loader(labelled, batch_size=16, rank=rank, world_size=3, seed=4,
+        loader = stoker.Loader(labelled, shuffle=True, batch_size=16, rank=rank, world_size=3, seed=4,
                                last_batch="pad", workers=2, batch_format="dict")
         loader.load_state_dict(state)
         seen += valid_labels(loader)
@@ -194,7 +196,7 @@ def test_a_dataset_field_named_valid_refuses_padding(tmp_path):
         for i in range(5):
             writer.append({"valid": i, "label": i})
     with pytest.raises(ValueError, match="adds the field 'valid', which .* has"):
-        stoker.Loader(path, batch_size=4, last_batch="pad", batch_format="dict")
+        stoker.Loader(path, shuffle=True, batch_size=4, last_batch="pad", batch_format="dict")
     # Left out, it pads: 5 samples in batches of 4, the last 3 of the second repeated.
     loader = stoker.Loader(path, batch_size=4, shuffle=False, last_batch="pad",
                            transforms={"valid": None}, batch_format="dict")
@@ -208,15 +210,15 @@ def take(iterator, n):
 
 
 def test_state_dict_round_trips_mid_epoch(labelled):
-    reference = epoch_labels(stoker.Loader(labelled, batch_size=16, seed=2, batch_format="dict"), 1)
-    first = stoker.Loader(labelled, batch_size=16, seed=2, workers=1, batch_format="dict")
+    reference = epoch_labels(stoker.Loader(labelled, shuffle=True, batch_size=16, seed=2, batch_format="dict"), 1)
+    first = stoker.Loader(labelled, shuffle=True, batch_size=16, seed=2, workers=1, batch_format="dict")
     first.set_epoch(1)
     iterator = iter(first)
     assert take(iterator, 7) == reference[:7]
     state = json.loads(json.dumps(first.state_dict()))  # JSON-serialisable
     assert (state["epoch"], state["position"]) == (1, 7 * 16)
     # Into a loader with another worker count: the next iteration continues at batch 7.
-    second = stoker.Loader(labelled, batch_size=16, seed=2, workers=3, batch_format="dict")
+    second = stoker.Loader(labelled, shuffle=True, batch_size=16, seed=2, workers=3, batch_format="dict")
     second.load_state_dict(state)
     rest = iter(second)
     assert len(rest) == len(reference) - 7
@@ -225,26 +227,26 @@ def test_state_dict_round_trips_mid_epoch(labelled):
     assert second.state_dict()["epoch"] == 2
     assert [b["label"].tolist() for b in second] == epoch_labels(first, 2)
     # A state taken at an epoch's end continues with the next epoch.
-    third = stoker.Loader(labelled, batch_size=16, seed=2, workers=0, batch_format="dict")
+    third = stoker.Loader(labelled, shuffle=True, batch_size=16, seed=2, workers=0, batch_format="dict")
     third.load_state_dict(second.state_dict())
     assert [b["label"].tolist() for b in third] == epoch_labels(first, 3)
 
 
 def test_set_epoch_after_load_state_dict(labelled):
-    reference = stoker.Loader(labelled, batch_size=32, batch_format="dict")
-    source = stoker.Loader(labelled, batch_size=32, batch_format="dict")
+    reference = stoker.Loader(labelled, shuffle=True, batch_size=32, batch_format="dict")
+    source = stoker.Loader(labelled, shuffle=True, batch_size=32, batch_format="dict")
     iterator = source.epoch(4)
     take(iterator, 3)
     state = source.state_dict()
     # The usual resumed loop: set_epoch(saved epoch) continues it where it stopped...
-    loader = stoker.Loader(labelled, batch_size=32, batch_format="dict")
+    loader = stoker.Loader(labelled, shuffle=True, batch_size=32, batch_format="dict")
     loader.load_state_dict(state)
     loader.set_epoch(4)
     assert [b["label"].tolist() for b in loader] == epoch_labels(reference, 4)[3:]
     # ... and only once: the next iteration of epoch 4 is the whole epoch.
     assert [b["label"].tolist() for b in loader] == epoch_labels(reference, 4)
     # set_epoch naming another epoch starts that epoch at batch 0.
-    other = stoker.Loader(labelled, batch_size=32, batch_format="dict")
+    other = stoker.Loader(labelled, shuffle=True, batch_size=32, batch_format="dict")
     other.load_state_dict(state)
     other.set_epoch(6)
     assert [b["label"].tolist() for b in other] == epoch_labels(reference, 6)
@@ -253,7 +255,7 @@ def test_set_epoch_after_load_state_dict(labelled):
 def test_set_epoch_between_iter_and_the_first_batch_counts(labelled):
     """As a DataLoader's DistributedSampler: the epoch is the one set when the first batch is
     asked for (Lightning calls iter() first, then sets the epoch)."""
-    loader = stoker.Loader(labelled, batch_size=32, batch_format="dict")
+    loader = stoker.Loader(labelled, shuffle=True, batch_size=32, batch_format="dict")
     iterator = iter(loader)
     loader.set_epoch(3)
     assert len(iterator) == len(loader)
@@ -264,7 +266,7 @@ def test_elastic_restore_from_two_ranks_to_three(labelled):
     seen = collections.Counter()
     state = None
     for rank in range(2):
-        loader = stoker.Loader(labelled, batch_size=16, rank=rank, world_size=2, seed=1,
+        loader = stoker.Loader(labelled, shuffle=True, batch_size=16, rank=rank, world_size=2, seed=1,
                                batch_format="dict")
         loader.set_epoch(3)
         iterator = iter(loader)
@@ -274,7 +276,7 @@ def test_elastic_restore_from_two_ranks_to_three(labelled):
             state = loader.state_dict()
     assert state["position"] == 10 * 16 * 2
     for rank in range(3):
-        loader = stoker.Loader(labelled, batch_size=24, rank=rank, world_size=3, seed=1,
+        loader = stoker.Loader(labelled, shuffle=True, batch_size=24, rank=rank, world_size=3, seed=1,
                                workers=rank, batch_format="dict")
         loader.load_state_dict(state)
         loader.set_epoch(3)
@@ -290,7 +292,7 @@ def test_ra_reps_repeat_each_sample_with_its_own_crop_and_resume_only_themselves
     cropped by its own draws, the same for any workers; the state restores only ra_reps=3."""
     path, _ = images
     def loader(ra_reps=3, workers=0, world_size=1, rank=0):
-        return stoker.Loader(path, batch_size=3, seed=4, ra_reps=ra_reps, workers=workers,
+        return stoker.Loader(path, shuffle=True, batch_size=3, seed=4, ra_reps=ra_reps, workers=workers,
                              rank=rank, world_size=world_size,
                              transforms={"image": RandomResizedCrop(12)})
     reference = [(image.clone(), label.tolist()) for image, label in loader().epoch(1)]
@@ -330,15 +332,15 @@ def test_shuffle_window_reads_a_few_shards_at_a_time_and_resumes_only_itself(lab
     with open(os.path.join(labelled, "manifest.json")) as f:
         counts = [shard["records"] for shard in json.load(f)["shards"]]
     shard_of = [s for s, count in enumerate(counts) for _ in range(count)]
-    loader = stoker.Loader(labelled, batch_size=16, seed=2, shuffle_window=2, workers=1,
+    loader = stoker.Loader(labelled, shuffle=True, batch_size=16, seed=2, shuffle_window=2, workers=1,
                            batch_format="dict")
     assert loader.options["shuffle_window"] == 2
     order = sum(epoch_labels(loader, 1), [])
     assert sorted(order) == list(range(RECORDS))
-    default = stoker.Loader(labelled, batch_size=16, seed=2, batch_format="dict")
+    default = stoker.Loader(labelled, shuffle=True, batch_size=16, seed=2, batch_format="dict")
     assert default.options["shuffle_window"] == "all"
     assert order != sum(epoch_labels(default, 1), [])
-    assert sum(epoch_labels(stoker.Loader(labelled, batch_size=16, seed=2, shuffle_window="all",
+    assert sum(epoch_labels(stoker.Loader(labelled, shuffle=True, batch_size=16, seed=2, shuffle_window="all",
                                           batch_format="dict"),
                             1), []) == sum(epoch_labels(default, 1), [])
     # At most M = floor((L - 1) / c_min) + 1 shards between their first and last read at once,
@@ -358,7 +360,7 @@ def test_shuffle_window_reads_a_few_shards_at_a_time_and_resumes_only_itself(lab
     take(iterator, 5)
     state = json.loads(json.dumps(loader.state_dict()))
     assert state["shuffle_window"] == 2
-    resumed = stoker.Loader(labelled, batch_size=16, seed=2, shuffle_window=2, workers=0,
+    resumed = stoker.Loader(labelled, shuffle=True, batch_size=16, seed=2, shuffle_window=2, workers=0,
                             batch_format="dict")
     resumed.load_state_dict(state)
     resumed.set_epoch(3)
@@ -386,7 +388,7 @@ def test_shuffle_window_reads_a_few_shards_at_a_time_and_resumes_only_itself(lab
     (lambda s: {k: v for k, v in s.items() if k != "dataset"}, "lacks 'dataset'"),
 ])
 def test_bad_state_dicts_raise(labelled, mutate, message):
-    loader = stoker.Loader(labelled, batch_size=16, batch_format="dict")
+    loader = stoker.Loader(labelled, shuffle=True, batch_size=16, batch_format="dict")
     with pytest.raises(ValueError, match=message):
         loader.load_state_dict(mutate(loader.state_dict()))
 
@@ -394,17 +396,17 @@ def test_bad_state_dicts_raise(labelled, mutate, message):
 def test_rank_and_world_size_defaults(labelled, monkeypatch):
     monkeypatch.delenv("RANK", raising=False)
     monkeypatch.delenv("WORLD_SIZE", raising=False)
-    options = stoker.Loader(labelled, batch_format="dict").options
+    options = stoker.Loader(labelled, batch_size=256, shuffle=True, batch_format="dict").options
     assert (options["rank"], options["world_size"]) == (0, 1)
     monkeypatch.setenv("RANK", "2")
     monkeypatch.setenv("WORLD_SIZE", "3")
-    options = stoker.Loader(labelled, batch_format="dict").options
+    options = stoker.Loader(labelled, batch_size=256, shuffle=True, batch_format="dict").options
     assert (options["rank"], options["world_size"]) == (2, 3)
-    options = stoker.Loader(labelled, rank=1, batch_format="dict").options
+    options = stoker.Loader(labelled, batch_size=256, shuffle=True, rank=1, batch_format="dict").options
     assert (options["rank"], options["world_size"]) == (1, 3)
     monkeypatch.setenv("RANK", "two")
     with pytest.raises(ValueError, match="RANK='two' is not an int"):
-        stoker.Loader(labelled, batch_format="dict")
+        stoker.Loader(labelled, batch_size=256, shuffle=True, batch_format="dict")
 
 
 def test_torch_distributed_rank_comes_before_the_environment(labelled, tmp_path):
@@ -471,12 +473,16 @@ def test_bad_options_raise_with_the_message(labelled, options, error, message):
         stoker.Loader(labelled, **options, batch_format="dict")
 
 
-def test_every_native_loader_setting_is_a_keyword_of_loader(labelled):
-    """The settings the native table describes (loader_settings.h) reach Python by keyword."""
-    keywords = inspect.signature(stoker.Loader).parameters
-    assert set(stoker._stoker.LOADER_SETTINGS) <= set(keywords)
-    options = stoker.Loader(labelled, workers=1, prefetch=3, verify="off", on_error="skip",
-                            shuffle_window=2, ra_reps=2, batch_format="dict").options
+def test_every_native_loader_setting_is_a_field_of_a_settings_group(labelled):
+    """The settings the native table describes (loader_settings.h) reach Python as fields of
+    stoker's settings groups."""
+    fields = {f for group in (stoker.Order, stoker.Batches, stoker.Feed, stoker.Storage)
+              for f in group.__dataclass_fields__}
+    assert set(stoker._stoker.LOADER_SETTINGS) <= fields
+    options = stoker.Loader(labelled, batch_size=256, shuffle=True, order=stoker.Order(shuffle_window=2, ra_reps=2),
+                            feed=stoker.Feed(workers=1, prefetch=3),
+                            storage=stoker.Storage(verify="off"),
+                            batches=stoker.Batches(on_error="skip", batch_format="dict")).options
     assert {name: options[name] for name in stoker._stoker.LOADER_SETTINGS} == {
         "workers": 1, "shuffle_window": 2, "prefetch": 3, "verify": "off", "on_error": "skip",
         "ra_reps": 2}
@@ -485,26 +491,27 @@ def test_every_native_loader_setting_is_a_keyword_of_loader(labelled):
 @pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA is present here")
 def test_cuda_without_cuda_is_a_value_error(labelled):
     with pytest.raises(ValueError, match=r"torch.cuda.is_available\(\) is False"):
-        stoker.Loader(labelled, device="cuda", batch_format="dict")
+        stoker.Loader(labelled, batch_size=256, shuffle=True, device="cuda", batch_format="dict")
 
 
 def test_bad_paths_raise_naming_them(tmp_path):
     with pytest.raises(FileNotFoundError, match="nope: no such dataset directory"):
-        stoker.Loader(tmp_path / "nope", batch_format="dict")
+        stoker.Loader(tmp_path / "nope", batch_size=256, shuffle=True, batch_format="dict")
     (tmp_path / "empty").mkdir()
     with pytest.raises(FileNotFoundError, match="empty: not a stoker dataset"):
-        stoker.Loader(tmp_path / "empty", batch_format="dict")
+        stoker.Loader(tmp_path / "empty", batch_size=256, shuffle=True, batch_format="dict")
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "manifest.json").write_text("{ not json")
     with pytest.raises(stoker.Error, match="manifest.json"):
-        stoker.Loader(bad, batch_format="dict")
-    with pytest.raises(TypeError):
-        stoker.Loader(42, batch_format="dict")
+        stoker.Loader(bad, batch_size=256, shuffle=True, batch_format="dict")
+    with pytest.raises(TypeError, match="dataset must be a path, a stoker dataset or a "
+                                        "dataset object"):
+        stoker.Loader(42, batch_size=256, shuffle=True, batch_format="dict")
 
 
 def test_bad_epochs_raise(labelled):
-    loader = stoker.Loader(labelled, batch_size=16, batch_format="dict")
+    loader = stoker.Loader(labelled, shuffle=True, batch_size=16, batch_format="dict")
     with pytest.raises(ValueError, match="epoch must be in"):
         loader.set_epoch(-1)
     with pytest.raises(TypeError, match="epoch must be an int"):
@@ -545,7 +552,7 @@ def test_corrupt_record_raises_naming_it_or_is_skipped(tmp_path):
 
 
 def test_options_report_auto_values(labelled):
-    loader = stoker.Loader(labelled, batch_size=16, batch_format="dict")
+    loader = stoker.Loader(labelled, shuffle=True, batch_size=16, batch_format="dict")
     options = loader.options
     assert options["workers"] == max(1, len(os.sched_getaffinity(0)) - 1)
     assert 4 <= options["prefetch"] <= 64
@@ -560,12 +567,10 @@ def test_the_readme_loader_example(tmp_path, monkeypatch):
     code = next(block for block in re.findall(r"```python\n(.*?)```", section, re.S)
                 if "stoker.Loader(" in block)
     monkeypatch.chdir(tmp_path)
-    rng = np.random.default_rng(0)
-    with stoker.DatasetWriter("data/fake-train",
-                              {"image": ("uint8", (3, 32, 32)), "label": "int64"}) as writer:
-        for i in range(100):
-            writer.append({"image": rng.integers(0, 256, (3, 32, 32), dtype=np.uint8),
-                           "label": i % 10})
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+    from doc_inputs import make_inputs
+
+    make_inputs(tmp_path)
     scope = {}
     exec(compile(code, "README.md", "exec"), scope)
     saved = torch.load("checkpoint.pt")
@@ -595,29 +600,14 @@ def test_an_image_and_label_dataset_gives_tuples_as_a_dataloader_does(labelled):
     assert label.tolist() == [0, 1, 2, 3] and image.dtype == torch.uint8
 
 
-def test_other_fields_are_named_in_order_or_come_as_dicts_that_cannot_be_unpacked(classes):
-    loader = stoker.Loader(classes, batch_size=8, shuffle=False)
+def test_other_fields_come_as_dicts_as_dataloader_collates_dict_samples(classes):
+    loader = stoker.Loader(classes, shuffle=True, batch_size=8, batches=stoker.Batches(batch_format="dict"))
     batch = next(iter(loader))
-    assert loader.options["batch_format"] is None and isinstance(batch, dict)
-    assert list(batch.keys()) == ["image", "label", "id"] and batch["id"].tolist() == list(range(8))
-    with pytest.raises(TypeError, match=r"dict of the fields 'image', 'label', 'id': iterating "
-                                        r"\(or unpacking\) it would give their names"):
-        image, label, id_ = batch
-    # Two fields that are not (image, label): unpacking never yields their names either.
-    two = next(iter(stoker.Loader(classes, batch_size=8, transforms={"image": None})))
-    with pytest.raises(TypeError, match="would give their names"):
-        label, id_ = two
-    assert dict(two.items()).keys() == {"label", "id"}
-    # Named fields: a tuple in that order; the fields not named are not read.
-    named = stoker.Loader(classes, batch_size=8, shuffle=False, batch_format=("id", "image"))
-    assert [name for name, _, _ in named.fields] == ["image", "id"]
-    id_, image = next(iter(named))
-    assert id_.tolist() == list(range(8)) and image.shape == (8, 1, 8, 8)
-    # Leaving "id" out by transforms makes it an (image, label) dataset.
-    image, label = next(iter(stoker.Loader(classes, batch_size=8, shuffle=False,
-                                           transforms={"id": None})))
-    assert label.tolist() == [i % 10 for i in range(8)]
-
+    assert type(batch) is dict and list(batch.keys()) == ["image", "label", "id"]
+    assert batch["id"].tolist() == list(range(8))
+    # Two fields that are not (image, label): a plain dict, as default_collate gives one.
+    two = next(iter(stoker.Loader(classes, shuffle=True, batch_size=8, transforms={"image": None})))
+    assert type(two) is dict and two.keys() == {"label", "id"}
 
 def test_a_padded_epochs_tuples_end_with_the_valid_mask(labelled):
     def last(**options):
@@ -645,31 +635,31 @@ def test_a_padded_epochs_tuples_end_with_the_valid_mask(labelled):
 ])
 def test_bad_batch_formats_are_one_line_errors(classes, batch_format, error, message):
     with pytest.raises(error, match=message):
-        stoker.Loader(classes, batch_format=batch_format)
+        stoker.Loader(classes, batch_size=256, shuffle=True, batch_format=batch_format)
 
 
 def test_a_field_named_but_left_out_by_the_transforms_is_an_error(classes):
     with pytest.raises(ValueError, match="batch_format names 'id', which the transforms leave "
                                          r"out \(None\)"):
-        stoker.Loader(classes, batch_format=("image", "id"), transforms={"id": None})
+        stoker.Loader(classes, batch_size=256, shuffle=True, batch_format=("image", "id"), transforms={"id": None})
 
 
 def test_tuple_batches_resume_from_a_state_dict(labelled):
-    loader = stoker.Loader(labelled, batch_size=16, seed=2)
+    loader = stoker.Loader(labelled, shuffle=True, batch_size=16, seed=2)
     loader.set_epoch(3)
     iterator = iter(loader)
     seen = [next(iterator)[1].tolist() for _ in range(5)]
     state = loader.state_dict()
     assert (state["epoch"], state["position"]) == (3, 5 * 16)
-    resumed = stoker.Loader(labelled, batch_size=16, seed=2)
+    resumed = stoker.Loader(labelled, shuffle=True, batch_size=16, seed=2)
     resumed.load_state_dict(state)
     seen += [label.tolist() for _, label in resumed]
-    assert seen == epoch_labels(stoker.Loader(labelled, batch_size=16, seed=2,
+    assert seen == epoch_labels(stoker.Loader(labelled, shuffle=True, batch_size=16, seed=2,
                                               batch_format="dict"), 3)
 
 
 def test_the_dataset_has_its_length_and_the_manifests_classes(labelled, tmp_path):
-    loader = stoker.Loader(labelled, batch_size=16)
+    loader = stoker.Loader(labelled, shuffle=True, batch_size=16)
     assert len(loader) == (RECORDS + 15) // 16 and loader.batch_size == 16
     dataset = loader.dataset
     assert len(dataset) == RECORDS and dataset.root == str(labelled)
@@ -681,7 +671,7 @@ def test_the_dataset_has_its_length_and_the_manifests_classes(labelled, tmp_path
                               class_names=["cat", "dog"]) as writer:
         for i in range(5):
             writer.append({"image": np.zeros((1, 2, 2), np.uint8), "label": i % 2})
-    named = stoker.Loader(path, batch_size=2).dataset
+    named = stoker.Loader(path, shuffle=True, batch_size=2).dataset
     assert len(named) == 5
     assert named.classes == ["cat", "dog"] and named.class_to_idx == {"cat": 0, "dog": 1}
 
@@ -689,9 +679,9 @@ def test_the_dataset_has_its_length_and_the_manifests_classes(labelled, tmp_path
 @pytest.mark.parametrize("last_batch, per_rank", [
     ("short", (RECORDS + 1) // 2), ("drop", RECORDS // 32 * 16), ("pad", -(-RECORDS // 32) * 16)])
 def test_the_sampler_sets_the_epoch_and_counts_a_ranks_samples(labelled, last_batch, per_rank):
-    loader = stoker.Loader(labelled, batch_size=16, rank=1, world_size=2, last_batch=last_batch,
+    loader = stoker.Loader(labelled, shuffle=True, batch_size=16, rank=1, world_size=2, last_batch=last_batch,
                            batch_format="dict")
-    reference = stoker.Loader(labelled, batch_size=16, rank=1, world_size=2,
+    reference = stoker.Loader(labelled, shuffle=True, batch_size=16, rank=1, world_size=2,
                               last_batch=last_batch, batch_format="dict")
     sampler = loader.sampler
     assert len(sampler) == per_rank

@@ -98,7 +98,7 @@ def test_every_last_batch_mode_gives_every_rank_the_same_batches(tmp_path, label
     run = torchrun_text(tmp_path, 2, MODES_SCRIPT, labelled, tmp_path)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
-    order = [label for b in stoker.Loader(labelled, batch_size=16, seed=3, rank=0, world_size=1,
+    order = [label for b in stoker.Loader(labelled, shuffle=True, batch_size=16, seed=3, rank=0, world_size=1,
                                           batch_format="dict")
              for label in b["label"].tolist()]  # the global order the ranks are dealt
     for mode in ("short", "drop", "pad"):
@@ -120,7 +120,7 @@ def test_an_epoch_saved_at_one_world_size_resumes_at_another(labelled):
     for before, after in ((4, 2), (2, 4)):
         seen = []
         for rank in range(before):
-            loader = stoker.Loader(labelled, batch_size=16, rank=rank, world_size=before,
+            loader = stoker.Loader(labelled, shuffle=True, batch_size=16, rank=rank, world_size=before,
                                    seed=6, last_batch="pad", workers=1, batch_format="dict")
             loader.set_epoch(2)
             iterator = iter(loader)
@@ -130,7 +130,7 @@ def test_an_epoch_saved_at_one_world_size_resumes_at_another(labelled):
             state = loader.state_dict()
         assert (state["world_size"], state["position"]) == (before, 5 * 16 * before)
         for rank in range(after):
-            loader = stoker.Loader(labelled, batch_size=16, rank=rank, world_size=after, seed=6,
+            loader = stoker.Loader(labelled, shuffle=True, batch_size=16, rank=rank, world_size=after, seed=6,
                                    last_batch="pad", workers=1, batch_format="dict")
             loader.load_state_dict(state)
             seen += [s for b in loader for s in b["label"][b["valid"]].tolist()]
@@ -148,23 +148,23 @@ def one_process_group():
 def test_a_world_size_beyond_the_run_is_refused(labelled, one_process_group):
     with pytest.raises(ValueError, match="world_size=4, but torch.distributed runs 1 process: "
                                          "leave rank and world_size out .* to reshard"):
-        stoker.Loader(labelled, rank=0, world_size=4, batch_format="dict")
-    assert stoker.Loader(labelled, batch_format="dict").options["world_size"] == 1
+        stoker.Loader(labelled, batch_size=256, shuffle=True, rank=0, world_size=4, batch_format="dict")
+    assert stoker.Loader(labelled, batch_size=256, shuffle=True, batch_format="dict").options["world_size"] == 1
 
 
 def test_mesh_takes_the_data_parallel_dimension(labelled, one_process_group):
     from torch.distributed.device_mesh import init_device_mesh
 
     mesh = init_device_mesh("cpu", (1, 1), mesh_dim_names=("dp", "tp"))
-    options = stoker.Loader(labelled, mesh=mesh["dp"], batch_format="dict").options
+    options = stoker.Loader(labelled, batch_size=256, shuffle=True, mesh=mesh["dp"], batch_format="dict").options
     assert (options["rank"], options["world_size"]) == (0, 1)
     with pytest.raises(ValueError, match=r"mesh has 2 dimensions \('dp', 'tp'\): pass its "
                                          r"data-parallel one, e.g. mesh\['dp'\]"):
-        stoker.Loader(labelled, mesh=mesh, batch_format="dict")
+        stoker.Loader(labelled, batch_size=256, shuffle=True, mesh=mesh, batch_format="dict")
     with pytest.raises(ValueError, match="give mesh or rank/world_size, not both"):
-        stoker.Loader(labelled, mesh=mesh["dp"], rank=0, batch_format="dict")
+        stoker.Loader(labelled, batch_size=256, shuffle=True, mesh=mesh["dp"], rank=0, batch_format="dict")
     with pytest.raises(TypeError, match="mesh must be a torch.distributed DeviceMesh, not int"):
-        stoker.Loader(labelled, mesh=2, batch_format="dict")
+        stoker.Loader(labelled, batch_size=256, shuffle=True, mesh=2, batch_format="dict")
 
 
 class NotQuiteAMesh:
@@ -182,7 +182,7 @@ class NotQuiteAMesh:
 @pytest.mark.parametrize("ndim", ["1", 1.0, None, True, [1]])
 def test_a_mesh_whose_ndim_is_not_an_int_is_one_line(labelled, ndim):
     with pytest.raises(TypeError, match=f"^mesh.ndim must be an int, not {type(ndim).__name__}: "):
-        stoker.Loader(labelled, mesh=NotQuiteAMesh(ndim), batch_format="dict")
+        stoker.Loader(labelled, batch_size=256, shuffle=True, mesh=NotQuiteAMesh(ndim), batch_format="dict")
 
 
 MESH_SCRIPT = """

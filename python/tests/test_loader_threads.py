@@ -62,7 +62,7 @@ def test_the_gil_is_released_while_waiting_and_other_calls_raise(labelled):
 
 
 def test_a_second_thread_cannot_iterate_or_steer_a_loader_in_use(labelled):
-    loader = stoker.Loader(labelled, batch_size=16, workers=1, batch_format="dict")
+    loader = stoker.Loader(labelled, shuffle=True, batch_size=16, workers=1, batch_format="dict")
     iterator = iter(loader)
     first = next(iterator)
     errors = []
@@ -85,7 +85,7 @@ def test_a_second_thread_cannot_iterate_or_steer_a_loader_in_use(labelled):
     assert all("another thread is iterating" in e for e in errors[1:])
     # The owner goes on undisturbed.
     rest = [b["label"].tolist() for b in iterator]
-    reference = [b["label"].tolist() for b in stoker.Loader(labelled, batch_size=16,
+    reference = [b["label"].tolist() for b in stoker.Loader(labelled, shuffle=True, batch_size=16,
                                                             batch_format="dict").epoch(0)]
     assert [first["label"].tolist()] + rest == reference
     # Once its iteration is over, the loader may move to another thread.
@@ -97,12 +97,12 @@ def test_a_second_thread_cannot_iterate_or_steer_a_loader_in_use(labelled):
 
 
 def test_separate_loaders_in_separate_threads(labelled):
-    reference = [b["label"].tolist() for b in stoker.Loader(labelled, batch_size=16,
+    reference = [b["label"].tolist() for b in stoker.Loader(labelled, shuffle=True, batch_size=16,
                                                             batch_format="dict").epoch(2)]
     results = [None] * 3
 
     def run(i):
-        loader = stoker.Loader(labelled, batch_size=16, workers=1, batch_format="dict")
+        loader = stoker.Loader(labelled, shuffle=True, batch_size=16, workers=1, batch_format="dict")
         results[i] = [b["label"].tolist() for b in loader.epoch(2)]
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(3)]

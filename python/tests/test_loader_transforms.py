@@ -220,7 +220,7 @@ def test_a_field_left_out(images):
 def test_unsupported_image_pipelines_say_what_is_supported(images, transforms, message):
     path, _ = images
     with pytest.raises(ValueError, match=message):
-        stoker.Loader(path, transforms=transforms, batch_format="dict")
+        stoker.Loader(path, batch_size=256, shuffle=True, transforms=transforms, batch_format="dict")
 
 
 def test_a_corrupt_image_raises_naming_it_or_is_skipped(tmp_path):
@@ -308,7 +308,7 @@ def test_other_dtypes_run_in_python(images, step, message):
     with pytest.raises(ValueError, match=message):
         S._stoker_transform(step)
     native = T.Compose([T.Resize(40), T.CenterCrop(32)])
-    loader = stoker.Loader(path, transforms=T.Compose([native, step]), shuffle=False,
+    loader = stoker.Loader(path, batch_size=256, transforms=T.Compose([native, step]), shuffle=False,
                            batch_format="dict")
     assert [where for _, where in loader.plan["image"]] == ["native", "python"]
     got = next(iter(loader))["image"]
@@ -322,7 +322,7 @@ def test_every_step_stoker_cannot_run_is_named_at_once(images):
                            T2.PILToTensor(),
                            T2.ToDtype(torch.float32, scale=True), T2.Normalize(MEAN, STD),
                            T2.GaussianBlur(3), T2.RandomErasing(0.1)])
-    schema = stoker.Loader(path, transforms={"image": None})._native.schema
+    schema = stoker.Loader(path, batch_size=256, shuffle=True, transforms={"image": None})._native.schema
     with pytest.raises(ValueError) as raised:
         S.field_specs(pipeline, schema)
     message = str(raised.value)
@@ -333,7 +333,7 @@ def test_every_step_stoker_cannot_run_is_named_at_once(images):
     assert "; torchvision transform GaussianBlur is not supported" in message
     assert "; supported: Compose, ToTensor" in message
     # The loader runs them: the crop (bicubic, the flip fused) natively, the rest in Python.
-    loader = stoker.Loader(path, batch_size=4, transforms=pipeline, batch_format="dict")
+    loader = stoker.Loader(path, shuffle=True, batch_size=4, transforms=pipeline, batch_format="dict")
     assert [where for _, where in loader.plan["image"]] == ["native"] + ["python"] * 6
     assert loader.plan["image"][0][0].startswith(
         "random_resized_crop(size=32, width=0, scale=[0.08, 1.0], ratio=[0.75, "
@@ -407,14 +407,14 @@ def test_timms_train_transforms_run_natively_or_in_python(images):
     import timm.data
     path, _ = images
     plain = timm.data.create_transform(24, is_training=True, interpolation="random")
-    loader = stoker.Loader(path, batch_size=4, transforms=plain, batch_format="dict")
+    loader = stoker.Loader(path, shuffle=True, batch_size=4, transforms=plain, batch_format="dict")
     assert {where for _, where in loader.plan["image"]} == {"native"}
     assert "interpolation='random'" in loader.plan["image"][0][0]
     assert next(iter(loader))["image"].shape == (4, 3, 24, 24)
     # timm's RandAugment and RandomErasing: native too (test_timm_transforms.py).
     augmented = timm.data.create_transform(24, is_training=True, re_prob=0.25,
                                            auto_augment="rand-m9-mstd0.5-inc1")
-    loader = stoker.Loader(path, batch_size=4, transforms=augmented, batch_format="dict")
+    loader = stoker.Loader(path, shuffle=True, batch_size=4, transforms=augmented, batch_format="dict")
     assert {where for _, where in loader.plan["image"]} == {"native"}
     assert loader.plan["image"][-1][0].startswith("timm_random_erasing(")
     assert next(iter(loader))["image"].dtype == torch.float32
@@ -433,7 +433,7 @@ def test_torchvisions_v1_and_v2_policies_run_natively(images, policy):
                         T.RandomErasing(0.1)])
 
     def epoch(workers):
-        loader = stoker.Loader(path, batch_size=3, seed=2, workers=workers, transforms=recipe,
+        loader = stoker.Loader(path, shuffle=True, batch_size=3, seed=2, workers=workers, transforms=recipe,
                                batch_format="dict")
         assert {where for _, where in loader.plan["image"]} == {"native"}
         return torch.cat([b["image"] for b in loader.epoch(1)])
@@ -442,7 +442,7 @@ def test_torchvisions_v1_and_v2_policies_run_natively(images, policy):
     assert reference.shape == (8, 3, 24, 24)
     assert torch.equal(epoch(2), reference)
     v2 = getattr(T2, type(policy).__name__)()
-    loader = stoker.Loader(path, batch_size=3, transforms=T2.Compose([T2.RandomResizedCrop(24), v2]),
+    loader = stoker.Loader(path, shuffle=True, batch_size=3, transforms=T2.Compose([T2.RandomResizedCrop(24), v2]),
                            batch_format="dict")
     assert [where for _, where in loader.plan["image"]] == ["native", "native"]
     assert next(iter(loader))["image"].shape == (3, 3, 24, 24)
@@ -500,7 +500,7 @@ def test_random_apply_around_image_operations_is_native(images):
         step = S._stoker_transform(module.RandomApply([module.RandomGrayscale(0.5)], p=0.4))
         assert type(step).__name__ == "RandomGrayscale" and step.p == pytest.approx(0.2)
     path, _ = images
-    loader = stoker.Loader(path, batch_size=4, batch_format="dict", transforms=T.Compose([
+    loader = stoker.Loader(path, shuffle=True, batch_size=4, batch_format="dict", transforms=T.Compose([
         T.RandomResizedCrop(24), T.RandomApply([T.RandomVerticalFlip(1.0)], p=0.3),
         T.PILToTensor(), T.RandomApply([T.ColorJitter(0.4, 0.4)], p=0.8)]))
     assert [where for _, where in loader.plan["image"]] == ["native", "native", "native"]
@@ -520,7 +520,7 @@ def test_random_choice_of_crops_to_one_size_is_native(labelled):
                                    [module.RandomCrop(4), module.RandomCrop(4, padding=2)])})
         assert [where for _, where in loader.plan["image"]] == ["native"]
         assert next(iter(loader))["image"].shape == (8, 1, 4, 4)
-    mixed = stoker.Loader(labelled, batch_format="dict", transforms={"image": T.RandomChoice(
+    mixed = stoker.Loader(labelled, batch_size=256, shuffle=True, batch_format="dict", transforms={"image": T.RandomChoice(
         [T.RandomCrop(4), T.RandomCrop(3)])})
     assert [where for _, where in mixed.plan["image"]] == ["python"]
     with pytest.raises(stoker.Error, match="a batch stacks one shape and dtype"):
@@ -575,10 +575,10 @@ def test_saturation_and_hue_on_one_channel_warn_and_leave_it_as_torchvision(tmp_
     for jitter in (T.ColorJitter(saturation=0.4), T.ColorJitter(hue=0.1),
                    T.RandomApply([T.ColorJitter(0.2, 0.2, 0.2, 0.1)], p=0.5)):
         with pytest.warns(UserWarning, match="'image' has 1 channel: ColorJitter's saturation"):
-            stoker.Loader(gray, batch_size=2, transforms=T.Compose([T.PILToTensor(), jitter]))
+            stoker.Loader(gray, shuffle=True, batch_size=2, transforms=T.Compose([T.PILToTensor(), jitter]))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        stoker.Loader(gray, batch_size=2, transforms=T.ColorJitter(brightness=0.4))
+        stoker.Loader(gray, shuffle=True, batch_size=2, transforms=T.ColorJitter(brightness=0.4))
         color = tmp_path / "color"
         stoker.write_dataset(color, [{"image": np.zeros((3, 6, 6), np.uint8), "label": 0}] * 2)
-        stoker.Loader(color, batch_size=2, transforms=T.ColorJitter(saturation=0.4, hue=0.1))
+        stoker.Loader(color, shuffle=True, batch_size=2, transforms=T.ColorJitter(saturation=0.4, hue=0.1))

@@ -183,7 +183,7 @@ def test_a_torchvision_range_stoker_cannot_draw_runs_in_python(noise, module, ji
     with pytest.raises(ValueError) as raised:
         S._stoker_transform(module.ColorJitter(**jitter))
     assert str(raised.value) == message
-    loader = stoker.Loader(path, batch_size=64, transforms=module.ColorJitter(**jitter),
+    loader = stoker.Loader(path, shuffle=True, batch_size=64, transforms=module.ColorJitter(**jitter),
                            batch_format="dict")
     assert [where for _, where in loader.plan["image"]] == ["python"]
     assert next(iter(loader))["image"].shape == images.shape
@@ -198,7 +198,7 @@ def test_pipelines_with_pixel_operations_out_of_place_say_where_they_go(images, 
                                                                        message):
     path, _ = images
     with pytest.raises(ValueError, match=message):
-        stoker.Loader(path, transforms=transforms, batch_format="dict")
+        stoker.Loader(path, batch_size=256, shuffle=True, transforms=transforms, batch_format="dict")
 
 
 @pytest.mark.parametrize("theirs", [
@@ -212,7 +212,7 @@ def test_torchvisions_pil_operations_translate_by_their_attributes(noise, theirs
     assert type(ours).__name__ == type(theirs).__name__
     for name, value in ours.params.items():
         assert value == pytest.approx(getattr(theirs, name)), name
-    loader = stoker.Loader(path, batch_size=64, transforms=theirs, batch_format="dict")
+    loader = stoker.Loader(path, shuffle=True, batch_size=64, transforms=theirs, batch_format="dict")
     [(step, where)] = loader.plan["image"]
     assert where == "native" and step.startswith(ours._op + "(")
     assert next(iter(loader))["image"].shape == images.shape

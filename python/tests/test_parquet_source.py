@@ -20,7 +20,7 @@ def write_parquet(folder, path, cache, rows_per_group=4):
     """The image folder's samples, in its order, as Hugging Face datasets writes them: an `image`
     struct of bytes and path, a `label` int64 column with its ClassLabel names in the schema's
     metadata, and another column; row groups of `rows_per_group` rows."""
-    samples = stoker.Loader(stoker.ImageFolder(folder), cache_dir=cache,
+    samples = stoker.Loader(stoker.ImageFolder(folder), batch_size=256, shuffle=True, cache_dir=cache,
                             transforms=NO_IMAGE).dataset.samples
     images = [{"bytes": open(p, "rb").read(), "path": p} for p, _ in samples]
     table = pa.table({"image": images, "label": pa.array([c for _, c in samples], pa.int64()),
@@ -97,7 +97,7 @@ def test_spark_layout_in_a_folder_and_by_glob(hf_file, tmp_path, cache):
             loader.dataset.classes
     with pytest.raises(ValueError, match=r"part-0.parquet: no column .image. \(its columns: "
                                            r"jpg, cls\)"):
-        stoker.Loader(data, cache_dir=cache)
+        stoker.Loader(data, batch_size=256, shuffle=True, cache_dir=cache)
 
 
 def test_bad_files_and_rows_are_named(hf_file, tmp_path, cache):
@@ -114,9 +114,9 @@ def test_bad_files_and_rows_are_named(hf_file, tmp_path, cache):
     not_parquet = tmp_path / "notes.parquet"
     not_parquet.write_text("not Parquet")
     with pytest.raises(stoker.Error, match=rf"^{not_parquet}: not a Parquet file"):
-        stoker.Loader(stoker.Parquet(not_parquet), cache_dir=cache)
+        stoker.Loader(stoker.Parquet(not_parquet), batch_size=256, shuffle=True, cache_dir=cache)
     with pytest.raises(ValueError, match=rf"{hf_file}: no column .picture."):
-        stoker.Loader(stoker.Parquet(hf_file, image="picture"), cache_dir=cache)
+        stoker.Loader(stoker.Parquet(hf_file, image="picture"), batch_size=256, shuffle=True, cache_dir=cache)
 
 
 def test_inspect_and_verify_take_parquet_files(hf_file, cache):

@@ -83,7 +83,7 @@ REFERENCE = [
 
 
 def plan_of(path, transforms):
-    loader = stoker.Loader(path, batch_size=4, transforms=transforms, batch_format="dict")
+    loader = stoker.Loader(path, shuffle=True, batch_size=4, transforms=transforms, batch_format="dict")
     batch = next(iter(loader))
     return [where for _, where in loader.plan["image"]], batch["image"]
 

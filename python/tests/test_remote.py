@@ -23,12 +23,12 @@ def dataset_bytes(path):
 def test_a_loader_over_http_gives_the_local_batches_through_a_small_cache(labelled, nginx_server,
                                                                           tmp_path):
     shutil.copytree(labelled, nginx_server.root / "ds")
-    local = stoker.Loader(labelled, batch_size=16, seed=3, shuffle_window=2, batch_format="dict")
+    local = stoker.Loader(labelled, shuffle=True, batch_size=16, seed=3, shuffle_window=2, batch_format="dict")
     # Half the dataset: above what a window of 2 needs, below the whole. The default prefetch
     # builds up to 64 of these small batches ahead, whose shards this cache cannot hold beside
     # the live ones: those pieces wait for room.
     budget_gb = dataset_bytes(labelled) / 2 / 1e9
-    remote = stoker.Loader(f"{nginx_server.url}/ds", batch_size=16, seed=3, shuffle_window=2,
+    remote = stoker.Loader(f"{nginx_server.url}/ds", shuffle=True, batch_size=16, seed=3, shuffle_window=2,
                            cache_dir=tmp_path / "cache", cache_gb=budget_gb, batch_format="dict")
     assert_same(epochs(remote, 2), epochs(local, 2))
 
@@ -39,8 +39,8 @@ def test_push_then_a_loader_over_s3_and_the_tools_on_its_url(labelled, s3_env, t
     assert summary["records"] == RECORDS and summary["uploaded"] == summary["shards"] > 1
     again = stoker.push(labelled, url)
     assert again["uploaded"] == 0, "content-named shards already there are not sent again"
-    local = stoker.Loader(labelled, batch_size=50, seed=1, batch_format="dict")
-    remote = stoker.Loader(url, batch_size=50, seed=1, cache_dir=tmp_path / "cache",
+    local = stoker.Loader(labelled, shuffle=True, batch_size=50, seed=1, batch_format="dict")
+    remote = stoker.Loader(url, shuffle=True, batch_size=50, seed=1, cache_dir=tmp_path / "cache",
                            batch_format="dict")
     assert_same(epochs(remote, 2), epochs(local, 2))
     info = stoker.inspect(url, cache_dir=tmp_path / "other-cache")
@@ -75,7 +75,7 @@ def test_a_cache_below_the_floor_names_pythons_keywords(labelled, nginx_server, 
     shutil.copytree(labelled, nginx_server.root / "ds")
     url = f"{nginx_server.url}/ds"
     with pytest.raises(ValueError) as e:
-        stoker.Loader(url, batch_size=8, shuffle_window=2, cache_dir=tmp_path / "cache",
+        stoker.Loader(url, shuffle=True, batch_size=8, shuffle_window=2, cache_dir=tmp_path / "cache",
                       cache_gb=1e-6, batch_format="dict")
     assert "cache_gb=1e-06 holds fewer than" in str(e.value)
     assert "shuffle_window=2 needs at once; raise cache_gb=" in str(e.value)
@@ -85,7 +85,7 @@ def test_a_cache_below_the_floor_names_pythons_keywords(labelled, nginx_server, 
 def test_bad_urls_are_one_line_errors(nginx_server, s3_env, tmp_path):
     for url in (f"{nginx_server.url}/nothing-here", f"s3://{s3_env.bucket}/nothing-here"):
         with pytest.raises((stoker.Error, FileNotFoundError)) as e:  # a local path's too
-            stoker.Loader(url, batch_size=8, cache_dir=tmp_path / "cache", batch_format="dict")
+            stoker.Loader(url, shuffle=True, batch_size=8, cache_dir=tmp_path / "cache", batch_format="dict")
         assert "\n" not in str(e.value) and "nothing-here" in str(e.value)
     with pytest.raises((stoker.Error, FileNotFoundError)) as e:
         stoker.push(tmp_path / "absent", f"s3://{s3_env.bucket}/x")

@@ -31,9 +31,9 @@ def image_gets(tmp_path):
 
 
 def test_classes_and_samples_are_the_local_folders(folder, served, cache):
-    local = stoker.Loader(folder, cache_dir=cache, transforms=NO_IMAGE).dataset
+    local = stoker.Loader(folder, batch_size=256, shuffle=True, cache_dir=cache, transforms=NO_IMAGE).dataset
     for url in served:
-        remote = stoker.Loader(url, cache_dir=cache, transforms=NO_IMAGE).dataset
+        remote = stoker.Loader(url, batch_size=256, shuffle=True, cache_dir=cache, transforms=NO_IMAGE).dataset
         assert remote.classes == local.classes == list(CLASSES)
         base = url.rstrip("/")
         assert remote.samples == [(base + path[len(str(folder)):], label)
@@ -97,7 +97,7 @@ def test_a_folder_without_classes_is_one_line(nginx_server, cache):
     (nginx_server.root / "flat" / "a.jpg").write_bytes(b"x")
     url = f"{nginx_server.url}/_index/flat/"
     with pytest.raises(ValueError, match=f"{url[:-1]}: no class folders"):
-        stoker.Loader(stoker.ImageFolder(url), cache_dir=cache)
+        stoker.Loader(stoker.ImageFolder(url), batch_size=256, shuffle=True, cache_dir=cache)
 
 
 def test_inspect_and_verify_take_a_remote_image_folder(served, cache):

@@ -70,7 +70,7 @@ def test_a_missing_tar_is_one_line_naming_its_url_without_secrets(served, nginx_
     secret = "SENTINEL-remote-sources-3f9a"
     url = f"{nginx_server.url}/tars/data-{{000..009}}.tar?sig={secret}"
     with pytest.raises(FileNotFoundError) as error:
-        stoker.Loader(stoker.WebDataset(url), cache_dir=tmp_path / "cache")
+        stoker.Loader(stoker.WebDataset(url), batch_size=256, shuffle=True, cache_dir=tmp_path / "cache")
     message = str(error.value)
     assert f"{nginx_server.url}/tars/data-005.tar" in message
     assert secret not in message and "\n" not in message
@@ -129,8 +129,8 @@ def test_parquet_over_http_keeps_the_source_contract(parquet_file, nginx_server,
     url = f"{nginx_server.url}/pq/train.parquet"
     cache = str(tmp_path / "cache")
     assert in_order(stoker.Parquet(url), cache) == in_order(stoker.Parquet(parquet_file), cache)
-    remote = stoker.Loader(stoker.Parquet(url), cache_dir=cache, transforms=NO_IMAGE)
-    assert remote.dataset.classes == stoker.Loader(stoker.Parquet(parquet_file), cache_dir=cache,
+    remote = stoker.Loader(stoker.Parquet(url), batch_size=256, shuffle=True, cache_dir=cache, transforms=NO_IMAGE)
+    assert remote.dataset.classes == stoker.Loader(stoker.Parquet(parquet_file), batch_size=256, shuffle=True, cache_dir=cache,
                                                    transforms=NO_IMAGE).dataset.classes
     check_source_contract(stoker.Parquet(url), cache)
     check_source_contract(url, cache)  # a URL ending in .parquet found out

@@ -144,13 +144,13 @@ def test_datasets_at_paths_that_are_not_utf8_are_written_and_read(tmp_path):
     assert [b["label"].tolist() for b in stoker.Loader(out, batch_size=5, shuffle=False,
                                                        batch_format="dict")] == [
         list(range(5))]
-    assert repr(os.fsdecode(out)) in repr(stoker.Loader(os.fsdecode(out), batch_format="dict"))
+    assert repr(os.fsdecode(out)) in repr(stoker.Loader(os.fsdecode(out), batch_size=256, shuffle=True, batch_format="dict"))
 
 
 def test_messages_with_file_names_that_are_not_utf8_show_the_bytes(tmp_path):
     missing = os.path.join(os.fsencode(tmp_path), b"gone\xe9")
     with pytest.raises(FileNotFoundError) as raised:
-        stoker.Loader(missing, batch_format="dict")
+        stoker.Loader(missing, batch_size=256, shuffle=True, batch_format="dict")
     assert "gone\\xe9" in str(raised.value)
 
 
@@ -159,7 +159,7 @@ def test_messages_with_file_names_that_are_not_utf8_show_the_bytes(tmp_path):
 @pytest.mark.parametrize("key", ["seed", "epoch", "position", "records"])
 @pytest.mark.parametrize("value", [-1, 2**64, 2**100, 1.5, None, "3", [1], True])
 def test_an_edited_state_dict_raises_value_error_naming_the_key(labelled, key, value):
-    loader = stoker.Loader(labelled, batch_size=16, workers=0, batch_format="dict")
+    loader = stoker.Loader(labelled, shuffle=True, batch_size=16, workers=0, batch_format="dict")
     batches = iter(loader)
     next(batches)
     state = loader.state_dict()
@@ -173,13 +173,13 @@ def test_an_edited_state_dict_raises_value_error_naming_the_key(labelled, key, v
                                        ("position", RECORDS), ("records", RECORDS + 1),
                                        ("seed", 1)])
 def test_a_state_dict_out_of_this_loaders_range_raises_value_error(labelled, key, value):
-    loader = stoker.Loader(labelled, batch_size=16, workers=0, batch_format="dict")
+    loader = stoker.Loader(labelled, shuffle=True, batch_size=16, workers=0, batch_format="dict")
     with pytest.raises(ValueError, match=key):
         loader.load_state_dict(dict(loader.state_dict(), **{key: value}))
 
 
 def test_a_state_dict_at_the_largest_epoch_loads(labelled):
-    loader = stoker.Loader(labelled, batch_size=16, workers=0, batch_format="dict")
+    loader = stoker.Loader(labelled, shuffle=True, batch_size=16, workers=0, batch_format="dict")
     loader.load_state_dict(dict(loader.state_dict(), epoch=2**62, position=RECORDS - 1))
     assert loader.state_dict()["epoch"] == 2**62
 
@@ -189,7 +189,7 @@ def test_a_state_dict_at_the_largest_epoch_loads(labelled):
 def test_threads_racing_to_iterate_one_loader_get_runtime_error(labelled):
     # Both threads start at once, many times: each round, exactly the threads that did not get
     # the loader raise RuntimeError (the documented type), never anything else.
-    loader = stoker.Loader(labelled, batch_size=16, workers=1, batch_format="dict")
+    loader = stoker.Loader(labelled, shuffle=True, batch_size=16, workers=1, batch_format="dict")
     for _ in range(20):
         barrier = threading.Barrier(3)
         outcomes = []
@@ -213,7 +213,7 @@ def test_threads_racing_to_iterate_one_loader_get_runtime_error(labelled):
 
 
 def test_state_dict_from_another_thread_while_iterating_gets_runtime_error(labelled):
-    loader = stoker.Loader(labelled, batch_size=16, workers=1, batch_format="dict")
+    loader = stoker.Loader(labelled, shuffle=True, batch_size=16, workers=1, batch_format="dict")
     iterator = iter(loader)
     next(iterator)
     errors = []
@@ -304,7 +304,7 @@ def test_a_users_folders_named_like_staging_are_kept(tmp_path):
 
 
 def test_a_nul_byte_in_a_path_is_one_line_naming_it(labelled, tmp_path):
-    calls = [lambda p: stoker.Loader(p, batch_size=4, batch_format="dict"), stoker.inspect,
+    calls = [lambda p: stoker.Loader(p, shuffle=True, batch_size=4, batch_format="dict"), stoker.inspect,
              stoker.verify, lambda p: stoker.DatasetWriter(p, {"label": "int64"}),
              lambda p: stoker.push(p, "s3://b/x")]
     for path in (str(labelled) + "\0x", os.fsencode(labelled) + b"\0x",

@@ -89,7 +89,7 @@ def test_a_rand_augment_stoker_cannot_express_runs_in_python(images):
         S._stoker_transform(own_list)
     pipeline = timm_data.create_transform(24, is_training=True)
     pipeline.transforms.insert(2, own_list)
-    loader = stoker.Loader(path, batch_size=4, transforms=pipeline, batch_format="dict")
+    loader = stoker.Loader(path, shuffle=True, batch_size=4, transforms=pipeline, batch_format="dict")
     plan = loader.plan["image"]
     assert plan[0][1] == "native" and plan[1][1] == "python", plan  # the flip is in the crop
     assert plan[1][0].startswith("RandAugment("), plan
@@ -143,7 +143,7 @@ def test_timms_training_configs_run_with_no_python_step(images, config):
     train = timm_data.create_transform(24, is_training=True, **config)
 
     def epoch(workers):
-        loader = stoker.Loader(path, batch_size=3, seed=4, workers=workers, transforms=train,
+        loader = stoker.Loader(path, shuffle=True, batch_size=3, seed=4, workers=workers, transforms=train,
                                batch_format="dict")
         assert {where for _, where in loader.plan["image"]} == {"native"}, loader.plan["image"]
         return torch.cat([b["image"] for b in loader.epoch(1)])

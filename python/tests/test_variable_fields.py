@@ -203,7 +203,7 @@ def test_bad_requests_are_one_line(captions, images):  # noqa: F811
         loader(captions, variable="jagged")
     with pytest.raises(ValueError, match="variable: field 'image' varies in more than its first "
                                          "dimension; 'nested' .* takes one: 'list' or 'padded'"):
-        stoker.Loader(images[0], transforms={"image": DecodeImage()}, variable="nested")
+        stoker.Loader(images[0], batch_size=256, shuffle=True, transforms={"image": DecodeImage()}, variable="nested")
     with pytest.raises(ValueError, match="variable names 'label', which is not a field of "
                                          "varying size"):
         loader(captions, variable={"label": "padded"})
@@ -211,11 +211,11 @@ def test_bad_requests_are_one_line(captions, images):  # noqa: F811
         RawBytes(max_length=0)
     with pytest.raises(ValueError, match="DecodeImage makes samples of varying size; no native "
                                          "step"):
-        stoker.Loader(images[0], transforms={"image": stoker.transforms.Compose(
+        stoker.Loader(images[0], batch_size=256, shuffle=True, transforms={"image": stoker.transforms.Compose(
             [DecodeImage(), stoker.transforms.Normalize([0.5], [0.5])])})
     with pytest.raises(ValueError, match="Resize without CenterCrop makes samples of varying "
                                          "size; no native step may follow it, not ToTensor"):
-        stoker.Loader(images[0], transforms=stoker.transforms.Compose(
+        stoker.Loader(images[0], batch_size=256, shuffle=True, transforms=stoker.transforms.Compose(
             [stoker.transforms.Resize(20), stoker.transforms.ToTensor()]))
 
 

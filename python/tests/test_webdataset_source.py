@@ -87,7 +87,7 @@ def test_a_member_only_some_samples_hold_is_left_out_and_named(folder, tmp_path,
     # img2dataset's optional members: one sample of 23 has a caption.
     tars = write_tars(folder, tmp_path / "tars", lambda i: {"txt": "a caption"} if i == 7 else {})
     assert_samples_are_webdatasets(tars, cache)
-    loader = stoker.Loader(stoker.WebDataset(tars), cache_dir=cache, transforms=NO_IMAGE)
+    loader = stoker.Loader(stoker.WebDataset(tars), batch_size=256, shuffle=True, cache_dir=cache, transforms=NO_IMAGE)
     assert "label cls, fields none; left out: txt (in 1 of 23 samples)" in loader._native.describe
     info = stoker.inspect(tmp_path / "tars", cache_dir=cache)
     assert "txt" not in [f["name"] for f in info["schema"]["fields"]]
@@ -110,7 +110,7 @@ def test_source_contract_order_ranks_and_resume(tars, cache):
 
 def test_the_index_is_kept_in_the_cache_only(tars, tmp_path, cache):
     before = sorted(os.listdir(tmp_path / "tars"))
-    assert len(stoker.Loader(stoker.WebDataset(tars), cache_dir=cache, transforms=NO_IMAGE)
+    assert len(stoker.Loader(stoker.WebDataset(tars), batch_size=256, shuffle=True, cache_dir=cache, transforms=NO_IMAGE)
                .dataset) == 23
     assert sorted(os.listdir(tmp_path / "tars")) == before
     assert len(os.listdir(os.path.join(cache, "tar-indexes"))) == len(tars)
@@ -119,7 +119,7 @@ def test_the_index_is_kept_in_the_cache_only(tars, tmp_path, cache):
         info = tarfile.TarInfo("only.cls")
         info.size = 1
         tar.addfile(info, io.BytesIO(b"1"))
-    loader = stoker.Loader(stoker.WebDataset(tars), cache_dir=cache, transforms=NO_IMAGE)
+    loader = stoker.Loader(stoker.WebDataset(tars), batch_size=256, shuffle=True, cache_dir=cache, transforms=NO_IMAGE)
     assert len(loader.dataset) == 23 - PER_TAR + 1
 
 
@@ -155,7 +155,7 @@ def test_a_sample_missing_its_label_is_named(tmp_path, cache):
 
 def test_a_missing_tar_is_one_line(tmp_path, cache):
     with pytest.raises(FileNotFoundError, match="nothing.tar: no such tar"):
-        stoker.Loader(stoker.WebDataset(str(tmp_path / "nothing.tar")), cache_dir=cache)
+        stoker.Loader(stoker.WebDataset(str(tmp_path / "nothing.tar")), batch_size=256, shuffle=True, cache_dir=cache)
 
 
 def test_inspect_and_verify_take_tars(tars, tmp_path, cache):
@@ -164,7 +164,7 @@ def test_inspect_and_verify_take_tars(tars, tmp_path, cache):
 
 
 def test_a_tar_gone_after_the_open_is_one_line(tars, cache):
-    loader = stoker.Loader(stoker.WebDataset(tars), cache_dir=cache, transforms=NO_IMAGE,
+    loader = stoker.Loader(stoker.WebDataset(tars), batch_size=256, shuffle=True, cache_dir=cache, transforms=NO_IMAGE,
                            batch_format="dict", on_error="skip")
     os.remove(tars[2])
     with pytest.raises(FileNotFoundError, match=f"^{tars[2]}: no such file$"):
@@ -218,7 +218,7 @@ def test_other_members_are_fields_as_webdataset_decodes_them(tmp_path, cache):
         np.testing.assert_array_equal(batch["seq.npy"][0].numpy(), sample["seq.npy"])
     # One transform, the image's: the bytes fields no transform names are left out.
     crop = S.Compose([S.RandomResizedCrop(16), S.ToTensor()])
-    plain = stoker.Loader(stoker.WebDataset(tars), batch_size=2, cache_dir=cache, transforms=crop)
+    plain = stoker.Loader(stoker.WebDataset(tars), shuffle=True, batch_size=2, cache_dir=cache, transforms=crop)
     assert sorted(next(iter(plain)).keys()) == sorted(
         ["image", "label", "height", "width", "original_size", "original_checksum", "npy",
          "seq.npy"])
@@ -229,7 +229,7 @@ def test_other_members_are_fields_as_webdataset_decodes_them(tmp_path, cache):
     assert image.shape == (3, 3, 16, 16) and npy.shape == (3, 2, 3)
     np.testing.assert_array_equal(npy.numpy(), np.stack([s["npy"] for s in reference[:3]]))
     with pytest.raises(ValueError, match="names the bytes field 'json': give it a transform"):
-        stoker.Loader(stoker.WebDataset(tars), cache_dir=cache, batch_format=("label", "json"))
+        stoker.Loader(stoker.WebDataset(tars), batch_size=256, shuffle=True, cache_dir=cache, batch_format=("label", "json"))
     info = stoker.inspect(tmp_path / "tars", cache_dir=cache)
     assert [f["name"] for f in info["schema"]["fields"]][6:] == ["json", "npy", "seq.npy", "txt"]
     assert info["max_lengths"] == {"seq.npy": 3}
