@@ -3,10 +3,11 @@
 // ahead of the consumer by a persistent pool of worker threads straight into pooled buffers, in
 // an order that is a function of (seed, epoch, rank, world_size, batch_size, last_batch,
 // shuffle_window, ra_reps and the shards' record counts), or for an explicit epoch the caller's
-// (a torch Sampler's), and never of worker count or timing (docs/DESIGN.md contracts 1-6). Everything the loader decides —
-// order, state()/restore() (elastic too), option checks and auto values, verify-once, the error
-// policy, the rule of one live epoch, stats — lives here; the LibTorch `Loader` (loader.h) and
-// the Python binding only wrap the buffers (as at::Tensor views, or DLPack).
+// (a torch Sampler's), and never of worker count or timing (docs/DESIGN.md contracts 1-6).
+// Everything the loader decides — order, state()/restore() (elastic too), option checks and auto
+// values, verify-once, the error policy, the rule of one live epoch, stats — lives here; the
+// LibTorch `Loader` (loader.h) and the Python binding only wrap the buffers (as at::Tensor views,
+// or DLPack).
 //
 //   auto dataset = stoker::Dataset::open(dir).value_or_throw();
 //   stoker::LoaderCore loader(dataset, options);

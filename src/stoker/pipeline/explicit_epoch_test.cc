@@ -110,8 +110,8 @@ TEST(EpochPlanOfBatchesTest, CutsTheSequenceAtTheGivenSizesFromItsStart) {
 }
 
 TEST_F(ExplicitEpochTest, GivenIndicesInTheGivenBatchesForAnyWorkerCount) {
-  for (WorkerCount workers : {WorkerCount(0), WorkerCount(1), WorkerCount(3),
-                              WorkerCount::tuned()}) {
+  for (WorkerCount workers :
+       {WorkerCount(0), WorkerCount(1), WorkerCount(3), WorkerCount::tuned()}) {
     LoaderCore loader(dataset_, index_options(workers));
     EXPECT_EQ(read(loader, 2, sixty()), cut(sixty())) << workers.to_string();
     EXPECT_EQ(loader.stats().samples.load(), 60) << workers.to_string();  // nothing built behind

@@ -43,9 +43,9 @@ Sampler make_sampler(const Dataset& dataset, const LoaderOptions& o) {
 void advise_dataset(const Dataset& dataset, int64_t e, const std::vector<int64_t>& order,
                     const std::vector<int64_t>& next_order, int64_t lookahead) {
   const std::vector<uint64_t>& starts = dataset.shard_starts();
-  dataset.advise(schedule_from_order(e, order, next_order,
-                                     std::vector<int64_t>(starts.begin(), starts.end())),
-                 lookahead);
+  dataset.advise(
+      schedule_from_order(e, order, next_order, std::vector<int64_t>(starts.begin(), starts.end())),
+      lookahead);
 }
 
 // The batches the engine's window may hold (the prefetch depth and two), in samples per rank.
@@ -251,9 +251,8 @@ LoaderCore::Epoch LoaderCore::epoch(int64_t e) {
 
 LoaderCore::Epoch LoaderCore::epoch(int64_t e, ExplicitBatches batches) {
   check_epoch_start(e);
-  EpochPlan plan = EpochPlan::of_batches(e, std::move(batches),
-                                         static_cast<int64_t>(dataset_->size()),
-                                         options_.batch_size);
+  EpochPlan plan = EpochPlan::of_batches(
+      e, std::move(batches), static_cast<int64_t>(dataset_->size()), options_.batch_size);
   if (dataset_->needs_pins()) {  // this rank's positions in its own sequence
     const IndexSpan sequence = plan.sequence();
     advise_dataset(*dataset_, e, std::vector<int64_t>(sequence.begin(), sequence.end()), {},
