@@ -3,6 +3,7 @@
 // and restore, one-line refusals before any work, and a fetched dataset advised that order.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -16,15 +17,19 @@
 namespace stoker {
 namespace {
 
-// Writes the sample's record index: which record the batch slot holds.
+// Writes the sample's record index: which record the batch slot holds; fails record `bad`.
 class IndexOf : public Transform {
  public:
+  explicit IndexOf(int64_t bad = -1) : bad_(bad) {}
   DType dtype() const override { return DType::kInt64; }
   std::vector<int64_t> sample_shape() const override { return {}; }
   Status apply(const SampleInput& in, uint8_t* slot) const override {
     std::memcpy(slot, &in.index, sizeof in.index);
-    return Status::ok();
+    return in.index == bad_ ? corrupt("a bad record") : Status::ok();
   }
+
+ private:
+  int64_t bad_;
 };
 
 // 60 indices in 7 batches of unequal sizes (the loader's batch size, 16, the largest), record
@@ -233,6 +238,30 @@ TEST_F(ExplicitEpochTest, AnEmptySequenceIsAnEpochOfNoBatches) {
     EXPECT_EQ(epoch.size(), 0);
     HostBatch b;
     EXPECT_FALSE(epoch.next(b));
+  }
+}
+
+// The error policy as in the loader's own epochs: a bad record fails its batch naming it, or is
+// dropped from it (each time it is given) and counted.
+TEST_F(ExplicitEpochTest, ABadRecordRaisesOrIsSkippedEachTimeItIsGiven) {
+  for (int workers : {0, 3}) {
+    LoaderOptions o = index_options(workers);
+    o.fields = {{"index", std::make_shared<IndexOf>(77)}};
+    LoaderCore raising(dataset_, o);
+    try {
+      read(raising, 0, sixty());
+      FAIL() << "no error";
+    } catch (const Error& e) {
+      EXPECT_NE(e.status().message().find("a bad record (dataset record 77)"), std::string::npos)
+          << e.what();
+    }
+    o.on_error = ErrorPolicy::kSkip;
+    LoaderCore skipping(dataset_, o);
+    auto expected = cut(sixty());
+    for (auto& batch : expected)
+      batch.erase(std::remove(batch.begin(), batch.end(), 77), batch.end());
+    EXPECT_EQ(read(skipping, 0, sixty()), expected);
+    EXPECT_EQ(skipping.stats().skipped.load(), 3);
   }
 }
 

@@ -598,8 +598,8 @@ void register_loader(py::module_& module) {
           "An explicit epoch (a torch Sampler's or batch_sampler's): this rank's `indices` (a list "
           "of ints or a 1-D int64 buffer), batch after batch, cut at `batch_sizes` (each in [1, "
           "batch_size]), from sample `start` (a batch boundary). state()'s position counts the "
-          "sequence's samples. ValueError, naming the batch, for an index outside the dataset")
-          py::class_<BoundEpoch>(module, "LoaderEpoch", "The batches of one epoch of a LoaderCore.")
+          "sequence's samples. ValueError, naming the batch, for an index outside the dataset");
+  py::class_<BoundEpoch>(module, "LoaderEpoch", "The batches of one epoch of a LoaderCore.")
       .def("__iter__", [](py::object self) { return self; })
       .def("__next__", &BoundEpoch::next)
       .def("__len__", &BoundEpoch::size)
