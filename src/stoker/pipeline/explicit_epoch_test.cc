@@ -64,13 +64,12 @@ class ExplicitEpochTest : public testing::LoaderFixture {
     o.fields = {{"index", std::make_shared<IndexOf>()}};
     return o;
   }
-  // The record indices of each batch of the explicit epoch e, at most `max_batches` of them;
+  // The record indices of each batch of `epoch` (of `loader`), at most `max_batches` of them;
   // `states`, if given, gets the loader's state after each.
-  static std::vector<std::vector<int64_t>> read(LoaderCore& loader, int64_t e,
-                                                ExplicitBatches batches, int64_t max_batches = -1,
-                                                std::vector<LoaderState>* states = nullptr) {
+  static std::vector<std::vector<int64_t>> indices_of(LoaderCore& loader, LoaderCore::Epoch epoch,
+                                                      int64_t max_batches = -1,
+                                                      std::vector<LoaderState>* states = nullptr) {
     std::vector<std::vector<int64_t>> out;
-    LoaderCore::Epoch epoch = loader.epoch(e, std::move(batches));
     HostBatch b;
     while (static_cast<int64_t>(out.size()) != max_batches && epoch.next(b)) {
       EXPECT_EQ(b.index, static_cast<int64_t>(out.size()));
@@ -81,16 +80,11 @@ class ExplicitEpochTest : public testing::LoaderFixture {
     }
     return out;
   }
-  // The record indices of the loader's own epoch e, in order.
-  static std::vector<int64_t> ordinary(LoaderCore& loader, int64_t e) {
-    std::vector<int64_t> out;
-    LoaderCore::Epoch epoch = loader.epoch(e);
-    HostBatch b;
-    while (epoch.next(b)) {
-      const auto* v = static_cast<const int64_t*>(b["index"].data);
-      out.insert(out.end(), v, v + b.size);
-    }
-    return out;
+  // indices_of() the explicit epoch e over `batches`.
+  static std::vector<std::vector<int64_t>> read(LoaderCore& loader, int64_t e,
+                                                ExplicitBatches batches, int64_t max_batches = -1,
+                                                std::vector<LoaderState>* states = nullptr) {
+    return indices_of(loader, loader.epoch(e, std::move(batches)), max_batches, states);
   }
 };
 
@@ -159,11 +153,11 @@ TEST_F(ExplicitEpochTest, StateCountsTheSequencesSamplesAndStartResumesThere) {
 TEST_F(ExplicitEpochTest, ExplicitAndOrdinaryEpochsFollowEachOther) {
   for (int workers : {0, 3}) {
     LoaderCore reference(dataset_, index_options(workers));
-    const std::vector<int64_t> own = ordinary(reference, 2);
+    const auto own = indices_of(reference, reference.epoch(2));
     LoaderCore loader(dataset_, index_options(workers));
-    ordinary(loader, 0);
+    indices_of(loader, loader.epoch(0));
     EXPECT_EQ(read(loader, 1, sixty()), cut(sixty()));
-    EXPECT_EQ(ordinary(loader, 2), own);
+    EXPECT_EQ(indices_of(loader, loader.epoch(2)), own);
   }
 }
 
