@@ -2,11 +2,12 @@
 // LoaderCore: the loader without LibTorch. Batches of plain host buffers from a dataset, built
 // ahead of the consumer by a persistent pool of worker threads straight into pooled buffers, in
 // an order that is a function of (seed, epoch, rank, world_size, batch_size, last_batch,
-// shuffle_window, ra_reps and the shards' record counts) and
-// never of worker count or timing (docs/DESIGN.md contracts 1-6). Everything the loader decides —
-// order, state()/restore() (elastic too), option checks and auto values, verify-once, the error
-// policy, the rule of one live epoch, stats — lives here; the LibTorch `Loader` (loader.h) and
-// the Python binding only wrap the buffers (as at::Tensor views, or DLPack).
+// shuffle_window, ra_reps and the shards' record counts), or for an explicit epoch the caller's
+// (a torch Sampler's), and never of worker count or timing (docs/DESIGN.md contracts 1-6).
+// Everything the loader decides — order, state()/restore() (elastic too), option checks and auto
+// values, verify-once, the error policy, the rule of one live epoch, stats — lives here; the
+// LibTorch `Loader` (loader.h) and the Python binding only wrap the buffers (as at::Tensor views,
+// or DLPack).
 //
 //   auto dataset = stoker::Dataset::open(dir).value_or_throw();
 //   stoker::LoaderCore loader(dataset, options);
@@ -147,6 +148,13 @@ class LoaderCore {
   // loader is live or e < 0. The workers build the next epoch's first batches while this one
   // ends.
   Epoch epoch(int64_t e);
+  // An explicit epoch: the batches of `batches` (EpochPlan::of_batches, over this loader's
+  // dataset and batch_size) from its start, read as any epoch's are. After batch b, state() is
+  // (e, batches.start + the sequence's samples through b); after the last, (e + 1, 0). Nothing
+  // is built ahead behind it. Throws Error (kInvalidArgument) as epoch(e) does, and for
+  // `batches` that of_batches refuses (an index outside the dataset, naming its batch), before
+  // any work.
+  Epoch epoch(int64_t e, ExplicitBatches batches);
   // Batches per epoch on this rank (from the epoch start).
   int64_t batches_per_epoch() const;
   // Where the loader is: the epoch of the last batch delivered and the global position after it
@@ -181,6 +189,10 @@ class LoaderCore {
   std::shared_ptr<BufferPool> pool_;
   std::unique_ptr<BatchEngine> engine_;
   std::vector<HostField> field_shapes_;  // per field: shape for a full batch, strides, name
+  // Throws Error (kInvalidArgument) unless epoch `e` may start now (epoch()'s checks).
+  void check_epoch_start(int64_t e) const;
+  // Marks an epoch the engine was started on as live, and returns it.
+  Epoch begin_epoch();
   // Sets the engine's active workers and window to the tuner's.
   void apply_tuning();
   // A batch was delivered: feeds the tuner, if any and not settled, and applies its change.

@@ -102,49 +102,72 @@ struct IndexSpan {
   int64_t repeat(size_t i) const { return repeats ? repeats[i] : 0; }
 };
 
-// The batches of one epoch for one rank, from a given global position. Immutable; copies share
-// the index array; thread-safe to read from any number of threads.
+// A caller's batches for one rank's epoch (a torch Sampler's or batch_sampler's): the indices
+// it reads, in its order. Plain value.
+struct ExplicitBatches {
+  std::vector<int64_t> indices;      // this rank's whole sequence for the epoch, batch after batch
+  std::vector<int64_t> batch_sizes;  // its cut into batches: they sum to indices.size()
+  int64_t start = 0;                 // samples of the sequence already consumed: a batch boundary
+};
+
+// The batches of one epoch for one rank, from a given position: a Sampler's (global positions,
+// as above) or an explicit plan's (of_batches). Immutable; copies share the index array;
+// thread-safe to read from any number of threads.
 class EpochPlan {
  public:
   // An empty plan: no batches.
   EpochPlan() = default;
 
+  // An explicit plan: `batches`' sequence cut into its batches, from its sample batches.start,
+  // over a dataset of `dataset_size` records, each batch holding at most `batch_size`. Its
+  // positions count the sequence's samples (this rank's alone): global_position_after(b) is
+  // start plus the samples of batches [0, b]. No padding; every repeat 0. Throws Error
+  // (kInvalidArgument), naming the batch (of the whole sequence) or value, for epoch < 0, a
+  // batch size outside [1, batch_size], sizes that do not sum to the indices, a start that is
+  // not a batch boundary, or an index outside [0, dataset_size).
+  static EpochPlan of_batches(int64_t epoch, ExplicitBatches batches, int64_t dataset_size,
+                              int64_t batch_size);
+
   // The epoch this plan belongs to.
   int64_t epoch() const { return epoch_; }
-  // The global position the plan starts at.
+  // The position the plan starts at.
   int64_t start() const { return start_; }
-  // Number of batches; identical on every rank for the same (epoch, start).
+  // Number of batches; for a Sampler's, identical on every rank for the same (epoch, start).
   int64_t num_batches() const { return num_batches_; }
-  // Dataset indices of batch `b` for this rank: batch_size of them, except that the last batch
-  // may be shorter with LastBatch::kShort (equally on every rank). Throws Error
+  // Dataset indices of batch `b` for this rank. A Sampler's: batch_size of them, except that the
+  // last batch may be shorter with LastBatch::kShort (equally on every rank). Throws Error
   // (kInvalidArgument) unless 0 <= b < num_batches().
   IndexSpan batch(int64_t b) const;
   // How many of batch `b`'s samples, at its end, are padding (positions past the dataset's
   // size, repeating samples from the epoch's start); 0 for all but the last batch or two.
   // Throws Error (kInvalidArgument) unless 0 <= b < num_batches().
   int64_t padding(int64_t b) const;
-  // The global position once every rank has consumed batches [0, b]: start() plus the samples
-  // all ranks consumed, clamped to the dataset size. Throws Error (kInvalidArgument) unless
-  // 0 <= b < num_batches().
+  // The position once every rank has consumed batches [0, b]: start() plus the samples all
+  // ranks consumed, clamped to the dataset size (an explicit plan: start() plus this rank's
+  // samples). Throws Error (kInvalidArgument) unless 0 <= b < num_batches().
   int64_t global_position_after(int64_t b) const;
+  // The plan's whole index sequence: a Sampler's from start(), an explicit plan's all of it.
+  IndexSpan sequence() const;
 
  private:
   friend class Sampler;
-  EpochPlan(int64_t epoch, int64_t start, int64_t dataset_size, int64_t batch_size,
-            int64_t world_size, int64_t unpadded, std::vector<int64_t> indices,
-            std::vector<int32_t> repeats);
+  // Batch b is indices[offsets[b], offsets[b + 1]); positions are clamped to `max_position`.
+  EpochPlan(int64_t epoch, int64_t start, int64_t max_position, int64_t world_size,
+            int64_t unpadded, std::vector<int64_t> indices, std::vector<int32_t> repeats,
+            std::vector<int64_t> offsets);
   void check_batch(int64_t b) const;
 
   int64_t epoch_ = 0;
   int64_t start_ = 0;
-  int64_t dataset_size_ = 0;
-  int64_t batch_size_ = 1;
+  int64_t max_position_ = 0;
   int64_t world_size_ = 1;
   int64_t num_batches_ = 0;
   int64_t unpadded_ = 0;  // this rank's samples that are not padding: the first ones
-  // This rank's indices, batch after batch, and their repeats (empty without repeats).
+  // This rank's indices, and their repeats (empty without repeats).
   std::shared_ptr<const std::vector<int64_t>> indices_;
   std::shared_ptr<const std::vector<int32_t>> repeats_;
+  // Where each batch begins in indices_, then where the last ends (num_batches_ + 1 values).
+  std::shared_ptr<const std::vector<int64_t>> offsets_;
 };
 
 // Plans epochs over a dataset of fixed size (the semantics at the top of this file). Immutable

@@ -28,7 +28,7 @@ struct ShardSchedule {
   static constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 
   int64_t epoch = 0;            // e
-  int64_t epoch_size = 0;       // N
+  int64_t epoch_size = 0;       // N: the epoch's positions (an explicit one's: its sequence's)
   std::vector<ShardUse> now;    // per shard (manifest order), in epoch e
   std::vector<ShardUse> after;  // per shard, in epoch e + 1 (positions from 0 there)
 

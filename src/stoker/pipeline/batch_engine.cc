@@ -88,20 +88,33 @@ void BatchEngine::start(int64_t epoch, int64_t position) {
     if (keep) {
       plans_.pop_front();
     } else {
-      // Drop everything in flight; workers mid-piece see the new generation and give up.
-      generation_.fetch_add(1);
-      const int64_t first = end_seq();
-      plans_.clear();
-      ready_.clear();
-      pieces_left_.clear();
-      opening_.reset();
-      next_deliver_ = next_open_ = first;
-      plans_.push_back({sampler_.plan(epoch, position), first});
+      replace_plans(sampler_.plan(epoch, position));
     }
     if (options_.workers > 0) plans_.push_back({sampler_.plan(epoch + 1, 0), end_seq()});
     start_wait_ns_ = 0;
   }
   work_cv_.notify_all();
+}
+
+void BatchEngine::start(EpochPlan plan) {
+  {
+    MutexLock lock(mutex_);
+    replace_plans(std::move(plan));
+    start_wait_ns_ = 0;
+  }
+  work_cv_.notify_all();
+}
+
+void BatchEngine::replace_plans(EpochPlan plan) {
+  // Workers mid-piece see the new generation and give up.
+  generation_.fetch_add(1);
+  const int64_t first = end_seq();
+  plans_.clear();
+  ready_.clear();
+  pieces_left_.clear();
+  opening_.reset();
+  next_deliver_ = next_open_ = first;
+  plans_.push_back({std::move(plan), first});
 }
 
 void BatchEngine::set_active_workers(int workers) {

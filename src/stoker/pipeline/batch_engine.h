@@ -17,7 +17,9 @@
 // Epochs: start(e, position) makes the engine deliver plan(e, position) and build
 // plan(e + 1, 0) behind it, so the first batches of the next epoch are ready when the consumer
 // finishes this one and evaluates (no refill bubble). If the next start() asks for exactly that
-// plan, the work is kept; otherwise (a restore, a jump) it is dropped.
+// plan, the work is kept; otherwise (a restore, a jump) it is dropped. start(plan) delivers a
+// given plan (an explicit one: EpochPlan::of_batches) with nothing behind it, dropping the work
+// in flight.
 //
 // Limits: the pool is started with `workers` threads and sized for a window of `prefetch`; while
 // it runs the consumer may lower and raise the active workers (set_active_workers: worker i
@@ -91,6 +93,8 @@ class BatchEngine {
 
   // Deliver plan(epoch, position) next, and build plan(epoch + 1, 0) behind it.
   void start(int64_t epoch, int64_t position) STOKER_EXCLUDES(mutex_);
+  // Deliver `plan` next, and nothing behind it.
+  void start(EpochPlan plan) STOKER_EXCLUDES(mutex_);
   // The next batch of the started plan, or nullptr after its last. Blocks while it is built.
   std::shared_ptr<BatchBuffer> next() STOKER_EXCLUDES(mutex_);
   // As next(), but waits at most until `deadline` for a batch still being built: then it sets
@@ -135,6 +139,8 @@ class BatchEngine {
   std::shared_ptr<BatchBuffer> take_next(
       const std::optional<std::chrono::steady_clock::time_point>& deadline, bool* timed_out)
       STOKER_EXCLUDES(mutex_);
+  // Drops everything in flight and schedules `plan` alone.
+  void replace_plans(EpochPlan plan) STOKER_REQUIRES(mutex_);
   // Cancels the workers and joins them. Idempotent.
   void stop() STOKER_EXCLUDES(mutex_);
   // Whether a piece can be taken now, and taking it: `buffer` (not null when no batch is open)

@@ -36,18 +36,21 @@ Sampler make_sampler(const Dataset& dataset, const LoaderOptions& o) {
   return Sampler(std::move(shard_records), sampler_options(o));
 }
 
-// Tells a dataset whose shards are fetched (a remote one) the plan of epoch `e`: each shard's
-// use in e and e + 1, and the positions the engine's window of batches may read ahead of the
-// loader's position (all ranks: they share the order), which its cache keeps.
-void advise_dataset(const Dataset& dataset, const LoaderOptions& options, int64_t e) {
-  if (!dataset.needs_pins()) return;
-  const Sampler sampler = make_sampler(dataset, options);
+// Tells a dataset whose shards are fetched (a remote one) epoch `e`'s order and the next
+// epoch's (empty: not known), from which it has each shard's use in e and e + 1, and the
+// positions the engine's window of batches may read ahead of the loader's position, which its
+// cache keeps. The caller checks needs_pins() first.
+void advise_dataset(const Dataset& dataset, int64_t e, const std::vector<int64_t>& order,
+                    const std::vector<int64_t>& next_order, int64_t lookahead) {
   const std::vector<uint64_t>& starts = dataset.shard_starts();
-  const ShardSchedule schedule =
-      schedule_from_order(e, sampler.order(e), sampler.order(e + 1),
-                          std::vector<int64_t>(starts.begin(), starts.end()));
-  const int64_t lookahead = int64_t{options.prefetch + 2} * options.batch_size * options.world_size;
-  dataset.advise(schedule, lookahead);
+  dataset.advise(
+      schedule_from_order(e, order, next_order, std::vector<int64_t>(starts.begin(), starts.end())),
+      lookahead);
+}
+
+// The batches the engine's window may hold (the prefetch depth and two), in samples per rank.
+int64_t window_samples(const LoaderOptions& options) {
+  return int64_t{options.prefetch + 2} * options.batch_size;
 }
 
 BatchLayout make_layout(const Dataset& dataset, const LoaderOptions& options) {
@@ -218,20 +221,46 @@ void LoaderCore::restore(const LoaderState& state) {
   state_ = state;
 }
 
-LoaderCore::Epoch LoaderCore::epoch(int64_t e) {
+void LoaderCore::check_epoch_start(int64_t e) const {
   if (epoch_live_)
     throw Error(invalid_argument(
         "a loader has one live epoch at a time: finish or destroy the previous one first"));
   if (e < 0 || e > kMaxEpoch)
     throw Error(invalid_argument(fmt::format("epoch must be in [0, {}], not {}", kMaxEpoch, e)));
-  const int64_t start = e == state_.epoch ? state_.position : 0;
-  advise_dataset(*dataset_, options_, e);
-  dataset_->advance(start);
-  engine_->start(e, start);
+}
+
+LoaderCore::Epoch LoaderCore::begin_epoch() {
   if (tuner_) tuner_->pause();  // the time since the last batch was the consumer's own
   epoch_batches_ = engine_->num_batches();
   epoch_live_ = true;
   return Epoch(this);
+}
+
+LoaderCore::Epoch LoaderCore::epoch(int64_t e) {
+  check_epoch_start(e);
+  const int64_t start = e == state_.epoch ? state_.position : 0;
+  if (dataset_->needs_pins()) {  // all ranks' positions: they share the order
+    const Sampler sampler = make_sampler(*dataset_, options_);
+    advise_dataset(*dataset_, e, sampler.order(e), sampler.order(e + 1),
+                   window_samples(options_) * options_.world_size);
+  }
+  dataset_->advance(start);
+  engine_->start(e, start);
+  return begin_epoch();
+}
+
+LoaderCore::Epoch LoaderCore::epoch(int64_t e, ExplicitBatches batches) {
+  check_epoch_start(e);
+  EpochPlan plan = EpochPlan::of_batches(
+      e, std::move(batches), static_cast<int64_t>(dataset_->size()), options_.batch_size);
+  if (dataset_->needs_pins()) {  // this rank's positions in its own sequence
+    const IndexSpan sequence = plan.sequence();
+    advise_dataset(*dataset_, e, std::vector<int64_t>(sequence.begin(), sequence.end()), {},
+                   window_samples(options_));
+  }
+  dataset_->advance(plan.start());
+  engine_->start(std::move(plan));
+  return begin_epoch();
 }
 
 LoaderCore::Epoch::Epoch(Epoch&& other) noexcept : loader_(other.loader_) {

@@ -1,5 +1,7 @@
 #include "stoker/pipeline/sampler.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cassert>
 #include <climits>
@@ -27,20 +29,66 @@ std::vector<int64_t> fisher_yates_order(int64_t n, const SamplerOptions& options
   return order;
 }
 
+// Where the batches of `size` samples cut into batches of `batch_size` begin, then `size`.
+std::vector<int64_t> uniform_offsets(int64_t size, int64_t batch_size) {
+  std::vector<int64_t> offsets;
+  for (int64_t first = 0; first < size; first += batch_size) offsets.push_back(first);
+  offsets.push_back(size);
+  return offsets;
+}
+
 }  // namespace
 
-EpochPlan::EpochPlan(int64_t epoch, int64_t start, int64_t dataset_size, int64_t batch_size,
-                     int64_t world_size, int64_t unpadded, std::vector<int64_t> indices,
-                     std::vector<int32_t> repeats)
+EpochPlan::EpochPlan(int64_t epoch, int64_t start, int64_t max_position, int64_t world_size,
+                     int64_t unpadded, std::vector<int64_t> indices, std::vector<int32_t> repeats,
+                     std::vector<int64_t> offsets)
     : epoch_(epoch),
       start_(start),
-      dataset_size_(dataset_size),
-      batch_size_(batch_size),
+      max_position_(max_position),
       world_size_(world_size),
-      num_batches_((static_cast<int64_t>(indices.size()) + batch_size - 1) / batch_size),
+      num_batches_(static_cast<int64_t>(offsets.size()) - 1),
       unpadded_(std::min(unpadded, static_cast<int64_t>(indices.size()))),
       indices_(std::make_shared<const std::vector<int64_t>>(std::move(indices))),
-      repeats_(std::make_shared<const std::vector<int32_t>>(std::move(repeats))) {}
+      repeats_(std::make_shared<const std::vector<int32_t>>(std::move(repeats))),
+      offsets_(std::make_shared<const std::vector<int64_t>>(std::move(offsets))) {}
+
+EpochPlan EpochPlan::of_batches(int64_t epoch, ExplicitBatches batches, int64_t dataset_size,
+                                int64_t batch_size) {
+  if (epoch < 0)
+    throw Error(invalid_argument("EpochPlan: epoch must be >= 0, got " + std::to_string(epoch)));
+  const auto size = static_cast<int64_t>(batches.indices.size());
+  std::vector<int64_t> offsets;  // of the batches from start on
+  int64_t first = 0;
+  for (size_t b = 0; b < batches.batch_sizes.size(); ++b) {
+    const int64_t n = batches.batch_sizes[b];
+    if (n < 1 || n > batch_size)
+      throw Error(invalid_argument(fmt::format(
+          "the sampler's batch {} holds {} samples, outside [1, {}] (the loader's batch_size)", b,
+          n, batch_size)));
+    if (first >= batches.start) offsets.push_back(first);
+    first += n;
+  }
+  if (first != size)
+    throw Error(invalid_argument(
+        fmt::format("the sampler's batch sizes sum to {}, not the {} indices", first, size)));
+  if (batches.start != (offsets.empty() ? size : offsets.front()))
+    throw Error(invalid_argument(fmt::format(
+        "start {} is not where one of the sampler's batches begins, nor the end of its {} "
+        "indices",
+        batches.start, size)));
+  offsets.push_back(size);
+  for (size_t b = 0, k = 0; b < batches.batch_sizes.size(); ++b) {
+    for (const size_t end = k + static_cast<size_t>(batches.batch_sizes[b]); k < end; ++k) {
+      const int64_t i = batches.indices[k];
+      if (i < 0 || i >= dataset_size)
+        throw Error(invalid_argument(
+            fmt::format("the sampler's batch {} holds index {}, outside the dataset's {} records",
+                        b, i, dataset_size)));
+    }
+  }
+  return EpochPlan(epoch, batches.start, size, 1, size, std::move(batches.indices), {},
+                   std::move(offsets));
+}
 
 void EpochPlan::check_batch(int64_t b) const {
   if (b < 0 || b >= num_batches_) {
@@ -51,22 +99,27 @@ void EpochPlan::check_batch(int64_t b) const {
 
 IndexSpan EpochPlan::batch(int64_t b) const {
   check_batch(b);
-  const int64_t first = b * batch_size_;
-  const int64_t size = std::min(batch_size_, static_cast<int64_t>(indices_->size()) - first);
-  return IndexSpan{indices_->data() + first, static_cast<size_t>(size),
+  const int64_t first = (*offsets_)[b];
+  return IndexSpan{indices_->data() + first, static_cast<size_t>((*offsets_)[b + 1] - first),
                    repeats_->empty() ? nullptr : repeats_->data() + first};
 }
 
 int64_t EpochPlan::padding(int64_t b) const {
   const auto size = static_cast<int64_t>(batch(b).size);
-  return size - std::clamp<int64_t>(unpadded_ - b * batch_size_, 0, size);
+  return size - std::clamp<int64_t>(unpadded_ - (*offsets_)[b], 0, size);
 }
 
 int64_t EpochPlan::global_position_after(int64_t b) const {
   check_batch(b);
   // Samples each rank has consumed; times W is at most R + W - 1, so this cannot overflow.
-  const int64_t per_rank = std::min((b + 1) * batch_size_, static_cast<int64_t>(indices_->size()));
-  return std::min(dataset_size_, start_ + per_rank * world_size_);
+  const int64_t per_rank = (*offsets_)[b + 1] - offsets_->front();
+  return std::min(max_position_, start_ + per_rank * world_size_);
+}
+
+IndexSpan EpochPlan::sequence() const {
+  if (!indices_) return IndexSpan{};
+  return IndexSpan{indices_->data(), indices_->size(),
+                   repeats_->empty() ? nullptr : repeats_->data()};
 }
 
 Sampler::Sampler(std::vector<int64_t> shard_records, SamplerOptions options)
@@ -119,9 +172,9 @@ EpochPlan Sampler::plan(int64_t epoch, int64_t start) const {
       if (k > 1) repeats[i] = static_cast<int32_t>(position % k);
     }
   }
-  return EpochPlan(epoch, start, n, options_.batch_size, w,
-                   unpadded_samples(n, start, options_.rank, options_.world_size),
-                   std::move(indices), std::move(repeats));
+  std::vector<int64_t> offsets = uniform_offsets(per_rank, options_.batch_size);
+  return EpochPlan(epoch, start, n, w, unpadded_samples(n, start, options_.rank, w),
+                   std::move(indices), std::move(repeats), std::move(offsets));
 }
 
 int64_t Sampler::samples_per_rank(int64_t start) const {

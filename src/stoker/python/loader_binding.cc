@@ -7,6 +7,7 @@
 #include <atomic>
 #include <charconv>
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
@@ -80,6 +81,35 @@ LoaderCore& working(Shared& shared) {
         shared.pid, ::getpid()));
   }
   return configured(shared);
+}
+
+// `values` as int64s: a 1-D int64 buffer (a numpy array: one copy, no list) or a sequence of
+// ints. ValueError naming `name` for anything else.
+std::vector<int64_t> int64_values(const py::object& values, const char* name) {
+  if (PyObject_CheckBuffer(values.ptr())) {
+    const py::buffer_info info = values.cast<py::buffer>().request();
+    if (info.ndim != 1)
+      throw Error(
+          invalid_argument(fmt::format("{} must be 1-D, not of {} dimensions", name, info.ndim)));
+    const std::string& f = info.format;  // int64 in native (little-endian) order
+    if (info.itemsize == 8 &&
+        (f == "q" || f == "l" || f == "<q" || f == "<l" || f == "=q" || f == "=l")) {
+      std::vector<int64_t> out(static_cast<size_t>(info.shape[0]));
+      const auto* at = static_cast<const char*>(info.ptr);
+      for (int64_t& v : out) {
+        std::memcpy(&v, at, sizeof v);
+        at += info.strides[0];
+      }
+      return out;
+    }
+  }
+  try {
+    return values.cast<std::vector<int64_t>>();
+  } catch (const py::cast_error&) {
+    throw Error(
+        invalid_argument(fmt::format("{} must be a sequence of ints or a 1-D int64 buffer, not {}",
+                                     name, Py_TYPE(values.ptr())->tp_name)));
+  }
 }
 
 // A batch field from its spec {"name", "ops": [{"op": NAME, PARAM: value, ...}]}, as
@@ -379,11 +409,14 @@ class BoundLoader {
 // _stoker.LoaderEpoch: the batches of one epoch, for the thread that started it.
 class BoundEpoch {
  public:
-  BoundEpoch(const BoundLoader& loader, int64_t e)
+  // Epoch `e` of the loader's own order, or an explicit one over `batches` (LoaderCore::epoch).
+  BoundEpoch(const BoundLoader& loader, int64_t e,
+             std::optional<ExplicitBatches> batches = std::nullopt)
       : shared_(loader.shared()), owner_thread_(PyThread_get_thread_ident()) {
     BusyScope busy(shared_->busy, kLoaderBusy);
     install_mapped_read_fault_handler();
-    epoch_.emplace(working(*shared_).epoch(e));
+    LoaderCore& core = working(*shared_);
+    epoch_.emplace(batches ? core.epoch(e, std::move(*batches)) : core.epoch(e));
     size_ = epoch_->size();
   }
 
@@ -552,7 +585,20 @@ void register_loader(py::module_& module) {
       .def("source_notes", &BoundLoader::source_notes, "said"_a)
       .def(
           "epoch", [](const BoundLoader& loader, int64_t e) { return BoundEpoch(loader, e); },
-          "epoch"_a);
+          "epoch"_a)
+      .def(
+          "explicit_epoch",
+          [](const BoundLoader& loader, int64_t e, const py::object& indices,
+             const py::object& batch_sizes, int64_t start) {
+            return BoundEpoch(loader, e,
+                              ExplicitBatches{int64_values(indices, "indices"),
+                                              int64_values(batch_sizes, "batch_sizes"), start});
+          },
+          "epoch"_a, "indices"_a, "batch_sizes"_a, "start"_a = 0,
+          "An explicit epoch (a torch Sampler's or batch_sampler's): this rank's `indices` (a list "
+          "of ints or a 1-D int64 buffer), batch after batch, cut at `batch_sizes` (each in [1, "
+          "batch_size]), from sample `start` (a batch boundary). state()'s position counts the "
+          "sequence's samples. ValueError, naming the batch, for an index outside the dataset");
   py::class_<BoundEpoch>(module, "LoaderEpoch", "The batches of one epoch of a LoaderCore.")
       .def("__iter__", [](py::object self) { return self; })
       .def("__next__", &BoundEpoch::next)

@@ -3,8 +3,8 @@
 // dataset's are, for the tests of the shard source seam: acquire() first waits a set time (a
 // fetch, asking its `cancelled` every millisecond), can fail a chosen shard, and a shard's reader
 // is there only while a pin holds it (readers() has null for an unpinned shard, so a record read
-// without its pin dereferences null). Counts its acquires, cancellations and live pins.
-// Thread-safe.
+// without its pin dereferences null). Counts its acquires, cancellations and live pins, and
+// keeps the loader's last advice (schedule, lookahead, position). Thread-safe.
 
 #include <fmt/format.h>
 
@@ -76,6 +76,22 @@ class SlowShardSource : public ShardSource, public std::enable_shared_from_this<
                     std::shared_ptr<void>(nullptr, [self, shard](void*) { self->unpin(shard); }));
   }
 
+  void advise(const ShardSchedule& schedule, int64_t lookahead) override {
+    MutexLock lock(mutex_);
+    schedule_ = schedule;
+    lookahead_ = lookahead;
+  }
+  void advance(int64_t position) override { position_ = position; }
+  ShardSchedule schedule() const {
+    MutexLock lock(mutex_);
+    return schedule_;
+  }
+  int64_t lookahead() const {
+    MutexLock lock(mutex_);
+    return lookahead_;
+  }
+  int64_t position() const { return position_.load(); }
+
   // From now on acquire() waits `delay` (a wait already begun keeps its own).
   void set_delay(std::chrono::nanoseconds delay) { delay_ = delay; }
   int64_t acquires() const { return acquires_.load(); }
@@ -104,10 +120,13 @@ class SlowShardSource : public ShardSource, public std::enable_shared_from_this<
   std::atomic<int64_t> cancellations_{0};
   std::atomic<int64_t> live_pins_{0};
   std::atomic<int64_t> wait_ns_{0};
-  Mutex mutex_;
+  std::atomic<int64_t> position_{0};
+  mutable Mutex mutex_;
   // An entry is written under mutex_ and read by a pin's holder (ordered by the acquire).
   std::vector<const ShardReader*> readers_;
   std::vector<int> pins_ STOKER_GUARDED_BY(mutex_);
+  ShardSchedule schedule_ STOKER_GUARDED_BY(mutex_);
+  int64_t lookahead_ STOKER_GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace stoker::testing
