@@ -261,12 +261,12 @@ class _SourceNotes(_Wrapped):
 
 
 def _python_steps(torch, plan, seed, rank, on_error, python_input, python_workers,
-                  python_parallel, python_timeout, pin, forms):
+                  python_parallel, python_timeout, pin, forms, num_workers=0):
     """The loader's Python steps: each field's (FieldSteps), or the steps after a joint
     transform on the whole sample (JointSteps, the joint fields in `forms`), run in the
     iterating thread or threads (PythonSteps) or by worker processes (PythonPool).
-    python_workers None: min(2, cores) where there are two cores or more (and, for processes,
-    every step can be sent to one), else the iterating thread."""
+    python_workers None: DataLoader's `num_workers` (where, for processes, every step can be
+    sent to one; else the iterating thread)."""
     if python_parallel not in ("processes", "threads"):
         raise ValueError(f"python_parallel must be 'processes' or 'threads', not "
                          f"{python_parallel!r}")
@@ -283,12 +283,11 @@ def _python_steps(torch, plan, seed, rank, on_error, python_input, python_worker
                  for field, steps in plan.python.items()}
     if python_parallel == "threads":
         if python_workers is None:
-            python_workers = min(2, len(os.sched_getaffinity(0)))
+            python_workers = num_workers
         python_workers = _int("python_workers", python_workers, 0, 1024)
         return PythonSteps(torch, units, seed, rank, on_error, threads=python_workers)
     if python_workers is None:
-        cores = len(os.sched_getaffinity(0))
-        python_workers = min(2, cores) if cores > 1 and units else 0
+        python_workers = num_workers if units else 0
         if python_workers:
             try:
                 return PythonPool(torch, units, seed, rank, on_error, python_workers,
@@ -467,7 +466,7 @@ class NativeLoader:
                  cache_gb=None, cache_policy="next-use", batch_format=None,
                  batch_transform=None, python_input=None, ra_reps=1, python_workers=None,
                  python_parallel="processes", python_timeout=300, variable="list",
-                 transcode_cache=False, pin_memory=False, order_of=None):
+                 transcode_cache=False, pin_memory=False, order_of=None, num_workers=0):
         torch = _import_torch()
         self._torch = torch
         # str, bytes, os.PathLike (the name need not be UTF-8) or a source (stoker.ImageFolder,
@@ -554,7 +553,7 @@ class NativeLoader:
         self._python = _python_steps(torch, plan, seed, rank, on_error, python_input,
                                      python_workers, python_parallel, python_timeout, cuda,
                                      {n: "padded" if f == "nested" else f
-                                      for n, f in forms.items()})
+                                      for n, f in forms.items()}, num_workers)
         self._batch_plan = [] if batch_transform is None else \
             [(call_text(native_batch), "native") if native_batch else
              (step_name(batch_transform), "python")]

@@ -2,6 +2,8 @@
 has them (for stoker's own order: its indices, ``set_epoch`` and ``len``), and ExplicitOrder,
 the indices of a user's sampler or batch sampler as the native loader reads them."""
 
+import weakref
+
 import numpy as np
 import torch.utils.data
 
@@ -16,7 +18,8 @@ class LoaderSampler(torch.utils.data.Sampler):
     (sampler_of), as DataLoader's is: frameworks tell shuffled loaders so."""
 
     def __init__(self, loader, data_source):
-        self._loader = loader
+        # Weakly: the loader holds its sampler, and its native core must go when it goes.
+        self._loader = weakref.proxy(loader)
         self.data_source = data_source
         self.replacement = False
         self._num_samples = None
@@ -58,7 +61,7 @@ class LoaderBatchSampler(torch.utils.data.BatchSampler):
 
     def __init__(self, loader, sampler, batch_size: int, drop_last: bool):
         super().__init__(sampler, batch_size, drop_last)
-        self._loader = loader
+        self._loader = weakref.proxy(loader)
 
     def set_epoch(self, epoch: int) -> None:
         self._loader.set_epoch(epoch)

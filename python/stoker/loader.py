@@ -133,8 +133,6 @@ class Loader:
             seed = generator.initial_seed() if generator is not None else 0
         settings["order"]["seed"] = seed
         feed = settings["feed"]
-        if feed["python_workers"] is None:
-            feed["python_workers"] = num_workers
         if feed["python_timeout"] is None:
             feed["python_timeout"] = timeout if timeout > 0 else 300
         if feed["prefetch"] is None and prefetch_factor:
@@ -147,7 +145,8 @@ class Loader:
             self._engine = NativeLoader(
                 native.source, batch_size=1 if batch_size is None else batch_size,
                 shuffle=bool(shuffle), drop_last=drop_last, transforms=native.transforms,
-                pin_memory=pin_memory, order_of=explicit, **settings["order"],
+                pin_memory=pin_memory, order_of=explicit, num_workers=num_workers,
+                **settings["order"],
                 **settings["batches"], **feed, **settings["storage"])
             self._notes = native.notes
         else:
@@ -159,7 +158,7 @@ class Loader:
                 prefetch_factor=prefetch_factor, persistent_workers=persistent_workers,
                 in_order=in_order, order=settings["order"], device=feed["device"])
             self._notes = {}
-        self._native = native is not None
+        self._is_native = native is not None
         # The user's dataset object; for a path, what a script reads of one (len, classes).
         self.dataset = self._engine.dataset if isinstance(dataset, (str, bytes, os.PathLike)) \
             else dataset
@@ -229,7 +228,7 @@ class Loader:
         plan = self._engine.plan
         if self._notes:
             plan.setdefault("notes", {}).update(self._notes)
-        if self.collate_fn is not None and self._native and self._collate:
+        if self.collate_fn is not None and self._is_native and self._collate:
             plan["collate_fn"] = [(getattr(self.collate_fn, "__name__", "collate_fn"), "python")]
         return plan
 
@@ -259,6 +258,12 @@ class Loader:
 
     def __repr__(self):
         return repr(self._engine)
+
+    def __getattr__(self, name: str):
+        """The engine's own attributes (its native core, its Python steps: read by tests)."""
+        if name.startswith("__") or "_engine" not in self.__dict__:
+            raise AttributeError(name)
+        return getattr(self.__dict__["_engine"], name)
 
     def _order(self, epoch: int):
         """This rank's dataset indices of epoch `epoch`, batch after batch (stoker's order)."""

@@ -4,7 +4,9 @@ import numpy as np
 
 
 def arrays(batch):
-    return batch["image"].numpy().copy(), batch["label"].numpy().copy()
+    """(image, label) of a dict batch or an [image, label] one, as numpy arrays."""
+    image, label = (batch["image"], batch["label"]) if isinstance(batch, dict) else batch
+    return image.numpy().copy(), label.numpy().copy()
 
 
 def epochs(loader, count, first=0):

@@ -15,6 +15,7 @@ def check_source_contract(source, cache, count=23):
     """`source` (a path or a stoker source) of `count` distinct images, 23 by default: three
     ranks of batches of 4 deal them once each but for the padding."""
     def loader(**options):
+        options.setdefault("shuffle", True)
         return stoker.Loader(source, batch_size=4, seed=5, batch_format="dict", cache_dir=cache,
                              transforms=NO_IMAGE, **options)
     everything = checksums(loader(shuffle=False))

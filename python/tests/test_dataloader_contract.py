@@ -343,3 +343,45 @@ def test_native_len_and_sampler_are_dataloaders(labelled):
     order = list(loader.sampler)
     assert sorted(order) == list(range(RECORDS))
     assert [int(i) for _, labels in loader for i in labels] == order
+
+
+def test_lightning_tells_shuffled_loaders_as_it_tells_dataloaders(labelled):
+    data = pytest.importorskip("lightning.pytorch.utilities.data")
+    for shuffle in (False, True):
+        assert data._is_dataloader_shuffled(stoker.Loader(labelled, shuffle=shuffle)) is \
+            data._is_dataloader_shuffled(DataLoader(Squares(), shuffle=shuffle)) is shuffle
+
+
+def set_loader_epoch(loader, epoch):
+    """How timm's train.py and the references set a loader's epoch: through its sampler (or its
+    batch sampler's) where that has set_epoch."""
+    sampler = loader.batch_sampler.sampler if loader.batch_sampler is not None else \
+        loader.sampler
+    if hasattr(sampler, "set_epoch"):
+        sampler.set_epoch(epoch)
+
+
+def test_a_scripts_set_epoch_through_the_sampler_sets_the_order(labelled):
+    loader = stoker.Loader(labelled, batch_size=100, shuffle=True)
+    reference = stoker.Loader(labelled, batch_size=100, shuffle=True)
+    for epoch in (3, 4):
+        set_loader_epoch(loader, epoch)
+        assert [b[1].tolist() for b in loader] == [b[1].tolist()
+                                                   for b in reference.epoch(epoch)]
+
+
+def test_a_loader_dropped_frees_its_engine_at_once(labelled):
+    """No cycle through loader.sampler: the native core (its threads, downloads) goes with the
+    last reference, not at some later garbage collection."""
+    import gc
+    import weakref
+
+    loader = stoker.Loader(labelled, batch_size=8, shuffle=True)
+    next(iter(loader))
+    engine = weakref.ref(loader._engine)
+    gc.disable()
+    try:
+        del loader
+        assert engine() is None
+    finally:
+        gc.enable()

@@ -73,8 +73,10 @@ def test_lightning_resumes_mid_epoch_with_the_same_batches(classes, tmp_path):
 def test_lightning_sets_the_epoch_through_the_loaders_sampler(classes, tmp_path, monkeypatch):
     """As for a DataLoader's DistributedSampler: the example sets no epoch itself."""
     epochs = []
-    set_epoch = stoker.loader.LoaderSampler.set_epoch
-    monkeypatch.setattr(stoker.loader.LoaderSampler, "set_epoch",
+    import stoker._samplers
+
+    set_epoch = stoker._samplers.LoaderSampler.set_epoch
+    monkeypatch.setattr(stoker._samplers.LoaderSampler, "set_epoch",
                         lambda self, epoch: (epochs.append(epoch), set_epoch(self, epoch)))
     fit(classes, tmp_path, [])
     assert epochs == [0, 1]

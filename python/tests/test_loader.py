@@ -601,7 +601,7 @@ def test_an_image_and_label_dataset_gives_tuples_as_a_dataloader_does(labelled):
 
 
 def test_other_fields_come_as_dicts_as_dataloader_collates_dict_samples(classes):
-    loader = stoker.Loader(classes, shuffle=True, batch_size=8, batches=stoker.Batches(batch_format="dict"))
+    loader = stoker.Loader(classes, batch_size=8, batches=stoker.Batches(batch_format="dict"))
     batch = next(iter(loader))
     assert type(batch) is dict and list(batch.keys()) == ["image", "label", "id"]
     assert batch["id"].tolist() == list(range(8))

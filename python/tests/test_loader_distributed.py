@@ -24,7 +24,7 @@ import stoker
 path, out = sys.argv[1], sys.argv[2]
 dist.init_process_group("gloo")
 rank = dist.get_rank()
-loader = stoker.Loader(path, batch_size=16, seed=3, workers=1,
+loader = stoker.Loader(path, shuffle=True, batch_size=16, seed=3, workers=1,
                        transforms={"image": stoker.transforms.Normalize(0.5, 0.25)})
 assert (loader.options["rank"], loader.options["world_size"]) == (rank, 2), loader.options
 torch.manual_seed(rank)  # different initial weights: DDP broadcasts rank 0's
@@ -77,7 +77,7 @@ path, out = sys.argv[1], sys.argv[2]
 dist.init_process_group("gloo")
 rank, result = dist.get_rank(), {}
 for mode in ("short", "drop", "pad"):
-    loader = stoker.Loader(path, batch_size=16, seed=3, workers=1, last_batch=mode)
+    loader = stoker.Loader(path, shuffle=True, batch_size=16, seed=3, workers=1, last_batch=mode)
     model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(16, 1003))
     seen, valid, steps = [], [], 0
     for image, label, *mask in loader:  # "pad": (image, label, valid)
@@ -193,7 +193,7 @@ import stoker
 
 path, out = sys.argv[1], sys.argv[2]
 mesh = init_device_mesh("cpu", (2, 2), mesh_dim_names=("dp", "tp"))
-loader = stoker.Loader(path, batch_size=16, seed=2, workers=1, mesh=mesh["dp"])
+loader = stoker.Loader(path, shuffle=True, batch_size=16, seed=2, workers=1, mesh=mesh["dp"])
 seen = [label.tolist() for _, label in loader]
 with open(f"{out}/rank{dist.get_rank()}.json", "w") as f:
     json.dump({"seen": seen, "dp": mesh["dp"].get_local_rank()}, f)
@@ -225,7 +225,7 @@ import torch.distributed as dist
 import stoker
 
 dist.init_process_group("gloo", timeout=timedelta(seconds=20))
-loader = stoker.Loader(sys.argv[1], batch_size=16, workers=1)
+loader = stoker.Loader(sys.argv[1], shuffle=True, batch_size=16, workers=1)
 model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(16, 1000))
 for step, (image, _) in enumerate(loader):
     if step == 3 and dist.get_rank() == 1:

@@ -128,10 +128,10 @@ def test_batches_may_be_used_from_other_threads(labelled):
 
 CTRL_C_SCRIPT = """
 import sys, time
-import stoker, stoker.loader
+import stoker, stoker._native_loader
 path = sys.argv[1]
 # Each batch costs 2 s of a worker's CPU: the main thread sits in the wait for it.
-plan_fields = stoker.loader.plan_fields
+plan_fields = stoker._native_loader.plan_fields
 
 
 def with_cost(*args):
@@ -140,7 +140,7 @@ def with_cost(*args):
     return plan
 
 
-stoker.loader.plan_fields = with_cost
+stoker._native_loader.plan_fields = with_cost
 loader = stoker.Loader(path, batch_size=16, workers=1, prefetch=1, shuffle=False)
 try:
     for batch in loader:
@@ -178,7 +178,7 @@ FORK_SCRIPT = """
 import os, sys
 import stoker
 path, iterate_first = sys.argv[1], sys.argv[2] == "1"
-loader = stoker.Loader(path, batch_size=16, workers=2, batch_format="dict")
+loader = stoker.Loader(path, shuffle=True, batch_size=16, workers=2, batch_format="dict")
 if iterate_first:
     next(iter(loader))
 pid = os.fork()
@@ -189,7 +189,7 @@ if pid == 0:
     except RuntimeError as e:
         print("raised", str(e), flush=True)
     # A loader made after the fork runs in the child.
-    print("own", len(list(stoker.Loader(path, batch_size=16, workers=2, batch_format="dict"))),
+    print("own", len(list(stoker.Loader(path, shuffle=True, batch_size=16, workers=2, batch_format="dict"))),
           flush=True)
     sys.exit(0)  # the inherited loader is let go as the child ends: no join of absent threads
 _, status = os.waitpid(pid, 0)

@@ -77,6 +77,7 @@ def _refuse():
 
 
 def loader(path, steps, **options):
+    options.setdefault("shuffle", True)
     options.setdefault("batch_format", "dict")
     return stoker.Loader(path, batch_size=3, seed=5, transforms=T.Compose(steps), **options)
 
@@ -134,12 +135,13 @@ def test_a_resume_mid_epoch_continues_the_same_batches(images):
     assert same([head] + [(b["image"], b["label"]) for b in first], reference)
 
 
-def test_the_default_is_processes_where_the_steps_pickle_and_the_plan_says_python(images):
+def test_the_default_is_num_workers_processes_where_the_steps_pickle(images):
     path, _ = images
     made = loader(path, STEPS)
-    assert made.options["python_workers"] == (2 if len(os.sched_getaffinity(0)) > 1 else 0)
+    assert made.options["python_workers"] == 0  # DataLoader's num_workers=0: this process
     assert [where for _, where in made.plan["image"]][-3:] == ["python"] * 3
-    assert loader(path, CROP + [lambda x: x]).options["python_workers"] == 0
+    assert loader(path, STEPS, num_workers=2).options["python_workers"] == 2
+    assert loader(path, CROP + [lambda x: x], num_workers=2).options["python_workers"] == 0
 
 
 def test_a_step_that_cannot_go_to_a_process_is_named_up_front(images):
@@ -296,7 +298,7 @@ def brighten(x):
 
 
 def images(python_workers):
-    made = stoker.Loader(sys.argv[1], batch_size=3, seed=5, batch_format="dict",
+    made = stoker.Loader(sys.argv[1], shuffle=True, batch_size=3, seed=5, batch_format="dict",
                          python_workers=python_workers,
                          transforms=T.Compose([T.RandomResizedCrop(24), brighten]))
     return made.options["python_workers"], torch.cat([b["image"] for b in made])

@@ -17,7 +17,7 @@ from batches import arrays, assert_same, epochs
 from fault_proxies import proxy_log
 from loader_datasets import RECORDS, SAMPLE, pixels
 
-SETTINGS = {"batch_size": 16, "seed": 3, "shuffle_window": 2, "prefetch": 1}
+SETTINGS = {"batch_size": 16, "shuffle": True, "seed": 3, "shuffle_window": 2, "prefetch": 1}
 DOWN_S = 1.0  # how long a killed server stays down before it is started again
 
 

@@ -26,7 +26,7 @@ TRUNCATE_UNDER_A_LOADER = textwrap.dedent("""
         faulthandler.enable()  # after import stoker: over stoker's handler
     shards = sorted(f for f in os.listdir(dataset) if f.endswith(".stk"))
     victim = os.path.join(dataset, shards[len(shards) // 2])
-    loader = stoker.Loader(dataset, batch_size=16, workers=workers, prefetch=2, verify="off",
+    loader = stoker.Loader(dataset, shuffle=True, batch_size=16, workers=workers, prefetch=2, verify="off",
                            on_error=on_error)
     iterator = iter(loader)
     next(iterator)
@@ -73,7 +73,7 @@ def test_a_sigbus_not_of_stokers_still_reaches_faulthandler(tmp_path, order):
             faulthandler.enable()
         import stoker
         faulthandler.enable()
-        stoker.Loader(sys.argv[3], batch_size=4)
+        stoker.Loader(sys.argv[3], shuffle=True, batch_size=4)
         path = sys.argv[1]
         with open(path, "wb") as f:
             f.write(b"x" * 2 * mmap.PAGESIZE)

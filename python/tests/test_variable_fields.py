@@ -36,6 +36,7 @@ def captions(tmp_path_factory):
 
 
 def loader(path, **options):
+    options.setdefault("shuffle", True)
     options.setdefault("transforms", {"caption": RawBytes(max_length=16)})
     return stoker.Loader(path, batch_size=8, seed=4, batch_format="dict", **options)
 

@@ -218,7 +218,8 @@ def test_other_members_are_fields_as_webdataset_decodes_them(tmp_path, cache):
         np.testing.assert_array_equal(batch["seq.npy"][0].numpy(), sample["seq.npy"])
     # One transform, the image's: the bytes fields no transform names are left out.
     crop = S.Compose([S.RandomResizedCrop(16), S.ToTensor()])
-    plain = stoker.Loader(stoker.WebDataset(tars), shuffle=True, batch_size=2, cache_dir=cache, transforms=crop)
+    plain = stoker.Loader(stoker.WebDataset(tars), shuffle=True, batch_size=2, cache_dir=cache,
+                          transforms=crop, batch_format="dict")
     assert sorted(next(iter(plain)).keys()) == sorted(
         ["image", "label", "height", "width", "original_size", "original_checksum", "npy",
          "seq.npy"])
