@@ -385,3 +385,55 @@ def test_a_loader_dropped_frees_its_engine_at_once(labelled):
         assert engine() is None
     finally:
         gc.enable()
+
+
+# A user's sampler over native data: an explicit epoch ------------------------------------
+
+
+def labels_of(loader):
+    return [int(i) for _, labels in loader for i in labels]
+
+
+def test_a_distributed_sampler_over_native_data_is_honoured(labelled):
+    sampler = DistributedSampler(range(RECORDS), num_replicas=3, rank=2, shuffle=True, seed=1)
+    loader = stoker.Loader(labelled, batch_size=16, sampler=sampler)
+    assert loader.sampler is sampler and loader.batch_sampler.sampler is sampler
+    assert len(loader) == len(DataLoader(range(RECORDS), batch_size=16, sampler=sampler))
+    for epoch in (0, 1):
+        sampler.set_epoch(epoch)
+        assert labels_of(loader) == list(sampler)
+
+
+def test_a_batch_sampler_over_native_data_gives_its_batches(labelled):
+    batches = [[5, 1], [1000, 3, 3], [7]]
+    loader = stoker.Loader(labelled, batch_sampler=batches)
+    assert [labels.tolist() for _, labels in loader] == batches
+    assert loader.batch_sampler is batches and loader.batch_size is None
+
+
+def test_a_sampler_index_out_of_range_on_native_data_is_named(labelled):
+    with pytest.raises(ValueError, match=f"the sampler's batch 1 holds index {RECORDS}, outside "
+                                         f"the dataset's {RECORDS} samples"):
+        list(stoker.Loader(labelled, batch_size=2, sampler=[0, 1, RECORDS]))
+
+
+def test_resume_with_a_sampler_over_native_data(labelled):
+    sampler = list(range(0, RECORDS, 7))
+    whole = [labels.tolist() for _, labels in stoker.Loader(labelled, batch_size=8,
+                                                            sampler=sampler)]
+    first = stoker.Loader(labelled, batch_size=8, sampler=sampler, feed=stoker.Feed(workers=2))
+    iterator = iter(first)
+    head = [next(iterator)[1].tolist() for _ in range(4)]
+    second = stoker.Loader(labelled, batch_size=8, sampler=sampler)
+    second.load_state_dict(first.state_dict())
+    assert head + [labels.tolist() for _, labels in second] == whole
+    with pytest.raises(ValueError, match="state_dict\\['order'\\] is 'stoker'"):
+        second.load_state_dict(stoker.Loader(labelled, batch_size=8).state_dict())
+
+
+def test_repeated_indices_draw_their_own_augmentations(folder):
+    crop = stoker.transforms.Compose([stoker.transforms.RandomResizedCrop(16),
+                                      stoker.transforms.ToTensor()])
+    images, _ = next(iter(stoker.Loader(stoker.ImageFolder(folder, transform=crop),
+                                        batch_size=3, sampler=[0, 0, 0])))
+    assert not torch.equal(images[0], images[1]) and not torch.equal(images[1], images[2])

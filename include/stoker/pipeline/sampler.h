@@ -121,7 +121,8 @@ class EpochPlan {
   // An explicit plan: `batches`' sequence cut into its batches, from its sample batches.start,
   // over a dataset of `dataset_size` records, each batch holding at most `batch_size`. Its
   // positions count the sequence's samples (this rank's alone): global_position_after(b) is
-  // start plus the samples of batches [0, b]. No padding; every repeat 0. Throws Error
+  // start plus the samples of batches [0, b]. No padding; an index's k-th occurrence in the
+  // sequence has repeat k (a RASampler's repeats draw their own augmentations). Throws Error
   // (kInvalidArgument), naming the batch (of the whole sequence) or value, for epoch < 0, a
   // batch size outside [1, batch_size], sizes that do not sum to the indices, a start that is
   // not a batch boundary, or an index outside [0, dataset_size).

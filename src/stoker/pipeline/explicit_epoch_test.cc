@@ -109,13 +109,15 @@ TEST(EpochPlanOfBatchesTest, CutsTheSequenceAtTheGivenSizesFromItsStart) {
   for (int64_t b = 0; b < plan.num_batches(); ++b) {
     const IndexSpan span = plan.batch(b);
     EXPECT_EQ(std::vector<int64_t>(span.begin(), span.end()), expected[b]);
-    EXPECT_EQ(span.repeat(0), 0);
     EXPECT_EQ(plan.padding(b), 0);
     position += static_cast<int64_t>(span.size);
     EXPECT_EQ(plan.global_position_after(b), position);
   }
   const IndexSpan all = plan.sequence();
   EXPECT_EQ(std::vector<int64_t>(all.begin(), all.end()), sixty().indices);
+  // Record 77's three occurrences are its repeats 0, 1 and 2 (their own draws); the rest 0.
+  for (size_t k = 0; k < all.size; ++k)
+    EXPECT_EQ(all.repeat(k), k == 11 ? 1 : k == 40 ? 2 : 0) << "position " << k;
   EXPECT_EQ(EpochPlan::of_batches(0, sixty(60), 1003, 16).num_batches(), 0);
 }
 

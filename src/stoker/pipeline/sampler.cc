@@ -52,6 +52,30 @@ EpochPlan::EpochPlan(int64_t epoch, int64_t start, int64_t max_position, int64_t
       repeats_(std::make_shared<const std::vector<int32_t>>(std::move(repeats))),
       offsets_(std::make_shared<const std::vector<int64_t>>(std::move(offsets))) {}
 
+namespace {
+
+// For each k, how often indices[k] occurs in indices[0, k): the repeat a duplicated index draws
+// its augmentation with (a RASampler's repeats), so no two of them get the same draws. Empty
+// where no index repeats.
+std::vector<int32_t> occurrences_before(const std::vector<int64_t>& indices) {
+  std::vector<size_t> order(indices.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return indices[a] < indices[b]; });
+  std::vector<int32_t> repeats(indices.size(), 0);
+  bool any = false;
+  for (size_t j = 1; j < order.size(); ++j) {
+    if (indices[order[j]] == indices[order[j - 1]]) {
+      repeats[order[j]] = repeats[order[j - 1]] + 1;
+      any = true;
+    }
+  }
+  if (!any) repeats.clear();
+  return repeats;
+}
+
+}  // namespace
+
 EpochPlan EpochPlan::of_batches(int64_t epoch, ExplicitBatches batches, int64_t dataset_size,
                                 int64_t batch_size) {
   if (epoch < 0)
@@ -86,8 +110,9 @@ EpochPlan EpochPlan::of_batches(int64_t epoch, ExplicitBatches batches, int64_t 
                         b, i, dataset_size)));
     }
   }
-  return EpochPlan(epoch, batches.start, size, 1, size, std::move(batches.indices), {},
-                   std::move(offsets));
+  std::vector<int32_t> repeats = occurrences_before(batches.indices);
+  return EpochPlan(epoch, batches.start, size, 1, size, std::move(batches.indices),
+                   std::move(repeats), std::move(offsets));
 }
 
 void EpochPlan::check_batch(int64_t b) const {
