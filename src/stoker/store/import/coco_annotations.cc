@@ -157,6 +157,7 @@ Result<CocoAnnotations> parse_coco_annotations(std::string_view json_text,
       if (!category.is_object()) throw Bad{"is not an object"};
       CocoCategory c{whole(member(category, "id"), "id"), text(member(category, "name"), "name")};
       where = fmt::format("category {}", c.id);
+      if (c.id < 0) throw Bad{"id is negative"};
       if (!category_ids.insert(c.id).second) throw Bad{"is listed twice"};
       out.categories.push_back(std::move(c));
     }

@@ -3,8 +3,8 @@
 // (sorted by id, as torchvision's CocoDetection lists them), the categories, and each image's
 // objects in the file's order (pycocotools' `imgToAnns`), with their boxes, areas, crowd flags
 // and segmentations kept as written. Every problem is one kInvalidArgument line naming the
-// file and the image or annotation: a box outside its image, an unknown image or category, a
-// malformed segmentation, a duplicate id. Pure: thread-safe.
+// file and the image, annotation or category: a box outside its image, an unknown image or
+// category, a negative category id, a malformed segmentation, a duplicate id. Pure: thread-safe.
 
 #include <array>
 #include <cstdint>

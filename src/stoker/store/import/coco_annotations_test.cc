@@ -2,11 +2,13 @@
 // written, and each kind of bad annotation one line naming the file and the annotation.
 #include "stoker/store/import/coco_annotations.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -133,6 +135,17 @@ TEST(CocoAnnotationsTest, EachBadAnnotationIsOneLineNamingFileAndAnnotation) {
   EXPECT_EQ(parse_coco_annotations("{\"images\": [", "ann.json").status().message(),
             "ann.json: not JSON");
   EXPECT_EQ(read_coco_annotations("/nonexistent/ann.json").status().code(), StatusCode::kNotFound);
+}
+
+// Class names are indexed by category id (coco.h): a negative id, which wrote before the names'
+// list, is refused naming the file and the category.
+TEST(CocoAnnotationsTest, ANegativeCategoryIdIsOneLineNamingTheFileAndCategory) {
+  for (const int64_t id : {int64_t{-1}, int64_t{-5}, std::numeric_limits<int64_t>::min()}) {
+    Json j = small_coco();
+    j["categories"][0]["id"] = id;
+    j["annotations"][0]["category_id"] = id;
+    EXPECT_EQ(refusal(j), fmt::format("ann.json: category {}: id is negative", id));
+  }
 }
 
 // Each object's mask as pycocotools' COCO.annToMask gives it (what torchvision's detection
