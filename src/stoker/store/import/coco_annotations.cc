@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "stoker/store/dataset_summary.h"
 #include "stoker/util/atomic_file.h"
 #include "stoker/util/utf8.h"
 
@@ -158,6 +159,9 @@ Result<CocoAnnotations> parse_coco_annotations(std::string_view json_text,
       CocoCategory c{whole(member(category, "id"), "id"), text(member(category, "name"), "name")};
       where = fmt::format("category {}", c.id);
       if (c.id < 0) throw Bad{"id is negative"};
+      if (c.id >= kMaxClasses)
+        throw Bad{fmt::format("id is over {}: class names are indexed by id, at most {} of them",
+                              kMaxClasses - 1, kMaxClasses)};
       if (!category_ids.insert(c.id).second) throw Bad{"is listed twice"};
       out.categories.push_back(std::move(c));
     }

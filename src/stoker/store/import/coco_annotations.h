@@ -4,7 +4,8 @@
 // objects in the file's order (pycocotools' `imgToAnns`), with their boxes, areas, crowd flags
 // and segmentations kept as written. Every problem is one kInvalidArgument line naming the
 // file and the image, annotation or category: a box outside its image, an unknown image or
-// category, a negative category id, a malformed segmentation, a duplicate id. Pure: thread-safe.
+// category, a category id outside 0..kMaxClasses-1 (class names are indexed by id: coco.h), a
+// malformed segmentation, a duplicate id. Pure: thread-safe.
 
 #include <array>
 #include <cstdint>

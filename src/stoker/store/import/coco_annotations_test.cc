@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "stoker/store/dataset_summary.h"
 #include "stoker/testing/build_paths.h"
 #include "stoker/testing/temp_dir.h"
 
@@ -146,6 +147,25 @@ TEST(CocoAnnotationsTest, ANegativeCategoryIdIsOneLineNamingTheFileAndCategory) 
     j["annotations"][0]["category_id"] = id;
     EXPECT_EQ(refusal(j), fmt::format("ann.json: category {}: id is negative", id));
   }
+}
+
+// A category id past the most classes a dataset names is refused, naming the file and the
+// category, rather than sizing the names' list by it; ids up to it stay the labels (as
+// torchvision's keep them).
+TEST(CocoAnnotationsTest, ACategoryIdPastTheClassBoundIsOneLineNamingTheFileAndCategory) {
+  for (const int64_t id : {kMaxClasses, int64_t{(1u << 31) - 1}, int64_t{1} << 62}) {
+    Json j = small_coco();
+    j["categories"][0]["id"] = id;
+    j["annotations"][0]["category_id"] = id;
+    EXPECT_EQ(refusal(j), fmt::format("ann.json: category {}: id is over 65535: class names are "
+                                      "indexed by id, at most 65536 of them",
+                                      id));
+  }
+  Json j = small_coco();
+  j["categories"][0]["id"] = kMaxClasses - 1;
+  j["annotations"][0]["category_id"] = kMaxClasses - 1;
+  const CocoAnnotations coco = parse_coco_annotations(j.dump(), "ann.json").value();
+  EXPECT_EQ(coco.images[1].objects[0].category_id, kMaxClasses - 1);
 }
 
 // Each object's mask as pycocotools' COCO.annToMask gives it (what torchvision's detection
