@@ -105,6 +105,8 @@ def category_renumbered(new_id):
     (category_renumbered(2 ** 62),
      r"instances.json: category 4611686018427387904: id is over 65535: class names are indexed "
      r"by id, at most 65536 of them$"),
+    (lambda d: d.update(images=[], annotations=[]),
+     r"instances.json: \"images\" is empty: no records to convert$"),
     (lambda d: first_object(d).update(category_id=999),
      r"instances.json: annotation \d+ \(image \d+\): category 999 is not in categories$"),
     (lambda d: first_object(d).update(bbox=[10, 10, 5000, 5]),

@@ -174,6 +174,8 @@ Result<CocoAnnotations> parse_coco_annotations(std::string_view json_text,
       if (!image_at.emplace(read.id, out.images.size()).second) throw Bad{"is listed twice"};
       out.images.push_back(std::move(read));
     }
+    where.clear();
+    if (out.images.empty()) throw Bad{"\"images\" is empty: no records to convert"};
     std::unordered_set<int64_t> annotation_ids;
     const auto annotations = root.find("annotations");  // none in a test split's image info
     if (annotations != root.end()) {

@@ -131,6 +131,10 @@ TEST(CocoAnnotationsTest, EachBadAnnotationIsOneLineNamingFileAndAnnotation) {
   j.erase("categories");
   EXPECT_EQ(refusal(j), "ann.json: has no \"categories\"");
   j = small_coco();
+  j["images"] = Json::array();
+  j["annotations"] = Json::array();
+  EXPECT_EQ(refusal(j), "ann.json: \"images\" is empty: no records to convert");
+  j = small_coco();
   j.erase("annotations");  // a test split's image info: images without objects
   EXPECT_EQ(refusal(j), "accepted");
   EXPECT_EQ(parse_coco_annotations("{\"images\": [", "ann.json").status().message(),
