@@ -243,7 +243,7 @@ TEST_F(RemoteImageFolderTest, AFolderWithoutClassesOrAnIndexThatCannotBeParsedIs
 // An HTML-listed file whose HEAD fails (404, 403, 500, a redirect to a host that does not
 // answer) or gives no size is read as an error naming its URL and the HEAD's answer, not the
 // cache's disk ("no room ... (0 bytes)": a file alone in its group was admitted at size 0); the
-// other files are read.
+// other files are read, an empty one too (its decode then says it is empty).
 TEST(RemoteImageFolderHead, AFileWhoseHeadFailsIsReadAsItsUrlAndStatus) {
   ::setenv("STOKER_RETRY_SECONDS", "0", 1);  // one attempt
   image::testing::JpegSpec spec;
@@ -260,7 +260,8 @@ TEST(RemoteImageFolderHead, AFileWhoseHeadFailsIsReadAsItsUrlAndStatus) {
     } else if (name == "/train/cat/") {
       response = testing::http_response("200 OK", "",
                                         "<a href=\"a.jpg\"><a href=\"b.jpg\"><a href=\"c.jpg\">"
-                                        "<a href=\"d.jpg\"><a href=\"e.jpg\"><a href=\"f.jpg\">");
+                                        "<a href=\"d.jpg\"><a href=\"e.jpg\"><a href=\"f.jpg\">"
+                                        "<a href=\"g.jpg\">");
     } else if (name == "/train/cat/a.jpg" && request.line.rfind("HEAD", 0) == 0) {
       response = "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(image.size()) +
                  "\r\nConnection: close\r\n\r\n";
@@ -272,6 +273,8 @@ TEST(RemoteImageFolderHead, AFileWhoseHeadFailsIsReadAsItsUrlAndStatus) {
           "Content-Length: 0\r\nConnection: close\r\n\r\n";
     } else if (name == "/train/cat/f.jpg") {  // no Content-Length
       response = "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n";
+    } else if (name == "/train/cat/g.jpg") {  // empty
+      response = testing::http_response("200 OK", "", "");
     } else {
       response = testing::http_response(failing.at(name.substr(11)), "", "");
     }
@@ -293,7 +296,8 @@ TEST(RemoteImageFolderHead, AFileWhoseHeadFailsIsReadAsItsUrlAndStatus) {
     options.group_bytes = kGroupBytes;
     auto files = RemoteFiles::open_listed(std::move(folder.files), folder.location, cache, options)
                      .value_or_throw();
-    EXPECT_TRUE(files->open(0).is_ok()) << files->open(0).status().message();
+    for (const size_t read : {0, 6})
+      EXPECT_TRUE(files->open(read).is_ok()) << files->open(read).status().message();
     for (size_t i = 1; i <= 5; ++i) {
       const auto& [file, why] = expected[i - 1];
       const std::string message = files->open(i).status().message();
