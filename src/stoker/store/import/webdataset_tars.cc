@@ -35,7 +35,9 @@ class BraceExpander {
           STOKER_RETURN_IF_ERROR(times(out, {text.substr(start, pos - start)}));
           start = pos;
         }
-      } else if (text[pos] == '}' && depth > 0 && --depth == 0) {
+      } else if (text[pos] == '}') {
+        if (depth == 0) return bad("unbalanced braces");
+        if (--depth > 0) continue;  // closes a nested brace: part of this one's expression
         const std::string expr = text.substr(start + 1, pos - start - 1);
         STOKER_ASSIGN_OR_RETURN(std::optional<std::vector<std::string>> item, expression(expr));
         if (item) {
@@ -47,8 +49,6 @@ class BraceExpander {
           STOKER_RETURN_IF_ERROR(times(out, {"}"}));
         }
         start = pos + 1;
-      } else if (text[pos] == '}') {
-        return bad("unbalanced braces");
       }
     }
     if (depth != 0) return bad("unbalanced braces");

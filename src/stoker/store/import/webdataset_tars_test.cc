@@ -14,6 +14,17 @@ TEST(ExpandBraces, RangesAndAlternativesAsBraceexpand) {
   EXPECT_EQ(expand_braces("s-{08..10}-{a,b}.tar").value_or_throw(),
             (std::vector<std::string>{"s-08-a.tar", "s-08-b.tar", "s-09-a.tar", "s-09-b.tar",
                                       "s-10-a.tar", "s-10-b.tar"}));
+  // braceexpand's answers: doubled braces keep the outer pair literal.
+  const std::pair<std::string, std::vector<std::string>> cases[] = {
+      {"{{a,b}}", {"{a}", "{b}"}},
+      {"x{{a,b}}y", {"x{a}y", "x{b}y"}},
+      {"{a,{b,c}}", {"a", "b", "c"}},
+      {"{{0..2}}", {"{0}", "{1}", "{2}"}}};
+  for (const auto& [pattern, names] : cases) {
+    const Result<std::vector<std::string>> expanded = expand_braces(pattern);
+    ASSERT_TRUE(expanded.is_ok()) << pattern << ": " << expanded.status().message();
+    EXPECT_EQ(expanded.value(), names) << pattern;
+  }
 }
 
 // The names' bytes are bounded as their count is: a 4 KB prefix times a million numbers (about
