@@ -89,7 +89,24 @@ def first_object(data):
     return next(a for a in data["annotations"] if not a["iscrowd"])
 
 
+def category_renumbered(new_id):
+    """A change giving the first category (and its objects) the id `new_id`."""
+    def change(data):
+        old_id = data["categories"][0]["id"]
+        data["categories"][0]["id"] = new_id
+        for annotation in data["annotations"]:
+            if annotation["category_id"] == old_id:
+                annotation["category_id"] = new_id
+    return change
+
+
 @pytest.mark.parametrize("change, message", [
+    (category_renumbered(-1), r"instances.json: category -1: id is negative$"),
+    (category_renumbered(2 ** 62),
+     r"instances.json: category 4611686018427387904: id is over 65535: class names are indexed "
+     r"by id, at most 65536 of them$"),
+    (lambda d: d.update(images=[], annotations=[]),
+     r"instances.json: \"images\" is empty: no records to convert$"),
     (lambda d: first_object(d).update(category_id=999),
      r"instances.json: annotation \d+ \(image \d+\): category 999 is not in categories$"),
     (lambda d: first_object(d).update(bbox=[10, 10, 5000, 5]),

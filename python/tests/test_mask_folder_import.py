@@ -63,6 +63,13 @@ def jpeg_mask(images, masks):
     Image.new("L", Image.open(first(images)).size).save(first(masks), format="JPEG")
 
 
+def mask_of_mode(mode):
+    """A change making the first mask a PNG of PIL's `mode` ("I;16": 16-bit gray)."""
+    def change(images, masks):
+        Image.new(mode, Image.open(first(images)).size).save(first(masks))
+    return change
+
+
 @pytest.mark.parametrize("change, message", [
     (wrong_size, r"masks/0+1\.png is 3x2, but its image .*images/0+1\.jpg is \d+x\d+$"),
     (lambda images, masks: first(masks).unlink(), r"images/0+1\.jpg has no mask .*0+1\.png$"),
@@ -71,6 +78,12 @@ def jpeg_mask(images, masks):
     (lambda images, masks: shutil.copy(first(images), images / (first(images).stem + ".png")),
      r"0+1\.(jpg|png) and .*0+1\.(jpg|png) have one stem"),
     (jpeg_mask, r"masks/0+1\.png: a mask must be a PNG, not a JPEG$"),
+    (mask_of_mode("I;16"),
+     r"masks/0+1\.png: a mask must be an 8-bit gray or palette PNG, not 16-bit gray$"),
+    (mask_of_mode("RGB"),
+     r"masks/0+1\.png: a mask must be an 8-bit gray or palette PNG, not 8-bit RGB$"),
+    (mask_of_mode("1"),
+     r"masks/0+1\.png: a mask must be an 8-bit gray or palette PNG, not 1-bit gray$"),
 ])
 def test_bad_pairs_are_one_line_and_write_nothing(mask_folders, tmp_path, change, message):
     src = broken(mask_folders, tmp_path, change)

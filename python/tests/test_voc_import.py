@@ -70,7 +70,10 @@ def first_object_name(xml):
      r"\.xml: object 1: box \[.*\] is not inside the \d+x\d+ image$"),
     (lambda x: x.replace("</annotation>", ""), r"\.xml: not XML: .* at line \d+$"),
     (lambda x: '<!DOCTYPE a [<!ENTITY e "x">]>' + x, r"\.xml: has a DTD, which annotations"),
-    (lambda x: x.replace("<ymin>", "<ymin>a", 1), r"\.xml: ymin 'a\d*' is not a number$"),
+    (lambda x: x.replace("<ymin>", "<ymin>a", 1),
+     r"\.xml: object 1: ymin 'a\d*' is not a number$"),
+    (lambda x: x.replace("<xmin>", "<xmin>0x", 1),
+     r"\.xml: object 1: xmin '0x\d*' is not a number$"),
     (lambda x: x.replace("<width>", "<width>1", 1),
      r"JPEGImages/.*\.jpg: the image is \d+x\d+, but .*\.xml says 1\d+x\d+$"),
 ])

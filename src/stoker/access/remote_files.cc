@@ -122,18 +122,21 @@ Result<std::shared_ptr<const RemoteFiles>> RemoteFiles::create(std::vector<Liste
     file.identity.size = l.size;
     file.identity.stamp = static_cast<int64_t>(xxh3_64(l.version.data(), l.version.size()));
     file.key = l.url.cache_key();
+    file.unreadable = std::move(l.unreadable);
     identities.push_back(fmt::format("{}\n{}\n{}", file.normal, l.version, l.size));
     names.push_back(l.url.redacted());
     bytes += l.size;
     files.push_back(std::move(file));
   }
-  // Groups of consecutive files (a file each by default), each an object of the cache.
+  // Groups of consecutive files (a file each by default), each an object of the cache; an
+  // unreadable file is alone in its group.
   std::vector<Group> groups;
   std::vector<ShardInfo> objects;
   for (size_t first = 0; first < files.size();) {
     Group group{first, first + 1};
     uint64_t group_bytes = files[first].identity.size;
-    while (group.end < files.size() &&
+    while (group.end < files.size() && files[first].unreadable.is_ok() &&
+           files[group.end].unreadable.is_ok() &&
            group.end - group.first < static_cast<size_t>(std::max(options.group_files, 1)) &&
            group_bytes + files[group.end].identity.size <= options.group_bytes) {
       group_bytes += files[group.end].identity.size;
@@ -341,6 +344,8 @@ ShardDownload RemoteFiles::download_of(size_t group, const std::atomic<bool>* ca
 
 Result<CachedShard> RemoteFiles::fetch_group(size_t group, bool now,
                                              const std::atomic<bool>* cancel) const {
+  if (const Status& unreadable = files_[groups_[group].first].unreadable; !unreadable.is_ok())
+    return unreadable;
   std::function<bool()> cancelled;
   if (cancel) cancelled = [cancel] { return cancel->load(); };
   return objects_.fetch(static_cast<int>(group), timed(download_of(group, cancel), files_measured_),

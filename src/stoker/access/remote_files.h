@@ -75,7 +75,8 @@ AheadHorizon ahead_horizon(const RemoteFilesOptions& options, const PrefetchInpu
 // A remote file as a listing names it (access/remote_image_folder.h): its store (of a folder
 // above it), its name there, its URL and size, and its ETag; where the listing gives no ETag,
 // `version` (e.g. a modification time) tells its versions apart and it is downloaded without
-// If-Match (only its size is then checked).
+// If-Match (only its size is then checked). A file its listing could not size (its HEAD failed
+// or gave no size) keeps why in `unreadable`: reading it fails with that, naming its URL.
 struct ListedFile {
   std::shared_ptr<const ObjectStore> store;
   std::string name;
@@ -83,6 +84,7 @@ struct ListedFile {
   uint64_t size = 0;
   std::string etag;
   std::string version;
+  Status unreadable;
 };
 
 class RemoteFiles : public InPlaceFiles {
@@ -136,8 +138,9 @@ class RemoteFiles : public InPlaceFiles {
     std::string etag;
     FileIdentity identity;
     std::string key;      // its URL's cache key
-    size_t group = 0;     // the cache's object it is kept in
+    size_t group = 0;     // the cache's object it is kept in (alone when unreadable)
     uint64_t offset = 0;  // where its bytes are in that object
+    Status unreadable;    // ListedFile's
   };
   // The files [first, end) kept as one object of the cache.
   struct Group {

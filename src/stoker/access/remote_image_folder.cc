@@ -18,7 +18,8 @@ Result<RemoteUrl> folder_url(std::string url) {
 }
 
 // Asks the size and ETag of each of `files` that its listing gave no size, kRequestThreads at
-// once. A file the HEAD fails for keeps no size: its read fails and names it (a bad record).
+// once. A file the HEAD fails for (or gives no size) keeps why in `unreadable`: its read fails
+// with that, naming its URL and the server's answer (a bad record).
 void head_unsized(std::vector<ListedFile>& files, const std::vector<size_t>& unsized) {
   throw_if_error(ordered_map<Result<HttpResponse>>(
       unsized.size(), kRequestThreads, 4 * kRequestThreads,
@@ -27,8 +28,15 @@ void head_unsized(std::vector<ListedFile>& files, const std::vector<size_t>& uns
         return file.store->head(file.name);
       },
       [&](size_t i, Result<HttpResponse> head) {
-        if (!head.is_ok() || !head.value().size) return Status::ok();
         ListedFile& file = files[unsized[i]];
+        if (!head.is_ok()) {
+          file.unreadable = head.status();
+          return Status::ok();
+        }
+        if (!head.value().size) {
+          file.unreadable = io_error(file.url.redacted() + ": the server gives no size for it");
+          return Status::ok();
+        }
         file.size = *head.value().size;
         file.etag = head.value().etag;
         file.version = head.value().etag;

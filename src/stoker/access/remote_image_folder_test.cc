@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "stoker/access/data_source.h"
@@ -237,6 +238,75 @@ TEST_F(RemoteImageFolderTest, AFolderWithoutClassesOrAnIndexThatCannotBeParsedIs
   EXPECT_EQ(cut.code(), StatusCode::kCorrupt) << cut.message();
   EXPECT_NE(cut.message().find(server.url() + "/train/"), std::string::npos) << cut.message();
   EXPECT_EQ(cut.message().find('\n'), std::string::npos) << cut.message();
+}
+
+// An HTML-listed file whose HEAD fails (404, 403, 500, a redirect to a host that does not
+// answer) or gives no size is read as an error naming its URL and the HEAD's answer, not the
+// cache's disk ("no room ... (0 bytes)": a file alone in its group was admitted at size 0); the
+// other files are read, an empty one too (its decode then says it is empty).
+TEST(RemoteImageFolderHead, AFileWhoseHeadFailsIsReadAsItsUrlAndStatus) {
+  ::setenv("STOKER_RETRY_SECONDS", "0", 1);  // one attempt
+  image::testing::JpegSpec spec;
+  const std::vector<uint8_t> jpeg = image::testing::encode_jpeg(spec);
+  const std::string image(jpeg.begin(), jpeg.end());
+  const std::map<std::string, std::string> failing = {
+      {"b.jpg", "404 Not Found"}, {"c.jpg", "403 Forbidden"}, {"d.jpg", "500 Server Error"}};
+  testing::HostileHttpServer server([&](const testing::HostileRequest& request) {
+    const std::string path = request.line.substr(request.line.find(' ') + 1);
+    const std::string name = path.substr(0, path.find(' '));
+    std::string response;
+    if (name == "/train/") {
+      response = testing::http_response("200 OK", "", "<a href=\"cat/\">");
+    } else if (name == "/train/cat/") {
+      response = testing::http_response("200 OK", "",
+                                        "<a href=\"a.jpg\"><a href=\"b.jpg\"><a href=\"c.jpg\">"
+                                        "<a href=\"d.jpg\"><a href=\"e.jpg\"><a href=\"f.jpg\">"
+                                        "<a href=\"g.jpg\">");
+    } else if (name == "/train/cat/a.jpg" && request.line.rfind("HEAD", 0) == 0) {
+      response = "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(image.size()) +
+                 "\r\nConnection: close\r\n\r\n";
+    } else if (name == "/train/cat/a.jpg") {
+      response = testing::http_response("200 OK", "", image);
+    } else if (name == "/train/cat/e.jpg") {  // to a port nothing listens on
+      response =
+          "HTTP/1.1 302 Found\r\nLocation: http://localhost:1/e.jpg\r\n"
+          "Content-Length: 0\r\nConnection: close\r\n\r\n";
+    } else if (name == "/train/cat/f.jpg") {  // no Content-Length
+      response = "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n";
+    } else if (name == "/train/cat/g.jpg") {  // empty
+      response = testing::http_response("200 OK", "", "");
+    } else {
+      response = testing::http_response(failing.at(name.substr(11)), "", "");
+    }
+    return testing::HostileResponse{response};
+  });
+  const std::pair<std::string, std::string> expected[] = {{"b.jpg", "HTTP 404"},
+                                                          {"c.jpg", "HTTP 403"},
+                                                          {"d.jpg", "HTTP 500"},
+                                                          {"e.jpg", "connect"},
+                                                          {"f.jpg", "gives no size"}};
+  testing::TempDir dir;
+  for (const int group_files : {1, kGroupFiles}) {
+    SCOPED_TRACE(group_files);
+    RemoteImageFolder folder = list_remote_image_folder(server.url() + "/train/").value_or_throw();
+    auto cache =
+        ShardCache::open(dir / std::to_string(group_files), uint64_t{1} << 30).value_or_throw();
+    RemoteFilesOptions options;
+    options.group_files = group_files;
+    options.group_bytes = kGroupBytes;
+    auto files = RemoteFiles::open_listed(std::move(folder.files), folder.location, cache, options)
+                     .value_or_throw();
+    for (const size_t read : {0, 6})
+      EXPECT_TRUE(files->open(read).is_ok()) << files->open(read).status().message();
+    for (size_t i = 1; i <= 5; ++i) {
+      const auto& [file, why] = expected[i - 1];
+      const std::string message = files->open(i).status().message();
+      EXPECT_EQ(message.rfind(server.url() + "/train/cat/" + file + ": ", 0), 0u) << message;
+      EXPECT_NE(message.find(why), std::string::npos) << message;
+      EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+    }
+  }
+  ::unsetenv("STOKER_RETRY_SECONDS");
 }
 
 }  // namespace

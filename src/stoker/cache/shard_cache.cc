@@ -438,7 +438,8 @@ Result<CachedShard> DatasetCache::admit(int shard, const ShardDownload& download
     Result<FileLock> lock = FileLock::acquire(part, LockMode::kShared, false, false);
     if (!lock.is_ok()) return discard(lock.status());
     writer.emplace(std::move(lock).value());
-    int rc = ::posix_fallocate(fd, 0, static_cast<off_t>(info.bytes));
+    // An empty object has nothing to reserve (posix_fallocate refuses a length of 0: EINVAL).
+    int rc = info.bytes == 0 ? 0 : ::posix_fallocate(fd, 0, static_cast<off_t>(info.bytes));
     if (rc == ENOSPC) {  // the disk is fuller than the budget knows: evict for it, once
       if (::ftruncate(fd, 0) != 0) return discard(io_error("cannot truncate " + part));
       const Status room = make_room(shard, advice, /*disk_full=*/true);

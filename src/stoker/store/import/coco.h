@@ -9,8 +9,9 @@
 //                             in float32, unclamped: what torchvision's v2 COCO wrapper
 //                             (wrap_dataset_for_transforms_v2) gives, which its detection models
 //                             and its detection reference's v2 transforms take
-//   labels    int64 [N]       the category ids (COCO's 1..90); the manifest's class_names are
-//                             indexed by id ("__background__" at 0, "N/A" for unused ids)
+//   labels    int64 [N]       the category ids (COCO's 1..90; at most kMaxClasses - 1), as
+//                             torchvision keeps them; the manifest's class_names are indexed
+//                             by id ("__background__" at 0, "N/A" for unused ids)
 //   area      float32 [N]     as written
 //   iscrowd   int64 [N]       0 or 1; crowds are kept (the v1 reference drops them: filter on it)
 //   masks     bytes           one 8-bit grayscale PNG of width W and height N·H: object k's mask

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "stoker/store/dataset_summary.h"
 #include "stoker/util/atomic_file.h"
 #include "stoker/util/utf8.h"
 
@@ -157,6 +158,10 @@ Result<CocoAnnotations> parse_coco_annotations(std::string_view json_text,
       if (!category.is_object()) throw Bad{"is not an object"};
       CocoCategory c{whole(member(category, "id"), "id"), text(member(category, "name"), "name")};
       where = fmt::format("category {}", c.id);
+      if (c.id < 0) throw Bad{"id is negative"};
+      if (c.id >= kMaxClasses)
+        throw Bad{fmt::format("id is over {}: class names are indexed by id, at most {} of them",
+                              kMaxClasses - 1, kMaxClasses)};
       if (!category_ids.insert(c.id).second) throw Bad{"is listed twice"};
       out.categories.push_back(std::move(c));
     }
@@ -169,6 +174,8 @@ Result<CocoAnnotations> parse_coco_annotations(std::string_view json_text,
       if (!image_at.emplace(read.id, out.images.size()).second) throw Bad{"is listed twice"};
       out.images.push_back(std::move(read));
     }
+    where.clear();
+    if (out.images.empty()) throw Bad{"\"images\" is empty: no records to convert"};
     std::unordered_set<int64_t> annotation_ids;
     const auto annotations = root.find("annotations");  // none in a test split's image info
     if (annotations != root.end()) {

@@ -2,14 +2,17 @@
 // written, and each kind of bad annotation one line naming the file and the annotation.
 #include "stoker/store/import/coco_annotations.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "stoker/store/dataset_summary.h"
 #include "stoker/testing/build_paths.h"
 #include "stoker/testing/temp_dir.h"
 
@@ -128,11 +131,45 @@ TEST(CocoAnnotationsTest, EachBadAnnotationIsOneLineNamingFileAndAnnotation) {
   j.erase("categories");
   EXPECT_EQ(refusal(j), "ann.json: has no \"categories\"");
   j = small_coco();
+  j["images"] = Json::array();
+  j["annotations"] = Json::array();
+  EXPECT_EQ(refusal(j), "ann.json: \"images\" is empty: no records to convert");
+  j = small_coco();
   j.erase("annotations");  // a test split's image info: images without objects
   EXPECT_EQ(refusal(j), "accepted");
   EXPECT_EQ(parse_coco_annotations("{\"images\": [", "ann.json").status().message(),
             "ann.json: not JSON");
   EXPECT_EQ(read_coco_annotations("/nonexistent/ann.json").status().code(), StatusCode::kNotFound);
+}
+
+// Class names are indexed by category id (coco.h): a negative id, which wrote before the names'
+// list, is refused naming the file and the category.
+TEST(CocoAnnotationsTest, ANegativeCategoryIdIsOneLineNamingTheFileAndCategory) {
+  for (const int64_t id : {int64_t{-1}, int64_t{-5}, std::numeric_limits<int64_t>::min()}) {
+    Json j = small_coco();
+    j["categories"][0]["id"] = id;
+    j["annotations"][0]["category_id"] = id;
+    EXPECT_EQ(refusal(j), fmt::format("ann.json: category {}: id is negative", id));
+  }
+}
+
+// A category id past the most classes a dataset names is refused, naming the file and the
+// category, rather than sizing the names' list by it; ids up to it stay the labels (as
+// torchvision's keep them).
+TEST(CocoAnnotationsTest, ACategoryIdPastTheClassBoundIsOneLineNamingTheFileAndCategory) {
+  for (const int64_t id : {kMaxClasses, int64_t{(1u << 31) - 1}, int64_t{1} << 62}) {
+    Json j = small_coco();
+    j["categories"][0]["id"] = id;
+    j["annotations"][0]["category_id"] = id;
+    EXPECT_EQ(refusal(j), fmt::format("ann.json: category {}: id is over 65535: class names are "
+                                      "indexed by id, at most 65536 of them",
+                                      id));
+  }
+  Json j = small_coco();
+  j["categories"][0]["id"] = kMaxClasses - 1;
+  j["annotations"][0]["category_id"] = kMaxClasses - 1;
+  const CocoAnnotations coco = parse_coco_annotations(j.dump(), "ann.json").value();
+  EXPECT_EQ(coco.images[1].objects[0].category_id, kMaxClasses - 1);
 }
 
 // Each object's mask as pycocotools' COCO.annToMask gives it (what torchvision's detection

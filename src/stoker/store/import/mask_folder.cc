@@ -74,6 +74,24 @@ Result<std::vector<MaskPair>> pair_files(const MaskFolderImportOptions& options)
   return pairs;
 }
 
+// A PNG's colour type, for a mask's error.
+const char* png_colors(image::ColorModel color) {
+  switch (color) {
+    case image::ColorModel::kGray:
+      return "gray";
+    case image::ColorModel::kGrayAlpha:
+      return "gray + alpha";
+    case image::ColorModel::kRgb:
+      return "RGB";
+    case image::ColorModel::kRgba:
+      return "RGBA";
+    case image::ColorModel::kPalette:
+      return "palette";
+    default:
+      return "non-PNG";
+  }
+}
+
 struct MaskEncoded {
   std::vector<uint8_t> record;
   ChannelStatistics pixels{3};
@@ -96,6 +114,13 @@ Status encode_mask_pair(const MaskFolderImportOptions& options, const Schema& sc
                           /*keep_original=*/true, options.max_pixels, buffer, unused));
   if (mask.header.format != image::ImageFormat::kPng)
     return corrupt(fmt::format("{}: a mask must be a PNG, not a JPEG", printable(pair.mask)));
+  // What the loader's class map decode (image/gray_png_decode.h) takes.
+  const image::ColorModel colors = mask.header.color;
+  if (mask.header.bit_depth != 8 ||
+      (colors != image::ColorModel::kGray && colors != image::ColorModel::kPalette))
+    return invalid_argument(
+        fmt::format("{}: a mask must be an 8-bit gray or palette PNG, not {}-bit {}",
+                    printable(pair.mask), mask.header.bit_depth, png_colors(colors)));
   if (mask.header.width != image.header.width || mask.header.height != image.header.height)
     return invalid_argument(fmt::format(
         "{} is {}x{}, but its image {} is {}x{}", printable(pair.mask), mask.header.width,

@@ -39,13 +39,15 @@ struct VocReader {
   }
 };
 
-double voc_number(VocReader& r, const std::string& text, const char* what) {
+// A decimal number, as Python's float() reads it (no hexadecimal, which strtod takes).
+double voc_number(VocReader& r, const std::string& text, const std::string& what) {
   const size_t begin = text.find_first_not_of(" \t\r\n");
   const size_t end = text.find_last_not_of(" \t\r\n");
   const std::string trimmed = begin == std::string::npos ? "" : text.substr(begin, end - begin + 1);
   char* stop = nullptr;
   const double value = std::strtod(trimmed.c_str(), &stop);
-  if (trimmed.empty() || *stop != '\0' || !std::isfinite(value)) {
+  if (trimmed.empty() || trimmed.find_first_not_of("0123456789+-.eE") != std::string::npos ||
+      *stop != '\0' || !std::isfinite(value)) {
     r.fail(fmt::format("{} '{}' is not a number", what, printable(trimmed).substr(0, 40)));
     return 0;
   }
@@ -99,7 +101,7 @@ void voc_on_end(void* data, const XML_Char*) {
                                 printable(object.name).substr(0, 40)));
     r.has_name.back() = true;
   } else if (r.at({"annotation", "object", "difficult"})) {
-    const double v = voc_number(r, r.text, "difficult");
+    const double v = voc_number(r, r.text, r.where() + ": difficult");
     if (v != 0 && v != 1)
       return r.fail(fmt::format("{}: difficult {} is not 0 or 1", r.where(), v));
     r.out.objects.back().difficult = v == 1;
@@ -109,7 +111,8 @@ void voc_on_end(void* data, const XML_Char*) {
       if (r.path[3] != kCorners[i]) continue;
       if (r.box_seen.back() & (1 << i))
         return r.fail(fmt::format("{}: has two <{}>s", r.where(), kCorners[i]));
-      r.out.objects.back().box[i] = voc_number(r, r.text, kCorners[i]);
+      r.out.objects.back().box[i] =
+          voc_number(r, r.text, fmt::format("{}: {}", r.where(), kCorners[i]));
       r.box_seen.back() |= 1 << i;
     }
   }

@@ -53,6 +53,10 @@ TEST(VocAnnotation, BadFilesAreOneLineNamingTheFileAndObject) {
       {voc_replaced("<difficult>1<", "<difficult>2<"),
        "a.xml: object 1: difficult 2 is not 0 or 1"},
       {voc_replaced("<width>50<", "<width>5x<"), "a.xml: width '5x' is not a number"},
+      // strtod's hexadecimal, which Python's float() (what a VOC reader calls) refuses.
+      {voc_replaced("<width>50<", "<width>0x32<"), "a.xml: width '0x32' is not a number"},
+      {voc_replaced("<xmin>3<", "<xmin>0x3<"), "a.xml: object 2: xmin '0x3' is not a number"},
+      {voc_replaced("<ymax>6<", "<ymax>0X6p0<"), "a.xml: object 2: ymax '0X6p0' is not a number"},
       // Found by voc_xml_fuzz: a second name of an unknown class kept the first one's label.
       {voc_replaced("<name>tvmonitor</name>", "<name>tvmonitor</name><name>tv</name>"),
        "a.xml: object 2: has two <name>s"},

@@ -11,10 +11,18 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The bytes of `names`.
+uint64_t bytes_of(const std::vector<std::string>& names) {
+  uint64_t bytes = 0;
+  for (const std::string& name : names) bytes += name.size();
+  return bytes;
+}
+
 // braceexpand's parse: the product of literal runs and brace items, escapes kept until the end.
 class BraceExpander {
  public:
-  BraceExpander(const std::string& whole, size_t limit) : whole_(whole), limit_(limit) {}
+  BraceExpander(const std::string& whole, size_t limit, uint64_t byte_limit)
+      : whole_(whole), limit_(limit), byte_limit_(byte_limit) {}
 
   Result<std::vector<std::string>> pattern(const std::string& text) {
     std::vector<std::string> out{""};
@@ -27,7 +35,9 @@ class BraceExpander {
           STOKER_RETURN_IF_ERROR(times(out, {text.substr(start, pos - start)}));
           start = pos;
         }
-      } else if (text[pos] == '}' && depth > 0 && --depth == 0) {
+      } else if (text[pos] == '}') {
+        if (depth == 0) return bad("unbalanced braces");
+        if (--depth > 0) continue;  // closes a nested brace: part of this one's expression
         const std::string expr = text.substr(start + 1, pos - start - 1);
         STOKER_ASSIGN_OR_RETURN(std::optional<std::vector<std::string>> item, expression(expr));
         if (item) {
@@ -39,8 +49,6 @@ class BraceExpander {
           STOKER_RETURN_IF_ERROR(times(out, {"}"}));
         }
         start = pos + 1;
-      } else if (text[pos] == '}') {
-        return bad("unbalanced braces");
       }
     }
     if (depth != 0) return bad("unbalanced braces");
@@ -49,14 +57,34 @@ class BraceExpander {
   }
 
  private:
-  Status bad(const std::string& why) const {
-    return invalid_argument(fmt::format("{}: {}", whole_, why));
+  // The pattern for a message: a long one by its start, end and length, cut between UTF-8
+  // characters.
+  std::string shown() const {
+    constexpr size_t kStart = 100, kEnd = 40;
+    if (whole_.size() <= kStart + kEnd) return whole_;
+    const auto inside = [&](size_t at) { return (whole_[at] & 0xC0) == 0x80; };
+    size_t start = kStart, end = whole_.size() - kEnd;
+    while (start > 0 && inside(start)) --start;
+    while (end < whole_.size() && inside(end)) ++end;
+    return fmt::format("{}...{} ({} bytes)", whole_.substr(0, start), whole_.substr(end),
+                       whole_.size());
   }
 
-  // out = out x item, within the limit.
+  Status bad(const std::string& why) const {
+    return invalid_argument(fmt::format("{}: {}", shown(), why));
+  }
+
+  Status too_many_bytes() const {
+    return bad(fmt::format("names of more than {} bytes in all", byte_limit_));
+  }
+
+  // out = out x item, within the limits. out's and item's bytes are within byte_limit_ (each
+  // made here), their counts within limit_: the product's bytes fit in 64 bits.
   Status times(std::vector<std::string>& out, const std::vector<std::string>& item) {
     if (!item.empty() && out.size() > limit_ / item.size())
       return bad(fmt::format("more than {} names", limit_));
+    if (bytes_of(out) * item.size() + out.size() * bytes_of(item) > byte_limit_)
+      return too_many_bytes();
     std::vector<std::string> product;
     product.reserve(out.size() * item.size());
     for (const std::string& a : out)
@@ -71,6 +99,7 @@ class BraceExpander {
     if (range) return range;
     size_t start = 0, depth = 0;
     std::vector<std::string> items;
+    uint64_t items_bytes = 0;
     bool sequence = false;
     for (size_t pos = 0; pos < expr.size(); ++pos) {
       if (expr[pos] == '\\') {
@@ -80,19 +109,22 @@ class BraceExpander {
       } else if (expr[pos] == '}') {
         --depth;
       } else if (expr[pos] == ',' && depth == 0) {
-        STOKER_RETURN_IF_ERROR(append(items, expr.substr(start, pos - start)));
+        STOKER_RETURN_IF_ERROR(append(items, items_bytes, expr.substr(start, pos - start)));
         start = pos + 1;
         sequence = true;
       }
     }
     if (depth != 0 || !sequence) return std::optional<std::vector<std::string>>();
-    STOKER_RETURN_IF_ERROR(append(items, expr.substr(start)));
+    STOKER_RETURN_IF_ERROR(append(items, items_bytes, expr.substr(start)));
     return std::optional<std::vector<std::string>>(std::move(items));
   }
 
-  Status append(std::vector<std::string>& items, const std::string& text) {
+  // items += pattern(text), within the limits; `bytes` is items' bytes.
+  Status append(std::vector<std::string>& items, uint64_t& bytes, const std::string& text) {
     STOKER_ASSIGN_OR_RETURN(std::vector<std::string> more, pattern(text));
     if (items.size() + more.size() > limit_) return bad(fmt::format("more than {} names", limit_));
+    bytes += bytes_of(more);
+    if (bytes > byte_limit_) return too_many_bytes();
     items.insert(items.end(), more.begin(), more.end());
     return Status::ok();
   }
@@ -136,6 +168,7 @@ class BraceExpander {
 
   const std::string& whole_;
   size_t limit_;
+  uint64_t byte_limit_;
 };
 
 // `text` with each `\c` made `c`.
@@ -166,9 +199,10 @@ bool is_pattern(const std::string& spec) { return spec.find('{') != std::string:
 
 }  // namespace
 
-Result<std::vector<std::string>> expand_braces(const std::string& pattern, size_t limit) {
+Result<std::vector<std::string>> expand_braces(const std::string& pattern, size_t limit,
+                                               uint64_t byte_limit) {
   STOKER_ASSIGN_OR_RETURN(std::vector<std::string> names,
-                          BraceExpander(pattern, limit).pattern(pattern));
+                          BraceExpander(pattern, limit, byte_limit).pattern(pattern));
   for (std::string& name : names) name = unescape(name);
   return names;
 }

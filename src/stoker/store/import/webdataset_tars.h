@@ -5,6 +5,7 @@
 // alternatives, nested, `\{` a literal brace; several of these one a line (a Python list).
 // Local paths only. Functions; thread-safe.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -12,9 +13,14 @@
 
 namespace stoker {
 
-// The expansions of `pattern` in order; kInvalidArgument naming the pattern for an empty range
-// step or more than `limit` names.
-Result<std::vector<std::string>> expand_braces(const std::string& pattern, size_t limit = 1000000);
+// The most bytes of names a pattern may expand to (a million names of 268 characters).
+inline constexpr uint64_t kMaxBraceNameBytes = uint64_t{256} << 20;
+
+// The expansions of `pattern` in order; kInvalidArgument naming the pattern (its start and end
+// where it is long) for unbalanced braces, more than `limit` names or names of more than
+// `byte_limit` bytes in all, both checked before the names are made.
+Result<std::vector<std::string>> expand_braces(const std::string& pattern, size_t limit = 1000000,
+                                               uint64_t byte_limit = kMaxBraceNameBytes);
 
 // The tars `spec` names, in order: kNotFound naming a path that does not exist (or a folder
 // without `.tar` files), kInvalidArgument for a bad pattern or a path that is not a tar's.
