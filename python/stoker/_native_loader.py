@@ -503,6 +503,8 @@ class NativeLoader:
                                           shuffle_window=settings["shuffle_window"],
                                           source=source, transcode_cache=transcode_cache,
                                           **source_options, **access)
+        if order_of is not None:
+            order_of.bind(len(self._native))
         names = _batch_names(batch_format)
         classified = batch_format is None and _classification(transforms, self._native.schema)
         if classified:

@@ -90,10 +90,13 @@ class ExplicitOrder:
     ``batches()`` iterates it once (the sampler decides the epoch: DistributedSampler's
     ``set_epoch``) into (indices int64 [samples], sizes int64 [batches])."""
 
-    def __init__(self, sampler, batch_sampler, batch_size, drop_last: bool, size: int):
+    def __init__(self, sampler, batch_sampler, batch_size, drop_last: bool):
         if batch_sampler is None:
             batch_sampler = torch.utils.data.BatchSampler(sampler, batch_size or 1, drop_last)
         self.batch_sampler = batch_sampler
+        self.size = None  # the dataset's, once the native loader has opened it
+
+    def bind(self, size: int) -> None:
         self.size = size
 
     def batches(self):
@@ -112,8 +115,7 @@ class ExplicitOrder:
         size = getattr(self.batch_sampler, "batch_size", None)
         if isinstance(size, int) and size > 0:
             return size
-        _, sizes = self.batches()
-        return int(sizes.max()) if len(sizes) else 1
+        return max((len(batch) for batch in self.batch_sampler), default=1)
 
     def __len__(self):
         return len(self.batch_sampler)
