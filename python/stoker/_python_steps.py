@@ -504,6 +504,20 @@ class SerialEpoch(Wrapped):
         return self._steps.apply(batch, self._epoch, self.inner.last_index, self.state[2])
 
 
+def _shape_of(batch) -> str:
+    """A batch's structure in a few words: "a list (float32 [8, 3, 224, 224], int64 [8])"."""
+    def one(value):
+        if hasattr(value, "shape") and hasattr(value, "dtype"):
+            return f"{str(value.dtype).replace('torch.', '')} {list(value.shape)}"
+        return type(value).__name__
+    if isinstance(batch, dict):
+        return "a dict (" + ", ".join(f"{k}: {one(v)}" for k, v in batch.items()) + ")"
+    if isinstance(batch, (tuple, list)):
+        items = ", ".join(one(v) for v in batch)
+        return f"its fields as arguments ({items})"
+    return one(batch)
+
+
 class BatchTransform:
     """The loader's batch transform `function`, called on each batch as the loader yields it (a
     tuple as ``function(*batch)``, a dict as ``function(batch)``), seeded per batch."""
@@ -522,14 +536,15 @@ class BatchTransform:
         with _Seeded(self._torch, self._numpy) as generators:
             generators.seed(batch_seed(self._seed, epoch, self._rank, position))
             try:
-                out = self._function(*batch) if isinstance(batch, tuple) else \
+                out = self._function(*batch) if isinstance(batch, (tuple, list)) else \
                     self._function(batch)
             except Exception as e:  # a user's code: anything it raises is the batch's error
                 raise _stoker.Error(" ".join(
                     f"batch {index} (epoch {epoch}): the batch transform "
-                    f"{step_name(self._function)} raised {type(e).__name__}: {e}".split())) \
-                    from None
-        if isinstance(batch, tuple) and isinstance(out, list):
-            out = tuple(out)
+                    f"{step_name(self._function)} raised {type(e).__name__}: {e}, given "
+                    f"{_shape_of(batch)} (another form: "
+                    f"stoker.Batches(batch_format=...))".split())) from None
+        if isinstance(batch, (tuple, list)) and isinstance(out, (tuple, list)):
+            out = type(batch)(out)
         self.seconds += time.perf_counter() - start
         return out

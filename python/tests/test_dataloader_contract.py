@@ -437,3 +437,28 @@ def test_repeated_indices_draw_their_own_augmentations(folder):
     images, _ = next(iter(stoker.Loader(stoker.ImageFolder(folder, transform=crop),
                                         batch_size=3, sampler=[0, 0, 0])))
     assert not torch.equal(images[0], images[1]) and not torch.equal(images[1], images[2])
+
+
+def test_the_references_mixup_collate_fn_and_a_batch_mixup_take_the_default_batches(labelled):
+    """The classification reference's collate_fn, `mixup_cutmix(*default_collate(batch))`, and
+    a batch transform written as `forward(images, labels)`, each on [image, label] batches."""
+    def mixup(images, labels):  # the reference's v1 RandomMixup's signature
+        return images.float().roll(1, 0) * 0.5 + images * 0.5, labels.roll(1, 0)
+
+    images, labels = next(iter(stoker.Loader(
+        labelled, batch_size=4, collate_fn=lambda batch: mixup(*default_collate(batch)))))
+    assert labels.tolist() == [3, 0, 1, 2] and images.dtype == torch.float32
+    mixed, labels = next(iter(stoker.Loader(labelled, batch_size=4,
+                                            batches=stoker.Batches(batch_transform=mixup))))
+    assert labels.tolist() == [3, 0, 1, 2] and torch.equal(mixed, images)
+
+
+def test_a_batch_transform_that_fails_names_the_batch_it_was_given(labelled):
+    def wants_a_dict(batch):
+        return batch["image"]
+
+    with pytest.raises(stoker.Error, match=r"raised TypeError: .*, given its fields as arguments "
+                                           r"\(uint8 \[4, 1, 4, 4\], int64 \[4\]\) \(another "
+                                           r"form: stoker.Batches\(batch_format=...\)\)"):
+        next(iter(stoker.Loader(labelled, batch_size=4,
+                                batches=stoker.Batches(batch_transform=wants_a_dict))))

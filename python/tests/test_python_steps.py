@@ -239,6 +239,8 @@ def test_a_failing_batch_transform_is_one_line_and_a_bad_one_refused(images):
     with pytest.raises(stoker.Error) as raised:
         next(iter(made))
     assert str(raised.value) == ("batch 0 (epoch 0): the batch transform broken raised "
-                                 "RuntimeError: no labels")
+                                 "RuntimeError: no labels, given its fields as arguments "
+                                 "(uint8 [3, 3, 24, 24], int64 [3]) (another form: "
+                                 "stoker.Batches(batch_format=...))")
     with pytest.raises(ValueError, match="batch_transform must be callable"):
         loader(path, CROP, batch_transform=3)
