@@ -13,11 +13,16 @@ def splits_batches(torch, collate_fn) -> bool:
 
 def samples_of(batch) -> list:
     """The samples of a batch (a list or tuple of fields, or a dict of them; a field a tensor or
-    a list of per-sample values), in the structure each sample had: tuples for a list or tuple
-    batch (as torchvision's datasets give them), dicts for a dict batch."""
+    a list of per-sample values), in the structure torchvision's datasets give them: tuples for
+    a list or tuple batch; for a detection batch (a dict with "image" and "boxes") (image,
+    target) with the other fields in the target dict, as the detection references' datasets
+    give them; else dicts."""
     if isinstance(batch, dict):
         names = list(batch)
-        return [dict(zip(names, values)) for values in zip(*batch.values())]
+        samples = [dict(zip(names, values)) for values in zip(*batch.values())]
+        if "image" in batch and "boxes" in batch:
+            return [(sample.pop("image"), sample) for sample in samples]
+        return samples
     return [tuple(values) for values in zip(*batch)]
 
 

@@ -462,3 +462,57 @@ def test_a_batch_transform_that_fails_names_the_batch_it_was_given(labelled):
                                            r"form: stoker.Batches\(batch_format=...\)\)"):
         next(iter(stoker.Loader(labelled, batch_size=4,
                                 batches=stoker.Batches(batch_transform=wants_a_dict))))
+
+
+# Detection as the references run it -------------------------------------------------------
+
+
+def references_collate(batch):
+    """The detection references' collate_fn (utils.collate_fn)."""
+    return tuple(zip(*batch))
+
+
+def test_native_detection_batches_come_in_the_references_shape(coco_dataset):
+    import torchvision.transforms.v2 as v2
+
+    preset = v2.Compose([v2.ToImage(), v2.RandomHorizontalFlip(0.5),
+                         v2.ToDtype(torch.float32, scale=True)])
+    loader = stoker.Loader(stoker.Dataset(coco_dataset, transforms=preset), batch_size=4,
+                           collate_fn=references_collate)
+    images, targets = next(iter(loader))
+    assert len(images) == len(targets) == 4
+    for image, target in zip(images, targets):
+        assert image.ndim == 3 and target["boxes"].shape[-1] == 4
+        assert len(target["labels"]) == len(target["boxes"])
+
+
+def test_torchvisions_coco_detection_runs_the_references_loop_and_evaluate(coco_set):
+    """CocoDetection wrapped for v2, the references' collate, then COCOeval through
+    loader.dataset (as evaluate() reaches the annotations): the batches are DataLoader's."""
+    datasets = pytest.importorskip("torchvision.datasets")
+    cocoeval = pytest.importorskip("pycocotools.cocoeval")
+    import torchvision.transforms.v2 as v2
+
+    dataset = datasets.wrap_dataset_for_transforms_v2(datasets.CocoDetection(
+        coco_set / "images", coco_set / "annotations" / "instances.json",
+        transforms=v2.Compose([v2.ToImage(), v2.ToDtype(torch.float32, scale=True)])),
+        target_keys=["boxes", "labels", "image_id"])
+    loader = stoker.Loader(dataset, batch_size=4, num_workers=2, collate_fn=references_collate)
+    theirs = DataLoader(dataset, batch_size=4, num_workers=2, collate_fn=references_collate)
+    detections = []
+    for (images, targets), (want_images, want_targets) in zip(loader, theirs):
+        same(list(images), list(want_images))
+        same([dict(t) for t in targets], [dict(t) for t in want_targets])
+        for target in targets:  # the ground truth as detections: evaluate() must give AP 1
+            if "boxes" not in target:  # an image without annotations
+                continue
+            for box, label in zip(target["boxes"].tolist(), target["labels"].tolist()):
+                x0, y0, x1, y1 = box
+                detections.append({"image_id": int(target["image_id"]), "category_id": label,
+                                   "bbox": [x0, y0, x1 - x0, y1 - y0], "score": 1.0})
+    coco = loader.dataset.coco  # the user's own dataset object
+    evaluation = cocoeval.COCOeval(coco, coco.loadRes(detections), "bbox")
+    evaluation.evaluate()
+    evaluation.accumulate()
+    evaluation.summarize()
+    assert evaluation.stats[0] > 0.99
