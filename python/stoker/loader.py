@@ -6,6 +6,7 @@ to DataLoader's own worker processes under stoker's order (_python_dataset.py)."
 
 from __future__ import annotations
 
+import difflib
 import numbers
 import os
 import warnings
@@ -60,6 +61,22 @@ def _dataloader_rules(torch, dataset, batch_size, shuffle, sampler, batch_sample
                          "exclusive with drop_last")
 
 
+# DataLoader's arguments, as stoker.Loader takes them.
+_DATALOADER_ARGUMENTS = ("batch_size", "shuffle", "sampler", "batch_sampler", "num_workers",
+                         "collate_fn", "pin_memory", "drop_last", "timeout", "worker_init_fn",
+                         "multiprocessing_context", "generator", "prefetch_factor",
+                         "persistent_workers", "pin_memory_device", "in_order")
+
+
+def _where(name: str) -> str:
+    """Where a setting goes: " (stoker.Feed(workers=...))" for a group's field, "" for
+    DataLoader's own."""
+    group = _GROUP_OF.get(name)
+    if group is None or group == "dataset":
+        return ""
+    return f" (stoker.{GROUPS[group].__name__}({name}=...))"
+
+
 def _settings(groups: dict, legacy: dict) -> dict:
     """{group: {field: value}} from the settings objects given (None: defaults) and the
     keywords of stoker.Loader before the groups (each into its group; one set both ways, or a
@@ -77,7 +94,10 @@ def _settings(groups: dict, legacy: dict) -> dict:
     for key, value in legacy.items():
         group = _GROUP_OF.get(key)
         if group is None:
-            raise TypeError(f"stoker.Loader() got an unexpected keyword argument {key!r}")
+            known = list(_GROUP_OF) + list(_DATALOADER_ARGUMENTS)
+            close = difflib.get_close_matches(key, known, n=1)
+            hint = f"; did you mean {close[0]!r}{_where(close[0])}?" if close else ""
+            raise TypeError(f"stoker.Loader() got an unexpected keyword argument {key!r}{hint}")
         default = GROUPS[group]() if group in GROUPS else None
         if default is not None and settings[group][key] != getattr(default, key):
             raise TypeError(f"{key} is set twice: as a keyword and in stoker.{group.title()}")

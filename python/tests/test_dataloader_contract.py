@@ -101,9 +101,13 @@ def test_an_iterable_dataset_refuses_shuffle_as_dataloader_does():
     assert str(ours.value) == str(theirs.value)
 
 
-def test_an_unknown_keyword_is_a_type_error():
-    with pytest.raises(TypeError, match="unexpected keyword argument 'num_worker'"):
+def test_an_unknown_keyword_is_a_type_error_naming_the_closest_setting():
+    with pytest.raises(TypeError, match="unexpected keyword argument 'num_worker'; did you mean "
+                                        "'num_workers'\\?"):
         stoker.Loader(Squares(), num_worker=2)
+    with pytest.raises(TypeError, match=r"'shuffle_windows'; did you mean 'shuffle_window' "
+                                        r"\(stoker.Order\(shuffle_window=...\)\)\?"):
+        stoker.Loader(Squares(), shuffle_windows=2)
 
 
 def test_a_setting_given_twice_names_it():
