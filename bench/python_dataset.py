@@ -1,16 +1,22 @@
 #!/usr/bin/env python3
-"""A dataset stoker does not read natively, through DataLoader and through stoker.Loader with
-the same arguments (same num_workers, batch size, shuffle), side by side in one run, rounds
-alternating: images/s of each and their ratio (issue 62's target: stoker >= 1.0x DataLoader,
-with stoker's deterministic order and exact resume on top).
+"""stoker.Loader given a dataset object, side by side in one run, rounds alternating: images/s
+of each and their ratio.
+
+--section python (the default): a dataset stoker does not read natively, through DataLoader
+and through stoker.Loader with the same arguments (same num_workers, batch size, shuffle)
+(target: stoker >= 1.0x DataLoader, with stoker's deterministic order and exact resume on top).
+--section recognised: torchvision's ImageFolder with a v2 recipe given to stoker.Loader (read
+natively, its transform translated) against stoker.ImageFolder with the same recipe, the
+native path as it was (target: >= 0.97x).
 
 The dataset: a torch Dataset of its own (so nothing recognises it) that opens each JPEG of a
 folder with PIL and applies torchvision's RandomResizedCrop(224) + flip + ToTensor + Normalize:
 the classic Python-side pipeline.
 
-  .venv/bin/python bench/python_dataset.py --images DIR [--workers 2] [--rounds 5]
-      [--batches 30] [--batch 32]
-DIR: a folder of JPEGs (searched recursively), e.g. bench/make_image_set.py's.
+  .venv/bin/python bench/python_dataset.py --images DIR [--section python|recognised]
+      [--workers 2] [--rounds 5] [--batches 30] [--batch 32]
+DIR: a folder of JPEGs (searched recursively; for recognised, an ImageFolder tree), e.g.
+bench/make_image_set.py's train/.
 """
 
 import argparse
@@ -65,22 +71,36 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--batches", type=int, default=30)
     parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--section", choices=("python", "recognised"), default="python")
     a = parser.parse_args()
     torch.set_num_threads(1)
-    dataset = JpegFolder(a.images)
-    arguments = dict(batch_size=a.batch, shuffle=True, num_workers=a.workers,
-                     persistent_workers=a.workers > 0)
-    makers = {"dataloader": lambda: DataLoader(dataset, **arguments),
-              "stoker": lambda: stoker.Loader(dataset, **arguments)}
+    if a.section == "python":
+        dataset = JpegFolder(a.images)
+        arguments = dict(batch_size=a.batch, shuffle=True, num_workers=a.workers,
+                         persistent_workers=a.workers > 0)
+        makers = {"dataloader": lambda: DataLoader(dataset, **arguments),
+                  "stoker": lambda: stoker.Loader(dataset, **arguments)}
+    else:
+        import torchvision
+        import torchvision.transforms.v2 as v2
+
+        recipe = v2.Compose([v2.RandomResizedCrop(224), v2.RandomHorizontalFlip(), v2.ToImage(),
+                             v2.ToDtype(torch.float32, scale=True)])
+        dataset = torchvision.datasets.ImageFolder(a.images, transform=recipe)
+        arguments = dict(batch_size=a.batch, shuffle=True, feed=stoker.Feed(workers=a.workers))
+        makers = {"stoker.ImageFolder": lambda: stoker.Loader(
+                      stoker.ImageFolder(a.images, recipe), **arguments),
+                  "torchvision's": lambda: stoker.Loader(dataset, **arguments)}
     rates = {name: [] for name in makers}
     for _ in range(a.rounds):
         for name, make in makers.items():
             rates[name].append(rate(make(), a.batches))
     medians = {name: statistics.median(r) for name, r in rates.items()}
     for name, r in rates.items():
-        print(f"{name:>10}: median {medians[name]:7.1f} images/s  rounds "
+        print(f"{name:>18}: median {medians[name]:7.1f} images/s  rounds "
               f"{' '.join(f'{x:.0f}' for x in r)}")
-    print(f"stoker / DataLoader: {medians['stoker'] / medians['dataloader']:.3f} "
+    (base, b), (new, n) = medians.items()
+    print(f"{new} / {base}: {n / b:.3f} "
           f"({len(dataset)} images, batch {a.batch}, {a.workers} workers, "
           f"{os.cpu_count()} cores)")
 
