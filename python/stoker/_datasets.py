@@ -3,12 +3,17 @@ ImageFolder, WebDataset, Parquet) and the torchvision datasets it recognises, ea
 native loader's source with its transforms. Anything else is read by its own ``__getitem__``
 (_python_dataset.py)."""
 
+import hashlib
 import os
+import shutil
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from stoker.sources import ImageFolder, _Source
+import numpy as np
+
+from stoker.sources import Dataset, ImageFolder, _Source
 
 
 @dataclass
@@ -45,6 +50,66 @@ def _torchvision_image_folder(dataset) -> Optional[NativeDataset]:
         "classes and order"]})
 
 
+def arrays_cache_root() -> str:
+    """Where in-memory datasets are kept as stoker datasets: $STOKER_CACHE/arrays, else
+    $XDG_CACHE_HOME/stoker/arrays, else ~/.cache/stoker/arrays."""
+    root = os.environ.get("STOKER_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "stoker")
+    return os.path.join(root, "arrays")
+
+
+def _stored_arrays(images: np.ndarray, labels: np.ndarray, classes: list) -> str:
+    """A stoker dataset of `images` (uint8 [N, C, H, W]) and `labels` (int64 [N]) in the arrays
+    cache, named by a digest of their bytes: written once (into a temporary folder, then renamed
+    into place, so a crash leaves nothing half-written), found again by every later loader."""
+    from stoker.bulk_write import write_dataset
+
+    digest = hashlib.sha256()
+    for array in (images, labels):
+        digest.update(str((array.dtype, array.shape)).encode())
+        digest.update(np.ascontiguousarray(array).data)
+    path = os.path.join(arrays_cache_root(), digest.hexdigest()[:24])
+    if os.path.exists(os.path.join(path, "manifest.json")):
+        return path
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    scratch = tempfile.mkdtemp(dir=os.path.dirname(path), prefix=".writing-")
+    write_dataset(os.path.join(scratch, "ds"), {"image": images, "label": labels},
+                  class_names=list(classes) or None, workers=0, progress=False)
+    try:
+        os.rename(os.path.join(scratch, "ds"), path)
+    except OSError:  # another process put the same dataset there first
+        pass
+    shutil.rmtree(scratch, ignore_errors=True)
+    return path
+
+
+def _torchvision_arrays(dataset) -> Optional[NativeDataset]:
+    """torchvision's CIFAR10/100 and MNIST family (MNIST, FashionMNIST, KMNIST), whose images
+    sit in memory as uint8 arrays and reach their transform as PIL images: kept once as a
+    stoker dataset (the arrays cache) and read natively, the transform translated, in the
+    dataset's order."""
+    datasets = sys.modules.get("torchvision.datasets")
+    if datasets is None:
+        return None
+    base = next((kind for kind in (datasets.CIFAR10, datasets.MNIST)
+                 if isinstance(dataset, kind)), None)
+    if base is None or type(dataset).__getitem__ is not base.__getitem__:
+        return None
+    images = np.asarray(dataset.data)
+    if images.dtype != np.uint8 or images.ndim not in (3, 4):
+        return None
+    images = images[:, None] if images.ndim == 3 else images.transpose(0, 3, 1, 2)
+    labels = np.asarray(dataset.targets, dtype=np.int64)
+    transforms = {} if dataset.transform is None else {"image": dataset.transform}
+    if dataset.target_transform is not None:
+        transforms["label"] = dataset.target_transform
+    path = _stored_arrays(images, labels, getattr(dataset, "classes", []))
+    name = type(dataset).__name__
+    return NativeDataset(Dataset(path), transforms or None, {"dataset": [
+        f"torchvision's {name} is read natively: its arrays kept once as a stoker dataset "
+        f"({path})"]})
+
+
 def native_dataset(torch, dataset, transforms) -> Optional[NativeDataset]:
     """`dataset` as the native loader reads it, or None where its own __getitem__ must run.
     `transforms`: the loader's transforms keyword (for a path; a source carries its own)."""
@@ -62,5 +127,5 @@ def native_dataset(torch, dataset, transforms) -> Optional[NativeDataset]:
     if transforms is not None:
         raise ValueError(f"transforms= is for a dataset stoker reads natively (a path, "
                          f"stoker.Dataset, ...); a {type(dataset).__name__} applies its own")
-    return _torchvision_image_folder(dataset)
+    return _torchvision_image_folder(dataset) or _torchvision_arrays(dataset)
 

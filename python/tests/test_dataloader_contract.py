@@ -520,3 +520,92 @@ def test_torchvisions_coco_detection_runs_the_references_loop_and_evaluate(coco_
     evaluation.accumulate()
     evaluation.summarize()
     assert evaluation.stats[0] > 0.99
+
+
+# torchvision's in-memory datasets, read natively -------------------------------------------
+
+
+@pytest.fixture
+def fashion_mnist(tmp_path, monkeypatch):
+    """torchvision's FashionMNIST (its test split, 10,000 images) over Debian's
+    dataset-fashion-mnist files, the arrays cache in tmp_path."""
+    import gzip
+    import shutil
+
+    datasets = pytest.importorskip("torchvision.datasets")
+    monkeypatch.setenv("STOKER_CACHE", str(tmp_path / "cache"))
+    raw = tmp_path / "FashionMNIST" / "raw"
+    raw.mkdir(parents=True)
+    for name in ("train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+                 "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"):
+        source = f"/usr/share/datasets/fashion-mnist/{name}.gz"
+        with gzip.open(source) as packed, open(raw / name, "wb") as out:
+            shutil.copyfileobj(packed, out)
+    return lambda **kwargs: datasets.FashionMNIST(tmp_path, train=False, **kwargs)
+
+
+def test_torchvisions_fashion_mnist_is_read_natively_with_its_tensors(fashion_mnist):
+    """Its pixels exactly (PILToTensor); ToTensor + Normalize as stoker normalises, a fused
+    float32 scale and bias: within an ulp or two of torchvision's divisions (RECIPES.md)."""
+    import torchvision.transforms as T
+
+    pixels = fashion_mnist(transform=T.PILToTensor())
+    loader = stoker.Loader(pixels, batch_size=500)
+    assert loader.dataset is pixels
+    assert "read natively" in loader.plan["notes"]["dataset"][0]
+    batches = 0
+    for a, b in zip(loader, DataLoader(pixels, batch_size=500)):
+        same(a, b)
+        batches += 1
+    assert batches == len(loader) == 20
+    normalised = fashion_mnist(transform=T.Compose([T.ToTensor(),
+                                                    T.Normalize((0.286,), (0.353,))]))
+    loader = stoker.Loader(normalised, batch_size=500)
+    assert all(where == "native" for _, where in loader.plan["image"])
+    for (a, label), (b, want) in zip(loader, DataLoader(normalised, batch_size=500)):
+        torch.testing.assert_close(a, b, rtol=0, atol=1e-6)
+        assert torch.equal(label, want)
+
+
+def test_an_in_memory_dataset_is_kept_once(fashion_mnist, tmp_path):
+    first = stoker.Loader(fashion_mnist(), batch_size=8)
+    kept = sorted((tmp_path / "cache" / "arrays").iterdir())
+    assert len(kept) == 1 and (kept[0] / "manifest.json").exists()
+    second = stoker.Loader(fashion_mnist(), batch_size=8)
+    assert sorted((tmp_path / "cache" / "arrays").iterdir()) == kept
+    same(next(iter(first)), next(iter(second)))
+
+
+def test_torchvisions_cifar10_is_read_natively_with_its_pixels(tmp_path, monkeypatch):
+    """A CIFAR-10 folder written here in its pickled layout (a subclass skips the checksums of
+    the real files, nothing else): its pixels exactly, the classic recipe all native."""
+    datasets = pytest.importorskip("torchvision.datasets")
+    import torchvision.transforms as T
+
+    monkeypatch.setenv("STOKER_CACHE", str(tmp_path / "cache"))
+    folder = tmp_path / "cifar-10-batches-py"
+    folder.mkdir()
+    rng = np.random.default_rng(0)
+    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+        batch = {"data": rng.integers(0, 256, (20, 3072), dtype=np.uint8),
+                 "labels": rng.integers(0, 10, 20).tolist()}
+        (folder / name).write_bytes(pickle.dumps(batch))
+    (folder / "batches.meta").write_bytes(pickle.dumps(
+        {"label_names": [f"class{i}" for i in range(10)]}))
+
+    class Cifar(datasets.CIFAR10):
+        meta = dict(datasets.CIFAR10.meta, md5=None)  # no checksum: any file passes
+
+        def _check_integrity(self):
+            return True
+
+    pixels = Cifar(tmp_path, train=True, transform=T.PILToTensor())
+    for a, b in zip(stoker.Loader(pixels, batch_size=16), DataLoader(pixels, batch_size=16)):
+        same(a, b)
+    recipe = T.Compose([T.RandomCrop(32, padding=4), T.RandomHorizontalFlip(), T.ToTensor(),
+                        T.Normalize((0.49, 0.48, 0.45), (0.25, 0.24, 0.26))])
+    loader = stoker.Loader(Cifar(tmp_path, train=True, transform=recipe), batch_size=16,
+                           shuffle=True)
+    assert all(where == "native" for _, where in loader.plan["image"])
+    images, labels = next(iter(loader))
+    assert images.shape == (16, 3, 32, 32) and images.dtype == torch.float32
