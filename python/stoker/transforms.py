@@ -1005,7 +1005,9 @@ def _source_call(steps: list) -> tuple:
 
 
 def _encoded_image_spec(field: str, steps: list) -> dict:
-    """The native spec of an encoded-image field's native `steps`."""
+    """The native spec of an encoded-image field's native `steps`; none: each image decoded at
+    its own size (DecodeImage()), as a dataset without a transform gives its images."""
+    steps = steps or [DecodeImage()]
     names = [type(s).__name__ for s in steps]
     if names[:1] in (["RawBytes"], ["DecodeImage"]):
         if len(steps) > 1:

@@ -609,3 +609,13 @@ def test_torchvisions_cifar10_is_read_natively_with_its_pixels(tmp_path, monkeyp
     assert all(where == "native" for _, where in loader.plan["image"])
     images, labels = next(iter(loader))
     assert images.shape == (16, 3, 32, 32) and images.dtype == torch.float32
+
+
+def test_encoded_images_without_a_transform_come_at_their_own_sizes(images):
+    """As a dataset without a transform gives its images: decoded, each its own size."""
+    path, _ = images
+    loader = stoker.Loader(path, batch_size=4, batches=stoker.Batches(batch_format="dict"))
+    batch = next(iter(loader))
+    shapes = {tuple(image.shape) for image in batch["image"]}
+    assert len(shapes) > 1 and all(shape[0] == 3 for shape in shapes)
+    assert all(image.dtype == torch.uint8 for image in batch["image"])
