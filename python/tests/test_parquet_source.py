@@ -1,7 +1,8 @@
 """Parquet files read in place (stoker.Parquet): Hugging Face's layout gives pyarrow's labels and
 the converted dataset's pixels for the same transforms and draws, and keeps the source contract
 (order, exactly once across ranks, resume); Spark's layout with its column names, a folder and a
-glob; found out from a plain path; bad files and rows named."""
+glob; found out from a plain path; bad files and rows named; images by path (null bytes) read
+from their files, a relative path in the Parquet file's folder, a missing one named."""
 
 import json
 
