@@ -273,11 +273,14 @@ Result<std::shared_ptr<ParquetSource>> ParquetSource::open(
           check_leaf(name, schema, path_leaf, {parquet::Type::BYTE_ARRAY}, "a string").is_ok())
         file.path_leaf = path_leaf;
     }
-    // A remote file's name is its URL; a local file's folder, absolute, holds its images' relative
-    // paths.
-    std::error_code absolute_error;
-    if (name.find("://") == std::string::npos)
-      file.folder = std::filesystem::absolute(name, absolute_error).parent_path().string();
+    // A remote file's name is its URL; a local file's folder, absolute (the name's as it is if
+    // there is no working directory), holds its images' relative paths.
+    if (name.find("://") == std::string::npos) {
+      std::error_code error;
+      const std::filesystem::path absolute = std::filesystem::absolute(name, error);
+      file.folder = (error ? std::filesystem::path(name) : absolute).parent_path().string();
+      if (file.folder.empty()) file.folder = ".";
+    }
     file.label_leaf = find_leaf(schema, options.label_column);
     for (const auto& [leaf, column] : {std::pair{file.image_leaf, &options.image_column},
                                        {file.label_leaf, &options.label_column}})
@@ -300,8 +303,7 @@ Result<std::shared_ptr<ParquetSource>> ParquetSource::open(
       // Its columns' chunks: the image's, the label's, and the image's paths where its bytes may
       // be null.
       FilePiece piece{i, fmt::format("row group {}", g), {}};
-      const bool paths =
-          file.path_leaf >= 0 && may_hold_nulls(*meta, g, file.image_leaf);
+      const bool paths = file.path_leaf >= 0 && may_hold_nulls(*meta, g, file.image_leaf);
       for (int leaf : {file.image_leaf, file.label_leaf, paths ? file.path_leaf : -1}) {
         if (leaf < 0) continue;
         STOKER_ASSIGN_OR_RETURN(FileRange range,
