@@ -1,7 +1,8 @@
 """Parquet files read in place (stoker.Parquet): Hugging Face's layout gives pyarrow's labels and
 the converted dataset's pixels for the same transforms and draws, and keeps the source contract
 (order, exactly once across ranks, resume); Spark's layout with its column names, a folder and a
-glob; found out from a plain path; bad files and rows named."""
+glob; found out from a plain path; bad files and rows named; images by path (null bytes) read
+from their files, a relative path in the Parquet file's folder, a missing one named."""
 
 import json
 
@@ -123,3 +124,45 @@ def test_inspect_and_verify_take_parquet_files(hf_file, cache):
     info = stoker.inspect(hf_file, cache_dir=cache)
     assert (info["records"], info["class_names"]) == (23, list(CLASSES))
     assert stoker.verify(hf_file, cache_dir=cache)["datasets"][0]["records"] == 23
+
+
+def write_paths_parquet(hf_file, data):
+    """hf_file's rows as Hugging Face datasets writes an Image column cast from image files: the
+    struct's bytes null and its path set. Even rows name a copy under data/img by a path relative
+    to data (the Parquet file's folder), odd rows the image folder's file by its absolute path."""
+    table = pq.read_table(hf_file)
+    (data / "img").mkdir(parents=True)
+    images = []
+    for i, image in enumerate(table.column("image").to_pylist()):
+        path = image["path"]
+        if i % 2 == 0:
+            path = f"img/{i}.jpg"
+            (data / path).write_bytes(image["bytes"])
+        images.append({"bytes": None, "path": path})
+    path = data / "train.parquet"
+    pq.write_table(table.set_column(0, "image", pa.array(images, table.schema.field(0).type)),
+                   path, row_group_size=4)
+    return path
+
+
+def test_images_by_path_are_read_from_their_files(hf_file, tmp_path, cache, monkeypatch):
+    paths_file = write_paths_parquet(hf_file, tmp_path / "data")
+    want = epochs(crop_loader(stoker.Parquet(hf_file), cache), 2)
+    monkeypatch.chdir(tmp_path / "data" / "img")  # relative paths are the Parquet file's folder's
+    assert_same(epochs(crop_loader(stoker.Parquet(paths_file), cache), 2), want)
+    loader = stoker.Loader(stoker.Parquet(paths_file), batch_size=4, shuffle=False,
+                           batch_format="dict", cache_dir=cache, transforms=NO_IMAGE)
+    assert labels(loader) == pq.read_table(hf_file).column("label").to_pylist()
+
+
+def test_a_missing_image_file_is_named_by_row_and_path(hf_file, tmp_path, cache):
+    paths_file = write_paths_parquet(hf_file, tmp_path / "data")
+    (tmp_path / "data" / "img" / "6.jpg").unlink()
+    with pytest.raises(stoker.Error) as error:
+        epochs(crop_loader(stoker.Parquet(paths_file), cache, shuffle=False), 1)
+    message = str(error.value)
+    assert message.startswith(f"{paths_file}: row 6 (row group 1): its image's path 'img/6.jpg': "
+                              f"{tmp_path / 'data' / 'img' / '6.jpg'}: "), message
+    assert "\n" not in message
+    kept = epochs(crop_loader(stoker.Parquet(paths_file), cache, shuffle=False, on_error="skip"), 1)
+    assert sum(len(labels) for _, labels in kept) == 22

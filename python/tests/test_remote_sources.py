@@ -2,7 +2,8 @@
 through the shard cache: the local files' samples, the source contract (order, exactly once
 across ranks, resume), an s3:// folder listed, an http:// folder listed from its index page, a
 later run served by the cache, a file changed on the server between runs read as it is now, and
-a missing tar one line naming its URL without its secrets."""
+a missing tar one line naming its URL without its secrets, and a remote Parquet file's relative
+image paths refused."""
 import os
 import shutil
 
@@ -148,3 +149,22 @@ def test_parquet_files_in_an_s3_folder_are_listed(parquet_file, s3_env, tmp_path
     cache = str(tmp_path / "cache")
     assert (in_order(stoker.Parquet(f"s3://{s3_env.bucket}/pq/"), cache)
             == in_order(stoker.Parquet(parquet_file), cache))
+
+
+def test_a_remote_parquet_files_relative_image_paths_are_refused(parquet_file, nginx_server,
+                                                                  tmp_path):
+    from batches import epochs
+    from test_image_folder_source import crop_loader
+    from test_parquet_source import write_paths_parquet
+    paths_file = write_paths_parquet(parquet_file, tmp_path / "data")
+    (nginx_server.root / "pq").mkdir()
+    shutil.copy(paths_file, nginx_server.root / "pq" / "train.parquet")
+    url = f"{nginx_server.url}/pq/train.parquet"
+    cache = str(tmp_path / "cache")
+    with pytest.raises(stoker.Error, match=rf"^{url}: row 0 \(row group 0\): its image's path "
+                                           r"'img/0.jpg': relative to a remote Parquet file: not "
+                                           r"supported"):
+        epochs(crop_loader(stoker.Parquet(url), cache, shuffle=False), 1)
+    # Its absolute paths are local files, read.
+    kept = epochs(crop_loader(stoker.Parquet(url), cache, shuffle=False, on_error="skip"), 1)
+    assert sum(len(labels) for _, labels in kept) == 11

@@ -204,6 +204,37 @@ void for_each_value(const std::shared_ptr<parquet::ColumnReader>& column, int64_
   }
 }
 
+// Whether column chunk `leaf` of row group `g` may hold nulls: its statistics' null count is not
+// 0, or it has none.
+bool may_hold_nulls(const parquet::FileMetaData& meta, int g, int leaf) {
+  try {
+    const std::unique_ptr<parquet::ColumnChunkMetaData> chunk = meta.RowGroup(g)->ColumnChunk(leaf);
+    if (!chunk->is_stats_set()) return true;
+    const std::shared_ptr<parquet::Statistics> stats = chunk->statistics();
+    return !stats || !stats->HasNullCount() || stats->null_count() > 0;
+  } catch (const std::exception&) {
+    return true;
+  }
+}
+
+// The bytes of the image file at `path`, the path of a Hugging Face Image struct whose bytes are
+// null, in the Parquet file of folder `folder` ("": a remote file). An absolute path is read as it
+// is; a relative one is relative to the Parquet file's folder. Hugging Face datasets opens a local
+// path as it is given (Image.decode_example: PIL.Image.open(path), so relative to the reading
+// process's working directory) and a URL (a remote or chained "::" path) through fsspec; stoker
+// reads a relative path in the Parquet file's folder instead, so that a folder holding a Parquet
+// file and its images reads the same from wherever it is read, and reads no URL. A relative path
+// of a remote Parquet file is not read either (it would be a remote read). One line.
+Result<std::string> image_at_path(const std::string& folder, const std::string& path) {
+  if (path.find("://") != std::string::npos)
+    return unsupported("a URL, not a local file: not supported");
+  if (path.empty()) return invalid_argument("an empty path");
+  if (path[0] == '/') return read_file(path, kMaxImageFileBytes);
+  if (folder.empty())
+    return unsupported("relative to a remote Parquet file: not supported (only local files' are)");
+  return read_file(folder + "/" + path, kMaxImageFileBytes);
+}
+
 }  // namespace
 
 Result<std::shared_ptr<ParquetSource>> ParquetSource::open(const std::string& path,
@@ -234,7 +265,22 @@ Result<std::shared_ptr<ParquetSource>> ParquetSource::open(
     const parquet::FileMetaData* meta = file.meta.get();
     const parquet::SchemaDescriptor& schema = *meta->schema();
     file.image_leaf = find_leaf(schema, options.image_column);
-    if (file.image_leaf < 0) file.image_leaf = find_leaf(schema, options.image_column + ".bytes");
+    if (file.image_leaf < 0) {
+      // Hugging Face's Image struct: its bytes, and its path where they are null.
+      file.image_leaf = find_leaf(schema, options.image_column + ".bytes");
+      const int path_leaf = find_leaf(schema, options.image_column + ".path");
+      if (file.image_leaf >= 0 && path_leaf >= 0 &&
+          check_leaf(name, schema, path_leaf, {parquet::Type::BYTE_ARRAY}, "a string").is_ok())
+        file.path_leaf = path_leaf;
+    }
+    // A remote file's name is its URL; a local file's folder, absolute (the name's as it is if
+    // there is no working directory), holds its images' relative paths.
+    if (name.find("://") == std::string::npos) {
+      std::error_code error;
+      const std::filesystem::path absolute = std::filesystem::absolute(name, error);
+      file.folder = (error ? std::filesystem::path(name) : absolute).parent_path().string();
+      if (file.folder.empty()) file.folder = ".";
+    }
     file.label_leaf = find_leaf(schema, options.label_column);
     for (const auto& [leaf, column] : {std::pair{file.image_leaf, &options.image_column},
                                        {file.label_leaf, &options.label_column}})
@@ -254,9 +300,12 @@ Result<std::shared_ptr<ParquetSource>> ParquetSource::open(
       if (group->num_rows() < 0 || group->num_rows() > kMaxRowsPerGroup)
         return corrupt(fmt::format("{}: row group {} has {} rows, not 0 to {}", name, g,
                                    group->num_rows(), kMaxRowsPerGroup));
-      // Its two columns' chunks: the image's, then the label's.
+      // Its columns' chunks: the image's, the label's, and the image's paths where its bytes may
+      // be null.
       FilePiece piece{i, fmt::format("row group {}", g), {}};
-      for (int leaf : {file.image_leaf, file.label_leaf}) {
+      const bool paths = file.path_leaf >= 0 && may_hold_nulls(*meta, g, file.image_leaf);
+      for (int leaf : {file.image_leaf, file.label_leaf, paths ? file.path_leaf : -1}) {
+        if (leaf < 0) continue;
         STOKER_ASSIGN_OR_RETURN(FileRange range,
                                 chunk_range(name, *meta, g, leaf, file.identity.size));
         piece.ranges.push_back(range);
@@ -267,7 +316,7 @@ Result<std::shared_ptr<ParquetSource>> ParquetSource::open(
       unit.records = static_cast<uint64_t>(group->num_rows());
       unit.bytes = static_cast<uint64_t>(group->total_byte_size());
       source->groups_.push_back(
-          {static_cast<int>(source->files_.size()), g, row, manifest.records});
+          {static_cast<int>(source->files_.size()), g, row, manifest.records, paths});
       row += unit.records;
       manifest.records += unit.records;
       manifest.shards.push_back(std::move(unit));
@@ -349,17 +398,37 @@ Result<ShardReader> ParquetSource::read_unit(int u, std::map<uint64_t, std::stri
     } else {
       for_each_value<parquet::Int64Type>(labels_column, rows, keep_label);
     }
+    std::vector<std::optional<std::string>> paths;  // the image's paths, where read
+    if (unit.paths) {
+      paths.resize(rows);
+      for_each_value<parquet::ByteArrayType>(
+          column(file.path_leaf, image_range.size + label_range.size, pieces_[u].ranges[2].size),
+          rows, [&](int64_t row, const parquet::ByteArray* path) {
+            if (path) paths[row].emplace(reinterpret_cast<const char*>(path->ptr), path->len);
+          });
+    }
     for_each_value<parquet::ByteArrayType>(
         column(file.image_leaf, 0, image_range.size), rows,
         [&](int64_t row, const parquet::ByteArray* image) {
           ImageRecordValues values;
           values.label = labels[row].value_or(0);
           if (!labels[row]) return add(values, "its label is null");
-          if (!image) return add(values, "its image is null");
-          if (image->len > kMaxImageFileBytes)
+          std::string from_file;  // the bytes of the image file at its path
+          if (!image) {
+            if (!unit.paths || !paths[row]) return add(values, "its image is null");
+            Result<std::string> bytes = image_at_path(file.folder, *paths[row]);
+            if (!bytes.is_ok())
+              return add(values, fmt::format("its image's path '{}': {}", *paths[row],
+                                             bytes.status().message()));
+            from_file = std::move(bytes).value();
+            values.original = {reinterpret_cast<const uint8_t*>(from_file.data()),
+                               from_file.size()};
+          } else if (image->len > kMaxImageFileBytes) {
             return add(values,
                        fmt::format("its image is larger than {} bytes", kMaxImageFileBytes));
-          values.original = {image->ptr, image->len};
+          } else {
+            values.original = {image->ptr, image->len};
+          }
           Result<image::ImageHeader> header =
               image::read_image_header(values.original, options_.max_pixels);
           if (!header.is_ok()) return add(values, header.status().message());

@@ -14,8 +14,14 @@
 // one row group, named FILE#GROUP, read on demand, store/unit_read_source.h) as one piece, its
 // two column chunks (a remote file's kept in the shard cache, given up by the loader's next
 // read). Its two columns only: the image bytes as they are (a JPEG is not transcoded), the height
-// and width from their header. A null or undecodable image, a null label, a corrupt page, or a
-// local file changed (size and time) since it was opened give records whose image is empty;
+// and width from their header. Hugging Face's Image struct made from image files (cast from
+// paths, then to_parquet) has null `bytes` and a `path`: such a row's image is the file at its
+// path, an absolute one as it is, a relative one in the Parquet file's folder (image_at_path in
+// the .cc; a remote Parquet file's relative paths and URLs are not read). The struct's `path`
+// column is read only in row groups whose `bytes` may be null (its statistics' null count). The
+// image files are not part of the source's identity: each is read as it is when its row is. A
+// null or undecodable image, an image file that cannot be read, a null label, a corrupt page, or
+// a local file changed (size and time) since it was opened give records whose image is empty;
 // record_error names the file, row and row group and why, so the loader's on_error raises or skips
 // them. A piece that cannot be read (a remote file changed: its ETag; a range refused) is
 // acquire's error, one line naming the file and row group. A path that holds no Parquet file, a
@@ -69,12 +75,15 @@ class ParquetSource : public UnitReadSource {
     std::shared_ptr<parquet::FileMetaData> meta;  // its footer's
     int image_leaf = -1;                          // the leaf columns read
     int label_leaf = -1;
+    int path_leaf = -1;  // the image struct's path (a string), or -1
+    std::string folder;  // a local file's folder, absolute (its images' relative paths'); or ""
   };
   struct Group {  // a unit: one row group
     int file = 0;
     int row_group = 0;
     uint64_t first_row = 0;  // in its file
     uint64_t first = 0;      // global index of its first record
+    bool paths = false;      // its image's path column read too (its piece's third range)
   };
   ParquetSource() = default;
   Result<ShardReader> read_unit(int u, std::map<uint64_t, std::string>& bad) const override;
@@ -88,7 +97,8 @@ class ParquetSource : public UnitReadSource {
   std::shared_ptr<const InPlaceFiles> in_place_;
   std::vector<File> files_;
   std::vector<Group> groups_;
-  std::vector<FilePiece> pieces_;  // of each unit: its image's and its label's column chunks
+  // Of each unit: its image's and its label's column chunks, and its image path's if it reads it.
+  std::vector<FilePiece> pieces_;
 };
 
 }  // namespace stoker

@@ -2,6 +2,7 @@
 // layouts read in place, against the bytes and labels written; its units and bad input.
 #include "stoker/store/import/parquet_source.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -24,8 +25,10 @@ namespace fs = std::filesystem;
 
 // Writes DIR/NAME.parquet from the images DIR/img/I.jpg (I = 0..count-1, label I % 3) with
 // pyarrow: "hf" (image struct of bytes and path, label int64, ClassLabel names in the
-// metadata), "spark" (binary column jpg, int32 column cls) or "text_label" (label a string);
-// `rows_per_group` rows a row group; `null_image` a row whose image is null (-1: none).
+// metadata), "hf_paths" (hf's, the struct's bytes null and its path DIR/img/I.jpg's: relative to
+// DIR for an even I, absolute for an odd one), "spark" (binary column jpg, int32 column cls) or
+// "text_label" (label a string); `rows_per_group` rows a row group; `null_image` a row whose
+// image is null (-1: none; hf's bytes and path null, hf_paths' struct null).
 // Prints the data page offset of row group 1's image column to DIR/NAME.offset.
 const char* const kParquetWriter = R"(
 import json, sys
@@ -34,8 +37,13 @@ d, name, layout, count, per_group, null_image = sys.argv[1:7]
 count, per_group, null_image = int(count), int(per_group), int(null_image)
 images = [None if i == null_image else open(f"{d}/img/{i}.jpg", "rb").read() for i in range(count)]
 labels = [i % 3 for i in range(count)]
-if layout == "hf":
-    table = pa.table({"image": pa.array([{"bytes": b, "path": f"{i}.jpg"} for i, b in enumerate(images)],
+if layout == "hf_paths":
+    structs = [None if b is None else {"bytes": None, "path": f"img/{i}.jpg" if i % 2 == 0 else f"{d}/img/{i}.jpg"}
+               for i, b in enumerate(images)]
+else:
+    structs = [{"bytes": b, "path": None if b is None else f"{i}.jpg"} for i, b in enumerate(images)]
+if layout.startswith("hf"):
+    table = pa.table({"image": pa.array(structs,
                                         pa.struct([("bytes", pa.binary()), ("path", pa.string())])),
                       "label": pa.array(labels, pa.int64()), "other": pa.array(range(count))})
     features = {"image": {"_type": "Image"},
@@ -49,7 +57,7 @@ path = f"{d}/{name}.parquet"
 pq.write_table(table, path, row_group_size=per_group, compression="snappy")
 meta = pq.ParquetFile(path).metadata
 column = [meta.schema.column(i).path for i in range(meta.num_columns)].index(
-    "image.bytes" if layout == "hf" else "jpg" if layout == "spark" else "image")
+    "image.bytes" if layout.startswith("hf") else "jpg" if layout == "spark" else "image")
 open(f"{d}/{name}.offset", "w").write(str(meta.row_group(min(1, meta.num_row_groups - 1)).column(column).data_page_offset))
 )";
 
@@ -211,6 +219,33 @@ TEST_F(ParquetSourceTest, BadRowsAreNamedByFileRowAndRowGroup) {
   EXPECT_EQ(parquet_record_error(dataset, 0),
             path + ": row 0 (row group 0): decode failed (dataset record 0)");
   EXPECT_EQ(read_all(source)[1].first, "");
+}
+
+TEST_F(ParquetSourceTest, ImagesByPathAreReadFromTheirFilesRelativeToTheParquetFilesFolder) {
+  make_images(5);
+  const std::string path = write("paths", "hf_paths", 2, /*null_image=*/4);
+  auto source = ParquetSource::open(path, {}).value_or_throw();
+  const auto rows = read_all(source);
+  ASSERT_EQ(rows.size(), 5u);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(rows[i].first, images_[i]) << i;
+  // Missing files (one by a relative path, one by an absolute one) are bad records naming the
+  // path; a null struct stays a null image.
+  fs::remove(tmp_.path() + "/img/2.jpg");
+  fs::remove(tmp_.path() + "/img/3.jpg");
+  auto dataset = Dataset::open(ParquetSource::open(path, {}).value_or_throw()).value_or_throw();
+  for (int row : {2, 3}) {
+    const std::string file = tmp_.path() + "/img/" + std::to_string(row) + ".jpg";
+    const std::string shown = row == 2 ? "img/2.jpg" : file;
+    const std::string bad = parquet_record_error(dataset, row);
+    EXPECT_EQ(bad.rfind(fmt::format("{}: row {} (row group 1): its image's path '{}': {}: ", path,
+                                    row, shown, file),
+                        0),
+              0u)
+        << bad;
+    EXPECT_EQ(bad.find('\n'), std::string::npos) << bad;
+  }
+  EXPECT_EQ(parquet_record_error(dataset, 4),
+            path + ": row 4 (row group 2): its image is null (dataset record 4)");
 }
 
 TEST_F(ParquetSourceTest, ACorruptPageSpoilsItsRowGroupOnly) {
