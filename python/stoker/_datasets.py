@@ -24,6 +24,7 @@ class NativeDataset:
     source: Any
     transforms: Any = None
     notes: dict = field(default_factory=dict)
+    subset: Any = None  # a Subset's indices into the source, or None
 
 
 def _torchvision_image_folder(dataset) -> Optional[NativeDataset]:
@@ -127,5 +128,12 @@ def native_dataset(torch, dataset, transforms) -> Optional[NativeDataset]:
     if transforms is not None:
         raise ValueError(f"transforms= is for a dataset stoker reads natively (a path, "
                          f"stoker.Dataset, ...); a {type(dataset).__name__} applies its own")
+    if isinstance(dataset, torch.utils.data.Subset):
+        inner = native_dataset(torch, dataset.dataset, None)
+        if inner is None or inner.subset is not None:
+            return None
+        notes = {"dataset": inner.notes.get("dataset", []) + [
+            f"a Subset of {len(dataset.indices)} of its samples, read as explicit epochs"]}
+        return NativeDataset(inner.source, inner.transforms, notes, list(dataset.indices))
     return _torchvision_image_folder(dataset) or _torchvision_arrays(dataset)
 

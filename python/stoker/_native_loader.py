@@ -545,6 +545,8 @@ class NativeLoader:
             batch_size=batch_size, shuffle=bool(shuffle), seed=seed, last_batch=last_batch,
             rank=rank, world_size=world_size, fields=specs, to_tensor=_tensor_from_dlpack(torch),
             pinned_memory=self._pinned, batch_transform=native_batch, **settings)
+        if order_of is not None:  # its own order (a Subset's) follows the loader's options
+            order_of.bind(len(self._native), self._native.options)
         shapes = {name: shape for name, _, shape in self._native.fields}
         self._normalize = {
             name: _device.normalizer(torch, *_stoker.normalization(shapes[name], mean, std),
@@ -599,11 +601,12 @@ class NativeLoader:
         return self._epoch if self._epoch is not None else self._native.state()[1]
 
     def indices(self, epoch: int):
-        """This rank's dataset indices of epoch `epoch`, batch after batch (int64 array)."""
+        """This rank's indices of epoch `epoch`, batch after batch (int64 array), as a sampler
+        over the dataset given yields them (a Subset's positions)."""
         from stoker._samplers import stoker_order  # it needs torch
 
         if self._order_of is not None:
-            return self._order_of.batches()[0]
+            return self._order_of.positions(epoch)[0]
         return stoker_order(len(self._native), self._native.options, epoch)[0]
 
     def set_epoch(self, epoch: int) -> None:
@@ -630,7 +633,7 @@ class NativeLoader:
             if self._order_of is None:
                 iteration = self._native.epoch(epoch)
             else:
-                indices, sizes = self._order_of.batches()
+                indices, sizes = self._order_of.batches(epoch)
                 iteration = self._native.explicit_epoch(epoch, indices, sizes,
                                                         self._native.state()[2])
             source = self._native  # what says the state after each batch of `iteration`

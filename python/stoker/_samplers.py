@@ -85,39 +85,62 @@ def _indices_of(batch, number: int, size: int) -> list:
 
 
 class ExplicitOrder:
-    """A user's ``sampler`` (batched by ``batch_size`` and ``drop_last``, as DataLoader's
-    BatchSampler does) or ``batch_sampler``, as the native loader's explicit epochs take it:
-    ``batches()`` iterates it once (the sampler decides the epoch: DistributedSampler's
-    ``set_epoch``) into (indices int64 [samples], sizes int64 [batches])."""
+    """The epochs the native loader reads as explicit index plans: a user's ``sampler``
+    (batched by ``batch_size`` and ``drop_last``, as DataLoader's BatchSampler does) or
+    ``batch_sampler``, iterated once an epoch (the sampler decides the epoch:
+    DistributedSampler's ``set_epoch``); or, for a Subset of a dataset stoker reads natively
+    without a sampler, stoker's own order over the Subset's positions. `subset`: the Subset's
+    indices, which positions map to (None: the positions are the dataset's indices).
+    ``batches(epoch)`` gives (indices int64 [samples], sizes int64 [batches])."""
 
-    def __init__(self, sampler, batch_sampler, batch_size, drop_last: bool):
-        if batch_sampler is None:
+    def __init__(self, sampler, batch_sampler, batch_size, drop_last: bool, subset=None):
+        if batch_sampler is None and sampler is not None:
             batch_sampler = torch.utils.data.BatchSampler(sampler, batch_size or 1, drop_last)
-        self.batch_sampler = batch_sampler
+        self.batch_sampler = batch_sampler  # None: stoker's order over the subset
+        self.batch_size = batch_size or 1
+        self.subset = None if subset is None else np.asarray(subset, dtype=np.int64)
         self.size = None  # the dataset's, once the native loader has opened it
+        self.options = None  # the native loader's, for stoker's own order
 
-    def bind(self, size: int) -> None:
+    def bind(self, size: int, options=None) -> None:
         self.size = size
+        self.options = options
 
-    def batches(self):
+    def positions(self, epoch: int):
+        """(indices, sizes) of epoch `epoch` before the Subset's mapping: what a sampler over
+        the dataset given (the Subset) yields."""
+        if self.batch_sampler is None:
+            indices, sizes, _ = stoker_order(len(self.subset), self.options, epoch)
+            return indices, sizes
+        limit = self.size if self.subset is None else len(self.subset)
         indices, sizes = [], []
         for number, batch in enumerate(self.batch_sampler):
-            batch = _indices_of(batch, number, self.size)
+            batch = _indices_of(batch, number, limit)
             if not batch:
                 raise ValueError(f"the batch sampler's batch {number} is empty")
             indices.extend(batch)
             sizes.append(len(batch))
         return np.asarray(indices, dtype=np.int64), np.asarray(sizes, dtype=np.int64)
 
+    def batches(self, epoch: int):
+        indices, sizes = self.positions(epoch)
+        if self.subset is not None:
+            indices = self.subset[indices]
+        return indices, sizes
+
     def largest_batch(self) -> int:
-        """The batch size the native buffers are made for: the batch sampler's batch_size
-        where it says one, else its largest batch this epoch."""
+        """The batch size the native buffers are made for: the loader's for its own order, the
+        batch sampler's batch_size where it says one, else its largest batch this epoch."""
+        if self.batch_sampler is None:
+            return self.batch_size
         size = getattr(self.batch_sampler, "batch_size", None)
         if isinstance(size, int) and size > 0:
             return size
         return max((len(batch) for batch in self.batch_sampler), default=1)
 
     def __len__(self):
+        if self.batch_sampler is None:
+            return len(self.positions(0)[1])
         return len(self.batch_sampler)
 
 

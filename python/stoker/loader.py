@@ -159,8 +159,10 @@ class Loader:
             feed["prefetch"] = prefetch_factor * num_workers
         native = native_dataset(torch, dataset, settings["dataset"].get("transforms"))
         explicit = None
-        if native is not None and (sampler is not None or batch_sampler is not None):
-            explicit = ExplicitOrder(sampler, batch_sampler, batch_size, drop_last)
+        if native is not None and (sampler is not None or batch_sampler is not None or
+                                   native.subset is not None):
+            explicit = ExplicitOrder(sampler, batch_sampler, batch_size, drop_last,
+                                     native.subset)
         if native is not None:
             self._engine = NativeLoader(
                 native.source, batch_size=1 if batch_size is None else batch_size,

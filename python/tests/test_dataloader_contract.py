@@ -619,3 +619,23 @@ def test_encoded_images_without_a_transform_come_at_their_own_sizes(images):
     shapes = {tuple(image.shape) for image in batch["image"]}
     assert len(shapes) > 1 and all(shape[0] == 3 for shape in shapes)
     assert all(image.dtype == torch.uint8 for image in batch["image"])
+
+
+def test_a_subset_of_a_native_dataset_is_read_natively(fashion_mnist):
+    """random_split's Subsets of a recognised dataset: native, DataLoader's batches in order,
+    the sampler's positions when shuffled."""
+    import torchvision.transforms as T
+
+    dataset = fashion_mnist(transform=T.PILToTensor())
+    train, val = torch.utils.data.random_split(dataset, [0.9, 0.1],
+                                               generator=torch.Generator().manual_seed(0))
+    loader = stoker.Loader(val, batch_size=64)
+    assert "a Subset of 1000" in loader.plan["notes"]["dataset"][-1]
+    for a, b in zip(loader, DataLoader(val, batch_size=64)):
+        same(a, b)
+    shuffled = stoker.Loader(train, batch_size=100, shuffle=True)
+    positions = list(shuffled.sampler)
+    assert sorted(positions) == list(range(9000))
+    targets = dataset.targets
+    assert labels_of(shuffled) == [int(targets[train.indices[p]]) for p in positions]
+    assert len(shuffled) == 90
