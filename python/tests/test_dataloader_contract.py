@@ -639,3 +639,35 @@ def test_a_subset_of_a_native_dataset_is_read_natively(fashion_mnist):
     targets = dataset.targets
     assert labels_of(shuffled) == [int(targets[train.indices[p]]) for p in positions]
     assert len(shuffled) == 90
+
+
+def test_the_classification_references_loaders_run_as_written(folder):
+    """The classification reference's data loading, with its DataLoader lines' arguments as
+    written (samplers, workers, pin_memory, the MixUp/CutMix collate_fn): native, every
+    sample once an epoch, its evaluate() reading len(data_loader.dataset)."""
+    datasets = pytest.importorskip("torchvision.datasets")
+    import torchvision.transforms.v2 as v2
+
+    train = v2.Compose([v2.RandomResizedCrop(16), v2.RandomHorizontalFlip(0.5), v2.PILToTensor(),
+                        v2.ToDtype(torch.float, scale=True), v2.Normalize([0.5] * 3, [0.25] * 3)])
+    dataset = datasets.ImageFolder(folder, train)
+    dataset_test = datasets.ImageFolder(folder, v2.Compose([
+        v2.Resize(20), v2.CenterCrop(16), v2.PILToTensor(), v2.ToDtype(torch.float, scale=True)]))
+    mixupcutmix = v2.RandomChoice([v2.MixUp(num_classes=3), v2.CutMix(num_classes=3)])
+    with pytest.warns(UserWarning, match="pin_memory"):
+        data_loader = stoker.Loader(dataset, batch_size=4, sampler=RandomSampler(dataset),
+                                    num_workers=2, pin_memory=True,
+                                    collate_fn=lambda batch: mixupcutmix(*default_collate(batch)))
+    with pytest.warns(UserWarning, match="pin_memory"):
+        data_loader_test = stoker.Loader(dataset_test, batch_size=4,
+                                         sampler=SequentialSampler(dataset_test), num_workers=2,
+                                         pin_memory=True)
+    assert all(where == "native" for _, where in data_loader.plan["image"])
+    seen = 0
+    for image, target in data_loader:
+        assert image.shape[1:] == (3, 16, 16) and target.shape[1:] == (3,)  # soft labels
+        seen += len(image)
+    assert seen == len(dataset)
+    labels = [int(t) for _, target in data_loader_test for t in target]
+    assert labels == [c for _, c in dataset_test.samples] and \
+        len(data_loader_test.dataset) == len(labels)
