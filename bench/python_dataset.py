@@ -8,13 +8,15 @@ and through stoker.Loader with the same arguments (same num_workers, batch size,
 --section recognised: torchvision's ImageFolder with a v2 recipe given to stoker.Loader (read
 natively, its transform translated) against stoker.ImageFolder with the same recipe, the
 native path as it was (target: >= 0.97x).
+--section dropin: the same torchvision ImageFolder through DataLoader and through stoker.Loader
+with the same arguments (num_workers=2): what replacing the name gives.
 
 The dataset: a torch Dataset of its own (so nothing recognises it) that opens each JPEG of a
 folder with PIL and applies torchvision's RandomResizedCrop(224) + flip + ToTensor + Normalize:
 the classic Python-side pipeline.
 
   .venv/bin/python bench/python_dataset.py --images DIR [--section python|recognised]
-      [--workers 2] [--rounds 5] [--batches 30] [--batch 32]
+      [--workers 2] [--rounds 5] [--batches N (default: the epoch)] [--batch 32]
 DIR: a folder of JPEGs (searched recursively; for recognised, an ImageFolder tree), e.g.
 bench/make_image_set.py's train/.
 """
@@ -55,12 +57,14 @@ class JpegFolder(Dataset):
 
 
 def rate(loader, batches: int) -> float:
-    """Images/s over `batches` batches after the first (workers started, queue filled)."""
+    """Images/s over up to `batches` batches after the first (workers started, queue filled),
+    at most to the epoch's end: with a whole epoch both loaders read the same images, whatever
+    their orders."""
     iterator = iter(loader)
     next(iterator)
     start, images = time.perf_counter(), 0
-    for _ in range(batches):
-        images += len(next(iterator)[1])
+    for _, batch in zip(range(batches), iterator):
+        images += len(batch[1])
     return images / (time.perf_counter() - start)
 
 
@@ -69,9 +73,10 @@ def main():
     parser.add_argument("--images", required=True)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--batches", type=int, default=30)
+    parser.add_argument("--batches", type=int, default=1000)
     parser.add_argument("--batch", type=int, default=32)
-    parser.add_argument("--section", choices=("python", "recognised"), default="python")
+    parser.add_argument("--section", choices=("python", "recognised", "dropin"),
+                        default="python")
     a = parser.parse_args()
     torch.set_num_threads(1)
     if a.section == "python":
@@ -87,10 +92,15 @@ def main():
         recipe = v2.Compose([v2.RandomResizedCrop(224), v2.RandomHorizontalFlip(), v2.ToImage(),
                              v2.ToDtype(torch.float32, scale=True)])
         dataset = torchvision.datasets.ImageFolder(a.images, transform=recipe)
+    if a.section == "recognised":
         arguments = dict(batch_size=a.batch, shuffle=True, feed=stoker.Feed(workers=a.workers))
         makers = {"stoker.ImageFolder": lambda: stoker.Loader(
                       stoker.ImageFolder(a.images, recipe), **arguments),
                   "torchvision's": lambda: stoker.Loader(dataset, **arguments)}
+    elif a.section == "dropin":
+        arguments = dict(batch_size=a.batch, shuffle=True, num_workers=a.workers)
+        makers = {"dataloader": lambda: DataLoader(dataset, **arguments),
+                  "stoker": lambda: stoker.Loader(dataset, **arguments)}
     rates = {name: [] for name in makers}
     for _ in range(a.rounds):
         for name, make in makers.items():

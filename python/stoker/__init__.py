@@ -10,7 +10,7 @@ from stoker import transforms
 from stoker import _sample_values, _stoker
 from stoker._stoker import Error
 from stoker.loader import Loader
-from stoker._python_dataset import SampleError
+from stoker._python_steps import SampleError
 from stoker.masks import decode_masks
 from stoker.settings import Batches, Feed, Order, Storage
 from stoker.sources import Dataset, ImageFolder, Parquet, WebDataset

@@ -5,23 +5,25 @@ same ``num_workers``), under stoker's guarantees:
 - the order is stoker's (the native loader's plan over as many samples, _stoker.sampler_plan),
   or the user's sampler's, never the workers';
 - every sample's random draws are its own: before ``dataset[i]`` torch's, Python's and NumPy's
-  global generators are seeded from (seed, epoch, position), so augmentations do not depend on
-  which worker runs them (in the iterating process the generators are restored after);
+  global generators are seeded from (seed, epoch, position; with a user's sampler also the
+  rank), so augmentations do not depend on which worker runs them (their states are put back
+  after, so the iterating process's draws are not disturbed);
 - ``state_dict()`` says the batches yielded; ``load_state_dict()`` continues after them
   (stoker's order: the global position, so another world size continues the same order).
 
 An IterableDataset is iterated as DataLoader iterates it; resuming skips the batches yielded."""
 
 import pickle
-import random
 import threading
 
 import numpy as np
 
+from stoker._python_steps import SampleError, sample_seed
+from stoker._python_steps import _Seeded as GlobalGenerators
+
 
 
 _STATE_FORMAT = "stoker.Loader/python-dataset/1"
-_MASK64 = 2**64 - 1
 
 
 def stoker_order(size, options, epoch, start=0):
@@ -31,52 +33,32 @@ def stoker_order(size, options, epoch, start=0):
     return order(size, options, epoch, start)
 
 
-def sample_seed(seed: int, epoch: int, position: int) -> int:
-    """A 63-bit seed for the sample at `position` of epoch `epoch`: SplitMix64's finaliser over
-    the three, so neighbouring positions get unrelated seeds."""
-    x = (seed * 0x9E3779B97F4A7C15 + epoch * 0xBF58476D1CE4E5B9 + position) & _MASK64
-    for shift, multiplier in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB)):
-        x = ((x ^ (x >> shift)) * multiplier) & _MASK64
-    return (x ^ (x >> 31)) >> 1
-
-
-class SampleError(Exception):
-    """A dataset's __getitem__ (or collate_fn) failed on a sample: one line naming it."""
-
-
 class _Seeded:
-    """The user's dataset, indexed by (index, seed) pairs: seeds the global generators, then
-    ``dataset[index]``. In the iterating process (num_workers=0) the generators' states are
-    put back after, so the training loop's draws are not disturbed."""
+    """The user's dataset, indexed by (index, seed) pairs: ``dataset[index]`` with torch's,
+    Python's and numpy's global generators seeded (in the iterating process their states are
+    put back after, so the training loop's draws are not disturbed; a worker's are its own)."""
 
-    def __init__(self, torch, dataset, in_worker: bool):
+    def __init__(self, torch, dataset):
         self.dataset = dataset
         self._torch = torch
-        self._in_worker = in_worker
 
     def __len__(self):
         return len(self.dataset)
 
     def __getitem__(self, key):
         index, seed = key
-        if self._in_worker:
-            return self._get(index, seed)
-        torch_state, python_state = self._torch.get_rng_state(), random.getstate()
-        numpy_state = np.random.get_state()
-        try:
-            return self._get(index, seed)
-        finally:
-            self._torch.set_rng_state(torch_state)
-            random.setstate(python_state)
-            np.random.set_state(numpy_state)
-
-    def _get(self, index, seed):
         if isinstance(index, int) and not 0 <= index < len(self.dataset):
             raise SampleError(f"the sampler gave index {index}, outside the "
                               f"{type(self.dataset).__name__}'s {len(self.dataset)} samples")
-        self._torch.manual_seed(seed)
-        random.seed(seed)
-        np.random.seed(seed & 0xFFFFFFFF)
+        generators = GlobalGenerators(self._torch, np)
+        if self._torch.utils.data.get_worker_info() is not None:  # a worker's own generators
+            generators.seed(seed)
+            return self._get(index)
+        with generators:
+            generators.seed(seed)
+            return self._get(index)
+
+    def _get(self, index):
         try:
             return self.dataset[index]
         except Exception as error:
@@ -217,7 +199,7 @@ class PythonDatasetLoader:
             self._inner = torch.utils.data.DataLoader(dataset, batch_size=batch_size,
                                                       drop_last=drop_last, **common)
         else:
-            seeded = _Seeded(torch, dataset, in_worker=num_workers > 0)
+            seeded = _Seeded(torch, dataset)
             if batch_size is None:
                 self._inner = torch.utils.data.DataLoader(seeded, batch_size=None,
                                                           sampler=self._plan, **common)
@@ -243,7 +225,7 @@ class PythonDatasetLoader:
     def _batches(self, epoch: int, start_batch: int):
         """(batches of (index, seed) from batch `start_batch`, global positions after each or
         None) of epoch `epoch`."""
-        seed = self._options["seed"]
+        seed, rank = self._options["seed"], self._options["rank"]
         if self._user_order:
             batch_sampler = self._batch_sampler or self._torch.utils.data.BatchSampler(
                 self._sampler, self._batch_size or 1, self._drop_last)
@@ -251,7 +233,7 @@ class PythonDatasetLoader:
             for number, batch in enumerate(batch_sampler):
                 keys = []
                 for index in batch:
-                    keys.append((index, sample_seed(seed, epoch, position)))
+                    keys.append((index, sample_seed(seed, epoch, rank, position, 0)))
                     position += 1
                 if number >= start_batch:
                     batches.append(keys)
@@ -261,7 +243,7 @@ class PythonDatasetLoader:
         batches, first = [], 0
         for size in sizes.tolist():
             batches.append([(int(indices[first + k]),
-                             sample_seed(seed, epoch, first + k + start))
+                             sample_seed(seed, epoch, 0, first + k + start, 0))
                             for k in range(size)])
             first += size
         return batches, positions.tolist()

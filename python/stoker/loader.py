@@ -153,6 +153,8 @@ class Loader:
             seed = generator.initial_seed() if generator is not None else 0
         settings["order"]["seed"] = seed
         feed = settings["feed"]
+        if feed["workers"] is None and num_workers > 0:  # DataLoader's parallel loaders
+            feed["workers"] = num_workers
         if feed["python_timeout"] is None:
             feed["python_timeout"] = timeout if timeout > 0 else 300
         if feed["prefetch"] is None and prefetch_factor:

@@ -61,7 +61,8 @@ class Batches(_Group):
 class Feed(_Group):
     """What builds the batches and where they go.
 
-    ``workers``: native worker threads (None: one per core; "auto": tuned while running);
+    ``workers``: native worker threads (None: DataLoader's ``num_workers`` where > 0, else one
+    per core beyond the loop's; "auto": tuned while running);
     ``prefetch``: batches built ahead (None: DataLoader's ``prefetch_factor`` times its
     workers, else stoker's); ``device``: "cpu" or "cuda[:n]", batches copied ahead on a side
     stream; ``normalize_on_device``: a Normalize done on the device; ``python_workers``: processes
