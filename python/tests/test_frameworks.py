@@ -161,3 +161,62 @@ def test_accelerate_save_state_and_load_state_restore_the_position(classes, tmp_
         checkpoint = tmp_path / f"step{step}"
         assert accelerate_run(classes, checkpoint, save_at=step) == whole[:step]
         assert accelerate_run(classes, checkpoint, resume=True) == whole[step:]
+
+
+class Squares(torch.utils.data.Dataset):
+    """A Python dataset: (x [4] float, x % 2) for x in [0, 64)."""
+
+    def __len__(self):
+        return 64
+
+    def __getitem__(self, i):
+        return torch.full((4,), float(i)), i % 2
+
+
+class Tiny(L.LightningModule):
+    """A module with its own train, val and test loaders, each stoker.Loader as a DataLoader
+    script writes them; it counts the samples each stage sees."""
+
+    def __init__(self, classes_path):
+        super().__init__()
+        self.layer = torch.nn.Linear(4, 2)
+        self.classes_path = classes_path
+        self.seen = {"train": 0, "val": 0, "test": 0}
+
+    def step(self, batch, stage):
+        x, y = batch
+        self.seen[stage] += len(y)
+        return torch.nn.functional.cross_entropy(self.layer(x.float().flatten(1)[:, :4]), y % 2)
+
+    def training_step(self, batch, batch_idx):
+        return self.step(batch, "train")
+
+    def validation_step(self, batch, batch_idx):
+        self.step(batch, "val")
+
+    def test_step(self, batch, batch_idx):
+        self.step(batch, "test")
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+
+    def train_dataloader(self):
+        return stoker.Loader(Squares(), batch_size=8, shuffle=True, num_workers=2)
+
+    def val_dataloader(self):
+        return stoker.Loader(self.classes_path, batch_size=16)
+
+    def test_dataloader(self):
+        return stoker.Loader(self.classes_path, batch_size=32)
+
+
+def test_a_module_with_train_val_and_test_loaders_runs_as_with_dataloaders(classes, recwarn):
+    module = Tiny(classes)
+    trainer = L.Trainer(max_epochs=2, accelerator="cpu", devices=1, logger=False,
+                        enable_checkpointing=False, enable_progress_bar=False,
+                        enable_model_summary=False, num_sanity_val_steps=0)
+    trainer.fit(module)
+    trainer.test(module, verbose=False)
+    records = len(stoker.Loader(classes).dataset)
+    assert module.seen == {"train": 2 * 64, "val": 2 * records, "test": records}
+    assert not [w for w in recwarn if "shuffl" in str(w.message)]  # val and test: in order
