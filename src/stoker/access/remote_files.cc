@@ -90,7 +90,7 @@ Result<std::shared_ptr<const RemoteFiles>> RemoteFiles::open(const std::string& 
     folders = i == 0 || folders == folder.redacted() ? folder.redacted() : std::string();
     STOKER_ASSIGN_OR_RETURN(HttpResponse head, store->head(name));
     if (!head.size) return io_error(url.redacted() + ": the server gives no size for it");
-    files.push_back({store, name, std::move(url), *head.size, head.etag, head.etag});
+    files.push_back({store, name, std::move(url), *head.size, head.etag, head.etag, Status()});
   }
   const std::string part = folders.empty() ? location : folders;
   return create(std::move(files), part, std::move(location), std::move(cache), std::move(options));
