@@ -200,6 +200,18 @@ def _variable_forms(variable, specs: list, schema: list) -> dict:
     return forms
 
 
+def _check_sizes_names(forms: dict, specs: list) -> None:
+    """ValueError where a padded or nested field's sizes, NAME_sizes, would take the name of a
+    field the batch holds (it would silently replace it, or be lost)."""
+    delivered = {s["name"] for s in specs}
+    for name, form in forms.items():
+        if form in ("padded", "nested") and f"{name}_sizes" in delivered:
+            raise ValueError(f"variable: field {name!r} {form} comes with its sizes as "
+                             f"'{name}_sizes', a field the dataset has too: leave that one out "
+                             f"(transforms={{'{name}_sizes': None}}) or take {name!r} as a "
+                             "'list'")
+
+
 def _warn_gray_color_jitter(specs: list, schema: list) -> None:
     """Warns where ColorJitter's saturation or hue (natively, or inside a RandomApply or
     RandomChoice) meets a 1-channel field: torchvision leaves such images unchanged by them, and
@@ -524,6 +536,7 @@ class NativeLoader:
                  _variable_forms(variable, specs, self._native.schema).items()
                  if plan.joint or name not in plan.python}
         _warn_gray_color_jitter(specs, self._native.schema)
+        _check_sizes_names(forms, specs)
         specs = [dict(s, padded=True) if forms.get(s["name"]) in ("padded", "nested") else s
                  for s in specs]
         self._nested = [name for name, form in forms.items() if form == "nested"]

@@ -263,3 +263,20 @@ def test_stored_variable_length_fields_load_as_lists_and_padded(detections, work
                 assert np.array_equal(labels.numpy(), want["labels"])
                 seen += 1
     assert seen == 2 * DETECTIONS
+
+
+@pytest.mark.parametrize("form", ["padded", "nested"])
+def test_a_field_named_like_a_padded_fields_sizes_is_refused_in_one_line(tmp_path, form):
+    """A dataset field 'caption_sizes' beside a padded 'caption' would be replaced by (or
+    replace) the sizes: refused, naming both, unless the field is left out."""
+    path = tmp_path / "ds"
+    with stoker.DatasetWriter(path, {"caption": "bytes", "caption_sizes": "int64"}) as writer:
+        for i in range(4):
+            writer.append({"caption": caption(i + 1), "caption_sizes": 99})
+    with pytest.raises(ValueError, match=f"variable: field 'caption' {form} comes with its sizes "
+                                         f"as 'caption_sizes', a field the dataset has too"):
+        loader(path, variable=form)
+    kept = next(iter(loader(path, variable=form, transforms={
+        "caption": RawBytes(max_length=16), "caption_sizes": None})))
+    sizes = kept["caption_sizes"] if form == "padded" else kept["caption"].offsets().diff()
+    assert sorted(sizes.flatten().tolist()) != [99] * 4
