@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 #include <pybind11/numpy.h>
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -42,8 +42,8 @@ py::tuple sampler_plan(int64_t size, uint64_t seed, bool shuffle, int rank, int 
   check_range("ra_reps", ra_reps, 1, INT32_MAX);
   const std::optional<LastBatch> last = kLastBatchNames.find(last_batch);
   if (!last)
-    throw Error(invalid_argument(fmt::format("last_batch '{}' is not one of {}", last_batch,
-                                             kLastBatchNames.joined())));
+    throw Error(invalid_argument(
+        fmt::format("last_batch '{}' is not one of {}", last_batch, kLastBatchNames.joined())));
   SamplerOptions options;
   options.seed = seed;
   options.shuffle = shuffle;

@@ -3,8 +3,8 @@
 // (sorted by id, as torchvision's CocoDetection lists them), the categories, and each image's
 // objects in the file's order (pycocotools' `imgToAnns`), with their boxes, areas, crowd flags
 // and segmentations kept as written. Every problem is one kInvalidArgument line naming the
-// file and the image, annotation or category: no images, a box outside its image, an unknown image or
-// category, a category id outside 0..kMaxClasses-1 (class names are indexed by id: coco.h), a
+// file and the image, annotation or category: no images, a box outside its image, an unknown image
+// or category, a category id outside 0..kMaxClasses-1 (class names are indexed by id: coco.h), a
 // malformed segmentation, a duplicate id. Pure: thread-safe.
 
 #include <array>

@@ -48,8 +48,8 @@ Schema mask_record_schema();
 
 // Imports as described above. Errors (one line): a folder that cannot be listed, two images or
 // masks of one stem, an image without a mask or a mask without an image, a file unreadable or
-// corrupt, a mask that is not an 8-bit gray or palette PNG or not of its image's size, no pairs at all, OUT exists
-// (kAlreadyExists), a stop requested (kCancelled).
+// corrupt, a mask that is not an 8-bit gray or palette PNG or not of its image's size, no pairs at
+// all, OUT exists (kAlreadyExists), a stop requested (kCancelled).
 Result<MaskFolderImportSummary> import_mask_folder(const MaskFolderImportOptions& options);
 
 }  // namespace stoker
