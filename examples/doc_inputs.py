@@ -50,7 +50,8 @@ def make_inputs(folder: Path) -> None:
 
 def write_photos_in_place_formats(folder: Path) -> None:
     """photos/'s JPEGs as two WebDataset tars (tars/photos-000000.tar, -000001.tar: KEY.jpg,
-    KEY.cls, KEY.json and KEY.npy, a float32 (4,)) and as one Parquet file laid out as Hugging Face's datasets writes it
+    KEY.cls, KEY.json and KEY.npy, a float32 (4,)) and as one Parquet file laid out as Hugging
+    Face's datasets writes it
     (parquet/train-00000-of-00001.parquet: an `image` struct of bytes and path, a `label`)."""
     import pyarrow as pa
     import pyarrow.parquet as pq

@@ -41,5 +41,4 @@ class Unbatched(Wrapped):
     """An iteration of batches of one sample as that sample (DataLoader's batch_size=None)."""
 
     def change(self, batch):
-        return samples_of(batch)[0] if not isinstance(batch, dict) else \
-            {name: value[0] for name, value in batch.items()}
+        return samples_of(batch)[0]

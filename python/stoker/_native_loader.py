@@ -18,6 +18,7 @@ from stoker import _device, _stoker
 from stoker._data_access import data_access
 from stoker._paths import native_path
 from stoker.sources import source_of
+from stoker._stoker_order import stoker_order
 from stoker._dataset_view import LoaderDataset
 from stoker._batch_transforms import native_call
 from stoker._joint_python import joint_units
@@ -616,8 +617,6 @@ class NativeLoader:
     def indices(self, epoch: int):
         """This rank's indices of epoch `epoch`, batch after batch (int64 array), as a sampler
         over the dataset given yields them (a Subset's positions)."""
-        from stoker._samplers import stoker_order  # it needs torch
-
         if self._order_of is not None:
             return self._order_of.positions(epoch)[0]
         return stoker_order(len(self._native), self._native.options, epoch)[0]

@@ -18,19 +18,14 @@ import threading
 
 import numpy as np
 
+from stoker._native_loader import _distributed_defaults, _last_batch
 from stoker._python_steps import SampleError, sample_seed
+from stoker._stoker_order import stoker_order
 from stoker._python_steps import _Seeded as GlobalGenerators
 
 
 
 _STATE_FORMAT = "stoker.Loader/python-dataset/1"
-
-
-def stoker_order(size, options, epoch, start=0):
-    """_samplers.stoker_order, imported when first used (it needs torch)."""
-    from stoker._samplers import stoker_order as order
-
-    return order(size, options, epoch, start)
 
 
 class _Seeded:
@@ -158,12 +153,12 @@ class PythonDatasetLoader:
                  num_workers, collate_fn, pin_memory, drop_last, timeout, worker_init_fn,
                  multiprocessing_context, prefetch_factor, persistent_workers, in_order, order,
                  device):
-        from stoker._native_loader import _distributed_defaults  # the native loader's rules
-
         self._torch = torch
         self._dataset = dataset
         self._iterable = isinstance(dataset, torch.utils.data.IterableDataset)
-        self._user_order = sampler is not None or batch_sampler is not None
+        # A user's order, batched as DataLoader batches it; None: stoker's order.
+        self._user_batches = batch_sampler if sampler is None else \
+            torch.utils.data.BatchSampler(sampler, batch_size or 1, drop_last)
         if num_workers > 0 and multiprocessing_context not in (None, "fork"):
             try:
                 pickle.dumps(dataset)
@@ -175,18 +170,16 @@ class PythonDatasetLoader:
                                  "num_workers=0") from None
         rank, world_size = _distributed_defaults(torch, order["rank"], order["world_size"],
                                                  order["mesh"])
-        last_batch = order["last_batch"] or ("drop" if drop_last else "short")
+        last_batch = _last_batch(drop_last, order["last_batch"])
         self._options = {"seed": order["seed"], "shuffle": shuffle, "rank": rank,
                          "world_size": world_size, "batch_size": batch_size or 1,
                          "last_batch": last_batch, "shuffle_window": order["shuffle_window"],
                          "ra_reps": order["ra_reps"]}
         self._device = torch.device(device)
         self._plan = _Plan(batch_size is None)
-        self._sampler = sampler
-        self._batch_sampler = batch_sampler
         self._batch_size = batch_size
-        self._drop_last = drop_last
-        common = dict(num_workers=num_workers, collate_fn=_Collate(torch, collate_fn, batch_size is not None),
+        common = dict(num_workers=num_workers,
+                      collate_fn=_Collate(torch, collate_fn, batch_size is not None),
                       pin_memory=pin_memory or self._device.type == "cuda",
                       timeout=timeout if num_workers else 0, worker_init_fn=worker_init_fn,
                       multiprocessing_context=multiprocessing_context,
@@ -226,11 +219,9 @@ class PythonDatasetLoader:
         """(batches of (index, seed) from batch `start_batch`, global positions after each or
         None) of epoch `epoch`."""
         seed, rank = self._options["seed"], self._options["rank"]
-        if self._user_order:
-            batch_sampler = self._batch_sampler or self._torch.utils.data.BatchSampler(
-                self._sampler, self._batch_size or 1, self._drop_last)
+        if self._user_batches is not None:
             batches, position = [], 0
-            for number, batch in enumerate(batch_sampler):
+            for number, batch in enumerate(self._user_batches):
                 keys = []
                 for index in batch:
                     keys.append((index, sample_seed(seed, epoch, rank, position, 0)))
@@ -293,10 +284,8 @@ class PythonDatasetLoader:
     def __len__(self):
         if self._iterable:
             return len(self._inner)
-        if self._user_order:
-            batch_sampler = self._batch_sampler or self._torch.utils.data.BatchSampler(
-                self._sampler, self._batch_size or 1, self._drop_last)
-            return len(batch_sampler)
+        if self._user_batches is not None:
+            return len(self._user_batches)
         return len(stoker_order(len(self._dataset), self._options, self.next_epoch())[1])
 
     def set_epoch(self, epoch: int) -> None:
@@ -310,7 +299,8 @@ class PythonDatasetLoader:
         epoch, batches = self._state
         return {"format": _STATE_FORMAT, "seed": self._options["seed"], "epoch": epoch,
                 "batches": batches, "position": self._position,
-                "order": "sampler" if self._user_order or self._iterable else "stoker",
+                "order": "stoker" if self._user_batches is None and not self._iterable
+                else "sampler",
                 "samples": None if self._iterable else len(self._dataset),
                 "dataset": type(self._dataset).__qualname__}
 

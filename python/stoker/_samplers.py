@@ -7,7 +7,7 @@ import weakref
 import numpy as np
 import torch.utils.data
 
-from stoker import _stoker
+from stoker._stoker_order import stoker_order
 
 
 class LoaderSampler(torch.utils.data.Sampler):
@@ -142,15 +142,3 @@ class ExplicitOrder:
         if self.batch_sampler is None:
             return len(self.positions(0)[1])
         return len(self.batch_sampler)
-
-
-def stoker_order(size: int, options: dict, epoch: int, start: int = 0):
-    """(indices, sizes, positions) of one rank's epoch in stoker's order over `size` samples:
-    the native loader's plan (sampler.h) for the loader options `options`."""
-    return _stoker.sampler_plan(size, seed=options["seed"], shuffle=options["shuffle"],
-                                rank=options["rank"], world_size=options["world_size"],
-                                batch_size=options["batch_size"],
-                                last_batch=options["last_batch"], epoch=epoch, start=start,
-                                shuffle_window=0 if options["shuffle_window"] == "all"
-                                else options["shuffle_window"],
-                                ra_reps=options["ra_reps"])

@@ -182,7 +182,6 @@ class Loader:
                 prefetch_factor=prefetch_factor, persistent_workers=persistent_workers,
                 in_order=in_order, order=settings["order"], device=feed["device"])
             self._notes = {}
-        self._is_native = native is not None
         # The user's dataset object; for a path, what a script reads of one (len, classes).
         self.dataset = self._engine.dataset if isinstance(dataset, (str, bytes, os.PathLike)) \
             else dataset
@@ -252,7 +251,7 @@ class Loader:
         plan = self._engine.plan
         if self._notes:
             plan.setdefault("notes", {}).update(self._notes)
-        if self.collate_fn is not None and self._is_native and self._collate:
+        if self._collate:
             plan["collate_fn"] = [(getattr(self.collate_fn, "__name__", "collate_fn"), "python")]
         return plan
 

@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 
 class _Group:
-    """A settings group: its fields as the native loader's keywords (those set only)."""
+    """A settings group: its fields, as the native loader's keywords."""
 
     def keywords(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}

@@ -671,3 +671,16 @@ def test_the_classification_references_loaders_run_as_written(folder):
     labels = [int(t) for _, target in data_loader_test for t in target]
     assert labels == [c for _, c in dataset_test.samples] and \
         len(data_loader_test.dataset) == len(labels)
+
+
+class Hanging(Squares):
+    def __getitem__(self, i):
+        if i == 2:
+            __import__("time").sleep(60)
+        return i
+
+
+def test_a_hung_getitem_fails_at_the_timeout_in_one_line():
+    loader = stoker.Loader(Hanging(), batch_size=4, num_workers=1, timeout=1)
+    with pytest.raises(RuntimeError, match=r"^DataLoader timed out after 1 seconds$"):
+        next(iter(loader))
