@@ -147,9 +147,10 @@ def nginx_program():
 def start_nginx(root, work):
     """nginx serving `root` on 127.0.0.1, and for faults the same files under /_slow/ at
     100 KB/s and a 503 at /_status/503; under /_index/ (HTML) and /_index_json/ (JSON) with
-    folders' index pages (autoindex); WORK/access.log has a line per request: method, path,
-    status, its Range and If-Match headers. Run as root, its workers take this user's identity
-    (nginx's default would be nobody, who cannot read a test's private temporary folder)."""
+    folders' index pages (autoindex); its start's token at /_server_token; WORK/access.log has
+    a line per request: method, path, status, its Range and If-Match headers. Run as root, its
+    workers take this user's identity (nginx's default would be nobody, who cannot read a
+    test's private temporary folder)."""
     program = nginx_program()
     work = Path(work)
     work.mkdir(parents=True, exist_ok=True)
@@ -157,6 +158,10 @@ def start_nginx(root, work):
     user = ""
     if os.geteuid() == 0:
         user = f"user {pwd.getpwuid(0).pw_name} {grp.getgrgid(os.getegid()).gr_name};"
+
+    # A token only this nginx answers: a port that looks open may be another test's server
+    # (this one's bind failing while nginx retries it).
+    token = os.urandom(8).hex()
 
     def launch(port=None):
         port = port or free_ports(1)[0]
@@ -178,6 +183,7 @@ http {{
     root {Path(root).resolve()};
     location /_slow/ {{ alias {Path(root).resolve()}/; limit_rate 100k; }}
     location = /_status/503 {{ return 503; }}
+    location = /_server_token {{ access_log off; return 200 "{token}"; }}
     location /_index/ {{ alias {Path(root).resolve()}/; autoindex on; }}
     location /_index_json/ {{ alias {Path(root).resolve()}/; autoindex on; autoindex_format json; }}
   }}
@@ -189,7 +195,14 @@ http {{
                                        stdout=err, stderr=err)
         return process, port
 
-    process, port = start_with_retries("nginx", log, launch, lambda p, port: port_open(port))
+    def answers(process, port):
+        with contextlib.suppress(OSError, http.client.HTTPException):
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            connection.request("GET", "/_server_token")
+            return connection.getresponse().read().decode() == token
+        return False
+
+    process, port = start_with_retries("nginx", log, launch, answers)
     return Server(process, f"http://127.0.0.1:{port}", log, lambda port: launch(port)[0])
 
 
