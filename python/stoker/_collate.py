@@ -27,18 +27,28 @@ def samples_of(batch) -> list:
 
 
 class Collated(Wrapped):
-    """An iteration whose batches go through `collate_fn` as lists of their samples."""
+    """An iteration whose batches go through `collate_fn` as lists of their samples, each in
+    the dataset's own form where `form` makes it (a recognised dataset's)."""
 
-    def __init__(self, inner, collate_fn):
+    def __init__(self, inner, collate_fn, form=None):
         super().__init__(inner)
         self._collate_fn = collate_fn
+        self._form = form
 
     def change(self, batch):
-        return self._collate_fn(samples_of(batch))
+        samples = samples_of(batch)
+        return self._collate_fn([self._form(s) for s in samples] if self._form else samples)
 
 
 class Unbatched(Wrapped):
-    """An iteration of batches of one sample as that sample (DataLoader's batch_size=None)."""
+    """An iteration of batches of one sample as that sample, through `convert` as DataLoader's
+    batch_size=None passes it (default_convert: a tuple becomes a list)."""
+
+    def __init__(self, inner, convert, form=None):
+        super().__init__(inner)
+        self._convert = convert
+        self._form = form
 
     def change(self, batch):
-        return samples_of(batch)[0]
+        sample = samples_of(batch)[0]
+        return self._convert(self._form(sample) if self._form else sample)

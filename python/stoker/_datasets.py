@@ -8,23 +8,14 @@ import os
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass, field
-from typing import Any, Optional
+from dataclasses import replace
+from typing import Optional
 
 import numpy as np
 
+from stoker._native_dataset import NativeDataset
+from stoker._torchvision_coco import wrapped_coco_detection
 from stoker.sources import Dataset, ImageFolder, _Source
-
-
-@dataclass
-class NativeDataset:
-    """A dataset as the native loader takes it: `source` (a path or a stoker source),
-    `transforms` ({field: transform} or one for "image"), `notes` for loader.plan."""
-
-    source: Any
-    transforms: Any = None
-    notes: dict = field(default_factory=dict)
-    subset: Any = None  # a Subset's indices into the source, or None
 
 
 def _torchvision_image_folder(dataset) -> Optional[NativeDataset]:
@@ -59,29 +50,38 @@ def arrays_cache_root() -> str:
     return os.path.join(root, "arrays")
 
 
+def _kept_once(name: str, write) -> str:
+    """The path of the stoker dataset `name` in the arrays cache: made once by `write(out)`
+    (into a temporary folder, then renamed into place, so that a crash leaves nothing
+    half-written), found again by every later loader."""
+    path = os.path.join(arrays_cache_root(), name)
+    if os.path.exists(os.path.join(path, "manifest.json")):
+        return path
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    scratch = tempfile.mkdtemp(dir=os.path.dirname(path), prefix=".writing-")
+    try:
+        write(os.path.join(scratch, "ds"))
+        os.rename(os.path.join(scratch, "ds"), path)
+    except OSError:  # another process put the same dataset there first
+        if not os.path.exists(os.path.join(path, "manifest.json")):
+            raise
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return path
+
+
 def _stored_arrays(images: np.ndarray, labels: np.ndarray, classes: list) -> str:
-    """A stoker dataset of `images` (uint8 [N, C, H, W]) and `labels` (int64 [N]) in the arrays
-    cache, named by a digest of their bytes: written once (into a temporary folder, then renamed
-    into place, so a crash leaves nothing half-written), found again by every later loader."""
+    """A stoker dataset of `images` (uint8 [N, C, H, W]) and `labels` (int64 [N]) kept once,
+    named by a digest of their bytes."""
     from stoker.bulk_write import write_dataset
 
     digest = hashlib.sha256()
     for array in (images, labels):
         digest.update(str((array.dtype, array.shape)).encode())
         digest.update(np.ascontiguousarray(array).data)
-    path = os.path.join(arrays_cache_root(), digest.hexdigest()[:24])
-    if os.path.exists(os.path.join(path, "manifest.json")):
-        return path
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    scratch = tempfile.mkdtemp(dir=os.path.dirname(path), prefix=".writing-")
-    write_dataset(os.path.join(scratch, "ds"), {"image": images, "label": labels},
-                  class_names=list(classes) or None, workers=0, progress=False)
-    try:
-        os.rename(os.path.join(scratch, "ds"), path)
-    except OSError:  # another process put the same dataset there first
-        pass
-    shutil.rmtree(scratch, ignore_errors=True)
-    return path
+    return _kept_once(digest.hexdigest()[:24], lambda out: write_dataset(
+        out, {"image": images, "label": labels},
+        class_names=list(classes) or None, workers=0, progress=False))
 
 
 def _torchvision_arrays(dataset) -> Optional[NativeDataset]:
@@ -134,6 +134,7 @@ def native_dataset(torch, dataset, transforms) -> Optional[NativeDataset]:
             return None
         notes = {"dataset": inner.notes.get("dataset", []) + [
             f"a Subset of {len(dataset.indices)} of its samples, read as explicit epochs"]}
-        return NativeDataset(inner.source, inner.transforms, notes, list(dataset.indices))
-    return _torchvision_image_folder(dataset) or _torchvision_arrays(dataset)
+        return replace(inner, notes=notes, subset=list(dataset.indices))
+    return _torchvision_image_folder(dataset) or _torchvision_arrays(dataset) or \
+        wrapped_coco_detection(dataset, _kept_once)
 

@@ -160,6 +160,11 @@ class Loader:
         if feed["prefetch"] is None and prefetch_factor:
             feed["prefetch"] = prefetch_factor * num_workers
         native = native_dataset(torch, dataset, settings["dataset"].get("transforms"))
+        self._form = None  # a recognised dataset's samples in its own form
+        if native is not None and native.form is not None and \
+                settings["batches"]["batch_format"] is None:
+            settings["batches"]["batch_format"] = native.batch_format
+            self._form = native.form
         explicit = None
         if native is not None and (sampler is not None or batch_sampler is not None or
                                    native.subset is not None):
@@ -188,7 +193,13 @@ class Loader:
         if isinstance(dataset, _Source):
             dataset._view = self._engine.dataset  # opened with the loader's storage settings
         self._unbatched = batch_size is None and native is not None  # else DataLoader's own
-        self._collate = native is not None and splits_batches(torch, collate_fn)
+        self._default_convert = torch.utils.data.default_convert
+        self._collate = native is not None and (
+            splits_batches(torch, collate_fn) or (self._form is not None and not self._unbatched))
+        if self._collate and collate_fn is None:  # the form's samples, as DataLoader collates
+            self._collate_fn = torch.utils.data.default_collate
+        else:
+            self._collate_fn = collate_fn
         if batch_sampler is not None:
             self.batch_size, self.drop_last = None, False
             self.batch_sampler, self.sampler = batch_sampler, getattr(batch_sampler, "sampler",
@@ -214,9 +225,9 @@ class Loader:
         """`iteration` as the loop sees it: each batch through collate_fn, or one sample at a
         time for batch_size=None."""
         if self._collate:
-            iteration = Collated(iteration, self.collate_fn)
+            iteration = Collated(iteration, self._collate_fn, self._form)
         if self._unbatched:
-            iteration = Unbatched(iteration)
+            iteration = Unbatched(iteration, self._default_convert, self._form)
         return iteration
 
     def __len__(self):
@@ -252,7 +263,7 @@ class Loader:
         if self._notes:
             plan.setdefault("notes", {}).update(self._notes)
         if self._collate:
-            plan["collate_fn"] = [(getattr(self.collate_fn, "__name__", "collate_fn"), "python")]
+            plan["collate_fn"] = [(getattr(self._collate_fn, "__name__", "collate_fn"), "python")]
         return plan
 
     @property

@@ -490,23 +490,40 @@ def test_native_detection_batches_come_in_the_references_shape(coco_dataset):
         assert len(target["labels"]) == len(target["boxes"])
 
 
-def test_torchvisions_coco_detection_runs_the_references_loop_and_evaluate(coco_set):
-    """CocoDetection wrapped for v2, the references' collate, then COCOeval through
-    loader.dataset (as evaluate() reaches the annotations): the batches are DataLoader's."""
+def wrapped_coco(coco_set, transforms, **wrap):
+    """torchvision's CocoDetection over `coco_set`, wrapped for v2 as the references wrap it."""
     datasets = pytest.importorskip("torchvision.datasets")
+    return datasets.wrap_dataset_for_transforms_v2(datasets.CocoDetection(
+        coco_set / "images", coco_set / "annotations" / "instances.json",
+        transforms=transforms), **wrap)
+
+
+def with_objects(dataset):
+    """The references' training set: the images with annotations (a Subset)."""
+    return torch.utils.data.Subset(dataset, [i for i, image_id in enumerate(dataset.ids)
+                                             if dataset.coco.getAnnIds(imgIds=image_id)])
+
+
+def test_torchvisions_coco_detection_runs_the_references_loop_and_evaluate(
+        coco_set, tmp_path, monkeypatch):
+    """CocoDetection wrapped for v2 is read natively; the references' collate, then COCOeval
+    through loader.dataset (as evaluate() reaches the annotations): the batches are
+    DataLoader's, images without annotations as the wrapper gives them."""
     cocoeval = pytest.importorskip("pycocotools.cocoeval")
     import torchvision.transforms.v2 as v2
 
-    dataset = datasets.wrap_dataset_for_transforms_v2(datasets.CocoDetection(
-        coco_set / "images", coco_set / "annotations" / "instances.json",
-        transforms=v2.Compose([v2.ToImage(), v2.ToDtype(torch.float32, scale=True)])),
-        target_keys=["boxes", "labels", "image_id"])
+    monkeypatch.setenv("STOKER_CACHE", str(tmp_path))
+    dataset = wrapped_coco(coco_set, v2.Compose([v2.ToImage(),
+                                                 v2.ToDtype(torch.float32, scale=True)]),
+                           target_keys=["boxes", "labels", "image_id"])
     loader = stoker.Loader(dataset, batch_size=4, num_workers=2, collate_fn=references_collate)
+    assert "read natively" in loader.plan["notes"]["dataset"][0]
+    assert [step for step in loader.plan["image"] if step[1] != "native"] == []
     theirs = DataLoader(dataset, batch_size=4, num_workers=2, collate_fn=references_collate)
     detections = []
-    for (images, targets), (want_images, want_targets) in zip(loader, theirs):
+    for (images, targets), (want_images, want_targets) in zip(loader, theirs, strict=True):
         same(list(images), list(want_images))
-        same([dict(t) for t in targets], [dict(t) for t in want_targets])
+        same(list(targets), list(want_targets))
         for target in targets:  # the ground truth as detections: evaluate() must give AP 1
             if "boxes" not in target:  # an image without annotations
                 continue
@@ -520,6 +537,69 @@ def test_torchvisions_coco_detection_runs_the_references_loop_and_evaluate(coco_
     evaluation.accumulate()
     evaluation.summarize()
     assert evaluation.stats[0] > 0.99
+
+
+def reference_presets():
+    """The v2 detection reference's default train preset (hflip, on PIL images) and its eval
+    preset, the flip certain (p=1) so that DataLoader's draws and stoker's agree without a
+    shared seed (the native steps' own tests share the draws)."""
+    v2 = pytest.importorskip("torchvision.transforms.v2")
+    return {
+        "hflip": v2.Compose([v2.RandomHorizontalFlip(p=1.0), v2.PILToTensor(),
+                             v2.ToDtype(torch.float32, scale=True), v2.SanitizeBoundingBoxes(),
+                             v2.ToPureTensor()]),
+        "eval": v2.Compose([v2.ToImage(), v2.ToDtype(torch.float32, scale=True),
+                            v2.ToPureTensor()]),
+    }
+
+
+@pytest.mark.parametrize("preset", ["hflip", "eval"])
+def test_the_detection_references_training_set_is_read_natively_as_dataloader_reads_it(
+        coco_set, tmp_path, monkeypatch, preset):
+    """The references' get_coco(train): wrapped, the images without annotations dropped (a
+    Subset), a preset; batches from a batch sampler (as GroupedBatchSampler gives them) equal
+    DataLoader's, with no step in Python."""
+    monkeypatch.setenv("STOKER_CACHE", str(tmp_path))
+    dataset = with_objects(wrapped_coco(coco_set, reference_presets()[preset]))
+    batches = [[5, 0, 9], [1, 2], [20, 3, 7, 4], [8]]
+    loader = stoker.Loader(dataset, batch_sampler=batches, collate_fn=references_collate)
+    assert [step for step in loader.plan["image"] if step[1] != "native"] == []
+    theirs = DataLoader(dataset, batch_sampler=batches, collate_fn=references_collate)
+    for ours, want in zip(loader, theirs, strict=True):
+        same(ours, want)
+
+
+def test_coco_detection_one_sample_at_a_time_and_default_collate_are_dataloaders(
+        coco_set, tmp_path, monkeypatch):
+    import torchvision.transforms.v2 as v2
+
+    monkeypatch.setenv("STOKER_CACHE", str(tmp_path))
+    dataset = wrapped_coco(coco_set, v2.Compose([v2.ToImage()]))
+    for kwargs in ({"batch_size": None}, {"batch_size": 1}):
+        loader = stoker.Loader(dataset, **kwargs)
+        assert "read natively" in loader.plan["notes"]["dataset"][0]
+        for ours, want in zip(loader, DataLoader(dataset, **kwargs), strict=True):
+            same(ours, want)
+
+
+def test_coco_detection_stoker_cannot_read_is_read_by_its_own_getitem(
+        coco_set, tmp_path, monkeypatch):
+    """Masks, a PIL image left by the transforms, separate transform/target_transform: the
+    dataset's own __getitem__ (the Python route), still DataLoader's batches."""
+    import torchvision.transforms.v2 as v2
+
+    monkeypatch.setenv("STOKER_CACHE", str(tmp_path))
+    datasets = pytest.importorskip("torchvision.datasets")
+    for dataset in (
+            wrapped_coco(coco_set, v2.ToImage(), target_keys=["boxes", "labels", "masks"]),
+            wrapped_coco(coco_set, None),
+            datasets.wrap_dataset_for_transforms_v2(datasets.CocoDetection(
+                coco_set / "images", coco_set / "annotations" / "instances.json",
+                transform=v2.ToImage()))):
+        loader = stoker.Loader(dataset, batch_size=3, collate_fn=references_collate)
+        assert loader.plan["dataset"][0][1] == "python"
+        want = next(iter(DataLoader(dataset, batch_size=3, collate_fn=references_collate)))
+        same(next(iter(loader)), want)
 
 
 # torchvision's in-memory datasets, read natively -------------------------------------------

@@ -1,0 +1,17 @@
+"""A dataset as the native loader takes it, whichever object the user gave (_datasets.py)."""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class NativeDataset:
+    """A dataset as the native loader takes it: `source` (a path or a stoker source),
+    `transforms` ({field: transform} or one for "image"), `notes` for loader.plan."""
+
+    source: Any
+    transforms: Any = None
+    notes: dict = field(default_factory=dict)
+    subset: Any = None  # a Subset's indices into the source, or None
+    batch_format: Any = None  # the fields a sample is made from, where `form` makes it
+    form: Any = None  # a native sample (a tuple of batch_format's fields) as the dataset's own
