@@ -10,12 +10,15 @@ natively, its transform translated) against stoker.ImageFolder with the same rec
 native path as it was (target: >= 0.97x).
 --section dropin: the same torchvision ImageFolder through DataLoader and through stoker.Loader
 with the same arguments (num_workers=2): what replacing the name gives.
+--section coco: the detection reference's training set (CocoDetection wrapped for v2, images
+without annotations dropped, its default hflip preset on PIL images, its collate_fn) through
+DataLoader and through stoker.Loader with the same arguments; DIR: bench/make_coco_set.py's OUT.
 
 The dataset: a torch Dataset of its own (so nothing recognises it) that opens each JPEG of a
 folder with PIL and applies torchvision's RandomResizedCrop(224) + flip + ToTensor + Normalize:
 the classic Python-side pipeline.
 
-  .venv/bin/python bench/python_dataset.py --images DIR [--section python|recognised]
+  .venv/bin/python bench/python_dataset.py --images DIR [--section python|recognised|dropin|coco]
       [--workers 2] [--rounds 5] [--batches N (default: the epoch)] [--batch 32]
 DIR: a folder of JPEGs (searched recursively; for recognised, an ImageFolder tree), e.g.
 bench/make_image_set.py's train/.
@@ -56,6 +59,29 @@ class JpegFolder(Dataset):
             return self.transform(image.convert("RGB")), 0
 
 
+def references_collate(batch):
+    """The detection references' collate_fn (utils.collate_fn)."""
+    return tuple(zip(*batch))
+
+
+def coco_training_set(root):
+    """The detection reference's get_coco(train) with its default preset (hflip, backend pil,
+    v2): CocoDetection wrapped for v2, the images without annotations dropped."""
+    import torchvision
+    import torchvision.transforms.v2 as v2
+
+    preset = v2.Compose([v2.RandomHorizontalFlip(0.5), v2.PILToTensor(),
+                         v2.ToDtype(torch.float32, scale=True), v2.SanitizeBoundingBoxes(),
+                         v2.ToPureTensor()])
+    dataset = torchvision.datasets.wrap_dataset_for_transforms_v2(
+        torchvision.datasets.CocoDetection(os.path.join(root, "images"),
+                                           os.path.join(root, "annotations", "instances.json"),
+                                           transforms=preset),
+        target_keys=["boxes", "labels", "image_id"])
+    return torch.utils.data.Subset(dataset, [i for i, image_id in enumerate(dataset.ids)
+                                             if dataset.coco.getAnnIds(imgIds=image_id)])
+
+
 def rate(loader, batches: int) -> float:
     """Images/s over up to `batches` batches after the first (workers started, queue filled),
     at most to the epoch's end: with a whole epoch both loaders read the same images, whatever
@@ -75,7 +101,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--batches", type=int, default=1000)
     parser.add_argument("--batch", type=int, default=32)
-    parser.add_argument("--section", choices=("python", "recognised", "dropin"),
+    parser.add_argument("--section", choices=("python", "recognised", "dropin", "coco"),
                         default="python")
     a = parser.parse_args()
     torch.set_num_threads(1)
@@ -83,6 +109,12 @@ def main():
         dataset = JpegFolder(a.images)
         arguments = dict(batch_size=a.batch, shuffle=True, num_workers=a.workers,
                          persistent_workers=a.workers > 0)
+        makers = {"dataloader": lambda: DataLoader(dataset, **arguments),
+                  "stoker": lambda: stoker.Loader(dataset, **arguments)}
+    elif a.section == "coco":
+        dataset = coco_training_set(a.images)
+        arguments = dict(batch_size=a.batch, shuffle=True, num_workers=a.workers,
+                         collate_fn=references_collate)
         makers = {"dataloader": lambda: DataLoader(dataset, **arguments),
                   "stoker": lambda: stoker.Loader(dataset, **arguments)}
     else:
