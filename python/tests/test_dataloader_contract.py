@@ -602,6 +602,56 @@ def test_coco_detection_stoker_cannot_read_is_read_by_its_own_getitem(
         same(next(iter(loader)), want)
 
 
+# webdataset's pipelines, read natively -----------------------------------------------------
+
+
+@pytest.fixture
+def tars(folder, tmp_path, monkeypatch):
+    from test_webdataset_source import write_tars
+
+    monkeypatch.setenv("STOKER_CACHE", str(tmp_path / "cache"))
+    return write_tars(folder, tmp_path / "tars")
+
+
+def test_a_webdataset_pipeline_is_read_natively_as_dataloader_reads_it(tars):
+    """decode("pil").to_tuple(image, "cls").map_tuple(transform): stoker.WebDataset's samples,
+    in the tars' order, DataLoader's batches (its num_workers=0 order)."""
+    wds = pytest.importorskip("webdataset")
+    import torchvision.transforms.v2 as v2
+
+    recipe = v2.Compose([v2.CenterCrop(8), v2.ToImage(), v2.ToDtype(torch.float32, scale=True)])
+    for dataset in (
+            wds.WebDataset(tars, shardshuffle=False).decode("pil").to_tuple("jpg;png", "cls")
+            .map_tuple(recipe),
+            wds.WebDataset(tars, shardshuffle=False, empty_check=False).decode("pil")
+            .to_tuple("jpg;png", "cls").map_tuple(recipe, lambda label: label)):
+        loader = stoker.Loader(dataset, batch_size=4)
+        assert "read natively" in loader.plan["notes"]["dataset"][0]
+        want = list(DataLoader(dataset, batch_size=4))
+        got = list(loader)
+        assert len(got) == len(want) == 6
+        for ours, theirs in zip(got, want):
+            same(ours, theirs)
+
+
+def test_a_webdataset_pipeline_stoker_cannot_read_is_iterated_by_the_library(tars):
+    """A sample shuffle, a decode to numpy, a stage of the user's own: the library's pipeline
+    runs (the Python route), its samples as DataLoader gives them."""
+    wds = pytest.importorskip("webdataset")
+    import torchvision.transforms.v2 as v2
+
+    recipe = v2.Compose([v2.CenterCrop(8), v2.PILToTensor()])
+    for dataset in (
+            wds.WebDataset(tars, shardshuffle=False).shuffle(0).decode("rgb8")
+            .to_tuple("jpg;png", "cls").map_tuple(lambda image: image[:8, :8]),
+            wds.WebDataset(tars, shardshuffle=False).decode("pil").map(lambda s: s)
+            .to_tuple("jpg;png", "cls").map_tuple(recipe)):
+        loader = stoker.Loader(dataset, batch_size=4)
+        assert loader.plan["dataset"][0][1] == "python"
+        for ours, theirs in zip(loader, DataLoader(dataset, batch_size=4), strict=True):
+            same(ours, theirs)
+
+
 # torchvision's in-memory datasets, read natively -------------------------------------------
 
 
