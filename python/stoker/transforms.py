@@ -305,16 +305,21 @@ def _native_class(op: dict) -> type:
                                 default=p["default"]) for p in op["params"]]
     doc = "\n".join([op["doc"] + ".", ""] + [f"{p['name']}: {p['doc']}" for p in op["params"]])
     return type(op["python_class"], (_NativeOperation,),
-                {"_op": op["name"], "_role": op["role"], "__doc__": doc, "__module__": __name__,
+                {"_op": op["name"], "_role": op["role"], "_input": op["input"],
+                 "_output": op["output"], "__doc__": doc, "__module__": __name__,
                  "__signature__": inspect.Signature(params)})
 
 
+# A class for each operation that changes an image as it is (the registry's types): uint8
+# images (torchvision's pixel steps) and float32 ones (after Normalize).
 _NATIVE_CLASSES = {op["python_class"]: _native_class(op) for op in _OPERATIONS.values()
-                   if op["role"] in ("pixel", "float")}
+                   if op["input"] == op["output"] and op["input"]["layout"] == "image"}
 globals().update(_NATIVE_CLASSES)
 __all__ += sorted(_NATIVE_CLASSES)
-_PIXEL_NAMES = sorted(name for name, cls in _NATIVE_CLASSES.items() if cls._role == "pixel")
-_FLOAT_NAMES = sorted(name for name, cls in _NATIVE_CLASSES.items() if cls._role == "float")
+_PIXEL_NAMES = sorted(name for name, cls in _NATIVE_CLASSES.items()
+                      if cls._input["dtype"] == "uint8")
+_FLOAT_NAMES = sorted(name for name, cls in _NATIVE_CLASSES.items()
+                      if cls._input["dtype"] == "float32")
 
 _SUPPORTED = ", ".join(["Compose", "ToTensor", "PILToTensor", "Normalize", "RandomResizedCrop",
                         "Resize", "CenterCrop", "RawBytes", "DecodeImage",

@@ -105,7 +105,7 @@ class FieldPipeline : public Transform {
   const bool resizes_;
 };
 
-// A field's calls sorted by role; kInvalidArgument naming the field for calls out of order.
+// A field's calls sorted by role.
 struct FieldCalls {
   const OpCall* source = nullptr;
   std::vector<const OpCall*> pixels;
@@ -113,45 +113,56 @@ struct FieldCalls {
   std::vector<const OpCall*> floats;
 };
 
-Result<FieldCalls> sort_calls(const std::string& field, const std::vector<OpCall>& calls) {
+// `calls` composed by their types (sample_type.h): a source first (it takes the record), then
+// each call taking what the one before it makes, the first the stored field's type (`stored`,
+// nullopt for a field the dataset lacks). kInvalidArgument naming the field and the call that
+// does not fit, what it takes and what it was given.
+Result<FieldCalls> sort_calls(const std::string& field, const std::vector<OpCall>& calls,
+                              const std::optional<SampleType>& stored) {
   const auto fail = [&](const std::string& message) {
     return invalid_argument(fmt::format("field '{}': {}", field, message));
   };
   FieldCalls sorted;
+  std::optional<SampleType> made = stored;
+  std::string maker = "the stored field holds";
   for (const OpCall& call : calls) {
-    const std::string& name = call.op->name;
-    switch (call.op->role) {
+    const OpSpec& op = *call.op;
+    if (op.role == OpRole::kBatch)
+      return fail(fmt::format(
+          "{} changes whole batches, not a field's samples: give it as the batch transform",
+          op.name));
+    if (op.role == OpRole::kJoint)
+      return fail(
+          fmt::format("{} changes a sample's image, boxes and masks together: give it in a joint "
+                      "transform (joint_pipeline.h), after detection_sample",
+                      op.name));
+    if (op.input->layout == Layout::kRecord) {
+      if (&call != &calls.front())
+        return fail(fmt::format("{} makes the field from the record: it must come first", op.name));
+    } else if (!made) {
+      return invalid_argument("the dataset has no field '" + field + "'");
+    } else if (*made != *op.input) {
+      const bool encoded = made->layout == Layout::kEncoded && &call == &calls.front();
+      return fail(fmt::format("{} takes {}; {} {}{}", op.name, describe(*op.input), maker,
+                              describe(*made),
+                              encoded ? " (a decoding operation such as random_resized_crop "
+                                        "must come first)"
+                                      : ""));
+    }
+    made = op.output;
+    maker = op.name + " before it makes";
+    switch (op.role) {
       case OpRole::kSource:
-        if (&call != &calls.front())
-          return fail(fmt::format("{} makes the field from the record: it must come first", name));
         sorted.source = &call;
         break;
       case OpRole::kPixel:
-        if (sorted.normalize)
-          return fail(fmt::format("{} changes uint8 images: it must come before {}", name,
-                                  sorted.normalize->op->name));
         sorted.pixels.push_back(&call);
         break;
       case OpRole::kNormalize:
-        if (sorted.normalize)
-          return fail(fmt::format("{} comes after {}: a field is made float once", name,
-                                  sorted.normalize->op->name));
         sorted.normalize = &call;
         break;
-      case OpRole::kFloat:
-        if (!sorted.normalize)
-          return fail(fmt::format("{} changes float images: it must come after normalize", name));
+      default:
         sorted.floats.push_back(&call);
-        break;
-      case OpRole::kBatch:
-        return fail(fmt::format(
-            "{} changes whole batches, not a field's samples: give it as the batch transform",
-            name));
-      case OpRole::kJoint:
-        return fail(
-            fmt::format("{} changes a sample's image, boxes and masks together: give it in a joint "
-                        "transform (joint_pipeline.h), after detection_sample",
-                        name));
     }
   }
   return sorted;
@@ -169,7 +180,10 @@ Result<FieldRequest> make_field_request(const Schema& schema, const std::string&
   const auto fail = [&](const std::string& message) {
     return invalid_argument(fmt::format("field '{}': {}", field, message));
   };
-  Result<FieldCalls> sorted_calls = sort_calls(field, calls);
+  const int stored = schema.find(field);
+  Result<FieldCalls> sorted_calls =
+      sort_calls(field, calls,
+                 stored < 0 ? std::nullopt : std::optional(stored_type(schema.fields()[stored])));
   if (!sorted_calls.is_ok()) return sorted_calls.status();
   const FieldCalls& c = sorted_calls.value();
   std::vector<float> mean, std;
@@ -197,26 +211,12 @@ Result<FieldRequest> make_field_request(const Schema& schema, const std::string&
     if (!transform.is_ok()) return transform.status();
     made = transform.value();
     if (!c.normalize && c.pixels.empty()) return FieldRequest(field, made);  // as it writes
-    if (made->as_variable())
+    if (made->as_variable())  // a choice among sources one of which varies
       return fail(fmt::format("{} makes samples of varying size: no operation may follow it",
                               c.source->op->name));
-    if (made->dtype() != (fused ? DType::kFloat32 : DType::kUint8))
-      return fail(fmt::format(
-          "{} writes {}: {} applies to uint8 images", c.source->op->name, dtype_name(made->dtype()),
-          c.pixels.empty() ? c.normalize->op->name : c.pixels.front()->op->name));
     if (fused && c.floats.empty()) return FieldRequest(field, made);
   } else {
-    const int f = schema.find(field);
-    if (f < 0) return invalid_argument("the dataset has no field '" + field + "'");
-    const Field& stored = schema.fields()[f];
-    if (!stored.is_fixed() || stored.dtype != DType::kUint8) {
-      const OpCall* first = c.pixels.empty() ? c.normalize : c.pixels.front();
-      return fail(
-          fmt::format("{} applies to uint8 arrays, not {} (a decoding operation such as "
-                      "random_resized_crop must come first)",
-                      first->op->name, dtype_name(stored.dtype)));
-    }
-    made = copy_field(schema, f);
+    made = copy_field(schema, stored);
   }
 
   // Each pixel operation made for the shape the ones before it make.

@@ -245,24 +245,34 @@ TEST_F(FieldPipelineTest, AStepThatChangesTheSizeGivesTheNextStepsAndTheBatchIts
 }
 
 TEST_F(FieldPipelineTest, CallsOutOfOrderOrOnTheWrongFieldAreOneLine) {
+  // Composed by their types (sample_type.h): the first misfit named with what it takes and what
+  // it was given.
   const std::string jitter = "color_jitter:brightness=0.5";
-  EXPECT_EQ(error("image", {"normalize", jitter}),
-            "field 'image': color_jitter changes uint8 images: it must come before normalize");
+  EXPECT_EQ(error("image", {"random_resized_crop", "normalize", jitter}),
+            "field 'image': color_jitter takes uint8 images [C, H, W]; normalize before it makes "
+            "float32 images [C, H, W]");
   EXPECT_EQ(error("image", {"random_resized_crop", "random_erasing"}),
-            "field 'image': random_erasing changes float images: it must come after normalize");
+            "field 'image': random_erasing takes float32 images [C, H, W]; random_resized_crop "
+            "before it makes uint8 images [C, H, W]");
   EXPECT_EQ(error("image", {"random_resized_crop", "normalize", "normalize"}),
-            "field 'image': normalize comes after normalize: a field is made float once");
-  EXPECT_EQ(error("image", {jitter, "random_resized_crop"}),
+            "field 'image': normalize takes uint8 images [C, H, W]; normalize before it makes "
+            "float32 images [C, H, W]");
+  EXPECT_EQ(error("image", {"random_resized_crop", jitter, "random_resized_crop"}),
             "field 'image': random_resized_crop makes the field from the record: it must come "
             "first");
   EXPECT_EQ(error("label", {jitter}),
-            "field 'label': color_jitter applies to uint8 arrays, not int64 (a decoding "
-            "operation such as random_resized_crop must come first)");
+            "field 'label': color_jitter takes uint8 images [C, H, W]; the stored field holds "
+            "int64 arrays");
   EXPECT_EQ(error("image", {jitter}),
-            "field 'image': color_jitter applies to uint8 arrays, not bytes (a decoding "
-            "operation such as random_resized_crop must come first)");
+            "field 'image': color_jitter takes uint8 images [C, H, W]; the stored field holds "
+            "bytes of encoded images (a decoding operation such as random_resized_crop must come "
+            "first)");
   EXPECT_EQ(error("cost", {"busy_wait", "normalize"}),
-            "field 'cost': busy_wait writes int64: normalize applies to uint8 images");
+            "field 'cost': normalize takes uint8 images [C, H, W]; busy_wait before it makes "
+            "int64 arrays");
+  EXPECT_EQ(error("image", {"decode_image", jitter}),
+            "field 'image': color_jitter takes uint8 images [C, H, W]; decode_image before it "
+            "makes uint8 images [C, H, W] of varying size");
   EXPECT_EQ(error("missing", {jitter}), "the dataset has no field 'missing'");
   // A factory's refusal names the field.
   EXPECT_EQ(error("label", {"random_resized_crop"}),

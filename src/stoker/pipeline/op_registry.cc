@@ -40,13 +40,19 @@ Result<ParamValue> checked_ops(const ParamSpec& p, const std::string& text) {
   return ParamValue(fmt::format("[{}]", fmt::join(texts, ";")));
 }
 
-// The table, sorted by name; a spec that contradicts itself is a bug of its file.
+// The table, sorted by name, each operation's types filled in from its role; a spec that
+// contradicts itself is a bug of its file.
 std::vector<OpSpec> checked_table() {
   std::vector<OpSpec> table = builtin_operations();
   std::sort(table.begin(), table.end(),
             [](const OpSpec& a, const OpSpec& b) { return a.name < b.name; });
   for (size_t i = 0; i < table.size(); ++i) {
-    const OpSpec& op = table[i];
+    OpSpec& op = table[i];
+    if (!op.input) op.input = role_input(op.role);
+    if (!op.output) op.output = role_output(op.role);
+    if (*op.input != role_input(op.role) ||
+        (op.role != OpRole::kSource && *op.output != role_output(op.role)))
+      throw std::logic_error("operation '" + op.name + "': types other than its role's");
     const bool factory = op.role == OpRole::kSource  ? static_cast<bool>(op.make_source)
                          : op.role == OpRole::kPixel ? static_cast<bool>(op.make_pixel)
                          : op.role == OpRole::kFloat ? static_cast<bool>(op.make_float)
@@ -71,6 +77,12 @@ std::string names_of(const std::vector<ParamSpec>& params) {
 
 nlohmann::ordered_json to_json(const ParamValue& value) {
   return std::visit([](const auto& v) { return nlohmann::ordered_json(v); }, value);
+}
+
+nlohmann::ordered_json type_json(const SampleType& type) {
+  return {{"layout", to_string(type.layout)},
+          {"dtype", dtype_name(type.dtype)},
+          {"variable", type.variable}};
 }
 
 // A bound as JSON: null when there is none, an integer for an integer parameter.
@@ -232,6 +244,8 @@ std::string operations_json() {
            {"choices", p.choices}});
     out.push_back({{"name", op.name},
                    {"role", to_string(op.role)},
+                   {"input", type_json(*op.input)},
+                   {"output", type_json(*op.output)},
                    {"doc", op.doc},
                    {"python_class", op.python_class},
                    {"backend", to_string(op.backend)},
@@ -244,6 +258,39 @@ std::string params_json(const OpCall& call) {
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
   for (const auto& [key, value] : call.params.values()) out[key] = to_json(value);
   return out.dump();
+}
+
+SampleType role_input(OpRole role) {
+  switch (role) {
+    case OpRole::kSource:
+      return kRecordType;
+    case OpRole::kPixel:
+    case OpRole::kNormalize:
+      return kUint8Image;
+    case OpRole::kFloat:
+      return kFloatImage;
+    case OpRole::kBatch:
+      return kBatchType;
+    case OpRole::kJoint:
+      return kDetectionSample;
+  }
+  return kUint8Image;
+}
+
+SampleType role_output(OpRole role) {
+  switch (role) {
+    case OpRole::kSource:
+    case OpRole::kPixel:
+      return kUint8Image;
+    case OpRole::kNormalize:
+    case OpRole::kFloat:
+      return kFloatImage;
+    case OpRole::kBatch:
+      return kBatchType;
+    case OpRole::kJoint:
+      return kDetectionSample;
+  }
+  return kUint8Image;
 }
 
 const char* to_string(OpRole role) {

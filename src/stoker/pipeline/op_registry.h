@@ -25,6 +25,7 @@
 #include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/joint_sample.h"
 #include "stoker/pipeline/param_spec.h"
+#include "stoker/pipeline/sample_type.h"
 #include "stoker/pipeline/transform.h"
 #include "stoker/store/schema.h"
 #include "stoker/util/status.h"
@@ -147,10 +148,19 @@ struct PixelContext {
   Status check_image(const std::string& op) const;
 };
 
+// The sample types the operations of `role` take and make (sample_type.h): what their
+// factories' interfaces fix (a PixelOp changes uint8 images, ...); a source makes a uint8 image
+// unless its spec says otherwise.
+SampleType role_input(OpRole role);
+SampleType role_output(OpRole role);
+
 struct OpSpec {
   std::string name;  // lower_snake_case
   OpRole role = OpRole::kPixel;
   std::string doc;  // one sentence
+  // What it takes and makes (sample_type.h): the role's (role_input, role_output) where unset;
+  // only a source's output may differ from its role's (the table refuses other differences).
+  std::optional<SampleType> input, output;
   // kPixel, kFloat: the class stoker.transforms builds from this description (e.g.
   // "ColorJitter"), and the torchvision class it translates.
   std::string python_class;
@@ -201,7 +211,8 @@ Result<std::vector<OpCall>> parse_op_list(const std::string& text, OpRole role =
 // `call` as text that parse_op_call reads back: every parameter, in the spec's order.
 std::string to_text(const OpCall& call);
 
-// The registry's description as JSON: [{"name", "role", "doc", "python_class", "backend"
+// The registry's description as JSON: [{"name", "role", "input", "output" ({"layout", "dtype",
+// "variable"}), "doc", "python_class", "backend"
 // ("pil", "tensor", "both"), "params":
 // [{"name", "type", "default", "doc", "min", "max", "min_open", "min_count", "max_count",
 // "choices"}]}], "min"/"max" null when unbounded, "choices" [] but for a kChoice.

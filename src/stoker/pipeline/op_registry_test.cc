@@ -30,6 +30,29 @@ TEST(OpRegistryTest, EveryOperationIsListedOnceByName) {
       fmt::format("unknown operation 'colour_jitter' (operations: {})", fmt::join(names, ", ")));
 }
 
+// What each operation takes and makes (sample_type.h), in the table and its JSON: its role's
+// types, a source's output its own (a decoder's varying images, raw bytes, a synthetic int64).
+TEST(OpRegistryTest, EveryOperationDeclaresWhatItTakesAndMakes) {
+  const nlohmann::json described = nlohmann::json::parse(operations_json());
+  ASSERT_EQ(described.size(), operations().size());
+  for (size_t i = 0; i < described.size(); ++i) {
+    const OpSpec& op = operations()[i];
+    ASSERT_TRUE(op.input && op.output) << op.name;
+    EXPECT_EQ(*op.input, role_input(op.role)) << op.name;
+    if (op.role != OpRole::kSource) EXPECT_EQ(*op.output, role_output(op.role)) << op.name;
+    EXPECT_EQ(described[i]["input"]["layout"], to_string(op.input->layout)) << op.name;
+    EXPECT_EQ(described[i]["output"]["dtype"], dtype_name(op.output->dtype)) << op.name;
+    EXPECT_EQ(described[i]["output"]["variable"], op.output->variable) << op.name;
+  }
+  const auto output = [](const char* name) { return *find_operation(name).value()->output; };
+  EXPECT_EQ(output("random_resized_crop"), kUint8Image);
+  EXPECT_EQ(output("decode_image"), (SampleType{Layout::kImage, DType::kUint8, true}));
+  EXPECT_EQ(output("raw_bytes"), (SampleType{Layout::kArray, DType::kUint8, true}));
+  EXPECT_EQ(output("busy_wait"), (SampleType{Layout::kArray, DType::kInt64, false}));
+  EXPECT_EQ(*find_operation("normalize").value()->output, kFloatImage);
+  EXPECT_EQ(describe(output("decode_image")), "uint8 images [C, H, W] of varying size");
+}
+
 TEST(OpRegistryTest, ACallGetsItsDefaultsTypedInTheSpecsOrder) {
   const OpCall call =
       make_op_call("random_resized_crop", {{"flip", int64_t{1}}, {"size", int64_t{32}}}).value();

@@ -8,6 +8,7 @@ OpSpec busy_wait() {
   OpSpec op;
   op.name = "busy_wait";
   op.role = OpRole::kSource;
+  op.output = SampleType{Layout::kArray, DType::kInt64, false};
   op.backend = OpBackend::kBoth;
   op.doc =
       "A synthetic field: busy-waits per sample and writes the sample's index (int64), "

@@ -39,6 +39,7 @@ OpSpec decode_image() {
   OpSpec op;
   op.name = "decode_image";
   op.role = OpRole::kSource;
+  op.output = SampleType{Layout::kImage, DType::kUint8, true};
   op.backend = OpBackend::kBoth;
   op.doc =
       "Decodes a JPEG/PNG field at its own size, uint8 [3, H, W] (PIL's RGB pixels, no resize); "

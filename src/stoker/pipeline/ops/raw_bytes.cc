@@ -10,6 +10,7 @@ OpSpec raw_bytes() {
   OpSpec op;
   op.name = "raw_bytes";
   op.role = OpRole::kSource;
+  op.output = SampleType{Layout::kArray, DType::kUint8, true};
   op.backend = OpBackend::kBoth;
   op.doc =
       "Delivers a bytes field as stored: a uint8 [N] sample per record, N at most max_length "
