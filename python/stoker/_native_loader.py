@@ -298,7 +298,8 @@ def _python_steps(torch, plan, seed, rank, on_error, python_input, python_worker
         if python_workers is None:
             python_workers = num_workers
         python_workers = _int("python_workers", python_workers, 0, 1024)
-        return PythonSteps(torch, units, seed, rank, on_error, threads=python_workers)
+        return PythonSteps(torch, units, seed, rank, on_error, python_workers,
+                           float(python_timeout))
     if python_workers is None:
         python_workers = num_workers if units else 0
         if python_workers:
@@ -311,7 +312,7 @@ def _python_steps(torch, plan, seed, rank, on_error, python_input, python_worker
     if python_workers and units:
         return PythonPool(torch, units, seed, rank, on_error, python_workers,
                           float(python_timeout), pin)
-    return PythonSteps(torch, units, seed, rank, on_error)
+    return PythonSteps(torch, units, seed, rank, on_error, 0, float(python_timeout))
 
 
 class _StateOf:

@@ -68,7 +68,7 @@ def picklable_units(units: dict) -> Dict[str, tuple]:
                     f"field '{field}': the Python step {step_name(step)} cannot be sent to a "
                     f"worker process ({type(e).__name__}: {' '.join(str(e).split())}): define "
                     "it at a module's top level (not a lambda or local function), or pass "
-                    "python_workers=0 to run the Python steps in the iterating thread") from None
+                    "python_workers=0 to run the Python steps in this process") from None
     return out
 
 
