@@ -307,7 +307,7 @@ class PythonPool:
                     offset = places[0][k][0]
                     buffer.bytes[offset:offset + values.nbytes].view(values.dtype) \
                         .view(values.shape).copy_(values)
-            per = -(-made.size // chunks)
+            per = max(1, -(-made.size // chunks))  # a batch may have no sample left
             for first in range(0, made.size, per):
                 slots = list(range(first, min(first + per, made.size)))
                 self._next_id += 1
