@@ -413,38 +413,14 @@ class StepThreads:
             self._threads = []
             self._queue = queue.SimpleQueue()
 
+    def __del__(self):
+        self.close()  # its threads hold no reference to it
+
     def _start(self) -> None:
         thread = StepThread()
         self._threads.append(thread)
-        threading.Thread(target=self._serve, args=(thread, self._queue), daemon=True,
+        threading.Thread(target=_serve, args=(thread, self._queue, self._changed), daemon=True,
                          name="stoker-python").start()
-
-    def _serve(self, thread: StepThread, works: queue.SimpleQueue) -> None:
-        while True:
-            work = works.get()
-            if work is None:
-                return
-            while True:
-                with self._changed:
-                    if thread.abandoned:
-                        return
-                    if work.cancelled or work.stopped or work.next == len(work.calls):
-                        work.done = True
-                        thread.work = None
-                        self._changed.notify_all()
-                        break
-                    thread.work, thread.call = work, work.next
-                    work.next += 1
-                result = work.calls[thread.call](thread)
-                with self._changed:
-                    if thread.abandoned:
-                        return
-                    thread.started = 0.0
-                    self._record(work, thread.call, result)
-
-    def _record(self, work: Work, k: int, result) -> None:
-        work.results[k] = result
-        work.stopped = work.stopped or work.stop(k, result)
 
     def _abandon_late(self) -> None:
         now = time.monotonic()
@@ -452,9 +428,43 @@ class StepThreads:
                        self._timeout]:
             thread.abandoned = True
             self._threads.remove(thread)
-            self._record(thread.work, thread.call, SampleError(thread.late()))
+            _record(thread.work, thread.call, SampleError(thread.late()))
             self._start()
             self._queue.put(thread.work)  # the rest of it, in another thread
+
+
+def _serve(thread: StepThread, works: queue.SimpleQueue, changed: threading.Condition) -> None:
+    """A StepThreads thread: runs the Work it takes from `works` until it takes None or is
+    abandoned (holding none between them: the loader may go)."""
+    while _run(thread, works.get(), changed):
+        pass
+
+
+def _run(thread: StepThread, work, changed: threading.Condition) -> bool:
+    """Runs `work`'s calls left; False where `work` is None or `thread` was abandoned."""
+    while work is not None:
+        with changed:
+            if thread.abandoned:
+                return False
+            if work.cancelled or work.stopped or work.next == len(work.calls):
+                work.done = True
+                thread.work = None
+                changed.notify_all()
+                return True
+            thread.work, thread.call = work, work.next
+            work.next += 1
+        result = work.calls[thread.call](thread)
+        with changed:
+            if thread.abandoned:
+                return False
+            thread.started, thread.late = 0.0, None
+            _record(work, thread.call, result)
+    return False
+
+
+def _record(work: Work, k: int, result) -> None:
+    work.results[k] = result
+    work.stopped = work.stopped or work.stop(k, result)
 
 
 class PythonSteps:

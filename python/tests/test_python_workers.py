@@ -256,6 +256,25 @@ def test_close_and_del_leave_no_worker_process(images):
     assert all(dead(pid) for pid in pids)
 
 
+@pytest.mark.parametrize("mode", ["one thread", "threads"])
+def test_a_loader_gone_leaves_no_step_thread(images, mode):
+    path, _ = images
+
+    def step_threads():
+        return sum(t.name == "stoker-python" for t in threading.enumerate())
+
+    before = step_threads()
+    made = loader(path, CROP + [speckle], **MODES[mode])
+    batches(made)
+    assert step_threads() > before
+    del made
+    gc.collect()
+    deadline = time.monotonic() + 60
+    while step_threads() > before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert step_threads() == before
+
+
 def test_ctrl_c_while_waiting_stops_the_workers_and_the_loader_stays_usable(images, tmp_path):
     path, _ = images
     flag = tmp_path / "sleep"
