@@ -295,13 +295,14 @@ def call_step(step, args: tuple, kwargs: dict, where: tuple, seconds: list, numb
 
 
 def error_text(e: BaseException) -> str:
-    """"TYPE: message" of an exception, even of one whose __str__ raises."""
+    """"TYPE: message" of an exception (TYPE alone without one), even of one whose __str__
+    raises."""
     try:
         text = str(e)
     except Exception as failed:  # noqa: BLE001 (the exception's own code)
         return f"{type(e).__name__} (its message could not be made: " \
             f"{type(failed).__name__}: {failed})"
-    return f"{type(e).__name__}: {text}"
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
 
 
 def plain_tensor(torch, x, where: tuple, steps: list):
