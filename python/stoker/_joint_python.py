@@ -26,8 +26,8 @@ from __future__ import annotations
 from typing import Dict, List
 
 from stoker._joint import BOXES, CLASS_MAP, IMAGE, LABELS, MASKS, JointTail
-from stoker._python_steps import (SampleError, call_step, from_pil, is_pil, sample_message,
-                                  step_name, takes_generator, to_pil)
+from stoker._python_steps import (SampleError, call_step, from_pil, is_pil, plain_tensor,
+                                  sample_message, step_name, takes_generator, to_pil)
 
 
 def joint_units(torch, tail: JointTail, forms: Dict[str, str]) -> dict:
@@ -109,7 +109,8 @@ class JointSteps:
             raise SampleError(sample_message(
                 *where, f"the Python steps gave no tensor for {', '.join(wrong)}: they must "
                 f"give {want} of tensors (last step {step_name(self.steps[-1])})"))
-        return tuple(values[field].as_subclass(torch.Tensor) for field in self.inputs)
+        return tuple(plain_tensor(torch, values[field], where, self.steps)
+                     for field in self.inputs)
 
     def run(self, torch, numpy, values: tuple, seed: int, where: tuple, on_step=None) -> tuple:
         """The output fields' tensors of a sample (`values`, one plain tensor per input field)

@@ -298,7 +298,8 @@ def _python_steps(torch, plan, seed, rank, on_error, python_input, python_worker
         if python_workers is None:
             python_workers = num_workers
         python_workers = _int("python_workers", python_workers, 0, 1024)
-        return PythonSteps(torch, units, seed, rank, on_error, threads=python_workers)
+        return PythonSteps(torch, units, seed, rank, on_error, python_workers,
+                           float(python_timeout))
     if python_workers is None:
         python_workers = num_workers if units else 0
         if python_workers:
@@ -311,7 +312,56 @@ def _python_steps(torch, plan, seed, rank, on_error, python_input, python_worker
     if python_workers and units:
         return PythonPool(torch, units, seed, rank, on_error, python_workers,
                           float(python_timeout), pin)
-    return PythonSteps(torch, units, seed, rank, on_error)
+    return PythonSteps(torch, units, seed, rank, on_error, 0, float(python_timeout))
+
+
+# Under on_error="skip", the records of an epoch that may all be bad (in batches left out)
+# before the epoch is an error.
+_ALL_BAD_RECORDS = 10_000
+
+
+class _GoodBatches(_Wrapped):
+    """An iteration under on_error="skip" that leaves out the batches whose every record was
+    bad (natively, or in the Python steps): never an empty batch. stoker.Error, one line, where
+    leaving one out would give rank `rank` of `world_size` > 1 fewer batches than its peers,
+    and where epoch `epoch` of `dataset` has no good record in its first _ALL_BAD_RECORDS (or
+    in all of it)."""
+
+    def __init__(self, inner, dataset: str, epoch: int, batch_size: int, rank: int,
+                 world_size: int):
+        super().__init__(inner)
+        self._where = (dataset, epoch, batch_size, rank, world_size)
+        self._index = 0  # of the next batch
+        self._good = False  # a batch with a record came
+
+    def __next__(self):
+        dataset, epoch, batch_size, rank, world_size = self._where
+        while True:
+            try:
+                batch = next(self.inner)
+            except StopIteration:
+                if self._index and not self._good:
+                    self._none_good()
+                raise
+            self._index += 1
+            if len(next(iter(batch.values()))):
+                self._good = True
+                return batch
+            if world_size > 1:
+                raise _stoker.Error(
+                    f"on_error='skip': every record of batch {self._index - 1} of epoch {epoch} "
+                    f"on rank {rank} of {dataset} was bad, and leaving the batch out would give "
+                    f"this rank fewer batches than its {world_size - 1} peers (which would wait "
+                    "for it): remove the bad records (on_error='raise' names the first and why)")
+            if not self._good and self._index * batch_size >= _ALL_BAD_RECORDS:
+                self._none_good()
+
+    def _none_good(self):
+        dataset, epoch = self._where[:2]
+        raise _stoker.Error(
+            f"on_error='skip': no record of epoch {epoch} of {dataset} was good in its first "
+            f"{self._index} batches (all left out): check the data (on_error='raise' names the "
+            "first bad record and why)")
 
 
 class _StateOf:
@@ -653,7 +703,11 @@ class NativeLoader:
                 iteration = self._python.epoch(iteration, epoch, self._native, self._rewind)
                 source = _StateOf(iteration)
             state = source.state
-            if self._native.options["last_batch"] == "pad":
+            options = self._native.options
+            if options["on_error"] == "skip":
+                iteration = _GoodBatches(iteration, self._shown, epoch, options["batch_size"],
+                                         options["rank"], options["world_size"])
+            if options["last_batch"] == "pad":
                 iteration = _ValidMasks(self._torch, iteration)
             if self._device.type == "cuda":
                 iteration = _device.CudaEpoch(self._torch, source, iteration, self._device,

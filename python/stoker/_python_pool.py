@@ -68,7 +68,7 @@ def picklable_units(units: dict) -> Dict[str, tuple]:
                     f"field '{field}': the Python step {step_name(step)} cannot be sent to a "
                     f"worker process ({type(e).__name__}: {' '.join(str(e).split())}): define "
                     "it at a module's top level (not a lambda or local function), or pass "
-                    "python_workers=0 to run the Python steps in the iterating thread") from None
+                    "python_workers=0 to run the Python steps in this process") from None
     return out
 
 
@@ -307,7 +307,7 @@ class PythonPool:
                     offset = places[0][k][0]
                     buffer.bytes[offset:offset + values.nbytes].view(values.dtype) \
                         .view(values.shape).copy_(values)
-            per = -(-made.size // chunks)
+            per = max(1, -(-made.size // chunks))  # a batch may have no sample left
             for first in range(0, made.size, per):
                 slots = list(range(first, min(first + per, made.size)))
                 self._next_id += 1

@@ -1,9 +1,10 @@
 """The Python steps of a field: the transforms stoker.transforms cannot run natively (a user's
 function, a torchvision class it does not translate, kornia, ...) run here, on each sample the
-native steps made, in the iterating thread (or its threads), after the native batch is built
-(or in worker processes: _python_pool.py, with the same seeds and errors). A field's steps are
+native steps made, by a thread of their own while the iterating thread waits (or by threads),
+after the native batch is built (or in worker processes: _python_pool.py, with the same seeds
+and errors). A field's steps are
 one unit of Python steps (FieldSteps); the steps after a joint transform, on a detection or
-segmentation sample's fields together, another (_joint_python.JointSteps): the iterating thread,
+segmentation sample's fields together, another (_joint_python.JointSteps): the steps' own thread,
 threads and worker processes run units, a sample's input tensors in, its output tensors out,
 each output field stacked, or listed or padded where its size varies. And the loader's
 batch transform (torchvision's MixUp, CutMix, timm's Mixup, ...), on the whole batch after them.
@@ -24,19 +25,22 @@ the iterating thread's own states are put back after the batch: the same batches
 of native workers, again after a resume. A step taking a ``generator=`` keyword is also given
 a torch.Generator seeded by that seed (FieldSteps): its draws need no global state, so such
 steps may run in threads (python_parallel="threads"). A batch transform is seeded likewise by
-batch_seed(seed, epoch, rank, position). An exception (or an output that is not a tensor, or of another shape or dtype) is
-one stoker.Error naming the field, the sample and the step; with on_error="skip" the sample is
-dropped from its batch instead and counted.
+batch_seed(seed, epoch, rank, position). An exception (any: steps never run in the main
+thread, so a KeyboardInterrupt a step raises is no Ctrl-C), an output that is not a dense
+tensor, or of another shape or dtype, or a step running past the timeout is one stoker.Error
+naming the field, the sample and the step; with on_error="skip" the sample is dropped from its
+batch instead and counted.
 """
 
 from __future__ import annotations
 
 import inspect
+import queue
 import random
+import threading
 import time
-from concurrent import futures
-from concurrent.futures import ThreadPoolExecutor
-from typing import Dict, List
+from functools import partial
+from typing import Callable, Dict, List
 
 from stoker import _stoker
 from stoker._wrapped import Wrapped
@@ -222,7 +226,7 @@ class FieldSteps:
             raise SampleError(sample_message(
                 *where, f"the Python steps gave a {type(x).__name__}, not a torch.Tensor (last "
                 f"step {step_name(self.steps[-1])})"))
-        return (x.as_subclass(torch.Tensor),)
+        return (plain_tensor(torch, x, where, self.steps),)
 
 
 def padded(torch, values: list):
@@ -283,11 +287,32 @@ def call_step(step, args: tuple, kwargs: dict, where: tuple, seconds: list, numb
     start = time.perf_counter()
     try:
         return step(*args, **kwargs)
-    except Exception as e:  # a user's code: anything it raises is the sample's error
+    except BaseException as e:  # a user's code: anything it raises, off the main thread
         raise SampleError(sample_message(*where, f"{step_name(step)} raised "
-                                         f"{type(e).__name__}: {e}")) from None
+                                         f"{error_text(e)}")) from None
     finally:
         seconds[number] += time.perf_counter() - start
+
+
+def error_text(e: BaseException) -> str:
+    """"TYPE: message" of an exception (TYPE alone without one), even of one whose __str__
+    raises."""
+    try:
+        text = str(e)
+    except Exception as failed:  # noqa: BLE001 (the exception's own code)
+        return f"{type(e).__name__} (its message could not be made: " \
+            f"{type(failed).__name__}: {failed})"
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
+def plain_tensor(torch, x, where: tuple, steps: list):
+    """`x`, a step's output tensor, as a plain dense torch.Tensor; SampleError for a sparse or
+    other non-strided one (naming the last of `steps`)."""
+    if x.layout != torch.strided:
+        raise SampleError(sample_message(
+            *where, f"the Python steps gave a sparse tensor ({x.layout}), not a dense one (last "
+            f"step {step_name(steps[-1])}): end them in .to_dense()"))
+    return x.as_subclass(torch.Tensor)
 
 
 def kept_samples(values, keep: list):
@@ -308,21 +333,157 @@ def check_uniform(field: str, index: int, epoch: int, samples: list) -> None:
                 "stacks one shape and dtype"))
 
 
+# The longest a thread waiting for the steps' threads blocks without looking at the clock.
+_POLL_SECONDS = 0.1
+
+
+class Work:
+    """Calls run in order by one of StepThreads' threads (a sample's steps, or a batch's samples
+    one after another): results[k] is call k's, each call(thread) given the thread that runs
+    it (for StepThread.at); after a result for which stop(k, result) is true the rest are not
+    run. ``done`` once none is left to run (or it is cancelled)."""
+
+    def __init__(self, calls: list, stop: Callable = lambda k, result: False):
+        self.calls = calls
+        self.stop = stop
+        self.results: list = [None] * len(calls)
+        self.next = 0  # the first call not yet taken
+        self.stopped = False
+        self.cancelled = False
+        self.done = False
+
+
+class StepThread:
+    """One of StepThreads' threads: what it runs (``work``, its call ``call``), and which step
+    of which sample since when (``at``)."""
+
+    def __init__(self):
+        self.work = None
+        self.call = 0
+        self.started = 0.0  # time.monotonic() when the step it runs started; 0: none
+        self.late = None  # gives the SampleError text of a step that runs too long
+        self.abandoned = False
+
+    def at(self, started: float, late: Callable) -> None:
+        """A step starts now (`started`); late(): the error if it runs past the timeout."""
+        self.started = started
+        self.late = late
+
+
+class StepThreads:
+    """`count` daemon threads that run Work, each taken whole by one thread (a batch's samples
+    in order) or, one per sample, by many at once. A step that runs longer than `timeout`
+    seconds on a sample makes that sample a SampleError, and the rest of its Work goes on in a
+    new thread: a Python thread cannot be stopped, so its own is abandoned (a daemon, it runs
+    on, its results dropped, and does not hold the interpreter at exit). Threads start when
+    the first Work comes."""
+
+    def __init__(self, count: int, timeout: float):
+        self.count = count
+        self._timeout = timeout
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._changed = threading.Condition()
+        self._threads: List[StepThread] = []
+
+    def submit(self, work: Work) -> Work:
+        with self._changed:
+            while len(self._threads) < self.count:
+                self._start()
+        self._queue.put(work)
+        return work
+
+    def wait(self, works: list) -> None:
+        """Returns once every one of `works` is done, abandoning the threads whose step runs past
+        the timeout on the way (Ctrl-C interrupts it)."""
+        with self._changed:
+            while not all(work.done for work in works):
+                self._changed.wait(_POLL_SECONDS)
+                self._abandon_late()
+
+    def cancel(self, works: list) -> None:
+        with self._changed:
+            for work in works:
+                work.cancelled = True
+
+    def close(self) -> None:
+        """The threads end after what they run (new ones start when needed); Work not taken is
+        dropped."""
+        with self._changed:
+            for _ in self._threads:
+                self._queue.put(None)
+            self._threads = []
+            self._queue = queue.SimpleQueue()
+
+    def __del__(self):
+        self.close()  # its threads hold no reference to it
+
+    def _start(self) -> None:
+        thread = StepThread()
+        self._threads.append(thread)
+        threading.Thread(target=_serve, args=(thread, self._queue, self._changed), daemon=True,
+                         name="stoker-python").start()
+
+    def _abandon_late(self) -> None:
+        now = time.monotonic()
+        for thread in [t for t in self._threads if t.started and now - t.started >
+                       self._timeout]:
+            thread.abandoned = True
+            self._threads.remove(thread)
+            _record(thread.work, thread.call, SampleError(thread.late()))
+            self._start()
+            self._queue.put(thread.work)  # the rest of it, in another thread
+
+
+def _serve(thread: StepThread, works: queue.SimpleQueue, changed: threading.Condition) -> None:
+    """A StepThreads thread: runs the Work it takes from `works` until it takes None or is
+    abandoned (holding none between them: the loader may go)."""
+    while _run(thread, works.get(), changed):
+        pass
+
+
+def _run(thread: StepThread, work, changed: threading.Condition) -> bool:
+    """Runs `work`'s calls left; False where `work` is None or `thread` was abandoned."""
+    while work is not None:
+        with changed:
+            if thread.abandoned:
+                return False
+            if work.cancelled or work.stopped or work.next == len(work.calls):
+                work.done = True
+                thread.work = None
+                changed.notify_all()
+                return True
+            thread.work, thread.call = work, work.next
+            work.next += 1
+        result = work.calls[thread.call](thread)
+        with changed:
+            if thread.abandoned:
+                return False
+            thread.started, thread.late = 0.0, None
+            _record(work, thread.call, result)
+    return False
+
+
+def _record(work: Work, k: int, result) -> None:
+    work.results[k] = result
+    work.stopped = work.stopped or work.stop(k, result)
+
+
 class PythonSteps:
     """The loader's units of Python steps ({name: unit}: a FieldSteps per field that has some,
     or the steps after a joint transform, _joint_python.JointSteps), applied to native batches
-    (dicts of tensors) in the iterating thread, or with `threads` > 1 by that many threads,
-    the samples of the next ``window`` batches at once; threads need every step to take a
+    (dicts of tensors) one sample after another by a thread of their own while the iterating
+    thread waits (which Ctrl-C interrupts), or with `threads` > 1 by that many threads, the
+    samples of the next ``window`` batches at once; threads need every step to take a
     generator= keyword: the global generators are not seeded there, and each sample's draws
-    depend on its seed only, the same batches for any number of threads."""
+    depend on its seed only, the same batches for any number of threads. A step running
+    longer than `timeout` seconds on a sample is that sample's error (StepThreads)."""
 
     def __init__(self, torch, units: dict, seed: int, rank: int, on_error: str,
-                 threads: int = 0):
+                 threads: int = 0, timeout: float = 300.0):
         import numpy
         self._torch = torch
         self._numpy = numpy
         self._units = units
-        self._threads = None
         if threads > 1 and units:
             for name, unit in units.items():
                 for step, generator in zip(unit.steps, unit.generator):
@@ -332,8 +493,9 @@ class PythonSteps:
                             f"step to take a generator= keyword (a torch.Generator seeded per "
                             f"sample); {step_name(step)} does not: use "
                             "python_parallel='processes'")
-            self._threads = ThreadPoolExecutor(threads, thread_name_prefix="stoker-python")
-        self.workers = threads if self._threads else 0
+        self.workers = threads if threads > 1 and units else 0
+        self._threads = StepThreads(max(1, self.workers), timeout)
+        self._timeout = timeout
         self._seed = seed
         self._rank = rank
         self._skip = on_error == "skip"
@@ -347,50 +509,53 @@ class PythonSteps:
         # With threads, the steps' own time (summed over samples and threads), as the worker
         # processes count theirs, and the batches' assembly.
         seconds = self.seconds + (sum(sum(unit.seconds) for unit in self._units.values())
-                                  if self._threads else 0.0)
+                                  if self.workers else 0.0)
         return {"python_seconds": seconds, "python_skipped": self.skipped,
                 "python_step_seconds": {name: unit.timing()
                                         for name, unit in self._units.items()}}
 
     def epoch(self, native_epoch, epoch: int, core, rewind=None):
         """The iteration of `native_epoch` (epoch `epoch` of the LoaderCore `core`) through
-        these steps: in the iterating thread (it never runs ahead), or with threads ``window``
+        these steps: a batch at a time (it never runs ahead), or with threads ``window``
         batches ahead of the consumer (_python_pool.PooledEpoch, whose `rewind` puts the
         native loader back where the consumer stopped)."""
-        if self._threads is None:
+        if not self.workers:
             return SerialEpoch(native_epoch, self, epoch, core)
         from stoker._python_pool import PooledEpoch
         return PooledEpoch(self, native_epoch, epoch, core, rewind)
 
     def close(self) -> None:
-        """Stops the threads, if any (new ones start when needed)."""
-        if self._threads is not None:
-            self._threads.shutdown(wait=True, cancel_futures=True)
-            self._threads = ThreadPoolExecutor(self.workers, thread_name_prefix="stoker-python")
+        """Stops the threads (new ones start when needed)."""
+        self._threads.close()
 
     def apply(self, batch: dict, epoch: int, index: int, position: int) -> dict:
         """`batch` with each unit's output fields made by its steps from each sample (batch
-        `index` of this iteration of `epoch`, the loader at global `position` after it), in
-        the iterating thread; samples that failed dropped from every field under
-        on_error="skip"."""
+        `index` of this iteration of `epoch`, the loader at global `position` after it), one
+        sample after another, the global generators seeded by each sample's seed; samples that
+        failed dropped from every field under on_error="skip"."""
         start = time.perf_counter()
         size = len(next(iter(batch.values())))
-        made: Dict[str, List] = {}
         failed: set = set()
+        calls = []
         with _Seeded(self._torch, self._numpy) as generators:
             for name, unit in self._units.items():
                 inputs = unit_inputs(unit, batch)
-                made[name] = [None] * size
-                for slot in range(size):
-                    if slot in failed:
-                        continue
-                    generators.seed(sample_seed(self._seed, epoch, self._rank, position, slot))
-                    x = made[name][slot] = self._one(name, unit, inputs, epoch, index,
-                                                     position, slot)
-                    if isinstance(x, SampleError) and not self._skip:
-                        return self._combine(batch, made, epoch, index, start)  # raises it
-                    if isinstance(x, SampleError):
-                        failed.add(slot)
+                calls += [partial(self._seeded_one, generators, failed, name, unit, inputs,
+                                  epoch, index, position, slot) for slot in range(size)]
+
+            def stop(k, result):  # the first failure under raise; else its sample is dropped
+                if isinstance(result, SampleError):
+                    failed.add(k % size)
+                return isinstance(result, SampleError) and not self._skip
+
+            work = self._threads.submit(Work(calls, stop))
+            try:
+                self._threads.wait([work])
+            except KeyboardInterrupt:  # the batch is dropped; a sample running finishes alone
+                self._threads.cancel([work])
+                raise
+        made = {name: work.results[k * size:(k + 1) * size]
+                for k, name in enumerate(self._units)}
         return self._combine(batch, made, epoch, index, start)
 
     # With threads, batches ahead (PooledEpoch's pool) --------------------------------------
@@ -404,41 +569,57 @@ class PythonSteps:
         batch = {name: [v.clone() for v in value] if isinstance(value, list) else value.clone()
                  for name, value in batch.items()}
         size = len(next(iter(batch.values())))
-        futures = {}
+        works = {}
         for name, unit in self._units.items():
             inputs = unit_inputs(unit, batch)
-            futures[name] = [self._threads.submit(self._one, name, unit, inputs, epoch, index,
-                                                  position, slot) for slot in range(size)]
-        return _Ahead(batch, futures, epoch, index, state, padding)
+            works[name] = [self._threads.submit(Work([partial(
+                self._one, name, unit, inputs, epoch, index, position, slot)]))
+                for slot in range(size)]
+        return _Ahead(batch, works, epoch, index, state, padding)
 
     def wait(self, ahead: "_Ahead") -> None:
-        futures.wait([f for fs in ahead.futures.values() for f in fs])
+        self._threads.wait([w for ws in ahead.works.values() for w in ws])
 
     def finish(self, ahead: "_Ahead") -> dict:
-        made = {name: [f.result() for f in fs] for name, fs in ahead.futures.items()}
+        made = {name: [w.results[0] for w in ws] for name, ws in ahead.works.items()}
         return self._combine(ahead.batch, made, ahead.epoch, ahead.index, time.perf_counter())
 
     def cancel(self, aheads: list) -> None:
-        for ahead in aheads:
-            for fs in ahead.futures.values():
-                for f in fs:
-                    f.cancel()
+        self._threads.cancel([w for ahead in aheads for ws in ahead.works.values() for w in ws])
 
     def interrupted(self) -> None:
         """Ctrl-C while the consumer waited: the samples already running finish on their own."""
 
     # ---------------------------------------------------------------------------------------
 
-    def _one(self, name, unit, inputs, epoch, index, position, slot):
+    def _one(self, name, unit, inputs, epoch, index, position, slot, thread: StepThread):
         """Sample `slot` of `inputs` ({field: samples}) after `unit`'s steps (a tuple, one
-        tensor per output), or the SampleError it raised."""
+        tensor per output), or the SampleError it raised, run by `thread` (told each step's
+        start)."""
         seed = sample_seed(self._seed, epoch, self._rank, position, slot)
+        where = (name, slot, index, epoch)
+
+        def on_step(number):
+            thread.at(time.monotonic(), lambda: sample_message(
+                *where, f"{step_name(unit.steps[number])} ran longer than python_timeout="
+                f"{self._timeout:g} s: a Python thread cannot be stopped, so its own was left "
+                "running (a daemon) and a new one took its place"))
+
         try:
             return unit.run(self._torch, self._numpy,
-                            tuple(inputs[field][slot] for field in unit.inputs), seed,
-                            (name, slot, index, epoch))
+                            tuple(inputs[field][slot] for field in unit.inputs), seed, where,
+                            on_step)
         except SampleError as e:
             return e
+
+    def _seeded_one(self, generators, failed, name, unit, inputs, epoch, index, position, slot,
+                    thread):
+        """_one after the global generators are seeded by the sample's seed; None for a sample
+        in `failed` (a slot that failed in another unit)."""
+        if slot in failed:
+            return None
+        generators.seed(sample_seed(self._seed, epoch, self._rank, position, slot))
+        return self._one(name, unit, inputs, epoch, index, position, slot, thread)
 
     def _combine(self, batch: dict, made: Dict[str, List], epoch: int, index: int,
                  start: float) -> dict:
@@ -477,12 +658,12 @@ def unit_inputs(unit, batch: dict) -> dict:
 
 
 class _Ahead:
-    """A native batch (copied) whose samples the threads run: ``futures`` {field: [future per
+    """A native batch (copied) whose samples the threads run: ``works`` {field: [Work per
     slot]}, and the (epoch, index, state, padding) PooledEpoch reads."""
 
-    def __init__(self, batch, futures_, epoch, index, state, padding):
+    def __init__(self, batch, works, epoch, index, state, padding):
         self.batch = batch
-        self.futures = futures_
+        self.works = works
         self.epoch = epoch
         self.index = index
         self.state = state
@@ -490,7 +671,7 @@ class _Ahead:
 
 
 class SerialEpoch(Wrapped):
-    """A native epoch whose batches go through the Python steps in the iterating thread.
+    """A native epoch whose batches go through the Python steps a batch at a time.
     ``state``: the loader's (seed, epoch, position) after the batch last yielded."""
 
     def __init__(self, native_epoch, steps: PythonSteps, epoch: int, core):
@@ -542,7 +723,7 @@ class BatchTransform:
             except Exception as e:  # a user's code: anything it raises is the batch's error
                 raise _stoker.Error(" ".join(
                     f"batch {index} (epoch {epoch}): the batch transform "
-                    f"{step_name(self._function)} raised {type(e).__name__}: {e}, given "
+                    f"{step_name(self._function)} raised {error_text(e)}, given "
                     f"{_shape_of(batch)} (another form: "
                     f"stoker.Batches(batch_format=...))".split())) from None
         if isinstance(batch, (tuple, list)) and isinstance(out, (tuple, list)):

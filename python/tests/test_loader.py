@@ -17,7 +17,7 @@ import pytest
 import torch
 
 import stoker
-from loader_datasets import IMAGE_SIZES, RECORDS, pixels, write_labelled
+from loader_datasets import IMAGE_SIZES, RECORDS, encode, photo, pixels, write_labelled
 from stoker.transforms import Normalize, RandomResizedCrop
 
 
@@ -550,6 +550,61 @@ def test_corrupt_record_raises_naming_it_or_is_skipped(tmp_path):
     trusting = stoker.Loader(path, batch_size=10, shuffle=False, verify="off", batch_format="dict")
     assert labels_of(trusting) == list(range(100))
 
+
+
+def write_bad_then_good(path, bad, good):
+    """`bad` records whose image is not one, then `good` 40x30 JPEGs; label int64 = index."""
+    with stoker.DatasetWriter(path, {"image": "bytes", "label": "int64"}) as writer:
+        for i in range(bad + good):
+            writer.append({"image": b"not an image" if i < bad else encode(photo(i, 40, 30),
+                                                                              "JPEG"),
+                           "label": i})
+    return path
+
+
+def below_12(label):
+    if int(label) < 12:
+        raise ValueError("below 12")
+    return label
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_skip_leaves_out_a_batch_of_bad_records_never_an_empty_one(tmp_path, workers):
+    path = write_bad_then_good(tmp_path / "ds", bad=9, good=6)
+    made = stoker.Loader(path, batch_size=4, transforms=RandomResizedCrop(16),
+                         feed=stoker.Feed(workers=workers),
+                         batches=stoker.Batches(on_error="skip", batch_format="dict"))
+    batches = list(made)  # 0-3, 4-7 bad; 8 bad, 9-11; 12-14
+    assert [b["label"].tolist() for b in batches] == [[9, 10, 11], [12, 13, 14]]
+    assert made.stats()["skipped"] == 9
+    assert len(made) == 4  # at most
+    # A batch the Python steps fail entirely is left out too, in this process or in workers.
+    for python_workers in (0, 2):
+        made = stoker.Loader(path, batch_size=4, transforms={"image": RandomResizedCrop(16),
+                                                             "label": below_12},
+                             feed=stoker.Feed(workers=workers, python_workers=python_workers),
+                             batches=stoker.Batches(on_error="skip", batch_format="dict"))
+        assert [b["label"].tolist() for b in made] == [[12, 13, 14]]
+        assert made.stats()["python_skipped"] == 3
+    # One of two ranks leaving a batch out would have its peer wait for it.
+    ranked = stoker.Loader(path, batch_size=2, transforms=RandomResizedCrop(16),
+                           order=stoker.Order(rank=0, world_size=2),
+                           batches=stoker.Batches(on_error="skip", batch_format="dict"))
+    with pytest.raises(stoker.Error, match=r"^on_error='skip': every record of batch 0 of "
+                       r"epoch 0 on rank 0 of .*ds.* was bad, and leaving the batch out would "
+                       r"give this rank fewer batches than its 1 peers"):
+        next(iter(ranked))
+
+
+@pytest.mark.parametrize("bad, good, batches", [(10, 0, 3), (10_001, 3, 2_500)])
+def test_skip_over_data_with_no_good_record_is_one_line_naming_it(tmp_path, bad, good, batches):
+    """An epoch with no good record, or none in its first 10,000, is an error."""
+    path = write_bad_then_good(tmp_path / "ds", bad, good)
+    made = stoker.Loader(path, batch_size=4, transforms=RandomResizedCrop(16),
+                         batches=stoker.Batches(on_error="skip", batch_format="dict"))
+    with pytest.raises(stoker.Error, match=rf"^on_error='skip': no record of epoch 0 of .*ds.* "
+                       rf"was good in its first {batches} batches \(all left out\): "):
+        next(iter(made))
 
 def test_options_report_auto_values(labelled):
     loader = stoker.Loader(labelled, shuffle=True, batch_size=16, batch_format="dict")

@@ -8,6 +8,8 @@ import gc
 import os
 import random
 import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -254,6 +256,25 @@ def test_close_and_del_leave_no_worker_process(images):
     assert all(dead(pid) for pid in pids)
 
 
+@pytest.mark.parametrize("mode", ["one thread", "threads"])
+def test_a_loader_gone_leaves_no_step_thread(images, mode):
+    path, _ = images
+
+    def step_threads():
+        return sum(t.name == "stoker-python" for t in threading.enumerate())
+
+    before = step_threads()
+    made = loader(path, CROP + [speckle], **MODES[mode])
+    batches(made)
+    assert step_threads() > before
+    del made
+    gc.collect()
+    deadline = time.monotonic() + 60
+    while step_threads() > before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert step_threads() == before
+
+
 def test_ctrl_c_while_waiting_stops_the_workers_and_the_loader_stays_usable(images, tmp_path):
     path, _ = images
     flag = tmp_path / "sleep"
@@ -311,8 +332,6 @@ if __name__ == "__main__":
 
 
 def test_a_step_defined_in_the_users_script_runs_in_the_workers(images, tmp_path):
-    import subprocess
-    import sys
     path, _ = images
     script = tmp_path / "train.py"
     script.write_text(SCRIPT)
@@ -452,3 +471,129 @@ def test_padded_batches_keep_their_valid_masks(images):
     here, there = padded(0), padded(2)
     assert [b[2].tolist() for b in there] == [[True] * 3, [True] * 3, [True, True, False]]
     assert all(torch.equal(x, y) for a, b in zip(here, there) for x, y in zip(a, b))
+
+
+class Unprintable(Exception):
+    def __str__(self):
+        raise RuntimeError("no text")
+
+
+class Bad:
+    """Passes a sample through, except where its generator's first draw is below 1/4: then it
+    raises ValueError, gives a sparse tensor, raises an exception that cannot be printed,
+    KeyboardInterrupt or SystemExit, or hangs (a step for threads, processes or this thread)."""
+
+    def __init__(self, does):
+        self.does = does
+
+    def __call__(self, x, generator):
+        if float(torch.rand((), generator=generator)) >= 0.25:
+            return x
+        if self.does == "sparse":
+            return x.to_sparse()
+        if self.does == "hang":
+            time.sleep(600)
+        raise {"raise": ValueError("bad"), "unprintable": Unprintable(),
+               "interrupt": KeyboardInterrupt(), "exit": SystemExit(3)}[self.does]
+
+    def __repr__(self):
+        return f"Bad({self.does!r})"
+
+
+MODES = {"one thread": {"python_workers": 0},
+         "threads": {"python_workers": 2, "python_parallel": "threads"},
+         "processes": {"python_workers": 2}}
+BAD_TEXT = {"sparse": "the Python steps gave a sparse tensor (torch.sparse_coo), not a dense one",
+            "unprintable": "Bad('unprintable') raised Unprintable (its message could not be "
+                           "made: RuntimeError: no text)",
+            "interrupt": "Bad('interrupt') raised KeyboardInterrupt",
+            "exit": "Bad('exit') raised SystemExit: 3",
+            "hang": "Bad('hang') ran longer than python_timeout=2 s: "}
+
+
+@pytest.mark.parametrize("does", ["sparse", "unprintable", "interrupt", "exit", "hang"])
+@pytest.mark.parametrize("mode", list(MODES))
+def test_a_bad_or_hung_step_is_one_line_naming_the_sample_in_every_mode(images, capfd, mode,
+                                                                        does):
+    if does == "hang" and mode == "processes":
+        pytest.skip("test_a_worker_killed_or_hung_is_named_replaced_and_the_loader_goes_on")
+    path, _ = images
+    steps = CROP + [Bad(does)]
+    expected = {on_error: outcomes(loader(path, CROP + [Bad("raise")], on_error=on_error,
+                                          **MODES["one thread"]), epochs=(0,))
+                for on_error in ("raise", "skip")}
+    made = loader(path, steps, python_timeout=2, **MODES[mode])
+    got = outcomes(made, epochs=(0,))
+    errors = [x for x in got if isinstance(x, str)]
+    assert errors and [isinstance(x, str) for x in got] == [
+        isinstance(x, str) for x in expected["raise"]]
+    for error in errors:
+        assert error.startswith("field 'image', sample ") and BAD_TEXT[does] in error, error
+        assert "\n" not in error
+    assert all(same([x], [y]) for x, y in zip(got, expected["raise"]) if not isinstance(x, str))
+    skipping = loader(path, steps, python_timeout=2, on_error="skip", **MODES[mode])
+    assert same_outcomes(outcomes(skipping, epochs=(0,)), expected["skip"])
+    if mode == "processes":
+        assert made.stats()["python_restarts"] == skipping.stats()["python_restarts"] == 0
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def nap(x):
+    """Waits while the file NAP names exists (this process's steps only)."""
+    STARTED.set()
+    while os.path.exists(NAP[0]):
+        time.sleep(0.05)
+    return x
+
+
+STARTED = threading.Event()
+NAP = [""]
+
+
+def test_ctrl_c_while_a_step_runs_in_this_process_interrupts_the_loop(images, tmp_path):
+    path, _ = images
+    NAP[0] = str(tmp_path / "nap")
+    open(NAP[0], "w").close()
+    STARTED.clear()
+    made = loader(path, CROP + [nap], python_workers=0)
+
+    def interrupt(main=threading.get_ident()):
+        STARTED.wait(120)
+        signal.pthread_kill(main, signal.SIGINT)
+
+    timer = threading.Thread(target=interrupt)
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        next(iter(made))
+    timer.join()
+    os.unlink(NAP[0])
+    assert same(batches(made, epoch=0), batches(loader(path, CROP, python_workers=0), epoch=0))
+
+
+def test_the_interpreter_exits_with_a_step_thread_left_hung(images, tmp_path):
+    path, _ = images
+    script = tmp_path / "hung.py"
+    script.write_text('''
+import sys
+import time
+
+import stoker
+
+
+def hang(x, generator):
+    time.sleep(600)
+
+
+for options in ({"python_workers": 0}, {"python_workers": 2, "python_parallel": "threads"}):
+    loader = stoker.Loader(sys.argv[1], batch_size=2, transforms=hang, python_timeout=1,
+                           **options)
+    try:
+        next(iter(loader))
+    except stoker.Error as e:
+        print("python_timeout=1 s" in str(e))
+''')
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(stoker.__file__)))
+    done = subprocess.run([sys.executable, str(script), str(path)], capture_output=True,
+                          text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "True"]
