@@ -48,10 +48,10 @@ std::vector<OpSpec> checked_table() {
             [](const OpSpec& a, const OpSpec& b) { return a.name < b.name; });
   for (size_t i = 0; i < table.size(); ++i) {
     OpSpec& op = table[i];
-    if (!op.input) op.input = role_input(op.role);
-    if (!op.output) op.output = role_output(op.role);
-    if (*op.input != role_input(op.role) ||
-        (op.role != OpRole::kSource && *op.output != role_output(op.role)))
+    const RoleTypes role = role_types(op.role);
+    if (!op.input) op.input = role.input;
+    if (!op.output) op.output = role.output;
+    if (*op.input != role.input || (op.role != OpRole::kSource && *op.output != role.output))
       throw std::logic_error("operation '" + op.name + "': types other than its role's");
     const bool factory = op.role == OpRole::kSource  ? static_cast<bool>(op.make_source)
                          : op.role == OpRole::kPixel ? static_cast<bool>(op.make_pixel)
@@ -260,37 +260,22 @@ std::string params_json(const OpCall& call) {
   return out.dump();
 }
 
-SampleType role_input(OpRole role) {
+RoleTypes role_types(OpRole role) {
   switch (role) {
     case OpRole::kSource:
-      return kRecordType;
+      return {kRecordType, kUint8Image};
     case OpRole::kPixel:
+      return {kUint8Image, kUint8Image};
     case OpRole::kNormalize:
-      return kUint8Image;
+      return {kUint8Image, kFloatImage};
     case OpRole::kFloat:
-      return kFloatImage;
+      return {kFloatImage, kFloatImage};
     case OpRole::kBatch:
-      return kBatchType;
+      return {kBatchType, kBatchType};
     case OpRole::kJoint:
-      return kDetectionSample;
+      return {kDetectionSample, kDetectionSample};
   }
-  return kUint8Image;
-}
-
-SampleType role_output(OpRole role) {
-  switch (role) {
-    case OpRole::kSource:
-    case OpRole::kPixel:
-      return kUint8Image;
-    case OpRole::kNormalize:
-    case OpRole::kFloat:
-      return kFloatImage;
-    case OpRole::kBatch:
-      return kBatchType;
-    case OpRole::kJoint:
-      return kDetectionSample;
-  }
-  return kUint8Image;
+  return {kUint8Image, kUint8Image};
 }
 
 const char* to_string(OpRole role) {

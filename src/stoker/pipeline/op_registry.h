@@ -151,14 +151,16 @@ struct PixelContext {
 // The sample types the operations of `role` take and make (sample_type.h): what their
 // factories' interfaces fix (a PixelOp changes uint8 images, ...); a source makes a uint8 image
 // unless its spec says otherwise.
-SampleType role_input(OpRole role);
-SampleType role_output(OpRole role);
+struct RoleTypes {
+  SampleType input, output;
+};
+RoleTypes role_types(OpRole role);
 
 struct OpSpec {
   std::string name;  // lower_snake_case
   OpRole role = OpRole::kPixel;
   std::string doc;  // one sentence
-  // What it takes and makes (sample_type.h): the role's (role_input, role_output) where unset;
+  // What it takes and makes (sample_type.h): the role's (role_types) where unset;
   // only a source's output may differ from its role's (the table refuses other differences).
   std::optional<SampleType> input, output;
   // kPixel, kFloat: the class stoker.transforms builds from this description (e.g.
