@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "stoker/pipeline/op_registry.h"
+#include "stoker/testing/reference_python.h"
 #include "stoker/testing/temp_dir.h"
 
 namespace stoker::batch_reference {
@@ -77,11 +78,11 @@ inline std::shared_ptr<const BatchTransform> make_batch_op(const std::string& te
   return call.op->make_batch(call.params).value();
 }
 
-// Runs `script` with STOKER_PYTHON and the directory as its argument; false if it failed.
+// Runs `script` with reference_python() and the directory as its argument; false if it failed.
 inline bool run_reference(const testing::TempDir& dir, const std::string& script) {
   std::ofstream(dir / "reference.py") << script;
   const std::string command =
-      std::string(STOKER_PYTHON) + " " + (dir / "reference.py") + " " + dir.path();
+      stoker::testing::reference_python() + " " + (dir / "reference.py") + " " + dir.path();
   return std::system(command.c_str()) == 0;
 }
 

@@ -4,7 +4,8 @@
 // or on their uint8 tensors for backend=tensor (STOKER_PYTHON), each magnitude read from
 // torchvision's _augmentation_space of the policy class, against apply_policy_op, pixel for
 // pixel; for transforms v2, its policy class's _apply_image_or_video_transform with the
-// magnitudes of its _AUGMENTATION_SPACE.
+// magnitudes of its _AUGMENTATION_SPACE. The reference runs with MKL pinned (reference_python.h);
+// a tensor's also without, to check how torchvision differs on this CPU.
 
 #include <gtest/gtest.h>
 
@@ -21,6 +22,7 @@
 #include "stoker/pipeline/ops/augment_policies.h"
 #include "stoker/pipeline/ops/pil_policy_ops.h"
 #include "stoker/testing/pil_reference.h"
+#include "stoker/testing/reference_python.h"
 #include "stoker/testing/temp_dir.h"
 
 namespace stoker::pil_policy_testing {
@@ -28,6 +30,9 @@ namespace stoker::pil_policy_testing {
 using ops::PolicyOp;
 using ops::PolicySpace;
 using pil_reference::TestImage;
+
+// Whether `op` moves pixels (an affine transform: torch's affine grid on a tensor).
+inline bool geometric(PolicyOp op) { return op >= PolicyOp::kShearX && op <= PolicyOp::kRotate; }
 
 // One _apply_op: the operation, its magnitude bin (any for a scalar magnitude) and sign.
 struct PolicyStep {
@@ -117,9 +122,10 @@ inline const char* space_name(PolicySpace space) {
                                                    : "auto";
 }
 
-// torchvision's result of each job.
+// torchvision's result of each job, run by `python`.
 inline std::vector<std::vector<uint8_t>> torchvision_policy_pixels(
-    const std::vector<TestImage>& images, const std::vector<PolicyJob>& jobs) {
+    const std::vector<TestImage>& images, const std::vector<PolicyJob>& jobs,
+    const std::string& python = stoker::testing::reference_python()) {
   stoker::testing::TempDir dir;
   pil_reference::write_test_images(dir, images);
   nlohmann::json listed = nlohmann::json::array();
@@ -140,8 +146,7 @@ inline std::vector<std::vector<uint8_t>> torchvision_policy_pixels(
   }
   std::ofstream(dir / "jobs.json") << listed.dump();
   std::ofstream(dir / "policy.py") << kPolicyScript;
-  const std::string command =
-      std::string(STOKER_PYTHON) + " " + (dir / "policy.py") + " " + dir.path();
+  const std::string command = python + " " + (dir / "policy.py") + " " + dir.path();
   EXPECT_EQ(std::system(command.c_str()), 0) << command;
   std::ifstream in(dir / "out", std::ios::binary);
   const std::vector<uint8_t> all((std::istreambuf_iterator<char>(in)),
@@ -251,10 +256,22 @@ class PolicySamples {
     }
   }
 
-  // Every sample the same as torchvision's, most changed, each of `ops` drawn.
+  // Every sample the same as torchvision's (MKL pinned), most changed, each of `ops` drawn; on
+  // tensors, torchvision with this CPU's MKL dispatch differs only in affine samples.
   void expect_torchvision(const std::vector<PolicyOp>& ops) {
     const std::vector<std::vector<uint8_t>> want = torchvision_policy_pixels(images_, jobs_);
     ASSERT_EQ(want.size(), jobs_.size());
+    if (std::any_of(jobs_.begin(), jobs_.end(), [](const PolicyJob& job) { return job.tensor; })) {
+      std::vector<bool> grid;
+      for (const PolicyJob& job : jobs_) {
+        grid.push_back(job.tensor &&
+                       std::any_of(job.steps.begin(), job.steps.end(),
+                                   [](const PolicyStep& s) { return geometric(s.op); }));
+      }
+      stoker::testing::expect_cpu_dependence_in_grid_only(
+          want, torchvision_policy_pixels(images_, jobs_, stoker::testing::native_python()), grid,
+          labels_);
+    }
     int failures = 0;
     size_t changed = 0;
     for (size_t j = 0; j < jobs_.size(); ++j) {

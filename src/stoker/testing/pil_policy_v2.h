@@ -4,10 +4,12 @@
 // whole on PIL images, or on their uint8 tensors for backend=tensor (STOKER_PYTHON), with
 // stoker's draws handed to it (its module's
 // torch.randint and torch.rand answer with them in the order its forward takes them), against
-// stoker's operation on the same sample, pixel for pixel.
+// stoker's operation on the same sample, pixel for pixel (on tensors, with MKL pinned and
+// without: reference_jobs.h).
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -143,8 +145,10 @@ class V2PolicySamples {
       drawn.job["image"] = k;
       drawn.job["class"] = cls;
       drawn.job["args"] = args;
-      results_.push_back(
-          {k, std::move(pixels), label + " sample " + std::to_string(i) + " " + drawn.job.dump()});
+      results_.push_back({k, std::move(pixels),
+                          label + " sample " + std::to_string(i) + " " + drawn.job.dump(),
+                          args.value("backend", "pil") == "tensor" &&
+                              std::any_of(drawn.applied.begin(), drawn.applied.end(), geometric)});
       jobs_.push_back(std::move(drawn.job));
     }
   }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "stoker/pipeline/op_registry.h"
+#include "stoker/testing/reference_python.h"
 #include "stoker/testing/temp_dir.h"
 
 namespace stoker::pil_reference {
@@ -103,8 +104,8 @@ inline std::vector<std::vector<std::vector<uint8_t>>> reference_pixels(
   stoker::testing::TempDir dir;
   write_test_images(dir, images);
   std::ofstream(dir / "reference.py") << kReferenceScript;
-  const std::string command = std::string(STOKER_PYTHON) + " " + (dir / "reference.py") + " " +
-                              dir.path() + " '" + nlohmann::json(calls).dump() + "'";
+  const std::string command = stoker::testing::reference_python() + " " + (dir / "reference.py") +
+                              " " + dir.path() + " '" + nlohmann::json(calls).dump() + "'";
   EXPECT_EQ(std::system(command.c_str()), 0) << command;
   std::vector<std::vector<std::vector<uint8_t>>> out(calls.size());
   for (size_t k = 0; k < calls.size(); ++k) {

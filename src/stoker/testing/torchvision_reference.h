@@ -1,7 +1,7 @@
 #pragma once
-// Test helper: runs src/stoker/testing/torchvision_reference.py (build_paths.h) with STOKER_PYTHON,
-// which has torch, torchvision, PIL and SciPy. A missing interpreter or module fails the test: CI
-// installs them (scripts/setup.sh).
+// Test helper: runs src/stoker/testing/torchvision_reference.py (build_paths.h) with STOKER_PYTHON
+// (MKL pinned: reference_python.h), which has torch, torchvision, PIL and SciPy. A missing
+// interpreter or module fails the test: CI installs them (scripts/setup.sh).
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -11,12 +11,14 @@
 #include <string>
 
 #include "stoker/testing/build_paths.h"
+#include "stoker/testing/reference_python.h"
 
 namespace stoker::image::test {
 
 // The script's stdout for `args`; a failed run (exit status not 0) fails the calling test.
 inline std::string run_torchvision_reference(const std::string& args) {
-  const std::string command = std::string(STOKER_PYTHON) + " " + stoker::testing::kSourceDir +
+  const std::string command = stoker::testing::reference_python() + " " +
+                              stoker::testing::kSourceDir +
                               "/src/stoker/testing/torchvision_reference.py " + args;
   FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) {

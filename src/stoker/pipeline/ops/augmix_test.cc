@@ -3,7 +3,8 @@
 // parameters and run with stoker's draws handed to it (its _sample_dirichlet gives the drawn
 // (m0, m1) and chain weights, torch.randint in its module the drawn depths, operations, bins
 // and v1's signs, v2's torch.rand its signs): pixel for pixel over many samples, every
-// operation, both filters, with and without a fill. Then the parameters' errors.
+// operation, both filters, with and without a fill; torchvision moves the image as a tensor, so
+// also without MKL pinned (reference_jobs.h). Then the parameters' errors.
 #include "stoker/pipeline/ops/augmix.h"
 
 #include <gtest/gtest.h>
@@ -138,6 +139,7 @@ void expect_augmix_is_torchvisions(const std::string& kernels) {
       CounterRng rng = sample.rng();
       const ops::AugMixDraw draw = ops::draw_augmix(rng, settings);
       nlohmann::json chains = nlohmann::json::array();
+      bool grid = false;  // AugMix moves its image as a tensor: torch's affine grid
       for (const std::vector<ops::PolicyStepDraw>& chain : draw.chains) {
         nlohmann::json steps = nlohmann::json::array();
         for (const ops::PolicyStepDraw& step : chain) {
@@ -145,13 +147,15 @@ void expect_augmix_is_torchvisions(const std::string& kernels) {
                            {"bin", step.bin},
                            {"negative", step.negative}});
           ++used_ops[static_cast<size_t>(step.op)];
+          grid = grid || pil_policy_testing::geometric(step.op);
         }
         chains.push_back(steps);
       }
       results.push_back({k, std::move(pixels),
                          kernels + " " + c.interpolation + " severity " +
                              std::to_string(c.severity) + " sample " + std::to_string(i) +
-                             " chains " + chains.dump()});
+                             " chains " + chains.dump(),
+                         grid});
       jobs.push_back({{"image", k},
                       {"kernels", kernels},
                       {"severity", c.severity},

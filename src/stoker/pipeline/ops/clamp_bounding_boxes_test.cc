@@ -8,6 +8,7 @@
 #include <iterator>
 
 #include "stoker/pipeline/op_registry.h"
+#include "stoker/testing/reference_python.h"
 #include "stoker/testing/temp_dir.h"
 
 namespace stoker {
@@ -37,7 +38,7 @@ TEST(ClampBoundingBoxesTest, BoxesAreClampedToTheImageAsTorchvisions) {
       .write(reinterpret_cast<const char*>(sample.boxes.data()),
              static_cast<std::streamsize>(sample.boxes.size() * sizeof(float)));
   std::ofstream(dir / "clamp.py") << kClampReference;
-  ASSERT_EQ(std::system((std::string(STOKER_PYTHON) + " " + (dir / "clamp.py") + " " +
+  ASSERT_EQ(std::system((stoker::testing::reference_python() + " " + (dir / "clamp.py") + " " +
                          (dir / "boxes") + " " + (dir / "clamped"))
                             .c_str()),
             0);

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "stoker/pipeline/op_registry.h"
+#include "stoker/testing/reference_python.h"
 #include "stoker/testing/temp_dir.h"
 
 namespace stoker {
@@ -127,7 +128,7 @@ void expect_torchvisions_pixels(const std::string& backend) {
   }
   std::ofstream(dir / "cases.json") << cases.dump();
   std::ofstream(dir / "reference.py") << kTorchvision;
-  ASSERT_EQ(std::system((std::string(STOKER_PYTHON) + " " + (dir / "reference.py") + " " +
+  ASSERT_EQ(std::system((stoker::testing::reference_python() + " " + (dir / "reference.py") + " " +
                          (dir / "cases.json") + " " + dir.path())
                             .c_str()),
             0);

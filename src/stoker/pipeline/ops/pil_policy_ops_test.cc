@@ -18,10 +18,6 @@ using ops::PolicySpace;
 using ops::PolicyVersion;
 using pil_policy_testing::PolicyJob;
 
-bool pil_policy_ops_geometric(PolicyOp op) {
-  return op >= PolicyOp::kShearX && op <= PolicyOp::kRotate;
-}
-
 // Every magnitude of `op` in every space that has it, of both versions, each sign, on every
 // image; the geometric ones in the three interpolations and with three fills.
 std::vector<PolicyJob> pil_policy_ops_jobs(PolicyOp op,
@@ -36,7 +32,7 @@ std::vector<PolicyJob> pil_policy_ops_jobs(PolicyOp op,
       for (size_t i = 0; i < images.size(); ++i) {
         const int64_t channels = images[i].shape[0];
         std::vector<std::vector<double>> fills = {{}};
-        if (pil_policy_ops_geometric(op)) {
+        if (pil_policy_testing::geometric(op)) {
           fills.push_back(channels == 1 ? std::vector<double>{77.9}
                                         : std::vector<double>{10, 200.7, 300});
           fills.push_back({-3});
@@ -47,7 +43,7 @@ std::vector<PolicyJob> pil_policy_ops_jobs(PolicyOp op,
             if (negative && !ops::policy_op_signed(op)) continue;
             for (const std::vector<double>& fill : fills) {
               jobs.push_back({i, space, bins, fill, {{op, bin, negative}}, "nearest", version});
-              if (pil_policy_ops_geometric(op)) {
+              if (pil_policy_testing::geometric(op)) {
                 for (const char* filter : {"bilinear", "bicubic"})
                   jobs.push_back({i, space, bins, fill, {{op, bin, negative}}, filter, version});
               }

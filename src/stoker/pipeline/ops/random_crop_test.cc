@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "stoker/pipeline/op_registry.h"
+#include "stoker/testing/reference_python.h"
 #include "stoker/testing/temp_dir.h"
 
 namespace stoker {
@@ -161,9 +162,10 @@ TEST(RandomCropTest, IsTorchvisionsRandomCropOnPilForTheSameDraws) {
     }
   std::ofstream(dir / "cases.json") << cases.dump();
   std::ofstream(dir / "crop.py") << kRandomCropReference;
-  ASSERT_EQ(std::system(
-                (std::string(STOKER_PYTHON) + " " + (dir / "crop.py") + " " + dir.path()).c_str()),
-            0);
+  ASSERT_EQ(
+      std::system((stoker::testing::reference_python() + " " + (dir / "crop.py") + " " + dir.path())
+                      .c_str()),
+      0);
   std::ifstream in(dir / "out", std::ios::binary);
   const std::vector<uint8_t> theirs{std::istreambuf_iterator<char>(in), {}};
   ASSERT_EQ(theirs.size(), ours.size());

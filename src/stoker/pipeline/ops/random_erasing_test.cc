@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "stoker/pipeline/op_registry.h"
+#include "stoker/testing/reference_python.h"
 #include "stoker/testing/temp_dir.h"
 
 namespace stoker {
@@ -45,8 +46,8 @@ std::vector<float> float_noise(size_t n, uint64_t seed) {
 std::string run_erasing_reference(const testing::TempDir& dir, const std::string& script) {
   std::ofstream(dir / "script.py") << script;
   const std::string out = dir / "out.txt";
-  EXPECT_EQ(std::system((std::string(STOKER_PYTHON) + " " + (dir / "script.py") + " " + dir.path() +
-                         " > " + out)
+  EXPECT_EQ(std::system((stoker::testing::reference_python() + " " + (dir / "script.py") + " " +
+                         dir.path() + " > " + out)
                             .c_str()),
             0);
   std::ifstream in(out);

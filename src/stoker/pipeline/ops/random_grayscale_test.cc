@@ -9,6 +9,7 @@
 #include <iterator>
 
 #include "stoker/pipeline/op_registry.h"
+#include "stoker/testing/reference_python.h"
 #include "stoker/testing/temp_dir.h"
 
 namespace stoker {
@@ -60,7 +61,7 @@ void expect_torchvisions_grey(const std::string& backend) {
       .write(reinterpret_cast<const char*>(images.data()),
              static_cast<std::streamsize>(n * kImages));
   std::ofstream(dir / "reference.py") << kGrayscaleReference;
-  ASSERT_EQ(std::system((std::string(STOKER_PYTHON) + " " + (dir / "reference.py") + " " +
+  ASSERT_EQ(std::system((stoker::testing::reference_python() + " " + (dir / "reference.py") + " " +
                          (dir / "in") + " " + (dir / "out") + " " + backend)
                             .c_str()),
             0);

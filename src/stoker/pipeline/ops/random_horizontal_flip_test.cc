@@ -7,6 +7,7 @@
 #include <iterator>
 
 #include "stoker/pipeline/op_registry.h"
+#include "stoker/testing/reference_python.h"
 #include "stoker/testing/temp_dir.h"
 
 namespace stoker {
@@ -37,8 +38,8 @@ TEST(RandomFlipTest, FlippedWhereDrawnAsTorchvisionsFlips) {
       .write(reinterpret_cast<const char*>(images.data()),
              static_cast<std::streamsize>(images.size()));
   std::ofstream(dir / "flip.py") << kFlipReference;
-  ASSERT_EQ(std::system((std::string(STOKER_PYTHON) + " " + (dir / "flip.py") + " " + (dir / "in") +
-                         " " + (dir / "h") + " " + (dir / "v"))
+  ASSERT_EQ(std::system((stoker::testing::reference_python() + " " + (dir / "flip.py") + " " +
+                         (dir / "in") + " " + (dir / "h") + " " + (dir / "v"))
                             .c_str()),
             0);
   for (const auto& [name, reference] :

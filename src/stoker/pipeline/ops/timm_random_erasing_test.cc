@@ -17,6 +17,7 @@
 
 #include "stoker/pipeline/op_registry.h"
 #include "stoker/testing/pil_reference.h"
+#include "stoker/testing/reference_python.h"
 #include "stoker/testing/temp_dir.h"
 
 namespace stoker {
@@ -149,7 +150,7 @@ TEST(TimmRandomErasingTest, IsTimmsForTheSameDraws) {
   std::ofstream(dir / "jobs.json") << jobs.dump();
   std::ofstream(dir / "timm_erasing.py") << kTimmErasingScript;
   const std::string command =
-      std::string(STOKER_PYTHON) + " " + (dir / "timm_erasing.py") + " " + dir.path();
+      stoker::testing::reference_python() + " " + (dir / "timm_erasing.py") + " " + dir.path();
   ASSERT_EQ(std::system(command.c_str()), 0) << command;
   std::ifstream in(dir / "out", std::ios::binary);
   const std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
