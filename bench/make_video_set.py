@@ -44,8 +44,8 @@ VIDEOS = {
                                     _MPEG4 + ["-g", "250", "-bf", "0"], []),
     # Irregular gaps between frames: 1.3, 1.3, 0.4 frame periods, and every fifth a half longer.
     "h264_vfr.mkv": ("GreenMeadow", PAN, 160, 120, 3, _H264 + ["-g", "12", "-bf", "2"],
-                     ["-vf", "setpts='(N+floor(N/5)*0.5+mod(N,3)*0.3)/25/TB'",
-                      "-fps_mode", "passthrough"]),
+                     ["-vf", "settb=1/1000,setpts='(N+floor(N/5)*0.5+mod(N,3)*0.3)/25/TB'",
+                      "-fps_mode", "passthrough", "-enc_time_base", "1/1000"]),
     # Given a display matrix that turns it 90 degrees when remuxed (ROTATED).
     "h264_rotated_90.mp4": ("Aqua", ZOOM, 128, 96, 2, _H264 + ["-g", "12", "-bf", "0"], []),
 }
