@@ -18,6 +18,7 @@ packages=(
   libgloo-dev
   libturbojpeg0-dev libjpeg62-turbo-dev libjpeg-turbo-progs libspng-dev libhwy-dev libxxhash-dev libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev
   libexpat1-dev
+  ffmpeg libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libavfilter-dev
   libgtest-dev libgmock-dev libbenchmark-dev hyperfine chromium linux-perf
   dataset-fashion-mnist mate-backgrounds
   libdlpack-dev python3-dev python3-venv

@@ -9,6 +9,7 @@
 #include "stoker/python/op_binding.h"
 #include "stoker/python/sampler_binding.h"
 #include "stoker/python/tools_binding.h"
+#include "stoker/python/video_binding.h"
 #include "stoker/python/writer_binding.h"
 #include "stoker/store/manifest.h"
 #include "stoker/util/mapped_read_guard.h"
@@ -31,4 +32,5 @@ PYBIND11_MODULE(_stoker, module) {
   stoker::python::register_writer(module);
   stoker::python::register_image(module);
   stoker::python::register_tools(module);
+  stoker::python::register_video(module);
 }

@@ -1,0 +1,93 @@
+#include "stoker/python/video_binding.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <string>
+#include <vector>
+
+#include "stoker/util/status.h"
+#include "stoker/video/frame_decoder.h"
+#include "stoker/video/video_index.h"
+
+namespace stoker::python {
+namespace py = pybind11;
+
+namespace {
+
+video::VideoIndex read_index(const std::string& path) {
+  Result<video::VideoIndex> index = invalid_argument("unread");
+  {
+    py::gil_scoped_release no_gil;
+    index = video::read_video_index(path);
+  }
+  throw_if_error(index.status());
+  return std::move(index).value();
+}
+
+// {"codec", "width", "height", "time_base": (num, den), "rotation" (None or degrees),
+// "pts": [...], "keyframes": [frame indices]}.
+py::dict video_index(const std::string& path) {
+  const video::VideoIndex index = read_index(path);
+  py::dict info;
+  info["codec"] = index.codec;
+  info["width"] = index.width;
+  info["height"] = index.height;
+  info["time_base"] = py::make_tuple(index.time_base_num, index.time_base_den);
+  info["rotation"] = index.rotation ? py::object(py::float_(*index.rotation)) : py::none();
+  info["pts"] = index.pts;
+  std::vector<int64_t> keyframes;
+  for (int64_t i = 0; i < index.frame_count(); ++i)
+    if (index.keyframe[static_cast<size_t>(i)]) keyframes.push_back(i);
+  info["keyframes"] = keyframes;
+  return info;
+}
+
+// uint8 [N, 3, H, W] ("NCHW", torchcodec's get_frames_at) or [N, H, W, 3] ("NHWC").
+py::array_t<uint8_t> decode_video_frames(const std::string& path,
+                                         const std::vector<int64_t>& indices,
+                                         const std::string& layout) {
+  if (layout != "NCHW" && layout != "NHWC")
+    throw py::value_error("layout is \"NCHW\" or \"NHWC\", not \"" + layout + "\"");
+  const video::FrameLayout order =
+      layout == "NCHW" ? video::FrameLayout::kNCHW : video::FrameLayout::kNHWC;
+  auto pixels = std::make_unique<std::vector<uint8_t>>();
+  video::VideoIndex index;
+  Status status;
+  {
+    py::gil_scoped_release no_gil;
+    Result<video::VideoIndex> read = video::read_video_index(path);
+    status = read.status();
+    if (read.is_ok()) {
+      index = std::move(read).value();
+      status = video::decode_frames_at(index, indices, order, *pixels);
+    }
+  }
+  throw_if_error(status);
+  const py::ssize_t n = static_cast<py::ssize_t>(indices.size());
+  const py::ssize_t h = index.height, w = index.width;
+  std::vector<py::ssize_t> shape = order == video::FrameLayout::kNCHW
+                                       ? std::vector<py::ssize_t>{n, 3, h, w}
+                                       : std::vector<py::ssize_t>{n, h, w, 3};
+  uint8_t* data = pixels->data();
+  // The array owns the vector: no copy of the frames.
+  py::capsule owner(pixels.release(),
+                    [](void* p) { delete static_cast<std::vector<uint8_t>*>(p); });
+  return py::array_t<uint8_t>(shape, data, owner);
+}
+
+}  // namespace
+
+void register_video(py::module_& module) {
+  module.def("video_index", &video_index, py::arg("path"),
+             "A video file's frame index from its packets (no decoding): codec, width, height, "
+             "time_base, rotation, every frame's pts in presentation order and the keyframes' "
+             "frame indices. Raises stoker.Error (one line) for a file that is no video.");
+  module.def("decode_video_frames", &decode_video_frames, py::arg("path"), py::arg("indices"),
+             py::arg("layout") = "NCHW",
+             "The frames at `indices` (presentation order) as uint8 RGB, [N, 3, H, W] or "
+             "[N, H, W, 3], equal byte for byte to torchcodec 0.17's get_frames_at with the same "
+             "FFmpeg. Raises stoker.Error naming the file and frame on bad input.");
+}
+
+}  // namespace stoker::python

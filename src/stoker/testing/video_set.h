@@ -1,0 +1,29 @@
+#pragma once
+// The video suites' files: bench/make_video_set.py's videos, made once per test program by
+// Debian's ffmpeg (run through STOKER_PYTHON) into a temporary folder removed at exit.
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "stoker/testing/build_paths.h"
+#include "stoker/testing/temp_dir.h"
+
+namespace stoker::video::testing {
+
+// The folder holding every video of the set; fails the calling test when it cannot be made.
+inline const std::string& video_set() {
+  static stoker::testing::TempDir folder;
+  static const bool made = [] {
+    const std::string command = std::string(STOKER_PYTHON) + " " + stoker::testing::kSourceDir +
+                                "/bench/make_video_set.py " + folder.path() + " > /dev/null";
+    return std::system(command.c_str()) == 0;
+  }();
+  EXPECT_TRUE(made) << "bench/make_video_set.py failed";
+  return folder.path();
+}
+
+inline std::string video_path(const std::string& name) { return video_set() + "/" + name; }
+
+}  // namespace stoker::video::testing

@@ -1,0 +1,140 @@
+#include "stoker/video/frame_decoder.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+namespace stoker::video {
+
+VideoFrameDecoder::VideoFrameDecoder(const VideoIndex& index, VideoFile file, CodecContextPtr codec)
+    : index_(index),
+      file_(std::move(file)),
+      codec_(std::move(codec)),
+      converter_(index.path, file_.stream()->time_base),
+      packet_(av_packet_alloc()),
+      frame_(av_frame_alloc()) {}
+
+Result<VideoFrameDecoder> VideoFrameDecoder::open(const VideoIndex& index, int threads) {
+  STOKER_ASSIGN_OR_RETURN(VideoFile file, open_video_file(index.path));
+  STOKER_ASSIGN_OR_RETURN(CodecContextPtr codec, open_video_decoder(file, threads));
+  VideoFrameDecoder decoder(index, std::move(file), std::move(codec));
+  if (!decoder.packet_ || !decoder.frame_)
+    return io_error("video " + index.path + ": out of memory for a decoder's frames");
+  return decoder;
+}
+
+Status VideoFrameDecoder::frame_error(int64_t frame, const std::string& what) const {
+  return corrupt("video " + index_.path + ": frame " + std::to_string(frame) + ": " + what);
+}
+
+template <typename Take>
+Status VideoFrameDecoder::decode_run(int64_t key, int64_t last, Take&& take) {
+  const std::vector<int64_t>& pts = index_.pts;
+  int rc = av_seek_frame(file_.format.get(), file_.stream_index, pts[static_cast<size_t>(key)],
+                         AVSEEK_FLAG_BACKWARD);
+  if (rc < 0) return frame_error(key, "cannot seek to its keyframe (" + av_error_text(rc) + ")");
+  avcodec_flush_buffers(codec_.get());
+  bool draining = false;
+  for (;;) {
+    // Every frame the decoder has ready, before it is given more.
+    for (;;) {
+      rc = avcodec_receive_frame(codec_.get(), frame_.get());
+      if (rc == AVERROR(EAGAIN)) break;
+      if (rc == AVERROR_EOF) return Status::ok();  // the caller finds what did not come
+      if (rc < 0) return frame_error(key, "does not decode (" + av_error_text(rc) + ")");
+      ++frames_decoded_;
+      const int64_t t = frame_->pts != AV_NOPTS_VALUE ? frame_->pts : frame_->pkt_dts;
+      const auto at = std::lower_bound(pts.begin(), pts.end(), t);
+      const int64_t i = at - pts.begin();
+      if (at != pts.end() && *at == t && i >= key && i <= last)
+        STOKER_RETURN_IF_ERROR(take(i, *frame_));
+      av_frame_unref(frame_.get());
+      // Frames come out in presentation order: none of [key, last] is still to come.
+      if (t >= pts[static_cast<size_t>(last)]) return Status::ok();
+    }
+    if (draining) return Status::ok();
+    rc = av_read_frame(file_.format.get(), packet_.get());
+    if (rc == AVERROR_EOF) {
+      draining = true;
+      rc = avcodec_send_packet(codec_.get(), nullptr);
+    } else if (rc < 0) {
+      return frame_error(key, "the file is unreadable past it (" + av_error_text(rc) + ")");
+    } else if (packet_->stream_index != file_.stream_index) {
+      av_packet_unref(packet_.get());
+      continue;
+    } else {
+      rc = avcodec_send_packet(codec_.get(), packet_.get());
+      av_packet_unref(packet_.get());
+    }
+    if (rc < 0 && rc != AVERROR(EAGAIN) && rc != AVERROR_EOF)
+      return frame_error(key, "a packet after it does not decode (" + av_error_text(rc) + ")");
+  }
+}
+
+Status VideoFrameDecoder::decode(const std::vector<int64_t>& indices, FrameLayout layout,
+                                 std::vector<uint8_t>& out) {
+  const int64_t count = index_.frame_count();
+  for (const int64_t i : indices)
+    if (i < 0 || i >= count)
+      return invalid_argument("video " + index_.path + ": frame " + std::to_string(i) +
+                              " is out of range (" + std::to_string(count) + " frames)");
+  const int width = index_.width, height = index_.height;
+  const size_t plane = static_cast<size_t>(width) * height;
+  out.resize(indices.size() * plane * 3);
+  if (layout == FrameLayout::kNCHW) hwc_.resize(plane * 3);
+
+  // (frame, output slot), in frame order: each group of one keyframe is one decode run.
+  std::vector<std::pair<int64_t, size_t>> wanted;
+  wanted.reserve(indices.size());
+  for (size_t slot = 0; slot < indices.size(); ++slot) wanted.emplace_back(indices[slot], slot);
+  std::sort(wanted.begin(), wanted.end());
+  std::vector<uint8_t> filled(indices.size(), 0);
+
+  auto take = [&](size_t begin, size_t end) {
+    return [&, begin, end](int64_t i, const AVFrame& frame) -> Status {
+      auto first = std::lower_bound(wanted.begin() + begin, wanted.begin() + end,
+                                    std::make_pair(i, size_t{0}));
+      if (first == wanted.begin() + end || first->first != i) return Status::ok();
+      if (frame.width != width || frame.height != height)
+        return frame_error(i, "its size " + std::to_string(frame.width) + "x" +
+                                  std::to_string(frame.height) + " differs from the stream's " +
+                                  std::to_string(width) + "x" + std::to_string(height));
+      uint8_t* const destination = out.data() + first->second * plane * 3;
+      if (layout == FrameLayout::kNHWC) {
+        STOKER_RETURN_IF_ERROR(converter_.convert(frame, destination, width * 3));
+      } else {
+        STOKER_RETURN_IF_ERROR(converter_.convert(frame, hwc_.data(), width * 3));
+        for (size_t p = 0; p < plane; ++p)
+          for (size_t c = 0; c < 3; ++c) destination[c * plane + p] = hwc_[p * 3 + c];
+      }
+      filled[first->second] = 1;
+      // The same frame asked for again: a copy of the first.
+      for (auto copy = first + 1; copy != wanted.begin() + end && copy->first == i; ++copy) {
+        std::memcpy(out.data() + copy->second * plane * 3, destination, plane * 3);
+        filled[copy->second] = 1;
+      }
+      return Status::ok();
+    };
+  };
+
+  for (size_t begin = 0; begin < wanted.size();) {
+    const int64_t key = index_.keyframe_at_or_before(wanted[begin].first);
+    if (key < 0) return frame_error(wanted[begin].first, "no keyframe at or before it");
+    size_t end = begin + 1;
+    while (end < wanted.size() && index_.keyframe_at_or_before(wanted[end].first) == key) ++end;
+    STOKER_RETURN_IF_ERROR(decode_run(key, wanted[end - 1].first, take(begin, end)));
+    for (size_t w = begin; w < end; ++w)
+      if (!filled[wanted[w].second])
+        return frame_error(wanted[w].first, "did not decode (the file ends or is corrupt)");
+    begin = end;
+  }
+  return Status::ok();
+}
+
+Status decode_frames_at(const VideoIndex& index, const std::vector<int64_t>& indices,
+                        FrameLayout layout, std::vector<uint8_t>& out) {
+  STOKER_ASSIGN_OR_RETURN(VideoFrameDecoder decoder, VideoFrameDecoder::open(index));
+  return decoder.decode(indices, layout, out);
+}
+
+}  // namespace stoker::video

@@ -1,0 +1,60 @@
+#pragma once
+// Frames of a video file at given indices (presentation order, as its VideoIndex counts them),
+// decoded and converted to RGB24 as torchcodec 0.17 converts them (rgb_converter.h). The
+// requested frames are grouped by the keyframe at or before each; every group seeks once to its
+// keyframe and decodes forward to its last requested frame, so a GOP is decoded once however many
+// of its frames are asked for, in whatever order or repetition. Rotation metadata is not applied
+// (frames come out at the coded size). A file that ends early, a frame that does not decode, an
+// index out of range: a one-line error naming the file and the frame; never a crash or a hang.
+// One thread at a time per VideoFrameDecoder.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "stoker/util/status.h"
+#include "stoker/video/rgb_converter.h"
+#include "stoker/video/video_file.h"
+#include "stoker/video/video_index.h"
+
+namespace stoker::video {
+
+// How a batch of frames lies in memory: [N, H, W, 3] or [N, 3, H, W], uint8.
+enum class FrameLayout { kNHWC, kNCHW };
+
+class VideoFrameDecoder {
+ public:
+  // Opens the file that `index` was read from (keeping a copy of the index), with a decoder on
+  // `threads` threads (0: FFmpeg chooses).
+  static Result<VideoFrameDecoder> open(const VideoIndex& index, int threads = 1);
+
+  // Decodes the frames at `indices` into `out` (resized to N * H * W * 3 bytes) in `layout`.
+  Status decode(const std::vector<int64_t>& indices, FrameLayout layout, std::vector<uint8_t>& out);
+
+  // Frames decoded since opening, requested or not (the cost of seeking to keyframes).
+  int64_t frames_decoded() const { return frames_decoded_; }
+
+ private:
+  VideoFrameDecoder(const VideoIndex& index, VideoFile file, CodecContextPtr codec);
+  // Seeks to keyframe `key` and decodes until frame `last` has come out, calling `take(i, frame)`
+  // for every frame i in [key, last] that does; the caller checks that its frames all came.
+  template <typename Take>
+  Status decode_run(int64_t key, int64_t last, Take&& take);
+  Status frame_error(int64_t frame, const std::string& what) const;
+
+  VideoIndex index_;
+  VideoFile file_;
+  CodecContextPtr codec_;
+  RgbConverter converter_;
+  PacketPtr packet_;
+  FramePtr frame_;
+  std::vector<uint8_t> hwc_;  // one converted frame, for the NCHW layout
+  int64_t frames_decoded_ = 0;
+};
+
+// One-shot: reads nothing but the decode itself (the index is the caller's).
+Status decode_frames_at(const VideoIndex& index, const std::vector<int64_t>& indices,
+                        FrameLayout layout, std::vector<uint8_t>& out);
+
+}  // namespace stoker::video

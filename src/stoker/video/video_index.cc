@@ -1,0 +1,92 @@
+#include "stoker/video/video_index.h"
+
+#include <algorithm>
+#include <cmath>
+
+extern "C" {
+#include <libavutil/display.h>
+}
+
+#include "stoker/video/video_file.h"
+
+namespace stoker::video {
+
+int64_t VideoIndex::keyframe_at_or_before(int64_t i) const {
+  for (int64_t k = std::min<int64_t>(i, frame_count() - 1); k >= 0; --k)
+    if (keyframe[static_cast<size_t>(k)]) return k;
+  return -1;
+}
+
+double VideoIndex::seconds(int64_t i) const {
+  return static_cast<double>(pts[static_cast<size_t>(i)]) * time_base_num / time_base_den;
+}
+
+namespace {
+
+// The stream's display matrix's rotation (FFmpeg 5.1 keeps it in the stream's side data).
+std::optional<double> stream_rotation(const AVStream* stream) {
+  size_t size = 0;
+  const uint8_t* matrix = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, &size);
+  if (matrix == nullptr || size < 9 * sizeof(int32_t)) return std::nullopt;
+  const double degrees = av_display_rotation_get(reinterpret_cast<const int32_t*>(matrix));
+  if (std::isnan(degrees)) return std::nullopt;
+  return degrees;
+}
+
+}  // namespace
+
+Result<VideoIndex> read_video_index(const std::string& path) {
+  STOKER_ASSIGN_OR_RETURN(VideoFile file, open_video_file(path));
+  const AVStream* stream = file.stream();
+  VideoIndex index;
+  index.path = path;
+  index.codec = file.codec->name;
+  index.time_base_num = stream->time_base.num;
+  index.time_base_den = stream->time_base.den;
+  index.width = stream->codecpar->width;
+  index.height = stream->codecpar->height;
+  index.rotation = stream_rotation(stream);
+  if (index.width <= 0 || index.height <= 0)
+    return corrupt("video " + path + ": its video stream has no frame size");
+
+  struct Entry {
+    int64_t pts;
+    bool key;
+  };
+  std::vector<Entry> entries;
+  PacketPtr packet(av_packet_alloc());
+  if (!packet) return io_error("video " + path + ": out of memory for a packet");
+  for (;;) {
+    const int rc = av_read_frame(file.format.get(), packet.get());
+    if (rc == AVERROR_EOF) break;
+    if (rc < 0)
+      return corrupt("video " + path + ": unreadable after frame " +
+                     std::to_string(entries.size()) + " (" + av_error_text(rc) + ")");
+    if (packet->stream_index == file.stream_index && !(packet->flags & AV_PKT_FLAG_DISCARD)) {
+      // A packet without a presentation time is shown at its decoding time (as torchcodec).
+      const int64_t pts = packet->pts != AV_NOPTS_VALUE ? packet->pts : packet->dts;
+      entries.push_back({pts, (packet->flags & AV_PKT_FLAG_KEY) != 0});
+    }
+    av_packet_unref(packet.get());
+  }
+  if (entries.empty()) return corrupt("video " + path + ": no frames");
+  for (size_t i = 0; i < entries.size(); ++i)
+    if (entries[i].pts == AV_NOPTS_VALUE)
+      return corrupt("video " + path + ": packet " + std::to_string(i) + " has no timestamp");
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const Entry& a, const Entry& b) { return a.pts < b.pts; });
+  for (size_t i = 1; i < entries.size(); ++i)
+    if (entries[i].pts == entries[i - 1].pts)
+      return corrupt("video " + path + ": frames " + std::to_string(i - 1) + " and " +
+                     std::to_string(i) + " share the timestamp " + std::to_string(entries[i].pts));
+  index.pts.reserve(entries.size());
+  index.keyframe.reserve(entries.size());
+  for (const Entry& e : entries) {
+    index.pts.push_back(e.pts);
+    index.keyframe.push_back(e.key ? 1 : 0);
+  }
+  if (!index.keyframe[0]) return corrupt("video " + path + ": its first frame is no keyframe");
+  return index;
+}
+
+}  // namespace stoker::video

@@ -1,0 +1,39 @@
+#pragma once
+// A video file's frame index, read from its packets without decoding them: every frame's
+// presentation timestamp in presentation order (frame i is the i-th frame shown, as torchcodec's
+// exact mode counts them), which frames are keyframes, the stream's time base, its coded size and
+// rotation. The frames a decoder must seek to and decode for any frame follow from it
+// (keyframe_at_or_before). A value; thread-compatible.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "stoker/util/status.h"
+
+namespace stoker::video {
+
+struct VideoIndex {
+  std::string path;
+  std::string codec;      // FFmpeg's decoder name: "h264", "vp9", "mpeg4"
+  int time_base_num = 0;  // seconds per timestamp unit: num / den
+  int time_base_den = 1;
+  int width = 0;  // coded size, before any rotation
+  int height = 0;
+  std::optional<double> rotation;  // display matrix's counter-clockwise degrees, if any
+  std::vector<int64_t> pts;        // per frame, increasing (presentation order)
+  std::vector<uint8_t> keyframe;   // per frame: 1 when a decode may start there
+
+  int64_t frame_count() const { return static_cast<int64_t>(pts.size()); }
+  // The last keyframe at or before frame `i` (presentation order), or -1 when none is.
+  int64_t keyframe_at_or_before(int64_t i) const;
+  // Frame `i`'s time in seconds.
+  double seconds(int64_t i) const;
+};
+
+// Reads every packet of `path`'s video stream. A file that has no decodable video stream, that
+// cannot be read to its end, or that holds no frame is a one-line error naming it.
+Result<VideoIndex> read_video_index(const std::string& path);
+
+}  // namespace stoker::video

@@ -1,0 +1,104 @@
+#include "stoker/video/video_index.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iterator>
+
+#include "stoker/testing/video_set.h"
+
+namespace stoker::video {
+namespace {
+
+using testing::video_path;
+
+int64_t keyframes(const VideoIndex& index) {
+  int64_t n = 0;
+  for (const uint8_t k : index.keyframe) n += k;
+  return n;
+}
+
+TEST(VideoIndex, CountsFramesAndKeyframesByGop) {
+  struct Case {
+    const char* name;
+    int64_t frames, keyframes;
+    int width, height;
+    const char* codec;
+  };
+  for (const Case& c : {Case{"h264_gop1.mp4", 50, 50, 128, 96, "h264"},
+                        Case{"h264_gop12_bframes.mp4", 75, 7, 160, 120, "h264"},
+                        Case{"h264_gop12_no_bframes.mp4", 75, 7, 160, 120, "h264"},
+                        Case{"h264_gop250_bframes.mkv", 100, 1, 192, 108, "h264"},
+                        Case{"mpeg4_gop12_bframes.avi", 75, 7, 160, 120, "mpeg4"},
+                        Case{"mpeg4_gop250_no_bframes.avi", 75, 1, 128, 96, "mpeg4"},
+                        Case{"vp9_odd_99x75.webm", 50, 2, 99, 75, "vp9"}}) {
+    SCOPED_TRACE(c.name);
+    Result<VideoIndex> index = read_video_index(video_path(c.name));
+    ASSERT_TRUE(index.is_ok()) << index.status().message();
+    EXPECT_EQ(index.value().frame_count(), c.frames);
+    EXPECT_EQ(keyframes(index.value()), c.keyframes);
+    EXPECT_EQ(index.value().width, c.width);
+    EXPECT_EQ(index.value().height, c.height);
+    EXPECT_EQ(index.value().codec, c.codec);
+    EXPECT_EQ(index.value().keyframe[0], 1);
+    EXPECT_FALSE(index.value().rotation.has_value());
+    for (int64_t i = 1; i < index.value().frame_count(); ++i)
+      ASSERT_LT(index.value().pts[i - 1], index.value().pts[i]) << "frame " << i;
+  }
+}
+
+TEST(VideoIndex, KeyframeAtOrBefore) {
+  Result<VideoIndex> index = read_video_index(video_path("h264_gop12_no_bframes.mp4"));
+  ASSERT_TRUE(index.is_ok()) << index.status().message();
+  EXPECT_EQ(index.value().keyframe_at_or_before(0), 0);
+  EXPECT_EQ(index.value().keyframe_at_or_before(11), 0);
+  EXPECT_EQ(index.value().keyframe_at_or_before(12), 12);
+  EXPECT_EQ(index.value().keyframe_at_or_before(74), 72);
+}
+
+TEST(VideoIndex, VariableFrameRateKeepsItsTimes) {
+  Result<VideoIndex> index = read_video_index(video_path("h264_vfr.mkv"));
+  ASSERT_TRUE(index.is_ok()) << index.status().message();
+  const VideoIndex& v = index.value();
+  // setpts gave gaps of 1.3, 1.3 and 0.4 frame periods (25 fps), and more every fifth frame.
+  EXPECT_NEAR(v.seconds(1) - v.seconds(0), 1.3 / 25, 0.002);
+  EXPECT_NEAR(v.seconds(3) - v.seconds(2), 0.4 / 25, 0.002);
+  double smallest = 1, largest = 0;
+  for (int64_t i = 1; i < v.frame_count(); ++i) {
+    smallest = std::min(smallest, v.seconds(i) - v.seconds(i - 1));
+    largest = std::max(largest, v.seconds(i) - v.seconds(i - 1));
+  }
+  EXPECT_GT(largest, 2 * smallest);
+}
+
+TEST(VideoIndex, ReadsRotation) {
+  Result<VideoIndex> index = read_video_index(video_path("h264_rotated_90.mp4"));
+  ASSERT_TRUE(index.is_ok()) << index.status().message();
+  ASSERT_TRUE(index.value().rotation.has_value());
+  EXPECT_DOUBLE_EQ(std::abs(*index.value().rotation), 90.0);
+  EXPECT_EQ(index.value().width, 128);  // the coded size
+}
+
+TEST(VideoIndex, BadFilesAreOneLineErrorsNamingThem) {
+  stoker::testing::TempDir dir;
+  const std::string text = dir / "notes.mp4";
+  std::ofstream(text) << "not a video at all\n";
+  // A clip whose index (moov) is at its end, cut in half: no index to read.
+  std::ifstream whole(video_path("h264_gop12_bframes.mp4"), std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(whole)), {});
+  const std::string cut = dir / "cut.mp4";
+  std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  const std::string empty = dir / "empty.mkv";
+  std::ofstream(empty).flush();
+  for (const std::string& path : {text, cut, empty, dir / "missing.webm"}) {
+    Result<VideoIndex> index = read_video_index(path);
+    ASSERT_FALSE(index.is_ok()) << path;
+    EXPECT_NE(index.status().message().find(path), std::string::npos) << index.status().message();
+    EXPECT_EQ(index.status().message().find('\n'), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace stoker::video
