@@ -474,12 +474,25 @@ def _distributed_defaults(torch, rank, world_size, mesh=None):
     return rank, world_size
 
 
-def _dataset_id(native) -> str:
+def _dataset_id(native, files: list) -> str:
     """A dataset's identity for state_dict: a digest of its shards' names, record counts and
-    index checksums (its manifest's), so that a state restores only into the dataset it was
-    taken of."""
+    index checksums (its manifest's) and, for data read in place, of its files' blocks (their
+    sizes and modification times or ETags), so that a state restores only into the dataset it
+    was taken of, unchanged."""
     text = json.dumps([list(shard) for shard in native.shards])
+    if files:  # a stoker dataset's id stays what it was before files were kept
+        text += json.dumps([block[2] for block in files])
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _files_difference(saved, current: list) -> str:
+    """The first file that differs between a state's "files" and `current` (one phrase), or ""
+    where the state keeps none (a stoker dataset's, or one saved before) or is not readable."""
+    if not saved or not isinstance(saved, list) or \
+            not all(isinstance(b, list) and len(b) == 3 and all(isinstance(x, str) for x in b)
+                    for b in saved):
+        return ""
+    return _stoker.LoaderCore.file_blocks_difference(saved, current)
 
 
 def _import_torch():
@@ -634,7 +647,7 @@ class NativeLoader:
         self._dataset_view = None  # loader.dataset
         self._shuffle_window = settings["shuffle_window"]  # the native form (0: all)
         self._ra_reps = self._native.options["ra_reps"]
-        self._dataset = _dataset_id(self._native)
+        self._identity = None  # (dataset id, file blocks): _data_identity()
         self._epoch: Optional[int] = None  # set_epoch's
         self._resume = False  # load_state_dict positioned the next iteration
         self._live = None  # weakref to the latest iteration
@@ -760,10 +773,23 @@ class NativeLoader:
                 self._native.state()
         options = self._native.options
         return {"format": _STATE_FORMAT, "seed": seed, "epoch": epoch, "position": position,
-                "records": len(self._native), "dataset": self._dataset,
+                "records": len(self._native), "dataset": self._data_identity()[0],
                 "batch_size": options["batch_size"], "world_size": options["world_size"],
                 "shuffle_window": options["shuffle_window"], "ra_reps": options["ra_reps"],
-                "order": self._order_name()}
+                "order": self._order_name(), **self._files_entry()}
+
+    def _data_identity(self) -> tuple:
+        """(the dataset's id, its files' blocks [[first, last, digest]]: [] for a stoker
+        dataset), taken once: an image folder's files are stat'ed."""
+        if self._identity is None:
+            files = [list(block) for block in self._native.file_blocks()]
+            self._identity = (_dataset_id(self._native, files), files)
+        return self._identity
+
+    def _files_entry(self) -> dict:
+        """A state's "files" (the blocks that name a changed file), for data read in place."""
+        files = self._data_identity()[1]
+        return {"files": files} if files else {}
 
     def _order_name(self) -> str:
         """Whose order the state's position counts in: "stoker"'s or a user's "sampler"'s."""
@@ -806,9 +832,14 @@ class NativeLoader:
                              f"{self._shown} has {len(self._native)}")
         if "dataset" not in state:  # the one thing that tells another dataset of as many records
             raise ValueError("the state_dict lacks 'dataset'")
-        if state["dataset"] != self._dataset:
+        dataset, files = self._data_identity()
+        if state["dataset"] != dataset:
+            difference = _files_difference(state.get("files"), files)
+            if difference:
+                raise ValueError(f"the state_dict is of other data than {self._shown}: "
+                                 f"{difference}")
             raise ValueError(f"the state_dict is of another dataset (id {state['dataset']!r}); "
-                             f"{self._shown} is {self._dataset!r}")
+                             f"{self._shown} is {dataset!r}")
         if values["position"] >= values["records"]:
             raise ValueError(f"the state_dict's position {values['position']} is not inside an "
                              f"epoch of {values['records']} records")

@@ -64,6 +64,14 @@ struct ShardSourceStats {
 // none; the last one's message, with how many there were where more than one.
 std::string new_notes_line(const ShardSourceStats& stats, int64_t said);
 
+// A file that data read in place comes from, as it is now: its name (path, or redacted URL),
+// size, and modification time in ns (or a remote object's XXH3-64 of its ETag).
+struct FileStamp {
+  std::string name;
+  uint64_t size = 0;
+  int64_t stamp = 0;
+};
+
 class ShardSource {
  public:
   virtual ~ShardSource() = default;
@@ -93,6 +101,10 @@ class ShardSource {
                                         const std::function<bool()>& cancelled,
                                         const std::function<bool()>& awaited);
   virtual ShardSourceStats stats() const = 0;
+  // The stamps of the files the source reads in place, in order (store/data_identity.h); none
+  // (the default) for a stoker dataset, whose manifest's index checksums cover every record.
+  // Errors name the file.
+  virtual Result<std::vector<FileStamp>> file_stamps() const { return std::vector<FileStamp>(); }
   // `status` about record `record` of shard `shard`, global record `global`, named the way
   // every record error is. Default: "SHARD_PATH: record R: MESSAGE (dataset record I)"; a
   // source whose shards present other files names the file the record came from.

@@ -150,6 +150,23 @@ TEST_F(ImageTrainCliTest, AnImageFolderTrainsAndBenchesInPlace) {
                         dir_ / "src/train/b/3.jpg: ");
 }
 
+// A checkpoint of an image folder read in place resumes while its files are unchanged, and is
+// refused in one line naming the image rewritten since.
+TEST_F(ImageTrainCliTest, AResumeOfAnImageFolderIsRefusedAfterAnImageChanged) {
+  const std::string train = "train --data " + dir_ / "src" +
+                            " --model cnn --image-size 16 --batch 6 --workers 1 --checkpoint-dir " +
+                            dir_ / "ckpt";
+  const RunResult first = run(train + " --epochs 1", dir_);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const RunResult same = run(train + " --epochs 2 --resume", dir_);
+  ASSERT_EQ(same.exit_code, 0) << same.err;
+  const std::string image = dir_ / "src/train/b/3.jpg";
+  throw_if_error(write_file_atomically(image, read_file(dir_ / "src/train/a/2.jpg").value()));
+  expect_one_line_error(run(train + " --epochs 3 --resume", dir_),
+                        "belongs to another run: other training data: " + image +
+                            " changed (its size or modification time differs)");
+}
+
 // Truncates every cached unit of the transcode cache under `cache` to half its size.
 void damage_transcoded_units(const std::string& cache) {
   for (const fs::directory_entry& entry : fs::directory_iterator(cache + "/transcoded"))

@@ -24,6 +24,7 @@
 #include "stoker/python/dlpack_export.h"
 #include "stoker/python/op_binding.h"
 #include "stoker/python/pinned_allocator.h"
+#include "stoker/store/data_identity.h"
 #include "stoker/store/dataset.h"
 #include "stoker/store/import/image_folder_source.h"
 #include "stoker/util/mapped_read_guard.h"
@@ -276,6 +277,19 @@ class BoundLoader {
     py::list out;
     for (const ShardInfo& s : shared_->dataset->manifest().shards)
       out.append(py::make_tuple(s.file, s.records, fmt::format("{:016x}", s.index_checksum)));
+    return out;
+  }
+
+  // Its files' blocks [[first, last, digest]] as they are now (store/data_identity.h); [] for a
+  // stoker dataset: the rest of its identity for a state_dict.
+  py::list file_blocks() const {
+    std::vector<FileBlock> blocks;
+    {
+      py::gil_scoped_release release;  // an image folder's files are stat'ed
+      blocks = stoker::file_blocks(shared_->dataset->source()).value_or_throw();
+    }
+    py::list out;
+    for (const FileBlock& b : blocks) out.append(py::make_tuple(b.first, b.last, b.digest));
     return out;
   }
 
@@ -563,6 +577,20 @@ void register_loader(py::module_& module) {
       .def_property_readonly("schema", &BoundLoader::schema)
       .def_property_readonly("shards", &BoundLoader::shards)
       .def_property_readonly("describe", &BoundLoader::describe)
+      .def("file_blocks", &BoundLoader::file_blocks)
+      .def_static(
+          "file_blocks_difference",
+          [](const std::vector<std::vector<std::string>>& saved,
+             const std::vector<std::vector<std::string>>& current) {
+            const auto blocks = [](const std::vector<std::vector<std::string>>& lists) {
+              std::vector<FileBlock> out;
+              for (const std::vector<std::string>& b : lists)
+                if (b.size() == 3) out.push_back({b[0], b[1], b[2]});
+              return out;
+            };
+            return file_blocks_difference(blocks(saved), blocks(current));
+          },
+          "saved"_a, "current"_a)
       .def("__len__", &BoundLoader::size)
       .def("configure", &BoundLoader::configure, py::kw_only(), "batch_size"_a, "shuffle"_a,
            "seed"_a, "last_batch"_a, "rank"_a, "world_size"_a, "fields"_a, "to_tensor"_a,

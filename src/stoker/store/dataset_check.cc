@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "stoker/image/image_header.h"
+#include "stoker/store/image_record.h"
 #include "stoker/store/record_view.h"
 
 namespace stoker {
@@ -24,6 +26,9 @@ int class_label_field(const Dataset& dataset) {
 
 RecordCheck::RecordCheck(const Dataset& dataset)
     : dataset_(dataset), label_field_(class_label_field(dataset)) {
+  if (const Result<ImageRecordFields> image = ImageRecordFields::find(dataset.schema());
+      image.is_ok())
+    image_field_ = image.value().image;
   const std::vector<Field>& fields = dataset.schema().fields();
   for (int f = 0; f < static_cast<int>(fields.size()); ++f) {
     if (fields[f].is_variable_length()) variable_fields_.push_back(f);
@@ -44,6 +49,10 @@ Status RecordCheck::check_fields(uint64_t i) {
     if (rows.rows > most)
       return corrupt(fmt::format("field '{}' has {} rows, more than the manifest's max_lengths {}",
                                  field.name, rows.rows, most));
+  }
+  if (image_field_ >= 0) {  // (data read in place keeps a bad file's record, its image empty)
+    STOKER_ASSIGN_OR_RETURN(ByteSpan image, variable_field(schema, record, image_field_));
+    STOKER_RETURN_IF_ERROR(image::read_image_header(image).status());
   }
   if (label_field_ < 0) return Status::ok();
   int64_t label;

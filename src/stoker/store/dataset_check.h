@@ -21,9 +21,11 @@ class RecordCheck {
   // Checks global record i (i < dataset.size()), its shard pinned by the caller: its checksum;
   // its layout (check_record_layout: the bytes and variable-length fields' lengths fit and fill
   // the record, whole rows, fields sharing a dimension with as many rows); no variable-length
-  // field with more rows than the manifest's max_lengths; and, if the manifest names classes and
-  // the schema has an int64 scalar field `label`, that the label is one of them. kCorrupt naming
-  // the shard file, the record in the shard and the dataset record.
+  // field with more rows than the manifest's max_lengths; an image record's image header
+  // (image::read_image_header: data read in place keeps an unreadable file as a record whose
+  // image is empty, named by the source's record_error as the loader names it); and, if the
+  // manifest names classes and the schema has an int64 scalar field `label`, that the label is
+  // one of them. kCorrupt naming the shard file, the record in the shard and the dataset record.
   Status check(uint64_t i);
   // After check() of every record: each max_lengths of the manifest is the most rows a record
   // has (kCorrupt naming the manifest and the field otherwise).
@@ -34,6 +36,7 @@ class RecordCheck {
 
   const Dataset& dataset_;
   int label_field_ = -1;
+  int image_field_ = -1;              // an image record's image, else -1
   std::vector<int> variable_fields_;  // the schema's variable-length fields
   std::vector<uint64_t> most_rows_;   // the most rows seen, per variable_fields_ entry
 };

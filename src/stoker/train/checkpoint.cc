@@ -37,11 +37,18 @@ constexpr const char* kPartialPrefix = ".partial-";
 // The files of a checkpoint that LibTorch reads, bound to its meta.json by their checksums.
 constexpr const char* kTensorFiles[] = {kModelName, kOptimizerName, kRngName};
 
+nlohmann::json data_files_json(const std::vector<FileBlock>& blocks) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const FileBlock& b : blocks) out.push_back({b.first, b.last, b.digest});
+  return out;
+}
+
 std::string meta_json(const CheckpointState& s) {
   const RunIdentity& r = s.run;
   nlohmann::json j = {{"format_version", kCheckpointFormatVersion},
                       {"run",
                        {{"data", r.data},
+                        {"data_files", data_files_json(r.data_files)},
                         {"model", r.model},
                         {"optimizer", r.optimizer},
                         {"schedule", r.schedule},
@@ -132,6 +139,12 @@ Result<CheckpointState> parse_meta(const std::string& text, const std::string& p
     CheckpointState s;
     const nlohmann::json& run = j.at("run");
     s.run.data = run.at("data").get<std::string>();
+    if (run.contains("data_files")) {
+      for (const auto& b : run.at("data_files").get<std::vector<std::vector<std::string>>>()) {
+        if (b.size() != 3) throw BadValue("data_files: not [first, last, digest]");
+        s.run.data_files.push_back({b[0], b[1], b[2]});
+      }
+    }
     s.run.model = run.at("model").get<std::string>();
     s.run.optimizer = run.at("optimizer").get<std::string>();
     s.run.schedule = run.at("schedule").get<std::string>();
@@ -286,10 +299,11 @@ bool newest_complete_checkpoint(const std::string& dir, FoundCheckpoint* found) 
 
 }  // namespace
 
-std::string data_identity(const Manifest& manifest) {
+std::string data_identity(const Manifest& manifest, const std::vector<FileBlock>& files) {
   std::string text = std::to_string(manifest.records) + "\n" + manifest.schema.to_json() + "\n";
   for (const ShardInfo& shard : manifest.shards)
     text += fmt::format("{} {:016x}\n", shard.records, shard.index_checksum);
+  text += file_blocks_digest(files);  // "" for a stoker dataset: its identity as before
   return fmt::format("{:016x}", xxh3_64(text.data(), text.size()));
 }
 
@@ -299,8 +313,11 @@ std::string run_difference(const RunIdentity& saved, const RunIdentity& current)
     if (a != b) differences.push_back(fmt::format("{} {} (this run: {})", what, a, b));
   };
   if (saved.data != current.data) {
-    differences.push_back("other training data (identity " + saved.data + ", this run's " +
-                          current.data + ")");
+    const std::string files = file_blocks_difference(saved.data_files, current.data_files);
+    differences.push_back(!saved.data_files.empty() && !files.empty()
+                              ? "other training data: " + files
+                              : "other training data (identity " + saved.data + ", this run's " +
+                                    current.data + ")");
   }
   compare("model", saved.model, current.model);
   compare("optimizer", saved.optimizer, current.optimizer);

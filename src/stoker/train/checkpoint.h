@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "stoker/pipeline/loader.h"
+#include "stoker/store/data_identity.h"
 #include "stoker/store/manifest.h"
 #include "stoker/train/amp.h"
 #include "stoker/train/models.h"
@@ -49,7 +50,10 @@ std::vector<std::string> checkpoint_dir_names();
 // What makes a checkpoint this run's: a resume continues only the same run, else its state
 // (a loader position, Adam's moments, an lr step) would be applied to another.
 struct RunIdentity {
-  std::string data;       // data_identity() of the training data
+  std::string data;  // data_identity() of the training data
+  // Data read in place: its files' blocks (store/data_identity.h), which name the file that
+  // differs; empty for a stoker dataset (and in a checkpoint written before stoker kept them).
+  std::vector<FileBlock> data_files;
   std::string model;      // Model::name()
   std::string optimizer;  // OptimizerSpec::name
   std::string schedule;   // to_string(ScheduleKind)
@@ -82,9 +86,10 @@ using RunSettings = std::map<std::string, std::string>;
 std::string settings_difference(const RunSettings& saved, const RunSettings& current);
 
 // The training data's identity: a digest of its manifest's record count, schema and the shards'
-// index checksums (which cover every record's checksum): the same for a copy of the data,
-// different for any other. 16 hex digits.
-std::string data_identity(const Manifest& manifest);
+// index checksums (which cover every record's checksum) and, for data read in place, of its
+// files' blocks (their sizes and modification times or ETags): the same for a copy of the
+// data, different for any other or changed. 16 hex digits.
+std::string data_identity(const Manifest& manifest, const std::vector<FileBlock>& files = {});
 
 // "" if `saved` and `current` are the same run, else what differs, e.g. "optimizer sgd (this
 // run: adam), global batch size 32 (this run: 64)".

@@ -14,6 +14,7 @@ namespace stoker {
 CheckpointKeeper::CheckpointKeeper(TrainingSetup& setup) : setup_(setup) {
   const TrainerOptions& o = setup_.options;
   if (o.checkpoint_dir.empty()) return;
+  data_files_ = file_blocks(setup_.train_data->source()).value_or_throw();
   if (setup_.leads()) {  // the other ranks only read
     throw_if_error(prepare_checkpoint_dir(o.checkpoint_dir));
     lock_.emplace(lock_checkpoint_dir(o.checkpoint_dir).value_or_throw());
@@ -98,7 +99,8 @@ void CheckpointKeeper::check_step(const std::string& path, const CheckpointState
 RunIdentity CheckpointKeeper::run_identity() const {
   const TrainerOptions& o = setup_.options;
   RunIdentity run;
-  run.data = data_identity(setup_.train_data->manifest());
+  run.data = data_identity(setup_.train_data->manifest(), data_files_);
+  run.data_files = data_files_;
   run.model = setup_.model->name();
   run.optimizer = o.optimizer.name;
   run.schedule = to_string(o.schedule.kind);

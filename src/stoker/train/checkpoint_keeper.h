@@ -71,6 +71,8 @@ class CheckpointKeeper {
   void resume(const FoundCheckpoint& checkpoint);
 
   TrainingSetup& setup_;
+  // The training data's files as the run began (store/data_identity.h), for its identity.
+  std::vector<FileBlock> data_files_;
   std::optional<ResumePoint> resumed_;
   // Held from construction until release(): while the run may write checkpoints.
   std::optional<DirectoryLock> lock_;

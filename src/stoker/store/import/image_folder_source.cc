@@ -1,6 +1,7 @@
 #include "stoker/store/import/image_folder_source.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 
@@ -67,6 +68,23 @@ Result<std::shared_ptr<ImageFolderSource>> ImageFolderSource::lay_out(
   source->unit_starts_.push_back(samples.size());
   source->set_manifest(std::move(manifest));
   return source;
+}
+
+Result<std::vector<FileStamp>> ImageFolderSource::file_stamps() const {
+  std::vector<FileStamp> stamps;
+  for (size_t i = 0; i < listing_.samples.size(); ++i) {
+    FileStamp stamp{listing_.samples[i].path, 0, -1};
+    if (files_) {
+      const Result<FileIdentity> identity = files_->identity(i);
+      if (identity.is_ok())
+        stamp.size = identity.value().size, stamp.stamp = identity.value().stamp;
+    } else if (struct stat st{}; ::stat(stamp.name.c_str(), &st) == 0) {
+      stamp.size = static_cast<uint64_t>(st.st_size);
+      stamp.stamp = int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
+    }
+    stamps.push_back(std::move(stamp));
+  }
+  return stamps;
 }
 
 std::string ImageFolderSource::describe() const {

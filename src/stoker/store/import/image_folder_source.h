@@ -58,6 +58,9 @@ class ImageFolderSource : public UnitReadSource {
 
   const std::string& location() const override { return root_; }
   std::string describe() const override;
+  // Each image's path and stat now (a remote one's as listed); a file that cannot be stat'ed
+  // has size 0 and stamp -1 (its read fails as a bad record).
+  Result<std::vector<FileStamp>> file_stamps() const override;
   Status record_error(int unit, uint64_t record, uint64_t global,
                       const Status& status) const override;
 

@@ -341,6 +341,13 @@ void ParquetSource::reads_planned(std::function<int64_t(int unit)> next_read, in
                   position);
 }
 
+Result<std::vector<FileStamp>> ParquetSource::file_stamps() const {
+  std::vector<FileStamp> stamps;
+  for (const File& file : files_)
+    stamps.push_back({file.path, file.identity.size, file.identity.stamp});
+  return stamps;
+}
+
 std::string ParquetSource::describe() const {
   return fmt::format("{} (Parquet: {} file{}, {} row groups, {} images, read in place)", path_,
                      files_.size(), files_.size() == 1 ? "" : "s", groups_.size(),

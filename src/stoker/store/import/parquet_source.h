@@ -65,6 +65,8 @@ class ParquetSource : public UnitReadSource {
 
   const std::string& location() const override { return path_; }
   std::string describe() const override;
+  // Each file's name and identity when the source was opened.
+  Result<std::vector<FileStamp>> file_stamps() const override;
   Status record_error(int unit, uint64_t record, uint64_t global,
                       const Status& status) const override;
 

@@ -97,6 +97,13 @@ void WebDatasetSource::reads_planned(std::function<int64_t(int unit)> next_read,
       position);
 }
 
+Result<std::vector<FileStamp>> WebDatasetSource::file_stamps() const {
+  std::vector<FileStamp> stamps;
+  for (size_t i = 0; i < tars_.size(); ++i)
+    stamps.push_back({files_->names()[i], tars_[i].identity.size, tars_[i].identity.stamp});
+  return stamps;
+}
+
 std::string WebDatasetSource::describe() const {
   std::vector<std::string> read;
   for (const Field& field : fields_.fields) read.push_back(field.name);

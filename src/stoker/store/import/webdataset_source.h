@@ -59,6 +59,8 @@ class WebDatasetSource : public UnitReadSource {
 
   const std::string& location() const override { return spec_; }
   std::string describe() const override;
+  // Each tar's name and identity as indexed when the source was opened.
+  Result<std::vector<FileStamp>> file_stamps() const override;
   Status record_error(int unit, uint64_t record, uint64_t global,
                       const Status& status) const override;
 
