@@ -50,10 +50,7 @@ std::vector<std::string> checkpoint_dir_names();
 // What makes a checkpoint this run's: a resume continues only the same run, else its state
 // (a loader position, Adam's moments, an lr step) would be applied to another.
 struct RunIdentity {
-  std::string data;  // data_identity() of the training data
-  // Data read in place: its files' blocks (store/data_identity.h), which name the file that
-  // differs; empty for a stoker dataset (and in a checkpoint written before stoker kept them).
-  std::vector<FileBlock> data_files;
+  std::string data;       // data_identity() of the training data
   std::string model;      // Model::name()
   std::string optimizer;  // OptimizerSpec::name
   std::string schedule;   // to_string(ScheduleKind)
@@ -71,6 +68,9 @@ struct RunIdentity {
   int64_t shuffle_window = kShuffleAll;
   // Its repeats (LoaderSettings::ra_reps; 1 in a checkpoint written before stoker had them).
   int64_t ra_reps = 1;
+  // Data read in place: its files' blocks (store/data_identity.h), which name the file that
+  // differs; empty for a stoker dataset (and in a checkpoint written before stoker kept them).
+  std::vector<FileBlock> data_files;
 };
 
 // The settings of a run that shape its updates beside its identity, by the option of `stoker
