@@ -13,8 +13,9 @@ namespace stoker {
 
 CheckpointKeeper::CheckpointKeeper(TrainingSetup& setup) : setup_(setup) {
   const TrainerOptions& o = setup_.options;
-  if (o.checkpoint_dir.empty()) return;
+  if (o.checkpoint_dir.empty() && o.log_path.empty()) return;
   data_files_ = file_blocks(setup_.train_data->source()).value_or_throw();
+  if (o.checkpoint_dir.empty()) return;
   if (setup_.leads()) {  // the other ranks only read
     throw_if_error(prepare_checkpoint_dir(o.checkpoint_dir));
     lock_.emplace(lock_checkpoint_dir(o.checkpoint_dir).value_or_throw());

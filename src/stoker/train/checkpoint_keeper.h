@@ -48,6 +48,9 @@ class CheckpointKeeper {
 
   // What the run resumed from, if it did.
   const std::optional<ResumePoint>& resumed() const { return resumed_; }
+  // The training data's files as the run began (store/data_identity.h), read once for the
+  // checkpoints' identity and the run log's; empty without either, and for a stoker dataset.
+  const std::vector<FileBlock>& data_files() const { return data_files_; }
   int64_t resumed_step() const { return resumed_ ? resumed_->step : 0; }
 
   // Writes a checkpoint of the run at `step` (the loader's position, the loss scaler, the
@@ -71,7 +74,6 @@ class CheckpointKeeper {
   void resume(const FoundCheckpoint& checkpoint);
 
   TrainingSetup& setup_;
-  // The training data's files as the run began (store/data_identity.h), for its identity.
   std::vector<FileBlock> data_files_;
   std::optional<ResumePoint> resumed_;
   // Held from construction until release(): while the run may write checkpoints.

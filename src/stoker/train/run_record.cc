@@ -12,7 +12,8 @@
 
 namespace stoker {
 
-std::string run_record(const TrainingSetup& setup, int64_t step, const std::string& resumed_from) {
+std::string run_record(const TrainingSetup& setup, int64_t step, const std::string& resumed_from,
+                       const std::vector<FileBlock>& data_files) {
   const TrainerOptions& o = setup.options;
   const ScheduleSpec& schedule = setup.schedule->spec();
   const NormalizationChoice& normalization = setup.normalization;
@@ -85,8 +86,7 @@ std::string run_record(const TrainingSetup& setup, int64_t step, const std::stri
       {"data",
        {{"train", setup.train_data->dir()},
         {"train_records", setup.train_data->size()},
-        {"identity", data_identity(setup.train_data->manifest(),
-                                   file_blocks(setup.train_data->source()).value_or_throw())},
+        {"identity", data_identity(setup.train_data->manifest(), data_files)},
         {"eval", setup.test_data ? nlohmann::json(setup.test_data->dir()) : nlohmann::json()},
         {"input", {setup.spec.channels, setup.spec.height, setup.spec.width}},
         {"classes", setup.spec.num_classes}}},

@@ -5,14 +5,18 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "stoker/store/data_identity.h"
 #include "stoker/train/training_setup.h"
 
 namespace stoker {
 
 // `setup`'s run record, for a run starting at optimizer step `step` (a resumed run's) and
-// resumed from checkpoint `resumed_from` ("" if none): a JSON object with "versions",
-// "config", "data", "machine" and "step".
-std::string run_record(const TrainingSetup& setup, int64_t step, const std::string& resumed_from);
+// resumed from checkpoint `resumed_from` ("" if none), its data's files `data_files`
+// (store/data_identity.h): a JSON object with "versions", "config", "data", "machine" and
+// "step".
+std::string run_record(const TrainingSetup& setup, int64_t step, const std::string& resumed_from,
+                       const std::vector<FileBlock>& data_files);
 
 }  // namespace stoker

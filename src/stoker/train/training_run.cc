@@ -59,7 +59,9 @@ TrainResult TrainingRun::run() {
     for (const std::string& note : keeper_.resumed()->notes) progress_.print(note);
   }
   for (const std::string& warning : s.warnings) progress_.print(warning);
-  if (log_) throw_if_error(log_->append("run", run_record(s, steps_.step(), resumed_from)));
+  if (log_)
+    throw_if_error(
+        log_->append("run", run_record(s, steps_.step(), resumed_from, keeper_.data_files())));
   progress_.print(
       fmt::format("training {} on {} ({} samples, {} classes; {}) for {} epochs: batch {}, {} lr "
                   "{:g}, amp {}, {} threads, {} workers, device {}",

@@ -120,8 +120,10 @@ Status VideoFrameDecoder::decode(const std::vector<int64_t>& indices, FrameLayou
   for (size_t begin = 0; begin < wanted.size();) {
     const int64_t key = index_.keyframe_at_or_before(wanted[begin].first);
     if (key < 0) return frame_error(wanted[begin].first, "no keyframe at or before it");
+    int64_t next_key = wanted[begin].first + 1;  // the group ends before the next keyframe
+    while (next_key < count && !index_.keyframe[static_cast<size_t>(next_key)]) ++next_key;
     size_t end = begin + 1;
-    while (end < wanted.size() && index_.keyframe_at_or_before(wanted[end].first) == key) ++end;
+    while (end < wanted.size() && wanted[end].first < next_key) ++end;
     STOKER_RETURN_IF_ERROR(decode_run(key, wanted[end - 1].first, take(begin, end)));
     for (size_t w = begin; w < end; ++w)
       if (!filled[wanted[w].second])
