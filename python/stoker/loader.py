@@ -193,7 +193,6 @@ class Loader:
         if isinstance(dataset, _Source):
             dataset._view = self._engine.dataset  # opened with the loader's storage settings
         self._unbatched = batch_size is None and native is not None  # else DataLoader's own
-        self._default_convert = torch.utils.data.default_convert
         self._collate = native is not None and (
             splits_batches(torch, collate_fn) or (self._form is not None and not self._unbatched))
         if self._collate and collate_fn is None:  # the form's samples, as DataLoader collates
@@ -227,7 +226,7 @@ class Loader:
         if self._collate:
             iteration = Collated(iteration, self._collate_fn, self._form)
         if self._unbatched:
-            iteration = Unbatched(iteration, self._default_convert, self._form)
+            iteration = Unbatched(iteration, _import_torch().utils.data.default_convert, self._form)
         return iteration
 
     def __len__(self):
