@@ -59,6 +59,7 @@ passed=0
 failed=0
 skipped=0
 failed_stages=()
+failed_junits=()  # of the stages with failed tests: their output is printed last
 timings=()
 
 # run_stage NAME DIR TARGETS CTEST_ARGS -- CMAKE_ARGS...: configure, build TARGETS (all if
@@ -109,7 +110,7 @@ add_results() {
   passed=$((passed + total - failures - skips))
   failed=$((failed + failures))
   skipped=$((skipped + skips))
-  [ "$failures" -eq 0 ] || failed_stages+=("$name (tests)")
+  [ "$failures" -eq 0 ] || { failed_stages+=("$name (tests)"); failed_junits+=("$junit"); }
   timings+=("$name $((SECONDS - start)) s")
   echo "== $name: $((total - failures - skips)) passed, $((failures + build_failed)) failed," \
     "$skips skipped in $((SECONDS - start)) s"
@@ -202,6 +203,7 @@ for stage in $stages; do
 done
 
 echo
+if [ ${#failed_junits[@]} -gt 0 ]; then python3 scripts/junit_failures.py "${failed_junits[@]}"; fi
 times=$(printf '%s, ' "${timings[@]}")
 echo "== times: ${times}total $((SECONDS - start_all)) s"
 if [ ${#failed_stages[@]} -gt 0 ]; then

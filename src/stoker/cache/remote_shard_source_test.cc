@@ -103,9 +103,12 @@ std::vector<int> sorted(std::vector<int> v) {
   return v;
 }
 
+// Whether `done` comes true. The bound only ends a test that would hang: a machine under load
+// (sanitizers, fsyncs behind other tests' writes) may take seconds for what takes milliseconds.
 template <typename Done>
 bool eventually(Done done) {
-  for (int i = 0; i < 1000 && !done(); ++i)
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (!done() && std::chrono::steady_clock::now() < give_up)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   return done();
 }
