@@ -547,7 +547,7 @@ class NativeLoader:
         self._torch = torch
         # str, bytes, os.PathLike (the name need not be UTF-8) or a source (stoker.ImageFolder,
         # stoker.Parquet)
-        path, source, source_options = source_of(path)
+        path, source, source_params = source_of(path)
         batch_size = _int("batch_size", batch_size, *_INT64)
         # A user's sampler or batch sampler (samplers.ExplicitOrder) orders the epochs instead
         # of stoker's plan; the buffers hold its largest batch.
@@ -577,8 +577,8 @@ class NativeLoader:
                             f"{type(transcode_cache).__name__}")
         self._native = _stoker.LoaderCore(native_path(path),
                                           shuffle_window=settings["shuffle_window"],
-                                          source=source, transcode_cache=transcode_cache,
-                                          **source_options, **access)
+                                          source=source, source_params=source_params,
+                                          transcode_cache=transcode_cache, **access)
         if order_of is not None:
             order_of.bind(len(self._native))
         names = _batch_names(batch_format)

@@ -3,7 +3,7 @@ its transforms (as torchvision's datasets do) and answers ``len()``, ``classes``
 ``class_to_idx`` and ``samples`` where the data has them. ``stoker.Dataset(path)`` is a dataset
 ``stoker convert`` wrote (or any path: a folder of datasets, tars, Parquet files or an image
 folder, detected); the others read data in place, without ``stoker convert``, each a source
-kind the native loader opens (``remote::SourceKind``):
+the native loader opens (``_stoker.sources()``, access/source_registry.h):
 ``stoker.Loader(stoker.ImageFolder(root, transform=recipe))``,
 ``stoker.Loader(stoker.WebDataset("data-{000..009}.tar"))``,
 ``stoker.Loader(stoker.Parquet(path))``."""
@@ -24,7 +24,8 @@ class _Source:
     transforms = None
     _view = None
 
-    def _options(self) -> dict:
+    def _params(self) -> dict:
+        """The source's own parameters (``_stoker.sources()`` names them)."""
         return {}
 
     def _path(self) -> str:
@@ -33,7 +34,7 @@ class _Source:
     def view(self) -> LoaderDataset:
         if self._view is None:
             core = _stoker.LoaderCore(native_path(self._path()), source=self.source,
-                                      **self._options())
+                                      source_params=self._params())
             self._view = LoaderDataset(_stoker.shown_location(native_path(self._path())),
                                        len(core), core.schema, core.class_names, core.samples)
         return self._view
@@ -156,7 +157,7 @@ class Parquet(_Source):
     def _path(self) -> str:
         return "\n".join(self.paths)
 
-    def _options(self) -> dict:
+    def _params(self) -> dict:
         return {"image_column": self.image, "label_column": self.label}
 
     def __repr__(self):
@@ -164,8 +165,8 @@ class Parquet(_Source):
 
 
 def source_of(path) -> tuple:
-    """(path as str, source kind, the native loader's keywords for it) for a path or a source
-    object; a WebDataset's names one a line (remote::SourceKind's kWebDataset)."""
+    """(path as str, source name, its parameters) for a path or a source object; a
+    WebDataset's names one a line (the webdataset source's spec)."""
     if isinstance(path, _Source):
-        return path._path(), path.source, path._options()
+        return path._path(), path.source, path._params()
     return os.fsdecode(path), "auto", {}

@@ -1,14 +1,13 @@
 """An image folder read in place (stoker.ImageFolder): torchvision's classes and samples, the
-converted dataset's pixels for the same transforms and draws, the source contract every source
-keeps (order, exactly once across ranks, resume), a changed folder listed again, bad files named."""
+converted dataset's pixels for the same transforms and draws, a changed folder listed again, bad
+files named (the source contract: test_source_contract.py)."""
 
-import numpy as np
 import pytest
 
 import stoker
 from batches import assert_same, epochs
 from loader_datasets import encode, photo
-from source_contract import NO_IMAGE, check_source_contract
+from source_contract import NO_IMAGE
 from stoker import transforms as S
 
 CLASSES = ("cat", "dog", "eel")
@@ -59,19 +58,6 @@ def test_pixels_are_the_converted_datasets(folder, tmp_path, cache):
     assert_same(in_place, converted)
     # A single thread gives the same batches.
     assert_same(epochs(crop_loader(folder, cache, workers=0), 2), converted)
-
-
-@pytest.fixture(params=["converted", "imagefolder"])
-def source(request, folder, tmp_path):
-    """Every source, for the contract each keeps."""
-    if request.param == "converted":
-        stoker.convert("imagefolder", folder, tmp_path / "converted", keep_original=True)
-        return tmp_path / "converted"
-    return stoker.ImageFolder(folder)
-
-
-def test_source_contract_order_ranks_and_resume(source, cache):
-    check_source_contract(source, cache)
 
 
 def test_a_changed_folder_is_listed_again(folder, cache):

@@ -1,6 +1,6 @@
 """Parquet files read in place (stoker.Parquet): Hugging Face's layout gives pyarrow's labels and
-the converted dataset's pixels for the same transforms and draws, and keeps the source contract
-(order, exactly once across ranks, resume); Spark's layout with its column names, a folder and a
+the converted dataset's pixels for the same transforms and draws (the source contract:
+test_source_contract.py); Spark's layout with its column names, a folder and a
 glob; found out from a plain path; bad files and rows named; images by path (null bytes) read
 from their files, a relative path in the Parquet file's folder, a missing one named."""
 
@@ -10,7 +10,7 @@ import pytest
 
 import stoker
 from batches import assert_same, epochs
-from source_contract import NO_IMAGE, check_source_contract
+from source_contract import NO_IMAGE
 from test_image_folder_source import CLASSES, crop_loader, make_folder
 
 pa = pytest.importorskip("pyarrow")
@@ -61,10 +61,6 @@ def test_labels_and_classes_are_pyarrows(hf_file, cache):
     assert len(loader.dataset) == table.num_rows == 23
     assert loader.dataset.classes == list(CLASSES)
     assert labels(loader) == table.column("label").to_pylist()
-
-
-def test_source_contract_order_ranks_and_resume(hf_file, cache):
-    check_source_contract(stoker.Parquet(hf_file), cache)
 
 
 def test_pixels_are_the_converted_datasets(folder, hf_file, tmp_path, cache):

@@ -1,7 +1,7 @@
 """WebDataset tars read in place (stoker.WebDataset): the webdataset library's samples (keys,
 labels, bytes, pixels, the other members as it decodes them), the converted dataset's pixels for
-the same transforms and draws, the source contract (order, exactly once across ranks, resume),
-the index kept in the cache only, bad tars and fields named by tar and member under on_error."""
+the same transforms and draws (the source contract: test_source_contract.py), the index kept
+in the cache only, bad tars and fields named by tar and member under on_error."""
 
 import io
 import json
@@ -14,7 +14,7 @@ import torch
 
 import stoker
 from batches import assert_same, epochs
-from source_contract import NO_IMAGE, check_source_contract
+from source_contract import NO_IMAGE
 from stoker import transforms as S
 from test_image_folder_source import make_folder
 
@@ -102,10 +102,6 @@ def test_pixels_are_the_converted_datasets(folder, tars, tmp_path, cache):
                    pattern):  # explicit, or found out
         assert_same(epochs(crop_loader(source, cache), 2), converted)
     assert_same(epochs(crop_loader(stoker.WebDataset(tars), cache, workers=0), 2), converted)
-
-
-def test_source_contract_order_ranks_and_resume(tars, cache):
-    check_source_contract(stoker.WebDataset(tars), cache)
 
 
 def test_the_index_is_kept_in_the_cache_only(tars, tmp_path, cache):

@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "stoker/pipeline/param_spec.h"
+#include "stoker/util/param_spec.h"
 #include "stoker/pipeline/sampler.h"
 #include "stoker/util/enum_names.h"
 #include "stoker/util/status.h"

@@ -11,30 +11,16 @@
 #include <optional>
 #include <vector>
 
-#include "stoker/access/remote_files.h"
-#include "stoker/access/remote_image_folder.h"
-#include "stoker/access/remote_manifest.h"
 #include "stoker/access/remote_objects.h"
-#include "stoker/cache/remote_shard_source.h"
+#include "stoker/access/source_opening.h"
 #include "stoker/net/object_store.h"
 #include "stoker/net/remote_url.h"
-#include "stoker/store/import/image_folder_source.h"
-#include "stoker/store/import/transcode_cache.h"
-#include "stoker/store/import/webdataset_source.h"
+#include "stoker/store/import/parquet_files.h"
 #include "stoker/store/import/webdataset_tars.h"
 #include "stoker/store/shard_window_bound.h"
-#include "stoker/util/enum_names.h"
 
 namespace stoker::remote {
 namespace {
-
-// Whether object `name` exists: a HEAD's 404 is no; another failure is the error.
-Result<bool> exists(const ObjectStore& store, const std::string& name) {
-  Result<HttpResponse> head = store.head(name);
-  if (head.is_ok()) return true;
-  if (head.status().code() == StatusCode::kNotFound) return false;
-  return head.status();
-}
 
 // The text of the dataset `sub` under `url` (its userinfo and query kept, for opening it).
 std::string child_url(const RemoteUrl& url, const std::string& sub) {
@@ -45,30 +31,11 @@ std::string child_url(const RemoteUrl& url, const std::string& sub) {
   return text;
 }
 
-// The cache at options' folder with options' budget (its default counts what it holds).
-Result<std::shared_ptr<ShardCache>> open_cache(const DataAccessOptions& access) {
-  STOKER_RETURN_IF_ERROR(check_data_access(access));
-  STOKER_ASSIGN_OR_RETURN(std::string dir, cache_dir_of(access));
-  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ShardCache> cache, ShardCache::open(dir, 0));
-  const uint64_t held = access.cache_gb > 0 ? 0 : cache->usage().bytes;
-  return ShardCache::open(dir, cache_budget_bytes(access, free_disk_bytes(dir), held),
-                          fmt::format("raise {} or lower {}", option_name(access, "cache-gb"),
-                                      option_name(access, "shuffle-window")));
-}
-
 // `bytes` in GB from 1 GB up, else in MB: "2.3 GB", "16.8 MB".
 std::string size_text(uint64_t bytes) {
   return bytes >= 1'000'000'000 ? fmt::format("{:.1f} GB", bytes / 1e9)
                                 : fmt::format("{:.1f} MB", bytes / 1e6);
 }
-
-constexpr auto kSourceKindNames = enum_names<SourceKind>({
-    {SourceKind::kAuto, "auto"},
-    {SourceKind::kStoker, "stoker"},
-    {SourceKind::kImageFolder, "imagefolder"},
-    {SourceKind::kParquet, "parquet"},
-    {SourceKind::kWebDataset, "webdataset"},
-});
 
 // Whether the file `name` is one of Hugging Face's files of `split`: SPLIT-*.parquet.
 bool in_split(const std::string& name, const std::string& split) {
@@ -143,22 +110,6 @@ std::optional<DataLocation> locate_remote_parquet(const std::string& folder, con
   return split_location(url.redacted(), urls(splits->train), urls(splits->eval));
 }
 
-// A local directory with no manifest.json that holds a directory: an image folder, unless it
-// holds a dataset (locate_data's business).
-bool is_image_folder(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::is_directory(path, ec) ||
-      fs::exists(fs::symlink_status(fs::path(path) / kManifestName, ec)))
-    return false;
-  for (const auto& entry : fs::directory_iterator(path, ec)) {
-    if (fs::exists(fs::symlink_status(entry.path() / kManifestName, ec))) return false;
-  }
-  for (const auto& entry : fs::directory_iterator(path, ec))
-    if (entry.is_directory(ec)) return true;
-  return false;
-}
-
 // The image folder(s) at `path` (is_image_folder): train/ with val/ or test/, else one.
 DataLocation locate_image_folders(const std::string& path) {
   namespace fs = std::filesystem;
@@ -178,147 +129,6 @@ DataLocation locate_image_folders(const std::string& path) {
   where.datasets = {path};
   where.train = path;
   return where;
-}
-
-// The dataset of `source`, read in place: through a transcode cache (transcode_cache.h) in the
-// cache folder's transcoded/ when `access` asks for one, its budget --cache-gb's or half the
-// free space plus what it holds.
-Result<std::shared_ptr<const Dataset>> open_in_place(std::shared_ptr<UnitReadSource> source,
-                                                     const DataAccessOptions& access) {
-  if (access.transcode_cache) {
-    STOKER_ASSIGN_OR_RETURN(const std::string dir, cache_dir_of(access));
-    const std::string transcoded = dir + "/transcoded";
-    // Opened twice: the budget of a cache_gb of 0 counts what the cache holds.
-    STOKER_ASSIGN_OR_RETURN(std::shared_ptr<TranscodeCache> held,
-                            TranscodeCache::open(transcoded, 0));
-    STOKER_ASSIGN_OR_RETURN(
-        std::shared_ptr<TranscodeCache> cache,
-        TranscodeCache::open(transcoded, cache_budget_bytes(access, free_disk_bytes(transcoded),
-                                                            held->held_bytes())));
-    source->set_unit_pass([cache](ShardReader unit, std::string& note) {
-      return cache->transcoded(std::move(unit), &note);
-    });
-  }
-  return Dataset::open(std::move(source));
-}
-
-// The image folder `root` read in place, its listing cached in the cache folder.
-Result<std::shared_ptr<const Dataset>> open_image_folder(const std::string& root,
-                                                         const DataAccessOptions& access) {
-  ImageFolderSourceOptions options;
-  if (Result<std::string> dir = cache_dir_of(access); dir.is_ok())
-    options.listing_cache_dir = dir.value();
-  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ImageFolderSource> source,
-                          ImageFolderSource::open(root, options));
-  return open_in_place(std::move(source), access);
-}
-
-// The Parquet files at `path` read in place.
-Result<std::shared_ptr<const Dataset>> open_parquet(
-    const std::string& path, [[maybe_unused]] const DataAccessOptions& access,
-    const ParquetSourceOptions& options) {
-#if STOKER_WITH_PARQUET
-  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ParquetSource> source,
-                          ParquetSource::open(path, options));
-  return open_in_place(std::move(source), access);
-#else
-  return unsupported(path + ": this stoker was built without Parquet (STOKER_WITH_PARQUET)");
-#endif
-}
-
-// Remote files read in place, `files`, of the source `source` opened on them: at most as many
-// downloads ahead at once as the cache's budget holds beside what `shuffle_window` needs at
-// once (as a remote dataset's shards).
-void limit_streams(const RemoteFiles& files, const ShardSource& source, const ShardCache& cache,
-                   int64_t shuffle_window) {
-  const CacheFloor floor = cache_floor(source.manifest(), shuffle_window);
-  files.limit_streams(streams_that_fit(cache.budget_bytes(), floor.bytes, floor.largest_shard,
-                                       PrefetchInputs().max_streams));
-}
-
-// The Parquet files at the URLs `spec` names, their row groups read by range through the
-// shard cache.
-Result<std::shared_ptr<const Dataset>> open_remote_parquet(const std::string& spec,
-                                                           const DataAccessOptions& access,
-                                                           int64_t shuffle_window,
-                                                           ParquetSourceOptions options) {
-#if STOKER_WITH_PARQUET
-  options.row_groups_ahead = RemoteFiles::kUnitsListed;
-  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ShardCache> cache, open_cache(access));
-  options.footer_cache_dir = cache->dir();
-  RemoteFilesOptions remote;
-  remote.policy = access.cache_policy;
-  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const RemoteFiles> files,
-                          RemoteFiles::open(spec, ".parquet", cache, remote));
-  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ParquetSource> source,
-                          ParquetSource::open(files, files->location(), options));
-  limit_streams(*files, *source, *cache, shuffle_window);
-  return open_in_place(std::move(source), access);
-#else
-  return unsupported(shown_location(spec) +
-                     ": this stoker was built without Parquet (STOKER_WITH_PARQUET)");
-#endif
-}
-
-// Whether the URL `spec` reads as Parquet files (for `auto`): its last line's name, without
-// the query, ends in .parquet.
-bool looks_like_remote_parquet(const std::string& spec) {
-  const std::string last = spec.substr(spec.rfind('\n') + 1);
-  const std::string path = last.substr(0, last.find('?'));
-  return path.size() > 8 && path.compare(path.size() - 8, 8, ".parquet") == 0;
-}
-
-// The WebDataset tars `spec` names read in place, their indexes cached in the cache folder.
-Result<std::shared_ptr<const Dataset>> open_webdataset(const std::string& spec,
-                                                       const DataAccessOptions& access) {
-  WebDatasetSourceOptions options;
-  if (Result<std::string> dir = cache_dir_of(access); dir.is_ok())
-    options.index_cache_dir = dir.value();
-  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<WebDatasetSource> source,
-                          WebDatasetSource::open(spec, options));
-  return open_in_place(std::move(source), access);
-}
-
-// The WebDataset tars at the URLs `spec` names, read through the shard cache.
-Result<std::shared_ptr<const Dataset>> open_remote_webdataset(const std::string& spec,
-                                                              const DataAccessOptions& access,
-                                                              int64_t shuffle_window) {
-  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ShardCache> cache, open_cache(access));
-  WebDatasetSourceOptions options;
-  options.index_cache_dir = cache->dir();
-  options.tars_ahead = RemoteFiles::kUnitsListed;
-  RemoteFilesOptions remote;
-  remote.policy = access.cache_policy;
-  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const RemoteFiles> files,
-                          RemoteFiles::open(spec, ".tar", cache, remote));
-  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<WebDatasetSource> source,
-                          WebDatasetSource::open(files, files->location(), options));
-  limit_streams(*files, *source, *cache, shuffle_window);
-  return open_in_place(std::move(source), access);
-}
-
-// The image folder at the URL `url` (access/remote_image_folder.h), its files read through the
-// shard cache, fetched ahead of the loader's order as remote tars are.
-Result<std::shared_ptr<const Dataset>> open_remote_image_folder(const std::string& url,
-                                                                const DataAccessOptions& access,
-                                                                int64_t shuffle_window) {
-  STOKER_ASSIGN_OR_RETURN(RemoteImageFolder folder, list_remote_image_folder(url));
-  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ShardCache> cache, open_cache(access));
-  RemoteFilesOptions remote;
-  remote.policy = access.cache_policy;
-  remote.group_files = kGroupFiles;
-  remote.group_bytes = kGroupBytes;
-  STOKER_ASSIGN_OR_RETURN(
-      std::shared_ptr<const RemoteFiles> files,
-      RemoteFiles::open_listed(std::move(folder.files), folder.location, cache, remote));
-  ImageFolderSourceOptions options;
-  // Files listed ahead: enough for the deepest horizon of groups.
-  options.units_ahead = RemoteFiles::kUnitsListed * kGroupFiles;
-  STOKER_ASSIGN_OR_RETURN(
-      std::shared_ptr<ImageFolderSource> source,
-      ImageFolderSource::open_listed(folder.location, std::move(folder.listing), files, options));
-  limit_streams(*files, *source, *cache, shuffle_window);
-  return open_in_place(std::move(source), access);
 }
 
 // The image folders under the folder URL `folder` (for `auto`, when it holds no dataset): its
@@ -355,20 +165,7 @@ std::optional<DataLocation> locate_remote_image_folders(const std::string& folde
   return where;
 }
 
-// Whether the URL `spec` reads as WebDataset tars (for `auto`): several lines, a brace
-// pattern, or a name ending in .tar.
-bool looks_like_remote_webdataset(const std::string& spec) {
-  const std::string path = spec.substr(0, spec.find('?'));
-  return spec.find('\n') != std::string::npos || spec.find('{') != std::string::npos ||
-         (path.size() > 4 && path.compare(path.size() - 4, 4, ".tar") == 0);
-}
-
 }  // namespace
-
-Result<SourceKind> parse_source_kind(const std::string& name) {
-  if (std::optional<SourceKind> kind = kSourceKindNames.find(name)) return *kind;
-  return invalid_argument("source '" + name + "' is not one of " + kSourceKindNames.joined());
-}
 
 CacheFloor cache_floor(const Manifest& manifest, int64_t shuffle_window) {
   std::vector<int64_t> records;
@@ -486,53 +283,17 @@ Result<DataLocation> locate(const std::string& path_or_url) {
 
 Result<std::shared_ptr<const Dataset>> open_dataset(const std::string& path_or_url,
                                                     const DataAccessOptions& access,
-                                                    int64_t shuffle_window, SourceKind kind,
-                                                    const ParquetSourceOptions& parquet) {
-  if (kind == SourceKind::kImageFolder && is_remote_url(path_or_url))
-    return open_remote_image_folder(path_or_url, access, shuffle_window);
-  if (is_remote_url(path_or_url) &&
-      (kind == SourceKind::kParquet ||
-       (kind == SourceKind::kAuto && looks_like_remote_parquet(path_or_url))))
-    return open_remote_parquet(path_or_url, access, shuffle_window, parquet);
-  if (kind == SourceKind::kParquet ||
-      (kind == SourceKind::kAuto && !is_remote_url(path_or_url) && is_parquet_path(path_or_url)))
-    return open_parquet(path_or_url, access, parquet);
-  if (is_remote_url(path_or_url) &&
-      (kind == SourceKind::kWebDataset ||
-       (kind == SourceKind::kAuto && looks_like_remote_webdataset(path_or_url))))
-    return open_remote_webdataset(path_or_url, access, shuffle_window);
-  if (kind == SourceKind::kWebDataset ||
-      (kind == SourceKind::kAuto && !is_remote_url(path_or_url) &&
-       looks_like_webdataset(path_or_url)))
-    return open_webdataset(path_or_url, access);
-  if (kind == SourceKind::kImageFolder ||
-      (kind == SourceKind::kAuto && !is_remote_url(path_or_url) && is_image_folder(path_or_url)))
-    return open_image_folder(path_or_url, access);
-  if (!is_remote_url(path_or_url)) return Dataset::open(path_or_url);
-  STOKER_ASSIGN_OR_RETURN(RemoteUrl url, parse_remote_url(path_or_url));
-  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const ObjectStore> store, store_of(url));
-  if (kind == SourceKind::kAuto && path_or_url.back() == '/') {
-    // A folder without a manifest whose listing holds folders: an image folder.
-    STOKER_ASSIGN_OR_RETURN(bool dataset, exists(*store, kManifestName));
-    Result<bool> folder = is_remote_image_folder(path_or_url);
-    if (!dataset && folder.is_ok() && folder.value())
-      return open_remote_image_folder(path_or_url, access, shuffle_window);
-  }
-  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ShardCache> cache, open_cache(access));
-  const std::string key = url.cache_key();
-  STOKER_ASSIGN_OR_RETURN(RemoteManifest fetched,
-                          fetch_manifest(*store, url.redacted(), cache->dir() + "/" + key));
-  STOKER_RETURN_IF_ERROR(check_cache_floor(fetched.manifest, cache->budget_bytes(), access,
-                                           shuffle_window, url.redacted()));
-  STOKER_ASSIGN_OR_RETURN(DatasetCache shards,
-                          cache->dataset(key, url.redacted(), fetched.manifest));
-  RemoteSourceOptions options;
-  options.policy = access.cache_policy;
-  const CacheFloor floor = cache_floor(fetched.manifest, shuffle_window);
-  options.max_streams = streams_that_fit(cache->budget_bytes(), floor.bytes, floor.largest_shard,
-                                         options.max_streams);
-  return Dataset::open(RemoteShardSource::create(std::move(fetched.manifest), url.redacted(),
-                                                 std::move(shards), download_from(store), options));
+                                                    int64_t shuffle_window,
+                                                    const std::string& source,
+                                                    const SourceParams& params) {
+  STOKER_ASSIGN_OR_RETURN(const SourceSpec* spec, source_for(source, path_or_url));
+  SourceOpening opening;
+  STOKER_ASSIGN_OR_RETURN(opening.params,
+                          bind_params("source '" + spec->name + "'", spec->params, params));
+  opening.location = path_or_url;
+  opening.access = &access;
+  opening.shuffle_window = shuffle_window;
+  return spec->open(opening);
 }
 
 }  // namespace stoker::remote

@@ -125,7 +125,6 @@ TEST(LocateTest, ParquetFilesAreOneDatasetOrHuggingFacesSplits) {
     EXPECT_FALSE(one.folder) << path;
     EXPECT_EQ(one.train, path);
   }
-  EXPECT_EQ(parse_source_kind("parquet").value_or_throw(), SourceKind::kParquet);
   // A URL ending in .parquet is one dataset, located without a request (its files are read
   // through the cache: remote_files_test.cc, python/tests/test_remote_sources.py).
   const DataLocation remote = locate("http://127.0.0.1:9/x.parquet?sig=s").value_or_throw();

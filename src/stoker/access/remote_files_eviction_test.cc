@@ -74,7 +74,7 @@ class RemoteFilesEvictionTest : public testing::ServerSuite<RemoteFilesEvictionT
     access.cache_dir = cache_.path() + "/cache-" + std::to_string(caches_++);
     access.cache_gb = kTars / 2 * static_cast<double>(tar_bytes_) / 1e9;
     access.cache_policy = policy;
-    return open_dataset(spec(), access, kShardByShard, SourceKind::kWebDataset).value_or_throw();
+    return open_dataset(spec(), access, kShardByShard, "webdataset").value_or_throw();
   }
 
   // The same with nothing fetched ahead: every download is the reader's, in its order.

@@ -76,7 +76,7 @@ class RemoteFilesTest : public testing::ServerSuite<RemoteFilesTest> {
     return gets;
   }
   Result<std::shared_ptr<const Dataset>> open(const std::string& spec,
-                                              SourceKind kind = SourceKind::kAuto) {
+                                              const std::string& kind = "auto") {
     return open_dataset(spec, access_, kShardByShard, kind);
   }
 
@@ -86,7 +86,7 @@ class RemoteFilesTest : public testing::ServerSuite<RemoteFilesTest> {
 
 TEST_F(RemoteFilesTest, RecordsAreTheLocalTarsAndALaterRunReadsTheCache) {
   const std::vector<std::string> local = testing::all_records(
-      *open_dataset(root() + "/tars/d-{0..2}.tar", access_, kShardByShard, SourceKind::kWebDataset)
+      *open_dataset(root() + "/tars/d-{0..2}.tar", access_, kShardByShard, "webdataset")
            .value_or_throw());
   ASSERT_EQ(local.size(), 12u);
   const int before = tar_gets();
@@ -97,7 +97,7 @@ TEST_F(RemoteFilesTest, RecordsAreTheLocalTarsAndALaterRunReadsTheCache) {
   }
   EXPECT_EQ(tar_gets() - before, 3) << "each tar downloaded once, to index and read it";
   // A list of URLs names the same tars; the cache already holds them and their indexes.
-  auto again = open(url("tars/d-0.tar") + "\n" + url("tars/d-{1,2}.tar"), SourceKind::kWebDataset)
+  auto again = open(url("tars/d-0.tar") + "\n" + url("tars/d-{1,2}.tar"), "webdataset")
                    .value_or_throw();
   EXPECT_EQ(testing::all_records(*again), local);
   EXPECT_EQ(tar_gets() - before, 3) << "a later run reads the cache";
@@ -145,7 +145,7 @@ TEST_F(RemoteFilesTest, TarsAreDownloadedAheadInTheLoadersOrder) {
     if (line.rfind("GET /tars/", 0) == 0) gets.push_back(line);
   EXPECT_EQ(gets[before].find("GET /tars/d-0.tar"), std::string::npos) << gets[before];
   const std::vector<std::string> local = testing::all_records(
-      *open_dataset(root() + "/tars/d-{0..2}.tar", access_, kShardByShard, SourceKind::kWebDataset)
+      *open_dataset(root() + "/tars/d-{0..2}.tar", access_, kShardByShard, "webdataset")
            .value_or_throw());
   EXPECT_EQ(testing::all_records(*dataset), local);
   EXPECT_EQ(tar_gets() - before, 3) << "the reader found every tar in the cache";
@@ -157,7 +157,7 @@ TEST_F(RemoteFilesTest, ATarChangedOnTheServerIsIndexedAgainAndReadAsItIsNow) {
   write_tar(1, /*grow=*/5, /*later=*/10);
   const std::vector<std::string> now = testing::all_records(*open(spec).value_or_throw());
   const std::vector<std::string> local = testing::all_records(
-      *open_dataset(root() + "/tars/d-{0..2}.tar", access_, kShardByShard, SourceKind::kWebDataset)
+      *open_dataset(root() + "/tars/d-{0..2}.tar", access_, kShardByShard, "webdataset")
            .value_or_throw());
   EXPECT_EQ(now, local);
   EXPECT_NE(now, first);
@@ -181,7 +181,7 @@ TEST_F(RemoteFilesTest, AFolderIsListedFromItsIndexPage) {
   ASSERT_EQ(named.size(), 12u);
   for (const char* index : {"_index", "_index_json"}) {
     auto listed =
-        open(url(std::string(index) + "/tars/"), SourceKind::kWebDataset).value_or_throw();
+        open(url(std::string(index) + "/tars/"), "webdataset").value_or_throw();
     EXPECT_EQ(testing::all_records(*listed), named) << index;
   }
 }
@@ -189,12 +189,12 @@ TEST_F(RemoteFilesTest, AFolderIsListedFromItsIndexPage) {
 // A folder whose index page links to no tar, or that has no index page (nginx's 403 without
 // autoindex), is one line naming its URL without its secrets.
 TEST_F(RemoteFilesTest, AFolderWithoutTarsIsOneLineNamingItsUrl) {
-  const Status none = open(url("_index/"), SourceKind::kWebDataset).status();
+  const Status none = open(url("_index/"), "webdataset").status();
   EXPECT_EQ(none.code(), StatusCode::kNotFound) << none.message();
   EXPECT_EQ(none.message(), url("_index") +
                                 "/: no .tar files in this folder (its index page "
                                 "links to none)");
-  const Status unlisted = open(url("tars/"), SourceKind::kWebDataset).status();
+  const Status unlisted = open(url("tars/"), "webdataset").status();
   EXPECT_FALSE(unlisted.is_ok());
   EXPECT_NE(unlisted.message().find(url("tars/")), std::string::npos) << unlisted.message();
   EXPECT_EQ(unlisted.message().find('\n'), std::string::npos) << unlisted.message();
@@ -218,7 +218,7 @@ TEST(HostileRemoteFilesTest, ADownloadShortOfTheListedSizeIsOneLineAndNothingIsK
   DataAccessOptions access;
   access.cache_dir = tmp / "cache";
   const Status status = open_dataset(server.url() + "/t.tar?sig=" + kTarSecret, access,
-                                     kShardByShard, SourceKind::kAuto)
+                                     kShardByShard, "auto")
                             .status();
   EXPECT_EQ(status.code(), StatusCode::kCorrupt) << status.message();
   EXPECT_EQ(status.message().rfind(server.url() + "/t.tar: ", 0), 0u) << status.message();

@@ -83,12 +83,12 @@ class RemoteImageFolderTest : public testing::ServerSuite<RemoteImageFolderTest>
     return lines;
   }
   Result<std::shared_ptr<const Dataset>> open(const std::string& spec,
-                                              SourceKind kind = SourceKind::kAuto) {
+                                              const std::string& kind = "auto") {
     return open_dataset(spec, access_, kShardByShard, kind);
   }
   std::vector<std::string> local_records(const std::string& folder) {
     return testing::all_records(
-        *open(root() + "/" + folder, SourceKind::kImageFolder).value_or_throw());
+        *open(root() + "/" + folder, "imagefolder").value_or_throw());
   }
 
   testing::TempDir cache_;
@@ -127,7 +127,7 @@ TEST_F(RemoteImageFolderTest, RecordsAreTheLocalFoldersAndALaterRunReadsTheCache
     EXPECT_EQ(testing::all_records(*remote), local);
   }
   EXPECT_EQ(gets("/_index_json/folder/") - before, 6) << "each file downloaded once";
-  auto again = open(url("_index_json/folder"), SourceKind::kImageFolder).value_or_throw();
+  auto again = open(url("_index_json/folder"), "imagefolder").value_or_throw();
   EXPECT_EQ(testing::all_records(*again), local);
   EXPECT_EQ(gets("/_index_json/folder/") - before, 6) << "a later run reads the cache";
   // The HTML index: sizes asked by HEAD, the same records.
@@ -225,7 +225,7 @@ TEST_F(RemoteImageFolderTest, BadFilesAreRecordsNamingTheirUrl) {
 }
 
 TEST_F(RemoteImageFolderTest, AFolderWithoutClassesOrAnIndexThatCannotBeParsedIsOneLine) {
-  const Status empty = open(url("_index/empty"), SourceKind::kImageFolder).status();
+  const Status empty = open(url("_index/empty"), "imagefolder").status();
   EXPECT_NE(empty.message().find(url("_index/empty") + ": no class folders"), std::string::npos)
       << empty.message();
   // A page cut inside a tag.
@@ -234,7 +234,7 @@ TEST_F(RemoteImageFolderTest, AFolderWithoutClassesOrAnIndexThatCannotBeParsedIs
         "200 OK", "Content-Type: text/html\r\n", "<html><a href=\"cat/\">cat</a><a href=\"dog")};
   });
   const std::string base = server.url() + "/train/";
-  const Status cut = open(base, SourceKind::kImageFolder).status();
+  const Status cut = open(base, "imagefolder").status();
   EXPECT_EQ(cut.code(), StatusCode::kCorrupt) << cut.message();
   EXPECT_NE(cut.message().find(server.url() + "/train/"), std::string::npos) << cut.message();
   EXPECT_EQ(cut.message().find('\n'), std::string::npos) << cut.message();

@@ -102,7 +102,7 @@ class RemoteParquetTest : public testing::ServerSuite<RemoteParquetTest> {
   }
   RemoteParquetTest() { access_.cache_dir = cache_.path() + "/cache"; }
   Result<std::shared_ptr<const Dataset>> open(const std::string& spec) {
-    return open_dataset(spec, access_, kShardByShard, SourceKind::kParquet);
+    return open_dataset(spec, access_, kShardByShard, "parquet");
   }
 
   testing::TempDir cache_;
@@ -181,7 +181,7 @@ TEST_F(RemoteParquetTest, AFolderOfHuggingFacesSplitsIsTwoDatasetsAsALocalOne) {
        {std::pair(local.train, remote.train), std::pair(local.eval, remote.eval)}) {
     const auto read = [&](const std::string& split) {
       return testing::all_records(
-          *open_dataset(split, access_, kShardByShard, SourceKind::kAuto).value_or_throw());
+          *open_dataset(split, access_, kShardByShard, "auto").value_or_throw());
     };
     const std::vector<std::string> records = read(local_split);
     EXPECT_EQ(records.size(), local_split == local.train ? 2u * kRows : size_t{kRows});
@@ -355,7 +355,7 @@ class HostileParquetTest : public ::testing::Test {
     DataAccessOptions access;
     access.cache_dir = tmp_ / "cache";
     url_ = server.url() + "/t.parquet";
-    auto dataset = open_dataset(url_, access, kShardByShard, SourceKind::kParquet);
+    auto dataset = open_dataset(url_, access, kShardByShard, "parquet");
     if (!dataset.is_ok()) return dataset.status();
     const int64_t first = 0;
     return dataset.value()->pin(&first, 1, nullptr).status();

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "stoker/util/param_json.h"
 #include "stoker/util/utf8.h"
 
 namespace stoker {
@@ -61,22 +62,9 @@ std::vector<OpSpec> checked_table() {
                                                      : true;
     if (!factory || (i > 0 && table[i - 1].name == op.name))
       throw std::logic_error("operation '" + op.name + "': duplicate, or no factory for its role");
-    for (const ParamSpec& p : op.params)
-      if (!param_value(p, p.default_value))
-        throw std::logic_error("operation '" + op.name + "': the default of " + p.name +
-                               " is not " + values_text(p));
+    check_defaults("operation '" + op.name + "'", op.params);
   }
   return table;
-}
-
-std::string names_of(const std::vector<ParamSpec>& params) {
-  std::vector<std::string> names;
-  for (const ParamSpec& p : params) names.push_back(p.name);
-  return names.empty() ? "it has none" : "parameters: " + fmt::format("{}", fmt::join(names, ", "));
-}
-
-nlohmann::ordered_json to_json(const ParamValue& value) {
-  return std::visit([](const auto& v) { return nlohmann::ordered_json(v); }, value);
 }
 
 nlohmann::ordered_json type_json(const SampleType& type) {
@@ -85,20 +73,7 @@ nlohmann::ordered_json type_json(const SampleType& type) {
           {"variable", type.variable}};
 }
 
-// A bound as JSON: null when there is none, an integer for an integer parameter.
-nlohmann::ordered_json bound_json(const ParamSpec& p, const std::optional<double>& bound) {
-  if (!bound) return nlohmann::ordered_json();
-  return p.type == ParamType::kInt ? nlohmann::ordered_json(static_cast<int64_t>(*bound))
-                                   : nlohmann::ordered_json(*bound);
-}
-
 }  // namespace
-
-const ParamValue& Params::at(const std::string& name) const {
-  for (const auto& [key, value] : values_)
-    if (key == name) return value;
-  throw std::logic_error("no parameter '" + name + "'");
-}
 
 const std::vector<OpSpec>& operations() {
   static const std::vector<OpSpec> table = checked_table();
@@ -120,41 +95,8 @@ Result<OpCall> make_op_call(const std::string& name,
   Result<const OpSpec*> found = find_operation(name);
   if (!found.is_ok()) return found.status();
   const OpSpec& op = *found.value();
-  std::vector<std::optional<ParamValue>> values(op.params.size());
-  for (const auto& pair : given) {
-    const std::string& key = pair.first;
-    const ParamValue& value = pair.second;
-    const auto p = std::find_if(op.params.begin(), op.params.end(),
-                                [&](const ParamSpec& spec) { return spec.name == key; });
-    if (p == op.params.end())
-      return invalid_argument(fmt::format("{}: unknown parameter '{}' ({})", op.name,
-                                          printable(key), names_of(op.params)));
-    std::optional<ParamValue>& slot = values[p - op.params.begin()];
-    if (slot) return invalid_argument(fmt::format("{}: {} is given twice", op.name, key));
-    if (p->type == ParamType::kOps) {
-      const auto* text = std::get_if<std::string>(&value);
-      Result<ParamValue> ops =
-          text ? checked_ops(*p, *text)
-               : Result<ParamValue>(invalid_argument(
-                     fmt::format("must be {}, not {}", values_text(*p), quoted_text(value))));
-      if (!ops.is_ok())
-        return invalid_argument(fmt::format("{}: {}: {}", op.name, key, ops.status().message()));
-      slot = std::move(ops).value();
-      continue;
-    }
-    // Text that reads as the type is that value, and named as one if it is out of bounds.
-    ParamValue read = value;
-    if (const auto* text = std::get_if<std::string>(&value))
-      read = parse_param_text(*p, *text).value_or(value);
-    slot = param_value(*p, read);
-    if (!slot)
-      return invalid_argument(fmt::format("{}: {} must be {}, not {}", op.name, key,
-                                          values_text(*p), quoted_text(read)));
-  }
-  std::vector<std::pair<std::string, ParamValue>> checked;
-  for (size_t i = 0; i < op.params.size(); ++i)
-    checked.emplace_back(op.params[i].name, values[i] ? *values[i] : op.params[i].default_value);
-  return OpCall{&op, Params(std::move(checked))};
+  STOKER_ASSIGN_OR_RETURN(Params params, bind_params(op.name, op.params, given, checked_ops));
+  return OpCall{&op, std::move(params)};
 }
 
 Result<OpCall> parse_op_call(const std::string& text) {
@@ -228,20 +170,6 @@ std::string to_text(const OpCall& call) {
 std::string operations_json() {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const OpSpec& op : operations()) {
-    nlohmann::ordered_json params = nlohmann::ordered_json::array();
-    for (const ParamSpec& p : op.params)
-      params.push_back(
-          {{"name", p.name},
-           {"type", to_string(p.type)},
-           {"default", to_json(p.default_value)},
-           {"doc", p.doc},
-           {"min", bound_json(p, p.min)},
-           {"max", bound_json(p, p.max)},
-           {"min_open", p.min_open},
-           {"min_count", p.min_count},
-           {"max_count", p.max_count == ParamSpec::kAnyCount ? nlohmann::ordered_json()
-                                                             : nlohmann::ordered_json(p.max_count)},
-           {"choices", p.choices}});
     out.push_back({{"name", op.name},
                    {"role", to_string(op.role)},
                    {"input", type_json(*op.input)},
@@ -249,7 +177,7 @@ std::string operations_json() {
                    {"doc", op.doc},
                    {"python_class", op.python_class},
                    {"backend", to_string(op.backend)},
-                   {"params", params}});
+                   {"params", to_json(op.params)}});
   }
   return out.dump();
 }

@@ -24,39 +24,13 @@
 #include "stoker/pipeline/batch_transform.h"
 #include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/joint_sample.h"
-#include "stoker/pipeline/param_spec.h"
 #include "stoker/pipeline/sample_type.h"
 #include "stoker/pipeline/transform.h"
 #include "stoker/store/schema.h"
+#include "stoker/util/param_spec.h"
 #include "stoker/util/status.h"
 
 namespace stoker {
-
-// An operation's checked parameters: every one of its ParamSpecs, typed, defaults filled in, in
-// the order of the spec.
-class Params {
- public:
-  Params() = default;
-  explicit Params(std::vector<std::pair<std::string, ParamValue>> values)
-      : values_(std::move(values)) {}
-  bool flag(const std::string& name) const { return std::get<bool>(at(name)); }
-  int64_t integer(const std::string& name) const { return std::get<int64_t>(at(name)); }
-  double real(const std::string& name) const { return std::get<double>(at(name)); }
-  const std::vector<double>& reals(const std::string& name) const {
-    return std::get<std::vector<double>>(at(name));
-  }
-  const std::string& choice(const std::string& name) const {
-    return std::get<std::string>(at(name));
-  }
-  // A kOps value's text, "[call;call]" (parse_op_list reads it).
-  const std::string& ops(const std::string& name) const { return choice(name); }
-  const std::string& text(const std::string& name) const { return choice(name); }
-  const std::vector<std::pair<std::string, ParamValue>>& values() const { return values_; }
-
- private:
-  const ParamValue& at(const std::string& name) const;
-  std::vector<std::pair<std::string, ParamValue>> values_;
-};
 
 // What an operation takes and makes, which decides where it may stand in a field's list:
 //   kSource     encoded record -> image: makes the field's sample from the record (decode and

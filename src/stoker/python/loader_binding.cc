@@ -247,14 +247,14 @@ class BoundLoader {
  public:
   // A dataset directory or URL (access/data_source.h), its shards cached as `access` says and
   // checked against the cache's floor for `shuffle_window`.
-  // `source` is what the path names (remote::SourceKind); `parquet` the columns of Parquet files.
+  // `source` names what the path is (source_registry.h, "auto"), `params` its parameters.
   BoundLoader(const std::string& path, const DataAccessOptions& access, int64_t shuffle_window,
-              remote::SourceKind source, const ParquetSourceOptions& parquet)
+              const std::string& source, const SourceParams& params)
       : shared_(std::make_shared<Shared>()) {
     install_mapped_read_fault_handler();  // again, if faulthandler (say) replaced it since import
     py::gil_scoped_release no_gil;        // a URL's manifest is fetched
     shared_->dataset =
-        remote::open_dataset(path, access, shuffle_window, source, parquet).value_or_throw();
+        remote::open_dataset(path, access, shuffle_window, source, params).value_or_throw();
   }
 
   // The manifest's class names (an image folder's classes), [] where it has none.
@@ -547,6 +547,11 @@ void register_loader(py::module_& module) {
   module.attr("ERROR_POLICIES") = py::tuple(py::cast(kErrorPolicyNames.names()));
   module.attr("LAST_BATCH_MODES") = py::tuple(py::cast(kLastBatchNames.names()));
   module.def(
+      "sources", [] { return from_json(sources_json()); },
+      "The data sources LoaderCore(source=NAME, source_params={...}) opens, in the order "
+      "source='auto' asks them: [{name, doc, auto_rank, params: [{name, type, default, doc, "
+      "...}]}].");
+  module.def(
       "normalization",
       [](const std::vector<int64_t>& sample_shape, const std::vector<float>& mean,
          const std::vector<float>& std) {
@@ -560,18 +565,15 @@ void register_loader(py::module_& module) {
                           "The native loader over a dataset directory (stoker.Loader wraps it).")
       .def(py::init([](const std::string& path, const std::string& cache_dir, double cache_gb,
                        const std::string& cache_policy, int64_t shuffle_window,
-                       const std::string& source, const std::string& image_column,
-                       const std::string& label_column, bool transcode_cache) {
-             ParquetSourceOptions parquet;
-             parquet.image_column = image_column;
-             parquet.label_column = label_column;
+                       const std::string& source, const py::dict& source_params,
+                       bool transcode_cache) {
              return std::make_unique<BoundLoader>(
                  path, data_access_arguments(cache_dir, cache_gb, cache_policy, transcode_cache),
-                 shuffle_window, remote::parse_source_kind(source).value_or_throw(), parquet);
+                 shuffle_window, source, params_from(source_params));
            }),
            "path"_a, py::kw_only(), "cache_dir"_a = "", "cache_gb"_a = 0.0,
            "cache_policy"_a = "next-use", "shuffle_window"_a = kShuffleAll, "source"_a = "auto",
-           "image_column"_a = "image", "label_column"_a = "label", "transcode_cache"_a = false)
+           "source_params"_a = py::dict(), "transcode_cache"_a = false)
       .def_property_readonly("class_names", &BoundLoader::class_names)
       .def_property_readonly("samples", &BoundLoader::samples)
       .def_property_readonly("schema", &BoundLoader::schema)

@@ -54,19 +54,24 @@ ParamValue param_value(const py::handle value) {
   return py::repr(value).cast<std::string>();
 }
 
+}  // namespace
+
 py::object from_json(const std::string& json) {
   return py::module_::import("json").attr("loads")(json);
 }
 
-}  // namespace
+std::vector<std::pair<std::string, ParamValue>> params_from(const py::dict& values,
+                                                            const std::string& skip) {
+  std::vector<std::pair<std::string, ParamValue>> given;
+  for (const auto& [key, value] : values) {
+    const auto name = key.cast<std::string>();
+    if (name != skip) given.emplace_back(name, param_value(value));
+  }
+  return given;
+}
 
 OpCall op_call_from(const py::dict& spec) {
-  std::vector<std::pair<std::string, ParamValue>> given;
-  for (const auto& [key, value] : spec) {
-    const auto name = key.cast<std::string>();
-    if (name != "op") given.emplace_back(name, param_value(value));
-  }
-  return make_op_call(spec["op"].cast<std::string>(), given).value_or_throw();
+  return make_op_call(spec["op"].cast<std::string>(), params_from(spec, "op")).value_or_throw();
 }
 
 void register_operations(py::module_& module) {

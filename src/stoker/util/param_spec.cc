@@ -1,4 +1,4 @@
-#include "stoker/pipeline/param_spec.h"
+#include "stoker/util/param_spec.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <stdexcept>
 
 #include "stoker/util/utf8.h"
 
@@ -305,6 +306,67 @@ const char* to_string(ParamType type) {
       return "text";
   }
   return "?";
+}
+
+const ParamValue& Params::at(const std::string& name) const {
+  for (const auto& [key, value] : values_)
+    if (key == name) return value;
+  throw std::logic_error("no parameter '" + name + "'");
+}
+
+namespace {
+
+std::string names_of(const std::vector<ParamSpec>& specs) {
+  std::vector<std::string> names;
+  for (const ParamSpec& p : specs) names.push_back(p.name);
+  return names.empty() ? "it has none" : "parameters: " + fmt::format("{}", fmt::join(names, ", "));
+}
+
+}  // namespace
+
+void check_defaults(const std::string& owner, const std::vector<ParamSpec>& specs) {
+  for (const ParamSpec& p : specs)
+    if (!param_value(p, p.default_value))
+      throw std::logic_error(owner + ": the default of " + p.name + " is not " + values_text(p));
+}
+
+Result<Params> bind_params(const std::string& owner, const std::vector<ParamSpec>& specs,
+                           const std::vector<std::pair<std::string, ParamValue>>& given,
+                           const OpsCheck& check_ops) {
+  std::vector<std::optional<ParamValue>> values(specs.size());
+  for (const auto& [key, value] : given) {
+    const auto p = std::find_if(specs.begin(), specs.end(),
+                                [&](const ParamSpec& spec) { return spec.name == key; });
+    if (p == specs.end())
+      return invalid_argument(
+          fmt::format("{}: unknown parameter '{}' ({})", owner, printable(key), names_of(specs)));
+    std::optional<ParamValue>& slot = values[p - specs.begin()];
+    if (slot) return invalid_argument(fmt::format("{}: {} is given twice", owner, key));
+    if (p->type == ParamType::kOps) {
+      const auto* text = std::get_if<std::string>(&value);
+      if (!check_ops) throw std::logic_error(owner + ": a kOps parameter without its check");
+      Result<ParamValue> ops =
+          text ? check_ops(*p, *text)
+               : Result<ParamValue>(invalid_argument(
+                     fmt::format("must be {}, not {}", values_text(*p), quoted_text(value))));
+      if (!ops.is_ok())
+        return invalid_argument(fmt::format("{}: {}: {}", owner, key, ops.status().message()));
+      slot = std::move(ops).value();
+      continue;
+    }
+    // Text that reads as the type is that value, and named as one if it is out of bounds.
+    ParamValue read = value;
+    if (const auto* text = std::get_if<std::string>(&value))
+      read = parse_param_text(*p, *text).value_or(value);
+    slot = param_value(*p, read);
+    if (!slot)
+      return invalid_argument(
+          fmt::format("{}: {} must be {}, not {}", owner, key, values_text(*p), quoted_text(read)));
+  }
+  std::vector<std::pair<std::string, ParamValue>> checked;
+  for (size_t i = 0; i < specs.size(); ++i)
+    checked.emplace_back(specs[i].name, values[i] ? *values[i] : specs[i].default_value);
+  return Params(std::move(checked));
 }
 
 }  // namespace stoker

@@ -1,16 +1,21 @@
 #pragma once
 // ParamSpec: one parameter described as data — its name, type, default, help, bounds, choices —
-// and the one reader of its text. Operations (op_registry.h: `color_jitter:brightness=0.4`) and
-// the loader's settings (loader_settings.h: `workers=auto`) are both described this way, so the
-// command line, Python and the docs read one schema and every number is parsed by one parser.
-// Values are plain data: thread-safe to share.
+// and the one reader of its text. Operations (pipeline/op_registry.h:
+// `color_jitter:brightness=0.4`), data sources (access/source_registry.h: Parquet's
+// `image_column`) and the loader's settings (pipeline/loader_settings.h: `workers=auto`) are all
+// described this way, so the command line, Python and the docs read one schema and every number
+// is parsed by one parser. Values are plain data: thread-safe to share.
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
+
+#include "stoker/util/status.h"
 
 namespace stoker {
 
@@ -88,5 +93,48 @@ std::string to_text(const ParamValue& value);
 // A value as an error shows it: as to_text, text quoted and made printable.
 std::string quoted_text(const ParamValue& value);
 const char* to_string(ParamType type);
+
+// Checked parameters: every one of a list of ParamSpecs, typed, defaults filled in, in the
+// order of the list (bind_params makes them).
+class Params {
+ public:
+  Params() = default;
+  explicit Params(std::vector<std::pair<std::string, ParamValue>> values)
+      : values_(std::move(values)) {}
+  bool flag(const std::string& name) const { return std::get<bool>(at(name)); }
+  int64_t integer(const std::string& name) const { return std::get<int64_t>(at(name)); }
+  double real(const std::string& name) const { return std::get<double>(at(name)); }
+  const std::vector<double>& reals(const std::string& name) const {
+    return std::get<std::vector<double>>(at(name));
+  }
+  const std::string& choice(const std::string& name) const {
+    return std::get<std::string>(at(name));
+  }
+  // A kOps value's text, "[call;call]" (op_registry.h's parse_op_list reads it).
+  const std::string& ops(const std::string& name) const { return choice(name); }
+  const std::string& text(const std::string& name) const { return choice(name); }
+  const std::vector<std::pair<std::string, ParamValue>>& values() const { return values_; }
+
+ private:
+  const ParamValue& at(const std::string& name) const;
+  std::vector<std::pair<std::string, ParamValue>> values_;
+};
+
+// Throws std::logic_error (a bug of the registry entry `owner`) where a default is not its
+// parameter's value.
+void check_defaults(const std::string& owner, const std::vector<ParamSpec>& specs);
+
+// Checks a kOps value's text and gives its canonical form (op_registry.h's); an error's message
+// follows "OWNER: NAME: ".
+using OpsCheck = std::function<Result<ParamValue>(const ParamSpec&, const std::string&)>;
+
+// `given` (name, value) pairs as `specs`' Params: text read as its parameter's type, each value
+// within its bounds, the others their defaults. kInvalidArgument, one line that starts with
+// `owner`, for an unknown name (naming the parameters there are), one given twice, or a value
+// its parameter does not take ("color_jitter: brightness must be a number at least 0, not -1").
+// A kOps parameter's value goes through `check_ops` (a list of specs with one needs it).
+Result<Params> bind_params(const std::string& owner, const std::vector<ParamSpec>& specs,
+                           const std::vector<std::pair<std::string, ParamValue>>& given,
+                           const OpsCheck& check_ops = {});
 
 }  // namespace stoker

@@ -1,0 +1,46 @@
+"""Every registered source (``_stoker.sources()``, access/source_registry.h) keeps the source
+contract (source_contract.py) on 23 samples made for it: a source added without a case here
+fails the first test."""
+
+import pytest
+
+import stoker
+from stoker import _stoker
+from source_contract import check_source_contract
+from test_image_folder_source import make_folder
+from test_parquet_source import write_parquet
+from test_webdataset_source import write_tars
+
+
+def stoker_dataset(tmp_path, cache):
+    stoker.convert("imagefolder", make_folder(tmp_path / "folder"), tmp_path / "converted",
+                   keep_original=True)
+    return tmp_path / "converted"
+
+
+def image_folder(tmp_path, cache):
+    return stoker.ImageFolder(make_folder(tmp_path / "folder"))
+
+
+def webdataset(tmp_path, cache):
+    return stoker.WebDataset(write_tars(make_folder(tmp_path / "folder"), tmp_path / "tars"))
+
+
+def parquet(tmp_path, cache):
+    pytest.importorskip("pyarrow")
+    folder = make_folder(tmp_path / "folder")
+    return stoker.Parquet(write_parquet(folder, tmp_path / "train.parquet", cache))
+
+
+CASES = {"stoker": stoker_dataset, "imagefolder": image_folder, "webdataset": webdataset,
+         "parquet": parquet}
+
+
+def test_every_registered_source_has_a_case():
+    assert sorted(source["name"] for source in _stoker.sources()) == sorted(CASES)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_source_contract_order_ranks_and_resume(name, tmp_path):
+    cache = str(tmp_path / "cache")
+    check_source_contract(CASES[name](tmp_path, cache), cache)

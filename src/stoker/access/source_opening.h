@@ -1,0 +1,50 @@
+#pragma once
+// What the sources (sources/*.cc, source_registry.h) share: the shard cache their remote data
+// goes through, opening a source read in place (with the transcode cache), bounding its
+// downloads ahead, and the recognitions that data_source's `locate` also makes.
+// Stateless functions; thread-safe.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "stoker/access/remote_files.h"
+#include "stoker/cache/data_access.h"
+#include "stoker/cache/shard_cache.h"
+#include "stoker/net/object_store.h"
+#include "stoker/store/dataset.h"
+#include "stoker/store/unit_read_source.h"
+
+namespace stoker::remote {
+
+// The cache at `access`'s folder with its budget (the default counts what the cache holds).
+Result<std::shared_ptr<ShardCache>> open_cache(const DataAccessOptions& access);
+
+// The dataset of `source`, read in place: through a transcode cache (transcode_cache.h) in the
+// cache folder's transcoded/ when `access` asks for one, its budget --cache-gb's or half the
+// free space plus what it holds.
+Result<std::shared_ptr<const Dataset>> open_in_place(std::shared_ptr<UnitReadSource> source,
+                                                     const DataAccessOptions& access);
+
+// Remote files read in place, `files`, of the source `source` opened on them: at most as many
+// downloads ahead at once as the cache's budget holds beside what `shuffle_window` needs at
+// once (as a remote dataset's shards).
+void limit_streams(const RemoteFiles& files, const ShardSource& source, const ShardCache& cache,
+                   int64_t shuffle_window);
+
+// Whether object `name` exists: a HEAD's 404 is no; another failure is the error.
+Result<bool> exists(const ObjectStore& store, const std::string& name);
+
+// A local directory with no manifest.json that holds a directory: an image folder, unless it
+// holds a dataset (locate_data's business).
+bool is_image_folder(const std::string& path);
+
+// Whether the URL `spec` reads as Parquet files: its last line's name, without the query, ends
+// in .parquet.
+bool looks_like_remote_parquet(const std::string& spec);
+
+// Whether the URL `spec` reads as WebDataset tars: several lines, a brace pattern, or a name
+// ending in .tar.
+bool looks_like_remote_webdataset(const std::string& spec);
+
+}  // namespace stoker::remote

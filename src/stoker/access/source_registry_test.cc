@@ -1,0 +1,101 @@
+#include "stoker/access/source_registry.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "stoker/access/data_source.h"
+#include "stoker/testing/records.h"
+#include "stoker/testing/temp_dir.h"
+
+namespace stoker {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A one-line kInvalidArgument holding `part`.
+template <typename T>
+void expect_refused(const Result<T>& result, const std::string& part) {
+  ASSERT_FALSE(result.is_ok()) << part;
+  EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(result.status().message().find(part), std::string::npos) << result.status().message();
+  EXPECT_EQ(result.status().message().find('\n'), std::string::npos);
+}
+
+std::string recognised_as(const std::string& location) {
+  return source_for("auto", location).value_or_throw()->name;
+}
+
+TEST(SourceRegistry, EverySourceIsNamedOnceAndStokersFormatIsAutosLastWord) {
+  std::vector<std::string> names;
+  for (const SourceSpec& source : data_sources()) {
+    EXPECT_FALSE(source.doc.empty()) << source.name;
+    EXPECT_TRUE(source.open) << source.name;
+    names.push_back(source.name);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"parquet", "webdataset", "imagefolder", "stoker"}));
+  // The fallback takes whatever the others do not.
+  EXPECT_TRUE(data_sources().back().recognises("/no/such/thing"));
+  for (size_t i = 1; i < data_sources().size(); ++i)
+    EXPECT_LE(data_sources()[i - 1].auto_rank, data_sources()[i].auto_rank);
+}
+
+TEST(SourceRegistry, AutoRecognisesEachSourcesDataLocallyAndByUrlsName) {
+  testing::TempDir dir;
+  const fs::path root = dir.path();
+  testing::write_labelled_dataset(root / "ds", 10);
+  fs::create_directories(root / "folder/cat");
+  std::ofstream(root / "folder/cat/a.jpg") << "x";
+  fs::create_directories(root / "tars");
+  std::ofstream(root / "tars/d-0.tar") << "";
+  std::ofstream(root / "p.parquet") << "PAR1";
+  EXPECT_EQ(recognised_as(root / "ds"), "stoker");
+  EXPECT_EQ(recognised_as(root / "folder"), "imagefolder");
+  EXPECT_EQ(recognised_as(root / "tars"), "webdataset");
+  EXPECT_EQ(recognised_as(root / "tars/d-{0..3}.tar"), "webdataset");
+  EXPECT_EQ(recognised_as(root / "p.parquet"), "parquet");
+  EXPECT_EQ(recognised_as(root / "*.parquet"), "parquet");
+  // URLs by their names, without a request (port 9 answers none).
+  EXPECT_EQ(recognised_as("http://127.0.0.1:9/x.parquet?sig=s"), "parquet");
+  EXPECT_EQ(recognised_as("http://127.0.0.1:9/d-{0..3}.tar"), "webdataset");
+  EXPECT_EQ(recognised_as("s3://bucket/ds"), "stoker");
+  // Named, a source is taken whatever the location looks like.
+  EXPECT_EQ(source_for("parquet", root / "ds").value_or_throw()->name, "parquet");
+}
+
+TEST(SourceRegistry, AnUnknownSourceOrParameterIsOneLineNamingWhatThereIs) {
+  testing::TempDir dir;
+  testing::write_labelled_dataset(dir.path() + "/ds", 10);
+  const DataAccessOptions access;
+  expect_refused(remote::open_dataset(dir.path() + "/ds", access, 0, "hdf5"),
+                 "source 'hdf5' is not one of auto, parquet, webdataset, imagefolder, "
+                 "stoker");
+  expect_refused(
+      remote::open_dataset(dir.path() + "/ds", access, 0, "auto", {{"image_column", "img"}}),
+      "source 'stoker': unknown parameter 'image_column' (it has none)");
+  expect_refused(
+      remote::open_dataset(dir.path() + "/x.parquet", access, 0, "parquet", {{"image_col", "a"}}),
+      "source 'parquet': unknown parameter 'image_col' (parameters: image_column, label_column)");
+  expect_refused(remote::open_dataset(dir.path() + "/x.parquet", access, 0, "parquet",
+                                      {{"label_column", int64_t{3}}}),
+                 "source 'parquet': label_column must be");
+  // Named, with no parameters: opened.
+  EXPECT_EQ(remote::open_dataset(dir.path() + "/ds", access, 0, "stoker").value_or_throw()->size(),
+            10u);
+}
+
+TEST(SourceRegistry, TheJsonDescribesEverySourceAndItsParameters) {
+  const auto json = nlohmann::json::parse(sources_json());
+  ASSERT_EQ(json.size(), data_sources().size());
+  for (size_t i = 0; i < json.size(); ++i) EXPECT_EQ(json[i]["name"], data_sources()[i].name);
+  const auto& parquet = json[0];
+  ASSERT_EQ(parquet["params"].size(), 2u);
+  EXPECT_EQ(parquet["params"][0]["name"], "image_column");
+  EXPECT_EQ(parquet["params"][0]["type"], "text");
+  EXPECT_EQ(parquet["params"][0]["default"], "image");
+}
+
+}  // namespace
+}  // namespace stoker
