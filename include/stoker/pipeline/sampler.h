@@ -60,6 +60,7 @@
 #include <memory>
 #include <vector>
 
+#include "stoker/pipeline/global_order.h"
 #include "stoker/util/enum_names.h"
 
 namespace stoker {
@@ -175,10 +176,14 @@ class EpochPlan {
 // after construction; plan() is const and thread-safe.
 class Sampler {
  public:
-  // Over a dataset of shards of `shard_records` records each. Precondition (asserted;
-  // LoaderCore checks its options before it makes one): the records sum to more than 0, every
-  // count >= 0, batch_size > 0, world_size > 0, rank in [0, world_size), shuffle_window >= 0,
-  // repeats in [1, 2^31).
+  // Dealing `order` (global_order.h): its epochs' positions are the positions above, its
+  // indices the dataset indices; options' seed, shuffle and shuffle_window are the order's
+  // business, not read here. Precondition (asserted; LoaderCore checks its options before it
+  // makes one): batch_size > 0, world_size > 0, rank in [0, world_size), repeats in [1, 2^31).
+  Sampler(std::shared_ptr<const GlobalOrder> order, SamplerOptions options);
+  // Over a dataset of shards of `shard_records` records each, in the order options say: "global"
+  // (shuffle_window kShuffleAll, or no shuffle) or "shard_window". Precondition as above, and:
+  // the records sum to more than 0, every count >= 0, shuffle_window >= 0.
   Sampler(std::vector<int64_t> shard_records, SamplerOptions options);
   // Over a dataset of one shard of `dataset_size` records.
   Sampler(int64_t dataset_size, SamplerOptions options);
@@ -196,14 +201,14 @@ class Sampler {
   int64_t num_batches(int64_t start = 0) const;
 
   const SamplerOptions& options() const { return options_; }
+  // The positions of an epoch (the order's epoch_size(): the dataset's size but for a mixture).
   int64_t dataset_size() const { return dataset_size_; }
-  const std::vector<int64_t>& shard_records() const { return shard_records_; }
 
  private:
   // Samples this rank takes from global position `start` to the end of an epoch.
   int64_t samples_per_rank(int64_t start) const;
 
-  std::vector<int64_t> shard_records_;
+  std::shared_ptr<const GlobalOrder> order_;
   int64_t dataset_size_;
   SamplerOptions options_;
 };

@@ -21,6 +21,9 @@
 //   order_stream(epoch)          = derive_stream(kOrderTag, epoch)
 //   shard_order_stream(epoch)    = derive_stream(kShardOrderTag, epoch)
 //   window_stream(epoch)         = derive_stream(kWindowTag, epoch)
+//   mixture_stream(epoch)        = derive_stream(kMixtureTag, epoch)
+//   part_order_stream(part, part_epoch)
+//                                = derive_stream(derive_stream(kPartOrderTag, part), part_epoch)
 //   sample_stream(epoch, index)  = derive_stream(derive_stream(kSampleTag, epoch), index)
 //   sample_stream(epoch, index, repeat), repeat >= 1 (repeated augmentation, sampler.h)
 //                                = derive_stream(derive_stream(kRepeatTag, repeat),
@@ -34,7 +37,8 @@
 //                                  position), rank)   (a batch transform's, batch_transform.h)
 // where kOrderTag = 0x6f72646572 ("order"), kShardOrderTag = 0x736861726473 ("shards"),
 // kWindowTag = 0x77696e646f77 ("window"), kSampleTag = 0x73616d706c65 ("sample"),
-// kRepeatTag = 0x726570656174 ("repeat") and kBatchTag = 0x6261746368 ("batch"); epochs
+// kRepeatTag = 0x726570656174 ("repeat"), kBatchTag = 0x6261746368 ("batch"), kMixtureTag =
+// 0x6d697874757265 ("mixture") and kPartOrderTag = 0x7061727473 ("parts"); epochs
 // and indices are converted to uint64 by two's complement. For a fixed first argument
 // derive_stream is a bijection in its second, so distinct epochs (or distinct samples of one
 // epoch) always get distinct streams.
@@ -60,6 +64,8 @@ inline constexpr uint64_t kShardOrderTag = 0x736861726473ULL;  // "shards"
 inline constexpr uint64_t kWindowTag = 0x77696e646f77ULL;      // "window"
 inline constexpr uint64_t kRepeatTag = 0x726570656174ULL;      // "repeat"
 inline constexpr uint64_t kBatchTag = 0x6261746368ULL;         // "batch"
+inline constexpr uint64_t kMixtureTag = 0x6d697874757265ULL;   // "mixture"
+inline constexpr uint64_t kPartOrderTag = 0x7061727473ULL;     // "parts"
 
 // The SplitMix64 finalizer: a bijection on uint64 with good avalanche.
 constexpr uint64_t mix64(uint64_t z) {
@@ -95,6 +101,19 @@ constexpr uint64_t shard_order_stream(int64_t epoch) {
 // record's dataset index).
 constexpr uint64_t window_stream(int64_t epoch) {
   return derive_stream(kWindowTag, static_cast<uint64_t>(epoch));
+}
+
+// The stream of a mixture's interleaving of its parts in epoch `epoch`
+// (pipeline/orders/mixture.cc).
+constexpr uint64_t mixture_stream(int64_t epoch) {
+  return derive_stream(kMixtureTag, static_cast<uint64_t>(epoch));
+}
+
+// The stream of a mixture's own order of part `part` in that part's epoch `part_epoch` (a part
+// runs through its epochs at its own pace).
+constexpr uint64_t part_order_stream(int64_t part, int64_t part_epoch) {
+  return derive_stream(derive_stream(kPartOrderTag, static_cast<uint64_t>(part)),
+                       static_cast<uint64_t>(part_epoch));
 }
 
 // The stream of per-sample randomness (augmentation) of dataset index `sample_index` in epoch

@@ -18,7 +18,7 @@ std::vector<SourceSpec> builtin_sources();
 namespace {
 
 // The table in `auto`'s order; a spec that contradicts itself is a bug of its file.
-std::vector<SourceSpec> checked_table() {
+std::vector<SourceSpec> checked_sources() {
   std::vector<SourceSpec> table = builtin_sources();
   std::sort(table.begin(), table.end(), [](const SourceSpec& a, const SourceSpec& b) {
     return std::tie(a.auto_rank, a.name) < std::tie(b.auto_rank, b.name);
@@ -38,7 +38,7 @@ std::vector<SourceSpec> checked_table() {
 }  // namespace
 
 const std::vector<SourceSpec>& data_sources() {
-  static const std::vector<SourceSpec> table = checked_table();
+  static const std::vector<SourceSpec> table = checked_sources();
   return table;
 }
 

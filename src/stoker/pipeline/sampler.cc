@@ -9,24 +9,25 @@
 #include <string>
 #include <utility>
 
-#include "stoker/pipeline/shard_window_order.h"
-#include "stoker/util/rng.h"
+#include "stoker/pipeline/order_registry.h"
 #include "stoker/util/status.h"
 
 namespace stoker {
 namespace {
 
-// The global Fisher-Yates order of the epoch, or the identity (see sampler.h).
-std::vector<int64_t> fisher_yates_order(int64_t n, const SamplerOptions& options, int64_t epoch) {
-  std::vector<int64_t> order(static_cast<size_t>(n));
-  std::iota(order.begin(), order.end(), int64_t{0});
-  if (!options.shuffle) return order;
-  CounterRng rng(options.seed, order_stream(epoch));
-  for (int64_t i = n - 1; i >= 1; --i) {
-    const auto j = static_cast<int64_t>(rng.uniform_below(static_cast<uint64_t>(i) + 1));
-    std::swap(order[i], order[j]);
-  }
-  return order;
+// The order options name over `shard_records` (see sampler.h).
+std::shared_ptr<const GlobalOrder> order_of(std::vector<int64_t> shard_records,
+                                            const SamplerOptions& options) {
+  assert(options.shuffle_window >= 0 &&
+         std::all_of(shard_records.begin(), shard_records.end(), [](int64_t c) { return c >= 0; }));
+  OrderInput input;
+  input.seed = options.seed;
+  input.shuffle = options.shuffle;
+  input.parts = {std::move(shard_records)};
+  const bool windowed = options.shuffle && options.shuffle_window != kShuffleAll;
+  return windowed ? make_order("shard_window", input, {{"window", options.shuffle_window}})
+                        .value_or_throw()
+                  : make_order("global", input).value_or_throw();
 }
 
 // Where the batches of `size` samples cut into batches of `batch_size` begin, then `size`.
@@ -147,16 +148,15 @@ IndexSpan EpochPlan::sequence() const {
                    repeats_->empty() ? nullptr : repeats_->data()};
 }
 
-Sampler::Sampler(std::vector<int64_t> shard_records, SamplerOptions options)
-    : shard_records_(std::move(shard_records)),
-      dataset_size_(std::accumulate(shard_records_.begin(), shard_records_.end(), int64_t{0})),
-      options_(options) {
+Sampler::Sampler(std::shared_ptr<const GlobalOrder> order, SamplerOptions options)
+    : order_(std::move(order)), dataset_size_(order_->epoch_size()), options_(options) {
   assert(dataset_size_ > 0 && options.batch_size > 0 && options.world_size > 0);
-  assert(options.rank >= 0 && options.rank < options.world_size && options.shuffle_window >= 0);
+  assert(options.rank >= 0 && options.rank < options.world_size);
   assert(options.repeats >= 1 && options.repeats <= INT32_MAX);
-  assert(
-      std::all_of(shard_records_.begin(), shard_records_.end(), [](int64_t c) { return c >= 0; }));
 }
+
+Sampler::Sampler(std::vector<int64_t> shard_records, SamplerOptions options)
+    : Sampler(order_of(std::move(shard_records), options), options) {}
 
 Sampler::Sampler(int64_t dataset_size, SamplerOptions options)
     : Sampler(std::vector<int64_t>{dataset_size}, options) {}
@@ -164,10 +164,7 @@ Sampler::Sampler(int64_t dataset_size, SamplerOptions options)
 std::vector<int64_t> Sampler::order(int64_t epoch) const {
   if (epoch < 0)
     throw Error(invalid_argument("Sampler: epoch must be >= 0, got " + std::to_string(epoch)));
-  std::vector<int64_t> order =
-      options_.shuffle && options_.shuffle_window != kShuffleAll
-          ? shard_window_order(options_.seed, epoch, options_.shuffle_window, shard_records_)
-          : fisher_yates_order(dataset_size_, options_, epoch);
+  std::vector<int64_t> order = order_->order(epoch);
   // Each base sample `repeats` times in a row; backwards, so that order[q / k] is still unread.
   for (int64_t q = dataset_size_ - 1; q >= 0 && options_.repeats > 1; --q)
     order[q] = order[q / options_.repeats];

@@ -4,6 +4,7 @@
 #include <numeric>
 #include <utility>
 
+#include "stoker/util/permutation.h"
 #include "stoker/util/rng.h"
 
 namespace stoker {
@@ -24,13 +25,7 @@ std::vector<int64_t> shard_window_order(uint64_t seed, int64_t epoch, int64_t wi
   const int64_t span = shard_window_span(window, shard_records);
 
   // 1. pi: the shards permuted (Fisher-Yates); 2. start[s] = C_j of shard s = pi(j).
-  std::vector<int64_t> pi(static_cast<size_t>(shards));
-  std::iota(pi.begin(), pi.end(), int64_t{0});
-  CounterRng rng(seed, shard_order_stream(epoch));
-  for (int64_t i = shards - 1; i >= 1; --i) {
-    const auto j = static_cast<int64_t>(rng.uniform_below(static_cast<uint64_t>(i) + 1));
-    std::swap(pi[i], pi[j]);
-  }
+  const std::vector<int64_t> pi = fisher_yates(shards, seed, shard_order_stream(epoch));
   std::vector<int64_t> start(static_cast<size_t>(shards));
   for (int64_t j = 0, c = 0; j < shards; c += shard_records[pi[j]], ++j) start[pi[j]] = c;
 
