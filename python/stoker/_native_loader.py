@@ -17,7 +17,7 @@ from typing import Optional
 from stoker import _device, _stoker
 from stoker._data_access import data_access
 from stoker._paths import native_path
-from stoker.sources import source_of
+from stoker.sources import as_source
 from stoker._stoker_order import stoker_order
 from stoker._dataset_view import LoaderDataset
 from stoker._batch_transforms import native_call
@@ -546,8 +546,9 @@ class NativeLoader:
         torch = _import_torch()
         self._torch = torch
         # str, bytes, os.PathLike (the name need not be UTF-8) or a source (stoker.ImageFolder,
-        # stoker.Parquet)
-        path, source, source_params = source_of(path)
+        # stoker.Parquet, stoker.Mixture)
+        source = as_source(path)
+        path = source._path()
         batch_size = _int("batch_size", batch_size, *_INT64)
         # A user's sampler or batch sampler (samplers.ExplicitOrder) orders the epochs instead
         # of stoker's plan; the buffers hold its largest batch.
@@ -575,10 +576,8 @@ class NativeLoader:
         if not isinstance(transcode_cache, bool):
             raise TypeError(f"transcode_cache must be True or False, not "
                             f"{type(transcode_cache).__name__}")
-        self._native = _stoker.LoaderCore(native_path(path),
-                                          shuffle_window=settings["shuffle_window"],
-                                          source=source, source_params=source_params,
-                                          transcode_cache=transcode_cache, **access)
+        self._native = source.open(shuffle_window=settings["shuffle_window"],
+                                   transcode_cache=transcode_cache, **access)
         if order_of is not None:
             order_of.bind(len(self._native))
         names = _batch_names(batch_format)
@@ -792,8 +791,11 @@ class NativeLoader:
         return {"files": files} if files else {}
 
     def _order_name(self) -> str:
-        """Whose order the state's position counts in: "stoker"'s or a user's "sampler"'s."""
-        return "stoker" if self._order_of is None else "sampler"
+        """Whose order the state's position counts in: "stoker"'s, a mixture's (its text:
+        "mixture:weights=[...],...") or a user's "sampler"'s."""
+        if self._order_of is not None:
+            return "sampler"
+        return self._native.order or "stoker"
 
     def load_state_dict(self, state: dict) -> None:
         """Continues from `state` (state_dict() of a loader over the same dataset, with the
@@ -818,7 +820,8 @@ class NativeLoader:
         if state.get("order", "stoker") != self._order_name():
             raise ValueError(f"state_dict['order'] is {state.get('order', 'stoker')!r}: its "
                              f"position counts in that order, and this loader's is "
-                             f"{self._order_name()!r} (give it the same sampler, or none)")
+                             f"{self._order_name()!r} (give it the same sampler or mixture, or "
+                             f"none)")
         if values["seed"] != self._native.options["seed"]:
             raise ValueError(f"state_dict['seed'] is {values['seed']}; this loader's seed is "
                              f"{self._native.options['seed']}")

@@ -31,10 +31,15 @@ class _Source:
     def _path(self) -> str:
         raise NotImplementedError
 
+    def open(self, **options):
+        """The native loader over this source (``_stoker.LoaderCore``); `options` its cache
+        settings and shuffle_window."""
+        return _stoker.LoaderCore(native_path(self._path()), source=self.source,
+                                  source_params=self._params(), **options)
+
     def view(self) -> LoaderDataset:
         if self._view is None:
-            core = _stoker.LoaderCore(native_path(self._path()), source=self.source,
-                                      source_params=self._params())
+            core = self.open()
             self._view = LoaderDataset(_stoker.shown_location(native_path(self._path())),
                                        len(core), core.schema, core.class_names, core.samples)
         return self._view
@@ -164,9 +169,48 @@ class Parquet(_Source):
         return f"stoker.Parquet({self.paths!r}, image={self.image!r}, label={self.label!r})"
 
 
-def source_of(path) -> tuple:
-    """(path as str, source name, its parameters) for a path or a source object; a
-    WebDataset's names one a line (the webdataset source's spec)."""
-    if isinstance(path, _Source):
-        return path._path(), path.source, path._params()
-    return os.fsdecode(path), "auto", {}
+class Mixture(_Source):
+    """Several sources read as one dataset, mixed by weight: each epoch holds exactly each
+    source's share of ``samples_per_epoch`` samples (by default until the first source is spent;
+    ``until="all"``: until every one is, the others cycling), interleaved by the seed; each
+    source goes through its own epochs, in its own shuffled order, so every sample of a source
+    comes once before any comes twice (docs/DESIGN.md contract 13). ``sources``: paths or
+    sources (``stoker.ImageFolder``, ``stoker.Parquet``, ...), with the same fields (images read
+    in place all have the image record's); ``weights``: one positive number each (normalised;
+    equal by default). The state_dict records the mixture: a state resumes only into the same
+    one. ``transforms`` as a source's."""
+
+    source = "mixture"
+
+    def __init__(self, sources, weights=None, samples_per_epoch=None, until="first",
+                 transforms=None):
+        self.sources = [as_source(s) for s in sources]
+        if len(self.sources) < 2 or any(isinstance(s, Mixture) for s in self.sources):
+            raise ValueError("Mixture: give two or more sources, none of them a Mixture")
+        for i, part in enumerate(self.sources):
+            if part.transforms:
+                raise ValueError(f"Mixture: source {i} ({part!r}) has transforms; give them to "
+                                 f"the Mixture, which applies them to every source's samples")
+        self.weights = [1.0] * len(self.sources) if weights is None else list(weights)
+        self.samples_per_epoch = samples_per_epoch
+        self.until = until
+        self.transforms = transforms
+
+    def _path(self) -> str:
+        return " + ".join(s._path() for s in self.sources)
+
+    def _params(self) -> dict:
+        return {"weights": self.weights, "samples_per_epoch": self.samples_per_epoch or 0,
+                "until": self.until}
+
+    def open(self, **options):
+        parts = [(native_path(s._path()), s.source, s._params()) for s in self.sources]
+        return _stoker.LoaderCore(parts, mixture=self._params(), **options)
+
+    def __repr__(self):
+        return f"stoker.Mixture({self.sources!r}, weights={self.weights!r})"
+
+
+def as_source(path) -> _Source:
+    """A source object as it is; a path as ``stoker.Dataset(path)`` (its kind detected)."""
+    return path if isinstance(path, _Source) else Dataset(path)

@@ -27,6 +27,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "stoker/pipeline/batch_layout.h"
@@ -55,6 +56,11 @@ struct LoaderOptions : LoaderSettings {
   LastBatch last_batch = LastBatch::kShort;  // the epoch's tail: short, dropped or padded
   int rank = 0;
   int world_size = 1;
+  // The global order (global_order.h) by its registered name and parameters (order_registry.h:
+  // "mixture" and its weights, over a dataset of several parts, store/mixed_shard_source.h);
+  // "": "global" or "shard_window" as shuffle_window says. A resume keeps it (the caller's).
+  std::string order;
+  std::vector<std::pair<std::string, ParamValue>> order_params;
   std::vector<FieldRequest> fields;  // empty: every fixed field as stored
   // Run on each finished batch (MixUp, CutMix: batch_transform.h); null: none.
   std::shared_ptr<const BatchTransform> batch_transform;

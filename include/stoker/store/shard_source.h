@@ -116,6 +116,12 @@ class ShardSource {
   virtual void advise(const ShardSchedule& /*schedule*/, int64_t /*lookahead*/) {}
   // The loader's position in the advised epoch (samples taken by all ranks). Default: none.
   virtual void advance(int64_t /*position*/) {}
+  // How many shards each of the source's parts holds, in order (an order over parts mixes
+  // them: pipeline/global_order.h): one part of every shard but for a mixture of datasets
+  // (store/mixed_shard_source.h).
+  virtual std::vector<int> part_shards() const {
+    return {static_cast<int>(manifest().shards.size())};
+  }
 };
 
 }  // namespace stoker

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "stoker/pipeline/batch_engine.h"
+#include "stoker/pipeline/order_registry.h"
 #include "stoker/pipeline/schedule_from_order.h"
 #include "stoker/pipeline/verified_set.h"
 #include "stoker/pipeline/worker_tuner.h"
@@ -28,12 +29,24 @@ SamplerOptions sampler_options(const LoaderOptions& o) {
   return s;
 }
 
-// The sampler of a loader over `dataset` (its shards' record counts shape a windowed order).
+// The sampler of a loader over `dataset`: the order options name over its parts (each its
+// shards' record counts, which shape a windowed order) or the one its shuffle window says.
+// Throws Error (kInvalidArgument) for an order its parameters or the parts refuse.
 Sampler make_sampler(const Dataset& dataset, const LoaderOptions& o) {
   std::vector<int64_t> shard_records;
   for (const ShardInfo& shard : dataset.manifest().shards)
     shard_records.push_back(static_cast<int64_t>(shard.records));
-  return Sampler(std::move(shard_records), sampler_options(o));
+  if (o.order.empty()) return Sampler(std::move(shard_records), sampler_options(o));
+  OrderInput input;
+  input.seed = o.seed;
+  input.shuffle = o.shuffle;
+  size_t next = 0;
+  for (const int shards : dataset.source().part_shards()) {
+    input.parts.emplace_back(shard_records.begin() + static_cast<ptrdiff_t>(next),
+                             shard_records.begin() + static_cast<ptrdiff_t>(next + shards));
+    next += static_cast<size_t>(shards);
+  }
+  return Sampler(make_order(o.order, input, o.order_params).value_or_throw(), sampler_options(o));
 }
 
 // Tells a dataset whose shards are fetched (a remote one) epoch `e`'s order and the next
@@ -170,7 +183,7 @@ LoaderCore::LoaderCore(std::shared_ptr<const Dataset> dataset, LoaderOptions opt
 LoaderCore::~LoaderCore() = default;
 
 int64_t LoaderCore::batches_per_epoch() const {
-  return Sampler(static_cast<int64_t>(dataset_->size()), sampler_options(options_)).num_batches();
+  return make_sampler(*dataset_, options_).num_batches();
 }
 
 std::optional<TuningReport> LoaderCore::tuning() const {

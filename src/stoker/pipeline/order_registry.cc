@@ -38,21 +38,40 @@ const std::vector<OrderSpec>& global_orders() {
   return table;
 }
 
-Result<std::shared_ptr<const GlobalOrder>> make_order(
-    const std::string& name, const OrderInput& input,
-    const std::vector<std::pair<std::string, ParamValue>>& given) {
+namespace {
+
+// The order named `name`; kInvalidArgument naming the orders for another name.
+Result<const OrderSpec*> find_order(const std::string& name) {
   std::vector<std::string> names;
   for (const OrderSpec& spec : global_orders()) {
-    if (spec.name != name) {
-      names.push_back(spec.name);
-      continue;
-    }
-    const std::string owner = "order '" + spec.name + "'";
-    STOKER_ASSIGN_OR_RETURN(Params params, bind_params(owner, spec.params, given));
-    return spec.make(input, params);
+    if (spec.name == name) return &spec;
+    names.push_back(spec.name);
   }
   return invalid_argument(
       fmt::format("order '{}' is not one of {}", printable(name), fmt::join(names, ", ")));
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const GlobalOrder>> make_order(
+    const std::string& name, const OrderInput& input,
+    const std::vector<std::pair<std::string, ParamValue>>& given) {
+  STOKER_ASSIGN_OR_RETURN(const OrderSpec* spec, find_order(name));
+  STOKER_ASSIGN_OR_RETURN(Params params, bind_params("order '" + name + "'", spec->params, given));
+  return spec->make(input, params);
+}
+
+Result<std::string> order_text(const std::string& name,
+                               const std::vector<std::pair<std::string, ParamValue>>& given) {
+  STOKER_ASSIGN_OR_RETURN(const OrderSpec* spec, find_order(name));
+  STOKER_ASSIGN_OR_RETURN(Params params, bind_params("order '" + name + "'", spec->params, given));
+  std::string text = name;
+  const char* separator = ":";
+  for (const auto& [key, value] : params.values()) {
+    text += fmt::format("{}{}={}", separator, key, to_text(value));
+    separator = ",";
+  }
+  return text;
 }
 
 std::string orders_json() {

@@ -37,6 +37,11 @@ const std::vector<OrderSpec>& global_orders();
 Result<std::shared_ptr<const GlobalOrder>> make_order(
     const std::string& name, const OrderInput& input,
     const std::vector<std::pair<std::string, ParamValue>>& given = {});
+// The order `name` with `given` parameters as one text, each parameter checked and in the
+// spec's order, defaults filled in ("mixture:weights=[3,1],samples_per_epoch=0,until=first"):
+// what a loader's state records of its order.
+Result<std::string> order_text(const std::string& name,
+                               const std::vector<std::pair<std::string, ParamValue>>& given);
 // The registry as JSON: [{"name", "doc", "params": [ParamSpec as param_json.h]}].
 std::string orders_json();
 

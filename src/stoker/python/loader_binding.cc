@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "stoker/access/data_source.h"
@@ -19,6 +20,7 @@
 #include "stoker/pipeline/joint_pipeline.h"
 #include "stoker/pipeline/loader_core.h"
 #include "stoker/pipeline/normalization.h"
+#include "stoker/pipeline/order_registry.h"
 #include "stoker/python/busy_scope.h"
 #include "stoker/python/data_access_arguments.h"
 #include "stoker/python/dlpack_export.h"
@@ -27,6 +29,7 @@
 #include "stoker/store/data_identity.h"
 #include "stoker/store/dataset.h"
 #include "stoker/store/import/image_folder_source.h"
+#include "stoker/store/mixed_shard_source.h"
 #include "stoker/util/mapped_read_guard.h"
 
 namespace stoker::python {
@@ -41,6 +44,11 @@ constexpr std::chrono::milliseconds kSignalCheckInterval{50};
 // What a bound loader shares with its epochs. Used with the GIL held only.
 struct Shared {
   std::shared_ptr<const Dataset> dataset;
+  // The order of a mixture's dataset (order_registry.h's "mixture", its parameters, and their
+  // text, order_text); "" else.
+  std::string order;
+  SourceParams order_params;
+  std::string order_text;
   std::unique_ptr<LoaderCore> core;  // set by configure()
   py::object to_tensor;              // DLPack capsule -> tensor
   std::vector<py::str> names;        // the batch fields', made once
@@ -257,6 +265,34 @@ class BoundLoader {
         remote::open_dataset(path, access, shuffle_window, source, params).value_or_throw();
   }
 
+  // A mixture of datasets, each `parts`' (path, source, its parameters), read as one
+  // (store/mixed_shard_source.h) in the "mixture" order with `mixture`'s parameters (weights,
+  // samples_per_epoch, until), checked here.
+  BoundLoader(const std::vector<std::tuple<std::string, std::string, SourceParams>>& parts,
+              const DataAccessOptions& access, int64_t shuffle_window, SourceParams mixture)
+      : shared_(std::make_shared<Shared>()) {
+    install_mapped_read_fault_handler();
+    std::vector<std::shared_ptr<const Dataset>> datasets;
+    {
+      py::gil_scoped_release no_gil;  // manifests are fetched, folders listed
+      for (const auto& [path, source, params] : parts)
+        datasets.push_back(
+            remote::open_dataset(path, access, shuffle_window, source, params).value_or_throw());
+      shared_->dataset =
+          Dataset::open(MixedShardSource::create(std::move(datasets)).value_or_throw())
+              .value_or_throw();
+    }
+    shared_->order = "mixture";
+    shared_->order_params = std::move(mixture);
+    shared_->order_text = order_text(shared_->order, shared_->order_params).value_or_throw();
+    OrderInput input;  // checked against the parts now, not at configure()
+    input.parts.assign(parts.size(), {1});
+    make_order(shared_->order, input, shared_->order_params).value_or_throw();
+  }
+
+  // The order's text for a mixture ("mixture:weights=[...],..."); "" for one dataset.
+  const std::string& order() const { return shared_->order_text; }
+
   // The manifest's class names (an image folder's classes), [] where it has none.
   std::vector<std::string> class_names() const { return shared_->dataset->manifest().class_names; }
 
@@ -337,6 +373,8 @@ class BoundLoader {
     o.rank = rank;
     o.world_size = world_size;
     apply_settings(settings, o);
+    o.order = shared_->order;
+    o.order_params = shared_->order_params;
     o.fields = field_requests(*shared_->dataset, fields);
     o.batch_transform = batch_transform(batch);
     shared_->core = std::make_unique<LoaderCore>(
@@ -552,6 +590,10 @@ void register_loader(py::module_& module) {
       "source='auto' asks them: [{name, doc, auto_rank, params: [{name, type, default, doc, "
       "...}]}].");
   module.def(
+      "orders", [] { return from_json(orders_json()); },
+      "The global orders a loader deals: [{name, doc, params: [{name, type, default, doc, "
+      "...}]}]; a mixture's parameters are the \"mixture\" order's.");
+  module.def(
       "normalization",
       [](const std::vector<int64_t>& sample_shape, const std::vector<float>& mean,
          const std::vector<float>& std) {
@@ -574,7 +616,26 @@ void register_loader(py::module_& module) {
            "path"_a, py::kw_only(), "cache_dir"_a = "", "cache_gb"_a = 0.0,
            "cache_policy"_a = "next-use", "shuffle_window"_a = kShuffleAll, "source"_a = "auto",
            "source_params"_a = py::dict(), "transcode_cache"_a = false)
+      .def(py::init([](const py::list& parts, const py::dict& mixture, const std::string& cache_dir,
+                       double cache_gb, const std::string& cache_policy, int64_t shuffle_window,
+                       bool transcode_cache) {
+             std::vector<std::tuple<std::string, std::string, SourceParams>> specs;
+             for (const py::handle part : parts) {
+               const auto spec = part.cast<py::tuple>();
+               specs.emplace_back(spec[0].cast<std::string>(), spec[1].cast<std::string>(),
+                                  params_from(spec[2].cast<py::dict>()));
+             }
+             return std::make_unique<BoundLoader>(
+                 specs, data_access_arguments(cache_dir, cache_gb, cache_policy, transcode_cache),
+                 shuffle_window, params_from(mixture));
+           }),
+           "parts"_a, py::kw_only(), "mixture"_a, "cache_dir"_a = "", "cache_gb"_a = 0.0,
+           "cache_policy"_a = "next-use", "shuffle_window"_a = kShuffleAll,
+           "transcode_cache"_a = false,
+           "A mixture: parts [(path, source, source_params)], read as one dataset in the "
+           "\"mixture\" order with `mixture`'s parameters (_stoker.orders()).")
       .def_property_readonly("class_names", &BoundLoader::class_names)
+      .def_property_readonly("order", &BoundLoader::order)
       .def_property_readonly("samples", &BoundLoader::samples)
       .def_property_readonly("schema", &BoundLoader::schema)
       .def_property_readonly("shards", &BoundLoader::shards)

@@ -1,8 +1,8 @@
 // "mixture": the parts (a mixture's sources) mixed by weight. Each epoch of N positions holds
 // exactly c_p samples of part p (N's largest-remainder apportionment by the weights), the parts'
-// samples interleaved by a seeded shuffle; each part runs through its own epochs at its own
-// pace, in its own shuffled order, so every sample of a part comes once before any comes twice.
-// docs/DESIGN.md contract 13 states it.
+// samples interleaved by a seeded shuffle (unshuffled: spread evenly); each part runs through its
+// own epochs at its own pace, in its own shuffled order, so every sample of a part comes once
+// before any comes twice. docs/DESIGN.md contract 13 states it.
 
 #include <fmt/format.h>
 
@@ -30,15 +30,31 @@ class Mixture : public GlobalOrder {
   int64_t epoch_size() const override { return size_; }
 
   std::vector<int64_t> order(int64_t epoch) const override {
-    // Which part each position takes: c_p of part p, shuffled (in part order without shuffle).
-    std::vector<int64_t> parts;
-    parts.reserve(static_cast<size_t>(size_));
-    for (size_t p = 0; p < counts_.size(); ++p) parts.insert(parts.end(), counts_[p], p);
+    // Which part each position takes: c_p of part p, shuffled; without shuffle spread evenly,
+    // position i to the part furthest behind its share, (i + 1) c_p / N - taken_p (ties: the
+    // lower part), which ends with exactly c_p each.
+    std::vector<int64_t> parts(static_cast<size_t>(size_));
     if (shuffle_) {
+      std::vector<int64_t> blocks;
+      for (size_t p = 0; p < counts_.size(); ++p) blocks.insert(blocks.end(), counts_[p], p);
       const std::vector<int64_t> at = fisher_yates(size_, seed_, mixture_stream(epoch));
-      std::vector<int64_t> shuffled(parts.size());
-      for (size_t i = 0; i < parts.size(); ++i) shuffled[i] = parts[at[i]];
-      parts = std::move(shuffled);
+      for (size_t i = 0; i < parts.size(); ++i) parts[i] = blocks[at[i]];
+    } else {
+      std::vector<int64_t> given(counts_.size(), 0);
+      for (size_t i = 0; i < parts.size(); ++i) {
+        size_t best = 0;
+        __int128 most = 0;
+        for (size_t p = 0; p < counts_.size(); ++p) {
+          const __int128 behind =
+              static_cast<__int128>(i + 1) * counts_[p] - static_cast<__int128>(given[p]) * size_;
+          if (p == 0 || behind > most) {
+            best = p;
+            most = behind;
+          }
+        }
+        parts[i] = static_cast<int64_t>(best);
+        ++given[best];
+      }
     }
     // The k-th of part p is its sample j = epoch * c_p + k: record j mod n_p of the part's
     // epoch j div n_p (mod 2^64 as a stream), offset by the parts before it.

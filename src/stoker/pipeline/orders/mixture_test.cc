@@ -98,11 +98,18 @@ TEST(MixtureOrder, UntilAllSpendsEverySourceAndTheCountIsTheirs) {
   EXPECT_EQ(counts, (std::vector<int64_t>{3, 7}));  // 3.33 and 6.67: the larger remainder
 }
 
-TEST(MixtureOrder, UnshuffledTheSourcesComeInBlocksEachInItsOrder) {
+TEST(MixtureOrder, UnshuffledTheSourcesAreSpreadEvenlyEachInItsOrder) {
   const std::vector<int64_t> sizes = {4, 6};
   const auto order = mixture(parts_of(sizes, 3, false), {{"weights", std::vector<double>{1, 1}}});
-  EXPECT_EQ(order->order(0), (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7}));
-  EXPECT_EQ(order->order(1), (std::vector<int64_t>{0, 1, 2, 3, 8, 9, 4, 5}));
+  EXPECT_EQ(order->order(0), (std::vector<int64_t>{0, 4, 1, 5, 2, 6, 3, 7}));
+  EXPECT_EQ(order->order(1), (std::vector<int64_t>{0, 8, 1, 9, 2, 4, 3, 5}));
+  // 2:1 over 9: a a b a a b ..., never two of b together.
+  const auto thirds =
+      mixture(parts_of({6, 30}, 3, false), {{"weights", std::vector<double>{2, 1}}});
+  ASSERT_EQ(thirds->epoch_size(), 9);
+  std::vector<int64_t> parts;
+  for (int64_t index : thirds->order(0)) parts.push_back(index < 6 ? 0 : 1);
+  EXPECT_EQ(parts, (std::vector<int64_t>{0, 1, 0, 0, 1, 0, 0, 1, 0}));
 }
 
 TEST(MixtureOrder, RanksShareAnEpochExactlyOnceAndResumeOnAnotherWorldSize) {

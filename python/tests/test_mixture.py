@@ -1,0 +1,107 @@
+"""stoker.Mixture: sources mixed by weight (the "mixture" order, docs/DESIGN.md contract 13).
+Each epoch holds exactly each source's share, every sample of a source once before any twice;
+the same batches for any workers, ranks sharing the epoch exactly once, an exact resume that
+refuses another mixture, sources of other fields refused; sources of different kinds mixed."""
+
+import numpy as np
+import pytest
+
+import stoker
+from test_image_folder_source import make_folder
+from test_webdataset_source import write_tars
+
+
+def write_source(path, records, first_label):
+    """`records` records, label first_label + i, in shards of a few records."""
+    with stoker.DatasetWriter(path, {"image": ("uint8", (1, 2, 2)), "label": "int64"},
+                              shard_mb=0.5 / 1024) as writer:
+        for i in range(records):
+            writer.append({"image": np.full((1, 2, 2), i % 256, np.uint8),
+                           "label": first_label + i})
+    return path
+
+
+@pytest.fixture
+def parts(tmp_path):
+    return (write_source(tmp_path / "a", 40, 0), write_source(tmp_path / "b", 100, 1000))
+
+
+def labels(loader):
+    return [int(label) for batch in loader for label in batch["label"]]
+
+
+def mixed(parts, **options):
+    options.setdefault("batch_size", 8)
+    options.setdefault("shuffle", True)
+    weights = options.pop("weights", [3, 1])
+    return stoker.Loader(stoker.Mixture(list(parts), weights=weights), batch_format="dict",
+                         seed=4, **options)
+
+
+def test_each_epoch_holds_each_sources_share_and_every_sample_once_before_twice(parts):
+    loader = mixed(parts)
+    # Until the first is spent: 40 / 0.75 = 53 samples, 40 of a (all of it) and 13 of b.
+    assert len(loader.dataset) == 140 and len(loader) == 7
+    seen_b = []
+    for epoch in range(3):
+        loader.set_epoch(epoch)
+        got = labels(loader)
+        a = [x for x in got if x < 1000]
+        b = [x for x in got if x >= 1000]
+        assert sorted(a) == list(range(40)) and len(b) == 13
+        seen_b += b
+    assert len(set(seen_b)) == 39  # b's own epoch of 100 goes on across the mixture's epochs
+    assert got[:8] != sorted(got[:8])  # interleaved and shuffled
+
+
+def test_the_same_batches_for_any_workers_and_ranks_once(parts):
+    whole = labels(mixed(parts, workers=0))
+    assert labels(mixed(parts, workers=2)) == whole
+    ranks = [labels(mixed(parts, rank=r, world_size=3, batch_size=4, drop_last=True))
+             for r in range(3)]
+    dealt = sorted(sum(ranks, []))
+    assert len(dealt) == 48 and len(set(dealt)) == 48 and set(dealt) <= set(whole)
+
+
+def test_a_resume_continues_and_refuses_another_mixture(parts):
+    whole = labels(mixed(parts))
+    first = mixed(parts)
+    iterator = iter(first)
+    taken = [int(x) for _ in range(3) for x in next(iterator)["label"]]
+    state = first.state_dict()
+    assert state["order"] == "mixture:weights=[3,1],samples_per_epoch=0,until=first"
+    resumed = mixed(parts, workers=1)
+    resumed.load_state_dict(state)
+    assert taken + labels(resumed) == whole
+    other = mixed(parts, weights=[1, 1])
+    with pytest.raises(ValueError, match="state_dict\\['order'\\] is 'mixture:weights=\\[3,1\\]"):
+        other.load_state_dict(state)
+
+
+def test_sources_of_other_fields_and_bad_weights_are_one_line(parts, tmp_path):
+    with stoker.DatasetWriter(tmp_path / "c", {"image": ("uint8", (1, 2, 2)), "target": "int64"}) \
+            as writer:
+        writer.append({"image": np.zeros((1, 2, 2), np.uint8), "target": 0})
+    with pytest.raises(ValueError, match="its field 1 is 'target', the first's 'label'"):
+        mixed([parts[0], tmp_path / "c"])
+    with pytest.raises(ValueError, match="order 'mixture': 3 weights for 2 sources"):
+        mixed(parts, weights=[1, 2, 3])
+    with pytest.raises(ValueError, match="order 'mixture': weights must be"):
+        mixed(parts, weights=[1, -1])
+    with pytest.raises(ValueError, match="two or more sources"):
+        stoker.Mixture([parts[0]])
+    with pytest.raises(ValueError, match="source 1 .* has transforms; give them to the Mixture"):
+        stoker.Mixture([parts[0], stoker.Dataset(parts[1], transforms={"image": None})])
+
+
+def test_sources_of_different_kinds_mix(tmp_path):
+    folder = make_folder(tmp_path / "folder")
+    tars = write_tars(folder, tmp_path / "tars")
+    mixture = stoker.Mixture([stoker.ImageFolder(folder), stoker.WebDataset(tars)],
+                             samples_per_epoch=30)
+    loader = stoker.Loader(mixture, batch_size=10, batch_format="dict",
+                           transforms={"image": None}, cache_dir=str(tmp_path / "cache"))
+    assert len(loader.dataset) == 46 and len(loader) == 3
+    checksums = [c for batch in loader for c in batch["original_checksum"].tolist()]
+    # 15 of each: the folder's files and the tars' members are the same 23 images.
+    assert len(checksums) == 30 and len(set(checksums)) >= 15
