@@ -33,9 +33,21 @@ def labels(loader):
 def mixed(parts, **options):
     options.setdefault("batch_size", 8)
     options.setdefault("shuffle", True)
+    options.setdefault("batch_format", "dict")
     weights = options.pop("weights", [3, 1])
-    return stoker.Loader(stoker.Mixture(list(parts), weights=weights), batch_format="dict",
-                         seed=4, **options)
+    return stoker.Loader(stoker.Mixture(list(parts), weights=weights), seed=4, **options)
+
+
+def test_the_batch_says_each_samples_source(parts):
+    batches = list(mixed(parts))
+    assert all(torch_equal(b["source"], (b["label"] >= 1000).long()) for b in batches)
+    # A tuple batch keeps DataLoader's (image, label).
+    image, label = next(iter(mixed(parts, batch_format=("image", "label"))))
+    assert image.shape == (8, 1, 2, 2) and label.shape == (8,)
+
+
+def torch_equal(a, b):
+    return bool((a == b).all())
 
 
 def test_each_epoch_holds_each_sources_share_and_every_sample_once_before_twice(parts):

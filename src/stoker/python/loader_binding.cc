@@ -21,6 +21,7 @@
 #include "stoker/pipeline/loader_core.h"
 #include "stoker/pipeline/normalization.h"
 #include "stoker/pipeline/order_registry.h"
+#include "stoker/pipeline/part_index.h"
 #include "stoker/python/busy_scope.h"
 #include "stoker/python/data_access_arguments.h"
 #include "stoker/python/dlpack_export.h"
@@ -163,6 +164,20 @@ std::map<std::string, FieldRequest> joint_requests(const Dataset& dataset, const
 
 // The batch's fields from their specs, in their order: field_request's, or a joint spec's
 // fields, each where its spec ({"name", "joint": the image field's name} for the others) stands.
+// Where each part of a mixture's dataset starts (its records' first index), or nothing for a
+// dataset of one part or one that stores a field named as the part field (kPartField).
+std::vector<uint64_t> part_starts(const Dataset& dataset) {
+  const std::vector<int> parts = dataset.source().part_shards();
+  if (parts.size() < 2 || dataset.schema().find(kPartField) >= 0) return {};
+  std::vector<uint64_t> starts;
+  int shard = 0;
+  for (const int shards : parts) {
+    starts.push_back(dataset.shard_starts()[shard]);
+    shard += shards;
+  }
+  return starts;
+}
+
 std::vector<FieldRequest> field_requests(const Dataset& dataset, const py::list& specs) {
   std::map<std::string, FieldRequest> joint;
   for (const py::handle handle : specs) {
@@ -173,6 +188,12 @@ std::vector<FieldRequest> field_requests(const Dataset& dataset, const py::list&
   std::vector<FieldRequest> requests;
   for (const py::handle handle : specs) {
     const py::dict spec = handle.cast<py::dict>();
+    if (spec["name"].cast<std::string>() == kPartField && py::len(spec["ops"]) == 0) {
+      if (std::vector<uint64_t> starts = part_starts(dataset); !starts.empty()) {
+        requests.emplace_back(kPartField, part_index_transform(std::move(starts)));
+        continue;
+      }
+    }
     if (!spec.contains("joint")) {
       requests.push_back(field_request(dataset.schema(), spec));
       continue;
@@ -339,7 +360,7 @@ class BoundLoader {
   }
 
   // The dataset's fields: [{"name", "dtype", "shape"}], shape None for bytes fields and, for a
-  // variable-length field, its dimension's name first (["N", 4]).
+  // variable-length field, its dimension's name first (["N", 4]); a mixture's "source" last.
   py::list schema() const {
     py::list out;
     for (const Field& f : shared_->dataset->schema().fields()) {
@@ -353,6 +374,8 @@ class BoundLoader {
       }
       out.append(py::dict("name"_a = f.name, "dtype"_a = dtype_name(f.dtype), "shape"_a = shape));
     }
+    if (!part_starts(*shared_->dataset).empty())  // a mixture's: the source of each sample
+      out.append(py::dict("name"_a = kPartField, "dtype"_a = "int64", "shape"_a = py::list()));
     return out;
   }
 
