@@ -5,7 +5,9 @@
 // - times out: connect 10 s; a stall (under 16 KiB/s for 30 s); a total limit when asked (the
 //   transfer's, retries included);
 // - retries what RetryPolicy says, a cut body resumed from the bytes received with `Range` and
-//   `If-Match` (the ETag first seen), a body the server sends whole again rewritten from 0;
+//   `If-Match` (the ETag first seen); a server that ignores Range (a 200 with the whole object
+//   to a Range past its start) has the object rewritten from 0 once, and is not retried after
+//   that answer (its message says the server ignores Range);
 // - is cancelled within ~50 ms of `*cancel` turning true (a transfer is driven in 50 ms polls);
 // - fails with one line naming the redacted URL, the last status or transport error, and the
 //   attempts: `URL: HTTP 503 after 10 attempts over 41.2 s`. 404 and 410 are kNotFound, 412
