@@ -308,7 +308,7 @@ class AheadOverLoopback {
             .value_or_throw();
     for (int f = 0; f < count; ++f) {
       files->plan([](size_t file) { return static_cast<int64_t>(file); }, f);
-      EXPECT_TRUE(files->open(static_cast<size_t>(f)).is_ok()) << f;
+      EXPECT_TRUE(files->open(static_cast<size_t>(f), nullptr).is_ok()) << f;
       last_read_ = f;
       std::vector<size_t> next;
       for (int g = f + 1; g < count; ++g) next.push_back(static_cast<size_t>(g));

@@ -297,10 +297,11 @@ TEST(RemoteImageFolderHead, AFileWhoseHeadFailsIsReadAsItsUrlAndStatus) {
     auto files = RemoteFiles::open_listed(std::move(folder.files), folder.location, cache, options)
                      .value_or_throw();
     for (const size_t read : {0, 6})
-      EXPECT_TRUE(files->open(read).is_ok()) << files->open(read).status().message();
+      EXPECT_TRUE(files->open(read, nullptr).is_ok())
+          << files->open(read, nullptr).status().message();
     for (size_t i = 1; i <= 5; ++i) {
       const auto& [file, why] = expected[i - 1];
-      const std::string message = files->open(i).status().message();
+      const std::string message = files->open(i, nullptr).status().message();
       EXPECT_EQ(message.rfind(server.url() + "/train/cat/" + file + ": ", 0), 0u) << message;
       EXPECT_NE(message.find(why), std::string::npos) << message;
       EXPECT_EQ(message.find('\n'), std::string::npos) << message;

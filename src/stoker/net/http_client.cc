@@ -69,9 +69,7 @@ double random_unit() {
   return std::uniform_real_distribution<double>(0.0, 1.0)(engine);
 }
 
-bool cancelled(const HttpRequest& request) {
-  return request.cancel != nullptr && request.cancel->load(std::memory_order_relaxed);
-}
+bool cancelled(const HttpRequest& request) { return request.cancelled && request.cancelled(); }
 
 bool starts_with_nocase(std::string_view text, std::string_view prefix) {
   return text.size() >= prefix.size() &&

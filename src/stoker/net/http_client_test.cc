@@ -286,7 +286,7 @@ TEST(HttpClient, ACancelEndsAnIdleTransferPromptly) {
   const Listener silent(true);  // accepts, never answers
   std::atomic<bool> cancel{false};
   HttpRequest request = request_for(silent.url());
-  request.cancel = &cancel;
+  request.cancelled = [&] { return cancel.load(); };
   Clock::time_point cancelled_at;
   std::thread canceller([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -308,7 +308,7 @@ TEST(HttpClient, ACancelBeforeTheStartSendsNothing) {
   const Listener silent(true);
   std::atomic<bool> cancel{true};
   HttpRequest request = request_for(silent.url());
-  request.cancel = &cancel;
+  request.cancelled = [&] { return cancel.load(); };
   StringSink out;
   Result<HttpResponse> response = client()->get(request, {}, out.sink());
   ASSERT_FALSE(response.is_ok());

@@ -284,22 +284,22 @@ void sort_unique(std::vector<std::string>& names) {
 
 Result<HttpResponse> ObjectStore::get(const std::string& name, std::optional<ByteRange> range,
                                       const ByteSink& sink, const std::string& if_match,
-                                      const std::atomic<bool>* cancel,
+                                      const std::function<bool()>& cancelled,
                                       const std::string& if_none_match,
                                       double total_timeout_s) const {
   HttpRequest r = request(name);
   r.total_timeout_s = total_timeout_s;
   r.if_match = if_match;
   r.if_none_match = if_none_match;
-  r.cancel = cancel;
+  r.cancelled = cancelled;
   return client_->get(r, range, sink);
 }
 
 Result<HttpResponse> ObjectStore::head(const std::string& name,
-                                       const std::atomic<bool>* cancel) const {
+                                       const std::function<bool()>& cancelled) const {
   HttpRequest r = request(name);
   r.total_timeout_s = kSmallRequestSeconds;
-  r.cancel = cancel;
+  r.cancelled = cancelled;
   return client_->head(r);
 }
 

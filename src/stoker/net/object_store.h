@@ -7,7 +7,7 @@
 // their redacted URL (s3://bucket/key, http://host/path). docs/REMOTE-DESIGN.md, sections 1 and 4.
 // Thread-safe: one store serves any number of threads.
 
-#include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -56,11 +56,11 @@ class ObjectStore {
   // kNotFound if there is no such object.
   Result<HttpResponse> get(const std::string& name, std::optional<ByteRange> range,
                            const ByteSink& sink, const std::string& if_match = "",
-                           const std::atomic<bool>* cancel = nullptr,
+                           const std::function<bool()>& cancelled = nullptr,
                            const std::string& if_none_match = "", double total_timeout_s = 0) const;
   // Object `name`'s size and ETag, within kSmallRequestSeconds.
   Result<HttpResponse> head(const std::string& name,
-                            const std::atomic<bool>* cancel = nullptr) const;
+                            const std::function<bool()>& cancelled = nullptr) const;
   // Writes object `name` from the file at `path`, or from `bytes`; kUnsupported for a
   // read-only store.
   virtual Result<HttpResponse> put_file(const std::string& name, const std::string& path) const;
