@@ -299,10 +299,10 @@ Result<std::shared_ptr<const Dataset>> open_remote_webdataset(const std::string&
 
 // The image folder at the URL `url` (access/remote_image_folder.h), its files read through the
 // shard cache, fetched ahead of the loader's order as remote tars are.
-Result<std::shared_ptr<const Dataset>> open_remote_image_folder(const std::string& url,
-                                                                const DataAccessOptions& access,
-                                                                int64_t shuffle_window) {
-  STOKER_ASSIGN_OR_RETURN(RemoteImageFolder folder, list_remote_image_folder(url));
+Result<std::shared_ptr<const Dataset>> open_remote_image_folder(
+    const std::string& url, const DataAccessOptions& access, int64_t shuffle_window,
+    const std::function<bool()>& cancelled) {
+  STOKER_ASSIGN_OR_RETURN(RemoteImageFolder folder, list_remote_image_folder(url, cancelled));
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ShardCache> cache, open_cache(access));
   RemoteFilesOptions remote;
   remote.policy = access.cache_policy;
@@ -487,9 +487,10 @@ Result<DataLocation> locate(const std::string& path_or_url) {
 Result<std::shared_ptr<const Dataset>> open_dataset(const std::string& path_or_url,
                                                     const DataAccessOptions& access,
                                                     int64_t shuffle_window, SourceKind kind,
-                                                    const ParquetSourceOptions& parquet) {
+                                                    const ParquetSourceOptions& parquet,
+                                                    const std::function<bool()>& cancelled) {
   if (kind == SourceKind::kImageFolder && is_remote_url(path_or_url))
-    return open_remote_image_folder(path_or_url, access, shuffle_window);
+    return open_remote_image_folder(path_or_url, access, shuffle_window, cancelled);
   if (is_remote_url(path_or_url) &&
       (kind == SourceKind::kParquet ||
        (kind == SourceKind::kAuto && looks_like_remote_parquet(path_or_url))))
@@ -514,9 +515,10 @@ Result<std::shared_ptr<const Dataset>> open_dataset(const std::string& path_or_u
   if (kind == SourceKind::kAuto && path_or_url.back() == '/') {
     // A folder without a manifest whose listing holds folders: an image folder.
     STOKER_ASSIGN_OR_RETURN(bool dataset, exists(*store, kManifestName));
-    Result<bool> folder = is_remote_image_folder(path_or_url);
+    Result<bool> folder = is_remote_image_folder(path_or_url, cancelled);
+    if (folder.status().code() == StatusCode::kCancelled) return folder.status();
     if (!dataset && folder.is_ok() && folder.value())
-      return open_remote_image_folder(path_or_url, access, shuffle_window);
+      return open_remote_image_folder(path_or_url, access, shuffle_window, cancelled);
   }
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ShardCache> cache, open_cache(access));
   const std::string key = url.cache_key();

@@ -10,6 +10,7 @@
 // (net/aws_credentials.h); no message holds them. Stateless functions; thread-safe.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -54,12 +55,12 @@ Result<DataLocation> locate(const std::string& path_or_url);
 // WebDataset tars (kWebDataset, or kAuto as above or for URLs a name ending in .tar, a brace
 // pattern or several lines), their indexes cached there, and Parquet files (kParquet, or kAuto
 // where is_parquet_path or a URL's name ends in .parquet), their columns `parquet`'s; remote
-// ones through the cache.
-Result<std::shared_ptr<const Dataset>> open_dataset(const std::string& path_or_url,
-                                                    const DataAccessOptions& access,
-                                                    int64_t shuffle_window,
-                                                    SourceKind kind = SourceKind::kAuto,
-                                                    const ParquetSourceOptions& parquet = {});
+// ones through the cache. `cancelled` (may be empty) turning true ends a remote image folder's
+// listing (kCancelled): Python's Ctrl-C.
+Result<std::shared_ptr<const Dataset>> open_dataset(
+    const std::string& path_or_url, const DataAccessOptions& access, int64_t shuffle_window,
+    SourceKind kind = SourceKind::kAuto, const ParquetSourceOptions& parquet = {},
+    const std::function<bool()>& cancelled = nullptr);
 
 // What a cache must hold for `shuffle_window` to read `manifest`: the M largest shards, M =
 // live_shard_bound plus one in flight (all of them for window 0, two for kShardByShard); and

@@ -22,6 +22,7 @@
 #include "stoker/python/busy_scope.h"
 #include "stoker/python/data_access_arguments.h"
 #include "stoker/python/dlpack_export.h"
+#include "stoker/python/interruptible.h"
 #include "stoker/python/op_binding.h"
 #include "stoker/python/pinned_allocator.h"
 #include "stoker/store/data_identity.h"
@@ -252,9 +253,13 @@ class BoundLoader {
               remote::SourceKind source, const ParquetSourceOptions& parquet)
       : shared_(std::make_shared<Shared>()) {
     install_mapped_read_fault_handler();  // again, if faulthandler (say) replaced it since import
-    py::gil_scoped_release no_gil;        // a URL's manifest is fetched
+    // A URL's manifest is fetched, a remote image folder listed: Ctrl-C stops it.
     shared_->dataset =
-        remote::open_dataset(path, access, shuffle_window, source, parquet).value_or_throw();
+        interruptible<Result<std::shared_ptr<const Dataset>>>(
+            [&](const std::function<bool()>& cancelled) {
+              return remote::open_dataset(path, access, shuffle_window, source, parquet, cancelled);
+            })
+            .value_or_throw();
   }
 
   // The manifest's class names (an image folder's classes), [] where it has none.
