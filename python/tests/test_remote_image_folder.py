@@ -3,9 +3,15 @@ loopback, read in place through the shard cache: the local folder's classes, sam
 (the same pixels and labels for the same draws, for several worker counts), the source contract
 (order, exactly once across ranks, resume), a later run served by the cache, and bad input (a
 file gone from the server, a file that is no image, a folder without classes) as one line naming
-the URL."""
+the URL; Ctrl-C while a folder is listed."""
+import http.server
 import os
 import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
 
 import pytest
 
@@ -104,3 +110,61 @@ def test_inspect_and_verify_take_a_remote_image_folder(served, cache):
     info = stoker.inspect(served[1], cache_dir=cache)
     assert (info["records"], info["class_names"]) == (23, list(CLASSES))
     assert stoker.verify(served[0], cache_dir=cache)["datasets"][0]["records"] == 23
+
+
+INTERRUPTED_LISTING = """
+import sys
+import stoker
+try:
+    stoker.Loader(stoker.ImageFolder(sys.argv[1]), batch_size=4, cache_dir=sys.argv[2])
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    sys.exit(3)
+"""
+
+
+class SlowListing(http.server.BaseHTTPRequestHandler):
+    """A folder of 1,000 class folders whose pages each take 2 s (8 at a time: minutes in all);
+    `asked` is set at the first class page asked for."""
+
+    asked = threading.Event()
+
+    def do_GET(self):
+        if self.path == "/looping/":
+            body = "".join(f'<a href="c{i}/">c{i}/</a>' for i in range(1000))
+        else:
+            SlowListing.asked.set()
+            time.sleep(2)
+            body = '<a href="a/">a/</a><a href="b/">b/</a>'
+        data = body.encode()
+        try:
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the listing was cancelled
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="signals as on Linux")
+def test_ctrl_c_stops_a_listing(tmp_path):
+    """SIGINT while a remote image folder is listed raises KeyboardInterrupt there and then, not
+    after the listing's minutes (issue 66, H5: ignored before)."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), SlowListing)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/looping/"
+    process = subprocess.Popen([sys.executable, "-c", INTERRUPTED_LISTING, url,
+                                str(tmp_path / "cache")],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert SlowListing.asked.wait(timeout=120), "no class folder was asked for"
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)  # a guard: the listing takes minutes
+    finally:
+        process.kill()
+        server.shutdown()
+    assert (process.returncode, out) == (3, "interrupted\n"), err

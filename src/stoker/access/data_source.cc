@@ -281,18 +281,18 @@ Result<DataLocation> locate(const std::string& path_or_url) {
   return where;
 }
 
-Result<std::shared_ptr<const Dataset>> open_dataset(const std::string& path_or_url,
-                                                    const DataAccessOptions& access,
-                                                    int64_t shuffle_window,
-                                                    const std::string& source,
-                                                    const SourceParams& params) {
-  STOKER_ASSIGN_OR_RETURN(const SourceSpec* spec, source_for(source, path_or_url));
+Result<std::shared_ptr<const Dataset>> open_dataset(
+    const std::string& path_or_url, const DataAccessOptions& access, int64_t shuffle_window,
+    const std::string& source, const SourceParams& params, const std::function<bool()>& cancelled) {
+  STOKER_ASSIGN_OR_RETURN(const SourceSpec* spec, source_for(source, path_or_url, cancelled));
+  if (cancelled && cancelled()) return Status(StatusCode::kCancelled, "cancelled");
   SourceOpening opening;
   STOKER_ASSIGN_OR_RETURN(opening.params,
                           bind_params("source '" + spec->name + "'", spec->params, params));
   opening.location = path_or_url;
   opening.access = &access;
   opening.shuffle_window = shuffle_window;
+  opening.cancelled = cancelled;
   return spec->open(opening);
 }
 

@@ -7,6 +7,7 @@
 // Stateless functions; thread-safe.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -38,11 +39,12 @@ Result<DataLocation> locate(const std::string& path_or_url);
 // Remote data goes through the cache that `access` describes, checked first against the floor
 // that `shuffle_window` needs (check_cache_floor: a loader's window, kShuffleAll 0 for the whole
 // dataset, or kShardByShard). kInvalidArgument for an unknown source or parameter.
-Result<std::shared_ptr<const Dataset>> open_dataset(const std::string& path_or_url,
-                                                    const DataAccessOptions& access,
-                                                    int64_t shuffle_window,
-                                                    const std::string& source = "auto",
-                                                    const SourceParams& params = {});
+// `cancelled` (may be empty) turning true ends a remote image folder's listing (kCancelled):
+// Python's Ctrl-C.
+Result<std::shared_ptr<const Dataset>> open_dataset(
+    const std::string& path_or_url, const DataAccessOptions& access, int64_t shuffle_window,
+    const std::string& source = "auto", const SourceParams& params = {},
+    const std::function<bool()>& cancelled = nullptr);
 
 // What a cache must hold for `shuffle_window` to read `manifest`: the M largest shards, M =
 // live_shard_bound plus one in flight (all of them for window 0, two for kShardByShard); and

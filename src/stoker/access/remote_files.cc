@@ -182,13 +182,13 @@ Result<std::shared_ptr<const RemoteFiles>> RemoteFiles::create(std::vector<Liste
 // next list (the reader's move). Its destructor cancels the downloads and joins the threads.
 class RemoteFiles::Ahead {
  public:
-  // `holds(object)`: the cache has it; `fetch(object, cancel)`: into the cache (the pin goes at
-  // once), its error when it fails; `cancel` turning true ends it. `horizon()`: the horizon
+  // `holds(object)`: the cache has it; `fetch(object, cancelled)`: into the cache (the pin goes
+  // at once), its error when it fails; `cancelled` turning true ends it. `horizon()`: the horizon
   // now, in units; a thread is started for each of its streams, up to `most_threads`.
   // `object_of(unit)`: the object of the cache a unit is kept in (a file's group; a piece is
   // its own).
   Ahead(std::function<bool(size_t)> holds,
-        std::function<Status(size_t, const std::atomic<bool>*)> fetch,
+        std::function<Status(size_t, const std::function<bool()>&)> fetch,
         std::function<AheadHorizon()> horizon, int most_threads,
         std::function<size_t(size_t)> object_of)
       : holds_(std::move(holds)),
@@ -248,7 +248,7 @@ class RemoteFiles::Ahead {
       if (stop_) return;
       busy_.insert(static_cast<size_t>(unit));
       lock.unlock();
-      const Status fetched = fetch_(static_cast<size_t>(unit), &cancel_);
+      const Status fetched = fetch_(static_cast<size_t>(unit), [this] { return cancel_.load(); });
       lock.lock();
       busy_.erase(static_cast<size_t>(unit));
       if (fetched.code() == StatusCode::kNoRoom) {
@@ -262,7 +262,7 @@ class RemoteFiles::Ahead {
   }
 
   const std::function<bool(size_t)> holds_;
-  const std::function<Status(size_t, const std::atomic<bool>*)> fetch_;
+  const std::function<Status(size_t, const std::function<bool()>&)> fetch_;
   const std::function<AheadHorizon()> horizon_;
   const std::function<size_t(size_t)> object_of_;
   std::atomic<bool> cancel_{false};
@@ -298,9 +298,10 @@ AheadHorizon RemoteFiles::horizon(bool pieces) const {
 }
 
 ShardDownload RemoteFiles::timed(ShardDownload download, Measured& measured) {
-  return [download = std::move(download), &measured](const ShardInfo& info, int fd) {
+  return [download = std::move(download), &measured](const ShardInfo& info, int fd,
+                                                     const std::function<bool()>& cancelled) {
     const int64_t start = steady_now_ns();
-    Status status = download(info, fd);
+    Status status = download(info, fd, cancelled);
     if (status.is_ok()) {
       MutexLock lock(measured.mutex);
       measured.meter.downloaded(static_cast<double>(info.bytes), (steady_now_ns() - start) / 1e9);
@@ -309,8 +310,8 @@ ShardDownload RemoteFiles::timed(ShardDownload download, Measured& measured) {
   };
 }
 
-ShardDownload RemoteFiles::download_of(size_t group, const std::atomic<bool>* cancel) const {
-  return [this, group, cancel](const ShardInfo& /*info*/, int fd) {
+ShardDownload RemoteFiles::download_of(size_t group) const {
+  return [this, group](const ShardInfo& /*info*/, int fd, const std::function<bool()>& cancelled) {
     // The group's files, each at its place, options_.group_streams GETs at once (a small
     // file's GET is mostly a round trip).
     const Group g = groups_[group];
@@ -325,7 +326,7 @@ ShardDownload RemoteFiles::download_of(size_t group, const std::atomic<bool>* ca
         ShardInfo named;
         named.file = f.name;
         named.bytes = f.identity.size;
-        Status status = download_from(f.store, f.etag, cancel, f.offset)(named, fd);
+        Status status = download_from(f.store, f.etag, f.offset)(named, fd, cancelled);
         if (!status.is_ok()) {
           next = g.end;  // the others need not start
           MutexLock lock(failed_mutex);
@@ -343,12 +344,10 @@ ShardDownload RemoteFiles::download_of(size_t group, const std::atomic<bool>* ca
 }
 
 Result<CachedShard> RemoteFiles::fetch_group(size_t group, bool now,
-                                             const std::atomic<bool>* cancel) const {
+                                             const std::function<bool()>& cancelled) const {
   if (const Status& unreadable = files_[groups_[group].first].unreadable; !unreadable.is_ok())
     return unreadable;
-  std::function<bool()> cancelled;
-  if (cancel) cancelled = [cancel] { return cancel->load(); };
-  return objects_.fetch(static_cast<int>(group), timed(download_of(group, cancel), files_measured_),
+  return objects_.fetch(static_cast<int>(group), timed(download_of(group), files_measured_),
                         advice(group, now), cancelled);
 }
 
@@ -369,8 +368,8 @@ void RemoteFiles::fetch_ahead(const std::vector<size_t>& files) const {
   std::call_once(ahead_started_, [&] {
     ahead_ = std::make_unique<Ahead>(
         [this](size_t group) { return objects_.holds(static_cast<int>(group)); },
-        [this](size_t group, const std::atomic<bool>* cancel) {
-          return fetch_group(group, /*now=*/false, cancel).status();
+        [this](size_t group, const std::function<bool()>& cancelled) {
+          return fetch_group(group, /*now=*/false, cancelled).status();
         },
         [this] { return horizon_of(files_measured_); }, threads_ahead(),
         // The horizon counts files; what is fetched is their groups.
@@ -385,8 +384,8 @@ void RemoteFiles::fetch_pieces_ahead(const std::vector<size_t>& pieces) const {
   std::call_once(pieces_ahead_started_, [&] {
     pieces_ahead_ = std::make_unique<Ahead>(
         [declared](size_t piece) { return declared->cache.holds(static_cast<int>(piece)); },
-        [this, declared](size_t piece, const std::atomic<bool>* cancel) {
-          return fetch_piece(*declared, piece, /*now=*/false, cancel).status();
+        [this, declared](size_t piece, const std::function<bool()>& cancelled) {
+          return fetch_piece(*declared, piece, /*now=*/false, cancelled).status();
         },
         [this] { return horizon_of(pieces_measured_); }, threads_ahead(),
         [](size_t piece) { return piece; });
@@ -470,25 +469,25 @@ std::shared_ptr<const RemoteFiles::Pieces> RemoteFiles::declared() const {
 }
 
 Result<CachedShard> RemoteFiles::fetch_piece(const Pieces& declared, size_t index, bool now,
-                                             const std::atomic<bool>* cancel) const {
+                                             const std::function<bool()>& cancelled) const {
   const FilePiece& piece = declared.pieces[index];
   const File& f = files_[piece.file];
   const std::string shown = names_[piece.file];
-  const ShardDownload download = [&](const ShardInfo& /*info*/, int fd) {
+  const ShardDownload download = [&](const ShardInfo& /*info*/, int fd,
+                                     const std::function<bool()>& cancelled_download) {
     return get_ranges(*f.store, f.name, f.identity.size, piece.ranges, f.etag, piece.what,
-                      file_writer(fd, shown + ": " + piece.what), cancel);
+                      file_writer(fd, shown + ": " + piece.what), cancelled_download);
   };
-  std::function<bool()> cancelled;
-  if (cancel) cancelled = [cancel] { return cancel->load(); };
   return declared.cache.fetch(static_cast<int>(index), timed(download, pieces_measured_),
                               advice(index, now), cancelled);
 }
 
-Result<std::string> RemoteFiles::read_piece(size_t index, const FilePiece& piece) const {
+Result<std::string> RemoteFiles::read_piece(size_t index, const FilePiece& piece,
+                                            const std::function<bool()>& cancelled) const {
   const std::shared_ptr<const Pieces> declared = this->declared();
   if (!declared) return read_ranges(piece);  // none declared: not kept
   const std::string shown = names_[piece.file];
-  STOKER_ASSIGN_OR_RETURN(CachedShard copy, fetch_piece(*declared, index, /*now=*/true, nullptr));
+  STOKER_ASSIGN_OR_RETURN(CachedShard copy, fetch_piece(*declared, index, /*now=*/true, cancelled));
   count_read(pieces_measured_);
   uint64_t size = 0;
   for (const FileRange& range : piece.ranges) size += range.size;
@@ -500,21 +499,22 @@ Result<std::string> RemoteFiles::read_piece(size_t index, const FilePiece& piece
   return bytes;
 }
 
-Result<OpenFile> RemoteFiles::open(size_t file) const {
+Result<OpenFile> RemoteFiles::open(size_t file, const std::function<bool()>& cancelled) const {
   const File& f = files_[file];
   const size_t group = f.group;
-  Result<CachedShard> copy = fetch_group(group, /*now=*/true, nullptr);
+  Result<CachedShard> copy = fetch_group(group, /*now=*/true, cancelled);
   const bool alone = groups_[group].end - groups_[group].first == 1;
   if (!copy.is_ok() && !alone && copy.status().code() != StatusCode::kNoRoom &&
       copy.status().code() != StatusCode::kCancelled)
-    return open_alone(file);  // a file of the group fails: which one, and why
+    return open_alone(file, cancelled);  // a file of the group fails: which one, and why
   if (!copy.is_ok()) return copy.status();
   count_read(files_measured_);
   auto held = std::make_shared<CachedShard>(std::move(copy).value());
   return OpenFile{held->fd(), f.identity, std::move(held), f.offset};
 }
 
-Result<OpenFile> RemoteFiles::open_alone(size_t file) const {
+Result<OpenFile> RemoteFiles::open_alone(size_t file,
+                                         const std::function<bool()>& cancelled) const {
   const File& f = files_[file];
   const int fd = ::open(objects_.dir().c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
   if (fd < 0)
@@ -527,7 +527,7 @@ Result<OpenFile> RemoteFiles::open_alone(size_t file) const {
   ShardInfo named;
   named.file = f.name;
   named.bytes = f.identity.size;
-  STOKER_RETURN_IF_ERROR(download_from(f.store, f.etag)(named, fd));
+  STOKER_RETURN_IF_ERROR(download_from(f.store, f.etag)(named, fd, cancelled));
   return OpenFile{fd, f.identity, std::move(held)};
 }
 

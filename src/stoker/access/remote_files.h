@@ -108,13 +108,14 @@ class RemoteFiles : public InPlaceFiles {
   const std::vector<std::string>& names() const override { return names_; }
   Result<FileIdentity> identity(size_t file) const override { return files_[file].identity; }
   std::string key(size_t file) const override { return files_[file].key; }
-  Result<OpenFile> open(size_t file) const override;
+  Result<OpenFile> open(size_t file, const std::function<bool()>& cancelled) const override;
   void fetch_ahead(const std::vector<size_t>& files) const override;
   void fetch_pieces_ahead(const std::vector<size_t>& pieces) const override;
   void plan(std::function<int64_t(size_t file)> next_read, int64_t position) const override;
   Result<std::string> read_ranges(const FilePiece& piece) const override;
   Status declare_pieces(const std::vector<FilePiece>& pieces) const override;
-  Result<std::string> read_piece(size_t index, const FilePiece& piece) const override;
+  Result<std::string> read_piece(size_t index, const FilePiece& piece,
+                                 const std::function<bool()>& cancelled) const override;
   ~RemoteFiles() override;
 
   // A fixed horizon's downloads at once.
@@ -164,15 +165,15 @@ class RemoteFiles : public InPlaceFiles {
   AheadHorizon horizon_of(const Measured& measured) const;
   // The threads of each kind's downloads ahead: the most streams its horizon may have.
   int threads_ahead() const;
-  // The download of group `group`'s files into the cache; `cancel` (optional) turning true ends
-  // it.
-  ShardDownload download_of(size_t group, const std::atomic<bool>* cancel) const;
+  // The download of group `group`'s files into the cache.
+  ShardDownload download_of(size_t group) const;
   // Group `group` pinned in the cache: found, or downloaded now (`now`: for a reader that waits)
-  // or ahead (`cancel` turning true ends it).
-  Result<CachedShard> fetch_group(size_t group, bool now, const std::atomic<bool>* cancel) const
+  // or ahead; `cancelled` (may be empty) turning true ends it.
+  Result<CachedShard> fetch_group(size_t group, bool now,
+                                  const std::function<bool()>& cancelled) const
       STOKER_EXCLUDES(plan_mutex_);
   // File `file` alone, GETted into a file that is not kept: its own error.
-  Result<OpenFile> open_alone(size_t file) const;
+  Result<OpenFile> open_alone(size_t file, const std::function<bool()>& cancelled) const;
   // `download` timed into `measured`'s bandwidth.
   static ShardDownload timed(ShardDownload download, Measured& measured);
   // A unit read by the reader, counted in `measured`'s pace when the reader has a plan.
@@ -186,9 +187,9 @@ class RemoteFiles : public InPlaceFiles {
     DatasetCache cache;
   };
   // Piece `index` of `declared`, pinned in its cache: found or GETted by range; `now` for a
-  // reader that waits for it; `cancel` (optional) turning true ends it.
+  // reader that waits for it; `cancelled` (may be empty) turning true ends it.
   Result<CachedShard> fetch_piece(const Pieces& declared, size_t index, bool now,
-                                  const std::atomic<bool>* cancel) const
+                                  const std::function<bool()>& cancelled) const
       STOKER_EXCLUDES(plan_mutex_);
   // The pieces declared, or null.
   std::shared_ptr<const Pieces> declared() const STOKER_EXCLUDES(plan_mutex_);

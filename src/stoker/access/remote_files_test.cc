@@ -97,8 +97,8 @@ TEST_F(RemoteFilesTest, RecordsAreTheLocalTarsAndALaterRunReadsTheCache) {
   }
   EXPECT_EQ(tar_gets() - before, 3) << "each tar downloaded once, to index and read it";
   // A list of URLs names the same tars; the cache already holds them and their indexes.
-  auto again = open(url("tars/d-0.tar") + "\n" + url("tars/d-{1,2}.tar"), "webdataset")
-                   .value_or_throw();
+  auto again =
+      open(url("tars/d-0.tar") + "\n" + url("tars/d-{1,2}.tar"), "webdataset").value_or_throw();
   EXPECT_EQ(testing::all_records(*again), local);
   EXPECT_EQ(tar_gets() - before, 3) << "a later run reads the cache";
 }
@@ -180,8 +180,7 @@ TEST_F(RemoteFilesTest, AFolderIsListedFromItsIndexPage) {
       testing::all_records(*open(url("tars/d-{0..2}.tar")).value_or_throw());
   ASSERT_EQ(named.size(), 12u);
   for (const char* index : {"_index", "_index_json"}) {
-    auto listed =
-        open(url(std::string(index) + "/tars/"), "webdataset").value_or_throw();
+    auto listed = open(url(std::string(index) + "/tars/"), "webdataset").value_or_throw();
     EXPECT_EQ(testing::all_records(*listed), named) << index;
   }
 }
@@ -217,9 +216,9 @@ TEST(HostileRemoteFilesTest, ADownloadShortOfTheListedSizeIsOneLineAndNothingIsK
   });
   DataAccessOptions access;
   access.cache_dir = tmp / "cache";
-  const Status status = open_dataset(server.url() + "/t.tar?sig=" + kTarSecret, access,
-                                     kShardByShard, "auto")
-                            .status();
+  const Status status =
+      open_dataset(server.url() + "/t.tar?sig=" + kTarSecret, access, kShardByShard, "auto")
+          .status();
   EXPECT_EQ(status.code(), StatusCode::kCorrupt) << status.message();
   EXPECT_EQ(status.message().rfind(server.url() + "/t.tar: ", 0), 0u) << status.message();
   EXPECT_NE(status.message().find("nothing was kept"), std::string::npos) << status.message();
@@ -308,7 +307,7 @@ class AheadOverLoopback {
             .value_or_throw();
     for (int f = 0; f < count; ++f) {
       files->plan([](size_t file) { return static_cast<int64_t>(file); }, f);
-      EXPECT_TRUE(files->open(static_cast<size_t>(f)).is_ok()) << f;
+      EXPECT_TRUE(files->open(static_cast<size_t>(f), nullptr).is_ok()) << f;
       last_read_ = f;
       std::vector<size_t> next;
       for (int g = f + 1; g < count; ++g) next.push_back(static_cast<size_t>(g));

@@ -8,10 +8,14 @@
 // once); each sample's size and ETag as the
 // listing gives them, else asked by HEAD, so that its file is read
 // through the shard cache (access/remote_files.h's RemoteFiles::open_listed) without a request
-// per file at open. Errors are one line naming the folder's redacted URL: a page or listing that
-// cannot be read or parsed, no class folder, classes without images (list_classes'), a folder
-// deeper than kMaxDepth below its class. Thread-safe (a function).
+// per file at open. A folder whose listing repeats that of a folder above it (a link looping
+// back: a symlink to a parent, a server answering every path with one page) is not walked, nor
+// is a folder already listed. Errors are one line naming the folder's redacted URL: a page or
+// listing that cannot be read or parsed, no class folder, classes without images
+// (list_classes'), a bound of ListingLimits passed. Thread-safe (a function).
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,9 +30,12 @@ struct RemoteImageFolder {
   std::vector<ListedFile> files;  // sample i's file
 };
 
-// Folders below a class folder that a listing walks at most (an index page can link to
-// sub-folders without end).
-inline constexpr int kMaxDepth = 64;
+// What a listing reads at most (an index page can link to sub-folders without end).
+struct ListingLimits {
+  int depth = 64;              // folders below a class folder
+  int64_t folders = 100'000;   // folders listed (index pages, S3 listings), the root's included
+  int64_t files = 10'000'000;  // files listed, images or not
+};
 // An image folder's files are kept in the cache in groups of consecutive files of at most these
 // (RemoteFilesOptions::group_files, group_bytes): a group is one admission into the cache for
 // many small files, each still GETted alone (measured: docs/BENCHMARKS.md).
@@ -37,11 +44,15 @@ inline constexpr uint64_t kGroupBytes = uint64_t{4} << 20;
 // Listings of class folders, and HEADs of files whose listing gives no size, at once.
 inline constexpr int kRequestThreads = 8;
 
-// The image folder at `url` (a trailing '/' or not).
-Result<RemoteImageFolder> list_remote_image_folder(const std::string& url);
+// The image folder at `url` (a trailing '/' or not). `cancelled` (may be empty; polled from
+// several threads) turning true ends the listing: kCancelled.
+Result<RemoteImageFolder> list_remote_image_folder(const std::string& url,
+                                                   const std::function<bool()>& cancelled = nullptr,
+                                                   const ListingLimits& limits = {});
 
 // Whether `url` names a folder of sub-folders and no manifest.json (what `auto` opens as an
-// image folder): its listing has a sub-folder. The listing's errors.
-Result<bool> is_remote_image_folder(const std::string& url);
+// image folder): its listing has a sub-folder. The listing's errors; kCancelled as above.
+Result<bool> is_remote_image_folder(const std::string& url,
+                                    const std::function<bool()>& cancelled = nullptr);
 
 }  // namespace stoker::remote

@@ -4,7 +4,9 @@
 // reads the files from the cache (no GET); the groups of the files the loader's plan needs next
 // are fetched ahead; a group GETted one file at a time (deterministic) or eight at once gives the
 // same records; a file gone from the server, a file that is no image, a folder without classes
-// and an index page that cannot be parsed are each one line naming the URL (and the file).
+// and an index page that cannot be parsed are each one line naming the URL (and the file). A
+// listing is bounded: a link looping back is listed once, pages without end stop at a bound,
+// and a cancel ends it (issue 66, H5).
 #include "stoker/access/remote_image_folder.h"
 
 #include <gtest/gtest.h>
@@ -13,6 +15,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <thread>
 
@@ -87,8 +90,7 @@ class RemoteImageFolderTest : public testing::ServerSuite<RemoteImageFolderTest>
     return open_dataset(spec, access_, kShardByShard, kind);
   }
   std::vector<std::string> local_records(const std::string& folder) {
-    return testing::all_records(
-        *open(root() + "/" + folder, "imagefolder").value_or_throw());
+    return testing::all_records(*open(root() + "/" + folder, "imagefolder").value_or_throw());
   }
 
   testing::TempDir cache_;
@@ -297,16 +299,106 @@ TEST(RemoteImageFolderHead, AFileWhoseHeadFailsIsReadAsItsUrlAndStatus) {
     auto files = RemoteFiles::open_listed(std::move(folder.files), folder.location, cache, options)
                      .value_or_throw();
     for (const size_t read : {0, 6})
-      EXPECT_TRUE(files->open(read).is_ok()) << files->open(read).status().message();
+      EXPECT_TRUE(files->open(read, nullptr).is_ok())
+          << files->open(read, nullptr).status().message();
     for (size_t i = 1; i <= 5; ++i) {
       const auto& [file, why] = expected[i - 1];
-      const std::string message = files->open(i).status().message();
+      const std::string message = files->open(i, nullptr).status().message();
       EXPECT_EQ(message.rfind(server.url() + "/train/cat/" + file + ": ", 0), 0u) << message;
       EXPECT_NE(message.find(why), std::string::npos) << message;
       EXPECT_EQ(message.find('\n'), std::string::npos) << message;
     }
   }
   ::unsetenv("STOKER_RETRY_SECONDS");
+}
+
+// A server whose every folder page is `page(path)` (paths ending in '/'), and whose .jpg files
+// are 10 bytes (a HEAD gets their size); the requests it had, by path.
+testing::HostileHttpServer::Handler listing_server(
+    std::function<std::string(const std::string& path)> page) {
+  return [page = std::move(page)](const testing::HostileRequest& request) {
+    const size_t at = request.line.find(' ') + 1;
+    const std::string path = request.line.substr(at, request.line.find(' ', at) - at);
+    if (path.back() == '/')
+      return testing::HostileResponse{testing::http_response("200 OK", "", page(path))};
+    if (request.line.rfind("HEAD ", 0) == 0)
+      return testing::HostileResponse{
+          "HTTP/1.1 200 OK\r\nContent-Length: 10\r\nConnection: close\r\n\r\n"};
+    return testing::HostileResponse{testing::http_response("200 OK", "", "0123456789")};
+  };
+}
+
+// A link looping back (a class folder's `loop/` serving the class folder's page, as nginx does
+// for a symlink to its folder) is listed once: the class's image is one sample, and the loop's
+// page is asked for once (it went 64 folders deep before, then failed).
+TEST(RemoteImageFolderBounds, ALinkLoopingBackIsListedOnce) {
+  testing::HostileHttpServer server(listing_server([](const std::string& path) -> std::string {
+    if (path == "/train/") return "<a href=\"cat/\">cat/</a>";
+    return "<a href=\"x.jpg\">x.jpg</a><a href=\"loop/\">loop/</a>";  // cat/, cat/loop/, ...
+  }));
+  Result<RemoteImageFolder> folder = list_remote_image_folder(server.url() + "/train/");
+  ASSERT_TRUE(folder.is_ok()) << folder.status().message();
+  ASSERT_EQ(folder.value().listing.samples.size(), 1u);
+  EXPECT_EQ(folder.value().listing.samples[0].path, server.url() + "/train/cat/x.jpg");
+  EXPECT_EQ(server.requests().size(), 4u);  // train/, cat/, cat/loop/, the HEAD of x.jpg
+}
+
+// A server answering every path with one page (`a/` and `b/`) repeats the root's page in each
+// class folder: nothing is walked below, and the classes have no images (issue 66, H5: 4,589
+// pages in 120 s before).
+TEST(RemoteImageFolderBounds, OnePageForEveryPathEndsAtOnce) {
+  testing::HostileHttpServer server(listing_server([](const std::string&) {
+    return std::string("<a href=\"a/\">a/</a><a href=\"b/\">b/</a>");
+  }));
+  const Status listed = list_remote_image_folder(server.url() + "/train/").status();
+  ASSERT_FALSE(listed.is_ok());
+  EXPECT_EQ(listed.message().find('\n'), std::string::npos) << listed.message();
+  EXPECT_NE(listed.message().find(server.url() + "/train"), std::string::npos) << listed.message();
+  EXPECT_EQ(server.requests().size(), 3u);  // train/, a/, b/
+}
+
+// Pages without end, each its own (a/, b/ and an image named after its path): the listing ends
+// at the first bound it passes, one line naming the folder and the bound, its requests bounded
+// by it.
+TEST(RemoteImageFolderBounds, PagesWithoutEndStopAtTheBounds) {
+  const auto endless = listing_server([](const std::string& path) {
+    std::string name = path;
+    std::replace(name.begin(), name.end(), '/', '_');
+    return "<a href=\"a/\">a/</a><a href=\"b/\">b/</a><a href=\"" + name + ".jpg\">i</a>";
+  });
+  struct Case {
+    ListingLimits limits;
+    std::string says;
+    size_t most_requests;
+  };
+  const Case cases[] = {{{64, 40, 1000}, "more than 40 folders to list", 40},
+                        {{64, 1000, 30}, "more than 30 files listed", 32},
+                        {{8, 1000, 1000}, "folders nested deeper than 8", 11}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.says);
+    testing::HostileHttpServer server(endless);
+    const Status listed =
+        list_remote_image_folder(server.url() + "/train/", nullptr, c.limits).status();
+    ASSERT_FALSE(listed.is_ok());
+    EXPECT_EQ(listed.message().find('\n'), std::string::npos) << listed.message();
+    EXPECT_EQ(listed.message().rfind(server.url() + "/train/", 0), 0u) << listed.message();
+    EXPECT_NE(listed.message().find(c.says), std::string::npos) << listed.message();
+    EXPECT_LE(server.requests().size(), c.most_requests);
+  }
+}
+
+// A cancel (Python's Ctrl-C) ends a listing without end: kCancelled, with no more than the
+// requests already under way.
+TEST(RemoteImageFolderBounds, ACancelEndsTheListing) {
+  testing::HostileHttpServer server(listing_server([](const std::string& path) {
+    return "<a href=\"a/\">a/</a><a href=\"b/\">b/</a><a href=\"" + std::to_string(path.size()) +
+           ".jpg\">i</a>";
+  }));
+  const Status listed = list_remote_image_folder(server.url() + "/train/", [&] {
+                          return server.requests().size() >= 10;
+                        }).status();
+  EXPECT_EQ(listed.code(), StatusCode::kCancelled) << listed.message();
+  EXPECT_LE(server.requests().size(), 10u + kRequestThreads);
 }
 
 }  // namespace

@@ -1,15 +1,21 @@
 // The loader over a remote dataset: LoaderCore advises the source of its order, the source's
-// downloaders fetch ahead through the cache, and the batches are the local dataset's.
+// downloaders fetch ahead through the cache, and the batches are the local dataset's. A loader
+// stopped while its data trickles in ends its transfers (issue 66, H4).
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <functional>
+#include <map>
 #include <mutex>
+#include <thread>
 
 #include "stoker/access/data_source.h"
 #include "stoker/cache/remote_shard_source.h"
 #include "stoker/pipeline/loader_core.h"
 #include "stoker/store/dataset.h"
+#include "stoker/testing/hostile_http_server.h"
 #include "stoker/testing/records.h"
 #include "stoker/testing/temp_dir.h"
 #include "stoker/util/atomic_file.h"
@@ -37,7 +43,7 @@ class RemoteLoaderTest : public ::testing::Test {
     auto cache = ShardCache::open(dir_.path() + "/cache-" + std::to_string(caches_++), budget)
                      .value_or_throw();
     DatasetCache ds = cache->dataset("0d", "s3://b/ds", manifest_).value_or_throw();
-    ShardDownload download = [this](const ShardInfo& info, int fd) {
+    ShardDownload download = [this](const ShardInfo& info, int fd, const std::function<bool()>&) {
       const std::string bytes = read_file(dir_.path() + "/ds/" + info.file).value();
       {
         std::lock_guard<std::mutex> lock(downloaded_.mutex);
@@ -150,6 +156,109 @@ TEST_F(RemoteLoaderTest, LruDownloadsFarMoreThanTheFloor) {
   const double ratio = double(downloaded() - before) / double(3 * floor);
   RecordProperty("lru_epochs_1_3", std::to_string(ratio));
   EXPECT_GE(ratio, 1.3);
+}
+
+// A server whose `slow` object trickles in (32 KiB/s: far longer than the test, never slow
+// enough to stall) and whose other objects are `files`' (by path), sent at once; a HEAD gets
+// an object's size.
+class TricklingServer {
+ public:
+  TricklingServer(std::map<std::string, std::string> files, std::string slow, uint64_t slow_bytes)
+      : files_(std::move(files)),
+        slow_(std::move(slow)),
+        server_([this, slow_bytes](const testing::HostileRequest& request) {
+          const size_t path_at = request.line.find(' ') + 1;
+          const std::string path =
+              request.line.substr(path_at, request.line.find(' ', path_at) - path_at);
+          const bool head = request.line.rfind("HEAD ", 0) == 0;
+          if (path == slow_) {
+            const std::string body(slow_bytes, '\0');
+            if (head)
+              return testing::HostileResponse{
+                  "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(slow_bytes) +
+                  "\r\nETag: \"s\"\r\nConnection: close\r\n\r\n"};
+            return testing::HostileResponse{
+                testing::http_response("200 OK", "ETag: \"s\"\r\n", body), 1024,
+                std::chrono::milliseconds(30)};
+          }
+          const auto found = files_.find(path);
+          if (found == files_.end())
+            return testing::HostileResponse{testing::http_response("404 Not Found", "", "")};
+          return testing::HostileResponse{testing::http_response("200 OK", "", found->second)};
+        }) {}
+  std::string url(const std::string& path) const { return server_.url() + path; }
+  // Waits (60 s at most: a guard against a hang) for `done`.
+  static bool wait_for(const std::function<bool()>& done) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!done() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return done();
+  }
+  // Whether the slow object was asked for with a GET.
+  bool slow_asked() const {
+    for (const std::string& line : server_.requests())
+      if (line.rfind("GET " + slow_ + " ", 0) == 0) return true;
+    return false;
+  }
+  const testing::HostileHttpServer& server() const { return server_; }
+
+ private:
+  const std::map<std::string, std::string> files_;
+  const std::string slow_;
+  testing::HostileHttpServer server_;
+};
+
+// Opens `url` (as `kind`), starts an epoch on `workers` workers, and once the trickling object
+// is asked for, lets the loader and the dataset go: their transfers end (the client goes away
+// from the response), not the trickle (minutes).
+void expect_stopping_ends_the_transfer(const TricklingServer& server, const std::string& url,
+                                       const std::string& kind, int workers,
+                                       const std::string& cache_dir) {
+  DataAccessOptions access;
+  access.cache_dir = cache_dir;
+  {
+    std::shared_ptr<const Dataset> dataset =
+        remote::open_dataset(url, access, /*shuffle_window=*/1, kind).value_or_throw();
+    LoaderOptions options;
+    options.batch_size = 4;
+    options.workers = workers;
+    LoaderCore loader(dataset, options);
+    LoaderCore::Epoch epoch = loader.epoch(0);
+    ASSERT_TRUE(TricklingServer::wait_for([&] { return server.slow_asked(); }));
+  }
+  EXPECT_TRUE(TricklingServer::wait_for([&] { return server.server().abandoned() >= 1; }))
+      << "the transfer was not ended by stopping the loader";
+}
+
+// A stoker dataset over HTTP: its shard trickles in; one worker (deterministic), then two.
+TEST(RemoteLoaderStop, StoppingTheLoaderEndsAShardsTransfer) {
+  testing::TempDir dir;
+  testing::write_labelled_dataset(dir.path() + "/ds", 64, 4);
+  const Manifest manifest = Manifest::load(dir.path() + "/ds").value_or_throw();
+  ASSERT_EQ(manifest.shards.size(), 1u);
+  for (int workers : {1, 2}) {
+    SCOPED_TRACE(workers);
+    // The manifest says the shard is 8 MiB: its bytes never come in full anyway.
+    Manifest big = manifest;
+    big.shards[0].bytes = uint64_t{8} << 20;
+    TricklingServer server({{"/ds/manifest.json", big.to_json()}}, "/ds/" + manifest.shards[0].file,
+                           big.shards[0].bytes);
+    expect_stopping_ends_the_transfer(server, server.url("/ds"), "auto", workers,
+                                      dir.path() + "/cache-" + std::to_string(workers));
+  }
+}
+
+// An image folder over HTTP (files read in place): its image trickles in.
+TEST(RemoteLoaderStop, StoppingTheLoaderEndsAnImagesTransfer) {
+  testing::TempDir dir;
+  for (int workers : {1, 2}) {
+    SCOPED_TRACE(workers);
+    TricklingServer server({{"/folder/", "<a href=\"cat/\">cat/</a>"},
+                            {"/folder/cat/", "<a href=\"a.jpg\">a.jpg</a>"}},
+                           "/folder/cat/a.jpg", uint64_t{8} << 20);
+    expect_stopping_ends_the_transfer(server, server.url("/folder/"), "imagefolder", workers,
+                                      dir.path() + "/cache-" + std::to_string(workers));
+  }
 }
 
 }  // namespace

@@ -67,7 +67,7 @@ Result<RemoteManifest> fetch_manifest(const ObjectStore& store, const std::strin
   STOKER_ASSIGN_OR_RETURN(
       HttpResponse response,
       store.get(kManifestName, std::nullopt, sink, /*if_match=*/"",
-                /*cancel=*/nullptr, known ? known->etag : "", kSmallRequestSeconds));
+                /*cancelled=*/nullptr, known ? known->etag : "", kSmallRequestSeconds));
   RemoteManifest fetched;
   fetched.etag = response.etag;
   if (response.status == 304 && known) {

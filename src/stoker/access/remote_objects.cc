@@ -21,9 +21,9 @@ Result<std::shared_ptr<const ObjectStore>> store_of(const RemoteUrl& url) {
 }
 
 ShardDownload download_from(std::shared_ptr<const ObjectStore> store, std::string if_match,
-                            const std::atomic<bool>* cancel, uint64_t at) {
-  return [store = std::move(store), if_match = std::move(if_match), cancel, at](
-             const ShardInfo& info, int fd) -> Status {
+                            uint64_t at) {
+  return [store = std::move(store), if_match = std::move(if_match), at](
+             const ShardInfo& info, int fd, const std::function<bool()>& cancelled) -> Status {
     uint64_t end = 0;  // of the bytes received (a transfer resumes where it was cut)
     const RangeWriter write = file_writer(fd, store->describe(info.file));
     const ByteSink sink = [&](uint64_t offset, const char* data, size_t size) -> Status {
@@ -33,7 +33,7 @@ ShardDownload download_from(std::shared_ptr<const ObjectStore> store, std::strin
       end = std::max(end, offset + size);
       return write(at + offset, data, size);
     };
-    STOKER_RETURN_IF_ERROR(store->get(info.file, std::nullopt, sink, if_match, cancel).status());
+    STOKER_RETURN_IF_ERROR(store->get(info.file, std::nullopt, sink, if_match, cancelled).status());
     // The file was preallocated to its size: bytes short of it would read as zeros.
     if (end != info.bytes)
       return corrupt(fmt::format("{}: {} bytes downloaded, {} expected; nothing was kept",
@@ -97,7 +97,7 @@ std::vector<RangeRequest> coalesce(const std::vector<FileRange>& ranges) {
 Status get_ranges(const ObjectStore& store, const std::string& name, uint64_t object_size,
                   const std::vector<FileRange>& ranges, const std::string& if_match,
                   const std::string& what, const RangeWriter& write,
-                  const std::atomic<bool>* cancel) {
+                  const std::function<bool()>& cancelled) {
   std::vector<uint64_t> place(ranges.size());  // where each range goes
   for (size_t i = 1; i < ranges.size(); ++i) place[i] = place[i - 1] + ranges[i - 1].size;
   for (const RangeRequest& request : coalesce(ranges)) {
@@ -122,7 +122,7 @@ Status get_ranges(const ObjectStore& store, const std::string& name, uint64_t ob
       return Status::ok();
     };
     Result<HttpResponse> got =
-        store.get(name, ByteRange{request.offset, request.size}, sink, if_match, cancel);
+        store.get(name, ByteRange{request.offset, request.size}, sink, if_match, cancelled);
     if (!got.is_ok()) {  // "URL: what: why"
       std::string why = got.status().message();
       const std::string url = store.describe(name);

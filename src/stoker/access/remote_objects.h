@@ -6,7 +6,6 @@
 // tar read in place (named by its URL, only while it keeps the ETag it was listed with).
 // Thread-safe.
 
-#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -24,11 +23,11 @@ Result<std::shared_ptr<const ObjectStore>> store_of(const RemoteUrl& url);
 
 // GETs object `info.file` of `store` into the file `fd` (preallocated to `info.bytes`): kCorrupt
 // naming its URL when it sends more or fewer bytes; with `if_match`, only while the object
-// keeps that ETag (else kCorrupt: it changed on the server).
-// `cancel` (optional, outliving the download) turning true ends it (kCancelled). The bytes go
-// to `at` of the file and on (`info.bytes` of them: one object of several in a file).
+// keeps that ETag (else kCorrupt: it changed on the server); the download's `cancelled` turning
+// true ends it (kCancelled). The bytes go to `at` of the file and on (`info.bytes` of them: one
+// object of several in a file).
 ShardDownload download_from(std::shared_ptr<const ObjectStore> store, std::string if_match = "",
-                            const std::atomic<bool>* cancel = nullptr, uint64_t at = 0);
+                            uint64_t at = 0);
 
 // Writes `size` bytes at `data` to `at` of the place they go (a file, a buffer).
 using RangeWriter = std::function<Status(uint64_t at, const char* data, size_t size)>;
@@ -42,11 +41,12 @@ inline constexpr uint64_t kCoalesceGap = uint64_t{256} << 10;
 // ranges at most kCoalesceGap apart in one GET.
 // Every error is one line naming the object's URL and `what` ("row group 3"): kCorrupt when a
 // range comes back as the whole object (status 200, not 206), with fewer bytes than asked, or
-// of an object of another size; get's errors (a 412: the object changed).
+// of an object of another size; get's errors (a 412: the object changed; `cancelled` turning
+// true: kCancelled).
 Status get_ranges(const ObjectStore& store, const std::string& name, uint64_t object_size,
                   const std::vector<FileRange>& ranges, const std::string& if_match,
                   const std::string& what, const RangeWriter& write,
-                  const std::atomic<bool>* cancel = nullptr);
+                  const std::function<bool()>& cancelled = nullptr);
 
 // A RangeWriter into the open file `fd`; errors name `what`.
 RangeWriter file_writer(int fd, std::string what);

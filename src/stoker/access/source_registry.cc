@@ -52,10 +52,11 @@ Result<const SourceSpec*> find_source(const std::string& name) {
       fmt::format("source '{}' is not one of {}", printable(name), fmt::join(names, ", ")));
 }
 
-Result<const SourceSpec*> source_for(const std::string& name, const std::string& location) {
+Result<const SourceSpec*> source_for(const std::string& name, const std::string& location,
+                                     const std::function<bool()>& cancelled) {
   if (name != "auto") return find_source(name);
   for (const SourceSpec& source : data_sources())
-    if (source.recognises && source.recognises(location)) return &source;
+    if (source.recognises && source.recognises(location, cancelled)) return &source;
   throw std::logic_error("no source recognises " + location + ": the last should take any");
 }
 

@@ -35,6 +35,8 @@ struct SourceOpening {
   // The reader's shuffle window, which the cache must hold (remote::kShardByShard, 0: all).
   int64_t shuffle_window = 0;
   Params params;  // the source's own, checked, defaults filled in
+  // Turns true when the opening is to end (kCancelled): a remote listing polls it. May be empty.
+  std::function<bool()> cancelled;
 };
 
 struct SourceSpec {
@@ -44,8 +46,10 @@ struct SourceSpec {
   // Where `auto` asks it, lower first; the first that recognises a location opens it.
   int auto_rank = 0;
   // Whether `auto` takes `location` (a path or URL) as this source's. It may look (list a
-  // folder, ask a server); a failure to look is a no. Null: only named.
-  std::function<bool(const std::string& location)> recognises;
+  // folder, ask a server; `cancelled`, which may be empty, ends that); a failure to look is a
+  // no. Null: only named.
+  std::function<bool(const std::string& location, const std::function<bool()>& cancelled)>
+      recognises;
   // The dataset at opening.location: one line naming it where it cannot be opened.
   std::function<Result<std::shared_ptr<const Dataset>>(const SourceOpening& opening)> open;
 };
@@ -54,8 +58,10 @@ struct SourceSpec {
 const std::vector<SourceSpec>& data_sources();
 // The source named `name`; kInvalidArgument naming the sources (and "auto") for another name.
 Result<const SourceSpec*> find_source(const std::string& name);
-// The source `name` names, or for "auto" the first that recognises `location`.
-Result<const SourceSpec*> source_for(const std::string& name, const std::string& location);
+// The source `name` names, or for "auto" the first that recognises `location` (`cancelled` as
+// SourceSpec::recognises takes it).
+Result<const SourceSpec*> source_for(const std::string& name, const std::string& location,
+                                     const std::function<bool()>& cancelled = nullptr);
 // The registry as JSON: [{"name", "doc", "auto_rank", "params": [ParamSpec as param_json.h]}].
 std::string sources_json();
 

@@ -37,7 +37,7 @@ TEST(SourceRegistry, EverySourceIsNamedOnceAndStokersFormatIsAutosLastWord) {
   }
   EXPECT_EQ(names, (std::vector<std::string>{"parquet", "webdataset", "imagefolder", "stoker"}));
   // The fallback takes whatever the others do not.
-  EXPECT_TRUE(data_sources().back().recognises("/no/such/thing"));
+  EXPECT_TRUE(data_sources().back().recognises("/no/such/thing", nullptr));
   for (size_t i = 1; i < data_sources().size(); ++i)
     EXPECT_LE(data_sources()[i - 1].auto_rank, data_sources()[i].auto_rank);
 }

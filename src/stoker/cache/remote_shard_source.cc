@@ -32,13 +32,14 @@ RemoteShardSource::RemoteShardSource(Manifest manifest, std::string location, Da
                              [](uint64_t sum, const ShardInfo& s) { return sum + s.bytes; })),
       location_(std::move(location)),
       cache_(std::move(cache)),
-      download_([this, inner = std::move(download)](const ShardInfo& info, int fd) {
+      download_([this, inner = std::move(download)](const ShardInfo& info, int fd,
+                                                    const std::function<bool()>& cancelled) {
         const int64_t start = steady_now_ns();
         const int running = ++downloads_;
         for (int most = most_downloads_.load(); running > most;) {
           if (most_downloads_.compare_exchange_weak(most, running)) break;
         }
-        Status status = inner(info, fd);
+        Status status = inner(info, fd, cancelled);
         --downloads_;
         if (status.is_ok()) {
           fetched_bytes_ += info.bytes;

@@ -44,7 +44,7 @@ struct Fixture {
                                             int prefetch_shards = 0) {
     auto cache = ShardCache::open(dir.path() + "/cache", budget).value_or_throw();
     DatasetCache ds = cache->dataset("0c", "s3://b/ds", manifest).value_or_throw();
-    ShardDownload download = [this](const ShardInfo& info, int fd) {
+    ShardDownload download = [this](const ShardInfo& info, int fd, const std::function<bool()>&) {
       std::string bytes = read_file(dir.path() + "/ds/" + info.file).value();
       {
         std::lock_guard<std::mutex> lock(mutex);

@@ -322,7 +322,7 @@ Result<CachedShard> DatasetCache::fetch(int shard, const ShardDownload& download
     if (downloading.is_ok()) {
       STOKER_ASSIGN_OR_RETURN(found, find(shard));  // finished while this one waited
       if (found) return std::move(*found);
-      return admit(shard, download, advice, admitted_once);
+      return admit(shard, download, advice, cancelled, admitted_once);
     }
     if (downloading.status().code() != StatusCode::kAlreadyExists) return downloading.status();
     admitted_once();  // another admits this one: this caller's turn is over
@@ -416,6 +416,7 @@ Status DatasetCache::make_room(int shard, const EvictionAdvice& advice, bool dis
 
 Result<CachedShard> DatasetCache::admit(int shard, const ShardDownload& download,
                                         const EvictionAdvice& advice,
+                                        const std::function<bool()>& cancelled,
                                         const std::function<void()>& admitted) const {
   static std::atomic<uint64_t> counter{0};
   const ShardInfo& info = shards_[shard];
@@ -453,7 +454,7 @@ Result<CachedShard> DatasetCache::admit(int shard, const ShardDownload& download
     }
   }
   if (admitted) admitted();
-  const Status downloaded = download(info, fd);
+  const Status downloaded = download(info, fd, cancelled);
   if (!downloaded.is_ok()) return discard(downloaded);
   struct stat st;
   if (::fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) != info.bytes) {

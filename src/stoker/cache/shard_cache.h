@@ -61,7 +61,10 @@ inline constexpr int kShardCacheLayout = 1;
 
 // Writes a shard's bytes into the open, preallocated file `fd` (pwrite at their offsets), e.g.
 // from an ObjectStore; a non-ok Status ends the fetch and what was written is discarded.
-using ShardDownload = std::function<Status(const ShardInfo& shard, int fd)>;
+// `cancelled` (may be empty; any of the download's threads may poll it) turning true ends the
+// download with kCancelled, promptly: a loader being stopped does not wait for a transfer.
+using ShardDownload =
+    std::function<Status(const ShardInfo& shard, int fd, const std::function<bool()>& cancelled)>;
 
 // What eviction knows about this dataset's future (from the loader's ShardSchedule): the next
 // use of each of its shards, by manifest index, and the use from which a shard is needed soon
@@ -107,7 +110,8 @@ class DatasetCache {
   // and sizes) when the budget cannot make room without evicting what is pinned or what
   // `advice` protects; kCorrupt naming the shard's URL when its bytes fail verification (nothing is
   // kept: the dataset changed on the server since its manifest was read, or is damaged there);
-  // kCancelled when `cancelled` turns true while waiting; the download's own Status.
+  // kCancelled when `cancelled` turns true while waiting or downloading (it is the download's);
+  // the download's own Status.
   // `admitted` (optional) is called at most once: when room is made for this caller's download,
   // before the transfer, or when another's download of the shard is found running. A caller
   // that admits shards in an order of its own waits for it (RemoteShardSource).
@@ -142,6 +146,7 @@ class DatasetCache {
   // preallocation found the disk full) also the disk's free space.
   Status make_room(int shard, const EvictionAdvice& advice, bool disk_full) const;
   Result<CachedShard> admit(int shard, const ShardDownload& download, const EvictionAdvice& advice,
+                            const std::function<bool()>& cancelled,
                             const std::function<void()>& admitted) const;
 
   std::shared_ptr<const ShardCache> cache_;

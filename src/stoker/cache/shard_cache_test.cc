@@ -40,7 +40,7 @@ struct Downloads {
   const Remote& remote;
   std::map<std::string, int> count;
   ShardDownload copy() {
-    return [this](const ShardInfo& info, int fd) {
+    return [this](const ShardInfo& info, int fd, const std::function<bool()>&) {
       ++count[info.file];
       const std::string bytes = read_file(remote.dir.path() + "/ds/" + info.file).value();
       return ::pwrite(fd, bytes.data(), bytes.size(), 0) == static_cast<ssize_t>(bytes.size())
@@ -108,7 +108,7 @@ TEST(ShardCacheTest, BadBytesAreRefusedBeforeUseAndNothingIsKept) {
   DatasetCache ds = cache->dataset("01", "s3://b/ds", remote.manifest).value_or_throw();
   const std::string good = remote.bytes(0);
   auto serve = [](std::string bytes) {
-    return [bytes](const ShardInfo&, int fd) {
+    return [bytes](const ShardInfo&, int fd, const std::function<bool()>&) {
       return ::pwrite(fd, bytes.data(), bytes.size(), 0) == static_cast<ssize_t>(bytes.size())
                  ? Status::ok()
                  : io_error("pwrite failed");
@@ -136,7 +136,10 @@ TEST(ShardCacheTest, BadBytesAreRefusedBeforeUseAndNothingIsKept) {
     EXPECT_TRUE(files_in(ds.dir() + "/tmp").empty());
   }
   Result<CachedShard> failed = ds.fetch(
-      0, [](const ShardInfo&, int) { return io_error("HTTP 503 after 10 attempts"); },
+      0,
+      [](const ShardInfo&, int, const std::function<bool()>&) {
+        return io_error("HTTP 503 after 10 attempts");
+      },
       EvictionAdvice());
   EXPECT_EQ(failed.status().message(), "HTTP 503 after 10 attempts");
   EXPECT_TRUE(files_in(ds.dir() + "/tmp").empty());
@@ -323,7 +326,7 @@ TEST(ShardCacheTest, ACachedShardWithADamagedRecordIsDownloadedAgainByTheNextRun
 
 // Appends a line to `log` (O_APPEND: atomic) per download, slowly.
 ShardDownload logged_download(const Remote& remote, const std::string& log, int delay_ms) {
-  return [&remote, log, delay_ms](const ShardInfo& info, int fd) {
+  return [&remote, log, delay_ms](const ShardInfo& info, int fd, const std::function<bool()>&) {
     const int log_fd = ::open(log.c_str(), O_WRONLY | O_APPEND | O_CREAT, 0644);
     (void)!::write(log_fd, "get\n", 4);
     ::close(log_fd);

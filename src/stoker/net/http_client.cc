@@ -69,9 +69,7 @@ double random_unit() {
   return std::uniform_real_distribution<double>(0.0, 1.0)(engine);
 }
 
-bool cancelled(const HttpRequest& request) {
-  return request.cancel != nullptr && request.cancel->load(std::memory_order_relaxed);
-}
+bool cancelled(const HttpRequest& request) { return request.cancelled && request.cancelled(); }
 
 bool starts_with_nocase(std::string_view text, std::string_view prefix) {
   return text.size() >= prefix.size() &&
@@ -106,7 +104,8 @@ struct Attempt {
   const ByteSink* sink = nullptr;
   uint64_t want_begin = 0;  // the object's bytes wanted: [want_begin, want_end)
   uint64_t want_end = kUnknownEnd;
-  uint64_t cursor = 0;  // bytes [want_begin, cursor) are in the sink
+  uint64_t cursor = 0;      // bytes [want_begin, cursor) are in the sink
+  uint64_t range_from = 0;  // the first byte of the Range this attempt asked (0: from the start)
   BodyUpload* upload = nullptr;
   // The current response (a redirect or a 100 Continue starts another).
   long status = 0;
@@ -268,6 +267,9 @@ class Transfer {
     const RetryPolicy policy(limits, seconds_now, random_unit);
     const double started = policy.now();
     std::string first_etag;
+    // Whether the server answered a Range from past the start with the whole object (200): it
+    // ignores Range, so a cut transfer cannot resume; the whole object is taken once, not again.
+    bool range_ignored = false;
     for (int attempt = 1;; ++attempt) {
       STOKER_RETURN_IF_ERROR(rewind());
       const CURLcode code =
@@ -277,6 +279,7 @@ class Transfer {
         return Status(StatusCode::kCancelled, request_.redacted_url + ": cancelled");
       }
       if (first_etag.empty() && success(state.status)) first_etag = state.etag;
+      if (state.range_from > 0 && state.status == 200) range_ignored = true;
       if (code == CURLE_OK && success(state.status) && state.size && method_ == Method::kGet &&
           state.want_end != kUnknownEnd && state.want_end > *state.size) {
         return corrupt(fmt::format("{}: bytes [{}, {}) asked of an object of {} bytes",
@@ -299,8 +302,9 @@ class Transfer {
       }
       const long status = outcome == CURLE_OK ? state.status : 0;
       const std::optional<double> delay =
-          policy.delay_before_retry(attempt, started, outcome, status);
-      if (!delay) return failure(outcome, state, attempt, policy.now() - started);
+          range_ignored ? std::nullopt
+                        : policy.delay_before_retry(attempt, started, outcome, status);
+      if (!delay) return failure(outcome, state, attempt, policy.now() - started, range_ignored);
       for (const double until = policy.now() + *delay; policy.now() < until;) {
         if (cancelled(request_)) {
           return Status(StatusCode::kCancelled, request_.redacted_url + ": cancelled");
@@ -355,7 +359,9 @@ class Transfer {
     if (!if_match.empty()) headers.add("If-Match: " + if_match);
     if (!request_.if_none_match.empty()) headers.add("If-None-Match: " + request_.if_none_match);
     std::string range;
+    state.range_from = 0;
     if (method_ == Method::kGet && (state.cursor > 0 || state.want_end != kUnknownEnd)) {
+      state.range_from = state.cursor;
       range = std::to_string(state.cursor) + "-" +
               (state.want_end == kUnknownEnd ? "" : std::to_string(state.want_end - 1));
       curl_easy_setopt(easy, CURLOPT_RANGE, range.c_str());
@@ -377,7 +383,8 @@ class Transfer {
     return code;
   }
 
-  Status failure(CURLcode code, const Attempt& state, int attempts, double seconds) const {
+  Status failure(CURLcode code, const Attempt& state, int attempts, double seconds,
+                 bool range_ignored) const {
     std::string what;
     StatusCode status_code = StatusCode::kIoError;
     if (code != CURLE_OK) {
@@ -399,6 +406,10 @@ class Transfer {
         !request_.denied_hint.empty()) {
       message += "; " + request_.denied_hint;
     }
+    if (range_ignored)
+      message +=
+          "; the server ignores Range (it sent the whole object to a request for bytes past its "
+          "start), so a cut transfer is not resumed";
     return Status(status_code, message);
   }
 

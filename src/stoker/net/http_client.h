@@ -5,15 +5,17 @@
 // - times out: connect 10 s; a stall (under 16 KiB/s for 30 s); a total limit when asked (the
 //   transfer's, retries included);
 // - retries what RetryPolicy says, a cut body resumed from the bytes received with `Range` and
-//   `If-Match` (the ETag first seen), a body the server sends whole again rewritten from 0;
-// - is cancelled within ~50 ms of `*cancel` turning true (a transfer is driven in 50 ms polls);
+//   `If-Match` (the ETag first seen); a server that ignores Range (a 200 with the whole object
+//   to a Range past its start) has the object rewritten from 0 once, and is not retried after
+//   that answer (its message says the server ignores Range);
+// - is cancelled within ~50 ms of `cancelled()` turning true (a transfer is driven in 50 ms
+//   polls, and so is the wait before a retry);
 // - fails with one line naming the redacted URL, the last status or transport error, and the
 //   attempts: `URL: HTTP 503 after 10 attempts over 41.2 s`. 404 and 410 are kNotFound, 412
 //   kCorrupt (the object changed since its ETag was read), a cancel kCancelled, the rest
 //   kIoError. An S3 error body adds only its <Code>; no message holds a header or a secret.
 // Thread-safe: any number of threads may run transfers on one client at once.
 
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -48,7 +50,8 @@ struct HttpRequest {
   // The whole transfer's limit, its retries included; 0: none (a stall still ends an attempt).
   double total_timeout_s = 0;
   std::string denied_hint;  // appended to a 401 or 403 message (where the keys came from)
-  const std::atomic<bool>* cancel = nullptr;
+  // Polled on the transfer's thread while it runs; true ends it (kCancelled). Empty: never.
+  std::function<bool()> cancelled;
 };
 
 struct HttpResponse {

@@ -5,7 +5,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <climits>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -284,7 +286,7 @@ TEST(HttpClient, ACancelEndsAnIdleTransferPromptly) {
   const Listener silent(true);  // accepts, never answers
   std::atomic<bool> cancel{false};
   HttpRequest request = request_for(silent.url());
-  request.cancel = &cancel;
+  request.cancelled = [&] { return cancel.load(); };
   Clock::time_point cancelled_at;
   std::thread canceller([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -306,7 +308,7 @@ TEST(HttpClient, ACancelBeforeTheStartSendsNothing) {
   const Listener silent(true);
   std::atomic<bool> cancel{true};
   HttpRequest request = request_for(silent.url());
-  request.cancel = &cancel;
+  request.cancelled = [&] { return cancel.load(); };
   StringSink out;
   Result<HttpResponse> response = client()->get(request, {}, out.sink());
   ASSERT_FALSE(response.is_ok());
@@ -332,6 +334,54 @@ TEST(HttpClient, AnEtagWithControlBytesIsDropped) {
     EXPECT_EQ(out.bytes, "body");
     EXPECT_EQ(response.value().etag, kept ? etag : "") << etag.size();
   }
+}
+
+// A server that ignores Range: the first answer is cut, the resumed request (Range from the
+// bytes received) gets a 200 with the whole object. `whole_from` is the answer from which the
+// body is sent whole (0: never). Past 10 answers it answers 404, which ends any client.
+testing::HostileHttpServer::Handler range_ignoring_server(const std::string& body,
+                                                          std::atomic<int>& answers,
+                                                          int whole_from) {
+  return [&body, &answers, whole_from](const testing::HostileRequest&) {
+    const int answer = ++answers;
+    if (answer > 10)
+      return testing::HostileResponse{testing::http_response("404 Not Found", "", "")};
+    std::string response = testing::http_response("200 OK", "ETag: \"v1\"\r\n", body);
+    if (whole_from == 0 || answer < whole_from) response.resize(response.size() - body.size() / 2);
+    return testing::HostileResponse{response};
+  };
+}
+
+// Retried without an attempt limit (STOKER_RETRY_SECONDS), a cut transfer that the server
+// answers with the whole object again is taken from its start once, not restarted for ever
+// (issue 66, H4): the next cut ends it, one line saying why.
+TEST(HttpClient, AServerIgnoringRangeIsNotRestartedForEver) {
+  const std::string body = random_bytes(64 * 1024, 3);
+  std::atomic<int> answers{0};
+  testing::HostileHttpServer server(range_ignoring_server(body, answers, 0));
+  HttpClientOptions options;
+  options.retry = {INT_MAX, 0.001, 0.002, 60};
+  StringSink out;
+  Result<HttpResponse> response =
+      client(options)->get(request_for(server.url() + "/x"), {}, out.sink());
+  ASSERT_FALSE(response.is_ok());
+  expect_one_line(response.status(), server.url() + "/x: ");
+  expect_one_line(response.status(), "after 2 attempts");
+  expect_one_line(response.status(), "the server ignores Range");
+  const std::vector<std::string> requests = server.requests();
+  ASSERT_EQ(requests.size(), 2u);
+}
+
+// The whole object sent again in answer to the resumed request is taken, from its start.
+TEST(HttpClient, AServerIgnoringRangeGivesTheWholeObjectOnceMore) {
+  const std::string body = random_bytes(64 * 1024, 4);
+  std::atomic<int> answers{0};
+  testing::HostileHttpServer server(range_ignoring_server(body, answers, 2));
+  StringSink out;
+  Result<HttpResponse> response = client()->get(request_for(server.url() + "/x"), {}, out.sink());
+  ASSERT_TRUE(response.is_ok()) << response.status().message();
+  EXPECT_EQ(response.value().attempts, 2);
+  EXPECT_TRUE(out.bytes == body);
 }
 
 // A total limit bounds the transfer, retries included (REMOTE-DESIGN.md: 60 s for manifests

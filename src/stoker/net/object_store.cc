@@ -284,22 +284,22 @@ void sort_unique(std::vector<std::string>& names) {
 
 Result<HttpResponse> ObjectStore::get(const std::string& name, std::optional<ByteRange> range,
                                       const ByteSink& sink, const std::string& if_match,
-                                      const std::atomic<bool>* cancel,
+                                      const std::function<bool()>& cancelled,
                                       const std::string& if_none_match,
                                       double total_timeout_s) const {
   HttpRequest r = request(name);
   r.total_timeout_s = total_timeout_s;
   r.if_match = if_match;
   r.if_none_match = if_none_match;
-  r.cancel = cancel;
+  r.cancelled = cancelled;
   return client_->get(r, range, sink);
 }
 
 Result<HttpResponse> ObjectStore::head(const std::string& name,
-                                       const std::atomic<bool>* cancel) const {
+                                       const std::function<bool()>& cancelled) const {
   HttpRequest r = request(name);
   r.total_timeout_s = kSmallRequestSeconds;
-  r.cancel = cancel;
+  r.cancelled = cancelled;
   return client_->head(r);
 }
 
@@ -354,9 +354,11 @@ Result<std::vector<std::string>> ObjectStore::list(const std::string& folder) co
   return names;
 }
 
-Result<FolderEntries> HttpStore::list_entries(const std::string& folder) const {
+Result<FolderEntries> HttpStore::list_entries(const std::string& folder,
+                                              const std::function<bool()>& cancelled) const {
   HttpRequest r = request(folder);
   r.total_timeout_s = kSmallRequestSeconds;
+  r.cancelled = cancelled;
   STOKER_ASSIGN_OR_RETURN(const std::string page, get_list_page(*client_, r));
   RemoteUrl listed = url_;
   if (!folder.empty()) listed.path = url_.object_key(folder.substr(0, folder.size() - 1));
@@ -380,7 +382,8 @@ HttpRequest S3Store::request(const std::string& name) const {
   return r;
 }
 
-Result<FolderEntries> S3Store::list_entries(const std::string& folder) const {
+Result<FolderEntries> S3Store::list_entries(const std::string& folder,
+                                            const std::function<bool()>& cancelled) const {
   const std::string prefix = url_.object_key(folder);
   // The query in SigV4's canonical form (libcurl signs it as given: REMOTE-DESIGN.md, section
   // 4): parameters sorted by name, values encoded with '/' too.
@@ -405,6 +408,7 @@ Result<FolderEntries> S3Store::list_entries(const std::string& folder) const {
             "delimiter=%2F&list-type=2&prefix=" + encoded(prefix);
     r.redacted_url = describe(folder);
     r.total_timeout_s = kSmallRequestSeconds;
+    r.cancelled = cancelled;
     STOKER_ASSIGN_OR_RETURN(const std::string body, get_list_page(*client_, r));
     STOKER_ASSIGN_OR_RETURN(S3ListPage page, parse_s3_list_page(body, r.redacted_url));
     for (ListedObject& object : page.objects) {

@@ -7,7 +7,7 @@
 // their redacted URL (s3://bucket/key, http://host/path). docs/REMOTE-DESIGN.md, sections 1 and 4.
 // Thread-safe: one store serves any number of threads.
 
-#include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -56,11 +56,11 @@ class ObjectStore {
   // kNotFound if there is no such object.
   Result<HttpResponse> get(const std::string& name, std::optional<ByteRange> range,
                            const ByteSink& sink, const std::string& if_match = "",
-                           const std::atomic<bool>* cancel = nullptr,
+                           const std::function<bool()>& cancelled = nullptr,
                            const std::string& if_none_match = "", double total_timeout_s = 0) const;
   // Object `name`'s size and ETag, within kSmallRequestSeconds.
   Result<HttpResponse> head(const std::string& name,
-                            const std::atomic<bool>* cancel = nullptr) const;
+                            const std::function<bool()>& cancelled = nullptr) const;
   // Writes object `name` from the file at `path`, or from `bytes`; kUnsupported for a
   // read-only store.
   virtual Result<HttpResponse> put_file(const std::string& name, const std::string& path) const;
@@ -71,8 +71,9 @@ class ObjectStore {
   // ending in '/'), relative to it, sorted: not those in folders below (list_entries' files).
   Result<std::vector<std::string>> list(const std::string& folder) const;
   // The objects and sub-folders directly in `folder` (as list's), with what the listing says of
-  // each object.
-  virtual Result<FolderEntries> list_entries(const std::string& folder) const = 0;
+  // each object; `cancelled` (may be empty) turning true ends it (kCancelled).
+  virtual Result<FolderEntries> list_entries(
+      const std::string& folder, const std::function<bool()>& cancelled = nullptr) const = 0;
   // Whether the store's container exists: S3's bucket (kNotFound naming it if not, or the
   // error of a HEAD of it); always for HTTP. S3 servers may create a missing bucket on a PUT
   // (SeaweedFS does), so an upload checks this first.
@@ -98,7 +99,8 @@ class HttpStore : public ObjectStore {
   // URL, parse_http_index_page), within kSmallRequestSeconds; kCorrupt naming the URL for a
   // page over 8 MiB or one parse_http_index_page refuses. Sub-folders are the links ending in
   // '/' (parse_http_index_entries).
-  Result<FolderEntries> list_entries(const std::string& folder) const override;
+  Result<FolderEntries> list_entries(
+      const std::string& folder, const std::function<bool()>& cancelled = nullptr) const override;
 
  private:
   HttpRequest request(const std::string& name) const override;
@@ -117,7 +119,8 @@ class S3Store : public ObjectStore {
   // kCorrupt for a key not directly in the folder ('/' or ".." after the prefix), a token given
   // twice or over 4 KiB, a page over 8 MiB; kIoError past 100,000 pages or 10 minutes. The
   // sub-folders are the listing's common prefixes; each object comes with its size and ETag.
-  Result<FolderEntries> list_entries(const std::string& folder) const override;
+  Result<FolderEntries> list_entries(
+      const std::string& folder, const std::function<bool()>& cancelled = nullptr) const override;
   Status check_bucket() const override;
 
  private:

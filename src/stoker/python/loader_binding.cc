@@ -25,6 +25,7 @@
 #include "stoker/python/busy_scope.h"
 #include "stoker/python/data_access_arguments.h"
 #include "stoker/python/dlpack_export.h"
+#include "stoker/python/interruptible.h"
 #include "stoker/python/op_binding.h"
 #include "stoker/python/pinned_allocator.h"
 #include "stoker/store/data_identity.h"
@@ -281,9 +282,13 @@ class BoundLoader {
               const std::string& source, const SourceParams& params)
       : shared_(std::make_shared<Shared>()) {
     install_mapped_read_fault_handler();  // again, if faulthandler (say) replaced it since import
-    py::gil_scoped_release no_gil;        // a URL's manifest is fetched
+    // A URL's manifest is fetched, a remote image folder listed: Ctrl-C stops it.
     shared_->dataset =
-        remote::open_dataset(path, access, shuffle_window, source, params).value_or_throw();
+        interruptible<Result<std::shared_ptr<const Dataset>>>(
+            [&](const std::function<bool()>& cancelled) {
+              return remote::open_dataset(path, access, shuffle_window, source, params, cancelled);
+            })
+            .value_or_throw();
   }
 
   // A mixture of datasets, each `parts`' (path, source, its parameters), read as one
@@ -293,16 +298,22 @@ class BoundLoader {
               const DataAccessOptions& access, int64_t shuffle_window, SourceParams mixture)
       : shared_(std::make_shared<Shared>()) {
     install_mapped_read_fault_handler();
-    std::vector<std::shared_ptr<const Dataset>> datasets;
-    {
-      py::gil_scoped_release no_gil;  // manifests are fetched, folders listed
-      for (const auto& [path, source, params] : parts)
-        datasets.push_back(
-            remote::open_dataset(path, access, shuffle_window, source, params).value_or_throw());
-      shared_->dataset =
-          Dataset::open(MixedShardSource::create(std::move(datasets)).value_or_throw())
-              .value_or_throw();
-    }
+    // Manifests are fetched, remote folders listed: Ctrl-C stops it.
+    shared_->dataset =
+        interruptible<Result<std::shared_ptr<const Dataset>>>(
+            [&](const std::function<bool()>& cancelled) -> Result<std::shared_ptr<const Dataset>> {
+              std::vector<std::shared_ptr<const Dataset>> datasets;
+              for (const auto& [path, source, params] : parts) {
+                STOKER_ASSIGN_OR_RETURN(
+                    std::shared_ptr<const Dataset> dataset,
+                    remote::open_dataset(path, access, shuffle_window, source, params, cancelled));
+                datasets.push_back(std::move(dataset));
+              }
+              STOKER_ASSIGN_OR_RETURN(std::shared_ptr<MixedShardSource> mixed,
+                                      MixedShardSource::create(std::move(datasets)));
+              return Dataset::open(std::move(mixed));
+            })
+            .value_or_throw();
     shared_->order = "mixture";
     shared_->order_params = std::move(mixture);
     shared_->order_text = order_text(shared_->order, shared_->order_params).value_or_throw();

@@ -20,13 +20,13 @@ class LocalFiles : public InPlaceFiles {
   const std::vector<std::string>& names() const override { return paths_; }
 
   Result<FileIdentity> identity(size_t file) const override {
-    STOKER_ASSIGN_OR_RETURN(OpenFile now, open(file));
+    STOKER_ASSIGN_OR_RETURN(OpenFile now, open(file, nullptr));
     return now.identity;
   }
 
   std::string key(size_t file) const override { return path_key(paths_[file]); }
 
-  Result<OpenFile> open(size_t file) const override {
+  Result<OpenFile> open(size_t file, const std::function<bool()>& /*cancelled*/) const override {
     const std::string& path = paths_[file];
     STOKER_ASSIGN_OR_RETURN(RegularFile opened, RegularFile::open(path));
     auto held = std::make_shared<RegularFile>(std::move(opened));
@@ -42,7 +42,7 @@ class LocalFiles : public InPlaceFiles {
 
 Result<std::string> InPlaceFiles::read_ranges(const FilePiece& piece) const {
   const std::string& name = names()[piece.file];
-  STOKER_ASSIGN_OR_RETURN(OpenFile opened, open(piece.file));
+  STOKER_ASSIGN_OR_RETURN(OpenFile opened, open(piece.file, nullptr));
   std::string bytes;
   for (const FileRange& range : piece.ranges) {
     const size_t at = bytes.size();

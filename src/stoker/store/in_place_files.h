@@ -61,8 +61,9 @@ class InPlaceFiles {
   virtual Result<FileIdentity> identity(size_t file) const = 0;
   // 16 hex digits naming file `file` in a cache folder (its absolute path's or URL's XXH3-64).
   virtual std::string key(size_t file) const = 0;
-  // File `file` open for reading: one line naming it when it cannot be read.
-  virtual Result<OpenFile> open(size_t file) const = 0;
+  // File `file` open for reading: one line naming it when it cannot be read; kCancelled when
+  // `cancelled` (may be empty) turns true while a remote file is downloaded for it.
+  virtual Result<OpenFile> open(size_t file, const std::function<bool()>& cancelled) const = 0;
   // The bytes of `piece`'s ranges, one after the other, read now (not kept: a footer). One line
   // naming the file (a remote one's URL) and the piece's `what` when they cannot all be read.
   virtual Result<std::string> read_ranges(const FilePiece& piece) const;
@@ -73,8 +74,9 @@ class InPlaceFiles {
     return Status::ok();
   }
   // Piece `index` of those declared, `piece`: read_ranges' bytes, through the cache for remote
-  // files; its errors.
-  virtual Result<std::string> read_piece(size_t /*index*/, const FilePiece& piece) const {
+  // files; its errors, and kCancelled as open's.
+  virtual Result<std::string> read_piece(size_t /*index*/, const FilePiece& piece,
+                                         const std::function<bool()>& /*cancelled*/) const {
     return read_ranges(piece);
   }
   // The files a reader needs next, soonest first (replacing the previous ones): remote files

@@ -12,7 +12,7 @@ void UnitReadSource::set_manifest(Manifest manifest) {
   units_.resize(manifest_.shards.size());
 }
 
-Result<ShardPin> UnitReadSource::acquire(int u, const std::function<bool()>& /*cancelled*/) {
+Result<ShardPin> UnitReadSource::acquire(int u, const std::function<bool()>& cancelled) {
   const auto start = std::chrono::steady_clock::now();
   MutexLock lock(mutex_);
   lock.wait(read_, [&]() STOKER_REQUIRES(mutex_) { return !units_[u].reading; });
@@ -21,7 +21,7 @@ Result<ShardPin> UnitReadSource::acquire(int u, const std::function<bool()>& /*c
     const UnitPass pass = unit_pass_;
     lock.unlock();
     std::map<uint64_t, std::string> bad;
-    Result<ShardReader> read = read_unit(u, bad);
+    Result<ShardReader> read = read_unit(u, bad, cancelled);
     std::string note;
     if (read.is_ok() && pass) read = pass(std::move(read).value(), note);
     lock.lock();

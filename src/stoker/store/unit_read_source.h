@@ -43,8 +43,10 @@ class UnitReadSource : public ShardSource, public std::enable_shared_from_this<U
   // Sets the manifest (its shards are the units) once, before any pin is asked for.
   void set_manifest(Manifest manifest);
   // Unit u's records, with the reasons of its bad records by global index in `bad`; an error
-  // when the unit cannot be read at all (acquire's).
-  virtual Result<ShardReader> read_unit(int u, std::map<uint64_t, std::string>& bad) const = 0;
+  // when the unit cannot be read at all (acquire's); kCancelled when acquire's `cancelled`
+  // turns true while its files are downloaded (InPlaceFiles::open).
+  virtual Result<ShardReader> read_unit(int u, std::map<uint64_t, std::string>& bad,
+                                        const std::function<bool()>& cancelled) const = 0;
   // The reason record `global` was found bad when read, or "" if it was not.
   std::string bad_reason(uint64_t global) const;
   // How many units units_ahead names (0, the default: it is not called).

@@ -75,6 +75,8 @@ class HostileHttpServer {
     std::lock_guard<std::mutex> lock(mutex_);
     return lines_;
   }
+  // The responses whose client went away before they were sent whole (a send failed).
+  int abandoned() const { return abandoned_; }
 
  private:
   void accept_loop() {
@@ -117,7 +119,10 @@ class HostileHttpServer {
     const size_t chunk = response.chunk == 0 ? response.bytes.size() : response.chunk;
     for (size_t at = 0; at < response.bytes.size() && !stopping_; at += chunk) {
       const std::string_view part = std::string_view(response.bytes).substr(at, chunk);
-      if (::send(client, part.data(), part.size(), MSG_NOSIGNAL) < 0) break;
+      if (::send(client, part.data(), part.size(), MSG_NOSIGNAL) < 0) {
+        ++abandoned_;
+        break;
+      }
       if (at + chunk < response.bytes.size()) std::this_thread::sleep_for(response.pause);
     }
     std::lock_guard<std::mutex> lock(mutex_);
@@ -130,6 +135,7 @@ class HostileHttpServer {
   int fd_ = -1;
   int port_ = 0;
   std::atomic<bool> stopping_{false};
+  std::atomic<int> abandoned_{0};
   std::thread acceptor_;
   mutable std::mutex mutex_;
   std::vector<int> open_;

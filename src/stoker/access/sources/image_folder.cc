@@ -18,7 +18,8 @@ using namespace remote;  // the access and net layers' names
 
 Result<std::shared_ptr<const Dataset>> open_remote_image_folder(const SourceOpening& opening) {
   const DataAccessOptions& access = *opening.access;
-  STOKER_ASSIGN_OR_RETURN(RemoteImageFolder folder, list_remote_image_folder(opening.location));
+  STOKER_ASSIGN_OR_RETURN(RemoteImageFolder folder,
+                          list_remote_image_folder(opening.location, opening.cancelled));
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ShardCache> cache, open_cache(access));
   RemoteFilesOptions fetching;
   fetching.policy = access.cache_policy;
@@ -49,7 +50,7 @@ Result<std::shared_ptr<const Dataset>> open_image_folder(const SourceOpening& op
 
 // A local image folder (is_image_folder), or a folder URL (ending in '/') with no
 // dataset's manifest whose listing holds folders.
-bool is_image_folder_at(const std::string& location) {
+bool is_image_folder_at(const std::string& location, const std::function<bool()>& cancelled) {
   if (!is_remote_url(location)) return is_image_folder(location);
   if (location.back() != '/') return false;
   Result<RemoteUrl> url = parse_remote_url(location);
@@ -58,7 +59,7 @@ bool is_image_folder_at(const std::string& location) {
   if (!store.is_ok()) return false;
   Result<bool> dataset = exists(*store.value(), kManifestName);
   if (!dataset.is_ok() || dataset.value()) return false;
-  Result<bool> folder = is_remote_image_folder(location);
+  Result<bool> folder = is_remote_image_folder(location, cancelled);
   return folder.is_ok() && folder.value();
 }
 

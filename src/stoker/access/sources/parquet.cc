@@ -56,7 +56,7 @@ SourceSpec parquet() {
       ParamSpec::text("label_column", "label", "the class: an integer column"),
   };
   spec.auto_rank = 10;
-  spec.recognises = [](const std::string& location) {
+  spec.recognises = [](const std::string& location, const std::function<bool()>&) {
     return is_remote_url(location) ? looks_like_remote_parquet(location)
                                    : is_parquet_path(location);
   };

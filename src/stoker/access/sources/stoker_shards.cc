@@ -48,7 +48,7 @@ SourceSpec stoker_shards() {
       "a dataset in stoker's format (convert, write): a directory, or an s3:// or http(s):// URL "
       "read through the shard cache";
   spec.auto_rank = 100;
-  spec.recognises = [](const std::string&) { return true; };
+  spec.recognises = [](const std::string&, const std::function<bool()>&) { return true; };
   spec.open = open_stoker_shards;
   return spec;
 }

@@ -46,7 +46,7 @@ SourceSpec webdataset() {
       "WebDataset tars (a tar, a folder of them, a brace pattern, several a line; or URLs), "
       "read in place, their members fields";
   spec.auto_rank = 20;
-  spec.recognises = [](const std::string& location) {
+  spec.recognises = [](const std::string& location, const std::function<bool()>&) {
     return is_remote_url(location) ? looks_like_remote_webdataset(location)
                                    : looks_like_webdataset(location);
   };

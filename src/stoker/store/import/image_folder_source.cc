@@ -92,15 +92,16 @@ std::string ImageFolderSource::describe() const {
                      listing_.samples.size(), listing_.classes.size());
 }
 
-Result<ShardReader> ImageFolderSource::read_unit(int u,
-                                                 std::map<uint64_t, std::string>& bad) const {
+Result<ShardReader> ImageFolderSource::read_unit(int u, std::map<uint64_t, std::string>& bad,
+                                                 const std::function<bool()>& cancelled) const {
   static const ImageRecordFields fields = ImageRecordFields::find(manifest().schema).value();
   std::vector<std::vector<uint8_t>> records;
   for (uint64_t i = unit_starts_[u]; i < unit_starts_[u + 1]; ++i) {
     const ImageFolderSample& sample = listing_.samples[i];
     ImageRecordValues values;
     values.label = sample.label;
-    Result<std::string> file = read_sample(i);
+    Result<std::string> file = read_sample(i, cancelled);
+    if (file.status().code() == StatusCode::kCancelled) return file.status();  // no bad record
     if (file.is_ok()) {
       values.original = {reinterpret_cast<const uint8_t*>(file.value().data()),
                          file.value().size()};
@@ -122,7 +123,8 @@ Result<ShardReader> ImageFolderSource::read_unit(int u,
   return ShardReader::in_memory(listing_.samples[unit_starts_[u]].path, manifest().schema, records);
 }
 
-Result<std::string> ImageFolderSource::read_sample(uint64_t i) const {
+Result<std::string> ImageFolderSource::read_sample(uint64_t i,
+                                                   const std::function<bool()>& cancelled) const {
   const std::string& path = listing_.samples[i].path;
   if (!files_) {
     Result<std::string> file = read_file(path, kMaxImageFileBytes);
@@ -134,7 +136,7 @@ Result<std::string> ImageFolderSource::read_sample(uint64_t i) const {
   const auto without_path = [&](const Status& status) {
     return Status(status.code(), image_file_read_error(status, path));
   };
-  Result<OpenFile> open = files_->open(i);
+  Result<OpenFile> open = files_->open(i, cancelled);
   if (!open.is_ok()) return without_path(open.status());
   const uint64_t size = open.value().identity.size;
   if (size > kMaxImageFileBytes)

@@ -73,11 +73,13 @@ class ImageFolderSource : public UnitReadSource {
                                                             ImageFolderListing listing,
                                                             const ImageFolderSourceOptions& options,
                                                             const InPlaceFiles* files);
-  Result<ShardReader> read_unit(int u, std::map<uint64_t, std::string>& bad) const override;
+  Result<ShardReader> read_unit(int u, std::map<uint64_t, std::string>& bad,
+                                const std::function<bool()>& cancelled) const override;
   void units_ahead(const std::vector<int>& units) override;
   void reads_planned(std::function<int64_t(int unit)> next_read, int64_t position) override;
-  // Sample i's file's bytes, or why they cannot be read (one line, without its path).
-  Result<std::string> read_sample(uint64_t i) const;
+  // Sample i's file's bytes, or why they cannot be read (one line, without its path); kCancelled
+  // as read_unit's.
+  Result<std::string> read_sample(uint64_t i, const std::function<bool()>& cancelled) const;
 
   std::string root_;
   ImageFolderSourceOptions options_;

@@ -354,7 +354,8 @@ std::string ParquetSource::describe() const {
                      manifest().records);
 }
 
-Result<ShardReader> ParquetSource::read_unit(int u, std::map<uint64_t, std::string>& bad) const {
+Result<ShardReader> ParquetSource::read_unit(int u, std::map<uint64_t, std::string>& bad,
+                                             const std::function<bool()>& cancelled) const {
   static const ImageRecordFields fields = ImageRecordFields::find(manifest().schema).value();
   const Group& unit = groups_[u];
   const File& file = files_[unit.file];
@@ -374,7 +375,7 @@ Result<ShardReader> ParquetSource::read_unit(int u, std::map<uint64_t, std::stri
   const bool same = now.is_ok() && now.value() == file.identity;
   std::shared_ptr<arrow::Buffer> bytes;
   if (same) {
-    STOKER_ASSIGN_OR_RETURN(std::string piece, in_place_->read_piece(u, pieces_[u]));
+    STOKER_ASSIGN_OR_RETURN(std::string piece, in_place_->read_piece(u, pieces_[u], cancelled));
     bytes = arrow::Buffer::FromString(std::move(piece));
   }
   // The reader of column `leaf`, its chunk at `at` of the piece's bytes.

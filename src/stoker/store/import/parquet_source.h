@@ -88,7 +88,8 @@ class ParquetSource : public UnitReadSource {
     bool paths = false;      // its image's path column read too (its piece's third range)
   };
   ParquetSource() = default;
-  Result<ShardReader> read_unit(int u, std::map<uint64_t, std::string>& bad) const override;
+  Result<ShardReader> read_unit(int u, std::map<uint64_t, std::string>& bad,
+                                const std::function<bool()>& cancelled) const override;
   void units_ahead(const std::vector<int>& units) override;
   void reads_planned(std::function<int64_t(int unit)> next_read, int64_t position) override;
   // "FILE: row R (row group G)" of global record `global` in unit u.

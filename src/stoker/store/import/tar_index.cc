@@ -134,7 +134,7 @@ Result<TarIndex> decode_tar_index(ByteSpan bytes, const std::string& path) {
 Result<TarIndex> tar_index_of(const InPlaceFiles& files, size_t tar, const std::string& cache_dir) {
   const std::string& name = files.names()[tar];
   auto build = [&]() -> Result<TarIndex> {
-    STOKER_ASSIGN_OR_RETURN(OpenFile opened, files.open(tar));
+    STOKER_ASSIGN_OR_RETURN(OpenFile opened, files.open(tar, nullptr));
     return build_tar_index(name, opened.fd, opened.identity);
   };
   if (cache_dir.empty()) return build();

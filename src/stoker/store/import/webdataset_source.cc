@@ -115,10 +115,11 @@ std::string WebDatasetSource::describe() const {
       fields_.left_out.empty() ? "" : "; left out: ", fmt::join(fields_.left_out, ", "));
 }
 
-Result<ShardReader> WebDatasetSource::read_unit(int u, std::map<uint64_t, std::string>& bad) const {
+Result<ShardReader> WebDatasetSource::read_unit(int u, std::map<uint64_t, std::string>& bad,
+                                                const std::function<bool()>& cancelled) const {
   const Schema& schema = manifest().schema;
   const TarIndex& index = tars_[u];
-  STOKER_ASSIGN_OR_RETURN(OpenFile tar, files_->open(u));
+  STOKER_ASSIGN_OR_RETURN(OpenFile tar, files_->open(u, cancelled));
   const bool changed = !(tar.identity == index.identity);
   const size_t first_extra = schema.fields().size() - fields_.fields.size();
   RecordEncoder encoder(schema);

@@ -66,7 +66,8 @@ class WebDatasetSource : public UnitReadSource {
 
  private:
   WebDatasetSource() = default;
-  Result<ShardReader> read_unit(int u, std::map<uint64_t, std::string>& bad) const override;
+  Result<ShardReader> read_unit(int u, std::map<uint64_t, std::string>& bad,
+                                const std::function<bool()>& cancelled) const override;
   void units_ahead(const std::vector<int>& units) override;
   void reads_planned(std::function<int64_t(int unit)> next_read, int64_t position) override;
 
