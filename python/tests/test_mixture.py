@@ -1,7 +1,10 @@
 """stoker.Mixture: sources mixed by weight (the "mixture" order, docs/DESIGN.md contract 13).
 Each epoch holds exactly each source's share, every sample of a source once before any twice;
 the same batches for any workers, ranks sharing the epoch exactly once, an exact resume that
-refuses another mixture, sources of other fields refused; sources of different kinds mixed."""
+refuses another mixture, sources of other fields refused; sources of different kinds, and
+remote ones, mixed."""
+
+import shutil
 
 import numpy as np
 import pytest
@@ -117,3 +120,15 @@ def test_sources_of_different_kinds_mix(tmp_path):
     checksums = [c for batch in loader for c in batch["original_checksum"].tolist()]
     # 15 of each: the folder's files and the tars' members are the same 23 images.
     assert len(checksums) == 30 and len(set(checksums)) >= 15
+
+
+def test_a_remote_source_mixes_as_its_local_copy(parts, nginx_server, tmp_path):
+    """A dataset at a URL (its shards pinned through the cache) beside a local one: the local
+    mixture's batches, with 0 and 2 workers."""
+    import shutil
+    shutil.copytree(parts[1], nginx_server.root / "b")
+    local = labels(mixed(parts))
+    for workers in (0, 2):
+        remote = mixed([parts[0], f"{nginx_server.url}/b"], workers=workers,
+                       cache_dir=str(tmp_path / "cache"))
+        assert labels(remote) == local

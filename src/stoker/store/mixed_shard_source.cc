@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <mutex>
 #include <utility>
 
 namespace stoker {
@@ -88,7 +89,11 @@ Result<ShardPins> MixedShardSource::pin_part(size_t p, const std::vector<int>& s
   ShardPins out;
   for (ShardPin& pin : pins) {
     const int global = first_shard_[p] + pin.shard();
-    readers_[global] = part.source().readers()[pin.shard()];
+    // Changed only while no pin of the shard is held (a pinned shard keeps its reader), so
+    // readers of the entry never see it change under them.
+    const ShardReader* reader = part.source().readers()[pin.shard()];
+    std::lock_guard<std::mutex> lock(readers_mutex_);
+    if (readers_[global] != reader) readers_[global] = reader;
     out.emplace_back(global, std::make_shared<ShardPin>(std::move(pin)));
   }
   return out;

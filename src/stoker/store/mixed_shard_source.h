@@ -7,6 +7,7 @@
 // all are the same, else none. Thread-safety: as its parts'.
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -52,7 +53,8 @@ class MixedShardSource : public ShardSource {
   std::vector<int> first_shard_;  // each part's first shard, then the shard count
   Manifest manifest_;
   std::string location_;
-  std::vector<const ShardReader*> readers_;
+  std::vector<const ShardReader*> readers_;  // a pinned part shard's, set by pin_part
+  std::mutex readers_mutex_;                 // pin_part's writes
   bool needs_pins_ = false;
 };
 
