@@ -125,7 +125,6 @@ def test_sources_of_different_kinds_mix(tmp_path):
 def test_a_remote_source_mixes_as_its_local_copy(parts, nginx_server, tmp_path):
     """A dataset at a URL (its shards pinned through the cache) beside a local one: the local
     mixture's batches, with 0 and 2 workers."""
-    import shutil
     shutil.copytree(parts[1], nginx_server.root / "b")
     local = labels(mixed(parts))
     for workers in (0, 2):
