@@ -18,7 +18,6 @@ from stoker import _device, _stoker
 from stoker._data_access import data_access
 from stoker._paths import native_path
 from stoker.sources import as_source
-from stoker._stoker_order import stoker_order
 from stoker._dataset_view import LoaderDataset
 from stoker._batch_transforms import native_call
 from stoker._joint_python import joint_units
@@ -681,7 +680,7 @@ class NativeLoader:
         over the dataset given yields them (a Subset's positions)."""
         if self._order_of is not None:
             return self._order_of.positions(epoch)[0]
-        return stoker_order(len(self._native), self._native.options, epoch)[0]
+        return self._native.indices(epoch)
 
     def set_epoch(self, epoch: int) -> None:
         """Makes every later ``for batch in loader`` iterate epoch `epoch` (DistributedSampler's

@@ -49,6 +49,15 @@ def test_the_batch_says_each_samples_source(parts):
     assert image.shape == (8, 1, 2, 2) and label.shape == (8,)
 
 
+def test_the_loaders_sampler_gives_the_mixtures_indices(parts):
+    loader = mixed(parts, shuffle=True)
+    loader.set_epoch(2)
+    indices = list(loader.sampler)
+    assert len(loader.sampler) == len(indices) == 53
+    # Part a's records are indices 0..39 (label = index), b's 40..139 (label 1000 + index - 40).
+    assert [i if i < 40 else 1000 + i - 40 for i in indices] == labels(loader)
+
+
 def torch_equal(a, b):
     return bool((a == b).all())
 

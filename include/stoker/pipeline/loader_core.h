@@ -163,6 +163,9 @@ class LoaderCore {
   Epoch epoch(int64_t e, ExplicitBatches batches);
   // Batches per epoch on this rank (from the epoch start).
   int64_t batches_per_epoch() const;
+  // This rank's plan of epoch `e` from its start: the indices epoch(e) reads, in its order
+  // (whatever the order: a mixture's too). Throws Error (kInvalidArgument) for e < 0.
+  EpochPlan plan(int64_t e) const;
   // Where the loader is: the epoch of the last batch delivered and the global position after it
   // (or the next epoch at position 0 once an epoch is complete).
   LoaderState state() const { return state_; }

@@ -186,6 +186,8 @@ int64_t LoaderCore::batches_per_epoch() const {
   return make_sampler(*dataset_, options_).num_batches();
 }
 
+EpochPlan LoaderCore::plan(int64_t e) const { return make_sampler(*dataset_, options_).plan(e); }
+
 std::optional<TuningReport> LoaderCore::tuning() const {
   if (!tuner_) return std::nullopt;
   return tuner_->report();

@@ -1,6 +1,7 @@
 #include "stoker/python/loader_binding.h"
 
 #include <fmt/format.h>
+#include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 #include <unistd.h>
 
@@ -462,6 +463,15 @@ class BoundLoader {
 
   int64_t batches_per_epoch() const { return configured(*shared_).batches_per_epoch(); }
 
+  // This rank's indices of epoch `epoch`, in the loader's order (int64 [samples]).
+  py::array_t<int64_t> indices(int64_t epoch) const {
+    const EpochPlan plan = configured(*shared_).plan(epoch);
+    const IndexSpan all = plan.sequence();
+    py::array_t<int64_t> out(static_cast<py::ssize_t>(all.size));
+    std::copy(all.begin(), all.end(), out.mutable_data());
+    return out;
+  }
+
   py::tuple state() const {
     BusyScope busy(shared_->busy, kLoaderBusy);
     const LoaderState s = configured(*shared_).state();
@@ -702,6 +712,7 @@ void register_loader(py::module_& module) {
       .def_property_readonly("fields", &BoundLoader::fields)
       .def_property_readonly("variable_fields", &BoundLoader::variable_fields)
       .def("batches_per_epoch", &BoundLoader::batches_per_epoch)
+      .def("indices", &BoundLoader::indices, "epoch"_a)
       .def("state", &BoundLoader::state)
       .def("restore", &BoundLoader::restore, py::kw_only(), "seed"_a, "epoch"_a, "position"_a,
            "shuffle_window"_a, "ra_reps"_a)
