@@ -4,6 +4,7 @@ the same batches for any workers, ranks sharing the epoch exactly once, an exact
 refuses another mixture, sources of other fields refused; sources of different kinds, and
 remote ones, mixed."""
 
+import collections
 import shutil
 
 import numpy as np
@@ -110,8 +111,9 @@ def test_sources_of_other_fields_and_bad_weights_are_one_line(parts, tmp_path):
         mixed([parts[0], tmp_path / "c"])
     with pytest.raises(ValueError, match="order 'mixture': 3 weights for 2 sources"):
         mixed(parts, weights=[1, 2, 3])
-    with pytest.raises(ValueError, match="order 'mixture': weights must be"):
-        mixed(parts, weights=[1, -1])
+    for bad in ([1, -1], [1, float("nan")], [0, 1]):
+        with pytest.raises(ValueError, match="order 'mixture': weights must be"):
+            mixed(parts, weights=bad)
     with pytest.raises(ValueError, match="two or more sources"):
         stoker.Mixture([parts[0]])
     with pytest.raises(ValueError, match="source 1 .* has transforms; give them to the Mixture"):
@@ -140,3 +142,48 @@ def test_a_remote_source_mixes_as_its_local_copy(parts, nginx_server, tmp_path):
         remote = mixed([parts[0], f"{nginx_server.url}/b"], workers=workers,
                        cache_dir=str(tmp_path / "cache"))
         assert labels(remote) == local
+
+
+def checkpoint_on(parts, weights, world):
+    """What `world` ranks deliver of epoch 1 in their first two batches each, and rank 0's
+    state_dict then."""
+    delivered, state = [], None
+    for rank in range(world):
+        loader = mixed(parts, weights=weights, batch_size=4, rank=rank, world_size=world)
+        loader.set_epoch(1)
+        iterator = iter(loader)
+        delivered += [int(x) for _ in range(2) for x in next(iterator)["label"]]
+        if rank == 0:
+            state = loader.state_dict()
+    return delivered, state
+
+
+def resumed_on(parts, weights, world, state):
+    """What `world` ranks (2 workers each) deliver of the rest of the epoch from `state`."""
+    delivered = []
+    for rank in range(world):
+        loader = mixed(parts, weights=weights, batch_size=4, rank=rank, world_size=world,
+                       workers=2)
+        loader.load_state_dict(state)
+        loader.set_epoch(1)
+        delivered += labels(loader)
+    return delivered
+
+
+@pytest.mark.parametrize("weights", [[1, 1], [3, 1], [1, 4]])
+@pytest.mark.parametrize("resume", [(1, 2), (3, 2), (2, 3)])
+def test_ranks_resumed_on_another_world_size_deliver_the_epoch_once(parts, weights, resume):
+    """Property: for weights x world sizes N -> M (0 workers, then 2), what every rank received
+    before the checkpoint (on N) and after it (on M) is the epoch's samples, each once, but for
+    the padding that ends the deal (fewer than M, repeating the epoch's first)."""
+    whole = mixed(parts, weights=weights, batch_size=4, workers=0)
+    whole.set_epoch(1)
+    whole = labels(whole)
+    before, state = checkpoint_on(parts, weights, resume[0])
+    assert sorted(before) == sorted(whole[:state["position"]])
+    delivered = before + resumed_on(parts, weights, resume[1], state)
+    padding = len(delivered) - len(whole)
+    assert 0 <= padding < resume[1]
+    assert collections.Counter(delivered) - collections.Counter(whole) == \
+        collections.Counter(whole[:padding])
+    assert set(delivered) == set(whole)
