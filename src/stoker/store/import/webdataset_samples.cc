@@ -29,9 +29,9 @@ std::string lower(std::string text) {
 }  // namespace
 
 std::optional<size_t> WebDatasetSample::member(const std::string& field) const {
-  for (const auto& [name, index] : fields)
-    if (name == field) return index;
-  return std::nullopt;
+  const auto found = fields.find(field);
+  if (found == fields.end()) return std::nullopt;
+  return found->second;
 }
 
 // The regular expression ^((?:.*/|)[^.]+)[.]([^/]*)$, as Python's re matches it: the prefix
@@ -75,12 +75,18 @@ std::vector<WebDatasetSample> group_samples(const TarListing& listing) {
             fmt::format("member {}: key {} again (a duplicate key)", m.name, key);
     }
     WebDatasetSample& sample = samples.back();
+    if (sample.fields.size() == kMaxSampleMembers) {  // a bad record, its members not kept
+      if (sample.problem.empty())
+        sample.problem = fmt::format("member {}: sample {} has more than {} members", m.name, key,
+                                     kMaxSampleMembers);
+      continue;
+    }
     const std::string name = lower(field);
-    if (sample.problem.empty() && sample.member(name))
+    const bool second = !sample.fields.emplace(name, i).second;
+    if (sample.problem.empty() && second)
       sample.problem = fmt::format("member {}: a second {} of sample {}", m.name, name, key);
     if (sample.problem.empty() && !m.unsupported.empty())
       sample.problem = fmt::format("member {}: {}, not a file", m.name, m.unsupported);
-    sample.fields.emplace_back(name, i);
   }
   if (listing.damage.empty()) return samples;
   // A member cut short spoils the sample it belongs to; other damage is a record of its own.

@@ -6,10 +6,12 @@
 // form `__NAME__` (its metadata), directories. Stricter than webdataset, so that nothing is
 // dropped unseen, these are samples with a problem (a bad record, named by tar and member): a
 // member whose name has no key, a field twice in a sample, a key seen earlier in the tar (a
-// duplicate key), a member that is not a regular file, and the listing's damage (the last
+// duplicate key), a member that is not a regular file, a sample of more than kMaxSampleMembers
+// members (each a field: its schema would be as wide), and the listing's damage (the last
 // sample's problem where it cuts that sample's member short, else a sample of its own). Functions;
 // thread-safe.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -19,10 +21,12 @@
 
 namespace stoker {
 
+inline constexpr size_t kMaxSampleMembers = 1024;
+
 struct WebDatasetSample {
   std::string key;
-  std::vector<std::pair<std::string, size_t>> fields;  // field -> member index, in tar order
-  std::string problem;  // "" or why the sample is a bad record, naming the member
+  std::map<std::string, size_t> fields;  // field -> member index (a sample may hold thousands)
+  std::string problem;                   // "" or why the sample is a bad record, naming the member
   // The member of `field`, or nullopt.
   std::optional<size_t> member(const std::string& field) const;
 };

@@ -96,5 +96,24 @@ TEST(WebDatasetSamples, AMemberCutShortSpoilsItsSample) {
   EXPECT_EQ(samples[2].problem, "member b.jpg: cut short");
 }
 
+// A sample of 20,000 members is a bad record, its members past kMaxSampleMembers not kept: its
+// fields would make a schema as wide (issue 66, M8: a 40 s open before). One within the bound
+// keeps each field once, found without scanning the sample.
+TEST(WebDatasetSamples, ASampleOfTooManyMembersIsABadRecordOfBoundedSize) {
+  std::vector<std::string> names;
+  for (int f = 0; f < 20000; ++f) names.push_back("s/0.f" + std::to_string(f));
+  const auto many = group_samples(listing_of(names));
+  ASSERT_EQ(many.size(), 1u);
+  EXPECT_EQ(many[0].fields.size(), kMaxSampleMembers);
+  EXPECT_EQ(many[0].problem, "member s/0.f1024: sample s/0 has more than 1024 members");
+  names.resize(kMaxSampleMembers - 1);
+  names.push_back("s/0.f123");  // a second f123
+  const auto bound = group_samples(listing_of(names));
+  ASSERT_EQ(bound.size(), 1u);
+  EXPECT_EQ(bound[0].member("f1022"), 1022u);
+  EXPECT_EQ(bound[0].member("f123"), 123u);  // the first of the two
+  EXPECT_EQ(bound[0].problem, "member s/0.f123: a second f123 of sample s/0");
+}
+
 }  // namespace
 }  // namespace stoker
