@@ -4,18 +4,25 @@
 
 #include <cstring>
 #include <limits>
-#include <utility>
 
 #include "stoker/store/import/npy_header.h"
 
 namespace stoker {
 namespace {
 
-// The token types of .npy descrs (numpy writes little-endian ones with '<', bytes with '|').
-constexpr std::pair<const char*, TokenType> kNpyTypes[] = {
-    {"|u1", TokenType::kUint8}, {"|i1", TokenType::kInt8},   {"<u2", TokenType::kUint16},
-    {"<i2", TokenType::kInt16}, {"<u4", TokenType::kUint32}, {"<i4", TokenType::kInt32},
-    {"<i8", TokenType::kInt64}, {"<u8", TokenType::kUint64}};
+// Each token type's size, numpy name and .npy descr (numpy writes little-endian ones with '<',
+// single bytes with '|'), in TokenType's order.
+struct TokenTypeInfo {
+  TokenType type;
+  size_t size;
+  const char* name;
+  const char* descr;
+};
+constexpr TokenTypeInfo kTokenTypes[] = {
+    {TokenType::kUint8, 1, "uint8", "|u1"},   {TokenType::kInt8, 1, "int8", "|i1"},
+    {TokenType::kUint16, 2, "uint16", "<u2"}, {TokenType::kInt16, 2, "int16", "<i2"},
+    {TokenType::kUint32, 4, "uint32", "<u4"}, {TokenType::kInt32, 4, "int32", "<i4"},
+    {TokenType::kInt64, 8, "int64", "<i8"},   {TokenType::kUint64, 8, "uint64", "<u8"}};
 
 // Widens tokens of type T; a signed one below 0 or an unsigned one above int64's range is bad.
 template <typename T>
@@ -36,45 +43,9 @@ std::optional<BadToken> widen(const uint8_t* bytes, size_t n, int64_t* out) {
 
 }  // namespace
 
-size_t token_type_size(TokenType type) {
-  switch (type) {
-    case TokenType::kUint8:
-    case TokenType::kInt8:
-      return 1;
-    case TokenType::kUint16:
-    case TokenType::kInt16:
-      return 2;
-    case TokenType::kUint32:
-    case TokenType::kInt32:
-      return 4;
-    case TokenType::kInt64:
-    case TokenType::kUint64:
-      return 8;
-  }
-  return 1;
-}
+size_t token_type_size(TokenType type) { return kTokenTypes[static_cast<size_t>(type)].size; }
 
-const char* token_type_name(TokenType type) {
-  switch (type) {
-    case TokenType::kUint8:
-      return "uint8";
-    case TokenType::kInt8:
-      return "int8";
-    case TokenType::kUint16:
-      return "uint16";
-    case TokenType::kInt16:
-      return "int16";
-    case TokenType::kUint32:
-      return "uint32";
-    case TokenType::kInt32:
-      return "int32";
-    case TokenType::kInt64:
-      return "int64";
-    case TokenType::kUint64:
-      return "uint64";
-  }
-  return "?";
-}
+const char* token_type_name(TokenType type) { return kTokenTypes[static_cast<size_t>(type)].name; }
 
 void TokenLayout::append(uint64_t offset, uint64_t count) {
   if (count == 0) return;
@@ -104,9 +75,9 @@ Result<TokenLayout> npy_token_layout(const std::string& name, ByteSpan head, uin
   const NpyHeader& header = parsed.value();
   TokenLayout layout;
   bool known = false;
-  for (const auto& [descr, type] : kNpyTypes) {
-    if (header.descr != descr) continue;
-    layout.type = type;
+  for (const TokenTypeInfo& info : kTokenTypes) {
+    if (header.descr != info.descr) continue;
+    layout.type = info.type;
     known = true;
   }
   if (!known)
