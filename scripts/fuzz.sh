@@ -23,6 +23,8 @@
 #          (tar_fuzz; seeds: tar_fuzz_seeds; no dictionary)
 #   npy    .npy headers and a WebDataset member read as a field (npy_fuzz; seeds:
 #          npy_fuzz_seeds; no dictionary)
+#   megatron  token files' layouts: Megatron-LM's .idx, a .npy token array, tokens widened
+#          (megatron_index_fuzz; seeds: megatron_index_fuzz_seeds; no dictionary)
 #   http   an http(s):// folder's index page (http_index_fuzz; seeds: http_index_fuzz_seeds;
 #          dictionary fuzz/http_index.dict)
 # Environment: STOKER_FUZZ_BUILD_DIR overrides build-fuzz/; STOKER_FUZZ_CORPUS overrides the
@@ -55,13 +57,15 @@ case $target in
     fuzzer=tar_fuzz seeds=tar_fuzz_seeds dict= suffix=-tar ;;
   npy)
     fuzzer=npy_fuzz seeds=npy_fuzz_seeds dict= suffix=-npy ;;
+  megatron)
+    fuzzer=megatron_index_fuzz seeds=megatron_index_fuzz_seeds dict= suffix=-megatron ;;
   http)
     fuzzer=http_index_fuzz seeds=http_index_fuzz_seeds dict=fuzz/http_index.dict suffix=-http ;;
   parquet)
     fuzzer=parquet_fuzz seeds=parquet_fuzz_seeds dict= suffix=-parquet ;;
   *)
     echo "fuzz.sh: unknown target '$target' (shard, image, ops, timm, coco, voc, listing, tar," \
-      "npy, parquet, http)" >&2
+      "npy, megatron, parquet, http)" >&2
     exit 2 ;;
 esac
 corpus=${STOKER_FUZZ_CORPUS:-$build_dir/corpus$suffix}

@@ -6,7 +6,7 @@ folder, detected); the others read data in place, without ``stoker convert``, ea
 the native loader opens (``_stoker.sources()``, access/source_registry.h):
 ``stoker.Loader(stoker.ImageFolder(root, transform=recipe))``,
 ``stoker.Loader(stoker.WebDataset("data-{000..009}.tar"))``,
-``stoker.Loader(stoker.Parquet(path))``."""
+``stoker.Loader(stoker.Parquet(path))``, ``stoker.Loader(stoker.Tokens("train.bin"))``."""
 
 import os
 
@@ -167,6 +167,37 @@ class Parquet(_Source):
 
     def __repr__(self):
         return f"stoker.Parquet({self.paths!r}, image={self.image!r}, label={self.label!r})"
+
+
+class Tokens(_Source):
+    """A flat array of token ids read in place, as language-model samples: nanoGPT's ``.bin``
+    (raw little-endian ``dtype`` tokens, no header: ``"uint16"``, or ``"uint32"`` for
+    vocabularies above 65,535), a 1-D ``.npy`` of integers (its dtype from its header), or
+    Megatron-LM's indexed dataset (``PREFIX.bin`` with ``PREFIX.idx``, named by either file or
+    the prefix: every sequence's tokens in order as one array). Concatenate and split, as
+    nanoGPT's ``get_batch``: sample ``i`` is ``input_ids`` = tokens ``[i*L, (i+1)*L)`` and
+    ``labels`` = tokens ``[i*L+1, (i+1)*L+1)``, both int64 ``[L]`` for ``L = seq_len`` (1024 by
+    default, nanoGPT's block_size), ``(tokens - 1) // L`` samples, so each token but the tail
+    is in one sample's input_ids per epoch. A local file; read a unit of about 2^20 tokens at a
+    time. A negative token id (or one of 2^63 and above) fails its batch naming the file and
+    sample."""
+
+    source = "tokens"
+
+    def __init__(self, path, seq_len=1024, dtype="uint16", transforms=None):
+        self.path = os.fsdecode(path)
+        self.seq_len = int(seq_len)
+        self.dtype = dtype
+        self.transforms = transforms
+
+    def _path(self) -> str:
+        return self.path
+
+    def _params(self) -> dict:
+        return {"seq_len": self.seq_len, "dtype": self.dtype}
+
+    def __repr__(self):
+        return f"stoker.Tokens({self.path!r}, seq_len={self.seq_len}, dtype={self.dtype!r})"
 
 
 class Mixture(_Source):

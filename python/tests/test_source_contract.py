@@ -9,6 +9,7 @@ from stoker import _stoker
 from source_contract import check_source_contract
 from test_image_folder_source import make_folder
 from test_parquet_source import write_parquet
+from test_token_source import random_tokens, write_bin
 from test_webdataset_source import write_tars
 
 
@@ -32,8 +33,13 @@ def parquet(tmp_path, cache):
     return stoker.Parquet(write_parquet(folder, tmp_path / "train.parquet", cache))
 
 
+def tokens(tmp_path, cache):
+    # 23 samples of 8 tokens and their labels, the last sample's last label the file's last token.
+    return stoker.Tokens(write_bin(tmp_path / "train.bin", random_tokens(23 * 8 + 1)), seq_len=8)
+
+
 CASES = {"stoker": stoker_dataset, "imagefolder": image_folder, "webdataset": webdataset,
-         "parquet": parquet}
+         "parquet": parquet, "tokens": tokens}
 
 
 def test_every_registered_source_has_a_case():

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "stoker/access/data_source.h"
+#include "stoker/testing/megatron_bytes.h"
+#include "stoker/testing/npy_bytes.h"
 #include "stoker/testing/records.h"
 #include "stoker/testing/temp_dir.h"
 
@@ -35,7 +37,8 @@ TEST(SourceRegistry, EverySourceIsNamedOnceAndStokersFormatIsAutosLastWord) {
     EXPECT_TRUE(source.open) << source.name;
     names.push_back(source.name);
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"parquet", "webdataset", "imagefolder", "stoker"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"parquet", "webdataset", "imagefolder", "tokens", "stoker"}));
   // The fallback takes whatever the others do not.
   EXPECT_TRUE(data_sources().back().recognises("/no/such/thing", nullptr));
   for (size_t i = 1; i < data_sources().size(); ++i)
@@ -51,12 +54,21 @@ TEST(SourceRegistry, AutoRecognisesEachSourcesDataLocallyAndByUrlsName) {
   fs::create_directories(root / "tars");
   std::ofstream(root / "tars/d-0.tar") << "";
   std::ofstream(root / "p.parquet") << "PAR1";
+  std::ofstream(root / "m.bin") << "tokens";
+  std::ofstream(root / "m.idx") << testing::megatron_index_bytes(8, {3}, {0}, {0, 1});
+  std::ofstream(root / "t.npy") << testing::npy_bytes(
+      "{'descr': '<u2', 'fortran_order': False, 'shape': (3,), }", "tokens");
+  std::ofstream(root / "train.bin") << "tokens";
   EXPECT_EQ(recognised_as(root / "ds"), "stoker");
   EXPECT_EQ(recognised_as(root / "folder"), "imagefolder");
   EXPECT_EQ(recognised_as(root / "tars"), "webdataset");
   EXPECT_EQ(recognised_as(root / "tars/d-{0..3}.tar"), "webdataset");
   EXPECT_EQ(recognised_as(root / "p.parquet"), "parquet");
   EXPECT_EQ(recognised_as(root / "*.parquet"), "parquet");
+  EXPECT_EQ(recognised_as(root / "m.bin"), "tokens");
+  EXPECT_EQ(recognised_as(root / "m"), "tokens");
+  EXPECT_EQ(recognised_as(root / "t.npy"), "tokens");
+  EXPECT_EQ(recognised_as(root / "train.bin"), "stoker");  // a headerless .bin: only by name
   // URLs by their names, without a request (port 9 answers none).
   EXPECT_EQ(recognised_as("http://127.0.0.1:9/x.parquet?sig=s"), "parquet");
   EXPECT_EQ(recognised_as("http://127.0.0.1:9/d-{0..3}.tar"), "webdataset");
@@ -71,7 +83,7 @@ TEST(SourceRegistry, AnUnknownSourceOrParameterIsOneLineNamingWhatThereIs) {
   const DataAccessOptions access;
   expect_refused(remote::open_dataset(dir.path() + "/ds", access, 0, "hdf5"),
                  "source 'hdf5' is not one of auto, parquet, webdataset, imagefolder, "
-                 "stoker");
+                 "tokens, stoker");
   expect_refused(
       remote::open_dataset(dir.path() + "/ds", access, 0, "auto", {{"image_column", "img"}}),
       "source 'stoker': unknown parameter 'image_column' (it has none)");

@@ -334,7 +334,10 @@ Result<Params> bind_params(const std::string& owner, const std::vector<ParamSpec
                            const std::vector<std::pair<std::string, ParamValue>>& given,
                            const OpsCheck& check_ops) {
   std::vector<std::optional<ParamValue>> values(specs.size());
-  for (const auto& [key, value] : given) {
+  for (const auto& entry : given) {
+    // Named, not bound: clang 14 takes no structured binding into a lambda.
+    const std::string& key = entry.first;
+    const ParamValue& value = entry.second;
     const auto p = std::find_if(specs.begin(), specs.end(),
                                 [&](const ParamSpec& spec) { return spec.name == key; });
     if (p == specs.end())

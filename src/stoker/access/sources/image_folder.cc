@@ -4,6 +4,7 @@
 
 #include "stoker/access/remote_files.h"
 #include "stoker/access/remote_image_folder.h"
+#include "stoker/access/remote_objects.h"
 #include "stoker/access/source_opening.h"
 #include "stoker/access/source_registry.h"
 #include "stoker/net/object_store.h"

@@ -1,0 +1,141 @@
+"""stoker.Tokens: token files read in place (nanoGPT's .bin, a 1-D .npy, Megatron-LM's indexed
+dataset) give nanoGPT's get_batch slices of ``np.memmap(path)`` as input_ids and labels: in
+order unshuffled, each sample once in a shuffled epoch, every token once per epoch across ranks,
+an exact resume; bad files refused in one line naming the file."""
+
+import struct
+
+import numpy as np
+import pytest
+import torch
+
+import stoker
+
+L = 16
+
+
+def write_bin(path, tokens, dtype=np.uint16):
+    np.asarray(tokens, dtype=dtype).tofile(path)
+    return path
+
+
+def random_tokens(n, seed=0):
+    return np.random.default_rng(seed).integers(0, 65536, n, dtype=np.uint16)
+
+
+def nanogpt_samples(path, seq_len, dtype=np.uint16):
+    """nanoGPT's get_batch's (x, y) for every i, from np.memmap as it reads train.bin."""
+    data = np.memmap(path, dtype=dtype, mode="r")
+    return [(data[i * seq_len:(i + 1) * seq_len].astype(np.int64),
+             data[i * seq_len + 1:(i + 1) * seq_len + 1].astype(np.int64))
+            for i in range((len(data) - 1) // seq_len)]
+
+
+def loaded(source, **options):
+    """(input_ids, labels) of every sample the loader delivers, in order."""
+    options.setdefault("batch_size", 8)
+    options.setdefault("shuffle", False)
+    loader = stoker.Loader(source, batch_format="dict", seed=3, **options)
+    return [(x.numpy(), y.numpy()) for batch in loader
+            for x, y in zip(batch["input_ids"], batch["labels"])]
+
+
+def keys(samples):
+    return [x.tobytes() + y.tobytes() for x, y in samples]
+
+
+def write_megatron(prefix, sequences, dtype=np.uint16, code=8):
+    """PREFIX.bin and PREFIX.idx as Megatron-LM's IndexedDatasetBuilder writes them, a document
+    per sequence."""
+    arrays = [np.asarray(s, dtype=dtype) for s in sequences]
+    np.concatenate(arrays).tofile(f"{prefix}.bin")
+    lengths = np.array([len(a) for a in arrays], np.int32)
+    pointers = np.concatenate([[0], np.cumsum(lengths[:-1]) * np.dtype(dtype).itemsize])
+    with open(f"{prefix}.idx", "wb") as f:
+        f.write(b"MMIDIDX\x00\x00" + struct.pack("<QBQQ", 1, code, len(arrays), len(arrays) + 1))
+        f.write(lengths.tobytes() + pointers.astype(np.int64).tobytes())
+        f.write(np.arange(len(arrays) + 1, dtype=np.int64).tobytes())
+    return prefix
+
+
+def test_unshuffled_batches_are_nanogpts_slices(tmp_path):
+    path = write_bin(tmp_path / "train.bin", random_tokens(40 * L + 5))
+    source = stoker.Tokens(path, seq_len=L)
+    assert len(source) == 40
+    assert source.fields[0] == {"name": "input_ids", "dtype": "int64", "shape": [L]}
+    batch = next(iter(stoker.Loader(source, batch_size=8, batch_format="dict", shuffle=False)))
+    assert batch["input_ids"].dtype == torch.int64 and tuple(batch["labels"].shape) == (8, L)
+    expected = nanogpt_samples(path, L)
+    assert keys(loaded(source)) == keys(expected)
+    # A shuffled epoch: the same samples in another order.
+    shuffled = keys(loaded(source, shuffle=True))
+    assert shuffled != keys(expected) and sorted(shuffled) == sorted(keys(expected))
+
+
+def test_every_token_once_per_epoch_across_ranks_and_an_exact_resume(tmp_path):
+    # uint32 tokens numbering their positions: a sample's input_ids say which tokens it holds.
+    path = write_bin(tmp_path / "wide.bin", np.arange(48 * L + 3), np.uint32)
+    source = stoker.Tokens(path, seq_len=L, dtype="uint32")
+    dealt = [x for r in range(3)
+             for x, _ in loaded(source, shuffle=True, rank=r, world_size=3, batch_size=4)]
+    assert sorted(np.concatenate(dealt).tolist()) == list(range(48 * L))
+    whole = keys(loaded(source, shuffle=True))
+    first = stoker.Loader(source, batch_size=8, batch_format="dict", seed=3, shuffle=True)
+    iterator = iter(first)
+    taken = [(x.numpy(), y.numpy()) for _ in range(2)
+             for batch in [next(iterator)] for x, y in zip(batch["input_ids"], batch["labels"])]
+    resumed = stoker.Loader(source, batch_size=8, batch_format="dict", seed=3, shuffle=True)
+    resumed.load_state_dict(first.state_dict())
+    assert keys(taken) + keys([(x.numpy(), y.numpy()) for batch in resumed
+                               for x, y in zip(batch["input_ids"], batch["labels"])]) == whole
+
+
+def test_npy_and_megatron_read_as_their_arrays(tmp_path):
+    tokens = np.random.default_rng(1).integers(0, 2**31 - 1, 10 * L + 1, dtype=np.int32)
+    np.save(tmp_path / "t.npy", tokens)
+    tokens.tofile(tmp_path / "same.bin")
+    expected = keys(nanogpt_samples(tmp_path / "same.bin", L, np.int32))
+    assert keys(loaded(stoker.Tokens(tmp_path / "t.npy", seq_len=L))) == expected
+    sequences = [random_tokens(n, seed=n) for n in (50, 0, 77, 40)]
+    prefix = write_megatron(tmp_path / "corpus_text_document", sequences)
+    write_bin(tmp_path / "flat.bin", np.concatenate(sequences))
+    expected = keys(nanogpt_samples(tmp_path / "flat.bin", L))
+    for name in (f"{prefix}.bin", f"{prefix}.idx", prefix):
+        assert keys(loaded(stoker.Tokens(name, seq_len=L))) == expected
+    # `auto` takes Megatron's datasets and .npy token arrays (seq_len 1024 by default).
+    long = write_megatron(tmp_path / "long", [random_tokens(3000)])
+    assert len(stoker.Dataset(f"{long}.bin")) == 2
+    np.save(tmp_path / "big.npy", np.arange(3 * 1024 + 1, dtype=np.int32))
+    assert len(stoker.Dataset(tmp_path / "big.npy")) == 3
+
+
+def one_line_error(error, path):
+    message = str(error.value)
+    assert str(path) in message and "\n" not in message, message
+    return message
+
+
+def test_bad_files_are_one_line_errors_naming_the_file(tmp_path):
+    odd = tmp_path / "odd.bin"
+    odd.write_bytes(b"abc")
+    with pytest.raises(stoker.Error) as error:
+        stoker.Loader(stoker.Tokens(odd, seq_len=1))
+    assert "not a whole number of uint16 tokens" in one_line_error(error, odd)
+    short = write_bin(tmp_path / "short.bin", random_tokens(L))
+    with pytest.raises(ValueError) as error:
+        stoker.Loader(stoker.Tokens(short, seq_len=L))
+    assert "fewer than seq_len + 1" in one_line_error(error, short)
+    with pytest.raises(ValueError):
+        stoker.Loader(stoker.Tokens(short, seq_len=0))
+    bad = np.arange(4 * L + 1, dtype=np.int64)
+    bad[2 * L + 3] = -7
+    np.save(tmp_path / "neg.npy", bad)
+    with pytest.raises(stoker.Error) as error:
+        loaded(stoker.Tokens(tmp_path / "neg.npy", seq_len=L))
+    assert f"sample 2: token {2 * L + 3} is -7" in one_line_error(error, tmp_path / "neg.npy")
+    prefix = write_megatron(tmp_path / "m", [random_tokens(40)])
+    idx = tmp_path / "m.idx"
+    idx.write_bytes(b"NOTMEGA" + idx.read_bytes()[7:])
+    with pytest.raises(stoker.Error) as error:
+        stoker.Loader(stoker.Tokens(f"{prefix}.bin", seq_len=4))
+    assert "does not start with MMIDIDX" in one_line_error(error, idx)

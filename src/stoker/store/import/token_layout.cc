@@ -1,0 +1,125 @@
+#include "stoker/store/import/token_layout.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <limits>
+
+#include "stoker/store/import/npy_header.h"
+
+namespace stoker {
+namespace {
+
+// Each token type's size, numpy name and .npy descr (numpy writes little-endian ones with '<',
+// single bytes with '|'), in TokenType's order.
+struct TokenTypeInfo {
+  TokenType type;
+  size_t size;
+  const char* name;
+  const char* descr;
+};
+constexpr TokenTypeInfo kTokenTypes[] = {
+    {TokenType::kUint8, 1, "uint8", "|u1"},   {TokenType::kInt8, 1, "int8", "|i1"},
+    {TokenType::kUint16, 2, "uint16", "<u2"}, {TokenType::kInt16, 2, "int16", "<i2"},
+    {TokenType::kUint32, 4, "uint32", "<u4"}, {TokenType::kInt32, 4, "int32", "<i4"},
+    {TokenType::kInt64, 8, "int64", "<i8"},   {TokenType::kUint64, 8, "uint64", "<u8"}};
+
+// Widens tokens of type T; a signed one below 0 or an unsigned one above int64's range is bad.
+template <typename T>
+std::optional<BadToken> widen(const uint8_t* bytes, size_t n, int64_t* out) {
+  for (size_t i = 0; i < n; ++i) {
+    T value;
+    std::memcpy(&value, bytes + i * sizeof(T), sizeof(T));
+    if constexpr (std::numeric_limits<T>::is_signed) {
+      if (value < 0) return BadToken{i, fmt::format("{}", value)};
+    } else if constexpr (sizeof(T) == 8) {
+      if (value > static_cast<T>(std::numeric_limits<int64_t>::max()))
+        return BadToken{i, fmt::format("{}", value)};
+    }
+    out[i] = static_cast<int64_t>(value);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+size_t token_type_size(TokenType type) { return kTokenTypes[static_cast<size_t>(type)].size; }
+
+const char* token_type_name(TokenType type) { return kTokenTypes[static_cast<size_t>(type)].name; }
+
+void TokenLayout::append(uint64_t offset, uint64_t count) {
+  if (count == 0) return;
+  const uint64_t size = token_type_size(type);
+  if (!spans.empty() && spans.back().offset + spans.back().count * size == offset) {
+    spans.back().count += count;
+  } else {
+    spans.push_back({offset, tokens, count});
+  }
+  tokens += count;
+}
+
+Result<TokenLayout> raw_token_layout(const std::string& name, uint64_t size, TokenType type) {
+  const uint64_t item = token_type_size(type);
+  if (size % item != 0)
+    return corrupt(fmt::format("{}: {} bytes, not a whole number of {} tokens ({} bytes each)",
+                               name, size, token_type_name(type), item));
+  TokenLayout layout;
+  layout.type = type;
+  layout.append(0, size / item);
+  return layout;
+}
+
+Result<TokenLayout> npy_token_layout(const std::string& name, ByteSpan head, uint64_t size) {
+  Result<NpyHeader> parsed = parse_npy_header(head);
+  if (!parsed.is_ok()) return corrupt(fmt::format("{}: {}", name, parsed.status().message()));
+  const NpyHeader& header = parsed.value();
+  TokenLayout layout;
+  bool known = false;
+  for (const TokenTypeInfo& info : kTokenTypes) {
+    if (header.descr != info.descr) continue;
+    layout.type = info.type;
+    known = true;
+  }
+  if (!known)
+    return corrupt(fmt::format("{}: an array of '{}', not of integer token ids (uint8 to int64)",
+                               name, header.descr));
+  if (header.shape.size() != 1)
+    return corrupt(fmt::format("{}: an array of {} dimensions, not 1 (a flat array of tokens)",
+                               name, header.shape.size()));
+  // A 1-D array is in C order whatever its fortran_order says.
+  const uint64_t count = static_cast<uint64_t>(header.shape[0]);
+  Result<uint64_t> data = npy_data_bytes(header, token_type_size(layout.type));
+  if (!data.is_ok()) return corrupt(fmt::format("{}: {}", name, data.status().message()));
+  const uint64_t bytes = data.value();
+  if (header.data_offset > size || size - header.data_offset != bytes)
+    return corrupt(
+        fmt::format("{}: {} tokens of {} bytes after a {}-byte header, but the file "
+                    "has {} bytes",
+                    name, count, token_type_size(layout.type), header.data_offset, size));
+  layout.append(header.data_offset, count);
+  return layout;
+}
+
+std::optional<BadToken> widen_tokens(TokenType type, const uint8_t* bytes, size_t n, int64_t* out) {
+  switch (type) {
+    case TokenType::kUint8:
+      return widen<uint8_t>(bytes, n, out);
+    case TokenType::kInt8:
+      return widen<int8_t>(bytes, n, out);
+    case TokenType::kUint16:
+      return widen<uint16_t>(bytes, n, out);
+    case TokenType::kInt16:
+      return widen<int16_t>(bytes, n, out);
+    case TokenType::kUint32:
+      return widen<uint32_t>(bytes, n, out);
+    case TokenType::kInt32:
+      return widen<int32_t>(bytes, n, out);
+    case TokenType::kInt64:
+      return widen<int64_t>(bytes, n, out);
+    case TokenType::kUint64:
+      return widen<uint64_t>(bytes, n, out);
+  }
+  return std::nullopt;
+}
+
+}  // namespace stoker

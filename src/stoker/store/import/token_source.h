@@ -1,0 +1,80 @@
+#pragma once
+// TokenSource: a flat array of token ids read in place, as a record source
+// (store/shard_source.h) of language-model samples: nanoGPT's headerless `.bin` (uint16 or
+// uint32, as the options say), a 1-D `.npy` (its header's dtype), or Megatron-LM's indexed
+// dataset (`PREFIX.bin` + `PREFIX.idx`, megatron_index.h: every sequence's tokens in order as one
+// array; named by either file or the prefix). The path names one file (token_layout.h).
+//
+// Concatenate and split, as nanoGPT's get_batch and Megatron's GPTDataset (without its document
+// shuffle): with T tokens and seq_len L, there are N = floor((T - 1) / L) samples; sample i has
+// `input_ids` int64 [L], tokens [iL, iL + L), and `labels` int64 [L], tokens [iL + 1, iL + L + 1)
+// (shifted by one). Every token but the last T - NL - 1 is in exactly one sample's input_ids.
+// A unit of reading (a manifest shard) is the samples of about kUnitTokens tokens, read by one
+// pread of just their tokens (one a span of the file) when the loader pins it
+// (store/unit_read_source.h).
+//
+// Errors, one line naming the file: at open, a path that names no token file, a file whose
+// layout is inconsistent (token_layout.h, megatron_index.h), or fewer than L + 1 tokens; at a
+// unit's read (acquire's error, so it fails the batch under either on_error policy: fixed int64
+// fields have no transform that could refuse one record), a token that is no token id (negative,
+// or 2^63 and above) naming its sample, and a file changed (size or time) since it was opened.
+// Thread-safe.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "stoker/store/import/token_layout.h"
+#include "stoker/store/in_place_files.h"
+#include "stoker/store/unit_read_source.h"
+
+namespace stoker {
+
+// The longest seq_len: a record of 2 × 2^22 int64 tokens is 64 MiB.
+constexpr int64_t kMaxTokenSeqLen = int64_t{1} << 22;
+
+struct TokenSourceOptions {
+  int64_t seq_len = 1024;  // L, 1 to kMaxTokenSeqLen (nanoGPT's block_size default)
+  // The dtype of a headerless .bin (uint16 or uint32); .npy and Megatron's files say theirs.
+  TokenType raw_type = TokenType::kUint16;
+};
+
+class TokenSource : public UnitReadSource {
+ public:
+  // Tokens of a unit: its samples are those whose input_ids lie in about this many tokens.
+  static constexpr int64_t kUnitTokens = int64_t{1} << 20;
+
+  static Result<std::shared_ptr<TokenSource>> open(const std::string& path,
+                                                   const TokenSourceOptions& options);
+  // Whether `path` is, without a doubt, token data `auto` may open: Megatron's indexed dataset
+  // (a .bin or .idx, or a prefix, whose .idx starts with its magic) or a 1-D .npy of integers.
+  // A headerless .bin could be anything (and has no dtype): only a named source opens it.
+  static bool recognises(const std::string& path);
+
+  const std::string& location() const override { return path_; }
+  std::string describe() const override;
+  // The data file's (and Megatron's index's) name and identity when the source was opened.
+  Result<std::vector<FileStamp>> file_stamps() const override;
+  Status record_error(int unit, uint64_t record, uint64_t global,
+                      const Status& status) const override;
+
+ private:
+  TokenSource() = default;
+  Result<ShardReader> read_unit(int u, std::map<uint64_t, std::string>& bad,
+                                const std::function<bool()>& cancelled) const override;
+  // Tokens [first, first + n) into `out`: the read's error, or a bad token's naming its sample.
+  Status read_tokens(const OpenFile& data, uint64_t first, size_t n, int64_t* out) const;
+
+  std::string path_;
+  std::string format_;  // for describe(): "nanoGPT .bin", ".npy", "Megatron-LM indexed dataset"
+  int64_t seq_len_ = 0;
+  int64_t unit_samples_ = 0;  // samples per unit (the last unit may have fewer)
+  uint64_t documents_ = 0;    // Megatron's; 0 for a flat array
+  TokenLayout layout_;
+  std::shared_ptr<const InPlaceFiles> files_;  // the data file, then Megatron's index
+  std::vector<FileIdentity> identities_;       // of files_, when opened
+};
+
+}  // namespace stoker
