@@ -64,3 +64,14 @@ def test_detection_and_segmentation_examples_lower_their_loss(coco_dataset, name
     losses = step_losses(out)
     assert len(losses) == 8, out
     assert sum(losses[-3:]) < sum(losses[:3]), out
+
+
+def test_the_lm_example_lowers_its_loss_from_mixed_token_sources(tmp_path):
+    """A small GPT from nanoGPT's .bin and a .npy of tokens mixed 3:1, packed to 256 tokens
+    (stoker.Tokens, stoker.Mixture): 30 steps of 8 sequences, one torch thread."""
+    out = succeeded(subprocess.run([sys.executable, EXAMPLES / "lm_train.py", tmp_path,
+                                    "--steps", "30", "--threads", "1"],
+                                   capture_output=True, text=True, timeout=300))
+    losses = step_losses(out)
+    assert len(losses) == 30, out
+    assert sum(losses[-5:]) < sum(losses[:5]) / 2, out
