@@ -15,6 +15,7 @@ from stoker import _stoker
 from stoker._data_access import data_access
 from stoker._paths import native_path
 from stoker._progress import ProgressLine
+from stoker.sources import Mixture, as_source
 
 __all__ = ["convert", "inspect", "push", "verify"]
 
@@ -195,6 +196,16 @@ def _with_int_labels(summary):
     return summary
 
 
+def _one_source(path) -> tuple:
+    """(path as str, the native keywords of its source) for a path or a source object
+    (stoker.ImageFolder, stoker.Parquet, ...); a Mixture is refused: inspect each source."""
+    source = as_source(path)
+    if isinstance(source, Mixture):
+        raise ValueError("inspect and verify take one source, not a stoker.Mixture: give each of "
+                         "its sources")
+    return source._path(), {"source": source.source, "source_params": source._params()}
+
+
 def inspect(path=None, *, cache_dir=None, cache_gb=None, cache_policy="next-use"):
     """What ``stoker inspect --json`` shows of the dataset at `path` (default: the converted
     Fashion-MNIST): a dict with dir, format_version, records, shards, bytes, schema (its JSON
@@ -204,9 +215,10 @@ def inspect(path=None, *, cache_dir=None, cache_gb=None, cache_policy="next-use"
     source read in place: what it reads and leaves out) where it says more than dir. For a
     folder of datasets (train/, test/): {"dir": path, "datasets": [one dict per dataset]}.
     `path` may be an s3:// or http(s):// URL (as stoker.Loader's, with its cache keywords):
-    sizes come from the manifest, no shard is downloaded, and there are no label keys."""
-    path = path if path is not None else _stoker.default_fashion_mnist_dir()
-    text, dirs = _stoker.inspect_json(native_path(path),
+    sizes come from the manifest, no shard is downloaded, and there are no label keys; or a
+    source object (stoker.ImageFolder, stoker.Parquet with its columns, stoker.Tokens, ...)."""
+    path, source = _one_source(path if path is not None else _stoker.default_fashion_mnist_dir())
+    text, dirs = _stoker.inspect_json(native_path(path), **source,
                                       **data_access(cache_dir, cache_gb, cache_policy))
     summary = json.loads(text)
     if "datasets" in summary and "records" not in summary:
@@ -221,10 +233,12 @@ def verify(path, *, progress=None, cache_dir=None, cache_gb=None, cache_policy="
     """Checks the dataset at `path` (or each dataset of a folder) as ``stoker verify`` does:
     its format, then every record's checksum, layout and label. Returns {"datasets": [{"path",
     "records", "shards"}]}; raises stoker.Error with the command's one-line message if a record
-    is bad, its ``errors`` listing the bad records' messages (the first 1000 per dataset)."""
+    is bad, its ``errors`` listing the bad records' messages (the first 1000 per dataset).
+    `path` may be a source object, as inspect's."""
+    path, source = _one_source(path)
     line = ProgressLine(progress, f"verifying {_stoker.shown_location(native_path(path))}")
     try:
-        reports = _stoker.verify_datasets(native_path(path), progress=line,
+        reports = _stoker.verify_datasets(native_path(path), progress=line, **source,
                                           **data_access(cache_dir, cache_gb, cache_policy))
     finally:
         line.close()

@@ -95,6 +95,12 @@ def test_spark_layout_in_a_folder_and_by_glob(hf_file, tmp_path, cache):
     with pytest.raises(ValueError, match=r"part-0.parquet: no column .image. \(its columns: "
                                            r"jpg, cls\)"):
         stoker.Loader(data, batch_size=256, shuffle=True, cache_dir=cache)
+    # inspect and verify take the source object, its columns with it (issue 66: a TypeError).
+    spark = stoker.Parquet(data, image="jpg", label="cls")
+    assert stoker.inspect(spark, cache_dir=cache)["records"] == len(want)
+    assert stoker.verify(spark, cache_dir=cache)["datasets"][0]["records"] == len(want)
+    with pytest.raises(ValueError, match="one source, not a stoker.Mixture"):
+        stoker.inspect(stoker.Mixture([spark, hf_file]))
 
 
 def test_bad_files_and_rows_are_named(hf_file, tmp_path, cache):

@@ -14,6 +14,7 @@
 #include "stoker/access/dataset_push.h"
 #include "stoker/net/remote_url.h"
 #include "stoker/python/data_access_arguments.h"
+#include "stoker/python/op_binding.h"
 #include "stoker/python/py_text.h"
 #include "stoker/store/data_location.h"
 #include "stoker/store/dataset_check.h"
@@ -247,21 +248,34 @@ py::dict import_voc_files(std::string src, std::string split, std::string out, b
   return out_summary;
 }
 
+// Where the datasets at `path` are: as remote::locate finds them for the source "auto" with no
+// parameters, else `path` itself, the one dataset `source` names.
+DataLocation locate_source(const std::string& path, const std::string& source,
+                           const SourceParams& params) {
+  if (source == "auto" && params.empty()) return remote::locate(path).value_or_throw();
+  DataLocation where;
+  where.path = remote::shown_location(path);
+  where.datasets = {path};
+  where.train = path;
+  return where;
+}
+
 // `stoker inspect --json`: one dataset's summary, or for a folder of datasets
 // {"dir", "datasets": [summaries]}; and the datasets' directories as os.fsdecode gives them (the
 // JSON's "dir" values are printable(), as JSON holds only UTF-8), for the package to put back; a
 // URL in remote::shown_location's form, as everywhere.
-py::tuple inspect_json(const std::string& path, const DataAccessOptions& access) {
+py::tuple inspect_json(const std::string& path, const DataAccessOptions& access,
+                       const std::string& source, const SourceParams& params) {
   install_mapped_read_fault_handler();  // again, if another handler replaced it since import
   DataLocation where;
   nlohmann::json out;
   {
     py::gil_scoped_release no_gil;
-    where = remote::locate(path).value_or_throw();
+    where = locate_source(path, source, params);
     nlohmann::json all = nlohmann::json::array();
     for (const std::string& dir : where.datasets) {
       const auto dataset =
-          remote::open_dataset(dir, access, remote::kShardByShard).value_or_throw();
+          remote::open_dataset(dir, access, remote::kShardByShard, source, params).value_or_throw();
       MappedReadGuard guard;
       DatasetSummary summary = summarize(*dataset, /*read_labels=*/!dataset->needs_pins());
       throw_if_changed(guard);
@@ -278,12 +292,13 @@ py::tuple inspect_json(const std::string& path, const DataAccessOptions& access)
 // `stoker verify`: per dataset {"path", "records", "shards", "bad", "errors"}, "errors" the
 // first kMaxErrorsKept one-line messages of its bad records.
 py::list verify_datasets(const std::string& path, const DataAccessOptions& access,
+                         const std::string& source, const SourceParams& params,
                          py::object progress) {
   install_mapped_read_fault_handler();  // again, if another handler replaced it since import
   DataLocation where;
   {
     py::gil_scoped_release no_gil;
-    where = remote::locate(path).value_or_throw();
+    where = locate_source(path, source, params);
   }
   py::list reports;
   PythonPoll poll(std::move(progress));
@@ -293,7 +308,8 @@ py::list verify_datasets(const std::string& path, const DataAccessOptions& acces
     uint64_t bad = 0;
     {
       py::gil_scoped_release no_gil;
-      dataset = remote::open_dataset(dir, access, remote::kShardByShard).value_or_throw();
+      dataset =
+          remote::open_dataset(dir, access, remote::kShardByShard, source, params).value_or_throw();
       MappedReadGuard guard;
       RecordCheck check(*dataset);
       const Status walked = dataset->for_each_record([&](uint64_t i) {
@@ -394,20 +410,24 @@ void register_tools(py::module_& module) {
   module.def(
       "inspect_json",
       [](const std::string& path, const std::string& cache_dir, double cache_gb,
-         const std::string& cache_policy) {
-        return inspect_json(path, data_access_arguments(cache_dir, cache_gb, cache_policy));
+         const std::string& cache_policy, const std::string& source, const py::dict& params) {
+        return inspect_json(path, data_access_arguments(cache_dir, cache_gb, cache_policy), source,
+                            params_from(params));
       },
       py::arg("path"), py::kw_only(), py::arg("cache_dir") = "", py::arg("cache_gb") = 0.0,
-      py::arg("cache_policy") = "next-use");
+      py::arg("cache_policy") = "next-use", py::arg("source") = "auto",
+      py::arg("source_params") = py::dict());
   module.def(
       "verify_datasets",
       [](const std::string& path, const std::string& cache_dir, double cache_gb,
-         const std::string& cache_policy, py::object progress) {
+         const std::string& cache_policy, const std::string& source, const py::dict& params,
+         py::object progress) {
         return verify_datasets(path, data_access_arguments(cache_dir, cache_gb, cache_policy),
-                               std::move(progress));
+                               source, params_from(params), std::move(progress));
       },
       py::arg("path"), py::kw_only(), py::arg("cache_dir") = "", py::arg("cache_gb") = 0.0,
-      py::arg("cache_policy") = "next-use", py::arg("progress"));
+      py::arg("cache_policy") = "next-use", py::arg("source") = "auto",
+      py::arg("source_params") = py::dict(), py::arg("progress"));
 }
 
 }  // namespace stoker::python
