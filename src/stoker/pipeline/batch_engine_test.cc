@@ -152,7 +152,9 @@ TEST_F(BatchEngineTest, BuffersStayBoundedByPrefetchAcrossEpochs) {
   }
 }
 
-TEST_F(BatchEngineTest, DestroyingMidEpochCancelsAndJoinsPromptly) {
+// The bounds below hold on a loaded machine: each is far below what the engine would take
+// without the cancel (a wait for ever, 32 s of samples, a 60 s fetch).
+TEST_F(BatchEngineTest, DestroyingMidEpochCancelsAndJoins) {
   for (int workers : {1, 4, 8}) {
     EngineOptions options;
     options.prefetch = 2;
@@ -164,14 +166,14 @@ TEST_F(BatchEngineTest, DestroyingMidEpochCancelsAndJoinsPromptly) {
     e.reset();
     auto ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    EXPECT_LT(ms, 100.0) << workers;
+    EXPECT_LT(ms, 10'000.0) << workers;  // the workers would wait on the window for ever
   }
 }
 
 TEST_F(BatchEngineTest, DestroyingCancelsAWorkerInTheMiddleOfHeavySamples) {
-  // One worker, one piece of 32 samples of 50 ms each: 1.6 s unless cancelled mid-piece.
+  // One worker, one piece of 32 samples of 1 s each: 32 s unless cancelled mid-piece.
   layout_ = BatchLayout::create(dataset_->schema(),
-                                {{"cost", busy_wait_transform(std::chrono::milliseconds(50))}})
+                                {{"cost", busy_wait_transform(std::chrono::seconds(1))}})
                 .value_or_throw();
   auto e = engine(1);
   e->start(0, 0);
@@ -180,7 +182,7 @@ TEST_F(BatchEngineTest, DestroyingCancelsAWorkerInTheMiddleOfHeavySamples) {
   e.reset();
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_LT(ms, 500.0);
+  EXPECT_LT(ms, 10'000.0);
 }
 
 // Waits (at most 10 s) until `source` has begun `n` fetches.
@@ -193,7 +195,7 @@ void await_fetches(const testing::SlowShardSource& source, int64_t n) {
 
 TEST_F(BatchEngineTest, DestroyingCancelsAShardFetchInProgress) {
   for (int workers : {1, 4}) {
-    auto source = testing::SlowShardSource::open(dir_ / "ds", std::chrono::seconds(5));
+    auto source = testing::SlowShardSource::open(dir_ / "ds", std::chrono::seconds(60));
     dataset_ = Dataset::open(source).value_or_throw();
     auto e = engine(workers);
     e->start(0, 0);
@@ -202,7 +204,7 @@ TEST_F(BatchEngineTest, DestroyingCancelsAShardFetchInProgress) {
     e.reset();
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    EXPECT_LT(ms, 500.0) << workers;
+    EXPECT_LT(ms, 20'000.0) << workers;
     EXPECT_GE(source->cancellations(), 1);
     EXPECT_EQ(source->live_pins(), 0);
   }
@@ -211,7 +213,7 @@ TEST_F(BatchEngineTest, DestroyingCancelsAShardFetchInProgress) {
 TEST_F(BatchEngineTest, ANewPlanCancelsTheOldOnesFetches) {
   const auto local = dataset_;
   for (int workers : {1, 3}) {
-    auto source = testing::SlowShardSource::open(dir_ / "ds", std::chrono::seconds(5));
+    auto source = testing::SlowShardSource::open(dir_ / "ds", std::chrono::seconds(60));
     dataset_ = Dataset::open(source).value_or_throw();
     auto e = engine(workers);
     e->start(0, 0);
