@@ -15,9 +15,9 @@
 #include <string_view>
 #include <vector>
 
-#include "stoker/util/param_spec.h"
 #include "stoker/pipeline/sampler.h"
 #include "stoker/util/enum_names.h"
+#include "stoker/util/param_spec.h"
 #include "stoker/util/status.h"
 
 namespace stoker {
