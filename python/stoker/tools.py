@@ -32,8 +32,8 @@ _OPTIONS = {
     "cifar10": {"shard_mb": 256},
     "imagefolder": {"shard_mb": 256, "keep_original": False, "max_side": 0, "skip_bad": False,
                     "workers": None, "record_order": "folder", "seed": 0, "progress": None},
-    "coco": {"annotations": None, "shard_mb": 256, "keep_original": False, "workers": None,
-             "progress": None},
+    "coco": {"annotations": None, "shard_mb": 256, "keep_original": False, "drop_empty": False,
+             "workers": None, "progress": None},
     "voc": {"split": "train", "shard_mb": 256, "keep_original": False, "workers": None},
     "masks": {"masks": None, "shard_mb": 256, "keep_original": False, "workers": None},
 }
@@ -61,7 +61,10 @@ def convert(kind, src=None, out=None, **options):
     - ``"coco"`` (`src` the images, option annotations: the instances JSON), ``"voc"`` (`src`
       VOCdevkit/VOC2012, option split) and ``"masks"`` (`src` images, option masks: PNG class
       masks paired by stem) write the datasets of FORMAT.md's "What the importers write"
-      (``stoker.decode_masks`` reads masks). Options: keep_original, workers, shard_mb.
+      (``stoker.decode_masks`` reads masks). Options: keep_original, workers, shard_mb; for
+      "coco", drop_empty: leave out the images without an object whose box is wider and taller
+      than 1 pixel, as torchvision's detection reference does for training ("dropped" counts
+      them).
 
     `out` may be an s3://bucket/prefix: the conversion goes into a temporary directory, which is
     pushed there as push() does and removed (on failure too); "datasets" are then the URLs and
@@ -135,7 +138,8 @@ def _import_mask_folder(src, out, shard_bytes, *, masks, keep_original, workers)
     return summary
 
 
-def _import_coco(src, out, shard_bytes, *, annotations, keep_original, workers, progress):
+def _import_coco(src, out, shard_bytes, *, annotations, keep_original, drop_empty, workers,
+                 progress):
     if annotations is None:
         raise ValueError("convert 'coco' needs annotations=, the instances JSON file")
     _check_workers(workers)
@@ -143,7 +147,8 @@ def _import_coco(src, out, shard_bytes, *, annotations, keep_original, workers, 
     try:
         summary = _stoker.import_coco(native_path(src), native_path(annotations),
                                       native_path(out), keep_original=bool(keep_original),
-                                      workers=workers, shard_bytes=shard_bytes, progress=line)
+                                      drop_empty=bool(drop_empty), workers=workers,
+                                      shard_bytes=shard_bytes, progress=line)
     finally:
         line.close()
     summary["datasets"] = list(summary["datasets"])

@@ -156,3 +156,49 @@ def test_decode_masks_refuses_a_png_of_another_size():
     with pytest.raises(ValueError, match="a 5x7 PNG is not a stack of 5x3 masks"):
         stoker.decode_masks(png.getvalue(), 3, 5)
     assert stoker.decode_masks(b"", 3, 5).shape == (0, 3, 5)
+
+
+def reference_training_ids(annotations):
+    """The image ids the detection reference keeps for training (its rule, written here): an
+    image with an object whose [x, y, w, h] box has w > 1 and h > 1, crowds included."""
+    from pycocotools.coco import COCO
+    coco = COCO(annotations)
+    return [i for i in sorted(coco.imgs) if any(
+        all(side > 1 for side in a["bbox"][2:])
+        for a in coco.loadAnns(coco.getAnnIds(imgIds=i, iscrowd=None)))]
+
+
+def test_drop_empty_keeps_the_references_training_images(coco_set, coco_dataset, tmp_path):
+    """convert(drop_empty=True) keeps the images the reference keeps for training, each record
+    the full conversion's; the set gets images whose every box is 1 pixel wide or tall, and
+    images without objects."""
+    def degenerate(data):
+        by_image = {}
+        for annotation in data["annotations"]:
+            by_image.setdefault(annotation["image_id"], []).append(annotation)
+        for n, image_id in enumerate(sorted(by_image)[:6]):
+            for annotation in by_image[image_id]:
+                annotation["bbox"][2 + n % 2] = 1.0 if n < 4 else 0.5
+        data["annotations"] = [a for a in data["annotations"]
+                               if a["image_id"] not in sorted(by_image)[6:9]]
+    annotations = broken_copy(coco_set, tmp_path, degenerate)
+    kept = reference_training_ids(annotations)
+    every = len(json.load(open(annotations))["images"])
+    assert 0 < len(kept) <= every - 9
+    summary = stoker.convert("coco", coco_set / "images", tmp_path / "train",
+                             annotations=annotations, drop_empty=True)
+    assert (summary["images"], summary["dropped"]) == (len(kept), every - len(kept))
+    full = stoker.convert("coco", coco_set / "images", tmp_path / "all", annotations=annotations)
+    assert full["dropped"] == 0
+
+    def records(path):
+        loader = stoker.Loader(path, batch_size=4, shuffle=False, batch_format="dict",
+                               variable="list", transforms={"image": RawBytes(1 << 24),
+                                                            "masks": RawBytes(MASKS_MAX)})
+        return {batch["image_id"][k].item(): {name: batch[name][k] for name in batch}
+                for batch in loader for k in range(len(batch["image_id"]))}
+    train, everything = records(tmp_path / "train"), records(tmp_path / "all")
+    assert list(train) == kept
+    for image_id, record in train.items():
+        assert all(torch.equal(value, everything[image_id][name])
+                   for name, value in record.items())

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "stoker/store/dataset.h"
 #include "stoker/store/record_view.h"
@@ -103,6 +104,51 @@ TEST(CocoCliTest, ConvertsOneRecordPerImageByIdThenInspectAndVerify) {
   EXPECT_EQ(crowd[1], 1);
   EXPECT_EQ(bytes(0, "masks").size, 0u);  // no objects, no PNG
   EXPECT_GT(bytes(1, "masks").size, 0u);
+}
+
+// --drop-empty keeps an image only if one of its boxes is wider and taller than 1 pixel, as
+// written (the detection reference's training rule): a box of width exactly 1 does not count,
+// one of 1.01 does; crowds count.
+TEST(CocoCliTest, DropEmptyLeavesOutImagesWithoutABoxWiderAndTallerThanOnePixel) {
+  const struct {
+    const char* objects;
+    std::vector<int64_t> kept;  // image ids, in order
+  } cases[] = {
+      {kTwoObjects, {3}},  // image 1 has no object
+      {R"({"id": 7, "image_id": 3, "category_id": 4, "bbox": [1.5, 2, 1, 20], "area": 20,
+           "iscrowd": 0},
+          {"id": 8, "image_id": 1, "category_id": 1, "bbox": [0, 0, 4, 1], "area": 4,
+           "iscrowd": 0})",
+       {}},
+      {R"({"id": 7, "image_id": 3, "category_id": 4, "bbox": [1.5, 2, 1, 20], "area": 20,
+           "iscrowd": 0},
+          {"id": 9, "image_id": 3, "category_id": 4, "bbox": [30, 2, 1.01, 1.01], "area": 1,
+           "iscrowd": 1},
+          {"id": 8, "image_id": 1, "category_id": 1, "bbox": [0, 0, 4, 4], "area": 16,
+           "iscrowd": 0})",
+       {1, 3}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.objects);
+    testing::TempDir dir;
+    make_coco_files(dir, c.objects);
+    const RunResult convert = run(convert_coco_args(dir) + " --drop-empty", dir);
+    ASSERT_EQ(convert.exit_code, 0) << convert.err;
+    EXPECT_NE(convert.out.find(fmt::format("({} without objects left out)", 2 - c.kept.size())),
+              std::string::npos)
+        << convert.out;
+    const auto dataset = Dataset::open(dir / "out").value_or_throw();
+    std::vector<int64_t> ids;
+    for (uint64_t i = 0; i < dataset->size(); ++i) {
+      int64_t id = 0;
+      std::memcpy(
+          &id,
+          fixed_field(dataset->schema(), dataset->record(i), dataset->schema().find("image_id")),
+          sizeof id);
+      ids.push_back(id);
+    }
+    EXPECT_EQ(ids, c.kept);
+  }
 }
 
 TEST(CocoCliTest, BadAnnotationsAreOneLineNamingTheFileAndTheAnnotation) {

@@ -240,6 +240,9 @@ void add_coco_command(CLI::App* convert) {
                   "Instances annotations file (annotations/instances_train2017.json)")
       ->required()
       ->check(path_value("--annotations"));
+  cmd->add_flag("--drop-empty", options->drop_empty,
+                "Leave out images without an object wider and taller than 1 pixel, as "
+                "torchvision's detection reference does for training");
   add_importer_options(cmd, *options, *shard_mb, "reading and encoding images");
   cmd->callback([options, shard_mb] {
     options->shard_bytes = *shard_mb << 20;
@@ -254,9 +257,10 @@ void add_coco_command(CLI::App* convert) {
     CocoImportSummary summary;
     run_stoppable({options->out}, [&] { summary = import_coco(*options).value_or_throw(); });
     fmt::print(
-        "wrote {} images with {} objects of {} categories to {}: {:.1f} MB in, {:.1f} MB "
+        "wrote {} images with {} objects of {} categories to {}{}: {:.1f} MB in, {:.1f} MB "
         "stored, {:.1f} s\n",
         summary.images, summary.objects, summary.categories, printable(options->out),
+        options->drop_empty ? fmt::format(" ({} without objects left out)", summary.dropped) : "",
         summary.bytes_in / 1e6, summary.bytes_out / 1e6, since_start.seconds());
     output.finish(stop_requested);
   });

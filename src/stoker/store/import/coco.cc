@@ -150,9 +150,20 @@ Schema coco_record_schema() {
   return std::move(Schema::create(std::move(fields))).value();
 }
 
+bool has_usable_object(const CocoImage& image) {
+  return std::any_of(image.objects.begin(), image.objects.end(), [](const CocoObject& object) {
+    return object.bbox[2] > 1 && object.bbox[3] > 1;
+  });
+}
+
 Result<CocoImportSummary> import_coco(const CocoImportOptions& options) {
-  STOKER_ASSIGN_OR_RETURN(const CocoAnnotations annotations,
-                          read_coco_annotations(options.annotations));
+  STOKER_ASSIGN_OR_RETURN(CocoAnnotations annotations, read_coco_annotations(options.annotations));
+  const size_t listed = annotations.images.size();
+  if (options.drop_empty)
+    annotations.images.erase(
+        std::remove_if(annotations.images.begin(), annotations.images.end(),
+                       [](const CocoImage& image) { return !has_usable_object(image); }),
+        annotations.images.end());
   const Schema schema = coco_record_schema();
   DatasetWriterOptions writer_options;
   writer_options.shard_bytes = options.shard_bytes;
@@ -165,6 +176,7 @@ Result<CocoImportSummary> import_coco(const CocoImportOptions& options) {
   const CocoEncoder encoder(options, schema);
   CocoImportSummary summary;
   summary.categories = annotations.categories.size();
+  summary.dropped = listed - annotations.images.size();
   const std::vector<CocoImage>& images = annotations.images;
   STOKER_RETURN_IF_ERROR(ordered_map<CocoEncoded>(
       images.size(), workers, kCocoWindowPerWorker * static_cast<size_t>(workers),

@@ -1,8 +1,8 @@
 #pragma once
 // COCO importer (`stoker convert coco`): an instances annotations file and its images' directory
 // into a detection dataset, one record per image in torchvision's CocoDetection order (by image
-// id; images without objects too), the objects in the file's order. Record fields (docs/FORMAT.md,
-// "Detection datasets"):
+// id; images without objects too, unless drop_empty), the objects in the file's order. Record
+// fields (docs/FORMAT.md, "Detection datasets"):
 //   image     bytes           the JPEG or PNG, transcoded for crops as ImageFolder's
 //   (stored_image.h) image_id  int64 height, width  int64      of the image boxes     float32 [N,
 //   4]  XYXY in pixels: COCO's [x, y, w, h] as float32, then x + w and y + h
@@ -29,6 +29,7 @@
 #include <string>
 
 #include "stoker/image/image_header.h"
+#include "stoker/store/import/coco_annotations.h"
 #include "stoker/store/schema.h"
 #include "stoker/util/status.h"
 
@@ -39,6 +40,11 @@ struct CocoImportOptions {
   std::string annotations;     // instances_*.json
   std::string out;             // the dataset to create; must not exist
   bool keep_original = false;  // store JPEGs as they are instead of transcoding them
+  // Leave out the images without a usable object, as torchvision's detection reference leaves
+  // them out of its training set: no object, or every object's box (COCO's [x, y, w, h] as
+  // written) of width or height <= 1. (The reference's keypoint rule needs keypoints, which
+  // instances files lack.)
+  bool drop_empty = false;
   // Threads reading and encoding images: nullopt, one per core; 0, one at a time; else that many.
   std::optional<int> workers;
   uint64_t shard_bytes = uint64_t{256} << 20;
@@ -52,6 +58,7 @@ struct CocoImportOptions {
 struct CocoImportSummary {
   uint64_t images = 0;
   uint64_t objects = 0;
+  uint64_t dropped = 0;  // images left out by drop_empty
   uint64_t categories = 0;
   uint64_t bytes_in = 0;   // of the image files
   uint64_t bytes_out = 0;  // of the records
@@ -59,6 +66,9 @@ struct CocoImportSummary {
 
 // The schema above.
 Schema coco_record_schema();
+
+// True if `image` has an object whose box is wider and taller than 1 pixel: what drop_empty keeps.
+bool has_usable_object(const CocoImage& image);
 
 // Imports as described above. Errors (one line): the annotations' (read_coco_annotations), an
 // image file missing, unreadable or corrupt, or of another size than its annotation says, a
