@@ -791,9 +791,9 @@ class NativeLoader:
 
     def _order_name(self) -> str:
         """Whose order the state's position counts in: "stoker"'s, a mixture's (its text:
-        "mixture:weights=[...],...") or a user's "sampler"'s."""
+        "mixture:weights=[...],..."), a user's "sampler"'s or an aspect-ratio grouping's."""
         if self._order_of is not None:
-            return "sampler"
+            return self._order_of.name
         return self._native.order or "stoker"
 
     def load_state_dict(self, state: dict) -> None:

@@ -57,14 +57,24 @@ def sampler_of(loader, data_source, shuffle: bool) -> LoaderSampler:
 
 class LoaderBatchSampler(torch.utils.data.BatchSampler):
     """``loader.batch_sampler``: DataLoader's BatchSampler over ``loader.sampler`` (its
-    ``sampler``, ``batch_size`` and ``drop_last``); ``set_epoch`` sets the loader's epoch."""
+    ``sampler``, ``batch_size`` and ``drop_last``), or where stoker groups the batches
+    (`grouped`: an AspectRatioOrder) those batches; ``set_epoch`` sets the loader's epoch."""
 
-    def __init__(self, loader, sampler, batch_size: int, drop_last: bool):
+    def __init__(self, loader, sampler, batch_size: int, drop_last: bool, grouped=None):
         super().__init__(sampler, batch_size, drop_last)
         self._loader = weakref.proxy(loader)
+        self._grouped = grouped
 
     def set_epoch(self, epoch: int) -> None:
         self._loader.set_epoch(epoch)
+
+    def __iter__(self):
+        if self._grouped is None:
+            return super().__iter__()
+        return iter(self._grouped.batch_lists(self._loader._epoch_now()))
+
+    def __len__(self):
+        return super().__len__() if self._grouped is None else len(self._grouped)
 
 
 def _indices_of(batch, number: int, size: int) -> list:
@@ -101,6 +111,7 @@ class ExplicitOrder:
         self.subset = None if subset is None else np.asarray(subset, dtype=np.int64)
         self.size = None  # the dataset's, once the native loader has opened it
         self.options = None  # the native loader's, for stoker's own order
+        self.name = "sampler"  # whose order a state_dict's position counts in
 
     def bind(self, size: int, options=None) -> None:
         self.size = size

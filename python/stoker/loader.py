@@ -105,6 +105,36 @@ def _settings(groups: dict, legacy: dict) -> dict:
     return settings
 
 
+def _aspect_ratio_order(factor, native, sampler, batch_sampler, batch_size, storage):
+    """The AspectRatioOrder of Order(aspect_ratio_groups=factor), else ValueError naming what
+    stands in its way."""
+    from stoker._aspect_ratio_groups import AspectRatioOrder
+
+    if isinstance(factor, bool) or not isinstance(factor, numbers.Integral) or factor < 0:
+        raise ValueError(f"Order(aspect_ratio_groups=) is a whole number >= 0 (the reference's "
+                         f"--aspect-ratio-group-factor), not {factor!r}")
+    if sampler is not None or batch_sampler is not None:
+        raise ValueError("Order(aspect_ratio_groups=) groups stoker's own order: leave out "
+                         "sampler and batch_sampler (or give torchvision's GroupedBatchSampler "
+                         "as batch_sampler= alone)")
+    if native is None or batch_size is None:
+        raise ValueError("Order(aspect_ratio_groups=) needs batches (a batch_size) of a dataset "
+                         "stoker reads natively; for another dataset give torchvision's "
+                         "GroupedBatchSampler as batch_sampler=")
+
+    def sizes():
+        try:
+            pairs = list(Loader(native.source, batch_size=4096, batch_format=("height", "width"),
+                                storage=GROUPS["storage"](**storage)))
+        except (ValueError, KeyError) as error:
+            raise ValueError(f"Order(aspect_ratio_groups=) groups by each record's height and "
+                             f"width fields, which {native.source!r} lacks ({error}); give "
+                             f"torchvision's GroupedBatchSampler as batch_sampler=") from None
+        return ([h for pair in pairs for h in pair[0].tolist()],
+                [w for pair in pairs for w in pair[1].tolist()])
+    return AspectRatioOrder(int(factor), batch_size, native.subset, sizes)
+
+
 class Loader:
     """``torch.utils.data.DataLoader``'s arguments, attributes and batches, with stoker's
     guarantees: the order (and every random draw of stoker's transforms) depends on the seed,
@@ -165,9 +195,13 @@ class Loader:
                 settings["batches"]["batch_format"] is None:
             settings["batches"]["batch_format"] = native.batch_format
             self._form = native.form
+        groups = settings["order"].pop("aspect_ratio_groups")
         explicit = None
-        if native is not None and (sampler is not None or batch_sampler is not None or
-                                   native.subset is not None):
+        if groups is not None:
+            explicit = _aspect_ratio_order(groups, native, sampler, batch_sampler, batch_size,
+                                           settings["storage"])
+        elif native is not None and (sampler is not None or batch_sampler is not None or
+                                     native.subset is not None):
             explicit = ExplicitOrder(sampler, batch_sampler, batch_size, drop_last,
                                      native.subset)
         if native is not None:
@@ -199,6 +233,8 @@ class Loader:
             self._collate_fn = torch.utils.data.default_collate
         else:
             self._collate_fn = collate_fn
+        if groups is not None:
+            explicit.groups()  # read now: a dataset without sizes fails here, in one line
         if batch_sampler is not None:
             self.batch_size, self.drop_last = None, False
             self.batch_sampler, self.sampler = batch_sampler, getattr(batch_sampler, "sampler",
@@ -208,7 +244,8 @@ class Loader:
             self.sampler = sampler if sampler is not None else \
                 sampler_of(self, self.dataset, bool(shuffle))
             self.batch_sampler = None if batch_size is None else \
-                LoaderBatchSampler(self, self.sampler, batch_size, drop_last)
+                LoaderBatchSampler(self, self.sampler, batch_size, drop_last,
+                                   explicit if groups is not None else None)
 
     # Iteration ---------------------------------------------------------------------------
 

@@ -28,7 +28,11 @@ class Order(_Group):
     ``initial_seed()``); ``shuffle_window``: "all" (a global shuffle) or a number of shards
     read at once; ``ra_reps``: repeated augmentation's repeats (the references' RASampler);
     ``last_batch``: "short", "drop" or "pad" (None: DataLoader's ``drop_last``); ``rank``,
-    ``world_size`` (None: torch.distributed's) or a 1-D DeviceMesh ``mesh``."""
+    ``world_size`` (None: torch.distributed's) or a 1-D DeviceMesh ``mesh``;
+    ``aspect_ratio_groups``: None, or k as the detection reference's
+    ``--aspect-ratio-group-factor``: each batch of one group of width / height (2k + 2
+    groups, from the records' ``height`` and ``width``), made of each rank's epoch as its
+    GroupedBatchSampler makes them (the last ones filled up with repeats)."""
 
     seed: Optional[int] = None
     shuffle_window: Any = "all"
@@ -37,6 +41,7 @@ class Order(_Group):
     rank: Optional[int] = None
     world_size: Optional[int] = None
     mesh: Any = None
+    aspect_ratio_groups: Optional[int] = None
 
 
 @dataclass(frozen=True)

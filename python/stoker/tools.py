@@ -62,9 +62,7 @@ def convert(kind, src=None, out=None, **options):
       VOCdevkit/VOC2012, option split) and ``"masks"`` (`src` images, option masks: PNG class
       masks paired by stem) write the datasets of FORMAT.md's "What the importers write"
       (``stoker.decode_masks`` reads masks). Options: keep_original, workers, shard_mb; for
-      "coco", drop_empty: leave out the images without an object whose box is wider and taller
-      than 1 pixel, as torchvision's detection reference does for training ("dropped" counts
-      them).
+      "coco", drop_empty: leave out the images the detection reference drops for training.
 
     `out` may be an s3://bucket/prefix: the conversion goes into a temporary directory, which is
     pushed there as push() does and removed (on failure too); "datasets" are then the URLs and
