@@ -60,9 +60,8 @@ def convert(kind, src=None, out=None, **options):
       ``skipped_list``.
     - ``"coco"`` (`src` the images, option annotations: the instances JSON), ``"voc"`` (`src`
       VOCdevkit/VOC2012, option split) and ``"masks"`` (`src` images, option masks: PNG class
-      masks paired by stem) write the datasets of FORMAT.md's "What the importers write"
-      (``stoker.decode_masks`` reads masks). Options: keep_original, workers, shard_mb; for
-      "coco", drop_empty: leave out the images the detection reference drops for training.
+      masks paired by stem) write FORMAT.md's "What the importers write". Options:
+      keep_original, workers, shard_mb; "coco"'s drop_empty: the reference's training set.
 
     `out` may be an s3://bucket/prefix: the conversion goes into a temporary directory, which is
     pushed there as push() does and removed (on failure too); "datasets" are then the URLs and
