@@ -119,7 +119,7 @@ TEST(CocoCliTest, DropEmptyLeavesOutImagesWithoutABoxWiderAndTallerThanOnePixel)
            "iscrowd": 0},
           {"id": 8, "image_id": 1, "category_id": 1, "bbox": [0, 0, 4, 1], "area": 4,
            "iscrowd": 0})",
-       {}},
+       {}},  // every image: refused
       {R"({"id": 7, "image_id": 3, "category_id": 4, "bbox": [1.5, 2, 1, 20], "area": 20,
            "iscrowd": 0},
           {"id": 9, "image_id": 3, "category_id": 4, "bbox": [30, 2, 1.01, 1.01], "area": 1,
@@ -133,6 +133,13 @@ TEST(CocoCliTest, DropEmptyLeavesOutImagesWithoutABoxWiderAndTallerThanOnePixel)
     testing::TempDir dir;
     make_coco_files(dir, c.objects);
     const RunResult convert = run(convert_coco_args(dir) + " --drop-empty", dir);
+    if (c.kept.empty()) {
+      expect_one_line_error(convert, dir / "coco/instances.json" +
+                                         ": no image has an object wider and taller than 1 "
+                                         "pixel: --drop-empty leaves none");
+      EXPECT_FALSE(fs::exists(dir / "out"));
+      continue;
+    }
     ASSERT_EQ(convert.exit_code, 0) << convert.err;
     EXPECT_NE(convert.out.find(fmt::format("({} without objects left out)", 2 - c.kept.size())),
               std::string::npos)

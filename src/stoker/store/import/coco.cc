@@ -164,6 +164,10 @@ Result<CocoImportSummary> import_coco(const CocoImportOptions& options) {
         std::remove_if(annotations.images.begin(), annotations.images.end(),
                        [](const CocoImage& image) { return !has_usable_object(image); }),
         annotations.images.end());
+  if (annotations.images.empty())
+    return Status(StatusCode::kInvalidArgument, printable(options.annotations) +
+                                                    ": no image has an object wider and taller " +
+                                                    "than 1 pixel: --drop-empty leaves none");
   const Schema schema = coco_record_schema();
   DatasetWriterOptions writer_options;
   writer_options.shard_bytes = options.shard_bytes;

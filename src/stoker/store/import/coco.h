@@ -70,7 +70,8 @@ Schema coco_record_schema();
 // True if `image` has an object whose box is wider and taller than 1 pixel: what drop_empty keeps.
 bool has_usable_object(const CocoImage& image);
 
-// Imports as described above. Errors (one line): the annotations' (read_coco_annotations), an
+// Imports as described above. Errors (one line): the annotations' (read_coco_annotations), every
+// image dropped by drop_empty, an
 // image file missing, unreadable or corrupt, or of another size than its annotation says, a
 // malformed segmentation (naming the file and the annotation), OUT exists (kAlreadyExists), a
 // stop requested (kCancelled).
