@@ -27,6 +27,7 @@ Result<std::shared_ptr<const Dataset>> open_webdataset(const SourceOpening& open
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ShardCache> cache, open_cache(access));
   options.index_cache_dir = cache->dir();
   options.tars_ahead = RemoteFiles::kUnitsListed;
+  options.samples_per_unit = 0;  // the cache holds whole tars: a unit is one
   RemoteFilesOptions fetching;
   fetching.policy = access.cache_policy;
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const RemoteFiles> files,

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 
 #include "stoker/store/image_record.h"
 #include "stoker/store/import/image_folder.h"
@@ -56,16 +57,9 @@ Result<std::shared_ptr<WebDatasetSource>> WebDatasetSource::open(
       [&](size_t i, Result<TarIndex>& indexed) -> Status {
         STOKER_RETURN_IF_ERROR(indexed.status());
         TarIndex index = std::move(indexed).value();
-        std::vector<WebDatasetSample> samples = group_samples(index.listing);
-        ShardInfo unit;
-        unit.file = tars[i];
-        unit.records = samples.size();
-        unit.bytes = index.identity.size;
-        source->starts_.push_back(manifest.records);
-        manifest.records += unit.records;
-        manifest.shards.push_back(std::move(unit));
+        source->samples_.push_back(group_samples(index.listing));
         source->tars_.push_back(std::move(index));
-        source->samples_.push_back(std::move(samples));
+        source->add_units(i, manifest);
         return Status::ok();
       }));
   source->starts_.push_back(manifest.records);
@@ -86,14 +80,47 @@ Result<std::shared_ptr<WebDatasetSource>> WebDatasetSource::open(
   return source;
 }
 
+void WebDatasetSource::add_units(size_t tar, Manifest& manifest) {
+  const std::vector<WebDatasetSample>& samples = samples_[tar];
+  const std::vector<TarMember>& members = tars_[tar].listing.members;
+  const size_t per_unit =
+      options_.samples_per_unit > 0 ? static_cast<size_t>(options_.samples_per_unit) : 0;
+  const int first_unit = static_cast<int>(units_.size());
+  for (size_t i = 0; i == 0 || i < samples.size(); ++i) {  // an empty tar is an empty unit
+    if (i == 0 || (per_unit > 0 && i % per_unit == 0)) {
+      units_.push_back({tar, i, 0});
+      starts_.push_back(manifest.records + i);
+      manifest.shards.emplace_back();
+      manifest.shards.back().file = files_->names()[tar];
+    }
+    if (i == samples.size()) break;
+    ++units_.back().count;
+    ++manifest.shards.back().records;
+    for (const auto& field : samples[i].fields)
+      manifest.shards.back().bytes += members[field.second].size;
+  }
+  if (per_unit == 0) manifest.shards.back().bytes = tars_[tar].identity.size;
+  manifest.records += samples.size();
+  tar_units_.push_back({first_unit, static_cast<int>(units_.size())});
+}
+
 void WebDatasetSource::units_ahead(const std::vector<int>& units) {
-  files_->fetch_ahead(std::vector<size_t>(units.begin(), units.end()));
+  std::vector<size_t> tars;  // of the units, soonest first, each once
+  for (const int u : units)
+    if (std::find(tars.begin(), tars.end(), units_[u].tar) == tars.end())
+      tars.push_back(units_[u].tar);
+  files_->fetch_ahead(tars);
 }
 
 void WebDatasetSource::reads_planned(std::function<int64_t(int unit)> next_read, int64_t position) {
-  // A unit is a tar.
+  // A tar is next read when the first of its units is.
   files_->plan(
-      [next_read = std::move(next_read)](size_t tar) { return next_read(static_cast<int>(tar)); },
+      [next_read = std::move(next_read), ranges = tar_units_](size_t tar) {
+        int64_t soonest = std::numeric_limits<int64_t>::max();
+        for (int u = ranges[tar].first; u < ranges[tar].second; ++u)
+          soonest = std::min(soonest, next_read(u));
+        return soonest;
+      },
       position);
 }
 
@@ -118,15 +145,15 @@ std::string WebDatasetSource::describe() const {
 Result<ShardReader> WebDatasetSource::read_unit(int u, std::map<uint64_t, std::string>& bad,
                                                 const std::function<bool()>& cancelled) const {
   const Schema& schema = manifest().schema;
-  const TarIndex& index = tars_[u];
-  STOKER_ASSIGN_OR_RETURN(OpenFile tar, files_->open(u, cancelled));
+  const TarUnit& unit = units_[u];
+  const TarIndex& index = tars_[unit.tar];
+  STOKER_ASSIGN_OR_RETURN(OpenFile tar, files_->open(unit.tar, cancelled));
   const bool changed = !(tar.identity == index.identity);
   const size_t first_extra = schema.fields().size() - fields_.fields.size();
   RecordEncoder encoder(schema);
   std::vector<std::vector<uint8_t>> records;
-  const std::vector<WebDatasetSample>& samples = samples_[u];
-  for (size_t i = 0; i < samples.size(); ++i) {
-    const WebDatasetSample& sample = samples[i];
+  for (size_t i = 0; i < unit.count; ++i) {
+    const WebDatasetSample& sample = samples_[unit.tar][unit.first + i];
     const uint64_t global = starts_[u] + i;
     ImageRecordValues values;
     std::string image;
@@ -200,15 +227,15 @@ Result<ShardReader> WebDatasetSource::read_unit(int u, std::map<uint64_t, std::s
 
 Status WebDatasetSource::record_error(int unit, uint64_t record, uint64_t global,
                                       const Status& status) const {
+  const TarIndex& tar = tars_[units_[unit].tar];
   const std::string bad = bad_reason(global);
   if (!bad.empty())
-    return Status(status.code(),
-                  fmt::format("{}: {} (dataset record {})", tars_[unit].path, bad, global));
-  const std::optional<size_t> image = image_member(samples_[unit][record]);
-  const std::string member =
-      image ? tars_[unit].listing.members[*image].name : samples_[unit][record].key;
-  return Status(status.code(), fmt::format("{}: member {}: {} (dataset record {})",
-                                           tars_[unit].path, member, status.message(), global));
+    return Status(status.code(), fmt::format("{}: {} (dataset record {})", tar.path, bad, global));
+  const WebDatasetSample& sample = samples_[units_[unit].tar][units_[unit].first + record];
+  const std::optional<size_t> image = image_member(sample);
+  const std::string member = image ? tar.listing.members[*image].name : sample.key;
+  return Status(status.code(), fmt::format("{}: member {}: {} (dataset record {})", tar.path,
+                                           member, status.message(), global));
 }
 
 }  // namespace stoker

@@ -4,13 +4,16 @@
 // in place, as a record
 // source (store/shard_source.h) of the image dataset's layout (store/image_record.h), so that the
 // loader and every operation read them as they read a converted dataset. A unit of reading (a
-// manifest shard) is one tar, read as store/unit_read_source.h says; record i of a tar is its
-// i-th sample (webdataset_samples.h): the image is the first of its `jpg`, `jpeg`, `png`, `webp`
-// members, as it is (not transcoded), the label its `cls` member or the one webdataset_fields.h
-// chooses (a decimal integer as text), height and width from the image's header,
-// original_size and original_checksum the image member's; then a field for each other member
-// field every sample holds (webdataset_fields.h: bytes, or a .npy member's array; one only some
-// samples hold is left out, and describe() names it with how many do). Classes have no names.
+// manifest shard, read as store/unit_read_source.h says) is `samples_per_unit` consecutive
+// samples of one tar (one by default: member by member, as an image folder is read file by
+// file), so that memory holds the samples the loader's plan needs soon, not whole tars; records are
+// the tars' samples in order (record i of a tar is its i-th sample (webdataset_samples.h): the
+// image is the first of its `jpg`, `jpeg`, `png`, `webp` members, as it is (not transcoded), the
+// label its `cls` member or the one webdataset_fields.h chooses (a decimal integer as text), height
+// and width from the image's header, original_size and original_checksum the image member's); then
+// a field for each other member field every sample holds (webdataset_fields.h: bytes, or a .npy
+// member's array; one only some samples hold is left out, and describe() names it with how many
+// do). Classes have no names.
 //
 // Each tar's index (tar_index.h) is built when the source opens (`index_threads` at once), from
 // the cache folder's copy where it is current; a unit then reads only its members, each checked
@@ -44,6 +47,9 @@ struct WebDatasetSourceOptions {
   // Tars fetched ahead of the loader's order (InPlaceFiles::fetch_ahead: remote tars): the
   // next ones the plan needs that are not in memory. 0: none.
   int tars_ahead = 0;
+  // Samples per unit (1: any shuffle reads only the members it needs); 0: a unit is a whole tar
+  // (remote tars: the shard cache holds whole tars, and its floor counts units' bytes).
+  int samples_per_unit = 1;
 };
 
 class WebDatasetSource : public UnitReadSource {
@@ -74,10 +80,22 @@ class WebDatasetSource : public UnitReadSource {
   std::string spec_;
   WebDatasetSourceOptions options_;
   std::shared_ptr<const InPlaceFiles> files_;
+  // A unit: samples [first, first + count) of tar `tar`.
+  struct TarUnit {
+    size_t tar = 0;
+    size_t first = 0;
+    size_t count = 0;
+  };
+  // Adds the units of tar `tar`'s samples (options_.samples_per_unit) to units_, tar_units_,
+  // starts_ and `manifest`'s shards.
+  void add_units(size_t tar, Manifest& manifest);
+
   std::vector<TarIndex> tars_;
   std::vector<std::vector<WebDatasetSample>> samples_;  // of each tar
-  std::vector<uint64_t> starts_;                        // first record of each tar, then the count
-  WebDatasetFields fields_;                             // the label's and the other fields
+  std::vector<TarUnit> units_;
+  std::vector<std::pair<int, int>> tar_units_;  // each tar's units: [first, end)
+  std::vector<uint64_t> starts_;                // first record of each unit, then the count
+  WebDatasetFields fields_;                     // the label's and the other fields
   ImageRecordFields image_fields_;
 };
 

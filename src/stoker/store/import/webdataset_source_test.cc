@@ -50,9 +50,10 @@ TEST(WebDatasetSource, RecordsAreTheTarsSamplesInTheImageLayout) {
   for (const std::string spec : {tmp / "tars", tmp / "tars/d-{01..02}.tar",
                                  tmp / "tars/d-01.tar\n" + tmp / "tars/d-02.tar"}) {
     auto source = WebDatasetSource::open(spec, {}).value_or_throw();
-    ASSERT_EQ(source->manifest().shards.size(), 2u) << spec;
-    EXPECT_EQ(source->manifest().shards[1].file, tmp / "tars/d-02.tar");
-    EXPECT_EQ(source->manifest().shards[0].records, 2u);
+    ASSERT_EQ(source->manifest().shards.size(), 3u) << spec;  // a unit a sample
+    EXPECT_EQ(source->manifest().shards[1].file, tmp / "tars/d-01.tar");
+    EXPECT_EQ(source->manifest().shards[2].file, tmp / "tars/d-02.tar");
+    EXPECT_EQ(source->manifest().shards[0].records, 1u);
     EXPECT_NE(source->describe().find("fields none; left out: txt (in 1 of 3 samples)"),
               std::string::npos)
         << source->describe();
@@ -239,10 +240,11 @@ TEST(WebDatasetSource, ATarChangedAfterItsIndexIsCaught) {
       Dataset::open(WebDatasetSource::open(tar, options).value_or_throw()).value_or_throw();
   // Rewritten (another size) after the open: every sample is bad.
   tar_fixtures::write_tar(tar, {{"a.jpg", jpeg + "x"}, {"a.cls", "1"}});
-  const int64_t first = 0;
-  ShardPins pins = dataset->pin(&first, 1, nullptr).value_or_throw();
-  EXPECT_EQ(dataset->record_error(1, corrupt("x")).message(),
-            tar + ": changed after its index was built (dataset record 1)");
+  const int64_t both[] = {0, 1};
+  ShardPins pins = dataset->pin(both, 2, nullptr).value_or_throw();
+  for (const uint64_t record : {0, 1})
+    EXPECT_EQ(dataset->record_error(record, corrupt("x")).message(),
+              tar + fmt::format(": changed after its index was built (dataset record {})", record));
 }
 
 TEST(WebDatasetSource, AMemberNotOfItsFieldsArrayIsABadRecord) {
@@ -286,6 +288,67 @@ TEST(WebDatasetSource, AMemberNotOfItsFieldsArrayIsABadRecord) {
       "member h.jpg: the transform's"};
   for (int64_t i = 0; i < static_cast<int64_t>(std::size(why)); ++i)
     EXPECT_EQ(wds_test_error(tar, i), fmt::format("{}: {} (dataset record {})", tar, why[i], i));
+}
+
+}  // namespace
+}  // namespace stoker
+
+namespace stoker {
+namespace {
+
+// Units are runs of samples_per_unit samples of one tar (0: the tar); whatever the run, the
+// records are the same, and errors name the right tar and member.
+TEST(WebDatasetSource, UnitsAreRunsOfOneTarsSamples) {
+  testing::TempDir tmp;
+  fs::create_directories(tmp / "tars");
+  std::vector<std::string> images;
+  for (int t = 0; t < 2; ++t) {
+    std::vector<tar_fixtures::Member> members;
+    for (int s = 0; s < 5; ++s) {
+      images.push_back(wds_test_jpeg(8, 8));
+      members.push_back({fmt::format("k{}/{}.jpg", t, s), images.back()});
+      members.push_back({fmt::format("k{}/{}.cls", t, s), std::to_string(10 * t + s)});
+    }
+    tar_fixtures::write_tar(tmp / fmt::format("tars/d-{}.tar", t), members);
+  }
+  const auto records_of = [](const Dataset& dataset) {
+    std::vector<std::string> records;
+    throw_if_error(dataset.for_each_record([&](uint64_t i) -> Status {
+      const ByteSpan r = dataset.record(i);
+      records.emplace_back(reinterpret_cast<const char*>(r.data), r.size);
+      return Status::ok();
+    }));
+    return records;
+  };
+  WebDatasetSourceOptions whole;
+  whole.samples_per_unit = 0;
+  const auto want =
+      records_of(*Dataset::open(WebDatasetSource::open(tmp / "tars", whole).value_or_throw())
+                      .value_or_throw());
+  ASSERT_EQ(want.size(), 10u);
+  for (const int run : {0, 1, 2, 1000}) {
+    SCOPED_TRACE(run);
+    WebDatasetSourceOptions options;
+    options.samples_per_unit = run;
+    auto source = WebDatasetSource::open(tmp / "tars", options).value_or_throw();
+    const std::vector<ShardInfo>& units = source->manifest().shards;
+    const size_t per_tar = run == 0 || run > 5 ? 1 : run == 1 ? 5 : 3;
+    ASSERT_EQ(units.size(), 2 * per_tar);
+    uint64_t records = 0;
+    for (size_t u = 0; u < units.size(); ++u) {
+      EXPECT_EQ(units[u].file, tmp / fmt::format("tars/d-{}.tar", u / per_tar));
+      EXPECT_EQ(units[u].records, per_tar == 1 ? 5u : per_tar == 5 ? 1u : u % 3 == 2 ? 1u : 2u);
+      records += units[u].records;
+    }
+    EXPECT_EQ(records, 10u);
+    auto dataset = Dataset::open(source).value_or_throw();
+    EXPECT_EQ(records_of(*dataset), want);
+    // Record 8 is tar 1's sample 3: the message names its tar and member.
+    const int unit = static_cast<int>(per_tar == 1 ? 1 : per_tar == 5 ? 8 : 4);
+    const uint64_t in_unit = per_tar == 1 ? 3 : per_tar == 5 ? 0 : 1;
+    EXPECT_EQ(source->record_error(unit, in_unit, 8, Status(StatusCode::kCorrupt, "bad")).message(),
+              tmp / "tars/d-1.tar" + ": member k1/3.jpg: bad (dataset record 8)");
+  }
 }
 
 }  // namespace
