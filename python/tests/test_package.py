@@ -53,3 +53,38 @@ except ImportError as e:
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         "stoker.Loader needs PyTorch, which this Python cannot import: pip install torch"]
+
+
+def test_the_extension_exports_its_entry_point_alone():
+    """No symbol of stoker's, or of a library linked into it, can meet another library's of the
+    same name in the process (src/stoker/python/exports.map)."""
+    import subprocess
+
+    import stoker._stoker
+
+    table = subprocess.run(["nm", "-D", "--defined-only", stoker._stoker.__file__],
+                           capture_output=True, text=True, check=True).stdout
+    assert [line.split()[-1] for line in table.splitlines()] == ["PyInit__stoker"]
+
+
+IMPORTS = [("stoker", "torch"), ("torch", "stoker"), ("pyarrow", "stoker", "torch"),
+           ("stoker", "torch", "pyarrow"), ("stoker", "pyarrow", "torch")]
+
+
+def test_imports_in_any_order_then_both_work(labelled):
+    """stoker, torch and pyarrow imported in each order: a loader's batch, a torch op on it and
+    a pyarrow table, and a clean exit (an abort at exit was seen with stoker first)."""
+    import importlib.util
+    import subprocess
+    import sys
+
+    for order in IMPORTS:
+        if "pyarrow" in order and importlib.util.find_spec("pyarrow") is None:
+            continue
+        code = f"import {', '.join(order)}\n" + f"""
+images, labels = next(iter(stoker.Loader({str(labelled)!r}, batch_size=4)))
+print(float(torch.nn.functional.avg_pool2d(images.float(), 2).sum()) >= 0, labels.shape[0])
+""" + ("print(pyarrow.table({'x': [1, 2]}).num_rows)\n" if "pyarrow" in order else "")
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert done.returncode == 0, (order, done.stderr[-2000:])
+        assert done.stdout.split()[:2] == ["True", "4"], (order, done.stdout)
