@@ -36,7 +36,8 @@ _WHOLE_PIXEL_STEPS = {"RandomHorizontalFlip", "RandomZoomOut", "RandomPhotometri
                       "SanitizeBoundingBoxes", "ClampBoundingBoxes", "ConvertBoundingBoxFormat",
                       "ToImage", "PILToTensor", "ToPureTensor", "ToDtype", "Normalize"}
 # The steps on a raw VOCSegmentation's (PIL image, PIL mask) that move the mask as stoker
-# moves a class map.
+# moves a class map (a flip while both are PIL images or tv_tensors.Image: after PILToTensor or
+# ToPureTensor, v2 flips the first plain tensor alone: _image_alone).
 _RAW_MASK_STEPS = {"RandomHorizontalFlip", "ToImage", "PILToTensor", "ToPureTensor"}
 _WRAP = ("wrap_dataset_for_transforms_v2 of it is read natively (flips, zoom-outs, the "
          "photometric, box and type steps)")
@@ -51,6 +52,30 @@ def _other_step(transforms, v2_steps: set) -> Optional[str]:
                 name == "DecodeImage" and module == "stoker.transforms"):
             return name
     return None
+
+
+_TYPE_STEPS = ("ToImage", "PILToTensor", "ToPureTensor", "ToDtype", "Normalize")
+
+
+def _image_alone(transforms, plain: tuple) -> Optional[str]:
+    """The first step of `transforms` that moves or changes the pair after one of `plain`
+    made it plain tensors (v2 then changes the first plain tensor alone, the image), or
+    None."""
+    made_plain = False
+    for step in [] if transforms is None else _flatten(transforms):
+        name = type(step).__name__
+        if made_plain and name not in _TYPE_STEPS:
+            return name
+        made_plain = made_plain or name in plain
+    return None
+
+
+def _wrapped_problem(dataset) -> Optional[str]:
+    """Why the joint transforms of wrapped `dataset` cannot be read natively, or None."""
+    if kinds(dataset.transforms) is None:
+        return "its transforms leave a PIL image (stoker gives tensors)"
+    alone = _image_alone(dataset.transforms, ("ToPureTensor",))
+    return None if alone is None else f"its {alone} after ToPureTensor changes the image alone"
 
 
 def _declined(name: str, why: str) -> NativeDataset:
@@ -176,8 +201,9 @@ def _wrapped_detection(dataset, voc, keep_once: Callable) -> NativeDataset:
     forms = kinds(dataset.transforms)
     if not keys or not keys <= set(_KEYS):
         return _declined(name, f"its target keys {sorted(keys)} are not among {list(_KEYS)}")
-    if forms is None:
-        return _declined(name, "its transforms leave a PIL image (stoker gives tensors)")
+    problem = _wrapped_problem(dataset)
+    if problem is not None:
+        return _declined(name, problem)
     other = _other_step(dataset.transforms, _WHOLE_PIXEL_STEPS)
     if other is not None:
         return _declined(name, f"{other} rounds its int64 boxes as stoker's float32 ones would "
@@ -256,10 +282,11 @@ def voc_dataset(dataset, keep_once: Callable) -> Optional[NativeDataset]:
         return _wrapped_detection(dataset, voc, keep_once)
     if voc is not None and type(voc) is datasets.VOCSegmentation:
         name = "VOCSegmentation (wrapped for v2)"
-        forms = kinds(dataset.transforms)
-        if forms is None:
-            return _declined(name, "its transforms leave a PIL image (stoker gives tensors)")
-        return _segmentation(voc, dataset.transforms, forms, name, keep_once)
+        problem = _wrapped_problem(dataset)
+        if problem is not None:
+            return _declined(name, problem)
+        return _segmentation(voc, dataset.transforms, kinds(dataset.transforms), name,
+                             keep_once)
     if type(dataset) is datasets.VOCDetection:
         return _declined("VOCDetection", "its target is the parsed XML (a nested dict of "
                                          f"strings); {_WRAP}")
@@ -267,10 +294,12 @@ def voc_dataset(dataset, keep_once: Callable) -> Optional[NativeDataset]:
         return None
     forms = kinds(dataset.transforms)
     if forms is None or dataset.transform is not None or dataset.target_transform is not None \
-            or _other_step(dataset.transforms, _RAW_MASK_STEPS) is not None:
+            or _other_step(dataset.transforms, _RAW_MASK_STEPS) is not None \
+            or _image_alone(dataset.transforms, ("PILToTensor", "ToPureTensor")) is not None:
         return _declined("VOCSegmentation", "its mask is a PIL image, which v2 transforms take "
-                                            "as an image; stoker reads it natively where they "
-                                            "only flip the pair and make tensors of it, and "
+                                            "as an image (or, once a plain tensor, leave "
+                                            "alone); stoker reads it natively where they only "
+                                            "flip the pair, then make tensors of it, and "
                                             "wrapped for v2 (a Mask)")
     return _segmentation(dataset, dataset.transforms, (forms[0], forms[0]), "VOCSegmentation",
                          keep_once)
