@@ -17,6 +17,8 @@ from torchvision.transforms import v2
 
 import stoker
 
+from test_dataloader_contract import references_collate, same
+
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
 
@@ -51,29 +53,6 @@ def voc_root(voc_set, tmp_path_factory):
 def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("STOKER_CACHE", str(tmp_path / "cache"))
     return tmp_path / "cache" / "arrays"
-
-
-def same(a, b):
-    """Equal samples or batches: same structure, types, dtypes, tv_tensors' metadata, bits."""
-    assert type(a) is type(b), (type(a), type(b))
-    if isinstance(a, torch.Tensor):
-        assert a.dtype == b.dtype and torch.equal(a, b)
-        if isinstance(a, tv_tensors.BoundingBoxes):
-            assert (a.format, a.canvas_size) == (b.format, b.canvas_size)
-    elif isinstance(a, dict):
-        assert list(a) == list(b)
-        for k in a:
-            same(a[k], b[k])
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b)
-        for x, y in zip(a, b):
-            same(x, y)
-    else:
-        assert a == b
-
-
-def references_collate(batch):
-    return tuple(zip(*batch))
 
 
 def hflip_preset(p):
