@@ -99,6 +99,19 @@ def test_wrapped_voc_detection_is_read_natively_as_dataloader_reads_it(voc_root,
     assert len(list(cache.iterdir())) == 1  # one split of one year kept once, for both presets
 
 
+def test_a_subset_and_a_batch_sampler_stay_native(voc_root, cache):
+    """A Subset of the wrapped dataset, batches from a batch sampler (as GroupedBatchSampler
+    gives them): DataLoader's batches."""
+    dataset = torch.utils.data.Subset(wrapped_detection(voc_root, hflip_preset(1.0)),
+                                      [7, 0, 3, 11, 5, 2])
+    batches = [[5, 0], [1, 2, 3], [4]]
+    loader = stoker.Loader(dataset, batch_sampler=batches, collate_fn=references_collate)
+    natively(loader, "VOCDetection (wrapped for v2)")
+    theirs = DataLoader(dataset, batch_sampler=batches, collate_fn=references_collate)
+    for ours, want in zip(loader, theirs, strict=True):
+        same(ours, want)
+
+
 def test_one_flip_draw_moves_the_image_and_its_boxes(voc_root, cache):
     """p=0.5 and a zoom-out on a tv_tensors.Image (the wrapper's types kept): each sample is
     the dataset's own unflipped or flipped one, both occur; the zoom-out (its fill, p=1 and
