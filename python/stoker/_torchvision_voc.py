@@ -18,6 +18,7 @@ the file and the object, before anything is kept."""
 
 import hashlib
 import os
+import re
 import sys
 import xml.etree.ElementTree as ET
 from typing import Callable, Optional
@@ -116,52 +117,62 @@ def _digest(kind: str, root: str, folder: str, image_set: str, files: list) -> s
     return f"{kind}-{digest.hexdigest()[:24]}"
 
 
-def _checked_annotation(voc, path: str, categories: dict) -> int:
-    """The largest side annotation `path` gives its image; ValueError (one line naming the file
-    and the object) where the wrapper would fail on it."""
+class _WrapperFails(ValueError):
+    """What torchvision's v2 wrapper of VOCDetection would fail on: one line naming the file and
+    the object."""
+
+
+def _check_annotation(voc, path: str, categories: dict) -> None:
+    """_WrapperFails where the wrapper would fail on annotation `path`."""
     try:
         target = voc.parse_voc_xml(ET.parse(path).getroot())
     except ET.ParseError as e:
-        raise ValueError(f"{path}: not XML: {e}") from None
+        raise _WrapperFails(f"{path}: not XML: {e}") from None
     except OSError as e:
-        raise ValueError(f"{path}: {e.strerror}") from None
+        raise _WrapperFails(f"{path}: {e.strerror}") from None
     annotation = target.get("annotation")
     objects = annotation.get("object") if isinstance(annotation, dict) else None
     if not objects:
-        raise ValueError(f"{path}: no object (the v2 wrapper of VOCDetection reads each "
-                         "image's objects)")
+        raise _WrapperFails(f"{path}: no object (the v2 wrapper of VOCDetection reads each "
+                            "image's objects)")
     for k, found in enumerate(objects, 1):
         found = found if isinstance(found, dict) else {}
         if found.get("name") not in categories:
-            raise ValueError(f"{path}: object {k}: " + (
+            raise _WrapperFails(f"{path}: object {k}: " + (
                 "no name" if "name" not in found else
                 f"class {found['name']!r} is not one of VOC's 20"))
         box = found.get("bndbox")
         if not isinstance(box, dict):
-            raise ValueError(f"{path}: object {k}: no bndbox")
+            raise _WrapperFails(f"{path}: object {k}: no bndbox")
         for corner in _CORNERS:
             try:
                 int(box.get(corner))
             except (TypeError, ValueError):
-                raise ValueError(f"{path}: object {k}: {corner} {box.get(corner)!r} is not a "
-                                 "whole number (the v2 wrapper reads it with int())") from None
-    size = annotation.get("size")
-    try:
-        return max(int(float(size["width"])), int(float(size["height"])))
-    except (KeyError, TypeError, ValueError):  # the importer names it
-        return 1
+                raise _WrapperFails(f"{path}: object {k}: {corner} {box.get(corner)!r} is not a "
+                                    "whole number (the v2 wrapper reads it with int())") from None
+
+
+_SIZE = re.compile(rb"<(?:width|height)>\s*(\d+)\s*</")
+
+
+def _largest_side(paths: list) -> int:
+    """The largest side the annotations at `paths` give their images (the importer checked
+    each against its image)."""
+    largest = 1
+    for path in paths:
+        with open(path, "rb") as f:
+            largest = max([largest] + [int(side) for side in _SIZE.findall(f.read())])
+    return largest
 
 
 def _tv_tensors(image_kind: str, target_kind: str, image, **targets) -> tuple:
-    """`image` and `targets` ("boxes": XYXY on the image, "mask") as the wrapper's types."""
+    """`image` and `targets` (their "boxes" XYXY on the image) as the wrapper's types."""
     from torchvision import tv_tensors
     if image_kind == "image":
         image = tv_tensors.Image(image)
     if target_kind == "tv" and "boxes" in targets:
         targets["boxes"] = tv_tensors.BoundingBoxes(targets["boxes"], format="XYXY",
                                                     canvas_size=tuple(image.shape[-2:]))
-    if target_kind == "tv" and "mask" in targets:
-        targets["mask"] = tv_tensors.Mask(targets["mask"])
     return image, targets
 
 
@@ -213,17 +224,25 @@ def _wrapped_detection(dataset, voc, keep_once: Callable) -> NativeDataset:
     if split is None:
         return None
     root, names = split
-    wrapper = sys.modules["torchvision.tv_tensors._dataset_wrapper"]
-    largest = max(_checked_annotation(voc, path, wrapper.VOC_DETECTION_CATEGORY_TO_IDX)
-                  for path in voc.targets)
+    categories = sys.modules["torchvision.tv_tensors._dataset_wrapper"].\
+        VOC_DETECTION_CATEGORY_TO_IDX
+
+    def write(out):  # checked once: the key names these files as they were then
+        for path in voc.targets:
+            _check_annotation(voc, path, categories)
+        convert("voc", root, out, split=voc.image_set)
+
     key = _digest("voc", root, "Main", voc.image_set, [
         os.path.join(folder, n + extension) for n in names
         for folder, extension in (("Annotations", ".xml"), ("JPEGImages", ".jpg"))])
     try:
-        path = keep_once(key, lambda out: convert("voc", root, out, split=voc.image_set))
+        path = keep_once(key, write)
+    except _WrapperFails as e:
+        raise ValueError(str(e)) from None
     except (OSError, RuntimeError, ValueError) as e:  # what stoker checks and torchvision not
         return _declined(name, f"stoker's VOC importer refuses it: {e}")
-    native = NativeDataset(path, with_bound(dataset.transforms, largest), {"dataset": [
+    transforms = with_bound(dataset.transforms, _largest_side(voc.targets))
+    native = NativeDataset(path, transforms, {"dataset": [
         f"torchvision's {name} is read natively: its {voc.image_set} split kept once as a "
         f"stoker dataset ({path}), its int64 boxes whole numbers"]})
     native.batch_format, native.form = ("image", "boxes", "labels"), _detection_form(forms, keys)
