@@ -270,8 +270,13 @@ def _segmentation(voc, transforms, forms: tuple, name: str, keep_once: Callable)
             for k, path in enumerate(paths):
                 os.symlink(os.path.abspath(path),
                            os.path.join(pairs, folder, f"{k:09d}{extension}"))
-        convert("masks", os.path.join(pairs, "images"), out,
-                masks=os.path.join(pairs, "masks"))
+        try:
+            convert("masks", os.path.join(pairs, "images"), out,
+                    masks=os.path.join(pairs, "masks"))
+        except (RuntimeError, ValueError) as e:  # the files it names, not their links
+            link = re.escape(pairs) + r"/(images|masks)/(\d{9})\.(?:jpg|png)"
+            raise ValueError(re.sub(link, lambda m: getattr(voc, m[1])[int(m[2])],
+                                    str(e))) from None
 
     try:
         path = keep_once(key, write)

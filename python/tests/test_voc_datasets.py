@@ -293,3 +293,37 @@ def test_raw_voc_segmentation_other_steps_are_its_own_getitem(voc_root, cache):
         by_itself(loader, r"^torchvision's VOCSegmentation is read by its own __getitem__: its "
                           r"mask is a PIL image, which v2 transforms take as an image")
         same(next(iter(loader)), next(iter(DataLoader(dataset, batch_size=None))))
+
+
+def test_a_missing_mask_is_one_line_and_keeps_nothing(voc_root, cache, tmp_path):
+    voc = tmp_path / "root" / "VOCdevkit" / "VOC2012"
+    shutil.copytree(voc_root / "VOCdevkit" / "VOC2012", voc)
+    name = (voc / "ImageSets/Segmentation/train.txt").read_text().split()[2]
+    (voc / "SegmentationClass" / f"{name}.png").unlink()
+    dataset = datasets.wrap_dataset_for_transforms_v2(datasets.VOCSegmentation(
+        tmp_path / "root", transforms=v2.ToImage()))
+    with pytest.raises(ValueError, match=rf"SegmentationClass/{name}\.png: No such file or "
+                                         r"directory$"):
+        stoker.Loader(dataset, batch_size=2)
+    assert not cache.exists() or os.listdir(cache) == []
+
+
+def test_a_mask_stoker_refuses_is_read_by_its_own_getitem(voc_root, cache, tmp_path):
+    """A mask of another size than its image (v2's ToImage takes the pair, stoker's mask
+    importer not): DataLoader's samples, loader.plan naming the file."""
+    from PIL import Image
+    voc = tmp_path / "root" / "VOCdevkit" / "VOC2012"
+    shutil.copytree(voc_root / "VOCdevkit" / "VOC2012", voc)
+    name = (voc / "ImageSets/Segmentation/val.txt").read_text().split()[0]
+    path = voc / "SegmentationClass" / f"{name}.png"
+    with Image.open(path) as pil:
+        pil.resize((7, 5)).save(path)
+    dataset = datasets.wrap_dataset_for_transforms_v2(datasets.VOCSegmentation(
+        tmp_path / "root", image_set="val", transforms=v2.ToImage()))
+    loader = stoker.Loader(dataset, batch_size=None)
+    by_itself(loader, r"^torchvision's VOCSegmentation \(wrapped for v2\) is read by its own "
+                      rf"__getitem__: stoker's mask importer refuses it: \S*/SegmentationClass/"
+                      rf"{name}\.png is 7x5, but its image \S*/JPEGImages/{name}\.jpg is ")
+    for ours, theirs in zip(loader, DataLoader(dataset, batch_size=None), strict=True):
+        same(ours, theirs)
+    assert not cache.exists() or os.listdir(cache) == []
