@@ -4,8 +4,9 @@
   ``convert voc`` dataset, the joint ``transforms`` translated, each sample (image, {"boxes":
   BoundingBoxes XYXY int64, "labels": int64}) as the wrapper makes it. The wrapper reads each
   corner with int(): its boxes are whole numbers, which stoker's float32 boxes hold exactly
-  through the steps that move them by whole pixels (flips, zoom-outs); a step that scales or
-  crops them (torchvision rounding int64 boxes) leaves the dataset to its own __getitem__.
+  through the steps that move them by whole pixels (flips, zoom-outs, IoU crops: their areas
+  too, up to 2^24); a step that scales them (torchvision rounding int64 boxes) leaves the
+  dataset to its own __getitem__.
 - VOCSegmentation wrapped for v2 (image, Mask [1, H, W]), and raw (PIL image, PIL mask) where
   its joint transforms only flip and convert the pair (v2 treats a PIL mask as an image): its
   split kept once as a ``convert masks`` dataset.
@@ -24,8 +25,8 @@ import xml.etree.ElementTree as ET
 from typing import Callable, Optional
 
 from stoker._native_dataset import NativeDataset
-from stoker._torchvision_wrapper import digest_files, kinds, target_keys, with_bound, \
-    wrapped_dataset
+from stoker._torchvision_wrapper import digest_files, grown_side, kinds, target_keys, \
+    with_bound, wrapped_dataset
 from stoker.tools import convert
 from stoker.transforms import _flatten
 
@@ -33,15 +34,19 @@ _KEYS = ("boxes", "labels")  # the wrapper's default target keys, in its order
 _CORNERS = ("xmin", "ymin", "xmax", "ymax")
 # The steps that keep whole-number boxes whole (moved by whole pixels, or not at all), and
 # those that do not touch the boxes.
-_WHOLE_PIXEL_STEPS = {"RandomHorizontalFlip", "RandomZoomOut", "RandomPhotometricDistort",
+_WHOLE_PIXEL_STEPS = {"RandomHorizontalFlip", "RandomZoomOut", "RandomIoUCrop",
+                      "RandomPhotometricDistort",
                       "SanitizeBoundingBoxes", "ClampBoundingBoxes", "ConvertBoundingBoxFormat",
                       "ToImage", "PILToTensor", "ToPureTensor", "ToDtype", "Normalize"}
 # The steps on a raw VOCSegmentation's (PIL image, PIL mask) that move the mask as stoker
 # moves a class map (a flip while both are PIL images or tv_tensors.Image: after PILToTensor or
 # ToPureTensor, v2 flips the first plain tensor alone: _image_alone).
 _RAW_MASK_STEPS = {"RandomHorizontalFlip", "ToImage", "PILToTensor", "ToPureTensor"}
-_WRAP = ("wrap_dataset_for_transforms_v2 of it is read natively (flips, zoom-outs, the "
-         "photometric, box and type steps)")
+# The largest image side whose areas float32 holds as whole numbers (RandomIoUCrop's IoUs,
+# which torchvision computes from int64 areas).
+_EXACT_AREAS_SIDE = 4096
+_WRAP = ("wrap_dataset_for_transforms_v2 of it is read natively (flips, zoom-outs, IoU "
+         "crops, the photometric, box and type steps)")
 
 
 def _other_step(transforms, v2_steps: set) -> Optional[str]:
@@ -218,8 +223,8 @@ def _wrapped_detection(dataset, voc, keep_once: Callable) -> NativeDataset:
     other = _other_step(dataset.transforms, _WHOLE_PIXEL_STEPS)
     if other is not None:
         return _declined(name, f"{other} rounds its int64 boxes as stoker's float32 ones would "
-                               "not (stoker reads it natively with flips, zoom-outs, the "
-                               "photometric, box and type steps)")
+                               "not (stoker reads it natively with flips, zoom-outs, IoU "
+                               "crops, the photometric, box and type steps)")
     split = _split(voc, "Main", ".xml")
     if split is None:
         return None
@@ -235,13 +240,20 @@ def _wrapped_detection(dataset, voc, keep_once: Callable) -> NativeDataset:
     key = _digest("voc", root, "Main", voc.image_set, [
         os.path.join(folder, n + extension) for n in names
         for folder, extension in (("Annotations", ".xml"), ("JPEGImages", ".jpg"))])
+    largest = _largest_side(voc.targets)
+    grown = grown_side(dataset.transforms, largest)
+    if any(type(s).__name__ == "RandomIoUCrop" for s in _flatten(dataset.transforms)) and \
+            (grown is None or grown > _EXACT_AREAS_SIDE):
+        return _declined(name, f"RandomIoUCrop on images of up to {grown or largest} pixels a "
+                               "side: torchvision's int64 areas there are past float32's "
+                               f"whole numbers (up to {_EXACT_AREAS_SIDE} read natively)")
     try:
         path = keep_once(key, write)
     except _WrapperFails as e:
         raise ValueError(str(e)) from None
     except (OSError, RuntimeError, ValueError) as e:  # what stoker checks and torchvision not
         return _declined(name, f"stoker's VOC importer refuses it: {e}")
-    transforms = with_bound(dataset.transforms, _largest_side(voc.targets))
+    transforms = with_bound(dataset.transforms, largest)
     native = NativeDataset(path, transforms, {"dataset": [
         f"torchvision's {name} is read natively: its {voc.image_set} split kept once as a "
         f"stoker dataset ({path}), its int64 boxes whole numbers"]})

@@ -56,20 +56,27 @@ _SIZE_KEEPING = {"ToImage", "PILToTensor", "ToPureTensor", "ToDtype", "Normalize
                  "SanitizeBoundingBoxes", "ClampBoundingBoxes", "ConvertBoundingBoxFormat"}
 
 
-def with_bound(transforms, largest: int):
-    """`transforms` led by stoker's DecodeImage sized for the largest image the steps make
-    from images of at most `largest` pixels a side, where only size-keeping steps and zoom-outs
-    run; as given where a step bounds the output itself (a resize, a fixed-size crop) or stoker
-    bounds it already."""
-    steps = [] if transforms is None else _flatten(transforms)
+def grown_side(transforms, largest: int) -> Optional[int]:
+    """The largest image side `transforms` make from images of at most `largest` pixels a
+    side, where only size-keeping steps and zoom-outs run; else None."""
     grown = float(largest)
-    for step in steps:
+    for step in [] if transforms is None else _flatten(transforms):
         name = type(step).__name__
         if name == "RandomZoomOut":
             grown *= step.side_range[1]
         elif name not in _SIZE_KEEPING:
-            return transforms
-    return Compose([DecodeImage(max_size=math.ceil(grown))] + steps)
+            return None
+    return math.ceil(grown)
+
+
+def with_bound(transforms, largest: int):
+    """`transforms` led by stoker's DecodeImage sized for grown_side's image; as given where a
+    step bounds the output itself (a resize, a fixed-size crop) or stoker bounds it already."""
+    grown = grown_side(transforms, largest)
+    if grown is None:
+        return transforms
+    return Compose([DecodeImage(max_size=grown)] + ([] if transforms is None else
+                                                    _flatten(transforms)))
 
 
 def digest_files(digest, root: str, names) -> None:

@@ -129,6 +129,67 @@ def test_one_flip_draw_moves_the_image_and_its_boxes(voc_root, cache):
     assert 0 < sum(mirrored) < len(mirrored)
 
 
+def test_the_ssdlite_presets_iou_crop_equals_the_wrappers(voc_root, cache):
+    """RandomIoUCrop on the wrapper's int64 boxes (its IoUs from int64 areas): each sample is
+    the wrapper's for the crop stoker drew (found in the image), boxes int64; crops and
+    uncropped samples both occur."""
+    from test_joint_transforms import SEED, cropping, found_crop, ssdlite_preset
+
+    samples, in_uint8 = (stoker.Loader(wrapped_detection(voc_root, ssdlite_preset(0.0, to_float)),
+                                       batch_size=None, seed=SEED) for to_float in (True, False))
+    natively(samples, "VOCDetection (wrapped for v2)")
+    raw = wrapped_detection(voc_root, None)
+    cropped = 0
+    for k, (sample, plain) in enumerate(zip(samples, in_uint8, strict=True)):
+        image, target = raw[k]
+        params = next(found_crop(image, target, plain[0]))
+        cropped += bool(params)
+        want = v2.Compose([cropping(params), *ssdlite_preset(0.0).transforms[1:]])(image, target)
+        assert sample[1]["boxes"].dtype == torch.int64
+        same(sample, list(want))
+    assert 0 < cropped < len(raw)
+
+
+def test_the_ssd_preset_equals_the_wrappers(voc_root, cache):
+    """The ssd preset (its zoom-out's side_range (1, 2)) on the first 8 samples: each is the
+    wrapper's for stoker's draws (the distortion's and the zoom's given to v2, the IoU crop
+    found in the zoomed image). Its default side_range (1, 4) on this set's largest images
+    (over 1,024 pixels a side) is read by the dataset's own __getitem__: torchvision's int64
+    areas are past float32's whole numbers there."""
+    from test_joint_transforms import (SEED, cropping, distorting, draws_of, drawing, found_crop,
+                                       ssd_fill, ssd_preset)
+
+    def preset(to_float, side_range=(1.0, 2.0)):
+        steps = ssd_preset(0.0, to_float).transforms
+        steps[1] = v2.RandomZoomOut(fill=ssd_fill(), side_range=side_range)
+        return v2.Compose(steps)
+
+    by_itself(stoker.Loader(wrapped_detection(voc_root, preset(True, (1.0, 4.0))),
+                            batch_size=None),
+              r"RandomIoUCrop on images of up to \d{4} pixels a side: torchvision's int64 "
+              r"areas")
+    samples, in_uint8 = (stoker.Loader(wrapped_detection(voc_root, preset(to_float)),
+                                       batch_size=None, seed=SEED) for to_float in (True, False))
+    natively(samples, "VOCDetection (wrapped for v2)")
+    raw = wrapped_detection(voc_root, None)
+    zoomed, cropped = 0, 0
+    for k, (sample, plain) in zip(range(8), zip(samples, in_uint8)):
+        image, target = raw[k]
+        distort, zoom, *rest = preset(True).transforms
+        image, target = v2.Compose([distorting(distort, draws_of(k, 1)),
+                                    drawing(zoom, draws_of(k, 2))])(image, target)
+        zoomed += image.size != raw[k][0].size
+        cropped += plain[0].shape[1:] != (image.height, image.width)
+        matches = 0
+        for params in found_crop(image, target, plain[0]):
+            want = v2.Compose([cropping(params), *rest[1:]])(image, target)
+            matches += torch.equal(sample[0], want[0]) and \
+                torch.equal(sample[1]["boxes"], want[1]["boxes"]) and \
+                torch.equal(sample[1]["labels"], want[1]["labels"])
+        assert matches, k
+    assert zoomed > 0 and cropped > 0
+
+
 def test_the_kept_dataset_changes_with_a_file_or_the_split(voc_root, cache, tmp_path):
     root = tmp_path / "root"
     shutil.copytree(voc_root / "VOCdevkit" / "VOC2012", root / "VOCdevkit" / "VOC2012")
