@@ -1,7 +1,7 @@
 """torchvision's VOC datasets given to stoker.Loader (stoker/_torchvision_voc.py): VOCDetection
 wrapped for v2 and VOCSegmentation (wrapped, or raw with flips) read natively, each sample,
-its types and tv_tensors' metadata equal to iterating the dataset, in its order, for each year
-and split; kept once, kept again when a file or the split changes; what the wrapper would fail
+its types and tv_tensors' metadata equal to iterating the dataset (through DataLoader; random
+steps for stoker's draws), in its order, for each year and split; kept once, kept again when a file or the split changes; what the wrapper would fail
 on is one line naming the file and the object, with nothing kept; what stoker cannot read
 exactly goes to the dataset's own __getitem__, loader.plan saying why."""
 
