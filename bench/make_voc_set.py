@@ -5,9 +5,11 @@ with name, pose, truncated, difficult and an integer bndbox counted from 1; some
 fractions, some persons with parts), SegmentationClass/*.png (palette PNGs of class indices,
 255 on the borders of objects, as VOC's) and ImageSets/Main/{train,val}.txt and
 ImageSets/Segmentation/{train,val}.txt (every fourth image in val). Each COCO category becomes
-VOC class (id - 1) % 20. Deterministic. Nothing is downloaded.
+VOC class (id - 1) % 20. Deterministic. Nothing is downloaded. --whole: every box in whole
+pixels and the images without objects left out of ImageSets/Main, as torchvision's v2 wrapper
+of VOCDetection reads a set (int() of each corner, each image's objects).
 
-Usage: .venv/bin/python bench/make_voc_set.py COCO_SET OUT
+Usage: .venv/bin/python bench/make_voc_set.py COCO_SET OUT [--whole]
 """
 import argparse
 import json
@@ -38,9 +40,10 @@ def decoded(segmentation, height, width):
     return coco_mask.decode(segmentation)
 
 
-def box_text(k, x, y, w, h, width, height):
-    """VOC's bndbox of COCO's [x, y, w, h]: pixels from 1, integers (every 7th in halves)."""
-    if k % 7 == 3:
+def box_text(k, x, y, w, h, width, height, whole):
+    """VOC's bndbox of COCO's [x, y, w, h]: pixels from 1, integers (every 7th in halves
+    unless `whole`)."""
+    if k % 7 == 3 and not whole:
         corners = [max(0.5, x), max(0.5, y), min(width, x + w), min(height, y + h)]
         return [f"{math.floor(2 * c) / 2:g}" for c in corners]
     x0, y0 = min(width, math.floor(x) + 1), min(height, math.floor(y) + 1)
@@ -48,13 +51,14 @@ def box_text(k, x, y, w, h, width, height):
             str(max(y0, min(height, math.ceil(y + h))))]
 
 
-def annotation_xml(name, image, objects):
+def annotation_xml(name, image, objects, whole):
     lines = ["<annotation>", "\t<folder>VOC2012</folder>", f"\t<filename>{name}.jpg</filename>",
              "\t<source><database>stoker generated</database></source>",
              f"\t<size><width>{image['width']}</width><height>{image['height']}</height>"
              "<depth>3</depth></size>", "\t<segmented>1</segmented>"]
     for k, a in enumerate(objects):
-        xmin, ymin, xmax, ymax = box_text(a["id"], *a["bbox"], image["width"], image["height"])
+        xmin, ymin, xmax, ymax = box_text(a["id"], *a["bbox"], image["width"], image["height"],
+                                             whole)
         cls = CLASSES[voc_class(a["category_id"])]
         lines += ["\t<object>", f"\t\t<name>{cls}</name>", "\t\t<pose>Unspecified</pose>",
                   f"\t\t<truncated>{a['id'] % 2}</truncated>",
@@ -88,6 +92,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("coco_set")
     parser.add_argument("out")
+    parser.add_argument("--whole", action="store_true")
     args = parser.parse_args()
     with open(os.path.join(args.coco_set, "annotations", "instances.json")) as f:
         coco = json.load(f)
@@ -95,21 +100,22 @@ def main():
     for sub in ("JPEGImages", "Annotations", "SegmentationClass", "ImageSets/Main",
                 "ImageSets/Segmentation"):
         os.makedirs(os.path.join(root, sub))
-    splits = {"train": [], "val": []}
+    splits = {(kind, split): [] for kind in ("Main", "Segmentation") for split in ("train", "val")}
     for k, image in enumerate(sorted(coco["images"], key=lambda i: i["id"])):
         name = f"2012_{image['id']:06d}"
         shutil.copy(os.path.join(args.coco_set, "images", image["file_name"]),
                     os.path.join(root, "JPEGImages", name + ".jpg"))
         objects = [a for a in coco["annotations"] if a["image_id"] == image["id"]]
         with open(os.path.join(root, "Annotations", name + ".xml"), "w") as f:
-            f.write(annotation_xml(name, image, objects))
+            f.write(annotation_xml(name, image, objects, args.whole))
         class_png(objects, image, os.path.join(root, "SegmentationClass", name + ".png"))
-        splits["val" if k % 4 == 3 else "train"].append(name)
-    for split, names in splits.items():
         for kind in ("Main", "Segmentation"):
-            with open(os.path.join(root, "ImageSets", kind, split + ".txt"), "w") as f:
-                f.write("".join(n + "\n" for n in names))
-    print(f"{root}: {sum(map(len, splits.values()))} images")
+            if objects or kind == "Segmentation" or not args.whole:
+                splits[kind, "val" if k % 4 == 3 else "train"].append(name)
+    for (kind, split), names in splits.items():
+        with open(os.path.join(root, "ImageSets", kind, split + ".txt"), "w") as f:
+            f.write("".join(n + "\n" for n in names))
+    print(f"{root}: {len(coco['images'])} images")
 
 
 if __name__ == "__main__":

@@ -13,12 +13,14 @@ with the same arguments (num_workers=2): what replacing the name gives.
 --section coco: the detection reference's training set (CocoDetection wrapped for v2, images
 without annotations dropped, its default hflip preset on PIL images, its collate_fn) through
 DataLoader and through stoker.Loader with the same arguments; DIR: bench/make_coco_set.py's OUT.
+--section voc: the same for VOCDetection(DIR, image_set="train") wrapped for v2 with the same
+preset; DIR: bench/make_voc_set.py --whole's OUT.
 
 The dataset: a torch Dataset of its own (so nothing recognises it) that opens each JPEG of a
 folder with PIL and applies torchvision's RandomResizedCrop(224) + flip + ToTensor + Normalize:
 the classic Python-side pipeline.
 
-  .venv/bin/python bench/python_dataset.py --images DIR [--section python|recognised|dropin|coco]
+  .venv/bin/python bench/python_dataset.py --images DIR [--section python|recognised|dropin|coco|voc]
       [--workers 2] [--rounds 5] [--batches N (default: the epoch)] [--batch 32]
 DIR: a folder of JPEGs (searched recursively; for recognised, an ImageFolder tree), e.g.
 bench/make_image_set.py's train/.
@@ -64,19 +66,32 @@ def references_collate(batch):
     return tuple(zip(*batch))
 
 
-def coco_training_set(root):
-    """The detection reference's get_coco(train) with its default preset (hflip, backend pil,
-    v2): CocoDetection wrapped for v2, the images without annotations dropped."""
-    import torchvision
+def hflip_preset():
+    """The detection reference's default training preset (hflip, backend pil, v2)."""
     import torchvision.transforms.v2 as v2
 
-    preset = v2.Compose([v2.RandomHorizontalFlip(0.5), v2.PILToTensor(),
-                         v2.ToDtype(torch.float32, scale=True), v2.SanitizeBoundingBoxes(),
-                         v2.ToPureTensor()])
+    return v2.Compose([v2.RandomHorizontalFlip(0.5), v2.PILToTensor(),
+                       v2.ToDtype(torch.float32, scale=True), v2.SanitizeBoundingBoxes(),
+                       v2.ToPureTensor()])
+
+
+def voc_training_set(root):
+    """VOCDetection's train split wrapped for v2 with the hflip preset."""
+    import torchvision
+
+    return torchvision.datasets.wrap_dataset_for_transforms_v2(
+        torchvision.datasets.VOCDetection(root, image_set="train", transforms=hflip_preset()))
+
+
+def coco_training_set(root):
+    """The detection reference's get_coco(train) with its default preset: CocoDetection
+    wrapped for v2, the images without annotations dropped."""
+    import torchvision
+
     dataset = torchvision.datasets.wrap_dataset_for_transforms_v2(
         torchvision.datasets.CocoDetection(os.path.join(root, "images"),
                                            os.path.join(root, "annotations", "instances.json"),
-                                           transforms=preset),
+                                           transforms=hflip_preset()),
         target_keys=["boxes", "labels", "image_id"])
     return torch.utils.data.Subset(dataset, [i for i, image_id in enumerate(dataset.ids)
                                              if dataset.coco.getAnnIds(imgIds=image_id)])
@@ -101,7 +116,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--batches", type=int, default=1000)
     parser.add_argument("--batch", type=int, default=32)
-    parser.add_argument("--section", choices=("python", "recognised", "dropin", "coco"),
+    parser.add_argument("--section", choices=("python", "recognised", "dropin", "coco", "voc"),
                         default="python")
     a = parser.parse_args()
     torch.set_num_threads(1)
@@ -111,8 +126,8 @@ def main():
                          persistent_workers=a.workers > 0)
         makers = {"dataloader": lambda: DataLoader(dataset, **arguments),
                   "stoker": lambda: stoker.Loader(dataset, **arguments)}
-    elif a.section == "coco":
-        dataset = coco_training_set(a.images)
+    elif a.section in ("coco", "voc"):
+        dataset = (coco_training_set if a.section == "coco" else voc_training_set)(a.images)
         arguments = dict(batch_size=a.batch, shuffle=True, num_workers=a.workers,
                          collate_fn=references_collate)
         makers = {"dataloader": lambda: DataLoader(dataset, **arguments),

@@ -15,6 +15,7 @@ import numpy as np
 
 from stoker._native_dataset import NativeDataset
 from stoker._torchvision_coco import wrapped_coco_detection
+from stoker._torchvision_voc import voc_dataset
 from stoker._webdataset_pipeline import recognised_webdataset
 from stoker.sources import Dataset, ImageFolder, _Source
 
@@ -113,7 +114,8 @@ def _torchvision_arrays(dataset) -> Optional[NativeDataset]:
 
 
 def native_dataset(torch, dataset, transforms) -> Optional[NativeDataset]:
-    """`dataset` as the native loader reads it, or None where its own __getitem__ must run.
+    """`dataset` as the native loader reads it, or None where its own __getitem__ must run
+    (or a NativeDataset of source None whose notes say why: a dataset stoker recognises).
     `transforms`: the loader's transforms keyword (for a path; a source carries its own)."""
     if isinstance(dataset, (str, bytes, os.PathLike)):
         return NativeDataset(dataset, transforms)
@@ -131,11 +133,12 @@ def native_dataset(torch, dataset, transforms) -> Optional[NativeDataset]:
                          f"stoker.Dataset, ...); a {type(dataset).__name__} applies its own")
     if isinstance(dataset, torch.utils.data.Subset):
         inner = native_dataset(torch, dataset.dataset, None)
-        if inner is None or inner.subset is not None:
-            return None
+        if inner is None or inner.subset is not None or inner.source is None:
+            return None if inner is None or inner.source is not None else inner
         notes = {"dataset": inner.notes.get("dataset", []) + [
             f"a Subset of {len(dataset.indices)} of its samples, read as explicit epochs"]}
         return replace(inner, notes=notes, subset=list(dataset.indices))
     return _torchvision_image_folder(dataset) or _torchvision_arrays(dataset) or \
-        wrapped_coco_detection(dataset, _kept_once) or recognised_webdataset(dataset)
+        wrapped_coco_detection(dataset, _kept_once) or voc_dataset(dataset, _kept_once) or \
+        recognised_webdataset(dataset)
 

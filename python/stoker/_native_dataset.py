@@ -7,7 +7,8 @@ from typing import Any
 @dataclass
 class NativeDataset:
     """A dataset as the native loader takes it: `source` (a path or a stoker source),
-    `transforms` ({field: transform} or one for "image"), `notes` for loader.plan."""
+    `transforms` ({field: transform} or one for "image"), `notes` for loader.plan. A source of
+    None: a dataset stoker recognises but reads by its own __getitem__, the notes saying why."""
 
     source: Any
     transforms: Any = None

@@ -7,61 +7,20 @@ keys and key order, and {"image_id": int} alone for an image without annotations
 
 import hashlib
 import json
-import math
 import os
 import sys
-from typing import Callable, Optional
+from typing import Callable
 
 from stoker._native_dataset import NativeDataset
+from stoker._torchvision_wrapper import digest_files, kinds, target_keys, with_bound, \
+    wrapped_dataset
 from stoker.tools import convert
-from stoker.transforms import Compose, DecodeImage, _flatten
 
 # The target keys read natively (the wrapper's default; "masks" and COCO's raw keys are left to
 # the dataset's own __getitem__), in the wrapper's order.
 _KEYS = ("image_id", "boxes", "labels")
 # The stored fields a sample is made from, in the batch's order.
 _FIELDS = ("image", "image_id", "boxes", "labels")
-
-
-def _kinds(transforms) -> Optional[tuple]:
-    """(image kind, boxes kind) after `transforms` ("image": tv_tensors.Image, "tensor": a plain
-    tensor; boxes "boxes": BoundingBoxes), or None where the image stays a PIL image (or the
-    steps end it as one): stoker gives tensors."""
-    image, boxes = "pil", "boxes"
-    for step in [] if transforms is None else _flatten(transforms):
-        name = type(step).__name__
-        if name == "ToImage":
-            image = "image"
-        elif name == "PILToTensor":
-            image = "tensor"
-        elif name == "ToPureTensor":
-            image = boxes = "tensor"
-        elif name == "ToPILImage":
-            image = "pil"
-    return None if image == "pil" else (image, boxes)
-
-
-# Steps that keep the image's size or shrink it, and RandomZoomOut, which grows it by at most
-# its side_range's top: after them the largest image is the largest stored one, so grown.
-_SIZE_KEEPING = {"ToImage", "PILToTensor", "ToPureTensor", "ToDtype", "Normalize",
-                 "RandomHorizontalFlip", "RandomPhotometricDistort", "RandomIoUCrop",
-                 "SanitizeBoundingBoxes", "ClampBoundingBoxes", "ConvertBoundingBoxFormat"}
-
-
-def _with_bound(transforms, largest: int):
-    """`transforms` led by stoker's DecodeImage sized for the largest image the steps make
-    from images of at most `largest` pixels a side, where only size-keeping steps and zoom-outs
-    run; as given where a step bounds the output itself (a resize, a fixed-size crop) or stoker
-    bounds it already."""
-    steps = [] if transforms is None else _flatten(transforms)
-    grown = float(largest)
-    for step in steps:
-        name = type(step).__name__
-        if name == "RandomZoomOut":
-            grown *= step.side_range[1]
-        elif name not in _SIZE_KEEPING:
-            return transforms
-    return Compose([DecodeImage(max_size=math.ceil(grown))] + steps)
 
 
 def _annotations(coco) -> bytes:
@@ -85,18 +44,15 @@ def _digest(coco, annotations: bytes) -> str:
     digest = hashlib.sha256(annotations)
     root = os.path.abspath(coco.root)
     digest.update(root.encode())
-    for image_id in coco.ids:
-        name = coco.coco.imgs[image_id]["file_name"]
-        stat = os.stat(os.path.join(root, name))
-        digest.update(f"{name}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+    digest_files(digest, root, [coco.coco.imgs[image_id]["file_name"] for image_id in coco.ids])
     return digest.hexdigest()[:24]
 
 
-def _form(kinds: tuple, keys: frozenset, empty: set) -> Callable:
+def _form(forms: tuple, keys: frozenset, empty: set) -> Callable:
     """A native sample (image, image_id, boxes, labels) in the wrapper's form."""
     from torchvision import tv_tensors
 
-    image_kind, boxes_kind = kinds
+    image_kind, boxes_kind = forms
 
     def form(sample):
         image, image_id, boxes, labels = sample
@@ -105,7 +61,7 @@ def _form(kinds: tuple, keys: frozenset, empty: set) -> Callable:
         image_id = int(image_id)
         if image_id in empty:
             return image, {"image_id": image_id}
-        if boxes_kind == "boxes":
+        if boxes_kind == "tv":
             boxes = tv_tensors.BoundingBoxes(boxes, format="XYXY",
                                              canvas_size=tuple(image.shape[-2:]))
         values = {"image_id": image_id, "boxes": boxes, "labels": labels}
@@ -119,20 +75,13 @@ def wrapped_coco_detection(dataset, keep_once: Callable):
     wrapped for v2 with target keys among image_id, boxes and labels, joint transforms (or
     none) that leave a tensor image; else None. `keep_once(name, write)` gives the kept
     dataset's path (_datasets.py)."""
-    wrapper = sys.modules.get("torchvision.tv_tensors._dataset_wrapper")
+    coco = wrapped_dataset(dataset)
     datasets = sys.modules.get("torchvision.datasets")
-    if wrapper is None or datasets is None or \
-            not isinstance(dataset, wrapper.VisionDatasetTVTensorWrapper) or \
-            type(dataset).__getitem__ is not wrapper.VisionDatasetTVTensorWrapper.__getitem__:
+    if coco is None or type(coco) is not datasets.CocoDetection:
         return None
-    coco = dataset._dataset
-    keys = dataset._target_keys  # None: the wrapper's default, _KEYS
-    keys = frozenset(_KEYS if keys is None else () if isinstance(keys, str) else keys)
-    if not keys or type(coco) is not datasets.CocoDetection or not keys <= set(_KEYS) or \
-            dataset.transform is not None or dataset.target_transform is not None:
-        return None
-    kinds = _kinds(dataset.transforms)
-    if kinds is None:
+    keys = target_keys(dataset, _KEYS)
+    forms = kinds(dataset.transforms)
+    if not keys or not keys <= set(_KEYS) or forms is None:
         return None
     annotations = _annotations(coco)
 
@@ -149,8 +98,8 @@ def wrapped_coco_detection(dataset, keep_once: Callable):
     empty = {image_id for image_id in coco.ids if not coco.coco.imgToAnns.get(image_id)}
     largest = max([max(image["width"], image["height"]) for image in coco.coco.imgs.values()],
                   default=1)
-    native = NativeDataset(path, _with_bound(dataset.transforms, largest), {"dataset": [
+    native = NativeDataset(path, with_bound(dataset.transforms, largest), {"dataset": [
         "torchvision's CocoDetection (wrapped for v2) is read natively: its annotations and "
         f"images kept once as a stoker dataset ({path})"]})
-    native.batch_format, native.form = _FIELDS, _form(kinds, keys, empty)
+    native.batch_format, native.form = _FIELDS, _form(forms, keys, empty)
     return native

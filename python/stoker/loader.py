@@ -190,6 +190,9 @@ class Loader:
         if feed["prefetch"] is None and prefetch_factor:
             feed["prefetch"] = prefetch_factor * num_workers
         native = native_dataset(torch, dataset, settings["dataset"].get("transforms"))
+        self._notes = {}
+        if native is not None and native.source is None:  # recognised, read by __getitem__
+            native, self._notes = None, native.notes
         self._form = None  # a recognised dataset's samples in its own form
         if native is not None and native.form is not None and \
                 settings["batches"]["batch_format"] is None:
@@ -220,7 +223,6 @@ class Loader:
                 worker_init_fn=worker_init_fn, multiprocessing_context=multiprocessing_context,
                 prefetch_factor=prefetch_factor, persistent_workers=persistent_workers,
                 in_order=in_order, order=settings["order"], device=feed["device"])
-            self._notes = {}
         # The user's dataset object; for a path, what a script reads of one (len, classes).
         self.dataset = self._engine.dataset if isinstance(dataset, (str, bytes, os.PathLike)) \
             else dataset
@@ -296,8 +298,11 @@ class Loader:
         why anything runs in Python (a dataset stoker does not read natively, a step it cannot
         translate)."""
         plan = self._engine.plan
-        if self._notes:
-            plan.setdefault("notes", {}).update(self._notes)
+        notes = plan.setdefault("notes", {})
+        for key, lines in self._notes.items():  # the dataset's own first
+            notes[key] = lines + notes.get(key, [])
+        if not notes:
+            del plan["notes"]
         if self._collate:
             plan["collate_fn"] = [(getattr(self._collate_fn, "__name__", "collate_fn"), "python")]
         return plan

@@ -51,12 +51,15 @@ class Stream(IterableDataset):
 
 
 def same(a, b):
-    """Equal batches: same structure and types, equal tensors."""
+    """Equal batches: same structure (a dict's key order too), types and tv_tensors' metadata
+    (a box format and canvas), equal tensors."""
     assert type(a) is type(b), (type(a), type(b))
     if isinstance(a, torch.Tensor):
         assert a.dtype == b.dtype and torch.equal(a, b)
+        assert (getattr(a, "format", None), getattr(a, "canvas_size", None)) == \
+            (getattr(b, "format", None), getattr(b, "canvas_size", None))
     elif isinstance(a, dict):
-        assert a.keys() == b.keys()
+        assert list(a) == list(b)
         for k in a:
             same(a[k], b[k])
     elif isinstance(a, (list, tuple)):
