@@ -61,6 +61,16 @@ void advise_dataset(const Dataset& dataset, int64_t e, const std::vector<int64_t
       lookahead);
 }
 
+// The field of the largest slot, and the bytes of its slot: what a batch buffer too large for
+// memory names.
+std::string largest_slot(const BatchLayout& layout) {
+  const BatchField* largest = nullptr;
+  for (const BatchField& field : layout.fields())
+    if (!largest || field.slot_bytes > largest->slot_bytes) largest = &field;
+  return fmt::format("field '{}' takes {} bytes a sample{}", largest->name, largest->slot_bytes,
+                     largest->variable ? " (its largest sample's)" : "");
+}
+
 // The batches the engine's window may hold (the prefetch depth and two), in samples per rank.
 int64_t window_samples(const LoaderOptions& options) {
   return int64_t{options.prefetch + 2} * options.batch_size;
@@ -98,8 +108,8 @@ LoaderOptions checked(LoaderOptions o, const Dataset& dataset, const BatchLayout
   const size_t sample_bytes = layout.sample_bytes();
   if (static_cast<uint64_t>(o.batch_size) > kMaxBatchBytes / std::max<size_t>(sample_bytes, 1))
     throw Error(invalid_argument(fmt::format(
-        "a batch of {} samples of {} bytes is more than the {} GiB a batch buffer may take",
-        o.batch_size, sample_bytes, kMaxBatchBytes >> 30)));
+        "a batch of {} samples of {} bytes is more than the {} GiB a batch buffer may take: {}",
+        o.batch_size, sample_bytes, kMaxBatchBytes >> 30, largest_slot(layout))));
   if (o.workers.mode() == WorkerCount::Mode::kPerCore) o.workers = auto_workers();
   return o;
 }
@@ -146,13 +156,23 @@ LoaderCore::LoaderCore(std::shared_ptr<const Dataset> dataset, LoaderOptions opt
   options_ = checked(std::move(options), *dataset_, layout_);
   tuner_ = make_tuner(options_, layout_.sample_bytes() * static_cast<size_t>(options_.batch_size));
   Sampler sampler = make_sampler(*dataset_, options_);
-  pool_ = BufferPool::create(layout_, options_.batch_size,
-                             static_cast<size_t>(options_.prefetch) + 2, std::move(allocator));
+  const size_t buffers = static_cast<size_t>(options_.prefetch) + 2;
+  const double batch_bytes =
+      static_cast<double>(layout_.sample_bytes()) * static_cast<double>(options_.batch_size);
+  const uint64_t memory = machine_memory_bytes();  // 0: unknown
+  if (memory > 0 && batch_bytes * static_cast<double>(buffers) > static_cast<double>(memory))
+    throw Error(invalid_argument(fmt::format(
+        "the loader's {} batch buffers need {:.0f} bytes ({} samples of {} bytes each), more "
+        "than this machine's memory: {}; lower the batch size or the prefetch, or leave the "
+        "field out",
+        buffers, batch_bytes * static_cast<double>(buffers), options_.batch_size,
+        layout_.sample_bytes(), largest_slot(layout_))));
+  pool_ = BufferPool::create(layout_, options_.batch_size, buffers, std::move(allocator));
   try {
     pool_->acquire();  // the first buffer, so that an impossible size fails here, not in a worker
   } catch (const std::bad_alloc&) {
-    throw Error(invalid_argument(fmt::format("cannot allocate a batch buffer of {} bytes",
-                                             layout_.sample_bytes() * options_.batch_size)));
+    throw Error(invalid_argument(fmt::format("cannot allocate a batch buffer of {:.0f} bytes: {}",
+                                             batch_bytes, largest_slot(layout_))));
   }
   EngineOptions engine;
   engine.workers = options_.workers.threads();
