@@ -1,0 +1,88 @@
+#include "stoker/image/exif_orientation.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "stoker/testing/test_images.h"
+
+namespace stoker::image::test {
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+
+// `n`-byte integer `value` in the byte order of a TIFF block that starts "MM" (big) or "II".
+void put(Bytes& out, uint32_t value, int n, bool big) {
+  for (int k = 0; k < n; ++k)
+    out.push_back(static_cast<uint8_t>(value >> (8 * (big ? n - 1 - k : k))));
+}
+
+// A JPEG `jpeg` with an APP1 Exif segment after its SOI whose first IFD holds `entries` (tag,
+// type, value) entries: a SHORT's value in the first two bytes of the field, as TIFF stores it.
+Bytes with_exif(const Bytes& jpeg, bool big, const std::vector<std::array<uint32_t, 3>>& entries,
+                uint32_t ifd = 8) {
+  Bytes tiff = {static_cast<uint8_t>(big ? 'M' : 'I'), static_cast<uint8_t>(big ? 'M' : 'I')};
+  put(tiff, 42, 2, big);
+  put(tiff, ifd, 4, big);
+  put(tiff, static_cast<uint32_t>(entries.size()), 2, big);
+  for (const auto& entry : entries) {
+    put(tiff, entry[0], 2, big);
+    put(tiff, entry[1], 2, big);
+    put(tiff, 1, 4, big);
+    if (entry[1] == 3) {
+      put(tiff, entry[2], 2, big);
+      put(tiff, 0, 2, big);
+    } else {
+      put(tiff, entry[2], 4, big);
+    }
+  }
+  put(tiff, 0, 4, big);  // no next IFD
+  Bytes segment = {'E', 'x', 'i', 'f', 0, 0};
+  segment.insert(segment.end(), tiff.begin(), tiff.end());
+  const size_t length = segment.size() + 2;
+  Bytes out = {jpeg[0],
+               jpeg[1],
+               0xFF,
+               0xE1,
+               static_cast<uint8_t>(length >> 8),
+               static_cast<uint8_t>(length & 0xFF)};
+  out.insert(out.end(), segment.begin(), segment.end());
+  out.insert(out.end(), jpeg.begin() + 2, jpeg.end());
+  return out;
+}
+
+TEST(ExifOrientationTest, ReadsTheTagInEitherByteOrderAndType) {
+  const Bytes jpeg = testing::encode_jpeg({16, 8});
+  EXPECT_EQ(jpeg_exif_orientation(testing::span(jpeg)), 0);  // no Exif segment
+  for (bool big : {false, true}) {
+    EXPECT_EQ(jpeg_exif_orientation(testing::span(with_exif(jpeg, big, {{0x0112, 3, 6}}))), 6);
+    EXPECT_EQ(jpeg_exif_orientation(testing::span(with_exif(jpeg, big, {{0x0112, 4, 8}}))), 8);
+    // Among other tags; a value PIL's exif_transpose ignores is none.
+    EXPECT_EQ(jpeg_exif_orientation(
+                  testing::span(with_exif(jpeg, big, {{0x010F, 3, 1}, {0x0112, 3, 3}}))),
+              3);
+    EXPECT_EQ(jpeg_exif_orientation(testing::span(with_exif(jpeg, big, {{0x0112, 3, 9}}))), 0);
+    EXPECT_EQ(jpeg_exif_orientation(testing::span(with_exif(jpeg, big, {{0x010F, 3, 1}}))), 0);
+  }
+}
+
+TEST(ExifOrientationTest, AnExifSegmentThatCannotBeReadIsMinusOne) {
+  const Bytes jpeg = testing::encode_jpeg({16, 8});
+  // Its first IFD outside the segment.
+  EXPECT_EQ(jpeg_exif_orientation(testing::span(with_exif(jpeg, false, {{0x0112, 3, 6}}, 4000))),
+            -1);
+  // Neither byte order.
+  Bytes bad = with_exif(jpeg, false, {{0x0112, 3, 6}});
+  bad[12] = 'X';
+  EXPECT_EQ(jpeg_exif_orientation(testing::span(bad)), -1);
+  // A segment longer than the file: no segment read.
+  const Bytes whole = with_exif(jpeg, false, {{0x0112, 3, 6}});
+  for (size_t size = 0; size < 40; ++size)
+    EXPECT_LE(jpeg_exif_orientation({whole.data(), size}), 0) << size;
+}
+
+}  // namespace
+}  // namespace stoker::image::test
