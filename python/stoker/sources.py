@@ -6,7 +6,8 @@ folder, detected); the others read data in place, without ``stoker convert``, ea
 the native loader opens (``_stoker.sources()``, access/source_registry.h):
 ``stoker.Loader(stoker.ImageFolder(root, transform=recipe))``,
 ``stoker.Loader(stoker.WebDataset("data-{000..009}.tar"))``,
-``stoker.Loader(stoker.Parquet(path))``, ``stoker.Loader(stoker.Tokens("train.bin"))``."""
+``stoker.Loader(stoker.Parquet(path))``, ``stoker.Loader(stoker.Arrow(path))``,
+``stoker.Loader(stoker.Tokens("train.bin"))``."""
 
 import os
 
@@ -167,6 +168,43 @@ class Parquet(_Source):
 
     def __repr__(self):
         return f"stoker.Parquet({self.paths!r}, image={self.image!r}, label={self.label!r})"
+
+
+class Arrow(_Source):
+    """Arrow IPC files read in place, record batch by record batch: Hugging Face datasets' cache
+    files (``dataset.cache_files``, ``save_to_disk``'s ``data-*.arrow``: the stream format) or
+    Arrow's file format; a file, a folder's ``*.arrow`` files, a glob pattern, in name order, or
+    a list of these; local files. ``image`` and ``label`` name the columns as
+    ``stoker.Parquet``'s do, a row's image read as there (its bytes, or the file at its path
+    where they are null: a relative path in ``relative_to``, by default the Arrow file's folder).
+    ``pil_decode``: "none" (stoker's decode), or "rgb" / "own" to make a bad record of an image
+    Hugging Face's ``Image(mode="RGB")`` / ``Image()`` decodes otherwise (an EXIF orientation;
+    for "own", also a mode other than RGB). ``stoker.Loader`` reads a ``datasets.Dataset`` of
+    such files natively through it (``loader.plan`` says so)."""
+
+    source = "arrow"
+
+    def __init__(self, paths, image="image", label="label", relative_to="", pil_decode="none",
+                 transforms=None):
+        self.transforms = transforms
+        names = [paths] if isinstance(paths, (str, bytes, os.PathLike)) else list(paths)
+        self.paths = [os.fsdecode(p) for p in names]
+        if not self.paths or any("\n" in p for p in self.paths):
+            raise ValueError(f"Arrow: {paths!r} names no file, or a name holds a newline")
+        self.image = image
+        self.label = label
+        self.relative_to = os.fsdecode(relative_to)
+        self.pil_decode = pil_decode
+
+    def _path(self) -> str:
+        return "\n".join(self.paths)
+
+    def _params(self) -> dict:
+        return {"image_column": self.image, "label_column": self.label,
+                "relative_to": self.relative_to, "pil_decode": self.pil_decode}
+
+    def __repr__(self):
+        return f"stoker.Arrow({self.paths!r}, image={self.image!r}, label={self.label!r})"
 
 
 class Tokens(_Source):

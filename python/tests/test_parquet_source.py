@@ -17,10 +17,10 @@ pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
 
-def write_parquet(folder, path, cache, rows_per_group=4):
-    """The image folder's samples, in its order, as Hugging Face datasets writes them: an `image`
+def hugging_face_table(folder, cache):
+    """The image folder's samples, in its order, as Hugging Face datasets holds them: an `image`
     struct of bytes and path, a `label` int64 column with its ClassLabel names in the schema's
-    metadata, and another column; row groups of `rows_per_group` rows."""
+    metadata, and another column."""
     samples = stoker.Loader(stoker.ImageFolder(folder), batch_size=256, shuffle=True, cache_dir=cache,
                             transforms=NO_IMAGE).dataset.samples
     images = [{"bytes": open(p, "rb").read(), "path": p} for p, _ in samples]
@@ -29,9 +29,14 @@ def write_parquet(folder, path, cache, rows_per_group=4):
     features = {"image": {"_type": "Image"}, "label": {"names": list(CLASSES),
                                                         "_type": "ClassLabel"},
                 "caption": {"dtype": "string", "_type": "Value"}}
-    table = table.replace_schema_metadata(
+    return table.replace_schema_metadata(
         {"huggingface": json.dumps({"info": {"features": features}})})
-    pq.write_table(table, path, row_group_size=rows_per_group)
+
+
+def write_parquet(folder, path, cache, rows_per_group=4):
+    """hugging_face_table's rows as Hugging Face datasets writes them to Parquet: row groups of
+    `rows_per_group` rows."""
+    pq.write_table(hugging_face_table(folder, cache), path, row_group_size=rows_per_group)
     return path
 
 

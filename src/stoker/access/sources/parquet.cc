@@ -5,7 +5,7 @@
 #include "stoker/access/source_opening.h"
 #include "stoker/access/source_registry.h"
 #include "stoker/net/remote_url.h"
-#include "stoker/store/import/parquet_files.h"
+#include "stoker/store/import/data_files.h"
 #include "stoker/store/import/parquet_source.h"
 
 namespace stoker::sources {
@@ -58,7 +58,7 @@ SourceSpec parquet() {
   spec.auto_rank = 10;
   spec.recognises = [](const std::string& location, const std::function<bool()>&) {
     return is_remote_url(location) ? looks_like_remote_parquet(location)
-                                   : is_parquet_path(location);
+                                   : is_data_path(location, ".parquet");
   };
   spec.open = open_parquet;
   return spec;

@@ -12,7 +12,7 @@
 
 #include "stoker/store/dataset.h"
 #include "stoker/store/image_record.h"
-#include "stoker/store/import/parquet_files.h"
+#include "stoker/store/import/data_files.h"
 #include "stoker/store/record_view.h"
 #include "stoker/testing/temp_dir.h"
 #include "stoker/testing/test_images.h"
@@ -149,8 +149,8 @@ TEST_F(ParquetSourceTest, SparkLayoutFolderAndGlobWithNamedColumns) {
   ParquetSourceOptions options;
   options.image_column = "jpg";
   options.label_column = "cls";
-  EXPECT_TRUE(is_parquet_path(tmp_.path() + "/data"));
-  EXPECT_FALSE(is_parquet_path(tmp_.path() + "/img"));
+  EXPECT_TRUE(is_data_path(tmp_.path() + "/data", ".parquet"));
+  EXPECT_FALSE(is_data_path(tmp_.path() + "/img", ".parquet"));
   const std::string listed =
       tmp_.path() + "/data/part-0.parquet\n" + tmp_.path() + "/data/part-1.parquet";
   for (const std::string& path :
