@@ -1,0 +1,128 @@
+"""A Hugging Face ``datasets.Dataset`` of images read natively: one whose table is its Arrow
+files on disk as they are (``load_dataset``'s cache files, ``load_from_disk``'s
+``data-*.arrow``; their schema's metadata replaced or their features cast to the same Arrow
+types, nothing else), whose columns are an ``Image()`` or ``Image(mode="RGB")`` column and an
+integer label (``ClassLabel`` or ``Value("int64")``, ...), in no format (PIL images and ints),
+``with_format("torch")`` or ``with_format("numpy")``, with no transform: read as
+``stoker.Arrow(files)``, each sample given back in the dataset's own form (a dict of its
+columns, the image as its format gives it), in its order, a ``select``'s indices mapping read as
+explicit epochs. An image its PIL decode would give otherwise than stoker's RGB decode (an EXIF
+orientation; with ``Image()``, a mode other than RGB) is a bad record naming its file and row
+(stoker.Arrow's pil_decode). A relative image path is read from the working directory, as
+``datasets`` opens it. Any other dataset (a ``set_transform``, other columns, a table in memory
+or ``map``ped into a new one) is left to its own ``__getitem__`` (None)."""
+
+import os
+import sys
+from typing import Callable, Optional
+
+import numpy as np
+
+from stoker._native_dataset import NativeDataset
+from stoker.sources import Arrow
+
+# The formats read natively, and the label's integer types.
+_FORMATS = (None, "python", "torch", "numpy")
+_INTEGERS = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"}
+# The replays of a memory-mapped table that leave its rows as its file holds them, once its
+# schema's types are the file's.
+_SCHEMA_ONLY = {"cast", "replace_schema_metadata"}
+
+
+def _files(dataset) -> Optional[list]:
+    """The Arrow files whose rows, in order, are `dataset`'s table, or None."""
+    from datasets.table import ConcatenationTable, MemoryMappedTable
+    import pyarrow as pa
+
+    table = dataset._data
+    if isinstance(table, MemoryMappedTable):
+        blocks = [table]
+    elif isinstance(table, ConcatenationTable) and all(len(row) == 1 for row in table.blocks):
+        blocks = [row[0] for row in table.blocks]
+    else:
+        return None
+    for block in blocks:
+        if not isinstance(block, MemoryMappedTable) or \
+                any(replay[0] not in _SCHEMA_ONLY for replay in block.replays):
+            return None
+        try:
+            with pa.memory_map(block.path) as source:
+                schema = pa.ipc.open_stream(source).schema
+        except (OSError, pa.ArrowInvalid):
+            return None
+        if not schema.remove_metadata().equals(block.schema.remove_metadata()):
+            return None
+    return [block.path for block in blocks]
+
+
+def _columns(dataset) -> Optional[tuple]:
+    """(image column, label column, image mode) where `dataset` gives exactly those two, else
+    None."""
+    import datasets
+
+    features = dataset.features
+    shown = dataset._format_columns
+    names = [name for name in dataset.column_names if shown is None or name in shown or
+             dataset._output_all_columns]
+    if len(names) != 2 or len(features) != 2:
+        return None
+    image = [n for n in names if isinstance(features[n], datasets.Image)]
+    label = [n for n in names if isinstance(features[n], datasets.ClassLabel) or
+             (isinstance(features[n], datasets.Value) and features[n].dtype in _INTEGERS)]
+    if len(image) != 1 or len(label) != 1:
+        return None
+    feature = features[image[0]]
+    if not feature.decode or feature.mode not in (None, "RGB"):
+        return None
+    return image[0], label[0], feature.mode
+
+
+def _form(kind, names: list, image: str) -> Callable:
+    """A native sample (image uint8 [3, H, W], label) as the dataset's format gives it: a dict
+    of its columns in its order."""
+    def as_format(value, is_image):
+        if kind == "torch":
+            return value
+        if kind == "numpy":
+            return np.ascontiguousarray(value.permute(1, 2, 0).numpy()) if is_image else \
+                np.int64(value)
+        if is_image:
+            import PIL.Image
+            return PIL.Image.fromarray(np.ascontiguousarray(value.permute(1, 2, 0).numpy()),
+                                       "RGB")
+        return int(value)
+
+    def form(sample):
+        values = dict(zip(("image", "label"), sample))
+        return {name: as_format(values["image" if name == image else "label"], name == image)
+                for name in names}
+
+    return form
+
+
+def hugging_face_dataset(dataset) -> Optional[NativeDataset]:
+    """`dataset` as stoker.Arrow over its files, its samples in its own form, or None (module
+    docstring)."""
+    datasets = sys.modules.get("datasets")
+    if datasets is None or type(dataset) is not datasets.Dataset:
+        return None
+    kind = dataset._format_type
+    if kind not in _FORMATS or dataset._format_kwargs:
+        return None
+    columns = _columns(dataset)
+    files = _files(dataset) if columns is not None else None
+    if files is None:
+        return None
+    image, label, mode = columns
+    source = Arrow(files, image=image, label=label, relative_to=os.getcwd(),
+                   pil_decode="rgb" if mode == "RGB" else "own")
+    names = [name for name in dataset.column_names if name in (image, label)]
+    subset = None if dataset._indices is None else \
+        dataset._indices.column(0).to_pylist()
+    native = NativeDataset(source, None, {"dataset": [
+        f"Hugging Face's datasets.Dataset is read natively as stoker.Arrow over its "
+        f"{len(files)} Arrow file{'s' if len(files) != 1 else ''}, in place: the same rows "
+        f"in its order{', its indices mapping as explicit epochs' if subset else ''}, the "
+        f"{kind or 'python'} format's samples"]}, subset=subset)
+    native.batch_format, native.form = ("image", "label"), _form(kind, names, image)
+    return native
