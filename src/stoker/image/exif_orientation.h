@@ -3,7 +3,7 @@
 // for ImageOps.exif_transpose (Hugging Face datasets' Image feature applies it; stoker's decode
 // does not, as PIL's Image.open does not): the first APP1 segment starting "Exif\0\0", its TIFF
 // header (either byte order), its first IFD's entries. Read from the bytes before the first scan
-// only, bounds-checked: untrusted input (fuzz/exif_orientation_fuzz.cc). Stateless.
+// only, bounds-checked: untrusted input (fuzz/image_decode_fuzz.cc). Stateless.
 
 #include "stoker/util/byte_span.h"
 
