@@ -6,9 +6,11 @@ integer label (``ClassLabel`` or ``Value("int64")``, ...), in no format (PIL ima
 ``with_format("torch")`` or ``with_format("numpy")``, with no transform: read as
 ``stoker.Arrow(files)``, each sample given back in the dataset's own form (a dict of its
 columns, the image as its format gives it), in its order, a ``select``'s indices mapping read as
-explicit epochs. An image its PIL decode would give otherwise than stoker's RGB decode (an EXIF
-orientation; with ``Image()``, a mode other than RGB) is a bad record naming its file and row
-(stoker.Arrow's pil_decode). A relative image path is read from the working directory, as
+explicit epochs. Images are decoded at their own size, the decode's buffers sized for the
+largest (read from every image's header when the loader is made; a dataset with an image over
+4,096 px a side is left to its own ``__getitem__``). An image its PIL decode would give otherwise
+than stoker's RGB decode (an EXIF orientation; with ``Image()``, a mode other than RGB) is a bad
+record naming its file and row (stoker.Arrow's pil_decode). A relative image path is read from the working directory, as
 ``datasets`` opens it. Any other dataset (a ``set_transform``, other columns, a table in memory
 or ``map``ped into a new one) is left to its own ``__getitem__`` (None)."""
 
@@ -18,8 +20,10 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from stoker import _stoker
 from stoker._native_dataset import NativeDataset
 from stoker.sources import Arrow
+from stoker.transforms import DecodeImage
 
 # The formats read natively, and the label's integer types.
 _FORMATS = (None, "python", "torch", "numpy")
@@ -27,6 +31,9 @@ _INTEGERS = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"}
 # The replays of a memory-mapped table that leave its rows as its file holds them, once its
 # schema's types are the file's.
 _SCHEMA_ONLY = {"cast", "replace_schema_metadata"}
+# The largest image side decoded natively (DecodeImage's max_size; its buffers hold images of
+# that size): a dataset with larger images is left to its own __getitem__.
+_MAX_SIDE = 4096
 
 
 def _files(dataset) -> Optional[list]:
@@ -77,6 +84,39 @@ def _columns(dataset) -> Optional[tuple]:
     return image[0], label[0], feature.mode
 
 
+def _largest_side(files: list, image: str) -> int:
+    """The largest height or width of column `image`'s images in `files` (each image's header,
+    or where its bytes are null the file at its path, opened as datasets opens it): the
+    decode's capacity, read once per loader. An image that cannot be read counts for none (its
+    row is named when the loader reads it)."""
+    import PIL.Image
+    import pyarrow as pa
+
+    largest = 1
+    for path in files:
+        with pa.memory_map(path) as source:
+            column = pa.ipc.open_stream(source).read_all().column(image)
+        for chunk in column.chunks:
+            structs = pa.types.is_struct(chunk.type)
+            images = chunk.field("bytes") if structs else chunk
+            paths = chunk.field("path") if structs and chunk.type.get_field_index("path") >= 0 \
+                else None
+            for i in range(len(chunk)):
+                try:
+                    if images[i].is_valid:
+                        info = _stoker.image_info(images[i].as_buffer(), check=False)
+                        size = (info["width"], info["height"])
+                    elif paths is not None and paths[i].is_valid:
+                        with PIL.Image.open(paths[i].as_py()) as opened:
+                            size = opened.size
+                    else:
+                        continue
+                except (OSError, ValueError, _stoker.Error):
+                    continue
+                largest = max(largest, *size)
+    return largest
+
+
 def _form(kind, names: list, image: str) -> Callable:
     """A native sample (image uint8 [3, H, W], label) as the dataset's format gives it: a dict
     of its columns in its order."""
@@ -114,15 +154,19 @@ def hugging_face_dataset(dataset) -> Optional[NativeDataset]:
     if files is None:
         return None
     image, label, mode = columns
+    largest = _largest_side(files, image)
+    if largest > _MAX_SIDE:
+        return None
     source = Arrow(files, image=image, label=label, relative_to=os.getcwd(),
                    pil_decode="rgb" if mode == "RGB" else "own")
     names = [name for name in dataset.column_names if name in (image, label)]
     subset = None if dataset._indices is None else \
         dataset._indices.column(0).to_pylist()
-    native = NativeDataset(source, None, {"dataset": [
+    native = NativeDataset(source, {"image": DecodeImage(max_size=largest)}, {"dataset": [
         f"Hugging Face's datasets.Dataset is read natively as stoker.Arrow over its "
         f"{len(files)} Arrow file{'s' if len(files) != 1 else ''}, in place: the same rows "
         f"in its order{', its indices mapping as explicit epochs' if subset else ''}, the "
-        f"{kind or 'python'} format's samples"]}, subset=subset)
+        f"{kind or 'python'} format's samples, decoded at their own size (at most {largest} px "
+        f"a side, read once from their headers)"]}, subset=subset)
     native.batch_format, native.form = ("image", "label"), _form(kind, names, image)
     return native

@@ -139,9 +139,14 @@ def test_images_pil_gives_otherwise_are_named_or_converted(tmp_path, cache):
     with pytest.raises(stoker.Error, match=rf"^{file}: row 1 \(record batch 0\): its image has "
                                            r"1 samples a pixel"):
         list(stoker.Loader(own, batch_size=None, cache_dir=cache))
-    # Image(mode="RGB"): converted as stoker decodes it; an EXIF orientation is named.
-    rgb = image_dataset(tmp_path / "rgb", [colour, grey], datasets.Image(mode="RGB"))
+    # Image(mode="RGB"): converted as stoker decodes it, at any size up to 4,096 px a side (the
+    # decode's buffers are sized for the largest); an EXIF orientation is named.
+    wide = encode(photo(3, 1100, 16), "JPEG")
+    rgb = image_dataset(tmp_path / "rgb", [colour, grey, wide], datasets.Image(mode="RGB"))
     check(rgb, cache)
+    wider = encode(photo(4, 4100, 8), "JPEG")
+    check(image_dataset(tmp_path / "wider", [colour, wider], datasets.Image(mode="RGB")), cache,
+          native=False)
     rgb = image_dataset(tmp_path / "turned", [colour, turned.getvalue()],
                         datasets.Image(mode="RGB"))
     file = rgb.cache_files[0]["filename"]
