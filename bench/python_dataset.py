@@ -132,16 +132,11 @@ def main():
                          persistent_workers=a.workers > 0)
         makers = {"dataloader": lambda: DataLoader(dataset, **arguments),
                   "stoker": lambda: stoker.Loader(dataset, **arguments)}
-    elif a.section == "hf":
-        dataset = hugging_face_set(a.images)
+    elif a.section in ("coco", "hf"):
+        dataset, collate = (coco_training_set(a.images), references_collate) \
+            if a.section == "coco" else (hugging_face_set(a.images), images_and_labels)
         arguments = dict(batch_size=a.batch, shuffle=True, num_workers=a.workers,
-                         collate_fn=images_and_labels)
-        makers = {"dataloader": lambda: DataLoader(dataset, **arguments),
-                  "stoker": lambda: stoker.Loader(dataset, **arguments)}
-    elif a.section == "coco":
-        dataset = coco_training_set(a.images)
-        arguments = dict(batch_size=a.batch, shuffle=True, num_workers=a.workers,
-                         collate_fn=references_collate)
+                         collate_fn=collate)
         makers = {"dataloader": lambda: DataLoader(dataset, **arguments),
                   "stoker": lambda: stoker.Loader(dataset, **arguments)}
     else:

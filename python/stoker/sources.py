@@ -16,6 +16,16 @@ from stoker._dataset_view import LoaderDataset
 from stoker._paths import native_path
 
 
+def _paths(kind: str, paths) -> list:
+    """`paths` (one path or URL, or a list) as a list of str; ValueError naming `kind` for none,
+    or a name holding a newline (the native spec's separator)."""
+    names = [paths] if isinstance(paths, (str, bytes, os.PathLike)) else list(paths)
+    listed = [os.fsdecode(p) for p in names]
+    if not listed or any("\n" in p for p in listed):
+        raise ValueError(f"{kind}: {paths!r} names no file, or a name holds a newline")
+    return listed
+
+
 class _Source:
     """What the sources share: their transforms ({field: transform}, or one for "image") and
     the dataset's length, classes and samples, read when first asked for (opened with the
@@ -127,10 +137,7 @@ class WebDataset(_Source):
 
     def __init__(self, urls, transforms=None):
         self.transforms = transforms
-        names = [urls] if isinstance(urls, (str, bytes, os.PathLike)) else list(urls)
-        self.urls = [os.fsdecode(u) for u in names]
-        if not self.urls or any("\n" in u for u in self.urls):
-            raise ValueError(f"WebDataset: {urls!r} names no tar, or a name holds a newline")
+        self.urls = _paths("WebDataset", urls)
 
     def _path(self) -> str:
         return "\n".join(self.urls)
@@ -153,10 +160,7 @@ class Parquet(_Source):
 
     def __init__(self, paths, image="image", label="label", transforms=None):
         self.transforms = transforms
-        names = [paths] if isinstance(paths, (str, bytes, os.PathLike)) else list(paths)
-        self.paths = [os.fsdecode(p) for p in names]
-        if not self.paths or any("\n" in p for p in self.paths):
-            raise ValueError(f"Parquet: {paths!r} names no file, or a name holds a newline")
+        self.paths = _paths("Parquet", paths)
         self.image = image
         self.label = label
 
@@ -187,10 +191,7 @@ class Arrow(_Source):
     def __init__(self, paths, image="image", label="label", relative_to="", pil_decode="none",
                  transforms=None):
         self.transforms = transforms
-        names = [paths] if isinstance(paths, (str, bytes, os.PathLike)) else list(paths)
-        self.paths = [os.fsdecode(p) for p in names]
-        if not self.paths or any("\n" in p for p in self.paths):
-            raise ValueError(f"Arrow: {paths!r} names no file, or a name holds a newline")
+        self.paths = _paths("Arrow", paths)
         self.image = image
         self.label = label
         self.relative_to = os.fsdecode(relative_to)

@@ -10,7 +10,7 @@ import stoker
 from batches import assert_same, epochs
 from source_contract import NO_IMAGE
 from test_image_folder_source import CLASSES, crop_loader, make_folder
-from test_parquet_source import hugging_face_table, labels
+from test_parquet_source import hugging_face_table, images_by_path, labels
 
 pa = pytest.importorskip("pyarrow")
 
@@ -32,18 +32,14 @@ def write_hugging_face_arrow(folder, path, cache):
 
 
 @pytest.fixture
-def folder(tmp_path):
-    return make_folder(tmp_path / "folder")
-
-
-@pytest.fixture
 def cache(tmp_path):
     return str(tmp_path / "cache")
 
 
 @pytest.fixture
-def table(folder, cache):
-    return hugging_face_table(folder, cache)
+def table(tmp_path, cache):
+    """make_folder's images, in tmp_path/folder, as hugging_face_table's rows."""
+    return hugging_face_table(make_folder(tmp_path / "folder"), cache)
 
 
 @pytest.fixture
@@ -51,13 +47,13 @@ def hf_file(table, tmp_path):
     return write_arrow(table, tmp_path / "data-00000-of-00001.arrow")
 
 
-def test_labels_classes_and_pixels(hf_file, table, folder, tmp_path, cache):
+def test_labels_classes_and_pixels(hf_file, table, tmp_path, cache):
     loader = stoker.Loader(stoker.Arrow(hf_file), batch_size=4, shuffle=False,
                            batch_format="dict", cache_dir=cache, transforms=NO_IMAGE)
     assert len(loader.dataset) == table.num_rows == 23
     assert loader.dataset.classes == list(CLASSES)
     assert labels(loader) == table.column("label").to_pylist()
-    stoker.convert("imagefolder", folder, tmp_path / "converted")
+    stoker.convert("imagefolder", tmp_path / "folder", tmp_path / "converted")
     converted = epochs(crop_loader(tmp_path / "converted", cache), 2)
     assert_same(epochs(crop_loader(stoker.Arrow(hf_file), cache), 2), converted)
     # Found out from the path, and on a single thread, the same batches.
@@ -92,18 +88,8 @@ def with_images(table, images):
 
 def test_images_by_path_relative_to_the_file_or_a_folder(table, hf_file, tmp_path, cache,
                                                          monkeypatch):
-    # Even rows name a copy under data/img by a path relative to data, odd rows their file by
-    # its absolute path, the struct's bytes null: as datasets holds an Image cast from paths.
     data = tmp_path / "data"
-    (data / "img").mkdir(parents=True)
-    images = []
-    for i, image in enumerate(table.column("image").to_pylist()):
-        path = image["path"]
-        if i % 2 == 0:
-            path = f"img/{i}.jpg"
-            (data / path).write_bytes(image["bytes"])
-        images.append({"bytes": None, "path": path})
-    paths_file = write_arrow(with_images(table, images), data / "train.arrow")
+    paths_file = write_arrow(with_images(table, images_by_path(table, data)), data / "train.arrow")
     want = epochs(crop_loader(stoker.Arrow(hf_file), cache), 2)
     monkeypatch.chdir(data / "img")  # relative paths are the Arrow file's folder's
     assert_same(epochs(crop_loader(stoker.Arrow(paths_file), cache), 2), want)

@@ -133,11 +133,10 @@ def test_inspect_and_verify_take_parquet_files(hf_file, cache):
     assert stoker.verify(hf_file, cache_dir=cache)["datasets"][0]["records"] == 23
 
 
-def write_paths_parquet(hf_file, data):
-    """hf_file's rows as Hugging Face datasets writes an Image column cast from image files: the
+def images_by_path(table, data):
+    """`table`'s images as Hugging Face datasets holds an Image column cast from image files: the
     struct's bytes null and its path set. Even rows name a copy under data/img by a path relative
-    to data (the Parquet file's folder), odd rows the image folder's file by its absolute path."""
-    table = pq.read_table(hf_file)
+    to data, odd rows the image folder's file by its absolute path."""
     (data / "img").mkdir(parents=True)
     images = []
     for i, image in enumerate(table.column("image").to_pylist()):
@@ -146,6 +145,13 @@ def write_paths_parquet(hf_file, data):
             path = f"img/{i}.jpg"
             (data / path).write_bytes(image["bytes"])
         images.append({"bytes": None, "path": path})
+    return images
+
+
+def write_paths_parquet(hf_file, data):
+    """hf_file's rows, their images by path (images_by_path), as data/train.parquet."""
+    table = pq.read_table(hf_file)
+    images = images_by_path(table, data)
     path = data / "train.parquet"
     pq.write_table(table.set_column(0, "image", pa.array(images, table.schema.field(0).type)),
                    path, row_group_size=4)

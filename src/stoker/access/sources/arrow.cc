@@ -40,18 +40,15 @@ SourceSpec arrow() {
   spec.doc =
       "Arrow IPC files (a file, a folder, a glob: Hugging Face datasets' cache files), an image "
       "column and a label column, read in place";
-  spec.params = {
-      ParamSpec::text("image_column", "image",
-                      "the image: a binary column, or a struct whose `bytes` field is binary "
-                      "(Hugging Face's Image)"),
-      ParamSpec::text("label_column", "label", "the class: an integer column"),
-      ParamSpec::text("relative_to", "",
-                      "the folder of images' relative paths (null bytes): \"\", each file's"),
-      ParamSpec::choice("pil_decode", "none", {"none", "rgb", "own"},
-                        "images Hugging Face's Image feature decodes otherwise (PIL) are bad "
-                        "records: rgb, Image(mode=\"RGB\")'s (an EXIF orientation); own, "
-                        "Image()'s (also a mode other than RGB); none: no check"),
-  };
+  spec.params = image_table_params();
+  spec.params.insert(
+      spec.params.end(),
+      {ParamSpec::text("relative_to", "",
+                       "the folder of images' relative paths (null bytes): \"\", each file's"),
+       ParamSpec::choice("pil_decode", "none", {"none", "rgb", "own"},
+                         "images Hugging Face's Image feature decodes otherwise (PIL) are bad "
+                         "records: rgb, Image(mode=\"RGB\")'s (an EXIF orientation); own, "
+                         "Image()'s (also a mode other than RGB); none: no check")});
   spec.auto_rank = 15;
   spec.recognises = [](const std::string& location, const std::function<bool()>&) {
     return !is_remote_url(location) && is_data_path(location, ".arrow");

@@ -49,12 +49,7 @@ SourceSpec parquet() {
   spec.doc =
       "Parquet files (a file, a folder, a glob; or URLs), an image column and a label column, "
       "read in place";
-  spec.params = {
-      ParamSpec::text("image_column", "image",
-                      "the image: a binary column, or a struct whose `bytes` field is binary "
-                      "(Hugging Face's Image)"),
-      ParamSpec::text("label_column", "label", "the class: an integer column"),
-  };
+  spec.params = image_table_params();
   spec.auto_rank = 10;
   spec.recognises = [](const std::string& location, const std::function<bool()>&) {
     return is_remote_url(location) ? looks_like_remote_parquet(location)

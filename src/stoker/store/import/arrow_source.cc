@@ -255,18 +255,10 @@ std::string ArrowSource::describe() const {
 
 Result<ShardReader> ArrowSource::read_unit(int u, std::map<uint64_t, std::string>& bad,
                                            const std::function<bool()>& cancelled) const {
-  static const ImageRecordFields fields = ImageRecordFields::find(manifest().schema).value();
   const Batch& unit = batches_[u];
   const File& file = files_[unit.file];
   const auto rows = static_cast<int64_t>(manifest().shards[u].records);
-  std::vector<std::vector<uint8_t>> records;
-  records.reserve(rows);
-  // Appends the next row's record; a reason makes it a bad one.
-  auto add = [&](const ImageRecordValues& values, std::optional<std::string> reason) {
-    if (reason) bad[unit.first + records.size()] = std::move(*reason);
-    // An image is at most kMaxImageFileBytes: its record always encodes.
-    records.push_back(encode_image_record(manifest().schema, fields, values).value());
-  };
+  UnitImageRecords records(manifest().schema, unit.first, rows, bad);
   // The batch's image and label columns, or why they cannot be read: the file changed since it
   // was opened, or its message does not decode.
   std::shared_ptr<arrow::RecordBatch> batch;
@@ -297,8 +289,8 @@ Result<ShardReader> ArrowSource::read_unit(int u, std::map<uint64_t, std::string
     }
   }
   if (!batch) {
-    while (static_cast<int64_t>(records.size()) < rows) add(ImageRecordValues{}, failure);
-    return ShardReader::in_memory(manifest().shards[u].file, manifest().schema, records);
+    records.fail_rest(failure);
+    return records.reader(manifest().shards[u].file);
   }
   const arrow::Schema& read_schema = *batch->schema();
   const arrow::Array& labels = *batch->column(read_schema.GetFieldIndex(options_.label_column));
@@ -321,14 +313,11 @@ Result<ShardReader> ArrowSource::read_unit(int u, std::map<uint64_t, std::string
   row_options.pil = options_.pil;
   for (int64_t row = 0; row < rows; ++row) {
     const bool null_image = image->IsNull(row);
-    const ImageRow values{integer_at(labels, row), null_image ? std::nullopt : bytes_at(bytes, row),
-                          null_image ? std::nullopt : bytes_at(paths, row)};
-    ImageRecordValues record;
-    std::string from_file;  // the bytes of the image file at its path
-    std::optional<std::string> reason = image_row_values(values, row_options, record, from_file);
-    add(record, std::move(reason));
+    records.add({integer_at(labels, row), null_image ? std::nullopt : bytes_at(bytes, row),
+                 null_image ? std::nullopt : bytes_at(paths, row)},
+                row_options);
   }
-  return ShardReader::in_memory(manifest().shards[u].file, manifest().schema, records);
+  return records.reader(manifest().shards[u].file);
 }
 
 Status ArrowSource::record_error(int unit, uint64_t /*record*/, uint64_t global,

@@ -80,6 +80,37 @@ std::optional<std::string> image_row_values(const ImageRow& row, const ImageRowO
   return std::nullopt;
 }
 
+UnitImageRecords::UnitImageRecords(const Schema& schema, uint64_t first, int64_t rows,
+                                   std::map<uint64_t, std::string>& bad)
+    : schema_(schema),
+      fields_(ImageRecordFields::find(schema).value()),
+      first_(first),
+      rows_(rows),
+      bad_(bad) {
+  records_.reserve(static_cast<size_t>(rows));
+}
+
+void UnitImageRecords::append(const ImageRecordValues& values, std::optional<std::string> reason) {
+  if (reason) bad_[first_ + records_.size()] = std::move(*reason);
+  // An image is at most kMaxImageFileBytes: its record always encodes.
+  records_.push_back(encode_image_record(schema_, fields_, values).value());
+}
+
+void UnitImageRecords::add(const ImageRow& row, const ImageRowOptions& options) {
+  ImageRecordValues values;
+  std::string from_file;  // the bytes of the image file at its path
+  std::optional<std::string> reason = image_row_values(row, options, values, from_file);
+  append(values, std::move(reason));
+}
+
+void UnitImageRecords::fail_rest(const std::string& reason) {
+  while (static_cast<int64_t>(records_.size()) < rows_) append(ImageRecordValues{}, reason);
+}
+
+ShardReader UnitImageRecords::reader(const std::string& name) const {
+  return ShardReader::in_memory(name, schema_, records_);
+}
+
 std::vector<std::string> hugging_face_class_names(const std::string& metadata,
                                                   const std::string& label) {
   const nlohmann::json json = nlohmann::json::parse(metadata, nullptr, /*allow_exceptions=*/false);

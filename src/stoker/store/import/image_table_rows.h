@@ -4,9 +4,11 @@
 // datasets' (an Image struct of `bytes` and `path`, a ClassLabel label whose names are in the
 // schema's `huggingface` metadata) and Spark's (a binary column and an integer one). A row's
 // image is its bytes, or where they are null the file at its path (image_at_path in the .cc); a
-// row that gives no image record is a reason, one line. Stateless.
+// row that gives no image record is a reason, one line. Stateless, but for UnitImageRecords (one
+// unit's read, on one thread).
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +16,7 @@
 
 #include "stoker/image/image_header.h"
 #include "stoker/store/image_record.h"
+#include "stoker/store/shard_reader.h"
 
 namespace stoker {
 
@@ -51,6 +54,32 @@ struct ImageRow {
 // same).
 std::optional<std::string> image_row_values(const ImageRow& row, const ImageRowOptions& options,
                                             ImageRecordValues& values, std::string& from_file);
+
+// The image records of one unit of a table (UnitReadSource::read_unit's), its rows added in
+// order: a bad row's reason kept in `bad` by its global index.
+class UnitImageRecords {
+ public:
+  // A unit of `rows` rows whose first is record `first` of the dataset, in the image record
+  // schema `schema` (which must outlive this).
+  UnitImageRecords(const Schema& schema, uint64_t first, int64_t rows,
+                   std::map<uint64_t, std::string>& bad);
+  // Appends the record of `row` (image_row_values), bad where it gives none.
+  void add(const ImageRow& row, const ImageRowOptions& options);
+  // Appends the rows not added yet, each bad for `reason`.
+  void fail_rest(const std::string& reason);
+  // The unit's records, as a reader named `name`.
+  ShardReader reader(const std::string& name) const;
+
+ private:
+  void append(const ImageRecordValues& values, std::optional<std::string> reason);
+
+  const Schema& schema_;
+  ImageRecordFields fields_;
+  uint64_t first_;
+  int64_t rows_;
+  std::map<uint64_t, std::string>& bad_;
+  std::vector<std::vector<uint8_t>> records_;
+};
 
 // The class names of Hugging Face's ClassLabel feature `label` in `metadata`, the JSON of a
 // schema's `huggingface` metadata; none where it names none.

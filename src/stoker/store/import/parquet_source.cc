@@ -301,18 +301,10 @@ std::string ParquetSource::describe() const {
 
 Result<ShardReader> ParquetSource::read_unit(int u, std::map<uint64_t, std::string>& bad,
                                              const std::function<bool()>& cancelled) const {
-  static const ImageRecordFields fields = ImageRecordFields::find(manifest().schema).value();
   const Group& unit = groups_[u];
   const File& file = files_[unit.file];
   const int64_t rows = static_cast<int64_t>(manifest().shards[u].records);
-  std::vector<std::vector<uint8_t>> records;
-  records.reserve(rows);
-  // Appends the next row's record; a reason makes it a bad one.
-  auto add = [&](const ImageRecordValues& values, std::optional<std::string> reason) {
-    if (reason) bad[unit.first + records.size()] = std::move(*reason);
-    // An image is at most kMaxImageFileBytes: its record always encodes.
-    records.push_back(encode_image_record(manifest().schema, fields, values).value());
-  };
+  UnitImageRecords records(manifest().schema, unit.first, rows, bad);
   // A local file changed since it was opened gives bad records; a piece that cannot be read (a
   // range refused; a remote file changed: its ranges are fetched only while it keeps its ETag)
   // is acquire's error.
@@ -369,17 +361,12 @@ Result<ShardReader> ParquetSource::read_unit(int u, std::map<uint64_t, std::stri
           ImageRow values{labels[row], std::nullopt, std::nullopt};
           if (image) values.image.emplace(reinterpret_cast<const char*>(image->ptr), image->len);
           if (unit.paths && paths[row]) values.path = *paths[row];
-          ImageRecordValues record;
-          std::string from_file;  // the bytes of the image file at its path
-          std::optional<std::string> reason =
-              image_row_values(values, row_options, record, from_file);
-          add(record, std::move(reason));
+          records.add(values, row_options);
         });
   } catch (const std::exception& e) {
-    const std::string reason = fmt::format("cannot read it: {}", arrow_message(e.what()));
-    while (static_cast<int64_t>(records.size()) < rows) add(ImageRecordValues{}, reason);
+    records.fail_rest(fmt::format("cannot read it: {}", arrow_message(e.what())));
   }
-  return ShardReader::in_memory(manifest().shards[u].file, manifest().schema, records);
+  return records.reader(manifest().shards[u].file);
 }
 
 std::string ParquetSource::row_name(int u, uint64_t global) const {
