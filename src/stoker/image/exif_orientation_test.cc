@@ -78,10 +78,12 @@ TEST(ExifOrientationTest, AnExifSegmentThatCannotBeReadIsMinusOne) {
   Bytes bad = with_exif(jpeg, false, {{0x0112, 3, 6}});
   bad[12] = 'X';
   EXPECT_EQ(jpeg_exif_orientation(testing::span(bad)), -1);
-  // A segment longer than the file: no segment read.
+  // Cut before its segment's end: no segment read; from there on, its orientation.
   const Bytes whole = with_exif(jpeg, false, {{0x0112, 3, 6}});
-  for (size_t size = 0; size < 40; ++size)
-    EXPECT_LE(jpeg_exif_orientation({whole.data(), size}), 0) << size;
+  const size_t end = 4 + ((size_t{whole[4]} << 8) | whole[5]);
+  for (size_t size = 0; size < end; ++size)
+    EXPECT_EQ(jpeg_exif_orientation({whole.data(), size}), 0) << size;
+  EXPECT_EQ(jpeg_exif_orientation({whole.data(), end}), 6);
 }
 
 }  // namespace
