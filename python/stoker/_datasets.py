@@ -113,9 +113,10 @@ def _torchvision_arrays(dataset) -> Optional[NativeDataset]:
         f"({path})"]})
 
 
-def native_dataset(torch, dataset, transforms) -> Optional[NativeDataset]:
-    """`dataset` as the native loader reads it, or None where its own __getitem__ must run.
-    `transforms`: the loader's transforms keyword (for a path; a source carries its own)."""
+def native_dataset(torch, dataset, transforms, refusals: list) -> Optional[NativeDataset]:
+    """`dataset` as the native loader reads it, or None where its own __getitem__ must run, with
+    why appended to `refusals` where a recogniser says so. `transforms`: the loader's transforms
+    keyword (for a path; a source carries its own)."""
     if isinstance(dataset, (str, bytes, os.PathLike)):
         return NativeDataset(dataset, transforms)
     if isinstance(dataset, _Source):
@@ -131,7 +132,7 @@ def native_dataset(torch, dataset, transforms) -> Optional[NativeDataset]:
         raise ValueError(f"transforms= is for a dataset stoker reads natively (a path, "
                          f"stoker.Dataset, ...); a {type(dataset).__name__} applies its own")
     if isinstance(dataset, torch.utils.data.Subset):
-        inner = native_dataset(torch, dataset.dataset, None)
+        inner = native_dataset(torch, dataset.dataset, None, refusals)
         if inner is None or inner.subset is not None:
             return None
         notes = {"dataset": inner.notes.get("dataset", []) + [
@@ -139,5 +140,5 @@ def native_dataset(torch, dataset, transforms) -> Optional[NativeDataset]:
         return replace(inner, notes=notes, subset=list(dataset.indices))
     return _torchvision_image_folder(dataset) or _torchvision_arrays(dataset) or \
         wrapped_coco_detection(dataset, _kept_once) or recognised_webdataset(dataset) or \
-        hugging_face_dataset(dataset)
+        hugging_face_dataset(dataset, refusals)
 

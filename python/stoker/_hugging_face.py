@@ -140,23 +140,34 @@ def _form(kind, names: list, image: str) -> Callable:
     return form
 
 
-def hugging_face_dataset(dataset) -> Optional[NativeDataset]:
-    """`dataset` as stoker.Arrow over its files, its samples in its own form, or None (module
-    docstring)."""
+def hugging_face_dataset(dataset, refusals: list) -> Optional[NativeDataset]:
+    """`dataset` as stoker.Arrow over its files, its samples in its own form; or None, with
+    why for a datasets.Dataset appended to `refusals` (module docstring)."""
     datasets = sys.modules.get("datasets")
     if datasets is None or type(dataset) is not datasets.Dataset:
         return None
+
+    def refused(why):
+        refusals.append(f"a Hugging Face datasets.Dataset is read natively only where stoker "
+                        f"gives exactly its samples; this one's {why}")
+
     kind = dataset._format_type
     if kind not in _FORMATS or dataset._format_kwargs:
-        return None
+        return refused(f"format ({kind!r}) or transform is not one of no format, \"torch\" and "
+                       f"\"numpy\" with no transform")
     columns = _columns(dataset)
-    files = _files(dataset) if columns is not None else None
+    if columns is None:
+        return refused("columns are not an Image() or Image(mode=\"RGB\") column and an "
+                       "integer label, alone")
+    files = _files(dataset)
     if files is None:
-        return None
+        return refused("table is not its Arrow files on disk as they are (it is in memory, or "
+                       "changed since it was read)")
     image, label, mode = columns
     largest = _largest_side(files, image)
     if largest > _MAX_SIDE:
-        return None
+        return refused(f"largest image is {largest} px a side, over the {_MAX_SIDE} decoded "
+                       f"natively")
     source = Arrow(files, image=image, label=label, relative_to=os.getcwd(),
                    pil_decode="rgb" if mode == "RGB" else "own")
     names = [name for name in dataset.column_names if name in (image, label)]

@@ -159,7 +159,8 @@ class Loader:
             feed["python_timeout"] = timeout if timeout > 0 else 300
         if feed["prefetch"] is None and prefetch_factor:
             feed["prefetch"] = prefetch_factor * num_workers
-        native = native_dataset(torch, dataset, settings["dataset"].get("transforms"))
+        refusals = []  # why a dataset stoker recognises runs in Python
+        native = native_dataset(torch, dataset, settings["dataset"].get("transforms"), refusals)
         self._form = None  # a recognised dataset's samples in its own form
         if native is not None and native.form is not None and \
                 settings["batches"]["batch_format"] is None:
@@ -186,7 +187,8 @@ class Loader:
                 worker_init_fn=worker_init_fn, multiprocessing_context=multiprocessing_context,
                 prefetch_factor=prefetch_factor, persistent_workers=persistent_workers,
                 in_order=in_order, order=settings["order"], device=feed["device"])
-            self._notes = {}
+            self._notes = {"dataset": self._engine.plan["notes"]["dataset"] + refusals} \
+                if refusals else {}
         # The user's dataset object; for a path, what a script reads of one (len, classes).
         self.dataset = self._engine.dataset if isinstance(dataset, (str, bytes, os.PathLike)) \
             else dataset

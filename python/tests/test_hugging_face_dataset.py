@@ -110,7 +110,13 @@ def test_relative_paths_are_the_working_directorys(tmp_path, cache, monkeypatch)
 def test_what_stoker_cannot_give_exactly_runs_in_python(saved, cache):
     transformed = saved.with_transform(lambda batch: {"label": [x + 1 for x in batch["label"]]})
     check(transformed, cache, native=False, formats=(None,))  # a format would replace it
-    check(saved.map(lambda row: {"caption": f"a photo of {row['label']}"}), cache, native=False)
+    captioned = saved.map(lambda row: {"caption": f"a photo of {row['label']}"})
+    check(captioned, cache, native=False)
+    for dataset, why in ((transformed, "this one's format ('custom') or transform is not"),
+                         (captioned, "this one's columns are not")):
+        notes = stoker.Loader(dataset, cache_dir=cache).plan["notes"]["dataset"]
+        assert notes[0].startswith("stoker does not read a Dataset natively") and \
+            why in notes[1], notes
     check(saved.cast_column("image", datasets.Image(mode="L")), cache, native=False)
     check(saved.cast_column("image", datasets.Image(decode=False)), cache, native=False)
     in_memory = datasets.Dataset.from_dict({"image": saved["image"][:5], "label": [0] * 5})
