@@ -128,8 +128,7 @@ def _form(kind, names: list, image: str) -> Callable:
                 np.int64(value)
         if is_image:
             import PIL.Image
-            return PIL.Image.fromarray(np.ascontiguousarray(value.permute(1, 2, 0).numpy()),
-                                       "RGB")
+            return PIL.Image.fromarray(np.ascontiguousarray(value.permute(1, 2, 0).numpy()))
         return int(value)
 
     def form(sample):

@@ -150,6 +150,11 @@ def test_images_pil_gives_otherwise_are_named_or_converted(tmp_path, cache):
     wide = encode(photo(3, 1100, 16), "JPEG")
     rgb = image_dataset(tmp_path / "rgb", [colour, grey, wide], datasets.Image(mode="RGB"))
     check(rgb, cache)
+    # Images of one size: DataLoader's default_collate stacks them, and so does stoker's.
+    same_size = image_dataset(tmp_path / "same", [colour, encode(photo(5, 32, 24), "JPEG")],
+                              datasets.Image()).with_format("torch")
+    assert same(list(stoker.Loader(same_size, batch_size=2, cache_dir=cache)),
+                list(torch.utils.data.DataLoader(same_size, batch_size=2)))
     wider = encode(photo(4, 4100, 8), "JPEG")
     check(image_dataset(tmp_path / "wider", [colour, wider], datasets.Image(mode="RGB")), cache,
           native=False)
