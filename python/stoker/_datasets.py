@@ -140,5 +140,5 @@ def native_dataset(torch, dataset, transforms, refusals: list) -> Optional[Nativ
         return replace(inner, notes=notes, subset=list(dataset.indices))
     return _torchvision_image_folder(dataset) or _torchvision_arrays(dataset) or \
         wrapped_coco_detection(dataset, _kept_once) or recognised_webdataset(dataset) or \
-        hugging_face_dataset(dataset, refusals)
+        hugging_face_dataset(dataset, refusals, arrays_cache_root())
 

@@ -1,21 +1,24 @@
-"""A Hugging Face ``datasets.Dataset`` of images read natively: one whose table is its Arrow
-files on disk as they are (``load_dataset``'s cache files, ``load_from_disk``'s
-``data-*.arrow``; their schema's metadata replaced or their features cast to the same Arrow
-types, nothing else), whose columns are an ``Image()`` or ``Image(mode="RGB")`` column and an
-integer label (``ClassLabel`` or ``Value("int64")``, ...), in no format (PIL images and ints),
+"""A Hugging Face ``datasets.Dataset`` of images read natively: one whose table is its Arrow files
+on disk as they are (``load_dataset``'s cache files, ``load_from_disk``'s ``data-*.arrow``;
+their schema's metadata replaced or their features cast to the same Arrow types, nothing else),
+whose columns are an ``Image()`` or ``Image(mode="RGB")`` column and an integer label
+(``ClassLabel`` or ``Value("int64")``, ...), in no format (PIL images and ints),
 ``with_format("torch")`` or ``with_format("numpy")``, with no transform: read as
 ``stoker.Arrow(files)``, each sample given back in the dataset's own form (a dict of its
 columns, the image as its format gives it), in its order, a ``select``'s indices mapping read as
 explicit epochs. Images are decoded at their own size, the decode's buffers sized for the
-largest (read from every image's header when the loader is made; a dataset with an image over
-4,096 px a side is left to its own ``__getitem__``). An image its PIL decode would give otherwise
-than stoker's RGB decode (an EXIF orientation; with ``Image()``, a mode other than RGB) is a bad
-record naming its file and row (stoker.Arrow's pil_decode). A relative image path is read from the working directory, as
-``datasets`` opens it. Any other dataset (a ``set_transform``, other columns, a table in memory
-or ``map``ped into a new one) is left to its own ``__getitem__`` (None)."""
+largest (read from every image's header once per dataset, kept in the arrays cache; a dataset
+with an image over 4,096 px a side is left to its own ``__getitem__``). An image its PIL decode
+would give otherwise than stoker's RGB decode (an EXIF orientation; with ``Image()``, a mode
+other than RGB) is a bad record naming its file and row (stoker.Arrow's pil_decode). A relative
+image path is read from the working directory, as ``datasets`` opens it. Any other dataset (a
+``set_transform``, other columns, a table in memory or not its files as they are) is left to its
+own ``__getitem__`` (None)."""
 
+import hashlib
 import os
 import sys
+import tempfile
 from typing import Callable, Optional
 
 import numpy as np
@@ -84,11 +87,31 @@ def _columns(dataset) -> Optional[tuple]:
     return image[0], label[0], feature.mode
 
 
-def _largest_side(files: list, image: str) -> int:
+def _largest_side(files: list, image: str, cache_root: str) -> int:
     """The largest height or width of column `image`'s images in `files` (each image's header,
     or where its bytes are null the file at its path, opened as datasets opens it): the
-    decode's capacity, read once per loader. An image that cannot be read counts for none (its
-    row is named when the loader reads it)."""
+    decode's capacity. Kept in `cache_root` under a digest of the files' paths, sizes and
+    times, the column and the working directory, so that it is read once per dataset (an image
+    file changed since and larger is named when the loader reads it). An image that cannot be
+    read counts for none (its row is named when the loader reads it)."""
+    stamps = [(path, os.stat(path).st_size, os.stat(path).st_mtime_ns) for path in files]
+    key = hashlib.sha256(repr((stamps, image, os.getcwd())).encode()).hexdigest()[:24]
+    kept = os.path.join(cache_root, f"hf-largest-side-{key}")
+    try:
+        with open(kept) as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        pass
+    largest = _read_largest_side(files, image)
+    os.makedirs(cache_root, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", dir=cache_root, delete=False) as f:
+        f.write(str(largest))
+    os.replace(f.name, kept)
+    return largest
+
+
+def _read_largest_side(files: list, image: str) -> int:
+    """_largest_side's, read from every image."""
     import PIL.Image
     import pyarrow as pa
 
@@ -139,9 +162,10 @@ def _form(kind, names: list, image: str) -> Callable:
     return form
 
 
-def hugging_face_dataset(dataset, refusals: list) -> Optional[NativeDataset]:
+def hugging_face_dataset(dataset, refusals: list, cache_root: str) -> Optional[NativeDataset]:
     """`dataset` as stoker.Arrow over its files, its samples in its own form; or None, with
-    why for a datasets.Dataset appended to `refusals` (module docstring)."""
+    why for a datasets.Dataset appended to `refusals` (module docstring). `cache_root`: where
+    its largest image side is kept."""
     datasets = sys.modules.get("datasets")
     if datasets is None or type(dataset) is not datasets.Dataset:
         return None
@@ -163,7 +187,7 @@ def hugging_face_dataset(dataset, refusals: list) -> Optional[NativeDataset]:
         return refused("table is not its Arrow files on disk as they are (it is in memory, or "
                        "changed since it was read)")
     image, label, mode = columns
-    largest = _largest_side(files, image)
+    largest = _largest_side(files, image, cache_root)
     if largest > _MAX_SIDE:
         return refused(f"largest image is {largest} px a side, over the {_MAX_SIDE} decoded "
                        f"natively")
@@ -177,6 +201,6 @@ def hugging_face_dataset(dataset, refusals: list) -> Optional[NativeDataset]:
         f"{len(files)} Arrow file{'s' if len(files) != 1 else ''}, in place: the same rows "
         f"in its order{', its indices mapping as explicit epochs' if subset else ''}, the "
         f"{kind or 'python'} format's samples, decoded at their own size (at most {largest} px "
-        f"a side, read once from their headers)"]}, subset=subset)
+        f"a side, read once from their headers and kept in {cache_root})"]}, subset=subset)
     native.batch_format, native.form = ("image", "label"), _form(kind, names, image)
     return native

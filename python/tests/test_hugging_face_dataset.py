@@ -63,6 +63,13 @@ def cache(tmp_path):
     return str(tmp_path / "cache")
 
 
+@pytest.fixture(autouse=True)
+def arrays_cache(tmp_path, monkeypatch):
+    """The arrays cache (where a dataset's largest image side is kept), in tmp_path."""
+    monkeypatch.setenv("STOKER_CACHE", str(tmp_path / "stoker"))
+    return tmp_path / "stoker" / "arrays"
+
+
 @pytest.fixture
 def saved(tmp_path):
     """make_folder's images as a Dataset of their paths cast to Image (bytes null), saved and
@@ -77,10 +84,16 @@ def saved(tmp_path):
     return datasets.load_from_disk(str(tmp_path / "saved"))
 
 
-def test_a_saved_dataset_and_its_selection(saved, cache):
+def test_a_saved_dataset_and_its_selection(saved, cache, arrays_cache):
     check(saved, cache)
     check(saved, cache, num_workers=2)
     check(saved.select([5, 3, 9, 9, 1]), cache)
+    # The largest image side is read once, then kept: a later loader sizes its decode by it.
+    kept, = arrays_cache.glob("hf-largest-side-*")
+    assert int(kept.read_text()) == max(max(image.size) for image in saved["image"])
+    kept.write_text("8")
+    with pytest.raises(ValueError, match=r"row 0 \(record batch 0\): .* larger than max_size 8"):
+        list(stoker.Loader(saved, batch_size=None, cache_dir=cache))
 
 
 def test_load_dataset_from_parquet_and_from_an_image_folder(saved, tmp_path, cache):
