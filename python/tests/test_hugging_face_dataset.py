@@ -148,10 +148,13 @@ def image_dataset(tmp_path, images, feature):
 def test_images_pil_gives_otherwise_are_named_or_converted(tmp_path, cache):
     colour = encode(photo(0, 32, 24), "JPEG")
     grey = encode(photo(1, 20, 30)[:, :, 0], "JPEG")
-    turned = io.BytesIO()
     exif = Image.Exif()
     exif[0x0112] = 6  # turned 90 degrees: PIL's exif_transpose turns it back
-    Image.fromarray(photo(2, 16, 12)).save(turned, "JPEG", exif=exif.tobytes())
+    turned = {}
+    for kind in ("JPEG", "PNG"):
+        out = io.BytesIO()
+        Image.fromarray(photo(2, 16, 12)).save(out, kind, exif=exif.tobytes())
+        turned[kind] = out.getvalue()
     # Image(): a grey JPEG stays grey in PIL, stoker's RGB would not: named, not given.
     own = image_dataset(tmp_path / "own", [colour, grey], datasets.Image())
     file = own.cache_files[0]["filename"]
@@ -171,9 +174,10 @@ def test_images_pil_gives_otherwise_are_named_or_converted(tmp_path, cache):
     wider = encode(photo(4, 4100, 8), "JPEG")
     check(image_dataset(tmp_path / "wider", [colour, wider], datasets.Image(mode="RGB")), cache,
           native=False)
-    rgb = image_dataset(tmp_path / "turned", [colour, turned.getvalue()],
-                        datasets.Image(mode="RGB"))
-    file = rgb.cache_files[0]["filename"]
-    with pytest.raises(stoker.Error, match=rf"^{file}: row 1 \(record batch 0\): its EXIF "
-                                           r"orientation is 6"):
-        list(stoker.Loader(rgb, batch_size=None, cache_dir=cache))
+    for kind, image in turned.items():
+        rgb = image_dataset(tmp_path / kind, [colour, image], datasets.Image(mode="RGB"))
+        assert rgb[1]["image"].size == (12, 16)  # turned by datasets
+        file = rgb.cache_files[0]["filename"]
+        with pytest.raises(stoker.Error, match=rf"^{file}: row 1 \(record batch 0\): its EXIF "
+                                               r"orientation is 6"):
+            list(stoker.Loader(rgb, batch_size=None, cache_dir=cache))

@@ -22,13 +22,9 @@ struct TiffBytes {
   }
 };
 
-// The orientation tag of the Exif segment `payload` (its bytes after the length), as
-// jpeg_exif_orientation's.
-int segment_orientation(const uint8_t* payload, size_t size) {
-  constexpr size_t kExif = 6;  // "Exif\0\0"
-  if (size < kExif + 8) return -1;
-  const uint8_t* tiff = payload + kExif;
-  const size_t length = size - kExif;
+// The orientation tag of the TIFF block `tiff` of `length` bytes, as exif_orientation's.
+int tiff_orientation(const uint8_t* tiff, size_t length) {
+  if (length < 8) return -1;
   TiffBytes bytes{tiff, length, false};
   if (std::memcmp(tiff, "MM", 2) == 0) {
     bytes.big_endian = true;
@@ -55,9 +51,8 @@ int segment_orientation(const uint8_t* payload, size_t size) {
   return 0;
 }
 
-}  // namespace
-
-int jpeg_exif_orientation(ByteSpan jpeg) {
+// A JPEG's: its first APP1 segment that starts "Exif\0\0", before the first scan.
+int jpeg_orientation(ByteSpan jpeg) {
   constexpr uint8_t kApp1 = 0xE1, kStartOfScan = 0xDA, kEnd = 0xD9;
   size_t at = 2;  // after SOI
   while (at + 4 <= jpeg.size) {
@@ -74,10 +69,39 @@ int jpeg_exif_orientation(ByteSpan jpeg) {
     }
     const size_t length = (size_t{m[2]} << 8) | m[3];
     if (length < 2 || length > jpeg.size - at - 2) return 0;
-    if (m[1] == kApp1 && length - 2 >= 6 && std::memcmp(m + 4, "Exif\0\0", 6) == 0)
-      return segment_orientation(m + 4, length - 2);
+    constexpr size_t kExif = 6;  // "Exif\0\0"
+    if (m[1] == kApp1 && length - 2 >= kExif && std::memcmp(m + 4, "Exif\0\0", kExif) == 0)
+      return tiff_orientation(m + 4 + kExif, length - 2 - kExif);
     at += 2 + length;
   }
+  return 0;
+}
+
+// A PNG's: its first eXIf chunk, wherever it is (PIL reads the chunks after the image data when
+// it loads the image).
+int png_orientation(ByteSpan png) {
+  constexpr size_t kSignature = 8, kChunkFrame = 12;  // length, type, CRC
+  for (size_t at = kSignature; at + kChunkFrame <= png.size;) {
+    const uint8_t* chunk = png.data + at;
+    const size_t length =
+        (size_t{chunk[0]} << 24) | (size_t{chunk[1]} << 16) | (size_t{chunk[2]} << 8) | chunk[3];
+    if (length > png.size - at - kChunkFrame) return 0;
+    if (std::memcmp(chunk + 4, "eXIf", 4) == 0) return tiff_orientation(chunk + 8, length);
+    if (std::memcmp(chunk + 4, "IEND", 4) == 0) return 0;
+    at += kChunkFrame + length;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int exif_orientation(ByteSpan image) {
+  constexpr uint8_t kJpeg[] = {0xFF, 0xD8};
+  constexpr uint8_t kPng[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+  if (image.size >= sizeof kJpeg && std::memcmp(image.data, kJpeg, sizeof kJpeg) == 0)
+    return jpeg_orientation(image);
+  if (image.size >= sizeof kPng && std::memcmp(image.data, kPng, sizeof kPng) == 0)
+    return png_orientation(image);
   return 0;
 }
 

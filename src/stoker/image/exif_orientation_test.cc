@@ -20,10 +20,11 @@ void put(Bytes& out, uint32_t value, int n, bool big) {
     out.push_back(static_cast<uint8_t>(value >> (8 * (big ? n - 1 - k : k))));
 }
 
-// A JPEG `jpeg` with an APP1 Exif segment after its SOI whose first IFD holds `entries` (tag,
-// type, value) entries: a SHORT's value in the first two bytes of the field, as TIFF stores it.
-Bytes with_exif(const Bytes& jpeg, bool big, const std::vector<std::array<uint32_t, 3>>& entries,
-                uint32_t ifd = 8) {
+using Entries = std::vector<std::array<uint32_t, 3>>;
+
+// A TIFF block whose first IFD, at `ifd`, holds `entries` (tag, type, value): a SHORT's value in
+// the first two bytes of its field, as TIFF stores it.
+Bytes tiff_block(bool big, const Entries& entries, uint32_t ifd = 8) {
   Bytes tiff = {static_cast<uint8_t>(big ? 'M' : 'I'), static_cast<uint8_t>(big ? 'M' : 'I')};
   put(tiff, 42, 2, big);
   put(tiff, ifd, 4, big);
@@ -40,6 +41,11 @@ Bytes with_exif(const Bytes& jpeg, bool big, const std::vector<std::array<uint32
     }
   }
   put(tiff, 0, 4, big);  // no next IFD
+  return tiff;
+}
+
+// A JPEG `jpeg` with an APP1 Exif segment of `tiff` after its SOI.
+Bytes with_exif(const Bytes& jpeg, const Bytes& tiff) {
   Bytes segment = {'E', 'x', 'i', 'f', 0, 0};
   segment.insert(segment.end(), tiff.begin(), tiff.end());
   const size_t length = segment.size() + 2;
@@ -54,36 +60,62 @@ Bytes with_exif(const Bytes& jpeg, bool big, const std::vector<std::array<uint32
   return out;
 }
 
+Bytes with_exif(const Bytes& jpeg, bool big, const Entries& entries, uint32_t ifd = 8) {
+  return with_exif(jpeg, tiff_block(big, entries, ifd));
+}
+
+// A PNG `png` with an eXIf chunk of `tiff` before its IEND chunk (its CRC not computed: the
+// reader does not check it, as PIL does not for ancillary chunks).
+Bytes with_png_exif(const Bytes& png, const Bytes& tiff) {
+  Bytes chunk;
+  put(chunk, static_cast<uint32_t>(tiff.size()), 4, true);
+  chunk.insert(chunk.end(), {'e', 'X', 'I', 'f'});
+  chunk.insert(chunk.end(), tiff.begin(), tiff.end());
+  put(chunk, 0, 4, true);
+  Bytes out(png.begin(), png.end() - 12);  // up to IEND
+  out.insert(out.end(), chunk.begin(), chunk.end());
+  out.insert(out.end(), png.end() - 12, png.end());
+  return out;
+}
+
 TEST(ExifOrientationTest, ReadsTheTagInEitherByteOrderAndType) {
   const Bytes jpeg = testing::encode_jpeg({16, 8});
-  EXPECT_EQ(jpeg_exif_orientation(testing::span(jpeg)), 0);  // no Exif segment
+  EXPECT_EQ(exif_orientation(testing::span(jpeg)), 0);  // no Exif segment
   for (bool big : {false, true}) {
-    EXPECT_EQ(jpeg_exif_orientation(testing::span(with_exif(jpeg, big, {{0x0112, 3, 6}}))), 6);
-    EXPECT_EQ(jpeg_exif_orientation(testing::span(with_exif(jpeg, big, {{0x0112, 4, 8}}))), 8);
+    EXPECT_EQ(exif_orientation(testing::span(with_exif(jpeg, big, {{0x0112, 3, 6}}))), 6);
+    EXPECT_EQ(exif_orientation(testing::span(with_exif(jpeg, big, {{0x0112, 4, 8}}))), 8);
     // Among other tags; a value PIL's exif_transpose ignores is none.
-    EXPECT_EQ(jpeg_exif_orientation(
-                  testing::span(with_exif(jpeg, big, {{0x010F, 3, 1}, {0x0112, 3, 3}}))),
-              3);
-    EXPECT_EQ(jpeg_exif_orientation(testing::span(with_exif(jpeg, big, {{0x0112, 3, 9}}))), 0);
-    EXPECT_EQ(jpeg_exif_orientation(testing::span(with_exif(jpeg, big, {{0x010F, 3, 1}}))), 0);
+    EXPECT_EQ(
+        exif_orientation(testing::span(with_exif(jpeg, big, {{0x010F, 3, 1}, {0x0112, 3, 3}}))), 3);
+    EXPECT_EQ(exif_orientation(testing::span(with_exif(jpeg, big, {{0x0112, 3, 9}}))), 0);
+    EXPECT_EQ(exif_orientation(testing::span(with_exif(jpeg, big, {{0x010F, 3, 1}}))), 0);
   }
+}
+
+TEST(ExifOrientationTest, APngsExifChunkAfterItsImageData) {
+  const Bytes png = testing::encode_png({16, 8});
+  EXPECT_EQ(exif_orientation(testing::span(png)), 0);
+  EXPECT_EQ(exif_orientation(testing::span(with_png_exif(png, tiff_block(true, {{0x0112, 3, 5}})))),
+            5);
+  EXPECT_EQ(exif_orientation(testing::span(with_png_exif(png, {'I', 'I'}))), -1);
+  const Bytes not_an_image = {'G', 'I', 'F', '8', '9', 'a', 0, 0};
+  EXPECT_EQ(exif_orientation(testing::span(not_an_image)), 0);
 }
 
 TEST(ExifOrientationTest, AnExifSegmentThatCannotBeReadIsMinusOne) {
   const Bytes jpeg = testing::encode_jpeg({16, 8});
   // Its first IFD outside the segment.
-  EXPECT_EQ(jpeg_exif_orientation(testing::span(with_exif(jpeg, false, {{0x0112, 3, 6}}, 4000))),
-            -1);
+  EXPECT_EQ(exif_orientation(testing::span(with_exif(jpeg, false, {{0x0112, 3, 6}}, 4000))), -1);
   // Neither byte order.
   Bytes bad = with_exif(jpeg, false, {{0x0112, 3, 6}});
   bad[12] = 'X';
-  EXPECT_EQ(jpeg_exif_orientation(testing::span(bad)), -1);
+  EXPECT_EQ(exif_orientation(testing::span(bad)), -1);
   // Cut before its segment's end: no segment read; from there on, its orientation.
   const Bytes whole = with_exif(jpeg, false, {{0x0112, 3, 6}});
   const size_t end = 4 + ((size_t{whole[4]} << 8) | whole[5]);
   for (size_t size = 0; size < end; ++size)
-    EXPECT_EQ(jpeg_exif_orientation({whole.data(), size}), 0) << size;
-  EXPECT_EQ(jpeg_exif_orientation({whole.data(), end}), 6);
+    EXPECT_EQ(exif_orientation({whole.data(), size}), 0) << size;
+  EXPECT_EQ(exif_orientation({whole.data(), end}), 6);
 }
 
 }  // namespace

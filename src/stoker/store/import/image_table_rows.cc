@@ -41,8 +41,7 @@ std::optional<std::string> pil_difference(PilDecode pil, ByteSpan bytes,
         "its image has {} samples a pixel: Hugging Face gives it in PIL's mode for that, not RGB "
         "(cast the column to Image(mode=\"RGB\") to read it natively)",
         header.components);
-  if (header.format != image::ImageFormat::kJpeg) return std::nullopt;
-  const int orientation = image::jpeg_exif_orientation(bytes);
+  const int orientation = image::exif_orientation(bytes);
   if (orientation < 0) return "its EXIF segment cannot be read: Hugging Face may turn the image";
   if (orientation > 1)
     return fmt::format(

@@ -30,7 +30,7 @@ constexpr int64_t kMaxRowsPerUnit = int64_t{1} << 20;
 // RGB and applies none: an image stoker would give otherwise is a bad record, named.
 enum class PilDecode {
   kNone,  // stoker's decode: no check
-  kRgb,   // Image(mode="RGB"): a JPEG with an EXIF orientation is a bad record
+  kRgb,   // Image(mode="RGB"): an image with an EXIF orientation is a bad record
   kOwn,   // Image(): so is an image PIL opens in a mode other than RGB (not 3 samples a pixel)
 };
 
