@@ -88,6 +88,7 @@ def test_a_saved_dataset_and_its_selection(saved, cache, arrays_cache):
     check(saved, cache)
     check(saved, cache, num_workers=2)
     check(saved.select([5, 3, 9, 9, 1]), cache)
+    check(torch.utils.data.Subset(saved.with_format("torch"), [4, 0, 2]), cache, formats=(None,))
     # The largest image side is read once, then kept: a later loader sizes its decode by it.
     kept, = arrays_cache.glob("hf-largest-side-*")
     assert int(kept.read_text()) == max(max(image.size) for image in saved["image"])
