@@ -20,14 +20,15 @@ namespace {
 // process's working directory) and a URL (a remote or chained "::" path) through fsspec; stoker
 // reads a relative path in the folder it is given (a table file's own by default, so that a
 // folder holding a table and its images reads the same from wherever it is read), and reads no
-// URL. A relative path of a remote file is not read either (it would be a remote read). One line.
+// URL. A relative path of a remote file (only Parquet files are read remotely) is not read either
+// (it would be a remote read). One line.
 Result<std::string> image_at_path(const std::string& folder, const std::string& path) {
   if (path.find("://") != std::string::npos)
     return unsupported("a URL, not a local file: not supported");
   if (path.empty()) return invalid_argument("an empty path");
   if (path[0] == '/') return read_file(path, kMaxImageFileBytes);
   if (folder.empty())
-    return unsupported("relative to a remote file: not supported (only local files' are)");
+    return unsupported("relative to a remote Parquet file: not supported (only local files' are)");
   return read_file(folder + "/" + path, kMaxImageFileBytes);
 }
 
