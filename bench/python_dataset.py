@@ -10,6 +10,10 @@ natively, its transform translated) against stoker.ImageFolder with the same rec
 native path as it was (target: >= 0.97x).
 --section dropin: the same torchvision ImageFolder through DataLoader and through stoker.Loader
 with the same arguments (num_workers=2): what replacing the name gives.
+--section hf: a Hugging Face datasets.Dataset of the folder (load_dataset("imagefolder"), its
+image column cast to Image(mode="RGB"), with_format("torch"): uint8 [3, H, W] tensors) through
+DataLoader and through stoker.Loader with the same arguments (read natively as stoker.Arrow:
+the same samples); datasets' cache beside DIR's parent (DIR/../hf-cache), made once.
 --section coco: the detection reference's training set (CocoDetection wrapped for v2, images
 without annotations dropped, its default hflip preset on PIL images, its collate_fn) through
 DataLoader and through stoker.Loader with the same arguments; DIR: bench/make_coco_set.py's OUT.
@@ -20,7 +24,8 @@ The dataset: a torch Dataset of its own (so nothing recognises it) that opens ea
 folder with PIL and applies torchvision's RandomResizedCrop(224) + flip + ToTensor + Normalize:
 the classic Python-side pipeline.
 
-  .venv/bin/python bench/python_dataset.py --images DIR [--section python|recognised|dropin|coco|voc]
+  .venv/bin/python bench/python_dataset.py --images DIR
+      [--section python|recognised|dropin|coco|voc|hf]
       [--workers 2] [--rounds 5] [--batches N (default: the epoch)] [--batch 32]
 DIR: a folder of JPEGs (searched recursively; for recognised, an ImageFolder tree), e.g.
 bench/make_image_set.py's train/.
@@ -97,6 +102,22 @@ def coco_training_set(root):
                                              if dataset.coco.getAnnIds(imgIds=image_id)])
 
 
+def images_and_labels(samples):
+    """A batch of a Hugging Face dataset's torch-format samples (images of varying sizes) as
+    (images, labels): the hf section's collate_fn, for both loaders."""
+    return [s["image"] for s in samples], torch.stack([s["label"] for s in samples])
+
+
+def hugging_face_set(root):
+    """The image folder as Hugging Face datasets loads it, RGB, in the torch format."""
+    import datasets
+
+    dataset = datasets.load_dataset(
+        "imagefolder", data_dir=root, split="train",
+        cache_dir=os.path.join(os.path.dirname(os.path.abspath(root)), "hf-cache"))
+    return dataset.cast_column("image", datasets.Image(mode="RGB")).with_format("torch")
+
+
 def rate(loader, batches: int) -> float:
     """Images/s over up to `batches` batches after the first (workers started, queue filled),
     at most to the epoch's end: with a whole epoch both loaders read the same images, whatever
@@ -116,7 +137,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--batches", type=int, default=1000)
     parser.add_argument("--batch", type=int, default=32)
-    parser.add_argument("--section", choices=("python", "recognised", "dropin", "coco", "voc"),
+    parser.add_argument("--section",
+                        choices=("python", "recognised", "dropin", "coco", "voc", "hf"),
                         default="python")
     a = parser.parse_args()
     torch.set_num_threads(1)
@@ -126,10 +148,13 @@ def main():
                          persistent_workers=a.workers > 0)
         makers = {"dataloader": lambda: DataLoader(dataset, **arguments),
                   "stoker": lambda: stoker.Loader(dataset, **arguments)}
-    elif a.section in ("coco", "voc"):
-        dataset = (coco_training_set if a.section == "coco" else voc_training_set)(a.images)
+    elif a.section in ("coco", "voc", "hf"):
+        make, collate = {"coco": (coco_training_set, references_collate),
+                         "voc": (voc_training_set, references_collate),
+                         "hf": (hugging_face_set, images_and_labels)}[a.section]
+        dataset = make(a.images)
         arguments = dict(batch_size=a.batch, shuffle=True, num_workers=a.workers,
-                         collate_fn=references_collate)
+                         collate_fn=collate)
         makers = {"dataloader": lambda: DataLoader(dataset, **arguments),
                   "stoker": lambda: stoker.Loader(dataset, **arguments)}
     else:

@@ -7,14 +7,16 @@
 // does not fail as the crop's decode does (the same error) or writes other bytes than the
 // resample of the decoded crop, if an image that decodes whole fails to decode cropped, if a
 // crop at 8/8 differs from the same rectangle of the full decode, or if a transcode fails to
-// decode or decodes to other pixels than the original. The pixel cap is 1 Mpx, so that
-// executions stay fast.
+// decode or decodes to other pixels than the original, or if the EXIF orientation
+// (exif_orientation.h, read before the header: any bytes) is not -1 to 8. The pixel cap is 1 Mpx,
+// so that executions stay fast.
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "stoker/image/decode.h"
+#include "stoker/image/exif_orientation.h"
 #include "stoker/image/image_header.h"
 #include "stoker/image/jpeg_transcode.h"
 #include "stoker/image/png_transcode.h"
@@ -148,6 +150,8 @@ void check_png_transcode(ByteSpan bytes, const DecodeRequest& request,
 
 void fuzz(const uint8_t* data, size_t size) {
   const ByteSpan bytes{data, size};
+  const int orientation = exif_orientation(bytes);
+  require(orientation >= -1 && orientation <= 8);
   Result<ImageHeader> header = read_image_header(bytes, kFuzzMaxPixels);
   require_clean(header.status());
   if (!header.is_ok()) return;

@@ -13,7 +13,7 @@ from stoker.loader import Loader
 from stoker._python_steps import SampleError
 from stoker.masks import decode_masks
 from stoker.settings import Batches, Feed, Order, Storage
-from stoker.sources import Dataset, ImageFolder, Mixture, Parquet, Tokens, WebDataset
+from stoker.sources import Arrow, Dataset, ImageFolder, Mixture, Parquet, Tokens, WebDataset
 from stoker.tools import convert, inspect, push, verify
 from stoker.bulk_write import image_sample, write_dataset
 from stoker.dataset_writer import DatasetWriter
@@ -28,7 +28,7 @@ IMAGE_SCHEMA = _sample_values.IMAGE_SCHEMA
 """An image dataset's fields, (name, dtype, shape), as ``stoker convert imagefolder`` writes
 them: the encoded image, its label, height, width, and the original file's size and checksum."""
 
-__all__ = ["Batches", "Dataset", "DatasetWriter", "Error", "Feed", "IMAGE_SCHEMA", "ImageFolder",
+__all__ = ["Arrow", "Batches", "Dataset", "DatasetWriter", "Error", "Feed", "IMAGE_SCHEMA", "ImageFolder",
            "Loader", "Mixture", "Order", "Parquet", "SampleError", "Storage",
            "__version__", "convert", "dataset_format_version", "decode_masks", "image_sample",
            "inspect", "push", "Tokens", "transforms", "verify", "WebDataset", "write_dataset"]

@@ -1,7 +1,7 @@
 """Which datasets stoker reads natively: stoker's own (a path or URL, stoker.Dataset,
-ImageFolder, WebDataset, Parquet) and the torchvision and webdataset datasets it recognises,
-each as the native loader's source with its transforms. Anything else is read by its own
-``__getitem__`` (_python_dataset.py)."""
+ImageFolder, WebDataset, Parquet, Arrow) and the torchvision, webdataset and Hugging Face
+datasets it recognises, each as the native loader's source with its transforms. Anything else
+is read by its own ``__getitem__`` (_python_dataset.py)."""
 
 import hashlib
 import os
@@ -13,6 +13,7 @@ from typing import Optional
 
 import numpy as np
 
+from stoker._hugging_face import hugging_face_dataset
 from stoker._native_dataset import NativeDataset
 from stoker._torchvision_coco import wrapped_coco_detection
 from stoker._torchvision_voc import voc_dataset
@@ -140,5 +141,5 @@ def native_dataset(torch, dataset, transforms) -> Optional[NativeDataset]:
         return replace(inner, notes=notes, subset=list(dataset.indices))
     return _torchvision_image_folder(dataset) or _torchvision_arrays(dataset) or \
         wrapped_coco_detection(dataset, _kept_once) or voc_dataset(dataset, _kept_once) or \
-        recognised_webdataset(dataset)
+        recognised_webdataset(dataset) or hugging_face_dataset(dataset, arrays_cache_root())
 

@@ -6,13 +6,24 @@ folder, detected); the others read data in place, without ``stoker convert``, ea
 the native loader opens (``_stoker.sources()``, access/source_registry.h):
 ``stoker.Loader(stoker.ImageFolder(root, transform=recipe))``,
 ``stoker.Loader(stoker.WebDataset("data-{000..009}.tar"))``,
-``stoker.Loader(stoker.Parquet(path))``, ``stoker.Loader(stoker.Tokens("train.bin"))``."""
+``stoker.Loader(stoker.Parquet(path))``, ``stoker.Loader(stoker.Arrow(path))``,
+``stoker.Loader(stoker.Tokens("train.bin"))``."""
 
 import os
 
 from stoker import _stoker
 from stoker._dataset_view import LoaderDataset
 from stoker._paths import native_path
+
+
+def _paths(kind: str, paths) -> list:
+    """`paths` (one path or URL, or a list) as a list of str; ValueError naming `kind` for none,
+    or a name holding a newline (the native spec's separator)."""
+    names = [paths] if isinstance(paths, (str, bytes, os.PathLike)) else list(paths)
+    listed = [os.fsdecode(p) for p in names]
+    if not listed or any("\n" in p for p in listed):
+        raise ValueError(f"{kind}: {paths!r} names no file, or a name holds a newline")
+    return listed
 
 
 class _Source:
@@ -126,10 +137,7 @@ class WebDataset(_Source):
 
     def __init__(self, urls, transforms=None):
         self.transforms = transforms
-        names = [urls] if isinstance(urls, (str, bytes, os.PathLike)) else list(urls)
-        self.urls = [os.fsdecode(u) for u in names]
-        if not self.urls or any("\n" in u for u in self.urls):
-            raise ValueError(f"WebDataset: {urls!r} names no tar, or a name holds a newline")
+        self.urls = _paths("WebDataset", urls)
 
     def _path(self) -> str:
         return "\n".join(self.urls)
@@ -152,10 +160,7 @@ class Parquet(_Source):
 
     def __init__(self, paths, image="image", label="label", transforms=None):
         self.transforms = transforms
-        names = [paths] if isinstance(paths, (str, bytes, os.PathLike)) else list(paths)
-        self.paths = [os.fsdecode(p) for p in names]
-        if not self.paths or any("\n" in p for p in self.paths):
-            raise ValueError(f"Parquet: {paths!r} names no file, or a name holds a newline")
+        self.paths = _paths("Parquet", paths)
         self.image = image
         self.label = label
 
@@ -167,6 +172,40 @@ class Parquet(_Source):
 
     def __repr__(self):
         return f"stoker.Parquet({self.paths!r}, image={self.image!r}, label={self.label!r})"
+
+
+class Arrow(_Source):
+    """Arrow IPC files read in place, record batch by record batch: Hugging Face datasets' cache
+    files (``dataset.cache_files``, ``save_to_disk``'s ``data-*.arrow``: the stream format) or
+    Arrow's file format; a file, a folder's ``*.arrow`` files, a glob pattern, in name order, or
+    a list of these; local files. ``image`` and ``label`` name the columns as
+    ``stoker.Parquet``'s do, a row's image read as there (its bytes, or the file at its path
+    where they are null: a relative path in ``relative_to``, by default the Arrow file's folder).
+    ``pil_decode``: "none" (stoker's decode), or "rgb" / "own" to make a bad record of an image
+    Hugging Face's ``Image(mode="RGB")`` / ``Image()`` decodes otherwise (an EXIF orientation;
+    for "own", also a mode other than RGB). ``stoker.Loader`` reads a ``datasets.Dataset`` of
+    such files natively through it (``loader.plan`` says so)."""
+
+    source = "arrow"
+
+    def __init__(self, paths, image="image", label="label", relative_to="", pil_decode="none",
+                 transforms=None):
+        self.transforms = transforms
+        self.paths = _paths("Arrow", paths)
+        self.image = image
+        self.label = label
+        self.relative_to = os.fsdecode(relative_to)
+        self.pil_decode = pil_decode
+
+    def _path(self) -> str:
+        return "\n".join(self.paths)
+
+    def _params(self) -> dict:
+        return {"image_column": self.image, "label_column": self.label,
+                "relative_to": self.relative_to, "pil_decode": self.pil_decode}
+
+    def __repr__(self):
+        return f"stoker.Arrow({self.paths!r}, image={self.image!r}, label={self.label!r})"
 
 
 class Tokens(_Source):

@@ -17,10 +17,10 @@ pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
 
-def write_parquet(folder, path, cache, rows_per_group=4):
-    """The image folder's samples, in its order, as Hugging Face datasets writes them: an `image`
+def hugging_face_table(folder, cache):
+    """The image folder's samples, in its order, as Hugging Face datasets holds them: an `image`
     struct of bytes and path, a `label` int64 column with its ClassLabel names in the schema's
-    metadata, and another column; row groups of `rows_per_group` rows."""
+    metadata, and another column."""
     samples = stoker.Loader(stoker.ImageFolder(folder), batch_size=256, shuffle=True, cache_dir=cache,
                             transforms=NO_IMAGE).dataset.samples
     images = [{"bytes": open(p, "rb").read(), "path": p} for p, _ in samples]
@@ -29,9 +29,14 @@ def write_parquet(folder, path, cache, rows_per_group=4):
     features = {"image": {"_type": "Image"}, "label": {"names": list(CLASSES),
                                                         "_type": "ClassLabel"},
                 "caption": {"dtype": "string", "_type": "Value"}}
-    table = table.replace_schema_metadata(
+    return table.replace_schema_metadata(
         {"huggingface": json.dumps({"info": {"features": features}})})
-    pq.write_table(table, path, row_group_size=rows_per_group)
+
+
+def write_parquet(folder, path, cache, rows_per_group=4):
+    """hugging_face_table's rows as Hugging Face datasets writes them to Parquet: row groups of
+    `rows_per_group` rows."""
+    pq.write_table(hugging_face_table(folder, cache), path, row_group_size=rows_per_group)
     return path
 
 
@@ -128,11 +133,10 @@ def test_inspect_and_verify_take_parquet_files(hf_file, cache):
     assert stoker.verify(hf_file, cache_dir=cache)["datasets"][0]["records"] == 23
 
 
-def write_paths_parquet(hf_file, data):
-    """hf_file's rows as Hugging Face datasets writes an Image column cast from image files: the
+def images_by_path(table, data):
+    """`table`'s images as Hugging Face datasets holds an Image column cast from image files: the
     struct's bytes null and its path set. Even rows name a copy under data/img by a path relative
-    to data (the Parquet file's folder), odd rows the image folder's file by its absolute path."""
-    table = pq.read_table(hf_file)
+    to data, odd rows the image folder's file by its absolute path."""
     (data / "img").mkdir(parents=True)
     images = []
     for i, image in enumerate(table.column("image").to_pylist()):
@@ -141,6 +145,13 @@ def write_paths_parquet(hf_file, data):
             path = f"img/{i}.jpg"
             (data / path).write_bytes(image["bytes"])
         images.append({"bytes": None, "path": path})
+    return images
+
+
+def write_paths_parquet(hf_file, data):
+    """hf_file's rows, their images by path (images_by_path), as data/train.parquet."""
+    table = pq.read_table(hf_file)
+    images = images_by_path(table, data)
     path = data / "train.parquet"
     pq.write_table(table.set_column(0, "image", pa.array(images, table.schema.field(0).type)),
                    path, row_group_size=4)

@@ -7,6 +7,7 @@ import pytest
 import stoker
 from stoker import _stoker
 from source_contract import check_source_contract
+from test_arrow_source import write_hugging_face_arrow
 from test_image_folder_source import make_folder
 from test_parquet_source import write_parquet
 from test_token_source import random_tokens, write_bin
@@ -33,13 +34,19 @@ def parquet(tmp_path, cache):
     return stoker.Parquet(write_parquet(folder, tmp_path / "train.parquet", cache))
 
 
+def arrow(tmp_path, cache):
+    pytest.importorskip("pyarrow")
+    folder = make_folder(tmp_path / "folder")
+    return stoker.Arrow(write_hugging_face_arrow(folder, tmp_path / "train.arrow", cache))
+
+
 def tokens(tmp_path, cache):
     # 23 samples of 8 tokens and their labels, the last sample's last label the file's last token.
     return stoker.Tokens(write_bin(tmp_path / "train.bin", random_tokens(23 * 8 + 1)), seq_len=8)
 
 
 CASES = {"stoker": stoker_dataset, "imagefolder": image_folder, "webdataset": webdataset,
-         "parquet": parquet, "tokens": tokens}
+         "parquet": parquet, "arrow": arrow, "tokens": tokens}
 
 
 def test_every_registered_source_has_a_case():

@@ -15,7 +15,7 @@
 #include "stoker/access/source_opening.h"
 #include "stoker/net/object_store.h"
 #include "stoker/net/remote_url.h"
-#include "stoker/store/import/parquet_files.h"
+#include "stoker/store/import/data_files.h"
 #include "stoker/store/import/webdataset_tars.h"
 #include "stoker/store/shard_window_bound.h"
 
@@ -83,7 +83,8 @@ DataLocation locate_parquet(const std::string& path) {
   if (!fs::is_directory(path, ec)) return where;
   std::vector<std::string> names;
   for (const auto& entry : fs::directory_iterator(path, ec))
-    if (is_parquet_path(entry.path().string())) names.push_back(entry.path().filename().string());
+    if (is_data_path(entry.path().string(), ".parquet"))
+      names.push_back(entry.path().filename().string());
   const std::optional<ParquetSplits> splits = parquet_splits(names);
   if (!splits) return where;
   const std::string base = path.back() == '/' ? path : path + "/";
@@ -230,7 +231,7 @@ Status check_cache_floor(const Manifest& manifest, uint64_t budget_bytes,
 }
 
 Result<DataLocation> locate(const std::string& path_or_url) {
-  if (!is_remote_url(path_or_url) && is_parquet_path(path_or_url))
+  if (!is_remote_url(path_or_url) && is_data_path(path_or_url, ".parquet"))
     return locate_parquet(path_or_url);
   if (!is_remote_url(path_or_url)
           ? looks_like_webdataset(path_or_url)

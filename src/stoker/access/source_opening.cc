@@ -80,4 +80,13 @@ bool looks_like_remote_webdataset(const std::string& spec) {
          (path.size() > 4 && path.compare(path.size() - 4, 4, ".tar") == 0);
 }
 
+std::vector<ParamSpec> image_table_params() {
+  return {
+      ParamSpec::text("image_column", "image",
+                      "the image: a binary column, or a struct whose `bytes` field is binary "
+                      "(Hugging Face's Image)"),
+      ParamSpec::text("label_column", "label", "the class: an integer column"),
+  };
+}
+
 }  // namespace stoker::remote

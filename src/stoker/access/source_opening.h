@@ -1,12 +1,14 @@
 #pragma once
 // What the sources (sources/*.cc, source_registry.h) share: the shard cache their remote data
 // goes through, opening a source read in place (with the transcode cache), bounding its
-// downloads ahead, and the recognitions that data_source's `locate` also makes.
+// downloads ahead, the recognitions that data_source's `locate` also makes, and the parameters
+// of a table of images.
 // Stateless functions; thread-safe.
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "stoker/access/remote_files.h"
 #include "stoker/cache/data_access.h"
@@ -14,6 +16,7 @@
 #include "stoker/net/object_store.h"
 #include "stoker/store/dataset.h"
 #include "stoker/store/unit_read_source.h"
+#include "stoker/util/param_spec.h"
 
 namespace stoker::remote {
 
@@ -46,5 +49,9 @@ bool looks_like_remote_parquet(const std::string& spec);
 // Whether the URL `spec` reads as WebDataset tars: several lines, a brace pattern, or a name
 // ending in .tar.
 bool looks_like_remote_webdataset(const std::string& spec);
+
+// The parameters of a table of images (Parquet's, Arrow's: store/import/image_table_rows.h): its
+// image and label columns.
+std::vector<ParamSpec> image_table_params();
 
 }  // namespace stoker::remote

@@ -37,8 +37,8 @@ TEST(SourceRegistry, EverySourceIsNamedOnceAndStokersFormatIsAutosLastWord) {
     EXPECT_TRUE(source.open) << source.name;
     names.push_back(source.name);
   }
-  EXPECT_EQ(names,
-            (std::vector<std::string>{"parquet", "webdataset", "imagefolder", "tokens", "stoker"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"parquet", "arrow", "webdataset", "imagefolder",
+                                             "tokens", "stoker"}));
   // The fallback takes whatever the others do not.
   EXPECT_TRUE(data_sources().back().recognises("/no/such/thing", nullptr));
   for (size_t i = 1; i < data_sources().size(); ++i)
@@ -54,6 +54,8 @@ TEST(SourceRegistry, AutoRecognisesEachSourcesDataLocallyAndByUrlsName) {
   fs::create_directories(root / "tars");
   std::ofstream(root / "tars/d-0.tar") << "";
   std::ofstream(root / "p.parquet") << "PAR1";
+  fs::create_directories(root / "saved");
+  std::ofstream(root / "saved/data-00000-of-00001.arrow") << "";
   std::ofstream(root / "m.bin") << "tokens";
   std::ofstream(root / "m.idx") << testing::megatron_index_bytes(8, {3}, {0}, {0, 1});
   std::ofstream(root / "t.npy") << testing::npy_bytes(
@@ -65,6 +67,8 @@ TEST(SourceRegistry, AutoRecognisesEachSourcesDataLocallyAndByUrlsName) {
   EXPECT_EQ(recognised_as(root / "tars/d-{0..3}.tar"), "webdataset");
   EXPECT_EQ(recognised_as(root / "p.parquet"), "parquet");
   EXPECT_EQ(recognised_as(root / "*.parquet"), "parquet");
+  EXPECT_EQ(recognised_as(root / "saved"), "arrow");
+  EXPECT_EQ(recognised_as(root / "saved/data-00000-of-00001.arrow"), "arrow");
   EXPECT_EQ(recognised_as(root / "m.bin"), "tokens");
   EXPECT_EQ(recognised_as(root / "m"), "tokens");
   EXPECT_EQ(recognised_as(root / "t.npy"), "tokens");
@@ -82,7 +86,7 @@ TEST(SourceRegistry, AnUnknownSourceOrParameterIsOneLineNamingWhatThereIs) {
   testing::write_labelled_dataset(dir.path() + "/ds", 10);
   const DataAccessOptions access;
   expect_refused(remote::open_dataset(dir.path() + "/ds", access, 0, "hdf5"),
-                 "source 'hdf5' is not one of auto, parquet, webdataset, imagefolder, "
+                 "source 'hdf5' is not one of auto, parquet, arrow, webdataset, imagefolder, "
                  "tokens, stoker");
   expect_refused(
       remote::open_dataset(dir.path() + "/ds", access, 0, "auto", {{"image_column", "img"}}),

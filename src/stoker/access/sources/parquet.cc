@@ -5,7 +5,7 @@
 #include "stoker/access/source_opening.h"
 #include "stoker/access/source_registry.h"
 #include "stoker/net/remote_url.h"
-#include "stoker/store/import/parquet_files.h"
+#include "stoker/store/import/data_files.h"
 #include "stoker/store/import/parquet_source.h"
 
 namespace stoker::sources {
@@ -49,16 +49,11 @@ SourceSpec parquet() {
   spec.doc =
       "Parquet files (a file, a folder, a glob; or URLs), an image column and a label column, "
       "read in place";
-  spec.params = {
-      ParamSpec::text("image_column", "image",
-                      "the image: a binary column, or a struct whose `bytes` field is binary "
-                      "(Hugging Face's Image)"),
-      ParamSpec::text("label_column", "label", "the class: an integer column"),
-  };
+  spec.params = image_table_params();
   spec.auto_rank = 10;
   spec.recognises = [](const std::string& location, const std::function<bool()>&) {
     return is_remote_url(location) ? looks_like_remote_parquet(location)
-                                   : is_parquet_path(location);
+                                   : is_data_path(location, ".parquet");
   };
   spec.open = open_parquet;
   return spec;

@@ -11,40 +11,19 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <utility>
 
 #include "stoker/store/image_record.h"
-#include "stoker/store/import/image_folder.h"
-#include "stoker/store/import/parquet_files.h"
+#include "stoker/store/import/data_files.h"
+#include "stoker/store/import/image_table_rows.h"
 #include "stoker/store/shard_schedule.h"
 #include "stoker/util/atomic_file.h"
 #include "stoker/util/saved_form.h"
 
 namespace stoker {
 namespace {
-
-// The most rows a row group may have: a unit's records are built in memory, and a damaged
-// footer may claim any number (Spark's and Hugging Face's image row groups hold thousands).
-constexpr int64_t kMaxRowsPerGroup = int64_t{1} << 20;
-
-// Arrow's message `what` on one line: its lines joined by "; ", blank ones dropped.
-std::string arrow_message(const char* what) {
-  std::string text;
-  std::string line;
-  for (const char* c = what;; ++c) {
-    if (*c != '\n' && *c != '\0') {
-      line += *c;
-      continue;
-    }
-    while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.pop_back();
-    if (!line.empty()) text += (text.empty() ? "" : "; ") + line;
-    line.clear();
-    if (*c == '\0') return text;
-  }
-}
 
 // kCorrupt: file `name` is not a Parquet file stoker reads, for `why`.
 Status not_parquet(const std::string& name, const std::string& why) {
@@ -167,21 +146,12 @@ Status check_leaf(const std::string& file, const parquet::SchemaDescriptor& sche
 }
 
 // The class names of Hugging Face's ClassLabel feature `label` in the schema's metadata, or none.
-std::vector<std::string> hugging_face_class_names(const parquet::FileMetaData& meta,
-                                                  const std::string& label) {
+std::vector<std::string> parquet_class_names(const parquet::FileMetaData& meta,
+                                             const std::string& label) {
   const auto& metadata = meta.key_value_metadata();
   if (!metadata) return {};
   auto text = metadata->Get("huggingface");
-  if (!text.ok()) return {};
-  const nlohmann::json json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  const nlohmann::json::json_pointer names("/info/features/" + label + "/names");
-  if (json.is_discarded() || !json.contains(names) || !json[names].is_array()) return {};
-  std::vector<std::string> classes;
-  for (const nlohmann::json& name : json[names]) {
-    if (!name.is_string()) return {};
-    classes.push_back(name.get<std::string>());
-  }
-  return classes;
+  return text.ok() ? hugging_face_class_names(*text, label) : std::vector<std::string>{};
 }
 
 // visit(row, value) for each of the `rows` values of `column`, in order; a null value is
@@ -217,29 +187,11 @@ bool may_hold_nulls(const parquet::FileMetaData& meta, int g, int leaf) {
   }
 }
 
-// The bytes of the image file at `path`, the path of a Hugging Face Image struct whose bytes are
-// null, in the Parquet file of folder `folder` ("": a remote file). An absolute path is read as it
-// is; a relative one is relative to the Parquet file's folder. Hugging Face datasets opens a local
-// path as it is given (Image.decode_example: PIL.Image.open(path), so relative to the reading
-// process's working directory) and a URL (a remote or chained "::" path) through fsspec; stoker
-// reads a relative path in the Parquet file's folder instead, so that a folder holding a Parquet
-// file and its images reads the same from wherever it is read, and reads no URL. A relative path
-// of a remote Parquet file is not read either (it would be a remote read). One line.
-Result<std::string> image_at_path(const std::string& folder, const std::string& path) {
-  if (path.find("://") != std::string::npos)
-    return unsupported("a URL, not a local file: not supported");
-  if (path.empty()) return invalid_argument("an empty path");
-  if (path[0] == '/') return read_file(path, kMaxImageFileBytes);
-  if (folder.empty())
-    return unsupported("relative to a remote Parquet file: not supported (only local files' are)");
-  return read_file(folder + "/" + path, kMaxImageFileBytes);
-}
-
 }  // namespace
 
 Result<std::shared_ptr<ParquetSource>> ParquetSource::open(const std::string& path,
                                                            const ParquetSourceOptions& options) {
-  STOKER_ASSIGN_OR_RETURN(std::vector<std::string> paths, list_parquet_files(path));
+  STOKER_ASSIGN_OR_RETURN(std::vector<std::string> paths, list_data_files(path, ".parquet"));
   return open(local_files(std::move(paths)), path, options);
 }
 
@@ -273,14 +225,7 @@ Result<std::shared_ptr<ParquetSource>> ParquetSource::open(
           check_leaf(name, schema, path_leaf, {parquet::Type::BYTE_ARRAY}, "a string").is_ok())
         file.path_leaf = path_leaf;
     }
-    // A remote file's name is its URL; a local file's folder, absolute (the name's as it is if
-    // there is no working directory), holds its images' relative paths.
-    if (name.find("://") == std::string::npos) {
-      std::error_code error;
-      const std::filesystem::path absolute = std::filesystem::absolute(name, error);
-      file.folder = (error ? std::filesystem::path(name) : absolute).parent_path().string();
-      if (file.folder.empty()) file.folder = ".";
-    }
+    file.folder = image_folder_of(name);
     file.label_leaf = find_leaf(schema, options.label_column);
     for (const auto& [leaf, column] : {std::pair{file.image_leaf, &options.image_column},
                                        {file.label_leaf, &options.label_column}})
@@ -293,13 +238,13 @@ Result<std::shared_ptr<ParquetSource>> ParquetSource::open(
                                       {parquet::Type::INT32, parquet::Type::INT64},
                                       "an integer (the label)"));
     if (manifest.class_names.empty())
-      manifest.class_names = hugging_face_class_names(*meta, options.label_column);
+      manifest.class_names = parquet_class_names(*meta, options.label_column);
     uint64_t row = 0;
     for (int g = 0; g < meta->num_row_groups(); ++g) {
       const std::unique_ptr<parquet::RowGroupMetaData> group = meta->RowGroup(g);
-      if (group->num_rows() < 0 || group->num_rows() > kMaxRowsPerGroup)
+      if (group->num_rows() < 0 || group->num_rows() > kMaxRowsPerUnit)
         return corrupt(fmt::format("{}: row group {} has {} rows, not 0 to {}", name, g,
-                                   group->num_rows(), kMaxRowsPerGroup));
+                                   group->num_rows(), kMaxRowsPerUnit));
       // Its columns' chunks: the image's, the label's, and the image's paths where its bytes may
       // be null.
       FilePiece piece{i, fmt::format("row group {}", g), {}};
@@ -356,18 +301,10 @@ std::string ParquetSource::describe() const {
 
 Result<ShardReader> ParquetSource::read_unit(int u, std::map<uint64_t, std::string>& bad,
                                              const std::function<bool()>& cancelled) const {
-  static const ImageRecordFields fields = ImageRecordFields::find(manifest().schema).value();
   const Group& unit = groups_[u];
   const File& file = files_[unit.file];
   const int64_t rows = static_cast<int64_t>(manifest().shards[u].records);
-  std::vector<std::vector<uint8_t>> records;
-  records.reserve(rows);
-  // Appends the next row's record; a reason makes it a bad one.
-  auto add = [&](const ImageRecordValues& values, std::optional<std::string> reason) {
-    if (reason) bad[unit.first + records.size()] = std::move(*reason);
-    // An image is at most kMaxImageFileBytes: its record always encodes.
-    records.push_back(encode_image_record(manifest().schema, fields, values).value());
-  };
+  UnitImageRecords records(manifest().schema, unit.first, rows, bad);
   // A local file changed since it was opened gives bad records; a piece that cannot be read (a
   // range refused; a remote file changed: its ranges are fetched only while it keeps its ETag)
   // is acquire's error.
@@ -415,41 +352,21 @@ Result<ShardReader> ParquetSource::read_unit(int u, std::map<uint64_t, std::stri
             if (path) paths[row].emplace(reinterpret_cast<const char*>(path->ptr), path->len);
           });
     }
+    ImageRowOptions row_options;
+    row_options.folder = file.folder;
+    row_options.max_pixels = options_.max_pixels;
     for_each_value<parquet::ByteArrayType>(
         column(file.image_leaf, 0, image_range.size), rows,
         [&](int64_t row, const parquet::ByteArray* image) {
-          ImageRecordValues values;
-          values.label = labels[row].value_or(0);
-          if (!labels[row]) return add(values, "its label is null");
-          std::string from_file;  // the bytes of the image file at its path
-          if (!image) {
-            if (!unit.paths || !paths[row]) return add(values, "its image is null");
-            Result<std::string> bytes = image_at_path(file.folder, *paths[row]);
-            if (!bytes.is_ok())
-              return add(values, fmt::format("its image's path '{}': {}", *paths[row],
-                                             bytes.status().message()));
-            from_file = std::move(bytes).value();
-            values.original = {reinterpret_cast<const uint8_t*>(from_file.data()),
-                               from_file.size()};
-          } else if (image->len > kMaxImageFileBytes) {
-            return add(values,
-                       fmt::format("its image is larger than {} bytes", kMaxImageFileBytes));
-          } else {
-            values.original = {image->ptr, image->len};
-          }
-          Result<image::ImageHeader> header =
-              image::read_image_header(values.original, options_.max_pixels);
-          if (!header.is_ok()) return add(values, header.status().message());
-          values.stored = values.original;
-          values.height = header.value().height;
-          values.width = header.value().width;
-          add(values, std::nullopt);
+          ImageRow values{labels[row], std::nullopt, std::nullopt};
+          if (image) values.image.emplace(reinterpret_cast<const char*>(image->ptr), image->len);
+          if (unit.paths && paths[row]) values.path = *paths[row];
+          records.add(values, row_options);
         });
   } catch (const std::exception& e) {
-    const std::string reason = fmt::format("cannot read it: {}", arrow_message(e.what()));
-    while (static_cast<int64_t>(records.size()) < rows) add(ImageRecordValues{}, reason);
+    records.fail_rest(fmt::format("cannot read it: {}", arrow_message(e.what())));
   }
-  return ShardReader::in_memory(manifest().shards[u].file, manifest().schema, records);
+  return records.reader(manifest().shards[u].file);
 }
 
 std::string ParquetSource::row_name(int u, uint64_t global) const {

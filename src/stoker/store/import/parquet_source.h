@@ -7,7 +7,7 @@
 // columns named by the options. Other columns are never read. Apache Arrow's C++ Parquet reader
 // (the one inside pyarrow; cmake/StokerParquet.cmake) reads them.
 //
-// Record i is the i-th row of the files in order (store/import/parquet_files.h: a file, a
+// Record i is the i-th row of the files in order (store/import/data_files.h: a file, a
 // folder's `*.parquet` files or a glob pattern's, sorted by name; or remote files,
 // access/remote_files.h). Every file is read by range (store/in_place_files.h): its footer when
 // the source opens (the last 8 bytes, then the footer), and a unit of reading (a manifest shard:
@@ -16,18 +16,18 @@
 // read). Its two columns only: the image bytes as they are (a JPEG is not transcoded), the height
 // and width from their header. Hugging Face's Image struct made from image files (cast from
 // paths, then to_parquet) has null `bytes` and a `path`: such a row's image is the file at its
-// path, an absolute one as it is, a relative one in the Parquet file's folder (image_at_path in
-// the .cc; a remote Parquet file's relative paths and URLs are not read). The struct's `path`
-// column is read only in row groups whose `bytes` may be null (its statistics' null count). The
-// image files are not part of the source's identity: each is read as it is when its row is. A
-// null or undecodable image, an image file that cannot be read, a null label, a corrupt page, or
-// a local file changed (size and time) since it was opened give records whose image is empty;
-// record_error names the file, row and row group and why, so the loader's on_error raises or skips
-// them. A piece that cannot be read (a remote file changed: its ETag; a range refused) is
-// acquire's error, one line naming the file and row group. A path that holds no Parquet file, a
-// file that is not Parquet (or whose footer is encrypted), a column chunk outside the file, or a
-// missing or mistyped column fails open in one line naming the file, as does a row group of more
-// than 2^20 rows (a unit is built in memory). Thread-safe.
+// path, an absolute one as it is, a relative one in the Parquet file's folder
+// (store/import/image_table_rows.h; a remote Parquet file's relative paths and URLs are not read).
+// The struct's `path` column is read only in row groups whose `bytes` may be null (its statistics'
+// null count). The image files are not part of the source's identity: each is read as it is when
+// its row is. A null or undecodable image, an image file that cannot be read, a null label, a
+// corrupt page, or a local file changed (size and time) since it was opened give records whose
+// image is empty; record_error names the file, row and row group and why, so the loader's on_error
+// raises or skips them. A piece that cannot be read (a remote file changed: its ETag; a range
+// refused) is acquire's error, one line naming the file and row group. A path that holds no Parquet
+// file, a file that is not Parquet (or whose footer is encrypted), a column chunk outside the file,
+// or a missing or mistyped column fails open in one line naming the file, as does a row group of
+// more than 2^20 rows (a unit is built in memory). Thread-safe.
 
 #include <cstdint>
 #include <map>

@@ -12,8 +12,9 @@
 
 #include "stoker/store/dataset.h"
 #include "stoker/store/image_record.h"
-#include "stoker/store/import/parquet_files.h"
+#include "stoker/store/import/data_files.h"
 #include "stoker/store/record_view.h"
+#include "stoker/testing/dataset_records.h"
 #include "stoker/testing/temp_dir.h"
 #include "stoker/testing/test_images.h"
 #include "stoker/util/atomic_file.h"
@@ -91,22 +92,6 @@ class ParquetSourceTest : public ::testing::Test {
   uint64_t offset(const std::string& name) {
     return std::stoull(read_file(tmp_.path() + "/" + name + ".offset").value_or_throw());
   }
-  // Each record's image bytes (empty for a bad one) and label, read through a Dataset.
-  std::vector<std::pair<std::string, int64_t>> read_all(std::shared_ptr<ParquetSource> source) {
-    auto dataset = Dataset::open(source).value_or_throw();
-    const ImageRecordFields fields = ImageRecordFields::find(dataset->schema()).value_or_throw();
-    std::vector<std::pair<std::string, int64_t>> rows;
-    throw_if_error(dataset->for_each_record([&](uint64_t i) -> Status {
-      const ByteSpan record = dataset->record(i);
-      const ByteSpan image =
-          variable_field(dataset->schema(), record, fields.image).value_or_throw();
-      int64_t label;
-      std::memcpy(&label, fixed_field(dataset->schema(), record, fields.label), sizeof label);
-      rows.emplace_back(std::string(reinterpret_cast<const char*>(image.data), image.size), label);
-      return Status::ok();
-    }));
-    return rows;
-  }
   testing::TempDir tmp_;
   std::vector<std::string> images_;
 };
@@ -121,7 +106,7 @@ TEST_F(ParquetSourceTest, HuggingFaceLayoutGivesTheImagesAndLabelsWritten) {
   ASSERT_EQ(manifest.shards.size(), 3u);  // row groups of 3, 3 and 1
   EXPECT_EQ(manifest.shards[1].file, path + "#1");
   EXPECT_EQ(manifest.shards[2].records, 1u);
-  const auto rows = read_all(source);
+  const auto rows = testing::image_rows(source);
   ASSERT_EQ(rows.size(), 7u);
   for (int i = 0; i < 7; ++i) {
     EXPECT_EQ(rows[i].first, images_[i]) << i;
@@ -149,8 +134,8 @@ TEST_F(ParquetSourceTest, SparkLayoutFolderAndGlobWithNamedColumns) {
   ParquetSourceOptions options;
   options.image_column = "jpg";
   options.label_column = "cls";
-  EXPECT_TRUE(is_parquet_path(tmp_.path() + "/data"));
-  EXPECT_FALSE(is_parquet_path(tmp_.path() + "/img"));
+  EXPECT_TRUE(is_data_path(tmp_.path() + "/data", ".parquet"));
+  EXPECT_FALSE(is_data_path(tmp_.path() + "/img", ".parquet"));
   const std::string listed =
       tmp_.path() + "/data/part-0.parquet\n" + tmp_.path() + "/data/part-1.parquet";
   for (const std::string& path :
@@ -158,7 +143,7 @@ TEST_F(ParquetSourceTest, SparkLayoutFolderAndGlobWithNamedColumns) {
     auto source = ParquetSource::open(path, options).value_or_throw();
     EXPECT_EQ(source->manifest().shards.size(), 5u);  // 2 + 3 row groups, part-0 first
     EXPECT_TRUE(source->manifest().class_names.empty());
-    const auto rows = read_all(source);
+    const auto rows = testing::image_rows(source);
     ASSERT_EQ(rows.size(), 10u);
     for (int i = 0; i < 10; ++i) EXPECT_EQ(rows[i].first, images_[i % 5]) << path << " " << i;
     EXPECT_EQ(rows[7].second, 2 % 3);
@@ -218,14 +203,14 @@ TEST_F(ParquetSourceTest, BadRowsAreNamedByFileRowAndRowGroup) {
   // A good row keeps the reader's message.
   EXPECT_EQ(parquet_record_error(dataset, 0),
             path + ": row 0 (row group 0): decode failed (dataset record 0)");
-  EXPECT_EQ(read_all(source)[1].first, "");
+  EXPECT_EQ(testing::image_rows(source)[1].first, "");
 }
 
 TEST_F(ParquetSourceTest, ImagesByPathAreReadFromTheirFilesRelativeToTheParquetFilesFolder) {
   make_images(5);
   const std::string path = write("paths", "hf_paths", 2, /*null_image=*/4);
   auto source = ParquetSource::open(path, {}).value_or_throw();
-  const auto rows = read_all(source);
+  const auto rows = testing::image_rows(source);
   ASSERT_EQ(rows.size(), 5u);
   for (int i = 0; i < 4; ++i) EXPECT_EQ(rows[i].first, images_[i]) << i;
   // Missing files (one by a relative path, one by an absolute one) are bad records naming the
@@ -265,7 +250,7 @@ TEST_F(ParquetSourceTest, ACorruptPageSpoilsItsRowGroupOnly) {
   EXPECT_EQ(bad.rfind(path + ": row 5 (row group 1): cannot read it: ", 0), 0u) << bad;
   EXPECT_EQ(bad.find('\n'), std::string::npos) << bad;
   EXPECT_EQ(bad.find("changed"), std::string::npos) << bad;
-  const auto rows = read_all(source);
+  const auto rows = testing::image_rows(source);
   EXPECT_EQ(rows[2].first, images_[2]);
   EXPECT_EQ(rows[3].first, "");
   EXPECT_EQ(rows[5].first, "");

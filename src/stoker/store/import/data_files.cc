@@ -1,4 +1,4 @@
-#include "stoker/store/import/parquet_files.h"
+#include "stoker/store/import/data_files.h"
 
 #include <glob.h>
 
@@ -8,8 +8,7 @@
 namespace stoker {
 namespace {
 
-bool ends_with_parquet(const std::string& path) {
-  const std::string ext = ".parquet";
+bool ends_with(const std::string& path, const std::string& ext) {
   return path.size() >= ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0;
 }
 
@@ -17,23 +16,23 @@ bool is_glob(const std::string& path) { return path.find_first_of("*?[") != std:
 
 }  // namespace
 
-bool is_parquet_path(const std::string& path) {
+bool is_data_path(const std::string& path, const std::string& ext) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (ends_with_parquet(path)) return is_glob(path) || fs::is_regular_file(path, ec);
+  if (ends_with(path, ext)) return is_glob(path) || fs::is_regular_file(path, ec);
   if (!fs::is_directory(path, ec)) return false;
   for (const auto& entry : fs::directory_iterator(path, ec))
-    if (ends_with_parquet(entry.path().string()) && entry.is_regular_file(ec)) return true;
+    if (ends_with(entry.path().string(), ext) && entry.is_regular_file(ec)) return true;
   return false;
 }
 
-Result<std::vector<std::string>> list_parquet_files(const std::string& path) {
+Result<std::vector<std::string>> list_data_files(const std::string& path, const std::string& ext) {
   if (path.find('\n') != std::string::npos) {
     std::vector<std::string> files;
     for (size_t start = 0; start <= path.size();) {
       const size_t end = std::min(path.find('\n', start), path.size());
       STOKER_ASSIGN_OR_RETURN(std::vector<std::string> some,
-                              list_parquet_files(path.substr(start, end - start)));
+                              list_data_files(path.substr(start, end - start), ext));
       files.insert(files.end(), some.begin(), some.end());
       start = end + 1;
     }
@@ -50,14 +49,14 @@ Result<std::vector<std::string>> list_parquet_files(const std::string& path) {
     ::globfree(&found);
   } else if (fs::is_directory(path, ec)) {
     for (const auto& entry : fs::directory_iterator(path, ec))
-      if (ends_with_parquet(entry.path().string()) && entry.is_regular_file(ec))
+      if (ends_with(entry.path().string(), ext) && entry.is_regular_file(ec))
         files.push_back(entry.path().string());
   } else if (fs::exists(path, ec)) {
     files.push_back(path);
   } else {
     return not_found(path + ": no such file or directory");
   }
-  if (files.empty()) return not_found(path + ": holds no .parquet file");
+  if (files.empty()) return not_found(path + ": holds no " + ext + " file");
   std::sort(files.begin(), files.end());
   return files;
 }
