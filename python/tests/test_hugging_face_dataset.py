@@ -129,8 +129,8 @@ def test_what_stoker_cannot_give_exactly_runs_in_python(saved, cache):
     for dataset, why in ((transformed, "this one's format ('custom') or transform is not"),
                          (captioned, "this one's columns are not")):
         notes = stoker.Loader(dataset, cache_dir=cache).plan["notes"]["dataset"]
-        assert notes[0].startswith("stoker does not read a Dataset natively") and \
-            why in notes[1], notes
+        assert why in notes[0] and \
+            notes[1].startswith("stoker does not read a Dataset natively"), notes
     check(saved.cast_column("image", datasets.Image(mode="L")), cache, native=False)
     check(saved.cast_column("image", datasets.Image(decode=False)), cache, native=False)
     in_memory = datasets.Dataset.from_dict({"image": saved["image"][:5], "label": [0] * 5})
