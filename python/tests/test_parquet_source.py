@@ -179,3 +179,29 @@ def test_a_missing_image_file_is_named_by_row_and_path(hf_file, tmp_path, cache)
     assert "\n" not in message
     kept = epochs(crop_loader(stoker.Parquet(paths_file), cache, shuffle=False, on_error="skip"), 1)
     assert sum(len(labels) for _, labels in kept) == 22
+
+
+def test_a_decompression_bomb_is_refused_naming_its_row(tmp_path, cache):
+    """A file of a few KB whose 10,000 rows repeat one 20 MB image through a dictionary
+    (200 GB decoded): the rows past what a unit may hold (1 GiB) are bad records named by file,
+    row and row group, not an abort (issue 66, H2)."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+    png = io.BytesIO()
+    Image.fromarray(np.zeros((4, 4, 3), np.uint8)).save(png, "PNG")
+    image = png.getvalue() + bytes(20 << 20)  # a PNG, then 20 MB after its end
+    repeated = pa.DictionaryArray.from_arrays(pa.array([0] * 10_000, pa.int32()),
+                                              pa.array([image], pa.binary()))
+    table = pa.table({"jpg": repeated, "cls": pa.array([1] * 10_000, pa.int64())})
+    bomb = tmp_path / "bomb.parquet"
+    pq.write_table(table, bomb, row_group_size=10_000, compression="zstd",
+                   dictionary_pagesize_limit=64 << 20)
+    assert bomb.stat().st_size < 100_000
+    loader = stoker.Loader(stoker.Parquet(bomb, image="jpg", label="cls"), batch_size=64,
+                           shuffle=False, batch_format="dict", cache_dir=cache)
+    with pytest.raises(stoker.Error, match=rf"^{bomb}: row (5[01]) \(row group 0\): its unit's "
+                                           r"rows decode to more than 1 GiB from here") as error:
+        list(loader)
+    assert "\n" not in str(error.value)

@@ -311,7 +311,7 @@ Result<ShardReader> ArrowSource::read_unit(int u, std::map<uint64_t, std::string
   row_options.folder = file.folder;
   row_options.max_pixels = options_.max_pixels;
   row_options.pil = options_.pil;
-  for (int64_t row = 0; row < rows; ++row) {
+  for (int64_t row = 0; row < rows && !records.full(); ++row) {
     const bool null_image = image->IsNull(row);
     records.add({integer_at(labels, row), null_image ? std::nullopt : bytes_at(bytes, row),
                  null_image ? std::nullopt : bytes_at(paths, row)},

@@ -91,12 +91,22 @@ UnitImageRecords::UnitImageRecords(const Schema& schema, uint64_t first, int64_t
 }
 
 void UnitImageRecords::append(const ImageRecordValues& values, std::optional<std::string> reason) {
-  if (reason) bad_[first_ + records_.size()] = std::move(*reason);
   // An image is at most kMaxImageFileBytes: its record always encodes.
-  records_.push_back(encode_image_record(schema_, fields_, values).value());
+  std::vector<uint8_t> record = encode_image_record(schema_, fields_, values).value();
+  if (!reason && bytes_ + record.size() > kMaxUnitRecordBytes) {
+    fail_rest(fmt::format(
+        "its unit's rows decode to more than {} GiB from here (a decompression bomb, or a row "
+        "group too large to read at once: write smaller ones)",
+        kMaxUnitRecordBytes >> 30));
+    return;
+  }
+  if (reason) bad_[first_ + records_.size()] = std::move(*reason);
+  bytes_ += record.size();
+  records_.push_back(std::move(record));
 }
 
 void UnitImageRecords::add(const ImageRow& row, const ImageRowOptions& options) {
+  if (full()) return;
   ImageRecordValues values;
   std::string from_file;  // the bytes of the image file at its path
   std::optional<std::string> reason = image_row_values(row, options, values, from_file);

@@ -55,8 +55,15 @@ struct ImageRow {
 std::optional<std::string> image_row_values(const ImageRow& row, const ImageRowOptions& options,
                                             ImageRecordValues& values, std::string& from_file);
 
+// The most bytes a unit's records may hold. A file whose values decode to far more than it
+// holds (a decompression bomb: one large image repeated by a dictionary, or compressed many
+// times over) or a row group too large to read at once meets it: its rows from there are bad.
+inline constexpr uint64_t kMaxUnitRecordBytes = uint64_t{1} << 30;
+
 // The image records of one unit of a table (UnitReadSource::read_unit's), its rows added in
-// order: a bad row's reason kept in `bad` by its global index.
+// order: a bad row's reason kept in `bad` by its global index. Records beyond
+// kMaxUnitRecordBytes are refused: that row and the rest are bad, full() turns true, and
+// add() does nothing more.
 class UnitImageRecords {
  public:
   // A unit of `rows` rows whose first is record `first` of the dataset, in the image record
@@ -67,6 +74,8 @@ class UnitImageRecords {
   void add(const ImageRow& row, const ImageRowOptions& options);
   // Appends the rows not added yet, each bad for `reason`.
   void fail_rest(const std::string& reason);
+  // Whether every row is added (the rest failed): the caller need not make more rows.
+  bool full() const { return static_cast<int64_t>(records_.size()) >= rows_; }
   // The unit's records, as a reader named `name`.
   ShardReader reader(const std::string& name) const;
 
@@ -79,6 +88,7 @@ class UnitImageRecords {
   int64_t rows_;
   std::map<uint64_t, std::string>& bad_;
   std::vector<std::vector<uint8_t>> records_;
+  uint64_t bytes_ = 0;  // of records_
 };
 
 // The class names of Hugging Face's ClassLabel feature `label` in `metadata`, the JSON of a

@@ -358,6 +358,7 @@ Result<ShardReader> ParquetSource::read_unit(int u, std::map<uint64_t, std::stri
     for_each_value<parquet::ByteArrayType>(
         column(file.image_leaf, 0, image_range.size), rows,
         [&](int64_t row, const parquet::ByteArray* image) {
+          if (records.full()) return;  // the rest refused: no copies of their values
           ImageRow values{labels[row], std::nullopt, std::nullopt};
           if (image) values.image.emplace(reinterpret_cast<const char*>(image->ptr), image->len);
           if (unit.paths && paths[row]) values.path = *paths[row];
