@@ -20,6 +20,7 @@ Result<std::shared_ptr<const Dataset>> open_webdataset(const SourceOpening& open
     // The tars' indexes kept in the cache folder.
     if (Result<std::string> dir = cache_dir_of(access); dir.is_ok())
       options.index_cache_dir = dir.value();
+    options.samples_per_unit = 1;  // memory holds the samples the loader needs, not tars
     STOKER_ASSIGN_OR_RETURN(std::shared_ptr<WebDatasetSource> source,
                             WebDatasetSource::open(opening.location, options));
     return open_in_place(std::move(source), access);
@@ -27,7 +28,6 @@ Result<std::shared_ptr<const Dataset>> open_webdataset(const SourceOpening& open
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ShardCache> cache, open_cache(access));
   options.index_cache_dir = cache->dir();
   options.tars_ahead = RemoteFiles::kUnitsListed;
-  options.samples_per_unit = 0;  // the cache holds whole tars: a unit is one
   RemoteFilesOptions fetching;
   fetching.policy = access.cache_policy;
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const RemoteFiles> files,

@@ -5,8 +5,9 @@
 // source (store/shard_source.h) of the image dataset's layout (store/image_record.h), so that the
 // loader and every operation read them as they read a converted dataset. A unit of reading (a
 // manifest shard, read as store/unit_read_source.h says) is `samples_per_unit` consecutive
-// samples of one tar (one by default: member by member, as an image folder is read file by
-// file), so that memory holds the samples the loader's plan needs soon, not whole tars; records are
+// samples of one tar, or the whole tar; local tars are read a sample a unit
+// (access/sources/webdataset.cc: member by member, as an image folder is read file by file), so
+// that memory holds the samples the loader's plan needs soon, not whole tars; records are
 // the tars' samples in order (record i of a tar is its i-th sample (webdataset_samples.h): the
 // image is the first of its `jpg`, `jpeg`, `png`, `webp` members, as it is (not transcoded), the
 // label its `cls` member or the one webdataset_fields.h chooses (a decimal integer as text), height
@@ -49,7 +50,7 @@ struct WebDatasetSourceOptions {
   int tars_ahead = 0;
   // Samples per unit (1: any shuffle reads only the members it needs); 0: a unit is a whole tar
   // (remote tars: the shard cache holds whole tars, and its floor counts units' bytes).
-  int samples_per_unit = 1;
+  int samples_per_unit = 0;
 };
 
 class WebDatasetSource : public UnitReadSource {
