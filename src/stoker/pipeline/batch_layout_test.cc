@@ -191,9 +191,9 @@ TEST(BatchLayoutTest, ViewedRecordsAreWidenedIntoTheirSlotsWithoutTheirBytes) {
                   .is_ok());
   EXPECT_EQ(input_ids, (std::vector<int64_t>{40000, 4, 5, 65535, 1, 2}));
   EXPECT_EQ(labels, (std::vector<int64_t>{4, 5, 6, 1, 2, 40000}));
-  const auto computed =
-      BatchLayout::create(s, {{"input_ids"}, {"odd", std::make_shared<OddFails>()}});
-  EXPECT_FALSE(computed.value_or_throw().copies_views());
+  EXPECT_FALSE(BatchLayout::create(s, {{"input_ids"}, {"odd", std::make_shared<OddFails>()}})
+                   .value_or_throw()
+                   .copies_views());
 }
 
 }  // namespace
