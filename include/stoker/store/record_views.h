@@ -4,8 +4,9 @@
 // the field's dtype when it is copied (into a batch's slot: pipeline/transform.h's copy), so no
 // record is built nor copied on the way. Field f of record i is the field's elements, of type
 // fields[f].type, at base + i * stride + fields[f].offset; views may overlap (labels are
-// input_ids shifted by one token). Little-endian bytes on a little-endian host. Whoever makes views checks their
-// values first (each fits the field's dtype): widening checks nothing. Immutable: thread-safe.
+// input_ids shifted by one token). Little-endian bytes on a little-endian host. Whoever makes
+// views checks their values first (each fits the field's dtype): widening checks nothing.
+// Immutable: thread-safe.
 
 #include <cstddef>
 #include <cstdint>
@@ -27,7 +28,7 @@ size_t stored_type_size(StoredType type);
 void widen_to_int64(StoredType type, const uint8_t* bytes, size_t n, int64_t* out);
 
 // One field's view: elements of `type` from `offset` bytes after the record's start, written
-// as `dtype` (int64, widened; or the type's own: uint8 for kUint8, int64 for kInt64).
+// as `dtype`: int64 (from any type, widened) or uint8 (from kUint8 only, copied).
 struct FieldView {
   StoredType type = StoredType::kUint8;
   uint64_t offset = 0;
