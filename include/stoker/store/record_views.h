@@ -23,9 +23,9 @@ enum class StoredType { kUint8, kInt8, kUint16, kInt16, kUint32, kInt32, kInt64,
 // Bytes of one element of `type` (1 to 8).
 size_t stored_type_size(StoredType type);
 
-// `n` elements of `type` at `bytes` widened into `out`, unchecked (a uint64 above int64's range
-// wraps).
-void widen_to_int64(StoredType type, const uint8_t* bytes, size_t n, int64_t* out);
+// `n` elements of `type` at `bytes` widened into n int64s at `out` (any alignment), unchecked
+// (a uint64 above int64's range wraps).
+void widen_to_int64(StoredType type, const uint8_t* bytes, size_t n, uint8_t* out);
 
 // One field's view: elements of `type` from `offset` bytes after the record's start, written
 // as `dtype`: int64 (from any type, widened) or uint8 (from kUint8 only, copied).

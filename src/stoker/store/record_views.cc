@@ -5,13 +5,15 @@
 namespace stoker {
 namespace {
 
-// Widens elements of type T; a loop the compiler vectorises (a load, a widening, a store).
+// Widens elements of type T into int64s at `out`, of any alignment (a record's fields are
+// packed); a loop the compiler vectorises at -O3 (a load, a widening, a store).
 template <typename T>
-void widen_elements(const uint8_t* bytes, size_t n, int64_t* out) {
+void widen_elements(const uint8_t* bytes, size_t n, uint8_t* out) {
   for (size_t i = 0; i < n; ++i) {
     T value;
     std::memcpy(&value, bytes + i * sizeof(T), sizeof(T));
-    out[i] = static_cast<int64_t>(value);
+    const auto wide = static_cast<int64_t>(value);
+    std::memcpy(out + i * sizeof(int64_t), &wide, sizeof(int64_t));
   }
 }
 
@@ -35,7 +37,7 @@ size_t stored_type_size(StoredType type) {
   return 1;
 }
 
-void widen_to_int64(StoredType type, const uint8_t* bytes, size_t n, int64_t* out) {
+void widen_to_int64(StoredType type, const uint8_t* bytes, size_t n, uint8_t* out) {
   switch (type) {
     case StoredType::kUint8:
       return widen_elements<uint8_t>(bytes, n, out);
@@ -60,7 +62,7 @@ void RecordViews::write(uint64_t i, int field, size_t elements, uint8_t* out) co
   const FieldView& view = fields[static_cast<size_t>(field)];
   const uint8_t* from = start(i) + view.offset;
   if (view.dtype == DType::kInt64) {
-    widen_to_int64(view.type, from, elements, reinterpret_cast<int64_t*>(out));
+    widen_to_int64(view.type, from, elements, out);
   } else {
     std::memcpy(out, from, elements * stored_type_size(view.type));
   }

@@ -125,7 +125,7 @@ std::optional<BadToken> widen_tokens(TokenType type, const uint8_t* bytes, size_
   if (token_type_checked(type)) {
     if (std::optional<BadToken> bad = find_bad_token(type, bytes, n)) return bad;
   }
-  widen_to_int64(type, bytes, n, out);
+  widen_to_int64(type, bytes, n, reinterpret_cast<uint8_t*>(out));
   return std::nullopt;
 }
 
