@@ -2,28 +2,34 @@
 """Packed tokens per second from a token file, side by side in one run, rounds alternating:
 stoker.Loader(stoker.Tokens(...)) (concatenate-and-split to --seq-len, shuffled, batches of
 --batch), nanoGPT's get_batch on an np.memmap (random offsets, the same batch shape: the
-simplest loader people use) and memcpy's bandwidth on the machine (numpy copying the file's
-bytes once they are in memory: the floor issue 64 names, tokens/s at the file's token size).
-Each loader turns the tokens into int64 input_ids and labels, as a training step takes them.
-A new stoker loader's first epoch builds its units' samples, a later one finds those its plan
-kept: both are reported. Also --sources N: N files mixed by stoker.Mixture (equal weights).
+simplest loader people use) and memcpy's bandwidth on the machine (numpy copying each batch's
+bytes, int64 input_ids and labels: 16 bytes a token, from the file's bytes in memory into one
+reused buffer: the floor issue 64 names, as tokens/s at the batch's 16 bytes a token). Each
+loader turns the tokens into int64 input_ids and labels, as a training step takes them. Each
+round's stoker loader runs in a new process (its first epoch is a new job's: the file mapped,
+its pages touched), for two epochs; both are reported. --baseline DIR: also the stoker package
+at DIR (another checkout's python/ folder, its extension built), in the same rounds, alternating
+with this one: the ratios say what a change did. Also --sources N: N files mixed by
+stoker.Mixture (equal weights).
 
   .venv/bin/python bench/token_throughput.py DIR [--mb 256] [--seq-len 2048] [--batch 8]
-      [--workers 1] [--rounds 5] [--sources 1]
+      [--workers 1] [--rounds 5] [--sources 1] [--baseline PYTHON_DIR]
 DIR: where the token files are written (uint16, nanoGPT's .bin), kept between runs.
 """
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-import stoker  # noqa: E402
+HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python")
+BATCH_BYTES_PER_TOKEN = 16  # int64 input_ids and int64 labels
 
 
 def token_files(folder: str, mb: int, sources: int) -> list:
@@ -39,8 +45,8 @@ def token_files(folder: str, mb: int, sources: int) -> list:
 
 
 def stoker_epochs(paths, seq_len, batch, workers, seed) -> tuple:
-    """(tokens/s of epoch 0, of epoch 1) of a new stoker.Loader: the first builds each unit's
-    samples, a later one finds the units the plan kept."""
+    """(tokens/s of epoch 0, of epoch 1) of a new stoker.Loader, and an epoch's tokens."""
+    import stoker
     sources = [stoker.Tokens(p, seq_len=seq_len) for p in paths]
     data = sources[0] if len(sources) == 1 else stoker.Mixture(sources, until="all")
     loader = stoker.Loader(data, batch_size=batch, shuffle=True,
@@ -70,16 +76,31 @@ def nanogpt_batches(path, seq_len, batch, count, seed) -> int:
     return tokens
 
 
-def memcpy_tokens_per_s(path) -> float:
-    """uint16 tokens/s of copying the file's bytes in memory (the best of 3)."""
+def memcpy_bytes_per_s(path, seq_len, batch) -> float:
+    """Bytes/s of copying batch-sized pieces (a batch's int64 input_ids and labels) of the
+    file's bytes in memory into one reused buffer, through the whole file (the best of 3)."""
     source = np.fromfile(path, dtype=np.uint8)
-    target = np.empty_like(source)
+    piece = seq_len * batch * BATCH_BYTES_PER_TOKEN
+    target = np.empty(piece, dtype=np.uint8)
+    starts = range(0, source.size - piece + 1, piece)
     best = 0.0
     for _ in range(3):
         start = time.perf_counter()
-        np.copyto(target, source)
-        best = max(best, source.size / (time.perf_counter() - start))
-    return best / 2
+        for at in starts:
+            np.copyto(target, source[at:at + piece])
+        best = max(best, len(starts) * piece / (time.perf_counter() - start))
+    return best
+
+
+def stoker_round(python_dir, args, paths, seed) -> tuple:
+    """stoker_epochs in a new process importing stoker from `python_dir`."""
+    child = [sys.executable, os.path.abspath(__file__), args.dir, "--mb", str(args.mb),
+             "--seq-len", str(args.seq_len), "--batch", str(args.batch), "--workers",
+             str(args.workers), "--sources", str(args.sources), "--child", python_dir,
+             "--seed", str(seed)]
+    run = subprocess.run(child, capture_output=True, text=True, check=True)
+    rates, tokens = json.loads(run.stdout.splitlines()[-1])
+    return tuple(rates), tokens
 
 
 def main():
@@ -91,30 +112,52 @@ def main():
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--sources", type=int, default=1)
+    parser.add_argument("--baseline", help="another stoker package's folder, run alternating")
+    parser.add_argument("--child", help=argparse.SUPPRESS)  # a round's stoker, from this folder
+    parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     torch.set_num_threads(1)
     paths = token_files(args.dir, args.mb, args.sources)
-    rates = {"stoker epoch 0": [], "stoker epoch 1": [], "nanogpt": []}
+    if args.child:
+        sys.path.insert(0, args.child)
+        print(json.dumps(stoker_epochs(paths, args.seq_len, args.batch, args.workers, args.seed)))
+        return
+    trees = {"stoker": HERE}
+    if args.baseline:
+        trees = {"baseline": os.path.abspath(args.baseline), "stoker": HERE}
+    rates = {name: [] for tree in trees for name in (f"{tree} epoch 0", f"{tree} epoch 1")}
+    rates["nanogpt"] = []
+    rates["memcpy"] = []
     for round_ in range(args.rounds):
-        (first, later), tokens = stoker_epochs(paths, args.seq_len, args.batch, args.workers,
-                                               round_)
-        rates["stoker epoch 0"].append(first)
-        rates["stoker epoch 1"].append(later)
+        for tree, folder in trees.items():
+            (first, later), tokens = stoker_round(folder, args, paths, round_)
+            rates[f"{tree} epoch 0"].append(first)
+            rates[f"{tree} epoch 1"].append(later)
         batches = max(1, tokens // (args.seq_len * args.batch) // 4)  # a quarter epoch
         start = time.perf_counter()
         tokens = nanogpt_batches(paths[0], args.seq_len, args.batch, batches, round_)
         rates["nanogpt"].append(tokens / (time.perf_counter() - start))
-    floor = memcpy_tokens_per_s(paths[0])
+        copied = memcpy_bytes_per_s(paths[0], args.seq_len, args.batch)
+        rates["memcpy"].append(copied / BATCH_BYTES_PER_TOKEN)
     med = {name: statistics.median(r) for name, r in rates.items()}
     print(f"{args.mb} MB of uint16 tokens in {args.sources} file(s), seq_len {args.seq_len}, "
           f"batch {args.batch}, stoker workers {args.workers}, {args.rounds} rounds (medians)")
     for name, rate in med.items():
-        print(f"  {name:15s} {rate / 1e6:8.1f} M tokens/s")
-    print(f"  {'memcpy':15s} {floor / 1e6:8.1f} M tokens/s (the floor)")
-    for epoch in (0, 1):
-        rate = med[f"stoker epoch {epoch}"]
-        print(f"  stoker epoch {epoch} / nanogpt {rate / med['nanogpt']:.2f}x, "
-              f"/ memcpy {rate / floor:.3f}")
+        print(f"  {name:17s} {rate / 1e6:8.1f} M tokens/s")
+    print(f"  (memcpy: {med['memcpy'] * BATCH_BYTES_PER_TOKEN / 1e9:.1f} GB/s of batch bytes, "
+          f"{BATCH_BYTES_PER_TOKEN} a token: the floor)")
+    for name in rates:
+        if "epoch" in name:
+            rate = med[name]
+            print(f"  {name} / nanogpt {rate / med['nanogpt']:.2f}x, "
+                  f"/ memcpy {rate / med['memcpy']:.3f}")
+    if args.baseline:
+        for epoch in (0, 1):
+            ratios = [new / old for new, old in zip(rates[f"stoker epoch {epoch}"],
+                                                    rates[f"baseline epoch {epoch}"])]
+            print(f"  epoch {epoch}: stoker / baseline, round by round: "
+                  + ", ".join(f"{r:.2f}x" for r in ratios)
+                  + f" (median {statistics.median(ratios):.2f}x)")
 
 
 if __name__ == "__main__":

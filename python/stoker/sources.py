@@ -217,9 +217,9 @@ class Tokens(_Source):
     nanoGPT's ``get_batch``: sample ``i`` is ``input_ids`` = tokens ``[i*L, (i+1)*L)`` and
     ``labels`` = tokens ``[i*L+1, (i+1)*L+1)``, both int64 ``[L]`` for ``L = seq_len`` (1024 by
     default, nanoGPT's block_size), ``(tokens - 1) // L`` samples, so each token but the tail
-    is in one sample's input_ids per epoch. A local file; read a unit of about 2^20 tokens at a
-    time. A negative token id (or one of 2^63 and above) fails its batch naming the file and
-    sample."""
+    is in one sample's input_ids per epoch. A local file, mapped: each sample's tokens are
+    widened into its batch slot (units of about 2^20 tokens). A negative token id (or one of
+    2^63 and above) fails its batch naming the file and sample."""
 
     source = "tokens"
 

@@ -1,9 +1,15 @@
 """stoker.Tokens: token files read in place (nanoGPT's .bin, a 1-D .npy, Megatron-LM's indexed
 dataset) give nanoGPT's get_batch slices of ``np.memmap(path)`` as input_ids and labels: in
 order unshuffled, each sample once in a shuffled epoch, every token once per epoch across ranks,
-an exact resume; bad files refused in one line naming the file."""
+an exact resume, the same through units' boundaries and mixtures (the samples widened from the
+mapped file straight into the batch); bad files refused in one line naming the file, and a file
+cut short under a running loader too."""
 
+import os
 import struct
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -139,3 +145,66 @@ def test_bad_files_are_one_line_errors_naming_the_file(tmp_path):
     with pytest.raises(stoker.Error) as error:
         stoker.Loader(stoker.Tokens(f"{prefix}.bin", seq_len=4))
     assert "does not start with MMIDIDX" in one_line_error(error, idx)
+
+
+def test_samples_across_units_are_numpys_for_uint16_and_uint32_alone_mixed_and_resumed(tmp_path):
+    # Files of 2.5 units (a unit is the samples of 2^20 tokens), of values past 2^15 and 2^31
+    # (widened unsigned), a seq_len that divides no unit: each sample is numpy's reading.
+    seq_len, n = 1000, 5 * 2**19 + 7
+    rng = np.random.default_rng(5)
+    short = write_bin(tmp_path / "short.bin", rng.integers(0, 2**16, n, dtype=np.uint16))
+    wide = write_bin(tmp_path / "wide.bin", rng.integers(0, 2**32, n, dtype=np.uint32), np.uint32)
+    sources = [stoker.Tokens(short, seq_len=seq_len),
+               stoker.Tokens(wide, seq_len=seq_len, dtype="uint32")]
+    expected = [keys(nanogpt_samples(short, seq_len)),
+                keys(nanogpt_samples(wide, seq_len, np.uint32))]
+    assert len(expected[0]) == (n - 1) // seq_len and max(np.fromfile(wide, np.uint32)) >= 2**31
+    for source, want in zip(sources, expected):
+        assert keys(loaded(source, workers=2)) == want
+        assert sorted(keys(loaded(source, shuffle=True, workers=0))) == sorted(want)
+
+    def mixed_samples(loader):
+        return [(int(s), x.numpy().tobytes() + y.numpy().tobytes()) for batch in loader
+                for s, x, y in zip(batch["source"], batch["input_ids"], batch["labels"])]
+
+    def mixture_loader():
+        return stoker.Loader(stoker.Mixture(sources, until="all"), batch_size=8, seed=3,
+                             shuffle=True, batch_format="dict", workers=2)
+
+    whole = mixed_samples(mixture_loader())
+    for part, want in enumerate(expected):
+        assert {key for s, key in whole if s == part} == set(want)
+    first = mixture_loader()
+    iterator = iter(first)
+    taken = mixed_samples([next(iterator) for _ in range(300)])
+    resumed = mixture_loader()
+    resumed.load_state_dict(first.state_dict())
+    assert taken + mixed_samples(resumed) == whole
+
+
+# Run in a child process: were the SIGBUS handler not to cover the mapped token file, the fault
+# would end the test process.
+CUT_UNDER_A_LOADER = textwrap.dedent("""
+    import os, sys, stoker
+    path, workers = sys.argv[1], int(sys.argv[2])
+    loader = stoker.Loader(stoker.Tokens(path, seq_len=64), batch_size=4, shuffle=False,
+                           workers=workers, prefetch=2)
+    batches = iter(loader)
+    next(batches)
+    os.truncate(path, 4096)  # a page: the unit's samples past it are gone
+    try:
+        print("no error after", sum(1 for _ in batches), "batches")
+    except stoker.Error as e:
+        print("raised:", e)
+""")
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_file_cut_short_under_a_running_loader_raises_naming_it(tmp_path, workers):
+    path = write_bin(tmp_path / "cut.bin", random_tokens(2**18 + 1))
+    run = subprocess.run([sys.executable, "-c", CUT_UNDER_A_LOADER, str(path), str(workers)],
+                         capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert run.returncode == 0, (run.returncode, run.stdout, run.stderr)
+    line = run.stdout.splitlines()[0]
+    assert line.startswith(f"raised: {path}: sample ") and "changed size" in line, run.stdout

@@ -101,19 +101,25 @@ class BatchLayout {
   // The transform of whole batches, or null.
   const std::shared_ptr<const BatchTransform>& batch_transform() const { return batch_; }
 
-  // Writes samples k in [begin, end) of every field, computed from records[k] (dataset index
-  // samples[k] and its repeat, epoch `epoch`, loader seed `seed`), into dst[f] + k * slot_bytes,
-  // and a variable field's sample shape into shapes[f] + k * its rank, prefetching records a few
-  // samples ahead (`shapes` may be null where every field is fixed). With `failed` null, stops at
-  // the first failing sample; otherwise skips samples with failed[k] set and sets failed[k] for
-  // each sample that fails. Returns the first failure and sets *failed_at to its k. A transform
-  // that throws fails its sample (kInternal). The message names the field; the caller adds shard
-  // and record. `cancelled`, if set, is asked before each sample: true stops there with kCancelled
-  // (the samples left unwritten), so a loader being destroyed need not finish heavy samples.
+  // Writes samples k in [begin, end) of every field, computed from records[k] (and viewed[k],
+  // if given: a record read in place has views, SampleInput::viewed; else views is null) (dataset
+  // index samples[k] and its repeat, epoch `epoch`, loader seed `seed`), into dst[f] + k *
+  // slot_bytes, and a variable field's sample shape into shapes[f] + k * its rank, prefetching
+  // records a few samples ahead (`shapes` may be null where every field is fixed). With `failed`
+  // null, stops at the first failing sample; otherwise skips samples with failed[k] set and sets
+  // failed[k] for each sample that fails. Returns the first failure and sets *failed_at to its k. A
+  // transform that throws fails its sample (kInternal). The message names the field; the caller
+  // adds shard and record. `cancelled`, if set, is asked before each sample: true stops there with
+  // kCancelled (the samples left unwritten), so a loader being destroyed need not finish heavy
+  // samples.
   Status write_samples(const ByteSpan* records, const IndexSpan& samples, size_t begin, size_t end,
                        int64_t epoch, uint64_t seed, uint8_t* const* dst, uint8_t* failed,
                        size_t* failed_at, const std::function<bool()>& cancelled = {},
-                       int64_t* const* shapes = nullptr) const;
+                       int64_t* const* shapes = nullptr,
+                       const ViewedRecord* viewed = nullptr) const;
+  // Whether every field copies a viewed record's views (Transform::copies_views): the engine
+  // then passes viewed records (`viewed` above) without their bytes.
+  bool copies_views() const { return copies_views_; }
   // True if a field is variable (BatchField::variable).
   bool any_variable() const { return any_variable_; }
 
@@ -128,6 +134,7 @@ class BatchLayout {
   std::shared_ptr<const BatchTransform> batch_;
   size_t record_prefix_ = 0;  // bytes at the start of a record that the fields read
   bool any_variable_ = false;
+  bool copies_views_ = true;
 };
 
 }  // namespace stoker

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "stoker/store/record_view.h"
+#include "stoker/store/record_views.h"
 #include "stoker/store/schema.h"
 #include "stoker/util/rng.h"
 #include "stoker/util/status.h"
@@ -34,6 +35,10 @@ struct SampleInput {
   // The whole record: fixed fields, bytes-field length table, payloads. At least
   // schema->min_record_bytes() long; decode fields with record_view.h (variable_field).
   ByteSpan record;
+  // A record read in place (ShardReader::viewed): its fields' views, which the copy of a stored
+  // field reads; `record` is then empty where every field of the batch is such a copy
+  // (Transform::copies_views).
+  ViewedRecord viewed;
   const Schema* schema = nullptr;
   int64_t index = 0;  // global dataset index
   int64_t epoch = 0;
@@ -60,6 +65,9 @@ class Transform {
   virtual std::vector<int64_t> sample_shape() const = 0;
   // Bytes at the start of a record that apply() reads, for the engine's prefetch; 0 if unknown.
   virtual size_t record_prefix() const { return 0; }
+  // Whether apply() reads a viewed record through input.viewed alone (a stored field's copy),
+  // so the record's bytes need not be built.
+  virtual bool copies_views() const { return false; }
   // Writes one sample into `slot` (dtype_size(dtype()) × elements of sample_shape() bytes).
   virtual Status apply(const SampleInput& input, uint8_t* slot) const = 0;
   // This transform as one of variable samples, or null (a fixed one).

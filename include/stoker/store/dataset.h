@@ -90,6 +90,12 @@ class Dataset {
     Location at = locate(i);
     return readers_[at.shard]->record(at.record);
   }
+  // Where global record i's bytes start in the mapping that holds them
+  // (ShardReader::record_start: a viewed record's are not built).
+  const uint8_t* record_start(uint64_t i) const {
+    Location at = locate(i);
+    return readers_[at.shard]->record_start(at.record);
+  }
   // `status` about global record i, named the way every record error is, by its source
   // (ShardSource::record_error: "SHARD_PATH: record R: MESSAGE (dataset record I)" for
   // stoker's shards), with status's code.

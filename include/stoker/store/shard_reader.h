@@ -5,15 +5,20 @@
 // it is checked, so a record is always read and verified as the entry checked at open says (a
 // shard swapped in place fails its records' checksums). Record checksums are checked on demand
 // (verify_record). A reader may also hold records built in memory (in_memory: a data source
-// that presents other files in stoker's record layout, store/shard_source.h). Immutable after
-// open: thread-safe for concurrent reads.
+// that presents other files in stoker's record layout, store/shard_source.h), or records read in
+// place as views of another file's bytes (viewed: record_views.h). Immutable after open (a
+// viewed reader builds its records' bytes once, the first time record() is asked for):
+// thread-safe for concurrent reads.
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "stoker/store/record_view.h"
+#include "stoker/store/record_views.h"
 #include "stoker/store/schema.h"
 #include "stoker/store/shard_index.h"
 #include "stoker/util/mapped_file.h"
@@ -28,6 +33,15 @@ class ShardReader {
   // held in memory under the name `name` (what errors name), their checksums computed here.
   static ShardReader in_memory(std::string name, Schema schema,
                                const std::vector<std::vector<uint8_t>>& records);
+  // A reader of `records` records of `schema` (fixed fields only; a view per field, each of the
+  // field's own type or an integer type widened to an int64 field: kInternal otherwise) read in
+  // place through `views`, named `name`. Nothing is built nor checksummed: the loader's copy
+  // widens each field straight from the views into its batch slot. record() (for other readers
+  // of records' bytes) builds the records in stoker's layout the first time it is called;
+  // verify_record is always ok (the bytes are the file's, which has no checksum: whoever made
+  // the views checked their values).
+  static Result<ShardReader> viewed(std::string name, Schema schema, uint64_t records,
+                                    RecordViews views);
 
   ShardReader(ShardReader&&) noexcept = default;
   ShardReader& operator=(ShardReader&&) noexcept = default;
@@ -43,6 +57,7 @@ class ShardReader {
 
   // Bytes of record i (i < records()).
   ByteSpan record(uint64_t i) const {
+    if (viewed_) return built_record(i);
     const shard_format::IndexEntry& e = entry(i);
     return {data_ + e.offset, e.length};
   }
@@ -53,11 +68,24 @@ class ShardReader {
   // Bytes of the variable field `field` (a bytes field) of record i; kCorrupt if its lengths
   // do not fit the record.
   Result<ByteSpan> variable_field(uint64_t i, int field) const;
+  // A viewed reader's views (record i of the reader is record i of the views), or null.
+  const RecordViews* views() const { return viewed_ ? &viewed_->views : nullptr; }
+  // Where record i's bytes start (a viewed reader's: its views'), in the mapping that holds
+  // them: for a check that the mapped file changed, without building a viewed record.
+  const uint8_t* record_start(uint64_t i) const {
+    return viewed_ ? viewed_->views.start(i) : record(i).data;
+  }
   // Hints the CPU to bring record i's index entry into cache.
-  void prefetch_index(uint64_t i) const { __builtin_prefetch(&index_[i]); }
+  void prefetch_index(uint64_t i) const {
+    if (!viewed_) __builtin_prefetch(&index_[i]);
+  }
   // Hints the CPU to bring record i into cache. Reads i's index entry: call prefetch_index(i)
   // some records earlier, else this load itself stalls.
   void prefetch(uint64_t i) const {
+    if (viewed_) {
+      __builtin_prefetch(viewed_->views.start(i));
+      return;
+    }
     const shard_format::IndexEntry& e = entry(i);
     for (uint64_t at = 0; at < e.length; at += 64) __builtin_prefetch(data_ + e.offset + at);
   }
@@ -67,6 +95,16 @@ class ShardReader {
  private:
   ShardReader() = default;
   const shard_format::IndexEntry& entry(uint64_t i) const { return index_[i]; }
+  // A viewed reader's record i, its records built the first time.
+  ByteSpan built_record(uint64_t i) const;
+
+  // A viewed reader's views and the records built from them when first asked for.
+  struct Viewed {
+    RecordViews views;
+    std::once_flag built;
+    std::vector<uint8_t> records;  // each schema.fixed_bytes() long
+  };
+  std::unique_ptr<Viewed> viewed_;
 
   MappedFile file_;
   std::vector<uint8_t> memory_;  // an in-memory reader's records (data_ points into it)

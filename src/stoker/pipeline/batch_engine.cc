@@ -292,6 +292,7 @@ bool BatchEngine::build_piece(const Piece& piece, Scratch& scratch) {
   // ends the piece there; under skip it marks the sample.
   const int64_t t0 = now_ns();
   scratch.records.resize(indices.size);
+  scratch.viewed.resize(indices.size);
   size_t resolved_end = end;
   Status verify_status;
   for (size_t k = begin; k < end; ++k) {
@@ -315,7 +316,13 @@ bool BatchEngine::build_piece(const Piece& piece, Scratch& scratch) {
     } else if (k + Dataset::kPrefetchDistance < end) {
       dataset_->prefetch_index(indices[k + Dataset::kPrefetchDistance]);
     }
-    scratch.records[k] = dataset_->record(i);
+    // A record read in place (a token file's sample) is passed as its views alone where every
+    // field copies them: widened straight into the batch, no record built.
+    const Dataset::Location at = dataset_->locate(static_cast<uint64_t>(i));
+    const ShardReader& reader = dataset_->shard(at.shard);
+    scratch.viewed[k] = {reader.views(), at.record};
+    scratch.records[k] =
+        reader.views() && layout_.copies_views() ? ByteSpan{} : reader.record(at.record);
   }
   const int64_t t1 = now_ns();
 
@@ -325,9 +332,10 @@ bool BatchEngine::build_piece(const Piece& piece, Scratch& scratch) {
   scratch.field_shapes.clear();
   for (auto& shapes : buffer.shapes) scratch.field_shapes.push_back(shapes.data());
   size_t at = 0;
-  Status written = layout_.write_samples(scratch.records.data(), indices, begin, resolved_end,
-                                         buffer.epoch, options_.seed, scratch.field_dst.data(),
-                                         failed, &at, is_cancelled, scratch.field_shapes.data());
+  Status written =
+      layout_.write_samples(scratch.records.data(), indices, begin, resolved_end, buffer.epoch,
+                            options_.seed, scratch.field_dst.data(), failed, &at, is_cancelled,
+                            scratch.field_shapes.data(), scratch.viewed.data());
   if (is_cancelled()) return false;
   // A shard that shrank fails the batch under either policy (what was read of it is zeros): the
   // dataset changed under the run, not one record.
@@ -353,7 +361,7 @@ Status BatchEngine::changed_shard_error(const int64_t* records, size_t n) const 
   if (!any_mapped_file_changed()) return Status::ok();
   for (size_t k = 0; k < n; ++k) {
     // A record's bytes lie in its shard's mapping (its index entry, if read as zeros, too).
-    if (mapped_file_changed(dataset_->record(records[k]).data))
+    if (mapped_file_changed(dataset_->record_start(static_cast<uint64_t>(records[k]))))
       return dataset_->record_error(records[k], io_error(kChangedSizeText));
   }
   return Status::ok();

@@ -129,6 +129,7 @@ class BatchEngine {
   // A builder's reusable working memory, so that building allocates nothing.
   struct Scratch {
     std::vector<ByteSpan> records;
+    std::vector<ViewedRecord> viewed;
     std::vector<uint8_t*> field_dst;
     std::vector<int64_t*> field_shapes;
   };

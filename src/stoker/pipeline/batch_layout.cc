@@ -167,6 +167,7 @@ Result<BatchLayout> BatchLayout::create(const Schema& schema,
     out.transform = std::move(transform);
     out.joint = request.joint;
     layout.record_prefix_ = std::max(layout.record_prefix_, out.transform->record_prefix());
+    layout.copies_views_ = layout.copies_views_ && out.transform->copies_views();
     written.push_back(out.written);
     layout.fields_.push_back(std::move(out));
   }
@@ -268,14 +269,15 @@ Status BatchLayout::write_joint(const BatchField& field, const SampleInput& inpu
 Status BatchLayout::write_samples(const ByteSpan* records, const IndexSpan& samples, size_t begin,
                                   size_t end, int64_t epoch, uint64_t seed, uint8_t* const* dst,
                                   uint8_t* failed, size_t* failed_at,
-                                  const std::function<bool()>& cancelled,
-                                  int64_t* const* shapes) const {
+                                  const std::function<bool()>& cancelled, int64_t* const* shapes,
+                                  const ViewedRecord* viewed) const {
   if (any_variable_ && shapes == nullptr)
     return Status(StatusCode::kInternal, "a batch of variable fields needs their shapes' arrays");
   // Every cache line the fields read, the last one included (records are not line-aligned).
   // The prefix lies within every record (a record holds at least the fixed part), and a
   // prefetch never faults. (Bounding it by record.size made GCC 12 -O2 drop the prefetches.)
   auto prefetch = [this](const ByteSpan& record) {
+    if (!record.data) return;  // a viewed record's bytes, not built
     for (size_t at = 0; at < record_prefix_ + 63; at += 64) __builtin_prefetch(record.data + at);
   };
   for (size_t k = begin; k < std::min(end, begin + kPrefetchDistance); ++k) prefetch(records[k]);
@@ -289,6 +291,7 @@ Status BatchLayout::write_samples(const ByteSpan* records, const IndexSpan& samp
     if (failed && failed[k]) continue;
     if (cancelled && cancelled()) return Status(StatusCode::kCancelled, "cancelled");
     input.record = records[k];
+    if (viewed) input.viewed = viewed[k];
     input.index = samples[k];
     input.repeat = samples.repeat(k);
     Status status = write_sample(input, dst, shapes, k);

@@ -162,5 +162,39 @@ TEST(BatchLayoutTest, RejectsImpossibleRequests) {
   EXPECT_FALSE(BatchLayout::copy_all(bytes_only).is_ok());
 }
 
+// Records read in place (ShardReader::viewed): the stored fields' copies widen each sample's
+// views straight into its slot, the records' bytes not passed; a transform that is no such copy
+// makes the layout need them.
+TEST(BatchLayoutTest, ViewedRecordsAreWidenedIntoTheirSlotsWithoutTheirBytes) {
+  const Schema s =
+      Schema::create({{"input_ids", DType::kInt64, {3}}, {"labels", DType::kInt64, {3}}})
+          .value_or_throw();
+  const auto layout = BatchLayout::create(s, {{"input_ids"}, {"labels"}}).value_or_throw();
+  EXPECT_TRUE(layout.copies_views());
+  const std::vector<uint16_t> tokens{65535, 1, 2, 40000, 4, 5, 6};
+  RecordViews views;
+  views.base = reinterpret_cast<const uint8_t*>(tokens.data());
+  views.stride = 3 * sizeof(uint16_t);
+  views.fields = {{StoredType::kUint16, 0, DType::kInt64},
+                  {StoredType::kUint16, sizeof(uint16_t), DType::kInt64}};
+  // Samples 1 and 0, their bytes not given.
+  const std::vector<ByteSpan> records(2);
+  const std::vector<ViewedRecord> viewed{{&views, 1}, {&views, 0}};
+  std::vector<int64_t> input_ids(6, -1), labels(6, -1);
+  uint8_t* dst[] = {reinterpret_cast<uint8_t*>(input_ids.data()),
+                    reinterpret_cast<uint8_t*>(labels.data())};
+  const int64_t indices[] = {1, 0};
+  size_t at = 0;
+  ASSERT_TRUE(layout
+                  .write_samples(records.data(), IndexSpan{indices, 2}, 0, 2, 0, 0, dst, nullptr,
+                                 &at, {}, nullptr, viewed.data())
+                  .is_ok());
+  EXPECT_EQ(input_ids, (std::vector<int64_t>{40000, 4, 5, 65535, 1, 2}));
+  EXPECT_EQ(labels, (std::vector<int64_t>{4, 5, 6, 1, 2, 40000}));
+  EXPECT_FALSE(BatchLayout::create(s, {{"input_ids"}, {"odd", std::make_shared<OddFails>()}})
+                   .value_or_throw()
+                   .copies_views());
+}
+
 }  // namespace
 }  // namespace stoker

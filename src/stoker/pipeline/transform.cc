@@ -15,12 +15,19 @@ class CopyField : public Transform {
   CopyField(const Schema& schema, int field)
       : field_(schema.fields()[field]),
         offset_(schema.fixed_offset(field)),
-        bytes_(field_.fixed_bytes()) {}
+        bytes_(field_.fixed_bytes()),
+        index_(field) {}
   DType dtype() const override { return field_.dtype; }
   std::vector<int64_t> sample_shape() const override { return field_.shape; }
   size_t record_prefix() const override { return offset_ + bytes_; }
+  bool copies_views() const override { return true; }
   Status apply(const SampleInput& input, uint8_t* slot) const override {
-    std::memcpy(slot, input.record.data + offset_, bytes_);
+    if (input.viewed.views) {  // widened from the mapped file straight into the slot
+      input.viewed.views->write(input.viewed.record, index_,
+                                static_cast<size_t>(field_.num_elements()), slot);
+    } else {
+      std::memcpy(slot, input.record.data + offset_, bytes_);
+    }
     return Status::ok();
   }
 
@@ -28,6 +35,7 @@ class CopyField : public Transform {
   const Field field_;
   const size_t offset_;
   const size_t bytes_;
+  const int index_;
 };
 
 class CopyVariableField : public VariableTransform {

@@ -24,19 +24,18 @@ constexpr TokenTypeInfo kTokenTypes[] = {
     {TokenType::kUint32, 4, "uint32", "<u4"}, {TokenType::kInt32, 4, "int32", "<i4"},
     {TokenType::kInt64, 8, "int64", "<i8"},   {TokenType::kUint64, 8, "uint64", "<u8"}};
 
-// Widens tokens of type T; a signed one below 0 or an unsigned one above int64's range is bad.
+// The first bad token of type T: a signed one below 0 or an unsigned one above int64's range.
 template <typename T>
-std::optional<BadToken> widen(const uint8_t* bytes, size_t n, int64_t* out) {
+std::optional<BadToken> first_bad(const uint8_t* bytes, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     T value;
     std::memcpy(&value, bytes + i * sizeof(T), sizeof(T));
     if constexpr (std::numeric_limits<T>::is_signed) {
       if (value < 0) return BadToken{i, fmt::format("{}", value)};
-    } else if constexpr (sizeof(T) == 8) {
+    } else {
       if (value > static_cast<T>(std::numeric_limits<int64_t>::max()))
         return BadToken{i, fmt::format("{}", value)};
     }
-    out[i] = static_cast<int64_t>(value);
   }
   return std::nullopt;
 }
@@ -100,25 +99,33 @@ Result<TokenLayout> npy_token_layout(const std::string& name, ByteSpan head, uin
   return layout;
 }
 
-std::optional<BadToken> widen_tokens(TokenType type, const uint8_t* bytes, size_t n, int64_t* out) {
+bool token_type_checked(TokenType type) {
+  return type == TokenType::kInt8 || type == TokenType::kInt16 || type == TokenType::kInt32 ||
+         type == TokenType::kInt64 || type == TokenType::kUint64;
+}
+
+std::optional<BadToken> find_bad_token(TokenType type, const uint8_t* bytes, size_t n) {
   switch (type) {
-    case TokenType::kUint8:
-      return widen<uint8_t>(bytes, n, out);
     case TokenType::kInt8:
-      return widen<int8_t>(bytes, n, out);
-    case TokenType::kUint16:
-      return widen<uint16_t>(bytes, n, out);
+      return first_bad<int8_t>(bytes, n);
     case TokenType::kInt16:
-      return widen<int16_t>(bytes, n, out);
-    case TokenType::kUint32:
-      return widen<uint32_t>(bytes, n, out);
+      return first_bad<int16_t>(bytes, n);
     case TokenType::kInt32:
-      return widen<int32_t>(bytes, n, out);
+      return first_bad<int32_t>(bytes, n);
     case TokenType::kInt64:
-      return widen<int64_t>(bytes, n, out);
+      return first_bad<int64_t>(bytes, n);
     case TokenType::kUint64:
-      return widen<uint64_t>(bytes, n, out);
+      return first_bad<uint64_t>(bytes, n);
+    default:  // uint8 to uint32: every value is a token id
+      return std::nullopt;
   }
+}
+
+std::optional<BadToken> widen_tokens(TokenType type, const uint8_t* bytes, size_t n, int64_t* out) {
+  if (token_type_checked(type)) {
+    if (std::optional<BadToken> bad = find_bad_token(type, bytes, n)) return bad;
+  }
+  widen_to_int64(type, bytes, n, reinterpret_cast<uint8_t*>(out));
   return std::nullopt;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // Where a token file's tokens lie: a flat array of integer token ids (nanoGPT's headerless `.bin`,
 // a 1-D `.npy`, Megatron-LM's indexed dataset's `.bin`, megatron_index.h) as runs of tokens
-// stored one after the other in the data file, and the tokens read from it widened to int64.
+// stored one after the other in the data file, and the tokens read from it checked and widened
+// to int64.
 // Little-endian files on a little-endian host. Plain data and functions; thread-safe.
 
 #include <cstddef>
@@ -10,12 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "stoker/store/record_views.h"
 #include "stoker/util/byte_span.h"
 #include "stoker/util/status.h"
 
 namespace stoker {
 
-enum class TokenType { kUint8, kInt8, kUint16, kInt16, kUint32, kInt32, kInt64, kUint64 };
+// A token's type: a view's stored type (record_views.h), widened to int64.
+using TokenType = StoredType;
 
 // Bytes of one token of `type` (1 to 8).
 size_t token_type_size(TokenType type);
@@ -56,8 +59,12 @@ struct BadToken {
   std::string value;
 };
 
+// Whether a token of `type` may be no token id (a signed type, or uint64): only those are checked.
+bool token_type_checked(TokenType type);
+// The first of the `n` tokens of `type` at `bytes` that is no token id, or nullopt when all are.
+std::optional<BadToken> find_bad_token(TokenType type, const uint8_t* bytes, size_t n);
 // The `n` tokens of `type` at `bytes` widened into `out`: the first that is no token id, or
-// nullopt when all are.
+// nullopt when all are (then all are written).
 std::optional<BadToken> widen_tokens(TokenType type, const uint8_t* bytes, size_t n, int64_t* out);
 
 }  // namespace stoker

@@ -10,6 +10,7 @@
 
 #include "stoker/store/import/megatron_index.h"
 #include "stoker/store/import/npy_header.h"
+#include "stoker/util/mapped_read_guard.h"
 
 namespace stoker {
 namespace {
@@ -112,6 +113,12 @@ Result<std::shared_ptr<TokenSource>> TokenSource::open(const std::string& path,
   if (tokens < per_sample + 1)
     return invalid_argument(fmt::format("{}: {} tokens, fewer than seq_len + 1 ({}): no sample",
                                         names[0], tokens, per_sample + 1));
+  if (source->layout_.spans.size() == 1 && data.offset == 0) {
+    STOKER_ASSIGN_OR_RETURN(MappedFile mapped, MappedFile::open(names[0]));
+    if (mapped.size() != size)
+      return io_error(fmt::format("{}: changed while it was opened (its size)", names[0]));
+    source->mapping_ = std::make_shared<const MappedFile>(std::move(mapped));
+  }
   Manifest manifest;
   manifest.source = path;
   // Valid: a shape of 1 to 2^22.
@@ -151,7 +158,6 @@ Status TokenSource::read_tokens(const OpenFile& data, uint64_t first, size_t n,
                                 int64_t* out) const {
   const std::string& name = files_->names()[0];
   const size_t item = token_type_size(layout_.type);
-  const auto length = static_cast<uint64_t>(seq_len_);
   // The span holding token `first`: the last that starts at or before it.
   auto span = std::upper_bound(layout_.spans.begin(), layout_.spans.end(), first,
                                [](uint64_t token, const TokenSpan& s) { return token < s.first; });
@@ -166,15 +172,39 @@ Status TokenSource::read_tokens(const OpenFile& data, uint64_t first, size_t n,
     STOKER_ASSIGN_OR_RETURN(size_t got, read_at(data.fd, name, offset, bytes.data(), bytes.size()));
     if (got != bytes.size())
       return corrupt(fmt::format("{}: the file ends before byte {}", name, offset + bytes.size()));
-    if (std::optional<BadToken> bad = widen_tokens(layout_.type, bytes.data(), take, out + done)) {
-      const uint64_t token = at + bad->at;
-      const uint64_t sample = std::min(token / length, manifest().records - 1);
-      return corrupt(fmt::format("{}: sample {}: token {} is {}, not a token id (0 to 2^63 - 1)",
-                                 name, sample, token, bad->value));
-    }
+    if (std::optional<BadToken> bad = widen_tokens(layout_.type, bytes.data(), take, out + done))
+      return bad_token(at + bad->at, bad->value);
     done += take;
   }
   return Status::ok();
+}
+
+Status TokenSource::bad_token(uint64_t token, const std::string& value) const {
+  const uint64_t sample = std::min(token / static_cast<uint64_t>(seq_len_), manifest().records - 1);
+  return corrupt(fmt::format("{}: sample {}: token {} is {}, not a token id (0 to 2^63 - 1)",
+                             files_->names()[0], sample, token, value));
+}
+
+Result<ShardReader> TokenSource::viewed_unit(int u, uint64_t first_sample, uint64_t records) const {
+  const size_t item = token_type_size(layout_.type);
+  const auto length = static_cast<uint64_t>(seq_len_);
+  const uint64_t first = first_sample * length;
+  const uint8_t* base = mapping_->data() + layout_.spans[0].offset + first * item;
+  if (token_type_checked(layout_.type)) {
+    // Read in a guard: a file shrunk since the check of its identity reads as zeros, refused.
+    MappedReadGuard guard;
+    const std::optional<BadToken> bad = find_bad_token(layout_.type, base, records * length + 1);
+    if (!guard.changed_file().empty())
+      return io_error(fmt::format("{}: {}", guard.changed_file(), kChangedSizeText));
+    if (bad) return bad_token(first + bad->at, bad->value);
+  }
+  RecordViews views;
+  views.base = base;
+  views.stride = length * item;
+  views.fields = {{layout_.type, 0, DType::kInt64}, {layout_.type, item, DType::kInt64}};
+  views.hold = mapping_;
+  return ShardReader::viewed(manifest().shards[u].file, manifest().schema, records,
+                             std::move(views));
 }
 
 Result<ShardReader> TokenSource::read_unit(int u, std::map<uint64_t, std::string>& /*bad*/,
@@ -191,6 +221,7 @@ Result<ShardReader> TokenSource::read_unit(int u, std::map<uint64_t, std::string
   }
   const auto length = static_cast<size_t>(seq_len_);
   const uint64_t first_sample = static_cast<uint64_t>(u) * static_cast<uint64_t>(unit_samples_);
+  if (mapping_) return viewed_unit(u, first_sample, unit.records);
   std::vector<int64_t> tokens(unit.records * length + 1);
   STOKER_RETURN_IF_ERROR(read_tokens(data, first_sample * length, tokens.size(), tokens.data()));
   const size_t inputs = schema.fixed_offset(0), labels = schema.fixed_offset(1);

@@ -9,15 +9,21 @@
 // shuffle): with T tokens and seq_len L, there are N = floor((T - 1) / L) samples; sample i has
 // `input_ids` int64 [L], tokens [iL, iL + L), and `labels` int64 [L], tokens [iL + 1, iL + L + 1)
 // (shifted by one). Every token but the last T - NL - 1 is in exactly one sample's input_ids.
-// A unit of reading (a manifest shard) is the samples of about kUnitTokens tokens, read by one
-// pread of just their tokens (one a span of the file) when the loader pins it
-// (store/unit_read_source.h).
+// The data file is mapped at open. Where its tokens are one run of the file (nanoGPT's .bin, a
+// .npy, Megatron's dataset whose sequences follow one another), a unit of reading (a manifest
+// shard: the samples of about kUnitTokens tokens, store/unit_read_source.h) is, when the loader
+// pins it, views of the mapping (ShardReader::viewed): each sample's input_ids and labels are
+// widened from the file's bytes straight into the batch, no record built, copied or checksummed
+// (a token file has no checksum). Otherwise a unit's tokens are read (preads of their runs),
+// widened and built into records in memory.
 //
 // Errors, one line naming the file: at open, a path that names no token file, a file whose
 // layout is inconsistent (token_layout.h, megatron_index.h), or fewer than L + 1 tokens; at a
 // unit's read (acquire's error, so it fails the batch under either on_error policy: fixed int64
 // fields have no transform that could refuse one record), a token that is no token id (negative,
-// or 2^63 and above) naming its sample, and a file changed (size or time) since it was opened.
+// or 2^63 and above: only a signed or a uint64 file's tokens are checked, once per read of a
+// unit) naming its sample, and a file changed (size or time) since it was opened; a mapped file
+// that shrinks while its samples are copied fails their batch (util/mapped_read_guard.h).
 // Thread-safe.
 
 #include <cstdint>
@@ -29,6 +35,7 @@
 #include "stoker/store/import/token_layout.h"
 #include "stoker/store/in_place_files.h"
 #include "stoker/store/unit_read_source.h"
+#include "stoker/util/mapped_file.h"
 
 namespace stoker {
 
@@ -66,6 +73,10 @@ class TokenSource : public UnitReadSource {
                                 const std::function<bool()>& cancelled) const override;
   // Tokens [first, first + n) into `out`: the read's error, or a bad token's naming its sample.
   Status read_tokens(const OpenFile& data, uint64_t first, size_t n, int64_t* out) const;
+  // The error of the bad token `value`, token `token` of the array.
+  Status bad_token(uint64_t token, const std::string& value) const;
+  // Unit u of `records` samples from sample `first_sample` as views of the mapping.
+  Result<ShardReader> viewed_unit(int u, uint64_t first_sample, uint64_t records) const;
 
   std::string path_;
   std::string format_;  // for describe(): "nanoGPT .bin", ".npy", "Megatron-LM indexed dataset"
@@ -75,6 +86,8 @@ class TokenSource : public UnitReadSource {
   TokenLayout layout_;
   std::shared_ptr<const InPlaceFiles> files_;  // the data file, then Megatron's index
   std::vector<FileIdentity> identities_;       // of files_, when opened
+  // The data file mapped, where its tokens are one run (layout_.spans has one); else null.
+  std::shared_ptr<const MappedFile> mapping_;
 };
 
 }  // namespace stoker

@@ -31,7 +31,9 @@ void write_bytes(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
 }
 
-// Sample i's field `field` (0: input_ids, 1: labels), its shard pinned while read.
+// Sample i's field `field` (0: input_ids, 1: labels), its shard pinned while read: its record's
+// bytes, and where its unit is views of the file (ShardReader::viewed), the same as the loader's
+// copy widens from them.
 std::vector<int64_t> sample_field(const Dataset& dataset, uint64_t i, int field) {
   const auto index = static_cast<int64_t>(i);
   ShardPins pins = dataset.pin(&index, 1, nullptr).value_or_throw();
@@ -39,7 +41,20 @@ std::vector<int64_t> sample_field(const Dataset& dataset, uint64_t i, int field)
   std::vector<int64_t> out(static_cast<size_t>(length));
   std::memcpy(out.data(), fixed_field(dataset.schema(), dataset.record(i), field),
               out.size() * sizeof(int64_t));
+  const Dataset::Location at = dataset.locate(i);
+  if (const RecordViews* views = dataset.shard(at.shard).views()) {
+    std::vector<int64_t> copied(out.size(), -1);
+    views->write(at.record, field, copied.size(), reinterpret_cast<uint8_t*>(copied.data()));
+    EXPECT_EQ(copied, out) << "sample " << i << ", field " << field;
+  }
   return out;
+}
+
+// Whether sample i's unit is views of the file (else records built in memory).
+bool viewed(const Dataset& dataset, uint64_t i) {
+  const auto index = static_cast<int64_t>(i);
+  ShardPins pins = dataset.pin(&index, 1, nullptr).value_or_throw();
+  return dataset.shard(dataset.locate(i).shard).views() != nullptr;
 }
 
 // Tokens [from, from + n) of `tokens`, widened.
@@ -71,6 +86,7 @@ TEST(TokenSource, NanoGptBinSamplesAreShiftedSlices) {
   write_bytes(tmp / "train.bin", token_bytes(tokens));
   auto dataset = open_tokens(tmp / "train.bin", 4);
   ASSERT_EQ(dataset->size(), 3u);  // floor((14 - 1) / 4): tokens 12 and 13 only as labels or not
+  EXPECT_TRUE(viewed(*dataset, 0));
   EXPECT_EQ(dataset->schema().fields()[0].name, "input_ids");
   EXPECT_EQ(dataset->schema().fields()[1].name, "labels");
   for (uint64_t i = 0; i < 3; ++i) {
@@ -204,6 +220,8 @@ TEST(TokenSource, MegatronSequencesInOrderAsOneArray) {
     EXPECT_TRUE(TokenSource::recognises(path)) << path;
     auto dataset = open_tokens(path, 2);
     ASSERT_EQ(dataset->size(), 4u);
+    // Its tokens are three runs of the file: read, built into records.
+    EXPECT_FALSE(viewed(*dataset, 0));
     for (uint64_t i = 0; i < 4; ++i) {
       EXPECT_EQ(sample_field(*dataset, i, 0), slice(array, 2 * i, 2)) << i;
       EXPECT_EQ(sample_field(*dataset, i, 1), slice(array, 2 * i + 1, 2)) << i;

@@ -1,0 +1,56 @@
+#pragma once
+// RecordViews: the fixed fields of records read in place from another format's file (a token
+// file's samples, store/import/token_source.h), each a typed view of the mapped bytes, widened to
+// the field's dtype when it is copied (into a batch's slot: pipeline/transform.h's copy), so no
+// record is built nor copied on the way. Field f of record i is the field's elements, of type
+// fields[f].type, at base + i * stride + fields[f].offset; views may overlap (labels are
+// input_ids shifted by one token). Little-endian bytes on a little-endian host. Whoever makes
+// views checks their values first (each fits the field's dtype): widening checks nothing.
+// Immutable: thread-safe.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "stoker/store/schema.h"
+
+namespace stoker {
+
+// The stored type of a view's elements.
+enum class StoredType { kUint8, kInt8, kUint16, kInt16, kUint32, kInt32, kInt64, kUint64 };
+
+// Bytes of one element of `type` (1 to 8).
+size_t stored_type_size(StoredType type);
+
+// `n` elements of `type` at `bytes` widened into n int64s at `out` (any alignment), unchecked
+// (a uint64 above int64's range wraps).
+void widen_to_int64(StoredType type, const uint8_t* bytes, size_t n, uint8_t* out);
+
+// One field's view: elements of `type` from `offset` bytes after the record's start, written
+// as `dtype`: int64 (from any type, widened) or uint8 (from kUint8 only, copied).
+struct FieldView {
+  StoredType type = StoredType::kUint8;
+  uint64_t offset = 0;
+  DType dtype = DType::kInt64;
+};
+
+struct RecordViews {
+  const uint8_t* base = nullptr;
+  uint64_t stride = 0;               // bytes from one record's start to the next one's
+  std::vector<FieldView> fields;     // by schema field
+  std::shared_ptr<const void> hold;  // keeps the bytes mapped
+
+  // Where record i's views start.
+  const uint8_t* start(uint64_t i) const { return base + i * stride; }
+  // Writes the `elements` elements of field `field` of record i, as its dtype, into `out`.
+  void write(uint64_t i, int field, size_t elements, uint8_t* out) const;
+};
+
+// A record of a viewed reader: its views, and its index among them.
+struct ViewedRecord {
+  const RecordViews* views = nullptr;
+  uint64_t record = 0;
+};
+
+}  // namespace stoker
