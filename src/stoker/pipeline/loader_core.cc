@@ -159,14 +159,14 @@ LoaderCore::LoaderCore(std::shared_ptr<const Dataset> dataset, LoaderOptions opt
   const size_t buffers = static_cast<size_t>(options_.prefetch) + 2;
   const double batch_bytes =
       static_cast<double>(layout_.sample_bytes()) * static_cast<double>(options_.batch_size);
+  // One buffer larger than the machine's memory cannot be allocated (the rest are pages that
+  // are touched only as samples fill them: variable fields' slots are their capacity).
   const uint64_t memory = machine_memory_bytes();  // 0: unknown
-  if (memory > 0 && batch_bytes * static_cast<double>(buffers) > static_cast<double>(memory))
+  if (memory > 0 && batch_bytes > static_cast<double>(memory))
     throw Error(invalid_argument(fmt::format(
-        "the loader's {} batch buffers need {:.0f} bytes ({} samples of {} bytes each), more "
-        "than this machine's memory: {}; lower the batch size or the prefetch, or leave the "
-        "field out",
-        buffers, batch_bytes * static_cast<double>(buffers), options_.batch_size,
-        layout_.sample_bytes(), largest_slot(layout_))));
+        "a batch buffer of {:.0f} bytes ({} samples of {} bytes) is more than this machine's "
+        "memory: {}; lower the batch size, or leave the field out",
+        batch_bytes, options_.batch_size, layout_.sample_bytes(), largest_slot(layout_))));
   pool_ = BufferPool::create(layout_, options_.batch_size, buffers, std::move(allocator));
   try {
     pool_->acquire();  // the first buffer, so that an impossible size fails here, not in a worker
