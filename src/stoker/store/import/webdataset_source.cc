@@ -83,23 +83,23 @@ Result<std::shared_ptr<WebDatasetSource>> WebDatasetSource::open(
 void WebDatasetSource::add_units(size_t tar, Manifest& manifest) {
   const std::vector<WebDatasetSample>& samples = samples_[tar];
   const std::vector<TarMember>& members = tars_[tar].listing.members;
+  const bool whole = options_.samples_per_unit <= 0;
   const size_t per_unit =
-      options_.samples_per_unit > 0 ? static_cast<size_t>(options_.samples_per_unit) : 0;
+      whole ? std::max<size_t>(samples.size(), 1) : static_cast<size_t>(options_.samples_per_unit);
   const int first_unit = static_cast<int>(units_.size());
-  for (size_t i = 0; i == 0 || i < samples.size(); ++i) {  // an empty tar is an empty unit
-    if (i == 0 || (per_unit > 0 && i % per_unit == 0)) {
-      units_.push_back({tar, i, 0});
-      starts_.push_back(manifest.records + i);
-      manifest.shards.emplace_back();
-      manifest.shards.back().file = files_->names()[tar];
-    }
-    if (i == samples.size()) break;
-    ++units_.back().count;
-    ++manifest.shards.back().records;
-    for (const auto& field : samples[i].fields)
-      manifest.shards.back().bytes += members[field.second].size;
+  // An empty tar is one empty unit.
+  for (size_t first = 0; first == 0 || first < samples.size(); first += per_unit) {
+    const size_t count = std::min(per_unit, samples.size() - first);
+    units_.push_back({tar, first, count});
+    starts_.push_back(manifest.records + first);
+    ShardInfo unit;
+    unit.file = files_->names()[tar];
+    unit.records = count;
+    for (size_t i = first; i < first + count; ++i)
+      for (const auto& field : samples[i].fields) unit.bytes += members[field.second].size;
+    if (whole) unit.bytes = tars_[tar].identity.size;
+    manifest.shards.push_back(std::move(unit));
   }
-  if (per_unit == 0) manifest.shards.back().bytes = tars_[tar].identity.size;
   manifest.records += samples.size();
   tar_units_.push_back({first_unit, static_cast<int>(units_.size())});
 }
