@@ -10,9 +10,11 @@ std::string describe(const SampleType& type) {
     case Layout::kRecord:
       return "records";
     case Layout::kEncoded:
-      return "bytes of encoded images";
+      return "encoded bytes (images, videos)";
     case Layout::kImage:
       return fmt::format("{} images [C, H, W]{}", dtype_name(type.dtype), varying);
+    case Layout::kClip:
+      return fmt::format("{} video clips{}", dtype_name(type.dtype), varying);
     case Layout::kArray:
       return fmt::format("{} arrays{}", dtype_name(type.dtype), varying);
     case Layout::kDetection:
@@ -31,6 +33,8 @@ const char* to_string(Layout layout) {
       return "encoded";
     case Layout::kImage:
       return "image";
+    case Layout::kClip:
+      return "clip";
     case Layout::kArray:
       return "array";
     case Layout::kDetection:

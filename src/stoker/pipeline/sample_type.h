@@ -15,8 +15,9 @@ namespace stoker {
 
 enum class Layout {
   kRecord,     // the dataset's record: a source operation reads the fields it needs
-  kEncoded,    // an encoded image's bytes (JPEG, PNG), of varying length
+  kEncoded,    // encoded bytes of varying length: an image's (JPEG, PNG) or a video file's
   kImage,      // [C, H, W], C 1 or 3
+  kClip,       // video frames [T, C, H, W] or [C, T, H, W], several clips [K, ...]
   kArray,      // another array (a label, a vector, bytes delivered as stored): its own shape
   kDetection,  // a detection or segmentation sample: image, boxes, labels, masks together
   kBatch,      // a finished batch, all its fields (MixUp, CutMix)
@@ -40,9 +41,9 @@ inline constexpr SampleType kFloatImage{Layout::kImage, DType::kFloat32, false};
 inline constexpr SampleType kDetectionSample{Layout::kDetection, DType::kUint8, true};
 inline constexpr SampleType kBatchType{Layout::kBatch, DType::kFloat32, false};
 
-// "uint8 images [C, H, W]", "bytes of encoded images", "int64 arrays of varying size", ...
+// "uint8 images [C, H, W]", "encoded bytes", "int64 arrays of varying size", ...
 std::string describe(const SampleType& type);
-// "record", "encoded", "image", "array", "detection", "batch" (the registry's JSON).
+// "record", "encoded", "image", "clip", "array", "detection", "batch" (the registry's JSON).
 const char* to_string(Layout layout);
 
 // What a pipeline's first operation gets of stored field `field`: encoded bytes, a uint8

@@ -17,6 +17,12 @@ namespace stoker::video {
 struct FormatContextFree {
   void operator()(AVFormatContext* c) const { avformat_close_input(&c); }
 };
+struct AvioContextFree {  // a custom I/O context and the buffer it was made with
+  void operator()(AVIOContext* c) const {
+    av_freep(&c->buffer);
+    avio_context_free(&c);
+  }
+};
 struct CodecContextFree {
   void operator()(AVCodecContext* c) const { avcodec_free_context(&c); }
 };
@@ -37,6 +43,7 @@ struct FilterInOutFree {
 };
 
 using FormatContextPtr = std::unique_ptr<AVFormatContext, FormatContextFree>;
+using AvioContextPtr = std::unique_ptr<AVIOContext, AvioContextFree>;
 using CodecContextPtr = std::unique_ptr<AVCodecContext, CodecContextFree>;
 using PacketPtr = std::unique_ptr<AVPacket, PacketFree>;
 using FramePtr = std::unique_ptr<AVFrame, FrameFree>;

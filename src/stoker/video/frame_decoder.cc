@@ -16,6 +16,11 @@ VideoFrameDecoder::VideoFrameDecoder(const VideoIndex& index, VideoFile file, Co
 
 Result<VideoFrameDecoder> VideoFrameDecoder::open(const VideoIndex& index, int threads) {
   STOKER_ASSIGN_OR_RETURN(VideoFile file, open_video_file(index.path));
+  return open(std::move(file), index, threads);
+}
+
+Result<VideoFrameDecoder> VideoFrameDecoder::open(VideoFile file, const VideoIndex& index,
+                                                  int threads) {
   STOKER_ASSIGN_OR_RETURN(CodecContextPtr codec, open_video_decoder(file, threads));
   VideoFrameDecoder decoder(index, std::move(file), std::move(codec));
   if (!decoder.packet_ || !decoder.frame_)
@@ -71,26 +76,24 @@ Status VideoFrameDecoder::decode_run(int64_t key, int64_t last, Take&& take) {
   }
 }
 
-Status VideoFrameDecoder::decode(const std::vector<int64_t>& indices, FrameLayout layout,
-                                 std::vector<uint8_t>& out) {
+Status VideoFrameDecoder::decode_each(const std::vector<int64_t>& indices, const FrameTaker& take) {
   const int64_t count = index_.frame_count();
   for (const int64_t i : indices)
     if (i < 0 || i >= count)
       return invalid_argument("video " + index_.path + ": frame " + std::to_string(i) +
                               " is out of range (" + std::to_string(count) + " frames)");
   const int width = index_.width, height = index_.height;
-  const size_t plane = static_cast<size_t>(width) * height;
-  out.resize(indices.size() * plane * 3);
-  if (layout == FrameLayout::kNCHW) hwc_.resize(plane * 3);
+  rgb_.resize(static_cast<size_t>(width) * height * 3);
 
-  // (frame, output slot), in frame order: each group of one keyframe is one decode run.
+  // (frame, slot), in frame order: each group of one keyframe is one decode run.
   std::vector<std::pair<int64_t, size_t>> wanted;
   wanted.reserve(indices.size());
   for (size_t slot = 0; slot < indices.size(); ++slot) wanted.emplace_back(indices[slot], slot);
   std::sort(wanted.begin(), wanted.end());
   std::vector<uint8_t> filled(indices.size(), 0);
+  std::vector<size_t> slots;
 
-  auto take = [&](size_t begin, size_t end) {
+  auto take_run = [&](size_t begin, size_t end) {
     return [&, begin, end](int64_t i, const AVFrame& frame) -> Status {
       auto first = std::lower_bound(wanted.begin() + begin, wanted.begin() + end,
                                     std::make_pair(i, size_t{0}));
@@ -99,21 +102,13 @@ Status VideoFrameDecoder::decode(const std::vector<int64_t>& indices, FrameLayou
         return frame_error(i, "its size " + std::to_string(frame.width) + "x" +
                                   std::to_string(frame.height) + " differs from the stream's " +
                                   std::to_string(width) + "x" + std::to_string(height));
-      uint8_t* const destination = out.data() + first->second * plane * 3;
-      if (layout == FrameLayout::kNHWC) {
-        STOKER_RETURN_IF_ERROR(converter_.convert(frame, destination, width * 3));
-      } else {
-        STOKER_RETURN_IF_ERROR(converter_.convert(frame, hwc_.data(), width * 3));
-        for (size_t p = 0; p < plane; ++p)
-          for (size_t c = 0; c < 3; ++c) destination[c * plane + p] = hwc_[p * 3 + c];
+      STOKER_RETURN_IF_ERROR(converter_.convert(frame, rgb_.data(), width * 3));
+      slots.clear();
+      for (auto w = first; w != wanted.begin() + end && w->first == i; ++w) {
+        slots.push_back(w->second);
+        filled[w->second] = 1;
       }
-      filled[first->second] = 1;
-      // The same frame asked for again: a copy of the first.
-      for (auto copy = first + 1; copy != wanted.begin() + end && copy->first == i; ++copy) {
-        std::memcpy(out.data() + copy->second * plane * 3, destination, plane * 3);
-        filled[copy->second] = 1;
-      }
-      return Status::ok();
+      return take(rgb_.data(), slots);
     };
   };
 
@@ -124,13 +119,31 @@ Status VideoFrameDecoder::decode(const std::vector<int64_t>& indices, FrameLayou
     while (next_key < count && !index_.keyframe[static_cast<size_t>(next_key)]) ++next_key;
     size_t end = begin + 1;
     while (end < wanted.size() && wanted[end].first < next_key) ++end;
-    STOKER_RETURN_IF_ERROR(decode_run(key, wanted[end - 1].first, take(begin, end)));
+    STOKER_RETURN_IF_ERROR(decode_run(key, wanted[end - 1].first, take_run(begin, end)));
     for (size_t w = begin; w < end; ++w)
       if (!filled[wanted[w].second])
         return frame_error(wanted[w].first, "did not decode (the file ends or is corrupt)");
     begin = end;
   }
   return Status::ok();
+}
+
+Status VideoFrameDecoder::decode(const std::vector<int64_t>& indices, FrameLayout layout,
+                                 std::vector<uint8_t>& out) {
+  const size_t plane = static_cast<size_t>(index_.width) * index_.height;
+  out.resize(indices.size() * plane * 3);
+  return decode_each(indices, [&](const uint8_t* rgb, const std::vector<size_t>& slots) {
+    for (const size_t slot : slots) {
+      uint8_t* const destination = out.data() + slot * plane * 3;
+      if (layout == FrameLayout::kNHWC) {
+        std::memcpy(destination, rgb, plane * 3);
+      } else {
+        for (size_t p = 0; p < plane; ++p)
+          for (size_t c = 0; c < 3; ++c) destination[c * plane + p] = rgb[p * 3 + c];
+      }
+    }
+    return Status::ok();
+  });
 }
 
 Status decode_frames_at(const VideoIndex& index, const std::vector<int64_t>& indices,

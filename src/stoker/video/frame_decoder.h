@@ -9,6 +9,7 @@
 // One thread at a time per VideoFrameDecoder.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,9 +29,19 @@ class VideoFrameDecoder {
   // Opens the file that `index` was read from (keeping a copy of the index), with a decoder on
   // `threads` threads (0: FFmpeg chooses).
   static Result<VideoFrameDecoder> open(const VideoIndex& index, int threads = 1);
+  // Decodes `file` (open, of which `index` was read), on `threads` threads.
+  static Result<VideoFrameDecoder> open(VideoFile file, const VideoIndex& index, int threads = 1);
 
   // Decodes the frames at `indices` into `out` (resized to N * H * W * 3 bytes) in `layout`.
   Status decode(const std::vector<int64_t>& indices, FrameLayout layout, std::vector<uint8_t>& out);
+
+  // Decodes the frames at `indices` and calls `take(rgb, slots)` once per distinct frame, in
+  // frame order: `rgb` the frame as height rows of width * 3 bytes (valid during the call),
+  // `slots` the positions in `indices` that ask for it. A Status from `take` ends the decode.
+  using FrameTaker = std::function<Status(const uint8_t* rgb, const std::vector<size_t>& slots)>;
+  Status decode_each(const std::vector<int64_t>& indices, const FrameTaker& take);
+
+  const VideoIndex& index() const { return index_; }
 
   // Frames decoded since opening, requested or not (the cost of seeking to keyframes).
   int64_t frames_decoded() const { return frames_decoded_; }
@@ -49,7 +60,7 @@ class VideoFrameDecoder {
   RgbConverter converter_;
   PacketPtr packet_;
   FramePtr frame_;
-  std::vector<uint8_t> hwc_;  // one converted frame, for the NCHW layout
+  std::vector<uint8_t> rgb_;  // the frame decode_each hands out
   int64_t frames_decoded_ = 0;
 };
 

@@ -4,6 +4,8 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <random>
 
 #include "stoker/testing/video_set.h"
@@ -121,6 +123,51 @@ TEST(VideoFrameDecoder, FileCutShortIsAnErrorNamingTheFrame) {
   EXPECT_EQ(status.message().find('\n'), std::string::npos);
   std::filesystem::resize_file(copy, 0);
   EXPECT_FALSE(decode_frames_at(index.value(), {0}, FrameLayout::kNHWC, out).is_ok());
+}
+
+std::vector<uint8_t> file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
+}
+
+// A video in memory (a record's bytes) has the file's index and frames; seeks back and forth.
+TEST(VideoFrameDecoder, BytesInMemoryDecodeAsTheFile) {
+  for (const char* name : kVideos) {
+    SCOPED_TRACE(name);
+    const VideoIndex on_disk = index_of(name);
+    const std::vector<uint8_t> bytes = file_bytes(video_path(name));
+    Result<VideoFile> file = open_video_bytes("memory", ByteSpan{bytes.data(), bytes.size()});
+    ASSERT_TRUE(file.is_ok()) << file.status().message();
+    Result<VideoIndex> index = read_video_index(file.value());
+    ASSERT_TRUE(index.is_ok()) << index.status().message();
+    EXPECT_EQ(index.value().pts, on_disk.pts);
+    EXPECT_EQ(index.value().keyframe, on_disk.keyframe);
+    Result<VideoFrameDecoder> decoder =
+        VideoFrameDecoder::open(std::move(file).value(), index.value());
+    ASSERT_TRUE(decoder.is_ok()) << decoder.status().message();
+    const int64_t n = on_disk.frame_count();
+    const std::vector<int64_t> frames = {n - 1, 0, n / 2, 1};
+    std::vector<uint8_t> ours;
+    ASSERT_TRUE(decoder.value().decode(frames, FrameLayout::kNCHW, ours).is_ok());
+    EXPECT_EQ(ours, decoded(on_disk, frames, FrameLayout::kNCHW));
+  }
+}
+
+// Bytes that are no video, or a video cut short: one-line errors naming the video.
+TEST(VideoFrameDecoder, BadBytesAreOneLineErrorsNamingTheVideo) {
+  const std::vector<uint8_t> bytes = file_bytes(video_path("h264_gop12_bframes.mp4"));
+  for (const size_t keep : {size_t{0}, size_t{100}, bytes.size() / 2}) {
+    SCOPED_TRACE(keep);
+    Result<VideoFile> file = open_video_bytes("sample 7", ByteSpan{bytes.data(), keep});
+    Status status = file.status();
+    if (file.is_ok()) status = read_video_index(file.value()).status();
+    ASSERT_FALSE(status.is_ok());
+    EXPECT_EQ(status.message().rfind("video sample 7: ", 0), 0u) << status.message();
+    EXPECT_EQ(status.message().find('\n'), std::string::npos);
+  }
+  std::vector<uint8_t> noise(4096);
+  for (size_t i = 0; i < noise.size(); ++i) noise[i] = static_cast<uint8_t>(i * 131 + 7);
+  EXPECT_FALSE(open_video_bytes("noise", ByteSpan{noise.data(), noise.size()}).is_ok());
 }
 
 }  // namespace

@@ -1,16 +1,58 @@
 #include "stoker/video/video_file.h"
 
+#include <algorithm>
+#include <cstring>
 #include <mutex>
 
 namespace stoker::video {
 
-Result<VideoFile> open_video_file(const std::string& path) {
+namespace {
+
+constexpr int kIoBufferBytes = 1 << 16;
+
+int read_memory(void* opaque, uint8_t* buffer, int size) {
+  MemoryReader& reader = *static_cast<MemoryReader*>(opaque);
+  const int64_t left = static_cast<int64_t>(reader.bytes.size) - reader.position;
+  if (left <= 0) return AVERROR_EOF;
+  const int n = static_cast<int>(std::min<int64_t>(left, size));
+  std::memcpy(buffer, reader.bytes.data + reader.position, static_cast<size_t>(n));
+  reader.position += n;
+  return n;
+}
+
+int64_t seek_memory(void* opaque, int64_t offset, int whence) {
+  MemoryReader& reader = *static_cast<MemoryReader*>(opaque);
+  const int64_t size = static_cast<int64_t>(reader.bytes.size);
+  if (whence & AVSEEK_SIZE) return size;
+  int64_t to = offset;
+  switch (whence & ~AVSEEK_FORCE) {
+    case SEEK_SET:
+      break;
+    case SEEK_CUR:
+      to += reader.position;
+      break;
+    case SEEK_END:
+      to += size;
+      break;
+    default:
+      return AVERROR(EINVAL);
+  }
+  if (to < 0 || to > size) return AVERROR(EINVAL);
+  reader.position = to;
+  return to;
+}
+
+void silence_ffmpeg() {
   static std::once_flag quiet;
   std::call_once(quiet, [] { av_log_set_level(AV_LOG_QUIET); });
-  VideoFile file;
-  file.path = path;
-  AVFormatContext* format = nullptr;
-  int rc = avformat_open_input(&format, path.c_str(), nullptr, nullptr);
+}
+
+// Opens `format` (allocated, its I/O set where the video is in memory) as file.path and finds
+// its video stream.
+Result<VideoFile> open_format(VideoFile file, AVFormatContext* format) {
+  const std::string& path = file.path;
+  const char* url = file.io ? nullptr : path.c_str();
+  int rc = avformat_open_input(&format, url, nullptr, nullptr);  // frees `format` on failure
   if (rc < 0) {
     const std::string why = av_error_text(rc);
     if (rc == AVERROR(ENOENT)) return not_found("video " + path + ": " + why);
@@ -26,6 +68,35 @@ Result<VideoFile> open_video_file(const std::string& path) {
   if (rc < 0) return corrupt("video " + path + ": no video stream");
   file.stream_index = rc;
   return file;
+}
+
+}  // namespace
+
+Result<VideoFile> open_video_file(const std::string& path) {
+  silence_ffmpeg();
+  VideoFile file;
+  file.path = path;
+  return open_format(std::move(file), nullptr);
+}
+
+Result<VideoFile> open_video_bytes(const std::string& name, ByteSpan bytes) {
+  silence_ffmpeg();
+  VideoFile file;
+  file.path = name;
+  file.reader = std::make_unique<MemoryReader>();
+  file.reader->bytes = bytes;
+  auto* buffer = static_cast<uint8_t*>(av_malloc(kIoBufferBytes));
+  AVFormatContext* format = avformat_alloc_context();
+  if (buffer != nullptr)
+    file.io.reset(avio_alloc_context(buffer, kIoBufferBytes, 0, file.reader.get(), read_memory,
+                                     nullptr, seek_memory));
+  if (!file.io || format == nullptr) {
+    if (!file.io) av_free(buffer);
+    avformat_free_context(format);
+    return io_error("video " + name + ": out of memory for its reader");
+  }
+  format->pb = file.io.get();
+  return open_format(std::move(file), format);
 }
 
 Result<CodecContextPtr> open_video_decoder(const VideoFile& file, int threads) {

@@ -1,18 +1,31 @@
 #pragma once
-// A video file opened for reading: its container (libavformat) and its best video stream. Opening
-// checks that there is a video stream whose codec this FFmpeg decodes; every failure is a one-line
-// Status naming the file. FFmpeg's own logging is silenced once per process (errors come back as
-// Statuses). Move-only; one thread at a time.
+// A video opened for reading, from a file or from bytes in memory (a record's): its container
+// (libavformat) and its best video stream. Opening checks that there is a video stream whose
+// codec this FFmpeg decodes; every failure is a one-line Status naming the file. FFmpeg's own
+// logging is silenced once per process (errors come back as Statuses). Move-only; one thread at
+// a time.
 
+#include <cstdint>
+#include <memory>
 #include <string>
 
+#include "stoker/util/byte_span.h"
 #include "stoker/util/status.h"
 #include "stoker/video/ffmpeg_handles.h"
 
 namespace stoker::video {
 
+// A video in memory: its bytes and the read position FFmpeg's I/O has reached.
+struct MemoryReader {
+  ByteSpan bytes;
+  int64_t position = 0;
+};
+
 struct VideoFile {
-  std::string path;
+  std::string path;  // the file's path, or the name a video in memory goes by in errors
+  // A video in memory: the reader of its bytes and FFmpeg's I/O over it (freed after `format`).
+  std::unique_ptr<MemoryReader> reader;
+  AvioContextPtr io;
   FormatContextPtr format;
   int stream_index = -1;
   const AVCodec* codec = nullptr;  // the stream's decoder
@@ -22,6 +35,9 @@ struct VideoFile {
 
 // Opens `path` and finds its video stream.
 Result<VideoFile> open_video_file(const std::string& path);
+
+// Opens the video held in `bytes` (borrowed: they outlive the VideoFile), named `name`.
+Result<VideoFile> open_video_bytes(const std::string& name, ByteSpan bytes);
 
 // A decoder for the file's video stream, on `threads` threads (0: FFmpeg chooses).
 Result<CodecContextPtr> open_video_decoder(const VideoFile& file, int threads);

@@ -37,6 +37,11 @@ std::optional<double> stream_rotation(const AVStream* stream) {
 
 Result<VideoIndex> read_video_index(const std::string& path) {
   STOKER_ASSIGN_OR_RETURN(VideoFile file, open_video_file(path));
+  return read_video_index(file);
+}
+
+Result<VideoIndex> read_video_index(VideoFile& file) {
+  const std::string& path = file.path;
   const AVStream* stream = file.stream();
   VideoIndex index;
   index.path = path;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "stoker/util/status.h"
+#include "stoker/video/video_file.h"
 
 namespace stoker::video {
 
@@ -35,5 +36,8 @@ struct VideoIndex {
 // Reads every packet of `path`'s video stream. A file that has no decodable video stream, that
 // cannot be read to its end, or that holds no frame is a one-line error naming it.
 Result<VideoIndex> read_video_index(const std::string& path);
+
+// The same of an open video (read to its end: a decoder seeks before it reads).
+Result<VideoIndex> read_video_index(VideoFile& file);
 
 }  // namespace stoker::video

@@ -1,0 +1,301 @@
+// decode_clip: a video field (the file's bytes: mp4, mkv, webm, avi) made into clips, as
+// torchcodec 0.17's index samplers pick them and torchvision v2's transforms change a uint8
+// Video [T, C, H, W]:
+//   1. the clips' frames (video/clip_sampler.h: num_clips, num_frames_per_clip,
+//      num_indices_between_frames, the sampling range and policy), the random starts drawn first
+//      from the sample's stream, one uniform_below per clip;
+//   2. decoded once per GOP and converted to RGB as torchcodec converts them (video/), so the
+//      frames are get_frames_at's byte for byte;
+//   3. Resize(resize) of every frame ([s]: the shorter side to s and the longer to
+//      int(s * long / short); [h, w]; []: none) with torch's antialiased bilinear kernel of a
+//      uint8 tensor (v2's), then a crop of `crop` ([s] or [h, w]): RandomCrop's (top =
+//      uniform_below(H - h + 1), then left = uniform_below(W - w + 1), two draws) or
+//      CenterCrop's (round half to even of the margins' halves), then RandomHorizontalFlip(flip)
+//      (one draw, next_double() < flip) — one draw of each for the whole sample, as v2 draws
+//      once per Video;
+//   4. uint8, or float32 as ToDtype(float32, scale=True) + Normalize(mean, std) give it (the
+//      resampler's fused normalisation: within a few float32 ulps of theirs, image/resample.h);
+//   5. laid out [T, C, h, w] ("TCHW") or [C, T, h, w] ("CTHW", torchvision's video models' input),
+//      with a leading [num_clips] where there are several clips.
+// The clip's size must be fixed (a crop, or resize [h, w]). A video that does not open or
+// decode, a frame above max_pixels, a clip that cannot be drawn (too short a video under policy
+// "error", a crop larger than the resized frame): a one-line error naming the field, the frame
+// or the size; the engine names the record.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "stoker/image/resample.h"
+#include "stoker/image/resample_filter.h"
+#include "stoker/pipeline/op_registry.h"
+#include "stoker/store/record_view.h"
+#include "stoker/video/clip_sampler.h"
+#include "stoker/video/frame_decoder.h"
+
+namespace stoker::ops {
+namespace {
+
+struct ClipGeometry {
+  std::vector<double> resize;           // [], [s] or [h, w]
+  int crop_height = 0, crop_width = 0;  // 0: no crop
+  bool center = false;
+  double flip = 0;
+};
+
+// torchvision's _compute_resized_output_size of a width x height frame: (width, height).
+std::pair<int, int> clip_resized_size(const std::vector<double>& resize, int width, int height) {
+  if (resize.empty()) return {width, height};
+  if (resize.size() == 2) return {static_cast<int>(resize[1]), static_cast<int>(resize[0])};
+  const int size = static_cast<int>(resize[0]);
+  const int shorter = std::min(width, height), longer = std::max(width, height);
+  const int resized_longer =
+      static_cast<int>(static_cast<double>(int64_t{size} * longer) / shorter);
+  return width <= height ? std::make_pair(size, resized_longer)
+                         : std::make_pair(resized_longer, size);
+}
+
+class DecodeClip : public Transform {
+ public:
+  DecodeClip(int field, std::string name, video::ClipSampler sampler, ClipGeometry geometry,
+             image::ResampleOutput out, bool channels_first, int64_t max_pixels, int threads)
+      : field_(field),
+        name_(std::move(name)),
+        sampler_(sampler),
+        geometry_(std::move(geometry)),
+        out_(out),
+        channels_first_(channels_first),
+        max_pixels_(max_pixels),
+        threads_(threads) {}
+
+  DType dtype() const override {
+    return out_.type == image::ResampleOutput::Type::kUint8 ? DType::kUint8 : DType::kFloat32;
+  }
+
+  std::vector<int64_t> sample_shape() const override {
+    const int64_t t = sampler_.frames_per_clip, h = out_.height, w = out_.width;
+    std::vector<int64_t> shape =
+        channels_first_ ? std::vector<int64_t>{3, t, h, w} : std::vector<int64_t>{t, 3, h, w};
+    if (sampler_.num_clips > 1) shape.insert(shape.begin(), sampler_.num_clips);
+    return shape;
+  }
+
+  Status apply(const SampleInput& input, uint8_t* slot) const override {
+    Status status = make(input, slot);
+    if (status.is_ok()) return status;
+    return Status(status.code(), fmt::format("field '{}': {}", name_, status.message()));
+  }
+
+ private:
+  Status make(const SampleInput& input, uint8_t* slot) const {
+    STOKER_ASSIGN_OR_RETURN(ByteSpan bytes, variable_field(*input.schema, input.record, field_));
+    const std::string video_name = "of field '" + name_ + "'";
+    STOKER_ASSIGN_OR_RETURN(video::VideoFile file, video::open_video_bytes(video_name, bytes));
+    STOKER_ASSIGN_OR_RETURN(video::VideoIndex index, video::read_video_index(file));
+    if (int64_t{index.width} * index.height > max_pixels_)
+      return invalid_argument(fmt::format("its {}x{} frames are above max_pixels {}", index.width,
+                                          index.height, max_pixels_));
+    CounterRng rng = input.rng();
+    STOKER_ASSIGN_OR_RETURN(
+        std::vector<int64_t> frames,
+        video::clip_frame_indices(sampler_, index.frame_count(), rng, video_name));
+    STOKER_ASSIGN_OR_RETURN(image::ResampleOutput out, draw_output(index, rng));
+    STOKER_ASSIGN_OR_RETURN(video::VideoFrameDecoder decoder,
+                            video::VideoFrameDecoder::open(std::move(file), index, threads_));
+
+    const size_t element = dtype_size(dtype());
+    const size_t plane = static_cast<size_t>(out.width) * out.height;
+    const size_t frame_bytes = 3 * plane * element;
+    const int64_t per_clip = sampler_.frames_per_clip;
+    thread_local image::Resampler resampler;
+    thread_local std::vector<uint8_t> chw;
+    if (channels_first_) chw.resize(frame_bytes);
+    const image::PixelBox whole{0.0, 0.0, 0.0 + index.width, 0.0 + index.height};
+    return decoder.decode_each(frames, [&](const uint8_t* rgb, const std::vector<size_t>& slots) {
+      const image::RgbView view{rgb, index.width, index.height,
+                                static_cast<ptrdiff_t>(index.width) * 3};
+      for (size_t k = 0; k < slots.size(); ++k) {
+        const size_t clip = slots[k] / static_cast<size_t>(per_clip);
+        const size_t t = slots[k] % static_cast<size_t>(per_clip);
+        uint8_t* const clip_start = slot + clip * static_cast<size_t>(per_clip) * frame_bytes;
+        if (!channels_first_) {  // [T, C, h, w]: the frame's sample in place
+          uint8_t* const target = clip_start + t * frame_bytes;
+          if (k == 0) {
+            STOKER_RETURN_IF_ERROR(resampler.resample(view, whole, out, target));
+          } else {
+            std::memcpy(target, slot_of(slot, slots[0], per_clip, frame_bytes), frame_bytes);
+          }
+          continue;
+        }
+        // [C, T, h, w]: each channel's plane to its place.
+        if (k == 0) STOKER_RETURN_IF_ERROR(resampler.resample(view, whole, out, chw.data()));
+        for (size_t c = 0; c < 3; ++c)
+          std::memcpy(clip_start + (c * static_cast<size_t>(per_clip) + t) * plane * element,
+                      chw.data() + c * plane * element, plane * element);
+      }
+      return Status::ok();
+    });
+  }
+
+  // Where frame sample `slot` of the TCHW layout lies.
+  static const uint8_t* slot_of(const uint8_t* base, size_t slot, int64_t per_clip,
+                                size_t frame_bytes) {
+    const size_t clip = slot / static_cast<size_t>(per_clip);
+    const size_t t = slot % static_cast<size_t>(per_clip);
+    return base + (clip * static_cast<size_t>(per_clip) + t) * frame_bytes;
+  }
+
+  // The resize, the crop's place (drawn for a random crop) and the flip of this sample.
+  Result<image::ResampleOutput> draw_output(const video::VideoIndex& index, CounterRng& rng) const {
+    const auto [resized_width, resized_height] =
+        clip_resized_size(geometry_.resize, index.width, index.height);
+    if (resized_width < 1 || resized_height < 1)
+      return invalid_argument(
+          fmt::format("its {}x{} frames resize to nothing", index.width, index.height));
+    image::ResampleOutput out = out_;
+    const int crop_width = geometry_.crop_width ? geometry_.crop_width : resized_width;
+    const int crop_height = geometry_.crop_height ? geometry_.crop_height : resized_height;
+    if (crop_width > resized_width || crop_height > resized_height)
+      return invalid_argument(fmt::format("the crop {}x{} is larger than its frames resized, {}x{}",
+                                          crop_width, crop_height, resized_width, resized_height));
+    int top = 0, left = 0;
+    if (geometry_.center) {
+      top = static_cast<int>(std::nearbyint((resized_height - crop_height) / 2.0));
+      left = static_cast<int>(std::nearbyint((resized_width - crop_width) / 2.0));
+    } else {
+      top = static_cast<int>(
+          rng.uniform_below(static_cast<uint64_t>(resized_height - crop_height + 1)));
+      left = static_cast<int>(
+          rng.uniform_below(static_cast<uint64_t>(resized_width - crop_width + 1)));
+    }
+    out.flip_horizontal = rng.next_double() < geometry_.flip;
+    out.width = resized_width;
+    out.height = resized_height;
+    out.window = image::ResampleWindow{left, top, crop_width, crop_height};
+    out.precision_x = image::torch_precision_bits(index.width, resized_width, out.filter);
+    out.precision_y = image::torch_precision_bits(index.height, resized_height, out.filter);
+    return out;
+  }
+
+  const int field_;
+  const std::string name_;
+  const video::ClipSampler sampler_;
+  const ClipGeometry geometry_;
+  const image::ResampleOutput out_;  // the output's size, type and normalisation
+  const bool channels_first_;
+  const int64_t max_pixels_;
+  const int threads_;
+};
+
+// A size parameter's (height, width): [] none, [s] square, [h, w].
+std::pair<int, int> clip_size_pair(const std::vector<double>& size) {
+  if (size.empty()) return {0, 0};
+  const int h = static_cast<int>(size[0]);
+  return {h, size.size() == 2 ? static_cast<int>(size[1]) : h};
+}
+
+}  // namespace
+
+OpSpec decode_clip() {
+  OpSpec op;
+  op.name = "decode_clip";
+  op.role = OpRole::kSource;
+  op.python_class = "DecodeClip";
+  op.output = SampleType{Layout::kClip, DType::kUint8, false};
+  op.backend = OpBackend::kTensor;
+  op.doc =
+      "Decodes clips of a video field (its file's bytes) at torchcodec's sampled frame indices "
+      "and resizes, crops, flips and normalises them as torchvision v2 does a uint8 Video: "
+      "[T, 3, h, w] (or [3, T, h, w]; a leading [num_clips] for several)";
+  const double side = image::kMaxResampleOutputSide;
+  op.params = {
+      ParamSpec::choice("sampler", "random", {"random", "regular"},
+                        "clip starts at random or regular indices (torchcodec's samplers)"),
+      ParamSpec::integer("num_clips", 1, "clips per sample").in(1, 256),
+      ParamSpec::integer("num_frames_per_clip", 16, "frames per clip").in(1, 4096),
+      ParamSpec::integer("num_indices_between_frames", 1, "the step between a clip's frames")
+          .in(1, 1 << 20),
+      ParamSpec::integer("sampling_range_start", 0,
+                         "the first frame a clip may start at (negative: from the end)")
+          .in(-(int64_t{1} << 40), int64_t{1} << 40),
+      ParamSpec::integer("sampling_range_end", 0,
+                         "the frame before which clips start (negative: from the end; 0: the "
+                         "last start whose clip fits, torchcodec's None)")
+          .in(-(int64_t{1} << 40), int64_t{1} << 40),
+      ParamSpec::choice("policy", "repeat_last", {"repeat_last", "wrap", "error"},
+                        "frames past the video's end: the clip's last again, its first again, "
+                        "or an error"),
+      ParamSpec::reals("resize", {}, "[s]: the shorter side to s; [h, w]; []: no resize", 0, 2)
+          .in(1, side),
+      ParamSpec::reals("crop", {}, "the crop's [s] or [h, w]; []: none", 0, 2).in(1, side),
+      ParamSpec::choice("crop_mode", "random", {"random", "center"},
+                        "RandomCrop's or CenterCrop's place"),
+      ParamSpec::real("flip", 0.0, "RandomHorizontalFlip's probability").in(0, 1),
+      ParamSpec::choice("dtype", "uint8", {"uint8", "float32"},
+                        "uint8, or float32 scaled to [0, 1] and normalised by mean and std"),
+      ParamSpec::reals("mean", {0.0, 0.0, 0.0}, "per-channel mean, in [0, 1] units", 3, 3),
+      ParamSpec::reals("std", {1.0, 1.0, 1.0}, "per-channel standard deviation, non-zero", 3, 3),
+      ParamSpec::choice("layout", "TCHW", {"TCHW", "CTHW"},
+                        "a clip's dimensions: frames first, or channels first"),
+      ParamSpec::integer("max_pixels", int64_t{1} << 25,
+                         "the largest frame (width x height) decoded; larger is an error")
+          .in(1, int64_t{1} << 30),
+      ParamSpec::integer("threads", 1, "each decoder's threads (0: FFmpeg's choice)").in(0, 64),
+  };
+  op.make_source = [](const Params& p,
+                      const SourceContext& context) -> Result<std::shared_ptr<const Transform>> {
+    const int f = context.schema->find(context.field);
+    if (f < 0 || context.schema->fields()[f].is_fixed())
+      return invalid_argument(fmt::format(
+          "field '{}': decode_clip reads a stored bytes field of video files", context.field));
+    video::ClipSampler sampler;
+    sampler.starts =
+        p.choice("sampler") == "random" ? video::ClipStarts::kRandom : video::ClipStarts::kRegular;
+    sampler.num_clips = p.integer("num_clips");
+    sampler.frames_per_clip = p.integer("num_frames_per_clip");
+    sampler.frame_step = p.integer("num_indices_between_frames");
+    sampler.range_start = p.integer("sampling_range_start");
+    if (p.integer("sampling_range_end") != 0) sampler.range_end = p.integer("sampling_range_end");
+    const std::string& policy = p.choice("policy");
+    sampler.policy = policy == "wrap"    ? video::ClipPolicy::kWrap
+                     : policy == "error" ? video::ClipPolicy::kError
+                                         : video::ClipPolicy::kRepeatLast;
+    ClipGeometry geometry;
+    geometry.resize = p.reals("resize");
+    std::tie(geometry.crop_height, geometry.crop_width) = clip_size_pair(p.reals("crop"));
+    geometry.center = p.choice("crop_mode") == "center";
+    geometry.flip = p.real("flip");
+    // The clip's frame size: the crop's, else resize [h, w]'s.
+    std::pair<int, int> size =
+        clip_size_pair(geometry.resize.size() == 2 ? geometry.resize : std::vector<double>{});
+    if (geometry.crop_height > 0) size = {geometry.crop_height, geometry.crop_width};
+    const int height = size.first, width = size.second;
+    if (height == 0)
+      return invalid_argument(fmt::format(
+          "field '{}': decode_clip's clips need a fixed size: give crop, or resize [h, w]",
+          context.field));
+    image::ResampleOutput out;
+    out.width = width;
+    out.height = height;
+    if (p.choice("dtype") == "uint8") {
+      out.type = image::ResampleOutput::Type::kUint8;
+    } else {
+      out.type = image::ResampleOutput::Type::kFloat32;
+      for (int c = 0; c < 3; ++c) {
+        out.mean[c] = static_cast<float>(p.reals("mean")[c]);
+        out.std[c] = static_cast<float>(p.reals("std")[c]);
+        if (!(std::isfinite(out.std[c]) && out.std[c] != 0) || !std::isfinite(out.mean[c]))
+          return invalid_argument(
+              fmt::format("field '{}': decode_clip's mean and std must be finite, std non-zero",
+                          context.field));
+      }
+    }
+    return std::shared_ptr<const Transform>(std::make_shared<DecodeClip>(
+        f, context.field, sampler, std::move(geometry), out, p.choice("layout") == "CTHW",
+        p.integer("max_pixels"), static_cast<int>(p.integer("threads"))));
+  };
+  return op;
+}
+
+}  // namespace stoker::ops

@@ -1,0 +1,101 @@
+#include "stoker/video/clip_sampler.h"
+
+#include <gtest/gtest.h>
+
+namespace stoker::video {
+namespace {
+
+std::vector<int64_t> frames_of(const ClipSampler& sampler, int64_t frame_count, uint64_t seed = 1) {
+  CounterRng rng(seed, 7);
+  Result<std::vector<int64_t>> frames = clip_frame_indices(sampler, frame_count, rng, "v.mp4");
+  EXPECT_TRUE(frames.is_ok()) << frames.status().message();
+  return frames.is_ok() ? frames.value() : std::vector<int64_t>{};
+}
+
+std::string error_of(const ClipSampler& sampler, int64_t frame_count) {
+  CounterRng rng(1, 7);
+  Result<std::vector<int64_t>> frames = clip_frame_indices(sampler, frame_count, rng, "v.mp4");
+  return frames.is_ok() ? "ok" : frames.status().message();
+}
+
+ClipSampler regular(int64_t clips, int64_t per_clip, int64_t step) {
+  ClipSampler s;
+  s.starts = ClipStarts::kRegular;
+  s.num_clips = clips;
+  s.frames_per_clip = per_clip;
+  s.frame_step = step;
+  return s;
+}
+
+// torchcodec's regular starts are torch.linspace(0, 100 - 10, 4) in int32: 0, 30, 60, 90.
+TEST(ClipSampler, RegularStartsAreTorchLinspaceOfTheRange) {
+  EXPECT_EQ(frames_of(regular(4, 2, 9), 100), (std::vector<int64_t>{0, 9, 30, 39, 60, 69, 90, 99}));
+  // 3 clips over starts [0, 7): linspace(0, 6, 3) = 0, 3, 6; the second half from the end.
+  EXPECT_EQ(frames_of(regular(3, 1, 1), 7), (std::vector<int64_t>{0, 3, 6}));
+  // linspace(0, 9, 4) = 0, 3, 6, 9 (3.0 * 1 and 9 - 3.0 * 1 exactly); (0, 10, 4): 0, 3, 6, 10.
+  EXPECT_EQ(frames_of(regular(4, 1, 1), 10), (std::vector<int64_t>{0, 3, 6, 9}));
+  EXPECT_EQ(frames_of(regular(4, 1, 1), 11), (std::vector<int64_t>{0, 3, 6, 10}));
+  EXPECT_EQ(frames_of(regular(1, 3, 1), 10), (std::vector<int64_t>{0, 1, 2}));
+}
+
+TEST(ClipSampler, RandomStartsStayInTheRangeAndDependOnTheStreamOnly) {
+  ClipSampler s;
+  s.num_clips = 50;
+  s.frames_per_clip = 4;
+  s.frame_step = 3;
+  const std::vector<int64_t> frames = frames_of(s, 40);
+  ASSERT_EQ(frames.size(), 200u);
+  for (size_t c = 0; c < 50; ++c) {
+    EXPECT_LE(frames[c * 4], 40 - 10);  // the last start whose clip fits
+    for (size_t k = 1; k < 4; ++k) EXPECT_EQ(frames[c * 4 + k], frames[c * 4] + 3 * int64_t(k));
+  }
+  EXPECT_EQ(frames, frames_of(s, 40));
+  EXPECT_NE(frames, frames_of(s, 40, 2));
+  // Each start is range_start + uniform_below(range size), one draw per clip.
+  CounterRng rng(1, 7);
+  EXPECT_EQ(frames[0], static_cast<int64_t>(rng.uniform_below(31)));
+  EXPECT_EQ(frames[4], static_cast<int64_t>(rng.uniform_below(31)));
+}
+
+TEST(ClipSampler, PoliciesFillFramesPastTheEnd) {
+  ClipSampler s = regular(1, 5, 2);
+  s.range_start = 95;
+  s.range_end = 96;
+  EXPECT_EQ(frames_of(s, 100), (std::vector<int64_t>{95, 97, 99, 99, 99}));
+  s.policy = ClipPolicy::kWrap;
+  EXPECT_EQ(frames_of(s, 100), (std::vector<int64_t>{95, 97, 99, 95, 97}));
+  s.policy = ClipPolicy::kError;
+  EXPECT_EQ(error_of(s, 100),
+            "video v.mp4: the clip starting at frame 95 runs past its last frame 99 (policy "
+            "\"error\")");
+}
+
+TEST(ClipSampler, RangesCountFromTheEndAndAreCutToTheVideo) {
+  ClipSampler s = regular(2, 1, 1);
+  s.range_start = -10;
+  s.range_end = -2;
+  EXPECT_EQ(frames_of(s, 100), (std::vector<int64_t>{90, 97}));
+  s.range_end = 1000;  // cut to the video: starts [90, 100)
+  EXPECT_EQ(frames_of(s, 100), (std::vector<int64_t>{90, 99}));
+  // A video shorter than a clip: the range is [0, 1) and the policy fills the clip.
+  ClipSampler longer = regular(1, 4, 1);
+  EXPECT_EQ(frames_of(longer, 2), (std::vector<int64_t>{0, 1, 1, 1}));
+}
+
+TEST(ClipSampler, BadRangesAndCountsAreOneLineErrors) {
+  ClipSampler s;
+  s.range_start = 100;
+  EXPECT_EQ(error_of(s, 100), "video v.mp4 (100 frames): sampling_range_start 100 is outside it");
+  s.range_start = -101;
+  EXPECT_EQ(error_of(s, 100), "video v.mp4 (100 frames): sampling_range_start -101 is outside it");
+  s.range_start = 10;
+  s.range_end = 10;
+  EXPECT_EQ(error_of(s, 100), "video v.mp4 (100 frames): no clip starts in frames [10, 10)");
+  ClipSampler none;
+  EXPECT_EQ(error_of(none, 0), "video v.mp4 (0 frames): no frame to sample clips from");
+  none.frame_step = 0;
+  EXPECT_EQ(error_of(none, 10), "num_indices_between_frames must be at least 1");
+}
+
+}  // namespace
+}  // namespace stoker::video
