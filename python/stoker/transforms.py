@@ -316,6 +316,13 @@ _NATIVE_CLASSES = {op["python_class"]: _native_class(op) for op in _OPERATIONS.v
                    if op["input"] == op["output"] and op["input"]["layout"] == "image"}
 globals().update(_NATIVE_CLASSES)
 __all__ += sorted(_NATIVE_CLASSES)
+# A class for each operation that decodes a field into samples other than images (the
+# registry's types: video clips, DecodeClip); alone in its field's transforms.
+_DECODING_CLASSES = {op["python_class"]: _native_class(op) for op in _OPERATIONS.values()
+                     if op["role"] == "source" and op["python_class"]
+                     and op["output"]["layout"] != "image"}
+globals().update(_DECODING_CLASSES)
+__all__ += sorted(_DECODING_CLASSES)
 _PIXEL_NAMES = sorted(name for name, cls in _NATIVE_CLASSES.items()
                       if cls._input["dtype"] == "uint8")
 _FLOAT_NAMES = sorted(name for name, cls in _NATIVE_CLASSES.items()
@@ -323,7 +330,7 @@ _FLOAT_NAMES = sorted(name for name, cls in _NATIVE_CLASSES.items()
 
 _SUPPORTED = ", ".join(["Compose", "ToTensor", "PILToTensor", "Normalize", "RandomResizedCrop",
                         "Resize", "CenterCrop", "RawBytes", "DecodeImage",
-                        *sorted(_NATIVE_CLASSES)])
+                        *sorted(_NATIVE_CLASSES), *sorted(_DECODING_CLASSES)])
 
 
 def _jitter_amount(name: str, bounds, center: float) -> float:
@@ -1009,9 +1016,16 @@ def _source_call(steps: list) -> tuple:
     return None, steps
 
 
-def _encoded_image_spec(field: str, steps: list) -> dict:
-    """The native spec of an encoded-image field's native `steps`; none: each image decoded at
+def _encoded_spec(field: str, steps: list) -> dict:
+    """The native spec of an encoded field's native `steps`: a decoding class of the registry
+    (DecodeClip: a video's clips), alone; else the steps of images, none: each image decoded at
     its own size (DecodeImage()), as a dataset without a transform gives its images."""
+    if steps and isinstance(steps[0], tuple(_DECODING_CLASSES.values())):
+        if len(steps) > 1:
+            raise ValueError(f"field '{field}': {type(steps[0]).__name__} resizes, crops, flips "
+                             f"and normalises itself; nothing may follow it, not "
+                             f"{' + '.join(type(s).__name__ for s in steps[1:])}")
+        return {"name": field, "ops": [steps[0].native()]}
     steps = steps or [DecodeImage()]
     names = [type(s).__name__ for s in steps]
     if names[:1] in (["RawBytes"], ["DecodeImage"]):
@@ -1194,7 +1208,7 @@ def _field_plan(field: str, dtype: str, originals: list, allow_python: bool) -> 
             if dtype != "bytes":
                 spec = _fixed_spec(field, dtype, steps)
             elif steps or not python:
-                spec = _encoded_image_spec(field, steps)
+                spec = _encoded_spec(field, steps)
             else:
                 spec = {"name": field, "ops": [{"op": "decode_image",
                                                 "max_size": DecodeImage().max_size}]}

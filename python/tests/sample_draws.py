@@ -36,3 +36,14 @@ class SampleDraws:
 
     def next_float(self):
         return (self.next_u64() >> 40) * 2.0**-24
+
+    def uniform_below(self, n):
+        """Lemire's multiply-shift with rejection (util/rng.h's uniform_below)."""
+        m = self.next_u64() * n
+        low = m & MASK
+        if low < n:
+            threshold = (2**64 - n) % n
+            while low < threshold:
+                m = self.next_u64() * n
+                low = m & MASK
+        return m >> 64

@@ -105,7 +105,8 @@ class DecodeClip : public Transform {
                             video::VideoFrameDecoder::open(std::move(file), index, threads_));
 
     const size_t element = dtype_size(dtype());
-    const size_t plane = static_cast<size_t>(out.width) * out.height;
+    // A frame's sample is the crop's (out_'s size; `out` is the resize's).
+    const size_t plane = static_cast<size_t>(out_.width) * out_.height;
     const size_t frame_bytes = 3 * plane * element;
     const int64_t per_clip = sampler_.frames_per_clip;
     thread_local image::Resampler resampler;

@@ -1,0 +1,179 @@
+"""Video clips through the loader (issue 63): stoker.transforms.DecodeClip on a dataset whose
+"video" field holds each file's bytes, against torchcodec 0.17's samplers (their clip starts
+given stoker's draws) and torchvision v2's transforms of the Video (given the same crop and
+flip), byte for byte in uint8 and within the fused normalisation's bound in float32, over the
+files of bench/make_video_set.py (made here by Debian's ffmpeg; nothing is downloaded)."""
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import stoker
+from sample_draws import SampleDraws
+
+torchcodec = pytest.importorskip("torchcodec")
+from torchcodec.decoders import VideoDecoder  # noqa: E402
+from torchcodec.samplers import clips_at_random_indices, clips_at_regular_indices  # noqa: E402
+from torchvision import tv_tensors  # noqa: E402
+from torchvision.transforms.v2 import functional as F  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import make_video_set  # noqa: E402
+
+# Upright files (stoker's frames are at the coded size) whose frames stoker matches; AVI with
+# B-frames is not yet matched (test_video_decode.py).
+NAMES = [name for name in make_video_set.names()
+         if name not in make_video_set.ROTATED and name != "mpeg4_gop12_bframes.avi"]
+SEED = 2
+
+
+@pytest.fixture(scope="module")
+def videos(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("videos")
+    subprocess.run([sys.executable, os.path.join(ROOT, "bench", "make_video_set.py"), str(folder)],
+                   check=True, stdout=subprocess.DEVNULL)
+    dataset = str(tmp_path_factory.mktemp("clips") / "dataset")
+    with stoker.DatasetWriter(dataset, {"video": "bytes", "label": "int64"}) as writer:
+        for i, name in enumerate(NAMES):
+            with open(folder / name, "rb") as f:
+                writer.append({"video": f.read(), "label": i})
+    return folder, dataset
+
+
+def loaded(dataset, clip, workers=0, **settings):
+    """Every sample's clip, in dataset order, with the loader's seed SEED."""
+    loader = stoker.Loader(stoker.Dataset(dataset, transforms={"video": clip}), batch_size=3,
+                           num_workers=workers, generator=torch.Generator().manual_seed(SEED),
+                           **settings)
+    clips, labels = [], []
+    for batch in loader:
+        clips += list(batch["video"])
+        labels += batch["label"].tolist()
+    assert labels == list(range(len(NAMES)))
+    return clips
+
+
+def reference(path, index, sampler, *, num_clips, frames, step, resize, crop, center, flip,
+              mean=None, std=None):
+    """torchcodec's clips of `path` and torchvision v2's transforms of each, given the draws
+    stoker made for dataset index `index` (its clip starts, then the crop's top and left, then
+    the flip), [K, T, C, h, w]."""
+    draws = SampleDraws(SEED, 0, index, 0)
+    decoder = VideoDecoder(path)
+    span = step * (frames - 1) + 1
+    range_end = max(len(decoder) - span + 1, 1)
+    if sampler == "random":
+        starts = torch.tensor([draws.uniform_below(range_end) for _ in range(num_clips)])
+
+        def given_starts(low, high, size):
+            assert (low, high, size) == (0, range_end, (num_clips,))
+            return starts
+
+        real = torch.randint
+        torch.randint = given_starts
+        try:
+            batch = clips_at_random_indices(decoder, num_clips=num_clips,
+                                            num_frames_per_clip=frames,
+                                            num_indices_between_frames=step)
+        finally:
+            torch.randint = real
+    else:
+        batch = clips_at_regular_indices(decoder, num_clips=num_clips, num_frames_per_clip=frames,
+                                         num_indices_between_frames=step)
+    video = tv_tensors.Video(batch.data)
+    video = F.resize(video, resize, antialias=True)
+    height, width = video.shape[-2:]
+    if center:
+        video = F.center_crop(video, crop)
+    else:
+        top = draws.uniform_below(height - crop[0] + 1)
+        left = draws.uniform_below(width - crop[1] + 1)
+        video = F.crop(video, top, left, crop[0], crop[1])
+    if draws.next_double() < flip:
+        video = F.horizontal_flip(video)
+    if mean is not None:
+        video = F.normalize(F.to_dtype(video, torch.float32, scale=True), mean, std)
+    return video.as_subclass(torch.Tensor)
+
+
+def test_random_clips_equal_torchcodec_and_torchvision(videos):
+    """The Kinetics training pipeline: a random clip of 8 frames 2 apart, Resize(40) of the
+    shorter side, RandomCrop(32), RandomHorizontalFlip; uint8 [T, C, H, W], bit for bit."""
+    folder, dataset = videos
+    clip = stoker.transforms.DecodeClip(num_frames_per_clip=8, num_indices_between_frames=2,
+                                        resize=[40], crop=[32], flip=0.5)
+    ours = loaded(dataset, clip)
+    flipped = 0
+    for i, name in enumerate(NAMES):
+        want = reference(str(folder / name), i, "random", num_clips=1, frames=8, step=2,
+                         resize=[40], crop=[32, 32], center=False, flip=0.5)[0]
+        assert ours[i].shape == want.shape == (8, 3, 32, 32) and ours[i].dtype == torch.uint8
+        assert torch.equal(ours[i], want), name
+        flipped += not torch.equal(ours[i], reference(
+            str(folder / name), i, "random", num_clips=1, frames=8, step=2, resize=[40],
+            crop=[32, 32], center=False, flip=0.0)[0])
+    assert 0 < flipped < len(NAMES)  # both branches of the flip were taken
+
+
+def test_regular_clips_center_crop_channels_first_float(videos):
+    """The evaluation pipeline: 3 regular clips of 4 frames, Resize([36, 48]), CenterCrop(29) (odd margins: rounded half to even),
+    normalised float32, laid out [K, C, T, H, W]."""
+    folder, dataset = videos
+    mean, std = [0.43, 0.39, 0.37], [0.22, 0.22, 0.21]
+    clip = stoker.transforms.DecodeClip(sampler="regular", num_clips=3, num_frames_per_clip=4,
+                                        resize=[36, 48], crop=[29], crop_mode="center",
+                                        dtype="float32", mean=mean, std=std, layout="CTHW")
+    ours = loaded(dataset, clip)
+    for i, name in enumerate(NAMES):
+        want = reference(str(folder / name), i, "regular", num_clips=3, frames=4, step=1,
+                         resize=[36, 48], crop=[29, 29], center=True, flip=0.0, mean=mean,
+                         std=std)
+        assert ours[i].shape == (3, 3, 4, 29, 29) and ours[i].dtype == torch.float32
+        # The fused normalisation's bound (image/resample.h): (7 + 4 |mean|) 2^-24 / std.
+        bound = (7 + 4 * max(mean)) * 2.0**-24 / min(std)
+        torch.testing.assert_close(ours[i], want.permute(0, 2, 1, 3, 4), rtol=0, atol=bound)
+
+
+def test_clips_do_not_depend_on_workers(videos):
+    _, dataset = videos
+    clip = stoker.transforms.DecodeClip(num_frames_per_clip=4, num_indices_between_frames=3,
+                                        resize=[30], crop=[24, 28], flip=0.5)
+    one = loaded(dataset, clip, workers=0)
+    two = loaded(dataset, clip, workers=2)
+    assert all(torch.equal(a, b) for a, b in zip(one, two))
+
+
+def test_bad_videos_are_one_line_errors_naming_the_record(tmp_path, videos):
+    folder, _ = videos
+    dataset = str(tmp_path / "bad")
+    with open(folder / "h264_gop12_bframes.mp4", "rb") as f:
+        good = f.read()
+    with stoker.DatasetWriter(dataset, {"video": "bytes", "label": "int64"}) as writer:
+        writer.append({"video": good, "label": 0})
+        writer.append({"video": good[: len(good) // 2], "label": 1})  # its moov is cut off
+        writer.append({"video": b"not a video", "label": 2})
+    clip = stoker.transforms.DecodeClip(num_frames_per_clip=2, resize=[20], crop=[16])
+    with pytest.raises(Exception) as raised:
+        list(stoker.Loader(stoker.Dataset(dataset, transforms={"video": clip}), batch_size=3))
+    message = str(raised.value)
+    assert "field 'video'" in message and "record 1" in message and "\n" not in message, message
+    skipping = stoker.Loader(stoker.Dataset(dataset, transforms={"video": clip}), batch_size=3,
+                             on_error="skip")
+    assert [b["label"].tolist() for b in skipping] == [[0]]
+
+
+def test_clip_parameters_are_checked(videos):
+    _, dataset = videos
+    with pytest.raises(ValueError, match="num_frames_per_clip"):
+        stoker.transforms.DecodeClip(num_frames_per_clip=0)
+    with pytest.raises(ValueError, match="fixed size"):
+        loaded(dataset, stoker.transforms.DecodeClip(resize=[32]))
+    crop_too_large = stoker.transforms.DecodeClip(num_frames_per_clip=2, resize=[20], crop=[64])
+    with pytest.raises(Exception, match="larger than its frames resized"):
+        loaded(dataset, crop_too_large)
+    with pytest.raises(ValueError, match="nothing may follow it"):
+        loaded(dataset, stoker.transforms.Compose([
+            stoker.transforms.DecodeClip(crop=[16]), stoker.transforms.Normalize([0.5], [0.5])]))
