@@ -32,6 +32,12 @@ Status VideoFrameDecoder::frame_error(int64_t frame, const std::string& what) co
   return corrupt("video " + index_.path + ": frame " + std::to_string(frame) + ": " + what);
 }
 
+bool VideoFrameDecoder::asked(int64_t pts) const {
+  if (pts == AV_NOPTS_VALUE) return true;  // which frame it is is not known
+  const auto at = std::lower_bound(index_.pts.begin(), index_.pts.end(), pts);
+  return at == index_.pts.end() || *at != pts || asked_[static_cast<size_t>(at - index_.pts.begin())];
+}
+
 template <typename Take>
 Status VideoFrameDecoder::decode_run(int64_t key, int64_t last, Take&& take) {
   const std::vector<int64_t>& pts = index_.pts;
@@ -68,6 +74,9 @@ Status VideoFrameDecoder::decode_run(int64_t key, int64_t last, Take&& take) {
       av_packet_unref(packet_.get());
       continue;
     } else {
+      // A frame nothing asks for may go undecoded where nothing refers to it (a non-reference
+      // B-frame): the decoder skips it, and the frames asked for are the same.
+      codec_->skip_frame = asked(packet_->pts) ? AVDISCARD_DEFAULT : AVDISCARD_NONREF;
       rc = avcodec_send_packet(codec_.get(), packet_.get());
       av_packet_unref(packet_.get());
     }
@@ -92,6 +101,8 @@ Status VideoFrameDecoder::decode_each(const std::vector<int64_t>& indices, const
   std::sort(wanted.begin(), wanted.end());
   std::vector<uint8_t> filled(indices.size(), 0);
   std::vector<size_t> slots;
+  asked_.assign(static_cast<size_t>(count), 0);
+  for (const int64_t i : indices) asked_[static_cast<size_t>(i)] = 1;
 
   auto take_run = [&](size_t begin, size_t end) {
     return [&, begin, end](int64_t i, const AVFrame& frame) -> Status {

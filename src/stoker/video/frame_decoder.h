@@ -3,7 +3,8 @@
 // decoded and converted to RGB24 as torchcodec 0.17 converts them (rgb_converter.h). The
 // requested frames are grouped by the keyframe at or before each; every group seeks once to its
 // keyframe and decodes forward to its last requested frame, so a GOP is decoded once however many
-// of its frames are asked for, in whatever order or repetition. Rotation metadata is not applied
+// of its frames are asked for, in whatever order or repetition; the frames between that nothing
+// refers to (non-reference B-frames) are skipped undecoded. Rotation metadata is not applied
 // (frames come out at the coded size). A file that ends early, a frame that does not decode, an
 // index out of range: a one-line error naming the file and the frame; never a crash or a hang.
 // One thread at a time per VideoFrameDecoder.
@@ -53,6 +54,8 @@ class VideoFrameDecoder {
   template <typename Take>
   Status decode_run(int64_t key, int64_t last, Take&& take);
   Status frame_error(int64_t frame, const std::string& what) const;
+  // Whether the frame of presentation time `pts` is asked for (or may be: an unknown one).
+  bool asked(int64_t pts) const;
 
   VideoIndex index_;
   VideoFile file_;
@@ -60,7 +63,8 @@ class VideoFrameDecoder {
   RgbConverter converter_;
   PacketPtr packet_;
   FramePtr frame_;
-  std::vector<uint8_t> rgb_;  // the frame decode_each hands out
+  std::vector<uint8_t> rgb_;    // the frame decode_each hands out
+  std::vector<uint8_t> asked_;  // per frame: asked for by the current decode_each
   int64_t frames_decoded_ = 0;
 };
 

@@ -93,6 +93,24 @@ TEST(VideoFrameDecoder, DecodesEachGopOnceFromItsKeyframe) {
   EXPECT_EQ(decoder.value().frames_decoded(), 9 + 2 + 2);  // 0..1 and 72..73
 }
 
+// Non-reference B-frames that nothing asks for are skipped: fewer frames decoded than the run's,
+// the frames asked for the same as those of a decode of every frame.
+TEST(VideoFrameDecoder, SkipsNonReferenceFramesNothingAsksFor) {
+  const VideoIndex index = index_of("h264_gop12_bframes.mp4");
+  Result<VideoFrameDecoder> decoder = VideoFrameDecoder::open(index);
+  ASSERT_TRUE(decoder.is_ok()) << decoder.status().message();
+  std::vector<uint8_t> out;
+  ASSERT_TRUE(decoder.value().decode({10, 2}, FrameLayout::kNHWC, out).is_ok());
+  EXPECT_LT(decoder.value().frames_decoded(), 11);  // frames 0 to 10, less the skipped
+  EXPECT_GE(decoder.value().frames_decoded(), 2);
+  std::vector<int64_t> all(12);
+  for (int64_t i = 0; i < 12; ++i) all[static_cast<size_t>(i)] = i;
+  const std::vector<uint8_t> every = decoded(index, all);
+  const size_t frame = static_cast<size_t>(index.width) * index.height * 3;
+  EXPECT_EQ(0, std::memcmp(out.data(), every.data() + 10 * frame, frame));
+  EXPECT_EQ(0, std::memcmp(out.data() + frame, every.data() + 2 * frame, frame));
+}
+
 TEST(VideoFrameDecoder, IndexOutOfRangeNamesTheFileAndFrame) {
   const VideoIndex index = index_of("h264_gop1.mp4");
   for (const int64_t bad : {int64_t{50}, int64_t{-1}}) {

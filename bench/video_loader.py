@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Video clips per second: stoker.Loader with DecodeClip against torchcodec 0.17 + torchvision
+v2 in a DataLoader, the same pipeline over the same files, alternated in one run (issue 63).
+
+Training: one random clip of 16 frames 4 apart per video, Resize(128) of the shorter side,
+RandomCrop(112), RandomHorizontalFlip, float32 normalised; batches [8, 16, 3, 112, 112].
+Evaluation (--pipeline eval): 1 regular clip, Resize(128) + CenterCrop(112).
+
+The videos are bench/make_kinetics_set.py's (class folders of mp4 files); stoker reads them
+from a dataset of their bytes (written once into OUT/stoker, not timed). Each round runs every
+loader for --batches batches after one warm-up batch; the report is clips/s per loader and
+round, the median ratio, and clips/s per worker.
+
+Usage: .venv/bin/python bench/video_loader.py VIDEOS --work OUT [--workers 1 2] [--rounds 3]
+       [--batches 12] [--pipeline train|eval]
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+import stoker
+
+MEAN, STD = [0.43216, 0.394666, 0.37645], [0.22803, 0.22145, 0.216989]  # the reference's
+FRAMES, STEP, BATCH = 16, 4, 8
+
+
+def video_files(root):
+    """The videos under `root`'s class folders, as torchvision's Kinetics orders them."""
+    classes = sorted(d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d)))
+    return [(os.path.join(root, c, f), k) for k, c in enumerate(classes)
+            for f in sorted(os.listdir(os.path.join(root, c))) if f.endswith(".mp4")]
+
+
+def stoker_dataset(files, out):
+    """A stoker dataset of the videos' bytes and labels, written once."""
+    path = os.path.join(out, "stoker")
+    if not os.path.exists(os.path.join(path, "manifest.json")):
+        with stoker.DatasetWriter(path, {"video": "bytes", "label": "int64"}) as writer:
+            for file, label in files:
+                with open(file, "rb") as f:
+                    writer.append({"video": f.read(), "label": label})
+    return path
+
+
+def stoker_loader(path, pipeline, workers):
+    if pipeline == "train":
+        clip = stoker.transforms.DecodeClip(
+            num_frames_per_clip=FRAMES, num_indices_between_frames=STEP, resize=[128],
+            crop=[112], flip=0.5, dtype="float32", mean=MEAN, std=STD)
+    else:
+        clip = stoker.transforms.DecodeClip(
+            sampler="regular", num_frames_per_clip=FRAMES, num_indices_between_frames=STEP,
+            resize=[128], crop=[112], crop_mode="center", dtype="float32", mean=MEAN, std=STD)
+    return stoker.Loader(stoker.Dataset(path, transforms={"video": clip}), batch_size=BATCH,
+                         shuffle=True, num_workers=workers, drop_last=True)
+
+
+class TorchcodecClips(torch.utils.data.Dataset):
+    """torchcodec's sampler and torchvision v2's transforms, as their documentation composes
+    them."""
+
+    def __init__(self, files, pipeline):
+        from torchvision.transforms import v2
+        self.files = files
+        self.pipeline = pipeline
+        crop = v2.RandomCrop(112) if pipeline == "train" else v2.CenterCrop(112)
+        steps = [v2.Resize(128), crop]
+        if pipeline == "train":
+            steps.append(v2.RandomHorizontalFlip())
+        self.transform = v2.Compose(steps + [v2.ToDtype(torch.float32, scale=True),
+                                             v2.Normalize(MEAN, STD)])
+
+    def __len__(self):
+        return len(self.files)
+
+    def __getitem__(self, i):
+        from torchcodec.decoders import VideoDecoder
+        from torchcodec.samplers import clips_at_random_indices, clips_at_regular_indices
+        from torchvision import tv_tensors
+        path, label = self.files[i]
+        sample = clips_at_random_indices if self.pipeline == "train" else clips_at_regular_indices
+        clips = sample(VideoDecoder(path), num_clips=1, num_frames_per_clip=FRAMES,
+                       num_indices_between_frames=STEP)
+        return self.transform(tv_tensors.Video(clips.data[0])), label
+
+
+def torchcodec_loader(files, pipeline, workers):
+    return torch.utils.data.DataLoader(TorchcodecClips(files, pipeline), batch_size=BATCH,
+                                       shuffle=True, num_workers=workers, drop_last=True,
+                                       persistent_workers=workers > 0)
+
+
+def clips_per_second(loader, batches):
+    """Clips/s over `batches` batches after one warm-up batch (epochs restarted as needed)."""
+    def batches_forever():
+        while True:
+            yield from loader
+
+    stream = batches_forever()
+    batch = next(stream)
+    clip = batch["video"] if isinstance(batch, dict) else batch[0]
+    assert tuple(clip.shape) == (BATCH, FRAMES, 3, 112, 112), clip.shape
+    start = time.perf_counter()
+    for _ in range(batches):
+        next(stream)
+    return batches * BATCH / (time.perf_counter() - start)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("videos")
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--batches", type=int, default=12)
+    parser.add_argument("--pipeline", choices=["train", "eval"], default="train")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    files = video_files(args.videos)
+    path = stoker_dataset(files, args.work)
+    print(f"{len(files)} videos, pipeline {args.pipeline}, batches of {BATCH} clips "
+          f"[{FRAMES}, 3, 112, 112] (frames {STEP} apart)")
+    for workers in args.workers:
+        rates = {"stoker": [], "torchcodec+DataLoader": []}
+        for _ in range(args.rounds):  # alternated: the machine's noise hits both alike
+            rates["stoker"].append(clips_per_second(
+                stoker_loader(path, args.pipeline, workers), args.batches))
+            rates["torchcodec+DataLoader"].append(clips_per_second(
+                torchcodec_loader(files, args.pipeline, workers), args.batches))
+        ratios = [a / b for a, b in zip(rates["stoker"], rates["torchcodec+DataLoader"])]
+        for name, values in rates.items():
+            print(f"workers={workers} {name:22s} clips/s " +
+                  " ".join(f"{v:6.1f}" for v in values) +
+                  f"  median {statistics.median(values):6.1f} "
+                  f"({statistics.median(values) / workers:5.1f} per worker)")
+        print(f"workers={workers} ratio stoker/torchcodec " +
+              " ".join(f"{r:.2f}" for r in ratios) + f"  median {statistics.median(ratios):.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
