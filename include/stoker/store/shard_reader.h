@@ -35,8 +35,9 @@ class ShardReader {
                                const std::vector<std::vector<uint8_t>>& records);
   // A reader of `records` records of `schema` (a view per field: of a fixed field, of its own
   // type or an integer type widened to an int64 field; or a computed field, fixed or
-  // variable-length: kInternal otherwise) read in place through `views`, named `name`. Nothing is built nor checksummed: the loader's copy
-  // widens each field straight from the views into its batch slot. record() (for other readers
+  // variable-length: kInternal otherwise) read in place through `views`, named `name`. Nothing
+  // is built nor checksummed: the loader's copy widens (or computes) each field straight from
+  // the views into its batch slot. record() (for other readers
   // of records' bytes) builds the records in stoker's layout the first time it is called;
   // verify_record is always ok (the bytes are the file's, which has no checksum: whoever made
   // the views checked their values).

@@ -28,21 +28,18 @@ void store_int64(uint8_t* out, size_t at, int64_t value) {
 
 std::vector<uint32_t> eos_document_starts(TokenType type, const uint8_t* tokens, size_t n,
                                           uint64_t eos) {
-  switch (type) {
-    case TokenType::kUint8:
-    case TokenType::kInt8:
+  // Compared as unsigned bits of the token's size: `eos` fits the type, so a signed token
+  // equals it exactly when its bits do.
+  switch (token_type_size(type)) {
+    case 1:
       return starts_after<uint8_t>(tokens, n, eos);
-    case TokenType::kUint16:
-    case TokenType::kInt16:
+    case 2:
       return starts_after<uint16_t>(tokens, n, eos);
-    case TokenType::kUint32:
-    case TokenType::kInt32:
+    case 4:
       return starts_after<uint32_t>(tokens, n, eos);
-    case TokenType::kInt64:
-    case TokenType::kUint64:
+    default:
       return starts_after<uint64_t>(tokens, n, eos);
   }
-  return {};
 }
 
 SampleBoundaries::SampleBoundaries(std::vector<uint32_t> starts, int64_t seq_len,
@@ -54,7 +51,7 @@ SampleBoundaries::SampleBoundaries(std::vector<uint32_t> starts, int64_t seq_len
       tokens_(tokens) {}
 
 std::pair<const uint32_t*, const uint32_t*> SampleBoundaries::inside(uint64_t i,
-                                                                      uint64_t within) const {
+                                                                     uint64_t within) const {
   const uint64_t first = i * seq_len_;
   const uint32_t* begin = starts_.data();
   const uint32_t* end = begin + starts_.size();

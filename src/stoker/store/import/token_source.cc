@@ -95,8 +95,8 @@ Result<std::shared_ptr<TokenSource>> TokenSource::open(const std::string& path,
       bytes.resize(got);
       return bytes;
     };
-    const bool starts = options.eos_id < 0 &&
-                        (options.position_ids || options.cu_seqlens || options.mask_boundary_labels);
+    const bool starts = options.eos_id < 0 && (options.position_ids || options.cu_seqlens ||
+                                               options.mask_boundary_labels);
     STOKER_ASSIGN_OR_RETURN(
         MegatronIndex parsed,
         parse_megatron_index(names[1], index.identity.size, read, names[0], size, starts));
@@ -147,8 +147,8 @@ Result<std::shared_ptr<TokenSource>> TokenSource::open(const std::string& path,
 
 Status TokenSource::set_boundaries(const TokenSourceOptions& options, std::vector<Field>& fields) {
   const std::string& name = files_->names()[0];
-  const char* asked = options.position_ids         ? "return_position_ids"
-                      : options.cu_seqlens         ? "return_cu_seqlens"
+  const char* asked = options.position_ids           ? "return_position_ids"
+                      : options.cu_seqlens           ? "return_cu_seqlens"
                       : options.mask_boundary_labels ? "mask_boundary_labels"
                                                      : nullptr;
   if (!asked) {
@@ -236,7 +236,7 @@ Status TokenSource::bad_token(uint64_t token, const std::string& value) const {
 }
 
 std::vector<uint32_t> TokenSource::unit_document_starts(int u, uint64_t first, TokenType type,
-                                                       const uint8_t* tokens) const {
+                                                        const uint8_t* tokens) const {
   const uint64_t labels_end = manifest().shards[u].records * static_cast<uint64_t>(seq_len_);
   if (eos_id_ >= 0)
     return eos_document_starts(type, tokens, labels_end, static_cast<uint64_t>(eos_id_));

@@ -207,14 +207,20 @@ TEST(TokenSource, AFileChangedSinceOpenFailsItsUnit) {
             tmp / "c.bin" + ": changed since it was opened (its size or time)");
 }
 
+// Megatron's dataset `prefix` of three sequences stored out of order (the second first in the
+// .bin) and an empty fourth: the array 10 11 12 13 | 20 21 22 30 31, not one run of the .bin; a
+// document of the first sequence, one of the next two, an empty one.
+void write_out_of_order_megatron(const std::string& prefix) {
+  const std::vector<uint16_t> bin{20, 21, 22, 10, 11, 12, 13, 30, 31};
+  write_bytes(prefix + ".bin", token_bytes(bin));
+  write_bytes(prefix + ".idx",
+              testing::megatron_index_bytes(8, {4, 3, 2, 0}, {6, 0, 14, 18}, {0, 1, 3, 4}));
+}
+
 TEST(TokenSource, MegatronSequencesInOrderAsOneArray) {
   testing::TempDir tmp;
-  // Three sequences stored out of order (the second first in the .bin): the array is theirs in
-  // sequence order; an empty fourth sequence adds nothing.
-  const std::vector<uint16_t> bin{20, 21, 22, 10, 11, 12, 13, 30, 31};
-  write_bytes(tmp / "d_text.bin", token_bytes(bin));
-  write_bytes(tmp / "d_text.idx",
-              testing::megatron_index_bytes(8, {4, 3, 2, 0}, {6, 0, 14, 18}, {0, 1, 3, 4}));
+  // The array is the sequences' tokens in sequence order; the empty one adds nothing.
+  write_out_of_order_megatron(tmp / "d_text");
   const std::vector<int64_t> array{10, 11, 12, 13, 20, 21, 22, 30, 31};
   for (const std::string& path : {tmp / "d_text.bin", tmp / "d_text.idx", tmp / "d_text"}) {
     EXPECT_TRUE(TokenSource::recognises(path)) << path;
@@ -322,13 +328,12 @@ TEST(TokenSource, DocumentBoundariesFromAnEndOfDocumentToken) {
   // Documents end after each 9: they start at tokens 0, 3, 7 and 9.
   const std::vector<uint16_t> bin{1, 2, 9, 3, 4, 5, 9, 6, 9, 7, 8, 1, 2};
   write_bytes(tmp / "e.bin", token_bytes(bin));
-  auto dataset = Dataset::open(TokenSource::open(tmp / "e.bin", boundary_options(4, 9))
-                                   .value_or_throw())
-                     .value_or_throw();
+  auto dataset =
+      Dataset::open(TokenSource::open(tmp / "e.bin", boundary_options(4, 9)).value_or_throw())
+          .value_or_throw();
   ASSERT_EQ(dataset->size(), 3u);
   EXPECT_EQ(dataset->manifest().max_lengths.at("cu_seqlens"), 5u);
-  const std::vector<std::vector<int64_t>> labels{
-      {2, 9, -100, 4}, {5, 9, -100, 9}, {-100, 8, 1, 2}};
+  const std::vector<std::vector<int64_t>> labels{{2, 9, -100, 4}, {5, 9, -100, 9}, {-100, 8, 1, 2}};
   const std::vector<std::vector<int64_t>> positions{{0, 1, 2, 0}, {0, 1, 2, 0}, {0, 0, 1, 2}};
   const std::vector<std::vector<int64_t>> cu{{0, 3, 4}, {0, 3, 4}, {0, 1, 4}};
   for (uint64_t i = 0; i < 3; ++i) {
@@ -341,12 +346,8 @@ TEST(TokenSource, DocumentBoundariesFromAnEndOfDocumentToken) {
 
 TEST(TokenSource, DocumentBoundariesFromMegatronsDocumentIndex) {
   testing::TempDir tmp;
-  // The array 10 11 12 13 | 20 21 22 30 31 (sequences read into memory: not one run of the
-  // .bin): a document of the first sequence, one of the next two, an empty one.
-  const std::vector<uint16_t> bin{20, 21, 22, 10, 11, 12, 13, 30, 31};
-  write_bytes(tmp / "d.bin", token_bytes(bin));
-  write_bytes(tmp / "d.idx",
-              testing::megatron_index_bytes(8, {4, 3, 2, 0}, {6, 0, 14, 18}, {0, 1, 3, 4}));
+  // Documents start at tokens 0 and 4 (the sequences read into memory, then viewed).
+  write_out_of_order_megatron(tmp / "d");
   auto dataset =
       Dataset::open(TokenSource::open(tmp / "d", boundary_options(3, -1)).value_or_throw())
           .value_or_throw();
