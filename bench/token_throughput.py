@@ -10,10 +10,11 @@ round's stoker loader runs in a new process (its first epoch is a new job's: the
 its pages touched), for two epochs; both are reported. --baseline DIR: also the stoker package
 at DIR (another checkout's python/ folder, its extension built), in the same rounds, alternating
 with this one: the ratios say what a change did. Also --sources N: N files mixed by
-stoker.Mixture (equal weights).
+stoker.Mixture (equal weights). --eos-id N: stoker's samples with their document boundaries
+(eos_id=N: position_ids, cu_seqlens "padded", labels masked at boundaries; a tree that has them).
 
   .venv/bin/python bench/token_throughput.py DIR [--mb 256] [--seq-len 2048] [--batch 8]
-      [--workers 1] [--rounds 5] [--sources 1] [--baseline PYTHON_DIR]
+      [--workers 1] [--rounds 5] [--sources 1] [--baseline PYTHON_DIR] [--eos-id N]
 DIR: where the token files are written (uint16, nanoGPT's .bin), kept between runs.
 """
 
@@ -44,19 +45,25 @@ def token_files(folder: str, mb: int, sources: int) -> list:
     return paths
 
 
-def stoker_epochs(paths, seq_len, batch, workers, seed) -> tuple:
+def stoker_epochs(paths, seq_len, batch, workers, seed, eos_id) -> tuple:
     """(tokens/s of epoch 0, of epoch 1) of a new stoker.Loader, and an epoch's tokens."""
     import stoker
-    sources = [stoker.Tokens(p, seq_len=seq_len) for p in paths]
+    fields = ("input_ids", "labels")
+    boundaries = {}
+    if eos_id is not None:
+        fields += ("position_ids", "cu_seqlens")
+        boundaries = dict(eos_id=eos_id, return_position_ids=True, return_cu_seqlens=True,
+                          mask_boundary_labels=True)
+    sources = [stoker.Tokens(p, seq_len=seq_len, **boundaries) for p in paths]
     data = sources[0] if len(sources) == 1 else stoker.Mixture(sources, until="all")
     loader = stoker.Loader(data, batch_size=batch, shuffle=True,
                            order=stoker.Order(seed=seed), feed=stoker.Feed(workers=workers),
-                           batches=stoker.Batches(batch_format=("input_ids", "labels")))
+                           batches=stoker.Batches(batch_format=fields, variable="padded"))
     rates = []
     for epoch in range(2):
         loader.set_epoch(epoch)
         tokens, start = 0, time.perf_counter()
-        for ids, labels in loader:
+        for ids, *_ in loader:
             tokens += ids.numel()
         rates.append(tokens / (time.perf_counter() - start))
     return tuple(rates), tokens
@@ -98,6 +105,8 @@ def stoker_round(python_dir, args, paths, seed) -> tuple:
              "--seq-len", str(args.seq_len), "--batch", str(args.batch), "--workers",
              str(args.workers), "--sources", str(args.sources), "--child", python_dir,
              "--seed", str(seed)]
+    if args.eos_id is not None:
+        child += ["--eos-id", str(args.eos_id)]
     run = subprocess.run(child, capture_output=True, text=True, check=True)
     rates, tokens = json.loads(run.stdout.splitlines()[-1])
     return tuple(rates), tokens
@@ -113,6 +122,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--sources", type=int, default=1)
     parser.add_argument("--baseline", help="another stoker package's folder, run alternating")
+    parser.add_argument("--eos-id", type=int, help="stoker's samples with document boundaries")
     parser.add_argument("--child", help=argparse.SUPPRESS)  # a round's stoker, from this folder
     parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -120,7 +130,8 @@ def main():
     paths = token_files(args.dir, args.mb, args.sources)
     if args.child:
         sys.path.insert(0, args.child)
-        print(json.dumps(stoker_epochs(paths, args.seq_len, args.batch, args.workers, args.seed)))
+        print(json.dumps(stoker_epochs(paths, args.seq_len, args.batch, args.workers, args.seed,
+                                       args.eos_id)))
         return
     trees = {"stoker": HERE}
     if args.baseline:
@@ -141,7 +152,8 @@ def main():
         rates["memcpy"].append(copied / BATCH_BYTES_PER_TOKEN)
     med = {name: statistics.median(r) for name, r in rates.items()}
     print(f"{args.mb} MB of uint16 tokens in {args.sources} file(s), seq_len {args.seq_len}, "
-          f"batch {args.batch}, stoker workers {args.workers}, {args.rounds} rounds (medians)")
+          f"batch {args.batch}, stoker workers {args.workers}, {args.rounds} rounds (medians)"
+          + ("" if args.eos_id is None else f", boundaries of eos_id {args.eos_id}"))
     for name, rate in med.items():
         print(f"  {name:17s} {rate / 1e6:8.1f} M tokens/s")
     print(f"  (memcpy: {med['memcpy'] * BATCH_BYTES_PER_TOKEN / 1e9:.1f} GB/s of batch bytes, "

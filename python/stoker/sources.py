@@ -219,24 +219,67 @@ class Tokens(_Source):
     default, nanoGPT's block_size), ``(tokens - 1) // L`` samples, so each token but the tail
     is in one sample's input_ids per epoch. A local file, mapped: each sample's tokens are
     widened into its batch slot (units of about 2^20 tokens). A negative token id (or one of
-    2^63 and above) fails its batch naming the file and sample."""
+    2^63 and above) fails its batch naming the file and sample.
+
+    Document boundaries, for samples that hold several documents (the same samples, the same
+    input_ids): a document ends after each ``eos_id`` token (the end-of-document id that
+    separates them, as nanoGPT's GPT-2 EOT 50256 does; the token belongs to the document it
+    ends), or, without ``eos_id``, where a Megatron-LM dataset's ``.idx`` document index says.
+    A sample's segments are its runs of one document's tokens: one starts at its first token,
+    and one at each token inside it that starts a document.
+
+    - ``return_position_ids``: ``position_ids`` int64 ``[L]``, the token's place in its
+      segment: 0 at each document start, and also at the first token of a sample that starts
+      mid-document. The document's earlier tokens are in another sample, which attention in
+      this one never sees, so positions count from what the sample holds, exactly as
+      ``cu_seqlens`` cuts it (each segment a sequence of its own from 0, as a varlen kernel
+      sees it; Hugging Face's ``DataCollatorWithFlattening`` and Megatron-LM's
+      ``reset_position_ids`` give the same inside a sample).
+    - ``return_cu_seqlens``: ``cu_seqlens`` int64 ``[segments + 1]``, the segments' starts then
+      ``L``, as FlashAttention's ``flash_attn_varlen_func`` takes them (``.int()`` for its
+      int32) and PyTorch's jagged layout's offsets; a variable field (the loader's
+      ``variable``: a list, "padded" to ``L + 1`` with ``cu_seqlens_sizes``, or "nested").
+    - ``mask_boundary_labels``: ``labels`` -100 (PyTorch's ``ignore_index``) where the label is
+      the next document's first token: no loss for predicting across a boundary.
+
+    An ``eos_id`` without one of those fields, one that is no token of the file's dtype, or a
+    field without boundaries (no ``eos_id`` and no Megatron index, or an index of no document)
+    is refused at open in one line naming the file and the parameter."""
 
     source = "tokens"
 
-    def __init__(self, path, seq_len=1024, dtype="uint16", transforms=None):
+    def __init__(self, path, seq_len=1024, dtype="uint16", eos_id=None,
+                 return_position_ids=False, return_cu_seqlens=False,
+                 mask_boundary_labels=False, transforms=None):
         self.path = os.fsdecode(path)
         self.seq_len = int(seq_len)
         self.dtype = dtype
+        if eos_id is not None and (isinstance(eos_id, bool) or int(eos_id) != eos_id
+                                   or eos_id < 0):
+            raise ValueError(f"Tokens({self.path!r}): eos_id {eos_id!r} is not a token id "
+                             f"(an integer from 0)")
+        self.eos_id = None if eos_id is None else int(eos_id)
+        self.return_position_ids = bool(return_position_ids)
+        self.return_cu_seqlens = bool(return_cu_seqlens)
+        self.mask_boundary_labels = bool(mask_boundary_labels)
         self.transforms = transforms
 
     def _path(self) -> str:
         return self.path
 
     def _params(self) -> dict:
-        return {"seq_len": self.seq_len, "dtype": self.dtype}
+        return {"seq_len": self.seq_len, "dtype": self.dtype,
+                "eos_id": -1 if self.eos_id is None else self.eos_id,
+                "return_position_ids": self.return_position_ids,
+                "return_cu_seqlens": self.return_cu_seqlens,
+                "mask_boundary_labels": self.mask_boundary_labels}
 
     def __repr__(self):
-        return f"stoker.Tokens({self.path!r}, seq_len={self.seq_len}, dtype={self.dtype!r})"
+        boundaries = "".join(f", {name}={getattr(self, name)!r}" for name in (
+            "eos_id", "return_position_ids", "return_cu_seqlens", "mask_boundary_labels")
+            if getattr(self, name) not in (None, False))
+        return (f"stoker.Tokens({self.path!r}, seq_len={self.seq_len}, dtype={self.dtype!r}"
+                f"{boundaries})")
 
 
 class Mixture(_Source):

@@ -57,3 +57,14 @@ def test_every_registered_source_has_a_case():
 def test_source_contract_order_ranks_and_resume(name, tmp_path):
     cache = str(tmp_path / "cache")
     check_source_contract(CASES[name](tmp_path, cache), cache)
+
+
+def test_tokens_with_document_boundaries_keep_the_contract(tmp_path):
+    # Documents ending at each token 3 (a uint16 value in about 1 of 16 tokens here), with every
+    # boundary field: a variable field (cu_seqlens) among the fixed ones.
+    tokens = random_tokens(23 * 8 + 1) % 16
+    source = stoker.Tokens(write_bin(tmp_path / "train.bin", tokens), seq_len=8, eos_id=3,
+                           return_position_ids=True, return_cu_seqlens=True,
+                           mask_boundary_labels=True)
+    cache = str(tmp_path / "cache")
+    check_source_contract(source, cache)

@@ -33,10 +33,11 @@ class ShardReader {
   // held in memory under the name `name` (what errors name), their checksums computed here.
   static ShardReader in_memory(std::string name, Schema schema,
                                const std::vector<std::vector<uint8_t>>& records);
-  // A reader of `records` records of `schema` (fixed fields only; a view per field, each of the
-  // field's own type or an integer type widened to an int64 field: kInternal otherwise) read in
-  // place through `views`, named `name`. Nothing is built nor checksummed: the loader's copy
-  // widens each field straight from the views into its batch slot. record() (for other readers
+  // A reader of `records` records of `schema` (a view per field: of a fixed field, of its own
+  // type or an integer type widened to an int64 field; or a computed field, fixed or
+  // variable-length: kInternal otherwise) read in place through `views`, named `name`. Nothing
+  // is built nor checksummed: the loader's copy widens (or computes) each field straight from
+  // the views into its batch slot. record() (for other readers
   // of records' bytes) builds the records in stoker's layout the first time it is called;
   // verify_record is always ok (the bytes are the file's, which has no checksum: whoever made
   // the views checked their values).
@@ -102,7 +103,8 @@ class ShardReader {
   struct Viewed {
     RecordViews views;
     std::once_flag built;
-    std::vector<uint8_t> records;  // each schema.fixed_bytes() long
+    std::vector<uint8_t> records;  // one after the other
+    std::vector<uint64_t> starts;  // record i: records[starts[i], starts[i + 1])
   };
   std::unique_ptr<Viewed> viewed_;
 

@@ -49,23 +49,35 @@ class CopyVariableField : public VariableTransform {
   }
   DType dtype() const override { return dtype_; }
   std::vector<int64_t> sample_shape() const override { return capacity_; }
+  bool copies_views() const override { return true; }
   Status apply_sized(const SampleInput& input, uint8_t* slot, int64_t* shape) const override {
-    Result<ByteSpan> bytes = variable_field(*input.schema, input.record, field_);
-    if (!bytes.is_ok()) return bytes.status();
-    const size_t size = bytes.value().size;
-    if (size % row_bytes_ != 0)
-      return corrupt(fmt::format("{} bytes are not whole rows of {} bytes", size, row_bytes_));
-    const auto rows = static_cast<int64_t>(size / row_bytes_);
-    if (rows > capacity_[0])
-      return invalid_argument(
-          fmt::format("{} rows, more than the capacity of {}", rows, capacity_[0]));
-    if (size > 0) std::memcpy(slot, bytes.value().data, size);
+    int64_t rows = 0;
+    if (input.viewed.views) {  // a computed field (record_views.h), written straight into the slot
+      rows = static_cast<int64_t>(input.viewed.views->rows(input.viewed.record, field_));
+      if (Status fits = within_capacity(rows); !fits.is_ok()) return fits;
+      input.viewed.views->write_rows(input.viewed.record, field_, slot);
+    } else {
+      Result<ByteSpan> bytes = variable_field(*input.schema, input.record, field_);
+      if (!bytes.is_ok()) return bytes.status();
+      const size_t size = bytes.value().size;
+      if (size % row_bytes_ != 0)
+        return corrupt(fmt::format("{} bytes are not whole rows of {} bytes", size, row_bytes_));
+      rows = static_cast<int64_t>(size / row_bytes_);
+      if (Status fits = within_capacity(rows); !fits.is_ok()) return fits;
+      if (size > 0) std::memcpy(slot, bytes.value().data, size);
+    }
     shape[0] = rows;
     for (size_t d = 0; d < row_shape_.size(); ++d) shape[d + 1] = row_shape_[d];
     return Status::ok();
   }
 
  private:
+  Status within_capacity(int64_t rows) const {
+    if (rows <= capacity_[0]) return Status::ok();
+    return invalid_argument(
+        fmt::format("{} rows, more than the capacity of {}", rows, capacity_[0]));
+  }
+
   const int field_;
   const DType dtype_;
   const std::vector<int64_t> row_shape_;

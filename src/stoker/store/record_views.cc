@@ -60,6 +60,7 @@ void widen_to_int64(StoredType type, const uint8_t* bytes, size_t n, uint8_t* ou
 
 void RecordViews::write(uint64_t i, int field, size_t elements, uint8_t* out) const {
   const FieldView& view = fields[static_cast<size_t>(field)];
+  if (view.computed) return computed->write(i, field, out);
   const uint8_t* from = start(i) + view.offset;
   if (view.dtype == DType::kInt64) {
     widen_to_int64(view.type, from, elements, out);

@@ -76,7 +76,9 @@ Result<ShardReader> ShardReader::viewed(std::string name, Schema schema, uint64_
     const bool own = (field.dtype == DType::kUint8 && view.type == StoredType::kUint8) ||
                      (field.dtype == DType::kInt64 &&
                       (view.type == StoredType::kInt64 || view.type == StoredType::kUint64));
-    if (!field.is_fixed() || view.dtype != field.dtype || (!own && field.dtype != DType::kInt64))
+    const bool fits = view.computed ? views.computed && field.dtype != DType::kBytes
+                                    : field.is_fixed() && (own || field.dtype == DType::kInt64);
+    if (!fits || view.dtype != field.dtype)
       return Status(StatusCode::kInternal,
                     name + ": field '" + field.name + "' has no view of its type");
   }
@@ -92,18 +94,31 @@ Result<ShardReader> ShardReader::viewed(std::string name, Schema schema, uint64_
 
 ByteSpan ShardReader::built_record(uint64_t i) const {
   Viewed& viewed = *viewed_;
-  const size_t bytes = schema_.fixed_bytes();
   std::call_once(viewed.built, [&] {
-    viewed.records.resize(count_ * bytes);
+    const size_t fields = schema_.fields().size();
+    std::vector<std::vector<uint8_t>> payloads(fields);
+    std::vector<uint8_t> record;
+    viewed.starts.reserve(count_ + 1);
     for (uint64_t r = 0; r < count_; ++r) {
-      for (size_t f = 0; f < schema_.fields().size(); ++f) {
-        const auto field = static_cast<int>(f);
-        viewed.views.write(r, field, static_cast<size_t>(schema_.fields()[f].num_elements()),
-                           viewed.records.data() + r * bytes + schema_.fixed_offset(field));
+      record.assign(schema_.fixed_bytes(), 0);
+      for (size_t f = 0; f < fields; ++f) {
+        const Field& field = schema_.fields()[f];
+        const auto index = static_cast<int>(f);
+        if (field.is_fixed()) {
+          viewed.views.write(r, index, static_cast<size_t>(field.num_elements()),
+                             record.data() + schema_.fixed_offset(index));
+        } else {  // a computed variable-length field (viewed() admits no other)
+          payloads[f].resize(viewed.views.rows(r, index) * field.row_bytes());
+          viewed.views.write_rows(r, index, payloads[f].data());
+        }
       }
+      shard_format::encode_variable_part(schema_, payloads, &record);
+      viewed.starts.push_back(viewed.records.size());
+      viewed.records.insert(viewed.records.end(), record.begin(), record.end());
     }
+    viewed.starts.push_back(viewed.records.size());
   });
-  return {viewed.records.data() + i * bytes, bytes};
+  return {viewed.records.data() + viewed.starts[i], viewed.starts[i + 1] - viewed.starts[i]};
 }
 
 Result<ByteSpan> ShardReader::variable_field(uint64_t i, int field) const {

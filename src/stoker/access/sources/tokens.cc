@@ -22,6 +22,10 @@ Result<std::shared_ptr<const Dataset>> open_tokens(const SourceOpening& opening)
   options.seq_len = opening.params.integer("seq_len");
   options.raw_type =
       opening.params.choice("dtype") == "uint32" ? TokenType::kUint32 : TokenType::kUint16;
+  options.eos_id = opening.params.integer("eos_id");
+  options.position_ids = opening.params.flag("return_position_ids");
+  options.cu_seqlens = opening.params.flag("return_cu_seqlens");
+  options.mask_boundary_labels = opening.params.flag("mask_boundary_labels");
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<TokenSource> source,
                           TokenSource::open(opening.location, options));
   return Dataset::open(std::move(source));
@@ -43,6 +47,20 @@ SourceSpec tokens() {
       ParamSpec::choice("dtype", "uint16", {"uint16", "uint32"},
                         "the tokens' type in a headerless .bin (a .npy and Megatron's index say "
                         "theirs)"),
+      ParamSpec::integer("eos_id", -1,
+                         "the end-of-document token id, which ends each document (nanoGPT's "
+                         "GPT-2 EOT: 50256); -1: none (a Megatron-LM dataset's .idx gives its "
+                         "documents)")
+          .in(-1, 9.2e18),
+      ParamSpec::flag("return_position_ids", false,
+                      "position_ids int64 [seq_len]: from 0 at each document's first token in "
+                      "the sample, and at the sample's first"),
+      ParamSpec::flag("return_cu_seqlens", false,
+                      "cu_seqlens int64 [segments + 1]: the sample's document segments' starts, "
+                      "then seq_len (FlashAttention's varlen kernels')"),
+      ParamSpec::flag("mask_boundary_labels", false,
+                      "labels -100 (PyTorch's ignore_index) where they would cross into the "
+                      "next document"),
   };
   spec.auto_rank = 40;
   spec.recognises = [](const std::string& location, const std::function<bool()>&) {

@@ -52,7 +52,7 @@ bool has_megatron_magic(const std::string& head) {
 
 Result<MegatronIndex> parse_megatron_index(const std::string& name, uint64_t index_size,
                                            const IndexRead& read, const std::string& bin_name,
-                                           uint64_t bin_size) {
+                                           uint64_t bin_size, bool document_starts) {
   auto refused = [&](const std::string& why) {
     return corrupt(fmt::format("{}: not a Megatron-LM index stoker reads: {}", name, why));
   };
@@ -95,6 +95,8 @@ Result<MegatronIndex> parse_megatron_index(const std::string& name, uint64_t ind
   const uint64_t pointers_at = lengths_at + 4 * sequences;
   const uint64_t documents_at = pointers_at + 8 * sequences;
   const uint64_t item = token_type_size(index.layout.type);
+  // Each sequence's first token in the array, then the tokens' count: where asked.
+  std::vector<uint64_t> sequence_starts;
   // Lengths and pointers read chunk by chunk side by side: a chunk of lengths, then its pointers.
   for (uint64_t first = 0; first < sequences; first += kChunkEntries) {
     const uint64_t n = std::min(kChunkEntries, sequences - first);
@@ -110,9 +112,11 @@ Result<MegatronIndex> parse_megatron_index(const std::string& name, uint64_t ind
         return refused(
             fmt::format("sequence {}: {} tokens at byte {}, past the end of {} ({} bytes)",
                         first + k, length, pointer, bin_name, bin_size));
+      if (document_starts) sequence_starts.push_back(index.layout.tokens);
       index.layout.append(static_cast<uint64_t>(pointer), static_cast<uint64_t>(length));
     }
   }
+  if (document_starts) sequence_starts.push_back(index.layout.tokens);
   index.sequences = sequences;
   // Document indices: from 0, never decreasing, at most the sequence count.
   int64_t previous = 0;
@@ -126,6 +130,11 @@ Result<MegatronIndex> parse_megatron_index(const std::string& name, uint64_t ind
         return refused(fmt::format("document index {} is {}, not in [{}, {}]", j, value, previous,
                                    j == 0 ? 0 : sequences));
       previous = value;
+      // A document's start, where it holds tokens (an empty one, or the end, starts none).
+      const uint64_t start = document_starts ? sequence_starts[static_cast<uint64_t>(value)] : 0;
+      if (document_starts && start < index.layout.tokens &&
+          (index.document_starts.empty() || index.document_starts.back() != start))
+        index.document_starts.push_back(start);
     }
   }
   index.documents = documents - 1;

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "stoker/store/import/token_layout.h"
 #include "stoker/util/status.h"
@@ -30,6 +31,8 @@ struct MegatronIndex {
   TokenLayout layout;
   uint64_t sequences = 0;
   uint64_t documents = 0;  // the document indices less one (the first, 0, starts the first)
+  // Where asked: each non-empty document's first token in the array, in order (from 0).
+  std::vector<uint64_t> document_starts;
 };
 
 // `size` bytes of the index from byte `offset` (inside it): an error naming the file when they
@@ -40,10 +43,11 @@ using IndexRead = std::function<Result<std::string>(uint64_t offset, size_t size
 // `bin_size` bytes. kCorrupt in one line naming the index for any inconsistency (a wrong magic or
 // version, an unknown or float dtype, counts the index's size cannot hold, a negative length, a
 // sequence outside the .bin, document indices out of order or past the sequences); `read`'s
-// errors as they are.
+// errors as they are. `document_starts`: whether to list the documents' first tokens (a
+// sequence's start kept per sequence while the index is read: 8 bytes each).
 Result<MegatronIndex> parse_megatron_index(const std::string& name, uint64_t index_size,
                                            const IndexRead& read, const std::string& bin_name,
-                                           uint64_t bin_size);
+                                           uint64_t bin_size, bool document_starts = false);
 
 // Whether `head` (an index's first bytes) starts with the magic "MMIDIDX\0\0".
 bool has_megatron_magic(const std::string& head);

@@ -46,6 +46,14 @@ size_t token_type_size(TokenType type) { return kTokenTypes[static_cast<size_t>(
 
 const char* token_type_name(TokenType type) { return kTokenTypes[static_cast<size_t>(type)].name; }
 
+uint64_t token_type_max(TokenType type) {
+  const size_t size = token_type_size(type);
+  const bool is_signed = type == TokenType::kInt8 || type == TokenType::kInt16 ||
+                         type == TokenType::kInt32 || type == TokenType::kInt64;
+  return size == 8 ? static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
+                   : (uint64_t{1} << (8 * size - (is_signed ? 1 : 0))) - 1;
+}
+
 void TokenLayout::append(uint64_t offset, uint64_t count) {
   if (count == 0) return;
   const uint64_t size = token_type_size(type);

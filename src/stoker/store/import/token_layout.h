@@ -24,6 +24,8 @@ using TokenType = StoredType;
 size_t token_type_size(TokenType type);
 // numpy's name of `type`: "uint16", "int32", ...
 const char* token_type_name(TokenType type);
+// The largest token id of `type` (int64's largest for the 8-byte types).
+uint64_t token_type_max(TokenType type);
 
 // `count` tokens stored one after the other from byte `offset` of the data file, the tokens
 // [first, first + count) of the array.

@@ -95,11 +95,14 @@ Result<std::shared_ptr<TokenSource>> TokenSource::open(const std::string& path,
       bytes.resize(got);
       return bytes;
     };
+    const bool starts = options.eos_id < 0 && (options.position_ids || options.cu_seqlens ||
+                                               options.mask_boundary_labels);
     STOKER_ASSIGN_OR_RETURN(
         MegatronIndex parsed,
-        parse_megatron_index(names[1], index.identity.size, read, names[0], size));
+        parse_megatron_index(names[1], index.identity.size, read, names[0], size, starts));
     source->layout_ = std::move(parsed.layout);
     source->documents_ = parsed.documents;
+    source->document_starts_ = std::move(parsed.document_starts);
     source->format_ = "Megatron-LM indexed dataset";
   } else if (has_suffix(path, ".npy")) {
     STOKER_ASSIGN_OR_RETURN(source->layout_, npy_layout(path, size));
@@ -119,13 +122,15 @@ Result<std::shared_ptr<TokenSource>> TokenSource::open(const std::string& path,
       return io_error(fmt::format("{}: changed while it was opened (its size)", names[0]));
     source->mapping_ = std::make_shared<const MappedFile>(std::move(mapped));
   }
+  std::vector<Field> fields{{"input_ids", DType::kInt64, {length}},
+                            {"labels", DType::kInt64, {length}}};
+  STOKER_RETURN_IF_ERROR(source->set_boundaries(options, fields));
   Manifest manifest;
   manifest.source = path;
   // Valid: a shape of 1 to 2^22.
-  manifest.schema =
-      Schema::create({{"input_ids", DType::kInt64, {length}}, {"labels", DType::kInt64, {length}}})
-          .value();
+  manifest.schema = Schema::create(std::move(fields)).value();
   manifest.format_version = manifest.schema.format_version();
+  if (options.cu_seqlens) manifest.max_lengths["cu_seqlens"] = per_sample + 1;
   manifest.records = (tokens - 1) / per_sample;
   source->unit_samples_ = std::max<int64_t>(1, kUnitTokens / length);
   const auto unit_samples = static_cast<uint64_t>(source->unit_samples_);
@@ -138,6 +143,51 @@ Result<std::shared_ptr<TokenSource>> TokenSource::open(const std::string& path,
   }
   source->set_manifest(std::move(manifest));
   return source;
+}
+
+Status TokenSource::set_boundaries(const TokenSourceOptions& options, std::vector<Field>& fields) {
+  const std::string& name = files_->names()[0];
+  const char* asked = options.position_ids           ? "return_position_ids"
+                      : options.cu_seqlens           ? "return_cu_seqlens"
+                      : options.mask_boundary_labels ? "mask_boundary_labels"
+                                                     : nullptr;
+  if (!asked) {
+    if (options.eos_id < 0) return Status::ok();
+    return invalid_argument(
+        fmt::format("{}: eos_id {} given, but no field asks for document boundaries "
+                    "(return_position_ids, return_cu_seqlens or mask_boundary_labels)",
+                    name, options.eos_id));
+  }
+  if (options.eos_id >= 0) {
+    if (static_cast<uint64_t>(options.eos_id) > token_type_max(layout_.type))
+      return invalid_argument(fmt::format("{}: eos_id {} is no {} token (0 to {})", name,
+                                          options.eos_id, token_type_name(layout_.type),
+                                          token_type_max(layout_.type)));
+    document_starts_.clear();
+  } else if (files_->names().size() < 2) {
+    return invalid_argument(
+        fmt::format("{}: {} needs document boundaries: give eos_id, the end-of-document token "
+                    "id (nanoGPT's GPT-2 EOT is 50256), or read a Megatron-LM dataset (its .idx)",
+                    name, asked));
+  } else if (documents_ == 0) {
+    return invalid_argument(
+        fmt::format("{}: {} needs document boundaries, but its document index holds no "
+                    "document: give eos_id, the end-of-document token id",
+                    files_->names()[1], asked));
+  }
+  eos_id_ = options.eos_id;
+  boundaries_ = true;
+  if (options.mask_boundary_labels) boundary_fields_.labels = 1;
+  const int64_t length = fields[0].shape[0];
+  if (options.position_ids) {
+    boundary_fields_.position_ids = static_cast<int>(fields.size());
+    fields.push_back({"position_ids", DType::kInt64, {length}});
+  }
+  if (options.cu_seqlens) {
+    boundary_fields_.cu_seqlens = static_cast<int>(fields.size());
+    fields.push_back({"cu_seqlens", DType::kInt64, {}, "segments"});
+  }
+  return Status::ok();
 }
 
 Result<std::vector<FileStamp>> TokenSource::file_stamps() const {
@@ -185,31 +235,55 @@ Status TokenSource::bad_token(uint64_t token, const std::string& value) const {
                              files_->names()[0], sample, token, value));
 }
 
-Result<ShardReader> TokenSource::viewed_unit(int u, uint64_t first_sample, uint64_t records) const {
-  const size_t item = token_type_size(layout_.type);
+std::vector<uint32_t> TokenSource::unit_document_starts(int u, uint64_t first, TokenType type,
+                                                        const uint8_t* tokens) const {
+  const uint64_t labels_end = manifest().shards[u].records * static_cast<uint64_t>(seq_len_);
+  if (eos_id_ >= 0)
+    return eos_document_starts(type, tokens, labels_end, static_cast<uint64_t>(eos_id_));
+  auto from = std::upper_bound(document_starts_.begin(), document_starts_.end(), first);
+  auto to = std::upper_bound(from, document_starts_.end(), first + labels_end);
+  std::vector<uint32_t> starts;
+  for (auto s = from; s != to; ++s) starts.push_back(static_cast<uint32_t>(*s - first));
+  return starts;
+}
+
+Result<ShardReader> TokenSource::viewed_unit(int u, uint64_t first, TokenType type,
+                                             const uint8_t* tokens,
+                                             std::shared_ptr<const void> hold) const {
+  const size_t item = token_type_size(type);
   const auto length = static_cast<uint64_t>(seq_len_);
-  const uint64_t first = first_sample * length;
-  const uint8_t* base = mapping_->data() + layout_.spans[0].offset + first * item;
-  if (token_type_checked(layout_.type)) {
+  const uint64_t records = manifest().shards[u].records;
+  std::vector<uint32_t> starts;
+  if (hold == mapping_) {
     // Read in a guard: a file shrunk since the check of its identity reads as zeros, refused.
     MappedReadGuard guard;
-    const std::optional<BadToken> bad = find_bad_token(layout_.type, base, records * length + 1);
+    std::optional<BadToken> bad;
+    if (token_type_checked(type)) bad = find_bad_token(type, tokens, records * length + 1);
+    if (boundaries_ && !bad) starts = unit_document_starts(u, first, type, tokens);
     if (!guard.changed_file().empty())
       return io_error(fmt::format("{}: {}", guard.changed_file(), kChangedSizeText));
     if (bad) return bad_token(first + bad->at, bad->value);
+  } else if (boundaries_) {
+    starts = unit_document_starts(u, first, type, tokens);
   }
   RecordViews views;
-  views.base = base;
+  views.base = tokens;
   views.stride = length * item;
-  views.fields = {{layout_.type, 0, DType::kInt64}, {layout_.type, item, DType::kInt64}};
-  views.hold = mapping_;
+  views.fields = {{type, 0, DType::kInt64}, {type, item, DType::kInt64}};
+  views.hold = std::move(hold);
+  if (boundaries_) {
+    views.computed = std::make_shared<const SampleBoundaries>(std::move(starts), seq_len_,
+                                                              boundary_fields_, type, tokens);
+    views.fields[1].computed = boundary_fields_.labels == 1;
+    for (int f = 2; f < static_cast<int>(manifest().schema.fields().size()); ++f)
+      views.fields.push_back({type, 0, DType::kInt64, true});
+  }
   return ShardReader::viewed(manifest().shards[u].file, manifest().schema, records,
                              std::move(views));
 }
 
 Result<ShardReader> TokenSource::read_unit(int u, std::map<uint64_t, std::string>& /*bad*/,
                                            const std::function<bool()>& cancelled) const {
-  const Schema& schema = manifest().schema;
   const ShardInfo& unit = manifest().shards[u];
   STOKER_ASSIGN_OR_RETURN(OpenFile data, files_->open(0, cancelled));
   for (size_t i = 0; i < identities_.size(); ++i) {
@@ -219,19 +293,17 @@ Result<ShardReader> TokenSource::read_unit(int u, std::map<uint64_t, std::string
       return io_error(
           fmt::format("{}: changed since it was opened (its size or time)", files_->names()[i]));
   }
-  const auto length = static_cast<size_t>(seq_len_);
-  const uint64_t first_sample = static_cast<uint64_t>(u) * static_cast<uint64_t>(unit_samples_);
-  if (mapping_) return viewed_unit(u, first_sample, unit.records);
-  std::vector<int64_t> tokens(unit.records * length + 1);
-  STOKER_RETURN_IF_ERROR(read_tokens(data, first_sample * length, tokens.size(), tokens.data()));
-  const size_t inputs = schema.fixed_offset(0), labels = schema.fixed_offset(1);
-  std::vector<std::vector<uint8_t>> records(unit.records,
-                                            std::vector<uint8_t>(schema.fixed_bytes()));
-  for (size_t k = 0; k < records.size(); ++k) {
-    std::memcpy(records[k].data() + inputs, &tokens[k * length], length * sizeof(int64_t));
-    std::memcpy(records[k].data() + labels, &tokens[k * length + 1], length * sizeof(int64_t));
+  const auto length = static_cast<uint64_t>(seq_len_);
+  const uint64_t first = static_cast<uint64_t>(u) * static_cast<uint64_t>(unit_samples_) * length;
+  if (mapping_) {
+    const size_t item = token_type_size(layout_.type);
+    return viewed_unit(u, first, layout_.type,
+                       mapping_->data() + layout_.spans[0].offset + first * item, mapping_);
   }
-  return ShardReader::in_memory(unit.file, schema, records);
+  auto tokens = std::make_shared<std::vector<int64_t>>(unit.records * length + 1);
+  STOKER_RETURN_IF_ERROR(read_tokens(data, first, tokens->size(), tokens->data()));
+  const auto* bytes = reinterpret_cast<const uint8_t*>(tokens->data());
+  return viewed_unit(u, first, TokenType::kInt64, bytes, std::move(tokens));
 }
 
 Status TokenSource::record_error(int /*unit*/, uint64_t /*record*/, uint64_t global,

@@ -9,16 +9,24 @@
 // shuffle): with T tokens and seq_len L, there are N = floor((T - 1) / L) samples; sample i has
 // `input_ids` int64 [L], tokens [iL, iL + L), and `labels` int64 [L], tokens [iL + 1, iL + L + 1)
 // (shifted by one). Every token but the last T - NL - 1 is in exactly one sample's input_ids.
+// Asked for (TokenSourceOptions), the same samples also carry their documents' boundaries
+// (token_boundaries.h: `position_ids` int64 [L], `cu_seqlens` int64 [segments + 1], a variable
+// field of at most L + 1 rows, and labels masked where they would cross into the next document),
+// computed as each unit is read, from an end-of-document token id (its tokens scanned) or from
+// Megatron-LM's document index; input_ids and the samples themselves do not change.
 // The data file is mapped at open. Where its tokens are one run of the file (nanoGPT's .bin, a
 // .npy, Megatron's dataset whose sequences follow one another), a unit of reading (a manifest
 // shard: the samples of about kUnitTokens tokens, store/unit_read_source.h) is, when the loader
 // pins it, views of the mapping (ShardReader::viewed): each sample's input_ids and labels are
 // widened from the file's bytes straight into the batch, no record built, copied or checksummed
-// (a token file has no checksum). Otherwise a unit's tokens are read (preads of their runs),
-// widened and built into records in memory.
+// (a token file has no checksum). Otherwise a unit's tokens are read (preads of their runs) and
+// widened into memory, its samples views of them.
 //
 // Errors, one line naming the file: at open, a path that names no token file, a file whose
-// layout is inconsistent (token_layout.h, megatron_index.h), or fewer than L + 1 tokens; at a
+// layout is inconsistent (token_layout.h, megatron_index.h), or fewer than L + 1 tokens, and one
+// naming the file and the parameter for boundary fields without boundaries (no eos_id and no
+// Megatron index, or an index without documents), an eos_id without a boundary field or
+// outside the tokens' type; at a
 // unit's read (acquire's error, so it fails the batch under either on_error policy: fixed int64
 // fields have no transform that could refuse one record), a token that is no token id (negative,
 // or 2^63 and above: only a signed or a uint64 file's tokens are checked, once per read of a
@@ -32,6 +40,7 @@
 #include <string>
 #include <vector>
 
+#include "stoker/store/import/token_boundaries.h"
 #include "stoker/store/import/token_layout.h"
 #include "stoker/store/in_place_files.h"
 #include "stoker/store/unit_read_source.h"
@@ -46,6 +55,13 @@ struct TokenSourceOptions {
   int64_t seq_len = 1024;  // L, 1 to kMaxTokenSeqLen (nanoGPT's block_size default)
   // The dtype of a headerless .bin (uint16 or uint32); .npy and Megatron's files say theirs.
   TokenType raw_type = TokenType::kUint16;
+  // Document boundaries: the end-of-document token id (eos_id, -1: none; then a Megatron-LM
+  // dataset's document index gives them), and the fields made of them (none: the samples as
+  // above, nothing scanned).
+  int64_t eos_id = -1;
+  bool position_ids = false;
+  bool cu_seqlens = false;
+  bool mask_boundary_labels = false;
 };
 
 class TokenSource : public UnitReadSource {
@@ -75,14 +91,29 @@ class TokenSource : public UnitReadSource {
   Status read_tokens(const OpenFile& data, uint64_t first, size_t n, int64_t* out) const;
   // The error of the bad token `value`, token `token` of the array.
   Status bad_token(uint64_t token, const std::string& value) const;
-  // Unit u of `records` samples from sample `first_sample` as views of the mapping.
-  Result<ShardReader> viewed_unit(int u, uint64_t first_sample, uint64_t records) const;
+  // Checks the boundary options against the file (its type, Megatron's documents) and adds
+  // the boundary fields asked for to `fields`.
+  Status set_boundaries(const TokenSourceOptions& options, std::vector<Field>& fields);
+  // Unit u as views of its tokens (from its first sample's first token, `first`) of `type` at
+  // `tokens`, which `hold` keeps: the mapping's (then its tokens are checked in a guard, as its
+  // document boundaries are found) or those read.
+  Result<ShardReader> viewed_unit(int u, uint64_t first, TokenType type, const uint8_t* tokens,
+                                  std::shared_ptr<const void> hold) const;
+  // The document starts among unit u's tokens (as viewed_unit's), counted from its first.
+  std::vector<uint32_t> unit_document_starts(int u, uint64_t first, TokenType type,
+                                             const uint8_t* tokens) const;
 
   std::string path_;
   std::string format_;  // for describe(): "nanoGPT .bin", ".npy", "Megatron-LM indexed dataset"
   int64_t seq_len_ = 0;
   int64_t unit_samples_ = 0;  // samples per unit (the last unit may have fewer)
   uint64_t documents_ = 0;    // Megatron's; 0 for a flat array
+  // Boundaries: none where no field asks; else from eos_id_ (>= 0) or document_starts_
+  // (Megatron's index, MegatronIndex::document_starts).
+  BoundaryFields boundary_fields_;
+  bool boundaries_ = false;
+  int64_t eos_id_ = -1;
+  std::vector<uint64_t> document_starts_;
   TokenLayout layout_;
   std::shared_ptr<const InPlaceFiles> files_;  // the data file, then Megatron's index
   std::vector<FileIdentity> identities_;       // of files_, when opened

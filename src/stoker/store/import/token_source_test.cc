@@ -207,21 +207,27 @@ TEST(TokenSource, AFileChangedSinceOpenFailsItsUnit) {
             tmp / "c.bin" + ": changed since it was opened (its size or time)");
 }
 
+// Megatron's dataset `prefix` of three sequences stored out of order (the second first in the
+// .bin) and an empty fourth: the array 10 11 12 13 | 20 21 22 30 31, not one run of the .bin; a
+// document of the first sequence, one of the next two, an empty one.
+void write_out_of_order_megatron(const std::string& prefix) {
+  const std::vector<uint16_t> bin{20, 21, 22, 10, 11, 12, 13, 30, 31};
+  write_bytes(prefix + ".bin", token_bytes(bin));
+  write_bytes(prefix + ".idx",
+              testing::megatron_index_bytes(8, {4, 3, 2, 0}, {6, 0, 14, 18}, {0, 1, 3, 4}));
+}
+
 TEST(TokenSource, MegatronSequencesInOrderAsOneArray) {
   testing::TempDir tmp;
-  // Three sequences stored out of order (the second first in the .bin): the array is theirs in
-  // sequence order; an empty fourth sequence adds nothing.
-  const std::vector<uint16_t> bin{20, 21, 22, 10, 11, 12, 13, 30, 31};
-  write_bytes(tmp / "d_text.bin", token_bytes(bin));
-  write_bytes(tmp / "d_text.idx",
-              testing::megatron_index_bytes(8, {4, 3, 2, 0}, {6, 0, 14, 18}, {0, 1, 3, 4}));
+  // The array is the sequences' tokens in sequence order; the empty one adds nothing.
+  write_out_of_order_megatron(tmp / "d_text");
   const std::vector<int64_t> array{10, 11, 12, 13, 20, 21, 22, 30, 31};
   for (const std::string& path : {tmp / "d_text.bin", tmp / "d_text.idx", tmp / "d_text"}) {
     EXPECT_TRUE(TokenSource::recognises(path)) << path;
     auto dataset = open_tokens(path, 2);
     ASSERT_EQ(dataset->size(), 4u);
-    // Its tokens are three runs of the file: read, built into records.
-    EXPECT_FALSE(viewed(*dataset, 0));
+    // Its tokens are three runs of the file: read into memory, its samples views of them.
+    EXPECT_TRUE(viewed(*dataset, 0));
     for (uint64_t i = 0; i < 4; ++i) {
       EXPECT_EQ(sample_field(*dataset, i, 0), slice(array, 2 * i, 2)) << i;
       EXPECT_EQ(sample_field(*dataset, i, 1), slice(array, 2 * i + 1, 2)) << i;
@@ -291,6 +297,95 @@ TEST(TokenSource, CorruptMegatronIndexesAreRefusedNamingTheIndex) {
   const uint64_t count = uint64_t{1} << 62;  // 12 × count overflows
   std::memcpy(huge.data() + 18, &count, sizeof count);
   EXPECT_EQ(error(huge), refused + "4611686018427387904 sequences, more than its 74 bytes hold");
+}
+
+TokenSourceOptions boundary_options(int64_t seq_len, int64_t eos_id) {
+  TokenSourceOptions options;
+  options.seq_len = seq_len;
+  options.eos_id = eos_id;
+  options.position_ids = options.cu_seqlens = options.mask_boundary_labels = true;
+  return options;
+}
+
+// Sample i's cu_seqlens: its views' rows, the same as its built record's variable field.
+std::vector<int64_t> cu_seqlens(const Dataset& dataset, uint64_t i) {
+  const auto index = static_cast<int64_t>(i);
+  ShardPins pins = dataset.pin(&index, 1, nullptr).value_or_throw();
+  const Dataset::Location at = dataset.locate(i);
+  const RecordViews* views = dataset.shard(at.shard).views();
+  std::vector<int64_t> out(views->rows(at.record, 3));
+  views->write_rows(at.record, 3, reinterpret_cast<uint8_t*>(out.data()));
+  const VariableRows built = variable_rows(dataset.schema(), dataset.record(i), 3).value_or_throw();
+  EXPECT_EQ(std::vector<int64_t>(reinterpret_cast<const int64_t*>(built.bytes.data),
+                                 reinterpret_cast<const int64_t*>(built.bytes.data) + built.rows),
+            out)
+      << "sample " << i;
+  return out;
+}
+
+TEST(TokenSource, DocumentBoundariesFromAnEndOfDocumentToken) {
+  testing::TempDir tmp;
+  // Documents end after each 9: they start at tokens 0, 3, 7 and 9.
+  const std::vector<uint16_t> bin{1, 2, 9, 3, 4, 5, 9, 6, 9, 7, 8, 1, 2};
+  write_bytes(tmp / "e.bin", token_bytes(bin));
+  auto dataset =
+      Dataset::open(TokenSource::open(tmp / "e.bin", boundary_options(4, 9)).value_or_throw())
+          .value_or_throw();
+  ASSERT_EQ(dataset->size(), 3u);
+  EXPECT_EQ(dataset->manifest().max_lengths.at("cu_seqlens"), 5u);
+  const std::vector<std::vector<int64_t>> labels{{2, 9, -100, 4}, {5, 9, -100, 9}, {-100, 8, 1, 2}};
+  const std::vector<std::vector<int64_t>> positions{{0, 1, 2, 0}, {0, 1, 2, 0}, {0, 0, 1, 2}};
+  const std::vector<std::vector<int64_t>> cu{{0, 3, 4}, {0, 3, 4}, {0, 1, 4}};
+  for (uint64_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(sample_field(*dataset, i, 0), slice(bin, 4 * i, 4)) << i;
+    EXPECT_EQ(sample_field(*dataset, i, 1), labels[i]) << i;
+    EXPECT_EQ(sample_field(*dataset, i, 2), positions[i]) << i;
+    EXPECT_EQ(cu_seqlens(*dataset, i), cu[i]) << i;
+  }
+}
+
+TEST(TokenSource, DocumentBoundariesFromMegatronsDocumentIndex) {
+  testing::TempDir tmp;
+  // Documents start at tokens 0 and 4 (the sequences read into memory, then viewed).
+  write_out_of_order_megatron(tmp / "d");
+  auto dataset =
+      Dataset::open(TokenSource::open(tmp / "d", boundary_options(3, -1)).value_or_throw())
+          .value_or_throw();
+  ASSERT_EQ(dataset->size(), 2u);
+  EXPECT_EQ(sample_field(*dataset, 0, 1), (std::vector<int64_t>{11, 12, 13}));
+  EXPECT_EQ(sample_field(*dataset, 0, 2), (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(cu_seqlens(*dataset, 0), (std::vector<int64_t>{0, 3}));
+  EXPECT_EQ(sample_field(*dataset, 1, 0), (std::vector<int64_t>{13, 20, 21}));
+  EXPECT_EQ(sample_field(*dataset, 1, 1), (std::vector<int64_t>{-100, 21, 22}));
+  EXPECT_EQ(sample_field(*dataset, 1, 2), (std::vector<int64_t>{0, 0, 1}));
+  EXPECT_EQ(cu_seqlens(*dataset, 1), (std::vector<int64_t>{0, 1, 3}));
+}
+
+TEST(TokenSource, BoundaryOptionsWithoutBoundariesAreOneLineErrors) {
+  testing::TempDir tmp;
+  write_bytes(tmp / "f.bin", token_bytes(std::vector<uint16_t>(20, 1)));
+  auto error = [&](const std::string& path, const TokenSourceOptions& options) {
+    Result<std::shared_ptr<TokenSource>> source = TokenSource::open(path, options);
+    return source.is_ok() ? "opened" : source.status().message();
+  };
+  EXPECT_EQ(error(tmp / "f.bin", boundary_options(4, 65536)),
+            tmp / "f.bin" + ": eos_id 65536 is no uint16 token (0 to 65535)");
+  TokenSourceOptions eos_alone;
+  eos_alone.seq_len = 4;
+  eos_alone.eos_id = 3;
+  EXPECT_NE(error(tmp / "f.bin", eos_alone).find("f.bin: eos_id 3 given, but no field asks"),
+            std::string::npos);
+  EXPECT_NE(error(tmp / "f.bin", boundary_options(4, -1))
+                .find("f.bin: return_position_ids needs document boundaries: give eos_id"),
+            std::string::npos);
+  // A Megatron index of sequences but no document (its document index only the first 0).
+  write_bytes(tmp / "n.bin", token_bytes(std::vector<uint16_t>(20, 1)));
+  write_bytes(tmp / "n.idx", testing::megatron_index_bytes(8, {20}, {0}, {0}));
+  EXPECT_EQ(error(tmp / "n", boundary_options(4, -1)),
+            tmp / "n.idx" +
+                ": return_position_ids needs document boundaries, but its document index "
+                "holds no document: give eos_id, the end-of-document token id");
+  EXPECT_EQ(error(tmp / "n", boundary_options(4, 1)), "opened");
 }
 
 }  // namespace

@@ -1,0 +1,96 @@
+#include "stoker/store/import/token_boundaries.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+namespace stoker {
+namespace {
+
+// The starts after each token of type T equal to `eos`.
+template <typename T>
+std::vector<uint32_t> starts_after(const uint8_t* tokens, size_t n, uint64_t eos) {
+  const auto end = static_cast<T>(eos);
+  std::vector<uint32_t> starts;
+  for (size_t p = 0; p < n; ++p) {
+    T value;
+    std::memcpy(&value, tokens + p * sizeof(T), sizeof(T));
+    if (value == end) starts.push_back(static_cast<uint32_t>(p + 1));
+  }
+  return starts;
+}
+
+void store_int64(uint8_t* out, size_t at, int64_t value) {
+  std::memcpy(out + at * sizeof(int64_t), &value, sizeof(int64_t));
+}
+
+}  // namespace
+
+std::vector<uint32_t> eos_document_starts(TokenType type, const uint8_t* tokens, size_t n,
+                                          uint64_t eos) {
+  // Compared as unsigned bits of the token's size: `eos` fits the type, so a signed token
+  // equals it exactly when its bits do.
+  switch (token_type_size(type)) {
+    case 1:
+      return starts_after<uint8_t>(tokens, n, eos);
+    case 2:
+      return starts_after<uint16_t>(tokens, n, eos);
+    case 4:
+      return starts_after<uint32_t>(tokens, n, eos);
+    default:
+      return starts_after<uint64_t>(tokens, n, eos);
+  }
+}
+
+SampleBoundaries::SampleBoundaries(std::vector<uint32_t> starts, int64_t seq_len,
+                                   BoundaryFields fields, TokenType type, const uint8_t* tokens)
+    : starts_(std::move(starts)),
+      seq_len_(static_cast<uint64_t>(seq_len)),
+      fields_(fields),
+      type_(type),
+      tokens_(tokens) {}
+
+std::pair<const uint32_t*, const uint32_t*> SampleBoundaries::inside(uint64_t i,
+                                                                     uint64_t within) const {
+  const uint64_t first = i * seq_len_;
+  const uint32_t* begin = starts_.data();
+  const uint32_t* end = begin + starts_.size();
+  const uint32_t* from = std::upper_bound(begin, end, first);
+  const uint32_t* to = std::lower_bound(from, end, first + seq_len_ + within);
+  return {from, to};
+}
+
+size_t SampleBoundaries::rows(uint64_t i, int /*field*/) const {
+  const auto [from, to] = inside(i, 0);
+  return static_cast<size_t>(to - from) + 2;  // 0, the starts inside, L
+}
+
+void SampleBoundaries::write(uint64_t i, int field, uint8_t* out) const {
+  const uint64_t first = i * seq_len_;
+  if (field == fields_.labels) {
+    const size_t item = token_type_size(type_);
+    widen_to_int64(type_, tokens_ + (first + 1) * item, seq_len_, out);
+    const auto [from, to] = inside(i, 1);
+    for (const uint32_t* s = from; s != to; ++s) store_int64(out, *s - first - 1, kIgnoredLabel);
+  } else if (field == fields_.position_ids) {
+    const auto [from, to] = inside(i, 0);
+    uint64_t segment = 0;  // the start of the segment of token j
+    const uint32_t* next = from;
+    for (uint64_t j = 0; j < seq_len_; ++j) {
+      if (next != to && *next == first + j) {
+        segment = j;
+        ++next;
+      }
+      store_int64(out, j, static_cast<int64_t>(j - segment));
+    }
+  } else {  // cu_seqlens
+    const auto [from, to] = inside(i, 0);
+    size_t row = 0;
+    store_int64(out, row++, 0);
+    for (const uint32_t* s = from; s != to; ++s)
+      store_int64(out, row++, static_cast<int64_t>(*s - first));
+    store_int64(out, row, static_cast<int64_t>(seq_len_));
+  }
+}
+
+}  // namespace stoker

@@ -1,0 +1,70 @@
+#pragma once
+// Document boundaries in a token array's concatenate-and-split samples (token_source.h) and the
+// fields computed from them, as a viewed reader's computed fields (record_views.h), so a sample's
+// boundary fields are written straight into its batch slots as its tokens are.
+//
+// A document starts at token 0 and after each end-of-document token (the token ends the document
+// it closes, as nanoGPT's EOT 50256 and Megatron-LM's EOD do), or where Megatron-LM's document
+// index says. Sample i of seq_len L (input_ids: tokens [iL, iL + L)) is made of segments, its
+// runs of tokens of one document: one starts at 0, and one at each j in (0, L) where token
+// iL + j starts a document. Then:
+// - position_ids[j] = j - (the start of j's segment): 0 at each segment's first token, a sample
+//   that starts mid-document included. Its tokens before the sample are in no batch the model
+//   sees with it, so a position counted from the document's own start would name context that is
+//   not there; counted from the segment's start, positions are those a varlen kernel given
+//   cu_seqlens sees (each segment a sequence from 0), and they restart exactly where cu_seqlens
+//   puts a boundary (Hugging Face's DataCollatorWithFlattening and Megatron-LM's
+//   reset_position_ids give the same for segments inside the sample).
+// - cu_seqlens: the segment starts, then L (FlashAttention's varlen cu_seqlens for the sample,
+//   int64 [segments + 1]).
+// - masked labels: labels[j] (token iL + j + 1) is kIgnoredLabel where that token starts a
+//   document: the prediction that would cross into the next document.
+// Thread-safe (immutable).
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "stoker/store/import/token_layout.h"
+#include "stoker/store/record_views.h"
+
+namespace stoker {
+
+// PyTorch's cross_entropy ignore_index: a masked label.
+constexpr int64_t kIgnoredLabel = -100;
+
+// The document starts that `n` tokens of `type` at `tokens` give: p + 1 for each token p equal
+// to `eos` (which fits `type`), in order.
+std::vector<uint32_t> eos_document_starts(TokenType type, const uint8_t* tokens, size_t n,
+                                          uint64_t eos);
+
+// The schema's indices of the boundary fields (-1: not asked): labels where they are masked.
+struct BoundaryFields {
+  int labels = -1;
+  int position_ids = -1;
+  int cu_seqlens = -1;
+};
+
+// The boundary fields of a unit's samples, the unit's tokens (from its first sample's first
+// token) of `type` at `tokens`, `starts` the document starts among them (sorted, each counted
+// from that first token, unique; a start at 0 or past the unit's last label is ignored).
+class SampleBoundaries : public ComputedFields {
+ public:
+  SampleBoundaries(std::vector<uint32_t> starts, int64_t seq_len, BoundaryFields fields,
+                   TokenType type, const uint8_t* tokens);
+  size_t rows(uint64_t i, int field) const override;
+  void write(uint64_t i, int field, uint8_t* out) const override;
+
+ private:
+  // Sample i's document starts in (iL, iL + L + within) as [first, last) of starts_ (within 0:
+  // its segments' starts after 0; 1: also its last label's).
+  std::pair<const uint32_t*, const uint32_t*> inside(uint64_t i, uint64_t within) const;
+
+  std::vector<uint32_t> starts_;
+  uint64_t seq_len_;
+  BoundaryFields fields_;
+  TokenType type_;
+  const uint8_t* tokens_;
+};
+
+}  // namespace stoker
