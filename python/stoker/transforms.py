@@ -39,7 +39,7 @@ import re
 import warnings
 from typing import Dict, List, Optional, Sequence
 
-from stoker import _joint, _python_steps, _stoker
+from stoker import _clips, _joint, _python_steps, _stoker
 
 __all__ = ["Compose", "ToTensor", "PILToTensor", "Normalize", "RandomResizedCrop", "Resize",
            "CenterCrop", "RawBytes", "DecodeImage"]
@@ -1017,15 +1017,8 @@ def _source_call(steps: list) -> tuple:
 
 
 def _encoded_spec(field: str, steps: list) -> dict:
-    """The native spec of an encoded field's native `steps`: a decoding class of the registry
-    (DecodeClip: a video's clips), alone; else the steps of images, none: each image decoded at
+    """The native spec of an encoded-image field's native `steps`; none: each image decoded at
     its own size (DecodeImage()), as a dataset without a transform gives its images."""
-    if steps and isinstance(steps[0], tuple(_DECODING_CLASSES.values())):
-        if len(steps) > 1:
-            raise ValueError(f"field '{field}': {type(steps[0]).__name__} resizes, crops, flips "
-                             f"and normalises itself; nothing may follow it, not "
-                             f"{' + '.join(type(s).__name__ for s in steps[1:])}")
-        return {"name": field, "ops": [steps[0].native()]}
     steps = steps or [DecodeImage()]
     names = [type(s).__name__ for s in steps]
     if names[:1] in (["RawBytes"], ["DecodeImage"]):
@@ -1195,6 +1188,10 @@ def _field_plan(field: str, dtype: str, originals: list, allow_python: bool) -> 
     crop, a pixel step after Normalize): nothing natively, an encoded image is decoded at its
     own size (DecodeImage's default) for the Python steps. The native plan's error where no
     start of them can run so (a step of stoker.transforms' own left to Python)."""
+    if originals and isinstance(originals[0], tuple(_DECODING_CLASSES.values())):
+        # A clip's steps fold into its decoding call (stoker/_clips.py), none in Python.
+        return ({"name": field, "ops": [_clips.clip_call(field, originals[0].native(),
+                                                         originals[1:])]}, None, None, [])
     first_error = None
     for native in range(len(originals), -1, -1) if allow_python else [len(originals)]:
         python: Optional[list] = [] if allow_python else None

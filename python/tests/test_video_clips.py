@@ -17,6 +17,7 @@ torchcodec = pytest.importorskip("torchcodec")
 from torchcodec.decoders import VideoDecoder  # noqa: E402
 from torchcodec.samplers import clips_at_random_indices, clips_at_regular_indices  # noqa: E402
 from torchvision import tv_tensors  # noqa: E402
+from torchvision.transforms import v2  # noqa: E402
 from torchvision.transforms.v2 import functional as F  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -174,6 +175,34 @@ def test_clip_parameters_are_checked(videos):
     crop_too_large = stoker.transforms.DecodeClip(num_frames_per_clip=2, resize=[20], crop=[64])
     with pytest.raises(Exception, match="larger than its frames resized"):
         loaded(dataset, crop_too_large)
-    with pytest.raises(ValueError, match="nothing may follow it"):
-        loaded(dataset, stoker.transforms.Compose([
-            stoker.transforms.DecodeClip(crop=[16]), stoker.transforms.Normalize([0.5], [0.5])]))
+    with pytest.raises(ValueError, match="cannot follow DecodeClip"):
+        loaded(dataset, v2.Compose([stoker.transforms.DecodeClip(crop=[16]), v2.Grayscale()]))
+    with pytest.raises(ValueError, match="in torchvision's order"):
+        loaded(dataset, v2.Compose([stoker.transforms.DecodeClip(), v2.RandomCrop(16),
+                                    v2.Resize(20)]))
+    with pytest.raises(ValueError, match="antialias=True"):
+        loaded(dataset, v2.Compose([stoker.transforms.DecodeClip(), v2.Resize(20, antialias=False),
+                                    v2.CenterCrop(16)]))
+    with pytest.raises(ValueError, match="before it"):
+        loaded(dataset, v2.Compose([stoker.transforms.DecodeClip(crop=[16]),
+                                    v2.Normalize([0.5] * 3, [0.2] * 3)]))
+
+
+def test_torchvisions_steps_fold_into_the_clip(videos):
+    """DecodeClip's sampling followed by torchvision v2's own steps, as a user writes them: the
+    same clips as DecodeClip's parameters give."""
+    _, dataset = videos
+    mean, std = [0.45, 0.4, 0.38], [0.23, 0.22, 0.21]
+    written = v2.Compose([
+        stoker.transforms.DecodeClip(num_frames_per_clip=4, num_indices_between_frames=2),
+        v2.Resize(30), v2.RandomCrop(24), v2.RandomHorizontalFlip(),
+        v2.ToDtype(torch.float32, scale=True), v2.Normalize(mean, std)])
+    fused = stoker.transforms.DecodeClip(num_frames_per_clip=4, num_indices_between_frames=2,
+                                         resize=[30], crop=[24], flip=0.5, dtype="float32",
+                                         mean=mean, std=std)
+    assert all(torch.equal(a, b) for a, b in zip(loaded(dataset, written),
+                                                 loaded(dataset, fused)))
+    center = v2.Compose([stoker.transforms.DecodeClip(num_frames_per_clip=2),
+                         v2.Resize((30, 40)), v2.CenterCrop((20, 30))])
+    clips = loaded(dataset, center)
+    assert clips[0].shape == (2, 3, 20, 30) and clips[0].dtype == torch.uint8
