@@ -75,3 +75,18 @@ def test_the_lm_example_lowers_its_loss_from_mixed_token_sources(tmp_path):
     losses = step_losses(out)
     assert len(losses) == 30, out
     assert sum(losses[-5:]) < sum(losses[:5]) / 2, out
+
+
+def test_the_video_example_lowers_its_loss(tmp_path):
+    """r3d_18 from Kinetics-shaped class folders (bench/make_kinetics_set.py: 8 clips of 2 s,
+    2 classes), clips through DecodeClip and torchvision v2's steps: 16 steps of 4 clips."""
+    videos = tmp_path / "videos"
+    succeeded(subprocess.run([sys.executable, EXAMPLES.parent / "bench" / "make_kinetics_set.py",
+                              videos, "--clips", "8", "--classes", "2", "--seconds", "2"],
+                             capture_output=True, text=True, timeout=300))
+    out = succeeded(subprocess.run([sys.executable, EXAMPLES / "video_train.py", videos,
+                                    tmp_path / "out", "--steps", "16", "--threads", "1"],
+                                   capture_output=True, text=True, timeout=300))
+    losses = step_losses(out)
+    assert len(losses) == 16, out
+    assert sum(losses[-4:]) < sum(losses[:4]), out
