@@ -18,12 +18,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import make_video_set  # noqa: E402
 
-# torchcodec turns a rotated stream upright; stoker's frames are still at the coded size.
-UPRIGHT = [name for name in make_video_set.names() if name not in make_video_set.ROTATED]
+# Every file, the rotated one turned upright as torchcodec turns it.
 # Not yet: AVI's B-frame packets carry no pts and the decoder's frames come out one timestamp late,
 # so frames matched to the index by timestamp miss frame 0 (they need matching by decode order).
-UPRIGHT = [pytest.param(name, marks=pytest.mark.xfail(strict=True, reason="AVI B-frame timestamps"))
-           if name == "mpeg4_gop12_bframes.avi" else name for name in UPRIGHT]
+NAMES = [pytest.param(name, marks=pytest.mark.xfail(strict=True, reason="AVI B-frame timestamps"))
+         if name == "mpeg4_gop12_bframes.avi" else name for name in make_video_set.names()]
 
 
 @pytest.fixture(scope="session")
@@ -44,14 +43,16 @@ def spread(index):
     return sorted(picks)
 
 
-@pytest.mark.parametrize("name", UPRIGHT)
+@pytest.mark.parametrize("name", NAMES)
 def test_frames_equal_torchcodec(videos, name):
     path = str(videos / name)
     reference = torchcodec_decoders.VideoDecoder(path)
     index = _stoker.video_index(path)
     assert len(index["pts"]) == len(reference) == reference.metadata.num_frames
-    assert (index["height"], index["width"]) == (reference.metadata.height,
-                                                 reference.metadata.width)
+    turned = name in make_video_set.ROTATED  # the index's size is the coded one
+    assert (index["width"] if turned else index["height"],
+            index["height"] if turned else index["width"]) == (reference.metadata.height,
+                                                               reference.metadata.width)
     picks = spread(index)
     # Out of order and repeated, as a clip sampler asks.
     indices = picks[::-1] + picks[: len(picks) // 2]

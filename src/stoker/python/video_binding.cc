@@ -65,7 +65,7 @@ py::array_t<uint8_t> decode_video_frames(const std::string& path,
   }
   throw_if_error(status);
   const py::ssize_t n = static_cast<py::ssize_t>(indices.size());
-  const py::ssize_t h = index.height, w = index.width;
+  const py::ssize_t h = index.upright_height(), w = index.upright_width();
   std::vector<py::ssize_t> shape = order == video::FrameLayout::kNCHW
                                        ? std::vector<py::ssize_t>{n, 3, h, w}
                                        : std::vector<py::ssize_t>{n, h, w, 3};

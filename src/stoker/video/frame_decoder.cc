@@ -32,10 +32,30 @@ Status VideoFrameDecoder::frame_error(int64_t frame, const std::string& what) co
   return corrupt("video " + index_.path + ": frame " + std::to_string(frame) + ": " + what);
 }
 
+namespace {
+
+// The width x height RGB frame `rgb` turned `turns` quarter turns counter-clockwise into `out`
+// (torch.rot90(frame, turns, dims=(H, W))): out[y][x] of its upright size is
+//   1: rgb[x][width - 1 - y]   2: rgb[height - 1 - y][width - 1 - x]   3: rgb[height - 1 - x][y].
+void turn_upright(const uint8_t* rgb, int width, int height, int turns, std::vector<uint8_t>& out) {
+  const int out_width = turns % 2 ? height : width, out_height = turns % 2 ? width : height;
+  out.resize(static_cast<size_t>(width) * height * 3);
+  for (int y = 0; y < out_height; ++y)
+    for (int x = 0; x < out_width; ++x) {
+      const int sy = turns == 1 ? x : turns == 2 ? height - 1 - y : height - 1 - x;
+      const int sx = turns == 1 ? width - 1 - y : turns == 2 ? width - 1 - x : y;
+      std::memcpy(&out[(static_cast<size_t>(y) * out_width + x) * 3],
+                  rgb + (static_cast<size_t>(sy) * width + sx) * 3, 3);
+    }
+}
+
+}  // namespace
+
 bool VideoFrameDecoder::asked(int64_t pts) const {
   if (pts == AV_NOPTS_VALUE) return true;  // which frame it is is not known
   const auto at = std::lower_bound(index_.pts.begin(), index_.pts.end(), pts);
-  return at == index_.pts.end() || *at != pts || asked_[static_cast<size_t>(at - index_.pts.begin())];
+  return at == index_.pts.end() || *at != pts ||
+         asked_[static_cast<size_t>(at - index_.pts.begin())];
 }
 
 template <typename Take>
@@ -119,7 +139,9 @@ Status VideoFrameDecoder::decode_each(const std::vector<int64_t>& indices, const
         slots.push_back(w->second);
         filled[w->second] = 1;
       }
-      return take(rgb_.data(), slots);
+      if (index_.quarter_turns() == 0) return take(rgb_.data(), slots);
+      turn_upright(rgb_.data(), width, height, index_.quarter_turns(), upright_);
+      return take(upright_.data(), slots);
     };
   };
 
@@ -141,7 +163,7 @@ Status VideoFrameDecoder::decode_each(const std::vector<int64_t>& indices, const
 
 Status VideoFrameDecoder::decode(const std::vector<int64_t>& indices, FrameLayout layout,
                                  std::vector<uint8_t>& out) {
-  const size_t plane = static_cast<size_t>(index_.width) * index_.height;
+  const size_t plane = static_cast<size_t>(index_.width) * index_.height;  // turned or not
   out.resize(indices.size() * plane * 3);
   return decode_each(indices, [&](const uint8_t* rgb, const std::vector<size_t>& slots) {
     for (const size_t slot : slots) {

@@ -4,10 +4,10 @@
 // requested frames are grouped by the keyframe at or before each; every group seeks once to its
 // keyframe and decodes forward to its last requested frame, so a GOP is decoded once however many
 // of its frames are asked for, in whatever order or repetition; the frames between that nothing
-// refers to (non-reference B-frames) are skipped undecoded. Rotation metadata is not applied
-// (frames come out at the coded size). A file that ends early, a frame that does not decode, an
-// index out of range: a one-line error naming the file and the frame; never a crash or a hang.
-// One thread at a time per VideoFrameDecoder.
+// refers to (non-reference B-frames) are skipped undecoded. Frames come out upright (the
+// index's quarter turns applied, as torchcodec applies them). A file that ends early, a frame
+// that does not decode, an index out of range: a one-line error naming the file and the frame;
+// never a crash or a hang. One thread at a time per VideoFrameDecoder.
 
 #include <cstdint>
 #include <functional>
@@ -37,7 +37,8 @@ class VideoFrameDecoder {
   Status decode(const std::vector<int64_t>& indices, FrameLayout layout, std::vector<uint8_t>& out);
 
   // Decodes the frames at `indices` and calls `take(rgb, slots)` once per distinct frame, in
-  // frame order: `rgb` the frame as height rows of width * 3 bytes (valid during the call),
+  // frame order: `rgb` the upright frame as upright_height() rows of upright_width() * 3 bytes
+  // (valid during the call),
   // `slots` the positions in `indices` that ask for it. A Status from `take` ends the decode.
   using FrameTaker = std::function<Status(const uint8_t* rgb, const std::vector<size_t>& slots)>;
   Status decode_each(const std::vector<int64_t>& indices, const FrameTaker& take);
@@ -63,8 +64,9 @@ class VideoFrameDecoder {
   RgbConverter converter_;
   PacketPtr packet_;
   FramePtr frame_;
-  std::vector<uint8_t> rgb_;    // the frame decode_each hands out
-  std::vector<uint8_t> asked_;  // per frame: asked for by the current decode_each
+  std::vector<uint8_t> rgb_;      // a frame converted, at the coded size
+  std::vector<uint8_t> upright_;  // rgb_ turned upright, where the index has a rotation
+  std::vector<uint8_t> asked_;    // per frame: asked for by the current decode_each
   int64_t frames_decoded_ = 0;
 };
 

@@ -111,6 +111,27 @@ TEST(VideoFrameDecoder, SkipsNonReferenceFramesNothingAsksFor) {
   EXPECT_EQ(0, std::memcmp(out.data() + frame, every.data() + 2 * frame, frame));
 }
 
+// A rotated stream's frames come out turned upright: 90 degrees counter-clockwise, so the
+// coded frame's last column is the upright frame's first row.
+TEST(VideoFrameDecoder, RotatedFramesComeOutUpright) {
+  VideoIndex index = index_of("h264_rotated_90.mp4");
+  ASSERT_EQ(index.quarter_turns(), 1);
+  const std::vector<uint8_t> upright = decoded(index, {3});
+  index.rotation.reset();
+  const std::vector<uint8_t> coded = decoded(index, {3});
+  const int w = index.width, h = index.height;  // coded; upright is h wide, w tall
+  ASSERT_EQ(upright.size(), coded.size());
+  for (int y = 0; y < w; ++y)
+    for (int x = 0; x < h; ++x)
+      ASSERT_EQ(0, std::memcmp(&upright[(static_cast<size_t>(y) * h + x) * 3],
+                               &coded[(static_cast<size_t>(x) * w + (w - 1 - y)) * 3], 3))
+          << y << "," << x;
+  index.rotation = -90.0;
+  EXPECT_EQ(index.quarter_turns(), 3);
+  index.rotation = 179.0;
+  EXPECT_EQ(index.quarter_turns(), 2);
+}
+
 TEST(VideoFrameDecoder, IndexOutOfRangeNamesTheFileAndFrame) {
   const VideoIndex index = index_of("h264_gop1.mp4");
   for (const int64_t bad : {int64_t{50}, int64_t{-1}}) {

@@ -17,6 +17,12 @@ int64_t VideoIndex::keyframe_at_or_before(int64_t i) const {
   return -1;
 }
 
+int VideoIndex::quarter_turns() const {
+  if (!rotation) return 0;
+  const long turns = std::lround(*rotation / 90.0) % 4;
+  return static_cast<int>(turns < 0 ? turns + 4 : turns);
+}
+
 double VideoIndex::seconds(int64_t i) const {
   return static_cast<double>(pts[static_cast<size_t>(i)]) * time_base_num / time_base_den;
 }

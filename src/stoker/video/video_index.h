@@ -2,8 +2,8 @@
 // A video file's frame index, read from its packets without decoding them: every frame's
 // presentation timestamp in presentation order (frame i is the i-th frame shown, as torchcodec's
 // exact mode counts them), which frames are keyframes, the stream's time base, its coded size and
-// rotation. The frames a decoder must seek to and decode for any frame follow from it
-// (keyframe_at_or_before). A value; thread-compatible.
+// rotation (which decoding applies, as torchcodec does). The frames a decoder must seek to and
+// decode for any frame follow from it (keyframe_at_or_before). A value; thread-compatible.
 
 #include <cstdint>
 #include <optional>
@@ -27,6 +27,12 @@ struct VideoIndex {
   std::vector<uint8_t> keyframe;   // per frame: 1 when a decode may start there
 
   int64_t frame_count() const { return static_cast<int64_t>(pts.size()); }
+  // The counter-clockwise quarter turns that make a frame upright, 0 to 3: the rotation
+  // rounded to the nearest multiple of 90 degrees (torchcodec's rule); 0 without one.
+  int quarter_turns() const;
+  // A frame's size once upright (width and height swapped by an odd number of turns).
+  int upright_width() const { return quarter_turns() % 2 ? height : width; }
+  int upright_height() const { return quarter_turns() % 2 ? width : height; }
   // The last keyframe at or before frame `i` (presentation order), or -1 when none is.
   int64_t keyframe_at_or_before(int64_t i) const;
   // Frame `i`'s time in seconds.

@@ -4,8 +4,8 @@
 //   1. the clips' frames (video/clip_sampler.h: num_clips, num_frames_per_clip,
 //      num_indices_between_frames, the sampling range and policy), the random starts drawn first
 //      from the sample's stream, one uniform_below per clip;
-//   2. decoded once per GOP and converted to RGB as torchcodec converts them (video/), so the
-//      frames are get_frames_at's byte for byte;
+//   2. decoded once per GOP, converted to RGB and turned upright as torchcodec does (video/), so
+//      the frames are get_frames_at's byte for byte;
 //   3. Resize(resize) of every frame ([s]: the shorter side to s and the longer to
 //      int(s * long / short); [h, w]; []: none) with torch's antialiased bilinear kernel of a
 //      uint8 tensor (v2's), then a crop of `crop` ([s] or [h, w]): RandomCrop's (top =
@@ -112,10 +112,10 @@ class DecodeClip : public Transform {
     thread_local image::Resampler resampler;
     thread_local std::vector<uint8_t> chw;
     if (channels_first_) chw.resize(frame_bytes);
-    const image::PixelBox whole{0.0, 0.0, 0.0 + index.width, 0.0 + index.height};
+    const int width = index.upright_width(), height = index.upright_height();
+    const image::PixelBox whole{0.0, 0.0, 0.0 + width, 0.0 + height};
     return decoder.decode_each(frames, [&](const uint8_t* rgb, const std::vector<size_t>& slots) {
-      const image::RgbView view{rgb, index.width, index.height,
-                                static_cast<ptrdiff_t>(index.width) * 3};
+      const image::RgbView view{rgb, width, height, static_cast<ptrdiff_t>(width) * 3};
       for (size_t k = 0; k < slots.size(); ++k) {
         const size_t clip = slots[k] / static_cast<size_t>(per_clip);
         const size_t t = slots[k] % static_cast<size_t>(per_clip);
@@ -150,10 +150,10 @@ class DecodeClip : public Transform {
   // The resize, the crop's place (drawn for a random crop) and the flip of this sample.
   Result<image::ResampleOutput> draw_output(const video::VideoIndex& index, CounterRng& rng) const {
     const auto [resized_width, resized_height] =
-        clip_resized_size(geometry_.resize, index.width, index.height);
+        clip_resized_size(geometry_.resize, index.upright_width(), index.upright_height());
     if (resized_width < 1 || resized_height < 1)
-      return invalid_argument(
-          fmt::format("its {}x{} frames resize to nothing", index.width, index.height));
+      return invalid_argument(fmt::format("its {}x{} frames resize to nothing",
+                                          index.upright_width(), index.upright_height()));
     image::ResampleOutput out = out_;
     const int crop_width = geometry_.crop_width ? geometry_.crop_width : resized_width;
     const int crop_height = geometry_.crop_height ? geometry_.crop_height : resized_height;
@@ -174,8 +174,9 @@ class DecodeClip : public Transform {
     out.width = resized_width;
     out.height = resized_height;
     out.window = image::ResampleWindow{left, top, crop_width, crop_height};
-    out.precision_x = image::torch_precision_bits(index.width, resized_width, out.filter);
-    out.precision_y = image::torch_precision_bits(index.height, resized_height, out.filter);
+    out.precision_x = image::torch_precision_bits(index.upright_width(), resized_width, out.filter);
+    out.precision_y =
+        image::torch_precision_bits(index.upright_height(), resized_height, out.filter);
     return out;
   }
 
