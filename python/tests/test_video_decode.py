@@ -99,3 +99,11 @@ def test_bad_input_is_one_line_naming_file_and_frame(videos, tmp_path):
     assert "\n" not in str(raised.value)
     with pytest.raises(ValueError, match="layout"):
         _stoker.decode_video_frames(path, [0], layout="CHW")
+
+
+def test_frames_decoded_counts_the_prefix_less_the_skipped_frames(videos):
+    """video_frames_decoded: frames 0 to 10 of a GOP of 12 with B-frames decode fewer than 11
+    (non-reference B-frames skipped) and at least the two asked for."""
+    path = str(videos / "h264_gop12_bframes.mp4")
+    assert 2 <= _stoker.video_frames_decoded(path, [10, 2]) < 11
+    assert _stoker.video_frames_decoded(str(videos / "h264_gop1.mp4"), [7, 3]) == 2

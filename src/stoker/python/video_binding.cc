@@ -76,6 +76,27 @@ py::array_t<uint8_t> decode_video_frames(const std::string& path,
   return py::array_t<uint8_t>(shape, data, owner);
 }
 
+// The frames one decode of `indices` decodes (those asked for, those before them back to their
+// keyframes, less the non-reference frames skipped).
+int64_t video_frames_decoded(const std::string& path, const std::vector<int64_t>& indices) {
+  int64_t decoded = 0;
+  Status status;
+  {
+    py::gil_scoped_release no_gil;
+    Result<video::VideoIndex> index = video::read_video_index(path);
+    Result<video::VideoFrameDecoder> decoder =
+        index.is_ok() ? video::VideoFrameDecoder::open(index.value()) : index.status();
+    status = decoder.status();
+    if (decoder.is_ok()) {
+      std::vector<uint8_t> frames;
+      status = decoder.value().decode(indices, video::FrameLayout::kNHWC, frames);
+      decoded = decoder.value().frames_decoded();
+    }
+  }
+  throw_if_error(status);
+  return decoded;
+}
+
 }  // namespace
 
 void register_video(py::module_& module) {
@@ -88,6 +109,9 @@ void register_video(py::module_& module) {
              "The frames at `indices` (presentation order) as uint8 RGB, [N, 3, H, W] or "
              "[N, H, W, 3], equal byte for byte to torchcodec 0.17's get_frames_at with the same "
              "FFmpeg. Raises stoker.Error naming the file and frame on bad input.");
+  module.def("video_frames_decoded", &video_frames_decoded, py::arg("path"), py::arg("indices"),
+             "How many frames decoding the frames at `indices` decodes (from their keyframes, "
+             "non-reference frames nothing asks for skipped): the cost decode_video_frames pays.");
 }
 
 }  // namespace stoker::python
