@@ -129,7 +129,8 @@ class WebDataset(_Source):
     ``jpg``/``jpeg``/``png``/``webp`` member is the image, its ``cls`` member the label (where
     no sample has one: ``label``, ``class`` or ``txt``), and every other member a field named
     by its extension: a ``.npy`` member's an array of its header's dtype and shape, the others
-    bytes as stored (read with ``RawBytes``). Each tar's index (member offsets, checksums and
+    bytes as stored (read with ``RawBytes``; a video's with ``DecodeClip``: tars where no
+    sample has an image hold the label and those fields alone). Each tar's index (member offsets, checksums and
     .npy headers) is built on first open and kept in the cache folder (a remote tar's keyed by
     its URL, size and ETag), so later runs seek directly and a tar changed since is caught."""
 

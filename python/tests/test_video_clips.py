@@ -3,8 +3,10 @@
 given stoker's draws) and torchvision v2's transforms of the Video (given the same crop and
 flip), byte for byte in uint8 and within the fused normalisation's bound in float32, over the
 files of bench/make_video_set.py (made here by Debian's ffmpeg; nothing is downloaded)."""
+import io
 import os
 import subprocess
+import tarfile
 import sys
 
 import pytest
@@ -135,6 +137,31 @@ def test_regular_clips_center_crop_channels_first_float(videos):
         # The fused normalisation's bound (image/resample.h): (7 + 4 |mean|) 2^-24 / std.
         bound = (7 + 4 * max(mean)) * 2.0**-24 / min(std)
         torch.testing.assert_close(ours[i], want.permute(0, 2, 1, 3, 4), rtol=0, atol=bound)
+
+
+def test_tars_of_videos_give_the_same_clips(tmp_path, videos):
+    """WebDataset tars of `KEY.mp4` (any video) + `KEY.cls` members, read in place: each
+    sample's clip is the stoker dataset's of the same file."""
+    folder, dataset = videos
+    with tarfile.open(tmp_path / "videos-000000.tar", "w") as tar:
+        for i, name in enumerate(NAMES):
+            tar.add(folder / name, arcname=f"{i:04d}.mp4")
+            label = str(i).encode()
+            info = tarfile.TarInfo(f"{i:04d}.cls")
+            info.size = len(label)
+            tar.addfile(info, io.BytesIO(label))
+    clip = stoker.transforms.DecodeClip(num_frames_per_clip=4, num_indices_between_frames=3,
+                                        resize=[30], crop=[24], flip=0.5)
+    loader = stoker.Loader(stoker.WebDataset(str(tmp_path / "videos-000000.tar"),
+                                             transforms={"mp4": clip}),
+                           batch_size=3, generator=torch.Generator().manual_seed(SEED))
+    clips, labels = [], []
+    for batch in loader:
+        assert set(batch) == {"mp4", "label"}
+        clips += list(batch["mp4"])
+        labels += batch["label"].tolist()
+    assert labels == list(range(len(NAMES)))
+    assert all(torch.equal(a, b) for a, b in zip(clips, loaded(dataset, clip)))
 
 
 def test_clips_do_not_depend_on_workers(videos):

@@ -63,7 +63,12 @@ Result<std::shared_ptr<WebDatasetSource>> WebDatasetSource::open(
         return Status::ok();
       }));
   source->starts_.push_back(manifest.records);
-  const Schema base = image_record_schema();
+  for (const std::vector<WebDatasetSample>& tar : source->samples_)
+    for (const WebDatasetSample& sample : tar)
+      source->has_images_ |= image_member(sample).has_value();
+  // Tars without any image (of videos, say) are records of a label and the other members.
+  const Schema base = source->has_images_ ? image_record_schema()
+                                          : Schema::create({{"label", DType::kInt64, {}}}).value();
   source->fields_ = webdataset_fields(source->tars_, source->samples_, base.fields());
   std::vector<Field> fields = base.fields();
   for (size_t k = 0; k < source->fields_.fields.size(); ++k) {
@@ -74,7 +79,7 @@ Result<std::shared_ptr<WebDatasetSource>> WebDatasetSource::open(
   // Valid: webdataset_fields keeps the fields the schema holds.
   manifest.schema = Schema::create(std::move(fields)).value();
   manifest.format_version = manifest.schema.format_version();
-  source->image_fields_ = ImageRecordFields::find(manifest.schema).value();
+  if (source->has_images_) source->image_fields_ = ImageRecordFields::find(manifest.schema).value();
   source->set_manifest(std::move(manifest));
   source->set_units_ahead(options.tars_ahead);
   return source;
@@ -170,32 +175,8 @@ Result<ShardReader> WebDatasetSource::read_unit(int u, std::map<uint64_t, std::s
       out = std::move(bytes).value();
       return "";
     };
-    // The reason the record is bad, "" if it is not.
-    auto check = [&]() -> std::string {
-      if (changed) return "changed after its index was built";
-      if (!sample.problem.empty()) return sample.problem;
-      const std::optional<size_t> image_at = image_member(sample);
-      const std::optional<size_t> label_at = sample.member(fields_.label);
-      if (!image_at) return fmt::format("sample {}: no image (jpg, jpeg, png or webp)", sample.key);
-      if (!label_at) return fmt::format("sample {}: no label ({})", sample.key, fields_.label);
-      const std::string& label_name = index.listing.members[*label_at].name;
-      if (index.listing.members[*label_at].size > kMaxLabelBytes)
-        return fmt::format("member {}: not an integer label", label_name);
-      std::string label;
-      if (std::string why = read(*label_at, label); !why.empty()) return why;
-      const std::optional<int64_t> value = parse_label(label);
-      if (!value) return fmt::format("member {}: not an integer label", label_name);
-      values.label = *value;
-      if (std::string why = read(*image_at, image); !why.empty()) return why;
-      values.original = {reinterpret_cast<const uint8_t*>(image.data()), image.size()};
-      Result<image::ImageHeader> header =
-          image::read_image_header(values.original, options_.max_pixels);
-      if (!header.is_ok())
-        return fmt::format("member {}: {}", index.listing.members[*image_at].name,
-                           header.status().message());
-      values.stored = values.original;
-      values.height = header.value().height;
-      values.width = header.value().width;
+    // The other members' fields; the reason the record is bad, "" if it is not.
+    auto read_fields = [&]() -> std::string {
       for (size_t k = 0; k < fields_.fields.size(); ++k) {
         const Field& field = fields_.fields[k];
         const std::optional<size_t> at = sample.member(field.name);
@@ -210,13 +191,47 @@ Result<ShardReader> WebDatasetSource::read_unit(int u, std::map<uint64_t, std::s
       }
       return "";
     };
+    // The reason the record is bad, "" if it is not.
+    auto check = [&]() -> std::string {
+      if (changed) return "changed after its index was built";
+      if (!sample.problem.empty()) return sample.problem;
+      const std::optional<size_t> image_at = image_member(sample);
+      const std::optional<size_t> label_at = sample.member(fields_.label);
+      if (!image_at && has_images_)
+        return fmt::format("sample {}: no image (jpg, jpeg, png or webp)", sample.key);
+      if (!label_at) return fmt::format("sample {}: no label ({})", sample.key, fields_.label);
+      const std::string& label_name = index.listing.members[*label_at].name;
+      if (index.listing.members[*label_at].size > kMaxLabelBytes)
+        return fmt::format("member {}: not an integer label", label_name);
+      std::string label;
+      if (std::string why = read(*label_at, label); !why.empty()) return why;
+      const std::optional<int64_t> value = parse_label(label);
+      if (!value) return fmt::format("member {}: not an integer label", label_name);
+      values.label = *value;
+      if (!has_images_) return read_fields();
+      if (std::string why = read(*image_at, image); !why.empty()) return why;
+      values.original = {reinterpret_cast<const uint8_t*>(image.data()), image.size()};
+      Result<image::ImageHeader> header =
+          image::read_image_header(values.original, options_.max_pixels);
+      if (!header.is_ok())
+        return fmt::format("member {}: {}", index.listing.members[*image_at].name,
+                           header.status().message());
+      values.stored = values.original;
+      values.height = header.value().height;
+      values.width = header.value().width;
+      return read_fields();
+    };
     if (std::string reason = check(); !reason.empty()) {
       bad[global] = std::move(reason);
       values = ImageRecordValues();
       extra.assign(extra.size(), WebDatasetValue());
     }
     // Every value is at most kMaxImageFileBytes: the record encodes.
-    STOKER_RETURN_IF_ERROR(set_image_record(encoder, image_fields_, values));
+    if (has_images_) {
+      STOKER_RETURN_IF_ERROR(set_image_record(encoder, image_fields_, values));
+    } else {
+      STOKER_RETURN_IF_ERROR(encoder.set_fixed(0, &values.label, sizeof(values.label)));
+    }
     for (size_t k = 0; k < fields_.fields.size(); ++k)
       STOKER_RETURN_IF_ERROR(set_webdataset_value(encoder, static_cast<int>(first_extra + k),
                                                   fields_.fields[k], extra[k]));

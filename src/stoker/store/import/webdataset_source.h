@@ -14,7 +14,8 @@
 // and width from the image's header, original_size and original_checksum the image member's); then
 // a field for each other member field every sample holds (webdataset_fields.h: bytes, or a .npy
 // member's array; one only some samples hold is left out, and describe() names it with how many
-// do). Classes have no names.
+// do). Classes have no names. Tars where no sample has an image (of videos: `mp4` members, say)
+// are records of the label and those fields alone.
 //
 // Each tar's index (tar_index.h) is built when the source opens (`index_threads` at once), from
 // the cache folder's copy where it is current; a unit then reads only its members, each checked
@@ -97,6 +98,7 @@ class WebDatasetSource : public UnitReadSource {
   std::vector<std::pair<int, int>> tar_units_;  // each tar's units: [first, end)
   std::vector<uint64_t> starts_;                // first record of each unit, then the count
   WebDatasetFields fields_;                     // the label's and the other fields
+  bool has_images_ = false;  // some sample has an image member: the image record's layout
   ImageRecordFields image_fields_;
 };
 

@@ -228,6 +228,36 @@ TEST(WebDatasetSource, BadSamplesAreNamedByTarAndMember) {
             tmp / "gone.tar" + ": no such tar");
 }
 
+// Tars where no sample has an image (videos): records of the label and the other members.
+TEST(WebDatasetSource, TarsWithoutImagesAreRecordsOfTheLabelAndTheirMembers) {
+  testing::TempDir tmp;
+  const std::string tar = tmp / "v.tar";
+  tar_fixtures::write_tar(tar, {{"a.mp4", "video a"},
+                                {"a.cls", "4"},
+                                {"b.mp4", "video b!"},
+                                {"b.cls", "5"},
+                                {"c.mp4", "no label"}});
+  auto source = WebDatasetSource::open(tar, {}).value_or_throw();
+  auto dataset = Dataset::open(source).value_or_throw();
+  const Schema& schema = dataset->schema();
+  ASSERT_EQ(schema.fields().size(), 2u);
+  EXPECT_EQ(schema.find("image"), -1);
+  const int label = schema.find("label"), mp4 = schema.find("mp4");
+  ASSERT_EQ(label, 0);
+  ASSERT_GE(mp4, 0);
+  const std::string videos[] = {"video a", "video b!"};
+  int visited = 0;
+  throw_if_error(dataset->for_each_record([&](uint64_t i) -> Status {
+    if (i == 2) return Status::ok();  // the bad record
+    EXPECT_EQ(wds_test_scalar(*dataset, i, label), 4 + static_cast<int64_t>(i));
+    EXPECT_EQ(wds_test_field(*dataset, i, "mp4"), videos[i]);
+    ++visited;
+    return Status::ok();
+  }));
+  EXPECT_EQ(visited, 2);
+  EXPECT_EQ(wds_test_error(tar, 2), tar + ": sample c: no label (cls) (dataset record 2)");
+}
+
 TEST(WebDatasetSource, ATarChangedAfterItsIndexIsCaught) {
   testing::TempDir tmp;
   const std::string tar = tmp / "t.tar";
