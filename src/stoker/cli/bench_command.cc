@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <optional>
+#include <set>
 
 #include "cli/augment_option.h"
 #include "cli/commands.h"
@@ -42,6 +43,26 @@
 namespace stoker::cli {
 namespace {
 
+// --field's "FIELD=CALL;CALL...": the field and its checked calls (UsageError naming the call).
+std::pair<std::string, std::vector<OpCall>> field_calls(const std::string& text) {
+  const size_t equals = text.find('=');
+  if (equals == 0 || equals == std::string::npos || equals + 1 == text.size())
+    throw UsageError("--field: '" + text + "' is not FIELD=NAME[:key=value,...];NAME...");
+  std::vector<OpCall> calls;
+  int depth = 0;
+  size_t start = equals + 1;
+  for (size_t i = start; i <= text.size(); ++i) {
+    if (i < text.size() && text[i] == '[') ++depth;
+    if (i < text.size() && text[i] == ']') --depth;
+    if (i < text.size() && (text[i] != ';' || depth > 0)) continue;
+    Result<OpCall> call = parse_op_call(text.substr(start, i - start));
+    if (!call.is_ok()) throw UsageError("--field: " + call.status().message());
+    calls.push_back(std::move(call).value());
+    start = i + 1;
+  }
+  return {text.substr(0, equals), std::move(calls)};
+}
+
 // A normalisation's floats as an operation's parameter takes them.
 std::vector<double> doubles(const std::vector<float>& values) {
   return {values.begin(), values.end()};
@@ -63,7 +84,8 @@ struct LoaderBenchOptions {
   bool full_decode = false;
   bool scalar_resize = false;
   bool decode_only = false;
-  std::vector<std::string> augment;  // --augment: on the image after the crop
+  std::vector<std::string> augment;    // --augment: on the image after the crop
+  std::vector<std::string> field_ops;  // --field: FIELD=CALL;CALL..., in place of the image's
   bool json = false;
   std::string trace;   // --trace
   std::string report;  // --report
@@ -275,14 +297,25 @@ void run_loader_bench(const LoaderBenchOptions& o) {
     measure.simd_resize = !o.scalar_resize;
     return make_field_request(dataset->schema(), "image", calls, measure).value_or_throw();
   };
-  if (encoded) {
+  if (!o.field_ops.empty()) {
+    // The fields named, each made by its calls; the other fixed fields as stored.
+    std::set<std::string> named;
+    for (const std::string& text : o.field_ops) {
+      const auto [field, calls] = field_calls(text);
+      options.fields.push_back(
+          make_field_request(dataset->schema(), field, calls).value_or_throw());
+      named.insert(field);
+    }
+    for (const Field& f : dataset->schema().fields())
+      if (f.is_fixed() && !named.count(f.name)) options.fields.push_back(FieldRequest{f.name});
+  } else if (encoded) {
     options.fields.push_back(
         o.decode_only
             ? FieldRequest{"image", std::make_shared<DecodeOnly>(dataset->schema().find("image"))}
             : image_request(doubles(kImageNetMean), doubles(kImageNetStd)));
   }
   for (const Field& f : dataset->schema().fields()) {
-    if (!f.is_fixed() || (encoded && f.name != "label")) continue;
+    if (!o.field_ops.empty() || !f.is_fixed() || (encoded && f.name != "label")) continue;
     const bool stored_image = f.dtype == DType::kUint8 && image >= 0 && f.name == "image";
     options.fields.push_back(
         stored_image ? image_request(doubles(kFashionMnistMean), doubles(kFashionMnistStd))
@@ -465,6 +498,13 @@ void add_bench_command(CLI::App& app) {
   loader->add_flag("--decode-only", o->decode_only,
                    "JPEG/PNG datasets: only decode whole images (the raw decode rate)");
   add_augment_option(*loader, o->augment);
+  loader
+      ->add_option("--field", o->field_ops,
+                   "A field made by operations, FIELD=NAME[:key=value,...];NAME..., repeatable, "
+                   "in place of the image's training transform (any dataset: e.g. "
+                   "video=decode_clip:num_frames_per_clip=16,resize=[128],crop=[112]); the "
+                   "other fixed fields as stored")
+      ->each([](const std::string& text) { field_calls(text); });
   loader->add_flag("--json", o->json, "Print JSON");
   add_trace_option(*loader, o->trace);
   add_report_option(*loader, o->report);

@@ -83,6 +83,22 @@ TEST(CliTest, DataIsADatasetOrAFolderOfTrainAndTestEverywhere) {
       run("bench loader --json --epochs 1 --min-seconds 0 --data " + dir / "fm", dir);
   ASSERT_EQ(loader.exit_code, 0) << loader.err;
   EXPECT_EQ(nlohmann::json::parse(loader.out)["data"], dir / "fm/train");
+  // --field: a field made by the operations given (any dataset's, a video's decode_clip too):
+  // Fashion-MNIST's own normalisation gives the default run's batches, another mean others.
+  const auto field_checksum = [&](const std::string& mean) {
+    RunResult field = run("bench loader --json --epochs 1 --min-seconds 0 --data " + dir / "fm" +
+                              " --field image=normalize:mean=[" + mean + "],std=[0.353]",
+                          dir);
+    EXPECT_EQ(field.exit_code, 0) << field.err;
+    return field.exit_code == 0 ? nlohmann::json::parse(field.out)["checksum"].get<double>() : 0;
+  };
+  const double checksum = nlohmann::json::parse(loader.out)["checksum"].get<double>();
+  EXPECT_EQ(field_checksum("0.286"), checksum);
+  EXPECT_NE(field_checksum("0.3"), checksum);
+  expect_one_line_error(run("bench loader --data " + dir / "fm" + " --field image", dir),
+                        "--field: 'image' is not FIELD=NAME[:key=value,...];NAME...");
+  expect_one_line_error(run("bench loader --data " + dir / "fm" + " --field image=no_such_op", dir),
+                        "--field: ");
   RunResult loader_text =
       run("bench loader --epochs 1 --min-seconds 0 --data " + dir / "fm/test", dir);
   EXPECT_EQ(loader_text.out.rfind("dataset    " + dir / "fm/test\n", 0), 0u) << loader_text.out;
