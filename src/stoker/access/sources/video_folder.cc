@@ -46,16 +46,16 @@ Result<std::shared_ptr<const Dataset>> open_video_folder(const SourceOpening& op
 
 SourceSpec video_folder() {
   SourceSpec spec;
-  spec.name = "videofolder";
-  spec.doc =
-      "a folder of class folders of videos (torchvision's Kinetics / UCF101 / HMDB51: their "
-      "classes and order), read in place as {video: the file's bytes, label}";
   spec.params = {
       ParamSpec::text("extensions", "avi mp4",
                       "the endings that make a file a sample, separated by spaces, matched "
                       "against the name in lower case (torchvision's Kinetics: \"avi mp4\"; "
                       "UCF101 and HMDB51: \"avi\")"),
   };
+  spec.name = "videofolder";
+  spec.doc =
+      "a folder of class folders of videos (torchvision's Kinetics / UCF101 / HMDB51: their "
+      "classes and order), read in place as {video: the file's bytes, label}";
   spec.open = open_video_folder;
   return spec;
 }
