@@ -56,6 +56,7 @@ SourceSpec video_folder() {
   spec.doc =
       "a folder of class folders of videos (torchvision's Kinetics / UCF101 / HMDB51: their "
       "classes and order), read in place as {video: the file's bytes, label}";
+  spec.auto_rank = 35;  // not recognised: only named
   spec.open = open_video_folder;
   return spec;
 }
