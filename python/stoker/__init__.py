@@ -13,7 +13,8 @@ from stoker.loader import Loader
 from stoker._python_steps import SampleError
 from stoker.masks import decode_masks
 from stoker.settings import Batches, Feed, Order, Storage
-from stoker.sources import Arrow, Dataset, ImageFolder, Mixture, Parquet, Tokens, WebDataset
+from stoker.sources import (Arrow, Dataset, ImageFolder, Mixture, Parquet, Tokens, VideoFolder,
+                            WebDataset)
 from stoker.tools import convert, inspect, push, verify
 from stoker.bulk_write import image_sample, write_dataset
 from stoker.dataset_writer import DatasetWriter
@@ -31,4 +32,5 @@ them: the encoded image, its label, height, width, and the original file's size 
 __all__ = ["Arrow", "Batches", "Dataset", "DatasetWriter", "Error", "Feed", "IMAGE_SCHEMA", "ImageFolder",
            "Loader", "Mixture", "Order", "Parquet", "SampleError", "Storage",
            "__version__", "convert", "dataset_format_version", "decode_masks", "image_sample",
-           "inspect", "push", "Tokens", "transforms", "verify", "WebDataset", "write_dataset"]
+           "inspect", "push", "Tokens", "transforms", "verify", "VideoFolder", "WebDataset",
+           "write_dataset"]

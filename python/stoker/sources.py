@@ -7,7 +7,8 @@ the native loader opens (``_stoker.sources()``, access/source_registry.h):
 ``stoker.Loader(stoker.ImageFolder(root, transform=recipe))``,
 ``stoker.Loader(stoker.WebDataset("data-{000..009}.tar"))``,
 ``stoker.Loader(stoker.Parquet(path))``, ``stoker.Loader(stoker.Arrow(path))``,
-``stoker.Loader(stoker.Tokens("train.bin"))``."""
+``stoker.Loader(stoker.Tokens("train.bin"))``,
+``stoker.Loader(stoker.VideoFolder(root, transforms={"video": stoker.transforms.DecodeClip()}))``."""
 
 import os
 
@@ -118,6 +119,39 @@ class ImageFolder(_Source):
 
     def __repr__(self):
         return f"stoker.ImageFolder({self.root!r})"
+
+
+class VideoFolder(_Source):
+    """``root`` in the layout of torchvision's Kinetics, UCF101 and HMDB51 video datasets (a
+    folder per class), read in place: the same ``classes``, ``class_to_idx`` and ``samples`` as
+    torchvision's ``find_classes(root)`` and ``make_dataset(root, class_to_idx, extensions)``,
+    each sample a record ``{"video": the file's bytes, "label": its class index}`` (int64), as a
+    ``stoker.DatasetWriter(path, {"video": "bytes", "label": "int64"})`` would hold it: give
+    ``transforms={"video": stoker.transforms.DecodeClip(...)}`` for clips. ``extensions``: the
+    endings that make a file a sample, matched against the name in lower case (Kinetics'
+    ``("avi", "mp4")`` by default; UCF101's and HMDB51's ``("avi",)``). The listing is cached
+    in the cache folder and listed again when a folder in it changes; local folders only. A
+    file that cannot be read is a bad record naming it (the loader's ``on_error``)."""
+
+    source = "videofolder"
+
+    def __init__(self, root, transforms=None, extensions=("avi", "mp4")):
+        self.root = os.fsdecode(root)
+        self.transforms = transforms
+        self.extensions = (extensions,) if isinstance(extensions, str) else tuple(extensions)
+        if not self.extensions or any(not e or e != "".join(e.split())
+                                      for e in self.extensions):
+            raise ValueError(f"VideoFolder: extensions {extensions!r}: give one or more, none "
+                             f"empty or holding a space")
+
+    def _path(self) -> str:
+        return self.root
+
+    def _params(self) -> dict:
+        return {"extensions": " ".join(self.extensions)}
+
+    def __repr__(self):
+        return f"stoker.VideoFolder({self.root!r}, extensions={self.extensions!r})"
 
 
 class WebDataset(_Source):

@@ -11,6 +11,7 @@ from test_arrow_source import write_hugging_face_arrow
 from test_image_folder_source import make_folder
 from test_parquet_source import write_parquet
 from test_token_source import random_tokens, write_bin
+from test_video_folder import video_classes
 from test_webdataset_source import write_tars
 
 
@@ -45,8 +46,15 @@ def tokens(tmp_path, cache):
     return stoker.Tokens(write_bin(tmp_path / "train.bin", random_tokens(23 * 8 + 1)), seq_len=8)
 
 
+def video_folder(tmp_path, cache):
+    # 23 classes of one video each: samples told apart by their labels, and their clips drawn
+    # by sample.
+    clip = stoker.transforms.DecodeClip(num_frames_per_clip=2, resize=[16], crop=[16])
+    return stoker.VideoFolder(video_classes(tmp_path / "videos", 23), {"video": clip})
+
+
 CASES = {"stoker": stoker_dataset, "imagefolder": image_folder, "webdataset": webdataset,
-         "parquet": parquet, "arrow": arrow, "tokens": tokens}
+         "parquet": parquet, "arrow": arrow, "tokens": tokens, "videofolder": video_folder}
 
 
 def test_every_registered_source_has_a_case():

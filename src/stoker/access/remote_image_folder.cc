@@ -187,7 +187,7 @@ Result<RemoteImageFolder> list_remote_image_folder(const std::string& url,
           ++listing.ignored_files;
           continue;
         }
-        here.images.push_back(file.name);
+        here.samples.push_back(file.name);
         std::string key = here.path + "/" + file.name;
         listed.emplace(std::move(key), std::move(file));
       }
@@ -199,8 +199,8 @@ Result<RemoteImageFolder> list_remote_image_folder(const std::string& url,
     append_class_samples(std::move(walked), label, listing);
     return Status::ok();
   };
-  STOKER_ASSIGN_OR_RETURN(folder.listing,
-                          list_classes(folder.location, ImageFolderListing(), top.folders, walk));
+  STOKER_ASSIGN_OR_RETURN(folder.listing, list_classes(folder.location, ImageFolderListing(),
+                                                       top.folders, image_files(), walk));
   std::vector<size_t> unsized;
   for (ImageFolderSample& sample : folder.listing.samples) {
     const std::string relative = sample.path.substr(prefix.size());

@@ -38,7 +38,7 @@ TEST(SourceRegistry, EverySourceIsNamedOnceAndStokersFormatIsAutosLastWord) {
     names.push_back(source.name);
   }
   EXPECT_EQ(names, (std::vector<std::string>{"parquet", "arrow", "webdataset", "imagefolder",
-                                             "tokens", "stoker"}));
+                                             "videofolder", "tokens", "stoker"}));
   // The fallback takes whatever the others do not.
   EXPECT_TRUE(data_sources().back().recognises("/no/such/thing", nullptr));
   for (size_t i = 1; i < data_sources().size(); ++i)
@@ -87,7 +87,10 @@ TEST(SourceRegistry, AnUnknownSourceOrParameterIsOneLineNamingWhatThereIs) {
   const DataAccessOptions access;
   expect_refused(remote::open_dataset(dir.path() + "/ds", access, 0, "hdf5"),
                  "source 'hdf5' is not one of auto, parquet, arrow, webdataset, imagefolder, "
-                 "tokens, stoker");
+                 "videofolder, tokens, stoker");
+  expect_refused(
+      remote::open_dataset(dir.path() + "/ds", access, 0, "videofolder", {{"extensions", " "}}),
+      "/ds: no video extension given");
   expect_refused(
       remote::open_dataset(dir.path() + "/ds", access, 0, "auto", {{"image_column", "img"}}),
       "source 'stoker': unknown parameter 'image_column' (it has none)");

@@ -31,7 +31,7 @@
 #include "stoker/python/pinned_allocator.h"
 #include "stoker/store/data_identity.h"
 #include "stoker/store/dataset.h"
-#include "stoker/store/import/image_folder_source.h"
+#include "stoker/store/import/class_folder_source.h"
 #include "stoker/store/mixed_shard_source.h"
 #include "stoker/util/mapped_read_guard.h"
 
@@ -329,10 +329,10 @@ class BoundLoader {
   // The manifest's class names (an image folder's classes), [] where it has none.
   std::vector<std::string> class_names() const { return shared_->dataset->manifest().class_names; }
 
-  // An image folder's samples [(path, class index)] in torchvision's order; None for a dataset,
-  // whose records do not name their files.
+  // A class folder's samples (an image or video folder's) [(path, class index)] in torchvision's
+  // order; None for a dataset, whose records do not name their files.
   py::object samples() const {
-    const auto* folder = dynamic_cast<const ImageFolderSource*>(&shared_->dataset->source());
+    const auto* folder = dynamic_cast<const ClassFolderSource*>(&shared_->dataset->source());
     if (folder == nullptr) return py::none();
     py::list out;
     for (const ImageFolderSample& sample : folder->listing().samples)

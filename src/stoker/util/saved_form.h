@@ -37,10 +37,11 @@ class SavedReader {
 };
 
 // The folders of a cache folder holding saved forms, beside the shard cache's datasets (which a
-// shard cache opened on the folder takes for its own): tars' indexes, image folders' listings,
-// remote Parquet files' footers.
+// shard cache opened on the folder takes for its own): tars' indexes, image and video folders'
+// listings, remote Parquet files' footers.
 inline constexpr const char* kTarIndexFolder = "tar-indexes";
 inline constexpr const char* kImageFolderListingFolder = "image-folders";
+inline constexpr const char* kVideoFolderListingFolder = "video-folders";
 inline constexpr const char* kParquetFooterFolder = "parquet-footers";
 // Whether `name` is one of them.
 bool is_saved_form_folder(const std::string& name);

@@ -1,9 +1,11 @@
 #include "stoker/store/import/image_folder_listing_cache.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/stat.h>
 
 #include "stoker/util/atomic_file.h"
+#include "stoker/util/checksum.h"
 #include "stoker/util/saved_form.h"
 
 namespace stoker {
@@ -71,16 +73,20 @@ Result<ImageFolderListing> decode_listing(ByteSpan bytes, const std::string& roo
   return listing;
 }
 
-Result<ImageFolderListing> cached_image_folder_listing(const std::string& root,
+Result<ImageFolderListing> cached_class_folder_listing(const std::string& root,
+                                                       const ClassFolderFiles& files,
                                                        const std::string& cache_dir) {
-  if (cache_dir.empty()) return list_image_folder(root);
-  const std::string file = cache_file_of(root, cache_dir, kImageFolderListingFolder, "listing");
+  if (cache_dir.empty()) return list_class_folder(root, files);
+  const std::string extensions = fmt::format("{}", fmt::join(files.extensions, "\n"));
+  const std::string file =
+      cache_file_of(root, cache_dir, files.cache_folder,
+                    fmt::format("{:016x}.listing", xxh3_64(extensions.data(), extensions.size())));
   if (Result<std::string> saved = read_file(file, kMaxListingBytes); saved.is_ok()) {
     Result<ImageFolderListing> listing = decode_listing(
         {reinterpret_cast<const uint8_t*>(saved.value().data()), saved.value().size()}, root);
     if (listing.is_ok() && current(listing.value())) return listing;
   }
-  STOKER_ASSIGN_OR_RETURN(ImageFolderListing listing, list_image_folder(root));
+  STOKER_ASSIGN_OR_RETURN(ImageFolderListing listing, list_class_folder(root, files));
   if (listing.bad.empty()) save_cache_file(file, encode_listing(root, listing));
   return listing;
 }

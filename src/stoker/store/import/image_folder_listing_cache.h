@@ -1,7 +1,8 @@
 #pragma once
-// The listing of an ImageFolder kept between runs: list_image_folder(root) saved under
-// CACHE_DIR/image-folders/ (one file per root, named by the XXH3-64 of its absolute path),
-// with the stamp of every directory it read (image_folder_scan.h). A later open whose root's
+// The listing of a class folder kept between runs: list_class_folder(root, files) saved under
+// CACHE_DIR/FILES.cache_folder/ (image-folders/ for an ImageFolder; one file per root and
+// extensions, named by the XXH3-64 of the root's absolute path and of the extensions), with the
+// stamp of every directory it read (image_folder_scan.h). A later open whose root's
 // directories all have the same stamps reads the listing from there (a few thousand stat
 // calls instead of one per file); any other file (missing, stale, of another root, damaged)
 // is listed again and replaced. A listing with bad entries (loops, unreadable directories) is
@@ -16,10 +17,11 @@
 
 namespace stoker {
 
-// The listing of `root`, from `cache_dir`'s copy when it is current, else list_image_folder's
-// (its errors), then saved there. `cache_dir` "": list_image_folder(root). A cache that cannot
-// be written is passed over silently: the listing stands.
-Result<ImageFolderListing> cached_image_folder_listing(const std::string& root,
+// The listing of `root`, from `cache_dir`'s copy when it is current, else list_class_folder's
+// (its errors), then saved there. `cache_dir` "": list_class_folder(root, files). A cache that
+// cannot be written is passed over silently: the listing stands.
+Result<ImageFolderListing> cached_class_folder_listing(const std::string& root,
+                                                       const ClassFolderFiles& files,
                                                        const std::string& cache_dir);
 
 // The saved form of `listing` of `root`, and back: decode_listing is kCorrupt for bytes that are

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <cstring>
 #include <memory>
 
+#include "stoker/util/saved_form.h"
 #include "stoker/util/utf8.h"
 
 namespace stoker {
@@ -65,8 +67,9 @@ struct Directory {
 };
 
 // Walks class folder `top` as os.walk(top, followlinks=True) and adds its samples (label
-// `label`), in make_dataset's order, to `listing`.
-void walk_class(const std::string& top, int64_t label, ImageFolderListing& listing) {
+// `label`; the files with one of `extensions`), in make_dataset's order, to `listing`.
+void walk_class(const std::string& top, int64_t label, const std::vector<std::string>& extensions,
+                ImageFolderListing& listing) {
   std::vector<WalkedFolder> found;
   std::vector<Directory> pending;
   struct stat st {};
@@ -82,8 +85,8 @@ void walk_class(const std::string& top, int64_t label, ImageFolderListing& listi
     listing.directories.push_back(entries.value().self);
     WalkedFolder here{dir.path, {}};
     for (std::string& name : entries.value().files) {
-      if (has_image_extension(name)) {
-        here.images.push_back(std::move(name));
+      if (has_extension(name, extensions)) {
+        here.samples.push_back(std::move(name));
       } else {
         ++listing.ignored_files;
       }
@@ -122,14 +125,25 @@ void append_class_samples(std::vector<WalkedFolder> walked, int64_t label,
   std::sort(keyed.begin(), keyed.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [key, folder] : keyed) {
-    sort_as_python(folder->images);
-    for (const std::string& name : folder->images)
+    sort_as_python(folder->samples);
+    for (const std::string& name : folder->samples)
       listing.samples.push_back({folder->path + "/" + name, label});
   }
 }
 
+const ClassFolderFiles& image_files() {
+  static const ClassFolderFiles files{
+      std::vector<std::string>(std::begin(kImageExtensions), std::end(kImageExtensions)),
+      "an image extension", "an ImageFolder", kImageFolderListingFolder};
+  return files;
+}
+
 bool has_image_extension(std::string_view name) {
-  for (std::string_view extension : kImageExtensions) {
+  return has_extension(name, image_files().extensions);
+}
+
+bool has_extension(std::string_view name, const std::vector<std::string>& extensions) {
+  for (std::string_view extension : extensions) {
     if (name.size() < extension.size()) continue;
     const std::string_view tail = name.substr(name.size() - extension.size());
     if (std::equal(tail.begin(), tail.end(), extension.begin(), [](char a, char b) {
@@ -146,6 +160,11 @@ std::string directory_stamp(const struct stat& st) {
 }
 
 Result<ImageFolderListing> list_image_folder(const std::string& root) {
+  return list_class_folder(root, image_files());
+}
+
+Result<ImageFolderListing> list_class_folder(const std::string& root,
+                                             const ClassFolderFiles& files) {
   struct stat st {};
   if (::stat(root.c_str(), &st) != 0) {
     if (errno == ENOENT) return not_found(printable(root) + ": no such directory");
@@ -156,20 +175,21 @@ Result<ImageFolderListing> list_image_folder(const std::string& root) {
   if (!entries.is_ok()) return io_error(printable(root) + ": " + entries.status().message());
   ImageFolderListing listing;
   listing.directories.push_back(entries.value().self);
-  return list_classes(root, std::move(listing), std::move(entries.value().dirs),
-                      [](const std::string& top, int64_t label, ImageFolderListing& listing) {
-                        walk_class(top, label, listing);
+  return list_classes(root, std::move(listing), std::move(entries.value().dirs), files,
+                      [&files](const std::string& top, int64_t label, ImageFolderListing& listing) {
+                        walk_class(top, label, files.extensions, listing);
                         return Status::ok();
                       });
 }
 
 Result<ImageFolderListing> list_classes(const std::string& root, ImageFolderListing listing,
                                         std::vector<std::string> classes,
+                                        const ClassFolderFiles& files,
                                         const ClassWalk& walk_class) {
   listing.classes = std::move(classes);
   if (listing.classes.empty())
-    return invalid_argument(printable(root) +
-                            ": no class folders (an ImageFolder holds one folder per class)");
+    return invalid_argument(fmt::format("{}: no class folders ({} holds one folder per class)",
+                                        printable(root), files.folder_name));
   for (const std::string& name : listing.classes) {
     if (!is_valid_utf8(name))
       return invalid_argument(
@@ -187,14 +207,10 @@ Result<ImageFolderListing> list_classes(const std::string& root, ImageFolderList
     if (listing.samples.size() == before) empty.push_back(listing.classes[label]);
   }
   if (!empty.empty()) {
-    std::string extensions;
-    for (const char* extension : kImageExtensions)
-      extensions += (extensions.empty() ? "" : " ") + std::string(extension);
     return invalid_argument(
-        fmt::format("{}: found no file with an image extension ({}) for the "
-                    "class{} {}",
-                    printable(root), extensions, empty.size() == 1 ? "" : "es",
-                    printable_list(empty, kScanNamesInMessage)));
+        fmt::format("{}: found no file with {} ({}) for the class{} {}", printable(root),
+                    files.extension_name, fmt::join(files.extensions, " "),
+                    empty.size() == 1 ? "" : "es", printable_list(empty, kScanNamesInMessage)));
   }
   return listing;
 }

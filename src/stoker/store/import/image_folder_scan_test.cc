@@ -121,6 +121,34 @@ TEST(ImageFolderScanTest, ExtensionsAreTorchvisionsInAnyCase) {
     EXPECT_FALSE(has_image_extension(name)) << name;
 }
 
+TEST(ImageFolderScanTest, OtherFoldersListTheFilesOfTheirExtensionsAsMakeDatasetDoes) {
+  // torchvision's video datasets: make_dataset(root, class_to_idx, ("avi", "mp4")), which
+  // matches endings without a dot ("xavi") in the lower-cased name.
+  testing::TempDir dir;
+  const std::string root = dir / "root";
+  for (const char* name : {"walk/b.avi", "walk/a.MP4", "walk/xavi", "walk/c.mkv", "walk/sub/d.mp4",
+                           "run/e.avi", "run/e.jpg"})
+    touch(root + "/" + name);
+  const ClassFolderFiles videos{{"avi", "mp4"}, "a video extension", "a VideoFolder", "videos"};
+  const ImageFolderListing listing = list_class_folder(root, videos).value_or_throw();
+  EXPECT_EQ(listing.classes, (std::vector<std::string>{"run", "walk"}));
+  std::vector<std::string> paths;
+  for (const ImageFolderSample& sample : listing.samples) paths.push_back(sample.path);
+  EXPECT_EQ(paths, (std::vector<std::string>{root + "/run/e.avi", root + "/walk/a.MP4",
+                                             root + "/walk/b.avi", root + "/walk/xavi",
+                                             root + "/walk/sub/d.mp4"}));
+  EXPECT_EQ(listing.samples.back().label, 1);
+  EXPECT_EQ(listing.ignored_files, 2u);           // e.jpg, c.mkv
+  EXPECT_FALSE(has_extension("a.AVI", {"AVI"}));  // an upper-case extension takes none
+  touch(root + "/jump/j.jpg");
+  EXPECT_EQ(list_class_folder(root, videos).status().message(),
+            root + ": found no file with a video extension (avi mp4) for the class jump");
+  fs::remove_all(root);
+  touch(root + "/x.mp4");
+  EXPECT_EQ(list_class_folder(root, videos).status().message(),
+            root + ": no class folders (a VideoFolder holds one folder per class)");
+}
+
 TEST(ImageFolderScanTest, SymbolicLinkLoopsAreBadEntriesNotWalked) {
   testing::TempDir dir;
   const std::string root = dir / "root";

@@ -1,180 +1,56 @@
 #include "stoker/store/import/image_folder_source.h"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
-
-#include <algorithm>
 
 #include "stoker/store/image_record.h"
 #include "stoker/store/import/image_folder.h"
 #include "stoker/store/import/image_folder_listing_cache.h"
-#include "stoker/util/atomic_file.h"
 
 namespace stoker {
 
+ImageFolderSource::ImageFolderSource(int64_t max_pixels)
+    : ClassFolderSource(kMaxImageFileBytes), max_pixels_(max_pixels) {}
+
 Result<std::shared_ptr<ImageFolderSource>> ImageFolderSource::open(
     const std::string& root, const ImageFolderSourceOptions& options) {
-  if (options.files_per_unit < 1)
-    return invalid_argument(fmt::format("{}: files per unit {} is not a positive number", root,
-                                        options.files_per_unit));
-  STOKER_ASSIGN_OR_RETURN(ImageFolderListing listing,
-                          cached_image_folder_listing(root, options.listing_cache_dir));
-  return lay_out(root, std::move(listing), options, nullptr);
+  STOKER_ASSIGN_OR_RETURN(
+      ImageFolderListing listing,
+      cached_class_folder_listing(root, image_files(), options.listing_cache_dir));
+  return open_listed(root, std::move(listing), nullptr, options);
 }
 
 Result<std::shared_ptr<ImageFolderSource>> ImageFolderSource::open_listed(
     std::string location, ImageFolderListing listing, std::shared_ptr<const InPlaceFiles> files,
     const ImageFolderSourceOptions& options) {
-  if (options.files_per_unit < 1)
-    return invalid_argument(fmt::format("{}: files per unit {} is not a positive number", location,
-                                        options.files_per_unit));
-  if (files->names().size() != listing.samples.size())
-    return invalid_argument(location + ": not one file per sample");
-  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ImageFolderSource> source,
-                          lay_out(std::move(location), std::move(listing), options, files.get()));
-  source->files_ = std::move(files);
-  source->set_units_ahead(options.units_ahead);
+  std::shared_ptr<ImageFolderSource> source(new ImageFolderSource(options.max_pixels));
+  STOKER_RETURN_IF_ERROR(source->lay_out(std::move(location), std::move(listing),
+                                         image_record_schema(), options, std::move(files)));
   return source;
-}
-
-Result<std::shared_ptr<ImageFolderSource>> ImageFolderSource::lay_out(
-    std::string root, ImageFolderListing listing, const ImageFolderSourceOptions& options,
-    const InPlaceFiles* files) {
-  std::shared_ptr<ImageFolderSource> source(new ImageFolderSource());
-  source->root_ = std::move(root);
-  source->options_ = options;
-  source->listing_ = std::move(listing);
-  const std::string& root_path = source->root_;
-  const std::vector<ImageFolderSample>& samples = source->listing_.samples;
-  Manifest manifest;
-  manifest.schema = image_record_schema();
-  manifest.records = samples.size();
-  manifest.source = root_path;
-  manifest.class_names = source->listing_.classes;
-  const std::string prefix = root_path + "/";
-  for (size_t first = 0; first < samples.size(); first += options.files_per_unit) {
-    const size_t end = std::min(samples.size(), first + options.files_per_unit);
-    const std::string& path = samples[first].path;
-    ShardInfo unit;
-    unit.file = path.rfind(prefix, 0) == 0 ? path.substr(prefix.size()) : path;
-    unit.records = end - first;
-    for (size_t i = first; files && i < end; ++i) {
-      const Result<FileIdentity> identity = files->identity(i);
-      if (identity.is_ok()) unit.bytes += identity.value().size;
-    }
-    manifest.shards.push_back(std::move(unit));
-    source->unit_starts_.push_back(first);
-  }
-  source->unit_starts_.push_back(samples.size());
-  source->set_manifest(std::move(manifest));
-  return source;
-}
-
-Result<std::vector<FileStamp>> ImageFolderSource::file_stamps() const {
-  std::vector<FileStamp> stamps;
-  for (size_t i = 0; i < listing_.samples.size(); ++i) {
-    FileStamp stamp{listing_.samples[i].path, 0, -1};
-    if (files_) {
-      const Result<FileIdentity> identity = files_->identity(i);
-      if (identity.is_ok())
-        stamp.size = identity.value().size, stamp.stamp = identity.value().stamp;
-    } else if (struct stat st{}; ::stat(stamp.name.c_str(), &st) == 0) {
-      stamp.size = static_cast<uint64_t>(st.st_size);
-      stamp.stamp = int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
-    }
-    stamps.push_back(std::move(stamp));
-  }
-  return stamps;
 }
 
 std::string ImageFolderSource::describe() const {
-  return fmt::format("{} (an image folder: {} images, {} classes, read in place)", root_,
-                     listing_.samples.size(), listing_.classes.size());
+  return fmt::format("{} (an image folder: {} images, {} classes, read in place)", location(),
+                     listing().samples.size(), listing().classes.size());
 }
 
-Result<ShardReader> ImageFolderSource::read_unit(int u, std::map<uint64_t, std::string>& bad,
-                                                 const std::function<bool()>& cancelled) const {
+std::vector<uint8_t> ImageFolderSource::make_record(int64_t label, const std::string* file,
+                                                    std::string& bad) const {
   static const ImageRecordFields fields = ImageRecordFields::find(manifest().schema).value();
-  std::vector<std::vector<uint8_t>> records;
-  for (uint64_t i = unit_starts_[u]; i < unit_starts_[u + 1]; ++i) {
-    const ImageFolderSample& sample = listing_.samples[i];
-    ImageRecordValues values;
-    values.label = sample.label;
-    Result<std::string> file = read_sample(i, cancelled);
-    if (file.status().code() == StatusCode::kCancelled) return file.status();  // no bad record
-    if (file.is_ok()) {
-      values.original = {reinterpret_cast<const uint8_t*>(file.value().data()),
-                         file.value().size()};
-      Result<image::ImageHeader> header =
-          image::read_image_header(values.original, options_.max_pixels);
-      if (header.is_ok()) {
-        values.stored = values.original;
-        values.height = header.value().height;
-        values.width = header.value().width;
-      } else {
-        bad[i] = header.status().message();
-      }
+  ImageRecordValues values;
+  values.label = label;
+  if (file) {
+    values.original = {reinterpret_cast<const uint8_t*>(file->data()), file->size()};
+    Result<image::ImageHeader> header = image::read_image_header(values.original, max_pixels_);
+    if (header.is_ok()) {
+      values.stored = values.original;
+      values.height = header.value().height;
+      values.width = header.value().width;
     } else {
-      bad[i] = file.status().message();
+      bad = header.status().message();
     }
-    // A file is at most kMaxImageFileBytes: its record always encodes.
-    records.push_back(encode_image_record(manifest().schema, fields, values).value());
   }
-  return ShardReader::in_memory(listing_.samples[unit_starts_[u]].path, manifest().schema, records);
-}
-
-Result<std::string> ImageFolderSource::read_sample(uint64_t i,
-                                                   const std::function<bool()>& cancelled) const {
-  const std::string& path = listing_.samples[i].path;
-  if (!files_) {
-    Result<std::string> file = read_file(path, kMaxImageFileBytes);
-    if (!file.is_ok())
-      return Status(file.status().code(), image_file_read_error(file.status(), path));
-    return file;
-  }
-  // A remote file's errors name its URL, the sample's path.
-  const auto without_path = [&](const Status& status) {
-    return Status(status.code(), image_file_read_error(status, path));
-  };
-  Result<OpenFile> open = files_->open(i, cancelled);
-  if (!open.is_ok()) return without_path(open.status());
-  const uint64_t size = open.value().identity.size;
-  if (size > kMaxImageFileBytes)
-    return invalid_argument(fmt::format("larger than {} bytes", kMaxImageFileBytes));
-  std::string bytes(size, '\0');
-  Result<size_t> got = read_at(open.value().fd, path, open.value().offset,
-                               reinterpret_cast<uint8_t*>(bytes.data()), size);
-  if (!got.is_ok()) return without_path(got.status());
-  if (got.value() != size) return io_error("its cached copy is short");
-  return bytes;
-}
-
-void ImageFolderSource::units_ahead(const std::vector<int>& units) {
-  if (!files_) return;
-  std::vector<size_t> files;
-  for (const int u : units)
-    for (uint64_t i = unit_starts_[u]; i < unit_starts_[u + 1]; ++i) files.push_back(i);
-  files_->fetch_ahead(files);
-}
-
-void ImageFolderSource::reads_planned(std::function<int64_t(int unit)> next_read,
-                                      int64_t position) {
-  if (!files_) return;
-  // A sample's file is read when its unit is.
-  files_->plan(
-      [next_read = std::move(next_read), starts = &unit_starts_](size_t file) {
-        const auto after = std::upper_bound(starts->begin(), starts->end(), file);
-        return next_read(static_cast<int>(after - starts->begin()) - 1);
-      },
-      position);
-}
-
-Status ImageFolderSource::record_error(int /*unit*/, uint64_t /*record*/, uint64_t global,
-                                       const Status& status) const {
-  const std::string bad = bad_reason(global);
-  return Status(status.code(),
-                fmt::format("{}: {} (dataset record {})", listing_.samples[global].path,
-                            bad.empty() ? status.message() : bad, global));
+  // A file is at most kMaxImageFileBytes: its record always encodes.
+  return encode_image_record(manifest().schema, fields, values).value();
 }
 
 }  // namespace stoker

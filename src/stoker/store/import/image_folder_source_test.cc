@@ -133,7 +133,8 @@ TEST(ImageFolderListingCache, AChangedFolderIsListedAgain) {
   testing::TempDir tmp;
   const std::string root = source_test_folder(tmp);
   const std::string cache = tmp.path() + "/cache";
-  const ImageFolderListing first = cached_image_folder_listing(root, cache).value_or_throw();
+  const ImageFolderListing first =
+      cached_class_folder_listing(root, image_files(), cache).value_or_throw();
   ASSERT_EQ(first.samples.size(), 5u);
   ASSERT_EQ(fs::exists(cache + "/image-folders"), true);
   const fs::path saved = fs::directory_iterator(cache + "/image-folders")->path();
@@ -141,15 +142,18 @@ TEST(ImageFolderListingCache, AChangedFolderIsListedAgain) {
   ImageFolderListing edited = first;
   edited.samples.pop_back();
   throw_if_error(write_file_atomically(saved.string(), encode_listing(root, edited)));
-  EXPECT_EQ(cached_image_folder_listing(root, cache).value_or_throw().samples.size(), 4u);
+  EXPECT_EQ(cached_class_folder_listing(root, image_files(), cache).value_or_throw().samples.size(),
+            4u);
   // A new file in a sub-folder changes its stamp: listed again, the new file in its place.
   source_test_put(root + "/cat/z/d.jpg", source_test_jpeg(8, 8));
-  const ImageFolderListing second = cached_image_folder_listing(root, cache).value_or_throw();
+  const ImageFolderListing second =
+      cached_class_folder_listing(root, image_files(), cache).value_or_throw();
   ASSERT_EQ(second.samples.size(), 6u);
   EXPECT_EQ(second.samples[3].path, root + "/cat/z/d.jpg");
   // A damaged file is listed again too.
   throw_if_error(write_file_atomically(saved.string(), "STKIFLS1 damaged"));
-  EXPECT_EQ(cached_image_folder_listing(root, cache).value_or_throw().samples.size(), 6u);
+  EXPECT_EQ(cached_class_folder_listing(root, image_files(), cache).value_or_throw().samples.size(),
+            6u);
 }
 
 TEST(ImageFolderListingCache, EncodedListingsDecodeAndDamageIsRefused) {

@@ -1,0 +1,64 @@
+// Class folders of videos read in place (store/import/video_folder_source.h): torchvision's
+// Kinetics, UCF101 and HMDB51 layouts, their classes and order, records {"video": the file's
+// bytes, "label"} for a source operation (decode_clip) to decode. Local folders only (a URL is
+// refused in one line), their listing kept in the cache folder; only when named
+// (source="videofolder"): `auto` takes a folder of class folders as an image folder.
+
+#include <algorithm>
+
+#include "stoker/access/source_registry.h"
+#include "stoker/net/remote_url.h"
+#include "stoker/store/import/video_folder_source.h"
+
+namespace stoker::sources {
+namespace {
+
+// Video extensions as given: separated by spaces, at least one.
+Result<std::vector<std::string>> video_extensions(const std::string& location,
+                                                  const std::string& text) {
+  std::vector<std::string> extensions;
+  for (size_t start = 0; start < text.size();) {
+    const size_t space = std::min(text.find(' ', start), text.size());
+    if (space > start) extensions.push_back(text.substr(start, space - start));
+    start = space + 1;
+  }
+  if (extensions.empty())
+    return invalid_argument(location + ": no video extension given (e.g. \"avi mp4\")");
+  return extensions;
+}
+
+Result<std::shared_ptr<const Dataset>> open_video_folder(const SourceOpening& opening) {
+  if (remote::is_remote_url(opening.location))
+    return unsupported(remote::shown_location(opening.location) +
+                       ": video folders are read from local paths only, not URLs");
+  STOKER_ASSIGN_OR_RETURN(std::vector<std::string> extensions,
+                          video_extensions(opening.location, opening.params.text("extensions")));
+  ClassFolderSourceOptions options;
+  if (Result<std::string> dir = cache_dir_of(*opening.access); dir.is_ok())
+    options.listing_cache_dir = dir.value();
+  STOKER_ASSIGN_OR_RETURN(
+      std::shared_ptr<VideoFolderSource> source,
+      VideoFolderSource::open(opening.location, std::move(extensions), options));
+  return Dataset::open(std::move(source));
+}
+
+}  // namespace
+
+SourceSpec video_folder() {
+  SourceSpec spec;
+  spec.params = {
+      ParamSpec::text("extensions", "avi mp4",
+                      "the endings that make a file a sample, separated by spaces, matched "
+                      "against the name in lower case (torchvision's Kinetics: \"avi mp4\"; "
+                      "UCF101 and HMDB51: \"avi\")"),
+  };
+  spec.name = "videofolder";
+  spec.doc =
+      "a folder of class folders of videos (torchvision's Kinetics / UCF101 / HMDB51: their "
+      "classes and order), read in place as {video: the file's bytes, label}";
+  spec.auto_rank = 35;  // not recognised: only named
+  spec.open = open_video_folder;
+  return spec;
+}
+
+}  // namespace stoker::sources

@@ -1,0 +1,139 @@
+#include "stoker/store/import/class_folder_source.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+
+#include "stoker/store/import/image_folder.h"
+#include "stoker/util/atomic_file.h"
+
+namespace stoker {
+
+Status ClassFolderSource::lay_out(std::string root, ImageFolderListing listing, Schema schema,
+                                  const ClassFolderSourceOptions& options,
+                                  std::shared_ptr<const InPlaceFiles> files) {
+  if (options.files_per_unit < 1)
+    return invalid_argument(fmt::format("{}: files per unit {} is not a positive number", root,
+                                        options.files_per_unit));
+  if (files && files->names().size() != listing.samples.size())
+    return invalid_argument(root + ": not one file per sample");
+  root_ = std::move(root);
+  listing_ = std::move(listing);
+  const std::vector<ImageFolderSample>& samples = listing_.samples;
+  Manifest manifest;
+  manifest.schema = std::move(schema);
+  manifest.records = samples.size();
+  manifest.source = root_;
+  manifest.class_names = listing_.classes;
+  const std::string prefix = root_ + "/";
+  for (size_t first = 0; first < samples.size(); first += options.files_per_unit) {
+    const size_t end = std::min(samples.size(), first + options.files_per_unit);
+    const std::string& path = samples[first].path;
+    ShardInfo unit;
+    unit.file = path.rfind(prefix, 0) == 0 ? path.substr(prefix.size()) : path;
+    unit.records = end - first;
+    // Remote files' sizes: what a cache's budget is checked against.
+    for (size_t i = first; files && i < end; ++i) {
+      const Result<FileIdentity> identity = files->identity(i);
+      if (identity.is_ok()) unit.bytes += identity.value().size;
+    }
+    manifest.shards.push_back(std::move(unit));
+    unit_starts_.push_back(first);
+  }
+  unit_starts_.push_back(samples.size());
+  set_manifest(std::move(manifest));
+  if (files) {
+    files_ = std::move(files);
+    set_units_ahead(options.units_ahead);
+  }
+  return Status::ok();
+}
+
+Result<std::vector<FileStamp>> ClassFolderSource::file_stamps() const {
+  std::vector<FileStamp> stamps;
+  for (size_t i = 0; i < listing_.samples.size(); ++i) {
+    FileStamp stamp{listing_.samples[i].path, 0, -1};
+    if (files_) {
+      const Result<FileIdentity> identity = files_->identity(i);
+      if (identity.is_ok())
+        stamp.size = identity.value().size, stamp.stamp = identity.value().stamp;
+    } else if (struct stat st{}; ::stat(stamp.name.c_str(), &st) == 0) {
+      stamp.size = static_cast<uint64_t>(st.st_size);
+      stamp.stamp = int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
+    }
+    stamps.push_back(std::move(stamp));
+  }
+  return stamps;
+}
+
+Result<ShardReader> ClassFolderSource::read_unit(int u, std::map<uint64_t, std::string>& bad,
+                                                 const std::function<bool()>& cancelled) const {
+  std::vector<std::vector<uint8_t>> records;
+  for (uint64_t i = unit_starts_[u]; i < unit_starts_[u + 1]; ++i) {
+    Result<std::string> file = read_sample(i, cancelled);
+    if (file.status().code() == StatusCode::kCancelled) return file.status();  // no bad record
+    std::string why;
+    if (!file.is_ok()) why = file.status().message();
+    records.push_back(
+        make_record(listing_.samples[i].label, file.is_ok() ? &file.value() : nullptr, why));
+    if (!why.empty()) bad[i] = std::move(why);
+  }
+  return ShardReader::in_memory(listing_.samples[unit_starts_[u]].path, manifest().schema, records);
+}
+
+Result<std::string> ClassFolderSource::read_sample(uint64_t i,
+                                                   const std::function<bool()>& cancelled) const {
+  const std::string& path = listing_.samples[i].path;
+  if (!files_) {
+    Result<std::string> file = read_file(path, max_file_bytes_);
+    if (!file.is_ok())
+      return Status(file.status().code(), image_file_read_error(file.status(), path));
+    return file;
+  }
+  // A remote file's errors name its URL, the sample's path.
+  const auto without_path = [&](const Status& status) {
+    return Status(status.code(), image_file_read_error(status, path));
+  };
+  Result<OpenFile> open = files_->open(i, cancelled);
+  if (!open.is_ok()) return without_path(open.status());
+  const uint64_t size = open.value().identity.size;
+  if (size > max_file_bytes_)
+    return invalid_argument(fmt::format("larger than {} bytes", max_file_bytes_));
+  std::string bytes(size, '\0');
+  Result<size_t> got = read_at(open.value().fd, path, open.value().offset,
+                               reinterpret_cast<uint8_t*>(bytes.data()), size);
+  if (!got.is_ok()) return without_path(got.status());
+  if (got.value() != size) return io_error("its cached copy is short");
+  return bytes;
+}
+
+void ClassFolderSource::units_ahead(const std::vector<int>& units) {
+  if (!files_) return;
+  std::vector<size_t> files;
+  for (const int u : units)
+    for (uint64_t i = unit_starts_[u]; i < unit_starts_[u + 1]; ++i) files.push_back(i);
+  files_->fetch_ahead(files);
+}
+
+void ClassFolderSource::reads_planned(std::function<int64_t(int unit)> next_read,
+                                      int64_t position) {
+  if (!files_) return;
+  // A sample's file is read when its unit is.
+  files_->plan(
+      [next_read = std::move(next_read), starts = &unit_starts_](size_t file) {
+        const auto after = std::upper_bound(starts->begin(), starts->end(), file);
+        return next_read(static_cast<int>(after - starts->begin()) - 1);
+      },
+      position);
+}
+
+Status ClassFolderSource::record_error(int /*unit*/, uint64_t /*record*/, uint64_t global,
+                                       const Status& status) const {
+  const std::string bad = bad_reason(global);
+  return Status(status.code(),
+                fmt::format("{}: {} (dataset record {})", listing_.samples[global].path,
+                            bad.empty() ? status.message() : bad, global));
+}
+
+}  // namespace stoker
