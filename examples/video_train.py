@@ -1,13 +1,14 @@
 """torchvision's r3d_18 (no weights) trained for a few steps on the CPU from video clips: class
-folders of mp4 files as Kinetics lays them out, their clips sampled as torchcodec's
+folders of mp4 files as Kinetics lays them out (stoker.VideoFolder, read in place), their clips
+sampled as torchcodec's
 clips_at_random_indices samples them and transformed by torchvision v2's steps, all natively
 (stoker.transforms.DecodeClip followed by Resize, RandomCrop, RandomHorizontalFlip, ToDtype and
 Normalize), batches [B, C, T, H, W] as torchvision's video models take them.
 
     python bench/make_kinetics_set.py VIDEOS --clips 8 --classes 2 --seconds 2
-    python examples/video_train.py VIDEOS OUT_DIR [--steps 10] [--threads 1]
+    python examples/video_train.py VIDEOS [--steps 10] [--threads 1]
 
-It writes a dataset of the videos' bytes into OUT_DIR and prints "step k: loss X" per step.
+It prints "step k: loss X" per step.
 """
 
 import argparse
@@ -23,31 +24,18 @@ import stoker
 MEAN, STD = [0.43216, 0.394666, 0.37645], [0.22803, 0.22145, 0.216989]  # Kinetics'
 
 
-def video_dataset(videos: pathlib.Path, out: pathlib.Path) -> tuple:
-    """The class folders' videos as a stoker dataset of their bytes and class indices (sorted
-    classes, as torchvision's Kinetics); returns (its path, the number of classes)."""
-    classes = sorted(d.name for d in videos.iterdir() if d.is_dir())
-    path = out / "videos"
-    with stoker.DatasetWriter(path, {"video": "bytes", "label": "int64"}) as writer:
-        for label, name in enumerate(classes):
-            for file in sorted((videos / name).iterdir()):
-                writer.append({"video": file.read_bytes(), "label": label})
-    return path, len(classes)
-
-
-def train(videos: pathlib.Path, out: pathlib.Path, steps: int) -> list:
+def train(videos: pathlib.Path, steps: int) -> list:
     """Trains r3d_18 for `steps` steps of 4 clips; returns each step's loss."""
-    path, classes = video_dataset(videos, out)
     clips = v2.Compose([
         stoker.transforms.DecodeClip(num_frames_per_clip=8, num_indices_between_frames=2,
                                      layout="CTHW"),
         v2.Resize(64), v2.RandomCrop(56), v2.RandomHorizontalFlip(),
         v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD)])
-    loader = stoker.Loader(stoker.Dataset(path, transforms={"video": clips}), batch_size=4,
-                           shuffle=True, num_workers=2, drop_last=True,
+    dataset = stoker.VideoFolder(videos, transforms={"video": clips})
+    loader = stoker.Loader(dataset, batch_size=4, shuffle=True, num_workers=2, drop_last=True,
                            generator=torch.Generator().manual_seed(0))
     torch.manual_seed(0)
-    model = torchvision.models.video.r3d_18(num_classes=classes)
+    model = torchvision.models.video.r3d_18(num_classes=len(dataset.classes))
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     losses = []
     while len(losses) < steps:
@@ -66,13 +54,11 @@ def train(videos: pathlib.Path, out: pathlib.Path, steps: int) -> list:
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("videos", type=pathlib.Path)
-    parser.add_argument("out", type=pathlib.Path)
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    args.out.mkdir(parents=True, exist_ok=True)
-    train(args.videos, args.out, args.steps)
+    train(args.videos, args.steps)
 
 
 if __name__ == "__main__":

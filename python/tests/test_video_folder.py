@@ -4,9 +4,7 @@ Kinetics, UCF101 and HMDB51 datasets); its clips against those of the same files
 stoker.DatasetWriter, which test_video_clips.py proves equal to torchcodec's and torchvision's;
 a bad file named. The videos are bench/make_video_set.py's, made here by Debian's ffmpeg."""
 import os
-import re
 import shutil
-import subprocess
 import sys
 
 import pytest
@@ -145,15 +143,3 @@ def test_a_folder_without_videos_is_one_line_naming_it(tmp_path):
                                  f"(avi mp4) for the class cat")
     with pytest.raises(ValueError, match="extensions"):
         stoker.VideoFolder(tmp_path, extensions=("avi", ""))
-
-
-def test_the_data_guides_example(tmp_path, monkeypatch):
-    """docs/DATA.md's VideoFolder example, run as written on bench/make_kinetics_set.py's
-    class folders (4 clips of 3 s: the example's clip spans 61 frames)."""
-    code = re.search(r"\*\*Class folders of videos\*\*.*?```python\n(.*?)```",
-                     open(os.path.join(ROOT, "docs", "DATA.md")).read(), re.S).group(1)
-    subprocess.run([sys.executable, os.path.join(ROOT, "bench", "make_kinetics_set.py"),
-                    str(tmp_path / "kinetics"), "--clips", "4", "--seconds", "3"], check=True,
-                   stdout=subprocess.DEVNULL)
-    monkeypatch.chdir(tmp_path)
-    exec(compile(code, "docs/DATA.md", "exec"), {})
