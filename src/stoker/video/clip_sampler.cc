@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "stoker/video/video_file.h"
+
 namespace stoker::video {
 
 Status ClipSampler::check() const {
@@ -23,7 +25,7 @@ Status append_clip(const ClipSampler& sampler, int64_t start, int64_t frame_coun
   const int64_t have = static_cast<int64_t>(out.size() - first);
   if (have == sampler.frames_per_clip) return Status::ok();
   if (sampler.policy == ClipPolicy::kError)
-    return invalid_argument("video " + video + ": the clip starting at frame " +
+    return invalid_argument(video_named(video) + ": the clip starting at frame " +
                             std::to_string(start) + " runs past its last frame " +
                             std::to_string(frame_count - 1) + " (policy \"error\")");
   for (int64_t k = have; k < sampler.frames_per_clip; ++k)
@@ -37,7 +39,7 @@ Status append_clip(const ClipSampler& sampler, int64_t start, int64_t frame_coun
 Result<std::vector<int64_t>> clip_frame_indices(const ClipSampler& sampler, int64_t frame_count,
                                                 CounterRng& rng, const std::string& video) {
   STOKER_RETURN_IF_ERROR(sampler.check());
-  const std::string where = "video " + video + " (" + std::to_string(frame_count) + " frames)";
+  const std::string where = video_named(video) + " (" + std::to_string(frame_count) + " frames)";
   if (frame_count < 1) return invalid_argument(where + ": no frame to sample clips from");
   int64_t start = sampler.range_start < 0 ? frame_count + sampler.range_start : sampler.range_start;
   if (start < 0 || start >= frame_count)

@@ -24,12 +24,12 @@ Result<VideoFrameDecoder> VideoFrameDecoder::open(VideoFile file, const VideoInd
   STOKER_ASSIGN_OR_RETURN(CodecContextPtr codec, open_video_decoder(file, threads));
   VideoFrameDecoder decoder(index, std::move(file), std::move(codec));
   if (!decoder.packet_ || !decoder.frame_)
-    return io_error("video " + index.path + ": out of memory for a decoder's frames");
+    return io_error(video_named(index.path) + ": out of memory for a decoder's frames");
   return decoder;
 }
 
 Status VideoFrameDecoder::frame_error(int64_t frame, const std::string& what) const {
-  return corrupt("video " + index_.path + ": frame " + std::to_string(frame) + ": " + what);
+  return corrupt(video_named(index_.path) + ": frame " + std::to_string(frame) + ": " + what);
 }
 
 namespace {
@@ -109,7 +109,7 @@ Status VideoFrameDecoder::decode_each(const std::vector<int64_t>& indices, const
   const int64_t count = index_.frame_count();
   for (const int64_t i : indices)
     if (i < 0 || i >= count)
-      return invalid_argument("video " + index_.path + ": frame " + std::to_string(i) +
+      return invalid_argument(video_named(index_.path) + ": frame " + std::to_string(i) +
                               " is out of range (" + std::to_string(count) + " frames)");
   const int width = index_.width, height = index_.height;
   rgb_.resize(static_cast<size_t>(width) * height * 3);

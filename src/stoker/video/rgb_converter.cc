@@ -14,7 +14,7 @@ namespace {
 
 Status conversion_error(const std::string& path, const std::string& what, int rc) {
   return Status(StatusCode::kInternal,
-                "video " + path + ": RGB conversion: " + what + " (" + av_error_text(rc) + ")");
+                video_named(path) + ": RGB conversion: " + what + " (" + av_error_text(rc) + ")");
 }
 
 }  // namespace

@@ -65,8 +65,8 @@ Result<VideoFile> open_format(VideoFile file, AVFormatContext* format) {
   int rc = avformat_open_input(&format, url, nullptr, nullptr);  // frees `format` on failure
   if (rc < 0) {
     const std::string why = av_error_text(rc);
-    if (rc == AVERROR(ENOENT)) return not_found("video " + path + ": " + why);
-    return corrupt("video " + path + ": not a readable video container (" + why + ")");
+    if (rc == AVERROR(ENOENT)) return not_found(video_named(path) + ": " + why);
+    return corrupt(video_named(path) + ": not a readable video container (" + why + ")");
   }
   file.format.reset(format);
   // A container whose header gives its video's size and pixel format (mp4, mkv) is not probed:
@@ -74,11 +74,11 @@ Result<VideoFile> open_format(VideoFile file, AVFormatContext* format) {
   // 340x256 clip's 3.7 ms of opening); other containers (avi) are.
   rc = header_describes_video(*format) ? 0 : avformat_find_stream_info(format, nullptr);
   if (rc < 0)
-    return corrupt("video " + path + ": no stream information (" + av_error_text(rc) + ")");
+    return corrupt(video_named(path) + ": no stream information (" + av_error_text(rc) + ")");
   rc = av_find_best_stream(format, AVMEDIA_TYPE_VIDEO, -1, -1, &file.codec, 0);
   if (rc == AVERROR_DECODER_NOT_FOUND)
-    return unsupported("video " + path + ": no decoder in this FFmpeg for its video codec");
-  if (rc < 0) return corrupt("video " + path + ": no video stream");
+    return unsupported(video_named(path) + ": no decoder in this FFmpeg for its video codec");
+  if (rc < 0) return corrupt(video_named(path) + ": no video stream");
   file.stream_index = rc;
   return file;
 }
@@ -106,7 +106,7 @@ Result<VideoFile> open_video_bytes(const std::string& name, ByteSpan bytes) {
   if (!file.io || format == nullptr) {
     if (!file.io) av_free(buffer);
     avformat_free_context(format);
-    return io_error("video " + name + ": out of memory for its reader");
+    return io_error(video_named(name) + ": out of memory for its reader");
   }
   format->pb = file.io.get();
   return open_format(std::move(file), format);
@@ -114,7 +114,7 @@ Result<VideoFile> open_video_bytes(const std::string& name, ByteSpan bytes) {
 
 Result<CodecContextPtr> open_video_decoder(const VideoFile& file, int threads) {
   CodecContextPtr context(avcodec_alloc_context3(file.codec));
-  if (!context) return io_error("video " + file.path + ": out of memory for a decoder");
+  if (!context) return io_error(video_named(file.path) + ": out of memory for a decoder");
   int rc = avcodec_parameters_to_context(context.get(), file.stream()->codecpar);
   if (rc >= 0) {
     context->thread_count = threads;
@@ -122,7 +122,7 @@ Result<CodecContextPtr> open_video_decoder(const VideoFile& file, int threads) {
     rc = avcodec_open2(context.get(), file.codec, nullptr);
   }
   if (rc < 0)
-    return unsupported("video " + file.path + ": its " + file.codec->name +
+    return unsupported(video_named(file.path) + ": its " + file.codec->name +
                        " decoder does not open (" + av_error_text(rc) + ")");
   return context;
 }

@@ -33,10 +33,16 @@ struct VideoFile {
   AVStream* stream() const { return format->streams[stream_index]; }
 };
 
+// How errors name a video: "video PATH", or "the video" for one in memory named "".
+inline std::string video_named(const std::string& path) {
+  return path.empty() ? "the video" : "video " + path;
+}
+
 // Opens `path` and finds its video stream.
 Result<VideoFile> open_video_file(const std::string& path);
 
-// Opens the video held in `bytes` (borrowed: they outlive the VideoFile), named `name`.
+// Opens the video held in `bytes` (borrowed: they outlive the VideoFile), named `name` (or "":
+// a record's, which the loader names).
 Result<VideoFile> open_video_bytes(const std::string& name, ByteSpan bytes);
 
 // A decoder for the file's video stream, on `threads` threads (0: FFmpeg chooses).

@@ -58,7 +58,7 @@ Result<VideoIndex> read_video_index(VideoFile& file) {
   index.height = stream->codecpar->height;
   index.rotation = stream_rotation(stream);
   if (index.width <= 0 || index.height <= 0)
-    return corrupt("video " + path + ": its video stream has no frame size");
+    return corrupt(video_named(path) + ": its video stream has no frame size");
 
   struct Entry {
     int64_t pts;
@@ -66,12 +66,12 @@ Result<VideoIndex> read_video_index(VideoFile& file) {
   };
   std::vector<Entry> entries;
   PacketPtr packet(av_packet_alloc());
-  if (!packet) return io_error("video " + path + ": out of memory for a packet");
+  if (!packet) return io_error(video_named(path) + ": out of memory for a packet");
   for (;;) {
     const int rc = av_read_frame(file.format.get(), packet.get());
     if (rc == AVERROR_EOF) break;
     if (rc < 0)
-      return corrupt("video " + path + ": unreadable after frame " +
+      return corrupt(video_named(path) + ": unreadable after frame " +
                      std::to_string(entries.size()) + " (" + av_error_text(rc) + ")");
     if (packet->stream_index == file.stream_index && !(packet->flags & AV_PKT_FLAG_DISCARD)) {
       // A packet without a presentation time is shown at its decoding time (as torchcodec).
@@ -80,15 +80,15 @@ Result<VideoIndex> read_video_index(VideoFile& file) {
     }
     av_packet_unref(packet.get());
   }
-  if (entries.empty()) return corrupt("video " + path + ": no frames");
+  if (entries.empty()) return corrupt(video_named(path) + ": no frames");
   for (size_t i = 0; i < entries.size(); ++i)
     if (entries[i].pts == AV_NOPTS_VALUE)
-      return corrupt("video " + path + ": packet " + std::to_string(i) + " has no timestamp");
+      return corrupt(video_named(path) + ": packet " + std::to_string(i) + " has no timestamp");
   std::stable_sort(entries.begin(), entries.end(),
                    [](const Entry& a, const Entry& b) { return a.pts < b.pts; });
   for (size_t i = 1; i < entries.size(); ++i)
     if (entries[i].pts == entries[i - 1].pts)
-      return corrupt("video " + path + ": frames " + std::to_string(i - 1) + " and " +
+      return corrupt(video_named(path) + ": frames " + std::to_string(i - 1) + " and " +
                      std::to_string(i) + " share the timestamp " + std::to_string(entries[i].pts));
   index.pts.reserve(entries.size());
   index.keyframe.reserve(entries.size());
@@ -96,7 +96,7 @@ Result<VideoIndex> read_video_index(VideoFile& file) {
     index.pts.push_back(e.pts);
     index.keyframe.push_back(e.key ? 1 : 0);
   }
-  if (!index.keyframe[0]) return corrupt("video " + path + ": its first frame is no keyframe");
+  if (!index.keyframe[0]) return corrupt(video_named(path) + ": its first frame is no keyframe");
   return index;
 }
 

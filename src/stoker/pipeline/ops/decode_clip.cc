@@ -58,10 +58,9 @@ std::pair<int, int> clip_resized_size(const std::vector<double>& resize, int wid
 
 class DecodeClip : public Transform {
  public:
-  DecodeClip(int field, std::string name, video::ClipSampler sampler, ClipGeometry geometry,
+  DecodeClip(int field, video::ClipSampler sampler, ClipGeometry geometry,
              image::ResampleOutput out, bool channels_first, int64_t max_pixels, int threads)
       : field_(field),
-        name_(std::move(name)),
         sampler_(sampler),
         geometry_(std::move(geometry)),
         out_(out),
@@ -81,16 +80,10 @@ class DecodeClip : public Transform {
     return shape;
   }
 
+  // Errors name the video "the video": the engine names the field and record.
   Status apply(const SampleInput& input, uint8_t* slot) const override {
-    Status status = make(input, slot);
-    if (status.is_ok()) return status;
-    return Status(status.code(), fmt::format("field '{}': {}", name_, status.message()));
-  }
-
- private:
-  Status make(const SampleInput& input, uint8_t* slot) const {
     STOKER_ASSIGN_OR_RETURN(ByteSpan bytes, variable_field(*input.schema, input.record, field_));
-    const std::string video_name = "of field '" + name_ + "'";
+    const std::string video_name;  // the record's
     STOKER_ASSIGN_OR_RETURN(video::VideoFile file, video::open_video_bytes(video_name, bytes));
     STOKER_ASSIGN_OR_RETURN(video::VideoIndex index, video::read_video_index(file));
     if (int64_t{index.width} * index.height > max_pixels_)
@@ -139,6 +132,7 @@ class DecodeClip : public Transform {
     });
   }
 
+ private:
   // Where frame sample `slot` of the TCHW layout lies.
   static const uint8_t* slot_of(const uint8_t* base, size_t slot, int64_t per_clip,
                                 size_t frame_bytes) {
@@ -181,7 +175,6 @@ class DecodeClip : public Transform {
   }
 
   const int field_;
-  const std::string name_;
   const video::ClipSampler sampler_;
   const ClipGeometry geometry_;
   const image::ResampleOutput out_;  // the output's size, type and normalisation
@@ -294,8 +287,8 @@ OpSpec decode_clip() {
       }
     }
     return std::shared_ptr<const Transform>(std::make_shared<DecodeClip>(
-        f, context.field, sampler, std::move(geometry), out, p.choice("layout") == "CTHW",
-        p.integer("max_pixels"), static_cast<int>(p.integer("threads"))));
+        f, sampler, std::move(geometry), out, p.choice("layout") == "CTHW", p.integer("max_pixels"),
+        static_cast<int>(p.integer("threads"))));
   };
   return op;
 }
