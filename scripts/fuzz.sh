@@ -27,6 +27,8 @@
 #          (megatron_index_fuzz; seeds: megatron_index_fuzz_seeds; no dictionary)
 #   http   an http(s):// folder's index page (http_index_fuzz; seeds: http_index_fuzz_seeds;
 #          dictionary fuzz/http_index.dict)
+#   video  a video in memory: demux, index, a clip's frames decoded (video_fuzz; seeds:
+#          video_fuzz_seeds, which runs bench/make_video_set.py; no dictionary)
 # Environment: STOKER_FUZZ_BUILD_DIR overrides build-fuzz/; STOKER_FUZZ_CORPUS overrides the
 # corpus directory (default build-fuzz/corpus for shard, build-fuzz/corpus-image for image,
 # kept between runs, seeded when empty). STOKER_FUZZ_ARGS adds libFuzzer options (e.g.
@@ -61,11 +63,13 @@ case $target in
     fuzzer=megatron_index_fuzz seeds=megatron_index_fuzz_seeds dict= suffix=-megatron ;;
   http)
     fuzzer=http_index_fuzz seeds=http_index_fuzz_seeds dict=fuzz/http_index.dict suffix=-http ;;
+  video)
+    fuzzer=video_fuzz seeds=video_fuzz_seeds dict= suffix=-video ;;
   parquet)
     fuzzer=parquet_fuzz seeds=parquet_fuzz_seeds dict= suffix=-parquet ;;
   *)
     echo "fuzz.sh: unknown target '$target' (shard, image, ops, timm, coco, voc, listing, tar," \
-      "npy, megatron, parquet, http)" >&2
+      "npy, megatron, parquet, http, video)" >&2
     exit 2 ;;
 esac
 corpus=${STOKER_FUZZ_CORPUS:-$build_dir/corpus$suffix}

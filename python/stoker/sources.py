@@ -256,30 +256,14 @@ class Tokens(_Source):
     widened into its batch slot (units of about 2^20 tokens). A negative token id (or one of
     2^63 and above) fails its batch naming the file and sample.
 
-    Document boundaries, for samples that hold several documents (the same samples, the same
-    input_ids): a document ends after each ``eos_id`` token (the end-of-document id that
-    separates them, as nanoGPT's GPT-2 EOT 50256 does; the token belongs to the document it
-    ends), or, without ``eos_id``, where a Megatron-LM dataset's ``.idx`` document index says.
-    A sample's segments are its runs of one document's tokens: one starts at its first token,
-    and one at each token inside it that starts a document.
-
-    - ``return_position_ids``: ``position_ids`` int64 ``[L]``, the token's place in its
-      segment: 0 at each document start, and also at the first token of a sample that starts
-      mid-document. The document's earlier tokens are in another sample, which attention in
-      this one never sees, so positions count from what the sample holds, exactly as
-      ``cu_seqlens`` cuts it (each segment a sequence of its own from 0, as a varlen kernel
-      sees it; Hugging Face's ``DataCollatorWithFlattening`` and Megatron-LM's
-      ``reset_position_ids`` give the same inside a sample).
-    - ``return_cu_seqlens``: ``cu_seqlens`` int64 ``[segments + 1]``, the segments' starts then
-      ``L``, as FlashAttention's ``flash_attn_varlen_func`` takes them (``.int()`` for its
-      int32) and PyTorch's jagged layout's offsets; a variable field (the loader's
-      ``variable``: a list, "padded" to ``L + 1`` with ``cu_seqlens_sizes``, or "nested").
-    - ``mask_boundary_labels``: ``labels`` -100 (PyTorch's ``ignore_index``) where the label is
-      the next document's first token: no loss for predicting across a boundary.
-
-    An ``eos_id`` without one of those fields, one that is no token of the file's dtype, or a
-    field without boundaries (no ``eos_id`` and no Megatron index, or an index of no document)
-    is refused at open in one line naming the file and the parameter."""
+    Document boundaries (docs/DATA.md#token-files): a document ends after each ``eos_id``
+    token, or, without one, where a Megatron-LM ``.idx`` document index says; a sample's
+    segments are its runs of one document. ``return_position_ids``: ``position_ids`` int64
+    ``[L]``, 0 at each segment's start (a sample starting mid-document counts from its first
+    token, as ``cu_seqlens`` cuts it). ``return_cu_seqlens``: ``cu_seqlens`` int64 ``[segments
+    + 1]`` (FlashAttention's varlen offsets; ``.int()`` for int32), a variable field.
+    ``mask_boundary_labels``: ``labels`` -100 where the label is the next document's first
+    token. A bad ``eos_id`` or a field without boundaries is refused at open in one line."""
 
     source = "tokens"
 
