@@ -124,9 +124,9 @@ class ShardReader {
   Schema schema_;
   const uint8_t* data_ = nullptr;
   std::vector<shard_format::IndexEntry> index_;  // checked at open (see above)
+  std::vector<uint64_t> bad_;  // the records marked bad, sorted (beside what each record reads)
   uint64_t count_ = 0;
   uint64_t index_checksum_ = 0;
-  std::vector<uint64_t> bad_;  // the records marked bad, sorted
 };
 
 }  // namespace stoker
