@@ -1,10 +1,12 @@
 """The contract every record source keeps (docs/ARCHITECTURE.md, "Adding a data source"):
 order, exactly once across ranks, a shuffle window of units, exact mid-epoch resume. A sample is
 known by a digest of every field it is delivered with, whatever the source's fields are.
-test_source_contract.py runs it over every registered source."""
+test_source_contract.py runs it over every registered source. A source that reads data in place
+refuses a sample it found bad whatever fields are read (check_bad_sample_refused)."""
 
 import hashlib
 
+import pytest
 import torch
 
 import stoker
@@ -62,3 +64,21 @@ def check_source_contract(source, cache, count=23):
     resumed = loader(workers=1)
     resumed.load_state_dict(first.state_dict())
     assert taken + checksums(resumed) == whole
+
+
+def check_bad_sample_refused(source, cache, message, count=23, left_out="image"):
+    """`source` (a stoker source read in place, its samples labelled) of `count` samples, one of
+    them found bad when read (its error matching `message`): read without field `left_out`, on
+    worker threads and on one (workers=0), the bad one fails its epoch under on_error="raise" and
+    is skipped and counted under "skip", as a failed transform's sample is, never served with a
+    label (issue 66)."""
+    def loader(**options):
+        return stoker.Loader(source, batch_size=4, shuffle=False, batch_format="dict",
+                             cache_dir=cache, transforms={left_out: None}, **options)
+    for workers in (2, 0):
+        with pytest.raises(stoker.Error, match=message) as error:
+            list(loader(workers=workers))
+        assert "\n" not in str(error.value)
+        skipping = loader(workers=workers, on_error="skip")
+        assert sum(len(batch["label"]) for batch in skipping) == count - 1
+        assert skipping.stats()["skipped"] == 1

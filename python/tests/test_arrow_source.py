@@ -8,7 +8,7 @@ import pytest
 
 import stoker
 from batches import assert_same, epochs
-from source_contract import NO_IMAGE
+from source_contract import NO_IMAGE, check_bad_sample_refused
 from test_image_folder_source import CLASSES, crop_loader, make_folder
 from test_parquet_source import hugging_face_table, images_by_path, labels
 
@@ -111,10 +111,12 @@ def test_bad_files_batches_and_rows_are_named(table, hf_file, tmp_path, cache):
     images = table.column("image").to_pylist()
     images[9] = {"bytes": b"text, not a JPEG", "path": "bad.jpg"}
     bad_rows = write_arrow(with_images(table, images), tmp_path / "rows.arrow")
-    with pytest.raises(stoker.Error, match=rf"^{bad_rows}: row 9 \(record batch 2\): .*JPEG"):
+    named = rf"^{bad_rows}: row 9 \(record batch 2\): .*JPEG"
+    with pytest.raises(stoker.Error, match=named):
         epochs(crop_loader(stoker.Arrow(bad_rows), cache, shuffle=False), 1)
     kept = epochs(crop_loader(stoker.Arrow(bad_rows), cache, shuffle=False, on_error="skip"), 1)
     assert sum(len(labels) for _, labels in kept) == 22
+    check_bad_sample_refused(stoker.Arrow(bad_rows), cache, named)  # read for its label alone
     images[9] = None  # a null image, no path
     null_image = write_arrow(with_images(table, images), tmp_path / "null.arrow")
     with pytest.raises(stoker.Error, match=rf"^{null_image}: row 9 \(record batch 2\): its image "

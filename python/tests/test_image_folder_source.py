@@ -2,12 +2,14 @@
 converted dataset's pixels for the same transforms and draws, a changed folder listed again, bad
 files named (the source contract: test_source_contract.py)."""
 
+import os
+
 import pytest
 
 import stoker
 from batches import assert_same, epochs
 from loader_datasets import encode, photo
-from source_contract import NO_IMAGE
+from source_contract import NO_IMAGE, check_bad_sample_refused
 from stoker import transforms as S
 
 CLASSES = ("cat", "dog", "eel")
@@ -76,6 +78,10 @@ def test_bad_files_are_named(folder, cache):
         epochs(crop_loader(folder, cache, shuffle=False), 1)
     kept = epochs(crop_loader(folder, cache, shuffle=False, on_error="skip"), 1)
     assert sum(len(labels) for _, labels in kept) == 22
+    check_bad_sample_refused(stoker.ImageFolder(folder), cache, f"{bad}: .*JPEG")  # labels alone
+    bad.unlink()
+    os.symlink("nowhere.jpg", bad)  # a file that cannot be read
+    check_bad_sample_refused(stoker.ImageFolder(folder), cache, f"{bad}: a dangling symbolic link")
 
 
 def test_a_dataset_has_no_samples(tmp_path, folder, cache):

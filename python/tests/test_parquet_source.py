@@ -10,7 +10,7 @@ import pytest
 
 import stoker
 from batches import assert_same, epochs
-from source_contract import NO_IMAGE
+from source_contract import NO_IMAGE, check_bad_sample_refused
 from test_image_folder_source import CLASSES, crop_loader, make_folder
 
 pa = pytest.importorskip("pyarrow")
@@ -115,10 +115,12 @@ def test_bad_files_and_rows_are_named(hf_file, tmp_path, cache):
     bad_file = tmp_path / "bad.parquet"
     pq.write_table(table.set_column(0, "image", pa.array(images, table.schema.field(0).type)),
                    bad_file, row_group_size=4)
-    with pytest.raises(stoker.Error, match=rf"{bad_file}: row 9 \(row group 2\): .*JPEG"):
+    named = rf"{bad_file}: row 9 \(row group 2\): .*JPEG"
+    with pytest.raises(stoker.Error, match=named):
         epochs(crop_loader(stoker.Parquet(bad_file), cache, shuffle=False), 1)
     kept = epochs(crop_loader(stoker.Parquet(bad_file), cache, shuffle=False, on_error="skip"), 1)
     assert sum(len(labels) for _, labels in kept) == 22
+    check_bad_sample_refused(stoker.Parquet(bad_file), cache, named)  # read for its label alone
     not_parquet = tmp_path / "notes.parquet"
     not_parquet.write_text("not Parquet")
     with pytest.raises(stoker.Error, match=rf"^{not_parquet}: not a Parquet file"):

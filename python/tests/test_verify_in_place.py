@@ -1,6 +1,6 @@
 """stoker.verify on data read in place reads every record as the loader does (the images'
-headers decoded): a non-image, a dangling link, a null Parquet image or a tar member that is a
-symbolic link is a bad record, named one line each by file and record, member or row, as the
+headers decoded): a non-image, a dangling link, a null Parquet image, a tar member that is a
+symbolic link or a tar sample without its label is a bad record, named one line each by file and record, member or row, as the
 loader names it; good data is all verified."""
 
 import os
@@ -52,3 +52,15 @@ def test_a_null_parquet_image(tmp_path):
     pq.write_table(table, tmp_path / "train.parquet")
     errors = bad_records(tmp_path / "train.parquet", str(tmp_path / "cache"))
     assert len(errors) == 1 and errors[0].startswith(f"{tmp_path}/train.parquet: row 1 "), errors
+
+
+def test_a_tar_sample_without_its_label_among_no_images(tmp_path):
+    # A tar of labels and texts, no images: a sample without its label is a bad record (its
+    # record holds label 0), though no image header is there to fail.
+    wds = pytest.importorskip("webdataset")
+    path = str(tmp_path / "labels.tar")
+    with wds.TarWriter(path) as sink:
+        sink.write({"__key__": "a", "cls": 1, "txt": "one"})
+        sink.write({"__key__": "b", "txt": "two"})
+    errors = bad_records(path, str(tmp_path / "cache"))
+    assert errors == [f"{path}: sample b: no label (cls) (dataset record 1)"], errors

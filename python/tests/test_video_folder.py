@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import stoker
+from source_contract import check_bad_sample_refused
 
 from torchvision.datasets.folder import find_classes, make_dataset  # noqa: E402
 
@@ -132,6 +133,10 @@ def test_a_bad_file_is_a_bad_record_naming_it(folder, tmp_path):
     with pytest.raises(Exception, match=f"^{only_gone}/c/gone.avi: a dangling symbolic link"):
         list(stoker.Loader(stoker.VideoFolder(only_gone, transforms={"video": clip}),
                            batch_size=1))
+    # Read for its labels alone, it is refused all the same (broken.mp4 is bad only once decoded).
+    check_bad_sample_refused(stoker.VideoFolder(root), str(tmp_path / "cache"),
+                             f"^{root}/jump/gone.avi: a dangling symbolic link", count=7,
+                             left_out="video")
 
 
 def test_a_folder_without_videos_is_one_line_naming_it(tmp_path):

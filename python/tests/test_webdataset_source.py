@@ -14,7 +14,7 @@ import torch
 
 import stoker
 from batches import assert_same, epochs
-from source_contract import NO_IMAGE
+from source_contract import NO_IMAGE, check_bad_sample_refused
 from stoker import transforms as S
 from test_image_folder_source import make_folder
 
@@ -147,6 +147,15 @@ def test_a_sample_missing_its_label_is_named(tmp_path, cache):
         sink.write({"__key__": "b", "jpg": encode(photo(2, 30, 20), "JPEG")})
     with pytest.raises(stoker.Error, match=f"{path}: sample b: no label"):
         epochs(crop_loader(stoker.WebDataset(path), cache, shuffle=False), 1)
+    # Read for its label alone, it is refused all the same: no label 0 (issue 66).
+    check_bad_sample_refused(stoker.WebDataset(path), cache, f"{path}: sample b: no label", count=2)
+
+
+def test_a_sample_whose_image_is_none_is_refused_when_read_for_its_label(folder, tmp_path, cache):
+    (folder / "dog" / "10.jpg").write_bytes(b"text, not a JPEG")
+    tars = write_tars(folder, tmp_path / "tars")
+    check_bad_sample_refused(stoker.WebDataset(tars), cache,
+                             r"/data-00\d\.tar: member s/00\d\d\.jpg: .*JPEG")
 
 
 def test_a_missing_tar_is_one_line(tmp_path, cache):

@@ -136,6 +136,10 @@ class Dataset {
   }
   // Checks record i's checksum; the error names the shard file and both record numbers.
   Status verify_record(uint64_t i) const;
+  // Record i's error if it was found bad when read in place (ShardReader::bad: no data, whatever
+  // fields are read), named by its source's record_error (the file, the record and why); ok
+  // otherwise. Its shard pinned.
+  Status found_bad(uint64_t i) const;
 
  private:
   Dataset() = default;

@@ -6,15 +6,17 @@
 // shard swapped in place fails its records' checksums). Record checksums are checked on demand
 // (verify_record). A reader may also hold records built in memory (in_memory: a data source
 // that presents other files in stoker's record layout, store/shard_source.h), or records read in
-// place as views of another file's bytes (viewed: record_views.h). Immutable after open (a
-// viewed reader builds its records' bytes once, the first time record() is asked for):
-// thread-safe for concurrent reads.
+// place as views of another file's bytes (viewed: record_views.h); an in-memory reader's records
+// may be marked bad (mark_bad). Immutable once shared (a viewed reader builds its records' bytes
+// once, the first time record() is asked for): thread-safe for concurrent reads.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "stoker/store/record_view.h"
@@ -92,6 +94,13 @@ class ShardReader {
   }
   // Checks record i against its stored XXH3-64; kCorrupt naming shard and record if it differs.
   Status verify_record(uint64_t i) const;
+  // Whether record i stands for one found bad when it was read in place (its values empty or
+  // zero: never data; its source's record_error says why): one it was marked with, if any.
+  bool bad(uint64_t i) const {
+    return !bad_.empty() && std::binary_search(bad_.begin(), bad_.end(), i);
+  }
+  // Marks records `records` (sorted, each < records()) bad, before the reader is shared.
+  void mark_bad(std::vector<uint64_t> records) { bad_ = std::move(records); }
 
  private:
   ShardReader() = default;
@@ -115,6 +124,7 @@ class ShardReader {
   Schema schema_;
   const uint8_t* data_ = nullptr;
   std::vector<shard_format::IndexEntry> index_;  // checked at open (see above)
+  std::vector<uint64_t> bad_;  // the records marked bad, sorted (beside what each record reads)
   uint64_t count_ = 0;
   uint64_t index_checksum_ = 0;
 };

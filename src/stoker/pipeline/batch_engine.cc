@@ -288,13 +288,24 @@ bool BatchEngine::build_piece(const Piece& piece, Scratch& scratch) {
   // process installed the handler (mapped_read_guard.h); checked after the transforms.
   MappedReadGuard guard;
 
-  // Pass 1: resolve records and check the checksums due. Under the raise policy a failure
+  // Pass 1: resolve records, check the checksums due and refuse the records found bad when read
+  // in place (ShardReader::bad), whatever fields are read. Under the raise policy a failure
   // ends the piece there; under skip it marks the sample.
   const int64_t t0 = now_ns();
   scratch.records.resize(indices.size);
   scratch.viewed.resize(indices.size);
   size_t resolved_end = end;
-  Status verify_status;
+  Status refused;
+  // Sample k failed with `error`: whether the piece ends there (raise).
+  const auto fails = [&](size_t k, Status error) {
+    if (failed) {
+      failed[k] = 1;
+      return false;
+    }
+    refused = std::move(error);
+    resolved_end = k;
+    return true;
+  };
   for (size_t k = begin; k < end; ++k) {
     if (is_cancelled()) return false;
     const int64_t i = indices[k];
@@ -304,22 +315,21 @@ bool BatchEngine::build_piece(const Piece& piece, Scratch& scratch) {
       dataset_->prefetch_ahead(indices.data + begin, end - begin, k - begin);
       Status verified = dataset_->verify_record(i);
       if (!verified.is_ok()) {
-        if (!failed) {
-          verify_status = std::move(verified);
-          resolved_end = k;
-          break;
-        }
-        failed[k] = 1;
+        if (fails(k, std::move(verified))) break;
         continue;
       }
       if (verified_) verified_->insert(i);
     } else if (k + Dataset::kPrefetchDistance < end) {
       dataset_->prefetch_index(indices[k + Dataset::kPrefetchDistance]);
     }
-    // A record read in place (a token file's sample) is passed as its views alone where every
-    // field copies them: widened straight into the batch, no record built.
     const Dataset::Location at = dataset_->locate(static_cast<uint64_t>(i));
     const ShardReader& reader = dataset_->shard(at.shard);
+    if (reader.bad(at.record)) {
+      if (fails(k, dataset_->found_bad(i))) break;
+      continue;
+    }
+    // A record read in place (a token file's sample) is passed as its views alone where every
+    // field copies them: widened straight into the batch, no record built.
     scratch.viewed[k] = {reader.views(), at.record};
     scratch.records[k] =
         reader.views() && layout_.copies_views() ? ByteSpan{} : reader.record(at.record);
@@ -345,8 +355,8 @@ bool BatchEngine::build_piece(const Piece& piece, Scratch& scratch) {
   } else if (!failed) {  // raise: the piece's first failure, in sample order
     if (!written.is_ok()) {
       status = dataset_->record_error(indices[at], written);
-    } else if (!verify_status.is_ok()) {
-      status = std::move(verify_status);
+    } else if (!refused.is_ok()) {
+      status = std::move(refused);
     }
   }
   const int64_t t2 = now_ns();

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <future>
 #include <mutex>
@@ -14,9 +15,12 @@
 #include <thread>
 
 #include "stoker/pipeline/sample_cost.h"
+#include "stoker/store/import/image_folder_source.h"
 #include "stoker/testing/records.h"
 #include "stoker/testing/slow_shard_source.h"
 #include "stoker/testing/temp_dir.h"
+#include "stoker/testing/test_images.h"
+#include "stoker/util/atomic_file.h"
 
 namespace stoker {
 namespace {
@@ -40,8 +44,9 @@ class BatchEngineTest : public ::testing::Test {
     options.workers = workers;
     pool_ = BufferPool::create(layout_, batch, options.prefetch + 2, std::move(allocator));
     stats_ = std::make_shared<PipelineStats>();
-    return std::make_unique<BatchEngine>(dataset_, layout_, pool_, Sampler(kRecords, so), options,
-                                         stats_, std::move(verified));
+    return std::make_unique<BatchEngine>(dataset_, layout_, pool_,
+                                         Sampler(static_cast<int64_t>(dataset_->size()), so),
+                                         options, stats_, std::move(verified));
   }
   // Every byte of every field of the started plan's batches; calls `between(b)` before taking
   // batch b.
@@ -94,6 +99,45 @@ TEST_F(BatchEngineTest, VerifyOnceTrustsRecordsAfterTheirFirstCheck) {
     EXPECT_TRUE(run(VerifyPolicy::kOnce, 1).is_ok());
     EXPECT_TRUE(run(VerifyPolicy::kOff, 1).is_ok());
     EXPECT_EQ(run(VerifyPolicy::kAlways, 1).code(), StatusCode::kCorrupt);
+  }
+}
+
+// A record its source found bad when it read it in place (ShardReader::bad: an image folder's file
+// that is no image) fails as a transform's failure on it does, though the batches read its label
+// alone: the batch's error naming the file under raise, skipped and counted under skip (issue 66).
+TEST_F(BatchEngineTest, ARecordFoundBadInPlaceFailsWhateverFieldsAreRead) {
+  const std::string root = dir_ / "folder";
+  image::testing::JpegSpec spec;
+  spec.width = spec.height = 8;
+  const std::vector<uint8_t> jpeg = image::testing::encode_jpeg(spec);
+  for (int i = 0; i < 6; ++i) {
+    const std::string path = root + "/c" + std::to_string(i % 2) + "/" + std::to_string(i) + ".jpg";
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    throw_if_error(
+        write_file_atomically(path, i == 3 ? "not a JPEG" : std::string(jpeg.begin(), jpeg.end())));
+  }
+  ImageFolderSourceOptions options;
+  options.files_per_unit = 2;
+  dataset_ =
+      Dataset::open(ImageFolderSource::open(root, options).value_or_throw()).value_or_throw();
+  layout_ = BatchLayout::create(dataset_->schema(), {{"label"}}).value_or_throw();
+  for (int workers : {0, 2}) {
+    auto raising = engine(workers, {}, 4);
+    raising->start(0, 0);
+    const Status failed = drain(*raising);
+    EXPECT_EQ(failed.code(), StatusCode::kCorrupt);
+    EXPECT_EQ(failed.message().rfind(root + "/c1/3.jpg: ", 0), 0u) << failed.message();
+    EngineOptions skip;
+    skip.skip_errors = true;
+    auto skipping = engine(workers, skip, 4);
+    skipping->start(0, 0);
+    int64_t served = 0;
+    while (auto batch = skipping->next()) {
+      ASSERT_TRUE(batch->status.is_ok()) << batch->status.message();
+      served += batch->size;
+    }
+    EXPECT_EQ(served, 5);
+    EXPECT_EQ(stats_->skipped.load(), 1);
   }
 }
 

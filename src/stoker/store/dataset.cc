@@ -71,4 +71,10 @@ Status Dataset::verify_record(uint64_t i) const {
   return record_error(i, corrupt("checksum mismatch"));
 }
 
+Status Dataset::found_bad(uint64_t i) const {
+  const Location at = locate(i);
+  if (!readers_[at.shard]->bad(at.record)) return Status::ok();
+  return record_error(i, corrupt("found bad when read"));
+}
+
 }  // namespace stoker

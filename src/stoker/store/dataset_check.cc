@@ -64,6 +64,7 @@ Status RecordCheck::check_fields(uint64_t i) {
 }
 
 Status RecordCheck::check(uint64_t i) {
+  STOKER_RETURN_IF_ERROR(dataset_.found_bad(i));
   STOKER_RETURN_IF_ERROR(dataset_.verify_record(i));
   Status status = check_fields(i);
   return status.is_ok() ? status : dataset_.record_error(i, status);

@@ -18,7 +18,8 @@ class RecordCheck {
  public:
   explicit RecordCheck(const Dataset& dataset);
 
-  // Checks global record i (i < dataset.size()), its shard pinned by the caller: its checksum;
+  // Checks global record i (i < dataset.size()), its shard pinned by the caller: that it was not
+  // found bad when read in place (Dataset::found_bad); its checksum;
   // its layout (check_record_layout: the bytes and variable-length fields' lengths fit and fill
   // the record, whole rows, fields sharing a dimension with as many rows); no variable-length
   // field with more rows than the manifest's max_lengths; an image record's image header

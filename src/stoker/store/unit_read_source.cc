@@ -8,6 +8,11 @@ namespace stoker {
 void UnitReadSource::set_manifest(Manifest manifest) {
   manifest_ = std::move(manifest);
   readers_.assign(manifest_.shards.size(), nullptr);
+  uint64_t first = 0;
+  for (const ShardInfo& unit : manifest_.shards) {
+    firsts_.push_back(first);
+    first += unit.records;
+  }
   MutexLock lock(mutex_);
   units_.resize(manifest_.shards.size());
 }
@@ -34,6 +39,9 @@ Result<ShardPin> UnitReadSource::acquire(int u, const std::function<bool()>& can
     read_.notify_all();
     if (!read.is_ok()) return read.status();
     auto reader = std::make_unique<ShardReader>(std::move(read).value());
+    std::vector<uint64_t> marked;  // the bad records' indices in the unit, in order
+    for (const auto& entry : bad) marked.push_back(entry.first - firsts_[u]);
+    reader->mark_bad(std::move(marked));
     read_bytes_ += reader->file_bytes();
     readers_[u] = reader.get();
     unit.reader = std::move(reader);

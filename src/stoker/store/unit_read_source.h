@@ -5,8 +5,9 @@
 // class's read_unit (ShardReader::in_memory). It is let go when its last pin is, unless the
 // loader's plan (advise, advance) uses it again within its lookahead. A derived class that
 // reads ahead (set_units_ahead) is told, at each move of the plan, the units not in memory that
-// the plan needs next, soonest first. The reasons of a unit's bad records are kept by global
-// record index for record_error. With a unit pass (set_unit_pass), each unit read passes
+// the plan needs next, soonest first. A unit's bad records are marked bad in its reader
+// (ShardReader::bad: the loader then fails them, whatever fields it reads), their reasons kept by
+// global record index for record_error. With a unit pass (set_unit_pass), each unit read passes
 // through it (e.g. store/import/transcode_cache.h: its images are then the transcoded ones), and
 // what the pass notes is counted in stats() (ShardSourceStats::notes). Thread-safe.
 
@@ -76,6 +77,7 @@ class UnitReadSource : public ShardSource, public std::enable_shared_from_this<U
   void tell_reads() STOKER_REQUIRES(mutex_);
 
   Manifest manifest_;
+  std::vector<uint64_t> firsts_;  // unit u's first record's global index
   UnitPass unit_pass_ STOKER_GUARDED_BY(mutex_);
   std::vector<const ShardReader*> readers_;  // entry u set while unit u is read
 

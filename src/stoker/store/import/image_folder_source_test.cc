@@ -112,6 +112,29 @@ TEST(ImageFolderSource, BadFilesAreNamedWithWhy) {
   EXPECT_EQ(good.message(), root + "/cat/x.jpg: decode failed (dataset record 0)");
 }
 
+// A bad file's record is marked bad in its unit's reader (UnitReadSource), not at its global
+// index there: Dataset::found_bad names it as record_error does, whatever fields are read.
+TEST(ImageFolderSource, ABadFilesRecordIsMarkedBadInItsUnit) {
+  testing::TempDir tmp;
+  const std::string root = source_test_folder(tmp);
+  source_test_put(root + "/dog/a.JPG", "text, not a JPEG");  // record 3: unit 1's second
+  ImageFolderSourceOptions options;
+  options.files_per_unit = 2;
+  auto dataset =
+      Dataset::open(ImageFolderSource::open(root, options).value_or_throw()).value_or_throw();
+  const int64_t all[] = {0, 1, 2, 3, 4};
+  ShardPins pins = dataset->pin(all, 5, nullptr).value_or_throw();
+  for (uint64_t i = 0; i < 5; ++i) {
+    const Dataset::Location at = dataset->locate(i);
+    EXPECT_EQ(dataset->shard(at.shard).bad(at.record), i == 3) << i;
+    EXPECT_EQ(dataset->found_bad(i).is_ok(), i != 3) << i;
+  }
+  const Status bad = dataset->found_bad(3);
+  EXPECT_EQ(bad.code(), StatusCode::kCorrupt);
+  EXPECT_EQ(bad.message(), dataset->record_error(3, corrupt("decode failed")).message());
+  EXPECT_EQ(bad.message().rfind(root + "/dog/a.JPG: ", 0), 0u) << bad.message();
+}
+
 TEST(ImageFolderSource, AdvisedUnitsStayUntilThePlanPassesThem) {
   testing::TempDir tmp;
   const std::string root = source_test_folder(tmp);
