@@ -20,6 +20,7 @@ import torchvision
 from torchvision.transforms import v2
 
 import stoker
+from common import train_step
 
 MEAN, STD = [0.43216, 0.394666, 0.37645], [0.22803, 0.22145, 0.216989]  # Kinetics'
 
@@ -40,10 +41,7 @@ def train(videos: pathlib.Path, steps: int) -> list:
     losses = []
     while len(losses) < steps:
         for batch in loader:
-            loss = torch.nn.functional.cross_entropy(model(batch["video"]), batch["label"])
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
+            loss = train_step(model, optimizer, batch["video"], batch["label"])
             losses.append(loss.item())
             print(f"step {len(losses)}: loss {loss.item():.4f}", flush=True)
             if len(losses) == steps:
