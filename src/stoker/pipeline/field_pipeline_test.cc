@@ -263,10 +263,11 @@ TEST_F(FieldPipelineTest, CallsOutOfOrderOrOnTheWrongFieldAreOneLine) {
   EXPECT_EQ(error("label", {jitter}),
             "field 'label': color_jitter takes uint8 images [C, H, W]; the stored field holds "
             "int64 arrays");
-  EXPECT_EQ(error("image", {jitter}),
-            "field 'image': color_jitter takes uint8 images [C, H, W]; the stored field holds "
-            "encoded bytes (images, videos) (a decoding operation such as random_resized_crop must come "
-            "first)");
+  EXPECT_EQ(
+      error("image", {jitter}),
+      "field 'image': color_jitter takes uint8 images [C, H, W]; the stored field holds "
+      "encoded bytes (images, videos) (a decoding operation such as random_resized_crop must come "
+      "first)");
   EXPECT_EQ(error("cost", {"busy_wait", "normalize"}),
             "field 'cost': normalize takes uint8 images [C, H, W]; busy_wait before it makes "
             "int64 arrays");
