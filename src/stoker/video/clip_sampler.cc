@@ -77,20 +77,4 @@ Result<std::vector<int64_t>> clip_frame_indices(const ClipSampler& sampler, int6
   return out;
 }
 
-const char* to_string(ClipStarts starts) {
-  return starts == ClipStarts::kRandom ? "random" : "regular";
-}
-
-const char* to_string(ClipPolicy policy) {
-  switch (policy) {
-    case ClipPolicy::kRepeatLast:
-      return "repeat_last";
-    case ClipPolicy::kWrap:
-      return "wrap";
-    case ClipPolicy::kError:
-      return "error";
-  }
-  return "?";
-}
-
 }  // namespace stoker::video

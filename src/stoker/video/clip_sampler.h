@@ -46,8 +46,4 @@ struct ClipSampler {
 Result<std::vector<int64_t>> clip_frame_indices(const ClipSampler& sampler, int64_t frame_count,
                                                 CounterRng& rng, const std::string& video);
 
-// "random", "regular"; "repeat_last", "wrap", "error" (the parameters' names).
-const char* to_string(ClipStarts starts);
-const char* to_string(ClipPolicy policy);
-
 }  // namespace stoker::video

@@ -110,20 +110,20 @@ class DecodeClip : public Transform {
     return decoder.decode_each(frames, [&](const uint8_t* rgb, const std::vector<size_t>& slots) {
       const image::RgbView view{rgb, width, height, static_cast<ptrdiff_t>(width) * 3};
       for (size_t k = 0; k < slots.size(); ++k) {
-        const size_t clip = slots[k] / static_cast<size_t>(per_clip);
-        const size_t t = slots[k] % static_cast<size_t>(per_clip);
-        uint8_t* const clip_start = slot + clip * static_cast<size_t>(per_clip) * frame_bytes;
-        if (!channels_first_) {  // [T, C, h, w]: the frame's sample in place
-          uint8_t* const target = clip_start + t * frame_bytes;
+        if (!channels_first_) {  // [K, T, C, h, w]: frame sample `slot` in place
+          uint8_t* const target = slot + slots[k] * frame_bytes;
           if (k == 0) {
             STOKER_RETURN_IF_ERROR(resampler.resample(view, whole, out, target));
           } else {
-            std::memcpy(target, slot_of(slot, slots[0], per_clip, frame_bytes), frame_bytes);
+            std::memcpy(target, slot + slots[0] * frame_bytes, frame_bytes);
           }
           continue;
         }
-        // [C, T, h, w]: each channel's plane to its place.
+        // [K, C, T, h, w]: each channel's plane to its place in its clip.
         if (k == 0) STOKER_RETURN_IF_ERROR(resampler.resample(view, whole, out, chw.data()));
+        const size_t clip = slots[k] / static_cast<size_t>(per_clip);
+        const size_t t = slots[k] % static_cast<size_t>(per_clip);
+        uint8_t* const clip_start = slot + clip * static_cast<size_t>(per_clip) * frame_bytes;
         for (size_t c = 0; c < 3; ++c)
           std::memcpy(clip_start + (c * static_cast<size_t>(per_clip) + t) * plane * element,
                       chw.data() + c * plane * element, plane * element);
@@ -133,14 +133,6 @@ class DecodeClip : public Transform {
   }
 
  private:
-  // Where frame sample `slot` of the TCHW layout lies.
-  static const uint8_t* slot_of(const uint8_t* base, size_t slot, int64_t per_clip,
-                                size_t frame_bytes) {
-    const size_t clip = slot / static_cast<size_t>(per_clip);
-    const size_t t = slot % static_cast<size_t>(per_clip);
-    return base + (clip * static_cast<size_t>(per_clip) + t) * frame_bytes;
-  }
-
   // The resize, the crop's place (drawn for a random crop) and the flip of this sample.
   Result<image::ResampleOutput> draw_output(const video::VideoIndex& index, CounterRng& rng) const {
     const auto [resized_width, resized_height] =
