@@ -287,6 +287,13 @@ class Transfer {
                                    *state.size));
       }
       CURLcode outcome = code;
+      // Every byte wanted arrived before the transfer was cut (a stall timer that fired after
+      // the last of them, a server sending more than was asked): it is done, and a resume would
+      // ask for an empty range.
+      if (code != CURLE_OK && success(state.status) && method_ == Method::kGet &&
+          state.want_end != kUnknownEnd && state.cursor >= state.want_end) {
+        outcome = CURLE_OK;
+      }
       if (code == CURLE_OK && success(state.status) && method_ == Method::kGet &&
           state.want_end != kUnknownEnd && state.cursor < state.want_end) {
         outcome = CURLE_PARTIAL_FILE;  // a body shorter than its length said

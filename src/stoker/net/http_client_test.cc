@@ -385,6 +385,22 @@ TEST(HttpClient, AServerIgnoringRangeGivesTheWholeObjectOnceMore) {
   EXPECT_TRUE(out.bytes == body);
 }
 
+// A transfer cut after every byte asked for arrived is done: it is not resumed with an empty
+// range (which a server answers 416). Here the server sends the whole object to a request for
+// its first bytes and is cut half-way, past them.
+TEST(HttpClient, ACutAfterEveryWantedByteIsDone) {
+  const std::string body = random_bytes(64 * 1024, 5);
+  std::atomic<int> answers{0};
+  testing::HostileHttpServer server(range_ignoring_server(body, answers, 0));
+  StringSink out;
+  Result<HttpResponse> response =
+      client()->get(request_for(server.url() + "/x"), ByteRange{0, 100}, out.sink());
+  ASSERT_TRUE(response.is_ok()) << response.status().message();
+  EXPECT_EQ(response.value().attempts, 1);
+  EXPECT_EQ(out.bytes, body.substr(0, 100));
+  EXPECT_EQ(server.requests().size(), 1u);
+}
+
 // A total limit bounds the transfer, retries included (REMOTE-DESIGN.md: 60 s for manifests
 // and HEADs): a server that accepts and never answers, retried with a long budget and no
 // stall detection in sight, ends at the limit, not after 10 attempts of it.
