@@ -17,7 +17,8 @@ from sample_draws import SampleDraws
 
 torchcodec = pytest.importorskip("torchcodec")
 from torchcodec.decoders import VideoDecoder  # noqa: E402
-from torchcodec.samplers import clips_at_random_indices, clips_at_regular_indices  # noqa: E402
+from torchcodec.samplers import (clips_at_random_indices, clips_at_random_timestamps,  # noqa: E402
+                                 clips_at_regular_indices, clips_at_regular_timestamps)
 from torchvision import tv_tensors  # noqa: E402
 from torchvision.transforms import v2  # noqa: E402
 from torchvision.transforms.v2 import functional as F  # noqa: E402
@@ -58,33 +59,48 @@ def loaded(dataset, clip, workers=0, **settings):
     return clips
 
 
-def reference(path, index, sampler, *, num_clips, frames, step, resize, crop, center, flip,
-              mean=None, std=None):
-    """torchcodec's clips of `path` and torchvision v2's transforms of each, given the draws
-    stoker made for dataset index `index` (its clip starts, then the crop's top and left, then
-    the flip), [K, T, C, h, w]."""
-    draws = SampleDraws(SEED, 0, index, 0)
-    decoder = VideoDecoder(path)
-    span = step * (frames - 1) + 1
-    range_end = max(len(decoder) - span + 1, 1)
+def sampled(decoder, draws, sampler, num_clips, frames, step, by_time):
+    """torchcodec's clips of `sampler` ("random", "regular", "random_timestamps",
+    "regular_timestamps"), the random starts given `draws` (stoker's)."""
+    if sampler == "regular":
+        return clips_at_regular_indices(decoder, num_clips=num_clips, num_frames_per_clip=frames,
+                                        num_indices_between_frames=step)
+    if sampler == "regular_timestamps":
+        return clips_at_regular_timestamps(decoder, num_frames_per_clip=frames, **by_time)
     if sampler == "random":
+        span = step * (frames - 1) + 1
+        range_end = max(len(decoder) - span + 1, 1)
         starts = torch.tensor([draws.uniform_below(range_end) for _ in range(num_clips)])
 
-        def given_starts(low, high, size):
+        def given(low, high, size):
             assert (low, high, size) == (0, range_end, (num_clips,))
             return starts
-
-        real = torch.randint
-        torch.randint = given_starts
-        try:
-            batch = clips_at_random_indices(decoder, num_clips=num_clips,
-                                            num_frames_per_clip=frames,
-                                            num_indices_between_frames=step)
-        finally:
-            torch.randint = real
+        name, call = "randint", lambda: clips_at_random_indices(
+            decoder, num_clips=num_clips, num_frames_per_clip=frames,
+            num_indices_between_frames=step)
     else:
-        batch = clips_at_regular_indices(decoder, num_clips=num_clips, num_frames_per_clip=frames,
-                                         num_indices_between_frames=step)
+        units = torch.tensor([draws.next_double() for _ in range(num_clips)], dtype=torch.float64)
+
+        def given(size, dtype):
+            assert (size, dtype) == (num_clips, torch.float64)
+            return units
+        name, call = "rand", lambda: clips_at_random_timestamps(
+            decoder, num_clips=num_clips, num_frames_per_clip=frames, **by_time)
+    real = getattr(torch, name)
+    setattr(torch, name, given)
+    try:
+        return call()
+    finally:
+        setattr(torch, name, real)
+
+
+def reference(path, index, sampler, *, num_clips, frames, step, resize, crop, center, flip,
+              mean=None, std=None, **by_time):
+    """torchcodec's clips of `path` and torchvision v2's transforms of each, given the draws
+    stoker made for dataset index `index` (its clip starts, then the crop's top and left, then
+    the flip), [K, T, C, h, w]. `by_time`: the timestamp samplers' arguments."""
+    draws = SampleDraws(SEED, 0, index, 0)
+    batch = sampled(VideoDecoder(path), draws, sampler, num_clips, frames, step, by_time)
     video = tv_tensors.Video(batch.data)
     video = F.resize(video, resize, antialias=True)
     height, width = video.shape[-2:]
@@ -137,6 +153,79 @@ def test_regular_clips_center_crop_channels_first_float(videos):
         # The fused normalisation's bound (image/resample.h): (7 + 4 |mean|) 2^-24 / std.
         bound = (7 + 4 * max(mean)) * 2.0**-24 / min(std)
         torch.testing.assert_close(ours[i], want.permute(0, 2, 1, 3, 4), rtol=0, atol=bound)
+
+
+def test_random_timestamps_equal_torchcodec(videos):
+    """clips_at_random_timestamps: 2 clips of 5 frames 0.13 s apart (frames repeat or skip
+    where that is not the frame rate), from torch.rand's draws given stoker's."""
+    folder, dataset = videos
+    clip = stoker.transforms.DecodeClip(sampler="random_timestamps", num_clips=2,
+                                        num_frames_per_clip=5, seconds_between_frames=0.13,
+                                        resize=[40], crop=[32], flip=0.5)
+    ours = loaded(dataset, clip)
+    for i, name in enumerate(NAMES):
+        want = reference(str(folder / name), i, "random_timestamps", num_clips=2, frames=5,
+                         step=1, resize=[40], crop=[32, 32], center=False, flip=0.5,
+                         seconds_between_frames=0.13)
+        assert ours[i].shape == want.shape == (2, 5, 3, 32, 32)
+        assert torch.equal(ours[i], want), name
+
+
+def test_regular_timestamps_give_as_many_clips_as_fit(videos):
+    """clips_at_regular_timestamps: a clip every 0.7 s, or every 0.08 s (many starts on a
+    frame's first instant, where torch.arange's rounding decides the frame), as many as fit each
+    video (a list of [K, T, C, H, W], K up to num_clips), the default frame spacing
+    (1 / average fps)."""
+    folder, dataset = videos
+    counts = set()
+    for between in (0.7, 0.08):
+        clip = stoker.transforms.DecodeClip(
+            sampler="regular_timestamps", num_clips=64, num_frames_per_clip=3,
+            seconds_between_clip_starts=between, resize=[30, 40], crop=[24], crop_mode="center")
+        ours = loaded(dataset, clip)
+        for i, name in enumerate(NAMES):
+            want = reference(str(folder / name), i, "regular_timestamps", num_clips=0, frames=3,
+                             step=1, resize=[30, 40], crop=[24, 24], center=True, flip=0.0,
+                             seconds_between_clip_starts=between)
+            assert torch.equal(ours[i], want), (between, name)
+            counts.add(want.shape[0])
+    assert len(counts) > 2  # the videos' lengths give different numbers of clips
+
+
+def test_timestamp_ranges_and_policies_equal_torchcodec(videos):
+    """A range in seconds (its end past the video: cut to it) and clips run past the end,
+    wrapped or repeating their last frame, as torchcodec's policies fill them."""
+    folder, dataset = videos
+    for policy in ("wrap", "repeat_last"):
+        by_time = dict(seconds_between_frames=0.45, sampling_range_start=0.3,
+                       sampling_range_end=10.0, policy=policy)
+        clip = stoker.transforms.DecodeClip(
+            sampler="random_timestamps", num_clips=3, num_frames_per_clip=6,
+            seconds_between_frames=0.45, sampling_range_start_seconds=[0.3],
+            sampling_range_end_seconds=[10.0], policy=policy, resize=[24], crop=[20])
+        ours = loaded(dataset, clip)
+        for i, name in enumerate(NAMES):
+            want = reference(str(folder / name), i, "random_timestamps", num_clips=3, frames=6,
+                             step=1, resize=[24], crop=[20, 20], center=False, flip=0.0,
+                             **by_time)
+            assert torch.equal(ours[i], want), (policy, name)
+
+
+def test_timestamp_sampler_errors_are_one_line(videos):
+    _, dataset = videos
+    with pytest.raises(ValueError, match="seconds_between_clip_starts"):
+        loaded(dataset, stoker.transforms.DecodeClip(sampler="regular_timestamps", crop=[16]))
+    too_many = stoker.transforms.DecodeClip(sampler="regular_timestamps", num_clips=2,
+                                            seconds_between_clip_starts=0.5, crop=[16])
+    with pytest.raises(Exception) as raised:
+        loaded(dataset, too_many)
+    message = str(raised.value)
+    assert "more than num_clips 2" in message and "record 0" in message, message
+    assert "\n" not in message
+    late = stoker.transforms.DecodeClip(sampler="random_timestamps", crop=[16],
+                                        sampling_range_start_seconds=[99.0])
+    with pytest.raises(Exception, match="sampling_range_start_seconds 99 is outside"):
+        loaded(dataset, late)
 
 
 def test_tars_of_videos_give_the_same_clips(tmp_path, videos):

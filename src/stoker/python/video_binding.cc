@@ -26,7 +26,8 @@ video::VideoIndex read_index(const std::string& path) {
 }
 
 // {"codec", "width", "height", "time_base": (num, den), "rotation" (None or degrees),
-// "pts": [...], "keyframes": [frame indices]}.
+// "pts": [...], "keyframes": [frame indices], "begin_seconds", "end_seconds", "average_fps"}:
+// the last three as torchcodec's metadata has them.
 py::dict video_index(const std::string& path) {
   const video::VideoIndex index = read_index(path);
   py::dict info;
@@ -40,6 +41,9 @@ py::dict video_index(const std::string& path) {
   for (int64_t i = 0; i < index.frame_count(); ++i)
     if (index.keyframe[static_cast<size_t>(i)]) keyframes.push_back(i);
   info["keyframes"] = keyframes;
+  info["begin_seconds"] = index.begin_seconds();
+  info["end_seconds"] = index.end_seconds();
+  info["average_fps"] = index.average_fps();
   return info;
 }
 

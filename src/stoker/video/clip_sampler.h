@@ -12,7 +12,18 @@
 // in int32, as torch computes it (step = (end - start) / (n - 1) in double; the first n / 2
 // values start + step * i, the others end - step * (n - 1 - i), truncated). Frames past the
 // video's end are replaced by `policy`: repeat the clip's last frame, wrap to its first ones, or
-// fail. Pure functions; thread-safe.
+// fail.
+//
+// The timestamp samplers (clips_at_random_timestamps and clips_at_regular_timestamps) work in
+// seconds of torchcodec's scanned metadata (VideoIndex::begin_seconds, end_seconds, average_fps):
+// a clip is `frames_per_clip` sampling points `seconds_between_frames` apart (0: 1 / average_fps)
+// from its start, each the frame shown then (VideoIndex::frame_played_at); points at or past
+// the end are replaced by `policy`. Starts lie in [range_start_seconds, range_end_seconds): unset,
+// the video's begin and end - (frames_per_clip - 1) * seconds_between_frames; the end is cut to
+// the video's. Random: start + next_double() * (end - start), rounded as torch's float64 tensors
+// round it, one draw per clip. Regular: torch.arange(start, end, seconds_between_clip_starts) in
+// float64 as torch computes it on x86-64 (fused multiply-adds, in blocks of 8 values: see the
+// .cc), so their number depends on the video. Pure functions; thread-safe.
 
 #include <cstdint>
 #include <optional>
@@ -21,10 +32,11 @@
 
 #include "stoker/util/rng.h"
 #include "stoker/util/status.h"
+#include "stoker/video/video_index.h"
 
 namespace stoker::video {
 
-enum class ClipStarts { kRandom, kRegular };
+enum class ClipStarts { kRandom, kRegular, kRandomTimestamps, kRegularTimestamps };
 enum class ClipPolicy { kRepeatLast, kWrap, kError };
 
 struct ClipSampler {
@@ -35,8 +47,17 @@ struct ClipSampler {
   int64_t range_start = 0;
   std::optional<int64_t> range_end;
   ClipPolicy policy = ClipPolicy::kRepeatLast;
+  // The timestamp samplers' (0 and unset: their defaults, as above).
+  double seconds_between_frames = 0;
+  double seconds_between_clip_starts = 0;
+  std::optional<double> range_start_seconds;
+  std::optional<double> range_end_seconds;
 
-  // kInvalidArgument naming the parameter: a count or step below 1.
+  bool by_time() const {
+    return starts == ClipStarts::kRandomTimestamps || starts == ClipStarts::kRegularTimestamps;
+  }
+  // kInvalidArgument naming the parameter: a count or step below 1, seconds not above 0 (regular
+  // timestamps' seconds_between_clip_starts).
   Status check() const;
 };
 
@@ -44,6 +65,13 @@ struct ClipSampler {
 // video of `frame_count` frames, the random starts drawn from `rng`. A range that holds no
 // start, or a clip past the end under kError: kInvalidArgument naming `video` and the range.
 Result<std::vector<int64_t>> clip_frame_indices(const ClipSampler& sampler, int64_t frame_count,
+                                                CounterRng& rng, const std::string& video);
+
+// The same of any sampler, by index or by time, of the video `index` describes: the clips
+// follow one another, so their number is the result's size / frames_per_clip (num_clips but for
+// regular timestamps). A range in seconds that holds no start, or a frame rate or point that
+// the video has not: kInvalidArgument naming `video`.
+Result<std::vector<int64_t>> clip_frame_indices(const ClipSampler& sampler, const VideoIndex& index,
                                                 CounterRng& rng, const std::string& video);
 
 }  // namespace stoker::video

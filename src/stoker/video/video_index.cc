@@ -23,8 +23,32 @@ int VideoIndex::quarter_turns() const {
   return static_cast<int>(turns < 0 ? turns + 4 : turns);
 }
 
+namespace {
+
+double pts_seconds(int64_t pts, int num, int den) { return static_cast<double>(pts) * num / den; }
+
+}  // namespace
+
 double VideoIndex::seconds(int64_t i) const {
-  return static_cast<double>(pts[static_cast<size_t>(i)]) * time_base_num / time_base_den;
+  return pts_seconds(pts[static_cast<size_t>(i)], time_base_num, time_base_den);
+}
+
+double VideoIndex::end_seconds() const {
+  return pts_seconds(end_pts, time_base_num, time_base_den);
+}
+
+double VideoIndex::average_fps() const {
+  const double span = end_seconds() - begin_seconds();
+  return span > 0 ? static_cast<double>(frame_count()) / span : 0;
+}
+
+int64_t VideoIndex::frame_played_at(double t) const {
+  if (!(t >= begin_seconds() && t < end_seconds())) return -1;
+  // Frames 0..n-2 end where the next starts; the last one never does.
+  const auto next = std::partition_point(pts.begin() + 1, pts.end(), [&](int64_t start) {
+    return pts_seconds(start, time_base_num, time_base_den) <= t;
+  });
+  return next - (pts.begin() + 1);
 }
 
 namespace {
@@ -64,6 +88,7 @@ Result<VideoIndex> read_video_index(VideoFile& file) {
     int64_t pts;
     bool key;
   };
+  int64_t end_pts = INT64_MIN;
   std::vector<Entry> entries;
   PacketPtr packet(av_packet_alloc());
   if (!packet) return io_error(video_named(path) + ": out of memory for a packet");
@@ -77,6 +102,7 @@ Result<VideoIndex> read_video_index(VideoFile& file) {
       // A packet without a presentation time is shown at its decoding time (as torchcodec).
       const int64_t pts = packet->pts != AV_NOPTS_VALUE ? packet->pts : packet->dts;
       entries.push_back({pts, (packet->flags & AV_PKT_FLAG_KEY) != 0});
+      if (pts != AV_NOPTS_VALUE) end_pts = std::max(end_pts, pts + packet->duration);
     }
     av_packet_unref(packet.get());
   }
@@ -90,6 +116,7 @@ Result<VideoIndex> read_video_index(VideoFile& file) {
     if (entries[i].pts == entries[i - 1].pts)
       return corrupt(video_named(path) + ": frames " + std::to_string(i - 1) + " and " +
                      std::to_string(i) + " share the timestamp " + std::to_string(entries[i].pts));
+  index.end_pts = end_pts;
   index.pts.reserve(entries.size());
   index.keyframe.reserve(entries.size());
   for (const Entry& e : entries) {

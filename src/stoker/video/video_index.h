@@ -2,8 +2,10 @@
 // A video file's frame index, read from its packets without decoding them: every frame's
 // presentation timestamp in presentation order (frame i is the i-th frame shown, as torchcodec's
 // exact mode counts them), which frames are keyframes, the stream's time base, its coded size and
-// rotation (which decoding applies, as torchcodec does). The frames a decoder must seek to and
-// decode for any frame follow from it (keyframe_at_or_before). A value; thread-compatible.
+// rotation (which decoding applies, as torchcodec does), and the stream's times as torchcodec's
+// scanned metadata gives them (begin_seconds, end_seconds, average_fps). The frames a decoder must
+// seek to and decode for any frame follow from it (keyframe_at_or_before). A value;
+// thread-compatible.
 
 #include <cstdint>
 #include <optional>
@@ -25,6 +27,7 @@ struct VideoIndex {
   std::optional<double> rotation;  // display matrix's counter-clockwise degrees, if any
   std::vector<int64_t> pts;        // per frame, increasing (presentation order)
   std::vector<uint8_t> keyframe;   // per frame: 1 when a decode may start there
+  int64_t end_pts = 0;             // the largest pts + duration of a packet: the stream's end
 
   int64_t frame_count() const { return static_cast<int64_t>(pts.size()); }
   // The counter-clockwise quarter turns that make a frame upright, 0 to 3: the rotation
@@ -37,6 +40,14 @@ struct VideoIndex {
   int64_t keyframe_at_or_before(int64_t i) const;
   // Frame `i`'s time in seconds.
   double seconds(int64_t i) const;
+  // torchcodec's begin_stream_seconds (the first frame's time), end_stream_seconds (end_pts's)
+  // and average_fps (frames over that span; 0 for a span of 0).
+  double begin_seconds() const { return seconds(0); }
+  double end_seconds() const;
+  double average_fps() const;
+  // The frame shown at `seconds` (get_frames_played_at's): the first whose next frame starts
+  // after it, the last frame from its start on. -1 outside [begin_seconds, end_seconds).
+  int64_t frame_played_at(double seconds) const;
 };
 
 // Reads every packet of `path`'s video stream. A file that has no decodable video stream, that

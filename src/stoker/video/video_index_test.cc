@@ -49,6 +49,25 @@ TEST(VideoIndex, CountsFramesAndKeyframesByGop) {
   }
 }
 
+// torchcodec's metadata of the variable-frame-rate file (68 frames over 2.992 s) and the frame
+// shown at a time: each frame from its own start until the next one's, the last until the end.
+TEST(VideoIndex, TimesAndTheFrameShownAtEach) {
+  Result<VideoIndex> read = read_video_index(video_path("h264_vfr.mkv"));
+  ASSERT_TRUE(read.is_ok()) << read.status().message();
+  const VideoIndex& index = read.value();
+  EXPECT_EQ(index.begin_seconds(), 0.0);
+  EXPECT_EQ(index.end_seconds(), 2.992);
+  EXPECT_EQ(index.average_fps(), 68 / 2.992);
+  for (int64_t i = 0; i < index.frame_count(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(index.frame_played_at(index.seconds(i)), i);
+    const double until = i + 1 < index.frame_count() ? index.seconds(i + 1) : index.end_seconds();
+    EXPECT_EQ(index.frame_played_at(std::nextafter(until, 0.0)), i);
+  }
+  EXPECT_EQ(index.frame_played_at(-0.001), -1);
+  EXPECT_EQ(index.frame_played_at(index.end_seconds()), -1);
+}
+
 TEST(VideoIndex, KeyframeAtOrBefore) {
   Result<VideoIndex> index = read_video_index(video_path("h264_gop12_no_bframes.mp4"));
   ASSERT_TRUE(index.is_ok()) << index.status().message();

@@ -2,8 +2,10 @@
 // torchcodec 0.17's index samplers pick them and torchvision v2's transforms change a uint8
 // Video [T, C, H, W]:
 //   1. the clips' frames (video/clip_sampler.h: num_clips, num_frames_per_clip,
-//      num_indices_between_frames, the sampling range and policy), the random starts drawn first
-//      from the sample's stream, one uniform_below per clip;
+//      num_indices_between_frames, the sampling range and policy; or by time,
+//      seconds_between_frames, seconds_between_clip_starts and the range in seconds), the random
+//      starts drawn first from the sample's stream, one uniform_below (one next_double by time)
+//      per clip;
 //   2. decoded once per GOP, converted to RGB and turned upright as torchcodec does (video/), so
 //      the frames are get_frames_at's byte for byte;
 //   3. Resize(resize) of every frame ([s]: the shorter side to s and the longer to
@@ -16,7 +18,9 @@
 //   4. uint8, or float32 as ToDtype(float32, scale=True) + Normalize(mean, std) give it (the
 //      resampler's fused normalisation: within a few float32 ulps of theirs, image/resample.h);
 //   5. laid out [T, C, h, w] ("TCHW") or [C, T, h, w] ("CTHW", torchvision's video models' input),
-//      with a leading [num_clips] where there are several clips.
+//      with a leading [num_clips] where there are several clips. Regular timestamps give as many
+//      clips as fit the video, [K, ...] with K up to num_clips (a variable sample; more is an
+//      error naming both).
 // The clip's size must be fixed (a crop, or resize [h, w]). A video that does not open or
 // decode, a frame above max_pixels, a clip that cannot be drawn (too short a video under policy
 // "error", a crop larger than the resized frame): a one-line error naming the field, the frame
@@ -80,8 +84,14 @@ class DecodeClip : public Transform {
     return shape;
   }
 
-  // Errors name the video "the video": the engine names the field and record.
   Status apply(const SampleInput& input, uint8_t* slot) const override {
+    int64_t clips = 0;
+    return write(input, slot, clips);
+  }
+
+  // Writes the sample's clips at `slot` and says how many there are (`clips`). Errors name the
+  // video "the video": the engine names the field and record.
+  Status write(const SampleInput& input, uint8_t* slot, int64_t& clips) const {
     STOKER_ASSIGN_OR_RETURN(ByteSpan bytes, variable_field(*input.schema, input.record, field_));
     const std::string video_name;  // the record's
     STOKER_ASSIGN_OR_RETURN(video::VideoFile file, video::open_video_bytes(video_name, bytes));
@@ -90,9 +100,12 @@ class DecodeClip : public Transform {
       return invalid_argument(fmt::format("its {}x{} frames are above max_pixels {}", index.width,
                                           index.height, max_pixels_));
     CounterRng rng = input.rng();
-    STOKER_ASSIGN_OR_RETURN(
-        std::vector<int64_t> frames,
-        video::clip_frame_indices(sampler_, index.frame_count(), rng, video_name));
+    STOKER_ASSIGN_OR_RETURN(std::vector<int64_t> frames,
+                            video::clip_frame_indices(sampler_, index, rng, video_name));
+    clips = static_cast<int64_t>(frames.size()) / sampler_.frames_per_clip;
+    if (clips > sampler_.num_clips)
+      return invalid_argument(fmt::format("its {} regular clips are more than num_clips {}", clips,
+                                          sampler_.num_clips));
     STOKER_ASSIGN_OR_RETURN(image::ResampleOutput out, draw_output(index, rng));
     STOKER_ASSIGN_OR_RETURN(video::VideoFrameDecoder decoder,
                             video::VideoFrameDecoder::open(std::move(file), index, threads_));
@@ -175,6 +188,29 @@ class DecodeClip : public Transform {
   const int threads_;
 };
 
+// Regular timestamps' clips: as many as fit each video, up to num_clips (the capacity).
+class DecodeRegularClips : public VariableTransform {
+ public:
+  explicit DecodeRegularClips(std::shared_ptr<const DecodeClip> clips) : clips_(std::move(clips)) {}
+  DType dtype() const override { return clips_->dtype(); }
+  std::vector<int64_t> sample_shape() const override {
+    std::vector<int64_t> shape = clips_->sample_shape();
+    if (shape.size() == 4) shape.insert(shape.begin(), 1);  // [1, ...] for num_clips 1
+    return shape;
+  }
+  Status apply_sized(const SampleInput& input, uint8_t* slot, int64_t* shape) const override {
+    int64_t clips = 0;
+    STOKER_RETURN_IF_ERROR(clips_->write(input, slot, clips));
+    const std::vector<int64_t> capacity = sample_shape();
+    std::copy(capacity.begin(), capacity.end(), shape);
+    shape[0] = clips;
+    return Status::ok();
+  }
+
+ private:
+  const std::shared_ptr<const DecodeClip> clips_;
+};
+
 // A size parameter's (height, width): [] none, [s] square, [h, w].
 std::pair<int, int> clip_size_pair(const std::vector<double>& size) {
   if (size.empty()) return {0, 0};
@@ -197,8 +233,10 @@ OpSpec decode_clip() {
       "[T, 3, h, w] (or [3, T, h, w]; a leading [num_clips] for several)";
   const double side = image::kMaxResampleOutputSide;
   op.params = {
-      ParamSpec::choice("sampler", "random", {"random", "regular"},
-                        "clip starts at random or regular indices (torchcodec's samplers)"),
+      ParamSpec::choice("sampler", "random",
+                        {"random", "regular", "random_timestamps", "regular_timestamps"},
+                        "clip starts at random or regular indices, or times (torchcodec's "
+                        "samplers)"),
       ParamSpec::integer("num_clips", 1, "clips per sample").in(1, 256),
       ParamSpec::integer("num_frames_per_clip", 16, "frames per clip").in(1, 4096),
       ParamSpec::integer("num_indices_between_frames", 1, "the step between a clip's frames")
@@ -210,6 +248,19 @@ OpSpec decode_clip() {
                          "the frame before which clips start (negative: from the end; 0: the "
                          "last start whose clip fits, torchcodec's None)")
           .in(-(int64_t{1} << 40), int64_t{1} << 40),
+      ParamSpec::real("seconds_between_frames", 0.0,
+                      "by time: the seconds between a clip's frames (0: 1 / the average fps)")
+          .in(0, 1e9),
+      ParamSpec::real("seconds_between_clip_starts", 0.0,
+                      "regular timestamps: the seconds between clip starts (above 0)")
+          .in(0, 1e9),
+      ParamSpec::reals("sampling_range_start_seconds", {},
+                       "by time: [the first time a clip may start at]; []: the video's start", 0,
+                       1),
+      ParamSpec::reals("sampling_range_end_seconds", {},
+                       "by time: [the time before which clips start]; []: the last start whose "
+                       "clip fits",
+                       0, 1),
       ParamSpec::choice("policy", "repeat_last", {"repeat_last", "wrap", "error"},
                         "frames past the video's end: the clip's last again, its first again, "
                         "or an error"),
@@ -237,8 +288,20 @@ OpSpec decode_clip() {
       return invalid_argument(fmt::format(
           "field '{}': decode_clip reads a stored bytes field of video files", context.field));
     video::ClipSampler sampler;
-    sampler.starts =
-        p.choice("sampler") == "random" ? video::ClipStarts::kRandom : video::ClipStarts::kRegular;
+    const std::string& starts = p.choice("sampler");
+    sampler.starts = starts == "random"              ? video::ClipStarts::kRandom
+                     : starts == "regular"           ? video::ClipStarts::kRegular
+                     : starts == "random_timestamps" ? video::ClipStarts::kRandomTimestamps
+                                                     : video::ClipStarts::kRegularTimestamps;
+    sampler.seconds_between_frames = p.real("seconds_between_frames");
+    sampler.seconds_between_clip_starts = p.real("seconds_between_clip_starts");
+    if (!p.reals("sampling_range_start_seconds").empty())
+      sampler.range_start_seconds = p.reals("sampling_range_start_seconds")[0];
+    if (!p.reals("sampling_range_end_seconds").empty())
+      sampler.range_end_seconds = p.reals("sampling_range_end_seconds")[0];
+    if (Status checked = sampler.check(); !checked.is_ok())
+      return invalid_argument(
+          fmt::format("field '{}': decode_clip: {}", context.field, checked.message()));
     sampler.num_clips = p.integer("num_clips");
     sampler.frames_per_clip = p.integer("num_frames_per_clip");
     sampler.frame_step = p.integer("num_indices_between_frames");
@@ -278,9 +341,12 @@ OpSpec decode_clip() {
                           context.field));
       }
     }
-    return std::shared_ptr<const Transform>(std::make_shared<DecodeClip>(
-        f, sampler, std::move(geometry), out, p.choice("layout") == "CTHW", p.integer("max_pixels"),
-        static_cast<int>(p.integer("threads"))));
+    auto clips = std::make_shared<DecodeClip>(f, sampler, std::move(geometry), out,
+                                              p.choice("layout") == "CTHW", p.integer("max_pixels"),
+                                              static_cast<int>(p.integer("threads")));
+    if (sampler.starts == video::ClipStarts::kRegularTimestamps)
+      return std::shared_ptr<const Transform>(std::make_shared<DecodeRegularClips>(clips));
+    return std::shared_ptr<const Transform>(clips);
   };
   return op;
 }
