@@ -920,7 +920,9 @@ class NativeLoader:
         "python_step_seconds", {field: [(step, seconds)]}, the time in each of them (summed over
         samples and workers). With Python worker processes also "python_wait_seconds" (the iterating
         thread waiting for them: when it is most of the time, they limit the loader),
-        "python_workers" and "python_restarts" (workers replaced: died or hung)."""
+        "python_workers" and "python_restarts" (workers replaced: died or hung).
+        "video_frames_decoded" / "video_frames_delivered": what decoding clips from keyframes
+        costs per frame delivered."""
         batch = self._batch_transform.seconds if self._batch_transform else 0.0
         python = self._python.stats()
         python["python_seconds"] += batch

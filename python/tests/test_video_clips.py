@@ -228,6 +228,32 @@ def test_timestamp_sampler_errors_are_one_line(videos):
         loaded(dataset, late)
 
 
+@pytest.mark.parametrize("workers", [0, 2])
+def test_stats_count_the_frames_decoded_and_delivered(videos, workers):
+    """The loader's stats: the frames the clips delivered hold, and those their decoding cost
+    (each file's decode of those frames from its keyframes, less the skipped); the next epoch's
+    batches built ahead are not counted."""
+    folder, dataset = videos
+    clip = stoker.transforms.DecodeClip(sampler="regular", num_clips=2, num_frames_per_clip=4,
+                                        num_indices_between_frames=3, crop=[16])
+    loader = stoker.Loader(stoker.Dataset(dataset, transforms={"video": clip}), batch_size=3,
+                           num_workers=workers)
+    assert sum(len(batch["video"]) for batch in loader) == len(NAMES)
+    decoded = []
+    for name in NAMES:
+        path = str(folder / name)
+        index = stoker._stoker.video_index(path)
+        (num, den), pts = index["time_base"], index["pts"]
+        batch = clips_at_regular_indices(VideoDecoder(path), num_clips=2, num_frames_per_clip=4,
+                                         num_indices_between_frames=3)
+        frames = [min(range(len(pts)), key=lambda i: abs(pts[i] * num / den - t))
+                  for t in batch.pts_seconds.flatten().tolist()]
+        decoded.append(stoker._stoker.video_frames_decoded(path, frames))
+    stats = loader.stats()
+    assert stats["video_frames_delivered"] == len(NAMES) * 2 * 4
+    assert stats["video_frames_decoded"] == sum(decoded)
+
+
 def test_tars_of_videos_give_the_same_clips(tmp_path, videos):
     """WebDataset tars of `KEY.mp4` (any video) + `KEY.cls` members, read in place: each
     sample's clip is the stoker dataset's of the same file."""

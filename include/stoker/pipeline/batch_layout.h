@@ -115,8 +115,8 @@ class BatchLayout {
   Status write_samples(const ByteSpan* records, const IndexSpan& samples, size_t begin, size_t end,
                        int64_t epoch, uint64_t seed, uint8_t* const* dst, uint8_t* failed,
                        size_t* failed_at, const std::function<bool()>& cancelled = {},
-                       int64_t* const* shapes = nullptr,
-                       const ViewedRecord* viewed = nullptr) const;
+                       int64_t* const* shapes = nullptr, const ViewedRecord* viewed = nullptr,
+                       SampleCounters* counters = nullptr) const;
   // Whether every field copies a viewed record's views (Transform::copies_views): the engine
   // then passes viewed records (`viewed` above) without their bytes.
   bool copies_views() const { return copies_views_; }

@@ -23,6 +23,10 @@ struct PipelineStats {
   std::atomic<int64_t> batches{0};       // built (the next epoch's first ones included)
   std::atomic<int64_t> samples{0};       // built
   std::atomic<int64_t> skipped{0};       // bad samples dropped from the batches delivered
+  // Video frames decoded, and those the clips hold (SampleCounters), of the batches delivered
+  // (as skipped): their ratio is what decoding from keyframes costs per frame delivered.
+  std::atomic<int64_t> video_frames_decoded{0};
+  std::atomic<int64_t> video_frames_delivered{0};
   // The consumer's wait for the first batch of each epoch it started, in order.
   std::vector<int64_t> epoch_start_wait_ns;
 };

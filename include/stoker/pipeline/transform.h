@@ -30,6 +30,13 @@ namespace stoker {
 class Normalization;
 class VariableTransform;
 
+// What transforms did, which they add to as they apply (SampleInput::counters); the engine sums
+// them into PipelineStats. One worker's: not shared between threads.
+struct SampleCounters {
+  int64_t video_frames_decoded = 0;    // frames a video decoder decoded (decode_clip)
+  int64_t video_frames_delivered = 0;  // frames its clips hold
+};
+
 // What a transform sees of one sample. Borrowed: valid during the call only.
 struct SampleInput {
   // The whole record: fixed fields, bytes-field length table, payloads. At least
@@ -47,6 +54,7 @@ struct SampleInput {
   // Which operation of the field draws: 0 the field's transform, k >= 1 the k-th operation
   // applied after it (field_pipeline.h), each with a stream of its own.
   uint64_t step = 0;
+  SampleCounters* counters = nullptr;  // null: nothing is counted
 
   // The sample's own random stream: CounterRng(seed, sample_stream(epoch, index, repeat)) for
   // step 0, else CounterRng(seed, derive_stream(sample_stream(epoch, index, repeat), step)).

@@ -38,6 +38,7 @@ struct BatchBuffer {
   // reallocated): which samples failed, and each piece's first failure.
   std::vector<uint8_t> failed;
   std::vector<Status> piece_status;
+  std::vector<SampleCounters> piece_counters;  // what each piece's transforms counted
 };
 
 // Thread-safe.

@@ -170,6 +170,7 @@ BatchEngine::Piece BatchEngine::take_piece(std::shared_ptr<BatchBuffer> opened) 
     buffer.padding = s.plan.padding(buffer.batch);
     buffer.failed.assign(static_cast<size_t>(buffer.capacity), 0);
     buffer.piece_status.assign(static_cast<size_t>(pieces_), Status::ok());
+    buffer.piece_counters.assign(static_cast<size_t>(pieces_), SampleCounters{});
     pieces_left_[next_open_] = pieces_;
     next_piece_ = 0;
     ++next_open_;
@@ -342,10 +343,10 @@ bool BatchEngine::build_piece(const Piece& piece, Scratch& scratch) {
   scratch.field_shapes.clear();
   for (auto& shapes : buffer.shapes) scratch.field_shapes.push_back(shapes.data());
   size_t at = 0;
-  Status written =
-      layout_.write_samples(scratch.records.data(), indices, begin, resolved_end, buffer.epoch,
-                            options_.seed, scratch.field_dst.data(), failed, &at, is_cancelled,
-                            scratch.field_shapes.data(), scratch.viewed.data());
+  Status written = layout_.write_samples(
+      scratch.records.data(), indices, begin, resolved_end, buffer.epoch, options_.seed,
+      scratch.field_dst.data(), failed, &at, is_cancelled, scratch.field_shapes.data(),
+      scratch.viewed.data(), &buffer.piece_counters[piece.piece]);
   if (is_cancelled()) return false;
   // A shard that shrank fails the batch under either policy (what was read of it is zeros): the
   // dataset changed under the run, not one record.
@@ -375,6 +376,14 @@ Status BatchEngine::changed_shard_error(const int64_t* records, size_t n) const 
       return dataset_->record_error(records[k], io_error(kChangedSizeText));
   }
   return Status::ok();
+}
+
+void BatchEngine::count_delivered(const BatchBuffer& buffer) const {
+  stats_->skipped += buffer.skipped;
+  for (const SampleCounters& c : buffer.piece_counters) {
+    stats_->video_frames_decoded += c.video_frames_decoded;
+    stats_->video_frames_delivered += c.video_frames_delivered;
+  }
 }
 
 void BatchEngine::finalize(BatchBuffer& buffer) const {
@@ -474,7 +483,7 @@ std::shared_ptr<BatchBuffer> BatchEngine::take_next(
     trace_span("piece", start, now_ns());
     lock.lock();
     ++next_deliver_;
-    stats_->skipped += piece.buffer->skipped;
+    count_delivered(*piece.buffer);
     return std::move(piece.buffer);
   }
   auto it = ready_.find(next_deliver_);
@@ -507,7 +516,7 @@ std::shared_ptr<BatchBuffer> BatchEngine::take_next(
   std::shared_ptr<BatchBuffer> buffer = std::move(it->second);
   ready_.erase(it);
   ++next_deliver_;
-  stats_->skipped += buffer->skipped;  // counted as delivered: not the next epoch's built ahead
+  count_delivered(*buffer);
   const int64_t free_slots = next_deliver_ + window_ - next_open_;
   const int window = window_;
   const int active = active_;

@@ -270,7 +270,7 @@ Status BatchLayout::write_samples(const ByteSpan* records, const IndexSpan& samp
                                   size_t end, int64_t epoch, uint64_t seed, uint8_t* const* dst,
                                   uint8_t* failed, size_t* failed_at,
                                   const std::function<bool()>& cancelled, int64_t* const* shapes,
-                                  const ViewedRecord* viewed) const {
+                                  const ViewedRecord* viewed, SampleCounters* counters) const {
   if (any_variable_ && shapes == nullptr)
     return Status(StatusCode::kInternal, "a batch of variable fields needs their shapes' arrays");
   // Every cache line the fields read, the last one included (records are not line-aligned).
@@ -286,6 +286,7 @@ Status BatchLayout::write_samples(const ByteSpan* records, const IndexSpan& samp
   input.schema = &schema_;
   input.epoch = epoch;
   input.seed = seed;
+  input.counters = counters;
   for (size_t k = begin; k < end; ++k) {
     if (k + kPrefetchDistance < end) prefetch(records[k + kPrefetchDistance]);
     if (failed && failed[k]) continue;

@@ -489,11 +489,12 @@ class BoundLoader {
   // Per-stage totals since construction, in seconds and counts.
   py::dict stats() const {
     const PipelineStats& s = configured(*shared_).stats();
-    return py::dict("read_s"_a = s.read_ns.load() * 1e-9,
-                    "transform_s"_a = s.transform_ns.load() * 1e-9,
-                    "busy_s"_a = s.busy_ns.load() * 1e-9, "wait_s"_a = s.wait_ns.load() * 1e-9,
-                    "batches"_a = s.batches.load(), "samples"_a = s.samples.load(),
-                    "skipped"_a = s.skipped.load());
+    return py::dict(
+        "read_s"_a = s.read_ns.load() * 1e-9, "transform_s"_a = s.transform_ns.load() * 1e-9,
+        "busy_s"_a = s.busy_ns.load() * 1e-9, "wait_s"_a = s.wait_ns.load() * 1e-9,
+        "batches"_a = s.batches.load(), "samples"_a = s.samples.load(),
+        "skipped"_a = s.skipped.load(), "video_frames_decoded"_a = s.video_frames_decoded.load(),
+        "video_frames_delivered"_a = s.video_frames_delivered.load());
   }
 
   const std::shared_ptr<Shared>& shared() const { return shared_; }

@@ -120,29 +120,35 @@ class DecodeClip : public Transform {
     if (channels_first_) chw.resize(frame_bytes);
     const int width = index.upright_width(), height = index.upright_height();
     const image::PixelBox whole{0.0, 0.0, 0.0 + width, 0.0 + height};
-    return decoder.decode_each(frames, [&](const uint8_t* rgb, const std::vector<size_t>& slots) {
-      const image::RgbView view{rgb, width, height, static_cast<ptrdiff_t>(width) * 3};
-      for (size_t k = 0; k < slots.size(); ++k) {
-        if (!channels_first_) {  // [K, T, C, h, w]: frame sample `slot` in place
-          uint8_t* const target = slot + slots[k] * frame_bytes;
-          if (k == 0) {
-            STOKER_RETURN_IF_ERROR(resampler.resample(view, whole, out, target));
-          } else {
-            std::memcpy(target, slot + slots[0] * frame_bytes, frame_bytes);
+    const Status decoded =
+        decoder.decode_each(frames, [&](const uint8_t* rgb, const std::vector<size_t>& slots) {
+          const image::RgbView view{rgb, width, height, static_cast<ptrdiff_t>(width) * 3};
+          for (size_t k = 0; k < slots.size(); ++k) {
+            if (!channels_first_) {  // [K, T, C, h, w]: frame sample `slot` in place
+              uint8_t* const target = slot + slots[k] * frame_bytes;
+              if (k == 0) {
+                STOKER_RETURN_IF_ERROR(resampler.resample(view, whole, out, target));
+              } else {
+                std::memcpy(target, slot + slots[0] * frame_bytes, frame_bytes);
+              }
+              continue;
+            }
+            // [K, C, T, h, w]: each channel's plane to its place in its clip.
+            if (k == 0) STOKER_RETURN_IF_ERROR(resampler.resample(view, whole, out, chw.data()));
+            const size_t clip = slots[k] / static_cast<size_t>(per_clip);
+            const size_t t = slots[k] % static_cast<size_t>(per_clip);
+            uint8_t* const clip_start = slot + clip * static_cast<size_t>(per_clip) * frame_bytes;
+            for (size_t c = 0; c < 3; ++c)
+              std::memcpy(clip_start + (c * static_cast<size_t>(per_clip) + t) * plane * element,
+                          chw.data() + c * plane * element, plane * element);
           }
-          continue;
-        }
-        // [K, C, T, h, w]: each channel's plane to its place in its clip.
-        if (k == 0) STOKER_RETURN_IF_ERROR(resampler.resample(view, whole, out, chw.data()));
-        const size_t clip = slots[k] / static_cast<size_t>(per_clip);
-        const size_t t = slots[k] % static_cast<size_t>(per_clip);
-        uint8_t* const clip_start = slot + clip * static_cast<size_t>(per_clip) * frame_bytes;
-        for (size_t c = 0; c < 3; ++c)
-          std::memcpy(clip_start + (c * static_cast<size_t>(per_clip) + t) * plane * element,
-                      chw.data() + c * plane * element, plane * element);
-      }
-      return Status::ok();
-    });
+          return Status::ok();
+        });
+    if (decoded.is_ok() && input.counters != nullptr) {
+      input.counters->video_frames_decoded += decoder.frames_decoded();
+      input.counters->video_frames_delivered += static_cast<int64_t>(frames.size());
+    }
+    return decoded;
   }
 
  private:
