@@ -273,10 +273,11 @@ class _SourceNotes(_Wrapped):
 
 
 def _python_steps(torch, plan, seed, rank, on_error, python_input, python_workers,
-                  python_parallel, python_timeout, pin, forms, num_workers=0):
+                  python_parallel, python_timeout, pin, forms, batch_size, num_workers=0):
     """The loader's Python steps: each field's (FieldSteps), or the steps after a joint
     transform on the whole sample (JointSteps, the joint fields in `forms`), run in the
-    iterating thread or threads (PythonSteps) or by worker processes (PythonPool).
+    iterating thread or threads (PythonSteps) or by worker processes (PythonPool, sized for
+    batches of `batch_size`).
     python_workers None: DataLoader's `num_workers` (where, for processes, every step can be
     sent to one; else the iterating thread)."""
     if python_parallel not in ("processes", "threads"):
@@ -299,18 +300,21 @@ def _python_steps(torch, plan, seed, rank, on_error, python_input, python_worker
         python_workers = _int("python_workers", python_workers, 0, 1024)
         return PythonSteps(torch, units, seed, rank, on_error, python_workers,
                            float(python_timeout))
+
+    def pool():
+        return PythonPool(torch, units, seed, rank, on_error, python_workers,
+                          float(python_timeout), pin, batch_size)
+
     if python_workers is None:
         python_workers = num_workers if units else 0
         if python_workers:
             try:
-                return PythonPool(torch, units, seed, rank, on_error, python_workers,
-                                  float(python_timeout), pin)
+                return pool()
             except ValueError:  # a step that cannot go to a process: run them here
                 python_workers = 0
     python_workers = _int("python_workers", python_workers, 0, 1024)
     if python_workers and units:
-        return PythonPool(torch, units, seed, rank, on_error, python_workers,
-                          float(python_timeout), pin)
+        return pool()
     return PythonSteps(torch, units, seed, rank, on_error, 0, float(python_timeout))
 
 
@@ -632,7 +636,7 @@ class NativeLoader:
         self._python = _python_steps(torch, plan, seed, rank, on_error, python_input,
                                      python_workers, python_parallel, python_timeout, cuda,
                                      {n: "padded" if f == "nested" else f
-                                      for n, f in forms.items()}, num_workers)
+                                      for n, f in forms.items()}, batch_size, num_workers)
         self._batch_plan = [] if batch_transform is None else \
             [(call_text(native_batch), "native") if native_batch else
              (step_name(batch_transform), "python")]
