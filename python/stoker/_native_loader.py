@@ -318,17 +318,12 @@ def _python_steps(torch, plan, seed, rank, on_error, python_input, python_worker
     return PythonSteps(torch, units, seed, rank, on_error, 0, float(python_timeout))
 
 
-# Under on_error="skip", the records of an epoch that may all be bad (in batches left out)
-# before the epoch is an error.
-_ALL_BAD_RECORDS = 10_000
-
-
 class _GoodBatches(_Wrapped):
-    """An iteration under on_error="skip" that leaves out the batches whose every record was
-    bad (natively, or in the Python steps): never an empty batch. stoker.Error, one line, where
-    leaving one out would give rank `rank` of `world_size` > 1 fewer batches than its peers,
-    and where epoch `epoch` of `dataset` has no good record in its first _ALL_BAD_RECORDS (or
-    in all of it)."""
+    """An iteration under on_error="skip" that leaves out the batches whose every sample the
+    Python steps failed (the native loader leaves out those whose every record was bad, with
+    the same errors): never an empty batch. stoker.Error, one line, where leaving one out would
+    give rank `rank` of `world_size` > 1 fewer batches than its peers, and where epoch `epoch`
+    of `dataset` has no good record in its first ALL_BAD_RECORDS (or in all of it)."""
 
     def __init__(self, inner, dataset: str, epoch: int, batch_size: int, rank: int,
                  world_size: int):
@@ -356,7 +351,7 @@ class _GoodBatches(_Wrapped):
                     f"on rank {rank} of {dataset} was bad, and leaving the batch out would give "
                     f"this rank fewer batches than its {world_size - 1} peers (which would wait "
                     "for it): remove the bad records (on_error='raise' names the first and why)")
-            if not self._good and self._index * batch_size >= _ALL_BAD_RECORDS:
+            if not self._good and self._index * batch_size >= _stoker.ALL_BAD_RECORDS:
                 self._none_good()
 
     def _none_good(self):
