@@ -482,7 +482,7 @@ class PythonPool:
                         raise OSError(output)
                     self._copy_outputs(task, output, slot, described)
                     continue
-                except (OSError, MemoryError, RuntimeError) as e:  # torch's: no memory
+                except (OSError, MemoryError) as e:
                     message = sample_message(
                         task.field, slot, batch.index, task.epoch,
                         f"its outputs found no memory in the loader's process: {e}")
@@ -497,18 +497,24 @@ class PythonPool:
             dtype = getattr(torch, dtype)
             batch.described[field][slot] = (dtype, shape)
             if form != "stack":
-                target = batch.out[field][slot] = torch.empty(shape, dtype=dtype,
-                                                              pin_memory=self._pin)
+                target = batch.out[field][slot] = self._empty(shape, dtype)
             else:
                 out = batch.out[field]
                 if out is None:
-                    out = batch.out[field] = torch.empty((batch.size,) + shape,
-                                                         dtype=dtype, pin_memory=self._pin)
+                    out = batch.out[field] = self._empty((batch.size,) + shape, dtype)
                 if tuple(out.shape[1:]) != shape or out.dtype != dtype:
                     continue
                 target = out[slot]
             target = target.reshape(-1).view(torch.uint8)
             target.copy_(output.bytes[offset:offset + len(target)])
+
+    def _empty(self, shape: tuple, dtype):
+        """An uninitialised tensor (pinned where the loader pins); MemoryError where torch's
+        allocator finds no memory."""
+        try:
+            return self._torch.empty(shape, dtype=dtype, pin_memory=self._pin)
+        except RuntimeError as e:  # torch's allocator says so by RuntimeError
+            raise MemoryError(str(e)) from None
 
     def _check_hangs(self) -> None:
         """Kills a worker whose step has run past the timeout, or that has not started in
