@@ -639,9 +639,9 @@ def test_outputs_beyond_the_memory_share_are_one_line_and_the_loader_goes_on(tmp
 
 
 def test_outputs_that_find_no_memory_are_one_line_and_the_loader_goes_on(images, tmp_path):
-    """Under an address-space limit 150 MiB over what the loader's process maps, 20 MiB
-    outputs a sample run out of memory: in the loader or in a worker, each such sample is one
-    line, and the next epoch and load_state_dict work."""
+    """Under an address-space limit 150 MiB over what the loader's process maps (a native
+    worker thread), 20 MiB outputs a sample run out of memory: in the loader or in a worker,
+    each such sample is one line, and the next epoch and load_state_dict work."""
     path, _ = images
     script = tmp_path / "short.py"
     script.write_text('''
@@ -663,8 +663,8 @@ if __name__ == "__main__":
     status = open("/proc/self/status").read()
     limit = int(status.split("VmSize:")[1].split()[0]) * 1024 + (150 << 20)
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    made = stoker.Loader(sys.argv[1], batch_size=4, batch_format="dict", python_workers=2,
-                         transforms={"image": short.Large()})
+    made = stoker.Loader(sys.argv[1], batch_size=4, batch_format="dict", workers=1,
+                         python_workers=2, transforms={"image": short.Large()})
     for epoch in range(2):
         iteration = made.epoch(epoch)
         for _ in range(len(iteration)):
@@ -675,7 +675,8 @@ if __name__ == "__main__":
     made.load_state_dict(made.state_dict())
     print("resumed")
 ''')
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+    # One malloc arena a process: the limit is not spent on threads' reserved address space.
+    env = dict(os.environ, MALLOC_ARENA_MAX="1", PYTHONPATH=os.pathsep.join(
         [os.path.dirname(os.path.dirname(stoker.__file__)), str(tmp_path)]))
     done = subprocess.run([sys.executable, str(script), str(path)], capture_output=True,
                           text=True, env=env, timeout=300, cwd=tmp_path)
