@@ -328,12 +328,12 @@ LoaderCore::Epoch::Next LoaderCore::Epoch::next_for(HostBatch& out,
 }
 
 bool LoaderCore::Epoch::keep(const HostBatch& out) {
+  const LoaderOptions& o = loader_->options_;
   ++taken_;
-  if (out.size > 0 || loader_->options_.on_error != ErrorPolicy::kSkip) {
+  if (out.size > 0 || o.on_error != ErrorPolicy::kSkip) {
     good_ = true;
     return true;
   }
-  const LoaderOptions& o = loader_->options_;
   if (o.world_size > 1)
     throw Error(corrupt(fmt::format(
         "on_error='skip': every record of batch {} of epoch {} on rank {} of {} was bad, and "
