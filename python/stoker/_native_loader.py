@@ -273,10 +273,11 @@ class _SourceNotes(_Wrapped):
 
 
 def _python_steps(torch, plan, seed, rank, on_error, python_input, python_workers,
-                  python_parallel, python_timeout, pin, forms, num_workers=0):
+                  python_parallel, python_timeout, pin, forms, batch_size, num_workers=0):
     """The loader's Python steps: each field's (FieldSteps), or the steps after a joint
     transform on the whole sample (JointSteps, the joint fields in `forms`), run in the
-    iterating thread or threads (PythonSteps) or by worker processes (PythonPool).
+    iterating thread or threads (PythonSteps) or by worker processes (PythonPool, sized for
+    batches of `batch_size`).
     python_workers None: DataLoader's `num_workers` (where, for processes, every step can be
     sent to one; else the iterating thread)."""
     if python_parallel not in ("processes", "threads"):
@@ -299,32 +300,30 @@ def _python_steps(torch, plan, seed, rank, on_error, python_input, python_worker
         python_workers = _int("python_workers", python_workers, 0, 1024)
         return PythonSteps(torch, units, seed, rank, on_error, python_workers,
                            float(python_timeout))
+
+    def pool():
+        return PythonPool(torch, units, seed, rank, on_error, python_workers,
+                          float(python_timeout), pin, batch_size)
+
     if python_workers is None:
         python_workers = num_workers if units else 0
         if python_workers:
             try:
-                return PythonPool(torch, units, seed, rank, on_error, python_workers,
-                                  float(python_timeout), pin)
+                return pool()
             except ValueError:  # a step that cannot go to a process: run them here
                 python_workers = 0
     python_workers = _int("python_workers", python_workers, 0, 1024)
     if python_workers and units:
-        return PythonPool(torch, units, seed, rank, on_error, python_workers,
-                          float(python_timeout), pin)
+        return pool()
     return PythonSteps(torch, units, seed, rank, on_error, 0, float(python_timeout))
 
 
-# Under on_error="skip", the records of an epoch that may all be bad (in batches left out)
-# before the epoch is an error.
-_ALL_BAD_RECORDS = 10_000
-
-
 class _GoodBatches(_Wrapped):
-    """An iteration under on_error="skip" that leaves out the batches whose every record was
-    bad (natively, or in the Python steps): never an empty batch. stoker.Error, one line, where
-    leaving one out would give rank `rank` of `world_size` > 1 fewer batches than its peers,
-    and where epoch `epoch` of `dataset` has no good record in its first _ALL_BAD_RECORDS (or
-    in all of it)."""
+    """An iteration under on_error="skip" that leaves out the batches whose every sample the
+    Python steps failed (the native loader leaves out those whose every record was bad, with
+    the same errors): never an empty batch. stoker.Error, one line, where leaving one out would
+    give rank `rank` of `world_size` > 1 fewer batches than its peers, and where epoch `epoch`
+    of `dataset` has no good record in its first ALL_BAD_RECORDS (or in all of it)."""
 
     def __init__(self, inner, dataset: str, epoch: int, batch_size: int, rank: int,
                  world_size: int):
@@ -352,7 +351,7 @@ class _GoodBatches(_Wrapped):
                     f"on rank {rank} of {dataset} was bad, and leaving the batch out would give "
                     f"this rank fewer batches than its {world_size - 1} peers (which would wait "
                     "for it): remove the bad records (on_error='raise' names the first and why)")
-            if not self._good and self._index * batch_size >= _ALL_BAD_RECORDS:
+            if not self._good and self._index * batch_size >= _stoker.ALL_BAD_RECORDS:
                 self._none_good()
 
     def _none_good(self):
@@ -632,7 +631,7 @@ class NativeLoader:
         self._python = _python_steps(torch, plan, seed, rank, on_error, python_input,
                                      python_workers, python_parallel, python_timeout, cuda,
                                      {n: "padded" if f == "nested" else f
-                                      for n, f in forms.items()}, num_workers)
+                                      for n, f in forms.items()}, batch_size, num_workers)
         self._batch_plan = [] if batch_transform is None else \
             [(call_text(native_batch), "native") if native_batch else
              (step_name(batch_transform), "python")]

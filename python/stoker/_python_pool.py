@@ -23,16 +23,19 @@ so batches are the same for any number of Python workers, native workers, and af
 A sample whose steps raise (or give no tensor) is the one-line error of PythonSteps, raised in
 order or skipped (on_error); so is a sample whose worker died under it (its remaining samples
 run again in a new worker) or that ran longer than ``timeout`` seconds (its worker is killed
-and replaced). A worker writes (task, sample, step, start time) into a small shared status
-block before each step: the loader reads which sample that was. Ctrl-C while the loader waits
-stops every worker at once (KeyboardInterrupt; the unfinished chunks run again in new ones if
-the iteration goes on). Workers ignore SIGINT and exit when the loader's process is gone.
+and replaced), and one whose outputs take more than output_limit() (the window's share of
+memory) or find no memory (here or in its worker). A worker writes (task, sample, step, start
+time) into a small shared status block before each step: the loader reads which sample that
+was. Ctrl-C while the loader waits stops every worker at once (KeyboardInterrupt; the
+unfinished chunks run again in new ones if the iteration goes on). Workers ignore SIGINT and
+exit when the loader's process is gone.
 """
 
 from __future__ import annotations
 
 import collections
 import multiprocessing
+import os
 import pickle
 import signal
 import time
@@ -47,6 +50,18 @@ from stoker._python_worker import STATUS, Shared, worker_main
 
 # The longest the loader blocks without looking at the clock (timeouts) and at Ctrl-C.
 _POLL_SECONDS = 0.1
+# The bytes of this machine's memory; a sample's outputs may take a share of it (output_limit).
+def memory_bytes() -> int:
+    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
+def output_limit(window: int, batch_size: int) -> int:
+    """The most bytes one sample's outputs may take: the `window` batches of `batch_size`
+    samples in flight, their outputs held in the workers' buffers and in the loader's batches,
+    then take at most half of this machine's memory."""
+    return max(1, memory_bytes() // (4 * window * batch_size))
+
+
 # The least time a worker is given to start (import and unpickle the steps) before it is
 # killed.
 _START_SECONDS = 60.0
@@ -185,11 +200,11 @@ def _step_modules(units: dict) -> set:
 class _Worker:
     """One worker process and what the loader knows of it."""
 
-    def __init__(self, torch, number: int, pickled, seed, rank, modules):
+    def __init__(self, torch, number: int, pickled, seed, rank, limit, modules):
         context = _context(modules)
         self.conn, child = context.Pipe(duplex=True)
         self.process = context.Process(
-            target=worker_main, args=(child, pickled, seed, rank), daemon=True,
+            target=worker_main, args=(child, pickled, seed, rank, limit), daemon=True,
             name=f"stoker-python-steps-{number}")
         self.process.start()
         child.close()
@@ -199,6 +214,7 @@ class _Worker:
         reduction.send_handle(self.conn, self.status.fd, self.process.pid)
         self.known = set()  # input buffer ids it has mapped
         self.outputs: Dict[int, Shared] = {}
+        self.unmapped: Dict[int, str] = {}  # output buffers this process could not map: why
         self.free_outputs: List[int] = []
         self.output_count = 0
         self.tasks: Dict[int, _Task] = {}  # sent, not done, in order
@@ -233,10 +249,13 @@ def _stop_all(workers: list) -> None:
 
 class PythonPool:
     """The loader's units of Python steps ({name: unit}, as PythonSteps takes them), run by
-    `workers` processes; what PythonSteps is for the iterating thread."""
+    `workers` processes; what PythonSteps is for the iterating thread. A sample whose outputs
+    take more than output_limit() bytes (for batches of `batch_size`) fails as a raising step
+    does, before they are sent; one whose outputs this process cannot allocate or map fails so
+    too, naming why."""
 
     def __init__(self, torch, units: dict, seed: int, rank: int, on_error: str,
-                 workers: int, timeout: float, pin: bool):
+                 workers: int, timeout: float, pin: bool, batch_size: int):
         self._torch = torch
         self._pickled = picklable_units(units)
         self._modules = _step_modules(units)
@@ -249,6 +268,7 @@ class PythonPool:
         self._timeout = timeout
         self._pin = pin
         self.window = 2 * workers + 2  # native batches taken ahead of the consumer
+        self.output_limit = output_limit(self.window, batch_size)
         self._workers: List[Optional[_Worker]] = [None] * workers
         self._free_inputs: List[Shared] = []
         self._unsent: collections.deque = collections.deque()  # tasks to (re)send, in order
@@ -353,7 +373,8 @@ class PythonPool:
             worker = self._workers[number]
             if worker is None:
                 worker = self._workers[number] = _Worker(
-                    self._torch, number, self._pickled, self._seed, self._rank, self._modules)
+                    self._torch, number, self._pickled, self._seed, self._rank,
+                    self.output_limit, self._modules)
             try:
                 if task.buffer_id not in worker.known:
                     worker.conn.send(("buffer", task.buffer_id, task.buffer.size))
@@ -426,16 +447,21 @@ class PythonPool:
                     f"be loaded in a worker process ({error}): define it in an importable "
                     "module, or pass python_workers=0".split()))
             elif kind == "output":
-                old = worker.outputs.get(message[1])
-                if old is not None:
-                    old.close()
-                worker.outputs[message[1]] = Shared(self._torch, message[2],
-                                                     reduction.recv_handle(worker.conn))
+                worker.outputs.pop(message[1], None)
+                worker.unmapped.pop(message[1], None)
+                try:
+                    worker.outputs[message[1]] = Shared(self._torch, message[2],
+                                                         reduction.recv_handle(worker.conn))
+                except OSError as e:  # out of memory (or address space): its samples fail
+                    worker.unmapped[message[1]] = f"its worker's output buffer of " \
+                        f"{message[2]:,} bytes could not be mapped ({e.strerror})"
+                    continue
                 worker.outputs[message[1]].close()  # the mapping stays
             else:  # "done"; the task leaves the worker's only once taken (Ctrl-C)
                 task = worker.tasks[message[1]]
                 if not task.batch.cancelled:
-                    self._take(task, worker.outputs.get(task.out), message[3])
+                    self._take(task, worker.outputs.get(task.out) or
+                               worker.unmapped.get(task.out), message[3])
                 del worker.tasks[message[1]]
                 worker.free_outputs.append(task.out)
                 self.seconds += message[2]
@@ -444,34 +470,53 @@ class PythonPool:
                     timing[number] += seconds
                 self._done(task)
 
-    def _take(self, task: _Task, output: Optional[Shared], results: list) -> None:
+    def _take(self, task: _Task, output, results: list) -> None:
         """Copies each sample's outputs (`results`: (slot, [(byte offset, shape, dtype) per
-        output field] or None, its error message)) out of the worker's buffer `output`: into
-        the batch tensor of a stacked field (made at the first sample's shape: a sample of
-        another is left out, and refused at finish), else a tensor of its own."""
+        output field] or None, its error message)) out of the worker's buffer `output` (a
+        Shared, or why it could not be mapped): into the batch tensor of a stacked field (made
+        at the first sample's shape: a sample of another is left out, and refused at finish),
+        else a tensor of its own. A sample whose outputs find no memory here fails."""
+        batch = task.batch
+        for slot, described, message in results:
+            if described is not None:
+                try:
+                    if isinstance(output, str):
+                        raise OSError(output)
+                    self._copy_outputs(task, output, slot, described)
+                    continue
+                except (OSError, MemoryError) as e:
+                    message = sample_message(
+                        task.field, slot, batch.index, task.epoch,
+                        f"its outputs found no memory in the loader's process: {e}")
+            batch.errors[task.field][slot] = message
+
+    def _copy_outputs(self, task: _Task, output: Shared, slot: int, described: list) -> None:
+        """Sample `slot`'s outputs (`described`) copied out of `output` (_take's)."""
         torch = self._torch
         batch = task.batch
         unit = self._steps[task.field]
-        for slot, described, message in results:
-            if described is None:
-                batch.errors[task.field][slot] = message
-                continue
-            for (field, form), (offset, shape, dtype) in zip(unit.outputs.items(), described):
-                dtype = getattr(torch, dtype)
-                batch.described[field][slot] = (dtype, shape)
-                if form != "stack":
-                    target = batch.out[field][slot] = torch.empty(shape, dtype=dtype,
-                                                                  pin_memory=self._pin)
-                else:
-                    out = batch.out[field]
-                    if out is None:
-                        out = batch.out[field] = torch.empty((batch.size,) + shape,
-                                                             dtype=dtype, pin_memory=self._pin)
-                    if tuple(out.shape[1:]) != shape or out.dtype != dtype:
-                        continue
-                    target = out[slot]
-                target = target.reshape(-1).view(torch.uint8)
-                target.copy_(output.bytes[offset:offset + len(target)])
+        for (field, form), (offset, shape, dtype) in zip(unit.outputs.items(), described):
+            dtype = getattr(torch, dtype)
+            batch.described[field][slot] = (dtype, shape)
+            if form != "stack":
+                target = batch.out[field][slot] = self._empty(shape, dtype)
+            else:
+                out = batch.out[field]
+                if out is None:
+                    out = batch.out[field] = self._empty((batch.size,) + shape, dtype)
+                if tuple(out.shape[1:]) != shape or out.dtype != dtype:
+                    continue
+                target = out[slot]
+            target = target.reshape(-1).view(torch.uint8)
+            target.copy_(output.bytes[offset:offset + len(target)])
+
+    def _empty(self, shape: tuple, dtype):
+        """An uninitialised tensor (pinned where the loader pins); MemoryError where torch's
+        allocator finds no memory."""
+        try:
+            return self._torch.empty(shape, dtype=dtype, pin_memory=self._pin)
+        except RuntimeError as e:  # torch's allocator says so by RuntimeError
+            raise MemoryError(str(e)) from None
 
     def _check_hangs(self) -> None:
         """Kills a worker whose step has run past the timeout, or that has not started in

@@ -23,7 +23,7 @@ import time
 from multiprocessing import reduction
 from typing import Dict, Optional
 
-from stoker._python_steps import SampleError, _Seeded, sample_seed
+from stoker._python_steps import SampleError, _Seeded, sample_message, sample_seed, step_name
 
 
 # A worker's status block: the task, slot and step it runs, and when the sample started
@@ -32,15 +32,20 @@ STATUS = struct.Struct("qqqq")
 
 
 class Shared:
-    """A memfd of `size` bytes mapped here (its own fd unless one is given, then adopted)."""
+    """A memfd of `size` bytes mapped here (its own fd unless one is given, then adopted);
+    OSError (the fd closed) where it cannot be made or mapped (no memory left)."""
 
     def __init__(self, torch, size: int, fd: Optional[int] = None):
-        if fd is None:
-            fd = os.memfd_create("stoker-python-steps", os.MFD_CLOEXEC)
-            os.ftruncate(fd, size)
-        self.fd = fd
+        made = fd is None
+        self.fd = os.memfd_create("stoker-python-steps", os.MFD_CLOEXEC) if made else fd
         self.size = size
-        self.map = mmap.mmap(fd, size)
+        try:
+            if made:
+                os.ftruncate(self.fd, size)
+            self.map = mmap.mmap(self.fd, size)
+        except OSError:
+            self.close()
+            raise
         self.bytes = torch.frombuffer(self.map, dtype=torch.uint8)
 
     def close(self) -> None:
@@ -60,8 +65,10 @@ def _exit_with_parent(parent: int) -> None:
     os._exit(0)
 
 
-def worker_main(conn, pickled: Dict[str, tuple], seed: int, rank: int):
-    """A worker process: runs the tasks the loader sends until it says stop or goes away."""
+def worker_main(conn, pickled: Dict[str, tuple], seed: int, rank: int, limit: int):
+    """A worker process: runs the tasks the loader sends until it says stop or goes away. A
+    sample whose outputs take more than `limit` bytes fails (SampleError's message), as does one
+    whose outputs find no shared memory."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the loader's to handle
     threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
     import numpy
@@ -97,13 +104,13 @@ def worker_main(conn, pickled: Dict[str, tuple], seed: int, rank: int):
         elif kind == "forget":
             inputs.pop(message[1], None)
         elif kind == "task":
-            _run_task(torch, numpy, conn, units, seed, rank, status, inputs, outputs, generators,
-                      *message[1:])
+            _run_task(torch, numpy, conn, units, seed, rank, limit, status, inputs, outputs,
+                      generators, *message[1:])
         else:  # "stop"
             return
 
 
-def _run_task(torch, numpy, conn, units, seed, rank, status, inputs, outputs, generators,
+def _run_task(torch, numpy, conn, units, seed, rank, limit, status, inputs, outputs, generators,
               task_id, name, buffer_id, places, epoch, position, index, slots, out_index):
     start = time.perf_counter()
     unit = units[name]
@@ -124,9 +131,21 @@ def _run_task(torch, numpy, conn, units, seed, rank, status, inputs, outputs, ge
             values.append(source[start_byte:start_byte + count].view(dtype).view(shape))
         sample = sample_seed(seed, epoch, rank, position, slot)
         generators.seed(sample)
+        where = (name, slot, index, epoch)
         try:
-            made = unit.run(torch, numpy, tuple(values), sample, (name, slot, index, epoch),
+            made = unit.run(torch, numpy, tuple(values), sample, where,
                             lambda number, slot=slot: on_step(number, slot))
+            size = sum(y.nbytes for y in made)
+            if size > limit:
+                raise SampleError(sample_message(
+                    *where, f"the Python steps gave {size:,} bytes of outputs (last step "
+                    f"{step_name(unit.steps[-1])}), more than the {limit:,} a sample may send "
+                    "from a worker process (the batches in flight would take more than half "
+                    "this machine's memory): lower batch_size or python_workers, or pass "
+                    "python_workers=0 to run the steps in the loader's process"))
+            if output is None or offset + size > output.size:
+                output = _grown(torch, conn, outputs, out_index, output, offset, offset + size,
+                                where)
         except SampleError as e:
             results.append((slot, None, str(e)))
             continue
@@ -136,14 +155,6 @@ def _run_task(torch, numpy, conn, units, seed, rank, status, inputs, outputs, ge
             flat = y.reshape(-1).view(torch.uint8) if y.numel() else \
                 torch.empty(0, dtype=torch.uint8)
             end = offset + len(flat)
-            if output is None or end > output.size:
-                grown = Shared(torch, max(end, 2 * (output.size if output else 0), 4096))
-                if offset:
-                    grown.bytes[:offset].copy_(output.bytes[:offset])
-                conn.send(("output", out_index, grown.size))
-                reduction.send_handle(conn, grown.fd, os.getppid())
-                grown.close()
-                outputs[out_index] = output = grown
             output.bytes[offset:end].copy_(flat)
             described.append((offset, tuple(y.shape), str(y.dtype).rsplit(".", 1)[-1]))
             offset = end
@@ -151,3 +162,22 @@ def _run_task(torch, numpy, conn, units, seed, rank, status, inputs, outputs, ge
     STATUS.pack_into(status.map, 0, 0, 0, 0, 0)
     conn.send(("done", task_id, time.perf_counter() - start, results,
                [now - then for now, then in zip(unit.seconds, before)]))
+
+
+def _grown(torch, conn, outputs, out_index, output, used, end, where) -> Shared:
+    """Output buffer `out_index` (`output`, its first `used` bytes kept) grown to hold `end`
+    bytes, and handed to the loader; SampleError naming the sample (`where`) where shared
+    memory is short."""
+    try:
+        grown = Shared(torch, max(end, 2 * (output.size if output else 0), 4096))
+    except OSError as e:
+        raise SampleError(sample_message(
+            *where, f"its outputs ({end - used:,} bytes) found no shared memory to go to the "
+            f"loader ({e.strerror})")) from None
+    if used:
+        grown.bytes[:used].copy_(output.bytes[:used])
+    conn.send(("output", out_index, grown.size))
+    reduction.send_handle(conn, grown.fd, os.getppid())
+    grown.close()
+    outputs[out_index] = grown
+    return grown

@@ -597,3 +597,93 @@ for options in ({"python_workers": 0}, {"python_workers": 2, "python_parallel": 
                           text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "True"]
+
+
+class Huge:
+    """Record 5 of write_classes' (its ramp starts at 5) becomes 1 MiB of zeros; the others
+    pass through."""
+
+    def __call__(self, x):
+        return torch.zeros(1 << 20, dtype=torch.uint8) if int(x.flatten()[0]) == 5 else x
+
+    def __repr__(self):
+        return "Huge()"
+
+
+def test_outputs_beyond_the_memory_share_are_one_line_and_the_loader_goes_on(tmp_path,
+                                                                               monkeypatch):
+    """Outputs over a sample's share of memory (1/4 of it over the 6 batches of 3 in flight
+    of 2 workers: 932,067 bytes of 64 MiB) fail that sample as a raising step does."""
+    from loader_datasets import write_classes
+    from stoker import _python_pool
+    monkeypatch.setattr(_python_pool, "memory_bytes", lambda: 64 << 20, raising=False)
+    path = write_classes(tmp_path / "ds", records=12)
+    made = stoker.Loader(path, batch_size=3, shuffle=False, batch_format="dict",
+                         python_workers=2, transforms={"image": Huge()})
+    got = outcomes(made)
+    assert [x for x in got if isinstance(x, str)] == [
+        f"field 'image', sample 2 of batch 1 (epoch {epoch}): the Python steps gave 1,048,576 "
+        "bytes of outputs (last step Huge()), more than the 932,067 a sample may send from a "
+        "worker process (the batches in flight would take more than half this machine's "
+        "memory): lower batch_size or python_workers, or pass python_workers=0 to run the "
+        "steps in the loader's process" for epoch in (0, 1)]
+    assert [x[1].tolist() for x in got if not isinstance(x, str)] == [[0, 1, 2], [6, 7, 8],
+                                                                      [9, 0, 1]] * 2
+    state = made.state_dict()
+    made.load_state_dict(state)
+    assert len(outcomes(made, epochs=(2,))) == 4
+    skipping = stoker.Loader(path, batch_size=3, shuffle=False, batch_format="dict",
+                             python_workers=2, transforms={"image": Huge()}, on_error="skip")
+    assert [b["label"].tolist() for b in skipping] == [[0, 1, 2], [3, 4], [6, 7, 8],
+                                                       [9, 0, 1]]
+
+
+def test_outputs_that_find_no_memory_are_one_line_and_the_loader_goes_on(images, tmp_path):
+    """Under an address-space limit 150 MiB over what the loader's process maps (a native
+    worker thread), 20 MiB outputs a sample run out of memory: in the loader or in a worker,
+    each such sample is one line, and the next epoch and load_state_dict work."""
+    path, _ = images
+    script = tmp_path / "short.py"
+    script.write_text('''
+import resource
+import sys
+
+import torch
+
+import stoker
+import short
+
+
+class Large:
+    def __call__(self, x):
+        return torch.ones(20 << 20, dtype=torch.uint8)
+
+
+if __name__ == "__main__":
+    status = open("/proc/self/status").read()
+    limit = int(status.split("VmSize:")[1].split()[0]) * 1024 + (150 << 20)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    made = stoker.Loader(sys.argv[1], batch_size=4, batch_format="dict", workers=1,
+                         python_workers=2, transforms={"image": short.Large()})
+    for epoch in range(2):
+        iteration = made.epoch(epoch)
+        for _ in range(len(iteration)):
+            try:
+                print(len(next(iteration)["image"]))
+            except stoker.Error as e:
+                print(e)
+    made.load_state_dict(made.state_dict())
+    print("resumed")
+''')
+    # One malloc arena a process: the limit is not spent on threads' reserved address space.
+    env = dict(os.environ, MALLOC_ARENA_MAX="1", PYTHONPATH=os.pathsep.join(
+        [os.path.dirname(os.path.dirname(stoker.__file__)), str(tmp_path)]))
+    done = subprocess.run([sys.executable, str(script), str(path)], capture_output=True,
+                          text=True, env=env, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert lines[-1] == "resumed"
+    errors = [line for line in lines[:-1] if not line.isdigit()]
+    assert errors, lines
+    for error in errors:
+        assert error.startswith("field 'image', sample ") and "memory" in error, error

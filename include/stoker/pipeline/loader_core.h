@@ -48,6 +48,10 @@ class BufferPool;
 class VerifiedSet;
 class WorkerTuner;
 
+// Under the skip policy, the records an epoch may begin with, every one bad, before it is an
+// error (LoaderCore::Epoch::next).
+inline constexpr int64_t kAllBadRecords = 10'000;
+
 // What a loader delivers (its settings, how it runs, are the base: loader_settings.h).
 struct LoaderOptions : LoaderSettings {
   int64_t batch_size = 256;
@@ -118,7 +122,11 @@ class LoaderCore {
     Epoch& operator=(Epoch&&) = delete;
     ~Epoch();
     // The next batch into `out` (replacing what it held); false after the last. Throws Error
-    // for a batch that failed (naming shard and record) under the raise policy.
+    // for a batch that failed (naming shard and record) under the raise policy. Under the skip
+    // policy a batch with no record left is left out (never delivered empty: the state moves
+    // past it); Error (kCorrupt) where leaving one out would give this rank fewer batches than
+    // its peers (world_size > 1), and where the epoch has no good record in its first
+    // kAllBadRecords records or at all.
     bool next(HostBatch& out);
     // What next_for() found.
     enum class Next { kBatch, kEnd, kTimedOut };
@@ -127,15 +135,24 @@ class LoaderCore {
     // Python) between waits and call again. With workers == 0 the batch is built inline and
     // this never times out.
     Next next_for(HostBatch& out, std::chrono::nanoseconds timeout);
-    // Batches in this epoch from where it started.
+    // Batches in this epoch from where it started (fewer are delivered where the skip policy
+    // leaves some out).
     int64_t size() const;
 
    private:
     friend class LoaderCore;
     explicit Epoch(LoaderCore* loader) : loader_(loader) {}
-    // Hands `buffer` (a batch, or nullptr after the last) out as `out`; throws for a failed one.
+    // Hands `buffer` (a batch, or nullptr after the last) out as `out`; throws for a failed one,
+    // and at the end of an epoch whose every record the skip policy left out.
     bool deliver(std::shared_ptr<BatchBuffer> buffer, HostBatch& out);
+    // Whether `out`, just delivered, goes to the consumer: not an empty one under the skip
+    // policy (next()'s errors).
+    bool keep(const HostBatch& out);
+    // The error of epoch `e` with no good record in the batches taken.
+    [[noreturn]] void throw_none_good(int64_t e) const;
     LoaderCore* loader_;
+    int64_t taken_ = 0;  // batches delivered from the engine
+    bool good_ = false;  // one of them held a record
   };
 
   // The one check of the options (the engine and the sampler below assume it): throws Error

@@ -298,7 +298,8 @@ LoaderCore::Epoch LoaderCore::epoch(int64_t e, ExplicitBatches batches) {
   return begin_epoch();
 }
 
-LoaderCore::Epoch::Epoch(Epoch&& other) noexcept : loader_(other.loader_) {
+LoaderCore::Epoch::Epoch(Epoch&& other) noexcept
+    : loader_(other.loader_), taken_(other.taken_), good_(other.good_) {
   other.loader_ = nullptr;
 }
 
@@ -308,19 +309,54 @@ LoaderCore::Epoch::~Epoch() {
 
 int64_t LoaderCore::Epoch::size() const { return loader_->epoch_batches_; }
 
-bool LoaderCore::Epoch::next(HostBatch& out) { return deliver(loader_->engine_->next(), out); }
+bool LoaderCore::Epoch::next(HostBatch& out) {
+  while (deliver(loader_->engine_->next(), out))
+    if (keep(out)) return true;
+  return false;
+}
 
 LoaderCore::Epoch::Next LoaderCore::Epoch::next_for(HostBatch& out,
                                                     std::chrono::nanoseconds timeout) {
-  bool timed_out = false;
-  std::shared_ptr<BatchBuffer> buffer =
-      loader_->engine_->next_until(std::chrono::steady_clock::now() + timeout, &timed_out);
-  if (timed_out) return Next::kTimedOut;
-  return deliver(std::move(buffer), out) ? Next::kBatch : Next::kEnd;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    bool timed_out = false;
+    std::shared_ptr<BatchBuffer> buffer = loader_->engine_->next_until(deadline, &timed_out);
+    if (timed_out) return Next::kTimedOut;
+    if (!deliver(std::move(buffer), out)) return Next::kEnd;
+    if (keep(out)) return Next::kBatch;
+  }
+}
+
+bool LoaderCore::Epoch::keep(const HostBatch& out) {
+  const LoaderOptions& o = loader_->options_;
+  ++taken_;
+  if (out.size > 0 || o.on_error != ErrorPolicy::kSkip) {
+    good_ = true;
+    return true;
+  }
+  if (o.world_size > 1)
+    throw Error(corrupt(fmt::format(
+        "on_error='skip': every record of batch {} of epoch {} on rank {} of {} was bad, and "
+        "leaving the batch out would give this rank fewer batches than its {} peers (which "
+        "would wait for it): remove the bad records (on_error='raise' names the first and why)",
+        out.index, out.epoch, o.rank, loader_->dataset_->dir(), o.world_size - 1)));
+  if (!good_ && taken_ * o.batch_size >= kAllBadRecords) throw_none_good(out.epoch);
+  return false;
+}
+
+void LoaderCore::Epoch::throw_none_good(int64_t e) const {
+  throw Error(corrupt(
+      fmt::format("on_error='skip': no record of epoch {} of {} was good in its first {} batches "
+                  "(all left out): check the data (on_error='raise' names the first bad record "
+                  "and why)",
+                  e, loader_->dataset_->dir(), taken_)));
 }
 
 bool LoaderCore::Epoch::deliver(std::shared_ptr<BatchBuffer> buffer, HostBatch& out) {
-  if (!buffer) return false;
+  if (!buffer) {
+    if (taken_ > 0 && !good_) throw_none_good(loader_->state_.epoch - 1);
+    return false;
+  }
   loader_->observe_batch();
   throw_if_error(buffer->status);
   const std::vector<HostField>& shapes = loader_->field_shapes_;

@@ -62,6 +62,23 @@ class FailOn : public Transform {
   How how_;
 };
 
+// Fails samples whose label is below `bound`.
+class FailBelow : public Transform {
+ public:
+  explicit FailBelow(int64_t bound) : bound_(bound) {}
+  DType dtype() const override { return DType::kUint8; }
+  std::vector<int64_t> sample_shape() const override { return {}; }
+  Status apply(const SampleInput& in, uint8_t* slot) const override {
+    int64_t label;
+    std::memcpy(&label, in.record.data + 4, sizeof label);
+    *slot = 1;
+    return label < bound_ ? corrupt("not a JPEG") : Status::ok();
+  }
+
+ private:
+  int64_t bound_;
+};
+
 // A bytes field's length and first byte, decoded from the record by its schema.
 class PayloadOf : public Transform {
  public:
@@ -472,6 +489,56 @@ TEST_F(LoaderCoreTest, FailedTransformsRaiseNamingTheRecordOrAreSkipped) {
       expected.erase(std::find(expected.begin(), expected.end(), 700));
       EXPECT_EQ(got, expected);
     }
+  }
+}
+
+// The Python loader's rule (python/tests/test_loader.py), for the C++ trainer's loader too.
+TEST_F(LoaderCoreTest, SkipLeavesOutABatchOfBadRecordsNeverAnEmptyOne) {
+  // `o` unshuffled under the skip policy, the records of labels below `bound` bad.
+  auto skipping = [](LoaderOptions o, int64_t bound) {
+    o.shuffle = false;
+    o.on_error = ErrorPolicy::kSkip;
+    o.fields = {{"label"}, {"check", std::make_shared<FailBelow>(bound)}};
+    return o;
+  };
+  // Epoch 0's error so.
+  auto error_of = [&](const LoaderOptions& o, int64_t bound) -> std::string {
+    LoaderCore loader(dataset_, skipping(o, bound));
+    try {
+      labels(loader, 0);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  for (int workers : {0, 2}) {
+    LoaderCore loader(dataset_, skipping(options(workers), 32));  // batches 0 and 1 bad
+    for (const bool timed : {false, true}) {
+      LoaderCore::Epoch epoch = loader.epoch(timed);
+      std::vector<int64_t> indices;
+      HostBatch b;
+      while (timed ? epoch.next_for(b, std::chrono::seconds(600)) == LoaderCore::Epoch::Next::kBatch
+                   : epoch.next(b)) {
+        EXPECT_GT(b.size, 0) << "batch " << b.index;
+        indices.push_back(b.index);
+      }
+      ASSERT_EQ(indices.size(), 61u);  // of 63: 2 left out
+      EXPECT_EQ(indices.front(), 2);
+      EXPECT_EQ(loader.state().epoch, timed + 1);  // the epoch went past them, to its end
+    }
+    // Every record bad: one line naming the dataset, at the end of the epoch.
+    EXPECT_EQ(error_of(options(workers), 1000),
+              "on_error='skip': no record of epoch 0 of " + dataset_->dir() +
+                  " was good in its first 63 batches (all left out): check the data "
+                  "(on_error='raise' names the first bad record and why)");
+    // One of two ranks leaving a batch out would have its peer wait for it.
+    const std::string ranked = error_of(options(workers, 0, 2), 32);
+    EXPECT_EQ(ranked.find("on_error='skip': every record of batch 0 of epoch 0 on rank 0 of " +
+                          dataset_->dir() +
+                          " was bad, and leaving the batch out would give this rank fewer "
+                          "batches than its 1 peers"),
+              0u)
+        << ranked;
   }
 }
 

@@ -624,6 +624,7 @@ void register_loader(py::module_& module) {
   module.attr("MAX_WORKERS") = kMaxWorkers;
   module.attr("MAX_PREFETCH") = kMaxPrefetch;
   module.attr("MAX_EPOCH") = kMaxEpoch;
+  module.attr("ALL_BAD_RECORDS") = kAllBadRecords;
   module.attr("MAX_SHUFFLE_WINDOW") = kMaxShuffleWindow;
   module.attr("MAX_IMAGE_SIZE") = kMaxImageSize;
   module.attr("VERIFY_POLICIES") = py::tuple(py::cast(kVerifyPolicyNames.names()));
