@@ -3,8 +3,8 @@
 Debian's `mate-backgrounds` (pans and zooms over a photo, cuts between two). Nothing is downloaded.
 
 Every codec, container and GOP structure the video decoder must handle, a few seconds each and a
-few tens of kilobytes: H.264 in mp4 and mkv (GOP 1, 12 and 250; B-frames on and off), VP9 in
-webm, MPEG-4 part 2 in avi (B-frames on and off), odd sizes (99x75, 98x74), a variable frame
+few tens of kilobytes: H.264 in mp4 and mkv (GOP 1, 12 and 250; B-frames on and off), H.265 in
+mp4 (B-frames), AV1 in mkv, VP9 in webm, MPEG-4 part 2 in avi (B-frames on and off), odd sizes (99x75, 98x74), a variable frame
 rate and rotation metadata. Widths that are multiples of 32 and widths that are not both occur:
 torchcodec converts the two through different FFmpeg paths (swscale, filtergraph). Deterministic:
 single-threaded encoders with bit-exact flags make the same bytes for the same arguments.
@@ -28,6 +28,10 @@ _H264 = ["-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p", "-thre
 _MPEG4 = ["-c:v", "mpeg4", "-q:v", "5", "-pix_fmt", "yuv420p", "-threads", "1"]
 _VP9 = ["-c:v", "libvpx-vp9", "-b:v", "200k", "-deadline", "realtime", "-cpu-used", "8",
         "-pix_fmt", "yuv420p", "-threads", "1", "-row-mt", "0"]
+_H265 = ["-c:v", "libx265", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-x265-params",
+         "pools=none:frame-threads=1:log-level=error"]
+_AV1 = ["-c:v", "libaom-av1", "-usage", "realtime", "-cpu-used", "8", "-b:v", "150k",
+        "-pix_fmt", "yuv420p", "-threads", "1", "-row-mt", "0"]
 
 # name: (photo, motion, width, height, seconds, encoder arguments, extra output arguments).
 VIDEOS = {
@@ -38,6 +42,8 @@ VIDEOS = {
                                 _H264 + ["-g", "250", "-bf", "2", "-sc_threshold", "0"], []),
     "h264_odd_98x74.mp4": ("LadyBird", PAN, 98, 74, 2, _H264 + ["-g", "12", "-bf", "2"], []),
     "vp9_gop12.webm": ("TwoWings", PAN, 160, 120, 3, _VP9 + ["-g", "12"], []),
+    "hevc_gop12_bframes.mp4": ("Dune", PAN, 160, 120, 2, _H265 + ["-g", "12", "-bf", "3"], []),
+    "av1_gop12.mkv": ("Garden", ZOOM, 128, 96, 2, _AV1 + ["-g", "12"], []),
     "vp9_odd_99x75.webm": ("RainDrops", ZOOM, 99, 75, 2, _VP9 + ["-g", "25"], []),
     "mpeg4_gop12_bframes.avi": ("Blinds", PAN, 160, 120, 3, _MPEG4 + ["-g", "12", "-bf", "2"], []),
     "mpeg4_gop250_no_bframes.avi": ("FreshFlower", ZOOM, 128, 96, 3,

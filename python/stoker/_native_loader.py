@@ -348,7 +348,7 @@ class _GoodBatches(_Wrapped):
             if world_size > 1:
                 raise _stoker.Error(
                     f"on_error='skip': every record of batch {self._index - 1} of epoch {epoch} "
-                    f"on rank {rank} of {dataset} was bad, and leaving the batch out would give "
+                    f"of {dataset} on rank {rank} was bad, and leaving the batch out would give "
                     f"this rank fewer batches than its {world_size - 1} peers (which would wait "
                     "for it): remove the bad records (on_error='raise' names the first and why)")
             if not self._good and self._index * batch_size >= _stoker.ALL_BAD_RECORDS:

@@ -23,8 +23,8 @@ so batches are the same for any number of Python workers, native workers, and af
 A sample whose steps raise (or give no tensor) is the one-line error of PythonSteps, raised in
 order or skipped (on_error); so is a sample whose worker died under it (its remaining samples
 run again in a new worker) or that ran longer than ``timeout`` seconds (its worker is killed
-and replaced), and one whose outputs take more than output_limit() (the window's share of
-memory) or find no memory (here or in its worker). A worker writes (task, sample, step, start
+and replaced), and one whose outputs take more than output_limit() (a batch of them past half
+the machine's memory) or find no memory (here or in its worker). A worker writes (task, sample, step, start
 time) into a small shared status block before each step: the loader reads which sample that
 was. Ctrl-C while the loader waits stops every worker at once (KeyboardInterrupt; the
 unfinished chunks run again in new ones if the iteration goes on). Workers ignore SIGINT and
@@ -55,11 +55,13 @@ def memory_bytes() -> int:
     return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
 
 
-def output_limit(window: int, batch_size: int) -> int:
-    """The most bytes one sample's outputs may take: the `window` batches of `batch_size`
-    samples in flight, their outputs held in the workers' buffers and in the loader's batches,
-    then take at most half of this machine's memory."""
-    return max(1, memory_bytes() // (4 * window * batch_size))
+def output_limit(batch_size: int) -> int:
+    """The most bytes one sample's outputs may take: one batch of `batch_size` such samples,
+    held in the workers' buffers and again in the loader's batch, within half of this machine's
+    memory. (The window of batches in flight may take more: outputs that then find no memory
+    fail as their samples' errors.) A bound per batch, not per window, so that outputs a batch
+    of which fits (float images of any usual size) are never refused."""
+    return max(1, memory_bytes() // (4 * batch_size))
 
 
 # The least time a worker is given to start (import and unpickle the steps) before it is
@@ -268,7 +270,7 @@ class PythonPool:
         self._timeout = timeout
         self._pin = pin
         self.window = 2 * workers + 2  # native batches taken ahead of the consumer
-        self.output_limit = output_limit(self.window, batch_size)
+        self.output_limit = output_limit(batch_size)
         self._workers: List[Optional[_Worker]] = [None] * workers
         self._free_inputs: List[Shared] = []
         self._unsent: collections.deque = collections.deque()  # tasks to (re)send, in order

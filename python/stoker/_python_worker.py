@@ -140,9 +140,9 @@ def _run_task(torch, numpy, conn, units, seed, rank, limit, status, inputs, outp
                 raise SampleError(sample_message(
                     *where, f"the Python steps gave {size:,} bytes of outputs (last step "
                     f"{step_name(unit.steps[-1])}), more than the {limit:,} a sample may send "
-                    "from a worker process (the batches in flight would take more than half "
-                    "this machine's memory): lower batch_size or python_workers, or pass "
-                    "python_workers=0 to run the steps in the loader's process"))
+                    "from a worker process (a batch of them would take more than half this "
+                    "machine's memory): lower batch_size, or pass python_workers=0 to run the "
+                    "steps in the loader's process"))
             if output is None or offset + size > output.size:
                 output = _grown(torch, conn, outputs, out_index, output, offset, offset + size,
                                 where)

@@ -591,7 +591,7 @@ def test_skip_leaves_out_a_batch_of_bad_records_never_an_empty_one(tmp_path, wor
                            order=stoker.Order(rank=0, world_size=2),
                            batches=stoker.Batches(on_error="skip", batch_format="dict"))
     with pytest.raises(stoker.Error, match=r"^on_error='skip': every record of batch 0 of "
-                       r"epoch 0 on rank 0 of .*ds.* was bad, and leaving the batch out would "
+                       r"epoch 0 of .*ds.* on rank 0 was bad, and leaving the batch out would "
                        r"give this rank fewer batches than its 1 peers"):
         next(iter(ranked))
 

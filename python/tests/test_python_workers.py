@@ -612,21 +612,21 @@ class Huge:
 
 def test_outputs_beyond_the_memory_share_are_one_line_and_the_loader_goes_on(tmp_path,
                                                                                monkeypatch):
-    """Outputs over a sample's share of memory (1/4 of it over the 6 batches of 3 in flight
-    of 2 workers: 932,067 bytes of 64 MiB) fail that sample as a raising step does."""
+    """Outputs over a sample's share of memory (a quarter of it over a batch of 3: 349,525
+    bytes of 4 MiB) fail that sample as a raising step does."""
     from loader_datasets import write_classes
     from stoker import _python_pool
-    monkeypatch.setattr(_python_pool, "memory_bytes", lambda: 64 << 20, raising=False)
+    monkeypatch.setattr(_python_pool, "memory_bytes", lambda: 4 << 20, raising=False)
     path = write_classes(tmp_path / "ds", records=12)
     made = stoker.Loader(path, batch_size=3, shuffle=False, batch_format="dict",
                          python_workers=2, transforms={"image": Huge()})
     got = outcomes(made)
     assert [x for x in got if isinstance(x, str)] == [
         f"field 'image', sample 2 of batch 1 (epoch {epoch}): the Python steps gave 1,048,576 "
-        "bytes of outputs (last step Huge()), more than the 932,067 a sample may send from a "
-        "worker process (the batches in flight would take more than half this machine's "
-        "memory): lower batch_size or python_workers, or pass python_workers=0 to run the "
-        "steps in the loader's process" for epoch in (0, 1)]
+        "bytes of outputs (last step Huge()), more than the 349,525 a sample may send from a "
+        "worker process (a batch of them would take more than half this machine's memory): "
+        "lower batch_size, or pass python_workers=0 to run the steps in the loader's process"
+        for epoch in (0, 1)]
     assert [x[1].tolist() for x in got if not isinstance(x, str)] == [[0, 1, 2], [6, 7, 8],
                                                                       [9, 0, 1]] * 2
     state = made.state_dict()

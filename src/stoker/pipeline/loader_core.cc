@@ -336,10 +336,10 @@ bool LoaderCore::Epoch::keep(const HostBatch& out) {
   }
   if (o.world_size > 1)
     throw Error(corrupt(fmt::format(
-        "on_error='skip': every record of batch {} of epoch {} on rank {} of {} was bad, and "
+        "on_error='skip': every record of batch {} of epoch {} of {} on rank {} was bad, and "
         "leaving the batch out would give this rank fewer batches than its {} peers (which "
         "would wait for it): remove the bad records (on_error='raise' names the first and why)",
-        out.index, out.epoch, o.rank, loader_->dataset_->dir(), o.world_size - 1)));
+        out.index, out.epoch, loader_->dataset_->dir(), o.rank, o.world_size - 1)));
   if (!good_ && taken_ * o.batch_size >= kAllBadRecords) throw_none_good(out.epoch);
   return false;
 }

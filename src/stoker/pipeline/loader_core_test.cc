@@ -533,11 +533,11 @@ TEST_F(LoaderCoreTest, SkipLeavesOutABatchOfBadRecordsNeverAnEmptyOne) {
                   "(on_error='raise' names the first bad record and why)");
     // One of two ranks leaving a batch out would have its peer wait for it.
     const std::string ranked = error_of(options(workers, 0, 2), 32);
-    EXPECT_EQ(ranked.find("on_error='skip': every record of batch 0 of epoch 0 on rank 0 of " +
-                          dataset_->dir() +
-                          " was bad, and leaving the batch out would give this rank fewer "
-                          "batches than its 1 peers"),
-              0u)
+    EXPECT_EQ(
+        ranked.find("on_error='skip': every record of batch 0 of epoch 0 of " + dataset_->dir() +
+                    " on rank 0 was bad, and leaving the batch out would give this rank "
+                    "fewer batches than its 1 peers"),
+        0u)
         << ranked;
   }
 }
