@@ -24,11 +24,11 @@ A sample whose steps raise (or give no tensor) is the one-line error of PythonSt
 order or skipped (on_error); so is a sample whose worker died under it (its remaining samples
 run again in a new worker) or that ran longer than ``timeout`` seconds (its worker is killed
 and replaced), and one whose outputs take more than output_limit() (a batch of them past half
-the machine's memory) or find no memory (here or in its worker). A worker writes (task, sample, step, start
-time) into a small shared status block before each step: the loader reads which sample that
-was. Ctrl-C while the loader waits stops every worker at once (KeyboardInterrupt; the
-unfinished chunks run again in new ones if the iteration goes on). Workers ignore SIGINT and
-exit when the loader's process is gone.
+the machine's memory) or find no memory (here or in its worker). A worker writes (task, sample,
+step, start time) into a small shared status block before each step: the loader reads which
+sample that was. Ctrl-C while the loader waits stops every worker at once (KeyboardInterrupt;
+the unfinished chunks run again in new ones if the iteration goes on). Workers ignore SIGINT
+and exit when the loader's process is gone.
 """
 
 from __future__ import annotations

@@ -1141,8 +1141,12 @@ def plan_fields(transforms, schema: List[dict], allow_python: bool = True) -> Fi
                              f"dataset lacks (fields: {', '.join(by_name)}); pass a mapping "
                              "{field: transform}")
         mapping = {"image": transforms}
+    # A decoding operation may make a field of its own, reading the stored field it names
+    # (ClipFrameIndices the video's).
+    made = [name for name, t in mapping.items() if name not in by_name and t is not None
+            and isinstance((_flatten(t) or [None])[0], tuple(_DECODING_CLASSES.values()))]
     for name in mapping:
-        if name not in by_name:
+        if name not in by_name and name not in made:
             raise ValueError(f"transforms name the field '{name}', which the dataset lacks "
                              f"(fields: {', '.join(by_name)})")
     joint: Dict[str, dict] = {}
@@ -1176,6 +1180,8 @@ def plan_fields(transforms, schema: List[dict], allow_python: bool = True) -> Fi
                               f"Python: {why}")
         if deviations:
             notes[name] = deviations
+    for name in made:
+        specs.append(_field_plan(name, "bytes", _flatten(mapping[name]), allow_python)[0])
     if not specs:
         raise ValueError("the transforms leave no field in the batch")
     return FieldPlan(specs, python, notes, tail)

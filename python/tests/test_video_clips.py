@@ -137,8 +137,8 @@ def test_random_clips_equal_torchcodec_and_torchvision(videos):
 
 
 def test_regular_clips_center_crop_channels_first_float(videos):
-    """The evaluation pipeline: 3 regular clips of 4 frames, Resize([36, 48]), CenterCrop(29) (odd margins: rounded half to even),
-    normalised float32, laid out [K, C, T, H, W]."""
+    """The evaluation pipeline: 3 regular clips of 4 frames, Resize([36, 48]), CenterCrop(29)
+    (odd margins: rounded half to even), normalised float32, laid out [K, C, T, H, W]."""
     folder, dataset = videos
     mean, std = [0.43, 0.39, 0.37], [0.22, 0.22, 0.21]
     clip = stoker.transforms.DecodeClip(sampler="regular", num_clips=3, num_frames_per_clip=4,
@@ -242,16 +242,53 @@ def test_stats_count_the_frames_decoded_and_delivered(videos, workers):
     decoded = []
     for name in NAMES:
         path = str(folder / name)
-        index = stoker._stoker.video_index(path)
-        (num, den), pts = index["time_base"], index["pts"]
         batch = clips_at_regular_indices(VideoDecoder(path), num_clips=2, num_frames_per_clip=4,
                                          num_indices_between_frames=3)
-        frames = [min(range(len(pts)), key=lambda i: abs(pts[i] * num / den - t))
-                  for t in batch.pts_seconds.flatten().tolist()]
+        frames = frame_indices(path, batch.pts_seconds)
         decoded.append(stoker._stoker.video_frames_decoded(path, frames))
     stats = loader.stats()
     assert stats["video_frames_delivered"] == len(NAMES) * 2 * 4
     assert stats["video_frames_decoded"] == sum(decoded)
+
+
+def frame_indices(path, pts_seconds):
+    """The frames of `path` shown at torchcodec's `pts_seconds` (a FrameBatch's)."""
+    index = stoker._stoker.video_index(path)
+    (num, den), pts = index["time_base"], index["pts"]
+    return [min(range(len(pts)), key=lambda i: abs(pts[i] * num / den - t))
+            for t in pts_seconds.flatten().tolist()]
+
+
+@pytest.mark.parametrize("sampler,sampling", [
+    ("random", dict(num_clips=2, num_frames_per_clip=4, num_indices_between_frames=3)),
+    ("random_timestamps", dict(num_clips=3, num_frames_per_clip=5, seconds_between_frames=0.3)),
+    ("regular_timestamps", dict(num_clips=9, num_frames_per_clip=2,
+                                seconds_between_clip_starts=0.45))])
+def test_clip_frame_indices_name_the_frames_of_the_clips(videos, sampler, sampling):
+    """ClipFrameIndices beside a DecodeClip of the same sampling: the frames its clips hold,
+    torchcodec's for the same draws, [K, T] (a list for regular timestamps)."""
+    folder, dataset = videos
+    clip = stoker.transforms.DecodeClip(sampler=sampler, **sampling, crop=[16])
+    frames = stoker.transforms.ClipFrameIndices(sampler=sampler, **sampling)
+    loader = stoker.Loader(stoker.Dataset(dataset, transforms={"video": clip, "frames": frames}),
+                           batch_size=4, generator=torch.Generator().manual_seed(SEED))
+    ours = [f for batch in loader for f in batch["frames"]]
+    by_time = {k: v for k, v in sampling.items() if "seconds" in k}
+    for i, name in enumerate(NAMES):
+        draws = SampleDraws(SEED, 0, i, 0)
+        batch = sampled(VideoDecoder(str(folder / name)), draws, sampler,
+                        sampling["num_clips"], sampling["num_frames_per_clip"],
+                        sampling.get("num_indices_between_frames", 1), by_time)
+        want = frame_indices(str(folder / name), batch.pts_seconds)
+        assert ours[i].dtype == torch.int64 and ours[i].shape == batch.pts_seconds.shape, name
+        assert ours[i].flatten().tolist() == want, name
+
+
+def test_clip_frame_indices_read_a_stored_video_field(videos):
+    _, dataset = videos
+    frames = stoker.transforms.ClipFrameIndices(video="label", num_frames_per_clip=2)
+    with pytest.raises(ValueError, match="clip_frame_indices reads 'label', which is no stored"):
+        stoker.Loader(stoker.Dataset(dataset, transforms={"frames": frames}), batch_size=2)
 
 
 def test_tars_of_videos_give_the_same_clips(tmp_path, videos):

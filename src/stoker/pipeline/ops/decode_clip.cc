@@ -36,6 +36,7 @@
 #include "stoker/pipeline/op_registry.h"
 #include "stoker/store/record_view.h"
 #include "stoker/video/clip_sampler.h"
+#include "stoker/video/clip_sampler_params.h"
 #include "stoker/video/frame_decoder.h"
 
 namespace stoker::ops {
@@ -238,38 +239,8 @@ OpSpec decode_clip() {
       "and resizes, crops, flips and normalises them as torchvision v2 does a uint8 Video: "
       "[T, 3, h, w] (or [3, T, h, w]; a leading [num_clips] for several)";
   const double side = image::kMaxResampleOutputSide;
-  op.params = {
-      ParamSpec::choice("sampler", "random",
-                        {"random", "regular", "random_timestamps", "regular_timestamps"},
-                        "clip starts at random or regular indices, or times (torchcodec's "
-                        "samplers)"),
-      ParamSpec::integer("num_clips", 1, "clips per sample").in(1, 256),
-      ParamSpec::integer("num_frames_per_clip", 16, "frames per clip").in(1, 4096),
-      ParamSpec::integer("num_indices_between_frames", 1, "the step between a clip's frames")
-          .in(1, 1 << 20),
-      ParamSpec::integer("sampling_range_start", 0,
-                         "the first frame a clip may start at (negative: from the end)")
-          .in(-(int64_t{1} << 40), int64_t{1} << 40),
-      ParamSpec::integer("sampling_range_end", 0,
-                         "the frame before which clips start (negative: from the end; 0: the "
-                         "last start whose clip fits, torchcodec's None)")
-          .in(-(int64_t{1} << 40), int64_t{1} << 40),
-      ParamSpec::real("seconds_between_frames", 0.0,
-                      "by time: the seconds between a clip's frames (0: 1 / the average fps)")
-          .in(0, 1e9),
-      ParamSpec::real("seconds_between_clip_starts", 0.0,
-                      "regular timestamps: the seconds between clip starts (above 0)")
-          .in(0, 1e9),
-      ParamSpec::reals("sampling_range_start_seconds", {},
-                       "by time: [the first time a clip may start at]; []: the video's start", 0,
-                       1),
-      ParamSpec::reals("sampling_range_end_seconds", {},
-                       "by time: [the time before which clips start]; []: the last start whose "
-                       "clip fits",
-                       0, 1),
-      ParamSpec::choice("policy", "repeat_last", {"repeat_last", "wrap", "error"},
-                        "frames past the video's end: the clip's last again, its first again, "
-                        "or an error"),
+  op.params = video::clip_sampler_params();
+  const std::vector<ParamSpec> geometry_params = {
       ParamSpec::reals("resize", {}, "[s]: the shorter side to s; [h, w]; []: no resize", 0, 2)
           .in(1, side),
       ParamSpec::reals("crop", {}, "the crop's [s] or [h, w]; []: none", 0, 2).in(1, side),
@@ -287,36 +258,18 @@ OpSpec decode_clip() {
           .in(1, int64_t{1} << 30),
       ParamSpec::integer("threads", 1, "each decoder's threads (0: FFmpeg's choice)").in(0, 64),
   };
+  op.params.insert(op.params.end(), geometry_params.begin(), geometry_params.end());
   op.make_source = [](const Params& p,
                       const SourceContext& context) -> Result<std::shared_ptr<const Transform>> {
     const int f = context.schema->find(context.field);
     if (f < 0 || context.schema->fields()[f].is_fixed())
       return invalid_argument(fmt::format(
           "field '{}': decode_clip reads a stored bytes field of video files", context.field));
-    video::ClipSampler sampler;
-    const std::string& starts = p.choice("sampler");
-    sampler.starts = starts == "random"              ? video::ClipStarts::kRandom
-                     : starts == "regular"           ? video::ClipStarts::kRegular
-                     : starts == "random_timestamps" ? video::ClipStarts::kRandomTimestamps
-                                                     : video::ClipStarts::kRegularTimestamps;
-    sampler.seconds_between_frames = p.real("seconds_between_frames");
-    sampler.seconds_between_clip_starts = p.real("seconds_between_clip_starts");
-    if (!p.reals("sampling_range_start_seconds").empty())
-      sampler.range_start_seconds = p.reals("sampling_range_start_seconds")[0];
-    if (!p.reals("sampling_range_end_seconds").empty())
-      sampler.range_end_seconds = p.reals("sampling_range_end_seconds")[0];
-    if (Status checked = sampler.check(); !checked.is_ok())
+    Result<video::ClipSampler> sampled = video::clip_sampler_from(p);
+    if (!sampled.is_ok())
       return invalid_argument(
-          fmt::format("field '{}': decode_clip: {}", context.field, checked.message()));
-    sampler.num_clips = p.integer("num_clips");
-    sampler.frames_per_clip = p.integer("num_frames_per_clip");
-    sampler.frame_step = p.integer("num_indices_between_frames");
-    sampler.range_start = p.integer("sampling_range_start");
-    if (p.integer("sampling_range_end") != 0) sampler.range_end = p.integer("sampling_range_end");
-    const std::string& policy = p.choice("policy");
-    sampler.policy = policy == "wrap"    ? video::ClipPolicy::kWrap
-                     : policy == "error" ? video::ClipPolicy::kError
-                                         : video::ClipPolicy::kRepeatLast;
+          fmt::format("field '{}': decode_clip: {}", context.field, sampled.status().message()));
+    const video::ClipSampler& sampler = sampled.value();
     ClipGeometry geometry;
     geometry.resize = p.reals("resize");
     std::tie(geometry.crop_height, geometry.crop_width) = clip_size_pair(p.reals("crop"));

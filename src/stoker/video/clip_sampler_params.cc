@@ -1,0 +1,67 @@
+#include "stoker/video/clip_sampler_params.h"
+
+namespace stoker::video {
+
+std::vector<ParamSpec> clip_sampler_params() {
+  return {
+      ParamSpec::choice("sampler", "random",
+                        {"random", "regular", "random_timestamps", "regular_timestamps"},
+                        "clip starts at random or regular indices, or times (torchcodec's "
+                        "samplers)"),
+      ParamSpec::integer("num_clips", 1, "clips per sample").in(1, 256),
+      ParamSpec::integer("num_frames_per_clip", 16, "frames per clip").in(1, 4096),
+      ParamSpec::integer("num_indices_between_frames", 1, "the step between a clip's frames")
+          .in(1, 1 << 20),
+      ParamSpec::integer("sampling_range_start", 0,
+                         "the first frame a clip may start at (negative: from the end)")
+          .in(-(int64_t{1} << 40), int64_t{1} << 40),
+      ParamSpec::integer("sampling_range_end", 0,
+                         "the frame before which clips start (negative: from the end; 0: the "
+                         "last start whose clip fits, torchcodec's None)")
+          .in(-(int64_t{1} << 40), int64_t{1} << 40),
+      ParamSpec::real("seconds_between_frames", 0.0,
+                      "by time: the seconds between a clip's frames (0: 1 / the average fps)")
+          .in(0, 1e9),
+      ParamSpec::real("seconds_between_clip_starts", 0.0,
+                      "regular timestamps: the seconds between clip starts (above 0)")
+          .in(0, 1e9),
+      ParamSpec::reals("sampling_range_start_seconds", {},
+                       "by time: [the first time a clip may start at]; []: the video's start", 0,
+                       1),
+      ParamSpec::reals("sampling_range_end_seconds", {},
+                       "by time: [the time before which clips start]; []: the last start whose "
+                       "clip fits",
+                       0, 1),
+      ParamSpec::choice("policy", "repeat_last", {"repeat_last", "wrap", "error"},
+                        "frames past the video's end: the clip's last again, its first again, "
+                        "or an error"),
+  };
+}
+
+Result<ClipSampler> clip_sampler_from(const Params& p) {
+  ClipSampler sampler;
+  const std::string& starts = p.choice("sampler");
+  sampler.starts = starts == "random"              ? ClipStarts::kRandom
+                   : starts == "regular"           ? ClipStarts::kRegular
+                   : starts == "random_timestamps" ? ClipStarts::kRandomTimestamps
+                                                   : ClipStarts::kRegularTimestamps;
+  sampler.num_clips = p.integer("num_clips");
+  sampler.frames_per_clip = p.integer("num_frames_per_clip");
+  sampler.frame_step = p.integer("num_indices_between_frames");
+  sampler.range_start = p.integer("sampling_range_start");
+  if (p.integer("sampling_range_end") != 0) sampler.range_end = p.integer("sampling_range_end");
+  sampler.seconds_between_frames = p.real("seconds_between_frames");
+  sampler.seconds_between_clip_starts = p.real("seconds_between_clip_starts");
+  if (!p.reals("sampling_range_start_seconds").empty())
+    sampler.range_start_seconds = p.reals("sampling_range_start_seconds")[0];
+  if (!p.reals("sampling_range_end_seconds").empty())
+    sampler.range_end_seconds = p.reals("sampling_range_end_seconds")[0];
+  const std::string& policy = p.choice("policy");
+  sampler.policy = policy == "wrap"    ? ClipPolicy::kWrap
+                   : policy == "error" ? ClipPolicy::kError
+                                       : ClipPolicy::kRepeatLast;
+  STOKER_RETURN_IF_ERROR(sampler.check());
+  return sampler;
+}
+
+}  // namespace stoker::video
