@@ -230,6 +230,21 @@ def _warn_gray_color_jitter(specs: list, schema: list) -> None:
                           f"hue leave it unchanged (as torchvision's do)", stacklevel=3)
 
 
+class _BooleanFields(_Wrapped):
+    """An iteration whose uint8 fields `names` (0 or 1: a source's masks) are viewed as torch's
+    bool, no copy."""
+
+    def __init__(self, torch, inner, names):
+        super().__init__(inner)
+        self._torch = torch
+        self._names = names
+
+    def change(self, batch):
+        for name in self._names:
+            batch[name] = batch[name].view(self._torch.bool)
+        return batch
+
+
 class _Formatted(_Wrapped):
     """An iteration whose dict batches become sequences of the fields `names` in that order:
     lists (default_collate's form of tuple samples) or tuples."""
@@ -602,6 +617,7 @@ class NativeLoader:
         specs = [dict(s, padded=True) if forms.get(s["name"]) in ("padded", "nested") else s
                  for s in specs]
         self._nested = [name for name, form in forms.items() if form == "nested"]
+        self._boolean = [spec["name"] for spec in specs if spec["name"] in source.boolean_fields]
         deferred = {}
         if normalize_on_device:  # not where Python steps follow it, nor on a varying size
             _, deferred = defer_normalization([s for s in specs if s["name"] not in plan.python
@@ -724,6 +740,8 @@ class NativeLoader:
                 iteration = _device.CudaEpoch(self._torch, source, iteration, self._device,
                                               self._normalize)
                 state = lambda cuda=iteration: cuda.state  # noqa: E731 (it runs ahead)
+            if self._boolean:
+                iteration = _BooleanFields(self._torch, iteration, self._boolean)
             if self._nested:
                 iteration = NestedFields(self._torch, iteration, self._nested)
             if self._names != "dict":

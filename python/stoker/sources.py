@@ -35,6 +35,7 @@ class _Source:
     source = "auto"
     transforms = None
     _view = None
+    boolean_fields = ()  # uint8 fields of 0 and 1 the loader delivers as bool
 
     def _params(self) -> dict:
         """The source's own parameters (``_stoker.sources()`` names them)."""
@@ -263,13 +264,26 @@ class Tokens(_Source):
     token, as ``cu_seqlens`` cuts it). ``return_cu_seqlens``: ``cu_seqlens`` int64 ``[segments
     + 1]`` (FlashAttention's varlen offsets; ``.int()`` for int32), a variable field.
     ``mask_boundary_labels``: ``labels`` -100 where the label is the next document's first
-    token. A bad ``eos_id`` or a field without boundaries is refused at open in one line."""
+    token. ``return_document_mask``: ``document_mask`` bool ``[L, L]``, True at ``[q, k]``
+    where ``k <= q`` in the same segment (causal attention within each document: PyTorch's
+    ``scaled_dot_product_attention`` ``attn_mask``), seq_len at most 8192.
+
+    ``packing="first_fit"`` or ``"best_fit"`` (Grain's packing): whole documents placed into
+    padded rows of ``L`` instead, ``packing_bins`` rows open at a time; a document longer than
+    ``L`` is cut into pieces of ``L`` tokens (and its rest), each placed whole. A sample is a row:
+    ``input_ids`` (``pad_id`` on padding), ``labels`` (-100 at each document's last token and on
+    padding), ``position_ids`` (0 at each piece's start and on padding) and ``segment_ids`` (k at
+    the row's k-th piece, 0 on padding), all int64 ``[L]``; ``cu_seqlens`` ends with the padding
+    as a segment. Every token of the file is in exactly one row's input_ids; the rows, made at
+    open, are the same in every epoch (their order shuffles). A bad ``eos_id`` or ``pad_id``, or
+    a field without boundaries, is refused at open in one line."""
 
     source = "tokens"
 
     def __init__(self, path, seq_len=1024, dtype="uint16", eos_id=None,
                  return_position_ids=False, return_cu_seqlens=False,
-                 mask_boundary_labels=False, transforms=None):
+                 mask_boundary_labels=False, return_document_mask=False, packing="none",
+                 packing_bins=64, pad_id=None, transforms=None):
         self.path = os.fsdecode(path)
         self.seq_len = int(seq_len)
         self.dtype = dtype
@@ -281,7 +295,18 @@ class Tokens(_Source):
         self.return_position_ids = bool(return_position_ids)
         self.return_cu_seqlens = bool(return_cu_seqlens)
         self.mask_boundary_labels = bool(mask_boundary_labels)
+        self.return_document_mask = bool(return_document_mask)
+        self.packing = packing
+        self.packing_bins = int(packing_bins)
+        if pad_id is not None and packing == "none":
+            raise ValueError(f"Tokens({self.path!r}): pad_id {pad_id!r} given, but packing is "
+                             f"'none' (first_fit or best_fit pad their rows)")
+        self.pad_id = 0 if pad_id is None else pad_id
         self.transforms = transforms
+
+    @property
+    def boolean_fields(self):
+        return ("document_mask",) if self.return_document_mask else ()
 
     def _path(self) -> str:
         return self.path
@@ -291,12 +316,16 @@ class Tokens(_Source):
                 "eos_id": -1 if self.eos_id is None else self.eos_id,
                 "return_position_ids": self.return_position_ids,
                 "return_cu_seqlens": self.return_cu_seqlens,
-                "mask_boundary_labels": self.mask_boundary_labels}
+                "mask_boundary_labels": self.mask_boundary_labels,
+                "return_document_mask": self.return_document_mask, "packing": self.packing,
+                "packing_bins": self.packing_bins, "pad_id": self.pad_id}
 
     def __repr__(self):
         boundaries = "".join(f", {name}={getattr(self, name)!r}" for name in (
-            "eos_id", "return_position_ids", "return_cu_seqlens", "mask_boundary_labels")
-            if getattr(self, name) not in (None, False))
+            "eos_id", "return_position_ids", "return_cu_seqlens", "mask_boundary_labels",
+            "return_document_mask", "packing", "packing_bins", "pad_id")
+            if getattr(self, name) not in (None, False, "none")
+            and (self.packing != "none" or name not in ("packing_bins", "pad_id")))
         return (f"stoker.Tokens({self.path!r}, seq_len={self.seq_len}, dtype={self.dtype!r}"
                 f"{boundaries})")
 

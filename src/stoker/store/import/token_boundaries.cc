@@ -20,11 +20,11 @@ std::vector<uint32_t> starts_after(const uint8_t* tokens, size_t n, uint64_t eos
   return starts;
 }
 
+}  // namespace
+
 void store_int64(uint8_t* out, size_t at, int64_t value) {
   std::memcpy(out + at * sizeof(int64_t), &value, sizeof(int64_t));
 }
-
-}  // namespace
 
 std::vector<uint32_t> eos_document_starts(TokenType type, const uint8_t* tokens, size_t n,
                                           uint64_t eos) {
@@ -40,6 +40,19 @@ std::vector<uint32_t> eos_document_starts(TokenType type, const uint8_t* tokens,
     default:
       return starts_after<uint64_t>(tokens, n, eos);
   }
+}
+
+void write_document_mask(const std::vector<uint64_t>& segments, uint64_t length, uint8_t* out) {
+  std::memset(out, 0, length * length);
+  for (size_t s = 0; s + 1 < segments.size(); ++s) {
+    for (uint64_t q = segments[s]; q < segments[s + 1]; ++q)
+      std::memset(out + q * length + segments[s], 1, q - segments[s] + 1);
+  }
+}
+
+void write_segments(const std::vector<uint64_t>& segments, uint8_t* out) {
+  for (size_t row = 0; row < segments.size(); ++row)
+    store_int64(out, row, static_cast<int64_t>(segments[row]));
 }
 
 SampleBoundaries::SampleBoundaries(std::vector<uint32_t> starts, int64_t seq_len,
@@ -83,14 +96,20 @@ void SampleBoundaries::write(uint64_t i, int field, uint8_t* out) const {
       }
       store_int64(out, j, static_cast<int64_t>(j - segment));
     }
+  } else if (field == fields_.document_mask) {
+    write_document_mask(segments(i), seq_len_, out);
   } else {  // cu_seqlens
-    const auto [from, to] = inside(i, 0);
-    size_t row = 0;
-    store_int64(out, row++, 0);
-    for (const uint32_t* s = from; s != to; ++s)
-      store_int64(out, row++, static_cast<int64_t>(*s - first));
-    store_int64(out, row, static_cast<int64_t>(seq_len_));
+    write_segments(segments(i), out);
   }
+}
+
+std::vector<uint64_t> SampleBoundaries::segments(uint64_t i) const {
+  const uint64_t first = i * seq_len_;
+  const auto [from, to] = inside(i, 0);
+  std::vector<uint64_t> starts{0};
+  for (const uint32_t* s = from; s != to; ++s) starts.push_back(*s - first);
+  starts.push_back(seq_len_);
+  return starts;
 }
 
 }  // namespace stoker

@@ -19,6 +19,8 @@
 //   int64 [segments + 1]).
 // - masked labels: labels[j] (token iL + j + 1) is kIgnoredLabel where that token starts a
 //   document: the prediction that would cross into the next document.
+// - document_mask: uint8 [L, L], 1 at [q, k] where k <= q and tokens q and k are of one segment
+//   (causal attention within each document: block-diagonal, each block lower-triangular), else 0.
 // Thread-safe (immutable).
 
 #include <cstddef>
@@ -38,12 +40,23 @@ constexpr int64_t kIgnoredLabel = -100;
 std::vector<uint32_t> eos_document_starts(TokenType type, const uint8_t* tokens, size_t n,
                                           uint64_t eos);
 
-// The schema's indices of the boundary fields (-1: not asked): labels where they are masked.
+// The schema's indices of the boundary fields (-1: not asked): labels where they are masked;
+// segment_ids for packed rows only (token_packing.h).
 struct BoundaryFields {
   int labels = -1;
   int position_ids = -1;
   int cu_seqlens = -1;
+  int segment_ids = -1;
+  int document_mask = -1;
 };
+
+// Stores `value` as the int64 at index `at` of `out` (any alignment).
+void store_int64(uint8_t* out, size_t at, int64_t value);
+// Writes the document mask of a sample of L tokens whose segments start at `segments` (0, the
+// starts in order, then L: its cu_seqlens) into the L * L bytes at `out`.
+void write_document_mask(const std::vector<uint64_t>& segments, uint64_t length, uint8_t* out);
+// Writes the cu_seqlens `segments` as int64 at `out`.
+void write_segments(const std::vector<uint64_t>& segments, uint8_t* out);
 
 // The boundary fields of a unit's samples, the unit's tokens (from its first sample's first
 // token) of `type` at `tokens`, `starts` the document starts among them (sorted, each counted
@@ -59,6 +72,8 @@ class SampleBoundaries : public ComputedFields {
   // Sample i's document starts in (iL, iL + L + within) as [first, last) of starts_ (within 0:
   // its segments' starts after 0; 1: also its last label's).
   std::pair<const uint32_t*, const uint32_t*> inside(uint64_t i, uint64_t within) const;
+  // Sample i's segments' starts, then L (its cu_seqlens).
+  std::vector<uint64_t> segments(uint64_t i) const;
 
   std::vector<uint32_t> starts_;
   uint64_t seq_len_;
