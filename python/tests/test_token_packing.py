@@ -1,0 +1,232 @@
+"""stoker.Tokens' whole-document packing (packing="first_fit" / "best_fit", Grain's rules) and
+its document_mask, each row against a reference packed here from where documents start, over
+seq_len, packing bins, document layouts, file formats, worker counts, ranks and resume points:
+every token of the file in exactly one row's input_ids; bad options refused in one line naming
+the parameter."""
+
+import numpy as np
+import pytest
+
+import stoker
+from test_token_boundaries import eos_starts, reference
+from token_files import EOS, documents, eos_file, write_megatron
+
+PAD = 3
+
+
+def mask_of(segments):
+    """The document mask of a sample whose tokens have `segments` (one id per run): causal within
+    each run."""
+    position = np.arange(len(segments))
+    return (segments[:, None] == segments[None, :]) & (position[None, :] <= position[:, None])
+
+
+def packed_reference(tokens, starts, seq_len, bins, rule):
+    """Each row's (input_ids, labels, position_ids, segment_ids, cu_seqlens, document_mask), by
+    the rules of stoker.Tokens' docstring (Grain's first-fit and best-fit over `bins` rows)."""
+    bounds = np.flatnonzero(starts[:len(tokens)]).tolist() + [len(tokens)]
+    pieces = [(s, min(s + seq_len, end), end) for begin, end in zip(bounds, bounds[1:])
+              for s in range(begin, end, seq_len)]
+    rows, open_rows = [], []
+    for piece in pieces:
+        size = piece[1] - piece[0]
+        room = [seq_len - sum(e - s for s, e, _ in row) for row in open_rows]
+        fits = [r for r in range(len(open_rows)) if room[r] >= size]
+        if fits:
+            r = fits[0] if rule == "first_fit" else min(fits, key=lambda r: (room[r], r))
+        else:
+            if len(open_rows) == bins:
+                rows, open_rows = rows + open_rows, []
+            open_rows.append([])
+            r = len(open_rows) - 1
+        open_rows[r].append(piece)
+    padded = np.concatenate([tokens.astype(np.int64), [-1]])
+    samples = []
+    for row in rows + open_rows:
+        ids, labels = np.full(seq_len, PAD), np.full(seq_len, -100)
+        positions, segments, cu = np.zeros(seq_len, int), np.zeros(seq_len, int), [0]
+        for k, (s, e, end) in enumerate(row):
+            at, n = cu[-1], e - s
+            ids[at:at + n] = tokens[s:e]
+            after = np.arange(s + 1, e + 1)
+            labels[at:at + n] = np.where(after < end, padded[after], -100)
+            positions[at:at + n] = np.arange(n)
+            segments[at:at + n] = k + 1
+            cu.append(at + n)
+        samples.append((ids, labels, positions, segments,
+                        np.array(cu + ([seq_len] if cu[-1] < seq_len else [])),
+                        mask_of(segments)))
+    return samples
+
+
+def packed_source(path, seq_len, rule="first_fit", bins=3, **options):
+    return stoker.Tokens(path, seq_len=seq_len, packing=rule, packing_bins=bins, pad_id=PAD,
+                         return_cu_seqlens=True, **options)
+
+
+def delivered(loader):
+    """Every row the loader delivers, as packed_reference() gives them (the mask where asked)."""
+    rows = []
+    for batch in loader:
+        masks = batch.get("document_mask")
+        valid = batch.get("valid", [True] * len(batch["input_ids"]))  # last_batch="pad"'s
+        for k in (k for k in range(len(batch["input_ids"])) if valid[k]):
+            row = tuple(batch[f][k].numpy() for f in (
+                "input_ids", "labels", "position_ids", "segment_ids", "cu_seqlens"))
+            rows.append(row + ((masks[k].numpy(),) if masks is not None else ()))
+    return rows
+
+
+def loader(source, **options):
+    """A loader of `source`; on several ranks, their last batches padded (the padding told by
+    the batch's "valid")."""
+    options.setdefault("shuffle", True)
+    if options.get("world_size", 1) > 1:
+        options["last_batch"] = "pad"
+    return stoker.Loader(source, batch_size=options.pop("batch_size", 5), batch_format="dict",
+                         seed=11, **options)
+
+
+def keys(rows, fields=6):
+    """The rows as sorted hashable keys (their first `fields` fields), for multisets."""
+    return sorted(tuple(f.astype(np.int64).tobytes() for f in row[:fields]) for row in rows)
+
+
+def same(got, want, fields=6):
+    """The rows equal, in order, field by field."""
+    assert len(got) == len(want)
+    for row, (g, w) in enumerate(zip(got, want)):
+        for f in range(fields):
+            assert np.array_equal(g[f], w[f]), (row, f, g[f], w[f])
+
+
+def assert_every_token_once(rows, tokens):
+    dealt = np.concatenate([ids[segments > 0] for ids, _, _, segments, *_ in rows])
+    assert np.array_equal(np.sort(dealt), np.sort(tokens.astype(np.int64)))
+
+
+@pytest.mark.parametrize("rule", ["first_fit", "best_fit"])
+@pytest.mark.parametrize("layout", ["short", "mixed", "long", "one"])
+@pytest.mark.parametrize("seq_len, bins", [(1, 1), (4, 3), (16, 64)])
+def test_rows_match_the_reference_and_every_token_is_in_one_row(tmp_path, rule, layout,
+                                                                seq_len, bins):
+    rng = np.random.default_rng(seq_len * 7 + len(layout) + len(rule))
+    path = tmp_path / "train.bin"
+    tokens = eos_file(path, documents(rng, 30 * seq_len + seq_len // 2 + 1, layout, seq_len),
+                      rng)
+    want = packed_reference(tokens, eos_starts(tokens), seq_len, bins, rule)
+    source = packed_source(path, seq_len, rule, bins, eos_id=EOS, return_document_mask=True)
+    assert len(source) == len(want)
+    assert [f["name"] for f in source.fields] == [
+        "input_ids", "labels", "position_ids", "segment_ids", "cu_seqlens", "document_mask"]
+    got = delivered(loader(source, shuffle=False))
+    same(got, want)
+    assert got[0][5].dtype == np.bool_
+    assert_every_token_once(got, tokens)
+    # Shuffled, over workers and ranks: each row exactly once.
+    for workers in (0, 2):
+        for world in (1, 2):
+            union = [row for r in range(world) for row in
+                     delivered(loader(source, rank=r, world_size=world, workers=workers))]
+            assert keys(union) == keys(want)
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+@pytest.mark.parametrize("taken", [1, 4])
+def test_a_resume_delivers_the_rest_of_the_epoch_also_on_more_ranks(tmp_path, workers, taken):
+    rng = np.random.default_rng(taken)
+    path = tmp_path / "train.bin"
+    tokens = eos_file(path, documents(rng, 60 * 8 + 3, "mixed", 8), rng)
+    source = packed_source(path, 8, "best_fit", 4, eos_id=EOS)
+    want = packed_reference(tokens, eos_starts(tokens), 8, 4, "best_fit")
+    whole = delivered(loader(source, workers=workers))
+    first = loader(source, workers=workers)
+    batches = iter(first)
+    head = delivered([next(batches) for _ in range(taken)])
+    resumed = loader(source, workers=workers)
+    resumed.load_state_dict(first.state_dict())
+    same(head + delivered(resumed), whole, 5)
+    # The state taken on one rank, resumed on two: the rest of the epoch between them.
+    rest = []
+    for rank in range(2):
+        elastic = loader(source, workers=workers, rank=rank, world_size=2)
+        elastic.load_state_dict(first.state_dict())
+        rest += delivered(elastic)
+    assert keys(head + rest, 5) == keys(want, 5)
+    assert_every_token_once(head + rest, tokens)
+
+
+@pytest.mark.parametrize("gap", [0, 3])
+def test_megatron_documents_from_its_index(tmp_path, gap):
+    # Documents of 0 to 3 sequences of 0 to 40 tokens, no EOS: boundaries from the index alone;
+    # gap 3: the sequences are no run of the file, read into memory.
+    rng = np.random.default_rng(gap)
+    sequences = [rng.integers(0, 60000, int(rng.integers(0, 41))) for _ in range(60)]
+    index = [0]
+    while index[-1] < len(sequences):
+        index.append(min(len(sequences), index[-1] + int(rng.integers(0, 4))))
+    prefix = write_megatron(tmp_path / "corpus", sequences, index, gap)
+    tokens = np.concatenate(sequences)
+    starts = np.zeros(len(tokens) + 1, bool)
+    offsets = np.concatenate([[0], np.cumsum([len(s) for s in sequences])])
+    starts[offsets[index]] = True
+    for seq_len, rule in ((5, "first_fit"), (16, "best_fit"), (64, "first_fit")):
+        want = packed_reference(tokens, starts, seq_len, 3, rule)
+        source = packed_source(prefix, seq_len, rule, return_document_mask=True)
+        same(delivered(loader(source, shuffle=False)), want)
+        assert keys(delivered(loader(source, workers=2))) == keys(want)
+
+
+def test_units_and_file_formats_uint32_and_npy(tmp_path):
+    # About 2.5 units of rows (a unit: the rows of 2^20 tokens), documents across their edges.
+    rng = np.random.default_rng(5)
+    seq_len = 1000
+    wide = eos_file(tmp_path / "wide.bin", documents(rng, 5 * 2**19 + 7, "mixed", seq_len), rng,
+                    np.uint32)
+    want = packed_reference(wide, eos_starts(wide), seq_len, 8, "first_fit")
+    source = packed_source(tmp_path / "wide.bin", seq_len, bins=8, eos_id=EOS, dtype="uint32")
+    got = delivered(loader(source, shuffle=False, batch_size=64, workers=2))
+    same(got, want, 5)
+    assert_every_token_once(got, wide)
+    np.save(tmp_path / "t.npy", wide[:801].astype(np.int32))
+    npy = delivered(loader(packed_source(tmp_path / "t.npy", 16, eos_id=EOS), shuffle=False))
+    same(npy, packed_reference(wide[:801], eos_starts(wide[:801]), 16, 3, "first_fit"), 5)
+
+
+@pytest.mark.parametrize("seq_len", [1, 8, 33])
+def test_document_mask_of_concatenate_and_split_samples(tmp_path, seq_len):
+    rng = np.random.default_rng(seq_len)
+    path = tmp_path / "train.bin"
+    tokens = eos_file(path, documents(rng, 20 * seq_len + 1, "mixed", seq_len), rng)
+    want = reference(tokens, eos_starts(tokens), seq_len)
+    source = stoker.Tokens(path, seq_len=seq_len, eos_id=EOS, return_document_mask=True)
+    assert [f["name"] for f in source.fields] == ["input_ids", "labels", "document_mask"]
+    masks = [m.numpy() for batch in loader(source, shuffle=False) for m in batch["document_mask"]]
+    assert len(masks) == len(want)
+    for mask, (_, _, _, cu) in zip(masks, want):
+        assert mask.dtype == np.bool_
+        assert np.array_equal(mask, mask_of(np.searchsorted(cu, np.arange(seq_len), "right")))
+
+
+def test_bad_packing_options_are_one_line_errors_naming_the_parameter(tmp_path):
+    path = tmp_path / "t.bin"
+    (np.arange(100, dtype=np.uint16) % 9).tofile(path)
+
+    def refused(words, error=ValueError, **options):
+        with pytest.raises(error) as raised:
+            stoker.Loader(stoker.Tokens(path, seq_len=4, **options))
+        message = str(raised.value)
+        assert "\n" not in message and all(w in message for w in words), message
+
+    refused([str(path), "pad_id 65536", "uint16"], eos_id=EOS, packing="first_fit",
+            pad_id=65536)
+    refused(["pad_id"], eos_id=EOS, packing="first_fit", pad_id=-1)
+    refused(["packing_bins"], eos_id=EOS, packing="best_fit", packing_bins=0)
+    refused(["packing"], eos_id=EOS, packing="next_fit")
+    refused([str(path), "packing", "eos_id"], packing="first_fit")
+    with pytest.raises(ValueError, match="return_document_mask") as raised:
+        stoker.Loader(stoker.Tokens(path, seq_len=9000, eos_id=EOS, packing="first_fit",
+                                    return_document_mask=True))
+    assert "\n" not in str(raised.value)
+    with pytest.raises(ValueError, match="pad_id 0 given, but packing is 'none'"):
+        stoker.Tokens(path, pad_id=0)
