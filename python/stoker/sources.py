@@ -268,15 +268,13 @@ class Tokens(_Source):
     where ``k <= q`` in the same segment (causal attention within each document: PyTorch's
     ``scaled_dot_product_attention`` ``attn_mask``), seq_len at most 8192.
 
-    ``packing="first_fit"`` or ``"best_fit"`` (Grain's packing): whole documents placed into
-    padded rows of ``L`` instead, ``packing_bins`` rows open at a time; a document longer than
-    ``L`` is cut into pieces of ``L`` tokens (and its rest), each placed whole. A sample is a row:
-    ``input_ids`` (``pad_id`` on padding), ``labels`` (-100 at each document's last token and on
-    padding), ``position_ids`` (0 at each piece's start and on padding) and ``segment_ids`` (k at
-    the row's k-th piece, 0 on padding), all int64 ``[L]``; ``cu_seqlens`` ends with the padding
-    as a segment. Every token of the file is in exactly one row's input_ids; the rows, made at
-    open, are the same in every epoch (their order shuffles). A bad ``eos_id`` or ``pad_id``, or
-    a field without boundaries, is refused at open in one line."""
+    ``packing="first_fit"`` or ``"best_fit"`` (Grain's): whole documents in padded rows of ``L``
+    instead, ``packing_bins`` rows open at a time, a document over ``L`` cut into pieces of ``L``
+    (docs/DATA.md#token-files). A row: ``input_ids`` (``pad_id`` on padding), ``labels`` (-100 at
+    each document's end and on padding), ``position_ids`` and ``segment_ids`` (k on its k-th
+    piece, 0 on padding), int64 ``[L]``; ``cu_seqlens`` ends with the padding as a segment. Each
+    token of the file is in one row; the rows, made at open, are the same every epoch. A bad
+    ``eos_id`` or ``pad_id``, or a field without boundaries, is refused in one line."""
 
     source = "tokens"
 
