@@ -21,10 +21,10 @@ from stoker.sources import as_source
 from stoker._dataset_view import LoaderDataset
 from stoker._batch_transforms import native_call
 from stoker._joint_python import joint_units
-from stoker._nested import NestedFields
+from stoker._nested import nested_fields
 from stoker._python_pool import PythonPool
 from stoker._python_steps import BatchTransform, FieldSteps, PythonSteps, step_name
-from stoker._wrapped import Wrapped as _Wrapped
+from stoker._wrapped import ChangedFields, Wrapped as _Wrapped
 from stoker.transforms import (call_text, defer_normalization, is_variable,
                                joint_outputs, plan_fields, varies_in_rows_only)
 
@@ -228,21 +228,6 @@ def _warn_gray_color_jitter(specs: list, schema: list) -> None:
         if any(float(call.get(k, 0) or 0) != 0 for call in calls for k in ("saturation", "hue")):
             warnings.warn(f"field '{spec['name']}' has 1 channel: ColorJitter's saturation and "
                           f"hue leave it unchanged (as torchvision's do)", stacklevel=3)
-
-
-class _BooleanFields(_Wrapped):
-    """An iteration whose uint8 fields `names` (0 or 1: a source's masks) are viewed as torch's
-    bool, no copy."""
-
-    def __init__(self, torch, inner, names):
-        super().__init__(inner)
-        self._torch = torch
-        self._names = names
-
-    def change(self, batch):
-        for name in self._names:
-            batch[name] = batch[name].view(self._torch.bool)
-        return batch
 
 
 class _Formatted(_Wrapped):
@@ -740,10 +725,11 @@ class NativeLoader:
                 iteration = _device.CudaEpoch(self._torch, source, iteration, self._device,
                                               self._normalize)
                 state = lambda cuda=iteration: cuda.state  # noqa: E731 (it runs ahead)
-            if self._boolean:
-                iteration = _BooleanFields(self._torch, iteration, self._boolean)
+            if self._boolean:  # uint8 masks of 0 and 1 viewed as bool, no copy
+                iteration = ChangedFields(iteration, self._boolean, lambda batch, name, torch=(
+                    self._torch): batch[name].view(torch.bool))
             if self._nested:
-                iteration = NestedFields(self._torch, iteration, self._nested)
+                iteration = nested_fields(self._torch, iteration, self._nested)
             if self._names != "dict":
                 iteration = _Formatted(iteration, self._names, self._as_list)
             if self._batch_transform:

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import stoker
-from token_files import EOS, documents, eos_file, write_megatron
+from token_files import (EOS, documents, eos_file, megatron_documents, resumed_epoch,
+                         write_megatron)
 
 
 def reference(tokens, starts, seq_len):
@@ -83,13 +84,9 @@ def test_a_resume_delivers_the_rest_of_the_epoch(tmp_path, workers, taken):
     path = tmp_path / "train.bin"
     tokens = eos_file(path, documents(rng, 60 * 8 + 3, "mixed", 8), rng)
     source = boundary_source(path, 8, eos_id=EOS)
-    whole = delivered(loader(source, workers=workers))
-    first = loader(source, workers=workers)
-    batches = iter(first)
-    head = delivered([next(batches) for _ in range(taken)])
-    resumed = loader(source, workers=workers)
-    resumed.load_state_dict(first.state_dict())
-    assert head + delivered(resumed) == whole
+    whole, head, rest, _ = resumed_epoch(lambda: loader(source, workers=workers), delivered,
+                                         taken)
+    assert head + rest == whole
     assert sorted(map(key, whole)) == sorted(map(key, reference(tokens, eos_starts(tokens), 8)))
 
 
@@ -112,18 +109,9 @@ def test_units_and_file_formats_uint32_npy_and_megatron(tmp_path):
 
 @pytest.mark.parametrize("gap", [0, 3])
 def test_megatron_documents_from_its_index(tmp_path, gap):
-    # Sequences of 0 to 40 tokens, documents of 1 to 3 sequences (some empty), its tokens with no
-    # EOS: boundaries from the document index alone; gap 3: the sequences read into memory.
-    rng = np.random.default_rng(gap)
-    sequences = [rng.integers(0, 60000, int(rng.integers(0, 41))) for _ in range(60)]
-    index = [0]
-    while index[-1] < len(sequences):
-        index.append(min(len(sequences), index[-1] + int(rng.integers(0, 4))))
-    prefix = write_megatron(tmp_path / "corpus", sequences, index, gap)
-    tokens = np.concatenate(sequences)
-    starts = np.zeros(len(tokens) + 1, bool)
-    offsets = np.concatenate([[0], np.cumsum([len(s) for s in sequences])])
-    starts[offsets[index]] = True
+    # Documents from the index alone (token_files.megatron_documents); gap 3: the sequences
+    # read into memory.
+    prefix, tokens, starts, offsets, index = megatron_documents(tmp_path, gap)
     for seq_len in (1, 5, 16):
         want = reference(tokens, starts, seq_len)
         source = boundary_source(prefix, seq_len)

@@ -9,7 +9,7 @@ import pytest
 
 import stoker
 from test_token_boundaries import eos_starts, reference
-from token_files import EOS, documents, eos_file, write_megatron
+from token_files import EOS, documents, eos_file, megatron_documents, resumed_epoch
 
 PAD = 3
 
@@ -139,18 +139,14 @@ def test_a_resume_delivers_the_rest_of_the_epoch_also_on_more_ranks(tmp_path, wo
     tokens = eos_file(path, documents(rng, 60 * 8 + 3, "mixed", 8), rng)
     source = packed_source(path, 8, "best_fit", 4, eos_id=EOS)
     want = packed_reference(tokens, eos_starts(tokens), 8, 4, "best_fit")
-    whole = delivered(loader(source, workers=workers))
-    first = loader(source, workers=workers)
-    batches = iter(first)
-    head = delivered([next(batches) for _ in range(taken)])
-    resumed = loader(source, workers=workers)
-    resumed.load_state_dict(first.state_dict())
-    same(head + delivered(resumed), whole, 5)
+    whole, head, rest, state = resumed_epoch(lambda: loader(source, workers=workers), delivered,
+                                             taken)
+    same(head + rest, whole, 5)
     # The state taken on one rank, resumed on two: the rest of the epoch between them.
     rest = []
     for rank in range(2):
         elastic = loader(source, workers=workers, rank=rank, world_size=2)
-        elastic.load_state_dict(first.state_dict())
+        elastic.load_state_dict(state)
         rest += delivered(elastic)
     assert keys(head + rest, 5) == keys(want, 5)
     assert_every_token_once(head + rest, tokens)
@@ -158,18 +154,9 @@ def test_a_resume_delivers_the_rest_of_the_epoch_also_on_more_ranks(tmp_path, wo
 
 @pytest.mark.parametrize("gap", [0, 3])
 def test_megatron_documents_from_its_index(tmp_path, gap):
-    # Documents of 0 to 3 sequences of 0 to 40 tokens, no EOS: boundaries from the index alone;
-    # gap 3: the sequences are no run of the file, read into memory.
-    rng = np.random.default_rng(gap)
-    sequences = [rng.integers(0, 60000, int(rng.integers(0, 41))) for _ in range(60)]
-    index = [0]
-    while index[-1] < len(sequences):
-        index.append(min(len(sequences), index[-1] + int(rng.integers(0, 4))))
-    prefix = write_megatron(tmp_path / "corpus", sequences, index, gap)
-    tokens = np.concatenate(sequences)
-    starts = np.zeros(len(tokens) + 1, bool)
-    offsets = np.concatenate([[0], np.cumsum([len(s) for s in sequences])])
-    starts[offsets[index]] = True
+    # Documents from the index alone (token_files.megatron_documents); gap 3: the sequences are
+    # no run of the file, read into memory.
+    prefix, tokens, starts, _, _ = megatron_documents(tmp_path, gap)
     for seq_len, rule in ((5, "first_fit"), (16, "best_fit"), (64, "first_fit")):
         want = packed_reference(tokens, starts, seq_len, 3, rule)
         source = packed_source(prefix, seq_len, rule, return_document_mask=True)

@@ -1,5 +1,6 @@
 """Token files with documents for the token tests: document lengths of a few layouts, a nanoGPT
-.bin whose documents end with an EOS token, and Megatron-LM's indexed dataset."""
+.bin whose documents end with an EOS token, and Megatron-LM's indexed dataset; an epoch read
+across a resume."""
 
 import struct
 
@@ -47,3 +48,34 @@ def write_megatron(prefix, sequences, document_index, gap=0):
         f.write(lengths.tobytes() + pointers.tobytes())
         f.write(np.asarray(document_index, np.int64).tobytes())
     return prefix
+
+
+def megatron_documents(folder, gap):
+    """A Megatron-LM dataset `folder`/corpus: 60 sequences of 0 to 40 tokens, no EOS, documents
+    of 0 to 3 sequences (some empty), `gap` tokens of filler after each sequence (then the array
+    is no run of the file). Its prefix, tokens, document starts (a bool per token and one past
+    the last), the sequences' offsets in the array and the document index."""
+    rng = np.random.default_rng(gap)
+    sequences = [rng.integers(0, 60000, int(rng.integers(0, 41))) for _ in range(60)]
+    index = [0]
+    while index[-1] < len(sequences):
+        index.append(min(len(sequences), index[-1] + int(rng.integers(0, 4))))
+    prefix = write_megatron(folder / "corpus", sequences, index, gap)
+    tokens = np.concatenate(sequences)
+    starts = np.zeros(len(tokens) + 1, bool)
+    offsets = np.concatenate([[0], np.cumsum([len(s) for s in sequences])])
+    starts[offsets[index]] = True
+    return prefix, tokens, starts, offsets, index
+
+
+def resumed_epoch(make, convert, taken):
+    """An epoch of the loaders make() gives, as convert() gives batches: whole; its first `taken`
+    batches from one loader; the rest from another restored from that one's state_dict; and
+    that state."""
+    whole = convert(make())
+    first = make()
+    batches = iter(first)
+    head = convert([next(batches) for _ in range(taken)])
+    resumed = make()
+    resumed.load_state_dict(first.state_dict())
+    return whole, head, convert(resumed), first.state_dict()
