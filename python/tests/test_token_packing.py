@@ -9,9 +9,11 @@ import pytest
 
 import stoker
 from test_token_boundaries import eos_starts, reference
-from token_files import EOS, documents, eos_file, megatron_documents, resumed_epoch
+from token_files import (EOS, documents, eos_file, megatron_documents, resumed_epoch,
+                         write_megatron)
 
 PAD = 3
+PROMPT_END = 5  # a token id eos_file's documents hold only where a test puts it
 
 
 def mask_of(segments):
@@ -21,9 +23,23 @@ def mask_of(segments):
     return (segments[:, None] == segments[None, :]) & (position[None, :] <= position[:, None])
 
 
-def packed_reference(tokens, starts, seq_len, bins, rule):
+def prompt_targets(tokens, starts, end_id):
+    """A bool per token and one past the last: whether it is in its document's prompt after the
+    document's first token (up to its first `end_id` token), so that a label predicting it is
+    masked."""
+    masked = np.zeros(len(tokens) + 1, bool)
+    bounds = np.flatnonzero(starts[:len(tokens)]).tolist() + [len(tokens)]
+    for begin, end in zip(bounds, bounds[1:]):
+        ends = np.flatnonzero(tokens[begin:end] == end_id)
+        if len(ends):
+            masked[begin + 1:begin + ends[0] + 1] = True
+    return masked
+
+
+def packed_reference(tokens, starts, seq_len, bins, rule, prompts=None):
     """Each row's (input_ids, labels, position_ids, segment_ids, cu_seqlens, document_mask), by
-    the rules of stoker.Tokens' docstring (Grain's first-fit and best-fit over `bins` rows)."""
+    the rules of stoker.Tokens' docstring (Grain's first-fit and best-fit over `bins` rows), the
+    labels predicting a token `prompts` marks masked."""
     bounds = np.flatnonzero(starts[:len(tokens)]).tolist() + [len(tokens)]
     pieces = [(s, min(s + seq_len, end), end) for begin, end in zip(bounds, bounds[1:])
               for s in range(begin, end, seq_len)]
@@ -49,7 +65,8 @@ def packed_reference(tokens, starts, seq_len, bins, rule):
             at, n = cu[-1], e - s
             ids[at:at + n] = tokens[s:e]
             after = np.arange(s + 1, e + 1)
-            labels[at:at + n] = np.where(after < end, padded[after], -100)
+            kept = (after < end) & ~(prompts[after] if prompts is not None else False)
+            labels[at:at + n] = np.where(kept, padded[after], -100)
             positions[at:at + n] = np.arange(n)
             segments[at:at + n] = k + 1
             cu.append(at + n)
@@ -207,7 +224,10 @@ def test_bad_packing_options_are_one_line_errors_naming_the_parameter(tmp_path):
 
     refused([str(path), "pad_id 65536", "uint16"], eos_id=EOS, packing="first_fit",
             pad_id=65536)
-    refused(["pad_id"], eos_id=EOS, packing="first_fit", pad_id=-1)
+    for name in ("pad_id", "prompt_end_id"):
+        for bad in (-1, 2.5, True):
+            with pytest.raises(ValueError, match=f"{name} {bad!r} is not a token id"):
+                stoker.Tokens(path, eos_id=EOS, packing="first_fit", **{name: bad})
     refused(["packing_bins"], eos_id=EOS, packing="best_fit", packing_bins=0)
     refused(["packing"], eos_id=EOS, packing="next_fit")
     refused([str(path), "packing", "eos_id"], packing="first_fit")
@@ -215,5 +235,53 @@ def test_bad_packing_options_are_one_line_errors_naming_the_parameter(tmp_path):
         stoker.Loader(stoker.Tokens(path, seq_len=9000, eos_id=EOS, packing="first_fit",
                                     return_document_mask=True))
     assert "\n" not in str(raised.value)
+    refused([str(path), "prompt_end_id 7", "other than eos_id"], eos_id=EOS, prompt_end_id=EOS)
+    refused(["prompt_end_id 65536"], eos_id=EOS, prompt_end_id=65536)
+    refused([str(path), "prompt_end_id", "needs document boundaries"], prompt_end_id=5)
     with pytest.raises(ValueError, match="pad_id 0 given, but packing is 'none'"):
         stoker.Tokens(path, pad_id=0)
+
+
+@pytest.mark.parametrize("packing", ["none", "first_fit", "best_fit"])
+def test_prompt_labels_are_masked_in_samples_and_rows(tmp_path, packing):
+    # Documents with 0 to 2 prompt-end tokens (PROMPT_END) each: only a document's first ends
+    # its prompt; one without any has none.
+    rng = np.random.default_rng(len(packing))
+    path = tmp_path / "sft.bin"
+    tokens = eos_file(path, documents(rng, 40 * 8 + 5, "mixed", 8), rng)
+    marked = rng.random(len(tokens)) < 0.08
+    tokens[marked & (tokens != EOS)] = PROMPT_END
+    tokens.tofile(path)
+    starts = eos_starts(tokens)
+    prompts = prompt_targets(tokens, starts, PROMPT_END)
+    assert prompts.any() and (~prompts[1:] & (tokens == PROMPT_END)).any()
+    if packing == "none":
+        want = [(ids, [-100 if prompts[i * 8 + j + 1] else y for j, y in enumerate(labels)])
+                for i, (ids, labels, _, _) in enumerate(reference(tokens, starts, 8))]
+        source = stoker.Tokens(path, seq_len=8, eos_id=EOS, prompt_end_id=PROMPT_END,
+                               mask_boundary_labels=True)
+
+        def got(loader):
+            return [(x.tolist(), y.tolist()) for batch in loader
+                    for x, y in zip(batch["input_ids"], batch["labels"])]
+        assert got(loader(source, shuffle=False)) == want
+        union = [s for r in range(2) for s in got(loader(source, rank=r, world_size=2,
+                                                           workers=2))]
+        assert sorted(map(repr, union)) == sorted(map(repr, want))
+        return
+    want = packed_reference(tokens, starts, 8, 3, packing, prompts)
+    source = packed_source(path, 8, packing, eos_id=EOS, prompt_end_id=PROMPT_END)
+    same(delivered(loader(source, shuffle=False)), want, 5)
+    union = [row for r in range(2) for row in
+             delivered(loader(source, rank=r, world_size=2, workers=2))]
+    assert keys(union, 5) == keys(want, 5)
+
+
+def test_prompts_of_megatron_documents_read_into_memory(tmp_path):
+    prefix, tokens, starts, offsets, index = megatron_documents(tmp_path, 3)
+    tokens = np.where(tokens % 7 == 0, PROMPT_END, tokens)
+    write_megatron(tmp_path / "sft", np.split(tokens, offsets[1:-1]), index, 3)
+    prompts = prompt_targets(tokens, starts, PROMPT_END)
+    want = packed_reference(tokens, starts, 16, 3, "best_fit", prompts)
+    source = packed_source(tmp_path / "sft", 16, "best_fit", prompt_end_id=PROMPT_END)
+    same(delivered(loader(source, shuffle=False)), want, 5)

@@ -67,7 +67,7 @@ PackingPlan pack_documents(const std::vector<uint64_t>& starts, uint64_t tokens,
 
 PackedRows::PackedRows(std::shared_ptr<const PackingPlan> plan, uint64_t first_row, int64_t seq_len,
                        BoundaryFields fields, int64_t pad_id, TokenType type, const uint8_t* tokens,
-                       uint64_t base)
+                       uint64_t base, PromptMasks prompts)
     : plan_(std::move(plan)),
       first_row_(first_row),
       seq_len_(static_cast<uint64_t>(seq_len)),
@@ -75,7 +75,8 @@ PackedRows::PackedRows(std::shared_ptr<const PackingPlan> plan, uint64_t first_r
       pad_id_(pad_id),
       type_(type),
       tokens_(tokens),
-      base_(base) {}
+      base_(base),
+      prompts_(std::move(prompts)) {}
 
 std::pair<const PackedPiece*, const PackedPiece*> PackedRows::pieces(uint64_t i) const {
   const PackedPiece* all = plan_->pieces.data();
@@ -108,6 +109,7 @@ void PackedRows::write(uint64_t i, int field, uint8_t* out) const {
       const size_t next = p->count - 1 + (p->continues ? 1 : 0);
       widen_to_int64(type_, first + item, next, out + at * sizeof(int64_t));
       if (!p->continues) store_int64(out, at + p->count - 1, kIgnoredLabel);
+      prompts_.apply(p->first + 1, p->count, out + at * sizeof(int64_t));
     } else {
       for (uint64_t j = 0; j < p->count; ++j)
         store_int64(out, at + j,

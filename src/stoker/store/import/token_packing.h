@@ -15,7 +15,8 @@
 // Row r's fields (written by PackedRows): its pieces one after the other from position 0, then
 // padding to L. input_ids: the pieces' tokens, pad_id on padding. labels: each position's next
 // token where it is of the same document (a piece cut from a longer document predicts the next
-// piece's first token), else kIgnoredLabel: a document's last token, and padding.
+// piece's first token), else kIgnoredLabel: a document's last token, and padding; with prompts
+// (token_boundaries.h), also where that token is in its document's prompt.
 // position_ids: 0 at each piece's first token (as concatenate-and-split's segments count), 0 on
 // padding. segment_ids: k + 1 on the k-th piece of the row, 0 on padding (Grain's). cu_seqlens:
 // the pieces' starts, the padding's start where there is padding, then L: the padding is a
@@ -60,7 +61,7 @@ class PackedRows : public ComputedFields {
  public:
   PackedRows(std::shared_ptr<const PackingPlan> plan, uint64_t first_row, int64_t seq_len,
              BoundaryFields fields, int64_t pad_id, TokenType type, const uint8_t* tokens,
-             uint64_t base);
+             uint64_t base, PromptMasks prompts = {});
   size_t rows(uint64_t i, int field) const override;
   void write(uint64_t i, int field, uint8_t* out) const override;
 
@@ -78,6 +79,7 @@ class PackedRows : public ComputedFields {
   TokenType type_;
   const uint8_t* tokens_;
   uint64_t base_;
+  PromptMasks prompts_;  // of the array's tokens (first_token 0)
 };
 
 }  // namespace stoker

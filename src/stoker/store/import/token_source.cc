@@ -95,10 +95,10 @@ Result<std::shared_ptr<TokenSource>> TokenSource::open(const std::string& path,
       bytes.resize(got);
       return bytes;
     };
-    const bool starts =
-        options.eos_id < 0 &&
-        (options.position_ids || options.cu_seqlens || options.mask_boundary_labels ||
-         options.document_mask || options.packing != TokenPacking::kNone);
+    const bool starts = options.eos_id < 0 &&
+                        (options.position_ids || options.cu_seqlens ||
+                         options.mask_boundary_labels || options.document_mask ||
+                         options.packing != TokenPacking::kNone || options.prompt_end_id >= 0);
     STOKER_ASSIGN_OR_RETURN(
         MegatronIndex parsed,
         parse_megatron_index(names[1], index.identity.size, read, names[0], size, starts));
@@ -135,6 +135,8 @@ Result<std::shared_ptr<TokenSource>> TokenSource::open(const std::string& path,
   manifest.format_version = manifest.schema.format_version();
   if (options.cu_seqlens) manifest.max_lengths["cu_seqlens"] = per_sample + 1;
   manifest.records = (tokens - 1) / per_sample;
+  if (options.prompt_end_id >= 0)
+    STOKER_RETURN_IF_ERROR(source->set_prompts(data, static_cast<uint64_t>(options.prompt_end_id)));
   if (packed) {
     STOKER_ASSIGN_OR_RETURN(std::vector<uint64_t> starts, source->array_document_starts(data));
     source->plan_ = std::make_shared<const PackingPlan>(pack_documents(
@@ -159,6 +161,7 @@ Status TokenSource::set_boundaries(const TokenSourceOptions& options, std::vecto
   const std::string& name = files_->names()[0];
   const bool packed = options.packing != TokenPacking::kNone;
   const char* asked = packed                         ? "packing"
+                      : options.prompt_end_id >= 0   ? "prompt_end_id"
                       : options.position_ids         ? "return_position_ids"
                       : options.cu_seqlens           ? "return_cu_seqlens"
                       : options.mask_boundary_labels ? "mask_boundary_labels"
@@ -195,6 +198,12 @@ Status TokenSource::set_boundaries(const TokenSourceOptions& options, std::vecto
         "{}: return_document_mask with seq_len {}: a mask of seq_len^2 bytes a sample, seq_len "
         "at most {}",
         name, length, kMaxMaskSeqLen));
+  if (options.prompt_end_id >= 0 && (static_cast<uint64_t>(options.prompt_end_id) > type_max ||
+                                     options.prompt_end_id == options.eos_id))
+    return invalid_argument(
+        fmt::format("{}: prompt_end_id {} is no {} token (0 to {}) other than "
+                    "eos_id",
+                    name, options.prompt_end_id, token_type_name(layout_.type), type_max));
   if (packed && (options.pad_id < 0 || static_cast<uint64_t>(options.pad_id) > type_max))
     return invalid_argument(fmt::format("{}: pad_id {} is no {} token (0 to {})", name,
                                         options.pad_id, token_type_name(layout_.type), type_max));
@@ -204,7 +213,9 @@ Status TokenSource::set_boundaries(const TokenSourceOptions& options, std::vecto
   eos_id_ = options.eos_id;
   pad_id_ = options.pad_id;
   boundaries_ = true;
-  if (options.mask_boundary_labels || packed) boundary_fields_.labels = 1;
+  if (options.mask_boundary_labels || packed || options.prompt_end_id >= 0)
+    boundary_fields_.labels = 1;
+  boundary_fields_.mask_boundaries = options.mask_boundary_labels || packed;
   const auto add = [&fields](Field field) {
     fields.push_back(std::move(field));
     return static_cast<int>(fields.size() - 1);
@@ -299,8 +310,8 @@ Result<ShardReader> TokenSource::viewed_unit(int u, uint64_t first, TokenType ty
   views.fields = {{type, 0, DType::kInt64}, {type, item, DType::kInt64}};
   views.hold = std::move(hold);
   if (boundaries_) {
-    views.computed = std::make_shared<const SampleBoundaries>(std::move(starts), seq_len_,
-                                                              boundary_fields_, type, tokens);
+    views.computed = std::make_shared<const SampleBoundaries>(
+        std::move(starts), seq_len_, boundary_fields_, type, tokens, PromptMasks{prompts_, first});
     views.fields[1].computed = boundary_fields_.labels == 1;
     const std::vector<Field>& fields = manifest().schema.fields();
     for (size_t f = 2; f < fields.size(); ++f)
@@ -323,10 +334,10 @@ Status TokenSource::check_mapped(const uint8_t* tokens, uint64_t first, size_t n
   return Status::ok();
 }
 
-Result<std::vector<uint64_t>> TokenSource::array_document_starts(const OpenFile& data) const {
-  if (eos_id_ < 0) return document_starts_;
+Result<std::vector<uint64_t>> TokenSource::positions_after(const OpenFile& data,
+                                                           uint64_t id) const {
   const size_t item = token_type_size(layout_.type);
-  std::vector<uint64_t> starts;
+  std::vector<uint64_t> after;
   std::vector<int64_t> read;
   for (uint64_t first = 0; first < layout_.tokens; first += kUnitTokens) {
     const auto n = static_cast<size_t>(std::min<uint64_t>(kUnitTokens, layout_.tokens - first));
@@ -340,10 +351,22 @@ Result<std::vector<uint64_t>> TokenSource::array_document_starts(const OpenFile&
       type = TokenType::kInt64;
       tokens = reinterpret_cast<const uint8_t*>(read.data());
     }
-    for (uint32_t s : eos_document_starts(type, tokens, n, static_cast<uint64_t>(eos_id_)))
-      starts.push_back(first + s);
+    for (uint32_t s : eos_document_starts(type, tokens, n, id)) after.push_back(first + s);
   }
-  return starts;
+  return after;
+}
+
+Result<std::vector<uint64_t>> TokenSource::array_document_starts(const OpenFile& data) const {
+  if (eos_id_ < 0) return document_starts_;
+  return positions_after(data, static_cast<uint64_t>(eos_id_));
+}
+
+Status TokenSource::set_prompts(const OpenFile& data, uint64_t id) {
+  STOKER_ASSIGN_OR_RETURN(std::vector<uint64_t> starts, array_document_starts(data));
+  STOKER_ASSIGN_OR_RETURN(std::vector<uint64_t> ends, positions_after(data, id));
+  for (uint64_t& end : ends) --end;  // the token itself
+  prompts_ = std::make_shared<const std::vector<PromptRange>>(document_prompts(starts, ends));
+  return Status::ok();
 }
 
 Result<ShardReader> TokenSource::packed_unit(int u, const OpenFile& data) const {
@@ -376,8 +399,9 @@ Result<ShardReader> TokenSource::packed_unit(int u, const OpenFile& data) const 
   }
   for (const Field& field : manifest().schema.fields())
     views.fields.push_back({type, 0, field.dtype, true});
-  views.computed = std::make_shared<const PackedRows>(plan_, first_row, seq_len_, boundary_fields_,
-                                                      pad_id_, type, views.base, base);
+  views.computed =
+      std::make_shared<const PackedRows>(plan_, first_row, seq_len_, boundary_fields_, pad_id_,
+                                         type, views.base, base, PromptMasks{prompts_, 0});
   return ShardReader::viewed(manifest().shards[u].file, manifest().schema, records,
                              std::move(views));
 }

@@ -78,6 +78,9 @@ struct TokenSourceOptions {
   TokenPacking packing = TokenPacking::kNone;
   int64_t packing_bins = 64;
   int64_t pad_id = 0;
+  // The token id that ends each document's prompt (-1: none): labels that predict a prompt's
+  // tokens are masked (token_boundaries.h), the array scanned for it at open.
+  int64_t prompt_end_id = -1;
 };
 
 class TokenSource : public UnitReadSource {
@@ -115,9 +118,14 @@ class TokenSource : public UnitReadSource {
   // document boundaries are found) or those read.
   Result<ShardReader> viewed_unit(int u, uint64_t first, TokenType type, const uint8_t* tokens,
                                   std::shared_ptr<const void> hold) const;
+  // The array index after each token equal to `id`, in order: the whole array scanned (read
+  // through `data` where the file is not mapped).
+  Result<std::vector<uint64_t>> positions_after(const OpenFile& data, uint64_t id) const;
   // Every document start of the array (a packing plan's input): the end-of-document tokens'
-  // (read through `data` where the file is not mapped) or Megatron's index's.
+  // or Megatron's index's.
   Result<std::vector<uint64_t>> array_document_starts(const OpenFile& data) const;
+  // Sets prompts_ from the documents and the prompt-end tokens `id`.
+  Status set_prompts(const OpenFile& data, uint64_t id);
   // Unit u of a packed source: its rows' fields over their pieces' tokens.
   Result<ShardReader> packed_unit(int u, const OpenFile& data) const;
   // Checks the n mapped tokens at `tokens` (token `first` on) in a guard, running `also` (a
@@ -142,6 +150,8 @@ class TokenSource : public UnitReadSource {
   // Packed: the plan (its rows are the samples) and the padding token; else null.
   std::shared_ptr<const PackingPlan> plan_;
   int64_t pad_id_ = 0;
+  // The documents' prompts (TokenSourceOptions::prompt_end_id; null: none).
+  std::shared_ptr<const std::vector<PromptRange>> prompts_;
   TokenLayout layout_;
   std::shared_ptr<const InPlaceFiles> files_;  // the data file, then Megatron's index
   std::vector<FileIdentity> identities_;       // of files_, when opened
