@@ -360,6 +360,10 @@ class Mixture(_Source):
         self.until = until
         self.transforms = transforms
 
+    @property
+    def boolean_fields(self):
+        return self.sources[0].boolean_fields  # the sources have the same fields
+
     def _path(self) -> str:
         return " + ".join(s._path() for s in self.sources)
 

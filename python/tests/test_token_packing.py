@@ -285,3 +285,17 @@ def test_prompts_of_megatron_documents_read_into_memory(tmp_path):
     want = packed_reference(tokens, starts, 16, 3, "best_fit", prompts)
     source = packed_source(tmp_path / "sft", 16, "best_fit", prompt_end_id=PROMPT_END)
     same(delivered(loader(source, shuffle=False)), want, 5)
+
+
+def test_packed_sources_mix_as_any_sources(tmp_path):
+    # Each row a mixture delivers is one of its source's rows, its mask bool as theirs.
+    rng = np.random.default_rng(2)
+    parts, want = [], []
+    for k in range(2):
+        tokens = eos_file(tmp_path / f"{k}.bin", documents(rng, 200, "mixed", 8), rng)
+        parts.append(packed_source(tmp_path / f"{k}.bin", 8, eos_id=EOS,
+                                   return_document_mask=True))
+        want += packed_reference(tokens, eos_starts(tokens), 8, 3, "first_fit")
+    rows = delivered(loader(stoker.Mixture(parts, weights=[1, 3])))
+    assert rows and rows[0][5].dtype == np.bool_
+    assert set(keys(rows)) <= set(keys(want))
