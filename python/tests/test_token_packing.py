@@ -299,3 +299,19 @@ def test_packed_sources_mix_as_any_sources(tmp_path):
     rows = delivered(loader(stoker.Mixture(parts, weights=[1, 3])))
     assert rows and rows[0][5].dtype == np.bool_
     assert set(keys(rows)) <= set(keys(want))
+
+
+def test_a_state_restores_only_into_the_same_rows(tmp_path):
+    # Documents of 5, 6, 4 and 3 tokens in rows of 10: two rows either way, not the same ones.
+    path = tmp_path / "t.bin"
+    np.array([1, 2, 3, 4, EOS, 1, 2, 3, 4, 5, EOS, 1, 2, 3, EOS, 1, 2, EOS], np.uint16).tofile(path)
+    first = loader(packed_source(path, 10, "first_fit", eos_id=EOS), batch_size=1)
+    next(iter(first))
+    again = loader(packed_source(path, 10, "first_fit", eos_id=EOS), batch_size=1)
+    again.load_state_dict(first.state_dict())
+    assert len(delivered(again)) == 1
+    other = loader(packed_source(path, 10, "best_fit", eos_id=EOS), batch_size=1)
+    with pytest.raises(ValueError, match="another dataset") as raised:
+        other.load_state_dict(first.state_dict())
+    assert str(path) in str(raised.value) and "\n" not in str(raised.value)
+    assert len(delivered(other)) == 2  # still usable, from its own start

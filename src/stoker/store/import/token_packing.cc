@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "stoker/util/checksum.h"
+
 namespace stoker {
 namespace {
 
@@ -63,6 +65,18 @@ PackingPlan pack_documents(const std::vector<uint64_t>& starts, uint64_t tokens,
   }
   open.close(plan);
   return plan;
+}
+
+uint64_t PackingPlan::digest(uint64_t first_row, uint64_t count) const {
+  std::vector<uint64_t> words;  // each row's piece count, then each piece's first and count
+  for (uint64_t r = first_row; r < first_row + count; ++r) {
+    words.push_back(row_starts[r + 1] - row_starts[r]);
+    for (uint64_t p = row_starts[r]; p < row_starts[r + 1]; ++p) {
+      words.push_back(pieces[p].first);
+      words.push_back(uint64_t{pieces[p].count} << 1 | (pieces[p].continues ? 1 : 0));
+    }
+  }
+  return xxh3_64(words.data(), words.size() * sizeof(uint64_t));
 }
 
 PackedRows::PackedRows(std::shared_ptr<const PackingPlan> plan, uint64_t first_row, int64_t seq_len,

@@ -46,6 +46,9 @@ struct PackingPlan {
   std::vector<uint64_t> row_starts{0};  // row r: pieces [row_starts[r], row_starts[r + 1])
 
   uint64_t rows() const { return row_starts.size() - 1; }
+  // The XXH3-64 of rows [first_row, first_row + count)'s pieces: a unit's identity, so that a
+  // loader's state restores only into a plan of the same rows.
+  uint64_t digest(uint64_t first_row, uint64_t count) const;
 };
 
 // The plan of an array of `tokens` tokens whose documents start at 0 and at each of `starts`

@@ -151,6 +151,7 @@ Result<std::shared_ptr<TokenSource>> TokenSource::open(const std::string& path,
     unit.records = std::min(unit_samples, manifest.records - first);
     unit.bytes = (unit.records * per_sample + 1) * token_type_size(source->layout_.type);
     if (options.document_mask) unit.bytes += unit.records * per_sample * per_sample;
+    if (packed) unit.index_checksum = source->plan_->digest(first, unit.records);
     manifest.shards.push_back(std::move(unit));
   }
   source->set_manifest(std::move(manifest));

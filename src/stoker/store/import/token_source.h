@@ -25,7 +25,8 @@
 // Packed (TokenSourceOptions::packing), the samples are instead the rows of the packing plan
 // of the array's documents (token_packing.h), made at open (the end-of-document tokens scanned
 // then); a unit is the rows of about kUnitTokens tokens, their fields computed from the tokens
-// their pieces hold (views of the mapping, or those tokens read), every token in one row.
+// their pieces hold (views of the mapping, or those tokens read), every token in one row; its
+// index checksum is its rows' digest (PackingPlan::digest): a loader's state names the rows.
 //
 // Errors, one line naming the file: at open, a path that names no token file, a file whose
 // layout is inconsistent (token_layout.h, megatron_index.h), or fewer than L + 1 tokens, and one
