@@ -291,6 +291,9 @@ class Tokens(_Source):
         self.mask_boundary_labels = bool(mask_boundary_labels)
         self.return_document_mask = bool(return_document_mask)
         self.packing = packing
+        if isinstance(packing_bins, bool) or int(packing_bins) != packing_bins:
+            raise ValueError(f"Tokens({self.path!r}): packing_bins {packing_bins!r} is not an "
+                             f"integer")
         self.packing_bins = int(packing_bins)
         if pad_id is not None and packing == "none":
             raise ValueError(f"Tokens({self.path!r}): pad_id {pad_id!r} given, but packing is "

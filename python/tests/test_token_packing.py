@@ -229,6 +229,8 @@ def test_bad_packing_options_are_one_line_errors_naming_the_parameter(tmp_path):
             with pytest.raises(ValueError, match=f"{name} {bad!r} is not a token id"):
                 stoker.Tokens(path, eos_id=EOS, packing="first_fit", **{name: bad})
     refused(["packing_bins"], eos_id=EOS, packing="best_fit", packing_bins=0)
+    with pytest.raises(ValueError, match="packing_bins 2.5 is not an integer"):
+        stoker.Tokens(path, eos_id=EOS, packing="best_fit", packing_bins=2.5)
     refused(["packing"], eos_id=EOS, packing="next_fit")
     refused([str(path), "packing", "eos_id"], packing="first_fit")
     with pytest.raises(ValueError, match="return_document_mask") as raised:

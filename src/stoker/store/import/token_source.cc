@@ -135,13 +135,17 @@ Result<std::shared_ptr<TokenSource>> TokenSource::open(const std::string& path,
   manifest.format_version = manifest.schema.format_version();
   if (options.cu_seqlens) manifest.max_lengths["cu_seqlens"] = per_sample + 1;
   manifest.records = (tokens - 1) / per_sample;
-  if (options.prompt_end_id >= 0)
-    STOKER_RETURN_IF_ERROR(source->set_prompts(data, static_cast<uint64_t>(options.prompt_end_id)));
-  if (packed) {
+  if (packed || options.prompt_end_id >= 0) {  // the whole array's documents
     STOKER_ASSIGN_OR_RETURN(std::vector<uint64_t> starts, source->array_document_starts(data));
-    source->plan_ = std::make_shared<const PackingPlan>(pack_documents(
-        starts, tokens, per_sample, static_cast<uint64_t>(options.packing_bins), options.packing));
-    manifest.records = source->plan_->rows();
+    if (options.prompt_end_id >= 0)
+      STOKER_RETURN_IF_ERROR(
+          source->set_prompts(data, starts, static_cast<uint64_t>(options.prompt_end_id)));
+    if (packed) {
+      source->plan_ = std::make_shared<const PackingPlan>(
+          pack_documents(starts, tokens, per_sample, static_cast<uint64_t>(options.packing_bins),
+                         options.packing));
+      manifest.records = source->plan_->rows();
+    }
   }
   source->unit_samples_ = std::max<int64_t>(1, kUnitTokens / length);
   const auto unit_samples = static_cast<uint64_t>(source->unit_samples_);
@@ -362,8 +366,8 @@ Result<std::vector<uint64_t>> TokenSource::array_document_starts(const OpenFile&
   return positions_after(data, static_cast<uint64_t>(eos_id_));
 }
 
-Status TokenSource::set_prompts(const OpenFile& data, uint64_t id) {
-  STOKER_ASSIGN_OR_RETURN(std::vector<uint64_t> starts, array_document_starts(data));
+Status TokenSource::set_prompts(const OpenFile& data, const std::vector<uint64_t>& starts,
+                                uint64_t id) {
   STOKER_ASSIGN_OR_RETURN(std::vector<uint64_t> ends, positions_after(data, id));
   for (uint64_t& end : ends) --end;  // the token itself
   prompts_ = std::make_shared<const std::vector<PromptRange>>(document_prompts(starts, ends));

@@ -125,8 +125,8 @@ class TokenSource : public UnitReadSource {
   // Every document start of the array (a packing plan's input): the end-of-document tokens'
   // or Megatron's index's.
   Result<std::vector<uint64_t>> array_document_starts(const OpenFile& data) const;
-  // Sets prompts_ from the documents and the prompt-end tokens `id`.
-  Status set_prompts(const OpenFile& data, uint64_t id);
+  // Sets prompts_ from the documents starting at `starts` and the prompt-end tokens `id`.
+  Status set_prompts(const OpenFile& data, const std::vector<uint64_t>& starts, uint64_t id);
   // Unit u of a packed source: its rows' fields over their pieces' tokens.
   Result<ShardReader> packed_unit(int u, const OpenFile& data) const;
   // Checks the n mapped tokens at `tokens` (token `first` on) in a guard, running `also` (a
