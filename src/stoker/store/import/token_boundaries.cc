@@ -22,10 +22,6 @@ std::vector<uint32_t> starts_after(const uint8_t* tokens, size_t n, uint64_t eos
 
 }  // namespace
 
-void store_int64(uint8_t* out, size_t at, int64_t value) {
-  std::memcpy(out + at * sizeof(int64_t), &value, sizeof(int64_t));
-}
-
 std::vector<uint32_t> eos_document_starts(TokenType type, const uint8_t* tokens, size_t n,
                                           uint64_t eos) {
   // Compared as unsigned bits of the token's size: `eos` fits the type, so a signed token

@@ -29,6 +29,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -79,8 +80,11 @@ struct PromptMasks {
   void apply(uint64_t target, size_t n, uint8_t* out) const;
 };
 
-// Stores `value` as the int64 at index `at` of `out` (any alignment).
-void store_int64(uint8_t* out, size_t at, int64_t value);
+// Stores `value` as the int64 at index `at` of `out` (any alignment); inline, as loops over
+// a sample's tokens call it.
+inline void store_int64(uint8_t* out, size_t at, int64_t value) {
+  std::memcpy(out + at * sizeof(int64_t), &value, sizeof(int64_t));
+}
 // Writes the document mask of a sample of L tokens whose segments start at `segments` (0, the
 // starts in order, then L: its cu_seqlens) into the L * L bytes at `out`.
 void write_document_mask(const std::vector<uint64_t>& segments, uint64_t length, uint8_t* out);

@@ -124,10 +124,10 @@ void PackedRows::write(uint64_t i, int field, uint8_t* out) const {
       widen_to_int64(type_, first + item, next, out + at * sizeof(int64_t));
       if (!p->continues) store_int64(out, at + p->count - 1, kIgnoredLabel);
       prompts_.apply(p->first + 1, p->count, out + at * sizeof(int64_t));
-    } else {
-      for (uint64_t j = 0; j < p->count; ++j)
-        store_int64(out, at + j,
-                    field == fields_.position_ids ? static_cast<int64_t>(j) : segment + 1);
+    } else if (field == fields_.position_ids) {
+      for (uint64_t j = 0; j < p->count; ++j) store_int64(out, at + j, static_cast<int64_t>(j));
+    } else {  // segment_ids
+      for (uint64_t j = 0; j < p->count; ++j) store_int64(out, at + j, segment + 1);
     }
     at += p->count;
   }
