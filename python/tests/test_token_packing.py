@@ -173,12 +173,19 @@ def test_a_resume_delivers_the_rest_of_the_epoch_also_on_more_ranks(tmp_path, wo
 def test_megatron_documents_from_its_index(tmp_path, gap):
     # Documents from the index alone (token_files.megatron_documents); gap 3: the sequences are
     # no run of the file, read into memory.
-    prefix, tokens, starts, _, _ = megatron_documents(tmp_path, gap)
+    prefix, tokens, starts, offsets, index = megatron_documents(tmp_path, gap)
     for seq_len, rule in ((5, "first_fit"), (16, "best_fit"), (64, "first_fit")):
         want = packed_reference(tokens, starts, seq_len, 3, rule)
         source = packed_source(prefix, seq_len, rule, return_document_mask=True)
         same(delivered(loader(source, shuffle=False)), want)
         assert keys(delivered(loader(source, workers=2))) == keys(want)
+    # eos_id given: its tokens say where documents end (the array scanned at open), not the index.
+    with_eos = np.where(tokens % 5 == 0, EOS, tokens)
+    write_megatron(tmp_path / "eos", np.split(with_eos, offsets[1:-1]), index, gap)
+    want = packed_reference(with_eos, eos_starts(with_eos), 16, 3, "best_fit")
+    got = delivered(loader(packed_source(tmp_path / "eos", 16, "best_fit", eos_id=EOS),
+                           shuffle=False))
+    same(got, want, 5)
 
 
 def test_units_and_file_formats_uint32_and_npy(tmp_path):
