@@ -12,9 +12,12 @@ at DIR (another checkout's python/ folder, its extension built), in the same rou
 with this one: the ratios say what a change did. Also --sources N: N files mixed by
 stoker.Mixture (equal weights). --eos-id N: stoker's samples with their document boundaries
 (eos_id=N: position_ids, cu_seqlens "padded", labels masked at boundaries; a tree that has them).
+--packing first_fit|best_fit (with --eos-id): whole documents packed into padded rows, with
+segment_ids too; the tokens counted are the rows' own, not their padding.
 
   .venv/bin/python bench/token_throughput.py DIR [--mb 256] [--seq-len 2048] [--batch 8]
       [--workers 1] [--rounds 5] [--sources 1] [--baseline PYTHON_DIR] [--eos-id N]
+      [--packing first_fit]
 DIR: where the token files are written (uint16, nanoGPT's .bin), kept between runs.
 """
 
@@ -45,8 +48,9 @@ def token_files(folder: str, mb: int, sources: int) -> list:
     return paths
 
 
-def stoker_epochs(paths, seq_len, batch, workers, seed, eos_id) -> tuple:
-    """(tokens/s of epoch 0, of epoch 1) of a new stoker.Loader, and an epoch's tokens."""
+def stoker_epochs(paths, seq_len, batch, workers, seed, eos_id, packing=None) -> tuple:
+    """(tokens/s of epoch 0, of epoch 1) of a new stoker.Loader, and an epoch's tokens (packed:
+    those of the rows' documents)."""
     import stoker
     fields = ("input_ids", "labels")
     boundaries = {}
@@ -54,6 +58,9 @@ def stoker_epochs(paths, seq_len, batch, workers, seed, eos_id) -> tuple:
         fields += ("position_ids", "cu_seqlens")
         boundaries = dict(eos_id=eos_id, return_position_ids=True, return_cu_seqlens=True,
                           mask_boundary_labels=True)
+    if packing:
+        fields += ("segment_ids",)
+        boundaries["packing"] = packing
     sources = [stoker.Tokens(p, seq_len=seq_len, **boundaries) for p in paths]
     data = sources[0] if len(sources) == 1 else stoker.Mixture(sources, until="all")
     loader = stoker.Loader(data, batch_size=batch, shuffle=True,
@@ -63,8 +70,8 @@ def stoker_epochs(paths, seq_len, batch, workers, seed, eos_id) -> tuple:
     for epoch in range(2):
         loader.set_epoch(epoch)
         tokens, start = 0, time.perf_counter()
-        for ids, *_ in loader:
-            tokens += ids.numel()
+        for ids, *rest in loader:
+            tokens += int((rest[-1] > 0).sum()) if packing else ids.numel()
         rates.append(tokens / (time.perf_counter() - start))
     return tuple(rates), tokens
 
@@ -107,6 +114,8 @@ def stoker_round(python_dir, args, paths, seed) -> tuple:
              "--seed", str(seed)]
     if args.eos_id is not None:
         child += ["--eos-id", str(args.eos_id)]
+    if args.packing:
+        child += ["--packing", args.packing]
     run = subprocess.run(child, capture_output=True, text=True, check=True)
     rates, tokens = json.loads(run.stdout.splitlines()[-1])
     return tuple(rates), tokens
@@ -123,6 +132,8 @@ def main():
     parser.add_argument("--sources", type=int, default=1)
     parser.add_argument("--baseline", help="another stoker package's folder, run alternating")
     parser.add_argument("--eos-id", type=int, help="stoker's samples with document boundaries")
+    parser.add_argument("--packing", choices=["first_fit", "best_fit"],
+                        help="stoker's rows of whole documents (with --eos-id)")
     parser.add_argument("--child", help=argparse.SUPPRESS)  # a round's stoker, from this folder
     parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -131,7 +142,7 @@ def main():
     if args.child:
         sys.path.insert(0, args.child)
         print(json.dumps(stoker_epochs(paths, args.seq_len, args.batch, args.workers, args.seed,
-                                       args.eos_id)))
+                                       args.eos_id, args.packing)))
         return
     trees = {"stoker": HERE}
     if args.baseline:
@@ -153,7 +164,8 @@ def main():
     med = {name: statistics.median(r) for name, r in rates.items()}
     print(f"{args.mb} MB of uint16 tokens in {args.sources} file(s), seq_len {args.seq_len}, "
           f"batch {args.batch}, stoker workers {args.workers}, {args.rounds} rounds (medians)"
-          + ("" if args.eos_id is None else f", boundaries of eos_id {args.eos_id}"))
+          + ("" if args.eos_id is None else f", boundaries of eos_id {args.eos_id}")
+          + (f", packed {args.packing}" if args.packing else ""))
     for name, rate in med.items():
         print(f"  {name:17s} {rate / 1e6:8.1f} M tokens/s")
     print(f"  (memcpy: {med['memcpy'] * BATCH_BYTES_PER_TOKEN / 1e9:.1f} GB/s of batch bytes, "

@@ -21,10 +21,10 @@ from stoker.sources import as_source
 from stoker._dataset_view import LoaderDataset
 from stoker._batch_transforms import native_call
 from stoker._joint_python import joint_units
-from stoker._nested import NestedFields
+from stoker._nested import nested_fields
 from stoker._python_pool import PythonPool
 from stoker._python_steps import BatchTransform, FieldSteps, PythonSteps, step_name
-from stoker._wrapped import Wrapped as _Wrapped
+from stoker._wrapped import ChangedFields, Wrapped as _Wrapped
 from stoker.transforms import (call_text, defer_normalization, is_variable,
                                joint_outputs, plan_fields, varies_in_rows_only)
 
@@ -601,6 +601,7 @@ class NativeLoader:
         specs = [dict(s, padded=True) if forms.get(s["name"]) in ("padded", "nested") else s
                  for s in specs]
         self._nested = [name for name, form in forms.items() if form == "nested"]
+        self._boolean = [spec["name"] for spec in specs if spec["name"] in source.boolean_fields]
         deferred = {}
         if normalize_on_device:  # not where Python steps follow it, nor on a varying size
             _, deferred = defer_normalization([s for s in specs if s["name"] not in plan.python
@@ -723,8 +724,11 @@ class NativeLoader:
                 iteration = _device.CudaEpoch(self._torch, source, iteration, self._device,
                                               self._normalize)
                 state = lambda cuda=iteration: cuda.state  # noqa: E731 (it runs ahead)
+            if self._boolean:  # uint8 masks of 0 and 1 viewed as bool, no copy
+                iteration = ChangedFields(iteration, self._boolean, lambda batch, name, torch=(
+                    self._torch): batch[name].view(torch.bool))
             if self._nested:
-                iteration = NestedFields(self._torch, iteration, self._nested)
+                iteration = nested_fields(self._torch, iteration, self._nested)
             if self._names != "dict":
                 iteration = _Formatted(iteration, self._names, self._as_list)
             if self._batch_transform:

@@ -4,7 +4,7 @@
 workers made, no copy: sample k's values start at slot k (the padded tensor's first stride
 apart), its length its NAME_sizes' first column, which the batch then drops."""
 
-from stoker._wrapped import Wrapped
+from stoker._wrapped import ChangedFields
 
 
 def jagged(torch, padded, sizes):
@@ -22,16 +22,8 @@ def jagged(torch, padded, sizes):
     return torch.nested.nested_tensor_from_jagged(values, offsets=offsets, lengths=sizes[:, 0])
 
 
-class NestedFields(Wrapped):
-    """An iteration whose fields `names`, padded with NAME_sizes, become jagged nested tensors
-    (NAME_sizes dropped)."""
-
-    def __init__(self, torch, inner, names):
-        super().__init__(inner)
-        self._torch = torch
-        self._names = names
-
-    def change(self, batch):
-        for name in self._names:
-            batch[name] = jagged(self._torch, batch[name], batch.pop(name + "_sizes"))
-        return batch
+def nested_fields(torch, inner, names):
+    """The iteration `inner` whose fields `names`, padded with NAME_sizes, become jagged nested
+    tensors (NAME_sizes dropped)."""
+    return ChangedFields(inner, names, lambda batch, name: jagged(
+        torch, batch[name], batch.pop(name + "_sizes")))

@@ -31,3 +31,18 @@ class Wrapped:
 
     def close(self):
         self.inner.close()
+
+
+class ChangedFields(Wrapped):
+    """An iteration whose dict batches' fields `names` become what ``changed(batch, name)``
+    gives (which may pop other fields of the batch)."""
+
+    def __init__(self, inner, names, changed):
+        super().__init__(inner)
+        self._names = names
+        self._changed = changed
+
+    def change(self, batch):
+        for name in self._names:
+            batch[name] = self._changed(batch, name)
+        return batch

@@ -35,6 +35,7 @@ class _Source:
     source = "auto"
     transforms = None
     _view = None
+    boolean_fields = ()  # uint8 fields of 0 and 1 the loader delivers as bool
 
     def _params(self) -> dict:
         """The source's own parameters (``_stoker.sources()`` names them)."""
@@ -252,9 +253,8 @@ class Tokens(_Source):
     nanoGPT's ``get_batch``: sample ``i`` is ``input_ids`` = tokens ``[i*L, (i+1)*L)`` and
     ``labels`` = tokens ``[i*L+1, (i+1)*L+1)``, both int64 ``[L]`` for ``L = seq_len`` (1024 by
     default, nanoGPT's block_size), ``(tokens - 1) // L`` samples, so each token but the tail
-    is in one sample's input_ids per epoch. A local file, mapped: each sample's tokens are
-    widened into its batch slot (units of about 2^20 tokens). A negative token id (or one of
-    2^63 and above) fails its batch naming the file and sample.
+    is in one sample's input_ids per epoch. A local file, mapped, each sample's tokens widened
+    into its batch slot. A token id below 0 (or from 2^63) fails its batch naming the file.
 
     Document boundaries (docs/DATA.md#token-files): a document ends after each ``eos_id``
     token, or, without one, where a Megatron-LM ``.idx`` document index says; a sample's
@@ -263,25 +263,55 @@ class Tokens(_Source):
     token, as ``cu_seqlens`` cuts it). ``return_cu_seqlens``: ``cu_seqlens`` int64 ``[segments
     + 1]`` (FlashAttention's varlen offsets; ``.int()`` for int32), a variable field.
     ``mask_boundary_labels``: ``labels`` -100 where the label is the next document's first
-    token. A bad ``eos_id`` or a field without boundaries is refused at open in one line."""
+    token. ``return_document_mask``: ``document_mask`` bool ``[L, L]``, True at ``[q, k]``
+    where ``k <= q`` in one segment (causal within each document: SDPA's ``attn_mask``).
+
+    ``packing="first_fit"`` or ``"best_fit"`` (Grain's): whole documents in padded rows of ``L``
+    instead, ``packing_bins`` rows open at a time, a document over ``L`` cut into pieces of ``L``
+    (docs/DATA.md#token-files). A row: ``input_ids`` (``pad_id`` on padding), ``labels`` (-100 at
+    each document's end and on padding), ``position_ids`` and ``segment_ids`` (k on its k-th
+    piece, 0 on padding), int64 ``[L]``; ``cu_seqlens`` ends with the padding as a segment. Each
+    token of the file is in one row; the rows, made at open, are the same every epoch.
+    ``prompt_end_id``: a document's tokens up to its first such token are its prompt, and
+    ``labels`` are -100 where they predict them (the loss on the response). A bad id or a field
+    without boundaries is refused in one line."""
 
     source = "tokens"
 
     def __init__(self, path, seq_len=1024, dtype="uint16", eos_id=None,
                  return_position_ids=False, return_cu_seqlens=False,
-                 mask_boundary_labels=False, transforms=None):
+                 mask_boundary_labels=False, return_document_mask=False, packing="none",
+                 packing_bins=64, pad_id=None, prompt_end_id=None, transforms=None):
         self.path = os.fsdecode(path)
         self.seq_len = int(seq_len)
         self.dtype = dtype
-        if eos_id is not None and (isinstance(eos_id, bool) or int(eos_id) != eos_id
-                                   or eos_id < 0):
-            raise ValueError(f"Tokens({self.path!r}): eos_id {eos_id!r} is not a token id "
-                             f"(an integer from 0)")
-        self.eos_id = None if eos_id is None else int(eos_id)
+        self.eos_id = self._token_id("eos_id", eos_id)
         self.return_position_ids = bool(return_position_ids)
         self.return_cu_seqlens = bool(return_cu_seqlens)
         self.mask_boundary_labels = bool(mask_boundary_labels)
+        self.return_document_mask = bool(return_document_mask)
+        self.packing = packing
+        if isinstance(packing_bins, bool) or int(packing_bins) != packing_bins:
+            raise ValueError(f"Tokens({self.path!r}): packing_bins {packing_bins!r} is not an "
+                             f"integer")
+        self.packing_bins = int(packing_bins)
+        if pad_id is not None and packing == "none":
+            raise ValueError(f"Tokens({self.path!r}): pad_id {pad_id!r} given, but packing is "
+                             f"'none' (first_fit or best_fit pad their rows)")
+        self.pad_id = self._token_id("pad_id", 0 if pad_id is None else pad_id)
+        self.prompt_end_id = self._token_id("prompt_end_id", prompt_end_id)
         self.transforms = transforms
+
+    def _token_id(self, name, value):
+        """`value` as a token id (None: none); ValueError naming `name` otherwise."""
+        if value is not None and (isinstance(value, bool) or int(value) != value or value < 0):
+            raise ValueError(f"Tokens({self.path!r}): {name} {value!r} is not a token id "
+                             f"(an integer from 0)")
+        return None if value is None else int(value)
+
+    @property
+    def boolean_fields(self):
+        return ("document_mask",) if self.return_document_mask else ()
 
     def _path(self) -> str:
         return self.path
@@ -291,12 +321,17 @@ class Tokens(_Source):
                 "eos_id": -1 if self.eos_id is None else self.eos_id,
                 "return_position_ids": self.return_position_ids,
                 "return_cu_seqlens": self.return_cu_seqlens,
-                "mask_boundary_labels": self.mask_boundary_labels}
+                "mask_boundary_labels": self.mask_boundary_labels,
+                "return_document_mask": self.return_document_mask, "packing": self.packing,
+                "packing_bins": self.packing_bins, "pad_id": self.pad_id,
+                "prompt_end_id": -1 if self.prompt_end_id is None else self.prompt_end_id}
 
     def __repr__(self):
         boundaries = "".join(f", {name}={getattr(self, name)!r}" for name in (
-            "eos_id", "return_position_ids", "return_cu_seqlens", "mask_boundary_labels")
-            if getattr(self, name) not in (None, False))
+            "eos_id", "return_position_ids", "return_cu_seqlens", "mask_boundary_labels",
+            "return_document_mask", "packing", "packing_bins", "pad_id", "prompt_end_id")
+            if getattr(self, name) not in (None, False, "none")
+            and (self.packing != "none" or name not in ("packing_bins", "pad_id")))
         return (f"stoker.Tokens({self.path!r}, seq_len={self.seq_len}, dtype={self.dtype!r}"
                 f"{boundaries})")
 
@@ -327,6 +362,10 @@ class Mixture(_Source):
         self.samples_per_epoch = samples_per_epoch
         self.until = until
         self.transforms = transforms
+
+    @property
+    def boolean_fields(self):
+        return self.sources[0].boolean_fields  # the sources have the same fields
 
     def _path(self) -> str:
         return " + ".join(s._path() for s in self.sources)

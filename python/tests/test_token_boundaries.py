@@ -5,14 +5,12 @@ and resume points; the samples and their input_ids the same as without boundarie
 token of the epoch is in exactly one sample's input_ids; bad options refused in one line naming
 the file and the parameter."""
 
-import struct
-
 import numpy as np
 import pytest
 
 import stoker
-
-EOS = 7
+from token_files import (EOS, documents, eos_file, megatron_documents, resumed_epoch,
+                         write_megatron)
 
 
 def reference(tokens, starts, seq_len):
@@ -31,47 +29,6 @@ def reference(tokens, starts, seq_len):
 
 def eos_starts(tokens):
     return np.concatenate([[True], tokens[:-1] == EOS])
-
-
-def documents(rng, total, layout, seq_len):
-    """Document lengths summing to `total` tokens: "short" (1 to 3 tokens), "mixed" (1 to
-    3 * seq_len), "long" (longer than a sample) or "one" (a single document)."""
-    if layout == "one":
-        return [total]
-    high = {"short": 3, "mixed": 3 * seq_len, "long": 4 * seq_len + 5}[layout]
-    low = seq_len + 1 if layout == "long" else 1
-    lengths = []
-    while sum(lengths) < total:
-        lengths.append(int(min(rng.integers(low, high + 1), total - sum(lengths))))
-    return lengths
-
-
-def eos_file(path, lengths, rng, dtype=np.uint16):
-    """Tokens whose documents have `lengths`, each ending with EOS (the last one cut where the
-    file ends), no other EOS among them."""
-    parts = []
-    for n in lengths:
-        body = rng.integers(EOS + 1, 60000, n, dtype=np.int64)
-        body[-1] = EOS
-        parts.append(body)
-    tokens = np.concatenate(parts).astype(dtype)
-    tokens.tofile(path)
-    return tokens
-
-
-def write_megatron(prefix, sequences, document_index, gap=0):
-    """PREFIX.bin / PREFIX.idx as Megatron-LM writes them (uint16), `gap` tokens of filler
-    between sequences in the .bin (then the array is not one run of the file)."""
-    arrays = [np.asarray(s, np.uint16) for s in sequences]
-    filler = np.full(gap, 65535, np.uint16)
-    np.concatenate([x for a in arrays for x in (a, filler)] or [filler]).tofile(f"{prefix}.bin")
-    lengths = np.array([len(a) for a in arrays], np.int32)
-    pointers = np.concatenate([[0], np.cumsum(lengths[:-1] + gap) * 2]).astype(np.int64)
-    with open(f"{prefix}.idx", "wb") as f:
-        f.write(b"MMIDIDX\x00\x00" + struct.pack("<QBQQ", 1, 8, len(arrays), len(document_index)))
-        f.write(lengths.tobytes() + pointers.tobytes())
-        f.write(np.asarray(document_index, np.int64).tobytes())
-    return prefix
 
 
 def delivered(loader):
@@ -127,13 +84,9 @@ def test_a_resume_delivers_the_rest_of_the_epoch(tmp_path, workers, taken):
     path = tmp_path / "train.bin"
     tokens = eos_file(path, documents(rng, 60 * 8 + 3, "mixed", 8), rng)
     source = boundary_source(path, 8, eos_id=EOS)
-    whole = delivered(loader(source, workers=workers))
-    first = loader(source, workers=workers)
-    batches = iter(first)
-    head = delivered([next(batches) for _ in range(taken)])
-    resumed = loader(source, workers=workers)
-    resumed.load_state_dict(first.state_dict())
-    assert head + delivered(resumed) == whole
+    whole, head, rest, _ = resumed_epoch(lambda: loader(source, workers=workers), delivered,
+                                         taken)
+    assert head + rest == whole
     assert sorted(map(key, whole)) == sorted(map(key, reference(tokens, eos_starts(tokens), 8)))
 
 
@@ -156,18 +109,9 @@ def test_units_and_file_formats_uint32_npy_and_megatron(tmp_path):
 
 @pytest.mark.parametrize("gap", [0, 3])
 def test_megatron_documents_from_its_index(tmp_path, gap):
-    # Sequences of 0 to 40 tokens, documents of 1 to 3 sequences (some empty), its tokens with no
-    # EOS: boundaries from the document index alone; gap 3: the sequences read into memory.
-    rng = np.random.default_rng(gap)
-    sequences = [rng.integers(0, 60000, int(rng.integers(0, 41))) for _ in range(60)]
-    index = [0]
-    while index[-1] < len(sequences):
-        index.append(min(len(sequences), index[-1] + int(rng.integers(0, 4))))
-    prefix = write_megatron(tmp_path / "corpus", sequences, index, gap)
-    tokens = np.concatenate(sequences)
-    starts = np.zeros(len(tokens) + 1, bool)
-    offsets = np.concatenate([[0], np.cumsum([len(s) for s in sequences])])
-    starts[offsets[index]] = True
+    # Documents from the index alone (token_files.megatron_documents); gap 3: the sequences
+    # read into memory.
+    prefix, tokens, starts, offsets, index = megatron_documents(tmp_path, gap)
     for seq_len in (1, 5, 16):
         want = reference(tokens, starts, seq_len)
         source = boundary_source(prefix, seq_len)

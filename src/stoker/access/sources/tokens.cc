@@ -26,6 +26,14 @@ Result<std::shared_ptr<const Dataset>> open_tokens(const SourceOpening& opening)
   options.position_ids = opening.params.flag("return_position_ids");
   options.cu_seqlens = opening.params.flag("return_cu_seqlens");
   options.mask_boundary_labels = opening.params.flag("mask_boundary_labels");
+  options.document_mask = opening.params.flag("return_document_mask");
+  const std::string packing = opening.params.choice("packing");
+  options.packing = packing == "first_fit"  ? TokenPacking::kFirstFit
+                    : packing == "best_fit" ? TokenPacking::kBestFit
+                                            : TokenPacking::kNone;
+  options.packing_bins = opening.params.integer("packing_bins");
+  options.pad_id = opening.params.integer("pad_id");
+  options.prompt_end_id = opening.params.integer("prompt_end_id");
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<TokenSource> source,
                           TokenSource::open(opening.location, options));
   return Dataset::open(std::move(source));
@@ -61,6 +69,22 @@ SourceSpec tokens() {
       ParamSpec::flag("mask_boundary_labels", false,
                       "labels -100 (PyTorch's ignore_index) where they would cross into the "
                       "next document"),
+      ParamSpec::flag("return_document_mask", false,
+                      "document_mask uint8 [seq_len, seq_len]: 1 where a query token may attend "
+                      "to a key token, the key at or before it in the same document segment"),
+      ParamSpec::choice("packing", "none", {"none", "first_fit", "best_fit"},
+                        "none: concatenate and split; first_fit, best_fit: whole documents "
+                        "packed into padded rows of seq_len (Grain's packing), each row with "
+                        "position_ids and segment_ids"),
+      ParamSpec::integer("packing_bins", 64,
+                         "rows open at a time while packing (Grain's num_packing_bins)")
+          .in(1, 65536),
+      ParamSpec::integer("pad_id", 0, "the token id that pads a packed row's input_ids")
+          .in(0, 9.2e18),
+      ParamSpec::integer("prompt_end_id", -1,
+                         "the token id that ends each document's prompt (its first in the "
+                         "document): labels -100 where they predict prompt tokens; -1: none")
+          .in(-1, 9.2e18),
   };
   spec.auto_rank = 40;
   spec.recognises = [](const std::string& location, const std::function<bool()>&) {

@@ -20,10 +20,6 @@ std::vector<uint32_t> starts_after(const uint8_t* tokens, size_t n, uint64_t eos
   return starts;
 }
 
-void store_int64(uint8_t* out, size_t at, int64_t value) {
-  std::memcpy(out + at * sizeof(int64_t), &value, sizeof(int64_t));
-}
-
 }  // namespace
 
 std::vector<uint32_t> eos_document_starts(TokenType type, const uint8_t* tokens, size_t n,
@@ -42,13 +38,56 @@ std::vector<uint32_t> eos_document_starts(TokenType type, const uint8_t* tokens,
   }
 }
 
+void write_document_mask(const std::vector<uint64_t>& segments, uint64_t length, uint8_t* out) {
+  std::memset(out, 0, length * length);
+  for (size_t s = 0; s + 1 < segments.size(); ++s) {
+    for (uint64_t q = segments[s]; q < segments[s + 1]; ++q)
+      std::memset(out + q * length + segments[s], 1, q - segments[s] + 1);
+  }
+}
+
+void write_segments(const std::vector<uint64_t>& segments, uint8_t* out) {
+  for (size_t row = 0; row < segments.size(); ++row)
+    store_int64(out, row, static_cast<int64_t>(segments[row]));
+}
+
+std::vector<PromptRange> document_prompts(const std::vector<uint64_t>& starts,
+                                          const std::vector<uint64_t>& ends) {
+  std::vector<PromptRange> prompts;
+  bool taken = false;  // whether the document starting at `done` had its first end
+  uint64_t done = 0;
+  for (uint64_t end : ends) {
+    const auto after = std::upper_bound(starts.begin(), starts.end(), end);
+    const uint64_t start = after == starts.begin() ? 0 : *(after - 1);
+    if (taken && start == done) continue;  // not the document's first end
+    taken = true;
+    done = start;
+    if (end > start) prompts.push_back({start + 1, end});  // a prompt beyond its first token
+  }
+  return prompts;
+}
+
+void PromptMasks::apply(uint64_t target, size_t n, uint8_t* out) const {
+  if (!ranges) return;
+  const uint64_t first = first_token + target;
+  const uint64_t last = first + n;  // past the last target
+  auto range = std::upper_bound(ranges->begin(), ranges->end(), first,
+                                [](uint64_t t, const PromptRange& r) { return t <= r.last; });
+  for (; range != ranges->end() && range->first < last; ++range) {
+    for (uint64_t t = std::max(range->first, first); t <= std::min(range->last, last - 1); ++t)
+      store_int64(out, t - first, kIgnoredLabel);
+  }
+}
+
 SampleBoundaries::SampleBoundaries(std::vector<uint32_t> starts, int64_t seq_len,
-                                   BoundaryFields fields, TokenType type, const uint8_t* tokens)
+                                   BoundaryFields fields, TokenType type, const uint8_t* tokens,
+                                   PromptMasks prompts)
     : starts_(std::move(starts)),
       seq_len_(static_cast<uint64_t>(seq_len)),
       fields_(fields),
       type_(type),
-      tokens_(tokens) {}
+      tokens_(tokens),
+      prompts_(std::move(prompts)) {}
 
 std::pair<const uint32_t*, const uint32_t*> SampleBoundaries::inside(uint64_t i,
                                                                      uint64_t within) const {
@@ -70,8 +109,11 @@ void SampleBoundaries::write(uint64_t i, int field, uint8_t* out) const {
   if (field == fields_.labels) {
     const size_t item = token_type_size(type_);
     widen_to_int64(type_, tokens_ + (first + 1) * item, seq_len_, out);
-    const auto [from, to] = inside(i, 1);
-    for (const uint32_t* s = from; s != to; ++s) store_int64(out, *s - first - 1, kIgnoredLabel);
+    if (fields_.mask_boundaries) {
+      const auto [from, to] = inside(i, 1);
+      for (const uint32_t* s = from; s != to; ++s) store_int64(out, *s - first - 1, kIgnoredLabel);
+    }
+    prompts_.apply(first + 1, seq_len_, out);
   } else if (field == fields_.position_ids) {
     const auto [from, to] = inside(i, 0);
     uint64_t segment = 0;  // the start of the segment of token j
@@ -83,14 +125,20 @@ void SampleBoundaries::write(uint64_t i, int field, uint8_t* out) const {
       }
       store_int64(out, j, static_cast<int64_t>(j - segment));
     }
+  } else if (field == fields_.document_mask) {
+    write_document_mask(segments(i), seq_len_, out);
   } else {  // cu_seqlens
-    const auto [from, to] = inside(i, 0);
-    size_t row = 0;
-    store_int64(out, row++, 0);
-    for (const uint32_t* s = from; s != to; ++s)
-      store_int64(out, row++, static_cast<int64_t>(*s - first));
-    store_int64(out, row, static_cast<int64_t>(seq_len_));
+    write_segments(segments(i), out);
   }
+}
+
+std::vector<uint64_t> SampleBoundaries::segments(uint64_t i) const {
+  const uint64_t first = i * seq_len_;
+  const auto [from, to] = inside(i, 0);
+  std::vector<uint64_t> starts{0};
+  for (const uint32_t* s = from; s != to; ++s) starts.push_back(*s - first);
+  starts.push_back(seq_len_);
+  return starts;
 }
 
 }  // namespace stoker

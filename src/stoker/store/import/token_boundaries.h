@@ -18,11 +18,19 @@
 // - cu_seqlens: the segment starts, then L (FlashAttention's varlen cu_seqlens for the sample,
 //   int64 [segments + 1]).
 // - masked labels: labels[j] (token iL + j + 1) is kIgnoredLabel where that token starts a
-//   document: the prediction that would cross into the next document.
+//   document: the prediction that would cross into the next document; with prompts (an id
+//   that ends each document's prompt), also where that token is in its document's prompt.
+// - prompts: a document's prompt is its tokens up to its first prompt-end token (that one
+//   included; none where it has none), so the labels that predict them are masked and the loss
+//   is the response's (the tokens after it), as supervised fine-tuning masks prompt tokens.
+// - document_mask: uint8 [L, L], 1 at [q, k] where k <= q and tokens q and k are of one segment
+//   (causal attention within each document: block-diagonal, each block lower-triangular), else 0.
 // Thread-safe (immutable).
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <vector>
 
 #include "stoker/store/import/token_layout.h"
@@ -38,12 +46,50 @@ constexpr int64_t kIgnoredLabel = -100;
 std::vector<uint32_t> eos_document_starts(TokenType type, const uint8_t* tokens, size_t n,
                                           uint64_t eos);
 
-// The schema's indices of the boundary fields (-1: not asked): labels where they are masked.
+// The schema's indices of the boundary fields (-1: not asked): labels where they are computed
+// (masked at boundaries where `mask_boundaries`, and on prompts); segment_ids for packed rows
+// only (token_packing.h).
 struct BoundaryFields {
   int labels = -1;
+  bool mask_boundaries = false;
   int position_ids = -1;
   int cu_seqlens = -1;
+  int segment_ids = -1;
+  int document_mask = -1;
 };
+
+// Tokens [first, last] of the array, the targets of masked labels.
+struct PromptRange {
+  uint64_t first = 0;
+  uint64_t last = 0;
+};
+
+// The prompts of the documents starting at 0 and at `starts` (sorted) whose prompt-end tokens
+// are at `ends` (sorted): each document's tokens after its first up to its first end, in order
+// (its first token is no label's target within it).
+std::vector<PromptRange> document_prompts(const std::vector<uint64_t>& starts,
+                                          const std::vector<uint64_t>& ends);
+
+// The prompts' ranges (null: none), and the array index of token 0 of the reader's tokens.
+struct PromptMasks {
+  std::shared_ptr<const std::vector<PromptRange>> ranges;
+  uint64_t first_token = 0;
+
+  // Sets each of the n int64 labels at `out` whose target, token `target` + k of the reader's
+  // tokens, lies in a prompt to kIgnoredLabel.
+  void apply(uint64_t target, size_t n, uint8_t* out) const;
+};
+
+// Stores `value` as the int64 at index `at` of `out` (any alignment); inline, as loops over
+// a sample's tokens call it.
+inline void store_int64(uint8_t* out, size_t at, int64_t value) {
+  std::memcpy(out + at * sizeof(int64_t), &value, sizeof(int64_t));
+}
+// Writes the document mask of a sample of L tokens whose segments start at `segments` (0, the
+// starts in order, then L: its cu_seqlens) into the L * L bytes at `out`.
+void write_document_mask(const std::vector<uint64_t>& segments, uint64_t length, uint8_t* out);
+// Writes the cu_seqlens `segments` as int64 at `out`.
+void write_segments(const std::vector<uint64_t>& segments, uint8_t* out);
 
 // The boundary fields of a unit's samples, the unit's tokens (from its first sample's first
 // token) of `type` at `tokens`, `starts` the document starts among them (sorted, each counted
@@ -51,7 +97,7 @@ struct BoundaryFields {
 class SampleBoundaries : public ComputedFields {
  public:
   SampleBoundaries(std::vector<uint32_t> starts, int64_t seq_len, BoundaryFields fields,
-                   TokenType type, const uint8_t* tokens);
+                   TokenType type, const uint8_t* tokens, PromptMasks prompts = {});
   size_t rows(uint64_t i, int field) const override;
   void write(uint64_t i, int field, uint8_t* out) const override;
 
@@ -59,12 +105,15 @@ class SampleBoundaries : public ComputedFields {
   // Sample i's document starts in (iL, iL + L + within) as [first, last) of starts_ (within 0:
   // its segments' starts after 0; 1: also its last label's).
   std::pair<const uint32_t*, const uint32_t*> inside(uint64_t i, uint64_t within) const;
+  // Sample i's segments' starts, then L (its cu_seqlens).
+  std::vector<uint64_t> segments(uint64_t i) const;
 
   std::vector<uint32_t> starts_;
   uint64_t seq_len_;
   BoundaryFields fields_;
   TokenType type_;
   const uint8_t* tokens_;
+  PromptMasks prompts_;
 };
 
 }  // namespace stoker

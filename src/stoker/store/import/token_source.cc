@@ -95,8 +95,10 @@ Result<std::shared_ptr<TokenSource>> TokenSource::open(const std::string& path,
       bytes.resize(got);
       return bytes;
     };
-    const bool starts = options.eos_id < 0 && (options.position_ids || options.cu_seqlens ||
-                                               options.mask_boundary_labels);
+    const bool starts = options.eos_id < 0 &&
+                        (options.position_ids || options.cu_seqlens ||
+                         options.mask_boundary_labels || options.document_mask ||
+                         options.packing != TokenPacking::kNone || options.prompt_end_id >= 0);
     STOKER_ASSIGN_OR_RETURN(
         MegatronIndex parsed,
         parse_megatron_index(names[1], index.identity.size, read, names[0], size, starts));
@@ -113,9 +115,10 @@ Result<std::shared_ptr<TokenSource>> TokenSource::open(const std::string& path,
   }
   const uint64_t tokens = source->layout_.tokens;
   const auto per_sample = static_cast<uint64_t>(length);
-  if (tokens < per_sample + 1)
+  const bool packed = options.packing != TokenPacking::kNone;
+  if (packed ? tokens == 0 : tokens < per_sample + 1)
     return invalid_argument(fmt::format("{}: {} tokens, fewer than seq_len + 1 ({}): no sample",
-                                        names[0], tokens, per_sample + 1));
+                                        names[0], tokens, packed ? 1 : per_sample + 1));
   if (source->layout_.spans.size() == 1 && data.offset == 0) {
     STOKER_ASSIGN_OR_RETURN(MappedFile mapped, MappedFile::open(names[0]));
     if (mapped.size() != size)
@@ -132,6 +135,18 @@ Result<std::shared_ptr<TokenSource>> TokenSource::open(const std::string& path,
   manifest.format_version = manifest.schema.format_version();
   if (options.cu_seqlens) manifest.max_lengths["cu_seqlens"] = per_sample + 1;
   manifest.records = (tokens - 1) / per_sample;
+  if (packed || options.prompt_end_id >= 0) {  // the whole array's documents
+    STOKER_ASSIGN_OR_RETURN(std::vector<uint64_t> starts, source->array_document_starts(data));
+    if (options.prompt_end_id >= 0)
+      STOKER_RETURN_IF_ERROR(
+          source->set_prompts(data, starts, static_cast<uint64_t>(options.prompt_end_id)));
+    if (packed) {
+      source->plan_ = std::make_shared<const PackingPlan>(
+          pack_documents(starts, tokens, per_sample, static_cast<uint64_t>(options.packing_bins),
+                         options.packing));
+      manifest.records = source->plan_->rows();
+    }
+  }
   source->unit_samples_ = std::max<int64_t>(1, kUnitTokens / length);
   const auto unit_samples = static_cast<uint64_t>(source->unit_samples_);
   for (uint64_t first = 0; first < manifest.records; first += unit_samples) {
@@ -139,6 +154,8 @@ Result<std::shared_ptr<TokenSource>> TokenSource::open(const std::string& path,
     unit.file = fmt::format("{}#{}", names[0], manifest.shards.size());
     unit.records = std::min(unit_samples, manifest.records - first);
     unit.bytes = (unit.records * per_sample + 1) * token_type_size(source->layout_.type);
+    if (options.document_mask) unit.bytes += unit.records * per_sample * per_sample;
+    if (packed) unit.index_checksum = source->plan_->digest(first, unit.records);
     manifest.shards.push_back(std::move(unit));
   }
   source->set_manifest(std::move(manifest));
@@ -147,22 +164,27 @@ Result<std::shared_ptr<TokenSource>> TokenSource::open(const std::string& path,
 
 Status TokenSource::set_boundaries(const TokenSourceOptions& options, std::vector<Field>& fields) {
   const std::string& name = files_->names()[0];
-  const char* asked = options.position_ids           ? "return_position_ids"
+  const bool packed = options.packing != TokenPacking::kNone;
+  const char* asked = packed                         ? "packing"
+                      : options.prompt_end_id >= 0   ? "prompt_end_id"
+                      : options.position_ids         ? "return_position_ids"
                       : options.cu_seqlens           ? "return_cu_seqlens"
                       : options.mask_boundary_labels ? "mask_boundary_labels"
+                      : options.document_mask        ? "return_document_mask"
                                                      : nullptr;
   if (!asked) {
     if (options.eos_id < 0) return Status::ok();
     return invalid_argument(
         fmt::format("{}: eos_id {} given, but no field asks for document boundaries "
-                    "(return_position_ids, return_cu_seqlens or mask_boundary_labels)",
+                    "(return_position_ids, return_cu_seqlens, mask_boundary_labels, "
+                    "return_document_mask or packing)",
                     name, options.eos_id));
   }
+  const uint64_t type_max = token_type_max(layout_.type);
   if (options.eos_id >= 0) {
-    if (static_cast<uint64_t>(options.eos_id) > token_type_max(layout_.type))
+    if (static_cast<uint64_t>(options.eos_id) > type_max)
       return invalid_argument(fmt::format("{}: eos_id {} is no {} token (0 to {})", name,
-                                          options.eos_id, token_type_name(layout_.type),
-                                          token_type_max(layout_.type)));
+                                          options.eos_id, token_type_name(layout_.type), type_max));
     document_starts_.clear();
   } else if (files_->names().size() < 2) {
     return invalid_argument(
@@ -175,18 +197,41 @@ Status TokenSource::set_boundaries(const TokenSourceOptions& options, std::vecto
                     "document: give eos_id, the end-of-document token id",
                     files_->names()[1], asked));
   }
-  eos_id_ = options.eos_id;
-  boundaries_ = true;
-  if (options.mask_boundary_labels) boundary_fields_.labels = 1;
   const int64_t length = fields[0].shape[0];
-  if (options.position_ids) {
-    boundary_fields_.position_ids = static_cast<int>(fields.size());
-    fields.push_back({"position_ids", DType::kInt64, {length}});
-  }
-  if (options.cu_seqlens) {
-    boundary_fields_.cu_seqlens = static_cast<int>(fields.size());
-    fields.push_back({"cu_seqlens", DType::kInt64, {}, "segments"});
-  }
+  if (options.document_mask && length > kMaxMaskSeqLen)
+    return invalid_argument(fmt::format(
+        "{}: return_document_mask with seq_len {}: a mask of seq_len^2 bytes a sample, seq_len "
+        "at most {}",
+        name, length, kMaxMaskSeqLen));
+  if (options.prompt_end_id >= 0 && (static_cast<uint64_t>(options.prompt_end_id) > type_max ||
+                                     options.prompt_end_id == options.eos_id))
+    return invalid_argument(
+        fmt::format("{}: prompt_end_id {} is no {} token (0 to {}) other than "
+                    "eos_id",
+                    name, options.prompt_end_id, token_type_name(layout_.type), type_max));
+  if (packed && (options.pad_id < 0 || static_cast<uint64_t>(options.pad_id) > type_max))
+    return invalid_argument(fmt::format("{}: pad_id {} is no {} token (0 to {})", name,
+                                        options.pad_id, token_type_name(layout_.type), type_max));
+  if (packed && options.packing_bins < 1)
+    return invalid_argument(
+        fmt::format("{}: packing_bins {}, not at least 1", name, options.packing_bins));
+  eos_id_ = options.eos_id;
+  pad_id_ = options.pad_id;
+  boundaries_ = true;
+  if (options.mask_boundary_labels || packed || options.prompt_end_id >= 0)
+    boundary_fields_.labels = 1;
+  boundary_fields_.mask_boundaries = options.mask_boundary_labels || packed;
+  const auto add = [&fields](Field field) {
+    fields.push_back(std::move(field));
+    return static_cast<int>(fields.size() - 1);
+  };
+  if (options.position_ids || packed)
+    boundary_fields_.position_ids = add({"position_ids", DType::kInt64, {length}});
+  if (packed) boundary_fields_.segment_ids = add({"segment_ids", DType::kInt64, {length}});
+  if (options.cu_seqlens)
+    boundary_fields_.cu_seqlens = add({"cu_seqlens", DType::kInt64, {}, "segments"});
+  if (options.document_mask)
+    boundary_fields_.document_mask = add({"document_mask", DType::kUint8, {length, length}});
   return Status::ok();
 }
 
@@ -198,10 +243,10 @@ Result<std::vector<FileStamp>> TokenSource::file_stamps() const {
 }
 
 std::string TokenSource::describe() const {
-  return fmt::format("{} ({}: {} {} tokens{}, {} samples of seq_len {}, read in place)", path_,
-                     format_, layout_.tokens, token_type_name(layout_.type),
+  return fmt::format("{} ({}: {} {} tokens{}, {} {} of seq_len {}, read in place)", path_, format_,
+                     layout_.tokens, token_type_name(layout_.type),
                      documents_ ? fmt::format(" in {} documents", documents_) : "",
-                     manifest().records, seq_len_);
+                     manifest().records, plan_ ? "packed rows" : "samples", seq_len_);
 }
 
 Status TokenSource::read_tokens(const OpenFile& data, uint64_t first, size_t n,
@@ -230,9 +275,12 @@ Status TokenSource::read_tokens(const OpenFile& data, uint64_t first, size_t n,
 }
 
 Status TokenSource::bad_token(uint64_t token, const std::string& value) const {
+  const std::string& name = files_->names()[0];
+  const std::string what =
+      fmt::format("token {} is {}, not a token id (0 to 2^63 - 1)", token, value);
+  if (plan_ || manifest().records == 0) return corrupt(fmt::format("{}: {}", name, what));
   const uint64_t sample = std::min(token / static_cast<uint64_t>(seq_len_), manifest().records - 1);
-  return corrupt(fmt::format("{}: sample {}: token {} is {}, not a token id (0 to 2^63 - 1)",
-                             files_->names()[0], sample, token, value));
+  return corrupt(fmt::format("{}: sample {}: {}", name, sample, what));
 }
 
 std::vector<uint32_t> TokenSource::unit_document_starts(int u, uint64_t first, TokenType type,
@@ -255,14 +303,9 @@ Result<ShardReader> TokenSource::viewed_unit(int u, uint64_t first, TokenType ty
   const uint64_t records = manifest().shards[u].records;
   std::vector<uint32_t> starts;
   if (hold == mapping_) {
-    // Read in a guard: a file shrunk since the check of its identity reads as zeros, refused.
-    MappedReadGuard guard;
-    std::optional<BadToken> bad;
-    if (token_type_checked(type)) bad = find_bad_token(type, tokens, records * length + 1);
-    if (boundaries_ && !bad) starts = unit_document_starts(u, first, type, tokens);
-    if (!guard.changed_file().empty())
-      return io_error(fmt::format("{}: {}", guard.changed_file(), kChangedSizeText));
-    if (bad) return bad_token(first + bad->at, bad->value);
+    STOKER_RETURN_IF_ERROR(check_mapped(tokens, first, records * length + 1, [&] {
+      if (boundaries_) starts = unit_document_starts(u, first, type, tokens);
+    }));
   } else if (boundaries_) {
     starts = unit_document_starts(u, first, type, tokens);
   }
@@ -272,12 +315,98 @@ Result<ShardReader> TokenSource::viewed_unit(int u, uint64_t first, TokenType ty
   views.fields = {{type, 0, DType::kInt64}, {type, item, DType::kInt64}};
   views.hold = std::move(hold);
   if (boundaries_) {
-    views.computed = std::make_shared<const SampleBoundaries>(std::move(starts), seq_len_,
-                                                              boundary_fields_, type, tokens);
+    views.computed = std::make_shared<const SampleBoundaries>(
+        std::move(starts), seq_len_, boundary_fields_, type, tokens, PromptMasks{prompts_, first});
     views.fields[1].computed = boundary_fields_.labels == 1;
-    for (int f = 2; f < static_cast<int>(manifest().schema.fields().size()); ++f)
-      views.fields.push_back({type, 0, DType::kInt64, true});
+    const std::vector<Field>& fields = manifest().schema.fields();
+    for (size_t f = 2; f < fields.size(); ++f)
+      views.fields.push_back({type, 0, fields[f].dtype, true});
   }
+  return ShardReader::viewed(manifest().shards[u].file, manifest().schema, records,
+                             std::move(views));
+}
+
+Status TokenSource::check_mapped(const uint8_t* tokens, uint64_t first, size_t n,
+                                 const std::function<void()>& also) const {
+  // Read in a guard: a file shrunk since the check of its identity reads as zeros, refused.
+  MappedReadGuard guard;
+  std::optional<BadToken> bad;
+  if (token_type_checked(layout_.type)) bad = find_bad_token(layout_.type, tokens, n);
+  if (!bad) also();
+  if (!guard.changed_file().empty())
+    return io_error(fmt::format("{}: {}", guard.changed_file(), kChangedSizeText));
+  if (bad) return bad_token(first + bad->at, bad->value);
+  return Status::ok();
+}
+
+Result<std::vector<uint64_t>> TokenSource::positions_after(const OpenFile& data,
+                                                           uint64_t id) const {
+  const size_t item = token_type_size(layout_.type);
+  std::vector<uint64_t> after;
+  std::vector<int64_t> read;
+  for (uint64_t first = 0; first < layout_.tokens; first += kUnitTokens) {
+    const auto n = static_cast<size_t>(std::min<uint64_t>(kUnitTokens, layout_.tokens - first));
+    TokenType type = layout_.type;
+    const uint8_t* tokens = nullptr;
+    if (mapping_) {
+      tokens = mapping_->data() + layout_.spans[0].offset + first * item;
+    } else {
+      read.resize(n);
+      STOKER_RETURN_IF_ERROR(read_tokens(data, first, n, read.data()));
+      type = TokenType::kInt64;
+      tokens = reinterpret_cast<const uint8_t*>(read.data());
+    }
+    for (uint32_t s : eos_document_starts(type, tokens, n, id)) after.push_back(first + s);
+  }
+  return after;
+}
+
+Result<std::vector<uint64_t>> TokenSource::array_document_starts(const OpenFile& data) const {
+  if (eos_id_ < 0) return document_starts_;
+  return positions_after(data, static_cast<uint64_t>(eos_id_));
+}
+
+Status TokenSource::set_prompts(const OpenFile& data, const std::vector<uint64_t>& starts,
+                                uint64_t id) {
+  STOKER_ASSIGN_OR_RETURN(std::vector<uint64_t> ends, positions_after(data, id));
+  for (uint64_t& end : ends) --end;  // the token itself
+  prompts_ = std::make_shared<const std::vector<PromptRange>>(document_prompts(starts, ends));
+  return Status::ok();
+}
+
+Result<ShardReader> TokenSource::packed_unit(int u, const OpenFile& data) const {
+  const uint64_t records = manifest().shards[u].records;
+  const uint64_t first_row = static_cast<uint64_t>(u) * static_cast<uint64_t>(unit_samples_);
+  // The tokens the unit's rows hold, with the labels after them: [low, high).
+  uint64_t low = layout_.tokens;
+  uint64_t high = 0;
+  for (uint64_t p = plan_->row_starts[first_row]; p < plan_->row_starts[first_row + records]; ++p) {
+    const PackedPiece& piece = plan_->pieces[p];
+    low = std::min(low, piece.first);
+    high = std::max(high, piece.first + piece.count + (piece.continues ? 1 : 0));
+  }
+  const size_t item = token_type_size(layout_.type);
+  RecordViews views;
+  views.stride = static_cast<uint64_t>(seq_len_) * item;
+  TokenType type = layout_.type;
+  uint64_t base = 0;
+  if (mapping_) {
+    views.base = mapping_->data() + layout_.spans[0].offset;
+    STOKER_RETURN_IF_ERROR(check_mapped(views.base + low * item, low, high - low, [] {}));
+    views.hold = mapping_;
+  } else {
+    auto tokens = std::make_shared<std::vector<int64_t>>(high - low);
+    STOKER_RETURN_IF_ERROR(read_tokens(data, low, tokens->size(), tokens->data()));
+    views.base = reinterpret_cast<const uint8_t*>(tokens->data());
+    views.hold = std::move(tokens);
+    type = TokenType::kInt64;
+    base = low;
+  }
+  for (const Field& field : manifest().schema.fields())
+    views.fields.push_back({type, 0, field.dtype, true});
+  views.computed =
+      std::make_shared<const PackedRows>(plan_, first_row, seq_len_, boundary_fields_, pad_id_,
+                                         type, views.base, base, PromptMasks{prompts_, 0});
   return ShardReader::viewed(manifest().shards[u].file, manifest().schema, records,
                              std::move(views));
 }
@@ -293,6 +422,7 @@ Result<ShardReader> TokenSource::read_unit(int u, std::map<uint64_t, std::string
       return io_error(
           fmt::format("{}: changed since it was opened (its size or time)", files_->names()[i]));
   }
+  if (plan_) return packed_unit(u, data);
   const auto length = static_cast<uint64_t>(seq_len_);
   const uint64_t first = static_cast<uint64_t>(u) * static_cast<uint64_t>(unit_samples_) * length;
   if (mapping_) {
@@ -308,6 +438,9 @@ Result<ShardReader> TokenSource::read_unit(int u, std::map<uint64_t, std::string
 
 Status TokenSource::record_error(int /*unit*/, uint64_t /*record*/, uint64_t global,
                                  const Status& status) const {
+  if (plan_)
+    return Status(status.code(), fmt::format("{}: packed row {}: {}", files_->names()[0], global,
+                                             status.message()));
   const uint64_t first = global * static_cast<uint64_t>(seq_len_);
   return Status(status.code(),
                 fmt::format("{}: sample {} (tokens [{}, {})): {}", files_->names()[0], global,

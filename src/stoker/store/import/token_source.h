@@ -22,6 +22,12 @@
 // (a token file has no checksum). Otherwise a unit's tokens are read (preads of their runs) and
 // widened into memory, its samples views of them.
 //
+// Packed (TokenSourceOptions::packing), the samples are instead the rows of the packing plan
+// of the array's documents (token_packing.h), made at open (the end-of-document tokens scanned
+// then); a unit is the rows of about kUnitTokens tokens, their fields computed from the tokens
+// their pieces hold (views of the mapping, or those tokens read), every token in one row; its
+// index checksum is its rows' digest (PackingPlan::digest): a loader's state names the rows.
+//
 // Errors, one line naming the file: at open, a path that names no token file, a file whose
 // layout is inconsistent (token_layout.h, megatron_index.h), or fewer than L + 1 tokens, and one
 // naming the file and the parameter for boundary fields without boundaries (no eos_id and no
@@ -35,6 +41,7 @@
 // Thread-safe.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -42,6 +49,7 @@
 
 #include "stoker/store/import/token_boundaries.h"
 #include "stoker/store/import/token_layout.h"
+#include "stoker/store/import/token_packing.h"
 #include "stoker/store/in_place_files.h"
 #include "stoker/store/unit_read_source.h"
 #include "stoker/util/mapped_file.h"
@@ -50,6 +58,8 @@ namespace stoker {
 
 // The longest seq_len: a record of 2 × 2^22 int64 tokens is 64 MiB.
 constexpr int64_t kMaxTokenSeqLen = int64_t{1} << 22;
+// The longest seq_len with a document mask: L * L bytes, 64 MiB a sample.
+constexpr int64_t kMaxMaskSeqLen = int64_t{1} << 13;
 
 struct TokenSourceOptions {
   int64_t seq_len = 1024;  // L, 1 to kMaxTokenSeqLen (nanoGPT's block_size default)
@@ -62,6 +72,16 @@ struct TokenSourceOptions {
   bool position_ids = false;
   bool cu_seqlens = false;
   bool mask_boundary_labels = false;
+  bool document_mask = false;  // `document_mask` uint8 [L, L] (token_boundaries.h)
+  // Whole documents packed into padded rows (token_packing.h), `packing_bins` open rows at a
+  // time, padded with `pad_id`: then the samples are the plan's rows, each with position_ids and
+  // segment_ids, and labels masked at documents' ends.
+  TokenPacking packing = TokenPacking::kNone;
+  int64_t packing_bins = 64;
+  int64_t pad_id = 0;
+  // The token id that ends each document's prompt (-1: none): labels that predict a prompt's
+  // tokens are masked (token_boundaries.h), the array scanned for it at open.
+  int64_t prompt_end_id = -1;
 };
 
 class TokenSource : public UnitReadSource {
@@ -99,6 +119,20 @@ class TokenSource : public UnitReadSource {
   // document boundaries are found) or those read.
   Result<ShardReader> viewed_unit(int u, uint64_t first, TokenType type, const uint8_t* tokens,
                                   std::shared_ptr<const void> hold) const;
+  // The array index after each token equal to `id`, in order: the whole array scanned (read
+  // through `data` where the file is not mapped).
+  Result<std::vector<uint64_t>> positions_after(const OpenFile& data, uint64_t id) const;
+  // Every document start of the array (a packing plan's input): the end-of-document tokens'
+  // or Megatron's index's.
+  Result<std::vector<uint64_t>> array_document_starts(const OpenFile& data) const;
+  // Sets prompts_ from the documents starting at `starts` and the prompt-end tokens `id`.
+  Status set_prompts(const OpenFile& data, const std::vector<uint64_t>& starts, uint64_t id);
+  // Unit u of a packed source: its rows' fields over their pieces' tokens.
+  Result<ShardReader> packed_unit(int u, const OpenFile& data) const;
+  // Checks the n mapped tokens at `tokens` (token `first` on) in a guard, running `also` (a
+  // scan of them) there too: the changed file's error, or the first bad token's.
+  Status check_mapped(const uint8_t* tokens, uint64_t first, size_t n,
+                      const std::function<void()>& also) const;
   // The document starts among unit u's tokens (as viewed_unit's), counted from its first.
   std::vector<uint32_t> unit_document_starts(int u, uint64_t first, TokenType type,
                                              const uint8_t* tokens) const;
@@ -114,6 +148,11 @@ class TokenSource : public UnitReadSource {
   bool boundaries_ = false;
   int64_t eos_id_ = -1;
   std::vector<uint64_t> document_starts_;
+  // Packed: the plan (its rows are the samples) and the padding token; else null.
+  std::shared_ptr<const PackingPlan> plan_;
+  int64_t pad_id_ = 0;
+  // The documents' prompts (TokenSourceOptions::prompt_end_id; null: none).
+  std::shared_ptr<const std::vector<PromptRange>> prompts_;
   TokenLayout layout_;
   std::shared_ptr<const InPlaceFiles> files_;  // the data file, then Megatron's index
   std::vector<FileIdentity> identities_;       // of files_, when opened

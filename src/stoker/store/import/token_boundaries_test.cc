@@ -1,0 +1,43 @@
+// Document boundaries' pieces on their own: prompts (a document's tokens up to its first
+// prompt-end token) and the labels they mask, and the causal block-diagonal document mask,
+// worked by hand.
+#include "stoker/store/import/token_boundaries.h"
+
+#include <gtest/gtest.h>
+
+namespace stoker {
+namespace {
+
+TEST(DocumentPrompts, EachDocumentsFirstEndClosesItsPrompt) {
+  // Documents at 0, 10 and 20 (to 30); ends at 3 and 6 (the first counts), 10 (the document's
+  // first token: a prompt of no target), 14 (not the 10's document's first) and 25.
+  EXPECT_EQ(document_prompts({10, 20}, {3, 6, 10, 14, 25}).size(), 2u);
+  const std::vector<PromptRange> prompts = document_prompts({10, 20}, {3, 6, 10, 14, 25});
+  EXPECT_EQ(prompts[0].first, 1u);
+  EXPECT_EQ(prompts[0].last, 3u);
+  EXPECT_EQ(prompts[1].first, 21u);
+  EXPECT_EQ(prompts[1].last, 25u);
+  // Labels predicting tokens 20..27 of the array (18..25 of a reader starting at its token 2):
+  // targets 21..25 are in the second prompt.
+  std::vector<int64_t> labels(8, 1);
+  PromptMasks masks{std::make_shared<const std::vector<PromptRange>>(prompts), 2};
+  masks.apply(18, labels.size(), reinterpret_cast<uint8_t*>(labels.data()));
+  EXPECT_EQ(labels, (std::vector<int64_t>{1, -100, -100, -100, -100, -100, 1, 1}));
+  PromptMasks none;
+  none.apply(0, labels.size(), reinterpret_cast<uint8_t*>(labels.data()));  // changes nothing
+  EXPECT_EQ(labels[0], 1);
+}
+
+TEST(DocumentMask, CausalWithinEachSegmentOnly) {
+  uint8_t mask[25];
+  write_document_mask({0, 2, 5}, 5, mask);
+  const uint8_t want[25] = {1, 0, 0, 0, 0,  //
+                            1, 1, 0, 0, 0,  //
+                            0, 0, 1, 0, 0,  //
+                            0, 0, 1, 1, 0,  //
+                            0, 0, 1, 1, 1};
+  for (int i = 0; i < 25; ++i) EXPECT_EQ(mask[i], want[i]) << i;
+}
+
+}  // namespace
+}  // namespace stoker
