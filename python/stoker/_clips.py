@@ -4,10 +4,12 @@ draw for the whole clip, which decode_clip does in the same order with the same 
 (src/stoker/pipeline/ops/decode_clip.cc):
 
     Resize(size) (bilinear, antialiased: v2's uint8 kernel), then RandomCrop(size) or
-    CenterCrop(size), then RandomHorizontalFlip(p), then ToDtype(float32, scale=True) or
-    ConvertImageDtype(float32), then Normalize(mean, std)
+    CenterCrop(size), or RandomResizedCrop(size, scale, ratio) without a Resize, then
+    RandomHorizontalFlip(p), then ToDtype(float32, scale=True) or ConvertImageDtype(float32),
+    then Normalize(mean, std)
 
-each at most once, any of them left out. A step out of that order, of other parameters (a
+each at most once, any of them left out, and UniformTemporalSubsample(n) anywhere among them
+(it picks frames; the others change each frame alike). A step out of that order, of other parameters (a
 crop's padding, a Resize without antialias, one in float32) or of another kind is a ValueError
 naming it: the clip's steps do not run in Python."""
 from typing import List
@@ -17,7 +19,7 @@ _ORDER = ["Resize", "Crop", "RandomHorizontalFlip", "ToFloat", "Normalize"]
 
 def _kind(step) -> str:
     name = type(step).__name__
-    if name in ("RandomCrop", "CenterCrop"):
+    if name in ("RandomCrop", "CenterCrop", "RandomResizedCrop"):
         return "Crop"
     if name in ("ToDtype", "ConvertImageDtype"):
         return "ToFloat"
@@ -31,18 +33,30 @@ def _sizes(value) -> List[int]:
     return [int(v) for v in value]
 
 
-def _resize(field: str, step, call: dict) -> None:
+def _check_kernel(field: str, step) -> None:
     mode = getattr(getattr(step, "interpolation", None), "value", "bilinear")
     if mode != "bilinear" or getattr(step, "antialias", True) is not True:
         raise ValueError(f"field '{field}': {step!r}: stoker resizes clips with torchvision's "
                          "antialiased bilinear kernel only (interpolation bilinear, "
                          "antialias=True)")
+
+
+def _resize(field: str, step, call: dict) -> None:
+    _check_kernel(field, step)
     if getattr(step, "max_size", None) is not None:
         raise ValueError(f"field '{field}': {step!r}: max_size is not supported for clips")
     call["resize"] = _sizes(step.size)
 
 
 def _crop(field: str, step, call: dict) -> None:
+    if type(step).__name__ == "RandomResizedCrop":
+        _check_kernel(field, step)
+        if call["resize"]:
+            raise ValueError(f"field '{field}': {step!r}: a clip's RandomResizedCrop resizes "
+                             "its box itself: no Resize before it")
+        call.update(crop=_sizes(step.size), crop_mode="resized",
+                    scale=[float(v) for v in step.scale], ratio=[float(v) for v in step.ratio])
+        return
     if type(step).__name__ == "RandomCrop":
         padding = getattr(step, "padding", None)
         if (padding is not None and any(padding)) or getattr(step, "pad_if_needed", False):
@@ -82,6 +96,11 @@ def clip_call(field: str, call: dict, steps: list) -> dict:
     call = dict(call)
     done = -1
     for step in steps:
+        if type(step).__name__ == "UniformTemporalSubsample":
+            if call["subsample"]:
+                raise ValueError(f"field '{field}': {step!r}: the clip is subsampled already")
+            call["subsample"] = int(step.num_samples)
+            continue
         kind = _kind(step)
         if kind not in _ORDER:
             raise ValueError(f"field '{field}': {step!r} cannot follow DecodeClip; its clips "

@@ -4,6 +4,7 @@ given stoker's draws) and torchvision v2's transforms of the Video (given the sa
 flip), byte for byte in uint8 and within the fused normalisation's bound in float32, over the
 files of bench/make_video_set.py (made here by Debian's ffmpeg; nothing is downloaded)."""
 import io
+import math
 import os
 import subprocess
 import tarfile
@@ -46,14 +47,15 @@ def videos(tmp_path_factory):
     return folder, dataset
 
 
-def loaded(dataset, clip, workers=0, **settings):
-    """Every sample's clip, in dataset order, with the loader's seed SEED."""
-    loader = stoker.Loader(stoker.Dataset(dataset, transforms={"video": clip}), batch_size=3,
+def loaded(dataset, clip, workers=0, field="video", **settings):
+    """Every sample's clip (or `field`'s sample, made by `clip` from the video), in dataset
+    order, with the loader's seed SEED."""
+    loader = stoker.Loader(stoker.Dataset(dataset, transforms={field: clip}), batch_size=3,
                            num_workers=workers, generator=torch.Generator().manual_seed(SEED),
                            **settings)
     clips, labels = [], []
     for batch in loader:
-        clips += list(batch["video"])
+        clips += list(batch[field])
         labels += batch["label"].tolist()
     assert labels == list(range(len(NAMES)))
     return clips
@@ -289,6 +291,71 @@ def test_clip_frame_indices_read_a_stored_video_field(videos):
     frames = stoker.transforms.ClipFrameIndices(video="label", num_frames_per_clip=2)
     with pytest.raises(ValueError, match="clip_frame_indices reads 'label', which is no stored"):
         stoker.Loader(stoker.Dataset(dataset, transforms={"frames": frames}), batch_size=2)
+
+
+def random_resized_box(draws, width, height, scale, ratio):
+    """image/crop_sampler.h's RandomResizedCrop draws (torchvision's get_params, stoker's
+    uniforms): (top, left, h, w)."""
+    log_low, log_high = math.log(ratio[0]), math.log(ratio[1])
+    for _ in range(10):
+        area = width * height * (scale[0] + (scale[1] - scale[0]) * draws.next_double())
+        aspect = math.exp(log_low + (log_high - log_low) * draws.next_double())
+        w, h = round(math.sqrt(area * aspect)), round(math.sqrt(area / aspect))
+        if 0 < w <= width and 0 < h <= height:
+            top = draws.uniform_below(height - h + 1)
+            return top, draws.uniform_below(width - w + 1), h, w
+    w, h = width, height
+    if width / height < ratio[0]:
+        h = round(width / ratio[0])
+    elif width / height > ratio[1]:
+        w = round(height * ratio[1])
+    return (height - h) // 2, (width - w) // 2, h, w
+
+
+def test_random_resized_crop_folds_into_the_clip(videos):
+    """v2's RandomResizedCrop(24, scale, ratio) and RandomHorizontalFlip after DecodeClip: one
+    box for the whole clip, cut from each frame and resized with the antialiased kernel, equal
+    to F.resized_crop's for the same draws."""
+    folder, dataset = videos
+    scale, ratio = (0.2, 0.9), (0.6, 1.5)
+    clip = v2.Compose([stoker.transforms.DecodeClip(num_frames_per_clip=6),
+                       v2.RandomResizedCrop(24, scale=scale, ratio=ratio),
+                       v2.RandomHorizontalFlip()])
+    ours = loaded(dataset, clip)
+    for i, name in enumerate(NAMES):
+        draws = SampleDraws(SEED, 0, i, 0)
+        frames = sampled(VideoDecoder(str(folder / name)), draws, "random", 1, 6, 1, {}).data
+        box = random_resized_box(draws, frames.shape[-1], frames.shape[-2], scale, ratio)
+        want = F.resized_crop(tv_tensors.Video(frames), *box, [24, 24], antialias=True)
+        if draws.next_double() < 0.5:
+            want = F.horizontal_flip(want)
+        assert ours[i].shape == (6, 3, 24, 24)
+        assert torch.equal(ours[i], want[0].as_subclass(torch.Tensor)), name
+    with pytest.raises(ValueError, match="no Resize before it"):
+        loaded(dataset, v2.Compose([stoker.transforms.DecodeClip(), v2.Resize(40),
+                                    v2.RandomResizedCrop(24)]))
+
+
+def test_uniform_temporal_subsample_picks_torchvisions_frames(videos):
+    """v2.UniformTemporalSubsample(n) among a clip's steps (before or after the others): the
+    frames torchvision's picks of the decoded clip (float32 linspace positions truncated, not
+    rounded), n below and above the clip's length; ClipFrameIndices(subsample=n) names them."""
+    folder, dataset = videos
+    for frames, n in ((16, 5), (13, 7), (7, 9)):
+        clip = v2.Compose([stoker.transforms.DecodeClip(num_frames_per_clip=frames),
+                           v2.Resize(30), v2.UniformTemporalSubsample(n), v2.CenterCrop(24)])
+        ours = loaded(dataset, clip)
+        indices = loaded(dataset, stoker.transforms.ClipFrameIndices(
+            num_frames_per_clip=frames, subsample=n), field="frames")
+        for i, name in enumerate(NAMES):
+            decoded = sampled(VideoDecoder(str(folder / name)), SampleDraws(SEED, 0, i, 0),
+                              "random", 1, frames, 1, {})
+            video = F.uniform_temporal_subsample(tv_tensors.Video(decoded.data[0]), n)
+            want = F.center_crop(F.resize(video, [30], antialias=True), [24])
+            assert torch.equal(ours[i], want.as_subclass(torch.Tensor)), (frames, n, name)
+            picked = torch.linspace(0, frames - 1, n).long()
+            want_indices = frame_indices(str(folder / name), decoded.pts_seconds[0][picked])
+            assert indices[i].tolist() == want_indices, (frames, n, name)
 
 
 def test_tars_of_videos_give_the_same_clips(tmp_path, videos):

@@ -15,6 +15,7 @@ Status ClipSampler::check() const {
   if (frame_step < 1) return invalid_argument("num_indices_between_frames must be at least 1");
   if (!(seconds_between_frames >= 0))
     return invalid_argument("seconds_between_frames must be above 0");
+  if (subsample < 0) return invalid_argument("subsample must be at least 0");
   if (starts == ClipStarts::kRegularTimestamps && !(seconds_between_clip_starts > 0))
     return invalid_argument("seconds_between_clip_starts must be above 0 for regular timestamps");
   return Status::ok();
@@ -151,6 +152,26 @@ Result<std::vector<int64_t>> clip_frames_by_time(const ClipSampler& sampler,
   return out;
 }
 
+// Each clip's frames (clips of `length`) at torchvision's uniform_temporal_subsample positions.
+std::vector<int64_t> subsampled(const std::vector<int64_t>& frames, int64_t length, int64_t n) {
+  // torch.linspace(0, length - 1, n) in float32 as its CPU kernel computes it (each value one
+  // fused multiply-add, from the end for the second half; checked against torch for lengths 1
+  // to 256 and n 1 to 128), then .long().
+  const float end = static_cast<float>(length - 1);
+  const float step = n > 1 ? end / static_cast<float>(n - 1) : 0.0f;
+  std::vector<int64_t> positions(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    const float value = i < n / 2 ? std::fma(step, static_cast<float>(i), 0.0f)
+                                  : std::fma(-step, static_cast<float>(n - 1 - i), end);
+    positions[static_cast<size_t>(i)] = static_cast<int64_t>(value);
+  }
+  std::vector<int64_t> out;
+  out.reserve(frames.size() / static_cast<size_t>(length) * static_cast<size_t>(n));
+  for (size_t clip = 0; clip < frames.size(); clip += static_cast<size_t>(length))
+    for (const int64_t at : positions) out.push_back(frames[clip + static_cast<size_t>(at)]);
+  return out;
+}
+
 }  // namespace
 
 Result<std::vector<int64_t>> clip_frame_indices(const ClipSampler& sampler, int64_t frame_count,
@@ -196,9 +217,13 @@ Result<std::vector<int64_t>> clip_frame_indices(const ClipSampler& sampler, int6
 
 Result<std::vector<int64_t>> clip_frame_indices(const ClipSampler& sampler, const VideoIndex& index,
                                                 CounterRng& rng, const std::string& video) {
-  if (!sampler.by_time()) return clip_frame_indices(sampler, index.frame_count(), rng, video);
   STOKER_RETURN_IF_ERROR(sampler.check());
-  return clip_frames_by_time(sampler, index, rng, video);
+  STOKER_ASSIGN_OR_RETURN(std::vector<int64_t> frames,
+                          sampler.by_time()
+                              ? clip_frames_by_time(sampler, index, rng, video)
+                              : clip_frame_indices(sampler, index.frame_count(), rng, video));
+  if (sampler.subsample == 0) return frames;
+  return subsampled(frames, sampler.frames_per_clip, sampler.subsample);
 }
 
 }  // namespace stoker::video

@@ -23,7 +23,11 @@
 // the video's. Random: start + next_double() * (end - start), rounded as torch's float64 tensors
 // round it, one draw per clip. Regular: torch.arange(start, end, seconds_between_clip_starts) in
 // float64 as torch computes it on x86-64 (fused multiply-adds, in blocks of 8 values: see the
-// .cc), so their number depends on the video. Pure functions; thread-safe.
+// .cc), so their number depends on the video.
+//
+// `subsample` n > 0 then keeps n frames of each clip, torchvision's UniformTemporalSubsample
+// (positions torch.linspace(0, T - 1, n) in float32, truncated: the frames it picks from the
+// decoded clip). Pure functions; thread-safe.
 
 #include <cstdint>
 #include <optional>
@@ -52,6 +56,10 @@ struct ClipSampler {
   double seconds_between_clip_starts = 0;
   std::optional<double> range_start_seconds;
   std::optional<double> range_end_seconds;
+  int64_t subsample = 0;  // 0: every frame of a clip
+
+  // The frames each clip gives: subsample's, else frames_per_clip.
+  int64_t clip_length() const { return subsample > 0 ? subsample : frames_per_clip; }
 
   bool by_time() const {
     return starts == ClipStarts::kRandomTimestamps || starts == ClipStarts::kRegularTimestamps;
@@ -67,10 +75,10 @@ struct ClipSampler {
 Result<std::vector<int64_t>> clip_frame_indices(const ClipSampler& sampler, int64_t frame_count,
                                                 CounterRng& rng, const std::string& video);
 
-// The same of any sampler, by index or by time, of the video `index` describes: the clips
-// follow one another, so their number is the result's size / frames_per_clip (num_clips but for
-// regular timestamps). A range in seconds that holds no start, or a frame rate or point that
-// the video has not: kInvalidArgument naming `video`.
+// The same of any sampler, by index or by time, of the video `index` describes, each clip
+// subsampled: the clips follow one another, so their number is the result's size /
+// clip_length() (num_clips but for regular timestamps). A range in seconds that holds no start, or
+// a frame rate or point that the video has not: kInvalidArgument naming `video`.
 Result<std::vector<int64_t>> clip_frame_indices(const ClipSampler& sampler, const VideoIndex& index,
                                                 CounterRng& rng, const std::string& video);
 

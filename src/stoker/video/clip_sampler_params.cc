@@ -32,6 +32,9 @@ std::vector<ParamSpec> clip_sampler_params() {
                        "by time: [the time before which clips start]; []: the last start whose "
                        "clip fits",
                        0, 1),
+      ParamSpec::integer("subsample", 0,
+                         "UniformTemporalSubsample's frames of each clip (0: every frame)")
+          .in(0, 4096),
       ParamSpec::choice("policy", "repeat_last", {"repeat_last", "wrap", "error"},
                         "frames past the video's end: the clip's last again, its first again, "
                         "or an error"),
@@ -56,6 +59,7 @@ Result<ClipSampler> clip_sampler_from(const Params& p) {
     sampler.range_start_seconds = p.reals("sampling_range_start_seconds")[0];
   if (!p.reals("sampling_range_end_seconds").empty())
     sampler.range_end_seconds = p.reals("sampling_range_end_seconds")[0];
+  sampler.subsample = p.integer("subsample");
   const std::string& policy = p.choice("policy");
   sampler.policy = policy == "wrap"    ? ClipPolicy::kWrap
                    : policy == "error" ? ClipPolicy::kError

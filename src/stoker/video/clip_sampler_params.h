@@ -13,7 +13,8 @@ namespace stoker::video {
 
 // sampler, num_clips, num_frames_per_clip, num_indices_between_frames, sampling_range_start,
 // sampling_range_end, seconds_between_frames, seconds_between_clip_starts,
-// sampling_range_start_seconds, sampling_range_end_seconds, policy: torchcodec's names.
+// sampling_range_start_seconds, sampling_range_end_seconds (torchcodec's names), subsample
+// (torchvision's UniformTemporalSubsample), policy.
 std::vector<ParamSpec> clip_sampler_params();
 
 // The sampler those parameters describe; kInvalidArgument (ClipSampler::check's) otherwise.

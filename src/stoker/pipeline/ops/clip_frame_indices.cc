@@ -26,8 +26,8 @@ class ClipFrameIndices : public VariableTransform {
 
   DType dtype() const override { return DType::kInt64; }
   std::vector<int64_t> sample_shape() const override {
-    if (sampler_.num_clips == 1 && !variable_) return {sampler_.frames_per_clip};
-    return {sampler_.num_clips, sampler_.frames_per_clip};
+    if (sampler_.num_clips == 1 && !variable_) return {sampler_.clip_length()};
+    return {sampler_.num_clips, sampler_.clip_length()};
   }
 
   Status apply_sized(const SampleInput& input, uint8_t* slot, int64_t* shape) const override {
@@ -37,7 +37,7 @@ class ClipFrameIndices : public VariableTransform {
     CounterRng rng = input.rng();
     STOKER_ASSIGN_OR_RETURN(std::vector<int64_t> frames,
                             video::clip_frame_indices(sampler_, index, rng, ""));
-    const int64_t clips = static_cast<int64_t>(frames.size()) / sampler_.frames_per_clip;
+    const int64_t clips = static_cast<int64_t>(frames.size()) / sampler_.clip_length();
     if (clips > sampler_.num_clips)
       return invalid_argument(fmt::format("its {} regular clips are more than num_clips {}", clips,
                                           sampler_.num_clips));

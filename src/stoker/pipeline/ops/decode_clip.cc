@@ -12,7 +12,10 @@
 //      int(s * long / short); [h, w]; []: none) with torch's antialiased bilinear kernel of a
 //      uint8 tensor (v2's), then a crop of `crop` ([s] or [h, w]): RandomCrop's (top =
 //      uniform_below(H - h + 1), then left = uniform_below(W - w + 1), two draws) or
-//      CenterCrop's (round half to even of the margins' halves), then RandomHorizontalFlip(flip)
+//      CenterCrop's (round half to even of the margins' halves); or, with crop_mode "resized"
+//      and no resize, RandomResizedCrop(crop, scale, ratio)'s (image/crop_sampler.h's draws): its
+//      box cut from each frame, then resized to `crop` by that kernel; then
+//      RandomHorizontalFlip(flip)
 //      (one draw, next_double() < flip) — one draw of each for the whole sample, as v2 draws
 //      once per Video;
 //   4. uint8, or float32 as ToDtype(float32, scale=True) + Normalize(mean, std) give it (the
@@ -31,6 +34,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "stoker/image/crop_sampler.h"
 #include "stoker/image/resample.h"
 #include "stoker/image/resample_filter.h"
 #include "stoker/pipeline/op_registry.h"
@@ -46,7 +50,15 @@ struct ClipGeometry {
   std::vector<double> resize;           // [], [s] or [h, w]
   int crop_height = 0, crop_width = 0;  // 0: no crop
   bool center = false;
+  bool resized = false;                   // RandomResizedCrop's crop, resized to the crop's size
+  image::RandomResizedCropParams scales;  // its scale and ratio
   double flip = 0;
+};
+
+// A sample's draws: what each frame is resampled into, from which box of the upright frame.
+struct ClipDraw {
+  image::ResampleOutput out;
+  image::CropRect from;
 };
 
 // torchvision's _compute_resized_output_size of a width x height frame: (width, height).
@@ -78,7 +90,7 @@ class DecodeClip : public Transform {
   }
 
   std::vector<int64_t> sample_shape() const override {
-    const int64_t t = sampler_.frames_per_clip, h = out_.height, w = out_.width;
+    const int64_t t = sampler_.clip_length(), h = out_.height, w = out_.width;
     std::vector<int64_t> shape =
         channels_first_ ? std::vector<int64_t>{3, t, h, w} : std::vector<int64_t>{t, 3, h, w};
     if (sampler_.num_clips > 1) shape.insert(shape.begin(), sampler_.num_clips);
@@ -103,11 +115,12 @@ class DecodeClip : public Transform {
     CounterRng rng = input.rng();
     STOKER_ASSIGN_OR_RETURN(std::vector<int64_t> frames,
                             video::clip_frame_indices(sampler_, index, rng, video_name));
-    clips = static_cast<int64_t>(frames.size()) / sampler_.frames_per_clip;
+    clips = static_cast<int64_t>(frames.size()) / sampler_.clip_length();
     if (clips > sampler_.num_clips)
       return invalid_argument(fmt::format("its {} regular clips are more than num_clips {}", clips,
                                           sampler_.num_clips));
-    STOKER_ASSIGN_OR_RETURN(image::ResampleOutput out, draw_output(index, rng));
+    STOKER_ASSIGN_OR_RETURN(const ClipDraw draw, draw_output(index, rng));
+    const image::ResampleOutput& out = draw.out;
     STOKER_ASSIGN_OR_RETURN(video::VideoFrameDecoder decoder,
                             video::VideoFrameDecoder::open(std::move(file), index, threads_));
 
@@ -115,15 +128,18 @@ class DecodeClip : public Transform {
     // A frame's sample is the crop's (out_'s size; `out` is the resize's).
     const size_t plane = static_cast<size_t>(out_.width) * out_.height;
     const size_t frame_bytes = 3 * plane * element;
-    const int64_t per_clip = sampler_.frames_per_clip;
+    const int64_t per_clip = sampler_.clip_length();
     thread_local image::Resampler resampler;
     thread_local std::vector<uint8_t> chw;
     if (channels_first_) chw.resize(frame_bytes);
-    const int width = index.upright_width(), height = index.upright_height();
-    const image::PixelBox whole{0.0, 0.0, 0.0 + width, 0.0 + height};
+    const ptrdiff_t stride = static_cast<ptrdiff_t>(index.upright_width()) * 3;
+    const image::CropRect& from = draw.from;
+    const image::PixelBox whole{0.0, 0.0, 0.0 + from.width, 0.0 + from.height};
     const Status decoded =
         decoder.decode_each(frames, [&](const uint8_t* rgb, const std::vector<size_t>& slots) {
-          const image::RgbView view{rgb, width, height, static_cast<ptrdiff_t>(width) * 3};
+          // The box's pixels as an image of their own (torch crops, then resizes the crop).
+          const image::RgbView view{rgb + from.y * stride + from.x * 3, from.width, from.height,
+                                    stride};
           for (size_t k = 0; k < slots.size(); ++k) {
             if (!channels_first_) {  // [K, T, C, h, w]: frame sample `slot` in place
               uint8_t* const target = slot + slots[k] * frame_bytes;
@@ -154,36 +170,42 @@ class DecodeClip : public Transform {
 
  private:
   // The resize, the crop's place (drawn for a random crop) and the flip of this sample.
-  Result<image::ResampleOutput> draw_output(const video::VideoIndex& index, CounterRng& rng) const {
-    const auto [resized_width, resized_height] =
-        clip_resized_size(geometry_.resize, index.upright_width(), index.upright_height());
-    if (resized_width < 1 || resized_height < 1)
-      return invalid_argument(fmt::format("its {}x{} frames resize to nothing",
-                                          index.upright_width(), index.upright_height()));
-    image::ResampleOutput out = out_;
-    const int crop_width = geometry_.crop_width ? geometry_.crop_width : resized_width;
-    const int crop_height = geometry_.crop_height ? geometry_.crop_height : resized_height;
-    if (crop_width > resized_width || crop_height > resized_height)
-      return invalid_argument(fmt::format("the crop {}x{} is larger than its frames resized, {}x{}",
-                                          crop_width, crop_height, resized_width, resized_height));
-    int top = 0, left = 0;
-    if (geometry_.center) {
-      top = static_cast<int>(std::nearbyint((resized_height - crop_height) / 2.0));
-      left = static_cast<int>(std::nearbyint((resized_width - crop_width) / 2.0));
+  Result<ClipDraw> draw_output(const video::VideoIndex& index, CounterRng& rng) const {
+    const int width = index.upright_width(), height = index.upright_height();
+    ClipDraw draw{out_, image::CropRect{0, 0, width, height}};
+    image::ResampleOutput& out = draw.out;
+    if (geometry_.resized) {
+      STOKER_ASSIGN_OR_RETURN(draw.from,
+                              image::random_resized_crop(width, height, geometry_.scales, rng));
     } else {
-      top = static_cast<int>(
-          rng.uniform_below(static_cast<uint64_t>(resized_height - crop_height + 1)));
-      left = static_cast<int>(
-          rng.uniform_below(static_cast<uint64_t>(resized_width - crop_width + 1)));
+      const auto [resized_width, resized_height] =
+          clip_resized_size(geometry_.resize, width, height);
+      if (resized_width < 1 || resized_height < 1)
+        return invalid_argument(fmt::format("its {}x{} frames resize to nothing", width, height));
+      const int crop_width = geometry_.crop_width ? geometry_.crop_width : resized_width;
+      const int crop_height = geometry_.crop_height ? geometry_.crop_height : resized_height;
+      if (crop_width > resized_width || crop_height > resized_height)
+        return invalid_argument(
+            fmt::format("the crop {}x{} is larger than its frames resized, {}x{}", crop_width,
+                        crop_height, resized_width, resized_height));
+      int top = 0, left = 0;
+      if (geometry_.center) {
+        top = static_cast<int>(std::nearbyint((resized_height - crop_height) / 2.0));
+        left = static_cast<int>(std::nearbyint((resized_width - crop_width) / 2.0));
+      } else {
+        top = static_cast<int>(
+            rng.uniform_below(static_cast<uint64_t>(resized_height - crop_height + 1)));
+        left = static_cast<int>(
+            rng.uniform_below(static_cast<uint64_t>(resized_width - crop_width + 1)));
+      }
+      out.width = resized_width;
+      out.height = resized_height;
+      out.window = image::ResampleWindow{left, top, crop_width, crop_height};
     }
     out.flip_horizontal = rng.next_double() < geometry_.flip;
-    out.width = resized_width;
-    out.height = resized_height;
-    out.window = image::ResampleWindow{left, top, crop_width, crop_height};
-    out.precision_x = image::torch_precision_bits(index.upright_width(), resized_width, out.filter);
-    out.precision_y =
-        image::torch_precision_bits(index.upright_height(), resized_height, out.filter);
-    return out;
+    out.precision_x = image::torch_precision_bits(draw.from.width, out.width, out.filter);
+    out.precision_y = image::torch_precision_bits(draw.from.height, out.height, out.filter);
+    return draw;
   }
 
   const int field_;
@@ -244,8 +266,12 @@ OpSpec decode_clip() {
       ParamSpec::reals("resize", {}, "[s]: the shorter side to s; [h, w]; []: no resize", 0, 2)
           .in(1, side),
       ParamSpec::reals("crop", {}, "the crop's [s] or [h, w]; []: none", 0, 2).in(1, side),
-      ParamSpec::choice("crop_mode", "random", {"random", "center"},
-                        "RandomCrop's or CenterCrop's place"),
+      ParamSpec::choice("crop_mode", "random", {"random", "center", "resized"},
+                        "RandomCrop's or CenterCrop's place, or RandomResizedCrop's box (resized "
+                        "to crop; no resize before it)"),
+      ParamSpec::reals("scale", {0.08, 1.0}, "RandomResizedCrop's range of the box's area", 2, 2),
+      ParamSpec::reals("ratio", {3.0 / 4, 4.0 / 3}, "RandomResizedCrop's range of its aspect ratio",
+                       2, 2),
       ParamSpec::real("flip", 0.0, "RandomHorizontalFlip's probability").in(0, 1),
       ParamSpec::choice("dtype", "uint8", {"uint8", "float32"},
                         "uint8, or float32 scaled to [0, 1] and normalised by mean and std"),
@@ -274,6 +300,20 @@ OpSpec decode_clip() {
     geometry.resize = p.reals("resize");
     std::tie(geometry.crop_height, geometry.crop_width) = clip_size_pair(p.reals("crop"));
     geometry.center = p.choice("crop_mode") == "center";
+    geometry.resized = p.choice("crop_mode") == "resized";
+    geometry.scales = {p.reals("scale")[0], p.reals("scale")[1], p.reals("ratio")[0],
+                       p.reals("ratio")[1]};
+    if (geometry.resized) {
+      Status scales = image::check_random_resized_crop_params(geometry.scales);
+      if (!scales.is_ok())
+        return invalid_argument(
+            fmt::format("field '{}': decode_clip: {}", context.field, scales.message()));
+      if (!geometry.resize.empty() || geometry.crop_height == 0)
+        return invalid_argument(fmt::format(
+            "field '{}': decode_clip's crop_mode \"resized\" (RandomResizedCrop) resizes its box "
+            "to crop: give crop, and no resize",
+            context.field));
+    }
     geometry.flip = p.real("flip");
     // The clip's frame size: the crop's, else resize [h, w]'s.
     std::pair<int, int> size =
