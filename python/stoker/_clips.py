@@ -9,9 +9,10 @@ draw for the whole clip, which decode_clip does in the same order with the same 
     then Normalize(mean, std)
 
 each at most once, any of them left out, and UniformTemporalSubsample(n) anywhere among them
-(it picks frames; the others change each frame alike). A step out of that order, of other parameters (a
-crop's padding, a Resize without antialias, one in float32) or of another kind is a ValueError
-naming it: the clip's steps do not run in Python."""
+(it picks frames; the others change each frame alike). A step out of that order, of other
+parameters (a crop's padding, a Resize without antialias, one in float32) or of another kind
+ends the fold: it and the steps after it run in Python on the native clip (a tensor, as
+torchcodec gives one) where Python steps are allowed, else it is a ValueError naming it."""
 from typing import List
 
 _ORDER = ["Resize", "Crop", "RandomHorizontalFlip", "ToFloat", "Normalize"]
@@ -91,27 +92,39 @@ _FOLD = {"Resize": _resize, "Crop": _crop, "ToFloat": _to_float, "Normalize": _n
          "RandomHorizontalFlip": lambda field, step, call: call.update(flip=float(step.p))}
 
 
-def clip_call(field: str, call: dict, steps: list) -> dict:
-    """DecodeClip's native `call` with `steps` (the field's steps after it) folded in."""
+def clip_call(field: str, call: dict, steps: list, allow_python: bool = False) -> tuple:
+    """DecodeClip's native `call` with `steps` (the field's steps after it) folded in, and the
+    steps left to Python (from the first that does not fold: its ValueError's message says why;
+    with `allow_python` False, that ValueError)."""
     call = dict(call)
     done = -1
-    for step in steps:
-        if type(step).__name__ == "UniformTemporalSubsample":
-            if call["subsample"]:
-                raise ValueError(f"field '{field}': {step!r}: the clip is subsampled already")
-            call["subsample"] = int(step.num_samples)
-            continue
-        kind = _kind(step)
-        if kind not in _ORDER:
-            raise ValueError(f"field '{field}': {step!r} cannot follow DecodeClip; its clips "
-                             f"take {', '.join(_ORDER)} (in that order)")
-        at = _ORDER.index(kind)
-        if at <= done:
-            raise ValueError(f"field '{field}': {step!r} comes after {_ORDER[done]}; DecodeClip's "
-                             f"steps go in torchvision's order {' + '.join(_ORDER)}, each once")
-        if kind in ("Resize", "Crop") and call[kind.lower()]:
-            raise ValueError(f"field '{field}': DecodeClip sets its {kind.lower()} and {step!r} "
-                             "another")
-        _FOLD[kind](field, step, call)
-        done = at
-    return call
+    for at_step, step in enumerate(steps):
+        try:
+            done = _fold(field, step, call, done)
+        except ValueError as e:
+            if not allow_python:
+                raise
+            return call, steps[at_step:], str(e)
+    return call, [], None
+
+
+def _fold(field: str, step, call: dict, done: int) -> int:
+    """Folds `step` into `call` after the step of _ORDER index `done`; the index it takes."""
+    if type(step).__name__ == "UniformTemporalSubsample":
+        if call["subsample"]:
+            raise ValueError(f"field '{field}': {step!r}: the clip is subsampled already")
+        call["subsample"] = int(step.num_samples)
+        return done
+    kind = _kind(step)
+    if kind not in _ORDER:
+        raise ValueError(f"field '{field}': {step!r} cannot follow DecodeClip; its clips "
+                         f"take {', '.join(_ORDER)} (in that order)")
+    at = _ORDER.index(kind)
+    if at <= done:
+        raise ValueError(f"field '{field}': {step!r} comes after {_ORDER[done]}; DecodeClip's "
+                         f"steps go in torchvision's order {' + '.join(_ORDER)}, each once")
+    if kind in ("Resize", "Crop") and call[kind.lower()]:
+        raise ValueError(f"field '{field}': DecodeClip sets its {kind.lower()} and {step!r} "
+                         "another")
+    _FOLD[kind](field, step, call)
+    return at

@@ -1195,9 +1195,10 @@ def _field_plan(field: str, dtype: str, originals: list, allow_python: bool) -> 
     own size (DecodeImage's default) for the Python steps. The native plan's error where no
     start of them can run so (a step of stoker.transforms' own left to Python)."""
     if originals and isinstance(originals[0], tuple(_DECODING_CLASSES.values())):
-        # A clip's steps fold into its decoding call (stoker/_clips.py), none in Python.
-        return ({"name": field, "ops": [_clips.clip_call(field, originals[0].native(),
-                                                         originals[1:])]}, None, None, [])
+        # A clip's steps fold into its decoding call (stoker/_clips.py); the rest in Python.
+        call, rest, why = _clips.clip_call(field, originals[0].native(), originals[1:],
+                                           allow_python)
+        return {"name": field, "ops": [call]}, rest or None, why, []
     first_error = None
     for native in range(len(originals), -1, -1) if allow_python else [len(originals)]:
         python: Optional[list] = [] if allow_python else None

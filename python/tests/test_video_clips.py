@@ -331,9 +331,33 @@ def test_random_resized_crop_folds_into_the_clip(videos):
             want = F.horizontal_flip(want)
         assert ours[i].shape == (6, 3, 24, 24)
         assert torch.equal(ours[i], want[0].as_subclass(torch.Tensor)), name
-    with pytest.raises(ValueError, match="no Resize before it"):
-        loaded(dataset, v2.Compose([stoker.transforms.DecodeClip(), v2.Resize(40),
-                                    v2.RandomResizedCrop(24)]))
+
+
+class TimeReversed:
+    """A user's step on a clip tensor: its frames in reverse order."""
+
+    def __call__(self, clip):
+        return clip.flip(0)
+
+
+def test_steps_that_do_not_fold_run_in_python_on_the_native_clip(videos):
+    """From the first step that does not fold (a user's callable; a Gaussian blur; a
+    RandomResizedCrop after a Resize) the steps run in Python on the native clip tensor, as they
+    would on torchcodec's, and the plan says why."""
+    _, dataset = videos
+    native = [stoker.transforms.DecodeClip(num_frames_per_clip=4), v2.Resize(36), v2.CenterCrop(30)]
+    tail = [TimeReversed(), v2.GaussianBlur(3, sigma=1.0), v2.RandomHorizontalFlip(p=0.0)]
+    made = stoker.Loader(stoker.Dataset(dataset, transforms={"video": v2.Compose(native + tail)}),
+                         batch_size=3, generator=torch.Generator().manual_seed(SEED))
+    assert [where for _, where in made.plan["video"]] == ["native"] + ["python"] * 3
+    assert "TimeReversed" in made.plan["notes"]["video"][0]
+    ours = [clip for batch in made for clip in batch["video"]]
+    for clip, want in zip(ours, loaded(dataset, v2.Compose(native))):
+        assert torch.equal(clip, F.gaussian_blur(want.flip(0), [3, 3], [1.0, 1.0]))
+    schema = [{"name": "video", "dtype": "bytes"}, {"name": "label", "dtype": "int64"}]
+    with pytest.raises(ValueError, match="no Resize before it"):  # every step native
+        stoker.transforms.field_specs({"video": v2.Compose(
+            [stoker.transforms.DecodeClip(), v2.Resize(40), v2.RandomResizedCrop(24)])}, schema)
 
 
 def test_uniform_temporal_subsample_picks_torchvisions_frames(videos):
@@ -420,17 +444,19 @@ def test_clip_parameters_are_checked(videos):
     crop_too_large = stoker.transforms.DecodeClip(num_frames_per_clip=2, resize=[20], crop=[64])
     with pytest.raises(Exception, match="larger than its frames resized"):
         loaded(dataset, crop_too_large)
-    with pytest.raises(ValueError, match="cannot follow DecodeClip"):
-        loaded(dataset, v2.Compose([stoker.transforms.DecodeClip(crop=[16]), v2.Grayscale()]))
-    with pytest.raises(ValueError, match="in torchvision's order"):
-        loaded(dataset, v2.Compose([stoker.transforms.DecodeClip(), v2.RandomCrop(16),
-                                    v2.Resize(20)]))
-    with pytest.raises(ValueError, match="antialias=True"):
-        loaded(dataset, v2.Compose([stoker.transforms.DecodeClip(), v2.Resize(20, antialias=False),
-                                    v2.CenterCrop(16)]))
-    with pytest.raises(ValueError, match="before it"):
-        loaded(dataset, v2.Compose([stoker.transforms.DecodeClip(crop=[16]),
-                                    v2.Normalize([0.5] * 3, [0.2] * 3)]))
+    # Steps that do not fold are each one line where every step must be native (in a Loader
+    # they run in Python: test_steps_that_do_not_fold_run_in_python_on_the_native_clip).
+    schema = [{"name": "video", "dtype": "bytes"}, {"name": "label", "dtype": "int64"}]
+    for match, steps in [
+            ("cannot follow DecodeClip", [stoker.transforms.DecodeClip(crop=[16]), v2.Grayscale()]),
+            ("in torchvision's order", [stoker.transforms.DecodeClip(), v2.RandomCrop(16),
+                                        v2.Resize(20)]),
+            ("antialias=True", [stoker.transforms.DecodeClip(), v2.Resize(20, antialias=False),
+                                v2.CenterCrop(16)]),
+            ("before it", [stoker.transforms.DecodeClip(crop=[16]),
+                           v2.Normalize([0.5] * 3, [0.2] * 3)])]:
+        with pytest.raises(ValueError, match=match):
+            stoker.transforms.field_specs({"video": v2.Compose(steps)}, schema)
 
 
 def test_torchvisions_steps_fold_into_the_clip(videos):
