@@ -11,8 +11,9 @@ draw for the whole clip, which decode_clip does in the same order with the same 
 each at most once, any of them left out, and UniformTemporalSubsample(n) anywhere among them
 (it picks frames; the others change each frame alike). A step out of that order, of other
 parameters (a crop's padding, a Resize without antialias, one in float32) or of another kind
-ends the fold: it and the steps after it run in Python on the native clip (a tensor, as
-torchcodec gives one) where Python steps are allowed, else it is a ValueError naming it."""
+ends the fold: it and the steps after it (and the float steps before it, so that they see
+torch's values) run in Python on the native clip tensor where Python steps are allowed, else
+it is a ValueError naming it."""
 from typing import List
 
 _ORDER = ["Resize", "Crop", "RandomHorizontalFlip", "ToFloat", "Normalize"]
@@ -92,20 +93,36 @@ _FOLD = {"Resize": _resize, "Crop": _crop, "ToFloat": _to_float, "Normalize": _n
          "RandomHorizontalFlip": lambda field, step, call: call.update(flip=float(step.p))}
 
 
+def varies(call: dict) -> bool:
+    """True if the clips of native `call` (decode_clip's, or clip_frame_indices') vary in size
+    per sample: regular timestamps' (their number), or clips of their frames' own size."""
+    if call["op"] not in ("decode_clip", "clip_frame_indices"):
+        return False
+    own_size = call["op"] == "decode_clip" and not call["crop"] and len(call["resize"]) != 2
+    return call["sampler"] == "regular_timestamps" or own_size
+
+
 def clip_call(field: str, call: dict, steps: list, allow_python: bool = False) -> tuple:
     """DecodeClip's native `call` with `steps` (the field's steps after it) folded in, and the
     steps left to Python (from the first that does not fold: its ValueError's message says why;
-    with `allow_python` False, that ValueError)."""
-    call = dict(call)
-    done = -1
+    with `allow_python` False, that ValueError). Where steps are left to Python, the float
+    steps before them are too: natively they are within a few ulps of torch's, and the Python
+    steps are to see torch's values."""
+    folded, done = dict(call), -1
     for at_step, step in enumerate(steps):
         try:
-            done = _fold(field, step, call, done)
+            done = _fold(field, step, folded, done)
         except ValueError as e:
             if not allow_python:
                 raise
-            return call, steps[at_step:], str(e)
-    return call, [], None
+            floats = [k for k, s in enumerate(steps[:at_step])
+                      if _kind(s) in ("ToFloat", "Normalize")]
+            native = floats[0] if floats else at_step
+            folded, done = dict(call), -1
+            for step in steps[:native]:
+                done = _fold(field, step, folded, done)
+            return folded, steps[native:], str(e)
+    return folded, [], None
 
 
 def _fold(field: str, step, call: dict, done: int) -> int:

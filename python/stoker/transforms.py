@@ -1235,12 +1235,13 @@ def _field_plan(field: str, dtype: str, originals: list, allow_python: bool) -> 
 
 def is_variable(spec: dict, schema: List[dict] = ()) -> bool:
     """True if the field of `spec` varies in size per sample: RawBytes, DecodeImage, Resize
-    alone, or a stored
-    variable-length field of `schema` (its shape names its first dimension: ["N", 4])."""
+    alone, clips that vary (_clips.varies), or a stored variable-length field of `schema` (its
+    shape names its first dimension: ["N", 4])."""
     if "joint" in spec:  # a detection sample's field (stoker/_joint.py)
         return True
     if spec["ops"]:
-        return spec["ops"][0]["op"] in ("raw_bytes", "decode_image", "resize")
+        return spec["ops"][0]["op"] in ("raw_bytes", "decode_image", "resize") or \
+            _clips.varies(spec["ops"][0])
     stored = next((f for f in schema if f["name"] == spec["name"]), None)
     return stored is not None and bool(stored["shape"]) and isinstance(stored["shape"][0], str)
 

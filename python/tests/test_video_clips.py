@@ -21,6 +21,7 @@ from torchcodec.decoders import VideoDecoder  # noqa: E402
 from torchcodec.samplers import (clips_at_random_indices, clips_at_random_timestamps,  # noqa: E402
                                  clips_at_regular_indices, clips_at_regular_timestamps)
 from torchvision import tv_tensors  # noqa: E402
+from torchvision import transforms as T  # noqa: E402
 from torchvision.transforms import v2  # noqa: E402
 from torchvision.transforms.v2 import functional as F  # noqa: E402
 
@@ -380,6 +381,37 @@ def test_uniform_temporal_subsample_picks_torchvisions_frames(videos):
             picked = torch.linspace(0, frames - 1, n).long()
             want_indices = frame_indices(str(folder / name), decoded.pts_seconds[0][picked])
             assert indices[i].tolist() == want_indices, (frames, n, name)
+
+
+def test_clips_of_their_frames_own_size_feed_the_reference_preset_in_python(videos):
+    """DecodeClip(capacity=[h, w]) without a crop: each clip at its frames' own size, a list of
+    torchcodec's frames; torchvision's video classification reference preset after it
+    (ConvertImageDtype, Resize without antialias, Normalize, CenterCrop, channels first) runs
+    in Python on them, equal to the preset on torchcodec's clip. A frame over the capacity is
+    one line naming it."""
+    folder, dataset = videos
+    mean, std = [0.43216, 0.394666, 0.37645], [0.22803, 0.22145, 0.216989]
+    own = stoker.transforms.DecodeClip(num_frames_per_clip=3, num_indices_between_frames=2,
+                                       capacity=[128, 192])
+    preset = T.Compose([T.ConvertImageDtype(torch.float32), T.Resize((32, 40), antialias=False),
+                        T.Normalize(mean, std), T.CenterCrop((28, 28)), ChannelsFirst()])
+    ours = loaded(dataset, own)
+    presets = loaded(dataset, T.Compose([own, preset]))
+    for i, name in enumerate(NAMES):
+        clip = sampled(VideoDecoder(str(folder / name)), SampleDraws(SEED, 0, i, 0), "random", 1,
+                       3, 2, {}).data[0]
+        assert torch.equal(ours[i], clip), name
+        assert torch.equal(presets[i], preset(clip)), name
+    small = stoker.transforms.DecodeClip(num_frames_per_clip=2, capacity=[100, 100])
+    with pytest.raises(Exception, match=r"frames are larger than capacity \[100, 100\]"):
+        loaded(dataset, small)
+
+
+class ChannelsFirst:
+    """The reference's ConvertBCHWtoCBHW: [T, C, H, W] to [C, T, H, W]."""
+
+    def __call__(self, clip):
+        return clip.permute(1, 0, 2, 3)
 
 
 def test_tars_of_videos_give_the_same_clips(tmp_path, videos):

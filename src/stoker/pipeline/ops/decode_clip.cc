@@ -90,21 +90,31 @@ class DecodeClip : public Transform {
   }
 
   std::vector<int64_t> sample_shape() const override {
-    const int64_t t = sampler_.clip_length(), h = out_.height, w = out_.width;
+    return shape_of(sampler_.num_clips, out_.height, out_.width, sampler_.num_clips > 1);
+  }
+
+  // A sample of `clips` clips of h x w frames: [K?, T, 3, h, w] or [K?, 3, T, h, w], K there
+  // where `leading`.
+  std::vector<int64_t> shape_of(int64_t clips, int64_t h, int64_t w, bool leading) const {
+    const int64_t t = sampler_.clip_length();
     std::vector<int64_t> shape =
         channels_first_ ? std::vector<int64_t>{3, t, h, w} : std::vector<int64_t>{t, 3, h, w};
-    if (sampler_.num_clips > 1) shape.insert(shape.begin(), sampler_.num_clips);
+    if (leading) shape.insert(shape.begin(), clips);
     return shape;
   }
 
+  int64_t max_clips() const { return sampler_.num_clips; }
+
   Status apply(const SampleInput& input, uint8_t* slot) const override {
-    int64_t clips = 0;
-    return write(input, slot, clips);
+    int64_t clips = 0, height = 0, width = 0;
+    return write(input, slot, clips, height, width);
   }
 
-  // Writes the sample's clips at `slot` and says how many there are (`clips`). Errors name the
-  // video "the video": the engine names the field and record.
-  Status write(const SampleInput& input, uint8_t* slot, int64_t& clips) const {
+  // Writes the sample's clips C-contiguous at `slot` and says how many there are and their
+  // frames' size, which is out_'s but for clips of their frames' own size (capacity: at most
+  // out_'s). Errors name the video "the video": the engine names the field and record.
+  Status write(const SampleInput& input, uint8_t* slot, int64_t& clips, int64_t& height,
+               int64_t& width) const {
     STOKER_ASSIGN_OR_RETURN(ByteSpan bytes, variable_field(*input.schema, input.record, field_));
     const std::string video_name;  // the record's
     STOKER_ASSIGN_OR_RETURN(video::VideoFile file, video::open_video_bytes(video_name, bytes));
@@ -125,8 +135,13 @@ class DecodeClip : public Transform {
                             video::VideoFrameDecoder::open(std::move(file), index, threads_));
 
     const size_t element = dtype_size(dtype());
-    // A frame's sample is the crop's (out_'s size; `out` is the resize's).
-    const size_t plane = static_cast<size_t>(out_.width) * out_.height;
+    // A frame's sample is the crop's (the window's; `out` is the resize's).
+    width = out.window.width > 0 ? out.window.width : out.width;
+    height = out.window.width > 0 ? out.window.height : out.height;
+    if (width > out_.width || height > out_.height)
+      return invalid_argument(fmt::format("its {}x{} frames are larger than capacity [{}, {}]",
+                                          width, height, out_.height, out_.width));
+    const size_t plane = static_cast<size_t>(width) * static_cast<size_t>(height);
     const size_t frame_bytes = 3 * plane * element;
     const int64_t per_clip = sampler_.clip_length();
     thread_local image::Resampler resampler;
@@ -217,27 +232,31 @@ class DecodeClip : public Transform {
   const int threads_;
 };
 
-// Regular timestamps' clips: as many as fit each video, up to num_clips (the capacity).
-class DecodeRegularClips : public VariableTransform {
+// Clips that vary per sample: regular timestamps' (as many as fit each video, up to
+// num_clips: [K, ...]), or of their frames' own size (up to capacity).
+class DecodeVariableClips : public VariableTransform {
  public:
-  explicit DecodeRegularClips(std::shared_ptr<const DecodeClip> clips) : clips_(std::move(clips)) {}
+  DecodeVariableClips(std::shared_ptr<const DecodeClip> clips, bool counted)
+      : clips_(std::move(clips)), counted_(counted) {}
   DType dtype() const override { return clips_->dtype(); }
   std::vector<int64_t> sample_shape() const override {
-    std::vector<int64_t> shape = clips_->sample_shape();
-    if (shape.size() == 4) shape.insert(shape.begin(), 1);  // [1, ...] for num_clips 1
-    return shape;
+    const std::vector<int64_t> fixed = clips_->sample_shape();
+    return clips_->shape_of(counted_ ? clips_->max_clips() : 1, fixed.end()[-2], fixed.end()[-1],
+                            leading());
   }
   Status apply_sized(const SampleInput& input, uint8_t* slot, int64_t* shape) const override {
-    int64_t clips = 0;
-    STOKER_RETURN_IF_ERROR(clips_->write(input, slot, clips));
-    const std::vector<int64_t> capacity = sample_shape();
-    std::copy(capacity.begin(), capacity.end(), shape);
-    shape[0] = clips;
+    int64_t clips = 0, height = 0, width = 0;
+    STOKER_RETURN_IF_ERROR(clips_->write(input, slot, clips, height, width));
+    const std::vector<int64_t> got = clips_->shape_of(clips, height, width, leading());
+    std::copy(got.begin(), got.end(), shape);
     return Status::ok();
   }
 
  private:
+  bool leading() const { return counted_ || clips_->max_clips() > 1; }
+
   const std::shared_ptr<const DecodeClip> clips_;
+  const bool counted_;  // regular timestamps: the clips counted per sample
 };
 
 // A size parameter's (height, width): [] none, [s] square, [h, w].
@@ -283,6 +302,11 @@ OpSpec decode_clip() {
                          "the largest frame (width x height) decoded; larger is an error")
           .in(1, int64_t{1} << 30),
       ParamSpec::integer("threads", 1, "each decoder's threads (0: FFmpeg's choice)").in(0, 64),
+      ParamSpec::reals("capacity", {},
+                       "[h, w]: the largest frames of clips of their own size (no crop, no "
+                       "resize [h, w]), which come as a list; []: a fixed size is given",
+                       0, 2)
+          .in(1, side),
   };
   op.params.insert(op.params.end(), geometry_params.begin(), geometry_params.end());
   op.make_source = [](const Params& p,
@@ -319,10 +343,13 @@ OpSpec decode_clip() {
     std::pair<int, int> size =
         clip_size_pair(geometry.resize.size() == 2 ? geometry.resize : std::vector<double>{});
     if (geometry.crop_height > 0) size = {geometry.crop_height, geometry.crop_width};
+    const bool own_size = size.first == 0;
+    if (own_size) size = clip_size_pair(p.reals("capacity"));
     const int height = size.first, width = size.second;
     if (height == 0)
       return invalid_argument(fmt::format(
-          "field '{}': decode_clip's clips need a fixed size: give crop, or resize [h, w]",
+          "field '{}': decode_clip's clips need a fixed size (give crop, or resize [h, w]) or, "
+          "for clips of their frames' own size, a capacity [h, w]",
           context.field));
     image::ResampleOutput out;
     out.width = width;
@@ -343,8 +370,10 @@ OpSpec decode_clip() {
     auto clips = std::make_shared<DecodeClip>(f, sampler, std::move(geometry), out,
                                               p.choice("layout") == "CTHW", p.integer("max_pixels"),
                                               static_cast<int>(p.integer("threads")));
-    if (sampler.starts == video::ClipStarts::kRegularTimestamps)
-      return std::shared_ptr<const Transform>(std::make_shared<DecodeRegularClips>(clips));
+    const bool counted = sampler.starts == video::ClipStarts::kRegularTimestamps;
+    if (counted || own_size)
+      return std::shared_ptr<const Transform>(
+          std::make_shared<DecodeVariableClips>(clips, counted));
     return std::shared_ptr<const Transform>(clips);
   };
   return op;

@@ -47,8 +47,8 @@ TEST(WebDatasetSource, RecordsAreTheTarsSamplesInTheImageLayout) {
   tar_fixtures::write_tar(
       tmp / "tars/d-02.tar",
       {{"y/2.png", "not read"}, {"y/2.jpg", c}, {"y/2.cls", "+7"}, {"y/2.txt", "a caption"}});
-  for (const std::string spec : {tmp / "tars", tmp / "tars/d-{01..02}.tar",
-                                 tmp / "tars/d-01.tar\n" + tmp / "tars/d-02.tar"}) {
+  for (const std::string& spec : {tmp / "tars", tmp / "tars/d-{01..02}.tar",
+                                  tmp / "tars/d-01.tar\n" + tmp / "tars/d-02.tar"}) {
     auto source = WebDatasetSource::open(spec, {}).value_or_throw();
     ASSERT_EQ(source->manifest().shards.size(), 2u) << spec;  // a unit a tar, by default
     EXPECT_EQ(source->manifest().shards[1].file, tmp / "tars/d-02.tar");
