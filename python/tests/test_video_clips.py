@@ -402,6 +402,13 @@ def test_clips_of_their_frames_own_size_feed_the_reference_preset_in_python(vide
                        3, 2, {}).data[0]
         assert torch.equal(ours[i], clip), name
         assert torch.equal(presets[i], preset(clip)), name
+    # Several clips of their own size: [K, T, C, H, W], within the slot the capacity sizes.
+    several = loaded(dataset, stoker.transforms.DecodeClip(
+        sampler="regular", num_clips=3, num_frames_per_clip=2, capacity=[128, 192]))
+    for i, name in enumerate(NAMES):
+        want = clips_at_regular_indices(VideoDecoder(str(folder / name)), num_clips=3,
+                                        num_frames_per_clip=2).data
+        assert several[i].shape == want.shape and torch.equal(several[i], want), name
     small = stoker.transforms.DecodeClip(num_frames_per_clip=2, capacity=[100, 100])
     with pytest.raises(Exception, match=r"frames are larger than capacity \[100, 100\]"):
         loaded(dataset, small)

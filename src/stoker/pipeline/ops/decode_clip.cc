@@ -241,8 +241,7 @@ class DecodeVariableClips : public VariableTransform {
   DType dtype() const override { return clips_->dtype(); }
   std::vector<int64_t> sample_shape() const override {
     const std::vector<int64_t> fixed = clips_->sample_shape();
-    return clips_->shape_of(counted_ ? clips_->max_clips() : 1, fixed.end()[-2], fixed.end()[-1],
-                            leading());
+    return clips_->shape_of(clips_->max_clips(), fixed.end()[-2], fixed.end()[-1], leading());
   }
   Status apply_sized(const SampleInput& input, uint8_t* slot, int64_t* shape) const override {
     int64_t clips = 0, height = 0, width = 0;
