@@ -3,7 +3,6 @@ across ranks, state_dict round trips (elastic too), rank defaults, bad options a
 
 import collections
 import gc
-import inspect
 import json
 import os
 import re
