@@ -480,16 +480,17 @@ class PythonPool:
         else a tensor of its own. A sample whose outputs find no memory here fails."""
         batch = task.batch
         for slot, described, message in results:
-            if described is not None:
+            why = output if isinstance(output, str) else None
+            if described is not None and why is None:
                 try:
-                    if isinstance(output, str):
-                        raise OSError(output)
                     self._copy_outputs(task, output, slot, described)
                     continue
                 except (OSError, MemoryError) as e:
-                    message = sample_message(
-                        task.field, slot, batch.index, task.epoch,
-                        f"its outputs found no memory in the loader's process: {e}")
+                    why = str(e)
+            if described is not None:
+                message = sample_message(task.field, slot, batch.index, task.epoch,
+                                         f"its outputs found no memory in the loader's process: "
+                                         f"{why}")
             batch.errors[task.field][slot] = message
 
     def _copy_outputs(self, task: _Task, output: Shared, slot: int, described: list) -> None:

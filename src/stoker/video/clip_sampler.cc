@@ -106,6 +106,9 @@ Result<std::vector<double>> clip_start_seconds(const ClipSampler& sampler, const
     starts.erase(
         std::remove_if(starts.begin(), starts.end(), [&](double s) { return s >= range_end; }),
         starts.end());
+    if (static_cast<int64_t>(starts.size()) > sampler.num_clips)
+      return invalid_argument(fmt::format("{}: its {} regular clips are more than num_clips {}",
+                                          where, starts.size(), sampler.num_clips));
     return starts;
   }
   const double width = range_end - start;

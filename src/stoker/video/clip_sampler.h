@@ -77,7 +77,8 @@ Result<std::vector<int64_t>> clip_frame_indices(const ClipSampler& sampler, int6
 
 // The same of any sampler, by index or by time, of the video `index` describes, each clip
 // subsampled: the clips follow one another, so their number is the result's size /
-// clip_length() (num_clips but for regular timestamps). A range in seconds that holds no start, or
+// clip_length() (num_clips but for regular timestamps, which are at most num_clips: more is
+// kInvalidArgument naming both). A range in seconds that holds no start, or
 // a frame rate or point that the video has not: kInvalidArgument naming `video`.
 Result<std::vector<int64_t>> clip_frame_indices(const ClipSampler& sampler, const VideoIndex& index,
                                                 CounterRng& rng, const std::string& video);

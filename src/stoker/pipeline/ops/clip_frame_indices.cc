@@ -38,9 +38,6 @@ class ClipFrameIndices : public VariableTransform {
     STOKER_ASSIGN_OR_RETURN(std::vector<int64_t> frames,
                             video::clip_frame_indices(sampler_, index, rng, ""));
     const int64_t clips = static_cast<int64_t>(frames.size()) / sampler_.clip_length();
-    if (clips > sampler_.num_clips)
-      return invalid_argument(fmt::format("its {} regular clips are more than num_clips {}", clips,
-                                          sampler_.num_clips));
     std::memcpy(slot, frames.data(), frames.size() * sizeof(int64_t));
     const std::vector<int64_t> capacity = sample_shape();
     std::copy(capacity.begin(), capacity.end(), shape);

@@ -126,9 +126,6 @@ class DecodeClip : public Transform {
     STOKER_ASSIGN_OR_RETURN(std::vector<int64_t> frames,
                             video::clip_frame_indices(sampler_, index, rng, video_name));
     clips = static_cast<int64_t>(frames.size()) / sampler_.clip_length();
-    if (clips > sampler_.num_clips)
-      return invalid_argument(fmt::format("its {} regular clips are more than num_clips {}", clips,
-                                          sampler_.num_clips));
     STOKER_ASSIGN_OR_RETURN(const ClipDraw draw, draw_output(index, rng));
     const image::ResampleOutput& out = draw.out;
     STOKER_ASSIGN_OR_RETURN(video::VideoFrameDecoder decoder,
