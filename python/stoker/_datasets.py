@@ -15,7 +15,7 @@ import numpy as np
 
 from stoker._hugging_face import hugging_face_dataset
 from stoker._native_dataset import NativeDataset
-from stoker._torchvision_coco import wrapped_coco_detection
+from stoker._torchvision_coco import reference_coco_detection, wrapped_coco_detection
 from stoker._torchvision_voc import voc_dataset
 from stoker._webdataset_pipeline import recognised_webdataset
 from stoker.sources import Dataset, ImageFolder, _Source
@@ -140,6 +140,7 @@ def native_dataset(torch, dataset, transforms) -> Optional[NativeDataset]:
             f"a Subset of {len(dataset.indices)} of its samples, read as explicit epochs"]}
         return replace(inner, notes=notes, subset=list(dataset.indices))
     return _torchvision_image_folder(dataset) or _torchvision_arrays(dataset) or \
-        wrapped_coco_detection(dataset, _kept_once) or voc_dataset(dataset, _kept_once) or \
+        wrapped_coco_detection(dataset, _kept_once) or \
+        reference_coco_detection(dataset, _kept_once) or voc_dataset(dataset, _kept_once) or \
         recognised_webdataset(dataset) or hugging_face_dataset(dataset, arrays_cache_root())
 

@@ -35,14 +35,17 @@ def _is_v2(step) -> bool:
 
 # The references' own steps (references/detection/transforms.py,
 # references/segmentation/v2_extras.py), not installed with torchvision: known by class name and
-# attributes.
+# attributes. The detection reference's v1 preset (use_v2=False) is its RandomHorizontalFlip
+# (torch.rand(1) < p, v2's draw), PILToTensor and ToDtype (v1's convert_image_dtype).
 _REFERENCE_STEPS = {"FixedSizeCrop": ("crop_height", "crop_width", "fill", "padding_mode"),
-                    "PadIfSmaller": ("size", "fill")}
+                    "PadIfSmaller": ("size", "fill"), "RandomHorizontalFlip": ("p",),
+                    "ToDtype": ("dtype", "scale")}
 
 
 def _reference_step(step) -> bool:
     attributes = _REFERENCE_STEPS.get(type(step).__name__)
-    return attributes is not None and all(hasattr(step, a) for a in attributes)
+    return attributes is not None and all(hasattr(step, a) for a in attributes) and \
+        not type(step).__module__.startswith("torchvision.")
 
 
 def _detection(schema: Dict[str, dict], mapping: dict) -> bool:
@@ -55,11 +58,12 @@ def _segmentation(schema: Dict[str, dict], mapping: dict) -> bool:
 
 
 def applies(steps: list, schema: Dict[str, dict], mapping: dict) -> bool:
-    """True where the image's `steps` (flattened) are torchvision v2's on a dataset with an
-    encoded image and boxes and labels, or a class map, that the transforms keep (no transform
-    of their own)."""
+    """True where the image's `steps` (flattened) are torchvision v2's (or the references' own)
+    on a dataset with an encoded image and boxes and labels, or a class map, that the
+    transforms keep (no transform of their own)."""
     return ((_detection(schema, mapping) or _segmentation(schema, mapping)) and
-            schema.get(IMAGE, {}).get("dtype") == "bytes" and any(_is_v2(s) for s in steps))
+            schema.get(IMAGE, {}).get("dtype") == "bytes" and
+            any(_is_v2(s) or _reference_step(s) for s in steps))
 
 
 def _interpolation_name(mode) -> str:
@@ -267,7 +271,7 @@ def specs(steps: list, schema: Dict[str, dict], mapping: dict, to_float,
     step after it run in Python; ValueError naming the steps stoker cannot run, all at once."""
     segmentation = not _detection(schema, mapping)
     calls: List[dict] = []
-    joint = {"max_size": None, "float": False, "mean": [], "std": [],
+    joint = {"max_size": None, "float": False, "float_divides": False, "mean": [], "std": [],
              "class_map_int64": False}
     image, plain = "pil", False  # the image's type as torchvision has it, a target made plain
     problems: List[str] = []
@@ -280,12 +284,13 @@ def specs(steps: list, schema: Dict[str, dict], mapping: dict, to_float,
                 if k != 0:
                     raise ValueError("DecodeImage sets the image's max_size: it comes first")
                 joint["max_size"] = step.max_size
-            elif name == "ToDtype":
-                joint["class_map_int64"] = _to_dtype(step)
+            elif name in ("ToDtype", "ConvertImageDtype"):
+                if name == "ToDtype":
+                    joint["class_map_int64"] = _to_dtype(step)
+                else:
+                    to_float(step)
                 joint["float"] = True
-            elif name == "ConvertImageDtype":
-                to_float(step)
-                joint["float"] = True
+                joint["float_divides"] = not _is_v2(step)  # v1's x / 255, v2's x * (1 / 255)
             elif name == "Normalize" and _is_v2(step):
                 if not joint["float"] or joint["mean"]:
                     raise ValueError("Normalize comes once, after ToDtype(float32)")

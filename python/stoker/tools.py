@@ -33,7 +33,7 @@ _OPTIONS = {
     "imagefolder": {"shard_mb": 256, "keep_original": False, "max_side": 0, "skip_bad": False,
                     "workers": None, "record_order": "folder", "seed": 0, "progress": None},
     "coco": {"annotations": None, "shard_mb": 256, "keep_original": False, "drop_empty": False,
-             "workers": None, "progress": None},
+             "v1_targets": False, "workers": None, "progress": None},
     "voc": {"split": "train", "shard_mb": 256, "keep_original": False, "workers": None},
     "masks": {"masks": None, "shard_mb": 256, "keep_original": False, "workers": None},
 }
@@ -61,7 +61,9 @@ def convert(kind, src=None, out=None, **options):
     - ``"coco"`` (`src` the images, option annotations: the instances JSON), ``"voc"`` (`src`
       VOCdevkit/VOC2012, option split) and ``"masks"`` (`src` images, option masks: PNG class
       masks paired by stem) write FORMAT.md's "What the importers write". Options:
-      keep_original, workers, shard_mb; "coco"'s drop_empty: the reference's training set.
+      keep_original, workers, shard_mb; "coco"'s drop_empty: the reference's training set, and
+      v1_targets: its v1 path's targets (crowds left out, boxes clamped to the image, the
+      objects whose clamped box is empty left out).
 
     `out` may be an s3://bucket/prefix: the conversion goes into a temporary directory, which is
     pushed there as push() does and removed (on failure too); "datasets" are then the URLs and
@@ -135,8 +137,8 @@ def _import_mask_folder(src, out, shard_bytes, *, masks, keep_original, workers)
     return summary
 
 
-def _import_coco(src, out, shard_bytes, *, annotations, keep_original, drop_empty, workers,
-                 progress):
+def _import_coco(src, out, shard_bytes, *, annotations, keep_original, drop_empty, v1_targets,
+                 workers, progress):
     if annotations is None:
         raise ValueError("convert 'coco' needs annotations=, the instances JSON file")
     _check_workers(workers)
@@ -144,7 +146,8 @@ def _import_coco(src, out, shard_bytes, *, annotations, keep_original, drop_empt
     try:
         summary = _stoker.import_coco(native_path(src), native_path(annotations),
                                       native_path(out), keep_original=bool(keep_original),
-                                      drop_empty=bool(drop_empty), workers=workers,
+                                      drop_empty=bool(drop_empty),
+                                      v1_targets=bool(v1_targets), workers=workers,
                                       shard_bytes=shard_bytes, progress=line)
     finally:
         line.close()

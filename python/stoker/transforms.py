@@ -743,9 +743,12 @@ _STOKER_CLASSES = (Compose, ToTensor, PILToTensor, Normalize, RandomResizedCrop,
 
 
 def _is_compose(transform) -> bool:
+    """stoker's Compose, torchvision's, or another of that name holding a list of steps (the
+    detection reference's own, which runs them in turn on (image, target))."""
     return isinstance(transform, Compose) or (
         type(transform).__name__ == "Compose" and
-        type(transform).__module__.startswith("torchvision.transforms"))
+        (type(transform).__module__.startswith("torchvision.transforms") or
+         isinstance(getattr(transform, "transforms", None), list)))
 
 
 def _flatten(transform) -> list:

@@ -158,6 +158,40 @@ TEST(CocoCliTest, DropEmptyLeavesOutImagesWithoutABoxWiderAndTallerThanOnePixel)
   }
 }
 
+// --v1-targets stores what the v1 detection reference's ConvertCocoPolysToMask makes: the crowd
+// left out, a box past the 64x48 image's right and bottom edges clamped (in float32), boxes of no
+// width or starting at the right edge left out with their masks. (Against the reference's own
+// step: python/tests/test_reference_v1_detection.py.)
+TEST(CocoCliTest, V1TargetsAreTheV1ReferencesClampedBoxesWithoutCrowds) {
+  testing::TempDir dir;
+  make_coco_files(dir, std::string(kTwoObjects) + R"(,
+      {"id": 9, "image_id": 3, "category_id": 1, "bbox": [60.25, 40, 4.5, 8.5], "area": 9,
+       "iscrowd": 0, "segmentation": [[60.25, 40, 63, 40, 63, 47]]},
+      {"id": 10, "image_id": 3, "category_id": 4, "bbox": [7, 7, 0, 9], "area": 0,
+       "iscrowd": 0, "segmentation": [[7, 7, 8, 7, 8, 16]]},
+      {"id": 11, "image_id": 3, "category_id": 4, "bbox": [64, 2, 0.5, 4], "area": 2,
+       "iscrowd": 0, "segmentation": [[63, 2, 64, 2, 64, 6]]})");
+  const RunResult convert = run(convert_coco_args(dir) + " --v1-targets", dir);
+  ASSERT_EQ(convert.exit_code, 0) << convert.err;
+  EXPECT_EQ(convert.out.rfind("wrote 2 images with 2 objects of 2 categories", 0), 0u)
+      << convert.out;
+  const auto dataset = Dataset::open(dir / "out").value_or_throw();
+  const Schema& schema = dataset->schema();
+  const auto rows = [&](const char* name) {
+    return variable_rows(schema, dataset->record(1), schema.find(name)).value_or_throw();
+  };
+  ASSERT_EQ(rows("boxes").rows, 2u);
+  float xyxy[8];
+  std::memcpy(xyxy, rows("boxes").bytes.data, sizeof xyxy);
+  const float want[8] = {1.5f, 2, 11.5f, 22, 60.25f, 40, 64, 48};
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(xyxy[i], want[i]) << i;
+  int64_t labels[2];
+  std::memcpy(labels, rows("labels").bytes.data, sizeof labels);
+  EXPECT_EQ(labels[0], 4);
+  EXPECT_EQ(labels[1], 1);
+  EXPECT_EQ(rows("iscrowd").rows, 2u);
+}
+
 TEST(CocoCliTest, BadAnnotationsAreOneLineNamingTheFileAndTheAnnotation) {
   const std::pair<std::string, std::string> cases[] = {
       {R"({"id": 7, "image_id": 3, "category_id": 2, "bbox": [1, 2, 3, 4]})",

@@ -243,6 +243,10 @@ void add_coco_command(CLI::App* convert) {
   cmd->add_flag("--drop-empty", options->drop_empty,
                 "Leave out images without an object wider and taller than 1 pixel, as "
                 "torchvision's detection reference does for training");
+  cmd->add_flag("--v1-targets", options->v1_targets,
+                "Store the targets of torchvision's v1 detection reference "
+                "(ConvertCocoPolysToMask): crowds left out, boxes clamped to the image, objects "
+                "whose clamped box is empty left out");
   add_importer_options(cmd, *options, *shard_mb, "reading and encoding images");
   cmd->callback([options, shard_mb] {
     options->shard_bytes = *shard_mb << 20;

@@ -28,12 +28,14 @@ class JointPipeline : public JointTransform {
   JointPipeline(JointFields names, JointFieldIndex index, int64_t max_rows,
                 std::vector<std::shared_ptr<const JointOp>> ops)
       : names_(std::move(names)), index_(index), max_rows_(max_rows), ops_(std::move(ops)) {
-    // torchvision's ToDtype(float32, scale=True): x * float(1 / 255); then Normalize's
-    // (x - mean[c]) / std[c], in float32: one value per byte and channel, computed once.
+    // torchvision v2's ToDtype(float32, scale=True): x * float(1 / 255) (v1's: x / 255); then
+    // Normalize's (x - mean[c]) / std[c], in float32: one value per byte and channel, computed
+    // once.
     const auto scale = static_cast<float>(1.0 / 255.0);
     for (size_t c = 0; c < 3; ++c) {
       for (int v = 0; v < 256; ++v) {
-        float x = static_cast<float>(v) * scale;
+        float x =
+            names_.float_divides ? static_cast<float>(v) / 255.0f : static_cast<float>(v) * scale;
         if (!names_.mean.empty()) x = (x - names_.mean[c]) / names_.std[c];
         float_values_[c][v] = x;
       }

@@ -6,8 +6,8 @@
 // drops its box, label and mask. The fields are variable samples of the batch, made by one
 // JointTransform (transform.h) in one call per sample.
 //
-//   image   uint8 [3, H, W] (float32 x / 255 with float_image: ToDtype(float32, scale=True)),
-//           H and W at most max_size
+//   image   uint8 [3, H, W] (float32 with float_image: v2's ToDtype(float32, scale=True), or
+//           v1's convert_image_dtype with float_divides), H and W at most max_size
 //   boxes   float32 [N, 4] XYXY in pixels; labels int64 [N]; masks uint8 [N, H, W] (the
 //           importers' stacked PNG decoded), N at most the manifest's max_lengths of boxes
 //   a class map (a segmentation sample's) uint8 or int64 [H, W]
@@ -35,9 +35,10 @@ struct JointFields {
   // A detection sample's: float32 [N, 4] XYXY boxes and int64 [N] labels (both or neither), and
   // an 8-bit PNG of its N masks stacked (or none).
   std::string boxes, labels, masks;
-  std::string class_map;     // a segmentation sample's: an 8-bit PNG class map (or none)
-  int64_t max_size = 1024;   // the largest image side, which sizes the slots
-  bool float_image = false;  // the image delivered as float32 x / 255
+  std::string class_map;       // a segmentation sample's: an 8-bit PNG class map (or none)
+  int64_t max_size = 1024;     // the largest image side, which sizes the slots
+  bool float_image = false;    // the image delivered as float32: x * float(1 / 255), v2's
+  bool float_divides = false;  // or x / 255, torchvision v1's convert_image_dtype (its ToTensor)
   // With float_image, the image then normalised (x - mean[c]) / std[c] (3 each), or not (empty).
   std::vector<float> mean, std;
   bool class_map_int64 = false;  // the class map delivered as int64, else uint8

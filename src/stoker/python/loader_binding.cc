@@ -136,8 +136,8 @@ FieldRequest field_request(const Schema& schema, const py::dict& spec) {
 }
 
 // The batch fields of a joint spec {"name": image field, "ops": [joint calls], "joint": {"boxes",
-// "labels", "masks", "class_map" (each a field's name or None), "max_size", "float", "mean",
-// "std", "class_map_int64"}} (joint_pipeline.h), by name.
+// "labels", "masks", "class_map" (each a field's name or None), "max_size", "float",
+// "float_divides", "mean", "std", "class_map_int64"}} (joint_pipeline.h), by name.
 std::map<std::string, FieldRequest> joint_requests(const Dataset& dataset, const py::dict& spec) {
   std::vector<OpCall> calls;
   for (const py::handle op : spec["ops"]) calls.push_back(op_call_from(op.cast<py::dict>()));
@@ -153,6 +153,7 @@ std::map<std::string, FieldRequest> joint_requests(const Dataset& dataset, const
   fields.class_map = name("class_map");
   fields.max_size = joint["max_size"].cast<int64_t>();
   fields.float_image = joint["float"].cast<bool>();
+  fields.float_divides = joint["float_divides"].cast<bool>();
   fields.mean = joint["mean"].cast<std::vector<float>>();
   fields.std = joint["std"].cast<std::vector<float>>();
   fields.class_map_int64 = joint["class_map_int64"].cast<bool>();

@@ -184,14 +184,15 @@ auto run_import(Import import, const Options& options, PythonPoll& poll) {
 }
 
 py::dict import_coco_files(std::string images, std::string annotations, std::string out,
-                           bool keep_original, bool drop_empty, std::optional<int> workers,
-                           uint64_t shard_bytes, py::object progress) {
+                           bool keep_original, bool drop_empty, bool v1_targets,
+                           std::optional<int> workers, uint64_t shard_bytes, py::object progress) {
   CocoImportOptions options;
   options.images = std::move(images);
   options.annotations = std::move(annotations);
   options.out = std::move(out);
   options.keep_original = keep_original;
   options.drop_empty = drop_empty;
+  options.v1_targets = v1_targets;
   options.workers = workers;
   options.shard_bytes = shard_bytes;
   PythonPoll poll(std::move(progress));
@@ -396,7 +397,8 @@ void register_tools(py::module_& module) {
              py::arg("progress"), py::arg("on_bad"));
   module.def("import_coco", &import_coco_files, py::arg("images"), py::arg("annotations"),
              py::arg("out"), py::kw_only(), py::arg("keep_original"), py::arg("drop_empty"),
-             py::arg("workers"), py::arg("shard_bytes"), py::arg("progress"));
+             py::arg("v1_targets"), py::arg("workers"), py::arg("shard_bytes"),
+             py::arg("progress"));
   module.def("import_mask_folder", &import_mask_folder_files, py::arg("images"), py::arg("masks"),
              py::arg("out"), py::kw_only(), py::arg("keep_original"), py::arg("workers"),
              py::arg("shard_bytes"));

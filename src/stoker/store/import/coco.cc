@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <memory>
 #include <vector>
@@ -44,7 +45,35 @@ struct CocoEncoded {
   ChannelStatistics pixels{3};
   Status status;
   uint64_t bytes_in = 0;
+  uint64_t objects = 0;
 };
+
+// An object as stored: its index in the image's objects and its XYXY box.
+struct StoredObject {
+  size_t index;
+  std::array<float, 4> box;
+};
+
+// The objects of `image` to store, in the file's order: all, their boxes torchvision's (COCO's
+// [x, y, w, h] as float32, then x + w and y + h in float32), or with `v1_targets` the v1
+// reference's (CocoImportOptions::v1_targets).
+std::vector<StoredObject> stored_objects(const CocoImage& image, bool v1_targets) {
+  std::vector<StoredObject> stored;
+  const auto width = static_cast<float>(image.width), height = static_cast<float>(image.height);
+  for (size_t k = 0; k < image.objects.size(); ++k) {
+    const CocoObject& object = image.objects[k];
+    if (v1_targets && object.crowd) continue;
+    const float x = static_cast<float>(object.bbox[0]), y = static_cast<float>(object.bbox[1]);
+    std::array<float, 4> box = {x, y, x + static_cast<float>(object.bbox[2]),
+                                y + static_cast<float>(object.bbox[3])};
+    if (v1_targets) {
+      for (size_t i = 0; i < 4; ++i) box[i] = std::clamp(box[i], 0.0f, i % 2 ? height : width);
+      if (!(box[2] > box[0] && box[3] > box[1])) continue;
+    }
+    stored.push_back({k, box});
+  }
+  return stored;
+}
 
 // Class names indexed by category id, as torchvision's COCO category list.
 std::vector<std::string> class_names_by_id(const std::vector<CocoCategory>& categories) {
@@ -83,7 +112,8 @@ class CocoEncoder {
                              printable(options_.annotations), image.width, image.height));
     const ByteSpan stored = read.value().stored();
 
-    const size_t n = image.objects.size();
+    const std::vector<StoredObject> objects = stored_objects(image, options_.v1_targets);
+    const size_t n = objects.size();
     std::vector<float> boxes(4 * n), area(n);
     std::vector<int64_t> labels(n), crowd(n);
     const size_t plane = static_cast<size_t>(image.height) * static_cast<size_t>(image.width);
@@ -92,13 +122,8 @@ class CocoEncoder {
                              image.height, kMaxCocoMaskBytes >> 30));
     std::vector<uint8_t> masks(n * plane, 0);
     for (size_t k = 0; k < n; ++k) {
-      const CocoObject& object = image.objects[k];
-      // torchvision: the XYWH box as float32, then x + w and y + h in float32.
-      const float x = static_cast<float>(object.bbox[0]), y = static_cast<float>(object.bbox[1]);
-      boxes[4 * k] = x;
-      boxes[4 * k + 1] = y;
-      boxes[4 * k + 2] = x + static_cast<float>(object.bbox[2]);
-      boxes[4 * k + 3] = y + static_cast<float>(object.bbox[3]);
+      const CocoObject& object = image.objects[objects[k].index];
+      std::copy(objects[k].box.begin(), objects[k].box.end(), boxes.begin() + 4 * k);
       labels[k] = object.category_id;
       area[k] = static_cast<float>(object.area);
       crowd[k] = object.crowd ? 1 : 0;
@@ -127,6 +152,7 @@ class CocoEncoder {
     STOKER_RETURN_IF_ERROR(encoder.set_bytes(kCocoMasks, png.data(), png.size()));
     out.record = encoder.encode();
     out.bytes_in = read.value().file.size();
+    out.objects = n;
     return Status::ok();
   }
 
@@ -190,7 +216,7 @@ Result<CocoImportSummary> import_coco(const CocoImportOptions& options) {
         STOKER_RETURN_IF_ERROR(writer->append(encoded.record.data(), encoded.record.size()));
         STOKER_RETURN_IF_ERROR(writer->add_decoded_statistics(kCocoImage, encoded.pixels));
         ++summary.images;
-        summary.objects += images[i].objects.size();
+        summary.objects += encoded.objects;
         summary.bytes_in += encoded.bytes_in;
         summary.bytes_out += encoded.record.size();
         if (options.on_progress) options.on_progress(i + 1, images.size());

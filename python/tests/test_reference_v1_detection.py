@@ -1,0 +1,281 @@
+"""The detection reference's v1 path (coco_utils.get_coco(use_v2=False) and presets.py's
+DetectionPresetTrain/Eval with use_v2=False) read natively by stoker.Loader: the reference's own
+classes (references/detection/, not installed with torchvision) are written here by their
+definition with torchvision's kernels, and stoker's batches equal DataLoader's over them for the
+same flips: images, boxes clamped and the empty ones dropped, labels, masks, image ids,
+area and iscrowd as ConvertCocoPolysToMask leaves them."""
+
+import json
+import shutil
+
+import pytest
+import torch
+from torch.utils.data import DataLoader
+
+import stoker
+
+from sample_draws import SampleDraws
+
+torchvision = pytest.importorskip("torchvision")
+coco_mask = pytest.importorskip("pycocotools.mask")
+F = torchvision.transforms.functional
+
+SEED = 5
+
+
+# The reference's own classes, by their definition -------------------------------------------
+
+
+class Compose:
+    def __init__(self, transforms):
+        self.transforms = transforms
+
+    def __call__(self, image, target):
+        for step in self.transforms:
+            image, target = step(image, target)
+        return image, target
+
+
+class RandomHorizontalFlip(torchvision.transforms.RandomHorizontalFlip):
+    """Flips the image, the boxes' x and the masks when torch.rand(1) < p."""
+
+    def forward(self, image, target=None):
+        if torch.rand(1) < self.p:
+            image = F.hflip(image)
+            if target is not None:
+                width = F.get_dimensions(image)[2]
+                target["boxes"][:, [0, 2]] = width - target["boxes"][:, [2, 0]]
+                if "masks" in target:
+                    target["masks"] = target["masks"].flip(-1)
+        return image, target
+
+
+class PILToTensor(torch.nn.Module):
+    def forward(self, image, target=None):
+        return F.pil_to_tensor(image), target
+
+
+class ToDtype(torch.nn.Module):
+    def __init__(self, dtype, scale=False):
+        super().__init__()
+        self.dtype, self.scale = dtype, scale
+
+    def forward(self, image, target=None):
+        if self.scale:
+            return F.convert_image_dtype(image, self.dtype), target
+        return image.to(dtype=self.dtype), target
+
+
+def polygons_to_mask(segmentations, height, width):
+    """Each object's segmentation decoded by pycocotools and its parts united: uint8 [N, H, W]
+    (torch's any keeps uint8)."""
+    masks = []
+    for segmentation in segmentations:
+        mask = coco_mask.decode(coco_mask.frPyObjects(segmentation, height, width))
+        mask = torch.as_tensor(mask if mask.ndim == 3 else mask[..., None], dtype=torch.uint8)
+        masks.append(mask.any(dim=2))
+    return torch.stack(masks) if masks else torch.zeros((0, height, width), dtype=torch.uint8)
+
+
+class ConvertCocoPolysToMask:
+    """The crowds left out; XYWH boxes to XYXY in float32, clamped to the image; the objects
+    with an empty box left out of boxes, labels and masks (area and iscrowd keep them)."""
+
+    def __call__(self, image, target):
+        width, height = image.size
+        objects = [a for a in target["annotations"] if a["iscrowd"] == 0]
+        boxes = torch.as_tensor([a["bbox"] for a in objects], dtype=torch.float32).reshape(-1, 4)
+        boxes[:, 2:] += boxes[:, :2]
+        boxes[:, 0::2].clamp_(min=0, max=width)
+        boxes[:, 1::2].clamp_(min=0, max=height)
+        labels = torch.tensor([a["category_id"] for a in objects], dtype=torch.int64)
+        masks = polygons_to_mask([a["segmentation"] for a in objects], height, width)
+        keep = (boxes[:, 3] > boxes[:, 1]) & (boxes[:, 2] > boxes[:, 0])
+        return image, {"boxes": boxes[keep], "labels": labels[keep], "masks": masks[keep],
+                       "image_id": target["image_id"],
+                       "area": torch.tensor([a["area"] for a in objects]),
+                       "iscrowd": torch.tensor([a["iscrowd"] for a in objects])}
+
+
+class CocoDetection(torchvision.datasets.CocoDetection):
+    def __init__(self, img_folder, ann_file, transforms):
+        super().__init__(img_folder, ann_file)
+        self._transforms = transforms
+
+    def __getitem__(self, idx):
+        image, annotations = super().__getitem__(idx)
+        target = {"image_id": self.ids[idx], "annotations": annotations}
+        if self._transforms is not None:
+            image, target = self._transforms(image, target)
+        return image, target
+
+
+class DetectionPresetTrain:
+    def __init__(self, hflip_prob=0.5):
+        self.transforms = Compose([RandomHorizontalFlip(p=hflip_prob), PILToTensor(),
+                                   ToDtype(torch.float, scale=True)])
+
+    def __call__(self, image, target):
+        return self.transforms(image, target)
+
+
+class DetectionPresetEval:
+    def __init__(self):
+        self.transforms = Compose([PILToTensor(), ToDtype(torch.float, scale=True)])
+
+    def __call__(self, image, target):
+        return self.transforms(image, target)
+
+
+def with_annotations(dataset):
+    """The training set: the images with an object whose box is wider and taller than 1."""
+    keep = [k for k, image_id in enumerate(dataset.ids)
+            if any(all(side > 1 for side in a["bbox"][2:])
+                   for a in dataset.coco.loadAnns(dataset.coco.getAnnIds(imgIds=image_id)))]
+    return torch.utils.data.Subset(dataset, keep)
+
+
+def get_coco(coco_set, train, preset):
+    dataset = CocoDetection(coco_set / "images", coco_set / "annotations" / "instances.json",
+                            Compose([ConvertCocoPolysToMask()] + ([preset] if preset else [])))
+    return with_annotations(dataset) if train else dataset
+
+
+def collate_fn(batch):
+    return tuple(zip(*batch))
+
+
+# The tests ----------------------------------------------------------------------------------
+
+
+def plain_counts(segmentation):
+    """COCO's compact counts string as plain run-length counts (runs of 0, 1, ... down the
+    columns)."""
+    mask = coco_mask.decode({"size": segmentation["size"],
+                             "counts": segmentation["counts"].encode()}).reshape(-1, order="F")
+    ends = [k for k in range(1, len(mask)) if mask[k] != mask[k - 1]] + [len(mask)]
+    counts = [b - a for a, b in zip([0] + ends[:-1], ends)]
+    return [0] + counts if mask[0] else counts
+
+
+@pytest.fixture(scope="module")
+def edge_set(coco_set, tmp_path_factory):
+    """The COCO-shaped set with the cases ConvertCocoPolysToMask decides: boxes reaching past
+    the right and bottom edges (clamped), one of no width and one starting at the right edge
+    (left out), an image of crowds only, an image whose areas are whole numbers (int64)."""
+    out = tmp_path_factory.mktemp("v1") / "set"
+    shutil.copytree(coco_set, out)
+    path = out / "annotations" / "instances.json"
+    data = json.loads(path.read_text())
+    sizes = {image["id"]: (image["width"], image["height"]) for image in data["images"]}
+    by_image = {}
+    for a in data["annotations"]:
+        by_image.setdefault(a["image_id"], []).append(a)
+    ids = sorted(i for i, objects in by_image.items() if len(objects) >= 4)
+    edges, crowds, whole = (by_image[i] for i in ids[:3])
+    width, height = sizes[ids[0]]
+    edges[0]["bbox"] = [width - 10.25, 3.5, 10.75, 20.0]
+    edges[1]["bbox"] = [5.0, height - 4.5, 8.0, 5.0]
+    edges[2]["bbox"] = [7.0, 7.0, 0.0, 9.0]
+    edges[3]["bbox"] = [float(width), 2.0, 0.5, 4.0]
+    for a in crowds:
+        a["iscrowd"] = 1
+    for a in data["annotations"]:  # frPyObjects takes plain counts, not compact ones
+        if isinstance(a["segmentation"], dict) and isinstance(a["segmentation"]["counts"], str):
+            a["segmentation"]["counts"] = plain_counts(a["segmentation"])
+    for a in whole:
+        a["area"] = int(a["area"])
+    path.write_text(json.dumps(data))
+    return out
+
+
+def same(a, b):
+    assert type(a) is type(b), (type(a), type(b))
+    if isinstance(a, torch.Tensor):
+        assert a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b)
+    elif isinstance(a, dict):
+        assert list(a) == list(b)
+        for key in a:
+            same(a[key], b[key])
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b)
+        for x, y in zip(a, b):
+            same(x, y)
+    else:
+        assert a == b
+
+
+@pytest.mark.parametrize("train, p", [(True, 0.0), (True, 1.0), (False, None)])
+def test_the_v1_datasets_are_read_natively_as_dataloader_reads_them(edge_set, tmp_path,
+                                                                   monkeypatch, train, p):
+    """The training set (a Subset, the hflip preset) and the evaluation set (the eval preset):
+    stoker's batches are DataLoader's, with no step in Python."""
+    monkeypatch.setenv("STOKER_CACHE", str(tmp_path))
+    preset = DetectionPresetTrain(p) if train else DetectionPresetEval()
+    dataset = get_coco(edge_set, train, preset)
+    loader = stoker.Loader(dataset, batch_size=3, num_workers=2, collate_fn=collate_fn)
+    assert "v1 CocoDetection is read natively" in " ".join(loader.plan["notes"]["dataset"])
+    assert [step for step in loader.plan["image"] if step[1] != "native"] == []
+    theirs = DataLoader(dataset, batch_size=3, collate_fn=collate_fn)
+    count = 0
+    for ours, want in zip(loader, theirs, strict=True):
+        same(ours, want)
+        count += len(ours[0])
+    assert count == len(dataset)
+
+
+def test_one_flip_draw_moves_image_boxes_and_masks(edge_set, tmp_path, monkeypatch):
+    """hflip at p = 0.5: stoker's draw for each sample (sample_draws.py) given to the
+    reference's RandomHorizontalFlip as torch.rand's: the same samples, some flipped, some
+    not."""
+    monkeypatch.setenv("STOKER_CACHE", str(tmp_path))
+    dataset = get_coco(edge_set, True, DetectionPresetTrain(0.5))
+    loader = stoker.Loader(dataset, batch_size=4, collate_fn=collate_fn,
+                           order=stoker.Order(seed=SEED))
+    flips = []
+    ours = [sample for images, targets in loader for sample in zip(images, targets)]
+    rand = torch.rand
+    try:
+        for position, (image, target) in enumerate(ours):
+            draws = SampleDraws(SEED, 0, dataset.indices[position], 1)
+            value = draws.next_float()
+            torch.rand = lambda *size, **kwargs: torch.tensor([value])
+            same((image, target), dataset[position])
+            flips.append(value < 0.5)
+    finally:
+        torch.rand = rand
+    assert 0 < sum(flips) < len(flips)
+
+
+def test_a_preset_stoker_cannot_run_natively_is_read_by_the_datasets_getitem(
+        edge_set, tmp_path, monkeypatch):
+    """A v1 step stoker does not translate (the reference's ToDtype without scale): the
+    dataset's own __getitem__ runs, loader.plan says why, the batches are still DataLoader's."""
+    monkeypatch.setenv("STOKER_CACHE", str(tmp_path))
+    preset = Compose([PILToTensor(), ToDtype(torch.float, scale=False)])
+    dataset = get_coco(edge_set, False, preset)
+    loader = stoker.Loader(dataset, batch_size=3, collate_fn=collate_fn)
+    assert loader.plan["dataset"][0][1] == "python"
+    assert "scale=True" in " ".join(loader.plan["notes"]["dataset"])
+    same(next(iter(loader)), next(iter(DataLoader(dataset, batch_size=3,
+                                                  collate_fn=collate_fn))))
+
+
+def test_convert_coco_v1_targets_are_convert_coco_polys_to_masks(edge_set, tmp_path):
+    """`convert coco --v1-targets` (v1_targets=True) stores the boxes, labels and masks
+    ConvertCocoPolysToMask makes, image by image."""
+    out = tmp_path / "ds"
+    stoker.convert("coco", edge_set / "images", out,
+                   annotations=edge_set / "annotations" / "instances.json", v1_targets=True)
+    reference = get_coco(edge_set, False, None)
+    dataset = stoker.Dataset(out, transforms={"image": None,
+                                              "masks": stoker.transforms.RawBytes(1 << 20)})
+    loader = stoker.Loader(dataset, batch_size=None,
+                           batches=stoker.Batches(batch_format="dict"))
+    for k, sample in enumerate(loader):
+        _, target = reference[k]
+        assert torch.equal(sample["boxes"], target["boxes"])
+        assert torch.equal(sample["labels"], target["labels"])
+        height, width = int(sample["height"]), int(sample["width"])
+        masks = stoker.decode_masks(sample["masks"], height, width)
+        assert torch.equal(torch.as_tensor(masks), target["masks"])
