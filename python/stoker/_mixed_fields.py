@@ -55,6 +55,7 @@ class _PartOrder:
     mixture's epoch, set before the epoch starts."""
 
     name = "mixture"
+    repeats = False  # a record the mixture deals twice in an epoch draws alike, on any rank
 
     def __init__(self, batch_size: int):
         self.batch_size = batch_size
