@@ -708,7 +708,8 @@ class NativeLoader:
             else:
                 indices, sizes = self._order_of.batches(epoch)
                 iteration = self._native.explicit_epoch(epoch, indices, sizes,
-                                                        self._native.state()[2])
+                                                        self._native.state()[2],
+                                                        repeats=self._order_of.repeats)
             source = self._native  # what says the state after each batch of `iteration`
             if self._python:
                 iteration = self._python.epoch(iteration, epoch, self._native, self._rewind)

@@ -103,6 +103,8 @@ class ExplicitOrder:
     indices, which positions map to (None: the positions are the dataset's indices).
     ``batches(epoch)`` gives (indices int64 [samples], sizes int64 [batches])."""
 
+    repeats = True  # an index's k-th occurrence in an epoch draws its own augmentation
+
     def __init__(self, sampler, batch_sampler, batch_size, drop_last: bool, subset=None):
         if batch_sampler is None and sampler is not None:
             batch_sampler = torch.utils.data.BatchSampler(sampler, batch_size or 1, drop_last)

@@ -13,10 +13,11 @@ import warnings
 
 from stoker._collate import Collated, Unbatched, splits_batches
 from stoker._datasets import native_dataset
+from stoker._mixed_fields import MixedFieldsLoader, reads_per_source
 from stoker._native_loader import NativeLoader, _import_torch
 from stoker._python_dataset import PythonDatasetLoader
 from stoker.settings import GROUPS
-from stoker.sources import _Source
+from stoker.sources import Mixture, _Source
 
 __all__ = ["Loader"]
 
@@ -207,7 +208,15 @@ class Loader:
                                      native.subset is not None):
             explicit = ExplicitOrder(sampler, batch_sampler, batch_size, drop_last,
                                      native.subset)
-        if native is not None:
+        if native is not None and isinstance(native.source, Mixture) and \
+                reads_per_source(native.source, settings["storage"]):
+            self._engine = MixedFieldsLoader(
+                native.source, batch_size=1 if batch_size is None else batch_size,
+                shuffle=bool(shuffle), drop_last=drop_last,
+                transforms=settings["dataset"].get("transforms"), pin_memory=pin_memory,
+                order_of=explicit, num_workers=num_workers, **settings["order"],
+                **settings["batches"], **feed, **settings["storage"])
+        elif native is not None:
             self._engine = NativeLoader(
                 native.source, batch_size=1 if batch_size is None else batch_size,
                 shuffle=bool(shuffle), drop_last=drop_last, transforms=native.transforms,

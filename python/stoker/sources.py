@@ -342,10 +342,13 @@ class Mixture(_Source):
     ``until="all"``: until every one is, the others cycling), interleaved by the seed; each
     source goes through its own epochs, in its own shuffled order, so every sample of a source
     comes once before any comes twice (docs/DESIGN.md contract 13). ``sources``: paths or
-    sources (``stoker.ImageFolder``, ``stoker.Parquet``, ...), with the same fields (images read
-    in place all have the image record's); ``weights``: one positive number each (normalised;
-    equal by default). The state_dict records the mixture: a state resumes only into the same
-    one. ``transforms`` as a source's."""
+    sources (``stoker.ImageFolder``, ``stoker.Parquet``, ...); ``weights``: one positive number
+    each (normalised; equal by default). Sources of the same fields without transforms of
+    their own take ``transforms``, the mixture's, for all; sources of different fields, or with
+    their own transforms, are read each with its own (docs/DATA.md#mixing-sources): a batch is
+    a dict of every field collated over the samples that have it, in batch order. Either way
+    the batch's ``source`` is each sample's source, its index in ``sources`` (int64). The
+    state_dict records the mixture: a state resumes only into the same one."""
 
     source = "mixture"
 
@@ -355,9 +358,9 @@ class Mixture(_Source):
         if len(self.sources) < 2 or any(isinstance(s, Mixture) for s in self.sources):
             raise ValueError("Mixture: give two or more sources, none of them a Mixture")
         for i, part in enumerate(self.sources):
-            if part.transforms:
-                raise ValueError(f"Mixture: source {i} ({part!r}) has transforms; give them to "
-                                 f"the Mixture, which applies them to every source's samples")
+            if part.transforms and transforms is not None:
+                raise ValueError(f"Mixture: source {i} ({part!r}) has transforms, and so has "
+                                 f"the Mixture: give each source its own, or the Mixture all")
         self.weights = [1.0] * len(self.sources) if weights is None else list(weights)
         self.samples_per_epoch = samples_per_epoch
         self.until = until
@@ -365,7 +368,14 @@ class Mixture(_Source):
 
     @property
     def boolean_fields(self):
-        return self.sources[0].boolean_fields  # the sources have the same fields
+        return self.sources[0].boolean_fields  # read as one: the sources have the same fields
+
+    def view(self):
+        from stoker._mixed_fields import mixed_view, reads_per_source
+
+        if self._view is None and reads_per_source(self, {}):
+            self._view = mixed_view([s.view() for s in self.sources])
+        return super().view()
 
     def _path(self) -> str:
         return " + ".join(s._path() for s in self.sources)

@@ -1,8 +1,8 @@
 """stoker.Mixture: sources mixed by weight (the "mixture" order, docs/DESIGN.md contract 13).
 Each epoch holds exactly each source's share, every sample of a source once before any twice;
 the same batches for any workers, ranks sharing the epoch exactly once, an exact resume that
-refuses another mixture, sources of other fields refused; sources of different kinds, and
-remote ones, mixed."""
+refuses another mixture; sources of different kinds, and remote ones, mixed (sources of
+different fields: test_mixture_fields.py)."""
 
 import collections
 import shutil
@@ -103,12 +103,7 @@ def test_a_resume_continues_and_refuses_another_mixture(parts):
         other.load_state_dict(state)
 
 
-def test_sources_of_other_fields_and_bad_weights_are_one_line(parts, tmp_path):
-    with stoker.DatasetWriter(tmp_path / "c", {"image": ("uint8", (1, 2, 2)), "target": "int64"}) \
-            as writer:
-        writer.append({"image": np.zeros((1, 2, 2), np.uint8), "target": 0})
-    with pytest.raises(ValueError, match="its field 1 is 'target', the first's 'label'"):
-        mixed([parts[0], tmp_path / "c"])
+def test_bad_weights_are_one_line(parts):
     with pytest.raises(ValueError, match="order 'mixture': 3 weights for 2 sources"):
         mixed(parts, weights=[1, 2, 3])
     for bad in ([1, -1], [1, float("nan")], [0, 1]):
@@ -116,8 +111,6 @@ def test_sources_of_other_fields_and_bad_weights_are_one_line(parts, tmp_path):
             mixed(parts, weights=bad)
     with pytest.raises(ValueError, match="two or more sources"):
         stoker.Mixture([parts[0]])
-    with pytest.raises(ValueError, match="source 1 .* has transforms; give them to the Mixture"):
-        stoker.Mixture([parts[0], stoker.Dataset(parts[1], transforms={"image": None})])
 
 
 def test_sources_of_different_kinds_mix(tmp_path):

@@ -109,6 +109,10 @@ struct ExplicitBatches {
   std::vector<int64_t> indices;      // this rank's whole sequence for the epoch, batch after batch
   std::vector<int64_t> batch_sizes;  // its cut into batches: they sum to indices.size()
   int64_t start = 0;                 // samples of the sequence already consumed: a batch boundary
+  // true: an index's k-th occurrence draws as repeat k (a RASampler's repeats); false: every
+  // occurrence as the first, as an order that deals a record twice in an epoch (a mixture's
+  // cycling source) draws it, whatever the rank's share of the sequence.
+  bool repeats = true;
 };
 
 // The batches of one epoch for one rank, from a given position: a Sampler's (global positions,
@@ -123,7 +127,8 @@ class EpochPlan {
   // over a dataset of `dataset_size` records, each batch holding at most `batch_size`. Its
   // positions count the sequence's samples (this rank's alone): global_position_after(b) is
   // start plus the samples of batches [0, b]. No padding; an index's k-th occurrence in the
-  // sequence has repeat k (a RASampler's repeats draw their own augmentations). Throws Error
+  // sequence has repeat k where batches.repeats says so (a RASampler's repeats draw their own
+  // augmentations), else 0. Throws Error
   // (kInvalidArgument), naming the batch (of the whole sequence) or value, for epoch < 0, a
   // batch size outside [1, batch_size], sizes that do not sum to the indices, a start that is
   // not a batch boundary, or an index outside [0, dataset_size).

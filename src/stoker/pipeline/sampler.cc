@@ -111,7 +111,8 @@ EpochPlan EpochPlan::of_batches(int64_t epoch, ExplicitBatches batches, int64_t 
                         b, i, dataset_size)));
     }
   }
-  std::vector<int32_t> repeats = occurrences_before(batches.indices);
+  std::vector<int32_t> repeats =
+      batches.repeats ? occurrences_before(batches.indices) : std::vector<int32_t>{};
   return EpochPlan(epoch, batches.start, size, 1, size, std::move(batches.indices),
                    std::move(repeats), std::move(offsets));
 }

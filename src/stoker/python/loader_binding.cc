@@ -728,15 +728,17 @@ void register_loader(py::module_& module) {
       .def(
           "explicit_epoch",
           [](const BoundLoader& loader, int64_t e, const py::object& indices,
-             const py::object& batch_sizes, int64_t start) {
-            return BoundEpoch(loader, e,
-                              ExplicitBatches{int64_values(indices, "indices"),
-                                              int64_values(batch_sizes, "batch_sizes"), start});
+             const py::object& batch_sizes, int64_t start, bool repeats) {
+            return BoundEpoch(
+                loader, e,
+                ExplicitBatches{int64_values(indices, "indices"),
+                                int64_values(batch_sizes, "batch_sizes"), start, repeats});
           },
-          "epoch"_a, "indices"_a, "batch_sizes"_a, "start"_a = 0,
+          "epoch"_a, "indices"_a, "batch_sizes"_a, "start"_a = 0, "repeats"_a = true,
           "An explicit epoch (a torch Sampler's or batch_sampler's): this rank's `indices` (a list "
           "of ints or a 1-D int64 buffer), batch after batch, cut at `batch_sizes` (each in [1, "
-          "batch_size]), from sample `start` (a batch boundary). state()'s position counts the "
+          "batch_size]), from sample `start` (a batch boundary); `repeats`: an index's k-th "
+          "occurrence draws as repeat k, else as its first. state()'s position counts the "
           "sequence's samples. ValueError, naming the batch, for an index outside the dataset");
   py::class_<BoundEpoch>(module, "LoaderEpoch", "The batches of one epoch of a LoaderCore.")
       .def("__iter__", [](py::object self) { return self; })
