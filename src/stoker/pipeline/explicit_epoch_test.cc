@@ -121,6 +121,15 @@ TEST(EpochPlanOfBatchesTest, CutsTheSequenceAtTheGivenSizesFromItsStart) {
   EXPECT_EQ(EpochPlan::of_batches(0, sixty(60), 1003, 16).num_batches(), 0);
 }
 
+// Without repeats (a mixture dealing a cycling source's record twice), every occurrence draws as
+// the record's first, whichever rank's share holds it.
+TEST(EpochPlanOfBatchesTest, WithoutRepeatsEveryOccurrenceDrawsAsTheFirst) {
+  ExplicitBatches batches = sixty(24);
+  batches.repeats = false;
+  const IndexSpan all = EpochPlan::of_batches(4, std::move(batches), 1003, 16).sequence();
+  for (size_t k = 0; k < all.size; ++k) EXPECT_EQ(all.repeat(k), 0) << "position " << k;
+}
+
 TEST_F(ExplicitEpochTest, GivenIndicesInTheGivenBatchesForAnyWorkerCount) {
   for (WorkerCount workers :
        {WorkerCount(0), WorkerCount(1), WorkerCount(3), WorkerCount::tuned()}) {
