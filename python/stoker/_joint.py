@@ -35,10 +35,13 @@ def _is_v2(step) -> bool:
 
 # The references' own steps (references/detection/transforms.py,
 # references/segmentation/v2_extras.py), not installed with torchvision: known by class name and
-# attributes. The detection reference's v1 preset (use_v2=False) is its RandomHorizontalFlip
-# (torch.rand(1) < p, v2's draw), PILToTensor and ToDtype (v1's convert_image_dtype).
+# attributes. The detection reference's v1 presets (use_v2=False) use its own
+# RandomHorizontalFlip (torch.rand(1) < p, v2's draw), RandomShortestSize and ScaleJitter (v2's
+# arithmetic, masks by torch's nearest), PILToTensor and ToDtype (v1's convert_image_dtype).
 _REFERENCE_STEPS = {"FixedSizeCrop": ("crop_height", "crop_width", "fill", "padding_mode"),
                     "PadIfSmaller": ("size", "fill"), "RandomHorizontalFlip": ("p",),
+                    "RandomShortestSize": ("min_size", "max_size", "interpolation"),
+                    "ScaleJitter": ("target_size", "scale_range", "interpolation"),
                     "ToDtype": ("dtype", "scale")}
 
 

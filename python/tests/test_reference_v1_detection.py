@@ -110,10 +110,98 @@ class CocoDetection(torchvision.datasets.CocoDetection):
         return image, target
 
 
+def resize_target(target, size, width, height):
+    """The boxes scaled by the new size over the old (float32), the masks resized nearest."""
+    new_height, new_width = size
+    target["boxes"][:, 0::2] *= new_width / width
+    target["boxes"][:, 1::2] *= new_height / height
+    target["masks"] = F.resize(target["masks"], size,
+                               interpolation=F.InterpolationMode.NEAREST)
+
+
+class RandomShortestSize(torch.nn.Module):
+    """The short side set to a min_size picked by torch.randint, the long one within max_size."""
+
+    def __init__(self, min_size, max_size, interpolation=F.InterpolationMode.BILINEAR):
+        super().__init__()
+        self.min_size = [min_size] if isinstance(min_size, int) else list(min_size)
+        self.max_size, self.interpolation = max_size, interpolation
+
+    def forward(self, image, target):
+        _, height, width = F.get_dimensions(image)
+        min_size = self.min_size[torch.randint(len(self.min_size), (1,)).item()]
+        r = min(min_size / min(height, width), self.max_size / max(height, width))
+        size = [int(height * r), int(width * r)]
+        image = F.resize(image, size, interpolation=self.interpolation)
+        resize_target(target, size, width, height)
+        return image, target
+
+
+class ScaleJitter(torch.nn.Module):
+    """Scaled to fit target_size (height, width) times a scale drawn in scale_range."""
+
+    def __init__(self, target_size, scale_range=(0.1, 2.0),
+                 interpolation=F.InterpolationMode.BILINEAR, antialias=True):
+        super().__init__()
+        self.target_size, self.scale_range = target_size, scale_range
+        self.interpolation, self.antialias = interpolation, antialias
+
+    def forward(self, image, target):
+        _, height, width = F.get_dimensions(image)
+        low, high = self.scale_range
+        scale = low + torch.rand(1) * (high - low)
+        r = min(self.target_size[1] / height, self.target_size[0] / width) * scale
+        size = [int(height * r), int(width * r)]
+        image = F.resize(image, size, interpolation=self.interpolation,
+                         antialias=self.antialias)
+        resize_target(target, size, width, height)
+        return image, target
+
+
+class FixedSizeCrop(torch.nn.Module):
+    """Cut to at most (height, width) at offsets of one torch.rand(1), the boxes moved and
+    clamped and the empty ones dropped with their labels and masks; then padded right and
+    bottom, the image with `fill`, the masks with 0."""
+
+    def __init__(self, size, fill=0, padding_mode="constant"):
+        super().__init__()
+        self.crop_height, self.crop_width = size
+        self.fill, self.padding_mode = fill, padding_mode
+
+    def forward(self, image, target):
+        _, height, width = F.get_dimensions(image)
+        cut_h, cut_w = min(height, self.crop_height), min(width, self.crop_width)
+        if (cut_h, cut_w) != (height, width):
+            r = torch.rand(1)
+            top = int(max(height - self.crop_height, 0) * r)
+            left = int(max(width - self.crop_width, 0) * r)
+            image = F.crop(image, top, left, cut_h, cut_w)
+            boxes = target["boxes"]
+            boxes[:, 0::2] -= left
+            boxes[:, 1::2] -= top
+            boxes[:, 0::2].clamp_(min=0, max=cut_w)
+            boxes[:, 1::2].clamp_(min=0, max=cut_h)
+            keep = (boxes[:, 0] < boxes[:, 2]) & (boxes[:, 1] < boxes[:, 3])
+            target["boxes"], target["labels"] = boxes[keep], target["labels"][keep]
+            target["masks"] = F.crop(target["masks"][keep], top, left, cut_h, cut_w)
+        padding = [0, 0, self.crop_width - cut_w, self.crop_height - cut_h]
+        if padding[2] or padding[3]:
+            image = F.pad(image, padding, self.fill, self.padding_mode)
+            target["masks"] = F.pad(target["masks"], padding, 0, "constant")
+        return image, target
+
+
+MEAN = (123.0, 117.0, 104.0)
+
+
 class DetectionPresetTrain:
-    def __init__(self, hflip_prob=0.5):
-        self.transforms = Compose([RandomHorizontalFlip(p=hflip_prob), PILToTensor(),
-                                   ToDtype(torch.float, scale=True)])
+    def __init__(self, hflip_prob=0.5, data_augmentation="hflip", size=1024):
+        steps = {"hflip": [],
+                 "multiscale": [RandomShortestSize(min_size=(96, 128, 160), max_size=240)],
+                 "lsj": [ScaleJitter(target_size=(size, size), antialias=True),
+                         FixedSizeCrop(size=(size, size), fill=MEAN)]}[data_augmentation]
+        self.transforms = Compose(steps + [RandomHorizontalFlip(p=hflip_prob), PILToTensor(),
+                                           ToDtype(torch.float, scale=True)])
 
     def __call__(self, image, target):
         return self.transforms(image, target)
@@ -279,3 +367,58 @@ def test_convert_coco_v1_targets_are_convert_coco_polys_to_masks(edge_set, tmp_p
         height, width = int(sample["height"]), int(sample["width"])
         masks = stoker.decode_masks(sample["masks"], height, width)
         assert torch.equal(torch.as_tensor(masks), target["masks"])
+
+
+class Drawing:
+    """`step` run with torch.rand giving `draws`' float32 draws (sample_draws.py) and
+    torch.randint a pick of n, int(u * n) of a double u: the draws stoker's operation made."""
+
+    def __init__(self, step, draws):
+        self.step, self.draws = step, draws
+
+    def __call__(self, image, target):
+        def rand(*size, **kwargs):
+            return torch.tensor([self.draws.next_float()])
+
+        def randint(n, *args, **kwargs):
+            return torch.tensor([int(self.draws.next_double() * n)])
+
+        saved = torch.rand, torch.randint
+        torch.rand, torch.randint = rand, randint
+        try:
+            return self.step(image, target)
+        finally:
+            torch.rand, torch.randint = saved
+
+
+@pytest.mark.parametrize("policy, size", [("multiscale", None), ("lsj", 128), ("lsj", 320)])
+def test_the_v1_resizing_presets_equal_the_references_for_the_same_draws(
+        edge_set, tmp_path, monkeypatch, policy, size):
+    """multiscale (RandomShortestSize) and lsj (ScaleJitter, FixedSizeCrop: cuts and pads) then
+    a flip, natively: each sample is the reference's given stoker's draws. An image without
+    objects (N = 0 masks), which torch's nearest resize refuses in the reference, stoker
+    gives with its empty target."""
+    monkeypatch.setenv("STOKER_CACHE", str(tmp_path))
+    dataset = get_coco(edge_set, True, DetectionPresetTrain(0.5, policy, size or 0))
+    loader = stoker.Loader(dataset, batch_size=4, collate_fn=collate_fn,
+                           order=stoker.Order(seed=SEED))
+    assert [step for step in loader.plan["image"] if step[1] != "native"] == []
+    ours = [sample for images, targets in loader for sample in zip(images, targets)]
+    assert len(ours) == len(dataset)
+    coco = dataset.dataset
+    steps = coco._transforms.transforms[1].transforms.transforms  # the preset's
+    refused = 0
+    for position, sample in enumerate(ours):
+        index = dataset.indices[position]
+        drawn = [Drawing(step, SampleDraws(SEED, 0, index, k + 1)) for k, step in
+                 enumerate(steps)]
+        coco._transforms = Compose([ConvertCocoPolysToMask(), Compose(drawn)])
+        try:
+            want = coco[index]
+        except RuntimeError as e:
+            assert "Non-empty 4D data tensor expected" in str(e)
+            assert len(sample[1]["boxes"]) == len(sample[1]["masks"]) == 0
+            refused += 1
+            continue
+        same(sample, want)
+    assert 0 < refused < len(ours) // 2
