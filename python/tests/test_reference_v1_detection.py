@@ -1,10 +1,10 @@
 """The detection reference's v1 path (coco_utils.get_coco(use_v2=False) and presets.py's
 DetectionPresetTrain/Eval with use_v2=False: hflip, multiscale, lsj, eval) read natively by
-stoker.Loader: the reference's own
-classes (references/detection/, not installed with torchvision) are written here by their
-definition with torchvision's kernels, and stoker's batches equal DataLoader's over them for the
-same flips: images, boxes clamped and the empty ones dropped, labels, masks, image ids,
-area and iscrowd as ConvertCocoPolysToMask leaves them."""
+stoker.Loader: the reference's own classes (references/detection/, not installed with
+torchvision) are written here by their definition with torchvision's kernels, and stoker's
+batches equal DataLoader's over them for the same draws: images, boxes clamped and the empty
+ones dropped, labels, masks, image ids, area and iscrowd as ConvertCocoPolysToMask leaves
+them."""
 
 import json
 import shutil
