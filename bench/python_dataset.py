@@ -17,6 +17,11 @@ the same samples); datasets' cache beside DIR's parent (DIR/../hf-cache), made o
 --section coco: the detection reference's training set (CocoDetection wrapped for v2, images
 without annotations dropped, its default hflip preset on PIL images, its collate_fn) through
 DataLoader and through stoker.Loader with the same arguments; DIR: bench/make_coco_set.py's OUT.
+--section coco-v1: the same for the reference's v1 path (its own CocoDetection and
+ConvertCocoPolysToMask, the v1 hflip preset: python/tests/detection_reference_v1.py).
+--section coco-v1-recognised: that v1 training set given to stoker.Loader against the kept
+dataset it reads (`convert coco --v1-targets`) with the same steps, the native path (target:
+>= 0.97x).
 --section voc: the same for VOCDetection(DIR, image_set="train") wrapped for v2 with the same
 preset; DIR: bench/make_voc_set.py --whole's OUT.
 
@@ -25,7 +30,7 @@ folder with PIL and applies torchvision's RandomResizedCrop(224) + flip + ToTens
 the classic Python-side pipeline.
 
   .venv/bin/python bench/python_dataset.py --images DIR
-      [--section python|recognised|dropin|coco|voc|hf]
+      [--section python|recognised|dropin|coco|coco-v1|coco-v1-recognised|voc|hf]
       [--workers 2] [--rounds 5] [--batches N (default: the epoch)] [--batch 32]
 DIR: a folder of JPEGs (searched recursively; for recognised, an ImageFolder tree), e.g.
 bench/make_image_set.py's train/.
@@ -33,6 +38,7 @@ bench/make_image_set.py's train/.
 
 import argparse
 import os
+import pathlib
 import statistics
 import sys
 import time
@@ -42,7 +48,8 @@ import torchvision.transforms as T
 from PIL import Image
 from torch.utils.data import DataLoader, Dataset
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, os.path.join(ROOT, "python"))
 import stoker  # noqa: E402
 
 
@@ -102,6 +109,22 @@ def coco_training_set(root):
                                              if dataset.coco.getAnnIds(imgIds=image_id)])
 
 
+def coco_v1_training_set(root):
+    """The detection reference's v1 get_coco(train) with its default hflip preset."""
+    sys.path.insert(0, os.path.join(ROOT, "python", "tests"))
+    from detection_reference_v1 import DetectionPresetTrain, get_coco
+
+    return get_coco(pathlib.Path(root), True, DetectionPresetTrain(0.5))
+
+
+def kept_v1_dataset(training_set) -> str:
+    """The stoker dataset that stoker.Loader keeps the v1 training set as (made by a first
+    loader): its path, from loader.plan's note."""
+    note = " ".join(stoker.Loader(training_set).plan["notes"]["dataset"])
+    return note[note.index("as a stoker dataset (") + len("as a stoker dataset ("):
+                note.index(")", note.index("as a stoker dataset ("))]
+
+
 def images_and_labels(samples):
     """A batch of a Hugging Face dataset's torch-format samples (images of varying sizes) as
     (images, labels): the hf section's collate_fn, for both loaders."""
@@ -138,7 +161,8 @@ def main():
     parser.add_argument("--batches", type=int, default=1000)
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--section",
-                        choices=("python", "recognised", "dropin", "coco", "voc", "hf"),
+                        choices=("python", "recognised", "dropin", "coco", "coco-v1",
+                                 "coco-v1-recognised", "voc", "hf"),
                         default="python")
     a = parser.parse_args()
     torch.set_num_threads(1)
@@ -148,8 +172,21 @@ def main():
                          persistent_workers=a.workers > 0)
         makers = {"dataloader": lambda: DataLoader(dataset, **arguments),
                   "stoker": lambda: stoker.Loader(dataset, **arguments)}
-    elif a.section in ("coco", "voc", "hf"):
+    elif a.section == "coco-v1-recognised":
+        dataset = coco_v1_training_set(a.images)
+        steps = dataset.dataset._transforms.transforms[1].transforms.transforms
+        largest = max(max(i["width"], i["height"]) for i in dataset.dataset.coco.imgs.values())
+        kept = stoker.Dataset(kept_v1_dataset(dataset), transforms=stoker.transforms.Compose(
+            [stoker.transforms.DecodeImage(max_size=largest)] + steps))
+        arguments = dict(batch_size=a.batch, shuffle=True, feed=stoker.Feed(workers=a.workers))
+        kept = torch.utils.data.Subset(kept, dataset.indices)
+        makers = {"the kept dataset": lambda: stoker.Loader(kept, collate_fn=references_collate,
+                                                            **arguments),
+                  "the v1 dataset": lambda: stoker.Loader(dataset, collate_fn=references_collate,
+                                                          **arguments)}
+    elif a.section in ("coco", "coco-v1", "voc", "hf"):
         make, collate = {"coco": (coco_training_set, references_collate),
+                         "coco-v1": (coco_v1_training_set, references_collate),
                          "voc": (voc_training_set, references_collate),
                          "hf": (hugging_face_set, images_and_labels)}[a.section]
         dataset = make(a.images)
