@@ -415,7 +415,10 @@ class StepThreads:
             self._queue = queue.SimpleQueue()
 
     def __del__(self):
-        self.close()  # its threads hold no reference to it
+        # Its threads hold no reference to it. Each is told to end, with nothing looked up in
+        # a module: at the interpreter's exit they may be cleared already.
+        for _ in self._threads:
+            self._queue.put(None)
 
     def _start(self) -> None:
         thread = StepThread()

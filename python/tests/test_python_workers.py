@@ -599,6 +599,33 @@ for options in ({"python_workers": 0}, {"python_workers": 2, "python_parallel": 
     assert done.stdout.split() == ["True", "True"]
 
 
+def test_the_interpreter_exits_quietly_with_a_loader_left_in_a_global(coco_dataset, tmp_path):
+    """A detection loader left in a module's global at exit: its step threads are released
+    without a word on stderr (finalisation may have cleared the modules they would use)."""
+    script = tmp_path / "left.py"
+    script.write_text('''
+import sys
+
+import torch
+import torchvision.transforms.v2 as v2
+
+import stoker
+
+preset = [stoker.transforms.DecodeImage(max_size=2048), v2.RandomHorizontalFlip(0.5),
+          v2.PILToTensor(), v2.ToDtype(torch.float32, scale=True)]
+loader = stoker.Loader(stoker.Dataset(sys.argv[1], transforms={"image": v2.Compose(preset)}),
+                       batch_size=8)
+for batch in loader:
+    pass
+print("done")
+''')
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(stoker.__file__)))
+    done = subprocess.run([sys.executable, str(script), str(coco_dataset)], capture_output=True,
+                          text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["done"] and done.stderr == ""
+
+
 class Huge:
     """Record 5 of write_classes' (its ramp starts at 5) becomes 1 MiB of zeros; the others
     pass through."""
