@@ -33,21 +33,28 @@ def _is_v2(step) -> bool:
     return type(step).__module__.startswith("torchvision.transforms.v2")
 
 
-# The references' own steps (references/detection/transforms.py,
-# references/segmentation/v2_extras.py), not installed with torchvision: known by class name and
-# attributes. The detection reference's v1 presets (use_v2=False) use its own
-# RandomHorizontalFlip (torch.rand(1) < p, v2's draw), RandomShortestSize and ScaleJitter (v2's
-# arithmetic, masks by torch's nearest), PILToTensor and ToDtype (v1's convert_image_dtype).
-_REFERENCE_STEPS = {"FixedSizeCrop": ("crop_height", "crop_width", "fill", "padding_mode"),
-                    "PadIfSmaller": ("size", "fill"), "RandomHorizontalFlip": ("p",),
-                    "RandomShortestSize": ("min_size", "max_size", "interpolation"),
-                    "ScaleJitter": ("target_size", "scale_range", "interpolation"),
-                    "ToDtype": ("dtype", "scale")}
+# The references' own steps (references/detection/transforms.py, references/segmentation/
+# transforms.py and v2_extras.py), not installed with torchvision: known by class name and
+# attributes (one set of them or another). The detection reference's v1 presets (use_v2=False)
+# use its own RandomHorizontalFlip (torch.rand(1) < p, v2's draw), RandomShortestSize and
+# ScaleJitter (v2's arithmetic, masks by torch's nearest), PILToTensor and ToDtype (v1's
+# convert_image_dtype); the segmentation reference's v1 presets its RandomResize (the size from
+# random.randint(min_size, max_size), the PIL mask by PIL's NEAREST), RandomHorizontalFlip
+# (random.random() < flip_prob), RandomCrop (padded right and bottom to the size, image 0, mask
+# 255, then cut), PILToTensor (the mask int64), ToDtype and Normalize.
+_REFERENCE_STEPS = {"FixedSizeCrop": [("crop_height", "crop_width", "fill", "padding_mode")],
+                    "PadIfSmaller": [("size", "fill")],
+                    "RandomHorizontalFlip": [("p",), ("flip_prob",)],
+                    "RandomShortestSize": [("min_size", "max_size", "interpolation")],
+                    "ScaleJitter": [("target_size", "scale_range", "interpolation")],
+                    "RandomResize": [("min_size", "max_size")], "RandomCrop": [("size",)],
+                    "PILToTensor": [()], "ToDtype": [("dtype", "scale")],
+                    "Normalize": [("mean", "std")]}
 
 
 def _reference_step(step) -> bool:
-    attributes = _REFERENCE_STEPS.get(type(step).__name__)
-    return attributes is not None and all(hasattr(step, a) for a in attributes) and \
+    alternatives = _REFERENCE_STEPS.get(type(step).__name__, [])
+    return any(all(hasattr(step, a) for a in attributes) for attributes in alternatives) and \
         not type(step).__module__.startswith("torchvision.")
 
 
@@ -124,9 +131,29 @@ def _range(step, attribute: str) -> List[float]:
     return [float(v) for v in getattr(step, attribute)]
 
 
-def _joint_call(step, name: str, tensor: bool, segmentation: bool) -> Optional[dict]:
-    """The native joint operation of v2 step `step` (None: nothing to do), `tensor` if the image
-    is a tensor there (after ToImage/PILToTensor); ValueError if none."""
+def _reference_segmentation_call(step, name: str, tensor: bool) -> Optional[list]:
+    """The native joint operations of the segmentation reference's own v1 step `step` (its
+    RandomResize or RandomCrop; None for another)."""
+    if name == "RandomResize":
+        _pil_only(name, tensor)
+        return [{"op": "random_resize", "min_size": int(step.min_size),
+                 "max_size": int(step.max_size) + 1, "masks": "pil"}]
+    if name == "RandomCrop":
+        _pil_only(name, tensor)
+        size = int(step.size)
+        return [{"op": "pad_if_smaller", "size": size, "fill": [0.0], "mask_fill": 255},
+                {"op": "joint_random_crop", "size": size, "width": size, "fill": 0,
+                 "mask_fill": 255, "pad_if_needed": False}]
+    return None
+
+
+def _joint_call(step, name: str, tensor: bool, segmentation: bool):
+    """The native joint operation of v2 step `step` (None: nothing to do; a list: several),
+    `tensor` if the image is a tensor there (after ToImage/PILToTensor); ValueError if none."""
+    if segmentation and _reference_step(step):
+        calls = _reference_segmentation_call(step, name, tensor)
+        if calls is not None:
+            return calls
     if name == "RandomShortestSize":
         _resize_check(step, name, tensor)
         return {"op": "random_shortest_size", "min_size": [float(s) for s in step.min_size],
@@ -179,7 +206,8 @@ def _joint_call(step, name: str, tensor: bool, segmentation: bool) -> Optional[d
         return {"op": "pad_if_smaller", "size": int(step.size), "fill": fill,
                 "mask_fill": mask_fill}
     if name == "RandomHorizontalFlip":
-        return {"op": "joint_horizontal_flip", "p": float(step.p)}
+        return {"op": "joint_horizontal_flip",
+                "p": float(step.p if hasattr(step, "p") else step.flip_prob)}
     if name == "SanitizeBoundingBoxes" and not segmentation:
         if step.labels_getter != "default":
             raise ValueError(f"SanitizeBoundingBoxes(labels_getter={step.labels_getter!r}): "
@@ -289,12 +317,12 @@ def specs(steps: list, schema: Dict[str, dict], mapping: dict, to_float,
                 joint["max_size"] = step.max_size
             elif name in ("ToDtype", "ConvertImageDtype"):
                 if name == "ToDtype":
-                    joint["class_map_int64"] = _to_dtype(step)
+                    joint["class_map_int64"] = _to_dtype(step) or joint["class_map_int64"]
                 else:
                     to_float(step)
                 joint["float"] = True
                 joint["float_divides"] = not _is_v2(step)  # v1's x / 255, v2's x * (1 / 255)
-            elif name == "Normalize" and _is_v2(step):
+            elif name == "Normalize" and (_is_v2(step) or _reference_step(step)):
                 if not joint["float"] or joint["mean"]:
                     raise ValueError("Normalize comes once, after ToDtype(float32)")
                 joint["mean"], joint["std"] = list(step.mean), list(step.std)
@@ -303,6 +331,8 @@ def specs(steps: list, schema: Dict[str, dict], mapping: dict, to_float,
                     image = "image"
                 elif name == "PILToTensor" and image == "pil":
                     image = "tensor"
+                    # The segmentation reference's own: the PIL mask an int64 tensor.
+                    joint["class_map_int64"] = segmentation and _reference_step(step)
                 elif name == "ToPureTensor":  # tv_tensors only: a PIL image stays one
                     image, plain = "tensor" if image == "image" else image, True
                 continue
@@ -313,8 +343,7 @@ def specs(steps: list, schema: Dict[str, dict], mapping: dict, to_float,
                 raise ValueError(f"{name} after Normalize: stoker normalises last")
             else:
                 call = _joint_call(step, name, tensor or joint["float"], segmentation)
-                if call is not None:
-                    calls.append(call)
+                calls += [] if call is None else call if isinstance(call, list) else [call]
         except ValueError as e:
             if python and not problems and _may_run_in_python(step):
                 tail = JointTail(steps[k:], str(e), [], image, plain)

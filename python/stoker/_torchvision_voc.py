@@ -8,8 +8,9 @@
   too, up to 2^24); a step that scales them (torchvision rounding int64 boxes) leaves the
   dataset to its own __getitem__.
 - VOCSegmentation wrapped for v2 (image, Mask [1, H, W]), and raw (PIL image, PIL mask) where
-  its joint transforms only flip and convert the pair (v2 treats a PIL mask as an image): its
-  split kept once as a ``convert masks`` dataset.
+  its joint transforms only flip and convert the pair (v2 treats a PIL mask as an image) or are
+  the segmentation reference's own v1 preset (image, int64 mask [H, W]): its split kept once
+  as a ``convert masks`` dataset.
 - VOCDetection raw (the parsed XML as a nested dict of strings): its own __getitem__, loader.plan
   saying why.
 
@@ -24,6 +25,7 @@ import sys
 import xml.etree.ElementTree as ET
 from typing import Callable, Optional
 
+from stoker._joint import _reference_step
 from stoker._native_dataset import NativeDataset
 from stoker._torchvision_wrapper import digest_files, grown_side, kinds, target_keys, \
     with_bound, wrapped_dataset
@@ -42,6 +44,10 @@ _WHOLE_PIXEL_STEPS = {"RandomHorizontalFlip", "RandomZoomOut", "RandomIoUCrop",
 # moves a class map (a flip while both are PIL images or tv_tensors.Image: after PILToTensor or
 # ToPureTensor, v2 flips the first plain tensor alone: _image_alone).
 _RAW_MASK_STEPS = {"RandomHorizontalFlip", "ToImage", "PILToTensor", "ToPureTensor"}
+# The segmentation reference's own v1 steps (references/segmentation/transforms.py) that stoker
+# runs on a raw VOCSegmentation's pair (stoker/_joint.py); PILToTensor makes the mask int64.
+_V1_STEPS = {"RandomResize", "RandomHorizontalFlip", "RandomCrop", "PILToTensor", "ToDtype",
+             "Normalize"}
 # The largest image side whose areas float32 holds as whole numbers (RandomIoUCrop's IoUs,
 # which torchvision computes from int64 areas).
 _EXACT_AREAS_SIDE = 4096
@@ -195,12 +201,15 @@ def _detection_form(forms: tuple, keys: frozenset) -> Callable:
 
 def _segmentation_form(image_kind: str, mask_kind: str) -> Callable:
     """A native sample (image, mask [H, W]) as the dataset gives it: the mask [1, H, W] (as
-    torchvision makes a tensor of a PIL image), a Mask, a tv_tensors.Image or a tensor."""
+    torchvision makes a tensor of a PIL image), a Mask, a tv_tensors.Image or a tensor; or
+    [H, W] as it is (mask_kind "v1": the reference's v1 PILToTensor)."""
     from torchvision import tv_tensors
 
     def form(sample):
         image, mask = sample
         image, target = _tv_tensors(image_kind, "tensor", image)
+        if mask_kind == "v1":
+            return image, mask
         mask = mask[None]
         if mask_kind == "tv":
             mask = tv_tensors.Mask(mask)
@@ -209,6 +218,15 @@ def _segmentation_form(image_kind: str, mask_kind: str) -> Callable:
         return image, mask
 
     return form
+
+
+def _v1_preset(transforms) -> bool:
+    """Whether `transforms` are the segmentation reference's own v1 steps (_V1_STEPS), its
+    PILToTensor among them."""
+    steps = [] if transforms is None else _flatten(transforms)
+    names = [type(step).__name__ for step in steps]
+    return "PILToTensor" in names and all(
+        name in _V1_STEPS and _reference_step(step) for name, step in zip(names, steps))
 
 
 def _wrapped_detection(dataset, voc, keep_once: Callable) -> NativeDataset:
@@ -328,6 +346,10 @@ def voc_dataset(dataset, keep_once: Callable) -> Optional[NativeDataset]:
                                          f"strings); {_WRAP}")
     if type(dataset) is not datasets.VOCSegmentation:
         return None
+    if dataset.transform is None and dataset.target_transform is None and \
+            _v1_preset(dataset.transforms):
+        return _segmentation(dataset, dataset.transforms, ("tensor", "v1"), "VOCSegmentation",
+                             keep_once)
     forms = kinds(dataset.transforms)
     if forms is None or dataset.transform is not None or dataset.target_transform is not None \
             or _other_step(dataset.transforms, _RAW_MASK_STEPS) is not None \

@@ -371,6 +371,8 @@ class Mixture(_Source):
         return self.sources[0].boolean_fields  # read as one: the sources have the same fields
 
     def view(self):
+        """loader.dataset's view of the mixture: read source by source, every source's
+        records and fields (_mixed_fields.mixed_view)."""
         from stoker._mixed_fields import mixed_view, reads_per_source
 
         if self._view is None and reads_per_source(self, {}):

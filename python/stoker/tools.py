@@ -61,9 +61,8 @@ def convert(kind, src=None, out=None, **options):
     - ``"coco"`` (`src` the images, option annotations: the instances JSON), ``"voc"`` (`src`
       VOCdevkit/VOC2012, option split) and ``"masks"`` (`src` images, option masks: PNG class
       masks paired by stem) write FORMAT.md's "What the importers write". Options:
-      keep_original, workers, shard_mb; "coco"'s drop_empty: the reference's training set, and
-      v1_targets: its v1 path's targets (crowds left out, boxes clamped to the image, the
-      objects whose clamped box is empty left out).
+      keep_original, workers, shard_mb; "coco"'s drop_empty (the reference's training set)
+      and v1_targets (its v1 targets: ``convert coco --v1-targets``).
 
     `out` may be an s3://bucket/prefix: the conversion goes into a temporary directory, which is
     pushed there as push() does and removed (on failure too); "datasets" are then the URLs and

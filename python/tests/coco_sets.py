@@ -1,9 +1,12 @@
 """A COCO-shaped set made by bench/make_coco_set.py and its stoker conversion, shared by the
-COCO importer's tests and the detection and segmentation examples' tests."""
+COCO importer's tests and the detection and segmentation examples' tests; the VOC set made from
+it, and a root of it as torchvision's VOC datasets read it."""
 
 import json
 import os
 import pathlib
+import re
+import shutil
 import subprocess
 import sys
 
@@ -123,3 +126,30 @@ def voc_set(coco_set, tmp_path_factory):
     subprocess.run([sys.executable, ROOT / "bench" / "make_voc_set.py", coco_set, out],
                    check=True, capture_output=True)
     return out / "VOCdevkit" / "VOC2012"
+
+
+@pytest.fixture(scope="session")
+def voc_root(voc_set, tmp_path_factory):
+    """A root holding VOCdevkit/VOC2012, bench/make_voc_set.py's set as the v2 wrapper reads it
+    (the images without objects left out of the splits, the boxes in halves floored: the
+    wrapper reads int(corner)) with a trainval split, and VOCdevkit/VOC2007, the same with
+    every split's order reversed."""
+    root = tmp_path_factory.mktemp("voc_root")
+    voc = root / "VOCdevkit" / "VOC2012"
+    shutil.copytree(voc_set, voc)
+    for xml in (voc / "Annotations").iterdir():
+        xml.write_text(re.sub(r">(\d+)\.5<", r">\1<", xml.read_text()))
+    for kind in ("Main", "Segmentation"):
+        splits = voc / "ImageSets" / kind
+        for split in ("train", "val"):
+            names = (splits / f"{split}.txt").read_text().split()
+            if kind == "Main":
+                names = [n for n in names
+                         if "<object>" in (voc / "Annotations" / f"{n}.xml").read_text()]
+            (splits / f"{split}.txt").write_text("".join(n + "\n" for n in names))
+        (splits / "trainval.txt").write_text((splits / "train.txt").read_text() +
+                                             (splits / "val.txt").read_text())
+    shutil.copytree(voc, root / "VOCdevkit" / "VOC2007")
+    for listing in (root / "VOCdevkit" / "VOC2007" / "ImageSets").glob("*/*.txt"):
+        listing.write_text("".join(n + "\n" for n in reversed(listing.read_text().split())))
+    return root

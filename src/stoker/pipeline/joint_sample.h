@@ -27,6 +27,9 @@ struct JointSample {
   // to right. With interleaved, the image holds those pixels as decoded, [height, width, 3] RGB.
   // Operations see the pixels only settled (ops/joint_canvas.h), unless they say.
   int64_t resized_from_width = 0, resized_from_height = 0;
+  // The waiting resize's masks and class map by PIL's NEAREST (torchvision v1 on a PIL mask),
+  // else by torch's (v2 on a Mask).
+  bool pil_nearest = false;
   bool mirrored = false;
   bool interleaved = false;
 

@@ -70,8 +70,8 @@ inline void place_planes(std::vector<uint8_t>& data, int64_t planes, int64_t wid
 }
 
 // The pixels of an unsettled `sample` placed as place_joint_sample says, its waiting resize
-// (the image's window by PIL's bilinear, masks and class map by torch's nearest), mirror and
-// decoded layout applied on the way; its boxes and size are the caller's.
+// (the image's window by PIL's bilinear, masks and class map by torch's nearest or PIL's), mirror
+// and decoded layout applied on the way; its boxes and size are the caller's.
 inline Status place_unsettled(JointSample& sample, int64_t left, int64_t top, int64_t canvas_width,
                               int64_t canvas_height, const CanvasFill& fill) {
   thread_local PlaneGather gather;
@@ -82,14 +82,23 @@ inline Status place_unsettled(JointSample& sample, int64_t left, int64_t top, in
   gather.x1 = std::clamp<int64_t>(width - left, gather.x0, canvas_width);
   gather.y0 = std::clamp<int64_t>(-top, 0, canvas_height);
   gather.y1 = std::clamp<int64_t>(height - top, gather.y0, canvas_height);
-  gather.rows.resize(static_cast<size_t>(gather.y1 - gather.y0));
-  for (int64_t y = gather.y0; y < gather.y1; ++y)
-    gather.rows[y - gather.y0] = torch_nearest_index(y + top, from_height, height);
-  gather.columns.resize(static_cast<size_t>(gather.x1 - gather.x0));
-  for (int64_t x = gather.x0; x < gather.x1; ++x) {
-    const int64_t column = sample.mirrored ? width - 1 - (x + left) : x + left;
-    gather.columns[x - gather.x0] = torch_nearest_index(column, from_width, width);
+  // The nearest source row and column of each resized one: PIL's, or torch's.
+  thread_local std::vector<int64_t> pil_rows, pil_columns;
+  if (sample.pil_nearest) {
+    pil_rows = pil_nearest_indices(from_height, height);
+    pil_columns = pil_nearest_indices(from_width, width);
   }
+  const auto row_of = [&](int64_t y) {
+    return sample.pil_nearest ? pil_rows[y] : torch_nearest_index(y, from_height, height);
+  };
+  const auto column_of = [&](int64_t x) {
+    return sample.pil_nearest ? pil_columns[x] : torch_nearest_index(x, from_width, width);
+  };
+  gather.rows.resize(static_cast<size_t>(gather.y1 - gather.y0));
+  for (int64_t y = gather.y0; y < gather.y1; ++y) gather.rows[y - gather.y0] = row_of(y + top);
+  gather.columns.resize(static_cast<size_t>(gather.x1 - gather.x0));
+  for (int64_t x = gather.x0; x < gather.x1; ++x)
+    gather.columns[x - gather.x0] = column_of(sample.mirrored ? width - 1 - (x + left) : x + left);
   const int64_t shown_width = gather.x1 - gather.x0, shown_height = gather.y1 - gather.y0;
   if (sample.resized_from_width > 0 && shown_width > 0 && shown_height > 0) {
     // The resized image's window the canvas shows (the mirror's: the columns mirrored back).
@@ -121,6 +130,7 @@ inline Status place_unsettled(JointSample& sample, int64_t left, int64_t top, in
     gather_planes(sample.class_map, 1, from_width, from_height, gather, canvas_width, canvas_height,
                   &fill.class_map, true);
   sample.resized_from_width = sample.resized_from_height = 0;
+  sample.pil_nearest = false;
   sample.mirrored = false;
   sample.interleaved = false;
   return Status::ok();

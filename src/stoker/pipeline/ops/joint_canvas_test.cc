@@ -87,15 +87,17 @@ JointSample random_sample(int64_t width, int64_t height, CounterRng& rng) {
   return s;
 }
 
-// `planes` planes resized by torch's nearest, written pixel by pixel.
+// `planes` planes resized by torch's nearest (or PIL's), written pixel by pixel.
 std::vector<uint8_t> nearest(const std::vector<uint8_t>& in, int64_t planes, int64_t width,
-                             int64_t height, int64_t new_width, int64_t new_height) {
+                             int64_t height, int64_t new_width, int64_t new_height, bool pil) {
+  const std::vector<int64_t> rows = pil_nearest_indices(height, new_height);
+  const std::vector<int64_t> columns = pil_nearest_indices(width, new_width);
   std::vector<uint8_t> out;
   for (int64_t c = 0; c < planes; ++c)
     for (int64_t y = 0; y < new_height; ++y)
       for (int64_t x = 0; x < new_width; ++x) {
-        const int64_t sy = torch_nearest_index(y, height, new_height);
-        const int64_t sx = torch_nearest_index(x, width, new_width);
+        const int64_t sy = pil ? rows[y] : torch_nearest_index(y, height, new_height);
+        const int64_t sx = pil ? columns[x] : torch_nearest_index(x, width, new_width);
         out.push_back(in[(c * height + sy) * width + sx]);
       }
   return out;
@@ -129,8 +131,8 @@ JointSample settled_whole(JointSample s) {
                               resized.data())
                     .is_ok());
     s.image = resized;
-    s.masks = nearest(s.masks, 2, width, height, s.width, s.height);
-    s.class_map = nearest(s.class_map, 1, width, height, s.width, s.height);
+    s.masks = nearest(s.masks, 2, width, height, s.width, s.height, s.pil_nearest);
+    s.class_map = nearest(s.class_map, 1, width, height, s.width, s.height, s.pil_nearest);
   }
   if (s.mirrored) {
     for (auto* planes : {&s.image, &s.masks, &s.class_map})
@@ -138,6 +140,7 @@ JointSample settled_whole(JointSample s) {
         std::reverse(row, row + s.width);
   }
   s.resized_from_width = s.resized_from_height = 0;
+  s.pil_nearest = false;
   s.mirrored = false;
   s.interleaved = false;
   return s;
@@ -153,6 +156,17 @@ void interleave(JointSample& s) {
   s.interleaved = true;
 }
 
+// PIL's NEAREST picks the source pixel under each output pixel's centre, (i + 0.5) * in / out
+// stepped in doubles; torch's floors i * in / out.
+TEST(JointCanvasTest, PilsNearestIndicesAreTheCentresStepped) {
+  EXPECT_EQ(pil_nearest_indices(5, 3), (std::vector<int64_t>{0, 2, 4}));
+  EXPECT_EQ(torch_nearest_index(1, 5, 3), 1);
+  EXPECT_EQ(pil_nearest_indices(3, 7), (std::vector<int64_t>{0, 0, 1, 1, 1, 2, 2}));
+  EXPECT_EQ(pil_nearest_indices(4, 4), (std::vector<int64_t>{0, 1, 2, 3}));
+  // 10 / 3 stepped: 1.666..., 5.0 (not 4.999...), 8.333...
+  EXPECT_EQ(pil_nearest_indices(10, 3), (std::vector<int64_t>{1, 5, 8}));
+}
+
 // A sample whose resize, mirror or decoded layout wait, placed on a canvas (a crop, a pad, both,
 // or nothing of it shown), is the sample resized and mirrored whole then placed: random sizes
 // down and up, offsets past every edge.
@@ -164,7 +178,8 @@ TEST(JointCanvasTest, AWaitingResizeAndMirrorPlacedAreTheWholeSampleResizedThenP
       return 1 + static_cast<int64_t>(rng.uniform_below(most));
     };
     JointSample waiting = random_sample(side(40), side(40), rng);
-    if (k % 5 != 0) ASSERT_TRUE(resize_joint_sample("op", waiting, side(90), side(90)).is_ok());
+    if (k % 5 != 0)
+      ASSERT_TRUE(resize_joint_sample("op", waiting, side(90), side(90), k % 4 == 1).is_ok());
     waiting.mirrored = k % 2 == 1;
     if (k % 3 != 1) interleave(waiting);
     if (waiting.settled()) continue;
