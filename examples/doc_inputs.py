@@ -5,9 +5,10 @@ written there (the test suite runs them so: python/tests/test_docs_blocks.py):
     .venv/bin/python examples/doc_inputs.py FOLDER
 
 data/fake-train, photos/ (cat and dog JPEGs), tars/ (the photos as WebDataset tars), parquet/
-(as Hugging Face's datasets writes them), data/detection and videos/ (class folders of mp4
-clips, bench/make_kinetics_set.py's). Then, in FOLDER, link the built
-command: mkdir build && ln -s ../../build/stoker build/stoker (from the checkout)."""
+(as Hugging Face's datasets writes them), data/detection, videos/ (class folders of mp4
+clips, bench/make_kinetics_set.py's) and pairs/ (image-text tars, make_image_text_set.py's).
+Then, in FOLDER, link the built command: mkdir build && ln -s ../../build/stoker build/stoker
+(from the checkout)."""
 
 import io
 import json
@@ -25,7 +26,8 @@ import stoker
 def make_inputs(folder: Path) -> None:
     """data/fake-train (3x32x32 uint8 images, 10 classes), photos/ (an ImageFolder of 12
     JPEGs), the same photos as WebDataset tars and as Parquet (write_photos_in_place_formats),
-    data/detection (boxes and labels, 0 to 3 per image), videos/ (4 clips of 2 s, 2 classes)."""
+    data/detection (boxes and labels, 0 to 3 per image), videos/ (4 clips of 2 s, 2 classes),
+    pairs/ (64 image-text pairs in 4 tars)."""
     rng = np.random.default_rng(0)
     classes = [f"class{i}" for i in range(10)]
     with stoker.DatasetWriter(folder / "data" / "fake-train",
@@ -48,9 +50,11 @@ def make_inputs(folder: Path) -> None:
             writer.append({"image": rng.integers(0, 256, (3, 64, 64), dtype=np.uint8),
                            "boxes": rng.random((objects, 4), dtype=np.float32) * 64,
                            "labels": rng.integers(0, 10, objects)})
-    make_kinetics_set = Path(__file__).resolve().parents[1] / "bench" / "make_kinetics_set.py"
-    subprocess.run([sys.executable, make_kinetics_set, folder / "videos", "--clips", "4",
-                    "--classes", "2", "--seconds", "2"], check=True, stdout=subprocess.DEVNULL)
+    bench = Path(__file__).resolve().parents[1] / "bench"
+    subprocess.run([sys.executable, bench / "make_kinetics_set.py", folder / "videos", "--clips",
+                    "4", "--classes", "2", "--seconds", "2"], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable, bench / "make_image_text_set.py", folder / "pairs",
+                    "--samples", "64", "--per-tar", "16"], check=True, stderr=subprocess.DEVNULL)
 
 
 def write_photos_in_place_formats(folder: Path) -> None:

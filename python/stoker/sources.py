@@ -167,19 +167,37 @@ class WebDataset(_Source):
     bytes as stored (read with ``RawBytes``; a video's with ``DecodeClip``: tars where no
     sample has an image hold the label and those fields alone). Each tar's index (member offsets, checksums and
     .npy headers) is built on first open and kept in the cache folder (a remote tar's keyed by
-    its URL, size and ETag), so later runs seek directly and a tar changed since is caught."""
+    its URL, size and ETag), so later runs seek directly and a tar changed since is caught.
+    ``label``: the member read as the label ("auto": as above), or None for none (the records'
+    label is -1: image-text pairs, whose ``txt`` is a caption). A member whose ``transforms``
+    read its bytes (RawBytes, Tokenize: a caption) is read even where some sample lacks it,
+    which is then a bad record naming its tar and sample."""
 
     source = "webdataset"
 
-    def __init__(self, urls, transforms=None):
+    def __init__(self, urls, transforms=None, label="auto"):
         self.transforms = transforms
         self.urls = _paths("WebDataset", urls)
+        if label is not None and (not isinstance(label, str) or not label or
+                                  label != "".join(label.split()) or label == "none"):
+            raise ValueError(f"WebDataset: label must be 'auto', a member's name or None, not "
+                             f"{label!r}")
+        self.label = label
 
     def _path(self) -> str:
         return "\n".join(self.urls)
 
+    def _params(self) -> dict:
+        from stoker.transforms import reads_bytes
+        named = self.transforms if isinstance(self.transforms, dict) else {}
+        fields = [name for name, t in named.items() if reads_bytes(t) and name not in
+                  ("image", "label") and name == "".join(name.split())]
+        return {"label": "none" if self.label is None else
+                "" if self.label == "auto" else self.label, "fields": " ".join(fields)}
+
     def __repr__(self):
-        return f"stoker.WebDataset({self.urls!r})"
+        label = "" if self.label == "auto" else f", label={self.label!r}"
+        return f"stoker.WebDataset({self.urls!r}{label})"
 
 
 class Parquet(_Source):

@@ -40,9 +40,10 @@ import warnings
 from typing import Dict, List, Optional, Sequence
 
 from stoker import _clips, _joint, _python_steps, _stoker
+from stoker._tokenize import Tokenize
 
 __all__ = ["Compose", "ToTensor", "PILToTensor", "Normalize", "RandomResizedCrop", "Resize",
-           "CenterCrop", "RawBytes", "DecodeImage"]
+           "CenterCrop", "RawBytes", "DecodeImage", "Tokenize"]
 
 # The native operations by name (pipeline/op_registry.h): their parameters' bounds are read from
 # here, and the pixel and float operations' classes are built from it (below).
@@ -1202,6 +1203,13 @@ def _field_plan(field: str, dtype: str, originals: list, allow_python: bool) -> 
         call, rest, why = _clips.clip_call(field, originals[0].native(), originals[1:],
                                            allow_python)
         return {"name": field, "ops": [call]}, rest or None, why, []
+    if originals and isinstance(originals[0], Tokenize):
+        # The caption's bytes natively, the tokenizer (and any steps after it) in Python.
+        if dtype != "bytes":
+            raise ValueError(f"field '{field}': Tokenize takes a bytes field, not {dtype}")
+        size = _cap("Tokenize", "raw_bytes", "max_length", originals[0].max_bytes)
+        return {"name": field, "ops": [{"op": "raw_bytes", "max_length": size}]}, originals, \
+            "Tokenize runs its tokenizer in Python", []
     first_error = None
     for native in range(len(originals), -1, -1) if allow_python else [len(originals)]:
         python: Optional[list] = [] if allow_python else None
@@ -1234,6 +1242,13 @@ def _field_plan(field: str, dtype: str, originals: list, allow_python: bool) -> 
         raise error
     raise ValueError(f"{error}; the steps from {_python_steps.step_name(python[0])} on would run "
                      f"in Python, after the native ones ({why})") from None
+
+
+def reads_bytes(transform) -> bool:
+    """Whether `transform` (a field's) starts by reading the field's bytes as they are
+    (RawBytes, Tokenize)."""
+    steps = _flatten(transform) if transform is not None else []
+    return bool(steps) and isinstance(steps[0], (RawBytes, Tokenize))
 
 
 def is_variable(spec: dict, schema: List[dict] = ()) -> bool:

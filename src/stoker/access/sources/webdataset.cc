@@ -1,6 +1,8 @@
 // WebDataset tars read in place (store/import/webdataset_source.h): a tar, a folder of tars, a
 // brace pattern, or several of these one a line; local, or at URLs through the shard cache.
 
+#include <algorithm>
+
 #include "stoker/access/remote_files.h"
 #include "stoker/access/source_opening.h"
 #include "stoker/access/source_registry.h"
@@ -16,6 +18,13 @@ using namespace remote;  // the access and net layers' names
 Result<std::shared_ptr<const Dataset>> open_webdataset(const SourceOpening& opening) {
   const DataAccessOptions& access = *opening.access;
   WebDatasetSourceOptions options;
+  options.label = opening.params.text("label");
+  const std::string& fields = opening.params.text("fields");
+  for (size_t start = 0; start < fields.size();) {  // names separated by spaces
+    const size_t space = std::min(fields.find(' ', start), fields.size());
+    if (space > start) options.required.push_back(fields.substr(start, space - start));
+    start = space + 1;
+  }
   if (!is_remote_url(opening.location)) {
     // The tars' indexes kept in the cache folder.
     if (Result<std::string> dir = cache_dir_of(access); dir.is_ok())
@@ -42,6 +51,14 @@ Result<std::shared_ptr<const Dataset>> open_webdataset(const SourceOpening& open
 
 SourceSpec webdataset() {
   SourceSpec spec;
+  spec.params = {
+      ParamSpec::text("label", "",
+                      "the member read as the label: \"\" the first of cls, label, class and txt "
+                      "that some sample holds; \"none\": no label (-1), as image-text pairs"),
+      ParamSpec::text("fields", "",
+                      "members every sample must hold, separated by spaces: read even where "
+                      "some sample lacks one, which is then a bad record (a caption)"),
+  };
   spec.name = "webdataset";
   spec.doc =
       "WebDataset tars (a tar, a folder of them, a brace pattern, several a line; or URLs), "

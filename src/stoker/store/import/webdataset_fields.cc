@@ -91,7 +91,8 @@ std::optional<size_t> image_member(const WebDatasetSample& sample) {
 
 WebDatasetFields webdataset_fields(const std::vector<TarIndex>& tars,
                                    const std::vector<std::vector<WebDatasetSample>>& samples,
-                                   const std::vector<Field>& base) {
+                                   const std::vector<Field>& base, const std::string& label,
+                                   const std::vector<std::string>& required) {
   std::map<std::string, uint64_t> holding;  // field -> the samples holding it
   uint64_t grouped = 0;                     // the samples the grouping accepts
   for (const std::vector<WebDatasetSample>& tar : samples)
@@ -100,11 +101,13 @@ WebDatasetFields webdataset_fields(const std::vector<TarIndex>& tars,
         ++grouped;
         for (const auto& field : sample.fields) ++holding[field.first];
       }
+  for (const std::string& name : required) holding[name] = grouped;  // read, or a bad record
   WebDatasetFields out;
-  out.label = kLabelFields[0];
-  for (const char* label : kLabelFields) {
-    if (holding.count(label)) {
-      out.label = label;
+  out.label = label == "none" ? "" : label.empty() ? kLabelFields[0] : label;
+  for (const char* name : kLabelFields) {
+    if (!label.empty()) break;
+    if (holding.count(name)) {
+      out.label = name;
       break;
     }
   }

@@ -69,7 +69,8 @@ Result<std::shared_ptr<WebDatasetSource>> WebDatasetSource::open(
   // Tars without any image (of videos, say) are records of a label and the other members.
   const Schema base = source->has_images_ ? image_record_schema()
                                           : Schema::create({{"label", DType::kInt64, {}}}).value();
-  source->fields_ = webdataset_fields(source->tars_, source->samples_, base.fields());
+  source->fields_ = webdataset_fields(source->tars_, source->samples_, base.fields(), options.label,
+                                      options.required);
   std::vector<Field> fields = base.fields();
   for (size_t k = 0; k < source->fields_.fields.size(); ++k) {
     const Field& field = source->fields_.fields[k];
@@ -142,7 +143,7 @@ std::string WebDatasetSource::describe() const {
   return fmt::format(
       "{} (WebDataset: {} tars, {} samples, label {}, fields {}{}{}, read in place)",
       spec_.find('\n') == std::string::npos ? spec_ : tars_.front().path + ", ...", tars_.size(),
-      manifest().records, fields_.label,
+      manifest().records, fields_.label.empty() ? "none" : fields_.label,
       read.empty() ? "none" : fmt::format("{}", fmt::join(read, ", ")),
       fields_.left_out.empty() ? "" : "; left out: ", fmt::join(fields_.left_out, ", "));
 }
@@ -191,6 +192,21 @@ Result<ShardReader> WebDatasetSource::read_unit(int u, std::map<uint64_t, std::s
       }
       return "";
     };
+    // The image and the other fields (the sample has an image); the reason the record is bad.
+    auto read_image = [&]() -> std::string {
+      const size_t image_at = *image_member(sample);
+      if (std::string why = read(image_at, image); !why.empty()) return why;
+      values.original = {reinterpret_cast<const uint8_t*>(image.data()), image.size()};
+      Result<image::ImageHeader> header =
+          image::read_image_header(values.original, options_.max_pixels);
+      if (!header.is_ok())
+        return fmt::format("member {}: {}", index.listing.members[image_at].name,
+                           header.status().message());
+      values.stored = values.original;
+      values.height = header.value().height;
+      values.width = header.value().width;
+      return read_fields();
+    };
     // The reason the record is bad, "" if it is not.
     auto check = [&]() -> std::string {
       if (changed) return "changed after its index was built";
@@ -199,6 +215,10 @@ Result<ShardReader> WebDatasetSource::read_unit(int u, std::map<uint64_t, std::s
       const std::optional<size_t> label_at = sample.member(fields_.label);
       if (!image_at && has_images_)
         return fmt::format("sample {}: no image (jpg, jpeg, png or webp)", sample.key);
+      if (fields_.label.empty()) {
+        values.label = -1;
+        return has_images_ ? read_image() : read_fields();
+      }
       if (!label_at) return fmt::format("sample {}: no label ({})", sample.key, fields_.label);
       const std::string& label_name = index.listing.members[*label_at].name;
       if (index.listing.members[*label_at].size > kMaxLabelBytes)
@@ -208,18 +228,7 @@ Result<ShardReader> WebDatasetSource::read_unit(int u, std::map<uint64_t, std::s
       const std::optional<int64_t> value = parse_label(label);
       if (!value) return fmt::format("member {}: not an integer label", label_name);
       values.label = *value;
-      if (!has_images_) return read_fields();
-      if (std::string why = read(*image_at, image); !why.empty()) return why;
-      values.original = {reinterpret_cast<const uint8_t*>(image.data()), image.size()};
-      Result<image::ImageHeader> header =
-          image::read_image_header(values.original, options_.max_pixels);
-      if (!header.is_ok())
-        return fmt::format("member {}: {}", index.listing.members[*image_at].name,
-                           header.status().message());
-      values.stored = values.original;
-      values.height = header.value().height;
-      values.width = header.value().width;
-      return read_fields();
+      return has_images_ ? read_image() : read_fields();
     };
     if (std::string reason = check(); !reason.empty()) {
       bad[global] = std::move(reason);

@@ -10,7 +10,8 @@
 // that memory holds the samples the loader's plan needs soon, not whole tars; records are
 // the tars' samples in order (record i of a tar is its i-th sample (webdataset_samples.h): the
 // image is the first of its `jpg`, `jpeg`, `png`, `webp` members, as it is (not transcoded), the
-// label its `cls` member or the one webdataset_fields.h chooses (a decimal integer as text), height
+// label its `cls` member or the one webdataset_fields.h chooses (a decimal integer as text; -1
+// where the options say none is read), height
 // and width from the image's header, original_size and original_checksum the image member's); then
 // a field for each other member field every sample holds (webdataset_fields.h: bytes, or a .npy
 // member's array; one only some samples hold is left out, and describe() names it with how many
@@ -52,6 +53,10 @@ struct WebDatasetSourceOptions {
   // Samples per unit (1: any shuffle reads only the members it needs); 0: a unit is a whole tar
   // (remote tars: the shard cache holds whole tars, and its floor counts units' bytes).
   int samples_per_unit = 0;
+  // The label and the fields every sample must hold (webdataset_fields.h): "" the first of
+  // cls, label, class, txt; "none" no label (the records' label is -1).
+  std::string label;
+  std::vector<std::string> required;
 };
 
 class WebDatasetSource : public UnitReadSource {

@@ -180,6 +180,33 @@ TEST(WebDatasetSource, TheLabelIsTheFirstLabelFieldTheSamplesHold) {
   }
 }
 
+TEST(WebDatasetSource, ALabelNamedOrNoneAndCaptionsEverySampleMustHold) {
+  testing::TempDir tmp;
+  const std::string jpeg = wds_test_jpeg(4, 4);
+  tar_fixtures::write_tar(
+      tmp / "t.tar",
+      {{"a.jpg", jpeg}, {"a.txt", "a caption"}, {"a.cls", "3"}, {"b.jpg", jpeg}, {"b.cls", "4"}});
+  WebDatasetSourceOptions options;
+  options.label = "none";
+  options.required = {"txt"};
+  auto source = WebDatasetSource::open(tmp / "t.tar", options).value_or_throw();
+  EXPECT_NE(source->describe().find("label none, fields cls, txt"), std::string::npos)
+      << source->describe();
+  auto dataset = Dataset::open(source).value_or_throw();
+  const int64_t first = 0;
+  ShardPins pins = dataset->pin(&first, 1, nullptr).value_or_throw();
+  EXPECT_EQ(wds_test_scalar(*dataset, 0, dataset->schema().find("label")), -1);
+  EXPECT_EQ(dataset->record_error(1, corrupt("x")).message(),
+            tmp / "t.tar" + ": sample b: no txt (dataset record 1)");
+  // Without `required`, the caption only one sample holds is left out; a label named is read.
+  options = WebDatasetSourceOptions();
+  options.label = "cls";
+  source = WebDatasetSource::open(tmp / "t.tar", options).value_or_throw();
+  EXPECT_NE(source->describe().find("label cls, fields none; left out: txt (in 1 of 2"),
+            std::string::npos)
+      << source->describe();
+}
+
 // The message record_error gives record `i` of the one-tar dataset `tar`.
 std::string wds_test_error(const std::string& tar, int64_t i) {
   auto dataset = Dataset::open(WebDatasetSource::open(tar, {}).value_or_throw()).value_or_throw();
