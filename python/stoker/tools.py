@@ -47,9 +47,8 @@ def convert(kind, src=None, out=None, **options):
       dataset at `out` (image uint8 [1, rows, cols], label int64). Options: shard_mb,
       class_names.
     - ``"fashion-mnist"``: Debian's dataset-fashion-mnist files (`src` defaults to their
-      directory) into `out`/train and `out`/test (`out` defaults to stoker's data root).
-    - ``"cifar10"``: CIFAR-10's binary version in `src` into `out`/train and `out`/test.
-      Option: shard_mb.
+      directory), and ``"cifar10"`` CIFAR-10's binary version in `src` (option shard_mb), into
+      `out`/train and `out`/test (fashion-mnist's `out` defaults to stoker's data root).
     - ``"imagefolder"``: a torchvision ImageFolder of JPEGs and PNGs (or its train/ and val/
       splits) into an image dataset. Options, as the command's: keep_original, max_side,
       skip_bad, workers (threads; None: one per core; 0: one at a time), shard_mb,
