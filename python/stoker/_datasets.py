@@ -13,6 +13,7 @@ from typing import Optional
 
 import numpy as np
 
+from stoker._coco_segmentation import reference_coco_segmentation
 from stoker._hugging_face import hugging_face_dataset
 from stoker._native_dataset import NativeDataset
 from stoker._torchvision_coco import reference_coco_detection, wrapped_coco_detection
@@ -141,6 +142,7 @@ def native_dataset(torch, dataset, transforms) -> Optional[NativeDataset]:
         return replace(inner, notes=notes, subset=list(dataset.indices))
     return _torchvision_image_folder(dataset) or _torchvision_arrays(dataset) or \
         wrapped_coco_detection(dataset, _kept_once) or \
-        reference_coco_detection(dataset, _kept_once) or voc_dataset(dataset, _kept_once) or \
+        reference_coco_detection(dataset, _kept_once) or \
+        reference_coco_segmentation(dataset, _kept_once) or voc_dataset(dataset, _kept_once) or \
         recognised_webdataset(dataset) or hugging_face_dataset(dataset, arrays_cache_root())
 

@@ -58,6 +58,21 @@ def _reference_step(step) -> bool:
         not type(step).__module__.startswith("torchvision.")
 
 
+# The segmentation reference's own v1 steps, which stoker runs on a (PIL image, PIL mask) pair;
+# its PILToTensor makes the mask int64.
+_SEGMENTATION_V1_STEPS = {"RandomResize", "RandomHorizontalFlip", "RandomCrop", "PILToTensor",
+                          "ToDtype", "Normalize"}
+
+
+def segmentation_v1_preset(steps: list) -> bool:
+    """Whether `steps` (flattened) are the segmentation reference's own v1 preset, as its
+    presets.py makes them (use_v2=False): its steps alone, PILToTensor among them."""
+    names = [type(step).__name__ for step in steps]
+    return "PILToTensor" in names and all(
+        name in _SEGMENTATION_V1_STEPS and _reference_step(step)
+        for name, step in zip(names, steps))
+
+
 def _detection(schema: Dict[str, dict], mapping: dict) -> bool:
     return all(name in schema and name not in mapping for name in (BOXES, LABELS))
 

@@ -18,11 +18,10 @@ import sys
 from typing import Callable, Optional
 
 from stoker._native_dataset import NativeDataset
-from stoker._torchvision_wrapper import digest_files, kinds, target_keys, with_bound, \
-    wrapped_dataset
-from stoker.sources import Dataset
+from stoker._torchvision_wrapper import digest_files, kept_natively, kinds, target_keys, \
+    with_bound, wrapped_dataset
 from stoker.tools import convert
-from stoker.transforms import Compose, _flatten, plan_fields
+from stoker.transforms import Compose, _flatten
 
 # The target keys read natively (the wrapper's default; "masks" and COCO's raw keys are left to
 # the dataset's own __getitem__), in the wrapper's order.
@@ -185,14 +184,10 @@ def reference_coco_detection(dataset, keep_once: Callable):
         return None
     largest = max([max(image["width"], image["height"])
                    for image in dataset.coco.imgs.values()], default=1)
-    transforms = with_bound(Compose(steps), largest)
-    try:
-        plan_fields(transforms, Dataset(path).open().schema, allow_python=False)
-    except ValueError as e:
-        return NativeDataset(None, notes={"dataset": [
-            f"the detection reference's v1 CocoDetection is read by its own __getitem__: {e}"]})
-    native = NativeDataset(path, transforms, {"dataset": [
-        "the detection reference's v1 CocoDetection is read natively: its annotations and "
-        f"images kept once with ConvertCocoPolysToMask's targets as a stoker dataset ({path})"]})
-    native.batch_format, native.form = _V1_FIELDS, _v1_form(dataset)
+    native = kept_natively(path, with_bound(Compose(steps), largest),
+                           "the detection reference's v1 CocoDetection",
+                           "its annotations and images kept once with ConvertCocoPolysToMask's "
+                           "targets")
+    if native.source is not None:
+        native.batch_format, native.form = _V1_FIELDS, _v1_form(dataset)
     return native

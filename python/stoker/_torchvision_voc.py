@@ -25,10 +25,10 @@ import sys
 import xml.etree.ElementTree as ET
 from typing import Callable, Optional
 
-from stoker._joint import _reference_step
+from stoker._joint import segmentation_v1_preset
 from stoker._native_dataset import NativeDataset
-from stoker._torchvision_wrapper import digest_files, grown_side, kinds, target_keys, \
-    with_bound, wrapped_dataset
+from stoker._torchvision_wrapper import digest_files, grown_side, kept_natively, kinds, \
+    target_keys, with_bound, wrapped_dataset
 from stoker.tools import convert
 from stoker.transforms import _flatten
 
@@ -44,10 +44,6 @@ _WHOLE_PIXEL_STEPS = {"RandomHorizontalFlip", "RandomZoomOut", "RandomIoUCrop",
 # moves a class map (a flip while both are PIL images or tv_tensors.Image: after PILToTensor or
 # ToPureTensor, v2 flips the first plain tensor alone: _image_alone).
 _RAW_MASK_STEPS = {"RandomHorizontalFlip", "ToImage", "PILToTensor", "ToPureTensor"}
-# The segmentation reference's own v1 steps (references/segmentation/transforms.py) that stoker
-# runs on a raw VOCSegmentation's pair (stoker/_joint.py); PILToTensor makes the mask int64.
-_V1_STEPS = {"RandomResize", "RandomHorizontalFlip", "RandomCrop", "PILToTensor", "ToDtype",
-             "Normalize"}
 # The largest image side whose areas float32 holds as whole numbers (RandomIoUCrop's IoUs,
 # which torchvision computes from int64 areas).
 _EXACT_AREAS_SIDE = 4096
@@ -199,7 +195,7 @@ def _detection_form(forms: tuple, keys: frozenset) -> Callable:
     return form
 
 
-def _segmentation_form(image_kind: str, mask_kind: str) -> Callable:
+def segmentation_form(image_kind: str, mask_kind: str) -> Callable:
     """A native sample (image, mask [H, W]) as the dataset gives it: the mask [1, H, W] (as
     torchvision makes a tensor of a PIL image), a Mask, a tv_tensors.Image or a tensor; or
     [H, W] as it is (mask_kind "v1": the reference's v1 PILToTensor)."""
@@ -218,15 +214,6 @@ def _segmentation_form(image_kind: str, mask_kind: str) -> Callable:
         return image, mask
 
     return form
-
-
-def _v1_preset(transforms) -> bool:
-    """Whether `transforms` are the segmentation reference's own v1 steps (_V1_STEPS), its
-    PILToTensor among them."""
-    steps = [] if transforms is None else _flatten(transforms)
-    names = [type(step).__name__ for step in steps]
-    return "PILToTensor" in names and all(
-        name in _V1_STEPS and _reference_step(step) for name, step in zip(names, steps))
 
 
 def _wrapped_detection(dataset, voc, keep_once: Callable) -> NativeDataset:
@@ -281,7 +268,9 @@ def _wrapped_detection(dataset, voc, keep_once: Callable) -> NativeDataset:
 
 def _segmentation(voc, transforms, forms: tuple, name: str, keep_once: Callable):
     """The split of VOCSegmentation `voc` kept once as a ``convert masks`` dataset, read with
-    `transforms` and given back as `forms` (image kind, mask kind)."""
+    `transforms` and given back as `forms` (image kind, mask kind); with mask kind "v1" (the
+    segmentation reference's own preset, which no step in Python follows) only where every
+    step runs natively."""
     from PIL import Image
     split = _split(voc, "Segmentation", ".png")
     if split is None:
@@ -316,10 +305,16 @@ def _segmentation(voc, transforms, forms: tuple, name: str, keep_once: Callable)
     for image in voc.images:
         with Image.open(image) as pil:
             largest = max(largest, *pil.size)
-    native = NativeDataset(path, with_bound(transforms, largest), {"dataset": [
-        f"torchvision's {name} is read natively: its {voc.image_set} split kept once as a "
-        f"stoker dataset ({path})"]})
-    native.batch_format, native.form = ("image", "mask"), _segmentation_form(*forms)
+    kept = f"its {voc.image_set} split kept once"
+    if forms[1] == "v1":
+        native = kept_natively(path, with_bound(transforms, largest), f"torchvision's {name}",
+                               kept)
+        if native.source is None:
+            return native
+    else:
+        native = NativeDataset(path, with_bound(transforms, largest), {"dataset": [
+            f"torchvision's {name} is read natively: {kept} as a stoker dataset ({path})"]})
+    native.batch_format, native.form = ("image", "mask"), segmentation_form(*forms)
     return native
 
 
@@ -347,7 +342,7 @@ def voc_dataset(dataset, keep_once: Callable) -> Optional[NativeDataset]:
     if type(dataset) is not datasets.VOCSegmentation:
         return None
     if dataset.transform is None and dataset.target_transform is None and \
-            _v1_preset(dataset.transforms):
+            segmentation_v1_preset(_flatten(dataset.transforms)):
         return _segmentation(dataset, dataset.transforms, ("tensor", "v1"), "VOCSegmentation",
                              keep_once)
     forms = kinds(dataset.transforms)

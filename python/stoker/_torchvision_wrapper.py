@@ -8,7 +8,9 @@ import os
 import sys
 from typing import Optional
 
-from stoker.transforms import Compose, DecodeImage, _flatten
+from stoker._native_dataset import NativeDataset
+from stoker.sources import Dataset
+from stoker.transforms import Compose, DecodeImage, _flatten, plan_fields
 
 
 def wrapped_dataset(dataset):
@@ -85,3 +87,16 @@ def digest_files(digest, root: str, names) -> None:
     for name in names:
         stat = os.stat(os.path.join(root, name))
         digest.update(f"{name}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+
+
+def kept_natively(path: str, transforms, name: str, kept: str) -> NativeDataset:
+    """The kept dataset at `path` read with `transforms` where every step of them runs
+    natively (`kept` saying how `name` was kept); else `name` read by its own __getitem__, the
+    notes saying why."""
+    try:
+        plan_fields(transforms, Dataset(path).open().schema, allow_python=False)
+    except ValueError as e:
+        return NativeDataset(None, notes={"dataset": [
+            f"{name} is read by its own __getitem__: {e}"]})
+    return NativeDataset(path, transforms, {"dataset": [
+        f"{name} is read natively: {kept} as a stoker dataset ({path})"]})

@@ -1,12 +1,16 @@
 """The segmentation reference's v1 presets (presets.py's SegmentationPresetTrain/Eval with
 use_v2=False, references/segmentation/transforms.py, which torchvision does not install, written
-here by their definition with torchvision's kernels) on torchvision's VOCSegmentation, read
-natively by stoker.Loader: each sample equals the reference's for stoker's draws (the resize's
+here by their definition with torchvision's kernels) on torchvision's VOCSegmentation and on the
+reference's COCO dataset (coco_utils.get_coco: CocoDetection with its own
+FilterAndRemapCocoCategories and ConvertCocoPolysToMask), read natively by stoker.Loader: each sample equals the reference's for stoker's draws (the resize's
 random.randint, the flip's random.random, the crop's torch.randint): the image resized by PIL's
 bilinear, the PIL mask by PIL's NEAREST, both padded right and bottom and cut, the mask int64
 [H, W]."""
 
+import copy
+import json
 import random
+import shutil
 
 import numpy as np
 import pytest
@@ -20,6 +24,7 @@ import stoker
 
 from sample_draws import SampleDraws
 from test_dataloader_contract import same
+from test_reference_v1_detection import plain_counts
 from test_voc_datasets import MEAN, STD
 
 SEED = 7
@@ -122,7 +127,78 @@ class SegmentationPresetEval:
         return self.transforms(image, target)
 
 
+class FilterAndRemapCocoCategories:
+    def __init__(self, categories, remap=True):
+        self.categories, self.remap = categories, remap
+
+    def __call__(self, image, anno):
+        anno = [obj for obj in anno if obj["category_id"] in self.categories]
+        if not self.remap:
+            return image, anno
+        anno = copy.deepcopy(anno)
+        for obj in anno:
+            obj["category_id"] = self.categories.index(obj["category_id"])
+        return image, anno
+
+
+class ConvertCocoPolysToMask:
+    """Each object's mask (pycocotools) times its category, the largest where they overlap,
+    255 where two or more do; a PIL image."""
+
+    def __call__(self, image, anno):
+        from pycocotools import mask as coco_mask
+        from PIL import Image
+
+        width, height = image.size
+        if not anno:
+            return image, Image.fromarray(np.zeros((height, width), dtype=np.uint8))
+        masks = []
+        for obj in anno:
+            mask = coco_mask.decode(coco_mask.frPyObjects(obj["segmentation"], height, width))
+            mask = torch.as_tensor(mask if mask.ndim == 3 else mask[..., None],
+                                   dtype=torch.uint8)
+            masks.append(mask.any(dim=2))
+        masks = torch.stack(masks)
+        cats = torch.as_tensor([obj["category_id"] for obj in anno], dtype=masks.dtype)
+        target, _ = (masks * cats[:, None, None]).max(dim=0)
+        target[masks.sum(0) > 1] = 255
+        return image, Image.fromarray(target.numpy())
+
+
+CAT_LIST = [0, 5, 2, 16, 9, 44, 6, 3, 17, 62, 21, 67, 18, 19, 4, 1, 64, 20, 63, 7, 72]
+
+
+def get_coco(root, train, transforms):
+    """The reference's get_coco(use_v2=False): the training set the images whose kept objects
+    cover more than 1,000 pixels."""
+    dataset = datasets.CocoDetection(
+        root / "images", root / "annotations" / "instances.json",
+        transforms=Compose([FilterAndRemapCocoCategories(CAT_LIST, remap=True),
+                            ConvertCocoPolysToMask(), transforms]))
+    if not train:
+        return dataset
+    keep = [k for k, image_id in enumerate(dataset.ids)
+            if sum(a["area"] for a in dataset.coco.loadAnns(dataset.coco.getAnnIds(
+                imgIds=image_id)) if a["category_id"] in CAT_LIST) > 1000]
+    return torch.utils.data.Subset(dataset, keep)
+
+
 # The tests ----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def coco_root(coco_set, tmp_path_factory):
+    """The COCO-shaped set, its compact counts made plain (pycocotools' frPyObjects, which the
+    reference calls, takes plain ones only)."""
+    root = tmp_path_factory.mktemp("segmentation") / "set"
+    shutil.copytree(coco_set, root)
+    path = root / "annotations" / "instances.json"
+    data = json.loads(path.read_text())
+    for a in data["annotations"]:
+        if isinstance(a["segmentation"], dict) and isinstance(a["segmentation"]["counts"], str):
+            a["segmentation"]["counts"] = plain_counts(a["segmentation"])
+    path.write_text(json.dumps(data))
+    return root
 
 
 @pytest.fixture
@@ -186,3 +262,37 @@ def test_dataloader_batches_of_the_v1_eval_preset(voc_root, cache):
                                                                              batch_size=1),
                             strict=True):
         same(ours, theirs)
+
+
+@pytest.mark.parametrize("train, preset", [
+    (True, SegmentationPresetTrain(base_size=160, crop_size=200)),
+    (False, SegmentationPresetEval(base_size=120))])
+def test_the_references_coco_dataset_is_read_natively(coco_root, cache, train, preset):
+    """get_coco(use_v2=False) with the v1 presets: its class maps kept once, each sample the
+    reference's for stoker's draws (the training set a Subset)."""
+    dataset = get_coco(coco_root, train, preset)
+    loader = stoker.Loader(dataset, batch_size=None, order=stoker.Order(seed=SEED))
+    note = " ".join(loader.plan["notes"]["dataset"])
+    assert "segmentation reference's COCO dataset is read natively" in note, note
+    assert all(step[1] == "native" for step in loader.plan["image"])
+    coco = dataset.dataset if train else dataset
+    classes = set()
+    for position, ours in enumerate(loader):
+        index = dataset.indices[position] if train else position
+        with StokersDraws(index):
+            want = coco[index]
+        same(ours, list(want))
+        classes |= set(want[1].unique().tolist())
+    assert position + 1 == len(dataset) > 4
+    assert len(classes - {0, 255}) > 2 and 255 in classes
+
+
+def test_a_coco_preset_stoker_does_not_run_is_the_datasets_own_getitem(coco_root, cache):
+    """A v1 preset with a step stoker does not run natively (the reference's ToDtype without
+    scale): its own __getitem__, loader.plan saying why, DataLoader's batches."""
+    dataset = get_coco(coco_root, False, Compose([PILToTensor(),
+                                                  ToDtype(torch.float, scale=False)]))
+    loader = stoker.Loader(dataset, batch_size=None)
+    assert loader.plan["dataset"][0][1] == "python"
+    assert "scale=True only" in loader.plan["notes"]["dataset"][0]
+    same(next(iter(loader)), next(iter(DataLoader(dataset, batch_size=None))))
