@@ -2,7 +2,8 @@
 use_v2=False, references/segmentation/transforms.py, which torchvision does not install, written
 here by their definition with torchvision's kernels) on torchvision's VOCSegmentation and on the
 reference's COCO dataset (coco_utils.get_coco: CocoDetection with its own
-FilterAndRemapCocoCategories and ConvertCocoPolysToMask), read natively by stoker.Loader: each sample equals the reference's for stoker's draws (the resize's
+FilterAndRemapCocoCategories and ConvertCocoPolysToMask; and use_v2=True, wrapped, with its
+CocoDetectionToVOCSegmentation and the v2 preset), read natively by stoker.Loader: each sample equals the reference's for stoker's draws (the resize's
 random.randint, the flip's random.random, the crop's torch.randint): the image resized by PIL's
 bilinear, the PIL mask by PIL's NEAREST, both padded right and bottom and cut, the mask int64
 [H, W]."""
@@ -273,7 +274,7 @@ def test_the_references_coco_dataset_is_read_natively(coco_root, cache, train, p
     dataset = get_coco(coco_root, train, preset)
     loader = stoker.Loader(dataset, batch_size=None, order=stoker.Order(seed=SEED))
     note = " ".join(loader.plan["notes"]["dataset"])
-    assert "segmentation reference's COCO dataset is read natively" in note, note
+    assert "segmentation reference's COCO dataset (v1) is read natively" in note, note
     assert all(step[1] == "native" for step in loader.plan["image"])
     coco = dataset.dataset if train else dataset
     classes = set()
@@ -296,3 +297,87 @@ def test_a_coco_preset_stoker_does_not_run_is_the_datasets_own_getitem(coco_root
     assert loader.plan["dataset"][0][1] == "python"
     assert "scale=True only" in loader.plan["notes"]["dataset"][0]
     same(next(iter(loader)), next(iter(DataLoader(dataset, batch_size=None))))
+
+
+class CocoDetectionToVOCSegmentation:
+    """The reference's v2 step (v2_extras.py): the wrapper's masks of the objects whose COCO
+    category has a VOC class times that class, 255 where two or more overlap; a Mask [H, W]
+    (zeros without such objects)."""
+
+    COCO_TO_VOC_LABEL_MAP = dict(zip(CAT_LIST, range(21)))
+
+    def __call__(self, image, target):
+        from torchvision import tv_tensors
+        from torchvision.transforms.v2 import functional as F2
+
+        kept = [(k, self.COCO_TO_VOC_LABEL_MAP[label])
+                for k, label in enumerate(target.get("labels", torch.zeros(0)).tolist())
+                if label in self.COCO_TO_VOC_LABEL_MAP] if "masks" in target else []
+        if not kept:
+            return image, tv_tensors.Mask(torch.zeros(F2.get_size(image), dtype=torch.uint8))
+        rows, labels = zip(*kept)
+        masks = target["masks"][list(rows)].to(torch.uint8)
+        labels = torch.tensor(labels, dtype=torch.uint8)
+        mask, _ = (masks * labels.reshape(-1, 1, 1)).max(dim=0)
+        mask[masks.sum(dim=0) > 1] = 255
+        return image, tv_tensors.Mask(mask)
+
+
+def v2_preset(base_size, crop_size):
+    """The reference's SegmentationPresetTrain(use_v2=True, backend="pil")."""
+    from torchvision import tv_tensors
+    from torchvision.transforms import v2
+
+    from test_joint_transforms import SEGMENTATION_FILL, PadIfSmaller
+
+    return v2.Compose([
+        v2.RandomResize(min_size=int(0.5 * base_size), max_size=int(2.0 * base_size)),
+        v2.RandomHorizontalFlip(0.5), PadIfSmaller(crop_size, fill=dict(SEGMENTATION_FILL)),
+        v2.RandomCrop(crop_size), v2.PILToTensor(),
+        v2.ToDtype({torch.Tensor: torch.float32, tv_tensors.Mask: torch.int64, "others": None},
+                   scale=True),
+        v2.Normalize(mean=MEAN, std=STD), v2.ToPureTensor()])
+
+
+class StokersV2Draws:
+    """Sample `index`'s draws as v2's steps ask for them: the resize's torch.randint(low, high)
+    low + uniform_below(high - low) of step 1, the flip's torch.rand(1) step 2's next_double(),
+    the crop's torch.randint(0, n) uniform_below(n) of step 4 where n > 1."""
+
+    def __init__(self, index):
+        self.resize, self.flip, self.crop = (SampleDraws(SEED, 0, index, step)
+                                             for step in (1, 2, 4))
+
+    def __enter__(self):
+        self.saved = torch.rand, torch.randint
+
+        def randint(low, high, size=None, **kwargs):
+            if low > 0:
+                return torch.tensor(low + self.resize.uniform_below(high - low))
+            return torch.tensor(self.crop.uniform_below(high) if high > 1 else 0)
+        torch.randint = randint
+        torch.rand = lambda *size, **kwargs: torch.tensor([self.flip.next_double()])
+
+    def __exit__(self, *exc):
+        torch.rand, torch.randint = self.saved
+
+
+def test_the_references_v2_coco_dataset_is_read_natively(coco_set, cache):
+    """get_coco(use_v2=True): CocoDetection wrapped for v2 (masks, labels), its
+    CocoDetectionToVOCSegmentation then the v2 preset: each sample the reference's for stoker's
+    draws (compact run-length counts read, as the wrapper reads them)."""
+    transforms = Compose([CocoDetectionToVOCSegmentation(), v2_preset(160, 200)])
+    dataset = datasets.wrap_dataset_for_transforms_v2(
+        datasets.CocoDetection(coco_set / "images", coco_set / "annotations" / "instances.json",
+                               transforms=transforms), target_keys={"masks", "labels"})
+    loader = stoker.Loader(dataset, batch_size=None, order=stoker.Order(seed=SEED))
+    note = " ".join(loader.plan["notes"]["dataset"])
+    assert "segmentation reference's COCO dataset (v2) is read natively" in note, note
+    classes = set()
+    for index, ours in enumerate(loader):
+        with StokersV2Draws(index):
+            want = dataset[index]
+        same(ours, list(want))
+        classes |= set(want[1].unique().tolist())
+    assert index + 1 == len(dataset) > 4
+    assert len(classes - {0, 255}) > 2 and 255 in classes
