@@ -1,12 +1,13 @@
-"""The segmentation reference's v1 presets (presets.py's SegmentationPresetTrain/Eval with
-use_v2=False, references/segmentation/transforms.py, which torchvision does not install, written
-here by their definition with torchvision's kernels) on torchvision's VOCSegmentation and on the
-reference's COCO dataset (coco_utils.get_coco: CocoDetection with its own
-FilterAndRemapCocoCategories and ConvertCocoPolysToMask; and use_v2=True, wrapped, with its
-CocoDetectionToVOCSegmentation and the v2 preset), read natively by stoker.Loader: each sample equals the reference's for stoker's draws (the resize's
-random.randint, the flip's random.random, the crop's torch.randint): the image resized by PIL's
-bilinear, the PIL mask by PIL's NEAREST, both padded right and bottom and cut, the mask int64
-[H, W]."""
+"""The segmentation reference's datasets and presets read natively by stoker.Loader, each sample
+the reference's for stoker's draws: its v1 presets (presets.py with use_v2=False,
+references/segmentation/transforms.py, which torchvision does not install, written here by
+their definition with torchvision's kernels) on torchvision's VOCSegmentation and on its COCO
+dataset (coco_utils.get_coco: CocoDetection with its own FilterAndRemapCocoCategories and
+ConvertCocoPolysToMask), and with use_v2=True that COCO dataset wrapped, its
+CocoDetectionToVOCSegmentation and the v2 preset. The draws: the resize's random.randint (v2:
+torch.randint), the flip's random.random (torch.rand), the crop's torch.randint; the image
+resized by PIL's bilinear, v1's PIL mask by PIL's NEAREST, both padded right and bottom and
+cut, the mask int64 [H, W]."""
 
 import copy
 import json
