@@ -18,6 +18,7 @@ import torch
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
 import stoker
+from common import losses_over_steps
 
 CONTEXT = 16
 WIDTH = 64
@@ -86,20 +87,7 @@ def train(folder: pathlib.Path, steps: int, batch_size: int) -> list:
     torch.manual_seed(0)
     model = TinyCLIP(tokenizer.get_vocab_size())
     optimizer = torch.optim.AdamW(model.parameters(), lr=2e-3)
-    losses, epoch = [], 0
-    while len(losses) < steps:
-        loader.set_epoch(epoch)
-        for images, ids in loader:
-            loss = model(images, ids)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            losses.append(loss.item())
-            print(f"step {len(losses)}: loss {loss.item():.4f}", flush=True)
-            if len(losses) == steps:
-                break
-        epoch += 1
-    return losses
+    return losses_over_steps(loader, steps, lambda batch: model(*batch), optimizer)
 
 
 if __name__ == "__main__":

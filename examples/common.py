@@ -65,3 +65,22 @@ def train_step(model: torch.nn.Module, optimizer, image, label, backward=torch.T
     backward(loss)
     optimizer.step()
     return loss
+
+
+def losses_over_steps(loader, steps: int, loss_of, optimizer) -> list:
+    """`steps` steps over `loader`'s epochs (set_epoch before each), each batch's loss
+    `loss_of(batch)` stepped by `optimizer` and printed; returns each step's loss."""
+    losses, epoch = [], 0
+    while len(losses) < steps:
+        loader.set_epoch(epoch)
+        for batch in loader:
+            loss = loss_of(batch)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+            print(f"step {len(losses)}: loss {loss.item():.4f}", flush=True)
+            if len(losses) == steps:
+                break
+        epoch += 1
+    return losses

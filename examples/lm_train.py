@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 import stoker
+from common import losses_over_steps
 
 VOCAB = 128
 SEQ_LEN = 256
@@ -59,21 +60,13 @@ def train(out: pathlib.Path, steps: int) -> list:
     torch.manual_seed(0)
     model = TinyGPT()
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
-    losses, epoch = [], 0
-    while len(losses) < steps:
-        loader.set_epoch(epoch)
-        for ids, labels in loader:
-            logits = model(ids)
-            loss = torch.nn.functional.cross_entropy(logits.reshape(-1, VOCAB), labels.reshape(-1))
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            losses.append(loss.item())
-            print(f"step {len(losses)}: loss {loss.item():.4f}", flush=True)
-            if len(losses) == steps:
-                break
-        epoch += 1
-    return losses
+
+    def loss_of(batch):
+        ids, labels = batch
+        return torch.nn.functional.cross_entropy(model(ids).reshape(-1, VOCAB),
+                                                 labels.reshape(-1))
+
+    return losses_over_steps(loader, steps, loss_of, optimizer)
 
 
 if __name__ == "__main__":

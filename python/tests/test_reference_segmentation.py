@@ -24,6 +24,7 @@ from torchvision.transforms import functional as F
 
 import stoker
 
+from detection_reference_v1 import Compose
 from sample_draws import SampleDraws
 from test_dataloader_contract import same
 from test_reference_v1_detection import plain_counts
@@ -40,16 +41,6 @@ def pad_if_smaller(image, size, fill=0):
     if min(width, height) < size:
         image = F.pad(image, (0, 0, max(size - width, 0), max(size - height, 0)), fill=fill)
     return image
-
-
-class Compose:
-    def __init__(self, transforms):
-        self.transforms = transforms
-
-    def __call__(self, image, target):
-        for step in self.transforms:
-            image, target = step(image, target)
-        return image, target
 
 
 class RandomResize:

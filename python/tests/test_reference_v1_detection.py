@@ -16,6 +16,7 @@ from torch.utils.data import DataLoader
 import stoker
 
 from sample_draws import SampleDraws
+from test_dataloader_contract import same
 
 pytest.importorskip("torchvision")
 coco_mask = pytest.importorskip("pycocotools.mask")
@@ -65,22 +66,6 @@ def edge_set(coco_set, tmp_path_factory):
         a["area"] = int(a["area"])
     path.write_text(json.dumps(data))
     return out
-
-
-def same(a, b):
-    assert type(a) is type(b), (type(a), type(b))
-    if isinstance(a, torch.Tensor):
-        assert a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b)
-    elif isinstance(a, dict):
-        assert list(a) == list(b)
-        for key in a:
-            same(a[key], b[key])
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b)
-        for x, y in zip(a, b):
-            same(x, y)
-    else:
-        assert a == b
 
 
 @pytest.mark.parametrize("train, p", [(True, 0.0), (True, 1.0), (False, None)])
