@@ -18,7 +18,7 @@ import torch
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
 import stoker
-from common import losses_over_steps
+from common import train_steps
 
 CONTEXT = 16
 WIDTH = 64
@@ -87,7 +87,7 @@ def train(folder: pathlib.Path, steps: int, batch_size: int) -> list:
     torch.manual_seed(0)
     model = TinyCLIP(tokenizer.get_vocab_size())
     optimizer = torch.optim.AdamW(model.parameters(), lr=2e-3)
-    return losses_over_steps(loader, steps, lambda batch: model(*batch), optimizer)
+    return train_steps(loader, optimizer, steps, lambda batch: model(*batch))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""What the examples share: their command line and the small classifiers they train.
+"""What the examples share: their command line, the small classifiers they train and the step
+loop (train_steps).
 
 Every example trains on a stoker dataset with a uint8 "image" field and an int64 "label" field
 (e.g. Fashion-MNIST, converted by `stoker convert fashion-mnist`: DATA is its train/). Their
@@ -67,9 +68,9 @@ def train_step(model: torch.nn.Module, optimizer, image, label, backward=torch.T
     return loss
 
 
-def losses_over_steps(loader, steps: int, loss_of, optimizer) -> list:
-    """`steps` steps over `loader`'s epochs (set_epoch before each), each batch's loss
-    `loss_of(batch)` stepped by `optimizer` and printed; returns each step's loss."""
+def train_steps(loader, optimizer, steps: int, loss_of) -> list:
+    """`steps` optimizer steps on `loss_of(batch)` over `loader`'s batches, epochs repeating as
+    needed (set_epoch before each); prints and returns each step's loss."""
     losses, epoch = [], 0
     while len(losses) < steps:
         loader.set_epoch(epoch)
@@ -79,7 +80,7 @@ def losses_over_steps(loader, steps: int, loss_of, optimizer) -> list:
             loss.backward()
             optimizer.step()
             losses.append(loss.item())
-            print(f"step {len(losses)}: loss {loss.item():.4f}", flush=True)
+            print(f"step {len(losses)}: loss {losses[-1]:.4f}", flush=True)
             if len(losses) == steps:
                 break
         epoch += 1

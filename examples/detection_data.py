@@ -80,25 +80,6 @@ def samples(batch: dict, size: int):
                batch["labels"][k], masks)
 
 
-def train_steps(loader: stoker.Loader, optimizer, steps: int, loss_of) -> list:
-    """`steps` optimizer steps on `loss_of(batch)` over `loader`'s batches, epochs repeating as
-    needed; prints and returns each step's loss."""
-    losses, epoch = [], 0
-    while len(losses) < steps:
-        loader.set_epoch(epoch)
-        for batch in loader:
-            loss = loss_of(batch)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            losses.append(loss.item())
-            print(f"step {len(losses)}: loss {losses[-1]:.4f}", flush=True)
-            if len(losses) == steps:
-                break
-        epoch += 1
-    return losses
-
-
 def main(doc: str, train) -> None:
     """An example's command line: DATA [--steps] [--batch-size] [--size] [--threads], then
     train(data, steps, batch_size, size)."""

@@ -15,7 +15,8 @@ instead of 512), which makes a CPU step about 4x cheaper.
 import torch
 import torchvision
 
-from detection_data import detection_loader, main, train_steps
+from common import train_steps
+from detection_data import detection_loader, main
 
 
 def train(data: str, steps: int, batch_size: int, size: int) -> list:

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 import stoker
-from common import losses_over_steps
+from common import train_steps
 
 VOCAB = 128
 SEQ_LEN = 256
@@ -66,7 +66,7 @@ def train(out: pathlib.Path, steps: int) -> list:
         return torch.nn.functional.cross_entropy(model(ids).reshape(-1, VOCAB),
                                                  labels.reshape(-1))
 
-    return losses_over_steps(loader, steps, loss_of, optimizer)
+    return train_steps(loader, optimizer, steps, loss_of)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,8 @@ here all of COCO's ids are classes (91 outputs).
 import torch
 import torchvision
 
-from detection_data import coco_loader, main, samples, train_steps
+from common import train_steps
+from detection_data import coco_loader, main, samples
 
 IGNORED = 255
 
