@@ -10,6 +10,7 @@ the native loader opens (``_stoker.sources()``, access/source_registry.h):
 ``stoker.Loader(stoker.Tokens("train.bin"))``,
 ``stoker.Loader(stoker.VideoFolder(root, transforms={"video": stoker.transforms.DecodeClip()}))``."""
 
+import numbers
 import os
 
 from stoker import _stoker
@@ -132,11 +133,24 @@ class VideoFolder(_Source):
     endings that make a file a sample, matched against the name in lower case (Kinetics'
     ``("avi", "mp4")`` by default; UCF101's and HMDB51's ``("avi",)``). The listing is cached
     in the cache folder and listed again when a folder in it changes; local folders only. A
-    file that cannot be read is a bad record naming it (the loader's ``on_error``)."""
+    file that cannot be read is a bad record naming it (the loader's ``on_error``).
+
+    ``frames_per_clip``, ``step_between_clips``, ``frame_rate``: torchvision's Kinetics /
+    UCF101 / HMDB51 arguments (its ``VideoClips``): every clip of ``frames_per_clip`` frames,
+    clips ``step_between_clips`` frames apart, of every video resampled to ``frame_rate``
+    frames per second (None: its own) is a sample, video by video in ``samples``' order, so
+    ``len()`` is the number of clips (a video shorter than a clip gives none) and sample i is
+    torchvision's clip i (``VideoClips.get_clip_location``), each video indexed once at open
+    and its frame count and rate kept in the cache folder. Decode them with
+    ``stoker.transforms.DecodeClip(sampler="video_clips", ...)`` (its other sampling parameters
+    unused): the clip's frames natively, torchvision's (and ``ClipFrameIndices(sampler=
+    "video_clips")`` names them); docs/DATA.md#video-clips. A sample's record is its video's,
+    shuffled, dealt and resumed as any dataset's."""
 
     source = "videofolder"
 
-    def __init__(self, root, transforms=None, extensions=("avi", "mp4")):
+    def __init__(self, root, transforms=None, extensions=("avi", "mp4"), frames_per_clip=None,
+                 step_between_clips=1, frame_rate=None):
         self.root = os.fsdecode(root)
         self.transforms = transforms
         self.extensions = (extensions,) if isinstance(extensions, str) else tuple(extensions)
@@ -144,15 +158,43 @@ class VideoFolder(_Source):
                                       for e in self.extensions):
             raise ValueError(f"VideoFolder: extensions {extensions!r}: give one or more, none "
                              f"empty or holding a space")
+        self.frames_per_clip = _count("frames_per_clip", frames_per_clip, none=True)
+        self.step_between_clips = _count("step_between_clips", step_between_clips)
+        if frame_rate is not None and (isinstance(frame_rate, bool) or not isinstance(
+                frame_rate, numbers.Real) or not 0 < frame_rate < float("inf")):
+            raise ValueError(f"VideoFolder: frame_rate {frame_rate!r} must be a number above 0 "
+                             f"(None: each video's own)")
+        self.frame_rate = frame_rate
+        if self.frames_per_clip is None and (step_between_clips != 1 or frame_rate is not None):
+            raise ValueError("VideoFolder: step_between_clips and frame_rate enumerate clips: "
+                             "give frames_per_clip too")
 
     def _path(self) -> str:
         return self.root
 
     def _params(self) -> dict:
-        return {"extensions": " ".join(self.extensions)}
+        params = {"extensions": " ".join(self.extensions)}
+        if self.frames_per_clip is not None:
+            params.update(frames_per_clip=self.frames_per_clip,
+                          step_between_clips=self.step_between_clips,
+                          frame_rate=float(self.frame_rate or 0))
+        return params
 
     def __repr__(self):
-        return f"stoker.VideoFolder({self.root!r}, extensions={self.extensions!r})"
+        clips = "" if self.frames_per_clip is None else (
+            f", frames_per_clip={self.frames_per_clip}, step_between_clips="
+            f"{self.step_between_clips}, frame_rate={self.frame_rate!r}")
+        return f"stoker.VideoFolder({self.root!r}, extensions={self.extensions!r}{clips})"
+
+
+def _count(name: str, value, none: bool = False):
+    """`value` as a count of at least 1 (or None where `none`); ValueError naming `name`."""
+    if value is None and none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"VideoFolder: {name} {value!r} must be an integer at least 1"
+                         + (" (None: a sample per video)" if none else ""))
+    return int(value)
 
 
 class WebDataset(_Source):

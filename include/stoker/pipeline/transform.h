@@ -48,6 +48,9 @@ struct SampleInput {
   ViewedRecord viewed;
   const Schema* schema = nullptr;
   int64_t index = 0;  // global dataset index
+  // Which of its stored record's samples this is, where a record gives several (a video's
+  // clips: Dataset::part); 0 otherwise.
+  int64_t part = 0;
   int64_t epoch = 0;
   int64_t repeat = 0;  // which repeat of the sample in the epoch's order (SamplerOptions::repeats)
   uint64_t seed = 0;   // the loader's seed

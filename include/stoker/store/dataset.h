@@ -90,6 +90,12 @@ class Dataset {
     Location at = locate(i);
     return readers_[at.shard]->record(at.record);
   }
+  // Which of its stored record's samples global record i is (ShardReader::part: a record may
+  // give several samples, a video its clips); 0 for a record that gives one.
+  int64_t part(uint64_t i) const {
+    Location at = locate(i);
+    return readers_[at.shard]->part(at.record);
+  }
   // Where global record i's bytes start in the mapping that holds them
   // (ShardReader::record_start: a viewed record's are not built).
   const uint8_t* record_start(uint64_t i) const {

@@ -51,6 +51,11 @@ struct Manifest {
   // most rows any record has (0 without records); what a batch sizes its slots from.
   std::map<std::string, uint64_t> max_lengths;
 
+  // How a source read in place makes several samples of each record, in one line, where it
+  // does (its records are then those samples: ShardReader::in_memory's parts): a video folder's
+  // clips, "video_clips(frames_per_clip=16, step_between_clips=1, frame_rate=none)"
+  // (video/video_clips.h). Empty: a sample per record. Not saved: no dataset directory has it.
+  std::string sample_parts;
   // Reads DIR/manifest.json, checking every key docs/FORMAT.md specifies (type, range, plain
   // and unique shard names, record counts that add up, statistics of a field of the schema that
   // has them, with one finite value per channel of the field, mean in [0, 1], std in (0, 0.5],

@@ -35,6 +35,13 @@ class ShardReader {
   // held in memory under the name `name` (what errors name), their checksums computed here.
   static ShardReader in_memory(std::string name, Schema schema,
                                const std::vector<std::vector<uint8_t>>& records);
+  // The same, record k giving `parts[k]` samples (0 or more; one number per record): the
+  // reader's records are those samples, record k's `parts[k]` one after another, each reading
+  // record k's bytes, which are held once (a video's clips: docs/ARCHITECTURE.md, "a record
+  // may give several samples"). part(i) says which of its record's samples sample i is.
+  static ShardReader in_memory(std::string name, Schema schema,
+                               const std::vector<std::vector<uint8_t>>& records,
+                               const std::vector<int64_t>& parts);
   // A reader of `records` records of `schema` (a view per field: of a fixed field, of its own
   // type or an integer type widened to an int64 field; or a computed field, fixed or
   // variable-length: kInternal otherwise) read in place through `views`, named `name`. Nothing
@@ -71,6 +78,8 @@ class ShardReader {
   // Bytes of the variable field `field` (a bytes field) of record i; kCorrupt if its lengths
   // do not fit the record.
   Result<ByteSpan> variable_field(uint64_t i, int field) const;
+  // Which of its stored record's samples record i is (in_memory with parts), else 0.
+  int64_t part(uint64_t i) const { return parts_.empty() ? 0 : parts_[i]; }
   // A viewed reader's views (record i of the reader is record i of the views), or null.
   const RecordViews* views() const { return viewed_ ? &viewed_->views : nullptr; }
   // Where record i's bytes start (a viewed reader's: its views'), in the mapping that holds
@@ -124,7 +133,8 @@ class ShardReader {
   Schema schema_;
   const uint8_t* data_ = nullptr;
   std::vector<shard_format::IndexEntry> index_;  // checked at open (see above)
-  std::vector<uint64_t> bad_;  // the records marked bad, sorted (beside what each record reads)
+  std::vector<uint64_t> bad_;   // the records marked bad, sorted (beside what each record reads)
+  std::vector<int64_t> parts_;  // by record, which sample of its stored record (empty: all 0)
   uint64_t count_ = 0;
   uint64_t index_checksum_ = 0;
 };

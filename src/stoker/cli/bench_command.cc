@@ -303,7 +303,8 @@ void run_loader_bench(const LoaderBenchOptions& o) {
     for (const std::string& text : o.field_ops) {
       const auto [field, calls] = field_calls(text);
       options.fields.push_back(
-          make_field_request(dataset->schema(), field, calls).value_or_throw());
+          make_field_request(dataset->schema(), field, calls, {}, dataset->manifest().sample_parts)
+              .value_or_throw());
       named.insert(field);
     }
     for (const Field& f : dataset->schema().fields())

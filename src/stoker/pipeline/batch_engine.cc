@@ -295,6 +295,7 @@ bool BatchEngine::build_piece(const Piece& piece, Scratch& scratch) {
   const int64_t t0 = now_ns();
   scratch.records.resize(indices.size);
   scratch.viewed.resize(indices.size);
+  scratch.parts.assign(indices.size, 0);
   size_t resolved_end = end;
   Status refused;
   // Sample k failed with `error`: whether the piece ends there (raise).
@@ -332,6 +333,7 @@ bool BatchEngine::build_piece(const Piece& piece, Scratch& scratch) {
     // A record read in place (a token file's sample) is passed as its views alone where every
     // field copies them: widened straight into the batch, no record built.
     scratch.viewed[k] = {reader.views(), at.record};
+    scratch.parts[k] = reader.part(at.record);
     scratch.records[k] =
         reader.views() && layout_.copies_views() ? ByteSpan{} : reader.record(at.record);
   }
@@ -346,7 +348,7 @@ bool BatchEngine::build_piece(const Piece& piece, Scratch& scratch) {
   Status written = layout_.write_samples(
       scratch.records.data(), indices, begin, resolved_end, buffer.epoch, options_.seed,
       scratch.field_dst.data(), failed, &at, is_cancelled, scratch.field_shapes.data(),
-      scratch.viewed.data(), &buffer.piece_counters[piece.piece]);
+      scratch.viewed.data(), &buffer.piece_counters[piece.piece], scratch.parts.data());
   if (is_cancelled()) return false;
   // A shard that shrank fails the batch under either policy (what was read of it is zeros): the
   // dataset changed under the run, not one record.

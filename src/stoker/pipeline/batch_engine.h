@@ -130,6 +130,7 @@ class BatchEngine {
   struct Scratch {
     std::vector<ByteSpan> records;
     std::vector<ViewedRecord> viewed;
+    std::vector<int64_t> parts;  // Dataset::part of each sample
     std::vector<uint8_t*> field_dst;
     std::vector<int64_t*> field_shapes;
   };

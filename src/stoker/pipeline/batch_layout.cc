@@ -270,7 +270,8 @@ Status BatchLayout::write_samples(const ByteSpan* records, const IndexSpan& samp
                                   size_t end, int64_t epoch, uint64_t seed, uint8_t* const* dst,
                                   uint8_t* failed, size_t* failed_at,
                                   const std::function<bool()>& cancelled, int64_t* const* shapes,
-                                  const ViewedRecord* viewed, SampleCounters* counters) const {
+                                  const ViewedRecord* viewed, SampleCounters* counters,
+                                  const int64_t* parts) const {
   if (any_variable_ && shapes == nullptr)
     return Status(StatusCode::kInternal, "a batch of variable fields needs their shapes' arrays");
   // Every cache line the fields read, the last one included (records are not line-aligned).
@@ -294,6 +295,7 @@ Status BatchLayout::write_samples(const ByteSpan* records, const IndexSpan& samp
     input.record = records[k];
     if (viewed) input.viewed = viewed[k];
     input.index = samples[k];
+    if (parts) input.part = parts[k];
     input.repeat = samples.repeat(k);
     Status status = write_sample(input, dst, shapes, k);
     if (status.is_ok()) continue;

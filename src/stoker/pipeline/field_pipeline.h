@@ -35,9 +35,11 @@ namespace stoker {
 // The request for batch field `field` of `schema` made by `calls`. kInvalidArgument naming the
 // field for calls out of order, a stored field they cannot apply to, or a factory's refusal.
 // `measure`: an image source's switches for measuring (ImageOutput::crop_decode, simd_resize);
-// the calls set the rest.
+// the calls set the rest. `sample_parts`: the dataset's Manifest::sample_parts (a source
+// operation that decodes a record's part, decode_clip's "video_clips", reads it).
 Result<FieldRequest> make_field_request(const Schema& schema, const std::string& field,
                                         const std::vector<OpCall>& calls,
-                                        const ImageOutput& measure = {});
+                                        const ImageOutput& measure = {},
+                                        const std::string& sample_parts = {});
 
 }  // namespace stoker

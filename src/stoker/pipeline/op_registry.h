@@ -111,6 +111,9 @@ struct SourceContext {
   const Schema* schema = nullptr;
   std::string field;   // the batch field's name (a stored field's, or a new one)
   ImageOutput output;  // an image source writes this: uint8, or float32 normalised
+  // How the dataset's records give several samples (Manifest::sample_parts; "" : one each): a
+  // video folder's clips, which decode_clip's sampler "video_clips" decodes.
+  std::string sample_parts;
 };
 
 // What a kPixel or kFloat factory makes its operation for.

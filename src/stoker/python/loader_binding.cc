@@ -126,11 +126,12 @@ std::vector<int64_t> int64_values(const py::object& values, const char* name) {
 
 // A batch field from its spec {"name", "ops": [{"op": NAME, PARAM: value, ...}]}, as
 // python/stoker/transforms.py makes them: the registry's operations (field_pipeline.h).
-FieldRequest field_request(const Schema& schema, const py::dict& spec) {
+FieldRequest field_request(const Dataset& dataset, const py::dict& spec) {
   std::vector<OpCall> calls;
   for (const py::handle op : spec["ops"]) calls.push_back(op_call_from(op.cast<py::dict>()));
-  FieldRequest request =
-      make_field_request(schema, spec["name"].cast<std::string>(), calls).value_or_throw();
+  FieldRequest request = make_field_request(dataset.schema(), spec["name"].cast<std::string>(),
+                                            calls, {}, dataset.manifest().sample_parts)
+                             .value_or_throw();
   request.padded = spec.contains("padded") && spec["padded"].cast<bool>();
   return request;
 }
@@ -198,7 +199,7 @@ std::vector<FieldRequest> field_requests(const Dataset& dataset, const py::list&
       }
     }
     if (!spec.contains("joint")) {
-      requests.push_back(field_request(dataset.schema(), spec));
+      requests.push_back(field_request(dataset, spec));
       continue;
     }
     const auto made = joint.find(spec["name"].cast<std::string>());

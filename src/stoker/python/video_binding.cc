@@ -8,6 +8,7 @@
 
 #include "stoker/util/status.h"
 #include "stoker/video/frame_decoder.h"
+#include "stoker/video/video_clips.h"
 #include "stoker/video/video_index.h"
 
 namespace stoker::python {
@@ -101,6 +102,18 @@ int64_t video_frames_decoded(const std::string& path, const std::vector<int64_t>
   return decoded;
 }
 
+// Every clip (its frame indices) of a video of `frame_count` frames at `fps` (video_clips.h).
+std::vector<std::vector<int64_t>> video_clips(int64_t frame_count, double fps,
+                                              int64_t frames_per_clip, int64_t step_between_clips,
+                                              double frame_rate) {
+  const video::VideoClips clips{frames_per_clip, step_between_clips, frame_rate};
+  const int64_t count = clips.count(frame_count, fps).value_or_throw();
+  std::vector<std::vector<int64_t>> out;
+  for (int64_t j = 0; j < count; ++j)
+    out.push_back(clips.frames(frame_count, fps, j).value_or_throw());
+  return out;
+}
+
 }  // namespace
 
 void register_video(py::module_& module) {
@@ -113,6 +126,12 @@ void register_video(py::module_& module) {
              "The frames at `indices` (presentation order) as uint8 RGB, [N, 3, H, W] or "
              "[N, H, W, 3], equal byte for byte to torchcodec 0.17's get_frames_at with the same "
              "FFmpeg. Raises stoker.Error naming the file and frame on bad input.");
+  module.def("video_clips", &video_clips, py::arg("frame_count"), py::arg("fps"),
+             py::arg("frames_per_clip"), py::arg("step_between_clips"), py::arg("frame_rate"),
+             "The frame indices of every clip torchvision's VideoClips enumerates of a video of "
+             "`frame_count` frames at `fps` (its average rate), resampled to `frame_rate` (0: its "
+             "own): what stoker.VideoFolder(frames_per_clip=...) makes its samples. Raises "
+             "ValueError naming a bad argument.");
   module.def("video_frames_decoded", &video_frames_decoded, py::arg("path"), py::arg("indices"),
              "How many frames decoding the frames at `indices` decodes (from their keyframes, "
              "non-reference frames nothing asks for skipped): the cost decode_video_frames pays.");

@@ -35,6 +35,13 @@ Result<std::shared_ptr<MixedShardSource>> MixedShardSource::create(
       return invalid_argument(
           fmt::format("mixture: source {} ({}) has not the fields of source 0 ({}): {}", p,
                       parts[p]->dir(), parts[0]->dir(), difference));
+    // One transform makes every source's samples: their records must give them alike.
+    const std::string& own = parts[p]->manifest().sample_parts;
+    const std::string& first = parts[0]->manifest().sample_parts;
+    if (own != first)
+      return invalid_argument(fmt::format(
+          "mixture: source {} ({}) gives {} a record, source 0 ({}) {}", p, parts[p]->dir(),
+          own.empty() ? "a sample" : own, parts[0]->dir(), first.empty() ? "a sample" : first));
   }
   return std::shared_ptr<MixedShardSource>(new MixedShardSource(std::move(parts)));
 }
@@ -45,6 +52,7 @@ MixedShardSource::MixedShardSource(std::vector<std::shared_ptr<const Dataset>> p
   manifest_.format_version = first.format_version;
   manifest_.schema = first.schema;
   manifest_.class_names = first.class_names;
+  manifest_.sample_parts = first.sample_parts;  // every part's (create checks)
   std::vector<std::string> locations;
   for (const std::shared_ptr<const Dataset>& part : parts_) {
     const Manifest& m = part->manifest();

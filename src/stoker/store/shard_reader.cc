@@ -66,6 +66,23 @@ ShardReader ShardReader::in_memory(std::string name, Schema schema,
   return reader;
 }
 
+ShardReader ShardReader::in_memory(std::string name, Schema schema,
+                                   const std::vector<std::vector<uint8_t>>& records,
+                                   const std::vector<int64_t>& parts) {
+  ShardReader reader = in_memory(std::move(name), std::move(schema), records);
+  std::vector<shard_format::IndexEntry> stored = std::move(reader.index_);
+  reader.index_.clear();
+  for (size_t k = 0; k < stored.size() && k < parts.size(); ++k) {
+    for (int64_t j = 0; j < parts[k]; ++j) {
+      reader.index_.push_back(stored[k]);
+      reader.parts_.push_back(j);
+    }
+  }
+  reader.count_ = reader.index_.size();
+  reader.index_checksum_ = xxh3_64(reader.index_.data(), reader.count_ * kIndexEntryBytes);
+  return reader;
+}
+
 Result<ShardReader> ShardReader::viewed(std::string name, Schema schema, uint64_t records,
                                         RecordViews views) {
   if (views.fields.size() != schema.fields().size())

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <numeric>
 
+#include "stoker/store/record_encoder.h"
 #include "stoker/store/shard_format.h"
 #include "stoker/store/shard_reader.h"
 #include "stoker/store/shard_writer.h"
@@ -121,6 +122,38 @@ TEST(ShardTest, VariableFieldsComeBackAsWritten) {
     EXPECT_EQ(label, i);
   }
   EXPECT_FALSE(reader.variable_field(0, 0).is_ok());
+}
+
+// A record may give several samples (a video its clips): an in-memory reader of records with
+// parts has a record per sample, each reading its stored record's bytes (held once), and says
+// which of them it is; a record of no parts gives none.
+TEST(ShardTest, InMemoryRecordsWithPartsGiveASamplePerPart) {
+  Schema schema =
+      Schema::create({{"label", DType::kInt64, {}}, {"a", DType::kBytes, {}}}).value_or_throw();
+  RecordEncoder encoder(schema);
+  std::vector<std::vector<uint8_t>> records;
+  for (int64_t label : {7, 8, 9}) {
+    const std::string a(static_cast<size_t>(label), 'x');
+    throw_if_error(encoder.set_fixed(0, &label, 8));
+    throw_if_error(encoder.set_bytes(1, a.data(), a.size()));
+    records.push_back(encoder.encode());
+  }
+  const ShardReader reader = ShardReader::in_memory("clips", schema, records, {3, 0, 2});
+  ASSERT_EQ(reader.records(), 5u);
+  EXPECT_EQ(reader.file_bytes(), records[0].size() + records[1].size() + records[2].size());
+  const std::vector<int64_t> labels = {7, 7, 7, 9, 9}, parts = {0, 1, 2, 0, 1};
+  for (uint64_t i = 0; i < 5; ++i) {
+    int64_t label = 0;
+    std::memcpy(&label, reader.fixed_field(i, 0), 8);
+    EXPECT_EQ(label, labels[i]);
+    EXPECT_EQ(reader.part(i), parts[i]);
+    EXPECT_EQ(reader.variable_field(i, 1).value_or_throw().size, static_cast<size_t>(label));
+    EXPECT_TRUE(reader.verify_record(i).is_ok());
+  }
+  EXPECT_EQ(reader.record(0).data, reader.record(2).data);  // one copy of the bytes
+  const ShardReader plain = ShardReader::in_memory("plain", schema, records);
+  EXPECT_EQ(plain.records(), 3u);
+  EXPECT_EQ(plain.part(2), 0);
 }
 
 TEST(ShardTest, ShortRecordIsRejectedByTheWriter) {

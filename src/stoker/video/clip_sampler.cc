@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "stoker/video/video_clips.h"
 #include "stoker/video/video_file.h"
 
 namespace stoker::video {
@@ -18,6 +19,11 @@ Status ClipSampler::check() const {
   if (subsample < 0) return invalid_argument("subsample must be at least 0");
   if (starts == ClipStarts::kRegularTimestamps && !(seconds_between_clip_starts > 0))
     return invalid_argument("seconds_between_clip_starts must be above 0 for regular timestamps");
+  if (starts == ClipStarts::kVideoClips) {
+    if (num_clips != 1)
+      return invalid_argument("num_clips must be 1 for video_clips: a sample is one clip");
+    return VideoClips{frames_per_clip, step_between_clips, frame_rate}.check();
+  }
   return Status::ok();
 }
 
@@ -220,12 +226,24 @@ Result<std::vector<int64_t>> clip_frame_indices(const ClipSampler& sampler, int6
 }
 
 Result<std::vector<int64_t>> clip_frame_indices(const ClipSampler& sampler, const VideoIndex& index,
-                                                CounterRng& rng, const std::string& video) {
+                                                CounterRng& rng, const std::string& video,
+                                                int64_t clip) {
   STOKER_RETURN_IF_ERROR(sampler.check());
-  STOKER_ASSIGN_OR_RETURN(std::vector<int64_t> frames,
-                          sampler.by_time()
-                              ? clip_frames_by_time(sampler, index, rng, video)
-                              : clip_frame_indices(sampler, index.frame_count(), rng, video));
+  std::vector<int64_t> frames;
+  if (sampler.starts == ClipStarts::kVideoClips) {
+    const VideoClips clips{sampler.frames_per_clip, sampler.step_between_clips, sampler.frame_rate};
+    Result<std::vector<int64_t>> enumerated =
+        clips.frames(index.frame_count(), index.average_fps(), clip);
+    if (!enumerated.is_ok())
+      return invalid_argument(fmt::format("{} ({} frames at {} fps): {}", video_named(video),
+                                          index.frame_count(), index.average_fps(),
+                                          enumerated.status().message()));
+    frames = std::move(enumerated).value();
+  } else if (sampler.by_time()) {
+    STOKER_ASSIGN_OR_RETURN(frames, clip_frames_by_time(sampler, index, rng, video));
+  } else {
+    STOKER_ASSIGN_OR_RETURN(frames, clip_frame_indices(sampler, index.frame_count(), rng, video));
+  }
   if (sampler.subsample == 0) return frames;
   return subsampled(frames, sampler.frames_per_clip, sampler.subsample);
 }

@@ -25,6 +25,11 @@
 // float64 as torch computes it on x86-64 (fused multiply-adds, in blocks of 8 values: see the
 // .cc), so their number depends on the video.
 //
+// The VideoClips sampler (kVideoClips) takes no draw: a sample is one clip of its video, the
+// one torchvision's VideoClips enumeration (video_clips.h: frames_per_clip frames,
+// step_between_clips, frame_rate) numbers as the sample's part of the record (a dataset whose
+// records give a sample per clip: SampleInput::part).
+//
 // `subsample` n > 0 then keeps n frames of each clip, torchvision's UniformTemporalSubsample
 // (positions torch.linspace(0, T - 1, n) in float32, truncated: the frames it picks from the
 // decoded clip). Pure functions; thread-safe.
@@ -40,7 +45,7 @@
 
 namespace stoker::video {
 
-enum class ClipStarts { kRandom, kRegular, kRandomTimestamps, kRegularTimestamps };
+enum class ClipStarts { kRandom, kRegular, kRandomTimestamps, kRegularTimestamps, kVideoClips };
 enum class ClipPolicy { kRepeatLast, kWrap, kError };
 
 struct ClipSampler {
@@ -56,6 +61,9 @@ struct ClipSampler {
   double seconds_between_clip_starts = 0;
   std::optional<double> range_start_seconds;
   std::optional<double> range_end_seconds;
+  // kVideoClips': torchvision's VideoClips enumeration (with frames_per_clip).
+  int64_t step_between_clips = 1;
+  double frame_rate = 0;  // 0: the video's own
   int64_t subsample = 0;  // 0: every frame of a clip
 
   // The frames each clip gives: subsample's, else frames_per_clip.
@@ -79,8 +87,10 @@ Result<std::vector<int64_t>> clip_frame_indices(const ClipSampler& sampler, int6
 // subsampled: the clips follow one another, so their number is the result's size /
 // clip_length() (num_clips but for regular timestamps, which are at most num_clips: more is
 // kInvalidArgument naming both). A range in seconds that holds no start, or
-// a frame rate or point that the video has not: kInvalidArgument naming `video`.
+// a frame rate or point that the video has not: kInvalidArgument naming `video`. kVideoClips:
+// the video's clip number `clip` (a clip it has not: kInvalidArgument naming `video`).
 Result<std::vector<int64_t>> clip_frame_indices(const ClipSampler& sampler, const VideoIndex& index,
-                                                CounterRng& rng, const std::string& video);
+                                                CounterRng& rng, const std::string& video,
+                                                int64_t clip = 0);
 
 }  // namespace stoker::video

@@ -1,13 +1,17 @@
 #include "stoker/video/clip_sampler_params.h"
 
+#include "stoker/video/video_clips.h"
+
 namespace stoker::video {
 
 std::vector<ParamSpec> clip_sampler_params() {
   return {
-      ParamSpec::choice("sampler", "random",
-                        {"random", "regular", "random_timestamps", "regular_timestamps"},
-                        "clip starts at random or regular indices, or times (torchcodec's "
-                        "samplers)"),
+      ParamSpec::choice(
+          "sampler", "random",
+          {"random", "regular", "random_timestamps", "regular_timestamps", "video_clips"},
+          "clip starts at random or regular indices, or times (torchcodec's "
+          "samplers); video_clips: the sample's clip of the clips its dataset "
+          "enumerates (VideoFolder's frames_per_clip: torchvision's VideoClips)"),
       ParamSpec::integer("num_clips", 1, "clips per sample").in(1, 256),
       ParamSpec::integer("num_frames_per_clip", 16, "frames per clip").in(1, 4096),
       ParamSpec::integer("num_indices_between_frames", 1, "the step between a clip's frames")
@@ -41,13 +45,23 @@ std::vector<ParamSpec> clip_sampler_params() {
   };
 }
 
-Result<ClipSampler> clip_sampler_from(const Params& p) {
+Result<ClipSampler> clip_sampler_from(const Params& p, const std::string& sample_parts) {
   ClipSampler sampler;
   const std::string& starts = p.choice("sampler");
-  sampler.starts = starts == "random"              ? ClipStarts::kRandom
-                   : starts == "regular"           ? ClipStarts::kRegular
-                   : starts == "random_timestamps" ? ClipStarts::kRandomTimestamps
-                                                   : ClipStarts::kRegularTimestamps;
+  sampler.starts = starts == "random"               ? ClipStarts::kRandom
+                   : starts == "regular"            ? ClipStarts::kRegular
+                   : starts == "random_timestamps"  ? ClipStarts::kRandomTimestamps
+                   : starts == "regular_timestamps" ? ClipStarts::kRegularTimestamps
+                                                    : ClipStarts::kVideoClips;
+  const std::optional<VideoClips> clips = VideoClips::from_text(sample_parts);
+  if (sampler.starts == ClipStarts::kVideoClips && !clips)
+    return invalid_argument(
+        "sampler \"video_clips\" decodes the clips its dataset enumerates "
+        "(stoker.VideoFolder(root, frames_per_clip=...)); this dataset's records are a sample "
+        "each");
+  if (sampler.starts != ClipStarts::kVideoClips && clips)
+    return invalid_argument("this dataset's samples are its videos' clips, " + clips->text() +
+                            ": decode each with sampler=\"video_clips\", not \"" + starts + "\"");
   sampler.num_clips = p.integer("num_clips");
   sampler.frames_per_clip = p.integer("num_frames_per_clip");
   sampler.frame_step = p.integer("num_indices_between_frames");
@@ -60,6 +74,11 @@ Result<ClipSampler> clip_sampler_from(const Params& p) {
   if (!p.reals("sampling_range_end_seconds").empty())
     sampler.range_end_seconds = p.reals("sampling_range_end_seconds")[0];
   sampler.subsample = p.integer("subsample");
+  if (clips) {  // the dataset's clip: its length and place
+    sampler.frames_per_clip = clips->frames_per_clip;
+    sampler.step_between_clips = clips->step_between_clips;
+    sampler.frame_rate = clips->frame_rate;
+  }
   const std::string& policy = p.choice("policy");
   sampler.policy = policy == "wrap"    ? ClipPolicy::kWrap
                    : policy == "error" ? ClipPolicy::kError

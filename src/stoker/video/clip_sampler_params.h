@@ -18,6 +18,10 @@ namespace stoker::video {
 std::vector<ParamSpec> clip_sampler_params();
 
 // The sampler those parameters describe; kInvalidArgument (ClipSampler::check's) otherwise.
-Result<ClipSampler> clip_sampler_from(const Params& p);
+// `sample_parts`: the dataset's (Manifest::sample_parts): sampler "video_clips" takes its clips
+// from it (video_clips.h's text: frames_per_clip, step_between_clips, frame_rate; the sampling
+// parameters but subsample unused), and a dataset whose samples are clips takes no other
+// sampler: kInvalidArgument for either mismatch, saying what to give.
+Result<ClipSampler> clip_sampler_from(const Params& p, const std::string& sample_parts = {});
 
 }  // namespace stoker::video

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "stoker/video/clip_sampler_params.h"
+
 namespace stoker::video {
 namespace {
 
@@ -95,6 +97,35 @@ TEST(ClipSampler, BadRangesAndCountsAreOneLineErrors) {
   EXPECT_EQ(error_of(none, 0), "video v.mp4 (0 frames): no frame to sample clips from");
   none.frame_step = 0;
   EXPECT_EQ(error_of(none, 10), "num_indices_between_frames must be at least 1");
+}
+
+// sampler "video_clips" takes its clip from the dataset's enumeration (Manifest::sample_parts)
+// and the sample's part; a dataset of clips takes no other sampler, and one of videos not it.
+TEST(ClipSampler, VideoClipsAreTheDatasetsEnumeration) {
+  const std::string parts = "video_clips(frames_per_clip=4, step_between_clips=3, frame_rate=none)";
+  const auto sampler = [&](const std::string& name, const std::string& dataset) {
+    const Params p =
+        bind_params("decode_clip", clip_sampler_params(), {{"sampler", name}}).value_or_throw();
+    return clip_sampler_from(p, dataset);
+  };
+  const ClipSampler s = sampler("video_clips", parts).value_or_throw();
+  EXPECT_EQ(s.clip_length(), 4);
+  VideoIndex index;  // 10 frames at 25 fps
+  index.time_base_num = 1;
+  index.time_base_den = 25;
+  for (int64_t i = 0; i < 10; ++i) index.pts.push_back(i);
+  index.end_pts = 10;
+  CounterRng rng(1, 7);
+  EXPECT_EQ(clip_frame_indices(s, index, rng, "v.mp4", 2).value_or_throw(),
+            (std::vector<int64_t>{6, 7, 8, 9}));
+  EXPECT_EQ(clip_frame_indices(s, index, rng, "v.mp4", 3).status().message(),
+            "video v.mp4 (10 frames at 25 fps): clip 3 is not one of its 3 clips of 4 frames (has "
+            "the file changed since it was indexed?)");
+  EXPECT_EQ(sampler("random", parts).status().message(),
+            "this dataset's samples are its videos' clips, " + parts +
+                ": decode each with sampler=\"video_clips\", not \"random\"");
+  EXPECT_NE(sampler("video_clips", "").status().message().find("records are a sample each"),
+            std::string::npos);
 }
 
 }  // namespace

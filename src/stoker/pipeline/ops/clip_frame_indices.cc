@@ -36,7 +36,7 @@ class ClipFrameIndices : public VariableTransform {
     STOKER_ASSIGN_OR_RETURN(video::VideoIndex index, video::read_video_index(file));
     CounterRng rng = input.rng();
     STOKER_ASSIGN_OR_RETURN(std::vector<int64_t> frames,
-                            video::clip_frame_indices(sampler_, index, rng, ""));
+                            video::clip_frame_indices(sampler_, index, rng, "", input.part));
     const int64_t clips = static_cast<int64_t>(frames.size()) / sampler_.clip_length();
     std::memcpy(slot, frames.data(), frames.size() * sizeof(int64_t));
     const std::vector<int64_t> capacity = sample_shape();
@@ -91,7 +91,7 @@ OpSpec clip_frame_indices() {
           "field '{}': clip_frame_indices reads '{}', which is no stored bytes field of video "
           "files",
           context.field, video));
-    Result<video::ClipSampler> sampler = video::clip_sampler_from(p);
+    Result<video::ClipSampler> sampler = video::clip_sampler_from(p, context.sample_parts);
     if (!sampler.is_ok())
       return invalid_argument(fmt::format("field '{}': clip_frame_indices: {}", context.field,
                                           sampler.status().message()));

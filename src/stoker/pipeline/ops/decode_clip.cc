@@ -5,7 +5,9 @@
 //      num_indices_between_frames, the sampling range and policy; or by time,
 //      seconds_between_frames, seconds_between_clip_starts and the range in seconds), the random
 //      starts drawn first from the sample's stream, one uniform_below (one next_double by time)
-//      per clip;
+//      per clip; or, sampler "video_clips", no draw: the sample's clip of those its dataset
+//      enumerates (a VideoFolder with frames_per_clip: SourceContext::sample_parts, its clip
+//      SampleInput::part; video/video_clips.h, torchvision's VideoClips);
 //   2. decoded once per GOP, converted to RGB and turned upright as torchcodec does (video/), so
 //      the frames are get_frames_at's byte for byte;
 //   3. Resize(resize) of every frame ([s]: the shorter side to s and the longer to
@@ -123,8 +125,9 @@ class DecodeClip : public Transform {
       return invalid_argument(fmt::format("its {}x{} frames are above max_pixels {}", index.width,
                                           index.height, max_pixels_));
     CounterRng rng = input.rng();
-    STOKER_ASSIGN_OR_RETURN(std::vector<int64_t> frames,
-                            video::clip_frame_indices(sampler_, index, rng, video_name));
+    STOKER_ASSIGN_OR_RETURN(
+        std::vector<int64_t> frames,
+        video::clip_frame_indices(sampler_, index, rng, video_name, input.part));
     clips = static_cast<int64_t>(frames.size()) / sampler_.clip_length();
     STOKER_ASSIGN_OR_RETURN(const ClipDraw draw, draw_output(index, rng));
     const image::ResampleOutput& out = draw.out;
@@ -311,7 +314,7 @@ OpSpec decode_clip() {
     if (f < 0 || context.schema->fields()[f].is_fixed())
       return invalid_argument(fmt::format(
           "field '{}': decode_clip reads a stored bytes field of video files", context.field));
-    Result<video::ClipSampler> sampled = video::clip_sampler_from(p);
+    Result<video::ClipSampler> sampled = video::clip_sampler_from(p, context.sample_parts);
     if (!sampled.is_ok())
       return invalid_argument(
           fmt::format("field '{}': decode_clip: {}", context.field, sampled.status().message()));

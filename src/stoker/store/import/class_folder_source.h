@@ -10,6 +10,11 @@
 // class refuses, gives a record it makes without the file; record_error then names the file and
 // why, so the loader's on_error reports or skips it.
 //
+// A file may give several samples, or none (ClassFolderParts: a video's clips): its record is
+// then the reader's record of each (ShardReader::in_memory's parts, the file's bytes held once),
+// the dataset's samples its files' samples in listing order, a unit `files_per_unit` files that
+// give samples; a file the derived class found bad when it laid them out gives one sample, bad.
+//
 // The listing is kept under `listing_cache_dir` (image_folder_listing_cache.h) when one is
 // given. A folder listed elsewhere (a remote one, access/remote_image_folder.h) is laid out
 // with its files: they are read through store/in_place_files.h (access/remote_files.h's, from
@@ -38,6 +43,14 @@ struct ClassFolderSourceOptions {
   int units_ahead = 0;
 };
 
+// How many samples each listed file gives (ClassFolderSource::lay_out), where not one each.
+struct ClassFolderParts {
+  std::vector<int64_t> counts;  // by listing sample, each at least 0
+  // By listing sample: why a file is bad (it gives one sample, bad, and is not read).
+  std::map<uint64_t, std::string> bad;
+  std::string text;  // Manifest::sample_parts: what a file's samples are
+};
+
 class ClassFolderSource : public UnitReadSource {
  public:
   // The classes and samples, torchvision's.
@@ -55,11 +68,12 @@ class ClassFolderSource : public UnitReadSource {
   explicit ClassFolderSource(uint64_t max_file_bytes) : max_file_bytes_(max_file_bytes) {}
 
   // Lays out `listing`'s samples (of the folder at `root`) in units, under `schema`, sample i's
-  // file being `files`' file i (null: the listing's local paths). Errors: files_per_unit < 1,
-  // not one file per sample.
+  // file being `files`' file i (null: the listing's local paths), each file giving one sample,
+  // or `parts`' counts (local files only). Errors: files_per_unit < 1, not one file (or count)
+  // per sample.
   Status lay_out(std::string root, ImageFolderListing listing, Schema schema,
-                 const ClassFolderSourceOptions& options,
-                 std::shared_ptr<const InPlaceFiles> files);
+                 const ClassFolderSourceOptions& options, std::shared_ptr<const InPlaceFiles> files,
+                 ClassFolderParts parts = {});
 
   // The record of a sample of class `label` whose file holds `file` (null: it could not be
   // read); sets `bad` to why a file it refuses is bad.
@@ -78,7 +92,11 @@ class ClassFolderSource : public UnitReadSource {
   uint64_t max_file_bytes_;
   std::string root_;
   ImageFolderListing listing_;
-  std::vector<uint64_t> unit_starts_;  // first sample of each unit, then the sample count
+  ClassFolderParts parts_;
+  std::vector<uint64_t> unit_files_;     // the listing's files that give samples, in order
+  std::vector<uint64_t> unit_starts_;    // unit u's first in unit_files_, then their count
+  std::vector<uint64_t> sample_starts_;  // unit_files_[k]'s first sample, then the sample count
+  std::vector<int> unit_of_;             // by listing sample, its unit (-1: none)
   // null: the listing's local paths. Declared last, so gone first: its downloads ahead use the
   // plan given by reads_planned, which reads unit_starts_.
   std::shared_ptr<const InPlaceFiles> files_;

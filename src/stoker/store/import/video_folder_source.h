@@ -6,14 +6,27 @@
 // {"video": the file's bytes as they are, "label": its class index (int64)}, the layout of a
 // dataset written with those fields, so that a source operation (decode_clip) reads either
 // alike. A file that cannot be read gives a record whose video is empty, a bad record naming
-// it. Thread-safe.
+// it.
+//
+// With a VideoClips enumeration (video/video_clips.h: torchvision's VideoClips, as its Kinetics,
+// UCF101 and HMDB51 take frames_per_clip, step_between_clips and frame_rate), sample i is a clip
+// instead: every video is indexed at open (its frames and average rate, video/video_index.h,
+// kept in the cache folder beside the listing by each file's path, size and modification time,
+// so later opens read no video), and gives its clips, in torchvision's order: video r's clips
+// 0..K_r-1 after video r-1's (a video shorter than a clip gives none). Each clip's record is its
+// video's record (the file's bytes held once: ShardReader::in_memory's parts), which clip it is
+// SampleInput::part, and Manifest::sample_parts names the enumeration, which decode_clip's
+// sampler "video_clips" reads. A video that cannot be indexed gives one sample, bad, naming it.
+// Thread-safe.
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "stoker/store/import/class_folder_source.h"
+#include "stoker/video/video_clips.h"
 
 namespace stoker {
 
@@ -27,10 +40,15 @@ ClassFolderFiles video_files(std::vector<std::string> extensions);
 class VideoFolderSource : public ClassFolderSource {
  public:
   // Lists `root`'s files with `extensions` (list_class_folder's errors) and lays its samples
-  // out in units; the listing cached as `options` says.
-  static Result<std::shared_ptr<VideoFolderSource>> open(const std::string& root,
-                                                         std::vector<std::string> extensions,
-                                                         const ClassFolderSourceOptions& options);
+  // out in units; the listing cached as `options` says. With `clips`, the samples are the
+  // videos' clips (above; `clips`' check: one line naming the argument).
+  static Result<std::shared_ptr<VideoFolderSource>> open(
+      const std::string& root, std::vector<std::string> extensions,
+      const ClassFolderSourceOptions& options,
+      const std::optional<video::VideoClips>& clips = std::nullopt);
+  // The number of clips each listed video gives (with `clips`; empty otherwise): torchvision's
+  // VideoClips' clip counts, whose sums are its cumulative_sizes.
+  const std::vector<int64_t>& clip_counts() const { return clip_counts_; }
 
   std::string describe() const override;
 
@@ -38,6 +56,8 @@ class VideoFolderSource : public ClassFolderSource {
   VideoFolderSource() : ClassFolderSource(kMaxVideoFileBytes) {}
   std::vector<uint8_t> make_record(int64_t label, const std::string* file,
                                    std::string& bad) const override;
+
+  std::vector<int64_t> clip_counts_;
 };
 
 }  // namespace stoker

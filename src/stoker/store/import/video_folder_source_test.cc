@@ -10,6 +10,7 @@
 #include "stoker/store/dataset.h"
 #include "stoker/store/record_view.h"
 #include "stoker/testing/temp_dir.h"
+#include "stoker/testing/video_set.h"
 #include "stoker/util/atomic_file.h"
 
 namespace stoker {
@@ -93,6 +94,62 @@ TEST(VideoFolderSource, AFolderWithoutVideosIsOneLineNamingIt) {
   video_test_put(root + "/cat/x.jpg", "an image");
   EXPECT_EQ(VideoFolderSource::open(root, {"avi", "mp4"}, {}).status().message(),
             root + ": found no file with a video extension (avi mp4) for the class cat");
+}
+
+// With a VideoClips enumeration, a sample per clip: 75 frames give (75 - 60) / 5 + 1 = 4 clips
+// of 60 frames 5 apart, 50 frames none, a file that is no video one bad sample naming it; each
+// clip reads its video's record, which clip it is its part. The frame counts are kept in the
+// cache folder, and a file changed since is indexed again.
+TEST(VideoFolderSource, ClipsAreSamplesOfTheirVideosRecord) {
+  testing::TempDir tmp;
+  const std::string root = tmp.path() + "/videos";
+  const std::string long_video =
+      read_file(video::testing::video_path("h264_gop12_bframes.mp4"), uint64_t{1} << 30)
+          .value_or_throw();
+  const std::string short_video =
+      read_file(video::testing::video_path("h264_gop1.mp4"), uint64_t{1} << 30).value_or_throw();
+  video_test_put(root + "/a/long.mp4", long_video);
+  video_test_put(root + "/a/short.mp4", short_video);
+  video_test_put(root + "/b/bad.mp4", "not a video");
+  ClassFolderSourceOptions options;
+  options.listing_cache_dir = tmp.path() + "/cache";
+  const video::VideoClips clips{60, 5, 0};
+  auto source = VideoFolderSource::open(root, {"mp4"}, options, clips).value_or_throw();
+  EXPECT_EQ(source->clip_counts(), (std::vector<int64_t>{4, 0, 0}));
+  EXPECT_EQ(source->manifest().sample_parts,
+            "video_clips(frames_per_clip=60, step_between_clips=5, frame_rate=none)");
+  auto dataset = Dataset::open(source).value_or_throw();
+  ASSERT_EQ(dataset->size(), 5u);
+  for (int64_t i = 0; i < 5; ++i) {
+    ShardPins pins = dataset->pin(&i, 1, nullptr).value_or_throw();
+    const ByteSpan record = dataset->record(static_cast<uint64_t>(i));
+    const ByteSpan video = variable_field(dataset->schema(), record, 0).value_or_throw();
+    int64_t label = -1;
+    std::memcpy(&label, fixed_field(dataset->schema(), record, 1), sizeof label);
+    EXPECT_EQ(label, i < 4 ? 0 : 1);
+    EXPECT_EQ(video.size, i < 4 ? long_video.size() : 0u);
+    EXPECT_EQ(dataset->part(static_cast<uint64_t>(i)), i < 4 ? i : 0);
+    EXPECT_EQ(dataset->found_bad(static_cast<uint64_t>(i)).is_ok(), i < 4);
+  }
+  const int64_t last = 4;
+  ShardPins pins = dataset->pin(&last, 1, nullptr).value_or_throw();
+  const std::string bad = dataset->found_bad(4).message();
+  EXPECT_EQ(bad.rfind(root + "/b/bad.mp4: ", 0), 0u) << bad;
+  EXPECT_NE(bad.find("(dataset record 4, the file's sample 0)"), std::string::npos) << bad;
+  EXPECT_NE(dataset->record_error(3, corrupt("x")).message().find("the file's sample 3"),
+            std::string::npos);
+
+  // The short video swapped in for the long one: indexed again, no clip.
+  fs::remove(root + "/a/long.mp4");
+  video_test_put(root + "/a/long.mp4", short_video);
+  auto changed = VideoFolderSource::open(root, {"mp4"}, options, clips).value_or_throw();
+  EXPECT_EQ(changed->clip_counts(), (std::vector<int64_t>{0, 0, 0}));
+  EXPECT_EQ(changed->manifest().records, 1u);  // the bad file's sample alone
+  // An enumeration that cannot be: one line naming the argument.
+  EXPECT_EQ(VideoFolderSource::open(root, {"mp4"}, options, video::VideoClips{16, 0, 0})
+                .status()
+                .message(),
+            root + ": step_between_clips 0 must be at least 1");
 }
 
 }  // namespace
