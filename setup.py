@@ -9,7 +9,9 @@ pybind11, pyarrow (its Arrow C++ libraries read Parquet; the package then needs 
 pyarrow); a C++ compiler, CMake and the libraries of scripts/setup.sh from the system):
 
     pip install .
-    pip wheel .          # then: auditwheel show stoker-*.whl
+
+scripts/build_wheel.sh builds the wheel that carries its libraries, Arrow's included
+($STOKER_WHEEL_CARRIES_ARROW: it then requires no pyarrow).
 """
 
 import os
@@ -85,6 +87,7 @@ setup(
     # setuptools' own scratch space beside the CMake build, not in the C++ build's build/.
     options={"build": {"build_base": "build-python/setuptools"}},
     python_requires=">=3.9",
-    install_requires=["numpy", "pyarrow==26.0.1"],
+    install_requires=["numpy"] + ([] if os.environ.get("STOKER_WHEEL_CARRIES_ARROW")
+                                  else ["pyarrow==26.0.1"]),
     zip_safe=False,
 )
