@@ -24,6 +24,15 @@ ROOT = Path(__file__).resolve().parents[2]
 # What the extension links besides glibc and the C++ runtime, carried renamed (lib<name>-<hash>).
 CARRIED = ("libjpeg", "libspng", "libhwy", "libxxhash", "libcurl", "libavcodec", "libavfilter",
            "libarrow", "libparquet")
+# What it still loads from the system: glibc's, the C++ runtime, and the libraries the manylinux
+# policy lets a wheel assume (auditwheel carries none of them), which Debian's FFmpeg links
+# (X11's and GLib's: docs/INSTALL.md), with what they load in turn.
+SYSTEM = {"linux-vdso.so.1", "ld-linux-x86-64.so.2", "libc.so.6", "libm.so.6", "libdl.so.2",
+          "libpthread.so.0", "librt.so.1", "libresolv.so.2", "libstdc++.so.6", "libgcc_s.so.1",
+          "libz.so.1", "libexpat.so.1", "libX11.so.6", "libXext.so.6", "libXrender.so.1",
+          "libglib-2.0.so.0", "libgobject-2.0.so.0",
+          "libxcb.so.1", "libXau.so.6", "libXdmcp.so.6", "libbsd.so.0", "libmd.so.0",
+          "libffi.so.8", "libpcre2-8.so.0"}
 
 
 # The environment of the commands: no PYTHONPATH, which may name the source tree's package.
@@ -98,6 +107,16 @@ def test_imports_in_either_order(environment, order, tmp_path):
     path, found = run_in(environment, code, tmp_path).split()
     assert path.startswith(str(python.parents[1]))  # the wheel's stoker, not the source tree's
     assert found == str(pyarrow)
+
+
+def test_the_system_gives_only_glibc_the_cxx_runtime_and_what_manylinux_assumes(environment,
+                                                                              tmp_path):
+    code = "import stoker._stoker as e; print(e.__file__)"
+    listed = run("ldd", run_in(environment, code, tmp_path).strip())
+    assert "not found" not in listed, listed
+    system = {Path(line.split()[0]).name for line in listed.splitlines()
+              if "stoker.libs/" not in line}
+    assert system <= SYSTEM, sorted(system - SYSTEM)
 
 
 def png(value):
