@@ -24,7 +24,7 @@
 #               isolation, build requirements from PyPI, then `auditwheel repair`) installed
 #               offline into a fresh venv, build-python/venv, that sees the project
 #               environment's packages (torch, numpy, pytest) through a .pth file; then pytest
-#               (test_wheel.py installs it again beside torch, with and without pyarrow)
+#               (test_wheel.py installs it again beside torch and two pyarrows, or none)
 #
 # Environment: STOKER_BUILD_DIR overrides build/ (e.g. to keep a developer's own build apart);
 # STOKER_TEST_STAGES limits the stages (e.g. "asan tsan"); STOKER_TEST_TIMEOUT is the per-test

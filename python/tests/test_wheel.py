@@ -1,8 +1,8 @@
 """The wheel of scripts/build_wheel.sh as a user installs it: a manylinux wheel that carries its
 native libraries (Arrow's included) under auditwheel's renamed files, installed with no compiler,
 no -dev package and no network into a fresh environment that sees torch; there stoker imports
-before and after torch, runs a loader over a dataset it writes and reads Parquet, with pyarrow
-importable and without.
+before and after torch, runs a loader over a dataset it writes and reads Parquet, beside the
+pinned pyarrow, beside another version and without pyarrow.
 
 The wheel is $STOKER_WHEEL (scripts/test.sh's python stage builds it), else built here (minutes:
 the incremental build in build-python/ and auditwheel's copies)."""
@@ -20,7 +20,12 @@ import numpy as np
 import pytest
 import torch
 
+pyarrow = pytest.importorskip("pyarrow")  # writes the Parquet file
+pq = pytest.importorskip("pyarrow.parquet")
+
 ROOT = Path(__file__).resolve().parents[2]
+# A pyarrow of another version than the Arrow the wheel carries (scripts/setup.sh installs it).
+OTHER_PYARROW = "17.0.0"
 # What the extension links besides glibc and the C++ runtime, carried renamed (lib<name>-<hash>).
 CARRIED = ("libjpeg", "libspng", "libhwy", "libxxhash", "libcurl", "libavcodec", "libavfilter",
            "libarrow", "libparquet")
@@ -74,25 +79,36 @@ def test_a_manylinux_wheel_whose_libraries_are_carried_renamed(wheel, tmp_path):
     assert requires == ["Requires-Dist: numpy"]  # no pyarrow, no torch
 
 
-@pytest.fixture(scope="module", params=["with pyarrow", "without pyarrow"])
+# The pyarrow each environment sees: the project environment's, another version (beside the
+# project environment, scripts/setup.sh), or none.
+PYARROWS = [pyarrow.__version__, OTHER_PYARROW, None]
+
+
+@pytest.fixture(scope="module", params=PYARROWS, ids=lambda version: f"pyarrow {version}")
 def environment(request, wheel, tmp_path_factory):
     """A fresh virtual environment with the wheel installed offline (no build, no dependency
-    fetched), seeing this interpreter's torch environment through a .pth file: all of it, or all
-    but pyarrow."""
+    fetched), seeing this interpreter's torch environment, but for its pyarrow, through a .pth
+    file, and the pyarrow of `request.param`. Returns its Python and that version."""
     folder = tmp_path_factory.mktemp("environment")
     torch_site = Path(torch.__file__).resolve().parents[1]
     view = folder / "torch-site"
     view.mkdir()
-    hidden = ("stoker",) + (("pyarrow",) if request.param == "without pyarrow" else ())
     for entry in torch_site.iterdir():
-        if not entry.name.startswith(hidden):
+        if not entry.name.startswith(("stoker", "pyarrow")):
             (view / entry.name).symlink_to(entry)
+    if request.param == pyarrow.__version__:
+        (view / "pyarrow").symlink_to(Path(pyarrow.__file__).parent)
+    paths = [view]
+    if request.param == OTHER_PYARROW:
+        venv = run("bash", str(ROOT / "scripts/setup.sh"), "--venv-path").strip()
+        paths.append(Path(venv, f"pyarrow-{OTHER_PYARROW}"))
+        assert (paths[-1] / "pyarrow").is_dir(), f"no {paths[-1]}: run scripts/setup.sh"
     run(sys.executable, "-m", "venv", str(folder / "venv"))
     python = folder / "venv/bin/python"
     site = run(str(python), "-c", "import site; print(site.getsitepackages()[0])").strip()
-    Path(site, "torch-site.pth").write_text(f"{view}\n")
+    Path(site, "torch-site.pth").write_text("".join(f"{path}\n" for path in paths))
     run(str(python), "-m", "pip", "install", "--quiet", "--no-index", "--no-deps", str(wheel))
-    return python, request.param == "with pyarrow"
+    return python, request.param
 
 
 def run_in(environment, code, cwd):
@@ -101,12 +117,13 @@ def run_in(environment, code, cwd):
 
 @pytest.mark.parametrize("order", [("stoker", "torch"), ("torch", "stoker")])
 def test_imports_in_either_order(environment, order, tmp_path):
-    python, pyarrow = environment
+    python, version = environment
     code = (f"import {', '.join(order)}, importlib.util\n"
-            "print(stoker.__file__, importlib.util.find_spec('pyarrow') is not None)")
+            "print(stoker.__file__, importlib.util.find_spec('pyarrow') and\n"
+            "      __import__('pyarrow').__version__)")
     path, found = run_in(environment, code, tmp_path).split()
     assert path.startswith(str(python.parents[1]))  # the wheel's stoker, not the source tree's
-    assert found == str(pyarrow)
+    assert found == str(version)
 
 
 def test_the_system_gives_only_glibc_the_cxx_runtime_and_what_manylinux_assumes(environment,
@@ -149,8 +166,7 @@ print(json.dumps(out))
 
 
 def test_a_loader_over_a_written_dataset_and_over_parquet(environment, tmp_path):
-    pa = pytest.importorskip("pyarrow")
-    pq = pytest.importorskip("pyarrow.parquet")
+    pa = pyarrow
     pq.write_table(pa.table({"image": [{"bytes": png(10 * i), "path": None} for i in range(10)],
                              "label": pa.array([i % 3 for i in range(10)], pa.int64())}),
                    tmp_path / "t.parquet", row_group_size=4)
