@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Builds the wheel that installs anywhere: `pip wheel .` (build isolation: build requirements
 # from PyPI, as users build; the incremental CMake build in build-python/), then `auditwheel
-# repair`, which copies every library the extension needs besides glibc and libstdc++ into the
-# wheel's stoker.libs/ under a renamed file and name (libjpeg-<hash>.so.62: nothing meets another
-# copy in the process) and gives the manylinux tag this machine's glibc allows. Arrow's libarrow
-# and libparquet, which the extension links to read Parquet, are carried too, so the wheel
-# requires no pyarrow and works beside any (cmake/StokerParquet.cmake).
+# repair`, which copies every library the extension needs into the wheel's stoker.libs/, renamed
+# (libjpeg-<hash>.so.62: a copy of its own beside another in the process), but glibc's, the C++
+# runtime and those the manylinux policy assumes on the system (docs/INSTALL.md), and gives the
+# manylinux tag this machine's glibc allows. Arrow's libarrow and libparquet, which the extension
+# links to read Parquet, are carried too, so the wheel requires no pyarrow and works beside any.
 #
 #   scripts/build_wheel.sh [OUT_DIR]   the repaired wheel into OUT_DIR (default dist/); prints
 #                                      its path last
