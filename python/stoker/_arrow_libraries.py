@@ -1,9 +1,12 @@
-"""Arrow's C++ libraries, which the extension links to read Parquet (cmake/StokerParquet.cmake),
-are pyarrow's: imported first (stoker/__init__.py), this module loads them from the installed
-pyarrow, wherever it is, so that the extension's needs are met by the libraries already loaded.
+"""Arrow's C++ libraries, which the extension links to read Parquet (cmake/StokerParquet.cmake).
+Imported first (stoker/__init__.py), this module imports the extension. The wheel of
+scripts/build_wheel.sh carries its own copies (auditwheel's renamed libarrow-*.so, beside any
+pyarrow or none); a build from source links the pinned pyarrow's, which this module then loads
+from the installed pyarrow, wherever it is, when the extension does not find them itself.
 pyarrow itself is not imported. An extension built without Parquet needs none of them."""
 
 import ctypes
+import importlib
 import importlib.util
 import os
 
@@ -25,12 +28,16 @@ def _load() -> bool:
     return True
 
 
-if not _load():
-    # An extension built without Parquet (-DSTOKER_WITH_PARQUET=OFF) needs no pyarrow.
-    try:
-        importlib.import_module("stoker._stoker")
-    except ImportError as error:
-        if "libarrow" in str(error) or "libparquet" in str(error):
-            raise ImportError(f"stoker needs pyarrow {PYARROW} (Arrow's C++ libraries read "
-                              f"Parquet): pip install pyarrow=={PYARROW}") from None
+def _missing_arrow(error: ImportError) -> bool:
+    return "libarrow" in str(error) or "libparquet" in str(error)
+
+
+try:
+    importlib.import_module("stoker._stoker")
+except ImportError as error:
+    if not _missing_arrow(error):
         raise
+    if not _load():
+        raise ImportError(f"stoker needs pyarrow {PYARROW} (Arrow's C++ libraries read "
+                          f"Parquet): pip install pyarrow=={PYARROW}") from None
+    importlib.import_module("stoker._stoker")
