@@ -41,17 +41,22 @@ def photo(name):
     return _photos[name]
 
 
+def random_box(rng, src, smallest: float, largest: float) -> tuple:
+    """(x, y, w, h) of a crop of `src` covering a share of its area drawn in [smallest,
+    largest], of an aspect ratio drawn in [3/4, 4/3], placed at random."""
+    area = src.width * src.height * rng.uniform(smallest, largest)
+    aspect = rng.uniform(3 / 4, 4 / 3)
+    w = min(src.width, int(round((area * aspect) ** 0.5)))
+    h = min(src.height, int(round((area / aspect) ** 0.5)))
+    return rng.randrange(0, src.width - w + 1), rng.randrange(0, src.height - h + 1), w, h
+
+
 def make_image(job):
     """Writes image number `index` of class `name` into `folder`; returns its path."""
     folder, name, index, seed = job
     rng = random.Random(seed)
     src = photo(name)
-    area = src.width * src.height * rng.uniform(0.10, 0.60)
-    aspect = rng.uniform(3 / 4, 4 / 3)
-    w = min(src.width, int(round((area * aspect) ** 0.5)))
-    h = min(src.height, int(round((area / aspect) ** 0.5)))
-    x = rng.randrange(0, src.width - w + 1)
-    y = rng.randrange(0, src.height - h + 1)
+    x, y, w, h = random_box(rng, src, 0.10, 0.60)
     out_w = rng.randint(1000, 1600) if rng.random() < 0.15 else rng.randint(400, 640)
     out_h = max(1, int(round(out_w * h / w)))
     img = src.crop((x, y, x + w, y + h)).resize((out_w, out_h), Image.BICUBIC)

@@ -23,7 +23,7 @@ import tarfile
 from PIL import Image
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_image_set import CLASSES, PHOTOS  # noqa: E402
+from make_image_set import CLASSES, PHOTOS, random_box  # noqa: E402
 
 TEMPLATES = ["a photo of a {}", "a {light} photo of a {}", "a picture of the {}, {side}",
              "{light} {} seen from the {side}", "the {}"]
@@ -44,12 +44,7 @@ def sample(photos: dict, i: int, size: int, seed: int) -> tuple:
     rng = random.Random(seed * 1_000_003 + i)
     name = CLASSES[i % len(CLASSES)]
     src = photos[name]
-    area = src.width * src.height * rng.uniform(0.2, 0.8)
-    aspect = rng.uniform(3 / 4, 4 / 3)
-    w = min(src.width, int(round((area * aspect) ** 0.5)))
-    h = min(src.height, int(round((area / aspect) ** 0.5)))
-    x = rng.randrange(0, src.width - w + 1)
-    y = rng.randrange(0, src.height - h + 1)
+    x, y, w, h = random_box(rng, src, 0.2, 0.8)
     scale = size / min(w, h)
     img = src.crop((x, y, x + w, y + h)).resize(
         (max(size, round(w * scale)), max(size, round(h * scale))), Image.BILINEAR)
