@@ -200,24 +200,30 @@ def cache(tmp_path, monkeypatch):
 
 
 class StokersDraws:
-    """Sample `index`'s draws (sample_draws.py) as the reference asks for them: the resize's
-    random.randint(a, b) a + uniform_below(b - a + 1) of joint step 1, the flip's random.random()
-    step 2's next_double(), the crop's torch.randint(0, n) uniform_below(n) of step 4 where
-    n > 1 (0 without a draw where the side is the crop's)."""
+    """Sample `index`'s draws (sample_draws.py) as the reference asks for them, v1 or v2: the
+    resize's random.randint(a, b) a + uniform_below(b - a + 1) (v2's torch.randint(low, high)
+    low + uniform_below(high - low)) of joint step 1; the flip's random.random() (v2's
+    torch.rand(1)) step 2's next_double(); the crop's torch.randint(0, n) uniform_below(n) of
+    step 4 where n > 1 (0 without a draw where the side is the crop's)."""
 
     def __init__(self, index):
         self.resize, self.flip, self.crop = (SampleDraws(SEED, 0, index, step)
                                              for step in (1, 2, 4))
 
+    def randint(self, low, high, size=None, **kwargs):
+        if low > 0:
+            return torch.tensor([low + self.resize.uniform_below(high - low)])
+        return torch.tensor([self.crop.uniform_below(high) if high > 1 else 0])
+
     def __enter__(self):
-        self.saved = random.randint, random.random, torch.randint
+        self.saved = random.randint, random.random, torch.randint, torch.rand
         random.randint = lambda a, b: a + self.resize.uniform_below(b - a + 1)
         random.random = self.flip.next_double
-        torch.randint = lambda low, high, size=None, **kwargs: torch.tensor(
-            [self.crop.uniform_below(high) if high > 1 else 0])
+        torch.randint = self.randint
+        torch.rand = lambda *size, **kwargs: torch.tensor([self.flip.next_double()])
 
     def __exit__(self, *exc):
-        random.randint, random.random, torch.randint = self.saved
+        random.randint, random.random, torch.randint, torch.rand = self.saved
 
 
 @pytest.mark.parametrize("image_set, preset, pads", [
@@ -331,29 +337,6 @@ def v2_preset(base_size, crop_size):
         v2.Normalize(mean=MEAN, std=STD), v2.ToPureTensor()])
 
 
-class StokersV2Draws:
-    """Sample `index`'s draws as v2's steps ask for them: the resize's torch.randint(low, high)
-    low + uniform_below(high - low) of step 1, the flip's torch.rand(1) step 2's next_double(),
-    the crop's torch.randint(0, n) uniform_below(n) of step 4 where n > 1."""
-
-    def __init__(self, index):
-        self.resize, self.flip, self.crop = (SampleDraws(SEED, 0, index, step)
-                                             for step in (1, 2, 4))
-
-    def __enter__(self):
-        self.saved = torch.rand, torch.randint
-
-        def randint(low, high, size=None, **kwargs):
-            if low > 0:
-                return torch.tensor(low + self.resize.uniform_below(high - low))
-            return torch.tensor(self.crop.uniform_below(high) if high > 1 else 0)
-        torch.randint = randint
-        torch.rand = lambda *size, **kwargs: torch.tensor([self.flip.next_double()])
-
-    def __exit__(self, *exc):
-        torch.rand, torch.randint = self.saved
-
-
 def test_the_references_v2_coco_dataset_is_read_natively(coco_set, cache):
     """get_coco(use_v2=True): CocoDetection wrapped for v2 (masks, labels), its
     CocoDetectionToVOCSegmentation then the v2 preset: each sample the reference's for stoker's
@@ -367,7 +350,7 @@ def test_the_references_v2_coco_dataset_is_read_natively(coco_set, cache):
     assert "segmentation reference's COCO dataset (v2) is read natively" in note, note
     classes = set()
     for index, ours in enumerate(loader):
-        with StokersV2Draws(index):
+        with StokersDraws(index):
             want = dataset[index]
         same(ours, list(want))
         classes |= set(want[1].unique().tolist())
