@@ -85,8 +85,8 @@ inline Status place_unsettled(JointSample& sample, int64_t left, int64_t top, in
   // The nearest source row and column of each resized one: PIL's, or torch's.
   thread_local std::vector<int64_t> pil_rows, pil_columns;
   if (sample.pil_nearest) {
-    pil_rows = pil_nearest_indices(from_height, height);
-    pil_columns = pil_nearest_indices(from_width, width);
+    pil_nearest_indices(from_height, height, pil_rows);
+    pil_nearest_indices(from_width, width, pil_columns);
   }
   const auto row_of = [&](int64_t y) {
     return sample.pil_nearest ? pil_rows[y] : torch_nearest_index(y, from_height, height);

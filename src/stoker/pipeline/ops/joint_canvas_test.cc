@@ -90,8 +90,9 @@ JointSample random_sample(int64_t width, int64_t height, CounterRng& rng) {
 // `planes` planes resized by torch's nearest (or PIL's), written pixel by pixel.
 std::vector<uint8_t> nearest(const std::vector<uint8_t>& in, int64_t planes, int64_t width,
                              int64_t height, int64_t new_width, int64_t new_height, bool pil) {
-  const std::vector<int64_t> rows = pil_nearest_indices(height, new_height);
-  const std::vector<int64_t> columns = pil_nearest_indices(width, new_width);
+  std::vector<int64_t> rows, columns;
+  pil_nearest_indices(height, new_height, rows);
+  pil_nearest_indices(width, new_width, columns);
   std::vector<uint8_t> out;
   for (int64_t c = 0; c < planes; ++c)
     for (int64_t y = 0; y < new_height; ++y)
@@ -159,12 +160,17 @@ void interleave(JointSample& s) {
 // PIL's NEAREST picks the source pixel under each output pixel's centre, (i + 0.5) * in / out
 // stepped in doubles; torch's floors i * in / out.
 TEST(JointCanvasTest, PilsNearestIndicesAreTheCentresStepped) {
-  EXPECT_EQ(pil_nearest_indices(5, 3), (std::vector<int64_t>{0, 2, 4}));
+  const auto indices = [](int64_t in, int64_t out) {
+    std::vector<int64_t> made = {7};  // replaced whole
+    pil_nearest_indices(in, out, made);
+    return made;
+  };
+  EXPECT_EQ(indices(5, 3), (std::vector<int64_t>{0, 2, 4}));
   EXPECT_EQ(torch_nearest_index(1, 5, 3), 1);
-  EXPECT_EQ(pil_nearest_indices(3, 7), (std::vector<int64_t>{0, 0, 1, 1, 1, 2, 2}));
-  EXPECT_EQ(pil_nearest_indices(4, 4), (std::vector<int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(indices(3, 7), (std::vector<int64_t>{0, 0, 1, 1, 1, 2, 2}));
+  EXPECT_EQ(indices(4, 4), (std::vector<int64_t>{0, 1, 2, 3}));
   // 10 / 3 stepped: 1.666..., 5.0 (not 4.999...), 8.333...
-  EXPECT_EQ(pil_nearest_indices(10, 3), (std::vector<int64_t>{1, 5, 8}));
+  EXPECT_EQ(indices(10, 3), (std::vector<int64_t>{1, 5, 8}));
 }
 
 // A sample whose resize, mirror or decoded layout wait, placed on a canvas (a crop, a pad, both,

@@ -25,16 +25,15 @@ inline int64_t torch_nearest_index(int64_t i, int64_t in, int64_t out) {
   return std::min(static_cast<int64_t>(std::floor(static_cast<float>(i) * scale)), in - 1);
 }
 
-// PIL's NEAREST source indices of a resize from `in` to `out` (Image.resize: an affine
-// transform's per-column table, ops/pil_geometry.h): x = (in / out) / 2, then + in / out for each
-// next output index, in doubles, truncated.
-inline std::vector<int64_t> pil_nearest_indices(int64_t in, int64_t out) {
-  std::vector<int64_t> indices(static_cast<size_t>(out));
+// PIL's NEAREST source indices of a resize from `in` to `out` into `indices` (Image.resize: an
+// affine transform's per-column table, ops/pil_geometry.h): x = (in / out) / 2, then + in / out
+// for each next output index, in doubles, truncated.
+inline void pil_nearest_indices(int64_t in, int64_t out, std::vector<int64_t>& indices) {
+  indices.resize(static_cast<size_t>(out));
   const double step = static_cast<double>(in) / static_cast<double>(out);
   double x = step / 2;
   for (int64_t i = 0; i < out; ++i, x += step)
     indices[i] = std::min(static_cast<int64_t>(x), in - 1);
-  return indices;
 }
 
 // Where a canvas shows the planes: canvas pixel (y, x) with y0 <= y < y1 and x0 <= x < x1 is
