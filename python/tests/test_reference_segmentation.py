@@ -263,6 +263,22 @@ def test_dataloader_batches_of_the_v1_eval_preset(voc_root, cache):
         same(ours, theirs)
 
 
+def classes_equal_to_the_references(loader, dataset) -> set:
+    """Checks that every sample of `loader` is `dataset`'s (a Subset's: its dataset's at its
+    index) for stoker's draws, every sample once; returns the classes their masks hold."""
+    coco, indices = (dataset.dataset, dataset.indices) if \
+        isinstance(dataset, torch.utils.data.Subset) else (dataset, range(len(dataset)))
+    classes, count = set(), 0
+    for index, ours in zip(indices, loader, strict=True):
+        with StokersDraws(index):
+            want = coco[index]
+        same(ours, list(want))
+        classes |= set(want[1].unique().tolist())
+        count += 1
+    assert count == len(dataset) > 4
+    return classes
+
+
 @pytest.mark.parametrize("train, preset", [
     (True, SegmentationPresetTrain(base_size=160, crop_size=200)),
     (False, SegmentationPresetEval(base_size=120))])
@@ -274,15 +290,7 @@ def test_the_references_coco_dataset_is_read_natively(coco_root, cache, train, p
     note = " ".join(loader.plan["notes"]["dataset"])
     assert "segmentation reference's COCO dataset (v1) is read natively" in note, note
     assert all(step[1] == "native" for step in loader.plan["image"])
-    coco = dataset.dataset if train else dataset
-    classes = set()
-    for position, ours in enumerate(loader):
-        index = dataset.indices[position] if train else position
-        with StokersDraws(index):
-            want = coco[index]
-        same(ours, list(want))
-        classes |= set(want[1].unique().tolist())
-    assert position + 1 == len(dataset) > 4
+    classes = classes_equal_to_the_references(loader, dataset)
     assert len(classes - {0, 255}) > 2 and 255 in classes
 
 
@@ -348,11 +356,5 @@ def test_the_references_v2_coco_dataset_is_read_natively(coco_set, cache):
     loader = stoker.Loader(dataset, batch_size=None, order=stoker.Order(seed=SEED))
     note = " ".join(loader.plan["notes"]["dataset"])
     assert "segmentation reference's COCO dataset (v2) is read natively" in note, note
-    classes = set()
-    for index, ours in enumerate(loader):
-        with StokersDraws(index):
-            want = dataset[index]
-        same(ours, list(want))
-        classes |= set(want[1].unique().tolist())
-    assert index + 1 == len(dataset) > 4
+    classes = classes_equal_to_the_references(loader, dataset)
     assert len(classes - {0, 255}) > 2 and 255 in classes
