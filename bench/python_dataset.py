@@ -18,7 +18,8 @@ the same samples); datasets' cache beside DIR's parent (DIR/../hf-cache), made o
 without annotations dropped, its default hflip preset on PIL images, its collate_fn) through
 DataLoader and through stoker.Loader with the same arguments; DIR: bench/make_coco_set.py's OUT.
 --section coco-v1: the same for the reference's v1 path (its own CocoDetection and
-ConvertCocoPolysToMask, the v1 hflip preset: python/tests/detection_reference_v1.py).
+ConvertCocoPolysToMask, the v1 preset --preset, hflip by default:
+python/tests/detection_reference_v1.py).
 --section coco-v1-recognised: that v1 training set given to stoker.Loader against the kept
 dataset it reads (`convert coco --v1-targets`) with the same steps, the native path (target:
 >= 0.97x).
@@ -31,6 +32,7 @@ the classic Python-side pipeline.
 
   .venv/bin/python bench/python_dataset.py --images DIR
       [--section python|recognised|dropin|coco|coco-v1|coco-v1-recognised|voc|hf]
+      [--preset hflip|multiscale|lsj|ssd|ssdlite]
       [--workers 2] [--rounds 5] [--batches N (default: the epoch)] [--batch 32]
 DIR: a folder of JPEGs (searched recursively; for recognised, an ImageFolder tree), e.g.
 bench/make_image_set.py's train/.
@@ -109,12 +111,12 @@ def coco_training_set(root):
                                              if dataset.coco.getAnnIds(imgIds=image_id)])
 
 
-def coco_v1_training_set(root):
-    """The detection reference's v1 get_coco(train) with its default hflip preset."""
+def coco_v1_training_set(root, preset="hflip"):
+    """The detection reference's v1 get_coco(train) with its v1 `preset` (lsj at 1024)."""
     sys.path.insert(0, os.path.join(ROOT, "python", "tests"))
     from detection_reference_v1 import DetectionPresetTrain, get_coco
 
-    return get_coco(pathlib.Path(root), True, DetectionPresetTrain(0.5))
+    return get_coco(pathlib.Path(root), True, DetectionPresetTrain(0.5, preset))
 
 
 def kept_v1_dataset(training_set) -> str:
@@ -164,6 +166,8 @@ def main():
                         choices=("python", "recognised", "dropin", "coco", "coco-v1",
                                  "coco-v1-recognised", "voc", "hf"),
                         default="python")
+    parser.add_argument("--preset", default="hflip",
+                        choices=("hflip", "multiscale", "lsj", "ssd", "ssdlite"))
     a = parser.parse_args()
     torch.set_num_threads(1)
     if a.section == "python":
@@ -173,9 +177,10 @@ def main():
         makers = {"dataloader": lambda: DataLoader(dataset, **arguments),
                   "stoker": lambda: stoker.Loader(dataset, **arguments)}
     elif a.section == "coco-v1-recognised":
-        dataset = coco_v1_training_set(a.images)
+        dataset = coco_v1_training_set(a.images, a.preset)
         steps = dataset.dataset._transforms.transforms[1].transforms.transforms
         largest = max(max(i["width"], i["height"]) for i in dataset.dataset.coco.imgs.values())
+        largest *= 4 if a.preset == "ssd" else 1  # its zoom out
         kept = stoker.Dataset(kept_v1_dataset(dataset), transforms=stoker.transforms.Compose(
             [stoker.transforms.DecodeImage(max_size=largest)] + steps))
         arguments = dict(batch_size=a.batch, shuffle=True, feed=stoker.Feed(workers=a.workers))
@@ -186,7 +191,8 @@ def main():
                                                           **arguments)}
     elif a.section in ("coco", "coco-v1", "voc", "hf"):
         make, collate = {"coco": (coco_training_set, references_collate),
-                         "coco-v1": (coco_v1_training_set, references_collate),
+                         "coco-v1": (lambda root: coco_v1_training_set(root, a.preset),
+                                     references_collate),
                          "voc": (voc_training_set, references_collate),
                          "hf": (hugging_face_set, images_and_labels)}[a.section]
         dataset = make(a.images)

@@ -38,7 +38,11 @@ def _is_v2(step) -> bool:
 # attributes (one set of them or another). The detection reference's v1 presets (use_v2=False)
 # use its own RandomHorizontalFlip (torch.rand(1) < p, v2's draw), RandomShortestSize and
 # ScaleJitter (v2's arithmetic, masks by torch's nearest), PILToTensor and ToDtype (v1's
-# convert_image_dtype); the segmentation reference's v1 presets its RandomResize (the size from
+# convert_image_dtype), and the `ssd` and `ssdlite` presets its RandomPhotometricDistort (torch.rand(7)
+# first, a ColorJitter's factor as each runs), RandomZoomOut and RandomIoUCrop (v2's draws; the
+# image padded or cut alone, target["masks"] left as they are: kept, their own size and count;
+# the boxes the crop leaves out dropped with their labels); the segmentation reference's v1
+# presets its RandomResize (the size from
 # random.randint(min_size, max_size), the PIL mask by PIL's NEAREST), RandomHorizontalFlip
 # (random.random() < flip_prob), RandomCrop (padded right and bottom to the size, image 0, mask
 # 255, then cut), PILToTensor (the mask int64), ToDtype and Normalize.
@@ -49,7 +53,12 @@ _REFERENCE_STEPS = {"FixedSizeCrop": [("crop_height", "crop_width", "fill", "pad
                     "ScaleJitter": [("target_size", "scale_range", "interpolation")],
                     "RandomResize": [("min_size", "max_size")], "RandomCrop": [("size",)],
                     "PILToTensor": [()], "ToDtype": [("dtype", "scale")],
-                    "Normalize": [("mean", "std")]}
+                    "Normalize": [("mean", "std")],
+                    "RandomIoUCrop": [("min_scale", "max_scale", "min_aspect_ratio",
+                                       "max_aspect_ratio", "options", "trials")],
+                    "RandomZoomOut": [("fill", "side_range", "p")],
+                    "RandomPhotometricDistort": [("_brightness", "_contrast", "_saturation",
+                                                  "_hue", "p")]}
 
 
 def _reference_step(step) -> bool:
@@ -162,11 +171,36 @@ def _reference_segmentation_call(step, name: str, tensor: bool) -> Optional[list
     return None
 
 
+def _reference_ssd_call(step, name: str, tensor: bool) -> Optional[dict]:
+    """The native joint operation of the detection reference's own v1 SSD step `step` (its
+    RandomIoUCrop, RandomZoomOut or RandomPhotometricDistort; None for another)."""
+    if name == "RandomIoUCrop":
+        return {**_iou_crop(step), "outside": "dropped", "masks": "kept"}
+    if name not in ("RandomZoomOut", "RandomPhotometricDistort"):
+        return None
+    _pil_only(name, tensor)
+    if name == "RandomZoomOut":  # a PIL image padded with int(fill[c])
+        fill = _fill_values([int(v) for v in step.fill], name, step.fill, False)
+        return {"op": "random_zoom_out", "fill": fill, "mask_fill": 0, "masks": "kept",
+                "side_range": _range(step, "side_range"), "p": float(step.p)}
+    return {"op": "random_photometric_distort", "p": float(step.p), "draws": "v1",
+            **{a: _range(getattr(step, "_" + a), a)
+               for a in ("brightness", "contrast", "saturation", "hue")}}
+
+
+def _iou_crop(step) -> dict:
+    return {"op": "random_iou_crop", "min_scale": float(step.min_scale),
+            "max_scale": float(step.max_scale), "min_aspect_ratio": float(step.min_aspect_ratio),
+            "max_aspect_ratio": float(step.max_aspect_ratio),
+            "sampler_options": [float(o) for o in step.options], "trials": int(step.trials)}
+
+
 def _joint_call(step, name: str, tensor: bool, segmentation: bool):
     """The native joint operation of v2 step `step` (None: nothing to do; a list: several),
     `tensor` if the image is a tensor there (after ToImage/PILToTensor); ValueError if none."""
-    if segmentation and _reference_step(step):
-        calls = _reference_segmentation_call(step, name, tensor)
+    if _reference_step(step):
+        calls = (_reference_segmentation_call if segmentation else _reference_ssd_call)(
+            step, name, tensor)
         if calls is not None:
             return calls
     if name == "RandomShortestSize":
@@ -188,11 +222,7 @@ def _joint_call(step, name: str, tensor: bool, segmentation: bool):
                 "width": int(step.size[1]), "fill": int(fill[0]), "mask_fill": mask_fill,
                 "pad_if_needed": bool(step.pad_if_needed)}
     if name == "RandomIoUCrop" and not segmentation:
-        return {"op": "random_iou_crop", "min_scale": float(step.min_scale),
-                "max_scale": float(step.max_scale),
-                "min_aspect_ratio": float(step.min_aspect_ratio),
-                "max_aspect_ratio": float(step.max_aspect_ratio),
-                "sampler_options": [float(o) for o in step.options], "trials": int(step.trials)}
+        return _iou_crop(step)
     if name == "RandomPhotometricDistort":
         _pil_only(name, tensor)
         return {"op": "random_photometric_distort", "p": float(step.p),
@@ -263,6 +293,29 @@ def output_bound(calls: List[dict]) -> Optional[int]:
             bound = max(bound, call["size"])
         # flips, RandomIoUCrop (inside the image), the photometric and box steps: no larger
     return bound
+
+
+# The joint operations that move no pixel: masks kept as stored after them are the stored ones.
+_PIXELS_IN_PLACE = ("random_photometric_distort", "joint_horizontal_flip",
+                    "sanitize_bounding_boxes", "clamp_bounding_boxes")
+
+
+def masks_bound(calls: List[dict], max_size: int) -> int:
+    """The side of the masks' slots: 0 (the image's, max_size) unless an operation keeps them as
+    stored (the detection reference's v1 SSD steps), then the stored image's bound: max_size
+    over the zooms' largest side_range, which an image fits to be zoomed at every draw.
+    ValueError where an operation before the keeping one moves the masks."""
+    kept = [k for k, call in enumerate(calls) if call.get("masks") == "kept"]
+    if not kept:
+        return 0
+    moving = [call["op"] for call in calls[:kept[0]] if call["op"] not in _PIXELS_IN_PLACE]
+    if moving:
+        raise ValueError(f"{calls[kept[0]]['op']} keeps the masks as stored (the detection "
+                         f"reference's v1 step); stoker runs it before any step that moves "
+                         f"them ({moving[0]})")
+    growth = math.prod(call["side_range"][1] for call in calls
+                       if call["op"] == "random_zoom_out")
+    return max(1, math.floor(max_size / growth))
 
 
 def _float32(dtype) -> bool:
@@ -379,6 +432,7 @@ def specs(steps: list, schema: Dict[str, dict], mapping: dict, to_float,
         joint[key] = name if name in kept else None
     if joint["max_size"] is None:  # no DecodeImage: what the steps make, if they bound it
         joint["max_size"] = output_bound(calls) or _DEFAULT_MAX_SIZE
+    joint["masks_max_size"] = masks_bound(calls, joint["max_size"])
     out = {IMAGE: {"name": IMAGE, "ops": calls, "joint": joint}}
     for name in kept:
         out[name] = {"name": name, "ops": [], "joint": IMAGE}

@@ -175,6 +175,114 @@ class FixedSizeCrop(torch.nn.Module):
         return image, target
 
 
+class RandomIoUCrop(torch.nn.Module):
+    """The SSD crop: an IoU option picked by torch.randint (>= 1: no crop), then up to `trials`
+    crops of sides (min_scale + span * torch.rand(2)) times the image's in the aspect bounds,
+    at offsets of torch.rand(2), kept when a box's centre lies inside it and one such box
+    overlaps it by the option; the boxes outside dropped with their labels, the others moved and
+    clamped; the masks, area and iscrowd left as they are."""
+
+    def __init__(self, min_scale=0.3, max_scale=1.0, min_aspect_ratio=0.5, max_aspect_ratio=2.0,
+                 sampler_options=None, trials=40):
+        super().__init__()
+        self.min_scale, self.max_scale = min_scale, max_scale
+        self.min_aspect_ratio, self.max_aspect_ratio = min_aspect_ratio, max_aspect_ratio
+        self.options = [0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0] if sampler_options is None \
+            else sampler_options
+        self.trials = trials
+
+    def forward(self, image, target):
+        _, height, width = F.get_dimensions(image)
+        while True:
+            option = self.options[int(torch.randint(low=0, high=len(self.options), size=(1,)))]
+            if option >= 1.0:
+                return image, target
+            for _ in range(self.trials):
+                r = self.min_scale + (self.max_scale - self.min_scale) * torch.rand(2)
+                new_w, new_h = int(width * r[0]), int(height * r[1])
+                if not self.min_aspect_ratio <= new_w / new_h <= self.max_aspect_ratio:
+                    continue
+                r = torch.rand(2)
+                left, top = int((width - new_w) * r[0]), int((height - new_h) * r[1])
+                right, bottom = left + new_w, top + new_h
+                if left == right or top == bottom:
+                    continue
+                boxes = target["boxes"]
+                cx, cy = 0.5 * (boxes[:, 0] + boxes[:, 2]), 0.5 * (boxes[:, 1] + boxes[:, 3])
+                inside = (left < cx) & (cx < right) & (top < cy) & (cy < bottom)
+                if not inside.any():
+                    continue
+                boxes = boxes[inside]
+                crop = torch.tensor([[left, top, right, bottom]], dtype=boxes.dtype)
+                if torchvision.ops.box_iou(boxes, crop).max() < option:
+                    continue
+                boxes[:, 0::2] -= left
+                boxes[:, 1::2] -= top
+                boxes[:, 0::2].clamp_(min=0, max=new_w)
+                boxes[:, 1::2].clamp_(min=0, max=new_h)
+                target["boxes"], target["labels"] = boxes, target["labels"][inside]
+                return F.crop(image, top, left, new_h, new_w), target
+
+
+class RandomZoomOut(torch.nn.Module):
+    """With probability p (torch.rand(1) < p), the PIL image placed on a canvas side_range
+    times its size (one torch.rand(1)) at offsets of torch.rand(2), filled with int(fill[c]);
+    the boxes moved; the masks left as they are."""
+
+    def __init__(self, fill=None, side_range=(1.0, 4.0), p=0.5):
+        super().__init__()
+        self.fill = [0.0, 0.0, 0.0] if fill is None else fill
+        self.side_range, self.p = side_range, p
+
+    def forward(self, image, target):
+        if torch.rand(1) >= self.p:
+            return image, target
+        _, height, width = F.get_dimensions(image)
+        r = self.side_range[0] + torch.rand(1) * (self.side_range[1] - self.side_range[0])
+        canvas_w, canvas_h = int(width * r), int(height * r)
+        r = torch.rand(2)
+        left, top = int((canvas_w - width) * r[0]), int((canvas_h - height) * r[1])
+        padding = [left, top, canvas_w - left - width, canvas_h - top - height]
+        image = F.pad(image, padding, fill=tuple(int(v) for v in self.fill))
+        target["boxes"][:, 0::2] += left
+        target["boxes"][:, 1::2] += top
+        return image, target
+
+
+class RandomPhotometricDistort(torch.nn.Module):
+    """torch.rand(7) first; then, each with probability p, ColorJitter's brightness, contrast
+    (before the others or after, as r[1] < 0.5 says), saturation and hue, each drawing its own
+    factor as it runs (ColorJitter.get_params), and a channel order (torch.randperm), the PIL
+    image through a float tensor and back."""
+
+    def __init__(self, contrast=(0.5, 1.5), saturation=(0.5, 1.5), hue=(-0.05, 0.05),
+                 brightness=(0.875, 1.125), p=0.5):
+        super().__init__()
+        jitter = torchvision.transforms.ColorJitter
+        self._brightness, self._contrast = jitter(brightness=brightness), jitter(contrast=contrast)
+        self._hue, self._saturation = jitter(hue=hue), jitter(saturation=saturation)
+        self.p = p
+
+    def forward(self, image, target):
+        r = torch.rand(7)
+        before = r[1] < 0.5
+        if r[0] < self.p:
+            image = self._brightness(image)
+        if before and r[2] < self.p:
+            image = self._contrast(image)
+        if r[3] < self.p:
+            image = self._saturation(image)
+        if r[4] < self.p:
+            image = self._hue(image)
+        if not before and r[5] < self.p:
+            image = self._contrast(image)
+        if r[6] < self.p:
+            order = torch.randperm(F.get_dimensions(image)[0])
+            tensor = F.convert_image_dtype(F.pil_to_tensor(image))
+            image = F.to_pil_image(tensor[..., order, :, :])
+        return image, target
+
+
 MEAN = (123.0, 117.0, 104.0)
 
 
@@ -183,7 +291,10 @@ class DetectionPresetTrain:
         steps = {"hflip": [],
                  "multiscale": [RandomShortestSize(min_size=(96, 128, 160), max_size=240)],
                  "lsj": [ScaleJitter(target_size=(size, size), antialias=True),
-                         FixedSizeCrop(size=(size, size), fill=MEAN)]}[data_augmentation]
+                         FixedSizeCrop(size=(size, size), fill=MEAN)],
+                 "ssd": [RandomPhotometricDistort(), RandomZoomOut(fill=list(MEAN)),
+                         RandomIoUCrop()],
+                 "ssdlite": [RandomIoUCrop()]}[data_augmentation]
         self.transforms = Compose(steps + [RandomHorizontalFlip(p=hflip_prob), PILToTensor(),
                                            ToDtype(torch.float, scale=True)])
 

@@ -1,13 +1,18 @@
 """The detection reference's v1 path (coco_utils.get_coco(use_v2=False) and presets.py's
-DetectionPresetTrain/Eval with use_v2=False: hflip, multiscale, lsj, eval) read natively by
+DetectionPresetTrain/Eval with use_v2=False: hflip, multiscale, lsj, ssd, ssdlite, eval) read
+natively by
 stoker.Loader: the reference's own classes (references/detection/, not installed with
 torchvision) are written here by their definition with torchvision's kernels, and stoker's
 batches equal DataLoader's over them for the same draws: images, boxes clamped and the empty
 ones dropped, labels, masks, image ids, area and iscrowd as ConvertCocoPolysToMask leaves
 them."""
 
+import itertools
 import json
+import math
 import shutil
+
+import numpy as np
 
 import pytest
 import torch
@@ -18,7 +23,7 @@ import stoker
 from sample_draws import SampleDraws
 from test_dataloader_contract import same
 
-pytest.importorskip("torchvision")
+torchvision = pytest.importorskip("torchvision")
 coco_mask = pytest.importorskip("pycocotools.mask")
 from detection_reference_v1 import (  # noqa: E402
     Compose, ConvertCocoPolysToMask, DetectionPresetEval, DetectionPresetTrain, PILToTensor,
@@ -145,25 +150,50 @@ def test_convert_coco_v1_targets_are_convert_coco_polys_to_masks(edge_set, tmp_p
 
 
 class Drawing:
-    """`step` run with torch.rand giving `draws`' float32 draws (sample_draws.py) and
-    torch.randint a pick of n, int(u * n) of a double u: the draws stoker's operation made."""
+    """`step` run with the draws stoker's operation made (sample_draws.py): torch.rand's
+    float32 ones, torch.randint's pick of n int(u * n) of a double u, torch.randperm(3)'s
+    permutation number int(6 u) in lexicographic order, ColorJitter.get_params' factor of range
+    [lo, hi] float32(lo + (hi - lo) u)."""
 
     def __init__(self, step, draws):
         self.step, self.draws = step, draws
 
     def __call__(self, image, target):
+        draws = self.draws
+
         def rand(*size, **kwargs):
-            return torch.tensor([self.draws.next_float()])
+            shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], tuple) else size
+            return torch.tensor([draws.next_float() for _ in range(math.prod(shape))],
+                                dtype=torch.float32).reshape(shape)
 
-        def randint(n, *args, **kwargs):
-            return torch.tensor([int(self.draws.next_double() * n)])
+        def randint(*args, high=None, **kwargs):
+            n = high if high is not None else args[0]
+            return torch.tensor([int(draws.next_double() * n)])
 
-        saved = torch.rand, torch.randint
-        torch.rand, torch.randint = rand, randint
+        def randperm(n, **kwargs):
+            assert n == 3
+            return torch.tensor(list(itertools.permutations(range(3)))[
+                int(6 * draws.next_double())])
+
+        def factor(lo_hi):
+            if lo_hi is None:
+                return None
+            low, high = lo_hi
+            return float(np.float32(low + (high - low) * draws.next_double()))
+
+        def get_params(brightness, contrast, saturation, hue):
+            return (torch.arange(4), factor(brightness), factor(contrast), factor(saturation),
+                    factor(hue))
+
+        jitter = torchvision.transforms.ColorJitter
+        saved = torch.rand, torch.randint, torch.randperm, jitter.get_params
+        torch.rand, torch.randint, torch.randperm = rand, randint, randperm
+        jitter.get_params = staticmethod(get_params)
         try:
             return self.step(image, target)
         finally:
-            torch.rand, torch.randint = saved
+            torch.rand, torch.randint, torch.randperm = saved[:3]
+            jitter.get_params = staticmethod(saved[3])
 
 
 @pytest.mark.parametrize("policy, size", [("multiscale", None), ("lsj", 128), ("lsj", 320)])
@@ -197,3 +227,35 @@ def test_the_v1_resizing_presets_equal_the_references_for_the_same_draws(
             continue
         same(sample, want)
     assert 0 < refused < len(ours) // 2
+
+
+@pytest.mark.parametrize("policy", ["ssd", "ssdlite"])
+def test_the_v1_ssd_presets_equal_the_references_for_the_same_draws(edge_set, tmp_path,
+                                                                    monkeypatch, policy):
+    """ssd (RandomPhotometricDistort, RandomZoomOut, RandomIoUCrop) and ssdlite (RandomIoUCrop)
+    then a flip, natively: each sample is the reference's given stoker's draws. The masks stay
+    as stored (flipped with the image), area and iscrowd unfiltered, as the reference leaves
+    them; zooms, crops that drop boxes, and uncropped samples occur."""
+    monkeypatch.setenv("STOKER_CACHE", str(tmp_path))
+    dataset = get_coco(edge_set, True, DetectionPresetTrain(0.5, policy))
+    loader = stoker.Loader(dataset, batch_size=4, collate_fn=collate_fn,
+                           order=stoker.Order(seed=SEED))
+    assert "v1 CocoDetection is read natively" in " ".join(loader.plan["notes"]["dataset"])
+    assert [step for step in loader.plan["image"] if step[1] != "native"] == []
+    ours = [sample for images, targets in loader for sample in zip(images, targets)]
+    assert len(ours) == len(dataset)
+    coco = dataset.dataset
+    steps = coco._transforms.transforms[1].transforms.transforms  # the preset's
+    dropped = resized = 0
+    for position, sample in enumerate(ours):
+        index = dataset.indices[position]
+        drawn = [Drawing(step, SampleDraws(SEED, 0, index, k + 1)) for k, step in
+                 enumerate(steps)]
+        coco._transforms = Compose([ConvertCocoPolysToMask()])
+        _, stored = coco[index]
+        coco._transforms = Compose([ConvertCocoPolysToMask(), Compose(drawn)])
+        want = coco[index]
+        same(sample, want)
+        dropped += len(want[1]["boxes"]) < len(stored["boxes"])
+        resized += want[0].shape[1:] != stored["masks"].shape[1:]
+    assert dropped > 0 and 0 < resized < len(ours)

@@ -27,7 +27,11 @@ class JointPipeline : public JointTransform {
  public:
   JointPipeline(JointFields names, JointFieldIndex index, int64_t max_rows,
                 std::vector<std::shared_ptr<const JointOp>> ops)
-      : names_(std::move(names)), index_(index), max_rows_(max_rows), ops_(std::move(ops)) {
+      : names_(std::move(names)),
+        index_(index),
+        max_rows_(max_rows),
+        masks_side_(names_.masks_max_size > 0 ? names_.masks_max_size : names_.max_size),
+        ops_(std::move(ops)) {
     // torchvision v2's ToDtype(float32, scale=True): x * float(1 / 255) (v1's: x / 255); then
     // Normalize's (x - mean[c]) / std[c], in float32: one value per byte and channel, computed
     // once.
@@ -48,7 +52,7 @@ class JointPipeline : public JointTransform {
       outputs_.push_back({names_.labels, DType::kInt64, {max_rows_}});
     }
     if (index_.masks >= 0)
-      outputs_.push_back({names_.masks, DType::kUint8, {max_rows_, side, side}});
+      outputs_.push_back({names_.masks, DType::kUint8, {max_rows_, masks_side_, masks_side_}});
     if (index_.class_map >= 0)
       outputs_.push_back(
           {names_.class_map, names_.class_map_int64 ? DType::kInt64 : DType::kUint8, {side, side}});
@@ -107,6 +111,7 @@ class JointPipeline : public JointTransform {
     }
     sample.has_masks = index_.masks >= 0;
     sample.masks.clear();
+    sample.masks_kept = false;
     if (sample.has_masks) {
       if (Status s = read_masks(input, sample); !s.is_ok()) return s;
     }
@@ -231,11 +236,7 @@ class JointPipeline : public JointTransform {
       o += 2;
     }
     if (index_.masks >= 0) {
-      copy_rows(sample.masks.data(), width, 1, slots[o], n * height, width, mirrored,
-                [](uint8_t v) { return v; });
-      shapes[o][0] = n;
-      shapes[o][1] = sample.height;
-      shapes[o][2] = sample.width;
+      if (Status s = write_masks(sample, slots[o], shapes[o]); !s.is_ok()) return s;
       ++o;
     }
     if (index_.class_map >= 0) {
@@ -251,9 +252,28 @@ class JointPipeline : public JointTransform {
     return Status::ok();
   }
 
+  // The masks into their slot: moved with the image, or kept as an operation left them.
+  Status write_masks(const JointSample& sample, uint8_t* slot, int64_t* shape) const {
+    const bool kept = sample.masks_kept;
+    const int64_t rows = kept ? sample.kept_rows : sample.rows();
+    const int64_t height = kept ? sample.kept_height : sample.height;
+    const int64_t width = kept ? sample.kept_width : sample.width;
+    if (rows > max_rows_ || height > masks_side_ || width > masks_side_)
+      return fail(names_.masks,
+                  fmt::format("{} masks of {}x{}, more than the capacity of {} of {}x{}", rows,
+                              width, height, max_rows_, masks_side_, masks_side_));
+    copy_rows(kept ? sample.kept_masks.data() : sample.masks.data(), width, 1, slot, rows * height,
+              width, kept ? sample.kept_mirrored : sample.mirrored, [](uint8_t v) { return v; });
+    shape[0] = rows;
+    shape[1] = height;
+    shape[2] = width;
+    return Status::ok();
+  }
+
   const JointFields names_;
   const JointFieldIndex index_;
   const int64_t max_rows_;
+  const int64_t masks_side_;  // the masks' slots' side
   const std::vector<std::shared_ptr<const JointOp>> ops_;
   std::array<std::array<float, 256>, 3> float_values_;  // the float image's value of each byte
   std::vector<Output> outputs_;

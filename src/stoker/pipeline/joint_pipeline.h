@@ -9,7 +9,9 @@
 //   image   uint8 [3, H, W] (float32 with float_image: v2's ToDtype(float32, scale=True), or
 //           v1's convert_image_dtype with float_divides), H and W at most max_size
 //   boxes   float32 [N, 4] XYXY in pixels; labels int64 [N]; masks uint8 [N, H, W] (the
-//           importers' stacked PNG decoded), N at most the manifest's max_lengths of boxes
+//           importers' stacked PNG decoded), N at most the manifest's max_lengths of boxes;
+//           masks an operation kept as they were (JointSample::keep_masks) come at their size
+//           and count then, H and W at most masks_max_size
 //   a class map (a segmentation sample's) uint8 or int64 [H, W]
 //
 // Determinism (docs/DESIGN.md contract 1): the k-th operation draws from the sample's stream
@@ -37,6 +39,7 @@ struct JointFields {
   std::string boxes, labels, masks;
   std::string class_map;       // a segmentation sample's: an 8-bit PNG class map (or none)
   int64_t max_size = 1024;     // the largest image side, which sizes the slots
+  int64_t masks_max_size = 0;  // the masks' largest side, which sizes theirs (0: max_size)
   bool float_image = false;    // the image delivered as float32: x * float(1 / 255), v2's
   bool float_divides = false;  // or x / 255, torchvision v1's convert_image_dtype (its ToTensor)
   // With float_image, the image then normalised (x - mean[c]) / std[c] (3 each), or not (empty).

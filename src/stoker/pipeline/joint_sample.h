@@ -2,8 +2,9 @@
 // JointSample: one detection or segmentation sample while its joint operations change it
 // together (joint_pipeline.h): the image, its boxes and labels, its object masks, or its class
 // map, as torchvision's v2 transforms see (image, target). Geometry moves all of them; dropping
-// an object drops its box, label and mask together (keep_rows). A resize and a mirror may wait
-// on the pixels (ops/joint_canvas.h applies them, to the window a crop keeps where one follows).
+// an object drops its box, label and mask together (keep_rows), unless the masks were kept. A
+// resize and a mirror may wait on the pixels (ops/joint_canvas.h applies them, to the window a crop
+// keeps where one follows).
 
 #include <algorithm>
 #include <cstddef>
@@ -19,6 +20,13 @@ struct JointSample {
   std::vector<int64_t> labels;    // int64 [N]
   bool has_masks = false;
   std::vector<uint8_t> masks;  // uint8 [N, height, width] when has_masks, else empty
+  // Masks that torchvision v1's SSD steps (the detection reference's RandomZoomOut and
+  // RandomIoUCrop, which leave target["masks"] alone) keep as they are: taken out of the geometry
+  // by keep_masks() with their own rows and size; only a flip mirrors them, on the way out.
+  bool masks_kept = false;
+  std::vector<uint8_t> kept_masks;  // uint8 [kept_rows, kept_height, kept_width], settled
+  int64_t kept_rows = 0, kept_height = 0, kept_width = 0;
+  bool kept_mirrored = false;
   bool has_class_map = false;
   std::vector<uint8_t> class_map;  // uint8 [height, width] class indices when has_class_map
   // Geometry waiting on the pixels, the boxes always current: with resized_from_width > 0 the
@@ -37,6 +45,19 @@ struct JointSample {
   bool settled() const { return resized_from_width == 0 && !mirrored && !interleaved; }
   int64_t pixels_width() const { return resized_from_width > 0 ? resized_from_width : width; }
   int64_t pixels_height() const { return resized_from_width > 0 ? resized_from_height : height; }
+
+  // Takes the masks (settled) out of the geometry as they are now (nothing when kept already).
+  void keep_masks() {
+    if (!has_masks) return;
+    kept_masks.swap(masks);
+    masks.clear();
+    kept_rows = rows();
+    kept_height = height;
+    kept_width = width;
+    kept_mirrored = false;
+    has_masks = false;
+    masks_kept = true;
+  }
 
   // Keeps the objects k with keep[k] set (rows() values), in their order: box, label and mask.
   void keep_rows(const std::vector<uint8_t>& keep) {

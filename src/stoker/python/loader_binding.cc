@@ -137,8 +137,8 @@ FieldRequest field_request(const Dataset& dataset, const py::dict& spec) {
 }
 
 // The batch fields of a joint spec {"name": image field, "ops": [joint calls], "joint": {"boxes",
-// "labels", "masks", "class_map" (each a field's name or None), "max_size", "float",
-// "float_divides", "mean", "std", "class_map_int64"}} (joint_pipeline.h), by name.
+// "labels", "masks", "class_map" (each a field's name or None), "max_size", "masks_max_size",
+// "float", "float_divides", "mean", "std", "class_map_int64"}} (joint_pipeline.h), by name.
 std::map<std::string, FieldRequest> joint_requests(const Dataset& dataset, const py::dict& spec) {
   std::vector<OpCall> calls;
   for (const py::handle op : spec["ops"]) calls.push_back(op_call_from(op.cast<py::dict>()));
@@ -153,6 +153,7 @@ std::map<std::string, FieldRequest> joint_requests(const Dataset& dataset, const
   fields.masks = name("masks");
   fields.class_map = name("class_map");
   fields.max_size = joint["max_size"].cast<int64_t>();
+  fields.masks_max_size = joint["masks_max_size"].cast<int64_t>();
   fields.float_image = joint["float"].cast<bool>();
   fields.float_divides = joint["float_divides"].cast<bool>();
   fields.mean = joint["mean"].cast<std::vector<float>>();

@@ -3,7 +3,8 @@
 // random_horizontal_flip's) the image's, every mask's and the class map's columns are mirrored and
 // each XYXY box becomes (W - x2, y1, W - x1, y2), as v2's horizontal_flip_bounding_boxes computes
 // it in float32. The pixels' mirror waits (JointSample::mirrored) for the copy a crop or the
-// pipeline makes anyway (ops/joint_canvas.h).
+// pipeline makes anyway (ops/joint_canvas.h); masks kept as they are (JointSample::keep_masks)
+// are mirrored at their own size, as the detection reference's v1 flip mirrors target["masks"].
 #include "stoker/pipeline/op_registry.h"
 
 namespace stoker::ops {
@@ -16,6 +17,7 @@ class JointHorizontalFlip : public JointOp {
   Status apply(const SampleInput& input, JointSample& sample) const override {
     if (!(input.rng().next_double() < p_)) return Status::ok();
     sample.mirrored = !sample.mirrored;
+    if (sample.masks_kept) sample.kept_mirrored = !sample.kept_mirrored;
     const auto right = static_cast<float>(sample.width);
     for (size_t k = 0; k < sample.boxes.size(); k += 4) {
       const float x1 = sample.boxes[k];

@@ -1,13 +1,17 @@
-// random_iou_crop: torchvision v2's RandomIoUCrop on a detection sample (the SSD crop of the
-// `ssd` and `ssdlite` presets), its algorithm with draws from the operation's own stream: an
-// option drawn from sampler_options (>= 1: the sample unchanged); up to `trials` times, a crop of
-// int(W r0) x int(H r1) (r in [min_scale, max_scale)) within the aspect ratio bounds at
-// int((W - w) q0), int((H - h) q1), kept if a box's centre lies strictly inside it and one such
-// box's IoU with it (float32, torchvision's box_iou) reaches the option; else a new option. The
-// kept crop cuts the image, masks (and class map); boxes move by (left, top) and are clamped to
-// it, those whose centre lies outside become (0, 0, 0, 0), as v2 marks them for
-// SanitizeBoundingBoxes. A sample without a box that fits draws options until one is >= 1
-// (torchvision's loop), here at most kMaxRounds rounds, then stays unchanged.
+// random_iou_crop: torchvision's RandomIoUCrop on a detection sample (the SSD crop of the
+// `ssd` and `ssdlite` presets: v2's, or the detection reference's own v1 step), its algorithm
+// with draws from the operation's own stream, in float32 as torch computes it (u: next_float(),
+// torch.rand's values): an option picked from sampler_options (the n options' int(n
+// next_double()), torch.randint's pick; >= 1: the sample unchanged); up to `trials` times, r =
+// min_scale + float(max_scale - min_scale) u for each side, a crop of int(float(W) r0) x
+// int(float(H) r1) within the aspect ratio bounds at int(float(W - w) u2), int(float(H - h) u3),
+// kept if a box's centre lies strictly inside it and one such box's IoU with it (float32,
+// torchvision's box_iou) reaches the option; else a new option. The kept crop cuts the image, masks
+// (and class map); boxes move by (left, top) and are clamped to it. Those whose centre lies outside
+// become (0, 0, 0, 0), as v2 marks them for SanitizeBoundingBoxes, or are dropped with their labels
+// (outside "dropped", v1's); masks "kept" stay as they are (v1's, JointSample::keep_masks). A
+// sample without a box that fits draws options until one is >= 1 (torchvision's loop), here at most
+// kMaxRounds rounds, then stays unchanged.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -27,36 +31,43 @@ struct IouCropRect {
 class RandomIouCrop : public JointOp {
  public:
   RandomIouCrop(double min_scale, double max_scale, double min_aspect, double max_aspect,
-                std::vector<double> options, int64_t trials)
-      : min_scale_(min_scale),
-        max_scale_(max_scale),
+                std::vector<double> options, int64_t trials, bool drop_outside, bool keep_masks)
+      : min_scale_(static_cast<float>(min_scale)),
+        scale_span_(static_cast<float>(max_scale - min_scale)),
         min_aspect_(min_aspect),
         max_aspect_(max_aspect),
         options_(std::move(options)),
-        trials_(trials) {}
+        trials_(trials),
+        drop_outside_(drop_outside),
+        keep_masks_(keep_masks) {}
 
   Status apply(const SampleInput& input, JointSample& sample) const override {
+    if (keep_masks_) sample.keep_masks();
     CounterRng rng = input.rng();
     thread_local std::vector<uint8_t> within;
+    const auto width = static_cast<float>(sample.width);
+    const auto height = static_cast<float>(sample.height);
     for (int round = 0; round < kMaxRounds; ++round) {
-      const double option = options_[rng.uniform_below(options_.size())];
+      const double option =
+          options_[static_cast<size_t>(static_cast<double>(options_.size()) * rng.next_double())];
       if (option >= 1.0) return Status::ok();
       for (int64_t trial = 0; trial < trials_; ++trial) {
-        const double r0 = min_scale_ + (max_scale_ - min_scale_) * rng.next_double();
-        const double r1 = min_scale_ + (max_scale_ - min_scale_) * rng.next_double();
+        const float r0 = min_scale_ + scale_span_ * rng.next_float();
+        const float r1 = min_scale_ + scale_span_ * rng.next_float();
         IouCropRect crop;
-        crop.width = static_cast<int64_t>(static_cast<double>(sample.width) * r0);
-        crop.height = static_cast<int64_t>(static_cast<double>(sample.height) * r1);
+        crop.width = static_cast<int64_t>(width * r0);
+        crop.height = static_cast<int64_t>(height * r1);
         if (crop.height == 0) continue;
         const double aspect = static_cast<double>(crop.width) / static_cast<double>(crop.height);
         if (!(min_aspect_ <= aspect && aspect <= max_aspect_)) continue;
-        crop.left = static_cast<int64_t>(static_cast<double>(sample.width - crop.width) *
-                                         rng.next_double());
-        crop.top = static_cast<int64_t>(static_cast<double>(sample.height - crop.height) *
-                                        rng.next_double());
+        crop.left =
+            static_cast<int64_t>(static_cast<float>(sample.width - crop.width) * rng.next_float());
+        crop.top = static_cast<int64_t>(static_cast<float>(sample.height - crop.height) *
+                                        rng.next_float());
         if (crop.width == 0) continue;
         if (!fits(sample, crop, option, within)) continue;
         cut(sample, crop, within);
+        if (drop_outside_) sample.keep_rows(within);
         return Status::ok();
       }
     }
@@ -118,9 +129,11 @@ class RandomIouCrop : public JointOp {
     sample.height = crop.height;
   }
 
-  const double min_scale_, max_scale_, min_aspect_, max_aspect_;
+  const float min_scale_, scale_span_;
+  const double min_aspect_, max_aspect_;
   const std::vector<double> options_;
   const int64_t trials_;
+  const bool drop_outside_, keep_masks_;
 };
 
 }  // namespace
@@ -144,6 +157,12 @@ OpSpec random_iou_crop() {
                        "the IoUs drawn from (>= 1: no crop)", 1, 64)
           .at_least(0),
       ParamSpec::integer("trials", 40, "crops tried for an option").in(1, 10000),
+      ParamSpec::choice("outside", "zeroed", {"zeroed", "dropped"},
+                        "the boxes whose centre the crop leaves out: zeroed for "
+                        "SanitizeBoundingBoxes (v2), or dropped with their labels (the detection "
+                        "reference's v1 step)"),
+      ParamSpec::choice("masks", "moved", {"moved", "kept"},
+                        "masks cut with the image (v2), or kept as they are (v1's)"),
   };
   op.make_joint = [](const Params& p) -> Result<std::shared_ptr<const JointOp>> {
     if (p.real("min_scale") > p.real("max_scale") ||
@@ -151,7 +170,8 @@ OpSpec random_iou_crop() {
       return invalid_argument("random_iou_crop: a minimum above its maximum");
     return std::shared_ptr<const JointOp>(std::make_shared<RandomIouCrop>(
         p.real("min_scale"), p.real("max_scale"), p.real("min_aspect_ratio"),
-        p.real("max_aspect_ratio"), p.reals("sampler_options"), p.integer("trials")));
+        p.real("max_aspect_ratio"), p.reals("sampler_options"), p.integer("trials"),
+        p.choice("outside") == "dropped", p.choice("masks") == "kept"));
   };
   return op;
 }

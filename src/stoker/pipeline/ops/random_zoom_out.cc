@@ -4,7 +4,9 @@
 // is; else r = float(s0) + u1 * float(s1 - s0), a canvas of int(float(W) r) x int(float(H) r),
 // the sample at left = int(float(W' - W) u2), top = int(float(H' - H) u3), the rest of the image
 // filled with `fill` per channel (PIL's pad of the references' PIL images), masks and a class map
-// with mask_fill, boxes moved by (left, top) (ops/joint_canvas.h).
+// with mask_fill, boxes moved by (left, top) (ops/joint_canvas.h). With masks "kept" (the
+// detection reference's v1 RandomZoomOut, which pads the image alone) the masks stay as they are
+// (JointSample::keep_masks).
 #include <fmt/format.h>
 
 #include "stoker/pipeline/op_registry.h"
@@ -15,13 +17,15 @@ namespace {
 
 class RandomZoomOut : public JointOp {
  public:
-  RandomZoomOut(const CanvasFill& fill, double min_side, double max_side, double p)
+  RandomZoomOut(const CanvasFill& fill, double min_side, double max_side, double p, bool keep_masks)
       : fill_(fill),
         min_side_(static_cast<float>(min_side)),
         side_span_(static_cast<float>(max_side - min_side)),
-        p_(static_cast<float>(p)) {}
+        p_(static_cast<float>(p)),
+        keep_masks_(keep_masks) {}
 
   Status apply(const SampleInput& input, JointSample& sample) const override {
+    if (keep_masks_) sample.keep_masks();
     CounterRng rng = input.rng();
     if (rng.next_float() >= p_) return Status::ok();
     const float r = min_side_ + rng.next_float() * side_span_;
@@ -38,6 +42,7 @@ class RandomZoomOut : public JointOp {
  private:
   const CanvasFill fill_;
   const float min_side_, side_span_, p_;
+  const bool keep_masks_;
 };
 
 }  // namespace
@@ -61,6 +66,9 @@ OpSpec random_zoom_out() {
                        2, 2)
           .in(1, 64),
       ParamSpec::real("p", 0.5, "the probability of a zoom").in(0, 1),
+      ParamSpec::choice("masks", "moved", {"moved", "kept"},
+                        "masks placed with the image (v2), or kept as they are (the detection "
+                        "reference's v1 step)"),
   };
   op.make_joint = [](const Params& p) -> Result<std::shared_ptr<const JointOp>> {
     const std::vector<double> side = p.reals("side_range");
@@ -71,8 +79,8 @@ OpSpec random_zoom_out() {
     CanvasFill canvas;
     STOKER_ASSIGN_OR_RETURN(canvas.image, image_fill("random_zoom_out", p.reals("fill")));
     canvas.masks = canvas.class_map = static_cast<uint8_t>(p.integer("mask_fill"));
-    return std::shared_ptr<const JointOp>(
-        std::make_shared<RandomZoomOut>(canvas, side[0], side[1], p.real("p")));
+    return std::shared_ptr<const JointOp>(std::make_shared<RandomZoomOut>(
+        canvas, side[0], side[1], p.real("p"), p.choice("masks") == "kept"));
   };
   return op;
 }
