@@ -60,7 +60,19 @@ print(pyarrow.get_library_dirs()[0])"
       "${STOKER_PYARROW_VERSION} (pip install pyarrow==${STOKER_PYARROW_VERSION}), or build "
       "with -DSTOKER_WITH_PARQUET=OFF")
   endif()
+  # pyarrow's libparquet exports a whole OpenSSL of its own. A symbol is looked up breadth-first
+  # through a program's (or a dlopen'ed extension's) libraries, so where libparquet came before
+  # the system's libcrypto, libcrypto's own calls, and libcurl's, bound to that copy: `import
+  # stoker; import hashlib` crashed. The system's libssl and libcrypto are named first.
+  find_package(OpenSSL QUIET)
   set(libraries)
+  if(OPENSSL_FOUND)
+    set(libraries "-Wl,--push-state,--no-as-needed" "${OPENSSL_SSL_LIBRARY}"
+      "${OPENSSL_CRYPTO_LIBRARY}" "-Wl,--pop-state")
+  else()
+    message(STATUS "Parquet: OpenSSL's libraries not found; libparquet's own OpenSSL may "
+      "shadow them (install libssl-dev)")
+  endif()
   foreach(name parquet arrow)
     file(GLOB found "${libdir}/lib${name}.so.[0-9]*")
     if(NOT found)

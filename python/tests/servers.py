@@ -30,6 +30,7 @@ import grp
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -144,8 +145,22 @@ def nginx_program():
     raise Missing(f"nginx is not installed ({NGINX_PACKAGE}; scripts/setup.sh installs it)")
 
 
-def start_nginx(root, work):
-    """nginx serving `root` on 127.0.0.1, and for faults the same files under /_slow/ at
+def self_signed_certificate(work):
+    """A certificate for 127.0.0.1 and its key, made by openssl into `work`: (cert, key)."""
+    cert, key = work / "cert.pem", work / "key.pem"
+    if not cert.exists():
+        if shutil.which("openssl") is None:
+            raise Missing("openssl is not installed (Debian package openssl)")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                        "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1",
+                        "-addext", "subjectAltName=IP:127.0.0.1"],
+                       check=True, capture_output=True)
+    return cert, key
+
+
+def start_nginx(root, work, tls=False):
+    """nginx serving `root` on 127.0.0.1 (with `tls`, over HTTPS with a self-signed
+    certificate, the server's `certificate`), and for faults the same files under /_slow/ at
     100 KB/s and a 503 at /_status/503; under /_index/ (HTML) and /_index_json/ (JSON) with
     folders' index pages (autoindex); its start's token at /_server_token; WORK/access.log has
     a line per request: method, path, status, its Range and If-Match headers. Run as root, its
@@ -162,6 +177,10 @@ def start_nginx(root, work):
     # A token only this nginx answers: a port that looks open may be another test's server
     # (this one's bind failing while nginx retries it).
     token = os.urandom(8).hex()
+    certificate = tls and self_signed_certificate(work)
+    listen = "ssl" if tls else ""
+    keys = (f"ssl_certificate {certificate[0]}; ssl_certificate_key {certificate[1]};"
+            if tls else "")
 
     def launch(port=None):
         port = port or free_ports(1)[0]
@@ -179,7 +198,8 @@ http {{
 {temp}
   default_type application/octet-stream;
   server {{
-    listen 127.0.0.1:{port};
+    listen 127.0.0.1:{port} {listen};
+    {keys}
     root {Path(root).resolve()};
     location /_slow/ {{ alias {Path(root).resolve()}/; limit_rate 100k; }}
     location = /_status/503 {{ return 503; }}
@@ -197,13 +217,19 @@ http {{
 
     def answers(process, port):
         with contextlib.suppress(OSError, http.client.HTTPException):
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            connection = http.client.HTTPSConnection(
+                "127.0.0.1", port, timeout=5,
+                context=ssl.create_default_context(cafile=certificate[0])) if tls else \
+                http.client.HTTPConnection("127.0.0.1", port, timeout=5)
             connection.request("GET", "/_server_token")
             return connection.getresponse().read().decode() == token
         return False
 
     process, port = start_with_retries("nginx", log, launch, answers)
-    return Server(process, f"http://127.0.0.1:{port}", log, lambda port: launch(port)[0])
+    server = Server(process, f"{'https' if tls else 'http'}://127.0.0.1:{port}", log,
+                    lambda port: launch(port)[0])
+    server.certificate = certificate and str(certificate[0])
+    return server
 
 
 # SigV4 (AWS's published algorithm), independent of libcurl's: the fixture creates its bucket
@@ -380,6 +406,16 @@ if pytest:
         root = tmp_path / "root"
         root.mkdir()
         server = started(lambda: start_nginx(root, tmp_path / "nginx"))
+        server.root = root
+        yield server
+        server.stop()
+
+    @pytest.fixture
+    def nginx_tls_server(tmp_path):
+        """nginx over HTTPS serving `server.root`, its self-signed `server.certificate`."""
+        root = tmp_path / "root"
+        root.mkdir()
+        server = started(lambda: start_nginx(root, tmp_path / "nginx", tls=True))
         server.root = root
         yield server
         server.stop()

@@ -88,3 +88,18 @@ print(float(torch.nn.functional.avg_pool2d(images.float(), 2).sum()) >= 0, label
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
         assert done.returncode == 0, (order, done.stderr[-2000:])
         assert done.stdout.split()[:2] == ["True", "4"], (order, done.stdout)
+
+
+def test_pythons_openssl_works_after_stoker():
+    """hashlib and ssl imported after stoker: pyarrow's libparquet, which the extension links,
+    exports an OpenSSL of its own, which once shadowed the system's libcrypto for every library
+    loaded with the extension (cmake/StokerParquet.cmake): this process crashed."""
+    import hashlib
+    import subprocess
+    import sys
+
+    code = ("import stoker\nimport hashlib, ssl\nprint(hashlib.sha256(b'stoker').hexdigest())\n"
+            "print(ssl.create_default_context().verify_mode == ssl.CERT_REQUIRED)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == [hashlib.sha256(b"stoker").hexdigest(), "True"]

@@ -13,6 +13,8 @@
 #include <random>
 #include <thread>
 
+#include "stoker/net/ca_bundle.h"
+
 namespace stoker::remote {
 namespace {
 
@@ -333,6 +335,7 @@ class Transfer {
     curl_easy_setopt(easy, CURLOPT_SHARE, shared_handle());
     curl_easy_setopt(easy, CURLOPT_URL, request_.url.c_str());
     curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+    if (!ca_bundle().empty()) curl_easy_setopt(easy, CURLOPT_CAINFO, ca_bundle().c_str());
     curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT, options_.connect_timeout_s);
     curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, options_.low_speed_bytes_per_s);
