@@ -1,4 +1,5 @@
-# stoker_registry(TARGET DIR SPEC HEADER FUNCTION): a registry whose entries are the files of DIR.
+# stoker_registry(TARGET DIR SPEC HEADER FUNCTION [EXCLUDE FILE...]): a registry whose entries
+# are the files of DIR, less the EXCLUDE files (DIR/NAME.cc: what this build leaves out).
 # Each DIR/NAME.cc (not *_test.cc) defines `SPEC stoker::DIR_NAME::NAME()` (the namespace is DIR's
 # last folder name); the generated FUNCTION() returns one call of each, declared in HEADER, so
 # an entry is its file and its test and nothing else. The calls reference every entry: the linker
@@ -6,8 +7,13 @@
 # CONFIGURE_DEPENDS re-globs at every build, so a new file needs no re-configure. Sets
 # <FUNCTION>_TESTS in the caller to DIR's *_test.cc files.
 function(stoker_registry target dir spec header function)
+  cmake_parse_arguments(ARG "" "" "EXCLUDE" ${ARGN})
   get_filename_component(space ${dir} NAME)
   file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${dir}/*.cc)
+  if(ARG_EXCLUDE)
+    list(TRANSFORM ARG_EXCLUDE PREPEND ${CMAKE_CURRENT_SOURCE_DIR}/)
+    list(REMOVE_ITEM sources ${ARG_EXCLUDE})
+  endif()
   set(tests ${sources})
   list(FILTER sources EXCLUDE REGEX "_test\\.cc$")
   list(FILTER tests INCLUDE REGEX "_test\\.cc$")

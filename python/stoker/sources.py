@@ -13,7 +13,7 @@ the native loader opens (``_stoker.sources()``, access/source_registry.h):
 import numbers
 import os
 
-from stoker import _stoker
+from stoker import _stoker, _video
 from stoker._dataset_view import LoaderDataset
 from stoker._paths import native_path
 
@@ -151,6 +151,7 @@ class VideoFolder(_Source):
 
     def __init__(self, root, transforms=None, extensions=("avi", "mp4"), frames_per_clip=None,
                  step_between_clips=1, frame_rate=None):
+        _video.require("stoker.VideoFolder")
         self.root = os.fsdecode(root)
         self.transforms = transforms
         self.extensions = (extensions,) if isinstance(extensions, str) else tuple(extensions)

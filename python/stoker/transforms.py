@@ -39,7 +39,7 @@ import re
 import warnings
 from typing import Dict, List, Optional, Sequence
 
-from stoker import _clips, _joint, _python_steps, _stoker
+from stoker import _clips, _joint, _python_steps, _stoker, _video
 from stoker._tokenize import Tokenize
 
 __all__ = ["Compose", "ToTensor", "PILToTensor", "Normalize", "RandomResizedCrop", "Resize",
@@ -324,6 +324,11 @@ _DECODING_CLASSES = {op["python_class"]: _native_class(op) for op in _OPERATIONS
                      and op["output"]["layout"] != "image"}
 globals().update(_DECODING_CLASSES)
 __all__ += sorted(_DECODING_CLASSES)
+# Without video (stoker/_video.py) its decoding classes are stand-ins that refuse in one line.
+_MISSING_VIDEO = {name: _video.unavailable(name, __name__) for name in _video.CLASSES
+                  if name not in _DECODING_CLASSES}
+globals().update(_MISSING_VIDEO)
+__all__ += sorted(_MISSING_VIDEO)
 _PIXEL_NAMES = sorted(name for name, cls in _NATIVE_CLASSES.items()
                       if cls._input["dtype"] == "uint8")
 _FLOAT_NAMES = sorted(name for name, cls in _NATIVE_CLASSES.items()

@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from torchrun import torchrun
+from video_build import needs_video
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 
@@ -77,6 +78,7 @@ def test_the_lm_example_lowers_its_loss_from_mixed_token_sources(tmp_path):
     assert sum(losses[-5:]) < sum(losses[:5]) / 2, out
 
 
+@needs_video
 def test_the_video_example_lowers_its_loss(tmp_path):
     """r3d_18 from Kinetics-shaped class folders (bench/make_kinetics_set.py: 8 clips of 2 s,
     2 classes), clips through DecodeClip and torchvision v2's steps: 16 steps of 4 clips."""

@@ -15,6 +15,9 @@ import torch
 
 import stoker
 from sample_draws import SampleDraws
+from video_build import needs_video
+
+pytestmark = needs_video
 
 torchcodec = pytest.importorskip("torchcodec")
 from torchcodec.decoders import VideoDecoder  # noqa: E402

@@ -11,6 +11,9 @@ import pytest
 
 import stoker
 from stoker import _stoker
+from video_build import needs_video
+
+pytestmark = needs_video
 
 torchcodec_decoders = pytest.importorskip("torchcodec.decoders")
 

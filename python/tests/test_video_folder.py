@@ -12,6 +12,9 @@ import torch
 
 import stoker
 from source_contract import check_bad_sample_refused
+from video_build import needs_video
+
+pytestmark = needs_video
 
 from torchvision.datasets.folder import find_classes, make_dataset  # noqa: E402
 

@@ -15,6 +15,7 @@ import torch
 
 import stoker
 from source_contract import check_source_contract
+from video_build import needs_video
 
 torchcodec = pytest.importorskip("torchcodec")
 from torchcodec.decoders import VideoDecoder  # noqa: E402
@@ -25,7 +26,7 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 import make_video_set  # noqa: E402
 
 # torchvision warns of each video too short for a clip.
-pytestmark = pytest.mark.filterwarnings("ignore:There aren.t enough frames")
+pytestmark = [needs_video, pytest.mark.filterwarnings("ignore:There aren.t enough frames")]
 
 EVERY = ("avi", "mp4", "mkv", "webm")
 # Every file whose frames stoker matches (test_video_clips.py), in three class folders: 50 to

@@ -8,6 +8,9 @@
 #           PyTorch, found as everywhere (-DSTOKER_PYTHON, cmake/StokerTorch.cmake: a CUDA
 #           torch with nvcc compiles the CUDA and NCCL code, without nvcc the build is CPU only).
 #
+# The pack has no FFmpeg (its Debian libraries weigh ~180 MB, over the device tool's 64 MiB):
+# both builds are without video (cmake/StokerVideo.cmake), as is Parquet without pyarrow 26.0.1.
+#
 # Usage: bash scripts/gpu/build.sh [python|cpp|all]     (default all)
 # Environment:
 #   PYTHON              the Python with torch (default python3)
@@ -96,7 +99,10 @@ cat >"$build/env.sh" <<ENV
 # Written by scripts/gpu/build.sh: the environment of this build (source it).
 export PYTHON="$PYTHON"
 export PKG_CONFIG="$pkg_config"
-export PKG_CONFIG_PATH="$prefix/usr/lib/$arch/pkgconfig:$prefix/usr/share/pkgconfig"
+# The pack's .pc files alone, not this machine's own (PKG_CONFIG_LIBDIR replaces pkg-config's
+# default folders): a dry run here then finds no FFmpeg either, as on a GPU machine.
+export PKG_CONFIG_LIBDIR="$prefix/usr/lib/$arch/pkgconfig:$prefix/usr/share/pkgconfig"
+unset PKG_CONFIG_PATH
 export CPATH="$prefix/usr/include\${CPATH:+:\$CPATH}"
 export LIBRARY_PATH="$prefix/usr/lib/$arch\${LIBRARY_PATH:+:\$LIBRARY_PATH}"
 export LD_LIBRARY_PATH="$prefix/usr/lib/$arch:$prefix/lib/$arch\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
@@ -133,8 +139,8 @@ if [ "$what" != cpp ]; then
     "$PYTHON" -m pip install -q --no-build-isolation --no-deps --no-cache-dir \
     --target "$build/site" "$root"
   PYTHONUNBUFFERED=1 "$PYTHON" -X faulthandler -c 'import stoker, torch
-print("build.sh: stoker", stoker.__version__, "from",
-stoker.__file__, "with torch", torch.__version__)'
+print("build.sh: stoker", stoker.__version__, "from", stoker.__file__, "with torch",
+torch.__version__, "| video", "built" if stoker._stoker.with_video else "off")'
   echo "build.sh: python package built in $((SECONDS - start)) s"
 fi
 

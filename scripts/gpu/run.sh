@@ -3,7 +3,8 @@
 # folder ($OUT, else build-gpu/out): at most a few files per phase, named PHASE.log/.json/.png.
 #
 # Usage: bash scripts/gpu/run.sh [--dry-run] PHASE...
-#   env     the machine: GPU, driver, cores, Python, PyTorch, what build.sh built
+#   env     the machine: GPU, driver, cores, Python, PyTorch, what build.sh built (video or
+#           not), and that `import stoker, torch` and `import torch, stoker` both exit 0
 #   tests   pytest python/tests (the CUDA-marked tests run where CUDA is) and, when the C++
 #           project was built, its ctest suites
 #   cuda    the CUDA tests alone: test_cuda.py and test_cuda_epoch_protocol.py (a minute)
@@ -70,7 +71,8 @@ import sys, torch, torchvision, stoker
 print("python", sys.version.split()[0], sys.executable)
 print("torch", torch.__version__, "cuda", torch.version.cuda, "available",
       torch.cuda.is_available(), "cudnn", torch.backends.cudnn.version())
-print("torchvision", torchvision.__version__, "| stoker", stoker.__version__, stoker.__file__)
+print("torchvision", torchvision.__version__, "| stoker", stoker.__version__, stoker.__file__,
+      "| video", "built" if stoker._stoker.with_video else "off (no FFmpeg in the build)")
 if torch.cuda.is_available():
     p = torch.cuda.get_device_properties(0)
     print("gpu", p.name, f"{p.total_memory / 2**30:.1f} GiB", p.multi_processor_count, "SMs")
@@ -78,7 +80,15 @@ print("nccl", torch.distributed.is_nccl_available() if torch.distributed.is_avai
 PY
   [ -x "$STOKER_CLI" ] && "$STOKER_CLI" --version
   grep -h "stoker: LibTorch" "$STOKER_GPU_BUILD/cpp/CMakeFiles/CMakeConfigureLog.yaml" 2>/dev/null
-  true
+  # Each import order by itself (issue 66: `import stoker, torch` once aborted in free()).
+  local order rc=0 code
+  for order in "stoker, torch" "torch, stoker"; do
+    code=0
+    "$PYTHON" -c "import $order" || code=$?
+    echo "import $order: exit $code"
+    [ "$code" = 0 ] || rc=1
+  done
+  return $rc
 }
 
 phase_tests() {

@@ -476,6 +476,7 @@ TEST(CliTest, EnvSaysWhatARunFinds) {
   EXPECT_EQ(j.at("memory_bytes"), machine_memory_bytes());
   EXPECT_EQ(j.at("data_root"), root);
   EXPECT_EQ(j.at("nccl").get<bool>(), static_cast<bool>(STOKER_TEST_NCCL));
+  EXPECT_EQ(j.at("video").get<bool>(), static_cast<bool>(STOKER_TEST_VIDEO));
   // The configure line's words: which CUDA and NCCL this build compiled, or why none.
   EXPECT_EQ(j.at("build"), STOKER_BUILD_SUMMARY);
   EXPECT_EQ(std::regex_search(STOKER_BUILD_SUMMARY, std::regex("NCCL [0-9]+\\.[0-9]+")),
@@ -489,6 +490,9 @@ TEST(CliTest, EnvSaysWhatARunFinds) {
   EXPECT_EQ(text.out.rfind("libtorch  " + j.at("libtorch").get<std::string>(), 0), 0u) << text.out;
   EXPECT_NE(text.out.find("\nbuild     " STOKER_BUILD_SUMMARY "\n"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("\ndata      " + root + " "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(STOKER_TEST_VIDEO ? "\nvideo     FFmpeg's" : "\nvideo     not in this"),
+            std::string::npos)
+      << text.out;
   EXPECT_NE(text.out.find(fmt::format("\nmachine   {} cores", machine_cores())), std::string::npos)
       << text.out;
 }

@@ -1,6 +1,7 @@
 // `stoker env [--json]`: what a run would find in this process: LibTorch's version and CPU
 // capability, its BLAS (the build's setting and the library actually mapped) and thread counts,
-// CUDA, the cores and memory of the machine, and the data root. Changes nothing.
+// CUDA, whether video is built, the cores and memory of the machine, and the data root. Changes
+// nothing.
 #include <ATen/Parallel.h>
 #include <ATen/Version.h>
 #include <dlfcn.h>
@@ -17,6 +18,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "stoker/access/source_registry.h"
 #include "stoker/distributed/process_group.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/train/slow_configs.h"
@@ -68,6 +70,9 @@ std::set<std::string> mapped_blas_libraries() {
   return out;
 }
 
+// Whether the video layer is built (cmake/StokerVideo.cmake): its source is registered then.
+bool video_built() { return find_source("videofolder").is_ok(); }
+
 void run_env(bool json) {
   const std::string config = at::show_config();
   const std::set<std::string> blas_libraries = mapped_blas_libraries();
@@ -85,6 +90,7 @@ void run_env(bool json) {
         {"openmp", openmp_threads()}}},
       {"cuda", {{"available", cuda}, {"devices", cuda ? torch::cuda::device_count() : 0}}},
       {"nccl", nccl_available()},
+      {"video", video_built()},
       {"build", STOKER_BUILD_SUMMARY},
       {"cores", machine_cores()},
       {"memory_bytes", machine_memory_bytes()},
@@ -106,6 +112,9 @@ void run_env(bool json) {
                                     : std::string("not available"));
   fmt::print("nccl      {}\n",
              nccl_available() ? "built in (--dist-backend nccl)" : "not in this build (gloo only)");
+  fmt::print("video     {}\n", video_built() ? "FFmpeg's libav* (decode_clip, videofolder)"
+                                             : "not in this build (FFmpeg's libraries were not "
+                                               "found at build time: INSTALL.md)");
   fmt::print("machine   {} cores (this process's affinity), {:.1f} GB memory\n", machine_cores(),
              machine_memory_bytes() / 1e9);
   fmt::print("data      {} (STOKER_DATA, else ~/.cache/stoker)\n", default_data_root());
@@ -115,7 +124,8 @@ void run_env(bool json) {
 
 void add_env_command(CLI::App& app) {
   CLI::App* env = app.add_subcommand(
-      "env", "What a run finds here: LibTorch, BLAS, threads, CUDA, cores, memory, data root");
+      "env",
+      "What a run finds here: LibTorch, BLAS, threads, CUDA, video, cores, memory, data root");
   auto json = std::make_shared<bool>(false);
   env->add_flag("--json", *json, "Print JSON");
   env->callback([json] { run_env(*json); });

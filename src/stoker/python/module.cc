@@ -32,5 +32,10 @@ PYBIND11_MODULE(_stoker, module) {
   stoker::python::register_writer(module);
   stoker::python::register_image(module);
   stoker::python::register_tools(module);
+  // Whether the video layer is built (cmake/StokerVideo.cmake): stoker/_video.py refuses video
+  // in one line where it is not.
+  module.attr("with_video") = bool{STOKER_WITH_VIDEO};
+#if STOKER_WITH_VIDEO
   stoker::python::register_video(module);
+#endif
 }
