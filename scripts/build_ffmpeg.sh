@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2054  # the commas separate configure's lists
 # Builds the FFmpeg the video layer links: exactly the version of Debian 12's own (the one
 # torchcodec loads from the system, to which the tests compare stoker's frames byte for byte),
 # from Debian's source package (its tarball and patches, fetched by apt-get from the machine's
@@ -58,10 +59,19 @@ if [ ! -f "$prefix/complete" ]; then
   if [ -f "$sources" ]; then
     sed 's/^Types: deb$/Types: deb-src/' "$sources" >"$work/apt/debian.sources"
   else
-    printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: bookworm bookworm-updates\n%s\n%s\n\n%s\n%s\n%s\n%s\n' \
-      'Components: main' 'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg' \
-      'Types: deb-src' 'URIs: http://deb.debian.org/debian-security' \
-      'Suites: bookworm-security' 'Components: main' >"$work/apt/debian.sources"
+    cat >"$work/apt/debian.sources" <<'EOF'
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb-src
+URIs: http://deb.debian.org/debian-security
+Suites: bookworm-security
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOF
   fi
   apt=(apt-get -q -o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts="$work/apt"
        -o Dir::State::Lists="$work/apt/lists" -o Dir::Cache="$work/apt" -o Debug::NoLocking=1)
