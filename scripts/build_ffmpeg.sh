@@ -11,16 +11,17 @@
 # NVIDIA's decoders (cuvid, nvdec) come in when Debian's header-only libffmpeg-nvenc-dev is
 # installed: FFmpeg loads the driver at run time, if there is one.
 #
-#   scripts/build_ffmpeg.sh            builds it into $prefix (below) unless there already
-#   scripts/build_ffmpeg.sh --prefix   prints the folder it is (or would be) in, does nothing else
-#
-# $prefix is ~/.cache/stoker/ffmpeg-<version>-<key of the configure flags>, and ~/.cache/
-# stoker/ffmpeg links to it: CMake finds it there (cmake/StokerFFmpeg.cmake). Idempotent: a
-# finished build is kept and not redone (about 4 minutes on two cores otherwise).
+# It goes to ~/.cache/stoker/ffmpeg-<version>-<key of the configure flags>, and ~/.cache/stoker/
+# ffmpeg links to it: CMake finds it there (cmake/StokerFFmpeg.cmake). Idempotent: a finished
+# build is kept and not redone (about 4 minutes on two cores otherwise).
 # scripts/setup.sh calls it, after installing Debian's packages (nasm, libdav1d-dev).
 set -euo pipefail
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/stoker
-version=$(dpkg-query -W -f='${Version}' libavcodec59)  # 7:5.1.9-0+deb12u1
+# The version Debian installs (7:5.1.9-0+deb12u1): its source is built.
+if ! version=$(dpkg-query -W -f='${Version}' libavcodec59 2>/dev/null); then
+  echo "build_ffmpeg: Debian's libavcodec59 is not installed (scripts/setup.sh installs it)" >&2
+  exit 1
+fi
 upstream=${version#*:}
 upstream=${upstream%%-*}
 
@@ -43,10 +44,6 @@ if pkg-config --exists ffnvcodec; then
 fi
 key=$(printf '%s\n' "$version" "${components[@]}" | sha256sum | cut -c1-12)
 prefix=$cache/ffmpeg-$upstream-$key
-if [ "${1:-}" = --prefix ]; then
-  echo "$prefix"
-  exit 0
-fi
 
 if [ ! -f "$prefix/complete" ]; then
   echo "build_ffmpeg: FFmpeg $version (Debian's source, slim and static) into $prefix" >&2
