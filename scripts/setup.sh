@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs everything stoker needs on Debian 12 (run as root): Debian's packages (compilers,
-# libraries, data) and the project's Python environment, a virtual environment at $STOKER_VENV
-# (default ~/.cache/stoker/venv, shared by every checkout on the machine) holding PyTorch and
-# the rest of scripts/requirements.txt from PyPI (about 5 GB on disk; a 3 GB download once).
+# libraries, data), FFmpeg built slim and static from Debian's source (scripts/build_ffmpeg.sh,
+# into ~/.cache/stoker/: about 4 minutes once) and the project's Python environment, a virtual
+# environment at $STOKER_VENV (default ~/.cache/stoker/venv, shared by every checkout on the
+# machine) holding PyTorch and the rest of scripts/requirements.txt from PyPI (about 5 GB on
+# disk; a 3 GB download once).
 # Idempotent: when everything is present it does nothing and returns in well under a second.
 # `setup.sh --venv-path` prints the environment's path and does nothing else.
 set -euo pipefail
@@ -19,6 +21,7 @@ packages=(
   libturbojpeg0-dev libjpeg62-turbo-dev libjpeg-turbo-progs libspng-dev libhwy-dev libxxhash-dev libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev
   libexpat1-dev
   ffmpeg libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libavfilter-dev
+  nasm libdav1d-dev libffmpeg-nvenc-dev
   libgtest-dev libgmock-dev libbenchmark-dev hyperfine chromium linux-perf
   dataset-fashion-mnist mate-backgrounds
   libdlpack-dev python3-dev python3-venv
@@ -40,6 +43,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 fi
+
+# The FFmpeg the video layer links: Debian's, built slim and static once (scripts/build_ffmpeg.sh).
+bash "$root/scripts/build_ffmpeg.sh"
 
 # The Python environment, remade only when its requirements changed (its stamp):
 # scripts/requirements.txt, or $STOKER_REQUIREMENTS (scripts/test_newest_torch.sh's).

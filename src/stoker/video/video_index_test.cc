@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 
 #include "stoker/testing/video_set.h"
+#include "stoker/video/ffmpeg_handles.h"
 
 namespace stoker::video {
 namespace {
@@ -117,6 +119,25 @@ TEST(VideoIndex, BadFilesAreOneLineErrorsNamingThem) {
     EXPECT_NE(index.status().message().find(path), std::string::npos) << index.status().message();
     EXPECT_EQ(index.status().message().find('\n'), std::string::npos);
   }
+}
+
+// The FFmpeg linked in (scripts/build_ffmpeg.sh's) decodes the set's codecs and no others: a
+// VP8 WebM, which Debian's ffmpeg encodes, is a one-line error naming the file and saying why.
+TEST(VideoIndex, ACodecThisFFmpegLacksIsUnsupported) {
+  if (avcodec_find_decoder(AV_CODEC_ID_VP8) != nullptr)
+    GTEST_SKIP() << "this FFmpeg decodes VP8 (the system's, not scripts/build_ffmpeg.sh's)";
+  stoker::testing::TempDir dir;
+  const std::string path = dir / "vp8.webm";
+  const std::string command =
+      "ffmpeg -nostdin -loglevel error -f lavfi -i testsrc=size=64x48 "
+      "-frames:v 5 -c:v libvpx " +
+      path;
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  Result<VideoIndex> index = read_video_index(path);
+  ASSERT_FALSE(index.is_ok());
+  EXPECT_EQ(index.status().code(), StatusCode::kUnsupported);
+  EXPECT_EQ(index.status().message(),
+            "video " + path + ": no decoder in this FFmpeg for its video codec");
 }
 
 }  // namespace
