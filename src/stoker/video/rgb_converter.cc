@@ -17,65 +17,102 @@ Status conversion_error(const std::string& path, const std::string& what, int rc
                 video_named(path) + ": RGB conversion: " + what + " (" + av_error_text(rc) + ")");
 }
 
+// What a conversion's contexts were made for.
+struct Shape {
+  int width = 0, height = 0, format = -1, colorspace = -1;
+  AVRational aspect{0, 1};
+  AVRational time_base{0, 1};
+  bool operator==(const Shape& o) const {
+    return width == o.width && height == o.height && format == o.format &&
+           colorspace == o.colorspace && av_cmp_q(aspect, o.aspect) == 0 &&
+           av_cmp_q(time_base, o.time_base) == 0;
+  }
+};
+
+// A thread's conversion contexts: a swscale context, or a filtergraph and its ends.
+class Contexts {
+ public:
+  Status convert_swscale(const std::string& path, const AVFrame& frame, uint8_t* out,
+                         ptrdiff_t stride);
+  Status convert_filtergraph(const std::string& path, AVRational time_base, const AVFrame& frame,
+                             uint8_t* out, ptrdiff_t stride);
+
+ private:
+  Status build_filtergraph(const std::string& path, AVRational time_base, const AVFrame& frame);
+  Status filter(const std::string& path, const AVFrame& frame, uint8_t* out, ptrdiff_t stride);
+
+  SwsContextPtr sws_;
+  Shape sws_shape_;
+  FilterGraphPtr graph_;
+  AVFilterContext* source_ = nullptr;  // owned by graph_
+  AVFilterContext* sink_ = nullptr;    // owned by graph_
+  Shape graph_shape_;
+  FramePtr filtered_;
+};
+
 }  // namespace
 
 Status RgbConverter::convert(const AVFrame& frame, uint8_t* out, ptrdiff_t stride) {
+  thread_local Contexts contexts;
   // torchcodec's choice: swscale needs widths that are multiples of 32.
-  if (frame.width % 32 == 0) return convert_swscale(frame, out, stride);
-  return convert_filtergraph(frame, out, stride);
+  if (frame.width % 32 == 0) return contexts.convert_swscale(path_, frame, out, stride);
+  return contexts.convert_filtergraph(path_, time_base_, frame, out, stride);
 }
 
-Status RgbConverter::convert_swscale(const AVFrame& frame, uint8_t* out, ptrdiff_t stride) {
-  const Shape shape{frame.width, frame.height, frame.format, frame.colorspace, {0, 1}};
+Status Contexts::convert_swscale(const std::string& path, const AVFrame& frame, uint8_t* out,
+                                 ptrdiff_t stride) {
+  const Shape shape{frame.width, frame.height, frame.format, frame.colorspace};
   if (!sws_ || !(shape == sws_shape_)) {
     sws_.reset(sws_getContext(frame.width, frame.height, static_cast<AVPixelFormat>(frame.format),
                               frame.width, frame.height, AV_PIX_FMT_RGB24, 0, nullptr, nullptr,
                               nullptr));
-    if (!sws_) return conversion_error(path_, "no swscale context", AVERROR(EINVAL));
+    sws_shape_ = Shape{};
+    if (!sws_) return conversion_error(path, "no swscale context", AVERROR(EINVAL));
     int *inverse = nullptr, *table = nullptr;
     int source_range = 0, destination_range = 0, brightness = 0, contrast = 0, saturation = 0;
     if (sws_getColorspaceDetails(sws_.get(), &inverse, &source_range, &table, &destination_range,
                                  &brightness, &contrast, &saturation) < 0)
-      return conversion_error(path_, "no colour space details", AVERROR(EINVAL));
+      return conversion_error(path, "no colour space details", AVERROR(EINVAL));
     const int* coefficients = sws_getCoefficients(frame.colorspace);
     if (sws_setColorspaceDetails(sws_.get(), coefficients, source_range, coefficients,
                                  destination_range, brightness, contrast, saturation) < 0)
-      return conversion_error(path_, "colour space details refused", AVERROR(EINVAL));
+      return conversion_error(path, "colour space details refused", AVERROR(EINVAL));
     sws_shape_ = shape;
   }
   uint8_t* planes[4] = {out, nullptr, nullptr, nullptr};
   const int strides[4] = {static_cast<int>(stride), 0, 0, 0};
   const int rows =
       sws_scale(sws_.get(), frame.data, frame.linesize, 0, frame.height, planes, strides);
-  if (rows != frame.height) return conversion_error(path_, "swscale stopped early", rows);
+  if (rows != frame.height) return conversion_error(path, "swscale stopped early", rows);
   return Status::ok();
 }
 
-Status RgbConverter::build_filtergraph(const AVFrame& frame) {
+Status Contexts::build_filtergraph(const std::string& path, AVRational time_base,
+                                   const AVFrame& frame) {
   graph_.reset(avfilter_graph_alloc());
-  if (!graph_) return conversion_error(path_, "no filtergraph", AVERROR(ENOMEM));
+  if (!graph_) return conversion_error(path, "no filtergraph", AVERROR(ENOMEM));
   graph_->nb_threads = 1;
   AVBufferSrcParameters* parameters = av_buffersrc_parameters_alloc();
-  if (!parameters) return conversion_error(path_, "no buffer parameters", AVERROR(ENOMEM));
+  if (!parameters) return conversion_error(path, "no buffer parameters", AVERROR(ENOMEM));
   parameters->format = frame.format;
   parameters->width = frame.width;
   parameters->height = frame.height;
   parameters->sample_aspect_ratio = frame.sample_aspect_ratio;
-  parameters->time_base = time_base_;
+  parameters->time_base = time_base;
   source_ = avfilter_graph_alloc_filter(graph_.get(), avfilter_get_by_name("buffer"), "in");
   int rc = source_ ? av_buffersrc_parameters_set(source_, parameters) : AVERROR(ENOMEM);
   av_free(parameters);
   if (rc >= 0) rc = avfilter_init_str(source_, nullptr);
-  if (rc < 0) return conversion_error(path_, "filtergraph source", rc);
+  if (rc < 0) return conversion_error(path, "filtergraph source", rc);
   rc = avfilter_graph_create_filter(&sink_, avfilter_get_by_name("buffersink"), "out", nullptr,
                                     nullptr, graph_.get());
   const AVPixelFormat formats[] = {AV_PIX_FMT_RGB24, AV_PIX_FMT_NONE};
   if (rc >= 0)
     rc = av_opt_set_int_list(sink_, "pix_fmts", formats, AV_PIX_FMT_NONE, AV_OPT_SEARCH_CHILDREN);
-  if (rc < 0) return conversion_error(path_, "filtergraph sink", rc);
+  if (rc < 0) return conversion_error(path, "filtergraph sink", rc);
   FilterInOutPtr outputs(avfilter_inout_alloc());
   FilterInOutPtr inputs(avfilter_inout_alloc());
-  if (!outputs || !inputs) return conversion_error(path_, "filtergraph ends", AVERROR(ENOMEM));
+  if (!outputs || !inputs) return conversion_error(path, "filtergraph ends", AVERROR(ENOMEM));
   outputs->name = av_strdup("in");
   outputs->filter_ctx = source_;
   inputs->name = av_strdup("out");
@@ -86,28 +123,37 @@ Status RgbConverter::build_filtergraph(const AVFrame& frame) {
   inputs.reset(in);
   outputs.reset(out);
   if (rc >= 0) rc = avfilter_graph_config(graph_.get(), nullptr);
-  if (rc < 0) return conversion_error(path_, "filtergraph configuration", rc);
+  if (rc < 0) return conversion_error(path, "filtergraph configuration", rc);
   if (!filtered_) filtered_.reset(av_frame_alloc());
-  if (!filtered_) return conversion_error(path_, "no frame", AVERROR(ENOMEM));
+  if (!filtered_) return conversion_error(path, "no frame", AVERROR(ENOMEM));
   return Status::ok();
 }
 
-Status RgbConverter::convert_filtergraph(const AVFrame& frame, uint8_t* out, ptrdiff_t stride) {
-  const Shape shape{frame.width, frame.height, frame.format, -1, frame.sample_aspect_ratio};
+Status Contexts::convert_filtergraph(const std::string& path, AVRational time_base,
+                                     const AVFrame& frame, uint8_t* out, ptrdiff_t stride) {
+  const Shape shape{frame.width, frame.height, frame.format, -1, frame.sample_aspect_ratio,
+                    time_base};
   if (!graph_ || !(shape == graph_shape_)) {
     graph_shape_ = Shape{};
-    STOKER_RETURN_IF_ERROR(build_filtergraph(frame));
+    STOKER_RETURN_IF_ERROR(build_filtergraph(path, time_base, frame));
     graph_shape_ = shape;
   }
+  const Status filtered = filter(path, frame, out, stride);
+  if (!filtered.is_ok()) graph_shape_ = Shape{};  // what it holds is unknown: made anew
+  return filtered;
+}
+
+Status Contexts::filter(const std::string& path, const AVFrame& frame, uint8_t* out,
+                        ptrdiff_t stride) {
   // The source takes a reference of its own: the caller's frame stays as it is.
   int rc = av_buffersrc_write_frame(source_, &frame);
-  if (rc < 0) return conversion_error(path_, "filtergraph input", rc);
+  if (rc < 0) return conversion_error(path, "filtergraph input", rc);
   av_frame_unref(filtered_.get());
   rc = av_buffersink_get_frame(sink_, filtered_.get());
-  if (rc < 0) return conversion_error(path_, "filtergraph output", rc);
+  if (rc < 0) return conversion_error(path, "filtergraph output", rc);
   const AVFrame& rgb = *filtered_;
   if (rgb.width != frame.width || rgb.height != frame.height || rgb.format != AV_PIX_FMT_RGB24)
-    return conversion_error(path_, "filtergraph changed the frame's size", AVERROR_BUG);
+    return conversion_error(path, "filtergraph changed the frame's size", AVERROR_BUG);
   const size_t row = static_cast<size_t>(rgb.width) * 3;
   for (int y = 0; y < rgb.height; ++y)
     std::memcpy(out + y * stride, rgb.data[0] + static_cast<ptrdiff_t>(y) * rgb.linesize[0], row);

@@ -44,6 +44,7 @@
 #include "stoker/video/clip_sampler.h"
 #include "stoker/video/clip_sampler_params.h"
 #include "stoker/video/frame_decoder.h"
+#include "stoker/video/video_cache.h"
 
 namespace stoker::ops {
 namespace {
@@ -119,8 +120,8 @@ class DecodeClip : public Transform {
                int64_t& width) const {
     STOKER_ASSIGN_OR_RETURN(ByteSpan bytes, variable_field(*input.schema, input.record, field_));
     const std::string video_name;  // the record's
-    STOKER_ASSIGN_OR_RETURN(video::VideoFile file, video::open_video_bytes(video_name, bytes));
-    STOKER_ASSIGN_OR_RETURN(video::VideoIndex index, video::read_video_index(file));
+    STOKER_ASSIGN_OR_RETURN(video::IndexedVideo opened, video::open_indexed_video(bytes));
+    const video::VideoIndex& index = *opened.index;
     if (int64_t{index.width} * index.height > max_pixels_)
       return invalid_argument(fmt::format("its {}x{} frames are above max_pixels {}", index.width,
                                           index.height, max_pixels_));
@@ -131,8 +132,9 @@ class DecodeClip : public Transform {
     clips = static_cast<int64_t>(frames.size()) / sampler_.clip_length();
     STOKER_ASSIGN_OR_RETURN(const ClipDraw draw, draw_output(index, rng));
     const image::ResampleOutput& out = draw.out;
-    STOKER_ASSIGN_OR_RETURN(video::VideoFrameDecoder decoder,
-                            video::VideoFrameDecoder::open(std::move(file), index, threads_));
+    STOKER_ASSIGN_OR_RETURN(
+        video::VideoFrameDecoder decoder,
+        video::VideoFrameDecoder::open(std::move(opened.file), index, threads_));
 
     const size_t element = dtype_size(dtype());
     // A frame's sample is the crop's (the window's; `out` is the resize's).
