@@ -51,11 +51,10 @@ void turn_upright(const uint8_t* rgb, int width, int height, int turns, std::vec
 
 }  // namespace
 
-bool VideoFrameDecoder::asked(int64_t pts) const {
-  if (pts == AV_NOPTS_VALUE) return true;  // which frame it is is not known
+int64_t VideoFrameDecoder::frame_at(int64_t pts) const {
+  if (pts == AV_NOPTS_VALUE) return -1;
   const auto at = std::lower_bound(index_.pts.begin(), index_.pts.end(), pts);
-  return at == index_.pts.end() || *at != pts ||
-         asked_[static_cast<size_t>(at - index_.pts.begin())];
+  return at == index_.pts.end() || *at != pts ? -1 : at - index_.pts.begin();
 }
 
 template <typename Take>
@@ -65,6 +64,11 @@ Status VideoFrameDecoder::decode_run(int64_t key, int64_t last, Take&& take) {
                          AVSEEK_FLAG_BACKWARD);
   if (rc < 0) return frame_error(key, "cannot seek to its keyframe (" + av_error_text(rc) + ")");
   avcodec_flush_buffers(codec_.get());
+  // The frames of [key, last] asked for whose packets are still to be sent. Once none is, the
+  // decoder is drained instead of given the packets after them, which no frame asked for needs
+  // (a frame's references come before it in decoding order) and the decoder would otherwise
+  // decode to fill its reordering delay.
+  int64_t unsent = std::count(asked_.begin() + key, asked_.begin() + last + 1, uint8_t{1});
   bool draining = false;
   for (;;) {
     // Every frame the decoder has ready, before it is given more.
@@ -84,7 +88,7 @@ Status VideoFrameDecoder::decode_run(int64_t key, int64_t last, Take&& take) {
       if (t >= pts[static_cast<size_t>(last)]) return Status::ok();
     }
     if (draining) return Status::ok();
-    rc = av_read_frame(file_.format.get(), packet_.get());
+    rc = unsent == 0 ? AVERROR_EOF : av_read_frame(file_.format.get(), packet_.get());
     if (rc == AVERROR_EOF) {
       draining = true;
       rc = avcodec_send_packet(codec_.get(), nullptr);
@@ -96,9 +100,12 @@ Status VideoFrameDecoder::decode_run(int64_t key, int64_t last, Take&& take) {
     } else {
       // A frame nothing asks for may go undecoded where nothing refers to it (a non-reference
       // B-frame): the decoder skips it, and the frames asked for are the same.
-      codec_->skip_frame = asked(packet_->pts) ? AVDISCARD_DEFAULT : AVDISCARD_NONREF;
+      const int64_t frame = frame_at(packet_->pts);
+      const bool wanted = frame < 0 || asked_[static_cast<size_t>(frame)];
+      codec_->skip_frame = wanted ? AVDISCARD_DEFAULT : AVDISCARD_NONREF;
       rc = avcodec_send_packet(codec_.get(), packet_.get());
       av_packet_unref(packet_.get());
+      if (rc >= 0 && frame >= key && frame <= last && asked_[static_cast<size_t>(frame)]) --unsent;
     }
     if (rc < 0 && rc != AVERROR(EAGAIN) && rc != AVERROR_EOF)
       return frame_error(key, "a packet after it does not decode (" + av_error_text(rc) + ")");
