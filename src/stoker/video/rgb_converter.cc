@@ -1,10 +1,12 @@
 #include "stoker/video/rgb_converter.h"
 
 #include <cstring>
+#include <vector>
 
 extern "C" {
 #include <libavfilter/buffersink.h>
 #include <libavfilter/buffersrc.h>
+#include <libavutil/cpu.h>
 #include <libavutil/opt.h>
 }
 
@@ -29,11 +31,14 @@ struct Shape {
   }
 };
 
-// A thread's conversion contexts: a swscale context, or a filtergraph and its ends.
+// A thread's conversion contexts: torchcodec's swscale context, the swscale context that stands
+// in for the filtergraph's scale filter, or a filtergraph and its ends.
 class Contexts {
  public:
   Status convert_swscale(const std::string& path, const AVFrame& frame, uint8_t* out,
                          ptrdiff_t stride);
+  Status convert_as_scale_filter(const std::string& path, const AVFrame& frame, uint8_t* out,
+                                 ptrdiff_t stride);
   Status convert_filtergraph(const std::string& path, AVRational time_base, const AVFrame& frame,
                              uint8_t* out, ptrdiff_t stride);
 
@@ -43,6 +48,9 @@ class Contexts {
 
   SwsContextPtr sws_;
   Shape sws_shape_;
+  SwsContextPtr scale_;  // as the filtergraph's scale filter makes it
+  Shape scale_shape_;
+  std::vector<uint8_t> scaled_;  // its output, rows as the filtergraph's frames align them
   FilterGraphPtr graph_;
   AVFilterContext* source_ = nullptr;  // owned by graph_
   AVFilterContext* sink_ = nullptr;    // owned by graph_
@@ -50,12 +58,29 @@ class Contexts {
   FramePtr filtered_;
 };
 
+// The formats whose conversion by convert_as_scale_filter was checked equal to the
+// filtergraph's, byte for byte (ranges, colour spaces, chroma sitings, interlacing, 10 bits).
+bool scale_filter_checked(int format) {
+  switch (format) {
+    case AV_PIX_FMT_YUV420P:
+    case AV_PIX_FMT_YUVJ420P:
+    case AV_PIX_FMT_YUV422P:
+    case AV_PIX_FMT_YUV444P:
+    case AV_PIX_FMT_YUV420P10LE:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 Status RgbConverter::convert(const AVFrame& frame, uint8_t* out, ptrdiff_t stride) {
   thread_local Contexts contexts;
   // torchcodec's choice: swscale needs widths that are multiples of 32.
   if (frame.width % 32 == 0) return contexts.convert_swscale(path_, frame, out, stride);
+  if (scale_filter_checked(frame.format))
+    return contexts.convert_as_scale_filter(path_, frame, out, stride);
   return contexts.convert_filtergraph(path_, time_base_, frame, out, stride);
 }
 
@@ -84,6 +109,51 @@ Status Contexts::convert_swscale(const std::string& path, const AVFrame& frame, 
   const int rows =
       sws_scale(sws_.get(), frame.data, frame.linesize, 0, frame.height, planes, strides);
   if (rows != frame.height) return conversion_error(path, "swscale stopped early", rows);
+  return Status::ok();
+}
+
+// vf_scale's conversion (FFmpeg 5.1's, as a filtergraph inserts it): a context made with no
+// scaler flags, given per frame the frame's colour space's coefficients for input and output
+// and its range where it has one; its output rows aligned as the filtergraph's frame pool
+// aligns them (which decides swscale's code path, and so its rounding).
+Status Contexts::convert_as_scale_filter(const std::string& path, const AVFrame& frame,
+                                         uint8_t* out, ptrdiff_t stride) {
+  const Shape shape{frame.width, frame.height, frame.format};
+  if (!scale_ || !(shape == scale_shape_)) {
+    scale_shape_ = Shape{};
+    scale_.reset(sws_getContext(frame.width, frame.height, static_cast<AVPixelFormat>(frame.format),
+                                frame.width, frame.height, AV_PIX_FMT_RGB24, 0, nullptr, nullptr,
+                                nullptr));
+    if (!scale_) return conversion_error(path, "no swscale context", AVERROR(EINVAL));
+    scale_shape_ = shape;
+  }
+  int *inverse = nullptr, *table = nullptr;
+  int source_full = 0, destination_full = 0, brightness = 0, contrast = 0, saturation = 0;
+  if (sws_getColorspaceDetails(scale_.get(), &inverse, &source_full, &table, &destination_full,
+                               &brightness, &contrast, &saturation) < 0)
+    return conversion_error(path, "no colour space details", AVERROR(EINVAL));
+  const int* coefficients = sws_getCoefficients(frame.colorspace);
+  if (frame.color_range != AVCOL_RANGE_UNSPECIFIED)
+    source_full = frame.color_range == AVCOL_RANGE_JPEG;
+  if (sws_setColorspaceDetails(scale_.get(), coefficients, source_full, coefficients,
+                               destination_full, brightness, contrast, saturation) < 0)
+    return conversion_error(path, "colour space details refused", AVERROR(EINVAL));
+  // The frame pool's row: the frame's width rounded up to the first power of two that makes
+  // 3 * width a multiple of the CPU's largest alignment.
+  const int align = static_cast<int>(av_cpu_max_align());
+  int row = frame.width * 3;
+  for (int a = 1; a <= align && row % align != 0; a *= 2) row = FFALIGN(frame.width, a) * 3;
+  scaled_.resize(static_cast<size_t>(row) * frame.height + align);
+  const uintptr_t start = reinterpret_cast<uintptr_t>(scaled_.data());
+  uint8_t* const aligned = scaled_.data() + (align - start % align) % align;
+  uint8_t* planes[4] = {aligned, nullptr, nullptr, nullptr};
+  const int strides[4] = {row, 0, 0, 0};
+  const int rows =
+      sws_scale(scale_.get(), frame.data, frame.linesize, 0, frame.height, planes, strides);
+  if (rows != frame.height) return conversion_error(path, "swscale stopped early", rows);
+  for (int y = 0; y < frame.height; ++y)
+    std::memcpy(out + y * stride, aligned + static_cast<ptrdiff_t>(y) * row,
+                static_cast<size_t>(frame.width) * 3);
   return Status::ok();
 }
 

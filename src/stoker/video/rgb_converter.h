@@ -4,9 +4,11 @@
 // one swscale context to RGB24 at the same size (no scaler flags, the frame's own colour space's
 // coefficients for input and output, swscale's default ranges); any other width through a
 // filtergraph buffer -> copy -> buffersink(rgb24), whose automatically inserted scale filter does
-// the conversion. The contexts are kept per thread (not per converter: every decoder of a
-// thread shares them) while the frames' size, format, colour space and time base stay the same;
-// one that failed is made anew. Thread-safe (each thread converts with its own).
+// the conversion: for the pixel formats checked to give the same bytes (YUV 4:2:0, 4:2:2, 4:4:4,
+// 4:2:0 in 10 bits) by a swscale context made as that filter makes it, without the graph and
+// its copies; for the others by the filtergraph itself. The contexts are kept per thread (not
+// per converter: every decoder of a thread shares them) while the frames' size, format, colour
+// space and time base stay the same; one that failed is made anew. Thread-safe (each thread converts with its own).
 
 #include <cstddef>
 #include <cstdint>

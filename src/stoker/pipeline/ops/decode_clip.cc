@@ -302,7 +302,10 @@ OpSpec decode_clip() {
       ParamSpec::integer("max_pixels", int64_t{1} << 25,
                          "the largest frame (width x height) decoded; larger is an error")
           .in(1, int64_t{1} << 30),
-      ParamSpec::integer("threads", 1, "each decoder's threads (0: FFmpeg's choice)").in(0, 64),
+      ParamSpec::integer("threads", 1,
+                         "each decoder's threads (0: FFmpeg's choice; 1 gives the most clips per "
+                         "core, docs/BENCHMARKS.md)")
+          .in(0, 64),
       ParamSpec::reals("capacity", {},
                        "[h, w]: the largest frames of clips of their own size (no crop, no "
                        "resize [h, w]), which come as a list; []: a fixed size is given",
