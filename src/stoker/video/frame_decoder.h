@@ -37,11 +37,12 @@ class VideoFrameDecoder {
   // Decodes the frames at `indices` into `out` (resized to N * H * W * 3 bytes) in `layout`.
   Status decode(const std::vector<int64_t>& indices, FrameLayout layout, std::vector<uint8_t>& out);
 
-  // Decodes the frames at `indices` and calls `take(rgb, slots)` once per distinct frame, in
-  // frame order: `rgb` the upright frame as upright_height() rows of upright_width() * 3 bytes
-  // (valid during the call),
-  // `slots` the positions in `indices` that ask for it. A Status from `take` ends the decode.
-  using FrameTaker = std::function<Status(const uint8_t* rgb, const std::vector<size_t>& slots)>;
+  // Decodes the frames at `indices` and calls `take(rgb, stride, slots)` once per distinct
+  // frame, in frame order: `rgb` the upright frame as upright_height() rows of upright_width() *
+  // 3 bytes, `stride` bytes apart (valid during the call), `slots` the positions in `indices`
+  // that ask for it. A Status from `take` ends the decode.
+  using FrameTaker =
+      std::function<Status(const uint8_t* rgb, ptrdiff_t stride, const std::vector<size_t>& slots)>;
   Status decode_each(const std::vector<int64_t>& indices, const FrameTaker& take);
 
   const VideoIndex& index() const { return index_; }

@@ -37,8 +37,7 @@ class Contexts {
  public:
   Status convert_swscale(const std::string& path, const AVFrame& frame, uint8_t* out,
                          ptrdiff_t stride);
-  Status convert_as_scale_filter(const std::string& path, const AVFrame& frame, uint8_t* out,
-                                 ptrdiff_t stride);
+  Result<RgbRows> convert_as_scale_filter(const std::string& path, const AVFrame& frame);
   Status convert_filtergraph(const std::string& path, AVRational time_base, const AVFrame& frame,
                              uint8_t* out, ptrdiff_t stride);
 
@@ -75,13 +74,17 @@ bool scale_filter_checked(int format) {
 
 }  // namespace
 
-Status RgbConverter::convert(const AVFrame& frame, uint8_t* out, ptrdiff_t stride) {
+Result<RgbRows> RgbConverter::convert(const AVFrame& frame, uint8_t* out, ptrdiff_t stride) {
   thread_local Contexts contexts;
   // torchcodec's choice: swscale needs widths that are multiples of 32.
-  if (frame.width % 32 == 0) return contexts.convert_swscale(path_, frame, out, stride);
-  if (scale_filter_checked(frame.format))
-    return contexts.convert_as_scale_filter(path_, frame, out, stride);
-  return contexts.convert_filtergraph(path_, time_base_, frame, out, stride);
+  if (frame.width % 32 == 0) {
+    STOKER_RETURN_IF_ERROR(contexts.convert_swscale(path_, frame, out, stride));
+  } else if (scale_filter_checked(frame.format)) {
+    return contexts.convert_as_scale_filter(path_, frame);
+  } else {
+    STOKER_RETURN_IF_ERROR(contexts.convert_filtergraph(path_, time_base_, frame, out, stride));
+  }
+  return RgbRows{out, stride};
 }
 
 Status Contexts::convert_swscale(const std::string& path, const AVFrame& frame, uint8_t* out,
@@ -116,8 +119,7 @@ Status Contexts::convert_swscale(const std::string& path, const AVFrame& frame, 
 // scaler flags, given per frame the frame's colour space's coefficients for input and output
 // and its range where it has one; its output rows aligned as the filtergraph's frame pool
 // aligns them (which decides swscale's code path, and so its rounding).
-Status Contexts::convert_as_scale_filter(const std::string& path, const AVFrame& frame,
-                                         uint8_t* out, ptrdiff_t stride) {
+Result<RgbRows> Contexts::convert_as_scale_filter(const std::string& path, const AVFrame& frame) {
   const Shape shape{frame.width, frame.height, frame.format};
   if (!scale_ || !(shape == scale_shape_)) {
     scale_shape_ = Shape{};
@@ -151,10 +153,7 @@ Status Contexts::convert_as_scale_filter(const std::string& path, const AVFrame&
   const int rows =
       sws_scale(scale_.get(), frame.data, frame.linesize, 0, frame.height, planes, strides);
   if (rows != frame.height) return conversion_error(path, "swscale stopped early", rows);
-  for (int y = 0; y < frame.height; ++y)
-    std::memcpy(out + y * stride, aligned + static_cast<ptrdiff_t>(y) * row,
-                static_cast<size_t>(frame.width) * 3);
-  return Status::ok();
+  return RgbRows{aligned, row};
 }
 
 Status Contexts::build_filtergraph(const std::string& path, AVRational time_base,

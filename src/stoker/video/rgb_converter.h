@@ -8,7 +8,8 @@
 // 4:2:0 in 10 bits) by a swscale context made as that filter makes it, without the graph and
 // its copies; for the others by the filtergraph itself. The contexts are kept per thread (not
 // per converter: every decoder of a thread shares them) while the frames' size, format, colour
-// space and time base stay the same; one that failed is made anew. Thread-safe (each thread converts with its own).
+// space and time base stay the same; one that failed is made anew. Thread-safe (each thread
+// converts with its own).
 
 #include <cstddef>
 #include <cstdint>
@@ -20,14 +21,22 @@
 
 namespace stoker::video {
 
+// Rows of RGB24 pixels, `stride` bytes apart.
+struct RgbRows {
+  const uint8_t* data = nullptr;
+  ptrdiff_t stride = 0;
+};
+
 class RgbConverter {
  public:
   // `time_base`: the stream's, which the filtergraph's source is given.
   RgbConverter(std::string path, AVRational time_base)
       : path_(std::move(path)), time_base_(time_base) {}
 
-  // Writes `frame` as frame.height rows of frame.width * 3 bytes, `stride` bytes apart, at `out`.
-  Status convert(const AVFrame& frame, uint8_t* out, ptrdiff_t stride);
+  // `frame` as frame.height rows of frame.width * 3 bytes: written at `out`, `stride` bytes
+  // apart, or where the conversion has rows of its own, those (valid until the thread's next
+  // conversion).
+  Result<RgbRows> convert(const AVFrame& frame, uint8_t* out, ptrdiff_t stride);
 
  private:
   std::string path_;

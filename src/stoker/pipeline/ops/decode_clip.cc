@@ -149,11 +149,10 @@ class DecodeClip : public Transform {
     thread_local image::Resampler resampler;
     thread_local std::vector<uint8_t> chw;
     if (channels_first_) chw.resize(frame_bytes);
-    const ptrdiff_t stride = static_cast<ptrdiff_t>(index.upright_width()) * 3;
     const image::CropRect& from = draw.from;
     const image::PixelBox whole{0.0, 0.0, 0.0 + from.width, 0.0 + from.height};
-    const Status decoded =
-        decoder.decode_each(frames, [&](const uint8_t* rgb, const std::vector<size_t>& slots) {
+    const Status decoded = decoder.decode_each(
+        frames, [&](const uint8_t* rgb, ptrdiff_t stride, const std::vector<size_t>& slots) {
           // The box's pixels as an image of their own (torch crops, then resizes the crop).
           const image::RgbView view{rgb + from.y * stride + from.x * 3, from.width, from.height,
                                     stride};
