@@ -176,23 +176,22 @@ Status VideoFrameDecoder::decode(const std::vector<int64_t>& indices, FrameLayou
   const size_t height = static_cast<size_t>(index_.upright_height());
   const size_t plane = width * height, row = width * 3;
   out.resize(indices.size() * plane * 3);
-  return decode_each(indices,
-                     [&](const uint8_t* rgb, ptrdiff_t stride, const std::vector<size_t>& slots) {
-                       for (const size_t slot : slots) {
-                         uint8_t* const destination = out.data() + slot * plane * 3;
-                         for (size_t y = 0; y < height; ++y) {
-                           const uint8_t* const from = rgb + static_cast<ptrdiff_t>(y) * stride;
-                           if (layout == FrameLayout::kNHWC) {
-                             std::memcpy(destination + y * row, from, row);
-                             continue;
-                           }
-                           for (size_t x = 0; x < width; ++x)
-                             for (size_t c = 0; c < 3; ++c)
-                               destination[c * plane + y * width + x] = from[x * 3 + c];
-                         }
-                       }
-                       return Status::ok();
-                     });
+  auto place = [&](const uint8_t* rgb, ptrdiff_t stride, const std::vector<size_t>& slots) {
+    for (const size_t slot : slots) {
+      uint8_t* const destination = out.data() + slot * plane * 3;
+      for (size_t y = 0; y < height; ++y) {
+        const uint8_t* const from = rgb + static_cast<ptrdiff_t>(y) * stride;
+        if (layout == FrameLayout::kNHWC) {
+          std::memcpy(destination + y * row, from, row);
+          continue;
+        }
+        for (size_t x = 0; x < width; ++x)
+          for (size_t c = 0; c < 3; ++c) destination[c * plane + y * width + x] = from[x * 3 + c];
+      }
+    }
+    return Status::ok();
+  };
+  return decode_each(indices, place);
 }
 
 Status decode_frames_at(const VideoIndex& index, const std::vector<int64_t>& indices,
