@@ -9,20 +9,26 @@ Evaluation (--pipeline eval): 1 regular clip, Resize(128) + CenterCrop(112).
 The videos are bench/make_kinetics_set.py's (class folders of mp4 files); stoker reads them
 from a dataset of their bytes (written once into OUT/stoker, not timed). Each round runs every
 loader for --batches batches after one warm-up batch; the report is clips/s per loader and
-round, the median ratio, and clips/s per worker.
+round, the median ratio, and clips/s per worker. --baseline DIR: each round also runs the stoker
+package in DIR (another build's python/ folder) in a child process, for a same-run ratio.
+--threads: DecodeClip's decoder threads (0: FFmpeg's choice).
 
 Usage: .venv/bin/python bench/video_loader.py VIDEOS --work OUT [--workers 1 2] [--rounds 3]
-       [--batches 12] [--pipeline train|eval]
+       [--batches 12] [--pipeline train|eval] [--threads 1] [--baseline PYTHON_DIR]
 """
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 
 import torch
 
-import stoker
+if "--child" in sys.argv:  # a baseline's round: its stoker package, not this tree's
+    sys.path.insert(0, sys.argv[sys.argv.index("--child") + 1])
+import stoker  # noqa: E402
 
 MEAN, STD = [0.43216, 0.394666, 0.37645], [0.22803, 0.22145, 0.216989]  # the reference's
 FRAMES, STEP, BATCH = 16, 4, 8
@@ -46,15 +52,16 @@ def stoker_dataset(files, out):
     return path
 
 
-def stoker_loader(path, pipeline, workers):
+def stoker_loader(path, pipeline, workers, threads):
     if pipeline == "train":
         clip = stoker.transforms.DecodeClip(
             num_frames_per_clip=FRAMES, num_indices_between_frames=STEP, resize=[128],
-            crop=[112], flip=0.5, dtype="float32", mean=MEAN, std=STD)
+            crop=[112], flip=0.5, dtype="float32", mean=MEAN, std=STD, threads=threads)
     else:
         clip = stoker.transforms.DecodeClip(
             sampler="regular", num_frames_per_clip=FRAMES, num_indices_between_frames=STEP,
-            resize=[128], crop=[112], crop_mode="center", dtype="float32", mean=MEAN, std=STD)
+            resize=[128], crop=[112], crop_mode="center", dtype="float32", mean=MEAN, std=STD,
+            threads=threads)
     return stoker.Loader(stoker.Dataset(path, transforms={"video": clip}), batch_size=BATCH,
                          shuffle=True, num_workers=workers, drop_last=True)
 
@@ -130,6 +137,15 @@ def decode_cost(files, clips=200):
     return ours / (clips * FRAMES), prefix / (clips * FRAMES)
 
 
+def baseline_round(args, workers):
+    """Clips/s of the stoker package in args.baseline, in a child process."""
+    child = [sys.executable, os.path.abspath(__file__), args.videos, "--work", args.work,
+             "--workers", str(workers), "--batches", str(args.batches), "--pipeline",
+             args.pipeline, "--threads", str(args.threads), "--child", args.baseline]
+    run = subprocess.run(child, capture_output=True, text=True, check=True)
+    return json.loads(run.stdout.splitlines()[-1])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("videos")
@@ -138,10 +154,17 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--batches", type=int, default=12)
     parser.add_argument("--pipeline", choices=["train", "eval"], default="train")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--baseline", help="another stoker package's folder, run alternating")
+    parser.add_argument("--child", help=argparse.SUPPRESS)  # a baseline round (from this folder)
     args = parser.parse_args()
     torch.set_num_threads(1)
     files = video_files(args.videos)
     path = stoker_dataset(files, args.work)
+    if args.child:
+        print(json.dumps(clips_per_second(
+            stoker_loader(path, args.pipeline, args.workers[0], args.threads), args.batches)))
+        return 0
     print(f"{len(files)} videos, pipeline {args.pipeline}, batches of {BATCH} clips "
           f"[{FRAMES}, 3, 112, 112] (frames {STEP} apart)")
     ours, prefix = decode_cost(files)
@@ -149,19 +172,25 @@ def main():
           f"the GOP prefix {prefix:.2f}")
     for workers in args.workers:
         rates = {"stoker": [], "torchcodec+DataLoader": []}
-        for _ in range(args.rounds):  # alternated: the machine's noise hits both alike
+        if args.baseline:
+            rates["baseline"] = []
+        for _ in range(args.rounds):  # alternated: the machine's noise hits all alike
             rates["stoker"].append(clips_per_second(
-                stoker_loader(path, args.pipeline, workers), args.batches))
+                stoker_loader(path, args.pipeline, workers, args.threads), args.batches))
             rates["torchcodec+DataLoader"].append(clips_per_second(
                 torchcodec_loader(files, args.pipeline, workers), args.batches))
-        ratios = [a / b for a, b in zip(rates["stoker"], rates["torchcodec+DataLoader"])]
+            if args.baseline:
+                rates["baseline"].append(baseline_round(args, workers))
         for name, values in rates.items():
             print(f"workers={workers} {name:22s} clips/s " +
                   " ".join(f"{v:6.1f}" for v in values) +
                   f"  median {statistics.median(values):6.1f} "
                   f"({statistics.median(values) / workers:5.1f} per worker)")
-        print(f"workers={workers} ratio stoker/torchcodec " +
-              " ".join(f"{r:.2f}" for r in ratios) + f"  median {statistics.median(ratios):.2f}")
+        for name in [n for n in rates if n != "stoker"]:
+            ratios = [a / b for a, b in zip(rates["stoker"], rates[name])]
+            print(f"workers={workers} ratio stoker/{name.split('+')[0]} " +
+                  " ".join(f"{r:.2f}" for r in ratios) +
+                  f"  median {statistics.median(ratios):.2f}")
     return 0
 
 

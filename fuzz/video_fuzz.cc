@@ -48,10 +48,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!decoder.is_ok()) return check_one_line(decoder.status()), 0;
   std::vector<int> taken(frames.value().size(), 0);
   const Status decoded = decoder.value().decode_each(
-      frames.value(), [&](const uint8_t* rgb, const std::vector<size_t>& slots) {
-        const size_t bytes = static_cast<size_t>(v.upright_width()) * v.upright_height() * 3;
-        check(rgb != nullptr && bytes > 0 && !slots.empty());
-        volatile uint8_t sum = rgb[0] ^ rgb[bytes - 1];  // the frame's bytes are readable
+      frames.value(), [&](const uint8_t* rgb, ptrdiff_t stride, const std::vector<size_t>& slots) {
+        const ptrdiff_t last = (v.upright_height() - 1) * stride + v.upright_width() * 3 - 1;
+        check(rgb != nullptr && last >= 0 && !slots.empty());
+        volatile uint8_t sum = rgb[0] ^ rgb[last];  // the frame's bytes are readable
         (void)sum;
         for (const size_t slot : slots) check(slot < taken.size() && ++taken[slot] == 1);
         return Status::ok();

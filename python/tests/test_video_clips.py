@@ -449,6 +449,30 @@ def test_tars_of_videos_give_the_same_clips(tmp_path, videos):
     assert all(torch.equal(a, b) for a, b in zip(clips, loaded(dataset, clip)))
 
 
+def test_a_video_opened_again_gives_the_same_clips(tmp_path, videos):
+    """Each file twice in a row: the second record opens as the first found it (its stream and
+    index kept by the worker, not read again) and its clips are torchcodec's and torchvision's
+    too, for draws of its own."""
+    folder, _ = videos
+    dataset = str(tmp_path / "twice")
+    with stoker.DatasetWriter(dataset, {"video": "bytes", "label": "int64"}) as writer:
+        for i, name in enumerate(NAMES):
+            with open(folder / name, "rb") as f:
+                data = f.read()
+            writer.append({"video": data, "label": 2 * i})
+            writer.append({"video": data, "label": 2 * i + 1})
+    clip = stoker.transforms.DecodeClip(num_frames_per_clip=8, num_indices_between_frames=2,
+                                        resize=[40], crop=[32], flip=0.5)
+    loader = stoker.Loader(stoker.Dataset(dataset, transforms={"video": clip}), batch_size=2,
+                           generator=torch.Generator().manual_seed(SEED))
+    for i, batch in enumerate(loader):
+        assert batch["label"].tolist() == [2 * i, 2 * i + 1]
+        for k in range(2):
+            want = reference(str(folder / NAMES[i]), 2 * i + k, "random", num_clips=1, frames=8,
+                             step=2, resize=[40], crop=[32, 32], center=False, flip=0.5)[0]
+            assert torch.equal(batch["video"][k], want), (NAMES[i], k)
+
+
 def test_clips_do_not_depend_on_workers(videos):
     _, dataset = videos
     clip = stoker.transforms.DecodeClip(num_frames_per_clip=4, num_indices_between_frames=3,

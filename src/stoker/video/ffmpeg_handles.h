@@ -32,6 +32,9 @@ struct PacketFree {
 struct FrameFree {
   void operator()(AVFrame* f) const { av_frame_free(&f); }
 };
+struct CodecParametersFree {
+  void operator()(AVCodecParameters* p) const { avcodec_parameters_free(&p); }
+};
 struct SwsContextFree {
   void operator()(SwsContext* c) const { sws_freeContext(c); }
 };
@@ -47,6 +50,7 @@ using AvioContextPtr = std::unique_ptr<AVIOContext, AvioContextFree>;
 using CodecContextPtr = std::unique_ptr<AVCodecContext, CodecContextFree>;
 using PacketPtr = std::unique_ptr<AVPacket, PacketFree>;
 using FramePtr = std::unique_ptr<AVFrame, FrameFree>;
+using CodecParametersPtr = std::unique_ptr<AVCodecParameters, CodecParametersFree>;
 using SwsContextPtr = std::unique_ptr<SwsContext, SwsContextFree>;
 using FilterGraphPtr = std::unique_ptr<AVFilterGraph, FilterGraphFree>;
 using FilterInOutPtr = std::unique_ptr<AVFilterInOut, FilterInOutFree>;

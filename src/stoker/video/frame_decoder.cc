@@ -34,10 +34,12 @@ Status VideoFrameDecoder::frame_error(int64_t frame, const std::string& what) co
 
 namespace {
 
-// The width x height RGB frame `rgb` turned `turns` quarter turns counter-clockwise into `out`
-// (torch.rot90(frame, turns, dims=(H, W))): out[y][x] of its upright size is
+// The width x height RGB frame `rgb` (rows `stride` bytes apart) turned `turns` quarter turns
+// counter-clockwise into `out`, packed (torch.rot90(frame, turns, dims=(H, W))): out[y][x] of
+// its upright size is
 //   1: rgb[x][width - 1 - y]   2: rgb[height - 1 - y][width - 1 - x]   3: rgb[height - 1 - x][y].
-void turn_upright(const uint8_t* rgb, int width, int height, int turns, std::vector<uint8_t>& out) {
+void turn_upright(const uint8_t* rgb, ptrdiff_t stride, int width, int height, int turns,
+                  std::vector<uint8_t>& out) {
   const int out_width = turns % 2 ? height : width, out_height = turns % 2 ? width : height;
   out.resize(static_cast<size_t>(width) * height * 3);
   for (int y = 0; y < out_height; ++y)
@@ -45,17 +47,16 @@ void turn_upright(const uint8_t* rgb, int width, int height, int turns, std::vec
       const int sy = turns == 1 ? x : turns == 2 ? height - 1 - y : height - 1 - x;
       const int sx = turns == 1 ? width - 1 - y : turns == 2 ? width - 1 - x : y;
       std::memcpy(&out[(static_cast<size_t>(y) * out_width + x) * 3],
-                  rgb + (static_cast<size_t>(sy) * width + sx) * 3, 3);
+                  rgb + sy * stride + static_cast<ptrdiff_t>(sx) * 3, 3);
     }
 }
 
 }  // namespace
 
-bool VideoFrameDecoder::asked(int64_t pts) const {
-  if (pts == AV_NOPTS_VALUE) return true;  // which frame it is is not known
+int64_t VideoFrameDecoder::frame_at(int64_t pts) const {
+  if (pts == AV_NOPTS_VALUE) return -1;
   const auto at = std::lower_bound(index_.pts.begin(), index_.pts.end(), pts);
-  return at == index_.pts.end() || *at != pts ||
-         asked_[static_cast<size_t>(at - index_.pts.begin())];
+  return at == index_.pts.end() || *at != pts ? -1 : at - index_.pts.begin();
 }
 
 template <typename Take>
@@ -65,6 +66,11 @@ Status VideoFrameDecoder::decode_run(int64_t key, int64_t last, Take&& take) {
                          AVSEEK_FLAG_BACKWARD);
   if (rc < 0) return frame_error(key, "cannot seek to its keyframe (" + av_error_text(rc) + ")");
   avcodec_flush_buffers(codec_.get());
+  // The frames of [key, last] asked for whose packets are still to be sent. Once none is, the
+  // decoder is drained instead of given the packets after them, which no frame asked for needs
+  // (a frame's references come before it in decoding order) and the decoder would otherwise
+  // decode to fill its reordering delay.
+  int64_t unsent = std::count(asked_.begin() + key, asked_.begin() + last + 1, uint8_t{1});
   bool draining = false;
   for (;;) {
     // Every frame the decoder has ready, before it is given more.
@@ -84,7 +90,7 @@ Status VideoFrameDecoder::decode_run(int64_t key, int64_t last, Take&& take) {
       if (t >= pts[static_cast<size_t>(last)]) return Status::ok();
     }
     if (draining) return Status::ok();
-    rc = av_read_frame(file_.format.get(), packet_.get());
+    rc = unsent == 0 ? AVERROR_EOF : av_read_frame(file_.format.get(), packet_.get());
     if (rc == AVERROR_EOF) {
       draining = true;
       rc = avcodec_send_packet(codec_.get(), nullptr);
@@ -96,9 +102,12 @@ Status VideoFrameDecoder::decode_run(int64_t key, int64_t last, Take&& take) {
     } else {
       // A frame nothing asks for may go undecoded where nothing refers to it (a non-reference
       // B-frame): the decoder skips it, and the frames asked for are the same.
-      codec_->skip_frame = asked(packet_->pts) ? AVDISCARD_DEFAULT : AVDISCARD_NONREF;
+      const int64_t frame = frame_at(packet_->pts);
+      const bool wanted = frame < 0 || asked_[static_cast<size_t>(frame)];
+      codec_->skip_frame = wanted ? AVDISCARD_DEFAULT : AVDISCARD_NONREF;
       rc = avcodec_send_packet(codec_.get(), packet_.get());
       av_packet_unref(packet_.get());
+      if (rc >= 0 && frame >= key && frame <= last && asked_[static_cast<size_t>(frame)]) --unsent;
     }
     if (rc < 0 && rc != AVERROR(EAGAIN) && rc != AVERROR_EOF)
       return frame_error(key, "a packet after it does not decode (" + av_error_text(rc) + ")");
@@ -133,15 +142,15 @@ Status VideoFrameDecoder::decode_each(const std::vector<int64_t>& indices, const
         return frame_error(i, "its size " + std::to_string(frame.width) + "x" +
                                   std::to_string(frame.height) + " differs from the stream's " +
                                   std::to_string(width) + "x" + std::to_string(height));
-      STOKER_RETURN_IF_ERROR(converter_.convert(frame, rgb_.data(), width * 3));
+      STOKER_ASSIGN_OR_RETURN(const RgbRows rgb, converter_.convert(frame, rgb_.data(), width * 3));
       slots.clear();
       for (auto w = first; w != wanted.begin() + end && w->first == i; ++w) {
         slots.push_back(w->second);
         filled[w->second] = 1;
       }
-      if (index_.quarter_turns() == 0) return take(rgb_.data(), slots);
-      turn_upright(rgb_.data(), width, height, index_.quarter_turns(), upright_);
-      return take(upright_.data(), slots);
+      if (index_.quarter_turns() == 0) return take(rgb.data, rgb.stride, slots);
+      turn_upright(rgb.data, rgb.stride, width, height, index_.quarter_turns(), upright_);
+      return take(upright_.data(), static_cast<ptrdiff_t>(index_.upright_width()) * 3, slots);
     };
   };
 
@@ -163,20 +172,26 @@ Status VideoFrameDecoder::decode_each(const std::vector<int64_t>& indices, const
 
 Status VideoFrameDecoder::decode(const std::vector<int64_t>& indices, FrameLayout layout,
                                  std::vector<uint8_t>& out) {
-  const size_t plane = static_cast<size_t>(index_.width) * index_.height;  // turned or not
+  const size_t width = static_cast<size_t>(index_.upright_width());
+  const size_t height = static_cast<size_t>(index_.upright_height());
+  const size_t plane = width * height, row = width * 3;
   out.resize(indices.size() * plane * 3);
-  return decode_each(indices, [&](const uint8_t* rgb, const std::vector<size_t>& slots) {
+  auto place = [&](const uint8_t* rgb, ptrdiff_t stride, const std::vector<size_t>& slots) {
     for (const size_t slot : slots) {
       uint8_t* const destination = out.data() + slot * plane * 3;
-      if (layout == FrameLayout::kNHWC) {
-        std::memcpy(destination, rgb, plane * 3);
-      } else {
-        for (size_t p = 0; p < plane; ++p)
-          for (size_t c = 0; c < 3; ++c) destination[c * plane + p] = rgb[p * 3 + c];
+      for (size_t y = 0; y < height; ++y) {
+        const uint8_t* const from = rgb + static_cast<ptrdiff_t>(y) * stride;
+        if (layout == FrameLayout::kNHWC) {
+          std::memcpy(destination + y * row, from, row);
+          continue;
+        }
+        for (size_t x = 0; x < width; ++x)
+          for (size_t c = 0; c < 3; ++c) destination[c * plane + y * width + x] = from[x * 3 + c];
       }
     }
     return Status::ok();
-  });
+  };
+  return decode_each(indices, place);
 }
 
 Status decode_frames_at(const VideoIndex& index, const std::vector<int64_t>& indices,

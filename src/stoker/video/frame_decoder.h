@@ -4,7 +4,8 @@
 // requested frames are grouped by the keyframe at or before each; every group seeks once to its
 // keyframe and decodes forward to its last requested frame, so a GOP is decoded once however many
 // of its frames are asked for, in whatever order or repetition; the frames between that nothing
-// refers to (non-reference B-frames) are skipped undecoded. Frames come out upright (the
+// refers to (non-reference B-frames) are skipped undecoded, and once a group's last asked frame
+// has been given to the decoder it is drained, not given more. Frames come out upright (the
 // index's quarter turns applied, as torchcodec applies them). A file that ends early, a frame
 // that does not decode, an index out of range: a one-line error naming the file and the frame;
 // never a crash or a hang. One thread at a time per VideoFrameDecoder.
@@ -36,11 +37,12 @@ class VideoFrameDecoder {
   // Decodes the frames at `indices` into `out` (resized to N * H * W * 3 bytes) in `layout`.
   Status decode(const std::vector<int64_t>& indices, FrameLayout layout, std::vector<uint8_t>& out);
 
-  // Decodes the frames at `indices` and calls `take(rgb, slots)` once per distinct frame, in
-  // frame order: `rgb` the upright frame as upright_height() rows of upright_width() * 3 bytes
-  // (valid during the call),
-  // `slots` the positions in `indices` that ask for it. A Status from `take` ends the decode.
-  using FrameTaker = std::function<Status(const uint8_t* rgb, const std::vector<size_t>& slots)>;
+  // Decodes the frames at `indices` and calls `take(rgb, stride, slots)` once per distinct
+  // frame, in frame order: `rgb` the upright frame as upright_height() rows of upright_width() *
+  // 3 bytes, `stride` bytes apart (valid during the call), `slots` the positions in `indices`
+  // that ask for it. A Status from `take` ends the decode.
+  using FrameTaker =
+      std::function<Status(const uint8_t* rgb, ptrdiff_t stride, const std::vector<size_t>& slots)>;
   Status decode_each(const std::vector<int64_t>& indices, const FrameTaker& take);
 
   const VideoIndex& index() const { return index_; }
@@ -55,8 +57,9 @@ class VideoFrameDecoder {
   template <typename Take>
   Status decode_run(int64_t key, int64_t last, Take&& take);
   Status frame_error(int64_t frame, const std::string& what) const;
-  // Whether the frame of presentation time `pts` is asked for (or may be: an unknown one).
-  bool asked(int64_t pts) const;
+  // The frame of presentation time `pts`, or -1 for one the index does not know (asked for,
+  // for all the decoder knows).
+  int64_t frame_at(int64_t pts) const;
 
   VideoIndex index_;
   VideoFile file_;

@@ -4,8 +4,12 @@
 // one swscale context to RGB24 at the same size (no scaler flags, the frame's own colour space's
 // coefficients for input and output, swscale's default ranges); any other width through a
 // filtergraph buffer -> copy -> buffersink(rgb24), whose automatically inserted scale filter does
-// the conversion. Contexts are kept while the frames' size, format and colour space stay the same.
-// One thread at a time.
+// the conversion: for the pixel formats checked to give the same bytes (YUV 4:2:0, 4:2:2, 4:4:4,
+// 4:2:0 in 10 bits) by a swscale context made as that filter makes it, without the graph and
+// its copies; for the others by the filtergraph itself. The contexts are kept per thread (not
+// per converter: every decoder of a thread shares them) while the frames' size, format, colour
+// space and time base stay the same; one that failed is made anew. Thread-safe (each thread
+// converts with its own).
 
 #include <cstddef>
 #include <cstdint>
@@ -17,38 +21,26 @@
 
 namespace stoker::video {
 
+// Rows of RGB24 pixels, `stride` bytes apart.
+struct RgbRows {
+  const uint8_t* data = nullptr;
+  ptrdiff_t stride = 0;
+};
+
 class RgbConverter {
  public:
   // `time_base`: the stream's, which the filtergraph's source is given.
   RgbConverter(std::string path, AVRational time_base)
       : path_(std::move(path)), time_base_(time_base) {}
 
-  // Writes `frame` as frame.height rows of frame.width * 3 bytes, `stride` bytes apart, at `out`.
-  Status convert(const AVFrame& frame, uint8_t* out, ptrdiff_t stride);
+  // `frame` as frame.height rows of frame.width * 3 bytes: written at `out`, `stride` bytes
+  // apart, or where the conversion has rows of its own, those (valid until the thread's next
+  // conversion).
+  Result<RgbRows> convert(const AVFrame& frame, uint8_t* out, ptrdiff_t stride);
 
  private:
-  Status convert_swscale(const AVFrame& frame, uint8_t* out, ptrdiff_t stride);
-  Status convert_filtergraph(const AVFrame& frame, uint8_t* out, ptrdiff_t stride);
-  Status build_filtergraph(const AVFrame& frame);
-
-  struct Shape {
-    int width = 0, height = 0, format = -1, colorspace = -1;
-    AVRational aspect{0, 1};
-    bool operator==(const Shape& o) const {
-      return width == o.width && height == o.height && format == o.format &&
-             colorspace == o.colorspace && aspect.num == o.aspect.num && aspect.den == o.aspect.den;
-    }
-  };
-
   std::string path_;
   AVRational time_base_;
-  SwsContextPtr sws_;
-  Shape sws_shape_;
-  FilterGraphPtr graph_;
-  AVFilterContext* source_ = nullptr;  // owned by graph_
-  AVFilterContext* sink_ = nullptr;    // owned by graph_
-  Shape graph_shape_;
-  FramePtr filtered_;
 };
 
 }  // namespace stoker::video

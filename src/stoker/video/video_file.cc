@@ -92,10 +92,11 @@ Result<VideoFile> open_video_file(const std::string& path) {
   return open_format(std::move(file), nullptr);
 }
 
-Result<VideoFile> open_video_bytes(const std::string& name, ByteSpan bytes) {
-  silence_ffmpeg();
-  VideoFile file;
-  file.path = name;
+namespace {
+
+// A format context reading `bytes` through file.io (file.reader set on them), or null for want
+// of memory.
+AVFormatContext* memory_format(VideoFile& file, ByteSpan bytes) {
   file.reader = std::make_unique<MemoryReader>();
   file.reader->bytes = bytes;
   auto* buffer = static_cast<uint8_t*>(av_malloc(kIoBufferBytes));
@@ -106,10 +107,57 @@ Result<VideoFile> open_video_bytes(const std::string& name, ByteSpan bytes) {
   if (!file.io || format == nullptr) {
     if (!file.io) av_free(buffer);
     avformat_free_context(format);
-    return io_error(video_named(name) + ": out of memory for its reader");
+    return nullptr;
   }
   format->pb = file.io.get();
+  return format;
+}
+
+}  // namespace
+
+Result<VideoFile> open_video_bytes(const std::string& name, ByteSpan bytes) {
+  silence_ffmpeg();
+  VideoFile file;
+  file.path = name;
+  AVFormatContext* format = memory_format(file, bytes);
+  if (format == nullptr) return io_error(video_named(name) + ": out of memory for its reader");
   return open_format(std::move(file), format);
+}
+
+Result<VideoFile> open_known_video_bytes(const std::string& name, ByteSpan bytes,
+                                         const VideoStreamInfo& known) {
+  silence_ffmpeg();
+  VideoFile file;
+  file.path = name;
+  AVFormatContext* format = memory_format(file, bytes);
+  if (format == nullptr) return io_error(video_named(name) + ": out of memory for its reader");
+  const int rc = avformat_open_input(&format, nullptr, known.container, nullptr);
+  if (rc < 0)
+    return corrupt(video_named(name) + ": not a readable video container (" + av_error_text(rc) +
+                   ")");
+  file.format.reset(format);
+  if (known.stream_index >= static_cast<int>(format->nb_streams) ||
+      format->streams[known.stream_index]->codecpar->codec_id != known.parameters->codec_id)
+    return corrupt(video_named(name) + ": its streams differ from its earlier opening");
+  file.stream_index = known.stream_index;
+  AVCodecParameters* parameters = format->streams[known.stream_index]->codecpar;
+  if (avcodec_parameters_copy(parameters, known.parameters.get()) < 0)
+    return io_error(video_named(name) + ": out of memory for its stream's parameters");
+  file.codec = avcodec_find_decoder(parameters->codec_id);
+  if (file.codec == nullptr)
+    return unsupported(video_named(name) + ": no decoder in this FFmpeg for its video codec");
+  return file;
+}
+
+Result<VideoStreamInfo> stream_info_of(const VideoFile& file) {
+  VideoStreamInfo info;
+  info.container = file.format->iformat;
+  info.stream_index = file.stream_index;
+  info.parameters.reset(avcodec_parameters_alloc());
+  if (!info.parameters ||
+      avcodec_parameters_copy(info.parameters.get(), file.stream()->codecpar) < 0)
+    return io_error(video_named(file.path) + ": out of memory for its stream's parameters");
+  return info;
 }
 
 Result<CodecContextPtr> open_video_decoder(const VideoFile& file, int threads) {

@@ -33,6 +33,15 @@ struct VideoFile {
   AVStream* stream() const { return format->streams[stream_index]; }
 };
 
+// What opening a video found, given to a later open of the same bytes (video_cache.h): the
+// container's format as probed, the video stream chosen and its parameters as
+// avformat_find_stream_info completed them.
+struct VideoStreamInfo {
+  const AVInputFormat* container = nullptr;
+  int stream_index = -1;
+  CodecParametersPtr parameters;
+};
+
 // How errors name a video: "video PATH", or "the video" for one in memory named "".
 inline std::string video_named(const std::string& path) {
   return path.empty() ? "the video" : "video " + path;
@@ -44,6 +53,14 @@ Result<VideoFile> open_video_file(const std::string& path);
 // Opens the video held in `bytes` (borrowed: they outlive the VideoFile), named `name` (or "":
 // a record's, which the loader names).
 Result<VideoFile> open_video_bytes(const std::string& name, ByteSpan bytes);
+
+// Opens `bytes` as `known` says an earlier open of the same bytes found them: not probed, no
+// stream information read (the stream's parameters are known's), no stream chosen.
+Result<VideoFile> open_known_video_bytes(const std::string& name, ByteSpan bytes,
+                                         const VideoStreamInfo& known);
+
+// What opening `file` found (for open_known_video_bytes).
+Result<VideoStreamInfo> stream_info_of(const VideoFile& file);
 
 // A decoder for the file's video stream, on `threads` threads (0: FFmpeg chooses).
 Result<CodecContextPtr> open_video_decoder(const VideoFile& file, int threads);

@@ -2,9 +2,9 @@
 // same sampling parameters hold, as int64 [T] ([K, T] for several clips; regular timestamps:
 // [K, T] with K up to num_clips, a variable sample). Both operations are their fields' first,
 // so they draw the clip starts first from the sample's one stream: the same starts. The frames
-// are torchcodec's indices (presentation order); the video is demuxed for its index, not
-// decoded. A video that does not open or a clip that cannot be drawn: decode_clip's one-line
-// errors.
+// are torchcodec's indices (presentation order); the video is demuxed for its index (kept for
+// the thread's next clip of it: video/video_cache.h), not decoded. A video that does not open or a
+// clip that cannot be drawn: decode_clip's one-line errors.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,8 +13,7 @@
 #include "stoker/pipeline/op_registry.h"
 #include "stoker/store/record_view.h"
 #include "stoker/video/clip_sampler_params.h"
-#include "stoker/video/video_file.h"
-#include "stoker/video/video_index.h"
+#include "stoker/video/video_cache.h"
 
 namespace stoker::ops {
 namespace {
@@ -32,11 +31,11 @@ class ClipFrameIndices : public VariableTransform {
 
   Status apply_sized(const SampleInput& input, uint8_t* slot, int64_t* shape) const override {
     STOKER_ASSIGN_OR_RETURN(ByteSpan bytes, variable_field(*input.schema, input.record, video_));
-    STOKER_ASSIGN_OR_RETURN(video::VideoFile file, video::open_video_bytes("", bytes));
-    STOKER_ASSIGN_OR_RETURN(video::VideoIndex index, video::read_video_index(file));
+    STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const video::VideoIndex> index,
+                            video::indexed_video(bytes));
     CounterRng rng = input.rng();
     STOKER_ASSIGN_OR_RETURN(std::vector<int64_t> frames,
-                            video::clip_frame_indices(sampler_, index, rng, "", input.part));
+                            video::clip_frame_indices(sampler_, *index, rng, "", input.part));
     const int64_t clips = static_cast<int64_t>(frames.size()) / sampler_.clip_length();
     std::memcpy(slot, frames.data(), frames.size() * sizeof(int64_t));
     const std::vector<int64_t> capacity = sample_shape();

@@ -44,6 +44,7 @@
 #include "stoker/video/clip_sampler.h"
 #include "stoker/video/clip_sampler_params.h"
 #include "stoker/video/frame_decoder.h"
+#include "stoker/video/video_cache.h"
 
 namespace stoker::ops {
 namespace {
@@ -119,8 +120,8 @@ class DecodeClip : public Transform {
                int64_t& width) const {
     STOKER_ASSIGN_OR_RETURN(ByteSpan bytes, variable_field(*input.schema, input.record, field_));
     const std::string video_name;  // the record's
-    STOKER_ASSIGN_OR_RETURN(video::VideoFile file, video::open_video_bytes(video_name, bytes));
-    STOKER_ASSIGN_OR_RETURN(video::VideoIndex index, video::read_video_index(file));
+    STOKER_ASSIGN_OR_RETURN(video::IndexedVideo opened, video::open_indexed_video(bytes));
+    const video::VideoIndex& index = *opened.index;
     if (int64_t{index.width} * index.height > max_pixels_)
       return invalid_argument(fmt::format("its {}x{} frames are above max_pixels {}", index.width,
                                           index.height, max_pixels_));
@@ -131,8 +132,9 @@ class DecodeClip : public Transform {
     clips = static_cast<int64_t>(frames.size()) / sampler_.clip_length();
     STOKER_ASSIGN_OR_RETURN(const ClipDraw draw, draw_output(index, rng));
     const image::ResampleOutput& out = draw.out;
-    STOKER_ASSIGN_OR_RETURN(video::VideoFrameDecoder decoder,
-                            video::VideoFrameDecoder::open(std::move(file), index, threads_));
+    STOKER_ASSIGN_OR_RETURN(
+        video::VideoFrameDecoder decoder,
+        video::VideoFrameDecoder::open(std::move(opened.file), index, threads_));
 
     const size_t element = dtype_size(dtype());
     // A frame's sample is the crop's (the window's; `out` is the resize's).
@@ -147,11 +149,10 @@ class DecodeClip : public Transform {
     thread_local image::Resampler resampler;
     thread_local std::vector<uint8_t> chw;
     if (channels_first_) chw.resize(frame_bytes);
-    const ptrdiff_t stride = static_cast<ptrdiff_t>(index.upright_width()) * 3;
     const image::CropRect& from = draw.from;
     const image::PixelBox whole{0.0, 0.0, 0.0 + from.width, 0.0 + from.height};
-    const Status decoded =
-        decoder.decode_each(frames, [&](const uint8_t* rgb, const std::vector<size_t>& slots) {
+    const Status decoded = decoder.decode_each(
+        frames, [&](const uint8_t* rgb, ptrdiff_t stride, const std::vector<size_t>& slots) {
           // The box's pixels as an image of their own (torch crops, then resizes the crop).
           const image::RgbView view{rgb + from.y * stride + from.x * 3, from.width, from.height,
                                     stride};
@@ -300,7 +301,10 @@ OpSpec decode_clip() {
       ParamSpec::integer("max_pixels", int64_t{1} << 25,
                          "the largest frame (width x height) decoded; larger is an error")
           .in(1, int64_t{1} << 30),
-      ParamSpec::integer("threads", 1, "each decoder's threads (0: FFmpeg's choice)").in(0, 64),
+      ParamSpec::integer("threads", 1,
+                         "each decoder's threads (0: FFmpeg's choice; 1 gives the most clips per "
+                         "core, docs/BENCHMARKS.md)")
+          .in(0, 64),
       ParamSpec::reals("capacity", {},
                        "[h, w]: the largest frames of clips of their own size (no crop, no "
                        "resize [h, w]), which come as a list; []: a fixed size is given",
