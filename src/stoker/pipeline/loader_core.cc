@@ -46,6 +46,7 @@ Sampler make_sampler(const Dataset& dataset, const LoaderOptions& o) {
                              shard_records.begin() + static_cast<ptrdiff_t>(next + shards));
     next += static_cast<size_t>(shards);
   }
+  input.part_tokens = dataset.source().part_tokens();
   return Sampler(make_order(o.order, input, o.order_params).value_or_throw(), sampler_options(o));
 }
 

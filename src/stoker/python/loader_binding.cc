@@ -323,6 +323,7 @@ class BoundLoader {
     shared_->order_text = order_text(shared_->order, shared_->order_params).value_or_throw();
     OrderInput input;  // checked against the parts now, not at configure()
     input.parts.assign(parts.size(), {1});
+    input.part_tokens = shared_->dataset->source().part_tokens();
     make_order(shared_->order, input, shared_->order_params).value_or_throw();
   }
 
