@@ -154,6 +154,8 @@ LoaderCore::LoaderCore(std::shared_ptr<const Dataset> dataset, LoaderOptions opt
     : dataset_(std::move(dataset)),
       layout_(make_layout(*dataset_, options)),
       stats_(std::make_shared<PipelineStats>()) {
+  if (const size_t parts = dataset_->source().part_shards().size(); parts > 1)
+    stats_->part_samples = std::vector<std::atomic<int64_t>>(parts);
   options_ = checked(std::move(options), *dataset_, layout_);
   tuner_ = make_tuner(options_, layout_.sample_bytes() * static_cast<size_t>(options_.batch_size));
   Sampler sampler = make_sampler(*dataset_, options_);
