@@ -76,6 +76,30 @@ def test_a_state_mid_segment_resumes_exactly_and_another_schedule_is_refused(par
     assert len(labels(other)) == 40  # the refused state left it usable
 
 
+@pytest.mark.parametrize("resume", [(3, 2), (1, 4)])
+def test_ranks_resumed_on_another_world_size_deliver_the_rest_once(parts, resume):
+    """N ranks take 2 batches of 2 of epoch 1 (to its sample 52, past the change at 50, or
+    44, before it) and checkpoint; M ranks deliver the rest of the epoch, each sample once."""
+    whole = scheduled(parts, batch_size=2)
+    whole.set_epoch(1)
+    whole = labels(whole)
+    before, after = [], []
+    for rank in range(resume[0]):
+        loader = scheduled(parts, batch_size=2, rank=rank, world_size=resume[0])
+        loader.set_epoch(1)
+        batches = iter(loader)
+        before += [int(x) for _ in range(2) for x in next(batches)["label"]]
+        state = loader.state_dict()
+    for rank in range(resume[1]):
+        loader = scheduled(parts, batch_size=2, rank=rank, world_size=resume[1])
+        loader.load_state_dict(state)
+        after += labels(loader)
+    position = state["position"]
+    assert position == 4 * resume[0]
+    assert sorted(before) == sorted(whole[:position])
+    assert sorted(after) == sorted(whole[position:])
+
+
 @pytest.mark.parametrize("schedule, message", [
     (((50, [1, 3]), (50, [1, 1])), "change_at[1] = 50 is not a whole sample after"),
     (((0, [1, 3]),), "change_at[0] = 0 is not a whole sample after"),
