@@ -473,7 +473,10 @@ class Mixture(_Source):
         return _stoker.LoaderCore(parts, mixture=self._params(global_batch), **options)
 
     def __repr__(self):
-        return f"stoker.Mixture({self.sources!r}, weights={self.weights!r})"
+        schedule = "" if not self.schedule else \
+            f", schedule={self.schedule!r}, schedule_in={self.schedule_in!r}"
+        share = "" if self.share_of == "samples" else f", share_of={self.share_of!r}"
+        return f"stoker.Mixture({self.sources!r}, weights={self.weights!r}{schedule}{share})"
 
 
 def _change(mixture: Mixture, i: int, change) -> tuple:
