@@ -106,6 +106,7 @@ class _MixedEpoch:
         source = self._source[self._ends[b - 1] if b else 0:self._ends[b]]
         pieces = {int(p): next(self._parts[p]) for p in np.unique(source)}
         batch = self._loader._joined(pieces, source)
+        self._loader._delivered += np.bincount(source, minlength=len(self._parts))
         self._next = b + 1
         position = int(self._positions[b])
         self._loader._state = (self._epoch + 1, 0) if b + 1 == len(self._ends) else \
@@ -145,14 +146,17 @@ class MixedFieldsLoader:
                                     transforms=part.transforms, batch_format="dict",
                                     order_of=_PartOrder(batch_size), **options)
                        for part in mixture.sources]
+        self._global_batch = batch_size * self._parts[0].options["world_size"]
         sizes = [len(part._native) for part in self._parts]
+        self._tokens = [part._native.tokens for part in self._parts]
+        self._delivered = np.zeros(len(sizes), np.int64)  # each source's samples, for stats
         self._starts = np.cumsum([0] + sizes)
         self._check_fields()
         # The mixture's samples per epoch: the position after an epoch dealt to one rank.
         self._epoch_size = int(_stoker.sampler_plan(
             int(self._starts[-1]), seed=0, shuffle=False, rank=0, world_size=1,
             batch_size=2**62, last_batch="short", epoch=0, start=0, parts=sizes,
-            mixture=self._params())[2][-1])
+            part_tokens=self._tokens, mixture=self._params())[2][-1])
         first = self._parts[0].options
         self._options = dict(first, last_batch=first["last_batch"] if last_batch is None
                              else last_batch, batch_format="dict")
@@ -186,10 +190,10 @@ class MixedFieldsLoader:
             int(self._starts[-1]), seed=o["seed"], shuffle=o["shuffle"], rank=o["rank"],
             world_size=o["world_size"], batch_size=o["batch_size"], last_batch=self._last_batch,
             epoch=epoch, start=start, parts=[int(n) for n in np.diff(self._starts)],
-            mixture=self._params())
+            part_tokens=self._tokens, mixture=self._params())
 
     def _params(self) -> dict:
-        params = self._mixture._params()
+        params = self._mixture._params(self._global_batch)
         return dict(params, weights=[float(w) for w in params["weights"]])
 
     def _joined(self, pieces: dict, source: np.ndarray) -> dict:
@@ -265,8 +269,12 @@ class MixedFieldsLoader:
 
     def _order_name(self) -> str:
         p = self._params()
+        changes = "" if not p["change_at"] and p["share_of"] == "samples" else (
+            f"change_at={json.dumps(p['change_at'], separators=(',', ':'))},later_weights="
+            f"{json.dumps(p['later_weights'], separators=(',', ':'))},share_of={p['share_of']},")
         return (f"mixture:weights={json.dumps(p['weights'], separators=(',', ':'))},"
-                f"samples_per_epoch={p['samples_per_epoch']},until={p['until']},per_source")
+                f"samples_per_epoch={p['samples_per_epoch']},until={p['until']},{changes}"
+                f"per_source")
 
     def _dataset_id(self) -> str:
         ids = [part.state_dict()["dataset"] for part in self._parts]
@@ -331,8 +339,13 @@ class MixedFieldsLoader:
         return None
 
     def stats(self) -> dict:
-        """Each source's loader's stats, by its index."""
-        return {"sources": [part.stats() for part in self._parts]}
+        """Each source's loader's stats, by its index; each source's samples delivered, and
+        their tokens (None: not token data), as the native mixture's."""
+        records = np.diff(self._starts)
+        return {"sources": [part.stats() for part in self._parts],
+                "source_samples": [int(n) for n in self._delivered],
+                "source_tokens": [int(n) * t // int(r) if t else None for n, t, r in
+                                  zip(self._delivered, self._tokens, records)]}
 
     def close(self) -> None:
         for part in self._parts:

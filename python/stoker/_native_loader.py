@@ -575,7 +575,8 @@ class NativeLoader:
             raise TypeError(f"transcode_cache must be True or False, not "
                             f"{type(transcode_cache).__name__}")
         self._native = source.open(shuffle_window=settings["shuffle_window"],
-                                   transcode_cache=transcode_cache, **access)
+                                   transcode_cache=transcode_cache,
+                                   global_batch=batch_size * world_size, **access)
         if order_of is not None:
             order_of.bind(len(self._native))
         names = _batch_names(batch_format)
@@ -926,7 +927,8 @@ class NativeLoader:
         thread waiting for them: when it is most of the time, they limit the loader),
         "python_workers" and "python_restarts" (workers replaced: died or hung).
         "video_frames_decoded" / "video_frames_delivered": what decoding clips from keyframes
-        costs per frame delivered."""
+        costs per frame delivered. A Mixture's: "source_samples" and "source_tokens", each
+        source's samples delivered and their tokens (docs/DATA.md#mixing-sources)."""
         batch = self._batch_transform.seconds if self._batch_transform else 0.0
         python = self._python.stats()
         python["python_seconds"] += batch

@@ -45,9 +45,9 @@ class _Source:
     def _path(self) -> str:
         raise NotImplementedError
 
-    def open(self, **options):
+    def open(self, global_batch=None, **options):
         """The native loader over this source (``_stoker.LoaderCore``); `options` its cache
-        settings and shuffle_window."""
+        settings and shuffle_window (`global_batch`: a Mixture's)."""
         return _stoker.LoaderCore(native_path(self._path()), source=self.source,
                                   source_params=self._params(), **options)
 
@@ -409,12 +409,21 @@ class Mixture(_Source):
     their own transforms, are read each with its own (docs/DATA.md#mixing-sources): a batch is
     a dict of every field collated over the samples that have it, in batch order. Either way
     the batch's ``source`` is each sample's source, its index in ``sources`` (int64). The
-    state_dict records the mixture: a state resumes only into the same one."""
+    state_dict records the mixture: a state resumes only into the same one.
+
+    ``schedule``: ``[(at, weights), ...]``, the weights from ``at`` on (``weights`` before the
+    first), ``at`` increasing; each piece of an epoch between changes holds exactly its share
+    (docs/DATA.md#mixing-sources). ``schedule_in="samples"``: ``at`` counts the run's samples
+    (epoch × samples per epoch + position); ``"steps"``: the loader's steps, step ``S`` the
+    sample ``S × batch_size × world_size`` (its global batch, known when the loader opens).
+    ``share_of="tokens"``: the weights are shares of tokens (token sources: each weight over
+    the source's mean tokens per sample). ``loader.stats()`` has each source's samples
+    delivered, ``source_samples`` (and ``source_tokens``)."""
 
     source = "mixture"
 
     def __init__(self, sources, weights=None, samples_per_epoch=None, until="first",
-                 transforms=None):
+                 transforms=None, schedule=None, schedule_in="samples", share_of="samples"):
         self.sources = [as_source(s) for s in sources]
         if len(self.sources) < 2 or any(isinstance(s, Mixture) for s in self.sources):
             raise ValueError("Mixture: give two or more sources, none of them a Mixture")
@@ -426,6 +435,13 @@ class Mixture(_Source):
         self.samples_per_epoch = samples_per_epoch
         self.until = until
         self.transforms = transforms
+        if schedule_in not in ("samples", "steps"):
+            raise ValueError(f"Mixture: schedule_in {schedule_in!r} must be 'samples' or "
+                             f"'steps'")
+        self.schedule = [] if schedule is None else [_change(self, i, change) for i, change
+                                                      in enumerate(schedule)]
+        self.schedule_in = schedule_in
+        self.share_of = share_of
 
     @property
     def boolean_fields(self):
@@ -443,16 +459,40 @@ class Mixture(_Source):
     def _path(self) -> str:
         return " + ".join(s._path() for s in self.sources)
 
-    def _params(self) -> dict:
+    def _params(self, global_batch=1) -> dict:
+        """The "mixture" order's parameters; a schedule in steps is in samples of
+        `global_batch` (the loader's batch_size × world_size; 1 for a view, which deals
+        nothing)."""
+        per = global_batch if self.schedule_in == "steps" else 1
         return {"weights": self.weights, "samples_per_epoch": self.samples_per_epoch or 0,
-                "until": self.until}
+                "until": self.until, "change_at": [float(at * per) for at, _ in self.schedule],
+                "later_weights": [float(w) for _, weights in self.schedule for w in weights],
+                "share_of": self.share_of}
 
-    def open(self, **options):
+    def open(self, global_batch=1, **options):
         parts = [(native_path(s._path()), s.source, s._params()) for s in self.sources]
-        return _stoker.LoaderCore(parts, mixture=self._params(), **options)
+        return _stoker.LoaderCore(parts, mixture=self._params(global_batch), **options)
 
     def __repr__(self):
-        return f"stoker.Mixture({self.sources!r}, weights={self.weights!r})"
+        schedule = "" if not self.schedule else \
+            f", schedule={self.schedule!r}, schedule_in={self.schedule_in!r}"
+        share = "" if self.share_of == "samples" else f", share_of={self.share_of!r}"
+        return f"stoker.Mixture({self.sources!r}, weights={self.weights!r}{schedule}{share})"
+
+
+def _change(mixture: Mixture, i: int, change) -> tuple:
+    """schedule[i] as (at, weights); ValueError naming it where it is not an integer at and a
+    weight per source."""
+    try:
+        at, weights = change
+        weights = [float(w) for w in weights]
+    except (TypeError, ValueError):
+        weights = None
+    if weights is None or isinstance(at, bool) or not isinstance(at, numbers.Integral) or \
+            len(weights) != len(mixture.sources):
+        raise ValueError(f"Mixture: schedule[{i}] must be (at, weights): an integer and "
+                         f"{len(mixture.sources)} weights, one per source, not {change!r}")
+    return int(at), weights
 
 
 def as_source(path) -> _Source:

@@ -94,7 +94,8 @@ def test_a_resume_continues_and_refuses_another_mixture(parts):
     iterator = iter(first)
     taken = [int(x) for _ in range(3) for x in next(iterator)["label"]]
     state = first.state_dict()
-    assert state["order"] == "mixture:weights=[3,1],samples_per_epoch=0,until=first"
+    assert state["order"] == ("mixture:weights=[3,1],samples_per_epoch=0,until=first,"
+                              "change_at=[],later_weights=[],share_of=samples")
     resumed = mixed(parts, workers=1)
     resumed.load_state_dict(state)
     assert taken + labels(resumed) == whole

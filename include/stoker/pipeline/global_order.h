@@ -14,11 +14,13 @@ namespace stoker {
 
 // What an order is made over. A dataset is one part, or several (a mixture's sources, their
 // records one after another: part p's records follow the parts before it); each part is its
-// shards' record counts, in the manifest's order.
+// shards' record counts, in the manifest's order; part_tokens, where known, the tokens each
+// part's records hold in all (ShardSource::part_tokens: 0 where not a token source).
 struct OrderInput {
   uint64_t seed = 0;
   bool shuffle = true;  // false: each order's unshuffled form (the identity for one part)
   std::vector<std::vector<int64_t>> parts;
+  std::vector<int64_t> part_tokens;
 };
 
 // The shards of every part, one after another.

@@ -29,6 +29,9 @@ struct PipelineStats {
   std::atomic<int64_t> video_frames_delivered{0};
   // The consumer's wait for the first batch of each epoch it started, in order.
   std::vector<int64_t> epoch_start_wait_ns;
+  // A mixture's (a dataset of several parts): the samples of each part in the batches delivered,
+  // padding and skipped samples not counted; sized once, before the engine starts.
+  std::vector<std::atomic<int64_t>> part_samples;
 };
 
 }  // namespace stoker

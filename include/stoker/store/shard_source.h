@@ -122,6 +122,10 @@ class ShardSource {
   virtual std::vector<int> part_shards() const {
     return {static_cast<int>(manifest().shards.size())};
   }
+  // The tokens each part's records hold in all, in order (a token source's input_ids, padding
+  // not counted: store/import/token_source.h), 0 for a part of other data (the default): what
+  // a mixture's shares of tokens weigh.
+  virtual std::vector<int64_t> part_tokens() const { return {0}; }
 };
 
 }  // namespace stoker

@@ -382,6 +382,22 @@ Status BatchEngine::changed_shard_error(const int64_t* records, size_t n) const 
 
 void BatchEngine::count_delivered(const BatchBuffer& buffer) const {
   stats_->skipped += buffer.skipped;
+  if (std::vector<std::atomic<int64_t>>& parts = stats_->part_samples; !parts.empty()) {
+    const EpochPlan& plan = scheduled(next_deliver_ - 1).plan;
+    const IndexSpan indices = plan.batch(buffer.batch);
+    const std::vector<uint64_t>& starts = dataset_->shard_starts();
+    std::vector<uint64_t> part_ends;  // each part's records' end
+    int shard = 0;
+    for (const int shards : dataset_->source().part_shards())
+      part_ends.push_back(starts[static_cast<size_t>(shard += shards)]);
+    const size_t real = indices.size - static_cast<size_t>(plan.padding(buffer.batch));
+    for (size_t k = 0; k < real; ++k) {
+      if (buffer.failed[k]) continue;
+      const auto index = static_cast<uint64_t>(indices[k]);
+      parts[static_cast<size_t>(std::upper_bound(part_ends.begin(), part_ends.end(), index) -
+                                part_ends.begin())] += 1;
+    }
+  }
   for (const SampleCounters& c : buffer.piece_counters) {
     stats_->video_frames_decoded += c.video_frames_decoded;
     stats_->video_frames_delivered += c.video_frames_delivered;

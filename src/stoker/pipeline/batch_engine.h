@@ -164,9 +164,10 @@ class BatchEngine {
   // the variable fields' largest shapes (and padding, variable_samples.h); then the layout's
   // batch transform, if any, on what is left.
   void finalize(BatchBuffer& buffer) const;
-  // Adds a batch handed to the consumer to the stats: its skipped samples and its pieces'
-  // SampleCounters (not the next epoch's batches built ahead).
-  void count_delivered(const BatchBuffer& buffer) const;
+  // Adds a batch handed to the consumer to the stats: its skipped samples, its pieces'
+  // SampleCounters and, for a mixture, each part's samples (not the next epoch's batches built
+  // ahead).
+  void count_delivered(const BatchBuffer& buffer) const STOKER_REQUIRES(mutex_);
   void arrange_variable(BatchBuffer& buffer) const;
   // Records a "pipeline" span on options_.tracer, if any.
   void trace_span(const char* name, int64_t start_ns, int64_t end_ns) const;

@@ -46,6 +46,7 @@ Sampler make_sampler(const Dataset& dataset, const LoaderOptions& o) {
                              shard_records.begin() + static_cast<ptrdiff_t>(next + shards));
     next += static_cast<size_t>(shards);
   }
+  input.part_tokens = dataset.source().part_tokens();
   return Sampler(make_order(o.order, input, o.order_params).value_or_throw(), sampler_options(o));
 }
 
@@ -153,6 +154,8 @@ LoaderCore::LoaderCore(std::shared_ptr<const Dataset> dataset, LoaderOptions opt
     : dataset_(std::move(dataset)),
       layout_(make_layout(*dataset_, options)),
       stats_(std::make_shared<PipelineStats>()) {
+  if (const size_t parts = dataset_->source().part_shards().size(); parts > 1)
+    stats_->part_samples = std::vector<std::atomic<int64_t>>(parts);
   options_ = checked(std::move(options), *dataset_, layout_);
   tuner_ = make_tuner(options_, layout_.sample_bytes() * static_cast<size_t>(options_.batch_size));
   Sampler sampler = make_sampler(*dataset_, options_);

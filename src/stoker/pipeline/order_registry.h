@@ -38,7 +38,7 @@ Result<std::shared_ptr<const GlobalOrder>> make_order(
     const std::string& name, const OrderInput& input,
     const std::vector<std::pair<std::string, ParamValue>>& given = {});
 // The order `name` with `given` parameters as one text, each parameter checked and in the
-// spec's order, defaults filled in ("mixture:weights=[3,1],samples_per_epoch=0,until=first"):
+// spec's order, defaults filled in ("shard_window:window=8"):
 // what a loader's state records of its order.
 Result<std::string> order_text(const std::string& name,
                                const std::vector<std::pair<std::string, ParamValue>>& given);

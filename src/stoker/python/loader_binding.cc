@@ -323,6 +323,7 @@ class BoundLoader {
     shared_->order_text = order_text(shared_->order, shared_->order_params).value_or_throw();
     OrderInput input;  // checked against the parts now, not at configure()
     input.parts.assign(parts.size(), {1});
+    input.part_tokens = shared_->dataset->source().part_tokens();
     make_order(shared_->order, input, shared_->order_params).value_or_throw();
   }
 
@@ -395,6 +396,11 @@ class BoundLoader {
   }
 
   uint64_t size() const { return shared_->dataset->size(); }
+  // The tokens its records hold in all, a token source's (ShardSource::part_tokens); else 0.
+  int64_t tokens() const {
+    const std::vector<int64_t> tokens = shared_->dataset->source().part_tokens();
+    return tokens.size() == 1 ? tokens[0] : 0;
+  }
 
   // `settings`: the loader settings by name (apply_settings), the rest their defaults.
   void configure(int64_t batch_size, bool shuffle, uint64_t seed, const std::string& last_batch,
@@ -489,9 +495,37 @@ class BoundLoader {
 
   size_t buffer_bytes() const { return configured(*shared_).buffer_bytes(); }
 
-  // Per-stage totals since construction, in seconds and counts.
+  // Per-stage totals since construction, in seconds and counts; a mixture's also each source's
+  // samples delivered and their tokens (source_tokens).
   py::dict stats() const {
     const PipelineStats& s = configured(*shared_).stats();
+    py::dict out = stage_stats(s);
+    if (s.part_samples.empty()) return out;
+    const Dataset& dataset = *shared_->dataset;
+    const std::vector<int64_t> tokens = dataset.source().part_tokens();
+    py::list samples, part_tokens;
+    int shard = 0;
+    for (size_t p = 0; p < s.part_samples.size(); ++p) {
+      const int64_t n = s.part_samples[p].load();
+      const uint64_t first = dataset.shard_starts()[static_cast<size_t>(shard)];
+      shard += dataset.source().part_shards()[p];
+      const uint64_t records = dataset.shard_starts()[static_cast<size_t>(shard)] - first;
+      samples.append(n);
+      if (p < tokens.size() && tokens[p] > 0)
+        part_tokens.append(static_cast<int64_t>(static_cast<__int128>(n) * tokens[p] /
+                                                static_cast<__int128>(records)));
+      else
+        part_tokens.append(py::none());
+    }
+    out["source_samples"] = samples;
+    out["source_tokens"] = part_tokens;
+    return out;
+  }
+
+  const std::shared_ptr<Shared>& shared() const { return shared_; }
+
+ private:
+  static py::dict stage_stats(const PipelineStats& s) {
     return py::dict(
         "read_s"_a = s.read_ns.load() * 1e-9, "transform_s"_a = s.transform_ns.load() * 1e-9,
         "busy_s"_a = s.busy_ns.load() * 1e-9, "wait_s"_a = s.wait_ns.load() * 1e-9,
@@ -500,9 +534,6 @@ class BoundLoader {
         "video_frames_delivered"_a = s.video_frames_delivered.load());
   }
 
-  const std::shared_ptr<Shared>& shared() const { return shared_; }
-
- private:
   std::shared_ptr<Shared> shared_;
 };
 
@@ -686,6 +717,7 @@ void register_loader(py::module_& module) {
       .def_property_readonly("class_names", &BoundLoader::class_names)
       .def_property_readonly("order", &BoundLoader::order)
       .def_property_readonly("samples", &BoundLoader::samples)
+      .def_property_readonly("tokens", &BoundLoader::tokens)
       .def_property_readonly("schema", &BoundLoader::schema)
       .def_property_readonly("shards", &BoundLoader::shards)
       .def_property_readonly("describe", &BoundLoader::describe)

@@ -34,12 +34,14 @@ void check_range(const char* name, int64_t value, int64_t minimum, int64_t maxim
 // (indices, sizes, positions) of the plan of epoch `epoch` from global position `start`:
 // this rank's dataset indices batch after batch (int64 [samples]), each batch's size (int64
 // [batches]) and the global position once every rank has consumed it (int64 [batches]). With
-// `parts` (each part's records, summing to `size`), the "mixture" order over them with
-// `mixture`'s parameters, as a stoker.Mixture's loader deals it.
+// `parts` (each part's records, summing to `size`; `part_tokens`: their tokens, where token
+// data), the "mixture" order over them with `mixture`'s parameters, as a stoker.Mixture's
+// loader deals it.
 py::tuple sampler_plan(int64_t size, uint64_t seed, bool shuffle, int rank, int world_size,
                        int64_t batch_size, const std::string& last_batch, int64_t epoch,
                        int64_t start, int64_t shuffle_window, int64_t ra_reps,
-                       const std::vector<int64_t>& parts, const py::dict& mixture) {
+                       const std::vector<int64_t>& parts, const std::vector<int64_t>& part_tokens,
+                       const py::dict& mixture) {
   check_range("size", size, 1, INT64_MAX);
   check_range("world_size", world_size, 1, INT32_MAX);
   check_range("rank", rank, 0, world_size - 1);
@@ -66,7 +68,7 @@ py::tuple sampler_plan(int64_t size, uint64_t seed, bool shuffle, int rank, int 
   } else {
     if (std::accumulate(parts.begin(), parts.end(), int64_t{0}) != size)
       throw Error(invalid_argument(fmt::format("the parts' records do not sum to {}", size)));
-    OrderInput input{seed, shuffle, {}};
+    OrderInput input{seed, shuffle, {}, part_tokens};
     for (const int64_t records : parts) input.parts.push_back({records});
     sampler.emplace(make_order("mixture", input, params_from(mixture)).value_or_throw(), options);
   }
@@ -92,7 +94,7 @@ void register_sampler(py::module_& module) {
   module.def("sampler_plan", &sampler_plan, "size"_a, py::kw_only(), "seed"_a, "shuffle"_a,
              "rank"_a, "world_size"_a, "batch_size"_a, "last_batch"_a, "epoch"_a, "start"_a,
              "shuffle_window"_a = kShuffleAll, "ra_reps"_a = 1, "parts"_a = std::vector<int64_t>{},
-             "mixture"_a = py::dict(),
+             "part_tokens"_a = std::vector<int64_t>{}, "mixture"_a = py::dict(),
              "(indices, sizes, positions): one rank's plan of an epoch over `size` samples as "
              "the native loader makes it (sampler.h): its dataset indices batch after batch, "
              "each batch's size and the global position after it; with `parts` (records each), "

@@ -183,4 +183,13 @@ std::vector<int> MixedShardSource::part_shards() const {
   return counts;
 }
 
+std::vector<int64_t> MixedShardSource::part_tokens() const {
+  std::vector<int64_t> tokens;
+  for (const std::shared_ptr<const Dataset>& part : parts_) {
+    const std::vector<int64_t> its = part->source().part_tokens();
+    tokens.push_back(its.size() == 1 ? its[0] : 0);
+  }
+  return tokens;
+}
+
 }  // namespace stoker

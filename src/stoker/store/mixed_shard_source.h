@@ -38,6 +38,7 @@ class MixedShardSource : public ShardSource {
   void advise(const ShardSchedule& schedule, int64_t lookahead) override;
   void advance(int64_t position) override;
   std::vector<int> part_shards() const override;
+  std::vector<int64_t> part_tokens() const override;
 
  private:
   explicit MixedShardSource(std::vector<std::shared_ptr<const Dataset>> parts);

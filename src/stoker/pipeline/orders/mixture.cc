@@ -1,8 +1,12 @@
-// "mixture": the parts (a mixture's sources) mixed by weight. Each epoch of N positions holds
-// exactly c_p samples of part p (N's largest-remainder apportionment by the weights), the parts'
-// samples interleaved by a seeded shuffle (unshuffled: spread evenly); each part runs through its
-// own epochs at its own pace, in its own shuffled order, so every sample of a part comes once
-// before any comes twice. docs/DESIGN.md contract 13 states it.
+// "mixture": the parts (a mixture's sources) mixed by weight, the weights changing at given
+// samples of the run (a schedule). The run's sample g is position g mod N of epoch g div N; the
+// change points cut each epoch into pieces (a segment, between two points, meets an epoch in
+// one piece). A piece of L positions holds exactly c_p samples of part p (L's
+// largest-remainder apportionment by its segment's weights), interleaved by a seeded shuffle
+// (unshuffled: spread evenly); each part runs through its own epochs at its own pace, in its own
+// shuffled order, across pieces and epochs, so every sample of a part comes once before any
+// comes twice. Weights may be shares of tokens: each part's weight over its mean tokens per
+// sample. docs/DESIGN.md contract 13 states it.
 
 #include <fmt/format.h>
 
@@ -16,74 +20,6 @@
 
 namespace stoker::orders {
 namespace {
-
-class Mixture : public GlobalOrder {
- public:
-  // counts[p]: part p's samples per epoch; sizes[p]: its records.
-  Mixture(std::vector<int64_t> sizes, std::vector<int64_t> counts, uint64_t seed, bool shuffle)
-      : sizes_(std::move(sizes)),
-        counts_(std::move(counts)),
-        size_(std::accumulate(counts_.begin(), counts_.end(), int64_t{0})),
-        seed_(seed),
-        shuffle_(shuffle) {}
-
-  int64_t epoch_size() const override { return size_; }
-
-  std::vector<int64_t> order(int64_t epoch) const override {
-    // Which part each position takes: c_p of part p, shuffled; without shuffle spread evenly,
-    // position i to the part furthest behind its share, (i + 1) c_p / N - taken_p (ties: the
-    // lower part), which ends with exactly c_p each.
-    std::vector<int64_t> parts(static_cast<size_t>(size_));
-    if (shuffle_) {
-      std::vector<int64_t> blocks;
-      for (size_t p = 0; p < counts_.size(); ++p) blocks.insert(blocks.end(), counts_[p], p);
-      const std::vector<int64_t> at = fisher_yates(size_, seed_, mixture_stream(epoch));
-      for (size_t i = 0; i < parts.size(); ++i) parts[i] = blocks[at[i]];
-    } else {
-      std::vector<int64_t> given(counts_.size(), 0);
-      for (size_t i = 0; i < parts.size(); ++i) {
-        size_t best = 0;
-        __int128 most = 0;
-        for (size_t p = 0; p < counts_.size(); ++p) {
-          const __int128 behind =
-              static_cast<__int128>(i + 1) * counts_[p] - static_cast<__int128>(given[p]) * size_;
-          if (p == 0 || behind > most) {
-            best = p;
-            most = behind;
-          }
-        }
-        parts[i] = static_cast<int64_t>(best);
-        ++given[best];
-      }
-    }
-    // The k-th of part p is its sample j = epoch * c_p + k: record j mod n_p of the part's
-    // epoch j div n_p (mod 2^64 as a stream), offset by the parts before it.
-    std::vector<int64_t> offset(sizes_.size(), 0), taken(sizes_.size(), 0),
-        part_epoch(sizes_.size(), 0);
-    for (size_t p = 1; p < sizes_.size(); ++p) offset[p] = offset[p - 1] + sizes_[p - 1];
-    std::vector<std::vector<int64_t>> part_order(sizes_.size());
-    std::vector<int64_t> order(parts.size());
-    for (size_t i = 0; i < parts.size(); ++i) {
-      const int64_t p = parts[i];
-      const __int128 j = static_cast<__int128>(epoch) * counts_[p] + taken[p]++;
-      const auto e = static_cast<int64_t>(static_cast<uint64_t>(j / sizes_[p]));
-      if (part_order[p].empty() || e != part_epoch[p]) {
-        part_epoch[p] = e;
-        part_order[p] = shuffle_ ? fisher_yates(sizes_[p], seed_, part_order_stream(p, e))
-                                 : identity_order(sizes_[p]);
-      }
-      order[i] = offset[p] + part_order[p][static_cast<size_t>(j % sizes_[p])];
-    }
-    return order;
-  }
-
- private:
-  std::vector<int64_t> sizes_;
-  std::vector<int64_t> counts_;
-  int64_t size_;
-  uint64_t seed_;
-  bool shuffle_;
-};
 
 // N's largest-remainder apportionment by `shares` (summing to 1): floor(N * share) each, the
 // rest one each to the largest remainders, ties to the lower part.
@@ -105,29 +41,195 @@ std::vector<int64_t> apportioned(int64_t n, const std::vector<double>& shares) {
   return counts;
 }
 
+// The parts of a piece of `counts` (summing to its length): shuffled by `stream`, or without
+// shuffle spread evenly, position i to the part furthest behind its share,
+// (i + 1) c_p / L - taken_p (ties: the lower part), which ends with exactly c_p each.
+void interleave(const std::vector<int64_t>& counts, uint64_t seed, uint64_t stream, bool shuffle,
+                int64_t* parts) {
+  const int64_t size = std::accumulate(counts.begin(), counts.end(), int64_t{0});
+  if (shuffle) {
+    std::vector<int64_t> blocks;
+    for (size_t p = 0; p < counts.size(); ++p) blocks.insert(blocks.end(), counts[p], p);
+    const std::vector<int64_t> at = fisher_yates(size, seed, stream);
+    for (int64_t i = 0; i < size; ++i) parts[i] = blocks[static_cast<size_t>(at[i])];
+    return;
+  }
+  std::vector<int64_t> given(counts.size(), 0);
+  for (int64_t i = 0; i < size; ++i) {
+    size_t best = 0;
+    __int128 most = 0;
+    for (size_t p = 0; p < counts.size(); ++p) {
+      const __int128 behind =
+          static_cast<__int128>(i + 1) * counts[p] - static_cast<__int128>(given[p]) * size;
+      if (p == 0 || behind > most) {
+        best = p;
+        most = behind;
+      }
+    }
+    parts[i] = static_cast<int64_t>(best);
+    ++given[best];
+  }
+}
+
+class Mixture : public GlobalOrder {
+ public:
+  // sizes[p]: part p's records; starts[k]: where segment k starts in the run's samples
+  // (starts[0] = 0, increasing), shares[k] its parts' sample shares.
+  Mixture(std::vector<int64_t> sizes, int64_t n, std::vector<int64_t> starts,
+          std::vector<std::vector<double>> shares, uint64_t seed, bool shuffle)
+      : sizes_(std::move(sizes)),
+        size_(n),
+        starts_(std::move(starts)),
+        shares_(std::move(shares)),
+        seed_(seed),
+        shuffle_(shuffle) {
+    for (const std::vector<double>& s : shares_) whole_.push_back(apportioned(size_, s));
+  }
+
+  int64_t epoch_size() const override { return size_; }
+
+  std::vector<int64_t> order(int64_t epoch) const override {
+    // Each piece's parts, its own stream (the epoch's for the piece at its start, so an epoch
+    // of one piece is as without a schedule).
+    const __int128 first = static_cast<__int128>(epoch) * size_;
+    std::vector<int64_t> parts(static_cast<size_t>(size_));
+    for (size_t k = segment_at(first); k < starts_.size() && starts_[k] < first + size_; ++k) {
+      const auto from = static_cast<int64_t>(std::max<__int128>(starts_[k], first) - first);
+      const int64_t to =
+          k + 1 < starts_.size()
+              ? static_cast<int64_t>(std::min<__int128>(starts_[k + 1] - first, size_))
+              : size_;
+      const uint64_t stream =
+          from == 0 ? mixture_stream(epoch) : derive_stream(mixture_stream(epoch), from);
+      interleave(counts(k, to - from), seed_, stream, shuffle_, parts.data() + from);
+    }
+    // The k-th of part p in the epoch is its sample j = before_p + k: record j mod n_p of the
+    // part's epoch j div n_p (mod 2^64 as a stream), offset by the parts before it.
+    const std::vector<__int128> before = taken_before(first);
+    std::vector<int64_t> offset(sizes_.size(), 0), taken(sizes_.size(), 0),
+        part_epoch(sizes_.size(), 0);
+    for (size_t p = 1; p < sizes_.size(); ++p) offset[p] = offset[p - 1] + sizes_[p - 1];
+    std::vector<std::vector<int64_t>> part_order(sizes_.size());
+    std::vector<int64_t> order(parts.size());
+    for (size_t i = 0; i < parts.size(); ++i) {
+      const int64_t p = parts[i];
+      const __int128 j = before[p] + taken[p]++;
+      const auto e = static_cast<int64_t>(static_cast<uint64_t>(j / sizes_[p]));
+      if (part_order[p].empty() || e != part_epoch[p]) {
+        part_epoch[p] = e;
+        part_order[p] = shuffle_ ? fisher_yates(sizes_[p], seed_, part_order_stream(p, e))
+                                 : identity_order(sizes_[p]);
+      }
+      order[i] = offset[p] + part_order[p][static_cast<size_t>(j % sizes_[p])];
+    }
+    return order;
+  }
+
+ private:
+  // The segment the run's sample g is in.
+  size_t segment_at(__int128 g) const {
+    return static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), g) -
+                               starts_.begin()) -
+           1;
+  }
+
+  // Each part's samples in a piece of segment k of `length` positions.
+  std::vector<int64_t> counts(size_t k, int64_t length) const {
+    return length == size_ ? whole_[k] : apportioned(length, shares_[k]);
+  }
+
+  // Each part's samples in the run's first `end` samples (whole epochs): per segment, its
+  // first piece, its whole epochs (at once) and its last piece. O(segments x parts).
+  std::vector<__int128> taken_before(__int128 end) const {
+    std::vector<__int128> before(sizes_.size(), 0);
+    const auto add = [&](const std::vector<int64_t>& c, __int128 times) {
+      for (size_t p = 0; p < c.size(); ++p) before[p] += times * c[p];
+    };
+    for (size_t k = 0; k < starts_.size() && starts_[k] < end; ++k) {
+      const __int128 a = starts_[k];
+      const __int128 b = k + 1 < starts_.size() ? std::min<__int128>(starts_[k + 1], end) : end;
+      const __int128 head_end = std::min<__int128>((a / size_ + 1) * size_, b);
+      add(counts(k, static_cast<int64_t>(head_end - a)), 1);
+      if (head_end == b) continue;
+      const __int128 tail = b - (b - head_end) % size_;
+      add(whole_[k], (tail - head_end) / size_);
+      if (tail < b) add(counts(k, static_cast<int64_t>(b - tail)), 1);
+    }
+    return before;
+  }
+
+  std::vector<int64_t> sizes_;
+  int64_t size_;
+  std::vector<int64_t> starts_;
+  std::vector<std::vector<double>> shares_;
+  std::vector<std::vector<int64_t>> whole_;  // each segment's counts in a whole epoch
+  uint64_t seed_;
+  bool shuffle_;
+};
+
+// `weights` (one per part) as sample shares summing to 1: as given, or, for shares of tokens,
+// each over its part's mean tokens per sample (w_p n_p / T_p, normalised).
+std::vector<double> sample_shares(const double* weights, const std::vector<int64_t>& sizes,
+                                  const std::vector<int64_t>& tokens) {
+  std::vector<double> shares(sizes.size());
+  for (size_t p = 0; p < sizes.size(); ++p)
+    shares[p] = tokens.empty()
+                    ? weights[p]
+                    : weights[p] * static_cast<double>(sizes[p]) / static_cast<double>(tokens[p]);
+  const double total = std::accumulate(shares.begin(), shares.end(), 0.0);
+  for (double& s : shares) s /= total;
+  return shares;
+}
+
 Result<std::shared_ptr<const GlobalOrder>> make_mixture(const OrderInput& input,
                                                         const Params& params) {
   const std::vector<double>& weights = params.reals("weights");
-  if (weights.size() != input.parts.size())
-    return invalid_argument(fmt::format("order 'mixture': {} weights for {} sources",
-                                        weights.size(), input.parts.size()));
-  const double total = std::accumulate(weights.begin(), weights.end(), 0.0);
+  const size_t n_parts = input.parts.size();
+  if (weights.size() != n_parts)
+    return invalid_argument(
+        fmt::format("order 'mixture': {} weights for {} sources", weights.size(), n_parts));
   std::vector<int64_t> sizes;
-  std::vector<double> shares;
-  for (size_t p = 0; p < input.parts.size(); ++p) {
+  for (size_t p = 0; p < n_parts; ++p) {
     sizes.push_back(std::accumulate(input.parts[p].begin(), input.parts[p].end(), int64_t{0}));
     if (sizes.back() <= 0)
       return invalid_argument(fmt::format("order 'mixture': source {} has no records", p));
-    shares.push_back(weights[p] / total);
+  }
+  std::vector<int64_t> tokens;
+  if (params.choice("share_of") == "tokens") {
+    for (size_t p = 0; p < n_parts; ++p) {
+      const int64_t t = p < input.part_tokens.size() ? input.part_tokens[p] : 0;
+      if (t <= 0)
+        return invalid_argument(fmt::format(
+            "order 'mixture': share_of=tokens, but source {} is not a token source", p));
+      tokens.push_back(t);
+    }
+  }
+  // The schedule: segment k + 1 from sample change_at[k], its weights later_weights' k-th row.
+  const std::vector<double>& change_at = params.reals("change_at");
+  const std::vector<double>& later = params.reals("later_weights");
+  if (later.size() != change_at.size() * n_parts)
+    return invalid_argument(fmt::format(
+        "order 'mixture': later_weights holds {} weights, not {} ({} changes x {} sources)",
+        later.size(), change_at.size() * n_parts, change_at.size(), n_parts));
+  std::vector<int64_t> starts = {0};
+  std::vector<std::vector<double>> shares = {sample_shares(weights.data(), sizes, tokens)};
+  for (size_t k = 0; k < change_at.size(); ++k) {
+    const double at = change_at[k];
+    if (!(at == std::floor(at) && at > static_cast<double>(starts.back()) && at < 0x1p62))
+      return invalid_argument(fmt::format(
+          "order 'mixture': change_at[{}] = {} is not a whole sample after the one before ({})", k,
+          at, starts.back()));
+    starts.push_back(static_cast<int64_t>(at));
+    shares.push_back(sample_shares(later.data() + k * n_parts, sizes, tokens));
   }
   // The epoch: as given, or until the first source is spent (each part's records over its
-  // share, the least), or every source (the most).
+  // first share, the least), or every source (the most).
   int64_t n = params.integer("samples_per_epoch");
   if (n == 0) {
     const bool first = params.choice("until") == "first";
     double bound = first ? INFINITY : 0;
     for (size_t p = 0; p < sizes.size(); ++p) {
-      const double spent = static_cast<double>(sizes[p]) / shares[p];
+      const double spent = static_cast<double>(sizes[p]) / shares[0][p];
       bound = first ? std::min(bound, std::floor(spent)) : std::max(bound, std::ceil(spent));
     }
     if (!(bound <= 1099511627776.0))
@@ -135,7 +237,7 @@ Result<std::shared_ptr<const GlobalOrder>> make_mixture(const OrderInput& input,
     n = std::max<int64_t>(1, static_cast<int64_t>(bound));
   }
   return std::shared_ptr<const GlobalOrder>(std::make_shared<Mixture>(
-      std::move(sizes), apportioned(n, shares), input.seed, input.shuffle));
+      std::move(sizes), n, std::move(starts), std::move(shares), input.seed, input.shuffle));
 }
 
 }  // namespace
@@ -144,18 +246,32 @@ OrderSpec mixture() {
   OrderSpec spec;
   spec.name = "mixture";
   spec.doc =
-      "sources mixed by weight: each epoch exactly its share of each, interleaved; each source "
-      "through its own epochs";
+      "sources mixed by weight, the weights changing at given samples: each epoch (and each "
+      "piece of it between changes) exactly its share of each, interleaved; each source through "
+      "its own epochs";
   spec.params = {
       ParamSpec::reals("weights", {1.0}, "each source's share (any positive numbers, normalised)",
                        1, ParamSpec::kAnyCount)
           .above(0),
       ParamSpec::integer("samples_per_epoch", 0,
-                         "samples per epoch; 0: until the first (or every) source is spent")
+                         "samples per epoch; 0: until the first (or every) source is spent "
+                         "(by the first weights)")
           .in(0, 1099511627776.0),  // 2^40
       ParamSpec::choice("until", "first", {"first", "all"},
                         "without samples_per_epoch, the epoch ends when the first source is "
                         "spent, or when all are (the others cycling through their epochs)"),
+      ParamSpec::reals("change_at", {},
+                       "the run's samples (epoch x N + position) where the "
+                       "weights change, increasing",
+                       0, ParamSpec::kAnyCount),
+      ParamSpec::reals("later_weights", {},
+                       "the weights from each change on, one row of a "
+                       "weight per source each, in one list",
+                       0, ParamSpec::kAnyCount)
+          .above(0),
+      ParamSpec::choice("share_of", "samples", {"samples", "tokens"},
+                        "the weights as shares of samples, or of tokens (token sources: each "
+                        "weight over the source's mean tokens per sample)"),
   };
   spec.make = make_mixture;
   return spec;

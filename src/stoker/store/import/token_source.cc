@@ -147,6 +147,7 @@ Result<std::shared_ptr<TokenSource>> TokenSource::open(const std::string& path,
       manifest.records = source->plan_->rows();
     }
   }
+  source->tokens_ = static_cast<int64_t>(packed ? tokens : manifest.records * per_sample);
   source->unit_samples_ = std::max<int64_t>(1, kUnitTokens / length);
   const auto unit_samples = static_cast<uint64_t>(source->unit_samples_);
   for (uint64_t first = 0; first < manifest.records; first += unit_samples) {

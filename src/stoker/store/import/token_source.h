@@ -102,6 +102,8 @@ class TokenSource : public UnitReadSource {
   Result<std::vector<FileStamp>> file_stamps() const override;
   Status record_error(int unit, uint64_t record, uint64_t global,
                       const Status& status) const override;
+  // The samples' input_ids tokens (N x L), or, packed, the array's (each in one row).
+  std::vector<int64_t> part_tokens() const override { return {tokens_}; }
 
  private:
   TokenSource() = default;
@@ -140,6 +142,7 @@ class TokenSource : public UnitReadSource {
   std::string path_;
   std::string format_;  // for describe(): "nanoGPT .bin", ".npy", "Megatron-LM indexed dataset"
   int64_t seq_len_ = 0;
+  int64_t tokens_ = 0;        // part_tokens()
   int64_t unit_samples_ = 0;  // samples per unit (the last unit may have fewer)
   uint64_t documents_ = 0;    // Megatron's; 0 for a flat array
   // Boundaries: none where no field asks; else from eos_id_ (>= 0) or document_starts_
