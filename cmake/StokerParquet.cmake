@@ -64,15 +64,16 @@ print(pyarrow.get_library_dirs()[0])"
   # through a program's (or a dlopen'ed extension's) libraries, so where libparquet came before
   # the system's libcrypto, libcrypto's own calls, and libcurl's, bound to that copy: `import
   # stoker; import hashlib` crashed. The system's libssl and libcrypto are named first.
-  find_package(OpenSSL QUIET)
-  set(libraries)
-  if(OPENSSL_FOUND)
-    set(libraries "-Wl,--push-state,--no-as-needed" "${OPENSSL_SSL_LIBRARY}"
-      "${OPENSSL_CRYPTO_LIBRARY}" "-Wl,--pop-state")
-  else()
-    message(STATUS "Parquet: OpenSSL's libraries not found; libparquet's own OpenSSL may "
-      "shadow them (install libssl-dev)")
+  # (The run-time libraries libcurl loads: no -dev package needed.)
+  find_library(STOKER_LIBSSL NAMES libssl.so.3 ssl)
+  find_library(STOKER_LIBCRYPTO NAMES libcrypto.so.3 crypto)
+  if(NOT STOKER_LIBSSL OR NOT STOKER_LIBCRYPTO)
+    message(FATAL_ERROR " stoker: OpenSSL's libssl.so.3 and libcrypto.so.3 not found (Debian: "
+      "libssl3), which must come before pyarrow's libparquet; or build with "
+      "-DSTOKER_WITH_PARQUET=OFF")
   endif()
+  set(libraries "-Wl,--push-state,--no-as-needed" "${STOKER_LIBSSL}" "${STOKER_LIBCRYPTO}"
+    "-Wl,--pop-state")
   foreach(name parquet arrow)
     file(GLOB found "${libdir}/lib${name}.so.[0-9]*")
     if(NOT found)
