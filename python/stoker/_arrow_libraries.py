@@ -24,7 +24,7 @@ def _load() -> bool:
     if not folder or not all(os.path.exists(path) for path in paths):
         return False
     for path in paths:
-        ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+        ctypes.CDLL(path)  # RTLD_LOCAL: its exported OpenSSL must not shadow the system's
     return True
 
 

