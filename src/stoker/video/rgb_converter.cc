@@ -72,6 +72,24 @@ bool scale_filter_checked(int format) {
   }
 }
 
+// Gives `context` the frame's colour space's coefficients for input and output, keeping the
+// ranges it has, but the source's the frame's own where `frame_range` and the frame says it.
+Status use_frame_colour_space(SwsContext* context, const AVFrame& frame, bool frame_range,
+                              const std::string& path) {
+  int *inverse = nullptr, *table = nullptr;
+  int source_full = 0, destination_full = 0, brightness = 0, contrast = 0, saturation = 0;
+  if (sws_getColorspaceDetails(context, &inverse, &source_full, &table, &destination_full,
+                               &brightness, &contrast, &saturation) < 0)
+    return conversion_error(path, "no colour space details", AVERROR(EINVAL));
+  const int* coefficients = sws_getCoefficients(frame.colorspace);
+  if (frame_range && frame.color_range != AVCOL_RANGE_UNSPECIFIED)
+    source_full = frame.color_range == AVCOL_RANGE_JPEG;
+  if (sws_setColorspaceDetails(context, coefficients, source_full, coefficients, destination_full,
+                               brightness, contrast, saturation) < 0)
+    return conversion_error(path, "colour space details refused", AVERROR(EINVAL));
+  return Status::ok();
+}
+
 }  // namespace
 
 Result<RgbRows> RgbConverter::convert(const AVFrame& frame, uint8_t* out, ptrdiff_t stride) {
@@ -96,15 +114,7 @@ Status Contexts::convert_swscale(const std::string& path, const AVFrame& frame, 
                               nullptr));
     sws_shape_ = Shape{};
     if (!sws_) return conversion_error(path, "no swscale context", AVERROR(EINVAL));
-    int *inverse = nullptr, *table = nullptr;
-    int source_range = 0, destination_range = 0, brightness = 0, contrast = 0, saturation = 0;
-    if (sws_getColorspaceDetails(sws_.get(), &inverse, &source_range, &table, &destination_range,
-                                 &brightness, &contrast, &saturation) < 0)
-      return conversion_error(path, "no colour space details", AVERROR(EINVAL));
-    const int* coefficients = sws_getCoefficients(frame.colorspace);
-    if (sws_setColorspaceDetails(sws_.get(), coefficients, source_range, coefficients,
-                                 destination_range, brightness, contrast, saturation) < 0)
-      return conversion_error(path, "colour space details refused", AVERROR(EINVAL));
+    STOKER_RETURN_IF_ERROR(use_frame_colour_space(sws_.get(), frame, false, path));
     sws_shape_ = shape;
   }
   uint8_t* planes[4] = {out, nullptr, nullptr, nullptr};
@@ -129,17 +139,7 @@ Result<RgbRows> Contexts::convert_as_scale_filter(const std::string& path, const
     if (!scale_) return conversion_error(path, "no swscale context", AVERROR(EINVAL));
     scale_shape_ = shape;
   }
-  int *inverse = nullptr, *table = nullptr;
-  int source_full = 0, destination_full = 0, brightness = 0, contrast = 0, saturation = 0;
-  if (sws_getColorspaceDetails(scale_.get(), &inverse, &source_full, &table, &destination_full,
-                               &brightness, &contrast, &saturation) < 0)
-    return conversion_error(path, "no colour space details", AVERROR(EINVAL));
-  const int* coefficients = sws_getCoefficients(frame.colorspace);
-  if (frame.color_range != AVCOL_RANGE_UNSPECIFIED)
-    source_full = frame.color_range == AVCOL_RANGE_JPEG;
-  if (sws_setColorspaceDetails(scale_.get(), coefficients, source_full, coefficients,
-                               destination_full, brightness, contrast, saturation) < 0)
-    return conversion_error(path, "colour space details refused", AVERROR(EINVAL));
+  STOKER_RETURN_IF_ERROR(use_frame_colour_space(scale_.get(), frame, true, path));
   // The frame pool's row: the frame's width rounded up to the first power of two that makes
   // 3 * width a multiple of the CPU's largest alignment.
   const int align = static_cast<int>(av_cpu_max_align());
