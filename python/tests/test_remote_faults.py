@@ -7,6 +7,9 @@ STOKER_RETRY_SECONDS keeps the retries that are meant to fail short."""
 import json
 import re
 import shutil
+import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -335,3 +338,44 @@ def test_an_s3_dataset_pushed_again_is_a_new_version_for_new_runs(labelled, s3_e
     assert_same(got, epochs(local(labelled), 2))
     fresh = stoker.Loader(url, cache_dir=tmp_path / "cache", **SETTINGS, batch_format="dict")
     assert_same(epochs(fresh, 2), epochs(local(edited), 2))
+
+
+INTERRUPTED_INLINE_FETCH = """
+import sys
+import stoker
+loader = stoker.Loader(sys.argv[1], workers=0, batch_size=2, cache_dir=sys.argv[2])
+print("iterating", flush=True)
+try:
+    next(iter(loader))
+    print("a batch", flush=True)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    print("position", loader.state_dict()["position"], flush=True)
+    sys.exit(3)
+"""
+
+
+def test_ctrl_c_ends_a_shard_fetch_of_a_batch_built_inline(nginx_server, tmp_path):
+    """workers=0 builds a batch in the caller's thread: SIGINT while it fetches a shard raises
+    KeyboardInterrupt there, not after the download (issue 66: it went on before). The one 24 MB
+    shard comes through nginx's 100 KB/s path: about four minutes, longer than the guard."""
+    with stoker.DatasetWriter(nginx_server.root / "big", {"blob": "bytes"}, shard_mb=64) as w:
+        for i in range(4):
+            w.append({"blob": bytes([i]) * (6 << 20)})
+    cache = tmp_path / "cache"
+    process = subprocess.Popen(
+        [sys.executable, "-c", INTERRUPTED_INLINE_FETCH, f"{nginx_server.url}/_slow/big",
+         str(cache)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout.readline() == "iterating\n"
+        # Interrupted once the shard's download has begun (its first bytes are in the cache).
+        deadline = time.monotonic() + 120
+        while not any(p.is_file() and p.stat().st_size > 0 for p in cache.rglob("*")
+                      if ".stk" in p.name or "part" in p.name):
+            assert time.monotonic() < deadline, "the shard's download never began"
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=120)  # a guard: the download takes minutes
+    finally:
+        process.kill()
+    assert (process.returncode, out) == (3, "interrupted\nposition 0\n"), err

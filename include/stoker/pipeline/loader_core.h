@@ -24,6 +24,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -132,9 +133,12 @@ class LoaderCore {
     enum class Next { kBatch, kEnd, kTimedOut };
     // As next(), but waits at most `timeout` for a batch still being built. kTimedOut leaves
     // the epoch and `out` as they were, so a caller can check for an interruption (Ctrl-C in
-    // Python) between waits and call again. With workers == 0 the batch is built inline and
-    // this never times out.
-    Next next_for(HostBatch& out, std::chrono::nanoseconds timeout);
+    // Python) between waits and call again. With workers == 0 the batch is built inline, however
+    // long it takes, unless `interrupted` (may be empty; polled per sample and every ~50 ms of a
+    // fetch) turns true: that ends the build with kTimedOut, and the next call builds the same
+    // batch again.
+    Next next_for(HostBatch& out, std::chrono::nanoseconds timeout,
+                  const std::function<bool()>& interrupted = {});
     // Batches in this epoch from where it started (fewer are delivered where the skip policy
     // leaves some out).
     int64_t size() const;

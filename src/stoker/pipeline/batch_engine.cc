@@ -168,9 +168,7 @@ BatchEngine::Piece BatchEngine::take_piece(std::shared_ptr<BatchBuffer> opened) 
     buffer.position_after = s.plan.global_position_after(buffer.batch);
     buffer.size = static_cast<int64_t>(s.plan.batch(buffer.batch).size);
     buffer.padding = s.plan.padding(buffer.batch);
-    buffer.failed.assign(static_cast<size_t>(buffer.capacity), 0);
-    buffer.piece_status.assign(static_cast<size_t>(pieces_), Status::ok());
-    buffer.piece_counters.assign(static_cast<size_t>(pieces_), SampleCounters{});
+    clear_working_state(buffer);
     pieces_left_[next_open_] = pieces_;
     next_piece_ = 0;
     ++next_open_;
@@ -185,6 +183,12 @@ BatchEngine::Piece BatchEngine::take_piece(std::shared_ptr<BatchBuffer> opened) 
   piece.buffer = opening_;
   if (next_piece_ == pieces_) opening_.reset();
   return piece;
+}
+
+void BatchEngine::clear_working_state(BatchBuffer& buffer) const {
+  buffer.failed.assign(static_cast<size_t>(buffer.capacity), 0);
+  buffer.piece_status.assign(static_cast<size_t>(pieces_), Status::ok());
+  buffer.piece_counters.assign(static_cast<size_t>(pieces_), SampleCounters{});
 }
 
 void BatchEngine::trace_span(const char* name, int64_t start_ns, int64_t end_ns) const {
@@ -256,14 +260,17 @@ void BatchEngine::work(int index) {
   }
 }
 
-bool BatchEngine::build_piece(const Piece& piece, Scratch& scratch) {
+bool BatchEngine::build_piece(const Piece& piece, Scratch& scratch,
+                              const std::function<bool()>& interrupted) {
   BatchBuffer& buffer = *piece.buffer;
   if (!buffer.status.is_ok()) return true;  // failed before any piece was built
   const IndexSpan indices = piece.plan.batch(piece.batch);
   const auto [begin, end] = piece_range(indices.size, piece.piece);
   Status& status = buffer.piece_status[piece.piece];
   uint8_t* failed = options_.skip_errors ? buffer.failed.data() : nullptr;
-  const auto is_cancelled = [&] { return cancelled(piece.generation); };
+  const auto is_cancelled = [&] {
+    return cancelled(piece.generation) || (interrupted && interrupted());
+  };
   // Pass 0: the piece's shards pinned (fetched first where they are not at hand), held until the
   // end of the piece. Free for a dataset that needs no pins, untimed too.
   ShardPins pins;
@@ -476,15 +483,17 @@ void BatchEngine::arrange_variable(BatchBuffer& buffer) const {
   }
 }
 
-std::shared_ptr<BatchBuffer> BatchEngine::next() { return take_next(std::nullopt, nullptr); }
+std::shared_ptr<BatchBuffer> BatchEngine::next() { return take_next(std::nullopt, nullptr, {}); }
 
 std::shared_ptr<BatchBuffer> BatchEngine::next_until(std::chrono::steady_clock::time_point deadline,
-                                                     bool* timed_out) {
-  return take_next(deadline, timed_out);
+                                                     bool* timed_out,
+                                                     const std::function<bool()>& interrupted) {
+  return take_next(deadline, timed_out, interrupted);
 }
 
 std::shared_ptr<BatchBuffer> BatchEngine::take_next(
-    const std::optional<std::chrono::steady_clock::time_point>& deadline, bool* timed_out) {
+    const std::optional<std::chrono::steady_clock::time_point>& deadline, bool* timed_out,
+    const std::function<bool()>& interrupted) {
   if (timed_out) *timed_out = false;
   MutexLock lock(mutex_);
   if (plans_.empty() ||
@@ -492,11 +501,23 @@ std::shared_ptr<BatchBuffer> BatchEngine::take_next(
     return nullptr;
   const bool first_of_epoch = next_deliver_ == plans_.front().first_seq;
   if (options_.workers == 0) {
-    Piece piece = take_piece(new_buffer());
-    pieces_left_.erase(piece.seq);
+    if (inline_pending_ && cancelled(inline_pending_->generation)) inline_pending_.reset();
+    Piece piece;
+    if (inline_pending_) {
+      piece = *std::move(inline_pending_);
+      inline_pending_.reset();
+      clear_working_state(*piece.buffer);
+    } else {
+      piece = take_piece(new_buffer());
+      pieces_left_.erase(piece.seq);
+    }
     lock.unlock();
     const int64_t start = now_ns();
-    build_piece(piece, inline_scratch_);
+    if (!build_piece(piece, inline_scratch_, interrupted)) {
+      inline_pending_ = std::move(piece);
+      if (timed_out) *timed_out = true;
+      return nullptr;
+    }
     finalize(*piece.buffer);
     trace_span("piece", start, now_ns());
     lock.lock();

@@ -45,6 +45,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -99,9 +100,13 @@ class BatchEngine {
   std::shared_ptr<BatchBuffer> next() STOKER_EXCLUDES(mutex_);
   // As next(), but waits at most until `deadline` for a batch still being built: then it sets
   // *timed_out and returns nullptr, and a later call takes up the same batch. With workers == 0
-  // it builds the batch inline and never times out.
+  // it builds the batch inline, whatever the deadline, unless `interrupted` (may be empty; polled
+  // where a cancel is: per sample, every ~50 ms of a fetch) turns true: then the build ends there
+  // as a time-out does, and a later call builds the same batch again.
   std::shared_ptr<BatchBuffer> next_until(std::chrono::steady_clock::time_point deadline,
-                                          bool* timed_out) STOKER_EXCLUDES(mutex_);
+                                          bool* timed_out,
+                                          const std::function<bool()>& interrupted = {})
+      STOKER_EXCLUDES(mutex_);
   // Batches of the started plan.
   int64_t num_batches() const STOKER_EXCLUDES(mutex_);
   // Workers that take pieces from now on: those with index < `workers`, clamped to
@@ -139,8 +144,9 @@ class BatchEngine {
   void work(int index) STOKER_EXCLUDES(mutex_);
   // next() and next_until(): waits until `deadline` if set, else for as long as it takes.
   std::shared_ptr<BatchBuffer> take_next(
-      const std::optional<std::chrono::steady_clock::time_point>& deadline, bool* timed_out)
-      STOKER_EXCLUDES(mutex_);
+      const std::optional<std::chrono::steady_clock::time_point>& deadline, bool* timed_out,
+      const std::function<bool()>& interrupted) STOKER_EXCLUDES(mutex_);
+
   // Drops everything in flight and schedules `plan` alone.
   void replace_plans(EpochPlan plan) STOKER_REQUIRES(mutex_);
   // Cancels the workers and joins them. Idempotent.
@@ -155,8 +161,12 @@ class BatchEngine {
   // The plan holding sequence number `seq`.
   const Scheduled& scheduled(int64_t seq) const STOKER_REQUIRES(mutex_);
   int64_t end_seq() const STOKER_REQUIRES(mutex_);
-  // Builds samples of `piece` into its buffer; returns false if cancelled meanwhile.
-  bool build_piece(const Piece& piece, Scratch& scratch);
+  // Fresh working state (failures, piece statuses and counters) for a batch about to be built.
+  void clear_working_state(BatchBuffer& buffer) const;
+  // Builds samples of `piece` into its buffer; returns false if cancelled (or `interrupted`,
+  // which may be empty) meanwhile.
+  bool build_piece(const Piece& piece, Scratch& scratch,
+                   const std::function<bool()>& interrupted = {});
   // The first of records[0..n) whose shard a guarded read found shrunk (mapped_read_guard.h),
   // as an error naming shard and record; ok if none (one atomic load while no file shrank).
   Status changed_shard_error(const int64_t* records, size_t n) const;
@@ -186,6 +196,9 @@ class BatchEngine {
   const std::shared_ptr<PipelineStats> stats_;
   const std::shared_ptr<VerifiedSet> verified_;
   Scratch inline_scratch_;  // for workers == 0
+  // With workers == 0, the consumer's: the batch whose inline build was interrupted, built
+  // again by the next call (dropped if the plans were replaced meanwhile).
+  std::optional<Piece> inline_pending_;
   // The consumer's: time waited for the epoch's first batch in calls that timed out.
   int64_t start_wait_ns_ = 0;
 

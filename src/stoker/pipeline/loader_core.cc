@@ -319,11 +319,13 @@ bool LoaderCore::Epoch::next(HostBatch& out) {
 }
 
 LoaderCore::Epoch::Next LoaderCore::Epoch::next_for(HostBatch& out,
-                                                    std::chrono::nanoseconds timeout) {
+                                                    std::chrono::nanoseconds timeout,
+                                                    const std::function<bool()>& interrupted) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     bool timed_out = false;
-    std::shared_ptr<BatchBuffer> buffer = loader_->engine_->next_until(deadline, &timed_out);
+    std::shared_ptr<BatchBuffer> buffer =
+        loader_->engine_->next_until(deadline, &timed_out, interrupted);
     if (timed_out) return Next::kTimedOut;
     if (!deliver(std::move(buffer), out)) return Next::kEnd;
     if (keep(out)) return Next::kBatch;

@@ -29,6 +29,7 @@
 #include "stoker/python/interruptible.h"
 #include "stoker/python/op_binding.h"
 #include "stoker/python/pinned_allocator.h"
+#include "stoker/python/sigint_watch.h"
 #include "stoker/store/data_identity.h"
 #include "stoker/store/dataset.h"
 #include "stoker/store/import/class_folder_source.h"
@@ -563,8 +564,9 @@ class BoundEpoch {
     LoaderCore::Epoch::Next got;
     do {
       {
+        SigintWatch watch;  // Ctrl-C ends a batch built inline (workers=0) too, in a fetch
         py::gil_scoped_release release;
-        got = epoch_->next_for(batch_, kSignalCheckInterval);
+        got = epoch_->next_for(batch_, kSignalCheckInterval, SigintWatch::tripped);
       }
       if (got == LoaderCore::Epoch::Next::kTimedOut && PyErr_CheckSignals() != 0)
         throw py::error_already_set();

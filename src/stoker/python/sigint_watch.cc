@@ -1,0 +1,49 @@
+#include "stoker/python/sigint_watch.h"
+
+#include <Python.h>
+#include <signal.h>
+
+#include <atomic>
+
+namespace stoker::python {
+namespace {
+
+static_assert(std::atomic<bool>::is_always_lock_free, "set from a signal handler");
+std::atomic<bool> g_tripped{false};
+struct sigaction g_previous;  // the handler chained to, while a watch is installed
+
+void on_sigint(int sig, siginfo_t* info, void* context) {
+  g_tripped.store(true, std::memory_order_relaxed);
+  if (g_previous.sa_flags & SA_SIGINFO) {
+    g_previous.sa_sigaction(sig, info, context);
+  } else {
+    g_previous.sa_handler(sig);
+  }
+}
+
+}  // namespace
+
+SigintWatch::SigintWatch() {
+  // Only where Python runs its signal handlers: one watch at a time, and nothing else changes
+  // SIGINT's handler from Python meanwhile (signal.signal is for the main thread alone).
+  if (!_PyOS_IsMainThread()) return;
+  struct sigaction current;
+  if (sigaction(SIGINT, nullptr, &current) != 0) return;
+  const bool is_function = (current.sa_flags & SA_SIGINFO) != 0 ||
+                           (current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN);
+  if (!is_function) return;
+  g_previous = current;
+  g_tripped.store(false, std::memory_order_relaxed);
+  struct sigaction watch = current;
+  watch.sa_sigaction = on_sigint;
+  watch.sa_flags = current.sa_flags | SA_SIGINFO;
+  installed_ = sigaction(SIGINT, &watch, nullptr) == 0;
+}
+
+SigintWatch::~SigintWatch() {
+  if (installed_) sigaction(SIGINT, &g_previous, nullptr);
+}
+
+bool SigintWatch::tripped() { return g_tripped.load(std::memory_order_relaxed); }
+
+}  // namespace stoker::python
