@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 
+import numpy as np
 import pytest
 
 import stoker
@@ -359,15 +360,17 @@ def test_ctrl_c_ends_a_shard_fetch_of_a_batch_built_inline(nginx_server, tmp_pat
     """workers=0 builds a batch in the caller's thread: SIGINT while it fetches a shard raises
     KeyboardInterrupt there, not after the download (issue 66: it went on before). The one 24 MB
     shard comes through nginx's 100 KB/s path: about four minutes, longer than the guard."""
-    with stoker.DatasetWriter(nginx_server.root / "big", {"blob": "bytes"}, shard_mb=64) as w:
+    blob = 6 << 20
+    with stoker.DatasetWriter(nginx_server.root / "big", {"blob": ("uint8", (blob,))},
+                              shard_mb=64) as writer:
         for i in range(4):
-            w.append({"blob": bytes([i]) * (6 << 20)})
+            writer.append({"blob": np.full(blob, i, np.uint8)})
     cache = tmp_path / "cache"
     process = subprocess.Popen(
         [sys.executable, "-c", INTERRUPTED_INLINE_FETCH, f"{nginx_server.url}/_slow/big",
          str(cache)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        assert process.stdout.readline() == "iterating\n"
+        assert process.stdout.readline() == "iterating\n", process.stderr.read()
         # Interrupted once the shard's download has begun (its first bytes are in the cache).
         deadline = time.monotonic() + 120
         while not any(p.is_file() and p.stat().st_size > 0 for p in cache.rglob("*")
