@@ -559,12 +559,13 @@ class BoundEpoch {
           "an epoch's batches are taken by the thread that started it; start an iteration in "
           "this thread instead (one at a time per loader)");
     BusyScope busy(shared_->busy, kLoaderBusy);
-    working(*shared_);
+    const bool built_inline = working(*shared_).options().workers.threads() == 0;
     if (!epoch_) throw py::stop_iteration();
     LoaderCore::Epoch::Next got;
     do {
       {
-        SigintWatch watch;  // Ctrl-C ends a batch built inline (workers=0) too, in a fetch
+        std::optional<SigintWatch> watch;  // Ctrl-C ends a batch built inline, in a fetch too
+        if (built_inline) watch.emplace();
         py::gil_scoped_release release;
         got = epoch_->next_for(batch_, kSignalCheckInterval, SigintWatch::tripped);
       }
