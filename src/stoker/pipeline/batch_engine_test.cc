@@ -310,7 +310,8 @@ TEST_F(BatchEngineTest, AnInlineBuildInterruptedMidBatchGivesTheSameBatches) {
       std::shared_ptr<BatchBuffer> want = reference->next();
       int polls = 0;
       bool timed_out = false;
-      std::shared_ptr<BatchBuffer> got = e->next_until(far, &timed_out, [&] { return ++polls == n; });
+      std::shared_ptr<BatchBuffer> got =
+          e->next_until(far, &timed_out, [&] { return ++polls == n; });
       if (timed_out) {
         ++interrupted;
         EXPECT_EQ(got, nullptr);
