@@ -118,7 +118,7 @@ def test_a_server_that_never_comes_back_is_one_line_naming_the_url(labelled, ngi
 
 @pytest.mark.parametrize("cut", ["close_after", "reset_after"])  # a FIN, an RST
 def test_responses_cut_short_are_resumed(labelled, nginx_server, fault_proxy, tmp_path, cut):
-    url = served(labelled, nginx_server)
+    served(labelled, nginx_server)
     proxy = fault_proxy(address(nginx_server),
                         {"faults": [{"path": ".stk", cut: 1000, "times": 4}]})
     want = epochs(local(labelled), 2)
@@ -132,7 +132,7 @@ def test_responses_cut_short_are_resumed(labelled, nginx_server, fault_proxy, tm
 
 
 def test_a_503_burst_is_waited_out(labelled, nginx_server, fault_proxy, tmp_path):
-    url = served(labelled, nginx_server)
+    served(labelled, nginx_server)
     proxy = fault_proxy(address(nginx_server),
                         {"faults": [{"path": ".stk", "status": 503, "times": 5}]})
     want = epochs(local(labelled), 2)
