@@ -146,6 +146,17 @@ class _Epoch:
         self.live = False
 
 
+def _in_order(torch, in_order) -> dict:
+    """DataLoader's in_order argument where this torch's DataLoader takes it (torch 2.6 on);
+    on an older one the default alone, as that DataLoader has no other."""
+    import inspect
+    if "in_order" in inspect.signature(torch.utils.data.DataLoader.__init__).parameters:
+        return {"in_order": in_order}
+    if not in_order:
+        raise ValueError(f"in_order=False needs torch 2.6's DataLoader or later (this torch is "
+                         f"{torch.__version__}, whose DataLoader delivers in order only)")
+    return {}
+
 class PythonDatasetLoader:
     """DataLoader over `dataset` with stoker's order, per-sample seeds and resume (above)."""
 
@@ -184,7 +195,7 @@ class PythonDatasetLoader:
                       timeout=timeout if num_workers else 0, worker_init_fn=worker_init_fn,
                       multiprocessing_context=multiprocessing_context,
                       prefetch_factor=prefetch_factor, persistent_workers=persistent_workers,
-                      in_order=in_order,
+                      **_in_order(torch, in_order),
                       # its own: DataLoader would draw its workers' base seed from torch's
                       # global generator, moving the training loop's draws
                       generator=torch.Generator().manual_seed(order["seed"] % 2**63))

@@ -826,31 +826,45 @@ def _backend_mismatch(original, step, backend: str) -> Optional[str]:
 def _tensor_backend(original, step) -> tuple:
     """(stoker's backend for torchvision's resampling `original` (translated as `step`) after
     the image became a tensor, or None, and why not): "tensor" where torchvision resizes the
-    uint8 tensor with torch's antialiased uint8 kernels (v2: bicubic, and bilinear where torch's
-    CPU kernels are AVX2 or AVX-512, its _do_native_uint8_resize_on_cpu), "tensor_float" where
+    uint8 tensor with torch's antialiased uint8 kernels (v2 where _v2_resizes_uint8) and
+    stoker's uint8 kernel gives this torch's pixels, "tensor_float" where
     it resizes it in float32 (v1, and v2 elsewhere) and stoker's float kernel gives this torch's
-    pixels (_float_kernel_is_torchs)."""
+    pixels (_kernel_is_torchs)."""
     if getattr(original, "antialias", True) in (False, None):  # None: False on a tensor
         return None, "antialias=False, torch's resize without antialiasing"
     modes = {call.group(1) for call in re.finditer(r"interpolation='?(\w+)", repr(step))}
-    import torch  # a torchvision transform is given, so torch is there
-    if ".v2" in type(original).__module__ and (modes == {"bicubic"} or
-                                               torch.backends.cpu.get_cpu_capability() in
-                                               ("AVX2", "AVX512")):
-        return "tensor", None
-    if all(_float_kernel_is_torchs(mode) for mode in modes):
+    if ".v2" in type(original).__module__ and all(_v2_resizes_uint8(mode) for mode in modes):
+        if all(_kernel_is_torchs(mode, "uint8") for mode in modes):
+            return "tensor", None
+        return None, "this torch resizes a uint8 tensor otherwise than stoker"
+    if all(_kernel_is_torchs(mode, "float32") for mode in modes):
         return "tensor_float", None
     return None, "this torch resizes a tensor in float32 otherwise than stoker"
 
 
-_FLOAT_KERNEL_CHECKED: Dict[str, bool] = {}
+def _v2_resizes_uint8(mode: str) -> bool:
+    """Whether torchvision v2 resizes a uint8 tensor with torch's uint8 kernel in `mode` on
+    this CPU, as torchvision itself decides (bicubic always; bilinear on AVX2, and on AVX-512
+    from torchvision 0.20 on: 0.19 resizes in float32 there)."""
+    import torch
+    from torchvision.transforms.v2 import InterpolationMode
+    from torchvision.transforms.v2.functional import _geometry
+    decides = getattr(_geometry, "_do_native_uint8_resize_on_cpu", None)
+    if decides is not None:
+        return decides(InterpolationMode(mode))
+    return mode == "bicubic" or torch.backends.cpu.get_cpu_capability() in ("AVX2", "AVX512")
 
 
-def _float_kernel_is_torchs(mode: str) -> bool:
-    """Whether stoker's float32 resize (backend "tensor_float") gives this torch's pixels for
-    `mode` on a few random images, down and up, with few taps and many (the order of torch's
-    sums depends on how it was built): checked once a process."""
-    if mode not in _FLOAT_KERNEL_CHECKED:
+_KERNEL_CHECKED: Dict[tuple, bool] = {}
+
+
+def _kernel_is_torchs(mode: str, dtype: str) -> bool:
+    """Whether stoker's antialiased resize of a tensor of `dtype` ("uint8": backend "tensor",
+    torch's uint8 kernels; "float32": "tensor_float", before rounding) gives this torch's values
+    for `mode` on a few random images, down and up, with few taps and many (torch's kernels
+    change between releases, and the order of its float sums depends on how it was built):
+    checked once a process."""
+    if (mode, dtype) not in _KERNEL_CHECKED:
         import numpy
         import torch
         rng = numpy.random.default_rng(47)
@@ -860,14 +874,22 @@ def _float_kernel_is_torchs(mode: str) -> bool:
             if not same:
                 break
             pixels = rng.integers(0, 256, (h, w, 3), dtype=numpy.uint8)
-            theirs = torch.nn.functional.interpolate(
-                torch.from_numpy(pixels).permute(2, 0, 1)[None].float(), size=(out_h, out_w),
-                mode=mode, antialias=True, align_corners=False)[0].permute(1, 2, 0).numpy()
-            ours = numpy.frombuffer(_stoker.torch_float_resize(pixels, out_h, out_w, mode),
-                                    dtype=numpy.float32).reshape(out_h, out_w, 3)
-            same = numpy.array_equal(ours, theirs)  # the float32 values, before rounding
-        _FLOAT_KERNEL_CHECKED[mode] = same
-    return _FLOAT_KERNEL_CHECKED[mode]
+            tensor = torch.from_numpy(pixels).permute(2, 0, 1)[None]
+            if dtype == "uint8":  # torch's [3, H, W], as torchvision v2 resizes a uint8 image
+                theirs = torch.nn.functional.interpolate(
+                    tensor, size=(out_h, out_w), mode=mode, antialias=True,
+                    align_corners=False)[0].numpy()
+                ours = numpy.frombuffer(_stoker.torch_uint8_resize(pixels, out_h, out_w, mode),
+                                        dtype=numpy.uint8).reshape(3, out_h, out_w)
+            else:  # [H, W, 3]
+                theirs = torch.nn.functional.interpolate(
+                    tensor.float(), size=(out_h, out_w), mode=mode, antialias=True,
+                    align_corners=False)[0].permute(1, 2, 0).numpy()
+                ours = numpy.frombuffer(_stoker.torch_float_resize(pixels, out_h, out_w, mode),
+                                        dtype=numpy.float32).reshape(out_h, out_w, 3)
+            same = numpy.array_equal(ours, theirs)
+        _KERNEL_CHECKED[mode, dtype] = same
+    return _KERNEL_CHECKED[mode, dtype]
 
 
 def _resamples(step) -> bool:

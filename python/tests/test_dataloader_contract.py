@@ -70,13 +70,40 @@ def same(a, b):
         assert a == b
 
 
+NEWER_DATALOADERS = ["in_order"]  # DataLoader's arguments since torch 2.6, in its order
+
+
 def test_the_signature_is_dataloaders_then_the_settings_groups():
+    """This torch's DataLoader's arguments first (from torch 2.4 on), then those of newer
+    DataLoaders it lacks, then stoker's settings groups."""
     ours = list(inspect.signature(stoker.Loader).parameters.values())
     theirs = list(inspect.signature(DataLoader).parameters.values())
     assert [(p.name, p.kind, p.default) for p in ours[:len(theirs)]] == \
         [(p.name, p.kind, p.default) for p in theirs]
-    assert [p.name for p in ours[len(theirs):]] == ["order", "batches", "feed", "storage",
-                                                    "legacy"]
+    newer = [name for name in NEWER_DATALOADERS if name not in {p.name for p in theirs}]
+    assert [p.name for p in ours[len(theirs):]] == newer + ["order", "batches", "feed",
+                                                            "storage", "legacy"]
+
+
+class DataLoaderBeforeInOrder(DataLoader):
+    """torch 2.4's DataLoader as far as in_order goes: it has no such argument."""
+
+    def __init__(self, dataset, **arguments):
+        assert "in_order" not in arguments, "in_order given to a DataLoader without it"
+        super().__init__(dataset, **arguments)
+
+
+def test_a_torch_whose_dataloader_lacks_in_order_takes_its_default_and_refuses_false(monkeypatch):
+    def plain(batch):
+        if isinstance(batch, dict):
+            return {k: plain(v) for k, v in batch.items()}
+        return batch.tolist() if isinstance(batch, torch.Tensor) else [plain(b) for b in batch]
+
+    want = [plain(b) for b in DataLoader(Squares(), batch_size=4)]
+    monkeypatch.setattr(torch.utils.data, "DataLoader", DataLoaderBeforeInOrder)
+    assert [plain(b) for b in stoker.Loader(Squares(), batch_size=4)] == want
+    with pytest.raises(ValueError, match=r"^in_order=False needs torch 2\.6's DataLoader"):
+        stoker.Loader(Squares(), batch_size=4, in_order=False)
 
 
 BAD_ARGUMENTS = [
@@ -136,7 +163,8 @@ def test_attributes_are_dataloaders():
     for name in ("dataset", "batch_size", "drop_last", "num_workers", "timeout",
                  "prefetch_factor", "persistent_workers", "pin_memory", "collate_fn",
                  "worker_init_fn", "generator", "in_order", "pin_memory_device"):
-        if name != "collate_fn":  # DataLoader puts default_collate where None was given
+        # DataLoader puts default_collate where None was given; in_order is torch 2.6's
+        if name != "collate_fn" and hasattr(theirs, name):
             assert getattr(ours, name) == getattr(theirs, name), name
     assert isinstance(ours.sampler, RandomSampler) and isinstance(ours.batch_sampler,
                                                                   BatchSampler)

@@ -11,6 +11,7 @@ import pytest
 import torch
 import torchvision.transforms as T
 import torchvision.transforms.v2 as T2
+from torchvision.transforms.v2.functional import _geometry
 from PIL import Image
 
 import stoker
@@ -21,7 +22,7 @@ from stoker import _stoker
 # ratio=(1, 1)) then takes the central square, no draw); noise, so that a weight rounded
 # otherwise changes pixels.
 SIZES = [(97, 64), (64, 101), (80, 80), (123, 71), (51, 70), (130, 126), (33, 45), (300, 37)]
-UINT8_KERNELS = torch.backends.cpu.get_cpu_capability() in ("AVX2", "AVX512")
+UINT8_KERNELS = _geometry._do_native_uint8_resize_on_cpu(T2.InterpolationMode.BILINEAR)
 
 
 @pytest.fixture(scope="module")
@@ -129,6 +130,45 @@ def test_the_float_kernel_is_torchs_down_and_up_with_few_taps_and_many(interpola
                                  antialias=True)
         rounded = np.round(np.clip(ours, 0, 255) if interpolation == "bicubic" else ours)
         assert np.array_equal(rounded.astype(np.uint8), v1.permute(1, 2, 0).numpy())
+
+
+@pytest.mark.parametrize("interpolation", ["bilinear", "bicubic"])
+def test_the_uint8_kernel_is_torchs_down_and_up(interpolation):
+    """stoker's resize at torch's precision against torch's antialiased uint8 kernel on noise,
+    byte for byte (what stoker.transforms checks once a process before it takes
+    backend="tensor")."""
+    if interpolation == "bilinear" and not UINT8_KERNELS:
+        pytest.skip("torch resizes uint8 bilinearly in float32 on this CPU")
+    rng = np.random.default_rng(5)
+    for _ in range(40):
+        h, w = (int(v) for v in rng.integers(2, 160, 2))
+        out_h, out_w = (int(v) for v in rng.integers(2, 120, 2))
+        pixels = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
+        ours = np.frombuffer(_stoker.torch_uint8_resize(pixels, out_h, out_w, interpolation),
+                             dtype=np.uint8).reshape(3, out_h, out_w)
+        theirs = torch.nn.functional.interpolate(
+            torch.from_numpy(pixels).permute(2, 0, 1)[None], size=(out_h, out_w),
+            mode=interpolation, antialias=True, align_corners=False)[0]
+        assert np.array_equal(ours, theirs.numpy()), (h, w, out_h, out_w)
+
+
+def test_a_torch_whose_uint8_kernel_differs_leaves_a_v2_resize_to_torchvision(noise, monkeypatch):
+    """Where this torch's uint8 resize is not stoker's (torch 2.4's bilinear differs by a level
+    here and there), a v2 Resize after ToImage is not run as backend="tensor" with other pixels:
+    the plan says why. Simulated by a kernel off by one level."""
+    from stoker import transforms as transforms_module
+
+    def off_by_one(pixels, height, width, interpolation):
+        return bytes((b + 1) % 256 for b in real(pixels, height, width, interpolation))
+
+    real = _stoker.torch_uint8_resize
+    monkeypatch.setattr(_stoker, "torch_uint8_resize", off_by_one)
+    monkeypatch.setattr(transforms_module, "_KERNEL_CHECKED", {})
+    path, _ = noise
+    with pytest.warns(UserWarning, match="this torch resizes a uint8 tensor otherwise than stoker"):
+        loader, _ = stoker_images(path, [T2.ToImage(), T2.Resize(37, T2.InterpolationMode.BICUBIC),
+                                         T2.CenterCrop(30)])
+    assert "backend='tensor'" not in loader.plan["image"][0][0]
 
 
 def test_a_v2_resize_without_antialiasing_stays_on_pil_resampling_and_says_why(noise):

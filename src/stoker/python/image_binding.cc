@@ -8,6 +8,7 @@
 
 #include "stoker/image/decode.h"
 #include "stoker/image/image_header.h"
+#include "stoker/image/resample.h"
 #include "stoker/image/torch_float_resize.h"
 #include "stoker/store/image_record.h"
 #include "stoker/util/checksum.h"
@@ -100,6 +101,21 @@ py::dict image_info(const py::buffer& data, bool check) {
   return info;
 }
 
+// `pixels` (a C-contiguous uint8 [H, W, 3] buffer) as an RGB view; `who` names the caller.
+image::RgbView rgb_view_of(const py::buffer_info& buffer, const char* who) {
+  if (buffer.ndim != 3 || buffer.shape[2] != 3 || buffer.itemsize != 1 || buffer.strides[2] != 1 ||
+      buffer.strides[1] != 3 || buffer.strides[0] != 3 * buffer.shape[1])
+    throw py::value_error(std::string(who) + " takes C-contiguous uint8 pixels [H, W, 3]");
+  return image::RgbView{static_cast<const uint8_t*>(buffer.ptr), static_cast<int>(buffer.shape[1]),
+                        static_cast<int>(buffer.shape[0]),
+                        static_cast<ptrdiff_t>(buffer.strides[0])};
+}
+
+image::ResampleFilter filter_named(const std::string& interpolation) {
+  return interpolation == "bicubic" ? image::ResampleFilter::kBicubic
+                                    : image::ResampleFilter::kBilinear;
+}
+
 // torch's float32 antialiased resize (image/torch_float_resize.h) of the uint8 RGB image
 // `pixels` (a C-contiguous [H, W, 3] buffer) to height x width, float32 bytes [height, width,
 // 3] before rounding: what stoker.transforms compares with torch itself before it takes
@@ -107,19 +123,34 @@ py::dict image_info(const py::buffer& data, bool check) {
 py::bytes torch_float_resize(const py::buffer& pixels, int height, int width,
                              const std::string& interpolation) {
   const py::buffer_info buffer = pixels.request();
-  if (buffer.ndim != 3 || buffer.shape[2] != 3 || buffer.itemsize != 1 || buffer.strides[2] != 1 ||
-      buffer.strides[1] != 3 || buffer.strides[0] != 3 * buffer.shape[1])
-    throw py::value_error("torch_float_resize takes C-contiguous uint8 pixels [H, W, 3]");
-  const image::RgbView view{static_cast<const uint8_t*>(buffer.ptr),
-                            static_cast<int>(buffer.shape[1]), static_cast<int>(buffer.shape[0]),
-                            static_cast<ptrdiff_t>(buffer.strides[0])};
-  const image::ResampleFilter filter = interpolation == "bicubic"
-                                           ? image::ResampleFilter::kBicubic
-                                           : image::ResampleFilter::kBilinear;
+  const image::RgbView view = rgb_view_of(buffer, "torch_float_resize");
   std::vector<float> out;
   throw_if_error(image::torch_float_resize(view, 0, 0, view.width, view.height, width, height,
-                                           image::ResampleWindow{}, filter, out));
+                                           image::ResampleWindow{}, filter_named(interpolation),
+                                           out));
   return py::bytes(reinterpret_cast<const char*>(out.data()), out.size() * sizeof(float));
+}
+
+// torch's antialiased uint8 resize (the resampler at torch's precision: resample.h) of the uint8
+// RGB image `pixels` to height x width, uint8 bytes [3, height, width]: what stoker.transforms
+// compares with torch itself before it takes backend="tensor".
+py::bytes torch_uint8_resize(const py::buffer& pixels, int height, int width,
+                             const std::string& interpolation) {
+  const py::buffer_info buffer = pixels.request();
+  const image::RgbView view = rgb_view_of(buffer, "torch_uint8_resize");
+  image::ResampleOutput out;
+  out.width = width;
+  out.height = height;
+  out.filter = filter_named(interpolation);
+  out.type = image::ResampleOutput::Type::kUint8;
+  out.precision_x = image::torch_precision_bits(view.width, width, out.filter);
+  out.precision_y = image::torch_precision_bits(view.height, height, out.filter);
+  std::string bytes(static_cast<size_t>(3) * width * height, '\0');
+  image::Resampler resampler;
+  throw_if_error(resampler.resample(
+      view, image::PixelBox{0, 0, static_cast<double>(view.width), static_cast<double>(view.height)},
+      out, reinterpret_cast<uint8_t*>(bytes.data())));
+  return py::bytes(bytes);
 }
 
 }  // namespace
@@ -129,6 +160,10 @@ void register_image(py::module_& module) {
              py::arg("width"), py::arg("interpolation"),
              "torch's float32 antialiased resize of uint8 RGB pixels [H, W, 3], as float32 "
              "bytes [height, width, 3] (\"bilinear\" or \"bicubic\").");
+  module.def("torch_uint8_resize", &torch_uint8_resize, py::arg("pixels"), py::arg("height"),
+             py::arg("width"), py::arg("interpolation"),
+             "torch's antialiased uint8 resize of uint8 RGB pixels [H, W, 3], as uint8 bytes "
+             "[3, height, width] (\"bilinear\" or \"bicubic\").");
   module.def("image_record_fields", &image_record_fields,
              "The fields of an image dataset's records, as (name, dtype, shape) tuples.");
   module.def("image_info", &image_info, py::arg("data"), py::kw_only(), py::arg("check") = true,
