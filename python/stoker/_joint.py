@@ -261,7 +261,9 @@ def _joint_call(step, name: str, tensor: bool, segmentation: bool):
                 "min_area": float(step.min_area)}
     if name == "ClampBoundingBoxes" and not segmentation:
         # "auto" is the boxes' own mode, "soft" as stored; None leaves them as they are.
-        return None if step.clamping_mode is None else {"op": "clamp_bounding_boxes"}
+        # An older torchvision's (0.19's) has no clamping_mode: it clamps them.
+        mode = getattr(step, "clamping_mode", "auto")
+        return None if mode is None else {"op": "clamp_bounding_boxes"}
     if name == "ConvertBoundingBoxFormat" and not segmentation:
         form = getattr(step.format, "name", step.format)
         if form != "XYXY":
