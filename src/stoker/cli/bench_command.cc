@@ -26,6 +26,7 @@
 #include "cli/train_options.h"
 #include "cli/usage.h"
 #include "stoker/access/data_source.h"
+#include "stoker/cache/data_access.h"
 #include "stoker/doctor/run_report.h"
 #include "stoker/doctor/throughput_recorder.h"
 #include "stoker/image/decode.h"
@@ -298,13 +299,16 @@ void run_loader_bench(const LoaderBenchOptions& o) {
     return make_field_request(dataset->schema(), "image", calls, measure).value_or_throw();
   };
   if (!o.field_ops.empty()) {
-    // The fields named, each made by its calls; the other fixed fields as stored.
+    // The fields named, each made by its calls; the other fixed fields as stored. Videos' indexes
+    // are kept in the cache folder, where there is one.
+    const Result<std::string> cache_dir = cache_dir_of(o.access);
     std::set<std::string> named;
     for (const std::string& text : o.field_ops) {
       const auto [field, calls] = field_calls(text);
-      options.fields.push_back(
-          make_field_request(dataset->schema(), field, calls, {}, dataset->manifest().sample_parts)
-              .value_or_throw());
+      options.fields.push_back(make_field_request(dataset->schema(), field, calls, {},
+                                                  dataset->manifest().sample_parts,
+                                                  cache_dir.is_ok() ? cache_dir.value() : "")
+                                   .value_or_throw());
       named.insert(field);
     }
     for (const Field& f : dataset->schema().fields())

@@ -114,6 +114,9 @@ struct SourceContext {
   // How the dataset's records give several samples (Manifest::sample_parts; "" : one each): a
   // video folder's clips, which decode_clip's sampler "video_clips" decodes.
   std::string sample_parts;
+  // The cache folder where a source keeps what it learns of records between runs (decode_clip:
+  // each video's index, video/video_cache.h); "": nothing kept.
+  std::string cache_dir;
 };
 
 // What a kPixel or kFloat factory makes its operation for.

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "stoker/access/data_source.h"
+#include "stoker/cache/data_access.h"
 #include "stoker/pipeline/field_pipeline.h"
 #include "stoker/pipeline/joint_pipeline.h"
 #include "stoker/pipeline/loader_core.h"
@@ -48,6 +49,9 @@ constexpr std::chrono::milliseconds kSignalCheckInterval{50};
 // What a bound loader shares with its epochs. Used with the GIL held only.
 struct Shared {
   std::shared_ptr<const Dataset> dataset;
+  // Where the source operations keep what they learn between runs (videos' indexes): the cache
+  // folder, "" where there is none (SourceContext::cache_dir).
+  std::string cache_dir;
   // The order of a mixture's dataset (order_registry.h's "mixture", its parameters, and their
   // text, order_text); "" else.
   std::string order;
@@ -127,11 +131,12 @@ std::vector<int64_t> int64_values(const py::object& values, const char* name) {
 
 // A batch field from its spec {"name", "ops": [{"op": NAME, PARAM: value, ...}]}, as
 // python/stoker/transforms.py makes them: the registry's operations (field_pipeline.h).
-FieldRequest field_request(const Dataset& dataset, const py::dict& spec) {
+FieldRequest field_request(const Dataset& dataset, const py::dict& spec,
+                           const std::string& cache_dir) {
   std::vector<OpCall> calls;
   for (const py::handle op : spec["ops"]) calls.push_back(op_call_from(op.cast<py::dict>()));
   FieldRequest request = make_field_request(dataset.schema(), spec["name"].cast<std::string>(),
-                                            calls, {}, dataset.manifest().sample_parts)
+                                            calls, {}, dataset.manifest().sample_parts, cache_dir)
                              .value_or_throw();
   request.padded = spec.contains("padded") && spec["padded"].cast<bool>();
   return request;
@@ -184,7 +189,8 @@ std::vector<uint64_t> part_starts(const Dataset& dataset) {
   return starts;
 }
 
-std::vector<FieldRequest> field_requests(const Dataset& dataset, const py::list& specs) {
+std::vector<FieldRequest> field_requests(const Dataset& dataset, const py::list& specs,
+                                         const std::string& cache_dir) {
   std::map<std::string, FieldRequest> joint;
   for (const py::handle handle : specs) {
     const py::dict spec = handle.cast<py::dict>();
@@ -201,7 +207,7 @@ std::vector<FieldRequest> field_requests(const Dataset& dataset, const py::list&
       }
     }
     if (!spec.contains("joint")) {
-      requests.push_back(field_request(dataset, spec));
+      requests.push_back(field_request(dataset, spec, cache_dir));
       continue;
     }
     const auto made = joint.find(spec["name"].cast<std::string>());
@@ -287,6 +293,7 @@ class BoundLoader {
               const std::string& source, const SourceParams& params)
       : shared_(std::make_shared<Shared>()) {
     install_mapped_read_fault_handler();  // again, if faulthandler (say) replaced it since import
+    set_cache_dir(access);
     // A URL's manifest is fetched, a remote image folder listed: Ctrl-C stops it.
     shared_->dataset =
         interruptible<Result<std::shared_ptr<const Dataset>>>(
@@ -303,6 +310,7 @@ class BoundLoader {
               const DataAccessOptions& access, int64_t shuffle_window, SourceParams mixture)
       : shared_(std::make_shared<Shared>()) {
     install_mapped_read_fault_handler();
+    set_cache_dir(access);
     // Manifests are fetched, remote folders listed: Ctrl-C stops it.
     shared_->dataset =
         interruptible<Result<std::shared_ptr<const Dataset>>>(
@@ -420,7 +428,7 @@ class BoundLoader {
     apply_settings(settings, o);
     o.order = shared_->order;
     o.order_params = shared_->order_params;
-    o.fields = field_requests(*shared_->dataset, fields);
+    o.fields = field_requests(*shared_->dataset, fields, shared_->cache_dir);
     o.batch_transform = batch_transform(batch);
     shared_->core = std::make_unique<LoaderCore>(
         shared_->dataset, std::move(o),
@@ -526,6 +534,12 @@ class BoundLoader {
   const std::shared_ptr<Shared>& shared() const { return shared_; }
 
  private:
+  // The cache folder `access` names, where it names one.
+  void set_cache_dir(const DataAccessOptions& access) {
+    if (Result<std::string> dir = cache_dir_of(access); dir.is_ok())
+      shared_->cache_dir = std::move(dir).value();
+  }
+
   static py::dict stage_stats(const PipelineStats& s) {
     return py::dict(
         "read_s"_a = s.read_ns.load() * 1e-9, "transform_s"_a = s.transform_ns.load() * 1e-9,

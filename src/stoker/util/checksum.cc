@@ -16,4 +16,13 @@ uint64_t xxh3_64(const void* data, size_t size) {
 #endif
 }
 
+Hash128 xxh3_128(const void* data, size_t size) {
+#if defined(__x86_64__)
+  const XXH128_hash_t hash = XXH3_128bits_dispatch(data, size);
+#else
+  const XXH128_hash_t hash = XXH3_128bits(data, size);
+#endif
+  return Hash128{hash.low64, hash.high64};
+}
+
 }  // namespace stoker

@@ -12,6 +12,13 @@ TEST(ChecksumTest, KnownXxh3Value) {
   EXPECT_EQ(xxh3_64("", 0), 0x2D06800538D394C2ull);
 }
 
+TEST(ChecksumTest, KnownXxh3128Value) {
+  // XXH3-128 of the empty input, from the xxHash specification.
+  const Hash128 empty = xxh3_128("", 0);
+  EXPECT_EQ(empty.high, 0x99AA06D3014798D8ull);
+  EXPECT_EQ(empty.low, 0x6001C324468D497Full);
+}
+
 TEST(ChecksumTest, AnyFlippedBitChangesTheChecksum) {
   std::string data(792, 'q');
   const uint64_t base = xxh3_64(data.data(), data.size());

@@ -53,7 +53,8 @@ bool SavedReader::count(uint64_t& n, uint64_t min_bytes) {
 
 bool is_saved_form_folder(const std::string& name) {
   return name == kTarIndexFolder || name == kImageFolderListingFolder ||
-         name == kVideoFolderListingFolder || name == kParquetFooterFolder;
+         name == kVideoFolderListingFolder || name == kParquetFooterFolder ||
+         name == kVideoIndexFolder;
 }
 
 std::string path_key(const std::string& path) {

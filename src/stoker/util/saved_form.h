@@ -1,8 +1,8 @@
 #pragma once
-// The saved form of what a cache keeps between runs (an image folder's listing, a tar's index):
-// 8 bytes of magic, the XXH3-64 of the body, then the body, written with put_u64 and put_text
-// and read back by SavedReader, every read checked against the end. Functions and a plain
-// reader; thread-safe to use on distinct objects.
+// The saved form of what a cache keeps between runs (an image folder's listing, a tar's index, a
+// video's index): 8 bytes of magic, the XXH3-64 of the body, then the body, written with put_u64
+// and put_text and read back by SavedReader, every read checked against the end. Functions and
+// a plain reader; thread-safe to use on distinct objects.
 
 #include <cstdint>
 #include <optional>
@@ -38,11 +38,12 @@ class SavedReader {
 
 // The folders of a cache folder holding saved forms, beside the shard cache's datasets (which a
 // shard cache opened on the folder takes for its own): tars' indexes, image and video folders'
-// listings, remote Parquet files' footers.
+// listings, remote Parquet files' footers, videos' indexes (by their bytes).
 inline constexpr const char* kTarIndexFolder = "tar-indexes";
 inline constexpr const char* kImageFolderListingFolder = "image-folders";
 inline constexpr const char* kVideoFolderListingFolder = "video-folders";
 inline constexpr const char* kParquetFooterFolder = "parquet-footers";
+inline constexpr const char* kVideoIndexFolder = "video-indexes";
 // Whether `name` is one of them.
 bool is_saved_form_folder(const std::string& name);
 

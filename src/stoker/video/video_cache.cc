@@ -2,10 +2,11 @@
 
 #include <cstdint>
 #include <list>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 
-#include "stoker/util/checksum.h"
+#include "stoker/video/saved_video_index.h"
 
 namespace stoker::video {
 namespace {
@@ -13,43 +14,45 @@ namespace {
 struct Known {
   VideoStreamInfo stream;
   std::shared_ptr<const VideoIndex> index;
-  size_t bytes = 0;  // what it holds, for the bound
+  size_t bytes = 0;    // what it holds, for the bound
+  bool saved = false;  // read from the cache folder: indexed again where the bytes differ
 };
 
-struct Key {
-  uint64_t hash = 0;
-  size_t size = 0;
-  bool operator==(const Key& o) const { return hash == o.hash && size == o.size; }
-};
 struct KeyHash {
-  size_t operator()(const Key& k) const { return static_cast<size_t>(k.hash ^ k.size); }
+  size_t operator()(const VideoKey& k) const { return static_cast<size_t>(k.hash.low ^ k.size); }
 };
 
 // Least recently used first.
 class VideoCache {
  public:
-  const Known* find(const Key& key) {
+  const Known* find(const VideoKey& key) {
     const auto at = where_.find(key);
     if (at == where_.end()) return nullptr;
     order_.splice(order_.end(), order_, at->second);
     return &at->second->second;
   }
 
-  const Known& insert(const Key& key, Known known) {
+  // Keeps `known` as `key`'s, in place of what was kept.
+  const Known& insert(const VideoKey& key, Known known) {
+    if (const auto at = where_.find(key); at != where_.end()) drop(at->second);
     held_ += known.bytes;
     order_.emplace_back(key, std::move(known));
     where_[key] = std::prev(order_.end());
-    while (held_ > kVideoCacheBytes && order_.size() > 1) {
-      held_ -= order_.front().second.bytes;
-      where_.erase(order_.front().first);
-      order_.pop_front();
-    }
+    while (held_ > kVideoCacheBytes && order_.size() > 1) drop(order_.begin());
     return order_.back().second;
   }
 
  private:
-  std::list<std::pair<Key, Known>> order_;
-  std::unordered_map<Key, std::list<std::pair<Key, Known>>::iterator, KeyHash> where_;
+  using Entries = std::list<std::pair<VideoKey, Known>>;
+
+  void drop(Entries::iterator at) {
+    held_ -= at->second.bytes;
+    where_.erase(at->first);
+    order_.erase(at);
+  }
+
+  Entries order_;
+  std::unordered_map<VideoKey, Entries::iterator, KeyHash> where_;
   size_t held_ = 0;
 };
 
@@ -58,35 +61,56 @@ VideoCache& thread_cache() {
   return cache;
 }
 
-Key key_of(ByteSpan bytes) { return Key{xxh3_64(bytes.data, bytes.size), bytes.size}; }
-
-// Opens `bytes` unknown, reads its index and keeps both.
-Result<IndexedVideo> open_and_keep(const Key& key, ByteSpan bytes) {
-  STOKER_ASSIGN_OR_RETURN(VideoFile file, open_video_bytes("", bytes));
+// `video` as this thread's cache keeps it (`saved`: read from the cache folder).
+Known known_of(KnownVideo video, bool saved) {
   Known known;
-  STOKER_ASSIGN_OR_RETURN(known.stream, stream_info_of(file));
-  STOKER_ASSIGN_OR_RETURN(VideoIndex index, read_video_index(file));
-  known.bytes = sizeof(Known) + index.pts.size() * (sizeof(int64_t) + 1) +
-                static_cast<size_t>(known.stream.parameters->extradata_size);
-  known.index = std::make_shared<const VideoIndex>(std::move(index));
-  const Known& kept = thread_cache().insert(key, std::move(known));
+  known.bytes = sizeof(Known) + video.index.pts.size() * (sizeof(int64_t) + 1) +
+                static_cast<size_t>(video.stream.parameters->extradata_size);
+  known.stream = std::move(video.stream);
+  known.index = std::make_shared<const VideoIndex>(std::move(video.index));
+  known.saved = saved;
+  return known;
+}
+
+// What this thread, else `cache_dir`, keeps of `key` (kept by this thread from then on), or
+// null.
+const Known* find_known(const VideoKey& key, const std::string& cache_dir) {
+  if (const Known* known = thread_cache().find(key)) return known;
+  std::optional<KnownVideo> saved = load_known_video(cache_dir, key);
+  if (!saved) return nullptr;
+  return &thread_cache().insert(key, known_of(std::move(*saved), true));
+}
+
+// Opens `bytes` unknown, reads its index and keeps both, in this thread and in `cache_dir`.
+Result<IndexedVideo> open_and_keep(const VideoKey& key, ByteSpan bytes,
+                                   const std::string& cache_dir) {
+  STOKER_ASSIGN_OR_RETURN(VideoFile file, open_video_bytes("", bytes));
+  KnownVideo video;
+  STOKER_ASSIGN_OR_RETURN(video.stream, stream_info_of(file));
+  STOKER_ASSIGN_OR_RETURN(video.index, read_video_index(file));
+  save_known_video(cache_dir, key, video);
+  const Known& kept = thread_cache().insert(key, known_of(std::move(video), false));
   return IndexedVideo{std::move(file), kept.index};
 }
 
 }  // namespace
 
-Result<IndexedVideo> open_indexed_video(ByteSpan bytes) {
-  const Key key = key_of(bytes);
-  const Known* known = thread_cache().find(key);
-  if (known == nullptr) return open_and_keep(key, bytes);
-  STOKER_ASSIGN_OR_RETURN(VideoFile file, open_known_video_bytes("", bytes, known->stream));
-  return IndexedVideo{std::move(file), known->index};
+Result<IndexedVideo> open_indexed_video(ByteSpan bytes, const std::string& cache_dir) {
+  const VideoKey key = video_key(bytes);
+  if (const Known* known = find_known(key, cache_dir)) {
+    Result<VideoFile> file = open_known_video_bytes("", bytes, known->stream);
+    if (file.is_ok()) return IndexedVideo{std::move(file).value(), known->index};
+    // A saved copy the bytes do not open as is indexed again (and replaced).
+    if (!known->saved) return file.status();
+  }
+  return open_and_keep(key, bytes, cache_dir);
 }
 
-Result<std::shared_ptr<const VideoIndex>> indexed_video(ByteSpan bytes) {
-  const Key key = key_of(bytes);
-  if (const Known* known = thread_cache().find(key)) return known->index;
-  STOKER_ASSIGN_OR_RETURN(IndexedVideo opened, open_and_keep(key, bytes));
+Result<std::shared_ptr<const VideoIndex>> indexed_video(ByteSpan bytes,
+                                                        const std::string& cache_dir) {
+  const VideoKey key = video_key(bytes);
+  if (const Known* known = find_known(key, cache_dir)) return known->index;
+  STOKER_ASSIGN_OR_RETURN(IndexedVideo opened, open_and_keep(key, bytes, cache_dir));
   return opened.index;
 }
 

@@ -3,7 +3,7 @@
 // [K, T] with K up to num_clips, a variable sample). Both operations are their fields' first,
 // so they draw the clip starts first from the sample's one stream: the same starts. The frames
 // are torchcodec's indices (presentation order); the video is demuxed for its index (kept for
-// the thread's next clip of it: video/video_cache.h), not decoded. A video that does not open or a
+// the thread's next clip of it and in the cache folder: video/video_cache.h), not decoded. A video that does not open or a
 // clip that cannot be drawn: decode_clip's one-line errors.
 #include <fmt/format.h>
 
@@ -20,8 +20,8 @@ namespace {
 
 class ClipFrameIndices : public VariableTransform {
  public:
-  ClipFrameIndices(int video, video::ClipSampler sampler, bool variable)
-      : video_(video), sampler_(sampler), variable_(variable) {}
+  ClipFrameIndices(int video, video::ClipSampler sampler, bool variable, std::string cache_dir)
+      : video_(video), sampler_(sampler), variable_(variable), cache_dir_(std::move(cache_dir)) {}
 
   DType dtype() const override { return DType::kInt64; }
   std::vector<int64_t> sample_shape() const override {
@@ -32,7 +32,7 @@ class ClipFrameIndices : public VariableTransform {
   Status apply_sized(const SampleInput& input, uint8_t* slot, int64_t* shape) const override {
     STOKER_ASSIGN_OR_RETURN(ByteSpan bytes, variable_field(*input.schema, input.record, video_));
     STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const video::VideoIndex> index,
-                            video::indexed_video(bytes));
+                            video::indexed_video(bytes, cache_dir_));
     CounterRng rng = input.rng();
     STOKER_ASSIGN_OR_RETURN(std::vector<int64_t> frames,
                             video::clip_frame_indices(sampler_, *index, rng, "", input.part));
@@ -48,6 +48,7 @@ class ClipFrameIndices : public VariableTransform {
   const int video_;
   const video::ClipSampler sampler_;
   const bool variable_;  // regular timestamps: as many clips as fit
+  const std::string cache_dir_;
 };
 
 // The fixed form (every sampler but regular timestamps): a sample of sample_shape().
@@ -95,7 +96,8 @@ OpSpec clip_frame_indices() {
       return invalid_argument(fmt::format("field '{}': clip_frame_indices: {}", context.field,
                                           sampler.status().message()));
     const bool variable = sampler.value().starts == video::ClipStarts::kRegularTimestamps;
-    auto indices = std::make_shared<ClipFrameIndices>(f, sampler.value(), variable);
+    auto indices = std::make_shared<ClipFrameIndices>(f, sampler.value(), variable,
+                                                      context.cache_dir);
     if (variable) return std::shared_ptr<const Transform>(indices);
     return std::shared_ptr<const Transform>(std::make_shared<FixedClipFrameIndices>(indices));
   };

@@ -9,7 +9,8 @@
 //      enumerates (a VideoFolder with frames_per_clip: SourceContext::sample_parts, its clip
 //      SampleInput::part; video/video_clips.h, torchvision's VideoClips);
 //   2. decoded once per GOP, converted to RGB and turned upright as torchcodec does (video/), so
-//      the frames are get_frames_at's byte for byte;
+//      the frames are get_frames_at's byte for byte (the video's index kept for the thread's
+//      next clip of it and in the cache folder, SourceContext::cache_dir: video/video_cache.h);
 //   3. Resize(resize) of every frame ([s]: the shorter side to s and the longer to
 //      int(s * long / short); [h, w]; []: none) with torch's antialiased bilinear kernel of a
 //      uint8 tensor (v2's), then a crop of `crop` ([s] or [h, w]): RandomCrop's (top =
@@ -79,14 +80,16 @@ std::pair<int, int> clip_resized_size(const std::vector<double>& resize, int wid
 class DecodeClip : public Transform {
  public:
   DecodeClip(int field, video::ClipSampler sampler, ClipGeometry geometry,
-             image::ResampleOutput out, bool channels_first, int64_t max_pixels, int threads)
+             image::ResampleOutput out, bool channels_first, int64_t max_pixels, int threads,
+             std::string cache_dir)
       : field_(field),
         sampler_(sampler),
         geometry_(std::move(geometry)),
         out_(out),
         channels_first_(channels_first),
         max_pixels_(max_pixels),
-        threads_(threads) {}
+        threads_(threads),
+        cache_dir_(std::move(cache_dir)) {}
 
   DType dtype() const override {
     return out_.type == image::ResampleOutput::Type::kUint8 ? DType::kUint8 : DType::kFloat32;
@@ -120,7 +123,7 @@ class DecodeClip : public Transform {
                int64_t& width) const {
     STOKER_ASSIGN_OR_RETURN(ByteSpan bytes, variable_field(*input.schema, input.record, field_));
     const std::string video_name;  // the record's
-    STOKER_ASSIGN_OR_RETURN(video::IndexedVideo opened, video::open_indexed_video(bytes));
+    STOKER_ASSIGN_OR_RETURN(video::IndexedVideo opened, video::open_indexed_video(bytes, cache_dir_));
     const video::VideoIndex& index = *opened.index;
     if (int64_t{index.width} * index.height > max_pixels_)
       return invalid_argument(fmt::format("its {}x{} frames are above max_pixels {}", index.width,
@@ -231,6 +234,7 @@ class DecodeClip : public Transform {
   const bool channels_first_;
   const int64_t max_pixels_;
   const int threads_;
+  const std::string cache_dir_;
 };
 
 // Clips that vary per sample: regular timestamps' (as many as fit each video, up to
@@ -372,7 +376,8 @@ OpSpec decode_clip() {
     }
     auto clips = std::make_shared<DecodeClip>(f, sampler, std::move(geometry), out,
                                               p.choice("layout") == "CTHW", p.integer("max_pixels"),
-                                              static_cast<int>(p.integer("threads")));
+                                              static_cast<int>(p.integer("threads")),
+                                              context.cache_dir);
     const bool counted = sampler.starts == video::ClipStarts::kRegularTimestamps;
     if (counted || own_size)
       return std::shared_ptr<const Transform>(
