@@ -11,14 +11,24 @@ from a dataset of their bytes (written once into OUT/stoker, not timed). Each ro
 loader for --batches batches after one warm-up batch; the report is clips/s per loader and
 round, the median ratio, and clips/s per worker. --baseline DIR: each round also runs the stoker
 package in DIR (another build's python/ folder) in a child process, for a same-run ratio.
---threads: DecodeClip's decoder threads (0: FFmpeg's choice).
+--threads: DecodeClip's decoder threads (0: FFmpeg's choice). stoker keeps the videos' indexes
+in OUT/cache (the loader's cache_dir): from the first round on, a worker's first opening of a
+video reads its index there, as a later run's does.
+
+--openings: what a worker's first opening of a video costs in a first run (the cache folder
+emptied: each index built and written) and in a later one (each read there). Each round times
+one epoch of a loader whose only video field is ClipFrameIndices (each video opened and indexed,
+nothing decoded) both ways, less an epoch of the labels alone, per video; then the training
+pipeline's clips/s over --batches batches both ways (--batches 4: every video opened once) and
+torchcodec's (and the baseline's, which keeps no index across runs).
 
 Usage: .venv/bin/python bench/video_loader.py VIDEOS --work OUT [--workers 1 2] [--rounds 3]
-       [--batches 12] [--pipeline train|eval] [--threads 1] [--baseline PYTHON_DIR]
+       [--batches 12] [--pipeline train|eval] [--threads 1] [--baseline PYTHON_DIR] [--openings]
 """
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -52,7 +62,7 @@ def stoker_dataset(files, out):
     return path
 
 
-def stoker_loader(path, pipeline, workers, threads):
+def stoker_loader(path, pipeline, workers, threads, cache):
     if pipeline == "train":
         clip = stoker.transforms.DecodeClip(
             num_frames_per_clip=FRAMES, num_indices_between_frames=STEP, resize=[128],
@@ -63,7 +73,7 @@ def stoker_loader(path, pipeline, workers, threads):
             resize=[128], crop=[112], crop_mode="center", dtype="float32", mean=MEAN, std=STD,
             threads=threads)
     return stoker.Loader(stoker.Dataset(path, transforms={"video": clip}), batch_size=BATCH,
-                         shuffle=True, num_workers=workers, drop_last=True)
+                         shuffle=True, num_workers=workers, drop_last=True, cache_dir=cache)
 
 
 class TorchcodecClips(torch.utils.data.Dataset):
@@ -137,6 +147,58 @@ def decode_cost(files, clips=200):
     return ours / (clips * FRAMES), prefix / (clips * FRAMES)
 
 
+def epoch_seconds(path, fields, workers, cache):
+    """Seconds of one epoch, in order, of a loader of `fields` (made before the clock starts)."""
+    loader = stoker.Loader(stoker.Dataset(path, transforms=fields), batch_size=BATCH,
+                           num_workers=workers, cache_dir=cache)
+    start = time.perf_counter()
+    for _ in loader:
+        pass
+    return time.perf_counter() - start
+
+
+def openings_round(args, files, path, workers, cache):
+    """One round of --openings: ms per first opening of a video (its index built and written, or
+    read), and the training pipeline's clips/s both ways and torchcodec's."""
+    index = {"video": None, "frames": stoker.transforms.ClipFrameIndices(
+        num_frames_per_clip=FRAMES, num_indices_between_frames=STEP)}
+    shutil.rmtree(cache, ignore_errors=True)
+    built = epoch_seconds(path, index, workers, cache)
+    read = epoch_seconds(path, index, workers, cache)
+    labels = epoch_seconds(path, {"video": None}, workers, cache)
+    shutil.rmtree(cache, ignore_errors=True)
+    rates = {"first run": clips_per_second(
+        stoker_loader(path, "train", workers, args.threads, cache), args.batches)}
+    rates["later run"] = clips_per_second(
+        stoker_loader(path, "train", workers, args.threads, cache), args.batches)
+    rates["torchcodec+DataLoader"] = clips_per_second(torchcodec_loader(files, "train", workers),
+                                                      args.batches)
+    if args.baseline:
+        rates["baseline"] = baseline_round(args, workers)
+    per_video = 1e3 / len(files)
+    return {"built_ms": (built - labels) * per_video, "read_ms": (read - labels) * per_video,
+            **rates}
+
+
+def report_openings(args, files, path, workers, cache):
+    rounds = [openings_round(args, files, path, workers, cache) for _ in range(args.rounds)]
+    for key in ("built_ms", "read_ms"):
+        values = [r[key] for r in rounds]
+        print(f"workers={workers} {key:22s} per video " + " ".join(f"{v:6.2f}" for v in values)
+              + f"  median {statistics.median(values):6.2f}")
+    names = [n for n in rounds[0] if not n.endswith("_ms")]
+    for name in names:
+        values = [r[name] for r in rounds]
+        print(f"workers={workers} {name:22s} clips/s " + " ".join(f"{v:6.1f}" for v in values)
+              + f"  median {statistics.median(values):6.1f}")
+    for a, b in [("later run", "first run"), ("first run", "torchcodec+DataLoader"),
+                 ("later run", "torchcodec+DataLoader"), ("first run", "baseline")]:
+        if b in names:
+            ratios = [r[a] / r[b] for r in rounds]
+            print(f"workers={workers} ratio {a}/{b.split('+')[0]} " +
+                  " ".join(f"{v:.2f}" for v in ratios) + f"  median {statistics.median(ratios):.2f}")
+
+
 def baseline_round(args, workers):
     """Clips/s of the stoker package in args.baseline, in a child process."""
     child = [sys.executable, os.path.abspath(__file__), args.videos, "--work", args.work,
@@ -156,17 +218,25 @@ def main():
     parser.add_argument("--pipeline", choices=["train", "eval"], default="train")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--baseline", help="another stoker package's folder, run alternating")
+    parser.add_argument("--openings", action="store_true",
+                        help="first openings in a first run and a later one (above)")
     parser.add_argument("--child", help=argparse.SUPPRESS)  # a baseline round (from this folder)
     args = parser.parse_args()
     torch.set_num_threads(1)
     files = video_files(args.videos)
     path = stoker_dataset(files, args.work)
+    cache = os.path.join(args.work, "cache")
     if args.child:
         print(json.dumps(clips_per_second(
-            stoker_loader(path, args.pipeline, args.workers[0], args.threads), args.batches)))
+            stoker_loader(path, args.pipeline, args.workers[0], args.threads, cache),
+            args.batches)))
         return 0
     print(f"{len(files)} videos, pipeline {args.pipeline}, batches of {BATCH} clips "
           f"[{FRAMES}, 3, 112, 112] (frames {STEP} apart)")
+    if args.openings:
+        for workers in args.workers:
+            report_openings(args, files, path, workers, cache)
+        return 0
     ours, prefix = decode_cost(files)
     print(f"decoded frames per delivered frame (random clips): stoker {ours:.2f}, "
           f"the GOP prefix {prefix:.2f}")
@@ -176,7 +246,7 @@ def main():
             rates["baseline"] = []
         for _ in range(args.rounds):  # alternated: the machine's noise hits all alike
             rates["stoker"].append(clips_per_second(
-                stoker_loader(path, args.pipeline, workers, args.threads), args.batches))
+                stoker_loader(path, args.pipeline, workers, args.threads, cache), args.batches))
             rates["torchcodec+DataLoader"].append(clips_per_second(
                 torchcodec_loader(files, args.pipeline, workers), args.batches))
             if args.baseline:

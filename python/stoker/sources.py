@@ -249,26 +249,33 @@ class Parquet(_Source):
     ``http(s)://`` and ``s3://`` URLs (a URL, a brace pattern, an ``s3://bucket/prefix/``
     folder or an ``http(s)://`` folder its server lists), each file downloaded whole into the
     cache folder when the loader opens. ``image`` names a binary column, or a struct with a binary ``bytes`` field (Hugging Face datasets' Image feature);
-    ``label`` an integer column (Spark's layout: ``image="jpg", label="cls"``). Only those two
+    ``label`` an integer column (Spark's layout: ``image="jpg", label="cls"``). ``video`` names
+    a column of encoded videos (binary, or a struct's ``bytes``) read instead of the image: each
+    sample's ``video`` field is its bytes, for ``stoker.transforms.DecodeClip``. Only those two
     columns are read; the class names are Hugging Face's ClassLabel names where the files have
     them."""
 
     source = "parquet"
 
-    def __init__(self, paths, image="image", label="label", transforms=None):
+    def __init__(self, paths, image="image", label="label", transforms=None, video=None):
         self.transforms = transforms
         self.paths = _paths("Parquet", paths)
         self.image = image
         self.label = label
+        if video is not None and (not isinstance(video, str) or not video):
+            raise ValueError(f"video must name a column, not {video!r}")
+        self.video = video
 
     def _path(self) -> str:
         return "\n".join(self.paths)
 
     def _params(self) -> dict:
-        return {"image_column": self.image, "label_column": self.label}
+        return {"image_column": self.image, "label_column": self.label,
+                "video_column": self.video or ""}
 
     def __repr__(self):
-        return f"stoker.Parquet({self.paths!r}, image={self.image!r}, label={self.label!r})"
+        read = f"video={self.video!r}" if self.video else f"image={self.image!r}"
+        return f"stoker.Parquet({self.paths!r}, {read}, label={self.label!r})"
 
 
 class Arrow(_Source):

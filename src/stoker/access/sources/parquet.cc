@@ -18,6 +18,7 @@ Result<std::shared_ptr<const Dataset>> open_parquet([[maybe_unused]] const Sourc
   ParquetSourceOptions options;
   options.image_column = opening.params.text("image_column");
   options.label_column = opening.params.text("label_column");
+  options.video_column = opening.params.text("video_column");
   const DataAccessOptions& access = *opening.access;
   if (!is_remote_url(opening.location)) {
     STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ParquetSource> source,
@@ -47,9 +48,13 @@ SourceSpec parquet() {
   SourceSpec spec;
   spec.name = "parquet";
   spec.doc =
-      "Parquet files (a file, a folder, a glob; or URLs), an image column and a label column, "
-      "read in place";
+      "Parquet files (a file, a folder, a glob; or URLs), an image (or video) column and a label "
+      "column, read in place";
   spec.params = image_table_params();
+  spec.params.push_back(ParamSpec::text(
+      "video_column", "",
+      "a column of videos' bytes read instead of the image (binary, or a struct whose `bytes` "
+      "field is binary): records {video, label}, for DecodeClip; \"\": images"));
   spec.auto_rank = 10;
   spec.recognises = [](const std::string& location, const std::function<bool()>&) {
     return is_remote_url(location) ? looks_like_remote_parquet(location)

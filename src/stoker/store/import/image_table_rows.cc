@@ -82,43 +82,17 @@ std::optional<std::string> image_row_values(const ImageRow& row, const ImageRowO
 
 UnitImageRecords::UnitImageRecords(const Schema& schema, uint64_t first, int64_t rows,
                                    std::map<uint64_t, std::string>& bad)
-    : schema_(schema),
-      fields_(ImageRecordFields::find(schema).value()),
-      first_(first),
-      rows_(rows),
-      bad_(bad) {
-  records_.reserve(static_cast<size_t>(rows));
-}
-
-void UnitImageRecords::append(const ImageRecordValues& values, std::optional<std::string> reason) {
-  // An image is at most kMaxImageFileBytes: its record always encodes.
-  std::vector<uint8_t> record = encode_image_record(schema_, fields_, values).value();
-  if (!reason && bytes_ + record.size() > kMaxUnitRecordBytes) {
-    fail_rest(fmt::format(
-        "its unit's rows decode to more than {} GiB from here (a decompression bomb, or a row "
-        "group too large to read at once: write smaller ones)",
-        kMaxUnitRecordBytes >> 30));
-    return;
-  }
-  if (reason) bad_[first_ + records_.size()] = std::move(*reason);
-  bytes_ += record.size();
-  records_.push_back(std::move(record));
-}
+    : UnitRecords(schema, first, rows, bad,
+                  encode_image_record(schema, ImageRecordFields::find(schema).value(), {}).value()),
+      fields_(ImageRecordFields::find(schema).value()) {}
 
 void UnitImageRecords::add(const ImageRow& row, const ImageRowOptions& options) {
   if (full()) return;
   ImageRecordValues values;
   std::string from_file;  // the bytes of the image file at its path
   std::optional<std::string> reason = image_row_values(row, options, values, from_file);
-  append(values, std::move(reason));
-}
-
-void UnitImageRecords::fail_rest(const std::string& reason) {
-  while (static_cast<int64_t>(records_.size()) < rows_) append(ImageRecordValues{}, reason);
-}
-
-ShardReader UnitImageRecords::reader(const std::string& name) const {
-  return ShardReader::in_memory(name, schema_, records_);
+  // An image is at most kMaxImageFileBytes: its record always encodes.
+  append(encode_image_record(schema_, fields_, values).value(), std::move(reason));
 }
 
 std::vector<std::string> hugging_face_class_names(const std::string& metadata,

@@ -16,14 +16,9 @@
 
 #include "stoker/image/image_header.h"
 #include "stoker/store/image_record.h"
-#include "stoker/store/shard_reader.h"
+#include "stoker/store/import/unit_records.h"
 
 namespace stoker {
-
-// The most rows a unit of a table (a Parquet row group, an Arrow record batch) may have: a unit's
-// records are built in memory, and a damaged file may claim any number (Spark's and Hugging
-// Face's image units hold thousands).
-constexpr int64_t kMaxRowsPerUnit = int64_t{1} << 20;
 
 // How images are to be as Hugging Face datasets' Image feature decodes them with PIL (applying an
 // EXIF orientation; in the file's own mode unless the feature names one), where stoker decodes
@@ -55,16 +50,8 @@ struct ImageRow {
 std::optional<std::string> image_row_values(const ImageRow& row, const ImageRowOptions& options,
                                             ImageRecordValues& values, std::string& from_file);
 
-// The most bytes a unit's records may hold. A file whose values decode to far more than it
-// holds (a decompression bomb: one large image repeated by a dictionary, or compressed many
-// times over) or a row group too large to read at once meets it: its rows from there are bad.
-inline constexpr uint64_t kMaxUnitRecordBytes = uint64_t{1} << 30;
-
-// The image records of one unit of a table (UnitReadSource::read_unit's), its rows added in
-// order: a bad row's reason kept in `bad` by its global index. Records beyond
-// kMaxUnitRecordBytes are refused: that row and the rest are bad, full() turns true, and
-// add() does nothing more.
-class UnitImageRecords {
+// The image records of one unit of a table (unit_records.h), a row at a time.
+class UnitImageRecords : public UnitRecords {
  public:
   // A unit of `rows` rows whose first is record `first` of the dataset, in the image record
   // schema `schema` (which must outlive this).
@@ -72,23 +59,9 @@ class UnitImageRecords {
                    std::map<uint64_t, std::string>& bad);
   // Appends the record of `row` (image_row_values), bad where it gives none.
   void add(const ImageRow& row, const ImageRowOptions& options);
-  // Appends the rows not added yet, each bad for `reason`.
-  void fail_rest(const std::string& reason);
-  // Whether every row is added (the rest failed): the caller need not make more rows.
-  bool full() const { return static_cast<int64_t>(records_.size()) >= rows_; }
-  // The unit's records, as a reader named `name`.
-  ShardReader reader(const std::string& name) const;
 
  private:
-  void append(const ImageRecordValues& values, std::optional<std::string> reason);
-
-  const Schema& schema_;
   ImageRecordFields fields_;
-  uint64_t first_;
-  int64_t rows_;
-  std::map<uint64_t, std::string>& bad_;
-  std::vector<std::vector<uint8_t>> records_;
-  uint64_t bytes_ = 0;  // of records_
 };
 
 // The class names of Hugging Face's ClassLabel feature `label` in `metadata`, the JSON of a

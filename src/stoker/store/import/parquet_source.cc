@@ -18,6 +18,7 @@
 #include "stoker/store/image_record.h"
 #include "stoker/store/import/data_files.h"
 #include "stoker/store/import/image_table_rows.h"
+#include "stoker/store/import/video_record.h"
 #include "stoker/store/shard_schedule.h"
 #include "stoker/util/atomic_file.h"
 #include "stoker/util/saved_form.h"
@@ -202,8 +203,10 @@ Result<std::shared_ptr<ParquetSource>> ParquetSource::open(
   source->path_ = path;
   source->options_ = options;
   source->in_place_ = files;
+  const bool videos = !options.video_column.empty();
+  const std::string& column = videos ? options.video_column : options.image_column;
   Manifest manifest;
-  manifest.schema = image_record_schema();
+  manifest.schema = videos ? video_record_schema() : image_record_schema();
   manifest.source = path;
   const std::string base = std::filesystem::is_directory(path) ? path + "/" : std::string();
   for (size_t i = 0; i < files->names().size(); ++i) {
@@ -216,24 +219,26 @@ Result<std::shared_ptr<ParquetSource>> ParquetSource::open(
     STOKER_ASSIGN_OR_RETURN(file.meta, parse_footer(name, footer));
     const parquet::FileMetaData* meta = file.meta.get();
     const parquet::SchemaDescriptor& schema = *meta->schema();
-    file.image_leaf = find_leaf(schema, options.image_column);
-    if (file.image_leaf < 0) {
-      // Hugging Face's Image struct: its bytes, and its path where they are null.
-      file.image_leaf = find_leaf(schema, options.image_column + ".bytes");
-      const int path_leaf = find_leaf(schema, options.image_column + ".path");
-      if (file.image_leaf >= 0 && path_leaf >= 0 &&
+    file.bytes_leaf = find_leaf(schema, column);
+    if (file.bytes_leaf < 0) {
+      // Hugging Face's Image (or Video) struct: its bytes, and an image's path where they are
+      // null.
+      file.bytes_leaf = find_leaf(schema, column + ".bytes");
+      const int path_leaf = videos ? -1 : find_leaf(schema, column + ".path");
+      if (file.bytes_leaf >= 0 && path_leaf >= 0 &&
           check_leaf(name, schema, path_leaf, {parquet::Type::BYTE_ARRAY}, "a string").is_ok())
         file.path_leaf = path_leaf;
     }
     file.folder = image_folder_of(name);
     file.label_leaf = find_leaf(schema, options.label_column);
-    for (const auto& [leaf, column] : {std::pair{file.image_leaf, &options.image_column},
-                                       {file.label_leaf, &options.label_column}})
+    for (const auto& [leaf, wanted] :
+         {std::pair{file.bytes_leaf, &column}, {file.label_leaf, &options.label_column}})
       if (leaf < 0)
-        return invalid_argument(fmt::format("{}: no column '{}' (its columns: {})", name, *column,
+        return invalid_argument(fmt::format("{}: no column '{}' (its columns: {})", name, *wanted,
                                             column_names(schema)));
-    STOKER_RETURN_IF_ERROR(check_leaf(name, schema, file.image_leaf, {parquet::Type::BYTE_ARRAY},
-                                      "binary (the image's bytes)"));
+    STOKER_RETURN_IF_ERROR(check_leaf(name, schema, file.bytes_leaf, {parquet::Type::BYTE_ARRAY},
+                                      videos ? "binary (the video's bytes)"
+                                             : "binary (the image's bytes)"));
     STOKER_RETURN_IF_ERROR(check_leaf(name, schema, file.label_leaf,
                                       {parquet::Type::INT32, parquet::Type::INT64},
                                       "an integer (the label)"));
@@ -245,11 +250,11 @@ Result<std::shared_ptr<ParquetSource>> ParquetSource::open(
       if (group->num_rows() < 0 || group->num_rows() > kMaxRowsPerUnit)
         return corrupt(fmt::format("{}: row group {} has {} rows, not 0 to {}", name, g,
                                    group->num_rows(), kMaxRowsPerUnit));
-      // Its columns' chunks: the image's, the label's, and the image's paths where its bytes may
-      // be null.
+      // Its columns' chunks: the image's (or video's), the label's, and the image's paths where
+      // its bytes may be null.
       FilePiece piece{i, fmt::format("row group {}", g), {}};
-      const bool paths = file.path_leaf >= 0 && may_hold_nulls(*meta, g, file.image_leaf);
-      for (int leaf : {file.image_leaf, file.label_leaf, paths ? file.path_leaf : -1}) {
+      const bool paths = file.path_leaf >= 0 && may_hold_nulls(*meta, g, file.bytes_leaf);
+      for (int leaf : {file.bytes_leaf, file.label_leaf, paths ? file.path_leaf : -1}) {
         if (leaf < 0) continue;
         STOKER_ASSIGN_OR_RETURN(FileRange range,
                                 chunk_range(name, *meta, g, leaf, file.identity.size));
@@ -294,9 +299,9 @@ Result<std::vector<FileStamp>> ParquetSource::file_stamps() const {
 }
 
 std::string ParquetSource::describe() const {
-  return fmt::format("{} (Parquet: {} file{}, {} row groups, {} images, read in place)", path_,
+  return fmt::format("{} (Parquet: {} file{}, {} row groups, {} {}, read in place)", path_,
                      files_.size(), files_.size() == 1 ? "" : "s", groups_.size(),
-                     manifest().records);
+                     manifest().records, options_.video_column.empty() ? "images" : "videos");
 }
 
 Result<ShardReader> ParquetSource::read_unit(int u, std::map<uint64_t, std::string>& bad,
@@ -304,7 +309,13 @@ Result<ShardReader> ParquetSource::read_unit(int u, std::map<uint64_t, std::stri
   const Group& unit = groups_[u];
   const File& file = files_[unit.file];
   const int64_t rows = static_cast<int64_t>(manifest().shards[u].records);
-  UnitImageRecords records(manifest().schema, unit.first, rows, bad);
+  // The rows' records: images', or videos' where a video column is read.
+  std::optional<UnitImageRecords> images;
+  std::optional<UnitVideoRecords> videos;
+  UnitRecords& records =
+      options_.video_column.empty()
+          ? static_cast<UnitRecords&>(images.emplace(manifest().schema, unit.first, rows, bad))
+          : videos.emplace(manifest().schema, unit.first, rows, bad);
   // A local file changed since it was opened gives bad records; a piece that cannot be read (a
   // range refused; a remote file changed: its ranges are fetched only while it keeps its ETag)
   // is acquire's error.
@@ -356,13 +367,15 @@ Result<ShardReader> ParquetSource::read_unit(int u, std::map<uint64_t, std::stri
     row_options.folder = file.folder;
     row_options.max_pixels = options_.max_pixels;
     for_each_value<parquet::ByteArrayType>(
-        column(file.image_leaf, 0, image_range.size), rows,
-        [&](int64_t row, const parquet::ByteArray* image) {
+        column(file.bytes_leaf, 0, image_range.size), rows,
+        [&](int64_t row, const parquet::ByteArray* value) {
           if (records.full()) return;  // the rest refused: no copies of their values
-          ImageRow values{labels[row], std::nullopt, std::nullopt};
-          if (image) values.image.emplace(reinterpret_cast<const char*>(image->ptr), image->len);
+          std::optional<std::string_view> data;
+          if (value) data.emplace(reinterpret_cast<const char*>(value->ptr), value->len);
+          if (videos) return videos->add(labels[row], data);
+          ImageRow values{labels[row], data, std::nullopt};
           if (unit.paths && paths[row]) values.path = *paths[row];
-          records.add(values, row_options);
+          images->add(values, row_options);
         });
   } catch (const std::exception& e) {
     records.fail_rest(fmt::format("cannot read it: {}", arrow_message(e.what())));

@@ -1,10 +1,13 @@
 #pragma once
 // ParquetSource: Parquet files read in place, as a record source (store/shard_source.h) of the
-// image dataset's layout (store/image_record.h), so that the loader and every operation read
-// them as they read a converted dataset. Two layouts: Hugging Face datasets' (an `image` struct of
-// `bytes` and `path`, a `label` integer column; the class names from the schema's `huggingface`
-// metadata, its ClassLabel's names) and Spark's (a binary column and an integer column), the
-// columns named by the options. Other columns are never read. Apache Arrow's C++ Parquet reader
+// image dataset's layout (store/image_record.h), or with a video column of the video records'
+// (video_record.h: decode_clip's), so that the loader and every operation read them as they read
+// a converted dataset. Two layouts: Hugging Face datasets' (an `image` struct of `bytes` and
+// `path`, a `label` integer column; the class names from the schema's `huggingface` metadata,
+// its ClassLabel's names) and Spark's (a binary column and an integer column), the columns named
+// by the options. Other columns are never read. A video column's values are the videos' bytes
+// as they are, unparsed (a null one is a bad record; a video that does not open is decode_clip's
+// error, named by its row); its struct's `path` is not read. Apache Arrow's C++ Parquet reader
 // (the one inside pyarrow; cmake/StokerParquet.cmake) reads them.
 //
 // Record i is the i-th row of the files in order (store/import/data_files.h: a file, a
@@ -48,6 +51,9 @@ namespace stoker {
 struct ParquetSourceOptions {
   // The image: a binary column, or a struct whose `bytes` field is binary (Hugging Face's Image).
   std::string image_column = "image";
+  // "": images; else the videos' column, read instead of the image's: a binary column, or a
+  // struct whose `bytes` field is binary (Hugging Face's Video).
+  std::string video_column;
   std::string label_column = "label";             // an integer column
   int64_t max_pixels = image::kDefaultMaxPixels;  // larger images are bad records
   int row_groups_ahead = 0;      // remote files' row groups fetched ahead of the reader (0: none)
@@ -75,7 +81,7 @@ class ParquetSource : public UnitReadSource {
     std::string path;                             // or redacted URL
     FileIdentity identity;                        // when it was opened
     std::shared_ptr<parquet::FileMetaData> meta;  // its footer's
-    int image_leaf = -1;                          // the leaf columns read
+    int bytes_leaf = -1;  // the leaf columns read: the image's (or video's) bytes, the label
     int label_leaf = -1;
     int path_leaf = -1;  // the image struct's path (a string), or -1
     std::string folder;  // a local file's folder, absolute (its images' relative paths'); or ""

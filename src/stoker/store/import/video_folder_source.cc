@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "stoker/store/import/image_folder_listing_cache.h"
-#include "stoker/store/record_encoder.h"
+#include "stoker/store/import/video_record.h"
 #include "stoker/util/atomic_file.h"
 #include "stoker/util/checksum.h"
 #include "stoker/util/saved_form.h"
@@ -19,16 +19,6 @@
 
 namespace stoker {
 namespace {
-
-// The fields' positions in video_record_schema().
-constexpr int kVideoField = 0;
-constexpr int kVideoLabelField = 1;
-
-Schema video_record_schema() {
-  // Valid by construction: distinct plain names.
-  return std::move(Schema::create({{"video", DType::kBytes, {}}, {"label", DType::kInt64, {}}}))
-      .value();
-}
 
 // What enumerating a video's clips needs of it (its index's), and the file it was read from.
 struct VideoRate {
@@ -201,11 +191,10 @@ std::string VideoFolderSource::describe() const {
 
 std::vector<uint8_t> VideoFolderSource::make_record(int64_t label, const std::string* file,
                                                     std::string& /*bad*/) const {
-  RecordEncoder encoder(manifest().schema);
-  // A file is at most kMaxVideoFileBytes, under a bytes field's bound: the record encodes.
-  if (file) throw_if_error(encoder.set_bytes(kVideoField, file->data(), file->size()));
-  throw_if_error(encoder.set_fixed(kVideoLabelField, &label, sizeof label));
-  return encoder.encode();
+  const ByteSpan video = file ? ByteSpan{reinterpret_cast<const uint8_t*>(file->data()),
+                                         file->size()}
+                              : ByteSpan{};
+  return encode_video_record(manifest().schema, video, label);
 }
 
 }  // namespace stoker

@@ -2,11 +2,9 @@
 // VideoFolderSource: class folders of videos, laid out as torchvision's Kinetics, UCF101 and
 // HMDB51 datasets are (make_dataset(root, class_to_idx, extensions): image_folder_scan.h's
 // listing with the video extensions), read in place as a class folder source
-// (class_folder_source.h: its units, listing cache and bad files). Record i is sample i:
-// {"video": the file's bytes as they are, "label": its class index (int64)}, the layout of a
-// dataset written with those fields, so that a source operation (decode_clip) reads either
-// alike. A file that cannot be read gives a record whose video is empty, a bad record naming
-// it.
+// (class_folder_source.h: its units, listing cache and bad files). Record i is sample i, a video
+// record (video_record.h: the file's bytes and its class index). A file that cannot be read, or
+// larger than kMaxVideoFileBytes, gives a record whose video is empty, a bad record naming it.
 //
 // With a VideoClips enumeration (video/video_clips.h: torchvision's VideoClips, as its Kinetics,
 // UCF101 and HMDB51 take frames_per_clip, step_between_clips and frame_rate), sample i is a clip
@@ -26,12 +24,10 @@
 #include <vector>
 
 #include "stoker/store/import/class_folder_source.h"
+#include "stoker/store/import/video_record.h"
 #include "stoker/video/video_clips.h"
 
 namespace stoker {
-
-// Files larger than this are bad, unread: it bounds the memory a unit holds.
-constexpr uint64_t kMaxVideoFileBytes = uint64_t{2} << 30;
 
 // A video folder's samples: the files ending with one of `extensions` (torchvision's Kinetics:
 // {"avi", "mp4"}; UCF101 and HMDB51: {"avi"}).
