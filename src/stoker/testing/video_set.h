@@ -5,10 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "stoker/testing/build_paths.h"
 #include "stoker/testing/temp_dir.h"
+#include "stoker/util/byte_span.h"
 
 namespace stoker::video::testing {
 
@@ -25,5 +28,15 @@ inline const std::string& video_set() {
 }
 
 inline std::string video_path(const std::string& name) { return video_set() + "/" + name; }
+
+// The bytes of the set's video `name`, as a record holds them.
+inline std::string video_bytes(const std::string& name) {
+  std::ifstream in(video_path(name), std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+inline ByteSpan span_of(const std::string& bytes) {
+  return ByteSpan{reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()};
+}
 
 }  // namespace stoker::video::testing

@@ -7,9 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <fstream>
 #include <functional>
-#include <iterator>
 #include <random>
 #include <tuple>
 
@@ -19,23 +17,14 @@ namespace stoker::video {
 namespace {
 
 // Every container and codec of the set, the rotated video and the AVI with B-frames.
-const char* const kVideos[] = {"h264_gop12_bframes.mp4", "h264_gop250_bframes.mkv",
+const char* const kSavedVideos[] = {"h264_gop12_bframes.mp4", "h264_gop250_bframes.mkv",
                                "vp9_odd_99x75.webm",     "hevc_gop12_bframes.mp4",
                                "av1_gop12.mkv",          "mpeg4_gop12_bframes.avi",
                                "h264_vfr.mkv",           "h264_rotated_90.mp4"};
 
-std::string bytes_of(const std::string& name) {
-  std::ifstream in(testing::video_path(name), std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-ByteSpan span_of(const std::string& bytes) {
-  return ByteSpan{reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()};
-}
-
 // What an opening of `bytes` finds.
 KnownVideo known_of(const std::string& bytes) {
-  VideoFile file = open_video_bytes("", span_of(bytes)).value_or_throw();
+  VideoFile file = open_video_bytes("", testing::span_of(bytes)).value_or_throw();
   KnownVideo known;
   known.stream = stream_info_of(file).value_or_throw();
   known.index = read_video_index(file).value_or_throw();
@@ -56,15 +45,15 @@ std::string extradata(const AVCodecParameters& p) {
 }
 
 Result<KnownVideo> decode(const std::string& saved, const VideoKey& key) {
-  return decode_known_video(span_of(saved), key);
+  return decode_known_video(testing::span_of(saved), key);
 }
 
 TEST(SavedVideoIndex, KeepsEveryFieldOfTheStreamAndTheIndex) {
-  for (const char* name : kVideos) {
+  for (const char* name : kSavedVideos) {
     SCOPED_TRACE(name);
-    const std::string bytes = bytes_of(name);
+    const std::string bytes = testing::video_bytes(name);
     const KnownVideo known = known_of(bytes);
-    const VideoKey key = video_key(span_of(bytes));
+    const VideoKey key = video_key(testing::span_of(bytes));
     const KnownVideo back = decode(encode_known_video(key, known), key).value_or_throw();
     EXPECT_EQ(back.stream.container, known.stream.container);
     EXPECT_EQ(back.stream.stream_index, known.stream.stream_index);
@@ -83,8 +72,8 @@ TEST(SavedVideoIndex, KeepsEveryFieldOfTheStreamAndTheIndex) {
 }
 
 TEST(SavedVideoIndex, RefusesWhatIsNotAWholeCopyOfItsKey) {
-  const std::string bytes = bytes_of("h264_gop12_bframes.mp4");
-  const VideoKey key = video_key(span_of(bytes));
+  const std::string bytes = testing::video_bytes("h264_gop12_bframes.mp4");
+  const VideoKey key = video_key(testing::span_of(bytes));
   const std::string saved = encode_known_video(key, known_of(bytes));
   ASSERT_TRUE(decode(saved, key).is_ok());
   const auto refused = [&](const std::string& copy, const VideoKey& as) {
@@ -123,8 +112,8 @@ std::string resealed(const std::string& saved, const std::function<void(std::str
 }
 
 TEST(SavedVideoIndex, AFuzzedCopyIsRefusedOrWholeNeverACrash) {
-  const std::string bytes = bytes_of("h264_gop12_bframes.mp4");
-  const VideoKey key = video_key(span_of(bytes));
+  const std::string bytes = testing::video_bytes("h264_gop12_bframes.mp4");
+  const VideoKey key = video_key(testing::span_of(bytes));
   const std::string saved = encode_known_video(key, known_of(bytes));
   std::mt19937_64 draw(63);
   const int64_t extremes[] = {0, 1, -1, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, 1 << 20};
@@ -155,7 +144,7 @@ TEST(SavedVideoIndex, AFuzzedCopyIsRefusedOrWholeNeverACrash) {
     ASSERT_FALSE(index.pts.empty());
     EXPECT_EQ(index.keyframe[0], 1);
     for (size_t i = 1; i < index.pts.size(); ++i) ASSERT_LT(index.pts[i - 1], index.pts[i]);
-    static_cast<void>(open_known_video_bytes("", span_of(bytes), back.value().stream));
+    static_cast<void>(open_known_video_bytes("", testing::span_of(bytes), back.value().stream));
   }
   EXPECT_GT(accepted, 0) << "some changes (a pts, a bit rate) keep a copy whole";
   EXPECT_LT(accepted, 3000);

@@ -3,8 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <optional>
 #include <thread>
 
@@ -16,15 +14,6 @@
 
 namespace stoker::video {
 namespace {
-
-std::string bytes_of(const std::string& name) {
-  std::ifstream in(testing::video_path(name), std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-ByteSpan span_of(const std::string& bytes) {
-  return ByteSpan{reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()};
-}
 
 std::vector<uint8_t> frames_of(IndexedVideo video, const std::vector<int64_t>& frames) {
   Result<VideoFrameDecoder> decoder = VideoFrameDecoder::open(std::move(video.file), *video.index);
@@ -43,14 +32,14 @@ TEST(VideoCache, AVideoOpenedAgainKeepsItsIndexAndFrames) {
   for (const char* name : {"h264_gop12_bframes.mp4", "h264_gop250_bframes.mkv",
                            "vp9_odd_99x75.webm", "mpeg4_gop250_no_bframes.avi"}) {
     SCOPED_TRACE(name);
-    const std::string bytes = bytes_of(name);
-    Result<IndexedVideo> first = open_indexed_video(span_of(bytes), "");
+    const std::string bytes = testing::video_bytes(name);
+    Result<IndexedVideo> first = open_indexed_video(testing::span_of(bytes), "");
     ASSERT_TRUE(first.is_ok()) << first.status().message();
     const std::string copy = bytes;  // the same bytes elsewhere: the same video
-    Result<IndexedVideo> again = open_indexed_video(span_of(copy), "");
+    Result<IndexedVideo> again = open_indexed_video(testing::span_of(copy), "");
     ASSERT_TRUE(again.is_ok()) << again.status().message();
     EXPECT_EQ(again.value().index.get(), first.value().index.get());
-    Result<std::shared_ptr<const VideoIndex>> index = indexed_video(span_of(copy), "");
+    Result<std::shared_ptr<const VideoIndex>> index = indexed_video(testing::span_of(copy), "");
     ASSERT_TRUE(index.is_ok());
     EXPECT_EQ(index.value().get(), first.value().index.get());
 
@@ -67,11 +56,11 @@ TEST(VideoCache, AVideoOpenedAgainKeepsItsIndexAndFrames) {
 
 // Other bytes are another video: a changed one is indexed anew.
 TEST(VideoCache, ChangedBytesAreAnotherVideo) {
-  const std::string bytes = bytes_of("h264_gop12_bframes.mp4");
-  Result<std::shared_ptr<const VideoIndex>> first = indexed_video(span_of(bytes), "");
+  const std::string bytes = testing::video_bytes("h264_gop12_bframes.mp4");
+  Result<std::shared_ptr<const VideoIndex>> first = indexed_video(testing::span_of(bytes), "");
   ASSERT_TRUE(first.is_ok()) << first.status().message();
   const std::string longer = bytes + std::string(1, '\0');
-  Result<std::shared_ptr<const VideoIndex>> other = indexed_video(span_of(longer), "");
+  Result<std::shared_ptr<const VideoIndex>> other = indexed_video(testing::span_of(longer), "");
   ASSERT_TRUE(other.is_ok()) << other.status().message();
   EXPECT_NE(other.value().get(), first.value().get());
   EXPECT_EQ(other.value()->pts, first.value()->pts);
@@ -79,9 +68,9 @@ TEST(VideoCache, ChangedBytesAreAnotherVideo) {
 
 // What does not open is not kept: it fails again, as the first time.
 TEST(VideoCache, AVideoThatDoesNotOpenFailsEveryTime) {
-  const std::string bytes = bytes_of("h264_gop12_bframes.mp4").substr(0, 200);
+  const std::string bytes = testing::video_bytes("h264_gop12_bframes.mp4").substr(0, 200);
   for (int k = 0; k < 2; ++k) {
-    Result<IndexedVideo> opened = open_indexed_video(span_of(bytes), "");
+    Result<IndexedVideo> opened = open_indexed_video(testing::span_of(bytes), "");
     ASSERT_FALSE(opened.is_ok());
     EXPECT_EQ(opened.status().message().find('\n'), std::string::npos);
   }
@@ -111,21 +100,21 @@ TEST(VideoCache, ALaterRunReadsTheSavedIndexAndDecodesTheSameFrames) {
                            "vp9_odd_99x75.webm", "mpeg4_gop250_no_bframes.avi",
                            "h264_rotated_90.mp4", "av1_gop12.mkv"}) {
     SCOPED_TRACE(name);
-    const std::string bytes = bytes_of(name);
-    const VideoKey key = video_key(span_of(bytes));
+    const std::string bytes = testing::video_bytes(name);
+    const VideoKey key = video_key(testing::span_of(bytes));
     const std::string saved = saved_video_file(cache.path(), key);
-    ASSERT_TRUE(on_new_thread([&] { return open_indexed_video(span_of(bytes), cache.path()); })
+    ASSERT_TRUE(on_new_thread([&] { return open_indexed_video(testing::span_of(bytes), cache.path()); })
                     .is_ok());
     ASSERT_TRUE(std::filesystem::exists(saved));
 
     // Marked (its end moved), the saved copy is what a later run reads.
     KnownVideo marked =
-        decode_known_video(span_of(read_file(saved).value_or_throw()), key).value_or_throw();
+        decode_known_video(testing::span_of(read_file(saved).value_or_throw()), key).value_or_throw();
     const int64_t end = marked.index.end_pts;
     marked.index.end_pts += 1;
     ASSERT_TRUE(write_file_atomically(saved, encode_known_video(key, marked)).is_ok());
     Result<IndexedVideo> later =
-        on_new_thread([&] { return open_indexed_video(span_of(bytes), cache.path()); });
+        on_new_thread([&] { return open_indexed_video(testing::span_of(bytes), cache.path()); });
     ASSERT_TRUE(later.is_ok()) << later.status().message();
     EXPECT_EQ(later.value().index->end_pts, end + 1);
     const int64_t n = later.value().index->frame_count();
@@ -139,12 +128,12 @@ TEST(VideoCache, ALaterRunReadsTheSavedIndexAndDecodesTheSameFrames) {
 TEST(VideoCache, ADamagedSavedIndexIsBuiltAgainAndReplaced) {
   stoker::testing::TempDir cache;
   const char* name = "h264_gop12_bframes.mp4";
-  const std::string bytes = bytes_of(name);
-  const VideoKey key = video_key(span_of(bytes));
+  const std::string bytes = testing::video_bytes(name);
+  const VideoKey key = video_key(testing::span_of(bytes));
   const std::string saved = saved_video_file(cache.path(), key);
-  ASSERT_TRUE(on_new_thread([&] { return indexed_video(span_of(bytes), cache.path()); }).is_ok());
+  ASSERT_TRUE(on_new_thread([&] { return indexed_video(testing::span_of(bytes), cache.path()); }).is_ok());
   const std::string whole = read_file(saved).value_or_throw();
-  KnownVideo other = decode_known_video(span_of(whole), key).value_or_throw();
+  KnownVideo other = decode_known_video(testing::span_of(whole), key).value_or_throw();
   other.stream.stream_index = 7;
   std::string flipped = whole;
   flipped[whole.size() / 2] ^= 0x20;
@@ -152,7 +141,7 @@ TEST(VideoCache, ADamagedSavedIndexIsBuiltAgainAndReplaced) {
                                      flipped, encode_known_video(key, other)}) {
     ASSERT_TRUE(write_file_atomically(saved, damaged).is_ok());
     Result<IndexedVideo> opened =
-        on_new_thread([&] { return open_indexed_video(span_of(bytes), cache.path()); });
+        on_new_thread([&] { return open_indexed_video(testing::span_of(bytes), cache.path()); });
     ASSERT_TRUE(opened.is_ok()) << opened.status().message();
     const std::vector<int64_t> frames = {0, 13, 30};
     EXPECT_EQ(frames_of(std::move(opened).value(), frames), file_frames(name, frames));
