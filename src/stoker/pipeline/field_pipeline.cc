@@ -176,8 +176,7 @@ std::vector<float> floats(const std::vector<double>& values) {
 
 Result<FieldRequest> make_field_request(const Schema& schema, const std::string& field,
                                         const std::vector<OpCall>& calls,
-                                        const ImageOutput& measure,
-                                        const std::string& sample_parts,
+                                        const ImageOutput& measure, const std::string& sample_parts,
                                         const std::string& cache_dir) {
   const auto fail = [&](const std::string& message) {
     return invalid_argument(fmt::format("field '{}': {}", field, message));

@@ -70,14 +70,26 @@ class BodyReader {
 };
 
 void put_parameters(std::string& out, const AVCodecParameters& p) {
-  for (const int64_t v :
-       {int64_t{p.codec_type}, int64_t{p.codec_id}, int64_t{p.codec_tag}, int64_t{p.format},
-        p.bit_rate, int64_t{p.bits_per_coded_sample}, int64_t{p.bits_per_raw_sample},
-        int64_t{p.profile}, int64_t{p.level}, int64_t{p.width}, int64_t{p.height},
-        int64_t{p.sample_aspect_ratio.num}, int64_t{p.sample_aspect_ratio.den},
-        int64_t{p.field_order}, int64_t{p.color_range}, int64_t{p.color_primaries},
-        int64_t{p.color_trc}, int64_t{p.color_space}, int64_t{p.chroma_location},
-        int64_t{p.video_delay}})
+  for (const int64_t v : {int64_t{p.codec_type},
+                          int64_t{p.codec_id},
+                          int64_t{p.codec_tag},
+                          int64_t{p.format},
+                          p.bit_rate,
+                          int64_t{p.bits_per_coded_sample},
+                          int64_t{p.bits_per_raw_sample},
+                          int64_t{p.profile},
+                          int64_t{p.level},
+                          int64_t{p.width},
+                          int64_t{p.height},
+                          int64_t{p.sample_aspect_ratio.num},
+                          int64_t{p.sample_aspect_ratio.den},
+                          int64_t{p.field_order},
+                          int64_t{p.color_range},
+                          int64_t{p.color_primaries},
+                          int64_t{p.color_trc},
+                          int64_t{p.color_space},
+                          int64_t{p.chroma_location},
+                          int64_t{p.video_delay}})
     put_int(out, v);
   put_text(out, std::string(reinterpret_cast<const char*>(p.extradata),
                             p.extradata == nullptr ? 0 : static_cast<size_t>(p.extradata_size)));
@@ -87,12 +99,11 @@ void put_parameters(std::string& out, const AVCodecParameters& p) {
 bool read_parameters(BodyReader& in, AVCodecParameters& p) {
   constexpr int64_t kMax = INT_MAX;
   std::string extradata;
-  if (!(in.in(p.codec_type, AVMEDIA_TYPE_VIDEO, AVMEDIA_TYPE_VIDEO) &&
-        in.in(p.codec_id, 1, kMax) && in.in(p.codec_tag, 0, UINT32_MAX) &&
-        in.in(p.format, -1, AV_PIX_FMT_NB - 1) && in.in(p.bit_rate, 0, INT64_MAX) &&
-        in.in(p.bits_per_coded_sample, 0, kMax) && in.in(p.bits_per_raw_sample, 0, kMax) &&
-        in.in(p.profile, INT_MIN, kMax) && in.in(p.level, INT_MIN, kMax) &&
-        in.in(p.width, 1, kMax) && in.in(p.height, 1, kMax) &&
+  if (!(in.in(p.codec_type, AVMEDIA_TYPE_VIDEO, AVMEDIA_TYPE_VIDEO) && in.in(p.codec_id, 1, kMax) &&
+        in.in(p.codec_tag, 0, UINT32_MAX) && in.in(p.format, -1, AV_PIX_FMT_NB - 1) &&
+        in.in(p.bit_rate, 0, INT64_MAX) && in.in(p.bits_per_coded_sample, 0, kMax) &&
+        in.in(p.bits_per_raw_sample, 0, kMax) && in.in(p.profile, INT_MIN, kMax) &&
+        in.in(p.level, INT_MIN, kMax) && in.in(p.width, 1, kMax) && in.in(p.height, 1, kMax) &&
         in.in(p.sample_aspect_ratio.num, 0, kMax) && in.in(p.sample_aspect_ratio.den, 0, kMax) &&
         in.in(p.field_order, AV_FIELD_UNKNOWN, AV_FIELD_BT) &&
         in.in(p.color_range, 0, AVCOL_RANGE_NB - 1) &&
@@ -126,7 +137,9 @@ std::string key_text(const VideoKey& key) {
 
 }  // namespace
 
-VideoKey video_key(ByteSpan bytes) { return VideoKey{xxh3_128(bytes.data, bytes.size), bytes.size}; }
+VideoKey video_key(ByteSpan bytes) {
+  return VideoKey{xxh3_128(bytes.data, bytes.size), bytes.size};
+}
 
 std::string encode_known_video(const VideoKey& key, const KnownVideo& known) {
   std::string body;
@@ -157,10 +170,8 @@ Result<KnownVideo> decode_known_video(ByteSpan bytes, const VideoKey& key) {
   BodyReader in(*body);
   uint64_t versions = 0;
   VideoKey saved;
-  if (!in.u64(versions) || versions != ffmpeg_versions())
-    return refused("read by another FFmpeg");
-  if (!in.u64(saved.hash.low) || !in.u64(saved.hash.high) || !in.u64(saved.size) ||
-      !(saved == key))
+  if (!in.u64(versions) || versions != ffmpeg_versions()) return refused("read by another FFmpeg");
+  if (!in.u64(saved.hash.low) || !in.u64(saved.hash.high) || !in.u64(saved.size) || !(saved == key))
     return refused("of other bytes");
   KnownVideo known;
   std::string container;

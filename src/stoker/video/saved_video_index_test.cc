@@ -18,9 +18,9 @@ namespace {
 
 // Every container and codec of the set, the rotated video and the AVI with B-frames.
 const char* const kSavedVideos[] = {"h264_gop12_bframes.mp4", "h264_gop250_bframes.mkv",
-                               "vp9_odd_99x75.webm",     "hevc_gop12_bframes.mp4",
-                               "av1_gop12.mkv",          "mpeg4_gop12_bframes.avi",
-                               "h264_vfr.mkv",           "h264_rotated_90.mp4"};
+                                    "vp9_odd_99x75.webm",     "hevc_gop12_bframes.mp4",
+                                    "av1_gop12.mkv",          "mpeg4_gop12_bframes.avi",
+                                    "h264_vfr.mkv",           "h264_rotated_90.mp4"};
 
 // What an opening of `bytes` finds.
 KnownVideo known_of(const std::string& bytes) {
@@ -57,7 +57,8 @@ TEST(SavedVideoIndex, KeepsEveryFieldOfTheStreamAndTheIndex) {
     const KnownVideo back = decode(encode_known_video(key, known), key).value_or_throw();
     EXPECT_EQ(back.stream.container, known.stream.container);
     EXPECT_EQ(back.stream.stream_index, known.stream.stream_index);
-    EXPECT_EQ(parameter_fields(*back.stream.parameters), parameter_fields(*known.stream.parameters));
+    EXPECT_EQ(parameter_fields(*back.stream.parameters),
+              parameter_fields(*known.stream.parameters));
     EXPECT_EQ(extradata(*back.stream.parameters), extradata(*known.stream.parameters));
     const VideoIndex& a = back.index;
     const VideoIndex& b = known.index;

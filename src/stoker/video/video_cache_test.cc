@@ -96,20 +96,21 @@ std::vector<uint8_t> file_frames(const std::string& name, const std::vector<int6
 // cache is empty) reads it there instead of the video, and decodes the frames of the file.
 TEST(VideoCache, ALaterRunReadsTheSavedIndexAndDecodesTheSameFrames) {
   stoker::testing::TempDir cache;
-  for (const char* name : {"h264_gop12_bframes.mp4", "h264_gop250_bframes.mkv",
-                           "vp9_odd_99x75.webm", "mpeg4_gop250_no_bframes.avi",
-                           "h264_rotated_90.mp4", "av1_gop12.mkv"}) {
+  for (const char* name :
+       {"h264_gop12_bframes.mp4", "h264_gop250_bframes.mkv", "vp9_odd_99x75.webm",
+        "mpeg4_gop250_no_bframes.avi", "h264_rotated_90.mp4", "av1_gop12.mkv"}) {
     SCOPED_TRACE(name);
     const std::string bytes = testing::video_bytes(name);
     const VideoKey key = video_key(testing::span_of(bytes));
     const std::string saved = saved_video_file(cache.path(), key);
-    ASSERT_TRUE(on_new_thread([&] { return open_indexed_video(testing::span_of(bytes), cache.path()); })
-                    .is_ok());
+    ASSERT_TRUE(on_new_thread([&] {
+                  return open_indexed_video(testing::span_of(bytes), cache.path());
+                }).is_ok());
     ASSERT_TRUE(std::filesystem::exists(saved));
 
     // Marked (its end moved), the saved copy is what a later run reads.
-    KnownVideo marked =
-        decode_known_video(testing::span_of(read_file(saved).value_or_throw()), key).value_or_throw();
+    KnownVideo marked = decode_known_video(testing::span_of(read_file(saved).value_or_throw()), key)
+                            .value_or_throw();
     const int64_t end = marked.index.end_pts;
     marked.index.end_pts += 1;
     ASSERT_TRUE(write_file_atomically(saved, encode_known_video(key, marked)).is_ok());
@@ -131,7 +132,8 @@ TEST(VideoCache, ADamagedSavedIndexIsBuiltAgainAndReplaced) {
   const std::string bytes = testing::video_bytes(name);
   const VideoKey key = video_key(testing::span_of(bytes));
   const std::string saved = saved_video_file(cache.path(), key);
-  ASSERT_TRUE(on_new_thread([&] { return indexed_video(testing::span_of(bytes), cache.path()); }).is_ok());
+  ASSERT_TRUE(
+      on_new_thread([&] { return indexed_video(testing::span_of(bytes), cache.path()); }).is_ok());
   const std::string whole = read_file(saved).value_or_throw();
   KnownVideo other = decode_known_video(testing::span_of(whole), key).value_or_throw();
   other.stream.stream_index = 7;

@@ -3,8 +3,8 @@
 // [K, T] with K up to num_clips, a variable sample). Both operations are their fields' first,
 // so they draw the clip starts first from the sample's one stream: the same starts. The frames
 // are torchcodec's indices (presentation order); the video is demuxed for its index (kept for
-// the thread's next clip of it and in the cache folder: video/video_cache.h), not decoded. A video that does not open or a
-// clip that cannot be drawn: decode_clip's one-line errors.
+// the thread's next clip of it and in the cache folder: video/video_cache.h), not decoded. A video
+// that does not open or a clip that cannot be drawn: decode_clip's one-line errors.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -96,8 +96,8 @@ OpSpec clip_frame_indices() {
       return invalid_argument(fmt::format("field '{}': clip_frame_indices: {}", context.field,
                                           sampler.status().message()));
     const bool variable = sampler.value().starts == video::ClipStarts::kRegularTimestamps;
-    auto indices = std::make_shared<ClipFrameIndices>(f, sampler.value(), variable,
-                                                      context.cache_dir);
+    auto indices =
+        std::make_shared<ClipFrameIndices>(f, sampler.value(), variable, context.cache_dir);
     if (variable) return std::shared_ptr<const Transform>(indices);
     return std::shared_ptr<const Transform>(std::make_shared<FixedClipFrameIndices>(indices));
   };

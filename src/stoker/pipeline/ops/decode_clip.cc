@@ -123,7 +123,8 @@ class DecodeClip : public Transform {
                int64_t& width) const {
     STOKER_ASSIGN_OR_RETURN(ByteSpan bytes, variable_field(*input.schema, input.record, field_));
     const std::string video_name;  // the record's
-    STOKER_ASSIGN_OR_RETURN(video::IndexedVideo opened, video::open_indexed_video(bytes, cache_dir_));
+    STOKER_ASSIGN_OR_RETURN(video::IndexedVideo opened,
+                            video::open_indexed_video(bytes, cache_dir_));
     const video::VideoIndex& index = *opened.index;
     if (int64_t{index.width} * index.height > max_pixels_)
       return invalid_argument(fmt::format("its {}x{} frames are above max_pixels {}", index.width,
@@ -374,10 +375,9 @@ OpSpec decode_clip() {
                           context.field));
       }
     }
-    auto clips = std::make_shared<DecodeClip>(f, sampler, std::move(geometry), out,
-                                              p.choice("layout") == "CTHW", p.integer("max_pixels"),
-                                              static_cast<int>(p.integer("threads")),
-                                              context.cache_dir);
+    auto clips = std::make_shared<DecodeClip>(
+        f, sampler, std::move(geometry), out, p.choice("layout") == "CTHW", p.integer("max_pixels"),
+        static_cast<int>(p.integer("threads")), context.cache_dir);
     const bool counted = sampler.starts == video::ClipStarts::kRegularTimestamps;
     if (counted || own_size)
       return std::shared_ptr<const Transform>(

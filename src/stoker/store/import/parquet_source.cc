@@ -236,9 +236,9 @@ Result<std::shared_ptr<ParquetSource>> ParquetSource::open(
       if (leaf < 0)
         return invalid_argument(fmt::format("{}: no column '{}' (its columns: {})", name, *wanted,
                                             column_names(schema)));
-    STOKER_RETURN_IF_ERROR(check_leaf(name, schema, file.bytes_leaf, {parquet::Type::BYTE_ARRAY},
-                                      videos ? "binary (the video's bytes)"
-                                             : "binary (the image's bytes)"));
+    STOKER_RETURN_IF_ERROR(
+        check_leaf(name, schema, file.bytes_leaf, {parquet::Type::BYTE_ARRAY},
+                   videos ? "binary (the video's bytes)" : "binary (the image's bytes)"));
     STOKER_RETURN_IF_ERROR(check_leaf(name, schema, file.label_leaf,
                                       {parquet::Type::INT32, parquet::Type::INT64},
                                       "an integer (the label)"));

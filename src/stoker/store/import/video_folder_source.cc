@@ -191,9 +191,8 @@ std::string VideoFolderSource::describe() const {
 
 std::vector<uint8_t> VideoFolderSource::make_record(int64_t label, const std::string* file,
                                                     std::string& /*bad*/) const {
-  const ByteSpan video = file ? ByteSpan{reinterpret_cast<const uint8_t*>(file->data()),
-                                         file->size()}
-                              : ByteSpan{};
+  const ByteSpan video =
+      file ? ByteSpan{reinterpret_cast<const uint8_t*>(file->data()), file->size()} : ByteSpan{};
   return encode_video_record(manifest().schema, video, label);
 }
 

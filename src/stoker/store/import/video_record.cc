@@ -34,9 +34,9 @@ void UnitVideoRecords::add(std::optional<int64_t> label, std::optional<std::stri
   } else if (video->size() > kMaxVideoFileBytes) {
     reason = fmt::format("its video is larger than {} bytes", kMaxVideoFileBytes);
   }
-  const ByteSpan bytes = reason ? ByteSpan{}
-                                : ByteSpan{reinterpret_cast<const uint8_t*>(video->data()),
-                                           video->size()};
+  const ByteSpan bytes =
+      reason ? ByteSpan{}
+             : ByteSpan{reinterpret_cast<const uint8_t*>(video->data()), video->size()};
   append(encode_video_record(schema_, bytes, label.value_or(0)), std::move(reason));
 }
 
