@@ -3,6 +3,7 @@ first opening of a video writes its index under CACHE/video-indexes/, keyed by t
 a later run reads it there (the file is not written again) and gives the same clips; a damaged
 copy is indexed again and replaced; a video changed in place, its size and time kept, gives its
 new frames (torchcodec's), not the old index's. The videos are bench/make_video_set.py's."""
+import glob
 import os
 import shutil
 import struct
@@ -31,13 +32,17 @@ def class_folder(root, files):
     return root
 
 
+def saved_files(cache):
+    """The indexes the cache folder keeps (video-indexes/KEY[0:3]/KEY.index)."""
+    return sorted(glob.glob(os.path.join(cache, "video-indexes", "*", "*")))
+
+
 def saved(cache):
-    """{name: (bytes, inode)} of the indexes the cache folder keeps."""
-    folder = os.path.join(cache, "video-indexes")
+    """{path: (bytes, inode)} of the indexes the cache folder keeps."""
     out = {}
-    for name in sorted(os.listdir(folder)):
-        with open(os.path.join(folder, name), "rb") as f:
-            out[name] = (f.read(), os.stat(os.path.join(folder, name)).st_ino)
+    for path in saved_files(cache):
+        with open(path, "rb") as f:
+            out[path] = (f.read(), os.stat(path).st_ino)
     return out
 
 
@@ -56,19 +61,22 @@ def test_a_later_run_reads_the_saved_indexes(videos, tmp_path):
     cache = str(tmp_path / "cache")
     first = clips(root, cache)
     kept = saved(cache)
-    assert len(kept) == len(NAMES) and all(name.endswith(".index") for name in kept)
+    assert len(kept) == len(NAMES)
+    for path in kept:  # named by the video's key, in the folder of its first three digits
+        folder, name = os.path.split(path)
+        assert name.endswith(".index") and name.startswith(os.path.basename(folder))
     # Read, not written again: the same files (inodes: a write replaces the file).
     later = clips(root, cache)
     assert saved(cache) == kept
     assert all(torch.equal(a, b) for a, b in zip(first, later))
     # Damaged copies are indexed again and replaced by whole ones.
-    for name, (data, _) in kept.items():
-        with open(os.path.join(cache, "video-indexes", name), "wb") as f:
+    for path, (data, _) in kept.items():
+        with open(path, "wb") as f:
             f.write(data[: len(data) // 2])
     repaired = clips(root, cache)
     assert all(torch.equal(a, b) for a, b in zip(first, repaired))
-    assert {name: data for name, (data, _) in saved(cache).items()} == \
-        {name: data for name, (data, _) in kept.items()}
+    assert {path: data for path, (data, _) in saved(cache).items()} == \
+        {path: data for path, (data, _) in kept.items()}
 
 
 def padded(data, size):
@@ -111,4 +119,4 @@ def test_a_video_changed_in_place_gives_its_new_frames(videos, tmp_path):
     changed, theirs = run()
     assert torch.equal(changed, theirs)
     assert not torch.equal(changed, ours)
-    assert len(os.listdir(os.path.join(cache, "video-indexes"))) == 2  # each video's own
+    assert len(saved_files(cache)) == 2  # each video's own

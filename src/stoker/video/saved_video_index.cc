@@ -204,7 +204,10 @@ Result<KnownVideo> decode_known_video(ByteSpan bytes, const VideoKey& key) {
 }
 
 std::string saved_video_file(const std::string& cache_dir, const VideoKey& key) {
-  return fmt::format("{}/{}/{}.index", cache_dir, kVideoIndexFolder, key_text(key));
+  // In one of 4,096 folders: a writer lists its folder for killed writers' temporaries
+  // (util/atomic_file.h), which stays short however many videos there are.
+  return fmt::format("{}/{}/{:03x}/{}.index", cache_dir, kVideoIndexFolder, key.hash.high >> 52,
+                     key_text(key));
 }
 
 std::optional<KnownVideo> load_known_video(const std::string& cache_dir, const VideoKey& key) {

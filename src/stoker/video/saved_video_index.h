@@ -1,8 +1,8 @@
 #pragma once
 // What opening a video learns (video_cache.h: the container's format, the video stream chosen,
 // its parameters and the frame index), kept in a cache folder between runs, as tars' indexes
-// are: CACHE_DIR/video-indexes/KEY.index, one file per video, named by the XXH3-128 and the size
-// of its bytes. The bytes are the video's identity, wherever they come from (a file of a folder,
+// are: CACHE_DIR/video-indexes/KEY[0:3]/KEY.index, one file per video, named by the XXH3-128
+// and the size of its bytes. The bytes are the video's identity, wherever they come from (a file of a folder,
 // a dataset's record, a tar's member, a Parquet row): a video changed in any way, its size and
 // time kept or not, is another key, indexed anew; nothing is keyed by a path.
 //
@@ -11,8 +11,8 @@
 // is not whole, of another version or FFmpeg, of another key, or whose contents break what an
 // opening guarantees (a known container and video decoder, timestamps increasing, the first
 // frame a keyframe, sizes and enumerations in range) is not read: the caller indexes the video
-// again and replaces it. Written atomically and best effort, as a cache is. Functions;
-// thread-safe.
+// again and replaces it. Written atomically (a temporary name, fsync'ed, renamed: contract 7),
+// best effort, as a cache is. Functions; thread-safe.
 
 #include <cstdint>
 #include <optional>
@@ -45,7 +45,7 @@ struct KnownVideo {
 std::string encode_known_video(const VideoKey& key, const KnownVideo& known);
 Result<KnownVideo> decode_known_video(ByteSpan bytes, const VideoKey& key);
 
-// CACHE_DIR/video-indexes/KEY.index: the file kept for the video of `key`.
+// CACHE_DIR/video-indexes/KEY[0:3]/KEY.index: the file kept for the video of `key`.
 std::string saved_video_file(const std::string& cache_dir, const VideoKey& key);
 
 // The video of `key` as `cache_dir` keeps it, or nullopt where it keeps none that is whole.
