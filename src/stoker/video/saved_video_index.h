@@ -2,9 +2,9 @@
 // What opening a video learns (video_cache.h: the container's format, the video stream chosen,
 // its parameters and the frame index), kept in a cache folder between runs, as tars' indexes
 // are: CACHE_DIR/video-indexes/KEY[0:3]/KEY.index, one file per video, named by the XXH3-128
-// and the size of its bytes. The bytes are the video's identity, wherever they come from (a file of a folder,
-// a dataset's record, a tar's member, a Parquet row): a video changed in any way, its size and
-// time kept or not, is another key, indexed anew; nothing is keyed by a path.
+// and the size of its bytes. The bytes are the video's identity, wherever they come from (a file of
+// a folder, a dataset's record, a tar's member, a Parquet row): a video changed in any way, its
+// size and time kept or not, is another key, indexed anew; nothing is keyed by a path.
 //
 // The saved form (util/saved_form.h's seal) is versioned by its magic and holds the libavformat
 // and libavcodec versions that read it, then its key, then the stream and the index. A file that
