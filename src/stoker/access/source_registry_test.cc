@@ -109,7 +109,8 @@ TEST(SourceRegistry, AnUnknownSourceOrParameterIsOneLineNamingWhatThereIs) {
       "source 'stoker': unknown parameter 'image_column' (it has none)");
   expect_refused(
       remote::open_dataset(dir.path() + "/x.parquet", access, 0, "parquet", {{"image_col", "a"}}),
-      "source 'parquet': unknown parameter 'image_col' (parameters: image_column, label_column)");
+      "source 'parquet': unknown parameter 'image_col' (parameters: image_column, label_column, "
+      "video_column)");
   expect_refused(remote::open_dataset(dir.path() + "/x.parquet", access, 0, "parquet",
                                       {{"label_column", int64_t{3}}}),
                  "source 'parquet': label_column must be");
@@ -123,10 +124,12 @@ TEST(SourceRegistry, TheJsonDescribesEverySourceAndItsParameters) {
   ASSERT_EQ(json.size(), data_sources().size());
   for (size_t i = 0; i < json.size(); ++i) EXPECT_EQ(json[i]["name"], data_sources()[i].name);
   const auto& parquet = json[0];
-  ASSERT_EQ(parquet["params"].size(), 2u);
+  ASSERT_EQ(parquet["params"].size(), 3u);
   EXPECT_EQ(parquet["params"][0]["name"], "image_column");
   EXPECT_EQ(parquet["params"][0]["type"], "text");
   EXPECT_EQ(parquet["params"][0]["default"], "image");
+  EXPECT_EQ(parquet["params"][2]["name"], "video_column");
+  EXPECT_EQ(parquet["params"][2]["default"], "");
 }
 
 }  // namespace

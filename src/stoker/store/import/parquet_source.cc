@@ -372,7 +372,10 @@ Result<ShardReader> ParquetSource::read_unit(int u, std::map<uint64_t, std::stri
           if (records.full()) return;  // the rest refused: no copies of their values
           std::optional<std::string_view> data;
           if (value) data.emplace(reinterpret_cast<const char*>(value->ptr), value->len);
-          if (videos) return videos->add(labels[row], data);
+          if (videos) {
+            videos->add(labels[row], data);
+            return;
+          }
           ImageRow values{labels[row], data, std::nullopt};
           if (unit.paths && paths[row]) values.path = *paths[row];
           images->add(values, row_options);
