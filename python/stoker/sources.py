@@ -37,6 +37,7 @@ class _Source:
     transforms = None
     _view = None
     boolean_fields = ()  # uint8 fields of 0 and 1 the loader delivers as bool
+    batch_cu_seqlens = False  # cu_seqlens delivered flattened over the batch (_cu_seqlens.py)
 
     def _params(self) -> dict:
         """The source's own parameters (``_stoker.sources()`` names them)."""
@@ -322,7 +323,9 @@ class Tokens(_Source):
     segments are its runs of one document. ``return_position_ids``: ``position_ids`` int64
     ``[L]``, 0 at each segment's start (a sample starting mid-document counts from its first
     token, as ``cu_seqlens`` cuts it). ``return_cu_seqlens``: ``cu_seqlens`` int64 ``[segments
-    + 1]`` (FlashAttention's varlen offsets; ``.int()`` for int32), a variable field.
+    + 1]`` per sample, a variable field; ``"batch"``: the batch's, its rows flattened, int32
+    ``[segments + 1]`` with ``max_seqlen`` (an int), as FlashAttention's varlen kernels and
+    torch's ``varlen_attn`` take them (_cu_seqlens.py).
     ``mask_boundary_labels``: ``labels`` -100 where the label is the next document's first
     token. ``return_document_mask``: ``document_mask`` bool ``[L, L]``, True at ``[q, k]``
     where ``k <= q`` in one segment (causal within each document: SDPA's ``attn_mask``).
@@ -331,7 +334,9 @@ class Tokens(_Source):
     instead, ``packing_bins`` rows open at a time, a document over ``L`` cut into pieces of ``L``
     (docs/DATA.md#token-files). A row: ``input_ids`` (``pad_id`` on padding), ``labels`` (-100 at
     each document's end and on padding), ``position_ids`` and ``segment_ids`` (k on its k-th
-    piece, 0 on padding), int64 ``[L]``; ``cu_seqlens`` ends with the padding as a segment. Each
+    piece, 0 on padding), int64 ``[L]``; ``cu_seqlens`` ends with the padding as a segment;
+    ``return_attention_mask``: ``attention_mask`` int64 ``[L]``, 1 on tokens and 0 on padding
+    (Hugging Face's; packed rows only, the others have no padding). Each
     token of the file is in one row; the rows, made at open, are the same every epoch.
     ``prompt_end_id``: a document's tokens up to its first such token are its prompt, and
     ``labels`` are -100 where they predict them (the loss on the response). A bad id or a field
@@ -342,13 +347,17 @@ class Tokens(_Source):
     def __init__(self, path, seq_len=1024, dtype="uint16", eos_id=None,
                  return_position_ids=False, return_cu_seqlens=False,
                  mask_boundary_labels=False, return_document_mask=False, packing="none",
-                 packing_bins=64, pad_id=None, prompt_end_id=None, transforms=None):
+                 packing_bins=64, pad_id=None, prompt_end_id=None, return_attention_mask=False,
+                 transforms=None):
         self.path = os.fsdecode(path)
         self.seq_len = int(seq_len)
         self.dtype = dtype
         self.eos_id = self._token_id("eos_id", eos_id)
         self.return_position_ids = bool(return_position_ids)
-        self.return_cu_seqlens = bool(return_cu_seqlens)
+        if return_cu_seqlens not in (False, True, "batch"):
+            raise ValueError(f"Tokens({self.path!r}): return_cu_seqlens must be False, True "
+                             f"(each sample's) or 'batch', not {return_cu_seqlens!r}")
+        self.return_cu_seqlens = return_cu_seqlens
         self.mask_boundary_labels = bool(mask_boundary_labels)
         self.return_document_mask = bool(return_document_mask)
         self.packing = packing
@@ -361,6 +370,7 @@ class Tokens(_Source):
                              f"'none' (first_fit or best_fit pad their rows)")
         self.pad_id = self._token_id("pad_id", 0 if pad_id is None else pad_id)
         self.prompt_end_id = self._token_id("prompt_end_id", prompt_end_id)
+        self.return_attention_mask = bool(return_attention_mask)
         self.transforms = transforms
 
     def _token_id(self, name, value):
@@ -374,6 +384,10 @@ class Tokens(_Source):
     def boolean_fields(self):
         return ("document_mask",) if self.return_document_mask else ()
 
+    @property
+    def batch_cu_seqlens(self):
+        return self.return_cu_seqlens == "batch"
+
     def _path(self) -> str:
         return self.path
 
@@ -381,16 +395,18 @@ class Tokens(_Source):
         return {"seq_len": self.seq_len, "dtype": self.dtype,
                 "eos_id": -1 if self.eos_id is None else self.eos_id,
                 "return_position_ids": self.return_position_ids,
-                "return_cu_seqlens": self.return_cu_seqlens,
+                "return_cu_seqlens": bool(self.return_cu_seqlens),
                 "mask_boundary_labels": self.mask_boundary_labels,
                 "return_document_mask": self.return_document_mask, "packing": self.packing,
                 "packing_bins": self.packing_bins, "pad_id": self.pad_id,
-                "prompt_end_id": -1 if self.prompt_end_id is None else self.prompt_end_id}
+                "prompt_end_id": -1 if self.prompt_end_id is None else self.prompt_end_id,
+                "return_attention_mask": self.return_attention_mask}
 
     def __repr__(self):
         boundaries = "".join(f", {name}={getattr(self, name)!r}" for name in (
             "eos_id", "return_position_ids", "return_cu_seqlens", "mask_boundary_labels",
-            "return_document_mask", "packing", "packing_bins", "pad_id", "prompt_end_id")
+            "return_document_mask", "packing", "packing_bins", "pad_id", "prompt_end_id",
+            "return_attention_mask")
             if getattr(self, name) not in (None, False, "none")
             and (self.packing != "none" or name not in ("packing_bins", "pad_id")))
         return (f"stoker.Tokens({self.path!r}, seq_len={self.seq_len}, dtype={self.dtype!r}"
@@ -446,6 +462,10 @@ class Mixture(_Source):
     @property
     def boolean_fields(self):
         return self.sources[0].boolean_fields  # read as one: the sources have the same fields
+
+    @property
+    def batch_cu_seqlens(self):
+        return any(s.batch_cu_seqlens for s in self.sources)
 
     def view(self):
         """loader.dataset's view of the mixture: read source by source, every source's
