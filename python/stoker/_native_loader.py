@@ -634,6 +634,8 @@ class NativeLoader:
         self._flat_cu_seqlens = source.batch_cu_seqlens and _cu_seqlens.FIELD in forms
         if self._flat_cu_seqlens:  # read padded, then flattened (_cu_seqlens.py)
             forms[_cu_seqlens.FIELD] = "padded"
+            _cu_seqlens.check_batch(batch_size, next(
+                f["shape"][0] for f in self._native.schema if f["name"] == "input_ids"))
         _warn_gray_color_jitter(specs, self._native.schema)
         _check_sizes_names(forms, specs)
         specs = [dict(s, padded=True) if forms.get(s["name"]) in ("padded", "nested") else s
@@ -661,8 +663,6 @@ class NativeLoader:
         if order_of is not None:  # its own order (a Subset's) follows the loader's options
             order_of.bind(len(self._native), self._native.options)
         shapes = {name: shape for name, _, shape in self._native.fields}
-        if self._flat_cu_seqlens:
-            _cu_seqlens.check_batch(batch_size, shapes["input_ids"][0])
         self._normalize = {
             name: _device.normalizer(torch, *_stoker.normalization(shapes[name], mean, std),
                                      len(shapes[name]), self._device)

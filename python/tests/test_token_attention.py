@@ -78,9 +78,8 @@ def test_batch_cu_seqlens_in_tuples_and_refused_where_they_cannot_be(docs):
     assert [type(v) for v in next(iter(named))] == [torch.Tensor, torch.Tensor, int]
     with pytest.raises(ValueError, match="return_cu_seqlens must be False, True"):
         stoker.Tokens(docs, eos_id=EOS, return_cu_seqlens="flat")
-    with pytest.raises(ValueError, match="batch_size 2097152 x seq_len 1024 tokens pass int32"):
-        stoker.Loader(stoker.Tokens(docs, seq_len=1024, eos_id=EOS, return_cu_seqlens="batch"),
-                      batch_size=2**21)
+    with pytest.raises(ValueError, match="batch_size 134217728 x seq_len 16 tokens pass int32"):
+        stoker.Loader(source(docs, "batch"), batch_size=2**27)
     mixture = stoker.Mixture([stoker.Tokens(docs, seq_len=L), source(docs, "batch")])
     with pytest.raises(ValueError, match="source by source, which takes no "
                                          "return_cu_seqlens='batch'"):
