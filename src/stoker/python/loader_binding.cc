@@ -373,8 +373,7 @@ class BoundLoader {
   std::string record_error(int64_t index, const std::string& message) const {
     if (index < 0 || static_cast<uint64_t>(index) >= shared_->dataset->size())
       throw py::index_error(fmt::format("record {} outside the dataset", index));
-    return shared_->dataset->record_error(static_cast<uint64_t>(index), corrupt(message))
-        .message();
+    return shared_->dataset->record_error(static_cast<uint64_t>(index), corrupt(message)).message();
   }
 
   // What the dataset's source noted after its first `said` notes (ShardSourceStats::notes):
