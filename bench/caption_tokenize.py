@@ -5,7 +5,8 @@ per caption (the same tokenizer behind an object without encode_batch), alternat
 the steps in the loader's thread (python_workers=0) or in threads.
 
     python bench/make_image_text_set.py /tmp/pairs --samples 3000 --size 320 --per-tar 500
-    python bench/caption_tokenize.py /tmp/pairs [--rounds 3] [--batch-size 64] [--cores 0]
+    python bench/caption_tokenize.py /tmp/pairs [--rounds 3] [--epochs 5] [--batch-size 64]
+        [--workers 0] [--cores 0]
 
 Both give the same int64 [B, 77] ids (checked); the tokenizer is image_text_pipeline.py's BPE.
 """
@@ -39,18 +40,21 @@ def loader(tars, tokenizer, batch_size, workers):
                          python_parallel="threads", python_workers=workers)
 
 
-def epoch(loader) -> tuple:
-    """(captions per second over one epoch, after one warm-up epoch; its ids)."""
+def epochs(loader, count: int) -> tuple:
+    """(captions per second over `count` epochs, after one warm-up epoch; the last one's ids)."""
     list(loader)
-    start = time.perf_counter()
-    ids = torch.cat([batch[0] for batch in loader])
-    return len(ids) / (time.perf_counter() - start), ids
+    start, captions = time.perf_counter(), 0
+    for _ in range(count):
+        ids = torch.cat([batch[0] for batch in loader])
+        captions += len(ids)
+    return captions / (time.perf_counter() - start), ids
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("tars", type=pathlib.Path)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--epochs", type=int, default=5, help="epochs timed a round")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--workers", type=int, default=0, help="python_workers (threads)")
     parser.add_argument("--cores", default=None,
@@ -63,8 +67,10 @@ def main():
     tokenizer = trained_tokenizer(tars)
     runs = {"encode_batch": [], "encode, one by one": []}
     for _ in range(args.rounds):
-        batched, ids = epoch(loader(tars, tokenizer, args.batch_size, args.workers))
-        single, same = epoch(loader(tars, OneByOne(tokenizer), args.batch_size, args.workers))
+        batched, ids = epochs(loader(tars, tokenizer, args.batch_size, args.workers),
+                              args.epochs)
+        single, same = epochs(loader(tars, OneByOne(tokenizer), args.batch_size, args.workers),
+                              args.epochs)
         assert torch.equal(ids, same)
         runs["encode_batch"].append(batched)
         runs["encode, one by one"].append(single)

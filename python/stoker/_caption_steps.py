@@ -3,9 +3,11 @@ the loader's units of Python steps (as _python_steps.FieldSteps, whose attribute
 in the iterating thread, in threads or in worker processes as any field's. What it adds:
 
 - the captions of a batch (of a worker's share of one) are encoded together, by one
-  ``Tokenize.encode_many`` (the tokenizer's ``encode_batch``: Rust, the GIL released, its own
-  threads), when the first of their samples' steps asks; each sample then takes its own
-  encoding (or the exception its caption raised: that sample's error, naming Tokenize);
+  ``Tokenize.encode_many`` (the tokenizer's ``encode_batch_fast`` or ``encode_batch``: Rust, the
+  GIL released, its own threads) and cut and padded into one batch tensor, when the first of
+  their samples' steps asks; each sample then takes its row (or the exception its caption
+  raised: that sample's error, naming Tokenize);
+- Tokenize alone draws nothing, so the global generators are not seeded for it (``seeded``);
 - with ``return_attention_mask``, a second output, ``attention_mask`` int64 [context_length],
   which the batch holds after the field (_python_steps.assembled)."""
 
@@ -20,8 +22,8 @@ ATTENTION_MASK = "attention_mask"
 
 class _Encodings:
     """A batch's captions (uint8 tensors, by slot) encoded once, by the first sample that asks
-    (threads wait for it); ``of(slot)`` is that sample's encoding, or raises what its caption
-    raised."""
+    (threads wait for it); ``of(slot)`` is that sample's (ids, attention mask or None), or
+    raises what its caption raised."""
 
     def __init__(self, tokenize, captions: list):
         self._tokenize = tokenize
@@ -32,12 +34,12 @@ class _Encodings:
     def of(self, slot: int):
         with self._lock:
             if self._done is None:
-                self._done = self._tokenize.encode_many(
-                    [c.numpy().tobytes() for c in self._captions])
-        encoding = self._done[slot]
-        if isinstance(encoding, Exception):
-            raise encoding
-        return encoding
+                self._done = self._tokenize.tensors(self._tokenize.encode_many(
+                    [c.numpy().tobytes() for c in self._captions]))
+        made = self._done[slot]
+        if isinstance(made, Exception):
+            raise made
+        return made
 
 
 class _Caption:
@@ -55,6 +57,7 @@ class CaptionSteps(FieldSteps):
     def __init__(self, torch, steps: list, field: str, python_input=None):
         super().__init__(torch, steps, field, python_input)
         self.tokenize = steps[0]
+        self.seeded = len(steps) > 1  # Tokenize alone draws nothing: no generator to seed
         if self.tokenize.return_attention_mask:
             self.outputs[ATTENTION_MASK] = "stack"
 
@@ -64,12 +67,12 @@ class CaptionSteps(FieldSteps):
         return [_Caption(encodings, k) for k in range(len(captions))]
 
     def _tokens(self, caption: _Caption):
-        return self.tokenize.tensors(caption.encodings.of(caption.slot))
+        return caption.encodings.of(caption.slot)
 
     def run(self, torch, numpy, values: tuple, seed: int, where: tuple, on_step=None) -> tuple:
         """(the ids after the steps[, the attention mask]) of a sample (`values`: its
         _Caption), as FieldSteps.run."""
-        generator = torch.Generator().manual_seed(seed) if any(self.generator) else None
+        generator = torch.Generator().manual_seed(seed) if any(self.generator[1:]) else None
         if on_step is not None:
             on_step(0)
         x, mask = call_step(self.tokenize, (values[0],), {}, where, self.seconds, 0,

@@ -636,7 +636,8 @@ class PythonSteps:
         in `failed` (a slot that failed in another unit)."""
         if slot in failed:
             return None
-        generators.seed(sample_seed(self._seed, epoch, self._rank, position, slot))
+        if getattr(unit, "seeded", True):  # not where the steps draw nothing (a caption's)
+            generators.seed(sample_seed(self._seed, epoch, self._rank, position, slot))
         return self._one(name, unit, inputs, epoch, index, position, slot, thread)
 
     def _combine(self, batch: dict, made: Dict[str, List], epoch: int, index: int,

@@ -135,7 +135,8 @@ def _run_task(torch, numpy, conn, units, seed, rank, limit, status, inputs, outp
     for k, slot in enumerate(slots):
         values = [samples[k] for samples in fields]
         sample = sample_seed(seed, epoch, rank, position, slot)
-        generators.seed(sample)
+        if getattr(unit, "seeded", True):  # not where the steps draw nothing (a caption's)
+            generators.seed(sample)
         where = (name, slot, index, epoch)
         try:
             made = unit.run(torch, numpy, tuple(values), sample, where,
