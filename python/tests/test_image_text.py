@@ -251,3 +251,18 @@ def test_a_caption_longer_than_the_context_fails_without_truncation(tmp_path, ca
 def test_wrong_arguments_are_refused(args, message):
     with pytest.raises(ValueError, match=message):
         T.Tokenize(**{"tokenizer": bpe(["a b"]), **args})
+
+
+def test_two_attention_masks_are_refused_in_one_line(tmp_path, cache, jpeg):
+    tar = write(tmp_path / "both.tar", [{f"k{i}.jpg": jpeg, f"k{i}.txt": b"a dune",
+                                         f"k{i}.json": b'{"caption": "a dune"}'}
+                                        for i in range(2)])
+    tokenizer = bpe(["a dune"])
+    masked = dict(context_length=CONTEXT, return_attention_mask=True)
+    with pytest.raises(ValueError) as raised:
+        stoker.Loader(stoker.WebDataset([tar], label=None, transforms={
+            "txt": T.Tokenize(tokenizer, **masked),
+            "json": T.Tokenize(tokenizer, key="caption", **masked)}), cache_dir=cache)
+    message = str(raised.value)
+    assert "fields 'txt' and 'json' both return 'attention_mask'" in message
+    assert "\n" not in message

@@ -107,3 +107,12 @@ def test_attention_mask_without_packing_is_refused_in_one_line(docs):
     message = str(raised.value)
     assert str(docs) in message and "return_attention_mask" in message and \
         "no padding" in message and "\n" not in message
+
+
+def test_max_seqlen_goes_to_a_device_as_the_int_it_is():
+    # CudaEpoch copies each tensor of a batch (none here: the CPU stands in) and keeps ints.
+    from stoker._device import _tensors, _to_device
+    batch = {"cu_seqlens": torch.tensor([0, 3, 8], dtype=torch.int32), "max_seqlen": 5}
+    moved = {name: _to_device(value, torch.device("cpu")) for name, value in batch.items()}
+    assert moved["max_seqlen"] == 5 and type(moved["max_seqlen"]) is int
+    assert [t.dtype for t in _tensors(moved)] == [torch.int32]
