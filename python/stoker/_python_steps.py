@@ -28,8 +28,9 @@ steps may run in threads (python_parallel="threads"). A batch transform is seede
 batch_seed(seed, epoch, rank, position). An exception (any: steps never run in the main
 thread, so a KeyboardInterrupt a step raises is no Ctrl-C), an output that is not a dense
 tensor, or of another shape or dtype, or a step running past the timeout is one stoker.Error
-naming the field, the sample and the step; with on_error="skip" the sample is dropped from its
-batch instead and counted.
+naming where the sample's record lies (record_locator: a tar and member, a file and row), the
+field, the sample and the step; with on_error="skip" the sample is dropped from its batch
+instead and counted.
 """
 
 from __future__ import annotations
