@@ -309,38 +309,32 @@ class Arrow(_Source):
 class Tokens(_Source):
     """A flat array of token ids read in place, as language-model samples: nanoGPT's ``.bin``
     (raw little-endian ``dtype`` tokens, no header: ``"uint16"``, or ``"uint32"`` for
-    vocabularies above 65,535), a 1-D ``.npy`` of integers (its dtype from its header), or
-    Megatron-LM's indexed dataset (``PREFIX.bin`` with ``PREFIX.idx``, named by either file or
-    the prefix: every sequence's tokens in order as one array). Concatenate and split, as
-    nanoGPT's ``get_batch``: sample ``i`` is ``input_ids`` = tokens ``[i*L, (i+1)*L)`` and
-    ``labels`` = tokens ``[i*L+1, (i+1)*L+1)``, both int64 ``[L]`` for ``L = seq_len`` (1024 by
-    default, nanoGPT's block_size), ``(tokens - 1) // L`` samples, so each token but the tail
-    is in one sample's input_ids per epoch. A local file, mapped, each sample's tokens widened
-    into its batch slot. A token id below 0 (or from 2^63) fails its batch naming the file.
+    vocabularies above 65,535), a 1-D ``.npy`` of integers, or Megatron-LM's indexed dataset
+    (``PREFIX.bin`` with ``PREFIX.idx``, named by either file or the prefix). Concatenate and
+    split, as nanoGPT's ``get_batch``: sample ``i`` is ``input_ids`` = tokens ``[i*L, (i+1)*L)``
+    and ``labels`` = tokens ``[i*L+1, (i+1)*L+1)``, int64 ``[L]`` for ``L = seq_len`` (1024 by
+    default), ``(tokens - 1) // L`` samples, each token but the tail in one sample's input_ids
+    per epoch. A local file, mapped; a token id below 0 (or from 2^63) fails its batch.
 
     Document boundaries (docs/DATA.md#token-files): a document ends after each ``eos_id``
-    token, or, without one, where a Megatron-LM ``.idx`` document index says; a sample's
-    segments are its runs of one document. ``return_position_ids``: ``position_ids`` int64
-    ``[L]``, 0 at each segment's start (a sample starting mid-document counts from its first
-    token, as ``cu_seqlens`` cuts it). ``return_cu_seqlens``: ``cu_seqlens`` int64 ``[segments
-    + 1]`` per sample, a variable field; ``"batch"``: the batch's, its rows flattened, int32
-    ``[segments + 1]`` with ``max_seqlen`` (an int), as FlashAttention's varlen kernels and
-    torch's ``varlen_attn`` take them (_cu_seqlens.py).
-    ``mask_boundary_labels``: ``labels`` -100 where the label is the next document's first
+    token, or where a Megatron-LM ``.idx`` document index says; a sample's segments are its
+    runs of one document. ``return_position_ids``: ``position_ids`` int64 ``[L]``, 0 at each
+    segment's start. ``return_cu_seqlens``: ``cu_seqlens`` int64 ``[segments + 1]`` per sample,
+    a variable field; ``"batch"``: the batch's rows flattened, int32 ``[segments + 1]`` with
+    ``max_seqlen`` (an int), as FlashAttention's varlen kernels and torch's ``varlen_attn`` take
+    them. ``mask_boundary_labels``: ``labels`` -100 where the label is the next document's first
     token. ``return_document_mask``: ``document_mask`` bool ``[L, L]``, True at ``[q, k]``
     where ``k <= q`` in one segment (causal within each document: SDPA's ``attn_mask``).
 
     ``packing="first_fit"`` or ``"best_fit"`` (Grain's): whole documents in padded rows of ``L``
-    instead, ``packing_bins`` rows open at a time, a document over ``L`` cut into pieces of ``L``
-    (docs/DATA.md#token-files). A row: ``input_ids`` (``pad_id`` on padding), ``labels`` (-100 at
-    each document's end and on padding), ``position_ids`` and ``segment_ids`` (k on its k-th
-    piece, 0 on padding), int64 ``[L]``; ``cu_seqlens`` ends with the padding as a segment;
-    ``return_attention_mask``: ``attention_mask`` int64 ``[L]``, 1 on tokens and 0 on padding
-    (Hugging Face's; packed rows only, the others have no padding). Each
-    token of the file is in one row; the rows, made at open, are the same every epoch.
-    ``prompt_end_id``: a document's tokens up to its first such token are its prompt, and
-    ``labels`` are -100 where they predict them (the loss on the response). A bad id or a field
-    without boundaries is refused in one line."""
+    instead, ``packing_bins`` rows open at a time, a document over ``L`` cut into pieces. A row:
+    ``input_ids`` (``pad_id`` on padding), ``labels`` (-100 at each document's end and on
+    padding), ``position_ids`` and ``segment_ids`` (k on its k-th piece, 0 on padding), int64
+    ``[L]``; ``cu_seqlens`` ends with the padding as a segment; ``return_attention_mask``:
+    ``attention_mask`` int64 ``[L]``, 1 on tokens, 0 on padding (Hugging Face's). Each token is
+    in one row; the rows, made at open, are the same every epoch. ``prompt_end_id``: a
+    document's tokens up to its first such token are its prompt, and ``labels`` are -100 where
+    they predict them. A bad id or a field without boundaries is refused in one line."""
 
     source = "tokens"
 
