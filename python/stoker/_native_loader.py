@@ -179,10 +179,13 @@ def _transforms_for_names(transforms, names: tuple, schema: list, pad: bool,
 def _added_fields(source, transforms, schema: list) -> dict:
     """{field the loader adds to a batch: the field it comes with}: max_seqlen with a flattened
     cu_seqlens (_cu_seqlens.py), attention_mask with a caption whose Tokenize returns one;
-    ValueError where an attention mask would take a field's name."""
+    ValueError where an attention mask would take a field's name (one the transforms keep)."""
     added = {_cu_seqlens.LONGEST: _cu_seqlens.FIELD} if source.batch_cu_seqlens else {}
     masked = masked_captions(transforms)
-    if len(masked) > 1 or (masked and ATTENTION_MASK in (f["name"] for f in schema)):
+    kept = ATTENTION_MASK in (f["name"] for f in schema) and not (
+        isinstance(transforms, dict) and ATTENTION_MASK in transforms and
+        transforms[ATTENTION_MASK] is None)
+    if len(masked) > 1 or (masked and kept):
         taken = f"fields {masked[0]!r} and {masked[1]!r} both return" if len(masked) > 1 else \
             f"the dataset has a field {ATTENTION_MASK!r}, and field {masked[0]!r} returns"
         raise ValueError(f"Tokenize(return_attention_mask=True): {taken} "

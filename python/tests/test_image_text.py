@@ -266,3 +266,14 @@ def test_two_attention_masks_are_refused_in_one_line(tmp_path, cache, jpeg):
     message = str(raised.value)
     assert "fields 'txt' and 'json' both return 'attention_mask'" in message
     assert "\n" not in message
+    # A member named so is a field of the tars: refused, unless the transforms leave it out.
+    named = write(tmp_path / "named.tar", [{f"k{i}.jpg": jpeg, f"k{i}.txt": b"a dune",
+                                           f"k{i}.attention_mask": b"1"} for i in range(2)])
+    mask = {"txt": T.Tokenize(tokenizer, **masked)}
+    with pytest.raises(ValueError, match="the dataset has a field 'attention_mask', and field "
+                                         "'txt' returns"):
+        stoker.Loader(stoker.WebDataset([named], label=None, transforms=mask), cache_dir=cache)
+    batch = next(iter(stoker.Loader(stoker.WebDataset(
+        [named], label=None, transforms={**mask, "attention_mask": None}), cache_dir=cache,
+        batch_size=2, batch_format="dict")))
+    assert batch["attention_mask"].tolist() == [[1, 1] + [0] * (CONTEXT - 2)] * 2
