@@ -83,16 +83,17 @@ def normalizer(torch, scale, bias, sample_dims: int, device):
 
 def _to_device(field, device):
     """A batch field (a tensor, or a list of them: a field of varying size) copied to `device`
-    on the current stream, without waiting."""
+    on the current stream, without waiting; an int (max_seqlen) as it is."""
     if isinstance(field, list):
         return [sample.to(device, non_blocking=True) for sample in field]
-    return field.to(device, non_blocking=True)
+    return field if isinstance(field, int) else field.to(device, non_blocking=True)
 
 
 def _tensors(batch):
     """Every tensor of a batch, the samples of its list fields included."""
     for field in batch.values():
-        yield from field if isinstance(field, list) else (field,)
+        if not isinstance(field, int):
+            yield from field if isinstance(field, list) else (field,)
 
 
 class CudaEpoch:

@@ -135,7 +135,8 @@ class MixedFieldsLoader:
                     f"batches are dicts)"),
                    (order_of is not None, "a sampler, batch_sampler or Subset"),
                    (batch_transform is not None, "batch_transform="),
-                   (last_batch == "pad", "last_batch='pad'"), (ra_reps != 1, "ra_reps")]
+                   (last_batch == "pad", "last_batch='pad'"), (ra_reps != 1, "ra_reps"),
+                   (mixture.batch_cu_seqlens, "return_cu_seqlens='batch'")]
         for bad, what in refused:
             if bad:
                 raise ValueError(f"{mixture!r}: sources of different fields (or their own "

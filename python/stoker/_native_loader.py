@@ -14,7 +14,7 @@ import warnings
 import weakref
 from typing import Optional
 
-from stoker import _device, _stoker
+from stoker import _cu_seqlens, _device, _stoker
 from stoker._data_access import data_access
 from stoker._paths import native_path
 from stoker.sources import as_source
@@ -25,8 +25,10 @@ from stoker._nested import nested_fields
 from stoker._python_pool import PythonPool
 from stoker._python_steps import BatchTransform, FieldSteps, PythonSteps, step_name
 from stoker._wrapped import ChangedFields, Wrapped as _Wrapped
-from stoker.transforms import (call_text, defer_normalization, is_variable,
-                               joint_outputs, plan_fields, varies_in_rows_only)
+from stoker._caption_steps import ATTENTION_MASK, CaptionSteps
+from stoker.transforms import (Tokenize, call_text, defer_normalization, is_variable,
+                               joint_outputs, masked_captions, plan_fields,
+                               varies_in_rows_only)
 
 __all__ = ["NativeLoader"]
 
@@ -134,12 +136,15 @@ def _batch_names(batch_format) -> Optional[tuple]:
     return names
 
 
-def _transforms_for_names(transforms, names: tuple, schema: list, pad: bool):
+def _transforms_for_names(transforms, names: tuple, schema: list, pad: bool,
+                          added: dict):
     """`transforms` as a mapping that leaves out the dataset's fields `names` does not name
-    (so they are never read); ValueError for a name the dataset lacks or the transforms drop."""
+    (so they are never read); ValueError for a name the dataset lacks or the transforms drop.
+    `added`: {name the loader adds: the field it comes with} (max_seqlen, attention_mask)."""
     fields = [f["name"] for f in schema]
-    # A padded field's sizes (NAME_sizes) stand for the field.
-    names = tuple(n[:-len("_sizes")] if n.endswith("_sizes") and n[:-len("_sizes")] in fields
+    # A padded field's sizes (NAME_sizes) stand for the field, as what the loader adds does.
+    names = tuple(added[n] if n in added else
+                  n[:-len("_sizes")] if n.endswith("_sizes") and n[:-len("_sizes")] in fields
                   else n for n in names)
     unknown = [n for n in names if n not in fields and not (pad and n == VALID)]
     if unknown:
@@ -169,6 +174,26 @@ def _transforms_for_names(transforms, names: tuple, schema: list, pad: bool):
         if name not in names:
             mapping[name] = None
     return mapping
+
+
+def _added_fields(source, transforms, schema: list) -> dict:
+    """{field the loader adds to a batch: the field it comes with}: max_seqlen with a flattened
+    cu_seqlens (_cu_seqlens.py), attention_mask with a caption whose Tokenize returns one;
+    ValueError where an attention mask would take a field's name (one the transforms keep)."""
+    added = {_cu_seqlens.LONGEST: _cu_seqlens.FIELD} if source.batch_cu_seqlens else {}
+    masked = masked_captions(transforms)
+    kept = ATTENTION_MASK in (f["name"] for f in schema) and not (
+        isinstance(transforms, dict) and ATTENTION_MASK in transforms and
+        transforms[ATTENTION_MASK] is None)
+    if len(masked) > 1 or (masked and kept):
+        taken = f"fields {masked[0]!r} and {masked[1]!r} both return" if len(masked) > 1 else \
+            f"the dataset has a field {ATTENTION_MASK!r}, and field {masked[0]!r} returns"
+        raise ValueError(f"Tokenize(return_attention_mask=True): {taken} "
+                         f"{ATTENTION_MASK!r}: one of them, or leave the dataset's out "
+                         f"(transforms={{{ATTENTION_MASK!r}: None}})")
+    if masked:
+        added[ATTENTION_MASK] = masked[0]
+    return added
 
 
 _VARIABLE_FORMS = ("list", "padded", "nested")
@@ -292,8 +317,8 @@ def _python_steps(torch, plan, seed, rank, on_error, python_input, python_worker
     if plan.joint is not None:
         units = joint_units(torch, plan.joint, forms)
     else:
-        units = {field: FieldSteps(torch, steps, field, python_input)
-                 for field, steps in plan.python.items()}
+        units = {field: (CaptionSteps if isinstance(steps[0], Tokenize) else FieldSteps)(
+            torch, steps, field, python_input) for field, steps in plan.python.items()}
     if python_parallel == "threads":
         if python_workers is None:
             python_workers = num_workers
@@ -316,6 +341,17 @@ def _python_steps(torch, plan, seed, rank, on_error, python_input, python_worker
     if python_workers and units:
         return pool()
     return PythonSteps(torch, units, seed, rank, on_error, 0, float(python_timeout))
+
+
+class _FlatCuSeqlens(_Wrapped):
+    """An iteration whose batches' cu_seqlens are the flattened batch's (_cu_seqlens.py)."""
+
+    def __init__(self, inner, torch):
+        super().__init__(inner)
+        self._torch = torch
+
+    def change(self, batch):
+        return _cu_seqlens.flatten_cu_seqlens(self._torch, batch)
 
 
 class _GoodBatches(_Wrapped):
@@ -583,9 +619,10 @@ class NativeLoader:
         classified = batch_format is None and _classification(transforms, self._native.schema)
         if classified:
             names = DEFAULT_TUPLE
+        self._added = _added_fields(source, transforms, self._native.schema)
         if names is not None:
             transforms = _transforms_for_names(transforms, names, self._native.schema,
-                                               last_batch == "pad")
+                                               last_batch == "pad", self._added)
         plan = plan_fields(transforms, self._native.schema)
         specs = plan.specs
         if last_batch == "pad" and any(spec["name"] == VALID for spec in specs):
@@ -597,6 +634,11 @@ class NativeLoader:
         forms = {name: form for name, form in
                  _variable_forms(variable, specs, self._native.schema).items()
                  if plan.joint or name not in plan.python}
+        self._flat_cu_seqlens = source.batch_cu_seqlens and _cu_seqlens.FIELD in forms
+        if self._flat_cu_seqlens:  # read padded, then flattened (_cu_seqlens.py)
+            forms[_cu_seqlens.FIELD] = "padded"
+            _cu_seqlens.check_batch(batch_size, next(
+                f["shape"][0] for f in self._native.schema if f["name"] == "input_ids"))
         _warn_gray_color_jitter(specs, self._native.schema)
         _check_sizes_names(forms, specs)
         specs = [dict(s, padded=True) if forms.get(s["name"]) in ("padded", "nested") else s
@@ -722,6 +764,8 @@ class NativeLoader:
                                          options["rank"], options["world_size"])
             if options["last_batch"] == "pad":
                 iteration = _ValidMasks(self._torch, iteration)
+            if self._flat_cu_seqlens:  # on the host, before any copy to a device
+                iteration = _FlatCuSeqlens(iteration, self._torch)
             if self._device.type == "cuda":
                 iteration = _device.CudaEpoch(self._torch, source, iteration, self._device,
                                               self._normalize)
@@ -746,8 +790,10 @@ class NativeLoader:
         delivered = []
         for name, _, _ in self._native.fields:
             delivered.append(name)
-            if self._native.variable_fields.get(name) == "padded" and name not in self._nested:
+            if self._native.variable_fields.get(name) == "padded" and name not in self._nested \
+                    and not (self._flat_cu_seqlens and name == _cu_seqlens.FIELD):
                 delivered.append(name + "_sizes")
+            delivered += [added for added, field in self._added.items() if field == name]
         if batch_format == "tuple":
             names = tuple(delivered)
         elif names is None:

@@ -45,7 +45,7 @@ from typing import Dict, List, Optional
 
 from stoker import _stoker
 from stoker._python_steps import (SampleError, assembled, batch_values, check_uniform,
-                                  kept_samples, sample_message, step_name)
+                                  kept_samples, record_locator, sample_message, step_name)
 from stoker._python_worker import STATUS, Shared, worker_main
 
 # The longest the loader blocks without looking at the clock (timeouts) and at Ctrl-C.
@@ -310,9 +310,10 @@ class PythonPool:
     # Submitting ------------------------------------------------------------------------------
 
     def submit(self, batch: dict, epoch: int, index: int, position: int, state,
-               padding: int) -> _Batch:
+               padding: int, locate) -> _Batch:
         made = _Batch(self._torch, batch, self._steps, epoch, index, position, state, padding,
                       self._pin)
+        made.locate = locate  # an error's text naming its sample's record (record_locator)
         chunks = len(self._workers)
         for name, unit in self._steps.items():
             inputs = [unit.samples(batch, field) for field in unit.inputs]
@@ -599,7 +600,7 @@ class PythonPool:
             for name in self._steps:
                 for slot in sorted(batch.errors[name]):
                     if not self._skip:
-                        raise SampleError(batch.errors[name][slot])
+                        raise SampleError(batch.locate(slot, batch.errors[name][slot]))
                     failed.add(slot)
             keep = [slot for slot in range(batch.size) if slot not in failed]
 
@@ -652,8 +653,9 @@ class PooledEpoch:
                 self._pending.append((error, self._core.state()))
                 return
             state = self._core.state()
-            self._pending.append(self._pool.submit(batch, self._epoch, self.inner.last_index,
-                                                   state[2], state, self.inner.last_padding))
+            self._pending.append(self._pool.submit(
+                batch, self._epoch, self.inner.last_index, state[2], state,
+                self.inner.last_padding, record_locator(self._core, self.inner.last_records)))
 
     def __next__(self):
         try:

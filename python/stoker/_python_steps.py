@@ -28,8 +28,9 @@ steps may run in threads (python_parallel="threads"). A batch transform is seede
 batch_seed(seed, epoch, rank, position). An exception (any: steps never run in the main
 thread, so a KeyboardInterrupt a step raises is no Ctrl-C), an output that is not a dense
 tensor, or of another shape or dtype, or a step running past the timeout is one stoker.Error
-naming the field, the sample and the step; with on_error="skip" the sample is dropped from its
-batch instead and counted.
+naming where the sample's record lies (record_locator: a tar and member, a file and row), the
+field, the sample and the step; with on_error="skip" the sample is dropped from its batch
+instead and counted.
 """
 
 from __future__ import annotations
@@ -215,7 +216,12 @@ class FieldSteps:
         generator = torch.Generator().manual_seed(seed) if any(self.generator) else None
         if self.pil and x.dtype == torch.uint8 and x.dim() == 3:
             x = to_pil(x)
-        for number, step in enumerate(self.steps):
+        return self.rest(torch, numpy, x, 0, generator, where, on_step)
+
+    def rest(self, torch, numpy, x, first: int, generator, where: tuple, on_step) -> tuple:
+        """(x after steps[first:], a plain torch.Tensor), as run() gives it."""
+        for number in range(first, len(self.steps)):
+            step = self.steps[number]
             if on_step is not None:
                 on_step(number)
             kwargs = {"generator": generator} if self.generator[number] else {}
@@ -268,25 +274,33 @@ def batch_values(torch, unit: str, field: str, form: str, samples: list, slots: 
 def assembled(units: dict, names: list, kept, made) -> dict:
     """The batch of the native batch's fields `names`, in order, after the units of Python
     steps `units` ({name: unit}): each field a unit makes is made(unit name, field, form), a
-    dict (a padded field's NAME_sizes with it); every other field kept(field)."""
+    dict (a padded field's NAME_sizes with it), the unit's outputs that `names` lacks (a
+    caption's attention_mask) after its first; every other field kept(field)."""
     outputs = {field: (name, form) for name, unit in units.items()
                for field, form in unit.outputs.items()}
     sizes = {field + "_sizes" for field, (_, form) in outputs.items() if form == "padded"}
     out = {}
     for field in names:
         if field in outputs:
-            out.update(made(outputs[field][0], field, outputs[field][1]))
+            name = outputs[field][0]
+            out.update(made(name, field, outputs[field][1]))
+            if field == next(iter(units[name].outputs)):
+                for extra, form in units[name].outputs.items():
+                    if extra not in names:
+                        out.update(made(name, extra, form))
         elif field not in sizes:  # a padded output's sizes are made with it
             out[field] = kept(field)
     return out
 
 
-def call_step(step, args: tuple, kwargs: dict, where: tuple, seconds: list, number: int):
-    """step(*args, **kwargs), its time added to seconds[number]; SampleError naming `where`
-    (field, slot, batch index, epoch) and the step if it raises."""
+def call_step(step, args: tuple, kwargs: dict, where: tuple, seconds: list, number: int,
+              call=None):
+    """step(*args, **kwargs) (or call(*args, **kwargs), a way of running `step`), its time
+    added to seconds[number]; SampleError naming `where` (field, slot, batch index, epoch) and
+    the step if it raises."""
     start = time.perf_counter()
     try:
-        return step(*args, **kwargs)
+        return (call or step)(*args, **kwargs)
     except BaseException as e:  # a user's code: anything it raises, off the main thread
         raise SampleError(sample_message(*where, f"{step_name(step)} raised "
                                          f"{error_text(e)}")) from None
@@ -531,11 +545,12 @@ class PythonSteps:
         """Stops the threads (new ones start when needed)."""
         self._threads.close()
 
-    def apply(self, batch: dict, epoch: int, index: int, position: int) -> dict:
+    def apply(self, batch: dict, epoch: int, index: int, position: int, locate) -> dict:
         """`batch` with each unit's output fields made by its steps from each sample (batch
         `index` of this iteration of `epoch`, the loader at global `position` after it), one
         sample after another, the global generators seeded by each sample's seed; samples that
-        failed dropped from every field under on_error="skip"."""
+        failed dropped from every field under on_error="skip". locate(slot, text): an error's
+        text naming where its sample's record lies (record_locator)."""
         start = time.perf_counter()
         size = len(next(iter(batch.values())))
         failed: set = set()
@@ -559,14 +574,14 @@ class PythonSteps:
                 raise
         made = {name: work.results[k * size:(k + 1) * size]
                 for k, name in enumerate(self._units)}
-        return self._combine(batch, made, epoch, index, start)
+        return self._combine(batch, made, epoch, index, start, locate)
 
     # With threads, batches ahead (PooledEpoch's pool) --------------------------------------
 
     window = 2  # the native batches whose samples the threads take ahead of the consumer's
 
     def submit(self, batch: dict, epoch: int, index: int, position: int, state,
-               padding: int) -> "_Ahead":
+               padding: int, locate) -> "_Ahead":
         """Every sample of `batch` handed to the threads; the batch copied off the native
         loader's buffers, which it then holds none of."""
         batch = {name: [v.clone() for v in value] if isinstance(value, list) else value.clone()
@@ -578,14 +593,15 @@ class PythonSteps:
             works[name] = [self._threads.submit(Work([partial(
                 self._one, name, unit, inputs, epoch, index, position, slot)]))
                 for slot in range(size)]
-        return _Ahead(batch, works, epoch, index, state, padding)
+        return _Ahead(batch, works, epoch, index, state, padding, locate)
 
     def wait(self, ahead: "_Ahead") -> None:
         self._threads.wait([w for ws in ahead.works.values() for w in ws])
 
     def finish(self, ahead: "_Ahead") -> dict:
         made = {name: [w.results[0] for w in ws] for name, ws in ahead.works.items()}
-        return self._combine(ahead.batch, made, ahead.epoch, ahead.index, time.perf_counter())
+        return self._combine(ahead.batch, made, ahead.epoch, ahead.index, time.perf_counter(),
+                             ahead.locate)
 
     def cancel(self, aheads: list) -> None:
         self._threads.cancel([w for ahead in aheads for ws in ahead.works.values() for w in ws])
@@ -621,11 +637,12 @@ class PythonSteps:
         in `failed` (a slot that failed in another unit)."""
         if slot in failed:
             return None
-        generators.seed(sample_seed(self._seed, epoch, self._rank, position, slot))
+        if getattr(unit, "seeded", True):  # not where the steps draw nothing (a caption's)
+            generators.seed(sample_seed(self._seed, epoch, self._rank, position, slot))
         return self._one(name, unit, inputs, epoch, index, position, slot, thread)
 
     def _combine(self, batch: dict, made: Dict[str, List], epoch: int, index: int,
-                 start: float) -> dict:
+                 start: float, locate) -> dict:
         """The batch of `batch`'s fields with each unit's outputs made of `made`'s ({unit:
         [outputs or SampleError or None (not run: failed before)]}); the first SampleError, by
         unit and slot, is one stoker.Error, or under on_error="skip" its sample is dropped
@@ -637,7 +654,7 @@ class PythonSteps:
                 for slot in range(size):
                     if slot not in failed and isinstance(made[name][slot], SampleError):
                         if not self._skip:
-                            raise made[name][slot]
+                            raise SampleError(locate(slot, str(made[name][slot])))
                         failed.add(slot)
             keep = [slot for slot in range(size) if slot not in failed]
 
@@ -655,16 +672,33 @@ class PythonSteps:
         return out
 
 
+def record_locator(core, records):
+    """locate(slot, text): `text` (a sample's error) after where the dataset record of the
+    batch's sample `slot` lies, as the loader names a bad record (a tar and member, a file and
+    row: core.record_error); `records`: the batch's (the native epoch's last_records)."""
+    return lambda slot, text: core.record_error(int(records[slot]), text)
+
+
 def unit_inputs(unit, batch: dict) -> dict:
-    """{field: its samples, indexed by slot} of `unit`'s input fields in `batch`."""
-    return {field: unit.samples(batch, field) for field in unit.inputs}
+    """{field: its samples, indexed by slot} of `unit`'s input fields in `batch`, as its run()
+    takes them (gathered(), where the unit has it, takes a field's samples together: a caption
+    unit's, _caption_steps.py)."""
+    return {field: gathered(unit, unit.samples(batch, field)) for field in unit.inputs}
+
+
+def gathered(unit, samples: list) -> list:
+    """`samples` of a unit's input field as its run() takes them: the unit's gathered() of
+    them where it has one, else as they are."""
+    gather = getattr(unit, "gathered", None)
+    return samples if gather is None else gather(samples)
 
 
 class _Ahead:
     """A native batch (copied) whose samples the threads run: ``works`` {field: [Work per
     slot]}, and the (epoch, index, state, padding) PooledEpoch reads."""
 
-    def __init__(self, batch, works, epoch, index, state, padding):
+    def __init__(self, batch, works, epoch, index, state, padding, locate):
+        self.locate = locate
         self.batch = batch
         self.works = works
         self.epoch = epoch
@@ -686,7 +720,8 @@ class SerialEpoch(Wrapped):
 
     def change(self, batch):
         self.state = self._core.state()
-        return self._steps.apply(batch, self._epoch, self.inner.last_index, self.state[2])
+        return self._steps.apply(batch, self._epoch, self.inner.last_index, self.state[2],
+                                 record_locator(self._core, self.inner.last_records))
 
 
 def _shape_of(batch) -> str:

@@ -23,7 +23,8 @@ import time
 from multiprocessing import reduction
 from typing import Dict, Optional
 
-from stoker._python_steps import SampleError, _Seeded, sample_message, sample_seed, step_name
+from stoker._python_steps import (SampleError, _Seeded, gathered, sample_message, sample_seed,
+                                  step_name)
 
 
 # A worker's status block: the task, slot and step it runs, and when the sample started
@@ -123,14 +124,19 @@ def _run_task(torch, numpy, conn, units, seed, rank, limit, status, inputs, outp
     def on_step(number, slot=0):
         STATUS.pack_into(status.map, 0, task_id, slot, number, time.monotonic_ns())
 
-    for slot, sample_places in zip(slots, places):
-        values = []
-        for start_byte, shape, dtype in sample_places:
-            dtype = getattr(torch, dtype)
-            count = math.prod(shape) * torch.empty(0, dtype=dtype).element_size()
-            values.append(source[start_byte:start_byte + count].view(dtype).view(shape))
+    def value(start_byte, shape, dtype):
+        dtype = getattr(torch, dtype)
+        count = math.prod(shape) * torch.empty(0, dtype=dtype).element_size()
+        return source[start_byte:start_byte + count].view(dtype).view(shape)
+
+    # Each input field's samples of the task, as the unit's run() takes them.
+    fields = [gathered(unit, [value(*sample_places[k]) for sample_places in places])
+              for k in range(len(places[0]) if places else 0)]
+    for k, slot in enumerate(slots):
+        values = [samples[k] for samples in fields]
         sample = sample_seed(seed, epoch, rank, position, slot)
-        generators.seed(sample)
+        if getattr(unit, "seeded", True):  # not where the steps draw nothing (a caption's)
+            generators.seed(sample)
         where = (name, slot, index, epoch)
         try:
             made = unit.run(torch, numpy, tuple(values), sample, where,

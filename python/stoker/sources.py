@@ -37,6 +37,7 @@ class _Source:
     transforms = None
     _view = None
     boolean_fields = ()  # uint8 fields of 0 and 1 the loader delivers as bool
+    batch_cu_seqlens = False  # cu_seqlens delivered flattened over the batch (_cu_seqlens.py)
 
     def _params(self) -> dict:
         """The source's own parameters (``_stoker.sources()`` names them)."""
@@ -315,47 +316,49 @@ class Arrow(_Source):
 class Tokens(_Source):
     """A flat array of token ids read in place, as language-model samples: nanoGPT's ``.bin``
     (raw little-endian ``dtype`` tokens, no header: ``"uint16"``, or ``"uint32"`` for
-    vocabularies above 65,535), a 1-D ``.npy`` of integers (its dtype from its header), or
-    Megatron-LM's indexed dataset (``PREFIX.bin`` with ``PREFIX.idx``, named by either file or
-    the prefix: every sequence's tokens in order as one array). Concatenate and split, as
-    nanoGPT's ``get_batch``: sample ``i`` is ``input_ids`` = tokens ``[i*L, (i+1)*L)`` and
-    ``labels`` = tokens ``[i*L+1, (i+1)*L+1)``, both int64 ``[L]`` for ``L = seq_len`` (1024 by
-    default, nanoGPT's block_size), ``(tokens - 1) // L`` samples, so each token but the tail
-    is in one sample's input_ids per epoch. A local file, mapped, each sample's tokens widened
-    into its batch slot. A token id below 0 (or from 2^63) fails its batch naming the file.
+    vocabularies above 65,535), a 1-D ``.npy`` of integers, or Megatron-LM's indexed dataset
+    (``PREFIX.bin`` with ``PREFIX.idx``, named by either file or the prefix). Concatenate and
+    split, as nanoGPT's ``get_batch``: sample ``i`` is ``input_ids`` = tokens ``[i*L, (i+1)*L)``
+    and ``labels`` = tokens ``[i*L+1, (i+1)*L+1)``, int64 ``[L]`` for ``L = seq_len`` (1024 by
+    default), ``(tokens - 1) // L`` samples, each token but the tail in one sample's input_ids
+    per epoch. A local file, mapped; a token id below 0 (or from 2^63) fails its batch.
 
     Document boundaries (docs/DATA.md#token-files): a document ends after each ``eos_id``
-    token, or, without one, where a Megatron-LM ``.idx`` document index says; a sample's
-    segments are its runs of one document. ``return_position_ids``: ``position_ids`` int64
-    ``[L]``, 0 at each segment's start (a sample starting mid-document counts from its first
-    token, as ``cu_seqlens`` cuts it). ``return_cu_seqlens``: ``cu_seqlens`` int64 ``[segments
-    + 1]`` (FlashAttention's varlen offsets; ``.int()`` for int32), a variable field.
-    ``mask_boundary_labels``: ``labels`` -100 where the label is the next document's first
+    token, or where a Megatron-LM ``.idx`` document index says; a sample's segments are its
+    runs of one document. ``return_position_ids``: ``position_ids`` int64 ``[L]``, 0 at each
+    segment's start. ``return_cu_seqlens``: ``cu_seqlens`` int64 ``[segments + 1]`` per sample,
+    a variable field; ``"batch"``: the batch's rows flattened, int32 ``[segments + 1]`` with
+    ``max_seqlen`` (an int), as FlashAttention's varlen kernels and torch's ``varlen_attn`` take
+    them. ``mask_boundary_labels``: ``labels`` -100 where the label is the next document's first
     token. ``return_document_mask``: ``document_mask`` bool ``[L, L]``, True at ``[q, k]``
     where ``k <= q`` in one segment (causal within each document: SDPA's ``attn_mask``).
 
     ``packing="first_fit"`` or ``"best_fit"`` (Grain's): whole documents in padded rows of ``L``
-    instead, ``packing_bins`` rows open at a time, a document over ``L`` cut into pieces of ``L``
-    (docs/DATA.md#token-files). A row: ``input_ids`` (``pad_id`` on padding), ``labels`` (-100 at
-    each document's end and on padding), ``position_ids`` and ``segment_ids`` (k on its k-th
-    piece, 0 on padding), int64 ``[L]``; ``cu_seqlens`` ends with the padding as a segment. Each
-    token of the file is in one row; the rows, made at open, are the same every epoch.
-    ``prompt_end_id``: a document's tokens up to its first such token are its prompt, and
-    ``labels`` are -100 where they predict them (the loss on the response). A bad id or a field
-    without boundaries is refused in one line."""
+    instead, ``packing_bins`` rows open at a time, a document over ``L`` cut into pieces. A row:
+    ``input_ids`` (``pad_id`` on padding), ``labels`` (-100 at each document's end and on
+    padding), ``position_ids`` and ``segment_ids`` (k on its k-th piece, 0 on padding), int64
+    ``[L]``; ``cu_seqlens`` ends with the padding as a segment; ``return_attention_mask``:
+    ``attention_mask`` int64 ``[L]``, 1 on tokens, 0 on padding (Hugging Face's). Each token is
+    in one row; the rows, made at open, are the same every epoch. ``prompt_end_id``: a
+    document's tokens up to its first such token are its prompt, and ``labels`` are -100 where
+    they predict them. A bad id or a field without boundaries is refused in one line."""
 
     source = "tokens"
 
     def __init__(self, path, seq_len=1024, dtype="uint16", eos_id=None,
                  return_position_ids=False, return_cu_seqlens=False,
                  mask_boundary_labels=False, return_document_mask=False, packing="none",
-                 packing_bins=64, pad_id=None, prompt_end_id=None, transforms=None):
+                 packing_bins=64, pad_id=None, prompt_end_id=None, return_attention_mask=False,
+                 transforms=None):
         self.path = os.fsdecode(path)
         self.seq_len = int(seq_len)
         self.dtype = dtype
         self.eos_id = self._token_id("eos_id", eos_id)
         self.return_position_ids = bool(return_position_ids)
-        self.return_cu_seqlens = bool(return_cu_seqlens)
+        if return_cu_seqlens not in (False, True, "batch"):
+            raise ValueError(f"Tokens({self.path!r}): return_cu_seqlens must be False, True "
+                             f"(each sample's) or 'batch', not {return_cu_seqlens!r}")
+        self.return_cu_seqlens = return_cu_seqlens
         self.mask_boundary_labels = bool(mask_boundary_labels)
         self.return_document_mask = bool(return_document_mask)
         self.packing = packing
@@ -368,6 +371,7 @@ class Tokens(_Source):
                              f"'none' (first_fit or best_fit pad their rows)")
         self.pad_id = self._token_id("pad_id", 0 if pad_id is None else pad_id)
         self.prompt_end_id = self._token_id("prompt_end_id", prompt_end_id)
+        self.return_attention_mask = bool(return_attention_mask)
         self.transforms = transforms
 
     def _token_id(self, name, value):
@@ -381,6 +385,10 @@ class Tokens(_Source):
     def boolean_fields(self):
         return ("document_mask",) if self.return_document_mask else ()
 
+    @property
+    def batch_cu_seqlens(self):
+        return self.return_cu_seqlens == "batch"
+
     def _path(self) -> str:
         return self.path
 
@@ -388,16 +396,18 @@ class Tokens(_Source):
         return {"seq_len": self.seq_len, "dtype": self.dtype,
                 "eos_id": -1 if self.eos_id is None else self.eos_id,
                 "return_position_ids": self.return_position_ids,
-                "return_cu_seqlens": self.return_cu_seqlens,
+                "return_cu_seqlens": bool(self.return_cu_seqlens),
                 "mask_boundary_labels": self.mask_boundary_labels,
                 "return_document_mask": self.return_document_mask, "packing": self.packing,
                 "packing_bins": self.packing_bins, "pad_id": self.pad_id,
-                "prompt_end_id": -1 if self.prompt_end_id is None else self.prompt_end_id}
+                "prompt_end_id": -1 if self.prompt_end_id is None else self.prompt_end_id,
+                "return_attention_mask": self.return_attention_mask}
 
     def __repr__(self):
         boundaries = "".join(f", {name}={getattr(self, name)!r}" for name in (
             "eos_id", "return_position_ids", "return_cu_seqlens", "mask_boundary_labels",
-            "return_document_mask", "packing", "packing_bins", "pad_id", "prompt_end_id")
+            "return_document_mask", "packing", "packing_bins", "pad_id", "prompt_end_id",
+            "return_attention_mask")
             if getattr(self, name) not in (None, False, "none")
             and (self.packing != "none" or name not in ("packing_bins", "pad_id")))
         return (f"stoker.Tokens({self.path!r}, seq_len={self.seq_len}, dtype={self.dtype!r}"
@@ -453,6 +463,10 @@ class Mixture(_Source):
     @property
     def boolean_fields(self):
         return self.sources[0].boolean_fields  # read as one: the sources have the same fields
+
+    @property
+    def batch_cu_seqlens(self):
+        return any(s.batch_cu_seqlens for s in self.sources)
 
     def view(self):
         """loader.dataset's view of the mixture: read source by source, every source's

@@ -1278,6 +1278,15 @@ def reads_bytes(transform) -> bool:
     return bool(steps) and isinstance(steps[0], (RawBytes, Tokenize))
 
 
+def masked_captions(transforms) -> list:
+    """The fields of `transforms` (a mapping) whose Tokenize returns an attention mask."""
+    if not isinstance(transforms, dict):
+        return []
+    firsts = {name: (_flatten(t) or [None])[0] for name, t in transforms.items() if t is not None}
+    return [name for name, first in firsts.items()
+            if isinstance(first, Tokenize) and first.return_attention_mask]
+
+
 def is_variable(spec: dict, schema: List[dict] = ()) -> bool:
     """True if the field of `spec` varies in size per sample: RawBytes, DecodeImage, Resize
     alone, clips that vary (_clips.varies), or a stored variable-length field of `schema` (its

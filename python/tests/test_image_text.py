@@ -1,6 +1,7 @@
 """Image-text pairs (LAION/DataComp-style tars of jpg + txt or json captions) read by
 stoker.WebDataset(label=None), the captions tokenized by stoker.transforms.Tokenize: token for
-token the tokenizer's own ids, cut and padded, in threads and in processes; bad captions named."""
+token the tokenizer's own ids, cut and padded, in threads and in processes, a batch's captions
+in one encode_batch; the attention mask Hugging Face's; bad captions named by tar and member."""
 
 import io
 import json
@@ -43,13 +44,17 @@ def expected(tokenizer, text, pad_id=0) -> list:
     return ids + [pad_id] * (CONTEXT - len(ids))
 
 
-def read(tars, tokenize, cache, member="txt", parallel="threads", **options):
-    loader = stoker.Loader(
+def loader_of(tars, tokenize, cache, member="txt", parallel="threads", **options):
+    options.setdefault("batch_format", ("image", member, "label"))
+    return stoker.Loader(
         stoker.WebDataset(tars, label=None, transforms={
             "image": T.RandomResizedCrop(32), member: tokenize}),
         batch_size=16, shuffle=False, cache_dir=cache, python_parallel=parallel,
-        python_workers=2, batch_format=("image", member, "label"), **options)
-    return [batch for batch in loader]
+        python_workers=2, **options)
+
+
+def read(tars, tokenize, cache, member="txt", parallel="threads", **options):
+    return list(loader_of(tars, tokenize, cache, member, parallel, **options))
 
 
 @pytest.fixture(scope="module")
@@ -124,24 +129,109 @@ class Raising:
         return self.tokenizer.encode(text)
 
 
+class RaisingBatches(Raising):
+    """One whose encode_batch raises too, on a batch holding that caption."""
+
+    def encode_batch(self, texts):
+        return [self.encode(text) for text in texts]
+
+
+@pytest.mark.parametrize("batched", [False, True], ids=["encode", "encode_batch"])
+@pytest.mark.parametrize("parallel", ["threads", "processes"])
 @pytest.mark.parametrize("bad, message", [
     ({"KEY.jpg": None, "KEY.txt": b"a \xff photo"},
-     r"field 'txt', sample 3 of batch 0 \(epoch 0\): Tokenize\(.*\) raised UnicodeDecodeError"),
+     r"^[^ ]*bad\.tar: member k3\.jpg: field 'txt', sample 3 of batch 0 \(epoch 0\): "
+     r"Tokenize\(.*\) raised UnicodeDecodeError.* \(dataset record 3\)$"),
     ({"KEY.jpg": None},
      r"bad\.tar: sample k3: no txt \(dataset record 3\)"),
     ({"KEY.jpg": None, "KEY.txt": b"a storm"},
-     r"field 'txt', sample 3 of batch 0 \(epoch 0\): Tokenize\(.*\) raised RuntimeError: no "
-     r"storms here"),
+     r"^[^ ]*bad\.tar: member k3\.jpg: field 'txt', sample 3 of batch 0 \(epoch 0\): "
+     r"Tokenize\(.*\) raised RuntimeError: no storms here \(dataset record 3\)$"),
 ], ids=["not-utf8", "missing-caption", "tokenizer-raises"])
-def test_a_bad_caption_is_one_line_and_skipped_under_on_error(tmp_path, cache, jpeg, bad,
-                                                              message):
+def test_a_bad_caption_names_its_tar_and_member_and_is_skipped_and_counted(
+        tmp_path, cache, jpeg, bad, message, parallel, batched):
     tar = bad_tar(tmp_path, jpeg, {k: jpeg if v is None else v for k, v in bad.items()})
-    tokenize = T.Tokenize(Raising(bpe(["a photo of a dune", "a storm"])), context_length=CONTEXT)
+    tokenizer = (RaisingBatches if batched else Raising)(bpe(["a photo of a dune", "a storm"]))
+    tokenize = T.Tokenize(tokenizer, context_length=CONTEXT)
     with pytest.raises(stoker.Error, match=message) as error:
-        read([tar], tokenize, cache)
+        read([tar], tokenize, cache, parallel=parallel)
     assert "\n" not in str(error.value)
-    kept = read([tar], tokenize, cache, on_error="skip")
+    loader = loader_of([tar], tokenize, cache, parallel=parallel, on_error="skip")
+    kept = list(loader)
     assert sum(len(b[1]) for b in kept) == 5
+    stats = loader.stats()
+    assert stats["python_skipped"] + stats["skipped"] == 1
+
+
+class Counting:
+    """A tokenizer that counts its encode and encode_batch calls (threads: this process's)."""
+
+    def __init__(self, tokenizer):
+        self.tokenizer = tokenizer
+        self.calls = {"encode": 0, "encode_batch": 0}
+
+    def encode(self, text):
+        self.calls["encode"] += 1
+        return self.tokenizer.encode(text)
+
+    def encode_batch(self, texts):
+        self.calls["encode_batch"] += 1
+        return self.tokenizer.encode_batch(texts)
+
+    @property
+    def padding(self):
+        return self.tokenizer.padding
+
+
+def test_a_batchs_captions_are_encoded_in_one_encode_batch_with_encodes_ids(pairs, cache):
+    texts = captions(pairs["txt"])
+    counting = Counting(bpe(texts))
+    batches = read(pairs["txt"], T.Tokenize(counting, context_length=CONTEXT), cache)
+    assert counting.calls == {"encode": 0, "encode_batch": len(batches)}
+    ids = torch.cat([b[1] for b in batches]).tolist()
+    assert ids == [expected(counting.tokenizer, t) for t in texts]
+
+
+def test_a_tokenizer_padding_to_a_batchs_longest_is_encoded_one_by_one(pairs, cache):
+    # Its encode_batch would pad each caption to the batch's longest (batch-dependent ids).
+    texts = captions(pairs["txt"])
+    padding = bpe(texts)
+    padding.enable_padding(pad_id=1, pad_token="[UNK]")
+    counting = Counting(padding)
+    ids = torch.cat([b[1] for b in read(pairs["txt"], T.Tokenize(counting, context_length=40),
+                                        cache)])
+    assert counting.calls["encode_batch"] == 0
+    assert ids.tolist() == [padding.encode(t).ids + [0] * (40 - len(padding.encode(t).ids))
+                            for t in texts]
+    assert any(len(e.ids) < max(len(f.ids) for f in padding.encode_batch(texts))
+               for e in padding.encode_batch(texts[:1]))  # encode_batch would have padded
+
+
+@pytest.mark.parametrize("parallel", ["threads", "processes"])
+def test_the_attention_mask_is_hugging_faces_for_the_same_ids(pairs, cache, parallel):
+    texts = captions(pairs["txt"])
+    tokenizer = bpe(texts)
+    tokenize = T.Tokenize(tokenizer, context_length=CONTEXT, pad_id=7, return_attention_mask=True)
+    loader = loader_of(pairs["txt"], tokenize, cache, parallel=parallel, batch_format="dict")
+    batches = list(loader)
+    names = list(batches[0])
+    assert names[names.index("txt") + 1] == "attention_mask"
+    ids = torch.cat([b["txt"] for b in batches])
+    masks = torch.cat([b["attention_mask"] for b in batches])
+    # Hugging Face's: the tokenizer itself cutting and padding to the context.
+    tokenizer.enable_truncation(CONTEXT)
+    tokenizer.enable_padding(length=CONTEXT, pad_id=7)
+    hugging_face = tokenizer.encode_batch(texts)
+    assert ids.tolist() == [e.ids for e in hugging_face]
+    assert masks.dtype == torch.int64
+    assert masks.tolist() == [e.attention_mask for e in hugging_face]
+    assert 0 < int(masks.sum()) < masks.numel()
+    tuples = loader_of(pairs["txt"], tokenize, cache, parallel=parallel, batch_format="tuple")
+    as_tuple = next(iter(tuples))
+    assert len(as_tuple) == len(names) and torch.equal(as_tuple[names.index("attention_mask")],
+                                                       masks[:16])
+    named = loader_of(pairs["txt"], tokenize, cache, batch_format=("attention_mask", "txt"))
+    assert torch.equal(next(iter(named))[0], masks[:16])
 
 
 def test_a_caption_longer_than_the_context_fails_without_truncation(tmp_path, cache, jpeg):
@@ -161,3 +251,29 @@ def test_a_caption_longer_than_the_context_fails_without_truncation(tmp_path, ca
 def test_wrong_arguments_are_refused(args, message):
     with pytest.raises(ValueError, match=message):
         T.Tokenize(**{"tokenizer": bpe(["a b"]), **args})
+
+
+def test_two_attention_masks_are_refused_in_one_line(tmp_path, cache, jpeg):
+    tar = write(tmp_path / "both.tar", [{f"k{i}.jpg": jpeg, f"k{i}.txt": b"a dune",
+                                         f"k{i}.json": b'{"caption": "a dune"}'}
+                                        for i in range(2)])
+    tokenizer = bpe(["a dune"])
+    masked = dict(context_length=CONTEXT, return_attention_mask=True)
+    with pytest.raises(ValueError) as raised:
+        stoker.Loader(stoker.WebDataset([tar], label=None, transforms={
+            "txt": T.Tokenize(tokenizer, **masked),
+            "json": T.Tokenize(tokenizer, key="caption", **masked)}), cache_dir=cache)
+    message = str(raised.value)
+    assert "fields 'txt' and 'json' both return 'attention_mask'" in message
+    assert "\n" not in message
+    # A member named so is a field of the tars: refused, unless the transforms leave it out.
+    named = write(tmp_path / "named.tar", [{f"k{i}.jpg": jpeg, f"k{i}.txt": b"a dune",
+                                           f"k{i}.attention_mask": b"1"} for i in range(2)])
+    mask = {"txt": T.Tokenize(tokenizer, **masked)}
+    with pytest.raises(ValueError, match="the dataset has a field 'attention_mask', and field "
+                                         "'txt' returns"):
+        stoker.Loader(stoker.WebDataset([named], label=None, transforms=mask), cache_dir=cache)
+    batch = next(iter(stoker.Loader(stoker.WebDataset(
+        [named], label=None, transforms={**mask, "attention_mask": None}), cache_dir=cache,
+        batch_size=2, batch_format="dict")))
+    assert batch["attention_mask"].tolist() == [[1, 1] + [0] * (CONTEXT - 2)] * 2

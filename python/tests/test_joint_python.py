@@ -8,6 +8,7 @@ naming the sample, the field and the step, or skipped, wherever it runs."""
 
 import os
 import random
+import re
 import time
 
 import numpy as np
@@ -199,8 +200,9 @@ def test_a_raising_step_is_one_line_naming_the_sample_field_and_step(coco_datase
                                                   v2.ToImage()]))
     with pytest.raises(stoker.Error) as raised:
         next(iter(loader))
-    assert str(raised.value) == ("field 'image', sample 0 of batch 0 (epoch 0): refuses raised "
-                                 "RuntimeError: not this one")
+    assert re.fullmatch(r"\S+\.stk: record \d+: field 'image', sample 0 of batch 0 \(epoch 0\): "
+                        r"refuses raised RuntimeError: not this one \(dataset record \d+\)",
+                        str(raised.value)), str(raised.value)
 
 
 def halves(image, target):
@@ -241,8 +243,9 @@ def test_a_step_that_gives_no_target_is_named(coco_dataset, python_workers):
     loader = stoker.Loader(coco_dataset, shuffle=True, batch_size=2, batch_format="dict",
                            python_workers=python_workers,
                            transforms=v2.Compose([v2.RandomHorizontalFlip(), image_alone]))
-    with pytest.raises(stoker.Error, match=r"^field 'image', sample 0 of batch 0 \(epoch 0\): "
-                                           r"image_alone gave a Image, not \(image, target\)$"):
+    with pytest.raises(stoker.Error, match=r"^\S+: record \d+: field 'image', sample 0 of batch 0 "
+                                           r"\(epoch 0\): image_alone gave a Image, not "
+                                           r"\(image, target\) \(dataset record \d+\)$"):
         next(iter(loader))
 
 
@@ -272,10 +275,10 @@ def test_a_hung_step_is_named_its_worker_replaced_and_skipped_as_a_raising_one(c
                                  on_error="skip")]
     made = stoker.Loader(coco_dataset, batch_size=5, seed=SEED, shuffle=False,
                          transforms=steps("hang"), python_workers=2, python_timeout=2)
-    with pytest.raises(stoker.Error, match=r"^field 'image', sample \d of batch \d \(epoch 0\): "
-                                           r"Stall\('hang'\) ran longer than python_timeout=2 s: "
-                                           r"its worker process \(pid \d+\) was killed and "
-                                           r"replaced$"):
+    with pytest.raises(stoker.Error, match=r"^\S+: record \d+: field 'image', sample \d of batch "
+                                           r"\d \(epoch 0\): Stall\('hang'\) ran longer than "
+                                           r"python_timeout=2 s: its worker process \(pid \d+\) "
+                                           r"was killed and replaced \(dataset record \d+\)$"):
         list(made)
     got = [s for s, _ in loaded(coco_dataset, steps("hang"), python_workers=2,
                                 python_timeout=2, on_error="skip")]
@@ -358,5 +361,6 @@ def test_the_python_steps_get_the_types_torchvision_has_there(coco_dataset, befo
     ToPureTensor, which leaves a PIL image as it is."""
     loader = stoker.Loader(coco_dataset, shuffle=True, batch_size=1, transforms=v2.Compose(
         [DecodeImage(max_size=1600), v2.RandomHorizontalFlip(), *before, says_types]))
-    with pytest.raises(stoker.Error, match=f"says_types raised TypeError: {given}$"):
+    with pytest.raises(stoker.Error, match=f"says_types raised TypeError: {given} "
+                                           r"\(dataset record \d+\)$"):
         next(iter(loader))

@@ -107,6 +107,7 @@ struct HostBatch {
   int64_t index = 0;    // batch number within the epoch
   int64_t skipped = 0;  // bad samples dropped from it (skip policy)
   int64_t padding = 0;  // samples at its end repeating the epoch's first ones (EpochPlan::padding)
+  std::vector<int64_t> records;  // each sample's dataset record (Dataset::record_error names it)
   std::shared_ptr<const void> owner;
 
   // The field `name`; throws Error (kInvalidArgument) if there is none.

@@ -24,11 +24,12 @@ struct BatchBuffer {
   int64_t capacity = 0;                          // samples the buffer can hold
   int64_t size = 0;                              // samples it holds now
   int64_t epoch = 0;
-  int64_t batch = 0;           // batch number within the epoch's plan
-  int64_t position_after = 0;  // global position once this batch is consumed (resume)
-  int64_t skipped = 0;         // records dropped under the skip policy
-  int64_t padding = 0;         // samples at its end that are padding (EpochPlan::padding)
-  Status status;               // the first error met while building the batch
+  int64_t batch = 0;             // batch number within the epoch's plan
+  int64_t position_after = 0;    // global position once this batch is consumed (resume)
+  int64_t skipped = 0;           // records dropped under the skip policy
+  int64_t padding = 0;           // samples at its end that are padding (EpochPlan::padding)
+  std::vector<int64_t> records;  // each sample's dataset record, in batch order
+  Status status;                 // the first error met while building the batch
   // Per field, empty for a fixed one: a variable field's sample shapes (sample k's rank values
   // at k * rank) and, once the batch is complete, its largest sample's shape
   // (variable_samples.h). Allocated with the buffer, reused.

@@ -166,7 +166,9 @@ BatchEngine::Piece BatchEngine::take_piece(std::shared_ptr<BatchBuffer> opened) 
     buffer.epoch = s.plan.epoch();
     buffer.batch = next_open_ - s.first_seq;
     buffer.position_after = s.plan.global_position_after(buffer.batch);
-    buffer.size = static_cast<int64_t>(s.plan.batch(buffer.batch).size);
+    const IndexSpan records = s.plan.batch(buffer.batch);
+    buffer.size = static_cast<int64_t>(records.size);
+    buffer.records.assign(records.begin(), records.end());
     buffer.padding = s.plan.padding(buffer.batch);
     clear_working_state(buffer);
     pieces_left_[next_open_] = pieces_;
@@ -429,6 +431,7 @@ void BatchEngine::finalize(BatchBuffer& buffer) const {
         continue;
       }
       if (kept != k) {
+        buffer.records[kept] = buffer.records[k];
         const auto& fields = layout_.fields();
         for (size_t f = 0; f < fields.size(); ++f) {
           const size_t bytes = fields[f].slot_bytes;
@@ -444,6 +447,7 @@ void BatchEngine::finalize(BatchBuffer& buffer) const {
     }
     buffer.skipped = static_cast<int64_t>(n - kept);
     buffer.size = static_cast<int64_t>(kept);
+    buffer.records.resize(kept);
   }
   if (layout_.any_variable()) arrange_variable(buffer);
   if (const auto& batch = layout_.batch_transform(); batch && buffer.size > 0) {

@@ -383,6 +383,7 @@ bool LoaderCore::Epoch::deliver(std::shared_ptr<BatchBuffer> buffer, HostBatch& 
   out.index = buffer->batch;
   out.skipped = buffer->skipped;
   out.padding = buffer->padding;
+  out.records = buffer->records;
   LoaderState& state = loader_->state_;
   if (buffer->batch + 1 == loader_->epoch_batches_) {
     state.epoch = buffer->epoch + 1;

@@ -119,7 +119,8 @@ class Gate : public Transform {
 
 class LoaderCoreTest : public testing::LoaderFixture {
  protected:
-  // Labels (== record index % 1000) of every sample of epoch e, in order.
+  // Labels (== record index % 1000) of every sample of epoch e, in order; each batch's records
+  // (HostBatch::records) are those of its samples, skipped ones left out.
   static std::vector<int64_t> labels(LoaderCore& loader, int64_t e, int64_t max_batches = -1) {
     std::vector<int64_t> out;
     int64_t n = 0;
@@ -127,6 +128,9 @@ class LoaderCoreTest : public testing::LoaderFixture {
     HostBatch b;
     while (n != max_batches && epoch.next(b)) {
       const auto* l = static_cast<const int64_t*>(b["label"].data);
+      EXPECT_EQ(b.records.size(), static_cast<size_t>(b.size));
+      for (int64_t k = 0; k < b.size && k < static_cast<int64_t>(b.records.size()); ++k)
+        EXPECT_EQ(b.records[k] % 1000, l[k]) << "batch " << b.index << ", sample " << k;
       out.insert(out.end(), l, l + b.size);
       ++n;
     }

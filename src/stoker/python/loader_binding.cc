@@ -377,6 +377,14 @@ class BoundLoader {
 
   std::string describe() const { return shared_->dataset->describe(); }
 
+  // `message` about dataset record `index` as the loader names a bad record: where it lies (a
+  // tar and member, a file and row), then `message`. IndexError outside the dataset.
+  std::string record_error(int64_t index, const std::string& message) const {
+    if (index < 0 || static_cast<uint64_t>(index) >= shared_->dataset->size())
+      throw py::index_error(fmt::format("record {} outside the dataset", index));
+    return shared_->dataset->record_error(static_cast<uint64_t>(index), corrupt(message)).message();
+  }
+
   // What the dataset's source noted after its first `said` notes (ShardSourceStats::notes):
   // (how many it has noted, the line that tells the new ones, "" if none).
   py::tuple source_notes(int64_t said) const {
@@ -607,6 +615,7 @@ class BoundEpoch {
     batch_.owner.reset();  // the tensors alone keep the buffer from the pool
     last_padding_ = batch_.padding;
     last_index_ = batch_.index;
+    last_records_.swap(batch_.records);
     return out;
   }
 
@@ -625,6 +634,12 @@ class BoundEpoch {
   int64_t last_padding() const { return last_padding_; }
   // The last batch's number within its epoch on this rank (HostBatch::index).
   int64_t last_index() const { return last_index_; }
+  // The last batch's samples' dataset records (HostBatch::records), int64 [batch].
+  py::array_t<int64_t> last_records() const {
+    py::array_t<int64_t> out(static_cast<py::ssize_t>(last_records_.size()));
+    std::copy(last_records_.begin(), last_records_.end(), out.mutable_data());
+    return out;
+  }
 
   BoundEpoch(BoundEpoch&&) = default;
   ~BoundEpoch() { end_epoch(); }
@@ -644,6 +659,7 @@ class BoundEpoch {
   HostBatch batch_;  // reused: its vectors keep their capacity
   int64_t last_padding_ = 0;
   int64_t last_index_ = 0;
+  std::vector<int64_t> last_records_;
 
   // Ends the epoch with the GIL released: its workers are joined, and a worker may be inside a
   // call that takes the GIL (a pinned-memory allocator given from Python), or just slow.
@@ -739,6 +755,7 @@ void register_loader(py::module_& module) {
       .def_property_readonly("shards", &BoundLoader::shards)
       .def_property_readonly("describe", &BoundLoader::describe)
       .def("file_blocks", &BoundLoader::file_blocks)
+      .def("record_error", &BoundLoader::record_error, "index"_a, "message"_a)
       .def_static(
           "file_blocks_difference",
           [](const std::vector<std::vector<std::string>>& saved,
@@ -799,6 +816,7 @@ void register_loader(py::module_& module) {
       .def_property_readonly("live", &BoundEpoch::live)
       .def_property_readonly("last_padding", &BoundEpoch::last_padding)
       .def_property_readonly("last_index", &BoundEpoch::last_index)
+      .def_property_readonly("last_records", &BoundEpoch::last_records)
       .def("_field_addresses", &BoundEpoch::field_addresses);
 }
 

@@ -33,6 +33,7 @@ Result<std::shared_ptr<const Dataset>> open_tokens(const SourceOpening& opening)
                                             : TokenPacking::kNone;
   options.packing_bins = opening.params.integer("packing_bins");
   options.pad_id = opening.params.integer("pad_id");
+  options.attention_mask = opening.params.flag("return_attention_mask");
   options.prompt_end_id = opening.params.integer("prompt_end_id");
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<TokenSource> source,
                           TokenSource::open(opening.location, options));
@@ -81,6 +82,9 @@ SourceSpec tokens() {
           .in(1, 65536),
       ParamSpec::integer("pad_id", 0, "the token id that pads a packed row's input_ids")
           .in(0, 9.2e18),
+      ParamSpec::flag("return_attention_mask", false,
+                      "attention_mask int64 [seq_len] of a packed row: 1 on its tokens, 0 on "
+                      "its padding (Hugging Face's)"),
       ParamSpec::integer("prompt_end_id", -1,
                          "the token id that ends each document's prompt (its first in the "
                          "document): labels -100 where they predict prompt tokens; -1: none")

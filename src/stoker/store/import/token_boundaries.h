@@ -56,6 +56,7 @@ struct BoundaryFields {
   int cu_seqlens = -1;
   int segment_ids = -1;
   int document_mask = -1;
+  int attention_mask = -1;  // packed rows only
 };
 
 // Tokens [first, last] of the array, the targets of masked labels.

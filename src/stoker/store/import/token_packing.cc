@@ -126,8 +126,9 @@ void PackedRows::write(uint64_t i, int field, uint8_t* out) const {
       prompts_.apply(p->first + 1, p->count, out + at * sizeof(int64_t));
     } else if (field == fields_.position_ids) {
       for (uint64_t j = 0; j < p->count; ++j) store_int64(out, at + j, static_cast<int64_t>(j));
-    } else {  // segment_ids
-      for (uint64_t j = 0; j < p->count; ++j) store_int64(out, at + j, segment + 1);
+    } else {  // segment_ids, attention_mask
+      const int64_t value = field == fields_.segment_ids ? segment + 1 : 1;
+      for (uint64_t j = 0; j < p->count; ++j) store_int64(out, at + j, value);
     }
     at += p->count;
   }

@@ -1,6 +1,6 @@
 // Whole-document packing: first-fit and best-fit plans as Grain places documents (worked
 // examples), every token of random arrays in exactly one whole piece (a property over seq_len,
-// bins and rules), and a packed row's fields written from the tokens.
+// bins and rules), and a packed row's fields (its attention mask too) written from the tokens.
 #include "stoker/store/import/token_packing.h"
 
 #include <gtest/gtest.h>
@@ -97,6 +97,7 @@ TEST(PackedRows, WritesARowsFieldsFromItsPiecesAndPadding) {
   fields.segment_ids = 3;
   fields.cu_seqlens = 4;
   fields.document_mask = 5;
+  fields.attention_mask = 6;
   const PackedRows rows(plan, 0, 4, fields, 99, TokenType::kUint16,
                         reinterpret_cast<const uint8_t*>(tokens.data()), 0);
   const auto field = [&](uint64_t i, int f, size_t n) {
@@ -113,6 +114,8 @@ TEST(PackedRows, WritesARowsFieldsFromItsPiecesAndPadding) {
   EXPECT_EQ(field(2, 1, 4), (std::vector<int64_t>{19, 20, -100, -100}));
   EXPECT_EQ(field(2, 2, 4), (std::vector<int64_t>{0, 1, 2, 0}));
   EXPECT_EQ(field(2, 3, 4), (std::vector<int64_t>{1, 1, 1, 0}));
+  EXPECT_EQ(field(2, 6, 4), (std::vector<int64_t>{1, 1, 1, 0}));  // 0 on padding alone
+  EXPECT_EQ(field(1, 6, 4), (std::vector<int64_t>{1, 1, 1, 1}));
   ASSERT_EQ(rows.rows(2, 4), 3u);
   EXPECT_EQ(field(2, 4, 3), (std::vector<int64_t>{0, 3, 4}));
   ASSERT_EQ(rows.rows(1, 4), 2u);

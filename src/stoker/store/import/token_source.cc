@@ -173,6 +173,12 @@ Status TokenSource::set_boundaries(const TokenSourceOptions& options, std::vecto
                       : options.mask_boundary_labels ? "mask_boundary_labels"
                       : options.document_mask        ? "return_document_mask"
                                                      : nullptr;
+  if (options.attention_mask && !packed)
+    return invalid_argument(
+        fmt::format("{}: return_attention_mask with packing 'none': concatenate-and-split "
+                    "samples have no padding (every token attends); pack with first_fit or "
+                    "best_fit for padded rows",
+                    name));
   if (!asked) {
     if (options.eos_id < 0) return Status::ok();
     return invalid_argument(
@@ -233,6 +239,8 @@ Status TokenSource::set_boundaries(const TokenSourceOptions& options, std::vecto
     boundary_fields_.cu_seqlens = add({"cu_seqlens", DType::kInt64, {}, "segments"});
   if (options.document_mask)
     boundary_fields_.document_mask = add({"document_mask", DType::kUint8, {length, length}});
+  if (options.attention_mask)
+    boundary_fields_.attention_mask = add({"attention_mask", DType::kInt64, {length}});
   return Status::ok();
 }
 

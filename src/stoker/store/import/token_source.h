@@ -79,6 +79,9 @@ struct TokenSourceOptions {
   TokenPacking packing = TokenPacking::kNone;
   int64_t packing_bins = 64;
   int64_t pad_id = 0;
+  // `attention_mask` int64 [L] of a packed row: 1 on its tokens, 0 on its padding (Hugging
+  // Face's for the same ids); packing only (concatenate-and-split samples have no padding).
+  bool attention_mask = false;
   // The token id that ends each document's prompt (-1: none): labels that predict a prompt's
   // tokens are masked (token_boundaries.h), the array scanned for it at open.
   int64_t prompt_end_id = -1;
