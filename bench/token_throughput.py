@@ -54,7 +54,8 @@ def token_files(folder: str, mb: int, sources: int, doc_tokens: int = 0) -> list
             rng.integers(0, EOS_ID + 1, tokens, dtype=np.uint16).tofile(path)
             continue
         ids = rng.integers(0, EOS_ID, tokens, dtype=np.uint16)
-        ends = np.cumsum(rng.integers(1, 2 * doc_tokens, tokens // doc_tokens + 1)) - 1
+        # Twice the lengths the mean needs: their sum passes the file's end (by far, surely).
+        ends = np.cumsum(rng.integers(1, 2 * doc_tokens, 2 * (tokens // doc_tokens) + 2)) - 1
         ids[ends[ends < tokens]] = EOS_ID
         ids[-1] = EOS_ID
         ids.tofile(path)
