@@ -60,18 +60,6 @@ def python_of(environment):
     return python, None
 
 
-def loader_paths(name, paths, store):
-    """The files loader `name` is given: stoker_megatron reads Megatron's."""
-    if name != "stoker_megatron":
-        return paths
-    sys.path.insert(0, os.path.join(HERE, "peers"))
-    try:
-        import tokens_megatron  # its naming only: megatron itself is imported where it runs
-    finally:
-        sys.path.pop(0)
-    return [tokens_megatron.prefix(store, path) + ".bin" for path in paths]
-
-
 def worker(python, driver, args) -> dict:
     """token_worker.py's JSON object, or {"error": its one line}."""
     run = subprocess.run([python, WORKER, driver] + [str(a) for a in args],
@@ -110,14 +98,16 @@ def main():
         if why:
             errors[name] = why
             continue
-        if name == "stoker_megatron" and "megatron" in errors:
-            errors[name] = "needs Megatron's files: " + errors["megatron"]
+        if name == "stoker_megatron":  # Megatron's files, below
             continue
         result = worker(python, driver, ["prepare", store] + paths)
         if "error" in result:
             errors[name] = result["error"]
         else:
-            prepared[name] = result["prepare_s"]
+            prepared[name] = result
+    if "stoker_megatron" in names and "megatron" not in prepared:
+        errors["stoker_megatron"] = "needs Megatron's files: " + errors.get(
+            "megatron", "megatron is not among --loaders")
     running = [n for n in names if n not in errors]
     runs = {name: [] for name in running}
     memcpy = []
@@ -125,9 +115,9 @@ def main():
         turned = running[round_ % len(running):] + running[:round_ % len(running)]
         for name in turned:
             driver, environment, _ = LOADERS[name]
+            reads = prepared["megatron"]["files"] if name == "stoker_megatron" else paths
             result = worker(python_of(environment)[0], driver, [
-                "run", store, args.seq_len, args.batch, round_, args.seconds]
-                + loader_paths(name, paths, store))
+                "run", store, args.seq_len, args.batch, round_, args.seconds] + reads)
             if "error" in result:
                 errors[name] = result["error"]
             runs[name].append(result)
@@ -137,13 +127,13 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"args": vars(args), "load": load, "runs": runs, "errors": errors,
-                       "prepared_s": prepared, "memcpy_tokens_per_s": memcpy}, f, indent=1)
+                       "prepared": prepared, "memcpy_tokens_per_s": memcpy}, f, indent=1)
     if "stoker" in errors:
         sys.exit(f"token_peers: stoker failed: {errors['stoker']}")
-    report(args, names, runs, errors, prepared, memcpy, load)
+    report(args, names, runs, errors, memcpy, load)
 
 
-def report(args, names, runs, errors, prepared, memcpy, load):
+def report(args, names, runs, errors, memcpy, load):
     """The table: medians, stoker's ratios round by round, the target's two ratios."""
     print(f"{args.mb} MB of uint16 tokens in {args.sources} file(s), documents of "
           f"{args.doc_tokens} tokens on average, seq_len {args.seq_len}, batch {args.batch}, "
@@ -162,9 +152,7 @@ def report(args, names, runs, errors, prepared, memcpy, load):
               f"{cpu / 1e6:9.2f} M per CPU s; open "
               f"{statistics.median(r['open_s'] for r in got):.3f} s, first batch "
               f"{statistics.median(r['first_batch_s'] for r in got):.3f} s, "
-              f"{statistics.median(r['tokens'] for r in got) / 1e6:.1f} M tokens read"
-              + (f"; prepared in {prepared[name]:.1f} s" if prepared.get(name, 0) > 0.5
-                 else ""))
+              f"{statistics.median(r['tokens'] for r in got) / 1e6:.1f} M tokens read")
     floor = statistics.median(memcpy)
     print(f"  memcpy of the batches' bytes: {floor / 1e6:9.2f} M tokens/s "
           f"({floor * token_throughput.BATCH_BYTES_PER_TOKEN / 1e9:.1f} GB/s)")

@@ -2,8 +2,8 @@
 peer's environment: a driver module of this folder, tokens_NAME.py, which has
 
   prepare(paths, store)                     the peer's own storage of the token files, made once
-                                            under `store` (a driver that reads them in place
-                                            has none)
+                                            under `store`: its files of each, or None where it
+                                            reads them in place
   open_batches(paths, store, seq_len, batch, seed)
                                             an iterable of (input_ids, labels), int64 tensors
                                             [batch, seq_len], shuffled as the peer shuffles,
@@ -11,7 +11,7 @@ peer's environment: a driver module of this folder, tokens_NAME.py, which has
 
 One JSON object on stdout; a failure is one line on stderr and exit status 1.
 
-  token_worker.py NAME prepare STORE PATH...
+  token_worker.py NAME prepare STORE PATH...     {prepare_s, files}
   token_worker.py NAME run STORE SEQ_LEN BATCH SEED SECONDS PATH...
       {open_s, first_batch_s, tokens, seconds, cpu_s}: the loader opened (open_s), then its
       batches until SECONDS have passed or they end; first_batch_s from the open's start,
@@ -55,8 +55,8 @@ def main():
     try:
         if command == "prepare":
             start = time.perf_counter()
-            driver.prepare(sys.argv[4:], store)
-            result = {"prepare_s": time.perf_counter() - start}
+            files = driver.prepare(sys.argv[4:], store)
+            result = {"prepare_s": time.perf_counter() - start, "files": files}
         else:
             seq_len, batch, seed = (int(a) for a in sys.argv[4:7])
             result = run(driver, store, seq_len, batch, seed, float(sys.argv[7]), sys.argv[8:])

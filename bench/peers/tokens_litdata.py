@@ -30,6 +30,7 @@ def documents_of(piece):
 
 
 def prepare(paths, store):
+    """Each file's chunks folder, made by optimize."""
     for path in paths:
         folder = _chunks_folder(store, path)
         if os.path.exists(os.path.join(folder, "index.json")):
@@ -40,6 +41,7 @@ def prepare(paths, store):
                                           zip(bounds[:-1], bounds[1:])],
                  output_dir=folder, chunk_bytes="64MB", item_loader=TokensLoader(),
                  num_workers=1, mode="overwrite", verbose=False)
+    return [_chunks_folder(store, path) for path in paths]
 
 
 def open_batches(paths, store, seq_len, batch, seed):

@@ -13,6 +13,11 @@ import shutil
 import tempfile
 
 import numpy as np
+import torch
+from megatron.core.datasets.blended_megatron_dataset_builder import BlendedMegatronDatasetBuilder
+from megatron.core.datasets.gpt_dataset import GPTDataset, GPTDatasetConfig
+from megatron.core.datasets.indexed_dataset import IndexedDatasetBuilder
+from megatron.core.tokenizers import MegatronTokenizer
 
 import token_documents
 
@@ -21,13 +26,11 @@ WHAT = ("Megatron-core 0.16.1: IndexedDatasetBuilder .bin/.idx, GPTDataset (+ Bl
 
 
 def prefix(store, path):
-    """Where Megatron's builder writes `path`'s documents: PREFIX.bin and PREFIX.idx (stoker
-    reads them there too: bench/token_peers.py)."""
+    """Where Megatron's builder writes `path`'s documents: PREFIX.bin and PREFIX.idx."""
     return os.path.join(store, "megatron", os.path.splitext(os.path.basename(path))[0])
 
 
 def prepare(paths, store):
-    from megatron.core.datasets.indexed_dataset import IndexedDatasetBuilder
     os.makedirs(os.path.join(store, "megatron"), exist_ok=True)
     for path in paths:
         out = prefix(store, path)
@@ -40,14 +43,10 @@ def prepare(paths, store):
         builder.finalize(out + ".idx.part")
         os.replace(out + ".bin.part", out + ".bin")
         os.replace(out + ".idx.part", out + ".idx")
+    return [prefix(store, path) + ".bin" for path in paths]
 
 
 def open_batches(paths, store, seq_len, batch, seed):
-    import torch
-    from megatron.core.datasets.blended_megatron_dataset_builder import (
-        BlendedMegatronDatasetBuilder)
-    from megatron.core.datasets.gpt_dataset import GPTDataset, GPTDatasetConfig
-    from megatron.core.tokenizers import MegatronTokenizer
     cache = tempfile.mkdtemp(prefix="megatron-indices-")
     try:
         # Megatron builds under torch.distributed (rank 0 builds a blend's indices): one rank.

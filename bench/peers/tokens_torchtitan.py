@@ -10,12 +10,24 @@ the trained files, HuggingFaceTextDataLoader (one file) or InterleavedHuggingFac
 order (torchtitan shuffles from the second). Its input and labels, int64: the tokens it
 counts are those its tokenizer made of the text."""
 import glob
+import json
 import os
 import sysconfig
 
 import numpy as np
 
 import token_documents
+
+# Hugging Face offline and quiet (its datasets' cache: beside the store, open_batches): before
+# its import.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
+import pyarrow as pa  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
+from datasets import load_dataset  # noqa: E402
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers  # noqa: E402
+from torchtitan.components.tokenizer import HuggingFaceTokenizer  # noqa: E402
+from torchtitan.hf_datasets import DatasetConfig, text_datasets  # noqa: E402
 
 STDLIB = sysconfig.get_paths()["stdlib"]
 TEXT_TOKENS = 32 * 2**20  # the files' ids made text, in all: more than a run reads
@@ -35,9 +47,6 @@ def _text_path(store, path):
 
 def _train_tokenizer(folder):
     """tokenizer.json and tokenizer_config.json of a byte-level BPE, in `folder`."""
-    import json
-
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     texts, size = [], 0
     for source in sorted(glob.glob(os.path.join(STDLIB, "**", "*.py"), recursive=True)):
         with open(source, encoding="utf-8", errors="replace") as f:
@@ -58,9 +67,7 @@ def _train_tokenizer(folder):
 
 
 def prepare(paths, store):
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-    from tokenizers import Tokenizer
+    """The tokenizer's folder, trained once, and each file's Parquet text."""
     folder = os.path.join(_folder(store), "tokenizer")
     if not os.path.exists(os.path.join(folder, "tokenizer_config.json")):
         _train_tokenizer(folder)
@@ -80,22 +87,18 @@ def prepare(paths, store):
                 for s, e in zip(starts[first:last], ends[first:last])])
         pq.write_table(pa.table({"text": texts}), out + ".part")
         os.replace(out + ".part", out)
+    return [_text_path(store, path) for path in paths]
 
 
 def open_batches(paths, store, seq_len, batch, seed):
-    os.environ.setdefault("HF_DATASETS_CACHE", os.path.join(_folder(store), "hf-cache"))
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
-    from datasets import load_dataset
-    from torchtitan.components.tokenizer import HuggingFaceTokenizer
-    from torchtitan.hf_datasets import DatasetConfig, text_datasets
-
+    cache = os.path.join(_folder(store), "hf-cache")
     names = []
     for path in paths:
         names.append(os.path.basename(path).lower())
         text_datasets.DATASETS[names[-1]] = DatasetConfig(
             path=_text_path(store, path),
-            loader=lambda file: load_dataset("parquet", data_files=file, split="train"),
+            loader=lambda file: load_dataset("parquet", data_files=file, split="train",
+                                             cache_dir=cache),
             sample_processor=lambda sample: sample["text"])
     tokenizer = HuggingFaceTokenizer(tokenizer_path=os.path.join(_folder(store), "tokenizer"))
     common = dict(dp_world_size=1, dp_rank=0, tokenizer=tokenizer, seq_len=seq_len,
