@@ -8,7 +8,9 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import token_throughput  # noqa: E402 -- bench/, the loader's one definition
 
-WHAT = "stoker.Loader(stoker.Tokens), in place, inline (0 workers)"
+import stoker  # noqa: E402 -- imported before the timed open, as the peers' packages are
+
+WHAT = f"stoker {stoker.__version__}: stoker.Loader(stoker.Tokens), in place, inline (0 workers)"
 
 
 def prepare(paths, store):
