@@ -130,16 +130,16 @@ def main():
                        "prepared": prepared, "memcpy_tokens_per_s": memcpy}, f, indent=1)
     if "stoker" in errors:
         sys.exit(f"token_peers: stoker failed: {errors['stoker']}")
-    report(args, names, runs, errors, memcpy, load)
+    report(args, names, runs, errors, prepared, memcpy, load)
 
 
-def report(args, names, runs, errors, memcpy, load):
+def report(args, names, runs, errors, prepared, memcpy, load):
     """The table: medians, stoker's ratios round by round, the target's two ratios."""
     print(f"{args.mb} MB of uint16 tokens in {args.sources} file(s), documents of "
           f"{args.doc_tokens} tokens on average, seq_len {args.seq_len}, batch {args.batch}, "
           f"{args.rounds} rounds of at most {args.seconds:g} s a loader (medians); load "
           f"average {load[0]:.1f} before, {load[3]:.1f} after")
-    rate = {}
+    rate, cpu_rate = {}, {}
     for name in names:
         what = f"{name:15s} ({LOADERS[name][2]})"
         if name in errors:
@@ -147,12 +147,16 @@ def report(args, names, runs, errors, memcpy, load):
             continue
         got = runs[name]
         rate[name] = [r["tokens"] / r["seconds"] for r in got]
-        cpu = statistics.median(r["tokens"] / max(r["cpu_s"], 1e-9) for r in got)
+        cpu_rate[name] = [r["tokens"] / max(r["cpu_s"], 1e-9) for r in got]
         print(f"  {what}: {statistics.median(rate[name]) / 1e6:9.2f} M tokens/s, "
-              f"{cpu / 1e6:9.2f} M per CPU s; open "
+              f"{statistics.median(cpu_rate[name]) / 1e6:9.2f} M per CPU s; open "
               f"{statistics.median(r['open_s'] for r in got):.3f} s, first batch "
               f"{statistics.median(r['first_batch_s'] for r in got):.3f} s, "
               f"{statistics.median(r['tokens'] for r in got) / 1e6:.1f} M tokens read")
+    print("  how each ran:")
+    for name in names:
+        if name in prepared:
+            print(f"    {name}: {prepared[name]['what']}")
     floor = statistics.median(memcpy)
     print(f"  memcpy of the batches' bytes: {floor / 1e6:9.2f} M tokens/s "
           f"({floor * token_throughput.BATCH_BYTES_PER_TOKEN / 1e9:.1f} GB/s)")
@@ -160,13 +164,18 @@ def report(args, names, runs, errors, memcpy, load):
     peers = [n for n in rate if not n.startswith("stoker")]
     for name in peers:
         ratios = [s / p for s, p in zip(stoker, rate[name])]
+        per_cpu = [s / p for s, p in zip(cpu_rate["stoker"], cpu_rate[name])]
         print(f"  stoker / {name}: " + ", ".join(f"{r:.1f}x" for r in ratios)
-              + f" (median {statistics.median(ratios):.1f}x)")
+              + f" (median {statistics.median(ratios):.1f}x; per CPU second "
+              f"{statistics.median(per_cpu):.1f}x)")
     print(f"  stoker / memcpy: {statistics.median(stoker) / floor:.2f} (target >= 0.5)")
     if peers:
         fastest = max(peers, key=lambda n: statistics.median(rate[n]))
         ratio = statistics.median(stoker) / statistics.median(rate[fastest])
-        print(f"  stoker / the fastest peer ({fastest}): {ratio:.1f}x (target >= 10x)")
+        per_cpu = (statistics.median(cpu_rate["stoker"])
+                   / max(statistics.median(cpu_rate[n]) for n in peers))
+        print(f"  stoker / the fastest peer ({fastest}): {ratio:.1f}x, per CPU second "
+              f"{per_cpu:.1f}x (target >= 10x)")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@ peer's environment: a driver module of this folder, tokens_NAME.py, which has
 
 One JSON object on stdout; a failure is one line on stderr and exit status 1.
 
-  token_worker.py NAME prepare STORE PATH...     {prepare_s, files}
+  token_worker.py NAME prepare STORE PATH...     {prepare_s, files, what}: what, the driver's
+                                                 WHAT: the peer's version and how it is driven
   token_worker.py NAME run STORE SEQ_LEN BATCH SEED SECONDS PATH...
       {open_s, first_batch_s, tokens, seconds, cpu_s}: the loader opened (open_s), then its
       batches until SECONDS have passed or they end; first_batch_s from the open's start,
@@ -56,7 +57,8 @@ def main():
         if command == "prepare":
             start = time.perf_counter()
             files = driver.prepare(sys.argv[4:], store)
-            result = {"prepare_s": time.perf_counter() - start, "files": files}
+            result = {"prepare_s": time.perf_counter() - start, "files": files,
+                      "what": driver.WHAT}
         else:
             seq_len, batch, seed = (int(a) for a in sys.argv[4:7])
             result = run(driver, store, seq_len, batch, seed, float(sys.argv[7]), sys.argv[8:])

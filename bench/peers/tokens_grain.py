@@ -4,13 +4,15 @@ tokens), MapDataset.source, shuffled, to_iter_dataset read inline (ReadOptions(n
 Grain's advice for data in memory), ConcatThenSplitIterDataset into rows of seq_len + 1
 tokens, several files mixed by IterDataset.mix (equal weights), batch; input_ids and labels
 the rows shifted by one, as int64. One core: no worker processes."""
+from importlib.metadata import version
+
 import grain
 import torch
 
 import token_documents
 
-WHAT = ("Grain 0.2.18: MapDataset.source(documents).shuffle, ConcatThenSplitIterDataset, "
-        "IterDataset.mix, batch; inline")
+WHAT = (f"Grain {version('grain')}: MapDataset.source(documents).shuffle, "
+        "ConcatThenSplitIterDataset, IterDataset.mix, batch; inline")
 
 
 class Documents:

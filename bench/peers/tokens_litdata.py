@@ -5,6 +5,7 @@ shuffle=True), several mixed by CombinedStreamingDataset (equal weights), Stream
 with num_workers=0 (one core: no worker processes); input_ids and labels the blocks shifted by
 one, as int64 (LitGPT's `batch[:, :L].long()`, `batch[:, 1:L + 1].long()`)."""
 import os
+from importlib.metadata import version
 
 import numpy as np
 from litdata import CombinedStreamingDataset, StreamingDataLoader, StreamingDataset, optimize
@@ -12,8 +13,9 @@ from litdata.streaming.item_loader import TokensLoader
 
 import token_documents
 
-WHAT = ("litdata 0.2.76: optimize to chunks, StreamingDataset(TokensLoader(block_size)), "
-        "CombinedStreamingDataset, StreamingDataLoader(num_workers=0)")
+WHAT = (f"litdata {version('litdata')}: optimize to chunks, "
+        "StreamingDataset(TokensLoader(block_size)), CombinedStreamingDataset, "
+        "StreamingDataLoader(num_workers=0)")
 PIECES = 16  # optimize's inputs: ranges of a file's documents
 
 

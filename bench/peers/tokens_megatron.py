@@ -11,6 +11,7 @@ the shuffled dataset; its tokens and labels, int64."""
 import os
 import shutil
 import tempfile
+from importlib.metadata import version
 
 import numpy as np
 import torch
@@ -21,8 +22,9 @@ from megatron.core.tokenizers import MegatronTokenizer
 
 import token_documents
 
-WHAT = ("Megatron-core 0.16.1: IndexedDatasetBuilder .bin/.idx, GPTDataset (+ BlendedDataset) "
-        "by BlendedMegatronDatasetBuilder, DataLoader(num_workers=0)")
+WHAT = (f"Megatron-core {version('megatron-core')}: IndexedDatasetBuilder .bin/.idx, "
+        "GPTDataset (+ BlendedDataset) by BlendedMegatronDatasetBuilder, "
+        "DataLoader(num_workers=0)")
 
 
 def prefix(store, path):

@@ -13,6 +13,7 @@ import glob
 import json
 import os
 import sysconfig
+from importlib.metadata import version
 
 import numpy as np
 
@@ -33,8 +34,9 @@ STDLIB = sysconfig.get_paths()["stdlib"]
 TEXT_TOKENS = 32 * 2**20  # the files' ids made text, in all: more than a run reads
 CORPUS_BYTES = 8 * 2**20  # of the standard library's sources, to train the tokenizer on
 EOT = "<|endoftext|>"
-WHAT = ("torchtitan 0.3.0: HuggingFaceTextDataLoader / InterleavedHuggingFaceTextDataLoader "
-        "on Parquet text, tokenizing (HF tokenizers BPE), num_workers=0")
+WHAT = (f"torchtitan {version('torchtitan')}: HuggingFaceTextDataLoader / "
+        "InterleavedHuggingFaceTextDataLoader on Parquet text, tokenizing (HF tokenizers BPE), "
+        "num_workers=0")
 
 
 def _folder(store):
