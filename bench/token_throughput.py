@@ -34,23 +34,38 @@ import torch
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python")
 BATCH_BYTES_PER_TOKEN = 16  # int64 input_ids and int64 labels
+EOS_ID = 50256  # GPT-2's end of text, nanoGPT's document separator
 
 
-def token_files(folder: str, mb: int, sources: int) -> list:
-    """`sources` files of uint16 tokens, `mb` MB in all, written once."""
+def token_files(folder: str, mb: int, sources: int, doc_tokens: int = 0) -> list:
+    """`sources` files of uint16 tokens, `mb` MB in all, written once. `doc_tokens`: documents
+    of 1 to 2 * doc_tokens - 1 tokens (that mean), each ended by EOS_ID, as nanoGPT's
+    prepare.py ends each document (the other tokens below it); 0: ids drawn from the whole
+    vocabulary."""
     os.makedirs(folder, exist_ok=True)
-    paths = [os.path.join(folder, f"tokens-{mb}-{k}of{sources}.bin") for k in range(sources)]
+    kind = f"docs{doc_tokens}" if doc_tokens else "tokens"
+    paths = [os.path.join(folder, f"{kind}-{mb}-{k}of{sources}.bin") for k in range(sources)]
     tokens = mb * 2**20 // 2 // sources
     rng = np.random.default_rng(0)
     for path in paths:
-        if not os.path.exists(path) or os.path.getsize(path) != tokens * 2:
-            rng.integers(0, 50257, tokens, dtype=np.uint16).tofile(path)
+        if os.path.exists(path) and os.path.getsize(path) == tokens * 2:
+            continue
+        if not doc_tokens:
+            rng.integers(0, EOS_ID + 1, tokens, dtype=np.uint16).tofile(path)
+            continue
+        ids = rng.integers(0, EOS_ID, tokens, dtype=np.uint16)
+        # Twice the lengths the mean needs: their sum passes the file's end (by far, surely).
+        ends = np.cumsum(rng.integers(1, 2 * doc_tokens, 2 * (tokens // doc_tokens) + 2)) - 1
+        ids[ends[ends < tokens]] = EOS_ID
+        ids[-1] = EOS_ID
+        ids.tofile(path)
     return paths
 
 
-def stoker_epochs(paths, seq_len, batch, workers, seed, eos_id, packing=None) -> tuple:
-    """(tokens/s of epoch 0, of epoch 1) of a new stoker.Loader, and an epoch's tokens (packed:
-    those of the rows' documents)."""
+def stoker_loader(paths, seq_len, batch, workers, seed, eos_id=None, packing=None):
+    """stoker.Loader of the token files `paths` (several: mixed by stoker.Mixture, equal
+    weights), shuffled batches of int64 input_ids and labels (with eos_id: their boundaries'
+    fields; with packing: segment_ids too, last)."""
     import stoker
     fields = ("input_ids", "labels")
     boundaries = {}
@@ -63,9 +78,15 @@ def stoker_epochs(paths, seq_len, batch, workers, seed, eos_id, packing=None) ->
         boundaries["packing"] = packing
     sources = [stoker.Tokens(p, seq_len=seq_len, **boundaries) for p in paths]
     data = sources[0] if len(sources) == 1 else stoker.Mixture(sources, until="all")
-    loader = stoker.Loader(data, batch_size=batch, shuffle=True,
-                           order=stoker.Order(seed=seed), feed=stoker.Feed(workers=workers),
-                           batches=stoker.Batches(batch_format=fields, variable="padded"))
+    return stoker.Loader(data, batch_size=batch, shuffle=True, order=stoker.Order(seed=seed),
+                         feed=stoker.Feed(workers=workers),
+                         batches=stoker.Batches(batch_format=fields, variable="padded"))
+
+
+def stoker_epochs(paths, seq_len, batch, workers, seed, eos_id, packing=None) -> tuple:
+    """(tokens/s of epoch 0, of epoch 1) of a new stoker.Loader, and an epoch's tokens (packed:
+    those of the rows' documents)."""
+    loader = stoker_loader(paths, seq_len, batch, workers, seed, eos_id, packing)
     rates = []
     for epoch in range(2):
         loader.set_epoch(epoch)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs the peers of the side-by-side image benchmark (bench/peers/run.py), each in its own
-# virtual environment under $STOKER_PEERS (default ~/.cache/stoker/peers/NAME), from PyPI and
+# Installs the peers of the side-by-side image benchmark (bench/peers/run.py) and of the token
+# benchmark (bench/token_peers.py), each in its own virtual environment under $STOKER_PEERS (default ~/.cache/stoker/peers/NAME), from PyPI and
 # Debian only. Each environment sees the project's environment (scripts/setup.sh: torch,
 # torchvision, numpy) behind its own packages, so every peer hands over the same torch.
 # Not part of the test suite. Idempotent: a peer whose stamp matches is skipped.
@@ -30,9 +30,18 @@ apt_of[webdataset]=""
 pip_of[webdataset]="webdataset==1.0.2"
 apt_of[hf_parquet]=""
 pip_of[hf_parquet]="datasets==5.2.0"
+apt_of[grain]=""
+pip_of[grain]="grain==0.2.18"
+apt_of[litdata]=""
+pip_of[litdata]="litdata==0.2.76"
+# 0.17 and later require Python 3.12; the project's environment has 3.11.
+apt_of[megatron]=""
+pip_of[megatron]="megatron-core==0.16.1"
+apt_of[torchtitan]=""
+pip_of[torchtitan]="torchtitan==0.3.0"
 apt_of[stoker]=""
 pip_of[stoker]="$root"
-names=("${@:-pillow_simd dali spdl ffcv tfdata webdataset hf_parquet stoker}")
+names=("${@:-pillow_simd dali spdl ffcv tfdata webdataset hf_parquet grain litdata megatron torchtitan stoker}")
 names=(${names[*]})
 
 install_peer() {  # NAME: 0 when its environment is ready
