@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Installs the peers of the side-by-side image benchmark (bench/peers/run.py), each in its own
-# virtual environment under $STOKER_PEERS (default ~/.cache/stoker/peers/NAME), from PyPI and
-# Debian only. Each environment sees the project's environment (scripts/setup.sh: torch,
-# torchvision, numpy) behind its own packages, so every peer hands over the same torch.
+# Installs the peers of the side-by-side image benchmark (bench/peers/run.py) and of the video
+# benchmark (bench/video_loader.py: pyav, decord, spdl, dali), each in its own virtual
+# environment under $STOKER_PEERS (default ~/.cache/stoker/peers/NAME), from PyPI and Debian only.
+# Each environment sees the project's environment (scripts/setup.sh: torch, torchvision, numpy)
+# behind its own packages, so every peer hands over the same torch.
 # Not part of the test suite. Idempotent: a peer whose stamp matches is skipped.
 #
 # A peer that will not install leaves one line in $STOKER_PEERS/NAME.failed (the table shows it)
@@ -30,9 +31,13 @@ apt_of[webdataset]=""
 pip_of[webdataset]="webdataset==1.0.2"
 apt_of[hf_parquet]=""
 pip_of[hf_parquet]="datasets==5.2.0"
+apt_of[pyav]=""
+pip_of[pyav]="av==18.1.0"  # av 19 wants Python 3.12
+apt_of[decord]=""
+pip_of[decord]="decord==0.6.0"  # one py3-none wheel, its own FFmpeg
 apt_of[stoker]=""
 pip_of[stoker]="$root"
-names=("${@:-pillow_simd dali spdl ffcv tfdata webdataset hf_parquet stoker}")
+names=("${@:-pillow_simd dali spdl ffcv tfdata webdataset hf_parquet pyav decord stoker}")
 names=(${names[*]})
 
 install_peer() {  # NAME: 0 when its environment is ready
