@@ -14,6 +14,11 @@ clips of the same distribution from its dataset of the videos' bytes.
 prints one JSON object: clips/s over BATCHES batches after a warm-up batch. WORKERS: the
 DataLoader's workers, SPDL's decoding tasks and threads, DALI's threads, stoker's workers.
 THREADS: each decoder's threads. STOKER_DIR: another stoker package's folder (a baseline build).
+
+  video_clip_loaders.py frames LOADER CLIPS COUNT OUT
+
+saves (torch.save) the uint8 frames [T, C, H, W] that LOADER (torchcodec, pyav, decord or spdl)
+decodes for the first COUNT clips of CLIPS, before any transform.
 """
 import json
 import sys
@@ -75,7 +80,18 @@ def decord_clip(path, indices, threads):
     return torch.from_numpy(clip).permute(0, 3, 1, 2)
 
 
-DECODERS = {"torchcodec": torchcodec_clip, "pyav": pyav_clip, "decord": decord_clip}
+def spdl_clip(path, indices, threads):
+    """SPDL's demuxer and `sample_decode_video` (the packets split at keyframes, each part
+    decoded to its last asked frame), its frames converted to one tensor: [T, C, H, W]."""
+    import spdl.io
+    config = spdl.io.decode_config(decoder_options={"threads": str(threads)})
+    frames = spdl.io.sample_decode_video(spdl.io.demux_video(path), indices,
+                                         decode_config=config)
+    return spdl.io.to_torch(spdl.io.convert_frames(frames)).permute(0, 3, 1, 2)
+
+
+DECODERS = {"torchcodec": torchcodec_clip, "pyav": pyav_clip, "decord": decord_clip,
+            "spdl": spdl_clip}
 
 
 class PeerClips(torch.utils.data.Dataset):
@@ -103,22 +119,15 @@ def data_loader(name, table, pipeline, workers, threads):
 
 def spdl_batches(table, pipeline, workers, threads):
     """SPDL's pipeline as its video example builds one: the table as its source, a stage of
-    `workers` concurrent tasks on `workers` threads that demuxes a video and decodes the clip's
-    frames (`sample_decode_video`: the packets split at keyframes, each part decoded to its last
-    asked frame), converts them to a tensor and runs v2's steps; batches aggregated, then
-    collated."""
-    import spdl.io
+    `workers` concurrent tasks on `workers` threads that decodes a clip (spdl_clip) and runs
+    v2's steps on it; batches aggregated, then collated."""
     from spdl.pipeline import PipelineBuilder
     from torchvision import tv_tensors
-    config = spdl.io.decode_config(decoder_options={"threads": str(threads)})
     transform = v2_transform(pipeline)
 
     def clip(item):
         path, label, indices = item
-        frames = spdl.io.sample_decode_video(spdl.io.demux_video(path), indices,
-                                             decode_config=config)
-        pixels = spdl.io.to_torch(spdl.io.convert_frames(frames)).permute(0, 3, 1, 2)
-        return transform(tv_tensors.Video(pixels)), label
+        return transform(tv_tensors.Video(spdl_clip(path, indices, threads))), label
 
     def collate(items):
         return torch.stack([c for c, _ in items]), torch.tensor([label for _, label in items])
@@ -213,7 +222,16 @@ def clips_per_second(stream, count):
     return count * BATCH / (time.perf_counter() - start)
 
 
+def save_frames(name, table_file, count, out):
+    with open(table_file) as f:
+        table = json.load(f)[:int(count)]
+    torch.save([DECODERS[name](path, indices, 1) for path, _, indices in table], out)
+    return 0
+
+
 def main(argv):
+    if argv[0] == "frames":
+        return save_frames(*argv[1:])
     name, table_file, dataset, pipeline, workers, count, threads = argv[:7]
     if len(argv) > 7:  # another build's stoker package
         sys.path.insert(0, argv[7])
