@@ -11,9 +11,9 @@ clips of the same distribution from its dataset of the videos' bytes.
 
   video_clip_loaders.py LOADER CLIPS STOKER_DATASET PIPELINE WORKERS BATCHES THREADS [STOKER_DIR]
 
-prints one JSON object: clips/s over BATCHES batches after a warm-up batch. WORKERS: the
-DataLoader's workers, SPDL's decoding tasks and threads, DALI's threads, stoker's workers.
-THREADS: each decoder's threads. STOKER_DIR: another stoker package's folder (a baseline build).
+prints one JSON object: clips/s over BATCHES batches after a warm-up batch, and the CPU time
+per clip of the process and its worker processes over them. WORKERS: the DataLoader's workers,
+SPDL's decoding tasks and threads, DALI's threads, stoker's workers. THREADS: each decoder's threads. STOKER_DIR: another stoker package's folder (a baseline build).
 
   video_clip_loaders.py frames LOADER CLIPS COUNT OUT
 
@@ -205,8 +205,16 @@ def batches(name, table, dataset, pipeline, workers, threads):
     return iter(data_loader(name, table, pipeline, workers, threads))
 
 
+def cpu_seconds():
+    """CPU seconds of this process and its children so far (a DataLoader's workers)."""
+    import psutil
+    me = psutil.Process()
+    return sum(sum(p.cpu_times()[:2]) for p in [me] + me.children(recursive=True))
+
+
 def clips_per_second(stream, count):
-    """Clips/s over `count` batches after a warm-up batch; every batch's shape checked."""
+    """{"clips_per_s", "cpu_ms_per_clip"} over `count` batches after a warm-up batch (the
+    CPU of the process and its workers); every batch's shape checked."""
     def take():
         clips, labels = next(stream)
         if tuple(clips.shape) != (BATCH, FRAMES, 3, CROP, CROP) or clips.dtype != torch.float32:
@@ -216,10 +224,11 @@ def clips_per_second(stream, count):
             raise RuntimeError(f"{len(labels)} labels for {BATCH} clips")
 
     take()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), cpu_seconds()
     for _ in range(count):
         take()
-    return count * BATCH / (time.perf_counter() - start)
+    wall, cpu = time.perf_counter() - start, cpu_seconds() - cpu
+    return {"clips_per_s": count * BATCH / wall, "cpu_ms_per_clip": 1000 * cpu / (count * BATCH)}
 
 
 def save_frames(name, table_file, count, out):
@@ -239,7 +248,7 @@ def main(argv):
     with open(table_file) as f:
         table = json.load(f)
     stream = batches(name, table, dataset, pipeline, int(workers), int(threads))
-    print(json.dumps({"clips_per_s": clips_per_second(stream, int(count))}))
+    print(json.dumps(clips_per_second(stream, int(count))))
     return 0
 
 

@@ -10,18 +10,22 @@ Evaluation: the regular clip (frames 0-60), Resize(128) + CenterCrop(112). The p
 same clips (frame indices) in the same order, drawn here; stoker draws its own of the same
 distribution (bench/video_clip_loaders.py says how each loader runs).
 
-The videos are bench/make_kinetics_set.py's (class folders of mp4 files); stoker reads them from
-a dataset of their bytes (written once into OUT/stoker, not timed). Each round runs every loader
-in a new process pinned with taskset to C cores with C workers, for --batches batches after a
-warm-up batch, the loaders' order reversed every round; the report is clips/s per loader and
-round, medians per core, and stoker's ratio to each peer and to the fastest (per round, then the
-median). Then decoded frames per delivered frame: stoker's on the training clips against the
-fewest an exact whole-frame decoder can decode (bench/video_gop_bound.py, in the pyav
-environment) and the GOP's prefix a decoder decoding every frame decodes, with K clips per video
-(DecodeClip num_clips=K: one decode per video). Before the rounds, the peers that decode frames
-at indices decode the first clips, their frames compared with torchcodec's. --baseline DIR: also
-the stoker package in DIR (another build's python/ folder), for a same-run ratio. --threads:
-each decoder's threads. Writes OUT/video-report.json (bench/video_chart.py draws it).
+The videos are bench/make_kinetics_set.py's (class folders of mp4 files); stoker reads them from a
+dataset of their bytes (written once into OUT/stoker, not timed). Each round runs every loader in a
+new process pinned with taskset to C cores with C workers, for --batches batches after a warm-up
+batch, the loaders' order reversed every round; the report is clips/s per loader and round, medians
+per core, the CPU time per clip of the loader's processes, and stoker's ratios to each peer and to
+the fastest (per round, then the median), in clips/s and in clips per CPU second. On a machine
+shared with other sessions, the scheduler gives each session a share of the cores whatever its
+threads (Linux's autogroup): clips/s then says how the loader fared in that share, clips per CPU
+second what a core of its own gives it. Then decoded frames per delivered frame: stoker's on the
+training clips against the fewest an exact whole-frame decoder can decode
+(bench/video_gop_bound.py, in the pyav environment) and the GOP's prefix a decoder decoding every
+frame decodes, with K clips per video (DecodeClip num_clips=K: one decode per video). Before the
+rounds, the peers that decode frames at indices decode the first clips, their frames compared with
+torchcodec's. --baseline DIR: also the stoker package in DIR (another build's python/ folder), for
+a same-run ratio. --threads: each decoder's threads. Writes OUT/video-report.json
+(bench/video_chart.py draws it).
 
 Usage: .venv/bin/python bench/video_loader.py VIDEOS --work OUT [--cores 1 2] [--rounds 5]
        [--batches 12] [--pipelines train eval] [--loaders stoker torchcodec ...] [--threads 1]
@@ -118,7 +122,8 @@ def not_installed(name):
 
 
 def one_run(name, cores, pipeline, table_file, dataset, args):
-    """Clips/s of loader `name` in a new process on `cores` cores, or RuntimeError(reason)."""
+    """{"clips_per_s", "cpu_ms_per_clip"} of loader `name` in a new process on `cores` cores,
+    or RuntimeError(reason)."""
     command = ["taskset", "-c", ",".join(str(c) for c in range(cores)), python_of(name),
                os.path.join(HERE, "video_clip_loaders.py"),
                "stoker" if name == "stoker-baseline" else name, table_file, dataset, pipeline,
@@ -134,7 +139,7 @@ def one_run(name, cores, pipeline, table_file, dataset, args):
         # A library's own log line that says what it lacks beats the exception's last line.
         said = [line for line in lines if "not supported" in line]
         raise RuntimeError((said or lines or [f"exit status {run.returncode}"])[-1][:300])
-    return json.loads(run.stdout.splitlines()[-1])["clips_per_s"]
+    return json.loads(run.stdout.splitlines()[-1])
 
 
 def measure(report, names, args, tables, dataset):
@@ -151,22 +156,24 @@ def measure(report, names, args, tables, dataset):
                         continue
                     print(f"round {r + 1}/{args.rounds}: {name} {key}", file=sys.stderr)
                     try:
-                        rate = one_run(name, cores, pipeline, tables[pipeline], dataset, args)
+                        run = one_run(name, cores, pipeline, tables[pipeline], dataset, args)
                     except RuntimeError as e:
                         entry.setdefault("run_errors", {})[key] = str(e)
                         continue
-                    entry.setdefault("runs", {}).setdefault(key, []).append(rate)
+                    entry.setdefault("runs", {}).setdefault(key, []).append(run)
             order.reverse()
     for entry in report.values():
-        for key, rates in entry.get("runs", {}).items():
-            entry.setdefault("median", {})[key] = {"clips_per_s": statistics.median(rates)}
+        for key, runs in entry.get("runs", {}).items():
+            median = {m: statistics.median(run[m] for run in runs) for m in runs[0]}
+            median["clips_per_cpu_s"] = 1000 / median["cpu_ms_per_clip"]
+            entry.setdefault("median", {})[key] = median
 
 
-def ratios(report, key):
-    """{peer: median over rounds of stoker / peer} and the median of stoker / the round's
-    fastest peer (the rounds every peer ran), for `key`."""
-    ours = report["stoker"].get("runs", {}).get(key, [])
-    peers = {name: entry["runs"][key] for name, entry in report.items()
+def ratios(report, key, speed):
+    """{peer: median over rounds of stoker's speed / the peer's} and the median of stoker's /
+    the round's fastest peer's (the rounds every peer ran), for `key`; `speed` of a run."""
+    ours = [speed(run) for run in report["stoker"].get("runs", {}).get(key, [])]
+    peers = {name: [speed(run) for run in entry["runs"][key]] for name, entry in report.items()
              if not name.startswith("stoker") and key in entry.get("runs", {})}
     out = {name: statistics.median(a / b for a, b in zip(ours, rates))
            for name, rates in peers.items() if ours}
@@ -275,18 +282,23 @@ def print_report(report, args):
         for pipeline in args.pipelines:
             key = f"{cores}c_{pipeline}"
             for name, entry in report.items():
-                rates = entry.get("runs", {}).get(key)
-                if rates:
-                    median = statistics.median(rates)
-                    print(f"{key} {name:10s} clips/s " + " ".join(f"{v:6.1f}" for v in rates) +
-                          f"  median {median:6.1f} ({median / cores:5.1f} per core)")
+                runs = entry.get("runs", {}).get(key)
+                if runs:
+                    median = entry["median"][key]
+                    print(f"{key} {name:10s} clips/s " +
+                          " ".join(f"{r['clips_per_s']:6.1f}" for r in runs) +
+                          f"  median {median['clips_per_s']:6.1f} "
+                          f"({median['clips_per_s'] / cores:5.1f} per core), CPU ms per clip " +
+                          " ".join(f"{r['cpu_ms_per_clip']:5.1f}" for r in runs) +
+                          f"  median {median['cpu_ms_per_clip']:5.1f}")
                 else:
                     why = entry.get("error") or entry.get("run_errors", {}).get(key, "no run")
                     print(f"{key} {name:10s} {why}")
                 if key == f"{args.cores[0]}c_{args.pipelines[0]}" and "frames" in entry:
                     print(f"{'':8s} {name:10s} frames: {entry['frames']}")
-            print(f"{key} stoker / peer, median of rounds: " + ", ".join(
-                f"{n} {r:.2f}" for n, r in report["stoker"]["ratios"].get(key, {}).items()))
+            for speed, what in (("clips_per_s", "clips/s"), ("clips_per_cpu_s", "clips per CPU s")):
+                print(f"{key} stoker / peer, {what}, median of rounds: " + ", ".join(
+                    f"{n} {r:.2f}" for n, r in report["stoker"]["ratios"][speed][key].items()))
 
 
 def main():
@@ -326,8 +338,11 @@ def main():
     print(f"{len(files)} videos, batches of {BATCH} clips [{FRAMES}, 3, 112, 112] (frames {STEP} "
           f"apart), cores {args.cores}, {args.rounds} rounds", file=sys.stderr)
     measure(report, names, args, tables, dataset)
-    report["stoker"]["ratios"] = {f"{c}c_{p}": ratios(report, f"{c}c_{p}")
-                                  for c in args.cores for p in args.pipelines}
+    keys = [f"{c}c_{p}" for c in args.cores for p in args.pipelines]
+    report["stoker"]["ratios"] = {
+        "clips_per_s": {k: ratios(report, k, lambda r: r["clips_per_s"]) for k in keys},
+        "clips_per_cpu_s": {k: ratios(report, k, lambda r: 1000 / r["cpu_ms_per_clip"])
+                            for k in keys}}
     result["machine_end"] = machine()
     result["decoded_per_delivered"] = decode_costs(files, counts, dataset, args)
     with open(os.path.join(args.work, "video-report.json"), "w") as f:
