@@ -44,12 +44,12 @@ import stoker
 from stoker import _stoker
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PEERS_DIR = os.environ.get("STOKER_PEERS", os.path.join(
-    os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "stoker", "peers"))
+sys.path.insert(0, os.path.join(HERE, "peers"))
+import peer_envs  # noqa: E402
 FRAMES, STEP, BATCH = 16, 4, 8
 SPAN = (FRAMES - 1) * STEP + 1
 
-# name: (environment under PEERS_DIR, or None for the project's; what it runs)
+# name: (environment under bench/peers/setup.sh's folder, or None for the project's; what it runs)
 LOADERS = {
     "stoker": (None, "stoker.Loader, DecodeClip with v2's steps folded"),
     "stoker-baseline": (None, "the --baseline build's stoker"),
@@ -103,22 +103,12 @@ def clip_table(files, counts, pipeline, epochs, seed=0):
 
 
 def python_of(name):
-    env = LOADERS[name][0]
-    return sys.executable if env is None else os.path.join(PEERS_DIR, env, "bin", "python")
+    return peer_envs.env_python(LOADERS[name][0])
 
 
 def not_installed(name):
     """The one-line reason loader `name` cannot run, or None."""
-    env = LOADERS[name][0]
-    if env is None:
-        return None
-    failed = os.path.join(PEERS_DIR, env + ".failed")
-    if os.path.exists(failed):
-        with open(failed) as f:
-            return "not installed: " + f.read().strip()
-    if not os.path.exists(os.path.join(PEERS_DIR, env, "peer-stamp")):
-        return f"not installed (bench/peers/setup.sh {env})"
-    return None
+    return peer_envs.env_missing(LOADERS[name][0])
 
 
 def one_run(name, cores, pipeline, table_file, dataset, args):
