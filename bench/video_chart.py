@@ -27,7 +27,7 @@ def main(argv):
     parts, y, width = [], 0, 0
     for pipeline, what in PIPELINES.items():
         chosen = [k for k in keys if k.endswith("_" + pipeline)]
-        for measure, (unit, per_core) in MEASURES.items():
+        for measure, (unit, per_core) in MEASURES.items() if chosen else ():
             svg = peers_report.chart(report, chosen, f"{what}: {unit}", measure, per_core)
             if not svg:
                 continue

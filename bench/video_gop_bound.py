@@ -17,11 +17,10 @@ prints one JSON object: {"asked": frames asked (with repeats), "bound": the fewe
 import json
 import sys
 
-import av
-
 
 def frame_table(path):
     """Per packet in decoding order: (presentation index, keyframe, reference)."""
+    import av
     with av.open(path) as container:
         stream = container.streams.video[0]
         if stream.codec_context.name != "h264":
