@@ -42,9 +42,9 @@ def table(report, cores_list, dtype):
     return "\n".join(lines)
 
 
-def fastest_peer(report, key):
-    """(name, images/s) of the fastest peer other than stoker's rows for `key`, or None."""
-    rates = [(peer["median"][key]["images_per_s"], name) for name, peer in report.items()
+def fastest_peer(report, key, measure="images_per_s"):
+    """(name, its `measure`) of the fastest peer other than stoker's rows for `key`, or None."""
+    rates = [(peer["median"][key][measure], name) for name, peer in report.items()
              if not name.startswith("stoker") and key in peer.get("median", {})]
     return max(rates)[::-1] if rates else None
 
@@ -89,17 +89,20 @@ def eval_table(report):
     return "\n".join(lines)
 
 
-def _per_core(peer, key):
-    return peer["median"][key]["images_per_s"] / int(key.split("c")[0])
+def _cores(key):
+    return int(key.split("c")[0])
 
 
-def chart(report, keys, title):
-    """Horizontal bars of images/s per core, one per key of `keys` (e.g. "1c_float32") for
-    each peer, peers ordered by the first key; with several keys each bar names its key and
-    stoker's the ratio to the fastest peer."""
+def chart(report, keys, title, measure="images_per_s", per_core=True):
+    """Horizontal bars of a rate of the medians (`measure`), per core where `per_core`, one per
+    key of `keys` (e.g. "1c_float32") for each peer, peers ordered by the first key; with several
+    keys each bar names its key and stoker's the ratio to the fastest peer."""
+    def rate(name, key):
+        return report[name]["median"][key][measure] / (_cores(key) if per_core else 1)
+
     names = sorted((name for name, peer in report.items() if keys[0] in peer.get("median", {})),
-                   key=lambda name: -_per_core(report[name], keys[0]))
-    rows = [(name, key, _per_core(report[name], key)) for name in names for key in keys
+                   key=lambda name: -rate(name, keys[0]))
+    rows = [(name, key, rate(name, key)) for name in names for key in keys
             if key in report[name]["median"]]
     if not rows:
         return ""
@@ -120,9 +123,10 @@ def chart(report, keys, title):
             "mean_abs_diff"] is not None else ""
         if len(keys) > 1:
             label = key.split("_")[0].replace("c", " core" + ("s" if key[0] != "1" else ""))
-            fastest = fastest_peer(report, key)
+            fastest = fastest_peer(report, key, measure)
             if name.startswith("stoker") and fastest:
-                label += f", {rate * int(key.split('c')[0]) / fastest[1]:.1f}× fastest peer"
+                ours = report[name]["median"][key][measure]
+                label += f", {ours / fastest[1]:.1f}× fastest peer"
             note += f" ({label})"
         fill = "#d9541e" if name.startswith("stoker") else "#4c78a8"
         if first:
@@ -130,7 +134,8 @@ def chart(report, keys, title):
         fill += '" fill-opacity="0.6' if key != keys[0] else ""
         svg += [f'<rect x="{left}" y="{y + 3}" width="{w:.1f}" height="{bar_h - 6}" '
                 f'fill="{fill}"/>',
-                f'<text x="{left + w + 4:.1f}" y="{y + 16}">{rate:,.0f}{note}</text>']
+                f'<text x="{left + w + 4:.1f}" y="{y + 16}">'
+                f'{rate:,.{int(rate < 100)}f}{note}</text>']
         y += bar_h
     return "\n".join(svg + ["</svg>"])
 

@@ -42,6 +42,7 @@ import threading
 import time
 
 import detection  # this folder: the script's, first on sys.path
+import peer_envs
 import peers_report
 import proc_tree
 import recipes
@@ -49,8 +50,7 @@ import reduced_copy
 import segmentation
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PEERS_DIR = os.environ.get("STOKER_PEERS", os.path.join(
-    os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "stoker", "peers"))
+PEERS_DIR = peer_envs.PEERS_DIR
 
 # name: (environment under PEERS_DIR, or None for the project's: the Python running this script;
 # store shared with; what it is)
@@ -147,24 +147,12 @@ REDUCES_ITSELF = {
 
 
 def python_of(peer):
-    env = PEERS[peer][0]
-    if env is None:
-        return sys.executable
-    return os.path.join(PEERS_DIR, env, "bin", "python")
+    return peer_envs.env_python(PEERS[peer][0])
 
 
 def not_installed(peer):
     """The one-line reason a peer cannot run, or None."""
-    env = PEERS[peer][0]
-    if env is None:
-        return None
-    failed = os.path.join(PEERS_DIR, env + ".failed")
-    if os.path.exists(failed):
-        with open(failed) as f:
-            return "not installed: " + f.read().strip()
-    if not os.path.exists(os.path.join(PEERS_DIR, env, "peer-stamp")):
-        return "not installed (bench/peers/setup.sh)"
-    return None
+    return peer_envs.env_missing(PEERS[peer][0])
 
 
 def worker(peer, args, cores=None, timeout=600):

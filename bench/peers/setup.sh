@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Installs the peers of the side-by-side image benchmark (bench/peers/run.py) and of the token
-# benchmark (bench/token_peers.py), each in its own virtual environment under $STOKER_PEERS (default ~/.cache/stoker/peers/NAME), from PyPI and
-# Debian only. Each environment sees the project's environment (scripts/setup.sh: torch,
-# torchvision, numpy) behind its own packages, so every peer hands over the same torch.
+# Installs the peers of the side-by-side image benchmark (bench/peers/run.py), of the token
+# benchmark (bench/token_peers.py: grain, litdata, megatron, torchtitan) and of the video
+# benchmark (bench/video_loader.py: pyav, decord, spdl, dali), each in its own virtual
+# environment under $STOKER_PEERS (default ~/.cache/stoker/peers/NAME), from PyPI and Debian only.
+# Each environment sees the project's environment (scripts/setup.sh: torch, torchvision, numpy)
+# behind its own packages, so every peer hands over the same torch.
 # Not part of the test suite. Idempotent: a peer whose stamp matches is skipped.
 #
 # A peer that will not install leaves one line in $STOKER_PEERS/NAME.failed (the table shows it)
@@ -39,9 +41,13 @@ apt_of[megatron]=""
 pip_of[megatron]="megatron-core==0.16.1"
 apt_of[torchtitan]=""
 pip_of[torchtitan]="torchtitan==0.3.0"
+apt_of[pyav]=""
+pip_of[pyav]="av==18.1.0"  # av 19 wants Python 3.12
+apt_of[decord]=""
+pip_of[decord]="decord==0.6.0"  # one py3-none wheel, its own FFmpeg
 apt_of[stoker]=""
 pip_of[stoker]="$root"
-names=("${@:-pillow_simd dali spdl ffcv tfdata webdataset hf_parquet grain litdata megatron torchtitan stoker}")
+names=("${@:-pillow_simd dali spdl ffcv tfdata webdataset hf_parquet grain litdata megatron torchtitan pyav decord stoker}")
 names=(${names[*]})
 
 install_peer() {  # NAME: 0 when its environment is ready
