@@ -148,8 +148,9 @@ py::bytes torch_uint8_resize(const py::buffer& pixels, int height, int width,
   std::string bytes(static_cast<size_t>(3) * width * height, '\0');
   image::Resampler resampler;
   throw_if_error(resampler.resample(
-      view, image::PixelBox{0, 0, static_cast<double>(view.width), static_cast<double>(view.height)},
-      out, reinterpret_cast<uint8_t*>(bytes.data())));
+      view,
+      image::PixelBox{0, 0, static_cast<double>(view.width), static_cast<double>(view.height)}, out,
+      reinterpret_cast<uint8_t*>(bytes.data())));
   return py::bytes(bytes);
 }
 

@@ -21,7 +21,8 @@
 // padding. segment_ids: k + 1 on the k-th piece of the row, 0 on padding (Grain's). cu_seqlens:
 // the pieces' starts, the padding's start where there is padding, then L: the padding is a
 // segment of its own, so the row's segments cover it whole. document_mask: token_boundaries.h's
-// over those segments. attention_mask: 1 on the pieces' tokens, 0 on padding. Thread-safe (immutable).
+// over those segments. attention_mask: 1 on the pieces' tokens, 0 on padding. Thread-safe
+// (immutable).
 
 #include <cstdint>
 #include <memory>
