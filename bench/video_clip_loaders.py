@@ -177,9 +177,10 @@ def dali_batches(table, pipeline, workers, threads):
         yield out[0]["video"], out[0]["label"]
 
 
-def stoker_batches(path, pipeline, workers, threads):
+def stoker_batches(path, pipeline, workers, threads, cache=None):
     """stoker.Loader over the dataset of the videos' bytes: DecodeClip with v2's steps folded
-    in, its own sampler (clips drawn as torchcodec draws them), shuffled."""
+    in, its own sampler (clips drawn as torchcodec draws them), shuffled; the videos' indexes
+    kept in `cache` (None: the loader's default cache folder)."""
     import stoker
     common = dict(num_frames_per_clip=FRAMES, num_indices_between_frames=STEP, resize=[RESIZE],
                   crop=[CROP], dtype="float32", mean=MEAN, std=STD, threads=threads)
@@ -188,7 +189,7 @@ def stoker_batches(path, pipeline, workers, threads):
     else:
         clip = stoker.transforms.DecodeClip(sampler="regular", crop_mode="center", **common)
     loader = stoker.Loader(stoker.Dataset(path, transforms={"video": clip}), batch_size=BATCH,
-                           shuffle=True, num_workers=workers, drop_last=True)
+                           shuffle=True, num_workers=workers, drop_last=True, cache_dir=cache)
     while True:
         for batch in loader:
             yield batch["video"], batch["label"]

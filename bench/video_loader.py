@@ -25,11 +25,12 @@ frame decodes, with K clips per video (DecodeClip num_clips=K: one decode per vi
 rounds, the peers that decode frames at indices decode the first clips, their frames compared with
 torchcodec's. --baseline DIR: also the stoker package in DIR (another build's python/ folder), for
 a same-run ratio. --threads: each decoder's threads. Writes OUT/video-report.json
-(bench/video_chart.py draws it).
+(bench/video_chart.py draws it). --openings: instead, what a worker's first opening of a video
+costs in a first run and a later one (bench/video_openings.py).
 
 Usage: .venv/bin/python bench/video_loader.py VIDEOS --work OUT [--cores 1 2] [--rounds 5]
        [--batches 12] [--pipelines train eval] [--loaders stoker torchcodec ...] [--threads 1]
-       [--clips-per-video 1 4 8] [--baseline PYTHON_DIR]
+       [--clips-per-video 1 4 8] [--baseline PYTHON_DIR] [--openings]
 """
 import argparse
 import datetime
@@ -46,6 +47,7 @@ from stoker import _stoker
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "peers"))
 import peer_envs  # noqa: E402
+import video_openings  # noqa: E402  (this folder: the script's, first on sys.path)
 FRAMES, STEP, BATCH = 16, 4, 8
 SPAN = (FRAMES - 1) * STEP + 1
 
@@ -304,6 +306,8 @@ def main():
     parser.add_argument("--loaders", nargs="+", choices=peers, default=peers)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--baseline", help="another stoker package's folder, run alternating")
+    parser.add_argument("--openings", action="store_true",
+                        help="first openings in a first run and a later one (video_openings.py)")
     parser.add_argument("--clips-per-video", type=int, nargs="*", default=[1, 4, 8],
                         help="the decode costs' clips per video (none: no decode costs)")
     args = parser.parse_args()
@@ -317,6 +321,16 @@ def main():
         tables[pipeline] = os.path.join(args.work, f"clips-{pipeline}.json")
         with open(tables[pipeline], "w") as f:
             json.dump(clip_table(files, counts, pipeline, epochs), f)
+    if args.openings:
+        for workers in args.cores:
+            def baseline(workers=workers):
+                return one_run("stoker-baseline", workers, "train", tables["train"], dataset,
+                               args)["clips_per_s"]
+            with open(tables["train"]) as f:
+                table = json.load(f)
+            video_openings.report(args, table, dataset, workers, os.path.join(args.work, "cache"),
+                                  baseline if args.baseline else None)
+        return 0
     names = args.loaders + (["stoker-baseline"] if args.baseline else [])
     report = {name: {"what": LOADERS[name][1]} for name in names}
     for name in names:
