@@ -99,11 +99,12 @@ void put_parameters(std::string& out, const AVCodecParameters& p) {
 bool read_parameters(BodyReader& in, AVCodecParameters& p) {
   constexpr int64_t kMax = INT_MAX;
   std::string extradata;
-  if (!(in.in(p.codec_type, AVMEDIA_TYPE_VIDEO, AVMEDIA_TYPE_VIDEO) && in.in(p.codec_id, 1, kMax) &&
-        in.in(p.codec_tag, 0, UINT32_MAX) && in.in(p.format, -1, AV_PIX_FMT_NB - 1) &&
-        in.in(p.bit_rate, 0, INT64_MAX) && in.in(p.bits_per_coded_sample, 0, kMax) &&
-        in.in(p.bits_per_raw_sample, 0, kMax) && in.in(p.profile, INT_MIN, kMax) &&
-        in.in(p.level, INT_MIN, kMax) && in.in(p.width, 1, kMax) && in.in(p.height, 1, kMax) &&
+  if (!(in.in(p.codec_type, AVMEDIA_TYPE_VIDEO, AVMEDIA_TYPE_VIDEO) &&
+        in.in(p.codec_id, 1, AV_CODEC_ID_WRAPPED_AVFRAME) && in.in(p.codec_tag, 0, UINT32_MAX) &&
+        in.in(p.format, -1, AV_PIX_FMT_NB - 1) && in.in(p.bit_rate, 0, INT64_MAX) &&
+        in.in(p.bits_per_coded_sample, 0, kMax) && in.in(p.bits_per_raw_sample, 0, kMax) &&
+        in.in(p.profile, INT_MIN, kMax) && in.in(p.level, INT_MIN, kMax) &&
+        in.in(p.width, 1, kMax) && in.in(p.height, 1, kMax) &&
         in.in(p.sample_aspect_ratio.num, 0, kMax) && in.in(p.sample_aspect_ratio.den, 0, kMax) &&
         in.in(p.field_order, AV_FIELD_UNKNOWN, AV_FIELD_BT) &&
         in.in(p.color_range, 0, AVCOL_RANGE_NB - 1) &&
