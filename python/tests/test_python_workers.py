@@ -269,18 +269,20 @@ def test_a_loader_gone_leaves_no_step_thread(images, mode):
     path, _ = images
 
     def step_threads():
-        return sum(t.name == "stoker-python" for t in threading.enumerate())
+        return {t for t in threading.enumerate() if t.name == "stoker-python"}
 
+    # Threads of earlier loaders may still be ending: only this loader's count.
     before = step_threads()
     made = loader(path, CROP + [speckle], **MODES[mode])
     batches(made)
-    assert step_threads() > before
+    started = step_threads() - before
+    assert started
     del made
     gc.collect()
     deadline = time.monotonic() + 60
-    while step_threads() > before and time.monotonic() < deadline:
+    while any(t.is_alive() for t in started) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert step_threads() == before
+    assert not any(t.is_alive() for t in started)
 
 
 def test_ctrl_c_while_waiting_stops_the_workers_and_the_loader_stays_usable(images, tmp_path):
