@@ -392,11 +392,16 @@ def found_crop(image, target, cropped):
         yield dict(top=top, left=left, height=h, width=w, is_within_crop_area=within)
 
 
+def with_params(step, params):
+    """v2 transform `step` whose draw gives `params`: its make_params (_get_params before
+    torchvision 0.21)."""
+    step.make_params = step._get_params = lambda flat_inputs: params
+    return step
+
+
 def cropping(params):
-    """v2's RandomIoUCrop with its make_params giving `params` (the crop stoker drew)."""
-    crop = v2.RandomIoUCrop()
-    crop.make_params = lambda flat_inputs: params
-    return crop
+    """v2's RandomIoUCrop drawing `params` (the crop stoker drew)."""
+    return with_params(v2.RandomIoUCrop(), params)
 
 
 def test_the_ssdlite_preset_equals_torchvision_v2(coco_set, coco_dataset):
@@ -502,9 +507,7 @@ def photometric_params(draws, step):
 
 def distorting(step, draws):
     """v2 RandomPhotometricDistort `step` with its make_params giving stoker's draws."""
-    params = photometric_params(draws, step)
-    step.make_params = lambda flat_inputs: params
-    return step
+    return with_params(step, photometric_params(draws, step))
 
 
 @pytest.mark.parametrize("p, ranges", [(1.0, {}), (0.5, {}),
