@@ -5,10 +5,11 @@ RandomResizedCrop + ToTensor + Normalize, the same tokenizer per sample, batched
 DataLoader worker), the whole process pinned to one core, same run, pairs/s.
 
     python bench/make_image_text_set.py /tmp/pairs --samples 2000 --size 320
-    python bench/image_text_pipeline.py /tmp/pairs [--batches 40] [--batch-size 64]
+    python bench/image_text_pipeline.py /tmp/pairs [--batches 40] [--batch-size 64] [--rounds 1]
 
-Both give float32 [B, 3, 224, 224] images and int64 [B, 77] ids; the tokenizer is a BPE
-trained here on the captions (nothing downloaded).
+Both give float32 [B, 3, 224, 224] images and int64 [B, 77] ids (stoker's packed row: the ids
+packed, Tokenize(packed=True), with cu_seqlens and position_ids); the tokenizer is a BPE
+trained here on the captions (nothing downloaded). The rows run in turn, --rounds times.
 """
 
 import argparse
@@ -60,15 +61,16 @@ def webdataset_loader(tars, tokenizer, batch_size):
     return torch.utils.data.DataLoader(pipeline, batch_size=None, num_workers=1)
 
 
-def stoker_loader(tars, tokenizer, batch_size, parallel):
+def stoker_loader(tars, tokenizer, batch_size, parallel, packed=False):
     T = stoker.transforms
     pairs = stoker.WebDataset(tars, label=None, transforms={
         "image": T.Compose([T.RandomResizedCrop(224, scale=(0.9, 1.0)), T.ToTensor(),
                             T.Normalize(MEAN, STD)]),
-        "txt": T.Tokenize(tokenizer, context_length=CONTEXT)})
+        "txt": T.Tokenize(tokenizer, context_length=CONTEXT, packed=packed)})
     workers = 0 if parallel == "serial" else 1
     return stoker.Loader(pairs, batch_size=batch_size, shuffle=False, num_workers=1,
-                         batch_format=("image", "txt"),
+                         batch_format=("image", "txt", "cu_seqlens") if packed else
+                         ("image", "txt"),
                          python_parallel="threads" if parallel == "serial" else parallel,
                          python_workers=workers)
 
@@ -80,8 +82,9 @@ def rate(loader, batches: int) -> float:
         next(it)
     start, pairs = time.perf_counter(), 0
     for _ in range(batches):
-        images, ids = next(it)
-        assert images.shape[1:] == (3, 224, 224) and ids.shape[1:] == (CONTEXT,)
+        images, ids, *packed = next(it)
+        assert images.shape[1:] == (3, 224, 224)
+        assert len(ids) <= len(images) * CONTEXT if packed else ids.shape[1:] == (CONTEXT,)
         pairs += len(images)
     return pairs / (time.perf_counter() - start)
 
@@ -92,24 +95,29 @@ def main():
     parser.add_argument("--batches", type=int, default=40)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--core", type=int, default=0, help="the core to pin to")
+    parser.add_argument("--rounds", type=int, default=1)
     args = parser.parse_args()
     os.sched_setaffinity(0, {args.core})  # every thread and worker process on one core
     torch.set_num_threads(1)
     tars = sorted(str(p) for p in args.tars.glob("*.tar"))
     tokenizer = trained_tokenizer(tars)
     results = {}
-    for name, make in (
-            ("webdataset + PIL + torchvision (open_clip's shape)",
+    rows = (("webdataset + PIL + torchvision (open_clip's shape)",
              lambda: webdataset_loader(tars, tokenizer, args.batch_size)),
             ("stoker, tokenizer in the loader's thread",
              lambda: stoker_loader(tars, tokenizer, args.batch_size, "serial")),
+            ("stoker, tokenizer in the loader's thread, captions packed",
+             lambda: stoker_loader(tars, tokenizer, args.batch_size, "serial", packed=True)),
             ("stoker, tokenizer in 1 worker process",
-             lambda: stoker_loader(tars, tokenizer, args.batch_size, "processes"))):
-        results[name] = rate(make(), args.batches)
-        print(f"{name}: {results[name]:.1f} pairs/s", flush=True)
+             lambda: stoker_loader(tars, tokenizer, args.batch_size, "processes")))
+    for _ in range(args.rounds):
+        for name, make in rows:
+            results.setdefault(name, []).append(rate(make(), args.batches))
+            print(f"{name}: {results[name][-1]:.1f} pairs/s", flush=True)
     base = next(iter(results.values()))
-    for name, value in list(results.items())[1:]:
-        print(f"{name}: {value / base:.2f}x", flush=True)
+    for name, values in list(results.items())[1:]:
+        print(f"{name}: " + ", ".join(f"{v / b:.2f}x" for v, b in zip(values, base)),
+              flush=True)
 
 
 if __name__ == "__main__":

@@ -1,10 +1,13 @@
 """A tiny CLIP trained for a few steps from image-text tars (LAION/DataComp-style: KEY.jpg +
 KEY.txt), as bench/make_image_text_set.py writes them: images cropped and normalised by
 stoker's native pipeline, captions tokenized by a Hugging Face tokenizer in threads
-(stoker.transforms.Tokenize), the contrastive loss of both towers.
+(stoker.transforms.Tokenize), the contrastive loss of both towers. With --packed the captions
+come packed (Tokenize(packed=True): no padding, cu_seqlens and position_ids), and the text tower
+attends within each caption (a block-diagonal mask) and averages each caption's tokens: the same
+model as on padded ids.
 
     python bench/make_image_text_set.py pairs --samples 400
-    python examples/clip_train.py pairs [--steps 30] [--threads 1]
+    python examples/clip_train.py pairs [--steps 30] [--threads 1] [--packed]
 
 The tokenizer is a small BPE trained here on the tars' captions (read by stoker too); it prints
 "step k: loss X" for each step.
@@ -62,27 +65,40 @@ class TinyCLIP(torch.nn.Module):
         keep = (~padding).unsqueeze(-1).float()
         return self.text_projection((x * keep).sum(1) / keep.sum(1).clamp(min=1))
 
-    def forward(self, images: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
-        """The symmetric contrastive loss of a batch of pairs."""
+    def encode_packed(self, ids, cu_seqlens, positions) -> torch.Tensor:
+        """encode_text of packed captions: ids [total], caption k at cu_seqlens[k:k + 2]."""
+        lengths = (cu_seqlens[1:] - cu_seqlens[:-1]).long()
+        caption = torch.repeat_interleave(torch.arange(len(lengths)), lengths)
+        apart = caption[:, None] != caption[None, :]
+        x = self.text((self.tokens(ids) + self.positions[positions])[None], src_mask=apart)[0]
+        sums = torch.zeros(len(lengths), WIDTH).index_add_(0, caption, x)
+        return self.text_projection(sums / lengths.clamp(min=1)[:, None])
+
+    def forward(self, images: torch.Tensor, *text) -> torch.Tensor:
+        """The symmetric contrastive loss of a batch of pairs; `text`: the ids [B, CONTEXT], or
+        packed (ids, cu_seqlens, max_seqlen, position_ids)."""
         image = torch.nn.functional.normalize(self.image(images), dim=-1)
-        text = torch.nn.functional.normalize(self.encode_text(ids), dim=-1)
+        text = self.encode_text(*text) if len(text) == 1 else \
+            self.encode_packed(text[0], text[1], text[3])
+        text = torch.nn.functional.normalize(text, dim=-1)
         logits = self.logit_scale.exp() * image @ text.T
         targets = torch.arange(len(images))
         return (torch.nn.functional.cross_entropy(logits, targets) +
                 torch.nn.functional.cross_entropy(logits.T, targets)) / 2
 
 
-def train(folder: pathlib.Path, steps: int, batch_size: int) -> list:
+def train(folder: pathlib.Path, steps: int, batch_size: int, packed: bool = False) -> list:
     """Trains TinyCLIP for `steps` steps; returns each step's loss."""
     tars = sorted(str(p) for p in folder.glob("*.tar"))
     tokenizer = train_tokenizer(tars)
     pairs = stoker.WebDataset(tars, label=None, transforms={
         "image": T.Compose([T.RandomResizedCrop(64, scale=(0.5, 1.0)), T.ToTensor(),
                             T.Normalize([0.48, 0.46, 0.41], [0.27, 0.26, 0.28])]),
-        "txt": T.Tokenize(tokenizer, context_length=CONTEXT, pad_id=0)})
+        "txt": T.Tokenize(tokenizer, context_length=CONTEXT, pad_id=0, packed=packed)})
+    fields = ("image", "txt") + (("cu_seqlens", "max_seqlen", "position_ids") if packed else ())
     loader = stoker.Loader(pairs, batch_size=batch_size, shuffle=True, drop_last=True,
                            order=stoker.Order(seed=1),
-                           batches=stoker.Batches(batch_format=("image", "txt")),
+                           batches=stoker.Batches(batch_format=fields),
                            feed=stoker.Feed(python_parallel="threads", python_workers=2))
     torch.manual_seed(0)
     model = TinyCLIP(tokenizer.get_vocab_size())
@@ -96,7 +112,8 @@ if __name__ == "__main__":
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's)")
+    parser.add_argument("--packed", action="store_true", help="captions packed, no padding")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    train(args.tars, args.steps, args.batch_size)
+    train(args.tars, args.steps, args.batch_size, args.packed)

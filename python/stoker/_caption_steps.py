@@ -9,7 +9,9 @@ in the iterating thread, in threads or in worker processes as any field's. What 
   raised: that sample's error, naming Tokenize);
 - Tokenize alone draws nothing, so the global generators are not seeded for it (``seeded``);
 - with ``return_attention_mask``, a second output, ``attention_mask`` int64 [context_length],
-  which the batch holds after the field (_python_steps.assembled)."""
+  which the batch holds after the field (_python_steps.assembled);
+- with ``packed``, each sample's ids unpadded, the field "packed" (_python_steps.batch_values:
+  the rows concatenated, with cu_seqlens, max_seqlen and position_ids after them)."""
 
 from __future__ import annotations
 
@@ -51,13 +53,15 @@ class _Caption:
 
 
 class CaptionSteps(FieldSteps):
-    """A caption field's steps (Tokenize, then any on its ids): ``outputs`` the field stacked,
-    and ``attention_mask`` stacked where Tokenize returns it."""
+    """A caption field's steps (Tokenize, then any on its ids): ``outputs`` the field stacked
+    (packed where Tokenize packs), and ``attention_mask`` stacked where Tokenize returns it."""
 
     def __init__(self, torch, steps: list, field: str, python_input=None):
         super().__init__(torch, steps, field, python_input)
         self.tokenize = steps[0]
         self.seeded = len(steps) > 1  # Tokenize alone draws nothing: no generator to seed
+        if self.tokenize.packed:
+            self.outputs[field] = "packed"
         if self.tokenize.return_attention_mask:
             self.outputs[ATTENTION_MASK] = "stack"
 

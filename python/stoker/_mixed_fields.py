@@ -16,6 +16,7 @@ from stoker import _stoker
 from stoker._data_access import data_access
 from stoker._dataset_view import LoaderDataset
 from stoker._native_loader import _STATE_FORMAT, _STATE_KEYS, NativeLoader
+from stoker.transforms import captions_with
 
 SOURCE = "source"  # the batch's field of each sample's source index
 
@@ -136,7 +137,9 @@ class MixedFieldsLoader:
                    (order_of is not None, "a sampler, batch_sampler or Subset"),
                    (batch_transform is not None, "batch_transform="),
                    (last_batch == "pad", "last_batch='pad'"), (ra_reps != 1, "ra_reps"),
-                   (mixture.batch_cu_seqlens, "return_cu_seqlens='batch'")]
+                   (mixture.batch_cu_seqlens, "return_cu_seqlens='batch'"),
+                   (any(captions_with(part.transforms, "packed") for part in mixture.sources),
+                    "Tokenize(packed=True) (the batch joins each field's samples)")]
         for bad, what in refused:
             if bad:
                 raise ValueError(f"{mixture!r}: sources of different fields (or their own "

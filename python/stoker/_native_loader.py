@@ -27,7 +27,7 @@ from stoker._python_steps import BatchTransform, FieldSteps, PythonSteps, step_n
 from stoker._wrapped import ChangedFields, Wrapped as _Wrapped
 from stoker._caption_steps import ATTENTION_MASK, CaptionSteps
 from stoker.transforms import (Tokenize, call_text, defer_normalization, is_variable,
-                               joint_outputs, masked_captions, plan_fields,
+                               captions_with, joint_outputs, plan_fields,
                                varies_in_rows_only)
 
 __all__ = ["NativeLoader"]
@@ -178,21 +178,25 @@ def _transforms_for_names(transforms, names: tuple, schema: list, pad: bool,
 
 def _added_fields(source, transforms, schema: list) -> dict:
     """{field the loader adds to a batch: the field it comes with}: max_seqlen with a flattened
-    cu_seqlens (_cu_seqlens.py), attention_mask with a caption whose Tokenize returns one;
-    ValueError where an attention mask would take a field's name (one the transforms keep)."""
+    cu_seqlens (_cu_seqlens.py), attention_mask with a caption whose Tokenize returns one,
+    cu_seqlens, max_seqlen and position_ids with a packed caption; ValueError where two fields
+    would add one name, or one would take a field's name (one the transforms keep)."""
     added = {_cu_seqlens.LONGEST: _cu_seqlens.FIELD} if source.batch_cu_seqlens else {}
-    masked = masked_captions(transforms)
-    kept = ATTENTION_MASK in (f["name"] for f in schema) and not (
-        isinstance(transforms, dict) and ATTENTION_MASK in transforms and
-        transforms[ATTENTION_MASK] is None)
-    if len(masked) > 1 or (masked and kept):
-        taken = f"fields {masked[0]!r} and {masked[1]!r} both return" if len(masked) > 1 else \
-            f"the dataset has a field {ATTENTION_MASK!r}, and field {masked[0]!r} returns"
-        raise ValueError(f"Tokenize(return_attention_mask=True): {taken} "
-                         f"{ATTENTION_MASK!r}: one of them, or leave the dataset's out "
-                         f"(transforms={{{ATTENTION_MASK!r}: None}})")
-    if masked:
-        added[ATTENTION_MASK] = masked[0]
+    claims = [(ATTENTION_MASK, field, "return_attention_mask")
+              for field in captions_with(transforms, "return_attention_mask")]
+    claims += [(name, field, "packed") for field in captions_with(transforms, "packed")
+               for name in _cu_seqlens.PACKED]
+    dropped = {n for n, t in transforms.items() if t is None} if isinstance(transforms, dict) \
+        else set()
+    stored = {f["name"] for f in schema} - dropped
+    for name, field, option in claims:
+        others = [other for n, other, _ in claims if n == name and other != field]
+        if others or name in stored:
+            taken = f"fields {field!r} and {others[0]!r} both return" if others else \
+                f"the dataset has a field {name!r}, and field {field!r} returns"
+            raise ValueError(f"Tokenize({option}=True): {taken} {name!r}: one of them, or "
+                             f"leave the dataset's out (transforms={{{name!r}: None}})")
+        added[name] = field
     return added
 
 
@@ -639,6 +643,10 @@ class NativeLoader:
             forms[_cu_seqlens.FIELD] = "padded"
             _cu_seqlens.check_batch(batch_size, next(
                 f["shape"][0] for f in self._native.schema if f["name"] == "input_ids"))
+        for steps in plan.python.values():
+            if isinstance(steps[0], Tokenize) and steps[0].packed:
+                _cu_seqlens.check_batch(batch_size, steps[0].context_length,
+                                        "Tokenize(packed=True)", "context_length")
         _warn_gray_color_jitter(specs, self._native.schema)
         _check_sizes_names(forms, specs)
         specs = [dict(s, padded=True) if forms.get(s["name"]) in ("padded", "nested") else s

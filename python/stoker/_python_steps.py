@@ -43,7 +43,7 @@ import time
 from functools import partial
 from typing import Callable, Dict, List
 
-from stoker import _stoker
+from stoker import _cu_seqlens, _stoker
 from stoker._wrapped import Wrapped
 
 _MASK = 2**64 - 1
@@ -251,8 +251,10 @@ def padded(torch, values: list):
 def batch_values(torch, unit: str, field: str, form: str, samples: list, slots: list,
                  index: int, epoch: int) -> dict:
     """{field: its batch value} of output `field`'s `samples` (those of `slots`, made by the
-    unit named `unit`) in `form`: stacked (one shape and dtype), a list, or padded (one rank and
-    dtype; with its NAME_sizes); SampleError naming the first sample that does not fit."""
+    unit named `unit`) in `form`: stacked (one shape and dtype), a list, padded (one rank and
+    dtype; with its NAME_sizes) or packed (rows of one dtype, concatenated: with cu_seqlens,
+    max_seqlen and position_ids, _cu_seqlens.packed); SampleError naming the first sample
+    that does not fit."""
     if form == "list":
         return {field: samples}
     if form == "stack":
@@ -262,11 +264,17 @@ def batch_values(torch, unit: str, field: str, form: str, samples: list, slots: 
                       [(slot, x.dtype, x.shape) for slot, x in zip(slots, samples)])
         return {field: torch.stack(samples)}
     for slot, v in zip(slots, samples):
+        if form == "packed" and v.dim() != 1:
+            raise SampleError(sample_message(
+                unit, slot, index, epoch, f"the Python steps gave {field} {v.dtype} "
+                f"{list(v.shape)}: a packed batch joins rows (1-D)"))
         if v.dim() != samples[0].dim() or v.dtype != samples[0].dtype:
             raise SampleError(sample_message(
                 unit, slot, index, epoch, f"the Python steps gave {field} {v.dtype} "
                 f"{list(v.shape)}, but sample {slots[0]} {samples[0].dtype} "
-                f"{list(samples[0].shape)}: a padded batch holds one rank and dtype"))
+                f"{list(samples[0].shape)}: a {form} batch holds one rank and dtype"))
+    if form == "packed":
+        return _cu_seqlens.packed(torch, field, samples)
     values, sizes = padded(torch, samples)
     return {field: values, field + "_sizes": sizes}
 

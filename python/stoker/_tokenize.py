@@ -24,10 +24,16 @@ class Tokenize:
     naming the record. Bytes that are not UTF-8, JSON without ``key`` as a string, or a
     tokenizer that raises fail the sample (one stoker.Error naming where the record lies, the
     field and the sample; skipped and counted under on_error="skip"). Other steps may follow it
-    in the field's transforms (they get the ids)."""
+    in the field's transforms (they get the ids).
+    ``packed=True``: no padding; the batch's captions concatenated (_cu_seqlens.packed): the
+    field int64 [total] (each caption's ids cut as above, an empty caption none), then
+    ``cu_seqlens`` int32 [batch + 1] (caption k's ids at [cu[k], cu[k + 1])), ``max_seqlen``
+    (an int) and ``position_ids`` int64 [total] (0 at each caption's start), as FlashAttention's
+    varlen kernels and torch's jagged nested tensors take them; not with return_attention_mask
+    (nothing is padded). Steps after it get each caption's ids, int64 [n], and give one row."""
 
     def __init__(self, tokenizer, context_length=77, pad_id=0, truncate=True, key=None,
-                 max_bytes=4096, return_attention_mask=False):
+                 max_bytes=4096, return_attention_mask=False, packed=False):
         if not callable(getattr(tokenizer, "encode", None)):
             raise ValueError(f"Tokenize: tokenizer must have an encode(text) method, not "
                              f"{type(tokenizer).__name__}")
@@ -37,6 +43,9 @@ class Tokenize:
                 raise ValueError(f"Tokenize: {name} must be an int "
                                  f"{'>= 1' if name == 'context_length' else '>= 0'}, not "
                                  f"{value!r}")
+        if packed and return_attention_mask:
+            raise ValueError("Tokenize: packed=True pads nothing, so it returns no "
+                             "attention_mask (cu_seqlens mark the captions): one of them")
         if key is not None and not isinstance(key, str):
             raise ValueError(f"Tokenize: key must be a str or None, not {key!r}")
         self.tokenizer = tokenizer
@@ -46,6 +55,7 @@ class Tokenize:
         self.key = key
         self.max_bytes = max_bytes
         self.return_attention_mask = bool(return_attention_mask)
+        self.packed = bool(packed)
 
     def text(self, data: bytes) -> str:
         """The caption in a field's bytes."""
@@ -98,8 +108,9 @@ class Tokenize:
 
     def tensors(self, encodings: list) -> list:
         """Each of `encodings` (or the exception in its place) as (ids, attention mask or None:
-        not asked), int64 [context_length] rows of one batch tensor each, cut and padded; or
-        the exception: its own, or ValueError for a longer one without truncate."""
+        not asked), int64 [context_length] rows of one batch tensor each, cut and padded (with
+        packed, the ids' row before its padding); or the exception: its own, or ValueError for
+        a longer one without truncate."""
         import numpy
         import torch
         ids = numpy.full((len(encodings), self.context_length), self.pad_id, numpy.int64)
@@ -119,11 +130,12 @@ class Tokenize:
             if masks is not None:
                 mask = getattr(encoding, "attention_mask", None)
                 masks[k, :n] = 1 if mask is None else mask[:n]
-            rows.append(k)
+            rows.append((k, n))
         ids = torch.from_numpy(ids)
         masks = None if masks is None else torch.from_numpy(masks)
-        return [k if isinstance(k, Exception) else (ids[k], None if masks is None else masks[k])
-                for k in rows]
+        return [row if isinstance(row, Exception) else
+                (ids[row[0], :row[1]] if self.packed else ids[row[0]],
+                 None if masks is None else masks[row[0]]) for row in rows]
 
     def __call__(self, data, generator=None):
         """Token ids of one sample's bytes (a uint8 tensor [N]); `generator` is not used (a
@@ -136,5 +148,6 @@ class Tokenize:
     def __repr__(self):
         key = f", key={self.key!r}" if self.key is not None else ""
         mask = ", return_attention_mask=True" if self.return_attention_mask else ""
+        packed = ", packed=True" if self.packed else ""
         return (f"Tokenize(context_length={self.context_length}, pad_id={self.pad_id}, "
-                f"truncate={self.truncate}{key}{mask})")
+                f"truncate={self.truncate}{key}{mask}{packed})")

@@ -1278,13 +1278,14 @@ def reads_bytes(transform) -> bool:
     return bool(steps) and isinstance(steps[0], (RawBytes, Tokenize))
 
 
-def masked_captions(transforms) -> list:
-    """The fields of `transforms` (a mapping) whose Tokenize returns an attention mask."""
+def captions_with(transforms, option: str) -> list:
+    """The fields of `transforms` (a mapping) whose Tokenize has `option` (its attribute:
+    "return_attention_mask", "packed") set."""
     if not isinstance(transforms, dict):
         return []
     firsts = {name: (_flatten(t) or [None])[0] for name, t in transforms.items() if t is not None}
     return [name for name, first in firsts.items()
-            if isinstance(first, Tokenize) and first.return_attention_mask]
+            if isinstance(first, Tokenize) and getattr(first, option)]
 
 
 def is_variable(spec: dict, schema: List[dict] = ()) -> bool:

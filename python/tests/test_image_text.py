@@ -277,3 +277,140 @@ def test_two_attention_masks_are_refused_in_one_line(tmp_path, cache, jpeg):
         [named], label=None, transforms={**mask, "attention_mask": None}), cache_dir=cache,
         batch_size=2, batch_format="dict")))
     assert batch["attention_mask"].tolist() == [[1, 1] + [0] * (CONTEXT - 2)] * 2
+
+
+# Packed captions (Tokenize(packed=True)) -----------------------------------------------------
+
+PACKED = ("image", "txt", "cu_seqlens", "max_seqlen", "position_ids")
+
+
+@pytest.fixture
+def varied(tmp_path, jpeg):
+    """Two tars of 37 samples whose captions include empty ones, over-long ones (cut), one of a
+    single token and ones holding the padding id's own token ([PAD]: id 0, not padding)."""
+    texts = ["", "a photo of a dune", "dune " * 30, "lady", "[PAD] bird [PAD]", "the lady bird "
+             "on a dune at dawn", "a", ""]
+    texts = [texts[(7 * k) % len(texts)] + (" bird" * (k % 4) if k % 3 else "") for k in range(37)]
+    tars = [write(tmp_path / f"varied-{t}.tar", [
+        {f"k{k:03d}.jpg": jpeg, f"k{k:03d}.txt": texts[k].encode()} for k in range(37)
+        if k % 2 == t]) for t in range(2)]
+    return tars, texts[0::2] + texts[1::2]
+
+
+def packed_loader(tars, tokenize, cache, parallel="threads", workers=2, **options):
+    options.setdefault("batch_format", PACKED)
+    return stoker.Loader(stoker.WebDataset(tars, label=None, transforms={
+        "image": T.RandomResizedCrop(32), "txt": tokenize}), batch_size=8, shuffle=True,
+        seed=3, cache_dir=cache, python_parallel=parallel, python_workers=workers, **options)
+
+
+@pytest.mark.parametrize("parallel", ["threads", "processes"])
+def test_packed_captions_are_the_padded_ids_without_their_padding(varied, cache, parallel):
+    tars, texts = varied
+    tokenizer = bpe(texts)
+    lengths = [len(tokenizer.encode(t).ids) for t in texts]
+    assert 0 in lengths and max(lengths) > CONTEXT
+    assert any(0 in tokenizer.encode(t).ids for t in texts)  # [PAD] in a caption: a token
+    padded = list(packed_loader(tars, T.Tokenize(tokenizer, context_length=CONTEXT, pad_id=0,
+                                                 return_attention_mask=True), cache, parallel,
+                                batch_format=("image", "txt", "attention_mask")))
+    runs = {workers: list(packed_loader(tars, T.Tokenize(tokenizer, context_length=CONTEXT,
+                                                         packed=True), cache, parallel, workers))
+            for workers in (0, 1, 3)}
+    packed = runs[0]
+    assert len(packed) == len(padded) == 5
+    for (image, ids, cu, longest, positions), (padded_image, padded_ids, mask) in zip(
+            packed, padded):
+        assert torch.equal(image, padded_image)
+        assert ids.dtype == positions.dtype == torch.int64 and cu.dtype == torch.int32
+        assert ids.dim() == 1 and positions.shape == ids.shape
+        assert cu.shape == (len(padded_ids) + 1,) and cu[0] == 0 and cu[-1] == len(ids)
+        sizes = (cu[1:] - cu[:-1]).tolist()
+        assert isinstance(longest, int) and longest == max(sizes)
+        assert sizes == mask.sum(1).tolist()
+        for k, size in enumerate(sizes):
+            row = ids[cu[k]:cu[k + 1]]
+            assert torch.equal(row, padded_ids[k][mask[k].bool()])
+            assert positions[cu[k]:cu[k + 1]].tolist() == list(range(size))
+    # Every caption once (shuffled): the tokenizer's ids cut to the context, empty ones empty.
+    rows = sorted(tuple(b[1][b[2][k]:b[2][k + 1]].tolist()) for b in packed
+                  for k in range(len(b[2]) - 1))
+    assert rows == sorted(tuple(tokenizer.encode(t).ids[:CONTEXT]) for t in texts)
+    assert () in rows
+    for workers, batches in runs.items():  # the same batches for any number of workers
+        assert len(batches) == len(packed), workers
+        for batch, first in zip(batches, packed):
+            assert batch[3] == first[3]
+            assert all(torch.equal(a, b) for a, b in zip(batch[:3] + batch[4:],
+                                                          first[:3] + first[4:])), workers
+
+
+def test_a_packed_dict_batch_adds_its_fields_after_the_caption(varied, cache):
+    tars, texts = varied
+    tokenize = T.Tokenize(bpe(texts), context_length=CONTEXT, packed=True)
+    names = list(next(iter(packed_loader(tars, tokenize, cache, batch_format="dict"))))
+    at = names.index("txt")
+    assert names[at:at + 4] == ["txt", "cu_seqlens", "max_seqlen", "position_ids"]
+    assert len(next(iter(packed_loader(tars, tokenize, cache, batch_format="tuple")))) == \
+        len(names)
+
+
+@pytest.mark.parametrize("parallel", ["threads", "processes"])
+def test_a_bad_packed_caption_names_its_tar_and_member_or_is_left_out(tmp_path, cache, jpeg,
+                                                                       parallel):
+    tar = bad_tar(tmp_path, jpeg, {"KEY.jpg": jpeg, "KEY.txt": b"a \xff photo"})
+    tokenizer = bpe(["a photo of a dune"])
+    tokenize = T.Tokenize(tokenizer, context_length=CONTEXT, packed=True)
+    with pytest.raises(stoker.Error, match=r"^[^ ]*bad\.tar: member k3\.jpg: field 'txt', "
+                       r"sample 3 of batch 0 \(epoch 0\): Tokenize\(.*packed=True\) raised "
+                       r"UnicodeDecodeError.* \(dataset record 3\)$"):
+        read([tar], tokenize, cache, parallel=parallel, batch_format=PACKED)
+    (batch,) = read([tar], tokenize, cache, parallel=parallel, batch_format=PACKED,
+                    on_error="skip")
+    ids = tokenizer.encode("a photo of a dune").ids
+    assert len(batch[0]) == 5 and batch[2].tolist() == [len(ids) * k for k in range(6)]
+    assert batch[1].tolist() == ids * 5
+
+
+def test_steps_after_a_packed_tokenize_make_its_rows(tmp_path, cache, jpeg):
+    tar = bad_tar(tmp_path, jpeg, {"KEY.jpg": jpeg, "KEY.txt": b"a dune"})
+    tokenizer = bpe(["a photo of a dune"])
+    first = T.Compose([T.Tokenize(tokenizer, context_length=CONTEXT, packed=True),
+                       lambda ids: ids[:1]])
+    (batch,) = packed_loader([tar], first, cache, workers=0)
+    assert batch[2].tolist() == list(range(7)) and batch[3] == 1
+    assert batch[1].tolist() == [tokenizer.encode("a").ids[0]] * 6
+    square = T.Compose([T.Tokenize(tokenizer, context_length=CONTEXT, packed=True),
+                        lambda ids: ids[None]])
+    with pytest.raises(stoker.Error, match=r"field 'txt', sample 0 of batch 0 .*gave txt "
+                       r"torch.int64 \[1, 2\]: a packed batch joins rows \(1-D\)$"):
+        list(packed_loader([tar], square, cache, workers=0))
+
+
+def test_packed_fields_that_would_take_a_name_are_refused_in_one_line(tmp_path, cache, jpeg):
+    tokenizer = bpe(["a dune"])
+    with pytest.raises(ValueError, match="packed=True pads nothing"):
+        T.Tokenize(tokenizer, packed=True, return_attention_mask=True)
+    both = write(tmp_path / "both.tar", [{f"k{i}.jpg": jpeg, f"k{i}.txt": b"a dune",
+                                          f"k{i}.position_ids": b"1",
+                                          f"k{i}.json": b'{"caption": "a dune"}'}
+                                         for i in range(2)])
+    txt = T.Tokenize(tokenizer, packed=True)
+    for transforms, message in (
+            ({"txt": txt, "json": T.Tokenize(tokenizer, key="caption", packed=True),
+              "position_ids": None},
+             "Tokenize(packed=True): fields 'txt' and 'json' both return 'cu_seqlens'"),
+            ({"txt": txt}, "Tokenize(packed=True): the dataset has a field 'position_ids', "
+                           "and field 'txt' returns 'position_ids'")):
+        with pytest.raises(ValueError) as raised:
+            stoker.Loader(stoker.WebDataset([both], label=None, transforms=transforms),
+                          cache_dir=cache)
+        assert message in str(raised.value) and "\n" not in str(raised.value)
+    batch = next(iter(stoker.Loader(stoker.WebDataset([both], label=None, transforms={
+        "txt": txt, "position_ids": None}), cache_dir=cache, batch_size=2, batch_format=PACKED[
+            1:])))
+    assert batch[0].tolist() == tokenizer.encode("a dune").ids * 2
+    mixture = stoker.Mixture([stoker.WebDataset([both], label=None, transforms={"txt": txt}),
+                              stoker.WebDataset([both], label=None)])
+    with pytest.raises(ValueError, match=r"which takes no Tokenize\(packed=True\)"):
+        stoker.Loader(mixture, cache_dir=cache)
