@@ -76,10 +76,11 @@ void add_verify_command(CLI::App& app) {
           remote::open_dataset(location, *access, remote::kShardByShard).value_or_throw();
       const std::string& path = dataset->dir();
       const bool videos = video_field(*dataset) >= 0;
-      const uint64_t bad =
-          check_records(*dataset,
-                        [](const Status& s) { std::fprintf(stderr, "%s\n", s.message().c_str()); }) +
-          (videos ? check_videos(*dataset, *decode) : 0);
+      const uint64_t bad = check_records(*dataset,
+                                         [](const Status& s) {
+                                           std::fprintf(stderr, "%s\n", s.message().c_str());
+                                         }) +
+                           (videos ? check_videos(*dataset, *decode) : 0);
       const std::string note = new_notes_line(dataset->source().stats(), 0);
       if (!note.empty()) std::fprintf(stderr, "note: %s\n", note.c_str());
       if (bad > 0) {

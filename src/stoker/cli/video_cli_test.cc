@@ -49,7 +49,8 @@ class VideoCliTest : public ::testing::Test {
     put(root, "pan/garbage.mp4", "not a video");
     put(root, "zoom/truncated.mp4",
         video::testing::video_bytes("h264_gop12_no_bframes.mp4").substr(0, 30000));
-    put(root, "zoom/cut.mp4", video::testing::video_bytes("h264_gop250_bframes.mkv").substr(0, 8000));
+    put(root, "zoom/cut.mp4",
+        video::testing::video_bytes("h264_gop250_bframes.mkv").substr(0, 8000));
     std::string damaged = video::testing::video_bytes("h264_gop12_bframes.mp4");
     for (size_t i = damaged.size() / 2; i < damaged.size() / 2 + 3000; ++i)
       damaged[i] = static_cast<char>((i * 131 + 7) & 255);
@@ -119,8 +120,9 @@ TEST_F(VideoCliTest, VerifyDecodesEveryVideoAndNamesEachBadOneInALine) {
   const std::string good = good_folder();
   const RunResult passed = stoker("verify " + good);
   ASSERT_EQ(passed.exit_code, 0) << passed.err;
-  EXPECT_EQ(passed.out, good + ": all 3 records in 3 shards verified (each video indexed and its "
-                                "keyframes decoded)\n");
+  EXPECT_EQ(passed.out, good +
+                            ": all 3 records in 3 shards verified (each video indexed and its "
+                            "keyframes decoded)\n");
 
   const std::string root = bad_folder();
   const std::vector<std::string> before = files(root);
@@ -138,8 +140,9 @@ TEST_F(VideoCliTest, VerifyDecodesEveryVideoAndNamesEachBadOneInALine) {
   ASSERT_EQ(bad.size(), 4u) << keyframes.err;
   EXPECT_EQ(bad[0].rfind(root + "/pan/garbage.mp4: the video: not a readable video container", 0),
             0u);
-  EXPECT_EQ(bad[1], root + "/zoom/cut.mp4: the video: its frames end at 1.64 s of the 4.00 s its "
-                           "container declares (the file is cut short) (dataset record 5)");
+  EXPECT_EQ(bad[1], root +
+                        "/zoom/cut.mp4: the video: its frames end at 1.64 s of the 4.00 s its "
+                        "container declares (the file is cut short) (dataset record 5)");
   EXPECT_EQ(bad[2].rfind(root + "/zoom/truncated.mp4: the video: not a readable", 0), 0u);
   EXPECT_EQ(bad[3], "stoker: " + root + ": 3 of 7 records failed verification");
 
@@ -159,9 +162,9 @@ TEST_F(VideoCliTest, VerifyDecodesEveryVideoAndNamesEachBadOneInALine) {
 
 TEST_F(VideoCliTest, BenchLoaderCountsTheFramesDecodedPerFrameDelivered) {
   const std::string root = good_folder();
-  const RunResult r = stoker(
-      "bench loader --json --epochs 1 --min-seconds 0 --batch 3 --workers 0 --data " + root +
-      " --field video=decode_clip:num_frames_per_clip=4,resize=[32],crop=[32]");
+  const RunResult r =
+      stoker("bench loader --json --epochs 1 --min-seconds 0 --batch 3 --workers 0 --data " + root +
+             " --field video=decode_clip:num_frames_per_clip=4,resize=[32],crop=[32]");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json video = nlohmann::json::parse(r.out).at("video");
   EXPECT_EQ(video.at("frames_delivered"), 3 * 4);
@@ -175,8 +178,9 @@ TEST_F(VideoCliTest, TrainAndDoctorRefuseVideosInOneLineNamingWhatMeasuresThem) 
   const std::string root = good_folder();
   for (const char* command : {"train --max-steps 1", "doctor --steps 1"})
     expect_one_line_error(stoker(std::string(command) + " --data " + root),
-                          root + ": a dataset of videos: the trainer's models take images (no "
-                                 "video model yet); measure its loader with `stoker bench loader");
+                          root +
+                              ": a dataset of videos: the trainer's models take images (no "
+                              "video model yet); measure its loader with `stoker bench loader");
 }
 
 }  // namespace

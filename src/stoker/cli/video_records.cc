@@ -60,8 +60,8 @@ Status for_each_video(const Dataset& dataset, uint64_t count, video::VideoDecode
     video.status = dataset.found_bad(i);
     if (video.status.is_ok()) {
       Result<ByteSpan> bytes = variable_field(schema, record, field);
-      Result<video::VideoFacts> facts =
-          bytes.is_ok() ? examine(bytes.value(), decode) : Result<video::VideoFacts>(bytes.status());
+      Result<video::VideoFacts> facts = bytes.is_ok() ? examine(bytes.value(), decode)
+                                                      : Result<video::VideoFacts>(bytes.status());
       if (facts.is_ok()) {
         video.facts = facts.value();
       } else {

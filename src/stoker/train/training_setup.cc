@@ -79,7 +79,8 @@ ModelSpec input_spec(const Dataset& data, int image_size) {
   require(video < 0 || data.schema().fields()[video].dtype != DType::kBytes,
           data.dir() +
               ": a dataset of videos: the trainer's models take images (no video model yet); "
-              "measure its loader with `stoker bench loader --data " + data.dir() +
+              "measure its loader with `stoker bench loader --data " +
+              data.dir() +
               " --field video=decode_clip:num_frames_per_clip=16,resize=[128],crop=[112]`");
   const Field& image = data.schema().fields()[require_field(data, "image", DType::kUint8)];
   require(image.shape.size() == 2 || image.shape.size() == 3,

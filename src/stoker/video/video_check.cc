@@ -18,7 +18,8 @@ namespace {
 // where it declares none.
 double declared_seconds(const VideoFile& file) {
   const AVStream* stream = file.stream();
-  if (stream->duration > 0) return static_cast<double>(stream->duration) * av_q2d(stream->time_base);
+  if (stream->duration > 0)
+    return static_cast<double>(stream->duration) * av_q2d(stream->time_base);
   if (file.format->nb_streams == 1 && file.format->duration > 0)
     return static_cast<double>(file.format->duration) / AV_TIME_BASE;
   return 0;
@@ -47,9 +48,10 @@ Result<VideoFacts> examine_video(const std::string& name, ByteSpan bytes, VideoD
   // packets end early without an error.
   const double declared = declared_seconds(file);
   if (facts.fps > 0 && index.end_seconds() + 2 / facts.fps < declared)
-    return corrupt(fmt::format("{}: its frames end at {:.2f} s of the {:.2f} s its container "
-                               "declares (the file is cut short)",
-                               video_named(name), index.end_seconds(), declared));
+    return corrupt(
+        fmt::format("{}: its frames end at {:.2f} s of the {:.2f} s its container "
+                    "declares (the file is cut short)",
+                    video_named(name), index.end_seconds(), declared));
   if (decoded.empty()) return facts;
   // The index was read to the file's end: the decoder seeks back to each frame's keyframe.
   STOKER_ASSIGN_OR_RETURN(VideoFrameDecoder decoder,

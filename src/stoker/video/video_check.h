@@ -28,9 +28,10 @@ struct VideoFacts {
 
 // How much of a video is decoded.
 enum class VideoDecode { kNone, kKeyframes, kAllFrames };
-inline constexpr auto kVideoDecodeNames = enum_names<VideoDecode>({{VideoDecode::kNone, "none"},
-                                                                   {VideoDecode::kKeyframes, "keyframes"},
-                                                                   {VideoDecode::kAllFrames, "all"}});
+inline constexpr auto kVideoDecodeNames =
+    enum_names<VideoDecode>({{VideoDecode::kNone, "none"},
+                             {VideoDecode::kKeyframes, "keyframes"},
+                             {VideoDecode::kAllFrames, "all"}});
 
 // Opens the video in `bytes` named `name` ("": "the video"), reads its index and decodes what
 // `decode` says.

@@ -47,9 +47,10 @@ bool is_video_folder(const std::string& location, const std::function<bool()>&) 
   if (remote::is_remote_url(location) || !remote::is_image_folder(location)) return false;
   const std::vector<std::string> videos = video_extensions(location, kDefaultExtensions).value();
   std::error_code ec;
-  fs::recursive_directory_iterator walk(
-      location, fs::directory_options::follow_directory_symlink | fs::directory_options::skip_permission_denied,
-      ec);
+  fs::recursive_directory_iterator walk(location,
+                                        fs::directory_options::follow_directory_symlink |
+                                            fs::directory_options::skip_permission_denied,
+                                        ec);
   for (int seen = 0; !ec && walk != fs::recursive_directory_iterator() && seen < kFilesLookedAt;
        walk.increment(ec), ++seen) {
     if (walk.depth() == 0 || walk->is_directory(ec)) continue;
