@@ -23,9 +23,9 @@ namespace fs = std::filesystem;
 // (STOKER_TEST_VIDEO, cmake/StokerVideo.cmake).
 const std::vector<std::string>& source_names() {
   static const std::vector<std::string> names = [] {
-    std::vector<std::string> all{"parquet", "arrow", "webdataset", "imagefolder"};
+    std::vector<std::string> all{"parquet", "arrow", "webdataset"};
     if (STOKER_TEST_VIDEO) all.push_back("videofolder");
-    all.insert(all.end(), {"tokens", "stoker"});
+    all.insert(all.end(), {"imagefolder", "tokens", "stoker"});
     return all;
   }();
   return names;
@@ -64,6 +64,13 @@ TEST(SourceRegistry, AutoRecognisesEachSourcesDataLocallyAndByUrlsName) {
   testing::write_labelled_dataset(root / "ds", 10);
   fs::create_directories(root / "folder/cat");
   std::ofstream(root / "folder/cat/a.jpg") << "x";
+  // Class folders of videos (by their names): a video folder where video is built. The first
+  // file with an image's or a video's extension decides.
+  fs::create_directories(root / "videos/run/sub");
+  std::ofstream(root / "videos/run/notes.txt") << "x";
+  std::ofstream(root / "videos/run/sub/a.MP4") << "x";
+  fs::create_directories(root / "webms/run");
+  std::ofstream(root / "webms/run/a.webm") << "x";
   fs::create_directories(root / "tars");
   std::ofstream(root / "tars/d-0.tar") << "";
   std::ofstream(root / "p.parquet") << "PAR1";
@@ -76,6 +83,8 @@ TEST(SourceRegistry, AutoRecognisesEachSourcesDataLocallyAndByUrlsName) {
   std::ofstream(root / "train.bin") << "tokens";
   EXPECT_EQ(recognised_as(root / "ds"), "stoker");
   EXPECT_EQ(recognised_as(root / "folder"), "imagefolder");
+  EXPECT_EQ(recognised_as(root / "videos"), STOKER_TEST_VIDEO ? "videofolder" : "imagefolder");
+  EXPECT_EQ(recognised_as(root / "webms"), "imagefolder");  // not a default video extension
   EXPECT_EQ(recognised_as(root / "tars"), "webdataset");
   EXPECT_EQ(recognised_as(root / "tars/d-{0..3}.tar"), "webdataset");
   EXPECT_EQ(recognised_as(root / "p.parquet"), "parquet");

@@ -405,6 +405,13 @@ void run_loader_bench(const LoaderBenchOptions& o) {
                       {"checksum", checksum}};
   if (!note.empty()) j["note"] = note;
   if (!o.augment.empty()) j["augment"] = o.augment;
+  // Clips' frames (decode_clip): what decoding from keyframes costs per frame delivered.
+  const int64_t frames_delivered = s.video_frames_delivered.load();
+  if (frames_delivered > 0)
+    j["video"] = {{"frames_decoded", s.video_frames_decoded.load()},
+                  {"frames_delivered", frames_delivered},
+                  {"decoded_per_delivered",
+                   static_cast<double>(s.video_frames_decoded.load()) / frames_delivered}};
   const ShardSourceStats fetched = dataset->source().stats();
   if (dataset->source().needs_pins()) {
     j["remote"] = {{"fetched_mb", fetched.fetched_bytes / 1e6},
@@ -451,6 +458,10 @@ void run_loader_bench(const LoaderBenchOptions& o) {
         fetched.download_streams, fetched.most_downloads, fetched.prefetch_shards);
   }
   if (tuning) fmt::print("tuning     {}\n", tuning->summary());
+  if (frames_delivered > 0)
+    fmt::print("video      {} frames decoded for the {} delivered: {:.2f} decoded per frame\n",
+               s.video_frames_decoded.load(), frames_delivered,
+               j["video"]["decoded_per_delivered"].get<double>());
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
-// `stoker inspect [DIR] [--json]`: what a dataset holds. DIR may also be a folder of datasets
-// (such as the converted Fashion-MNIST, holding train/ and test/): each is shown
-// (store/data_location.h).
+// `stoker inspect [DIR] [--json] [--videos N]`: what a dataset holds. DIR may also be a folder
+// of datasets (such as the converted Fashion-MNIST, holding train/ and test/): each is shown
+// (store/data_location.h). A dataset of videos (a field "video": a video folder) shows its
+// first N videos too: class, frames, rate, size, codec, duration, keyframes and file, each read
+// from the video's packets (nothing decoded); a video that cannot be read, its one-line error.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -13,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/data_access_options.h"
 #include "cli/usage.h"
+#include "cli/video_records.h"
 #include "stoker/access/data_source.h"
 #include "stoker/store/dataset_summary.h"
 #include "stoker/store/import/fashion_mnist.h"
@@ -85,11 +88,60 @@ void print_text(const DatasetSummary& s) {
   }
 }
 
+// The first `count` videos of `dataset` (video_records.h), as JSON.
+nlohmann::json video_rows(const Dataset& dataset, uint64_t count) {
+  nlohmann::json rows = nlohmann::json::array();
+  const std::vector<std::string>& classes = dataset.manifest().class_names;
+  throw_if_error(
+      for_each_video(dataset, count, video::VideoDecode::kNone, [&](const VideoRecord& v) {
+        nlohmann::json row = {{"record", v.record}, {"name", v.name}};
+        if (v.label >= 0) row["label"] = v.label;
+        if (v.label >= 0 && v.label < static_cast<int64_t>(classes.size()))
+          row["class"] = classes[v.label];
+        if (!v.status.is_ok()) {
+          row["error"] = v.status.message();
+        } else {
+          const video::VideoFacts& f = v.facts;
+          row.update({{"frames", f.frames},
+                      {"fps", f.fps},
+                      {"width", f.width},
+                      {"height", f.height},
+                      {"codec", f.codec},
+                      {"seconds", f.seconds},
+                      {"keyframes", f.keyframes}});
+        }
+        rows.push_back(std::move(row));
+      }));
+  return rows;
+}
+
+// The rows of video_rows, one a line.
+void print_videos(const nlohmann::json& rows, uint64_t records) {
+  fmt::print("videos    {} of {}{}\n", rows.size(), records,
+             rows.size() < records ? " (--videos N shows more, 0 all)" : "");
+  for (const nlohmann::json& row : rows) {
+    // The file's path names its class; a record's number does not.
+    std::string name = printable(row.at("name").get<std::string>());
+    if (row.contains("class") && name.rfind(row.at("class").get<std::string>() + "/", 0) != 0)
+      name += " (" + printable(row.at("class").get<std::string>()) + ")";
+    if (row.contains("error")) {
+      fmt::print("  {}: {}\n", name, printable(row.at("error").get<std::string>()));
+      continue;
+    }
+    fmt::print("  {:>5} frames {:>6.2f} fps {:>9} {:<6} {:>7.2f} s {:>4} keyframes  {}\n",
+               row.at("frames").get<int64_t>(), row.at("fps").get<double>(),
+               fmt::format("{}x{}", row.at("width").get<int>(), row.at("height").get<int>()),
+               row.at("codec").get<std::string>(), row.at("seconds").get<double>(),
+               row.at("keyframes").get<int64_t>(), name);
+  }
+}
+
 }  // namespace
 
 void add_inspect_command(CLI::App& app) {
   auto dir = std::make_shared<std::string>(default_fashion_mnist_dir());
   auto json = std::make_shared<bool>(false);
+  auto videos = std::make_shared<int64_t>(10);
   CLI::App* cmd = app.add_subcommand(
       "inspect", "Show a dataset's schema, records, shards, bytes and label histogram");
   auto access = std::make_shared<DataAccessOptions>();
@@ -99,19 +151,29 @@ void add_inspect_command(CLI::App& app) {
       ->check(path_value("DIR"))
       ->capture_default_str();
   cmd->add_flag("--json", *json, "Print JSON");
+  add_whole_number(*cmd, "--videos", *videos,
+                   "A dataset of videos (a video folder): show its first N videos, each read "
+                   "(0: all)",
+                   0)
+      ->capture_default_str();
   add_data_access_options(*cmd, *access);
-  cmd->callback([dir, json, access] {
+  cmd->callback([dir, json, videos, access] {
     const DataLocation where = remote::locate(*dir).value_or_throw();
     const std::vector<std::string>& dirs = where.datasets;
     nlohmann::json all = nlohmann::json::array();
     for (size_t i = 0; i < dirs.size(); ++i) {
       auto dataset = remote::open_dataset(dirs[i], *access, remote::kShardByShard).value_or_throw();
       DatasetSummary summary = summarize(*dataset, /*read_labels=*/!dataset->needs_pins());
+      const uint64_t shown = *videos == 0 ? dataset->size() : static_cast<uint64_t>(*videos);
+      const nlohmann::json rows =
+          video_field(*dataset) >= 0 ? video_rows(*dataset, shown) : nlohmann::json(nullptr);
       if (*json) {
         all.push_back(nlohmann::json::parse(summary.to_json(dataset->schema())));
+        if (!rows.is_null()) all.back()["videos"] = rows;
       } else {
         if (i > 0) fmt::print("\n");
         print_text(summary);
+        if (!rows.is_null()) print_videos(rows, dataset->size());
       }
     }
     if (*json) {

@@ -1,7 +1,10 @@
 // `stoker verify DIR`: everything a reader relies on (store/dataset_check.h): Dataset::open's
 // checks of manifest, schema, shard headers, index bounds and footers, then every record's
 // checksum, layout and label. DIR is a dataset or a folder of them (each is verified). Lists
-// every bad record and exits 1 if any. DIR may be a URL (access/data_source.h).
+// every bad record and exits 1 if any. DIR may be a URL (access/data_source.h). A dataset of
+// videos (a field "video": a video folder) has each video opened, indexed from every packet and
+// its keyframes decoded (--decode: every frame, or none), nothing written but the folder's
+// listing in the cache folder; a bad one is a line naming its file and frame.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -11,39 +14,82 @@
 #include "cli/commands.h"
 #include "cli/data_access_options.h"
 #include "cli/usage.h"
+#include "cli/video_records.h"
 #include "stoker/access/data_source.h"
 #include "stoker/store/dataset_check.h"
 
 namespace stoker::cli {
+namespace {
+
+// What verifying a video checks, for the line that says all is well.
+std::string video_checks(video::VideoDecode decode) {
+  switch (decode) {
+    case video::VideoDecode::kNone:
+      return "each video indexed";
+    case video::VideoDecode::kKeyframes:
+      return "each video indexed and its keyframes decoded";
+    case video::VideoDecode::kAllFrames:
+      return "each video indexed and every frame decoded";
+  }
+  return "";
+}
+
+// The videos of `dataset` checked as `decode` says, each bad one a line on stderr naming its
+// record; those the record check found bad are left to it. Returns the bad ones.
+uint64_t check_videos(const Dataset& dataset, video::VideoDecode decode) {
+  uint64_t bad = 0;
+  throw_if_error(for_each_video(dataset, dataset.size(), decode, [&](const VideoRecord& v) {
+    if (v.status.is_ok() || !dataset.found_bad(v.record).is_ok()) return;
+    ++bad;
+    std::fprintf(stderr, "%s\n", dataset.record_error(v.record, v.status).message().c_str());
+  }));
+  return bad;
+}
+
+}  // namespace
 
 void add_verify_command(CLI::App& app) {
   auto dir = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand(
       "verify", "Check a dataset's format and every record's checksum; list the bad records");
   auto access = std::make_shared<DataAccessOptions>();
+  auto decode = std::make_shared<video::VideoDecode>(video::VideoDecode::kKeyframes);
   cmd->add_option("DIR", *dir,
                   "Dataset directory, or a folder of datasets (train/, test/, ...); or its s3:// "
                   "or http(s):// URL")
       ->required()
       ->check(path_value("DIR"));
+  cmd->add_option_function<std::string>(
+         "--decode",
+         [decode](const std::string& text) { *decode = *video::kVideoDecodeNames.find(text); },
+         "A dataset of videos: decode each video's keyframes (one frame per group of pictures), "
+         "every frame (all: finds a damaged frame anywhere, at a full decode's cost) or none "
+         "(its index alone: every packet read)")
+      ->check(one_of("--decode", video::kVideoDecodeNames.names()))
+      ->default_str(video::kVideoDecodeNames.name(*decode));
   add_data_access_options(*cmd, *access);
-  cmd->callback([dir, access] {
+  cmd->callback([dir, access, decode] {
     const DataLocation where = remote::locate(*dir).value_or_throw();
     std::vector<std::string> failed;
     for (const std::string& location : where.datasets) {
       auto dataset =
           remote::open_dataset(location, *access, remote::kShardByShard).value_or_throw();
       const std::string& path = dataset->dir();
-      const uint64_t bad = check_records(
-          *dataset, [](const Status& s) { std::fprintf(stderr, "%s\n", s.message().c_str()); });
+      const bool videos = video_field(*dataset) >= 0;
+      const uint64_t bad = check_records(*dataset,
+                                         [](const Status& s) {
+                                           std::fprintf(stderr, "%s\n", s.message().c_str());
+                                         }) +
+                           (videos ? check_videos(*dataset, *decode) : 0);
       const std::string note = new_notes_line(dataset->source().stats(), 0);
       if (!note.empty()) std::fprintf(stderr, "note: %s\n", note.c_str());
       if (bad > 0) {
         failed.push_back(fmt::format("{}: {} of {} records", path, bad, dataset->size()));
         continue;
       }
-      fmt::print("{}: all {} records in {} shard{} verified\n", path, dataset->size(),
-                 dataset->num_shards(), dataset->num_shards() == 1 ? "" : "s");
+      fmt::print("{}: all {} records in {} shard{} verified{}\n", path, dataset->size(),
+                 dataset->num_shards(), dataset->num_shards() == 1 ? "" : "s",
+                 videos ? " (" + video_checks(*decode) + ")" : "");
     }
     if (!failed.empty())
       throw Error(corrupt(fmt::format("{} failed verification", fmt::join(failed, "; "))));

@@ -75,6 +75,13 @@ ModelSpec input_spec(const Dataset& data, int image_size) {
     spec.height = spec.width = image_size;
     return spec;
   }
+  const int video = data.schema().find("video");
+  require(video < 0 || data.schema().fields()[video].dtype != DType::kBytes,
+          data.dir() +
+              ": a dataset of videos: the trainer's models take images (no video model yet); "
+              "measure its loader with `stoker bench loader --data " +
+              data.dir() +
+              " --field video=decode_clip:num_frames_per_clip=16,resize=[128],crop=[112]`");
   const Field& image = data.schema().fields()[require_field(data, "image", DType::kUint8)];
   require(image.shape.size() == 2 || image.shape.size() == 3,
           data.dir() + ": field 'image' must have shape [C,H,W] or [H,W]");

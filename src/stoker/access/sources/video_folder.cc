@@ -3,14 +3,17 @@
 // bytes, "label"} for a source operation (decode_clip) to decode; with frames_per_clip, a sample
 // per clip of every video (torchvision's VideoClips: frames_per_clip, step_between_clips,
 // frame_rate), for decode_clip's sampler "video_clips". Local folders only (a URL is refused in
-// one line), their listing (and the videos' frame counts and rates) kept in the cache folder;
-// only when named (source="videofolder"): `auto` takes a folder of class folders as an image
-// folder.
+// one line), their listing (and the videos' frame counts and rates) kept in the cache folder.
+// `auto` takes a folder of class folders as a video folder when the first file its walk meets
+// with an image's or a video's extension (avi, mp4) is a video, and asks before the image folder.
 
 #include <algorithm>
+#include <filesystem>
 
+#include "stoker/access/source_opening.h"
 #include "stoker/access/source_registry.h"
 #include "stoker/net/remote_url.h"
+#include "stoker/store/import/image_folder_scan.h"
 #include "stoker/store/import/video_folder_source.h"
 
 namespace stoker::sources {
@@ -28,6 +31,34 @@ Result<std::vector<std::string>> video_extensions(const std::string& location,
   if (extensions.empty())
     return invalid_argument(location + ": no video extension given (e.g. \"avi mp4\")");
   return extensions;
+}
+
+// The default extensions, as `extensions` gives them.
+constexpr const char* kDefaultExtensions = "avi mp4";
+
+// The files a walk of a folder looks at before it gives up recognising it as videos.
+constexpr int kFilesLookedAt = 10000;
+
+// A local image folder (remote::is_image_folder) whose files are videos: the first file met
+// (walking it, symbolic links followed, at most kFilesLookedAt entries) with an image's or a
+// default video extension has a video's.
+bool is_video_folder(const std::string& location, const std::function<bool()>&) {
+  namespace fs = std::filesystem;
+  if (remote::is_remote_url(location) || !remote::is_image_folder(location)) return false;
+  const std::vector<std::string> videos = video_extensions(location, kDefaultExtensions).value();
+  std::error_code ec;
+  fs::recursive_directory_iterator walk(location,
+                                        fs::directory_options::follow_directory_symlink |
+                                            fs::directory_options::skip_permission_denied,
+                                        ec);
+  for (int seen = 0; !ec && walk != fs::recursive_directory_iterator() && seen < kFilesLookedAt;
+       walk.increment(ec), ++seen) {
+    if (walk.depth() == 0 || walk->is_directory(ec)) continue;
+    const std::string name = walk->path().filename().string();
+    if (has_image_extension(name)) return false;
+    if (has_extension(name, videos)) return true;
+  }
+  return false;
 }
 
 Result<std::shared_ptr<const Dataset>> open_video_folder(const SourceOpening& opening) {
@@ -56,7 +87,7 @@ Result<std::shared_ptr<const Dataset>> open_video_folder(const SourceOpening& op
 SourceSpec video_folder() {
   SourceSpec spec;
   spec.params = {
-      ParamSpec::text("extensions", "avi mp4",
+      ParamSpec::text("extensions", kDefaultExtensions,
                       "the endings that make a file a sample, separated by spaces, matched "
                       "against the name in lower case (torchvision's Kinetics: \"avi mp4\"; "
                       "UCF101 and HMDB51: \"avi\")"),
@@ -76,8 +107,10 @@ SourceSpec video_folder() {
   spec.name = "videofolder";
   spec.doc =
       "a folder of class folders of videos (torchvision's Kinetics / UCF101 / HMDB51: their "
-      "classes and order), read in place as {video: the file's bytes, label}";
-  spec.auto_rank = 35;  // not recognised: only named
+      "classes and order), read in place as {video: the file's bytes, label}; `auto` takes a "
+      "folder of class folders of videos (avi, mp4)";
+  spec.auto_rank = 25;  // before the image folder, which takes any folder of class folders
+  spec.recognises = is_video_folder;
   spec.open = open_video_folder;
   return spec;
 }

@@ -1,0 +1,77 @@
+#include "cli/video_records.h"
+
+#include <cstring>
+
+#include "stoker/store/import/class_folder_source.h"
+#include "stoker/store/record_view.h"
+
+namespace stoker::cli {
+namespace {
+
+Result<video::VideoFacts> examine(ByteSpan bytes, video::VideoDecode decode) {
+#if STOKER_CLI_VIDEO
+  return video::examine_video("", bytes, decode);
+#else
+  (void)bytes, (void)decode;
+  return unsupported(
+      "this stoker is built without video (FFmpeg's libraries were not found: docs/INSTALL.md)");
+#endif
+}
+
+// Each record's file relative to the folder, for a class folder read in place whose records are
+// its files (not clips); empty otherwise.
+std::vector<std::string> record_files(const Dataset& dataset) {
+  const auto* folder = dynamic_cast<const ClassFolderSource*>(&dataset.source());
+  if (folder == nullptr || folder->listing().samples.size() != dataset.size()) return {};
+  const std::string root = dataset.dir() + "/";
+  std::vector<std::string> names;
+  for (const ImageFolderSample& sample : folder->listing().samples)
+    names.push_back(sample.path.rfind(root, 0) == 0 ? sample.path.substr(root.size())
+                                                    : sample.path);
+  return names;
+}
+
+}  // namespace
+
+int video_field(const Dataset& dataset) {
+  const int f = dataset.schema().find("video");
+  return f >= 0 && dataset.schema().fields()[f].dtype == DType::kBytes ? f : -1;
+}
+
+Status for_each_video(const Dataset& dataset, uint64_t count, video::VideoDecode decode,
+                      const std::function<void(const VideoRecord&)>& visit) {
+  const Schema& schema = dataset.schema();
+  const int field = video_field(dataset);
+  const int label = schema.find("label");
+  const bool labelled = label >= 0 && schema.fields()[label].dtype == DType::kInt64 &&
+                        schema.fields()[label].is_fixed() && schema.fields()[label].shape.empty();
+  const std::vector<std::string> files = record_files(dataset);
+  bool enough = false;  // the visit stops once `count` videos are seen
+  const Status status = dataset.for_each_record([&](uint64_t i) {
+    if (i >= count) {
+      enough = true;
+      return Status(StatusCode::kCancelled, "enough videos");
+    }
+    VideoRecord video;
+    video.record = i;
+    video.name = files.empty() ? "record " + std::to_string(i) : files[i];
+    const ByteSpan record = dataset.record(i);
+    if (labelled) std::memcpy(&video.label, fixed_field(schema, record, label), sizeof(int64_t));
+    video.status = dataset.found_bad(i);
+    if (video.status.is_ok()) {
+      Result<ByteSpan> bytes = variable_field(schema, record, field);
+      Result<video::VideoFacts> facts = bytes.is_ok() ? examine(bytes.value(), decode)
+                                                      : Result<video::VideoFacts>(bytes.status());
+      if (facts.is_ok()) {
+        video.facts = facts.value();
+      } else {
+        video.status = facts.status();
+      }
+    }
+    visit(video);
+    return Status::ok();
+  });
+  return enough ? Status::ok() : status;
+}
+
+}  // namespace stoker::cli
