@@ -99,3 +99,17 @@ def test_parquet_of_videos_keeps_the_source_contract(videos, tmp_path):
     cache = str(tmp_path / "cache")
     check_source_contract(stoker.Parquet(path, video="clip", transforms={"video": clip}), cache)
     assert len(glob.glob(os.path.join(cache, "video-indexes", "*", "*.index"))) == 1
+
+
+def test_cache_gb_bounds_the_videos_indexes(videos, tmp_path):
+    """The loader's cache_gb bounds the cache folder's video-indexes/ (the least recently used
+    deleted first): after an epoch over every video, it holds at most that, the last kept."""
+    path = write_videos(tmp_path / "videos.parquet", [videos[n] for n in NAMES])
+    clip = stoker.transforms.DecodeClip(num_frames_per_clip=2, resize=[16], crop=[16])
+    cache = tmp_path / "cache"
+    loader = stoker.Loader(stoker.Parquet(path, video="clip", transforms={"video": clip}),
+                           batch_size=4, cache_dir=str(cache), cache_gb=3e-6)
+    assert sum(len(batch["label"]) for batch in loader) == len(NAMES)
+    kept = glob.glob(os.path.join(cache, "video-indexes", "*", "*.index"))
+    assert kept and sum(os.path.getsize(f) for f in kept) <= 3000
+    assert len(kept) < len(NAMES)
