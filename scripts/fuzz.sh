@@ -29,6 +29,9 @@
 #          dictionary fuzz/http_index.dict)
 #   video  a video in memory: demux, index, a clip's frames decoded (video_fuzz; seeds:
 #          video_fuzz_seeds, which runs bench/make_video_set.py; no dictionary)
+#   video-index  a video's index saved in the cache folder (saved_video_index_fuzz; seeds:
+#          saved_video_index_fuzz_seeds, the saved indexes of bench/make_video_set.py's videos;
+#          no dictionary)
 # Environment: STOKER_FUZZ_BUILD_DIR overrides build-fuzz/; STOKER_FUZZ_CORPUS overrides the
 # corpus directory (default build-fuzz/corpus for shard, build-fuzz/corpus-image for image,
 # kept between runs, seeded when empty). STOKER_FUZZ_ARGS adds libFuzzer options (e.g.
@@ -65,11 +68,13 @@ case $target in
     fuzzer=http_index_fuzz seeds=http_index_fuzz_seeds dict=fuzz/http_index.dict suffix=-http ;;
   video)
     fuzzer=video_fuzz seeds=video_fuzz_seeds dict= suffix=-video ;;
+  video-index)
+    fuzzer=saved_video_index_fuzz seeds=saved_video_index_fuzz_seeds dict= suffix=-video-index ;;
   parquet)
     fuzzer=parquet_fuzz seeds=parquet_fuzz_seeds dict= suffix=-parquet ;;
   *)
     echo "fuzz.sh: unknown target '$target' (shard, image, ops, timm, coco, voc, listing, tar," \
-      "npy, megatron, parquet, http, video)" >&2
+      "npy, megatron, parquet, http, video, video-index)" >&2
     exit 2 ;;
 esac
 corpus=${STOKER_FUZZ_CORPUS:-$build_dir/corpus$suffix}

@@ -981,7 +981,8 @@ class NativeLoader:
         thread waiting for them: when it is most of the time, they limit the loader),
         "python_workers" and "python_restarts" (workers replaced: died or hung).
         "video_frames_decoded" / "video_frames_delivered": what decoding clips from keyframes
-        costs per frame delivered. A Mixture's: "source_samples" and "source_tokens", each
+        costs per frame delivered (the frames the decoders decoded, those they held or dropped
+        included, the skipped not: docs/DATA.md). A Mixture's: "source_samples" and "source_tokens", each
         source's samples delivered and their tokens (docs/DATA.md#mixing-sources)."""
         batch = self._batch_transform.seconds if self._batch_transform else 0.0
         python = self._python.stats()

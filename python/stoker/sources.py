@@ -252,9 +252,11 @@ class Parquet(_Source):
     cache folder when the loader opens. ``image`` names a binary column, or a struct with a binary ``bytes`` field (Hugging Face datasets' Image feature);
     ``label`` an integer column (Spark's layout: ``image="jpg", label="cls"``). ``video`` names
     a column of encoded videos (binary, or a struct's ``bytes``) read instead of the image: each
-    sample's ``video`` field is its bytes, for ``stoker.transforms.DecodeClip``. Only those two
-    columns are read; the class names are Hugging Face's ClassLabel names where the files have
-    them."""
+    sample's ``video`` field is its bytes, for ``stoker.transforms.DecodeClip``; where a
+    struct's bytes are null, the file at its ``path`` (Hugging Face's Video of files), read as
+    an image's path is (a relative one in the Parquet file's folder, local files only). Only
+    those columns are read; the class names are Hugging Face's ClassLabel names where the files
+    have them."""
 
     source = "parquet"
 

@@ -1,10 +1,12 @@
 """Parquet columns of videos (issue 63): stoker.Parquet(paths, video=COLUMN) reads a binary column
-of encoded videos (or Hugging Face's struct of bytes and path) as each sample's "video" field,
+of encoded videos (or Hugging Face's struct of bytes and path, its path read where its bytes are
+null) as each sample's "video" field,
 for stoker.transforms.DecodeClip, as a dataset's or a tar's videos are read; its clips are
 torchcodec's and torchvision v2's for the same draws (test_video_clips.py's reference), and a bad
 row is named by its file and row. The videos are bench/make_video_set.py's, made here."""
 import glob
 import os
+import shutil
 
 import pytest
 import torch
@@ -61,6 +63,51 @@ def test_clips_equal_torchcodec_and_torchvision(videos, tmp_path, struct):
     assert i == len(NAMES)
 
 
+def test_a_struct_whose_bytes_are_null_is_read_from_its_path(videos, tmp_path, monkeypatch):
+    """Hugging Face's Video struct of files (null bytes, a path): the file at the path, a
+    relative one in the Parquet file's folder (not the working directory), an absolute one as
+    it is, gives the clips of the same videos' bytes. A path that does not read makes its row a
+    bad record, named by its file, row and path."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    names = NAMES[:4]
+    for name in names:
+        shutil.copy(videos[name], folder / name)
+    paths = [name if i % 2 == 0 else str(folder / name) for i, name in enumerate(names)]
+    kind = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+
+    def write(path, paths):
+        column = pa.array([{"bytes": None, "path": p} for p in paths], kind)
+        table = pa.table({"clip": column, "label": pa.array(range(len(paths)), pa.int64())})
+        pq.write_table(table, path, row_group_size=2)
+        return str(path)
+
+    by_path = write(folder / "paths.parquet", paths)
+    by_bytes = write_videos(tmp_path / "bytes.parquet", [videos[n] for n in names], True)
+    monkeypatch.chdir(tmp_path)
+    clip = stoker.transforms.DecodeClip(num_frames_per_clip=4, resize=[24], crop=[16])
+
+    def batches(path, **kwargs):
+        loader = stoker.Loader(stoker.Parquet(path, video="clip", transforms={"video": clip}),
+                               batch_size=2, cache_dir=str(tmp_path / "cache"),
+                               generator=torch.Generator().manual_seed(SEED), **kwargs)
+        return list(loader)
+
+    read, want = batches(by_path), batches(by_bytes)
+    assert len(read) == len(want) == 2
+    for a, b in zip(read, want):
+        assert torch.equal(a["label"], b["label"]) and torch.equal(a["video"], b["video"])
+    bad = write(folder / "bad.parquet", paths[:3] + ["missing.mp4"])
+    with pytest.raises(stoker.Error) as raised:
+        batches(bad)
+    message = str(raised.value)
+    assert message.startswith(f"{bad}: row 3 (row group 1): its video's path 'missing.mp4': "), \
+        message
+    assert str(folder / "missing.mp4") in message and "\n" not in message, message
+    assert [label for b in batches(bad, on_error="skip") for label in b["label"].tolist()] == \
+        [0, 1, 2]
+
+
 def test_bad_rows_are_named_by_file_and_row(videos, tmp_path):
     cache = str(tmp_path / "cache")
     clip = stoker.transforms.DecodeClip(num_frames_per_clip=2, resize=[20], crop=[16])
@@ -99,3 +146,17 @@ def test_parquet_of_videos_keeps_the_source_contract(videos, tmp_path):
     cache = str(tmp_path / "cache")
     check_source_contract(stoker.Parquet(path, video="clip", transforms={"video": clip}), cache)
     assert len(glob.glob(os.path.join(cache, "video-indexes", "*", "*.index"))) == 1
+
+
+def test_cache_gb_bounds_the_videos_indexes(videos, tmp_path):
+    """The loader's cache_gb bounds the cache folder's video-indexes/ (the least recently used
+    deleted first): after an epoch over every video, it holds at most that, the last kept."""
+    path = write_videos(tmp_path / "videos.parquet", [videos[n] for n in NAMES])
+    clip = stoker.transforms.DecodeClip(num_frames_per_clip=2, resize=[16], crop=[16])
+    cache = tmp_path / "cache"
+    loader = stoker.Loader(stoker.Parquet(path, video="clip", transforms={"video": clip}),
+                           batch_size=4, cache_dir=str(cache), cache_gb=3e-6)
+    assert sum(len(batch["label"]) for batch in loader) == len(NAMES)
+    kept = glob.glob(os.path.join(cache, "video-indexes", "*", "*.index"))
+    assert kept and sum(os.path.getsize(f) for f in kept) <= 3000
+    assert len(kept) < len(NAMES)

@@ -5,9 +5,11 @@
 #include <pybind11/stl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -36,6 +38,7 @@
 #include "stoker/store/import/class_folder_source.h"
 #include "stoker/store/mixed_shard_source.h"
 #include "stoker/util/mapped_read_guard.h"
+#include "stoker/util/saved_form.h"
 
 namespace stoker::python {
 namespace py = pybind11;
@@ -542,10 +545,13 @@ class BoundLoader {
   const std::shared_ptr<Shared>& shared() const { return shared_; }
 
  private:
-  // The cache folder `access` names, where it names one.
+  // The cache folder `access` names, where it names one, and the bound of its cache_gb on what
+  // the sources keep there.
   void set_cache_dir(const DataAccessOptions& access) {
     if (Result<std::string> dir = cache_dir_of(access); dir.is_ok())
       shared_->cache_dir = std::move(dir).value();
+    set_saved_form_bound(shared_->cache_dir,
+                         static_cast<uint64_t>(std::llround(std::max(access.cache_gb, 0.0) * 1e9)));
   }
 
   static py::dict stage_stats(const PipelineStats& s) {

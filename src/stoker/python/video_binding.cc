@@ -82,7 +82,8 @@ py::array_t<uint8_t> decode_video_frames(const std::string& path,
 }
 
 // The frames one decode of `indices` decodes (those asked for, those before them back to their
-// keyframes, less the non-reference frames skipped).
+// keyframes, less the non-reference frames skipped, and those after them the decoder decoded
+// before they came out: VideoFrameDecoder::frames_decoded).
 int64_t video_frames_decoded(const std::string& path, const std::vector<int64_t>& indices) {
   int64_t decoded = 0;
   Status status;

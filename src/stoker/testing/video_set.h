@@ -12,6 +12,7 @@
 #include "stoker/testing/build_paths.h"
 #include "stoker/testing/temp_dir.h"
 #include "stoker/util/byte_span.h"
+#include "stoker/video/saved_video_index.h"
 
 namespace stoker::video::testing {
 
@@ -37,6 +38,15 @@ inline std::string video_bytes(const std::string& name) {
 
 inline ByteSpan span_of(const std::string& bytes) {
   return ByteSpan{reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()};
+}
+
+// What an opening of `bytes` finds: its stream and index, as the caches keep them.
+inline KnownVideo known_video_of(const std::string& bytes) {
+  VideoFile file = open_video_bytes("", span_of(bytes)).value_or_throw();
+  KnownVideo known;
+  known.stream = stream_info_of(file).value_or_throw();
+  known.index = read_video_index(file).value_or_throw();
+  return known;
 }
 
 }  // namespace stoker::video::testing

@@ -4,6 +4,8 @@
 
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <mutex>
 
 #include "stoker/util/atomic_file.h"
 #include "stoker/util/checksum.h"
@@ -66,6 +68,27 @@ std::string path_key(const std::string& path) {
 std::string cache_file_of(const std::string& path, const std::string& cache_dir,
                           const std::string& kind, const std::string& extension) {
   return fmt::format("{}/{}/{}.{}", cache_dir, kind, path_key(path), extension);
+}
+
+namespace {
+
+std::mutex bounds_mutex;
+std::map<std::string, uint64_t>& bounds() {
+  static auto* bounds = new std::map<std::string, uint64_t>;  // never destroyed: used at exit
+  return *bounds;
+}
+
+}  // namespace
+
+void set_saved_form_bound(const std::string& cache_dir, uint64_t bytes) {
+  std::lock_guard lock(bounds_mutex);
+  bounds()[cache_dir] = bytes;
+}
+
+uint64_t saved_form_bound(const std::string& cache_dir) {
+  std::lock_guard lock(bounds_mutex);
+  const auto at = bounds().find(cache_dir);
+  return at == bounds().end() ? 0 : at->second;
 }
 
 void save_cache_file(const std::string& file, const std::string& bytes) {

@@ -55,6 +55,13 @@ std::string path_key(const std::string& path);
 std::string cache_file_of(const std::string& path, const std::string& cache_dir,
                           const std::string& kind, const std::string& extension);
 
+// The bound on a cache folder's saved forms of one kind that this process's loaders set (their
+// cache_gb, in bytes; 0, and where none set one: half the free space plus what they hold), as
+// the last loader opened on `cache_dir` set it. Read by videos' saved indexes
+// (video/saved_video_bound.h). Thread-safe.
+void set_saved_form_bound(const std::string& cache_dir, uint64_t bytes);
+uint64_t saved_form_bound(const std::string& cache_dir);
+
 // Writes `bytes` to the cache file `file` (atomic_file.h), its folder made first: best effort,
 // as a cache is (a reader that finds no file, or a damaged one, makes it again).
 void save_cache_file(const std::string& file, const std::string& bytes);

@@ -6,13 +6,34 @@
 
 namespace stoker::video {
 
+namespace {
+
+// A decoder's get_buffer2: FFmpeg's, counting the pictures in the counter its opaque points to.
+int count_picture(AVCodecContext* codec, AVFrame* frame, int flags) {
+  ++*static_cast<std::atomic<int64_t>*>(codec->opaque);
+  return avcodec_default_get_buffer2(codec, frame, flags);
+}
+
+}  // namespace
+
 VideoFrameDecoder::VideoFrameDecoder(const VideoIndex& index, VideoFile file, CodecContextPtr codec)
     : index_(index),
       file_(std::move(file)),
       codec_(std::move(codec)),
       converter_(index.path, file_.stream()->time_base),
       packet_(av_packet_alloc()),
-      frame_(av_frame_alloc()) {}
+      frame_(av_frame_alloc()) {
+  // Frame threads' contexts take get_buffer2 and opaque from this one at each packet.
+  if (codec_->codec->capabilities & AV_CODEC_CAP_DR1) {
+    pictures_ = std::make_unique<std::atomic<int64_t>>(0);
+    codec_->opaque = pictures_.get();
+    codec_->get_buffer2 = count_picture;
+  }
+}
+
+int64_t VideoFrameDecoder::frames_decoded() const {
+  return pictures_ ? pictures_->load() : frames_out_;
+}
 
 Result<VideoFrameDecoder> VideoFrameDecoder::open(const VideoIndex& index, int threads) {
   STOKER_ASSIGN_OR_RETURN(VideoFile file, open_video_file(index.path));
@@ -79,7 +100,7 @@ Status VideoFrameDecoder::decode_run(int64_t key, int64_t last, Take&& take) {
       if (rc == AVERROR(EAGAIN)) break;
       if (rc == AVERROR_EOF) return Status::ok();  // the caller finds what did not come
       if (rc < 0) return frame_error(key, "does not decode (" + av_error_text(rc) + ")");
-      ++frames_decoded_;
+      ++frames_out_;
       const int64_t t = frame_->pts != AV_NOPTS_VALUE ? frame_->pts : frame_->pkt_dts;
       const auto at = std::lower_bound(pts.begin(), pts.end(), t);
       const int64_t i = at - pts.begin();

@@ -10,8 +10,10 @@
 // that does not decode, an index out of range: a one-line error naming the file and the frame;
 // never a crash or a hang. One thread at a time per VideoFrameDecoder.
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,8 +49,12 @@ class VideoFrameDecoder {
 
   const VideoIndex& index() const { return index_; }
 
-  // Frames decoded since opening, requested or not (the cost of seeking to keyframes).
-  int64_t frames_decoded() const { return frames_decoded_; }
+  // Frames decoded since opening, requested or not (the cost of seeking to keyframes): the
+  // pictures the decoder made, whether they came out or not (those it still held when a decode
+  // ended, those it dropped), counted as FFmpeg gives it their buffers; the skipped frames not
+  // among them. A decoder that keeps its own buffers (libdav1d's AV1) counts the frames that
+  // came out.
+  int64_t frames_decoded() const;
 
  private:
   VideoFrameDecoder(const VideoIndex& index, VideoFile file, CodecContextPtr codec);
@@ -63,6 +69,9 @@ class VideoFrameDecoder {
 
   VideoIndex index_;
   VideoFile file_;
+  // The pictures given buffers (by the decoder's threads too), where it takes them from FFmpeg;
+  // freed after the decoder.
+  std::unique_ptr<std::atomic<int64_t>> pictures_;
   CodecContextPtr codec_;
   RgbConverter converter_;
   PacketPtr packet_;
@@ -70,7 +79,7 @@ class VideoFrameDecoder {
   std::vector<uint8_t> rgb_;      // a frame converted, at the coded size
   std::vector<uint8_t> upright_;  // rgb_ turned upright, where the index has a rotation
   std::vector<uint8_t> asked_;    // per frame: asked for by the current decode_each
-  int64_t frames_decoded_ = 0;
+  int64_t frames_out_ = 0;        // the frames that came out
 };
 
 // One-shot: reads nothing but the decode itself (the index is the caller's).

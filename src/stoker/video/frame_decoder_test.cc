@@ -111,6 +111,32 @@ TEST(VideoFrameDecoder, SkipsNonReferenceFramesNothingAsksFor) {
   EXPECT_EQ(0, std::memcmp(out.data() + frame, every.data() + 2 * frame, frame));
 }
 
+// The frames decoded, against the GOPs of h264_gop12_bframes.mp4 (x264's, B-pyramid; its
+// slices' nal_ref_idc read by ffmpeg's trace_headers). In decoding order, non-reference frames
+// lower case: I0 P2 b1 P4 b3 P7 B5 b6 P10 B8 b9 P11 | I12 P16 B14 b13 b15 P20 ... A decode sends
+// the packets from the keyframe to the last one asked for and decodes the reference frames
+// among them and the frames asked for (the rest skipped); a frame asked for comes out while
+// the decoder still holds reference frames decoded after it (reordered after it): decoded,
+// so counted, though they never come out.
+TEST(VideoFrameDecoder, CountsTheFramesTheDecoderDecodesThoseHeldToo) {
+  const VideoIndex index = index_of("h264_gop12_bframes.mp4");
+  for (int64_t i = 0; i < 24; ++i) ASSERT_EQ(index.keyframe[i] == 1, i % 12 == 0) << i;
+  const auto decoded_for = [&](const std::vector<int64_t>& frames, int threads) {
+    Result<VideoFrameDecoder> decoder = VideoFrameDecoder::open(index, threads);
+    EXPECT_TRUE(decoder.is_ok()) << decoder.status().message();
+    std::vector<uint8_t> out;
+    EXPECT_TRUE(decoder.value().decode(frames, FrameLayout::kNHWC, out).is_ok());
+    return decoder.value().frames_decoded();
+  };
+  EXPECT_EQ(decoded_for({2}, 1), 2);             // I0 P2, drained
+  EXPECT_EQ(decoded_for({1}, 1), 3);             // I0 P2 b1: P2 held
+  EXPECT_EQ(decoded_for({6}, 1), 6);             // I0 P2 P4 P7 B5 b6: P7 held
+  EXPECT_EQ(decoded_for({13}, 1), 4);            // I12 P16 B14 b13: P16 and B14 held
+  EXPECT_EQ(decoded_for({13, 6, 1}, 1), 7 + 4);  // I0 P2 b1 P4 P7 B5 b6, then I12 P16 B14 b13
+  // A decoder's threads take their pictures' buffers through the same count.
+  EXPECT_GE(decoded_for({6}, 2), 6);
+}
+
 // A rotated stream's frames come out turned upright: 90 degrees counter-clockwise, so the
 // coded frame's last column is the upright frame's first row.
 TEST(VideoFrameDecoder, RotatedFramesComeOutUpright) {

@@ -8,6 +8,7 @@
 
 #include "stoker/util/atomic_file.h"
 #include "stoker/util/saved_form.h"
+#include "stoker/video/saved_video_bound.h"
 
 namespace stoker::video {
 namespace {
@@ -213,17 +214,21 @@ std::string saved_video_file(const std::string& cache_dir, const VideoKey& key) 
 
 std::optional<KnownVideo> load_known_video(const std::string& cache_dir, const VideoKey& key) {
   if (cache_dir.empty()) return std::nullopt;
-  Result<std::string> bytes = read_file(saved_video_file(cache_dir, key), kMaxSavedBytes);
+  const std::string file = saved_video_file(cache_dir, key);
+  Result<std::string> bytes = read_file(file, kMaxSavedBytes);
   if (!bytes.is_ok()) return std::nullopt;
   Result<KnownVideo> known = decode_known_video(
       {reinterpret_cast<const uint8_t*>(bytes.value().data()), bytes.value().size()}, key);
   if (!known.is_ok()) return std::nullopt;
+  touch_saved_video(file);
   return std::move(known).value();
 }
 
 void save_known_video(const std::string& cache_dir, const VideoKey& key, const KnownVideo& known) {
-  if (!cache_dir.empty())
-    save_cache_file(saved_video_file(cache_dir, key), encode_known_video(key, known));
+  if (cache_dir.empty()) return;
+  const std::string bytes = encode_known_video(key, known);
+  save_cache_file(saved_video_file(cache_dir, key), bytes);
+  count_saved_video(cache_dir, bytes.size());
 }
 
 }  // namespace stoker::video

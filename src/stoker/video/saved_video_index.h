@@ -12,7 +12,8 @@
 // opening guarantees (a known container and video decoder, timestamps increasing, the first
 // frame a keyframe, sizes and enumerations in range) is not read: the caller indexes the video
 // again and replaces it. Written atomically (a temporary name, fsync'ed, renamed: contract 7),
-// best effort, as a cache is. Functions; thread-safe.
+// best effort, as a cache is; the least recently used deleted past the folder's bound
+// (saved_video_bound.h). Functions; thread-safe.
 
 #include <cstdint>
 #include <optional>
@@ -48,10 +49,12 @@ Result<KnownVideo> decode_known_video(ByteSpan bytes, const VideoKey& key);
 // CACHE_DIR/video-indexes/KEY[0:3]/KEY.index: the file kept for the video of `key`.
 std::string saved_video_file(const std::string& cache_dir, const VideoKey& key);
 
-// The video of `key` as `cache_dir` keeps it, or nullopt where it keeps none that is whole.
+// The video of `key` as `cache_dir` keeps it (its use recorded: saved_video_bound.h), or nullopt
+// where it keeps none that is whole.
 std::optional<KnownVideo> load_known_video(const std::string& cache_dir, const VideoKey& key);
 
-// Keeps `known`, the video of `key`, in `cache_dir` (replacing what is there; best effort).
+// Keeps `known`, the video of `key`, in `cache_dir` (replacing what is there; best effort), the
+// folder kept within its bound (saved_video_bound.h).
 void save_known_video(const std::string& cache_dir, const VideoKey& key, const KnownVideo& known);
 
 }  // namespace stoker::video

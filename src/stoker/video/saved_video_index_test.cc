@@ -22,15 +22,6 @@ const char* const kSavedVideos[] = {"h264_gop12_bframes.mp4", "h264_gop250_bfram
                                     "av1_gop12.mkv",          "mpeg4_gop12_bframes.avi",
                                     "h264_vfr.mkv",           "h264_rotated_90.mp4"};
 
-// What an opening of `bytes` finds.
-KnownVideo known_of(const std::string& bytes) {
-  VideoFile file = open_video_bytes("", testing::span_of(bytes)).value_or_throw();
-  KnownVideo known;
-  known.stream = stream_info_of(file).value_or_throw();
-  known.index = read_video_index(file).value_or_throw();
-  return known;
-}
-
 // The parameters' every field but the extradata's pointer, as bytes.
 std::string parameter_fields(const AVCodecParameters& p) {
   AVCodecParameters copy;
@@ -52,7 +43,7 @@ TEST(SavedVideoIndex, KeepsEveryFieldOfTheStreamAndTheIndex) {
   for (const char* name : kSavedVideos) {
     SCOPED_TRACE(name);
     const std::string bytes = testing::video_bytes(name);
-    const KnownVideo known = known_of(bytes);
+    const KnownVideo known = testing::known_video_of(bytes);
     const VideoKey key = video_key(testing::span_of(bytes));
     const KnownVideo back = decode(encode_known_video(key, known), key).value_or_throw();
     EXPECT_EQ(back.stream.container, known.stream.container);
@@ -75,7 +66,7 @@ TEST(SavedVideoIndex, KeepsEveryFieldOfTheStreamAndTheIndex) {
 TEST(SavedVideoIndex, RefusesWhatIsNotAWholeCopyOfItsKey) {
   const std::string bytes = testing::video_bytes("h264_gop12_bframes.mp4");
   const VideoKey key = video_key(testing::span_of(bytes));
-  const std::string saved = encode_known_video(key, known_of(bytes));
+  const std::string saved = encode_known_video(key, testing::known_video_of(bytes));
   ASSERT_TRUE(decode(saved, key).is_ok());
   const auto refused = [&](const std::string& copy, const VideoKey& as) {
     const Result<KnownVideo> back = decode(copy, as);
@@ -115,7 +106,7 @@ std::string resealed(const std::string& saved, const std::function<void(std::str
 TEST(SavedVideoIndex, AFuzzedCopyIsRefusedOrWholeNeverACrash) {
   const std::string bytes = testing::video_bytes("h264_gop12_bframes.mp4");
   const VideoKey key = video_key(testing::span_of(bytes));
-  const std::string saved = encode_known_video(key, known_of(bytes));
+  const std::string saved = encode_known_video(key, testing::known_video_of(bytes));
   std::mt19937_64 draw(63);
   const int64_t extremes[] = {0, 1, -1, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, 1 << 20};
   int accepted = 0;

@@ -13,25 +13,6 @@
 namespace stoker {
 namespace {
 
-// The bytes of the image file at `path`, the path of a Hugging Face Image struct whose bytes are
-// null, in a table whose relative paths are in `folder` ("": a remote file's). An absolute path
-// is read as it is; a relative one is relative to `folder`. Hugging Face datasets opens a local
-// path as it is given (Image.decode_example: PIL.Image.open(path), so relative to the reading
-// process's working directory) and a URL (a remote or chained "::" path) through fsspec; stoker
-// reads a relative path in the folder it is given (a table file's own by default, so that a
-// folder holding a table and its images reads the same from wherever it is read), and reads no
-// URL. A relative path of a remote file (only Parquet files are read remotely) is not read either
-// (it would be a remote read). One line.
-Result<std::string> image_at_path(const std::string& folder, const std::string& path) {
-  if (path.find("://") != std::string::npos)
-    return unsupported("a URL, not a local file: not supported");
-  if (path.empty()) return invalid_argument("an empty path");
-  if (path[0] == '/') return read_file(path, kMaxImageFileBytes);
-  if (folder.empty())
-    return unsupported("relative to a remote Parquet file: not supported (only local files' are)");
-  return read_file(folder + "/" + path, kMaxImageFileBytes);
-}
-
 // Why PIL through Hugging Face's Image feature (`pil`) would give image `bytes` (of header
 // `header`) otherwise than stoker's RGB decode, or nullopt where it would not.
 std::optional<std::string> pil_difference(PilDecode pil, ByteSpan bytes,
@@ -60,7 +41,8 @@ std::optional<std::string> image_row_values(const ImageRow& row, const ImageRowO
   if (!row.label) return "its label is null";
   if (!row.image) {
     if (!row.path) return "its image is null";
-    Result<std::string> bytes = image_at_path(options.folder, std::string(*row.path));
+    Result<std::string> bytes =
+        table_file_at_path(options.folder, std::string(*row.path), kMaxImageFileBytes);
     if (!bytes.is_ok())
       return fmt::format("its image's path '{}': {}", *row.path, bytes.status().message());
     from_file = std::move(bytes).value();
@@ -121,6 +103,17 @@ std::string arrow_message(const char* what) {
     line.clear();
     if (*c == '\0') return text;
   }
+}
+
+Result<std::string> table_file_at_path(const std::string& folder, const std::string& path,
+                                       uint64_t max_bytes) {
+  if (path.find("://") != std::string::npos)
+    return unsupported("a URL, not a local file: not supported");
+  if (path.empty()) return invalid_argument("an empty path");
+  if (path[0] == '/') return read_file(path, max_bytes);
+  if (folder.empty())
+    return unsupported("relative to a remote Parquet file: not supported (only local files' are)");
+  return read_file(folder + "/" + path, max_bytes);
 }
 
 std::string image_folder_of(const std::string& name) {

@@ -3,7 +3,7 @@
 // Arrow sources share (store/import/parquet_source.h, arrow_source.h). Two layouts: Hugging Face
 // datasets' (an Image struct of `bytes` and `path`, a ClassLabel label whose names are in the
 // schema's `huggingface` metadata) and Spark's (a binary column and an integer one). A row's
-// image is its bytes, or where they are null the file at its path (image_at_path in the .cc); a
+// image is its bytes, or where they are null the file at its path (table_file_at_path); a
 // row that gives no image record is a reason, one line. Stateless, but for UnitImageRecords (one
 // unit's read, on one thread).
 
@@ -71,6 +71,18 @@ std::vector<std::string> hugging_face_class_names(const std::string& metadata,
 
 // Arrow's message `what` on one line: its lines joined by "; ", blank ones dropped.
 std::string arrow_message(const char* what);
+
+// The bytes of the file at `path` (at most `max_bytes`), the path of a Hugging Face Image (or
+// Video) struct whose bytes are null, in a table whose relative paths are in `folder` ("": a
+// remote file's). An absolute path is read as it is; a relative one is relative to `folder`.
+// Hugging Face datasets opens a local path as it is given (Image.decode_example:
+// PIL.Image.open(path), so relative to the reading process's working directory) and a URL (a
+// remote or chained "::" path) through fsspec; stoker reads a relative path in the folder it is
+// given (a table file's own by default, so that a folder holding a table and its files reads the
+// same from wherever it is read), and reads no URL. A relative path of a remote file (only Parquet
+// files are read remotely) is not read either (it would be a remote read). One line.
+Result<std::string> table_file_at_path(const std::string& folder, const std::string& path,
+                                       uint64_t max_bytes);
 
 // The folder of a local file `name`'s relative image paths: its folder, absolute (as given if
 // there is no working directory); "" for a URL.

@@ -221,10 +221,9 @@ Result<std::shared_ptr<ParquetSource>> ParquetSource::open(
     const parquet::SchemaDescriptor& schema = *meta->schema();
     file.bytes_leaf = find_leaf(schema, column);
     if (file.bytes_leaf < 0) {
-      // Hugging Face's Image (or Video) struct: its bytes, and an image's path where they are
-      // null.
+      // Hugging Face's Image (or Video) struct: its bytes, and its path where they are null.
       file.bytes_leaf = find_leaf(schema, column + ".bytes");
-      const int path_leaf = videos ? -1 : find_leaf(schema, column + ".path");
+      const int path_leaf = find_leaf(schema, column + ".path");
       if (file.bytes_leaf >= 0 && path_leaf >= 0 &&
           check_leaf(name, schema, path_leaf, {parquet::Type::BYTE_ARRAY}, "a string").is_ok())
         file.path_leaf = path_leaf;
@@ -250,8 +249,8 @@ Result<std::shared_ptr<ParquetSource>> ParquetSource::open(
       if (group->num_rows() < 0 || group->num_rows() > kMaxRowsPerUnit)
         return corrupt(fmt::format("{}: row group {} has {} rows, not 0 to {}", name, g,
                                    group->num_rows(), kMaxRowsPerUnit));
-      // Its columns' chunks: the image's (or video's), the label's, and the image's paths where
-      // its bytes may be null.
+      // Its columns' chunks: the image's (or video's), the label's, and their paths where the
+      // bytes may be null.
       FilePiece piece{i, fmt::format("row group {}", g), {}};
       const bool paths = file.path_leaf >= 0 && may_hold_nulls(*meta, g, file.bytes_leaf);
       for (int leaf : {file.bytes_leaf, file.label_leaf, paths ? file.path_leaf : -1}) {
@@ -354,7 +353,7 @@ Result<ShardReader> ParquetSource::read_unit(int u, std::map<uint64_t, std::stri
     } else {
       for_each_value<parquet::Int64Type>(labels_column, rows, keep_label);
     }
-    std::vector<std::optional<std::string>> paths;  // the image's paths, where read
+    std::vector<std::optional<std::string>> paths;  // the image's (video's) paths, where read
     if (unit.paths) {
       paths.resize(rows);
       for_each_value<parquet::ByteArrayType>(
@@ -373,7 +372,10 @@ Result<ShardReader> ParquetSource::read_unit(int u, std::map<uint64_t, std::stri
           std::optional<std::string_view> data;
           if (value) data.emplace(reinterpret_cast<const char*>(value->ptr), value->len);
           if (videos) {
-            videos->add(labels[row], data);
+            videos->add(labels[row], data,
+                        unit.paths && paths[row] ? std::optional<std::string_view>(*paths[row])
+                                                 : std::nullopt,
+                        file.folder);
             return;
           }
           ImageRow values{labels[row], data, std::nullopt};

@@ -6,8 +6,9 @@
 // `path`, a `label` integer column; the class names from the schema's `huggingface` metadata,
 // its ClassLabel's names) and Spark's (a binary column and an integer column), the columns named
 // by the options. Other columns are never read. A video column's values are the videos' bytes
-// as they are, unparsed (a null one is a bad record; a video that does not open is decode_clip's
-// error, named by its row); its struct's `path` is not read. Apache Arrow's C++ Parquet reader
+// as they are, unparsed (a video that does not open is decode_clip's error, named by its row),
+// or where its struct's are null the file at its `path`, as an image's below (a null video
+// without a path is a bad record). Apache Arrow's C++ Parquet reader
 // (the one inside pyarrow; cmake/StokerParquet.cmake) reads them.
 //
 // Record i is the i-th row of the files in order (store/import/data_files.h: a file, a
@@ -52,7 +53,7 @@ struct ParquetSourceOptions {
   // The image: a binary column, or a struct whose `bytes` field is binary (Hugging Face's Image).
   std::string image_column = "image";
   // "": images; else the videos' column, read instead of the image's: a binary column, or a
-  // struct whose `bytes` field is binary (Hugging Face's Video).
+  // struct whose `bytes` field is binary (Hugging Face's Video; its `path` where they are null).
   std::string video_column;
   std::string label_column = "label";             // an integer column
   int64_t max_pixels = image::kDefaultMaxPixels;  // larger images are bad records
@@ -83,15 +84,15 @@ class ParquetSource : public UnitReadSource {
     std::shared_ptr<parquet::FileMetaData> meta;  // its footer's
     int bytes_leaf = -1;  // the leaf columns read: the image's (or video's) bytes, the label
     int label_leaf = -1;
-    int path_leaf = -1;  // the image struct's path (a string), or -1
-    std::string folder;  // a local file's folder, absolute (its images' relative paths'); or ""
+    int path_leaf = -1;  // the image (video) struct's path (a string), or -1
+    std::string folder;  // a local file's folder, absolute (its files' relative paths'); or ""
   };
   struct Group {  // a unit: one row group
     int file = 0;
     int row_group = 0;
     uint64_t first_row = 0;  // in its file
     uint64_t first = 0;      // global index of its first record
-    bool paths = false;      // its image's path column read too (its piece's third range)
+    bool paths = false;      // its path column read too (its piece's third range)
   };
   ParquetSource() = default;
   Result<ShardReader> read_unit(int u, std::map<uint64_t, std::string>& bad,
@@ -106,7 +107,8 @@ class ParquetSource : public UnitReadSource {
   std::shared_ptr<const InPlaceFiles> in_place_;
   std::vector<File> files_;
   std::vector<Group> groups_;
-  // Of each unit: its image's and its label's column chunks, and its image path's if it reads it.
+  // Of each unit: its image's (video's) and its label's column chunks, and its path's if it reads
+  // it.
   std::vector<FilePiece> pieces_;
 };
 

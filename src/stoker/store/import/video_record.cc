@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "stoker/store/import/image_table_rows.h"
 #include "stoker/store/record_encoder.h"
 
 namespace stoker {
@@ -24,16 +25,26 @@ UnitVideoRecords::UnitVideoRecords(const Schema& schema, uint64_t first, int64_t
                                    std::map<uint64_t, std::string>& bad)
     : UnitRecords(schema, first, rows, bad, encode_video_record(schema, {}, 0)) {}
 
-void UnitVideoRecords::add(std::optional<int64_t> label, std::optional<std::string_view> video) {
+void UnitVideoRecords::add(std::optional<int64_t> label, std::optional<std::string_view> video,
+                           std::optional<std::string_view> path, const std::string& folder) {
   if (full()) return;
   std::optional<std::string> reason;
+  std::string from_file;
   if (!label) {
     reason = "its label is null";
-  } else if (!video) {
+  } else if (!video && !path) {
     reason = "its video is null";
-  } else if (video->size() > kMaxVideoFileBytes) {
-    reason = fmt::format("its video is larger than {} bytes", kMaxVideoFileBytes);
+  } else if (!video) {
+    Result<std::string> read = table_file_at_path(folder, std::string(*path), kMaxVideoFileBytes);
+    if (read.is_ok()) {
+      from_file = std::move(read).value();
+      video = from_file;
+    } else {
+      reason = fmt::format("its video's path '{}': {}", *path, read.status().message());
+    }
   }
+  if (!reason && video->size() > kMaxVideoFileBytes)
+    reason = fmt::format("its video is larger than {} bytes", kMaxVideoFileBytes);
   const ByteSpan bytes =
       reason ? ByteSpan{}
              : ByteSpan{reinterpret_cast<const uint8_t*>(video->data()), video->size()};

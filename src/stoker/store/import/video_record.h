@@ -1,5 +1,6 @@
 #pragma once
-// The records of videos read in place (a video folder's files, a Parquet file's video column):
+// The records of videos read in place (a video folder's files, a Parquet file's video column,
+// its bytes or the files at its paths):
 // {"video": the file's bytes as they are, "label": its class index (int64)}, the layout of a
 // dataset written with those fields, so that a source operation (decode_clip) reads any of them
 // alike. The bytes are not parsed here: a video that does not open is the operation's error,
@@ -38,9 +39,12 @@ class UnitVideoRecords : public UnitRecords {
   // video_record_schema() `schema` (which must outlive this).
   UnitVideoRecords(const Schema& schema, uint64_t first, int64_t rows,
                    std::map<uint64_t, std::string>& bad);
-  // Appends the record of a row of label `label` and video `video` (nullopt where null): bad
-  // where either is null, or the video is larger than kMaxVideoFileBytes.
-  void add(std::optional<int64_t> label, std::optional<std::string_view> video);
+  // Appends the record of a row of label `label` and video `video` (nullopt where null), or
+  // where it is null of the file at `path` (a Hugging Face Video struct's, in `folder`:
+  // image_table_rows.h's table_file_at_path): bad where the label is null, the video null and
+  // the path too, its file unread, or the video larger than kMaxVideoFileBytes.
+  void add(std::optional<int64_t> label, std::optional<std::string_view> video,
+           std::optional<std::string_view> path = std::nullopt, const std::string& folder = "");
 };
 
 }  // namespace stoker
