@@ -101,7 +101,11 @@ Status VideoFrameDecoder::decode_run(int64_t key, int64_t last, Take&& take) {
       if (rc == AVERROR_EOF) return Status::ok();  // the caller finds what did not come
       if (rc < 0) return frame_error(key, "does not decode (" + av_error_text(rc) + ")");
       ++frames_out_;
-      const int64_t t = frame_->pts != AV_NOPTS_VALUE ? frame_->pts : frame_->pkt_dts;
+      // A frame's time is its packet's, else that of the packet that let it out (a reference
+      // frame of a stream reordered without presentation times: video_index.h); one with
+      // neither, drained, is the reference frame the decoder held back: the stream's last.
+      int64_t t = frame_->pts != AV_NOPTS_VALUE ? frame_->pts : frame_->pkt_dts;
+      if (t == AV_NOPTS_VALUE && draining) t = pts.back();
       const auto at = std::lower_bound(pts.begin(), pts.end(), t);
       const int64_t i = at - pts.begin();
       if (at != pts.end() && *at == t && i >= key && i <= last)

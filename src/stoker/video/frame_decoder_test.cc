@@ -38,10 +38,8 @@ const char* const kVideos[] = {"h264_gop1.mp4",
                                "h264_cut.mp4",
                                "vp9_gop12.webm",
                                "vp9_odd_99x75.webm",
-                               "mpeg4_gop250_no_bframes.avi"};
-// Not yet: mpeg4_gop12_bframes.avi, whose B-frames' packets carry no pts and whose frames come
-// out of the decoder one timestamp late (pkt_dts 1 for frame 0), so that matching frames to the
-// index by timestamp finds no frame 0; frames need matching by their order after the keyframe.
+                               "mpeg4_gop250_no_bframes.avi",
+                               "mpeg4_gop12_bframes.avi"};
 
 // Any frame, asked for alone, in any order or twice, is the frame of one decode of them all.
 TEST(VideoFrameDecoder, FramesAreTheSameHoweverTheyAreAskedFor) {
@@ -188,6 +186,64 @@ TEST(VideoFrameDecoder, FileCutShortIsAnErrorNamingTheFrame) {
   EXPECT_EQ(status.message().find('\n'), std::string::npos);
   std::filesystem::resize_file(copy, 0);
   EXPECT_FALSE(decode_frames_at(index.value(), {0}, FrameLayout::kNHWC, out).is_ok());
+}
+
+// Every frame of `name` as FFmpeg gives them decoding the whole file in order (ffmpeg -i name
+// -f rawvideo): N frames of width * height * 3 bytes.
+std::vector<uint8_t> decoded_in_order(const std::string& name) {
+  Result<VideoFile> file = open_video_file(video_path(name));
+  EXPECT_TRUE(file.is_ok()) << file.status().message();
+  if (!file.is_ok()) return {};
+  Result<CodecContextPtr> codec = open_video_decoder(file.value(), 1);
+  EXPECT_TRUE(codec.is_ok()) << codec.status().message();
+  if (!codec.is_ok()) return {};
+  const AVStream* stream = file.value().stream();
+  const int width = stream->codecpar->width, height = stream->codecpar->height;
+  RgbConverter converter(name, stream->time_base);
+  PacketPtr packet(av_packet_alloc());
+  FramePtr frame(av_frame_alloc());
+  std::vector<uint8_t> out, rgb(static_cast<size_t>(width) * height * 3);
+  for (bool more = true; more;) {
+    more = av_read_frame(file.value().format.get(), packet.get()) >= 0;
+    if (more && packet->stream_index != file.value().stream_index) {
+      av_packet_unref(packet.get());
+      continue;
+    }
+    EXPECT_GE(avcodec_send_packet(codec.value().get(), more ? packet.get() : nullptr), 0);
+    av_packet_unref(packet.get());
+    while (avcodec_receive_frame(codec.value().get(), frame.get()) >= 0) {
+      Result<RgbRows> rows = converter.convert(*frame, rgb.data(), width * 3);
+      EXPECT_TRUE(rows.is_ok()) << rows.status().message();
+      for (int y = 0; rows.is_ok() && y < height; ++y)
+        out.insert(out.end(), rows.value().data + y * rows.value().stride,
+                   rows.value().data + y * rows.value().stride + width * 3);
+      av_frame_unref(frame.get());
+    }
+  }
+  return out;
+}
+
+// MPEG-4 part 2 with B-frames in AVI: its packets have decoding times only (a B-frame's is its
+// presentation time; a reference frame's is not known). Every frame, asked for alone or with
+// others, is FFmpeg's frame of that rank in a decode of the whole file; its keyframes are where
+// they are shown (every 12th frame), not where they are decoded.
+TEST(VideoFrameDecoder, AviWithBFramesDecodesAsFfmpegInOrder) {
+  const char* name = "mpeg4_gop12_bframes.avi";
+  const VideoIndex index = index_of(name);
+  ASSERT_EQ(index.frame_count(), 75);
+  for (int64_t i = 0; i < index.frame_count(); ++i)
+    EXPECT_EQ(index.keyframe[static_cast<size_t>(i)], i % 12 == 0 ? 1 : 0) << "frame " << i;
+  const std::vector<uint8_t> reference = decoded_in_order(name);
+  const size_t frame = static_cast<size_t>(index.width) * index.height * 3;
+  ASSERT_EQ(reference.size(), frame * 75);
+  std::vector<int64_t> all(75);
+  for (int64_t i = 0; i < 75; ++i) all[static_cast<size_t>(i)] = i;
+  EXPECT_TRUE(decoded(index, all) == reference);
+  for (const int64_t i : all) {
+    const std::vector<uint8_t> one = decoded(index, {i});
+    ASSERT_EQ(one.size(), frame);
+    EXPECT_EQ(0, std::memcmp(one.data(), reference.data() + i * frame, frame)) << "frame " << i;
+  }
 }
 
 std::vector<uint8_t> file_bytes(const std::string& path) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 extern "C" {
 #include <libavutil/display.h>
@@ -86,10 +87,17 @@ Result<VideoIndex> read_video_index(VideoFile& file) {
 
   struct Entry {
     int64_t pts;
+    int64_t duration;
     bool key;
   };
-  int64_t end_pts = INT64_MIN;
   std::vector<Entry> entries;
+  // A stream that reorders frames (B-frames) but whose packets carry no presentation time where
+  // the frame is a reference one (AVI: only a B-frame's is known, its decoding time): a
+  // reference frame is shown when the next one is decoded, at that one's decoding time, as the
+  // decoder's reordering gives it; the last one is shown last. Otherwise a packet without a
+  // presentation time is shown at its decoding time (as torchcodec).
+  const bool reordered = stream->codecpar->video_delay > 0;
+  std::optional<size_t> held;  // the reference frame not yet shown
   PacketPtr packet(av_packet_alloc());
   if (!packet) return io_error(video_named(path) + ": out of memory for a packet");
   for (;;) {
@@ -99,14 +107,27 @@ Result<VideoIndex> read_video_index(VideoFile& file) {
       return corrupt(video_named(path) + ": unreadable after frame " +
                      std::to_string(entries.size()) + " (" + av_error_text(rc) + ")");
     if (packet->stream_index == file.stream_index && !(packet->flags & AV_PKT_FLAG_DISCARD)) {
-      // A packet without a presentation time is shown at its decoding time (as torchcodec).
-      const int64_t pts = packet->pts != AV_NOPTS_VALUE ? packet->pts : packet->dts;
-      entries.push_back({pts, (packet->flags & AV_PKT_FLAG_KEY) != 0});
-      if (pts != AV_NOPTS_VALUE) end_pts = std::max(end_pts, pts + packet->duration);
+      int64_t pts = packet->pts;
+      if (pts == AV_NOPTS_VALUE && reordered && packet->dts != AV_NOPTS_VALUE) {
+        if (held) entries[*held].pts = packet->dts;
+        held = entries.size();
+      } else if (pts == AV_NOPTS_VALUE) {
+        pts = packet->dts;
+      }
+      entries.push_back({pts, packet->duration, (packet->flags & AV_PKT_FLAG_KEY) != 0});
     }
     av_packet_unref(packet.get());
   }
   if (entries.empty()) return corrupt(video_named(path) + ": no frames");
+  int64_t end_pts = INT64_MIN;
+  const auto extend = [&](const Entry& e) {
+    if (e.pts != AV_NOPTS_VALUE) end_pts = std::max(end_pts, e.pts + e.duration);
+  };
+  for (const Entry& e : entries) extend(e);
+  if (held && end_pts != INT64_MIN) {
+    entries[*held].pts = end_pts;
+    extend(entries[*held]);
+  }
   for (size_t i = 0; i < entries.size(); ++i)
     if (entries[i].pts == AV_NOPTS_VALUE)
       return corrupt(video_named(path) + ": packet " + std::to_string(i) + " has no timestamp");
