@@ -32,8 +32,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import make_video_set  # noqa: E402
 
-# Every file whose frames stoker matches (the rotated one turned upright); AVI with B-frames is
-# not yet matched (test_video_decode.py).
+# Every file whose frames torchcodec decodes as FFmpeg does (the rotated one turned upright): not
+# the AVI with B-frames, which it counts in decoding order (test_video_decode.py).
 NAMES = [name for name in make_video_set.names() if name != "mpeg4_gop12_bframes.avi"]
 SEED = 2
 

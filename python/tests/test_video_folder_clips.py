@@ -29,8 +29,8 @@ import make_video_set  # noqa: E402
 pytestmark = [needs_video, pytest.mark.filterwarnings("ignore:There aren.t enough frames")]
 
 EVERY = ("avi", "mp4", "mkv", "webm")
-# Every file whose frames stoker matches (test_video_clips.py), in three class folders: 50 to
-# 100 frames at 25 fps, one of a variable frame rate (68 frames, 22.7 fps on average).
+# Every file whose frames torchcodec decodes as FFmpeg does (test_video_clips.py), in three class
+# folders: 50 to 100 frames at 25 fps, one of a variable frame rate (68 frames, 22.7 fps on average).
 NAMES = [name for name in make_video_set.names() if name != "mpeg4_gop12_bframes.avi"]
 # (frames_per_clip, step_between_clips, frame_rate): the video's own rate; a whole resampling
 # step (25 / 12.5 = 2: every other frame); a rate below the video's (25 / 10 = 2.5, float32

@@ -1,7 +1,9 @@
 #pragma once
 // A video file's frame index, read from its packets without decoding them: every frame's
 // presentation timestamp in presentation order (frame i is the i-th frame shown, as torchcodec's
-// exact mode counts them), which frames are keyframes, the stream's time base, its coded size and
+// exact mode counts them; where packets hold decoding times only, as AVI's with B-frames, each
+// reference frame is shown at the next one's decoding time, as FFmpeg's decoder reorders them),
+// which frames are keyframes, the stream's time base, its coded size and
 // rotation (which decoding applies, as torchcodec does), and the stream's times as torchcodec's
 // scanned metadata gives them (begin_seconds, end_seconds, average_fps). The frames a decoder must
 // seek to and decode for any frame follow from it (keyframe_at_or_before). A value;
