@@ -13,8 +13,10 @@
 namespace stoker::video {
 namespace {
 
-// Version 1 of the saved form (its magic's last byte): a new layout is a new magic.
-constexpr char kMagic[8] = {'S', 'T', 'K', 'V', 'I', 'D', 'X', '1'};
+// Version 2 of the saved form (its magic's last byte): a new layout, or new timestamps of the
+// same file, is a new magic. 2: AVI's frames with B-frames in display order (1's were in
+// decoding order; such a file is indexed again).
+constexpr char kMagic[8] = {'S', 'T', 'K', 'V', 'I', 'D', 'X', '2'};
 // A frame's saved bytes (its pts and its keyframe flag): bounds a count read back.
 constexpr uint64_t kFrameBytes = 9;
 // The largest saved file read: 9 bytes a frame of a day at 1,000 frames a second, and more.

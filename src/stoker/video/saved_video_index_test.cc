@@ -87,9 +87,9 @@ TEST(SavedVideoIndex, RefusesWhatIsNotAWholeCopyOfItsKey) {
   other = key;
   other.hash.high ^= 1;
   EXPECT_TRUE(refused(saved, other));
-  // Another version of the form (its magic's last byte), its checksum whole.
+  // Another version of the form (its magic's last byte: the one before), its checksum whole.
   std::string version = saved;
-  version[7] = '2';
+  version[7] = '1';
   EXPECT_TRUE(refused(version, key));
   EXPECT_NE(saved_video_file("/c", key), saved_video_file("/c", other));
   EXPECT_EQ(saved_video_file("/c", key).rfind("/c/video-indexes/", 0), 0u);
