@@ -16,13 +16,18 @@
 
 namespace stoker {
 
-// What a model is built for: one input sample's shape (C, H, W) and the number of classes.
+// What a model is built for: one input sample's shape (C, H, W; a clip's C, T, H, W where
+// `frames` > 0) and the number of classes.
 struct ModelSpec {
   int64_t channels = 1;
   int64_t height = 28;
   int64_t width = 28;
   int64_t num_classes = 10;
+  int64_t frames = 0;  // T: 0 for an image
 };
+
+// One sample's shape: [C, H, W], or [C, T, H, W] for a clip.
+std::vector<int64_t> sample_shape(const ModelSpec& spec);
 
 // How the trainer turns stored uint8 images into a model's input: (x / 255 - mean[c]) / std[c]
 // per channel c; one value serves every channel.
@@ -34,7 +39,7 @@ struct InputNormalization {
 // Live tensors by dot-separated name ("layer1.0.bn1.running_mean"), parameters then buffers.
 using NamedTensors = std::vector<std::pair<std::string, at::Tensor>>;
 
-// A trainable classifier taking float32 NCHW input and returning [N, num_classes] logits (a
+// A trainable classifier taking float32 NCHW input (NCTHW for a video model) and returning [N, num_classes] logits (a
 // TorchScript model may return a tuple whose first element is the logits).
 // Not thread-safe: use one Model from one thread at a time.
 class Model {
@@ -54,7 +59,7 @@ class Model {
   virtual bool is_training() const = 0;
   // Moves parameters and buffers to `device` in place.
   virtual void to(const c10::Device& device) = 0;
-  // "mlp", "cnn", "resnet18", or the TorchScript file's path.
+  // "mlp", "cnn", "resnet18", "video_cnn", or the TorchScript file's path.
   virtual std::string name() const = 0;
 
   // Writes the model to `path` crash-safely (temp file + rename; the directory must exist) as a
@@ -64,7 +69,8 @@ class Model {
   // under their named_state() names, and also holds `input`: buffers input_mean and input_std
   // (float32 [C]) and a method predict(images) that takes uint8 [N, C, H, W] images as stored,
   // normalises them and returns forward's logits. kInvalidArgument if `input` has neither 1
-  // nor C values each, kIoError if the file cannot be written.
+  // nor C values each or the model is a video model (not saved yet), kIoError if the file
+  // cannot be written.
   virtual Status save(const std::string& path, const InputNormalization& input) = 0;
   // Writes the model's state to `path` for a checkpoint, crash-safely: a TorchScript model as a
   // TorchScript file, a built-in one as a torch::save archive of its modules.
@@ -81,10 +87,12 @@ class Model {
 // Builds a model: a built-in one (builtin_model_names) for `spec`, or any path ending in ".pt" as a
 // TorchScript module (spec unused; check it with check_output_shape). Parameters are on the CPU.
 // Throws Error naming the problem: kNotFound for a missing TorchScript file, kInvalidArgument for
-// an unknown name (listing the known ones), an invalid spec, or a file that is not TorchScript.
+// an unknown name (listing the known ones), an invalid spec (an image model for clips, or
+// video_cnn for images), or a file that is not TorchScript.
 std::unique_ptr<Model> make_model(const std::string& name_or_path, const ModelSpec& spec);
 
-// The built-in models' names, as make_model and --model take them: mlp, cnn, resnet18.
+// The built-in models' names, as make_model and --model take them: mlp, cnn, resnet18 (images),
+// video_cnn (clips: a spec with frames).
 const std::vector<std::string>& builtin_model_names();
 
 // The trainable parameters make_model(name, spec) builds for a built-in `name`, computed

@@ -124,6 +124,13 @@ struct TrainerOptions {
   int train_crop_size = 0;
   int val_resize_size = 0;
   int val_crop_size = 0;
+  // Datasets of videos (a bytes field 'video': a video folder, or a dataset of them): clips of
+  // `frames` consecutive frames (decode_clip, one at a random start per video), resized to
+  // val_resize_size (0: the crop's side x 128 / 112) and cropped to train_crop_size (randomly,
+  // with a flip of probability augment.flip_probability; evaluation: centred, val_crop_size) as
+  // torchvision's video reference does; batches [B, 3, T, H, W] normalised in the loader by
+  // `mean` and `std` (default Kinetics'), for --model video_cnn.
+  int frames = 16;
   // The resize filter of both transforms: "bilinear" or "bicubic" (PIL's, as torchvision's
   // reference `--interpolation`).
   std::string interpolation = "bilinear";

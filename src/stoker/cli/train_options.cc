@@ -187,6 +187,12 @@ void add_run_options(CLI::App& command, TrainerOptions& o, TrainFlags& flags) {
                   "JPEG/PNG datasets: side of evaluation's CenterCrop (the reference's; default: "
                   "--image-size)")
       ->check(whole_number("--val-crop-size", 1, kMaxImageSize));
+  command
+      .add_option("--frames", o.frames,
+                  "Video datasets: frames per clip (the model sees [3, frames, crop, crop]; the "
+                  "crop is --image-size)")
+      ->check(whole_number("--frames", 1, 1024))
+      ->capture_default_str();
   add_choice(command, "--interpolation", o.interpolation,
              "JPEG/PNG datasets: the resize filter, PIL's {} (torchvision's pixels either way)",
              {"bilinear", "bicubic"})

@@ -15,7 +15,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
+#include <numeric>
 #include <sstream>
 
 #include "stoker/train/script_export.h"
@@ -140,6 +142,26 @@ nn::Sequential make_cnn(const ModelSpec& s) {
                          {"fc2", nn::Linear(kCnnHidden, s.num_classes)}});
 }
 
+// Channels of video_cnn's two 3x3x3 convolutions.
+constexpr int64_t kVideoConv1 = 16;
+constexpr int64_t kVideoConv2 = 32;
+
+// A small 3-D CNN for clips [N, C, T, H, W]: two 3x3x3 convolutions (the first followed by a
+// spatial 2x2 max-pool), global average pooling and a linear classifier; any clip size.
+nn::Sequential make_video_cnn(const ModelSpec& s) {
+  const auto conv = [](int64_t in, int64_t out) {
+    return nn::Conv3d(nn::Conv3dOptions(in, out, kCnnKernel).padding(kCnnKernel / 2));
+  };
+  return nn::Sequential({{"conv1", conv(s.channels, kVideoConv1)},
+                         {"relu1", nn::ReLU()},
+                         {"pool1", nn::MaxPool3d(nn::MaxPool3dOptions({1, 2, 2}))},
+                         {"conv2", conv(kVideoConv1, kVideoConv2)},
+                         {"relu2", nn::ReLU()},
+                         {"pool2", nn::AdaptiveAvgPool3d(1)},
+                         {"flatten", nn::Flatten()},
+                         {"fc", nn::Linear(kVideoConv2, s.num_classes)}});
+}
+
 // Inputs larger than this get ResNet's ImageNet stem; smaller ones the CIFAR stem.
 constexpr int64_t kLargestSmallImage = 64;
 
@@ -212,6 +234,10 @@ class BuiltinModel final : public Model {
   std::string name() const override { return name_; }
 
   Status save(const std::string& path, const InputNormalization& input) override {
+    if (spec_.frames > 0)
+      return invalid_argument("model " + name_ +
+                              ": saving a video model is not supported yet (its predict takes "
+                              "images); keep its checkpoints (--checkpoint-dir)");
     const auto channels = static_cast<size_t>(spec_.channels);
     if (input.mean.size() != input.std.size() ||
         (input.mean.size() != 1 && input.mean.size() != channels)) {
@@ -342,13 +368,14 @@ std::string first_layer_mismatch(Model& model, const ModelSpec& spec) {
   const NamedTensors state = model.named_state();
   if (model.parameters().empty() || state.empty()) return "";
   const auto& [name, weight] = state.front();
-  const std::string data = fmt::format("the data's samples are {}",
-                                       shape_string({spec.channels, spec.height, spec.width}));
-  if (weight.dim() == 4 && weight.size(1) != spec.channels) {
+  const std::vector<int64_t> shape = sample_shape(spec);
+  const std::string data = fmt::format("the data's samples are {}", shape_string(shape));
+  if ((weight.dim() == 4 || weight.dim() == 5) && weight.size(1) != spec.channels) {
     return fmt::format("model {} expects input with {} channels (its first layer '{}' is {}); {}",
                        model.name(), weight.size(1), name, shape_string(weight.sizes()), data);
   }
-  const int64_t values = spec.channels * spec.height * spec.width;
+  const int64_t values = std::accumulate(shape.begin(), shape.end(), int64_t{1},
+                                         std::multiplies<int64_t>());
   if (weight.dim() == 2 && weight.size(1) != values) {
     return fmt::format(
         "model {} expects {} input values per sample (its first layer '{}' is {}); {}: {} values",
@@ -400,11 +427,23 @@ Result<at::Tensor> run_model(Model& model, const at::Tensor& input, int64_t num_
   return output;
 }
 
+std::vector<int64_t> sample_shape(const ModelSpec& spec) {
+  if (spec.frames > 0) return {spec.channels, spec.frames, spec.height, spec.width};
+  return {spec.channels, spec.height, spec.width};
+}
+
 double builtin_parameter_count(const std::string& name, const ModelSpec& s) {
   // In double: a huge input's count overflows int64 (and is refused for its size anyway).
   const auto linear = [](double in, double out) { return in * out + out; };
   const auto conv = [](double in, double out) { return in * out * kCnnKernel * kCnnKernel + out; };
   const double classes = static_cast<double>(s.num_classes);
+  if (name == "video_cnn") {
+    const auto conv3d = [](double in, double out) {
+      return in * out * kCnnKernel * kCnnKernel * kCnnKernel + out;
+    };
+    return conv3d(static_cast<double>(s.channels), kVideoConv1) +
+           conv3d(kVideoConv1, kVideoConv2) + linear(kVideoConv2, classes);
+  }
   if (name == "mlp") {
     return linear(static_cast<double>(s.channels) * s.height * s.width, kMlpHidden1) +
            linear(kMlpHidden1, kMlpHidden2) + linear(kMlpHidden2, classes);
@@ -463,12 +502,23 @@ std::unique_ptr<Model> make_model(const std::string& name_or_path, const ModelSp
                                                     "torch.jit.script(model).save(path)")));
     }
   }
-  if (spec.channels <= 0 || spec.height <= 0 || spec.width <= 0 || spec.num_classes <= 0) {
+  if (spec.channels <= 0 || spec.height <= 0 || spec.width <= 0 || spec.num_classes <= 0 ||
+      spec.frames < 0) {
     throw Error(invalid_argument("model " + name_or_path + ": input shape " +
-                                 shape_string({spec.channels, spec.height, spec.width}) +
+                                 shape_string(sample_shape(spec)) +
                                  " and num_classes " + std::to_string(spec.num_classes) +
                                  " must be positive"));
   }
+  const bool video = name_or_path == "video_cnn";
+  if ((spec.frames > 0) != video && std::count(builtin_model_names().begin(),
+                                               builtin_model_names().end(), name_or_path) > 0) {
+    throw Error(invalid_argument(
+        video ? "model video_cnn takes clips [C, T, H, W]; the data are images " +
+                    shape_string(sample_shape(spec))
+              : "model " + name_or_path + " takes images; the data are clips " +
+                    shape_string(sample_shape(spec)) + ": use --model video_cnn"));
+  }
+  if (video) return std::make_unique<BuiltinModel>("video_cnn", spec, make_video_cnn(spec));
   if (name_or_path == "mlp") return std::make_unique<BuiltinModel>("mlp", spec, make_mlp(spec));
   if (name_or_path == "cnn") {
     if (spec.height < 4 || spec.width < 4) {
@@ -486,7 +536,7 @@ std::unique_ptr<Model> make_model(const std::string& name_or_path, const ModelSp
 }
 
 const std::vector<std::string>& builtin_model_names() {
-  static const std::vector<std::string> names = {"mlp", "cnn", "resnet18"};
+  static const std::vector<std::string> names = {"mlp", "cnn", "resnet18", "video_cnn"};
   return names;
 }
 
@@ -500,9 +550,9 @@ Status check_output_shape(Model& model, const ModelSpec& spec, bool verbose) {
   Status status;
   {
     torch::NoGradGuard no_grad;
-    status = run_model(model, torch::zeros({2, spec.channels, spec.height, spec.width}, options),
-                       spec.num_classes, verbose)
-                 .status();
+    std::vector<int64_t> shape = sample_shape(spec);
+    shape.insert(shape.begin(), 2);
+    status = run_model(model, torch::zeros(shape, options), spec.num_classes, verbose).status();
   }
   model.train(was_training);
   if (status.is_ok() || verbose) return status;

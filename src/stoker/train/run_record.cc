@@ -88,7 +88,7 @@ std::string run_record(const TrainingSetup& setup, int64_t step, const std::stri
         {"train_records", setup.train_data->size()},
         {"identity", data_identity(setup.train_data->manifest(), data_files)},
         {"eval", setup.test_data ? nlohmann::json(setup.test_data->dir()) : nlohmann::json()},
-        {"input", {setup.spec.channels, setup.spec.height, setup.spec.width}},
+        {"input", sample_shape(setup.spec)},
         {"classes", setup.spec.num_classes}}},
       {"machine",
        {{"hostname", host},

@@ -64,15 +64,16 @@ std::pair<at::Tensor, at::Tensor> StepRunner::on_device(const Batch& batch, cons
   const at::Tensor& labels = batch["label"];
   if (!labels.is_floating_point()) check_batch_labels(labels, data, spec.num_classes);
   TraceSpan span(setup_.options.tracer, "train", "h2d");
-  const at::Tensor& images = batch["image"];
+  const at::Tensor& images = batch[setup_.input_field];
   const at::Tensor input = images.is_floating_point()  // normalised by the loader
                                ? images.to(setup_.device, /*non_blocking=*/true)
                                : (*(eval ? setup_.eval_normalize : setup_.normalize))(images);
+  // The model's sample shape: evaluation's where it has one of its own ([C,H,W], [C,T,H,W]).
   const std::vector<int64_t>& eval_shape = setup_.eval_shape;
-  const bool sized = eval && eval_shape.size() == 3;
-  return {input.view({-1, spec.channels, sized ? eval_shape[1] : spec.height,
-                      sized ? eval_shape[2] : spec.width}),
-          labels.to(setup_.device, /*non_blocking=*/true)};
+  std::vector<int64_t> shape =
+      eval && eval_shape.size() == sample_shape(spec).size() ? eval_shape : sample_shape(spec);
+  shape.insert(shape.begin(), -1);
+  return {input.view(shape), labels.to(setup_.device, /*non_blocking=*/true)};
 }
 
 double StepRunner::forward_backward() {

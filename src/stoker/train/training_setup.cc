@@ -64,24 +64,24 @@ int require_field(const Dataset& data, const std::string& name, DType dtype) {
   return f;
 }
 
-// The model's input shape: the image field's (uint8 [C,H,W], or [H,W] as one channel), or
-// RGB at image_size for encoded images.
-ModelSpec input_spec(const Dataset& data, int image_size) {
+// Whether `data` holds videos: a bytes field 'video' (a video folder's records).
+bool is_video_dataset(const Dataset& data) {
+  const int video = data.schema().find("video");
+  return video >= 0 && data.schema().fields()[video].dtype == DType::kBytes;
+}
+
+// The model's input shape: the image field's (uint8 [C,H,W], or [H,W] as one channel), RGB at
+// image_size for encoded images, or RGB clips of `frames` frames at image_size for videos.
+ModelSpec input_spec(const Dataset& data, int image_size, int frames) {
   const Field& label = data.schema().fields()[require_field(data, "label", DType::kInt64)];
   require(label.is_fixed() && label.shape.empty(), data.dir() + ": field 'label' must be a scalar");
   ModelSpec spec;
-  if (is_encoded_image_field(data.schema(), "image")) {
+  if (is_encoded_image_field(data.schema(), "image") || is_video_dataset(data)) {
     spec.channels = 3;
     spec.height = spec.width = image_size;
+    if (is_video_dataset(data)) spec.frames = frames;
     return spec;
   }
-  const int video = data.schema().find("video");
-  require(video < 0 || data.schema().fields()[video].dtype != DType::kBytes,
-          data.dir() +
-              ": a dataset of videos: the trainer's models take images (no video model yet); "
-              "measure its loader with `stoker bench loader --data " +
-              data.dir() +
-              " --field video=decode_clip:num_frames_per_clip=16,resize=[128],crop=[112]`");
   const Field& image = data.schema().fields()[require_field(data, "image", DType::kUint8)];
   require(image.shape.size() == 2 || image.shape.size() == 3,
           data.dir() + ": field 'image' must have shape [C,H,W] or [H,W]");
@@ -90,6 +90,25 @@ ModelSpec input_spec(const Dataset& data, int image_size) {
   spec.height = image.shape[has_channels ? 1 : 0];
   spec.width = image.shape[has_channels ? 2 : 1];
   return spec;
+}
+
+// Refuses, in one line naming the data at `dir`, options that do not apply to its clips.
+void check_video_options(const TrainerOptions& o, const std::string& dir) {
+  require(o.save_model.empty(),
+          dir + ": a dataset of videos: --save-model does not save video models yet (their "
+                "checkpoints do: --checkpoint-dir)");
+  const char* option = !o.augment_ops.empty()          ? "--augment"
+                       : o.mixup_alpha > 0             ? "--mixup-alpha"
+                       : o.cutmix_alpha > 0            ? "--cutmix-alpha"
+                       : o.random_erase > 0            ? "--random-erase"
+                       : o.dct_scaling                 ? "--dct-scaling"
+                       : o.interpolation != "bilinear" ? "--interpolation"
+                                                       : nullptr;
+  require(option == nullptr,
+          fmt::format("{}: a dataset of videos: {} does not apply to its clips (they take "
+                      "--frames, --image-size, --train-crop-size, --val-resize-size, "
+                      "--val-crop-size, --flip, --mean and --std)",
+                      dir, option ? option : ""));
 }
 
 // Refuses evaluation data whose classes are named differently from the training data's: label
@@ -111,18 +130,68 @@ void check_same_classes(const Dataset& train, const Dataset& test) {
 
 // Refuses a batch size whose buffers cannot fit in the machine's memory, before anything is
 // allocated: each sample of the largest batch needs its float model input and its uint8 images
-// in the loader's buffers (at least kMinLoaderBuffers of them: auto prefetch 4, plus 2).
+// (float clips, for videos) in the loader's buffers (at least kMinLoaderBuffers of them: auto
+// prefetch 4, plus 2).
 void check_batch_fits(const ModelSpec& spec, int64_t batch) {
   constexpr double kMinLoaderBuffers = 6;
-  const double pixels = static_cast<double>(spec.channels) * spec.height * spec.width;
-  const double per_sample = pixels * sizeof(float) + kMinLoaderBuffers * (pixels + sizeof(int64_t));
+  const double pixels =
+      static_cast<double>(spec.channels) * std::max<int64_t>(spec.frames, 1) * spec.height *
+      spec.width;
+  const double loaded = spec.frames > 0 ? pixels * sizeof(float) : pixels;
+  const double per_sample = pixels * sizeof(float) + kMinLoaderBuffers * (loaded + sizeof(int64_t));
   const double memory = static_cast<double>(machine_memory_bytes());
   if (memory == 0 || per_sample * static_cast<double>(batch) <= memory) return;
   throw Error(invalid_argument(fmt::format(
-      "batch size {} needs at least {} for samples of [{}, {}, {}] (float model input and the "
-      "loader's buffers), more than this machine's memory ({}): at most {} samples fit",
-      batch, human_bytes(per_sample * static_cast<double>(batch)), spec.channels, spec.height,
-      spec.width, human_bytes(memory), static_cast<int64_t>(memory / per_sample))));
+      "batch size {} needs at least {} for samples of {} (float model input and the loader's "
+      "buffers), more than this machine's memory ({}): at most {} samples fit",
+      batch, human_bytes(per_sample * static_cast<double>(batch)),
+      fmt::format("[{}]", fmt::join(sample_shape(spec), ", ")), human_bytes(memory),
+      static_cast<int64_t>(memory / per_sample))));
+}
+
+// Kinetics' statistics: torchvision's video reference normalises its clips with them.
+const std::vector<float> kKineticsMean = {0.43216f, 0.394666f, 0.37645f};
+const std::vector<float> kKineticsStd = {0.22803f, 0.22145f, 0.216989f};
+
+// A video run's normalisation: --mean/--std where given, else Kinetics'.
+NormalizationChoice video_normalization(const TrainerOptions& o) {
+  NormalizationChoice c;
+  const auto pick = [](const std::vector<float>& given, const std::vector<float>& fallback,
+                       NormalizationSource& from) {
+    from = given.empty() ? NormalizationSource::kDefault : NormalizationSource::kOption;
+    return given.empty() ? fallback : given;
+  };
+  c.mean = pick(o.mean, kKineticsMean, c.mean_from);
+  c.std = pick(o.std, kKineticsStd, c.std_from);
+  c.phrase = fmt::format("mean {:.4f} std {:.4f} ({})", fmt::join(c.mean, " "),
+                         fmt::join(c.std, " "),
+                         o.mean.empty() && o.std.empty() ? "Kinetics'" : "--mean/--std");
+  return c;
+}
+
+// The video field as clips for the model, float [3, frames, crop, crop] normalised: decode_clip
+// as torchvision's video reference transforms them (training: a random crop and a flip;
+// evaluation: the centre crop at val_crop_size), from the frames resized to val_resize_size.
+FieldRequest clip_request(const Dataset& data, const TrainerOptions& o, bool train,
+                          const NormalizationChoice& normalization) {
+  const auto three = [](const std::vector<float>& v) {
+    return v.size() == 1 ? std::vector<double>(3, v[0]) : std::vector<double>(v.begin(), v.end());
+  };
+  const int crop = train ? o.train_crop_size : o.val_crop_size;
+  const int64_t resize = o.val_resize_size > 0 ? o.val_resize_size : crop * 128 / 112;
+  const OpCall call =
+      make_op_call("decode_clip",
+                   {{"num_frames_per_clip", int64_t{o.frames}},
+                    {"resize", std::vector<double>{static_cast<double>(resize)}},
+                    {"crop", std::vector<double>{static_cast<double>(crop)}},
+                    {"crop_mode", std::string(train ? "random" : "center")},
+                    {"flip", train ? o.augment.flip_probability : 0.0},
+                    {"dtype", std::string("float32")},
+                    {"mean", three(normalization.mean)},
+                    {"std", three(normalization.std)},
+                    {"layout", std::string("CTHW")}})
+          .value_or_throw();
+  return make_field_request(data.schema(), "video", {call}).value_or_throw();
 }
 
 // The image field as the model takes it before normalisation, uint8: as stored, or for encoded
@@ -200,9 +269,9 @@ void check_model_fits(const std::string& model, const ModelSpec& spec, double pa
   const double memory = static_cast<double>(machine_memory_bytes());
   if (memory == 0 || bytes <= memory) return;
   throw Error(invalid_argument(fmt::format(
-      "model {} for samples of [{}, {}, {}] and {} classes has {:.0f} parameters: with their "
-      "gradients and {}'s state that is {}, more than this machine's memory ({})",
-      model, spec.channels, spec.height, spec.width, spec.num_classes, parameters, optimizer.name,
+      "model {} for samples of {} and {} classes has {:.0f} parameters: with their gradients "
+      "and {}'s state that is {}, more than this machine's memory ({})",
+      model, fmt::format("[{}]", fmt::join(sample_shape(spec), ", ")), spec.num_classes, parameters, optimizer.name,
       human_bytes(bytes), human_bytes(memory))));
 }
 
@@ -237,8 +306,10 @@ std::unique_ptr<Loader> make_loader(std::shared_ptr<const Dataset> data, const T
   lo.shuffle = train;
   if (!train) lo.ra_reps = 1;  // evaluation sees each sample once
   lo.tracer = o.tracer;
-  // Images as uint8: InputNormalizer turns them into float where the model runs.
-  lo.fields = {image_request(*data, o, train, normalization), FieldRequest("label")};
+  // Images as uint8: InputNormalizer turns them into float where the model runs; clips float.
+  lo.fields = {is_video_dataset(*data) ? clip_request(*data, o, train, normalization)
+                                       : image_request(*data, o, train, normalization),
+               FieldRequest("label")};
   if (train) lo.batch_transform = batch_mixing(o, num_classes);
   if (train && o.sample_cost.count() > 0)
     lo.fields.emplace_back(kSampleCostField, busy_wait_transform(o.sample_cost));
@@ -340,7 +411,9 @@ std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
   }
   const Dataset& train = *s.train_data;
   require(train.size() > 0, train.dir() + " holds no records: there is nothing to train on");
-  s.spec = input_spec(train, o.train_crop_size);
+  s.spec = input_spec(train, o.train_crop_size, o.frames);
+  s.input_field = is_video_dataset(train) ? "video" : "image";
+  if (s.spec.frames > 0) check_video_options(o, train.dir());
   s.spec.num_classes = count_classes(train).value_or_throw();
   check_labels(train, s.spec.num_classes);
   const int64_t largest_batch = o.eval ? std::max(o.batch_size, kEvalBatchSize) : o.batch_size;
@@ -414,9 +487,12 @@ std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
   if (o.process_group) s.reducer = std::make_unique<GradientReducer>(*o.process_group, s.params);
 
   const bool encoded = is_encoded_image_field(train.schema(), "image");
+  const bool video = s.spec.frames > 0;
   const Schema& schema = train.schema();
   // The training data's own statistics (unless given), for training and evaluation alike.
-  s.normalization = choose_normalization(train.manifest(), train.dir(), encoded, o.mean, o.std);
+  s.normalization = video ? video_normalization(o)
+                          : choose_normalization(train.manifest(), train.dir(), encoded, o.mean,
+                                                 o.std);
   // The loaders check batch_size and workers (LoaderOptions) before anything uses them.
   s.loader = make_loader(s.train_data, o, o.batch_size, /*train=*/true, s.device, s.normalization,
                          s.spec.num_classes);
@@ -437,13 +513,17 @@ std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
                              "torchvision's ColorJitter does)");
   }
   const std::vector<int64_t> stored =
-      encoded ? std::vector<int64_t>{} : schema.fields()[schema.find("image")].shape;
+      encoded || video ? std::vector<int64_t>{} : schema.fields()[schema.find("image")].shape;
   const auto shape_at = [&](int64_t side) {
     return encoded ? std::vector<int64_t>{s.spec.channels, side, side} : stored;
   };
-  s.normalize = std::make_unique<InputNormalizer>(shape_at(s.spec.height), s.normalization.mean,
-                                                  s.normalization.std, o.batch_size, s.device);
-  if (o.eval) {
+  if (video) {  // clips come normalised from the loader
+    if (o.eval) s.eval_shape = {s.spec.channels, s.spec.frames, o.val_crop_size, o.val_crop_size};
+  } else {
+    s.normalize = std::make_unique<InputNormalizer>(shape_at(s.spec.height), s.normalization.mean,
+                                                    s.normalization.std, o.batch_size, s.device);
+  }
+  if (o.eval && !video) {
     s.eval_shape = shape_at(o.val_crop_size);
     s.eval_normalize = std::make_unique<InputNormalizer>(
         s.eval_shape, s.normalization.mean, s.normalization.std, kEvalBatchSize, s.device);

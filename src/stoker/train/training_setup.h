@@ -71,6 +71,7 @@ struct TrainingSetup {
   std::shared_ptr<const Dataset> train_data;
   std::shared_ptr<const Dataset> test_data;  // null without evaluation
   ModelSpec spec;
+  std::string input_field;  // the batches' model input: "image", or "video" (clips)
   std::unique_ptr<Model> model;
   std::vector<at::Tensor> params;
   std::unique_ptr<torch::optim::Optimizer> optimizer;
