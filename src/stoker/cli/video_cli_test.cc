@@ -1,7 +1,8 @@
 // The commands on a folder of class folders of videos (a video folder, recognised by `auto`):
 // inspect shows each video's facts, verify indexes and decodes each and names the bad ones one
-// line each, bench loader says what its clips cost in decoded frames, train and doctor refuse it
-// in one line. Skipped in a build without video (STOKER_TEST_VIDEO).
+// line each, bench loader says what its clips cost in decoded frames, train learns its classes
+// with video_cnn and refuses what does not fit clips in one line. Skipped in a build without
+// video (STOKER_TEST_VIDEO).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -11,6 +12,7 @@
 
 #include "stoker/testing/cli_run.h"
 #include "stoker/testing/temp_dir.h"
+#include "stoker/testing/train_outputs.h"
 #include "stoker/testing/video_set.h"
 #include "stoker/util/atomic_file.h"
 
@@ -19,6 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::expect_one_line_error;
+using testing::log_records;
 using testing::run;
 using testing::RunResult;
 
@@ -174,13 +177,44 @@ TEST_F(VideoCliTest, BenchLoaderCountsTheFramesDecodedPerFrameDelivered) {
                    video.at("frames_decoded").get<double>() / 12);
 }
 
-TEST_F(VideoCliTest, TrainAndDoctorRefuseVideosInOneLineNamingWhatMeasuresThem) {
+// video_cnn trained on clips of 4 frames at 32 px, the whole folder per step with a fixed seed:
+// its loss falls (the last five steps' mean below the first five's), and the run records the
+// clips' shape.
+TEST_F(VideoCliTest, TrainLearnsTheClassesOfAVideoFolderWithVideoCnn) {
   const std::string root = good_folder();
-  for (const char* command : {"train --max-steps 1", "doctor --steps 1"})
+  const RunResult r = stoker("train --data " + root +
+                             " --model video_cnn --frames 4 --image-size 32 --batch 3 --epochs 30 "
+                             "--seed 0 --workers 1 --log-every 1 --log " +
+                             dir_.path() + "/log.jsonl");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("trained video_cnn: 30 epochs"), std::string::npos) << r.out;
+  const std::vector<nlohmann::json> steps = log_records(dir_.path() + "/log.jsonl", "step");
+  ASSERT_EQ(steps.size(), 30u);
+  const auto mean_loss = [&](size_t from) {
+    double sum = 0;
+    for (size_t i = from; i < from + 5; ++i) sum += steps[i]["loss"].get<double>();
+    return sum / 5;
+  };
+  EXPECT_LT(mean_loss(25), 0.8 * mean_loss(0));
+  const nlohmann::json run = log_records(dir_.path() + "/log.jsonl", "run").at(0);
+  EXPECT_EQ(run["data"]["input"], nlohmann::json({3, 4, 32, 32}));
+}
+
+// An image model, options for images and --save-model are refused in one line naming the data;
+// so is video_cnn on images.
+TEST_F(VideoCliTest, TrainAndDoctorRefuseWhatDoesNotFitClipsInOneLine) {
+  const std::string root = good_folder();
+  for (const char* command : {"train --max-steps 1 --batch 1", "doctor --steps 1 --batch 1"})
     expect_one_line_error(stoker(std::string(command) + " --data " + root),
-                          root +
-                              ": a dataset of videos: the trainer's models take images (no "
-                              "video model yet); measure its loader with `stoker bench loader");
+                          "model mlp takes images; the data are clips [3, 16, 224, 224]: use "
+                          "--model video_cnn");
+  const std::string video = "train --max-steps 1 --batch 1 --model video_cnn --data " + root;
+  expect_one_line_error(stoker(video + " --mixup-alpha 0.2"),
+                        root + ": a dataset of videos: --mixup-alpha does not apply to its clips");
+  expect_one_line_error(stoker(video + " --save-model " + dir_.path() + "/m.pt"),
+                        root + ": a dataset of videos: --save-model does not save video models");
+  expect_one_line_error(stoker("train --max-steps 1 --model video_cnn"),
+                        "model video_cnn takes clips [C, T, H, W]; the data are images");
 }
 
 }  // namespace
