@@ -136,16 +136,21 @@ RunSettings CheckpointKeeper::run_settings() const {
   } else if (o.schedule.kind != ScheduleKind::kConstant) {
     settings["--min-lr"] = text(o.schedule.min_lr);
   }
-  if (is_encoded_image_field(setup_.train_data->schema(), "image")) {  // what crops and flips
-    const RandomCropOptions& a = o.augment;
+  const bool video = setup_.spec.frames > 0;
+  const bool encoded = is_encoded_image_field(setup_.train_data->schema(), "image");
+  if (video || encoded) {  // what crops and flips
     settings["--image-size"] = text(o.image_size);
     settings["--train-crop-size"] = text(o.train_crop_size);  // resolved (training_setup.h)
     settings["--val-crop-size"] = text(o.val_crop_size);
     settings["--val-resize-size"] = text(o.val_resize_size);
+    settings["--flip"] = text(o.augment.flip_probability);
+  }
+  if (video) settings["--frames"] = text(o.frames);
+  if (encoded) {
+    const RandomCropOptions& a = o.augment;
     settings["--crop-scale"] = text(a.crop.scale_min);
     settings["--crop-ratio-min"] = text(a.crop.ratio_min);
     settings["--crop-ratio-max"] = text(a.crop.ratio_max);
-    settings["--flip"] = text(a.flip_probability);
     settings["--dct-scaling"] = on_off(o.dct_scaling);
     settings["--interpolation"] = o.interpolation;  // a checkpoint from before it has none
   }

@@ -86,6 +86,30 @@ TEST(MakeModelTest, CnnFitsInputShape) {
   EXPECT_NE(make_model_error("cnn", spec_of(1, 2, 2, 10)).find("4x4"), std::string::npos);
 }
 
+// video_cnn takes clips [N, C, T, H, W] of any size; its parameters are counted without
+// building it; image models refuse clips and it refuses images, each naming the data's shape;
+// its state round-trips but saving it as TorchScript is refused (not supported yet).
+TEST(MakeModelTest, VideoCnnTakesClips) {
+  ModelSpec spec = spec_of(3, 16, 16, 5);
+  spec.frames = 4;
+  auto model = make_model("video_cnn", spec);
+  EXPECT_EQ(model->name(), "video_cnn");
+  EXPECT_TRUE(check_output_shape(*model, spec).is_ok());
+  EXPECT_EQ(model->forward(torch::rand({2, 3, 6, 24, 20})).sizes(), at::IntArrayRef({2, 5}));
+  EXPECT_EQ(builtin_parameter_count("video_cnn", spec),
+            static_cast<double>(parameter_count(*model)));
+  EXPECT_EQ(state_tensor(*model, "conv1.weight").dim(), 5);
+  EXPECT_NE(make_model_error("cnn", spec).find("the data are clips [3, 4, 16, 16]"),
+            std::string::npos);
+  EXPECT_NE(make_model_error("video_cnn", spec_of(3, 16, 16, 5)).find("the data are images"),
+            std::string::npos);
+  TempDir dir;
+  EXPECT_TRUE(model->save_state(dir / "state.pt").is_ok());
+  EXPECT_TRUE(make_model("video_cnn", spec)->load(dir / "state.pt").is_ok());
+  const Status saved = model->save(dir / "model.pt", {{0.5f}, {0.25f}});
+  EXPECT_NE(saved.message().find("not supported yet"), std::string::npos) << saved.message();
+}
+
 // Above 64 px, torchvision's ImageNet stem: the parameter count of
 // torchvision.models.resnet18(num_classes=10) (7x7 stride-2 stem, max-pool).
 TEST(MakeModelTest, Resnet18ImageNetStyleForLargeImages) {
