@@ -39,8 +39,8 @@ struct InputNormalization {
 // Live tensors by dot-separated name ("layer1.0.bn1.running_mean"), parameters then buffers.
 using NamedTensors = std::vector<std::pair<std::string, at::Tensor>>;
 
-// A trainable classifier taking float32 NCHW input (NCTHW for a video model) and returning [N, num_classes] logits (a
-// TorchScript model may return a tuple whose first element is the logits).
+// A trainable classifier taking float32 NCHW input (NCTHW for a video model) and returning [N,
+// num_classes] logits (a TorchScript model may return a tuple whose first element is the logits).
 // Not thread-safe: use one Model from one thread at a time.
 class Model {
  public:

@@ -374,8 +374,8 @@ std::string first_layer_mismatch(Model& model, const ModelSpec& spec) {
     return fmt::format("model {} expects input with {} channels (its first layer '{}' is {}); {}",
                        model.name(), weight.size(1), name, shape_string(weight.sizes()), data);
   }
-  const int64_t values = std::accumulate(shape.begin(), shape.end(), int64_t{1},
-                                         std::multiplies<int64_t>());
+  const int64_t values =
+      std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<int64_t>());
   if (weight.dim() == 2 && weight.size(1) != values) {
     return fmt::format(
         "model {} expects {} input values per sample (its first layer '{}' is {}); {}: {} values",
@@ -441,8 +441,8 @@ double builtin_parameter_count(const std::string& name, const ModelSpec& s) {
     const auto conv3d = [](double in, double out) {
       return in * out * kCnnKernel * kCnnKernel * kCnnKernel + out;
     };
-    return conv3d(static_cast<double>(s.channels), kVideoConv1) +
-           conv3d(kVideoConv1, kVideoConv2) + linear(kVideoConv2, classes);
+    return conv3d(static_cast<double>(s.channels), kVideoConv1) + conv3d(kVideoConv1, kVideoConv2) +
+           linear(kVideoConv2, classes);
   }
   if (name == "mlp") {
     return linear(static_cast<double>(s.channels) * s.height * s.width, kMlpHidden1) +
@@ -505,18 +505,17 @@ std::unique_ptr<Model> make_model(const std::string& name_or_path, const ModelSp
   if (spec.channels <= 0 || spec.height <= 0 || spec.width <= 0 || spec.num_classes <= 0 ||
       spec.frames < 0) {
     throw Error(invalid_argument("model " + name_or_path + ": input shape " +
-                                 shape_string(sample_shape(spec)) +
-                                 " and num_classes " + std::to_string(spec.num_classes) +
-                                 " must be positive"));
+                                 shape_string(sample_shape(spec)) + " and num_classes " +
+                                 std::to_string(spec.num_classes) + " must be positive"));
   }
   const bool video = name_or_path == "video_cnn";
-  if ((spec.frames > 0) != video && std::count(builtin_model_names().begin(),
-                                               builtin_model_names().end(), name_or_path) > 0) {
-    throw Error(invalid_argument(
-        video ? "model video_cnn takes clips [C, T, H, W]; the data are images " +
-                    shape_string(sample_shape(spec))
-              : "model " + name_or_path + " takes images; the data are clips " +
-                    shape_string(sample_shape(spec)) + ": use --model video_cnn"));
+  if ((spec.frames > 0) != video &&
+      std::count(builtin_model_names().begin(), builtin_model_names().end(), name_or_path) > 0) {
+    throw Error(
+        invalid_argument(video ? "model video_cnn takes clips [C, T, H, W]; the data are images " +
+                                     shape_string(sample_shape(spec))
+                               : "model " + name_or_path + " takes images; the data are clips " +
+                                     shape_string(sample_shape(spec)) + ": use --model video_cnn"));
   }
   if (video) return std::make_unique<BuiltinModel>("video_cnn", spec, make_video_cnn(spec));
   if (name_or_path == "mlp") return std::make_unique<BuiltinModel>("mlp", spec, make_mlp(spec));

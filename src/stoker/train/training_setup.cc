@@ -95,8 +95,9 @@ ModelSpec input_spec(const Dataset& data, int image_size, int frames) {
 // Refuses, in one line naming the data at `dir`, options that do not apply to its clips.
 void check_video_options(const TrainerOptions& o, const std::string& dir) {
   require(o.save_model.empty(),
-          dir + ": a dataset of videos: --save-model does not save video models yet (their "
-                "checkpoints do: --checkpoint-dir)");
+          dir +
+              ": a dataset of videos: --save-model does not save video models yet (their "
+              "checkpoints do: --checkpoint-dir)");
   const char* option = !o.augment_ops.empty()          ? "--augment"
                        : o.mixup_alpha > 0             ? "--mixup-alpha"
                        : o.cutmix_alpha > 0            ? "--cutmix-alpha"
@@ -134,9 +135,8 @@ void check_same_classes(const Dataset& train, const Dataset& test) {
 // prefetch 4, plus 2).
 void check_batch_fits(const ModelSpec& spec, int64_t batch) {
   constexpr double kMinLoaderBuffers = 6;
-  const double pixels =
-      static_cast<double>(spec.channels) * std::max<int64_t>(spec.frames, 1) * spec.height *
-      spec.width;
+  const double pixels = static_cast<double>(spec.channels) * std::max<int64_t>(spec.frames, 1) *
+                        spec.height * spec.width;
   const double loaded = spec.frames > 0 ? pixels * sizeof(float) : pixels;
   const double per_sample = pixels * sizeof(float) + kMinLoaderBuffers * (loaded + sizeof(int64_t));
   const double memory = static_cast<double>(machine_memory_bytes());
@@ -163,9 +163,9 @@ NormalizationChoice video_normalization(const TrainerOptions& o) {
   };
   c.mean = pick(o.mean, kKineticsMean, c.mean_from);
   c.std = pick(o.std, kKineticsStd, c.std_from);
-  c.phrase = fmt::format("mean {:.4f} std {:.4f} ({})", fmt::join(c.mean, " "),
-                         fmt::join(c.std, " "),
-                         o.mean.empty() && o.std.empty() ? "Kinetics'" : "--mean/--std");
+  c.phrase =
+      fmt::format("mean {:.4f} std {:.4f} ({})", fmt::join(c.mean, " "), fmt::join(c.std, " "),
+                  o.mean.empty() && o.std.empty() ? "Kinetics'" : "--mean/--std");
   return c;
 }
 
@@ -180,16 +180,15 @@ FieldRequest clip_request(const Dataset& data, const TrainerOptions& o, bool tra
   const int crop = train ? o.train_crop_size : o.val_crop_size;
   const int64_t resize = o.val_resize_size > 0 ? o.val_resize_size : crop * 128 / 112;
   const OpCall call =
-      make_op_call("decode_clip",
-                   {{"num_frames_per_clip", int64_t{o.frames}},
-                    {"resize", std::vector<double>{static_cast<double>(resize)}},
-                    {"crop", std::vector<double>{static_cast<double>(crop)}},
-                    {"crop_mode", std::string(train ? "random" : "center")},
-                    {"flip", train ? o.augment.flip_probability : 0.0},
-                    {"dtype", std::string("float32")},
-                    {"mean", three(normalization.mean)},
-                    {"std", three(normalization.std)},
-                    {"layout", std::string("CTHW")}})
+      make_op_call("decode_clip", {{"num_frames_per_clip", int64_t{o.frames}},
+                                   {"resize", std::vector<double>{static_cast<double>(resize)}},
+                                   {"crop", std::vector<double>{static_cast<double>(crop)}},
+                                   {"crop_mode", std::string(train ? "random" : "center")},
+                                   {"flip", train ? o.augment.flip_probability : 0.0},
+                                   {"dtype", std::string("float32")},
+                                   {"mean", three(normalization.mean)},
+                                   {"std", three(normalization.std)},
+                                   {"layout", std::string("CTHW")}})
           .value_or_throw();
   return make_field_request(data.schema(), "video", {call}).value_or_throw();
 }
@@ -271,8 +270,8 @@ void check_model_fits(const std::string& model, const ModelSpec& spec, double pa
   throw Error(invalid_argument(fmt::format(
       "model {} for samples of {} and {} classes has {:.0f} parameters: with their gradients "
       "and {}'s state that is {}, more than this machine's memory ({})",
-      model, fmt::format("[{}]", fmt::join(sample_shape(spec), ", ")), spec.num_classes, parameters, optimizer.name,
-      human_bytes(bytes), human_bytes(memory))));
+      model, fmt::format("[{}]", fmt::join(sample_shape(spec), ", ")), spec.num_classes, parameters,
+      optimizer.name, human_bytes(bytes), human_bytes(memory))));
 }
 
 // Training batches' MixUp, CutMix or a choice of them (the reference's get_mixup_cutmix), over
@@ -490,9 +489,9 @@ std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
   const bool video = s.spec.frames > 0;
   const Schema& schema = train.schema();
   // The training data's own statistics (unless given), for training and evaluation alike.
-  s.normalization = video ? video_normalization(o)
-                          : choose_normalization(train.manifest(), train.dir(), encoded, o.mean,
-                                                 o.std);
+  s.normalization =
+      video ? video_normalization(o)
+            : choose_normalization(train.manifest(), train.dir(), encoded, o.mean, o.std);
   // The loaders check batch_size and workers (LoaderOptions) before anything uses them.
   s.loader = make_loader(s.train_data, o, o.batch_size, /*train=*/true, s.device, s.normalization,
                          s.spec.num_classes);
