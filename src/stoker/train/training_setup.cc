@@ -335,6 +335,7 @@ Status validate(const TrainerOptions& o) {
   if (o.sample_cost.count() < 0) return fail("sample cost must be >= 0 (0 = none)");
   if (o.resume && o.checkpoint_dir.empty()) return fail("resume needs a checkpoint directory");
   if (o.image_size < 1) return fail("image size must be >= 1");
+  if (o.frames < 1) return fail("frames must be >= 1");
   if (o.train_crop_size < 0 || o.val_resize_size < 0 || o.val_crop_size < 0)
     return fail("crop and resize sizes must be >= 1 (0 = from the image size)");
   for (const std::string& text : o.augment_ops)

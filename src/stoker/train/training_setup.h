@@ -40,7 +40,7 @@ namespace stoker {
 inline constexpr int64_t kEvalBatchSize = 256;
 
 // kInvalidArgument naming the first of `options`' own values out of range (epochs, accum,
-// clip_grad, max_steps, sample_cost, image_size, augment_ops, mixup_alpha, cutmix_alpha,
+// clip_grad, max_steps, sample_cost, image_size, frames, augment_ops, mixup_alpha, cutmix_alpha,
 // random_erase; resume without a checkpoint
 // directory), else
 // ok. What needs the data or the device is checked as the setup finds them.
