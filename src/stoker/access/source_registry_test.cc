@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <utility>
+#include <vector>
 
 #include "stoker/access/data_source.h"
 #include "stoker/testing/megatron_bytes.h"
@@ -65,7 +67,18 @@ TEST(SourceRegistry, AutoRecognisesEachSourcesDataLocallyAndByUrlsName) {
   fs::create_directories(root / "folder/cat");
   std::ofstream(root / "folder/cat/a.jpg") << "x";
   // Class folders of videos (by their names): a video folder where video is built. The first
-  // file with an image's or a video's extension decides.
+  // file in name order (class folders, then their entries, sorted) with an image's or a video's
+  // extension decides, whatever order the file system lists them in.
+  for (const auto& [file, bytes] :
+       std::vector<std::pair<std::string, std::string>>{{"mixed/b/b.jpg", "x"},
+                                                        {"mixed/b/c.mp4", "x"},
+                                                        {"mixed/z/a.mp4", "x"},
+                                                        {"byname/z/a.jpg", "x"},
+                                                        {"byname/b/d.mp4", "x"},
+                                                        {"byname/b/e.jpg", "x"}}) {
+    fs::create_directories((root / file).parent_path());
+    std::ofstream(root / file) << bytes;
+  }
   fs::create_directories(root / "videos/run/sub");
   std::ofstream(root / "videos/run/notes.txt") << "x";
   std::ofstream(root / "videos/run/sub/a.MP4") << "x";
@@ -85,6 +98,8 @@ TEST(SourceRegistry, AutoRecognisesEachSourcesDataLocallyAndByUrlsName) {
   EXPECT_EQ(recognised_as(root / "folder"), "imagefolder");
   EXPECT_EQ(recognised_as(root / "videos"), STOKER_TEST_VIDEO ? "videofolder" : "imagefolder");
   EXPECT_EQ(recognised_as(root / "webms"), "imagefolder");  // not a default video extension
+  EXPECT_EQ(recognised_as(root / "mixed"), "imagefolder");
+  EXPECT_EQ(recognised_as(root / "byname"), STOKER_TEST_VIDEO ? "videofolder" : "imagefolder");
   EXPECT_EQ(recognised_as(root / "tars"), "webdataset");
   EXPECT_EQ(recognised_as(root / "tars/d-{0..3}.tar"), "webdataset");
   EXPECT_EQ(recognised_as(root / "p.parquet"), "parquet");

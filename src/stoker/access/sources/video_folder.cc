@@ -4,11 +4,12 @@
 // per clip of every video (torchvision's VideoClips: frames_per_clip, step_between_clips,
 // frame_rate), for decode_clip's sampler "video_clips". Local folders only (a URL is refused in
 // one line), their listing (and the videos' frame counts and rates) kept in the cache folder.
-// `auto` takes a folder of class folders as a video folder when the first file its walk meets
-// with an image's or a video's extension (avi, mp4) is a video, and asks before the image folder.
+// `auto` takes a folder of class folders as a video folder when the first file in name order with
+// an image's or a video's extension (avi, mp4) is a video, and asks before the image folder.
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include "stoker/access/source_opening.h"
 #include "stoker/access/source_registry.h"
@@ -36,28 +37,56 @@ Result<std::vector<std::string>> video_extensions(const std::string& location,
 // The default extensions, as `extensions` gives them.
 constexpr const char* kDefaultExtensions = "avi mp4";
 
-// The files a walk of a folder looks at before it gives up recognising it as videos.
-constexpr int kFilesLookedAt = 10000;
+// The entries a walk of a folder looks at, and the depth it goes to, before it gives up
+// recognising it as videos.
+constexpr int kEntriesLookedAt = 10000;
+constexpr int kDepthLookedAt = 16;
 
-// A local image folder (remote::is_image_folder) whose files are videos: the first file met
-// (walking it, symbolic links followed, at most kFilesLookedAt entries) with an image's or a
-// default video extension has a video's.
+// Whether the first file under `folder` in name order (its entries sorted, folders walked depth
+// first, symbolic links followed) with an image's or one of `videos`' extension is a video;
+// nullopt where none is among the `budget` entries left, within `depth` levels.
+std::optional<bool> first_is_video(const std::filesystem::path& folder,
+                                   const std::vector<std::string>& videos, int& budget, int depth) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::vector<fs::directory_entry> entries;
+  for (fs::directory_iterator it(folder, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::directory_iterator() && budget > 0; it.increment(ec), --budget)
+    entries.push_back(*it);
+  std::sort(entries.begin(), entries.end(),
+            [](const auto& a, const auto& b) { return a.path().filename() < b.path().filename(); });
+  for (const fs::directory_entry& entry : entries) {
+    if (entry.is_directory(ec)) {
+      if (depth <= 1) continue;
+      if (const std::optional<bool> found = first_is_video(entry.path(), videos, budget, depth - 1))
+        return found;
+      continue;
+    }
+    const std::string name = entry.path().filename().string();
+    if (has_image_extension(name)) return false;
+    if (has_extension(name, videos)) return true;
+  }
+  return std::nullopt;
+}
+
+// A local image folder (remote::is_image_folder) whose files are videos: in its class folders,
+// the first file in name order (first_is_video) with an image's or a default video extension
+// has a video's. Name order, not the file system's, so that a folder holding both is taken the
+// same way everywhere.
 bool is_video_folder(const std::string& location, const std::function<bool()>&) {
   namespace fs = std::filesystem;
   if (remote::is_remote_url(location) || !remote::is_image_folder(location)) return false;
   const std::vector<std::string> videos = video_extensions(location, kDefaultExtensions).value();
   std::error_code ec;
-  fs::recursive_directory_iterator walk(location,
-                                        fs::directory_options::follow_directory_symlink |
-                                            fs::directory_options::skip_permission_denied,
-                                        ec);
-  for (int seen = 0; !ec && walk != fs::recursive_directory_iterator() && seen < kFilesLookedAt;
-       walk.increment(ec), ++seen) {
-    if (walk.depth() == 0 || walk->is_directory(ec)) continue;
-    const std::string name = walk->path().filename().string();
-    if (has_image_extension(name)) return false;
-    if (has_extension(name, videos)) return true;
-  }
+  std::vector<fs::path> classes;
+  int budget = kEntriesLookedAt;
+  for (fs::directory_iterator it(location, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::directory_iterator() && budget > 0; it.increment(ec), --budget)
+    if (it->is_directory(ec)) classes.push_back(it->path());
+  std::sort(classes.begin(), classes.end());
+  for (const fs::path& folder : classes)
+    if (const std::optional<bool> found = first_is_video(folder, videos, budget, kDepthLookedAt))
+      return *found;
   return false;
 }
 
