@@ -59,11 +59,9 @@ void expect_equal(const std::vector<at::Tensor>& a, const std::vector<at::Tensor
 
 CheckpointState sample_state() {
   CheckpointState state;
-  state.run = {"0123456789abcdef", "mlp",         "adam", "cosine", 64, 1, 7,
-               {0.25f, 0.5f},      {0.125f, 0.2f}};
+  state.run = {"0123456789abcdef", "mlp",          "adam", "cosine", 64, 1, 7,
+               {0.25f, 0.5f},      {0.125f, 0.2f}, 16,     3,        {}};
   state.step = 17;
-  state.run.shuffle_window = 16;
-  state.run.ra_reps = 3;
   state.loader = {7, 2, 640, 16, 3};
   state.scaler = {1024.0, 5};
   state.epoch_loss_sum = 123.456789012345678;
