@@ -19,6 +19,7 @@
 #include "stoker/access/data_source.h"
 #include "stoker/store/dataset_summary.h"
 #include "stoker/store/import/fashion_mnist.h"
+#include "stoker/store/import/video_record.h"
 #include "stoker/util/utf8.h"
 
 namespace stoker::cli {
@@ -165,8 +166,8 @@ void add_inspect_command(CLI::App& app) {
       auto dataset = remote::open_dataset(dirs[i], *access, remote::kShardByShard).value_or_throw();
       DatasetSummary summary = summarize(*dataset, /*read_labels=*/!dataset->needs_pins());
       const uint64_t shown = *videos == 0 ? dataset->size() : static_cast<uint64_t>(*videos);
-      const nlohmann::json rows =
-          video_field(*dataset) >= 0 ? video_rows(*dataset, shown) : nlohmann::json(nullptr);
+      const nlohmann::json rows = video_field(dataset->schema()) >= 0 ? video_rows(*dataset, shown)
+                                                                      : nlohmann::json(nullptr);
       if (*json) {
         all.push_back(nlohmann::json::parse(summary.to_json(dataset->schema())));
         if (!rows.is_null()) all.back()["videos"] = rows;

@@ -17,6 +17,7 @@
 #include "cli/video_records.h"
 #include "stoker/access/data_source.h"
 #include "stoker/store/dataset_check.h"
+#include "stoker/store/import/video_record.h"
 
 namespace stoker::cli {
 namespace {
@@ -75,7 +76,7 @@ void add_verify_command(CLI::App& app) {
       auto dataset =
           remote::open_dataset(location, *access, remote::kShardByShard).value_or_throw();
       const std::string& path = dataset->dir();
-      const bool videos = video_field(*dataset) >= 0;
+      const bool videos = video_field(dataset->schema()) >= 0;
       const uint64_t bad = check_records(*dataset,
                                          [](const Status& s) {
                                            std::fprintf(stderr, "%s\n", s.message().c_str());

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "stoker/store/import/class_folder_source.h"
+#include "stoker/store/import/video_record.h"
 #include "stoker/store/record_view.h"
 
 namespace stoker::cli {
@@ -33,15 +34,10 @@ std::vector<std::string> record_files(const Dataset& dataset) {
 
 }  // namespace
 
-int video_field(const Dataset& dataset) {
-  const int f = dataset.schema().find("video");
-  return f >= 0 && dataset.schema().fields()[f].dtype == DType::kBytes ? f : -1;
-}
-
 Status for_each_video(const Dataset& dataset, uint64_t count, video::VideoDecode decode,
                       const std::function<void(const VideoRecord&)>& visit) {
   const Schema& schema = dataset.schema();
-  const int field = video_field(dataset);
+  const int field = video_field(schema);
   const int label = schema.find("label");
   const bool labelled = label >= 0 && schema.fields()[label].dtype == DType::kInt64 &&
                         schema.fields()[label].is_fixed() && schema.fields()[label].shape.empty();

@@ -14,9 +14,6 @@
 
 namespace stoker::cli {
 
-// The index of `dataset`'s field "video" of type bytes, or -1.
-int video_field(const Dataset& dataset);
-
 struct VideoRecord {
   uint64_t record = 0;
   std::string name;    // "class/file.mp4", or "record N"

@@ -19,6 +19,7 @@
 #include "stoker/pipeline/sample_cost.h"
 #include "stoker/store/dataset_summary.h"
 #include "stoker/store/import/fashion_mnist.h"
+#include "stoker/store/import/video_record.h"
 #include "stoker/train/default_generator.h"
 #include "stoker/train/label_check.h"
 #include "stoker/train/optimizers.h"
@@ -65,10 +66,7 @@ int require_field(const Dataset& data, const std::string& name, DType dtype) {
 }
 
 // Whether `data` holds videos: a bytes field 'video' (a video folder's records).
-bool is_video_dataset(const Dataset& data) {
-  const int video = data.schema().find("video");
-  return video >= 0 && data.schema().fields()[video].dtype == DType::kBytes;
-}
+bool is_video_dataset(const Dataset& data) { return video_field(data.schema()) >= 0; }
 
 // The model's input shape: the image field's (uint8 [C,H,W], or [H,W] as one channel), RGB at
 // image_size for encoded images, or RGB clips of `frames` frames at image_size for videos.

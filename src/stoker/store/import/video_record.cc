@@ -13,6 +13,11 @@ Schema video_record_schema() {
       .value();
 }
 
+int video_field(const Schema& schema) {
+  const int f = schema.find("video");
+  return f >= 0 && schema.fields()[f].dtype == DType::kBytes ? f : -1;
+}
+
 std::vector<uint8_t> encode_video_record(const Schema& schema, ByteSpan video, int64_t label) {
   RecordEncoder encoder(schema);
   // At most kMaxVideoFileBytes, under a bytes field's bound: the record encodes.

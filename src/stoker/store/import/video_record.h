@@ -29,6 +29,10 @@ constexpr uint64_t kMaxVideoFileBytes = uint64_t{2} << 30;
 
 Schema video_record_schema();
 
+// The position of `schema`'s field "video" of encoded bytes (a dataset of videos: this layout's,
+// or one written with it), or -1.
+int video_field(const Schema& schema);
+
 // The record of `video` (at most kMaxVideoFileBytes) and `label` in video_record_schema().
 std::vector<uint8_t> encode_video_record(const Schema& schema, ByteSpan video, int64_t label);
 
