@@ -84,7 +84,9 @@ TEST(HostilePushTest, AnUntrustworthyListingStopsThePushBeforeItsManifest) {
   bool shards_sent = false;
   for (const std::string& line : server.requests()) {
     const bool put = line.rfind("PUT ", 0) == 0;
-    if (put) EXPECT_EQ(line.find("manifest.json"), std::string::npos) << line;
+    if (put) {
+      EXPECT_EQ(line.find("manifest.json"), std::string::npos) << line;
+    }
     EXPECT_NE(line.rfind("DELETE ", 0), 0u) << line;
     shards_sent = shards_sent || (put && line.find(".stk") != std::string::npos);
   }

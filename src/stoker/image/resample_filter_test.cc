@@ -122,7 +122,9 @@ TEST(ResampleFilterTest, TorchPrecisionKeepsTheLargestWeightInInt16) {
       const int32_t largest = *std::max_element(taps.weights.begin(), taps.weights.end());
       // In int16, and with one more bit it would not be.
       EXPECT_LT(largest, 1 << 15) << in << " -> " << out;
-      if (bits < kPrecisionBits) EXPECT_GE(2 * largest + 1, 1 << 15) << in << " -> " << out;
+      if (bits < kPrecisionBits) {
+        EXPECT_GE(2 * largest + 1, 1 << 15) << in << " -> " << out;
+      }
       for (int i = 0; i < out; ++i) {
         const auto* w = &taps.weights[static_cast<size_t>(i) * taps.stride];
         EXPECT_NEAR(std::accumulate(w, w + taps.stride, int64_t{0}), 1 << bits,

@@ -39,7 +39,9 @@ TEST(OpRegistryTest, EveryOperationDeclaresWhatItTakesAndMakes) {
     const OpSpec& op = operations()[i];
     ASSERT_TRUE(op.input && op.output) << op.name;
     EXPECT_EQ(*op.input, role_types(op.role).input) << op.name;
-    if (op.role != OpRole::kSource) EXPECT_EQ(*op.output, role_types(op.role).output) << op.name;
+    if (op.role != OpRole::kSource) {
+      EXPECT_EQ(*op.output, role_types(op.role).output) << op.name;
+    }
     EXPECT_EQ(described[i]["input"]["layout"], to_string(op.input->layout)) << op.name;
     EXPECT_EQ(described[i]["output"]["dtype"], dtype_name(op.output->dtype)) << op.name;
     EXPECT_EQ(described[i]["output"]["variable"], op.output->variable) << op.name;

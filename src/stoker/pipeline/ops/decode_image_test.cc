@@ -32,10 +32,18 @@ const Schema& image_schema() {
   return schema;
 }
 
+// The context of a source reading `field` of image_schema().
+SourceContext image_context(const std::string& field) {
+  SourceContext context;
+  context.schema = &image_schema();
+  context.field = field;
+  return context;
+}
+
 std::shared_ptr<const Transform> source(const std::string& op, const std::string& field,
                                         int64_t cap, const char* param) {
   const OpCall call = make_op_call(op, {{param, cap}}).value();
-  return call.op->make_source(call.params, {&image_schema(), field, {}}).value();
+  return call.op->make_source(call.params, image_context(field)).value();
 }
 
 std::vector<uint8_t> record_of(const std::vector<uint8_t>& bytes) {
@@ -111,8 +119,7 @@ TEST(DecodeImageTest, AnImageOverMaxSizeIsRefusedUnwritten) {
 TEST(DecodeImageTest, VariableSourcesReadBytesFieldsOnly) {
   for (const char* op : {"decode_image", "raw_bytes"}) {
     const OpCall call = make_op_call(op, {}).value();
-    const Status status =
-        call.op->make_source(call.params, {&image_schema(), "label", {}}).status();
+    const Status status = call.op->make_source(call.params, image_context("label")).status();
     EXPECT_NE(status.message().find("field 'label'"), std::string::npos) << status.message();
   }
 }

@@ -184,8 +184,9 @@ TEST(JointCanvasTest, AWaitingResizeAndMirrorPlacedAreTheWholeSampleResizedThenP
       return 1 + static_cast<int64_t>(rng.uniform_below(most));
     };
     JointSample waiting = random_sample(side(40), side(40), rng);
-    if (k % 5 != 0)
+    if (k % 5 != 0) {
       ASSERT_TRUE(resize_joint_sample("op", waiting, side(90), side(90), k % 4 == 1).is_ok());
+    }
     waiting.mirrored = k % 2 == 1;
     if (k % 3 != 1) interleave(waiting);
     if (waiting.settled()) continue;

@@ -21,10 +21,11 @@ const Schema& source_choice_schema() {
 Result<std::shared_ptr<const Transform>> made_source(const std::string& text) {
   Result<OpCall> call = parse_op_call(text);
   if (!call.is_ok()) return call.status();
-  ImageOutput uint8;
-  uint8.uint8 = true;
-  return call.value().op->make_source(call.value().params,
-                                      {&source_choice_schema(), "image", uint8});
+  SourceContext context;
+  context.schema = &source_choice_schema();
+  context.field = "image";
+  context.output.uint8 = true;
+  return call.value().op->make_source(call.value().params, context);
 }
 
 std::vector<uint8_t> source_choice_record() {
