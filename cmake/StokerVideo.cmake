@@ -18,12 +18,7 @@
 # registries then have no entry for them); the Python package refuses video in one line.
 
 set(STOKER_WITH_VIDEO AUTO CACHE STRING "Decode videos (FFmpeg's libav*): AUTO, ON or OFF")
-if(DEFINED ENV{XDG_CACHE_HOME} AND NOT "$ENV{XDG_CACHE_HOME}" STREQUAL "")
-  set(stoker_ffmpeg_default "$ENV{XDG_CACHE_HOME}/stoker/ffmpeg")
-else()
-  set(stoker_ffmpeg_default "$ENV{HOME}/.cache/stoker/ffmpeg")
-endif()
-set(STOKER_FFMPEG_PREFIX "${stoker_ffmpeg_default}" CACHE PATH
+set(STOKER_FFMPEG_PREFIX "${STOKER_CACHE_DIR}/ffmpeg" CACHE PATH
   "scripts/build_ffmpeg.sh's static FFmpeg; the system's shared one where it is not there")
 set(STOKER_LIBAV_MODULES libavformat libavcodec libavfilter libswscale libavutil)
 

@@ -2,8 +2,7 @@
 # shellcheck disable=SC2054  # the commas separate configure's lists
 # Builds the FFmpeg the video layer links: exactly the version of Debian 12's own (the one
 # torchcodec loads from the system, to which the tests compare stoker's frames byte for byte),
-# from Debian's source package (its tarball and patches, fetched by apt-get from the machine's
-# Debian mirror and checked against the archive's signed index), configured slim and static:
+# from Debian's source package (scripts/debian_source.sh), configured slim and static:
 # the demuxers, decoders, parsers and filters src/stoker/video/ uses (mp4/mov, Matroska/WebM and
 # AVI; H.264, H.265, VP9, MPEG-4 part 2 and AV1 through Debian's shared libdav1d, as Debian's
 # FFmpeg decodes it), swscale with its x86 assembly (its SIMD paths decide the RGB bytes), PIC
@@ -48,33 +47,8 @@ prefix=$cache/ffmpeg-$upstream-$key
 if [ ! -f "$prefix/complete" ]; then
   echo "build_ffmpeg: FFmpeg $version (Debian's source, slim and static) into $prefix" >&2
   work=$cache/ffmpeg-build-$key
-  rm -rf "$work" "$prefix"
-  mkdir -p "$work/apt/lists/partial" "$work/apt/archives/partial"
-  # Debian's sources of the suites the machine installs from (its deb lines as deb-src), in a
-  # list of this build's own: the system's apt configuration is left as it is.
-  sources=/etc/apt/sources.list.d/debian.sources
-  if [ -f "$sources" ]; then
-    sed 's/^Types: deb$/Types: deb-src/' "$sources" >"$work/apt/debian.sources"
-  else
-    cat >"$work/apt/debian.sources" <<'EOF'
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm bookworm-updates
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-
-Types: deb-src
-URIs: http://deb.debian.org/debian-security
-Suites: bookworm-security
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-EOF
-  fi
-  apt=(apt-get -q -o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts="$work/apt"
-       -o Dir::State::Lists="$work/apt/lists" -o Dir::Cache="$work/apt" -o Debug::NoLocking=1)
-  "${apt[@]}" update >&2
-  (cd "$work" && "${apt[@]}" source --download-only "ffmpeg=$version" >&2)
-  (cd "$work" && dpkg-source -q -x ffmpeg_*.dsc src >&2)  # checks the files, applies the patches
+  rm -rf "$prefix"
+  bash "$(dirname "${BASH_SOURCE[0]}")/debian_source.sh" ffmpeg "$version" "$work"
 
   cd "$work/src"
   ./configure --prefix="$prefix" --enable-static --disable-shared --enable-pic \

@@ -2,7 +2,7 @@
 # Builds the wheel that installs anywhere: `pip wheel .` (build isolation: build requirements
 # from PyPI, as users build; the incremental CMake build in build-python/), then `auditwheel
 # repair`, which copies every library the extension needs into the wheel's stoker.libs/, renamed
-# (libjpeg-<hash>.so.62: a copy of its own beside another in the process), but glibc's, the C++
+# (libspng-<hash>.so.0: a copy of its own beside another in the process), but glibc's, the C++
 # runtime and those the manylinux policy assumes on the system (docs/INSTALL.md), and gives the
 # manylinux tag this machine's glibc allows. Arrow's libarrow and libparquet, which the extension
 # links to read Parquet, are carried too, so the wheel requires no pyarrow and works beside any.

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Installs everything stoker needs on Debian 12 (run as root): Debian's packages (compilers,
-# libraries, data), FFmpeg built slim and static from Debian's source (scripts/build_ffmpeg.sh,
-# into ~/.cache/stoker/: about 4 minutes once) and the project's Python environment, a virtual
-# environment at $STOKER_VENV (default ~/.cache/stoker/venv, shared by every checkout on the
-# machine) holding PyTorch and the rest of scripts/requirements.txt from PyPI (about 5 GB on
-# disk; a 3 GB download once).
+# libraries, data), FFmpeg and libjpeg-turbo built static from Debian's sources
+# (scripts/build_ffmpeg.sh, scripts/build_libjpeg.sh, into ~/.cache/stoker/: about 5 minutes
+# once) and the project's Python environment, a virtual environment at $STOKER_VENV (default
+# ~/.cache/stoker/venv, shared by every checkout on the machine) holding PyTorch and the rest of
+# scripts/requirements.txt from PyPI (about 5 GB on disk; a 3 GB download once).
 # Idempotent: when everything is present it does nothing and returns in well under a second.
 # `setup.sh --venv-path` prints the environment's path and does nothing else.
 set -euo pipefail
@@ -46,6 +46,8 @@ fi
 
 # The FFmpeg the video layer links: Debian's, built slim and static once (scripts/build_ffmpeg.sh).
 bash "$root/scripts/build_ffmpeg.sh"
+# The libjpeg the image layer links: Debian's, built static once (scripts/build_libjpeg.sh).
+bash "$root/scripts/build_libjpeg.sh"
 
 # The Python environment, remade only when its requirements changed (its stamp):
 # scripts/requirements.txt, or $STOKER_REQUIREMENTS (scripts/test_newest_torch.sh's).

@@ -27,8 +27,9 @@ ROOT = Path(__file__).resolve().parents[2]
 # A pyarrow of another version than the Arrow the wheel carries (scripts/setup.sh installs it).
 OTHER_PYARROW = "17.0.0"
 # What the extension links besides glibc and the C++ runtime, carried renamed (lib<name>-<hash>);
-# FFmpeg is linked in (scripts/build_ffmpeg.sh) but for Debian's libdav1d, its AV1 decoder.
-CARRIED = ("libjpeg", "libspng", "libhwy", "libxxhash", "libcurl", "libdav1d", "libarrow",
+# FFmpeg (but for Debian's libdav1d, its AV1 decoder) and libjpeg are linked in
+# (scripts/build_ffmpeg.sh, scripts/build_libjpeg.sh).
+CARRIED = ("libspng", "libhwy", "libxxhash", "libcurl", "libdav1d", "libarrow",
            "libparquet")
 # What it still loads from the system: glibc's, the C++ runtime, and the libraries the manylinux
 # policy lets a wheel assume (auditwheel carries none of them) that it links: zlib and expat.
@@ -66,7 +67,8 @@ def test_a_manylinux_wheel_whose_libraries_are_carried_renamed(wheel, tmp_path):
     for library in CARRIED:
         assert any(re.match(rf"{library}-[0-9a-f]{{8}}\.so", name) for name in carried), carried
     assert not any(name.startswith(("libtorch", "libc10", "libpython")) for name in carried)
-    assert not any(name.startswith(("libav", "libsw", "libX", "libglib")) for name in carried)
+    assert not any(name.startswith(("libav", "libsw", "libjpeg", "libX", "libglib"))
+                   for name in carried)
     (extension,) = [n for n in archive.namelist() if re.fullmatch(r"stoker/_stoker.*\.so", n)]
     needed = run("readelf", "-d", archive.extract(extension, tmp_path))
     assert re.search(r"\[libarrow-[0-9a-f]{8}\.so\.\d+\]", needed), needed
