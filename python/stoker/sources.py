@@ -133,7 +133,9 @@ class VideoFolder(_Source):
     ``transforms={"video": stoker.transforms.DecodeClip(...)}`` for clips. ``extensions``: the
     endings that make a file a sample, matched against the name in lower case (Kinetics'
     ``("avi", "mp4")`` by default; UCF101's and HMDB51's ``("avi",)``). The listing is cached
-    in the cache folder and listed again when a folder in it changes; local folders only. A
+    in the cache folder and listed again when a folder in it changes. ``root`` may be an
+    ``http(s)://`` folder URL (its index pages) or an ``s3://`` prefix: listed as a remote
+    ``ImageFolder`` is, each video read whole through the shard cache (no ``frames_per_clip``). A
     file that cannot be read is a bad record naming it (the loader's ``on_error``).
 
     ``frames_per_clip``, ``step_between_clips``, ``frame_rate``: torchvision's Kinetics /

@@ -133,7 +133,8 @@ class ListingBounds {
 
 Result<RemoteImageFolder> list_remote_image_folder(const std::string& url,
                                                    const std::function<bool()>& cancelled,
-                                                   const ListingLimits& limits) {
+                                                   const ListingLimits& limits,
+                                                   const ClassFolderFiles& files) {
   STOKER_ASSIGN_OR_RETURN(const RemoteUrl root, folder_url(url));
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const ObjectStore> store, store_of(root));
   RemoteImageFolder folder;
@@ -183,7 +184,7 @@ Result<RemoteImageFolder> list_remote_image_folder(const std::string& url,
       STOKER_RETURN_IF_ERROR(bounds.count_files(relative, entries));
       WalkedFolder here{prefix + relative, {}};
       for (ListedObject& file : entries.files) {
-        if (!has_image_extension(file.name)) {
+        if (!has_extension(file.name, files.extensions)) {
           ++listing.ignored_files;
           continue;
         }
@@ -200,7 +201,7 @@ Result<RemoteImageFolder> list_remote_image_folder(const std::string& url,
     return Status::ok();
   };
   STOKER_ASSIGN_OR_RETURN(folder.listing, list_classes(folder.location, ImageFolderListing(),
-                                                       top.folders, image_files(), walk));
+                                                       top.folders, files, walk));
   std::vector<size_t> unsized;
   for (ImageFolderSample& sample : folder.listing.samples) {
     const std::string relative = sample.path.substr(prefix.size());

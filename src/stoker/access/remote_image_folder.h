@@ -1,6 +1,7 @@
 #pragma once
 // The listing of an ImageFolder at an s3:// or http(s):// URL (torchvision's layout: ROOT/CLASS/
-// ... /IMAGE.jpg), in the order torchvision.datasets.ImageFolder gives the same folder on disk
+// ... /IMAGE.jpg), or of a class folder of other files (ClassFolderFiles: a video folder's), in
+// the order torchvision.datasets.ImageFolder gives the same folder on disk
 // (store/import/image_folder_scan.h's list_classes: the classes are the root's sub-folders,
 // each walked folder by folder, sorted as Python sorts paths and names). A folder's entries
 // come from its store's listing (ObjectStore::list_entries: S3's common prefixes and objects,
@@ -44,11 +45,13 @@ inline constexpr uint64_t kGroupBytes = uint64_t{4} << 20;
 // Listings of class folders, and HEADs of files whose listing gives no size, at once.
 inline constexpr int kRequestThreads = 8;
 
-// The image folder at `url` (a trailing '/' or not). `cancelled` (may be empty; polled from
+// The image folder at `url` (a trailing '/' or not), its samples `files` (a video folder's:
+// store/import/video_folder_source.h's video_files). `cancelled` (may be empty; polled from
 // several threads) turning true ends the listing: kCancelled.
 Result<RemoteImageFolder> list_remote_image_folder(const std::string& url,
                                                    const std::function<bool()>& cancelled = nullptr,
-                                                   const ListingLimits& limits = {});
+                                                   const ListingLimits& limits = {},
+                                                   const ClassFolderFiles& files = image_files());
 
 // Whether `url` names a folder of sub-folders and no manifest.json (what `auto` opens as an
 // image folder): its listing has a sub-folder. The listing's errors; kCancelled as above.

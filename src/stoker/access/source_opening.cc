@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "stoker/access/data_source.h"
+#include "stoker/access/remote_image_folder.h"
 #include "stoker/store/data_location.h"
 #include "stoker/store/import/transcode_cache.h"
 
@@ -45,6 +46,30 @@ void limit_streams(const RemoteFiles& files, const ShardSource& source, const Sh
   const CacheFloor floor = cache_floor(source.manifest(), shuffle_window);
   files.limit_streams(streams_that_fit(cache.budget_bytes(), floor.bytes, floor.largest_shard,
                                        PrefetchInputs().max_streams));
+}
+
+Result<std::shared_ptr<const Dataset>> open_remote_class_folder(const SourceOpening& opening,
+                                                                const ClassFolderFiles& samples,
+                                                                const ListedClassFolder& make) {
+  const DataAccessOptions& access = *opening.access;
+  STOKER_ASSIGN_OR_RETURN(
+      RemoteImageFolder folder,
+      list_remote_image_folder(opening.location, opening.cancelled, ListingLimits(), samples));
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ShardCache> cache, open_cache(access));
+  RemoteFilesOptions fetching;
+  fetching.policy = access.cache_policy;
+  fetching.group_files = kGroupFiles;
+  fetching.group_bytes = kGroupBytes;
+  STOKER_ASSIGN_OR_RETURN(
+      std::shared_ptr<const RemoteFiles> files,
+      RemoteFiles::open_listed(std::move(folder.files), folder.location, cache, fetching));
+  ClassFolderSourceOptions options;
+  // Files listed ahead: enough for the deepest horizon of groups.
+  options.units_ahead = RemoteFiles::kUnitsListed * kGroupFiles;
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ClassFolderSource> source,
+                          make(folder.location, std::move(folder.listing), files, options));
+  limit_streams(*files, *source, *cache, opening.shuffle_window);
+  return open_in_place(std::move(source), access);
 }
 
 Result<bool> exists(const ObjectStore& store, const std::string& name) {

@@ -11,10 +11,12 @@
 #include <vector>
 
 #include "stoker/access/remote_files.h"
+#include "stoker/access/source_registry.h"
 #include "stoker/cache/data_access.h"
 #include "stoker/cache/shard_cache.h"
 #include "stoker/net/object_store.h"
 #include "stoker/store/dataset.h"
+#include "stoker/store/import/class_folder_source.h"
 #include "stoker/store/unit_read_source.h"
 #include "stoker/util/param_spec.h"
 
@@ -34,6 +36,21 @@ Result<std::shared_ptr<const Dataset>> open_in_place(std::shared_ptr<UnitReadSou
 // once (as a remote dataset's shards).
 void limit_streams(const RemoteFiles& files, const ShardSource& source, const ShardCache& cache,
                    int64_t shuffle_window);
+
+// The source of a class folder listed elsewhere: `location` as `listing` lists it, sample i's
+// file being `files`' file i, laid out with `options` (ImageFolderSource::open_listed,
+// VideoFolderSource::open_listed).
+using ListedClassFolder = std::function<Result<std::shared_ptr<ClassFolderSource>>(
+    std::string location, ImageFolderListing listing, std::shared_ptr<const InPlaceFiles> files,
+    const ClassFolderSourceOptions& options)>;
+
+// The dataset of the class folder at the URL `opening.location` whose samples are `samples`
+// (access/remote_image_folder.h's listing and its errors), read in place: its files through the
+// shard cache in groups (kGroupFiles, kGroupBytes), those the loader needs next fetched ahead,
+// the source made by `make`.
+Result<std::shared_ptr<const Dataset>> open_remote_class_folder(const SourceOpening& opening,
+                                                                const ClassFolderFiles& samples,
+                                                                const ListedClassFolder& make);
 
 // Whether object `name` exists: a HEAD's 404 is no; another failure is the error.
 Result<bool> exists(const ObjectStore& store, const std::string& name);

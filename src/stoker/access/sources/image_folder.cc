@@ -2,7 +2,6 @@
 // classes and order: local, its listing kept in the cache folder, or at a URL whose pages list
 // it (access/remote_image_folder.h), its files fetched ahead through the shard cache in groups.
 
-#include "stoker/access/remote_files.h"
 #include "stoker/access/remote_image_folder.h"
 #include "stoker/access/remote_objects.h"
 #include "stoker/access/source_opening.h"
@@ -18,25 +17,19 @@ namespace {
 using namespace remote;  // the access and net layers' names
 
 Result<std::shared_ptr<const Dataset>> open_remote_image_folder(const SourceOpening& opening) {
-  const DataAccessOptions& access = *opening.access;
-  STOKER_ASSIGN_OR_RETURN(RemoteImageFolder folder,
-                          list_remote_image_folder(opening.location, opening.cancelled));
-  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ShardCache> cache, open_cache(access));
-  RemoteFilesOptions fetching;
-  fetching.policy = access.cache_policy;
-  fetching.group_files = kGroupFiles;
-  fetching.group_bytes = kGroupBytes;
-  STOKER_ASSIGN_OR_RETURN(
-      std::shared_ptr<const RemoteFiles> files,
-      RemoteFiles::open_listed(std::move(folder.files), folder.location, cache, fetching));
-  ImageFolderSourceOptions options;
-  // Files listed ahead: enough for the deepest horizon of groups.
-  options.units_ahead = RemoteFiles::kUnitsListed * kGroupFiles;
-  STOKER_ASSIGN_OR_RETURN(
-      std::shared_ptr<ImageFolderSource> source,
-      ImageFolderSource::open_listed(folder.location, std::move(folder.listing), files, options));
-  limit_streams(*files, *source, *cache, opening.shuffle_window);
-  return open_in_place(std::move(source), access);
+  return open_remote_class_folder(
+      opening, image_files(),
+      [](std::string location, ImageFolderListing listing,
+         std::shared_ptr<const InPlaceFiles> files,
+         const ClassFolderSourceOptions& options) -> Result<std::shared_ptr<ClassFolderSource>> {
+        ImageFolderSourceOptions image_options;
+        static_cast<ClassFolderSourceOptions&>(image_options) = options;
+        STOKER_ASSIGN_OR_RETURN(
+            std::shared_ptr<ImageFolderSource> source,
+            ImageFolderSource::open_listed(std::move(location), std::move(listing),
+                                           std::move(files), image_options));
+        return std::shared_ptr<ClassFolderSource>(std::move(source));
+      });
 }
 
 Result<std::shared_ptr<const Dataset>> open_image_folder(const SourceOpening& opening) {

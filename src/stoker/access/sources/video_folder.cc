@@ -2,17 +2,23 @@
 // Kinetics, UCF101 and HMDB51 layouts, their classes and order, records {"video": the file's
 // bytes, "label"} for a source operation (decode_clip) to decode; with frames_per_clip, a sample
 // per clip of every video (torchvision's VideoClips: frames_per_clip, step_between_clips,
-// frame_rate), for decode_clip's sampler "video_clips". Local folders only (a URL is refused in
-// one line), their listing (and the videos' frame counts and rates) kept in the cache folder.
-// `auto` takes a folder of class folders as a video folder when the first file in name order with
-// an image's or a video's extension (avi, mp4) is a video, and asks before the image folder.
+// frame_rate), for decode_clip's sampler "video_clips". Local, their listing (and the videos'
+// frame counts and rates) kept in the cache folder; or at an http(s):// or s3:// URL, listed as a
+// remote image folder is (access/remote_image_folder.h), each video read whole through the shard
+// cache (no frames_per_clip: it would read every video at open). `auto` takes a folder of class
+// folders as a video folder when the first file in name order with an image's or a video's
+// extension (avi, mp4) is a video, and asks before the image folder.
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <optional>
+#include <utility>
 
+#include "stoker/access/remote_objects.h"
 #include "stoker/access/source_opening.h"
 #include "stoker/access/source_registry.h"
+#include "stoker/net/object_store.h"
 #include "stoker/net/remote_url.h"
 #include "stoker/store/import/image_folder_scan.h"
 #include "stoker/store/import/video_folder_source.h"
@@ -37,65 +43,138 @@ Result<std::vector<std::string>> video_extensions(const std::string& location,
 // The default extensions, as `extensions` gives them.
 constexpr const char* kDefaultExtensions = "avi mp4";
 
-// The entries a walk of a folder looks at, and the depth it goes to, before it gives up
-// recognising it as videos.
+// The entries a walk of a local folder looks at, the listings a walk of a remote one makes,
+// and the depth either goes to, before it gives up recognising it as videos.
 constexpr int kEntriesLookedAt = 10000;
+constexpr int kRemoteListingsMade = 8;
 constexpr int kDepthLookedAt = 16;
 
-// Whether the first file under `folder` in name order (its entries sorted, folders walked depth
-// first, symbolic links followed) with an image's or one of `videos`' extension is a video;
-// nullopt where none is among the `budget` entries left, within `depth` levels.
-std::optional<bool> first_is_video(const std::filesystem::path& folder,
-                                   const std::vector<std::string>& videos, int& budget, int depth) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  std::vector<fs::directory_entry> entries;
-  for (fs::directory_iterator it(folder, fs::directory_options::skip_permission_denied, ec);
-       !ec && it != fs::directory_iterator() && budget > 0; it.increment(ec), --budget)
-    entries.push_back(*it);
-  std::sort(entries.begin(), entries.end(),
-            [](const auto& a, const auto& b) { return a.path().filename() < b.path().filename(); });
-  for (const fs::directory_entry& entry : entries) {
-    if (entry.is_directory(ec)) {
+// A folder's files and sub-folders by name.
+struct FolderNames {
+  std::vector<std::string> files, folders;
+};
+// Lists a folder (its path or URL); nullopt where it cannot be, or the walk's budget is spent.
+using ListFolder = std::function<std::optional<FolderNames>(const std::string& folder)>;
+
+// Whether the first file under `folder` in name order (its files and folders sorted together,
+// folders walked depth first) with an image's or one of `videos`' extension is a video; nullopt
+// where `list` finds none within `depth` levels.
+std::optional<bool> first_is_video(const ListFolder& list, const std::string& folder,
+                                   const std::vector<std::string>& videos, int depth) {
+  std::optional<FolderNames> names = list(folder);
+  if (!names) return std::nullopt;
+  std::vector<std::pair<std::string, bool>> entries;  // name, whether a folder
+  for (std::string& file : names->files) entries.emplace_back(std::move(file), false);
+  for (std::string& sub : names->folders) entries.emplace_back(std::move(sub), true);
+  std::sort(entries.begin(), entries.end());
+  for (const auto& [name, is_folder] : entries) {
+    if (is_folder) {
       if (depth <= 1) continue;
-      if (const std::optional<bool> found = first_is_video(entry.path(), videos, budget, depth - 1))
+      if (const std::optional<bool> found =
+              first_is_video(list, folder + "/" + name, videos, depth - 1))
         return found;
       continue;
     }
-    const std::string name = entry.path().filename().string();
     if (has_image_extension(name)) return false;
     if (has_extension(name, videos)) return true;
   }
   return std::nullopt;
 }
 
-// A local image folder (remote::is_image_folder) whose files are videos: in its class folders,
-// the first file in name order (first_is_video) with an image's or a default video extension
-// has a video's. Name order, not the file system's, so that a folder holding both is taken the
-// same way everywhere.
-bool is_video_folder(const std::string& location, const std::function<bool()>&) {
-  namespace fs = std::filesystem;
-  if (remote::is_remote_url(location) || !remote::is_image_folder(location)) return false;
-  const std::vector<std::string> videos = video_extensions(location, kDefaultExtensions).value();
-  std::error_code ec;
-  std::vector<fs::path> classes;
-  int budget = kEntriesLookedAt;
-  for (fs::directory_iterator it(location, fs::directory_options::skip_permission_denied, ec);
-       !ec && it != fs::directory_iterator() && budget > 0; it.increment(ec), --budget)
-    if (it->is_directory(ec)) classes.push_back(it->path());
+// Whether the first of `classes` (class folders, in any order) whose walk finds a file with an
+// image's or a default video extension finds a video's (first_is_video, in name order: not the
+// file system's or the server's, so that a folder holding both is taken the same way
+// everywhere).
+bool first_class_is_video(const ListFolder& list, const std::string& root,
+                          std::vector<std::string> classes) {
+  const std::vector<std::string> videos = video_extensions(root, kDefaultExtensions).value();
   std::sort(classes.begin(), classes.end());
-  for (const fs::path& folder : classes)
-    if (const std::optional<bool> found = first_is_video(folder, videos, budget, kDepthLookedAt))
+  for (const std::string& name : classes)
+    if (const std::optional<bool> found =
+            first_is_video(list, root + "/" + name, videos, kDepthLookedAt))
       return *found;
   return false;
 }
 
-Result<std::shared_ptr<const Dataset>> open_video_folder(const SourceOpening& opening) {
-  if (remote::is_remote_url(opening.location))
+// A local image folder (remote::is_image_folder) whose first file is a video's
+// (first_class_is_video), its walk following symbolic links.
+bool is_local_video_folder(const std::string& location) {
+  namespace fs = std::filesystem;
+  if (!remote::is_image_folder(location)) return false;
+  int budget = kEntriesLookedAt;
+  const ListFolder list = [&budget](const std::string& folder) -> std::optional<FolderNames> {
+    std::error_code ec;
+    FolderNames names;
+    for (fs::directory_iterator it(folder, fs::directory_options::skip_permission_denied, ec);
+         !ec && it != fs::directory_iterator() && budget > 0; it.increment(ec), --budget)
+      (it->is_directory(ec) ? names.folders : names.files)
+          .push_back(it->path().filename().string());
+    return names;
+  };
+  const std::optional<FolderNames> top = list(location);
+  return first_class_is_video(list, location, top->folders);
+}
+
+// A folder URL (ending in '/') whose listing has sub-folders and no dataset's manifest, and
+// whose first file is a video's (first_class_is_video), within kRemoteListingsMade listings.
+bool is_remote_video_folder(const std::string& location, const std::function<bool()>& cancelled) {
+  if (location.back() != '/') return false;
+  Result<remote::RemoteUrl> url = remote::parse_remote_url(location);
+  if (!url.is_ok()) return false;
+  Result<std::shared_ptr<const remote::ObjectStore>> store = remote::store_of(url.value());
+  if (!store.is_ok()) return false;
+  const std::string root = location.substr(0, location.size() - 1);
+  int budget = kRemoteListingsMade;
+  const ListFolder list = [&](const std::string& folder) -> std::optional<FolderNames> {
+    if (budget-- <= 0) return std::nullopt;
+    const std::string relative = folder.size() > root.size() ? folder.substr(root.size() + 1) : "";
+    Result<remote::FolderEntries> entries =
+        store.value()->list_entries(relative.empty() ? "" : relative + "/", cancelled);
+    if (!entries.is_ok()) return std::nullopt;
+    FolderNames names;
+    for (const remote::ListedObject& file : entries.value().files) names.files.push_back(file.name);
+    names.folders = std::move(entries.value().folders);
+    return names;
+  };
+  const std::optional<FolderNames> top = list(root);
+  if (!top || top->folders.empty()) return false;
+  for (const std::string& file : top->files)
+    if (file == kManifestName) return false;
+  return first_class_is_video(list, root, top->folders);
+}
+
+// A local or remote image folder whose files are videos.
+bool is_video_folder(const std::string& location, const std::function<bool()>& cancelled) {
+  return remote::is_remote_url(location) ? is_remote_video_folder(location, cancelled)
+                                         : is_local_video_folder(location);
+}
+
+// The video folder at the URL `opening.location`: a sample per video, its file read whole
+// through the shard cache.
+Result<std::shared_ptr<const Dataset>> open_remote_video_folder(
+    const SourceOpening& opening, std::vector<std::string> extensions) {
+  if (opening.params.integer("frames_per_clip") > 0)
     return unsupported(remote::shown_location(opening.location) +
-                       ": video folders are read from local paths only, not URLs");
+                       ": frames_per_clip indexes every video at open: local video folders "
+                       "only (at a URL, sample clips with DecodeClip's samplers)");
+  return remote::open_remote_class_folder(
+      opening, video_files(std::move(extensions)),
+      [](std::string location, ImageFolderListing listing,
+         std::shared_ptr<const InPlaceFiles> files,
+         const ClassFolderSourceOptions& options) -> Result<std::shared_ptr<ClassFolderSource>> {
+        STOKER_ASSIGN_OR_RETURN(
+            std::shared_ptr<VideoFolderSource> source,
+            VideoFolderSource::open_listed(std::move(location), std::move(listing),
+                                           std::move(files), options));
+        return std::shared_ptr<ClassFolderSource>(std::move(source));
+      });
+}
+
+Result<std::shared_ptr<const Dataset>> open_video_folder(const SourceOpening& opening) {
   STOKER_ASSIGN_OR_RETURN(std::vector<std::string> extensions,
                           video_extensions(opening.location, opening.params.text("extensions")));
+  if (remote::is_remote_url(opening.location))
+    return open_remote_video_folder(opening, std::move(extensions));
   ClassFolderSourceOptions options;
   if (Result<std::string> dir = cache_dir_of(*opening.access); dir.is_ok())
     options.listing_cache_dir = dir.value();

@@ -180,6 +180,15 @@ Result<std::shared_ptr<VideoFolderSource>> VideoFolderSource::open(
   return source;
 }
 
+Result<std::shared_ptr<VideoFolderSource>> VideoFolderSource::open_listed(
+    std::string location, ImageFolderListing listing, std::shared_ptr<const InPlaceFiles> files,
+    const ClassFolderSourceOptions& options) {
+  std::shared_ptr<VideoFolderSource> source(new VideoFolderSource());
+  STOKER_RETURN_IF_ERROR(source->lay_out(std::move(location), std::move(listing),
+                                         video_record_schema(), options, std::move(files)));
+  return source;
+}
+
 std::string VideoFolderSource::describe() const {
   if (!manifest().sample_parts.empty())
     return fmt::format("{} (a video folder: {} videos, {} classes, {} clips of {}, read in place)",

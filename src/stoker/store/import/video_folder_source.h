@@ -42,6 +42,11 @@ class VideoFolderSource : public ClassFolderSource {
       const std::string& root, std::vector<std::string> extensions,
       const ClassFolderSourceOptions& options,
       const std::optional<video::VideoClips>& clips = std::nullopt);
+  // The folder `location` as `listing` lists it (a remote one: access/remote_image_folder.h's
+  // listing with video_files), sample i's file being `files`' file i; a sample per video.
+  static Result<std::shared_ptr<VideoFolderSource>> open_listed(
+      std::string location, ImageFolderListing listing, std::shared_ptr<const InPlaceFiles> files,
+      const ClassFolderSourceOptions& options);
   // The number of clips each listed video gives (with `clips`; empty otherwise): torchvision's
   // VideoClips' clip counts, whose sums are its cumulative_sizes.
   const std::vector<int64_t>& clip_counts() const { return clip_counts_; }
