@@ -73,7 +73,12 @@ std::pair<at::Tensor, at::Tensor> StepRunner::on_device(const Batch& batch, cons
   std::vector<int64_t> shape =
       eval && eval_shape.size() == sample_shape(spec).size() ? eval_shape : sample_shape(spec);
   shape.insert(shape.begin(), -1);
-  return {input.view(shape), labels.to(setup_.device, /*non_blocking=*/true)};
+  at::Tensor target = labels.to(setup_.device, /*non_blocking=*/true);
+  const at::Tensor model_input = input.view(shape);
+  // A video's several clips (--clips-per-video) are samples of its label each.
+  if (model_input.size(0) != target.size(0))
+    target = target.repeat_interleave(model_input.size(0) / target.size(0), 0);
+  return {model_input, target};
 }
 
 double StepRunner::forward_backward() {
