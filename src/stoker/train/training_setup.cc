@@ -130,14 +130,13 @@ void check_same_classes(const Dataset& train, const Dataset& test) {
 
 // Refuses a batch size whose buffers cannot fit in the machine's memory, before anything is
 // allocated: each sample of the largest batch needs its float model input and its uint8 images
-// (float clips, for videos: `clips` of them) in the loader's buffers (at least
-// kMinLoaderBuffers of them: auto prefetch 4, plus 2).
+// (for videos: `clips` clips) in the loader's buffers (at least kMinLoaderBuffers of them: auto
+// prefetch 4, plus 2).
 void check_batch_fits(const ModelSpec& spec, int64_t batch, int64_t clips) {
   constexpr double kMinLoaderBuffers = 6;
   const double pixels = static_cast<double>(spec.channels) * std::max<int64_t>(spec.frames, 1) *
                         spec.height * spec.width * static_cast<double>(clips);
-  const double loaded = spec.frames > 0 ? pixels * sizeof(float) : pixels;
-  const double per_sample = pixels * sizeof(float) + kMinLoaderBuffers * (loaded + sizeof(int64_t));
+  const double per_sample = pixels * sizeof(float) + kMinLoaderBuffers * (pixels + sizeof(int64_t));
   const double memory = static_cast<double>(machine_memory_bytes());
   if (memory == 0 || per_sample * static_cast<double>(batch) <= memory) return;
   throw Error(invalid_argument(fmt::format(
@@ -176,15 +175,11 @@ std::vector<std::pair<std::string, ParamValue>> clip_sampling(const TrainerOptio
           {"num_clips", int64_t{train ? o.clips_per_video : 1}}};
 }
 
-// The video field as clips for the model, float [K?, 3, frames, crop, crop] normalised
-// (K = clips_per_video in training): decode_clip as torchvision's video reference transforms
-// them (training: a random crop and a flip; evaluation: the centre crop at val_crop_size), from
-// the frames resized to val_resize_size.
-FieldRequest clip_request(const Dataset& data, const TrainerOptions& o, bool train,
-                          const NormalizationChoice& normalization) {
-  const auto three = [](const std::vector<float>& v) {
-    return v.size() == 1 ? std::vector<double>(3, v[0]) : std::vector<double>(v.begin(), v.end());
-  };
+// The video field as clips for the model before normalisation, uint8 [K?, 3, frames, crop,
+// crop] (K = clips_per_video in training): decode_clip as torchvision's video reference
+// transforms them (training: a random crop and a flip; evaluation: the centre crop at
+// val_crop_size), from the frames resized to val_resize_size.
+FieldRequest clip_request(const Dataset& data, const TrainerOptions& o, bool train) {
   const int crop = train ? o.train_crop_size : o.val_crop_size;
   const int64_t resize = o.val_resize_size > 0 ? o.val_resize_size : crop * 128 / 112;
   std::vector<std::pair<std::string, ParamValue>> params = clip_sampling(o, train);
@@ -192,9 +187,6 @@ FieldRequest clip_request(const Dataset& data, const TrainerOptions& o, bool tra
                                {"crop", std::vector<double>{static_cast<double>(crop)}},
                                {"crop_mode", std::string(train ? "random" : "center")},
                                {"flip", train ? o.augment.flip_probability : 0.0},
-                               {"dtype", std::string("float32")},
-                               {"mean", three(normalization.mean)},
-                               {"std", three(normalization.std)},
                                {"layout", std::string("CTHW")}});
   const OpCall call = make_op_call("decode_clip", params).value_or_throw();
   return make_field_request(data.schema(), "video", {call}).value_or_throw();
@@ -322,9 +314,9 @@ std::unique_ptr<Loader> make_loader(std::shared_ptr<const Dataset> data, const T
   lo.tracer = o.tracer;
   // Images as uint8: InputNormalizer turns them into float where the model runs; clips float.
   const bool video = is_video_dataset(*data);
-  lo.fields = {video ? clip_request(*data, o, train, normalization)
-                     : image_request(*data, o, train, normalization),
-               FieldRequest("label")};
+  lo.fields = {
+      video ? clip_request(*data, o, train) : image_request(*data, o, train, normalization),
+      FieldRequest("label")};
   if (video) lo.fields.push_back(frame_indices_request(*data, o, train));
   if (train) lo.batch_transform = batch_mixing(o, num_classes);
   if (train && o.sample_cost.count() > 0)
@@ -541,16 +533,23 @@ std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
   const auto shape_at = [&](int64_t side) {
     return encoded ? std::vector<int64_t>{s.spec.channels, side, side} : stored;
   };
-  if (video) {  // clips come normalised from the loader
-    if (o.eval) s.eval_shape = {s.spec.channels, s.spec.frames, o.val_crop_size, o.val_crop_size};
-  } else {
-    s.normalize = std::make_unique<InputNormalizer>(shape_at(s.spec.height), s.normalization.mean,
-                                                    s.normalization.std, o.batch_size, s.device);
-  }
-  if (o.eval && !video) {
-    s.eval_shape = shape_at(o.val_crop_size);
-    s.eval_normalize = std::make_unique<InputNormalizer>(
-        s.eval_shape, s.normalization.mean, s.normalization.std, kEvalBatchSize, s.device);
+  // A clip [C, T, side, side] normalised as the sample [C, T, side * side] it is in memory
+  // (Normalization's channels are a 3-D sample's first dimension); a batch of B videos is B x K
+  // clips in training.
+  const auto normalized_at = [&](int64_t side) {
+    return video ? std::vector<int64_t>{s.spec.channels, s.spec.frames, side * side}
+                 : shape_at(side);
+  };
+  s.normalize = std::make_unique<InputNormalizer>(
+      normalized_at(s.spec.height), s.normalization.mean, s.normalization.std,
+      o.batch_size * (video ? o.clips_per_video : 1), s.device);
+  if (o.eval) {
+    s.eval_shape = video ? std::vector<int64_t>{s.spec.channels, s.spec.frames, o.val_crop_size,
+                                                o.val_crop_size}
+                         : shape_at(o.val_crop_size);
+    s.eval_normalize =
+        std::make_unique<InputNormalizer>(normalized_at(o.val_crop_size), s.normalization.mean,
+                                          s.normalization.std, kEvalBatchSize, s.device);
   }
   ScheduleSpec schedule = o.schedule;
   schedule.lr = o.optimizer.lr;

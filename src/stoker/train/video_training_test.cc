@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "stoker/pipeline/field_pipeline.h"
+#include "stoker/pipeline/op_registry.h"
 #include "stoker/testing/temp_dir.h"
 #include "stoker/testing/video_set.h"
 #include "stoker/train/compute_settings.h"
@@ -117,6 +119,51 @@ TEST_F(VideoTrainingTest, AnEpochHoldsClipsPerVideoClipsOfFramesStepApartForAnyW
     EXPECT_TRUE(threaded.inputs[b].equal(epoch.inputs[b])) << "batch " << b;
     EXPECT_TRUE(threaded.targets[b].equal(epoch.targets[b])) << "batch " << b;
   }
+}
+
+// The clips cross to the device as uint8 and are normalised there: the same numbers as the
+// loader's float clips (decode_clip's dtype float32, the old way) on the same draws, to
+// float32 rounding.
+TEST_F(VideoTrainingTest, ClipsNormalisedOnTheDeviceAreTheLoadersFloatClips) {
+  const std::unique_ptr<TrainingSetup> setup = set_up_training(options(0));
+  const auto reals = [](const std::vector<float>& v) {
+    return std::vector<double>(v.begin(), v.end());
+  };
+  const NormalizationChoice& n = setup->normalization;
+  ASSERT_EQ(n.mean.size(), 3u);
+  const OpCall old_way =
+      make_op_call("decode_clip", {{"num_frames_per_clip", int64_t{4}},
+                                   {"num_indices_between_frames", int64_t{5}},
+                                   {"num_clips", int64_t{3}},
+                                   {"resize", std::vector<double>{32 * 128 / 112}},
+                                   {"crop", std::vector<double>{32}},
+                                   {"flip", 0.5},
+                                   {"dtype", std::string("float32")},
+                                   {"mean", reals(n.mean)},
+                                   {"std", reals(n.std)},
+                                   {"layout", std::string("CTHW")}})
+          .value_or_throw();
+  LoaderOptions lo = setup->loader->options();
+  lo.fields = {
+      make_field_request(setup->train_data->schema(), "video", {old_way}).value_or_throw()};
+  Loader floats(setup->train_data, lo, c10::kCPU);
+
+  StepRunner steps(*setup);
+  steps.start_epoch(0);
+  steps.take_first();
+  int64_t batches = 0;
+  for (const Batch& expected : floats.epoch(0)) {
+    ASSERT_TRUE(steps.has_batch());
+    EXPECT_EQ(steps.batch()["video"].scalar_type(), at::kByte);  // a quarter of the bytes
+    const at::Tensor input = steps.on_device(steps.batch(), *setup->train_data).first;
+    const at::Tensor want = expected["video"].view({-1, 3, 4, 32, 32});
+    ASSERT_EQ(input.sizes(), want.sizes());
+    EXPECT_LE((input - want).abs().max().item<double>(), 1e-6) << "batch " << batches;
+    steps.next_batch();
+    ++batches;
+  }
+  EXPECT_EQ(batches, 2);
+  EXPECT_FALSE(steps.has_batch());
 }
 
 // A frame step or a number of clips below 1 is refused.
