@@ -92,10 +92,6 @@ ModelSpec input_spec(const Dataset& data, int image_size, int frames) {
 
 // Refuses, in one line naming the data at `dir`, options that do not apply to its clips.
 void check_video_options(const TrainerOptions& o, const std::string& dir) {
-  require(o.save_model.empty(),
-          dir +
-              ": a dataset of videos: --save-model does not save video models yet (their "
-              "checkpoints do: --checkpoint-dir)");
   const char* option = !o.augment_ops.empty()          ? "--augment"
                        : o.mixup_alpha > 0             ? "--mixup-alpha"
                        : o.cutmix_alpha > 0            ? "--cutmix-alpha"

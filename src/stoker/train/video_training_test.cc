@@ -1,8 +1,12 @@
 // Training on videos: a run's clips are those its options ask for (--frames frames
 // --frame-step apart, --clips-per-video of each video an epoch, each a sample of its video's
-// label), the same for any worker count. Skipped in a build without video (STOKER_TEST_VIDEO).
+// label), the same for any worker count; they reach the device as uint8 and are normalised there
+// as the loader would; a saved video model runs in Python as in the trainer. Skipped in a build
+// without video (STOKER_TEST_VIDEO).
 #include <gtest/gtest.h>
+#include <torch/types.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -13,6 +17,7 @@
 #include "stoker/testing/video_set.h"
 #include "stoker/train/compute_settings.h"
 #include "stoker/train/step_runner.h"
+#include "stoker/train/trainer.h"
 #include "stoker/train/training_setup.h"
 #include "stoker/util/atomic_file.h"
 
@@ -164,6 +169,64 @@ TEST_F(VideoTrainingTest, ClipsNormalisedOnTheDeviceAreTheLoadersFloatClips) {
   }
   EXPECT_EQ(batches, 2);
   EXPECT_FALSE(steps.has_batch());
+}
+
+// Runs the TorchScript file argv[1] on the uint8 clips [N, 3, 4, 32, 32] in argv[2]: writes
+// predict()'s logits to argv[3], and those of forward() on the clips normalised by the mean and
+// std the file holds to argv[3].forward.
+constexpr const char* kRunSavedVideoModelPy = R"(
+import sys, torch
+m = torch.jit.load(sys.argv[1])
+with open(sys.argv[2], 'rb') as f:
+    clips = torch.frombuffer(bytearray(f.read()), dtype=torch.uint8).view(-1, 3, 4, 32, 32)
+mean, std = m.input_mean.view(1, -1, 1, 1, 1), m.input_std.view(1, -1, 1, 1, 1)
+with torch.no_grad():
+    for logits, path in ((m.predict(clips), sys.argv[3]),
+                         (m((clips.float() / 255 - mean) / std), sys.argv[3] + '.forward')):
+        with open(path, 'wb') as f:
+            f.write(logits.contiguous().numpy().tobytes())
+)";
+
+// --save-model of a video model: Python's torch.jit.load runs the file, and its predict() on
+// uint8 clips (and forward on them normalised) gives the trained model's own logits.
+TEST_F(VideoTrainingTest, PythonRunsTheSavedVideoModelAsTheTrainerDoes) {
+  if (std::system(STOKER_PYTHON " -c 'import torch' >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << STOKER_PYTHON " cannot import torch";
+  TrainerOptions o = options(0);
+  o.epochs = 1;
+  o.save_model = dir_.path() + "/video_cnn.pt";
+  Trainer trainer(o);
+  EXPECT_EQ(trainer.run().model, o.save_model);
+
+  // The trainer's clips of its first batch, uint8, and its model's logits on them.
+  const std::unique_ptr<TrainingSetup> setup = set_up_training(options(0));
+  StepRunner steps(*setup);
+  steps.start_epoch(0);
+  steps.take_first();
+  const at::Tensor clips = steps.batch()["video"].reshape({-1, 3, 4, 32, 32}).contiguous();
+  const at::Tensor input = steps.on_device(steps.batch(), *setup->train_data).first;
+  trainer.model().train(false);
+  at::Tensor expected;
+  {
+    torch::NoGradGuard no_grad;
+    expected = trainer.model().forward(input).contiguous();
+  }
+  ASSERT_EQ(expected.sizes(), (std::vector<int64_t>{6, 2}));
+
+  const std::string u8 = dir_.path() + "/clips.u8", out = dir_.path() + "/logits";
+  throw_if_error(write_file_atomically(
+      u8, std::string(static_cast<const char*>(clips.data_ptr()), clips.numel())));
+  throw_if_error(write_file_atomically(dir_.path() + "/run.py", kRunSavedVideoModelPy));
+  const std::string python = std::string(STOKER_PYTHON) + " " + dir_.path() + "/run.py " +
+                             o.save_model + " " + u8 + " " + out;
+  ASSERT_EQ(std::system(python.c_str()), 0) << python;
+  for (const std::string& path : {out, out + ".forward"}) {
+    const std::string bytes = read_file(path).value_or_throw();
+    ASSERT_EQ(bytes.size(), 6 * 2 * sizeof(float)) << path;
+    const at::Tensor logits =
+        torch::from_blob(const_cast<char*>(bytes.data()), {6, 2}, torch::kFloat32).clone();
+    EXPECT_LE((logits - expected).abs().max().item<double>(), 1e-4) << path;
+  }
 }
 
 // A frame step or a number of clips below 1 is refused.
