@@ -153,6 +153,23 @@ def test_random_clips_equal_torchcodec_and_torchvision(videos):
     assert 0 < flipped < len(NAMES)  # both branches of the flip were taken
 
 
+def test_each_clip_draws_its_own_crop_and_flip(videos):
+    """draws="clip": 3 random clips of a video, each cropped and flipped as v2 transforms that
+    clip on its own (the video reference's samples), the draws clip after clip; bit for bit."""
+    folder, dataset = videos
+    clip = stoker.transforms.DecodeClip(num_clips=3, num_frames_per_clip=4,
+                                        num_indices_between_frames=2, resize=[40], crop=[32],
+                                        flip=0.5, draws="clip")
+    ours = loaded(dataset, clip)
+    for i, name in enumerate(NAMES):
+        draws = SampleDraws(SEED, 0, i, 0)
+        clips = sampled(VideoDecoder(str(folder / name)), draws, "random", 3, 4, 2, {}).data
+        want = torch.cat([transformed(clips[k:k + 1], draws, resize=[40], crop=[32, 32],
+                                      center=False, flip=0.5) for k in range(3)])
+        assert ours[i].shape == want.shape == (3, 4, 3, 32, 32)
+        assert torch.equal(ours[i], want), name
+
+
 @pytest.mark.parametrize("sampler", ["random", "regular"])
 def test_avi_with_b_frames_clips_are_ffmpegs_frames(videos, tmp_path, sampler):
     """The AVI with B-frames, whose frames torchcodec's samplers read in decoding order: the

@@ -129,10 +129,10 @@ struct TrainerOptions {
   // num_indices_between_frames, torchcodec's names), at random starts: `clips_per_video` of each
   // video in a training epoch (the reference's --clips-per-video; one in evaluation), resized to
   // val_resize_size (0: the crop's side x 128 / 112) and cropped to train_crop_size (randomly,
-  // with a flip of probability augment.flip_probability; evaluation: centred, val_crop_size) as
-  // torchvision's video reference does; uint8 batches [B, K, 3, T, H, W] (K = clips_per_video)
-  // that the model sees as B * K clips [3, T, H, W], normalised on the device by `mean` and
-  // `std` (default Kinetics'), for --model video_cnn.
+  // each clip, with a flip of probability augment.flip_probability; evaluation: centred,
+  // val_crop_size) as torchvision's video reference does; uint8 batches [B, K, 3, T, H, W]
+  // (K = clips_per_video) that the model sees as B * K clips [3, T, H, W], normalised on the
+  // device by `mean` and `std` (default Kinetics'), for --model video_cnn.
   int frames = 16;
   int frame_step = 1;
   int clips_per_video = 1;

@@ -173,8 +173,8 @@ std::vector<std::pair<std::string, ParamValue>> clip_sampling(const TrainerOptio
 
 // The video field as clips for the model before normalisation, uint8 [K?, 3, frames, crop,
 // crop] (K = clips_per_video in training): decode_clip as torchvision's video reference
-// transforms them (training: a random crop and a flip; evaluation: the centre crop at
-// val_crop_size), from the frames resized to val_resize_size.
+// transforms them (training: each clip its own random crop and flip; evaluation: the centre
+// crop at val_crop_size), from the frames resized to val_resize_size.
 FieldRequest clip_request(const Dataset& data, const TrainerOptions& o, bool train) {
   const int crop = train ? o.train_crop_size : o.val_crop_size;
   const int64_t resize = o.val_resize_size > 0 ? o.val_resize_size : crop * 128 / 112;
@@ -183,6 +183,7 @@ FieldRequest clip_request(const Dataset& data, const TrainerOptions& o, bool tra
                                {"crop", std::vector<double>{static_cast<double>(crop)}},
                                {"crop_mode", std::string(train ? "random" : "center")},
                                {"flip", train ? o.augment.flip_probability : 0.0},
+                               {"draws", std::string("clip")},
                                {"layout", std::string("CTHW")}});
   const OpCall call = make_op_call("decode_clip", params).value_or_throw();
   return make_field_request(data.schema(), "video", {call}).value_or_throw();

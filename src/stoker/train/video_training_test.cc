@@ -143,6 +143,7 @@ TEST_F(VideoTrainingTest, ClipsNormalisedOnTheDeviceAreTheLoadersFloatClips) {
                                    {"resize", std::vector<double>{32 * 128 / 112}},
                                    {"crop", std::vector<double>{32}},
                                    {"flip", 0.5},
+                                   {"draws", std::string("clip")},
                                    {"dtype", std::string("float32")},
                                    {"mean", reals(n.mean)},
                                    {"std", reals(n.std)},
