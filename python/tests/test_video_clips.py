@@ -168,6 +168,12 @@ def test_each_clip_draws_its_own_crop_and_flip(videos):
                                       center=False, flip=0.5) for k in range(3)])
         assert ours[i].shape == want.shape == (3, 4, 3, 32, 32)
         assert torch.equal(ours[i], want), name
+    # v2's steps after it draw once for all the clips: not folded into per-clip draws.
+    schema = [{"name": "video", "dtype": "bytes"}, {"name": "label", "dtype": "int64"}]
+    with pytest.raises(ValueError, match="draws once for all the clips"):
+        stoker.transforms.field_specs({"video": v2.Compose(
+            [stoker.transforms.DecodeClip(num_clips=2, draws="clip"), v2.Resize(40),
+             v2.RandomHorizontalFlip()])}, schema)
 
 
 @pytest.mark.parametrize("sampler", ["random", "regular"])
