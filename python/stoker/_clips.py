@@ -17,6 +17,8 @@ it is a ValueError naming it."""
 from typing import List
 
 _ORDER = ["Resize", "Crop", "RandomHorizontalFlip", "ToFloat", "Normalize"]
+# The steps that draw: once per Video in v2, once per clip in DecodeClip(draws="clip").
+_DRAWN = ("RandomCrop", "RandomResizedCrop", "RandomHorizontalFlip")
 
 
 def _kind(step) -> str:
@@ -140,6 +142,10 @@ def _fold(field: str, step, call: dict, done: int) -> int:
     if at <= done:
         raise ValueError(f"field '{field}': {step!r} comes after {_ORDER[done]}; DecodeClip's "
                          f"steps go in torchvision's order {' + '.join(_ORDER)}, each once")
+    if call.get("draws") == "clip" and type(step).__name__ in _DRAWN:
+        raise ValueError(f"field '{field}': {step!r} draws once for all the clips of the "
+                         "Video, and DecodeClip(draws=\"clip\") each clip's own: give "
+                         "DecodeClip the crop and flip")
     if kind in ("Resize", "Crop") and call[kind.lower()]:
         raise ValueError(f"field '{field}': DecodeClip sets its {kind.lower()} and {step!r} "
                          "another")

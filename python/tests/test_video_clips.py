@@ -10,10 +10,12 @@ import subprocess
 import tarfile
 import sys
 
+import numpy as np
 import pytest
 import torch
 
 import stoker
+from ffmpeg_frames import ffmpeg_frames
 from sample_draws import SampleDraws
 from video_build import needs_video
 
@@ -33,8 +35,10 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 import make_video_set  # noqa: E402
 
 # Every file whose frames torchcodec decodes as FFmpeg does (the rotated one turned upright): not
-# the AVI with B-frames, which it counts in decoding order (test_video_decode.py).
-NAMES = [name for name in make_video_set.names() if name != "mpeg4_gop12_bframes.avi"]
+# the AVI with B-frames, which it counts in decoding order (test_video_decode.py), whose clips
+# test_avi_with_b_frames_clips_are_ffmpegs_frames checks against FFmpeg's frames.
+AVI_B_FRAMES = "mpeg4_gop12_bframes.avi"
+NAMES = [name for name in make_video_set.names() if name != AVI_B_FRAMES]
 SEED = 2
 
 
@@ -107,7 +111,14 @@ def reference(path, index, sampler, *, num_clips, frames, step, resize, crop, ce
     the flip), [K, T, C, h, w]. `by_time`: the timestamp samplers' arguments."""
     draws = SampleDraws(SEED, 0, index, 0)
     batch = sampled(VideoDecoder(path), draws, sampler, num_clips, frames, step, by_time)
-    video = tv_tensors.Video(batch.data)
+    return transformed(batch.data, draws, resize=resize, crop=crop, center=center, flip=flip,
+                       mean=mean, std=std)
+
+
+def transformed(clips, draws, *, resize, crop, center, flip, mean=None, std=None):
+    """torchvision v2's transforms of the uint8 clips [K, T, C, H, W] with the crop's and the
+    flip's draws taken from `draws` after the clip starts."""
+    video = tv_tensors.Video(clips)
     video = F.resize(video, resize, antialias=True)
     height, width = video.shape[-2:]
     if center:
@@ -140,6 +151,64 @@ def test_random_clips_equal_torchcodec_and_torchvision(videos):
             str(folder / name), i, "random", num_clips=1, frames=8, step=2, resize=[40],
             crop=[32, 32], center=False, flip=0.0)[0])
     assert 0 < flipped < len(NAMES)  # both branches of the flip were taken
+
+
+def test_each_clip_draws_its_own_crop_and_flip(videos):
+    """draws="clip": 3 random clips of a video, each cropped and flipped as v2 transforms that
+    clip on its own (the video reference's samples), the draws clip after clip; bit for bit."""
+    folder, dataset = videos
+    clip = stoker.transforms.DecodeClip(num_clips=3, num_frames_per_clip=4,
+                                        num_indices_between_frames=2, resize=[40], crop=[32],
+                                        flip=0.5, draws="clip")
+    ours = loaded(dataset, clip)
+    for i, name in enumerate(NAMES):
+        draws = SampleDraws(SEED, 0, i, 0)
+        clips = sampled(VideoDecoder(str(folder / name)), draws, "random", 3, 4, 2, {}).data
+        want = torch.cat([transformed(clips[k:k + 1], draws, resize=[40], crop=[32, 32],
+                                      center=False, flip=0.5) for k in range(3)])
+        assert ours[i].shape == want.shape == (3, 4, 3, 32, 32)
+        assert torch.equal(ours[i], want), name
+    # v2's steps after it draw once for all the clips: not folded into per-clip draws.
+    schema = [{"name": "video", "dtype": "bytes"}, {"name": "label", "dtype": "int64"}]
+    with pytest.raises(ValueError, match="draws once for all the clips"):
+        stoker.transforms.field_specs({"video": v2.Compose(
+            [stoker.transforms.DecodeClip(num_clips=2, draws="clip"), v2.Resize(40),
+             v2.RandomHorizontalFlip()])}, schema)
+
+
+@pytest.mark.parametrize("sampler", ["random", "regular"])
+def test_avi_with_b_frames_clips_are_ffmpegs_frames(videos, tmp_path, sampler):
+    """The AVI with B-frames, whose frames torchcodec's samplers read in decoding order: the
+    clips' indices are computed by torchcodec's rules from its frame count and stoker's draws
+    (ClipFrameIndices names them), their frames are FFmpeg's decode in order, then v2's
+    transforms, bit for bit."""
+    folder, _ = videos
+    path = str(folder / AVI_B_FRAMES)
+    dataset = str(tmp_path / "avi")
+    with stoker.DatasetWriter(dataset, {"video": "bytes", "label": "int64"}) as writer:
+        writer.append({"video": (folder / AVI_B_FRAMES).read_bytes(), "label": 0})
+    sampling = dict(sampler=sampler, num_clips=3, num_frames_per_clip=6,
+                    num_indices_between_frames=4)
+    center = sampler == "regular"
+    clip = stoker.transforms.DecodeClip(**sampling, resize=[40], crop=[32],
+                                        crop_mode="center" if center else "random", flip=0.5)
+    frames = stoker.transforms.ClipFrameIndices(**sampling)
+    loader = stoker.Loader(stoker.Dataset(dataset, transforms={"video": clip, "frames": frames}),
+                           batch_size=1, generator=torch.Generator().manual_seed(SEED))
+    (batch,) = list(loader)
+
+    index = stoker._stoker.video_index(path)
+    range_end = len(index["pts"]) - 4 * (6 - 1)  # the last start whose clip fits, plus 1
+    draws = SampleDraws(SEED, 0, 0, 0)
+    starts = ([draws.uniform_below(range_end) for _ in range(3)] if sampler == "random" else
+              torch.linspace(0, range_end - 1, 3, dtype=torch.int).tolist())
+    indices = [start + 4 * t for start in starts for t in range(6)]
+    assert batch["frames"][0].flatten().tolist() == indices
+    decoded = np.ascontiguousarray(ffmpeg_frames(path, index["width"], index["height"])[indices])
+    want = transformed(torch.from_numpy(decoded).view(3, 6, 3, index["height"], index["width"]),
+                       draws, resize=[40], crop=[32, 32], center=center, flip=0.5)
+    assert batch["video"][0].shape == want.shape == (3, 6, 3, 32, 32)
+    assert torch.equal(batch["video"][0], want)
 
 
 def test_regular_clips_center_crop_channels_first_float(videos):

@@ -11,6 +11,7 @@ import pytest
 
 import stoker
 from stoker import _stoker
+from ffmpeg_frames import ffmpeg_frames
 from video_build import needs_video
 
 pytestmark = needs_video
@@ -36,14 +37,6 @@ def videos(tmp_path_factory):
     subprocess.run([sys.executable, os.path.join(ROOT, "bench", "make_video_set.py"), str(folder)],
                    check=True, stdout=subprocess.DEVNULL)
     return folder
-
-
-def ffmpeg_frames(path, width, height):
-    """Every frame of `path` as Debian's ffmpeg decodes the whole file in order, [N, 3, H, W]."""
-    raw = subprocess.run(["ffmpeg", "-v", "error", "-i", path, "-fps_mode", "passthrough",
-                          "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
-                         check=True, stdout=subprocess.PIPE).stdout
-    return np.frombuffer(raw, np.uint8).reshape(-1, height, width, 3).transpose(0, 3, 1, 2)
 
 
 def spread(index):

@@ -63,14 +63,14 @@ class Model {
   virtual std::string name() const = 0;
 
   // Writes the model to `path` crash-safely (temp file + rename; the directory must exist) as a
-  // TorchScript file that Python runs: `torch.jit.load(path)(x)` on float NCHW input normalised
-  // as `input` says, in evaluation mode (the live model's mode is kept). A TorchScript model is
-  // written with its own code (`input` unused). A built-in one has its parameters and buffers
-  // under their named_state() names, and also holds `input`: buffers input_mean and input_std
-  // (float32 [C]) and a method predict(images) that takes uint8 [N, C, H, W] images as stored,
-  // normalises them and returns forward's logits. kInvalidArgument if `input` has neither 1
-  // nor C values each or the model is a video model (not saved yet), kIoError if the file
-  // cannot be written.
+  // TorchScript file that Python runs: `torch.jit.load(path)(x)` on float NCHW input (NCTHW
+  // clips) normalised as `input` says, in evaluation mode (the live model's mode is kept). A
+  // TorchScript model is written with its own code (`input` unused). A built-in one has its
+  // parameters and buffers under their named_state() names, and also holds `input`: buffers
+  // input_mean and input_std (float32 [C]) and a method predict(images) that takes uint8 [N, C, H,
+  // W] images as stored (a video model: uint8 clips [N, C, T, H, W]), normalises them and returns
+  // forward's logits. kInvalidArgument if `input` has neither 1 nor C values each, kIoError if the
+  // file cannot be written.
   virtual Status save(const std::string& path, const InputNormalization& input) = 0;
   // Writes the model's state to `path` for a checkpoint, crash-safely: a TorchScript model as a
   // TorchScript file, a built-in one as a torch::save archive of its modules.

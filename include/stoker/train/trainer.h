@@ -125,12 +125,17 @@ struct TrainerOptions {
   int val_resize_size = 0;
   int val_crop_size = 0;
   // Datasets of videos (a bytes field 'video': a video folder, or a dataset of them): clips of
-  // `frames` consecutive frames (decode_clip, one at a random start per video), resized to
+  // `frames` frames `frame_step` apart (decode_clip's num_frames_per_clip and
+  // num_indices_between_frames, torchcodec's names), at random starts: `clips_per_video` of each
+  // video in a training epoch (the reference's --clips-per-video; one in evaluation), resized to
   // val_resize_size (0: the crop's side x 128 / 112) and cropped to train_crop_size (randomly,
-  // with a flip of probability augment.flip_probability; evaluation: centred, val_crop_size) as
-  // torchvision's video reference does; batches [B, 3, T, H, W] normalised in the loader by
-  // `mean` and `std` (default Kinetics'), for --model video_cnn.
+  // each clip, with a flip of probability augment.flip_probability; evaluation: centred,
+  // val_crop_size) as torchvision's video reference does; uint8 batches [B, K, 3, T, H, W]
+  // (K = clips_per_video) that the model sees as B * K clips [3, T, H, W], normalised on the
+  // device by `mean` and `std` (default Kinetics'), for --model video_cnn.
   int frames = 16;
+  int frame_step = 1;
+  int clips_per_video = 1;
   // The resize filter of both transforms: "bilinear" or "bicubic" (PIL's, as torchvision's
   // reference `--interpolation`).
   std::string interpolation = "bilinear";

@@ -193,6 +193,18 @@ void add_run_options(CLI::App& command, TrainerOptions& o, TrainFlags& flags) {
                   "crop is --image-size)")
       ->check(whole_number("--frames", 1, 1024))
       ->capture_default_str();
+  command
+      .add_option("--frame-step", o.frame_step,
+                  "Video datasets: frames between a clip's consecutive frames (torchcodec's "
+                  "num_indices_between_frames; 1: consecutive)")
+      ->check(whole_number("--frame-step", 1, 1024))
+      ->capture_default_str();
+  command
+      .add_option("--clips-per-video", o.clips_per_video,
+                  "Video datasets: random clips of each video in a training epoch (the video "
+                  "reference's; a batch of B videos is B x this many clips)")
+      ->check(whole_number("--clips-per-video", 1, 1024))
+      ->capture_default_str();
   add_choice(command, "--interpolation", o.interpolation,
              "JPEG/PNG datasets: the resize filter, PIL's {} (torchvision's pixels either way)",
              {"bilinear", "bicubic"})

@@ -200,8 +200,8 @@ TEST_F(VideoCliTest, TrainLearnsTheClassesOfAVideoFolderWithVideoCnn) {
   EXPECT_EQ(run["data"]["input"], nlohmann::json({3, 4, 32, 32}));
 }
 
-// An image model, options for images and --save-model are refused in one line naming the data;
-// so is video_cnn on images.
+// An image model and options for images are refused in one line naming the data; so are
+// --frame-step and --clips-per-video on images, and video_cnn.
 TEST_F(VideoCliTest, TrainAndDoctorRefuseWhatDoesNotFitClipsInOneLine) {
   const std::string root = good_folder();
   for (const char* command : {"train --max-steps 1 --batch 1", "doctor --steps 1 --batch 1"})
@@ -211,8 +211,8 @@ TEST_F(VideoCliTest, TrainAndDoctorRefuseWhatDoesNotFitClipsInOneLine) {
   const std::string video = "train --max-steps 1 --batch 1 --model video_cnn --data " + root;
   expect_one_line_error(stoker(video + " --mixup-alpha 0.2"),
                         root + ": a dataset of videos: --mixup-alpha does not apply to its clips");
-  expect_one_line_error(stoker(video + " --save-model " + dir_.path() + "/m.pt"),
-                        root + ": a dataset of videos: --save-model does not save video models");
+  expect_one_line_error(stoker("train --max-steps 1 --clips-per-video 2"),
+                        "--frame-step and --clips-per-video apply to datasets of videos");
   expect_one_line_error(stoker("train --max-steps 1 --model video_cnn"),
                         "model video_cnn takes clips [C, T, H, W]; the data are images");
 }

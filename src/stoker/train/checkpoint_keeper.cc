@@ -145,7 +145,11 @@ RunSettings CheckpointKeeper::run_settings() const {
     settings["--val-resize-size"] = text(o.val_resize_size);
     settings["--flip"] = text(o.augment.flip_probability);
   }
-  if (video) settings["--frames"] = text(o.frames);
+  if (video) {
+    settings["--frames"] = text(o.frames);
+    settings["--frame-step"] = text(o.frame_step);
+    settings["--clips-per-video"] = text(o.clips_per_video);
+  }
   if (encoded) {
     const RandomCropOptions& a = o.augment;
     settings["--crop-scale"] = text(a.crop.scale_min);

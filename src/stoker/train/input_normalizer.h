@@ -30,6 +30,7 @@ class InputNormalizer {
   // float32 [N, sample shape...] on the device. On the CPU the result is a view of a buffer that
   // the next call overwrites: use it before calling again (a training step does).
   at::Tensor operator()(const at::Tensor& images);
+  const std::vector<int64_t>& sample_shape() const { return sample_shape_; }
 
  private:
   std::vector<int64_t> sample_shape_;

@@ -212,11 +212,13 @@ Status save_script_module(const torch::jit::Module& module, const std::string& p
   return write_file_atomically(path, bytes.str());
 }
 
-// The method a saved built-in model has beside forward: uint8 images as stored to logits.
+// The method a saved built-in model has beside forward: uint8 images as stored (or clips
+// [N, C, T, H, W]) to logits, the mean and std over the channels, dimension 1.
 constexpr const char* kPredictSource = R"(
 def predict(self, images: Tensor) -> Tensor:
-    scale = torch.reciprocal(self.input_std * 255.0).view(1, -1, 1, 1)
-    shift = (self.input_mean / self.input_std).view(1, -1, 1, 1)
+    shape = [1, -1] + [1] * (images.dim() - 2)
+    scale = torch.reciprocal(self.input_std * 255.0).view(shape)
+    shift = (self.input_mean / self.input_std).view(shape)
     return self.forward(images.float() * scale - shift)
 )";
 
@@ -234,10 +236,6 @@ class BuiltinModel final : public Model {
   std::string name() const override { return name_; }
 
   Status save(const std::string& path, const InputNormalization& input) override {
-    if (spec_.frames > 0)
-      return invalid_argument("model " + name_ +
-                              ": saving a video model is not supported yet (its predict takes "
-                              "images); keep its checkpoints (--checkpoint-dir)");
     const auto channels = static_cast<size_t>(spec_.channels);
     if (input.mean.size() != input.std.size() ||
         (input.mean.size() != 1 && input.mean.size() != channels)) {

@@ -40,14 +40,16 @@ std::string forward_returning(const std::string& expression) {
   return "def forward(self, x: Tensor) -> Tensor:\n    return " + expression + "\n";
 }
 
-ScriptMethod conv2d(const nn::Conv2dImpl& conv) {
+// Conv2d or Conv3d (D = 2, 3).
+template <size_t D, typename Conv>
+ScriptMethod conv(const Conv& conv) {
   const auto& o = conv.options;
-  const auto* padding = std::get_if<torch::ExpandingArray<2>>(&o.padding());
+  const auto* padding = std::get_if<torch::ExpandingArray<D>>(&o.padding());
   if (padding == nullptr || !std::get_if<torch::enumtype::kZeros>(&o.padding_mode()) ||
       o.transposed())
     return {};
-  return {"Conv2d",
-          forward_returning(fmt::format("torch.conv2d(x, self.weight, {}, {}, {}, {}, {})",
+  return {fmt::format("Conv{}d", D),
+          forward_returning(fmt::format("torch.conv{}d(x, self.weight, {}, {}, {}, {}, {})", D,
                                         o.bias() ? "self.bias" : "None", int_list(*o.stride()),
                                         int_list(**padding), int_list(*o.dilation()), o.groups()))};
 }
@@ -66,22 +68,27 @@ ScriptMethod batch_norm2d(const nn::BatchNorm2dImpl& bn) {
                       *o.momentum(), o.eps())};
 }
 
-ScriptMethod max_pool2d(const nn::MaxPool2dImpl& pool) {
+// MaxPool2d or MaxPool3d (D = 2, 3).
+template <size_t D, typename Pool>
+ScriptMethod max_pool(const Pool& pool) {
   const auto& o = pool.options;
-  return {"MaxPool2d", forward_returning(fmt::format(
-                           "torch.max_pool2d(x, {}, {}, {}, {}, {})", int_list(*o.kernel_size()),
-                           int_list(*o.stride()), int_list(*o.padding()), int_list(*o.dilation()),
-                           bool_literal(o.ceil_mode())))};
+  return {fmt::format("MaxPool{}d", D),
+          forward_returning(fmt::format("torch.max_pool{}d(x, {}, {}, {}, {}, {})", D,
+                                        int_list(*o.kernel_size()), int_list(*o.stride()),
+                                        int_list(*o.padding()), int_list(*o.dilation()),
+                                        bool_literal(o.ceil_mode())))};
 }
 
-ScriptMethod adaptive_avg_pool2d(const nn::AdaptiveAvgPool2dImpl& pool) {
+// AdaptiveAvgPool2d or AdaptiveAvgPool3d (D = 2, 3).
+template <size_t D, typename Pool>
+ScriptMethod adaptive_avg_pool(const Pool& pool) {
   std::vector<int64_t> size;
   for (const std::optional<int64_t>& s : *pool.options.output_size()) {
     if (!s) return {};  // "keep the input's size": not written
     size.push_back(*s);
   }
-  return {"AdaptiveAvgPool2d",
-          forward_returning("torch.adaptive_avg_pool2d(x, " + int_list(size) + ")")};
+  return {fmt::format("AdaptiveAvgPool{}d", D),
+          forward_returning(fmt::format("torch.adaptive_avg_pool{}d(x, {})", D, int_list(size)))};
 }
 
 ScriptMethod sequential(const nn::Module& module) {
@@ -99,12 +106,16 @@ ScriptMethod script_method(const nn::Module& m) {
             forward_returning(fmt::format("torch.linear(x, self.weight, {})",
                                           linear->options.bias() ? "self.bias" : "None"))};
   }
-  if (const auto* conv = dynamic_cast<const nn::Conv2dImpl*>(&m)) return conv2d(*conv);
+  if (const auto* c = dynamic_cast<const nn::Conv2dImpl*>(&m)) return conv<2>(*c);
+  if (const auto* c = dynamic_cast<const nn::Conv3dImpl*>(&m)) return conv<3>(*c);
   if (const auto* bn = dynamic_cast<const nn::BatchNorm2dImpl*>(&m)) return batch_norm2d(*bn);
   if (dynamic_cast<const nn::ReLUImpl*>(&m)) return {"ReLU", forward_returning("torch.relu(x)")};
-  if (const auto* pool = dynamic_cast<const nn::MaxPool2dImpl*>(&m)) return max_pool2d(*pool);
+  if (const auto* pool = dynamic_cast<const nn::MaxPool2dImpl*>(&m)) return max_pool<2>(*pool);
+  if (const auto* pool = dynamic_cast<const nn::MaxPool3dImpl*>(&m)) return max_pool<3>(*pool);
   if (const auto* pool = dynamic_cast<const nn::AdaptiveAvgPool2dImpl*>(&m))
-    return adaptive_avg_pool2d(*pool);
+    return adaptive_avg_pool<2>(*pool);
+  if (const auto* pool = dynamic_cast<const nn::AdaptiveAvgPool3dImpl*>(&m))
+    return adaptive_avg_pool<3>(*pool);
   if (const auto* flatten = dynamic_cast<const nn::FlattenImpl*>(&m)) {
     return {"Flatten",
             forward_returning(fmt::format("torch.flatten(x, {}, {})", flatten->options.start_dim(),

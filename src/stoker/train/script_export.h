@@ -33,9 +33,9 @@ std::string script_attribute(const std::string& name);
 // (`class_name` for the root; submodules get their kind's name, mangled by TorchScript where
 // kinds repeat): every submodule, parameter and buffer under its name, the tensors copied to
 // the CPU (requires_grad kept), and a `training` flag equal to `module`'s. Knows Linear, Conv2d
-// (zero padding), BatchNorm2d (affine, tracking running statistics), ReLU, MaxPool2d,
-// AdaptiveAvgPool2d, Flatten, Sequential and ScriptableModule. kUnsupported naming a module of
-// another kind (or options it cannot write), kInternal if TorchScript rejects a forward.
+// and Conv3d (zero padding), BatchNorm2d (affine, tracking running statistics), ReLU, MaxPool2d
+// and 3d, AdaptiveAvgPool2d and 3d, Flatten, Sequential and ScriptableModule. kUnsupported naming a
+// module of another kind (or options it cannot write), kInternal if TorchScript rejects a forward.
 Result<torch::jit::Module> to_script_module(const torch::nn::Module& module,
                                             const std::string& class_name);
 

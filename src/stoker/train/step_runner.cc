@@ -65,15 +65,23 @@ std::pair<at::Tensor, at::Tensor> StepRunner::on_device(const Batch& batch, cons
   if (!labels.is_floating_point()) check_batch_labels(labels, data, spec.num_classes);
   TraceSpan span(setup_.options.tracer, "train", "h2d");
   const at::Tensor& images = batch[setup_.input_field];
+  InputNormalizer& normalize = *(eval ? setup_.eval_normalize : setup_.normalize);
+  std::vector<int64_t> normalized = normalize.sample_shape();  // a clip's: [C, T, H * W]
+  normalized.insert(normalized.begin(), -1);
   const at::Tensor input = images.is_floating_point()  // normalised by the loader
                                ? images.to(setup_.device, /*non_blocking=*/true)
-                               : (*(eval ? setup_.eval_normalize : setup_.normalize))(images);
+                               : normalize(images.view(normalized));
   // The model's sample shape: evaluation's where it has one of its own ([C,H,W], [C,T,H,W]).
   const std::vector<int64_t>& eval_shape = setup_.eval_shape;
   std::vector<int64_t> shape =
       eval && eval_shape.size() == sample_shape(spec).size() ? eval_shape : sample_shape(spec);
   shape.insert(shape.begin(), -1);
-  return {input.view(shape), labels.to(setup_.device, /*non_blocking=*/true)};
+  at::Tensor target = labels.to(setup_.device, /*non_blocking=*/true);
+  const at::Tensor model_input = input.view(shape);
+  // A video's several clips (--clips-per-video) are samples of its label each.
+  if (model_input.size(0) != target.size(0))
+    target = target.repeat_interleave(model_input.size(0) / target.size(0), 0);
+  return {model_input, target};
 }
 
 double StepRunner::forward_backward() {

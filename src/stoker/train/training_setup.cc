@@ -92,10 +92,6 @@ ModelSpec input_spec(const Dataset& data, int image_size, int frames) {
 
 // Refuses, in one line naming the data at `dir`, options that do not apply to its clips.
 void check_video_options(const TrainerOptions& o, const std::string& dir) {
-  require(o.save_model.empty(),
-          dir +
-              ": a dataset of videos: --save-model does not save video models yet (their "
-              "checkpoints do: --checkpoint-dir)");
   const char* option = !o.augment_ops.empty()          ? "--augment"
                        : o.mixup_alpha > 0             ? "--mixup-alpha"
                        : o.cutmix_alpha > 0            ? "--cutmix-alpha"
@@ -105,8 +101,9 @@ void check_video_options(const TrainerOptions& o, const std::string& dir) {
                                                        : nullptr;
   require(option == nullptr,
           fmt::format("{}: a dataset of videos: {} does not apply to its clips (they take "
-                      "--frames, --image-size, --train-crop-size, --val-resize-size, "
-                      "--val-crop-size, --flip, --mean and --std)",
+                      "--frames, --frame-step, --clips-per-video, --image-size, "
+                      "--train-crop-size, --val-resize-size, --val-crop-size, --flip, --mean and "
+                      "--std)",
                       dir, option ? option : ""));
 }
 
@@ -129,14 +126,13 @@ void check_same_classes(const Dataset& train, const Dataset& test) {
 
 // Refuses a batch size whose buffers cannot fit in the machine's memory, before anything is
 // allocated: each sample of the largest batch needs its float model input and its uint8 images
-// (float clips, for videos) in the loader's buffers (at least kMinLoaderBuffers of them: auto
+// (for videos: `clips` clips) in the loader's buffers (at least kMinLoaderBuffers of them: auto
 // prefetch 4, plus 2).
-void check_batch_fits(const ModelSpec& spec, int64_t batch) {
+void check_batch_fits(const ModelSpec& spec, int64_t batch, int64_t clips) {
   constexpr double kMinLoaderBuffers = 6;
   const double pixels = static_cast<double>(spec.channels) * std::max<int64_t>(spec.frames, 1) *
-                        spec.height * spec.width;
-  const double loaded = spec.frames > 0 ? pixels * sizeof(float) : pixels;
-  const double per_sample = pixels * sizeof(float) + kMinLoaderBuffers * (loaded + sizeof(int64_t));
+                        spec.height * spec.width * static_cast<double>(clips);
+  const double per_sample = pixels * sizeof(float) + kMinLoaderBuffers * (pixels + sizeof(int64_t));
   const double memory = static_cast<double>(machine_memory_bytes());
   if (memory == 0 || per_sample * static_cast<double>(batch) <= memory) return;
   throw Error(invalid_argument(fmt::format(
@@ -167,28 +163,38 @@ NormalizationChoice video_normalization(const TrainerOptions& o) {
   return c;
 }
 
-// The video field as clips for the model, float [3, frames, crop, crop] normalised: decode_clip
-// as torchvision's video reference transforms them (training: a random crop and a flip;
-// evaluation: the centre crop at val_crop_size), from the frames resized to val_resize_size.
-FieldRequest clip_request(const Dataset& data, const TrainerOptions& o, bool train,
-                          const NormalizationChoice& normalization) {
-  const auto three = [](const std::vector<float>& v) {
-    return v.size() == 1 ? std::vector<double>(3, v[0]) : std::vector<double>(v.begin(), v.end());
-  };
+// The clips' sampling, decode_clip's and clip_frame_indices' alike: `frames` frames
+// `frame_step` apart at random starts, clips_per_video of them in training, one in evaluation.
+std::vector<std::pair<std::string, ParamValue>> clip_sampling(const TrainerOptions& o, bool train) {
+  return {{"num_frames_per_clip", int64_t{o.frames}},
+          {"num_indices_between_frames", int64_t{o.frame_step}},
+          {"num_clips", int64_t{train ? o.clips_per_video : 1}}};
+}
+
+// The video field as clips for the model before normalisation, uint8 [K?, 3, frames, crop,
+// crop] (K = clips_per_video in training): decode_clip as torchvision's video reference
+// transforms them (training: each clip its own random crop and flip; evaluation: the centre
+// crop at val_crop_size), from the frames resized to val_resize_size.
+FieldRequest clip_request(const Dataset& data, const TrainerOptions& o, bool train) {
   const int crop = train ? o.train_crop_size : o.val_crop_size;
   const int64_t resize = o.val_resize_size > 0 ? o.val_resize_size : crop * 128 / 112;
-  const OpCall call =
-      make_op_call("decode_clip", {{"num_frames_per_clip", int64_t{o.frames}},
-                                   {"resize", std::vector<double>{static_cast<double>(resize)}},
-                                   {"crop", std::vector<double>{static_cast<double>(crop)}},
-                                   {"crop_mode", std::string(train ? "random" : "center")},
-                                   {"flip", train ? o.augment.flip_probability : 0.0},
-                                   {"dtype", std::string("float32")},
-                                   {"mean", three(normalization.mean)},
-                                   {"std", three(normalization.std)},
-                                   {"layout", std::string("CTHW")}})
-          .value_or_throw();
+  std::vector<std::pair<std::string, ParamValue>> params = clip_sampling(o, train);
+  params.insert(params.end(), {{"resize", std::vector<double>{static_cast<double>(resize)}},
+                               {"crop", std::vector<double>{static_cast<double>(crop)}},
+                               {"crop_mode", std::string(train ? "random" : "center")},
+                               {"flip", train ? o.augment.flip_probability : 0.0},
+                               {"draws", std::string("clip")},
+                               {"layout", std::string("CTHW")}});
+  const OpCall call = make_op_call("decode_clip", params).value_or_throw();
   return make_field_request(data.schema(), "video", {call}).value_or_throw();
+}
+
+// The frame indices of clip_request's clips, int64 [K?, frames], as field kFrameIndicesField.
+FieldRequest frame_indices_request(const Dataset& data, const TrainerOptions& o, bool train) {
+  std::vector<std::pair<std::string, ParamValue>> params = clip_sampling(o, train);
+  params.emplace_back("video", std::string("video"));
+  const OpCall call = make_op_call("clip_frame_indices", params).value_or_throw();
+  return make_field_request(data.schema(), kFrameIndicesField, {call}).value_or_throw();
 }
 
 // The image field as the model takes it before normalisation, uint8: as stored, or for encoded
@@ -304,9 +310,11 @@ std::unique_ptr<Loader> make_loader(std::shared_ptr<const Dataset> data, const T
   if (!train) lo.ra_reps = 1;  // evaluation sees each sample once
   lo.tracer = o.tracer;
   // Images as uint8: InputNormalizer turns them into float where the model runs; clips float.
-  lo.fields = {is_video_dataset(*data) ? clip_request(*data, o, train, normalization)
-                                       : image_request(*data, o, train, normalization),
-               FieldRequest("label")};
+  const bool video = is_video_dataset(*data);
+  lo.fields = {
+      video ? clip_request(*data, o, train) : image_request(*data, o, train, normalization),
+      FieldRequest("label")};
+  if (video) lo.fields.push_back(frame_indices_request(*data, o, train));
   if (train) lo.batch_transform = batch_mixing(o, num_classes);
   if (train && o.sample_cost.count() > 0)
     lo.fields.emplace_back(kSampleCostField, busy_wait_transform(o.sample_cost));
@@ -334,6 +342,8 @@ Status validate(const TrainerOptions& o) {
   if (o.resume && o.checkpoint_dir.empty()) return fail("resume needs a checkpoint directory");
   if (o.image_size < 1) return fail("image size must be >= 1");
   if (o.frames < 1) return fail("frames must be >= 1");
+  if (o.frame_step < 1) return fail("frame step must be >= 1");
+  if (o.clips_per_video < 1) return fail("clips per video must be >= 1");
   if (o.train_crop_size < 0 || o.val_resize_size < 0 || o.val_crop_size < 0)
     return fail("crop and resize sizes must be >= 1 (0 = from the image size)");
   for (const std::string& text : o.augment_ops)
@@ -411,11 +421,16 @@ std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
   require(train.size() > 0, train.dir() + " holds no records: there is nothing to train on");
   s.spec = input_spec(train, o.train_crop_size, o.frames);
   s.input_field = is_video_dataset(train) ? "video" : "image";
-  if (s.spec.frames > 0) check_video_options(o, train.dir());
+  if (s.spec.frames > 0) {
+    check_video_options(o, train.dir());
+  } else {
+    require(o.frame_step == 1 && o.clips_per_video == 1,
+            train.dir() + ": --frame-step and --clips-per-video apply to datasets of videos");
+  }
   s.spec.num_classes = count_classes(train).value_or_throw();
   check_labels(train, s.spec.num_classes);
   const int64_t largest_batch = o.eval ? std::max(o.batch_size, kEvalBatchSize) : o.batch_size;
-  check_batch_fits(s.spec, largest_batch);
+  check_batch_fits(s.spec, largest_batch, s.spec.frames > 0 ? o.clips_per_video : 1);
   require(
       o.batch_size * s.world_size <= static_cast<int64_t>(train.size()),
       fmt::format("batch size {}{} is more than the {} samples of {}: every batch would be "
@@ -515,16 +530,23 @@ std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
   const auto shape_at = [&](int64_t side) {
     return encoded ? std::vector<int64_t>{s.spec.channels, side, side} : stored;
   };
-  if (video) {  // clips come normalised from the loader
-    if (o.eval) s.eval_shape = {s.spec.channels, s.spec.frames, o.val_crop_size, o.val_crop_size};
-  } else {
-    s.normalize = std::make_unique<InputNormalizer>(shape_at(s.spec.height), s.normalization.mean,
-                                                    s.normalization.std, o.batch_size, s.device);
-  }
-  if (o.eval && !video) {
-    s.eval_shape = shape_at(o.val_crop_size);
-    s.eval_normalize = std::make_unique<InputNormalizer>(
-        s.eval_shape, s.normalization.mean, s.normalization.std, kEvalBatchSize, s.device);
+  // A clip [C, T, side, side] normalised as the sample [C, T, side * side] it is in memory
+  // (Normalization's channels are a 3-D sample's first dimension); a batch of B videos is B x K
+  // clips in training.
+  const auto normalized_at = [&](int64_t side) {
+    return video ? std::vector<int64_t>{s.spec.channels, s.spec.frames, side * side}
+                 : shape_at(side);
+  };
+  s.normalize = std::make_unique<InputNormalizer>(
+      normalized_at(s.spec.height), s.normalization.mean, s.normalization.std,
+      o.batch_size * (video ? o.clips_per_video : 1), s.device);
+  if (o.eval) {
+    s.eval_shape = video ? std::vector<int64_t>{s.spec.channels, s.spec.frames, o.val_crop_size,
+                                                o.val_crop_size}
+                         : shape_at(o.val_crop_size);
+    s.eval_normalize =
+        std::make_unique<InputNormalizer>(normalized_at(o.val_crop_size), s.normalization.mean,
+                                          s.normalization.std, kEvalBatchSize, s.device);
   }
   ScheduleSpec schedule = o.schedule;
   schedule.lr = o.optimizer.lr;

@@ -35,6 +35,10 @@
 
 namespace stoker {
 
+// A video run's batches also hold each sample's clips' frame indices, int64 [B, K?, frames]
+// (clip_frame_indices with the clips' own sampling; K where clips_per_video > 1), in this field.
+inline constexpr const char* kFrameIndicesField = "frame_indices";
+
 // Evaluation runs in larger batches than training: faster, and its results do not depend on the
 // batch size (up to float rounding).
 inline constexpr int64_t kEvalBatchSize = 256;

@@ -20,7 +20,8 @@
 //      box cut from each frame, then resized to `crop` by that kernel; then
 //      RandomHorizontalFlip(flip)
 //      (one draw, next_double() < flip) — one draw of each for the whole sample, as v2 draws
-//      once per Video;
+//      once per Video; or, draws "clip", each clip's own, clip after clip (as v2 transforming
+//      each clip on its own, the way torchvision's video reference transforms its samples);
 //   4. uint8, or float32 as ToDtype(float32, scale=True) + Normalize(mean, std) give it (the
 //      resampler's fused normalisation: within a few float32 ulps of theirs, image/resample.h);
 //   5. laid out [T, C, h, w] ("TCHW") or [C, T, h, w] ("CTHW", torchvision's video models' input),
@@ -57,6 +58,7 @@ struct ClipGeometry {
   bool resized = false;                   // RandomResizedCrop's crop, resized to the crop's size
   image::RandomResizedCropParams scales;  // its scale and ratio
   double flip = 0;
+  bool per_clip = false;  // draws "clip": each clip its own crop and flip
 };
 
 // A sample's draws: what each frame is resampled into, from which box of the upright frame.
@@ -134,8 +136,12 @@ class DecodeClip : public Transform {
         std::vector<int64_t> frames,
         video::clip_frame_indices(sampler_, index, rng, video_name, input.part));
     clips = static_cast<int64_t>(frames.size()) / sampler_.clip_length();
-    STOKER_ASSIGN_OR_RETURN(const ClipDraw draw, draw_output(index, rng));
-    const image::ResampleOutput& out = draw.out;
+    std::vector<ClipDraw> draws;  // the sample's, or each clip's
+    for (int64_t d = 0; d < (geometry_.per_clip ? clips : 1); ++d) {
+      STOKER_ASSIGN_OR_RETURN(ClipDraw draw, draw_output(index, rng));
+      draws.push_back(draw);
+    }
+    const image::ResampleOutput& out = draws[0].out;  // every draw's size
     STOKER_ASSIGN_OR_RETURN(
         video::VideoFrameDecoder decoder,
         video::VideoFrameDecoder::open(std::move(opened.file), index, threads_));
@@ -153,27 +159,31 @@ class DecodeClip : public Transform {
     thread_local image::Resampler resampler;
     thread_local std::vector<uint8_t> chw;
     if (channels_first_) chw.resize(frame_bytes);
-    const image::CropRect& from = draw.from;
-    const image::PixelBox whole{0.0, 0.0, 0.0 + from.width, 0.0 + from.height};
     const Status decoded = decoder.decode_each(
         frames, [&](const uint8_t* rgb, ptrdiff_t stride, const std::vector<size_t>& slots) {
-          // The box's pixels as an image of their own (torch crops, then resizes the crop).
-          const image::RgbView view{rgb + from.y * stride + from.x * 3, from.width, from.height,
-                                    stride};
-          for (size_t k = 0; k < slots.size(); ++k) {
-            if (!channels_first_) {  // [K, T, C, h, w]: frame sample `slot` in place
-              uint8_t* const target = slot + slots[k] * frame_bytes;
-              if (k == 0) {
-                STOKER_RETURN_IF_ERROR(resampler.resample(view, whole, out, target));
-              } else {
-                std::memcpy(target, slot + slots[0] * frame_bytes, frame_bytes);
-              }
-              continue;
+          // Each draw's resample of the frame, made for the first slot that takes it: in place
+          // for [K, T, C, h, w] (copied from there to the others), in `chw` for [K, C, T, h, w].
+          size_t drawn = draws.size(), first = 0;
+          for (const size_t frame_slot : slots) {
+            const size_t clip = frame_slot / static_cast<size_t>(per_clip);
+            const size_t d = geometry_.per_clip ? clip : 0;
+            uint8_t* const target = slot + frame_slot * frame_bytes;
+            if (d != drawn) {
+              // The box's pixels as an image of their own (torch crops, then resizes the crop).
+              const image::CropRect& from = draws[d].from;
+              const image::RgbView view{rgb + from.y * stride + from.x * 3, from.width, from.height,
+                                        stride};
+              const image::PixelBox whole{0.0, 0.0, 0.0 + from.width, 0.0 + from.height};
+              STOKER_RETURN_IF_ERROR(resampler.resample(view, whole, draws[d].out,
+                                                        channels_first_ ? chw.data() : target));
+              drawn = d;
+              first = frame_slot;
+            } else if (!channels_first_) {
+              std::memcpy(target, slot + first * frame_bytes, frame_bytes);
             }
+            if (!channels_first_) continue;
             // [K, C, T, h, w]: each channel's plane to its place in its clip.
-            if (k == 0) STOKER_RETURN_IF_ERROR(resampler.resample(view, whole, out, chw.data()));
-            const size_t clip = slots[k] / static_cast<size_t>(per_clip);
-            const size_t t = slots[k] % static_cast<size_t>(per_clip);
+            const size_t t = frame_slot % static_cast<size_t>(per_clip);
             uint8_t* const clip_start = slot + clip * static_cast<size_t>(per_clip) * frame_bytes;
             for (size_t c = 0; c < 3; ++c)
               std::memcpy(clip_start + (c * static_cast<size_t>(per_clip) + t) * plane * element,
@@ -297,6 +307,9 @@ OpSpec decode_clip() {
       ParamSpec::reals("ratio", {3.0 / 4, 4.0 / 3}, "RandomResizedCrop's range of its aspect ratio",
                        2, 2),
       ParamSpec::real("flip", 0.0, "RandomHorizontalFlip's probability").in(0, 1),
+      ParamSpec::choice("draws", "sample", {"sample", "clip"},
+                        "one crop and flip for all the sample's clips (v2's on one Video), or "
+                        "each clip its own"),
       ParamSpec::choice("dtype", "uint8", {"uint8", "float32"},
                         "uint8, or float32 scaled to [0, 1] and normalised by mean and std"),
       ParamSpec::reals("mean", {0.0, 0.0, 0.0}, "per-channel mean, in [0, 1] units", 3, 3),
@@ -347,6 +360,7 @@ OpSpec decode_clip() {
             context.field));
     }
     geometry.flip = p.real("flip");
+    geometry.per_clip = p.choice("draws") == "clip";
     // The clip's frame size: the crop's, else resize [h, w]'s.
     std::pair<int, int> size =
         clip_size_pair(geometry.resize.size() == 2 ? geometry.resize : std::vector<double>{});
