@@ -5,19 +5,15 @@ for byte as the local folder gives (one worker and several), and a file gone or 
 the listing as one line naming its URL, which on_error="skip" drops."""
 import os
 import shutil
-import sys
 
 import pytest
 import torch
 
 import stoker
+from test_video_folder import layout_folder
 from video_build import needs_video
 
 pytestmark = needs_video
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-import make_video_set  # noqa: E402
 
 # Where each video goes: two classes, a nested folder, a name with a space, a file that is no
 # video by its extension.
@@ -32,16 +28,7 @@ LAYOUT = {
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
-    videos = tmp_path_factory.mktemp("videos")
-    made = make_video_set.make_video_set(str(videos), sorted({v for v in LAYOUT.values() if v}))
-    root = tmp_path_factory.mktemp("classes") / "root"
-    for path, name in LAYOUT.items():
-        os.makedirs(os.path.dirname(root / path), exist_ok=True)
-        if name:
-            shutil.copy(made[name], root / path)
-        else:
-            (root / path).write_text("not a video")
-    return root
+    return layout_folder(tmp_path_factory, LAYOUT)
 
 
 @pytest.fixture

@@ -53,18 +53,24 @@ def video_classes(root, count):
     return root
 
 
-@pytest.fixture(scope="module")
-def folder(tmp_path_factory):
+def layout_folder(tmp_path_factory, layout):
+    """A folder laid out as `layout` says: each path a copy of the named test video
+    (bench/make_video_set.py), or a text file where it names none."""
     videos = tmp_path_factory.mktemp("videos")
-    made = make_video_set.make_video_set(str(videos), sorted({v for v in LAYOUT.values() if v}))
+    made = make_video_set.make_video_set(str(videos), sorted({v for v in layout.values() if v}))
     root = tmp_path_factory.mktemp("classes") / "root"
-    for path, name in LAYOUT.items():
+    for path, name in layout.items():
         os.makedirs(os.path.dirname(root / path), exist_ok=True)
         if name:
             shutil.copy(made[name], root / path)
         else:
             (root / path).write_text("not a video")
     return root
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    return layout_folder(tmp_path_factory, LAYOUT)
 
 
 def torchvision_listing(root, extensions):
