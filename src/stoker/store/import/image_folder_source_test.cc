@@ -162,7 +162,7 @@ TEST(ImageFolderSource, EachKeptUnitGoesWhenThePlanPassesItsLastUse) {
   schedule.epoch_size = 8;
   schedule.now = {{0, 5}, {1, 2}, {2, 6}, {7, 7}, {ShardUse::kUnused, ShardUse::kUnused}};
   schedule.after.resize(5);
-  source->advise(schedule, 1);
+  source->advise(schedule, 2);
   for (int u : {0, 2, 1}) {
     auto pin = source->acquire(u, nullptr).value_or_throw();
   }
@@ -178,14 +178,14 @@ TEST(ImageFolderSource, EachKeptUnitGoesWhenThePlanPassesItsLastUse) {
   EXPECT_EQ(kept(), (std::vector<int>{0, 1, 2}));
   source->advance(3);  // unit 1's use ended at 2
   EXPECT_EQ(kept(), (std::vector<int>{0, 2}));
-  { auto pin = source->acquire(3, nullptr).value_or_throw(); }  // used at 7: not kept at 3
+  { auto pin = source->acquire(3, nullptr).value_or_throw(); }  // used at 7: beyond 3 + 2
   EXPECT_EQ(kept(), (std::vector<int>{0, 2}));
   source->advance(6);  // unit 0's ended at 5
   EXPECT_EQ(kept(), (std::vector<int>{2}));
-  { auto pin = source->acquire(3, nullptr).value_or_throw(); }  // within 6 + 1 now
+  { auto pin = source->acquire(3, nullptr).value_or_throw(); }  // within 6 + 2 now
   source->advance(7);
   EXPECT_EQ(kept(), (std::vector<int>{3}));
-  source->advance(4);  // back: unit 3 is not within 4 + 1
+  source->advance(4);  // back: unit 3 is beyond 4 + 2
   EXPECT_EQ(kept(), (std::vector<int>{}));
 }
 
