@@ -56,9 +56,21 @@ struct RecordViews {
   std::vector<FieldView> fields;     // by schema field
   std::shared_ptr<const void> hold;  // keeps the bytes mapped
   std::shared_ptr<const ComputedFields> computed;  // the computed fields' (null: none is)
+  // Bytes from a record's start that its views (not its computed fields) read: set by
+  // ShardReader::viewed from the schema.
+  uint64_t extent = 0;
 
   // Where record i's views start.
   const uint8_t* start(uint64_t i) const { return base + i * stride; }
+  // Hints the CPU to bring the bytes record i's views read into cache (a prefetch never
+  // faults): a sample of a token file is a page or so at a random place, which the hardware
+  // prefetcher would only start on after its first misses.
+  void prefetch(uint64_t i) const {
+    if (extent == 0) return;
+    const uint8_t* at = start(i);
+    for (uint64_t offset = 0; offset < extent; offset += 64) __builtin_prefetch(at + offset);
+    __builtin_prefetch(at + extent - 1);
+  }
   // Writes the `elements` elements of fixed field `field` of record i, as its dtype, into `out`.
   void write(uint64_t i, int field, size_t elements, uint8_t* out) const;
   // Rows of the computed variable-length field `field` in record i.

@@ -43,6 +43,14 @@ struct ShardSchedule {
     return in_next.first != ShardUse::kUnused ? epoch_size + in_next.first : kNever;
   }
 
+  // The first position after `position` at which the shard's next use jumps ahead (the end of
+  // its use in e, now.last + 1), or kNever: before it, next_use(shard, p) - p only falls or
+  // stays as p grows, so a shard needed within a lookahead stays needed within it.
+  int64_t use_ends(int shard, int64_t position) const {
+    const ShardUse& in_e = now[shard];
+    return in_e.first != ShardUse::kUnused && position <= in_e.last ? in_e.last + 1 : kNever;
+  }
+
   // The position at which shard `shard` is next read whole from position `position`, for a
   // reader that keeps it in memory through each use: its first in e if not before `position`,
   // else N + its first in e + 1, else kNever.

@@ -277,11 +277,16 @@ Status BatchLayout::write_samples(const ByteSpan* records, const IndexSpan& samp
   // Every cache line the fields read, the last one included (records are not line-aligned).
   // The prefix lies within every record (a record holds at least the fixed part), and a
   // prefetch never faults. (Bounding it by record.size made GCC 12 -O2 drop the prefetches.)
-  auto prefetch = [this](const ByteSpan& record) {
-    if (!record.data) return;  // a viewed record's bytes, not built
+  // A record read in place and not built: the bytes its views read.
+  auto prefetch = [this, records, viewed](size_t k) {
+    const ByteSpan& record = records[k];
+    if (!record.data) {
+      if (viewed && viewed[k].views) viewed[k].views->prefetch(viewed[k].record);
+      return;
+    }
     for (size_t at = 0; at < record_prefix_ + 63; at += 64) __builtin_prefetch(record.data + at);
   };
-  for (size_t k = begin; k < std::min(end, begin + kPrefetchDistance); ++k) prefetch(records[k]);
+  for (size_t k = begin; k < std::min(end, begin + kPrefetchDistance); ++k) prefetch(k);
   Status first;
   SampleInput input;
   input.schema = &schema_;
@@ -289,7 +294,7 @@ Status BatchLayout::write_samples(const ByteSpan* records, const IndexSpan& samp
   input.seed = seed;
   input.counters = counters;
   for (size_t k = begin; k < end; ++k) {
-    if (k + kPrefetchDistance < end) prefetch(records[k + kPrefetchDistance]);
+    if (k + kPrefetchDistance < end) prefetch(k + kPrefetchDistance);
     if (failed && failed[k]) continue;
     if (cancelled && cancelled()) return Status(StatusCode::kCancelled, "cancelled");
     input.record = records[k];

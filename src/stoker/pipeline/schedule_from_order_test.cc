@@ -47,6 +47,10 @@ TEST(ScheduleFromOrderTest, TheWorkedExampleByHand) {
   EXPECT_EQ(s.next_read(0, 2), 2);
   EXPECT_EQ(s.next_read(0, 3), 12 + 6);
   EXPECT_EQ(s.next_read(2, 3), 12 + 9);
+  // use_ends: after the last use in e (shard 0's 7), then never (its next use stays put).
+  EXPECT_EQ(s.use_ends(0, 0), 8);
+  EXPECT_EQ(s.use_ends(0, 7), 8);
+  EXPECT_EQ(s.use_ends(0, 8), ShardSchedule::kNever);
 }
 
 TEST(ScheduleFromOrderTest, AShardOfNoRecordsIsNeverUsed) {

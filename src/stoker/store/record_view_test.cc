@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "stoker/store/record_encoder.h"
+#include "stoker/store/record_views.h"
 #include "stoker/store/shard_reader.h"
 
 namespace stoker {
@@ -141,6 +142,51 @@ TEST(RecordViews, AViewedReaderWidensItsViewsAndBuildsTheSameRecords) {
   // A view not of its field's type: an int16 view of the uint8 field.
   views.fields[2] = {StoredType::kInt16, 6, DType::kUint8};
   EXPECT_EQ(ShardReader::viewed("v", schema, 2, views).status().code(), StatusCode::kInternal);
+}
+
+// Elements of type T at `bytes` widened, element by element, as the reference.
+template <typename T>
+std::vector<int64_t> widened_one_by_one(const uint8_t* bytes, size_t n) {
+  std::vector<int64_t> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    T value;
+    std::memcpy(&value, bytes + i * sizeof(T), sizeof(T));
+    out[i] = static_cast<int64_t>(value);
+  }
+  return out;
+}
+
+// The widening is vectorised per CPU (widen_int64.cc): every length around its vectors' (up to
+// 64 elements a step), from and to odd addresses, gives the reference's values, signed ones
+// sign-extended, and writes nothing past its n.
+TEST(RecordViews, WideningGivesEachElementsValueAtAnyLengthAndAlignment) {
+  std::vector<uint8_t> source(8 * 300 + 1);
+  uint64_t state = 12345;
+  for (uint8_t& b : source)
+    b = static_cast<uint8_t>((state = state * 6364136223846793005u + 1) >> 56);
+  const struct {
+    StoredType type;
+    std::vector<int64_t> (*reference)(const uint8_t*, size_t);
+  } types[] = {{StoredType::kUint8, widened_one_by_one<uint8_t>},
+               {StoredType::kInt8, widened_one_by_one<int8_t>},
+               {StoredType::kUint16, widened_one_by_one<uint16_t>},
+               {StoredType::kInt16, widened_one_by_one<int16_t>},
+               {StoredType::kUint32, widened_one_by_one<uint32_t>},
+               {StoredType::kInt32, widened_one_by_one<int32_t>},
+               {StoredType::kInt64, widened_one_by_one<int64_t>}};
+  for (const auto& t : types) {
+    for (size_t n : {size_t{0}, size_t{1}, size_t{7}, size_t{15}, size_t{16}, size_t{17},
+                     size_t{31}, size_t{63}, size_t{64}, size_t{65}, size_t{129}, size_t{299}}) {
+      std::vector<uint8_t> out(8 * n + 9, 0xAB);
+      widen_to_int64(t.type, source.data() + 1, n, out.data() + 1);
+      const std::vector<int64_t> expected = t.reference(source.data() + 1, n);
+      std::vector<int64_t> got(n);
+      if (n > 0) std::memcpy(got.data(), out.data() + 1, 8 * n);
+      EXPECT_EQ(got, expected) << static_cast<int>(t.type) << " n " << n;
+      EXPECT_EQ(out[0], 0xAB);
+      for (size_t k = 8 * n + 1; k < out.size(); ++k) EXPECT_EQ(out[k], 0xAB) << k;
+    }
+  }
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "stoker/store/shard_reader.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,13 @@ Result<ShardReader> ShardReader::viewed(std::string name, Schema schema, uint64_
     if (!fits || view.dtype != field.dtype)
       return Status(StatusCode::kInternal,
                     name + ": field '" + field.name + "' has no view of its type");
+  }
+  views.extent = 0;
+  for (size_t f = 0; f < views.fields.size(); ++f) {
+    const FieldView& view = views.fields[f];
+    if (view.computed) continue;
+    const auto elements = static_cast<uint64_t>(schema.fields()[f].num_elements());
+    views.extent = std::max(views.extent, view.offset + elements * stored_type_size(view.type));
   }
   ShardReader reader;
   reader.count_ = records;

@@ -61,8 +61,14 @@ Result<ShardPin> UnitReadSource::acquire(int u, const std::function<bool()>& can
 void UnitReadSource::release(int u) {
   MutexLock lock(mutex_);
   if (--units_[u].pins > 0) return;
-  idle_.push_back(u);
-  sweep();
+  if (wanted(u)) {  // the other idle units are wanted still: the position has not moved
+    idle_.push_back(u);
+    sweep_at_ = std::min(sweep_at_, schedule_->use_ends(u, position_));
+  } else {
+    readers_[u] = nullptr;
+    units_[u].reader.reset();
+  }
+  name_units_ahead();
 }
 
 bool UnitReadSource::wanted(int u) const {
@@ -77,6 +83,13 @@ void UnitReadSource::sweep() {
     units_[*it].reader.reset();
   }
   idle_.erase(kept, idle_.end());
+  sweep_at_ = ShardSchedule::kNever;
+  if (schedule_)
+    for (int u : idle_) sweep_at_ = std::min(sweep_at_, schedule_->use_ends(u, position_));
+  name_units_ahead();
+}
+
+void UnitReadSource::name_units_ahead() {
   if (!schedule_ || units_ahead_ == 0) return;
   std::vector<std::pair<int64_t, int>> next;  // (next use, unit) of the units not in memory
   for (int u = 0; u < static_cast<int>(units_.size()); ++u) {
@@ -112,9 +125,10 @@ void UnitReadSource::advise(const ShardSchedule& schedule, int64_t lookahead) {
 
 void UnitReadSource::advance(int64_t position) {
   MutexLock lock(mutex_);
+  const bool back = position < position_;  // a unit kept may not be wanted from further back
   position_ = position;
   tell_reads();
-  sweep();
+  if (back || position_ >= sweep_at_ || units_ahead_ > 0) sweep();
 }
 
 void UnitReadSource::tell_reads() {

@@ -73,6 +73,8 @@ class UnitReadSource : public ShardSource, public std::enable_shared_from_this<U
   // Lets go of the unpinned units the plan no longer wants, and names those it needs next
   // (units_ahead).
   void sweep() STOKER_REQUIRES(mutex_);
+  // Names the units the plan needs next (units_ahead), where the source asked for them.
+  void name_units_ahead() STOKER_REQUIRES(mutex_);
   // Tells reads_planned the plan at the position now.
   void tell_reads() STOKER_REQUIRES(mutex_);
 
@@ -84,7 +86,12 @@ class UnitReadSource : public ShardSource, public std::enable_shared_from_this<U
   mutable Mutex mutex_;
   std::condition_variable read_;  // a unit's read ended
   std::vector<Unit> units_ STOKER_GUARDED_BY(mutex_);
-  std::vector<int> idle_ STOKER_GUARDED_BY(mutex_);                // units read and not pinned
+  std::vector<int> idle_ STOKER_GUARDED_BY(mutex_);  // units read and not pinned, all wanted
+  // The first position at which a unit of idle_ may stop being wanted (ShardSchedule::use_ends):
+  // a move of the plan before it lets none go, so it sweeps nothing (a release checks its unit
+  // alone). Many units used all through an epoch (a shuffled token file's) are then not checked
+  // at each batch.
+  int64_t sweep_at_ STOKER_GUARDED_BY(mutex_) = 0;
   std::map<uint64_t, std::string> bad_ STOKER_GUARDED_BY(mutex_);  // global index -> reason
   // Shared with the functions given to reads_planned; set (advised) by advise.
   std::shared_ptr<const ShardSchedule> schedule_ STOKER_GUARDED_BY(mutex_);

@@ -152,6 +152,43 @@ TEST(ImageFolderSource, AdvisedUnitsStayUntilThePlanPassesThem) {
   EXPECT_EQ(source->readers()[1], nullptr);  // passed
 }
 
+// Each idle unit is let go when the plan passes its own last use, however many moves of the plan
+// pass none (they check no unit: UnitReadSource's sweep_at_) and whichever was released last.
+TEST(ImageFolderSource, EachKeptUnitGoesWhenThePlanPassesItsLastUse) {
+  testing::TempDir tmp;
+  const std::string root = source_test_folder(tmp);
+  auto source = ImageFolderSource::open(root, {}).value_or_throw();
+  ShardSchedule schedule;
+  schedule.epoch_size = 8;
+  schedule.now = {{0, 5}, {1, 2}, {2, 6}, {7, 7}, {ShardUse::kUnused, ShardUse::kUnused}};
+  schedule.after.resize(5);
+  source->advise(schedule, 2);
+  for (int u : {0, 2, 1}) {
+    auto pin = source->acquire(u, nullptr).value_or_throw();
+  }
+  const auto kept = [&] {
+    std::vector<int> out;
+    for (int u = 0; u < 5; ++u)
+      if (source->readers()[u] != nullptr) out.push_back(u);
+    return out;
+  };
+  EXPECT_EQ(kept(), (std::vector<int>{0, 1, 2}));
+  source->advance(1);
+  source->advance(2);
+  EXPECT_EQ(kept(), (std::vector<int>{0, 1, 2}));
+  source->advance(3);  // unit 1's use ended at 2
+  EXPECT_EQ(kept(), (std::vector<int>{0, 2}));
+  { auto pin = source->acquire(3, nullptr).value_or_throw(); }  // used at 7: beyond 3 + 2
+  EXPECT_EQ(kept(), (std::vector<int>{0, 2}));
+  source->advance(6);  // unit 0's ended at 5
+  EXPECT_EQ(kept(), (std::vector<int>{2}));
+  { auto pin = source->acquire(3, nullptr).value_or_throw(); }  // within 6 + 2 now
+  source->advance(7);
+  EXPECT_EQ(kept(), (std::vector<int>{3}));
+  source->advance(4);  // back: unit 3 is beyond 4 + 2
+  EXPECT_EQ(kept(), (std::vector<int>{}));
+}
+
 TEST(ImageFolderListingCache, AChangedFolderIsListedAgain) {
   testing::TempDir tmp;
   const std::string root = source_test_folder(tmp);
