@@ -23,6 +23,11 @@
 namespace stoker::video {
 
 inline constexpr size_t kVideoCacheBytes = size_t{32} << 20;
+// A remote video (a record holding a video_reference.h reference) is read in blocks of
+// kRemoteBlockBytes, the last kRemoteBlocksKept of them kept while it is open (a clip reads the
+// header and its GOPs' packets: docs/BENCHMARKS.md measured the block's size).
+inline constexpr size_t kRemoteBlockBytes = size_t{256} << 10;
+inline constexpr size_t kRemoteBlocksKept = 16;
 
 // A record's video opened, and its index (shared with the cache).
 struct IndexedVideo {
@@ -30,7 +35,9 @@ struct IndexedVideo {
   std::shared_ptr<const VideoIndex> index;
 };
 
-// Opens the video in `bytes` (a record's, named in errors by the loader) and gives its index:
+// Opens the video in `bytes` (a record's, named in errors by the loader; a reference's read by
+// ranges, its first open of an mp4/mov reading its index from the header's tables alone:
+// video_index.h) and gives its index:
 // from this thread's cache where the same bytes were opened before, else from `cache_dir`'s
 // saved copy, else read and kept in both ("": in this thread's only).
 Result<IndexedVideo> open_indexed_video(ByteSpan bytes, const std::string& cache_dir);
