@@ -82,14 +82,6 @@ const Known* find_known(const VideoKey& key, const std::string& cache_dir) {
   return &thread_cache().insert(key, known_of(std::move(*saved), true));
 }
 
-// A record's video field's bytes: a reference's, read by ranges in blocks, or the bytes.
-Result<std::unique_ptr<VideoBytes>> bytes_of(ByteSpan field) {
-  if (!is_video_reference(field)) return memory_video_bytes("", field);
-  STOKER_ASSIGN_OR_RETURN(const VideoReference reference, decode_video_reference(field));
-  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<VideoBytes> remote, open_video_reference(reference));
-  return blocked_video_bytes(std::move(remote), kRemoteBlockBytes, kRemoteBlocksKept);
-}
-
 // The index of `file`, opened unknown: a reference's mp4/mov from its sample tables (`file`
 // opened again after), else read from every packet.
 Result<VideoIndex> index_of(VideoFile& file, bool referenced, const VideoStreamInfo& stream) {
@@ -111,7 +103,7 @@ Result<VideoIndex> index_of(VideoFile& file, bool referenced, const VideoStreamI
 // `cache_dir`.
 Result<IndexedVideo> open_and_keep(const VideoKey& key, ByteSpan field,
                                    const std::string& cache_dir) {
-  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<VideoBytes> bytes, bytes_of(field));
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<VideoBytes> bytes, video_field_bytes("", field));
   STOKER_ASSIGN_OR_RETURN(VideoFile file, open_video_bytes(std::move(bytes)));
   KnownVideo video;
   STOKER_ASSIGN_OR_RETURN(video.stream, stream_info_of(file));
@@ -126,7 +118,7 @@ Result<IndexedVideo> open_and_keep(const VideoKey& key, ByteSpan field,
 Result<IndexedVideo> open_indexed_video(ByteSpan bytes, const std::string& cache_dir) {
   const VideoKey key = video_key(bytes);
   if (const Known* known = find_known(key, cache_dir)) {
-    STOKER_ASSIGN_OR_RETURN(std::unique_ptr<VideoBytes> read, bytes_of(bytes));
+    STOKER_ASSIGN_OR_RETURN(std::unique_ptr<VideoBytes> read, video_field_bytes("", bytes));
     Result<VideoFile> file = open_known_video_bytes(std::move(read), known->stream);
     if (file.is_ok()) return IndexedVideo{std::move(file).value(), known->index};
     // A saved copy the bytes do not open as is indexed again (and replaced).

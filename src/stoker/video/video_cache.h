@@ -23,11 +23,6 @@
 namespace stoker::video {
 
 inline constexpr size_t kVideoCacheBytes = size_t{32} << 20;
-// A remote video (a record holding a video_reference.h reference) is read in blocks of
-// kRemoteBlockBytes, the last kRemoteBlocksKept of them kept while it is open (a clip reads the
-// header and its GOPs' packets: docs/BENCHMARKS.md measured the block's size).
-inline constexpr size_t kRemoteBlockBytes = size_t{256} << 10;
-inline constexpr size_t kRemoteBlocksKept = 16;
 
 // A record's video opened, and its index (shared with the cache).
 struct IndexedVideo {

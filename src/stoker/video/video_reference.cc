@@ -70,4 +70,11 @@ Result<std::unique_ptr<VideoBytes>> open_video_reference(const VideoReference& r
   return opener(reference);
 }
 
+Result<std::unique_ptr<VideoBytes>> video_field_bytes(const std::string& name, ByteSpan field) {
+  if (!is_video_reference(field)) return memory_video_bytes(name, field);
+  STOKER_ASSIGN_OR_RETURN(const VideoReference reference, decode_video_reference(field));
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<VideoBytes> remote, open_video_reference(reference));
+  return blocked_video_bytes(std::move(remote), kRemoteBlockBytes, kRemoteBlocksKept);
+}
+
 }  // namespace stoker::video

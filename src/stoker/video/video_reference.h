@@ -8,6 +8,7 @@
 // registered for its source, process-wide: the layer that knows the server (access/) registers
 // it when it opens the folder; video/ knows only VideoBytes. Thread-safe.
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -44,5 +45,15 @@ void register_reference_opener(const std::string& source, ReferenceOpener opener
 // The reference's bytes through its source's opener; kUnsupported where none is
 // registered (a record made by another process).
 Result<std::unique_ptr<VideoBytes>> open_video_reference(const VideoReference& reference);
+
+// A remote video is read in blocks of kRemoteBlockBytes, the last kRemoteBlocksKept of them kept
+// while it is open (a clip reads the header and its GOPs' packets: docs/BENCHMARKS.md measured
+// the block's size).
+inline constexpr size_t kRemoteBlockBytes = size_t{256} << 10;
+inline constexpr size_t kRemoteBlocksKept = 16;
+
+// The bytes of a record's video field `field` (borrowed), named `name`: a reference's, read by
+// ranges in blocks, or the field's own.
+Result<std::unique_ptr<VideoBytes>> video_field_bytes(const std::string& name, ByteSpan field);
 
 }  // namespace stoker::video
