@@ -49,8 +49,8 @@ Result<std::unique_ptr<VideoBytes>> open_video_reference(const VideoReference& r
 // A remote video is read in blocks of kRemoteBlockBytes, the last kRemoteBlocksKept of them kept
 // while it is open (a clip reads the header and its GOPs' packets: docs/BENCHMARKS.md measured
 // the block's size).
-inline constexpr size_t kRemoteBlockBytes = size_t{256} << 10;
-inline constexpr size_t kRemoteBlocksKept = 16;
+inline constexpr size_t kRemoteBlockBytes = size_t{64} << 10;
+inline constexpr size_t kRemoteBlocksKept = 32;
 
 // The bytes of a record's video field `field` (borrowed), named `name`: a reference's, read by
 // ranges in blocks, or the field's own.
