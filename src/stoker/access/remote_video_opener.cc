@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <utility>
@@ -24,23 +25,28 @@ class RemoteVideoBytes : public video::VideoBytes {
     uint64_t got = 0;
     const ByteSink sink = [&](uint64_t at, const char* data, size_t size) {
       if (at < offset || at + size > offset + n)
-        return io_error(fmt::format("{}: the server sent bytes outside the range asked for",
-                                    reference_.url));
+        return io_error(
+            fmt::format("{}: the server sent bytes outside the range asked for", reference_.url));
       std::memcpy(out + (at - offset), data, size);
       got = std::max<uint64_t>(got, at + size - offset);
       return Status::ok();
     };
+    // Without a listed ETag, the one its first GET gave is asked of the next: one version a
+    // clip.
     Result<HttpResponse> got_response =
-        store_->get(reference_.name, ByteRange{offset, n}, sink, reference_.etag);
+        store_->get(reference_.name, ByteRange{offset, n}, sink,
+                    reference_.etag.empty() ? first_etag_ : reference_.etag);
     // A video gone since its listing is a read that failed, as one that changed.
     if (got_response.status().code() == StatusCode::kNotFound)
       return io_error(got_response.status().message());
     STOKER_RETURN_IF_ERROR(got_response.status());
     const HttpResponse& response = got_response.value();
+    if (first_etag_.empty()) first_etag_ = response.etag;
     if (reference_.etag.empty() && response.size && *response.size != reference_.size)
-      return corrupt(fmt::format("{}: changed on the server since it was listed ({} bytes, "
-                                 "listed with {})",
-                                 reference_.url, *response.size, reference_.size));
+      return corrupt(
+          fmt::format("{}: changed on the server since it was listed ({} bytes, "
+                      "listed with {})",
+                      reference_.url, *response.size, reference_.size));
     if (got != n)
       return io_error(fmt::format("{}: the server sent {} of bytes [{}, {})", reference_.url, got,
                                   offset, offset + n));
@@ -50,6 +56,7 @@ class RemoteVideoBytes : public video::VideoBytes {
  private:
   std::shared_ptr<const ObjectStore> store_;
   video::VideoReference reference_;
+  std::string first_etag_;     // the first GET's ETag
   const std::string unnamed_;  // a record's: the loader names it
 };
 
@@ -61,12 +68,12 @@ std::vector<Result<std::string>> remote_video_references(const std::string& loca
   references.reserve(files.size());
   if (files.empty()) return references;
   std::shared_ptr<const ObjectStore> store = files.front().store;
-  video::register_reference_opener(
-      location, [store](const video::VideoReference& reference)
-                    -> Result<std::unique_ptr<video::VideoBytes>> {
-        return std::unique_ptr<video::VideoBytes>(
-            std::make_unique<RemoteVideoBytes>(store, reference));
-      });
+  video::register_reference_opener(location,
+                                   [store](const video::VideoReference& reference)
+                                       -> Result<std::unique_ptr<video::VideoBytes>> {
+                                     return std::unique_ptr<video::VideoBytes>(
+                                         std::make_unique<RemoteVideoBytes>(store, reference));
+                                   });
   for (const ListedFile& file : files) {
     if (!file.unreadable.is_ok()) {
       references.emplace_back(file.unreadable);

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
 #include <functional>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 

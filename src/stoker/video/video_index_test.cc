@@ -5,10 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
-
-#include <filesystem>
 
 #include "stoker/testing/video_set.h"
 #include "stoker/video/ffmpeg_handles.h"
@@ -182,9 +181,8 @@ TEST(VideoIndex, AnMp4sSampleTablesGiveItsIndexExactly) {
     const std::string bytes(std::istreambuf_iterator<char>(in), {});
     const VideoIndex full = read_video_index(path).value_or_throw();
     uint64_t read = 0;
-    VideoFile file =
-        open_video_bytes(std::make_unique<CountedBytes>(testing::span_of(bytes), read))
-            .value_or_throw();
+    VideoFile file = open_video_bytes(std::make_unique<CountedBytes>(testing::span_of(bytes), read))
+                         .value_or_throw();
     const std::optional<VideoIndex> tables = read_video_index_from_tables(file);
     if (std::filesystem::path(path).extension() != ".mp4" || full.codec == "hevc") {
       EXPECT_FALSE(tables.has_value());

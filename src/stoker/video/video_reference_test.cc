@@ -14,8 +14,7 @@
 namespace stoker::video {
 namespace {
 
-VideoReference reference_to(const std::string& source, const std::string& name,
-                            uint64_t size) {
+VideoReference reference_to(const std::string& source, const std::string& name, uint64_t size) {
   VideoReference reference;
   reference.source = source;
   reference.name = name;
@@ -83,8 +82,8 @@ std::vector<uint8_t> frames_of(const std::string& field, const std::vector<int64
   }
   Result<VideoFrameDecoder> decoder =
       VideoFrameDecoder::open(std::move(opened.value().file), *opened.value().index);
-  status = decoder.is_ok() ? decoder.value().decode(frames, FrameLayout::kNHWC, out)
-                           : decoder.status();
+  status =
+      decoder.is_ok() ? decoder.value().decode(frames, FrameLayout::kNHWC, out) : decoder.status();
   return out;
 }
 
@@ -93,9 +92,9 @@ std::vector<uint8_t> frames_of(const std::string& field, const std::vector<int64
 // a read that fails once the index is kept (a server erring) is one line carrying the reader's
 // error (test_remote_video_ranges.py: mid-clip, naming the frame).
 TEST(VideoReference, ARecordsReferenceDecodesAsItsBytes) {
-  for (const char* name : {"h264_gop12_bframes.mp4", "hevc_gop12_bframes.mp4",
-                           "h264_gop250_bframes.mkv", "vp9_gop12.webm",
-                           "mpeg4_gop12_bframes.avi"}) {
+  for (const char* name :
+       {"h264_gop12_bframes.mp4", "hevc_gop12_bframes.mp4", "h264_gop250_bframes.mkv",
+        "vp9_gop12.webm", "mpeg4_gop12_bframes.avi"}) {
     SCOPED_TRACE(name);
     Served served{testing::video_bytes(name)};
     const std::string source = std::string("test://") + name;
