@@ -199,7 +199,9 @@ TEST(VideoIndex, AnMp4sSampleTablesGiveItsIndexExactly) {
     EXPECT_EQ(tables->pts, full.pts);
     EXPECT_EQ(tables->keyframe, full.keyframe);
     EXPECT_EQ(tables->end_pts, full.end_pts);
-    if (path == longer) EXPECT_LT(read, bytes.size() / 4) << "of " << bytes.size();
+    if (path == longer) {
+      EXPECT_LT(read, bytes.size() / 4) << "of " << bytes.size();
+    }
   }
   EXPECT_EQ(mp4s, 7);
 }
