@@ -1,71 +1,107 @@
 #!/usr/bin/env python3
 """Bytes fetched and time per clip of a video folder read over loopback HTTP (nginx, started
-here by python/tests/servers.py) against the same folder read locally: the Kinetics training
-pipeline (one random clip of 16 frames 4 apart, Resize 128, RandomCrop 112, flip), one worker,
-a fresh cache folder per run (the first epoch: every video fetched as the loader needs it).
+here by python/tests/servers.py), by ranges (this build: each clip reads its video's header and
+GOPs), against the same folder read locally and, with --baseline, read as whole files (a build of
+before the ranges, e.g. main's checkout, run in a subprocess): the Kinetics training pipeline
+(one random clip of 16 frames 4 apart, Resize 128, RandomCrop 112, flip), one worker, a fresh
+cache folder, each epoch in a process of its own (the first: every video opened first, its index
+built; the later ones: the index saved, whole files already in the cache). Bytes fetched are
+nginx's own count ($body_bytes_sent) of the videos' GETs.
 
-Usage: .venv/bin/python bench/remote_video.py FOLDER [--epochs 1]
+Usage: .venv/bin/python bench/remote_video.py FOLDER [--epochs 2] [--baseline BASE/python]
 (FOLDER: e.g. bench/make_kinetics_set.py's.)"""
 import argparse
+import json
 import os
+import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
 
-import stoker
-
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python",
                                 "tests"))
-import servers  # noqa: E402
 
 
-def run(source, cache, epochs):
-    """Seconds per clip and clips over `epochs` epochs from a fresh `cache`."""
-    shutil.rmtree(cache, ignore_errors=True)
+def child(source, cache):
+    """One epoch of `source` with `cache` (kept from the calls before): prints its seconds per
+    clip and clips as JSON."""
+    import stoker
     clip = stoker.transforms.DecodeClip(num_frames_per_clip=16, num_indices_between_frames=4,
                                         resize=[128], crop=[112], flip=0.5)
     loader = stoker.Loader(stoker.VideoFolder(source, transforms={"video": clip}), batch_size=1,
                            shuffle=True, num_workers=0, cache_dir=cache)
-    clips, start = 0, time.perf_counter()
-    for _ in range(epochs):
-        clips += sum(len(batch["label"]) for batch in loader)
-    return (time.perf_counter() - start) / clips, clips
+    start = time.perf_counter()
+    clips = sum(len(batch["label"]) for batch in loader)
+    print(json.dumps([(time.perf_counter() - start) / clips, clips]))
+
+
+def sent(log):
+    """The bytes nginx sent for videos' GETs (not index pages) since `log` was emptied."""
+    with open(log) as lines:
+        return sum(int(m.group(1)) for m in
+                   (re.search(r" sent=(\d+)$", line) for line in lines
+                    if line.startswith("GET /") and not line.split()[1].endswith("/"))
+                   if m)
+
+
+def epochs(source, cache, count, package, log=None):
+    """(seconds per clip, bytes fetched per clip) of `count` epochs of `source`, each in a
+    process of its own on `package`'s stoker, from a fresh `cache`."""
+    shutil.rmtree(cache, ignore_errors=True)
+    results = []
+    for _ in range(count):
+        if log:
+            open(log, "w").close()
+        done = subprocess.run([sys.executable, os.path.abspath(__file__), str(source), "--child",
+                               cache], env=dict(os.environ, PYTHONPATH=package),
+                              capture_output=True, text=True)
+        if done.returncode:
+            sys.exit(f"{package}: {done.stderr.strip().splitlines()[-1]}")
+        seconds, clips = json.loads(done.stdout)
+        results.append((seconds, sent(log) / clips if log else 0.0, clips))
+    return results
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder")
-    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--baseline", help="a package folder (BASE/python) reading whole files")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        child(args.folder, args.child)
+        return
+    import servers
+    package = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python")
     work = tempfile.mkdtemp(prefix="remote-video-")
     try:
         root = os.path.join(work, "root")
         shutil.copytree(args.folder, os.path.join(root, "videos"))
         server = servers.start_nginx(root, servers.Path(work) / "nginx")
+        log = os.path.join(work, "nginx", "access.log")
+        url = f"{server.url}/_index_json/videos/"
+        cache = os.path.join(work, "cache")
         try:
-            local, clips = run(args.folder, os.path.join(work, "cache"), args.epochs)
-            remote, _ = run(f"{server.url}/_index_json/videos/", os.path.join(work, "cache"),
-                            args.epochs)
+            rows = [("local", epochs(args.folder, cache, args.epochs, package)),
+                    ("http, ranges", epochs(url, cache, args.epochs, package, log))]
+            if args.baseline:
+                rows.append(("http, whole files",
+                             epochs(url, cache, args.epochs, args.baseline, log)))
         finally:
             server.stop()
-        sizes = {}
-        for folder, _, files in os.walk(args.folder):
-            for name in files:
-                sizes["/_index_json/videos/" + os.path.relpath(os.path.join(folder, name),
-                                                               args.folder)] = \
-                    os.path.getsize(os.path.join(folder, name))
-        fetched = 0
-        with open(os.path.join(work, "nginx", "access.log")) as log:
-            for line in log:
-                method, uri, status = line.split()[:3]
-                if method == "GET" and status in ("200", "206") and uri in sizes:
-                    fetched += sizes[uri]  # whole files: a GET sends the file
-        print(f"{clips} clips, {len(sizes)} videos of {sum(sizes.values()) / len(sizes) / 1e6:.2f}"
-              f" MB on average")
-        print(f"local:  {local * 1e3:.1f} ms per clip")
-        print(f"remote: {remote * 1e3:.1f} ms per clip, {fetched / clips / 1e6:.2f} MB fetched "
-              f"per clip (whole files)")
+        sizes = [os.path.getsize(os.path.join(folder, name))
+                 for folder, _, names in os.walk(args.folder) for name in names]
+        print(f"{rows[0][1][0][2]} clips, {len(sizes)} videos of "
+              f"{sum(sizes) / len(sizes) / 1e6:.3f} MB on average")
+        for epoch in range(args.epochs):
+            print(f"epoch {epoch + 1}" + (" (fresh cache: first opens)" if epoch == 0 else ""))
+            for name, results in rows:
+                seconds, fetched, _ = results[epoch]
+                print(f"  {name:18} {seconds * 1e3:6.1f} ms per clip, {fetched / 1e6:.3f} MB "
+                      f"fetched per clip")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -135,7 +135,8 @@ class VideoFolder(_Source):
     ``("avi", "mp4")`` by default; UCF101's and HMDB51's ``("avi",)``). The listing is cached
     in the cache folder and listed again when a folder in it changes. ``root`` may be an
     ``http(s)://`` folder URL (its index pages) or an ``s3://`` prefix: listed as a remote
-    ``ImageFolder`` is, each video read whole through the shard cache (no ``frames_per_clip``). A
+    ``ImageFolder`` is, each record a reference to its video, whose header and clips' GOPs
+    ``DecodeClip`` reads by ranged GETs, not the whole file (no ``frames_per_clip``). A
     file that cannot be read is a bad record naming it (the loader's ``on_error``).
 
     ``frames_per_clip``, ``step_between_clips``, ``frame_rate``: torchvision's Kinetics /

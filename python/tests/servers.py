@@ -163,7 +163,8 @@ def start_nginx(root, work, tls=False):
     certificate, the server's `certificate`), and for faults the same files under /_slow/ at
     100 KB/s and a 503 at /_status/503; under /_index/ (HTML) and /_index_json/ (JSON) with
     folders' index pages (autoindex); its start's token at /_server_token; WORK/access.log has
-    a line per request: method, path, status, its Range and If-Match headers. Run as root, its
+    a line per request: method, path, status, its Range and If-Match headers, the body's bytes
+    sent. Run as root, its
     workers take this user's identity (nginx's default would be nobody, who cannot read a
     test's private temporary folder)."""
     program = nginx_program()
@@ -193,7 +194,7 @@ pid {work / 'nginx.pid'};
 error_log {log} warn;
 events {{ worker_connections 256; }}
 http {{
-  log_format requests escape=none '$request_method $uri $status range=$http_range if_match=$http_if_match';
+  log_format requests escape=none '$request_method $uri $status range=$http_range if_match=$http_if_match sent=$body_bytes_sent';
   access_log {work / 'access.log'} requests;
 {temp}
   default_type application/octet-stream;

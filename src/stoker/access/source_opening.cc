@@ -48,14 +48,20 @@ void limit_streams(const RemoteFiles& files, const ShardSource& source, const Sh
                                        PrefetchInputs().max_streams));
 }
 
-Result<std::shared_ptr<const Dataset>> open_remote_class_folder(const SourceOpening& opening,
-                                                                const ClassFolderFiles& samples,
-                                                                const ListedClassFolder& make) {
+Result<std::shared_ptr<const Dataset>> open_remote_class_folder(
+    const SourceOpening& opening, const ClassFolderFiles& samples, const ListedClassFolder& make,
+    const ListedRecordBytes& record_bytes) {
   const DataAccessOptions& access = *opening.access;
   STOKER_ASSIGN_OR_RETURN(
       RemoteImageFolder folder,
       list_remote_image_folder(opening.location, opening.cancelled, ListingLimits(), samples));
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ShardCache> cache, open_cache(access));
+  ClassFolderSourceOptions options;
+  if (record_bytes) {
+    auto bytes = std::make_shared<const std::vector<Result<std::string>>>(
+        record_bytes(folder.location, folder.files));
+    options.record_bytes = [bytes](uint64_t i) { return (*bytes)[i]; };
+  }
   RemoteFilesOptions fetching;
   fetching.policy = access.cache_policy;
   fetching.group_files = kGroupFiles;
@@ -63,7 +69,6 @@ Result<std::shared_ptr<const Dataset>> open_remote_class_folder(const SourceOpen
   STOKER_ASSIGN_OR_RETURN(
       std::shared_ptr<const RemoteFiles> files,
       RemoteFiles::open_listed(std::move(folder.files), folder.location, cache, fetching));
-  ClassFolderSourceOptions options;
   // Files listed ahead: enough for the deepest horizon of groups.
   options.units_ahead = RemoteFiles::kUnitsListed * kGroupFiles;
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ClassFolderSource> source,

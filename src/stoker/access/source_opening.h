@@ -44,13 +44,19 @@ using ListedClassFolder = std::function<Result<std::shared_ptr<ClassFolderSource
     std::string location, ImageFolderListing listing, std::shared_ptr<const InPlaceFiles> files,
     const ClassFolderSourceOptions& options)>;
 
+// What a remote class folder's records are made from in place of its files' bytes (by sample:
+// remote_video_opener.h's references), given the folder's redacted URL and its files.
+using ListedRecordBytes = std::function<std::vector<Result<std::string>>(
+    const std::string& location, const std::vector<ListedFile>& files)>;
+
 // The dataset of the class folder at the URL `opening.location` whose samples are `samples`
 // (access/remote_image_folder.h's listing and its errors), read in place: its files through the
 // shard cache in groups (kGroupFiles, kGroupBytes), those the loader needs next fetched ahead,
-// the source made by `make`.
-Result<std::shared_ptr<const Dataset>> open_remote_class_folder(const SourceOpening& opening,
-                                                                const ClassFolderFiles& samples,
-                                                                const ListedClassFolder& make);
+// the source made by `make`; or, with `record_bytes`, its records made from those, no file
+// fetched.
+Result<std::shared_ptr<const Dataset>> open_remote_class_folder(
+    const SourceOpening& opening, const ClassFolderFiles& samples, const ListedClassFolder& make,
+    const ListedRecordBytes& record_bytes = nullptr);
 
 // Whether object `name` exists: a HEAD's 404 is no; another failure is the error.
 Result<bool> exists(const ObjectStore& store, const std::string& name);

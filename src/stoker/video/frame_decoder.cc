@@ -50,7 +50,11 @@ Result<VideoFrameDecoder> VideoFrameDecoder::open(VideoFile file, const VideoInd
 }
 
 Status VideoFrameDecoder::frame_error(int64_t frame, const std::string& what) const {
-  return corrupt(video_named(index_.path) + ": frame " + std::to_string(frame) + ": " + what);
+  const std::string at = video_named(index_.path) + ": frame " + std::to_string(frame) + ": ";
+  // A read that failed (a remote video changed or unreachable) is why, whatever FFmpeg made of it.
+  if (file_.reader && !file_.reader->failed.is_ok())
+    return Status(file_.reader->failed.code(), at + file_.reader->failed.message());
+  return corrupt(at + what);
 }
 
 namespace {

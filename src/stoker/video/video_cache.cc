@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "stoker/video/saved_video_index.h"
+#include "stoker/video/video_reference.h"
 
 namespace stoker::video {
 namespace {
@@ -81,13 +82,32 @@ const Known* find_known(const VideoKey& key, const std::string& cache_dir) {
   return &thread_cache().insert(key, known_of(std::move(*saved), true));
 }
 
-// Opens `bytes` unknown, reads its index and keeps both, in this thread and in `cache_dir`.
-Result<IndexedVideo> open_and_keep(const VideoKey& key, ByteSpan bytes,
+// The index of `file`, opened unknown: a reference's mp4/mov from its sample tables (`file`
+// opened again after), else read from every packet.
+Result<VideoIndex> index_of(VideoFile& file, bool referenced, const VideoStreamInfo& stream) {
+  if (!referenced) return read_video_index(file);
+  std::optional<VideoIndex> tables = read_video_index_from_tables(file);
+  if (!tables) {  // read whole (the reader's buffer may hold zeros: opened again first)
+    file.format.reset();
+    file.io.reset();
+    STOKER_ASSIGN_OR_RETURN(file, open_video_bytes(std::move(file.reader->bytes)));
+    return read_video_index(file);
+  }
+  file.format.reset();
+  file.io.reset();
+  STOKER_ASSIGN_OR_RETURN(file, open_known_video_bytes(std::move(file.reader->bytes), stream));
+  return std::move(*tables);
+}
+
+// Opens `field`'s video unknown, reads its index and keeps both, in this thread and in
+// `cache_dir`.
+Result<IndexedVideo> open_and_keep(const VideoKey& key, ByteSpan field,
                                    const std::string& cache_dir) {
-  STOKER_ASSIGN_OR_RETURN(VideoFile file, open_video_bytes("", bytes));
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<VideoBytes> bytes, video_field_bytes("", field));
+  STOKER_ASSIGN_OR_RETURN(VideoFile file, open_video_bytes(std::move(bytes)));
   KnownVideo video;
   STOKER_ASSIGN_OR_RETURN(video.stream, stream_info_of(file));
-  STOKER_ASSIGN_OR_RETURN(video.index, read_video_index(file));
+  STOKER_ASSIGN_OR_RETURN(video.index, index_of(file, is_video_reference(field), video.stream));
   save_known_video(cache_dir, key, video);
   const Known& kept = thread_cache().insert(key, known_of(std::move(video), false));
   return IndexedVideo{std::move(file), kept.index};
@@ -98,7 +118,8 @@ Result<IndexedVideo> open_and_keep(const VideoKey& key, ByteSpan bytes,
 Result<IndexedVideo> open_indexed_video(ByteSpan bytes, const std::string& cache_dir) {
   const VideoKey key = video_key(bytes);
   if (const Known* known = find_known(key, cache_dir)) {
-    Result<VideoFile> file = open_known_video_bytes("", bytes, known->stream);
+    STOKER_ASSIGN_OR_RETURN(std::unique_ptr<VideoBytes> read, video_field_bytes("", bytes));
+    Result<VideoFile> file = open_known_video_bytes(std::move(read), known->stream);
     if (file.is_ok()) return IndexedVideo{std::move(file).value(), known->index};
     // A saved copy the bytes do not open as is indexed again (and replaced).
     if (!known->saved) return file.status();

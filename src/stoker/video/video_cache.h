@@ -30,7 +30,9 @@ struct IndexedVideo {
   std::shared_ptr<const VideoIndex> index;
 };
 
-// Opens the video in `bytes` (a record's, named in errors by the loader) and gives its index:
+// Opens the video in `bytes` (a record's, named in errors by the loader; a reference's read by
+// ranges, its first open of an mp4/mov reading its index from the header's tables alone:
+// video_index.h) and gives its index:
 // from this thread's cache where the same bytes were opened before, else from `cache_dir`'s
 // saved copy, else read and kept in both ("": in this thread's only).
 Result<IndexedVideo> open_indexed_video(ByteSpan bytes, const std::string& cache_dir);

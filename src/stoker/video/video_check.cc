@@ -3,6 +3,7 @@
 #include "stoker/video/frame_decoder.h"
 #include "stoker/video/video_file.h"
 #include "stoker/video/video_index.h"
+#include "stoker/video/video_reference.h"
 
 extern "C" {
 #include <libavformat/avformat.h>
@@ -28,7 +29,8 @@ double declared_seconds(const VideoFile& file) {
 }  // namespace
 
 Result<VideoFacts> examine_video(const std::string& name, ByteSpan bytes, VideoDecode decode) {
-  STOKER_ASSIGN_OR_RETURN(VideoFile file, open_video_bytes(name, bytes));
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<VideoBytes> read, video_field_bytes(name, bytes));
+  STOKER_ASSIGN_OR_RETURN(VideoFile file, open_video_bytes(std::move(read)));
   STOKER_ASSIGN_OR_RETURN(VideoIndex index, read_video_index(file));
   VideoFacts facts;
   facts.codec = index.codec;

@@ -33,8 +33,8 @@ inline constexpr auto kVideoDecodeNames =
                              {VideoDecode::kKeyframes, "keyframes"},
                              {VideoDecode::kAllFrames, "all"}});
 
-// Opens the video in `bytes` named `name` ("": "the video"), reads its index and decodes what
-// `decode` says.
+// Opens the video in `bytes` named `name` ("": "the video"; a reference's read by ranges,
+// video_reference.h), reads its index and decodes what `decode` says.
 Result<VideoFacts> examine_video(const std::string& name, ByteSpan bytes, VideoDecode decode);
 
 }  // namespace stoker::video

@@ -10,19 +10,26 @@ namespace {
 
 constexpr int kIoBufferBytes = 1 << 16;
 
-int read_memory(void* opaque, uint8_t* buffer, int size) {
-  MemoryReader& reader = *static_cast<MemoryReader*>(opaque);
-  const int64_t left = static_cast<int64_t>(reader.bytes.size) - reader.position;
+int read_bytes(void* opaque, uint8_t* buffer, int size) {
+  ByteReader& reader = *static_cast<ByteReader*>(opaque);
+  if (!reader.failed.is_ok()) return AVERROR(EIO);
+  const int64_t left = static_cast<int64_t>(reader.bytes->size()) - reader.position;
   if (left <= 0) return AVERROR_EOF;
   const int n = static_cast<int>(std::min<int64_t>(left, size));
-  std::memcpy(buffer, reader.bytes.data + reader.position, static_cast<size_t>(n));
+  if (reader.hollow) {
+    std::memset(buffer, 0, static_cast<size_t>(n));
+  } else {
+    reader.failed =
+        reader.bytes->read(static_cast<uint64_t>(reader.position), buffer, static_cast<size_t>(n));
+    if (!reader.failed.is_ok()) return AVERROR(EIO);
+  }
   reader.position += n;
   return n;
 }
 
-int64_t seek_memory(void* opaque, int64_t offset, int whence) {
-  MemoryReader& reader = *static_cast<MemoryReader*>(opaque);
-  const int64_t size = static_cast<int64_t>(reader.bytes.size);
+int64_t seek_bytes(void* opaque, int64_t offset, int whence) {
+  ByteReader& reader = *static_cast<ByteReader*>(opaque);
+  const int64_t size = static_cast<int64_t>(reader.bytes->size());
   if (whence & AVSEEK_SIZE) return size;
   int64_t to = offset;
   switch (whence & ~AVSEEK_FORCE) {
@@ -64,8 +71,10 @@ Result<VideoFile> open_format(VideoFile file, AVFormatContext* format) {
   const char* url = file.io ? nullptr : path.c_str();
   int rc = avformat_open_input(&format, url, nullptr, nullptr);  // frees `format` on failure
   if (rc < 0) {
-    const std::string why = av_error_text(rc);
+    const std::string why = failure_text(file, rc);
     if (rc == AVERROR(ENOENT)) return not_found(video_named(path) + ": " + why);
+    if (file.reader && !file.reader->failed.is_ok())
+      return Status(file.reader->failed.code(), video_named(path) + ": " + why);
     return corrupt(video_named(path) + ": not a readable video container (" + why + ")");
   }
   file.format.reset(format);
@@ -85,6 +94,11 @@ Result<VideoFile> open_format(VideoFile file, AVFormatContext* format) {
 
 }  // namespace
 
+std::string failure_text(const VideoFile& file, int rc) {
+  if (file.reader && !file.reader->failed.is_ok()) return file.reader->failed.message();
+  return av_error_text(rc);
+}
+
 Result<VideoFile> open_video_file(const std::string& path) {
   silence_ffmpeg();
   VideoFile file;
@@ -96,14 +110,14 @@ namespace {
 
 // A format context reading `bytes` through file.io (file.reader set on them), or null for want
 // of memory.
-AVFormatContext* memory_format(VideoFile& file, ByteSpan bytes) {
-  file.reader = std::make_unique<MemoryReader>();
-  file.reader->bytes = bytes;
+AVFormatContext* reader_format(VideoFile& file, std::unique_ptr<VideoBytes> bytes) {
+  file.reader = std::make_unique<ByteReader>();
+  file.reader->bytes = std::move(bytes);
   auto* buffer = static_cast<uint8_t*>(av_malloc(kIoBufferBytes));
   AVFormatContext* format = avformat_alloc_context();
   if (buffer != nullptr)
-    file.io.reset(avio_alloc_context(buffer, kIoBufferBytes, 0, file.reader.get(), read_memory,
-                                     nullptr, seek_memory));
+    file.io.reset(avio_alloc_context(buffer, kIoBufferBytes, 0, file.reader.get(), read_bytes,
+                                     nullptr, seek_bytes));
   if (!file.io || format == nullptr) {
     if (!file.io) av_free(buffer);
     avformat_free_context(format);
@@ -115,26 +129,35 @@ AVFormatContext* memory_format(VideoFile& file, ByteSpan bytes) {
 
 }  // namespace
 
-Result<VideoFile> open_video_bytes(const std::string& name, ByteSpan bytes) {
+Result<VideoFile> open_video_bytes(std::unique_ptr<VideoBytes> bytes) {
   silence_ffmpeg();
   VideoFile file;
-  file.path = name;
-  AVFormatContext* format = memory_format(file, bytes);
-  if (format == nullptr) return io_error(video_named(name) + ": out of memory for its reader");
+  file.path = bytes->name();
+  AVFormatContext* format = reader_format(file, std::move(bytes));
+  if (format == nullptr) return io_error(video_named(file.path) + ": out of memory for its reader");
   return open_format(std::move(file), format);
 }
 
-Result<VideoFile> open_known_video_bytes(const std::string& name, ByteSpan bytes,
+Result<VideoFile> open_video_bytes(const std::string& name, ByteSpan bytes) {
+  return open_video_bytes(memory_video_bytes(name, bytes));
+}
+
+Result<VideoFile> open_known_video_bytes(std::unique_ptr<VideoBytes> bytes,
                                          const VideoStreamInfo& known) {
   silence_ffmpeg();
   VideoFile file;
-  file.path = name;
-  AVFormatContext* format = memory_format(file, bytes);
+  file.path = bytes->name();
+  const std::string& name = file.path;
+  AVFormatContext* format = reader_format(file, std::move(bytes));
   if (format == nullptr) return io_error(video_named(name) + ": out of memory for its reader");
   const int rc = avformat_open_input(&format, nullptr, known.container, nullptr);
-  if (rc < 0)
+  if (rc < 0) {
+    if (!file.reader->failed.is_ok())
+      return Status(file.reader->failed.code(),
+                    video_named(name) + ": " + file.reader->failed.message());
     return corrupt(video_named(name) + ": not a readable video container (" + av_error_text(rc) +
                    ")");
+  }
   file.format.reset(format);
   if (known.stream_index >= static_cast<int>(format->nb_streams) ||
       format->streams[known.stream_index]->codecpar->codec_id != known.parameters->codec_id)
@@ -147,6 +170,11 @@ Result<VideoFile> open_known_video_bytes(const std::string& name, ByteSpan bytes
   if (file.codec == nullptr)
     return unsupported(video_named(name) + ": no decoder in this FFmpeg for its video codec");
   return file;
+}
+
+Result<VideoFile> open_known_video_bytes(const std::string& name, ByteSpan bytes,
+                                         const VideoStreamInfo& known) {
+  return open_known_video_bytes(memory_video_bytes(name, bytes), known);
 }
 
 Result<VideoStreamInfo> stream_info_of(const VideoFile& file) {

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <optional>
+#include <string_view>
+#include <unordered_map>
 
 extern "C" {
 #include <libavutil/display.h>
@@ -71,7 +74,13 @@ Result<VideoIndex> read_video_index(const std::string& path) {
   return read_video_index(file);
 }
 
-Result<VideoIndex> read_video_index(VideoFile& file) {
+namespace {
+
+// read_video_index of `file`, counting in `packets` the video stream's packets read (discarded
+// ones too); a packet a keyframe where `keyframe_at` says so of its position (else where its
+// flags do).
+Result<VideoIndex> read_index(VideoFile& file, int64_t& packets,
+                              const std::function<bool(int64_t pos)>& keyframe_at = nullptr) {
   const std::string& path = file.path;
   const AVStream* stream = file.stream();
   VideoIndex index;
@@ -105,7 +114,8 @@ Result<VideoIndex> read_video_index(VideoFile& file) {
     if (rc == AVERROR_EOF) break;
     if (rc < 0)
       return corrupt(video_named(path) + ": unreadable after frame " +
-                     std::to_string(entries.size()) + " (" + av_error_text(rc) + ")");
+                     std::to_string(entries.size()) + " (" + failure_text(file, rc) + ")");
+    if (packet->stream_index == file.stream_index) ++packets;
     if (packet->stream_index == file.stream_index && !(packet->flags & AV_PKT_FLAG_DISCARD)) {
       int64_t pts = packet->pts;
       if (pts == AV_NOPTS_VALUE && reordered && packet->dts != AV_NOPTS_VALUE) {
@@ -114,7 +124,9 @@ Result<VideoIndex> read_video_index(VideoFile& file) {
       } else if (pts == AV_NOPTS_VALUE) {
         pts = packet->dts;
       }
-      entries.push_back({pts, packet->duration, (packet->flags & AV_PKT_FLAG_KEY) != 0});
+      const bool key =
+          keyframe_at ? keyframe_at(packet->pos) : (packet->flags & AV_PKT_FLAG_KEY) != 0;
+      entries.push_back({pts, packet->duration, key});
     }
     av_packet_unref(packet.get());
   }
@@ -146,6 +158,41 @@ Result<VideoIndex> read_video_index(VideoFile& file) {
   }
   if (!index.keyframe[0]) return corrupt(video_named(path) + ": its first frame is no keyframe");
   return index;
+}
+
+}  // namespace
+
+Result<VideoIndex> read_video_index(VideoFile& file) {
+  int64_t packets = 0;
+  return read_index(file, packets);
+}
+
+std::optional<VideoIndex> read_video_index_from_tables(VideoFile& file) {
+  // libavformat's mov demuxer ("mov,mp4,m4a,3gp,3g2,mj2") lists every sample of a file that is
+  // not fragmented in its header, and makes each packet's times and flags from that list.
+  if (!file.reader || std::string_view(file.format->iformat->name).substr(0, 4) != "mov,")
+    return std::nullopt;
+  // Its keyframes as the tables list them (read with zeros for data, packets lose the flag).
+  AVStream* stream = file.stream();
+  const int listed = avformat_index_get_entries_count(stream);
+  std::unordered_map<int64_t, bool> keyframes;
+  for (int i = 0; i < listed; ++i) {
+    const AVIndexEntry* entry = avformat_index_get_entry(stream, i);
+    keyframes[entry->pos] = (entry->flags & AVINDEX_KEYFRAME) != 0;
+  }
+  const auto keyframe_at = [&](int64_t pos) {
+    const auto at = keyframes.find(pos);
+    return at != keyframes.end() && at->second;
+  };
+  int64_t packets = 0;
+  file.reader->hollow = true;
+  Result<VideoIndex> index = read_index(file, packets, keyframe_at);
+  file.reader->hollow = false;
+  // Fragments (samples listed after the header), or a parser that reads the packets' data,
+  // would make it from the zeros: not taken.
+  if (!index.is_ok() || packets != listed || av_stream_get_parser(file.stream()) != nullptr)
+    return std::nullopt;
+  return std::move(index).value();
 }
 
 }  // namespace stoker::video

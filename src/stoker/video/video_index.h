@@ -59,4 +59,12 @@ Result<VideoIndex> read_video_index(const std::string& path);
 // The same of an open video (read to its end: a decoder seeks before it reads).
 Result<VideoIndex> read_video_index(VideoFile& file);
 
+// The same of an mp4/mov video read through VideoBytes, from its header's sample tables alone:
+// its packets' data is not read (its reads are hollow, video_file.h's ByteReader), so a remote
+// video's first open fetches its header, not the file. Equal to read_video_index's (tested over
+// the project's video set); nullopt where it cannot be had so (another container, a fragmented
+// file, a stream whose packets a parser reads, any error): read_video_index then, on `file`
+// opened again (its reader's buffer holds zeros).
+std::optional<VideoIndex> read_video_index_from_tables(VideoFile& file);
+
 }  // namespace stoker::video

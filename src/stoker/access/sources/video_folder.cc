@@ -4,8 +4,9 @@
 // per clip of every video (torchvision's VideoClips: frames_per_clip, step_between_clips,
 // frame_rate), for decode_clip's sampler "video_clips". Local, their listing (and the videos'
 // frame counts and rates) kept in the cache folder; or at an http(s):// or s3:// URL, listed as a
-// remote image folder is (access/remote_image_folder.h), each video read whole through the shard
-// cache (no frames_per_clip: it would read every video at open). `auto` takes a folder of class
+// remote image folder is (access/remote_image_folder.h), each record holding a reference to its
+// video, which decode_clip reads by ranges (access/remote_video_opener.h; no frames_per_clip: it
+// would index every video at open). `auto` takes a folder of class
 // folders as a video folder when the first file in name order with an image's or a video's
 // extension (avi, mp4) is a video, and asks before the image folder.
 
@@ -16,6 +17,7 @@
 #include <utility>
 
 #include "stoker/access/remote_objects.h"
+#include "stoker/access/remote_video_opener.h"
 #include "stoker/access/source_opening.h"
 #include "stoker/access/source_registry.h"
 #include "stoker/net/object_store.h"
@@ -149,8 +151,8 @@ bool is_video_folder(const std::string& location, const std::function<bool()>& c
                                          : is_local_video_folder(location);
 }
 
-// The video folder at the URL `opening.location`: a sample per video, its file read whole
-// through the shard cache.
+// The video folder at the URL `opening.location`: a sample per video, its record a reference to
+// the file, read by ranges (access/remote_video_opener.h).
 Result<std::shared_ptr<const Dataset>> open_remote_video_folder(
     const SourceOpening& opening, std::vector<std::string> extensions) {
   if (opening.params.integer("frames_per_clip") > 0)
@@ -167,7 +169,8 @@ Result<std::shared_ptr<const Dataset>> open_remote_video_folder(
             VideoFolderSource::open_listed(std::move(location), std::move(listing),
                                            std::move(files), options));
         return std::shared_ptr<ClassFolderSource>(std::move(source));
-      });
+      },
+      remote::remote_video_references);
 }
 
 Result<std::shared_ptr<const Dataset>> open_video_folder(const SourceOpening& opening) {

@@ -53,7 +53,7 @@ Status ClassFolderSource::lay_out(std::string root, ImageFolderListing listing, 
     for (size_t k = first; k < end; ++k) {
       unit_of_[unit_files_[k]] = static_cast<int>(manifest.shards.size());
       // Remote files' sizes: what a cache's budget is checked against.
-      if (!files) continue;
+      if (!files || options.record_bytes) continue;
       const Result<FileIdentity> identity = files->identity(unit_files_[k]);
       if (identity.is_ok()) unit.bytes += identity.value().size;
     }
@@ -62,9 +62,10 @@ Status ClassFolderSource::lay_out(std::string root, ImageFolderListing listing, 
   }
   unit_starts_.push_back(unit_files_.size());
   set_manifest(std::move(manifest));
+  record_bytes_ = options.record_bytes;
   if (files) {
     files_ = std::move(files);
-    set_units_ahead(options.units_ahead);
+    if (!record_bytes_) set_units_ahead(options.units_ahead);
   }
   return Status::ok();
 }
@@ -115,6 +116,7 @@ Result<ShardReader> ClassFolderSource::read_unit(int u, std::map<uint64_t, std::
 Result<std::string> ClassFolderSource::read_sample(uint64_t i,
                                                    const std::function<bool()>& cancelled) const {
   const std::string& path = listing_.samples[i].path;
+  if (record_bytes_) return record_bytes_(i);
   if (!files_) {
     Result<std::string> file = read_file(path, max_file_bytes_);
     if (!file.is_ok())
@@ -139,7 +141,7 @@ Result<std::string> ClassFolderSource::read_sample(uint64_t i,
 }
 
 void ClassFolderSource::units_ahead(const std::vector<int>& units) {
-  if (!files_) return;
+  if (!files_ || record_bytes_) return;
   std::vector<size_t> files;
   for (const int u : units)
     for (uint64_t k = unit_starts_[u]; k < unit_starts_[u + 1]; ++k)
@@ -149,7 +151,7 @@ void ClassFolderSource::units_ahead(const std::vector<int>& units) {
 
 void ClassFolderSource::reads_planned(std::function<int64_t(int unit)> next_read,
                                       int64_t position) {
-  if (!files_) return;
+  if (!files_ || record_bytes_) return;
   // A sample's file is read when its unit is.
   files_->plan([next_read = std::move(next_read),
                 unit_of = &unit_of_](size_t file) { return next_read((*unit_of)[file]); },

@@ -22,6 +22,7 @@
 // (InPlaceFiles::fetch_ahead, plan). Thread-safe.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -41,6 +42,10 @@ struct ClassFolderSourceOptions {
   // Units whose files are fetched ahead of the loader's order (listed files: remote ones); 0
   // none.
   int units_ahead = 0;
+  // Where given, the bytes sample i's record is made from in place of its file's (an error: a
+  // bad record saying why): a remote video folder's references (access/remote_video_opener.h),
+  // its files never read here nor fetched ahead.
+  std::function<Result<std::string>(uint64_t sample)> record_bytes;
 };
 
 // How many samples each listed file gives (ClassFolderSource::lay_out), where not one each.
@@ -97,6 +102,7 @@ class ClassFolderSource : public UnitReadSource {
   std::vector<uint64_t> unit_starts_;    // unit u's first in unit_files_, then their count
   std::vector<uint64_t> sample_starts_;  // unit_files_[k]'s first sample, then the sample count
   std::vector<int> unit_of_;             // by listing sample, its unit (-1: none)
+  std::function<Result<std::string>(uint64_t sample)> record_bytes_;  // options'
   // null: the listing's local paths. Declared last, so gone first: its downloads ahead use the
   // plan given by reads_planned, which reads unit_starts_.
   std::shared_ptr<const InPlaceFiles> files_;

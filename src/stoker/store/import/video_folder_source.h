@@ -43,7 +43,8 @@ class VideoFolderSource : public ClassFolderSource {
       const ClassFolderSourceOptions& options,
       const std::optional<video::VideoClips>& clips = std::nullopt);
   // The folder `location` as `listing` lists it (a remote one: access/remote_image_folder.h's
-  // listing with video_files), sample i's file being `files`' file i; a sample per video.
+  // listing with video_files), sample i's file being `files`' file i (or the bytes
+  // options.record_bytes gives: a reference to it); a sample per video.
   static Result<std::shared_ptr<VideoFolderSource>> open_listed(
       std::string location, ImageFolderListing listing, std::shared_ptr<const InPlaceFiles> files,
       const ClassFolderSourceOptions& options);
