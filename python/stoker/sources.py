@@ -46,6 +46,10 @@ class _Source:
     def _path(self) -> str:
         raise NotImplementedError
 
+    def _check_specs(self, specs: list):
+        """Raises ValueError where the source cannot give a field as the native field `specs`
+        read it."""
+
     def open(self, global_batch=None, **options):
         """The native loader over this source (``_stoker.LoaderCore``); `options` its cache
         settings and shuffle_window (`global_batch`: a Mixture's)."""
@@ -136,7 +140,8 @@ class VideoFolder(_Source):
     in the cache folder and listed again when a folder in it changes. ``root`` may be an
     ``http(s)://`` folder URL (its index pages) or an ``s3://`` prefix: listed as a remote
     ``ImageFolder`` is, each record a reference to its video, whose header and clips' GOPs
-    ``DecodeClip`` reads by ranged GETs, not the whole file (no ``frames_per_clip``). A
+    ``DecodeClip`` reads by ranged GETs, not the whole file (no ``frames_per_clip``; the
+    bytes as stored, ``RawBytes`` or Python steps on them, are refused: ValueError). A
     file that cannot be read is a bad record naming it (the loader's ``on_error``).
 
     ``frames_per_clip``, ``step_between_clips``, ``frame_rate``: torchvision's Kinetics /
@@ -152,6 +157,19 @@ class VideoFolder(_Source):
     shuffled, dealt and resumed as any dataset's."""
 
     source = "videofolder"
+
+    def _check_specs(self, specs: list):
+        # At a URL a record's video is a reference to the file, which only the video
+        # operations read (by ranges): its bytes as stored are not the video's.
+        if not self.root.lower().startswith(("s3://", "http://", "https://")):
+            return
+        for spec in specs:
+            if spec["name"] == "video" and spec["ops"][0]["op"] not in ("decode_clip",
+                                                                        "clip_frame_indices"):
+                raise ValueError(
+                    f"VideoFolder({self.root!r}): at a URL the videos are read by ranges, for "
+                    f"DecodeClip or ClipFrameIndices only; their bytes as stored (RawBytes, "
+                    f"Python steps on the bytes) are not given: read a local copy for those")
 
     def __init__(self, root, transforms=None, extensions=("avi", "mp4"), frames_per_clip=None,
                  step_between_clips=1, frame_rate=None):

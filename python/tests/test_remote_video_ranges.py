@@ -120,3 +120,18 @@ def test_a_server_failing_mid_read_is_one_line_naming_the_frame(folder, served, 
     assert message.startswith(f"{url}a/long.mp4: ") and "\n" not in message, message
     assert re.search(r": frame \d+: .*503", message), message
     assert len(clips(url, cache, "skip")) == 1
+
+
+def test_the_bytes_as_stored_are_refused_at_a_url(folder, served, tmp_path):
+    """A record's video at a URL is a reference to the file: RawBytes (or Python steps on the
+    bytes) would get it, not the video, so the loader refuses them; locally they get the
+    file's bytes."""
+    raw = {"video": stoker.transforms.RawBytes(max_length=8 << 20)}
+    url = f"{served.url}/_index/videos/"
+    with pytest.raises(ValueError, match=r"VideoFolder\(.*at a URL .*RawBytes"):
+        stoker.Loader(stoker.VideoFolder(url), batch_size=1, transforms=raw,
+                      cache_dir=tmp_path / "remote")
+    local = stoker.Loader(stoker.VideoFolder(str(folder)), batch_size=1, shuffle=False,
+                          transforms=raw, cache_dir=tmp_path / "local")
+    first = next(iter(local))["video"][0]
+    assert bytes(first.numpy()) == (folder / "a/long.mp4").read_bytes()
