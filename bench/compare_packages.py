@@ -30,7 +30,7 @@ loader = stoker.Loader(sys.argv[1], batch_size=64, workers=int(sys.argv[2]), see
 for epoch in range(2):
     start, images = time.perf_counter(), 0
     for batch in loader.epoch(epoch):
-        images += len(batch["image"])
+        images += len(batch["image"] if isinstance(batch, dict) else batch[0])
 print(images / (time.perf_counter() - start))
 """
 
