@@ -87,15 +87,15 @@ const Known* find_known(const VideoKey& key, const std::string& cache_dir) {
 Result<VideoIndex> index_of(VideoFile& file, bool referenced, const VideoStreamInfo& stream) {
   if (!referenced) return read_video_index(file);
   std::optional<VideoIndex> tables = read_video_index_from_tables(file);
-  if (!tables) {  // read whole (the reader's buffer may hold zeros: opened again first)
-    file.format.reset();
-    file.io.reset();
-    STOKER_ASSIGN_OR_RETURN(file, open_video_bytes(std::move(file.reader->bytes)));
-    return read_video_index(file);
-  }
+  // Opened again either way: the reader's buffer may hold the zeros of the tables' read.
   file.format.reset();
   file.io.reset();
-  STOKER_ASSIGN_OR_RETURN(file, open_known_video_bytes(std::move(file.reader->bytes), stream));
+  std::unique_ptr<VideoBytes> bytes = std::move(file.reader->bytes);
+  if (!tables) {  // read from every packet
+    STOKER_ASSIGN_OR_RETURN(file, open_video_bytes(std::move(bytes)));
+    return read_video_index(file);
+  }
+  STOKER_ASSIGN_OR_RETURN(file, open_known_video_bytes(std::move(bytes), stream));
   return std::move(*tables);
 }
 
