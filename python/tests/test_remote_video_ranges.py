@@ -1,9 +1,11 @@
 """A remote video folder's videos read by ranges (issue 63, point 5): over nginx on loopback, a
 clip of a long mp4 (GOP 12, B-frames) costs the server well under the file (nginx's own count of
-the bytes it sent), at the first open (the index from the header's sample tables) and once the
-index is saved, and equals the local folder's clip byte for byte; a file changed after the
-listing (its ETag) or a server failing mid-read is one line naming the URL (and the frame), which
-on_error="skip" drops. (test_remote_video_folder.py: several codecs and containers, HTTP and S3,
+the bytes it sent) at the first open (the index from the header's sample tables), nothing once
+its blocks are in the cache (a later run, another process; two processes at once share it), and
+equals the local folder's clip byte for byte; a cache below the folder stays within its budget;
+a file changed after the listing (its ETag), after its blocks were cached too, or a server
+failing mid-read is one line naming the URL (and the frame), which on_error="skip" drops, and a
+later listing reads the changed file's frames, not the cached blocks. (test_remote_video_folder.py: several codecs and containers, HTTP and S3,
 0 and 2 workers, equal to the local folder's clips.)"""
 import http.client
 import json
@@ -11,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 import torch
@@ -41,22 +44,25 @@ def served(folder, nginx_server):
     return nginx_server
 
 
-def loader(source, cache, on_error="raise"):
+def loader(source, cache, on_error="raise", **options):
+    """`options`: DecodeClip's (its sampling range) and the Loader's (cache_gb)."""
+    sampling = {k: options.pop(k) for k in list(options) if k.startswith("sampling_range")}
     clip = stoker.transforms.DecodeClip(num_frames_per_clip=6, num_indices_between_frames=2,
-                                        resize=[40], crop=[32])
+                                        resize=[40], crop=[32], **sampling)
     return stoker.Loader(stoker.VideoFolder(source), batch_size=1, shuffle=False,
-                         cache_dir=cache, on_error=on_error, transforms={"video": clip})
+                         cache_dir=cache, on_error=on_error, transforms={"video": clip},
+                         **options)
 
 
-def clips(source, cache, on_error="raise"):
-    return [batch["video"][0] for batch in loader(source, cache, on_error)]
+def clips(source, cache, on_error="raise", **options):
+    return [batch["video"][0] for batch in loader(source, cache, on_error, **options)]
 
 
-def bytes_sent(server, name):
-    """What nginx sent for GETs of `name` since its log was last emptied, and the opens of it
-    (the GETs of its first bytes)."""
+def bytes_sent(server, name=r"\S+\.mp4"):
+    """What nginx sent for GETs of `name` (a pattern; by default every video) since its log was
+    last emptied, and the opens of it (the GETs of its first bytes)."""
     log = (server.root.parent / "nginx" / "access.log").read_text()
-    gets = re.findall(rf"^GET \S*/{re.escape(name)} \d+ range=(\S*) .* sent=(\d+)$", log, re.M)
+    gets = re.findall(rf"^GET \S*/{name} \d+ range=(\S*) .* sent=(\d+)$", log, re.M)
     return sum(int(sent) for _, sent in gets), sum(r.startswith("bytes=0-") for r, _ in gets)
 
 
@@ -69,14 +75,103 @@ def test_a_clip_of_a_long_video_costs_its_header_and_gops(folder, served, tmp_pa
     url = f"{served.url}/{index}/videos/"
     size = os.path.getsize(folder / "a/long.mp4")
     want = clips(folder, tmp_path / "local")
-    for run in ("first open", "index saved"):
-        empty_log(served)
-        got = clips(url, tmp_path / "cache")
-        assert len(got) == 2 and all(torch.equal(a, b) for a, b in zip(got, want)), run
-        sent, opens = bytes_sent(served, "long.mp4")
-        # Each open: the header's first block and the index at the end, then the clip's GOPs
-        # (about 0.6 MB of 4.5).
-        assert opens >= 1 and 0 < sent / opens < size / 5, (run, sent, opens, size)
+    empty_log(served)
+    assert all(torch.equal(a, b) for a, b in zip(clips(url, tmp_path / "cache"), want, strict=True))
+    sent, opens = bytes_sent(served, "long.mp4")
+    # Its open: the header's first block and the index at the end, then the clip's GOPs (about
+    # 0.6 MB of 4.5).
+    assert opens == 1 and 0 < sent < size / 5, (sent, opens, size)
+    # A later epoch: every block it reads is in the cache.
+    empty_log(served)
+    assert all(torch.equal(a, b) for a, b in zip(clips(url, tmp_path / "cache"), want, strict=True))
+    assert bytes_sent(served) == (0, 0)
+
+
+def cached_bytes(cache):
+    """The bytes of the remote cache's objects and downloads (its budget's), and how many."""
+    files = [p for part in cache.iterdir() if part.is_dir()
+             for sub in ("shards", "tmp") if (part / sub).is_dir() for p in (part / sub).iterdir()]
+    return sum(p.stat().st_size for p in files), len(files)
+
+
+def test_a_cache_below_the_folder_stays_within_its_budget(folder, served, tmp_path):
+    url = f"{served.url}/_index_json/videos/"
+    want = clips(folder, tmp_path / "local")
+    budget = 300_000  # 4 blocks of 64 KiB; a clip of the long video reads about ten
+    for run in range(2):
+        got = clips(url, tmp_path / "cache", cache_gb=budget / 1e9)
+        assert all(torch.equal(a, b) for a, b in zip(got, want, strict=True)), run
+        held, blocks = cached_bytes(tmp_path / "cache")
+        assert 0 < held <= budget and blocks > 1, (run, held, blocks)
+
+
+@pytest.fixture(scope="module")
+def other(tmp_path_factory):
+    """Another video (1 s of colour bars: none of the folder's frames)."""
+    path = tmp_path_factory.mktemp("other") / "other.mp4"
+    subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i",
+                    "smptebars=size=320x240:rate=25", "-t", "1", "-c:v", "libx264", "-g", "12",
+                    "-pix_fmt", "yuv420p", str(path)], check=True)
+    return path.read_bytes()
+
+
+def replace_long(root, other):
+    """a/long.mp4 becomes `other` padded to its size (an mp4 `free` box), a second later: other
+    frames, the same size, another ETag (nginx's: the time and size)."""
+    long = root / "a/long.mp4"
+    pad = long.stat().st_size - len(other)
+    stat = long.stat()
+    long.write_bytes(other + pad.to_bytes(4, "big") + b"free" + bytes(pad - 8))
+    os.utime(long, (stat.st_atime, stat.st_mtime + 10))
+
+
+def test_a_file_changed_after_its_blocks_were_cached(folder, other, served, tmp_path):
+    url = f"{served.url}/_index/videos/"
+    cache = tmp_path / "cache"
+    clips(url, cache, sampling_range_end=20)  # the long video's first GOPs cached
+    listed = loader(url, cache, sampling_range_start=-20)  # listed before the change
+    replace_long(served.root / "videos", other)
+    # Its index and first block are cached, its last GOPs not: asked of the server, changed.
+    with pytest.raises(stoker.Error) as raised:
+        list(listed)
+    message = str(raised.value)
+    assert message.startswith(f"{url}a/long.mp4: ") and "\n" not in message, message
+    assert "changed on the server" in message, message
+    # Listed again: the changed file's frames, none of the blocks cached before.
+    local = tmp_path / "local"
+    shutil.copytree(folder, local)
+    replace_long(local, other)
+    want = clips(local, tmp_path / "local-cache", sampling_range_end=20)
+    got = clips(url, cache, sampling_range_end=20)
+    assert all(torch.equal(a, b) for a, b in zip(got, want, strict=True))
+
+
+CHILD = """
+import sys, torch
+sys.path.insert(0, sys.argv[1])
+from test_remote_video_ranges import clips
+torch.save(clips(sys.argv[2], sys.argv[3]), sys.argv[4])
+"""
+
+
+def test_two_processes_share_the_cache(folder, served, tmp_path):
+    url = f"{served.url}/_index_json/videos/"
+    want = clips(folder, tmp_path / "local")
+    empty_log(served)
+    children = [subprocess.Popen([sys.executable, "-c", CHILD, os.path.dirname(__file__), url,
+                                  str(tmp_path / "cache"), str(tmp_path / f"clips{i}.pt")])
+                for i in range(2)]
+    assert [child.wait(timeout=300) for child in children] == [0, 0]
+    for i in range(2):
+        got = torch.load(tmp_path / f"clips{i}.pt")
+        assert all(torch.equal(a, b) for a, b in zip(got, want, strict=True)), i
+    # Each block was fetched once, by one of them.
+    log = (served.root.parent / "nginx" / "access.log").read_text()
+    ranges = re.findall(r"^GET \S*/(\S+\.mp4) \d+ range=(\S*) ", log, re.M)
+    assert ranges and len(set(ranges)) == len(ranges), ranges
+    empty_log(served)
+    clips(url, tmp_path / "cache")
+    assert bytes_sent(served) == (0, 0)
 
 
 def test_a_file_changed_after_listing_is_one_line_naming_its_url(folder, served, tmp_path):
@@ -109,17 +204,16 @@ def test_a_server_failing_mid_read_is_one_line_naming_the_frame(folder, served, 
     monkeypatch.setenv("STOKER_RETRY_SECONDS", "1")
     proxy = fault_proxy(served.url.removeprefix("http://"))
     url = f"http://{proxy}/_index_json/videos/"
-    cache = tmp_path / "cache"
-    assert len(clips(url, cache)) == 2  # the index saved: the header is read, then the GOPs
-    # The header's two blocks (its start, the index at its end) read; the GOPs' fail.
-    set_script(proxy, {"faults": [{"path": "long.mp4", "status": 503, "skip": 2,
+    # The first open's three blocks (its start, the index at its end, the first packets') read;
+    # the clip's GOPs' fail (none cached: each run a fresh cache).
+    set_script(proxy, {"faults": [{"path": "long.mp4", "status": 503, "skip": 3,
                                    "times": 10**9}]})
     with pytest.raises(stoker.Error) as raised:
-        clips(url, cache)
+        clips(url, tmp_path / "cache")
     message = str(raised.value)
     assert message.startswith(f"{url}a/long.mp4: ") and "\n" not in message, message
     assert re.search(r": frame \d+: .*503", message), message
-    assert len(clips(url, cache, "skip")) == 1
+    assert len(clips(url, tmp_path / "other-cache", "skip")) == 1
 
 
 def test_the_bytes_as_stored_are_refused_at_a_url(folder, served, tmp_path):

@@ -7,19 +7,33 @@
 // GET asks for the listed ETag (If-Match), or, where the listing gave none, checks the size the
 // server gives (and asks the ETag its first GET gave of an open's later GETs): a video changed
 // since the listing fails its read with one line naming its URL.
+//
+// The blocks fetched are kept in the remote cache (cache/shard_cache.h's objects, as a Parquet
+// file's pieces: its folder, budget, least-recently-used eviction and cross-process flocks), each
+// block an object named by the video's URL, its version (ETag, or the listing's other version)
+// and size, and the block's index: a later read of a block (a later epoch, another process, a
+// later run) reads the disk, and a video changed on the server is another name, never stale
+// blocks. A block the budget cannot hold beside what is pinned is read without being kept.
+// Granularity: a block a file, measured against coarser units in docs/BENCHMARKS.md ("Video
+// folders over HTTP"): admitting a 64 KiB block costs less than its GET, and a clip touches
+// a fifth of a long video, which one file per video would charge the budget in full.
 // Thread-safe (functions).
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "stoker/access/remote_files.h"
+#include "stoker/cache/shard_cache.h"
 #include "stoker/util/status.h"
 
 namespace stoker::remote {
 
 // The references of `files`, the videos listed in the folder `location` (its redacted URL), the
-// folder's store registered as their opener; a file the listing could not size is its error.
+// folder's store registered as their opener, their blocks kept in `cache`; a file the listing
+// could not size is its error.
 std::vector<Result<std::string>> remote_video_references(const std::string& location,
-                                                         const std::vector<ListedFile>& files);
+                                                         const std::vector<ListedFile>& files,
+                                                         std::shared_ptr<ShardCache> cache);
 
 }  // namespace stoker::remote

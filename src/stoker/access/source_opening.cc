@@ -59,7 +59,7 @@ Result<std::shared_ptr<const Dataset>> open_remote_class_folder(
   ClassFolderSourceOptions options;
   if (record_bytes) {
     auto bytes = std::make_shared<const std::vector<Result<std::string>>>(
-        record_bytes(folder.location, folder.files));
+        record_bytes(folder.location, folder.files, cache));
     options.record_bytes = [bytes](uint64_t i) { return (*bytes)[i]; };
   }
   RemoteFilesOptions fetching;

@@ -45,9 +45,11 @@ using ListedClassFolder = std::function<Result<std::shared_ptr<ClassFolderSource
     const ClassFolderSourceOptions& options)>;
 
 // What a remote class folder's records are made from in place of its files' bytes (by sample:
-// remote_video_opener.h's references), given the folder's redacted URL and its files.
+// remote_video_opener.h's references), given the folder's redacted URL, its files and the cache
+// (what they fetch is kept there).
 using ListedRecordBytes = std::function<std::vector<Result<std::string>>(
-    const std::string& location, const std::vector<ListedFile>& files)>;
+    const std::string& location, const std::vector<ListedFile>& files,
+    std::shared_ptr<ShardCache> cache)>;
 
 // The dataset of the class folder at the URL `opening.location` whose samples are `samples`
 // (access/remote_image_folder.h's listing and its errors), read in place: its files through the
