@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Bytes fetched and time per clip of a video folder read over loopback HTTP (nginx, started
 here by python/tests/servers.py), by ranges (this build: each clip reads its video's header and
-GOPs), against the same folder read locally and, with --baseline, read as whole files (a build of
-before the ranges, e.g. main's checkout, run in a subprocess): the Kinetics training pipeline
-(one random clip of 16 frames 4 apart, Resize 128, RandomCrop 112, flip), one worker, a fresh
-cache folder, each epoch in a process of its own (the first: every video opened first, its index
-built; the later ones: the index saved, whole files already in the cache). Bytes fetched are
-nginx's own count ($body_bytes_sent) of the videos' GETs.
+GOPs, its blocks kept in the cache), against the same folder read locally and, with --baseline,
+read by other builds (e.g. whole files: a build of before the ranges, run in a subprocess): the
+Kinetics training pipeline (one random clip of 16 frames 4 apart, Resize 128, RandomCrop 112,
+flip), one worker, a fresh cache folder, each epoch (its own clips, set_epoch) in a process of
+its own (the first: every video opened first, its index built; the later ones: the index saved,
+what was fetched in the cache). Bytes fetched are nginx's own count ($body_bytes_sent) of the
+videos' GETs.
 
-Usage: .venv/bin/python bench/remote_video.py FOLDER [--epochs 2] [--baseline BASE/python]
+Usage: .venv/bin/python bench/remote_video.py FOLDER [--epochs 2] [--baseline NAME=BASE/python]...
 (FOLDER: e.g. bench/make_kinetics_set.py's.)"""
 import argparse
 import json
@@ -24,14 +25,15 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
                                 "tests"))
 
 
-def child(source, cache):
-    """One epoch of `source` with `cache` (kept from the calls before): prints its seconds per
-    clip and clips as JSON."""
+def child(source, cache, epoch):
+    """Epoch `epoch` of `source` (its shuffle and clips, as one run's) with `cache` (kept from the
+    calls before): prints its seconds per clip and clips as JSON."""
     import stoker
     clip = stoker.transforms.DecodeClip(num_frames_per_clip=16, num_indices_between_frames=4,
                                         resize=[128], crop=[112], flip=0.5)
     loader = stoker.Loader(stoker.VideoFolder(source, transforms={"video": clip}), batch_size=1,
                            shuffle=True, num_workers=0, cache_dir=cache)
+    loader.set_epoch(epoch)
     start = time.perf_counter()
     clips = sum(len(batch["label"]) for batch in loader)
     print(json.dumps([(time.perf_counter() - start) / clips, clips]))
@@ -51,12 +53,13 @@ def epochs(source, cache, count, package, log=None):
     process of its own on `package`'s stoker, from a fresh `cache`."""
     shutil.rmtree(cache, ignore_errors=True)
     results = []
-    for _ in range(count):
+    for epoch in range(count):
         if log:
             open(log, "w").close()
         done = subprocess.run([sys.executable, os.path.abspath(__file__), str(source), "--child",
-                               cache], env=dict(os.environ, PYTHONPATH=package),
-                              capture_output=True, text=True)
+                               cache, "--epoch", str(epoch)],
+                              env=dict(os.environ, PYTHONPATH=package), capture_output=True,
+                              text=True)
         if done.returncode:
             sys.exit(f"{package}: {done.stderr.strip().splitlines()[-1]}")
         seconds, clips = json.loads(done.stdout)
@@ -68,11 +71,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder")
     parser.add_argument("--epochs", type=int, default=2)
-    parser.add_argument("--baseline", help="a package folder (BASE/python) reading whole files")
+    parser.add_argument("--baseline", action="append", default=[],
+                        help="NAME=BASE/python: another build's package folder, its row NAME")
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--epoch", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.folder, args.child)
+        child(args.folder, args.child, args.epoch)
         return
     import servers
     package = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python")
@@ -87,9 +92,9 @@ def main():
         try:
             rows = [("local", epochs(args.folder, cache, args.epochs, package)),
                     ("http, ranges", epochs(url, cache, args.epochs, package, log))]
-            if args.baseline:
-                rows.append(("http, whole files",
-                             epochs(url, cache, args.epochs, args.baseline, log)))
+            for baseline in args.baseline:
+                name, _, base = baseline.partition("=")
+                rows.append((f"http, {name}", epochs(url, cache, args.epochs, base, log)))
         finally:
             server.stop()
         sizes = [os.path.getsize(os.path.join(folder, name))
@@ -100,7 +105,7 @@ def main():
             print(f"epoch {epoch + 1}" + (" (fresh cache: first opens)" if epoch == 0 else ""))
             for name, results in rows:
                 seconds, fetched, _ = results[epoch]
-                print(f"  {name:18} {seconds * 1e3:6.1f} ms per clip, {fetched / 1e6:.3f} MB "
+                print(f"  {name:24} {seconds * 1e3:6.1f} ms per clip, {fetched / 1e6:.3f} MB "
                       f"fetched per clip")
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -5,7 +5,8 @@ its blocks are in the cache (a later run, another process; two processes at once
 equals the local folder's clip byte for byte; a cache below the folder stays within its budget;
 a file changed after the listing (its ETag), after its blocks were cached too, or a server
 failing mid-read is one line naming the URL (and the frame), which on_error="skip" drops, and a
-later listing reads the changed file's frames, not the cached blocks. (test_remote_video_folder.py: several codecs and containers, HTTP and S3,
+later listing reads the changed file's frames, not the cached blocks.
+(test_remote_video_folder.py: several codecs and containers, HTTP and S3,
 0 and 2 workers, equal to the local folder's clips.)"""
 import http.client
 import json

@@ -47,8 +47,8 @@ void register_reference_opener(const std::string& source, ReferenceOpener opener
 Result<std::unique_ptr<VideoBytes>> open_video_reference(const VideoReference& reference);
 
 // A remote video is read in blocks of kRemoteBlockBytes, the last kRemoteBlocksKept of them kept
-// while it is open (a clip reads the header and its GOPs' packets: docs/BENCHMARKS.md measured
-// the block's size).
+// in memory while it is open, and on disk by its opener (access/remote_video_opener.h); a clip
+// reads the header and its GOPs' packets: docs/BENCHMARKS.md measured the block's size.
 inline constexpr size_t kRemoteBlockBytes = size_t{64} << 10;
 inline constexpr size_t kRemoteBlocksKept = 32;
 
