@@ -5,7 +5,8 @@ its blocks are in the cache (a later run, another process; two processes at once
 equals the local folder's clip byte for byte; a cache below the folder stays within its budget;
 a file changed after the listing (its ETag), after its blocks were cached too, or a server
 failing mid-read is one line naming the URL (and the frame), which on_error="skip" drops, and a
-later listing reads the changed file's frames, not the cached blocks.
+later listing reads the changed file's frames, not the cached blocks; Ctrl-C while a range
+read stalls stops the loader at once, with 0 workers or 1.
 (test_remote_video_folder.py: several codecs and containers, HTTP and S3,
 0 and 2 workers, equal to the local folder's clips.)"""
 import http.client
@@ -13,13 +14,16 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 import torch
 
 import stoker
+from fault_proxies import proxy_log
 from video_build import needs_video
 
 pytestmark = needs_video
@@ -215,6 +219,48 @@ def test_a_server_failing_mid_read_is_one_line_naming_the_frame(folder, served, 
     assert message.startswith(f"{url}a/long.mp4: ") and "\n" not in message, message
     assert re.search(r": frame \d+: .*503", message), message
     assert len(clips(url, tmp_path / "other-cache", "skip")) == 1
+
+
+INTERRUPTED_CLIP = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from test_remote_video_ranges import loader
+batches = loader(sys.argv[2], sys.argv[3], workers=int(sys.argv[4]))
+try:
+    next(iter(batches))
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    sys.exit(3)
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="signals as on Linux")
+@pytest.mark.parametrize("workers", [0, 1])
+def test_ctrl_c_while_a_range_read_stalls_stops_at_once(folder, served, fault_proxy, tmp_path,
+                                                        workers):
+    """SIGINT while a clip's range read stalls: KeyboardInterrupt and the process ends there and
+    then (the read is cancelled), not after the read's time-outs and retries (minutes): before,
+    a batch built inline went on reading, and a worker's read held the loader's end."""
+    proxy = fault_proxy(served.url.removeprefix("http://"))
+    url = f"http://{proxy}/_index_json/videos/"
+    # The first open's three blocks read, then every GET of the video stalls for ten minutes.
+    set_script(proxy, {"faults": [{"path": "long.mp4", "method": "GET", "stall_after": 100,
+                                   "stall_s": 600, "skip": 3, "times": 10**9}]})
+    process = subprocess.Popen(
+        [sys.executable, "-c", INTERRUPTED_CLIP, os.path.dirname(__file__), url,
+         str(tmp_path / "cache"), str(workers)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not any(e["fault"] == "stall_after" for e in proxy_log(proxy)):
+            assert process.poll() is None and time.monotonic() < deadline, "no read stalled"
+            time.sleep(0.05)
+        time.sleep(0.5)  # the stall under way
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)  # a guard: the read's retries take minutes
+    finally:
+        process.kill()
+    assert (process.returncode, out) == (3, "interrupted\n"), err
 
 
 def test_the_bytes_as_stored_are_refused_at_a_url(folder, served, tmp_path):

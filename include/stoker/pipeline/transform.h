@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -58,6 +59,10 @@ struct SampleInput {
   // applied after it (field_pipeline.h), each with a stream of its own.
   uint64_t step = 0;
   SampleCounters* counters = nullptr;  // null: nothing is counted
+  // Whether the sample is still wanted (false once the loader stops, or Ctrl-C ends a batch
+  // built inline): an operation that blocks on I/O polls it or puts it in scope for the reads
+  // it makes (util/cancel_scope.h). Null: never cancelled.
+  const std::function<bool()>* cancelled = nullptr;
 
   // The sample's own random stream: CounterRng(seed, sample_stream(epoch, index, repeat)) for
   // step 0, else CounterRng(seed, derive_stream(sample_stream(epoch, index, repeat), step)).

@@ -9,6 +9,7 @@
 
 #include "stoker/access/remote_objects.h"
 #include "stoker/store/in_place_files.h"
+#include "stoker/util/cancel_scope.h"
 #include "stoker/util/checksum.h"
 #include "stoker/video/video_reference.h"
 
@@ -60,21 +61,26 @@ class RemoteVideoBytes : public video::VideoBytes {
 
  private:
   // Bytes [within, within + n) of block `b`: from the cache, where it is kept or fetched into;
-  // by a GET of them alone where the budget has no room for it.
+  // by a GET of them alone where the budget has no room for it. The cancellation in scope (the
+  // sample's: util/cancel_scope.h) ends a fetch, or a wait for another process's, at once.
   Status read_block(uint64_t b, size_t within, uint8_t* out, size_t n) {
     const uint64_t start = b * kBlock;
+    const std::function<bool()>& cancelled = cancellation_in_scope();
     const ShardDownload download = [&](const ShardInfo& block, int fd,
-                                       const std::function<bool()>& /*cancelled*/) {
-      return get(start, block.bytes, file_writer(fd, reference_.url));
+                                       const std::function<bool()>& fetch_cancelled) {
+      return get(start, block.bytes, file_writer(fd, reference_.url), fetch_cancelled);
     };
     EvictionAdvice lru;
     lru.policy = EvictionPolicy::kLru;
-    Result<CachedShard> kept = blocks_.fetch(static_cast<int>(b), download, lru);
+    Result<CachedShard> kept = blocks_.fetch(static_cast<int>(b), download, lru, cancelled);
     if (kept.status().code() == StatusCode::kNoRoom)
-      return get(start + within, n, [out](uint64_t at, const char* data, size_t size) {
-        std::memcpy(out + at, data, size);
-        return Status::ok();
-      });
+      return get(
+          start + within, n,
+          [out](uint64_t at, const char* data, size_t size) {
+            std::memcpy(out + at, data, size);
+            return Status::ok();
+          },
+          cancelled);
     STOKER_RETURN_IF_ERROR(kept.status());
     STOKER_ASSIGN_OR_RETURN(size_t got, read_at(kept.value().fd(), blocks_.dir(), within, out, n));
     if (got != n)
@@ -82,8 +88,10 @@ class RemoteVideoBytes : public video::VideoBytes {
     return Status::ok();
   }
 
-  // Bytes [offset, offset + n) GETted, each written at its place from `offset`.
-  Status get(uint64_t offset, uint64_t n, const RangeWriter& write) {
+  // Bytes [offset, offset + n) GETted, each written at its place from `offset`; `cancelled`
+  // turning true ends the GET (kCancelled).
+  Status get(uint64_t offset, uint64_t n, const RangeWriter& write,
+             const std::function<bool()>& cancelled) {
     if (n == 0) return Status::ok();
     uint64_t got = 0;
     const ByteSink sink = [&](uint64_t at, const char* data, size_t size) {
@@ -97,7 +105,7 @@ class RemoteVideoBytes : public video::VideoBytes {
     // clip.
     Result<HttpResponse> got_response =
         store_->get(reference_.name, ByteRange{offset, n}, sink,
-                    reference_.etag.empty() ? first_etag_ : reference_.etag);
+                    reference_.etag.empty() ? first_etag_ : reference_.etag, cancelled);
     // A video gone since its listing is a read that failed, as one that changed.
     if (got_response.status().code() == StatusCode::kNotFound)
       return io_error(got_response.status().message());

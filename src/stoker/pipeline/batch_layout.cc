@@ -293,6 +293,7 @@ Status BatchLayout::write_samples(const ByteSpan* records, const IndexSpan& samp
   input.epoch = epoch;
   input.seed = seed;
   input.counters = counters;
+  if (cancelled) input.cancelled = &cancelled;
   for (size_t k = begin; k < end; ++k) {
     if (k + kPrefetchDistance < end) prefetch(k + kPrefetchDistance);
     if (failed && failed[k]) continue;

@@ -43,6 +43,7 @@
 #include "stoker/image/resample_filter.h"
 #include "stoker/pipeline/op_registry.h"
 #include "stoker/store/record_view.h"
+#include "stoker/util/cancel_scope.h"
 #include "stoker/video/clip_sampler.h"
 #include "stoker/video/clip_sampler_params.h"
 #include "stoker/video/frame_decoder.h"
@@ -124,7 +125,8 @@ class DecodeClip : public Transform {
   Status write(const SampleInput& input, uint8_t* slot, int64_t& clips, int64_t& height,
                int64_t& width) const {
     STOKER_ASSIGN_OR_RETURN(ByteSpan bytes, variable_field(*input.schema, input.record, field_));
-    const std::string video_name;  // the record's
+    const CancelScope reads_end_when_cancelled(input.cancelled);  // a remote video's
+    const std::string video_name;                                 // the record's
     STOKER_ASSIGN_OR_RETURN(video::IndexedVideo opened,
                             video::open_indexed_video(bytes, cache_dir_));
     const video::VideoIndex& index = *opened.index;

@@ -1,0 +1,19 @@
+#include "stoker/util/cancel_scope.h"
+
+namespace stoker {
+namespace {
+
+thread_local const std::function<bool()>* t_cancelled = nullptr;
+const std::function<bool()> kNever;
+
+}  // namespace
+
+CancelScope::CancelScope(const std::function<bool()>* cancelled) : outer_(t_cancelled) {
+  t_cancelled = cancelled;
+}
+
+CancelScope::~CancelScope() { t_cancelled = outer_; }
+
+const std::function<bool()>& cancellation_in_scope() { return t_cancelled ? *t_cancelled : kNever; }
+
+}  // namespace stoker
